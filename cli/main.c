@@ -1,0 +1,58 @@
+/* `helix`: one binary, one subcommand per face of the project (decode, plan, sweep, topo,
+ * bench, info). Subcommands parse their own flags with getopt_long. */
+#include "hlx_cmd.h"
+#include "hlx_config.h"
+
+#include <stdio.h>
+#include <string.h>
+
+static const struct {
+    const char *name;
+    int (*run)(int argc, char **argv);
+    const char *help;
+} hlx_commands[] = {
+    { "decode", hlx_cmd_decode, "run Helix decode (KVP x TPA ranks), optionally checked" },
+    { "plan",   hlx_cmd_plan,   "model one layout on one cluster: per-phase times, TTL" },
+    { "sweep",  hlx_cmd_sweep,  "sweep layouts and batches; Pareto frontiers, CSV/JSONL/SVG" },
+    { "topo",   hlx_cmd_topo,   "show the machine or cluster and place KVP x TPA ranks" },
+    { "bench",  hlx_cmd_bench,  "kernel benchmarks against this machine's roofline" },
+    { "info",   hlx_cmd_info,   "version, backends and every setting with its source" },
+};
+
+static void hlx_usage(FILE *f)
+{
+    size_t i;
+
+    fprintf(f, "usage: helix COMMAND [OPTIONS]   (helix COMMAND --help for details)\n\n"
+               "Helix %s: exact Helix-parallel LLM decode (KV parallelism for attention,\n"
+               "the same GPUs re-used as one tensor-parallel pool for the FFN).\n\ncommands:\n",
+            HLX_VERSION);
+    for (i = 0; i < sizeof(hlx_commands) / sizeof(hlx_commands[0]); i++)
+        fprintf(f, "  %-8s %s\n", hlx_commands[i].name, hlx_commands[i].help);
+    fprintf(f, "\nmulti-rank runs: helixrun -n 4 helix decode --kvp 2 --tpa 2 ...\n"
+               "                 (or mpirun / srun --mpi=pmix; see docs/usage.md)\n");
+}
+
+int main(int argc, char **argv)
+{
+    size_t i;
+
+    if (argc < 2) {
+        hlx_usage(stderr);
+        return 2;
+    }
+    if (!strcmp(argv[1], "--help") || !strcmp(argv[1], "-h") || !strcmp(argv[1], "help")) {
+        hlx_usage(stdout);
+        return 0;
+    }
+    if (!strcmp(argv[1], "--version") || !strcmp(argv[1], "-V")) {
+        printf("helix %s\n", HLX_VERSION);
+        return 0;
+    }
+    for (i = 0; i < sizeof(hlx_commands) / sizeof(hlx_commands[0]); i++)
+        if (!strcmp(argv[1], hlx_commands[i].name))
+            return hlx_commands[i].run(argc - 1, argv + 1);
+    fprintf(stderr, "helix: unknown command '%s'\n\n", argv[1]);
+    hlx_usage(stderr);
+    return 2;
+}

@@ -1,0 +1,71 @@
+/* Compute kernels behind one "DSP context" of function pointers (dav1d style): C reference
+ * kernels fill it, vectorized variants override entries, chosen once at init. The
+ * reference stays the oracle for every variant (see tests/kernels and helix bench). */
+#ifndef HLX_KERNELS_H
+#define HLX_KERNELS_H
+
+#include <helix/status.h>
+#include <helix/types.h>
+#include <stddef.h>
+#include <stdint.h>
+
+/* Decode attention of one (request, KV head) over one KV shard.
+ * q:   [group][dk] fp32, the query heads that share this KV head (GQA group; MLA: 128)
+ * k:   [len][dk] in kv_dtype, row stride k_stride elements (>= dk)
+ * v:   [len][dv] in kv_dtype, row stride v_stride elements (>= dv)
+ * out: o[group][dv] = softmax(scale * q k^T) v over the shard (0 when len == 0)
+ *      lse[group]   = natural log of sum_j exp(scale * q.k_j) (-INFINITY when len == 0) */
+typedef struct hlx_attn_desc {
+    int          group;
+    int          dk, dv;
+    size_t       len;
+    hlx_dtype_t  kv_dtype;
+    const float *q;
+    const void  *k;
+    const void  *v;
+    size_t       k_stride, v_stride;
+    float        scale;
+    float       *o;
+    float       *lse;
+} hlx_attn_desc_t;
+
+typedef struct hlx_kernels {
+    const char *name; /* "scalar", "avx2", "avx512" */
+
+    /* Flash-decoding partial for one (request, KV head): see hlx_attn_desc_t. */
+    void (*attn)(const hlx_attn_desc_t *d);
+
+    /* Exact merge of nparts partials per head:
+     * o_parts[p][nheads][dv], lse_parts[p][nheads] -> o[nheads][dv], lse[nheads].
+     * An empty part has lse = -INFINITY and weight 0; all parts empty -> o = 0, lse = -inf. */
+    void (*merge)(int nparts, int nheads, int dv, const float *o_parts,
+                  const float *lse_parts, float *o, float *lse);
+
+    /* y[i] = x[i] / sqrt(mean(x^2) + eps) * w[i], i < n */
+    void (*rmsnorm)(float *y, const float *x, const float *w, int n, float eps);
+
+    /* Rotary embedding in place on nheads heads of size hd (pairs (2i, 2i+1) of the first
+     * rot_dim elements), position pos, base theta. */
+    void (*rope)(float *x, int nheads, int hd, int rot_dim, int64_t pos, float theta);
+
+    /* y[i] = silu(gate[i]) * up[i] */
+    void (*swiglu)(float *y, const float *gate, const float *up, int n);
+
+    /* y[M][N] (+)= x[M][K] * W[K][N]; W row-major in w_dtype (f32 or bf16);
+     * accumulate = 0 overwrites y. */
+    void (*gemm)(int M, int N, int K, const float *x, const void *w, hlx_dtype_t w_dtype,
+                 float *y, int accumulate);
+} hlx_kernels_t;
+
+/* Fills k with the best variant this CPU supports, or the named one ("scalar", "avx2",
+ * "avx512"; NULL or "auto" = best). HELIX_KERNELS overrides NULL. Unknown or unsupported
+ * name: HLX_ERR_UNSUPPORTED. */
+hlx_status_t hlx_kernels_init(const char *name, hlx_kernels_t *k);
+
+/* The C reference (always available). */
+void hlx_kernels_reference(hlx_kernels_t *k);
+
+/* Names of variants compiled in and supported by this CPU, best last. */
+size_t hlx_kernels_list(const char **names, size_t max);
+
+#endif

@@ -1,0 +1,152 @@
+/* C reference kernels: plain loops, fp32 storage with fp32 accumulation in the order a
+ * reader expects. They are the oracle every vectorized variant is checked against. */
+#include "hlx_kernels.h"
+
+#include <cblas.h>
+#include <math.h>
+#include <string.h>
+
+static inline float hlx_ref_load(const void *p, hlx_dtype_t t, size_t i)
+{
+    return t == HLX_DTYPE_BF16 ? hlx_bf16_to_f32(((const uint16_t *)p)[i])
+                               : ((const float *)p)[i];
+}
+
+static void hlx_ref_attn(const hlx_attn_desc_t *d)
+{
+    int g, e;
+    size_t j;
+
+    for (g = 0; g < d->group; g++) {
+        const float *q = d->q + (size_t)g * d->dk;
+        float *o = d->o + (size_t)g * d->dv;
+        float m = -INFINITY, s = 0.0f;
+
+        for (e = 0; e < d->dv; e++)
+            o[e] = 0.0f;
+        /* Online softmax: running max m, running sum s, o rescaled when m grows. */
+        for (j = 0; j < d->len; j++) {
+            float dot = 0.0f, mnew, corr, p;
+            for (e = 0; e < d->dk; e++)
+                dot += q[e] * hlx_ref_load(d->k, d->kv_dtype, j * d->k_stride + (size_t)e);
+            dot *= d->scale;
+            mnew = dot > m ? dot : m;
+            corr = expf(m - mnew);
+            p    = expf(dot - mnew);
+            s    = s * corr + p;
+            for (e = 0; e < d->dv; e++)
+                o[e] = o[e] * corr +
+                       p * hlx_ref_load(d->v, d->kv_dtype, j * d->v_stride + (size_t)e);
+            m = mnew;
+        }
+        if (d->len == 0) {
+            d->lse[g] = -INFINITY;
+            continue;
+        }
+        for (e = 0; e < d->dv; e++)
+            o[e] /= s;
+        d->lse[g] = m + logf(s);
+    }
+}
+
+static void hlx_ref_merge(int nparts, int nheads, int dv, const float *o_parts,
+                          const float *lse_parts, float *o, float *lse)
+{
+    int h, p, e;
+
+    for (h = 0; h < nheads; h++) {
+        float m = -INFINITY, s = 0.0f;
+        float *oh = o + (size_t)h * dv;
+
+        for (p = 0; p < nparts; p++) {
+            float l = lse_parts[(size_t)p * nheads + h];
+            if (l > m)
+                m = l;
+        }
+        for (e = 0; e < dv; e++)
+            oh[e] = 0.0f;
+        if (m == -INFINITY) {
+            lse[h] = -INFINITY;
+            continue;
+        }
+        for (p = 0; p < nparts; p++) {
+            float w = expf(lse_parts[(size_t)p * nheads + h] - m);
+            const float *op = o_parts + ((size_t)p * nheads + h) * dv;
+            s += w;
+            for (e = 0; e < dv; e++)
+                oh[e] += w * op[e];
+        }
+        for (e = 0; e < dv; e++)
+            oh[e] /= s;
+        lse[h] = m + logf(s);
+    }
+}
+
+static void hlx_ref_rmsnorm(float *y, const float *x, const float *w, int n, float eps)
+{
+    double ss = 0.0;
+    float r;
+    int i;
+
+    for (i = 0; i < n; i++)
+        ss += (double)x[i] * x[i];
+    r = (float)(1.0 / sqrt(ss / n + eps));
+    for (i = 0; i < n; i++)
+        y[i] = x[i] * r * w[i];
+}
+
+static void hlx_ref_rope(float *x, int nheads, int hd, int rot_dim, int64_t pos, float theta)
+{
+    int h, i;
+
+    for (h = 0; h < nheads; h++) {
+        float *xh = x + (size_t)h * hd;
+        for (i = 0; i < rot_dim / 2; i++) {
+            double freq = pow((double)theta, -2.0 * i / rot_dim);
+            double ang = (double)pos * freq;
+            float c = (float)cos(ang), s = (float)sin(ang);
+            float a = xh[2 * i], b = xh[2 * i + 1];
+            xh[2 * i]     = a * c - b * s;
+            xh[2 * i + 1] = a * s + b * c;
+        }
+    }
+}
+
+static void hlx_ref_swiglu(float *y, const float *gate, const float *up, int n)
+{
+    int i;
+
+    for (i = 0; i < n; i++)
+        y[i] = gate[i] / (1.0f + expf(-gate[i])) * up[i];
+}
+
+static void hlx_ref_gemm(int M, int N, int K, const float *x, const void *w,
+                         hlx_dtype_t w_dtype, float *y, int accumulate)
+{
+    int i, j, kk;
+
+    if (w_dtype == HLX_DTYPE_F32) {
+        cblas_sgemm(CblasRowMajor, CblasNoTrans, CblasNoTrans, M, N, K, 1.0f, x, K,
+                    (const float *)w, N, accumulate ? 1.0f : 0.0f, y, N);
+        return;
+    }
+    if (!accumulate)
+        memset(y, 0, sizeof(float) * (size_t)M * N);
+    for (i = 0; i < M; i++)
+        for (kk = 0; kk < K; kk++) {
+            float a = x[(size_t)i * K + kk];
+            for (j = 0; j < N; j++)
+                y[(size_t)i * N + j] += a * hlx_ref_load(w, w_dtype, (size_t)kk * N + j);
+        }
+}
+
+void hlx_kernels_reference(hlx_kernels_t *k)
+{
+    k->name    = "scalar";
+    k->attn    = hlx_ref_attn;
+    k->merge   = hlx_ref_merge;
+    k->rmsnorm = hlx_ref_rmsnorm;
+    k->rope    = hlx_ref_rope;
+    k->swiglu  = hlx_ref_swiglu;
+    k->gemm    = hlx_ref_gemm;
+}

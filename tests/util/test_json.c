@@ -1,0 +1,96 @@
+/* util: JSON field tables report file:line:column for every kind of bad input. */
+#include <setjmp.h>
+#include <stdarg.h>
+#include <stddef.h>
+#include <cmocka.h>
+#include <string.h>
+
+#include "hlx_json.h"
+
+typedef struct {
+    int    layers;
+    double eps;
+    char   name[16];
+    int    flag;
+} cfg_t;
+
+static const hlx_jfield_t cfg_fields[] = {
+    { "layers", HLX_JT_INT, offsetof(cfg_t, layers), 1, 1, 1000, 0, "layer count" },
+    { "eps", HLX_JT_DOUBLE, offsetof(cfg_t, eps), 0, 0, 1, 0, "norm epsilon" },
+    { "name", HLX_JT_STRING, offsetof(cfg_t, name), 0, 1, 0, 16, "model name" },
+    { "flag", HLX_JT_BOOL, offsetof(cfg_t, flag), 0, 1, 0, 0, "a flag" },
+};
+
+static hlx_status_t read_text(const char *text, cfg_t *c, hlx_jdoc_t **doc_p)
+{
+    hlx_status_t st = hlx_jdoc_load_string("m.json", text, doc_p);
+    if (st != HLX_OK)
+        return st;
+    return hlx_jdoc_read_object(*doc_p, hlx_jdoc_root(*doc_p), "", cfg_fields, 4, c);
+}
+
+static void expect_error(const char *text, const char *msg)
+{
+    cfg_t c;
+    hlx_jdoc_t *doc = NULL;
+    hlx_status_t st = read_text(text, &c, &doc);
+
+    assert_int_equal(st, HLX_ERR_PARSE);
+    if (strstr(hlx_jdoc_error(doc), msg) == NULL)
+        fail_msg("expected \"%s\" in \"%s\"", msg, hlx_jdoc_error(doc));
+    hlx_jdoc_free(doc);
+}
+
+static void test_good(void **state)
+{
+    cfg_t c = { 0 };
+    hlx_jdoc_t *doc = NULL;
+
+    (void)state;
+    assert_int_equal(read_text("{\"layers\": 3, \"eps\": 1e-5, \"name\": \"x\", \"flag\": true}",
+                               &c, &doc), HLX_OK);
+    assert_int_equal(c.layers, 3);
+    assert_true(c.eps > 0.9e-5 && c.eps < 1.1e-5);
+    assert_string_equal(c.name, "x");
+    assert_int_equal(c.flag, 1);
+    hlx_jdoc_free(doc);
+}
+
+static void test_errors(void **state)
+{
+    (void)state;
+    expect_error("{\"layers\": 3,\n  \"layrs\": 4}", "m.json:2:3: layrs: unknown key (did you mean \"layers\"?)");
+    expect_error("{\"layers\": 3,\n \"layers\": 4}", "m.json:2:");
+    expect_error("{\"layers\": \"3\"}", "m.json:1:2: layers: expected an integer");
+    expect_error("{\"layers\": 3.5}", "layers: expected an integer");
+    expect_error("{\"layers\": 0}", "layers: 0 is outside [1, 1000]");
+    expect_error("{\"eps\": 0.1}", "layers: required key is missing");
+    expect_error("{\"layers\": 2, \"name\": \"abcdefghijklmnopqrstuvwxyz\"}", "name: longer than");
+    expect_error("{\"layers\": 2,, }", "m.json:1:");
+    expect_error("[1, 2]", "expected an object");
+}
+
+static void test_locate_nested(void **state)
+{
+    hlx_jdoc_t *doc = NULL;
+    int line = 0, col = 0;
+
+    (void)state;
+    assert_int_equal(hlx_jdoc_load_string("n.json", "{\"a\": [1,\n {\"b\": {\"c\": 2}}]}", &doc),
+                     HLX_OK);
+    assert_int_equal(hlx_jdoc_locate(doc, "/a/1/b/c", &line, &col), 0);
+    assert_int_equal(line, 2);
+    assert_int_equal(col, 9);
+    assert_int_not_equal(hlx_jdoc_locate(doc, "/a/2", &line, &col), 0);
+    hlx_jdoc_free(doc);
+}
+
+int main(void)
+{
+    const struct CMUnitTest tests[] = {
+        cmocka_unit_test(test_good),
+        cmocka_unit_test(test_errors),
+        cmocka_unit_test(test_locate_nested),
+    };
+    return cmocka_run_group_tests(tests, NULL, NULL);
+}

@@ -1,0 +1,40 @@
+/* Bootstrap through the PMIx client API only: rank, size and a small all-gather of
+ * per-rank blobs (UCX worker addresses, the run-configuration record). A process started
+ * with no launcher (PMIx_Init fails) runs as a world of one. */
+#ifndef HLX_BOOT_H
+#define HLX_BOOT_H
+
+#include <helix/status.h>
+#include <stddef.h>
+
+typedef struct hlx_boot hlx_boot_t;
+
+typedef struct hlx_boot_info {
+    int         rank, size;             /* in the job */
+    int         local_rank, local_size; /* on this node */
+    const char *launcher;               /* "helixrun", "mpirun", "srun", "pmix", "none" */
+    const char *nspace;
+    const char *host;
+} hlx_boot_info_t;
+
+/* Connects to the launcher's PMIx server, or becomes a world of one when there is none.
+ * timeout_s bounds every later fence. */
+hlx_status_t hlx_boot_init(double timeout_s, hlx_boot_t **boot_p);
+void         hlx_boot_get_info(const hlx_boot_t *boot, hlx_boot_info_t *info);
+
+/* Every rank contributes len bytes under key; out receives size * len bytes in rank
+ * order. PMIx Put + Commit + Fence(collect data, timeout) + Get. Keys must be new per
+ * call (the same key twice in one job is refused). On timeout the error names the ranks
+ * that did not arrive when PMIx can tell. */
+hlx_status_t hlx_boot_allgather(hlx_boot_t *boot, const char *key, const void *data,
+                                size_t len, void *out);
+
+/* Fence with no data (used as a start barrier). */
+hlx_status_t hlx_boot_barrier(hlx_boot_t *boot);
+
+/* Asks the launcher to kill the whole job (PMIx_Abort), then returns. */
+void hlx_boot_abort(hlx_boot_t *boot, int exit_code, const char *msg);
+
+void hlx_boot_fini(hlx_boot_t *boot);
+
+#endif

@@ -1,0 +1,61 @@
+/* Communicators over a backend chosen at creation (self for a world of one, UCX ucp
+ * across processes; NCCL later): variable-size all-to-all, fp32 sum all-reduce,
+ * all-gather, barrier, and sub-groups. Every blocking wait has a deadline and returns
+ * HLX_ERR_TIMEOUT (or HLX_ERR_PEER) instead of hanging. */
+#ifndef HLX_COMM_H
+#define HLX_COMM_H
+
+#include "hlx_boot.h"
+
+#include <helix/status.h>
+#include <stddef.h>
+
+typedef struct hlx_comm     hlx_comm_t;
+typedef struct hlx_comm_req hlx_comm_req_t;
+
+typedef struct hlx_comm_params {
+    double timeout_s;    /* deadline for each blocking operation (HELIX_COMM_TIMEOUT) */
+    char   backend[32];  /* "auto", "self", "ucx" */
+} hlx_comm_params_t;
+
+/* Defaults from the transport's settings table (environment applied). */
+void hlx_comm_params_default(hlx_comm_params_t *p);
+
+/* The world communicator over all ranks of the job. Collective: every rank calls it. */
+hlx_status_t hlx_comm_world(hlx_boot_t *boot, const hlx_comm_params_t *p,
+                            hlx_comm_t **world_p);
+
+/* A sub-group of the world: ranks[] lists world ranks in the order of the new
+ * communicator's ranks. Every member calls it with the same list; no communication.
+ * A caller that is not in ranks[] gets HLX_ERR_INVALID. */
+hlx_status_t hlx_comm_sub(hlx_comm_t *world, const int *ranks, int n, hlx_comm_t **sub_p);
+
+int         hlx_comm_rank(const hlx_comm_t *comm);
+int         hlx_comm_size(const hlx_comm_t *comm);
+const char *hlx_comm_backend(const hlx_comm_t *comm);
+
+/* Byte counts and displacements per peer (rank order of this communicator). The block
+ * for self is copied locally. */
+hlx_status_t hlx_comm_alltoallv(hlx_comm_t *comm, const void *sbuf, const size_t *scounts,
+                                const size_t *sdispls, void *rbuf, const size_t *rcounts,
+                                const size_t *rdispls);
+/* Non-blocking variant: buffers must stay valid until hlx_comm_wait() returns. */
+hlx_status_t hlx_comm_ialltoallv(hlx_comm_t *comm, const void *sbuf, const size_t *scounts,
+                                 const size_t *sdispls, void *rbuf, const size_t *rcounts,
+                                 const size_t *rdispls, hlx_comm_req_t **req_p);
+/* Progresses; HLX_OK when done (req freed), HLX_INPROGRESS when not, error otherwise. */
+hlx_status_t hlx_comm_test(hlx_comm_req_t *req);
+/* Waits with the communicator's deadline; frees req in every case. */
+hlx_status_t hlx_comm_wait(hlx_comm_req_t *req);
+
+/* In-place sum. The result is bitwise identical on every rank (fixed reduction order),
+ * so replicated state never drifts between ranks. */
+hlx_status_t hlx_comm_allreduce_sum_f32(hlx_comm_t *comm, float *buf, size_t count);
+/* out receives size * bytes, in rank order. */
+hlx_status_t hlx_comm_allgather(hlx_comm_t *comm, const void *in, size_t bytes, void *out);
+hlx_status_t hlx_comm_barrier(hlx_comm_t *comm);
+
+/* Frees a communicator (sub-groups before the world). */
+void hlx_comm_destroy(hlx_comm_t *comm);
+
+#endif

@@ -1,0 +1,60 @@
+/* JSON input files read through jansson, with file:line:column in every error.
+ * jansson reports positions only for syntax errors; hlx_jdoc keeps the source text and
+ * re-scans it to locate a key or value by its path ("/layers", "/links/0/bw_gbps").
+ * Objects are read through field tables (key, type, bounds, help), so unknown, duplicate,
+ * mistyped, missing and out-of-range keys all get one precise message. */
+#ifndef HLX_JSON_H
+#define HLX_JSON_H
+
+#include <helix/status.h>
+#include <jansson.h>
+#include <stddef.h>
+
+typedef struct hlx_jdoc hlx_jdoc_t;
+
+typedef enum {
+    HLX_JT_INT,     /* int, must be integral */
+    HLX_JT_DOUBLE,  /* double, finite */
+    HLX_JT_STRING,  /* char[strsize] */
+    HLX_JT_BOOL,    /* int 0/1 */
+    HLX_JT_ANY      /* not stored: caller reads it (nested object or array) */
+} hlx_jtype_t;
+
+typedef struct hlx_jfield {
+    const char *key;
+    hlx_jtype_t type;
+    size_t      offset;   /* offsetof() into the output struct */
+    int         required;
+    double      min, max; /* bounds for numbers (inclusive); min > max means unbounded */
+    size_t      strsize;  /* for strings: size of the char array */
+    const char *help;
+} hlx_jfield_t;
+
+/* Loads and parses a file (duplicate keys rejected). On error *doc_p is still set when
+ * the file was read, so hlx_jdoc_error() can be printed; free with hlx_jdoc_free(). */
+hlx_status_t hlx_jdoc_load_file(const char *path, hlx_jdoc_t **doc_p);
+/* Same for text held in memory; name is used in messages. */
+hlx_status_t hlx_jdoc_load_string(const char *name, const char *text, hlx_jdoc_t **doc_p);
+void         hlx_jdoc_free(hlx_jdoc_t *doc);
+json_t      *hlx_jdoc_root(const hlx_jdoc_t *doc);
+const char  *hlx_jdoc_name(const hlx_jdoc_t *doc);
+/* The last error, already formatted "file:line:column: key: reason". */
+const char  *hlx_jdoc_error(const hlx_jdoc_t *doc);
+
+/* Finds where the member at path starts (its key for object members, else the value).
+ * Returns 0 and sets *line and *col (1-based) when found. */
+int hlx_jdoc_locate(const hlx_jdoc_t *doc, const char *path, int *line, int *col);
+
+/* Records an error at path ("file:line:col: last-key: reason") and returns status. */
+hlx_status_t hlx_jdoc_fail(hlx_jdoc_t *doc, const char *path, hlx_status_t status,
+                           const char *fmt, ...) __attribute__((format(printf, 4, 5)));
+
+/* Reads obj (found at path) into out using the field table. Unknown keys are refused
+ * with the nearest known name; keys of type HLX_JT_ANY are allowed but not stored. */
+hlx_status_t hlx_jdoc_read_object(hlx_jdoc_t *doc, json_t *obj, const char *path,
+                                  const hlx_jfield_t *fields, size_t nfields, void *out);
+
+/* Levenshtein-nearest name among the candidates (NULL if none is close). */
+const char *hlx_nearest_name(const char *name, const char *const *candidates, size_t n);
+
+#endif

@@ -1,0 +1,46 @@
+/* Small logger: levels, a subsystem mask, every line prefixed with host, pid and rank.
+ * HELIX_DEBUG=ERROR|WARN|INFO|DEBUG|TRACE, HELIX_DEBUG_SUBSYS=ALL or a list (BOOT,NET,...). */
+#ifndef HLX_LOG_H
+#define HLX_LOG_H
+
+#include <stdarg.h>
+
+typedef enum {
+    HLX_LOG_ERROR = 0,
+    HLX_LOG_WARN  = 1,
+    HLX_LOG_INFO  = 2,
+    HLX_LOG_DEBUG = 3,
+    HLX_LOG_TRACE = 4
+} hlx_log_level_t;
+
+typedef enum {
+    HLX_SUB_CORE   = 1 << 0,
+    HLX_SUB_BOOT   = 1 << 1,
+    HLX_SUB_NET    = 1 << 2,
+    HLX_SUB_KV     = 1 << 3,
+    HLX_SUB_KERNEL = 1 << 4,
+    HLX_SUB_TOPO   = 1 << 5,
+    HLX_SUB_PLAN   = 1 << 6,
+    HLX_SUB_LAUNCH = 1 << 7,
+    HLX_SUB_ALL    = 0xffff
+} hlx_log_subsys_t;
+
+/* Reads HELIX_DEBUG / HELIX_DEBUG_SUBSYS once; later calls are no-ops. */
+void hlx_log_init(void);
+void hlx_log_set_rank(int rank);
+int  hlx_log_enabled(hlx_log_level_t level, unsigned subsys);
+void hlx_log_printf(hlx_log_level_t level, unsigned subsys, const char *file, int line,
+                    const char *fmt, ...) __attribute__((format(printf, 5, 6)));
+
+#define hlx_log(_lvl, _sub, ...) \
+    do { \
+        if (hlx_log_enabled(_lvl, _sub)) \
+            hlx_log_printf(_lvl, _sub, __FILE__, __LINE__, __VA_ARGS__); \
+    } while (0)
+
+#define hlx_error(...) hlx_log(HLX_LOG_ERROR, HLX_SUB_ALL, __VA_ARGS__)
+#define hlx_warn(...)  hlx_log(HLX_LOG_WARN, HLX_SUB_ALL, __VA_ARGS__)
+#define hlx_info(_sub, ...)  hlx_log(HLX_LOG_INFO, _sub, __VA_ARGS__)
+#define hlx_debug(_sub, ...) hlx_log(HLX_LOG_DEBUG, _sub, __VA_ARGS__)
+
+#endif

@@ -1,0 +1,418 @@
+/* hlx_jdoc: jansson parsing plus a position scanner for precise error locations. */
+#define _GNU_SOURCE
+#include "hlx_json.h"
+
+#include <math.h>
+#include <stdarg.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+struct hlx_jdoc {
+    char   *name;
+    char   *text;
+    json_t *root;
+    char    err[1024];
+};
+
+static hlx_status_t hlx_jdoc_parse(hlx_jdoc_t *doc)
+{
+    json_error_t jerr;
+
+    doc->root = json_loads(doc->text, JSON_REJECT_DUPLICATES, &jerr);
+    if (doc->root == NULL) {
+        snprintf(doc->err, sizeof(doc->err), "%s:%d:%d: %s", doc->name, jerr.line,
+                 jerr.column, jerr.text);
+        return HLX_ERR_PARSE;
+    }
+    return HLX_OK;
+}
+
+static hlx_jdoc_t *hlx_jdoc_new(const char *name)
+{
+    hlx_jdoc_t *doc = calloc(1, sizeof(*doc));
+
+    if (doc == NULL)
+        return NULL;
+    doc->name = strdup(name);
+    if (doc->name == NULL) {
+        free(doc);
+        return NULL;
+    }
+    return doc;
+}
+
+hlx_status_t hlx_jdoc_load_string(const char *name, const char *text, hlx_jdoc_t **doc_p)
+{
+    hlx_jdoc_t *doc = hlx_jdoc_new(name);
+
+    if (doc == NULL)
+        return HLX_ERR_NOMEM;
+    doc->text = strdup(text);
+    if (doc->text == NULL) {
+        hlx_jdoc_free(doc);
+        return HLX_ERR_NOMEM;
+    }
+    *doc_p = doc;
+    return hlx_jdoc_parse(doc);
+}
+
+hlx_status_t hlx_jdoc_load_file(const char *path, hlx_jdoc_t **doc_p)
+{
+    hlx_jdoc_t *doc = hlx_jdoc_new(path);
+    FILE *f;
+    long len;
+
+    if (doc == NULL)
+        return HLX_ERR_NOMEM;
+    *doc_p = doc;
+    f = fopen(path, "rb");
+    if (f == NULL) {
+        snprintf(doc->err, sizeof(doc->err), "%s: cannot open: %m", path);
+        return HLX_ERR_IO;
+    }
+    if (fseek(f, 0, SEEK_END) != 0 || (len = ftell(f)) < 0 || fseek(f, 0, SEEK_SET) != 0 ||
+        len > (64l << 20)) {
+        snprintf(doc->err, sizeof(doc->err), "%s: cannot read (or larger than 64 MiB)", path);
+        fclose(f);
+        return HLX_ERR_IO;
+    }
+    doc->text = malloc((size_t)len + 1);
+    if (doc->text == NULL) {
+        fclose(f);
+        return HLX_ERR_NOMEM;
+    }
+    if (fread(doc->text, 1, (size_t)len, f) != (size_t)len) {
+        snprintf(doc->err, sizeof(doc->err), "%s: short read", path);
+        fclose(f);
+        return HLX_ERR_IO;
+    }
+    fclose(f);
+    doc->text[len] = '\0';
+    return hlx_jdoc_parse(doc);
+}
+
+void hlx_jdoc_free(hlx_jdoc_t *doc)
+{
+    if (doc == NULL)
+        return;
+    json_decref(doc->root);
+    free(doc->text);
+    free(doc->name);
+    free(doc);
+}
+
+json_t *hlx_jdoc_root(const hlx_jdoc_t *doc)
+{
+    return doc->root;
+}
+
+const char *hlx_jdoc_name(const hlx_jdoc_t *doc)
+{
+    return doc->name;
+}
+
+const char *hlx_jdoc_error(const hlx_jdoc_t *doc)
+{
+    return doc->err;
+}
+
+/* ---- position scanner: walks the (already validated) text tracking the current path. */
+
+typedef struct {
+    const char *s;
+    size_t      i;
+    int         line, col;
+    const char *target;
+    int         found, fline, fcol;
+} hlx_jscan_t;
+
+static void hlx_jscan_adv(hlx_jscan_t *sc)
+{
+    if (sc->s[sc->i] == '\n') {
+        sc->line++;
+        sc->col = 1;
+    } else {
+        sc->col++;
+    }
+    sc->i++;
+}
+
+static void hlx_jscan_ws(hlx_jscan_t *sc)
+{
+    while (sc->s[sc->i] == ' ' || sc->s[sc->i] == '\t' || sc->s[sc->i] == '\n' ||
+           sc->s[sc->i] == '\r')
+        hlx_jscan_adv(sc);
+}
+
+/* Copies a JSON string (escapes kept verbatim except \" and \\) into buf. */
+static void hlx_jscan_string(hlx_jscan_t *sc, char *buf, size_t bufsize)
+{
+    size_t n = 0;
+
+    hlx_jscan_adv(sc); /* opening quote */
+    while (sc->s[sc->i] && sc->s[sc->i] != '"') {
+        char c = sc->s[sc->i];
+        if (c == '\\') {
+            hlx_jscan_adv(sc);
+            c = sc->s[sc->i];
+        }
+        if (buf && n + 1 < bufsize)
+            buf[n++] = c;
+        hlx_jscan_adv(sc);
+    }
+    if (sc->s[sc->i])
+        hlx_jscan_adv(sc);
+    if (buf)
+        buf[n] = '\0';
+}
+
+static void hlx_jscan_hit(hlx_jscan_t *sc, const char *path, int line, int col)
+{
+    if (!sc->found && !strcmp(path, sc->target)) {
+        sc->found = 1;
+        sc->fline = line;
+        sc->fcol  = col;
+    }
+}
+
+static void hlx_jscan_value(hlx_jscan_t *sc, char *path, size_t cap, int depth)
+{
+    size_t plen = strlen(path);
+    char c;
+
+    hlx_jscan_ws(sc);
+    hlx_jscan_hit(sc, path, sc->line, sc->col);
+    c = sc->s[sc->i];
+    if (depth > 64 || c == '\0')
+        return;
+    if (c == '{') {
+        hlx_jscan_adv(sc);
+        for (;;) {
+            char key[256];
+            int kl, kc;
+            hlx_jscan_ws(sc);
+            if (sc->s[sc->i] == '}' || sc->s[sc->i] == '\0') {
+                if (sc->s[sc->i])
+                    hlx_jscan_adv(sc);
+                break;
+            }
+            kl = sc->line;
+            kc = sc->col;
+            hlx_jscan_string(sc, key, sizeof(key));
+            snprintf(path + plen, cap - plen, "/%s", key);
+            hlx_jscan_hit(sc, path, kl, kc);
+            hlx_jscan_ws(sc);
+            if (sc->s[sc->i] == ':')
+                hlx_jscan_adv(sc);
+            hlx_jscan_value(sc, path, cap, depth + 1);
+            path[plen] = '\0';
+            hlx_jscan_ws(sc);
+            if (sc->s[sc->i] == ',')
+                hlx_jscan_adv(sc);
+        }
+    } else if (c == '[') {
+        int idx = 0;
+        hlx_jscan_adv(sc);
+        for (;;) {
+            hlx_jscan_ws(sc);
+            if (sc->s[sc->i] == ']' || sc->s[sc->i] == '\0') {
+                if (sc->s[sc->i])
+                    hlx_jscan_adv(sc);
+                break;
+            }
+            snprintf(path + plen, cap - plen, "/%d", idx++);
+            hlx_jscan_value(sc, path, cap, depth + 1);
+            path[plen] = '\0';
+            hlx_jscan_ws(sc);
+            if (sc->s[sc->i] == ',')
+                hlx_jscan_adv(sc);
+        }
+    } else if (c == '"') {
+        hlx_jscan_string(sc, NULL, 0);
+    } else {
+        while (sc->s[sc->i] && !strchr(",]} \t\r\n", sc->s[sc->i]))
+            hlx_jscan_adv(sc);
+    }
+}
+
+int hlx_jdoc_locate(const hlx_jdoc_t *doc, const char *path, int *line, int *col)
+{
+    hlx_jscan_t sc = { doc->text, 0, 1, 1, path, 0, 0, 0 };
+    char buf[1024] = "";
+
+    if (doc->text == NULL)
+        return -1;
+    hlx_jscan_value(&sc, buf, sizeof(buf), 0);
+    if (!sc.found)
+        return -1;
+    *line = sc.fline;
+    *col  = sc.fcol;
+    return 0;
+}
+
+hlx_status_t hlx_jdoc_fail(hlx_jdoc_t *doc, const char *path, hlx_status_t status,
+                           const char *fmt, ...)
+{
+    char msg[768];
+    const char *key = strrchr(path, '/');
+    int line = 1, col = 1;
+    va_list ap;
+
+    va_start(ap, fmt);
+    vsnprintf(msg, sizeof(msg), fmt, ap);
+    va_end(ap);
+    /* Missing keys have no position: point at their parent object instead. */
+    if (hlx_jdoc_locate(doc, path, &line, &col) != 0) {
+        char parent[512];
+        size_t plen = key ? (size_t)(key - path) : 0;
+        snprintf(parent, sizeof(parent), "%.*s", (int)plen, path);
+        if (hlx_jdoc_locate(doc, parent, &line, &col) != 0)
+            line = col = 1;
+    }
+    snprintf(doc->err, sizeof(doc->err), "%s:%d:%d: %s: %s", doc->name, line, col,
+             key && key[1] ? key + 1 : "(top level)", msg);
+    return status;
+}
+
+static size_t hlx_levenshtein(const char *a, const char *b)
+{
+    size_t la = strlen(a), lb = strlen(b), i, j, row[64], prev, tmp;
+
+    if (lb >= 63 || la >= 63)
+        return 99;
+    for (j = 0; j <= lb; j++)
+        row[j] = j;
+    for (i = 1; i <= la; i++) {
+        prev   = row[0];
+        row[0] = i;
+        for (j = 1; j <= lb; j++) {
+            size_t best = prev + (a[i - 1] != b[j - 1]);
+            if (row[j] + 1 < best)
+                best = row[j] + 1;
+            if (row[j - 1] + 1 < best)
+                best = row[j - 1] + 1;
+            tmp    = row[j];
+            row[j] = best;
+            prev   = tmp;
+        }
+    }
+    return row[lb];
+}
+
+const char *hlx_nearest_name(const char *name, const char *const *candidates, size_t n)
+{
+    const char *best = NULL;
+    size_t bestd = 4, i, d;
+
+    for (i = 0; i < n; i++) {
+        d = hlx_levenshtein(name, candidates[i]);
+        if (d < bestd || (d == bestd && best == NULL && d <= strlen(name) / 2)) {
+            bestd = d;
+            best  = candidates[i];
+        }
+    }
+    return best;
+}
+
+static const char *hlx_jtype_name(hlx_jtype_t t)
+{
+    switch (t) {
+    case HLX_JT_INT:    return "an integer";
+    case HLX_JT_DOUBLE: return "a number";
+    case HLX_JT_STRING: return "a string";
+    case HLX_JT_BOOL:   return "true or false";
+    default:            return "a value";
+    }
+}
+
+static hlx_status_t hlx_jdoc_read_field(hlx_jdoc_t *doc, const char *path,
+                                        const hlx_jfield_t *f, json_t *v, void *out)
+{
+    char *dst = (char *)out + f->offset;
+    int bounded = f->min <= f->max;
+    double d;
+
+    switch (f->type) {
+    case HLX_JT_INT:
+        if (!json_is_integer(v))
+            return hlx_jdoc_fail(doc, path, HLX_ERR_PARSE, "expected %s",
+                                 hlx_jtype_name(f->type));
+        d = (double)json_integer_value(v);
+        if (bounded && (d < f->min || d > f->max))
+            return hlx_jdoc_fail(doc, path, HLX_ERR_PARSE, "%lld is outside [%g, %g]",
+                                 (long long)json_integer_value(v), f->min, f->max);
+        *(int *)dst = (int)json_integer_value(v);
+        return HLX_OK;
+    case HLX_JT_DOUBLE:
+        if (!json_is_number(v))
+            return hlx_jdoc_fail(doc, path, HLX_ERR_PARSE, "expected %s",
+                                 hlx_jtype_name(f->type));
+        d = json_number_value(v);
+        if (!isfinite(d))
+            return hlx_jdoc_fail(doc, path, HLX_ERR_PARSE, "not a finite number");
+        if (bounded && (d < f->min || d > f->max))
+            return hlx_jdoc_fail(doc, path, HLX_ERR_PARSE, "%g is outside [%g, %g]", d,
+                                 f->min, f->max);
+        *(double *)dst = d;
+        return HLX_OK;
+    case HLX_JT_STRING:
+        if (!json_is_string(v))
+            return hlx_jdoc_fail(doc, path, HLX_ERR_PARSE, "expected %s",
+                                 hlx_jtype_name(f->type));
+        if (strlen(json_string_value(v)) + 1 > f->strsize)
+            return hlx_jdoc_fail(doc, path, HLX_ERR_PARSE, "longer than %zu characters",
+                                 f->strsize - 1);
+        strcpy(dst, json_string_value(v));
+        return HLX_OK;
+    case HLX_JT_BOOL:
+        if (!json_is_boolean(v))
+            return hlx_jdoc_fail(doc, path, HLX_ERR_PARSE, "expected %s",
+                                 hlx_jtype_name(f->type));
+        *(int *)dst = json_is_true(v);
+        return HLX_OK;
+    case HLX_JT_ANY:
+        return HLX_OK;
+    }
+    return HLX_ERR_INTERNAL;
+}
+
+hlx_status_t hlx_jdoc_read_object(hlx_jdoc_t *doc, json_t *obj, const char *path,
+                                  const hlx_jfield_t *fields, size_t nfields, void *out)
+{
+    const char *names[128];
+    char sub[512];
+    const char *key;
+    json_t *v;
+    size_t i;
+    hlx_status_t st;
+
+    if (!json_is_object(obj))
+        return hlx_jdoc_fail(doc, path, HLX_ERR_PARSE, "expected an object");
+    for (i = 0; i < nfields && i < 128; i++)
+        names[i] = fields[i].key;
+    json_object_foreach(obj, key, v) {
+        const hlx_jfield_t *f = NULL;
+        for (i = 0; i < nfields; i++)
+            if (!strcmp(fields[i].key, key))
+                f = &fields[i];
+        snprintf(sub, sizeof(sub), "%s/%s", path, key);
+        if (f == NULL) {
+            const char *near = hlx_nearest_name(key, names, nfields < 128 ? nfields : 128);
+            return near ? hlx_jdoc_fail(doc, sub, HLX_ERR_PARSE,
+                                        "unknown key (did you mean \"%s\"?)", near)
+                        : hlx_jdoc_fail(doc, sub, HLX_ERR_PARSE, "unknown key");
+        }
+        st = hlx_jdoc_read_field(doc, sub, f, v, out);
+        if (st != HLX_OK)
+            return st;
+    }
+    for (i = 0; i < nfields; i++) {
+        if (fields[i].required && json_object_get(obj, fields[i].key) == NULL) {
+            snprintf(sub, sizeof(sub), "%s/%s", path, fields[i].key);
+            return hlx_jdoc_fail(doc, sub, HLX_ERR_PARSE, "required key is missing (%s)",
+                                 fields[i].help ? fields[i].help : hlx_jtype_name(fields[i].type));
+        }
+    }
+    return HLX_OK;
+}
