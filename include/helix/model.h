@@ -1,0 +1,68 @@
+/* Model description shared by the runtime and the planner: dense GQA, MLA (absorbed form)
+ * and MoE transformers. Loaded from JSON (a file or a preset name under data/models). */
+#ifndef HELIX_MODEL_H
+#define HELIX_MODEL_H
+
+#include <helix/status.h>
+#include <helix/types.h>
+
+#ifdef __cplusplus
+extern "C" {
+#endif
+
+typedef enum hlx_attn_kind {
+    HLX_ATTN_GQA = 0, /* K KV heads of head_dim, Q query heads (MHA when K == Q, MQA K == 1) */
+    HLX_ATTN_MLA = 1  /* one latent KV "head": key kv_lora_rank + rope_dim, value kv_lora_rank */
+} hlx_attn_kind_t;
+
+typedef struct hlx_model {
+    char            name[64];
+    hlx_attn_kind_t attn;
+    int             layers;
+    int             hidden;       /* H */
+    int             q_heads;      /* Q */
+    int             kv_heads;     /* K (1 for MLA) */
+    int             head_dim;     /* Hsz: key size per head for GQA */
+    int             v_head_dim;   /* value size per head (defaults to head_dim) */
+    int             ffn;          /* F: dense SwiGLU intermediate size */
+    int             vocab;
+    double          rope_theta;
+    int             rope_dim;     /* rotated elements per head (defaults to head_dim) */
+    double          norm_eps;
+    hlx_dtype_t     weight_dtype;
+    hlx_dtype_t     kv_dtype;
+    /* MLA (attn == HLX_ATTN_MLA) */
+    int             q_lora_rank;
+    int             kv_lora_rank;
+    int             qk_nope_dim;
+    int             qk_rope_dim;
+    /* MoE (experts > 0) */
+    int             experts;         /* routed experts per MoE layer */
+    int             top_k;
+    int             shared_experts;
+    int             expert_ffn;      /* intermediate size of one expert */
+    int             dense_layers;    /* first layers that are dense (use ffn) */
+} hlx_model_t;
+
+/* Loads a model from a JSON file or a preset name ("tiny", "llama-405b", "deepseek-r1",
+ * "helix-fig1"). Errors go to err as "file:line:column: key: reason"; HLX_ERR_PARSE or
+ * HLX_ERR_IO or HLX_ERR_NOT_FOUND (unknown preset: the message lists the presets). */
+hlx_status_t hlx_model_load(const char *path_or_preset, hlx_model_t *m, char *err,
+                            size_t errlen);
+
+/* Key and value element counts per KV "head" per token (GQA: head_dim, v_head_dim;
+ * MLA absorbed: kv_lora_rank + qk_rope_dim, kv_lora_rank). */
+int hlx_model_key_dim(const hlx_model_t *m);
+int hlx_model_value_dim(const hlx_model_t *m);
+
+/* Parameter count (for memory checks and the planner). */
+double hlx_model_params(const hlx_model_t *m);
+
+/* Directory holding data/models and data/clusters: HELIX_DATA_DIR, else the source tree's
+ * data/ (HLX_SOURCE_ROOT), else the installed share dir. */
+const char *hlx_data_dir(void);
+
+#ifdef __cplusplus
+}
+#endif
+#endif
