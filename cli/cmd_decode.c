@@ -1,11 +1,259 @@
-/* helix decode: placeholder until its subsystem lands. */
+/* `helix decode`: runs Helix decode on the ranks of this job (helixrun, mpirun, srun or a
+ * world of one) and prints timings, KV bytes and the result of the reference check. */
 #include "hlx_cmd.h"
+#include "hlx_log.h"
+
+#include <helix/model.h>
+#include <helix/runtime.h>
+
+#include <errno.h>
+#include <getopt.h>
+#include <math.h>
 #include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+static void hlx_decode_usage(FILE *f)
+{
+    fprintf(f,
+"usage: helix decode [OPTIONS]\n"
+"\n"
+"Decodes --steps tokens for --batch requests that each have --context tokens of prior\n"
+"(synthetic, seeded) context, with the KV cache sharded over KVP ranks and attention\n"
+"heads over TPA ranks. The job must have N = KVP x TPA ranks:\n"
+"  helixrun -n 4 helix decode --kvp 2 --tpa 2 --context 256K --check\n"
+"\n"
+"options:\n"
+"  --model FILE|NAME   model description (JSON) or preset (default: tiny)\n"
+"  --kvp K             KV-parallel ranks per TPA shard (default 1)\n"
+"  --tpa T             tensor-parallel attention width (default 1)\n"
+"  --batch B           requests decoded together (default 1)\n"
+"  --context S         prior context tokens per request; K and M suffixes are 2^10\n"
+"                      and 2^20 (default 4096)\n"
+"  --steps N           decode steps (default 8)\n"
+"  --kv-block N        staggered KV append: consecutive tokens stored on one KVP rank\n"
+"                      before moving to the next (default 16)\n"
+"  --seed N            seed of the synthetic weights and context (default 1)\n"
+"  --kv-dtype T        KV cache storage: f32 or bf16 (default: the model's)\n"
+"  --kernels NAME      kernel variant: auto, scalar, avx2, avx512 (default auto)\n"
+"  --check             recompute every step in a single-process fp64 reference and\n"
+"                      compare hidden states, logits and tokens; exit 1 on mismatch\n"
+"  --check-tol X       relative tolerance of --check (default 1e-3)\n"
+"  --timeout SEC       deadline of the bootstrap and of every collective (default 60)\n"
+"  --json              print one JSON object instead of the text report\n"
+"  --verbose           print every step on stderr\n"
+"  -h, --help          this text\n"
+"\n"
+"exit status: 0 ok, 1 runtime failure or check failure, 2 bad input\n");
+}
+
+static int hlx_parse_i64(const char *flag, const char *s, int64_t min, int64_t max,
+                         int allow_suffix, int64_t *out)
+{
+    char *end;
+    long long v;
+    int64_t mul = 1;
+
+    errno = 0;
+    v = strtoll(s, &end, 10);
+    if (allow_suffix && end != s && (*end == 'K' || *end == 'k' || *end == 'M' || *end == 'm' ||
+                                     *end == 'G' || *end == 'g')) {
+        mul = (*end == 'K' || *end == 'k') ? 1024 : (*end == 'M' || *end == 'm') ? 1048576
+                                                                                  : 1073741824;
+        end++;
+    }
+    if (errno || end == s || *end || v < min / mul || v > max / mul) {
+        fprintf(stderr, "helix decode: %s: '%s' is not an integer in [%lld, %lld]\n", flag, s,
+                (long long)min, (long long)max);
+        return -1;
+    }
+    *out = (int64_t)v * mul;
+    return 0;
+}
+
+static void hlx_decode_print_json(const hlx_run_config_t *cfg, const hlx_model_t *m,
+                                  const hlx_run_report_t *rep)
+{
+    int p, s, b;
+
+    printf("{\"model\": \"%s\", \"kvp\": %d, \"tpa\": %d, \"ranks\": %d, \"batch\": %d, "
+           "\"context\": %lld, \"steps\": %d, \"kv_block\": %d, \"launcher\": \"%s\", "
+           "\"transport\": \"%s\", \"kernels\": \"%s\", \"step_ms\": %.6f, "
+           "\"step_ms_min\": %.6f, \"tokens_per_s\": %.3f, \"kv_bytes_per_rank_max\": %llu, "
+           "\"kv_bytes_per_rank_min\": %llu, \"phase_ms\": {",
+           m->name, cfg->kvp, cfg->tpa, rep->size, cfg->batch, (long long)cfg->context,
+           rep->steps, cfg->kv_block, rep->launcher, rep->transport, rep->kernels,
+           rep->step_ms_median, rep->step_ms_min, rep->tokens_per_s,
+           (unsigned long long)rep->kv_bytes_max, (unsigned long long)rep->kv_bytes_min);
+    for (p = 0; p < HLX_PHASE_COUNT; p++)
+        printf("%s\"%s\": %.6f", p ? ", " : "", hlx_phase_name((hlx_phase_t)p), rep->phase_ms[p]);
+    printf("}, \"tokens\": [");
+    for (b = 0; b < cfg->batch; b++) {
+        printf("%s[", b ? ", " : "");
+        for (s = 0; s < rep->steps; s++)
+            printf("%s%d", s ? ", " : "", rep->tokens[(size_t)s * cfg->batch + b]);
+        printf("]");
+    }
+    printf("], \"checked\": %s", rep->checked ? "true" : "false");
+    if (rep->checked)
+        printf(", \"max_abs_err\": %.3e, \"max_rel_err\": %.3e, \"tokens_match\": %s, "
+               "\"replicas_match\": %s",
+               rep->max_abs_err, rep->max_rel_err, rep->tokens_match ? "true" : "false",
+               rep->replicas_match ? "true" : "false");
+    else
+        printf(", \"max_abs_err\": null, \"max_rel_err\": null, \"tokens_match\": null");
+    printf("}\n");
+}
+
+static void hlx_decode_print_text(const hlx_run_config_t *cfg, const hlx_model_t *m,
+                                  const hlx_run_report_t *rep)
+{
+    int p, s, b;
+
+    printf("helix decode: model %s (%d layers, hidden %d, %d q heads, %d kv heads, head %d, "
+           "ffn %d, vocab %d)\n", m->name, m->layers, m->hidden, m->q_heads, m->kv_heads,
+           m->head_dim, m->ffn, m->vocab);
+    printf("layout:  KVP %d x TPA %d = %d ranks (%s), transport %s, kernels %s\n", cfg->kvp,
+           cfg->tpa, rep->size, rep->launcher, rep->transport, rep->kernels);
+    printf("work:    batch %d, context %lld tokens + %d steps, kv block %d\n", cfg->batch,
+           (long long)cfg->context, rep->steps, cfg->kv_block);
+    printf("KV:      %.2f MiB per rank (min %.2f, max %.2f over ranks)\n",
+           rep->kv_bytes_rank / 1048576.0, rep->kv_bytes_min / 1048576.0,
+           rep->kv_bytes_max / 1048576.0);
+    printf("step:    median %.3f ms, %.1f tokens/s (batch %d)\n", rep->step_ms_median,
+           rep->tokens_per_s, cfg->batch);
+    printf("phases:  ");
+    for (p = 0; p < HLX_PHASE_COUNT; p++)
+        printf("%s %.3f%s", hlx_phase_name((hlx_phase_t)p), rep->phase_ms[p],
+               p + 1 < HLX_PHASE_COUNT ? ", " : " ms (median per step, rank 0)\n");
+    for (b = 0; b < cfg->batch && b < 4; b++) {
+        printf("tokens[%d]:", b);
+        for (s = 0; s < rep->steps && s < 16; s++)
+            printf(" %d", rep->tokens[(size_t)s * cfg->batch + b]);
+        printf("%s\n", rep->steps > 16 ? " ..." : "");
+    }
+    if (rep->checked)
+        printf("check:   %s: max_abs_err %.3e, max_rel_err %.3e (tolerance %.1e), tokens %s, "
+               "replicas %s\n",
+               rep->tokens_match && rep->replicas_match && rep->max_rel_err <= cfg->check_tol
+                   ? "PASS" : "FAIL",
+               rep->max_abs_err, rep->max_rel_err, cfg->check_tol,
+               rep->tokens_match ? "match" : "differ",
+               rep->replicas_match ? "identical" : "differ");
+}
 
 int hlx_cmd_decode(int argc, char **argv)
 {
-    (void)argc;
-    (void)argv;
-    fprintf(stderr, "helix decode: not built yet\n");
-    return 1;
+    enum { O_MODEL = 256, O_KVP, O_TPA, O_BATCH, O_CONTEXT, O_STEPS, O_BLOCK, O_SEED, O_CHECK,
+           O_TOL, O_KVDT, O_KERN, O_TIMEOUT, O_JSON, O_VERBOSE };
+    static const struct option opts[] = {
+        { "model", required_argument, NULL, O_MODEL },
+        { "kvp", required_argument, NULL, O_KVP },
+        { "tpa", required_argument, NULL, O_TPA },
+        { "batch", required_argument, NULL, O_BATCH },
+        { "context", required_argument, NULL, O_CONTEXT },
+        { "steps", required_argument, NULL, O_STEPS },
+        { "kv-block", required_argument, NULL, O_BLOCK },
+        { "seed", required_argument, NULL, O_SEED },
+        { "check", no_argument, NULL, O_CHECK },
+        { "check-tol", required_argument, NULL, O_TOL },
+        { "kv-dtype", required_argument, NULL, O_KVDT },
+        { "kernels", required_argument, NULL, O_KERN },
+        { "timeout", required_argument, NULL, O_TIMEOUT },
+        { "json", no_argument, NULL, O_JSON },
+        { "verbose", no_argument, NULL, O_VERBOSE },
+        { "help", no_argument, NULL, 'h' },
+        { NULL, 0, NULL, 0 },
+    };
+    hlx_run_config_t cfg;
+    hlx_run_report_t rep;
+    hlx_model_t model;
+    hlx_engine_t *eng = NULL;
+    const char *model_name = "tiny";
+    char err[1024] = "";
+    int c, json = 0, rc;
+    int64_t v;
+    char *end;
+    hlx_status_t st;
+
+    hlx_run_config_default(&cfg);
+    optind = 1;
+    opterr = 0;
+    while ((c = getopt_long(argc, argv, "h", opts, NULL)) != -1) {
+        switch (c) {
+        case O_MODEL:   model_name = optarg; break;
+        case O_KVP:     if (hlx_parse_i64("--kvp", optarg, 1, 4096, 0, &v)) return 2; cfg.kvp = (int)v; break;
+        case O_TPA:     if (hlx_parse_i64("--tpa", optarg, 1, 4096, 0, &v)) return 2; cfg.tpa = (int)v; break;
+        case O_BATCH:   if (hlx_parse_i64("--batch", optarg, 1, 65536, 0, &v)) return 2; cfg.batch = (int)v; break;
+        case O_CONTEXT: if (hlx_parse_i64("--context", optarg, 0, (int64_t)1 << 50, 1, &v)) return 2; cfg.context = v; break;
+        case O_STEPS:   if (hlx_parse_i64("--steps", optarg, 0, 1000000, 0, &v)) return 2; cfg.steps = (int)v; break;
+        case O_BLOCK:   if (hlx_parse_i64("--kv-block", optarg, 1, 1 << 20, 0, &v)) return 2; cfg.kv_block = (int)v; break;
+        case O_SEED:    if (hlx_parse_i64("--seed", optarg, 0, INT64_MAX, 0, &v)) return 2; cfg.seed = (uint64_t)v; break;
+        case O_CHECK:   cfg.check = 1; break;
+        case O_JSON:    json = 1; break;
+        case O_VERBOSE: cfg.verbose = 1; break;
+        case O_TOL:
+            cfg.check_tol = strtod(optarg, &end);
+            if (*end || end == optarg || !(cfg.check_tol > 0) || !isfinite(cfg.check_tol)) {
+                fprintf(stderr, "helix decode: --check-tol: '%s' is not a positive number\n", optarg);
+                return 2;
+            }
+            break;
+        case O_TIMEOUT:
+            cfg.timeout_s = strtod(optarg, &end);
+            if (*end || end == optarg || !(cfg.timeout_s > 0) || !isfinite(cfg.timeout_s)) {
+                fprintf(stderr, "helix decode: --timeout: '%s' is not a positive number of seconds\n", optarg);
+                return 2;
+            }
+            break;
+        case O_KVDT:
+            if (hlx_dtype_parse(optarg, &cfg.kv_dtype) != 0) {
+                fprintf(stderr, "helix decode: --kv-dtype: unknown type '%s' (f32, bf16)\n", optarg);
+                return 2;
+            }
+            cfg.kv_dtype_set = 1;
+            break;
+        case O_KERN:
+            snprintf(cfg.kernels, sizeof(cfg.kernels), "%s", optarg);
+            break;
+        case 'h':
+            hlx_decode_usage(stdout);
+            return 0;
+        default:
+            if (optopt >= O_MODEL)
+                fprintf(stderr, "helix decode: option '%s' needs a value\n", argv[optind - 1]);
+            else
+                fprintf(stderr, "helix decode: unknown option '%s' (see helix decode --help)\n",
+                        argv[optind - 1]);
+            return 2;
+        }
+    }
+    if (optind < argc) {
+        fprintf(stderr, "helix decode: unexpected argument '%s' (see helix decode --help)\n",
+                argv[optind]);
+        return 2;
+    }
+    st = hlx_model_load(model_name, &model, err, sizeof(err));
+    if (st != HLX_OK) {
+        fprintf(stderr, "helix decode: %s\n", err);
+        return 2;
+    }
+    st = hlx_engine_create(&cfg, &model, &eng, err, sizeof(err));
+    if (st != HLX_OK) {
+        hlx_error("helix decode: %s", err);
+        return hlx_status_exit_code(st);
+    }
+    st = hlx_engine_run(eng, &rep, err, sizeof(err));
+    if (hlx_engine_rank(eng) == 0 && (st == HLX_OK || st == HLX_ERR_CHECK)) {
+        if (json)
+            hlx_decode_print_json(&cfg, &model, &rep);
+        else
+            hlx_decode_print_text(&cfg, &model, &rep);
+        fflush(stdout);
+    }
+    if (st != HLX_OK)
+        hlx_error("helix decode: %s", err);
+    rc = hlx_status_exit_code(st);
+    hlx_engine_destroy(eng);
+    return rc;
 }

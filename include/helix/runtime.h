@@ -1,0 +1,84 @@
+/* The Helix decode runtime: one engine per process, bootstrapped through PMIx, running
+ * KVP x TPA ranks of a model with synthetic weights and a synthetic prior context, with
+ * an optional check of every step against a single-process fp64 reference. */
+#ifndef HELIX_RUNTIME_H
+#define HELIX_RUNTIME_H
+
+#include <helix/model.h>
+#include <helix/status.h>
+#include <helix/types.h>
+#include <stdint.h>
+
+#ifdef __cplusplus
+extern "C" {
+#endif
+
+typedef struct hlx_run_config {
+    int         kvp, tpa;     /* N = kvp * tpa must equal the number of ranks */
+    int         batch;        /* requests decoded together */
+    int64_t     context;      /* tokens of prior (synthetic) context per request */
+    int         steps;        /* decode steps */
+    int         kv_block;     /* staggered KV append: steps per KVP rank before moving on */
+    uint64_t    seed;
+    int         check;        /* compare every step with the fp64 reference */
+    double      check_tol;    /* relative tolerance (max |err| / max |ref|) */
+    int         kv_dtype_set; /* 1: kv_dtype overrides the model's */
+    hlx_dtype_t kv_dtype;
+    char        kernels[32];  /* "auto" or a variant name */
+    double      timeout_s;    /* deadline of every collective and of the bootstrap */
+    int         verbose;      /* print every step */
+} hlx_run_config_t;
+
+/* Per-phase time accounting; names from hlx_phase_name(). */
+typedef enum hlx_phase {
+    HLX_PHASE_QKV = 0,
+    HLX_PHASE_ATTN,
+    HLX_PHASE_A2A,
+    HLX_PHASE_MERGE,
+    HLX_PHASE_OPROJ,
+    HLX_PHASE_FFN,
+    HLX_PHASE_ALLREDUCE,
+    HLX_PHASE_HEAD,      /* final norm, LM head, logits all-gather, argmax */
+    HLX_PHASE_COUNT
+} hlx_phase_t;
+
+const char *hlx_phase_name(hlx_phase_t p);
+
+typedef struct hlx_run_report {
+    int      rank, size;
+    char     launcher[16];
+    char     kernels[32];
+    char     transport[16];
+    int      steps;
+    double   step_ms_median, step_ms_min, step_ms_max;
+    double   tokens_per_s;             /* batch / median step time */
+    double   phase_ms[HLX_PHASE_COUNT]; /* median per step, this rank */
+    uint64_t kv_bytes_rank;            /* allocated KV bytes on this rank */
+    uint64_t kv_bytes_max, kv_bytes_min; /* over ranks */
+    int64_t  kv_tokens_rank;           /* tokens held at the end, per request */
+    int      checked;
+    double   max_abs_err, max_rel_err;
+    int      tokens_match;
+    int      replicas_match;           /* every rank ended with the same hidden state */
+    int     *tokens;                   /* [steps][batch] chosen tokens (engine-owned) */
+} hlx_run_report_t;
+
+typedef struct hlx_engine hlx_engine_t;
+
+void hlx_run_config_default(hlx_run_config_t *cfg);
+
+/* Bootstraps (PMIx or a world of one), validates the layout against the model and the
+ * job size, compares the configuration across ranks, checks memory, builds the weight
+ * shards and the KV shard. On error err holds one line saying what to do. */
+hlx_status_t hlx_engine_create(const hlx_run_config_t *cfg, const hlx_model_t *model,
+                               hlx_engine_t **eng_p, char *err, size_t errlen);
+/* Runs cfg->steps decode steps (and the reference when cfg->check). */
+hlx_status_t hlx_engine_run(hlx_engine_t *eng, hlx_run_report_t *rep, char *err,
+                            size_t errlen);
+int          hlx_engine_rank(const hlx_engine_t *eng);
+void         hlx_engine_destroy(hlx_engine_t *eng);
+
+#ifdef __cplusplus
+}
+#endif
+#endif

@@ -1,0 +1,43 @@
+/* Where everything lives in a KVP x TPA Helix layout: the rank order, the head and FFN
+ * slices of each rank, and the owner of every KV position (staggered appends). Pure
+ * arithmetic, shared by the engine and the tests. */
+#ifndef HLX_LAYOUT_H
+#define HLX_LAYOUT_H
+
+#include <helix/model.h>
+#include <helix/status.h>
+#include <stdint.h>
+
+typedef struct hlx_layout {
+    int kvp, tpa, n;        /* n = kvp * tpa */
+    int rank;
+    int kvp_rank, tpa_rank; /* rank = tpa_rank * kvp + kvp_rank */
+    int q_local;            /* Q / TPA query heads per TPA shard */
+    int q_first;            /* first global query head of this TPA shard */
+    int kv_local;           /* KV heads this TPA shard holds (ceil(K / TPA)) */
+    int kv_first;           /* first global KV head of this shard */
+    int group;              /* query heads per local KV head (min(Q/K, Q/TPA)) */
+    int q_slice;            /* Q / N heads after the all-to-all */
+    int q_slice_first;      /* = rank * q_slice (global head index) */
+    int ffn_first, ffn_count;     /* columns of W_gate/W_up, rows of W_down */
+    int vocab_first, vocab_count; /* LM head columns */
+    int vocab_pad;                /* ceil(V / N): all-gather block */
+    int kv_block;
+} hlx_layout_t;
+
+/* Fills the layout of rank; returns HLX_ERR_INVALID with a message in err when the model
+ * cannot be split this way. */
+hlx_status_t hlx_layout_init(const hlx_model_t *m, int kvp, int tpa, int kv_block, int rank,
+                             hlx_layout_t *lay, char *err, size_t errlen);
+
+/* KVP rank that stores position pos: blocks of kv_block consecutive positions go to
+ * KVP ranks round-robin. */
+static inline int hlx_layout_kv_owner(const hlx_layout_t *lay, int64_t pos)
+{
+    return (int)((pos / lay->kv_block) % lay->kvp);
+}
+
+/* Number of positions in [0, end) stored by KVP rank j. */
+int64_t hlx_layout_kv_count(const hlx_layout_t *lay, int j, int64_t end);
+
+#endif

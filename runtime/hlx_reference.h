@@ -1,0 +1,24 @@
+/* Single-process fp64 reference of the same model: no sharding, no kernels from kernels/,
+ * two-pass softmax, fp64 accumulation everywhere. It reads the same synthetic weights and
+ * context (rounded to the same storage dtypes) and is the oracle of `helix decode --check`. */
+#ifndef HLX_REFERENCE_H
+#define HLX_REFERENCE_H
+
+#include <helix/model.h>
+#include <helix/status.h>
+#include <stdint.h>
+
+typedef struct hlx_ref hlx_ref_t;
+
+/* Bytes the reference will allocate (KV for context + steps, weights as fp64). */
+uint64_t hlx_ref_bytes(const hlx_model_t *m, int batch, int64_t context, int steps);
+
+hlx_status_t hlx_ref_create(const hlx_model_t *m, hlx_dtype_t kv_dtype, int batch,
+                            int64_t context, int steps, uint64_t seed, hlx_ref_t **ref_p);
+/* One decode step of every request from its own previous token (the first step starts
+ * from the synthetic first tokens). hidden[B][H] is the residual stream after the last
+ * layer, logits[B][V]; next[B] the greedy tokens. */
+hlx_status_t hlx_ref_step(hlx_ref_t *ref, double *hidden, double *logits, int *next);
+void         hlx_ref_destroy(hlx_ref_t *ref);
+
+#endif

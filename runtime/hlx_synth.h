@@ -1,0 +1,74 @@
+/* Deterministic synthetic tensors: every element is a hash of (seed, tensor, global index),
+ * so a shard and the unsharded reference produce the same values independently, and a
+ * million-token prior context needs no prefill. */
+#ifndef HLX_SYNTH_H
+#define HLX_SYNTH_H
+
+#include <helix/model.h>
+#include <helix/types.h>
+#include <stdint.h>
+
+typedef enum hlx_tensor {
+    HLX_T_ATTN_NORM = 0, /* [H] */
+    HLX_T_WQ,            /* [H][Q*dk] */
+    HLX_T_WK,            /* [H][K*dk] */
+    HLX_T_WV,            /* [H][K*dv] */
+    HLX_T_WO,            /* [Q*dv][H] */
+    HLX_T_FFN_NORM,      /* [H] */
+    HLX_T_WGATE,         /* [H][F] */
+    HLX_T_WUP,           /* [H][F] */
+    HLX_T_WDOWN,         /* [F][H] */
+    HLX_T_KCTX,          /* prior context keys   [B][K][S][dk] */
+    HLX_T_VCTX,          /* prior context values [B][K][S][dv] */
+    HLX_T_EMBED,         /* [V][H], global */
+    HLX_T_FINAL_NORM,    /* [H], global */
+    HLX_T_LMHEAD,        /* [H][V], global */
+    HLX_T_TOKEN0,        /* first token of each request */
+    HLX_T_COUNT
+} hlx_tensor_t;
+
+static inline uint64_t hlx_mix64(uint64_t x)
+{
+    x += 0x9e3779b97f4a7c15ull;
+    x = (x ^ (x >> 30)) * 0xbf58476d1ce4e5b9ull;
+    x = (x ^ (x >> 27)) * 0x94d049bb133111ebull;
+    return x ^ (x >> 31);
+}
+
+/* Key of one tensor of one layer (layer is ignored for global tensors). */
+static inline uint64_t hlx_synth_key(uint64_t seed, int layer, hlx_tensor_t t)
+{
+    return hlx_mix64(hlx_mix64(seed) ^ ((uint64_t)layer << 8 | (uint64_t)t));
+}
+
+/* Uniform in [-1, 1), exactly representable in fp32 (24 bits). */
+static inline float hlx_synth_u(uint64_t key, uint64_t index)
+{
+    uint64_t h = hlx_mix64(key + index * 0xd6e8feb86659fd93ull);
+    return (float)((double)(h >> 40) * (1.0 / 8388608.0) - 1.0);
+}
+
+/* Element (row, col) of weight tensor t of a layer, rounded to the model's weight dtype. */
+float hlx_synth_weight(const hlx_model_t *m, uint64_t key, hlx_tensor_t t, int64_t row,
+                       int64_t col, int64_t cols);
+/* Value rounded through dtype (f32: unchanged; bf16: round to nearest even). */
+float hlx_round_dtype(float v, hlx_dtype_t t);
+/* Prior-context keys are scaled so that attention scores spread over several units and
+ * the softmax is peaked: the attention output then carries as much signal as the residual
+ * stream, and a wrong merge or a lost shard shows up in --check. */
+#define HLX_SYNTH_KEY_SCALE 6.0f
+
+/* Element e (of d) of the prior-context key (is_key) or value of request b, global KV head
+ * g (of K), position p. Not rounded. */
+static inline float hlx_synth_ctx(uint64_t key, int b, int K, int g, int64_t p, int e, int d,
+                                  int is_key)
+{
+    uint64_t stream = (uint64_t)(b * K + g) << 40;
+    float u = hlx_synth_u(key, (stream | (uint64_t)p) * (uint64_t)d + (uint64_t)e);
+    return is_key ? u * HLX_SYNTH_KEY_SCALE : u;
+}
+
+/* First token of request b. */
+int hlx_synth_token0(const hlx_model_t *m, uint64_t seed, int b);
+
+#endif

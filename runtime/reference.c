@@ -1,0 +1,271 @@
+/* The fp64 reference decoder (see hlx_reference.h). Written for clarity, not speed: plain
+ * loops over the full, unsharded tensors. */
+#include "hlx_reference.h"
+#include "hlx_synth.h"
+
+#include <math.h>
+#include <stdlib.h>
+#include <string.h>
+
+typedef struct {
+    double *attn_norm, *wq, *wk, *wv, *wo, *ffn_norm, *wgate, *wup, *wdown;
+} hlx_ref_layer_t;
+
+struct hlx_ref {
+    hlx_model_t      m;
+    hlx_dtype_t      kv_dtype;
+    int              batch;
+    int64_t          context, cap, pos;
+    uint64_t         seed;
+    hlx_ref_layer_t *layers;
+    double          *embed, *final_norm, *lmhead;
+    float           *kcache, *vcache; /* [L][B][K][cap][d], values rounded to kv_dtype */
+    int             *tokens;
+};
+
+static double *hlx_ref_tensor(const hlx_model_t *m, uint64_t key, hlx_tensor_t t,
+                              int64_t rows, int64_t cols)
+{
+    double *w = malloc(sizeof(double) * (size_t)(rows * cols));
+    int64_t r, c;
+
+    if (w == NULL)
+        return NULL;
+    for (r = 0; r < rows; r++)
+        for (c = 0; c < cols; c++)
+            w[r * cols + c] = hlx_synth_weight(m, key, t, r, c, cols);
+    return w;
+}
+
+uint64_t hlx_ref_bytes(const hlx_model_t *m, int batch, int64_t context, int steps)
+{
+    uint64_t kv = (uint64_t)m->layers * (uint64_t)batch * (uint64_t)m->kv_heads *
+                  (uint64_t)(context + steps) * (uint64_t)(m->head_dim + m->v_head_dim) *
+                  sizeof(float);
+    uint64_t w = (uint64_t)hlx_model_params(m) * sizeof(double);
+    return kv + w;
+}
+
+hlx_status_t hlx_ref_create(const hlx_model_t *m, hlx_dtype_t kv_dtype, int batch,
+                            int64_t context, int steps, uint64_t seed, hlx_ref_t **ref_p)
+{
+    hlx_ref_t *ref = calloc(1, sizeof(*ref));
+    int64_t H = m->hidden, Q = m->q_heads, K = m->kv_heads, dk = m->head_dim,
+            dv = m->v_head_dim, F = m->ffn, V = m->vocab, p;
+    size_t kvn;
+    int l, b, g, e;
+
+    if (ref == NULL)
+        return HLX_ERR_NOMEM;
+    ref->m        = *m;
+    ref->kv_dtype = kv_dtype;
+    ref->batch    = batch;
+    ref->context  = context;
+    ref->cap      = context + steps;
+    ref->pos      = context;
+    ref->seed     = seed;
+    ref->layers   = calloc((size_t)m->layers, sizeof(*ref->layers));
+    ref->tokens   = calloc((size_t)batch, sizeof(int));
+    if (ref->layers == NULL || ref->tokens == NULL)
+        goto err_free;
+    for (l = 0; l < m->layers; l++) {
+        hlx_ref_layer_t *L = &ref->layers[l];
+        L->attn_norm = hlx_ref_tensor(m, hlx_synth_key(seed, l, HLX_T_ATTN_NORM), HLX_T_ATTN_NORM, 1, H);
+        L->wq        = hlx_ref_tensor(m, hlx_synth_key(seed, l, HLX_T_WQ), HLX_T_WQ, H, Q * dk);
+        L->wk        = hlx_ref_tensor(m, hlx_synth_key(seed, l, HLX_T_WK), HLX_T_WK, H, K * dk);
+        L->wv        = hlx_ref_tensor(m, hlx_synth_key(seed, l, HLX_T_WV), HLX_T_WV, H, K * dv);
+        L->wo        = hlx_ref_tensor(m, hlx_synth_key(seed, l, HLX_T_WO), HLX_T_WO, Q * dv, H);
+        L->ffn_norm  = hlx_ref_tensor(m, hlx_synth_key(seed, l, HLX_T_FFN_NORM), HLX_T_FFN_NORM, 1, H);
+        L->wgate     = hlx_ref_tensor(m, hlx_synth_key(seed, l, HLX_T_WGATE), HLX_T_WGATE, H, F);
+        L->wup       = hlx_ref_tensor(m, hlx_synth_key(seed, l, HLX_T_WUP), HLX_T_WUP, H, F);
+        L->wdown     = hlx_ref_tensor(m, hlx_synth_key(seed, l, HLX_T_WDOWN), HLX_T_WDOWN, F, H);
+        if (!L->attn_norm || !L->wq || !L->wk || !L->wv || !L->wo || !L->ffn_norm ||
+            !L->wgate || !L->wup || !L->wdown)
+            goto err_free;
+    }
+    ref->embed      = hlx_ref_tensor(m, hlx_synth_key(seed, 0, HLX_T_EMBED), HLX_T_EMBED, V, H);
+    ref->final_norm = hlx_ref_tensor(m, hlx_synth_key(seed, 0, HLX_T_FINAL_NORM), HLX_T_FINAL_NORM, 1, H);
+    ref->lmhead     = hlx_ref_tensor(m, hlx_synth_key(seed, 0, HLX_T_LMHEAD), HLX_T_LMHEAD, H, V);
+    kvn = (size_t)m->layers * (size_t)batch * (size_t)K * (size_t)ref->cap;
+    ref->kcache = malloc(sizeof(float) * kvn * (size_t)dk);
+    ref->vcache = malloc(sizeof(float) * kvn * (size_t)dv);
+    if (!ref->embed || !ref->final_norm || !ref->lmhead || !ref->kcache || !ref->vcache)
+        goto err_free;
+    for (l = 0; l < m->layers; l++) {
+        uint64_t kk = hlx_synth_key(seed, l, HLX_T_KCTX), vk = hlx_synth_key(seed, l, HLX_T_VCTX);
+        for (b = 0; b < batch; b++)
+            for (g = 0; g < K; g++) {
+                size_t base = (((size_t)l * batch + b) * K + g) * (size_t)ref->cap;
+                for (p = 0; p < context; p++) {
+                    for (e = 0; e < dk; e++)
+                        ref->kcache[(base + p) * dk + e] = hlx_round_dtype(
+                            hlx_synth_ctx(kk, b, (int)K, g, p, e, (int)dk, 1), kv_dtype);
+                    for (e = 0; e < dv; e++)
+                        ref->vcache[(base + p) * dv + e] = hlx_round_dtype(
+                            hlx_synth_ctx(vk, b, (int)K, g, p, e, (int)dv, 0), kv_dtype);
+                }
+            }
+    }
+    for (b = 0; b < batch; b++)
+        ref->tokens[b] = hlx_synth_token0(m, seed, b);
+    *ref_p = ref;
+    return HLX_OK;
+
+err_free:
+    hlx_ref_destroy(ref);
+    return HLX_ERR_NOMEM;
+}
+
+static void hlx_ref_rmsnorm(double *y, const double *x, const double *w, int64_t n,
+                            double eps)
+{
+    double ss = 0.0, r;
+    int64_t i;
+
+    for (i = 0; i < n; i++)
+        ss += x[i] * x[i];
+    r = 1.0 / sqrt(ss / (double)n + eps);
+    for (i = 0; i < n; i++)
+        y[i] = x[i] * r * w[i];
+}
+
+/* y[N] = x[Kd] * W[Kd][N] */
+static void hlx_ref_matvec(double *y, const double *x, const double *w, int64_t Kd, int64_t N)
+{
+    int64_t i, j;
+
+    for (j = 0; j < N; j++)
+        y[j] = 0.0;
+    for (i = 0; i < Kd; i++)
+        for (j = 0; j < N; j++)
+            y[j] += x[i] * w[i * N + j];
+}
+
+static void hlx_ref_rope(double *x, int hd, int rot_dim, int64_t pos, double theta)
+{
+    int i;
+
+    for (i = 0; i < rot_dim / 2; i++) {
+        double ang = (double)pos * pow(theta, -2.0 * i / rot_dim);
+        double a = x[2 * i], b = x[2 * i + 1];
+        x[2 * i]     = a * cos(ang) - b * sin(ang);
+        x[2 * i + 1] = a * sin(ang) + b * cos(ang);
+    }
+    (void)hd;
+}
+
+hlx_status_t hlx_ref_step(hlx_ref_t *ref, double *hidden, double *logits, int *next)
+{
+    const hlx_model_t *m = &ref->m;
+    int64_t H = m->hidden, Q = m->q_heads, K = m->kv_heads, dk = m->head_dim,
+            dv = m->v_head_dim, F = m->ffn, V = m->vocab, G = Q / K, n = ref->pos + 1, p;
+    double *hn = malloc(sizeof(double) * (size_t)(H + Q * dk + K * dk + K * dv + Q * dv +
+                                                 H + 3 * F + (size_t)n));
+    double *q, *k, *v, *o, *y, *gate, *up, *act, *sc;
+    double scale = 1.0 / sqrt((double)dk);
+    int b, l, h, g, e;
+
+    if (hn == NULL || ref->pos >= ref->cap) {
+        free(hn);
+        return hn ? HLX_ERR_INVALID : HLX_ERR_NOMEM;
+    }
+    q = hn + H;
+    k = q + Q * dk;
+    v = k + K * dk;
+    o = v + K * dv;
+    y = o + Q * dv;
+    gate = y + H;
+    up = gate + F;
+    act = up + F;
+    sc = act + F;
+    for (b = 0; b < ref->batch; b++) {
+        double *x = hidden + (size_t)b * H;
+        memcpy(x, ref->embed + (size_t)ref->tokens[b] * H, sizeof(double) * (size_t)H);
+        for (l = 0; l < m->layers; l++) {
+            hlx_ref_layer_t *L = &ref->layers[l];
+            hlx_ref_rmsnorm(hn, x, L->attn_norm, H, m->norm_eps);
+            hlx_ref_matvec(q, hn, L->wq, H, Q * dk);
+            hlx_ref_matvec(k, hn, L->wk, H, K * dk);
+            hlx_ref_matvec(v, hn, L->wv, H, K * dv);
+            for (h = 0; h < Q; h++)
+                hlx_ref_rope(q + h * dk, (int)dk, m->rope_dim, ref->pos, m->rope_theta);
+            for (g = 0; g < K; g++) {
+                size_t base = (((size_t)l * ref->batch + b) * K + g) * (size_t)ref->cap +
+                              (size_t)ref->pos;
+                hlx_ref_rope(k + g * dk, (int)dk, m->rope_dim, ref->pos, m->rope_theta);
+                /* The new token is stored the way the runtime stores it: fp32, then the
+                 * KV dtype. */
+                for (e = 0; e < dk; e++)
+                    ref->kcache[base * dk + e] = hlx_round_dtype((float)k[g * dk + e], ref->kv_dtype);
+                for (e = 0; e < dv; e++)
+                    ref->vcache[base * dv + e] = hlx_round_dtype((float)v[g * dv + e], ref->kv_dtype);
+            }
+            /* Two-pass softmax over every position 0..pos. */
+            for (h = 0; h < Q; h++) {
+                size_t base = (((size_t)l * ref->batch + b) * K + h / G) * (size_t)ref->cap;
+                const float *kc = ref->kcache + base * dk, *vc = ref->vcache + base * dv;
+                double mx = -INFINITY, sum = 0.0;
+                for (p = 0; p < n; p++) {
+                    double d = 0.0;
+                    for (e = 0; e < dk; e++)
+                        d += q[h * dk + e] * kc[p * dk + e];
+                    sc[p] = d * scale;
+                    if (sc[p] > mx)
+                        mx = sc[p];
+                }
+                for (e = 0; e < dv; e++)
+                    o[h * dv + e] = 0.0;
+                for (p = 0; p < n; p++) {
+                    double w = exp(sc[p] - mx);
+                    sum += w;
+                    for (e = 0; e < dv; e++)
+                        o[h * dv + e] += w * vc[p * dv + e];
+                }
+                for (e = 0; e < dv; e++)
+                    o[h * dv + e] /= sum;
+            }
+            hlx_ref_matvec(y, o, L->wo, Q * dv, H);
+            for (e = 0; e < H; e++)
+                x[e] += y[e];
+            hlx_ref_rmsnorm(hn, x, L->ffn_norm, H, m->norm_eps);
+            hlx_ref_matvec(gate, hn, L->wgate, H, F);
+            hlx_ref_matvec(up, hn, L->wup, H, F);
+            for (e = 0; e < F; e++)
+                act[e] = gate[e] / (1.0 + exp(-gate[e])) * up[e];
+            hlx_ref_matvec(y, act, L->wdown, F, H);
+            for (e = 0; e < H; e++)
+                x[e] += y[e];
+        }
+        hlx_ref_rmsnorm(hn, x, ref->final_norm, H, m->norm_eps);
+        hlx_ref_matvec(logits + (size_t)b * V, hn, ref->lmhead, H, V);
+        next[b] = 0;
+        for (e = 1; e < V; e++)
+            if (logits[(size_t)b * V + e] > logits[(size_t)b * V + next[b]])
+                next[b] = e;
+        ref->tokens[b] = next[b];
+    }
+    ref->pos++;
+    free(hn);
+    return HLX_OK;
+}
+
+void hlx_ref_destroy(hlx_ref_t *ref)
+{
+    int l;
+
+    if (ref == NULL)
+        return;
+    for (l = 0; ref->layers && l < ref->m.layers; l++) {
+        hlx_ref_layer_t *L = &ref->layers[l];
+        free(L->attn_norm); free(L->wq); free(L->wk); free(L->wv); free(L->wo);
+        free(L->ffn_norm); free(L->wgate); free(L->wup); free(L->wdown);
+    }
+    free(ref->layers);
+    free(ref->embed);
+    free(ref->final_norm);
+    free(ref->lmhead);
+    free(ref->kcache);
+    free(ref->vcache);
+    free(ref->tokens);
+    free(ref);
+}
