@@ -7,6 +7,7 @@
 
 #include <helix/status.h>
 #include <helix/types.h>
+#include <stddef.h>
 
 #ifdef __cplusplus
 extern "C" {
@@ -37,8 +38,10 @@ typedef struct hlx_cluster_node {
     char name[64];
     int  gpus;
     int  nics;
-    int  domain;       /* NVLink domain id */
+    int  domain;       /* NVLink domain id, 0 .. ndomains-1 */
     int  rack;
+    int  nvlink;       /* 1: this node's GPUs are joined by NVLink, else by PCIe */
+    int  first_gpu;    /* global index of its first GPU (node-major numbering) */
 } hlx_cluster_node_t;
 
 typedef struct hlx_cluster {
@@ -54,6 +57,9 @@ typedef struct hlx_cluster {
         double peak_tflops[HLX_DTYPE_COUNT]; /* dense, per dtype */
     } gpu;
     double nic_gbps;                    /* per NIC, GB/s */
+    int    total_gpus;                  /* sum of nodes[].gpus */
+    int    max_domain_gpus;             /* GPUs in the largest NVLink domain */
+    char   description[256];            /* free text from the file (sources, caveats) */
 } hlx_cluster_t;
 
 /* Loads a cluster from a JSON file or a preset name (gb200-nvl72, hgx-h200, hgx-b200).
@@ -62,8 +68,15 @@ hlx_status_t hlx_cluster_load(const char *path_or_preset, hlx_cluster_t *c, char
                               size_t errlen);
 void         hlx_cluster_free(hlx_cluster_t *c);
 int          hlx_cluster_total_gpus(const hlx_cluster_t *c);
-/* Link class between two global GPU indices (node-major numbering). */
+/* Link class between two global GPU indices (node-major numbering): the same GPU ->
+ * self; same node -> nvlink when that node has NVLink, else pcie; different nodes of one
+ * NVLink domain -> nvlink; different domains -> rdma (tcp when the cluster has no RDMA
+ * bandwidth). HLX_LINK_COUNT when an index is out of range. */
 hlx_link_t   hlx_cluster_link(const hlx_cluster_t *c, int gpu_a, int gpu_b);
+/* Node holding a global GPU index, or -1 when out of range. */
+int          hlx_cluster_gpu_node(const hlx_cluster_t *c, int gpu);
+/* GPUs in NVLink domain d (0 when d is out of range). */
+int          hlx_cluster_domain_gpus(const hlx_cluster_t *c, int domain);
 
 #ifdef __cplusplus
 }

@@ -5,6 +5,7 @@
 
 #include <helix/status.h>
 #include <helix/types.h>
+#include <stddef.h>
 
 #ifdef __cplusplus
 extern "C" {
@@ -55,12 +56,21 @@ hlx_status_t hlx_model_load(const char *path_or_preset, hlx_model_t *m, char *er
 int hlx_model_key_dim(const hlx_model_t *m);
 int hlx_model_value_dim(const hlx_model_t *m);
 
-/* Parameter count (for memory checks and the planner). */
+/* Parameter count (for memory checks and the planner): embeddings and an untied output
+ * head, attention, dense FFN layers and MoE layers (routed + shared experts + router). */
 double hlx_model_params(const hlx_model_t *m);
+/* Attention parameters of one layer (Q, K, V, O; MLA: down/up projections). */
+double hlx_model_attn_params(const hlx_model_t *m);
 
 /* Directory holding data/models and data/clusters: HELIX_DATA_DIR, else the source tree's
  * data/ (HLX_SOURCE_ROOT), else the installed share dir. */
 const char *hlx_data_dir(void);
+
+/* Resolves path_or_preset for kind ("models" or "clusters"): an existing file, a path
+ * (contains '/' or ends in .json) or <hlx_data_dir()>/<kind>/<name>.json. An unknown
+ * preset gives HLX_ERR_NOT_FOUND with the presets found listed in err. */
+hlx_status_t hlx_data_resolve(const char *kind, const char *path_or_preset, char *path,
+                              size_t pathlen, char *err, size_t errlen);
 
 #ifdef __cplusplus
 }

@@ -1,0 +1,327 @@
+/* Model descriptions: JSON files or presets under <data dir>/models, read through field
+ * tables so every bad key or size is reported as file:line:column: key: reason. */
+#define _GNU_SOURCE
+#include <helix/model.h>
+
+#include "hlx_config.h"
+#include "hlx_json.h"
+
+#include <dirent.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+
+/* What the file holds before the enum-valued strings are converted. */
+typedef struct {
+    hlx_model_t m;
+    char        attn[16];
+    char        weight_dtype[16];
+    char        kv_dtype[16];
+} hlx_model_raw_t;
+
+#define HLX_MF_INT(_k, _req, _min, _help) \
+    { #_k, HLX_JT_INT, offsetof(hlx_model_raw_t, m._k), _req, _min, 999999, 0, _help }
+#define HLX_MF_STR(_k, _off, _req, _help) \
+    { _k, HLX_JT_STRING, offsetof(hlx_model_raw_t, _off), _req, 1, 0, 16, _help }
+
+static const hlx_jfield_t hlx_model_fields[] = {
+    { "name", HLX_JT_STRING, offsetof(hlx_model_raw_t, m.name), 1, 1, 0, 64, "model name" },
+    HLX_MF_STR("attn", attn, 1, "\"gqa\" or \"mla\""),
+    HLX_MF_INT(layers, 1, 1, "transformer layers"),
+    HLX_MF_INT(hidden, 1, 1, "hidden size H"),
+    HLX_MF_INT(q_heads, 1, 1, "query heads Q"),
+    HLX_MF_INT(kv_heads, 0, 1, "KV heads K (GQA)"),
+    HLX_MF_INT(head_dim, 0, 1, "key size per head Hsz"),
+    HLX_MF_INT(v_head_dim, 0, 1, "value size per head"),
+    HLX_MF_INT(ffn, 0, 0, "dense FFN intermediate size F"),
+    HLX_MF_INT(vocab, 1, 1, "vocabulary size"),
+    { "rope_theta", HLX_JT_DOUBLE, offsetof(hlx_model_raw_t, m.rope_theta), 0, 1e-9, 1e12, 0,
+      "RoPE base" },
+    HLX_MF_INT(rope_dim, 0, 0, "rotated elements per head"),
+    { "norm_eps", HLX_JT_DOUBLE, offsetof(hlx_model_raw_t, m.norm_eps), 0, 1e-30, 1.0, 0,
+      "RMSNorm epsilon" },
+    HLX_MF_STR("weight_dtype", weight_dtype, 0, "f32, bf16, fp8 or fp4"),
+    HLX_MF_STR("kv_dtype", kv_dtype, 0, "f32, bf16, fp8 or fp4"),
+    HLX_MF_INT(q_lora_rank, 0, 0, "MLA query compression rank (0: none)"),
+    HLX_MF_INT(kv_lora_rank, 0, 1, "MLA latent KV rank"),
+    HLX_MF_INT(qk_nope_dim, 0, 1, "MLA non-rotated key size per head"),
+    HLX_MF_INT(qk_rope_dim, 0, 1, "MLA rotated key size (shared)"),
+    HLX_MF_INT(experts, 0, 0, "routed experts per MoE layer"),
+    HLX_MF_INT(top_k, 0, 1, "experts per token"),
+    HLX_MF_INT(shared_experts, 0, 0, "always-active experts"),
+    HLX_MF_INT(expert_ffn, 0, 1, "intermediate size of one expert"),
+    HLX_MF_INT(dense_layers, 0, 0, "leading dense layers of an MoE model"),
+};
+
+const char *hlx_data_dir(void)
+{
+    const char *env = getenv("HELIX_DATA_DIR");
+    struct stat sb;
+
+    if (env != NULL && env[0] != '\0')
+        return env;
+    if (stat(HLX_SOURCE_ROOT "/data", &sb) == 0 && S_ISDIR(sb.st_mode))
+        return HLX_SOURCE_ROOT "/data";
+    return "/usr/local/share/helix";
+}
+
+/* A preset is a bare name: no '/' and no ".json" suffix. */
+static int hlx_is_preset_name(const char *s)
+{
+    size_t n = strlen(s);
+    return strchr(s, '/') == NULL && !(n > 5 && !strcmp(s + n - 5, ".json"));
+}
+
+/* Lists the *.json names of dir/sub into buf as "a, b, c". */
+static void hlx_list_presets(const char *sub, char *buf, size_t len)
+{
+    char path[1024];
+    struct dirent **ents = NULL;
+    int n, i;
+    size_t used = 0;
+
+    buf[0] = '\0';
+    snprintf(path, sizeof(path), "%s/%s", hlx_data_dir(), sub);
+    n = scandir(path, &ents, NULL, alphasort);
+    for (i = 0; i < n; i++) {
+        size_t l = strlen(ents[i]->d_name);
+        if (l > 5 && !strcmp(ents[i]->d_name + l - 5, ".json") && used + l < len) {
+            used += (size_t)snprintf(buf + used, len - used, "%s%.*s", used ? ", " : "",
+                                     (int)(l - 5), ents[i]->d_name);
+        }
+        free(ents[i]);
+    }
+    free(ents);
+    if (buf[0] == '\0')
+        snprintf(buf, len, "none found under %.400s", path);
+}
+
+hlx_status_t hlx_data_resolve(const char *kind, const char *path_or_preset, char *path,
+                              size_t pathlen, char *err, size_t errlen)
+{
+    struct stat sb;
+    char list[512];
+
+    if (!hlx_is_preset_name(path_or_preset) || stat(path_or_preset, &sb) == 0) {
+        snprintf(path, pathlen, "%s", path_or_preset);
+        return HLX_OK;
+    }
+    snprintf(path, pathlen, "%s/%s/%s.json", hlx_data_dir(), kind, path_or_preset);
+    if (stat(path, &sb) == 0)
+        return HLX_OK;
+    hlx_list_presets(kind, list, sizeof(list));
+    snprintf(err, errlen, "%s: no such file or %s preset (presets: %s)", path_or_preset,
+             !strcmp(kind, "models") ? "model" : "cluster", list);
+    return HLX_ERR_NOT_FOUND;
+}
+
+static hlx_status_t hlx_model_dtype(hlx_jdoc_t *doc, const char *key, const char *s,
+                                    hlx_dtype_t *t_p)
+{
+    char path[64];
+
+    if (s[0] == '\0') {
+        *t_p = HLX_DTYPE_BF16;
+        return HLX_OK;
+    }
+    snprintf(path, sizeof(path), "/%s", key);
+    if (hlx_dtype_parse(s, t_p) != 0)
+        return hlx_jdoc_fail(doc, path, HLX_ERR_PARSE,
+                             "unknown dtype \"%s\" (f32, bf16, fp8 or fp4)", s);
+    return HLX_OK;
+}
+
+#define HLX_MFAIL(_key, ...) hlx_jdoc_fail(doc, "/" _key, HLX_ERR_PARSE, __VA_ARGS__)
+
+static int hlx_has(json_t *root, const char *key)
+{
+    return json_object_get(root, key) != NULL;
+}
+
+/* Semantic checks and defaults after the field table has read the types. */
+static hlx_status_t hlx_model_validate(hlx_jdoc_t *doc, hlx_model_raw_t *r)
+{
+    json_t *root = hlx_jdoc_root(doc);
+    hlx_model_t *m = &r->m;
+    hlx_status_t st;
+
+    if (!strcmp(r->attn, "gqa")) {
+        m->attn = HLX_ATTN_GQA;
+    } else if (!strcmp(r->attn, "mla")) {
+        m->attn = HLX_ATTN_MLA;
+    } else {
+        return HLX_MFAIL("attn", "unknown attention \"%s\" (gqa or mla)", r->attn);
+    }
+    if ((st = hlx_model_dtype(doc, "weight_dtype", r->weight_dtype, &m->weight_dtype)) ||
+        (st = hlx_model_dtype(doc, "kv_dtype", r->kv_dtype, &m->kv_dtype)))
+        return st;
+    if (m->rope_theta == 0.0)
+        m->rope_theta = 10000.0;
+    if (m->norm_eps == 0.0)
+        m->norm_eps = 1e-5;
+
+    if (m->attn == HLX_ATTN_GQA) {
+        static const char *const mla_only[] = { "q_lora_rank", "kv_lora_rank", "qk_nope_dim",
+                                                "qk_rope_dim" };
+        char path[64];
+        size_t i;
+        for (i = 0; i < sizeof(mla_only) / sizeof(mla_only[0]); i++) {
+            if (hlx_has(root, mla_only[i])) {
+                snprintf(path, sizeof(path), "/%s", mla_only[i]);
+                return hlx_jdoc_fail(doc, path, HLX_ERR_PARSE,
+                                     "only meaningful with \"attn\": \"mla\"");
+            }
+        }
+        if (!hlx_has(root, "kv_heads"))
+            return HLX_MFAIL("kv_heads", "required key is missing (KV heads K, for gqa)");
+        if (!hlx_has(root, "head_dim"))
+            return HLX_MFAIL("head_dim", "required key is missing (head size, for gqa)");
+        if (m->kv_heads > m->q_heads)
+            return HLX_MFAIL("kv_heads", "%d KV heads exceed %d query heads", m->kv_heads,
+                             m->q_heads);
+        if (m->q_heads % m->kv_heads != 0)
+            return HLX_MFAIL("kv_heads", "%d does not divide q_heads %d", m->kv_heads,
+                             m->q_heads);
+        if (m->v_head_dim == 0)
+            m->v_head_dim = m->head_dim;
+        if (!hlx_has(root, "rope_dim"))
+            m->rope_dim = m->head_dim;
+        if (m->rope_dim % 2 != 0)
+            return HLX_MFAIL("rope_dim", "%d is odd (RoPE rotates pairs)", m->rope_dim);
+        if (m->rope_dim > m->head_dim)
+            return HLX_MFAIL("rope_dim", "%d exceeds head_dim %d", m->rope_dim, m->head_dim);
+    } else {
+        static const char *const need[] = { "kv_lora_rank", "qk_nope_dim", "qk_rope_dim",
+                                            "v_head_dim" };
+        char path[64];
+        size_t i;
+        for (i = 0; i < sizeof(need) / sizeof(need[0]); i++) {
+            if (!hlx_has(root, need[i])) {
+                snprintf(path, sizeof(path), "/%s", need[i]);
+                return hlx_jdoc_fail(doc, path, HLX_ERR_PARSE,
+                                     "required key is missing (for mla)");
+            }
+        }
+        if (hlx_has(root, "kv_heads") && m->kv_heads != 1)
+            return HLX_MFAIL("kv_heads", "mla has one latent KV head, not %d", m->kv_heads);
+        m->kv_heads = 1;
+        if (hlx_has(root, "head_dim") && m->head_dim != m->qk_nope_dim + m->qk_rope_dim)
+            return HLX_MFAIL("head_dim", "%d is not qk_nope_dim + qk_rope_dim = %d",
+                             m->head_dim, m->qk_nope_dim + m->qk_rope_dim);
+        m->head_dim = m->qk_nope_dim + m->qk_rope_dim;
+        if (m->qk_rope_dim % 2 != 0)
+            return HLX_MFAIL("qk_rope_dim", "%d is odd (RoPE rotates pairs)", m->qk_rope_dim);
+        if (hlx_has(root, "rope_dim") && m->rope_dim != m->qk_rope_dim)
+            return HLX_MFAIL("rope_dim", "%d differs from qk_rope_dim %d", m->rope_dim,
+                             m->qk_rope_dim);
+        m->rope_dim = m->qk_rope_dim;
+        if (m->q_lora_rank > m->hidden)
+            return HLX_MFAIL("q_lora_rank", "%d exceeds hidden %d", m->q_lora_rank, m->hidden);
+        if (m->kv_lora_rank > m->hidden)
+            return HLX_MFAIL("kv_lora_rank", "%d exceeds hidden %d", m->kv_lora_rank,
+                             m->hidden);
+    }
+
+    if (m->experts > 0) {
+        if (!hlx_has(root, "top_k"))
+            return HLX_MFAIL("top_k", "required key is missing (experts per token)");
+        if (!hlx_has(root, "expert_ffn"))
+            return HLX_MFAIL("expert_ffn", "required key is missing (expert intermediate size)");
+        if (m->top_k > m->experts)
+            return HLX_MFAIL("top_k", "%d exceeds experts %d", m->top_k, m->experts);
+        if (m->dense_layers > m->layers)
+            return HLX_MFAIL("dense_layers", "%d exceeds layers %d", m->dense_layers,
+                             m->layers);
+        if (m->dense_layers > 0 && m->ffn == 0)
+            return HLX_MFAIL("ffn", "dense_layers %d need a dense ffn size", m->dense_layers);
+    } else {
+        static const char *const moe_only[] = { "top_k", "shared_experts", "expert_ffn",
+                                                "dense_layers" };
+        char path[64];
+        size_t i;
+        for (i = 0; i < sizeof(moe_only) / sizeof(moe_only[0]); i++) {
+            if (hlx_has(root, moe_only[i])) {
+                snprintf(path, sizeof(path), "/%s", moe_only[i]);
+                return hlx_jdoc_fail(doc, path, HLX_ERR_PARSE,
+                                     "only meaningful with \"experts\" > 0");
+            }
+        }
+        if (m->ffn == 0)
+            return HLX_MFAIL("ffn", hlx_has(root, "ffn") ? "must be positive for a dense model"
+                                                         : "required key is missing (dense FFN size)");
+        m->dense_layers = m->layers;
+    }
+    return HLX_OK;
+}
+
+hlx_status_t hlx_model_load(const char *path_or_preset, hlx_model_t *m, char *err,
+                            size_t errlen)
+{
+    char path[1024];
+    hlx_model_raw_t raw;
+    hlx_jdoc_t *doc = NULL;
+    hlx_status_t st;
+
+    st = hlx_data_resolve("models", path_or_preset, path, sizeof(path), err, errlen);
+    if (st != HLX_OK)
+        return st;
+    memset(&raw, 0, sizeof(raw));
+    st = hlx_jdoc_load_file(path, &doc);
+    if (st == HLX_OK)
+        st = hlx_jdoc_read_object(doc, hlx_jdoc_root(doc), "", hlx_model_fields,
+                                  sizeof(hlx_model_fields) / sizeof(hlx_model_fields[0]),
+                                  &raw);
+    if (st == HLX_OK)
+        st = hlx_model_validate(doc, &raw);
+    if (st != HLX_OK) {
+        snprintf(err, errlen, "%s", doc ? hlx_jdoc_error(doc) : "out of memory");
+        hlx_jdoc_free(doc);
+        return st;
+    }
+    hlx_jdoc_free(doc);
+    *m = raw.m;
+    return HLX_OK;
+}
+
+int hlx_model_key_dim(const hlx_model_t *m)
+{
+    return m->attn == HLX_ATTN_MLA ? m->kv_lora_rank + m->qk_rope_dim : m->head_dim;
+}
+
+int hlx_model_value_dim(const hlx_model_t *m)
+{
+    return m->attn == HLX_ATTN_MLA ? m->kv_lora_rank : m->v_head_dim;
+}
+
+double hlx_model_attn_params(const hlx_model_t *m)
+{
+    double H = m->hidden, Q = m->q_heads;
+
+    if (m->attn == HLX_ATTN_MLA) {
+        double qk = m->qk_nope_dim + m->qk_rope_dim;
+        double q  = m->q_lora_rank > 0 ? H * m->q_lora_rank + (double)m->q_lora_rank * Q * qk
+                                       : H * Q * qk;
+        double kv = H * (m->kv_lora_rank + m->qk_rope_dim) +
+                    (double)m->kv_lora_rank * Q * (m->qk_nope_dim + m->v_head_dim);
+        double o  = Q * m->v_head_dim * H;
+        return q + kv + o;
+    }
+    return H * Q * m->head_dim + H * m->kv_heads * (m->head_dim + m->v_head_dim) +
+           Q * m->v_head_dim * H;
+}
+
+double hlx_model_params(const hlx_model_t *m)
+{
+    double H = m->hidden;
+    double attn = hlx_model_attn_params(m);
+    double dense_ffn = 3.0 * H * m->ffn;
+    double moe_ffn = m->experts > 0
+        ? 3.0 * H * m->expert_ffn * (m->experts + m->shared_experts) + H * m->experts
+        : 0.0;
+    int moe_layers = m->layers - m->dense_layers;
+
+    /* Input embedding and an untied output head; norms are negligible but counted. */
+    return 2.0 * m->vocab * H + m->layers * (attn + 2.0 * H) + m->dense_layers * dense_ffn +
+           moe_layers * moe_ffn + H;
+}

@@ -1,0 +1,161 @@
+/* model: presets load with the published shapes; bad files give file:line:column. */
+#include <setjmp.h>
+#include <stdarg.h>
+#include <stddef.h>
+#include <cmocka.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include <helix/model.h>
+
+static const char *g_data; /* tests/model/data */
+
+static void test_tiny(void **state)
+{
+    hlx_model_t m;
+    char err[1024] = "";
+
+    (void)state;
+    assert_int_equal(hlx_model_load("tiny", &m, err, sizeof(err)), HLX_OK);
+    assert_string_equal(m.name, "tiny");
+    assert_int_equal(m.attn, HLX_ATTN_GQA);
+    assert_int_equal(m.layers, 2);
+    assert_int_equal(m.hidden, 256);
+    assert_int_equal(m.q_heads, 8);
+    assert_int_equal(m.kv_heads, 2);
+    assert_int_equal(m.head_dim, 32);
+    assert_int_equal(m.v_head_dim, 32);  /* default */
+    assert_int_equal(m.rope_dim, 32);    /* default */
+    assert_int_equal(m.ffn, 512);
+    assert_int_equal(m.vocab, 512);
+    assert_int_equal(m.weight_dtype, HLX_DTYPE_F32);
+    assert_int_equal(m.kv_dtype, HLX_DTYPE_BF16);
+    assert_true(m.rope_theta == 10000.0);
+    assert_true(m.norm_eps == 1e-5);
+    assert_int_equal(hlx_model_key_dim(&m), 32);
+    assert_int_equal(hlx_model_value_dim(&m), 32);
+    /* 2*512*256 embeddings + 2 layers * (q 256*256 + k,v 2*256*64 + o 256*256
+     * + ffn 3*256*512 + 2 norms of 256) + final norm 256 */
+    assert_true(hlx_model_params(&m) ==
+                2.0 * 512 * 256 + 2 * (65536.0 + 32768 + 65536 + 393216 + 512) + 256);
+}
+
+static void test_llama(void **state)
+{
+    hlx_model_t m;
+    char err[1024] = "";
+    double p;
+
+    (void)state;
+    assert_int_equal(hlx_model_load("llama-405b", &m, err, sizeof(err)), HLX_OK);
+    assert_int_equal(m.layers, 126);
+    assert_int_equal(m.hidden, 16384);
+    assert_int_equal(m.q_heads, 128);
+    assert_int_equal(m.kv_heads, 8);
+    assert_int_equal(m.ffn, 53248);
+    assert_int_equal(m.experts, 0);
+    assert_int_equal(m.dense_layers, 126);
+    p = hlx_model_params(&m);
+    assert_true(p > 400e9 && p < 410e9); /* "405B" */
+}
+
+static void test_deepseek(void **state)
+{
+    hlx_model_t m;
+    char err[1024] = "";
+    double p;
+
+    (void)state;
+    assert_int_equal(hlx_model_load("deepseek-r1", &m, err, sizeof(err)), HLX_OK);
+    assert_int_equal(m.attn, HLX_ATTN_MLA);
+    assert_int_equal(m.kv_heads, 1);
+    assert_int_equal(hlx_model_key_dim(&m), 576);   /* 512 latent + 64 rope */
+    assert_int_equal(hlx_model_value_dim(&m), 512);
+    assert_int_equal(m.head_dim, 192);              /* nope 128 + rope 64 */
+    assert_int_equal(m.experts, 256);
+    assert_int_equal(m.top_k, 8);
+    assert_int_equal(m.dense_layers, 3);
+    p = hlx_model_params(&m);
+    /* 671B published, of which the MTP module (not modelled) is about 14B */
+    assert_true(p > 650e9 && p < 680e9);
+}
+
+static void test_fig1(void **state)
+{
+    hlx_model_t m;
+    char err[1024] = "";
+
+    (void)state;
+    assert_int_equal(hlx_model_load("helix-fig1", &m, err, sizeof(err)), HLX_OK);
+    assert_int_equal(m.q_heads, 128);
+    assert_int_equal(m.kv_heads, 8);
+    assert_int_equal(m.head_dim, 128);
+    assert_int_equal(m.hidden, 16384);
+    assert_int_equal(m.ffn, 65536);
+    assert_int_equal(m.weight_dtype, HLX_DTYPE_FP4);
+    assert_int_equal(m.kv_dtype, HLX_DTYPE_FP4);
+}
+
+static void expect_error(const char *file, hlx_status_t want, const char *msg)
+{
+    char path[1024], err[1024] = "";
+    hlx_model_t m;
+
+    snprintf(path, sizeof(path), "%s/%s", g_data, file);
+    assert_int_equal(hlx_model_load(path, &m, err, sizeof(err)), want);
+    if (strstr(err, msg) == NULL)
+        fail_msg("%s: expected \"%s\" in \"%s\"", file, msg, err);
+    /* every parse error starts with the file's path */
+    if (want == HLX_ERR_PARSE && strncmp(err, path, strlen(path)) != 0)
+        fail_msg("%s: message does not start with the path: %s", file, err);
+}
+
+static void test_errors(void **state)
+{
+    (void)state;
+    expect_error("unknown_key.json", HLX_ERR_PARSE,
+                 "unknown_key.json:4:3: layrs: unknown key (did you mean \"layers\"?)");
+    expect_error("duplicate_key.json", HLX_ERR_PARSE, "duplicate_key.json:4:");
+    expect_error("mistyped.json", HLX_ERR_PARSE, "mistyped.json:3:3: layers: expected an integer");
+    expect_error("nondividing.json", HLX_ERR_PARSE,
+                 "nondividing.json:4:3: kv_heads: 3 does not divide q_heads 8");
+    expect_error("zero_hidden.json", HLX_ERR_PARSE,
+                 "zero_hidden.json:3:3: hidden: 0 is outside [1, 999999]");
+    expect_error("odd_rope.json", HLX_ERR_PARSE,
+                 "odd_rope.json:4:5: rope_dim: 7 is odd (RoPE rotates pairs)");
+    expect_error("bad_dtype.json", HLX_ERR_PARSE,
+                 "bad_dtype.json:4:3: kv_dtype: unknown dtype \"fp16\" (f32, bf16, fp8 or fp4)");
+    expect_error("bad_attn.json", HLX_ERR_PARSE,
+                 "bad_attn.json:2:16: attn: unknown attention \"mha\" (gqa or mla)");
+    expect_error("topk.json", HLX_ERR_PARSE, "topk.json:5:3: top_k: 9 exceeds experts 8");
+    expect_error("inf_theta.json", HLX_ERR_PARSE, "inf_theta.json:4:");
+    expect_error("truncated.json", HLX_ERR_PARSE, "truncated.json:");
+    expect_error("missing.json", HLX_ERR_IO, "cannot open");
+}
+
+static void test_unknown_preset(void **state)
+{
+    char err[1024] = "";
+    hlx_model_t m;
+
+    (void)state;
+    assert_int_equal(hlx_model_load("llama-406b", &m, err, sizeof(err)), HLX_ERR_NOT_FOUND);
+    assert_non_null(strstr(err, "llama-406b"));
+    assert_non_null(strstr(err, "deepseek-r1, helix-fig1, llama-405b, tiny"));
+}
+
+int main(int argc, char **argv)
+{
+    const struct CMUnitTest tests[] = {
+        cmocka_unit_test(test_tiny),
+        cmocka_unit_test(test_llama),
+        cmocka_unit_test(test_deepseek),
+        cmocka_unit_test(test_fig1),
+        cmocka_unit_test(test_errors),
+        cmocka_unit_test(test_unknown_preset),
+    };
+
+    g_data = argc > 1 ? argv[1] : "tests/model/data";
+    return cmocka_run_group_tests(tests, NULL, NULL);
+}
