@@ -54,7 +54,45 @@ struct hlx_engine {
     uint64_t kv_bytes;
     hlx_ref_t *ref;
     int       *all_tokens;
+    int        step;
+    struct {
+        int kind;  /* HLX_FAULT_* */
+        int rank;
+        int step;
+    } fault;
 };
+
+/* Scripted faults (HELIX_FAULT), so tests can prove that --check catches a wrong result. */
+enum { HLX_FAULT_NONE = 0, HLX_FAULT_DROP_PARTIALS = 1 };
+
+/* "drop-partials:rank=R[:step=S]": from step S on, rank R reports its attention partials
+ * as empty (lse = -inf), as if its KV shard were lost. */
+static hlx_status_t hlx_fault_parse(const char *spec, hlx_engine_t *eng, char *err,
+                                    size_t errlen)
+{
+    char buf[128], *save = NULL, *tok;
+
+    eng->fault.kind = HLX_FAULT_NONE;
+    if (spec == NULL || !spec[0])
+        return HLX_OK;
+    snprintf(buf, sizeof(buf), "%s", spec);
+    tok = strtok_r(buf, ":", &save);
+    if (tok == NULL || strcmp(tok, "drop-partials"))
+        goto bad;
+    eng->fault.kind = HLX_FAULT_DROP_PARTIALS;
+    eng->fault.rank = 0;
+    eng->fault.step = 0;
+    while ((tok = strtok_r(NULL, ":", &save)) != NULL) {
+        if (sscanf(tok, "rank=%d", &eng->fault.rank) == 1 ||
+            sscanf(tok, "step=%d", &eng->fault.step) == 1)
+            continue;
+        goto bad;
+    }
+    return HLX_OK;
+bad:
+    snprintf(err, errlen, "HELIX_FAULT=\"%s\": expected drop-partials:rank=R[:step=S]", spec);
+    return HLX_ERR_INVALID;
+}
 
 const char *hlx_phase_name(hlx_phase_t p)
 {
@@ -400,6 +438,9 @@ hlx_status_t hlx_engine_create(const hlx_run_config_t *cfg, const hlx_model_t *m
     }
     eng->kv_esize = (size_t)hlx_dtype_bytes(eng->kv_dtype);
     eng->w_esize  = (size_t)hlx_dtype_bytes(eng->w_dtype);
+    st = hlx_fault_parse(getenv("HELIX_FAULT"), eng, err, errlen);
+    if (st != HLX_OK)
+        goto err_free;
     /* Layout errors do not depend on the rank: report them before bootstrapping. */
     st = hlx_layout_init(model, cfg->kvp, cfg->tpa, cfg->kv_block, 0, &eng->lay, err, errlen);
     if (st != HLX_OK)
@@ -588,6 +629,10 @@ static hlx_status_t hlx_engine_attention(hlx_engine_t *eng, int l)
                 };
                 eng->k.attn(&d);
             }
+        if (eng->fault.kind == HLX_FAULT_DROP_PARTIALS && eng->fault.rank == L->rank &&
+            eng->step >= eng->fault.step)
+            for (j = 0; j < B * L->q_local; j++)
+                eng->lsepart[j] = -INFINITY;
         /* Pack for the all-to-all: peer j gets heads [j*q_slice, (j+1)*q_slice) of this
          * TPA shard, as [B][q_slice][dv] partial outputs followed by [B][q_slice] LSEs. */
         for (j = 0; j < L->kvp; j++) {
@@ -816,6 +861,7 @@ hlx_status_t hlx_engine_run(hlx_engine_t *eng, hlx_run_report_t *rep, char *err,
                      eng->info.rank, hlx_status_str(st));
             break;
         }
+        eng->step++;
         step_ms[s] = (double)(hlx_now_ns() - t0) * 1e-6;
         for (p = 0; p < HLX_PHASE_COUNT; p++)
             ph_ms[(size_t)p * steps + s] = (double)eng->phase_ns[p] * 1e-6;
