@@ -1,11 +1,60 @@
-/* helix info: placeholder until its subsystem lands. */
+/* `helix info`: version, compiled backends, kernel variants this CPU runs, data directory,
+ * and every HELIX_* setting with its value and where the value came from. */
 #include "hlx_cmd.h"
+#include "hlx_comm.h"
+#include "hlx_config.h"
+#include "hlx_kernels.h"
+
+#include <helix/model.h>
+
 #include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+/* Environment variables read outside the settings tables. */
+static const struct {
+    const char *name;
+    const char *help;
+} hlx_info_env[] = {
+    { "HELIX_DEBUG", "log level: ERROR, WARN (default), INFO, DEBUG, TRACE" },
+    { "HELIX_DEBUG_SUBSYS", "log subsystems: ALL or a list (CORE,BOOT,NET,KV,KERNEL,TOPO,PLAN,LAUNCH)" },
+    { "HELIX_KERNELS", "kernel variant when --kernels is not given (auto, scalar, avx2, avx512)" },
+    { "HELIX_DATA_DIR", "directory holding models/ and clusters/ presets" },
+    { "HELIX_FAULT", "scripted fault for tests: drop-partials:rank=R[:step=S]" },
+};
 
 int hlx_cmd_info(int argc, char **argv)
 {
-    (void)argc;
-    (void)argv;
-    fprintf(stderr, "helix info: not built yet\n");
-    return 1;
+    const char *names[16];
+    hlx_comm_params_t cp;
+    hlx_kernels_t k;
+    size_t n, i;
+
+    if (argc > 1) {
+        if (!strcmp(argv[1], "--help") || !strcmp(argv[1], "-h")) {
+            printf("usage: helix info\n\nPrints the version, the backends compiled in, the "
+                   "kernel variants this CPU runs,\nthe data directory and every HELIX_* "
+                   "setting with its value and source.\n");
+            return 0;
+        }
+        fprintf(stderr, "helix info: unexpected argument '%s'\n", argv[1]);
+        return 2;
+    }
+    printf("helix %s\n", HLX_VERSION);
+    n = hlx_kernels_list(names, 16);
+    printf("kernels:   ");
+    for (i = 0; i < n; i++)
+        printf("%s%s", names[i], i + 1 < n ? ", " : "");
+    if (hlx_kernels_init(NULL, &k) == HLX_OK)
+        printf(" (selected: %s)", k.name);
+    printf("\ndata dir:  %s\n", hlx_data_dir());
+    hlx_comm_params_default(&cp);
+    printf("transport: backend %s, operation deadline %.1f s\n", cp.backend, cp.timeout_s);
+    printf("environment:\n");
+    for (i = 0; i < sizeof(hlx_info_env) / sizeof(hlx_info_env[0]); i++) {
+        const char *v = getenv(hlx_info_env[i].name);
+        printf("  %-22s %-12s (%s)  %s\n", hlx_info_env[i].name, v ? v : "-",
+               v ? "env" : "default", hlx_info_env[i].help);
+    }
+    return 0;
 }
