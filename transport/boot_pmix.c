@@ -50,12 +50,13 @@ static hlx_status_t hlx_boot_status(pmix_status_t rc)
 
 static const char *hlx_boot_detect_launcher(void)
 {
+    /* Most specific first: mpirun inside a Slurm allocation still sees SLURM_JOB_ID. */
     if (getenv("HELIXRUN"))
         return "helixrun";
-    if (getenv("SLURM_JOB_ID") && getenv("SLURM_STEP_ID"))
-        return "srun";
     if (getenv("OMPI_COMM_WORLD_SIZE"))
         return "mpirun";
+    if (getenv("SLURM_JOB_ID"))
+        return "srun";
     return "pmix";
 }
 
@@ -63,8 +64,9 @@ static const char *hlx_boot_detect_launcher(void)
  * a world of one would silently compute N unrelated answers. */
 static int hlx_boot_claimed_size(const char **var_p)
 {
+    /* Not SLURM_NTASKS: a batch script running one process sees the allocation's. */
     static const char *const vars[] = { "OMPI_COMM_WORLD_SIZE", "SLURM_STEP_NUM_TASKS",
-                                        "SLURM_NTASKS", "PMI_SIZE" };
+                                        "PMI_SIZE" };
     size_t i;
 
     for (i = 0; i < sizeof(vars) / sizeof(vars[0]); i++) {

@@ -17,6 +17,7 @@ typedef struct hlx_comm_settings {
     double timeout;
     char   backend[HLX_PARAM_STRLEN];
     int    allreduce_small;
+    char   ucx_err_mode[HLX_PARAM_STRLEN];
 } hlx_comm_settings_t;
 
 static const hlx_param_t hlx_comm_param_list[] = {
@@ -29,6 +30,11 @@ static const hlx_param_t hlx_comm_param_list[] = {
       offsetof(hlx_comm_settings_t, allreduce_small),
       "all-reduce payload in bytes up to which every rank gathers all contributions; "
       "above it reduce-scatter + all-gather (same fixed summation order either way)" },
+    { "COMM_UCX_ERR_MODE", HLX_PT_STRING, "peer", 0, 0,
+      offsetof(hlx_comm_settings_t, ucx_err_mode),
+      "UCX endpoint error mode: peer (a dead peer is reported at once; UCX 1.13 then "
+      "uses tcp and cma only) or none (shared memory too, faster; a dead peer is found "
+      "by the operation deadline)" },
 };
 
 const hlx_param_table_t hlx_comm_param_table = {
@@ -82,13 +88,19 @@ void hlx_comm_params_default(hlx_comm_params_t *p)
     snprintf(p->backend, sizeof(p->backend), "%s", s.backend);
 }
 
-static size_t hlx_comm_small_threshold(void)
+/* The settings the parameters struct does not carry; bad values were reported by the
+ * loader and refuse the communicator. */
+static hlx_status_t hlx_comm_settings(hlx_comm_settings_t *s)
 {
-    hlx_comm_settings_t s;
+    hlx_status_t st = hlx_param_load(&hlx_comm_param_table, s, NULL);
 
-    if (hlx_param_load(&hlx_comm_param_table, &s, NULL) != HLX_OK)
-        return 32768;
-    return (size_t)s.allreduce_small;
+    if (st != HLX_OK)
+        return st;
+    if (strcmp(s->ucx_err_mode, "peer") && strcmp(s->ucx_err_mode, "none")) {
+        hlx_error("HELIX_COMM_UCX_ERR_MODE=\"%s\": expected peer or none", s->ucx_err_mode);
+        return HLX_ERR_INVALID;
+    }
+    return HLX_OK;
 }
 
 int hlx_comm_rank(const hlx_comm_t *comm)
@@ -291,11 +303,11 @@ static hlx_status_t hlx_comm_req_check(hlx_comm_req_t *req)
             continue;
         }
         if (net->peer_lost[w] || w == lost) {
-            hlx_error("%s (comm %u, seq %u): rank %d (world %d) lost (%s) before its %s "
-                      "completed", req->op, comm->id, req->seq, s->peer, w,
+            hlx_error("%s (comm %u, seq %u): rank %d (world %d) lost (%s) before %s",
+                      req->op, comm->id, req->seq, s->peer, w,
                       net->peer_lost[w] ? net->ops->strerror(net->peer_lost[w])
                                         : "reported by the launcher",
-                      s->is_recv ? "data arrived" : "send");
+                      s->is_recv ? "its data arrived" : "the send to it completed");
             return HLX_ERR_PEER;
         }
     }
@@ -401,6 +413,7 @@ hlx_status_t hlx_comm_world(hlx_boot_t *boot, const hlx_comm_params_t *p,
                             hlx_comm_t **world_p)
 {
     hlx_comm_params_t defaults;
+    hlx_comm_settings_t set;
     hlx_boot_info_t info;
     const hlx_comm_ops_t *ops = NULL;
     hlx_comm_net_t *net;
@@ -417,6 +430,9 @@ hlx_status_t hlx_comm_world(hlx_boot_t *boot, const hlx_comm_params_t *p,
         hlx_error("communicator: timeout %g s must be positive", p->timeout_s);
         return HLX_ERR_INVALID;
     }
+    st = hlx_comm_settings(&set);
+    if (st != HLX_OK)
+        return st;
     hlx_boot_get_info(boot, &info);
     if (info.size > HLX_COMM_MAX_RANKS) {
         hlx_error("communicator: %d ranks, at most %d", info.size, HLX_COMM_MAX_RANKS);
@@ -456,6 +472,7 @@ hlx_status_t hlx_comm_world(hlx_boot_t *boot, const hlx_comm_params_t *p,
     net->rank = info.rank;
     net->size = info.size;
     net->timeout_s = p->timeout_s;
+    net->peer_failure = !strcmp(set.ucx_err_mode, "peer");
     st = ops->open(net, boot);
     if (st != HLX_OK)
         goto err_free;
@@ -464,7 +481,7 @@ hlx_status_t hlx_comm_world(hlx_boot_t *boot, const hlx_comm_params_t *p,
     comm->id = 1;
     comm->rank = info.rank;
     comm->timeout_s = p->timeout_s;
-    comm->allreduce_small = hlx_comm_small_threshold();
+    comm->allreduce_small = (size_t)set.allreduce_small;
     for (r = 0; r < info.size; r++)
         comm->world_ranks[r] = r;
 

@@ -70,6 +70,7 @@ struct hlx_comm_net {
     double                timeout_s;
     int                  *peer_lost;       /* per world rank: 0, or the backend status */
     int                   closing;         /* shutdown: peer loss is expected */
+    int                   peer_failure;    /* ask the backend to report dead peers */
     struct hlx_comm_ucx  *ucx;
 };
 

@@ -281,7 +281,8 @@ static hlx_status_t hlx_ucx_open(hlx_comm_net_t *net, hlx_boot_t *boot)
                         UCP_EP_PARAM_FIELD_ERR_HANDLING_MODE |
                         UCP_EP_PARAM_FIELD_ERR_HANDLER;
         ep.address = (const ucp_address_t *)(all + (size_t)r * maxlen);
-        ep.err_mode = UCP_ERR_HANDLING_MODE_PEER;
+        ep.err_mode = net->peer_failure ? UCP_ERR_HANDLING_MODE_PEER
+                                        : UCP_ERR_HANDLING_MODE_NONE;
         ep.err_handler.cb = hlx_ucx_ep_error;
         ep.err_handler.arg = &u->peers[r];
         s = ucp_ep_create(u->worker, &ep, &u->eps[r]);

@@ -66,7 +66,7 @@ void hlx_comm_destroy(hlx_comm_t *comm);
 int hlx_comm_world_rank(const hlx_comm_t *comm, int rank);
 
 /* The transport's settings (HELIX_COMM_TIMEOUT, HELIX_COMM_BACKEND,
- * HELIX_COMM_ALLREDUCE_SMALL), for `helix info` and unknown-variable warnings. */
+ * HELIX_COMM_ALLREDUCE_SMALL, HELIX_COMM_UCX_ERR_MODE), for `helix info` and unknown-variable warnings. */
 extern const struct hlx_param_table hlx_comm_param_table;
 
 #endif
