@@ -364,7 +364,7 @@ static hlx_status_t hlx_boot_fence(hlx_boot_t *boot, int collect, const char *ke
     bool yes = true;
     int tmo = (int)ceil(boot->timeout_s);
     double t0 = hlx_now_s();
-    size_t ninfo = 0;
+    size_t i, ninfo = 0;
 
     if (tmo < 1)
         tmo = 1;
@@ -376,8 +376,8 @@ static hlx_status_t hlx_boot_fence(hlx_boot_t *boot, int collect, const char *ke
         ninfo++;
     }
     rc = PMIx_Fence(&all, 1, info, ninfo);
-    while (ninfo > 0)
-        PMIX_INFO_DESTRUCT(&info[--ninfo]);
+    for (i = 0; i < ninfo; i++)
+        PMIX_INFO_DESTRUCT(&info[i]); /* a macro: no side effects in its argument */
     if (rc == PMIX_ERR_TIMEOUT) {
         hlx_boot_report_missing(boot, key, what);
         return HLX_ERR_TIMEOUT;

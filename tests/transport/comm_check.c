@@ -281,6 +281,29 @@ static hlx_status_t run_allreduce(check_ctx_t *ctx, hlx_comm_t *comm, hlx_comm_t
     return st;
 }
 
+/* The bootstrap all-gather returns every rank's record in rank order, and refuses a key
+ * used before. */
+static void run_boot_checks(check_ctx_t *ctx)
+{
+    int n = ctx->wsize, j;
+    uint64_t mine[3], *all = calloc((size_t)n * 3, sizeof(uint64_t));
+    hlx_status_t st;
+
+    for (j = 0; j < 3; j++)
+        mine[j] = (uint64_t)ctx->wrank * 1000 + (uint64_t)j;
+    st = hlx_boot_allgather(ctx->boot, "check.record", mine, sizeof(mine), all);
+    CHECK(ctx, st == HLX_OK, "boot allgather: %s", hlx_status_str(st));
+    for (j = 0; st == HLX_OK && j < n * 3; j++)
+        CHECK(ctx, all[j] == (uint64_t)(j / 3) * 1000 + (uint64_t)(j % 3),
+              "boot allgather: word %d is %llu", j, (unsigned long long)all[j]);
+    st = hlx_boot_allgather(ctx->boot, "check.record", mine, sizeof(mine), all);
+    CHECK(ctx, st == HLX_ERR_INVALID, "boot allgather with a used key: %s",
+          hlx_status_str(st));
+    st = hlx_boot_barrier(ctx->boot);
+    CHECK(ctx, st == HLX_OK, "boot barrier: %s", hlx_status_str(st));
+    free(all);
+}
+
 static int run_checks(check_ctx_t *ctx, hlx_comm_t *world)
 {
     static const size_t a2a_scales[] = { 1, 8, 200, 4096, 65536 };
@@ -586,6 +609,7 @@ int main(int argc, char **argv)
     } else if (bench) {
         rc = run_bench(world, iters);
     } else {
+        run_boot_checks(&ctx);
         rc = run_checks(&ctx, world);
         if (info.rank == 0 || rc != 0)
             printf("comm_check rank %d of %d (launcher %s, backend %s): %ld checks, %ld "
