@@ -564,7 +564,7 @@ int main(int argc, char **argv)
     st = hlx_boot_init(params.timeout_s, &ctx.boot);
     if (st != HLX_OK) {
         fprintf(stderr, "comm_check: bootstrap failed: %s\n", hlx_status_str(st));
-        return 1;
+        return hlx_status_exit_code(st);
     }
     hlx_boot_get_info(ctx.boot, &info);
     ctx.wrank = info.rank;
@@ -597,7 +597,7 @@ int main(int argc, char **argv)
         fprintf(stderr, "comm_check rank %d: world communicator failed: %s\n", info.rank,
                 hlx_status_str(st));
         hlx_boot_fini(ctx.boot);
-        return 1;
+        return hlx_status_exit_code(st);
     }
     if (fault) {
         rc = run_fault(&ctx, world, fault, victim, params.timeout_s);
