@@ -37,4 +37,14 @@ void hlx_boot_abort(hlx_boot_t *boot, int exit_code, const char *msg);
 
 void hlx_boot_fini(hlx_boot_t *boot);
 
+/* The timeout given to hlx_boot_init. */
+double hlx_boot_timeout(const hlx_boot_t *boot);
+
+/* Number of all-gathers done so far: equal on every rank that made the same calls,
+ * so layers above can derive new keys from it ("hlx.ucx.addr.<n>"). */
+int hlx_boot_calls(const hlx_boot_t *boot);
+
+/* A rank PMIx reported lost through an error event (catch-all handler), or -1. */
+int hlx_boot_lost_rank(const hlx_boot_t *boot);
+
 #endif

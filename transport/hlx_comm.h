@@ -1,7 +1,8 @@
 /* Communicators over a backend chosen at creation (self for a world of one, UCX ucp
  * across processes; NCCL later): variable-size all-to-all, fp32 sum all-reduce,
  * all-gather, barrier, and sub-groups. Every blocking wait has a deadline and returns
- * HLX_ERR_TIMEOUT (or HLX_ERR_PEER) instead of hanging. */
+ * HLX_ERR_TIMEOUT (or HLX_ERR_PEER) instead of hanging. After such an error the
+ * communicator (and its world) refuses further operations with the same status. */
 #ifndef HLX_COMM_H
 #define HLX_COMM_H
 
@@ -43,7 +44,8 @@ hlx_status_t hlx_comm_alltoallv(hlx_comm_t *comm, const void *sbuf, const size_t
 hlx_status_t hlx_comm_ialltoallv(hlx_comm_t *comm, const void *sbuf, const size_t *scounts,
                                  const size_t *sdispls, void *rbuf, const size_t *rcounts,
                                  const size_t *rdispls, hlx_comm_req_t **req_p);
-/* Progresses; HLX_OK when done (req freed), HLX_INPROGRESS when not, error otherwise. */
+/* Progresses; HLX_OK when done (req freed), HLX_INPROGRESS when not, error otherwise
+ * (req freed; past the deadline: HLX_ERR_TIMEOUT). */
 hlx_status_t hlx_comm_test(hlx_comm_req_t *req);
 /* Waits with the communicator's deadline; frees req in every case. */
 hlx_status_t hlx_comm_wait(hlx_comm_req_t *req);
@@ -55,7 +57,16 @@ hlx_status_t hlx_comm_allreduce_sum_f32(hlx_comm_t *comm, float *buf, size_t cou
 hlx_status_t hlx_comm_allgather(hlx_comm_t *comm, const void *in, size_t bytes, void *out);
 hlx_status_t hlx_comm_barrier(hlx_comm_t *comm);
 
-/* Frees a communicator (sub-groups before the world). */
+/* Frees a communicator (sub-groups before the world). Destroying the world is
+ * collective: it ends with a barrier (bounded by the deadline) so that no rank closes
+ * its endpoints while data of the last operations is still in flight. */
 void hlx_comm_destroy(hlx_comm_t *comm);
+
+/* World rank of a rank of comm (-1 when out of range). */
+int hlx_comm_world_rank(const hlx_comm_t *comm, int rank);
+
+/* The transport's settings (HELIX_COMM_TIMEOUT, HELIX_COMM_BACKEND,
+ * HELIX_COMM_ALLREDUCE_SMALL, HELIX_COMM_UCX_ERR_MODE), for `helix info` and unknown-variable warnings. */
+extern const struct hlx_param_table hlx_comm_param_table;
 
 #endif

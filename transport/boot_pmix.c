@@ -1,0 +1,486 @@
+/* Bootstrap over the PMIx client API (Init, Put, Commit, Fence, Get, Abort, Finalize),
+ * or a world of one when the process was started without a PMIx launcher. */
+#define _GNU_SOURCE
+#include "hlx_boot.h"
+
+#include "hlx_log.h"
+#include "hlx_time.h"
+
+#include <pmix.h>
+
+#include <math.h>
+#include <stdatomic.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+
+#define HLX_BOOT_MAX_KEYS 256
+
+struct hlx_boot {
+    hlx_boot_info_t info;
+    int             pmix;          /* 1 when PMIx_Init succeeded */
+    pmix_proc_t     myproc;
+    double          timeout_s;
+    size_t          evhdlr_ref;
+    int             evhdlr_ok;
+    atomic_int      lost_rank;     /* -1, or a rank PMIx reported as gone */
+    atomic_int      lost_status;   /* the PMIx event status that reported it */
+    char            nspace[PMIX_MAX_NSLEN + 1];
+    char            host[256];
+    /* Keys used so far: PMIx keeps the last value per key, so a repeated key would let
+     * a slow rank read the previous round's data. Refused instead. */
+    char           *keys[HLX_BOOT_MAX_KEYS];
+    int             nkeys;
+};
+
+static hlx_status_t hlx_boot_status(pmix_status_t rc)
+{
+    switch (rc) {
+    case PMIX_SUCCESS:         return HLX_OK;
+    case PMIX_ERR_TIMEOUT:     return HLX_ERR_TIMEOUT;
+    case PMIX_ERR_NOMEM:       return HLX_ERR_NOMEM;
+    case PMIX_ERR_UNREACH:
+    case PMIX_ERR_LOST_CONNECTION:
+    case PMIX_ERR_PROC_ABORTED:
+    case PMIX_ERR_PROC_TERM_WO_SYNC: return HLX_ERR_PEER;
+    default:                   return HLX_ERR_BOOTSTRAP;
+    }
+}
+
+static const char *hlx_boot_detect_launcher(void)
+{
+    /* Most specific first: mpirun inside a Slurm allocation still sees SLURM_JOB_ID. */
+    if (getenv("HELIXRUN"))
+        return "helixrun";
+    if (getenv("OMPI_COMM_WORLD_SIZE"))
+        return "mpirun";
+    if (getenv("SLURM_JOB_ID"))
+        return "srun";
+    return "pmix";
+}
+
+/* A launcher that promised several tasks but gave no PMIx server: running each task as
+ * a world of one would silently compute N unrelated answers. */
+static int hlx_boot_claimed_size(const char **var_p)
+{
+    /* Not SLURM_NTASKS: a batch script running one process sees the allocation's. */
+    static const char *const vars[] = { "OMPI_COMM_WORLD_SIZE", "SLURM_STEP_NUM_TASKS",
+                                        "PMI_SIZE" };
+    size_t i;
+
+    for (i = 0; i < sizeof(vars) / sizeof(vars[0]); i++) {
+        const char *v = getenv(vars[i]);
+        if (v && atoi(v) > 1) {
+            *var_p = vars[i];
+            return atoi(v);
+        }
+    }
+    return 1;
+}
+
+static int hlx_boot_have_pmix_env(void)
+{
+    extern char **environ;
+    char **e;
+
+    if (getenv("PMIX_NAMESPACE") == NULL || getenv("PMIX_RANK") == NULL)
+        return 0;
+    for (e = environ; e && *e; e++)
+        if (!strncmp(*e, "PMIX_SERVER_URI", 15))
+            return 1;
+    return 0;
+}
+
+/* Runs on PMIx's progress thread: records the lost process for the communicators to
+ * report, logs it once, and lets PMIx continue with the next handler (Slurm's default
+ * handler may still kill the step). */
+static void hlx_boot_event(size_t id, pmix_status_t status, const pmix_proc_t *source,
+                           pmix_info_t info[], size_t ninfo, pmix_info_t *results,
+                           size_t nresults, pmix_event_notification_cbfunc_fn_t cbfunc,
+                           void *cbdata)
+{
+    hlx_boot_t *boot = NULL;
+    size_t i;
+
+    for (i = 0; i < ninfo; i++)
+        if (!strcmp(info[i].key, PMIX_EVENT_RETURN_OBJECT) &&
+            info[i].value.type == PMIX_POINTER)
+            boot = info[i].value.data.ptr;
+    if (status < 0) {
+        int rank = source ? (int)source->rank : -1;
+        hlx_error("PMIx event %s (%d) from %s:%d", PMIx_Error_string(status), (int)status,
+                  source ? source->nspace : "?", rank);
+        if (boot && source && source->rank != boot->myproc.rank &&
+            source->rank < (pmix_rank_t)boot->info.size) {
+            int expected = -1;
+            if (atomic_compare_exchange_strong(&boot->lost_rank, &expected, rank))
+                atomic_store(&boot->lost_status, (int)status);
+        }
+    } else {
+        hlx_debug(HLX_SUB_BOOT, "PMIx event %s from %s:%d", PMIx_Error_string(status),
+                  source ? source->nspace : "?", source ? (int)source->rank : -1);
+    }
+    if (cbfunc)
+        cbfunc(PMIX_EVENT_ACTION_COMPLETE, NULL, 0, NULL, NULL, cbdata);
+}
+
+static hlx_status_t hlx_boot_get_u32(hlx_boot_t *boot, pmix_rank_t rank, const char *key,
+                                     uint32_t *out_p)
+{
+    pmix_proc_t proc;
+    pmix_value_t *val = NULL;
+    pmix_status_t rc;
+
+    PMIX_PROC_LOAD(&proc, boot->nspace, rank);
+    rc = PMIx_Get(&proc, key, NULL, 0, &val);
+    if (rc != PMIX_SUCCESS || val == NULL)
+        return hlx_boot_status(rc != PMIX_SUCCESS ? rc : PMIX_ERR_NOT_FOUND);
+    switch (val->type) {
+    case PMIX_UINT32: *out_p = val->data.uint32; break;
+    case PMIX_UINT16: *out_p = val->data.uint16; break;
+    case PMIX_PROC_RANK: *out_p = val->data.rank; break;
+    case PMIX_INT: *out_p = (uint32_t)val->data.integer; break;
+    default:
+        PMIX_VALUE_RELEASE(val);
+        return HLX_ERR_BOOTSTRAP;
+    }
+    PMIX_VALUE_RELEASE(val);
+    return HLX_OK;
+}
+
+static void hlx_boot_single(hlx_boot_t *boot)
+{
+    boot->info.rank = 0;
+    boot->info.size = 1;
+    boot->info.local_rank = 0;
+    boot->info.local_size = 1;
+    boot->info.launcher = "none";
+    snprintf(boot->nspace, sizeof(boot->nspace), "single.%d", (int)getpid());
+}
+
+hlx_status_t hlx_boot_init(double timeout_s, hlx_boot_t **boot_p)
+{
+    hlx_boot_t *boot;
+    pmix_status_t rc;
+    pmix_info_t evinfo;
+    uint32_t v;
+    const char *var = NULL;
+    int claimed;
+    hlx_status_t st;
+
+    if (!(timeout_s > 0)) {
+        hlx_error("bootstrap: timeout %g s must be positive", timeout_s);
+        return HLX_ERR_INVALID;
+    }
+    boot = calloc(1, sizeof(*boot));
+    if (boot == NULL)
+        return HLX_ERR_NOMEM;
+    boot->timeout_s = timeout_s;
+    atomic_init(&boot->lost_rank, -1);
+    atomic_init(&boot->lost_status, 0);
+    if (gethostname(boot->host, sizeof(boot->host) - 1) != 0)
+        strcpy(boot->host, "?");
+    boot->info.host = boot->host;
+    boot->info.nspace = boot->nspace;
+
+    claimed = hlx_boot_claimed_size(&var);
+    if (!hlx_boot_have_pmix_env()) {
+        /* PMIx 4.2 has no singleton mode and PMIx_Init without a server fails only after
+         * trying to connect: decide from the environment without calling it. */
+        if (claimed > 1) {
+            hlx_error("bootstrap: %s=%d says this is one of %d tasks, but no PMIx server "
+                      "is reachable (no PMIX_NAMESPACE/PMIX_SERVER_URI*): launch with "
+                      "PMIx (srun --mpi=pmix, mpirun, helixrun)", var, claimed, claimed);
+            free(boot);
+            return HLX_ERR_BOOTSTRAP;
+        }
+        hlx_boot_single(boot);
+        hlx_debug(HLX_SUB_BOOT, "no PMIx launcher: world of one");
+        *boot_p = boot;
+        return HLX_OK;
+    }
+
+    rc = PMIx_Init(&boot->myproc, NULL, 0);
+    if (rc != PMIX_SUCCESS) {
+        /* The environment names a server we cannot reach: a broken launch, not a
+         * stand-alone start, so refusing is safer than a silent world of one. */
+        hlx_error("bootstrap: PMIx_Init failed: %s (PMIX_NAMESPACE=%s, launcher %s)",
+                  PMIx_Error_string(rc), getenv("PMIX_NAMESPACE"),
+                  hlx_boot_detect_launcher());
+        free(boot);
+        return HLX_ERR_BOOTSTRAP;
+    }
+    boot->pmix = 1;
+    snprintf(boot->nspace, sizeof(boot->nspace), "%s", boot->myproc.nspace);
+    boot->info.rank = (int)boot->myproc.rank;
+    boot->info.launcher = hlx_boot_detect_launcher();
+
+    st = hlx_boot_get_u32(boot, PMIX_RANK_WILDCARD, PMIX_JOB_SIZE, &v);
+    if (st != HLX_OK || v == 0) {
+        hlx_error("bootstrap: PMIx gives no job size (%s)", PMIX_JOB_SIZE);
+        st = HLX_ERR_BOOTSTRAP;
+        goto err_finalize;
+    }
+    boot->info.size = (int)v;
+    if (boot->info.rank < 0 || boot->info.rank >= boot->info.size) {
+        hlx_error("bootstrap: PMIx rank %d outside job size %d", boot->info.rank,
+                  boot->info.size);
+        st = HLX_ERR_BOOTSTRAP;
+        goto err_finalize;
+    }
+    if (hlx_boot_get_u32(boot, boot->myproc.rank, PMIX_LOCAL_RANK, &v) == HLX_OK)
+        boot->info.local_rank = (int)v;
+    else
+        boot->info.local_rank = boot->info.rank;
+    if (hlx_boot_get_u32(boot, PMIX_RANK_WILDCARD, PMIX_LOCAL_SIZE, &v) == HLX_OK)
+        boot->info.local_size = (int)v;
+    else
+        boot->info.local_size = boot->info.size;
+    if (claimed > 1 && claimed != boot->info.size) {
+        hlx_error("bootstrap: PMIx job size %d but %s=%d", boot->info.size, var, claimed);
+        st = HLX_ERR_BOOTSTRAP;
+        goto err_finalize;
+    }
+
+    /* Catch-all handler (no codes): PMIx never raises PROC_ABORTED by itself, so any
+     * error event is treated as a possible lost peer. */
+    PMIX_INFO_LOAD(&evinfo, PMIX_EVENT_RETURN_OBJECT, boot, PMIX_POINTER);
+    rc = PMIx_Register_event_handler(NULL, 0, &evinfo, 1, hlx_boot_event, NULL, NULL);
+    PMIX_INFO_DESTRUCT(&evinfo);
+    if (rc < 0) {
+        hlx_warn("bootstrap: PMIx event handler not registered: %s", PMIx_Error_string(rc));
+    } else {
+        boot->evhdlr_ref = (size_t)rc;
+        boot->evhdlr_ok = 1;
+    }
+    hlx_log_set_rank(boot->info.rank);
+    hlx_debug(HLX_SUB_BOOT, "PMIx %s: rank %d of %d (local %d of %d), launcher %s",
+              boot->nspace, boot->info.rank, boot->info.size, boot->info.local_rank,
+              boot->info.local_size, boot->info.launcher);
+    *boot_p = boot;
+    return HLX_OK;
+
+err_finalize:
+    PMIx_Finalize(NULL, 0);
+    free(boot);
+    return st;
+}
+
+void hlx_boot_get_info(const hlx_boot_t *boot, hlx_boot_info_t *info)
+{
+    *info = boot->info;
+}
+
+double hlx_boot_timeout(const hlx_boot_t *boot)
+{
+    return boot->timeout_s;
+}
+
+int hlx_boot_calls(const hlx_boot_t *boot)
+{
+    return boot->nkeys;
+}
+
+int hlx_boot_lost_rank(const hlx_boot_t *boot)
+{
+    return atomic_load(&((hlx_boot_t *)boot)->lost_rank);
+}
+
+static hlx_status_t hlx_boot_claim_key(hlx_boot_t *boot, const char *key)
+{
+    int i;
+
+    if (key == NULL || key[0] == '\0' || strlen(key) >= PMIX_MAX_KEYLEN) {
+        hlx_error("bootstrap: key \"%s\" empty or longer than %d characters",
+                  key ? key : "(null)", PMIX_MAX_KEYLEN - 1);
+        return HLX_ERR_INVALID;
+    }
+    for (i = 0; i < boot->nkeys; i++) {
+        if (!strcmp(boot->keys[i], key)) {
+            hlx_error("bootstrap: key \"%s\" already used in this job; keys must be new "
+                      "per call", key);
+            return HLX_ERR_INVALID;
+        }
+    }
+    if (boot->nkeys == HLX_BOOT_MAX_KEYS) {
+        hlx_error("bootstrap: more than %d all-gathers", HLX_BOOT_MAX_KEYS);
+        return HLX_ERR_NOSPACE;
+    }
+    boot->keys[boot->nkeys] = strdup(key);
+    if (boot->keys[boot->nkeys] == NULL)
+        return HLX_ERR_NOMEM;
+    boot->nkeys++;
+    return HLX_OK;
+}
+
+/* After a timed-out fence: ask the local PMIx server, without going further, which
+ * ranks committed key. Those that did not are named as missing. */
+static void hlx_boot_report_missing(hlx_boot_t *boot, const char *key, const char *what)
+{
+    char list[512];
+    size_t off = 0;
+    int r, nmissing = 0;
+    pmix_info_t info[2];
+    bool yes = true;
+    int one = 1;
+
+    list[0] = '\0';
+    PMIX_INFO_LOAD(&info[0], PMIX_IMMEDIATE, &yes, PMIX_BOOL);
+    PMIX_INFO_LOAD(&info[1], PMIX_TIMEOUT, &one, PMIX_INT);
+    for (r = 0; r < boot->info.size; r++) {
+        pmix_proc_t proc;
+        pmix_value_t *val = NULL;
+        if (r == boot->info.rank || key == NULL)
+            continue;
+        PMIX_PROC_LOAD(&proc, boot->nspace, (pmix_rank_t)r);
+        if (PMIx_Get(&proc, key, info, 2, &val) == PMIX_SUCCESS) {
+            if (val)
+                PMIX_VALUE_RELEASE(val);
+            continue;
+        }
+        nmissing++;
+        if (off < sizeof(list) - 16)
+            off += (size_t)snprintf(list + off, sizeof(list) - off, "%s%d",
+                                    nmissing > 1 ? "," : "", r);
+    }
+    PMIX_INFO_DESTRUCT(&info[0]);
+    PMIX_INFO_DESTRUCT(&info[1]);
+    if (key != NULL && nmissing > 0)
+        hlx_error("bootstrap: %s \"%s\" timed out after %g s: ranks %s never arrived", what,
+                  key, boot->timeout_s, list);
+    else
+        hlx_error("bootstrap: %s%s%s timed out after %g s (PMIx cannot tell which of the "
+                  "%d ranks are missing)", what, key ? " " : "", key ? key : "",
+                  boot->timeout_s, boot->info.size);
+}
+
+static hlx_status_t hlx_boot_fence(hlx_boot_t *boot, int collect, const char *key,
+                                   const char *what)
+{
+    pmix_info_t info[2];
+    pmix_proc_t all;
+    pmix_status_t rc;
+    bool yes = true;
+    int tmo = (int)ceil(boot->timeout_s);
+    double t0 = hlx_now_s();
+    size_t i, ninfo = 0;
+
+    if (tmo < 1)
+        tmo = 1;
+    PMIX_PROC_LOAD(&all, boot->nspace, PMIX_RANK_WILDCARD);
+    PMIX_INFO_LOAD(&info[ninfo], PMIX_TIMEOUT, &tmo, PMIX_INT);
+    ninfo++;
+    if (collect) {
+        PMIX_INFO_LOAD(&info[ninfo], PMIX_COLLECT_DATA, &yes, PMIX_BOOL);
+        ninfo++;
+    }
+    rc = PMIx_Fence(&all, 1, info, ninfo);
+    for (i = 0; i < ninfo; i++)
+        PMIX_INFO_DESTRUCT(&info[i]); /* a macro: no side effects in its argument */
+    if (rc == PMIX_ERR_TIMEOUT) {
+        hlx_boot_report_missing(boot, key, what);
+        return HLX_ERR_TIMEOUT;
+    }
+    if (rc != PMIX_SUCCESS) {
+        hlx_error("bootstrap: %s fence failed after %.2f s: %s", what, hlx_now_s() - t0,
+                  PMIx_Error_string(rc));
+        return hlx_boot_status(rc);
+    }
+    return HLX_OK;
+}
+
+hlx_status_t hlx_boot_allgather(hlx_boot_t *boot, const char *key, const void *data,
+                                size_t len, void *out)
+{
+    pmix_value_t value;
+    pmix_status_t rc;
+    hlx_status_t st;
+    int r;
+
+    st = hlx_boot_claim_key(boot, key);
+    if (st != HLX_OK)
+        return st;
+    if (len > 0)
+        memcpy((char *)out + (size_t)boot->info.rank * len, data, len);
+    if (!boot->pmix)
+        return HLX_OK;
+
+    PMIX_VALUE_CONSTRUCT(&value);
+    value.type = PMIX_BYTE_OBJECT;
+    value.data.bo.bytes = (char *)data;
+    value.data.bo.size = len;
+    rc = PMIx_Put(PMIX_GLOBAL, key, &value);
+    if (rc != PMIX_SUCCESS) {
+        hlx_error("bootstrap: PMIx_Put(%s, %zu bytes): %s", key, len, PMIx_Error_string(rc));
+        return HLX_ERR_BOOTSTRAP;
+    }
+    rc = PMIx_Commit();
+    if (rc != PMIX_SUCCESS) {
+        hlx_error("bootstrap: PMIx_Commit(%s): %s", key, PMIx_Error_string(rc));
+        return HLX_ERR_BOOTSTRAP;
+    }
+    st = hlx_boot_fence(boot, 1, key, "all-gather");
+    if (st != HLX_OK)
+        return st;
+
+    for (r = 0; r < boot->info.size; r++) {
+        pmix_proc_t proc;
+        pmix_value_t *val = NULL;
+        pmix_info_t info;
+        int tmo = (int)ceil(boot->timeout_s);
+
+        if (r == boot->info.rank)
+            continue;
+        PMIX_PROC_LOAD(&proc, boot->nspace, (pmix_rank_t)r);
+        PMIX_INFO_LOAD(&info, PMIX_TIMEOUT, &tmo, PMIX_INT);
+        rc = PMIx_Get(&proc, key, &info, 1, &val);
+        PMIX_INFO_DESTRUCT(&info);
+        if (rc != PMIX_SUCCESS || val == NULL) {
+            hlx_error("bootstrap: PMIx_Get(%s) from rank %d: %s", key, r,
+                      PMIx_Error_string(rc));
+            return hlx_boot_status(rc != PMIX_SUCCESS ? rc : PMIX_ERR_NOT_FOUND);
+        }
+        if (val->type != PMIX_BYTE_OBJECT || val->data.bo.size != len) {
+            hlx_error("bootstrap: \"%s\" from rank %d has %zu bytes, expected %zu", key, r,
+                      val->type == PMIX_BYTE_OBJECT ? val->data.bo.size : (size_t)0, len);
+            PMIX_VALUE_RELEASE(val);
+            return HLX_ERR_MISMATCH;
+        }
+        if (len > 0)
+            memcpy((char *)out + (size_t)r * len, val->data.bo.bytes, len);
+        PMIX_VALUE_RELEASE(val);
+    }
+    return HLX_OK;
+}
+
+hlx_status_t hlx_boot_barrier(hlx_boot_t *boot)
+{
+    if (!boot->pmix)
+        return HLX_OK;
+    return hlx_boot_fence(boot, 0, NULL, "barrier");
+}
+
+void hlx_boot_abort(hlx_boot_t *boot, int exit_code, const char *msg)
+{
+    hlx_error("aborting the job (exit %d): %s", exit_code, msg ? msg : "");
+    if (boot == NULL || !boot->pmix)
+        return;
+    PMIx_Abort(exit_code, msg ? msg : "helix abort", NULL, 0);
+}
+
+void hlx_boot_fini(hlx_boot_t *boot)
+{
+    int i;
+
+    if (boot == NULL)
+        return;
+    if (boot->pmix) {
+        if (boot->evhdlr_ok)
+            PMIx_Deregister_event_handler(boot->evhdlr_ref, NULL, NULL);
+        PMIx_Finalize(NULL, 0);
+    }
+    for (i = 0; i < boot->nkeys; i++)
+        free(boot->keys[i]);
+    free(boot);
+}
