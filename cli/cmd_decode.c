@@ -39,7 +39,8 @@ static void hlx_decode_usage(FILE *f)
 "  --check             recompute every step in a single-process fp64 reference and\n"
 "                      compare hidden states, logits and tokens; exit 1 on mismatch\n"
 "  --check-tol X       relative tolerance of --check (default 1e-3)\n"
-"  --timeout SEC       deadline of the bootstrap and of every collective (default 60)\n"
+"  --timeout SEC       deadline of the bootstrap and of every collective\n"
+"                      (default: HELIX_COMM_TIMEOUT, 30 s)\n"
 "  --json              print one JSON object instead of the text report\n"
 "  --verbose           print every step on stderr\n"
 "  -h, --help          this text\n"
@@ -233,6 +234,7 @@ int hlx_cmd_decode(int argc, char **argv)
                 argv[optind]);
         return 2;
     }
+    hlx_cli_check_env();
     st = hlx_model_load(model_name, &model, err, sizeof(err));
     if (st != HLX_OK) {
         fprintf(stderr, "helix decode: %s\n", err);

@@ -4,6 +4,7 @@
 #include "hlx_comm.h"
 #include "hlx_config.h"
 #include "hlx_kernels.h"
+#include "hlx_param.h"
 
 #include <helix/model.h>
 
@@ -50,11 +51,32 @@ int hlx_cmd_info(int argc, char **argv)
     printf("\ndata dir:  %s\n", hlx_data_dir());
     hlx_comm_params_default(&cp);
     printf("transport: backend %s, operation deadline %.1f s\n", cp.backend, cp.timeout_s);
+    printf("settings (%s):\n", hlx_comm_param_table.component);
+    {
+        void *vals = calloc(1, hlx_comm_param_table.size);
+        hlx_param_src_t src[32];
+        if (vals && hlx_comm_param_table.nparams <= 32 &&
+            hlx_param_load(&hlx_comm_param_table, vals, src) == HLX_OK)
+            hlx_param_print(stdout, &hlx_comm_param_table, vals, src);
+        free(vals);
+    }
     printf("environment:\n");
     for (i = 0; i < sizeof(hlx_info_env) / sizeof(hlx_info_env[0]); i++) {
         const char *v = getenv(hlx_info_env[i].name);
         printf("  %-22s %-12s (%s)  %s\n", hlx_info_env[i].name, v ? v : "-",
                v ? "env" : "default", hlx_info_env[i].help);
     }
+    hlx_cli_check_env();
     return 0;
+}
+
+void hlx_cli_check_env(void)
+{
+    const hlx_param_table_t *tables[] = { &hlx_comm_param_table };
+    const char *extra[sizeof(hlx_info_env) / sizeof(hlx_info_env[0])];
+    size_t i;
+
+    for (i = 0; i < sizeof(extra) / sizeof(extra[0]); i++)
+        extra[i] = hlx_info_env[i].name + 6;
+    hlx_param_warn_unknown(tables, 1, extra, sizeof(extra) / sizeof(extra[0]));
 }

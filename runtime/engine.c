@@ -113,7 +113,7 @@ void hlx_run_config_default(hlx_run_config_t *cfg)
     cfg->kv_block  = 16;
     cfg->seed      = 1;
     cfg->check_tol = 1e-3;
-    cfg->timeout_s = 60.0;
+    cfg->timeout_s = 0.0; /* transport default (HELIX_COMM_TIMEOUT) */
     strcpy(cfg->kernels, "auto");
 }
 
@@ -450,7 +450,10 @@ hlx_status_t hlx_engine_create(const hlx_run_config_t *cfg, const hlx_model_t *m
         hlx_fail(err, errlen, st, "--kernels %s is not available on this CPU", cfg->kernels);
         goto err_free;
     }
-    st = hlx_boot_init(cfg->timeout_s, &eng->boot);
+    hlx_comm_params_default(&cp);
+    if (cfg->timeout_s > 0)
+        cp.timeout_s = cfg->timeout_s;
+    st = hlx_boot_init(cp.timeout_s, &eng->boot);
     if (st != HLX_OK) {
         hlx_fail(err, errlen, st, "bootstrap through PMIx failed: %s", hlx_status_str(st));
         goto err_free;
@@ -514,8 +517,6 @@ hlx_status_t hlx_engine_create(const hlx_run_config_t *cfg, const hlx_model_t *m
     if (st != HLX_OK)
         goto err_free;
 
-    hlx_comm_params_default(&cp);
-    cp.timeout_s = cfg->timeout_s;
     st = hlx_comm_world(eng->boot, &cp, &eng->world);
     if (st != HLX_OK) {
         hlx_fail(err, errlen, st, "creating the communicator failed: %s", hlx_status_str(st));

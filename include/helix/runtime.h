@@ -25,7 +25,8 @@ typedef struct hlx_run_config {
     int         kv_dtype_set; /* 1: kv_dtype overrides the model's */
     hlx_dtype_t kv_dtype;
     char        kernels[32];  /* "auto" or a variant name */
-    double      timeout_s;    /* deadline of every collective and of the bootstrap */
+    double      timeout_s;    /* deadline of every collective and of the bootstrap;
+                                0 = the transport's default (HELIX_COMM_TIMEOUT) */
     int         verbose;      /* print every step */
 } hlx_run_config_t;
 
