@@ -1,0 +1,971 @@
+/* helixrun job: a PMIx server for one node (pmix_server.h), the ranks it forks, and the
+ * loop that forwards their output, watches them and kills the job on the first failure. */
+#define _GNU_SOURCE
+#include "hlx_launch.h"
+#include "hlx_log.h"
+#include "hlx_time.h"
+
+#include <pmix.h> /* PMIx_Error_string, PMIx_Notify_event */
+#include <pmix_server.h>
+
+#include <errno.h>
+#include <fcntl.h>
+#include <ftw.h>
+#include <limits.h>
+#include <poll.h>
+#include <pthread.h>
+#include <signal.h>
+#include <stdarg.h>
+#include <stdint.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/prctl.h>
+#include <sys/signalfd.h>
+#include <sys/syscall.h>
+#include <sys/wait.h>
+#include <unistd.h>
+
+extern char **environ;
+
+/* After the last rank exits, how long to keep reading pipes that a leftover grandchild may
+ * still hold open. */
+#define HLX_JOB_DRAIN_S        2.0
+/* Deadline for each registration call into the PMIx server library. */
+#define HLX_JOB_PMIX_WAIT_S    30.0
+
+struct hlx_job;
+
+typedef struct hlx_rank {
+    struct hlx_job  *job;
+    int              rank;
+    pid_t            pid;       /* 0 until forked */
+    int              running;   /* forked and not yet reaped */
+    int              wstatus;   /* waitpid status once reaped */
+    /* Written by the PMIx progress thread under job->lock. */
+    int              connected;
+    int              finalized;
+    hlx_iof_stream_t out, err;
+} hlx_rank_t;
+
+typedef struct hlx_job {
+    const hlx_launch_opts_t *opts;
+    char             tmpdir[PATH_MAX];
+    char             host[256];
+    pmix_nspace_t    nspace;
+    hlx_rank_t      *ranks;
+    int              nrunning;
+    int              sig_fd;
+    int              wake_fd[2];  /* PMIx callbacks poke the main loop through this */
+    pthread_mutex_t  lock;        /* guards the fields the PMIx progress thread writes */
+    /* Written by the PMIx progress thread under lock. */
+    int              abort_rank;  /* -1: none */
+    int              abort_status;
+    char             abort_msg[256];
+    /* Main thread only. */
+    int              failed;
+    int              exit_code;
+    int              killing;     /* kill_sig sent to every rank */
+    int              kill_sig;
+    int              escalated;   /* SIGKILL sent */
+    double           deadline;    /* job timeout, 0: none */
+    double           kill_at;     /* SIGKILL time once killing */
+    int              server_up;
+} hlx_job_t;
+
+/* ---- PMIx server module: runs on the library's progress thread ---- */
+
+static void hlx_job_wake(hlx_job_t *job)
+{
+    char c = 1;
+    /* Non-blocking: a full pipe already means the main loop will look. */
+    if (write(job->wake_fd[1], &c, 1) < 0) {
+    }
+}
+
+static pmix_status_t hlx_srv_client_connected(const pmix_proc_t *proc, void *server_object,
+                                              pmix_op_cbfunc_t cbfunc, void *cbdata)
+{
+    hlx_rank_t *r = server_object;
+
+    if (r != NULL) {
+        pthread_mutex_lock(&r->job->lock);
+        r->connected = 1;
+        pthread_mutex_unlock(&r->job->lock);
+        hlx_job_wake(r->job);
+    }
+    if (cbfunc != NULL)
+        cbfunc(PMIX_SUCCESS, cbdata);
+    return PMIX_SUCCESS;
+}
+
+static pmix_status_t hlx_srv_client_finalized(const pmix_proc_t *proc, void *server_object,
+                                              pmix_op_cbfunc_t cbfunc, void *cbdata)
+{
+    hlx_rank_t *r = server_object;
+
+    /* Set before releasing the client so the flag is visible when its exit is reaped. */
+    if (r != NULL) {
+        pthread_mutex_lock(&r->job->lock);
+        r->finalized = 1;
+        pthread_mutex_unlock(&r->job->lock);
+    }
+    if (cbfunc != NULL)
+        cbfunc(PMIX_SUCCESS, cbdata);
+    return PMIX_SUCCESS;
+}
+
+static pmix_status_t hlx_srv_abort(const pmix_proc_t *proc, void *server_object, int status,
+                                   const char msg[], pmix_proc_t procs[], size_t nprocs,
+                                   pmix_op_cbfunc_t cbfunc, void *cbdata)
+{
+    hlx_rank_t *r = server_object;
+
+    /* Recorded before the client is released, so the abort is the job's first failure
+     * even if the rank exits right after PMIx_Abort returns. A subset of procs is not
+     * honoured: on one node the whole job goes. */
+    if (r != NULL) {
+        pthread_mutex_lock(&r->job->lock);
+        if (r->job->abort_rank < 0) {
+            r->job->abort_rank   = r->rank;
+            r->job->abort_status = status;
+            snprintf(r->job->abort_msg, sizeof(r->job->abort_msg), "%s", msg ? msg : "");
+        }
+        pthread_mutex_unlock(&r->job->lock);
+        hlx_job_wake(r->job);
+    }
+    if (cbfunc != NULL)
+        cbfunc(PMIX_SUCCESS, cbdata);
+    return PMIX_SUCCESS;
+}
+
+static void hlx_srv_release(void *cbdata)
+{
+    free(cbdata);
+}
+
+static pmix_status_t hlx_srv_fence_nb(const pmix_proc_t procs[], size_t nprocs,
+                                      const pmix_info_t info[], size_t ninfo, char *data,
+                                      size_t ndata, pmix_modex_cbfunc_t cbfunc, void *cbdata)
+{
+    char *copy = NULL;
+
+    /* One node, one server: the library hands us every local contribution already
+     * concatenated, which is the whole job's data. Return it as the collective result. A
+     * copy keeps us clear of when the library frees its own buffer. */
+    if (ndata > 0) {
+        copy = malloc(ndata);
+        if (copy == NULL)
+            return PMIX_ERR_NOMEM;
+        memcpy(copy, data, ndata);
+    }
+    cbfunc(PMIX_SUCCESS, copy, ndata, cbdata, hlx_srv_release, copy);
+    return PMIX_SUCCESS;
+}
+
+static pmix_server_module_t hlx_srv_module_template = {
+    .client_connected = hlx_srv_client_connected,
+    .client_finalized = hlx_srv_client_finalized,
+    .abort            = hlx_srv_abort,
+    .fence_nb         = hlx_srv_fence_nb,
+};
+
+/* ---- Blocking wrappers with a deadline for the library's asynchronous calls ---- */
+
+typedef struct hlx_pmix_wait {
+    pthread_mutex_t m;
+    pthread_cond_t  c;
+    int             done;
+    pmix_status_t   status;
+} hlx_pmix_wait_t;
+
+static void hlx_pmix_op_done(pmix_status_t status, void *cbdata)
+{
+    hlx_pmix_wait_t *w = cbdata;
+
+    pthread_mutex_lock(&w->m);
+    w->status = status;
+    w->done   = 1;
+    pthread_cond_signal(&w->c);
+    pthread_mutex_unlock(&w->m);
+}
+
+static hlx_pmix_wait_t *hlx_pmix_wait_new(void)
+{
+    hlx_pmix_wait_t   *w = calloc(1, sizeof(*w));
+    pthread_condattr_t ca;
+
+    if (w == NULL)
+        return NULL;
+    pthread_mutex_init(&w->m, NULL);
+    pthread_condattr_init(&ca);
+    pthread_condattr_setclock(&ca, CLOCK_MONOTONIC);
+    pthread_cond_init(&w->c, &ca);
+    pthread_condattr_destroy(&ca);
+    return w;
+}
+
+/* rc is what the asynchronous call returned. On timeout the wait object is leaked on
+ * purpose: the library may still call back into it. */
+static pmix_status_t hlx_pmix_wait_end(hlx_pmix_wait_t *w, pmix_status_t rc)
+{
+    struct timespec ts;
+    int             done;
+
+    if (rc == PMIX_OPERATION_SUCCEEDED)
+        rc = PMIX_SUCCESS;
+    else if (rc == PMIX_SUCCESS) {
+        clock_gettime(CLOCK_MONOTONIC, &ts);
+        ts.tv_sec += (time_t)HLX_JOB_PMIX_WAIT_S;
+        pthread_mutex_lock(&w->m);
+        while (!w->done && pthread_cond_timedwait(&w->c, &w->m, &ts) != ETIMEDOUT) {
+        }
+        done = w->done;
+        rc   = w->done ? w->status : PMIX_ERR_TIMEOUT;
+        pthread_mutex_unlock(&w->m);
+        if (!done)
+            return rc;
+    }
+    pthread_mutex_destroy(&w->m);
+    pthread_cond_destroy(&w->c);
+    free(w);
+    return rc;
+}
+
+/* ---- Small helpers ---- */
+
+static void hlx_job_msg(const char *fmt, ...) __attribute__((format(printf, 1, 2)));
+static void hlx_job_msg(const char *fmt, ...)
+{
+    va_list ap;
+
+    fflush(stdout);
+    fputs("helixrun: ", stderr);
+    va_start(ap, fmt);
+    vfprintf(stderr, fmt, ap);
+    va_end(ap);
+    fputc('\n', stderr);
+    fflush(stderr);
+}
+
+static const char *hlx_signame(int sig)
+{
+    const char *s = sigabbrev_np(sig);
+    return s ? s : "?";
+}
+
+/* Appends "R (pid P)" for each rank selected by want() to buf. Returns how many. */
+static int hlx_job_list_ranks(hlx_job_t *job, char *buf, size_t size,
+                              int (*want)(const hlx_rank_t *))
+{
+    size_t used = 0;
+    int    n    = 0;
+
+    buf[0] = '\0';
+    for (int i = 0; i < job->opts->nprocs; i++) {
+        if (!want(&job->ranks[i]))
+            continue;
+        if (used < size)
+            used += (size_t)snprintf(buf + used, size - used, "%s%d (pid %d)", n ? ", " : "",
+                                     i, (int)job->ranks[i].pid);
+        n++;
+    }
+    if (used >= size && size > 4)
+        strcpy(buf + size - 4, "...");
+    return n;
+}
+
+static int hlx_rank_is_running(const hlx_rank_t *r)
+{
+    return r->running;
+}
+
+static int hlx_rank_is_unconnected_running(const hlx_rank_t *r)
+{
+    return r->running && !r->connected;
+}
+
+static void hlx_job_signal_all(hlx_job_t *job, int sig)
+{
+    for (int i = 0; i < job->opts->nprocs; i++) {
+        hlx_rank_t *r = &job->ranks[i];
+        if (!r->running)
+            continue;
+        /* The whole process group, so a rank's own children (a shell wrapper) go too. */
+        if (kill(-r->pid, sig) < 0)
+            kill(r->pid, sig);
+    }
+}
+
+static void hlx_job_kill(hlx_job_t *job)
+{
+    if (job->killing)
+        return;
+    job->killing  = 1;
+    job->kill_sig = SIGTERM;
+    job->kill_at  = hlx_now_s() + job->opts->grace_s;
+    hlx_job_signal_all(job, SIGTERM);
+}
+
+/* Records the job's first failure (later ones are consequences) and kills the job. */
+static void hlx_job_fail(hlx_job_t *job, int code, const char *fmt, ...)
+    __attribute__((format(printf, 3, 4)));
+static void hlx_job_fail(hlx_job_t *job, int code, const char *fmt, ...)
+{
+    char    reason[1024];
+    va_list ap;
+
+    if (!job->failed) {
+        job->failed    = 1;
+        job->exit_code = code;
+        va_start(ap, fmt);
+        vsnprintf(reason, sizeof(reason), fmt, ap);
+        va_end(ap);
+        if (job->nrunning > 0)
+            hlx_job_msg("%s; killing the job (SIGTERM, SIGKILL after %g s)", reason,
+                        job->opts->grace_s);
+        else
+            hlx_job_msg("%s", reason);
+    }
+    hlx_job_kill(job);
+}
+
+/* ---- Setup ---- */
+
+static int hlx_rmtree_entry(const char *path, const struct stat *sb, int flag, struct FTW *ftw)
+{
+    (void)sb;
+    (void)flag;
+    (void)ftw;
+    if (remove(path) < 0 && errno != ENOENT)
+        hlx_warn("cannot remove %s: %s", path, strerror(errno));
+    return 0;
+}
+
+static void hlx_rmtree(const char *dir)
+{
+    nftw(dir, hlx_rmtree_entry, 16, FTW_DEPTH | FTW_PHYS);
+}
+
+static pmix_info_t *hlx_job_info_add(pmix_info_t *info, size_t *n, const char *key,
+                                     const void *val, pmix_data_type_t type)
+{
+    PMIX_INFO_LOAD(&info[*n], key, val, type);
+    (*n)++;
+    return info;
+}
+
+/* Registers the job with the PMIx server: the job-level keys a client reads at
+ * PMIx_Init (without PMIX_NODE_MAP and PMIX_PROC_MAP it fails there) and one
+ * PMIX_PROC_DATA array per rank. */
+static int hlx_job_register_nspace(hlx_job_t *job)
+{
+    int               n = job->opts->nprocs;
+    char              ranks_str[8 * HLX_LAUNCH_MAX_NPROCS];
+    char             *node_regex = NULL, *proc_regex = NULL;
+    pmix_info_t      *info;
+    size_t            ninfo = 0, cap = 16 + (size_t)n;
+    uint32_t          u32;
+    pmix_rank_t       lldr = 0;
+    pmix_status_t     rc;
+    hlx_pmix_wait_t  *w;
+    size_t            used = 0;
+
+    for (int i = 0; i < n; i++)
+        used += (size_t)snprintf(ranks_str + used, sizeof(ranks_str) - used, "%s%d",
+                                 i ? "," : "", i);
+    rc = PMIx_generate_regex(job->host, &node_regex);
+    if (rc == PMIX_SUCCESS)
+        rc = PMIx_generate_ppn(ranks_str, &proc_regex);
+    if (rc != PMIX_SUCCESS) {
+        hlx_job_msg("cannot build the PMIx node/proc maps: %s", PMIx_Error_string(rc));
+        free(node_regex);
+        return -1;
+    }
+
+    PMIX_INFO_CREATE(info, cap);
+    u32 = (uint32_t)n;
+    hlx_job_info_add(info, &ninfo, PMIX_UNIV_SIZE, &u32, PMIX_UINT32);
+    hlx_job_info_add(info, &ninfo, PMIX_JOB_SIZE, &u32, PMIX_UINT32);
+    hlx_job_info_add(info, &ninfo, PMIX_MAX_PROCS, &u32, PMIX_UINT32);
+    hlx_job_info_add(info, &ninfo, PMIX_LOCAL_SIZE, &u32, PMIX_UINT32);
+    hlx_job_info_add(info, &ninfo, PMIX_NODE_SIZE, &u32, PMIX_UINT32);
+    hlx_job_info_add(info, &ninfo, PMIX_APP_SIZE, &u32, PMIX_UINT32);
+    u32 = 1;
+    hlx_job_info_add(info, &ninfo, PMIX_NUM_NODES, &u32, PMIX_UINT32);
+    hlx_job_info_add(info, &ninfo, PMIX_LOCAL_PEERS, ranks_str, PMIX_STRING);
+    hlx_job_info_add(info, &ninfo, PMIX_LOCALLDR, &lldr, PMIX_PROC_RANK);
+    hlx_job_info_add(info, &ninfo, PMIX_JOBID, job->nspace, PMIX_STRING);
+    hlx_job_info_add(info, &ninfo, PMIX_NODE_MAP, node_regex, PMIX_REGEX);
+    hlx_job_info_add(info, &ninfo, PMIX_PROC_MAP, proc_regex, PMIX_REGEX);
+    free(node_regex);
+    free(proc_regex);
+
+    for (int i = 0; i < n; i++) {
+        pmix_data_array_t *darray;
+        pmix_info_t       *pi;
+        pmix_rank_t        rk  = (pmix_rank_t)i;
+        uint16_t           u16 = (uint16_t)i;
+        uint32_t           zero = 0;
+
+        PMIX_DATA_ARRAY_CREATE(darray, 8, PMIX_INFO);
+        pi = darray->array;
+        /* PMIX_RANK must come first: the library keys the array on it. */
+        PMIX_INFO_LOAD(&pi[0], PMIX_RANK, &rk, PMIX_PROC_RANK);
+        PMIX_INFO_LOAD(&pi[1], PMIX_LOCAL_RANK, &u16, PMIX_UINT16);
+        PMIX_INFO_LOAD(&pi[2], PMIX_NODE_RANK, &u16, PMIX_UINT16);
+        PMIX_INFO_LOAD(&pi[3], PMIX_HOSTNAME, job->host, PMIX_STRING);
+        PMIX_INFO_LOAD(&pi[4], PMIX_NODEID, &zero, PMIX_UINT32);
+        PMIX_INFO_LOAD(&pi[5], PMIX_APPNUM, &zero, PMIX_UINT32);
+        PMIX_INFO_LOAD(&pi[6], PMIX_APP_RANK, &rk, PMIX_PROC_RANK);
+        PMIX_INFO_LOAD(&pi[7], PMIX_GLOBAL_RANK, &rk, PMIX_PROC_RANK);
+        PMIX_LOAD_KEY(info[ninfo].key, PMIX_PROC_DATA);
+        info[ninfo].value.type         = PMIX_DATA_ARRAY;
+        info[ninfo].value.data.darray  = darray;
+        ninfo++;
+    }
+
+    w = hlx_pmix_wait_new();
+    if (w == NULL) {
+        PMIX_INFO_FREE(info, cap);
+        return -1;
+    }
+    rc = PMIx_server_register_nspace(job->nspace, n, info, ninfo, hlx_pmix_op_done, w);
+    rc = hlx_pmix_wait_end(w, rc);
+    PMIX_INFO_FREE(info, cap);
+    if (rc != PMIX_SUCCESS) {
+        hlx_job_msg("PMIx_server_register_nspace failed: %s", PMIx_Error_string(rc));
+        return -1;
+    }
+    return 0;
+}
+
+static int hlx_env_keep(const char *entry)
+{
+    /* Another launcher's PMIx identity (helixrun itself started by mpirun or srun) would
+     * send the ranks to the wrong server; PMIX_MCA_* are user tuning and stay. */
+    if (!strncmp(entry, "PMIX_", 5) && strncmp(entry, "PMIX_MCA_", 9))
+        return 0;
+    if (!strncmp(entry, "HELIXRUN=", 9) || !strncmp(entry, "HELIX_RANK=", 11) ||
+        !strncmp(entry, "HELIX_SIZE=", 11))
+        return 0;
+    return 1;
+}
+
+static void hlx_env_free(char **env)
+{
+    if (env == NULL)
+        return;
+    for (char **e = env; *e; e++)
+        free(*e);
+    free(env);
+}
+
+/* Sets name=value in a heap environment (each entry its own allocation, as
+ * PMIx_server_setup_fork expects since it reallocates the array and its entries). */
+static int hlx_env_set(char ***envp, size_t *np, const char *entry)
+{
+    size_t namelen = strcspn(entry, "=");
+    char  *dup     = strdup(entry);
+    char **grown;
+
+    if (dup == NULL)
+        return -1;
+    for (size_t i = 0; i < *np; i++) {
+        if (!strncmp((*envp)[i], entry, namelen) && (*envp)[i][namelen] == '=') {
+            free((*envp)[i]);
+            (*envp)[i] = dup;
+            return 0;
+        }
+    }
+    grown = realloc(*envp, (*np + 2) * sizeof(char *));
+    if (grown == NULL) {
+        free(dup);
+        return -1;
+    }
+    grown[(*np)++] = dup;
+    grown[*np]     = NULL;
+    *envp          = grown;
+    return 0;
+}
+
+static char **hlx_job_child_env(hlx_job_t *job, int rank)
+{
+    char   **env = calloc(1, sizeof(char *));
+    size_t   n   = 0;
+    char     buf[64];
+    pmix_proc_t proc;
+    pmix_status_t rc;
+    int      ok = env != NULL;
+
+    for (char **e = environ; ok && e && *e; e++)
+        if (hlx_env_keep(*e))
+            ok = hlx_env_set(&env, &n, *e) == 0;
+    for (size_t i = 0; ok && i < job->opts->nenvset; i++)
+        ok = hlx_env_set(&env, &n, job->opts->envset[i]) == 0;
+    ok = ok && hlx_env_set(&env, &n, "HELIXRUN=1") == 0;
+    snprintf(buf, sizeof(buf), "HELIX_RANK=%d", rank);
+    ok = ok && hlx_env_set(&env, &n, buf) == 0;
+    snprintf(buf, sizeof(buf), "HELIX_SIZE=%d", job->opts->nprocs);
+    ok = ok && hlx_env_set(&env, &n, buf) == 0;
+    if (!ok) {
+        hlx_env_free(env);
+        return NULL;
+    }
+    PMIX_LOAD_PROCID(&proc, job->nspace, (pmix_rank_t)rank);
+    rc = PMIx_server_setup_fork(&proc, &env);
+    if (rc != PMIX_SUCCESS) {
+        hlx_job_msg("PMIx_server_setup_fork for rank %d failed: %s", rank,
+                    PMIx_Error_string(rc));
+        hlx_env_free(env);
+        return NULL;
+    }
+    return env;
+}
+
+/* Child side of fork: only async-signal-safe calls until execve (the PMIx progress
+ * thread may hold locks at fork time). */
+static void hlx_child_exec(hlx_job_t *job, char **env, int devnull, int out_w, int err_w,
+                           pid_t parent, const sigset_t *oldmask)
+{
+    static const char msg1[] = "helixrun: cannot execute ";
+    int               e;
+
+    setpgid(0, 0);
+    /* Die with helixrun even if it is SIGKILLed and never gets to kill the job. */
+    prctl(PR_SET_PDEATHSIG, SIGKILL);
+    if (getppid() != parent)
+        _exit(HLX_LAUNCH_EXIT_FAIL);
+    if (dup2(devnull, 0) < 0 || dup2(out_w, 1) < 0 || dup2(err_w, 2) < 0)
+        _exit(HLX_LAUNCH_EXIT_FAIL);
+    /* Leave no launcher descriptor (PMIx listener, other ranks' pipes) in the rank. */
+    syscall(SYS_close_range, 3u, ~0u, 0u);
+    signal(SIGPIPE, SIG_DFL);
+    signal(SIGINT, SIG_DFL);
+    signal(SIGTERM, SIG_DFL);
+    sigprocmask(SIG_SETMASK, oldmask, NULL);
+    execve(job->opts->path, job->opts->argv, env);
+    e = errno;
+    if (write(2, msg1, sizeof(msg1) - 1) < 0 ||
+        write(2, job->opts->path, strlen(job->opts->path)) < 0 ||
+        write(2, ": ", 2) < 0 || write(2, strerror(e), strlen(strerror(e))) < 0 ||
+        write(2, "\n", 1) < 0) {
+    }
+    _exit(HLX_LAUNCH_EXIT_NOTFOUND);
+}
+
+static int hlx_job_spawn(hlx_job_t *job, int rank, int devnull, const sigset_t *oldmask)
+{
+    hlx_rank_t      *r = &job->ranks[rank];
+    pmix_proc_t      proc;
+    pmix_status_t    rc;
+    hlx_pmix_wait_t *w;
+    char           **env;
+    int              out[2], err[2];
+    pid_t            pid, parent = getpid();
+
+    PMIX_LOAD_PROCID(&proc, job->nspace, (pmix_rank_t)rank);
+    w = hlx_pmix_wait_new();
+    if (w == NULL)
+        return -1;
+    rc = PMIx_server_register_client(&proc, getuid(), getgid(), r, hlx_pmix_op_done, w);
+    rc = hlx_pmix_wait_end(w, rc);
+    if (rc != PMIX_SUCCESS) {
+        hlx_job_msg("PMIx_server_register_client for rank %d failed: %s", rank,
+                    PMIx_Error_string(rc));
+        return -1;
+    }
+    env = hlx_job_child_env(job, rank);
+    if (env == NULL)
+        return -1;
+    if (pipe2(out, O_CLOEXEC) < 0) {
+        hlx_env_free(env);
+        return -1;
+    }
+    if (pipe2(err, O_CLOEXEC) < 0) {
+        close(out[0]);
+        close(out[1]);
+        hlx_env_free(env);
+        return -1;
+    }
+    pid = fork();
+    if (pid == 0)
+        hlx_child_exec(job, env, devnull, out[1], err[1], parent, oldmask);
+    hlx_env_free(env);
+    close(out[1]);
+    close(err[1]);
+    if (pid < 0) {
+        hlx_job_msg("fork for rank %d failed: %s", rank, strerror(errno));
+        close(out[0]);
+        close(err[0]);
+        return -1;
+    }
+    /* Also from the parent, so a kill(-pid) right after fork already finds the group. */
+    setpgid(pid, pid);
+    r->pid     = pid;
+    r->running = 1;
+    job->nrunning++;
+    hlx_iof_open(&r->out, out[0], rank, 0);
+    hlx_iof_open(&r->err, err[0], rank, 1);
+    hlx_debug(HLX_SUB_LAUNCH, "rank %d started as pid %d", rank, (int)pid);
+    return 0;
+}
+
+/* ---- Supervision ---- */
+
+/* A rank that exits 0 without joining PMIx while others have joined leaves them waiting
+ * in their first collective forever; one that joined but exits without PMIx_Finalize
+ * broke off mid-protocol. Both end the job, as mpirun does. */
+static void hlx_job_check_contract(hlx_job_t *job)
+{
+    int  nconn = 0, lost = -1;
+    char list[512];
+
+    pthread_mutex_lock(&job->lock);
+    for (int i = 0; i < job->opts->nprocs; i++) {
+        hlx_rank_t *r = &job->ranks[i];
+        if (r->running && r->connected && !r->finalized)
+            nconn++;
+        if (!r->running && r->pid > 0 && !r->connected && lost < 0 &&
+            WIFEXITED(r->wstatus) && WEXITSTATUS(r->wstatus) == 0)
+            lost = i;
+    }
+    pthread_mutex_unlock(&job->lock);
+    if (lost >= 0 && nconn > 0) {
+        size_t used = 0;
+        int    k    = 0;
+        list[0]     = '\0';
+        pthread_mutex_lock(&job->lock);
+        for (int i = 0; i < job->opts->nprocs && used < sizeof(list); i++) {
+            hlx_rank_t *r = &job->ranks[i];
+            if (r->running && r->connected && !r->finalized)
+                used += (size_t)snprintf(list + used, sizeof(list) - used, "%s%d",
+                                         k++ ? "," : "", i);
+        }
+        pthread_mutex_unlock(&job->lock);
+        hlx_job_fail(job, HLX_LAUNCH_EXIT_FAIL,
+                     "rank %d (pid %d) exited with status 0 without ever connecting to PMIx, "
+                     "while rank(s) %s are PMIx clients that would wait for it", lost,
+                     (int)job->ranks[lost].pid, list);
+    }
+}
+
+static void hlx_job_reaped(hlx_job_t *job, hlx_rank_t *r, int wstatus)
+{
+    int connected, finalized;
+
+    r->running = 0;
+    r->wstatus = wstatus;
+    job->nrunning--;
+    pthread_mutex_lock(&job->lock);
+    connected = r->connected;
+    finalized = r->finalized;
+    pthread_mutex_unlock(&job->lock);
+
+    if (WIFSIGNALED(wstatus)) {
+        int sig = WTERMSIG(wstatus);
+        hlx_job_fail(job, HLX_LAUNCH_EXIT_SIGBASE + sig,
+                     "rank %d (pid %d) was killed by signal %d (SIG%s)", r->rank, (int)r->pid,
+                     sig, hlx_signame(sig));
+    } else if (WIFEXITED(wstatus) && WEXITSTATUS(wstatus) != 0) {
+        hlx_job_fail(job, WEXITSTATUS(wstatus), "rank %d (pid %d) exited with status %d",
+                     r->rank, (int)r->pid, WEXITSTATUS(wstatus));
+    } else if (connected && !finalized) {
+        hlx_job_fail(job, HLX_LAUNCH_EXIT_FAIL,
+                     "rank %d (pid %d) exited with status 0 without calling PMIx_Finalize",
+                     r->rank, (int)r->pid);
+    } else {
+        hlx_debug(HLX_SUB_LAUNCH, "rank %d (pid %d) exited with status 0", r->rank,
+                  (int)r->pid);
+        hlx_job_check_contract(job);
+    }
+}
+
+static void hlx_job_reap(hlx_job_t *job)
+{
+    int   wstatus;
+    pid_t pid;
+
+    while ((pid = waitpid(-1, &wstatus, WNOHANG)) > 0) {
+        for (int i = 0; i < job->opts->nprocs; i++) {
+            hlx_rank_t *r = &job->ranks[i];
+            if (r->running && r->pid == pid) {
+                hlx_job_reaped(job, r, wstatus);
+                break;
+            }
+        }
+    }
+}
+
+static void hlx_job_on_signal(hlx_job_t *job)
+{
+    struct signalfd_siginfo si;
+
+    while (read(job->sig_fd, &si, sizeof(si)) == (ssize_t)sizeof(si)) {
+        int sig = (int)si.ssi_signo;
+        if (sig == SIGCHLD) {
+            hlx_job_reap(job);
+            continue;
+        }
+        if (job->killing) {
+            /* Asked again while the job is already going down: do not wait the grace. */
+            job->kill_at = hlx_now_s();
+            continue;
+        }
+        /* Pass the signal on as the ranks would have got it from a terminal; the kill
+         * deadline still applies so a rank that ignores it cannot keep the job alive. */
+        if (!job->failed) {
+            job->failed    = 1;
+            job->exit_code = HLX_LAUNCH_EXIT_SIGBASE + sig;
+            hlx_job_msg("received SIG%s; forwarding it to the job (SIGKILL after %g s)",
+                        hlx_signame(sig), job->opts->grace_s);
+        }
+        job->killing  = 1;
+        job->kill_sig = sig;
+        job->kill_at  = hlx_now_s() + job->opts->grace_s;
+        hlx_job_signal_all(job, sig);
+    }
+}
+
+static void hlx_job_on_wake(hlx_job_t *job)
+{
+    char buf[64];
+    int  arank, astatus;
+    char amsg[256];
+
+    while (read(job->wake_fd[0], buf, sizeof(buf)) > 0) {
+    }
+    pthread_mutex_lock(&job->lock);
+    arank   = job->abort_rank;
+    astatus = job->abort_status;
+    snprintf(amsg, sizeof(amsg), "%s", job->abort_msg);
+    pthread_mutex_unlock(&job->lock);
+    if (arank >= 0 && !job->failed) {
+        /* An exit status must be 1..255 to read as failure. */
+        int code = (astatus > 0 && astatus < 256) ? astatus : HLX_LAUNCH_EXIT_FAIL;
+        hlx_job_fail(job, code, "rank %d (pid %d) called PMIx_Abort with status %d: %s",
+                     arank, (int)job->ranks[arank].pid, astatus, amsg);
+    }
+    hlx_job_check_contract(job);
+}
+
+static void hlx_job_on_deadlines(hlx_job_t *job, double now)
+{
+    char running[1024], unconnected[1024];
+
+    if (job->deadline > 0 && now >= job->deadline && !job->killing) {
+        int nrun = hlx_job_list_ranks(job, running, sizeof(running), hlx_rank_is_running);
+        int nunc;
+        pthread_mutex_lock(&job->lock);
+        nunc = hlx_job_list_ranks(job, unconnected, sizeof(unconnected),
+                                  hlx_rank_is_unconnected_running);
+        pthread_mutex_unlock(&job->lock);
+        hlx_job_fail(job, HLX_LAUNCH_EXIT_TIMEOUT,
+                     "timeout after %g s; %d rank(s) still running: %s%s%s",
+                     job->opts->timeout_s, nrun, running,
+                     nunc ? "; never connected to PMIx: " : "", nunc ? unconnected : "");
+    }
+    if (job->killing && !job->escalated && now >= job->kill_at && job->nrunning > 0) {
+        hlx_job_list_ranks(job, running, sizeof(running), hlx_rank_is_running);
+        hlx_job_msg("rank(s) %s still running %g s after SIG%s; sending SIGKILL", running,
+                    job->opts->grace_s, hlx_signame(job->kill_sig));
+        job->escalated = 1;
+        hlx_job_signal_all(job, SIGKILL);
+    }
+}
+
+static double hlx_min_deadline(double a, double b)
+{
+    if (a <= 0)
+        return b;
+    if (b <= 0)
+        return a;
+    return a < b ? a : b;
+}
+
+static void hlx_job_loop(hlx_job_t *job)
+{
+    int            n      = job->opts->nprocs;
+    struct pollfd *pfd    = calloc((size_t)(2 * n + 2), sizeof(*pfd));
+    hlx_iof_stream_t **who = calloc((size_t)(2 * n + 2), sizeof(*who));
+    double         drain_until = 0;
+
+    if (pfd == NULL || who == NULL) {
+        hlx_job_msg("out of memory");
+        job->failed    = 1;
+        job->exit_code = HLX_LAUNCH_EXIT_FAIL;
+        hlx_job_signal_all(job, SIGKILL);
+        free(pfd);
+        free(who);
+        return;
+    }
+    for (;;) {
+        double now = hlx_now_s(), next = 0;
+        int    nfd = 0, nstream = 0, timeout_ms, rc;
+
+        hlx_job_on_deadlines(job, now);
+        if (job->nrunning == 0 && drain_until == 0)
+            drain_until = now + HLX_JOB_DRAIN_S;
+        pfd[nfd++] = (struct pollfd){ .fd = job->sig_fd, .events = POLLIN };
+        pfd[nfd++] = (struct pollfd){ .fd = job->wake_fd[0], .events = POLLIN };
+        for (int i = 0; i < n; i++) {
+            hlx_iof_stream_t *s[2] = { &job->ranks[i].out, &job->ranks[i].err };
+            for (int k = 0; k < 2; k++) {
+                if (s[k]->fd < 0)
+                    continue;
+                who[nfd]   = s[k];
+                pfd[nfd++] = (struct pollfd){ .fd = s[k]->fd, .events = POLLIN };
+                nstream++;
+            }
+        }
+        if (job->nrunning == 0 && (nstream == 0 || now >= drain_until))
+            break;
+        if (!job->killing)
+            next = hlx_min_deadline(next, job->deadline);
+        if (job->killing && !job->escalated)
+            next = hlx_min_deadline(next, job->kill_at);
+        if (job->nrunning == 0)
+            next = hlx_min_deadline(next, drain_until);
+        timeout_ms = next > 0 ? (int)((next - now) * 1000.0) + 1 : -1;
+        if (next > 0 && timeout_ms < 0)
+            timeout_ms = 0;
+        rc = poll(pfd, (nfds_t)nfd, timeout_ms);
+        if (rc < 0 && errno != EINTR) {
+            hlx_job_msg("poll failed: %s", strerror(errno));
+            break;
+        }
+        if (rc <= 0)
+            continue;
+        /* Output first, so a rank's last words appear before the message about its end. */
+        for (int i = 2; i < nfd; i++)
+            if (pfd[i].revents)
+                hlx_iof_read(who[i], who[i]->is_err ? stderr : stdout, job->opts->prefix);
+        fflush(stdout);
+        fflush(stderr);
+        if (pfd[0].revents)
+            hlx_job_on_signal(job);
+        if (pfd[1].revents)
+            hlx_job_on_wake(job);
+    }
+    free(pfd);
+    free(who);
+}
+
+/* ---- Entry ---- */
+
+int hlx_launch_run(const hlx_launch_opts_t *opts)
+{
+    hlx_job_t       job;
+    pmix_server_module_t module = hlx_srv_module_template;
+    pmix_info_t    *sinfo;
+    pmix_status_t   rc;
+    sigset_t        mask, oldmask;
+    int             devnull = -1;
+
+    memset(&job, 0, sizeof(job));
+    job.opts       = opts;
+    job.sig_fd     = -1;
+    job.wake_fd[0] = job.wake_fd[1] = -1;
+    job.abort_rank = -1;
+    job.exit_code  = HLX_LAUNCH_EXIT_FAIL;
+    pthread_mutex_init(&job.lock, NULL);
+    if (gethostname(job.host, sizeof(job.host) - 1) != 0)
+        strcpy(job.host, "localhost");
+    snprintf(job.nspace, sizeof(job.nspace), "helixrun.%d", (int)getpid());
+
+    job.ranks = calloc((size_t)opts->nprocs, sizeof(*job.ranks));
+    if (job.ranks == NULL)
+        goto out;
+    for (int i = 0; i < opts->nprocs; i++) {
+        job.ranks[i].job  = &job;
+        job.ranks[i].rank = i;
+        job.ranks[i].out.fd = job.ranks[i].err.fd = -1;
+    }
+
+    /* Block the signals we handle before PMIx starts its progress thread, so that thread
+     * inherits the mask and every such signal reaches the signalfd. */
+    sigemptyset(&mask);
+    sigaddset(&mask, SIGCHLD);
+    sigaddset(&mask, SIGINT);
+    sigaddset(&mask, SIGTERM);
+    sigaddset(&mask, SIGHUP);
+    sigaddset(&mask, SIGQUIT);
+    sigprocmask(SIG_BLOCK, &mask, &oldmask);
+    signal(SIGPIPE, SIG_IGN);
+    job.sig_fd = signalfd(-1, &mask, SFD_NONBLOCK | SFD_CLOEXEC);
+    if (job.sig_fd < 0 || pipe2(job.wake_fd, O_NONBLOCK | O_CLOEXEC) < 0) {
+        hlx_job_msg("cannot set up signal handling: %s", strerror(errno));
+        goto out_sig;
+    }
+    devnull = open("/dev/null", O_RDONLY | O_CLOEXEC);
+    if (devnull < 0) {
+        hlx_job_msg("cannot open /dev/null: %s", strerror(errno));
+        goto out_sig;
+    }
+
+    /* A private directory per run: a killed server leaves pmix_dstor_* files behind, and
+     * runs must not see each other's rendezvous files. */
+    snprintf(job.tmpdir, sizeof(job.tmpdir), "%s/helixrun.XXXXXX", opts->tmproot);
+    if (mkdtemp(job.tmpdir) == NULL) {
+        hlx_job_msg("cannot create a directory under %s: %s", opts->tmproot,
+                    strerror(errno));
+        job.tmpdir[0] = '\0';
+        goto out_sig;
+    }
+    PMIX_INFO_CREATE(sinfo, 2);
+    PMIX_INFO_LOAD(&sinfo[0], PMIX_SERVER_TMPDIR, job.tmpdir, PMIX_STRING);
+    PMIX_INFO_LOAD(&sinfo[1], PMIX_SYSTEM_TMPDIR, job.tmpdir, PMIX_STRING);
+    rc = PMIx_server_init(&module, sinfo, 2);
+    PMIX_INFO_FREE(sinfo, 2);
+    if (rc != PMIX_SUCCESS) {
+        hlx_job_msg("PMIx_server_init failed: %s", PMIx_Error_string(rc));
+        goto out_tmp;
+    }
+    job.server_up = 1;
+    if (hlx_job_register_nspace(&job) != 0)
+        goto out_server;
+
+    for (int i = 0; i < opts->nprocs; i++) {
+        if (hlx_job_spawn(&job, i, devnull, &oldmask) != 0) {
+            hlx_job_fail(&job, HLX_LAUNCH_EXIT_FAIL, "cannot start rank %d", i);
+            break;
+        }
+    }
+    if (opts->timeout_s > 0)
+        job.deadline = hlx_now_s() + opts->timeout_s;
+    hlx_job_loop(&job);
+    if (!job.failed)
+        job.exit_code = 0;
+
+out_server:
+    if (job.nrunning > 0) {
+        /* Only reached on an internal error: never leave ranks behind. */
+        hlx_job_signal_all(&job, SIGKILL);
+        while (job.nrunning > 0 && waitpid(-1, NULL, 0) > 0)
+            job.nrunning--;
+    }
+    for (int i = 0; i < opts->nprocs; i++) {
+        hlx_iof_close(&job.ranks[i].out, stdout, opts->prefix);
+        hlx_iof_close(&job.ranks[i].err, stderr, opts->prefix);
+    }
+    fflush(stdout);
+    fflush(stderr);
+    rc = PMIx_server_finalize();
+    if (rc != PMIX_SUCCESS)
+        hlx_warn("PMIx_server_finalize: %s", PMIx_Error_string(rc));
+out_tmp:
+    hlx_rmtree(job.tmpdir);
+out_sig:
+    if (devnull >= 0)
+        close(devnull);
+    if (job.sig_fd >= 0)
+        close(job.sig_fd);
+    if (job.wake_fd[0] >= 0) {
+        close(job.wake_fd[0]);
+        close(job.wake_fd[1]);
+    }
+    sigprocmask(SIG_SETMASK, &oldmask, NULL);
+out:
+    free(job.ranks);
+    pthread_mutex_destroy(&job.lock);
+    return job.exit_code;
+}
