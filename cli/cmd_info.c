@@ -22,6 +22,8 @@ static const struct {
     { "HELIX_KERNELS", "kernel variant when --kernels is not given (auto, scalar, avx2, avx512)" },
     { "HELIX_DATA_DIR", "directory holding models/ and clusters/ presets" },
     { "HELIX_FAULT", "scripted fault for tests: drop-partials:rank=R[:step=S]" },
+    { "HELIX_RANK", "set by helixrun in each rank (informational; ranks come from PMIx)" },
+    { "HELIX_SIZE", "set by helixrun in each rank (informational)" },
 };
 
 int hlx_cmd_info(int argc, char **argv)
