@@ -6,6 +6,7 @@
 #include "hlx_kernels.h"
 
 #include <math.h>
+#include <stdarg.h>
 #include <stdint.h>
 #include <stdio.h>
 #include <stdlib.h>
