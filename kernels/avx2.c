@@ -139,3 +139,36 @@ void hlx_kernels_avx2(hlx_kernels_t *k)
     k->swiglu  = hlx_swiglu_avx2;
     k->gemm    = hlx_gemm_avx2;
 }
+
+/* Machine probes for the roofline (see probe.c). */
+double hlx_probe_fma_avx2(uint64_t n)
+{
+    __m256 a[12], m = _mm256_set1_ps(0.999999f), c = _mm256_set1_ps(1e-7f);
+    uint64_t i;
+    int j;
+    float out[8];
+
+    for (j = 0; j < 12; j++)
+        a[j] = _mm256_set1_ps((float)j);
+    for (i = 0; i < n; i++)
+        for (j = 0; j < 12; j++)
+            a[j] = _mm256_fmadd_ps(a[j], m, c);
+    for (j = 1; j < 12; j++)
+        a[0] = _mm256_add_ps(a[0], a[j]);
+    _mm256_storeu_ps(out, a[0]);
+    return (double)out[0];
+}
+
+double hlx_probe_read_avx2(const float *p, size_t n)
+{
+    __m256 a0 = _mm256_setzero_ps(), a1 = a0, a2 = a0, a3 = a0;
+    size_t i;
+
+    for (i = 0; i + 32 <= n; i += 32) {
+        a0 = _mm256_add_ps(a0, _mm256_load_ps(p + i));
+        a1 = _mm256_add_ps(a1, _mm256_load_ps(p + i + 8));
+        a2 = _mm256_add_ps(a2, _mm256_load_ps(p + i + 16));
+        a3 = _mm256_add_ps(a3, _mm256_load_ps(p + i + 24));
+    }
+    return (double)hlx_v_rsum(_mm256_add_ps(_mm256_add_ps(a0, a1), _mm256_add_ps(a2, a3)));
+}

@@ -170,3 +170,37 @@ void hlx_kernels_avx512(hlx_kernels_t *k)
     k->swiglu  = hlx_swiglu_avx512;
     k->gemm    = hlx_gemm_avx512;
 }
+
+/* Machine probes for the roofline (see probe.c): n rounds of 16 independent FMA chains
+ * (enough to cover FMA latency x 2 ports), and a streaming read sum. */
+double hlx_probe_fma_avx512(uint64_t n)
+{
+    __m512 a[16], m = _mm512_set1_ps(0.999999f), c = _mm512_set1_ps(1e-7f);
+    uint64_t i;
+    int j;
+    float out[16];
+
+    for (j = 0; j < 16; j++)
+        a[j] = _mm512_set1_ps((float)j);
+    for (i = 0; i < n; i++)
+        for (j = 0; j < 16; j++)
+            a[j] = _mm512_fmadd_ps(a[j], m, c);
+    for (j = 1; j < 16; j++)
+        a[0] = _mm512_add_ps(a[0], a[j]);
+    _mm512_storeu_ps(out, a[0]);
+    return (double)out[0];
+}
+
+double hlx_probe_read_avx512(const float *p, size_t n)
+{
+    __m512 a0 = _mm512_setzero_ps(), a1 = a0, a2 = a0, a3 = a0;
+    size_t i;
+
+    for (i = 0; i + 64 <= n; i += 64) {
+        a0 = _mm512_add_ps(a0, _mm512_load_ps(p + i));
+        a1 = _mm512_add_ps(a1, _mm512_load_ps(p + i + 16));
+        a2 = _mm512_add_ps(a2, _mm512_load_ps(p + i + 32));
+        a3 = _mm512_add_ps(a3, _mm512_load_ps(p + i + 48));
+    }
+    return (double)_mm512_reduce_add_ps(_mm512_add_ps(_mm512_add_ps(a0, a1), _mm512_add_ps(a2, a3)));
+}

@@ -37,4 +37,11 @@ static inline float hlx_kv_load(const void *p, hlx_dtype_t t, size_t i)
 void hlx_kernels_avx2(hlx_kernels_t *k);
 void hlx_kernels_avx512(hlx_kernels_t *k);
 
+
+
+/* Probe loops of each ISA file (probe.c times them). */
+double hlx_probe_fma_avx2(uint64_t n);     /* n x 12 FMAs of 8 lanes */
+double hlx_probe_fma_avx512(uint64_t n);   /* n x 16 FMAs of 16 lanes */
+double hlx_probe_read_avx2(const float *p, size_t n);
+double hlx_probe_read_avx512(const float *p, size_t n);
 #endif
