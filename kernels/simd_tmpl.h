@@ -167,9 +167,16 @@ HLX_FN(hlx_attn_typed)(const int BF, const hlx_attn_desc_t *d)
                     const float *qq = BF ? qp : qg;
                     float *og = oh + (size_t)g0 * d->dv;
                     /* prefetch the next block's KV rows ahead of the hardware streams */
-                    if (j + 2 * HLX_W < d->len) {
-                        __builtin_prefetch((const char *)d->k + (j + 2 * HLX_W) * ksb);
-                        __builtin_prefetch((const char *)d->v + (j + 2 * HLX_W) * vsb);
+                    if (g0 == 0 && j + HLX_TB + HLX_W <= d->len) {
+                        /* every line of the rows one superblock ahead: the hardware
+                         * streams alone leave the FMA units waiting on DRAM */
+                        const char *pk = (const char *)d->k + (j + HLX_TB) * ksb;
+                        const char *pv = (const char *)d->v + (j + HLX_TB) * vsb;
+                        size_t off;
+                        for (off = 0; off < HLX_W * ksb; off += 64)
+                            __builtin_prefetch(pk + off);
+                        for (off = 0; off < HLX_W * vsb; off += 64)
+                            __builtin_prefetch(pv + off);
                     }
                     switch (G) {
 #define HLX_CASE(n) \
