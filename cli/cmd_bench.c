@@ -1,11 +1,374 @@
-/* helix bench: placeholder until its subsystem lands. */
+/* helix bench attention|merge|gemv: times one kernel variant and reports it against this
+ * core's roofline, whose limits (STREAM-like read bandwidth, fp32 FMA peak) are measured in
+ * the same run: roofline time = max(bytes / bandwidth, flops / peak). */
 #include "hlx_cmd.h"
+#include "hlx_kernels.h"
+#include "hlx_time.h"
+
+#include <cblas.h>
+#include <errno.h>
+#include <getopt.h>
+#include <math.h>
 #include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/mman.h>
+
+typedef struct hlx_bench_opts {
+    const char *kernel;
+    const char *variant;
+    hlx_dtype_t dtype;
+    size_t      context;
+    int         group, dk, dv, mla;
+    int         parts, heads;
+    int         n, k, m;
+    int         reps;
+    int         json;
+    size_t      bw_bytes;
+} hlx_bench_opts_t;
+
+typedef struct hlx_bench_result {
+    double bytes, flops, seconds;
+    double bw_gbps, peak_gflops;
+} hlx_bench_result_t;
+
+static void hlx_bench_usage(FILE *f)
+{
+    fprintf(f,
+        "usage: helix bench attention|merge|gemv [options]\n"
+        "Times one kernel (best of --reps runs) and reports achieved GB/s, GFLOP/s and\n"
+        "roofline_fraction = max(bytes/read_bw, flops/fma_peak) / seconds, where read_bw (a\n"
+        "STREAM-like single-thread read) and fma_peak (fp32) are measured in the same run.\n"
+        "Pin it to one core: taskset -c 1 helix bench attention\n"
+        "options:\n"
+        "  --variant NAME     kernel variant: scalar, avx2, avx512, auto (default: auto = best)\n"
+        "  --kv-dtype T       attention KV / gemv weight type: bf16, fp32, fp8 (default bf16)\n"
+        "  --context N        attention tokens; K/M suffixes are 2^10/2^20 (default 1M)\n"
+        "  --group G          query heads per KV head (default 8)\n"
+        "  --head-dim D       key and value size (default 128)\n"
+        "  --mla              MLA absorbed shape: 128 heads, key 576, value 512 = first 512\n"
+        "                     of the key row (one read of the latent cache)\n"
+        "  --parts P          merge: partials per head (default 8)\n"
+        "  --heads H          merge: heads (default 64); --head-dim sets their size\n"
+        "  --n N, --k K       gemv: y[N] = x[K] W[K][N] (default N 8192, K 8192)\n"
+        "  --m M              gemv: rows of x (default 1)\n"
+        "  --reps R           timed runs, best kept (default 5)\n"
+        "  --bw-bytes N       bandwidth probe buffer (default 256M)\n"
+        "  --json             one JSON object on stdout\n"
+        "examples:\n"
+        "  taskset -c 1 helix bench attention --kv-dtype bf16 --context 1M --group 8 --json\n"
+        "  taskset -c 1 helix bench attention --mla --context 64K\n"
+        "  taskset -c 1 helix bench gemv --kv-dtype bf16 --n 16384 --k 4096\n");
+}
+
+static int hlx_bench_size(const char *flag, const char *s, size_t min, size_t *out_p)
+{
+    char *end;
+    double v;
+
+    errno = 0;
+    v = strtod(s, &end);
+    if (end == s || errno)
+        goto bad;
+    if (*end == 'K' || *end == 'k')
+        v *= 1024.0, end++;
+    else if (*end == 'M' || *end == 'm')
+        v *= 1048576.0, end++;
+    else if (*end == 'G' || *end == 'g')
+        v *= 1073741824.0, end++;
+    if (*end != '\0' || !(v >= (double)min) || v > 1e12 || v != floor(v))
+        goto bad;
+    *out_p = (size_t)v;
+    return 0;
+bad:
+    fprintf(stderr, "helix bench: %s: bad value '%s' (an integer >= %zu, K/M/G allowed)\n",
+            flag, s, min);
+    return -1;
+}
+
+static int hlx_bench_int(const char *flag, const char *s, int min, int max, int *out_p)
+{
+    size_t v;
+    if (hlx_bench_size(flag, s, (size_t)min, &v) != 0)
+        return -1;
+    if (v > (size_t)max) {
+        fprintf(stderr, "helix bench: %s: %s is above the maximum %d\n", flag, s, max);
+        return -1;
+    }
+    *out_p = (int)v;
+    return 0;
+}
+
+/* Large buffers: 2 MiB aligned and advised into huge pages where the kernel allows. */
+static void *hlx_bench_alloc(size_t bytes)
+{
+    void *p = NULL;
+    size_t al = (size_t)2 << 20, sz = (bytes + al - 1) / al * al;
+
+    if (posix_memalign(&p, al, sz) != 0)
+        return NULL;
+#ifdef MADV_HUGEPAGE
+    madvise(p, sz, MADV_HUGEPAGE);
+#endif
+    return p;
+}
+
+static void hlx_bench_fill(void *p, hlx_dtype_t t, size_t n, uint64_t seed)
+{
+    size_t i;
+    for (i = 0; i < n; i++) {
+        float f;
+        seed = seed * 6364136223846793005ull + 1442695040888963407ull;
+        f = (float)((double)(seed >> 40) / (double)(1ull << 24) * 2.0 - 1.0);
+        if (t == HLX_DTYPE_BF16)
+            ((uint16_t *)p)[i] = hlx_f32_to_bf16(f);
+        else if (t == HLX_DTYPE_FP8)
+            ((uint8_t *)p)[i] = (uint8_t)((seed >> 32) & 0x77); /* |v| < 2, never NaN */
+        else
+            ((float *)p)[i] = f;
+    }
+}
+
+static size_t hlx_bench_esize(hlx_dtype_t t)
+{
+    return t == HLX_DTYPE_BF16 ? 2 : t == HLX_DTYPE_FP8 ? 1 : 4;
+}
+
+static int hlx_bench_attention(const hlx_bench_opts_t *o, const hlx_kernels_t *k,
+                               hlx_bench_result_t *r)
+{
+    size_t es = hlx_bench_esize(o->dtype), len = o->context;
+    int group = o->mla ? 128 : o->group, dk = o->mla ? 576 : o->dk, dv = o->mla ? 512 : o->dv;
+    size_t kv_elems = len * (size_t)dk + (o->mla ? 0 : len * (size_t)dv);
+    void *kv = hlx_bench_alloc(kv_elems * es + 64);
+    float *q = malloc(sizeof(float) * (size_t)group * dk);
+    float *out = malloc(sizeof(float) * (size_t)group * dv), *lse = malloc(sizeof(float) * group);
+    hlx_attn_desc_t d;
+    int i;
+
+    if (!kv || !q || !out || !lse) {
+        fprintf(stderr, "helix bench: cannot allocate %.1f GiB of KV\n",
+                (double)(kv_elems * es) / (1u << 30));
+        free(kv); free(q); free(out); free(lse);
+        return 1;
+    }
+    hlx_bench_fill(kv, o->dtype, kv_elems, 1);
+    hlx_bench_fill(q, HLX_DTYPE_F32, (size_t)group * dk, 2);
+    d = (hlx_attn_desc_t){ .group = group, .dk = dk, .dv = dv, .len = len, .kv_dtype = o->dtype,
+                           .q = q, .k = kv, .k_stride = (size_t)dk,
+                           .v = o->mla ? kv : (char *)kv + len * (size_t)dk * es,
+                           .v_stride = (size_t)(o->mla ? dk : dv),
+                           .scale = 1.0f / sqrtf((float)dk), .o = out, .lse = lse };
+    r->seconds = 1e30;
+    for (i = 0; i < o->reps; i++) {
+        uint64_t t0 = hlx_now_ns();
+        k->attn(&d);
+        r->seconds = fmin(r->seconds, (double)(hlx_now_ns() - t0) * 1e-9);
+    }
+    r->bytes = (double)kv_elems * (double)es;
+    r->flops = 2.0 * group * (double)len * (dk + dv);
+    if (!isfinite(lse[0])) {
+        fprintf(stderr, "helix bench: attention produced lse %g\n", (double)lse[0]);
+        return 1;
+    }
+    free(kv); free(q); free(out); free(lse);
+    return 0;
+}
+
+static int hlx_bench_merge(const hlx_bench_opts_t *o, const hlx_kernels_t *k,
+                           hlx_bench_result_t *r)
+{
+    size_t n = (size_t)o->parts * o->heads * o->dv;
+    float *op = malloc(sizeof(float) * n), *lp = malloc(sizeof(float) * o->parts * o->heads);
+    float *out = malloc(sizeof(float) * (size_t)o->heads * o->dv), *lse = malloc(sizeof(float) * o->heads);
+    int i, inner = 1;
+
+    if (!op || !lp || !out || !lse) {
+        free(op); free(lp); free(out); free(lse);
+        return 1;
+    }
+    hlx_bench_fill(op, HLX_DTYPE_F32, n, 3);
+    hlx_bench_fill(lp, HLX_DTYPE_F32, (size_t)o->parts * o->heads, 4);
+    /* small problems: repeat inside one timing so the clock resolution does not matter */
+    while ((double)n * 4.0 * inner < 64e6)
+        inner *= 2;
+    r->seconds = 1e30;
+    for (i = 0; i < o->reps; i++) {
+        uint64_t t0 = hlx_now_ns();
+        int j;
+        for (j = 0; j < inner; j++)
+            k->merge(o->parts, o->heads, o->dv, op, lp, out, lse);
+        r->seconds = fmin(r->seconds, (double)(hlx_now_ns() - t0) * 1e-9 / inner);
+    }
+    r->bytes = 4.0 * ((double)n + o->parts * o->heads + (double)o->heads * o->dv);
+    r->flops = 2.0 * (double)n;
+    free(op); free(lp); free(out); free(lse);
+    return 0;
+}
+
+static int hlx_bench_gemv(const hlx_bench_opts_t *o, const hlx_kernels_t *k,
+                          hlx_bench_result_t *r)
+{
+    size_t es = hlx_bench_esize(o->dtype), nw = (size_t)o->n * o->k;
+    void *w = hlx_bench_alloc(nw * es);
+    float *x = malloc(sizeof(float) * (size_t)o->m * o->k);
+    float *y = malloc(sizeof(float) * (size_t)o->m * o->n);
+    int i;
+
+    if (o->dtype == HLX_DTYPE_FP8) {
+        fprintf(stderr, "helix bench: --kv-dtype: gemv weights are fp32 or bf16\n");
+        free(w); free(x); free(y);
+        return 2;
+    }
+    if (!w || !x || !y) {
+        free(w); free(x); free(y);
+        return 1;
+    }
+    hlx_bench_fill(w, o->dtype, nw, 5);
+    hlx_bench_fill(x, HLX_DTYPE_F32, (size_t)o->m * o->k, 6);
+    r->seconds = 1e30;
+    for (i = 0; i < o->reps; i++) {
+        uint64_t t0 = hlx_now_ns();
+        k->gemm(o->m, o->n, o->k, x, w, o->dtype, y, 0);
+        r->seconds = fmin(r->seconds, (double)(hlx_now_ns() - t0) * 1e-9);
+    }
+    r->bytes = (double)nw * es;
+    r->flops = 2.0 * o->m * (double)nw;
+    free(w); free(x); free(y);
+    return 0;
+}
 
 int hlx_cmd_bench(int argc, char **argv)
 {
-    (void)argc;
-    (void)argv;
-    fprintf(stderr, "helix bench: not built yet\n");
-    return 1;
+    static const struct option opts[] = {
+        { "variant", required_argument, NULL, 'V' },
+        { "kv-dtype", required_argument, NULL, 't' },
+        { "context", required_argument, NULL, 'c' },
+        { "group", required_argument, NULL, 'g' },
+        { "head-dim", required_argument, NULL, 'd' },
+        { "mla", no_argument, NULL, 'L' },
+        { "parts", required_argument, NULL, 'p' },
+        { "heads", required_argument, NULL, 'H' },
+        { "n", required_argument, NULL, 'n' },
+        { "k", required_argument, NULL, 'k' },
+        { "m", required_argument, NULL, 'm' },
+        { "reps", required_argument, NULL, 'r' },
+        { "bw-bytes", required_argument, NULL, 'B' },
+        { "json", no_argument, NULL, 'j' },
+        { "help", no_argument, NULL, 'h' },
+        { NULL, 0, NULL, 0 },
+    };
+    hlx_bench_opts_t o = { .variant = NULL, .dtype = HLX_DTYPE_BF16, .context = 1u << 20,
+                           .group = 8, .dk = 128, .dv = 128, .parts = 8, .heads = 64,
+                           .n = 8192, .k = 8192, .m = 1, .reps = 5,
+                           .bw_bytes = (size_t)256 << 20 };
+    hlx_bench_result_t r = { 0 };
+    hlx_kernels_t kern;
+    hlx_status_t st;
+    double t_roof, frac;
+    int c, rc, dim;
+
+    if (argc < 2 || argv[1][0] == '-') {
+        if (argc >= 2 && (!strcmp(argv[1], "--help") || !strcmp(argv[1], "-h"))) {
+            hlx_bench_usage(stdout);
+            return 0;
+        }
+        fprintf(stderr, "helix bench: name a kernel: attention, merge or gemv\n");
+        hlx_bench_usage(stderr);
+        return 2;
+    }
+    o.kernel = argv[1];
+    if (strcmp(o.kernel, "attention") && strcmp(o.kernel, "merge") && strcmp(o.kernel, "gemv")) {
+        fprintf(stderr, "helix bench: unknown kernel '%s' (attention, merge, gemv)\n", o.kernel);
+        return 2;
+    }
+    optind = 1;
+    opterr = 0;
+    while ((c = getopt_long(argc - 1, argv + 1, ":h", opts, NULL)) != -1) {
+        switch (c) {
+        case 'V': o.variant = optarg; break;
+        case 't':
+            if (hlx_dtype_parse(optarg, &o.dtype) != 0 || o.dtype == HLX_DTYPE_FP4) {
+                fprintf(stderr, "helix bench: --kv-dtype: unknown type '%s' (bf16, fp32, fp8)\n",
+                        optarg);
+                return 2;
+            }
+            break;
+        case 'c': if (hlx_bench_size("--context", optarg, 1, &o.context)) return 2; break;
+        case 'g': if (hlx_bench_int("--group", optarg, 1, 1024, &o.group)) return 2; break;
+        case 'd':
+            if (hlx_bench_int("--head-dim", optarg, 1, 4096, &dim)) return 2;
+            o.dk = o.dv = dim;
+            break;
+        case 'L': o.mla = 1; break;
+        case 'p': if (hlx_bench_int("--parts", optarg, 1, 4096, &o.parts)) return 2; break;
+        case 'H': if (hlx_bench_int("--heads", optarg, 1, 1 << 16, &o.heads)) return 2; break;
+        case 'n': if (hlx_bench_int("--n", optarg, 1, 1 << 20, &o.n)) return 2; break;
+        case 'k': if (hlx_bench_int("--k", optarg, 1, 1 << 20, &o.k)) return 2; break;
+        case 'm': if (hlx_bench_int("--m", optarg, 1, 4096, &o.m)) return 2; break;
+        case 'r': if (hlx_bench_int("--reps", optarg, 1, 1000, &o.reps)) return 2; break;
+        case 'B': if (hlx_bench_size("--bw-bytes", optarg, 1 << 20, &o.bw_bytes)) return 2; break;
+        case 'j': o.json = 1; break;
+        case 'h': hlx_bench_usage(stdout); return 0;
+        case ':':
+            fprintf(stderr, "helix bench: %s needs a value\n", argv[optind]);
+            return 2;
+        default:
+            fprintf(stderr, "helix bench: unknown option '%s' (see helix bench --help)\n",
+                    argv[optind]);
+            return 2;
+        }
+    }
+    if (optind < argc - 1) {
+        fprintf(stderr, "helix bench: unexpected argument '%s'\n", argv[optind + 1]);
+        return 2;
+    }
+    st = hlx_kernels_init(o.variant, &kern);
+    if (st != HLX_OK) {
+        fprintf(stderr, "helix bench: --variant: '%s' is not available on this CPU/build\n",
+                o.variant ? o.variant : "auto");
+        return 2;
+    }
+#ifdef OPENBLAS_VERSION
+    openblas_set_num_threads(1); /* one core: the roofline below is a single core's */
+#endif
+    /* the limits first, then the kernel, in the same process and on the same core */
+    if (hlx_kernels_probe_read_bw(o.bw_bytes, 0.3, &r.bw_gbps) != HLX_OK ||
+        hlx_kernels_probe_fma_peak(0.3, &r.peak_gflops) != HLX_OK) {
+        fprintf(stderr, "helix bench: cannot measure this machine's limits\n");
+        return 1;
+    }
+    if (!strcmp(o.kernel, "attention"))
+        rc = hlx_bench_attention(&o, &kern, &r);
+    else if (!strcmp(o.kernel, "merge"))
+        rc = hlx_bench_merge(&o, &kern, &r);
+    else
+        rc = hlx_bench_gemv(&o, &kern, &r);
+    if (rc != 0)
+        return rc;
+    t_roof = fmax(r.bytes / (r.bw_gbps * 1e9), r.flops / (r.peak_gflops * 1e9));
+    frac = t_roof / r.seconds;
+    if (o.json) {
+        printf("{\"kernel\": \"%s\", \"variant\": \"%s\", \"kv_dtype\": \"%s\", "
+               "\"context\": %zu, \"group\": %d, \"dk\": %d, \"dv\": %d, "
+               "\"kv_bytes\": %.0f, \"flops\": %.0f, \"seconds\": %.6g, \"gbps\": %.4g, "
+               "\"gflops\": %.4g, \"bw_gbps\": %.4g, \"peak_gflops\": %.4g, "
+               "\"roofline_seconds\": %.6g, \"bound\": \"%s\", \"roofline_fraction\": %.4f}\n",
+               o.kernel, kern.name, hlx_dtype_name(o.dtype), o.context,
+               o.mla ? 128 : o.group, o.mla ? 576 : o.dk, o.mla ? 512 : o.dv, r.bytes,
+               r.flops, r.seconds, r.bytes / r.seconds * 1e-9, r.flops / r.seconds * 1e-9,
+               r.bw_gbps, r.peak_gflops, t_roof,
+               r.bytes / r.bw_gbps > r.flops / r.peak_gflops ? "memory" : "compute", frac);
+    } else {
+        printf("kernel %s, variant %s, dtype %s\n", o.kernel, kern.name, hlx_dtype_name(o.dtype));
+        printf("  machine (measured now): read %.2f GB/s, fp32 FMA peak %.1f GFLOP/s\n",
+               r.bw_gbps, r.peak_gflops);
+        printf("  work: %.3g bytes, %.3g flops (%.2f flop/byte)\n", r.bytes, r.flops,
+               r.flops / r.bytes);
+        printf("  time %.6f s: %.2f GB/s, %.2f GFLOP/s\n", r.seconds, r.bytes / r.seconds * 1e-9,
+               r.flops / r.seconds * 1e-9);
+        printf("  roofline %.6f s (%s-bound): roofline_fraction %.3f\n", t_roof,
+               r.bytes / r.bw_gbps > r.flops / r.peak_gflops ? "memory" : "compute", frac);
+    }
+    return 0;
 }

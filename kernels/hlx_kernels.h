@@ -68,4 +68,11 @@ void hlx_kernels_reference(hlx_kernels_t *k);
 /* Names of variants compiled in and supported by this CPU, best last. */
 size_t hlx_kernels_list(const char **names, size_t max);
 
+/* This machine's limits for one core, measured now (benchmarks report against them):
+ * fp32 FMA peak with the widest supported vectors (GFLOP/s, best of runs over about
+ * min_seconds), and a STREAM-like single-thread read of a bytes-sized buffer (GB/s, best
+ * of passes). Run them pinned to one core. */
+hlx_status_t hlx_kernels_probe_fma_peak(double min_seconds, double *gflops_p);
+hlx_status_t hlx_kernels_probe_read_bw(size_t bytes, double min_seconds, double *gbps_p);
+
 #endif

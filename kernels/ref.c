@@ -1,16 +1,13 @@
 /* C reference kernels: plain loops, fp32 storage with fp32 accumulation in the order a
  * reader expects. They are the oracle every vectorized variant is checked against. */
-#include "hlx_kernels.h"
+#include "hlx_kernels_priv.h"
 
 #include <cblas.h>
 #include <math.h>
 #include <string.h>
 
-static inline float hlx_ref_load(const void *p, hlx_dtype_t t, size_t i)
-{
-    return t == HLX_DTYPE_BF16 ? hlx_bf16_to_f32(((const uint16_t *)p)[i])
-                               : ((const float *)p)[i];
-}
+/* f32, bf16 and fp8 e4m3 elements (fp8 used to be read as f32 here). */
+#define hlx_ref_load hlx_kv_load
 
 static void hlx_ref_attn(const hlx_attn_desc_t *d)
 {

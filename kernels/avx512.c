@@ -1,0 +1,206 @@
+/* AVX-512 (F, BW, VL) variant: 16-lane fp32 vectors, 8 query heads per KV load, bf16 KV
+ * widened by shifts, hand-written bf16-weight GEMV. Built with -mavx512*; only entered
+ * after dispatch.c has checked the CPU. */
+#include "hlx_kernels_priv.h"
+
+#include <cblas.h>
+#include <immintrin.h>
+
+#define HLX_V    __m512
+#define HLX_W    16
+#define HLX_GMAX 8
+#define HLX_SFX  avx512
+
+static inline HLX_V hlx_v_load(const float *p) { return _mm512_loadu_ps(p); }
+static inline void  hlx_v_store(float *p, HLX_V v) { _mm512_storeu_ps(p, v); }
+static inline HLX_V hlx_v_set1(float x) { return _mm512_set1_ps(x); }
+static inline HLX_V hlx_v_zero(void) { return _mm512_setzero_ps(); }
+static inline HLX_V hlx_v_add(HLX_V a, HLX_V b) { return _mm512_add_ps(a, b); }
+static inline HLX_V hlx_v_sub(HLX_V a, HLX_V b) { return _mm512_sub_ps(a, b); }
+static inline HLX_V hlx_v_mul(HLX_V a, HLX_V b) { return _mm512_mul_ps(a, b); }
+static inline HLX_V hlx_v_div(HLX_V a, HLX_V b) { return _mm512_div_ps(a, b); }
+static inline HLX_V hlx_v_fma(HLX_V a, HLX_V b, HLX_V c) { return _mm512_fmadd_ps(a, b, c); }
+static inline float hlx_v_rmax(HLX_V v) { return _mm512_reduce_max_ps(v); }
+static inline float hlx_v_rsum(HLX_V v) { return _mm512_reduce_add_ps(v); }
+
+static inline void hlx_v_pair_f32(const float *p, HLX_V *lo, HLX_V *hi)
+{
+    *lo = _mm512_loadu_ps(p);
+    *hi = _mm512_loadu_ps(p + 16);
+}
+
+/* 32 bf16 -> even elements (shift up) and odd elements (mask the low half): 2 ops. */
+static inline void hlx_v_pair_bf16(const uint16_t *p, HLX_V *lo, HLX_V *hi)
+{
+    __m512i x = _mm512_loadu_si512((const void *)p);
+    *lo = _mm512_castsi512_ps(_mm512_slli_epi32(x, 16));
+    *hi = _mm512_castsi512_ps(_mm512_and_si512(x, _mm512_set1_epi32((int)0xffff0000u)));
+}
+
+/* 16 vectors -> one vector whose lane t is the sum of v[t]: a transpose-add tree. */
+static inline HLX_V hlx_v_hsum(const HLX_V *v)
+{
+    HLX_V x[8], z[4], r0, r1;
+    int i;
+
+    for (i = 0; i < 8; i++)
+        x[i] = _mm512_add_ps(_mm512_unpacklo_ps(v[2 * i], v[2 * i + 1]),
+                             _mm512_unpackhi_ps(v[2 * i], v[2 * i + 1]));
+    for (i = 0; i < 4; i++) {
+        __m512d a = _mm512_castps_pd(x[2 * i]), b = _mm512_castps_pd(x[2 * i + 1]);
+        z[i] = _mm512_add_ps(_mm512_castpd_ps(_mm512_unpacklo_pd(a, b)),
+                             _mm512_castpd_ps(_mm512_unpackhi_pd(a, b)));
+    }
+    r0 = _mm512_add_ps(_mm512_shuffle_f32x4(z[0], z[1], _MM_SHUFFLE(2, 0, 2, 0)),
+                       _mm512_shuffle_f32x4(z[0], z[1], _MM_SHUFFLE(3, 1, 3, 1)));
+    r1 = _mm512_add_ps(_mm512_shuffle_f32x4(z[2], z[3], _MM_SHUFFLE(2, 0, 2, 0)),
+                       _mm512_shuffle_f32x4(z[2], z[3], _MM_SHUFFLE(3, 1, 3, 1)));
+    return _mm512_add_ps(_mm512_shuffle_f32x4(r0, r1, _MM_SHUFFLE(2, 0, 2, 0)),
+                         _mm512_shuffle_f32x4(r0, r1, _MM_SHUFFLE(3, 1, 3, 1)));
+}
+
+/* exp(x): 2^n * p(r), r = x - n ln2 in [-ln2/2, ln2/2], degree-7 Taylor (error < 1 ulp
+ * order); inputs are clamped to [-87.3, 88.3] so 2^n stays a normal float (below: about
+ * 1e-38 instead of a denormal or 0). */
+static inline HLX_V hlx_v_exp(HLX_V x)
+{
+    const HLX_V lo = _mm512_set1_ps(-87.3f), hi = _mm512_set1_ps(88.3f);
+    HLX_V n, r, p;
+    __m512i ei;
+
+    x = _mm512_min_ps(_mm512_max_ps(x, lo), hi);
+    n = _mm512_roundscale_ps(_mm512_mul_ps(x, _mm512_set1_ps(1.44269504088896341f)),
+                             _MM_FROUND_TO_NEAREST_INT | _MM_FROUND_NO_EXC);
+    r = _mm512_fnmadd_ps(n, _mm512_set1_ps(0.693145751953125f), x);
+    r = _mm512_fnmadd_ps(n, _mm512_set1_ps(1.428606765330187e-06f), r);
+    p = _mm512_set1_ps(1.0f / 5040.0f);
+    p = _mm512_fmadd_ps(p, r, _mm512_set1_ps(1.0f / 720.0f));
+    p = _mm512_fmadd_ps(p, r, _mm512_set1_ps(1.0f / 120.0f));
+    p = _mm512_fmadd_ps(p, r, _mm512_set1_ps(1.0f / 24.0f));
+    p = _mm512_fmadd_ps(p, r, _mm512_set1_ps(1.0f / 6.0f));
+    p = _mm512_fmadd_ps(p, r, _mm512_set1_ps(0.5f));
+    p = _mm512_fmadd_ps(p, r, _mm512_set1_ps(1.0f));
+    p = _mm512_fmadd_ps(p, r, _mm512_set1_ps(1.0f));
+    ei = _mm512_slli_epi32(_mm512_add_epi32(_mm512_cvtps_epi32(n), _mm512_set1_epi32(127)), 23);
+    return _mm512_mul_ps(p, _mm512_castsi512_ps(ei));
+}
+
+#include "simd_tmpl.h"
+
+/* 16 bf16 or f32 weights -> 16 floats; masked for the tail columns. */
+static inline __m512 hlx_w16(const void *w, int bf, size_t i, __mmask16 mk)
+{
+    if (bf)
+        return _mm512_castsi512_ps(_mm512_slli_epi32(
+            _mm512_cvtepu16_epi32(_mm256_maskz_loadu_epi16(mk, (const uint16_t *)w + i)), 16));
+    return _mm512_maskz_loadu_ps(mk, (const float *)w + i);
+}
+
+/* y[M][N] (+)= x[M][K] W[K][N]: rows of W streamed in order (4 at a time, which keeps 4
+ * sequential streams for the prefetchers), each weight vector used for up to 4 rows of x,
+ * y accumulated in place (L1/L2 resident for decode widths). */
+static void hlx_gemm_w_avx512(int M, int N, int K, const float *x, const void *w, int bf,
+                              float *y, int accumulate)
+{
+    int m0, k0, n, mi, ki;
+
+    if (!accumulate)
+        memset(y, 0, sizeof(float) * (size_t)M * N);
+    for (m0 = 0; m0 < M; m0 += 4) {
+        int mb = M - m0 < 4 ? M - m0 : 4;
+        for (k0 = 0; k0 < K; k0 += 4) {
+            int kb = K - k0 < 4 ? K - k0 : 4;
+            __m512 xb[4][4];
+            for (mi = 0; mi < 4; mi++)
+                for (ki = 0; ki < 4; ki++)
+                    xb[mi][ki] = _mm512_set1_ps(mi < mb && ki < kb
+                                                    ? x[(size_t)(m0 + mi) * K + k0 + ki] : 0.0f);
+            for (n = 0; n < N; n += 16) {
+                __mmask16 mk = N - n >= 16 ? (__mmask16)0xffff
+                                           : (__mmask16)((1u << (N - n)) - 1u);
+                __m512 wv[4];
+                for (ki = 0; ki < 4; ki++)
+                    wv[ki] = ki < kb ? hlx_w16(w, bf, (size_t)(k0 + ki) * N + n, mk)
+                                     : _mm512_setzero_ps();
+                for (mi = 0; mi < mb; mi++) {
+                    float *yr = y + (size_t)(m0 + mi) * N + n;
+                    __m512 acc = _mm512_maskz_loadu_ps(mk, yr);
+                    acc = _mm512_fmadd_ps(xb[mi][0], wv[0], acc);
+                    acc = _mm512_fmadd_ps(xb[mi][1], wv[1], acc);
+                    acc = _mm512_fmadd_ps(xb[mi][2], wv[2], acc);
+                    acc = _mm512_fmadd_ps(xb[mi][3], wv[3], acc);
+                    _mm512_mask_storeu_ps(yr, mk, acc);
+                }
+            }
+        }
+    }
+}
+
+/* f32 weights: OpenBLAS (measured faster or equal, see docs/kernels.md); bf16: by hand,
+ * since BLAS has no fp32 x bf16 product. */
+static void hlx_gemm_avx512(int M, int N, int K, const float *x, const void *w,
+                            hlx_dtype_t w_dtype, float *y, int accumulate)
+{
+    if (w_dtype == HLX_DTYPE_BF16) {
+        hlx_gemm_w_avx512(M, N, K, x, w, 1, y, accumulate);
+        return;
+    }
+    if (M == 1)
+        cblas_sgemv(CblasRowMajor, CblasTrans, K, N, 1.0f, (const float *)w, N, x, 1,
+                    accumulate ? 1.0f : 0.0f, y, 1);
+    else
+        cblas_sgemm(CblasRowMajor, CblasNoTrans, CblasNoTrans, M, N, K, 1.0f, x, K,
+                    (const float *)w, N, accumulate ? 1.0f : 0.0f, y, N);
+}
+
+/* Hand-written f32-weight GEMV, kept for the benchmark's BLAS comparison. */
+void hlx_kernels_gemm_f32_hand_avx512(int M, int N, int K, const float *x, const float *w,
+                                      float *y, int accumulate)
+{
+    hlx_gemm_w_avx512(M, N, K, x, w, 0, y, accumulate);
+}
+
+void hlx_kernels_avx512(hlx_kernels_t *k)
+{
+    hlx_kernels_reference(k);
+    k->name    = "avx512";
+    k->attn    = hlx_attn_avx512;
+    k->merge   = hlx_merge_avx512;
+    k->rmsnorm = hlx_rmsnorm_avx512;
+    k->swiglu  = hlx_swiglu_avx512;
+    k->gemm    = hlx_gemm_avx512;
+}
+
+/* Machine probes for the roofline (see probe.c): n rounds of 16 independent FMA chains
+ * (enough to cover FMA latency x 2 ports), and a streaming read sum. */
+double hlx_probe_fma_avx512(uint64_t n)
+{
+    __m512 a[16], m = _mm512_set1_ps(0.999999f), c = _mm512_set1_ps(1e-7f);
+    uint64_t i;
+    int j;
+    float out[16];
+
+    for (j = 0; j < 16; j++)
+        a[j] = _mm512_set1_ps((float)j);
+    for (i = 0; i < n; i++)
+        for (j = 0; j < 16; j++)
+            a[j] = _mm512_fmadd_ps(a[j], m, c);
+    for (j = 1; j < 16; j++)
+        a[0] = _mm512_add_ps(a[0], a[j]);
+    _mm512_storeu_ps(out, a[0]);
+    return (double)out[0];
+}
+
+double hlx_probe_read_avx512(const float *p, size_t n)
+{
+    __m512 a0 = _mm512_setzero_ps(), a1 = a0, a2 = a0, a3 = a0;
+    size_t i;
+
+    for (i = 0; i + 64 <= n; i += 64) {
+        a0 = _mm512_add_ps(a0, _mm512_load_ps(p + i));
+        a1 = _mm512_add_ps(a1, _mm512_load_ps(p + i + 16));
+        a2 = _mm512_add_ps(a2, _mm512_load_ps(p + i + 32));
+        a3 = _mm512_add_ps(a3, _mm512_load_ps(p + i + 48));
+    }
+    return (double)_mm512_reduce_add_ps(_mm512_add_ps(_mm512_add_ps(a0, a1), _mm512_add_ps(a2, a3)));
+}

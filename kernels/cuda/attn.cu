@@ -1,0 +1,218 @@
+// Split-KV flash-decoding on CUDA: one thread block per (KV split, chunk of 8 query heads),
+// one warp per query head, KV tiles staged once per block in shared memory as fp32, online
+// softmax per warp, partial (o, lse) per split, then an exact LSE merge kernel.
+#include "hlx_kernels_cuda.h"
+
+#include <cuda_bf16.h>
+#include <cuda_fp8.h>
+#include <cuda_runtime.h>
+#include <math.h>
+#include <string.h>
+
+#define HLX_CU_HEADS 8     // warps (query heads) per block
+#define HLX_CU_SMEM  40960 // bytes of KV tile per block
+#define HLX_CU_DMAX  1024
+
+static hlx_status_t hlx_cu_status(cudaError_t e)
+{
+    return e == cudaSuccess ? HLX_OK : e == cudaErrorMemoryAllocation ? HLX_ERR_NOMEM
+                                                                      : HLX_ERR_INTERNAL;
+}
+
+__device__ __forceinline__ float hlx_cu_load(const void *p, int t, size_t i)
+{
+    if (t == HLX_DTYPE_BF16)
+        return __bfloat162float(((const __nv_bfloat16 *)p)[i]);
+    if (t == HLX_DTYPE_FP8) {
+        __nv_fp8_e4m3 x;
+        x.__x = ((const __nv_fp8_storage_t *)p)[i];
+        return (float)x;
+    }
+    return ((const float *)p)[i];
+}
+
+__device__ __forceinline__ float hlx_cu_warp_sum(float x)
+{
+    for (int off = 16; off > 0; off >>= 1)
+        x += __shfl_xor_sync(0xffffffffu, x, off);
+    return x;
+}
+
+// grid: (nsplit, ceil(group / 8)); block: 32 x 8 threads. Partial of split s for head g:
+// work_o[s][g][dv], work_lse[s][g].
+__global__ void hlx_cu_attn_split(int group, int dk, int dv, size_t len, int kv_dtype,
+                                  const float *__restrict__ q, const void *__restrict__ k,
+                                  const void *__restrict__ v, size_t ks, size_t vs,
+                                  float scale, int tile, float *work_o, float *work_lse)
+{
+    extern __shared__ float smem[]; // tile x (dk + dv) floats
+    const int lane = threadIdx.x, w = threadIdx.y, nthr = blockDim.x * blockDim.y;
+    const int tid = w * 32 + lane, g = blockIdx.y * HLX_CU_HEADS + w;
+    const size_t per = (len + gridDim.x - 1) / gridDim.x;
+    const size_t j0 = per * blockIdx.x, j1 = j0 + per < len ? j0 + per : len;
+    const int ne_k = (dk + 31) / 32, ne_v = (dv + 31) / 32;
+    float qr[HLX_CU_DMAX / 32], acc[HLX_CU_DMAX / 32];
+    float m = -INFINITY, s = 0.0f;
+    float *sk = smem, *sv = smem + (size_t)tile * dk;
+
+    for (int i = 0; i < ne_k; i++) {
+        int e = lane + 32 * i;
+        qr[i] = (g < group && e < dk) ? q[(size_t)g * dk + e] * scale : 0.0f;
+    }
+    for (int i = 0; i < ne_v; i++)
+        acc[i] = 0.0f;
+    for (size_t jt = j0; jt < j1; jt += tile) {
+        int nt = (int)(j1 - jt < (size_t)tile ? j1 - jt : (size_t)tile);
+        __syncthreads();
+        // the whole block stages the tile once (coalesced rows), every head reuses it
+        for (int i = tid; i < nt * dk; i += nthr)
+            sk[i] = hlx_cu_load(k, kv_dtype, (jt + i / dk) * ks + i % dk);
+        for (int i = tid; i < nt * dv; i += nthr)
+            sv[i] = hlx_cu_load(v, kv_dtype, (jt + i / dv) * vs + i % dv);
+        __syncthreads();
+        if (g >= group)
+            continue;
+        for (int t = 0; t < nt; t++) {
+            float dot = 0.0f, mn, corr, p;
+            for (int i = 0; i < ne_k; i++) {
+                int e = lane + 32 * i;
+                if (e < dk)
+                    dot += qr[i] * sk[t * dk + e];
+            }
+            dot = hlx_cu_warp_sum(dot);
+            mn = fmaxf(m, dot);
+            corr = __expf(m - mn);
+            p = __expf(dot - mn);
+            s = s * corr + p;
+            for (int i = 0; i < ne_v; i++) {
+                int e = lane + 32 * i;
+                if (e < dv)
+                    acc[i] = acc[i] * corr + p * sv[t * dv + e];
+            }
+            m = mn;
+        }
+    }
+    if (g >= group)
+        return;
+    {
+        float *o = work_o + ((size_t)blockIdx.x * group + g) * dv;
+        float inv = s > 0.0f ? 1.0f / s : 0.0f;
+        for (int i = 0; i < ne_v; i++) {
+            int e = lane + 32 * i;
+            if (e < dv)
+                o[e] = acc[i] * inv;
+        }
+        if (lane == 0)
+            work_lse[(size_t)blockIdx.x * group + g] = s > 0.0f ? m + logf(s) : -INFINITY;
+    }
+}
+
+// One block per head: o = sum_p exp(lse_p - m) o_p / sum_p exp(lse_p - m).
+__global__ void hlx_cu_merge(int nparts, int nheads, int dv, const float *o_parts,
+                             const float *lse_parts, float *o, float *lse)
+{
+    const int h = blockIdx.x;
+    float m = -INFINITY, s = 0.0f;
+
+    for (int p = 0; p < nparts; p++)
+        m = fmaxf(m, lse_parts[(size_t)p * nheads + h]);
+    if (m == -INFINITY) {
+        for (int e = threadIdx.x; e < dv; e += blockDim.x)
+            o[(size_t)h * dv + e] = 0.0f;
+        if (threadIdx.x == 0)
+            lse[h] = -INFINITY;
+        return;
+    }
+    for (int p = 0; p < nparts; p++)
+        s += expf(lse_parts[(size_t)p * nheads + h] - m);
+    for (int e = threadIdx.x; e < dv; e += blockDim.x) {
+        float a = 0.0f;
+        for (int p = 0; p < nparts; p++) {
+            float w = expf(lse_parts[(size_t)p * nheads + h] - m);
+            if (w != 0.0f)
+                a += w * o_parts[((size_t)p * nheads + h) * dv + e];
+        }
+        o[(size_t)h * dv + e] = a / s;
+    }
+    if (threadIdx.x == 0)
+        lse[h] = m + logf(s);
+}
+
+extern "C" int hlx_cuda_device_count(void)
+{
+    int n = 0;
+    if (cudaGetDeviceCount(&n) != cudaSuccess)
+        return 0;
+    return n;
+}
+
+extern "C" hlx_status_t hlx_cuda_device_info(char *name, size_t name_len, double *hbm_gbps_p)
+{
+    cudaDeviceProp pr;
+    int clk = 0, bus = 0;
+
+    if (cudaGetDeviceProperties(&pr, 0) != cudaSuccess)
+        return HLX_ERR_UNSUPPORTED;
+    if (name && name_len) {
+        strncpy(name, pr.name, name_len - 1);
+        name[name_len - 1] = '\0';
+    }
+    cudaDeviceGetAttribute(&clk, cudaDevAttrMemoryClockRate, 0); // kHz
+    cudaDeviceGetAttribute(&bus, cudaDevAttrGlobalMemoryBusWidth, 0);
+    *hbm_gbps_p = 2.0 * clk * 1e3 * (bus / 8.0) * 1e-9; // double data rate
+    return HLX_OK;
+}
+
+extern "C" size_t hlx_cuda_attn_work_floats(int group, int dv, int nsplit)
+{
+    return (size_t)nsplit * group * ((size_t)dv + 1);
+}
+
+extern "C" int hlx_cuda_attn_splits(size_t len)
+{
+    // about 2K tokens per split, at most 256 splits: enough blocks to cover every SM
+    size_t n = (len + 2047) / 2048;
+    return n < 1 ? 1 : n > 256 ? 256 : (int)n;
+}
+
+extern "C" hlx_status_t hlx_cuda_attn(const hlx_attn_desc_t *d, int nsplit, float *work,
+                                      void *stream)
+{
+    cudaStream_t st = (cudaStream_t)stream;
+    float *wo = work, *wl = work + (size_t)nsplit * d->group * d->dv;
+    int tile;
+    size_t smem;
+
+    if (d->dk < 1 || d->dv < 1 || d->dk > HLX_CU_DMAX || d->dv > HLX_CU_DMAX || nsplit < 1 ||
+        (d->kv_dtype != HLX_DTYPE_F32 && d->kv_dtype != HLX_DTYPE_BF16 &&
+         d->kv_dtype != HLX_DTYPE_FP8))
+        return HLX_ERR_INVALID;
+    if (d->len == 0)
+        return hlx_cuda_merge(0, d->group, d->dv, wo, wl, d->o, d->lse, stream);
+    tile = HLX_CU_SMEM / (int)(sizeof(float) * (d->dk + d->dv));
+    if (tile < 1)
+        tile = 1;
+    smem = sizeof(float) * (size_t)tile * (d->dk + d->dv);
+    {
+        dim3 grid((unsigned)nsplit, (unsigned)((d->group + HLX_CU_HEADS - 1) / HLX_CU_HEADS));
+        dim3 block(32, HLX_CU_HEADS);
+        hlx_cu_attn_split<<<grid, block, smem, st>>>(d->group, d->dk, d->dv, d->len,
+                                                     (int)d->kv_dtype, d->q, d->k, d->v,
+                                                     d->k_stride, d->v_stride, d->scale,
+                                                     tile, wo, wl);
+    }
+    if (cudaGetLastError() != cudaSuccess)
+        return HLX_ERR_INTERNAL;
+    return hlx_cuda_merge(nsplit, d->group, d->dv, wo, wl, d->o, d->lse, stream);
+}
+
+extern "C" hlx_status_t hlx_cuda_merge(int nparts, int nheads, int dv, const float *o_parts,
+                                       const float *lse_parts, float *o, float *lse,
+                                       void *stream)
+{
+    if (nheads < 1)
+        return HLX_OK;
+    hlx_cu_merge<<<nheads, 128, 0, (cudaStream_t)stream>>>(nparts, nheads, dv, o_parts,
+                                                           lse_parts, o, lse);
+    return hlx_cu_status(cudaGetLastError());
+}

@@ -1,0 +1,109 @@
+/* Measures this core's roofline limits in the same run as a benchmark: fp32 FMA peak and a
+ * STREAM-like read bandwidth, with the widest vector ISA the CPU supports. */
+#include "hlx_kernels_priv.h"
+#include "hlx_time.h"
+
+#include <stdlib.h>
+
+static int hlx_probe_isa(void)
+{
+#ifdef HLX_HAVE_X86_VARIANTS
+    const char *names[8];
+    size_t n = hlx_kernels_list(names, 8);
+    if (n > 0 && !strcmp(names[n - 1], "avx512"))
+        return 2;
+    if (n > 0 && !strcmp(names[n - 1], "avx2"))
+        return 1;
+#endif
+    return 0;
+}
+
+static volatile double hlx_probe_sink;
+
+/* Scalar fallbacks: 8 independent chains, compilers keep them in registers. */
+static double hlx_probe_fma_scalar(uint64_t n)
+{
+    float a[8] = { 1, 2, 3, 4, 5, 6, 7, 8 };
+    uint64_t i;
+    int j;
+    for (i = 0; i < n; i++)
+        for (j = 0; j < 8; j++)
+            a[j] = a[j] * 0.999999f + 1e-7f;
+    return a[0] + a[7];
+}
+
+static double hlx_probe_read_scalar(const float *p, size_t n)
+{
+    float a[8] = { 0 };
+    size_t i;
+    int j;
+    for (i = 0; i + 8 <= n; i += 8)
+        for (j = 0; j < 8; j++)
+            a[j] += p[i + j];
+    return a[0] + a[7];
+}
+
+hlx_status_t hlx_kernels_probe_fma_peak(double min_seconds, double *gflops_p)
+{
+    int isa = hlx_probe_isa();
+    double flops_per_iter = isa == 2 ? 16 * 16 * 2 : isa == 1 ? 12 * 8 * 2 : 8 * 2;
+    uint64_t n = 1 << 16;
+    double best = 0.0, t_total = 0.0;
+
+    while (t_total < min_seconds || best == 0.0) {
+        uint64_t t0 = hlx_now_ns();
+        double dt;
+#ifdef HLX_HAVE_X86_VARIANTS
+        hlx_probe_sink = isa == 2 ? hlx_probe_fma_avx512(n)
+                       : isa == 1 ? hlx_probe_fma_avx2(n) : hlx_probe_fma_scalar(n);
+#else
+        hlx_probe_sink = hlx_probe_fma_scalar(n);
+#endif
+        dt = (double)(hlx_now_ns() - t0) * 1e-9;
+        t_total += dt;
+        if (dt < 0.02) { /* too short to time: grow, do not count */
+            n *= 4;
+            continue;
+        }
+        if (flops_per_iter * (double)n / dt * 1e-9 > best)
+            best = flops_per_iter * (double)n / dt * 1e-9;
+    }
+    *gflops_p = best;
+    return HLX_OK;
+}
+
+hlx_status_t hlx_kernels_probe_read_bw(size_t bytes, double min_seconds, double *gbps_p)
+{
+    int isa = hlx_probe_isa();
+    size_t n = bytes / sizeof(float), i;
+    double best = 0.0, t_total = 0.0;
+    float *p;
+    int pass;
+
+    n -= n % 64;
+    if (n == 0)
+        return HLX_ERR_INVALID;
+    if (posix_memalign((void **)&p, 64, n * sizeof(float)) != 0)
+        return HLX_ERR_NOMEM;
+    for (i = 0; i < n; i++) /* touch every page so the timed passes read DRAM, not faults */
+        p[i] = (float)(i & 1023);
+    for (pass = 0; pass < 3 || t_total < min_seconds; pass++) {
+        uint64_t t0 = hlx_now_ns();
+        double dt;
+#ifdef HLX_HAVE_X86_VARIANTS
+        hlx_probe_sink = isa == 2 ? hlx_probe_read_avx512(p, n)
+                       : isa == 1 ? hlx_probe_read_avx2(p, n) : hlx_probe_read_scalar(p, n);
+#else
+        hlx_probe_sink = hlx_probe_read_scalar(p, n);
+#endif
+        dt = (double)(hlx_now_ns() - t0) * 1e-9;
+        t_total += dt;
+        if ((double)(n * sizeof(float)) / dt * 1e-9 > best)
+            best = (double)(n * sizeof(float)) / dt * 1e-9;
+        if (pass > 50)
+            break;
+    }
+    free(p);
+    *gbps_p = best;
+    return HLX_OK;
+}

@@ -1,0 +1,310 @@
+/* Vector kernels written once over a small set of vector macros and included by each ISA
+ * file (avx2.c, avx512.c) after it defines them:
+ *   HLX_V (type), HLX_W (lanes), HLX_GMAX (query heads per KV load), HLX_SFX (name suffix),
+ *   hlx_v_load/store/set1/zero/add/mul/fma/max/sub, hlx_v_hsum(v[HLX_W]) (lane t = sum v[t]),
+ *   hlx_v_rmax/rsum (scalar reductions), hlx_v_exp, hlx_v_pair_f32/bf16 (2W elements ->
+ *   two vectors; bf16 splits even and odd elements, so q and o use that order inside).
+ * Shapes the vector path does not cover fall back to the reference (stated in each op). */
+
+#define HLX_CAT2(a, b) a##_##b
+#define HLX_CAT(a, b) HLX_CAT2(a, b)
+#define HLX_FN(name) HLX_CAT(name, HLX_SFX)
+
+#define HLX_TB (4 * HLX_W)  /* tokens per superblock: KV stays in L1/L2 across head chunks */
+#define HLX_HMAX 256        /* heads per pass: online-softmax state lives on the stack */
+
+/* Loads 2W KV elements starting at p as two vectors (bf16: even, odd). */
+#define HLX_PAIR(BF, p, lo, hi) \
+    do { \
+        if (BF) \
+            hlx_v_pair_bf16((const uint16_t *)(p), &(lo), &(hi)); \
+        else \
+            hlx_v_pair_f32((const float *)(p), &(lo), &(hi)); \
+    } while (0)
+
+/* Scores of nt <= W tokens for G heads: sc[g][t] = q_g . k_t (unscaled), as G vectors. */
+static inline __attribute__((always_inline)) void
+HLX_FN(hlx_qk)(const int G, const int BF, const float *qp, int dk, const char *k,
+               size_t kstride_b, int nt, HLX_V *sc)
+{
+    HLX_V part[HLX_GMAX][HLX_W];
+    int t, c, g;
+
+    _Pragma("GCC unroll 16") for (t = 0; t < HLX_W; t++) {
+        HLX_V acc[HLX_GMAX];
+        const char *kt = k + (size_t)t * kstride_b;
+        _Pragma("GCC unroll 8") for (g = 0; g < G; g++)
+            acc[g] = hlx_v_zero();
+        if (t < nt) {
+            for (c = 0; c < dk; c += 2 * HLX_W) {
+                HLX_V k0, k1;
+                HLX_PAIR(BF, kt + (size_t)c * (BF ? 2 : 4), k0, k1);
+                _Pragma("GCC unroll 8") for (g = 0; g < G; g++) {
+                    acc[g] = hlx_v_fma(hlx_v_load(qp + (size_t)g * dk + c), k0, acc[g]);
+                    acc[g] = hlx_v_fma(hlx_v_load(qp + (size_t)g * dk + c + HLX_W), k1, acc[g]);
+                }
+            }
+        }
+        _Pragma("GCC unroll 8") for (g = 0; g < G; g++)
+            part[g][t] = acc[g];
+    }
+    _Pragma("GCC unroll 8") for (g = 0; g < G; g++)
+        sc[g] = hlx_v_hsum(part[g]);
+}
+
+/* o[g][c..] = o*corr[g] + sum_t p[g][t] v_t for G heads, nt tokens, all dv columns. */
+static inline __attribute__((always_inline)) void
+HLX_FN(hlx_pv)(const int G, const int BF, const float *p, const float *corr, int dv,
+               const char *v, size_t vstride_b, int nt, float *o)
+{
+    int c, t, g;
+
+    for (c = 0; c < dv; c += 2 * HLX_W) {
+        HLX_V a0[HLX_GMAX], a1[HLX_GMAX];
+        _Pragma("GCC unroll 8") for (g = 0; g < G; g++) {
+            HLX_V cg = hlx_v_set1(corr[g]);
+            a0[g] = hlx_v_mul(hlx_v_load(o + (size_t)g * dv + c), cg);
+            a1[g] = hlx_v_mul(hlx_v_load(o + (size_t)g * dv + c + HLX_W), cg);
+        }
+        for (t = 0; t < nt; t++) {
+            HLX_V v0, v1;
+            HLX_PAIR(BF, v + (size_t)t * vstride_b + (size_t)c * (BF ? 2 : 4), v0, v1);
+            _Pragma("GCC unroll 8") for (g = 0; g < G; g++) {
+                HLX_V pg = hlx_v_set1(p[g * HLX_W + t]);
+                a0[g] = hlx_v_fma(pg, v0, a0[g]);
+                a1[g] = hlx_v_fma(pg, v1, a1[g]);
+            }
+        }
+        _Pragma("GCC unroll 8") for (g = 0; g < G; g++) {
+            hlx_v_store(o + (size_t)g * dv + c, a0[g]);
+            hlx_v_store(o + (size_t)g * dv + c + HLX_W, a1[g]);
+        }
+    }
+}
+
+/* One head chunk (G <= GMAX heads) over nt <= W tokens: scores, online softmax, P.V. */
+static inline __attribute__((always_inline)) void
+HLX_FN(hlx_attn_blk)(const int G, const int BF, const hlx_attn_desc_t *d, const float *qp,
+                     const char *k, const char *v, size_t ksb, size_t vsb, int nt,
+                     float *m, float *s, float *o)
+{
+    HLX_V sc[HLX_GMAX];
+    float p[HLX_GMAX * HLX_W] __attribute__((aligned(64)));
+    float corr[HLX_GMAX];
+    const HLX_V scale = hlx_v_set1(d->scale);
+    int g, t;
+
+    HLX_FN(hlx_qk)(G, BF, qp, d->dk, k, ksb, nt, sc);
+    for (g = 0; g < G; g++) {
+        HLX_V x = hlx_v_mul(sc[g], scale), e;
+        float bm, mnew;
+        if (nt < HLX_W) { /* tail: tokens past the end get weight 0 */
+            float tmp[HLX_W] __attribute__((aligned(64)));
+            hlx_v_store(tmp, x);
+            for (t = nt; t < HLX_W; t++)
+                tmp[t] = -INFINITY;
+            x = hlx_v_load(tmp);
+        }
+        bm = hlx_v_rmax(x);
+        mnew = bm > m[g] ? bm : m[g];
+        corr[g] = m[g] == -INFINITY ? 0.0f : expf(m[g] - mnew);
+        e = hlx_v_exp(hlx_v_sub(x, hlx_v_set1(mnew)));
+        hlx_v_store(p + g * HLX_W, e);
+        if (nt < HLX_W)
+            for (t = nt; t < HLX_W; t++)
+                p[g * HLX_W + t] = 0.0f;
+        s[g] = s[g] * corr[g] + hlx_v_rsum(hlx_v_load(p + g * HLX_W));
+        m[g] = mnew;
+    }
+    HLX_FN(hlx_pv)(G, BF, p, corr, d->dv, v, vsb, nt, o);
+}
+
+/* Puts q rows in the element order the KV loads produce (bf16: even then odd per 2W). */
+static void HLX_FN(hlx_q_order)(int BF, const float *q, int G, int dk, float *qp)
+{
+    int g, c, i;
+
+    for (g = 0; g < G; g++)
+        for (c = 0; c < dk; c += 2 * HLX_W)
+            for (i = 0; i < HLX_W; i++) {
+                const float *src = q + (size_t)g * dk + c;
+                float *dst = qp + (size_t)g * dk + c;
+                dst[i]         = BF ? src[2 * i] : src[i];
+                dst[HLX_W + i] = BF ? src[2 * i + 1] : src[HLX_W + i];
+            }
+}
+
+static inline __attribute__((always_inline)) void
+HLX_FN(hlx_attn_typed)(const int BF, const hlx_attn_desc_t *d)
+{
+    const size_t es = BF ? 2 : 4, ksb = d->k_stride * es, vsb = d->v_stride * es;
+    float m[HLX_HMAX], s[HLX_HMAX];
+    float qp[HLX_GMAX * 1024] __attribute__((aligned(64)));
+    int h0, g0, g, e;
+    size_t j0, j;
+
+    for (h0 = 0; h0 < d->group; h0 += HLX_HMAX) {
+        int H = d->group - h0 < HLX_HMAX ? d->group - h0 : HLX_HMAX;
+        float *oh = d->o + (size_t)h0 * d->dv;
+        for (g = 0; g < H; g++) {
+            m[g] = -INFINITY;
+            s[g] = 0.0f;
+        }
+        memset(oh, 0, sizeof(float) * (size_t)H * d->dv);
+        for (j0 = 0; j0 < d->len; j0 += HLX_TB) {
+            size_t jn = d->len - j0 < HLX_TB ? d->len - j0 : HLX_TB;
+            for (g0 = 0; g0 < H; g0 += HLX_GMAX) {
+                int G = H - g0 < HLX_GMAX ? H - g0 : HLX_GMAX;
+                const float *qg = d->q + (size_t)(h0 + g0) * d->dk;
+                /* one head chunk: q in load order (re-done per superblock only when the
+                 * group needs several chunks) */
+                if (BF && (j0 == 0 || H > HLX_GMAX))
+                    HLX_FN(hlx_q_order)(BF, qg, G, d->dk, qp);
+                for (j = j0; j < j0 + jn; j += HLX_W) {
+                    int nt = (int)(j0 + jn - j < HLX_W ? j0 + jn - j : HLX_W);
+                    const char *kb = (const char *)d->k + j * ksb;
+                    const char *vb = (const char *)d->v + j * vsb;
+                    const float *qq = BF ? qp : qg;
+                    float *og = oh + (size_t)g0 * d->dv;
+                    /* prefetch the next block's KV rows ahead of the hardware streams */
+                    if (g0 == 0 && j + HLX_TB + HLX_W <= d->len) {
+                        /* every line of the rows one superblock ahead: the hardware
+                         * streams alone leave the FMA units waiting on DRAM */
+                        const char *pk = (const char *)d->k + (j + HLX_TB) * ksb;
+                        const char *pv = (const char *)d->v + (j + HLX_TB) * vsb;
+                        size_t off;
+                        for (off = 0; off < HLX_W * ksb; off += 64)
+                            __builtin_prefetch(pk + off);
+                        for (off = 0; off < HLX_W * vsb; off += 64)
+                            __builtin_prefetch(pv + off);
+                    }
+                    switch (G) {
+#define HLX_CASE(n) \
+                    case n: \
+                        HLX_FN(hlx_attn_blk)(n, BF, d, qq, kb, vb, ksb, vsb, nt, m + g0, s + g0, og); \
+                        break;
+                    HLX_CASE(1) HLX_CASE(2) HLX_CASE(3) HLX_CASE(4)
+#if HLX_GMAX > 4
+                    HLX_CASE(5) HLX_CASE(6) HLX_CASE(7) HLX_CASE(8)
+#endif
+#undef HLX_CASE
+                    }
+                }
+            }
+        }
+        for (g = 0; g < H; g++) {
+            float *og = oh + (size_t)g * d->dv;
+            float inv = d->len ? 1.0f / s[g] : 0.0f;
+            if (BF) { /* back to natural order */
+                float tmp[2 * HLX_W];
+                int c;
+                for (c = 0; c < d->dv; c += 2 * HLX_W) {
+                    for (e = 0; e < HLX_W; e++) {
+                        tmp[2 * e]     = og[c + e];
+                        tmp[2 * e + 1] = og[c + HLX_W + e];
+                    }
+                    memcpy(og + c, tmp, sizeof(tmp));
+                }
+            }
+            for (e = 0; e < d->dv; e++)
+                og[e] *= inv;
+            d->lse[h0 + g] = d->len ? m[g] + logf(s[g]) : -INFINITY;
+        }
+    }
+}
+
+/* Vector path: f32 and bf16 KV with dk, dv multiples of 2W and dk <= 1024; everything else
+ * (fp8 KV, odd head sizes) goes to the reference. */
+static void HLX_FN(hlx_attn)(const hlx_attn_desc_t *d)
+{
+    if (d->dk % (2 * HLX_W) || d->dv % (2 * HLX_W) || d->dk > 1024 ||
+        (d->kv_dtype != HLX_DTYPE_F32 && d->kv_dtype != HLX_DTYPE_BF16)) {
+        hlx_kernels_t ref;
+        hlx_kernels_reference(&ref);
+        ref.attn(d);
+        return;
+    }
+    if (d->kv_dtype == HLX_DTYPE_BF16)
+        HLX_FN(hlx_attn_typed)(1, d);
+    else
+        HLX_FN(hlx_attn_typed)(0, d);
+}
+
+static void HLX_FN(hlx_merge)(int nparts, int nheads, int dv, const float *o_parts,
+                              const float *lse_parts, float *o, float *lse)
+{
+    int h, p, e;
+
+    for (h = 0; h < nheads; h++) {
+        float mx = -INFINITY, sum = 0.0f, inv;
+        float *oh = o + (size_t)h * dv;
+        for (p = 0; p < nparts; p++)
+            mx = lse_parts[(size_t)p * nheads + h] > mx ? lse_parts[(size_t)p * nheads + h] : mx;
+        memset(oh, 0, sizeof(float) * (size_t)dv);
+        if (mx == -INFINITY) {
+            lse[h] = -INFINITY;
+            continue;
+        }
+        for (p = 0; p < nparts; p++) {
+            float w = expf(lse_parts[(size_t)p * nheads + h] - mx);
+            const float *op = o_parts + ((size_t)p * nheads + h) * dv;
+            HLX_V wv = hlx_v_set1(w);
+            if (w == 0.0f)
+                continue; /* an empty part: its o may be anything finite or not */
+            sum += w;
+            for (e = 0; e + HLX_W <= dv; e += HLX_W)
+                hlx_v_store(oh + e, hlx_v_fma(wv, hlx_v_load(op + e), hlx_v_load(oh + e)));
+            for (; e < dv; e++)
+                oh[e] += w * op[e];
+        }
+        inv = 1.0f / sum;
+        for (e = 0; e + HLX_W <= dv; e += HLX_W)
+            hlx_v_store(oh + e, hlx_v_mul(hlx_v_load(oh + e), hlx_v_set1(inv)));
+        for (; e < dv; e++)
+            oh[e] *= inv;
+        lse[h] = mx + logf(sum);
+    }
+}
+
+static void HLX_FN(hlx_rmsnorm)(float *y, const float *x, const float *w, int n, float eps)
+{
+    double ss = 0.0;
+    HLX_V acc = hlx_v_zero(), r;
+    float rs;
+    int i;
+
+    /* fp32 partial sums per lane, fp64 total: same accuracy class as the reference */
+    for (i = 0; i + HLX_W <= n; i += HLX_W) {
+        HLX_V xv = hlx_v_load(x + i);
+        acc = hlx_v_fma(xv, xv, acc);
+    }
+    {
+        float tmp[HLX_W];
+        int l;
+        hlx_v_store(tmp, acc);
+        for (l = 0; l < HLX_W; l++)
+            ss += tmp[l];
+    }
+    for (; i < n; i++)
+        ss += (double)x[i] * x[i];
+    rs = (float)(1.0 / sqrt(ss / n + eps));
+    r = hlx_v_set1(rs);
+    for (i = 0; i + HLX_W <= n; i += HLX_W)
+        hlx_v_store(y + i, hlx_v_mul(hlx_v_mul(hlx_v_load(x + i), r), hlx_v_load(w + i)));
+    for (; i < n; i++)
+        y[i] = x[i] * rs * w[i];
+}
+
+static void HLX_FN(hlx_swiglu)(float *y, const float *gate, const float *up, int n)
+{
+    const HLX_V one = hlx_v_set1(1.0f), zero = hlx_v_zero();
+    int i;
+
+    for (i = 0; i + HLX_W <= n; i += HLX_W) {
+        HLX_V gv = hlx_v_load(gate + i);
+        HLX_V den = hlx_v_add(one, hlx_v_exp(hlx_v_sub(zero, gv)));
+        hlx_v_store(y + i, hlx_v_mul(hlx_v_div(gv, den), hlx_v_load(up + i)));
+    }
+    for (; i < n; i++)
+        y[i] = gate[i] / (1.0f + expf(-gate[i])) * up[i];
+}

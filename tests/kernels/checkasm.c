@@ -1,0 +1,318 @@
+/* checkasm: every kernel variant this CPU supports against the C reference on the same
+ * random inputs (shapes include length 0, 1 and lengths that are not multiples of the
+ * vector block), with stated tolerances; --bench times each variant against the reference.
+ * Usage: checkasm [--seed N] [--variant NAME] [--bench] [--quick]. Exit 0 ok, 1 mismatch,
+ * 77 when only the reference is available (nothing to compare). */
+#include "kt_common.h"
+#include "hlx_time.h"
+
+#include <getopt.h>
+
+/* Stated tolerances (variant vs reference, both fp32 accumulation in different orders):
+ *   attention o: |o_var - o_ref| <= 1e-5 * S, S = max_e sum_j p_j |v_j[e]| from fp64
+ *                (S = max|o| when the head has no cancellation); lse: 1e-5 * max(1, |lse|)
+ *   merge, rmsnorm, swiglu: 1e-6 relative to the largest magnitude entering the result
+ *   gemm: 1e-6 * K absolute (inputs in [-1, 1]) */
+#define KT_TOL_ATTN 1e-5
+#define KT_TOL_ELEM 1e-6
+
+static int kt_fails;
+static int kt_checks;
+
+static void kt_report(const char *variant, const char *what, int ok, const char *fmt, ...)
+    __attribute__((format(printf, 4, 5)));
+
+static void kt_report(const char *variant, const char *what, int ok, const char *fmt, ...)
+{
+    va_list ap;
+
+    kt_checks++;
+    if (ok)
+        return;
+    kt_fails++;
+    if (kt_fails > 20)
+        return;
+    fprintf(stderr, "FAIL %s %s: ", variant, what);
+    va_start(ap, fmt);
+    vfprintf(stderr, fmt, ap);
+    va_end(ap);
+    fprintf(stderr, "\n");
+}
+
+static void kt_attn_case(const hlx_kernels_t *ref, const hlx_kernels_t *var, kt_rng_t *r,
+                         int group, int dk, int dv, size_t len, hlx_dtype_t t, double qamp)
+{
+    kt_attn_t a;
+    float *o_ref, *l_ref;
+    double *o64 = malloc(sizeof(double) * (size_t)dv);
+    int g, e;
+
+    kt_attn_make(r, &a, group, dk, dv, len, t, kt_int(r, 0, 1), qamp);
+    o_ref = malloc(sizeof(float) * (size_t)group * dv);
+    l_ref = malloc(sizeof(float) * (size_t)group);
+    ref->attn(&a.d);
+    memcpy(o_ref, a.o, sizeof(float) * (size_t)group * dv);
+    memcpy(l_ref, a.lse, sizeof(float) * (size_t)group);
+    /* poison the output: the variant must write every element */
+    for (e = 0; e < group * dv; e++)
+        a.o[e] = NAN;
+    var->attn(&a.d);
+    for (g = 0; g < group; g++) {
+        double l64, S = len ? kt_attn_f64(&a.d, g, o64, &l64) : 0.0, err = 0.0, lerr;
+        for (e = 0; e < dv; e++) {
+            double diff = fabs((double)o_ref[g * dv + e] - a.o[g * dv + e]);
+            err = diff > err || diff != diff ? diff : err;
+        }
+        if (len == 0) {
+            kt_report(var->name, "attn", err == 0.0 && isinf(a.lse[g]) && a.lse[g] < 0,
+                      "len 0 must give o = 0, lse = -inf (got lse %g)", (double)a.lse[g]);
+            continue;
+        }
+        lerr = fabs((double)l_ref[g] - a.lse[g]);
+        kt_report(var->name, "attn",
+                  err <= KT_TOL_ATTN * S && lerr <= KT_TOL_ATTN * fmax(1.0, fabs(l_ref[g])),
+                  "group %d dk %d dv %d len %zu %s head %d: o err %.3g (S %.3g) lse %.9g vs "
+                  "%.9g", group, dk, dv, len, hlx_dtype_name(t), g, err, S, (double)a.lse[g],
+                  (double)l_ref[g]);
+        if (!(err <= KT_TOL_ATTN * S))
+            break;
+    }
+    free(o64);
+    free(o_ref);
+    free(l_ref);
+    kt_attn_free(&a);
+}
+
+static void kt_check_attn(const hlx_kernels_t *ref, const hlx_kernels_t *var, kt_rng_t *r,
+                          int quick)
+{
+    static const hlx_dtype_t types[] = { HLX_DTYPE_BF16, HLX_DTYPE_F32, HLX_DTYPE_FP8 };
+    static const size_t special[] = { 0, 1, 2, 7, 8, 9, 15, 16, 17, 31, 33, 63, 64, 65, 127 };
+    static const int dims[] = { 32, 64, 128, 96, 160, 576, 512 };
+    size_t i;
+    int it, ti;
+
+    /* lengths around every block boundary (vector width, superblock) for each type */
+    for (ti = 0; ti < 3; ti++)
+        for (i = 0; i < sizeof(special) / sizeof(special[0]); i++)
+            kt_attn_case(ref, var, r, 8, 128, 128, special[i], types[ti], 2.0);
+    /* random shapes: groups 1..17, head sizes on and off the vector path */
+    for (it = 0; it < (quick ? 60 : 300); it++) {
+        int group = kt_int(r, 1, 17);
+        int dk = it % 4 == 3 ? kt_int(r, 1, 100) : dims[kt_int(r, 0, 4)];
+        int dv = it % 4 == 3 ? kt_int(r, 1, 100) : dims[kt_int(r, 0, 4)];
+        size_t len = (size_t)kt_int(r, 0, it % 5 == 0 ? 1200 : 150);
+        kt_attn_case(ref, var, r, group, dk, dv, len, types[it % 3], kt_unif(r, 0.1, 10.0));
+    }
+    /* MLA absorbed form: one KV head, key 576, value 512, many query heads */
+    kt_attn_case(ref, var, r, 128, 576, 512, 37, HLX_DTYPE_BF16, 1.0);
+    kt_attn_case(ref, var, r, 20, 576, 512, 300, HLX_DTYPE_F32, 1.0);
+    /* long sequence with GQA group 8 */
+    kt_attn_case(ref, var, r, 8, 128, 128, quick ? 3000 : 20000, HLX_DTYPE_BF16, 3.0);
+}
+
+static void kt_check_merge(const hlx_kernels_t *ref, const hlx_kernels_t *var, kt_rng_t *r)
+{
+    int it;
+
+    for (it = 0; it < 100; it++) {
+        int np = kt_int(r, 1, 9), nh = kt_int(r, 1, 20), dv = kt_int(r, 1, 140), p, i;
+        size_t n = (size_t)np * nh * dv;
+        float *op = malloc(sizeof(float) * n), *lp = malloc(sizeof(float) * np * nh);
+        float *o1 = malloc(sizeof(float) * nh * dv), *o2 = malloc(sizeof(float) * nh * dv);
+        float *l1 = malloc(sizeof(float) * nh), *l2 = malloc(sizeof(float) * nh);
+        double err = 0.0, lerr = 0.0;
+
+        kt_fill(r, op, HLX_DTYPE_F32, n, 3.0);
+        for (p = 0; p < np * nh; p++) /* some empty parts, some whole heads empty */
+            lp[p] = kt_int(r, 0, 4) == 0 || (it % 7 == 0) ? -INFINITY
+                                                         : (float)kt_unif(r, -30.0, 30.0);
+        ref->merge(np, nh, dv, op, lp, o1, l1);
+        var->merge(np, nh, dv, op, lp, o2, l2);
+        for (i = 0; i < nh * dv; i++)
+            err = fmax(err, fabs((double)o1[i] - o2[i]) / 3.0);
+        for (i = 0; i < nh; i++)
+            lerr = fmax(lerr, isinf(l1[i]) ? (l1[i] == l2[i] ? 0.0 : INFINITY)
+                                           : fabs((double)l1[i] - l2[i]) / fmax(1.0, fabs(l1[i])));
+        kt_report(var->name, "merge", err <= KT_TOL_ELEM && lerr <= KT_TOL_ELEM,
+                  "parts %d heads %d dv %d: o err %.3g lse err %.3g", np, nh, dv, err, lerr);
+        free(op); free(lp); free(o1); free(o2); free(l1); free(l2);
+    }
+}
+
+static void kt_check_elem(const hlx_kernels_t *ref, const hlx_kernels_t *var, kt_rng_t *r)
+{
+    int it, i;
+
+    for (it = 0; it < 60; it++) {
+        int n = it < 20 ? it + 1 : kt_int(r, 1, 9000), nh, hd, rot;
+        float *x = malloc(sizeof(float) * n), *w = malloc(sizeof(float) * n);
+        float *y1 = malloc(sizeof(float) * n), *y2 = malloc(sizeof(float) * n);
+        double err = 0.0, amp = kt_unif(r, 0.01, 50.0);
+
+        kt_fill(r, x, HLX_DTYPE_F32, n, amp);
+        kt_fill(r, w, HLX_DTYPE_F32, n, 2.0);
+        ref->rmsnorm(y1, x, w, n, 1e-6f);
+        var->rmsnorm(y2, x, w, n, 1e-6f);
+        for (i = 0; i < n; i++)
+            err = fmax(err, fabs((double)y1[i] - y2[i]) / (fabs(y1[i]) + 1e-30));
+        kt_report(var->name, "rmsnorm", err <= KT_TOL_ELEM, "n %d rel err %.3g", n, err);
+        kt_fill(r, x, HLX_DTYPE_F32, n, 30.0);
+        ref->swiglu(y1, x, w, n);
+        var->swiglu(y2, x, w, n);
+        err = 0.0;
+        for (i = 0; i < n; i++) /* relative to |gate * up|, the size of the product */
+            err = fmax(err, fabs((double)y1[i] - y2[i]) / (fabs(x[i] * w[i]) + 1e-30));
+        kt_report(var->name, "swiglu", err <= 2 * KT_TOL_ELEM, "n %d err %.3g", n, err);
+        free(x); free(w); free(y1); free(y2);
+
+        nh = kt_int(r, 1, 8);
+        hd = 2 * kt_int(r, 1, 80);
+        rot = 2 * kt_int(r, 0, hd / 2);
+        x = malloc(sizeof(float) * nh * hd);
+        y1 = malloc(sizeof(float) * nh * hd);
+        kt_fill(r, x, HLX_DTYPE_F32, (size_t)nh * hd, 3.0);
+        memcpy(y1, x, sizeof(float) * nh * hd);
+        ref->rope(x, nh, hd, rot, it * 9973, 10000.0f);
+        var->rope(y1, nh, hd, rot, it * 9973, 10000.0f);
+        err = 0.0;
+        for (i = 0; i < nh * hd; i++)
+            err = fmax(err, fabs((double)x[i] - y1[i]));
+        kt_report(var->name, "rope", err <= 1e-5, "heads %d hd %d rot %d err %.3g", nh, hd,
+                  rot, err);
+        free(x); free(y1);
+    }
+}
+
+static void kt_check_gemm(const hlx_kernels_t *ref, const hlx_kernels_t *var, kt_rng_t *r)
+{
+    int it, i;
+
+    for (it = 0; it < 60; it++) {
+        int M = kt_int(r, 1, 9), N = kt_int(r, 1, 300), K = kt_int(r, 1, 300), acc = it & 1;
+        hlx_dtype_t t = it & 2 ? HLX_DTYPE_F32 : HLX_DTYPE_BF16;
+        float *x = malloc(sizeof(float) * M * K), *y1 = malloc(sizeof(float) * M * N);
+        float *y2 = malloc(sizeof(float) * M * N);
+        void *w = malloc(kt_esize(t) * (size_t)K * N);
+        double err = 0.0;
+
+        kt_fill(r, x, HLX_DTYPE_F32, (size_t)M * K, 1.0);
+        kt_fill(r, w, t, (size_t)K * N, 1.0);
+        kt_fill(r, y1, HLX_DTYPE_F32, (size_t)M * N, 1.0);
+        memcpy(y2, y1, sizeof(float) * M * N);
+        ref->gemm(M, N, K, x, w, t, y1, acc);
+        var->gemm(M, N, K, x, w, t, y2, acc);
+        for (i = 0; i < M * N; i++)
+            err = fmax(err, fabs((double)y1[i] - y2[i]));
+        kt_report(var->name, "gemm", err <= 1e-6 * K + 1e-6, "%dx%dx%d %s acc %d err %.3g",
+                  M, N, K, hlx_dtype_name(t), acc, err);
+        free(x); free(y1); free(y2); free(w);
+    }
+}
+
+/* --bench: best of a few runs of each kernel, ns per call and speed-up over the reference */
+static double kt_time_attn(const hlx_kernels_t *k, const hlx_attn_desc_t *d, int reps)
+{
+    double best = 1e30;
+    int i;
+    for (i = 0; i < reps; i++) {
+        uint64_t t0 = hlx_now_ns();
+        k->attn(d);
+        best = fmin(best, (double)(hlx_now_ns() - t0));
+    }
+    return best;
+}
+
+static void kt_bench(const hlx_kernels_t *ref, const hlx_kernels_t *vars, size_t nv)
+{
+    static const struct { const char *name; int group, dk, dv; size_t len; hlx_dtype_t t; } cases[] = {
+        { "gqa8 bf16 2K (L2)", 8, 128, 128, 2048, HLX_DTYPE_BF16 },
+        { "gqa8 bf16 64K", 8, 128, 128, 65536, HLX_DTYPE_BF16 },
+        { "gqa8 f32 64K", 8, 128, 128, 65536, HLX_DTYPE_F32 },
+        { "mla128 bf16 4K", 128, 576, 512, 4096, HLX_DTYPE_BF16 },
+    };
+    kt_rng_t r = { 7 };
+    size_t c, v;
+
+    printf("%-18s %-8s %12s %10s %9s\n", "kernel", "variant", "ns/call", "GB/s", "speedup");
+    for (c = 0; c < sizeof(cases) / sizeof(cases[0]); c++) {
+        kt_attn_t a;
+        double bytes, tref;
+        kt_attn_make(&r, &a, cases[c].group, cases[c].dk, cases[c].dv, cases[c].len,
+                     cases[c].t, 0, 1.0);
+        bytes = (double)cases[c].len * (cases[c].dk + cases[c].dv) * kt_esize(cases[c].t);
+        tref = kt_time_attn(ref, &a.d, 1);
+        kt_time_attn(ref, &a.d, 1);
+        printf("%-18s %-8s %12.0f %10.2f %9.2f\n", cases[c].name, ref->name, tref, bytes / tref, 1.0);
+        for (v = 0; v < nv; v++) {
+            double tv = kt_time_attn(&vars[v], &a.d, cases[c].len < 8192 ? 50 : 5);
+            printf("%-18s %-8s %12.0f %10.2f %9.2f\n", cases[c].name, vars[v].name, tv,
+                   bytes / tv, tref / tv);
+        }
+        kt_attn_free(&a);
+    }
+}
+
+int main(int argc, char **argv)
+{
+    static const struct option opts[] = {
+        { "seed", required_argument, NULL, 's' },
+        { "variant", required_argument, NULL, 'v' },
+        { "bench", no_argument, NULL, 'b' },
+        { "quick", no_argument, NULL, 'q' },
+        { "help", no_argument, NULL, 'h' },
+        { NULL, 0, NULL, 0 },
+    };
+    const char *names[8], *only = NULL;
+    hlx_kernels_t ref, vars[8];
+    uint64_t seed = 20261130ull;
+    int bench = 0, quick = 0, c;
+    size_t n, i, nv = 0;
+
+    while ((c = getopt_long(argc, argv, "s:v:bqh", opts, NULL)) != -1) {
+        switch (c) {
+        case 's': seed = strtoull(optarg, NULL, 0); break;
+        case 'v': only = optarg; break;
+        case 'b': bench = 1; break;
+        case 'q': quick = 1; break;
+        case 'h':
+            printf("usage: checkasm [--seed N] [--variant NAME] [--quick] [--bench]\n"
+                   "  every supported kernel variant against the C reference on random\n"
+                   "  shapes; --bench times attention per variant.\n");
+            return 0;
+        default:
+            return 2;
+        }
+    }
+    hlx_kernels_reference(&ref);
+    n = hlx_kernels_list(names, 8);
+    for (i = 0; i < n && i < 8; i++) {
+        if (!strcmp(names[i], "scalar") || (only && strcmp(only, names[i])))
+            continue;
+        if (hlx_kernels_init(names[i], &vars[nv]) != HLX_OK) {
+            fprintf(stderr, "variant %s listed but not initialized\n", names[i]);
+            return 1;
+        }
+        nv++;
+    }
+    if (nv == 0) {
+        printf("checkasm: no vectorized variant on this CPU/build, nothing to compare\n");
+        return 77;
+    }
+    if (bench) {
+        kt_bench(&ref, vars, nv);
+        return 0;
+    }
+    for (i = 0; i < nv; i++) {
+        kt_rng_t r = { seed };
+        int before = kt_fails;
+        kt_check_attn(&ref, &vars[i], &r, quick);
+        kt_check_merge(&ref, &vars[i], &r);
+        kt_check_elem(&ref, &vars[i], &r);
+        kt_check_gemm(&ref, &vars[i], &r);
+        printf("%-8s %s\n", vars[i].name, kt_fails == before ? "ok" : "FAILED");
+    }
+    printf("checkasm: %d checks, %d failures (seed %llu)\n", kt_checks, kt_fails,
+           (unsigned long long)seed);
+    return kt_fails ? 1 : 0;
+}
