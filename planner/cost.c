@@ -235,6 +235,10 @@ hlx_status_t hlx_plan_check(const hlx_plan_ctx_t *ctx, const hlx_layout_t *l, ch
     if (l->kvp < 1 || l->tpa < 1 || l->dp < 1 || l->tpf < 1 || l->ep < 1 || l->pp < 1 ||
         l->batch < 1)
         HLX_BAD("kvp, tpa, dp, tpf, ep, pp and batch must be at least 1");
+    if (m->q_heads % l->tpa != 0)
+        HLX_BAD("tpa %d does not divide q_heads %d", l->tpa, m->q_heads);
+    if (m->kv_heads % l->tpa != 0 && l->tpa % m->kv_heads != 0)
+        HLX_BAD("tpa %d neither divides nor is a multiple of kv_heads %d", l->tpa, m->kv_heads);
     switch (l->strategy) {
     case HLX_STRAT_TP:
     case HLX_STRAT_PP:
@@ -277,10 +281,6 @@ hlx_status_t hlx_plan_check(const hlx_plan_ctx_t *ctx, const hlx_layout_t *l, ch
     default:
         HLX_BAD("unknown strategy");
     }
-    if (m->q_heads % l->tpa != 0)
-        HLX_BAD("tpa %d does not divide q_heads %d", l->tpa, m->q_heads);
-    if (m->kv_heads % l->tpa != 0 && l->tpa % m->kv_heads != 0)
-        HLX_BAD("tpa %d neither divides nor is a multiple of kv_heads %d", l->tpa, m->kv_heads);
     if (l->kvp > ctx->context)
         HLX_BAD("kvp %d exceeds the context %.0f", l->kvp, ctx->context);
     if (l->pp > m->layers)

@@ -92,6 +92,21 @@ static void hlx_svg_fmt(double v, char *buf, size_t len)
         snprintf(buf, len, "%g", v);
 }
 
+/* Text content with XML's special characters escaped (names come from user files). */
+static void hlx_svg_text(FILE *f, const char *s)
+{
+    for (; *s; s++) {
+        switch (*s) {
+        case '&':  fputs("&amp;", f); break;
+        case '<':  fputs("&lt;", f); break;
+        case '>':  fputs("&gt;", f); break;
+        case '\'': fputs("&apos;", f); break;
+        case '"':  fputs("&quot;", f); break;
+        default:   fputc(*s, f);
+        }
+    }
+}
+
 static void hlx_svg_axes(FILE *f, const hlx_svg_panel_t *p, const char *title)
 {
     int d, k;
@@ -134,8 +149,10 @@ static void hlx_svg_axes(FILE *f, const hlx_svg_panel_t *p, const char *title)
     fprintf(f, "<text transform='translate(%.1f,%.1f) rotate(-90)' class='axis' "
                "text-anchor='middle'>tokens/s/GPU (throughput) &#8594;</text>\n", p->x0 - 52,
             p->y0 + p->h / 2);
-    fprintf(f, "<text x='%.1f' y='%.1f' class='panel' text-anchor='middle'>%s</text>\n",
-            p->x0 + p->w / 2, p->y0 - 10, title);
+    fprintf(f, "<text x='%.1f' y='%.1f' class='panel' text-anchor='middle'>", p->x0 + p->w / 2,
+            p->y0 - 10);
+    hlx_svg_text(f, title);
+    fprintf(f, "</text>\n");
 }
 
 /* Frontier points of one strategy on one cluster, sorted by interactivity. */
@@ -159,7 +176,7 @@ static size_t hlx_svg_collect(const hlx_sweep_t *sw, int ci, int s, size_t *idx)
 int hlx_sweep_write_svg(FILE *f, const hlx_sweep_t *sw, const char *const *clusters,
                         int nclusters, const char *title)
 {
-    const double pw = 620, ph = 440, ml = 80, mt = 70, gap = 110;
+    const double pw = 620, ph = 440, ml = 80, mt = 90, gap = 110;
     size_t *idx = malloc((sw->n + 1) * sizeof(*idx));
     double W = ml + nclusters * (pw + gap) - gap + 250, Hh = mt + ph + 70;
     int ci, s;
@@ -174,10 +191,12 @@ int hlx_sweep_write_svg(FILE *f, const hlx_sweep_t *sw, const char *const *clust
                "font-weight:bold}.legend{font-size:12px}circle:hover{stroke:#000;"
                "stroke-width:2}</style>\n"
                "<rect width='100%%' height='100%%' fill='white'/>\n"
-               "<text x='%.0f' y='28' class='title'>%s</text>\n"
-               "<text x='%.0f' y='48' class='tick'>Pareto frontiers per strategy; each point "
-               "is one (layout, batch). Hover a point for its layout.</text>\n",
-            W, Hh, W, Hh, ml, title, ml);
+               "<text x='%.0f' y='28' class='title'>",
+            W, Hh, W, Hh, ml);
+    hlx_svg_text(f, title);
+    fprintf(f, "</text>\n<text x='%.0f' y='48' class='tick'>Pareto frontiers per strategy "
+               "(log axes); each point is one (layout, batch): hover it for the layout.</text>\n",
+            ml);
     for (ci = 0; ci < nclusters; ci++) {
         hlx_svg_panel_t p = { ml + ci * (pw + gap), mt, pw, ph, 0, 0, 0, 0 };
         double umin = INFINITY, umax = 0, gmin = INFINITY, gmax = 0;
