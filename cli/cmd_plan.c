@@ -567,6 +567,11 @@ static void hlx_sweep_report(FILE *f, const hlx_sweep_t *sw, int ci, const char 
         fprintf(f, "%s: HOP-B off: helix best interactivity %.4g tok/s/user (%.1f%% lower)\n",
                 cluster, s.helix_nohopb_best_user,
                 100.0 * (1.0 - s.helix_nohopb_best_user / s.helix_best_user));
+    if (s.hopb_gain_max > 0) {
+        hlx_layout_format(&sw->pts[s.hopb_gain_idx].l, lay, sizeof(lay));
+        fprintf(f, "%s: HOP-B: up to %.1f%% more tok/s/user than the same layout and batch "
+                   "without it (%s)\n", cluster, 100.0 * s.hopb_gain_max, lay);
+    }
 }
 
 /* Writes one output file; returns 0 or 1 after printing the error. */

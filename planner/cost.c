@@ -47,6 +47,10 @@ static const hlx_param_t hlx_plan_params[] = {
       "activation working set per GPU, in units of batch x hidden x act_bytes" },
     { "PLAN_HOPB_CHUNKS", HLX_PT_INT, "0", 0, 1e6, offsetof(hlx_plan_settings_t, hopb_chunks),
       "most chunks HOP-B splits the batch into (0 = up to one per request)" },
+    { "PLAN_LOCKSTEP_PER_REQUEST", HLX_PT_INT, "0", 0, 1,
+      offsetof(hlx_plan_settings_t, lockstep_per_request),
+      "HOP-B off: 0 = one batched combine after attention; 1 = the paper's lockstep "
+      "B x (c + m), one combine per request" },
 };
 
 const hlx_param_table_t hlx_plan_param_table = {
@@ -61,6 +65,7 @@ void hlx_plan_settings_default(hlx_plan_settings_t *set)
     set->lse_bytes   = 4.0;
     set->act_buffers = 16.0;
     set->hopb_chunks = 0;
+    set->lockstep_per_request = 0;
 }
 
 /* ---- the paper's Appendix A, as written ---- */
@@ -407,11 +412,16 @@ void hlx_plan_eval(const hlx_plan_ctx_t *ctx, const hlx_layout_t *l, hlx_plan_re
             }
             lc.comb_link = hlx_group_link(ctx, l->kvp, d);
         }
-        lc.comb_t = alpha + beta;
-        lc.ac_t   = l->hopb && l->kvp > 1
-            ? hlx_plan_hopb(c_total, alpha, beta, (int)Breq, set->hopb_chunks)
-            : c_total + alpha + beta;
-        lc.hopb_saved = c_total + alpha + beta - lc.ac_t;
+        {
+            /* lockstep: one batched combine, or (the paper's B(c+m)) one per request */
+            double lockstep = c_total + beta +
+                              (set->lockstep_per_request && l->kvp > 1 ? Breq : 1.0) * alpha;
+            lc.comb_t = alpha + beta;
+            lc.ac_t   = l->hopb && l->kvp > 1
+                ? hlx_plan_hopb(c_total, alpha, beta, (int)Breq, set->hopb_chunks)
+                : lockstep;
+            lc.hopb_saved = lockstep - lc.ac_t;
+        }
     }
 
     /* Post-attention projection at TP = tpo, then all-reduce (dp-ep: none). */

@@ -88,6 +88,8 @@ typedef struct hlx_plan_settings {
     double lse_bytes;    /* bytes per (request, head) softmax statistic (fp32 = 4) */
     double act_buffers;  /* activation working set in units of batch x hidden */
     int    hopb_chunks;  /* most chunks HOP-B splits the batch into (0 = one per request) */
+    int    lockstep_per_request; /* HOP-B off: 0 = one batched combine after attention,
+                                  * 1 = the paper's B x (c + m): a combine per request */
 } hlx_plan_settings_t;
 
 extern const hlx_param_table_t hlx_plan_param_table;
@@ -187,6 +189,8 @@ typedef struct hlx_sweep_summary {
     /* and at the baseline's most interactive point */
     double tput_ratio_at_base_best, base_best_user_tput, helix_tput_at_base_best;
     double helix_nohopb_best_user;            /* Helix restricted to HOP-B off (0: none) */
+    double hopb_gain_max;                     /* max TTL(off)/TTL(on) - 1 on the frontier */
+    size_t hopb_gain_idx;                     /* the HOP-B-on point where it is reached */
     size_t helix_best_idx, base_best_idx;
 } hlx_sweep_summary_t;
 

@@ -65,6 +65,12 @@ static const char *const hlx_strat_color[HLX_STRAT_COUNT] = {
     "#d62728", /* helix */
 };
 
+/* Baselines dashed so overlapping frontiers stay visible under Helix's solid line. */
+static const char *const hlx_strat_dash[HLX_STRAT_COUNT] = {
+    "stroke-dasharray='7 3' ", "stroke-dasharray='2 3' ", "stroke-dasharray='9 3 2 3' ",
+    "stroke-dasharray='4 2' ", "",
+};
+
 static const char *const hlx_strat_label[HLX_STRAT_COUNT] = {
     "TP", "TP + PP", "DP attention + EP FFN", "Medha (KVP, TP FFN)", "Helix (KVP x TPA, TPF x EP)",
 };
@@ -179,6 +185,8 @@ int hlx_sweep_write_svg(FILE *f, const hlx_sweep_t *sw, const char *const *clust
     const double pw = 620, ph = 440, ml = 80, mt = 90, gap = 110;
     size_t *idx = malloc((sw->n + 1) * sizeof(*idx));
     double W = ml + nclusters * (pw + gap) - gap + 250, Hh = mt + ph + 70;
+    double umin = INFINITY, umax = 0, gmin = INFINITY, gmax = 0, lx0, lx1, ly0, ly1;
+    size_t i;
     int ci, s;
 
     if (idx == NULL)
@@ -197,34 +205,45 @@ int hlx_sweep_write_svg(FILE *f, const hlx_sweep_t *sw, const char *const *clust
     fprintf(f, "</text>\n<text x='%.0f' y='48' class='tick'>Pareto frontiers per strategy "
                "(log axes); each point is one (layout, batch): hover it for the layout.</text>\n",
             ml);
+    /* One range for every panel so topologies compare at a glance. */
+    for (i = 0; i < sw->n; i++) {
+        const hlx_sweep_point_t *q = &sw->pts[i];
+        if (!q->pareto)
+            continue;
+        if (q->tok_s_user < umin) umin = q->tok_s_user;
+        if (q->tok_s_user > umax) umax = q->tok_s_user;
+        if (q->tok_s_gpu < gmin) gmin = q->tok_s_gpu;
+        if (q->tok_s_gpu > gmax) gmax = q->tok_s_gpu;
+    }
+    if (umax <= 0) { /* nothing feasible anywhere */
+        umin = gmin = 1;
+        umax = gmax = 10;
+    }
+    lx0 = floor(log10(umin) * 5) / 5 - 0.05;
+    lx1 = ceil(log10(umax) * 5) / 5 + 0.05;
+    ly0 = floor(log10(gmin) * 5) / 5 - 0.05;
+    ly1 = ceil(log10(gmax) * 5) / 5 + 0.05;
     for (ci = 0; ci < nclusters; ci++) {
         hlx_svg_panel_t p = { ml + ci * (pw + gap), mt, pw, ph, 0, 0, 0, 0 };
-        double umin = INFINITY, umax = 0, gmin = INFINITY, gmax = 0;
-        size_t i;
-        for (i = 0; i < sw->n; i++) {
-            const hlx_sweep_point_t *q = &sw->pts[i];
-            if (q->cluster != ci || !q->pareto)
-                continue;
-            if (q->tok_s_user < umin) umin = q->tok_s_user;
-            if (q->tok_s_user > umax) umax = q->tok_s_user;
-            if (q->tok_s_gpu < gmin) gmin = q->tok_s_gpu;
-            if (q->tok_s_gpu > gmax) gmax = q->tok_s_gpu;
-        }
-        if (umax <= 0) { /* nothing feasible on this cluster */
-            umin = gmin = 1;
-            umax = gmax = 10;
-        }
-        p.lx0 = floor(log10(umin) * 5) / 5 - 0.05;
-        p.lx1 = ceil(log10(umax) * 5) / 5 + 0.05;
-        p.ly0 = floor(log10(gmin) * 5) / 5 - 0.05;
-        p.ly1 = ceil(log10(gmax) * 5) / 5 + 0.05;
+        hlx_sweep_summary_t sum;
+        p.lx0 = lx0;
+        p.lx1 = lx1;
+        p.ly0 = ly0;
+        p.ly1 = ly1;
         hlx_svg_axes(f, &p, clusters[ci]);
+        hlx_sweep_summarize(sw, ci, &sum);
+        if (sum.have_helix && sum.have_base)
+            fprintf(f, "<text x='%.1f' y='%.1f' class='tick'>Helix vs best baseline: %.2fx "
+                       "tokens/s/user; up to %.2fx tokens/s/GPU at matched interactivity"
+                       "</text>\n", p.x0 + 8, p.y0 + p.h - 10,
+                    sum.helix_best_user / sum.base_best_user, sum.tput_ratio_max);
         for (s = 0; s < HLX_STRAT_COUNT; s++) {
             size_t n = hlx_svg_collect(sw, ci, s, idx);
             if (n == 0)
                 continue;
-            fprintf(f, "<g><polyline fill='none' stroke='%s' stroke-width='2.2' "
-                       "stroke-linejoin='round' points='", hlx_strat_color[s]);
+            fprintf(f, "<g><polyline fill='none' stroke='%s' stroke-width='%s' %s"
+                       "stroke-linejoin='round' points='", hlx_strat_color[s],
+                    s == HLX_STRAT_HELIX ? "3" : "2", hlx_strat_dash[s]);
             for (i = 0; i < n; i++)
                 fprintf(f, "%.1f,%.1f ", hlx_px(&p, sw->pts[idx[i]].tok_s_user),
                         hlx_py(&p, sw->pts[idx[i]].tok_s_gpu));
@@ -247,16 +266,15 @@ int hlx_sweep_write_svg(FILE *f, const hlx_sweep_t *sw, const char *const *clust
         double lx = ml + nclusters * (pw + gap) - gap + 20, ly = mt + 10;
         for (s = 0; s < HLX_STRAT_COUNT; s++) {
             int any = 0;
-            size_t i;
             for (i = 0; i < sw->n && !any; i++)
                 any = sw->pts[i].pareto && sw->pts[i].l.strategy == (hlx_strategy_t)s;
             if (!any)
                 continue;
             fprintf(f, "<line x1='%.0f' y1='%.0f' x2='%.0f' y2='%.0f' stroke='%s' "
-                       "stroke-width='3'/><circle cx='%.0f' cy='%.0f' r='3.5' fill='%s'/>"
+                       "stroke-width='3' %s/><circle cx='%.0f' cy='%.0f' r='3.5' fill='%s'/>"
                        "<text x='%.0f' y='%.0f' class='legend'>%s</text>\n",
-                    lx, ly, lx + 24, ly, hlx_strat_color[s], lx + 12, ly, hlx_strat_color[s],
-                    lx + 30, ly + 4, hlx_strat_label[s]);
+                    lx, ly, lx + 24, ly, hlx_strat_color[s], hlx_strat_dash[s], lx + 12, ly,
+                    hlx_strat_color[s], lx + 30, ly + 4, hlx_strat_label[s]);
             ly += 22;
         }
     }

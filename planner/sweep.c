@@ -261,6 +261,19 @@ void hlx_sweep_summarize(const hlx_sweep_t *sw, int ci, hlx_sweep_summary_t *s)
         s->base_best_user_strat = sw->pts[fb[0].i].l.strategy;
         s->base_best_user_tput  = fb[0].gpu;
     }
+    /* HOP-B: each HOP-B-on frontier point against its HOP-B-off twin (pushed just before) */
+    for (i = 1; i < sw->n; i++) {
+        const hlx_sweep_point_t *p = &sw->pts[i], *q = &sw->pts[i - 1];
+        if (p->cluster != ci || !p->pareto || !p->l.hopb || q->l.hopb ||
+            p->l.strategy != HLX_STRAT_HELIX || q->l.strategy != p->l.strategy ||
+            q->l.kvp != p->l.kvp || q->l.tpa != p->l.tpa || q->l.tpf != p->l.tpf ||
+            q->l.ep != p->l.ep || q->l.batch != p->l.batch)
+            continue;
+        if (q->ttl_ms / p->ttl_ms - 1.0 > s->hopb_gain_max) {
+            s->hopb_gain_max = q->ttl_ms / p->ttl_ms - 1.0;
+            s->hopb_gain_idx = i;
+        }
+    }
     if (nh > 0 && nb > 0) {
         s->helix_tput_at_base_best = hlx_frontier_gpu_at(fh, nh, fb[0].user);
         s->tput_ratio_at_base_best = s->helix_tput_at_base_best / fb[0].gpu;
