@@ -414,8 +414,9 @@ void hlx_plan_eval(const hlx_plan_ctx_t *ctx, const hlx_layout_t *l, hlx_plan_re
         }
         {
             /* lockstep: one batched combine, or (the paper's B(c+m)) one per request */
-            double lockstep = c_total + beta +
-                              (set->lockstep_per_request && l->kvp > 1 ? Breq : 1.0) * alpha;
+            double lockstep = c_total +
+                              (set->lockstep_per_request && l->kvp > 1 ? Breq : 1.0) * alpha +
+                              beta;
             lc.comb_t = alpha + beta;
             lc.ac_t   = l->hopb && l->kvp > 1
                 ? hlx_plan_hopb(c_total, alpha, beta, (int)Breq, set->hopb_chunks)
