@@ -1,19 +1,839 @@
-/* helix plan: placeholder until its subsystem lands. */
+/* helix plan / helix sweep: the planner's command line. `plan` models one layout and
+ * prints its per-phase table; `sweep` evaluates every layout and batch on one or more
+ * clusters and writes Pareto frontiers (table, CSV, JSON Lines, SVG). */
+#define _GNU_SOURCE
 #include "hlx_cmd.h"
+#include "hlx_plan.h"
+#include "hlx_time.h"
+
+#include <errno.h>
+#include <getopt.h>
+#include <jansson.h>
+#include <math.h>
 #include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+
+#define HLX_MAX_CLUSTERS 16
+#define HLX_MAX_BATCHES  256
+
+/* ---- shared flag parsing ---- */
+
+/* Integer with an optional binary suffix: 64K = 65536, 1M = 1048576. */
+static int hlx_parse_count(const char *s, long long min, long long max, long long *v_p)
+{
+    char *end;
+    long long v, mult = 1;
+
+    errno = 0;
+    v = strtoll(s, &end, 10);
+    if (errno || end == s)
+        return -1;
+    if (*end == 'k' || *end == 'K')
+        mult = 1024, end++;
+    else if (*end == 'm' || *end == 'M')
+        mult = 1048576, end++;
+    if (*end != '\0' || v < 0 || v > max / mult || v * mult < min)
+        return -1;
+    *v_p = v * mult;
+    return 0;
+}
+
+static int hlx_flag_int(const char *cmd, const char *flag, const char *s, long long min,
+                        long long max, int *out)
+{
+    long long v;
+
+    if (hlx_parse_count(s, min, max, &v) != 0) {
+        fprintf(stderr, "helix %s: --%s: '%s' is not an integer in [%lld, %lld]\n", cmd, flag,
+                s, min, max);
+        return -1;
+    }
+    *out = (int)v;
+    return 0;
+}
+
+static int hlx_flag_dtype(const char *cmd, const char *flag, const char *s, int *out)
+{
+    hlx_dtype_t t;
+
+    if (hlx_dtype_parse(s, &t) != 0) {
+        fprintf(stderr, "helix %s: --%s: unknown dtype '%s' (f32, bf16, fp8, fp4)\n", cmd, flag,
+                s);
+        return -1;
+    }
+    *out = (int)t;
+    return 0;
+}
+
+/* --set NAME=VALUE for a planner assumption (HELIX_PLAN_* without the prefix). */
+static int hlx_flag_set(const char *cmd, const char *s, hlx_plan_settings_t *set)
+{
+    char name[64];
+    const char *eq = strchr(s, '=');
+    hlx_status_t st;
+
+    if (eq == NULL || (size_t)(eq - s) >= sizeof(name)) {
+        fprintf(stderr, "helix %s: --set: expected NAME=VALUE, got '%s'\n", cmd, s);
+        return -1;
+    }
+    snprintf(name, sizeof(name), "%.*s", (int)(eq - s), s);
+    if (strncasecmp(name, "HELIX_", 6) == 0)
+        memmove(name, name + 6, strlen(name + 6) + 1);
+    st = hlx_param_set(&hlx_plan_param_table, set, NULL, name, eq + 1);
+    if (st == HLX_ERR_NOT_FOUND) {
+        size_t i;
+        fprintf(stderr, "helix %s: --set: unknown setting '%s'; known:", cmd, name);
+        for (i = 0; i < hlx_plan_param_table.nparams; i++)
+            fprintf(stderr, " %s", hlx_plan_param_table.params[i].name);
+        fprintf(stderr, "\n");
+        return -1;
+    }
+    return st == HLX_OK ? 0 : -1;
+}
+
+/* Loads the model with optional dtype overrides. Returns an exit code (0 ok). */
+static int hlx_load_model(const char *cmd, const char *name, int wdt, int kvdt, hlx_model_t *m)
+{
+    char err[1024];
+    hlx_status_t st = hlx_model_load(name, m, err, sizeof(err));
+
+    if (st != HLX_OK) {
+        fprintf(stderr, "helix %s: --model: %s\n", cmd, err);
+        return st == HLX_ERR_IO || st == HLX_ERR_NOT_FOUND || st == HLX_ERR_PARSE ? 2 : 1;
+    }
+    if (wdt >= 0)
+        m->weight_dtype = (hlx_dtype_t)wdt;
+    if (kvdt >= 0)
+        m->kv_dtype = (hlx_dtype_t)kvdt;
+    return 0;
+}
+
+static int hlx_load_cluster(const char *cmd, const char *name, hlx_cluster_t *c)
+{
+    char err[1024];
+    hlx_status_t st = hlx_cluster_load(name, c, err, sizeof(err));
+
+    if (st != HLX_OK) {
+        fprintf(stderr, "helix %s: --hw: %s\n", cmd, err);
+        return st == HLX_ERR_NOMEM ? 1 : 2;
+    }
+    return 0;
+}
+
+static const char *const hlx_phase_names[HLX_PH_COUNT] = {
+    "qkv", "attention", "kvp combine", "w_o", "w_o all-reduce", "ffn", "ffn comm",
+    "lm head", "pp hand-off",
+};
+
+static const char *hlx_bound_name(hlx_bound_t b)
+{
+    switch (b) {
+    case HLX_BOUND_MEMORY:  return "memory";
+    case HLX_BOUND_COMPUTE: return "compute";
+    case HLX_BOUND_LINK:    return "link";
+    default:                return "-";
+    }
+}
+
+/* ---- helix plan ---- */
+
+static void hlx_plan_usage(FILE *f)
+{
+    fprintf(f,
+"usage: helix plan --model M --hw C --context S [layout flags] [--json]\n"
+"\n"
+"Models one decode step of one layout with the closed-form roofline of docs/planner.md:\n"
+"per phase max(bytes/HBM bandwidth, flops/peak) or alpha-beta collective time, the\n"
+"time to last token (TTL), tokens/s/user = 1/TTL and tokens/s/GPU = batch/(TTL x GPUs),\n"
+"memory feasibility per GPU, and the paper's Appendix A per-layer t_kv and t_w.\n"
+"\n"
+"  --model M         model preset (tiny, llama-405b, deepseek-r1, helix-fig1) or JSON file\n"
+"  --hw C            cluster preset (gb200-nvl72, hgx-h200, hgx-b200) or JSON file\n"
+"  --context S       tokens in the KV cache per request; K and M suffixes are 1024-based\n"
+"                    (1M = 1048576). Required.\n"
+"  --batch B         concurrent requests (default 1)\n"
+"  --strategy S      helix (default), tp, pp, dp-ep, medha\n"
+"  --kvp N           KV (sequence) parallel ranks (default 1)\n"
+"  --tpa N           attention tensor parallel ranks (default 1)\n"
+"  --tpf N           FFN tensor parallel ranks (default: the FFN group size / ep)\n"
+"  --ep N            FFN expert parallel ranks (default 1)\n"
+"  --pp N            pipeline stages (strategy pp; default 1)\n"
+"  --dp N            data-parallel attention groups (strategy dp-ep; default 1)\n"
+"  --hopb on|off     batch-wise overlap of attention and the KVP all-to-all (default on)\n"
+"  --formula F       full (default): the whole model; paper: only the Appendix A formulas,\n"
+"                    TTL = layers x (t_kv + t_w)\n"
+"  --weight-dtype T  override the model's weight dtype (f32, bf16, fp8, fp4)\n"
+"  --kv-dtype T      override the model's KV dtype\n"
+"  --set NAME=VALUE  a modelling assumption (see helix info; e.g. PLAN_HBM_RESERVE=0.1)\n"
+"  --json            one JSON object instead of the table\n"
+"\n"
+"examples:\n"
+"  helix plan --model helix-fig1 --hw gb200-nvl72 --context 1M --batch 8 --kvp 8 --tpa 8\n"
+"  helix plan --model deepseek-r1 --hw gb200-nvl72 --context 1M --batch 32 --kvp 32 \\\n"
+"             --tpa 1 --ep 32 --tpf 1 --json\n"
+"  helix plan --model llama-405b --hw hgx-h200 --context 128K --strategy tp --tpa 8\n"
+"\n"
+"Exit status: 0 feasible, 1 infeasible (the reason is printed), 2 bad input.\n");
+}
+
+/* Prints the per-phase table for one evaluated layout. */
+static void hlx_plan_print(FILE *f, const hlx_plan_ctx_t *ctx, const hlx_layout_t *l,
+                           const hlx_plan_result_t *r)
+{
+    const double L = ctx->m->layers;
+    char lay[160], reason[512];
+    double tsum = 0;
+    int i;
+
+    hlx_layout_format(l, lay, sizeof(lay));
+    fprintf(f, "%s on %s, context %.0f tokens: %s (%d GPUs)\n", ctx->m->name, ctx->c->name,
+            ctx->context, lay, r->gpus);
+    fprintf(f, "weights %s, KV %s, HBM %.0f GB/s, NVLink domain %d GPUs\n\n",
+            hlx_dtype_name(ctx->m->weight_dtype), hlx_dtype_name(ctx->m->kv_dtype),
+            ctx->c->gpu.hbm_gbps, ctx->domain_gpus);
+    fprintf(f, "%-15s %12s %11s %12s %12s  %-7s %s\n", "phase", "time/step us", "us/layer",
+            "MB/GPU/step", "GFLOP/GPU", "bound", "link");
+    for (i = 0; i < HLX_PH_COUNT; i++) {
+        const hlx_phase_t *p = &r->phase[i];
+        if (p->time_s <= 0 && p->bytes <= 0)
+            continue;
+        tsum += p->time_s;
+        fprintf(f, "%-15s %12.2f %11.3f %12.3f %12.3f  %-7s %s\n", hlx_phase_names[i],
+                p->time_s * 1e6, i == HLX_PH_HEAD || i == HLX_PH_PP ? 0.0 : p->time_s * 1e6 / L,
+                p->bytes / 1e6, p->flops / 1e9, hlx_bound_name(p->bound),
+                p->bound == HLX_BOUND_LINK ? hlx_link_name(p->link) : "");
+    }
+    fprintf(f, "%-15s %12.2f\n", "sum of phases", tsum * 1e6);
+    if (l->hopb && l->kvp > 1)
+        fprintf(f, "HOP-B hides %.2f us per step of the combine behind attention\n",
+                r->hopb_saved_s * 1e6);
+    fprintf(f, "\nTTL %.4f ms   tokens/s/user %.2f   tokens/s/GPU %.3f\n", r->ttl_s * 1e3,
+            r->tok_s_user, r->tok_s_gpu);
+    fprintf(f, "paper Appendix A, per layer: t_kv %.3f us  t_w %.3f us\n", r->t_kv_s * 1e6,
+            r->t_w_s * 1e6);
+    fprintf(f, "memory per GPU: weights %.2f GiB + KV %.2f GiB + activations %.2f GiB = "
+               "%.2f of %.2f GiB usable\n",
+            r->mem_weights / 1073741824.0, r->mem_kv / 1073741824.0, r->mem_act / 1073741824.0,
+            (r->mem_weights + r->mem_kv + r->mem_act) / 1073741824.0,
+            r->mem_usable / 1073741824.0);
+    hlx_plan_reason(r, reason, sizeof(reason));
+    fprintf(f, "feasible: %s%s%s\n", r->feasible ? "yes" : "no", r->feasible ? "" : ": ",
+            reason);
+}
+
+static int hlx_plan_print_json(FILE *f, const hlx_plan_ctx_t *ctx, const hlx_layout_t *l,
+                               const hlx_plan_result_t *r, int paper)
+{
+    char reason[512];
+    json_t *o, *ph;
+    int i, rc;
+
+    hlx_plan_reason(r, reason, sizeof(reason));
+    o = json_pack("{s:s, s:s, s:f, s:s, s:i, s:i, s:i, s:i, s:i, s:i, s:i, s:i, s:b, s:s}",
+                  "model", ctx->m->name, "cluster", ctx->c->name, "context", ctx->context,
+                  "strategy", hlx_strategy_name(l->strategy), "gpus", r->gpus, "kvp", l->kvp,
+                  "tpa", l->tpa, "dp", l->dp, "tpf", l->tpf, "ep", l->ep, "pp", l->pp,
+                  "batch", l->batch, "hopb", l->hopb, "formula", paper ? "paper" : "full");
+    if (o == NULL)
+        return -1;
+    json_object_set_new(o, "t_kv_us", json_real(r->t_kv_s * 1e6));
+    json_object_set_new(o, "t_w_us", json_real(r->t_w_s * 1e6));
+    json_object_set_new(o, "ttl_ms", json_real(r->ttl_s * 1e3));
+    json_object_set_new(o, "tokens_per_s_user", json_real(r->tok_s_user));
+    json_object_set_new(o, "tokens_per_s_gpu", json_real(r->tok_s_gpu));
+    json_object_set_new(o, "feasible", json_boolean(r->feasible));
+    json_object_set_new(o, "reason", json_string(reason));
+    json_object_set_new(o, "mem_weights_gib", json_real(r->mem_weights / 1073741824.0));
+    json_object_set_new(o, "mem_kv_gib", json_real(r->mem_kv / 1073741824.0));
+    json_object_set_new(o, "mem_act_gib", json_real(r->mem_act / 1073741824.0));
+    json_object_set_new(o, "mem_usable_gib", json_real(r->mem_usable / 1073741824.0));
+    json_object_set_new(o, "hopb_saved_us", json_real(r->hopb_saved_s * 1e6));
+    ph = json_object();
+    for (i = 0; i < HLX_PH_COUNT && !paper; i++) {
+        const hlx_phase_t *p = &r->phase[i];
+        json_object_set_new(ph, hlx_phase_names[i],
+                            json_pack("{s:f, s:f, s:f, s:s, s:s}", "time_us", p->time_s * 1e6,
+                                      "bytes", p->bytes, "flops", p->flops, "bound",
+                                      hlx_bound_name(p->bound), "link",
+                                      p->bound == HLX_BOUND_LINK ? hlx_link_name(p->link)
+                                                                 : ""));
+    }
+    json_object_set_new(o, "phases", ph);
+    rc = json_dumpf(o, f, JSON_INDENT(2) | JSON_REAL_PRECISION(8) | JSON_PRESERVE_ORDER);
+    fputc('\n', f);
+    json_decref(o);
+    return rc;
+}
+
+enum {
+    HLX_OPT_MODEL = 256, HLX_OPT_HW, HLX_OPT_BATCH, HLX_OPT_CONTEXT, HLX_OPT_STRATEGY,
+    HLX_OPT_KVP, HLX_OPT_TPA, HLX_OPT_TPF, HLX_OPT_EP, HLX_OPT_PP, HLX_OPT_DP, HLX_OPT_HOPB,
+    HLX_OPT_FORMULA, HLX_OPT_WDT, HLX_OPT_KVDT, HLX_OPT_SET, HLX_OPT_JSON, HLX_OPT_GPUS,
+    HLX_OPT_STRATEGIES, HLX_OPT_CSV, HLX_OPT_JSONL, HLX_OPT_SVG, HLX_OPT_SWEEP_HW,
+    HLX_OPT_BENCH, HLX_OPT_QUIET, HLX_OPT_HELP,
+};
 
 int hlx_cmd_plan(int argc, char **argv)
 {
-    (void)argc;
-    (void)argv;
-    fprintf(stderr, "helix plan: not built yet\n");
-    return 1;
+    static const struct option opts[] = {
+        { "model", required_argument, NULL, HLX_OPT_MODEL },
+        { "hw", required_argument, NULL, HLX_OPT_HW },
+        { "batch", required_argument, NULL, HLX_OPT_BATCH },
+        { "context", required_argument, NULL, HLX_OPT_CONTEXT },
+        { "strategy", required_argument, NULL, HLX_OPT_STRATEGY },
+        { "kvp", required_argument, NULL, HLX_OPT_KVP },
+        { "tpa", required_argument, NULL, HLX_OPT_TPA },
+        { "tpf", required_argument, NULL, HLX_OPT_TPF },
+        { "ep", required_argument, NULL, HLX_OPT_EP },
+        { "pp", required_argument, NULL, HLX_OPT_PP },
+        { "dp", required_argument, NULL, HLX_OPT_DP },
+        { "hopb", required_argument, NULL, HLX_OPT_HOPB },
+        { "formula", required_argument, NULL, HLX_OPT_FORMULA },
+        { "weight-dtype", required_argument, NULL, HLX_OPT_WDT },
+        { "kv-dtype", required_argument, NULL, HLX_OPT_KVDT },
+        { "set", required_argument, NULL, HLX_OPT_SET },
+        { "json", no_argument, NULL, HLX_OPT_JSON },
+        { "help", no_argument, NULL, HLX_OPT_HELP },
+        { NULL, 0, NULL, 0 },
+    };
+    const char *model = NULL, *hw = NULL;
+    hlx_layout_t l = { HLX_STRAT_HELIX, 1, 1, 1, 0, 1, 1, 1, 1 };
+    hlx_plan_settings_t set;
+    hlx_plan_ctx_t ctx;
+    hlx_plan_result_t r;
+    hlx_model_t m;
+    hlx_cluster_t c;
+    long long context = -1, v;
+    int opt, json = 0, paper = 0, wdt = -1, kvdt = -1, rc;
+    char err[512];
+
+    if (hlx_param_load(&hlx_plan_param_table, &set, NULL) != HLX_OK)
+        return 2;
+    optind = 1;
+    opterr = 0;
+    while ((opt = getopt_long(argc, argv, "h", opts, NULL)) != -1) {
+        switch (opt) {
+        case HLX_OPT_MODEL: model = optarg; break;
+        case HLX_OPT_HW: hw = optarg; break;
+        case HLX_OPT_BATCH: if (hlx_flag_int("plan", "batch", optarg, 1, 1 << 24, &l.batch)) return 2; break;
+        case HLX_OPT_CONTEXT:
+            if (hlx_parse_count(optarg, 1, 1ll << 40, &v) != 0) {
+                fprintf(stderr, "helix plan: --context: '%s' is not a token count (e.g. 131072, "
+                                "128K, 1M)\n", optarg);
+                return 2;
+            }
+            context = v;
+            break;
+        case HLX_OPT_STRATEGY:
+            if (hlx_strategy_parse(optarg, &l.strategy) != 0) {
+                fprintf(stderr, "helix plan: --strategy: unknown '%s' (tp, pp, dp-ep, medha, "
+                                "helix)\n", optarg);
+                return 2;
+            }
+            break;
+        case HLX_OPT_KVP: if (hlx_flag_int("plan", "kvp", optarg, 1, 1 << 20, &l.kvp)) return 2; break;
+        case HLX_OPT_TPA: if (hlx_flag_int("plan", "tpa", optarg, 1, 1 << 20, &l.tpa)) return 2; break;
+        case HLX_OPT_TPF: if (hlx_flag_int("plan", "tpf", optarg, 1, 1 << 20, &l.tpf)) return 2; break;
+        case HLX_OPT_EP: if (hlx_flag_int("plan", "ep", optarg, 1, 1 << 20, &l.ep)) return 2; break;
+        case HLX_OPT_PP: if (hlx_flag_int("plan", "pp", optarg, 1, 1 << 20, &l.pp)) return 2; break;
+        case HLX_OPT_DP: if (hlx_flag_int("plan", "dp", optarg, 1, 1 << 20, &l.dp)) return 2; break;
+        case HLX_OPT_HOPB:
+            if (!strcmp(optarg, "on")) l.hopb = 1;
+            else if (!strcmp(optarg, "off")) l.hopb = 0;
+            else {
+                fprintf(stderr, "helix plan: --hopb: expected on or off, got '%s'\n", optarg);
+                return 2;
+            }
+            break;
+        case HLX_OPT_FORMULA:
+            if (!strcmp(optarg, "paper")) paper = 1;
+            else if (!strcmp(optarg, "full")) paper = 0;
+            else {
+                fprintf(stderr, "helix plan: --formula: expected full or paper, got '%s'\n",
+                        optarg);
+                return 2;
+            }
+            break;
+        case HLX_OPT_WDT: if (hlx_flag_dtype("plan", "weight-dtype", optarg, &wdt)) return 2; break;
+        case HLX_OPT_KVDT: if (hlx_flag_dtype("plan", "kv-dtype", optarg, &kvdt)) return 2; break;
+        case HLX_OPT_SET: if (hlx_flag_set("plan", optarg, &set)) return 2; break;
+        case HLX_OPT_JSON: json = 1; break;
+        case 'h':
+        case HLX_OPT_HELP: hlx_plan_usage(stdout); return 0;
+        default:
+            fprintf(stderr, "helix plan: unknown or incomplete option '%s' (see helix plan "
+                            "--help)\n", argv[optind - 1]);
+            return 2;
+        }
+    }
+    if (optind < argc) {
+        fprintf(stderr, "helix plan: unexpected argument '%s'\n", argv[optind]);
+        return 2;
+    }
+    if (model == NULL || hw == NULL || context < 0) {
+        fprintf(stderr, "helix plan: --model, --hw and --context are required (see --help)\n");
+        return 2;
+    }
+    if (l.tpf == 0) { /* the FFN group: all N GPUs for helix and dp-ep, the TPA group else */
+        int n = l.strategy == HLX_STRAT_HELIX ? l.kvp * l.tpa
+              : l.strategy == HLX_STRAT_DPEP ? l.dp : l.tpa;
+        l.tpf = n % l.ep == 0 ? n / l.ep : 1;
+    }
+    if ((rc = hlx_load_model("plan", model, wdt, kvdt, &m)) != 0)
+        return rc;
+    if ((rc = hlx_load_cluster("plan", hw, &c)) != 0)
+        return rc;
+    if (hlx_plan_ctx_init(&ctx, &m, &c, (double)context, &set) != HLX_OK) {
+        fprintf(stderr, "helix plan: cannot model %s on %s\n", m.name, c.name);
+        hlx_cluster_free(&c);
+        return 2;
+    }
+    if (hlx_plan_check(&ctx, &l, err, sizeof(err)) != HLX_OK) {
+        fprintf(stderr, "helix plan: layout: %s\n", err);
+        hlx_cluster_free(&c);
+        return 2;
+    }
+    hlx_plan_eval(&ctx, &l, &r);
+    if (paper) { /* the Appendix A formulas alone: no compute, communication or MoE */
+        r.ttl_s      = m.layers * (r.t_kv_s + r.t_w_s);
+        r.tok_s_user = 1.0 / r.ttl_s;
+        r.tok_s_gpu  = l.batch / (r.ttl_s * r.gpus);
+    }
+    if (json) {
+        hlx_plan_print_json(stdout, &ctx, &l, &r, paper);
+    } else if (paper) {
+        printf("%s on %s, context %lld, batch %d, kvp %d, tpa %d, tpf %d (paper Appendix A)\n"
+               "t_kv %.4f us/layer  t_w %.4f us/layer  TTL = %d x (t_kv + t_w) = %.4f ms\n"
+               "tokens/s/user %.2f  tokens/s/GPU %.3f\n",
+               m.name, c.name, context, l.batch, l.kvp, l.tpa, l.tpf, r.t_kv_s * 1e6,
+               r.t_w_s * 1e6, m.layers, r.ttl_s * 1e3, r.tok_s_user, r.tok_s_gpu);
+    } else {
+        hlx_plan_print(stdout, &ctx, &l, &r);
+    }
+    hlx_cluster_free(&c);
+    return r.feasible || paper ? 0 : 1;
+}
+
+/* ---- helix sweep ---- */
+
+static void hlx_sweep_usage(FILE *f)
+{
+    fprintf(f,
+"usage: helix sweep --model M --hw C[,C2,...] --context S [options]\n"
+"\n"
+"Evaluates every layout of the selected strategies for every GPU count and batch,\n"
+"marks the Pareto frontier (tokens/s/GPU vs tokens/s/user) of each strategy, and\n"
+"compares Helix with the best baseline: its best interactivity, and its throughput at\n"
+"matched interactivity. Several clusters (a topology sweep) are evaluated one by one.\n"
+"\n"
+"  --model M          model preset or JSON file\n"
+"  --hw C[,C...]      cluster presets or JSON files (several: a topology sweep)\n"
+"  --sweep-hw C,...   same as a list in --hw (may be repeated)\n"
+"  --context S        tokens per request in the KV cache (1M = 1048576). Required.\n"
+"  --gpus A-B         GPU counts per model replica (default 1-64; one number: exactly N)\n"
+"  --batch LIST       batch sizes: '1,2,8' or a range 'A-B' stepping x2 and x1.5\n"
+"                     (1,2,3,4,6,8,12,...); default 1-4096\n"
+"  --strategies LIST  tp,pp,dp-ep,medha,helix (default: all)\n"
+"  --hopb on|off|both HOP-B setting for layouts with kvp > 1 (default both)\n"
+"  --csv F            every point as CSV\n"
+"  --jsonl F          every point as JSON Lines (strategy, gpus, kvp, tpa, dp, tpf, ep, pp,\n"
+"                     batch, hopb, ttl_ms, tokens_per_s_user, tokens_per_s_gpu, feasible,\n"
+"                     pareto, reason, cluster)\n"
+"  --svg F            log-log plot of the frontiers, one panel per cluster\n"
+"  --weight-dtype T, --kv-dtype T   override the model's dtypes\n"
+"  --set NAME=VALUE   a modelling assumption (PLAN_HBM_RESERVE, PLAN_ACT_BYTES, ...)\n"
+"  --bench            measure evaluation speed (configurations/s) and exit\n"
+"  --quiet            print only the summary lines\n"
+"\n"
+"examples:\n"
+"  helix sweep --model deepseek-r1 --hw gb200-nvl72 --context 1M --svg r1.svg\n"
+"  helix sweep --model llama-405b --hw gb200-nvl72,hgx-b200,hgx-h200 --context 1M \\\n"
+"              --jsonl points.jsonl --svg topo.svg\n"
+"\n"
+"Progress goes to stderr when it is a terminal. Exit status: 0 ok, 2 bad input.\n");
+}
+
+static int hlx_parse_batches(const char *s, int *out, int max)
+{
+    int n = 0;
+    long long a, b;
+    const char *dash = strchr(s, '-');
+
+    if (dash != NULL && strchr(s, ',') == NULL) {
+        char lo[32];
+        long long x;
+        if ((size_t)(dash - s) >= sizeof(lo))
+            return -1;
+        snprintf(lo, sizeof(lo), "%.*s", (int)(dash - s), s);
+        if (hlx_parse_count(lo, 1, 1 << 24, &a) || hlx_parse_count(dash + 1, 1, 1 << 24, &b) ||
+            b < a)
+            return -1;
+        /* 1, 2, 3, 4, 6, 8, 12, 16, ...: powers of two and the 1.5x points between them */
+        for (x = 1; x <= b && n < max; x *= 2) {
+            if (x >= a)
+                out[n++] = (int)x;
+            if (x * 3 / 2 > x && x * 3 / 2 <= b && x * 3 / 2 >= a && n < max)
+                out[n++] = (int)(x * 3 / 2);
+        }
+        return n;
+    }
+    while (*s && n < max) {
+        char item[32];
+        size_t len = strcspn(s, ",");
+        if (len == 0 || len >= sizeof(item))
+            return -1;
+        snprintf(item, sizeof(item), "%.*s", (int)len, s);
+        if (hlx_parse_count(item, 1, 1 << 24, &a))
+            return -1;
+        out[n++] = (int)a;
+        s += len;
+        if (*s == ',')
+            s++;
+    }
+    return n;
+}
+
+/* Splits a comma list into names (pointers into buf). */
+static int hlx_split_list(char *buf, const char **out, int max, int n)
+{
+    char *save = NULL, *tok;
+
+    for (tok = strtok_r(buf, ",", &save); tok && n < max; tok = strtok_r(NULL, ",", &save))
+        out[n++] = tok;
+    return tok ? -1 : n;
+}
+
+static void hlx_sweep_report(FILE *f, const hlx_sweep_t *sw, int ci, const char *cluster,
+                             int quiet)
+{
+    hlx_sweep_summary_t s;
+    char lay[160];
+    int st;
+
+    if (!quiet) {
+        fprintf(f, "\n== %s ==\n", cluster);
+        fprintf(f, "%-7s %8s %9s %9s  %-13s %-44s %-13s %s\n", "strategy", "points",
+                "feasible", "frontier", "best tok/s/u", "layout", "best tok/s/GPU", "layout");
+        for (st = 0; st < HLX_STRAT_COUNT; st++) {
+            size_t i, n = 0, nf = 0, np = 0, bu = (size_t)-1, bg = (size_t)-1;
+            char lay2[160] = "-";
+            for (i = 0; i < sw->n; i++) {
+                const hlx_sweep_point_t *p = &sw->pts[i];
+                if (p->cluster != ci || p->l.strategy != (hlx_strategy_t)st)
+                    continue;
+                n++;
+                if (!p->feasible)
+                    continue;
+                nf++;
+                np += p->pareto;
+                if (bu == (size_t)-1 || p->tok_s_user > sw->pts[bu].tok_s_user)
+                    bu = i;
+                if (bg == (size_t)-1 || p->tok_s_gpu > sw->pts[bg].tok_s_gpu)
+                    bg = i;
+            }
+            if (n == 0)
+                continue;
+            snprintf(lay, sizeof(lay), "-");
+            if (bu != (size_t)-1) {
+                hlx_layout_format(&sw->pts[bu].l, lay, sizeof(lay));
+                hlx_layout_format(&sw->pts[bg].l, lay2, sizeof(lay2));
+            }
+            fprintf(f, "%-7s %8zu %9zu %9zu  %-13.4g %-44s %-13.4g %s\n",
+                    hlx_strategy_name((hlx_strategy_t)st), n, nf, np,
+                    bu != (size_t)-1 ? sw->pts[bu].tok_s_user : 0.0, lay,
+                    bg != (size_t)-1 ? sw->pts[bg].tok_s_gpu : 0.0, lay2);
+        }
+    }
+    hlx_sweep_summarize(sw, ci, &s);
+    if (!s.have_helix || !s.have_base) {
+        fprintf(f, "%s: no comparison (helix points: %s, baseline points: %s)\n", cluster,
+                s.have_helix ? "yes" : "none feasible", s.have_base ? "yes" : "none feasible");
+        return;
+    }
+    hlx_layout_format(&sw->pts[s.helix_best_idx].l, lay, sizeof(lay));
+    fprintf(f, "%s: best interactivity: helix %.4g tok/s/user (%s) vs best baseline %.4g "
+               "(%s) = %.2fx\n",
+            cluster, s.helix_best_user, lay, s.base_best_user,
+            hlx_strategy_name(s.base_best_user_strat), s.helix_best_user / s.base_best_user);
+    fprintf(f, "%s: throughput at matched interactivity: up to %.2fx tok/s/GPU (at %.4g "
+               "tok/s/user); at the baseline's best interactivity: %.2fx (%.4g vs %.4g)\n",
+            cluster, s.tput_ratio_max, s.tput_ratio_at_user, s.tput_ratio_at_base_best,
+            s.helix_tput_at_base_best, s.base_best_user_tput);
+    fprintf(f, "%s: best throughput: helix %.4g tok/s/GPU vs best baseline %.4g = %.2fx\n",
+            cluster, s.helix_best_gpu, s.base_best_gpu, s.helix_best_gpu / s.base_best_gpu);
+    if (s.helix_nohopb_best_user > 0)
+        fprintf(f, "%s: HOP-B off: helix best interactivity %.4g tok/s/user (%.1f%% lower)\n",
+                cluster, s.helix_nohopb_best_user,
+                100.0 * (1.0 - s.helix_nohopb_best_user / s.helix_best_user));
+    if (s.hopb_gain_max > 0) {
+        hlx_layout_format(&sw->pts[s.hopb_gain_idx].l, lay, sizeof(lay));
+        fprintf(f, "%s: HOP-B: up to %.1f%% more tok/s/user than the same layout and batch "
+                   "without it (%s)\n", cluster, 100.0 * s.hopb_gain_max, lay);
+    }
+}
+
+/* Writes one output file; returns 0 or 1 after printing the error. */
+static int hlx_sweep_write(const char *what, const char *path, const hlx_sweep_t *sw,
+                           const char *const *names, int nc, const char *title)
+{
+    FILE *f = fopen(path, "w");
+    int rc;
+
+    if (f == NULL) {
+        fprintf(stderr, "helix sweep: --%s: cannot write %s: %s\n", what, path, strerror(errno));
+        return 1;
+    }
+    if (!strcmp(what, "csv"))
+        rc = hlx_sweep_write_csv(f, sw, names);
+    else if (!strcmp(what, "jsonl"))
+        rc = hlx_sweep_write_jsonl(f, sw, names);
+    else
+        rc = hlx_sweep_write_svg(f, sw, names, nc, title);
+    if (fclose(f) != 0 || rc != 0) {
+        fprintf(stderr, "helix sweep: --%s: error writing %s\n", what, path);
+        return 1;
+    }
+    return 0;
+}
+
+/* Measures evaluations per second: the plain evaluation loop and the whole sweep. */
+static void hlx_sweep_bench(const hlx_plan_ctx_t *ctx, const hlx_sweep_opts_t *o)
+{
+    hlx_layout_t l = { HLX_STRAT_HELIX, 8, 8, 1, 64, 1, 1, 16, 1 };
+    hlx_plan_result_t r;
+    double t0, t, sink = 0;
+    size_t n = 0, total = 0;
+    hlx_sweep_t sw = { 0 };
+
+    if (hlx_plan_check(ctx, &l, NULL, 0) != HLX_OK)
+        l.kvp = l.tpa = l.tpf = 1;
+    t0 = hlx_now_s();
+    do {
+        int i;
+        for (i = 0; i < 100000; i++) {
+            l.batch = 1 + (i & 255);
+            l.hopb  = i & 1;
+            hlx_plan_eval(ctx, &l, &r);
+            sink += r.ttl_s;
+        }
+        n += 100000;
+        t = hlx_now_s() - t0;
+    } while (t < 0.5);
+    printf("plan_eval: %zu configurations in %.3f s = %.3g configurations/s (one core)%s\n", n,
+           t, n / t, sink < 0 ? "!" : "");
+    t0 = hlx_now_s();
+    do {
+        hlx_sweep_run(ctx, o, 0, &sw);
+        total += sw.evaluated;
+        sw.n = 0;
+        sw.evaluated = 0;
+        t = hlx_now_s() - t0;
+    } while (t < 0.5);
+    printf("sweep: %zu configurations in %.3f s = %.3g configurations/s (one core, with "
+           "enumeration, checks, storage and Pareto marking)\n", total, t, total / t);
+    hlx_sweep_free(&sw);
 }
 
 int hlx_cmd_sweep(int argc, char **argv)
 {
-    (void)argc;
-    (void)argv;
-    fprintf(stderr, "helix sweep: not built yet\n");
-    return 1;
+    static const struct option opts[] = {
+        { "model", required_argument, NULL, HLX_OPT_MODEL },
+        { "hw", required_argument, NULL, HLX_OPT_HW },
+        { "sweep-hw", required_argument, NULL, HLX_OPT_SWEEP_HW },
+        { "context", required_argument, NULL, HLX_OPT_CONTEXT },
+        { "gpus", required_argument, NULL, HLX_OPT_GPUS },
+        { "batch", required_argument, NULL, HLX_OPT_BATCH },
+        { "strategies", required_argument, NULL, HLX_OPT_STRATEGIES },
+        { "hopb", required_argument, NULL, HLX_OPT_HOPB },
+        { "csv", required_argument, NULL, HLX_OPT_CSV },
+        { "jsonl", required_argument, NULL, HLX_OPT_JSONL },
+        { "svg", required_argument, NULL, HLX_OPT_SVG },
+        { "weight-dtype", required_argument, NULL, HLX_OPT_WDT },
+        { "kv-dtype", required_argument, NULL, HLX_OPT_KVDT },
+        { "set", required_argument, NULL, HLX_OPT_SET },
+        { "bench", no_argument, NULL, HLX_OPT_BENCH },
+        { "quiet", no_argument, NULL, HLX_OPT_QUIET },
+        { "help", no_argument, NULL, HLX_OPT_HELP },
+        { NULL, 0, NULL, 0 },
+    };
+    static char hwbuf[HLX_MAX_CLUSTERS][1024];
+    const char *model = NULL, *hws[HLX_MAX_CLUSTERS], *csv = NULL, *jsonl = NULL, *svg = NULL;
+    const char *names[HLX_MAX_CLUSTERS];
+    int batches[HLX_MAX_BATCHES], nhw = 0, nhwbuf = 0, wdt = -1, kvdt = -1, bench = 0;
+    int quiet = 0, opt, rc = 0, ci;
+    long long context = -1, v;
+    hlx_sweep_opts_t o = { 1, 64, batches, 0, (1u << HLX_STRAT_COUNT) - 1, 2, 0 };
+    hlx_plan_settings_t set;
+    hlx_model_t m;
+    hlx_cluster_t cl[HLX_MAX_CLUSTERS];
+    hlx_sweep_t sw = { 0 };
+    char title[512];
+
+    if (hlx_param_load(&hlx_plan_param_table, &set, NULL) != HLX_OK)
+        return 2;
+    o.nbatches = hlx_parse_batches("1-4096", batches, HLX_MAX_BATCHES);
+    optind = 1;
+    opterr = 0;
+    while ((opt = getopt_long(argc, argv, "h", opts, NULL)) != -1) {
+        switch (opt) {
+        case HLX_OPT_MODEL: model = optarg; break;
+        case HLX_OPT_HW:
+        case HLX_OPT_SWEEP_HW:
+            if (nhwbuf == HLX_MAX_CLUSTERS || strlen(optarg) >= sizeof(hwbuf[0])) {
+                fprintf(stderr, "helix sweep: --%s: too many or too long\n",
+                        opt == HLX_OPT_HW ? "hw" : "sweep-hw");
+                return 2;
+            }
+            strcpy(hwbuf[nhwbuf], optarg);
+            nhw = hlx_split_list(hwbuf[nhwbuf++], hws, HLX_MAX_CLUSTERS, nhw);
+            if (nhw < 0) {
+                fprintf(stderr, "helix sweep: at most %d clusters\n", HLX_MAX_CLUSTERS);
+                return 2;
+            }
+            break;
+        case HLX_OPT_CONTEXT:
+            if (hlx_parse_count(optarg, 1, 1ll << 40, &v) != 0) {
+                fprintf(stderr, "helix sweep: --context: '%s' is not a token count (e.g. "
+                                "131072, 128K, 1M)\n", optarg);
+                return 2;
+            }
+            context = v;
+            break;
+        case HLX_OPT_GPUS: {
+            long long a, b;
+            const char *dash = strchr(optarg, '-');
+            char lo[32];
+            if (dash == NULL) {
+                if (hlx_parse_count(optarg, 1, 1 << 16, &a) != 0)
+                    goto bad_gpus;
+                b = a;
+            } else {
+                if ((size_t)(dash - optarg) >= sizeof(lo))
+                    goto bad_gpus;
+                snprintf(lo, sizeof(lo), "%.*s", (int)(dash - optarg), optarg);
+                if (hlx_parse_count(lo, 1, 1 << 16, &a) ||
+                    hlx_parse_count(dash + 1, 1, 1 << 16, &b) || b < a)
+                    goto bad_gpus;
+            }
+            o.gpus_min = (int)a;
+            o.gpus_max = (int)b;
+            break;
+bad_gpus:
+            fprintf(stderr, "helix sweep: --gpus: expected N or A-B with 1 <= A <= B <= 65536, "
+                            "got '%s'\n", optarg);
+            return 2;
+        }
+        case HLX_OPT_BATCH:
+            o.nbatches = hlx_parse_batches(optarg, batches, HLX_MAX_BATCHES);
+            if (o.nbatches <= 0) {
+                fprintf(stderr, "helix sweep: --batch: expected a list '1,2,8' or a range "
+                                "'1-4096', got '%s'\n", optarg);
+                return 2;
+            }
+            break;
+        case HLX_OPT_STRATEGIES: {
+            char buf[256], *save = NULL, *tok;
+            hlx_strategy_t s;
+            snprintf(buf, sizeof(buf), "%s", optarg);
+            o.strategies = 0;
+            for (tok = strtok_r(buf, ",", &save); tok; tok = strtok_r(NULL, ",", &save)) {
+                if (hlx_strategy_parse(tok, &s) != 0) {
+                    fprintf(stderr, "helix sweep: --strategies: unknown '%s' (tp, pp, dp-ep, "
+                                    "medha, helix)\n", tok);
+                    return 2;
+                }
+                o.strategies |= 1u << s;
+            }
+            if (o.strategies == 0) {
+                fprintf(stderr, "helix sweep: --strategies: empty list\n");
+                return 2;
+            }
+            break;
+        }
+        case HLX_OPT_HOPB:
+            if (!strcmp(optarg, "off")) o.hopb_mode = 0;
+            else if (!strcmp(optarg, "on")) o.hopb_mode = 1;
+            else if (!strcmp(optarg, "both")) o.hopb_mode = 2;
+            else {
+                fprintf(stderr, "helix sweep: --hopb: expected on, off or both, got '%s'\n",
+                        optarg);
+                return 2;
+            }
+            break;
+        case HLX_OPT_CSV: csv = optarg; break;
+        case HLX_OPT_JSONL: jsonl = optarg; break;
+        case HLX_OPT_SVG: svg = optarg; break;
+        case HLX_OPT_WDT: if (hlx_flag_dtype("sweep", "weight-dtype", optarg, &wdt)) return 2; break;
+        case HLX_OPT_KVDT: if (hlx_flag_dtype("sweep", "kv-dtype", optarg, &kvdt)) return 2; break;
+        case HLX_OPT_SET: if (hlx_flag_set("sweep", optarg, &set)) return 2; break;
+        case HLX_OPT_BENCH: bench = 1; break;
+        case HLX_OPT_QUIET: quiet = 1; break;
+        case 'h':
+        case HLX_OPT_HELP: hlx_sweep_usage(stdout); return 0;
+        default:
+            fprintf(stderr, "helix sweep: unknown or incomplete option '%s' (see helix sweep "
+                            "--help)\n", argv[optind - 1]);
+            return 2;
+        }
+    }
+    if (optind < argc) {
+        fprintf(stderr, "helix sweep: unexpected argument '%s'\n", argv[optind]);
+        return 2;
+    }
+    if (model == NULL || nhw == 0 || context < 0) {
+        fprintf(stderr, "helix sweep: --model, --hw and --context are required (see --help)\n");
+        return 2;
+    }
+    if ((rc = hlx_load_model("sweep", model, wdt, kvdt, &m)) != 0)
+        return rc;
+    for (ci = 0; ci < nhw; ci++) {
+        if ((rc = hlx_load_cluster("sweep", hws[ci], &cl[ci])) != 0) {
+            while (ci-- > 0)
+                hlx_cluster_free(&cl[ci]);
+            return rc;
+        }
+        names[ci] = cl[ci].name;
+    }
+    o.progress = isatty(STDERR_FILENO) && !quiet;
+    for (ci = 0; ci < nhw && rc == 0; ci++) {
+        hlx_plan_ctx_t ctx;
+        size_t before = sw.n, ev = sw.evaluated;
+        double t = sw.seconds;
+        if (hlx_plan_ctx_init(&ctx, &m, &cl[ci], (double)context, &set) != HLX_OK) {
+            fprintf(stderr, "helix sweep: cannot model %s on %s\n", m.name, cl[ci].name);
+            rc = 2;
+            break;
+        }
+        if (bench) {
+            hlx_sweep_bench(&ctx, &o);
+            continue;
+        }
+        if (hlx_sweep_run(&ctx, &o, ci, &sw) != HLX_OK) {
+            fprintf(stderr, "helix sweep: out of memory\n");
+            rc = 1;
+            break;
+        }
+        if (!quiet)
+            printf("%s on %s, context %lld: %zu configurations in %.3f s (%.3g/s)\n", m.name,
+                   cl[ci].name, context, sw.evaluated - ev, sw.seconds - t,
+                   (sw.evaluated - ev) / (sw.seconds - t > 0 ? sw.seconds - t : 1e-9));
+        (void)before;
+        hlx_sweep_report(stdout, &sw, ci, cl[ci].name, quiet);
+    }
+    if (rc == 0 && !bench) {
+        snprintf(title, sizeof(title), "%s, context %lld tokens: tokens/s/GPU vs tokens/s/user",
+                 m.name, context);
+        if (csv)
+            rc |= hlx_sweep_write("csv", csv, &sw, names, nhw, title);
+        if (jsonl)
+            rc |= hlx_sweep_write("jsonl", jsonl, &sw, names, nhw, title);
+        if (svg)
+            rc |= hlx_sweep_write("svg", svg, &sw, names, nhw, title);
+    }
+    hlx_sweep_free(&sw);
+    for (ci = 0; ci < nhw; ci++)
+        hlx_cluster_free(&cl[ci]);
+    return rc;
 }

@@ -1,0 +1,157 @@
+#!/usr/bin/env python3
+"""helix plan / sweep end to end: outputs parsed back and checked (JSON Lines, CSV, SVG,
+--json), Pareto points not dominated, bad input gives exit 2 naming the flag or file:line."""
+import csv
+import json
+import math
+import os
+import subprocess
+import sys
+import tempfile
+import xml.etree.ElementTree as ET
+
+HELIX, DATA = sys.argv[1], sys.argv[2]
+failures = []
+
+
+def check(cond, what):
+    if not cond:
+        failures.append(what)
+        print("FAIL:", what)
+
+
+def run(*args):
+    p = subprocess.run([HELIX, *args], capture_output=True, text=True, timeout=60)
+    return p.returncode, p.stdout, p.stderr
+
+
+# ---- helix plan --json: the paper's formulas for the Figure 1 example (hand values:
+# t_kv = 8*2*1*128*131072*0.5/8e12 s, t_w = 60817408/8e12 s)
+rc, out, err = run("plan", "--model", "helix-fig1", "--hw", "gb200-nvl72", "--context", "1M",
+                   "--batch", "8", "--kvp", "8", "--tpa", "8", "--json")
+check(rc == 0, f"plan --json exit {rc}: {err}")
+o = json.loads(out)
+for k in ("t_kv_us", "t_w_us", "ttl_ms", "tokens_per_s_user", "tokens_per_s_gpu", "feasible",
+          "reason"):
+    check(k in o, f"plan --json has {k}")
+check(abs(o["t_kv_us"] - 134217728 / 8e12 * 1e6) < 1e-6, f"t_kv_us {o['t_kv_us']}")
+check(abs(o["t_w_us"] - 60817408 / 8e12 * 1e6) < 1e-6, f"t_w_us {o['t_w_us']}")
+check(o["feasible"] is True and o["reason"] == "", "fig1 example feasible")
+check(abs(o["tokens_per_s_user"] * o["ttl_ms"] / 1e3 - 1) < 1e-6, "tokens/s/user = 1/TTL")
+check(abs(o["tokens_per_s_gpu"] - 8 / (o["ttl_ms"] / 1e3 * 64)) < 1e-6 * o["tokens_per_s_gpu"],
+      "tokens/s/GPU = B/(TTL N)")
+
+# --formula paper: TTL = layers x (t_kv + t_w)
+rc, out, err = run("plan", "--model", "helix-fig1", "--hw", "gb200-nvl72", "--context", "1M",
+                   "--batch", "8", "--kvp", "8", "--tpa", "8", "--formula", "paper", "--json")
+p = json.loads(out)
+check(math.isclose(p["ttl_ms"], 126 * (p["t_kv_us"] + p["t_w_us"]) / 1e3, rel_tol=1e-6),
+      "paper TTL")
+
+# the table form names every phase and its bound
+rc, out, err = run("plan", "--model", "llama-405b", "--hw", "hgx-h200", "--context", "128K",
+                   "--strategy", "tp", "--tpa", "8", "--batch", "4")
+check(rc == 0 and "attention" in out and "memory" in out and "TTL" in out, "plan table")
+
+# infeasible: exit 1 with the reason
+rc, out, err = run("plan", "--model", "llama-405b", "--hw", "gb200-nvl72", "--context", "1M",
+                   "--strategy", "tp", "--tpa", "8", "--batch", "64", "--json")
+o = json.loads(out)
+check(rc == 1 and o["feasible"] is False and "GiB per GPU" in o["reason"], "infeasible plan")
+
+# ---- bad input: exit 2, message names the flag or the file position
+bad = [
+    (["plan", "--model", "tiny", "--hw", "gb200-nvl72", "--context", "1M", "--kvp", "x"], "--kvp"),
+    (["plan", "--bogus"], "--bogus"),
+    (["plan", "--model", "tiny", "--hw", "gb200-nvl72"], "--context"),
+    (["plan", "--model", os.path.join(DATA, "bad_model.json"), "--hw", "gb200-nvl72",
+      "--context", "1K"], "bad_model.json:3:3: layers"),
+    (["plan", "--model", "tiny", "--hw", os.path.join(DATA, "bad_cluster.json"),
+      "--context", "1K"], "bad_cluster.json:5:39: latency_us: expected a number"),
+    (["plan", "--model", "lama-405b", "--hw", "gb200-nvl72", "--context", "1K"], "llama-405b"),
+    (["plan", "--model", "llama-405b", "--hw", "gb200-nvl72", "--context", "1K", "--tpa", "3"],
+     "tpa 3 does not divide"),
+    (["plan", "--model", "tiny", "--hw", "gb200-nvl72", "--context", "1K", "--hopb", "maybe"],
+     "--hopb"),
+    (["plan", "--model", "tiny", "--hw", "gb200-nvl72", "--context", "1K", "--set", "NOPE=1"],
+     "NOPE"),
+    (["sweep", "--model", "tiny", "--hw", "gb200-nvl72", "--context", "1K", "--gpus", "5-2"],
+     "--gpus"),
+    (["sweep", "--model", "tiny", "--hw", "gb200-nvl72", "--context", "1K", "--strategies",
+      "tp,fsdp"], "fsdp"),
+    (["sweep", "--model", "tiny", "--hw", "gb200-nvl72", "--context", "1K", "--batch", "0"],
+     "--batch"),
+]
+for args, msg in bad:
+    rc, out, err = run(*args)
+    check(rc == 2 and msg in err, f"{' '.join(args)}: exit {rc}, stderr {err.strip()!r}")
+
+# ---- helix sweep over two clusters; every output parsed back
+with tempfile.TemporaryDirectory() as d:
+    jl, cs, sv = (os.path.join(d, n) for n in ("p.jsonl", "p.csv", "p.svg"))
+    rc, out, err = run("sweep", "--model", "llama-405b", "--hw", "gb200-nvl72",
+                       "--sweep-hw", "hgx-h200", "--context", "256K", "--gpus", "1-32",
+                       "--batch", "1-256", "--jsonl", jl, "--csv", cs, "--svg", sv)
+    check(rc == 0, f"sweep exit {rc}: {err}")
+    check(err == "", f"no progress on a non-terminal stderr: {err!r}")
+    check("best interactivity" in out and "matched interactivity" in out, "sweep summary")
+    pts = [json.loads(line) for line in open(jl)]
+    rows = list(csv.DictReader(open(cs)))
+    check(len(pts) > 500 and len(pts) == len(rows), f"{len(pts)} points, {len(rows)} rows")
+    keys = ("strategy", "gpus", "kvp", "tpa", "tpf", "ep", "pp", "batch", "hopb", "ttl_ms",
+            "tokens_per_s_user", "tokens_per_s_gpu", "feasible", "pareto")
+    for p, r in zip(pts, rows):
+        for k in keys:
+            if k not in p:
+                check(False, f"jsonl point lacks {k}")
+                break
+        check(p["gpus"] == p["kvp"] * p["tpa"] * p["dp"] * p["pp"] and 1 <= p["gpus"] <= 32,
+              f"gpus {p}")
+        check(p["strategy"] == r["strategy"] and int(r["batch"]) == p["batch"] and
+              math.isclose(float(r["tokens_per_s_gpu"]), p["tokens_per_s_gpu"], rel_tol=1e-5),
+              "csv and jsonl agree")
+        check(not p["pareto"] or p["feasible"], "pareto points are feasible")
+        check(math.isclose(p["tokens_per_s_user"] * p["ttl_ms"] / 1e3, 1, rel_tol=1e-4),
+              "1/TTL")
+        check(math.isclose(p["tokens_per_s_gpu"],
+                           p["batch"] / (p["ttl_ms"] / 1e3 * p["gpus"]), rel_tol=1e-4),
+              "B/(TTL G)")
+        if not p["feasible"]:
+            check(p["reason"] in ("memory", "gpus"), "reason given")
+    check({p["cluster"] for p in pts} == {"gb200-nvl72", "hgx-h200"}, "both clusters")
+    check({p["strategy"] for p in pts} == {"tp", "pp", "dp-ep", "medha", "helix"},
+          "all strategies")
+    groups = {}
+    for p in pts:
+        if p["feasible"]:
+            groups.setdefault((p["cluster"], p["strategy"]), []).append(p)
+    npareto = 0
+    for g in groups.values():
+        front = [p for p in g if p["pareto"]]
+        npareto += len(front)
+        check(len(front) > 0, "each strategy has a frontier")
+        for p in front:
+            for q in g:
+                dom = (q["tokens_per_s_user"] >= p["tokens_per_s_user"] and
+                       q["tokens_per_s_gpu"] >= p["tokens_per_s_gpu"] and
+                       (q["tokens_per_s_user"] > p["tokens_per_s_user"] or
+                        q["tokens_per_s_gpu"] > p["tokens_per_s_gpu"]))
+                if dom:
+                    check(False, f"pareto point dominated: {p} by {q}")
+        for p in g:
+            if not p["pareto"]:
+                check(any(q["tokens_per_s_user"] >= p["tokens_per_s_user"] and
+                          q["tokens_per_s_gpu"] >= p["tokens_per_s_gpu"] for q in front),
+                      "non-pareto point dominated by the frontier")
+    # the SVG is well-formed, one titled circle per frontier point, one panel per cluster
+    ns = {"s": "http://www.w3.org/2000/svg"}
+    root = ET.parse(sv).getroot()
+    titled = [c for c in root.iter("{http://www.w3.org/2000/svg}circle")
+              if c.find("s:title", ns) is not None]
+    check(len(titled) == npareto, f"{len(titled)} titled circles for {npareto} pareto points")
+    panels = [t.text for t in root.iter("{http://www.w3.org/2000/svg}text")
+              if t.get("class") == "panel"]
+    check(panels == ["gb200-nvl72", "hgx-h200"], f"panels {panels}")
+
+print(f"{len(failures)} failure(s)")
+sys.exit(1 if failures else 0)

@@ -1,0 +1,392 @@
+/* planner: each formula against hand-computed values, monotonicity, HOP-B, feasibility,
+ * layout checks and Pareto marking. Expected numbers are worked out in the comments from
+ * the model facts, not taken from the implementation's output. */
+#include <setjmp.h>
+#include <stdarg.h>
+#include <stddef.h>
+#include <cmocka.h>
+#include <math.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "hlx_plan.h"
+
+#define MIB_1M 1048576.0
+
+static void assert_rel(double got, double want, double tol, const char *what)
+{
+    if (!(fabs(got - want) <= tol * fabs(want)))
+        fail_msg("%s: got %.12g, want %.12g", what, got, want);
+}
+
+typedef struct {
+    hlx_model_t   m;
+    hlx_cluster_t c;
+    hlx_plan_ctx_t ctx;
+} fixture_t;
+
+static void fx_load(fixture_t *fx, const char *model, const char *cluster, double S)
+{
+    char err[1024];
+
+    if (hlx_model_load(model, &fx->m, err, sizeof(err)) != HLX_OK)
+        fail_msg("%s", err);
+    if (hlx_cluster_load(cluster, &fx->c, err, sizeof(err)) != HLX_OK)
+        fail_msg("%s", err);
+    assert_int_equal(hlx_plan_ctx_init(&fx->ctx, &fx->m, &fx->c, S, NULL), HLX_OK);
+}
+
+static hlx_layout_t lay(hlx_strategy_t s, int kvp, int tpa, int tpf, int ep, int batch)
+{
+    hlx_layout_t l = { s, kvp, tpa, 1, tpf, ep, 1, batch, 0 };
+    return l;
+}
+
+/* Appendix A, Figure 1 example: B 8, K 8, TPA 8, Hsz 128, S 1M, KVP 8, FP4, 8000 GB/s.
+ * t_kv = 8*2*1*128*131072*0.5 / 8e12 = 134217728 / 8e12 s.
+ * t_w  = (2*16384*16*128 + 2*16384*1*128 + 3*16384*65536/64) * 0.5 / 8e12
+ *      = (67108864 + 4194304 + 50331648) * 0.5 / 8e12 = 60817408 / 8e12 s. */
+static void test_paper_formulas(void **state)
+{
+    (void)state;
+    assert_rel(hlx_plan_paper_tkv(8, 8, 8, 128, MIB_1M, 8, 0.5, 8e12), 134217728 / 8e12, 1e-12,
+               "t_kv");
+    assert_rel(hlx_plan_paper_tw(16384, 128, 8, 8, 128, 65536, 64, 0.5, 8e12), 60817408 / 8e12,
+               1e-12, "t_w");
+    /* TPA = 1: eight KV heads per GPU. */
+    assert_rel(hlx_plan_paper_tkv(8, 8, 1, 128, MIB_1M, 8, 0.5, 8e12), 8 * 134217728 / 8e12,
+               1e-12, "t_kv tpa 1");
+    /* ceil(K/TPA): TPA 3 over K 8 keeps 3 heads per GPU. */
+    assert_rel(hlx_plan_paper_tkv(1, 8, 3, 128, 1000, 1, 1, 1e12), 1 * 2 * 3 * 128 * 1000 / 1e12,
+               1e-12, "t_kv ceil");
+}
+
+/* The planner reports the same formulas for the preset on the preset cluster. */
+static void test_paper_via_eval(void **state)
+{
+    fixture_t fx;
+    hlx_layout_t l = lay(HLX_STRAT_HELIX, 8, 8, 64, 1, 8);
+    hlx_plan_result_t r;
+
+    (void)state;
+    fx_load(&fx, "helix-fig1", "gb200-nvl72", MIB_1M);
+    assert_int_equal(hlx_plan_check(&fx.ctx, &l, NULL, 0), HLX_OK);
+    hlx_plan_eval(&fx.ctx, &l, &r);
+    assert_rel(r.t_kv_s, 134217728 / 8e12, 1e-12, "t_kv");
+    assert_rel(r.t_w_s, 60817408 / 8e12, 1e-12, "t_w");
+    hlx_cluster_free(&fx.c);
+}
+
+/* Llama-405B, TP 8, batch 1, 1M context, GB200 (8000 GB/s, NVLink 900 GB/s, 2 us):
+ *  QKV  H*(16*128) + H*1*(128+128) = 16384*2304 = 37748736 params -> 18874368 B
+ *  attn 1 request * 1 KV head * 256 * 1048576 * 0.5     = 134217728 B
+ *  W_o  16*128*16384 = 33554432 params                 -> 16777216 B
+ *  FFN  3*16384*53248/8 = 327155712 params             -> 163577856 B
+ *  all-reduce of 1*16384*2 B over 8 in one domain: 2*2us + 2*(7/8)*32768/900e9, twice
+ *  head 128256*16384/8 params                          -> 131334144 B
+ * all memory-bound (flops/peak is 1000x smaller). */
+static void test_full_model_tp(void **state)
+{
+    fixture_t fx;
+    hlx_layout_t l = lay(HLX_STRAT_TP, 1, 8, 8, 1, 1);
+    hlx_plan_result_t r;
+    double ar = 4e-6 + 2.0 * 7.0 / 8.0 * 32768 / 900e9;
+    double layer = (18874368.0 + 134217728.0 + 16777216.0 + 163577856.0) / 8e12 + 2 * ar;
+    double ttl = 126 * layer + 131334144.0 / 8e12;
+
+    (void)state;
+    fx_load(&fx, "llama-405b", "gb200-nvl72", MIB_1M);
+    assert_int_equal(hlx_plan_check(&fx.ctx, &l, NULL, 0), HLX_OK);
+    hlx_plan_eval(&fx.ctx, &l, &r);
+    assert_rel(r.phase[HLX_PH_QKV].bytes, 126 * 18874368.0, 1e-12, "qkv bytes");
+    assert_rel(r.phase[HLX_PH_ATTN].bytes, 126 * 134217728.0, 1e-12, "attn bytes");
+    assert_rel(r.phase[HLX_PH_WO].bytes, 126 * 16777216.0, 1e-12, "w_o bytes");
+    assert_rel(r.phase[HLX_PH_FFN].bytes, 126 * 163577856.0, 1e-12, "ffn bytes");
+    assert_rel(r.phase[HLX_PH_WO_COMM].time_s, 126 * ar, 1e-12, "all-reduce");
+    assert_int_equal(r.phase[HLX_PH_ATTN].bound, HLX_BOUND_MEMORY);
+    assert_int_equal(r.phase[HLX_PH_WO_COMM].bound, HLX_BOUND_LINK);
+    assert_int_equal(r.phase[HLX_PH_WO_COMM].link, HLX_LINK_NVLINK);
+    assert_rel(r.phase[HLX_PH_COMBINE].time_s + 1.0, 1.0, 1e-15, "no combine at kvp 1");
+    assert_rel(r.ttl_s, ttl, 1e-9, "ttl");
+    assert_rel(r.tok_s_user, 1.0 / ttl, 1e-9, "tokens/s/user");
+    assert_rel(r.tok_s_gpu, 1.0 / (ttl * 8), 1e-9, "tokens/s/gpu");
+    assert_true(r.feasible);
+    hlx_cluster_free(&fx.c);
+}
+
+/* DeepSeek-R1 MoE layer at TPF = EP = 1, batch 1: top-8 of 256 touches 8 experts, plus the
+ * shared expert and the 7168 x 256 router, FP4:
+ *   (8*3*7168*2048 + 3*7168*2048 + 7168*256) * 0.5 = 199098368 B;
+ * batch 2: 256 * (1 - (31/32)^2) = 15.75 experts expected.
+ * The three dense layers: 3*7168*18432*0.5 = 198180864 B. MLA reads 576 latent+rope
+ * elements per token once: 1 * 576 * 1048576 * 0.5 B per layer. */
+static void test_moe_mla(void **state)
+{
+    fixture_t fx;
+    hlx_layout_t l = lay(HLX_STRAT_HELIX, 1, 1, 1, 1, 1);
+    hlx_plan_result_t r;
+    double pe = 3.0 * 7168 * 2048, dense = 198180864.0;
+
+    (void)state;
+    fx_load(&fx, "deepseek-r1", "gb200-nvl72", MIB_1M);
+    assert_int_equal(hlx_plan_check(&fx.ctx, &l, NULL, 0), HLX_OK);
+    hlx_plan_eval(&fx.ctx, &l, &r);
+    assert_rel(r.phase[HLX_PH_FFN].bytes, 58 * 199098368.0 + 3 * dense, 1e-12, "ffn b=1");
+    assert_rel(r.phase[HLX_PH_ATTN].bytes, 61 * 576 * MIB_1M * 0.5, 1e-12, "mla kv");
+    l.batch = 2;
+    hlx_plan_eval(&fx.ctx, &l, &r);
+    assert_rel(r.phase[HLX_PH_FFN].bytes,
+               58 * (15.75 * pe + pe + 7168 * 256.0) * 0.5 + 3 * dense, 1e-12, "ffn b=2");
+    /* EP 8 x TPF 1 over N = 8: 32 experts per GPU, batch 2 touches 32*(63/1024) of them. */
+    l = lay(HLX_STRAT_HELIX, 8, 1, 1, 8, 2);
+    assert_int_equal(hlx_plan_check(&fx.ctx, &l, NULL, 0), HLX_OK);
+    hlx_plan_eval(&fx.ctx, &l, &r);
+    assert_rel(r.phase[HLX_PH_FFN].bytes,
+               58 * (32 * 63.0 / 1024 * pe + pe / 8 + 7168 * 256.0) * 0.5 + 3 * dense / 8,
+               1e-12, "ffn ep 8");
+    hlx_cluster_free(&fx.c);
+}
+
+/* Collectives with the preset links. GB200: one 72-GPU domain, 2 us, 900 GB/s.
+ * HGX H200: 8-GPU domains, NVLink 2 us 450 GB/s, RDMA 5 us 50 GB/s. */
+static void test_collectives(void **state)
+{
+    fixture_t a, b;
+    double M = 1e6;
+
+    (void)state;
+    fx_load(&a, "llama-405b", "gb200-nvl72", MIB_1M);
+    fx_load(&b, "llama-405b", "hgx-h200", MIB_1M);
+    assert_int_equal(a.ctx.domain_gpus, 72);
+    assert_int_equal(b.ctx.domain_gpus, 8);
+    assert_rel(hlx_coll_allreduce(&a.ctx, 8, 8, M), 4e-6 + 2 * 7.0 / 8 * M / 900e9, 1e-12, "ar");
+    assert_rel(hlx_coll_allgather(&a.ctx, 64, 64, M), 2e-6 + 63.0 / 64 * M / 900e9, 1e-12, "ag");
+    assert_rel(hlx_coll_alltoall(&a.ctx, 4, 4, M), 2e-6 + 3.0 / 4 * M / 900e9, 1e-12, "a2a");
+    assert_true(hlx_coll_allreduce(&a.ctx, 1, 1, M) == 0.0);
+    /* 16 GPUs over two H200 nodes: reduce-scatter + all-gather inside (2 x (2us +
+     * 7/8 M / 450e9)), all-reduce of M/8 between the two (2 x 1 step x 5us + 2 x 1/2 x
+     * M/8 / 50e9). */
+    assert_rel(hlx_coll_allreduce(&b.ctx, 16, 8, M),
+               2 * (2e-6 + 7.0 / 8 * M / 450e9) + 2 * 5e-6 + 2 * 0.5 * (M / 8) / 50e9, 1e-12,
+               "ar 2 nodes");
+    /* all-to-all: 7/16 of M over NVLink, 8/16 over RDMA concurrently: the RDMA share wins */
+    assert_rel(hlx_coll_alltoall(&b.ctx, 16, 8, M), 5e-6 + 0.5 * M / 50e9, 1e-12, "a2a 2 nodes");
+    assert_int_equal(hlx_coll_group_local(&b.ctx, 16, 1), 8);
+    assert_int_equal(hlx_coll_group_local(&b.ctx, 8, 8), 1);
+    assert_int_equal(hlx_coll_group_local(&b.ctx, 4, 2), 4);
+    assert_int_equal(hlx_coll_group_local(&a.ctx, 64, 1), 64);
+    hlx_cluster_free(&a.c);
+    hlx_cluster_free(&b.c);
+}
+
+/* The paper's HOP-B example: B 8, c 2, m 1.2 per request: 25.6 lockstep, 17.2 pipelined. */
+static void test_hopb(void **state)
+{
+    int i;
+
+    (void)state;
+    assert_rel(hlx_plan_hopb(16.0, 0.0, 9.6, 8, 0), 17.2, 1e-12, "paper example");
+    assert_rel(hlx_plan_hopb(16.0, 0.0, 9.6, 8, 1), 25.6, 1e-12, "one chunk is lockstep");
+    srand(7);
+    for (i = 0; i < 10000; i++) {
+        double c = rand() / (double)RAND_MAX * 100, a = rand() / (double)RAND_MAX * 10;
+        double b = rand() / (double)RAND_MAX * 100;
+        int B = 1 + rand() % 512;
+        double t = hlx_plan_hopb(c, a, b, B, 0);
+        assert_true(t <= c + a + b + 1e-12);       /* never slower than lockstep */
+        assert_true(t >= c - 1e-12 && t >= a + b / B - 1e-12); /* and no free lunch */
+    }
+}
+
+/* In the full model too: HOP-B on is never slower, for every Helix/Medha layout. */
+static void test_hopb_eval(void **state)
+{
+    fixture_t fx;
+    int kvp, tpa, b;
+
+    (void)state;
+    fx_load(&fx, "llama-405b", "hgx-h200", 262144);
+    for (kvp = 2; kvp <= 64; kvp *= 2)
+        for (tpa = 1; kvp * tpa <= 64; tpa *= 2)
+            for (b = 1; b <= 256; b *= 4) {
+                hlx_layout_t l = lay(HLX_STRAT_HELIX, kvp, tpa, kvp * tpa, 1, b);
+                hlx_plan_result_t on, off;
+                assert_int_equal(hlx_plan_check(&fx.ctx, &l, NULL, 0), HLX_OK);
+                hlx_plan_eval(&fx.ctx, &l, &off);
+                l.hopb = 1;
+                hlx_plan_eval(&fx.ctx, &l, &on);
+                assert_true(on.ttl_s <= off.ttl_s);
+                assert_true(on.hopb_saved_s >= 0);
+                assert_rel(off.ttl_s - on.ttl_s + 1.0, on.hopb_saved_s + 1.0, 1e-9, "saved");
+            }
+    hlx_cluster_free(&fx.c);
+}
+
+/* KV read: flat in TPA once TPA >= K, linear in S, divided by KVP (paper and full model). */
+static void test_monotonic(void **state)
+{
+    fixture_t fx, fx2;
+    hlx_plan_result_t r, r2;
+    double base;
+    int tpa, kvp;
+
+    (void)state;
+    fx_load(&fx, "llama-405b", "gb200-nvl72", 131072);
+    fx_load(&fx2, "llama-405b", "gb200-nvl72", 262144);
+    for (tpa = 8; tpa <= 64; tpa *= 2) {
+        hlx_layout_t l = lay(HLX_STRAT_TP, 1, tpa, tpa, 1, 4);
+        hlx_plan_eval(&fx.ctx, &l, &r);
+        if (tpa == 8)
+            base = r.t_kv_s;
+        assert_rel(r.t_kv_s, base, 1e-12, "t_kv flat past K");
+        assert_rel(r.phase[HLX_PH_ATTN].bytes, 4 * 126 * 256.0 * 131072 * 0.5, 1e-12,
+                   "attn bytes flat past K");
+        hlx_plan_eval(&fx2.ctx, &l, &r2);
+        assert_rel(r2.t_kv_s, 2 * r.t_kv_s, 1e-12, "t_kv linear in S");
+        assert_rel(r2.phase[HLX_PH_ATTN].time_s, 2 * r.phase[HLX_PH_ATTN].time_s, 1e-12,
+                   "attention linear in S");
+    }
+    {   /* below K, TPA does divide KV traffic */
+        hlx_layout_t l4 = lay(HLX_STRAT_TP, 1, 4, 4, 1, 4), l8 = lay(HLX_STRAT_TP, 1, 8, 8, 1, 4);
+        hlx_plan_eval(&fx.ctx, &l4, &r);
+        hlx_plan_eval(&fx.ctx, &l8, &r2);
+        assert_rel(r.t_kv_s, 2 * r2.t_kv_s, 1e-12, "t_kv halves up to K");
+    }
+    for (kvp = 1; kvp <= 64; kvp *= 2) {
+        hlx_layout_t l = lay(HLX_STRAT_HELIX, kvp, 1, kvp, 1, 4);
+        hlx_plan_eval(&fx.ctx, &l, &r);
+        if (kvp == 1)
+            base = r.phase[HLX_PH_ATTN].time_s;
+        assert_rel(r.phase[HLX_PH_ATTN].time_s, base / kvp, 1e-12, "attention / kvp");
+        assert_rel(r.t_kv_s, 4 * 2 * 8 * 128 * 131072.0 / kvp * 0.5 / 8e12, 1e-12, "t_kv / kvp");
+    }
+    hlx_cluster_free(&fx.c);
+    hlx_cluster_free(&fx2.c);
+}
+
+static void test_infeasible(void **state)
+{
+    fixture_t fx;
+    hlx_plan_result_t r;
+    hlx_layout_t l = lay(HLX_STRAT_TP, 1, 8, 8, 1, 64);
+    char why[512];
+
+    (void)state;
+    fx_load(&fx, "llama-405b", "gb200-nvl72", MIB_1M);
+    /* 64 requests x 126 layers x 1 KV head x 256 x 1M x 0.5 B = 1082 GB per GPU */
+    hlx_plan_eval(&fx.ctx, &l, &r);
+    assert_false(r.feasible);
+    assert_int_equal(r.why, HLX_FEAS_MEMORY);
+    assert_rel(r.mem_kv, 64 * 126 * 256.0 * MIB_1M * 0.5, 1e-12, "kv bytes");
+    hlx_plan_reason(&r, why, sizeof(why));
+    assert_non_null(strstr(why, "GiB per GPU"));
+    assert_non_null(strstr(why, "usable"));
+    assert_non_null(strstr(why, "kvp"));
+    /* KVP 8 shards it: 64 x 126 x 256 x 131072 x 0.5 B = 135 GB, fits in 176.7 GiB */
+    l = lay(HLX_STRAT_HELIX, 8, 8, 64, 1, 64);
+    hlx_plan_eval(&fx.ctx, &l, &r);
+    assert_true(r.feasible);
+    hlx_plan_reason(&r, why, sizeof(why));
+    assert_string_equal(why, "");
+    hlx_cluster_free(&fx.c);
+    /* 128 GPUs on a 72-GPU cluster */
+    fx_load(&fx, "llama-405b", "hgx-h200", 65536);
+    l = lay(HLX_STRAT_HELIX, 16, 8, 128, 1, 1);
+    assert_int_equal(hlx_plan_check(&fx.ctx, &l, NULL, 0), HLX_OK);
+    hlx_plan_eval(&fx.ctx, &l, &r);
+    assert_false(r.feasible);
+    assert_int_equal(r.why, HLX_FEAS_GPUS);
+    hlx_plan_reason(&r, why, sizeof(why));
+    assert_non_null(strstr(why, "128 GPUs"));
+    hlx_cluster_free(&fx.c);
+}
+
+static void expect_bad(const hlx_plan_ctx_t *ctx, hlx_layout_t l, const char *msg)
+{
+    char err[256] = "";
+
+    assert_int_equal(hlx_plan_check(ctx, &l, err, sizeof(err)), HLX_ERR_INVALID);
+    if (strstr(err, msg) == NULL)
+        fail_msg("expected \"%s\" in \"%s\"", msg, err);
+}
+
+static void test_layout_checks(void **state)
+{
+    fixture_t fx;
+    hlx_layout_t l;
+
+    (void)state;
+    fx_load(&fx, "llama-405b", "gb200-nvl72", MIB_1M);
+    expect_bad(&fx.ctx, lay(HLX_STRAT_TP, 1, 3, 3, 1, 1), "tpa 3 does not divide q_heads 128");
+    expect_bad(&fx.ctx, lay(HLX_STRAT_HELIX, 4, 2, 4, 1, 1), "tpf x ep = 4");
+    expect_bad(&fx.ctx, lay(HLX_STRAT_HELIX, 2, 1, 1, 2, 1), "ep 2 needs an MoE model");
+    expect_bad(&fx.ctx, lay(HLX_STRAT_MEDHA, 1, 8, 8, 1, 1), "medha needs kvp >= 2");
+    expect_bad(&fx.ctx, lay(HLX_STRAT_TP, 2, 8, 8, 1, 1), "tp uses kvp = dp = 1");
+    l = lay(HLX_STRAT_PP, 1, 8, 8, 1, 3);
+    l.pp = 2;
+    expect_bad(&fx.ctx, l, "batch 3 is not a multiple of pp 2");
+    l = lay(HLX_STRAT_DPEP, 1, 1, 4, 1, 6);
+    l.dp = 4;
+    expect_bad(&fx.ctx, l, "batch 6 to be a multiple of dp 4");
+    l = lay(HLX_STRAT_HELIX, 0, 1, 1, 1, 1);
+    expect_bad(&fx.ctx, l, "at least 1");
+    hlx_cluster_free(&fx.c);
+}
+
+/* No Pareto point is dominated, and every other feasible point is (weakly) dominated by a
+ * Pareto point of its own strategy. */
+static void test_pareto(void **state)
+{
+    static const int batches[] = { 1, 2, 4, 8, 16, 32, 64, 128 };
+    hlx_sweep_opts_t o = { 1, 64, batches, 8, (1u << HLX_STRAT_COUNT) - 1, 2, 0 };
+    hlx_sweep_t sw = { 0 };
+    fixture_t fx;
+    size_t i, j, npareto = 0;
+
+    (void)state;
+    fx_load(&fx, "deepseek-r1", "gb200-nvl72", MIB_1M);
+    assert_int_equal(hlx_sweep_run(&fx.ctx, &o, 0, &sw), HLX_OK);
+    assert_true(sw.n > 1000);
+    for (i = 0; i < sw.n; i++) {
+        const hlx_sweep_point_t *p = &sw.pts[i];
+        int covered = 0;
+        if (!p->feasible) {
+            assert_false(p->pareto);
+            continue;
+        }
+        npareto += p->pareto;
+        for (j = 0; j < sw.n; j++) {
+            const hlx_sweep_point_t *q = &sw.pts[j];
+            if (j == i || !q->feasible || q->l.strategy != p->l.strategy)
+                continue;
+            if (p->pareto)
+                assert_false(q->tok_s_user >= p->tok_s_user && q->tok_s_gpu >= p->tok_s_gpu &&
+                             (q->tok_s_user > p->tok_s_user || q->tok_s_gpu > p->tok_s_gpu));
+            else if (q->pareto && q->tok_s_user >= p->tok_s_user && q->tok_s_gpu >= p->tok_s_gpu)
+                covered = 1;
+        }
+        assert_true(p->pareto || covered);
+    }
+    assert_true(npareto >= HLX_STRAT_COUNT);
+    hlx_sweep_free(&sw);
+    hlx_cluster_free(&fx.c);
+}
+
+int main(void)
+{
+    const struct CMUnitTest tests[] = {
+        cmocka_unit_test(test_paper_formulas),
+        cmocka_unit_test(test_paper_via_eval),
+        cmocka_unit_test(test_full_model_tp),
+        cmocka_unit_test(test_moe_mla),
+        cmocka_unit_test(test_collectives),
+        cmocka_unit_test(test_hopb),
+        cmocka_unit_test(test_hopb_eval),
+        cmocka_unit_test(test_monotonic),
+        cmocka_unit_test(test_infeasible),
+        cmocka_unit_test(test_layout_checks),
+        cmocka_unit_test(test_pareto),
+    };
+
+    return cmocka_run_group_tests(tests, NULL, NULL);
+}
