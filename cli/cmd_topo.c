@@ -1,11 +1,488 @@
-/* helix topo: placeholder until its subsystem lands. */
+/* helix topo: shows the machine (GPUs, NICs, NVLink domains, link matrix) or a cluster, and
+ * with a layout the placement of KVP x TPA ranks and the link class of every pair. */
 #include "hlx_cmd.h"
+#include "hlx_log.h"
+
+#include <helix/cluster.h>
+#include <helix/topology.h>
+
+#include <errno.h>
+#include <getopt.h>
+#include <jansson.h>
+#include <limits.h>
 #include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+typedef struct {
+    const char *topo_file;
+    const char *cluster;
+    const char *dump;
+    int         kvp, tpa, ep;
+    long        hidden, batch;
+    int         json, pairs;
+} hlx_topo_opts_t;
+
+static void hlx_topo_usage(FILE *f)
+{
+    fprintf(f,
+        "usage: helix topo [--topo FILE] [--cluster FILE|PRESET] [--kvp K --tpa T [--ep E]]\n"
+        "                  [--json] [--pairs] [--hidden H] [--batch B] [--dump FILE]\n\n"
+        "Shows the machine (GPUs, NICs, NVLink domains, GPU link matrix) and, with a layout,\n"
+        "where each of the N = KVP x TPA ranks runs (node, GPU, NVLink domain, NUMA node,\n"
+        "cores, NIC), its attention rank (kvp, tpa) beside its FFN rank (tpf, ep), and the\n"
+        "link class of every pair that exchanges data in a layer.\n\n"
+        "  --topo FILE       hwloc XML topology instead of this machine (default:\n"
+        "                    $HELIX_TOPO_FILE, else discover this machine with hwloc)\n"
+        "  --cluster C       cluster description (JSON file or preset: gb200-nvl72, hgx-h200,\n"
+        "                    hgx-b200); default: this machine as a cluster of one node\n"
+        "  --kvp K           KV-parallel ranks per attention group (default: no layout)\n"
+        "  --tpa T           tensor-parallel attention shards (default 1 with --kvp)\n"
+        "  --ep E            expert-parallel ways of the FFN grid TPF x EP, E divides N\n"
+        "                    (default 1: FFN at TPF = N)\n"
+        "  --json            machine-readable output: \"machine\", \"ranks\", \"pairs\", ...\n"
+        "  --pairs           list every pair in the text output (default: only when <= 64)\n"
+        "  --hidden H        hidden size for the cross-domain cost warning (default 16384)\n"
+        "  --batch B         requests per step for that warning (default 1); each rank sends\n"
+        "                    B x H / N bf16 values to each KVP peer per layer\n"
+        "  --dump FILE       also write the topology used as hwloc XML (like\n"
+        "                    HELIX_TOPO_DUMP_FILE)\n"
+        "  -h, --help        this text\n\n"
+        "Rank order: tpa_rank = r / KVP, kvp_rank = r %% KVP (each KVP group is a block of KVP\n"
+        "consecutive ranks); ep_rank = r / TPF, tpf_rank = r %% TPF.\n\n"
+        "examples:\n"
+        "  helix topo                                  # this machine\n"
+        "  helix topo --topo hgx.xml --kvp 4 --tpa 2   # 8 ranks on a dumped HGX node\n"
+        "  helix topo --cluster gb200-nvl72 --kvp 64 --tpa 1 --json\n");
+}
+
+static int hlx_topo_int_arg(const char *flag, const char *v, long lo, long hi, long *out)
+{
+    char *end;
+    long x;
+
+    errno = 0;
+    x = strtol(v, &end, 10);
+    if (errno || end == v || *end || x < lo || x > hi) {
+        fprintf(stderr, "helix topo: %s: \"%s\" is not an integer in [%ld, %ld]\n", flag, v,
+                lo, hi);
+        return -1;
+    }
+    *out = x;
+    return 0;
+}
+
+static int hlx_topo_parse(int argc, char **argv, hlx_topo_opts_t *o)
+{
+    static const struct option longopts[] = {
+        { "topo", required_argument, NULL, 't' },
+        { "cluster", required_argument, NULL, 'c' },
+        { "kvp", required_argument, NULL, 'k' },
+        { "tpa", required_argument, NULL, 'a' },
+        { "ep", required_argument, NULL, 'e' },
+        { "json", no_argument, NULL, 'j' },
+        { "pairs", no_argument, NULL, 'p' },
+        { "hidden", required_argument, NULL, 'H' },
+        { "batch", required_argument, NULL, 'B' },
+        { "dump", required_argument, NULL, 'd' },
+        { "help", no_argument, NULL, 'h' },
+        { NULL, 0, NULL, 0 },
+    };
+    long v;
+    int c;
+
+    memset(o, 0, sizeof(*o));
+    o->ep = 1;
+    o->hidden = 16384;
+    o->batch = 1;
+    opterr = 0;
+    optind = 1;
+    while ((c = getopt_long(argc, argv, ":h", longopts, NULL)) != -1) {
+        switch (c) {
+        case 't': o->topo_file = optarg; break;
+        case 'c': o->cluster = optarg; break;
+        case 'd': o->dump = optarg; break;
+        case 'j': o->json = 1; break;
+        case 'p': o->pairs = 1; break;
+        case 'k':
+            if (hlx_topo_int_arg("--kvp", optarg, 1, 65536, &v))
+                return 2;
+            o->kvp = (int)v;
+            break;
+        case 'a':
+            if (hlx_topo_int_arg("--tpa", optarg, 1, 65536, &v))
+                return 2;
+            o->tpa = (int)v;
+            break;
+        case 'e':
+            if (hlx_topo_int_arg("--ep", optarg, 1, 65536, &v))
+                return 2;
+            o->ep = (int)v;
+            break;
+        case 'H':
+            if (hlx_topo_int_arg("--hidden", optarg, 1, 1L << 24, &o->hidden))
+                return 2;
+            break;
+        case 'B':
+            if (hlx_topo_int_arg("--batch", optarg, 1, 1L << 20, &o->batch))
+                return 2;
+            break;
+        case 'h':
+            hlx_topo_usage(stdout);
+            return 0;
+        case ':':
+            fprintf(stderr, "helix topo: %s needs a value\n", argv[optind - 1]);
+            return 2;
+        default:
+            fprintf(stderr, "helix topo: unknown option '%s' (see helix topo --help)\n",
+                    argv[optind - 1]);
+            return 2;
+        }
+    }
+    if (optind < argc) {
+        fprintf(stderr, "helix topo: unexpected argument '%s'\n", argv[optind]);
+        return 2;
+    }
+    if (o->tpa > 0 && o->kvp == 0) {
+        fprintf(stderr, "helix topo: --tpa needs --kvp\n");
+        return 2;
+    }
+    if (o->kvp > 0 && o->tpa == 0)
+        o->tpa = 1;
+    if (o->ep > 1 && o->kvp == 0) {
+        fprintf(stderr, "helix topo: --ep needs --kvp\n");
+        return 2;
+    }
+    if ((long)o->kvp * o->tpa > 65536) {
+        fprintf(stderr, "helix topo: --kvp x --tpa = %ld ranks, at most 65536\n",
+                (long)o->kvp * o->tpa);
+        return 2;
+    }
+    return -1;
+}
+
+static const char *hlx_topo_nvsrc(hlx_topo_nvlink_src_t s)
+{
+    switch (s) {
+    case HLX_TOPO_NVLINK_HWLOC: return "hwloc matrix NVLinkBandwidth";
+    case HLX_TOPO_NVLINK_NVML: return "NVML";
+    default: return "none: each GPU is its own domain";
+    }
+}
+
+/* ---- text output ----------------------------------------------------------------------- */
+static void hlx_topo_print_machine(const hlx_topo_t *t)
+{
+    hlx_topo_info_t in;
+    int i, j;
+
+    hlx_topo_get_info(t, &in);
+    printf("machine: %s (%s%s)\n", in.hostname, in.source,
+           in.this_system ? ", this system" : "");
+    printf("  %d packages, %d NUMA nodes, %d cores, %d PUs\n", in.npackages, in.nnuma,
+           in.ncores, in.npus);
+    printf("  GPUs: %d in %d NVLink domain%s (NVLink: %s)\n", in.ngpus, in.ndomains,
+           in.ndomains == 1 ? "" : "s", hlx_topo_nvsrc(in.nvlink_src));
+    if (in.ngpus > 0) {
+        printf("    %-4s %-13s %-10s %-6s %-4s %-16s %-10s %-4s\n", "gpu", "busid", "pci id",
+               "domain", "numa", "cpus", "nic", "cuda");
+        for (i = 0; i < in.ngpus; i++) {
+            const hlx_topo_gpu_t *g = hlx_topo_gpu(t, i);
+            const hlx_topo_nic_t *n = hlx_topo_nic(t, g->nic);
+            char pciid[16], cuda[16];
+            snprintf(pciid, sizeof(pciid), "%04x:%04x", g->vendor_id, g->device_id);
+            snprintf(cuda, sizeof(cuda), "%d", g->cuda_device);
+            printf("    %-4d %-13s %-10s %-6d %-4d %-16s %-10s %-4s\n", i, g->busid, pciid,
+                   g->domain, g->numa, g->cpuset, n ? n->name : "-",
+                   g->cuda_device >= 0 ? cuda : "-");
+        }
+    }
+    printf("  NICs: %d (%d RDMA)\n", in.nnics, in.nrdma_nics);
+    if (in.nnics > 0) {
+        printf("    %-4s %-10s %-14s %-13s %-5s %-4s %s\n", "nic", "name", "netdev", "busid",
+               "rdma", "numa", "cpus");
+        for (i = 0; i < in.nnics; i++) {
+            const hlx_topo_nic_t *n = hlx_topo_nic(t, i);
+            printf("    %-4d %-10s %-14s %-13s %-5s %-4d %s\n", i, n->name,
+                   n->netdev[0] ? n->netdev : "-", n->busid, n->rdma ? "yes" : "no", n->numa,
+                   n->cpuset);
+        }
+    }
+    if (in.ngpus > 1) {
+        printf("  GPU link matrix (class, NVLink GB/s per direction):\n       ");
+        for (j = 0; j < in.ngpus; j++)
+            printf(" %-10d", j);
+        printf("\n");
+        for (i = 0; i < in.ngpus; i++) {
+            printf("    %-3d", i);
+            for (j = 0; j < in.ngpus; j++) {
+                char cell[32];
+                hlx_link_t l = hlx_topo_gpu_link(t, i, j);
+                if (l == HLX_LINK_NVLINK && hlx_topo_nvlink_gbps(t, i, j) > 0)
+                    snprintf(cell, sizeof(cell), "nvlink%.0f", hlx_topo_nvlink_gbps(t, i, j));
+                else
+                    snprintf(cell, sizeof(cell), "%s", hlx_link_name(l));
+                printf(" %-10s", cell);
+            }
+            printf("\n");
+        }
+    }
+}
+
+static void hlx_topo_print_cluster(const hlx_cluster_t *c)
+{
+    int l;
+
+    printf("cluster: %s: %d nodes, %d GPUs, %d NVLink domains (largest %d GPUs)\n", c->name,
+           c->nnodes, hlx_cluster_total_gpus(c), c->ndomains, c->max_domain_gpus);
+    printf("  links:");
+    for (l = 0; l < HLX_LINK_COUNT; l++)
+        if (c->link[l].bw_gbps > 0)
+            printf(" %s %g GB/s %g us;", hlx_link_name((hlx_link_t)l), c->link[l].bw_gbps,
+                   c->link[l].latency_us);
+    printf("\n");
+}
+
+static void hlx_topo_print_placement(const hlx_placement_t *p, const hlx_cluster_t *c,
+                                     int all_pairs)
+{
+    int r, g, k, l, i;
+    int count[HLX_PAIR_KIND_COUNT][HLX_LINK_COUNT];
+
+    printf("placement: KVP %d x TPA %d = %d ranks; FFN TPF %d x EP %d%s\n", p->kvp, p->tpa,
+           p->nranks, p->tpf, p->ep, p->cpu_only ? " (CPU-only: ranks get cores)" : "");
+    printf("  %-5s %-14s %-4s %-4s %-4s %-16s %-10s| %-4s %-4s | %-4s %-4s\n", "rank", "node",
+           "gpu", "dom", "numa", "cpus", "nic", "kvp", "tpa", "tpf", "ep");
+    for (r = 0; r < p->nranks; r++) {
+        const hlx_rank_place_t *rp = &p->ranks[r];
+        char gpu[16], dom[16], numa[16];
+        snprintf(gpu, sizeof(gpu), "%d", rp->gpu);
+        snprintf(dom, sizeof(dom), "%d", rp->domain);
+        snprintf(numa, sizeof(numa), "%d", rp->numa);
+        printf("  %-5d %-14s %-4s %-4s %-4s %-16s %-10s| %-4d %-4d | %-4d %-4d\n", r,
+               c->nodes[rp->node].name, rp->gpu >= 0 ? gpu : "-",
+               rp->domain >= 0 ? dom : "-", rp->numa >= 0 ? numa : "-",
+               rp->cpuset[0] ? rp->cpuset : "-", rp->nic >= 0 ? rp->nic_name : "-",
+               rp->kvp_rank, rp->tpa_rank, rp->tpf_rank, rp->ep_rank);
+    }
+    printf("attention groups (the KVP all-to-all group of each TPA shard):\n");
+    for (g = 0; g < p->tpa; g++) {
+        int first = g * p->kvp, last = first + p->kvp - 1, nd = 0, prev = -2;
+        printf("  tpa %d: ranks %d-%d, %s", g, first, last,
+               p->cpu_only ? "hosts" : "NVLink domains");
+        for (r = first; r <= last; r++) {
+            int d = p->cpu_only ? p->ranks[r].node : p->ranks[r].domain;
+            if (d != prev) {
+                printf("%s%d", nd++ ? "," : " ", d);
+                prev = d;
+            }
+        }
+        printf("\n");
+    }
+    memset(count, 0, sizeof(count));
+    for (i = 0; i < p->npairs; i++)
+        count[p->pairs[i].kind][p->pairs[i].link]++;
+    printf("pairs by link class:\n");
+    for (k = 0; k < HLX_PAIR_KIND_COUNT; k++) {
+        int tot = 0;
+        for (l = 0; l < HLX_LINK_COUNT; l++)
+            tot += count[k][l];
+        if (tot == 0)
+            continue;
+        printf("  %-14s %5d:", hlx_pair_kind_name((hlx_pair_kind_t)k), tot);
+        for (l = 0; l < HLX_LINK_COUNT; l++)
+            if (count[k][l])
+                printf(" %s %d", hlx_link_name((hlx_link_t)l), count[k][l]);
+        printf("\n");
+    }
+    if (all_pairs || p->npairs <= 64) {
+        printf("pairs:\n  %-14s %-5s %-5s %s\n", "kind", "src", "dst", "link");
+        for (i = 0; i < p->npairs; i++)
+            printf("  %-14s %-5d %-5d %s\n", hlx_pair_kind_name(p->pairs[i].kind),
+                   p->pairs[i].src, p->pairs[i].dst, hlx_link_name(p->pairs[i].link));
+    }
+}
+
+/* ---- JSON output ----------------------------------------------------------------------- */
+static json_t *hlx_topo_json_machine(const hlx_topo_t *t)
+{
+    hlx_topo_info_t in;
+    json_t *m, *gpus, *nics, *links;
+    int i, j;
+
+    hlx_topo_get_info(t, &in);
+    gpus = json_array();
+    for (i = 0; i < in.ngpus; i++) {
+        const hlx_topo_gpu_t *g = hlx_topo_gpu(t, i);
+        char pciid[16];
+        snprintf(pciid, sizeof(pciid), "%04x:%04x", g->vendor_id, g->device_id);
+        json_array_append_new(gpus, json_pack("{s:i,s:s,s:s,s:i,s:i,s:i,s:s,s:i,s:i,s:f}",
+            "gpu", i, "busid", g->busid, "pci_id", pciid, "domain", g->domain, "package",
+            g->package, "numa", g->numa, "cpuset", g->cpuset, "nic", g->nic, "cuda_device",
+            g->cuda_device, "pcie_gbps", g->pcie_gbps));
+    }
+    nics = json_array();
+    for (i = 0; i < in.nnics; i++) {
+        const hlx_topo_nic_t *n = hlx_topo_nic(t, i);
+        json_array_append_new(nics, json_pack("{s:i,s:s,s:s,s:s,s:b,s:i,s:i,s:s}",
+            "nic", i, "name", n->name, "netdev", n->netdev, "busid", n->busid, "rdma", n->rdma,
+            "package", n->package, "numa", n->numa, "cpuset", n->cpuset));
+    }
+    links = json_array();
+    for (i = 0; i < in.ngpus; i++) {
+        json_t *row = json_array();
+        for (j = 0; j < in.ngpus; j++)
+            json_array_append_new(row, json_pack("{s:s,s:f}", "link",
+                hlx_link_name(hlx_topo_gpu_link(t, i, j)), "nvlink_gbps",
+                hlx_topo_nvlink_gbps(t, i, j)));
+        json_array_append_new(links, row);
+    }
+    m = json_pack("{s:s,s:s,s:b,s:i,s:i,s:i,s:i,s:i,s:s,s:o,s:o,s:o}", "hostname",
+                  in.hostname, "source", in.source, "this_system", in.this_system, "packages",
+                  in.npackages, "numa_nodes", in.nnuma, "cores", in.ncores, "pus", in.npus,
+                  "nvlink_domains", in.ndomains, "nvlink_source", hlx_topo_nvsrc(in.nvlink_src),
+                  "gpus", gpus, "nics", nics, "gpu_links", links);
+    return m;
+}
+
+static json_t *hlx_topo_json_placement(json_t *root, const hlx_placement_t *p,
+                                       const hlx_cluster_t *c)
+{
+    json_t *ranks = json_array(), *pairs = json_array(), *groups = json_array();
+    int r, i, g;
+
+    for (r = 0; r < p->nranks; r++) {
+        const hlx_rank_place_t *rp = &p->ranks[r];
+        json_array_append_new(ranks, json_pack(
+            "{s:i,s:i,s:s,s:i,s:i,s:i,s:i,s:s,s:i,s:s,s:i,s:i,s:i,s:i,s:i}", "rank", r,
+            "node", rp->node, "node_name", c->nodes[rp->node].name, "gpu", rp->gpu,
+            "gpu_global", rp->gpu_global, "domain", rp->domain, "numa", rp->numa, "cpuset",
+            rp->cpuset, "nic", rp->nic, "nic_name", rp->nic_name, "cuda_device",
+            rp->cuda_device, "kvp_rank", rp->kvp_rank, "tpa_rank", rp->tpa_rank, "tpf_rank",
+            rp->tpf_rank, "ep_rank", rp->ep_rank));
+    }
+    for (i = 0; i < p->npairs; i++)
+        json_array_append_new(pairs, json_pack("{s:i,s:i,s:s,s:s}", "src", p->pairs[i].src,
+            "dst", p->pairs[i].dst, "kind", hlx_pair_kind_name(p->pairs[i].kind), "link",
+            hlx_link_name(p->pairs[i].link)));
+    for (g = 0; g < p->tpa; g++) {
+        json_t *members = json_array();
+        for (r = g * p->kvp; r < (g + 1) * p->kvp; r++)
+            json_array_append_new(members, json_integer(r));
+        json_array_append_new(groups, json_pack("{s:i,s:o}", "tpa_rank", g, "ranks", members));
+    }
+    json_object_set_new(root, "layout", json_pack("{s:i,s:i,s:i,s:i,s:i,s:b}", "kvp", p->kvp,
+                        "tpa", p->tpa, "tpf", p->tpf, "ep", p->ep, "nranks", p->nranks,
+                        "cpu_only", p->cpu_only));
+    json_object_set_new(root, "ranks", ranks);
+    json_object_set_new(root, "attention_groups", groups);
+    json_object_set_new(root, "pairs", pairs);
+    json_object_set_new(root, "summary", json_pack("{s:i,s:i,s:i,s:i}", "domains_used",
+                        p->ndomains, "split_groups", p->split_groups, "a2a_pairs",
+                        p->a2a_pairs, "a2a_cross_domain_pairs", p->a2a_cross_pairs));
+    return root;
+}
 
 int hlx_cmd_topo(int argc, char **argv)
 {
-    (void)argc;
-    (void)argv;
-    fprintf(stderr, "helix topo: not built yet\n");
-    return 1;
+    hlx_topo_opts_t o;
+    hlx_topo_t *t = NULL;
+    hlx_cluster_t cl, *c = NULL;
+    hlx_placement_t *p = NULL;
+    char err[1024] = "", warn[1024] = "";
+    hlx_status_t st;
+    int rc, have_cluster = 0;
+    json_t *root = NULL;
+
+    rc = hlx_topo_parse(argc, argv, &o);
+    if (rc >= 0)
+        return rc;
+    hlx_log_init();
+
+    st = hlx_topo_load(o.topo_file, &t, err, sizeof(err));
+    if (st != HLX_OK) {
+        /* a broken file is always fatal; a machine hwloc cannot read is not when a cluster
+         * file says what to place on */
+        if (o.topo_file != NULL || getenv("HELIX_TOPO_FILE") != NULL || o.cluster == NULL) {
+            fprintf(stderr, "helix topo: %s\n", err);
+            /* a file named on the command line that cannot be read is bad input too */
+            return st == HLX_ERR_IO && o.topo_file != NULL ? 2 : hlx_status_exit_code(st);
+        }
+        fprintf(stderr, "helix topo: warning: %s; using the cluster file alone\n", err);
+        t = NULL;
+    }
+    if (o.dump != NULL && t != NULL) {
+        st = hlx_topo_dump(t, o.dump, err, sizeof(err));
+        if (st != HLX_OK) {
+            fprintf(stderr, "helix topo: %s\n", err);
+            rc = 1;
+            goto out;
+        }
+    }
+    if (o.cluster != NULL) {
+        st = hlx_cluster_load(o.cluster, &cl, err, sizeof(err));
+        if (st != HLX_OK) {
+            fprintf(stderr, "helix topo: %s\n", err);
+            rc = hlx_status_exit_code(st);
+            goto out;
+        }
+        have_cluster = 1;
+    } else {
+        st = hlx_topo_to_cluster(t, &cl);
+        if (st != HLX_OK) {
+            rc = 1;
+            goto out;
+        }
+        have_cluster = 1;
+    }
+    c = &cl;
+
+    if (o.kvp > 0) {
+        double pair_bytes = 2.0 * (double)o.batch * (double)o.hidden / ((double)o.kvp * o.tpa);
+        st = hlx_place(c, o.kvp, o.tpa, o.ep, t, &p, err, sizeof(err));
+        if (st != HLX_OK) {
+            fprintf(stderr, "helix topo: %s\n", err);
+            rc = hlx_status_exit_code(st);
+            goto out;
+        }
+        hlx_place_warning(p, c, pair_bytes, warn, sizeof(warn));
+    }
+
+    if (o.json) {
+        root = json_object();
+        if (t != NULL)
+            json_object_set_new(root, "machine", hlx_topo_json_machine(t));
+        json_object_set_new(root, "cluster", json_pack("{s:s,s:i,s:i,s:i,s:i}", "name",
+                            c->name, "nodes", c->nnodes, "gpus", hlx_cluster_total_gpus(c),
+                            "nvlink_domains", c->ndomains, "max_domain_gpus",
+                            c->max_domain_gpus));
+        if (p != NULL)
+            hlx_topo_json_placement(root, p, c);
+        if (warn[0]) {
+            json_t *w = json_array();
+            json_array_append_new(w, json_string(warn));
+            json_object_set_new(root, "warnings", w);
+        }
+        json_dumpf(root, stdout, JSON_INDENT(1) | JSON_PRESERVE_ORDER);
+        printf("\n");
+    } else {
+        if (t != NULL)
+            hlx_topo_print_machine(t);
+        if (o.cluster != NULL)
+            hlx_topo_print_cluster(c);
+        if (p != NULL)
+            hlx_topo_print_placement(p, c, o.pairs);
+        if (warn[0])
+            printf("%s", warn);
+    }
+    if (warn[0] && o.json)
+        fprintf(stderr, "%s", warn);
+    rc = 0;
+out:
+    json_decref(root);
+    hlx_placement_free(p);
+    if (have_cluster)
+        hlx_cluster_free(&cl);
+    hlx_topo_free(t);
+    return rc;
 }
