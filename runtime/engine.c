@@ -578,6 +578,20 @@ int hlx_engine_rank(const hlx_engine_t *eng)
         (_eng)->phase_ns[_ph] += hlx_now_ns() - _t0; \
     } while (0)
 
+/* Sums the partial outputs y of all N ranks (TP = N) and adds them to the residual x. */
+static hlx_status_t hlx_engine_residual(hlx_engine_t *eng)
+{
+    size_t n = (size_t)eng->cfg.batch * (size_t)eng->m.hidden, i;
+    hlx_status_t st;
+
+    HLX_TIMED(eng, HLX_PHASE_ALLREDUCE, st = hlx_comm_allreduce_sum_f32(eng->world, eng->y, n));
+    if (st != HLX_OK)
+        return st;
+    for (i = 0; i < n; i++)
+        eng->x[i] += eng->y[i];
+    return HLX_OK;
+}
+
 static hlx_status_t hlx_engine_attention(hlx_engine_t *eng, int l)
 {
     const hlx_layout_t *L = &eng->lay;
@@ -668,13 +682,7 @@ static hlx_status_t hlx_engine_attention(hlx_engine_t *eng, int l)
     HLX_TIMED(eng, HLX_PHASE_OPROJ,
               eng->k.gemm(B, m->hidden, L->q_slice * dv, eng->omerged, W->wo, eng->w_dtype,
                           eng->y, 0));
-    HLX_TIMED(eng, HLX_PHASE_ALLREDUCE,
-              st = hlx_comm_allreduce_sum_f32(eng->world, eng->y, (size_t)B * m->hidden));
-    if (st != HLX_OK)
-        return st;
-    for (b = 0; b < B * m->hidden; b++)
-        eng->x[b] += eng->y[b];
-    return HLX_OK;
+    return hlx_engine_residual(eng);
 }
 
 static hlx_status_t hlx_engine_ffn(hlx_engine_t *eng, int l)
@@ -682,7 +690,6 @@ static hlx_status_t hlx_engine_ffn(hlx_engine_t *eng, int l)
     const hlx_model_t *m = &eng->m;
     hlx_layer_w_t *W = &eng->layers[l];
     int B = eng->cfg.batch, Fc = eng->lay.ffn_count, b;
-    hlx_status_t st;
 
     HLX_TIMED(eng, HLX_PHASE_FFN, {
         for (b = 0; b < B; b++)
@@ -694,13 +701,7 @@ static hlx_status_t hlx_engine_ffn(hlx_engine_t *eng, int l)
                           eng->gu + (size_t)b * 2 * Fc + Fc, Fc);
         eng->k.gemm(B, m->hidden, Fc, eng->act, W->wdown, eng->w_dtype, eng->y, 0);
     });
-    HLX_TIMED(eng, HLX_PHASE_ALLREDUCE,
-              st = hlx_comm_allreduce_sum_f32(eng->world, eng->y, (size_t)B * m->hidden));
-    if (st != HLX_OK)
-        return st;
-    for (b = 0; b < B * m->hidden; b++)
-        eng->x[b] += eng->y[b];
-    return HLX_OK;
+    return hlx_engine_residual(eng);
 }
 
 /* Final norm, this rank's LM-head columns, all-gather of the logits, greedy argmax.
