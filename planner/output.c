@@ -184,7 +184,11 @@ int hlx_sweep_write_svg(FILE *f, const hlx_sweep_t *sw, const char *const *clust
 {
     const double pw = 620, ph = 440, ml = 80, mt = 90, gap = 110;
     size_t *idx = malloc((sw->n + 1) * sizeof(*idx));
-    double W = ml + nclusters * (pw + gap) - gap + 250, Hh = mt + ph + 70;
+    /* Panels in a grid of up to three columns; the legend right of the first row. */
+    const int cols = nclusters < 3 ? (nclusters > 0 ? nclusters : 1) : nclusters == 4 ? 2 : 3;
+    const int rows = (nclusters + cols - 1) / cols;
+    const double vgap = 100;
+    double W = ml + cols * (pw + gap) - gap + 250, Hh = mt + rows * (ph + vgap) - vgap + 70;
     double umin = INFINITY, umax = 0, gmin = INFINITY, gmax = 0, lx0, lx1, ly0, ly1;
     size_t i;
     int ci, s;
@@ -224,7 +228,8 @@ int hlx_sweep_write_svg(FILE *f, const hlx_sweep_t *sw, const char *const *clust
     ly0 = floor(log10(gmin) * 5) / 5 - 0.05;
     ly1 = ceil(log10(gmax) * 5) / 5 + 0.05;
     for (ci = 0; ci < nclusters; ci++) {
-        hlx_svg_panel_t p = { ml + ci * (pw + gap), mt, pw, ph, 0, 0, 0, 0 };
+        hlx_svg_panel_t p = { ml + (ci % cols) * (pw + gap), mt + (ci / cols) * (ph + vgap), pw,
+                              ph, 0, 0, 0, 0 };
         hlx_sweep_summary_t sum;
         p.lx0 = lx0;
         p.lx1 = lx1;
@@ -263,7 +268,7 @@ int hlx_sweep_write_svg(FILE *f, const hlx_sweep_t *sw, const char *const *clust
         }
     }
     {
-        double lx = ml + nclusters * (pw + gap) - gap + 20, ly = mt + 10;
+        double lx = ml + cols * (pw + gap) - gap + 20, ly = mt + 10;
         for (s = 0; s < HLX_STRAT_COUNT; s++) {
             int any = 0;
             for (i = 0; i < sw->n && !any; i++)
