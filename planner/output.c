@@ -16,6 +16,37 @@ static const char *hlx_why_name(int why)
     }
 }
 
+/* Names come from user files: quote them for JSON and CSV. */
+static void hlx_json_str(FILE *f, const char *s)
+{
+    fputc('"', f);
+    for (; *s; s++) {
+        unsigned char c = (unsigned char)*s;
+        if (c == '"' || c == '\\')
+            fprintf(f, "\\%c", c);
+        else if (c < 0x20)
+            fprintf(f, "\\u%04x", c);
+        else
+            fputc(c, f);
+    }
+    fputc('"', f);
+}
+
+static void hlx_csv_str(FILE *f, const char *s)
+{
+    if (strpbrk(s, ",\"\n\r") == NULL) {
+        fputs(s, f);
+        return;
+    }
+    fputc('"', f);
+    for (; *s; s++) {
+        if (*s == '"')
+            fputc('"', f);
+        fputc(*s, f);
+    }
+    fputc('"', f);
+}
+
 int hlx_sweep_write_csv(FILE *f, const hlx_sweep_t *sw, const char *const *clusters)
 {
     size_t i;
@@ -25,8 +56,9 @@ int hlx_sweep_write_csv(FILE *f, const hlx_sweep_t *sw, const char *const *clust
     for (i = 0; i < sw->n; i++) {
         const hlx_sweep_point_t *p = &sw->pts[i];
         const hlx_layout_t *l = &p->l;
-        fprintf(f, "%s,%s,%d,%d,%d,%d,%d,%d,%d,%d,%d,%.6g,%.6g,%.6g,%d,%d,%s\n",
-                clusters[p->cluster], hlx_strategy_name(l->strategy),
+        hlx_csv_str(f, clusters[p->cluster]);
+        fprintf(f, ",%s,%d,%d,%d,%d,%d,%d,%d,%d,%d,%.6g,%.6g,%.6g,%d,%d,%s\n",
+                hlx_strategy_name(l->strategy),
                 l->kvp * l->tpa * l->dp * l->pp, l->kvp, l->tpa, l->dp, l->tpf, l->ep, l->pp,
                 l->batch, l->hopb, p->ttl_ms, p->tok_s_user, p->tok_s_gpu, p->feasible,
                 p->pareto, hlx_why_name(p->why));
@@ -41,12 +73,14 @@ int hlx_sweep_write_jsonl(FILE *f, const hlx_sweep_t *sw, const char *const *clu
     for (i = 0; i < sw->n; i++) {
         const hlx_sweep_point_t *p = &sw->pts[i];
         const hlx_layout_t *l = &p->l;
+        fputs("{\"cluster\":", f);
+        hlx_json_str(f, clusters[p->cluster]);
         fprintf(f,
-                "{\"cluster\":\"%s\",\"strategy\":\"%s\",\"gpus\":%d,\"kvp\":%d,\"tpa\":%d,"
+                ",\"strategy\":\"%s\",\"gpus\":%d,\"kvp\":%d,\"tpa\":%d,"
                 "\"dp\":%d,\"tpf\":%d,\"ep\":%d,\"pp\":%d,\"batch\":%d,\"hopb\":%s,"
                 "\"ttl_ms\":%.6g,\"tokens_per_s_user\":%.6g,\"tokens_per_s_gpu\":%.6g,"
                 "\"feasible\":%s,\"pareto\":%s,\"reason\":\"%s\"}\n",
-                clusters[p->cluster], hlx_strategy_name(l->strategy),
+                hlx_strategy_name(l->strategy),
                 l->kvp * l->tpa * l->dp * l->pp, l->kvp, l->tpa, l->dp, l->tpf, l->ep, l->pp,
                 l->batch, l->hopb ? "true" : "false", p->ttl_ms, p->tok_s_user, p->tok_s_gpu,
                 p->feasible ? "true" : "false", p->pareto ? "true" : "false",
