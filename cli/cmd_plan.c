@@ -710,7 +710,6 @@ int hlx_cmd_sweep(int argc, char **argv)
         { "help", no_argument, NULL, HLX_OPT_HELP },
         { NULL, 0, NULL, 0 },
     };
-    static char hwbuf[HLX_MAX_CLUSTERS][1024];
     const char *model = NULL, *hws[HLX_MAX_CLUSTERS], *csv = NULL, *jsonl = NULL, *svg = NULL;
     const char *names[HLX_MAX_CLUSTERS];
     int batches[HLX_MAX_BATCHES], nhw = 0, nhwbuf = 0, wdt = -1, kvdt = -1, bench = 0;
@@ -722,7 +721,7 @@ int hlx_cmd_sweep(int argc, char **argv)
     hlx_model_t m;
     hlx_cluster_t cl[HLX_MAX_CLUSTERS];
     hlx_sweep_t sw = { 0 };
-    char title[512];
+    char title[512], hwbuf[HLX_MAX_CLUSTERS][256];
 
     if (hlx_param_load(&hlx_plan_param_table, &set, NULL) != HLX_OK)
         return 2;
