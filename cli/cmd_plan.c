@@ -15,7 +15,8 @@
 #include <string.h>
 #include <unistd.h>
 
-#define HLX_MAX_CLUSTERS 16
+#define HLX_MAX_CLUSTERS 64
+#define HLX_MAX_VARY     4
 #define HLX_MAX_BATCHES  256
 
 /* ---- shared flag parsing ---- */
@@ -272,7 +273,7 @@ enum {
     HLX_OPT_KVP, HLX_OPT_TPA, HLX_OPT_TPF, HLX_OPT_EP, HLX_OPT_PP, HLX_OPT_DP, HLX_OPT_HOPB,
     HLX_OPT_FORMULA, HLX_OPT_WDT, HLX_OPT_KVDT, HLX_OPT_SET, HLX_OPT_JSON, HLX_OPT_GPUS,
     HLX_OPT_STRATEGIES, HLX_OPT_CSV, HLX_OPT_JSONL, HLX_OPT_SVG, HLX_OPT_SWEEP_HW,
-    HLX_OPT_BENCH, HLX_OPT_QUIET, HLX_OPT_HELP,
+    HLX_OPT_BENCH, HLX_OPT_QUIET, HLX_OPT_VARY, HLX_OPT_HELP,
 };
 
 int hlx_cmd_plan(int argc, char **argv)
@@ -431,6 +432,10 @@ static void hlx_sweep_usage(FILE *f)
 "  --model M          model preset or JSON file\n"
 "  --hw C[,C...]      cluster presets or JSON files (several: a topology sweep)\n"
 "  --sweep-hw C,...   same as a list in --hw (may be repeated)\n"
+"  --vary KEY=V1,V2   derived clusters: each --hw cluster with KEY set to each value\n"
+"                     (repeat for a product; at most 64 clusters). KEY: rdma_gbps,\n"
+"                     rdma_us, nvlink_gbps, nvlink_us, domain_gpus (regroup nodes into\n"
+"                     NVLink domains of that many GPUs), hbm_gbps, hbm_gib\n"
 "  --context S        tokens per request in the KV cache (1M = 1048576). Required.\n"
 "  --gpus A-B         GPU counts per model replica (default 1-64; one number: exactly N)\n"
 "  --batch LIST       batch sizes: '1,2,8' or a range 'A-B' stepping x2 and x1.5\n"
@@ -451,6 +456,8 @@ static void hlx_sweep_usage(FILE *f)
 "  helix sweep --model deepseek-r1 --hw gb200-nvl72 --context 1M --svg r1.svg\n"
 "  helix sweep --model llama-405b --hw gb200-nvl72,hgx-b200,hgx-h200 --context 1M \\\n"
 "              --jsonl points.jsonl --svg topo.svg\n"
+"  helix sweep --model deepseek-r1 --hw gb200-nvl72 --context 1M \\\n"
+"              --vary domain_gpus=8,72 --vary rdma_gbps=25,100 --svg nvl.svg\n"
 "\n"
 "Progress goes to stderr when it is a terminal. Exit status: 0 ok, 2 bad input.\n");
 }
@@ -598,6 +605,50 @@ static int hlx_sweep_write(const char *what, const char *path, const hlx_sweep_t
     return 0;
 }
 
+typedef struct {
+    char   key[32];
+    double v[HLX_MAX_CLUSTERS];
+    int    n;
+} hlx_vary_t;
+
+/* Replaces the clusters by every combination of the --vary values. Returns an exit code;
+ * on failure cl holds *n_p clusters to free. */
+static int hlx_expand_variants(hlx_cluster_t *cl, int *n_p, const hlx_vary_t *vary, int nvary)
+{
+    hlx_cluster_t next[HLX_MAX_CLUSTERS];
+    char err[256];
+    int i, j, k, n = *n_p, m;
+
+    for (k = 0; k < nvary; k++) {
+        if (n * vary[k].n > HLX_MAX_CLUSTERS) {
+            fprintf(stderr, "helix sweep: --vary: %d clusters, at most %d\n", n * vary[k].n,
+                    HLX_MAX_CLUSTERS);
+            return 2;
+        }
+        m = 0;
+        for (i = 0; i < n; i++) {
+            for (j = 0; j < vary[k].n; j++) {
+                hlx_status_t st = hlx_cluster_variant(&cl[i], vary[k].key, vary[k].v[j],
+                                                      &next[m], err, sizeof(err));
+                if (st != HLX_OK) {
+                    fprintf(stderr, "helix sweep: --vary: %s\n",
+                            st == HLX_ERR_NOMEM ? "out of memory" : err);
+                    while (m-- > 0)
+                        hlx_cluster_free(&next[m]);
+                    return st == HLX_ERR_NOMEM ? 1 : 2;
+                }
+                m++;
+            }
+        }
+        for (i = 0; i < n; i++)
+            hlx_cluster_free(&cl[i]);
+        memcpy(cl, next, (size_t)m * sizeof(*cl));
+        n = m;
+        *n_p = n;
+    }
+    return 0;
+}
+
 /* Measures evaluations per second: the plain evaluation loop and the whole sweep. */
 static void hlx_sweep_bench(const hlx_plan_ctx_t *ctx, const hlx_sweep_opts_t *o)
 {
@@ -655,21 +706,22 @@ int hlx_cmd_sweep(int argc, char **argv)
         { "set", required_argument, NULL, HLX_OPT_SET },
         { "bench", no_argument, NULL, HLX_OPT_BENCH },
         { "quiet", no_argument, NULL, HLX_OPT_QUIET },
+        { "vary", required_argument, NULL, HLX_OPT_VARY },
         { "help", no_argument, NULL, HLX_OPT_HELP },
         { NULL, 0, NULL, 0 },
     };
-    static char hwbuf[HLX_MAX_CLUSTERS][1024];
     const char *model = NULL, *hws[HLX_MAX_CLUSTERS], *csv = NULL, *jsonl = NULL, *svg = NULL;
     const char *names[HLX_MAX_CLUSTERS];
     int batches[HLX_MAX_BATCHES], nhw = 0, nhwbuf = 0, wdt = -1, kvdt = -1, bench = 0;
-    int quiet = 0, opt, rc = 0, ci;
+    int quiet = 0, opt, rc = 0, ci, nvary = 0;
+    hlx_vary_t vary[HLX_MAX_VARY];
     long long context = -1, v;
     hlx_sweep_opts_t o = { 1, 64, batches, 0, (1u << HLX_STRAT_COUNT) - 1, 2, 0 };
     hlx_plan_settings_t set;
     hlx_model_t m;
     hlx_cluster_t cl[HLX_MAX_CLUSTERS];
     hlx_sweep_t sw = { 0 };
-    char title[512];
+    char title[512], hwbuf[HLX_MAX_CLUSTERS][256];
 
     if (hlx_param_load(&hlx_plan_param_table, &set, NULL) != HLX_OK)
         return 2;
@@ -770,6 +822,42 @@ bad_gpus:
         case HLX_OPT_SET: if (hlx_flag_set("sweep", optarg, &set)) return 2; break;
         case HLX_OPT_BENCH: bench = 1; break;
         case HLX_OPT_QUIET: quiet = 1; break;
+        case HLX_OPT_VARY: {
+            const char *eq = strchr(optarg, '='), *p;
+            hlx_vary_t *vy = &vary[nvary];
+            if (nvary == HLX_MAX_VARY) {
+                fprintf(stderr, "helix sweep: --vary: at most %d\n", HLX_MAX_VARY);
+                return 2;
+            }
+            if (eq == NULL || (size_t)(eq - optarg) >= sizeof(vy->key)) {
+                fprintf(stderr, "helix sweep: --vary: expected KEY=V1,V2,..., got '%s'\n",
+                        optarg);
+                return 2;
+            }
+            snprintf(vy->key, sizeof(vy->key), "%.*s", (int)(eq - optarg), optarg);
+            if (hlx_cluster_variant_key(vy->key) < 0) {
+                fprintf(stderr, "helix sweep: --vary: unknown key '%s' (%s)\n", vy->key,
+                        hlx_cluster_variant_keys());
+                return 2;
+            }
+            vy->n = 0;
+            for (p = eq + 1; *p && vy->n < HLX_MAX_CLUSTERS;) {
+                char *end;
+                double d = strtod(p, &end);
+                if (end == p || (*end != ',' && *end != '\0') || !isfinite(d) || d < 0) {
+                    fprintf(stderr, "helix sweep: --vary: '%s': bad value list\n", optarg);
+                    return 2;
+                }
+                vy->v[vy->n++] = d;
+                p = *end ? end + 1 : end;
+            }
+            if (vy->n == 0) {
+                fprintf(stderr, "helix sweep: --vary: '%s': no values\n", optarg);
+                return 2;
+            }
+            nvary++;
+            break;
+        }
         case 'h':
         case HLX_OPT_HELP: hlx_sweep_usage(stdout); return 0;
         default:
@@ -796,6 +884,13 @@ bad_gpus:
         }
         names[ci] = cl[ci].name;
     }
+    if (nvary > 0 && (rc = hlx_expand_variants(cl, &nhw, vary, nvary)) != 0) {
+        for (ci = 0; ci < nhw; ci++)
+            hlx_cluster_free(&cl[ci]);
+        return rc;
+    }
+    for (ci = 0; ci < nhw; ci++)
+        names[ci] = cl[ci].name;
     o.progress = isatty(STDERR_FILENO) && !quiet;
     for (ci = 0; ci < nhw && rc == 0; ci++) {
         hlx_plan_ctx_t ctx;

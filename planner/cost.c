@@ -613,5 +613,5 @@ int hlx_layout_format(const hlx_layout_t *l, char *buf, size_t len)
                         l->dp, l->tpf, l->ep, l->batch);
     return snprintf(buf, len, "%s kvp=%d tpa=%d tpf=%d ep=%d pp=%d b=%d%s",
                     hlx_strategy_name(l->strategy), l->kvp, l->tpa, l->tpf, l->ep, l->pp,
-                    l->batch, l->hopb ? " hopb" : "");
+                    l->batch, l->hopb && l->kvp > 1 ? " hopb" : "");
 }

@@ -145,6 +145,15 @@ int    hlx_coll_group_local(const hlx_plan_ctx_t *ctx, int n, int stride);
  *   c/k + (k-1) * max(c/k, alpha + beta/k) + alpha + beta/k, best k <= max_chunks. */
 double hlx_plan_hopb(double c_total, double alpha, double beta_total, int B, int max_chunks);
 
+/* ---- cluster variants for topology sweeps ---- */
+/* A deep copy of base with one property set: rdma_gbps, rdma_us, nvlink_gbps, nvlink_us,
+ * domain_gpus (regroups consecutive nodes into NVLink domains of that many GPUs),
+ * hbm_gbps, hbm_gib. The name gets " key=value". Free with hlx_cluster_free(). */
+hlx_status_t hlx_cluster_variant(const hlx_cluster_t *base, const char *key, double value,
+                                 hlx_cluster_t *out, char *err, size_t errlen);
+int          hlx_cluster_variant_key(const char *key); /* index, or -1 when unknown */
+const char  *hlx_cluster_variant_keys(void);           /* "rdma_gbps, rdma_us, ..." */
+
 /* ---- sweeps ---- */
 typedef struct hlx_sweep_point {
     hlx_layout_t l;

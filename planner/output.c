@@ -16,6 +16,37 @@ static const char *hlx_why_name(int why)
     }
 }
 
+/* Names come from user files: quote them for JSON and CSV. */
+static void hlx_json_str(FILE *f, const char *s)
+{
+    fputc('"', f);
+    for (; *s; s++) {
+        unsigned char c = (unsigned char)*s;
+        if (c == '"' || c == '\\')
+            fprintf(f, "\\%c", c);
+        else if (c < 0x20)
+            fprintf(f, "\\u%04x", c);
+        else
+            fputc(c, f);
+    }
+    fputc('"', f);
+}
+
+static void hlx_csv_str(FILE *f, const char *s)
+{
+    if (strpbrk(s, ",\"\n\r") == NULL) {
+        fputs(s, f);
+        return;
+    }
+    fputc('"', f);
+    for (; *s; s++) {
+        if (*s == '"')
+            fputc('"', f);
+        fputc(*s, f);
+    }
+    fputc('"', f);
+}
+
 int hlx_sweep_write_csv(FILE *f, const hlx_sweep_t *sw, const char *const *clusters)
 {
     size_t i;
@@ -25,8 +56,9 @@ int hlx_sweep_write_csv(FILE *f, const hlx_sweep_t *sw, const char *const *clust
     for (i = 0; i < sw->n; i++) {
         const hlx_sweep_point_t *p = &sw->pts[i];
         const hlx_layout_t *l = &p->l;
-        fprintf(f, "%s,%s,%d,%d,%d,%d,%d,%d,%d,%d,%d,%.6g,%.6g,%.6g,%d,%d,%s\n",
-                clusters[p->cluster], hlx_strategy_name(l->strategy),
+        hlx_csv_str(f, clusters[p->cluster]);
+        fprintf(f, ",%s,%d,%d,%d,%d,%d,%d,%d,%d,%d,%.6g,%.6g,%.6g,%d,%d,%s\n",
+                hlx_strategy_name(l->strategy),
                 l->kvp * l->tpa * l->dp * l->pp, l->kvp, l->tpa, l->dp, l->tpf, l->ep, l->pp,
                 l->batch, l->hopb, p->ttl_ms, p->tok_s_user, p->tok_s_gpu, p->feasible,
                 p->pareto, hlx_why_name(p->why));
@@ -41,12 +73,14 @@ int hlx_sweep_write_jsonl(FILE *f, const hlx_sweep_t *sw, const char *const *clu
     for (i = 0; i < sw->n; i++) {
         const hlx_sweep_point_t *p = &sw->pts[i];
         const hlx_layout_t *l = &p->l;
+        fputs("{\"cluster\":", f);
+        hlx_json_str(f, clusters[p->cluster]);
         fprintf(f,
-                "{\"cluster\":\"%s\",\"strategy\":\"%s\",\"gpus\":%d,\"kvp\":%d,\"tpa\":%d,"
+                ",\"strategy\":\"%s\",\"gpus\":%d,\"kvp\":%d,\"tpa\":%d,"
                 "\"dp\":%d,\"tpf\":%d,\"ep\":%d,\"pp\":%d,\"batch\":%d,\"hopb\":%s,"
                 "\"ttl_ms\":%.6g,\"tokens_per_s_user\":%.6g,\"tokens_per_s_gpu\":%.6g,"
                 "\"feasible\":%s,\"pareto\":%s,\"reason\":\"%s\"}\n",
-                clusters[p->cluster], hlx_strategy_name(l->strategy),
+                hlx_strategy_name(l->strategy),
                 l->kvp * l->tpa * l->dp * l->pp, l->kvp, l->tpa, l->dp, l->tpf, l->ep, l->pp,
                 l->batch, l->hopb ? "true" : "false", p->ttl_ms, p->tok_s_user, p->tok_s_gpu,
                 p->feasible ? "true" : "false", p->pareto ? "true" : "false",
@@ -184,7 +218,11 @@ int hlx_sweep_write_svg(FILE *f, const hlx_sweep_t *sw, const char *const *clust
 {
     const double pw = 620, ph = 440, ml = 80, mt = 90, gap = 110;
     size_t *idx = malloc((sw->n + 1) * sizeof(*idx));
-    double W = ml + nclusters * (pw + gap) - gap + 250, Hh = mt + ph + 70;
+    /* Panels in a grid of up to three columns; the legend right of the first row. */
+    const int cols = nclusters < 3 ? (nclusters > 0 ? nclusters : 1) : nclusters == 4 ? 2 : 3;
+    const int rows = (nclusters + cols - 1) / cols;
+    const double vgap = 100;
+    double W = ml + cols * (pw + gap) - gap + 250, Hh = mt + rows * (ph + vgap) - vgap + 70;
     double umin = INFINITY, umax = 0, gmin = INFINITY, gmax = 0, lx0, lx1, ly0, ly1;
     size_t i;
     int ci, s;
@@ -224,7 +262,8 @@ int hlx_sweep_write_svg(FILE *f, const hlx_sweep_t *sw, const char *const *clust
     ly0 = floor(log10(gmin) * 5) / 5 - 0.05;
     ly1 = ceil(log10(gmax) * 5) / 5 + 0.05;
     for (ci = 0; ci < nclusters; ci++) {
-        hlx_svg_panel_t p = { ml + ci * (pw + gap), mt, pw, ph, 0, 0, 0, 0 };
+        hlx_svg_panel_t p = { ml + (ci % cols) * (pw + gap), mt + (ci / cols) * (ph + vgap), pw,
+                              ph, 0, 0, 0, 0 };
         hlx_sweep_summary_t sum;
         p.lx0 = lx0;
         p.lx1 = lx1;
@@ -263,7 +302,7 @@ int hlx_sweep_write_svg(FILE *f, const hlx_sweep_t *sw, const char *const *clust
         }
     }
     {
-        double lx = ml + nclusters * (pw + gap) - gap + 20, ly = mt + 10;
+        double lx = ml + cols * (pw + gap) - gap + 20, ly = mt + 10;
         for (s = 0; s < HLX_STRAT_COUNT; s++) {
             int any = 0;
             for (i = 0; i < sw->n && !any; i++)

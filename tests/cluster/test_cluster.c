@@ -4,7 +4,10 @@
 #include <stddef.h>
 #include <cmocka.h>
 #include <stdio.h>
+#include <stdlib.h>
 #include <string.h>
+#include <unistd.h>
+#include <helix/model.h>
 
 #include <helix/cluster.h>
 
@@ -135,6 +138,55 @@ static void test_unknown_preset(void **state)
     assert_non_null(strstr(err, "gb200-nvl72, hgx-b200, hgx-h200"));
 }
 
+/* Every truncation of a preset and every single-character corruption of it is either
+ * accepted or refused with "path:line:column: ..."; nothing crashes or leaks. */
+static void test_mutations(void **state)
+{
+    char src[1024], tmp[] = "/tmp/hlx_cluster_mutXXXXXX", err[1024];
+    static char text[8192], mut[8192];
+    size_t len, i;
+    FILE *f;
+    int fd, accepted = 0, refused = 0;
+    hlx_cluster_t c;
+
+    (void)state;
+    snprintf(src, sizeof(src), "%s/clusters/hgx-h200.json", hlx_data_dir());
+    f = fopen(src, "rb");
+    assert_non_null(f);
+    len = fread(text, 1, sizeof(text) - 1, f);
+    fclose(f);
+    fd = mkstemp(tmp);
+    assert_true(fd >= 0);
+    close(fd);
+    for (i = 0; i < 2 * len; i++) {
+        hlx_status_t st;
+        size_t n = len;
+        memcpy(mut, text, len);
+        if (i < len)
+            n = i;
+        else
+            mut[i - len] = "x}\"0:,-"[i % 7];
+        f = fopen(tmp, "wb");
+        assert_non_null(f);
+        fwrite(mut, 1, n, f);
+        fclose(f);
+        st = hlx_cluster_load(tmp, &c, err, sizeof(err));
+        if (st == HLX_OK) {
+            accepted++;
+            assert_true(c.total_gpus > 0);
+            hlx_cluster_free(&c);
+            continue;
+        }
+        refused++;
+        assert_int_equal(st, HLX_ERR_PARSE);
+        if (strncmp(err, tmp, strlen(tmp)) != 0 || err[strlen(tmp)] != ':')
+            fail_msg("mutation %zu: %s", i, err);
+    }
+    unlink(tmp);
+    assert_true(refused > (int)len);
+    assert_true(accepted > 0);
+}
+
 int main(int argc, char **argv)
 {
     const struct CMUnitTest tests[] = {
@@ -144,6 +196,7 @@ int main(int argc, char **argv)
         cmocka_unit_test(test_link_names),
         cmocka_unit_test(test_errors),
         cmocka_unit_test(test_unknown_preset),
+        cmocka_unit_test(test_mutations),
     };
 
     g_data = argc > 1 ? argv[1] : "tests/cluster/data";

@@ -153,5 +153,26 @@ with tempfile.TemporaryDirectory() as d:
               if t.get("class") == "panel"]
     check(panels == ["gb200-nvl72", "hgx-h200"], f"panels {panels}")
 
+# ---- a topology sweep with derived clusters
+with tempfile.TemporaryDirectory() as d:
+    jl = os.path.join(d, "v.jsonl")
+    rc, out, err = run("sweep", "--model", "deepseek-r1", "--hw", "gb200-nvl72", "--context",
+                       "128K", "--gpus", "8-16", "--batch", "1,8", "--vary",
+                       "domain_gpus=8,72", "--vary", "rdma_gbps=25,100", "--jsonl", jl,
+                       "--quiet")
+    check(rc == 0, f"--vary exit {rc}: {err}")
+    names = sorted({json.loads(line)["cluster"] for line in open(jl)})
+    check(names == ["gb200-nvl72 domain_gpus=72 rdma_gbps=100",
+                    "gb200-nvl72 domain_gpus=72 rdma_gbps=25",
+                    "gb200-nvl72 domain_gpus=8 rdma_gbps=100",
+                    "gb200-nvl72 domain_gpus=8 rdma_gbps=25"], f"variant names {names}")
+    check(out.count(": best interactivity: helix") == 4, "one summary per variant")
+rc, out, err = run("sweep", "--model", "tiny", "--hw", "gb200-nvl72", "--context", "1K",
+                   "--vary", "domain_gpus=6")
+check(rc == 2 and "not a multiple" in err, f"--vary domain_gpus=6: {rc} {err!r}")
+rc, out, err = run("sweep", "--model", "tiny", "--hw", "gb200-nvl72", "--context", "1K",
+                   "--vary", "ib=6")
+check(rc == 2 and "unknown key 'ib'" in err, f"--vary ib: {rc} {err!r}")
+
 print(f"{len(failures)} failure(s)")
 sys.exit(1 if failures else 0)

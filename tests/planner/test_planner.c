@@ -372,6 +372,66 @@ static void test_pareto(void **state)
     hlx_cluster_free(&fx.c);
 }
 
+/* Topology variants: NVL72 regrouped into 8-GPU domains behaves like HGX for links. */
+static void test_variants(void **state)
+{
+    fixture_t fx;
+    hlx_cluster_t v, v2;
+    hlx_plan_ctx_t ctx;
+    char err[256] = "";
+
+    (void)state;
+    fx_load(&fx, "llama-405b", "gb200-nvl72", MIB_1M);
+    assert_int_equal(hlx_cluster_variant(&fx.c, "domain_gpus", 8, &v, err, sizeof(err)), HLX_OK);
+    assert_string_equal(v.name, "gb200-nvl72 domain_gpus=8");
+    assert_int_equal(v.ndomains, 9);
+    assert_int_equal(v.max_domain_gpus, 8);
+    assert_int_equal(hlx_cluster_link(&v, 0, 7), HLX_LINK_NVLINK);
+    assert_int_equal(hlx_cluster_link(&v, 7, 8), HLX_LINK_RDMA);
+    assert_int_equal(fx.c.ndomains, 1); /* the base is untouched */
+    assert_int_equal(hlx_cluster_variant(&v, "rdma_gbps", 25, &v2, err, sizeof(err)), HLX_OK);
+    assert_string_equal(v2.name, "gb200-nvl72 domain_gpus=8 rdma_gbps=25");
+    assert_int_equal(hlx_plan_ctx_init(&ctx, &fx.m, &v2, MIB_1M, NULL), HLX_OK);
+    assert_int_equal(ctx.domain_gpus, 8);
+    assert_rel(hlx_coll_alltoall(&ctx, 16, 8, 1e6), 5e-6 + 0.5 * 1e6 / 25e9, 1e-12, "a2a");
+    assert_int_equal(hlx_cluster_variant(&fx.c, "domain_gpus", 6, &v2, err, sizeof(err)),
+                     HLX_ERR_INVALID);
+    assert_non_null(strstr(err, "not a multiple of the 4 GPUs per node"));
+    assert_int_equal(hlx_cluster_variant(&fx.c, "rdma", 25, &v2, err, sizeof(err)),
+                     HLX_ERR_INVALID);
+    assert_non_null(strstr(err, "unknown property"));
+    hlx_cluster_free(&v);
+    hlx_cluster_free(&v2);
+    hlx_cluster_free(&fx.c);
+}
+
+/* The paper's lockstep (PLAN_LOCKSTEP_PER_REQUEST = 1) pays the combine latency once per
+ * request: HOP-B off costs (B - 1) x alpha more per layer than one batched combine. */
+static void test_lockstep_per_request(void **state)
+{
+    fixture_t fx;
+    hlx_plan_settings_t set;
+    hlx_plan_ctx_t ctx2;
+    hlx_layout_t l = lay(HLX_STRAT_HELIX, 8, 8, 64, 1, 16);
+    hlx_plan_result_t a, b, c, d;
+
+    (void)state;
+    fx_load(&fx, "llama-405b", "gb200-nvl72", MIB_1M);
+    hlx_plan_settings_default(&set);
+    set.lockstep_per_request = 1;
+    assert_int_equal(hlx_plan_ctx_init(&ctx2, &fx.m, &fx.c, MIB_1M, &set), HLX_OK);
+    hlx_plan_eval(&fx.ctx, &l, &a);
+    hlx_plan_eval(&ctx2, &l, &b);
+    /* 126 layers x 15 extra all-to-all latencies of 2 us */
+    assert_rel(b.ttl_s - a.ttl_s, 126 * 15 * 2e-6, 1e-6, "per-request latency");
+    l.hopb = 1;
+    hlx_plan_eval(&fx.ctx, &l, &c);
+    hlx_plan_eval(&ctx2, &l, &d);
+    assert_rel(c.ttl_s, d.ttl_s, 1e-12, "HOP-B on does not depend on the lockstep model");
+    assert_true(d.ttl_s <= a.ttl_s);
+    hlx_cluster_free(&fx.c);
+}
+
 int main(void)
 {
     const struct CMUnitTest tests[] = {
@@ -386,6 +446,8 @@ int main(void)
         cmocka_unit_test(test_infeasible),
         cmocka_unit_test(test_layout_checks),
         cmocka_unit_test(test_pareto),
+        cmocka_unit_test(test_variants),
+        cmocka_unit_test(test_lockstep_per_request),
     };
 
     return cmocka_run_group_tests(tests, NULL, NULL);
