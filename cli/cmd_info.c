@@ -5,6 +5,7 @@
 #include "hlx_config.h"
 #include "hlx_kernels.h"
 #include "hlx_param.h"
+#include "hlx_plan.h"
 
 #include <helix/model.h>
 
@@ -24,6 +25,12 @@ static const struct {
     { "HELIX_FAULT", "scripted fault for tests: drop-partials:rank=R[:step=S]" },
     { "HELIX_RANK", "set by helixrun in each rank (informational; ranks come from PMIx)" },
     { "HELIX_SIZE", "set by helixrun in each rank (informational)" },
+};
+
+/* Every settings table of the components linked into `helix`. */
+static const hlx_param_table_t *const hlx_info_tables[] = {
+    &hlx_comm_param_table,
+    &hlx_plan_param_table,
 };
 
 int hlx_cmd_info(int argc, char **argv)
@@ -53,13 +60,13 @@ int hlx_cmd_info(int argc, char **argv)
     printf("\ndata dir:  %s\n", hlx_data_dir());
     hlx_comm_params_default(&cp);
     printf("transport: backend %s, operation deadline %.1f s\n", cp.backend, cp.timeout_s);
-    printf("settings (%s):\n", hlx_comm_param_table.component);
-    {
-        void *vals = calloc(1, hlx_comm_param_table.size);
-        hlx_param_src_t src[32];
-        if (vals && hlx_comm_param_table.nparams <= 32 &&
-            hlx_param_load(&hlx_comm_param_table, vals, src) == HLX_OK)
-            hlx_param_print(stdout, &hlx_comm_param_table, vals, src);
+    for (i = 0; i < sizeof(hlx_info_tables) / sizeof(hlx_info_tables[0]); i++) {
+        const hlx_param_table_t *t = hlx_info_tables[i];
+        hlx_param_src_t src[64];
+        void *vals = calloc(1, t->size);
+        printf("settings (%s):\n", t->component);
+        if (vals && t->nparams <= 64 && hlx_param_load(t, vals, src) == HLX_OK)
+            hlx_param_print(stdout, t, vals, src);
         free(vals);
     }
     printf("environment:\n");
@@ -74,11 +81,11 @@ int hlx_cmd_info(int argc, char **argv)
 
 void hlx_cli_check_env(void)
 {
-    const hlx_param_table_t *tables[] = { &hlx_comm_param_table };
     const char *extra[sizeof(hlx_info_env) / sizeof(hlx_info_env[0])];
     size_t i;
 
     for (i = 0; i < sizeof(extra) / sizeof(extra[0]); i++)
         extra[i] = hlx_info_env[i].name + 6;
-    hlx_param_warn_unknown(tables, 1, extra, sizeof(extra) / sizeof(extra[0]));
+    hlx_param_warn_unknown(hlx_info_tables,
+                           sizeof(hlx_info_tables) / sizeof(hlx_info_tables[0]), extra, sizeof(extra) / sizeof(extra[0]));
 }
