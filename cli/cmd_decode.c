@@ -1,6 +1,7 @@
 /* `helix decode`: runs Helix decode on the ranks of this job (helixrun, mpirun, srun or a
  * world of one) and prints timings, KV bytes and the result of the reference check. */
 #include "hlx_cmd.h"
+#include "hlx_config.h"
 #include "hlx_log.h"
 
 #include <helix/model.h>
@@ -44,6 +45,7 @@ static void hlx_decode_usage(FILE *f)
 "  --json              print one JSON object instead of the text report\n"
 "  --verbose           print every step on stderr\n"
 "  -h, --help          this text\n"
+"  -V, --version       print the version\n"
 "\n"
 "exit status: 0 ok, 1 runtime failure or check failure, 2 bad input\n");
 }
@@ -164,6 +166,7 @@ int hlx_cmd_decode(int argc, char **argv)
         { "json", no_argument, NULL, O_JSON },
         { "verbose", no_argument, NULL, O_VERBOSE },
         { "help", no_argument, NULL, 'h' },
+        { "version", no_argument, NULL, 'V' },
         { NULL, 0, NULL, 0 },
     };
     hlx_run_config_t cfg;
@@ -180,7 +183,7 @@ int hlx_cmd_decode(int argc, char **argv)
     hlx_run_config_default(&cfg);
     optind = 1;
     opterr = 0;
-    while ((c = getopt_long(argc, argv, "h", opts, NULL)) != -1) {
+    while ((c = getopt_long(argc, argv, "hV", opts, NULL)) != -1) {
         switch (c) {
         case O_MODEL:   model_name = optarg; break;
         case O_KVP:     if (hlx_parse_i64("--kvp", optarg, 1, 4096, 0, &v)) return 2; cfg.kvp = (int)v; break;
@@ -219,6 +222,9 @@ int hlx_cmd_decode(int argc, char **argv)
             break;
         case 'h':
             hlx_decode_usage(stdout);
+            return 0;
+        case 'V':
+            printf("helix decode %s\n", HLX_VERSION);
             return 0;
         default:
             if (optopt >= O_MODEL)
