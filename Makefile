@@ -5,7 +5,7 @@ MESON_OPTS ?=
 RANKS ?= 4
 DEMO_ARGS ?= --kvp 2 --tpa 2 --batch 2 --context 262144 --steps 8 --check
 
-.PHONY: all deps setup build demo check test bench clean
+.PHONY: all deps setup build demo check check-asan test bench clean
 
 all: build
 
@@ -28,8 +28,17 @@ check: build
 
 test: check
 
+# The unit, integration and fault suites under AddressSanitizer and UBSan (slower; not
+# part of `make check`).
+check-asan: deps
+	[ -f build-asan/build.ninja ] || meson setup build-asan -Db_sanitize=address,undefined $(MESON_OPTS)
+	ninja -C build-asan
+	LSAN_OPTIONS=suppressions=$(CURDIR)/tests/transport/lsan.supp \
+	UBSAN_OPTIONS=halt_on_error=1:print_stacktrace=1 \
+	meson test -C build-asan --print-errorlogs --num-processes 2 --suite unit --suite integration --suite fault
+
 bench: build
 	meson test -C $(BUILD) --benchmark --print-errorlogs
 
 clean:
-	rm -rf $(BUILD)
+	rm -rf $(BUILD) build-asan
