@@ -81,15 +81,16 @@ static void hlx_decode_print_json(const hlx_run_config_t *cfg, const hlx_model_t
 
     printf("{\"model\": \"%s\", \"kvp\": %d, \"tpa\": %d, \"ranks\": %d, \"batch\": %d, "
            "\"context\": %lld, \"steps\": %d, \"kv_block\": %d, \"launcher\": \"%s\", "
-           "\"transport\": \"%s\", \"kernels\": \"%s\", \"step_ms\": %.6f, "
+           "\"transport\": \"%s\", \"kernels\": \"%s\", \"bound\": %s, \"cpuset\": \"%s\", "
+           "\"a2a_link\": \"%s\", \"step_ms\": %.6f, "
            "\"step_ms_min\": %.6f, \"tokens_per_s\": %.3f, \"kv_bytes_per_rank_max\": %llu, "
            "\"kv_bytes_per_rank_min\": %llu, \"phase_ms\": {",
            m->name, cfg->kvp, cfg->tpa, rep->size, cfg->batch, (long long)cfg->context,
            rep->steps, cfg->kv_block, rep->launcher, rep->transport, rep->kernels,
-           rep->step_ms_median, rep->step_ms_min, rep->tokens_per_s,
+           rep->bound ? "true" : "false", rep->cpuset, rep->a2a_link, rep->step_ms_median, rep->step_ms_min, rep->tokens_per_s,
            (unsigned long long)rep->kv_bytes_max, (unsigned long long)rep->kv_bytes_min);
     for (p = 0; p < HLX_PHASE_COUNT; p++)
-        printf("%s\"%s\": %.6f", p ? ", " : "", hlx_phase_name((hlx_phase_t)p), rep->phase_ms[p]);
+        printf("%s\"%s\": %.6f", p ? ", " : "", hlx_step_phase_name((hlx_step_phase_t)p), rep->phase_ms[p]);
     printf("}, \"tokens\": [");
     for (b = 0; b < cfg->batch; b++) {
         printf("%s[", b ? ", " : "");
@@ -118,6 +119,9 @@ static void hlx_decode_print_text(const hlx_run_config_t *cfg, const hlx_model_t
            m->head_dim, m->ffn, m->vocab);
     printf("layout:  KVP %d x TPA %d = %d ranks (%s), transport %s, kernels %s\n", cfg->kvp,
            cfg->tpa, rep->size, rep->launcher, rep->transport, rep->kernels);
+    printf("place:   rank 0 on cpus %s%s, KVP peers over %s\n",
+           rep->cpuset[0] ? rep->cpuset : "?", rep->bound ? " (bound)" : " (not bound)",
+           rep->a2a_link);
     printf("work:    batch %d, context %lld tokens + %d steps, kv block %d\n", cfg->batch,
            (long long)cfg->context, rep->steps, cfg->kv_block);
     printf("KV:      %.2f MiB per rank (min %.2f, max %.2f over ranks)\n",
@@ -127,7 +131,7 @@ static void hlx_decode_print_text(const hlx_run_config_t *cfg, const hlx_model_t
            rep->tokens_per_s, cfg->batch);
     printf("phases:  ");
     for (p = 0; p < HLX_PHASE_COUNT; p++)
-        printf("%s %.3f%s", hlx_phase_name((hlx_phase_t)p), rep->phase_ms[p],
+        printf("%s %.3f%s", hlx_step_phase_name((hlx_step_phase_t)p), rep->phase_ms[p],
                p + 1 < HLX_PHASE_COUNT ? ", " : " ms (median per step, rank 0)\n");
     for (b = 0; b < cfg->batch && b < 4; b++) {
         printf("tokens[%d]:", b);

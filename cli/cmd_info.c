@@ -8,6 +8,8 @@
 #include "hlx_plan.h"
 
 #include <helix/model.h>
+#include <helix/runtime.h>
+#include <helix/topology.h>
 
 #include <stdio.h>
 #include <stdlib.h>
@@ -28,10 +30,16 @@ static const struct {
 };
 
 /* Every settings table of the components linked into `helix`. */
-static const hlx_param_table_t *const hlx_info_tables[] = {
-    &hlx_comm_param_table,
-    &hlx_plan_param_table,
-};
+static const hlx_param_table_t *hlx_info_tables[4];
+
+static size_t hlx_info_tables_fill(void)
+{
+    hlx_info_tables[0] = hlx_runtime_param_table();
+    hlx_info_tables[1] = &hlx_comm_param_table;
+    hlx_info_tables[2] = hlx_topo_param_table();
+    hlx_info_tables[3] = &hlx_plan_param_table;
+    return sizeof(hlx_info_tables) / sizeof(hlx_info_tables[0]);
+}
 
 int hlx_cmd_info(int argc, char **argv)
 {
@@ -60,7 +68,7 @@ int hlx_cmd_info(int argc, char **argv)
     printf("\ndata dir:  %s\n", hlx_data_dir());
     hlx_comm_params_default(&cp);
     printf("transport: backend %s, operation deadline %.1f s\n", cp.backend, cp.timeout_s);
-    for (i = 0; i < sizeof(hlx_info_tables) / sizeof(hlx_info_tables[0]); i++) {
+    for (i = 0; i < hlx_info_tables_fill(); i++) {
         const hlx_param_table_t *t = hlx_info_tables[i];
         hlx_param_src_t src[64];
         void *vals = calloc(1, t->size);
@@ -86,6 +94,5 @@ void hlx_cli_check_env(void)
 
     for (i = 0; i < sizeof(extra) / sizeof(extra[0]); i++)
         extra[i] = hlx_info_env[i].name + 6;
-    hlx_param_warn_unknown(hlx_info_tables,
-                           sizeof(hlx_info_tables) / sizeof(hlx_info_tables[0]), extra, sizeof(extra) / sizeof(extra[0]));
+    hlx_param_warn_unknown(hlx_info_tables, hlx_info_tables_fill(), extra, sizeof(extra) / sizeof(extra[0]));
 }

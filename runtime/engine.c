@@ -4,12 +4,14 @@
  * SwiGLU FFN at TPF=N + all-reduce, final norm, LM head and logits all-gather). */
 #define _GNU_SOURCE
 #include <helix/runtime.h>
+#include <helix/topology.h>
 
 #include "hlx_comm.h"
 #include "hlx_config.h"
 #include "hlx_kernels.h"
 #include "hlx_layout.h"
 #include "hlx_log.h"
+#include "hlx_param.h"
 #include "hlx_reference.h"
 #include "hlx_synth.h"
 #include "hlx_time.h"
@@ -30,8 +32,33 @@ typedef struct hlx_layer_w {
     void  *kc, *vc;              /* KV shard [B][kv_local][cap][d] in kv dtype */
 } hlx_layer_w_t;
 
+/* Settings of the runtime (HELIX_<NAME>). */
+typedef struct hlx_runtime_settings {
+    char bind[HLX_PARAM_STRLEN];
+} hlx_runtime_settings_t;
+
+static const hlx_param_t hlx_runtime_params[] = {
+    { "BIND", HLX_PT_STRING, "auto", 0, 0, offsetof(hlx_runtime_settings_t, bind),
+      "bind each rank to the cores of its placement: auto (when every rank is on this host "
+      "and there are no more ranks than cores), on, off" },
+};
+
+static const hlx_param_table_t hlx_runtime_table = {
+    "runtime", hlx_runtime_params, sizeof(hlx_runtime_params) / sizeof(hlx_runtime_params[0]),
+    sizeof(hlx_runtime_settings_t),
+};
+
+const struct hlx_param_table *hlx_runtime_param_table(void)
+{
+    return &hlx_runtime_table;
+}
+
 struct hlx_engine {
     hlx_run_config_t cfg;
+    hlx_runtime_settings_t set;
+    hlx_topo_t      *topo;
+    hlx_placement_t *place;
+    int              bound;
     hlx_model_t      m;
     hlx_layout_t     lay;
     hlx_boot_t      *boot;
@@ -94,7 +121,7 @@ bad:
     return HLX_ERR_INVALID;
 }
 
-const char *hlx_phase_name(hlx_phase_t p)
+const char *hlx_step_phase_name(hlx_step_phase_t p)
 {
     static const char *const names[HLX_PHASE_COUNT] = {
         "qkv", "attention", "all-to-all", "merge", "o-proj", "ffn", "all-reduce", "lm-head",
@@ -403,6 +430,55 @@ static uint64_t hlx_engine_bytes(const hlx_engine_t *eng, uint64_t *kv_p)
     return kv + w + (16u << 20);
 }
 
+/* Link class between this rank and its next KVP peer (all peers of a group share one
+ * class on a single host). */
+static const char *hlx_engine_a2a_link(const hlx_engine_t *eng)
+{
+    int peer = eng->lay.tpa_rank * eng->cfg.kvp + (eng->lay.kvp_rank + 1) % eng->cfg.kvp;
+
+    return eng->cfg.kvp > 1 ? hlx_link_name(hlx_place_link(eng->place, eng->info.rank, peer))
+                            : "self";
+}
+
+/* Places the ranks on this machine's topology (HELIX_TOPO_FILE or hwloc discovery) and
+ * binds this rank to its cores when HELIX_BIND allows it. The placement's link classes
+ * are reported; UCX itself picks shared memory for shm-class peers. */
+static hlx_status_t hlx_engine_place(hlx_engine_t *eng, char *err, size_t errlen)
+{
+    hlx_topo_info_t ti;
+    hlx_status_t st;
+    int want;
+
+    st = hlx_param_load(&hlx_runtime_table, &eng->set, NULL);
+    if (st != HLX_OK)
+        return hlx_fail(err, errlen, st, "bad HELIX_BIND (auto, on, off)");
+    if (strcmp(eng->set.bind, "auto") && strcmp(eng->set.bind, "on") &&
+        strcmp(eng->set.bind, "off"))
+        return hlx_fail(err, errlen, HLX_ERR_INVALID, "HELIX_BIND=%s: expected auto, on or off",
+                        eng->set.bind);
+    st = hlx_topo_load(NULL, &eng->topo, err, errlen);
+    if (st != HLX_OK)
+        return st;
+    st = hlx_place(NULL, eng->cfg.kvp, eng->cfg.tpa, 1, eng->topo, &eng->place, err, errlen);
+    if (st != HLX_OK)
+        return st;
+    hlx_topo_get_info(eng->topo, &ti);
+    want = !strcmp(eng->set.bind, "on") ||
+           (!strcmp(eng->set.bind, "auto") && eng->info.local_size == eng->info.size &&
+            eng->info.size <= ti.npus);
+    if (want && ti.this_system) {
+        st = hlx_topo_bind_self(eng->topo, eng->place, eng->info.rank);
+        if (st != HLX_OK)
+            return hlx_fail(err, errlen, st, "binding rank %d to cpus %s failed",
+                            eng->info.rank, eng->place->ranks[eng->info.rank].cpuset);
+        eng->bound = eng->place->ranks[eng->info.rank].cpuset[0] != '\0';
+    }
+    hlx_info(HLX_SUB_TOPO, "rank %d: cpus %s%s, a2a peers over %s", eng->info.rank,
+             eng->place->ranks[eng->info.rank].cpuset, eng->bound ? " (bound)" : "",
+             hlx_engine_a2a_link(eng));
+    return HLX_OK;
+}
+
 hlx_status_t hlx_engine_create(const hlx_run_config_t *cfg, const hlx_model_t *model,
                                hlx_engine_t **eng_p, char *err, size_t errlen)
 {
@@ -470,6 +546,9 @@ hlx_status_t hlx_engine_create(const hlx_run_config_t *cfg, const hlx_model_t *m
     }
     st = hlx_layout_init(model, cfg->kvp, cfg->tpa, cfg->kv_block, eng->info.rank, &eng->lay,
                          err, errlen);
+    if (st != HLX_OK)
+        goto err_free;
+    st = hlx_engine_place(eng, err, errlen);
     if (st != HLX_OK)
         goto err_free;
     eng->qkv_cols = eng->lay.q_local * model->head_dim +
@@ -840,6 +919,9 @@ hlx_status_t hlx_engine_run(hlx_engine_t *eng, hlx_run_report_t *rep, char *err,
     rep->tokens_match   = 1;
     rep->replicas_match = 1;
     rep->checked        = eng->ref != NULL;
+    rep->bound          = eng->bound;
+    snprintf(rep->cpuset, sizeof(rep->cpuset), "%s", eng->place->ranks[eng->info.rank].cpuset);
+    snprintf(rep->a2a_link, sizeof(rep->a2a_link), "%s", hlx_engine_a2a_link(eng));
     rep->tokens         = eng->all_tokens;
     hashes = calloc((size_t)eng->info.size, sizeof(uint64_t));
     allkv  = calloc((size_t)eng->info.size, sizeof(uint64_t));
@@ -964,5 +1046,7 @@ void hlx_engine_destroy(hlx_engine_t *eng)
         hlx_comm_destroy(eng->world);
     if (eng->boot)
         hlx_boot_fini(eng->boot);
+    hlx_placement_free(eng->place);
+    hlx_topo_free(eng->topo);
     free(eng);
 }

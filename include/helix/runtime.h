@@ -30,8 +30,8 @@ typedef struct hlx_run_config {
     int         verbose;      /* print every step */
 } hlx_run_config_t;
 
-/* Per-phase time accounting; names from hlx_phase_name(). */
-typedef enum hlx_phase {
+/* Per-phase time accounting; names from hlx_step_phase_name(). */
+typedef enum hlx_step_phase {
     HLX_PHASE_QKV = 0,
     HLX_PHASE_ATTN,
     HLX_PHASE_A2A,
@@ -41,9 +41,9 @@ typedef enum hlx_phase {
     HLX_PHASE_ALLREDUCE,
     HLX_PHASE_HEAD,      /* final norm, LM head, logits all-gather, argmax */
     HLX_PHASE_COUNT
-} hlx_phase_t;
+} hlx_step_phase_t;
 
-const char *hlx_phase_name(hlx_phase_t p);
+const char *hlx_step_phase_name(hlx_step_phase_t p);
 
 typedef struct hlx_run_report {
     int      rank, size;
@@ -62,6 +62,9 @@ typedef struct hlx_run_report {
     int      tokens_match;
     int      replicas_match;           /* every rank ended with the same hidden state */
     int     *tokens;                   /* [steps][batch] chosen tokens (engine-owned) */
+    int      bound;                    /* this rank was bound to cpuset */
+    char     cpuset[256];               /* cores of this rank's placement ("" unknown) */
+    char     a2a_link[16];             /* link class to its KVP peers (self, shm, ...) */
 } hlx_run_report_t;
 
 typedef struct hlx_engine hlx_engine_t;
@@ -78,6 +81,10 @@ hlx_status_t hlx_engine_run(hlx_engine_t *eng, hlx_run_report_t *rep, char *err,
                             size_t errlen);
 int          hlx_engine_rank(const hlx_engine_t *eng);
 void         hlx_engine_destroy(hlx_engine_t *eng);
+
+/* Settings of the runtime (HELIX_BIND), for `helix info`. */
+struct hlx_param_table;
+const struct hlx_param_table *hlx_runtime_param_table(void);
 
 #ifdef __cplusplus
 }

@@ -2,6 +2,7 @@
 # Runs `helix decode --check --json` under a launcher and asserts the reference check
 # passed: exit 0, tokens match, replicas identical, max_rel_err within tolerance.
 # usage: run_decode.sh none|helixrun|mpirun NP HELIX HELIXRUN [decode args...]
+# HLX_EXPECT="key=value,..." additionally asserts fields of the report (JSON literals).
 set -u
 launcher=$1 np=$2 helix=$3 helixrun=$4
 shift 4
@@ -22,12 +23,21 @@ if [ $rc -ne 0 ]; then
     exit 1
 fi
 python3 - "$out" <<'PY'
-import json, sys
+import json, os, sys
 lines = [l for l in open(sys.argv[1]).read().splitlines() if l.startswith('{')]
 if len(lines) != 1:
     sys.exit("expected exactly one JSON report (rank 0), got %d" % len(lines))
 d = json.loads(lines[0])
 ok = d["checked"] and d["tokens_match"] and d["replicas_match"] and d["max_rel_err"] <= 1e-3
+for kv in filter(None, os.environ.get("HLX_EXPECT", "").split(",")):
+    k, v = kv.split("=", 1)
+    try:
+        want = json.loads(v)
+    except ValueError:
+        want = v
+    if d.get(k) != want:
+        print("  %s: expected %r, got %r" % (k, want, d.get(k)))
+        ok = False
 print("  kvp %d tpa %d batch %d context %d steps %d: max_rel_err %.2e tokens_match %s -> %s"
       % (d["kvp"], d["tpa"], d["batch"], d["context"], d["steps"], d["max_rel_err"],
          d["tokens_match"], "ok" if ok else "FAIL"))
