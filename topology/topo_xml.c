@@ -34,7 +34,7 @@ typedef struct {
     int         in_dist, dist_line;
     long        dist_nbobjs;
     char        dist_name[64];
-    int         dist_seen_idx, dist_seen_val;
+    long        dist_nidx, dist_nval; /* hwloc splits long lists over several elements */
 } hlx_xml_t;
 
 typedef struct {
@@ -192,28 +192,37 @@ static hlx_status_t hlx_xml_check_matrix_text(hlx_xml_t *x, const char *elem, in
     const char *end = strchr(start, '<');
     const char *bad = NULL;
     size_t badlen = 0;
-    long count, want;
+    long count;
     int isvalues = !strcmp(elem, "u64values");
 
     if (end == NULL)
         end = x->s + x->len;
     count = hlx_xml_count_tokens(start, (size_t)(end - start), isvalues, &bad, &badlen);
-    want = isvalues ? x->dist_nbobjs * x->dist_nbobjs : x->dist_nbobjs;
     if (bad != NULL)
         return hlx_xml_fail(x, line,
                             "distances \"%s\" (line %d): value \"%.*s\" is not a "
                             "non-negative integer",
                             x->dist_name, x->dist_line, (int)(badlen > 30 ? 30 : badlen), bad);
-    if (count != want)
-        return hlx_xml_fail(x, line,
-                            "distances \"%s\" (line %d): %ld %s for nbobjs=%ld, expected %ld "
-                            "(a square %ldx%ld matrix)",
-                            x->dist_name, x->dist_line, count, isvalues ? "values" : "indexes",
-                            x->dist_nbobjs, want, x->dist_nbobjs, x->dist_nbobjs);
     if (isvalues)
-        x->dist_seen_val = 1;
+        x->dist_nval += count;
     else
-        x->dist_seen_idx = 1;
+        x->dist_nidx += count;
+    return HLX_OK;
+}
+
+/* At </distances2>: nbobjs indexes and a square nbobjs x nbobjs matrix. */
+static hlx_status_t hlx_xml_check_matrix_size(hlx_xml_t *x, int line)
+{
+    long n = x->dist_nbobjs;
+
+    if (x->dist_nidx != n)
+        return hlx_xml_fail(x, line, "distances \"%s\" (line %d): %ld indexes for nbobjs=%ld",
+                            x->dist_name, x->dist_line, x->dist_nidx, n);
+    if (x->dist_nval != n * n)
+        return hlx_xml_fail(x, line,
+                            "distances \"%s\" (line %d): %ld values for nbobjs=%ld, expected "
+                            "%ld (a square %ldx%ld matrix)",
+                            x->dist_name, x->dist_line, x->dist_nval, n, n * n, n, n);
     return HLX_OK;
 }
 
@@ -298,7 +307,7 @@ static hlx_status_t hlx_xml_start_tag(hlx_xml_t *x)
         char *endp;
         x->in_dist = 1;
         x->dist_line = line;
-        x->dist_seen_idx = x->dist_seen_val = 0;
+        x->dist_nidx = x->dist_nval = 0;
         snprintf(x->dist_name, sizeof(x->dist_name), "(unnamed)");
         if (dn != NULL)
             hlx_xml_attr_str(dn, x->dist_name, sizeof(x->dist_name));
@@ -347,9 +356,9 @@ static hlx_status_t hlx_xml_end_tag(hlx_xml_t *x)
         return hlx_xml_fail(x, line, "</%s> closes <%s> opened at line %d (%s)", name,
                             e->name, e->line, e->desc);
     if (!strcmp(name, "distances2") || !strcmp(name, "distances2hetero")) {
-        if (!x->dist_seen_idx || !x->dist_seen_val)
-            return hlx_xml_fail(x, e->line, "distances \"%s\": %s missing", x->dist_name,
-                                x->dist_seen_idx ? "u64values" : "indexes");
+        hlx_status_t st = hlx_xml_check_matrix_size(x, line);
+        if (st != HLX_OK)
+            return st;
         x->in_dist = 0;
     }
     x->depth--;
