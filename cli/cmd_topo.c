@@ -423,7 +423,8 @@ int hlx_cmd_topo(int argc, char **argv)
         st = hlx_cluster_load(o.cluster, &cl, err, sizeof(err));
         if (st != HLX_OK) {
             fprintf(stderr, "helix topo: %s\n", err);
-            rc = hlx_status_exit_code(st);
+            /* a cluster named on the command line that cannot be found is bad input */
+            rc = st == HLX_ERR_IO || st == HLX_ERR_NOT_FOUND ? 2 : hlx_status_exit_code(st);
             goto out;
         }
         have_cluster = 1;
