@@ -13,6 +13,14 @@
 #include <helix/topology.h>
 #include "hlx_config.h"
 
+#if defined(__SANITIZE_ADDRESS__)
+#define HLX_TEST_ASAN 1
+#elif defined(__has_feature)
+#if __has_feature(address_sanitizer)
+#define HLX_TEST_ASAN 1
+#endif
+#endif
+
 #define DATA HLX_SOURCE_ROOT "/tests/data/topology/"
 
 static hlx_topo_t *load_ok(const char *name)
@@ -290,6 +298,11 @@ int main(void)
         cmocka_unit_test(test_env_and_dump),
         cmocka_unit_test(test_live),
     };
+    /* hwloc's PCI discovery (libpciaccess) leaks about 1 KB per load in Debian 12: under
+     * AddressSanitizer the live-machine checks run without it */
+#ifdef HLX_TEST_ASAN
+    setenv("HWLOC_COMPONENTS", "-pci", 0);
+#endif
     unsetenv("HELIX_TOPO_FILE");
     unsetenv("HELIX_TOPO_DUMP_FILE");
     return cmocka_run_group_tests(tests, NULL, NULL);
