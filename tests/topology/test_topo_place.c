@@ -444,6 +444,82 @@ static void test_ep(void **state)
     hlx_topo_free(t);
 }
 
+
+/* Clusters built in memory: no RDMA bandwidth means TCP between nodes; CPU-only hosts get
+ * blocks of ceil(N / hosts) ranks; a large cluster places 8192 ranks with every group whole. */
+static void init_cluster(hlx_cluster_t *c, int nnodes, int gpus, int nodes_per_domain)
+{
+    int i;
+    memset(c, 0, sizeof(*c));
+    snprintf(c->name, sizeof(c->name), "mem");
+    c->nnodes = nnodes;
+    c->nodes = calloc((size_t)nnodes, sizeof(*c->nodes));
+    assert_non_null(c->nodes);
+    for (i = 0; i < nnodes; i++) {
+        snprintf(c->nodes[i].name, sizeof(c->nodes[i].name), "n%d", i);
+        c->nodes[i].gpus = gpus;
+        c->nodes[i].nics = 1;
+        c->nodes[i].domain = i / nodes_per_domain;
+        c->nodes[i].rack = c->nodes[i].domain;
+        c->nodes[i].nvlink = gpus > 1;
+        c->nodes[i].first_gpu = i * gpus;
+    }
+    c->ndomains = (nnodes + nodes_per_domain - 1) / nodes_per_domain;
+    c->total_gpus = nnodes * gpus;
+    c->max_domain_gpus = gpus * nodes_per_domain;
+    c->link[HLX_LINK_NVLINK].bw_gbps = gpus > 1 ? 450 : 0;
+    c->link[HLX_LINK_TCP].bw_gbps = 5;
+}
+
+static void test_memory_clusters(void **state)
+{
+    hlx_cluster_t c;
+    hlx_placement_t *p;
+    int r;
+    (void)state;
+
+    init_cluster(&c, 2, 4, 1);
+    p = place(&c, 4, 2, 1, NULL);
+    assert_int_equal(p->internode, HLX_LINK_TCP);
+    assert_int_equal(hlx_place_link(p, 0, 4), HLX_LINK_TCP);
+    assert_int_equal(hlx_place_link(p, 0, 3), HLX_LINK_NVLINK);
+    hlx_placement_free(p);
+    hlx_cluster_free(&c);
+
+    /* two CPU-only hosts with RDMA: 5 ranks -> 3 on the first, 2 on the second */
+    init_cluster(&c, 2, 0, 1);
+    c.link[HLX_LINK_RDMA].bw_gbps = 25;
+    p = place(&c, 5, 1, 1, NULL);
+    assert_int_equal(p->cpu_only, 1);
+    for (r = 0; r < 5; r++) {
+        assert_int_equal(p->ranks[r].node, r < 3 ? 0 : 1);
+        assert_int_equal(p->ranks[r].gpu, -1);
+    }
+    assert_int_equal(hlx_place_link(p, 0, 2), HLX_LINK_SHM);
+    assert_int_equal(hlx_place_link(p, 2, 3), HLX_LINK_RDMA);
+    assert_int_equal(p->a2a_cross_pairs, 3 * 2);
+    hlx_placement_free(p);
+    c.nodes[1].nics = 0; /* a host without a NIC: sockets */
+    p = place(&c, 5, 1, 1, NULL);
+    assert_int_equal(hlx_place_link(p, 2, 3), HLX_LINK_TCP);
+    hlx_placement_free(p);
+    hlx_cluster_free(&c);
+
+    /* 1024 nodes of 8 GPUs in 2-node domains: 8192 ranks, KVP 16 fills each domain */
+    init_cluster(&c, 1024, 8, 2);
+    c.link[HLX_LINK_RDMA].bw_gbps = 50;
+    p = place(&c, 16, 512, 1, NULL);
+    check_rank_order(p);
+    assert_int_equal(p->split_groups, 0);
+    assert_int_equal(p->a2a_cross_pairs, 0);
+    assert_int_equal(p->ndomains, 512);
+    for (r = 0; r < 8192; r++)
+        assert_int_equal(p->ranks[r].domain, r / 16);
+    assert_int_equal(count_pairs(p, HLX_PAIR_ALLREDUCE, HLX_LINK_RDMA), 512);
+    hlx_placement_free(p);
+    hlx_cluster_free(&c);
+}
+
 int main(void)
 {
     const struct CMUnitTest tests[] = {
@@ -457,6 +533,7 @@ int main(void)
         cmocka_unit_test(test_pcie_box),
         cmocka_unit_test(test_cpu_only),
         cmocka_unit_test(test_ep),
+        cmocka_unit_test(test_memory_clusters),
     };
     unsetenv("HELIX_TOPO_FILE");
     unsetenv("HELIX_TOPO_DUMP_FILE");
