@@ -231,6 +231,44 @@ static void test_missing_and_garbage(void **state)
     unlink(path);
 }
 
+/* Inputs that crash hwloc 2.9 itself (found by fuzzing) are refused before it reads them:
+ * a bitmap with a leading comma (hwloc_bitmap_sscanf asserts) and an object without
+ * complete_cpuset (hwloc dereferences it). Each is cpu2s.xml with one edit. */
+static void expect_edit_refused(const char *from, const char *to, const char *needle)
+{
+    FILE *f = fopen(DATA "cpu2s.xml", "rb");
+    char text[16384], out[16400], path[] = "/tmp/hlx_topo_edit_XXXXXX", err[512] = "";
+    size_t n;
+    char *at;
+    hlx_topo_t *t = NULL;
+    int fd;
+
+    assert_non_null(f);
+    n = fread(text, 1, sizeof(text) - 1, f);
+    fclose(f);
+    text[n] = '\0';
+    at = strstr(text, from);
+    assert_non_null(at);
+    snprintf(out, sizeof(out), "%.*s%s%s", (int)(at - text), text, to, at + strlen(from));
+    fd = mkstemp(path);
+    assert_true(fd >= 0);
+    assert_int_equal(write(fd, out, strlen(out)), (ssize_t)strlen(out));
+    close(fd);
+    assert_int_equal(hlx_topo_load(path, &t, err, sizeof(err)), HLX_ERR_PARSE);
+    if (strstr(err, needle) == NULL || strstr(err, path) == NULL)
+        fail_msg("expected \"%s\" and the file name in \"%s\"", needle, err);
+    unlink(path);
+}
+
+static void test_hwloc_crashers(void **state)
+{
+    (void)state;
+    expect_edit_refused(" cpuset=\"0x000000ff\"", " cpuset=\",0x000000ff\"",
+                        "not an hwloc bitmap");
+    expect_edit_refused(" complete_cpuset=\"0x000000ff\"", "", "no complete_cpuset");
+    expect_edit_refused("encoding=\"UTF-8\"", "encoding=\"UsTF-8\"", "UTF-8");
+}
+
 /* HELIX_TOPO_FILE replaces discovery; HELIX_TOPO_DUMP_FILE writes what was used, and the
  * dump reads back to the same machine. */
 static void test_env_and_dump(void **state)
@@ -295,6 +333,7 @@ int main(void)
         cmocka_unit_test(test_cpu_only),
         cmocka_unit_test(test_broken),
         cmocka_unit_test(test_missing_and_garbage),
+        cmocka_unit_test(test_hwloc_crashers),
         cmocka_unit_test(test_env_and_dump),
         cmocka_unit_test(test_live),
     };
