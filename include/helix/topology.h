@@ -65,7 +65,8 @@ typedef struct hlx_topo_info {
  * discover this machine (I/O objects kept). The file is checked before and after hwloc
  * reads it (hlx_topo_validate); a bad one is refused with HLX_ERR_PARSE and
  * "file:line: object: reason" in err. When HELIX_TOPO_DUMP_FILE is set the topology used
- * is written there as hwloc XML (NVML-found NVLink included), so a run can be replayed. */
+ * is written there as hwloc XML (NVML-found NVLink included), so a run can be replayed.
+ * For this system it may open NVML, the CUDA driver (cuInit) and libibverbs at run time. */
 hlx_status_t hlx_topo_load(const char *path, hlx_topo_t **topo_p, char *err, size_t errlen);
 void         hlx_topo_free(hlx_topo_t *topo);
 /* Writes the topology as hwloc XML (what HELIX_TOPO_DUMP_FILE does). */
