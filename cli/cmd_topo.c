@@ -105,17 +105,17 @@ static int hlx_topo_parse(int argc, char **argv, hlx_topo_opts_t *o)
         case 'j': o->json = 1; break;
         case 'p': o->pairs = 1; break;
         case 'k':
-            if (hlx_topo_int_arg("--kvp", optarg, 1, 65536, &v))
+            if (hlx_topo_int_arg("--kvp", optarg, 1, 16384, &v))
                 return 2;
             o->kvp = (int)v;
             break;
         case 'a':
-            if (hlx_topo_int_arg("--tpa", optarg, 1, 65536, &v))
+            if (hlx_topo_int_arg("--tpa", optarg, 1, 16384, &v))
                 return 2;
             o->tpa = (int)v;
             break;
         case 'e':
-            if (hlx_topo_int_arg("--ep", optarg, 1, 65536, &v))
+            if (hlx_topo_int_arg("--ep", optarg, 1, 16384, &v))
                 return 2;
             o->ep = (int)v;
             break;
@@ -153,8 +153,8 @@ static int hlx_topo_parse(int argc, char **argv, hlx_topo_opts_t *o)
         fprintf(stderr, "helix topo: --ep needs --kvp\n");
         return 2;
     }
-    if ((long)o->kvp * o->tpa > 65536) {
-        fprintf(stderr, "helix topo: --kvp x --tpa = %ld ranks, at most 65536\n",
+    if ((long)o->kvp * o->tpa > 16384) {
+        fprintf(stderr, "helix topo: --kvp x --tpa = %ld ranks, at most 16384\n",
                 (long)o->kvp * o->tpa);
         return 2;
     }
@@ -423,7 +423,8 @@ int hlx_cmd_topo(int argc, char **argv)
         st = hlx_cluster_load(o.cluster, &cl, err, sizeof(err));
         if (st != HLX_OK) {
             fprintf(stderr, "helix topo: %s\n", err);
-            rc = hlx_status_exit_code(st);
+            /* a cluster named on the command line that cannot be found is bad input */
+            rc = st == HLX_ERR_IO || st == HLX_ERR_NOT_FOUND ? 2 : hlx_status_exit_code(st);
             goto out;
         }
         have_cluster = 1;

@@ -10,7 +10,8 @@
 #include <stdlib.h>
 #include <string.h>
 
-#define HLX_PLACE_MAX_RANKS 65536
+#define HLX_PLACE_MAX_RANKS 16384
+#define HLX_PLACE_MAX_PAIRS (1L << 24) /* listed pairs: 16M x 16 bytes at most */
 
 typedef struct {
     int node, gpu;  /* gpu -1: a CPU-only slot on that host */
@@ -343,37 +344,17 @@ out:
     return best;
 }
 
-static hlx_link_t hlx_place_compute_link(const hlx_place_ctx_t *x, const hlx_placement_t *p,
-                                         const int *slot_of_rank, int a, int b)
-{
-    const hlx_slot_t *sa = &x->slots[slot_of_rank[a]], *sb = &x->slots[slot_of_rank[b]];
-    const hlx_cluster_t *c = x->c;
-    hlx_link_t l;
-
-    if (a == b)
-        return HLX_LINK_SELF;
-    if (x->cpu_only) {
-        if (sa->node == sb->node)
-            return HLX_LINK_SHM;
-        return (c->link[HLX_LINK_RDMA].bw_gbps > 0 && c->nodes[sa->node].nics > 0 &&
-                c->nodes[sb->node].nics > 0) ? HLX_LINK_RDMA : HLX_LINK_TCP;
-    }
-    if (sa->domain == sb->domain)
-        return HLX_LINK_NVLINK;
-    if (sa->node == sb->node)
-        return HLX_LINK_PCIE;
-    l = hlx_cluster_link(c, p->ranks[a].gpu_global, p->ranks[b].gpu_global);
-    if (l == HLX_LINK_NVLINK || l == HLX_LINK_PCIE || l >= HLX_LINK_COUNT)
-        l = c->link[HLX_LINK_RDMA].bw_gbps > 0 ? HLX_LINK_RDMA : HLX_LINK_TCP;
-    return l;
-}
-
 static hlx_status_t hlx_place_pairs(hlx_placement_t *p)
 {
     int n = p->nranks, kvp = p->kvp, tpf = p->tpf, ep = p->ep, g, i, j, max;
     hlx_pair_t *pp;
 
-    max = p->tpa * kvp * (kvp - 1) / 2 + n + (ep > 1 ? n + ep * (ep - 1) / 2 * tpf : 0) + 1;
+    long lmax = (long)p->tpa * kvp * (kvp - 1) / 2 + n +
+                (ep > 1 ? n + (long)ep * (ep - 1) / 2 * tpf : 0) + 1;
+
+    if (lmax > HLX_PLACE_MAX_PAIRS)
+        return HLX_ERR_NOSPACE;
+    max = (int)lmax;
     p->pairs = pp = calloc((size_t)max, sizeof(*pp));
     if (pp == NULL)
         return HLX_ERR_NOMEM;
@@ -382,7 +363,7 @@ static hlx_status_t hlx_place_pairs(hlx_placement_t *p)
         pp[p->npairs].src = (_s); \
         pp[p->npairs].dst = (_d); \
         pp[p->npairs].kind = (_k); \
-        pp[p->npairs].link = (hlx_link_t)p->link[(size_t)(_s) * n + (_d)]; \
+        pp[p->npairs].link = hlx_place_link(p, (_s), (_d)); \
         p->npairs++; \
     } while (0)
     /* attention all-to-all: every pair inside each KVP group */
@@ -423,7 +404,6 @@ void hlx_placement_free(hlx_placement_t *p)
         return;
     free(p->ranks);
     free(p->pairs);
-    free(p->link);
     free(p);
 }
 
@@ -483,8 +463,7 @@ hlx_status_t hlx_place(const hlx_cluster_t *cluster, int kvp, int tpa, int ep,
     p = calloc(1, sizeof(*p));
     slot_of_rank = malloc(sizeof(int) * (size_t)n);
     if (p == NULL || slot_of_rank == NULL ||
-        (p->ranks = calloc((size_t)n, sizeof(*p->ranks))) == NULL ||
-        (p->link = malloc((size_t)n * (size_t)n)) == NULL) {
+        (p->ranks = calloc((size_t)n, sizeof(*p->ranks))) == NULL) {
         st = HLX_ERR_NOMEM;
         goto out;
     }
@@ -560,11 +539,15 @@ hlx_status_t hlx_place(const hlx_cluster_t *cluster, int kvp, int tpa, int ep,
         }
     }
 
-    for (r = 0; r < n; r++)
-        for (q = 0; q < n; q++)
-            p->link[(size_t)r * n + q] =
-                (unsigned char)hlx_place_compute_link(&x, p, slot_of_rank, r, q);
+    /* between nodes: RDMA when the cluster has it (on every host, for CPU-only runs) */
+    p->internode = cluster->link[HLX_LINK_RDMA].bw_gbps > 0 ? HLX_LINK_RDMA : HLX_LINK_TCP;
+    for (node = 0; node < cluster->nnodes && x.cpu_only; node++)
+        if (cluster->nodes[node].nics <= 0)
+            p->internode = HLX_LINK_TCP;
     st = hlx_place_pairs(p);
+    if (st == HLX_ERR_NOSPACE)
+        hlx_topo_seterr(err, errlen, "layout KVP %d x TPA %d (EP %d) has more than %ld "
+                        "exchanging pairs to list", kvp, tpa, ep, HLX_PLACE_MAX_PAIRS);
     if (st != HLX_OK)
         goto out;
     for (q = 0; q < p->npairs; q++) {
@@ -586,11 +569,22 @@ out:
     return st;
 }
 
+/* Computed from the two ranks rather than stored: O(N) memory for any N. */
 hlx_link_t hlx_place_link(const hlx_placement_t *p, int a, int b)
 {
-    if (p == NULL || a < 0 || b < 0 || a >= p->nranks || b >= p->nranks)
+    const hlx_rank_place_t *ra, *rb;
+
+    if (p == NULL || p->ranks == NULL || a < 0 || b < 0 || a >= p->nranks || b >= p->nranks)
         return HLX_LINK_COUNT;
-    return (hlx_link_t)p->link[(size_t)a * p->nranks + b];
+    if (a == b)
+        return HLX_LINK_SELF;
+    ra = &p->ranks[a];
+    rb = &p->ranks[b];
+    if (p->cpu_only)
+        return ra->node == rb->node ? HLX_LINK_SHM : p->internode;
+    if (ra->domain == rb->domain)
+        return HLX_LINK_NVLINK; /* one domain may span nodes (NVL72) */
+    return ra->node == rb->node ? HLX_LINK_PCIE : p->internode;
 }
 
 static double hlx_place_bw(const hlx_cluster_t *c, hlx_link_t l)

@@ -6,6 +6,10 @@
 #include "hlx_log.h"
 
 #include <dlfcn.h>
+
+/* The libraries stay mapped after dlclose: drivers and libibverbs keep state in globals
+ * (device lists, threads) that unloading would turn into leaks or crashes. */
+#define HLX_DLOPEN_FLAGS (RTLD_NOW | RTLD_LOCAL | RTLD_NODELETE)
 #include <limits.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -46,7 +50,7 @@ static double hlx_nvml_link_mbps(unsigned version)
 static int hlx_nvml_open(hlx_nvml_t *n, const char *lib)
 {
     memset(n, 0, sizeof(*n));
-    n->lib = dlopen(lib, RTLD_NOW | RTLD_LOCAL);
+    n->lib = dlopen(lib, HLX_DLOPEN_FLAGS);
     if (n->lib == NULL)
         return -1;
     *(void **)&n->init = dlsym(n->lib, "nvmlInit_v2");
@@ -159,7 +163,7 @@ hlx_status_t hlx_topo_cuda_match(hlx_topo_t *t, const char *lib)
     int (*cu_count)(int *);
     int (*cu_get)(int *, int);
     int (*cu_busid)(char *, int, int);
-    void *h = dlopen(lib, RTLD_NOW | RTLD_LOCAL);
+    void *h = dlopen(lib, HLX_DLOPEN_FLAGS);
     int count = 0, i, g;
 
     if (h == NULL) {
@@ -196,7 +200,7 @@ hlx_status_t hlx_topo_verbs_names(hlx_topo_t *t, const char *lib)
     void **(*get_list)(int *);
     const char *(*get_name)(void *);
     void (*free_list)(void **);
-    void *h = dlopen(lib, RTLD_NOW | RTLD_LOCAL);
+    void *h = dlopen(lib, HLX_DLOPEN_FLAGS);
     void **list;
     int n = 0, i, k;
 

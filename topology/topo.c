@@ -652,12 +652,25 @@ static hlx_status_t hlx_topo_check_cpusets(const hlx_topo_t *t, char *err, size_
         hlx_topo_seterr(err, errlen, "%s: no PU (processing unit) at all", t->info.source);
         st = HLX_ERR_PARSE;
     } else if (!hwloc_bitmap_isequal(pus, root->cpuset)) {
+        int cpu, found = 0;
         hwloc_bitmap_xor(pus, pus, root->cpuset);
         hwloc_bitmap_list_snprintf(buf, sizeof(buf), pus);
+        cpu = hwloc_bitmap_first(pus);
+        /* name the deepest object that claims the first such CPU */
+        for (d = depth - 1; d >= 0 && !found; d--) {
+            n = hwloc_get_nbobjs_by_depth(t->hw, d);
+            for (i = 0; i < n && !found; i++) {
+                o = hwloc_get_obj_by_depth(t->hw, d, i);
+                if (o->cpuset && hwloc_bitmap_isset(o->cpuset, (unsigned)cpu)) {
+                    hlx_topo_objname(o, name, sizeof(name));
+                    found = 1;
+                }
+            }
+        }
         hlx_topo_seterr(err, errlen,
-                        "%s: CPUs %s are in the machine's cpuset but covered by no PU, or "
-                        "the reverse (an object with a bad cpuset was dropped?)",
-                        t->info.source, buf);
+                        "%s: %s: CPUs %s of the machine's cpuset have no PU (an object with a "
+                        "bad cpuset was dropped, or a PU is missing)",
+                        t->info.source, found ? name : "Machine", buf);
         st = HLX_ERR_PARSE;
     }
     hwloc_bitmap_free(pus);

@@ -37,6 +37,9 @@ void hlx_topo_seterr(char *err, size_t errlen, const char *fmt, ...)
  * nbobjs^2 non-negative values. hwloc itself drops objects with unparsable cpusets and
  * ignores extra matrix values silently, so this is where the line number is known. */
 hlx_status_t hlx_topo_xml_check(const char *path, char *err, size_t errlen);
+/* The same on text in memory (name is used in messages); the fuzz target's entry point. */
+hlx_status_t hlx_topo_xml_check_text(const char *name, const char *text, size_t len, char *err,
+                                     size_t errlen);
 
 /* Optional run-time libraries (dlopen). Each returns HLX_ERR_UNSUPPORTED when the library
  * or device is absent, which the caller treats as "no information". */

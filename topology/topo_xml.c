@@ -10,6 +10,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <strings.h>
 
 #define HLX_XML_MAX_BYTES (256u << 20)
 #define HLX_XML_MAX_DEPTH 256
@@ -34,7 +35,7 @@ typedef struct {
     int         in_dist, dist_line;
     long        dist_nbobjs;
     char        dist_name[64];
-    int         dist_seen_idx, dist_seen_val;
+    long        dist_nidx, dist_nval; /* hwloc splits long lists over several elements */
 } hlx_xml_t;
 
 typedef struct {
@@ -98,18 +99,47 @@ static int hlx_xml_is_io_or_misc(const char *type)
            !strcmp(type, "Misc");
 }
 
+/* hwloc bitmap text: "0x" words of hex digits separated by single commas, optionally after
+ * the infinite prefix "0xf...f". Checked here because hwloc_bitmap_sscanf asserts (aborts)
+ * on some malformed text, e.g. a leading comma. */
+static int hlx_xml_bitmap_ok(const char *s)
+{
+    if (!strncmp(s, "0xf...f", 7)) {
+        s += 7;
+        if (*s == '\0')
+            return 1;
+        if (*s++ != ',')
+            return 0;
+    }
+    for (;;) {
+        int digits = 0;
+        if (s[0] != '0' || (s[1] != 'x' && s[1] != 'X'))
+            return 0;
+        for (s += 2; isxdigit((unsigned char)*s); s++)
+            digits++;
+        if (digits < 1 || digits > 16)
+            return 0;
+        if (*s == '\0')
+            return 1;
+        if (*s++ != ',')
+            return 0;
+    }
+}
+
 /* cpusets and nodesets of an object: hwloc bitmap syntax, and CPUs for normal objects. */
 static hlx_status_t hlx_xml_check_object(hlx_xml_t *x, hlx_xml_elem_t *e,
                                          const hlx_xml_attr_t *a, int n, int line)
 {
     static const char *const sets[] = { "cpuset", "complete_cpuset", "allowed_cpuset",
                                         "nodeset", "complete_nodeset", "allowed_nodeset" };
+    static const char *const required[] = { "cpuset", "complete_cpuset", "nodeset",
+                                            "complete_nodeset" };
     const hlx_xml_attr_t *type = hlx_xml_attr(a, n, "type");
     const hlx_xml_attr_t *os = hlx_xml_attr(a, n, "os_index");
     const hlx_xml_attr_t *gp = hlx_xml_attr(a, n, "gp_index");
     const hlx_xml_attr_t *busid = hlx_xml_attr(a, n, "pci_busid");
     const hlx_xml_attr_t *name = hlx_xml_attr(a, n, "name");
-    char tname[32] = "?", buf[HLX_TOPO_CPUSET_LEN];
+    char tname[32] = "?", small[HLX_TOPO_CPUSET_LEN], *buf;
     hwloc_bitmap_t bm;
     size_t i;
     int len;
@@ -130,6 +160,15 @@ static hlx_status_t hlx_xml_check_object(hlx_xml_t *x, hlx_xml_elem_t *e,
     if (type == NULL)
         return hlx_xml_fail(x, line, "%s: no type attribute", e->desc);
 
+    /* hwloc 2.9 crashes on a normal object without these (seen by fuzzing); its own
+     * exports always write them */
+    for (i = 0; i < sizeof(required) / sizeof(required[0]) && !hlx_xml_is_io_or_misc(tname);
+         i++)
+        if (hlx_xml_attr(a, n, required[i]) == NULL)
+            return hlx_xml_fail(x, line, "%s: no %s attribute (hwloc 2 XML gives every CPU "
+                                "or memory object cpuset, complete_cpuset, nodeset and "
+                                "complete_nodeset)", e->desc, required[i]);
+
     bm = hwloc_bitmap_alloc();
     if (bm == NULL)
         return HLX_ERR_NOMEM;
@@ -137,18 +176,22 @@ static hlx_status_t hlx_xml_check_object(hlx_xml_t *x, hlx_xml_elem_t *e,
         const hlx_xml_attr_t *s = hlx_xml_attr(a, n, sets[i]);
         if (s == NULL)
             continue;
-        if (s->vlen >= sizeof(buf)) {
-            /* long but possibly valid (many CPUs): hwloc checks the syntax itself */
-            continue;
+        /* large machines have long sets: copy to the heap only then */
+        buf = s->vlen < sizeof(small) ? small : malloc(s->vlen + 1);
+        if (buf == NULL) {
+            st = HLX_ERR_NOMEM;
+            break;
         }
-        hlx_xml_attr_str(s, buf, sizeof(buf));
-        if (buf[0] == '\0' || hwloc_bitmap_sscanf(bm, buf) < 0) {
+        hlx_xml_attr_str(s, buf, s->vlen + 1);
+        if (!hlx_xml_bitmap_ok(buf) || hwloc_bitmap_sscanf(bm, buf) < 0) {
             st = hlx_xml_fail(x, line, "%s: %s \"%s\" is not an hwloc bitmap (0x... words)",
                               e->desc, sets[i], buf);
         } else if (!strcmp(sets[i], "cpuset") && hwloc_bitmap_iszero(bm) &&
                    !hlx_xml_is_io_or_misc(tname)) {
             st = hlx_xml_fail(x, line, "%s: empty cpuset", e->desc);
         }
+        if (buf != small)
+            free(buf);
     }
     hwloc_bitmap_free(bm);
     return st;
@@ -192,28 +235,37 @@ static hlx_status_t hlx_xml_check_matrix_text(hlx_xml_t *x, const char *elem, in
     const char *end = strchr(start, '<');
     const char *bad = NULL;
     size_t badlen = 0;
-    long count, want;
+    long count;
     int isvalues = !strcmp(elem, "u64values");
 
     if (end == NULL)
         end = x->s + x->len;
     count = hlx_xml_count_tokens(start, (size_t)(end - start), isvalues, &bad, &badlen);
-    want = isvalues ? x->dist_nbobjs * x->dist_nbobjs : x->dist_nbobjs;
     if (bad != NULL)
         return hlx_xml_fail(x, line,
                             "distances \"%s\" (line %d): value \"%.*s\" is not a "
                             "non-negative integer",
                             x->dist_name, x->dist_line, (int)(badlen > 30 ? 30 : badlen), bad);
-    if (count != want)
-        return hlx_xml_fail(x, line,
-                            "distances \"%s\" (line %d): %ld %s for nbobjs=%ld, expected %ld "
-                            "(a square %ldx%ld matrix)",
-                            x->dist_name, x->dist_line, count, isvalues ? "values" : "indexes",
-                            x->dist_nbobjs, want, x->dist_nbobjs, x->dist_nbobjs);
     if (isvalues)
-        x->dist_seen_val = 1;
+        x->dist_nval += count;
     else
-        x->dist_seen_idx = 1;
+        x->dist_nidx += count;
+    return HLX_OK;
+}
+
+/* At </distances2>: nbobjs indexes and a square nbobjs x nbobjs matrix. */
+static hlx_status_t hlx_xml_check_matrix_size(hlx_xml_t *x, int line)
+{
+    long n = x->dist_nbobjs;
+
+    if (x->dist_nidx != n)
+        return hlx_xml_fail(x, line, "distances \"%s\" (line %d): %ld indexes for nbobjs=%ld",
+                            x->dist_name, x->dist_line, x->dist_nidx, n);
+    if (x->dist_nval != n * n)
+        return hlx_xml_fail(x, line,
+                            "distances \"%s\" (line %d): %ld values for nbobjs=%ld, expected "
+                            "%ld (a square %ldx%ld matrix)",
+                            x->dist_name, x->dist_line, x->dist_nval, n, n * n, n, n);
     return HLX_OK;
 }
 
@@ -298,7 +350,7 @@ static hlx_status_t hlx_xml_start_tag(hlx_xml_t *x)
         char *endp;
         x->in_dist = 1;
         x->dist_line = line;
-        x->dist_seen_idx = x->dist_seen_val = 0;
+        x->dist_nidx = x->dist_nval = 0;
         snprintf(x->dist_name, sizeof(x->dist_name), "(unnamed)");
         if (dn != NULL)
             hlx_xml_attr_str(dn, x->dist_name, sizeof(x->dist_name));
@@ -347,9 +399,9 @@ static hlx_status_t hlx_xml_end_tag(hlx_xml_t *x)
         return hlx_xml_fail(x, line, "</%s> closes <%s> opened at line %d (%s)", name,
                             e->name, e->line, e->desc);
     if (!strcmp(name, "distances2") || !strcmp(name, "distances2hetero")) {
-        if (!x->dist_seen_idx || !x->dist_seen_val)
-            return hlx_xml_fail(x, e->line, "distances \"%s\": %s missing", x->dist_name,
-                                x->dist_seen_idx ? "u64values" : "indexes");
+        hlx_status_t st = hlx_xml_check_matrix_size(x, line);
+        if (st != HLX_OK)
+            return st;
         x->in_dist = 0;
     }
     x->depth--;
@@ -367,6 +419,12 @@ static hlx_status_t hlx_xml_scan(hlx_xml_t *x)
             break;
         hlx_xml_advance(x, (size_t)(lt - (x->s + x->pos)));
         if (!strncmp(lt, "<?", 2)) {
+            const char *end = strstr(lt, "?>"), *enc = strstr(lt, "encoding=");
+            /* hwloc writes UTF-8; other encodings only reach libxml2's error paths */
+            if (end != NULL && enc != NULL && enc < end && !strncmp(lt, "<?xml", 5) &&
+                strncasecmp(enc + 10, "UTF-8", 5) != 0)
+                return hlx_xml_fail(x, x->line, "encoding %.*s: hwloc topologies are UTF-8",
+                                    (int)(end - enc - 9 > 20 ? 20 : end - enc - 9), enc + 9);
             if (!hlx_xml_skip_past(x, "?>"))
                 return hlx_xml_fail(x, x->line, "unterminated <? ... ?>: truncated");
         } else if (!strncmp(lt, "<!--", 4)) {
@@ -399,9 +457,38 @@ static hlx_status_t hlx_xml_scan(hlx_xml_t *x)
     return HLX_OK;
 }
 
-hlx_status_t hlx_topo_xml_check(const char *path, char *err, size_t errlen)
+hlx_status_t hlx_topo_xml_check_text(const char *name, const char *text, size_t len, char *err,
+                                     size_t errlen)
 {
     hlx_xml_t x;
+    char *buf;
+    hlx_status_t st;
+
+    if (len == 0 || memchr(text, '\0', len) != NULL) {
+        hlx_topo_seterr(err, errlen, "%s:1: %s", name,
+                        len == 0 ? "empty file" : "NUL byte in the file (not XML text)");
+        return HLX_ERR_PARSE;
+    }
+    /* the scanner relies on a terminating NUL */
+    buf = malloc(len + 1);
+    if (buf == NULL)
+        return HLX_ERR_NOMEM;
+    memcpy(buf, text, len);
+    buf[len] = '\0';
+    memset(&x, 0, sizeof(x));
+    x.path = name;
+    x.s = buf;
+    x.len = len;
+    x.line = 1;
+    x.err = err;
+    x.errlen = errlen;
+    st = hlx_xml_scan(&x);
+    free(buf);
+    return st;
+}
+
+hlx_status_t hlx_topo_xml_check(const char *path, char *err, size_t errlen)
+{
     FILE *f;
     char *buf;
     long size;
@@ -430,22 +517,7 @@ hlx_status_t hlx_topo_xml_check(const char *path, char *err, size_t errlen)
     }
     got = fread(buf, 1, (size_t)size, f);
     fclose(f);
-    buf[got] = '\0';
-    if (got == 0 || strlen(buf) != got) {
-        hlx_topo_seterr(err, errlen, "%s:1: %s", path,
-                        got == 0 ? "empty file" : "NUL byte in the file (not XML text)");
-        free(buf);
-        return HLX_ERR_PARSE;
-    }
-
-    memset(&x, 0, sizeof(x));
-    x.path = path;
-    x.s = buf;
-    x.len = got;
-    x.line = 1;
-    x.err = err;
-    x.errlen = errlen;
-    st = hlx_xml_scan(&x);
+    st = hlx_topo_xml_check_text(path, buf, got, err, errlen);
     free(buf);
     return st;
 }

@@ -65,7 +65,8 @@ typedef struct hlx_topo_info {
  * discover this machine (I/O objects kept). The file is checked before and after hwloc
  * reads it (hlx_topo_validate); a bad one is refused with HLX_ERR_PARSE and
  * "file:line: object: reason" in err. When HELIX_TOPO_DUMP_FILE is set the topology used
- * is written there as hwloc XML (NVML-found NVLink included), so a run can be replayed. */
+ * is written there as hwloc XML (NVML-found NVLink included), so a run can be replayed.
+ * For this system it may open NVML, the CUDA driver (cuInit) and libibverbs at run time. */
 hlx_status_t hlx_topo_load(const char *path, hlx_topo_t **topo_p, char *err, size_t errlen);
 void         hlx_topo_free(hlx_topo_t *topo);
 /* Writes the topology as hwloc XML (what HELIX_TOPO_DUMP_FILE does). */
@@ -136,7 +137,7 @@ typedef struct hlx_placement {
     int               split_groups;       /* KVP groups spread over more than one domain */
     int               a2a_pairs;          /* attention all-to-all pairs */
     int               a2a_cross_pairs;    /* ... of which cross NVLink domains */
-    unsigned char    *link;               /* nranks x nranks hlx_link_t, row-major */
+    hlx_link_t        internode;          /* link class between nodes: rdma or tcp */
 } hlx_placement_t;
 
 /* Places KVP x TPA ranks (FFN on TPF x EP, ep >= 1 dividing N) on a cluster. cluster may be
@@ -144,7 +145,8 @@ typedef struct hlx_placement {
  * domains then come from the cluster alone and cpusets are unknown. When both are given, the
  * topology details (cpusets, NUMA, nearest NIC, domains inside a node) apply to every
  * cluster node with as many GPUs as the topology (nodes are assumed alike). With no GPU at
- * all the placement is CPU-only: ranks split the cores, NUMA node by NUMA node. */
+ * all the placement is CPU-only: ranks split the cores, NUMA node by NUMA node. N is at most
+ * 16384 and the pairs listed at most 2^24 (HLX_ERR_NOSPACE beyond). */
 hlx_status_t hlx_place(const hlx_cluster_t *cluster, int kvp, int tpa, int ep,
                        const hlx_topo_t *topo, hlx_placement_t **placement_p, char *err,
                        size_t errlen);

@@ -279,6 +279,10 @@ if __name__ == "__main__":
     # 8 objects but 8 x 7 values: not square
     open("bad-nonsquare.xml", "w").write(
         matrix_values(hgx, [str(v) for v in all_pairs(8, 450000)[:56]]))
+    # a PU missing: its core and the machine claim a CPU no PU has (hwloc accepts it)
+    bad = "".join(l for l in lines if 'type="PU" os_index="15"' not in l)
+    assert bad != hgx
+    open("bad-missing-pu.xml", "w").write(bad)
     # one value written as a negative number
     vals = [str(v) for v in all_pairs(8, 450000)]
     vals[1] = "-450000"
