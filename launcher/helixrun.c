@@ -19,6 +19,7 @@
 typedef struct hlx_run_settings {
     double timeout;
     double grace;
+    double settle;
     char   prefix[HLX_PARAM_STRLEN];
     char   tmpdir[HLX_PARAM_STRLEN];
 } hlx_run_settings_t;
@@ -28,6 +29,8 @@ static const hlx_param_t hlx_run_params[] = {
       "job-wide wall-clock limit in seconds, 0 for none (--timeout); exit 124 when hit" },
     { "RUN_GRACE", HLX_PT_DOUBLE, "5", 0, 3600, offsetof(hlx_run_settings_t, grace),
       "seconds from SIGTERM to SIGKILL when the job is killed (--grace)" },
+    { "RUN_SETTLE", HLX_PT_DOUBLE, "0.1", 0, 10, offsetof(hlx_run_settings_t, settle),
+      "seconds to collect rank failures that come together before naming the first" },
     { "RUN_PREFIX", HLX_PT_STRING, "rank", 0, 0, offsetof(hlx_run_settings_t, prefix),
       "output prefix: rank \"[R] \", tag \"[R]<stdout>: \", none (--prefix)" },
     { "RUN_TMPDIR", HLX_PT_STRING, "", 0, 0, offsetof(hlx_run_settings_t, tmpdir),
@@ -255,6 +258,7 @@ int main(int argc, char **argv)
     opts.nprocs    = (int)np;
     opts.timeout_s = set.timeout;
     opts.grace_s   = set.grace;
+    opts.settle_s  = set.settle;
     opts.prefix    = HLX_PREFIX_RANK;
     rc             = -1;
     for (size_t i = 0; i < sizeof(hlx_run_prefixes) / sizeof(hlx_run_prefixes[0]); i++)

@@ -7,6 +7,7 @@
  *   nofence:R       PMIx_Init, skip the fence and exchange, PMIx_Finalize, exit 0 after 0.3 s
  *   nopmix:R        never call PMIx at all; exit 0 after 0.3 s
  *   abort:CODE:R    PMIx_Abort(CODE)
+ *   nofinalize:R    do everything but PMIx_Finalize, then exit 0
  *   lines:N         every rank also prints N numbered lines on stdout and on stderr */
 #define _GNU_SOURCE
 #include <pmix.h>
@@ -29,6 +30,7 @@ typedef struct {
     int nofence_rank;
     int nopmix_rank;
     int abort_code, abort_rank;
+    int nofinalize_rank;
     int lines;
 } client_mode_t;
 
@@ -49,7 +51,7 @@ static int parse_modes(int argc, char **argv, client_mode_t *m)
 {
     memset(m, 0, sizeof(*m));
     m->exit_rank = m->sleep_rank = m->sigkill_rank = m->nofence_rank = -1;
-    m->nopmix_rank = m->abort_rank = -1;
+    m->nopmix_rank = m->abort_rank = m->nofinalize_rank = -1;
     for (int i = 1; i < argc; i++) {
         const char *a = argv[i];
         int ok = 0;
@@ -65,6 +67,8 @@ static int parse_modes(int argc, char **argv, client_mode_t *m)
             ok = sscanf(a, "nopmix:%d", &m->nopmix_rank) == 1;
         else if (!strncmp(a, "abort:", 6))
             ok = sscanf(a, "abort:%d:%d", &m->abort_code, &m->abort_rank) == 2;
+        else if (!strncmp(a, "nofinalize:", 11))
+            ok = sscanf(a, "nofinalize:%d", &m->nofinalize_rank) == 1;
         else if (!strncmp(a, "lines:", 6))
             ok = sscanf(a, "lines:%d", &m->lines) == 1;
         if (!ok) {
@@ -97,6 +101,8 @@ int main(int argc, char **argv)
     if (parse_modes(argc, argv, &mode) != 0)
         return 2;
     setvbuf(stdout, NULL, _IOLBF, 0);
+    /* The tests check that helixrun leaves none of these pids behind. */
+    printf("rank %d: pid %d\n", rank_env, (int)getpid());
     if (rank_env == mode.nopmix_rank) {
         printf("rank %d: not joining PMIx\n", rank_env);
         nap(0.3);
@@ -208,6 +214,8 @@ int main(int argc, char **argv)
         PMIX_VALUE_RELEASE(val);
     }
     printf("rank %u of %u: exchange %s\n", me.rank, size, errors ? "FAILED" : "ok");
+    if ((int)me.rank == mode.nofinalize_rank)
+        return errors ? 1 : 0;
     PMIx_Finalize(NULL, 0);
     return errors ? 1 : 0;
 }
