@@ -5,7 +5,7 @@
 #include "hlx_log.h"
 #include "hlx_time.h"
 
-#include <pmix.h> /* PMIx_Error_string, PMIx_Notify_event */
+#include <pmix.h> /* PMIx_Error_string */
 #include <pmix_server.h>
 
 #include <errno.h>
@@ -32,6 +32,9 @@ extern char **environ;
 #define HLX_JOB_DRAIN_S        2.0
 /* Deadline for each registration call into the PMIx server library. */
 #define HLX_JOB_PMIX_WAIT_S    30.0
+/* PMIx_server_finalize has hung after clients died mid-collective; past this, a
+ * watchdog kills what is left, removes the tmpdir and exits. */
+#define HLX_JOB_FINALIZE_S     10.0
 
 struct hlx_job;
 
@@ -82,11 +85,10 @@ typedef struct hlx_job {
 
 /* ---- PMIx server module: runs on the library's progress thread ---- */
 
-/* A completion owed to the library. Upcalls never call the library's callback from
- * inside the upcall: the library can invoke fence_nb from its own connection-loss
- * handling while it walks its collective list, and completing the fence there (which
- * frees the tracker) crashed or deadlocked it when several ranks died at once. The
- * main loop runs these instead, as a real resource manager's network reply would. */
+/* A completion owed to the library. Upcalls return at once and the main loop completes
+ * them, as a resource manager does after its network round: the library asks hosts to
+ * return quickly, and completing inside an upcall re-enters the library while it may
+ * be walking its own lists (it calls fence_nb from its connection-loss handling too). */
 typedef struct hlx_srv_done {
     struct hlx_srv_done *next;
     pmix_op_cbfunc_t     opcb;   /* either this ... */
@@ -325,6 +327,8 @@ static pmix_status_t hlx_pmix_wait_end(hlx_pmix_wait_t *w, pmix_status_t rc)
 
 /* ---- Small helpers ---- */
 
+static void hlx_rmtree(const char *dir);
+
 static void hlx_job_msg(const char *fmt, ...) __attribute__((format(printf, 1, 2)));
 static void hlx_job_msg(const char *fmt, ...)
 {
@@ -380,14 +384,68 @@ static int hlx_rank_is_unconnected_running(const hlx_rank_t *r)
  * deadlocks (about one run in three) when several clients die while a fence they joined
  * is pending; with the server gone first, the library never sees those deaths and the
  * ranks' pending PMIx calls fail with a lost connection instead. */
+typedef struct hlx_watchdog {
+    hlx_job_t      *job;
+    pthread_mutex_t m;
+    pthread_cond_t  c;
+    int             done;
+} hlx_watchdog_t;
+
+static void *hlx_watchdog_main(void *arg)
+{
+    hlx_watchdog_t *w = arg;
+    hlx_job_t      *job = w->job;
+    struct timespec ts;
+    int             done;
+
+    clock_gettime(CLOCK_MONOTONIC, &ts);
+    ts.tv_sec += (time_t)HLX_JOB_FINALIZE_S;
+    pthread_mutex_lock(&w->m);
+    while (!w->done && pthread_cond_timedwait(&w->c, &w->m, &ts) != ETIMEDOUT) {
+    }
+    done = w->done;
+    pthread_mutex_unlock(&w->m);
+    if (done)
+        return NULL;
+    /* The main thread is stuck inside the library, so its fields are stable to read. */
+    hlx_job_msg("PMIx_server_finalize did not return within %g s; giving up on it",
+                HLX_JOB_FINALIZE_S);
+    for (int i = 0; i < job->opts->nprocs; i++)
+        if (job->ranks[i].running)
+            kill(-job->ranks[i].pid, SIGKILL);
+    hlx_rmtree(job->tmpdir);
+    fflush(stdout);
+    fflush(stderr);
+    _exit(job->failed ? job->exit_code : HLX_LAUNCH_EXIT_FAIL);
+}
+
 static void hlx_job_server_down(hlx_job_t *job)
 {
-    pmix_status_t rc;
+    pmix_status_t      rc;
+    hlx_watchdog_t     w = { .job = job, .done = 0 };
+    pthread_condattr_t ca;
+    pthread_t          tid;
+    int                have_wd;
 
     if (!job->server_up)
         return;
     hlx_srv_run_done(job);
-    rc = PMIx_server_finalize();
+    pthread_mutex_init(&w.m, NULL);
+    pthread_condattr_init(&ca);
+    pthread_condattr_setclock(&ca, CLOCK_MONOTONIC);
+    pthread_cond_init(&w.c, &ca);
+    pthread_condattr_destroy(&ca);
+    have_wd = pthread_create(&tid, NULL, hlx_watchdog_main, &w) == 0;
+    rc      = PMIx_server_finalize();
+    if (have_wd) {
+        pthread_mutex_lock(&w.m);
+        w.done = 1;
+        pthread_cond_signal(&w.c);
+        pthread_mutex_unlock(&w.m);
+        pthread_join(tid, NULL);
+    }
+    pthread_cond_destroy(&w.c);
+    pthread_mutex_destroy(&w.m);
     if (rc != PMIX_SUCCESS)
         hlx_warn("PMIx_server_finalize: %s", PMIx_Error_string(rc));
     job->server_up = 0;
