@@ -617,6 +617,9 @@ static int hlx_env_keep(const char *entry)
     if (!strncmp(entry, "HELIXRUN=", 9) || !strncmp(entry, "HELIX_RANK=", 11) ||
         !strncmp(entry, "HELIX_SIZE=", 11))
         return 0;
+    /* helixrun's own settings; the program would warn about them as unknown. */
+    if (!strncmp(entry, "HELIX_RUN_", 10))
+        return 0;
     return 1;
 }
 
