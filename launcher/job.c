@@ -30,6 +30,9 @@ extern char **environ;
 /* After the last rank exits, how long to keep reading pipes that a leftover grandchild may
  * still hold open. */
 #define HLX_JOB_DRAIN_S        2.0
+/* After SIGKILL, how long to wait for the kernel to hand back the ranks (a process stuck
+ * in uninterruptible sleep) before giving up on them. */
+#define HLX_JOB_REAP_S         5.0
 /* Deadline for each registration call into the PMIx server library. */
 #define HLX_JOB_PMIX_WAIT_S    30.0
 /* PMIx_server_finalize has hung after clients died mid-collective; past this, a
@@ -76,6 +79,7 @@ typedef struct hlx_job {
     int              killing;     /* kill_sig sent to every rank */
     int              kill_sig;
     int              escalated;   /* SIGKILL sent */
+    int              abandoned;   /* ranks that outlived SIGKILL are left behind */
     double           deadline;    /* job timeout, 0: none */
     double           kill_at;     /* SIGKILL time once killing */
     double           settle_until; /* collecting failure candidates until then, 0: not */
@@ -473,6 +477,8 @@ static void hlx_job_kill(hlx_job_t *job)
     job->kill_sig = SIGTERM;
     job->kill_at  = hlx_now_s() + job->opts->grace_s;
     hlx_job_signal_all(job, SIGTERM);
+    /* A stopped rank (SIGSTOP, a debugger) would hold SIGTERM pending until SIGKILL. */
+    hlx_job_signal_all(job, SIGCONT);
 }
 
 /* Records the job's first failure (later ones are consequences) and kills the job. */
@@ -1016,6 +1022,13 @@ static void hlx_job_on_deadlines(hlx_job_t *job, double now)
         job->escalated = 1;
         hlx_job_signal_all(job, SIGKILL);
     }
+    if (job->escalated && job->nrunning > 0 && now >= job->kill_at + HLX_JOB_REAP_S &&
+        !job->abandoned) {
+        hlx_job_list_ranks(job, running, sizeof(running), hlx_rank_is_running);
+        hlx_job_msg("rank(s) %s still not gone %g s after SIGKILL; giving up on them",
+                    running, HLX_JOB_REAP_S);
+        job->abandoned = 1;
+    }
 }
 
 static double hlx_min_deadline(double a, double b)
@@ -1064,12 +1077,16 @@ static void hlx_job_loop(hlx_job_t *job)
         }
         if (job->nrunning == 0 && (nstream == 0 || now >= drain_until))
             break;
+        if (job->abandoned)
+            break;
         if (!job->killing)
             next = hlx_min_deadline(next, job->deadline);
         if (job->settle_until > 0)
             next = hlx_min_deadline(next, job->settle_until);
         if (job->killing && !job->escalated)
             next = hlx_min_deadline(next, job->kill_at);
+        if (job->escalated)
+            next = hlx_min_deadline(next, job->kill_at + HLX_JOB_REAP_S);
         if (job->nrunning == 0)
             next = hlx_min_deadline(next, drain_until);
         timeout_ms = next > 0 ? (int)((next - now) * 1000.0) + 1 : -1;
@@ -1189,11 +1206,17 @@ int hlx_launch_run(const hlx_launch_opts_t *opts)
 
 out_server:
     if (job.nrunning > 0) {
-        /* Only reached on an internal error: never leave ranks behind. */
+        /* An internal error or ranks abandoned after SIGKILL: one more SIGKILL and a
+         * bounded wait, never a blocking one. */
+        double until = hlx_now_s() + (job.abandoned ? 0.1 : HLX_JOB_REAP_S);
         hlx_job_server_down(&job);
         hlx_job_signal_all(&job, SIGKILL);
-        while (job.nrunning > 0 && waitpid(-1, NULL, 0) > 0)
-            job.nrunning--;
+        while (job.nrunning > 0 && hlx_now_s() < until) {
+            if (waitpid(-1, NULL, WNOHANG) > 0)
+                job.nrunning--;
+            else
+                usleep(10000);
+        }
     }
     for (int i = 0; i < opts->nprocs; i++) {
         hlx_iof_close(&job.ranks[i].out, stdout, opts->prefix);

@@ -200,6 +200,12 @@ timeout)
     expect_time 0.9 3
     expect_err 'still running 0.5 s after SIGTERM; sending SIGKILL'
     expect_clean_tmp
+    # A stopped rank (SIGSTOP) goes at SIGTERM, well before the 5 s grace ends.
+    run 15 -n 2 --timeout 0.5 --grace 5 bash -c \
+        'if [ "$HELIX_RANK" = 1 ]; then kill -STOP $$; fi; sleep 30'
+    expect_rc 124
+    expect_time 0.4 2.5
+    expect_clean_tmp
     ;;
 
 signal)
