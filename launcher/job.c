@@ -521,12 +521,11 @@ static void hlx_rmtree(const char *dir)
     nftw(dir, hlx_rmtree_entry, 16, FTW_DEPTH | FTW_PHYS);
 }
 
-static pmix_info_t *hlx_job_info_add(pmix_info_t *info, size_t *n, const char *key,
-                                     const void *val, pmix_data_type_t type)
+static void hlx_job_info_add(pmix_info_t *info, size_t *n, const char *key,
+                             const void *val, pmix_data_type_t type)
 {
     PMIX_INFO_LOAD(&info[*n], key, val, type);
     (*n)++;
-    return info;
 }
 
 /* Registers the job with the PMIx server: the job-level keys a client reads at
