@@ -19,6 +19,7 @@
 typedef struct hlx_run_settings {
     double timeout;
     double grace;
+    double settle;
     char   prefix[HLX_PARAM_STRLEN];
     char   tmpdir[HLX_PARAM_STRLEN];
 } hlx_run_settings_t;
@@ -28,6 +29,8 @@ static const hlx_param_t hlx_run_params[] = {
       "job-wide wall-clock limit in seconds, 0 for none (--timeout); exit 124 when hit" },
     { "RUN_GRACE", HLX_PT_DOUBLE, "5", 0, 3600, offsetof(hlx_run_settings_t, grace),
       "seconds from SIGTERM to SIGKILL when the job is killed (--grace)" },
+    { "RUN_SETTLE", HLX_PT_DOUBLE, "0.1", 0, 10, offsetof(hlx_run_settings_t, settle),
+      "seconds to collect rank failures that come together before naming the first" },
     { "RUN_PREFIX", HLX_PT_STRING, "rank", 0, 0, offsetof(hlx_run_settings_t, prefix),
       "output prefix: rank \"[R] \", tag \"[R]<stdout>: \", none (--prefix)" },
     { "RUN_TMPDIR", HLX_PT_STRING, "", 0, 0, offsetof(hlx_run_settings_t, tmpdir),
@@ -154,26 +157,12 @@ static int hlx_run_resolve(const char *prog, char *out, size_t size)
     return -1;
 }
 
-int main(int argc, char **argv)
+/* Parses the flags into set, envset and np. Returns -1 to go on, else the exit code. */
+static int hlx_run_parse(int argc, char **argv, hlx_run_settings_t *set,
+                         hlx_param_src_t *src, char **envset, size_t *nenvset, long *np)
 {
-    hlx_run_settings_t set;
-    hlx_param_src_t    src[sizeof(hlx_run_params) / sizeof(hlx_run_params[0])];
-    hlx_launch_opts_t  opts;
-    char               path[PATH_MAX];
-    char             **envset = NULL;
-    size_t             nenvset = 0;
-    int                opt, rc;
-    long               np = 0;
-    char              *end;
-
-    memset(&opts, 0, sizeof(opts));
-    if (hlx_param_load(&hlx_run_table, &set, src) != HLX_OK) {
-        fprintf(stderr, "helixrun: bad HELIX_RUN_* environment setting\n");
-        return HLX_LAUNCH_EXIT_USAGE;
-    }
-    envset = calloc((size_t)argc, sizeof(char *)); /* at most one -x per argument */
-    if (envset == NULL)
-        return HLX_LAUNCH_EXIT_FAIL;
+    int   opt;
+    char *end;
 
     /* "+": stop at PROGRAM so its own flags are left alone; ":": report a missing value
      * apart from an unknown flag. */
@@ -183,8 +172,8 @@ int main(int argc, char **argv)
         switch (opt) {
         case 'n':
             errno = 0;
-            np    = strtol(optarg, &end, 10);
-            if (errno || end == optarg || *end || np < 1 || np > HLX_LAUNCH_MAX_NPROCS) {
+            *np   = strtol(optarg, &end, 10);
+            if (errno || end == optarg || *end || *np < 1 || *np > HLX_LAUNCH_MAX_NPROCS) {
                 char why[64];
                 snprintf(why, sizeof(why), "expected an integer in 1..%d",
                          HLX_LAUNCH_MAX_NPROCS);
@@ -210,25 +199,27 @@ int main(int argc, char **argv)
             flag = "--tmpdir", param = "RUN_TMPDIR";
             break;
         case 'x': {
-            size_t namelen = strcspn(optarg, "=");
+            size_t      namelen = strcspn(optarg, "=");
+            const char *fwd     = optarg[namelen] == '=' ? NULL : getenv(optarg);
             if (!hlx_run_valid_name(optarg, namelen))
                 return hlx_run_bad("-x", optarg, "expected VAR or VAR=VALUE");
-            if (optarg[namelen] == '=') {
-                envset[nenvset++] = optarg;
-            } else if (getenv(optarg) != NULL) {
-                char *e = malloc(namelen + strlen(getenv(optarg)) + 2);
-                if (e == NULL)
-                    return HLX_LAUNCH_EXIT_FAIL;
-                sprintf(e, "%s=%s", optarg, getenv(optarg));
-                envset[nenvset++] = e;
-            } else {
+            if (optarg[namelen] != '=' && fwd == NULL) {
                 fprintf(stderr, "helixrun: -x %s: not set here, nothing to forward\n",
                         optarg);
+                continue;
             }
+            envset[*nenvset] = malloc(strlen(optarg) + (fwd ? strlen(fwd) + 2 : 1));
+            if (envset[*nenvset] == NULL)
+                return HLX_LAUNCH_EXIT_FAIL;
+            if (fwd)
+                sprintf(envset[*nenvset], "%s=%s", optarg, fwd);
+            else
+                strcpy(envset[*nenvset], optarg);
+            (*nenvset)++;
             continue;
         }
         case 'h':
-            hlx_run_usage(stdout, &set, src);
+            hlx_run_usage(stdout, set, src);
             return 0;
         case 'V':
             printf("helixrun (helix) %s\n", HLX_VERSION);
@@ -244,38 +235,75 @@ int main(int argc, char **argv)
                         argv[optind - 1]);
             return HLX_LAUNCH_EXIT_USAGE;
         }
-        if (hlx_param_set(&hlx_run_table, &set, src, param, value) != HLX_OK)
+        if (hlx_param_set(&hlx_run_table, set, src, param, value) != HLX_OK)
             return hlx_run_bad(flag, value, "bad value");
     }
-    if (np == 0)
+    if (*np == 0)
         return hlx_run_bad("-n/--np", NULL, "the number of ranks is required");
     if (optind >= argc)
         return hlx_run_bad("PROGRAM", NULL, "missing program to run");
+    return -1;
+}
 
-    opts.nprocs    = (int)np;
-    opts.timeout_s = set.timeout;
-    opts.grace_s   = set.grace;
-    opts.prefix    = HLX_PREFIX_RANK;
-    rc             = -1;
+/* Turns the settings into launch options. Returns -1 to go on, else the exit code. */
+static int hlx_run_opts(const hlx_run_settings_t *set, hlx_launch_opts_t *opts)
+{
+    int found = 0;
+
+    opts->timeout_s = set->timeout;
+    opts->grace_s   = set->grace;
+    opts->settle_s  = set->settle;
     for (size_t i = 0; i < sizeof(hlx_run_prefixes) / sizeof(hlx_run_prefixes[0]); i++)
-        if (!strcmp(set.prefix, hlx_run_prefixes[i].name)) {
-            opts.prefix = hlx_run_prefixes[i].prefix;
-            rc          = 0;
+        if (!strcmp(set->prefix, hlx_run_prefixes[i].name)) {
+            opts->prefix = hlx_run_prefixes[i].prefix;
+            found        = 1;
         }
-    if (rc != 0)
-        return hlx_run_bad("--prefix", set.prefix, "expected rank, tag or none");
-    opts.tmproot = set.tmpdir[0] ? set.tmpdir : getenv("TMPDIR");
-    if (opts.tmproot == NULL || opts.tmproot[0] == '\0')
-        opts.tmproot = "/tmp";
-    if (strlen(opts.tmproot) > PATH_MAX - 32)
-        return hlx_run_bad("--tmpdir", opts.tmproot, "path too long");
-    opts.envset  = envset;
-    opts.nenvset = nenvset;
-    opts.argv    = argv + optind;
-    if (hlx_run_resolve(argv[optind], path, sizeof(path)) != 0) {
-        fprintf(stderr, "helixrun: %s: command not found or not executable\n", argv[optind]);
-        return HLX_LAUNCH_EXIT_NOTFOUND;
+    if (!found)
+        return hlx_run_bad("--prefix", set->prefix, "expected rank, tag or none");
+    opts->tmproot = set->tmpdir[0] ? set->tmpdir : getenv("TMPDIR");
+    if (opts->tmproot == NULL || opts->tmproot[0] == '\0')
+        opts->tmproot = "/tmp";
+    if (strlen(opts->tmproot) > PATH_MAX - 32)
+        return hlx_run_bad("--tmpdir", opts->tmproot, "path too long");
+    return -1;
+}
+
+int main(int argc, char **argv)
+{
+    hlx_run_settings_t set;
+    hlx_param_src_t    src[sizeof(hlx_run_params) / sizeof(hlx_run_params[0])];
+    hlx_launch_opts_t  opts;
+    char               path[PATH_MAX];
+    char             **envset;
+    size_t             nenvset = 0;
+    long               np      = 0;
+    int                rc;
+
+    memset(&opts, 0, sizeof(opts));
+    if (hlx_param_load(&hlx_run_table, &set, src) != HLX_OK) {
+        fprintf(stderr, "helixrun: bad HELIX_RUN_* environment setting\n");
+        return HLX_LAUNCH_EXIT_USAGE;
     }
-    opts.path = path;
-    return hlx_launch_run(&opts);
+    envset = calloc((size_t)argc, sizeof(char *)); /* at most one -x per argument */
+    if (envset == NULL)
+        return HLX_LAUNCH_EXIT_FAIL;
+    rc = hlx_run_parse(argc, argv, &set, src, envset, &nenvset, &np);
+    if (rc < 0)
+        rc = hlx_run_opts(&set, &opts);
+    if (rc < 0 && hlx_run_resolve(argv[optind], path, sizeof(path)) != 0) {
+        fprintf(stderr, "helixrun: %s: command not found or not executable\n", argv[optind]);
+        rc = HLX_LAUNCH_EXIT_NOTFOUND;
+    }
+    if (rc < 0) {
+        opts.nprocs  = (int)np;
+        opts.envset  = envset;
+        opts.nenvset = nenvset;
+        opts.path    = path;
+        opts.argv    = argv + optind;
+        rc           = hlx_launch_run(&opts);
+    }
+    for (size_t i = 0; i < nenvset; i++)
+        free(envset[i]);
+    free(envset);
+    return rc;
 }

@@ -29,6 +29,7 @@ typedef struct hlx_launch_opts {
     int          nprocs;
     double       timeout_s;  /* 0: no job-wide deadline */
     double       grace_s;    /* SIGTERM -> SIGKILL delay when the job is killed */
+    double       settle_s;   /* window to collect near-simultaneous rank failures */
     hlx_prefix_t prefix;
     const char  *tmproot;    /* where the private PMIx directory is made */
     char       **envset;     /* "VAR=VALUE" entries set in every rank */

@@ -5,7 +5,7 @@
 #include "hlx_log.h"
 #include "hlx_time.h"
 
-#include <pmix.h> /* PMIx_Error_string, PMIx_Notify_event */
+#include <pmix.h> /* PMIx_Error_string */
 #include <pmix_server.h>
 
 #include <errno.h>
@@ -30,8 +30,14 @@ extern char **environ;
 /* After the last rank exits, how long to keep reading pipes that a leftover grandchild may
  * still hold open. */
 #define HLX_JOB_DRAIN_S        2.0
+/* After SIGKILL, how long to wait for the kernel to hand back the ranks (a process stuck
+ * in uninterruptible sleep) before giving up on them. */
+#define HLX_JOB_REAP_S         5.0
 /* Deadline for each registration call into the PMIx server library. */
 #define HLX_JOB_PMIX_WAIT_S    30.0
+/* PMIx_server_finalize has hung after clients died mid-collective; past this, a
+ * watchdog kills what is left, removes the tmpdir and exits. */
+#define HLX_JOB_FINALIZE_S     10.0
 
 struct hlx_job;
 
@@ -44,6 +50,11 @@ typedef struct hlx_rank {
     /* Written by the PMIx progress thread under job->lock. */
     int              connected;
     int              finalized;
+    /* Failure observed while the job's first failure is being settled (main thread). */
+    int              cand_seq;   /* 1-based order of observation, 0: not a candidate */
+    int              cand_code;  /* helixrun's exit code if this rank is named */
+    int              cand_tier;  /* lower is a likelier first cause */
+    char             cand_desc[160];
     hlx_iof_stream_t out, err;
 } hlx_rank_t;
 
@@ -61,18 +72,40 @@ typedef struct hlx_job {
     int              abort_rank;  /* -1: none */
     int              abort_status;
     char             abort_msg[256];
+    struct hlx_srv_done *done_head; /* completions owed to the library, run by main loop */
     /* Main thread only. */
     int              failed;
     int              exit_code;
     int              killing;     /* kill_sig sent to every rank */
     int              kill_sig;
     int              escalated;   /* SIGKILL sent */
+    int              abandoned;   /* ranks that outlived SIGKILL are left behind */
     double           deadline;    /* job timeout, 0: none */
     double           kill_at;     /* SIGKILL time once killing */
+    double           settle_until; /* collecting failure candidates until then, 0: not */
+    int              ncand;
     int              server_up;
 } hlx_job_t;
 
 /* ---- PMIx server module: runs on the library's progress thread ---- */
+
+/* A completion owed to the library. Upcalls return at once and the main loop completes
+ * them, as a resource manager does after its network round: the library asks hosts to
+ * return quickly, and completing inside an upcall re-enters the library while it may
+ * be walking its own lists (it calls fence_nb from its connection-loss handling too). */
+typedef struct hlx_srv_done {
+    struct hlx_srv_done *next;
+    pmix_op_cbfunc_t     opcb;   /* either this ... */
+    pmix_modex_cbfunc_t  modexcb; /* ... or this */
+    void                *cbdata;
+    pmix_status_t        status;
+    char                *data;   /* fence result, freed through hlx_srv_release */
+    size_t               ndata;
+} hlx_srv_done_t;
+
+/* fence_nb gets no server object, so the module reaches the job through this one
+ * pointer; helixrun runs one job per process and sets it before PMIx_server_init. */
+static hlx_job_t *hlx_srv_job;
 
 static void hlx_job_wake(hlx_job_t *job)
 {
@@ -82,59 +115,28 @@ static void hlx_job_wake(hlx_job_t *job)
     }
 }
 
-static pmix_status_t hlx_srv_client_connected(const pmix_proc_t *proc, void *server_object,
-                                              pmix_op_cbfunc_t cbfunc, void *cbdata)
+static pmix_status_t hlx_srv_defer(hlx_job_t *job, pmix_op_cbfunc_t opcb,
+                                   pmix_modex_cbfunc_t modexcb, void *cbdata, char *data,
+                                   size_t ndata)
 {
-    hlx_rank_t *r = server_object;
+    hlx_srv_done_t *d = calloc(1, sizeof(*d));
 
-    if (r != NULL) {
-        pthread_mutex_lock(&r->job->lock);
-        r->connected = 1;
-        pthread_mutex_unlock(&r->job->lock);
-        hlx_job_wake(r->job);
-    }
-    if (cbfunc != NULL)
-        cbfunc(PMIX_SUCCESS, cbdata);
-    return PMIX_SUCCESS;
-}
-
-static pmix_status_t hlx_srv_client_finalized(const pmix_proc_t *proc, void *server_object,
-                                              pmix_op_cbfunc_t cbfunc, void *cbdata)
-{
-    hlx_rank_t *r = server_object;
-
-    /* Set before releasing the client so the flag is visible when its exit is reaped. */
-    if (r != NULL) {
-        pthread_mutex_lock(&r->job->lock);
-        r->finalized = 1;
-        pthread_mutex_unlock(&r->job->lock);
-    }
-    if (cbfunc != NULL)
-        cbfunc(PMIX_SUCCESS, cbdata);
-    return PMIX_SUCCESS;
-}
-
-static pmix_status_t hlx_srv_abort(const pmix_proc_t *proc, void *server_object, int status,
-                                   const char msg[], pmix_proc_t procs[], size_t nprocs,
-                                   pmix_op_cbfunc_t cbfunc, void *cbdata)
-{
-    hlx_rank_t *r = server_object;
-
-    /* Recorded before the client is released, so the abort is the job's first failure
-     * even if the rank exits right after PMIx_Abort returns. A subset of procs is not
-     * honoured: on one node the whole job goes. */
-    if (r != NULL) {
-        pthread_mutex_lock(&r->job->lock);
-        if (r->job->abort_rank < 0) {
-            r->job->abort_rank   = r->rank;
-            r->job->abort_status = status;
-            snprintf(r->job->abort_msg, sizeof(r->job->abort_msg), "%s", msg ? msg : "");
-        }
-        pthread_mutex_unlock(&r->job->lock);
-        hlx_job_wake(r->job);
-    }
-    if (cbfunc != NULL)
-        cbfunc(PMIX_SUCCESS, cbdata);
+    if (d == NULL)
+        return PMIX_ERR_NOMEM;
+    d->opcb    = opcb;
+    d->modexcb = modexcb;
+    d->cbdata  = cbdata;
+    d->status  = PMIX_SUCCESS;
+    d->data    = data;
+    d->ndata   = ndata;
+    pthread_mutex_lock(&job->lock);
+    /* Order matters little, but keep it: push at the tail. */
+    hlx_srv_done_t **tail = &job->done_head;
+    while (*tail)
+        tail = &(*tail)->next;
+    *tail = d;
+    pthread_mutex_unlock(&job->lock);
+    hlx_job_wake(job);
     return PMIX_SUCCESS;
 }
 
@@ -143,23 +145,119 @@ static void hlx_srv_release(void *cbdata)
     free(cbdata);
 }
 
+/* Main thread: hands every owed completion back to the library. */
+static void hlx_srv_run_done(hlx_job_t *job)
+{
+    hlx_srv_done_t *d, *next;
+
+    pthread_mutex_lock(&job->lock);
+    d              = job->done_head;
+    job->done_head = NULL;
+    pthread_mutex_unlock(&job->lock);
+    for (; d != NULL; d = next) {
+        next = d->next;
+        if (d->modexcb != NULL)
+            d->modexcb(d->status, d->data, d->ndata, d->cbdata, hlx_srv_release, d->data);
+        else if (d->opcb != NULL)
+            d->opcb(d->status, d->cbdata);
+        free(d);
+    }
+}
+
+/* After PMIx_server_finalize nothing may call into the library: just free. */
+static void hlx_srv_drop_done(hlx_job_t *job)
+{
+    hlx_srv_done_t *d, *next;
+
+    pthread_mutex_lock(&job->lock);
+    d              = job->done_head;
+    job->done_head = NULL;
+    pthread_mutex_unlock(&job->lock);
+    for (; d != NULL; d = next) {
+        next = d->next;
+        free(d->data);
+        free(d);
+    }
+}
+
+static pmix_status_t hlx_srv_client_connected(const pmix_proc_t *proc, void *server_object,
+                                              pmix_op_cbfunc_t cbfunc, void *cbdata)
+{
+    hlx_rank_t *r = server_object;
+
+    if (r == NULL)
+        return PMIX_OPERATION_SUCCEEDED;
+    pthread_mutex_lock(&r->job->lock);
+    r->connected = 1;
+    pthread_mutex_unlock(&r->job->lock);
+    if (cbfunc == NULL) {
+        hlx_job_wake(r->job);
+        return PMIX_OPERATION_SUCCEEDED;
+    }
+    return hlx_srv_defer(r->job, cbfunc, NULL, cbdata, NULL, 0);
+}
+
+static pmix_status_t hlx_srv_client_finalized(const pmix_proc_t *proc, void *server_object,
+                                              pmix_op_cbfunc_t cbfunc, void *cbdata)
+{
+    hlx_rank_t *r = server_object;
+
+    if (r == NULL)
+        return PMIX_OPERATION_SUCCEEDED;
+    /* Set before the client is released, so the flag is seen when its exit is reaped. */
+    pthread_mutex_lock(&r->job->lock);
+    r->finalized = 1;
+    pthread_mutex_unlock(&r->job->lock);
+    if (cbfunc == NULL)
+        return PMIX_OPERATION_SUCCEEDED;
+    return hlx_srv_defer(r->job, cbfunc, NULL, cbdata, NULL, 0);
+}
+
+static pmix_status_t hlx_srv_abort(const pmix_proc_t *proc, void *server_object, int status,
+                                   const char msg[], pmix_proc_t procs[], size_t nprocs,
+                                   pmix_op_cbfunc_t cbfunc, void *cbdata)
+{
+    hlx_rank_t *r = server_object;
+
+    if (r == NULL)
+        return PMIX_ERR_NOT_FOUND;
+    /* Recorded before the client is released, so the abort is the job's first failure
+     * even if the rank exits right after PMIx_Abort returns. A subset of procs is not
+     * honoured: on one node the whole job goes. */
+    pthread_mutex_lock(&r->job->lock);
+    if (r->job->abort_rank < 0) {
+        r->job->abort_rank   = r->rank;
+        r->job->abort_status = status;
+        snprintf(r->job->abort_msg, sizeof(r->job->abort_msg), "%s", msg ? msg : "");
+    }
+    pthread_mutex_unlock(&r->job->lock);
+    if (cbfunc == NULL) {
+        hlx_job_wake(r->job);
+        return PMIX_OPERATION_SUCCEEDED;
+    }
+    return hlx_srv_defer(r->job, cbfunc, NULL, cbdata, NULL, 0);
+}
+
 static pmix_status_t hlx_srv_fence_nb(const pmix_proc_t procs[], size_t nprocs,
                                       const pmix_info_t info[], size_t ninfo, char *data,
                                       size_t ndata, pmix_modex_cbfunc_t cbfunc, void *cbdata)
 {
-    char *copy = NULL;
+    char         *copy = NULL;
+    pmix_status_t rc;
 
     /* One node, one server: the library hands us every local contribution already
-     * concatenated, which is the whole job's data. Return it as the collective result. A
-     * copy keeps us clear of when the library frees its own buffer. */
+     * concatenated, which is the whole job's data, and that is the collective result.
+     * Copied because the library may free its buffer when this upcall returns. */
     if (ndata > 0) {
         copy = malloc(ndata);
         if (copy == NULL)
             return PMIX_ERR_NOMEM;
         memcpy(copy, data, ndata);
     }
-    cbfunc(PMIX_SUCCESS, copy, ndata, cbdata, hlx_srv_release, copy);
-    return PMIX_SUCCESS;
+    rc = hlx_srv_defer(hlx_srv_job, NULL, cbfunc, cbdata, copy, ndata);
+    if (rc != PMIX_SUCCESS)
+        free(copy);
+    return rc;
 }
 
 static pmix_server_module_t hlx_srv_module_template = {
@@ -233,6 +331,8 @@ static pmix_status_t hlx_pmix_wait_end(hlx_pmix_wait_t *w, pmix_status_t rc)
 
 /* ---- Small helpers ---- */
 
+static void hlx_rmtree(const char *dir);
+
 static void hlx_job_msg(const char *fmt, ...) __attribute__((format(printf, 1, 2)));
 static void hlx_job_msg(const char *fmt, ...)
 {
@@ -284,6 +384,78 @@ static int hlx_rank_is_unconnected_running(const hlx_rank_t *r)
     return r->running && !r->connected;
 }
 
+/* Closes the PMIx server before any rank is signalled. libpmix 4.2.2 crashes or
+ * deadlocks (about one run in three) when several clients die while a fence they joined
+ * is pending; with the server gone first, the library never sees those deaths and the
+ * ranks' pending PMIx calls fail with a lost connection instead. */
+typedef struct hlx_watchdog {
+    hlx_job_t      *job;
+    pthread_mutex_t m;
+    pthread_cond_t  c;
+    int             done;
+} hlx_watchdog_t;
+
+static void *hlx_watchdog_main(void *arg)
+{
+    hlx_watchdog_t *w = arg;
+    hlx_job_t      *job = w->job;
+    struct timespec ts;
+    int             done;
+
+    clock_gettime(CLOCK_MONOTONIC, &ts);
+    ts.tv_sec += (time_t)HLX_JOB_FINALIZE_S;
+    pthread_mutex_lock(&w->m);
+    while (!w->done && pthread_cond_timedwait(&w->c, &w->m, &ts) != ETIMEDOUT) {
+    }
+    done = w->done;
+    pthread_mutex_unlock(&w->m);
+    if (done)
+        return NULL;
+    /* The main thread is stuck inside the library, so its fields are stable to read. */
+    hlx_job_msg("PMIx_server_finalize did not return within %g s; giving up on it",
+                HLX_JOB_FINALIZE_S);
+    for (int i = 0; i < job->opts->nprocs; i++)
+        if (job->ranks[i].running)
+            kill(-job->ranks[i].pid, SIGKILL);
+    hlx_rmtree(job->tmpdir);
+    fflush(stdout);
+    fflush(stderr);
+    _exit(job->failed ? job->exit_code : HLX_LAUNCH_EXIT_FAIL);
+}
+
+static void hlx_job_server_down(hlx_job_t *job)
+{
+    pmix_status_t      rc;
+    hlx_watchdog_t     w = { .job = job, .done = 0 };
+    pthread_condattr_t ca;
+    pthread_t          tid;
+    int                have_wd;
+
+    if (!job->server_up)
+        return;
+    hlx_srv_run_done(job);
+    pthread_mutex_init(&w.m, NULL);
+    pthread_condattr_init(&ca);
+    pthread_condattr_setclock(&ca, CLOCK_MONOTONIC);
+    pthread_cond_init(&w.c, &ca);
+    pthread_condattr_destroy(&ca);
+    have_wd = pthread_create(&tid, NULL, hlx_watchdog_main, &w) == 0;
+    rc      = PMIx_server_finalize();
+    if (have_wd) {
+        pthread_mutex_lock(&w.m);
+        w.done = 1;
+        pthread_cond_signal(&w.c);
+        pthread_mutex_unlock(&w.m);
+        pthread_join(tid, NULL);
+    }
+    pthread_cond_destroy(&w.c);
+    pthread_mutex_destroy(&w.m);
+    if (rc != PMIX_SUCCESS)
+        hlx_warn("PMIx_server_finalize: %s", PMIx_Error_string(rc));
+    job->server_up = 0;
+    hlx_srv_drop_done(job);
+}
+
 static void hlx_job_signal_all(hlx_job_t *job, int sig)
 {
     for (int i = 0; i < job->opts->nprocs; i++) {
@@ -300,10 +472,13 @@ static void hlx_job_kill(hlx_job_t *job)
 {
     if (job->killing)
         return;
+    hlx_job_server_down(job);
     job->killing  = 1;
     job->kill_sig = SIGTERM;
     job->kill_at  = hlx_now_s() + job->opts->grace_s;
     hlx_job_signal_all(job, SIGTERM);
+    /* A stopped rank (SIGSTOP, a debugger) would hold SIGTERM pending until SIGKILL. */
+    hlx_job_signal_all(job, SIGCONT);
 }
 
 /* Records the job's first failure (later ones are consequences) and kills the job. */
@@ -346,12 +521,11 @@ static void hlx_rmtree(const char *dir)
     nftw(dir, hlx_rmtree_entry, 16, FTW_DEPTH | FTW_PHYS);
 }
 
-static pmix_info_t *hlx_job_info_add(pmix_info_t *info, size_t *n, const char *key,
-                                     const void *val, pmix_data_type_t type)
+static void hlx_job_info_add(pmix_info_t *info, size_t *n, const char *key,
+                             const void *val, pmix_data_type_t type)
 {
     PMIX_INFO_LOAD(&info[*n], key, val, type);
     (*n)++;
-    return info;
 }
 
 /* Registers the job with the PMIx server: the job-level keys a client reads at
@@ -447,6 +621,9 @@ static int hlx_env_keep(const char *entry)
         return 0;
     if (!strncmp(entry, "HELIXRUN=", 9) || !strncmp(entry, "HELIX_RANK=", 11) ||
         !strncmp(entry, "HELIX_SIZE=", 11))
+        return 0;
+    /* helixrun's own settings; the program would warn about them as unknown. */
+    if (!strncmp(entry, "HELIX_RUN_", 10))
         return 0;
     return 1;
 }
@@ -649,6 +826,72 @@ static void hlx_job_check_contract(hlx_job_t *job)
     }
 }
 
+/* Names the job's first failure among the candidates collected while settling.
+ *
+ * Why settle at all: when a rank dies, libpmix sees its connection close and at once
+ * fails the fence its peers wait in (PMIX_ERR_PARTIAL_SUCCESS); on a loaded machine those
+ * peers can exit before the kernel has finished the first rank (seen: 20 ms later), so
+ * "first reaped" is not "first failed". Which rank closed its connection first is not
+ * visible to the host, so the choice is a rule: a death by signal, then an exit status no
+ * other candidate shares (peers failed by the same collective fail alike), then the order
+ * of observation. */
+static void hlx_job_settle(hlx_job_t *job)
+{
+    hlx_rank_t *best = NULL;
+    int         best_tier = 0;
+    char        others[512];
+    size_t      used = 0;
+
+    job->settle_until = 0;
+    for (int i = 0; i < job->opts->nprocs; i++) {
+        hlx_rank_t *r    = &job->ranks[i];
+        int         tier = r->cand_tier;
+        if (r->cand_seq == 0)
+            continue;
+        if (tier == 1) { /* an exit status: shared with another candidate? */
+            for (int k = 0; k < job->opts->nprocs; k++)
+                if (k != i && job->ranks[k].cand_seq && job->ranks[k].cand_tier == 1 &&
+                    job->ranks[k].cand_code == r->cand_code)
+                    tier = 2;
+        }
+        if (best == NULL || tier < best_tier ||
+            (tier == best_tier && r->cand_seq < best->cand_seq)) {
+            best      = r;
+            best_tier = tier;
+        }
+    }
+    if (best == NULL)
+        return;
+    others[0] = '\0';
+    for (int i = 0; i < job->opts->nprocs; i++) {
+        hlx_rank_t *r = &job->ranks[i];
+        if (r->cand_seq == 0 || r == best || used >= sizeof(others))
+            continue;
+        used += (size_t)snprintf(others + used, sizeof(others) - used, "%s%s",
+                                 used ? "; " : "", r->cand_desc);
+    }
+    if (others[0])
+        hlx_job_fail(job, best->cand_code, "%s (failed about the same time: %s)",
+                     best->cand_desc, others);
+    else
+        hlx_job_fail(job, best->cand_code, "%s", best->cand_desc);
+}
+
+/* A rank ended badly. Before the job's first failure is named, collect it as a candidate
+ * for settle_s; after, it is a consequence and only the first failure counts. */
+static void hlx_job_candidate(hlx_job_t *job, hlx_rank_t *r, int code, int tier)
+{
+    if (job->failed || job->killing)
+        return;
+    r->cand_seq  = ++job->ncand;
+    r->cand_code = code;
+    r->cand_tier = tier;
+    if (job->settle_until == 0)
+        job->settle_until = hlx_now_s() + job->opts->settle_s;
+    if (job->opts->settle_s <= 0 || job->nrunning == 0)
+        hlx_job_settle(job);
+}
+
 static void hlx_job_reaped(hlx_job_t *job, hlx_rank_t *r, int wstatus)
 {
     int connected, finalized;
@@ -663,12 +906,14 @@ static void hlx_job_reaped(hlx_job_t *job, hlx_rank_t *r, int wstatus)
 
     if (WIFSIGNALED(wstatus)) {
         int sig = WTERMSIG(wstatus);
-        hlx_job_fail(job, HLX_LAUNCH_EXIT_SIGBASE + sig,
-                     "rank %d (pid %d) was killed by signal %d (SIG%s)", r->rank, (int)r->pid,
-                     sig, hlx_signame(sig));
+        snprintf(r->cand_desc, sizeof(r->cand_desc),
+                 "rank %d (pid %d) was killed by signal %d (SIG%s)", r->rank, (int)r->pid, sig,
+                 hlx_signame(sig));
+        hlx_job_candidate(job, r, HLX_LAUNCH_EXIT_SIGBASE + sig, 0);
     } else if (WIFEXITED(wstatus) && WEXITSTATUS(wstatus) != 0) {
-        hlx_job_fail(job, WEXITSTATUS(wstatus), "rank %d (pid %d) exited with status %d",
-                     r->rank, (int)r->pid, WEXITSTATUS(wstatus));
+        snprintf(r->cand_desc, sizeof(r->cand_desc), "rank %d (pid %d) exited with status %d",
+                 r->rank, (int)r->pid, WEXITSTATUS(wstatus));
+        hlx_job_candidate(job, r, WEXITSTATUS(wstatus), 1);
     } else if (connected && !finalized) {
         hlx_job_fail(job, HLX_LAUNCH_EXIT_FAIL,
                      "rank %d (pid %d) exited with status 0 without calling PMIx_Finalize",
@@ -689,6 +934,8 @@ static void hlx_job_reap(hlx_job_t *job)
         for (int i = 0; i < job->opts->nprocs; i++) {
             hlx_rank_t *r = &job->ranks[i];
             if (r->running && r->pid == pid) {
+                hlx_debug(HLX_SUB_LAUNCH, "reaped rank %d (pid %d) at %.6f", i, (int)pid,
+                          hlx_now_s());
                 hlx_job_reaped(job, r, wstatus);
                 break;
             }
@@ -719,6 +966,7 @@ static void hlx_job_on_signal(hlx_job_t *job)
             hlx_job_msg("received SIG%s; forwarding it to the job (SIGKILL after %g s)",
                         hlx_signame(sig), job->opts->grace_s);
         }
+        hlx_job_server_down(job);
         job->killing  = 1;
         job->kill_sig = sig;
         job->kill_at  = hlx_now_s() + job->opts->grace_s;
@@ -752,6 +1000,8 @@ static void hlx_job_on_deadlines(hlx_job_t *job, double now)
 {
     char running[1024], unconnected[1024];
 
+    if (job->settle_until > 0 && (now >= job->settle_until || job->nrunning == 0))
+        hlx_job_settle(job);
     if (job->deadline > 0 && now >= job->deadline && !job->killing) {
         int nrun = hlx_job_list_ranks(job, running, sizeof(running), hlx_rank_is_running);
         int nunc;
@@ -770,6 +1020,13 @@ static void hlx_job_on_deadlines(hlx_job_t *job, double now)
                     job->opts->grace_s, hlx_signame(job->kill_sig));
         job->escalated = 1;
         hlx_job_signal_all(job, SIGKILL);
+    }
+    if (job->escalated && job->nrunning > 0 && now >= job->kill_at + HLX_JOB_REAP_S &&
+        !job->abandoned) {
+        hlx_job_list_ranks(job, running, sizeof(running), hlx_rank_is_running);
+        hlx_job_msg("rank(s) %s still not gone %g s after SIGKILL; giving up on them",
+                    running, HLX_JOB_REAP_S);
+        job->abandoned = 1;
     }
 }
 
@@ -819,10 +1076,16 @@ static void hlx_job_loop(hlx_job_t *job)
         }
         if (job->nrunning == 0 && (nstream == 0 || now >= drain_until))
             break;
+        if (job->abandoned)
+            break;
         if (!job->killing)
             next = hlx_min_deadline(next, job->deadline);
+        if (job->settle_until > 0)
+            next = hlx_min_deadline(next, job->settle_until);
         if (job->killing && !job->escalated)
             next = hlx_min_deadline(next, job->kill_at);
+        if (job->escalated)
+            next = hlx_min_deadline(next, job->kill_at + HLX_JOB_REAP_S);
         if (job->nrunning == 0)
             next = hlx_min_deadline(next, drain_until);
         timeout_ms = next > 0 ? (int)((next - now) * 1000.0) + 1 : -1;
@@ -843,8 +1106,11 @@ static void hlx_job_loop(hlx_job_t *job)
         fflush(stderr);
         if (pfd[0].revents)
             hlx_job_on_signal(job);
-        if (pfd[1].revents)
+        if (pfd[1].revents) {
+            if (job->server_up)
+                hlx_srv_run_done(job);
             hlx_job_on_wake(job);
+        }
     }
     free(pfd);
     free(who);
@@ -911,6 +1177,7 @@ int hlx_launch_run(const hlx_launch_opts_t *opts)
         job.tmpdir[0] = '\0';
         goto out_sig;
     }
+    hlx_srv_job = &job;
     PMIX_INFO_CREATE(sinfo, 2);
     PMIX_INFO_LOAD(&sinfo[0], PMIX_SERVER_TMPDIR, job.tmpdir, PMIX_STRING);
     PMIX_INFO_LOAD(&sinfo[1], PMIX_SYSTEM_TMPDIR, job.tmpdir, PMIX_STRING);
@@ -938,10 +1205,17 @@ int hlx_launch_run(const hlx_launch_opts_t *opts)
 
 out_server:
     if (job.nrunning > 0) {
-        /* Only reached on an internal error: never leave ranks behind. */
+        /* An internal error or ranks abandoned after SIGKILL: one more SIGKILL and a
+         * bounded wait, never a blocking one. */
+        double until = hlx_now_s() + (job.abandoned ? 0.1 : HLX_JOB_REAP_S);
+        hlx_job_server_down(&job);
         hlx_job_signal_all(&job, SIGKILL);
-        while (job.nrunning > 0 && waitpid(-1, NULL, 0) > 0)
-            job.nrunning--;
+        while (job.nrunning > 0 && hlx_now_s() < until) {
+            if (waitpid(-1, NULL, WNOHANG) > 0)
+                job.nrunning--;
+            else
+                usleep(10000);
+        }
     }
     for (int i = 0; i < opts->nprocs; i++) {
         hlx_iof_close(&job.ranks[i].out, stdout, opts->prefix);
@@ -949,9 +1223,7 @@ out_server:
     }
     fflush(stdout);
     fflush(stderr);
-    rc = PMIx_server_finalize();
-    if (rc != PMIX_SUCCESS)
-        hlx_warn("PMIx_server_finalize: %s", PMIx_Error_string(rc));
+    hlx_job_server_down(&job);
 out_tmp:
     hlx_rmtree(job.tmpdir);
 out_sig:
@@ -965,6 +1237,8 @@ out_sig:
     }
     sigprocmask(SIG_SETMASK, &oldmask, NULL);
 out:
+    hlx_srv_drop_done(&job);
+    hlx_srv_job = NULL;
     free(job.ranks);
     pthread_mutex_destroy(&job.lock);
     return job.exit_code;
