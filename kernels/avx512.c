@@ -20,7 +20,7 @@ static inline HLX_V hlx_v_sub(HLX_V a, HLX_V b) { return _mm512_sub_ps(a, b); }
 static inline HLX_V hlx_v_mul(HLX_V a, HLX_V b) { return _mm512_mul_ps(a, b); }
 static inline HLX_V hlx_v_div(HLX_V a, HLX_V b) { return _mm512_div_ps(a, b); }
 static inline HLX_V hlx_v_fma(HLX_V a, HLX_V b, HLX_V c) { return _mm512_fmadd_ps(a, b, c); }
-static inline float hlx_v_rmax(HLX_V v) { return _mm512_reduce_max_ps(v); }
+static inline HLX_V hlx_v_max(HLX_V a, HLX_V b) { return _mm512_max_ps(a, b); }
 static inline float hlx_v_rsum(HLX_V v) { return _mm512_reduce_add_ps(v); }
 
 static inline void hlx_v_pair_f32(const float *p, HLX_V *lo, HLX_V *hi)
@@ -37,27 +37,29 @@ static inline void hlx_v_pair_bf16(const uint16_t *p, HLX_V *lo, HLX_V *hi)
     *hi = _mm512_castsi512_ps(_mm512_and_si512(x, _mm512_set1_epi32((int)0xffff0000u)));
 }
 
-/* 16 vectors -> one vector whose lane t is the sum of v[t]: a transpose-add tree. */
-static inline HLX_V hlx_v_hsum(const HLX_V *v)
-{
-    HLX_V x[8], z[4], r0, r1;
-    int i;
-
-    for (i = 0; i < 8; i++)
-        x[i] = _mm512_add_ps(_mm512_unpacklo_ps(v[2 * i], v[2 * i + 1]),
-                             _mm512_unpackhi_ps(v[2 * i], v[2 * i + 1]));
-    for (i = 0; i < 4; i++) {
-        __m512d a = _mm512_castps_pd(x[2 * i]), b = _mm512_castps_pd(x[2 * i + 1]);
-        z[i] = _mm512_add_ps(_mm512_castpd_ps(_mm512_unpacklo_pd(a, b)),
-                             _mm512_castpd_ps(_mm512_unpackhi_pd(a, b)));
+/* 16 vectors -> one vector whose lane t is OP over v[t]: a transpose tree, 45 ops. */
+#define HLX_HRED(name, OP) \
+    static inline HLX_V name(const HLX_V *v) \
+    { \
+        HLX_V x[8], z[4], r0, r1; \
+        int i; \
+        for (i = 0; i < 8; i++) \
+            x[i] = OP(_mm512_unpacklo_ps(v[2 * i], v[2 * i + 1]), \
+                      _mm512_unpackhi_ps(v[2 * i], v[2 * i + 1])); \
+        for (i = 0; i < 4; i++) { \
+            __m512d a = _mm512_castps_pd(x[2 * i]), b = _mm512_castps_pd(x[2 * i + 1]); \
+            z[i] = OP(_mm512_castpd_ps(_mm512_unpacklo_pd(a, b)), \
+                      _mm512_castpd_ps(_mm512_unpackhi_pd(a, b))); \
+        } \
+        r0 = OP(_mm512_shuffle_f32x4(z[0], z[1], _MM_SHUFFLE(2, 0, 2, 0)), \
+                _mm512_shuffle_f32x4(z[0], z[1], _MM_SHUFFLE(3, 1, 3, 1))); \
+        r1 = OP(_mm512_shuffle_f32x4(z[2], z[3], _MM_SHUFFLE(2, 0, 2, 0)), \
+                _mm512_shuffle_f32x4(z[2], z[3], _MM_SHUFFLE(3, 1, 3, 1))); \
+        return OP(_mm512_shuffle_f32x4(r0, r1, _MM_SHUFFLE(2, 0, 2, 0)), \
+                  _mm512_shuffle_f32x4(r0, r1, _MM_SHUFFLE(3, 1, 3, 1))); \
     }
-    r0 = _mm512_add_ps(_mm512_shuffle_f32x4(z[0], z[1], _MM_SHUFFLE(2, 0, 2, 0)),
-                       _mm512_shuffle_f32x4(z[0], z[1], _MM_SHUFFLE(3, 1, 3, 1)));
-    r1 = _mm512_add_ps(_mm512_shuffle_f32x4(z[2], z[3], _MM_SHUFFLE(2, 0, 2, 0)),
-                       _mm512_shuffle_f32x4(z[2], z[3], _MM_SHUFFLE(3, 1, 3, 1)));
-    return _mm512_add_ps(_mm512_shuffle_f32x4(r0, r1, _MM_SHUFFLE(2, 0, 2, 0)),
-                         _mm512_shuffle_f32x4(r0, r1, _MM_SHUFFLE(3, 1, 3, 1)));
-}
+HLX_HRED(hlx_v_hsum, _mm512_add_ps)
+HLX_HRED(hlx_v_hmax, _mm512_max_ps)
 
 /* exp(x): 2^n * p(r), r = x - n ln2 in [-ln2/2, ln2/2], degree-7 Taylor (error < 1 ulp
  * order); inputs are clamped to [-87.3, 88.3] so 2^n stays a normal float (below: about
@@ -68,7 +70,7 @@ static inline HLX_V hlx_v_exp(HLX_V x)
     HLX_V n, r, p;
     __m512i ei;
 
-    x = _mm512_min_ps(_mm512_max_ps(x, lo), hi);
+    x = _mm512_min_ps(_mm512_max_ps(x, lo), hi); /* also maps -inf to lo */
     n = _mm512_roundscale_ps(_mm512_mul_ps(x, _mm512_set1_ps(1.44269504088896341f)),
                              _MM_FROUND_TO_NEAREST_INT | _MM_FROUND_NO_EXC);
     r = _mm512_fnmadd_ps(n, _mm512_set1_ps(0.693145751953125f), x);

@@ -1,8 +1,8 @@
 /* Vector kernels written once over a small set of vector macros and included by each ISA
  * file (avx2.c, avx512.c) after it defines them:
  *   HLX_V (type), HLX_W (lanes), HLX_GMAX (query heads per KV load), HLX_SFX (name suffix),
- *   hlx_v_load/store/set1/zero/add/mul/fma/max/sub, hlx_v_hsum(v[HLX_W]) (lane t = sum v[t]),
- *   hlx_v_rmax/rsum (scalar reductions), hlx_v_exp, hlx_v_pair_f32/bf16 (2W elements ->
+ *   hlx_v_load/store/set1/zero/add/mul/fma/max/sub, hlx_v_hsum/hmax(v[HLX_W]) (lane t =
+ *   sum/max of v[t]), hlx_v_rsum (scalar sum), hlx_v_exp, hlx_v_pair_f32/bf16 (2W elements ->
  *   two vectors; bf16 splits even and odd elements, so q and o use that order inside).
  * Shapes the vector path does not cover fall back to the reference (stated in each op). */
 
@@ -82,42 +82,90 @@ HLX_FN(hlx_pv)(const int G, const int BF, const float *p, const float *corr, int
     }
 }
 
-/* One head chunk (G <= GMAX heads) over nt <= W tokens: scores, online softmax, P.V. */
+/* One head chunk (G <= GMAX heads) over nt <= W tokens: scores, online softmax, P.V.
+ * The softmax bookkeeping runs on all G heads at once: per-head maxima and sums come from
+ * the same transpose-reduce trees as the scores, so no scalar exp or reduction per head. */
 static inline __attribute__((always_inline)) void
 HLX_FN(hlx_attn_blk)(const int G, const int BF, const hlx_attn_desc_t *d, const float *qp,
                      const char *k, const char *v, size_t ksb, size_t vsb, int nt,
                      float *m, float *s, float *o)
 {
-    HLX_V sc[HLX_GMAX];
+    static const float tailmask[2 * HLX_W] = {
+        0, 0, 0, 0, 0, 0, 0, 0,
+#if HLX_W == 16
+        0, 0, 0, 0, 0, 0, 0, 0,
+        -INFINITY, -INFINITY, -INFINITY, -INFINITY, -INFINITY, -INFINITY, -INFINITY, -INFINITY,
+#endif
+        -INFINITY, -INFINITY, -INFINITY, -INFINITY, -INFINITY, -INFINITY, -INFINITY, -INFINITY,
+    };
+    HLX_V sc[HLX_W], mnew, corr, sum;
     float p[HLX_GMAX * HLX_W] __attribute__((aligned(64)));
-    float corr[HLX_GMAX];
+    float mv[HLX_W] __attribute__((aligned(64))), cv[HLX_W] __attribute__((aligned(64)));
+    float sv[HLX_W] __attribute__((aligned(64)));
     const HLX_V scale = hlx_v_set1(d->scale);
-    int g, t;
+    int g;
 
     HLX_FN(hlx_qk)(G, BF, qp, d->dk, k, ksb, nt, sc);
-    for (g = 0; g < G; g++) {
-        HLX_V x = hlx_v_mul(sc[g], scale), e;
-        float bm, mnew;
-        if (nt < HLX_W) { /* tail: tokens past the end get weight 0 */
-            float tmp[HLX_W] __attribute__((aligned(64)));
-            hlx_v_store(tmp, x);
-            for (t = nt; t < HLX_W; t++)
-                tmp[t] = -INFINITY;
-            x = hlx_v_load(tmp);
-        }
-        bm = hlx_v_rmax(x);
-        mnew = bm > m[g] ? bm : m[g];
-        corr[g] = m[g] == -INFINITY ? 0.0f : expf(m[g] - mnew);
-        e = hlx_v_exp(hlx_v_sub(x, hlx_v_set1(mnew)));
-        hlx_v_store(p + g * HLX_W, e);
-        if (nt < HLX_W)
-            for (t = nt; t < HLX_W; t++)
-                p[g * HLX_W + t] = 0.0f;
-        s[g] = s[g] * corr[g] + hlx_v_rsum(hlx_v_load(p + g * HLX_W));
-        m[g] = mnew;
+    {
+        const HLX_V tm = hlx_v_load(tailmask + HLX_W - nt); /* 0 for t < nt, else -inf */
+        _Pragma("GCC unroll 8") for (g = 0; g < G; g++)
+            sc[g] = hlx_v_add(hlx_v_mul(sc[g], scale), tm);
     }
-    HLX_FN(hlx_pv)(G, BF, p, corr, d->dv, v, vsb, nt, o);
+    for (g = G; g < HLX_W; g++) /* unused lanes of the trees */
+        sc[g] = sc[0];
+    for (g = 0; g < HLX_W; g++) {
+        mv[g] = g < G ? m[g] : 0.0f;
+        sv[g] = g < G ? s[g] : 0.0f;
+    }
+    /* lane g: max over this block's tokens of head g, then the running max */
+    mnew = hlx_v_max(hlx_v_hmax(sc), hlx_v_load(mv));
+    /* m = -inf before the first token: corr is then tiny, and it multiplies o = 0, s = 0 */
+    corr = hlx_v_exp(hlx_v_sub(hlx_v_load(mv), mnew));
+    hlx_v_store(mv, mnew);
+    hlx_v_store(cv, corr);
+    _Pragma("GCC unroll 8") for (g = 0; g < G; g++) {
+        sc[g] = hlx_v_exp(hlx_v_sub(sc[g], hlx_v_set1(mv[g])));
+        hlx_v_store(p + g * HLX_W, sc[g]);
+    }
+    sum = hlx_v_hsum(sc);
+    hlx_v_store(sv, hlx_v_fma(hlx_v_load(sv), corr, sum));
+    for (g = 0; g < G; g++) {
+        m[g] = mv[g];
+        s[g] = sv[g];
+    }
+    HLX_FN(hlx_pv)(G, BF, p, cv, d->dv, v, vsb, nt, o);
 }
+
+/* One out-of-line function per (heads, KV type): each gets its own register allocation
+ * (inlined into one big switch, the accumulators were spilled). */
+#define HLX_BLK_DEF(n, bf, tag) \
+    static __attribute__((noinline)) void HLX_FN(hlx_blk_##tag##n)( \
+        const hlx_attn_desc_t *d, const float *qp, const char *k, const char *v, size_t ksb, \
+        size_t vsb, int nt, float *m, float *s, float *o) \
+    { \
+        HLX_FN(hlx_attn_blk)(n, bf, d, qp, k, v, ksb, vsb, nt, m, s, o); \
+    }
+HLX_BLK_DEF(1, 0, f) HLX_BLK_DEF(2, 0, f) HLX_BLK_DEF(3, 0, f) HLX_BLK_DEF(4, 0, f)
+HLX_BLK_DEF(1, 1, b) HLX_BLK_DEF(2, 1, b) HLX_BLK_DEF(3, 1, b) HLX_BLK_DEF(4, 1, b)
+#if HLX_GMAX > 4
+HLX_BLK_DEF(5, 0, f) HLX_BLK_DEF(6, 0, f) HLX_BLK_DEF(7, 0, f) HLX_BLK_DEF(8, 0, f)
+HLX_BLK_DEF(5, 1, b) HLX_BLK_DEF(6, 1, b) HLX_BLK_DEF(7, 1, b) HLX_BLK_DEF(8, 1, b)
+#endif
+
+typedef void (*HLX_FN(hlx_blk_fn))(const hlx_attn_desc_t *, const float *, const char *,
+                                   const char *, size_t, size_t, int, float *, float *, float *);
+static const HLX_FN(hlx_blk_fn) HLX_FN(hlx_blk_tab)[2][HLX_GMAX] = {
+    { HLX_FN(hlx_blk_f1), HLX_FN(hlx_blk_f2), HLX_FN(hlx_blk_f3), HLX_FN(hlx_blk_f4),
+#if HLX_GMAX > 4
+      HLX_FN(hlx_blk_f5), HLX_FN(hlx_blk_f6), HLX_FN(hlx_blk_f7), HLX_FN(hlx_blk_f8),
+#endif
+    },
+    { HLX_FN(hlx_blk_b1), HLX_FN(hlx_blk_b2), HLX_FN(hlx_blk_b3), HLX_FN(hlx_blk_b4),
+#if HLX_GMAX > 4
+      HLX_FN(hlx_blk_b5), HLX_FN(hlx_blk_b6), HLX_FN(hlx_blk_b7), HLX_FN(hlx_blk_b8),
+#endif
+    },
+};
 
 /* Puts q rows in the element order the KV loads produce (bf16: even then odd per 2W). */
 static void HLX_FN(hlx_q_order)(int BF, const float *q, int G, int dk, float *qp)
@@ -178,17 +226,8 @@ HLX_FN(hlx_attn_typed)(const int BF, const hlx_attn_desc_t *d)
                         for (off = 0; off < HLX_W * vsb; off += 64)
                             __builtin_prefetch(pv + off);
                     }
-                    switch (G) {
-#define HLX_CASE(n) \
-                    case n: \
-                        HLX_FN(hlx_attn_blk)(n, BF, d, qq, kb, vb, ksb, vsb, nt, m + g0, s + g0, og); \
-                        break;
-                    HLX_CASE(1) HLX_CASE(2) HLX_CASE(3) HLX_CASE(4)
-#if HLX_GMAX > 4
-                    HLX_CASE(5) HLX_CASE(6) HLX_CASE(7) HLX_CASE(8)
-#endif
-#undef HLX_CASE
-                    }
+                    HLX_FN(hlx_blk_tab)[BF][G - 1](d, qq, kb, vb, ksb, vsb, nt, m + g0,
+                                                   s + g0, og);
                 }
             }
         }
