@@ -53,7 +53,8 @@ static void hlx_bench_usage(FILE *f)
         "  --n N, --k K       gemv: y[N] = x[K] W[K][N] (default N 8192, K 8192)\n"
         "  --m M              gemv: rows of x (default 1)\n"
         "  --reps R           timed runs, best kept (default 5)\n"
-        "  --bw-bytes N       bandwidth probe buffer (default 256M)\n"
+        "  --bw-bytes N       bandwidth probe buffer, larger than the last-level cache\n"
+        "                     (default 1G)\n"
         "  --json             one JSON object on stdout\n"
         "examples:\n"
         "  taskset -c 1 helix bench attention --kv-dtype bf16 --context 1M --group 8 --json\n"
@@ -261,7 +262,7 @@ int hlx_cmd_bench(int argc, char **argv)
     hlx_bench_opts_t o = { .variant = NULL, .dtype = HLX_DTYPE_BF16, .context = 1u << 20,
                            .group = 8, .dk = 128, .dv = 128, .parts = 8, .heads = 64,
                            .n = 8192, .k = 8192, .m = 1, .reps = 5,
-                           .bw_bytes = (size_t)256 << 20 };
+                           .bw_bytes = (size_t)1 << 30 };
     hlx_bench_result_t r = { 0 };
     hlx_kernels_t kern;
     hlx_status_t st;
