@@ -138,8 +138,10 @@ static void hlx_gemm_w_avx512(int M, int N, int K, const float *x, const void *w
     }
 }
 
-/* f32 weights: OpenBLAS (measured faster or equal, see docs/kernels.md); bf16: by hand,
- * since BLAS has no fp32 x bf16 product. */
+/* Which GEMM where (measured, docs/kernels.md): bf16 weights always by hand (BLAS has no
+ * fp32 x bf16 product); f32 weights: OpenBLAS sgemv for one row (at read bandwidth, as the
+ * hand kernel), the hand kernel for 2..31 rows (OpenBLAS sgemm packs and runs at 5-30
+ * GFLOP/s there), OpenBLAS sgemm from 32 rows (its blocking wins once compute matters). */
 static void hlx_gemm_avx512(int M, int N, int K, const float *x, const void *w,
                             hlx_dtype_t w_dtype, float *y, int accumulate)
 {
@@ -147,9 +149,17 @@ static void hlx_gemm_avx512(int M, int N, int K, const float *x, const void *w,
         hlx_gemm_w_avx512(M, N, K, x, w, 1, y, accumulate);
         return;
     }
+    if (w_dtype != HLX_DTYPE_F32) {
+        hlx_kernels_t ref;
+        hlx_kernels_reference(&ref);
+        ref.gemm(M, N, K, x, w, w_dtype, y, accumulate);
+        return;
+    }
     if (M == 1)
         cblas_sgemv(CblasRowMajor, CblasTrans, K, N, 1.0f, (const float *)w, N, x, 1,
                     accumulate ? 1.0f : 0.0f, y, 1);
+    else if (M < 32)
+        hlx_gemm_w_avx512(M, N, K, x, w, 0, y, accumulate);
     else
         cblas_sgemm(CblasRowMajor, CblasNoTrans, CblasNoTrans, M, N, K, 1.0f, x, K,
                     (const float *)w, N, accumulate ? 1.0f : 0.0f, y, N);
