@@ -98,10 +98,52 @@ static inline __m512 hlx_w16(const void *w, int bf, size_t i, __mmask16 mk)
     return _mm512_maskz_loadu_ps(mk, (const float *)w + i);
 }
 
-/* y[M][N] (+)= x[M][K] W[K][N]: rows of W streamed in order (4 at a time, which keeps 4
- * sequential streams for the prefetchers), each weight vector used for up to 4 rows of x,
- * y accumulated in place (L1/L2 resident for decode widths). */
+/* y[M][N] (+)= x[M][K] W[K][N]: W streamed once in row order, 4 rows at a time (4
+ * sequential streams for the prefetchers); each 4x16 weight tile is widened once and
+ * applied to every row of x, y accumulated in place (L1/L2 resident at decode widths). */
 static void hlx_gemm_w_avx512(int M, int N, int K, const float *x, const void *w, int bf,
+                              float *y, int accumulate)
+{
+    int k0, n, m, ki;
+
+    if (!accumulate)
+        memset(y, 0, sizeof(float) * (size_t)M * N);
+    for (k0 = 0; k0 < K; k0 += 4) {
+        int kb = K - k0 < 4 ? K - k0 : 4;
+        for (n = 0; n < N; n += 16) {
+            __mmask16 mk = N - n >= 16 ? (__mmask16)0xffff : (__mmask16)((1u << (N - n)) - 1u);
+            __m512 wv[4];
+            for (ki = 0; ki < 4; ki++)
+                wv[ki] = ki < kb ? hlx_w16(w, bf, (size_t)(k0 + ki) * N + n, mk)
+                                 : _mm512_setzero_ps();
+            if (kb == 4) {
+                for (m = 0; m < M; m++) {
+                    const float *xr = x + (size_t)m * K + k0;
+                    float *yr = y + (size_t)m * N + n;
+                    __m512 acc = _mm512_maskz_loadu_ps(mk, yr);
+                    acc = _mm512_fmadd_ps(_mm512_set1_ps(xr[0]), wv[0], acc);
+                    acc = _mm512_fmadd_ps(_mm512_set1_ps(xr[1]), wv[1], acc);
+                    acc = _mm512_fmadd_ps(_mm512_set1_ps(xr[2]), wv[2], acc);
+                    acc = _mm512_fmadd_ps(_mm512_set1_ps(xr[3]), wv[3], acc);
+                    _mm512_mask_storeu_ps(yr, mk, acc);
+                }
+            } else {
+                for (m = 0; m < M; m++) {
+                    const float *xr = x + (size_t)m * K + k0;
+                    float *yr = y + (size_t)m * N + n;
+                    __m512 acc = _mm512_maskz_loadu_ps(mk, yr);
+                    for (ki = 0; ki < kb; ki++)
+                        acc = _mm512_fmadd_ps(_mm512_set1_ps(xr[ki]), wv[ki], acc);
+                    _mm512_mask_storeu_ps(yr, mk, acc);
+                }
+            }
+        }
+    }
+}
+
+/* The same product for wider x: blocks of 4 rows of x each stream W again, so y (4 rows)
+ * stays in L1 instead of sweeping L2 once per 4 rows of W. */
+static void hlx_gemm_w_mblk_avx512(int M, int N, int K, const float *x, const void *w, int bf,
                               float *y, int accumulate)
 {
     int m0, k0, n, mi, ki;
@@ -139,14 +181,18 @@ static void hlx_gemm_w_avx512(int M, int N, int K, const float *x, const void *w
 }
 
 /* Which GEMM where (measured, docs/kernels.md): bf16 weights always by hand (BLAS has no
- * fp32 x bf16 product); f32 weights: OpenBLAS sgemv for one row (at read bandwidth, as the
- * hand kernel), the hand kernel for 2..31 rows (OpenBLAS sgemm packs and runs at 5-30
- * GFLOP/s there), OpenBLAS sgemm from 32 rows (its blocking wins once compute matters). */
+ * fp32 x bf16 product): W read once up to 8 rows of x, 4-row blocks beyond; f32 weights:
+ * OpenBLAS sgemv for one row (at read bandwidth, as the hand kernel), the hand kernels for
+ * 2..31 rows (OpenBLAS sgemm packs and runs at 5-30 GFLOP/s there), OpenBLAS sgemm from 32
+ * rows (its blocking wins once compute matters). */
 static void hlx_gemm_avx512(int M, int N, int K, const float *x, const void *w,
                             hlx_dtype_t w_dtype, float *y, int accumulate)
 {
     if (w_dtype == HLX_DTYPE_BF16) {
-        hlx_gemm_w_avx512(M, N, K, x, w, 1, y, accumulate);
+        if (M <= 8)
+            hlx_gemm_w_avx512(M, N, K, x, w, 1, y, accumulate);
+        else
+            hlx_gemm_w_mblk_avx512(M, N, K, x, w, 1, y, accumulate);
         return;
     }
     if (w_dtype != HLX_DTYPE_F32) {
@@ -158,8 +204,10 @@ static void hlx_gemm_avx512(int M, int N, int K, const float *x, const void *w,
     if (M == 1)
         cblas_sgemv(CblasRowMajor, CblasTrans, K, N, 1.0f, (const float *)w, N, x, 1,
                     accumulate ? 1.0f : 0.0f, y, 1);
-    else if (M < 32)
+    else if (M <= 8)
         hlx_gemm_w_avx512(M, N, K, x, w, 0, y, accumulate);
+    else if (M < 32)
+        hlx_gemm_w_mblk_avx512(M, N, K, x, w, 0, y, accumulate);
     else
         cblas_sgemm(CblasRowMajor, CblasNoTrans, CblasNoTrans, M, N, K, 1.0f, x, K,
                     (const float *)w, N, accumulate ? 1.0f : 0.0f, y, N);
