@@ -90,10 +90,11 @@ HLX_FN(hlx_pv)(const int G, const int BF, const float *p, const float *corr, int
  * The softmax bookkeeping runs on all G heads at once: per-head maxima and sums come from
  * the same transpose-reduce trees as the scores, so no scalar exp or reduction per head. */
 static inline __attribute__((always_inline)) void
-HLX_FN(hlx_attn_blk)(const int G, const int BF, const hlx_attn_desc_t *d, const float *qp,
-                     const char *k, const char *v, size_t ksb, size_t vsb, int nt,
-                     float *m, float *s, float *o)
+HLX_FN(hlx_attn_blk)(const int G, const int BF, const int D, const hlx_attn_desc_t *d,
+                     const float *qp, const char *k, const char *v, size_t ksb, size_t vsb,
+                     int nt, float *m, float *s, float *o)
 {
+    const int dk = D ? D : d->dk, dv = D ? D : d->dv; /* D: head size known at compile time */
     static const float tailmask[2 * HLX_W] = {
         0, 0, 0, 0, 0, 0, 0, 0,
 #if HLX_W == 16
@@ -109,7 +110,7 @@ HLX_FN(hlx_attn_blk)(const int G, const int BF, const hlx_attn_desc_t *d, const 
     const HLX_V scale = hlx_v_set1(d->scale);
     int g;
 
-    HLX_FN(hlx_qk)(G, BF, qp, d->dk, k, ksb, nt, sc);
+    HLX_FN(hlx_qk)(G, BF, qp, dk, k, ksb, nt, sc);
     {
         const HLX_V tm = hlx_v_load(tailmask + HLX_W - nt); /* 0 for t < nt, else -inf */
         _Pragma("GCC unroll 8") for (g = 0; g < G; g++)
@@ -137,18 +138,23 @@ HLX_FN(hlx_attn_blk)(const int G, const int BF, const hlx_attn_desc_t *d, const 
         m[g] = mv[g];
         s[g] = sv[g];
     }
-    HLX_FN(hlx_pv)(G, BF, p, cv, d->dv, v, vsb, nt, o);
+    HLX_FN(hlx_pv)(G, BF, p, cv, dv, v, vsb, nt, o);
 }
 
 /* One out-of-line function per (heads, KV type): each gets its own register allocation
- * (inlined into one big switch, the accumulators were spilled). */
-#define HLX_BLK_DEF(n, bf, tag) \
+ * (inlined into one big switch, the accumulators were spilled). The full head chunk with
+ * head size 128 (the GQA shape) also gets a copy with the size fixed, fully unrolled. */
+#define HLX_BLK_DEF_D(n, bf, tag, D) \
     static __attribute__((noinline)) void HLX_FN(hlx_blk_##tag##n)( \
         const hlx_attn_desc_t *d, const float *qp, const char *k, const char *v, size_t ksb, \
         size_t vsb, int nt, float *m, float *s, float *o) \
     { \
-        HLX_FN(hlx_attn_blk)(n, bf, d, qp, k, v, ksb, vsb, nt, m, s, o); \
+        HLX_FN(hlx_attn_blk)(n, bf, D, d, qp, k, v, ksb, vsb, nt, m, s, o); \
     }
+#define HLX_BLK_DEF(n, bf, tag) HLX_BLK_DEF_D(n, bf, tag, 0)
+#define HLX_BLK_DEF_X(n, bf, tag, D) HLX_BLK_DEF_D(n, bf, tag, D) /* expands n first */
+HLX_BLK_DEF_X(HLX_GMAX, 0, f128_, 128)
+HLX_BLK_DEF_X(HLX_GMAX, 1, b128_, 128)
 HLX_BLK_DEF(1, 0, f) HLX_BLK_DEF(2, 0, f) HLX_BLK_DEF(3, 0, f) HLX_BLK_DEF(4, 0, f)
 HLX_BLK_DEF(1, 1, b) HLX_BLK_DEF(2, 1, b) HLX_BLK_DEF(3, 1, b) HLX_BLK_DEF(4, 1, b)
 #if HLX_GMAX > 4
@@ -169,6 +175,12 @@ static const HLX_FN(hlx_blk_fn) HLX_FN(hlx_blk_tab)[2][HLX_GMAX] = {
       HLX_FN(hlx_blk_b5), HLX_FN(hlx_blk_b6), HLX_FN(hlx_blk_b7), HLX_FN(hlx_blk_b8),
 #endif
     },
+};
+
+#define HLX_BLK_NAME2(tag, n) HLX_FN(hlx_blk_##tag##n)
+#define HLX_BLK_NAME(tag, n) HLX_BLK_NAME2(tag, n)
+static const HLX_FN(hlx_blk_fn) HLX_FN(hlx_blk_tab128)[2] = {
+    HLX_BLK_NAME(f128_, HLX_GMAX), HLX_BLK_NAME(b128_, HLX_GMAX),
 };
 
 /* Puts q rows in the element order the KV loads produce (bf16: even then odd per 2W). */
@@ -222,8 +234,11 @@ HLX_FN(hlx_attn_typed)(const int BF, const hlx_attn_desc_t *d)
                     /* no software prefetch: KV rows are two sequential streams the hardware
                      * prefetchers follow; explicit prefetches (to L1 or L2, 1-4 superblocks
                      * ahead) measured 20% slower at 1M tokens */
-                    HLX_FN(hlx_blk_tab)[BF][G - 1](d, qq, kb, vb, ksb, vsb, nt, m + g0,
-                                                   s + g0, og);
+                    if (G == HLX_GMAX && d->dk == 128 && d->dv == 128)
+                        HLX_FN(hlx_blk_tab128)[BF](d, qq, kb, vb, ksb, vsb, nt, m + g0, s + g0, og);
+                    else
+                        HLX_FN(hlx_blk_tab)[BF][G - 1](d, qq, kb, vb, ksb, vsb, nt, m + g0,
+                                                       s + g0, og);
                 }
             }
         }
