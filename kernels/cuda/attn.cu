@@ -82,12 +82,14 @@ __global__ void hlx_cu_attn_split(int group, int dk, int dv, size_t len, int kv_
     float m = -INFINITY, s = 0.0f;
     float *sk = smem, *sv = smem + (size_t)tile * dk;
 
-    for (int i = 0; i < ne_k; i++) {
+    // loops over the compile-time maximum with guards, fully unrolled, so qr and acc stay
+    // in registers (a runtime trip count would put them in local memory)
+#pragma unroll
+    for (int i = 0; i < HLX_CU_DMAX / 32; i++) {
         int e = lane + 32 * i;
-        qr[i] = (g < group && e < dk) ? q[(size_t)g * dk + e] * scale : 0.0f;
-    }
-    for (int i = 0; i < ne_v; i++)
+        qr[i] = (i < ne_k && g < group && e < dk) ? q[(size_t)g * dk + e] * scale : 0.0f;
         acc[i] = 0.0f;
+    }
     for (size_t jt = j0; jt < j1; jt += tile) {
         int nt = (int)(j1 - jt < (size_t)tile ? j1 - jt : (size_t)tile);
         __syncthreads();
@@ -99,9 +101,10 @@ __global__ void hlx_cu_attn_split(int group, int dk, int dv, size_t len, int kv_
             continue;
         for (int t = 0; t < nt; t++) {
             float dot = 0.0f, mn, corr, p;
-            for (int i = 0; i < ne_k; i++) {
+#pragma unroll
+            for (int i = 0; i < HLX_CU_DMAX / 32; i++) {
                 int e = lane + 32 * i;
-                if (e < dk)
+                if (i < ne_k && e < dk)
                     dot += qr[i] * sk[t * dk + e];
             }
             dot = hlx_cu_warp_sum(dot);
@@ -109,9 +112,10 @@ __global__ void hlx_cu_attn_split(int group, int dk, int dv, size_t len, int kv_
             corr = __expf(m - mn);
             p = __expf(dot - mn);
             s = s * corr + p;
-            for (int i = 0; i < ne_v; i++) {
+#pragma unroll
+            for (int i = 0; i < HLX_CU_DMAX / 32; i++) {
                 int e = lane + 32 * i;
-                if (e < dv)
+                if (i < ne_v && e < dv)
                     acc[i] = acc[i] * corr + p * sv[t * dv + e];
             }
             m = mn;
@@ -122,9 +126,10 @@ __global__ void hlx_cu_attn_split(int group, int dk, int dv, size_t len, int kv_
     {
         float *o = work_o + ((size_t)blockIdx.x * group + g) * dv;
         float inv = s > 0.0f ? 1.0f / s : 0.0f;
-        for (int i = 0; i < ne_v; i++) {
+#pragma unroll
+        for (int i = 0; i < HLX_CU_DMAX / 32; i++) {
             int e = lane + 32 * i;
-            if (e < dv)
+            if (i < ne_v && e < dv)
                 o[e] = acc[i] * inv;
         }
         if (lane == 0)
