@@ -182,9 +182,9 @@ static void hlx_gemm_w_mblk_avx512(int M, int N, int K, const float *x, const vo
 
 /* Which GEMM where (measured, docs/kernels.md): bf16 weights always by hand (BLAS has no
  * fp32 x bf16 product): W read once up to 8 rows of x, 4-row blocks beyond; f32 weights:
- * OpenBLAS sgemv for one row (at read bandwidth, as the hand kernel), the hand kernels for
- * 2..31 rows (OpenBLAS sgemm packs and runs at 5-30 GFLOP/s there), OpenBLAS sgemm from 32
- * rows (its blocking wins once compute matters). */
+ * OpenBLAS sgemv for one row (at read bandwidth, as the hand kernel), the hand kernel for
+ * 2..8 rows (OpenBLAS sgemm packs its operands and reaches 3-16 GFLOP/s there), OpenBLAS
+ * sgemm from 9 rows (its cache blocking wins from 16 rows on). */
 static void hlx_gemm_avx512(int M, int N, int K, const float *x, const void *w,
                             hlx_dtype_t w_dtype, float *y, int accumulate)
 {
@@ -206,8 +206,6 @@ static void hlx_gemm_avx512(int M, int N, int K, const float *x, const void *w,
                     accumulate ? 1.0f : 0.0f, y, 1);
     else if (M <= 8)
         hlx_gemm_w_avx512(M, N, K, x, w, 0, y, accumulate);
-    else if (M < 32)
-        hlx_gemm_w_mblk_avx512(M, N, K, x, w, 0, y, accumulate);
     else
         cblas_sgemm(CblasRowMajor, CblasNoTrans, CblasNoTrans, M, N, K, 1.0f, x, K,
                     (const float *)w, N, accumulate ? 1.0f : 0.0f, y, N);
