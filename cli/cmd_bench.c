@@ -350,14 +350,21 @@ int hlx_cmd_bench(int argc, char **argv)
     t_roof = fmax(r.bytes / (r.bw_gbps * 1e9), r.flops / (r.peak_gflops * 1e9));
     frac = t_roof / r.seconds;
     if (o.json) {
-        printf("{\"kernel\": \"%s\", \"variant\": \"%s\", \"kv_dtype\": \"%s\", "
-               "\"context\": %zu, \"group\": %d, \"dk\": %d, \"dv\": %d, "
-               "\"kv_bytes\": %.0f, \"flops\": %.0f, \"seconds\": %.6g, \"gbps\": %.4g, "
+        printf("{\"kernel\": \"%s\", \"variant\": \"%s\", ", o.kernel, kern.name);
+        if (!strcmp(o.kernel, "attention"))
+            printf("\"kv_dtype\": \"%s\", \"context\": %zu, \"group\": %d, \"dk\": %d, "
+                   "\"dv\": %d, ", hlx_dtype_name(o.dtype), o.context, o.mla ? 128 : o.group,
+                   o.mla ? 576 : o.dk, o.mla ? 512 : o.dv);
+        else if (!strcmp(o.kernel, "merge"))
+            printf("\"parts\": %d, \"heads\": %d, \"dv\": %d, ", o.parts, o.heads, o.dv);
+        else
+            printf("\"w_dtype\": \"%s\", \"m\": %d, \"n\": %d, \"k\": %d, ",
+                   hlx_dtype_name(o.dtype), o.m, o.n, o.k);
+        /* kv_bytes: the bytes the kernel must read (KV, partials or weights) */
+        printf("\"kv_bytes\": %.0f, \"flops\": %.0f, \"seconds\": %.6g, \"gbps\": %.4g, "
                "\"gflops\": %.4g, \"bw_gbps\": %.4g, \"peak_gflops\": %.4g, "
                "\"roofline_seconds\": %.6g, \"bound\": \"%s\", \"roofline_fraction\": %.4f}\n",
-               o.kernel, kern.name, hlx_dtype_name(o.dtype), o.context,
-               o.mla ? 128 : o.group, o.mla ? 576 : o.dk, o.mla ? 512 : o.dv, r.bytes,
-               r.flops, r.seconds, r.bytes / r.seconds * 1e-9, r.flops / r.seconds * 1e-9,
+               r.bytes, r.flops, r.seconds, r.bytes / r.seconds * 1e-9, r.flops / r.seconds * 1e-9,
                r.bw_gbps, r.peak_gflops, t_roof,
                r.bytes / r.bw_gbps > r.flops / r.peak_gflops ? "memory" : "compute", frac);
     } else {
@@ -370,6 +377,9 @@ int hlx_cmd_bench(int argc, char **argv)
                r.flops / r.seconds * 1e-9);
         printf("  roofline %.6f s (%s-bound): roofline_fraction %.3f\n", t_roof,
                r.bytes / r.bw_gbps > r.flops / r.peak_gflops ? "memory" : "compute", frac);
+        if (frac > 1.0)
+            printf("  (above 1: the working set is cache-resident; the DRAM roofline does "
+                   "not bind it)\n");
     }
     return 0;
 }

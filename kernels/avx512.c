@@ -21,7 +21,6 @@ static inline HLX_V hlx_v_mul(HLX_V a, HLX_V b) { return _mm512_mul_ps(a, b); }
 static inline HLX_V hlx_v_div(HLX_V a, HLX_V b) { return _mm512_div_ps(a, b); }
 static inline HLX_V hlx_v_fma(HLX_V a, HLX_V b, HLX_V c) { return _mm512_fmadd_ps(a, b, c); }
 static inline HLX_V hlx_v_max(HLX_V a, HLX_V b) { return _mm512_max_ps(a, b); }
-static inline float hlx_v_rsum(HLX_V v) { return _mm512_reduce_add_ps(v); }
 
 static inline void hlx_v_pair_f32(const float *p, HLX_V *lo, HLX_V *hi)
 {

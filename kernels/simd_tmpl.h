@@ -2,7 +2,7 @@
  * file (avx2.c, avx512.c) after it defines them:
  *   HLX_V (type), HLX_W (lanes), HLX_GMAX (query heads per KV load), HLX_SFX (name suffix),
  *   hlx_v_load/store/set1/zero/add/mul/fma/max/sub, hlx_v_hsum/hmax(v[HLX_W]) (lane t =
- *   sum/max of v[t]), hlx_v_rsum (scalar sum), hlx_v_exp, hlx_v_pair_f32/bf16 (2W elements ->
+ *   sum/max of v[t]), hlx_v_exp, hlx_v_pair_f32/bf16 (2W elements ->
  *   two vectors; bf16 splits even and odd elements, so q and o use that order inside).
  * Shapes the vector path does not cover fall back to the reference (stated in each op). */
 
