@@ -45,6 +45,28 @@ static inline void hlx_v_pair_bf16(const uint16_t *p, HLX_V *lo, HLX_V *hi)
     *hi = _mm256_castsi256_ps(_mm256_and_si256(x, _mm256_set1_epi32((int)0xffff0000u)));
 }
 
+/* 8 fp8 e4m3 bytes -> 8 floats, exactly (see avx512.c). */
+static inline HLX_V hlx_v_fp8_8(const uint8_t *p)
+{
+    __m256i x = _mm256_cvtepu8_epi32(_mm_loadl_epi64((const __m128i *)p));
+    __m256i mag = _mm256_and_si256(x, _mm256_set1_epi32(0x7f));
+    __m256i sign = _mm256_slli_epi32(_mm256_and_si256(x, _mm256_set1_epi32(0x80)), 24);
+    __m256 nrm = _mm256_castsi256_ps(
+        _mm256_add_epi32(_mm256_slli_epi32(mag, 20), _mm256_set1_epi32(120 << 23)));
+    __m256 sub = _mm256_mul_ps(_mm256_cvtepi32_ps(mag), _mm256_set1_ps(0x1p-9f));
+    __m256 is_sub = _mm256_castsi256_ps(_mm256_cmpgt_epi32(_mm256_set1_epi32(8), mag));
+    __m256 is_nan = _mm256_castsi256_ps(_mm256_cmpeq_epi32(mag, _mm256_set1_epi32(0x7f)));
+    __m256 v = _mm256_blendv_ps(nrm, sub, is_sub);
+    v = _mm256_blendv_ps(v, _mm256_set1_ps(NAN), is_nan);
+    return _mm256_or_ps(v, _mm256_castsi256_ps(sign));
+}
+
+static inline void hlx_v_pair_fp8(const uint8_t *p, HLX_V *lo, HLX_V *hi)
+{
+    *lo = hlx_v_fp8_8(p);
+    *hi = hlx_v_fp8_8(p + 8);
+}
+
 /* 8 vectors -> one vector whose lane t is OP over v[t]: a transpose tree. */
 #define HLX_HRED(name, OP) \
     static inline HLX_V name(const HLX_V *v) \

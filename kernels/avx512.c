@@ -36,6 +36,28 @@ static inline void hlx_v_pair_bf16(const uint16_t *p, HLX_V *lo, HLX_V *hi)
     *hi = _mm512_castsi512_ps(_mm512_and_si512(x, _mm512_set1_epi32((int)0xffff0000u)));
 }
 
+/* 16 fp8 e4m3 bytes -> 16 floats, exactly: normals by moving the exponent and mantissa
+ * bits into place (bias 7 -> 127), subnormals (exponent 0) as m * 2^-9, S.1111.111 NaN. */
+static inline HLX_V hlx_v_fp8_16(const uint8_t *p)
+{
+    __m512i x = _mm512_cvtepu8_epi32(_mm_loadu_si128((const __m128i *)p));
+    __m512i mag = _mm512_and_si512(x, _mm512_set1_epi32(0x7f));
+    __m512i sign = _mm512_slli_epi32(_mm512_and_si512(x, _mm512_set1_epi32(0x80)), 24);
+    __m512i nrm = _mm512_add_epi32(_mm512_slli_epi32(mag, 20), _mm512_set1_epi32(120 << 23));
+    __mmask16 sub = _mm512_cmplt_epi32_mask(mag, _mm512_set1_epi32(8));
+    __mmask16 nan = _mm512_cmpeq_epi32_mask(mag, _mm512_set1_epi32(0x7f));
+    HLX_V v = _mm512_castsi512_ps(nrm);
+    v = _mm512_mask_mul_ps(v, sub, _mm512_cvtepi32_ps(mag), _mm512_set1_ps(0x1p-9f));
+    v = _mm512_mask_mov_ps(v, nan, _mm512_set1_ps(NAN));
+    return _mm512_castsi512_ps(_mm512_or_si512(_mm512_castps_si512(v), sign));
+}
+
+static inline void hlx_v_pair_fp8(const uint8_t *p, HLX_V *lo, HLX_V *hi)
+{
+    *lo = hlx_v_fp8_16(p);
+    *hi = hlx_v_fp8_16(p + 16);
+}
+
 /* 16 vectors -> one vector whose lane t is OP over v[t]: a transpose tree, 45 ops. */
 #define HLX_HRED(name, OP) \
     static inline HLX_V name(const HLX_V *v) \

@@ -18,13 +18,17 @@
 #define HLX_HMAX 256        /* heads per pass: online-softmax state lives on the stack */
 
 /* Loads 2W KV elements starting at p as two vectors (bf16: even, odd). */
+/* BF is the KV type code: 0 f32, 1 bf16 (even/odd order), 2 fp8 e4m3 (natural order). */
 #define HLX_PAIR(BF, p, lo, hi) \
     do { \
-        if (BF) \
+        if ((BF) == 1) \
             hlx_v_pair_bf16((const uint16_t *)(p), &(lo), &(hi)); \
+        else if ((BF) == 2) \
+            hlx_v_pair_fp8((const uint8_t *)(p), &(lo), &(hi)); \
         else \
             hlx_v_pair_f32((const float *)(p), &(lo), &(hi)); \
     } while (0)
+#define HLX_ES(BF) ((BF) == 1 ? 2 : (BF) == 2 ? 1 : 4) /* bytes per KV element */
 
 /* Scores of nt <= W tokens for G heads: sc[g][t] = q_g . k_t (unscaled), as G vectors. */
 static inline __attribute__((always_inline)) void
@@ -43,7 +47,7 @@ HLX_FN(hlx_qk)(const int G, const int BF, const float *qp, int dk, const char *k
             acc[g] = hlx_v_zero();
         for (c = 0; c < dk; c += 2 * HLX_W) {
             HLX_V k0, k1;
-            HLX_PAIR(BF, kt + (size_t)c * (BF ? 2 : 4), k0, k1);
+            HLX_PAIR(BF, kt + (size_t)c * HLX_ES(BF), k0, k1);
             _Pragma("GCC unroll 8") for (g = 0; g < G; g++) {
                 acc[g] = hlx_v_fma(hlx_v_load(qp + (size_t)g * dk + c), k0, acc[g]);
                 acc[g] = hlx_v_fma(hlx_v_load(qp + (size_t)g * dk + c + HLX_W), k1, acc[g]);
@@ -72,7 +76,7 @@ HLX_FN(hlx_pv)(const int G, const int BF, const float *p, const float *corr, int
         }
         for (t = 0; t < nt; t++) {
             HLX_V v0, v1;
-            HLX_PAIR(BF, v + (size_t)t * vstride_b + (size_t)c * (BF ? 2 : 4), v0, v1);
+            HLX_PAIR(BF, v + (size_t)t * vstride_b + (size_t)c * HLX_ES(BF), v0, v1);
             _Pragma("GCC unroll 8") for (g = 0; g < G; g++) {
                 HLX_V pg = hlx_v_set1(p[g * HLX_W + t]);
                 a0[g] = hlx_v_fma(pg, v0, a0[g]);
@@ -155,16 +159,19 @@ HLX_FN(hlx_attn_blk)(const int G, const int BF, const int D, const hlx_attn_desc
 #define HLX_BLK_DEF_X(n, bf, tag, D) HLX_BLK_DEF_D(n, bf, tag, D) /* expands n first */
 HLX_BLK_DEF_X(HLX_GMAX, 0, f128_, 128)
 HLX_BLK_DEF_X(HLX_GMAX, 1, b128_, 128)
+HLX_BLK_DEF_X(HLX_GMAX, 2, e128_, 128)
 HLX_BLK_DEF(1, 0, f) HLX_BLK_DEF(2, 0, f) HLX_BLK_DEF(3, 0, f) HLX_BLK_DEF(4, 0, f)
 HLX_BLK_DEF(1, 1, b) HLX_BLK_DEF(2, 1, b) HLX_BLK_DEF(3, 1, b) HLX_BLK_DEF(4, 1, b)
+HLX_BLK_DEF(1, 2, e) HLX_BLK_DEF(2, 2, e) HLX_BLK_DEF(3, 2, e) HLX_BLK_DEF(4, 2, e)
 #if HLX_GMAX > 4
 HLX_BLK_DEF(5, 0, f) HLX_BLK_DEF(6, 0, f) HLX_BLK_DEF(7, 0, f) HLX_BLK_DEF(8, 0, f)
 HLX_BLK_DEF(5, 1, b) HLX_BLK_DEF(6, 1, b) HLX_BLK_DEF(7, 1, b) HLX_BLK_DEF(8, 1, b)
+HLX_BLK_DEF(5, 2, e) HLX_BLK_DEF(6, 2, e) HLX_BLK_DEF(7, 2, e) HLX_BLK_DEF(8, 2, e)
 #endif
 
 typedef void (*HLX_FN(hlx_blk_fn))(const hlx_attn_desc_t *, const float *, const char *,
                                    const char *, size_t, size_t, int, float *, float *, float *);
-static const HLX_FN(hlx_blk_fn) HLX_FN(hlx_blk_tab)[2][HLX_GMAX] = {
+static const HLX_FN(hlx_blk_fn) HLX_FN(hlx_blk_tab)[3][HLX_GMAX] = {
     { HLX_FN(hlx_blk_f1), HLX_FN(hlx_blk_f2), HLX_FN(hlx_blk_f3), HLX_FN(hlx_blk_f4),
 #if HLX_GMAX > 4
       HLX_FN(hlx_blk_f5), HLX_FN(hlx_blk_f6), HLX_FN(hlx_blk_f7), HLX_FN(hlx_blk_f8),
@@ -175,12 +182,17 @@ static const HLX_FN(hlx_blk_fn) HLX_FN(hlx_blk_tab)[2][HLX_GMAX] = {
       HLX_FN(hlx_blk_b5), HLX_FN(hlx_blk_b6), HLX_FN(hlx_blk_b7), HLX_FN(hlx_blk_b8),
 #endif
     },
+    { HLX_FN(hlx_blk_e1), HLX_FN(hlx_blk_e2), HLX_FN(hlx_blk_e3), HLX_FN(hlx_blk_e4),
+#if HLX_GMAX > 4
+      HLX_FN(hlx_blk_e5), HLX_FN(hlx_blk_e6), HLX_FN(hlx_blk_e7), HLX_FN(hlx_blk_e8),
+#endif
+    },
 };
 
 #define HLX_BLK_NAME2(tag, n) HLX_FN(hlx_blk_##tag##n)
 #define HLX_BLK_NAME(tag, n) HLX_BLK_NAME2(tag, n)
-static const HLX_FN(hlx_blk_fn) HLX_FN(hlx_blk_tab128)[2] = {
-    HLX_BLK_NAME(f128_, HLX_GMAX), HLX_BLK_NAME(b128_, HLX_GMAX),
+static const HLX_FN(hlx_blk_fn) HLX_FN(hlx_blk_tab128)[3] = {
+    HLX_BLK_NAME(f128_, HLX_GMAX), HLX_BLK_NAME(b128_, HLX_GMAX), HLX_BLK_NAME(e128_, HLX_GMAX),
 };
 
 /* Puts q rows in the element order the KV loads produce (bf16: even then odd per 2W). */
@@ -193,15 +205,15 @@ static void HLX_FN(hlx_q_order)(int BF, const float *q, int G, int dk, float *qp
             for (i = 0; i < HLX_W; i++) {
                 const float *src = q + (size_t)g * dk + c;
                 float *dst = qp + (size_t)g * dk + c;
-                dst[i]         = BF ? src[2 * i] : src[i];
-                dst[HLX_W + i] = BF ? src[2 * i + 1] : src[HLX_W + i];
+                dst[i]         = BF == 1 ? src[2 * i] : src[i];
+                dst[HLX_W + i] = BF == 1 ? src[2 * i + 1] : src[HLX_W + i];
             }
 }
 
 static inline __attribute__((always_inline)) void
 HLX_FN(hlx_attn_typed)(const int BF, const hlx_attn_desc_t *d)
 {
-    const size_t es = BF ? 2 : 4, ksb = d->k_stride * es, vsb = d->v_stride * es;
+    const size_t es = HLX_ES(BF), ksb = d->k_stride * es, vsb = d->v_stride * es;
     float m[HLX_HMAX], s[HLX_HMAX];
     float qp[HLX_GMAX * 1024] __attribute__((aligned(64)));
     int h0, g0, g, e;
@@ -223,13 +235,13 @@ HLX_FN(hlx_attn_typed)(const int BF, const hlx_attn_desc_t *d)
                 const float *qg = d->q + (size_t)(h0 + g0) * d->dk;
                 /* one head chunk: q in load order (re-done per superblock only when the
                  * group needs several chunks) */
-                if (BF && (j0 == 0 || H > HLX_GMAX))
+                if (BF == 1 && (j0 == 0 || H > HLX_GMAX))
                     HLX_FN(hlx_q_order)(BF, qg, G, d->dk, qp);
                 for (j = j0; j < j0 + jn; j += HLX_W) {
                     int nt = (int)(j0 + jn - j < HLX_W ? j0 + jn - j : HLX_W);
                     const char *kb = (const char *)d->k + j * ksb;
                     const char *vb = (const char *)d->v + j * vsb;
-                    const float *qq = BF ? qp : qg;
+                    const float *qq = BF == 1 ? qp : qg;
                     float *og = oh + (size_t)g0 * d->dv;
                     /* no software prefetch: KV rows are two sequential streams the hardware
                      * prefetchers follow; explicit prefetches (to L1 or L2, 1-4 superblocks
@@ -245,7 +257,7 @@ HLX_FN(hlx_attn_typed)(const int BF, const hlx_attn_desc_t *d)
         for (g = 0; g < H; g++) {
             float *og = oh + (size_t)g * d->dv;
             float inv = d->len ? 1.0f / s[g] : 0.0f;
-            if (BF) { /* back to natural order */
+            if (BF == 1) { /* back to natural order */
                 float tmp[2 * HLX_W];
                 int c;
                 for (c = 0; c < d->dv; c += 2 * HLX_W) {
@@ -263,12 +275,13 @@ HLX_FN(hlx_attn_typed)(const int BF, const hlx_attn_desc_t *d)
     }
 }
 
-/* Vector path: f32 and bf16 KV with dk, dv multiples of 2W and dk <= 1024; everything else
- * (fp8 KV, odd head sizes) goes to the reference. */
+/* Vector path: f32, bf16 and fp8 e4m3 KV with dk, dv multiples of 2W and dk <= 1024;
+ * other head sizes go to the reference. */
 static void HLX_FN(hlx_attn)(const hlx_attn_desc_t *d)
 {
     if (d->dk % (2 * HLX_W) || d->dv % (2 * HLX_W) || d->dk > 1024 ||
-        (d->kv_dtype != HLX_DTYPE_F32 && d->kv_dtype != HLX_DTYPE_BF16)) {
+        (d->kv_dtype != HLX_DTYPE_F32 && d->kv_dtype != HLX_DTYPE_BF16 &&
+         d->kv_dtype != HLX_DTYPE_FP8)) {
         hlx_kernels_t ref;
         hlx_kernels_reference(&ref);
         ref.attn(d);
@@ -276,6 +289,8 @@ static void HLX_FN(hlx_attn)(const hlx_attn_desc_t *d)
     }
     if (d->kv_dtype == HLX_DTYPE_BF16)
         HLX_FN(hlx_attn_typed)(1, d);
+    else if (d->kv_dtype == HLX_DTYPE_FP8)
+        HLX_FN(hlx_attn_typed)(2, d);
     else
         HLX_FN(hlx_attn_typed)(0, d);
 }
