@@ -12,7 +12,6 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
-#include <sys/mman.h>
 
 typedef struct hlx_bench_opts {
     const char *kernel;
@@ -100,20 +99,6 @@ static int hlx_bench_int(const char *flag, const char *s, int min, int max, int 
     return 0;
 }
 
-/* Large buffers: 2 MiB aligned and advised into huge pages where the kernel allows. */
-static void *hlx_bench_alloc(size_t bytes)
-{
-    void *p = NULL;
-    size_t al = (size_t)2 << 20, sz = (bytes + al - 1) / al * al;
-
-    if (posix_memalign(&p, al, sz) != 0)
-        return NULL;
-#ifdef MADV_HUGEPAGE
-    madvise(p, sz, MADV_HUGEPAGE);
-#endif
-    return p;
-}
-
 static void hlx_bench_fill(void *p, hlx_dtype_t t, size_t n, uint64_t seed)
 {
     size_t i;
@@ -141,16 +126,16 @@ static int hlx_bench_attention(const hlx_bench_opts_t *o, const hlx_kernels_t *k
     size_t es = hlx_bench_esize(o->dtype), len = o->context;
     int group = o->mla ? 128 : o->group, dk = o->mla ? 576 : o->dk, dv = o->mla ? 512 : o->dv;
     size_t kv_elems = len * (size_t)dk + (o->mla ? 0 : len * (size_t)dv);
-    void *kv = hlx_bench_alloc(kv_elems * es + 64);
+    void *kv = hlx_kernels_alloc_huge(kv_elems * es + 64);
     float *q = malloc(sizeof(float) * (size_t)group * dk);
     float *out = malloc(sizeof(float) * (size_t)group * dv), *lse = malloc(sizeof(float) * group);
     hlx_attn_desc_t d;
-    int i;
+    int i, rc;
 
     if (!kv || !q || !out || !lse) {
         fprintf(stderr, "helix bench: cannot allocate %.1f GiB of KV\n",
                 (double)(kv_elems * es) / (1u << 30));
-        free(kv); free(q); free(out); free(lse);
+        hlx_kernels_free_huge(kv); free(q); free(out); free(lse);
         return 1;
     }
     hlx_bench_fill(kv, o->dtype, kv_elems, 1);
@@ -168,12 +153,11 @@ static int hlx_bench_attention(const hlx_bench_opts_t *o, const hlx_kernels_t *k
     }
     r->bytes = (double)kv_elems * (double)es;
     r->flops = 2.0 * group * (double)len * (dk + dv);
-    if (!isfinite(lse[0])) {
+    rc = isfinite(lse[0]) ? 0 : 1;
+    if (rc)
         fprintf(stderr, "helix bench: attention produced lse %g\n", (double)lse[0]);
-        return 1;
-    }
-    free(kv); free(q); free(out); free(lse);
-    return 0;
+    hlx_kernels_free_huge(kv); free(q); free(out); free(lse);
+    return rc;
 }
 
 static int hlx_bench_merge(const hlx_bench_opts_t *o, const hlx_kernels_t *k,
@@ -211,18 +195,18 @@ static int hlx_bench_gemv(const hlx_bench_opts_t *o, const hlx_kernels_t *k,
                           hlx_bench_result_t *r)
 {
     size_t es = hlx_bench_esize(o->dtype), nw = (size_t)o->n * o->k;
-    void *w = hlx_bench_alloc(nw * es);
+    void *w = hlx_kernels_alloc_huge(nw * es);
     float *x = malloc(sizeof(float) * (size_t)o->m * o->k);
     float *y = malloc(sizeof(float) * (size_t)o->m * o->n);
     int i;
 
     if (o->dtype == HLX_DTYPE_FP8) {
         fprintf(stderr, "helix bench: --kv-dtype: gemv weights are fp32 or bf16\n");
-        free(w); free(x); free(y);
+        hlx_kernels_free_huge(w); free(x); free(y);
         return 2;
     }
     if (!w || !x || !y) {
-        free(w); free(x); free(y);
+        hlx_kernels_free_huge(w); free(x); free(y);
         return 1;
     }
     hlx_bench_fill(w, o->dtype, nw, 5);
@@ -235,7 +219,7 @@ static int hlx_bench_gemv(const hlx_bench_opts_t *o, const hlx_kernels_t *k,
     }
     r->bytes = (double)nw * es;
     r->flops = 2.0 * o->m * (double)nw;
-    free(w); free(x); free(y);
+    hlx_kernels_free_huge(w); free(x); free(y);
     return 0;
 }
 
