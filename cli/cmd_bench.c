@@ -12,7 +12,6 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
-#include <sys/mman.h>
 
 typedef struct hlx_bench_opts {
     const char *kernel;
@@ -53,7 +52,8 @@ static void hlx_bench_usage(FILE *f)
         "  --n N, --k K       gemv: y[N] = x[K] W[K][N] (default N 8192, K 8192)\n"
         "  --m M              gemv: rows of x (default 1)\n"
         "  --reps R           timed runs, best kept (default 5)\n"
-        "  --bw-bytes N       bandwidth probe buffer (default 256M)\n"
+        "  --bw-bytes N       bandwidth probe buffer, larger than the last-level cache\n"
+        "                     (default 1G)\n"
         "  --json             one JSON object on stdout\n"
         "examples:\n"
         "  taskset -c 1 helix bench attention --kv-dtype bf16 --context 1M --group 8 --json\n"
@@ -99,20 +99,6 @@ static int hlx_bench_int(const char *flag, const char *s, int min, int max, int 
     return 0;
 }
 
-/* Large buffers: 2 MiB aligned and advised into huge pages where the kernel allows. */
-static void *hlx_bench_alloc(size_t bytes)
-{
-    void *p = NULL;
-    size_t al = (size_t)2 << 20, sz = (bytes + al - 1) / al * al;
-
-    if (posix_memalign(&p, al, sz) != 0)
-        return NULL;
-#ifdef MADV_HUGEPAGE
-    madvise(p, sz, MADV_HUGEPAGE);
-#endif
-    return p;
-}
-
 static void hlx_bench_fill(void *p, hlx_dtype_t t, size_t n, uint64_t seed)
 {
     size_t i;
@@ -140,16 +126,16 @@ static int hlx_bench_attention(const hlx_bench_opts_t *o, const hlx_kernels_t *k
     size_t es = hlx_bench_esize(o->dtype), len = o->context;
     int group = o->mla ? 128 : o->group, dk = o->mla ? 576 : o->dk, dv = o->mla ? 512 : o->dv;
     size_t kv_elems = len * (size_t)dk + (o->mla ? 0 : len * (size_t)dv);
-    void *kv = hlx_bench_alloc(kv_elems * es + 64);
+    void *kv = hlx_kernels_alloc_huge(kv_elems * es + 64);
     float *q = malloc(sizeof(float) * (size_t)group * dk);
     float *out = malloc(sizeof(float) * (size_t)group * dv), *lse = malloc(sizeof(float) * group);
     hlx_attn_desc_t d;
-    int i;
+    int i, rc;
 
     if (!kv || !q || !out || !lse) {
         fprintf(stderr, "helix bench: cannot allocate %.1f GiB of KV\n",
                 (double)(kv_elems * es) / (1u << 30));
-        free(kv); free(q); free(out); free(lse);
+        hlx_kernels_free_huge(kv); free(q); free(out); free(lse);
         return 1;
     }
     hlx_bench_fill(kv, o->dtype, kv_elems, 1);
@@ -167,12 +153,11 @@ static int hlx_bench_attention(const hlx_bench_opts_t *o, const hlx_kernels_t *k
     }
     r->bytes = (double)kv_elems * (double)es;
     r->flops = 2.0 * group * (double)len * (dk + dv);
-    if (!isfinite(lse[0])) {
+    rc = isfinite(lse[0]) ? 0 : 1;
+    if (rc)
         fprintf(stderr, "helix bench: attention produced lse %g\n", (double)lse[0]);
-        return 1;
-    }
-    free(kv); free(q); free(out); free(lse);
-    return 0;
+    hlx_kernels_free_huge(kv); free(q); free(out); free(lse);
+    return rc;
 }
 
 static int hlx_bench_merge(const hlx_bench_opts_t *o, const hlx_kernels_t *k,
@@ -210,18 +195,18 @@ static int hlx_bench_gemv(const hlx_bench_opts_t *o, const hlx_kernels_t *k,
                           hlx_bench_result_t *r)
 {
     size_t es = hlx_bench_esize(o->dtype), nw = (size_t)o->n * o->k;
-    void *w = hlx_bench_alloc(nw * es);
+    void *w = hlx_kernels_alloc_huge(nw * es);
     float *x = malloc(sizeof(float) * (size_t)o->m * o->k);
     float *y = malloc(sizeof(float) * (size_t)o->m * o->n);
     int i;
 
     if (o->dtype == HLX_DTYPE_FP8) {
         fprintf(stderr, "helix bench: --kv-dtype: gemv weights are fp32 or bf16\n");
-        free(w); free(x); free(y);
+        hlx_kernels_free_huge(w); free(x); free(y);
         return 2;
     }
     if (!w || !x || !y) {
-        free(w); free(x); free(y);
+        hlx_kernels_free_huge(w); free(x); free(y);
         return 1;
     }
     hlx_bench_fill(w, o->dtype, nw, 5);
@@ -234,7 +219,7 @@ static int hlx_bench_gemv(const hlx_bench_opts_t *o, const hlx_kernels_t *k,
     }
     r->bytes = (double)nw * es;
     r->flops = 2.0 * o->m * (double)nw;
-    free(w); free(x); free(y);
+    hlx_kernels_free_huge(w); free(x); free(y);
     return 0;
 }
 
@@ -261,7 +246,7 @@ int hlx_cmd_bench(int argc, char **argv)
     hlx_bench_opts_t o = { .variant = NULL, .dtype = HLX_DTYPE_BF16, .context = 1u << 20,
                            .group = 8, .dk = 128, .dv = 128, .parts = 8, .heads = 64,
                            .n = 8192, .k = 8192, .m = 1, .reps = 5,
-                           .bw_bytes = (size_t)256 << 20 };
+                           .bw_bytes = (size_t)1 << 30 };
     hlx_bench_result_t r = { 0 };
     hlx_kernels_t kern;
     hlx_status_t st;
@@ -349,14 +334,21 @@ int hlx_cmd_bench(int argc, char **argv)
     t_roof = fmax(r.bytes / (r.bw_gbps * 1e9), r.flops / (r.peak_gflops * 1e9));
     frac = t_roof / r.seconds;
     if (o.json) {
-        printf("{\"kernel\": \"%s\", \"variant\": \"%s\", \"kv_dtype\": \"%s\", "
-               "\"context\": %zu, \"group\": %d, \"dk\": %d, \"dv\": %d, "
-               "\"kv_bytes\": %.0f, \"flops\": %.0f, \"seconds\": %.6g, \"gbps\": %.4g, "
+        printf("{\"kernel\": \"%s\", \"variant\": \"%s\", ", o.kernel, kern.name);
+        if (!strcmp(o.kernel, "attention"))
+            printf("\"kv_dtype\": \"%s\", \"context\": %zu, \"group\": %d, \"dk\": %d, "
+                   "\"dv\": %d, ", hlx_dtype_name(o.dtype), o.context, o.mla ? 128 : o.group,
+                   o.mla ? 576 : o.dk, o.mla ? 512 : o.dv);
+        else if (!strcmp(o.kernel, "merge"))
+            printf("\"parts\": %d, \"heads\": %d, \"dv\": %d, ", o.parts, o.heads, o.dv);
+        else
+            printf("\"w_dtype\": \"%s\", \"m\": %d, \"n\": %d, \"k\": %d, ",
+                   hlx_dtype_name(o.dtype), o.m, o.n, o.k);
+        /* kv_bytes: the bytes the kernel must read (KV, partials or weights) */
+        printf("\"kv_bytes\": %.0f, \"flops\": %.0f, \"seconds\": %.6g, \"gbps\": %.4g, "
                "\"gflops\": %.4g, \"bw_gbps\": %.4g, \"peak_gflops\": %.4g, "
                "\"roofline_seconds\": %.6g, \"bound\": \"%s\", \"roofline_fraction\": %.4f}\n",
-               o.kernel, kern.name, hlx_dtype_name(o.dtype), o.context,
-               o.mla ? 128 : o.group, o.mla ? 576 : o.dk, o.mla ? 512 : o.dv, r.bytes,
-               r.flops, r.seconds, r.bytes / r.seconds * 1e-9, r.flops / r.seconds * 1e-9,
+               r.bytes, r.flops, r.seconds, r.bytes / r.seconds * 1e-9, r.flops / r.seconds * 1e-9,
                r.bw_gbps, r.peak_gflops, t_roof,
                r.bytes / r.bw_gbps > r.flops / r.peak_gflops ? "memory" : "compute", frac);
     } else {
@@ -369,6 +361,9 @@ int hlx_cmd_bench(int argc, char **argv)
                r.flops / r.seconds * 1e-9);
         printf("  roofline %.6f s (%s-bound): roofline_fraction %.3f\n", t_roof,
                r.bytes / r.bw_gbps > r.flops / r.peak_gflops ? "memory" : "compute", frac);
+        if (frac > 1.0)
+            printf("  (above 1: the working set is cache-resident; the DRAM roofline does "
+                   "not bind it)\n");
     }
     return 0;
 }

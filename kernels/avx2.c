@@ -21,13 +21,7 @@ static inline HLX_V hlx_v_mul(HLX_V a, HLX_V b) { return _mm256_mul_ps(a, b); }
 static inline HLX_V hlx_v_div(HLX_V a, HLX_V b) { return _mm256_div_ps(a, b); }
 static inline HLX_V hlx_v_fma(HLX_V a, HLX_V b, HLX_V c) { return _mm256_fmadd_ps(a, b, c); }
 
-static inline float hlx_v_rmax(HLX_V v)
-{
-    __m128 x = _mm_max_ps(_mm256_castps256_ps128(v), _mm256_extractf128_ps(v, 1));
-    x = _mm_max_ps(x, _mm_movehl_ps(x, x));
-    x = _mm_max_ss(x, _mm_shuffle_ps(x, x, 1));
-    return _mm_cvtss_f32(x);
-}
+static inline HLX_V hlx_v_max(HLX_V a, HLX_V b) { return _mm256_max_ps(a, b); }
 
 static inline float hlx_v_rsum(HLX_V v)
 {
@@ -51,21 +45,45 @@ static inline void hlx_v_pair_bf16(const uint16_t *p, HLX_V *lo, HLX_V *hi)
     *hi = _mm256_castsi256_ps(_mm256_and_si256(x, _mm256_set1_epi32((int)0xffff0000u)));
 }
 
-/* 8 vectors -> one vector whose lane t is the sum of v[t]. */
-static inline HLX_V hlx_v_hsum(const HLX_V *v)
+/* 8 fp8 e4m3 bytes -> 8 floats, exactly (see avx512.c). */
+static inline HLX_V hlx_v_fp8_8(const uint8_t *p)
 {
-    HLX_V x[4], z0, z1;
-    int i;
-
-    for (i = 0; i < 4; i++)
-        x[i] = _mm256_add_ps(_mm256_unpacklo_ps(v[2 * i], v[2 * i + 1]),
-                             _mm256_unpackhi_ps(v[2 * i], v[2 * i + 1]));
-    z0 = _mm256_add_ps(_mm256_castpd_ps(_mm256_unpacklo_pd(_mm256_castps_pd(x[0]), _mm256_castps_pd(x[1]))),
-                       _mm256_castpd_ps(_mm256_unpackhi_pd(_mm256_castps_pd(x[0]), _mm256_castps_pd(x[1]))));
-    z1 = _mm256_add_ps(_mm256_castpd_ps(_mm256_unpacklo_pd(_mm256_castps_pd(x[2]), _mm256_castps_pd(x[3]))),
-                       _mm256_castpd_ps(_mm256_unpackhi_pd(_mm256_castps_pd(x[2]), _mm256_castps_pd(x[3]))));
-    return _mm256_add_ps(_mm256_permute2f128_ps(z0, z1, 0x20), _mm256_permute2f128_ps(z0, z1, 0x31));
+    __m256i x = _mm256_cvtepu8_epi32(_mm_loadl_epi64((const __m128i *)p));
+    __m256i mag = _mm256_and_si256(x, _mm256_set1_epi32(0x7f));
+    __m256i sign = _mm256_slli_epi32(_mm256_and_si256(x, _mm256_set1_epi32(0x80)), 24);
+    __m256 nrm = _mm256_castsi256_ps(
+        _mm256_add_epi32(_mm256_slli_epi32(mag, 20), _mm256_set1_epi32(120 << 23)));
+    __m256 sub = _mm256_mul_ps(_mm256_cvtepi32_ps(mag), _mm256_set1_ps(0x1p-9f));
+    __m256 is_sub = _mm256_castsi256_ps(_mm256_cmpgt_epi32(_mm256_set1_epi32(8), mag));
+    __m256 is_nan = _mm256_castsi256_ps(_mm256_cmpeq_epi32(mag, _mm256_set1_epi32(0x7f)));
+    __m256 v = _mm256_blendv_ps(nrm, sub, is_sub);
+    v = _mm256_blendv_ps(v, _mm256_set1_ps(NAN), is_nan);
+    return _mm256_or_ps(v, _mm256_castsi256_ps(sign));
 }
+
+static inline void hlx_v_pair_fp8(const uint8_t *p, HLX_V *lo, HLX_V *hi)
+{
+    *lo = hlx_v_fp8_8(p);
+    *hi = hlx_v_fp8_8(p + 8);
+}
+
+/* 8 vectors -> one vector whose lane t is OP over v[t]: a transpose tree. */
+#define HLX_HRED(name, OP) \
+    static inline HLX_V name(const HLX_V *v) \
+    { \
+        HLX_V x[4], z0, z1; \
+        int i; \
+        for (i = 0; i < 4; i++) \
+            x[i] = OP(_mm256_unpacklo_ps(v[2 * i], v[2 * i + 1]), \
+                      _mm256_unpackhi_ps(v[2 * i], v[2 * i + 1])); \
+        z0 = OP(_mm256_castpd_ps(_mm256_unpacklo_pd(_mm256_castps_pd(x[0]), _mm256_castps_pd(x[1]))), \
+                _mm256_castpd_ps(_mm256_unpackhi_pd(_mm256_castps_pd(x[0]), _mm256_castps_pd(x[1])))); \
+        z1 = OP(_mm256_castpd_ps(_mm256_unpacklo_pd(_mm256_castps_pd(x[2]), _mm256_castps_pd(x[3]))), \
+                _mm256_castpd_ps(_mm256_unpackhi_pd(_mm256_castps_pd(x[2]), _mm256_castps_pd(x[3])))); \
+        return OP(_mm256_permute2f128_ps(z0, z1, 0x20), _mm256_permute2f128_ps(z0, z1, 0x31)); \
+    }
+HLX_HRED(hlx_v_hsum, _mm256_add_ps)
+HLX_HRED(hlx_v_hmax, _mm256_max_ps)
 
 /* exp(x) as in avx512.c: clamp to [-87.3, 88.3], 2^n * degree-7 Taylor polynomial. */
 static inline HLX_V hlx_v_exp(HLX_V x)

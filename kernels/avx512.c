@@ -20,8 +20,7 @@ static inline HLX_V hlx_v_sub(HLX_V a, HLX_V b) { return _mm512_sub_ps(a, b); }
 static inline HLX_V hlx_v_mul(HLX_V a, HLX_V b) { return _mm512_mul_ps(a, b); }
 static inline HLX_V hlx_v_div(HLX_V a, HLX_V b) { return _mm512_div_ps(a, b); }
 static inline HLX_V hlx_v_fma(HLX_V a, HLX_V b, HLX_V c) { return _mm512_fmadd_ps(a, b, c); }
-static inline float hlx_v_rmax(HLX_V v) { return _mm512_reduce_max_ps(v); }
-static inline float hlx_v_rsum(HLX_V v) { return _mm512_reduce_add_ps(v); }
+static inline HLX_V hlx_v_max(HLX_V a, HLX_V b) { return _mm512_max_ps(a, b); }
 
 static inline void hlx_v_pair_f32(const float *p, HLX_V *lo, HLX_V *hi)
 {
@@ -37,27 +36,51 @@ static inline void hlx_v_pair_bf16(const uint16_t *p, HLX_V *lo, HLX_V *hi)
     *hi = _mm512_castsi512_ps(_mm512_and_si512(x, _mm512_set1_epi32((int)0xffff0000u)));
 }
 
-/* 16 vectors -> one vector whose lane t is the sum of v[t]: a transpose-add tree. */
-static inline HLX_V hlx_v_hsum(const HLX_V *v)
+/* 16 fp8 e4m3 bytes -> 16 floats, exactly: normals by moving the exponent and mantissa
+ * bits into place (bias 7 -> 127), subnormals (exponent 0) as m * 2^-9, S.1111.111 NaN. */
+static inline HLX_V hlx_v_fp8_16(const uint8_t *p)
 {
-    HLX_V x[8], z[4], r0, r1;
-    int i;
-
-    for (i = 0; i < 8; i++)
-        x[i] = _mm512_add_ps(_mm512_unpacklo_ps(v[2 * i], v[2 * i + 1]),
-                             _mm512_unpackhi_ps(v[2 * i], v[2 * i + 1]));
-    for (i = 0; i < 4; i++) {
-        __m512d a = _mm512_castps_pd(x[2 * i]), b = _mm512_castps_pd(x[2 * i + 1]);
-        z[i] = _mm512_add_ps(_mm512_castpd_ps(_mm512_unpacklo_pd(a, b)),
-                             _mm512_castpd_ps(_mm512_unpackhi_pd(a, b)));
-    }
-    r0 = _mm512_add_ps(_mm512_shuffle_f32x4(z[0], z[1], _MM_SHUFFLE(2, 0, 2, 0)),
-                       _mm512_shuffle_f32x4(z[0], z[1], _MM_SHUFFLE(3, 1, 3, 1)));
-    r1 = _mm512_add_ps(_mm512_shuffle_f32x4(z[2], z[3], _MM_SHUFFLE(2, 0, 2, 0)),
-                       _mm512_shuffle_f32x4(z[2], z[3], _MM_SHUFFLE(3, 1, 3, 1)));
-    return _mm512_add_ps(_mm512_shuffle_f32x4(r0, r1, _MM_SHUFFLE(2, 0, 2, 0)),
-                         _mm512_shuffle_f32x4(r0, r1, _MM_SHUFFLE(3, 1, 3, 1)));
+    __m512i x = _mm512_cvtepu8_epi32(_mm_loadu_si128((const __m128i *)p));
+    __m512i mag = _mm512_and_si512(x, _mm512_set1_epi32(0x7f));
+    __m512i sign = _mm512_slli_epi32(_mm512_and_si512(x, _mm512_set1_epi32(0x80)), 24);
+    __m512i nrm = _mm512_add_epi32(_mm512_slli_epi32(mag, 20), _mm512_set1_epi32(120 << 23));
+    __mmask16 sub = _mm512_cmplt_epi32_mask(mag, _mm512_set1_epi32(8));
+    __mmask16 nan = _mm512_cmpeq_epi32_mask(mag, _mm512_set1_epi32(0x7f));
+    HLX_V v = _mm512_castsi512_ps(nrm);
+    v = _mm512_mask_mul_ps(v, sub, _mm512_cvtepi32_ps(mag), _mm512_set1_ps(0x1p-9f));
+    v = _mm512_mask_mov_ps(v, nan, _mm512_set1_ps(NAN));
+    return _mm512_castsi512_ps(_mm512_or_si512(_mm512_castps_si512(v), sign));
 }
+
+static inline void hlx_v_pair_fp8(const uint8_t *p, HLX_V *lo, HLX_V *hi)
+{
+    *lo = hlx_v_fp8_16(p);
+    *hi = hlx_v_fp8_16(p + 16);
+}
+
+/* 16 vectors -> one vector whose lane t is OP over v[t]: a transpose tree, 45 ops. */
+#define HLX_HRED(name, OP) \
+    static inline HLX_V name(const HLX_V *v) \
+    { \
+        HLX_V x[8], z[4], r0, r1; \
+        int i; \
+        for (i = 0; i < 8; i++) \
+            x[i] = OP(_mm512_unpacklo_ps(v[2 * i], v[2 * i + 1]), \
+                      _mm512_unpackhi_ps(v[2 * i], v[2 * i + 1])); \
+        for (i = 0; i < 4; i++) { \
+            __m512d a = _mm512_castps_pd(x[2 * i]), b = _mm512_castps_pd(x[2 * i + 1]); \
+            z[i] = OP(_mm512_castpd_ps(_mm512_unpacklo_pd(a, b)), \
+                      _mm512_castpd_ps(_mm512_unpackhi_pd(a, b))); \
+        } \
+        r0 = OP(_mm512_shuffle_f32x4(z[0], z[1], _MM_SHUFFLE(2, 0, 2, 0)), \
+                _mm512_shuffle_f32x4(z[0], z[1], _MM_SHUFFLE(3, 1, 3, 1))); \
+        r1 = OP(_mm512_shuffle_f32x4(z[2], z[3], _MM_SHUFFLE(2, 0, 2, 0)), \
+                _mm512_shuffle_f32x4(z[2], z[3], _MM_SHUFFLE(3, 1, 3, 1))); \
+        return OP(_mm512_shuffle_f32x4(r0, r1, _MM_SHUFFLE(2, 0, 2, 0)), \
+                  _mm512_shuffle_f32x4(r0, r1, _MM_SHUFFLE(3, 1, 3, 1))); \
+    }
+HLX_HRED(hlx_v_hsum, _mm512_add_ps)
+HLX_HRED(hlx_v_hmax, _mm512_max_ps)
 
 /* exp(x): 2^n * p(r), r = x - n ln2 in [-ln2/2, ln2/2], degree-7 Taylor (error < 1 ulp
  * order); inputs are clamped to [-87.3, 88.3] so 2^n stays a normal float (below: about
@@ -68,7 +91,7 @@ static inline HLX_V hlx_v_exp(HLX_V x)
     HLX_V n, r, p;
     __m512i ei;
 
-    x = _mm512_min_ps(_mm512_max_ps(x, lo), hi);
+    x = _mm512_min_ps(_mm512_max_ps(x, lo), hi); /* also maps -inf to lo */
     n = _mm512_roundscale_ps(_mm512_mul_ps(x, _mm512_set1_ps(1.44269504088896341f)),
                              _MM_FROUND_TO_NEAREST_INT | _MM_FROUND_NO_EXC);
     r = _mm512_fnmadd_ps(n, _mm512_set1_ps(0.693145751953125f), x);
@@ -96,10 +119,52 @@ static inline __m512 hlx_w16(const void *w, int bf, size_t i, __mmask16 mk)
     return _mm512_maskz_loadu_ps(mk, (const float *)w + i);
 }
 
-/* y[M][N] (+)= x[M][K] W[K][N]: rows of W streamed in order (4 at a time, which keeps 4
- * sequential streams for the prefetchers), each weight vector used for up to 4 rows of x,
- * y accumulated in place (L1/L2 resident for decode widths). */
+/* y[M][N] (+)= x[M][K] W[K][N]: W streamed once in row order, 4 rows at a time (4
+ * sequential streams for the prefetchers); each 4x16 weight tile is widened once and
+ * applied to every row of x, y accumulated in place (L1/L2 resident at decode widths). */
 static void hlx_gemm_w_avx512(int M, int N, int K, const float *x, const void *w, int bf,
+                              float *y, int accumulate)
+{
+    int k0, n, m, ki;
+
+    if (!accumulate)
+        memset(y, 0, sizeof(float) * (size_t)M * N);
+    for (k0 = 0; k0 < K; k0 += 4) {
+        int kb = K - k0 < 4 ? K - k0 : 4;
+        for (n = 0; n < N; n += 16) {
+            __mmask16 mk = N - n >= 16 ? (__mmask16)0xffff : (__mmask16)((1u << (N - n)) - 1u);
+            __m512 wv[4];
+            for (ki = 0; ki < 4; ki++)
+                wv[ki] = ki < kb ? hlx_w16(w, bf, (size_t)(k0 + ki) * N + n, mk)
+                                 : _mm512_setzero_ps();
+            if (kb == 4) {
+                for (m = 0; m < M; m++) {
+                    const float *xr = x + (size_t)m * K + k0;
+                    float *yr = y + (size_t)m * N + n;
+                    __m512 acc = _mm512_maskz_loadu_ps(mk, yr);
+                    acc = _mm512_fmadd_ps(_mm512_set1_ps(xr[0]), wv[0], acc);
+                    acc = _mm512_fmadd_ps(_mm512_set1_ps(xr[1]), wv[1], acc);
+                    acc = _mm512_fmadd_ps(_mm512_set1_ps(xr[2]), wv[2], acc);
+                    acc = _mm512_fmadd_ps(_mm512_set1_ps(xr[3]), wv[3], acc);
+                    _mm512_mask_storeu_ps(yr, mk, acc);
+                }
+            } else {
+                for (m = 0; m < M; m++) {
+                    const float *xr = x + (size_t)m * K + k0;
+                    float *yr = y + (size_t)m * N + n;
+                    __m512 acc = _mm512_maskz_loadu_ps(mk, yr);
+                    for (ki = 0; ki < kb; ki++)
+                        acc = _mm512_fmadd_ps(_mm512_set1_ps(xr[ki]), wv[ki], acc);
+                    _mm512_mask_storeu_ps(yr, mk, acc);
+                }
+            }
+        }
+    }
+}
+
+/* The same product for wider x: blocks of 4 rows of x each stream W again, so y (4 rows)
+ * stays in L1 instead of sweeping L2 once per 4 rows of W. */
+static void hlx_gemm_w_mblk_avx512(int M, int N, int K, const float *x, const void *w, int bf,
                               float *y, int accumulate)
 {
     int m0, k0, n, mi, ki;
@@ -136,18 +201,32 @@ static void hlx_gemm_w_avx512(int M, int N, int K, const float *x, const void *w
     }
 }
 
-/* f32 weights: OpenBLAS (measured faster or equal, see docs/kernels.md); bf16: by hand,
- * since BLAS has no fp32 x bf16 product. */
+/* Which GEMM where (measured, docs/kernels.md): bf16 weights always by hand (BLAS has no
+ * fp32 x bf16 product): W read once up to 8 rows of x, 4-row blocks beyond; f32 weights:
+ * OpenBLAS sgemv for one row (at read bandwidth, as the hand kernel), the hand kernel for
+ * 2..8 rows (OpenBLAS sgemm packs its operands and reaches 3-16 GFLOP/s there), OpenBLAS
+ * sgemm from 9 rows (its cache blocking wins from 16 rows on). */
 static void hlx_gemm_avx512(int M, int N, int K, const float *x, const void *w,
                             hlx_dtype_t w_dtype, float *y, int accumulate)
 {
     if (w_dtype == HLX_DTYPE_BF16) {
-        hlx_gemm_w_avx512(M, N, K, x, w, 1, y, accumulate);
+        if (M <= 8)
+            hlx_gemm_w_avx512(M, N, K, x, w, 1, y, accumulate);
+        else
+            hlx_gemm_w_mblk_avx512(M, N, K, x, w, 1, y, accumulate);
+        return;
+    }
+    if (w_dtype != HLX_DTYPE_F32) {
+        hlx_kernels_t ref;
+        hlx_kernels_reference(&ref);
+        ref.gemm(M, N, K, x, w, w_dtype, y, accumulate);
         return;
     }
     if (M == 1)
         cblas_sgemv(CblasRowMajor, CblasTrans, K, N, 1.0f, (const float *)w, N, x, 1,
                     accumulate ? 1.0f : 0.0f, y, 1);
+    else if (M <= 8)
+        hlx_gemm_w_avx512(M, N, K, x, w, 0, y, accumulate);
     else
         cblas_sgemm(CblasRowMajor, CblasNoTrans, CblasNoTrans, M, N, K, 1.0f, x, K,
                     (const float *)w, N, accumulate ? 1.0f : 0.0f, y, N);

@@ -68,6 +68,12 @@ void hlx_kernels_reference(hlx_kernels_t *k);
 /* Names of variants compiled in and supported by this CPU, best last. */
 size_t hlx_kernels_list(const char **names, size_t max);
 
+/* Memory for a KV cache or weights: 2 MiB aligned and advised into transparent huge pages
+ * where the kernel allows (a 1M-token bf16 shard is 128K pages of 4 KiB otherwise), plain
+ * aligned memory elsewhere. NULL when out of memory. Release with hlx_kernels_free_huge. */
+void *hlx_kernels_alloc_huge(size_t bytes);
+void hlx_kernels_free_huge(void *p);
+
 /* This machine's limits for one core, measured now (benchmarks report against them):
  * fp32 FMA peak with the widest supported vectors (GFLOP/s, best of runs over about
  * min_seconds), and a STREAM-like single-thread read of a bytes-sized buffer (GB/s, best

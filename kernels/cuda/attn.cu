@@ -7,6 +7,7 @@
 #include <cuda_fp8.h>
 #include <cuda_runtime.h>
 #include <math.h>
+#include <stdint.h>
 #include <string.h>
 
 #define HLX_CU_HEADS 8     // warps (query heads) per block
@@ -29,6 +30,32 @@ __device__ __forceinline__ float hlx_cu_load(const void *p, int t, size_t i)
         return (float)x;
     }
     return ((const float *)p)[i];
+}
+
+// Stages nt rows of d elements (row stride `stride`, from row j) into shared memory as fp32.
+// bf16 rows that are 16-byte aligned move as 8-element vectors (full 128-byte warp loads).
+__device__ __forceinline__ void hlx_cu_stage(float *dst, const void *src, int t, size_t j,
+                                             int nt, int d, size_t stride, int tid, int nthr)
+{
+    if (t == HLX_DTYPE_BF16 && d % 8 == 0 && stride % 8 == 0 &&
+        ((uintptr_t)src & 15) == 0) {
+        const __nv_bfloat16 *base = (const __nv_bfloat16 *)src + j * stride;
+        const int per_row = d / 8;
+        for (int i = tid; i < nt * per_row; i += nthr) {
+            int row = i / per_row, col = (i % per_row) * 8;
+            uint4 u = *(const uint4 *)(base + (size_t)row * stride + col);
+            const __nv_bfloat162 *h = (const __nv_bfloat162 *)&u;
+            float *o = dst + (size_t)row * d + col;
+            for (int x = 0; x < 4; x++) {
+                float2 f = __bfloat1622float2(h[x]);
+                o[2 * x] = f.x;
+                o[2 * x + 1] = f.y;
+            }
+        }
+        return;
+    }
+    for (int i = tid; i < nt * d; i += nthr)
+        dst[i] = hlx_cu_load(src, t, (j + i / d) * stride + i % d);
 }
 
 __device__ __forceinline__ float hlx_cu_warp_sum(float x)
@@ -55,28 +82,29 @@ __global__ void hlx_cu_attn_split(int group, int dk, int dv, size_t len, int kv_
     float m = -INFINITY, s = 0.0f;
     float *sk = smem, *sv = smem + (size_t)tile * dk;
 
-    for (int i = 0; i < ne_k; i++) {
+    // loops over the compile-time maximum with guards, fully unrolled, so qr and acc stay
+    // in registers (a runtime trip count would put them in local memory)
+#pragma unroll
+    for (int i = 0; i < HLX_CU_DMAX / 32; i++) {
         int e = lane + 32 * i;
-        qr[i] = (g < group && e < dk) ? q[(size_t)g * dk + e] * scale : 0.0f;
-    }
-    for (int i = 0; i < ne_v; i++)
+        qr[i] = (i < ne_k && g < group && e < dk) ? q[(size_t)g * dk + e] * scale : 0.0f;
         acc[i] = 0.0f;
+    }
     for (size_t jt = j0; jt < j1; jt += tile) {
         int nt = (int)(j1 - jt < (size_t)tile ? j1 - jt : (size_t)tile);
         __syncthreads();
         // the whole block stages the tile once (coalesced rows), every head reuses it
-        for (int i = tid; i < nt * dk; i += nthr)
-            sk[i] = hlx_cu_load(k, kv_dtype, (jt + i / dk) * ks + i % dk);
-        for (int i = tid; i < nt * dv; i += nthr)
-            sv[i] = hlx_cu_load(v, kv_dtype, (jt + i / dv) * vs + i % dv);
+        hlx_cu_stage(sk, k, kv_dtype, jt, nt, dk, ks, tid, nthr);
+        hlx_cu_stage(sv, v, kv_dtype, jt, nt, dv, vs, tid, nthr);
         __syncthreads();
         if (g >= group)
             continue;
         for (int t = 0; t < nt; t++) {
             float dot = 0.0f, mn, corr, p;
-            for (int i = 0; i < ne_k; i++) {
+#pragma unroll
+            for (int i = 0; i < HLX_CU_DMAX / 32; i++) {
                 int e = lane + 32 * i;
-                if (e < dk)
+                if (i < ne_k && e < dk)
                     dot += qr[i] * sk[t * dk + e];
             }
             dot = hlx_cu_warp_sum(dot);
@@ -84,9 +112,10 @@ __global__ void hlx_cu_attn_split(int group, int dk, int dv, size_t len, int kv_
             corr = __expf(m - mn);
             p = __expf(dot - mn);
             s = s * corr + p;
-            for (int i = 0; i < ne_v; i++) {
+#pragma unroll
+            for (int i = 0; i < HLX_CU_DMAX / 32; i++) {
                 int e = lane + 32 * i;
-                if (e < dv)
+                if (i < ne_v && e < dv)
                     acc[i] = acc[i] * corr + p * sv[t * dv + e];
             }
             m = mn;
@@ -97,9 +126,10 @@ __global__ void hlx_cu_attn_split(int group, int dk, int dv, size_t len, int kv_
     {
         float *o = work_o + ((size_t)blockIdx.x * group + g) * dv;
         float inv = s > 0.0f ? 1.0f / s : 0.0f;
-        for (int i = 0; i < ne_v; i++) {
+#pragma unroll
+        for (int i = 0; i < HLX_CU_DMAX / 32; i++) {
             int e = lane + 32 * i;
-            if (e < dv)
+            if (i < ne_v && e < dv)
                 o[e] = acc[i] * inv;
         }
         if (lane == 0)
@@ -170,9 +200,10 @@ extern "C" size_t hlx_cuda_attn_work_floats(int group, int dv, int nsplit)
 
 extern "C" int hlx_cuda_attn_splits(size_t len)
 {
-    // about 2K tokens per split, at most 256 splits: enough blocks to cover every SM
-    size_t n = (len + 2047) / 2048;
-    return n < 1 ? 1 : n > 256 ? 256 : (int)n;
+    // about 1K tokens per split, at most 1024 splits: several blocks per SM on an H200
+    // (132 SMs) for one (request, KV head); the merge of 1024 partials is a few MB
+    size_t n = (len + 1023) / 1024;
+    return n < 1 ? 1 : n > 1024 ? 1024 : (int)n;
 }
 
 extern "C" hlx_status_t hlx_cuda_attn(const hlx_attn_desc_t *d, int nsplit, float *work,

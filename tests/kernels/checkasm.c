@@ -6,6 +6,7 @@
 #include "kt_common.h"
 #include "hlx_time.h"
 
+#include <cblas.h>
 #include <getopt.h>
 
 /* Stated tolerances (variant vs reference, both fp32 accumulation in different orders):
@@ -109,6 +110,32 @@ static void kt_check_attn(const hlx_kernels_t *ref, const hlx_kernels_t *var, kt
     kt_attn_case(ref, var, r, 20, 576, 512, 300, HLX_DTYPE_F32, 1.0);
     /* long sequence with GQA group 8 */
     kt_attn_case(ref, var, r, 8, 128, 128, quick ? 3000 : 20000, HLX_DTYPE_BF16, 3.0);
+}
+
+/* Every fp8 e4m3 byte through the variant's widening: one token, weight 1, so o = v
+ * exactly (NaN bytes give NaN). */
+static void kt_check_fp8_all(const hlx_kernels_t *var)
+{
+    uint8_t kk[256], vv[256];
+    float q[256], o[256], lse;
+    hlx_attn_desc_t d = { .group = 1, .dk = 256, .dv = 256, .len = 1,
+                          .kv_dtype = HLX_DTYPE_FP8, .q = q, .k = kk, .v = vv,
+                          .k_stride = 256, .v_stride = 256, .scale = 1.0f, .o = o,
+                          .lse = &lse };
+    int i, bad = 0;
+
+    for (i = 0; i < 256; i++) {
+        kk[i] = 0;
+        vv[i] = (uint8_t)i;
+        q[i] = 1.0f;
+    }
+    var->attn(&d);
+    for (i = 0; i < 256; i++) {
+        double want = kt_fp8_to_f64((uint8_t)i);
+        if (isnan(want) ? !isnan(o[i]) : (double)o[i] != want) /* -0 comes out as +0: 0 + 1 * -0 */
+            bad++;
+    }
+    kt_report(var->name, "fp8 decode", bad == 0, "%d of 256 byte values decoded wrongly", bad);
 }
 
 static void kt_check_merge(const hlx_kernels_t *ref, const hlx_kernels_t *var, kt_rng_t *r)
@@ -223,6 +250,60 @@ static double kt_time_attn(const hlx_kernels_t *k, const hlx_attn_desc_t *d, int
     return best;
 }
 
+#ifdef HLX_HAVE_X86_VARIANTS
+/* internal to kernels/avx512.c: the hand-written f32-weight GEMV, to compare with BLAS */
+void hlx_kernels_gemm_f32_hand_avx512(int M, int N, int K, const float *x, const float *w,
+                                      float *y, int accumulate);
+#endif
+
+/* GEMV y[N] = x[K] W[K][N], K = N = 8192 (256 MiB f32 weights, beyond the caches):
+ * OpenBLAS sgemv and sgemm against the hand-written kernels. */
+static void kt_bench_gemv(const hlx_kernels_t *vars, size_t nv)
+{
+    enum { N = 8192, K = 8192 };
+    float *x = malloc(sizeof(float) * K), *y = malloc(sizeof(float) * N);
+    float *w = malloc(sizeof(float) * (size_t)K * N);
+    uint16_t *wb = malloc(sizeof(uint16_t) * (size_t)K * N);
+    kt_rng_t r = { 9 };
+    size_t v;
+    int i;
+
+    kt_fill(&r, x, HLX_DTYPE_F32, K, 1.0);
+    kt_fill(&r, w, HLX_DTYPE_F32, (size_t)K * N, 1.0);
+    for (i = 0; i < K * N; i++)
+        wb[i] = hlx_f32_to_bf16(w[i]);
+#define KT_TIME(label, bytes, call) \
+    do { \
+        double best = 1e30; \
+        int rep; \
+        for (rep = 0; rep < 5; rep++) { \
+            uint64_t t0 = hlx_now_ns(); \
+            call; \
+            best = fmin(best, (double)(hlx_now_ns() - t0)); \
+        } \
+        printf("%-26s %12.0f ns %8.2f GB/s\n", label, best, (double)(bytes) / best); \
+    } while (0)
+    printf("\ngemv %dx%d (one thread)\n", K, N);
+    KT_TIME("f32 OpenBLAS sgemv", 4.0 * K * N,
+            cblas_sgemv(CblasRowMajor, CblasTrans, K, N, 1.0f, w, N, x, 1, 0.0f, y, 1));
+    KT_TIME("f32 OpenBLAS sgemm M=1", 4.0 * K * N,
+            cblas_sgemm(CblasRowMajor, CblasNoTrans, CblasNoTrans, 1, N, K, 1.0f, x, K, w, N,
+                        0.0f, y, N));
+#ifdef HLX_HAVE_X86_VARIANTS
+    for (v = 0; v < nv; v++)
+        if (!strcmp(vars[v].name, "avx512"))
+            KT_TIME("f32 hand-written avx512", 4.0 * K * N,
+                    hlx_kernels_gemm_f32_hand_avx512(1, N, K, x, w, y, 0));
+#endif
+    for (v = 0; v < nv; v++) {
+        char label[64];
+        snprintf(label, sizeof(label), "bf16 hand-written %s", vars[v].name);
+        KT_TIME(label, 2.0 * K * N, vars[v].gemm(1, N, K, x, wb, HLX_DTYPE_BF16, y, 0));
+    }
+#undef KT_TIME
+    free(x); free(y); free(w); free(wb);
+}
+
 static void kt_bench(const hlx_kernels_t *ref, const hlx_kernels_t *vars, size_t nv)
 {
     static const struct { const char *name; int group, dk, dv; size_t len; hlx_dtype_t t; } cases[] = {
@@ -251,6 +332,7 @@ static void kt_bench(const hlx_kernels_t *ref, const hlx_kernels_t *vars, size_t
         }
         kt_attn_free(&a);
     }
+    kt_bench_gemv(vars, nv);
 }
 
 int main(int argc, char **argv)
@@ -307,6 +389,7 @@ int main(int argc, char **argv)
         kt_rng_t r = { seed };
         int before = kt_fails;
         kt_check_attn(&ref, &vars[i], &r, quick);
+        kt_check_fp8_all(&vars[i]);
         kt_check_merge(&ref, &vars[i], &r);
         kt_check_elem(&ref, &vars[i], &r);
         kt_check_gemm(&ref, &vars[i], &r);
