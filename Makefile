@@ -38,8 +38,9 @@ check-asan: deps
 	UBSAN_OPTIONS=halt_on_error=1:print_stacktrace=1 \
 	meson test -C build-asan --print-errorlogs --num-processes 2 --suite unit --suite integration --suite fault
 
+# Benchmarks measure one core against that core's own limits: pin them.
 bench: build
-	meson test -C $(BUILD) --benchmark --print-errorlogs
+	OPENBLAS_NUM_THREADS=1 taskset -c 1 meson test -C $(BUILD) --benchmark --print-errorlogs
 
 clean:
 	rm -rf $(BUILD) build-asan

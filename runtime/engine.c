@@ -304,8 +304,9 @@ static hlx_status_t hlx_engine_build(hlx_engine_t *eng)
         W->wo        = hlx_alloc_w(eng, (size_t)(L->q_slice * dv * H));
         W->wgu       = hlx_alloc_w(eng, (size_t)(H * 2 * Fc));
         W->wdown     = hlx_alloc_w(eng, (size_t)(Fc * H));
-        W->kc        = calloc(kvn * (size_t)dk, eng->kv_esize);
-        W->vc        = calloc(kvn * (size_t)dv, eng->kv_esize);
+        /* The KV shard is the big, streamed allocation: 2 MiB aligned, huge pages. */
+        W->kc        = hlx_kernels_alloc_huge(kvn * (size_t)dk * eng->kv_esize);
+        W->vc        = hlx_kernels_alloc_huge(kvn * (size_t)dv * eng->kv_esize);
         if (!W->attn_norm || !W->ffn_norm || !W->wqkv || !W->wo || !W->wgu || !W->wdown ||
             !W->kc || !W->vc)
             return HLX_ERR_NOMEM;
@@ -1031,7 +1032,9 @@ void hlx_engine_destroy(hlx_engine_t *eng)
     for (l = 0; eng->layers && l < eng->m.layers; l++) {
         hlx_layer_w_t *W = &eng->layers[l];
         free(W->attn_norm); free(W->ffn_norm); free(W->wqkv); free(W->wo);
-        free(W->wgu); free(W->wdown); free(W->kc); free(W->vc);
+        free(W->wgu); free(W->wdown);
+        hlx_kernels_free_huge(W->kc);
+        hlx_kernels_free_huge(W->vc);
     }
     free(eng->layers);
     free(eng->embed); free(eng->final_norm); free(eng->lmhead);
