@@ -3,16 +3,10 @@
  * over the query-head axis inside the KVP group, exact LSE merge, W_o at TP=N + all-reduce,
  * SwiGLU FFN at TPF=N + all-reduce, final norm, LM head and logits all-gather). */
 #define _GNU_SOURCE
-#include <helix/runtime.h>
-#include <helix/topology.h>
+#include "hlx_engine_int.h"
 
-#include "hlx_comm.h"
 #include "hlx_config.h"
-#include "hlx_kernels.h"
-#include "hlx_layout.h"
 #include "hlx_log.h"
-#include "hlx_param.h"
-#include "hlx_reference.h"
 #include "hlx_synth.h"
 #include "hlx_time.h"
 
@@ -21,21 +15,11 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <signal.h>
 #include <unistd.h>
 
-typedef struct hlx_layer_w {
-    float *attn_norm, *ffn_norm; /* [H] */
-    void  *wqkv;                 /* [H][qkv_cols]: Q heads of the TPA shard, then K, V */
-    void  *wo;                   /* [q_slice * dv][H]: rows of this rank's head slice */
-    void  *wgu;                  /* [H][2 * ffn_count]: gate columns, then up columns */
-    void  *wdown;                /* [ffn_count][H] */
-    void  *kc, *vc;              /* KV shard [B][kv_local][cap][d] in kv dtype */
-} hlx_layer_w_t;
-
-/* Settings of the runtime (HELIX_<NAME>). */
-typedef struct hlx_runtime_settings {
-    char bind[HLX_PARAM_STRLEN];
-} hlx_runtime_settings_t;
+/* Settings of the runtime (HELIX_<NAME>), stored in hlx_engine_t.set. */
+typedef struct { char bind[HLX_PARAM_STRLEN]; } hlx_runtime_settings_t;
 
 static const hlx_param_t hlx_runtime_params[] = {
     { "BIND", HLX_PT_STRING, "auto", 0, 0, offsetof(hlx_runtime_settings_t, bind),
@@ -51,74 +35,6 @@ static const hlx_param_table_t hlx_runtime_table = {
 const struct hlx_param_table *hlx_runtime_param_table(void)
 {
     return &hlx_runtime_table;
-}
-
-struct hlx_engine {
-    hlx_run_config_t cfg;
-    hlx_runtime_settings_t set;
-    hlx_topo_t      *topo;
-    hlx_placement_t *place;
-    int              bound;
-    hlx_model_t      m;
-    hlx_layout_t     lay;
-    hlx_boot_t      *boot;
-    hlx_boot_info_t  info;
-    hlx_comm_t      *world, *kvp_comm;
-    hlx_kernels_t    k;
-    hlx_dtype_t      kv_dtype, w_dtype;
-    size_t           kv_esize, w_esize;
-    int              qkv_cols;
-    int64_t          cap, kv_len, pos;
-    hlx_layer_w_t   *layers;
-    float           *embed, *final_norm; /* replicated */
-    void            *lmhead;             /* [H][vocab_count] */
-    /* step buffers, allocated once */
-    float  *x, *hn, *qkv, *opart, *lsepart, *sendbuf, *recvbuf, *oparts, *lseparts;
-    float  *omerged, *lsem, *y, *gu, *act, *lmout, *logits_local, *logits_all;
-    size_t *a2a_counts, *a2a_displs;
-    int    *tokens;
-    uint64_t phase_ns[HLX_PHASE_COUNT];
-    uint64_t kv_bytes;
-    hlx_ref_t *ref;
-    int       *all_tokens;
-    int        step;
-    struct {
-        int kind;  /* HLX_FAULT_* */
-        int rank;
-        int step;
-    } fault;
-};
-
-/* Scripted faults (HELIX_FAULT), so tests can prove that --check catches a wrong result. */
-enum { HLX_FAULT_NONE = 0, HLX_FAULT_DROP_PARTIALS = 1 };
-
-/* "drop-partials:rank=R[:step=S]": from step S on, rank R reports its attention partials
- * as empty (lse = -inf), as if its KV shard were lost. */
-static hlx_status_t hlx_fault_parse(const char *spec, hlx_engine_t *eng, char *err,
-                                    size_t errlen)
-{
-    char buf[128], *save = NULL, *tok;
-
-    eng->fault.kind = HLX_FAULT_NONE;
-    if (spec == NULL || !spec[0])
-        return HLX_OK;
-    snprintf(buf, sizeof(buf), "%s", spec);
-    tok = strtok_r(buf, ":", &save);
-    if (tok == NULL || strcmp(tok, "drop-partials"))
-        goto bad;
-    eng->fault.kind = HLX_FAULT_DROP_PARTIALS;
-    eng->fault.rank = 0;
-    eng->fault.step = 0;
-    while ((tok = strtok_r(NULL, ":", &save)) != NULL) {
-        if (sscanf(tok, "rank=%d", &eng->fault.rank) == 1 ||
-            sscanf(tok, "step=%d", &eng->fault.step) == 1)
-            continue;
-        goto bad;
-    }
-    return HLX_OK;
-bad:
-    snprintf(err, errlen, "HELIX_FAULT=\"%s\": expected drop-partials:rank=R[:step=S]", spec);
-    return HLX_ERR_INVALID;
 }
 
 const char *hlx_step_phase_name(hlx_step_phase_t p)
@@ -144,10 +60,7 @@ void hlx_run_config_default(hlx_run_config_t *cfg)
     strcpy(cfg->kernels, "auto");
 }
 
-static hlx_status_t hlx_fail(char *err, size_t errlen, hlx_status_t st, const char *fmt, ...)
-    __attribute__((format(printf, 4, 5)));
-
-static hlx_status_t hlx_fail(char *err, size_t errlen, hlx_status_t st, const char *fmt, ...)
+hlx_status_t hlx_engine_fail(char *err, size_t errlen, hlx_status_t st, const char *fmt, ...)
 {
     va_list ap;
 
@@ -193,15 +106,15 @@ static hlx_status_t hlx_engine_compare(hlx_engine_t *eng, const hlx_cfg_record_t
 
 #define HLX_CMP_INT(_f, _name) \
     if (all[r]._f != me->_f) \
-        return hlx_fail(err, errlen, HLX_ERR_MISMATCH, "%s: local %lld, rank %d (%s pid %d) has %lld", \
+        return hlx_engine_fail(err, errlen, HLX_ERR_MISMATCH, "%s: local %lld, rank %d (%s pid %d) has %lld", \
                         _name, (long long)me->_f, r, all[r].host, all[r].pid, (long long)all[r]._f)
 
     for (r = 0; r < eng->info.size; r++) {
         if (strcmp(all[r].version, me->version))
-            return hlx_fail(err, errlen, HLX_ERR_MISMATCH, "version: local %s, rank %d has %s",
+            return hlx_engine_fail(err, errlen, HLX_ERR_MISMATCH, "version: local %s, rank %d has %s",
                             me->version, r, all[r].version);
         if (strcmp(all[r].model, me->model) || all[r].model_hash != me->model_hash)
-            return hlx_fail(err, errlen, HLX_ERR_MISMATCH,
+            return hlx_engine_fail(err, errlen, HLX_ERR_MISMATCH,
                             "model: local %s (hash %016llx), rank %d has %s (hash %016llx)",
                             me->model, (unsigned long long)me->model_hash, r, all[r].model,
                             (unsigned long long)all[r].model_hash);
@@ -219,7 +132,7 @@ static hlx_status_t hlx_engine_compare(hlx_engine_t *eng, const hlx_cfg_record_t
 #undef HLX_CMP_INT
     for (r = 0; r < eng->info.size; r++)
         if (all[r].mem_need > all[r].mem_avail)
-            return hlx_fail(err, errlen, HLX_ERR_NOSPACE,
+            return hlx_engine_fail(err, errlen, HLX_ERR_NOSPACE,
                             "rank %d (%s) needs %.2f GiB (weights, KV shard of %lld context "
                             "tokens%s) but %.2f GiB are available per rank on its node: use "
                             "a larger --kvp, more nodes or a shorter --context",
@@ -420,8 +333,12 @@ static uint64_t hlx_engine_bytes(const hlx_engine_t *eng, uint64_t *kv_p)
     const hlx_layout_t *L = &eng->lay;
     const hlx_model_t *m = &eng->m;
     uint64_t H = (uint64_t)m->hidden, dv = (uint64_t)m->v_head_dim;
-    uint64_t kv = (uint64_t)m->layers * (uint64_t)eng->cfg.batch * (uint64_t)L->kv_local *
-                  (uint64_t)eng->cap * (uint64_t)(m->head_dim + m->v_head_dim) * eng->kv_esize;
+    uint64_t rows = (uint64_t)eng->cfg.batch * (uint64_t)L->kv_local * (uint64_t)eng->cap;
+    /* Each K and each V allocation of a layer is rounded up to a 2 MiB huge page. */
+    uint64_t huge = 2u << 20;
+    uint64_t kv = (uint64_t)m->layers *
+                  ((rows * m->head_dim * eng->kv_esize + huge - 1) / huge * huge +
+                   (rows * m->v_head_dim * eng->kv_esize + huge - 1) / huge * huge);
     uint64_t w = (uint64_t)m->layers *
                  ((uint64_t)H * (uint64_t)eng->qkv_cols + (uint64_t)L->q_slice * dv * H +
                   3 * H * (uint64_t)L->ffn_count) * eng->w_esize +
@@ -452,10 +369,10 @@ static hlx_status_t hlx_engine_place(hlx_engine_t *eng, char *err, size_t errlen
 
     st = hlx_param_load(&hlx_runtime_table, &eng->set, NULL);
     if (st != HLX_OK)
-        return hlx_fail(err, errlen, st, "bad HELIX_BIND (auto, on, off)");
+        return hlx_engine_fail(err, errlen, st, "bad HELIX_BIND (auto, on, off)");
     if (strcmp(eng->set.bind, "auto") && strcmp(eng->set.bind, "on") &&
         strcmp(eng->set.bind, "off"))
-        return hlx_fail(err, errlen, HLX_ERR_INVALID, "HELIX_BIND=%s: expected auto, on or off",
+        return hlx_engine_fail(err, errlen, HLX_ERR_INVALID, "HELIX_BIND=%s: expected auto, on or off",
                         eng->set.bind);
     st = hlx_topo_load(NULL, &eng->topo, err, errlen);
     if (st != HLX_OK)
@@ -470,7 +387,7 @@ static hlx_status_t hlx_engine_place(hlx_engine_t *eng, char *err, size_t errlen
     if (want && ti.this_system) {
         st = hlx_topo_bind_self(eng->topo, eng->place, eng->info.rank);
         if (st != HLX_OK)
-            return hlx_fail(err, errlen, st, "binding rank %d to cpus %s failed",
+            return hlx_engine_fail(err, errlen, st, "binding rank %d to cpus %s failed",
                             eng->info.rank, eng->place->ranks[eng->info.rank].cpuset);
         eng->bound = eng->place->ranks[eng->info.rank].cpuset[0] != '\0';
     }
@@ -491,10 +408,10 @@ hlx_status_t hlx_engine_create(const hlx_run_config_t *cfg, const hlx_model_t *m
     uint64_t need, avail;
 
     if (cfg->batch < 1 || cfg->steps < 0 || cfg->context < 0 || cfg->kv_block < 1)
-        return hlx_fail(err, errlen, HLX_ERR_INVALID,
+        return hlx_engine_fail(err, errlen, HLX_ERR_INVALID,
                         "--batch and --kv-block must be >= 1, --steps and --context >= 0");
     if (cfg->context > ((int64_t)1 << 40))
-        return hlx_fail(err, errlen, HLX_ERR_NOSPACE, "--context %lld is beyond 2^40 tokens",
+        return hlx_engine_fail(err, errlen, HLX_ERR_NOSPACE, "--context %lld is beyond 2^40 tokens",
                         (long long)cfg->context);
     eng = calloc(1, sizeof(*eng));
     if (eng == NULL)
@@ -504,18 +421,18 @@ hlx_status_t hlx_engine_create(const hlx_run_config_t *cfg, const hlx_model_t *m
     eng->kv_dtype = cfg->kv_dtype_set ? cfg->kv_dtype : model->kv_dtype;
     eng->w_dtype  = model->weight_dtype;
     if (eng->kv_dtype != HLX_DTYPE_F32 && eng->kv_dtype != HLX_DTYPE_BF16) {
-        st = hlx_fail(err, errlen, HLX_ERR_INVALID, "kv dtype %s: the runtime stores KV in "
+        st = hlx_engine_fail(err, errlen, HLX_ERR_INVALID, "kv dtype %s: the runtime stores KV in "
                       "f32 or bf16 (use --kv-dtype)", hlx_dtype_name(eng->kv_dtype));
         goto err_free;
     }
     if (eng->w_dtype != HLX_DTYPE_F32 && eng->w_dtype != HLX_DTYPE_BF16) {
-        st = hlx_fail(err, errlen, HLX_ERR_INVALID, "model %s: weight dtype %s: the runtime "
+        st = hlx_engine_fail(err, errlen, HLX_ERR_INVALID, "model %s: weight dtype %s: the runtime "
                       "runs f32 or bf16 weights", model->name, hlx_dtype_name(eng->w_dtype));
         goto err_free;
     }
     eng->kv_esize = (size_t)hlx_dtype_bytes(eng->kv_dtype);
     eng->w_esize  = (size_t)hlx_dtype_bytes(eng->w_dtype);
-    st = hlx_fault_parse(getenv("HELIX_FAULT"), eng, err, errlen);
+    st = hlx_fault_parse(eng, getenv("HELIX_FAULT"), err, errlen);
     if (st != HLX_OK)
         goto err_free;
     /* Layout errors do not depend on the rank: report them before bootstrapping. */
@@ -524,7 +441,13 @@ hlx_status_t hlx_engine_create(const hlx_run_config_t *cfg, const hlx_model_t *m
         goto err_free;
     st = hlx_kernels_init(strcmp(cfg->kernels, "auto") ? cfg->kernels : NULL, &eng->k);
     if (st != HLX_OK) {
-        hlx_fail(err, errlen, st, "--kernels %s is not available on this CPU", cfg->kernels);
+        const char *names[8];
+        size_t n = hlx_kernels_list(names, 8), i;
+        char list[128] = "auto";
+        for (i = 0; i < n; i++)
+            snprintf(list + strlen(list), sizeof(list) - strlen(list), ", %s", names[i]);
+        st = hlx_engine_fail(err, errlen, HLX_ERR_INVALID, "--kernels %s: not a kernel variant "
+                             "this CPU runs (available: %s)", cfg->kernels, list);
         goto err_free;
     }
     hlx_comm_params_default(&cp);
@@ -532,13 +455,18 @@ hlx_status_t hlx_engine_create(const hlx_run_config_t *cfg, const hlx_model_t *m
         cp.timeout_s = cfg->timeout_s;
     st = hlx_boot_init(cp.timeout_s, &eng->boot);
     if (st != HLX_OK) {
-        hlx_fail(err, errlen, st, "bootstrap through PMIx failed: %s", hlx_status_str(st));
+        hlx_engine_fail(err, errlen, st, "bootstrap through PMIx failed: %s", hlx_status_str(st));
         goto err_free;
     }
     hlx_boot_get_info(eng->boot, &eng->info);
     hlx_log_set_rank(eng->info.rank);
+    if (eng->fault.kind != HLX_FAULT_NONE && eng->fault.rank >= eng->info.size) {
+        st = hlx_engine_fail(err, errlen, HLX_ERR_INVALID, "HELIX_FAULT: rank %d, but the job "
+                             "has %d rank(s)", eng->fault.rank, eng->info.size);
+        goto err_free;
+    }
     if (eng->info.size != cfg->kvp * cfg->tpa) {
-        st = hlx_fail(err, errlen, HLX_ERR_INVALID,
+        st = hlx_engine_fail(err, errlen, HLX_ERR_INVALID,
                       "this job has %d rank(s) (%s) but --kvp %d x --tpa %d = %d: launch "
                       "with helixrun -n %d (or mpirun -n / srun -n) or change the layout",
                       eng->info.size, eng->info.launcher, cfg->kvp, cfg->tpa,
@@ -589,7 +517,7 @@ hlx_status_t hlx_engine_create(const hlx_run_config_t *cfg, const hlx_model_t *m
     }
     st = hlx_boot_allgather(eng->boot, "hlx.cfg", &rec, sizeof(rec), all);
     if (st != HLX_OK) {
-        hlx_fail(err, errlen, st, "exchanging the run configuration failed: %s",
+        hlx_engine_fail(err, errlen, st, "exchanging the run configuration failed: %s",
                  hlx_status_str(st));
         goto err_free;
     }
@@ -599,7 +527,7 @@ hlx_status_t hlx_engine_create(const hlx_run_config_t *cfg, const hlx_model_t *m
 
     st = hlx_comm_world(eng->boot, &cp, &eng->world);
     if (st != HLX_OK) {
-        hlx_fail(err, errlen, st, "creating the communicator failed: %s", hlx_status_str(st));
+        hlx_engine_fail(err, errlen, st, "creating the communicator failed: %s", hlx_status_str(st));
         goto err_free;
     }
     ranks = malloc(sizeof(int) * (size_t)cfg->kvp);
@@ -611,21 +539,20 @@ hlx_status_t hlx_engine_create(const hlx_run_config_t *cfg, const hlx_model_t *m
         ranks[j] = eng->lay.tpa_rank * cfg->kvp + j;
     st = hlx_comm_sub(eng->world, ranks, cfg->kvp, &eng->kvp_comm);
     if (st != HLX_OK) {
-        hlx_fail(err, errlen, st, "creating the KVP group failed: %s", hlx_status_str(st));
+        hlx_engine_fail(err, errlen, st, "creating the KVP group failed: %s", hlx_status_str(st));
         goto err_free;
     }
     st = hlx_engine_build(eng);
     if (st == HLX_OK)
         st = hlx_engine_buffers(eng);
     if (st != HLX_OK) {
-        hlx_fail(err, errlen, st, "allocating weights and KV failed");
+        hlx_engine_fail(err, errlen, st, "allocating weights and KV failed");
         goto err_free;
     }
-    if (cfg->check && eng->info.rank == 0) {
-        st = hlx_ref_create(model, eng->kv_dtype, cfg->batch, cfg->context, cfg->steps,
-                            cfg->seed, &eng->ref);
-        if (st != HLX_OK) {
-            hlx_fail(err, errlen, st, "building the fp64 reference failed");
+    if (cfg->check) {
+        eng->check_hashes = calloc((size_t)eng->info.size, sizeof(uint64_t));
+        if (eng->check_hashes == NULL) {
+            st = HLX_ERR_NOMEM;
             goto err_free;
         }
     }
@@ -659,7 +586,7 @@ int hlx_engine_rank(const hlx_engine_t *eng)
     } while (0)
 
 /* Sums the partial outputs y of all N ranks (TP = N) and adds them to the residual x. */
-static hlx_status_t hlx_engine_residual(hlx_engine_t *eng)
+static hlx_status_t hlx_engine_residual(hlx_engine_t *eng, int l)
 {
     size_t n = (size_t)eng->cfg.batch * (size_t)eng->m.hidden, i;
     hlx_status_t st;
@@ -669,7 +596,7 @@ static hlx_status_t hlx_engine_residual(hlx_engine_t *eng)
         return st;
     for (i = 0; i < n; i++)
         eng->x[i] += eng->y[i];
-    return HLX_OK;
+    return hlx_check_finite(eng, eng->x, n, "the hidden state", l);
 }
 
 static hlx_status_t hlx_engine_attention(hlx_engine_t *eng, int l)
@@ -693,7 +620,7 @@ static hlx_status_t hlx_engine_attention(hlx_engine_t *eng, int l)
             float *kn = q + (size_t)L->q_local * dk, *vn = kn + (size_t)L->kv_local * dk;
             eng->k.rope(q, L->q_local, dk, m->rope_dim, eng->pos, (float)m->rope_theta);
             eng->k.rope(kn, L->kv_local, dk, m->rope_dim, eng->pos, (float)m->rope_theta);
-            if (!own)
+            if (!own || hlx_fault_active(eng, HLX_FAULT_SKIP_APPEND))
                 continue;
             /* Staggered append: only the owner of this position stores the new token. */
             for (kh = 0; kh < L->kv_local; kh++) {
@@ -724,10 +651,11 @@ static hlx_status_t hlx_engine_attention(hlx_engine_t *eng, int l)
                 };
                 eng->k.attn(&d);
             }
-        if (eng->fault.kind == HLX_FAULT_DROP_PARTIALS && eng->fault.rank == L->rank &&
-            eng->step >= eng->fault.step)
+        if (hlx_fault_active(eng, HLX_FAULT_DROP_PARTIALS))
             for (j = 0; j < B * L->q_local; j++)
                 eng->lsepart[j] = -INFINITY;
+        if (hlx_fault_active(eng, HLX_FAULT_NAN))
+            eng->opart[0] = NAN;
         /* Pack for the all-to-all: peer j gets heads [j*q_slice, (j+1)*q_slice) of this
          * TPA shard, as [B][q_slice][dv] partial outputs followed by [B][q_slice] LSEs. */
         for (j = 0; j < L->kvp; j++) {
@@ -758,11 +686,22 @@ static hlx_status_t hlx_engine_attention(hlx_engine_t *eng, int l)
         }
         eng->k.merge(L->kvp, (int)nh, dv, eng->oparts, eng->lseparts, eng->omerged, eng->lsem);
     });
+    /* A NaN or Inf from a KVP peer is named with the peer that sent it, instead of
+     * spreading as garbage. (An empty shard's LSE is -inf; its outputs are 0.) */
+    for (j = 0; j < L->kvp; j++) {
+        char what[96];
+        snprintf(what, sizeof(what), "the attention partials received from rank %d",
+                 L->tpa_rank * L->kvp + j);
+        st = hlx_check_finite(eng, eng->oparts + (size_t)j * B * L->q_slice * dv,
+                              (size_t)B * L->q_slice * dv, what, l);
+        if (st != HLX_OK)
+            return st;
+    }
 
     HLX_TIMED(eng, HLX_PHASE_OPROJ,
               eng->k.gemm(B, m->hidden, L->q_slice * dv, eng->omerged, W->wo, eng->w_dtype,
                           eng->y, 0));
-    return hlx_engine_residual(eng);
+    return hlx_engine_residual(eng, l);
 }
 
 static hlx_status_t hlx_engine_ffn(hlx_engine_t *eng, int l)
@@ -781,7 +720,7 @@ static hlx_status_t hlx_engine_ffn(hlx_engine_t *eng, int l)
                           eng->gu + (size_t)b * 2 * Fc + Fc, Fc);
         eng->k.gemm(B, m->hidden, Fc, eng->act, W->wdown, eng->w_dtype, eng->y, 0);
     });
-    return hlx_engine_residual(eng);
+    return hlx_engine_residual(eng, l);
 }
 
 /* Final norm, this rank's LM-head columns, all-gather of the logits, greedy argmax.
@@ -803,7 +742,10 @@ static hlx_status_t hlx_engine_head(hlx_engine_t *eng)
             for (v = 0; v < L->vocab_pad; v++)
                 eng->logits_local[(size_t)b * L->vocab_pad + v] =
                     v < L->vocab_count ? eng->lmout[(size_t)b * L->vocab_count + v] : -INFINITY;
-        st = hlx_comm_allgather(eng->world, eng->logits_local,
+        st = hlx_check_finite(eng, eng->lmout, (size_t)B * L->vocab_count, "the logits",
+                              m->layers);
+        if (st == HLX_OK)
+            st = hlx_comm_allgather(eng->world, eng->logits_local,
                                 sizeof(float) * (size_t)B * L->vocab_pad, eng->logits_all);
         if (st == HLX_OK) {
             for (b = 0; b < B; b++) {
@@ -827,7 +769,7 @@ static hlx_status_t hlx_engine_head(hlx_engine_t *eng)
 }
 
 /* Full logits of request b, value v (from the all-gather). */
-static float hlx_engine_logit(const hlx_engine_t *eng, int b, int v)
+float hlx_engine_logit(const hlx_engine_t *eng, int b, int v)
 {
     const hlx_layout_t *L = &eng->lay;
     int r = 0;
@@ -843,6 +785,8 @@ static hlx_status_t hlx_engine_step(hlx_engine_t *eng)
     int B = eng->cfg.batch, H = eng->m.hidden, b, l;
     hlx_status_t st;
 
+    if (hlx_fault_active(eng, HLX_FAULT_KILL))
+        raise(SIGKILL);
     for (b = 0; b < B; b++)
         memcpy(eng->x + (size_t)b * H, eng->embed + (size_t)eng->tokens[b] * H,
                sizeof(float) * (size_t)H);
@@ -874,40 +818,12 @@ static double hlx_median(double *v, int n)
     return n % 2 ? v[n / 2] : 0.5 * (v[n / 2 - 1] + v[n / 2]);
 }
 
-/* Compares this step with the reference (rank 0). Returns the worst relative error. */
-static void hlx_engine_check_step(hlx_engine_t *eng, double *hid, double *lg, int *next,
-                                  hlx_run_report_t *rep)
-{
-    int B = eng->cfg.batch, H = eng->m.hidden, V = eng->m.vocab, b, i;
-    double maxh = 0, maxl = 0, errh = 0, errl = 0;
-
-    for (b = 0; b < B; b++) {
-        for (i = 0; i < H; i++) {
-            double r = hid[(size_t)b * H + i], d = fabs(eng->x[(size_t)b * H + i] - r);
-            maxh = fmax(maxh, fabs(r));
-            errh = fmax(errh, d);
-        }
-        for (i = 0; i < V; i++) {
-            double r = lg[(size_t)b * V + i], d = fabs(hlx_engine_logit(eng, b, i) - r);
-            maxl = fmax(maxl, fabs(r));
-            errl = fmax(errl, d);
-        }
-        if (next[b] != eng->tokens[b])
-            rep->tokens_match = 0;
-    }
-    rep->max_abs_err = fmax(rep->max_abs_err, fmax(errh, errl));
-    rep->max_rel_err = fmax(rep->max_rel_err, fmax(errh / fmax(maxh, 1e-30), errl / fmax(maxl, 1e-30)));
-}
-
 hlx_status_t hlx_engine_run(hlx_engine_t *eng, hlx_run_report_t *rep, char *err, size_t errlen)
 {
     int steps = eng->cfg.steps, B = eng->cfg.batch, s, p, r;
     double *step_ms = calloc((size_t)(steps + 1), sizeof(double));
     double *ph_ms = calloc((size_t)(steps + 1) * HLX_PHASE_COUNT, sizeof(double));
-    double *hid = NULL, *lg = NULL, tmp[1];
-    int *next = NULL;
-    uint64_t *hashes = NULL, kvb[1];
-    uint64_t *allkv = NULL;
+    uint64_t *allkv = calloc((size_t)eng->info.size, sizeof(uint64_t)), kvb;
     hlx_status_t st = HLX_OK;
 
     memset(rep, 0, sizeof(*rep));
@@ -916,73 +832,56 @@ hlx_status_t hlx_engine_run(hlx_engine_t *eng, hlx_run_report_t *rep, char *err,
     snprintf(rep->launcher, sizeof(rep->launcher), "%s", eng->info.launcher);
     snprintf(rep->kernels, sizeof(rep->kernels), "%s", eng->k.name);
     snprintf(rep->transport, sizeof(rep->transport), "%s", hlx_comm_backend(eng->world));
+    snprintf(rep->cpuset, sizeof(rep->cpuset), "%s", eng->place->ranks[eng->info.rank].cpuset);
+    snprintf(rep->a2a_link, sizeof(rep->a2a_link), "%s", hlx_engine_a2a_link(eng));
     rep->steps          = steps;
     rep->tokens_match   = 1;
     rep->replicas_match = 1;
-    rep->checked        = eng->ref != NULL;
     rep->bound          = eng->bound;
-    snprintf(rep->cpuset, sizeof(rep->cpuset), "%s", eng->place->ranks[eng->info.rank].cpuset);
-    snprintf(rep->a2a_link, sizeof(rep->a2a_link), "%s", hlx_engine_a2a_link(eng));
     rep->tokens         = eng->all_tokens;
-    hashes = calloc((size_t)eng->info.size, sizeof(uint64_t));
-    allkv  = calloc((size_t)eng->info.size, sizeof(uint64_t));
-    if (eng->ref) {
-        hid  = malloc(sizeof(double) * (size_t)B * eng->m.hidden);
-        lg   = malloc(sizeof(double) * (size_t)B * eng->m.vocab);
-        next = malloc(sizeof(int) * (size_t)B);
-    }
-    if (!step_ms || !ph_ms || !hashes || !allkv || (eng->ref && (!hid || !lg || !next))) {
+    if (!step_ms || !ph_ms || !allkv) {
         st = HLX_ERR_NOMEM;
         goto out;
     }
-    (void)tmp;
+    if (eng->cfg.check) {
+        st = hlx_check_prepare(eng, err, errlen);
+        if (st != HLX_OK)
+            goto out;
+        rep->checked = eng->ref != NULL && steps > 0;
+    }
     st = hlx_comm_barrier(eng->world);
     for (s = 0; s < steps && st == HLX_OK; s++) {
-        uint64_t t0 = hlx_now_ns(), h;
+        uint64_t t0 = hlx_now_ns();
         memset(eng->phase_ns, 0, sizeof(eng->phase_ns));
         st = hlx_engine_step(eng);
         if (st != HLX_OK) {
-            hlx_fail(err, errlen, st, "decode step %d failed on rank %d: %s", s,
-                     eng->info.rank, hlx_status_str(st));
+            if (eng->errmsg[0])
+                hlx_engine_fail(err, errlen, st, "%s", eng->errmsg);
+            else
+                hlx_engine_fail(err, errlen, st, "decode step %d failed on rank %d: %s", s,
+                                eng->info.rank, hlx_status_str(st));
             break;
         }
-        eng->step++;
         step_ms[s] = (double)(hlx_now_ns() - t0) * 1e-6;
         for (p = 0; p < HLX_PHASE_COUNT; p++)
             ph_ms[(size_t)p * steps + s] = (double)eng->phase_ns[p] * 1e-6;
         memcpy(eng->all_tokens + (size_t)s * B, eng->tokens, sizeof(int) * (size_t)B);
-        if (eng->cfg.check) {
-            /* Replicated state must be bitwise identical on every rank. */
-            h = 0x9e37;
-            for (p = 0; p < B * eng->m.hidden; p++) {
-                uint32_t u;
-                memcpy(&u, &eng->x[p], 4);
-                h = hlx_mix64(h ^ u);
-            }
-            st = hlx_comm_allgather(eng->world, &h, sizeof(h), hashes);
-            if (st != HLX_OK)
-                break;
-            for (r = 0; r < eng->info.size; r++)
-                if (hashes[r] != hashes[0])
-                    rep->replicas_match = 0;
-        }
-        if (eng->ref) {
-            st = hlx_ref_step(eng->ref, hid, lg, next);
-            if (st != HLX_OK)
-                break;
-            hlx_engine_check_step(eng, hid, lg, next, rep);
-        }
+        if (eng->cfg.check)
+            st = hlx_check_step(eng, s, rep);
+        eng->step++;
         if (eng->cfg.verbose && eng->info.rank == 0)
             fprintf(stderr, "step %d: %.3f ms, tokens %d%s\n", s, step_ms[s], eng->tokens[0],
                     B > 1 ? " ..." : "");
     }
+    if (st == HLX_OK && eng->cfg.check)
+        st = hlx_check_kv_rows(eng, rep);
     if (st != HLX_OK) {
         if (!err[0])
-            hlx_fail(err, errlen, st, "decode failed: %s", hlx_status_str(st));
+            hlx_engine_fail(err, errlen, st, "decode failed: %s", hlx_status_str(st));
         goto out;
     }
-    kvb[0] = eng->kv_bytes;
-    st = hlx_comm_allgather(eng->world, kvb, sizeof(kvb), allkv);
+    kvb = eng->kv_bytes;
+    st = hlx_comm_allgather(eng->world, &kvb, sizeof(kvb), allkv);
     if (st != HLX_OK)
         goto out;
     rep->kv_bytes_rank = eng->kv_bytes;
@@ -995,31 +894,44 @@ hlx_status_t hlx_engine_run(hlx_engine_t *eng, hlx_run_report_t *rep, char *err,
     for (p = 0; p < HLX_PHASE_COUNT; p++)
         rep->phase_ms[p] = hlx_median(ph_ms + (size_t)p * steps, steps);
     if (steps > 0) {
-        rep->step_ms_median = hlx_median(step_ms, steps);
+        rep->step_ms_median = hlx_median(step_ms, steps); /* sorts step_ms */
         rep->step_ms_min    = step_ms[0];
         rep->step_ms_max    = step_ms[steps - 1];
         rep->tokens_per_s   = rep->step_ms_median > 0 ? B * 1000.0 / rep->step_ms_median : 0;
     }
-    if (rep->checked && (!rep->tokens_match || !rep->replicas_match ||
-                         rep->max_rel_err > eng->cfg.check_tol || isnan(rep->max_rel_err))) {
-        st = hlx_fail(err, errlen, HLX_ERR_CHECK,
-                      "check failed: max_rel_err %.3g (tolerance %.3g), tokens %s, replicas %s",
-                      rep->max_rel_err, eng->cfg.check_tol,
-                      rep->tokens_match ? "match" : "differ",
-                      rep->replicas_match ? "identical" : "differ");
-    } else if (eng->cfg.check && !rep->replicas_match) {
-        st = hlx_fail(err, errlen, HLX_ERR_CHECK, "check failed: ranks hold different hidden states");
-    }
+    if (eng->cfg.check && !hlx_run_report_passed(rep, eng->cfg.check_tol))
+        st = hlx_engine_fail(err, errlen, HLX_ERR_CHECK,
+                             "check failed: max_rel_err %.3g (tolerance %.3g), tokens %s, "
+                             "replicas %s, %d non-finite values, %lld of %lld appended KV "
+                             "rows differ", rep->max_rel_err, eng->cfg.check_tol,
+                             rep->tokens_match ? "match" : "differ",
+                             rep->replicas_match ? "identical" : "differ", rep->nonfinite,
+                             (long long)rep->kv_rows_bad, (long long)rep->kv_rows_checked);
 
 out:
     free(step_ms);
     free(ph_ms);
-    free(hid);
-    free(lg);
-    free(next);
-    free(hashes);
     free(allkv);
     return st;
+}
+
+int hlx_run_report_passed(const hlx_run_report_t *rep, double tol)
+{
+    if (!rep->replicas_match)
+        return 0;
+    if (!rep->checked)
+        return 1;
+    return rep->tokens_match && rep->nonfinite == 0 && rep->kv_rows_bad == 0 &&
+           rep->max_rel_err <= tol;
+}
+
+void hlx_engine_abort(hlx_engine_t *eng, int exit_code, const char *msg)
+{
+    fflush(stdout);
+    fflush(stderr);
+    if (eng->info.size > 1)
+        hlx_boot_abort(eng->boot, exit_code, msg);
+    _exit(exit_code);
 }
 
 void hlx_engine_destroy(hlx_engine_t *eng)
@@ -1028,7 +940,7 @@ void hlx_engine_destroy(hlx_engine_t *eng)
 
     if (eng == NULL)
         return;
-    hlx_ref_destroy(eng->ref);
+    hlx_check_free(eng);
     for (l = 0; eng->layers && l < eng->m.layers; l++) {
         hlx_layer_w_t *W = &eng->layers[l];
         free(W->attn_norm); free(W->ffn_norm); free(W->wqkv); free(W->wo);

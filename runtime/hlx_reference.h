@@ -19,6 +19,9 @@ hlx_status_t hlx_ref_create(const hlx_model_t *m, hlx_dtype_t kv_dtype, int batc
  * from the synthetic first tokens). hidden[B][H] is the residual stream after the last
  * layer, logits[B][V]; next[B] the greedy tokens. */
 hlx_status_t hlx_ref_step(hlx_ref_t *ref, double *hidden, double *logits, int *next);
+/* The reference's cached key (is_key) or value row of layer l, request b, KV head g at
+ * position pos (f32, rounded to the KV dtype); NULL when pos is not yet filled. */
+const float *hlx_ref_kv_row(const hlx_ref_t *ref, int l, int b, int g, int64_t pos, int is_key);
 void         hlx_ref_destroy(hlx_ref_t *ref);
 
 #endif

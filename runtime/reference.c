@@ -249,6 +249,17 @@ hlx_status_t hlx_ref_step(hlx_ref_t *ref, double *hidden, double *logits, int *n
     return HLX_OK;
 }
 
+const float *hlx_ref_kv_row(const hlx_ref_t *ref, int l, int b, int g, int64_t pos, int is_key)
+{
+    size_t base;
+
+    if (l < 0 || l >= ref->m.layers || b < 0 || b >= ref->batch || g < 0 ||
+        g >= ref->m.kv_heads || pos < 0 || pos >= ref->pos)
+        return NULL;
+    base = (((size_t)l * ref->batch + b) * ref->m.kv_heads + g) * (size_t)ref->cap + (size_t)pos;
+    return is_key ? ref->kcache + base * ref->m.head_dim : ref->vcache + base * ref->m.v_head_dim;
+}
+
 void hlx_ref_destroy(hlx_ref_t *ref)
 {
     int l;

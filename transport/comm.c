@@ -736,6 +736,17 @@ hlx_status_t hlx_comm_barrier(hlx_comm_t *comm)
     return hlx_comm_allgather_op(comm, "barrier", NULL, 0, NULL);
 }
 
+hlx_status_t hlx_comm_barrier_within(hlx_comm_t *comm, double timeout_s)
+{
+    double saved = comm->timeout_s;
+    hlx_status_t st;
+
+    comm->timeout_s = timeout_s > 0 ? timeout_s : saved;
+    st = hlx_comm_allgather_op(comm, "barrier", NULL, 0, NULL);
+    comm->timeout_s = saved;
+    return st;
+}
+
 static hlx_status_t hlx_comm_scratch(hlx_comm_t *comm, size_t floats)
 {
     float *p;

@@ -56,6 +56,9 @@ hlx_status_t hlx_comm_allreduce_sum_f32(hlx_comm_t *comm, float *buf, size_t cou
 /* out receives size * bytes, in rank order. */
 hlx_status_t hlx_comm_allgather(hlx_comm_t *comm, const void *in, size_t bytes, void *out);
 hlx_status_t hlx_comm_barrier(hlx_comm_t *comm);
+/* A barrier with its own deadline, for a wait whose length is known to differ from the
+ * usual operations (a rank doing work the others wait for). */
+hlx_status_t hlx_comm_barrier_within(hlx_comm_t *comm, double timeout_s);
 
 /* Frees a communicator (sub-groups before the world). Destroying the world is
  * collective: it ends with a barrier (bounded by the deadline) so that no rank closes

@@ -20,6 +20,7 @@ const char *hlx_status_str(hlx_status_t status)
     case HLX_ERR_CHECK:       return "check against reference failed";
     case HLX_ERR_INTERNAL:    return "internal error";
     case HLX_ERR_NOT_FOUND:   return "not found";
+    case HLX_ERR_NUMERIC:     return "non-finite value";
     }
     return "unknown status";
 }

@@ -61,6 +61,9 @@ typedef struct hlx_run_report {
     double   max_abs_err, max_rel_err;
     int      tokens_match;
     int      replicas_match;           /* every rank ended with the same hidden state */
+    int      nonfinite;                /* NaN/Inf values met in the compared outputs */
+    int64_t  kv_rows_checked;          /* appended KV rows compared with the reference */
+    int64_t  kv_rows_bad;              /* ... of which differ */
     int     *tokens;                   /* [steps][batch] chosen tokens (engine-owned) */
     int      bound;                    /* this rank was bound to cpuset */
     char     cpuset[256];               /* cores of this rank's placement ("" unknown) */
@@ -76,11 +79,20 @@ void hlx_run_config_default(hlx_run_config_t *cfg);
  * shards and the KV shard. On error err holds one line saying what to do. */
 hlx_status_t hlx_engine_create(const hlx_run_config_t *cfg, const hlx_model_t *model,
                                hlx_engine_t **eng_p, char *err, size_t errlen);
-/* Runs cfg->steps decode steps (and the reference when cfg->check). */
+/* Runs cfg->steps decode steps (and the reference when cfg->check). With --check the
+ * status is HLX_ERR_CHECK when hlx_run_report_passed() says no. */
 hlx_status_t hlx_engine_run(hlx_engine_t *eng, hlx_run_report_t *rep, char *err,
                             size_t errlen);
 int          hlx_engine_rank(const hlx_engine_t *eng);
+/* The check's verdict: replicas identical and, where the reference ran (rank 0), tokens
+ * equal, no non-finite value, every appended KV row equal and max_rel_err <= tol. */
+int          hlx_run_report_passed(const hlx_run_report_t *rep, double tol);
 void         hlx_engine_destroy(hlx_engine_t *eng);
+/* After a failure that only this rank saw (a non-finite value, a lost peer): asks the
+ * launcher to end the whole job (PMIx_Abort) so peers do not wait for a partner that left,
+ * then exits with exit_code. Does not return. */
+void         hlx_engine_abort(hlx_engine_t *eng, int exit_code, const char *msg)
+    __attribute__((noreturn));
 
 /* Settings of the runtime (HELIX_BIND), for `helix info`. */
 struct hlx_param_table;

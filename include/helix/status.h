@@ -22,7 +22,8 @@ typedef enum hlx_status {
     HLX_ERR_PEER        = -11, /* a peer died or stopped answering */
     HLX_ERR_CHECK       = -12, /* result differs from the reference */
     HLX_ERR_INTERNAL    = -13,
-    HLX_ERR_NOT_FOUND   = -14
+    HLX_ERR_NOT_FOUND   = -14,
+    HLX_ERR_NUMERIC     = -15  /* NaN or Inf where a finite value is required */
 } hlx_status_t;
 
 /* Short human-readable name of a status ("timeout", "parse error", ...). */

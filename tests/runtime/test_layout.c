@@ -39,6 +39,10 @@ static void check_layout(int q, int k, int kvp, int tpa)
         assert_int_equal(hlx_layout_init(&m, kvp, tpa, 16, r, &L, err, sizeof(err)), HLX_OK);
         assert_int_equal(L.rank, L.tpa_rank * kvp + L.kvp_rank);
         /* The head slice after the all-to-all lies inside the TPA shard's heads. */
+        /* The slice this rank owns after the all-to-all is the block its KVP peers pack
+         * for it: KVP peer j of a TPA shard receives heads [j*q_slice, (j+1)*q_slice) of
+         * the shard, and it is also the row block of W_o this rank holds at TP = N. */
+        assert_int_equal(L.q_slice_first, L.q_first + L.kvp_rank * L.q_slice);
         assert_true(L.q_slice_first >= L.q_first);
         assert_true(L.q_slice_first + L.q_slice <= L.q_first + L.q_local);
         for (h = L.q_slice_first; h < L.q_slice_first + L.q_slice; h++)

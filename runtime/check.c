@@ -1,0 +1,314 @@
+/* Checks of a decode run: the fp64 reference (hidden states, logits, tokens, and every
+ * appended KV row), bitwise agreement of the replicated state across ranks, non-finite
+ * values, and the scripted faults that prove each check can fail. */
+#define _GNU_SOURCE
+#include "hlx_engine_int.h"
+
+#include "hlx_log.h"
+#include "hlx_synth.h"
+#include "hlx_time.h"
+
+#include <math.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+static const struct {
+    const char *name;
+    int         kind;
+} hlx_fault_kinds[] = {
+    { "drop-partials", HLX_FAULT_DROP_PARTIALS },
+    { "skip-append", HLX_FAULT_SKIP_APPEND },
+    { "nan", HLX_FAULT_NAN },
+    { "kill", HLX_FAULT_KILL },
+};
+
+hlx_status_t hlx_fault_parse(hlx_engine_t *eng, const char *spec, char *err, size_t errlen)
+{
+    char buf[128], *save = NULL, *tok, *end;
+    size_t i;
+
+    eng->fault.kind = HLX_FAULT_NONE;
+    eng->fault.rank = 0;
+    eng->fault.step = 0;
+    if (spec == NULL || !spec[0])
+        return HLX_OK;
+    snprintf(buf, sizeof(buf), "%s", spec);
+    tok = strtok_r(buf, ":", &save);
+    for (i = 0; tok && i < sizeof(hlx_fault_kinds) / sizeof(hlx_fault_kinds[0]); i++)
+        if (!strcmp(tok, hlx_fault_kinds[i].name))
+            eng->fault.kind = hlx_fault_kinds[i].kind;
+    if (eng->fault.kind == HLX_FAULT_NONE)
+        goto bad;
+    while ((tok = strtok_r(NULL, ":", &save)) != NULL) {
+        int *dst = !strncmp(tok, "rank=", 5) ? &eng->fault.rank
+                 : !strncmp(tok, "step=", 5) ? &eng->fault.step : NULL;
+        long v;
+        if (dst == NULL)
+            goto bad;
+        v = strtol(tok + 5, &end, 10);
+        if (end == tok + 5 || *end || v < 0 || v > 1 << 24)
+            goto bad;
+        *dst = (int)v;
+    }
+    return HLX_OK;
+bad:
+    eng->fault.kind = HLX_FAULT_NONE;
+    return hlx_engine_fail(err, errlen, HLX_ERR_INVALID,
+                           "HELIX_FAULT=\"%s\": expected KIND:rank=R[:step=S] with KIND one "
+                           "of drop-partials, skip-append, nan, kill", spec);
+}
+
+int hlx_fault_active(const hlx_engine_t *eng, int kind)
+{
+    return eng->fault.kind == kind && eng->fault.rank == eng->info.rank &&
+           eng->step >= eng->fault.step;
+}
+
+hlx_status_t hlx_check_finite(hlx_engine_t *eng, const float *v, size_t n, const char *what,
+                              int layer)
+{
+    size_t i;
+
+    for (i = 0; i < n; i++) {
+        if (isfinite(v[i]))
+            continue;
+        snprintf(eng->errmsg, sizeof(eng->errmsg),
+                 "non-finite value (%g) in %s, layer %d, step %d, rank %d (%s), element %zu",
+                 (double)v[i], what, layer, eng->step, eng->info.rank,
+                 eng->info.host ? eng->info.host : "?", i);
+        return HLX_ERR_NUMERIC;
+    }
+    return HLX_OK;
+}
+
+/* Seconds of fp64 reference work, at a pessimistic 0.1 GFLOP/s, so that the ranks that
+ * wait for rank 0 get a deadline that grows with the work instead of a spurious timeout. */
+static double hlx_check_ref_seconds(const hlx_engine_t *eng)
+{
+    const hlx_model_t *m = &eng->m;
+    double n = (double)eng->cfg.context + eng->cfg.steps;
+    double attn = (double)eng->cfg.steps * eng->cfg.batch * m->layers * m->q_heads * n *
+                  (m->head_dim + m->v_head_dim) * 2.0;
+    double setup = (double)m->layers * eng->cfg.batch * m->kv_heads * n *
+                   (m->head_dim + m->v_head_dim) * 20.0;
+    double dense = (double)eng->cfg.steps * eng->cfg.batch * hlx_model_params(m) * 2.0;
+
+    return (attn + setup + dense) / 1e8;
+}
+
+hlx_status_t hlx_check_prepare(hlx_engine_t *eng, char *err, size_t errlen)
+{
+    size_t S = (size_t)eng->cfg.steps, B = (size_t)eng->cfg.batch;
+    double deadline = eng->cfg.timeout_s > 0 ? eng->cfg.timeout_s : 30.0, t0 = hlx_now_s();
+    hlx_status_t st = HLX_OK, st2;
+    size_t s;
+
+    if (eng->info.rank == 0) {
+        st = hlx_ref_create(&eng->m, eng->kv_dtype, eng->cfg.batch, eng->cfg.context,
+                            eng->cfg.steps, eng->cfg.seed, &eng->ref);
+        eng->ref_hid = malloc(sizeof(double) * (S ? S : 1) * B * (size_t)eng->m.hidden);
+        eng->ref_lg  = malloc(sizeof(double) * (S ? S : 1) * B * (size_t)eng->m.vocab);
+        eng->ref_tok = malloc(sizeof(int) * (S ? S : 1) * B);
+        if (st == HLX_OK && (!eng->ref_hid || !eng->ref_lg || !eng->ref_tok))
+            st = HLX_ERR_NOMEM;
+        for (s = 0; s < S && st == HLX_OK; s++)
+            st = hlx_ref_step(eng->ref, eng->ref_hid + s * B * (size_t)eng->m.hidden,
+                              eng->ref_lg + s * B * (size_t)eng->m.vocab, eng->ref_tok + s * B);
+        if (st != HLX_OK)
+            hlx_engine_fail(err, errlen, st, "the fp64 reference failed on rank 0: %s",
+                            hlx_status_str(st));
+        hlx_info(HLX_SUB_CORE, "reference: %zu steps in %.2f s", S, hlx_now_s() - t0);
+    }
+    st2 = hlx_comm_barrier_within(eng->world, deadline + hlx_check_ref_seconds(eng));
+    if (st == HLX_OK && st2 != HLX_OK)
+        hlx_engine_fail(err, errlen, st2, "waiting for the reference on rank 0 failed: %s",
+                        hlx_status_str(st2));
+    return st != HLX_OK ? st : st2;
+}
+
+/* Largest |engine - reference| and |reference| over n values; non-finite engine values
+ * count as an infinite error (fmax would silently drop a NaN). */
+static void hlx_check_cmp(double *err, double *ref_max, int *nonfinite, double eng_v,
+                          double ref_v)
+{
+    double d = fabs(eng_v - ref_v);
+
+    if (!isfinite(eng_v) || !(d <= *err || d > *err)) {
+        (*nonfinite)++;
+        *err = INFINITY;
+        return;
+    }
+    if (d > *err)
+        *err = d;
+    if (fabs(ref_v) > *ref_max)
+        *ref_max = fabs(ref_v);
+}
+
+hlx_status_t hlx_check_step(hlx_engine_t *eng, int s, hlx_run_report_t *rep)
+{
+    int B = eng->cfg.batch, H = eng->m.hidden, V = eng->m.vocab, b, i, r;
+    uint64_t h = 0x9e37, *hashes = eng->check_hashes;
+    hlx_status_t st;
+
+    /* Replicated state must be bitwise identical on every rank. */
+    for (i = 0; i < B * H; i++) {
+        uint32_t u;
+        memcpy(&u, &eng->x[i], 4);
+        h = hlx_mix64(h ^ u);
+    }
+    st = hlx_comm_allgather(eng->world, &h, sizeof(h), hashes);
+    if (st != HLX_OK)
+        return st;
+    for (r = 0; r < eng->info.size; r++)
+        if (hashes[r] != hashes[0])
+            rep->replicas_match = 0;
+    if (eng->ref == NULL)
+        return HLX_OK;
+    {
+        const double *hid = eng->ref_hid + (size_t)s * B * H, *lg = eng->ref_lg + (size_t)s * B * V;
+        const int *next = eng->ref_tok + (size_t)s * B;
+        double maxh = 0, maxl = 0, errh = 0, errl = 0;
+        int bad = 0;
+
+        for (b = 0; b < B; b++) {
+            for (i = 0; i < H; i++)
+                hlx_check_cmp(&errh, &maxh, &bad, eng->x[(size_t)b * H + i], hid[(size_t)b * H + i]);
+            for (i = 0; i < V; i++)
+                hlx_check_cmp(&errl, &maxl, &bad, hlx_engine_logit(eng, b, i), lg[(size_t)b * V + i]);
+            if (next[b] != eng->tokens[b])
+                rep->tokens_match = 0;
+        }
+        rep->nonfinite += bad;
+        if (bad) {
+            rep->max_abs_err = rep->max_rel_err = INFINITY;
+        } else {
+            double abs_e = fmax(errh, errl);
+            double rel_e = fmax(errh / (maxh > 0 ? maxh : 1e-30), errl / (maxl > 0 ? maxl : 1e-30));
+            if (abs_e > rep->max_abs_err)
+                rep->max_abs_err = abs_e;
+            if (rel_e > rep->max_rel_err)
+                rep->max_rel_err = rel_e;
+        }
+    }
+    return HLX_OK;
+}
+
+/* Positions in [context, context + steps) owned by KVP rank j, in order. */
+static int hlx_check_appended(const hlx_layout_t *L, int j, int64_t context, int steps,
+                              int64_t *pos)
+{
+    int n = 0, t;
+
+    for (t = 0; t < steps; t++)
+        if (hlx_layout_kv_owner(L, context + t) == j)
+            pos[n++] = context + t;
+    return n;
+}
+
+static float hlx_check_load(const void *base, hlx_dtype_t t, size_t i)
+{
+    return t == HLX_DTYPE_BF16 ? hlx_bf16_to_f32(((const uint16_t *)base)[i])
+                               : ((const float *)base)[i];
+}
+
+hlx_status_t hlx_check_kv_rows(hlx_engine_t *eng, hlx_run_report_t *rep)
+{
+    const hlx_model_t *m = &eng->m;
+    const hlx_layout_t *L = &eng->lay;
+    int dk = m->head_dim, dv = m->v_head_dim, steps = eng->cfg.steps, B = eng->cfg.batch;
+    size_t row = (size_t)(dk + dv), per_rank = (size_t)m->layers * B * L->kv_local * steps * row;
+    int64_t *pos = malloc(sizeof(int64_t) * (size_t)(steps ? steps : 1));
+    float *mine = calloc(per_rank ? per_rank : 1, sizeof(float)), *all = NULL;
+    /* One bf16 rounding step apart at most: the engine rounds its fp32 value, the
+     * reference its fp64 value. */
+    double tol = eng->kv_dtype == HLX_DTYPE_BF16 ? 1.0 / 64 : 1e-4;
+    hlx_status_t st = HLX_OK;
+    int n, l, b, kh, a, r, e;
+
+    if (eng->info.rank == 0)
+        all = calloc(per_rank * (size_t)eng->info.size + 1, sizeof(float));
+    if (!pos || !mine || (eng->info.rank == 0 && !all)) {
+        st = HLX_ERR_NOMEM;
+        goto out;
+    }
+    /* Pack this rank's appended rows as f32: [layer][b][kv_local][steps][dk + dv]. */
+    n = hlx_check_appended(L, L->kvp_rank, eng->cfg.context, steps, pos);
+    for (l = 0; l < m->layers; l++)
+        for (b = 0; b < B; b++)
+            for (kh = 0; kh < L->kv_local; kh++)
+                for (a = 0; a < n; a++) {
+                    size_t src = ((size_t)b * L->kv_local + kh) * (size_t)eng->cap +
+                                 (size_t)(eng->kv_len - n + a);
+                    float *dst = mine + ((((size_t)l * B + b) * L->kv_local + kh) * steps + a) * row;
+                    for (e = 0; e < dk; e++)
+                        dst[e] = hlx_check_load(eng->layers[l].kc, eng->kv_dtype, src * dk + e);
+                    for (e = 0; e < dv; e++)
+                        dst[dk + e] = hlx_check_load(eng->layers[l].vc, eng->kv_dtype, src * dv + e);
+                }
+    /* Gathered to every rank (the transport has no gather), compared on rank 0. */
+    if (eng->info.rank != 0) {
+        all = calloc(per_rank * (size_t)eng->info.size + 1, sizeof(float));
+        if (all == NULL) {
+            st = HLX_ERR_NOMEM;
+            goto out;
+        }
+    }
+    st = hlx_comm_allgather(eng->world, mine, per_rank * sizeof(float), all);
+    if (st != HLX_OK || eng->ref == NULL)
+        goto out;
+    for (r = 0; r < eng->info.size; r++) {
+        hlx_layout_t R;
+        char lerr[256];
+        if (hlx_layout_init(m, eng->cfg.kvp, eng->cfg.tpa, eng->cfg.kv_block, r, &R, lerr,
+                            sizeof(lerr)) != HLX_OK)
+            continue;
+        n = hlx_check_appended(&R, R.kvp_rank, eng->cfg.context, steps, pos);
+        for (l = 0; l < m->layers; l++)
+            for (b = 0; b < B; b++)
+                for (kh = 0; kh < R.kv_local; kh++)
+                    for (a = 0; a < n; a++) {
+                        const float *got = all + (size_t)r * per_rank +
+                                           ((((size_t)l * B + b) * R.kv_local + kh) * steps + a) * row;
+                        const float *rk = hlx_ref_kv_row(eng->ref, l, b, R.kv_first + kh, pos[a], 1);
+                        const float *rv = hlx_ref_kv_row(eng->ref, l, b, R.kv_first + kh, pos[a], 0);
+                        double dmax = 0, vmax = 0;
+                        if (rk == NULL || rv == NULL) {
+                            rep->kv_rows_bad++;
+                            continue;
+                        }
+                        for (e = 0; e < dk + dv; e++) {
+                            double want = e < dk ? rk[e] : rv[e - dk], d = fabs(got[e] - want);
+                            if (!(d <= dmax))
+                                dmax = isfinite(d) ? d : INFINITY;
+                            vmax = fmax(vmax, fabs(want));
+                        }
+                        if (!(dmax <= tol * fmax(vmax, 1e-3))) {
+                            if (rep->kv_rows_bad++ == 0)
+                                hlx_error("check: KV row of position %lld (layer %d, request %d, "
+                                          "KV head %d) appended on rank %d differs from the "
+                                          "reference by %.3g (max |value| %.3g)",
+                                          (long long)pos[a], l, b, R.kv_first + kh, r, dmax, vmax);
+                        }
+                        rep->kv_rows_checked++;
+                    }
+    }
+out:
+    free(pos);
+    free(mine);
+    free(all);
+    return st;
+}
+
+void hlx_check_free(hlx_engine_t *eng)
+{
+    hlx_ref_destroy(eng->ref);
+    eng->ref = NULL;
+    free(eng->ref_hid);
+    free(eng->ref_lg);
+    free(eng->ref_tok);
+    free(eng->check_hashes);
+    eng->ref_hid = eng->ref_lg = NULL;
+    eng->ref_tok = NULL;
+    eng->check_hashes = NULL;
+}
