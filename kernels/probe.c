@@ -12,7 +12,8 @@ static int hlx_probe_isa(void)
 #ifdef HLX_HAVE_X86_VARIANTS
     const char *names[8];
     size_t n = hlx_kernels_list(names, 8);
-    if (n > 0 && !strcmp(names[n - 1], "avx512"))
+    /* "amx" extends avx512: its FMA and read loops are the avx512 ones */
+    if (n > 0 && (!strcmp(names[n - 1], "avx512") || !strcmp(names[n - 1], "amx")))
         return 2;
     if (n > 0 && !strcmp(names[n - 1], "avx2"))
         return 1;

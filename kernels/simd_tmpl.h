@@ -6,6 +6,10 @@
  *   two vectors; bf16 splits even and odd elements, so q and o use that order inside).
  * Shapes the vector path does not cover fall back to the reference (stated in each op). */
 
+#ifndef HLX_PF_HINT
+#define HLX_PF_HINT _MM_HINT_T0
+#endif
+
 #define HLX_CAT2(a, b) a##_##b
 #define HLX_CAT(a, b) HLX_CAT2(a, b)
 #define HLX_FN(name) HLX_CAT(name, HLX_SFX)
@@ -60,10 +64,12 @@ HLX_FN(hlx_qk)(const int G, const int BF, const float *qp, int dk, const char *k
         sc[g] = hlx_v_hsum(part[g]);
 }
 
-/* o[g][c..] = o*corr[g] + sum_t p[g][t] v_t for G heads, nt tokens, all dv columns. */
+/* o[g][c..] = o*corr[g] + sum_t p[g][t] v_t for G heads, nt tokens, all dv columns.
+ * p is [g][W] (PT 0, head-major) or [t][GMAX] (PT 1, token-major, the AMX path). */
 static inline __attribute__((always_inline)) void
-HLX_FN(hlx_pv)(const int G, const int BF, const float *p, const float *corr, int dv,
-               const char *v, size_t vstride_b, int nt, float *o)
+HLX_FN(hlx_pv)(const int G, const int BF, const int PT, const float *p, const float *corr,
+               int dv, const char *v, size_t vstride_b, int nt, float *o, const char *pfa,
+               const char *pfb, size_t pfstep)
 {
     int c, t, g;
 
@@ -77,8 +83,15 @@ HLX_FN(hlx_pv)(const int G, const int BF, const float *p, const float *corr, int
         for (t = 0; t < nt; t++) {
             HLX_V v0, v1;
             HLX_PAIR(BF, v + (size_t)t * vstride_b + (size_t)c * HLX_ES(BF), v0, v1);
+            if (pfa != NULL) { /* pfstep bytes of each of two later blocks per step */
+                size_t at = ((size_t)(c / (2 * HLX_W)) * nt + t) * pfstep, l;
+                for (l = 0; l < pfstep; l += 64) {
+                    _mm_prefetch(pfa + at + l, HLX_PF_HINT);
+                    _mm_prefetch(pfb + at + l, HLX_PF_HINT);
+                }
+            }
             _Pragma("GCC unroll 8") for (g = 0; g < G; g++) {
-                HLX_V pg = hlx_v_set1(p[g * HLX_W + t]);
+                HLX_V pg = hlx_v_set1(PT ? p[t * HLX_GMAX + g] : p[g * HLX_W + t]);
                 a0[g] = hlx_v_fma(pg, v0, a0[g]);
                 a1[g] = hlx_v_fma(pg, v1, a1[g]);
             }
@@ -142,7 +155,7 @@ HLX_FN(hlx_attn_blk)(const int G, const int BF, const int D, const hlx_attn_desc
         m[g] = mv[g];
         s[g] = sv[g];
     }
-    HLX_FN(hlx_pv)(G, BF, p, cv, dv, v, vsb, nt, o);
+    HLX_FN(hlx_pv)(G, BF, 0, p, cv, dv, v, vsb, nt, o, NULL, NULL, 0);
 }
 
 /* One out-of-line function per (heads, KV type): each gets its own register allocation
@@ -210,8 +223,11 @@ static void HLX_FN(hlx_q_order)(int BF, const float *q, int G, int dk, float *qp
             }
 }
 
+/* AMX (bf16 KV, avx512.c only): full 32-token blocks take the tile path, whose scores come
+ * from tile dot products of q split into three exact bf16 parts; the rest of a superblock
+ * (fewer than 32 tokens) takes the vector block functions, which share m, s and o. */
 static inline __attribute__((always_inline)) void
-HLX_FN(hlx_attn_typed)(const int BF, const hlx_attn_desc_t *d)
+HLX_FN(hlx_attn_typed)(const int BF, const int AMX, uint16_t *qb, const hlx_attn_desc_t *d)
 {
     const size_t es = HLX_ES(BF), ksb = d->k_stride * es, vsb = d->v_stride * es;
     float m[HLX_HMAX], s[HLX_HMAX];
@@ -227,7 +243,9 @@ HLX_FN(hlx_attn_typed)(const int BF, const hlx_attn_desc_t *d)
             s[g] = 0.0f;
         }
         memset(oh, 0, sizeof(float) * (size_t)H * d->dv);
-        const size_t tb = H > HLX_GMAX ? HLX_TB_MANY : HLX_TB_ONE;
+        /* AMX: the tile pipeline restarts per superblock; one head chunk needs none */
+        const size_t tb = AMX ? (H > HLX_GMAX ? HLX_TB_MANY : (size_t)1 << 62)
+                              : H > HLX_GMAX ? HLX_TB_MANY : HLX_TB_ONE;
         for (j0 = 0; j0 < d->len; j0 += tb) {
             size_t jn = d->len - j0 < tb ? d->len - j0 : tb;
             for (g0 = 0; g0 < H; g0 += HLX_GMAX) {
@@ -237,7 +255,19 @@ HLX_FN(hlx_attn_typed)(const int BF, const hlx_attn_desc_t *d)
                  * group needs several chunks) */
                 if (BF == 1 && (j0 == 0 || H > HLX_GMAX))
                     HLX_FN(hlx_q_order)(BF, qg, G, d->dk, qp);
-                for (j = j0; j < j0 + jn; j += HLX_W) {
+                j = j0;
+#ifdef HLX_AMX_TB
+                if (AMX) {
+                    if (j0 == 0 || H > HLX_GMAX)
+                        hlx_amx_q_tiles(qg, G, d->dk, qb);
+                    size_t nb = jn / HLX_AMX_TB;
+                    hlx_amx_run(G, d, qb, (const char *)d->k + j * ksb,
+                                (const char *)d->v + j * vsb, ksb, vsb, nb, m + g0, s + g0,
+                                oh + (size_t)g0 * d->dv);
+                    j += nb * HLX_AMX_TB;
+                }
+#endif
+                for (; j < j0 + jn; j += HLX_W) {
                     int nt = (int)(j0 + jn - j < HLX_W ? j0 + jn - j : HLX_W);
                     const char *kb = (const char *)d->k + j * ksb;
                     const char *vb = (const char *)d->v + j * vsb;
@@ -288,11 +318,11 @@ static void HLX_FN(hlx_attn)(const hlx_attn_desc_t *d)
         return;
     }
     if (d->kv_dtype == HLX_DTYPE_BF16)
-        HLX_FN(hlx_attn_typed)(1, d);
+        HLX_FN(hlx_attn_typed)(1, 0, NULL, d);
     else if (d->kv_dtype == HLX_DTYPE_FP8)
-        HLX_FN(hlx_attn_typed)(2, d);
+        HLX_FN(hlx_attn_typed)(2, 0, NULL, d);
     else
-        HLX_FN(hlx_attn_typed)(0, d);
+        HLX_FN(hlx_attn_typed)(0, 0, NULL, d);
 }
 
 static void HLX_FN(hlx_merge)(int nparts, int nheads, int dv, const float *o_parts,
