@@ -128,24 +128,52 @@ static void hlx_amx_run(int G, const hlx_attn_desc_t *d, const uint16_t *qb, con
  * the bf16 rounding of what the previous parts left, so q = p1 + p2 + p3 exactly for
  * normal fp32 (8 + 8 + 8 significant bits cover the 24 of fp32); the tile products of bf16
  * pairs are exact in fp32, so the scores keep fp32 accuracy. Missing heads are zero. */
+/* 16 floats -> bf16 with round to nearest even, in the high half of each lane (low half
+ * zero), as hlx_f32_to_bf16 does; NaN stays NaN. */
+static inline __m512i hlx_amx_rne16(__m512 x)
+{
+    __m512i u = _mm512_castps_si512(x);
+    __m512i odd = _mm512_and_si512(_mm512_srli_epi32(u, 16), _mm512_set1_epi32(1));
+    __m512i r = _mm512_add_epi32(u, _mm512_add_epi32(odd, _mm512_set1_epi32(0x7fff)));
+    __mmask16 nan = _mm512_cmp_ps_mask(x, x, _CMP_UNORD_Q);
+    r = _mm512_mask_or_epi32(r, nan, u, _mm512_set1_epi32(0x00400000)); /* quiet */
+    return _mm512_and_si512(r, _mm512_set1_epi32((int)0xffff0000u));
+}
+
 static void hlx_amx_q_tiles(const float *q, int G, int dk, uint16_t *qb)
 {
+    /* odd 16-bit words of two vectors: the bf16 of 32 consecutive elements, in order */
+    const __m512i pick = _mm512_set_epi16(63, 61, 59, 57, 55, 53, 51, 49, 47, 45, 43, 41, 39,
+                                          37, 35, 33, 31, 29, 27, 25, 23, 21, 19, 17, 15, 13,
+                                          11, 9, 7, 5, 3, 1);
+    uint32_t pairs[3][16] __attribute__((aligned(64)));
     int c, r, n, j;
 
     for (c = 0; c < dk; c += 32) {
-        uint16_t *b12 = qb + (size_t)(c / 32) * 768, *b3 = b12 + 512;
-        for (r = 0; r < 16; r++)
-            for (n = 0; n < 8; n++)
-                for (j = 0; j < 2; j++) {
-                    float x = n < G ? q[(size_t)n * dk + c + 2 * r + j] : 0.0f, r1, r2;
-                    uint16_t p1 = hlx_f32_to_bf16(x), p2;
-                    r1 = x - hlx_bf16_to_f32(p1); /* exact: within x's 24 bits */
-                    p2 = hlx_f32_to_bf16(r1);
-                    r2 = r1 - hlx_bf16_to_f32(p2);
-                    b12[r * 32 + n * 2 + j]       = p1;
-                    b12[r * 32 + (n + 8) * 2 + j] = p2;
-                    b3[r * 16 + n * 2 + j]        = hlx_f32_to_bf16(r2); /* exact */
-                }
+        uint32_t *b12 = (uint32_t *)(qb + (size_t)(c / 32) * 768), *b3 = b12 + 256;
+        for (n = 0; n < 8; n++) {
+            __m512i w[3][2];
+            for (j = 0; j < 2; j++) {
+                __m512 x = n < G ? _mm512_loadu_ps(q + (size_t)n * dk + c + 16 * j)
+                                 : _mm512_setzero_ps();
+                __m512i p1 = hlx_amx_rne16(x), p2, p3;
+                __m512 r1 = _mm512_sub_ps(x, _mm512_castsi512_ps(p1)); /* exact */
+                __m512 r2;
+                p2 = hlx_amx_rne16(r1);
+                r2 = _mm512_sub_ps(r1, _mm512_castsi512_ps(p2));
+                p3 = hlx_amx_rne16(r2); /* exact: r2 has at most 8 significant bits */
+                w[0][j] = p1;
+                w[1][j] = p2;
+                w[2][j] = p3;
+            }
+            for (j = 0; j < 3; j++)
+                _mm512_store_si512(pairs[j], _mm512_permutex2var_epi16(w[j][0], pick, w[j][1]));
+            for (r = 0; r < 16; r++) {
+                b12[r * 16 + n]     = pairs[0][r];
+                b12[r * 16 + n + 8] = pairs[1][r];
+                b3[r * 8 + n]       = pairs[2][r];
+            }
+        }
     }
 }
 
