@@ -67,9 +67,9 @@ HLX_FN(hlx_qk)(const int G, const int BF, const float *qp, int dk, const char *k
 /* o[g][c..] = o*corr[g] + sum_t p[g][t] v_t for G heads, nt tokens, all dv columns.
  * p is [g][W] (PT 0, head-major) or [t][GMAX] (PT 1, token-major, the AMX path). */
 static inline __attribute__((always_inline)) void
-HLX_FN(hlx_pv)(const int G, const int BF, const int PT, const float *p, const float *corr,
-               int dv, const char *v, size_t vstride_b, int nt, float *o, const char *pfa,
-               const char *pfb, size_t pfstep)
+HLX_FN(hlx_pv_body)(const int G, const int BF, const int PT, const int PF, const float *p,
+                    const float *corr, int dv, const char *v, size_t vstride_b, int nt,
+                    float *o, const char *pfa, const char *pfb, size_t pfstep)
 {
     int c, t, g;
 
@@ -83,7 +83,7 @@ HLX_FN(hlx_pv)(const int G, const int BF, const int PT, const float *p, const fl
         for (t = 0; t < nt; t++) {
             HLX_V v0, v1;
             HLX_PAIR(BF, v + (size_t)t * vstride_b + (size_t)c * HLX_ES(BF), v0, v1);
-            if (pfa != NULL) { /* pfstep bytes of each of two later blocks per step */
+            if (PF) { /* pfstep bytes of each of two later blocks per step */
                 size_t at = ((size_t)(c / (2 * HLX_W)) * nt + t) * pfstep, l;
                 for (l = 0; l < pfstep; l += 64) {
                     _mm_prefetch(pfa + at + l, HLX_PF_HINT);
@@ -101,6 +101,19 @@ HLX_FN(hlx_pv)(const int G, const int BF, const int PT, const float *p, const fl
             hlx_v_store(o + (size_t)g * dv + c + HLX_W, a1[g]);
         }
     }
+}
+
+/* The same with prefetches of pfa/pfb when given: one loop each way, so the loop without
+ * them carries no test (MLA, compute-bound, lost 3% to it). */
+static inline __attribute__((always_inline)) void
+HLX_FN(hlx_pv)(const int G, const int BF, const int PT, const float *p, const float *corr,
+               int dv, const char *v, size_t vstride_b, int nt, float *o, const char *pfa,
+               const char *pfb, size_t pfstep)
+{
+    if (pfa != NULL)
+        HLX_FN(hlx_pv_body)(G, BF, PT, 1, p, corr, dv, v, vstride_b, nt, o, pfa, pfb, pfstep);
+    else
+        HLX_FN(hlx_pv_body)(G, BF, PT, 0, p, corr, dv, v, vstride_b, nt, o, pfa, pfb, pfstep);
 }
 
 /* One head chunk (G <= GMAX heads) over nt <= W tokens: scores, online softmax, P.V.
@@ -282,12 +295,13 @@ HLX_FN(hlx_attn_typed)(const int BF, const int AMX, uint16_t *qb, const hlx_attn
                     const float *qq = BF == 1 ? qp : qg;
                     float *og = oh + (size_t)g0 * d->dv;
                     /* prefetch the next block's key and value rows, spread over the P.V
-                     * steps (first head chunk only: the others find the superblock in L2).
+                     * steps, when one head chunk streams the shard (several chunks, as
+                     * MLA's, are compute-bound and find the superblock in L2).
                      * One block ahead measured best at 1M tokens (bf16 67 -> 57 ms, f32
                      * 111 -> 86 ms; two or four blocks ahead gained less); bursts of
                      * prefetches at a block start, tried before, stalled on the line fill
                      * buffers and were slower than none. */
-                    const int pf = nt == HLX_W && g0 == 0;
+                    const int pf = nt == HLX_W && H <= HLX_GMAX;
                     const char *pk = pf ? kb + HLX_W * ksb : NULL;
                     const char *pv = pf ? vb + HLX_W * vsb : NULL;
                     if (G == HLX_GMAX && d->dk == 128 && d->dv == 128)
