@@ -1,5 +1,8 @@
 /* Chooses the kernel variant once at init from the CPU's features (dav1d-style): the
  * reference fills the table, the best supported ISA file overrides entries. */
+#ifndef _DEFAULT_SOURCE
+#define _DEFAULT_SOURCE /* syscall() under strict C modes too */
+#endif
 #include "hlx_kernels_priv.h"
 
 #include <stdlib.h>
