@@ -115,8 +115,8 @@ static inline HLX_V hlx_v_exp(HLX_V x)
 #define HLX_AMX_QB_ELEMS (32 * 768)
 static void hlx_amx_q_tiles(const float *q, int G, int dk, uint16_t *qb);
 static void hlx_amx_run(int G, const hlx_attn_desc_t *d, const uint16_t *qb, const char *k,
-                        const char *v, size_t ksb, size_t vsb, size_t nb, float *m, float *s,
-                        float *o);
+                        const char *v, size_t ksb, size_t vsb, size_t nb, int pf, float *m,
+                        float *s, float *o);
 #endif
 
 #include "simd_tmpl.h"
@@ -330,11 +330,12 @@ static const hlx_amx_blk_fn hlx_amx_blk_tab[8] = {
 };
 
 /* nb full 32-token blocks starting at key row k / value row v, software-pipelined: the
- * scores of block b + 1 are computed before the softmax and P.V of block b. Prefetch:
- * pfstep bytes per P.V step cover a block of either stream (rounded up to lines). */
+ * scores of block b + 1 are computed before the softmax and P.V of block b. Prefetch
+ * (when pf: the first head chunk of a superblock): pfstep bytes per P.V step cover a
+ * block of either stream (rounded up to lines). */
 static void hlx_amx_run(int G, const hlx_attn_desc_t *d, const uint16_t *qb, const char *k,
-                        const char *v, size_t ksb, size_t vsb, size_t nb, float *m, float *s,
-                        float *o)
+                        const char *v, size_t ksb, size_t vsb, size_t nb, int pf, float *m,
+                        float *s, float *o)
 {
     float sbuf[2][768] __attribute__((aligned(64)));
     const hlx_amx_blk_fn f = G == 8 && d->dk == 128 && d->dv == 128 ? hlx_amx_blk_d128_8
@@ -349,7 +350,8 @@ static void hlx_amx_run(int G, const hlx_attn_desc_t *d, const uint16_t *qb, con
     for (b = 0; b < nb; b++) {
         const char *kn = b + 1 < nb ? k + (b + 1) * HLX_AMX_TB * ksb : NULL;
         f(d, qb, kn, sbuf[(b + 1) & 1], sbuf[b & 1], v + b * HLX_AMX_TB * vsb, ksb, vsb,
-          kn ? kn + HLX_AMX_TB * ksb : NULL, v + (b + 1) * HLX_AMX_TB * vsb, pfstep, m, s, o);
+          kn && pf ? kn + HLX_AMX_TB * ksb : NULL, v + (b + 1) * HLX_AMX_TB * vsb, pfstep, m, s,
+          o);
     }
 }
 

@@ -283,8 +283,8 @@ HLX_FN(hlx_attn_typed)(const int BF, const int AMX, uint16_t *qb, const hlx_attn
                         hlx_amx_q_tiles(qg, G, d->dk, qb);
                     size_t nb = jn / HLX_AMX_TB;
                     hlx_amx_run(G, d, qb, (const char *)d->k + j * ksb,
-                                (const char *)d->v + j * vsb, ksb, vsb, nb, m + g0, s + g0,
-                                oh + (size_t)g0 * d->dv);
+                                (const char *)d->v + j * vsb, ksb, vsb, nb, g0 == 0, m + g0,
+                                s + g0, oh + (size_t)g0 * d->dv);
                     j += nb * HLX_AMX_TB;
                 }
 #endif
