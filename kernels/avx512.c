@@ -340,7 +340,8 @@ static void hlx_amx_run(int G, const hlx_attn_desc_t *d, const uint16_t *qb, con
     float sbuf[2][768] __attribute__((aligned(64)));
     const hlx_amx_blk_fn f = G == 8 && d->dk == 128 && d->dv == 128 ? hlx_amx_blk_d128_8
                                                                     : hlx_amx_blk_tab[G - 1];
-    const size_t span = HLX_AMX_TB * (ksb > vsb ? ksb : vsb), steps = (size_t)d->dv;
+    const size_t span = HLX_AMX_TB * (ksb > vsb ? ksb : vsb);
+    const size_t steps = d->dv > 0 ? (size_t)d->dv : 1;
     const size_t pfstep = ((span + steps - 1) / steps + 63) / 64 * 64;
     size_t b;
 

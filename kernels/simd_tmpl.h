@@ -247,7 +247,8 @@ HLX_FN(hlx_attn_typed)(const int BF, const int AMX, uint16_t *qb, const hlx_attn
 {
     const size_t es = HLX_ES(BF), ksb = d->k_stride * es, vsb = d->v_stride * es;
     /* prefetch bytes per P.V step (dv / 2W column passes x W tokens) covering one block */
-    const size_t pfspan = HLX_W * (ksb > vsb ? ksb : vsb), pfsteps = (size_t)d->dv / 2;
+    const size_t pfspan = HLX_W * (ksb > vsb ? ksb : vsb);
+    const size_t pfsteps = d->dv >= 2 ? (size_t)d->dv / 2 : 1; /* dv 0: no steps, no prefetch */
     const size_t pfstep = ((pfspan + pfsteps - 1) / pfsteps + 63) / 64 * 64;
     float m[HLX_HMAX], s[HLX_HMAX];
     float qp[HLX_GMAX * 1024] __attribute__((aligned(64)));
