@@ -122,12 +122,6 @@ static void hlx_amx_run(int G, const hlx_attn_desc_t *d, const uint16_t *qb, con
 #include "simd_tmpl.h"
 
 #ifdef HLX_HAVE_AMX
-/* Splits q of G <= 8 heads into AMX B tiles (VNNI order: row r holds dimensions 2r, 2r+1
- * of the chunk as a pair per column). Per 32-dimension chunk: B12, 16 columns (head n, n <
- * 8: first part; head n - 8: second part), then B3, 8 columns (third part). Each part is
- * the bf16 rounding of what the previous parts left, so q = p1 + p2 + p3 exactly for
- * normal fp32 (8 + 8 + 8 significant bits cover the 24 of fp32); the tile products of bf16
- * pairs are exact in fp32, so the scores keep fp32 accuracy. Missing heads are zero. */
 /* 16 floats -> bf16 with round to nearest even, in the high half of each lane (low half
  * zero), as hlx_f32_to_bf16 does; NaN stays NaN. */
 static inline __m512i hlx_amx_rne16(__m512 x)
@@ -140,6 +134,12 @@ static inline __m512i hlx_amx_rne16(__m512 x)
     return _mm512_and_si512(r, _mm512_set1_epi32((int)0xffff0000u));
 }
 
+/* Splits q of G <= 8 heads into AMX B tiles (VNNI order: row r holds dimensions 2r, 2r+1
+ * of the chunk as a pair per column). Per 32-dimension chunk: B12, 16 columns (head n, n <
+ * 8: first part; head n - 8: second part), then B3, 8 columns (third part). Each part is
+ * the bf16 rounding of what the previous parts left, so q = p1 + p2 + p3 exactly for
+ * normal fp32 (8 + 8 + 8 significant bits cover the 24 of fp32); the tile products of bf16
+ * pairs are exact in fp32, so the scores keep fp32 accuracy. Missing heads are zero. */
 static void hlx_amx_q_tiles(const float *q, int G, int dk, uint16_t *qb)
 {
     /* odd 16-bit words of two vectors: the bf16 of 32 consecutive elements, in order */
