@@ -1,6 +1,7 @@
 /* AVX-512 (F, BW, VL) variant: 16-lane fp32 vectors, 8 query heads per KV load, bf16 KV
- * widened by shifts, hand-written bf16-weight GEMV. Built with -mavx512*; only entered
- * after dispatch.c has checked the CPU. */
+ * widened by shifts, hand-written bf16-weight GEMV; and the "amx" variant on top of it
+ * (bf16 attention scores on AMX tiles). Built with -mavx512* (and -mamx-*); only entered
+ * after dispatch.c has checked the CPU (and, for amx, the kernel's tile-state grant). */
 #include "hlx_kernels_priv.h"
 
 #include <cblas.h>
