@@ -1,6 +1,7 @@
 /* AVX-512 (F, BW, VL) variant: 16-lane fp32 vectors, 8 query heads per KV load, bf16 KV
- * widened by shifts, hand-written bf16-weight GEMV. Built with -mavx512*; only entered
- * after dispatch.c has checked the CPU. */
+ * widened by shifts, hand-written bf16-weight GEMV; and the "amx" variant on top of it
+ * (bf16 attention scores on AMX tiles). Built with -mavx512* (and -mamx-*); only entered
+ * after dispatch.c has checked the CPU (and, for amx, the kernel's tile-state grant). */
 #include "hlx_kernels_priv.h"
 
 #include <cblas.h>
@@ -108,7 +109,291 @@ static inline HLX_V hlx_v_exp(HLX_V x)
     return _mm512_mul_ps(p, _mm512_castsi512_ps(ei));
 }
 
+#ifdef HLX_HAVE_AMX
+/* AMX tile path for bf16 KV (variant "amx"): 32 tokens per block, q of up to 8 heads as B
+ * tiles of 32 dimensions (dk <= 1024: 32 chunks of 512 + 256 elements). */
+#define HLX_AMX_TB       32
+#define HLX_AMX_QB_ELEMS (32 * 768)
+static void hlx_amx_q_tiles(const float *q, int G, int dk, uint16_t *qb);
+static void hlx_amx_run(int G, const hlx_attn_desc_t *d, const uint16_t *qb, const char *k,
+                        const char *v, size_t ksb, size_t vsb, size_t nb, int pf, float *m,
+                        float *s, float *o);
+#endif
+
 #include "simd_tmpl.h"
+
+#ifdef HLX_HAVE_AMX
+/* 16 floats -> bf16 with round to nearest even, in the high half of each lane (low half
+ * zero), as hlx_f32_to_bf16 does; NaN stays NaN. */
+static inline __m512i hlx_amx_rne16(__m512 x)
+{
+    __m512i u = _mm512_castps_si512(x);
+    __m512i odd = _mm512_and_si512(_mm512_srli_epi32(u, 16), _mm512_set1_epi32(1));
+    __m512i r = _mm512_add_epi32(u, _mm512_add_epi32(odd, _mm512_set1_epi32(0x7fff)));
+    __mmask16 nan = _mm512_cmp_ps_mask(x, x, _CMP_UNORD_Q);
+    r = _mm512_mask_or_epi32(r, nan, u, _mm512_set1_epi32(0x00400000)); /* quiet */
+    return _mm512_and_si512(r, _mm512_set1_epi32((int)0xffff0000u));
+}
+
+/* Splits q of G <= 8 heads into AMX B tiles (VNNI order: row r holds dimensions 2r, 2r+1
+ * of the chunk as a pair per column). Per 32-dimension chunk: B12, 16 columns (head n, n <
+ * 8: first part; head n - 8: second part), then B3, 8 columns (third part). Each part is
+ * the bf16 rounding of what the previous parts left, so q = p1 + p2 + p3 exactly for
+ * normal fp32 (8 + 8 + 8 significant bits cover the 24 of fp32); the tile products of bf16
+ * pairs are exact in fp32, so the scores keep fp32 accuracy. Missing heads are zero. */
+static void hlx_amx_q_tiles(const float *q, int G, int dk, uint16_t *qb)
+{
+    /* odd 16-bit words of two vectors: the bf16 of 32 consecutive elements, in order */
+    const __m512i pick = _mm512_set_epi16(63, 61, 59, 57, 55, 53, 51, 49, 47, 45, 43, 41, 39,
+                                          37, 35, 33, 31, 29, 27, 25, 23, 21, 19, 17, 15, 13,
+                                          11, 9, 7, 5, 3, 1);
+    uint32_t pairs[3][16] __attribute__((aligned(64)));
+    int c, r, n, j;
+
+    for (c = 0; c < dk; c += 32) {
+        uint32_t *b12 = (uint32_t *)(qb + (size_t)(c / 32) * 768), *b3 = b12 + 256;
+        for (n = 0; n < 8; n++) {
+            __m512i w[3][2];
+            for (j = 0; j < 2; j++) {
+                __m512 x = n < G ? _mm512_loadu_ps(q + (size_t)n * dk + c + 16 * j)
+                                 : _mm512_setzero_ps();
+                __m512i p1 = hlx_amx_rne16(x), p2, p3;
+                __m512 r1 = _mm512_sub_ps(x, _mm512_castsi512_ps(p1)); /* exact */
+                __m512 r2;
+                p2 = hlx_amx_rne16(r1);
+                r2 = _mm512_sub_ps(r1, _mm512_castsi512_ps(p2));
+                p3 = hlx_amx_rne16(r2); /* exact: r2 has at most 8 significant bits */
+                w[0][j] = p1;
+                w[1][j] = p2;
+                w[2][j] = p3;
+            }
+            for (j = 0; j < 3; j++)
+                _mm512_store_si512(pairs[j], _mm512_permutex2var_epi16(w[j][0], pick, w[j][1]));
+            for (r = 0; r < 16; r++) {
+                b12[r * 16 + n]     = pairs[0][r];
+                b12[r * 16 + n + 8] = pairs[1][r];
+                b3[r * 8 + n]       = pairs[2][r];
+            }
+        }
+    }
+}
+
+/* Scores of 16 key rows (kh) into sn (16 x 16 part-1/2 sums at sn, 16 x 8 part-3 sums at
+ * sn3): the A tiles of up to 4 consecutive 32-dimension chunks (tiles 2-5) are loaded
+ * back to back, so the rows' lines are requested together (one chunk of 16 rows at a time
+ * left the loads scattered: 5-10% slower from DRAM). */
+static inline __attribute__((always_inline)) void
+hlx_amx_scores16(int dk, const uint16_t *qb, const char *kh, size_t ksb, float *sn, float *sn3)
+{
+    int c;
+
+    _tile_zero(0);
+    _tile_zero(1);
+    for (c = 0; c < dk; c += 128) {
+        const uint16_t *b = qb + (size_t)(c / 32) * 768;
+        const int nc = dk - c >= 128 ? 4 : (dk - c) / 32;
+        _tile_loadd(2, kh + (size_t)c * 2, (long)ksb);
+        if (nc > 1)
+            _tile_loadd(3, kh + (size_t)c * 2 + 64, (long)ksb);
+        if (nc > 2)
+            _tile_loadd(4, kh + (size_t)c * 2 + 128, (long)ksb);
+        if (nc > 3)
+            _tile_loadd(5, kh + (size_t)c * 2 + 192, (long)ksb);
+        _tile_loadd(6, b, 64);
+        _tile_loadd(7, b + 512, 32);
+        _tile_dpbf16ps(0, 2, 6);
+        _tile_dpbf16ps(1, 2, 7);
+        if (nc > 1) {
+            _tile_loadd(6, b + 768, 64);
+            _tile_loadd(7, b + 768 + 512, 32);
+            _tile_dpbf16ps(0, 3, 6);
+            _tile_dpbf16ps(1, 3, 7);
+        }
+        if (nc > 2) {
+            _tile_loadd(6, b + 2 * 768, 64);
+            _tile_loadd(7, b + 2 * 768 + 512, 32);
+            _tile_dpbf16ps(0, 4, 6);
+            _tile_dpbf16ps(1, 4, 7);
+        }
+        if (nc > 3) {
+            _tile_loadd(6, b + 3 * 768, 64);
+            _tile_loadd(7, b + 3 * 768 + 512, 32);
+            _tile_dpbf16ps(0, 5, 6);
+            _tile_dpbf16ps(1, 5, 7);
+        }
+    }
+    _tile_stored(0, sn, 64);
+    _tile_stored(1, sn3, 32);
+}
+
+/* One step of the tile pipeline for G <= 8 heads and 32-token blocks:
+ * 1. the scores of the next block (kn, when not NULL) into sn;
+ * 2. softmax and P.V of the current block from the scores sc computed one step earlier. A
+ *    vector load right after a tile store of the same memory cannot take its data from
+ *    the store; one step of distance lets the store complete first (measured: no
+ *    difference either way at 1M tokens, 44-48 ms, so the cost is hidden elsewhere; kept
+ *    because it is free).
+ * The scores are token-major ([token][head]): the softmax runs on two tokens x 8 heads
+ * per vector, P.V broadcasts p[t][g]. P.V walks the block in two halves of 16 value rows
+ * (without the prefetch, 32 rows per column pass requested more lines at once than the
+ * core can have in flight: 15-20% slower from DRAM; with it, equal) and prefetches,
+ * spread over its steps, the key rows of the block
+ * after next (pfk) and the value rows of the next block (pfv): bursts of prefetches at a
+ * block start stalled on the line fill buffers; spread, they keep the misses in flight
+ * during the compute (68 -> 42 ms at 1M tokens).
+ * Score buffer: [part 1/2: 2 x 16 x 16][part 3: 2 x 16 x 8] floats. */
+static inline __attribute__((always_inline)) void
+hlx_amx_blk_body(const int G, const int D, const hlx_attn_desc_t *d, const uint16_t *qb,
+                 const char *kn, float *sn, const float *sc, const char *v, size_t ksb,
+                 size_t vsb, const char *pfk, const char *pfv, size_t pfstep, float *m,
+                 float *s, float *o)
+{
+    static const float one[16] __attribute__((aligned(64))) = {
+        1, 1, 1, 1, 1, 1, 1, 1, 1, 1, 1, 1, 1, 1, 1, 1,
+    };
+    const int dk = D ? D : d->dk, dv = D ? D : d->dv;
+    float p[HLX_AMX_TB * 8] __attribute__((aligned(64)));
+    float mv[16] __attribute__((aligned(64))), sv[16] __attribute__((aligned(64)));
+    float cv[16] __attribute__((aligned(64)));
+    const __m512 scale = _mm512_set1_ps(d->scale);
+    __m512 x[16], mx, mold, mnew, corr, sum;
+    size_t half = pfstep * (size_t)(dv / 32) * 16; /* prefetch bytes per 16-row half */
+    int i, g;
+
+    if (kn != NULL) {
+        hlx_amx_scores16(dk, qb, kn, ksb, sn, sn + 512);
+        hlx_amx_scores16(dk, qb, kn + 16 * ksb, ksb, sn + 256, sn + 640);
+    }
+    if (sc == NULL)
+        return;
+
+    /* x[i]: tokens 2i, 2i+1 (lanes 0-7, 8-15) = (part1 + part2) + part3, scaled */
+    mx = _mm512_set1_ps(-INFINITY);
+    for (i = 0; i < 16; i++) {
+        __m512 r0 = _mm512_load_ps(sc + 32 * i), r1 = _mm512_load_ps(sc + 32 * i + 16);
+        __m512 lo = _mm512_shuffle_f32x4(r0, r1, _MM_SHUFFLE(1, 0, 1, 0));
+        __m512 hi = _mm512_shuffle_f32x4(r0, r1, _MM_SHUFFLE(3, 2, 3, 2));
+        x[i] = _mm512_mul_ps(_mm512_add_ps(_mm512_add_ps(lo, hi),
+                                           _mm512_load_ps(sc + 512 + 16 * i)), scale);
+        mx = _mm512_max_ps(mx, x[i]);
+    }
+    mx = _mm512_max_ps(mx, _mm512_shuffle_f32x4(mx, mx, _MM_SHUFFLE(1, 0, 3, 2)));
+    for (g = 0; g < 8; g++) {
+        mv[g] = mv[g + 8] = g < G ? m[g] : 0.0f;
+        sv[g] = sv[g + 8] = g < G ? s[g] : 0.0f;
+    }
+    mold = _mm512_load_ps(mv);
+    mnew = _mm512_max_ps(mold, mx);
+    /* m = -inf before the first token: corr is then tiny and multiplies o = 0, s = 0 */
+    corr = hlx_v_exp(_mm512_sub_ps(mold, mnew));
+    sum = _mm512_setzero_ps();
+    for (i = 0; i < 16; i++) {
+        __m512 e = hlx_v_exp(_mm512_sub_ps(x[i], mnew));
+        if (pfk != NULL) { /* the first lines early too (2-4% faster at 1M tokens) */
+            _mm_prefetch(pfv + (size_t)i * 64, _MM_HINT_T0);
+            _mm_prefetch(pfk + (size_t)i * 64, _MM_HINT_T0);
+        }
+        _mm512_store_ps(p + 16 * i, e);
+        sum = _mm512_add_ps(sum, e);
+    }
+    sum = _mm512_add_ps(sum, _mm512_shuffle_f32x4(sum, sum, _MM_SHUFFLE(1, 0, 3, 2)));
+    _mm512_store_ps(sv, _mm512_fmadd_ps(_mm512_load_ps(sv), corr, sum));
+    _mm512_store_ps(mv, mnew);
+    _mm512_store_ps(cv, corr);
+    for (g = 0; g < G; g++) {
+        m[g] = mv[g];
+        s[g] = sv[g];
+    }
+    hlx_pv_avx512(G, 1, 1, p, cv, dv, v, vsb, 16, o, pfk, pfv, pfstep);
+    hlx_pv_avx512(G, 1, 1, p + 128, one, dv, v + 16 * vsb, vsb, 16, o,
+                  pfk ? pfk + half : NULL, pfk ? pfv + half : NULL, pfstep);
+}
+
+#define HLX_AMX_BLK_DEF(n, tag, D) \
+    static __attribute__((noinline)) void hlx_amx_blk_##tag##n( \
+        const hlx_attn_desc_t *d, const uint16_t *qb, const char *kn, float *sn, \
+        const float *sc, const char *v, size_t ksb, size_t vsb, const char *pfk, \
+        const char *pfv, size_t pfstep, float *m, float *s, float *o) \
+    { \
+        hlx_amx_blk_body(n, D, d, qb, kn, sn, sc, v, ksb, vsb, pfk, pfv, pfstep, m, s, o); \
+    }
+HLX_AMX_BLK_DEF(8, d128_, 128)
+HLX_AMX_BLK_DEF(1, g, 0) HLX_AMX_BLK_DEF(2, g, 0) HLX_AMX_BLK_DEF(3, g, 0)
+HLX_AMX_BLK_DEF(4, g, 0) HLX_AMX_BLK_DEF(5, g, 0) HLX_AMX_BLK_DEF(6, g, 0)
+HLX_AMX_BLK_DEF(7, g, 0) HLX_AMX_BLK_DEF(8, g, 0)
+
+typedef void (*hlx_amx_blk_fn)(const hlx_attn_desc_t *, const uint16_t *, const char *,
+                               float *, const float *, const char *, size_t, size_t,
+                               const char *, const char *, size_t, float *, float *, float *);
+static const hlx_amx_blk_fn hlx_amx_blk_tab[8] = {
+    hlx_amx_blk_g1, hlx_amx_blk_g2, hlx_amx_blk_g3, hlx_amx_blk_g4,
+    hlx_amx_blk_g5, hlx_amx_blk_g6, hlx_amx_blk_g7, hlx_amx_blk_g8,
+};
+
+/* nb full 32-token blocks starting at key row k / value row v, software-pipelined: the
+ * scores of block b + 1 are computed before the softmax and P.V of block b. Prefetch
+ * (when pf: the first head chunk of a superblock): pfstep bytes per P.V step cover a
+ * block of either stream (rounded up to lines). */
+static void hlx_amx_run(int G, const hlx_attn_desc_t *d, const uint16_t *qb, const char *k,
+                        const char *v, size_t ksb, size_t vsb, size_t nb, int pf, float *m,
+                        float *s, float *o)
+{
+    float sbuf[2][768] __attribute__((aligned(64)));
+    const hlx_amx_blk_fn f = G == 8 && d->dk == 128 && d->dv == 128 ? hlx_amx_blk_d128_8
+                                                                    : hlx_amx_blk_tab[G - 1];
+    const size_t span = HLX_AMX_TB * (ksb > vsb ? ksb : vsb);
+    const size_t steps = d->dv > 0 ? (size_t)d->dv : 1;
+    const size_t pfstep = ((span + steps - 1) / steps + 63) / 64 * 64;
+    size_t b;
+
+    if (nb == 0)
+        return;
+    f(d, qb, k, sbuf[0], NULL, NULL, ksb, vsb, NULL, NULL, 0, m, s, o);
+    for (b = 0; b < nb; b++) {
+        const char *kn = b + 1 < nb ? k + (b + 1) * HLX_AMX_TB * ksb : NULL;
+        f(d, qb, kn, sbuf[(b + 1) & 1], sbuf[b & 1], v + b * HLX_AMX_TB * vsb, ksb, vsb,
+          kn && pf ? kn + HLX_AMX_TB * ksb : NULL, v + (b + 1) * HLX_AMX_TB * vsb, pfstep, m, s,
+          o);
+    }
+}
+
+/* Palette 1: tiles 0 (C, 16 x 16 fp32), 1 (C, 16 x 8), 2-5 (A: 16 key rows x 32 bf16),
+ * 6 (B: 16 x 16 pairs), 7 (B: 16 x 8 pairs). */
+typedef struct hlx_amx_cfg {
+    uint8_t  palette, start_row, reserved[14];
+    uint16_t colsb[16];
+    uint8_t  rows[16];
+} hlx_amx_cfg_t;
+
+/* bf16 KV on the tile path (the process has been granted the tile state at init, see
+ * dispatch.c); other types and shapes as the avx512 variant. The tile state is configured
+ * per call and released at its end, so the thread carries no AMX state between calls. */
+static void hlx_attn_amx(const hlx_attn_desc_t *d)
+{
+    static const hlx_amx_cfg_t cfg = {
+        .palette = 1,
+        .colsb = { 64, 32, 64, 64, 64, 64, 64, 32 },
+        .rows = { 16, 16, 16, 16, 16, 16, 16, 16 },
+    };
+    uint16_t qb[HLX_AMX_QB_ELEMS] __attribute__((aligned(64)));
+
+    if (d->kv_dtype != HLX_DTYPE_BF16 || d->dk % 32 || d->dv % 32 || d->dk > 1024 ||
+        d->len < HLX_AMX_TB) {
+        hlx_attn_avx512(d);
+        return;
+    }
+    _tile_loadconfig(&cfg);
+    hlx_attn_typed_avx512(1, 1, qb, d);
+    _tile_release();
+}
+
+void hlx_kernels_amx(hlx_kernels_t *k)
+{
+    hlx_kernels_avx512(k);
+    k->name = "amx";
+    k->attn = hlx_attn_amx;
+}
+#endif
 
 /* 16 bf16 or f32 weights -> 16 floats; masked for the tail columns. */
 static inline __m512 hlx_w16(const void *w, int bf, size_t i, __mmask16 mk)

@@ -1,9 +1,17 @@
 /* Chooses the kernel variant once at init from the CPU's features (dav1d-style): the
  * reference fills the table, the best supported ISA file overrides entries. */
+#ifndef _DEFAULT_SOURCE
+#define _DEFAULT_SOURCE /* syscall() under strict C modes too */
+#endif
 #include "hlx_kernels_priv.h"
 
 #include <stdlib.h>
 #include <string.h>
+#ifdef HLX_HAVE_AMX
+#include <cpuid.h>
+#include <sys/syscall.h>
+#include <unistd.h>
+#endif
 
 typedef struct hlx_kernels_variant {
     const char *name;
@@ -31,12 +39,31 @@ static int hlx_cpu_avx512(void)
 }
 #endif
 
+#ifdef HLX_HAVE_AMX
+/* AMX-TILE and AMX-BF16 (CPUID 7.0 EDX bits 24, 22), and the kernel's grant of the tile
+ * state to this process (arch_prctl ARCH_REQ_XCOMP_PERM for XTILEDATA, Linux 5.16+; asked
+ * once here, at init, never in a kernel). */
+static int hlx_cpu_amx(void)
+{
+    unsigned a, b, c, d;
+
+    if (!hlx_cpu_avx512() || !__get_cpuid_count(7, 0, &a, &b, &c, &d) ||
+        !(d & (1u << 24)) || !(d & (1u << 22)))
+        return 0;
+    return syscall(SYS_arch_prctl, 0x1023 /* ARCH_REQ_XCOMP_PERM */,
+                   18 /* XFEATURE_XTILEDATA */) == 0;
+}
+#endif
+
 /* Worst to best; hlx_kernels_init(NULL) takes the last supported one. */
 static const hlx_kernels_variant_t hlx_kernels_variants[] = {
     { "scalar", hlx_cpu_any, hlx_kernels_reference },
 #ifdef HLX_HAVE_X86_VARIANTS
     { "avx2", hlx_cpu_avx2, hlx_kernels_avx2 },
     { "avx512", hlx_cpu_avx512, hlx_kernels_avx512 },
+#endif
+#ifdef HLX_HAVE_AMX
+    { "amx", hlx_cpu_amx, hlx_kernels_amx },
 #endif
 };
 

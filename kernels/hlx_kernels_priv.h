@@ -36,6 +36,7 @@ static inline float hlx_kv_load(const void *p, hlx_dtype_t t, size_t i)
 /* Variant tables filled by each ISA file; they start from the reference. */
 void hlx_kernels_avx2(hlx_kernels_t *k);
 void hlx_kernels_avx512(hlx_kernels_t *k);
+void hlx_kernels_amx(hlx_kernels_t *k); /* avx512 + AMX tiles (HLX_HAVE_AMX builds) */
 
 
 

@@ -6,6 +6,10 @@
  *   two vectors; bf16 splits even and odd elements, so q and o use that order inside).
  * Shapes the vector path does not cover fall back to the reference (stated in each op). */
 
+#ifndef HLX_PF_HINT
+#define HLX_PF_HINT _MM_HINT_T0
+#endif
+
 #define HLX_CAT2(a, b) a##_##b
 #define HLX_CAT(a, b) HLX_CAT2(a, b)
 #define HLX_FN(name) HLX_CAT(name, HLX_SFX)
@@ -60,10 +64,12 @@ HLX_FN(hlx_qk)(const int G, const int BF, const float *qp, int dk, const char *k
         sc[g] = hlx_v_hsum(part[g]);
 }
 
-/* o[g][c..] = o*corr[g] + sum_t p[g][t] v_t for G heads, nt tokens, all dv columns. */
+/* o[g][c..] = o*corr[g] + sum_t p[g][t] v_t for G heads, nt tokens, all dv columns.
+ * p is [g][W] (PT 0, head-major) or [t][GMAX] (PT 1, token-major, the AMX path). */
 static inline __attribute__((always_inline)) void
-HLX_FN(hlx_pv)(const int G, const int BF, const float *p, const float *corr, int dv,
-               const char *v, size_t vstride_b, int nt, float *o)
+HLX_FN(hlx_pv_body)(const int G, const int BF, const int PT, const int PF, const float *p,
+                    const float *corr, int dv, const char *v, size_t vstride_b, int nt,
+                    float *o, const char *pfa, const char *pfb, size_t pfstep)
 {
     int c, t, g;
 
@@ -77,8 +83,15 @@ HLX_FN(hlx_pv)(const int G, const int BF, const float *p, const float *corr, int
         for (t = 0; t < nt; t++) {
             HLX_V v0, v1;
             HLX_PAIR(BF, v + (size_t)t * vstride_b + (size_t)c * HLX_ES(BF), v0, v1);
+            if (PF) { /* pfstep bytes of each of two later blocks per step */
+                size_t at = ((size_t)(c / (2 * HLX_W)) * nt + t) * pfstep, l;
+                for (l = 0; l < pfstep; l += 64) {
+                    _mm_prefetch(pfa + at + l, HLX_PF_HINT);
+                    _mm_prefetch(pfb + at + l, HLX_PF_HINT);
+                }
+            }
             _Pragma("GCC unroll 8") for (g = 0; g < G; g++) {
-                HLX_V pg = hlx_v_set1(p[g * HLX_W + t]);
+                HLX_V pg = hlx_v_set1(PT ? p[t * HLX_GMAX + g] : p[g * HLX_W + t]);
                 a0[g] = hlx_v_fma(pg, v0, a0[g]);
                 a1[g] = hlx_v_fma(pg, v1, a1[g]);
             }
@@ -90,13 +103,27 @@ HLX_FN(hlx_pv)(const int G, const int BF, const float *p, const float *corr, int
     }
 }
 
+/* The same with prefetches of pfa/pfb when given: one loop each way, so the loop without
+ * them carries no test (MLA, compute-bound, lost 3% to it). */
+static inline __attribute__((always_inline)) void
+HLX_FN(hlx_pv)(const int G, const int BF, const int PT, const float *p, const float *corr,
+               int dv, const char *v, size_t vstride_b, int nt, float *o, const char *pfa,
+               const char *pfb, size_t pfstep)
+{
+    if (pfa != NULL)
+        HLX_FN(hlx_pv_body)(G, BF, PT, 1, p, corr, dv, v, vstride_b, nt, o, pfa, pfb, pfstep);
+    else
+        HLX_FN(hlx_pv_body)(G, BF, PT, 0, p, corr, dv, v, vstride_b, nt, o, pfa, pfb, pfstep);
+}
+
 /* One head chunk (G <= GMAX heads) over nt <= W tokens: scores, online softmax, P.V.
  * The softmax bookkeeping runs on all G heads at once: per-head maxima and sums come from
  * the same transpose-reduce trees as the scores, so no scalar exp or reduction per head. */
 static inline __attribute__((always_inline)) void
 HLX_FN(hlx_attn_blk)(const int G, const int BF, const int D, const hlx_attn_desc_t *d,
                      const float *qp, const char *k, const char *v, size_t ksb, size_t vsb,
-                     int nt, float *m, float *s, float *o)
+                     int nt, float *m, float *s, float *o, const char *pfk, const char *pfv,
+                     size_t pfstep)
 {
     const int dk = D ? D : d->dk, dv = D ? D : d->dv; /* D: head size known at compile time */
     static const float tailmask[2 * HLX_W] = {
@@ -142,7 +169,7 @@ HLX_FN(hlx_attn_blk)(const int G, const int BF, const int D, const hlx_attn_desc
         m[g] = mv[g];
         s[g] = sv[g];
     }
-    HLX_FN(hlx_pv)(G, BF, p, cv, dv, v, vsb, nt, o);
+    HLX_FN(hlx_pv)(G, BF, 0, p, cv, dv, v, vsb, nt, o, pfk, pfv, pfstep);
 }
 
 /* One out-of-line function per (heads, KV type): each gets its own register allocation
@@ -151,9 +178,10 @@ HLX_FN(hlx_attn_blk)(const int G, const int BF, const int D, const hlx_attn_desc
 #define HLX_BLK_DEF_D(n, bf, tag, D) \
     static __attribute__((noinline)) void HLX_FN(hlx_blk_##tag##n)( \
         const hlx_attn_desc_t *d, const float *qp, const char *k, const char *v, size_t ksb, \
-        size_t vsb, int nt, float *m, float *s, float *o) \
+        size_t vsb, int nt, float *m, float *s, float *o, const char *pfk, const char *pfv, \
+        size_t pfstep) \
     { \
-        HLX_FN(hlx_attn_blk)(n, bf, D, d, qp, k, v, ksb, vsb, nt, m, s, o); \
+        HLX_FN(hlx_attn_blk)(n, bf, D, d, qp, k, v, ksb, vsb, nt, m, s, o, pfk, pfv, pfstep); \
     }
 #define HLX_BLK_DEF(n, bf, tag) HLX_BLK_DEF_D(n, bf, tag, 0)
 #define HLX_BLK_DEF_X(n, bf, tag, D) HLX_BLK_DEF_D(n, bf, tag, D) /* expands n first */
@@ -170,7 +198,8 @@ HLX_BLK_DEF(5, 2, e) HLX_BLK_DEF(6, 2, e) HLX_BLK_DEF(7, 2, e) HLX_BLK_DEF(8, 2,
 #endif
 
 typedef void (*HLX_FN(hlx_blk_fn))(const hlx_attn_desc_t *, const float *, const char *,
-                                   const char *, size_t, size_t, int, float *, float *, float *);
+                                   const char *, size_t, size_t, int, float *, float *, float *,
+                                   const char *, const char *, size_t);
 static const HLX_FN(hlx_blk_fn) HLX_FN(hlx_blk_tab)[3][HLX_GMAX] = {
     { HLX_FN(hlx_blk_f1), HLX_FN(hlx_blk_f2), HLX_FN(hlx_blk_f3), HLX_FN(hlx_blk_f4),
 #if HLX_GMAX > 4
@@ -210,10 +239,17 @@ static void HLX_FN(hlx_q_order)(int BF, const float *q, int G, int dk, float *qp
             }
 }
 
+/* AMX (bf16 KV, avx512.c only): full 32-token blocks take the tile path, whose scores come
+ * from tile dot products of q split into three exact bf16 parts; the rest of a superblock
+ * (fewer than 32 tokens) takes the vector block functions, which share m, s and o. */
 static inline __attribute__((always_inline)) void
-HLX_FN(hlx_attn_typed)(const int BF, const hlx_attn_desc_t *d)
+HLX_FN(hlx_attn_typed)(const int BF, const int AMX, uint16_t *qb, const hlx_attn_desc_t *d)
 {
     const size_t es = HLX_ES(BF), ksb = d->k_stride * es, vsb = d->v_stride * es;
+    /* prefetch bytes per P.V step (dv / 2W column passes x W tokens) covering one block */
+    const size_t pfspan = HLX_W * (ksb > vsb ? ksb : vsb);
+    const size_t pfsteps = d->dv >= 2 ? (size_t)d->dv / 2 : 1; /* dv 0: no steps, no prefetch */
+    const size_t pfstep = ((pfspan + pfsteps - 1) / pfsteps + 63) / 64 * 64;
     float m[HLX_HMAX], s[HLX_HMAX];
     float qp[HLX_GMAX * 1024] __attribute__((aligned(64)));
     int h0, g0, g, e;
@@ -227,7 +263,11 @@ HLX_FN(hlx_attn_typed)(const int BF, const hlx_attn_desc_t *d)
             s[g] = 0.0f;
         }
         memset(oh, 0, sizeof(float) * (size_t)H * d->dv);
-        const size_t tb = H > HLX_GMAX ? HLX_TB_MANY : HLX_TB_ONE;
+        /* AMX: the tile pipeline restarts per superblock, so one head chunk takes the
+         * whole shard; several chunks (MLA) take 1024 tokens (1.1 MB of bf16 latent, in
+         * L2), which measured faster than 256 or 512 (0.138 vs 0.148 / 0.143 s at 64K) */
+        const size_t tb = AMX ? (H > HLX_GMAX ? 4 * HLX_TB_MANY : (size_t)1 << 62)
+                              : H > HLX_GMAX ? HLX_TB_MANY : HLX_TB_ONE;
         for (j0 = 0; j0 < d->len; j0 += tb) {
             size_t jn = d->len - j0 < tb ? d->len - j0 : tb;
             for (g0 = 0; g0 < H; g0 += HLX_GMAX) {
@@ -237,20 +277,40 @@ HLX_FN(hlx_attn_typed)(const int BF, const hlx_attn_desc_t *d)
                  * group needs several chunks) */
                 if (BF == 1 && (j0 == 0 || H > HLX_GMAX))
                     HLX_FN(hlx_q_order)(BF, qg, G, d->dk, qp);
-                for (j = j0; j < j0 + jn; j += HLX_W) {
+                j = j0;
+#ifdef HLX_AMX_TB
+                if (AMX) {
+                    if (j0 == 0 || H > HLX_GMAX)
+                        hlx_amx_q_tiles(qg, G, d->dk, qb);
+                    size_t nb = jn / HLX_AMX_TB;
+                    hlx_amx_run(G, d, qb, (const char *)d->k + j * ksb,
+                                (const char *)d->v + j * vsb, ksb, vsb, nb, g0 == 0, m + g0,
+                                s + g0, oh + (size_t)g0 * d->dv);
+                    j += nb * HLX_AMX_TB;
+                }
+#endif
+                for (; j < j0 + jn; j += HLX_W) {
                     int nt = (int)(j0 + jn - j < HLX_W ? j0 + jn - j : HLX_W);
                     const char *kb = (const char *)d->k + j * ksb;
                     const char *vb = (const char *)d->v + j * vsb;
                     const float *qq = BF == 1 ? qp : qg;
                     float *og = oh + (size_t)g0 * d->dv;
-                    /* no software prefetch: KV rows are two sequential streams the hardware
-                     * prefetchers follow; explicit prefetches (to L1 or L2, 1-4 superblocks
-                     * ahead) measured 20% slower at 1M tokens */
+                    /* prefetch the next block's key and value rows, spread over the P.V
+                     * steps, when one head chunk streams the shard (several chunks, as
+                     * MLA's, are compute-bound and find the superblock in L2).
+                     * One block ahead measured best at 1M tokens (bf16 67 -> 57 ms, f32
+                     * 111 -> 86 ms; two or four blocks ahead gained less); bursts of
+                     * prefetches at a block start, tried before, stalled on the line fill
+                     * buffers and were slower than none. */
+                    const int pf = nt == HLX_W && H <= HLX_GMAX;
+                    const char *pk = pf ? kb + HLX_W * ksb : NULL;
+                    const char *pv = pf ? vb + HLX_W * vsb : NULL;
                     if (G == HLX_GMAX && d->dk == 128 && d->dv == 128)
-                        HLX_FN(hlx_blk_tab128)[BF](d, qq, kb, vb, ksb, vsb, nt, m + g0, s + g0, og);
+                        HLX_FN(hlx_blk_tab128)[BF](d, qq, kb, vb, ksb, vsb, nt, m + g0, s + g0,
+                                                   og, pk, pv, pfstep);
                     else
                         HLX_FN(hlx_blk_tab)[BF][G - 1](d, qq, kb, vb, ksb, vsb, nt, m + g0,
-                                                       s + g0, og);
+                                                       s + g0, og, pk, pv, pfstep);
                 }
             }
         }
@@ -288,11 +348,11 @@ static void HLX_FN(hlx_attn)(const hlx_attn_desc_t *d)
         return;
     }
     if (d->kv_dtype == HLX_DTYPE_BF16)
-        HLX_FN(hlx_attn_typed)(1, d);
+        HLX_FN(hlx_attn_typed)(1, 0, NULL, d);
     else if (d->kv_dtype == HLX_DTYPE_FP8)
-        HLX_FN(hlx_attn_typed)(2, d);
+        HLX_FN(hlx_attn_typed)(2, 0, NULL, d);
     else
-        HLX_FN(hlx_attn_typed)(0, d);
+        HLX_FN(hlx_attn_typed)(0, 0, NULL, d);
 }
 
 static void HLX_FN(hlx_merge)(int nparts, int nheads, int dv, const float *o_parts,

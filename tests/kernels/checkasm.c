@@ -108,6 +108,11 @@ static void kt_check_attn(const hlx_kernels_t *ref, const hlx_kernels_t *var, kt
     /* MLA absorbed form: one KV head, key 576, value 512, many query heads */
     kt_attn_case(ref, var, r, 128, 576, 512, 37, HLX_DTYPE_BF16, 1.0);
     kt_attn_case(ref, var, r, 20, 576, 512, 300, HLX_DTYPE_F32, 1.0);
+    /* tile path (amx): head chunks over several 1024-token superblocks with a tail, partial
+     * chunks (G < 8), and q spread over many binades (the three-part split must be exact) */
+    kt_attn_case(ref, var, r, 12, 128, 128, 2 * 1024 + 45, HLX_DTYPE_BF16, 4.0);
+    kt_attn_case(ref, var, r, 3, 64, 96, 32 * 5, HLX_DTYPE_BF16, 1.0);
+    kt_attn_case(ref, var, r, 8, 128, 128, 1000, HLX_DTYPE_BF16, 1e-3);
     /* long sequence with GQA group 8 */
     kt_attn_case(ref, var, r, 8, 128, 128, quick ? 3000 : 20000, HLX_DTYPE_BF16, 3.0);
 }
