@@ -82,7 +82,27 @@ typedef struct hlx_cfg_record {
     int32_t  pid;
     char     host[64];
     uint64_t mem_need, mem_avail;
+    uint64_t comm_settings;  /* hash of every HELIX_COMM_* value this rank runs with */
 } hlx_cfg_record_t;
+
+/* Hash of the transport's settings as this rank sees them: ranks on different paths of
+ * the same collective (HELIX_COMM_ALLREDUCE_SMALL, say) must be refused, not mixed. */
+static uint64_t hlx_comm_settings_hash(void)
+{
+    const hlx_param_table_t *t = &hlx_comm_param_table;
+    unsigned char *vals = calloc(1, t->size);
+    uint64_t h = 0x5e77;
+    size_t i;
+
+    if (vals == NULL || hlx_param_load(t, vals, NULL) != HLX_OK) {
+        free(vals);
+        return 0;
+    }
+    for (i = 0; i < t->size; i++)
+        h = hlx_mix64(h ^ vals[i]);
+    free(vals);
+    return h;
+}
 
 static uint64_t hlx_model_hash(const hlx_model_t *m)
 {
@@ -128,6 +148,11 @@ static hlx_status_t hlx_engine_compare(hlx_engine_t *eng, const hlx_cfg_record_t
         HLX_CMP_INT(check, "check");
         HLX_CMP_INT(kv_dtype, "kv-dtype");
         HLX_CMP_INT(weight_dtype, "weight-dtype");
+        if (all[r].comm_settings != me->comm_settings)
+            return hlx_engine_fail(err, errlen, HLX_ERR_MISMATCH,
+                                   "transport settings: rank %d (%s pid %d) runs with other "
+                                   "HELIX_COMM_* values than this rank: compare `helix info` "
+                                   "in both environments", r, all[r].host, all[r].pid);
     }
 #undef HLX_CMP_INT
     for (r = 0; r < eng->info.size; r++)
@@ -508,6 +533,7 @@ hlx_status_t hlx_engine_create(const hlx_run_config_t *cfg, const hlx_model_t *m
     rec.weight_dtype = eng->w_dtype;
     rec.pid          = (int32_t)getpid();
     rec.mem_need     = need;
+    rec.comm_settings = hlx_comm_settings_hash();
     rec.mem_avail    = avail == UINT64_MAX ? avail
                                            : avail / (uint64_t)(eng->info.local_size > 0 ? eng->info.local_size : 1);
     all = calloc((size_t)eng->info.size, sizeof(*all));

@@ -1,7 +1,13 @@
 #!/usr/bin/env bash
-# Starts rank 1 with a different --steps than the others: every rank must refuse at init
-# naming the field and both values. usage: mismatch.sh HELIX
+# Starts rank 1 differently from the others; every rank must refuse at init naming what
+# differs. usage: mismatch.sh steps|comm HELIX
+# steps: rank 1 gets another --steps; comm: rank 1 another HELIX_COMM_ALLREDUCE_SMALL.
 rank=${PMIX_RANK:-${OMPI_COMM_WORLD_RANK:-0}}
 steps=4
-[ "$rank" = 1 ] && steps=5
-exec "$1" decode --kvp 2 --steps "$steps" --context 64 --timeout 20
+if [ "$rank" = 1 ]; then
+    case $1 in
+    steps) steps=5 ;;
+    comm)  export HELIX_COMM_ALLREDUCE_SMALL=64 ;;
+    esac
+fi
+exec "$2" decode --kvp 2 --steps "$steps" --context 64 --timeout 20
