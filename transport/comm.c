@@ -68,6 +68,8 @@ struct hlx_comm {
     int                nsubs_alive;
     hlx_comm_subkey_t *subkeys;
     int                nsubkeys;
+    uint32_t          *sub_ids;    /* ids of every sub-group created from this world */
+    int                nsub_ids;
     float             *scratch;     /* all-reduce contributions, grown on demand */
     size_t             scratch_cap; /* floats */
     hlx_comm_req_t    *free_reqs;   /* reusable requests */
@@ -405,6 +407,7 @@ static void hlx_comm_free(hlx_comm_t *comm)
     }
     free(comm->scratch);
     free(comm->subkeys);
+    free(comm->sub_ids);
     free(comm->world_ranks);
     free(comm);
 }
@@ -584,6 +587,26 @@ hlx_status_t hlx_comm_sub(hlx_comm_t *world, const int *ranks, int n, hlx_comm_t
     h ^= (uint64_t)occurrence * 0x9e3779b97f4a7c15ull;
     h ^= h >> 29;
     sub->id = 2 + (uint32_t)(h % (HLX_TAG_ID_MASK - 1));
+    /* Two groups with the same id and common members would match each other's messages.
+     * The ids are hashes (no communication), so a collision is possible in principle:
+     * every common member sees it here and refuses, instead of mixing data. */
+    for (i = 0; i < world->nsub_ids; i++)
+        if (world->sub_ids[i] == sub->id) {
+            hlx_error("hlx_comm_sub: id %u of this %d-rank group is already used by another "
+                      "group this rank belongs to; create the groups in another order",
+                      sub->id, n);
+            hlx_comm_free(sub);
+            return HLX_ERR_INTERNAL;
+        }
+    {
+        uint32_t *ids = realloc(world->sub_ids, (size_t)(world->nsub_ids + 1) * sizeof(*ids));
+        if (ids == NULL) {
+            hlx_comm_free(sub);
+            return HLX_ERR_NOMEM;
+        }
+        world->sub_ids = ids;
+        ids[world->nsub_ids++] = sub->id;
+    }
     world->nsubs_alive++;
     *sub_p = sub;
     return HLX_OK;
