@@ -22,7 +22,7 @@ static const struct {
 } hlx_info_env[] = {
     { "HELIX_DEBUG", "log level: ERROR, WARN (default), INFO, DEBUG, TRACE" },
     { "HELIX_DEBUG_SUBSYS", "log subsystems: ALL or a list (CORE,BOOT,NET,KV,KERNEL,TOPO,PLAN,LAUNCH)" },
-    { "HELIX_KERNELS", "kernel variant when --kernels is not given (auto, scalar, avx2, avx512)" },
+    { "HELIX_KERNELS", "kernel variant when --kernels is not given (auto, scalar, avx2, avx512, amx)" },
     { "HELIX_DATA_DIR", "directory holding models/ and clusters/ presets" },
     { "HELIX_FAULT", "scripted fault for tests: drop-partials:rank=R[:step=S]" },
     { "HELIX_RANK", "set by helixrun in each rank (informational; ranks come from PMIx)" },
