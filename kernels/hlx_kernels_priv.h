@@ -7,32 +7,6 @@
 #include <math.h>
 #include <string.h>
 
-/* fp8 e4m3 (OCP: bias 7, no infinities, S.1111.111 is NaN) -> float, exact. */
-static inline float hlx_fp8_to_f32(uint8_t b)
-{
-    uint32_t s = (uint32_t)(b & 0x80) << 24, e = (b >> 3) & 15, m = b & 7;
-    union { uint32_t u; float f; } v;
-
-    if (e == 15 && m == 7)
-        return NAN;
-    if (e == 0) {
-        v.f = (float)m * 0x1p-9f;
-        v.u |= s;
-        return v.f;
-    }
-    v.u = s | ((e + 120u) << 23) | (m << 20);
-    return v.f;
-}
-
-static inline float hlx_kv_load(const void *p, hlx_dtype_t t, size_t i)
-{
-    if (t == HLX_DTYPE_BF16)
-        return hlx_bf16_to_f32(((const uint16_t *)p)[i]);
-    if (t == HLX_DTYPE_FP8)
-        return hlx_fp8_to_f32(((const uint8_t *)p)[i]);
-    return ((const float *)p)[i];
-}
-
 /* Variant tables filled by each ISA file; they start from the reference. */
 void hlx_kernels_avx2(hlx_kernels_t *k);
 void hlx_kernels_avx512(hlx_kernels_t *k);

@@ -7,7 +7,6 @@
 #include <string.h>
 
 /* f32, bf16 and fp8 e4m3 elements (fp8 used to be read as f32 here). */
-#define hlx_ref_load hlx_kv_load
 
 static void hlx_ref_attn(const hlx_attn_desc_t *d)
 {
@@ -25,7 +24,7 @@ static void hlx_ref_attn(const hlx_attn_desc_t *d)
         for (j = 0; j < d->len; j++) {
             float dot = 0.0f, mnew, corr, p;
             for (e = 0; e < d->dk; e++)
-                dot += q[e] * hlx_ref_load(d->k, d->kv_dtype, j * d->k_stride + (size_t)e);
+                dot += q[e] * hlx_dtype_load(d->k, d->kv_dtype, j * d->k_stride + (size_t)e);
             dot *= d->scale;
             mnew = dot > m ? dot : m;
             corr = expf(m - mnew);
@@ -33,7 +32,7 @@ static void hlx_ref_attn(const hlx_attn_desc_t *d)
             s    = s * corr + p;
             for (e = 0; e < d->dv; e++)
                 o[e] = o[e] * corr +
-                       p * hlx_ref_load(d->v, d->kv_dtype, j * d->v_stride + (size_t)e);
+                       p * hlx_dtype_load(d->v, d->kv_dtype, j * d->v_stride + (size_t)e);
             m = mnew;
         }
         if (d->len == 0) {
@@ -133,7 +132,7 @@ static void hlx_ref_gemm(int M, int N, int K, const float *x, const void *w,
         for (kk = 0; kk < K; kk++) {
             float a = x[(size_t)i * K + kk];
             for (j = 0; j < N; j++)
-                y[(size_t)i * N + j] += a * hlx_ref_load(w, w_dtype, (size_t)kk * N + j);
+                y[(size_t)i * N + j] += a * hlx_dtype_load(w, w_dtype, (size_t)kk * N + j);
         }
 }
 

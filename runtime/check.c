@@ -206,12 +206,6 @@ static int hlx_check_appended(const hlx_layout_t *L, int j, int64_t context, int
     return n;
 }
 
-static float hlx_check_load(const void *base, hlx_dtype_t t, size_t i)
-{
-    return t == HLX_DTYPE_BF16 ? hlx_bf16_to_f32(((const uint16_t *)base)[i])
-                               : ((const float *)base)[i];
-}
-
 hlx_status_t hlx_check_kv_rows(hlx_engine_t *eng, hlx_run_report_t *rep)
 {
     const hlx_model_t *m = &eng->m;
@@ -226,9 +220,9 @@ hlx_status_t hlx_check_kv_rows(hlx_engine_t *eng, hlx_run_report_t *rep)
     hlx_status_t st = HLX_OK;
     int n, l, b, kh, a, r, e;
 
-    if (eng->info.rank == 0)
-        all = calloc(per_rank * (size_t)eng->info.size + 1, sizeof(float));
-    if (!pos || !mine || (eng->info.rank == 0 && !all)) {
+    /* The transport has no gather: every rank receives all rows, rank 0 compares. */
+    all = calloc(per_rank * (size_t)eng->info.size + 1, sizeof(float));
+    if (!pos || !mine || !all) {
         st = HLX_ERR_NOMEM;
         goto out;
     }
@@ -242,18 +236,10 @@ hlx_status_t hlx_check_kv_rows(hlx_engine_t *eng, hlx_run_report_t *rep)
                                  (size_t)(eng->kv_len - n + a);
                     float *dst = mine + ((((size_t)l * B + b) * L->kv_local + kh) * steps + a) * row;
                     for (e = 0; e < dk; e++)
-                        dst[e] = hlx_check_load(eng->layers[l].kc, eng->kv_dtype, src * dk + e);
+                        dst[e] = hlx_dtype_load(eng->layers[l].kc, eng->kv_dtype, src * dk + e);
                     for (e = 0; e < dv; e++)
-                        dst[dk + e] = hlx_check_load(eng->layers[l].vc, eng->kv_dtype, src * dv + e);
+                        dst[dk + e] = hlx_dtype_load(eng->layers[l].vc, eng->kv_dtype, src * dv + e);
                 }
-    /* Gathered to every rank (the transport has no gather), compared on rank 0. */
-    if (eng->info.rank != 0) {
-        all = calloc(per_rank * (size_t)eng->info.size + 1, sizeof(float));
-        if (all == NULL) {
-            st = HLX_ERR_NOMEM;
-            goto out;
-        }
-    }
     st = hlx_comm_allgather(eng->world, mine, per_rank * sizeof(float), all);
     if (st != HLX_OK || eng->ref == NULL)
         goto out;

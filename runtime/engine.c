@@ -189,14 +189,6 @@ static void *hlx_alloc_w(hlx_engine_t *eng, size_t n)
     return calloc(n ? n : 1, eng->w_esize);
 }
 
-static void hlx_store(void *base, hlx_dtype_t t, size_t i, float v)
-{
-    if (t == HLX_DTYPE_BF16)
-        ((uint16_t *)base)[i] = hlx_f32_to_bf16(v);
-    else
-        ((float *)base)[i] = v;
-}
-
 /* Copies columns [c0, c0 + nc) of global tensor t [rows][cols] into dst[rows][ld] at
  * column offset dc. */
 static void hlx_fill_cols(hlx_engine_t *eng, void *dst, int64_t ld, int64_t dc, uint64_t key,
@@ -206,7 +198,7 @@ static void hlx_fill_cols(hlx_engine_t *eng, void *dst, int64_t ld, int64_t dc, 
 
     for (r = 0; r < rows; r++)
         for (c = 0; c < nc; c++)
-            hlx_store(dst, eng->w_dtype, (size_t)(r * ld + dc + c),
+            hlx_dtype_store(dst, eng->w_dtype, (size_t)(r * ld + dc + c),
                       hlx_synth_weight(&eng->m, key, t, r, c0 + c, cols));
 }
 
@@ -261,7 +253,7 @@ static hlx_status_t hlx_engine_build(hlx_engine_t *eng)
         /* W_o rows of this rank's head slice. */
         for (jrow = 0; jrow < (int64_t)L->q_slice * dv; jrow++)
             for (e = 0; e < H; e++)
-                hlx_store(W->wo, eng->w_dtype, (size_t)(jrow * H + e),
+                hlx_dtype_store(W->wo, eng->w_dtype, (size_t)(jrow * H + e),
                           hlx_synth_weight(m, hlx_synth_key(eng->cfg.seed, l, HLX_T_WO), HLX_T_WO,
                                            (int64_t)L->q_slice_first * dv + jrow, e, H));
         hlx_fill_cols(eng, W->wgu, 2 * Fc, 0, hlx_synth_key(eng->cfg.seed, l, HLX_T_WGATE),
@@ -270,7 +262,7 @@ static hlx_status_t hlx_engine_build(hlx_engine_t *eng)
                       HLX_T_WUP, H, F, L->ffn_first, Fc);
         for (jrow = 0; jrow < Fc; jrow++)
             for (e = 0; e < H; e++)
-                hlx_store(W->wdown, eng->w_dtype, (size_t)(jrow * H + e),
+                hlx_dtype_store(W->wdown, eng->w_dtype, (size_t)(jrow * H + e),
                           hlx_synth_weight(m, hlx_synth_key(eng->cfg.seed, l, HLX_T_WDOWN),
                                            HLX_T_WDOWN, L->ffn_first + jrow, e, H));
         /* Synthetic prior context: position p lives on KVP rank (p / block) % KVP. */
@@ -283,10 +275,10 @@ static hlx_status_t hlx_engine_build(hlx_engine_t *eng)
                     if (hlx_layout_kv_owner(L, p) != L->kvp_rank)
                         continue;
                     for (e = 0; e < dk; e++)
-                        hlx_store(W->kc, eng->kv_dtype, (base + j) * dk + e,
+                        hlx_dtype_store(W->kc, eng->kv_dtype, (base + j) * dk + e,
                                   hlx_synth_ctx(kk, b, (int)K, L->kv_first + kh, p, (int)e, (int)dk, 1));
                     for (e = 0; e < dv; e++)
-                        hlx_store(W->vc, eng->kv_dtype, (base + j) * dv + e,
+                        hlx_dtype_store(W->vc, eng->kv_dtype, (base + j) * dv + e,
                                   hlx_synth_ctx(vk, b, (int)K, L->kv_first + kh, p, (int)e, (int)dv, 0));
                     j++;
                 }
@@ -653,9 +645,9 @@ static hlx_status_t hlx_engine_attention(hlx_engine_t *eng, int l)
                 size_t row = ((size_t)b * L->kv_local + kh) * (size_t)eng->cap + (size_t)eng->kv_len;
                 int e;
                 for (e = 0; e < dk; e++)
-                    hlx_store(W->kc, eng->kv_dtype, row * dk + e, kn[(size_t)kh * dk + e]);
+                    hlx_dtype_store(W->kc, eng->kv_dtype, row * dk + e, kn[(size_t)kh * dk + e]);
                 for (e = 0; e < dv; e++)
-                    hlx_store(W->vc, eng->kv_dtype, row * dv + e, vn[(size_t)kh * dv + e]);
+                    hlx_dtype_store(W->vc, eng->kv_dtype, row * dv + e, vn[(size_t)kh * dv + e]);
             }
         }
     });

@@ -2,6 +2,7 @@
 #ifndef HELIX_TYPES_H
 #define HELIX_TYPES_H
 
+#include <math.h>
 #include <stddef.h>
 #include <stdint.h>
 
@@ -38,6 +39,42 @@ static inline float hlx_bf16_to_f32(uint16_t h)
 {
     union { uint32_t u; float f; } v = { (uint32_t)h << 16 };
     return v.f;
+}
+
+/* fp8 e4m3 (OCP: bias 7, no infinities, S.1111.111 is NaN) -> float, exact. */
+static inline float hlx_fp8_to_f32(uint8_t b)
+{
+    uint32_t s = (uint32_t)(b & 0x80) << 24, e = (b >> 3) & 15, m = b & 7;
+    union { uint32_t u; float f; } v;
+
+    if (e == 15 && m == 7)
+        return NAN;
+    if (e == 0) {
+        v.f = (float)m * 0x1p-9f;
+        v.u |= s;
+        return v.f;
+    }
+    v.u = s | ((e + 120u) << 23) | (m << 20);
+    return v.f;
+}
+
+/* Element i of an array stored in t (f32, bf16 or fp8), as float. */
+static inline float hlx_dtype_load(const void *p, hlx_dtype_t t, size_t i)
+{
+    if (t == HLX_DTYPE_BF16)
+        return hlx_bf16_to_f32(((const uint16_t *)p)[i]);
+    if (t == HLX_DTYPE_FP8)
+        return hlx_fp8_to_f32(((const uint8_t *)p)[i]);
+    return ((const float *)p)[i];
+}
+
+/* Stores v as element i of an f32 or bf16 array (round to nearest even). */
+static inline void hlx_dtype_store(void *p, hlx_dtype_t t, size_t i, float v)
+{
+    if (t == HLX_DTYPE_BF16)
+        ((uint16_t *)p)[i] = hlx_f32_to_bf16(v);
+    else
+        ((float *)p)[i] = v;
 }
 
 #endif
