@@ -8,6 +8,7 @@
 #include <helix/runtime.h>
 
 #include <errno.h>
+#include <jansson.h>
 #include <signal.h>
 #include <unistd.h>
 #include <getopt.h>
@@ -104,52 +105,62 @@ static int hlx_parse_i64(const char *flag, const char *s, int64_t min, int64_t m
 }
 
 /* A number for JSON: non-finite values (an error of a NaN run) become null. */
-static const char *hlx_json_num(char buf[32], double v)
+static json_t *hlx_json_real(double v)
 {
-    if (!isfinite(v))
-        return "null";
-    snprintf(buf, 32, "%.3e", v);
-    return buf;
+    return isfinite(v) ? json_real(v) : json_null();
 }
 
+/* The report as one JSON object (jansson escapes names taken from user files). */
 static void hlx_decode_print_json(const hlx_run_config_t *cfg, const hlx_model_t *m,
                                   const hlx_run_report_t *rep)
 {
-    char eb[32], rb[32];
-    int p, s, b;
+    json_t *o = json_object(), *ph = json_object(), *toks = json_array();
+    int passed = hlx_run_report_passed(rep, cfg->check_tol), p, s, b;
 
-    printf("{\"model\": \"%s\", \"kvp\": %d, \"tpa\": %d, \"ranks\": %d, \"batch\": %d, "
-           "\"context\": %lld, \"steps\": %d, \"kv_block\": %d, \"launcher\": \"%s\", "
-           "\"transport\": \"%s\", \"kernels\": \"%s\", \"bound\": %s, \"cpuset\": \"%s\", "
-           "\"a2a_link\": \"%s\", \"step_ms\": %.6f, "
-           "\"step_ms_min\": %.6f, \"tokens_per_s\": %.3f, \"kv_bytes_per_rank_max\": %llu, "
-           "\"kv_bytes_per_rank_min\": %llu, \"phase_ms\": {",
-           m->name, cfg->kvp, cfg->tpa, rep->size, cfg->batch, (long long)cfg->context,
-           rep->steps, cfg->kv_block, rep->launcher, rep->transport, rep->kernels,
-           rep->bound ? "true" : "false", rep->cpuset, rep->a2a_link, rep->step_ms_median, rep->step_ms_min, rep->tokens_per_s,
-           (unsigned long long)rep->kv_bytes_max, (unsigned long long)rep->kv_bytes_min);
+    json_object_set_new(o, "model", json_string(m->name));
+    json_object_set_new(o, "kvp", json_integer(cfg->kvp));
+    json_object_set_new(o, "tpa", json_integer(cfg->tpa));
+    json_object_set_new(o, "ranks", json_integer(rep->size));
+    json_object_set_new(o, "batch", json_integer(cfg->batch));
+    json_object_set_new(o, "context", json_integer(cfg->context));
+    json_object_set_new(o, "steps", json_integer(rep->steps));
+    json_object_set_new(o, "kv_block", json_integer(cfg->kv_block));
+    json_object_set_new(o, "launcher", json_string(rep->launcher));
+    json_object_set_new(o, "transport", json_string(rep->transport));
+    json_object_set_new(o, "kernels", json_string(rep->kernels));
+    json_object_set_new(o, "bound", json_boolean(rep->bound));
+    json_object_set_new(o, "cpuset", json_string(rep->cpuset));
+    json_object_set_new(o, "a2a_link", json_string(rep->a2a_link));
+    json_object_set_new(o, "step_ms", json_real(rep->step_ms_median));
+    json_object_set_new(o, "step_ms_min", json_real(rep->step_ms_min));
+    json_object_set_new(o, "tokens_per_s", json_real(rep->tokens_per_s));
+    json_object_set_new(o, "kv_bytes_per_rank_max", json_integer((json_int_t)rep->kv_bytes_max));
+    json_object_set_new(o, "kv_bytes_per_rank_min", json_integer((json_int_t)rep->kv_bytes_min));
     for (p = 0; p < HLX_PHASE_COUNT; p++)
-        printf("%s\"%s\": %.6f", p ? ", " : "", hlx_step_phase_name((hlx_step_phase_t)p), rep->phase_ms[p]);
-    printf("}, \"tokens\": [");
+        json_object_set_new(ph, hlx_step_phase_name((hlx_step_phase_t)p),
+                            json_real(rep->phase_ms[p]));
+    json_object_set_new(o, "phase_ms", ph);
     for (b = 0; b < cfg->batch; b++) {
-        printf("%s[", b ? ", " : "");
+        json_t *t = json_array();
         for (s = 0; s < rep->steps; s++)
-            printf("%s%d", s ? ", " : "", rep->tokens[(size_t)s * cfg->batch + b]);
-        printf("]");
+            json_array_append_new(t, json_integer(rep->tokens[(size_t)s * cfg->batch + b]));
+        json_array_append_new(toks, t);
     }
-    printf("], \"checked\": %s", rep->checked ? "true" : "false");
-    if (rep->checked)
-        printf(", \"max_abs_err\": %s, \"max_rel_err\": %s, \"tokens_match\": %s, "
-               "\"replicas_match\": %s, \"nonfinite\": %d, \"kv_rows_checked\": %lld, "
-               "\"kv_rows_bad\": %lld, \"passed\": %s",
-               hlx_json_num(eb, rep->max_abs_err), hlx_json_num(rb, rep->max_rel_err),
-               rep->tokens_match ? "true" : "false",
-               rep->replicas_match ? "true" : "false", rep->nonfinite,
-               (long long)rep->kv_rows_checked, (long long)rep->kv_rows_bad,
-               hlx_run_report_passed(rep, cfg->check_tol) ? "true" : "false");
-    else
-        printf(", \"max_abs_err\": null, \"max_rel_err\": null, \"tokens_match\": null");
-    printf("}\n");
+    json_object_set_new(o, "tokens", toks);
+    json_object_set_new(o, "checked", json_boolean(rep->checked));
+    json_object_set_new(o, "max_abs_err", rep->checked ? hlx_json_real(rep->max_abs_err) : json_null());
+    json_object_set_new(o, "max_rel_err", rep->checked ? hlx_json_real(rep->max_rel_err) : json_null());
+    json_object_set_new(o, "tokens_match", rep->checked ? json_boolean(rep->tokens_match) : json_null());
+    if (rep->checked) {
+        json_object_set_new(o, "replicas_match", json_boolean(rep->replicas_match));
+        json_object_set_new(o, "nonfinite", json_integer(rep->nonfinite));
+        json_object_set_new(o, "kv_rows_checked", json_integer(rep->kv_rows_checked));
+        json_object_set_new(o, "kv_rows_bad", json_integer(rep->kv_rows_bad));
+        json_object_set_new(o, "passed", json_boolean(passed));
+    }
+    json_dumpf(o, stdout, JSON_COMPACT | JSON_REAL_PRECISION(7));
+    putchar('\n');
+    json_decref(o);
 }
 
 static void hlx_decode_print_text(const hlx_run_config_t *cfg, const hlx_model_t *m,
