@@ -184,10 +184,11 @@ static uint64_t hlx_mem_available(void)
 
 /* ---- weights and KV */
 
-static void *hlx_alloc_w(hlx_engine_t *eng, size_t n)
+static void *hlx_zalloc(size_t n, size_t size)
 {
-    return calloc(n ? n : 1, eng->w_esize);
+    return calloc(n ? n : 1, size);
 }
+
 
 /* Copies columns [c0, c0 + nc) of global tensor t [rows][cols] into dst[rows][ld] at
  * column offset dc. */
@@ -230,10 +231,10 @@ static hlx_status_t hlx_engine_build(hlx_engine_t *eng)
 
         W->attn_norm = malloc(sizeof(float) * (size_t)H);
         W->ffn_norm  = malloc(sizeof(float) * (size_t)H);
-        W->wqkv      = hlx_alloc_w(eng, (size_t)(H * eng->qkv_cols));
-        W->wo        = hlx_alloc_w(eng, (size_t)(L->q_slice * dv * H));
-        W->wgu       = hlx_alloc_w(eng, (size_t)(H * 2 * Fc));
-        W->wdown     = hlx_alloc_w(eng, (size_t)(Fc * H));
+        W->wqkv      = hlx_zalloc((size_t)(H * eng->qkv_cols), eng->w_esize);
+        W->wo        = hlx_zalloc((size_t)(L->q_slice * dv * H), eng->w_esize);
+        W->wgu       = hlx_zalloc((size_t)(H * 2 * Fc), eng->w_esize);
+        W->wdown     = hlx_zalloc((size_t)(Fc * H), eng->w_esize);
         /* The KV shard is the big, streamed allocation: 2 MiB aligned, huge pages. */
         W->kc        = hlx_kernels_alloc_huge(kvn * (size_t)dk * eng->kv_esize);
         W->vc        = hlx_kernels_alloc_huge(kvn * (size_t)dv * eng->kv_esize);
@@ -287,7 +288,7 @@ static hlx_status_t hlx_engine_build(hlx_engine_t *eng)
     eng->kv_len     = hlx_layout_kv_count(L, L->kvp_rank, eng->cfg.context);
     eng->embed      = malloc(sizeof(float) * (size_t)(V * H));
     eng->final_norm = malloc(sizeof(float) * (size_t)H);
-    eng->lmhead     = hlx_alloc_w(eng, (size_t)(H * L->vocab_count));
+    eng->lmhead     = hlx_zalloc((size_t)(H * L->vocab_count), eng->w_esize);
     if (!eng->embed || !eng->final_norm || !eng->lmhead)
         return HLX_ERR_NOMEM;
     for (p = 0; p < V; p++)
@@ -299,11 +300,6 @@ static hlx_status_t hlx_engine_build(hlx_engine_t *eng)
     hlx_fill_cols(eng, eng->lmhead, L->vocab_count, 0, hlx_synth_key(eng->cfg.seed, 0, HLX_T_LMHEAD),
                   HLX_T_LMHEAD, H, V, L->vocab_first, L->vocab_count);
     return HLX_OK;
-}
-
-static void *hlx_zalloc(size_t n, size_t size)
-{
-    return calloc(n ? n : 1, size);
 }
 
 static hlx_status_t hlx_engine_buffers(hlx_engine_t *eng)
