@@ -111,6 +111,20 @@ static json_t *hlx_json_real(double v)
 }
 
 /* The report as one JSON object (jansson escapes names taken from user files). */
+/* A positive finite number for flag, or an error naming the flag. */
+static int hlx_parse_pos(const char *flag, const char *s, double *out)
+{
+    char *end;
+    double v = strtod(s, &end);
+
+    if (*end || end == s || !(v > 0) || !isfinite(v)) {
+        fprintf(stderr, "helix decode: %s: '%s' is not a positive number\n", flag, s);
+        return -1;
+    }
+    *out = v;
+    return 0;
+}
+
 static void hlx_decode_print_json(const hlx_run_config_t *cfg, const hlx_model_t *m,
                                   const hlx_run_report_t *rep)
 {
@@ -235,7 +249,6 @@ int hlx_cmd_decode(int argc, char **argv)
     char err[1024] = "";
     int c, json = 0, rc;
     int64_t v;
-    char *end;
     hlx_status_t st;
 
     hlx_run_config_default(&cfg);
@@ -254,20 +267,8 @@ int hlx_cmd_decode(int argc, char **argv)
         case O_CHECK:   cfg.check = 1; break;
         case O_JSON:    json = 1; break;
         case O_VERBOSE: cfg.verbose = 1; break;
-        case O_TOL:
-            cfg.check_tol = strtod(optarg, &end);
-            if (*end || end == optarg || !(cfg.check_tol > 0) || !isfinite(cfg.check_tol)) {
-                fprintf(stderr, "helix decode: --check-tol: '%s' is not a positive number\n", optarg);
-                return 2;
-            }
-            break;
-        case O_TIMEOUT:
-            cfg.timeout_s = strtod(optarg, &end);
-            if (*end || end == optarg || !(cfg.timeout_s > 0) || !isfinite(cfg.timeout_s)) {
-                fprintf(stderr, "helix decode: --timeout: '%s' is not a positive number of seconds\n", optarg);
-                return 2;
-            }
-            break;
+        case O_TOL:     if (hlx_parse_pos("--check-tol", optarg, &cfg.check_tol)) return 2; break;
+        case O_TIMEOUT: if (hlx_parse_pos("--timeout", optarg, &cfg.timeout_s)) return 2; break;
         case O_KVDT:
             if (hlx_dtype_parse(optarg, &cfg.kv_dtype) != 0) {
                 fprintf(stderr, "helix decode: --kv-dtype: unknown type '%s' (f32, bf16)\n", optarg);
