@@ -9,6 +9,31 @@
 #include <stddef.h>
 #include <stdint.h>
 
+/* Layout of one KV shard, one (request, KV head) with cap token slots, in kv_dtype elements.
+ * block 1: rows [cap][d]. block B > 1: [ceil(cap/B)][d][B], the token index innermost inside
+ * a block of B tokens (B tokens' scores then accumulate in one vector, no horizontal sums).
+ * The variant chosen at init sets the blocks for K and V (hlx_kernels_t.kv_layout); the
+ * runtime allocates, fills, appends and reads back KV only through these two functions. */
+typedef struct hlx_kv_layout {
+    int k_block, v_block;
+} hlx_kv_layout_t;
+
+/* Elements of a shard of cap slots (cap rounded up to whole blocks). */
+static inline size_t hlx_kv_elems(int block, int d, size_t cap)
+{
+    size_t b = block > 1 ? (size_t)block : 1;
+    return (cap + b - 1) / b * b * (size_t)d;
+}
+
+/* Index of element e of token t inside a shard. */
+static inline size_t hlx_kv_index(int block, int d, size_t t, int e)
+{
+    if (block <= 1)
+        return t * (size_t)d + (size_t)e;
+    return (t / (size_t)block) * (size_t)block * (size_t)d + (size_t)e * (size_t)block +
+           t % (size_t)block;
+}
+
 /* Decode attention of one (request, KV head) over one KV shard.
  * q:   [group][dk] fp32, the query heads that share this KV head (GQA group; MLA: 128)
  * k:   [len][dk] in kv_dtype, row stride k_stride elements (>= dk)
@@ -31,6 +56,9 @@ typedef struct hlx_attn_desc {
 
 typedef struct hlx_kernels {
     const char *name; /* "scalar", "avx2", "avx512" */
+
+    /* KV shard layout the attention entry below reads (all variants: blocks of 1 today). */
+    hlx_kv_layout_t kv_layout;
 
     /* Flash-decoding partial for one (request, KV head): see hlx_attn_desc_t. */
     void (*attn)(const hlx_attn_desc_t *d);

@@ -139,6 +139,7 @@ static void hlx_ref_gemm(int M, int N, int K, const float *x, const void *w,
 void hlx_kernels_reference(hlx_kernels_t *k)
 {
     k->name    = "scalar";
+    k->kv_layout = (hlx_kv_layout_t){ 1, 1 };
     k->attn    = hlx_ref_attn;
     k->merge   = hlx_ref_merge;
     k->rmsnorm = hlx_ref_rmsnorm;

@@ -232,13 +232,14 @@ hlx_status_t hlx_check_kv_rows(hlx_engine_t *eng, hlx_run_report_t *rep)
         for (b = 0; b < B; b++)
             for (kh = 0; kh < L->kv_local; kh++)
                 for (a = 0; a < n; a++) {
-                    size_t src = ((size_t)b * L->kv_local + kh) * (size_t)eng->cap +
-                                 (size_t)(eng->kv_len - n + a);
+                    size_t shard = (size_t)b * L->kv_local + kh, t = (size_t)(eng->kv_len - n + a);
                     float *dst = mine + ((((size_t)l * B + b) * L->kv_local + kh) * steps + a) * row;
                     for (e = 0; e < dk; e++)
-                        dst[e] = hlx_dtype_load(eng->layers[l].kc, eng->kv_dtype, src * dk + e);
+                        dst[e] = hlx_dtype_load(eng->layers[l].kc, eng->kv_dtype,
+                                                hlx_kv_shard_index(eng, 1, shard, t, e));
                     for (e = 0; e < dv; e++)
-                        dst[dk + e] = hlx_dtype_load(eng->layers[l].vc, eng->kv_dtype, src * dv + e);
+                        dst[dk + e] = hlx_dtype_load(eng->layers[l].vc, eng->kv_dtype,
+                                                     hlx_kv_shard_index(eng, 0, shard, t, e));
                 }
     st = hlx_comm_allgather(eng->world, mine, per_rank * sizeof(float), all);
     if (st != HLX_OK || eng->ref == NULL)

@@ -226,7 +226,9 @@ static hlx_status_t hlx_engine_build(hlx_engine_t *eng)
         return HLX_ERR_NOMEM;
     for (l = 0; l < m->layers; l++) {
         hlx_layer_w_t *W = &eng->layers[l];
-        size_t kvn = (size_t)(B * L->kv_local * eng->cap);
+        size_t shards = (size_t)B * (size_t)L->kv_local;
+        const int kb = eng->k.kv_layout.k_block, vb = eng->k.kv_layout.v_block;
+        const size_t ke = hlx_kv_elems(kb, dk, (size_t)eng->cap), ve = hlx_kv_elems(vb, dv, (size_t)eng->cap);
         uint64_t kk, vk;
 
         W->attn_norm = malloc(sizeof(float) * (size_t)H);
@@ -236,8 +238,8 @@ static hlx_status_t hlx_engine_build(hlx_engine_t *eng)
         W->wgu       = hlx_zalloc((size_t)(H * 2 * Fc), eng->w_esize);
         W->wdown     = hlx_zalloc((size_t)(Fc * H), eng->w_esize);
         /* The KV shard is the big, streamed allocation: 2 MiB aligned, huge pages. */
-        W->kc        = hlx_kernels_alloc_huge(kvn * (size_t)dk * eng->kv_esize);
-        W->vc        = hlx_kernels_alloc_huge(kvn * (size_t)dv * eng->kv_esize);
+        W->kc        = hlx_kernels_alloc_huge(shards * ke * eng->kv_esize);
+        W->vc        = hlx_kernels_alloc_huge(shards * ve * eng->kv_esize);
         if (!W->attn_norm || !W->ffn_norm || !W->wqkv || !W->wo || !W->wgu || !W->wdown ||
             !W->kc || !W->vc)
             return HLX_ERR_NOMEM;
@@ -271,15 +273,15 @@ static hlx_status_t hlx_engine_build(hlx_engine_t *eng)
         vk = hlx_synth_key(eng->cfg.seed, l, HLX_T_VCTX);
         for (b = 0; b < B; b++)
             for (kh = 0; kh < L->kv_local; kh++) {
-                size_t base = ((size_t)b * L->kv_local + kh) * (size_t)eng->cap, j = 0;
+                size_t shard = (size_t)b * L->kv_local + kh, j = 0;
                 for (p = 0; p < eng->cfg.context; p++) {
                     if (hlx_layout_kv_owner(L, p) != L->kvp_rank)
                         continue;
                     for (e = 0; e < dk; e++)
-                        hlx_dtype_store(W->kc, eng->kv_dtype, (base + j) * dk + e,
+                        hlx_dtype_store(W->kc, eng->kv_dtype, shard * ke + hlx_kv_index(kb, dk, j, (int)e),
                                   hlx_synth_ctx(kk, b, (int)K, L->kv_first + kh, p, (int)e, (int)dk, 1));
                     for (e = 0; e < dv; e++)
-                        hlx_dtype_store(W->vc, eng->kv_dtype, (base + j) * dv + e,
+                        hlx_dtype_store(W->vc, eng->kv_dtype, shard * ve + hlx_kv_index(vb, dv, j, (int)e),
                                   hlx_synth_ctx(vk, b, (int)K, L->kv_first + kh, p, (int)e, (int)dv, 0));
                     j++;
                 }
@@ -638,12 +640,14 @@ static hlx_status_t hlx_engine_attention(hlx_engine_t *eng, int l)
                 continue;
             /* Staggered append: only the owner of this position stores the new token. */
             for (kh = 0; kh < L->kv_local; kh++) {
-                size_t row = ((size_t)b * L->kv_local + kh) * (size_t)eng->cap + (size_t)eng->kv_len;
+                size_t shard = (size_t)b * L->kv_local + kh, t = (size_t)eng->kv_len;
                 int e;
                 for (e = 0; e < dk; e++)
-                    hlx_dtype_store(W->kc, eng->kv_dtype, row * dk + e, kn[(size_t)kh * dk + e]);
+                    hlx_dtype_store(W->kc, eng->kv_dtype, hlx_kv_shard_index(eng, 1, shard, t, e),
+                                    kn[(size_t)kh * dk + e]);
                 for (e = 0; e < dv; e++)
-                    hlx_dtype_store(W->vc, eng->kv_dtype, row * dv + e, vn[(size_t)kh * dv + e]);
+                    hlx_dtype_store(W->vc, eng->kv_dtype, hlx_kv_shard_index(eng, 0, shard, t, e),
+                                    vn[(size_t)kh * dv + e]);
             }
         }
     });
@@ -651,13 +655,13 @@ static hlx_status_t hlx_engine_attention(hlx_engine_t *eng, int l)
     HLX_TIMED(eng, HLX_PHASE_ATTN, {
         for (b = 0; b < B; b++)
             for (kh = 0; kh < L->kv_local; kh++) {
-                size_t row = ((size_t)b * L->kv_local + kh) * (size_t)eng->cap;
+                size_t shard = (size_t)b * L->kv_local + kh;
                 hlx_attn_desc_t d = {
                     .group = L->group, .dk = dk, .dv = dv, .len = (size_t)len,
                     .kv_dtype = eng->kv_dtype,
                     .q = eng->qkv + (size_t)b * eng->qkv_cols + (size_t)kh * L->group * dk,
-                    .k = (const char *)W->kc + row * dk * eng->kv_esize,
-                    .v = (const char *)W->vc + row * dv * eng->kv_esize,
+                    .k = (const char *)W->kc + hlx_kv_shard_index(eng, 1, shard, 0, 0) * eng->kv_esize,
+                    .v = (const char *)W->vc + hlx_kv_shard_index(eng, 0, shard, 0, 0) * eng->kv_esize,
                     .k_stride = (size_t)dk, .v_stride = (size_t)dv,
                     .scale = (float)(1.0 / sqrt((double)dk)),
                     .o = eng->opart + ((size_t)b * L->q_local + (size_t)kh * L->group) * dv,

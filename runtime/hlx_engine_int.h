@@ -21,7 +21,7 @@ typedef struct hlx_layer_w {
     void  *wo;                   /* [q_slice * dv][H]: rows of this rank's head slice */
     void  *wgu;                  /* [H][2 * ffn_count]: gate columns, then up columns */
     void  *wdown;                /* [ffn_count][H] */
-    void  *kc, *vc;              /* KV shard [B][kv_local][cap][d] in kv dtype */
+    void  *kc, *vc;              /* KV shards [B][kv_local] of cap slots, kernels' layout */
 } hlx_layer_w_t;
 
 struct hlx_engine {
@@ -102,5 +102,15 @@ void         hlx_check_free(hlx_engine_t *eng);
 
 /* Full logits of request b, entry v, from the all-gathered buffer. */
 float hlx_engine_logit(const hlx_engine_t *eng, int b, int v);
+
+/* Element index of (token t, element e) of KV shard `shard` (= b * kv_local + kh) in a
+ * layer's K (is_key) or V cache, in the kernels' shard layout. */
+static inline size_t hlx_kv_shard_index(const hlx_engine_t *eng, int is_key, size_t shard,
+                                        size_t t, int e)
+{
+    int blk = is_key ? eng->k.kv_layout.k_block : eng->k.kv_layout.v_block;
+    int d   = is_key ? eng->m.head_dim : eng->m.v_head_dim;
+    return shard * hlx_kv_elems(blk, d, (size_t)eng->cap) + hlx_kv_index(blk, d, t, e);
+}
 
 #endif
