@@ -151,7 +151,7 @@ static void hlx_decode_print_json(const hlx_run_config_t *cfg, const hlx_model_t
     json_object_set_new(o, "kv_bytes_per_rank_max", json_integer((json_int_t)rep->kv_bytes_max));
     json_object_set_new(o, "kv_bytes_per_rank_min", json_integer((json_int_t)rep->kv_bytes_min));
     for (p = 0; p < HLX_PHASE_COUNT; p++)
-        json_object_set_new(ph, hlx_step_phase_name((hlx_step_phase_t)p),
+        json_object_set_new(ph, hlx_phase_name((hlx_phase_id_t)p),
                             json_real(rep->phase_ms[p]));
     json_object_set_new(o, "phase_ms", ph);
     for (b = 0; b < cfg->batch; b++) {
@@ -199,7 +199,7 @@ static void hlx_decode_print_text(const hlx_run_config_t *cfg, const hlx_model_t
            rep->tokens_per_s, cfg->batch);
     printf("phases:  ");
     for (p = 0; p < HLX_PHASE_COUNT; p++)
-        printf("%s %.3f%s", hlx_step_phase_name((hlx_step_phase_t)p), rep->phase_ms[p],
+        printf("%s %.3f%s", hlx_phase_name((hlx_phase_id_t)p), rep->phase_ms[p],
                p + 1 < HLX_PHASE_COUNT ? ", " : " ms (median per step, rank 0)\n");
     for (b = 0; b < cfg->batch && b < 4; b++) {
         printf("tokens[%d]:", b);

@@ -123,11 +123,6 @@ static int hlx_load_cluster(const char *cmd, const char *name, hlx_cluster_t *c)
     return 0;
 }
 
-static const char *const hlx_phase_names[HLX_PH_COUNT] = {
-    "qkv", "attention", "kvp combine", "w_o", "w_o all-reduce", "ffn", "ffn comm",
-    "lm head", "pp hand-off",
-};
-
 static const char *hlx_bound_name(hlx_bound_t b)
 {
     switch (b) {
@@ -196,13 +191,13 @@ static void hlx_plan_print(FILE *f, const hlx_plan_ctx_t *ctx, const hlx_layout_
             ctx->c->gpu.hbm_gbps, ctx->domain_gpus);
     fprintf(f, "%-15s %12s %11s %12s %12s  %-7s %s\n", "phase", "time/step us", "us/layer",
             "MB/GPU/step", "GFLOP/GPU", "bound", "link");
-    for (i = 0; i < HLX_PH_COUNT; i++) {
+    for (i = 0; i < HLX_PHASE_COUNT; i++) {
         const hlx_phase_t *p = &r->phase[i];
         if (p->time_s <= 0 && p->bytes <= 0)
             continue;
         tsum += p->time_s;
-        fprintf(f, "%-15s %12.2f %11.3f %12.3f %12.3f  %-7s %s\n", hlx_phase_names[i],
-                p->time_s * 1e6, i == HLX_PH_HEAD || i == HLX_PH_PP ? 0.0 : p->time_s * 1e6 / L,
+        fprintf(f, "%-15s %12.2f %11.3f %12.3f %12.3f  %-7s %s\n", hlx_phase_name((hlx_phase_id_t)i),
+                p->time_s * 1e6, i == HLX_PHASE_HEAD || i == HLX_PHASE_PP ? 0.0 : p->time_s * 1e6 / L,
                 p->bytes / 1e6, p->flops / 1e9, hlx_bound_name(p->bound),
                 p->bound == HLX_BOUND_LINK ? hlx_link_name(p->link) : "");
     }
@@ -252,9 +247,9 @@ static int hlx_plan_print_json(FILE *f, const hlx_plan_ctx_t *ctx, const hlx_lay
     json_object_set_new(o, "mem_usable_gib", json_real(r->mem_usable / 1073741824.0));
     json_object_set_new(o, "hopb_saved_us", json_real(r->hopb_saved_s * 1e6));
     ph = json_object();
-    for (i = 0; i < HLX_PH_COUNT && !paper; i++) {
+    for (i = 0; i < HLX_PHASE_COUNT && !paper; i++) {
         const hlx_phase_t *p = &r->phase[i];
-        json_object_set_new(ph, hlx_phase_names[i],
+        json_object_set_new(ph, hlx_phase_name((hlx_phase_id_t)i),
                             json_pack("{s:f, s:f, s:f, s:s, s:s}", "time_us", p->time_s * 1e6,
                                       "bytes", p->bytes, "flops", p->flops, "bound",
                                       hlx_bound_name(p->bound), "link",

@@ -526,20 +526,20 @@ void hlx_plan_eval(const hlx_plan_ctx_t *ctx, const hlx_layout_t *l, hlx_plan_re
     /* Phase totals over all layers of one decode step. */
     {
         const double L = m->layers, Ld = m->dense_layers, Lm = L - Ld;
-        hlx_roof(&r->phase[HLX_PH_QKV], L, lc.qkv_b, lc.qkv_f, bw, ctx->peak_gemm);
-        hlx_roof(&r->phase[HLX_PH_ATTN], L, lc.attn_b, lc.attn_f, bw, ctx->peak_attn);
-        hlx_comm(&r->phase[HLX_PH_COMBINE], L, lc.ac_t - (r->phase[HLX_PH_ATTN].time_s / L),
+        hlx_roof(&r->phase[HLX_PHASE_QKV], L, lc.qkv_b, lc.qkv_f, bw, ctx->peak_gemm);
+        hlx_roof(&r->phase[HLX_PHASE_ATTN], L, lc.attn_b, lc.attn_f, bw, ctx->peak_attn);
+        hlx_comm(&r->phase[HLX_PHASE_A2A], L, lc.ac_t - (r->phase[HLX_PHASE_ATTN].time_s / L),
                  lc.comb_bytes, lc.comb_link);
-        hlx_roof(&r->phase[HLX_PH_WO], L, lc.wo_b, lc.wo_f, bw, ctx->peak_gemm);
-        hlx_comm(&r->phase[HLX_PH_WO_COMM], L, lc.wo_comm_t, lc.wo_comm_bytes, lc.wo_link);
-        hlx_roof(&r->phase[HLX_PH_FFN], Ld, lc.dn_b, lc.dn_f, bw, ctx->peak_gemm);
-        hlx_roof(&r->phase[HLX_PH_FFN], Lm, lc.moe_b, lc.moe_f, bw, ctx->peak_gemm);
-        hlx_comm(&r->phase[HLX_PH_FFN_COMM], Ld, lc.dn_comm_t, lc.dn_comm_bytes, lc.ffn_link);
-        hlx_comm(&r->phase[HLX_PH_FFN_COMM], Lm, lc.moe_comm_t, lc.moe_comm_bytes, lc.ffn_link);
+        hlx_roof(&r->phase[HLX_PHASE_OPROJ], L, lc.wo_b, lc.wo_f, bw, ctx->peak_gemm);
+        hlx_comm(&r->phase[HLX_PHASE_OPROJ_AR], L, lc.wo_comm_t, lc.wo_comm_bytes, lc.wo_link);
+        hlx_roof(&r->phase[HLX_PHASE_FFN], Ld, lc.dn_b, lc.dn_f, bw, ctx->peak_gemm);
+        hlx_roof(&r->phase[HLX_PHASE_FFN], Lm, lc.moe_b, lc.moe_f, bw, ctx->peak_gemm);
+        hlx_comm(&r->phase[HLX_PHASE_FFN_AR], Ld, lc.dn_comm_t, lc.dn_comm_bytes, lc.ffn_link);
+        hlx_comm(&r->phase[HLX_PHASE_FFN_AR], Lm, lc.moe_comm_t, lc.moe_comm_bytes, lc.ffn_link);
         if (Lm > 0 && Ld > 0 && Lm * lc.moe_b < Ld * lc.dn_b)
-            r->phase[HLX_PH_FFN].bound = lc.dn_b / bw >= lc.dn_f / ctx->peak_gemm
+            r->phase[HLX_PHASE_FFN].bound = lc.dn_b / bw >= lc.dn_f / ctx->peak_gemm
                                              ? HLX_BOUND_MEMORY : HLX_BOUND_COMPUTE;
-        hlx_roof(&r->phase[HLX_PH_HEAD], 1, head_b, head_f, bw, ctx->peak_gemm);
+        hlx_roof(&r->phase[HLX_PHASE_HEAD], 1, head_b, head_f, bw, ctx->peak_gemm);
         r->hopb_saved_s = L * lc.hopb_saved;
     }
 
@@ -547,7 +547,7 @@ void hlx_plan_eval(const hlx_plan_ctx_t *ctx, const hlx_layout_t *l, hlx_plan_re
         int cross = G > ctx->domain_gpus;
         double a = cross ? ctx->a_x : ctx->a_in, b = cross ? ctx->b_x : ctx->b_in;
         double hop = a + Bmb * H * act / b;
-        hlx_comm(&r->phase[HLX_PH_PP], l->pp, hop, Bmb * H * act,
+        hlx_comm(&r->phase[HLX_PHASE_PP], l->pp, hop, Bmb * H * act,
                  cross ? ctx->inter : ctx->intra);
         r->ttl_s = l->pp * (t_stage_max + hop);
     } else {

@@ -6,6 +6,7 @@
 
 #include <helix/cluster.h>
 #include <helix/model.h>
+#include <helix/phase.h>
 #include <helix/status.h>
 
 #include <stdio.h>
@@ -37,19 +38,8 @@ typedef struct hlx_layout {
     int hopb;   /* batch-wise overlap of attention and its combine */
 } hlx_layout_t;
 
-/* Per decode step, summed over every layer on the critical path. */
-typedef enum hlx_phase_id {
-    HLX_PH_QKV = 0,  /* QKV projection (MLA: down/up projections, absorbed W_UK) */
-    HLX_PH_ATTN,     /* attention over the local KV shard */
-    HLX_PH_COMBINE,  /* KVP all-to-all of partials + LSE (HOP-B overlaps it) */
-    HLX_PH_WO,       /* post-attention projection (MLA: with absorbed W_UV) */
-    HLX_PH_WO_COMM,  /* all-reduce after W_o (dp-ep: token all-gather) */
-    HLX_PH_FFN,      /* dense SwiGLU or experts + shared experts + router */
-    HLX_PH_FFN_COMM, /* all-reduce (or EP dispatch + combine) */
-    HLX_PH_HEAD,     /* LM head (vocabulary projection) */
-    HLX_PH_PP,       /* pipeline stage hand-offs */
-    HLX_PH_COUNT
-} hlx_phase_id_t;
+/* Per decode step, summed over every layer on the critical path; the phases are the
+ * runtime's (helix/phase.h), so predicted and measured phases line up one to one. */
 
 typedef enum hlx_bound { HLX_BOUND_NONE, HLX_BOUND_MEMORY, HLX_BOUND_COMPUTE, HLX_BOUND_LINK }
     hlx_bound_t;
@@ -69,7 +59,7 @@ typedef enum hlx_infeasible {
 } hlx_infeasible_t;
 
 typedef struct hlx_plan_result {
-    hlx_phase_t phase[HLX_PH_COUNT];
+    hlx_phase_t phase[HLX_PHASE_COUNT];
     double t_kv_s, t_w_s;     /* the paper's formulas, per layer */
     double hopb_saved_s;      /* lockstep minus pipelined attention+combine, per step */
     double ttl_s;             /* time to last token = one decode step for every user */

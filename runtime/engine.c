@@ -37,14 +37,6 @@ const struct hlx_param_table *hlx_runtime_param_table(void)
     return &hlx_runtime_table;
 }
 
-const char *hlx_step_phase_name(hlx_step_phase_t p)
-{
-    static const char *const names[HLX_PHASE_COUNT] = {
-        "qkv", "attention", "all-to-all", "merge", "o-proj", "ffn", "all-reduce", "lm-head",
-    };
-    return (unsigned)p < HLX_PHASE_COUNT ? names[p] : "?";
-}
-
 void hlx_run_config_default(hlx_run_config_t *cfg)
 {
     memset(cfg, 0, sizeof(*cfg));
@@ -602,12 +594,12 @@ int hlx_engine_rank(const hlx_engine_t *eng)
     } while (0)
 
 /* Sums the partial outputs y of all N ranks (TP = N) and adds them to the residual x. */
-static hlx_status_t hlx_engine_residual(hlx_engine_t *eng, int l)
+static hlx_status_t hlx_engine_residual(hlx_engine_t *eng, int l, hlx_phase_id_t ph)
 {
     size_t n = (size_t)eng->cfg.batch * (size_t)eng->m.hidden, i;
     hlx_status_t st;
 
-    HLX_TIMED(eng, HLX_PHASE_ALLREDUCE, st = hlx_comm_allreduce_sum_f32(eng->world, eng->y, n));
+    HLX_TIMED(eng, ph, st = hlx_comm_allreduce_sum_f32(eng->world, eng->y, n));
     if (st != HLX_OK)
         return st;
     for (i = 0; i < n; i++)
@@ -719,7 +711,7 @@ static hlx_status_t hlx_engine_attention(hlx_engine_t *eng, int l)
     HLX_TIMED(eng, HLX_PHASE_OPROJ,
               eng->k.gemm(B, m->hidden, L->q_slice * dv, eng->omerged, W->wo, eng->w_dtype,
                           eng->y, 0));
-    return hlx_engine_residual(eng, l);
+    return hlx_engine_residual(eng, l, HLX_PHASE_OPROJ_AR);
 }
 
 static hlx_status_t hlx_engine_ffn(hlx_engine_t *eng, int l)
@@ -738,7 +730,7 @@ static hlx_status_t hlx_engine_ffn(hlx_engine_t *eng, int l)
                           eng->gu + (size_t)b * 2 * Fc + Fc, Fc);
         eng->k.gemm(B, m->hidden, Fc, eng->act, W->wdown, eng->w_dtype, eng->y, 0);
     });
-    return hlx_engine_residual(eng, l);
+    return hlx_engine_residual(eng, l, HLX_PHASE_FFN_AR);
 }
 
 /* Final norm, this rank's LM-head columns, all-gather of the logits, greedy argmax.

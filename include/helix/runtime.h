@@ -5,6 +5,7 @@
 #define HELIX_RUNTIME_H
 
 #include <helix/model.h>
+#include <helix/phase.h>
 #include <helix/status.h>
 #include <helix/types.h>
 #include <stdint.h>
@@ -30,20 +31,7 @@ typedef struct hlx_run_config {
     int         verbose;      /* print every step */
 } hlx_run_config_t;
 
-/* Per-phase time accounting; names from hlx_step_phase_name(). */
-typedef enum hlx_step_phase {
-    HLX_PHASE_QKV = 0,
-    HLX_PHASE_ATTN,
-    HLX_PHASE_A2A,
-    HLX_PHASE_MERGE,
-    HLX_PHASE_OPROJ,
-    HLX_PHASE_FFN,
-    HLX_PHASE_ALLREDUCE,
-    HLX_PHASE_HEAD,      /* final norm, LM head, logits all-gather, argmax */
-    HLX_PHASE_COUNT
-} hlx_step_phase_t;
-
-const char *hlx_step_phase_name(hlx_step_phase_t p);
+/* Per-phase time accounting: the phases and their names are in helix/phase.h. */
 
 typedef struct hlx_run_report {
     int      rank, size;

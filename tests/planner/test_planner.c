@@ -98,15 +98,15 @@ static void test_full_model_tp(void **state)
     fx_load(&fx, "llama-405b", "gb200-nvl72", MIB_1M);
     assert_int_equal(hlx_plan_check(&fx.ctx, &l, NULL, 0), HLX_OK);
     hlx_plan_eval(&fx.ctx, &l, &r);
-    assert_rel(r.phase[HLX_PH_QKV].bytes, 126 * 18874368.0, 1e-12, "qkv bytes");
-    assert_rel(r.phase[HLX_PH_ATTN].bytes, 126 * 134217728.0, 1e-12, "attn bytes");
-    assert_rel(r.phase[HLX_PH_WO].bytes, 126 * 16777216.0, 1e-12, "w_o bytes");
-    assert_rel(r.phase[HLX_PH_FFN].bytes, 126 * 163577856.0, 1e-12, "ffn bytes");
-    assert_rel(r.phase[HLX_PH_WO_COMM].time_s, 126 * ar, 1e-12, "all-reduce");
-    assert_int_equal(r.phase[HLX_PH_ATTN].bound, HLX_BOUND_MEMORY);
-    assert_int_equal(r.phase[HLX_PH_WO_COMM].bound, HLX_BOUND_LINK);
-    assert_int_equal(r.phase[HLX_PH_WO_COMM].link, HLX_LINK_NVLINK);
-    assert_rel(r.phase[HLX_PH_COMBINE].time_s + 1.0, 1.0, 1e-15, "no combine at kvp 1");
+    assert_rel(r.phase[HLX_PHASE_QKV].bytes, 126 * 18874368.0, 1e-12, "qkv bytes");
+    assert_rel(r.phase[HLX_PHASE_ATTN].bytes, 126 * 134217728.0, 1e-12, "attn bytes");
+    assert_rel(r.phase[HLX_PHASE_OPROJ].bytes, 126 * 16777216.0, 1e-12, "w_o bytes");
+    assert_rel(r.phase[HLX_PHASE_FFN].bytes, 126 * 163577856.0, 1e-12, "ffn bytes");
+    assert_rel(r.phase[HLX_PHASE_OPROJ_AR].time_s, 126 * ar, 1e-12, "all-reduce");
+    assert_int_equal(r.phase[HLX_PHASE_ATTN].bound, HLX_BOUND_MEMORY);
+    assert_int_equal(r.phase[HLX_PHASE_OPROJ_AR].bound, HLX_BOUND_LINK);
+    assert_int_equal(r.phase[HLX_PHASE_OPROJ_AR].link, HLX_LINK_NVLINK);
+    assert_rel(r.phase[HLX_PHASE_A2A].time_s + 1.0, 1.0, 1e-15, "no combine at kvp 1");
     assert_rel(r.ttl_s, ttl, 1e-9, "ttl");
     assert_rel(r.tok_s_user, 1.0 / ttl, 1e-9, "tokens/s/user");
     assert_rel(r.tok_s_gpu, 1.0 / (ttl * 8), 1e-9, "tokens/s/gpu");
@@ -131,17 +131,17 @@ static void test_moe_mla(void **state)
     fx_load(&fx, "deepseek-r1", "gb200-nvl72", MIB_1M);
     assert_int_equal(hlx_plan_check(&fx.ctx, &l, NULL, 0), HLX_OK);
     hlx_plan_eval(&fx.ctx, &l, &r);
-    assert_rel(r.phase[HLX_PH_FFN].bytes, 58 * 199098368.0 + 3 * dense, 1e-12, "ffn b=1");
-    assert_rel(r.phase[HLX_PH_ATTN].bytes, 61 * 576 * MIB_1M * 0.5, 1e-12, "mla kv");
+    assert_rel(r.phase[HLX_PHASE_FFN].bytes, 58 * 199098368.0 + 3 * dense, 1e-12, "ffn b=1");
+    assert_rel(r.phase[HLX_PHASE_ATTN].bytes, 61 * 576 * MIB_1M * 0.5, 1e-12, "mla kv");
     l.batch = 2;
     hlx_plan_eval(&fx.ctx, &l, &r);
-    assert_rel(r.phase[HLX_PH_FFN].bytes,
+    assert_rel(r.phase[HLX_PHASE_FFN].bytes,
                58 * (15.75 * pe + pe + 7168 * 256.0) * 0.5 + 3 * dense, 1e-12, "ffn b=2");
     /* EP 8 x TPF 1 over N = 8: 32 experts per GPU, batch 2 touches 32*(63/1024) of them. */
     l = lay(HLX_STRAT_HELIX, 8, 1, 1, 8, 2);
     assert_int_equal(hlx_plan_check(&fx.ctx, &l, NULL, 0), HLX_OK);
     hlx_plan_eval(&fx.ctx, &l, &r);
-    assert_rel(r.phase[HLX_PH_FFN].bytes,
+    assert_rel(r.phase[HLX_PHASE_FFN].bytes,
                58 * (32 * 63.0 / 1024 * pe + pe / 8 + 7168 * 256.0) * 0.5 + 3 * dense / 8,
                1e-12, "ffn ep 8");
     hlx_cluster_free(&fx.c);
@@ -239,11 +239,11 @@ static void test_monotonic(void **state)
         if (tpa == 8)
             base = r.t_kv_s;
         assert_rel(r.t_kv_s, base, 1e-12, "t_kv flat past K");
-        assert_rel(r.phase[HLX_PH_ATTN].bytes, 4 * 126 * 256.0 * 131072 * 0.5, 1e-12,
+        assert_rel(r.phase[HLX_PHASE_ATTN].bytes, 4 * 126 * 256.0 * 131072 * 0.5, 1e-12,
                    "attn bytes flat past K");
         hlx_plan_eval(&fx2.ctx, &l, &r2);
         assert_rel(r2.t_kv_s, 2 * r.t_kv_s, 1e-12, "t_kv linear in S");
-        assert_rel(r2.phase[HLX_PH_ATTN].time_s, 2 * r.phase[HLX_PH_ATTN].time_s, 1e-12,
+        assert_rel(r2.phase[HLX_PHASE_ATTN].time_s, 2 * r.phase[HLX_PHASE_ATTN].time_s, 1e-12,
                    "attention linear in S");
     }
     {   /* below K, TPA does divide KV traffic */
@@ -256,8 +256,8 @@ static void test_monotonic(void **state)
         hlx_layout_t l = lay(HLX_STRAT_HELIX, kvp, 1, kvp, 1, 4);
         hlx_plan_eval(&fx.ctx, &l, &r);
         if (kvp == 1)
-            base = r.phase[HLX_PH_ATTN].time_s;
-        assert_rel(r.phase[HLX_PH_ATTN].time_s, base / kvp, 1e-12, "attention / kvp");
+            base = r.phase[HLX_PHASE_ATTN].time_s;
+        assert_rel(r.phase[HLX_PHASE_ATTN].time_s, base / kvp, 1e-12, "attention / kvp");
         assert_rel(r.t_kv_s, 4 * 2 * 8 * 128 * 131072.0 / kvp * 0.5 / 8e12, 1e-12, "t_kv / kvp");
     }
     hlx_cluster_free(&fx.c);
