@@ -5,7 +5,7 @@ MESON_OPTS ?=
 RANKS ?= 4
 DEMO_ARGS ?= --kvp 2 --tpa 2 --batch 2 --context 262144 --steps 8 --check
 
-.PHONY: all deps setup build demo check check-asan test bench clean
+.PHONY: all deps setup build build-gpu demo check check-asan test bench clean
 
 all: build
 
@@ -19,6 +19,12 @@ setup: deps $(BUILD)/build.ninja
 
 build: setup
 	ninja -C $(BUILD)
+
+# The CUDA build for ci/device-check.sh: made here (nvcc compiles without a GPU), carried
+# to a machine with a GPU.
+build-gpu: setup
+	[ -f build-gpu/build.ninja ] || meson setup build-gpu -Dcuda=enabled $(MESON_OPTS)
+	ninja -C build-gpu
 
 demo: build
 	$(BUILD)/launcher/helixrun -n $(RANKS) -- $(BUILD)/cli/helix decode $(DEMO_ARGS)
@@ -43,4 +49,4 @@ bench: build
 	OPENBLAS_NUM_THREADS=1 taskset -c 1 meson test -C $(BUILD) --benchmark --print-errorlogs
 
 clean:
-	rm -rf $(BUILD) build-asan
+	rm -rf $(BUILD) build-asan build-gpu
