@@ -179,16 +179,20 @@ static hlx_status_t hlx_st_coverage(const char *fname, hlx_st_file_t *f, uint64_
         return hlx_ck_fail(err, errlen, HLX_ERR_NOMEM, "%s: out of memory", fname);
     for (i = 0; i < f->count; i++)
         by[i] = &f->tensors[i];
-    qsort(by, f->count, sizeof(*by), hlx_tensor_cmp_begin);
+    /* ranges past the end first: a truncated file is named as such, not as a hole */
     for (i = 0; i < f->count && st == HLX_OK; i++) {
-        const hlx_ckpt_tensor_t *t = by[i];
+        const hlx_ckpt_tensor_t *t = &f->tensors[i];
         if (t->end > data_size)
             st = hlx_ck_fail(err, errlen, HLX_ERR_PARSE,
                              "%s: tensor %s: data_offsets [%llu, %llu] run past the %llu data "
                              "bytes of the file (truncated?)", fname, t->name,
                              (unsigned long long)t->begin, (unsigned long long)t->end,
                              (unsigned long long)data_size);
-        else if (t->begin < at)
+    }
+    qsort(by, f->count, sizeof(*by), hlx_tensor_cmp_begin);
+    for (i = 0; i < f->count && st == HLX_OK; i++) {
+        const hlx_ckpt_tensor_t *t = by[i];
+        if (t->begin < at)
             st = hlx_ck_fail(err, errlen, HLX_ERR_PARSE,
                              "%s: tensor %s: data_offsets [%llu, %llu] overlap %s ending at %llu",
                              fname, t->name, (unsigned long long)t->begin,
@@ -309,8 +313,15 @@ struct hlx_ckpt {
     hlx_ckpt_tensor_t *tensors;  /* all shards, sorted by name (names borrowed) */
     size_t             count;
     uint64_t           bytes_read;
+    int                block_rows, block_cols; /* fp8 scale blocks */
     char               err[1024];
 };
+
+void hlx_ckpt_set_fp8_block(hlx_ckpt_t *ck, int rows, int cols)
+{
+    ck->block_rows = rows;
+    ck->block_cols = cols;
+}
 
 const char *hlx_ckpt_error(const hlx_ckpt_t *ck)
 {
@@ -536,6 +547,7 @@ hlx_status_t hlx_ckpt_open(const char *dir, hlx_ckpt_t **ck_p, char *err, size_t
         return hlx_ck_fail(err, errlen, HLX_ERR_INVALID, "%.64s...: path too long", dir);
     }
     snprintf(ck->dir, sizeof(ck->dir), "%s", dir);
+    ck->block_rows = ck->block_cols = 128;
     snprintf(path, sizeof(path), "%s/model.safetensors.index.json", dir);
     if (stat(path, &sb) == 0) {
         st = hlx_ckpt_index(ck, path, &index, err, errlen);
@@ -688,16 +700,17 @@ hlx_status_t hlx_ckpt_read_block(hlx_ckpt_t *ck, const hlx_ckpt_tensor_t *t, int
                            (long long)nr, (long long)c0, (long long)nc, (long long)ld,
                            (long long)rows, (long long)cols);
     if (s != NULL) {
-        /* DeepSeek: scale_inv[ceil(rows / b)][ceil(cols / b)]; the block size follows. */
-        brow = (rows + s->shape[0] - 1) / s->shape[0];
-        bcol = (cols + s->shape[1] - 1) / s->shape[1];
-        if (brow < 1 || bcol < 1 || (rows + brow - 1) / brow != s->shape[0] ||
-            (cols + bcol - 1) / bcol != s->shape[1])
+        /* DeepSeek: scale_inv[ceil(rows / br)][ceil(cols / bc)], the last blocks partial */
+        brow = ck->block_rows;
+        bcol = ck->block_cols;
+        if ((rows + brow - 1) / brow != s->shape[0] || (cols + bcol - 1) / bcol != s->shape[1])
             return hlx_ck_fail(ck->err, sizeof(ck->err), HLX_ERR_MISMATCH,
-                               "%s: tensor %s: scale %s [%lld, %lld] does not tile [%lld, %lld] "
-                               "in equal blocks", f->name, t->name, s->name,
-                               (long long)s->shape[0], (long long)s->shape[1], (long long)rows,
-                               (long long)cols);
+                               "%s: tensor %s: scale %s is [%lld, %lld], blocks of %lld x %lld "
+                               "over [%lld, %lld] need [%lld, %lld]", f->name, t->name, s->name,
+                               (long long)s->shape[0], (long long)s->shape[1], (long long)brow,
+                               (long long)bcol, (long long)rows, (long long)cols,
+                               (long long)((rows + brow - 1) / brow),
+                               (long long)((cols + bcol - 1) / bcol));
     }
     for (i = 0; i < nr; i++) {
         const uint8_t *row = base + (size_t)((r0 + i) * cols + c0) * es;

@@ -560,6 +560,7 @@ hlx_status_t hlx_hf_check(hlx_ckpt_t *ck, const hlx_hf_config_t *c)
 
     if (seen == NULL)
         return HLX_ERR_NOMEM;
+    hlx_ckpt_set_fp8_block(ck, c->block_rows, c->block_cols);
     st = hlx_hf_expect(c, &list, &n, err, sizeof(err));
     for (i = 0; st == HLX_OK && i < n; i++) {
         const hlx_ckpt_tensor_t *t;

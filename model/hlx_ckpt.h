@@ -72,6 +72,9 @@ typedef struct hlx_ckpt hlx_ckpt_t;
  * asked for. Errors name the file and the tensor. */
 hlx_status_t hlx_ckpt_open(const char *dir, hlx_ckpt_t **ck_p, char *err, size_t errlen);
 void         hlx_ckpt_close(hlx_ckpt_t *ck);
+/* Block size of fp8 weight scales (config.json quantization_config weight_block_size;
+ * 128 x 128 until set; hlx_hf_check sets it from the config). */
+void         hlx_ckpt_set_fp8_block(hlx_ckpt_t *ck, int rows, int cols);
 
 /* The last error of a call on ck (a complete one-line message). */
 const char *hlx_ckpt_error(const hlx_ckpt_t *ck);
