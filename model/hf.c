@@ -728,6 +728,10 @@ hlx_status_t hlx_hf_read(hlx_ckpt_t *ck, const hlx_model_t *m, hlx_hf_weight_t w
 
     hlx_hf_weight_name(w, layer, name, sizeof(name));
     hlx_hf_weight_shape(m, w, &rows, &cols);
+    /* tie_word_embeddings: the output head is the embedding matrix ([V][H] either way) */
+    if (w == HLX_HFW_LMHEAD && hlx_ckpt_find(ck, name) == NULL &&
+        hlx_ckpt_find(ck, "model.embed_tokens.weight") != NULL)
+        snprintf(name, sizeof(name), "model.embed_tokens.weight");
     if (rows == 1) { /* norms: 1-D [H] */
         shape[0] = cols;
         st = hlx_ckpt_get(ck, name, 1, shape, &t);

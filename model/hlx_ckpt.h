@@ -212,7 +212,8 @@ int hlx_hf_weight_parse(const char *name, hlx_hf_weight_t *w_p, int *layer_p);
 
 /* Reads runtime rows [r0, r0 + nr) x cols [c0, c0 + nc) of weight w of layer into
  * dst[i * ld + j] as dst_dtype: one call per rank slice (its heads, FFN columns, vocab
- * share). The tensor's shape is checked against m first. */
+ * share). The tensor's shape is checked against m first. Without lm_head.weight (tied
+ * embeddings) the output head is read from model.embed_tokens.weight. */
 hlx_status_t hlx_hf_read(hlx_ckpt_t *ck, const hlx_model_t *m, hlx_hf_weight_t w, int layer,
                          int64_t r0, int64_t nr, int64_t c0, int64_t nc, void *dst,
                          hlx_dtype_t dst_dtype, int64_t ld);

@@ -518,9 +518,9 @@ static hlx_status_t zero_fill(void *ctx, const hlx_hf_expect_t *t, size_t idx, i
 {
     int64_t c, cols = t->ndim == 2 ? t->shape[1] : t->shape[0];
 
-    (void)ctx; (void)idx;
-    for (c = 0; c < cols; c++)
-        dst[c] = (float)((row + c) % 7) * 0.25f;
+    (void)ctx;
+    for (c = 0; c < cols; c++) /* not symmetric in (row, col): a transposition shows */
+        dst[c] = (float)((row * 7 + c * 3 + (int64_t)idx) % 13) * 0.25f;
     return HLX_OK;
 }
 
@@ -593,6 +593,44 @@ static void test_mismatched(void **state)
     mu.dup = NORM;
     write_mutated("dup", &mu, 2);
     expect_refused("dup", "tensor " NORM " is stored twice", NULL);
+}
+
+/* tie_word_embeddings: no lm_head.weight; the output head is the embedding, transposed. */
+static void test_tied(void **state)
+{
+    mutation_t mu;
+    hlx_hf_config_t cfg;
+    hlx_ckpt_t *ck;
+    float *head, *emb;
+    int64_t H, V, i, v;
+    char *err;
+
+    (void)state;
+    memset(&mu, 0, sizeof(mu));
+    mu.drop = "lm_head.weight";
+    write_mutated("tied", &mu, 2);
+    expect_refused("tied", "tensor lm_head.weight is missing", NULL);
+    assert_int_equal(sh("sed -i 's/\"tie_word_embeddings\": false/\"tie_word_embeddings\": true/' "
+                        "%s/tied/config.json", g_tmp), 0);
+    assert_int_equal(info("tied", &err), 0);
+    free(err);
+    ck = open_ok("tied", &cfg);
+    assert_true(cfg.tie_word_embeddings);
+    H = cfg.m.hidden;
+    V = cfg.m.vocab;
+    head = malloc(sizeof(float) * (size_t)(H * 40));
+    emb = malloc(sizeof(float) * (size_t)(40 * H));
+    assert_true(head && emb);
+    assert_int_equal(hlx_hf_read(ck, &cfg.m, HLX_HFW_LMHEAD, 0, 0, H, V - 40, 40, head,
+                                 HLX_DTYPE_F32, 40), HLX_OK);
+    assert_int_equal(hlx_hf_read(ck, &cfg.m, HLX_HFW_EMBED, 0, V - 40, 40, 0, H, emb,
+                                 HLX_DTYPE_F32, H), HLX_OK);
+    for (i = 0; i < H; i++)
+        for (v = 0; v < 40; v++)
+            assert_true(head[i * 40 + v] == emb[v * H + i]);
+    free(head);
+    free(emb);
+    hlx_ckpt_close(ck);
 }
 
 static void test_parse_direct(void **state)
@@ -701,6 +739,7 @@ int main(int argc, char **argv)
         cmocka_unit_test(test_moe_roundtrip),
         cmocka_unit_test(test_bad_headers),
         cmocka_unit_test(test_mismatched),
+        cmocka_unit_test(test_tied),
         cmocka_unit_test(test_cli_flags),
         cmocka_unit_test(test_info_json),
     };
