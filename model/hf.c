@@ -195,8 +195,16 @@ static hlx_status_t hlx_cfg_dense(hlx_jdoc_t *doc, hlx_hf_config_t *c)
 {
     hlx_model_t *m = &c->m;
     hlx_status_t st;
+    int bias;
 
     m->attn = HLX_ATTN_GQA;
+    HLX_TRY(hlx_cfg_bool(doc, "attention_bias", 0, &bias));
+    if (bias)
+        return hlx_jdoc_fail(doc, "/attention_bias", HLX_ERR_PARSE,
+                             "projection biases are not supported");
+    HLX_TRY(hlx_cfg_bool(doc, "mlp_bias", 0, &bias));
+    if (bias)
+        return hlx_jdoc_fail(doc, "/mlp_bias", HLX_ERR_PARSE, "FFN biases are not supported");
     HLX_TRY(hlx_cfg_int(doc, "num_key_value_heads", 0, m->q_heads, 1, &m->kv_heads));
     HLX_TRY(hlx_cfg_int(doc, "head_dim", 0, m->hidden / m->q_heads, 1, &m->head_dim));
     if (m->head_dim < 1)

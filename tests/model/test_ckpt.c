@@ -17,6 +17,7 @@
 #include <unistd.h>
 
 #include "hlx_ckpt.h"
+#include "hlx_config.h"
 #include "hlx_synth.h"
 
 static const char *helix;
@@ -633,6 +634,90 @@ static void test_tied(void **state)
     hlx_ckpt_close(ck);
 }
 
+static double expect_params(const hlx_hf_config_t *cfg)
+{
+    hlx_hf_expect_t *list = NULL;
+    size_t n = 0, k;
+    double p = 0;
+    char err[256];
+
+    assert_int_equal(hlx_hf_expect(cfg, &list, &n, err, sizeof(err)), HLX_OK);
+    for (k = 0; k < n; k++)
+        if (list[k].cls != HLX_HFC_SCALE)
+            p += (double)list[k].shape[0] * (double)(list[k].ndim == 2 ? list[k].shape[1] : 1);
+    free(list);
+    return p;
+}
+
+/* The published config.json files give the presets' shapes and parameter counts. */
+static void test_configs(void **state)
+{
+    hlx_hf_config_t cfg;
+    hlx_model_t pre;
+    char err[1024] = "", dir[512];
+    double p;
+
+    (void)state;
+    snprintf(dir, sizeof(dir), "%s/tests/model/data/hf/deepseek-v3", HLX_SOURCE_ROOT);
+    if (hlx_hf_config_load(dir, &cfg, err, sizeof(err)) != HLX_OK)
+        fail_msg("%s", err);
+    assert_int_equal(hlx_model_load("deepseek-r1", &pre, err, sizeof(err)), HLX_OK);
+    assert_int_equal(cfg.family, HLX_HF_MOE_MLA);
+    assert_int_equal(cfg.m.attn, pre.attn);
+    assert_int_equal(cfg.m.layers, pre.layers);
+    assert_int_equal(cfg.m.hidden, pre.hidden);
+    assert_int_equal(cfg.m.q_heads, pre.q_heads);
+    assert_int_equal(cfg.m.kv_heads, pre.kv_heads);
+    assert_int_equal(cfg.m.head_dim, pre.head_dim);
+    assert_int_equal(cfg.m.v_head_dim, pre.v_head_dim);
+    assert_int_equal(cfg.m.ffn, pre.ffn);
+    assert_int_equal(cfg.m.vocab, pre.vocab);
+    assert_int_equal(cfg.m.rope_dim, pre.rope_dim);
+    assert_int_equal(cfg.m.q_lora_rank, pre.q_lora_rank);
+    assert_int_equal(cfg.m.kv_lora_rank, pre.kv_lora_rank);
+    assert_int_equal(cfg.m.qk_nope_dim, pre.qk_nope_dim);
+    assert_int_equal(cfg.m.qk_rope_dim, pre.qk_rope_dim);
+    assert_int_equal(cfg.m.experts, pre.experts);
+    assert_int_equal(cfg.m.top_k, pre.top_k);
+    assert_int_equal(cfg.m.shared_experts, pre.shared_experts);
+    assert_int_equal(cfg.m.expert_ffn, pre.expert_ffn);
+    assert_int_equal(cfg.m.dense_layers, pre.dense_layers);
+    assert_true(cfg.fp8 && cfg.block_rows == 128 && cfg.block_cols == 128);
+    assert_int_equal(cfg.m.weight_dtype, HLX_DTYPE_FP8);
+    assert_string_equal(cfg.scoring_func, "sigmoid");
+    assert_true(cfg.norm_topk_prob && cfg.routed_scaling_factor == 2.5);
+    assert_true(cfg.n_group == 8 && cfg.topk_group == 4);
+    p = expect_params(&cfg);
+    /* the tensor list adds the MLA norms and the routing bias to the planner's count */
+    assert_true(fabs(p / hlx_model_params(&pre) - 1.0) < 1e-5);
+    assert_true(p > 671.0e9 && p < 672.0e9);
+
+    snprintf(dir, sizeof(dir), "%s/tests/model/data/hf/llama-3.1-405b", HLX_SOURCE_ROOT);
+    if (hlx_hf_config_load(dir, &cfg, err, sizeof(err)) != HLX_OK)
+        fail_msg("%s", err);
+    assert_int_equal(hlx_model_load("llama-405b", &pre, err, sizeof(err)), HLX_OK);
+    assert_int_equal(cfg.family, HLX_HF_DENSE);
+    assert_int_equal(cfg.m.layers, pre.layers);
+    assert_int_equal(cfg.m.hidden, pre.hidden);
+    assert_int_equal(cfg.m.q_heads, pre.q_heads);
+    assert_int_equal(cfg.m.kv_heads, pre.kv_heads);
+    assert_int_equal(cfg.m.head_dim, pre.head_dim);
+    assert_int_equal(cfg.m.ffn, pre.ffn);
+    assert_int_equal(cfg.m.vocab, pre.vocab);
+    assert_true(cfg.m.rope_theta == 500000.0 && cfg.m.norm_eps == 1e-5);
+    assert_int_equal(cfg.m.weight_dtype, HLX_DTYPE_BF16);
+    p = expect_params(&cfg);
+    assert_true(fabs(p / hlx_model_params(&pre) - 1.0) < 1e-6);
+
+    /* bad values point at the key */
+    assert_int_equal(sh("mkdir -p %s/badkv && sed 's/\"num_key_value_heads\": 8/\"num_key_value_heads\": 3/' "
+                        "%s/config.json > %s/badkv/config.json", g_tmp, dir, g_tmp), 0);
+    snprintf(dir, sizeof(dir), "%s/badkv", g_tmp);
+    assert_int_equal(hlx_hf_config_load(dir, &cfg, err, sizeof(err)), HLX_ERR_PARSE);
+    assert_non_null(strstr(err, "config.json:22:3: num_key_value_heads: 3 does not divide "
+                                "num_attention_heads 128"));
+}
+
 static void test_parse_direct(void **state)
 {
     static const char dup[] = "{\"a\":{\"dtype\":\"F32\",\"shape\":[1],\"data_offsets\":[0,4]},"
@@ -740,6 +825,7 @@ int main(int argc, char **argv)
         cmocka_unit_test(test_bad_headers),
         cmocka_unit_test(test_mismatched),
         cmocka_unit_test(test_tied),
+        cmocka_unit_test(test_configs),
         cmocka_unit_test(test_cli_flags),
         cmocka_unit_test(test_info_json),
     };
