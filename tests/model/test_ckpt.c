@@ -18,6 +18,7 @@
 
 #include "hlx_ckpt.h"
 #include "hlx_config.h"
+#include "hlx_layout.h"
 #include "hlx_synth.h"
 
 static const char *helix;
@@ -211,6 +212,107 @@ static void test_dense_hf_layout(void **state)
                     assert_true(row[c] == hlx_synth_weight(m, key, HLX_T_WQ, c, h * dk + 2 * i + x,
                                                            m->q_heads * dk));
             }
+    hlx_ckpt_close(ck);
+}
+
+/* The calls docs/model.md gives the runtime fill every rank's buffers of a KVP x TPA layout
+ * with what its synthetic fill puts there (runtime/engine.c: hlx_fill_cols and the W_o and
+ * W_down row loops), element for element. */
+static void test_rank_fill(void **state)
+{
+    static const int layouts[][2] = { { 1, 1 }, { 2, 2 }, { 1, 4 }, { 4, 2 } };
+    hlx_hf_config_t cfg;
+    hlx_ckpt_t *ck;
+    const hlx_model_t *m;
+    size_t li;
+    int r, l;
+    char err[256];
+
+    (void)state;
+    synth("dense_rank", "--family dense --dtype f32 --seed 11");
+    ck = open_ok("dense_rank", &cfg);
+    m = &cfg.m;
+    for (li = 0; li < sizeof(layouts) / sizeof(layouts[0]); li++)
+        for (r = 0; r < layouts[li][0] * layouts[li][1]; r++) {
+            hlx_layout_t L;
+            const int64_t H = m->hidden, dk = m->head_dim, dv = m->v_head_dim, F = m->ffn;
+            int64_t qkv_cols, Fc, i, j;
+            float *wqkv, *wo, *wgu, *wdown, *lm;
+
+            assert_int_equal(hlx_layout_init(m, layouts[li][0], layouts[li][1], 16, r, &L, err,
+                                             sizeof(err)), HLX_OK);
+            qkv_cols = (int64_t)L.q_local * dk + (int64_t)L.kv_local * (dk + dv);
+            Fc = L.ffn_count;
+            wqkv = calloc((size_t)(H * qkv_cols), sizeof(float));
+            wo = calloc((size_t)(L.q_slice * dv * H), sizeof(float));
+            wgu = calloc((size_t)(H * 2 * Fc), sizeof(float));
+            wdown = calloc((size_t)(Fc * H), sizeof(float));
+            lm = calloc((size_t)(H * L.vocab_count), sizeof(float));
+            assert_true(wqkv && wo && wgu && wdown && lm);
+            for (l = 0; l < m->layers; l++) {
+                uint64_t kq = hlx_synth_key(11, l, HLX_T_WQ), kk = hlx_synth_key(11, l, HLX_T_WK),
+                         kv = hlx_synth_key(11, l, HLX_T_WV), ko = hlx_synth_key(11, l, HLX_T_WO),
+                         kg = hlx_synth_key(11, l, HLX_T_WGATE), ku = hlx_synth_key(11, l, HLX_T_WUP),
+                         kd = hlx_synth_key(11, l, HLX_T_WDOWN);
+                assert_int_equal(hlx_hf_read(ck, m, HLX_HFW_WQ, l, 0, H, L.q_first * dk,
+                                             L.q_local * dk, wqkv, HLX_DTYPE_F32, qkv_cols), 0);
+                assert_int_equal(hlx_hf_read(ck, m, HLX_HFW_WK, l, 0, H, L.kv_first * dk,
+                                             L.kv_local * dk, wqkv + L.q_local * dk,
+                                             HLX_DTYPE_F32, qkv_cols), 0);
+                assert_int_equal(hlx_hf_read(ck, m, HLX_HFW_WV, l, 0, H, L.kv_first * dv,
+                                             L.kv_local * dv,
+                                             wqkv + (L.q_local + L.kv_local) * dk,
+                                             HLX_DTYPE_F32, qkv_cols), 0);
+                assert_int_equal(hlx_hf_read(ck, m, HLX_HFW_WO, l, L.q_slice_first * dv,
+                                             L.q_slice * dv, 0, H, wo, HLX_DTYPE_F32, H), 0);
+                assert_int_equal(hlx_hf_read(ck, m, HLX_HFW_WGATE, l, 0, H, L.ffn_first, Fc,
+                                             wgu, HLX_DTYPE_F32, 2 * Fc), 0);
+                assert_int_equal(hlx_hf_read(ck, m, HLX_HFW_WUP, l, 0, H, L.ffn_first, Fc,
+                                             wgu + Fc, HLX_DTYPE_F32, 2 * Fc), 0);
+                assert_int_equal(hlx_hf_read(ck, m, HLX_HFW_WDOWN, l, L.ffn_first, Fc, 0, H,
+                                             wdown, HLX_DTYPE_F32, H), 0);
+                for (i = 0; i < H; i++) {
+                    for (j = 0; j < L.q_local * dk; j++)
+                        assert_true(wqkv[i * qkv_cols + j] ==
+                                    hlx_synth_weight(m, kq, HLX_T_WQ, i, L.q_first * dk + j,
+                                                     m->q_heads * dk));
+                    for (j = 0; j < L.kv_local * dk; j++)
+                        assert_true(wqkv[i * qkv_cols + L.q_local * dk + j] ==
+                                    hlx_synth_weight(m, kk, HLX_T_WK, i, L.kv_first * dk + j,
+                                                     m->kv_heads * dk));
+                    for (j = 0; j < L.kv_local * dv; j++)
+                        assert_true(wqkv[i * qkv_cols + (L.q_local + L.kv_local) * dk + j] ==
+                                    hlx_synth_weight(m, kv, HLX_T_WV, i, L.kv_first * dv + j,
+                                                     m->kv_heads * dv));
+                    for (j = 0; j < Fc; j++) {
+                        assert_true(wgu[i * 2 * Fc + j] ==
+                                    hlx_synth_weight(m, kg, HLX_T_WGATE, i, L.ffn_first + j, F));
+                        assert_true(wgu[i * 2 * Fc + Fc + j] ==
+                                    hlx_synth_weight(m, ku, HLX_T_WUP, i, L.ffn_first + j, F));
+                    }
+                }
+                for (i = 0; i < L.q_slice * dv; i++)
+                    for (j = 0; j < H; j++)
+                        assert_true(wo[i * H + j] ==
+                                    hlx_synth_weight(m, ko, HLX_T_WO, L.q_slice_first * dv + i, j, H));
+                for (i = 0; i < Fc; i++)
+                    for (j = 0; j < H; j++)
+                        assert_true(wdown[i * H + j] ==
+                                    hlx_synth_weight(m, kd, HLX_T_WDOWN, L.ffn_first + i, j, H));
+            }
+            assert_int_equal(hlx_hf_read(ck, m, HLX_HFW_LMHEAD, 0, 0, H, L.vocab_first,
+                                         L.vocab_count, lm, HLX_DTYPE_F32, L.vocab_count), 0);
+            for (i = 0; i < H; i++)
+                for (j = 0; j < L.vocab_count; j++)
+                    assert_true(lm[i * L.vocab_count + j] ==
+                                hlx_synth_weight(m, hlx_synth_key(11, 0, HLX_T_LMHEAD),
+                                                 HLX_T_LMHEAD, i, L.vocab_first + j, m->vocab));
+            free(wqkv);
+            free(wo);
+            free(wgu);
+            free(wdown);
+            free(lm);
+        }
     hlx_ckpt_close(ck);
 }
 
@@ -821,6 +923,7 @@ int main(int argc, char **argv)
         cmocka_unit_test(test_dense_roundtrip),
         cmocka_unit_test(test_dense_hf_layout),
         cmocka_unit_test(test_slice_bytes),
+        cmocka_unit_test(test_rank_fill),
         cmocka_unit_test(test_moe_roundtrip),
         cmocka_unit_test(test_bad_headers),
         cmocka_unit_test(test_mismatched),
