@@ -314,6 +314,7 @@ struct hlx_ckpt {
     size_t             count;
     uint64_t           bytes_read;
     int                block_rows, block_cols; /* fp8 scale blocks */
+    float              fp8_lut[256];           /* e4m3 code -> value */
     char               err[1024];
 };
 
@@ -548,6 +549,8 @@ hlx_status_t hlx_ckpt_open(const char *dir, hlx_ckpt_t **ck_p, char *err, size_t
     }
     snprintf(ck->dir, sizeof(ck->dir), "%s", dir);
     ck->block_rows = ck->block_cols = 128;
+    for (f = 0; f < 256; f++)
+        ck->fp8_lut[f] = hlx_fp8_to_f32((uint8_t)f);
     snprintf(path, sizeof(path), "%s/model.safetensors.index.json", dir);
     if (stat(path, &sb) == 0) {
         st = hlx_ckpt_index(ck, path, &index, err, errlen);
@@ -667,6 +670,50 @@ static float hlx_st_load(const uint8_t *p, hlx_st_dtype_t t, size_t i)
     }
 }
 
+/* Rows converted at a time (transposed stores write this many consecutive elements). */
+#define HLX_CK_TILE 32
+
+/* n elements of a row stored as t, to f32. */
+static void hlx_ck_convert(const hlx_ckpt_t *ck, const uint8_t *p, hlx_st_dtype_t t, int64_t n,
+                           float *out)
+{
+    int64_t j;
+
+    switch (t) {
+    case HLX_ST_F8_E4M3:
+        for (j = 0; j < n; j++)
+            out[j] = ck->fp8_lut[p[j]];
+        break;
+    case HLX_ST_F32:
+        memcpy(out, p, (size_t)n * 4);
+        break;
+    case HLX_ST_BF16:
+        for (j = 0; j < n; j++) {
+            uint16_t h;
+            memcpy(&h, p + 2 * j, 2);
+            out[j] = hlx_bf16_to_f32(h);
+        }
+        break;
+    default:
+        for (j = 0; j < n; j++)
+            out[j] = hlx_st_load(p, t, (size_t)j);
+        break;
+    }
+}
+
+/* n floats to dst[at, at + n) in dst_dtype. */
+static void hlx_ck_store(void *dst, hlx_dtype_t dt, size_t at, const float *v, int64_t n)
+{
+    int64_t j;
+
+    if (dt == HLX_DTYPE_F32) {
+        memcpy((float *)dst + at, v, (size_t)n * 4);
+        return;
+    }
+    for (j = 0; j < n; j++)
+        ((uint16_t *)dst)[at + (size_t)j] = hlx_f32_to_bf16(v[j]);
+}
+
 hlx_status_t hlx_ckpt_read_block(hlx_ckpt_t *ck, const hlx_ckpt_tensor_t *t, int64_t r0,
                                  int64_t nr, int64_t c0, int64_t nc, int transpose, void *dst,
                                  hlx_dtype_t dst_dtype, int64_t ld)
@@ -676,7 +723,8 @@ hlx_status_t hlx_ckpt_read_block(hlx_ckpt_t *ck, const hlx_ckpt_tensor_t *t, int
     int64_t rows = t->ndim >= 2 ? t->shape[0] : 1, cols, i, j;
     const size_t es = hlx_st_dtype_size(t->dtype);
     const uint8_t *base = f->map + f->st.data_offset + t->begin;
-    int64_t brow = 1, bcol = 1;
+    int64_t brow = 1, bcol = 1, tnc;
+    float *tile;
 
     if (t->ndim > 2 || t->ndim < 1)
         return hlx_ck_fail(ck->err, sizeof(ck->err), HLX_ERR_INVALID,
@@ -712,23 +760,50 @@ hlx_status_t hlx_ckpt_read_block(hlx_ckpt_t *ck, const hlx_ckpt_tensor_t *t, int
                                (long long)((rows + brow - 1) / brow),
                                (long long)((cols + bcol - 1) / bcol));
     }
-    for (i = 0; i < nr; i++) {
-        const uint8_t *row = base + (size_t)((r0 + i) * cols + c0) * es;
-        const uint8_t *srow = NULL;
-        if (s != NULL)
-            srow = ck->files[s->file].map + ck->files[s->file].st.data_offset + s->begin +
-                   (size_t)((r0 + i) / brow * s->shape[1]) * 4;
-        for (j = 0; j < nc; j++) {
-            float v = hlx_st_load(row, t->dtype, (size_t)j);
-            size_t at = transpose ? (size_t)(j * ld + i) : (size_t)(i * ld + j);
-            if (srow != NULL) {
-                float sc;
-                memcpy(&sc, srow + (size_t)((c0 + j) / bcol) * 4, 4);
-                v *= sc;
+    /* rows of the tile padded off a power of two: a column walk must not alias in L1 */
+    tnc = nc + 16;
+    tile = malloc(sizeof(float) * (size_t)(HLX_CK_TILE * tnc));
+    if (tile == NULL)
+        return hlx_ck_fail(ck->err, sizeof(ck->err), HLX_ERR_NOMEM, "%s: tensor %s: out of memory",
+                           f->name, t->name);
+    /* Tiles of HLX_CK_TILE rows: converted into f32 row by row, then stored; a transposed
+     * store writes HLX_CK_TILE consecutive elements per column instead of one. */
+    for (i = 0; i < nr; i += HLX_CK_TILE) {
+        int64_t th = nr - i < HLX_CK_TILE ? nr - i : HLX_CK_TILE, k;
+        for (k = 0; k < th; k++) {
+            const uint8_t *row = base + (size_t)((r0 + i + k) * cols + c0) * es;
+            float *out = tile + k * tnc;
+            hlx_ck_convert(ck, row, t->dtype, nc, out);
+            if (s != NULL) {
+                const uint8_t *srow = ck->files[s->file].map + ck->files[s->file].st.data_offset +
+                                      s->begin + (size_t)((r0 + i + k) / brow * s->shape[1]) * 4;
+                for (j = 0; j < nc;) {
+                    int64_t blk = (c0 + j) / bcol, end = (blk + 1) * bcol - c0;
+                    float sc;
+                    memcpy(&sc, srow + (size_t)blk * 4, 4);
+                    if (end > nc)
+                        end = nc;
+                    for (; j < end; j++)
+                        out[j] *= sc;
+                }
             }
-            hlx_dtype_store(dst, dst_dtype, at, v);
+        }
+        if (!transpose) {
+            for (k = 0; k < th; k++)
+                hlx_ck_store(dst, dst_dtype, (size_t)((i + k) * ld), tile + k * tnc, nc);
+        } else if (dst_dtype == HLX_DTYPE_F32) {
+            float *d = (float *)dst + i;
+            for (j = 0; j < nc; j++)
+                for (k = 0; k < th; k++)
+                    d[j * ld + k] = tile[k * tnc + j];
+        } else {
+            uint16_t *d = (uint16_t *)dst + i;
+            for (j = 0; j < nc; j++)
+                for (k = 0; k < th; k++)
+                    d[j * ld + k] = hlx_f32_to_bf16(tile[k * tnc + j]);
         }
     }
+    free(tile);
     ck->bytes_read += (uint64_t)nr * (uint64_t)nc * es;
     return HLX_OK;
 }
