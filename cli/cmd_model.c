@@ -243,7 +243,7 @@ static int hlx_cmd_model_synth(int argc, char **argv)
 static void hlx_info_usage(FILE *f)
 {
     fprintf(f,
-        "usage: helix model info DIR [--kvp K] [--tpa T] [--ep E] [--json]\n\n"
+        "usage: helix model info DIR [--kvp K] [--tpa T] [--ep E] [--json] [--config-only]\n\n"
         "Checks a Hugging Face checkpoint (config.json, safetensors shards, index: every\n"
         "tensor present with its shape and dtype, nothing unknown) and prints its\n"
         "architecture, parameter count, bytes per tensor class and bytes per rank for a\n"
@@ -254,6 +254,7 @@ static void hlx_info_usage(FILE *f)
         "  --tpa T     tensor-parallel attention shards, divides the query heads (default 1)\n"
         "  --ep E      expert-parallel groups, divides the routed experts and N (default 1)\n"
         "  --json      one JSON object instead of the table\n"
+        "  --config-only  sizes from config.json alone (no safetensors read or checked)\n"
         "Exit status 2 when the checkpoint is refused (the message names file and tensor).\n");
 }
 
@@ -277,17 +278,18 @@ static double hlx_info_rank_bytes(const hlx_hf_config_t *c, const hlx_hf_expect_
 
 static int hlx_cmd_model_info(int argc, char **argv)
 {
-    enum { O_KVP = 1, O_TPA, O_EP, O_JSON };
+    enum { O_KVP = 1, O_TPA, O_EP, O_JSON, O_CONFIG_ONLY };
     static const struct option opts[] = {
         { "kvp", required_argument, NULL, O_KVP },
         { "tpa", required_argument, NULL, O_TPA },
         { "ep", required_argument, NULL, O_EP },
         { "json", no_argument, NULL, O_JSON },
+        { "config-only", no_argument, NULL, O_CONFIG_ONLY },
         { "help", no_argument, NULL, 'h' },
         { NULL, 0, NULL, 0 },
     };
     long kvp = 1, tpa = 1, ep = 1;
-    int json = 0, o, n;
+    int json = 0, o, n, config_only = 0;
     const char *dir;
     hlx_hf_config_t cfg;
     hlx_ckpt_t *ck = NULL;
@@ -305,6 +307,7 @@ static int hlx_cmd_model_info(int argc, char **argv)
         case O_TPA: if (hlx_model_int("info", "--tpa", optarg, 1, 1 << 20, &tpa)) return 2; break;
         case O_EP:  if (hlx_model_int("info", "--ep", optarg, 1, 1 << 20, &ep)) return 2; break;
         case O_JSON: json = 1; break;
+        case O_CONFIG_ONLY: config_only = 1; break;
         case 'h':   hlx_info_usage(stdout); return 0;
         default:    hlx_info_usage(stderr); return 2;
         }
@@ -330,11 +333,11 @@ static int hlx_cmd_model_info(int argc, char **argv)
                 ep, cfg.m.experts, n);
         return 2;
     }
-    if ((st = hlx_ckpt_open(dir, &ck, err, sizeof(err))) != HLX_OK) {
+    if (!config_only && (st = hlx_ckpt_open(dir, &ck, err, sizeof(err))) != HLX_OK) {
         fprintf(stderr, "helix model info: %s\n", err);
         return st == HLX_ERR_NOMEM || st == HLX_ERR_IO ? 1 : 2;
     }
-    if ((st = hlx_hf_check(ck, &cfg)) != HLX_OK) {
+    if (!config_only && (st = hlx_hf_check(ck, &cfg)) != HLX_OK) {
         fprintf(stderr, "helix model info: %s\n", hlx_ckpt_error(ck));
         hlx_ckpt_close(ck);
         return st == HLX_ERR_NOMEM ? 1 : 2;
@@ -392,6 +395,7 @@ static int hlx_cmd_model_info(int argc, char **argv)
         json_object_set_new(o_, "name", json_string(cfg.m.name));
         json_object_set_new(o_, "torch_dtype", json_string(cfg.torch_dtype));
         json_object_set_new(o_, "fp8", json_boolean(cfg.fp8));
+        json_object_set_new(o_, "checked", json_boolean(!config_only));
         json_object_set_new(o_, "model", mo);
         json_object_set_new(o_, "params", json_real(params));
         json_object_set_new(o_, "bytes", cb);
@@ -418,8 +422,9 @@ static int hlx_cmd_model_info(int argc, char **argv)
                cfg.routed_scaling_factor);
     else
         printf("  dense SwiGLU FFN %d, vocab %d\n", cfg.m.ffn, cfg.m.vocab);
-    printf("  weights %s%s, %.6g parameters\n\n", cfg.torch_dtype,
-           cfg.fp8 ? " (linear layers fp8 e4m3, block scales)" : "", params);
+    printf("  weights %s%s, %.6g parameters%s\n\n", cfg.torch_dtype,
+           cfg.fp8 ? " (linear layers fp8 e4m3, block scales)" : "", params,
+           config_only ? " (from config.json; tensors not checked)" : "");
     printf("  %-16s %16s %18s\n", "class", "bytes", "per rank");
     for (i = 0; i < HLX_HFC_COUNT; i++)
         if (cls_bytes[i] > 0)

@@ -881,6 +881,11 @@ static void test_cli_flags(void **state)
                         helix, g_tmp), 0);
     assert_int_equal(info("dense_bf16", &err), 0);
     free(err);
+    /* a config without tensors: sizes with --config-only, refused otherwise */
+    assert_int_equal(sh("%s model info %s/tests/model/data/hf/deepseek-v3 --config-only --kvp 8 "
+                        "--tpa 8 --ep 64 >/dev/null", helix, HLX_SOURCE_ROOT), 0);
+    assert_int_equal(sh("%s model info %s/tests/model/data/hf/deepseek-v3 2>/dev/null", helix,
+                        HLX_SOURCE_ROOT), 2);
 }
 
 /* info --json: sizes worked out by hand for the dense synth model (bf16, 2 layers). */
