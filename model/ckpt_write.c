@@ -170,6 +170,12 @@ hlx_status_t hlx_ckpt_write(const char *dir, const hlx_hf_expect_t *list, size_t
 
     if (nshards < 1 || (size_t)nshards > n)
         return hlx_w_fail(err, errlen, HLX_ERR_INVALID, "%d shards for %zu tensors", nshards, n);
+    for (i = 0; i < n; i++)
+        if (list[i].dtype != HLX_ST_F32 && list[i].dtype != HLX_ST_BF16 &&
+            list[i].dtype != HLX_ST_F16 && list[i].dtype != HLX_ST_F8_E4M3)
+            return hlx_w_fail(err, errlen, HLX_ERR_INVALID,
+                              "tensor %s: cannot write %s (F32, BF16, F16 or F8_E4M3)",
+                              list[i].name, hlx_st_dtype_name(list[i].dtype));
     if (mkdir(dir, 0755) != 0 && errno != EEXIST)
         return hlx_w_fail(err, errlen, HLX_ERR_IO, "%s: %s", dir, strerror(errno));
     for (i = 0; i < n; i++)

@@ -820,6 +820,73 @@ static void test_configs(void **state)
                                 "num_attention_heads 128"));
 }
 
+static hlx_status_t value_fill(void *ctx, const hlx_hf_expect_t *t, size_t idx, int64_t row,
+                               float *dst)
+{
+    const float *v = ctx;
+    int64_t c;
+
+    (void)t; (void)idx;
+    for (c = 0; c < 8; c++)
+        dst[c] = v[row * 8 + c];
+    return HLX_OK;
+}
+
+/* Every stored dtype converts exactly: F16 (normal, subnormal, infinity), BF16, F32 and
+ * unscaled e4m3, into f32 and bf16 destinations; other dtypes are not written. */
+static void test_dtypes(void **state)
+{
+    static const float vals[16] = { 0.25f, -1.5f, 65504.0f, 0x1p-24f, -0x1p-14f, 3.0f,
+                                    0.0f, -0.0f, 448.0f, -0.015625f, 1.0f, 2.0f, 0.5f, 7.0f,
+                                    -240.0f, 0x1p-9f };
+    static const hlx_st_dtype_t types[] = { HLX_ST_F16, HLX_ST_BF16, HLX_ST_F32, HLX_ST_F8_E4M3 };
+    hlx_hf_expect_t list[4];
+    hlx_ckpt_t *ck = NULL;
+    char dir[512], err[1024];
+    float out[16];
+    uint16_t outb[16];
+    size_t k, i;
+
+    (void)state;
+    memset(list, 0, sizeof(list));
+    for (k = 0; k < 4; k++) {
+        snprintf(list[k].name, sizeof(list[k].name), "t%zu", k);
+        list[k].dtype = types[k];
+        list[k].ndim = 2;
+        list[k].shape[0] = 2;
+        list[k].shape[1] = 8;
+    }
+    snprintf(dir, sizeof(dir), "%s/dtypes", g_tmp);
+    if (hlx_ckpt_write(dir, list, 4, 1, value_fill, (void *)vals, err, sizeof(err)) != HLX_OK)
+        fail_msg("%s", err);
+    assert_int_equal(hlx_ckpt_open(dir, &ck, err, sizeof(err)), HLX_OK);
+    for (k = 0; k < 4; k++) {
+        const hlx_ckpt_tensor_t *t = hlx_ckpt_find(ck, list[k].name);
+        assert_non_null(t);
+        assert_int_equal(t->dtype, types[k]);
+        assert_int_equal(hlx_ckpt_read_slice(ck, t, 0, 0, 2, out, HLX_DTYPE_F32), HLX_OK);
+        assert_int_equal(hlx_ckpt_read_slice(ck, t, 0, 0, 2, outb, HLX_DTYPE_BF16), HLX_OK);
+        for (i = 0; i < 16; i++) {
+            float want = vals[i];
+            if (types[k] == HLX_ST_BF16)
+                want = hlx_bf16_to_f32(hlx_f32_to_bf16(want));
+            if (types[k] == HLX_ST_F8_E4M3 && fabsf(want) > 448.0f)
+                want = copysignf(448.0f, want);
+            if (types[k] == HLX_ST_F8_E4M3 && fabsf(want) < 0x1p-10f)
+                want = copysignf(0.0f, want);
+            if (out[i] != want || signbit(out[i]) != signbit(want))
+                fail_msg("%s element %zu: %.9g, expected %.9g", hlx_st_dtype_name(types[k]), i,
+                         out[i], want);
+            assert_true(outb[i] == hlx_f32_to_bf16(want));
+        }
+    }
+    hlx_ckpt_close(ck);
+    list[0].dtype = HLX_ST_I32;
+    assert_int_equal(hlx_ckpt_write(dir, list, 1, 1, value_fill, (void *)vals, err, sizeof(err)),
+                     HLX_ERR_INVALID);
+    assert_non_null(strstr(err, "cannot write I32"));
+}
+
 static void test_parse_direct(void **state)
 {
     static const char dup[] = "{\"a\":{\"dtype\":\"F32\",\"shape\":[1],\"data_offsets\":[0,4]},"
@@ -925,6 +992,7 @@ int main(int argc, char **argv)
     const struct CMUnitTest tests[] = {
         cmocka_unit_test(test_fp8_codec),
         cmocka_unit_test(test_parse_direct),
+        cmocka_unit_test(test_dtypes),
         cmocka_unit_test(test_dense_roundtrip),
         cmocka_unit_test(test_dense_hf_layout),
         cmocka_unit_test(test_slice_bytes),
