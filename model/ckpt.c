@@ -822,14 +822,13 @@ hlx_status_t hlx_ckpt_read_slice(hlx_ckpt_t *ck, const hlx_ckpt_tensor_t *t, int
                            "%s: tensor %s: slice [%lld, +%lld) of dimension %d is outside it",
                            ck->files[t->file].name, t->name, (long long)first, (long long)count,
                            dim);
-    if (t->ndim <= 2)
-        return t->ndim == 2 && dim == 1
-                   ? hlx_ckpt_read_block(ck, t, 0, t->shape[0], first, count, 0, dst, dst_dtype,
-                                         count)
-                   : hlx_ckpt_read_block(ck, t, t->ndim == 2 ? first : 0,
-                                         t->ndim == 2 ? count : 1, t->ndim == 2 ? 0 : first,
-                                         t->ndim == 2 ? t->shape[1] : count, 0, dst, dst_dtype,
-                                         t->ndim == 2 ? t->shape[1] : count);
+    if (t->ndim == 1)
+        return hlx_ckpt_read_block(ck, t, 0, 1, first, count, 0, dst, dst_dtype, count);
+    if (t->ndim == 2 && dim == 0)
+        return hlx_ckpt_read_block(ck, t, first, count, 0, t->shape[1], 0, dst, dst_dtype,
+                                   t->shape[1]);
+    if (t->ndim == 2)
+        return hlx_ckpt_read_block(ck, t, 0, t->shape[0], first, count, 0, dst, dst_dtype, count);
     if (t->scale != NULL)
         return hlx_ck_fail(ck->err, sizeof(ck->err), HLX_ERR_UNSUPPORTED,
                            "%s: tensor %s: block-scaled tensors must be 2-D",

@@ -887,6 +887,51 @@ static void test_dtypes(void **state)
     assert_non_null(strstr(err, "cannot write I32"));
 }
 
+/* A 3-D tensor sliced along each dimension (one model.safetensors, no index). */
+static void test_slice_nd(void **state)
+{
+    static const char hdr[] = "{\"x\":{\"dtype\":\"F32\",\"shape\":[2,3,4],"
+                              "\"data_offsets\":[0,96]}}";
+    char dir[512], path[600], err[512];
+    float data[24], out[24];
+    hlx_ckpt_t *ck;
+    const hlx_ckpt_tensor_t *t;
+    uint64_t n = sizeof(hdr) - 1;
+    int a, b, c, i;
+    FILE *f;
+
+    (void)state;
+    for (i = 0; i < 24; i++)
+        data[i] = (float)i;
+    snprintf(dir, sizeof(dir), "%s/nd", g_tmp);
+    assert_int_equal(sh("mkdir -p %s", dir), 0);
+    snprintf(path, sizeof(path), "%s/model.safetensors", dir);
+    f = fopen(path, "wb");
+    assert_non_null(f);
+    for (i = 0; i < 8; i++)
+        fputc((int)(n >> (8 * i)) & 0xff, f);
+    fwrite(hdr, 1, n, f);
+    fwrite(data, 4, 24, f);
+    fclose(f);
+    assert_int_equal(hlx_ckpt_open(dir, &ck, err, sizeof(err)), HLX_OK);
+    t = hlx_ckpt_find(ck, "x");
+    assert_non_null(t);
+    assert_int_equal(hlx_ckpt_read_slice(ck, t, 1, 1, 2, out, HLX_DTYPE_F32), HLX_OK);
+    for (a = 0; a < 2; a++)
+        for (b = 0; b < 2; b++)
+            for (c = 0; c < 4; c++)
+                assert_true(out[(a * 2 + b) * 4 + c] == (float)(a * 12 + (b + 1) * 4 + c));
+    assert_int_equal(hlx_ckpt_read_slice(ck, t, 2, 3, 1, out, HLX_DTYPE_F32), HLX_OK);
+    for (a = 0; a < 6; a++)
+        assert_true(out[a] == (float)(a * 4 + 3));
+    assert_int_equal(hlx_ckpt_read_slice(ck, t, 0, 1, 1, out, HLX_DTYPE_F32), HLX_OK);
+    for (a = 0; a < 12; a++)
+        assert_true(out[a] == (float)(12 + a));
+    assert_int_equal(hlx_ckpt_read_slice(ck, t, 1, 2, 2, out, HLX_DTYPE_F32), HLX_ERR_INVALID);
+    assert_non_null(strstr(hlx_ckpt_error(ck), "outside"));
+    hlx_ckpt_close(ck);
+}
+
 static void test_parse_direct(void **state)
 {
     static const char dup[] = "{\"a\":{\"dtype\":\"F32\",\"shape\":[1],\"data_offsets\":[0,4]},"
@@ -993,6 +1038,7 @@ int main(int argc, char **argv)
         cmocka_unit_test(test_fp8_codec),
         cmocka_unit_test(test_parse_direct),
         cmocka_unit_test(test_dtypes),
+        cmocka_unit_test(test_slice_nd),
         cmocka_unit_test(test_dense_roundtrip),
         cmocka_unit_test(test_dense_hf_layout),
         cmocka_unit_test(test_slice_bytes),
