@@ -205,6 +205,7 @@ static int hlx_cmd_model_synth(int argc, char **argv)
     memset(&ctx, 0, sizeof(ctx));
     hlx_synth_config(&ctx.cfg, moe, (int)layers, dtype);
     ctx.seed = (uint64_t)seed;
+    ctx.cfg.synth_seed = seed;
     st = hlx_hf_expect(&ctx.cfg, &list, &n, err, sizeof(err));
     if (st == HLX_OK && (size_t)shards > n)
         shards = (long)n;

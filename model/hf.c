@@ -304,6 +304,9 @@ hlx_status_t hlx_hf_config_load(const char *dir, hlx_hf_config_t *c, char *err,
     if (st == HLX_OK)
         st = c->family == HLX_HF_DENSE ? hlx_cfg_dense(doc, c) : hlx_cfg_moe_mla(doc, c);
     if (st == HLX_OK) {
+        json_t *seed = json_object_get(hlx_jdoc_root(doc), "helix_synth_seed");
+        c->synth_seed = json_is_integer(seed) && json_integer_value(seed) >= 0
+                            ? (int64_t)json_integer_value(seed) : -1;
         if (hlx_cfg_str(doc, "_name_or_path", "", name, sizeof(name)) != HLX_OK || !name[0]) {
             base = strrchr(dir, '/');
             snprintf(name, sizeof(name), "%s", base && base[1] ? base + 1 : dir);
@@ -340,6 +343,8 @@ hlx_status_t hlx_hf_config_write(const char *dir, const hlx_hf_config_t *c, char
     json_object_set_new(o, "rms_norm_eps", json_real(m->norm_eps));
     json_object_set_new(o, "tie_word_embeddings", json_boolean(c->tie_word_embeddings));
     json_object_set_new(o, "torch_dtype", json_string(c->torch_dtype));
+    if (c->synth_seed >= 0)
+        json_object_set_new(o, "helix_synth_seed", json_integer((json_int_t)c->synth_seed));
     if (c->family == HLX_HF_DENSE) {
         json_object_set_new(o, "head_dim", json_integer(m->head_dim));
     } else {
@@ -547,12 +552,16 @@ out_nomem:
     return hlx_hf_fail(err, errlen, HLX_ERR_NOMEM, "out of memory listing tensors");
 }
 
-/* Layers past num_hidden_layers hold DeepSeek's multi-token-prediction module: not used
- * for decode, so tolerated. */
+/* Tensors a checkpoint may hold that decode does not read: layers past num_hidden_layers
+ * (DeepSeek's multi-token-prediction module) and the RoPE frequency buffers older Llama
+ * conversions saved (recomputed from rope_theta). */
 static int hlx_hf_is_extra_layer(const hlx_hf_config_t *c, const char *name)
 {
+    size_t n = strlen(name), k = strlen(".rotary_emb.inv_freq");
     int layer;
 
+    if (n > k && !strcmp(name + n - k, ".rotary_emb.inv_freq"))
+        return 1;
     return c->family == HLX_HF_MOE_MLA && sscanf(name, "model.layers.%d.", &layer) == 1 &&
            layer >= c->m.layers;
 }

@@ -131,6 +131,9 @@ typedef struct hlx_hf_config {
     int             norm_topk_prob;
     double          routed_scaling_factor;
     int             n_group, topk_group;
+    /* `helix model synth` checkpoints: the seed of their values (also the seed of the
+     * runtime's synthetic context that goes with them); -1 otherwise. */
+    int64_t         synth_seed;
 } hlx_hf_config_t;
 
 /* Reads dir/config.json; errors are "config.json:line:column: key: reason". */

@@ -153,6 +153,7 @@ static void check_dense(const char *name, uint64_t seed, hlx_dtype_t wdt)
     assert_int_equal(m->kv_dtype, tiny.kv_dtype);
     assert_int_equal(m->weight_dtype, wdt);
     assert_int_equal(cfg.family, HLX_HF_DENSE);
+    assert_int_equal(cfg.synth_seed, (int64_t)seed);
 
     for (l = 0; l < m->layers; l++)
         for (k = 0; k < sizeof(g_layer_w) / sizeof(g_layer_w[0]); k++) {
@@ -688,9 +689,18 @@ static void test_mismatched(void **state)
                    NULL);
 
     memset(&mu, 0, sizeof(mu));
-    mu.extra = "model.layers.0.self_attn.rotary_emb.inv_freq";
+    mu.extra = "model.layers.0.self_attn.q_norm.weight";
     write_mutated("extra", &mu, 2);
-    expect_refused("extra", "rotary_emb.inv_freq is not part of a LlamaForCausalLM", NULL);
+    expect_refused("extra", "q_norm.weight is not part of a LlamaForCausalLM", NULL);
+    /* RoPE frequency buffers of older conversions are tolerated */
+    memset(&mu, 0, sizeof(mu));
+    mu.extra = "model.layers.0.self_attn.rotary_emb.inv_freq";
+    write_mutated("inv_freq", &mu, 2);
+    {
+        char *err;
+        assert_int_equal(info("inv_freq", &err), 0);
+        free(err);
+    }
 
     /* the same name in two shards */
     memset(&mu, 0, sizeof(mu));
@@ -790,6 +800,7 @@ static void test_configs(void **state)
     assert_string_equal(cfg.scoring_func, "sigmoid");
     assert_true(cfg.norm_topk_prob && cfg.routed_scaling_factor == 2.5);
     assert_true(cfg.n_group == 8 && cfg.topk_group == 4);
+    assert_int_equal(cfg.synth_seed, -1);
     p = expect_params(&cfg);
     /* the tensor list adds the MLA norms and the routing bias to the planner's count */
     assert_true(fabs(p / hlx_model_params(&pre) - 1.0) < 1e-5);
