@@ -688,10 +688,14 @@ static void hlx_ck_convert(const hlx_ckpt_t *ck, const uint8_t *p, hlx_st_dtype_
         memcpy(out, p, (size_t)n * 4);
         break;
     case HLX_ST_BF16:
-        for (j = 0; j < n; j++) {
-            uint16_t h;
-            memcpy(&h, p + 2 * j, 2);
-            out[j] = hlx_bf16_to_f32(h);
+        /* through an aligned chunk: the source may sit at any byte offset */
+        for (j = 0; j < n; j += 256) {
+            uint16_t h[256];
+            uint32_t *o = (uint32_t *)(out + j);
+            int64_t k, m = n - j < 256 ? n - j : 256;
+            memcpy(h, p + 2 * j, (size_t)m * 2);
+            for (k = 0; k < m; k++)
+                o[k] = (uint32_t)h[k] << 16;
         }
         break;
     default:
@@ -760,14 +764,21 @@ hlx_status_t hlx_ckpt_read_block(hlx_ckpt_t *ck, const hlx_ckpt_tensor_t *t, int
                                (long long)((rows + brow - 1) / brow),
                                (long long)((cols + bcol - 1) / bcol));
     }
-    /* rows of the tile padded off a power of two: a column walk must not alias in L1 */
+    if (!transpose && s == NULL && t->dtype == HLX_ST_BF16 && dst_dtype == HLX_DTYPE_BF16) {
+        for (i = 0; i < nr; i++) /* same type: rows copied as they are */
+            memcpy((uint16_t *)dst + (size_t)(i * ld), base + (size_t)((r0 + i) * cols + c0) * 2,
+                   (size_t)nc * 2);
+        ck->bytes_read += (uint64_t)nr * (uint64_t)nc * es;
+        return HLX_OK;
+    }
+    /* Tiles of HLX_CK_TILE rows: converted into f32 row by row, then stored; a transposed
+     * store writes HLX_CK_TILE consecutive elements per column instead of one. Tile rows
+     * are padded off a power of two so that a column walk does not alias in L1. */
     tnc = nc + 16;
     tile = malloc(sizeof(float) * (size_t)(HLX_CK_TILE * tnc));
     if (tile == NULL)
         return hlx_ck_fail(ck->err, sizeof(ck->err), HLX_ERR_NOMEM, "%s: tensor %s: out of memory",
                            f->name, t->name);
-    /* Tiles of HLX_CK_TILE rows: converted into f32 row by row, then stored; a transposed
-     * store writes HLX_CK_TILE consecutive elements per column instead of one. */
     for (i = 0; i < nr; i += HLX_CK_TILE) {
         int64_t th = nr - i < HLX_CK_TILE ? nr - i : HLX_CK_TILE, k;
         for (k = 0; k < th; k++) {
