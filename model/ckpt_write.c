@@ -11,6 +11,7 @@
 #include <stdlib.h>
 #include <string.h>
 #include <sys/stat.h>
+#include <unistd.h>
 
 static hlx_status_t hlx_w_fail(char *err, size_t errlen, hlx_status_t st, const char *fmt, ...)
     __attribute__((format(printf, 4, 5)));
@@ -178,6 +179,11 @@ hlx_status_t hlx_ckpt_write(const char *dir, const hlx_hf_expect_t *list, size_t
                               list[i].name, hlx_st_dtype_name(list[i].dtype));
     if (mkdir(dir, 0755) != 0 && errno != EEXIST)
         return hlx_w_fail(err, errlen, HLX_ERR_IO, "%s: %s", dir, strerror(errno));
+    /* the other layout's entry point would shadow or contradict this one */
+    snprintf(path, sizeof(path), "%s/%s", dir,
+             nshards == 1 ? "model.safetensors.index.json" : "model.safetensors");
+    if (unlink(path) != 0 && errno != ENOENT)
+        return hlx_w_fail(err, errlen, HLX_ERR_IO, "%s: %s", path, strerror(errno));
     for (i = 0; i < n; i++)
         total += hlx_w_bytes(&list[i]);
     if (nshards > 1) {

@@ -180,6 +180,10 @@ static void test_dense_roundtrip(void **state)
     check_dense("dense_f32", 1, HLX_DTYPE_F32);
     synth("dense_one", "--family dense --dtype f32 --layers 1 --shards 1");
     check_dense("dense_one", 1, HLX_DTYPE_F32);
+    /* rewritten in place with another layout: the stale index must not win */
+    assert_int_equal(sh("%s model synth --family dense --out %s/dense_f32 --shards 1 "
+                        ">/dev/null", helix, g_tmp), 0);
+    check_dense("dense_f32", 1, HLX_DTYPE_BF16);
 }
 
 /* The checkpoint really is in Hugging Face's layout: q_proj is [out][in] with each head's
