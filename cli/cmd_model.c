@@ -38,7 +38,7 @@ static void hlx_synth_usage(FILE *f)
 {
     fprintf(f,
         "usage: helix model synth --family dense|moe-mla --out DIR [--layers N] [--seed S]\n"
-        "                         [--dtype bf16|f32|fp8] [--shards N]\n\n"
+        "                         [--dtype bf16|f32|fp8] [--shards N] [--model FILE|NAME]\n\n"
         "Writes a small Hugging Face checkpoint: config.json, the tensors in N safetensors\n"
         "shards and model.safetensors.index.json.\n\n"
         "  --family dense    LlamaForCausalLM with the dimensions of the `tiny` preset (H 256,\n"
@@ -49,7 +49,10 @@ static void hlx_synth_usage(FILE *f)
         "                    rope 16, v 32, 4 heads), 8 routed experts top-2 + 1 shared\n"
         "                    (expert FFN 64), layer 0 dense (FFN 384), sigmoid routing\n"
         "  --out DIR         directory to write (created; existing files replaced)\n"
-        "  --layers N        transformer layers (default 2)\n"
+        "  --model M         dense only: the shapes of model description M (a GQA model\n"
+        "                    JSON or preset with rope_dim = v_head_dim = head_dim) instead of\n"
+        "                    tiny's; the checkpoint then decodes as `--model M`\n"
+        "  --layers N        transformer layers (default 2, or the model's with --model)\n"
         "  --seed S          seed of the values (default 1)\n"
         "  --dtype T         bf16 (default) or f32; fp8 (moe-mla only): linear weights in\n"
         "                    e4m3 with 32 x 32 block scales (weight_scale_inv)\n"
@@ -147,9 +150,39 @@ static void hlx_synth_config(hlx_hf_config_t *c, int moe, int layers, const char
     }
 }
 
+/* --model: the dense shapes of a model description (what `helix decode --model` loads). */
+static int hlx_synth_model(hlx_hf_config_t *c, const char *name, int layers)
+{
+    hlx_model_t m;
+    char err[1024];
+    hlx_status_t st;
+
+    if (c->family != HLX_HF_DENSE) {
+        fprintf(stderr, "helix model synth: --model: only with --family dense\n");
+        return -1;
+    }
+    if ((st = hlx_model_load(name, &m, err, sizeof(err))) != HLX_OK) {
+        fprintf(stderr, "helix model synth: --model: %s\n", err);
+        return -1;
+    }
+    if (m.attn != HLX_ATTN_GQA || m.experts > 0 || m.v_head_dim != m.head_dim ||
+        m.rope_dim != m.head_dim) {
+        fprintf(stderr, "helix model synth: --model %s: a Llama checkpoint needs a dense GQA "
+                "model with rope_dim = v_head_dim = head_dim\n", name);
+        return -1;
+    }
+    m.weight_dtype = c->m.weight_dtype;
+    m.kv_dtype = HLX_DTYPE_BF16;
+    if (layers > 0)
+        m.layers = layers;
+    m.dense_layers = m.layers;
+    c->m = m;
+    return 0;
+}
+
 static int hlx_cmd_model_synth(int argc, char **argv)
 {
-    enum { O_FAMILY = 1, O_OUT, O_LAYERS, O_SEED, O_DTYPE, O_SHARDS };
+    enum { O_FAMILY = 1, O_OUT, O_LAYERS, O_SEED, O_DTYPE, O_SHARDS, O_MODEL };
     static const struct option opts[] = {
         { "family", required_argument, NULL, O_FAMILY },
         { "out", required_argument, NULL, O_OUT },
@@ -157,11 +190,12 @@ static int hlx_cmd_model_synth(int argc, char **argv)
         { "seed", required_argument, NULL, O_SEED },
         { "dtype", required_argument, NULL, O_DTYPE },
         { "shards", required_argument, NULL, O_SHARDS },
+        { "model", required_argument, NULL, O_MODEL },
         { "help", no_argument, NULL, 'h' },
         { NULL, 0, NULL, 0 },
     };
-    const char *family = NULL, *out = NULL, *dtype = "bf16";
-    long layers = 2, seed = 1, shards = 2;
+    const char *family = NULL, *out = NULL, *dtype = "bf16", *model = NULL;
+    long layers = 0, seed = 1, shards = 2;
     hlx_synth_ctx_t ctx;
     hlx_hf_expect_t *list = NULL;
     size_t n = 0, i;
@@ -176,6 +210,7 @@ static int hlx_cmd_model_synth(int argc, char **argv)
         case O_FAMILY: family = optarg; break;
         case O_OUT:    out = optarg; break;
         case O_DTYPE:  dtype = optarg; break;
+        case O_MODEL:  model = optarg; break;
         case O_LAYERS: if (hlx_model_int("synth", "--layers", optarg, 1, 64, &layers)) return 2; break;
         case O_SEED:   if (hlx_model_int("synth", "--seed", optarg, 0, 0x7fffffffL, &seed)) return 2; break;
         case O_SHARDS: if (hlx_model_int("synth", "--shards", optarg, 1, 16, &shards)) return 2; break;
@@ -203,7 +238,9 @@ static int hlx_cmd_model_synth(int argc, char **argv)
         return 2;
     }
     memset(&ctx, 0, sizeof(ctx));
-    hlx_synth_config(&ctx.cfg, moe, (int)layers, dtype);
+    hlx_synth_config(&ctx.cfg, moe, layers ? (int)layers : 2, dtype);
+    if (model != NULL && hlx_synth_model(&ctx.cfg, model, (int)layers) != 0)
+        return 2;
     ctx.seed = (uint64_t)seed;
     ctx.cfg.synth_seed = seed;
     st = hlx_hf_expect(&ctx.cfg, &list, &n, err, sizeof(err));

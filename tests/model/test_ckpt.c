@@ -128,7 +128,18 @@ static void check_block(hlx_ckpt_t *ck, const hlx_model_t *m, uint64_t seed, hlx
     free(dst);
 }
 
-static void check_dense(const char *name, uint64_t seed, hlx_dtype_t wdt)
+/* An odd column range inside cols: [37, +51) when it fits, else [1, cols - 2). */
+static int64_t odd_first(int64_t cols)
+{
+    return cols >= 37 + 51 + 1 ? 37 : 1;
+}
+
+static int64_t odd_count(int64_t cols)
+{
+    return cols >= 37 + 51 + 1 ? 51 : cols - 2;
+}
+
+static void check_dense_as(const char *name, const char *model, uint64_t seed, hlx_dtype_t wdt)
 {
     hlx_hf_config_t cfg;
     hlx_ckpt_t *ck = open_ok(name, &cfg);
@@ -138,10 +149,12 @@ static void check_dense(const char *name, uint64_t seed, hlx_dtype_t wdt)
     size_t k;
     int l;
 
-    /* the config is the tiny preset's model, weights in the chosen dtype */
-    assert_int_equal(hlx_model_load("tiny", &tiny, err, sizeof(err)), HLX_OK);
+    /* the config is the model description's (tiny by default), weights in the chosen dtype */
+    assert_int_equal(hlx_model_load(model, &tiny, err, sizeof(err)), HLX_OK);
     assert_int_equal(m->attn, tiny.attn);
     assert_int_equal(m->hidden, tiny.hidden);
+    if (strcmp(model, "tiny"))
+        assert_int_equal(m->layers, tiny.layers);
     assert_int_equal(m->q_heads, tiny.q_heads);
     assert_int_equal(m->kv_heads, tiny.kv_heads);
     assert_int_equal(m->head_dim, tiny.head_dim);
@@ -161,14 +174,20 @@ static void check_dense(const char *name, uint64_t seed, hlx_dtype_t wdt)
             check_block(ck, m, seed, g_layer_w[k], l, 0, rows, 0, cols, HLX_DTYPE_F32);
             /* odd offsets, and bf16 destinations */
             check_block(ck, m, seed, g_layer_w[k], l, rows > 1 ? 3 : 0, rows > 1 ? rows - 10 : 1,
-                        37, cols - 37 - 2 < 51 ? cols - 37 - 2 : 51, HLX_DTYPE_BF16);
+                        odd_first(cols), odd_count(cols), HLX_DTYPE_BF16);
         }
     for (k = 0; k < sizeof(g_global_w) / sizeof(g_global_w[0]); k++) {
         hlx_hf_weight_shape(m, g_global_w[k], &rows, &cols);
         check_block(ck, m, seed, g_global_w[k], 0, 0, rows, 0, cols, HLX_DTYPE_F32);
-        check_block(ck, m, seed, g_global_w[k], 0, 0, rows > 1 ? 7 : 1, 129, 33, HLX_DTYPE_F32);
+        check_block(ck, m, seed, g_global_w[k], 0, rows > 1 ? 5 : 0, rows > 1 ? 7 : 1,
+                    odd_first(cols), odd_count(cols), HLX_DTYPE_F32);
     }
     hlx_ckpt_close(ck);
+}
+
+static void check_dense(const char *name, uint64_t seed, hlx_dtype_t wdt)
+{
+    check_dense_as(name, "tiny", seed, wdt);
 }
 
 static void test_dense_roundtrip(void **state)
@@ -184,6 +203,21 @@ static void test_dense_roundtrip(void **state)
     assert_int_equal(sh("%s model synth --family dense --out %s/dense_f32 --shards 1 "
                         ">/dev/null", helix, g_tmp), 0);
     check_dense("dense_f32", 1, HLX_DTYPE_BF16);
+    /* another model's shapes: MQA, odd sizes, its RoPE base and epsilon */
+    {
+        char path[512];
+        FILE *f;
+        snprintf(path, sizeof(path), "%s/mqa.json", g_tmp);
+        f = fopen(path, "w");
+        assert_non_null(f);
+        fprintf(f, "{\"name\": \"mqa\", \"attn\": \"gqa\", \"layers\": 3, \"hidden\": 96, "
+                   "\"q_heads\": 6, \"kv_heads\": 1, \"head_dim\": 16, \"ffn\": 200, "
+                   "\"vocab\": 301, \"rope_theta\": 500000, \"norm_eps\": 1e-6}\n");
+        fclose(f);
+        assert_int_equal(sh("%s model synth --family dense --model %s --dtype f32 --seed 4 "
+                            "--out %s/dense_mqa >/dev/null", helix, path, g_tmp), 0);
+        check_dense_as("dense_mqa", path, 4, HLX_DTYPE_F32);
+    }
 }
 
 /* The checkpoint really is in Hugging Face's layout: q_proj is [out][in] with each head's
