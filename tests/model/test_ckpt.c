@@ -644,6 +644,30 @@ static void test_bad_headers(void **state)
     spoilable("noshard");
     assert_int_equal(sh("rm %s/noshard/%s", g_tmp, SHARD2), 0);
     expect_refused("noshard", "names shard " SHARD2 ", which is missing", NULL);
+    /* index entries that disagree with the shards */
+    {
+        json_t *idx;
+        json_error_t je;
+        const char *shard = spoilable("badindex");
+        snprintf(path, sizeof(path), "%s/badindex/model.safetensors.index.json", g_tmp);
+        idx = json_load_file(path, 0, &je);
+        assert_non_null(idx);
+        json_object_set_new(json_object_get(idx, "weight_map"), NORM,
+                            json_string(!strcmp(shard, SHARD1) ? SHARD2 : SHARD1));
+        assert_int_equal(json_dump_file(idx, path, JSON_INDENT(2)), 0);
+        json_decref(idx);
+        expect_refused("badindex", "weight_map puts " NORM, "it is stored in another shard");
+
+        spoilable("ghost");
+        snprintf(path, sizeof(path), "%s/ghost/model.safetensors.index.json", g_tmp);
+        idx = json_load_file(path, 0, &je);
+        assert_non_null(idx);
+        json_object_set_new(json_object_get(idx, "weight_map"), "model.ghost.weight",
+                            json_string(SHARD1));
+        assert_int_equal(json_dump_file(idx, path, JSON_INDENT(2)), 0);
+        json_decref(idx);
+        expect_refused("ghost", "weight_map puts model.ghost.weight", "that shard does not hold it");
+    }
     /* bad config.json: file:line:column */
     spoilable("badcfg");
     assert_int_equal(sh("sed -i 's/\"LlamaForCausalLM\"/\"GPT2LMHeadModel\"/' %s/badcfg/config.json",
