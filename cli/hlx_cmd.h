@@ -9,6 +9,7 @@ int hlx_cmd_sweep(int argc, char **argv);
 int hlx_cmd_topo(int argc, char **argv);
 int hlx_cmd_bench(int argc, char **argv);
 int hlx_cmd_info(int argc, char **argv);
+int hlx_cmd_model(int argc, char **argv);
 
 /* Warns about HELIX_* environment variables that no setting declares. */
 void hlx_cli_check_env(void);

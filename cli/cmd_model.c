@@ -1,0 +1,499 @@
+/* helix model: `synth` writes a small Hugging Face checkpoint (dense Llama-style with the
+ * runtime's synthetic weights, or DeepSeek-V3-style MoE+MLA), `info` describes one. */
+#include "hlx_cmd.h"
+#include "hlx_ckpt.h"
+#include "hlx_synth.h"
+
+#include <getopt.h>
+#include <jansson.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+/* The checkpoint's weight numbering is the runtime generator's. */
+_Static_assert((int)HLX_HFW_WQ == (int)HLX_T_WQ && (int)HLX_HFW_WDOWN == (int)HLX_T_WDOWN &&
+               (int)HLX_HFW_EMBED == (int)HLX_T_EMBED && (int)HLX_HFW_LMHEAD == (int)HLX_T_LMHEAD &&
+               (int)HLX_HFW_FINAL_NORM == (int)HLX_T_FINAL_NORM &&
+               (int)HLX_HFW_FFN_NORM == (int)HLX_T_FFN_NORM,
+               "hlx_hf_weight_t follows hlx_tensor_t");
+
+static int hlx_model_int(const char *cmd, const char *flag, const char *v, long lo, long hi,
+                         long *out)
+{
+    char *end;
+    long x = strtol(v, &end, 10);
+
+    if (*v == '\0' || *end != '\0' || x < lo || x > hi) {
+        fprintf(stderr, "helix model %s: %s: '%s' is not an integer in [%ld, %ld]\n", cmd, flag,
+                v, lo, hi);
+        return -1;
+    }
+    *out = x;
+    return 0;
+}
+
+/* ---- synth ------------------------------------------------------------------------- */
+
+static void hlx_synth_usage(FILE *f)
+{
+    fprintf(f,
+        "usage: helix model synth --family dense|moe-mla --out DIR [--layers N] [--seed S]\n"
+        "                         [--dtype bf16|f32|fp8] [--shards N] [--model FILE|NAME]\n\n"
+        "Writes a small Hugging Face checkpoint: config.json, the tensors in N safetensors\n"
+        "shards and model.safetensors.index.json.\n\n"
+        "  --family dense    LlamaForCausalLM with the dimensions of the `tiny` preset (H 256,\n"
+        "                    8 query heads, 2 KV heads, head 32, FFN 512, vocab 512) and the\n"
+        "                    runtime's synthetic weights for --seed, so that decoding from the\n"
+        "                    checkpoint equals `helix decode --model tiny --seed S`\n"
+        "  --family moe-mla  DeepseekV3ForCausalLM: MLA (q_lora 96, kv_lora 64, nope 32,\n"
+        "                    rope 16, v 32, 4 heads), 8 routed experts top-2 + 1 shared\n"
+        "                    (expert FFN 64), layer 0 dense (FFN 384), sigmoid routing\n"
+        "  --out DIR         directory to write (created; existing files replaced)\n"
+        "  --model M         dense only: the shapes of model description M (a GQA model\n"
+        "                    JSON or preset with rope_dim = v_head_dim = head_dim) instead of\n"
+        "                    tiny's; the checkpoint then decodes as `--model M`\n"
+        "  --layers N        transformer layers (default 2, or the model's with --model)\n"
+        "  --seed S          seed of the values (default 1)\n"
+        "  --dtype T         bf16 (default) or f32; fp8 (moe-mla only): linear weights in\n"
+        "                    e4m3 with 32 x 32 block scales (weight_scale_inv)\n"
+        "  --shards N        number of safetensors files (default 2; 1 writes a single\n"
+        "                    model.safetensors without an index)\n");
+}
+
+typedef struct {
+    hlx_hf_config_t  cfg;
+    uint64_t         seed;
+    hlx_hf_weight_t *w;      /* per tensor of the list: runtime weight (dense) */
+    int             *layer;
+} hlx_synth_ctx_t;
+
+static hlx_status_t hlx_synth_fill(void *vctx, const hlx_hf_expect_t *t, size_t idx,
+                                   int64_t row, float *dst)
+{
+    hlx_synth_ctx_t *c = vctx;
+    const hlx_model_t *m = &c->cfg.m;
+    int64_t cols = t->ndim == 2 ? t->shape[1] : t->shape[0], j, rr, rc, rrows, rcols;
+
+    if (c->cfg.family != HLX_HF_DENSE) {
+        for (j = 0; j < cols; j++)
+            dst[j] = hlx_ckpt_synth_value(c->seed, t, row, j);
+        return HLX_OK;
+    }
+    hlx_hf_weight_shape(m, c->w[idx], &rrows, &rcols);
+    for (j = 0; j < cols; j++) {
+        hlx_hf_weight_unmap(m, c->w[idx], row, j, &rr, &rc);
+        dst[j] = hlx_synth_weight(m, hlx_synth_key(c->seed, c->layer[idx], (hlx_tensor_t)c->w[idx]),
+                                  (hlx_tensor_t)c->w[idx], rr, rc, rcols);
+    }
+    return HLX_OK;
+}
+
+static void hlx_synth_config(hlx_hf_config_t *c, int moe, int layers, const char *dtype)
+{
+    hlx_model_t *m = &c->m;
+
+    memset(c, 0, sizeof(*c));
+    m->layers = layers;
+    m->hidden = 256;
+    m->vocab = 512;
+    m->rope_theta = 10000.0;
+    m->norm_eps = 1e-5;
+    m->kv_dtype = HLX_DTYPE_BF16;
+    c->block_rows = c->block_cols = 32;
+    if (!strcmp(dtype, "f32")) {
+        snprintf(c->torch_dtype, sizeof(c->torch_dtype), "float32");
+        c->st_dtype = HLX_ST_F32;
+        m->weight_dtype = HLX_DTYPE_F32;
+    } else {
+        snprintf(c->torch_dtype, sizeof(c->torch_dtype), "bfloat16");
+        c->st_dtype = HLX_ST_BF16;
+        m->weight_dtype = HLX_DTYPE_BF16;
+    }
+    if (!moe) {
+        c->family = HLX_HF_DENSE;
+        snprintf(c->arch, sizeof(c->arch), "LlamaForCausalLM");
+        snprintf(m->name, sizeof(m->name), "synth-dense");
+        m->attn = HLX_ATTN_GQA;
+        m->q_heads = 8;
+        m->kv_heads = 2;
+        m->head_dim = m->v_head_dim = m->rope_dim = 32;
+        m->ffn = 512;
+        m->dense_layers = layers;
+        return;
+    }
+    c->family = HLX_HF_MOE_MLA;
+    snprintf(c->arch, sizeof(c->arch), "DeepseekV3ForCausalLM");
+    snprintf(m->name, sizeof(m->name), "synth-moe-mla");
+    m->attn = HLX_ATTN_MLA;
+    m->q_heads = 4;
+    m->kv_heads = 1;
+    m->q_lora_rank = 96;
+    m->kv_lora_rank = 64;
+    m->qk_nope_dim = 32;
+    m->qk_rope_dim = m->rope_dim = 16;
+    m->head_dim = 48;
+    m->v_head_dim = 32;
+    m->ffn = 384;
+    m->experts = 8;
+    m->top_k = 2;
+    m->shared_experts = 1;
+    m->expert_ffn = 64;
+    m->dense_layers = layers > 1 ? 1 : 0;
+    snprintf(c->scoring_func, sizeof(c->scoring_func), "sigmoid");
+    c->norm_topk_prob = 1;
+    c->routed_scaling_factor = 2.5;
+    c->n_group = 2;
+    c->topk_group = 1;
+    if (!strcmp(dtype, "fp8")) {
+        c->fp8 = 1;
+        m->weight_dtype = HLX_DTYPE_FP8;
+    }
+}
+
+/* --model: the dense shapes of a model description (what `helix decode --model` loads). */
+static int hlx_synth_model(hlx_hf_config_t *c, const char *name, int layers)
+{
+    hlx_model_t m;
+    char err[1024];
+    hlx_status_t st;
+
+    if (c->family != HLX_HF_DENSE) {
+        fprintf(stderr, "helix model synth: --model: only with --family dense\n");
+        return -1;
+    }
+    if ((st = hlx_model_load(name, &m, err, sizeof(err))) != HLX_OK) {
+        fprintf(stderr, "helix model synth: --model: %s\n", err);
+        return -1;
+    }
+    if (m.attn != HLX_ATTN_GQA || m.experts > 0 || m.v_head_dim != m.head_dim ||
+        m.rope_dim != m.head_dim) {
+        fprintf(stderr, "helix model synth: --model %s: a Llama checkpoint needs a dense GQA "
+                "model with rope_dim = v_head_dim = head_dim\n", name);
+        return -1;
+    }
+    m.weight_dtype = c->m.weight_dtype;
+    m.kv_dtype = HLX_DTYPE_BF16;
+    if (layers > 0)
+        m.layers = layers;
+    m.dense_layers = m.layers;
+    c->m = m;
+    return 0;
+}
+
+static int hlx_cmd_model_synth(int argc, char **argv)
+{
+    enum { O_FAMILY = 1, O_OUT, O_LAYERS, O_SEED, O_DTYPE, O_SHARDS, O_MODEL };
+    static const struct option opts[] = {
+        { "family", required_argument, NULL, O_FAMILY },
+        { "out", required_argument, NULL, O_OUT },
+        { "layers", required_argument, NULL, O_LAYERS },
+        { "seed", required_argument, NULL, O_SEED },
+        { "dtype", required_argument, NULL, O_DTYPE },
+        { "shards", required_argument, NULL, O_SHARDS },
+        { "model", required_argument, NULL, O_MODEL },
+        { "help", no_argument, NULL, 'h' },
+        { NULL, 0, NULL, 0 },
+    };
+    const char *family = NULL, *out = NULL, *dtype = "bf16", *model = NULL;
+    long layers = 0, seed = 1, shards = 2;
+    hlx_synth_ctx_t ctx;
+    hlx_hf_expect_t *list = NULL;
+    size_t n = 0, i;
+    char err[1024];
+    hlx_status_t st;
+    int o, moe;
+    uint64_t bytes = 0;
+
+    optind = 1;
+    while ((o = getopt_long(argc, argv, "h", opts, NULL)) != -1) {
+        switch (o) {
+        case O_FAMILY: family = optarg; break;
+        case O_OUT:    out = optarg; break;
+        case O_DTYPE:  dtype = optarg; break;
+        case O_MODEL:  model = optarg; break;
+        case O_LAYERS: if (hlx_model_int("synth", "--layers", optarg, 1, 64, &layers)) return 2; break;
+        case O_SEED:   if (hlx_model_int("synth", "--seed", optarg, 0, 0x7fffffffL, &seed)) return 2; break;
+        case O_SHARDS: if (hlx_model_int("synth", "--shards", optarg, 1, 16, &shards)) return 2; break;
+        case 'h':      hlx_synth_usage(stdout); return 0;
+        default:       hlx_synth_usage(stderr); return 2;
+        }
+    }
+    if (optind < argc) {
+        fprintf(stderr, "helix model synth: unexpected argument '%s'\n", argv[optind]);
+        return 2;
+    }
+    if (family == NULL || (strcmp(family, "dense") && strcmp(family, "moe-mla"))) {
+        fprintf(stderr, "helix model synth: --family: %s (dense or moe-mla)\n",
+                family ? family : "required");
+        return 2;
+    }
+    if (out == NULL) {
+        fprintf(stderr, "helix model synth: --out: required (directory to write)\n");
+        return 2;
+    }
+    moe = !strcmp(family, "moe-mla");
+    if (strcmp(dtype, "bf16") && strcmp(dtype, "f32") && (strcmp(dtype, "fp8") || !moe)) {
+        fprintf(stderr, "helix model synth: --dtype: '%s' (bf16 or f32%s)\n", dtype,
+                moe ? " or fp8" : "; fp8 with --family moe-mla");
+        return 2;
+    }
+    memset(&ctx, 0, sizeof(ctx));
+    hlx_synth_config(&ctx.cfg, moe, layers ? (int)layers : 2, dtype);
+    if (model != NULL && hlx_synth_model(&ctx.cfg, model, (int)layers) != 0)
+        return 2;
+    ctx.seed = (uint64_t)seed;
+    ctx.cfg.synth_seed = seed;
+    st = hlx_hf_expect(&ctx.cfg, &list, &n, err, sizeof(err));
+    if (st == HLX_OK && (size_t)shards > n)
+        shards = (long)n;
+    if (st == HLX_OK) {
+        ctx.w = calloc(n, sizeof(*ctx.w));
+        ctx.layer = calloc(n, sizeof(*ctx.layer));
+        if (ctx.w == NULL || ctx.layer == NULL)
+            st = HLX_ERR_NOMEM;
+        for (i = 0; st == HLX_OK && !moe && i < n; i++)
+            if (hlx_hf_weight_parse(list[i].name, &ctx.w[i], &ctx.layer[i]) != 0) {
+                snprintf(err, sizeof(err), "%s: no runtime weight", list[i].name);
+                st = HLX_ERR_INTERNAL;
+            }
+    }
+    if (st == HLX_OK)
+        st = hlx_ckpt_write(out, list, n, (int)shards, hlx_synth_fill, &ctx, err, sizeof(err));
+    if (st == HLX_OK)
+        st = hlx_hf_config_write(out, &ctx.cfg, err, sizeof(err));
+    for (i = 0; i < n; i++)
+        bytes += (uint64_t)list[i].shape[0] * (uint64_t)(list[i].ndim == 2 ? list[i].shape[1] : 1) *
+                 hlx_st_dtype_size(list[i].dtype);
+    free(list);
+    free(ctx.w);
+    free(ctx.layer);
+    if (st != HLX_OK) {
+        fprintf(stderr, "helix model synth: %s\n", err);
+        return hlx_status_exit_code(st);
+    }
+    printf("helix model synth: wrote %s: %s, %zu tensors, %llu bytes in %ld file(s)\n", out,
+           ctx.cfg.arch, n, (unsigned long long)bytes, shards);
+    return 0;
+}
+
+/* ---- info -------------------------------------------------------------------------- */
+
+static void hlx_info_usage(FILE *f)
+{
+    fprintf(f,
+        "usage: helix model info DIR [--kvp K] [--tpa T] [--ep E] [--json] [--config-only]\n\n"
+        "Checks a Hugging Face checkpoint (config.json, safetensors shards, index: every\n"
+        "tensor present with its shape and dtype, nothing unknown) and prints its\n"
+        "architecture, parameter count, bytes per tensor class and bytes per rank for a\n"
+        "Helix layout of N = KVP x TPA ranks: attention heads over TPA, W_o, dense FFN,\n"
+        "shared experts and the LM head over N, routed experts over EP groups of N / EP\n"
+        "ranks; norms, router, embeddings and MLA down-projections on every rank.\n\n"
+        "  --kvp K     KV-parallel ranks (default 1)\n"
+        "  --tpa T     tensor-parallel attention shards, divides the query heads (default 1)\n"
+        "  --ep E      expert-parallel groups, divides the routed experts and N (default 1)\n"
+        "  --json      one JSON object instead of the table\n"
+        "  --config-only  sizes from config.json alone (no safetensors read or checked)\n"
+        "Exit status 2 when the checkpoint is refused (the message names file and tensor).\n");
+}
+
+/* Bytes of tensor e on one rank (the largest share when the split is uneven). */
+static double hlx_info_rank_bytes(const hlx_hf_config_t *c, const hlx_hf_expect_t *e,
+                                  double bytes, int tpa, int n)
+{
+    switch (e->split) {
+    case HLX_HFS_REPLICATED:
+        return bytes;
+    case HLX_HFS_TPA_HEADS:
+        if (e->kv) {
+            int K = c->m.kv_heads;
+            return bytes * (double)((K + tpa - 1) / tpa) / K;
+        }
+        return bytes / tpa;
+    default: /* HLX_HFS_N and HLX_HFS_EXPERT: E / EP experts, each split N / EP ways */
+        return bytes / n;
+    }
+}
+
+static int hlx_cmd_model_info(int argc, char **argv)
+{
+    enum { O_KVP = 1, O_TPA, O_EP, O_JSON, O_CONFIG_ONLY };
+    static const struct option opts[] = {
+        { "kvp", required_argument, NULL, O_KVP },
+        { "tpa", required_argument, NULL, O_TPA },
+        { "ep", required_argument, NULL, O_EP },
+        { "json", no_argument, NULL, O_JSON },
+        { "config-only", no_argument, NULL, O_CONFIG_ONLY },
+        { "help", no_argument, NULL, 'h' },
+        { NULL, 0, NULL, 0 },
+    };
+    long kvp = 1, tpa = 1, ep = 1;
+    int json = 0, o, n, config_only = 0;
+    const char *dir;
+    hlx_hf_config_t cfg;
+    hlx_ckpt_t *ck = NULL;
+    hlx_hf_expect_t *list = NULL;
+    size_t cnt = 0, i;
+    double cls_bytes[HLX_HFC_COUNT] = { 0 }, rank_bytes[HLX_HFC_COUNT] = { 0 };
+    double params = 0, total = 0, rank_total = 0;
+    char err[1024];
+    hlx_status_t st;
+
+    optind = 1;
+    while ((o = getopt_long(argc, argv, "h", opts, NULL)) != -1) {
+        switch (o) {
+        case O_KVP: if (hlx_model_int("info", "--kvp", optarg, 1, 1 << 20, &kvp)) return 2; break;
+        case O_TPA: if (hlx_model_int("info", "--tpa", optarg, 1, 1 << 20, &tpa)) return 2; break;
+        case O_EP:  if (hlx_model_int("info", "--ep", optarg, 1, 1 << 20, &ep)) return 2; break;
+        case O_JSON: json = 1; break;
+        case O_CONFIG_ONLY: config_only = 1; break;
+        case 'h':   hlx_info_usage(stdout); return 0;
+        default:    hlx_info_usage(stderr); return 2;
+        }
+    }
+    if (optind != argc - 1) {
+        fprintf(stderr, "helix model info: expected one checkpoint directory\n");
+        hlx_info_usage(stderr);
+        return 2;
+    }
+    dir = argv[optind];
+    if ((st = hlx_hf_config_load(dir, &cfg, err, sizeof(err))) != HLX_OK) {
+        fprintf(stderr, "helix model info: %s\n", err);
+        return st == HLX_ERR_NOMEM ? 1 : 2;
+    }
+    n = (int)(kvp * tpa);
+    if (kvp * tpa > 1 << 20 || cfg.m.q_heads % tpa != 0) {
+        fprintf(stderr, "helix model info: --tpa %ld does not divide the %d query heads\n", tpa,
+                cfg.m.q_heads);
+        return 2;
+    }
+    if (ep > 1 && (cfg.m.experts == 0 || cfg.m.experts % ep != 0 || n % ep != 0)) {
+        fprintf(stderr, "helix model info: --ep %ld must divide the %d routed experts and N = %d\n",
+                ep, cfg.m.experts, n);
+        return 2;
+    }
+    if (!config_only && (st = hlx_ckpt_open(dir, &ck, err, sizeof(err))) != HLX_OK) {
+        fprintf(stderr, "helix model info: %s\n", err);
+        return st == HLX_ERR_NOMEM || st == HLX_ERR_IO ? 1 : 2;
+    }
+    if (!config_only && (st = hlx_hf_check(ck, &cfg)) != HLX_OK) {
+        fprintf(stderr, "helix model info: %s\n", hlx_ckpt_error(ck));
+        hlx_ckpt_close(ck);
+        return st == HLX_ERR_NOMEM ? 1 : 2;
+    }
+    st = hlx_hf_expect(&cfg, &list, &cnt, err, sizeof(err));
+    hlx_ckpt_close(ck);
+    if (st != HLX_OK) {
+        fprintf(stderr, "helix model info: %s\n", err);
+        return 1;
+    }
+    for (i = 0; i < cnt; i++) {
+        const hlx_hf_expect_t *e = &list[i];
+        double el = (double)e->shape[0] * (double)(e->ndim == 2 ? e->shape[1] : 1);
+        double b = el * (double)hlx_st_dtype_size(e->dtype);
+        cls_bytes[e->cls] += b;
+        rank_bytes[e->cls] += hlx_info_rank_bytes(&cfg, e, b, (int)tpa, n);
+        if (e->cls != HLX_HFC_SCALE)
+            params += el;
+    }
+    free(list);
+    for (i = 0; i < HLX_HFC_COUNT; i++) {
+        total += cls_bytes[i];
+        rank_total += rank_bytes[i];
+    }
+    if (json) {
+        json_t *o_ = json_object(), *cb = json_object(), *rb = json_object(), *mo;
+        mo = json_pack("{s:s, s:i, s:i, s:i, s:i, s:i, s:i, s:i, s:i}", "attn",
+                       cfg.m.attn == HLX_ATTN_MLA ? "mla" : "gqa", "layers", cfg.m.layers,
+                       "hidden", cfg.m.hidden, "q_heads", cfg.m.q_heads, "kv_heads",
+                       cfg.m.kv_heads, "head_dim", cfg.m.head_dim, "v_head_dim", cfg.m.v_head_dim,
+                       "ffn", cfg.m.ffn, "vocab", cfg.m.vocab);
+        if (cfg.m.attn == HLX_ATTN_MLA)
+            json_object_update_new(mo, json_pack("{s:i, s:i, s:i, s:i}", "q_lora_rank",
+                                             cfg.m.q_lora_rank, "kv_lora_rank",
+                                             cfg.m.kv_lora_rank, "qk_nope_dim", cfg.m.qk_nope_dim,
+                                             "qk_rope_dim", cfg.m.qk_rope_dim));
+        if (cfg.m.experts > 0)
+            json_object_update_new(mo, json_pack("{s:i, s:i, s:i, s:i, s:i, s:s, s:b, s:f}",
+                                             "experts", cfg.m.experts, "top_k", cfg.m.top_k,
+                                             "shared_experts", cfg.m.shared_experts, "expert_ffn",
+                                             cfg.m.expert_ffn, "dense_layers", cfg.m.dense_layers,
+                                             "scoring_func", cfg.scoring_func, "norm_topk_prob",
+                                             cfg.norm_topk_prob, "routed_scaling_factor",
+                                             cfg.routed_scaling_factor));
+        for (i = 0; i < HLX_HFC_COUNT; i++) {
+            if (cls_bytes[i] == 0)
+                continue;
+            json_object_set_new(cb, hlx_hf_class_name((hlx_hf_class_t)i), json_real(cls_bytes[i]));
+            json_object_set_new(rb, hlx_hf_class_name((hlx_hf_class_t)i),
+                                json_real(rank_bytes[i]));
+        }
+        json_object_set_new(cb, "total", json_real(total));
+        json_object_set_new(rb, "total", json_real(rank_total));
+        json_object_set_new(o_, "architecture", json_string(cfg.arch));
+        json_object_set_new(o_, "name", json_string(cfg.m.name));
+        json_object_set_new(o_, "torch_dtype", json_string(cfg.torch_dtype));
+        json_object_set_new(o_, "fp8", json_boolean(cfg.fp8));
+        json_object_set_new(o_, "checked", json_boolean(!config_only));
+        json_object_set_new(o_, "model", mo);
+        json_object_set_new(o_, "params", json_real(params));
+        json_object_set_new(o_, "bytes", cb);
+        json_object_set_new(o_, "layout", json_pack("{s:i, s:i, s:i, s:i}", "kvp", (int)kvp,
+                                                    "tpa", (int)tpa, "ep", (int)ep, "n", n));
+        json_object_set_new(o_, "bytes_per_rank", rb);
+        json_dumpf(o_, stdout, JSON_INDENT(2) | JSON_PRESERVE_ORDER);
+        printf("\n");
+        json_decref(o_);
+        return 0;
+    }
+    printf("%s (%s): %s, %d layers, hidden %d, %d query heads", dir, cfg.arch, cfg.m.name,
+           cfg.m.layers, cfg.m.hidden, cfg.m.q_heads);
+    if (cfg.m.attn == HLX_ATTN_GQA)
+        printf(", %d KV heads of %d\n", cfg.m.kv_heads, cfg.m.head_dim);
+    else
+        printf("\n  MLA: q_lora %d, kv_lora %d, nope %d, rope %d, v %d\n", cfg.m.q_lora_rank,
+               cfg.m.kv_lora_rank, cfg.m.qk_nope_dim, cfg.m.qk_rope_dim, cfg.m.v_head_dim);
+    if (cfg.m.experts > 0)
+        printf("  MoE: %d experts top-%d + %d shared, expert FFN %d, first %d layers dense "
+               "(FFN %d), %s scoring, norm_topk_prob %s, scaling %g\n", cfg.m.experts,
+               cfg.m.top_k, cfg.m.shared_experts, cfg.m.expert_ffn, cfg.m.dense_layers,
+               cfg.m.ffn, cfg.scoring_func, cfg.norm_topk_prob ? "true" : "false",
+               cfg.routed_scaling_factor);
+    else
+        printf("  dense SwiGLU FFN %d, vocab %d\n", cfg.m.ffn, cfg.m.vocab);
+    printf("  weights %s%s, %.6g parameters%s\n\n", cfg.torch_dtype,
+           cfg.fp8 ? " (linear layers fp8 e4m3, block scales)" : "", params,
+           config_only ? " (from config.json; tensors not checked)" : "");
+    printf("  %-16s %16s %18s\n", "class", "bytes", "per rank");
+    for (i = 0; i < HLX_HFC_COUNT; i++)
+        if (cls_bytes[i] > 0)
+            printf("  %-16s %16.0f %18.0f\n", hlx_hf_class_name((hlx_hf_class_t)i), cls_bytes[i],
+                   rank_bytes[i]);
+    printf("  %-16s %16.0f %18.0f   (kvp %ld x tpa %ld = %d ranks, ep %ld)\n", "total", total,
+           rank_total, kvp, tpa, n, ep);
+    return 0;
+}
+
+static void hlx_model_usage(FILE *f)
+{
+    fprintf(f, "usage: helix model synth|info [OPTIONS]   (helix model synth --help)\n\n"
+               "  synth   write a small Hugging Face checkpoint (dense or moe-mla)\n"
+               "  info    check a checkpoint and print its architecture and sizes\n");
+}
+
+int hlx_cmd_model(int argc, char **argv)
+{
+    if (argc < 2) {
+        hlx_model_usage(stderr);
+        return 2;
+    }
+    if (!strcmp(argv[1], "--help") || !strcmp(argv[1], "-h")) {
+        hlx_model_usage(stdout);
+        return 0;
+    }
+    if (!strcmp(argv[1], "synth"))
+        return hlx_cmd_model_synth(argc - 1, argv + 1);
+    if (!strcmp(argv[1], "info"))
+        return hlx_cmd_model_info(argc - 1, argv + 1);
+    fprintf(stderr, "helix model: unknown subcommand '%s' (synth or info)\n", argv[1]);
+    return 2;
+}

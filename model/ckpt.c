@@ -1,0 +1,864 @@
+/* safetensors checkpoints: header parsing with every size overflow-checked, shards mapped
+ * read-only, and slices converted to f32 or bf16 as they are copied out. */
+#define _GNU_SOURCE
+#include "hlx_ckpt.h"
+
+#include <errno.h>
+#include <fcntl.h>
+#include <jansson.h>
+#include <stdarg.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/mman.h>
+#include <sys/stat.h>
+#include <unistd.h>
+
+static const struct {
+    const char *name;
+    size_t      size;
+} hlx_st_types[HLX_ST_COUNT] = {
+    [HLX_ST_F64] = { "F64", 8 },         [HLX_ST_F32] = { "F32", 4 },
+    [HLX_ST_F16] = { "F16", 2 },         [HLX_ST_BF16] = { "BF16", 2 },
+    [HLX_ST_F8_E4M3] = { "F8_E4M3", 1 }, [HLX_ST_F8_E5M2] = { "F8_E5M2", 1 },
+    [HLX_ST_I64] = { "I64", 8 },         [HLX_ST_I32] = { "I32", 4 },
+    [HLX_ST_I16] = { "I16", 2 },         [HLX_ST_I8] = { "I8", 1 },
+    [HLX_ST_U8] = { "U8", 1 },           [HLX_ST_BOOL] = { "BOOL", 1 },
+};
+
+const char *hlx_st_dtype_name(hlx_st_dtype_t t)
+{
+    return (unsigned)t < HLX_ST_COUNT ? hlx_st_types[t].name : "?";
+}
+
+size_t hlx_st_dtype_size(hlx_st_dtype_t t)
+{
+    return (unsigned)t < HLX_ST_COUNT ? hlx_st_types[t].size : 0;
+}
+
+int hlx_st_dtype_parse(const char *s, hlx_st_dtype_t *t_p)
+{
+    int i;
+
+    for (i = 0; i < HLX_ST_COUNT; i++) {
+        if (!strcmp(s, hlx_st_types[i].name)) {
+            *t_p = (hlx_st_dtype_t)i;
+            return 0;
+        }
+    }
+    return -1;
+}
+
+static hlx_status_t hlx_ck_fail(char *err, size_t errlen, hlx_status_t st, const char *fmt,
+                                ...) __attribute__((format(printf, 4, 5)));
+static hlx_status_t hlx_ck_fail(char *err, size_t errlen, hlx_status_t st, const char *fmt,
+                                ...)
+{
+    va_list ap;
+
+    if (err != NULL && errlen > 0) {
+        va_start(ap, fmt);
+        vsnprintf(err, errlen, fmt, ap);
+        va_end(ap);
+    }
+    return st;
+}
+
+/* ---- one file ------------------------------------------------------------------------ */
+
+static int hlx_tensor_cmp_name(const void *a, const void *b)
+{
+    return strcmp(((const hlx_ckpt_tensor_t *)a)->name, ((const hlx_ckpt_tensor_t *)b)->name);
+}
+
+static int hlx_tensor_cmp_begin(const void *a, const void *b)
+{
+    const hlx_ckpt_tensor_t *x = *(const hlx_ckpt_tensor_t *const *)a;
+    const hlx_ckpt_tensor_t *y = *(const hlx_ckpt_tensor_t *const *)b;
+    if (x->begin != y->begin)
+        return x->begin < y->begin ? -1 : 1;
+    return x->end < y->end ? -1 : x->end > y->end;
+}
+
+void hlx_st_file_free(hlx_st_file_t *f)
+{
+    size_t i;
+
+    if (f == NULL)
+        return;
+    for (i = 0; i < f->count; i++)
+        free((char *)f->tensors[i].name);
+    free(f->tensors);
+    f->tensors = NULL;
+    f->count = 0;
+}
+
+/* A JSON integer in [0, 2^63). */
+static int hlx_json_u63(json_t *v, uint64_t *out)
+{
+    if (!json_is_integer(v) || json_integer_value(v) < 0)
+        return -1;
+    *out = (uint64_t)json_integer_value(v);
+    return 0;
+}
+
+/* One header entry: {"dtype": "BF16", "shape": [..], "data_offsets": [b, e]}. */
+static hlx_status_t hlx_st_entry(const char *fname, const char *key, json_t *v,
+                                 hlx_ckpt_tensor_t *t, char *err, size_t errlen)
+{
+    json_t *dt, *shape, *offs, *x;
+    size_t i, n, bytes;
+    uint64_t numel = 1, d;
+
+    if (!json_is_object(v))
+        return hlx_ck_fail(err, errlen, HLX_ERR_PARSE, "%s: tensor %s: header entry is not an object",
+                           fname, key);
+    dt = json_object_get(v, "dtype");
+    shape = json_object_get(v, "shape");
+    offs = json_object_get(v, "data_offsets");
+    if (!json_is_string(dt) || !json_is_array(shape) || !json_is_array(offs))
+        return hlx_ck_fail(err, errlen, HLX_ERR_PARSE,
+                           "%s: tensor %s: needs \"dtype\" (string), \"shape\" and "
+                           "\"data_offsets\" (arrays)", fname, key);
+    if (json_object_size(v) != 3)
+        return hlx_ck_fail(err, errlen, HLX_ERR_PARSE,
+                           "%s: tensor %s: unexpected keys (only dtype, shape, data_offsets)",
+                           fname, key);
+    if (hlx_st_dtype_parse(json_string_value(dt), &t->dtype) != 0)
+        return hlx_ck_fail(err, errlen, HLX_ERR_PARSE, "%s: tensor %s: unknown dtype \"%.32s\"",
+                           fname, key, json_string_value(dt));
+    n = json_array_size(shape);
+    if (n > HLX_CKPT_MAX_DIMS)
+        return hlx_ck_fail(err, errlen, HLX_ERR_PARSE, "%s: tensor %s: %zu dimensions (at most %d)",
+                           fname, key, n, HLX_CKPT_MAX_DIMS);
+    t->ndim = (int)n;
+    json_array_foreach(shape, i, x) {
+        if (hlx_json_u63(x, &d) != 0)
+            return hlx_ck_fail(err, errlen, HLX_ERR_PARSE,
+                               "%s: tensor %s: shape[%zu] is not a non-negative integer", fname,
+                               key, i);
+        if (__builtin_mul_overflow(numel, d, &numel) || numel > (uint64_t)INT64_MAX)
+            return hlx_ck_fail(err, errlen, HLX_ERR_PARSE, "%s: tensor %s: shape overflows",
+                               fname, key);
+        t->shape[i] = (int64_t)d;
+    }
+    t->numel = numel;
+    if (json_array_size(offs) != 2 || hlx_json_u63(json_array_get(offs, 0), &t->begin) ||
+        hlx_json_u63(json_array_get(offs, 1), &t->end))
+        return hlx_ck_fail(err, errlen, HLX_ERR_PARSE,
+                           "%s: tensor %s: data_offsets must be two non-negative integers",
+                           fname, key);
+    if (t->end < t->begin)
+        return hlx_ck_fail(err, errlen, HLX_ERR_PARSE,
+                           "%s: tensor %s: data_offsets [%llu, %llu] end before they begin",
+                           fname, key, (unsigned long long)t->begin, (unsigned long long)t->end);
+    if (__builtin_mul_overflow((size_t)numel, hlx_st_dtype_size(t->dtype), &bytes) ||
+        (uint64_t)numel != (size_t)numel)
+        return hlx_ck_fail(err, errlen, HLX_ERR_PARSE, "%s: tensor %s: byte size overflows",
+                           fname, key);
+    if (t->end - t->begin != (uint64_t)bytes)
+        return hlx_ck_fail(err, errlen, HLX_ERR_PARSE,
+                           "%s: tensor %s: data_offsets [%llu, %llu] hold %llu bytes, shape x %s "
+                           "needs %zu", fname, key, (unsigned long long)t->begin,
+                           (unsigned long long)t->end, (unsigned long long)(t->end - t->begin),
+                           hlx_st_dtype_name(t->dtype), bytes);
+    return HLX_OK;
+}
+
+/* The data section must be covered exactly: sorted by offset, each tensor starts where the
+ * previous ended, the first at 0 and the last at the end of the file. */
+static hlx_status_t hlx_st_coverage(const char *fname, hlx_st_file_t *f, uint64_t data_size,
+                                    char *err, size_t errlen)
+{
+    hlx_ckpt_tensor_t **by = calloc(f->count ? f->count : 1, sizeof(*by));
+    uint64_t at = 0;
+    size_t i;
+    hlx_status_t st = HLX_OK;
+
+    if (by == NULL)
+        return hlx_ck_fail(err, errlen, HLX_ERR_NOMEM, "%s: out of memory", fname);
+    for (i = 0; i < f->count; i++)
+        by[i] = &f->tensors[i];
+    /* ranges past the end first: a truncated file is named as such, not as a hole */
+    for (i = 0; i < f->count && st == HLX_OK; i++) {
+        const hlx_ckpt_tensor_t *t = &f->tensors[i];
+        if (t->end > data_size)
+            st = hlx_ck_fail(err, errlen, HLX_ERR_PARSE,
+                             "%s: tensor %s: data_offsets [%llu, %llu] run past the %llu data "
+                             "bytes of the file (truncated?)", fname, t->name,
+                             (unsigned long long)t->begin, (unsigned long long)t->end,
+                             (unsigned long long)data_size);
+    }
+    qsort(by, f->count, sizeof(*by), hlx_tensor_cmp_begin);
+    for (i = 0; i < f->count && st == HLX_OK; i++) {
+        const hlx_ckpt_tensor_t *t = by[i];
+        if (t->begin < at)
+            st = hlx_ck_fail(err, errlen, HLX_ERR_PARSE,
+                             "%s: tensor %s: data_offsets [%llu, %llu] overlap %s ending at %llu",
+                             fname, t->name, (unsigned long long)t->begin,
+                             (unsigned long long)t->end, by[i - 1]->name, (unsigned long long)at);
+        else if (t->begin > at)
+            st = hlx_ck_fail(err, errlen, HLX_ERR_PARSE,
+                             "%s: tensor %s: data_offsets begin at %llu, leaving bytes [%llu, %llu) "
+                             "unaccounted for", fname, t->name, (unsigned long long)t->begin,
+                             (unsigned long long)at, (unsigned long long)t->begin);
+        else
+            at = t->end;
+    }
+    if (st == HLX_OK && at != data_size)
+        st = hlx_ck_fail(err, errlen, HLX_ERR_PARSE,
+                         "%s: the header covers %llu of the %llu data bytes (trailing bytes)",
+                         fname, (unsigned long long)at, (unsigned long long)data_size);
+    free(by);
+    return st;
+}
+
+hlx_status_t hlx_st_parse(const char *name, const uint8_t *buf, uint64_t len, int file,
+                          hlx_st_file_t *out, char *err, size_t errlen)
+{
+    uint64_t hlen = 0, data_size;
+    json_t *root = NULL, *v;
+    json_error_t je;
+    const char *key;
+    hlx_st_file_t f = { NULL, 0, 0 };
+    hlx_status_t st = HLX_OK;
+    size_t i;
+
+    if (len < 8)
+        return hlx_ck_fail(err, errlen, HLX_ERR_PARSE,
+                           "%s: %llu bytes, shorter than the 8-byte header size (truncated?)",
+                           name, (unsigned long long)len);
+    for (i = 0; i < 8; i++)
+        hlen |= (uint64_t)buf[i] << (8 * i);
+    if (hlen > HLX_ST_HEADER_MAX)
+        return hlx_ck_fail(err, errlen, HLX_ERR_PARSE,
+                           "%s: JSON header of %llu bytes is larger than the %llu accepted",
+                           name, (unsigned long long)hlen, (unsigned long long)HLX_ST_HEADER_MAX);
+    if (hlen < 2 || hlen > len - 8)
+        return hlx_ck_fail(err, errlen, HLX_ERR_PARSE,
+                           "%s: JSON header of %llu bytes does not fit in the %llu-byte file "
+                           "(truncated?)", name, (unsigned long long)hlen,
+                           (unsigned long long)len);
+    data_size = len - 8 - hlen;
+    root = json_loadb((const char *)buf + 8, (size_t)hlen, JSON_REJECT_DUPLICATES, &je);
+    if (root == NULL)
+        return hlx_ck_fail(err, errlen, HLX_ERR_PARSE, "%s: header byte %d: %s", name,
+                           je.position, je.text);
+    if (!json_is_object(root)) {
+        st = hlx_ck_fail(err, errlen, HLX_ERR_PARSE, "%s: the header is not a JSON object", name);
+        goto out_root;
+    }
+    f.tensors = calloc(json_object_size(root) ? json_object_size(root) : 1, sizeof(*f.tensors));
+    if (f.tensors == NULL) {
+        st = hlx_ck_fail(err, errlen, HLX_ERR_NOMEM, "%s: out of memory", name);
+        goto out_root;
+    }
+    json_object_foreach(root, key, v) {
+        hlx_ckpt_tensor_t *t;
+        if (!strcmp(key, "__metadata__")) {
+            const char *mk;
+            json_t *mv;
+            if (!json_is_object(v)) {
+                st = hlx_ck_fail(err, errlen, HLX_ERR_PARSE, "%s: __metadata__ is not an object",
+                                 name);
+                goto out_free;
+            }
+            json_object_foreach(v, mk, mv) {
+                if (!json_is_string(mv)) {
+                    st = hlx_ck_fail(err, errlen, HLX_ERR_PARSE,
+                                     "%s: __metadata__ %s: values must be strings", name, mk);
+                    goto out_free;
+                }
+            }
+            continue;
+        }
+        t = &f.tensors[f.count];
+        if ((st = hlx_st_entry(name, key, v, t, err, errlen)) != HLX_OK)
+            goto out_free;
+        t->file = file;
+        if ((t->name = strdup(key)) == NULL) {
+            st = hlx_ck_fail(err, errlen, HLX_ERR_NOMEM, "%s: out of memory", name);
+            goto out_free;
+        }
+        f.count++;
+    }
+    if ((st = hlx_st_coverage(name, &f, data_size, err, errlen)) != HLX_OK)
+        goto out_free;
+    qsort(f.tensors, f.count, sizeof(*f.tensors), hlx_tensor_cmp_name);
+    f.data_offset = 8 + hlen;
+    *out = f;
+    json_decref(root);
+    return HLX_OK;
+
+out_free:
+    hlx_st_file_free(&f);
+out_root:
+    json_decref(root);
+    return st;
+}
+
+/* ---- a directory of shards ----------------------------------------------------------- */
+
+typedef struct hlx_ckpt_file {
+    char          *name;   /* base name */
+    const uint8_t *map;
+    uint64_t       size;
+    hlx_st_file_t  st;
+} hlx_ckpt_file_t;
+
+struct hlx_ckpt {
+    char               dir[1024];
+    hlx_ckpt_file_t   *files;
+    int                nfiles;
+    hlx_ckpt_tensor_t *tensors;  /* all shards, sorted by name (names borrowed) */
+    size_t             count;
+    uint64_t           bytes_read;
+    int                block_rows, block_cols; /* fp8 scale blocks */
+    float              fp8_lut[256];           /* e4m3 code -> value */
+    char               err[1024];
+};
+
+void hlx_ckpt_set_fp8_block(hlx_ckpt_t *ck, int rows, int cols)
+{
+    ck->block_rows = rows;
+    ck->block_cols = cols;
+}
+
+const char *hlx_ckpt_error(const hlx_ckpt_t *ck)
+{
+    return ck->err;
+}
+
+hlx_status_t hlx_ckpt_set_error(hlx_ckpt_t *ck, hlx_status_t st, const char *fmt, ...)
+{
+    va_list ap;
+
+    va_start(ap, fmt);
+    vsnprintf(ck->err, sizeof(ck->err), fmt, ap);
+    va_end(ap);
+    return st;
+}
+
+size_t hlx_ckpt_count(const hlx_ckpt_t *ck)
+{
+    return ck->count;
+}
+
+const hlx_ckpt_tensor_t *hlx_ckpt_tensor(const hlx_ckpt_t *ck, size_t i)
+{
+    return i < ck->count ? &ck->tensors[i] : NULL;
+}
+
+const char *hlx_ckpt_file_name(const hlx_ckpt_t *ck, int file)
+{
+    return file >= 0 && file < ck->nfiles ? ck->files[file].name : "?";
+}
+
+const char *hlx_ckpt_dir(const hlx_ckpt_t *ck)
+{
+    return ck->dir;
+}
+
+uint64_t hlx_ckpt_bytes_read(const hlx_ckpt_t *ck)
+{
+    return ck->bytes_read;
+}
+
+void hlx_ckpt_close(hlx_ckpt_t *ck)
+{
+    int i;
+
+    if (ck == NULL)
+        return;
+    for (i = 0; i < ck->nfiles; i++) {
+        if (ck->files[i].map != NULL)
+            munmap((void *)ck->files[i].map, ck->files[i].size);
+        hlx_st_file_free(&ck->files[i].st);
+        free(ck->files[i].name);
+    }
+    free(ck->files);
+    free(ck->tensors);
+    free(ck);
+}
+
+/* Maps and parses one shard. */
+static hlx_status_t hlx_ckpt_map(hlx_ckpt_t *ck, int idx, char *err, size_t errlen)
+{
+    hlx_ckpt_file_t *f = &ck->files[idx];
+    char path[2048];
+    struct stat sb;
+    int fd;
+    void *map;
+
+    snprintf(path, sizeof(path), "%s/%s", ck->dir, f->name);
+    fd = open(path, O_RDONLY | O_CLOEXEC);
+    if (fd < 0)
+        return hlx_ck_fail(err, errlen, errno == ENOENT ? HLX_ERR_NOT_FOUND : HLX_ERR_IO,
+                           "%s: %s", path, strerror(errno));
+    if (fstat(fd, &sb) != 0 || !S_ISREG(sb.st_mode)) {
+        close(fd);
+        return hlx_ck_fail(err, errlen, HLX_ERR_IO, "%s: not a regular file", path);
+    }
+    if (sb.st_size == 0) {
+        close(fd);
+        return hlx_ck_fail(err, errlen, HLX_ERR_PARSE, "%s: empty file (truncated?)", path);
+    }
+    map = mmap(NULL, (size_t)sb.st_size, PROT_READ, MAP_PRIVATE, fd, 0);
+    close(fd);
+    if (map == MAP_FAILED)
+        return hlx_ck_fail(err, errlen, HLX_ERR_IO, "%s: mmap: %s", path, strerror(errno));
+    f->map = map;
+    f->size = (uint64_t)sb.st_size;
+    /* Slices are read scattered: no read-ahead of neighbouring ranks' data. */
+    madvise(map, (size_t)sb.st_size, MADV_RANDOM);
+    return hlx_st_parse(path, f->map, f->size, idx, &f->st, err, errlen);
+}
+
+static int hlx_ckpt_add_file(hlx_ckpt_t *ck, const char *name)
+{
+    int i;
+    hlx_ckpt_file_t *nf;
+
+    for (i = 0; i < ck->nfiles; i++)
+        if (!strcmp(ck->files[i].name, name))
+            return i;
+    nf = realloc(ck->files, sizeof(*nf) * (size_t)(ck->nfiles + 1));
+    if (nf == NULL)
+        return -1;
+    ck->files = nf;
+    memset(&nf[ck->nfiles], 0, sizeof(*nf));
+    if ((nf[ck->nfiles].name = strdup(name)) == NULL)
+        return -1;
+    return ck->nfiles++;
+}
+
+/* Reads model.safetensors.index.json: the shards it names, and the weight map to check. */
+static hlx_status_t hlx_ckpt_index(hlx_ckpt_t *ck, const char *path, json_t **map_p, char *err,
+                                   size_t errlen)
+{
+    json_error_t je;
+    json_t *root = json_load_file(path, JSON_REJECT_DUPLICATES, &je), *wm, *v;
+    const char *key;
+
+    if (root == NULL)
+        return hlx_ck_fail(err, errlen, HLX_ERR_PARSE, "%s:%d:%d: %s", path, je.line, je.column,
+                           je.text);
+    wm = json_object_get(root, "weight_map");
+    if (!json_is_object(wm)) {
+        json_decref(root);
+        return hlx_ck_fail(err, errlen, HLX_ERR_PARSE, "%s: no \"weight_map\" object", path);
+    }
+    json_object_foreach(wm, key, v) {
+        const char *fn = json_string_value(v);
+        if (fn == NULL || fn[0] == '\0' || strchr(fn, '/') != NULL) {
+            json_decref(root);
+            return hlx_ck_fail(err, errlen, HLX_ERR_PARSE,
+                               "%s: weight_map: %s: expected a file name in the directory", path,
+                               key);
+        }
+        if (hlx_ckpt_add_file(ck, fn) < 0) {
+            json_decref(root);
+            return hlx_ck_fail(err, errlen, HLX_ERR_NOMEM, "%s: out of memory", path);
+        }
+    }
+    if (ck->nfiles == 0) {
+        json_decref(root);
+        return hlx_ck_fail(err, errlen, HLX_ERR_PARSE, "%s: weight_map is empty", path);
+    }
+    *map_p = root;
+    return HLX_OK;
+}
+
+/* Merges the shards' tensors, refuses duplicates, checks the index against the shards and
+ * pairs fp8 weights with their block scales. */
+static hlx_status_t hlx_ckpt_merge(hlx_ckpt_t *ck, json_t *index, const char *index_path,
+                                   char *err, size_t errlen)
+{
+    size_t total = 0, i, k = 0;
+    int f;
+    json_t *wm = index ? json_object_get(index, "weight_map") : NULL;
+
+    for (f = 0; f < ck->nfiles; f++)
+        total += ck->files[f].st.count;
+    ck->tensors = calloc(total ? total : 1, sizeof(*ck->tensors));
+    if (ck->tensors == NULL)
+        return hlx_ck_fail(err, errlen, HLX_ERR_NOMEM, "out of memory");
+    for (f = 0; f < ck->nfiles; f++)
+        for (i = 0; i < ck->files[f].st.count; i++)
+            ck->tensors[k++] = ck->files[f].st.tensors[i];
+    ck->count = total;
+    qsort(ck->tensors, total, sizeof(*ck->tensors), hlx_tensor_cmp_name);
+    for (i = 1; i < total; i++)
+        if (!strcmp(ck->tensors[i].name, ck->tensors[i - 1].name))
+            return hlx_ck_fail(err, errlen, HLX_ERR_PARSE,
+                               "%s: tensor %s is stored twice (in %s and %s)", ck->dir,
+                               ck->tensors[i].name, ck->files[ck->tensors[i - 1].file].name,
+                               ck->files[ck->tensors[i].file].name);
+    if (wm != NULL) {
+        const char *key;
+        json_t *v;
+        json_object_foreach(wm, key, v) {
+            const hlx_ckpt_tensor_t *t = hlx_ckpt_find(ck, key);
+            if (t == NULL || strcmp(ck->files[t->file].name, json_string_value(v)))
+                return hlx_ck_fail(err, errlen, HLX_ERR_PARSE,
+                                   "%s: weight_map puts %s in %s, but %s", index_path, key,
+                                   json_string_value(v), t ? "it is stored in another shard"
+                                                           : "that shard does not hold it");
+        }
+        for (i = 0; i < total; i++)
+            if (json_object_get(wm, ck->tensors[i].name) == NULL)
+                return hlx_ck_fail(err, errlen, HLX_ERR_PARSE,
+                                   "%s: %s holds tensor %s, which the weight_map does not list",
+                                   index_path, ck->files[ck->tensors[i].file].name,
+                                   ck->tensors[i].name);
+    }
+    for (i = 0; i < total; i++) {
+        hlx_ckpt_tensor_t *t = &ck->tensors[i];
+        char sname[1024];
+        const hlx_ckpt_tensor_t *s;
+        if (t->dtype != HLX_ST_F8_E4M3)
+            continue;
+        snprintf(sname, sizeof(sname), "%s_scale_inv", t->name);
+        s = hlx_ckpt_find(ck, sname);
+        if (s == NULL)
+            continue; /* unscaled fp8: read as is */
+        if (t->ndim != 2 || s->ndim != 2 || s->dtype != HLX_ST_F32 || s->shape[0] < 1 ||
+            s->shape[1] < 1)
+            return hlx_ck_fail(err, errlen, HLX_ERR_PARSE,
+                               "%s: tensor %s: block scales need a 2-D F8_E4M3 weight and a 2-D "
+                               "F32 %s", ck->files[t->file].name, t->name, sname);
+        t->scale = s;
+    }
+    return HLX_OK;
+}
+
+hlx_status_t hlx_ckpt_open(const char *dir, hlx_ckpt_t **ck_p, char *err, size_t errlen)
+{
+    hlx_ckpt_t *ck = calloc(1, sizeof(*ck));
+    char path[2048];
+    struct stat sb;
+    json_t *index = NULL;
+    hlx_status_t st;
+    int f;
+
+    if (ck == NULL)
+        return hlx_ck_fail(err, errlen, HLX_ERR_NOMEM, "out of memory");
+    if (strlen(dir) >= sizeof(ck->dir)) {
+        free(ck);
+        return hlx_ck_fail(err, errlen, HLX_ERR_INVALID, "%.64s...: path too long", dir);
+    }
+    snprintf(ck->dir, sizeof(ck->dir), "%s", dir);
+    ck->block_rows = ck->block_cols = 128;
+    for (f = 0; f < 256; f++)
+        ck->fp8_lut[f] = hlx_fp8_to_f32((uint8_t)f);
+    snprintf(path, sizeof(path), "%s/model.safetensors.index.json", dir);
+    if (stat(path, &sb) == 0) {
+        st = hlx_ckpt_index(ck, path, &index, err, errlen);
+    } else {
+        snprintf(path, sizeof(path), "%s/model.safetensors", dir);
+        if (stat(path, &sb) != 0)
+            st = hlx_ck_fail(err, errlen, HLX_ERR_NOT_FOUND,
+                             "%s: no model.safetensors.index.json or model.safetensors", dir);
+        else
+            st = hlx_ckpt_add_file(ck, "model.safetensors") < 0
+                     ? hlx_ck_fail(err, errlen, HLX_ERR_NOMEM, "out of memory") : HLX_OK;
+    }
+    for (f = 0; st == HLX_OK && f < ck->nfiles; f++) {
+        st = hlx_ckpt_map(ck, f, err, errlen);
+        if (st == HLX_ERR_NOT_FOUND && index != NULL)
+            st = hlx_ck_fail(err, errlen, HLX_ERR_PARSE,
+                             "%s/model.safetensors.index.json names shard %s, which is missing",
+                             dir, ck->files[f].name);
+    }
+    if (st == HLX_OK)
+        st = hlx_ckpt_merge(ck, index, path, err, errlen);
+    json_decref(index);
+    if (st != HLX_OK) {
+        hlx_ckpt_close(ck);
+        return st;
+    }
+    *ck_p = ck;
+    return HLX_OK;
+}
+
+const hlx_ckpt_tensor_t *hlx_ckpt_find(const hlx_ckpt_t *ck, const char *name)
+{
+    hlx_ckpt_tensor_t key;
+
+    key.name = name;
+    return bsearch(&key, ck->tensors, ck->count, sizeof(key), hlx_tensor_cmp_name);
+}
+
+static void hlx_shape_str(char *buf, size_t len, int ndim, const int64_t *shape)
+{
+    size_t used = 0;
+    int i;
+
+    used += (size_t)snprintf(buf, len, "[");
+    for (i = 0; i < ndim && used < len; i++)
+        used += (size_t)snprintf(buf + used, len - used, "%s%lld", i ? ", " : "",
+                                 (long long)shape[i]);
+    if (used < len)
+        snprintf(buf + used, len - used, "]");
+}
+
+hlx_status_t hlx_ckpt_get(hlx_ckpt_t *ck, const char *name, int ndim, const int64_t *shape,
+                          const hlx_ckpt_tensor_t **t_p)
+{
+    const hlx_ckpt_tensor_t *t = hlx_ckpt_find(ck, name);
+    char have[160], want[160];
+
+    if (t == NULL)
+        return hlx_ck_fail(ck->err, sizeof(ck->err), HLX_ERR_NOT_FOUND,
+                           "%s: tensor %s is missing", ck->dir, name);
+    if (t->ndim != ndim || memcmp(t->shape, shape, sizeof(*shape) * (size_t)ndim) != 0) {
+        hlx_shape_str(have, sizeof(have), t->ndim, t->shape);
+        hlx_shape_str(want, sizeof(want), ndim, shape);
+        return hlx_ck_fail(ck->err, sizeof(ck->err), HLX_ERR_MISMATCH,
+                           "%s: tensor %s: shape %s, expected %s", ck->files[t->file].name, name,
+                           have, want);
+    }
+    *t_p = t;
+    return HLX_OK;
+}
+
+/* ---- conversion ---------------------------------------------------------------------- */
+
+static float hlx_f16_to_f32(uint16_t h)
+{
+    uint32_t s = (uint32_t)(h & 0x8000u) << 16, e = (h >> 10) & 31u, m = h & 0x3ffu;
+    union { uint32_t u; float f; } v;
+
+    if (e == 0) {
+        v.f = (float)m * 0x1p-24f;
+        v.u |= s;
+        return v.f;
+    }
+    if (e == 31)
+        v.u = s | 0x7f800000u | (m << 13);
+    else
+        v.u = s | ((e + 112u) << 23) | (m << 13);
+    return v.f;
+}
+
+/* Element i of a row stored in t (unaligned safe). */
+static float hlx_st_load(const uint8_t *p, hlx_st_dtype_t t, size_t i)
+{
+    switch (t) {
+    case HLX_ST_F32: {
+        float f;
+        memcpy(&f, p + 4 * i, 4);
+        return f;
+    }
+    case HLX_ST_F64: {
+        double d;
+        memcpy(&d, p + 8 * i, 8);
+        return (float)d;
+    }
+    case HLX_ST_BF16: {
+        uint16_t h;
+        memcpy(&h, p + 2 * i, 2);
+        return hlx_bf16_to_f32(h);
+    }
+    case HLX_ST_F16: {
+        uint16_t h;
+        memcpy(&h, p + 2 * i, 2);
+        return hlx_f16_to_f32(h);
+    }
+    default: /* F8_E4M3 */
+        return hlx_fp8_to_f32(p[i]);
+    }
+}
+
+/* Rows converted at a time (transposed stores write this many consecutive elements). */
+#define HLX_CK_TILE 32
+
+/* n elements of a row stored as t, to f32. */
+static void hlx_ck_convert(const hlx_ckpt_t *ck, const uint8_t *p, hlx_st_dtype_t t, int64_t n,
+                           float *out)
+{
+    int64_t j;
+
+    switch (t) {
+    case HLX_ST_F8_E4M3:
+        for (j = 0; j < n; j++)
+            out[j] = ck->fp8_lut[p[j]];
+        break;
+    case HLX_ST_F32:
+        memcpy(out, p, (size_t)n * 4);
+        break;
+    case HLX_ST_BF16:
+        /* through an aligned chunk: the source may sit at any byte offset */
+        for (j = 0; j < n; j += 256) {
+            uint16_t h[256];
+            uint32_t *o = (uint32_t *)(out + j);
+            int64_t k, m = n - j < 256 ? n - j : 256;
+            memcpy(h, p + 2 * j, (size_t)m * 2);
+            for (k = 0; k < m; k++)
+                o[k] = (uint32_t)h[k] << 16;
+        }
+        break;
+    default:
+        for (j = 0; j < n; j++)
+            out[j] = hlx_st_load(p, t, (size_t)j);
+        break;
+    }
+}
+
+/* n floats to dst[at, at + n) in dst_dtype. */
+static void hlx_ck_store(void *dst, hlx_dtype_t dt, size_t at, const float *v, int64_t n)
+{
+    int64_t j;
+
+    if (dt == HLX_DTYPE_F32) {
+        memcpy((float *)dst + at, v, (size_t)n * 4);
+        return;
+    }
+    for (j = 0; j < n; j++)
+        ((uint16_t *)dst)[at + (size_t)j] = hlx_f32_to_bf16(v[j]);
+}
+
+hlx_status_t hlx_ckpt_read_block(hlx_ckpt_t *ck, const hlx_ckpt_tensor_t *t, int64_t r0,
+                                 int64_t nr, int64_t c0, int64_t nc, int transpose, void *dst,
+                                 hlx_dtype_t dst_dtype, int64_t ld)
+{
+    const hlx_ckpt_file_t *f = &ck->files[t->file];
+    const hlx_ckpt_tensor_t *s = t->scale;
+    int64_t rows = t->ndim >= 2 ? t->shape[0] : 1, cols, i, j;
+    const size_t es = hlx_st_dtype_size(t->dtype);
+    const uint8_t *base = f->map + f->st.data_offset + t->begin;
+    int64_t brow = 1, bcol = 1, tnc;
+    float *tile;
+
+    if (t->ndim > 2 || t->ndim < 1)
+        return hlx_ck_fail(ck->err, sizeof(ck->err), HLX_ERR_INVALID,
+                           "%s: tensor %s: %d-D, a 2-D block needs a 1-D or 2-D tensor", f->name,
+                           t->name, t->ndim);
+    cols = t->ndim == 2 ? t->shape[1] : t->shape[0];
+    if (t->dtype != HLX_ST_F32 && t->dtype != HLX_ST_BF16 && t->dtype != HLX_ST_F16 &&
+        t->dtype != HLX_ST_F64 && t->dtype != HLX_ST_F8_E4M3)
+        return hlx_ck_fail(ck->err, sizeof(ck->err), HLX_ERR_MISMATCH,
+                           "%s: tensor %s: dtype %s, expected a floating-point weight (F32, "
+                           "BF16, F16, F8_E4M3)", f->name, t->name, hlx_st_dtype_name(t->dtype));
+    if (dst_dtype != HLX_DTYPE_F32 && dst_dtype != HLX_DTYPE_BF16)
+        return hlx_ck_fail(ck->err, sizeof(ck->err), HLX_ERR_UNSUPPORTED,
+                           "%s: tensor %s: cannot convert to %s (f32 or bf16)", f->name, t->name,
+                           hlx_dtype_name(dst_dtype));
+    if (r0 < 0 || nr < 0 || c0 < 0 || nc < 0 || r0 > rows - nr || c0 > cols - nc ||
+        ld < (transpose ? nr : nc))
+        return hlx_ck_fail(ck->err, sizeof(ck->err), HLX_ERR_INVALID,
+                           "%s: tensor %s: block rows [%lld, +%lld) cols [%lld, +%lld) (ld %lld) "
+                           "outside its %lld x %lld elements", f->name, t->name, (long long)r0,
+                           (long long)nr, (long long)c0, (long long)nc, (long long)ld,
+                           (long long)rows, (long long)cols);
+    if (s != NULL) {
+        /* DeepSeek: scale_inv[ceil(rows / br)][ceil(cols / bc)], the last blocks partial */
+        brow = ck->block_rows;
+        bcol = ck->block_cols;
+        if ((rows + brow - 1) / brow != s->shape[0] || (cols + bcol - 1) / bcol != s->shape[1])
+            return hlx_ck_fail(ck->err, sizeof(ck->err), HLX_ERR_MISMATCH,
+                               "%s: tensor %s: scale %s is [%lld, %lld], blocks of %lld x %lld "
+                               "over [%lld, %lld] need [%lld, %lld]", f->name, t->name, s->name,
+                               (long long)s->shape[0], (long long)s->shape[1], (long long)brow,
+                               (long long)bcol, (long long)rows, (long long)cols,
+                               (long long)((rows + brow - 1) / brow),
+                               (long long)((cols + bcol - 1) / bcol));
+    }
+    if (!transpose && s == NULL && t->dtype == HLX_ST_BF16 && dst_dtype == HLX_DTYPE_BF16) {
+        for (i = 0; i < nr; i++) /* same type: rows copied as they are */
+            memcpy((uint16_t *)dst + (size_t)(i * ld), base + (size_t)((r0 + i) * cols + c0) * 2,
+                   (size_t)nc * 2);
+        ck->bytes_read += (uint64_t)nr * (uint64_t)nc * es;
+        return HLX_OK;
+    }
+    /* Tiles of HLX_CK_TILE rows: converted into f32 row by row, then stored; a transposed
+     * store writes HLX_CK_TILE consecutive elements per column instead of one. Tile rows
+     * are padded off a power of two so that a column walk does not alias in L1. */
+    tnc = nc + 16;
+    tile = malloc(sizeof(float) * (size_t)(HLX_CK_TILE * tnc));
+    if (tile == NULL)
+        return hlx_ck_fail(ck->err, sizeof(ck->err), HLX_ERR_NOMEM, "%s: tensor %s: out of memory",
+                           f->name, t->name);
+    for (i = 0; i < nr; i += HLX_CK_TILE) {
+        int64_t th = nr - i < HLX_CK_TILE ? nr - i : HLX_CK_TILE, k;
+        for (k = 0; k < th; k++) {
+            const uint8_t *row = base + (size_t)((r0 + i + k) * cols + c0) * es;
+            float *out = tile + k * tnc;
+            hlx_ck_convert(ck, row, t->dtype, nc, out);
+            if (s != NULL) {
+                const uint8_t *srow = ck->files[s->file].map + ck->files[s->file].st.data_offset +
+                                      s->begin + (size_t)((r0 + i + k) / brow * s->shape[1]) * 4;
+                for (j = 0; j < nc;) {
+                    int64_t blk = (c0 + j) / bcol, end = (blk + 1) * bcol - c0;
+                    float sc;
+                    memcpy(&sc, srow + (size_t)blk * 4, 4);
+                    if (end > nc)
+                        end = nc;
+                    for (; j < end; j++)
+                        out[j] *= sc;
+                }
+            }
+        }
+        if (!transpose) {
+            for (k = 0; k < th; k++)
+                hlx_ck_store(dst, dst_dtype, (size_t)((i + k) * ld), tile + k * tnc, nc);
+        } else if (dst_dtype == HLX_DTYPE_F32) {
+            float *d = (float *)dst + i;
+            for (j = 0; j < nc; j++)
+                for (k = 0; k < th; k++)
+                    d[j * ld + k] = tile[k * tnc + j];
+        } else {
+            uint16_t *d = (uint16_t *)dst + i;
+            for (j = 0; j < nc; j++)
+                for (k = 0; k < th; k++)
+                    d[j * ld + k] = hlx_f32_to_bf16(tile[k * tnc + j]);
+        }
+    }
+    free(tile);
+    ck->bytes_read += (uint64_t)nr * (uint64_t)nc * es;
+    return HLX_OK;
+}
+
+hlx_status_t hlx_ckpt_read_slice(hlx_ckpt_t *ck, const hlx_ckpt_tensor_t *t, int dim,
+                                 int64_t first, int64_t count, void *dst,
+                                 hlx_dtype_t dst_dtype)
+{
+    int64_t outer = 1, inner = 1, o;
+    size_t esz = dst_dtype == HLX_DTYPE_BF16 ? 2 : 4;
+    int d;
+    hlx_status_t st;
+
+    if (dim < 0 || dim >= t->ndim || first < 0 || count < 0 || first > t->shape[dim] - count)
+        return hlx_ck_fail(ck->err, sizeof(ck->err), HLX_ERR_INVALID,
+                           "%s: tensor %s: slice [%lld, +%lld) of dimension %d is outside it",
+                           ck->files[t->file].name, t->name, (long long)first, (long long)count,
+                           dim);
+    if (t->ndim == 1)
+        return hlx_ckpt_read_block(ck, t, 0, 1, first, count, 0, dst, dst_dtype, count);
+    if (t->ndim == 2 && dim == 0)
+        return hlx_ckpt_read_block(ck, t, first, count, 0, t->shape[1], 0, dst, dst_dtype,
+                                   t->shape[1]);
+    if (t->ndim == 2)
+        return hlx_ckpt_read_block(ck, t, 0, t->shape[0], first, count, 0, dst, dst_dtype, count);
+    if (t->scale != NULL)
+        return hlx_ck_fail(ck->err, sizeof(ck->err), HLX_ERR_UNSUPPORTED,
+                           "%s: tensor %s: block-scaled tensors must be 2-D",
+                           ck->files[t->file].name, t->name);
+    /* N-D: a sequence of 2-D views [1][shape[dim] * inner], one per outer index. */
+    for (d = 0; d < dim; d++)
+        outer *= t->shape[d];
+    for (d = dim + 1; d < t->ndim; d++)
+        inner *= t->shape[d];
+    for (o = 0; o < outer; o++) {
+        hlx_ckpt_tensor_t v = *t;
+        v.ndim = 1;
+        v.shape[0] = t->shape[dim] * inner;
+        v.begin = t->begin + (uint64_t)(o * v.shape[0]) * hlx_st_dtype_size(t->dtype);
+        st = hlx_ckpt_read_block(ck, &v, 0, 1, first * inner, count * inner, 0,
+                                 (char *)dst + (size_t)(o * count * inner) * esz, dst_dtype,
+                                 count * inner);
+        if (st != HLX_OK)
+            return st;
+    }
+    return HLX_OK;
+}

@@ -1,0 +1,778 @@
+/* Hugging Face model layout: config.json of the dense (Llama) and MoE+MLA (DeepSeek-V3)
+ * families, the tensors each must hold, and the map from runtime weights to them. */
+#define _GNU_SOURCE
+#include "hlx_ckpt.h"
+#include "hlx_json.h"
+
+#include <jansson.h>
+#include <math.h>
+#include <stdarg.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+static hlx_status_t hlx_hf_fail(char *err, size_t errlen, hlx_status_t st, const char *fmt, ...)
+    __attribute__((format(printf, 4, 5)));
+static hlx_status_t hlx_hf_fail(char *err, size_t errlen, hlx_status_t st, const char *fmt, ...)
+{
+    va_list ap;
+
+    if (err != NULL && errlen > 0) {
+        va_start(ap, fmt);
+        vsnprintf(err, errlen, fmt, ap);
+        va_end(ap);
+    }
+    return st;
+}
+
+/* ---- config.json --------------------------------------------------------------------- */
+
+/* Reads integer key into *out; absent: *out = def (or an error when required). A JSON null
+ * counts as absent (DeepSeek writes "q_lora_rank": null for no query compression). */
+static hlx_status_t hlx_cfg_int(hlx_jdoc_t *doc, const char *key, int required, int def,
+                                int min, int *out)
+{
+    json_t *v = json_object_get(hlx_jdoc_root(doc), key);
+    char path[80];
+
+    snprintf(path, sizeof(path), "/%s", key);
+    if (v == NULL || json_is_null(v)) {
+        if (required)
+            return hlx_jdoc_fail(doc, path, HLX_ERR_PARSE, "required key is missing");
+        *out = def;
+        return HLX_OK;
+    }
+    if (!json_is_integer(v))
+        return hlx_jdoc_fail(doc, path, HLX_ERR_PARSE, "expected an integer");
+    if (json_integer_value(v) < min || json_integer_value(v) > 100000000)
+        return hlx_jdoc_fail(doc, path, HLX_ERR_PARSE, "%lld is outside [%d, 100000000]",
+                             (long long)json_integer_value(v), min);
+    *out = (int)json_integer_value(v);
+    return HLX_OK;
+}
+
+static hlx_status_t hlx_cfg_num(hlx_jdoc_t *doc, const char *key, double def, double min,
+                                double max, double *out)
+{
+    json_t *v = json_object_get(hlx_jdoc_root(doc), key);
+    char path[80];
+
+    snprintf(path, sizeof(path), "/%s", key);
+    if (v == NULL || json_is_null(v)) {
+        *out = def;
+        return HLX_OK;
+    }
+    if (!json_is_number(v) || !isfinite(json_number_value(v)))
+        return hlx_jdoc_fail(doc, path, HLX_ERR_PARSE, "expected a finite number");
+    if (json_number_value(v) < min || json_number_value(v) > max)
+        return hlx_jdoc_fail(doc, path, HLX_ERR_PARSE, "%g is outside [%g, %g]",
+                             json_number_value(v), min, max);
+    *out = json_number_value(v);
+    return HLX_OK;
+}
+
+static hlx_status_t hlx_cfg_bool(hlx_jdoc_t *doc, const char *key, int def, int *out)
+{
+    json_t *v = json_object_get(hlx_jdoc_root(doc), key);
+    char path[80];
+
+    snprintf(path, sizeof(path), "/%s", key);
+    if (v == NULL || json_is_null(v)) {
+        *out = def;
+        return HLX_OK;
+    }
+    if (!json_is_boolean(v))
+        return hlx_jdoc_fail(doc, path, HLX_ERR_PARSE, "expected true or false");
+    *out = json_is_true(v);
+    return HLX_OK;
+}
+
+static hlx_status_t hlx_cfg_str(hlx_jdoc_t *doc, const char *key, const char *def, char *out,
+                                size_t len)
+{
+    json_t *v = json_object_get(hlx_jdoc_root(doc), key);
+    char path[80];
+
+    snprintf(path, sizeof(path), "/%s", key);
+    if (v == NULL || json_is_null(v)) {
+        snprintf(out, len, "%s", def);
+        return HLX_OK;
+    }
+    if (!json_is_string(v) || strlen(json_string_value(v)) >= len)
+        return hlx_jdoc_fail(doc, path, HLX_ERR_PARSE, "expected a string of at most %zu bytes",
+                             len - 1);
+    snprintf(out, len, "%s", json_string_value(v));
+    return HLX_OK;
+}
+
+static const struct {
+    const char     *arch, *model_type;
+    hlx_hf_family_t family;
+} hlx_hf_archs[] = {
+    { "LlamaForCausalLM", "llama", HLX_HF_DENSE },
+    { "MistralForCausalLM", "mistral", HLX_HF_DENSE },
+    { "DeepseekV3ForCausalLM", "deepseek_v3", HLX_HF_MOE_MLA },
+};
+
+static hlx_status_t hlx_cfg_family(hlx_jdoc_t *doc, hlx_hf_config_t *c)
+{
+    json_t *root = hlx_jdoc_root(doc), *a = json_object_get(root, "architectures");
+    const char *mt = json_string_value(json_object_get(root, "model_type"));
+    size_t i;
+
+    if (a != NULL && (!json_is_array(a) || json_array_size(a) != 1 ||
+                      !json_is_string(json_array_get(a, 0))))
+        return hlx_jdoc_fail(doc, "/architectures", HLX_ERR_PARSE, "expected one class name");
+    for (i = 0; i < sizeof(hlx_hf_archs) / sizeof(hlx_hf_archs[0]); i++) {
+        if (a != NULL ? !strcmp(json_string_value(json_array_get(a, 0)), hlx_hf_archs[i].arch)
+                      : mt != NULL && !strcmp(mt, hlx_hf_archs[i].model_type)) {
+            c->family = hlx_hf_archs[i].family;
+            snprintf(c->arch, sizeof(c->arch), "%s", hlx_hf_archs[i].arch);
+            return HLX_OK;
+        }
+    }
+    if (a == NULL)
+        return hlx_jdoc_fail(doc, "/architectures", HLX_ERR_PARSE,
+                             "missing, and model_type is not llama, mistral or deepseek_v3");
+    return hlx_jdoc_fail(doc, "/architectures/0", HLX_ERR_PARSE,
+                         "%.64s is not supported (LlamaForCausalLM, MistralForCausalLM, "
+                         "DeepseekV3ForCausalLM)", json_string_value(json_array_get(a, 0)));
+}
+
+static hlx_status_t hlx_cfg_dtype(hlx_jdoc_t *doc, hlx_hf_config_t *c)
+{
+    hlx_status_t st = hlx_cfg_str(doc, "torch_dtype", "bfloat16", c->torch_dtype,
+                                  sizeof(c->torch_dtype));
+    json_t *q = json_object_get(hlx_jdoc_root(doc), "quantization_config"), *bs;
+
+    if (st != HLX_OK)
+        return st;
+    if (!strcmp(c->torch_dtype, "bfloat16")) {
+        c->st_dtype = HLX_ST_BF16;
+        c->m.weight_dtype = HLX_DTYPE_BF16;
+    } else if (!strcmp(c->torch_dtype, "float32")) {
+        c->st_dtype = HLX_ST_F32;
+        c->m.weight_dtype = HLX_DTYPE_F32;
+    } else if (!strcmp(c->torch_dtype, "float16")) {
+        c->st_dtype = HLX_ST_F16;
+        c->m.weight_dtype = HLX_DTYPE_BF16; /* same size; converted to bf16 or f32 on load */
+    } else {
+        return hlx_jdoc_fail(doc, "/torch_dtype", HLX_ERR_PARSE,
+                             "\"%s\" is not supported (bfloat16, float16, float32)",
+                             c->torch_dtype);
+    }
+    c->block_rows = c->block_cols = 128;
+    if (q == NULL)
+        return HLX_OK;
+    if (!json_is_object(q) ||
+        strcmp(json_string_value(json_object_get(q, "quant_method")) ?: "", "fp8") ||
+        strcmp(json_string_value(json_object_get(q, "fmt")) ?: "e4m3", "e4m3"))
+        return hlx_jdoc_fail(doc, "/quantization_config", HLX_ERR_PARSE,
+                             "only {\"quant_method\": \"fp8\", \"fmt\": \"e4m3\"} is supported");
+    bs = json_object_get(q, "weight_block_size");
+    if (bs != NULL) {
+        json_int_t r = json_integer_value(json_array_get(bs, 0));
+        json_int_t k = json_integer_value(json_array_get(bs, 1));
+        if (!json_is_array(bs) || json_array_size(bs) != 2 || r < 1 || k < 1 || r > 65536 ||
+            k > 65536)
+            return hlx_jdoc_fail(doc, "/quantization_config/weight_block_size", HLX_ERR_PARSE,
+                                 "expected [rows, cols], each in [1, 65536]");
+        c->block_rows = (int)r;
+        c->block_cols = (int)k;
+    }
+    c->fp8 = 1;
+    c->m.weight_dtype = HLX_DTYPE_FP8;
+    return HLX_OK;
+}
+
+#define HLX_TRY(_x)                \
+    do {                           \
+        if ((st = (_x)) != HLX_OK) \
+            return st;             \
+    } while (0)
+
+static hlx_status_t hlx_cfg_dense(hlx_jdoc_t *doc, hlx_hf_config_t *c)
+{
+    hlx_model_t *m = &c->m;
+    hlx_status_t st;
+    int bias;
+
+    m->attn = HLX_ATTN_GQA;
+    HLX_TRY(hlx_cfg_bool(doc, "attention_bias", 0, &bias));
+    if (bias)
+        return hlx_jdoc_fail(doc, "/attention_bias", HLX_ERR_PARSE,
+                             "projection biases are not supported");
+    HLX_TRY(hlx_cfg_bool(doc, "mlp_bias", 0, &bias));
+    if (bias)
+        return hlx_jdoc_fail(doc, "/mlp_bias", HLX_ERR_PARSE, "FFN biases are not supported");
+    HLX_TRY(hlx_cfg_int(doc, "num_key_value_heads", 0, m->q_heads, 1, &m->kv_heads));
+    HLX_TRY(hlx_cfg_int(doc, "head_dim", 0, m->hidden / m->q_heads, 1, &m->head_dim));
+    if (m->head_dim < 1)
+        return hlx_jdoc_fail(doc, "/head_dim", HLX_ERR_PARSE,
+                             "missing, and hidden_size / num_attention_heads is 0");
+    if (m->kv_heads > m->q_heads || m->q_heads % m->kv_heads != 0)
+        return hlx_jdoc_fail(doc, "/num_key_value_heads", HLX_ERR_PARSE,
+                             "%d does not divide num_attention_heads %d", m->kv_heads,
+                             m->q_heads);
+    if (m->head_dim % 2 != 0)
+        return hlx_jdoc_fail(doc, "/head_dim", HLX_ERR_PARSE, "%d is odd (RoPE rotates pairs)",
+                             m->head_dim);
+    if (c->fp8)
+        return hlx_jdoc_fail(doc, "/quantization_config", HLX_ERR_PARSE,
+                             "fp8 block-scaled weights are read for DeepseekV3ForCausalLM only");
+    m->v_head_dim = m->head_dim;
+    m->rope_dim = m->head_dim;
+    m->dense_layers = m->layers;
+    return HLX_OK;
+}
+
+static hlx_status_t hlx_cfg_moe_mla(hlx_jdoc_t *doc, hlx_hf_config_t *c)
+{
+    hlx_model_t *m = &c->m;
+    hlx_status_t st;
+    double rsf;
+
+    m->attn = HLX_ATTN_MLA;
+    m->kv_heads = 1;
+    HLX_TRY(hlx_cfg_int(doc, "q_lora_rank", 0, 0, 0, &m->q_lora_rank));
+    HLX_TRY(hlx_cfg_int(doc, "kv_lora_rank", 1, 0, 1, &m->kv_lora_rank));
+    HLX_TRY(hlx_cfg_int(doc, "qk_rope_head_dim", 1, 0, 2, &m->qk_rope_dim));
+    HLX_TRY(hlx_cfg_int(doc, "qk_nope_head_dim", 1, 0, 1, &m->qk_nope_dim));
+    HLX_TRY(hlx_cfg_int(doc, "v_head_dim", 1, 0, 1, &m->v_head_dim));
+    HLX_TRY(hlx_cfg_int(doc, "n_routed_experts", 1, 0, 1, &m->experts));
+    HLX_TRY(hlx_cfg_int(doc, "num_experts_per_tok", 1, 0, 1, &m->top_k));
+    HLX_TRY(hlx_cfg_int(doc, "n_shared_experts", 0, 0, 0, &m->shared_experts));
+    HLX_TRY(hlx_cfg_int(doc, "moe_intermediate_size", 1, 0, 1, &m->expert_ffn));
+    HLX_TRY(hlx_cfg_int(doc, "first_k_dense_replace", 0, 0, 0, &m->dense_layers));
+    HLX_TRY(hlx_cfg_str(doc, "scoring_func", "softmax", c->scoring_func,
+                        sizeof(c->scoring_func)));
+    HLX_TRY(hlx_cfg_bool(doc, "norm_topk_prob", 0, &c->norm_topk_prob));
+    HLX_TRY(hlx_cfg_num(doc, "routed_scaling_factor", 1.0, 1e-6, 1e6, &rsf));
+    HLX_TRY(hlx_cfg_int(doc, "n_group", 0, 1, 1, &c->n_group));
+    HLX_TRY(hlx_cfg_int(doc, "topk_group", 0, 1, 1, &c->topk_group));
+    c->routed_scaling_factor = rsf;
+    if (strcmp(c->scoring_func, "sigmoid") && strcmp(c->scoring_func, "softmax"))
+        return hlx_jdoc_fail(doc, "/scoring_func", HLX_ERR_PARSE,
+                             "\"%s\" is not supported (sigmoid or softmax)", c->scoring_func);
+    if (m->top_k > m->experts)
+        return hlx_jdoc_fail(doc, "/num_experts_per_tok", HLX_ERR_PARSE,
+                             "%d exceeds n_routed_experts %d", m->top_k, m->experts);
+    if (m->dense_layers > m->layers)
+        return hlx_jdoc_fail(doc, "/first_k_dense_replace", HLX_ERR_PARSE,
+                             "%d exceeds num_hidden_layers %d", m->dense_layers, m->layers);
+    if (m->qk_rope_dim % 2 != 0)
+        return hlx_jdoc_fail(doc, "/qk_rope_head_dim", HLX_ERR_PARSE,
+                             "%d is odd (RoPE rotates pairs)", m->qk_rope_dim);
+    if (c->n_group > m->experts || m->experts % c->n_group != 0 || c->topk_group > c->n_group)
+        return hlx_jdoc_fail(doc, "/n_group", HLX_ERR_PARSE,
+                             "%d groups (top %d) do not split %d experts", c->n_group,
+                             c->topk_group, m->experts);
+    m->head_dim = m->qk_nope_dim + m->qk_rope_dim;
+    m->rope_dim = m->qk_rope_dim;
+    return HLX_OK;
+}
+
+hlx_status_t hlx_hf_config_load(const char *dir, hlx_hf_config_t *c, char *err,
+                                size_t errlen)
+{
+    char path[2048], name[128];
+    hlx_jdoc_t *doc = NULL;
+    hlx_model_t *m = &c->m;
+    hlx_status_t st;
+    const char *base;
+
+    memset(c, 0, sizeof(*c));
+    snprintf(path, sizeof(path), "%s/config.json", dir);
+    st = hlx_jdoc_load_file(path, &doc);
+    if (st == HLX_OK && !json_is_object(hlx_jdoc_root(doc)))
+        st = hlx_jdoc_fail(doc, "", HLX_ERR_PARSE, "expected an object");
+    if (st == HLX_OK)
+        st = hlx_cfg_family(doc, c);
+    if (st == HLX_OK)
+        st = hlx_cfg_dtype(doc, c);
+    if (st == HLX_OK &&
+        ((st = hlx_cfg_int(doc, "num_hidden_layers", 1, 0, 1, &m->layers)) ||
+         (st = hlx_cfg_int(doc, "hidden_size", 1, 0, 1, &m->hidden)) ||
+         (st = hlx_cfg_int(doc, "num_attention_heads", 1, 0, 1, &m->q_heads)) ||
+         (st = hlx_cfg_int(doc, "intermediate_size", 1, 0, 1, &m->ffn)) ||
+         (st = hlx_cfg_int(doc, "vocab_size", 1, 0, 1, &m->vocab)) ||
+         (st = hlx_cfg_num(doc, "rope_theta", 10000.0, 1e-9, 1e12, &m->rope_theta)) ||
+         (st = hlx_cfg_num(doc, "rms_norm_eps", 1e-6, 1e-30, 1.0, &m->norm_eps)) ||
+         (st = hlx_cfg_bool(doc, "tie_word_embeddings", 0, &c->tie_word_embeddings)))) {
+        /* st holds the first error */
+    }
+    if (st == HLX_OK)
+        st = c->family == HLX_HF_DENSE ? hlx_cfg_dense(doc, c) : hlx_cfg_moe_mla(doc, c);
+    if (st == HLX_OK) {
+        json_t *seed = json_object_get(hlx_jdoc_root(doc), "helix_synth_seed");
+        c->synth_seed = json_is_integer(seed) && json_integer_value(seed) >= 0
+                            ? (int64_t)json_integer_value(seed) : -1;
+        if (hlx_cfg_str(doc, "_name_or_path", "", name, sizeof(name)) != HLX_OK || !name[0]) {
+            base = strrchr(dir, '/');
+            snprintf(name, sizeof(name), "%s", base && base[1] ? base + 1 : dir);
+        }
+        snprintf(m->name, sizeof(m->name), "%.63s", name);
+        m->kv_dtype = HLX_DTYPE_BF16;
+    }
+    if (st != HLX_OK)
+        snprintf(err, errlen, "%s", doc ? hlx_jdoc_error(doc) : path);
+    hlx_jdoc_free(doc);
+    return st;
+}
+
+hlx_status_t hlx_hf_config_write(const char *dir, const hlx_hf_config_t *c, char *err,
+                                 size_t errlen)
+{
+    const hlx_model_t *m = &c->m;
+    json_t *o = json_object();
+    char path[2048];
+    int rc;
+
+    json_object_set_new(o, "architectures", json_pack("[s]", c->arch));
+    json_object_set_new(o, "model_type",
+                        json_string(c->family == HLX_HF_DENSE ? "llama" : "deepseek_v3"));
+    json_object_set_new(o, "_name_or_path", json_string(m->name));
+    json_object_set_new(o, "hidden_size", json_integer(m->hidden));
+    json_object_set_new(o, "intermediate_size", json_integer(m->ffn));
+    json_object_set_new(o, "num_hidden_layers", json_integer(m->layers));
+    json_object_set_new(o, "num_attention_heads", json_integer(m->q_heads));
+    json_object_set_new(o, "num_key_value_heads",
+                        json_integer(c->family == HLX_HF_DENSE ? m->kv_heads : m->q_heads));
+    json_object_set_new(o, "vocab_size", json_integer(m->vocab));
+    json_object_set_new(o, "rope_theta", json_real(m->rope_theta));
+    json_object_set_new(o, "rms_norm_eps", json_real(m->norm_eps));
+    json_object_set_new(o, "tie_word_embeddings", json_boolean(c->tie_word_embeddings));
+    json_object_set_new(o, "torch_dtype", json_string(c->torch_dtype));
+    if (c->synth_seed >= 0)
+        json_object_set_new(o, "helix_synth_seed", json_integer((json_int_t)c->synth_seed));
+    if (c->family == HLX_HF_DENSE) {
+        json_object_set_new(o, "head_dim", json_integer(m->head_dim));
+    } else {
+        json_object_set_new(o, "q_lora_rank",
+                            m->q_lora_rank ? json_integer(m->q_lora_rank) : json_null());
+        json_object_set_new(o, "kv_lora_rank", json_integer(m->kv_lora_rank));
+        json_object_set_new(o, "qk_rope_head_dim", json_integer(m->qk_rope_dim));
+        json_object_set_new(o, "qk_nope_head_dim", json_integer(m->qk_nope_dim));
+        json_object_set_new(o, "v_head_dim", json_integer(m->v_head_dim));
+        json_object_set_new(o, "n_routed_experts", json_integer(m->experts));
+        json_object_set_new(o, "num_experts_per_tok", json_integer(m->top_k));
+        json_object_set_new(o, "n_shared_experts", json_integer(m->shared_experts));
+        json_object_set_new(o, "moe_intermediate_size", json_integer(m->expert_ffn));
+        json_object_set_new(o, "first_k_dense_replace", json_integer(m->dense_layers));
+        json_object_set_new(o, "scoring_func", json_string(c->scoring_func));
+        json_object_set_new(o, "norm_topk_prob", json_boolean(c->norm_topk_prob));
+        json_object_set_new(o, "routed_scaling_factor", json_real(c->routed_scaling_factor));
+        json_object_set_new(o, "n_group", json_integer(c->n_group));
+        json_object_set_new(o, "topk_group", json_integer(c->topk_group));
+        if (c->fp8)
+            json_object_set_new(o, "quantization_config",
+                                json_pack("{s:s, s:s, s:s, s:[i, i]}", "activation_scheme",
+                                          "dynamic", "fmt", "e4m3", "quant_method", "fp8",
+                                          "weight_block_size", c->block_rows, c->block_cols));
+    }
+    snprintf(path, sizeof(path), "%s/config.json", dir);
+    rc = json_dump_file(o, path, JSON_INDENT(2) | JSON_PRESERVE_ORDER);
+    json_decref(o);
+    if (rc != 0)
+        return hlx_hf_fail(err, errlen, HLX_ERR_IO, "%s: cannot write", path);
+    return HLX_OK;
+}
+
+/* ---- expected tensors ---------------------------------------------------------------- */
+
+const char *hlx_hf_class_name(hlx_hf_class_t c)
+{
+    static const char *const names[HLX_HFC_COUNT] = {
+        "embedding", "attention", "norms", "dense_ffn", "routed_experts", "shared_experts",
+        "router", "lm_head", "fp8_scales",
+    };
+    return (unsigned)c < HLX_HFC_COUNT ? names[c] : "?";
+}
+
+typedef struct {
+    hlx_hf_expect_t *v;
+    size_t           n, cap;
+    const hlx_hf_config_t *c;
+} hlx_elist_t;
+
+static int hlx_elist_add(hlx_elist_t *l, hlx_st_dtype_t dt, hlx_hf_class_t cls,
+                         hlx_hf_split_t split, int64_t r, int64_t k, const char *fmt, ...)
+    __attribute__((format(printf, 7, 8)));
+static int hlx_elist_add(hlx_elist_t *l, hlx_st_dtype_t dt, hlx_hf_class_t cls,
+                         hlx_hf_split_t split, int64_t r, int64_t k, const char *fmt, ...)
+{
+    hlx_hf_expect_t *e;
+    va_list ap;
+
+    if (l->n == l->cap) {
+        size_t cap = l->cap ? 2 * l->cap : 256;
+        hlx_hf_expect_t *v = realloc(l->v, cap * sizeof(*v));
+        if (v == NULL)
+            return -1;
+        l->v = v;
+        l->cap = cap;
+    }
+    e = &l->v[l->n++];
+    memset(e, 0, sizeof(*e));
+    va_start(ap, fmt);
+    vsnprintf(e->name, sizeof(e->name), fmt, ap);
+    va_end(ap);
+    e->dtype = dt;
+    e->cls = cls;
+    e->split = split;
+    e->ndim = k > 0 ? 2 : 1;
+    e->shape[0] = r;
+    e->shape[1] = k > 0 ? k : 0;
+    return 0;
+}
+
+/* A linear weight [out][in]: fp8 with its block scales when the config says so. */
+static int hlx_elist_linear(hlx_elist_t *l, hlx_hf_class_t cls, hlx_hf_split_t split,
+                            int64_t out, int64_t in, const char *name)
+{
+    const hlx_hf_config_t *c = l->c;
+
+    if (!c->fp8)
+        return hlx_elist_add(l, c->st_dtype, cls, split, out, in, "%s", name);
+    if (hlx_elist_add(l, HLX_ST_F8_E4M3, cls, split, out, in, "%s", name) != 0)
+        return -1;
+    return hlx_elist_add(l, HLX_ST_F32, HLX_HFC_SCALE, split,
+                         (out + c->block_rows - 1) / c->block_rows,
+                         (in + c->block_cols - 1) / c->block_cols, "%s_scale_inv", name);
+}
+
+#define HLX_ADD(_x)        \
+    do {                   \
+        if ((_x) != 0)     \
+            goto out_nomem; \
+    } while (0)
+
+hlx_status_t hlx_hf_expect(const hlx_hf_config_t *c, hlx_hf_expect_t **list_p, size_t *n_p,
+                           char *err, size_t errlen)
+{
+    const hlx_model_t *m = &c->m;
+    const int64_t H = m->hidden, Q = m->q_heads, V = m->vocab;
+    const hlx_st_dtype_t dt = c->st_dtype;
+    hlx_elist_t l = { NULL, 0, 0, c };
+    char p[32];
+    int li, j;
+
+    HLX_ADD(hlx_elist_add(&l, dt, HLX_HFC_EMBED, HLX_HFS_REPLICATED, V, H,
+                          "model.embed_tokens.weight"));
+    for (li = 0; li < m->layers; li++) {
+        int moe = c->family == HLX_HF_MOE_MLA && li >= m->dense_layers;
+        snprintf(p, sizeof(p), "model.layers.%d.", li);
+        HLX_ADD(hlx_elist_add(&l, dt, HLX_HFC_NORM, HLX_HFS_REPLICATED, H, 0,
+                              "%sinput_layernorm.weight", p));
+        if (c->family == HLX_HF_DENSE) {
+            const int64_t K = m->kv_heads, dk = m->head_dim, dv = m->v_head_dim;
+            HLX_ADD(hlx_elist_add(&l, dt, HLX_HFC_ATTN, HLX_HFS_TPA_HEADS, Q * dk, H,
+                                  "%sself_attn.q_proj.weight", p));
+            HLX_ADD(hlx_elist_add(&l, dt, HLX_HFC_ATTN, HLX_HFS_TPA_HEADS, K * dk, H,
+                                  "%sself_attn.k_proj.weight", p));
+            l.v[l.n - 1].kv = 1;
+            HLX_ADD(hlx_elist_add(&l, dt, HLX_HFC_ATTN, HLX_HFS_TPA_HEADS, K * dv, H,
+                                  "%sself_attn.v_proj.weight", p));
+            l.v[l.n - 1].kv = 1;
+            HLX_ADD(hlx_elist_add(&l, dt, HLX_HFC_ATTN, HLX_HFS_N, H, Q * dv,
+                                  "%sself_attn.o_proj.weight", p));
+        } else {
+            const int64_t qk = m->qk_nope_dim + m->qk_rope_dim, kvl = m->kv_lora_rank;
+            char n[128];
+            if (m->q_lora_rank > 0) {
+                snprintf(n, sizeof(n), "%sself_attn.q_a_proj.weight", p);
+                HLX_ADD(hlx_elist_linear(&l, HLX_HFC_ATTN, HLX_HFS_REPLICATED, m->q_lora_rank,
+                                         H, n));
+                HLX_ADD(hlx_elist_add(&l, dt, HLX_HFC_NORM, HLX_HFS_REPLICATED, m->q_lora_rank,
+                                      0, "%sself_attn.q_a_layernorm.weight", p));
+                snprintf(n, sizeof(n), "%sself_attn.q_b_proj.weight", p);
+                HLX_ADD(hlx_elist_linear(&l, HLX_HFC_ATTN, HLX_HFS_TPA_HEADS, Q * qk,
+                                         m->q_lora_rank, n));
+            } else {
+                snprintf(n, sizeof(n), "%sself_attn.q_proj.weight", p);
+                HLX_ADD(hlx_elist_linear(&l, HLX_HFC_ATTN, HLX_HFS_TPA_HEADS, Q * qk, H, n));
+            }
+            snprintf(n, sizeof(n), "%sself_attn.kv_a_proj_with_mqa.weight", p);
+            HLX_ADD(hlx_elist_linear(&l, HLX_HFC_ATTN, HLX_HFS_REPLICATED,
+                                     kvl + m->qk_rope_dim, H, n));
+            HLX_ADD(hlx_elist_add(&l, dt, HLX_HFC_NORM, HLX_HFS_REPLICATED, kvl, 0,
+                                  "%sself_attn.kv_a_layernorm.weight", p));
+            snprintf(n, sizeof(n), "%sself_attn.kv_b_proj.weight", p);
+            HLX_ADD(hlx_elist_linear(&l, HLX_HFC_ATTN, HLX_HFS_TPA_HEADS,
+                                     Q * (m->qk_nope_dim + m->v_head_dim), kvl, n));
+            snprintf(n, sizeof(n), "%sself_attn.o_proj.weight", p);
+            HLX_ADD(hlx_elist_linear(&l, HLX_HFC_ATTN, HLX_HFS_N, H, Q * m->v_head_dim, n));
+        }
+        HLX_ADD(hlx_elist_add(&l, dt, HLX_HFC_NORM, HLX_HFS_REPLICATED, H, 0,
+                              "%spost_attention_layernorm.weight", p));
+        if (!moe) {
+            char n[128];
+            snprintf(n, sizeof(n), "%smlp.gate_proj.weight", p);
+            HLX_ADD(hlx_elist_linear(&l, HLX_HFC_FFN, HLX_HFS_N, m->ffn, H, n));
+            snprintf(n, sizeof(n), "%smlp.up_proj.weight", p);
+            HLX_ADD(hlx_elist_linear(&l, HLX_HFC_FFN, HLX_HFS_N, m->ffn, H, n));
+            snprintf(n, sizeof(n), "%smlp.down_proj.weight", p);
+            HLX_ADD(hlx_elist_linear(&l, HLX_HFC_FFN, HLX_HFS_N, H, m->ffn, n));
+            continue;
+        }
+        HLX_ADD(hlx_elist_add(&l, dt, HLX_HFC_ROUTER, HLX_HFS_REPLICATED, m->experts, H,
+                              "%smlp.gate.weight", p));
+        if (!strcmp(c->scoring_func, "sigmoid"))
+            HLX_ADD(hlx_elist_add(&l, HLX_ST_F32, HLX_HFC_ROUTER, HLX_HFS_REPLICATED,
+                                  m->experts, 0, "%smlp.gate.e_score_correction_bias", p));
+        for (j = 0; j < m->experts; j++) {
+            char n[128];
+            snprintf(n, sizeof(n), "%smlp.experts.%d.gate_proj.weight", p, j);
+            HLX_ADD(hlx_elist_linear(&l, HLX_HFC_EXPERT, HLX_HFS_EXPERT, m->expert_ffn, H, n));
+            snprintf(n, sizeof(n), "%smlp.experts.%d.up_proj.weight", p, j);
+            HLX_ADD(hlx_elist_linear(&l, HLX_HFC_EXPERT, HLX_HFS_EXPERT, m->expert_ffn, H, n));
+            snprintf(n, sizeof(n), "%smlp.experts.%d.down_proj.weight", p, j);
+            HLX_ADD(hlx_elist_linear(&l, HLX_HFC_EXPERT, HLX_HFS_EXPERT, H, m->expert_ffn, n));
+        }
+        if (m->shared_experts > 0) {
+            const int64_t fs = (int64_t)m->expert_ffn * m->shared_experts;
+            char n[128];
+            snprintf(n, sizeof(n), "%smlp.shared_experts.gate_proj.weight", p);
+            HLX_ADD(hlx_elist_linear(&l, HLX_HFC_SHARED, HLX_HFS_N, fs, H, n));
+            snprintf(n, sizeof(n), "%smlp.shared_experts.up_proj.weight", p);
+            HLX_ADD(hlx_elist_linear(&l, HLX_HFC_SHARED, HLX_HFS_N, fs, H, n));
+            snprintf(n, sizeof(n), "%smlp.shared_experts.down_proj.weight", p);
+            HLX_ADD(hlx_elist_linear(&l, HLX_HFC_SHARED, HLX_HFS_N, H, fs, n));
+        }
+    }
+    HLX_ADD(hlx_elist_add(&l, dt, HLX_HFC_NORM, HLX_HFS_REPLICATED, H, 0, "model.norm.weight"));
+    if (!c->tie_word_embeddings)
+        HLX_ADD(hlx_elist_add(&l, dt, HLX_HFC_LMHEAD, HLX_HFS_N, V, H, "lm_head.weight"));
+    *list_p = l.v;
+    *n_p = l.n;
+    return HLX_OK;
+
+out_nomem:
+    free(l.v);
+    return hlx_hf_fail(err, errlen, HLX_ERR_NOMEM, "out of memory listing tensors");
+}
+
+/* Tensors a checkpoint may hold that decode does not read: layers past num_hidden_layers
+ * (DeepSeek's multi-token-prediction module) and the RoPE frequency buffers older Llama
+ * conversions saved (recomputed from rope_theta). */
+static int hlx_hf_is_extra_layer(const hlx_hf_config_t *c, const char *name)
+{
+    size_t n = strlen(name), k = strlen(".rotary_emb.inv_freq");
+    int layer;
+
+    if (n > k && !strcmp(name + n - k, ".rotary_emb.inv_freq"))
+        return 1;
+    return c->family == HLX_HF_MOE_MLA && sscanf(name, "model.layers.%d.", &layer) == 1 &&
+           layer >= c->m.layers;
+}
+
+hlx_status_t hlx_hf_check(hlx_ckpt_t *ck, const hlx_hf_config_t *c)
+{
+    hlx_hf_expect_t *list = NULL;
+    size_t n = 0, i, total = hlx_ckpt_count(ck);
+    unsigned char *seen = calloc(total ? total : 1, 1);
+    char err[512] = "";
+    hlx_status_t st;
+    const hlx_ckpt_tensor_t *t0 = hlx_ckpt_tensor(ck, 0);
+
+    if (seen == NULL)
+        return HLX_ERR_NOMEM;
+    hlx_ckpt_set_fp8_block(ck, c->block_rows, c->block_cols);
+    st = hlx_hf_expect(c, &list, &n, err, sizeof(err));
+    for (i = 0; st == HLX_OK && i < n; i++) {
+        const hlx_ckpt_tensor_t *t;
+        st = hlx_ckpt_get(ck, list[i].name, list[i].ndim, list[i].shape, &t);
+        if (st != HLX_OK)
+            break;
+        if (t->dtype != list[i].dtype)
+            st = hlx_ckpt_set_error(ck, HLX_ERR_MISMATCH,
+                                    "%s: tensor %s: dtype %s, expected %s (config.json: %s%s)",
+                                    hlx_ckpt_file_name(ck, t->file), t->name,
+                                    hlx_st_dtype_name(t->dtype), hlx_st_dtype_name(list[i].dtype),
+                                    list[i].dtype == HLX_ST_F8_E4M3 ? "quantization_config fp8"
+                                                                    : "torch_dtype ",
+                                    list[i].dtype == HLX_ST_F8_E4M3 ? "" : c->torch_dtype);
+        else
+            seen[t - t0] = 1;
+    }
+    for (i = 0; st == HLX_OK && i < total; i++) {
+        const hlx_ckpt_tensor_t *t = hlx_ckpt_tensor(ck, i);
+        if (!seen[i] && !hlx_hf_is_extra_layer(c, t->name))
+            st = hlx_ckpt_set_error(ck, HLX_ERR_MISMATCH,
+                                    "%s: tensor %s is not part of a %s of this config.json",
+                                    hlx_ckpt_file_name(ck, t->file), t->name, c->arch);
+    }
+    if (st == HLX_ERR_NOMEM && list == NULL)
+        (void)hlx_ckpt_set_error(ck, st, "%s", err);
+    free(list);
+    free(seen);
+    return st;
+}
+
+/* ---- runtime weights ------------------------------------------------------------------ */
+
+void hlx_hf_weight_name(hlx_hf_weight_t w, int layer, char *name, size_t len)
+{
+    static const char *const per_layer[] = {
+        [HLX_HFW_ATTN_NORM] = "input_layernorm.weight",
+        [HLX_HFW_WQ] = "self_attn.q_proj.weight",
+        [HLX_HFW_WK] = "self_attn.k_proj.weight",
+        [HLX_HFW_WV] = "self_attn.v_proj.weight",
+        [HLX_HFW_WO] = "self_attn.o_proj.weight",
+        [HLX_HFW_FFN_NORM] = "post_attention_layernorm.weight",
+        [HLX_HFW_WGATE] = "mlp.gate_proj.weight",
+        [HLX_HFW_WUP] = "mlp.up_proj.weight",
+        [HLX_HFW_WDOWN] = "mlp.down_proj.weight",
+    };
+
+    switch (w) {
+    case HLX_HFW_EMBED:      snprintf(name, len, "model.embed_tokens.weight"); break;
+    case HLX_HFW_FINAL_NORM: snprintf(name, len, "model.norm.weight"); break;
+    case HLX_HFW_LMHEAD:     snprintf(name, len, "lm_head.weight"); break;
+    default:
+        snprintf(name, len, "model.layers.%d.%s", layer,
+                 (unsigned)w <= HLX_HFW_WDOWN ? per_layer[w] : "?");
+        break;
+    }
+}
+
+void hlx_hf_weight_shape(const hlx_model_t *m, hlx_hf_weight_t w, int64_t *rows,
+                         int64_t *cols)
+{
+    const int64_t H = m->hidden, Q = m->q_heads, K = m->kv_heads, dk = m->head_dim,
+                  dv = m->v_head_dim, F = m->ffn, V = m->vocab;
+
+    *rows = H;
+    switch (w) {
+    case HLX_HFW_ATTN_NORM: case HLX_HFW_FFN_NORM: case HLX_HFW_FINAL_NORM:
+        *rows = 1; *cols = H; break;
+    case HLX_HFW_WQ:    *cols = Q * dk; break;
+    case HLX_HFW_WK:    *cols = K * dk; break;
+    case HLX_HFW_WV:    *cols = K * dv; break;
+    case HLX_HFW_WO:    *rows = Q * dv; *cols = H; break;
+    case HLX_HFW_WGATE: case HLX_HFW_WUP: *cols = F; break;
+    case HLX_HFW_WDOWN: *rows = F; *cols = H; break;
+    case HLX_HFW_EMBED: *rows = V; *cols = H; break;
+    case HLX_HFW_LMHEAD: *cols = V; break;
+    default: *rows = *cols = 0; break;
+    }
+}
+
+/* Runtime element e of a head (RoPE pairs (2i, 2i+1) over the first r elements) to HF's
+ * order (pairs (i, i + r/2)). */
+static int64_t hlx_rope_to_hf(int64_t e, int64_t r)
+{
+    return e < r ? (e & 1) * (r / 2) + e / 2 : e;
+}
+
+void hlx_hf_weight_map(const hlx_model_t *m, hlx_hf_weight_t w, int64_t row, int64_t col,
+                       int64_t *hrow, int64_t *hcol)
+{
+    switch (w) {
+    case HLX_HFW_ATTN_NORM: case HLX_HFW_FFN_NORM: case HLX_HFW_FINAL_NORM: case HLX_HFW_EMBED:
+        *hrow = row;
+        *hcol = col;
+        break;
+    case HLX_HFW_WQ: case HLX_HFW_WK:
+        *hrow = col / m->head_dim * m->head_dim + hlx_rope_to_hf(col % m->head_dim, m->rope_dim);
+        *hcol = row;
+        break;
+    default:
+        *hrow = col;
+        *hcol = row;
+        break;
+    }
+}
+
+void hlx_hf_weight_unmap(const hlx_model_t *m, hlx_hf_weight_t w, int64_t hrow, int64_t hcol,
+                         int64_t *row, int64_t *col)
+{
+    int64_t e, r = m->rope_dim;
+
+    switch (w) {
+    case HLX_HFW_ATTN_NORM: case HLX_HFW_FFN_NORM: case HLX_HFW_FINAL_NORM: case HLX_HFW_EMBED:
+        *row = hrow;
+        *col = hcol;
+        break;
+    case HLX_HFW_WQ: case HLX_HFW_WK:
+        e = hrow % m->head_dim;
+        if (e < r)
+            e = e < r / 2 ? 2 * e : 2 * (e - r / 2) + 1;
+        *col = hrow / m->head_dim * m->head_dim + e;
+        *row = hcol;
+        break;
+    default:
+        *col = hrow;
+        *row = hcol;
+        break;
+    }
+}
+
+/* Which runtime weight and layer a checkpoint name is; -1 when it is none. */
+int hlx_hf_weight_parse(const char *name, hlx_hf_weight_t *w_p, int *layer_p)
+{
+    static const hlx_hf_weight_t all[] = {
+        HLX_HFW_ATTN_NORM, HLX_HFW_WQ, HLX_HFW_WK, HLX_HFW_WV, HLX_HFW_WO, HLX_HFW_FFN_NORM,
+        HLX_HFW_WGATE, HLX_HFW_WUP, HLX_HFW_WDOWN, HLX_HFW_EMBED, HLX_HFW_FINAL_NORM,
+        HLX_HFW_LMHEAD,
+    };
+    char buf[128];
+    int layer = 0;
+    size_t i;
+
+    if (sscanf(name, "model.layers.%d.", &layer) != 1)
+        layer = 0;
+    for (i = 0; i < sizeof(all) / sizeof(all[0]); i++) {
+        hlx_hf_weight_name(all[i], layer, buf, sizeof(buf));
+        if (!strcmp(buf, name)) {
+            *w_p = all[i];
+            *layer_p = layer;
+            return 0;
+        }
+    }
+    return -1;
+}
+
+hlx_status_t hlx_hf_read(hlx_ckpt_t *ck, const hlx_model_t *m, hlx_hf_weight_t w, int layer,
+                         int64_t r0, int64_t nr, int64_t c0, int64_t nc, void *dst,
+                         hlx_dtype_t dst_dtype, int64_t ld)
+{
+    char name[128];
+    int64_t rows, cols, shape[2], c, hr, hc;
+    const hlx_ckpt_tensor_t *t;
+    const size_t esz = dst_dtype == HLX_DTYPE_BF16 ? 2 : 4;
+    hlx_status_t st;
+
+    hlx_hf_weight_name(w, layer, name, sizeof(name));
+    hlx_hf_weight_shape(m, w, &rows, &cols);
+    /* tie_word_embeddings: the output head is the embedding matrix ([V][H] either way) */
+    if (w == HLX_HFW_LMHEAD && hlx_ckpt_find(ck, name) == NULL &&
+        hlx_ckpt_find(ck, "model.embed_tokens.weight") != NULL)
+        snprintf(name, sizeof(name), "model.embed_tokens.weight");
+    if (rows == 1) { /* norms: 1-D [H] */
+        shape[0] = cols;
+        st = hlx_ckpt_get(ck, name, 1, shape, &t);
+        return st ? st : hlx_ckpt_read_block(ck, t, 0, nr, c0, nc, 0, dst, dst_dtype, ld);
+    }
+    if (w == HLX_HFW_EMBED) {
+        shape[0] = rows;
+        shape[1] = cols;
+        st = hlx_ckpt_get(ck, name, 2, shape, &t);
+        return st ? st : hlx_ckpt_read_block(ck, t, r0, nr, c0, nc, 0, dst, dst_dtype, ld);
+    }
+    shape[0] = cols; /* HF stores [out][in] */
+    shape[1] = rows;
+    if ((st = hlx_ckpt_get(ck, name, 2, shape, &t)) != HLX_OK)
+        return st;
+    if (w != HLX_HFW_WQ && w != HLX_HFW_WK)
+        return hlx_ckpt_read_block(ck, t, c0, nc, r0, nr, 1, dst, dst_dtype, ld);
+    /* One checkpoint row per runtime column: RoPE pairs are reordered. */
+    for (c = c0; c < c0 + nc; c++) {
+        hlx_hf_weight_map(m, w, r0, c, &hr, &hc);
+        st = hlx_ckpt_read_block(ck, t, hr, 1, r0, nr, 1, (char *)dst + (size_t)(c - c0) * esz,
+                                 dst_dtype, ld);
+        if (st != HLX_OK)
+            return st;
+    }
+    return HLX_OK;
+}

@@ -1,0 +1,246 @@
+/* Hugging Face checkpoints: safetensors shards mapped read-only (each rank reads only its
+ * slices), config.json of Llama-style and DeepSeek-V3-style models, and the writer. */
+#ifndef HLX_CKPT_H
+#define HLX_CKPT_H
+
+#include <helix/model.h>
+#include <helix/status.h>
+#include <helix/types.h>
+#include <stddef.h>
+#include <stdint.h>
+
+#define HLX_CKPT_MAX_DIMS   8
+/* Largest JSON header accepted (the safetensors reference reader's limit). */
+#define HLX_ST_HEADER_MAX   100000000ull
+
+/* Element types of the safetensors format. */
+typedef enum hlx_st_dtype {
+    HLX_ST_F64 = 0,
+    HLX_ST_F32,
+    HLX_ST_F16,
+    HLX_ST_BF16,
+    HLX_ST_F8_E4M3,
+    HLX_ST_F8_E5M2,
+    HLX_ST_I64,
+    HLX_ST_I32,
+    HLX_ST_I16,
+    HLX_ST_I8,
+    HLX_ST_U8,
+    HLX_ST_BOOL,
+    HLX_ST_COUNT
+} hlx_st_dtype_t;
+
+const char *hlx_st_dtype_name(hlx_st_dtype_t t);   /* "BF16", "F8_E4M3", ... */
+size_t      hlx_st_dtype_size(hlx_st_dtype_t t);   /* bytes per element */
+int         hlx_st_dtype_parse(const char *s, hlx_st_dtype_t *t_p); /* -1 when unknown */
+
+typedef struct hlx_ckpt_tensor {
+    const char    *name;
+    hlx_st_dtype_t dtype;
+    int            ndim;
+    int64_t        shape[HLX_CKPT_MAX_DIMS];
+    uint64_t       numel;
+    uint64_t       begin, end;  /* byte range inside the file's data section */
+    int            file;        /* shard index (hlx_ckpt_file_name) */
+    /* F8_E4M3 weights: the `<name>_scale_inv` tensor (F32, one factor per block of
+     * block_rows x block_cols elements, DeepSeek's layout); NULL otherwise. */
+    const struct hlx_ckpt_tensor *scale;
+} hlx_ckpt_tensor_t;
+
+/* ---- one safetensors file in memory (no I/O: also the fuzzing entry point) ---------- */
+
+typedef struct hlx_st_file {
+    hlx_ckpt_tensor_t *tensors;   /* sorted by name; names owned by the struct */
+    size_t             count;
+    uint64_t           data_offset; /* 8 + header length */
+} hlx_st_file_t;
+
+/* Parses buf[0, len) as a whole safetensors file: the 8-byte little-endian header size,
+ * the JSON header (duplicate names, unknown dtypes, shapes whose byte size disagrees with
+ * the offsets, overlaps, holes, ranges past the end and trailing bytes all refused) and
+ * checks that the data section is exactly covered. name is used in messages. */
+hlx_status_t hlx_st_parse(const char *name, const uint8_t *buf, uint64_t len, int file,
+                          hlx_st_file_t *out, char *err, size_t errlen);
+void         hlx_st_file_free(hlx_st_file_t *f);
+
+/* ---- a checkpoint directory --------------------------------------------------------- */
+
+typedef struct hlx_ckpt hlx_ckpt_t;
+
+/* Opens dir: model.safetensors.index.json and its shards, or one model.safetensors. Every
+ * shard is mapped read-only; nothing is read from the data sections until a slice is
+ * asked for. Errors name the file and the tensor. */
+hlx_status_t hlx_ckpt_open(const char *dir, hlx_ckpt_t **ck_p, char *err, size_t errlen);
+void         hlx_ckpt_close(hlx_ckpt_t *ck);
+/* Block size of fp8 weight scales (config.json quantization_config weight_block_size;
+ * 128 x 128 until set; hlx_hf_check sets it from the config). */
+void         hlx_ckpt_set_fp8_block(hlx_ckpt_t *ck, int rows, int cols);
+
+/* The last error of a call on ck (a complete one-line message). */
+const char *hlx_ckpt_error(const hlx_ckpt_t *ck);
+/* Records the error of a check made above this layer; returns st. */
+hlx_status_t hlx_ckpt_set_error(hlx_ckpt_t *ck, hlx_status_t st, const char *fmt, ...)
+    __attribute__((format(printf, 3, 4)));
+
+size_t                   hlx_ckpt_count(const hlx_ckpt_t *ck);
+const hlx_ckpt_tensor_t *hlx_ckpt_tensor(const hlx_ckpt_t *ck, size_t i); /* by name order */
+const char              *hlx_ckpt_file_name(const hlx_ckpt_t *ck, int file);
+const char              *hlx_ckpt_dir(const hlx_ckpt_t *ck);
+/* Bytes of tensor data copied out so far (what this process touched of the mapping). */
+uint64_t                 hlx_ckpt_bytes_read(const hlx_ckpt_t *ck);
+
+/* NULL when absent (no error recorded). */
+const hlx_ckpt_tensor_t *hlx_ckpt_find(const hlx_ckpt_t *ck, const char *name);
+/* Finds name and checks its shape (ndim dims); HLX_ERR_NOT_FOUND or HLX_ERR_MISMATCH with
+ * "file: tensor: shape [..], expected [..]" in hlx_ckpt_error(). */
+hlx_status_t hlx_ckpt_get(hlx_ckpt_t *ck, const char *name, int ndim, const int64_t *shape,
+                          const hlx_ckpt_tensor_t **t_p);
+
+/* Reads t[first, first + count) along dimension dim (every other dimension whole) into dst
+ * as a dense row-major array of dst_dtype (HLX_DTYPE_F32 or HLX_DTYPE_BF16), converting
+ * from F32, F16, BF16, F64 or F8_E4M3 (multiplied by its block scale). */
+hlx_status_t hlx_ckpt_read_slice(hlx_ckpt_t *ck, const hlx_ckpt_tensor_t *t, int dim,
+                                 int64_t first, int64_t count, void *dst,
+                                 hlx_dtype_t dst_dtype);
+
+/* 2-D block: rows [r0, r0 + nr) x cols [c0, c0 + nc) of t (a 1-D tensor is one row).
+ * Element (r0 + i, c0 + j) goes to dst[i * ld + j], or to dst[j * ld + i] when transpose
+ * is set (the runtime keeps weights input-major: [in][out]). */
+hlx_status_t hlx_ckpt_read_block(hlx_ckpt_t *ck, const hlx_ckpt_tensor_t *t, int64_t r0,
+                                 int64_t nr, int64_t c0, int64_t nc, int transpose, void *dst,
+                                 hlx_dtype_t dst_dtype, int64_t ld);
+
+/* ---- config.json --------------------------------------------------------------------- */
+
+typedef enum hlx_hf_family {
+    HLX_HF_DENSE   = 0, /* LlamaForCausalLM (and Mistral/Qwen2-style dense GQA) */
+    HLX_HF_MOE_MLA = 1  /* DeepseekV3ForCausalLM */
+} hlx_hf_family_t;
+
+/* What config.json says beyond hlx_model_t. */
+typedef struct hlx_hf_config {
+    hlx_model_t     m;
+    hlx_hf_family_t family;
+    char            arch[64];          /* architectures[0] */
+    char            torch_dtype[16];   /* "bfloat16", "float32", "float16" */
+    hlx_st_dtype_t  st_dtype;          /* dtype of unquantized tensors */
+    int             fp8;               /* quantization_config: fp8 e4m3 linear weights */
+    int             block_rows, block_cols; /* weight_block_size (128 x 128) */
+    int             tie_word_embeddings;
+    char            scoring_func[16];  /* "sigmoid" (V3) or "softmax" */
+    int             norm_topk_prob;
+    double          routed_scaling_factor;
+    int             n_group, topk_group;
+    /* `helix model synth` checkpoints: the seed of their values (also the seed of the
+     * runtime's synthetic context that goes with them); -1 otherwise. */
+    int64_t         synth_seed;
+} hlx_hf_config_t;
+
+/* Reads dir/config.json; errors are "config.json:line:column: key: reason". */
+hlx_status_t hlx_hf_config_load(const char *dir, hlx_hf_config_t *c, char *err,
+                                size_t errlen);
+hlx_status_t hlx_hf_config_write(const char *dir, const hlx_hf_config_t *c, char *err,
+                                 size_t errlen);
+
+/* ---- the tensors a model must have ------------------------------------------------- */
+
+/* Tensor classes, for sizes per class and per rank. */
+typedef enum hlx_hf_class {
+    HLX_HFC_EMBED = 0, HLX_HFC_ATTN, HLX_HFC_NORM, HLX_HFC_FFN, HLX_HFC_EXPERT,
+    HLX_HFC_SHARED, HLX_HFC_ROUTER, HLX_HFC_LMHEAD, HLX_HFC_SCALE, HLX_HFC_COUNT
+} hlx_hf_class_t;
+const char *hlx_hf_class_name(hlx_hf_class_t c);
+
+/* How a tensor is split over the ranks of a Helix layout. */
+typedef enum hlx_hf_split {
+    HLX_HFS_REPLICATED = 0, /* every rank: norms, router, embeddings, MLA down projections */
+    HLX_HFS_TPA_HEADS,      /* query heads (and KV heads, ceil(K / TPA)) over TPA */
+    HLX_HFS_N,              /* over all N = KVP x TPA ranks: W_o heads, FFN columns, vocab */
+    HLX_HFS_EXPERT          /* one expert: on one EP group, split over N / EP inside it */
+} hlx_hf_split_t;
+
+typedef struct hlx_hf_expect {
+    char           name[96];
+    int            ndim;
+    int64_t        shape[2];
+    hlx_st_dtype_t dtype;
+    hlx_hf_class_t cls;
+    hlx_hf_split_t split;
+    int            kv;        /* GQA K/V projection: split by KV heads */
+} hlx_hf_expect_t;
+
+/* Every tensor the model of c must hold, in a fixed order (fp8 scales included). */
+hlx_status_t hlx_hf_expect(const hlx_hf_config_t *c, hlx_hf_expect_t **list_p, size_t *n_p,
+                           char *err, size_t errlen);
+/* Checks that ck holds exactly what c needs: every tensor present with its shape and
+ * dtype, nothing unknown. The first problem goes to hlx_ckpt_error(ck). */
+hlx_status_t hlx_hf_check(hlx_ckpt_t *ck, const hlx_hf_config_t *c);
+
+/* ---- runtime tensors <-> checkpoint tensors (dense family) ------------------------ */
+
+/* The runtime's weights of a dense GQA model, numbered as its synthetic generator numbers
+ * them (runtime/hlx_synth.h hlx_tensor_t), in the runtime's orientation. */
+typedef enum hlx_hf_weight {
+    HLX_HFW_ATTN_NORM  = 0,  /* [1][H] */
+    HLX_HFW_WQ         = 1,  /* [H][Q*dk] */
+    HLX_HFW_WK         = 2,  /* [H][K*dk] */
+    HLX_HFW_WV         = 3,  /* [H][K*dv] */
+    HLX_HFW_WO         = 4,  /* [Q*dv][H] */
+    HLX_HFW_FFN_NORM   = 5,  /* [1][H] */
+    HLX_HFW_WGATE      = 6,  /* [H][F] */
+    HLX_HFW_WUP        = 7,  /* [H][F] */
+    HLX_HFW_WDOWN      = 8,  /* [F][H] */
+    HLX_HFW_EMBED      = 11, /* [V][H] */
+    HLX_HFW_FINAL_NORM = 12, /* [1][H] */
+    HLX_HFW_LMHEAD     = 13  /* [H][V] */
+} hlx_hf_weight_t;
+
+/* Checkpoint name of runtime weight w of layer (layer ignored for global ones). */
+void hlx_hf_weight_name(hlx_hf_weight_t w, int layer, char *name, size_t len);
+/* Runtime shape [rows][cols] of w. */
+void hlx_hf_weight_shape(const hlx_model_t *m, hlx_hf_weight_t w, int64_t *rows,
+                         int64_t *cols);
+/* Element (hrow, hcol) of the checkpoint tensor that holds runtime element (row, col):
+ * matrices are transposed (HF stores [out][in]) and, for W_q and W_k, the rotated part of
+ * every head goes from HF's half-split order (i, i + r/2) to interleaved pairs (2i, 2i+1),
+ * the order the runtime's RoPE rotates. */
+void hlx_hf_weight_map(const hlx_model_t *m, hlx_hf_weight_t w, int64_t row, int64_t col,
+                       int64_t *hrow, int64_t *hcol);
+
+/* The inverse: runtime element (row, col) held by checkpoint element (hrow, hcol). */
+void hlx_hf_weight_unmap(const hlx_model_t *m, hlx_hf_weight_t w, int64_t hrow, int64_t hcol,
+                         int64_t *row, int64_t *col);
+/* Runtime weight and layer of a checkpoint tensor name; -1 when it is not one. */
+int hlx_hf_weight_parse(const char *name, hlx_hf_weight_t *w_p, int *layer_p);
+
+/* Reads runtime rows [r0, r0 + nr) x cols [c0, c0 + nc) of weight w of layer into
+ * dst[i * ld + j] as dst_dtype: one call per rank slice (its heads, FFN columns, vocab
+ * share). The tensor's shape is checked against m first. Without lm_head.weight (tied
+ * embeddings) the output head is read from model.embed_tokens.weight. */
+hlx_status_t hlx_hf_read(hlx_ckpt_t *ck, const hlx_model_t *m, hlx_hf_weight_t w, int layer,
+                         int64_t r0, int64_t nr, int64_t c0, int64_t nc, void *dst,
+                         hlx_dtype_t dst_dtype, int64_t ld);
+
+/* ---- writing ----------------------------------------------------------------------- */
+
+/* Fills one row (cols elements, of tensor number idx of the list) as floats. */
+typedef hlx_status_t (*hlx_ckpt_fill_fn)(void *ctx, const hlx_hf_expect_t *t, size_t idx,
+                                         int64_t row, float *dst);
+
+/* Writes the tensors of list (F32/BF16/F16 rounded to nearest even, F8_E4M3 as the
+ * saturating nearest e4m3 value) into nshards files model-0000i-of-0000n.safetensors
+ * (tensors dealt out in list order) and model.safetensors.index.json. */
+hlx_status_t hlx_ckpt_write(const char *dir, const hlx_hf_expect_t *list, size_t n,
+                            int nshards, hlx_ckpt_fill_fn fill, void *ctx, char *err,
+                            size_t errlen);
+
+/* Synthetic value of element (row, col) of t for a seed (hash of seed, name and index):
+ * norms 1 + u/8, F8_E4M3 weights u (-1..1, rounded to e4m3 when stored), their block scales
+ * 2^-k with k in 4..7, other matrices u * sqrt(3 / in). Used by `helix model synth` for
+ * tensors the runtime's generator does not cover (MLA, experts). */
+float hlx_ckpt_synth_value(uint64_t seed, const hlx_hf_expect_t *t, int64_t row, int64_t col);
+
+/* Nearest e4m3 value of v (saturating to +-448, NaN kept). */
+uint8_t hlx_f32_to_fp8(float v);
+
+#endif

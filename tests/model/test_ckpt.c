@@ -1,0 +1,1141 @@
+/* model: Hugging Face checkpoints written by `helix model synth` read back exactly (every
+ * tensor, slices at odd offsets, the runtime's synthetic weights for the dense family, fp8
+ * block scales), and corrupt or mismatched checkpoints refused with a precise message and
+ * exit code 2. argv[1]: the helix binary. */
+#include <setjmp.h>
+#include <stdarg.h>
+#include <stddef.h>
+#include <cmocka.h>
+
+#include <jansson.h>
+#include <math.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+#include <sys/wait.h>
+#include <unistd.h>
+
+#include "hlx_ckpt.h"
+#include "hlx_config.h"
+#include "hlx_layout.h"
+#include "hlx_synth.h"
+
+static const char *helix;
+static char g_tmp[] = "/tmp/hlx_ckpt_test_XXXXXX";
+
+/* Runs a shell command; returns its exit code. */
+static int sh(const char *fmt, ...) __attribute__((format(printf, 1, 2)));
+static int sh(const char *fmt, ...)
+{
+    char cmd[4096];
+    va_list ap;
+    int st;
+
+    va_start(ap, fmt);
+    vsnprintf(cmd, sizeof(cmd), fmt, ap);
+    va_end(ap);
+    st = system(cmd);
+    assert_true(st != -1 && WIFEXITED(st));
+    return WEXITSTATUS(st);
+}
+
+static char *slurp(const char *path, size_t *len)
+{
+    FILE *f = fopen(path, "rb");
+    long n;
+    char *buf;
+
+    assert_non_null(f);
+    fseek(f, 0, SEEK_END);
+    n = ftell(f);
+    fseek(f, 0, SEEK_SET);
+    buf = malloc((size_t)n + 1);
+    assert_non_null(buf);
+    assert_int_equal(fread(buf, 1, (size_t)n, f), (size_t)n);
+    buf[n] = '\0';
+    fclose(f);
+    if (len)
+        *len = (size_t)n;
+    return buf;
+}
+
+static void synth(const char *name, const char *args)
+{
+    assert_int_equal(sh("rm -rf %s/%s && %s model synth --out %s/%s %s >/dev/null", g_tmp, name,
+                        helix, g_tmp, name, args), 0);
+}
+
+/* `helix model info DIR`: exit code, stderr in err (caller frees). */
+static int info(const char *name, char **err)
+{
+    char path[512];
+    int rc;
+
+    snprintf(path, sizeof(path), "%s/info.err", g_tmp);
+    rc = sh("%s model info %s/%s >/dev/null 2>%s", helix, g_tmp, name, path);
+    *err = slurp(path, NULL);
+    return rc;
+}
+
+static hlx_ckpt_t *open_ok(const char *name, hlx_hf_config_t *cfg)
+{
+    char dir[512], err[1024] = "";
+    hlx_ckpt_t *ck = NULL;
+
+    snprintf(dir, sizeof(dir), "%s/%s", g_tmp, name);
+    if (hlx_hf_config_load(dir, cfg, err, sizeof(err)) != HLX_OK)
+        fail_msg("%s", err);
+    if (hlx_ckpt_open(dir, &ck, err, sizeof(err)) != HLX_OK)
+        fail_msg("%s", err);
+    if (hlx_hf_check(ck, cfg) != HLX_OK)
+        fail_msg("%s", hlx_ckpt_error(ck));
+    return ck;
+}
+
+/* ---- dense: the runtime's synthetic weights ----------------------------------------- */
+
+static const hlx_hf_weight_t g_layer_w[] = {
+    HLX_HFW_ATTN_NORM, HLX_HFW_WQ, HLX_HFW_WK, HLX_HFW_WV, HLX_HFW_WO, HLX_HFW_FFN_NORM,
+    HLX_HFW_WGATE, HLX_HFW_WUP, HLX_HFW_WDOWN,
+};
+static const hlx_hf_weight_t g_global_w[] = { HLX_HFW_EMBED, HLX_HFW_FINAL_NORM, HLX_HFW_LMHEAD };
+
+/* Reads runtime block [r0, +nr) x [c0, +nc) of w and compares it with hlx_synth_weight. */
+static void check_block(hlx_ckpt_t *ck, const hlx_model_t *m, uint64_t seed, hlx_hf_weight_t w,
+                        int layer, int64_t r0, int64_t nr, int64_t c0, int64_t nc,
+                        hlx_dtype_t dt)
+{
+    int64_t rows, cols, i, j, ld = nc + 3; /* a wider destination: ld is honoured */
+    size_t es = dt == HLX_DTYPE_BF16 ? 2 : 4;
+    void *dst = malloc((size_t)(nr * ld) * es);
+    uint64_t key = hlx_synth_key(seed, layer, (hlx_tensor_t)w);
+
+    assert_non_null(dst);
+    hlx_hf_weight_shape(m, w, &rows, &cols);
+    if (hlx_hf_read(ck, m, w, layer, r0, nr, c0, nc, dst, dt, ld) != HLX_OK)
+        fail_msg("%s", hlx_ckpt_error(ck));
+    for (i = 0; i < nr; i++)
+        for (j = 0; j < nc; j++) {
+            float want = hlx_synth_weight(m, key, (hlx_tensor_t)w, r0 + i, c0 + j, cols);
+            float got = hlx_dtype_load(dst, dt, (size_t)(i * ld + j));
+            if (dt == HLX_DTYPE_BF16)
+                want = hlx_round_dtype(want, HLX_DTYPE_BF16);
+            if (got != want)
+                fail_msg("weight %d layer %d (%lld, %lld): %.9g, expected %.9g", (int)w, layer,
+                         (long long)(r0 + i), (long long)(c0 + j), got, want);
+        }
+    free(dst);
+}
+
+/* An odd column range inside cols: [37, +51) when it fits, else [1, cols - 2). */
+static int64_t odd_first(int64_t cols)
+{
+    return cols >= 37 + 51 + 1 ? 37 : 1;
+}
+
+static int64_t odd_count(int64_t cols)
+{
+    return cols >= 37 + 51 + 1 ? 51 : cols - 2;
+}
+
+static void check_dense_as(const char *name, const char *model, uint64_t seed, hlx_dtype_t wdt)
+{
+    hlx_hf_config_t cfg;
+    hlx_ckpt_t *ck = open_ok(name, &cfg);
+    hlx_model_t tiny, *m = &cfg.m;
+    char err[256];
+    int64_t rows, cols;
+    size_t k;
+    int l;
+
+    /* the config is the model description's (tiny by default), weights in the chosen dtype */
+    assert_int_equal(hlx_model_load(model, &tiny, err, sizeof(err)), HLX_OK);
+    assert_int_equal(m->attn, tiny.attn);
+    assert_int_equal(m->hidden, tiny.hidden);
+    if (strcmp(model, "tiny"))
+        assert_int_equal(m->layers, tiny.layers);
+    assert_int_equal(m->q_heads, tiny.q_heads);
+    assert_int_equal(m->kv_heads, tiny.kv_heads);
+    assert_int_equal(m->head_dim, tiny.head_dim);
+    assert_int_equal(m->v_head_dim, tiny.v_head_dim);
+    assert_int_equal(m->rope_dim, tiny.rope_dim);
+    assert_int_equal(m->ffn, tiny.ffn);
+    assert_int_equal(m->vocab, tiny.vocab);
+    assert_true(m->rope_theta == tiny.rope_theta && m->norm_eps == tiny.norm_eps);
+    assert_int_equal(m->kv_dtype, tiny.kv_dtype);
+    assert_int_equal(m->weight_dtype, wdt);
+    assert_int_equal(cfg.family, HLX_HF_DENSE);
+    assert_int_equal(cfg.synth_seed, (int64_t)seed);
+
+    for (l = 0; l < m->layers; l++)
+        for (k = 0; k < sizeof(g_layer_w) / sizeof(g_layer_w[0]); k++) {
+            hlx_hf_weight_shape(m, g_layer_w[k], &rows, &cols);
+            check_block(ck, m, seed, g_layer_w[k], l, 0, rows, 0, cols, HLX_DTYPE_F32);
+            /* odd offsets, and bf16 destinations */
+            check_block(ck, m, seed, g_layer_w[k], l, rows > 1 ? 3 : 0, rows > 1 ? rows - 10 : 1,
+                        odd_first(cols), odd_count(cols), HLX_DTYPE_BF16);
+        }
+    for (k = 0; k < sizeof(g_global_w) / sizeof(g_global_w[0]); k++) {
+        hlx_hf_weight_shape(m, g_global_w[k], &rows, &cols);
+        check_block(ck, m, seed, g_global_w[k], 0, 0, rows, 0, cols, HLX_DTYPE_F32);
+        check_block(ck, m, seed, g_global_w[k], 0, rows > 1 ? 5 : 0, rows > 1 ? 7 : 1,
+                    odd_first(cols), odd_count(cols), HLX_DTYPE_F32);
+    }
+    hlx_ckpt_close(ck);
+}
+
+static void check_dense(const char *name, uint64_t seed, hlx_dtype_t wdt)
+{
+    check_dense_as(name, "tiny", seed, wdt);
+}
+
+static void test_dense_roundtrip(void **state)
+{
+    (void)state;
+    synth("dense_bf16", "--family dense --seed 7");
+    check_dense("dense_bf16", 7, HLX_DTYPE_BF16);
+    synth("dense_f32", "--family dense --dtype f32 --layers 3 --shards 3");
+    check_dense("dense_f32", 1, HLX_DTYPE_F32);
+    synth("dense_one", "--family dense --dtype f32 --layers 1 --shards 1");
+    check_dense("dense_one", 1, HLX_DTYPE_F32);
+    /* rewritten in place with another layout: the stale index must not win */
+    assert_int_equal(sh("%s model synth --family dense --out %s/dense_f32 --shards 1 "
+                        ">/dev/null", helix, g_tmp), 0);
+    check_dense("dense_f32", 1, HLX_DTYPE_BF16);
+    /* another model's shapes: MQA, odd sizes, its RoPE base and epsilon */
+    {
+        char path[512];
+        FILE *f;
+        snprintf(path, sizeof(path), "%s/mqa.json", g_tmp);
+        f = fopen(path, "w");
+        assert_non_null(f);
+        fprintf(f, "{\"name\": \"mqa\", \"attn\": \"gqa\", \"layers\": 3, \"hidden\": 96, "
+                   "\"q_heads\": 6, \"kv_heads\": 1, \"head_dim\": 16, \"ffn\": 200, "
+                   "\"vocab\": 301, \"rope_theta\": 500000, \"norm_eps\": 1e-6}\n");
+        fclose(f);
+        assert_int_equal(sh("%s model synth --family dense --model %s --dtype f32 --seed 4 "
+                            "--out %s/dense_mqa >/dev/null", helix, path, g_tmp), 0);
+        check_dense_as("dense_mqa", path, 4, HLX_DTYPE_F32);
+    }
+}
+
+/* The checkpoint really is in Hugging Face's layout: q_proj is [out][in] with each head's
+ * rotary pairs half-split, read here without the mapping. */
+static void test_dense_hf_layout(void **state)
+{
+    hlx_hf_config_t cfg;
+    hlx_ckpt_t *ck;
+    const hlx_ckpt_tensor_t *t;
+    const hlx_model_t *m;
+    float row[256];
+    int64_t dk, h, i, x;
+
+    (void)state;
+    synth("dense_layout", "--family dense --dtype f32 --seed 3");
+    ck = open_ok("dense_layout", &cfg);
+    m = &cfg.m;
+    dk = m->head_dim;
+    t = hlx_ckpt_find(ck, "model.layers.1.self_attn.q_proj.weight");
+    assert_non_null(t);
+    assert_int_equal(t->shape[0], m->q_heads * dk);
+    assert_int_equal(t->shape[1], m->hidden);
+    for (h = 0; h < m->q_heads; h += 3)
+        for (i = 0; i < dk / 2; i += 5)
+            for (x = 0; x < 2; x++) {
+                int64_t hrow = h * dk + x * dk / 2 + i, c;
+                uint64_t key = hlx_synth_key(3, 1, HLX_T_WQ);
+                assert_int_equal(hlx_ckpt_read_slice(ck, t, 0, hrow, 1, row, HLX_DTYPE_F32),
+                                 HLX_OK);
+                for (c = 0; c < m->hidden; c += 17)
+                    assert_true(row[c] == hlx_synth_weight(m, key, HLX_T_WQ, c, h * dk + 2 * i + x,
+                                                           m->q_heads * dk));
+            }
+    hlx_ckpt_close(ck);
+}
+
+/* The calls docs/model.md gives the runtime fill every rank's buffers of a KVP x TPA layout
+ * with what its synthetic fill puts there (runtime/engine.c: hlx_fill_cols and the W_o and
+ * W_down row loops), element for element. */
+static void test_rank_fill(void **state)
+{
+    static const int layouts[][2] = { { 1, 1 }, { 2, 2 }, { 1, 4 }, { 4, 2 } };
+    hlx_hf_config_t cfg;
+    hlx_ckpt_t *ck;
+    const hlx_model_t *m;
+    size_t li;
+    int r, l;
+    char err[256];
+
+    (void)state;
+    synth("dense_rank", "--family dense --dtype f32 --seed 11");
+    ck = open_ok("dense_rank", &cfg);
+    m = &cfg.m;
+    for (li = 0; li < sizeof(layouts) / sizeof(layouts[0]); li++)
+        for (r = 0; r < layouts[li][0] * layouts[li][1]; r++) {
+            hlx_layout_t L;
+            const int64_t H = m->hidden, dk = m->head_dim, dv = m->v_head_dim, F = m->ffn;
+            int64_t qkv_cols, Fc, i, j;
+            float *wqkv, *wo, *wgu, *wdown, *lm;
+
+            assert_int_equal(hlx_layout_init(m, layouts[li][0], layouts[li][1], 16, r, &L, err,
+                                             sizeof(err)), HLX_OK);
+            qkv_cols = (int64_t)L.q_local * dk + (int64_t)L.kv_local * (dk + dv);
+            Fc = L.ffn_count;
+            wqkv = calloc((size_t)(H * qkv_cols), sizeof(float));
+            wo = calloc((size_t)(L.q_slice * dv * H), sizeof(float));
+            wgu = calloc((size_t)(H * 2 * Fc), sizeof(float));
+            wdown = calloc((size_t)(Fc * H), sizeof(float));
+            lm = calloc((size_t)(H * L.vocab_count), sizeof(float));
+            assert_true(wqkv && wo && wgu && wdown && lm);
+            for (l = 0; l < m->layers; l++) {
+                uint64_t kq = hlx_synth_key(11, l, HLX_T_WQ), kk = hlx_synth_key(11, l, HLX_T_WK),
+                         kv = hlx_synth_key(11, l, HLX_T_WV), ko = hlx_synth_key(11, l, HLX_T_WO),
+                         kg = hlx_synth_key(11, l, HLX_T_WGATE), ku = hlx_synth_key(11, l, HLX_T_WUP),
+                         kd = hlx_synth_key(11, l, HLX_T_WDOWN);
+                assert_int_equal(hlx_hf_read(ck, m, HLX_HFW_WQ, l, 0, H, L.q_first * dk,
+                                             L.q_local * dk, wqkv, HLX_DTYPE_F32, qkv_cols), 0);
+                assert_int_equal(hlx_hf_read(ck, m, HLX_HFW_WK, l, 0, H, L.kv_first * dk,
+                                             L.kv_local * dk, wqkv + L.q_local * dk,
+                                             HLX_DTYPE_F32, qkv_cols), 0);
+                assert_int_equal(hlx_hf_read(ck, m, HLX_HFW_WV, l, 0, H, L.kv_first * dv,
+                                             L.kv_local * dv,
+                                             wqkv + (L.q_local + L.kv_local) * dk,
+                                             HLX_DTYPE_F32, qkv_cols), 0);
+                assert_int_equal(hlx_hf_read(ck, m, HLX_HFW_WO, l, L.q_slice_first * dv,
+                                             L.q_slice * dv, 0, H, wo, HLX_DTYPE_F32, H), 0);
+                assert_int_equal(hlx_hf_read(ck, m, HLX_HFW_WGATE, l, 0, H, L.ffn_first, Fc,
+                                             wgu, HLX_DTYPE_F32, 2 * Fc), 0);
+                assert_int_equal(hlx_hf_read(ck, m, HLX_HFW_WUP, l, 0, H, L.ffn_first, Fc,
+                                             wgu + Fc, HLX_DTYPE_F32, 2 * Fc), 0);
+                assert_int_equal(hlx_hf_read(ck, m, HLX_HFW_WDOWN, l, L.ffn_first, Fc, 0, H,
+                                             wdown, HLX_DTYPE_F32, H), 0);
+                for (i = 0; i < H; i++) {
+                    for (j = 0; j < L.q_local * dk; j++)
+                        assert_true(wqkv[i * qkv_cols + j] ==
+                                    hlx_synth_weight(m, kq, HLX_T_WQ, i, L.q_first * dk + j,
+                                                     m->q_heads * dk));
+                    for (j = 0; j < L.kv_local * dk; j++)
+                        assert_true(wqkv[i * qkv_cols + L.q_local * dk + j] ==
+                                    hlx_synth_weight(m, kk, HLX_T_WK, i, L.kv_first * dk + j,
+                                                     m->kv_heads * dk));
+                    for (j = 0; j < L.kv_local * dv; j++)
+                        assert_true(wqkv[i * qkv_cols + (L.q_local + L.kv_local) * dk + j] ==
+                                    hlx_synth_weight(m, kv, HLX_T_WV, i, L.kv_first * dv + j,
+                                                     m->kv_heads * dv));
+                    for (j = 0; j < Fc; j++) {
+                        assert_true(wgu[i * 2 * Fc + j] ==
+                                    hlx_synth_weight(m, kg, HLX_T_WGATE, i, L.ffn_first + j, F));
+                        assert_true(wgu[i * 2 * Fc + Fc + j] ==
+                                    hlx_synth_weight(m, ku, HLX_T_WUP, i, L.ffn_first + j, F));
+                    }
+                }
+                for (i = 0; i < L.q_slice * dv; i++)
+                    for (j = 0; j < H; j++)
+                        assert_true(wo[i * H + j] ==
+                                    hlx_synth_weight(m, ko, HLX_T_WO, L.q_slice_first * dv + i, j, H));
+                for (i = 0; i < Fc; i++)
+                    for (j = 0; j < H; j++)
+                        assert_true(wdown[i * H + j] ==
+                                    hlx_synth_weight(m, kd, HLX_T_WDOWN, L.ffn_first + i, j, H));
+            }
+            assert_int_equal(hlx_hf_read(ck, m, HLX_HFW_LMHEAD, 0, 0, H, L.vocab_first,
+                                         L.vocab_count, lm, HLX_DTYPE_F32, L.vocab_count), 0);
+            for (i = 0; i < H; i++)
+                for (j = 0; j < L.vocab_count; j++)
+                    assert_true(lm[i * L.vocab_count + j] ==
+                                hlx_synth_weight(m, hlx_synth_key(11, 0, HLX_T_LMHEAD),
+                                                 HLX_T_LMHEAD, i, L.vocab_first + j, m->vocab));
+            free(wqkv);
+            free(wo);
+            free(wgu);
+            free(wdown);
+            free(lm);
+        }
+    hlx_ckpt_close(ck);
+}
+
+/* A rank touches only its slice: what is copied out is the slice's bytes. */
+static void test_slice_bytes(void **state)
+{
+    hlx_hf_config_t cfg;
+    hlx_ckpt_t *ck;
+    float *dst;
+    uint64_t before;
+    const hlx_model_t *m;
+
+    (void)state;
+    ck = open_ok("dense_bf16", &cfg);
+    m = &cfg.m;
+    dst = malloc(sizeof(float) * (size_t)m->hidden * (size_t)m->ffn);
+    assert_non_null(dst);
+    assert_int_equal(hlx_ckpt_bytes_read(ck), 0);
+    /* TPF rank 1 of 4 of W_gate: columns [F/4, F/2) of the runtime [H][F] */
+    assert_int_equal(hlx_hf_read(ck, m, HLX_HFW_WGATE, 0, 0, m->hidden, m->ffn / 4, m->ffn / 4,
+                                 dst, HLX_DTYPE_F32, m->ffn / 4), HLX_OK);
+    assert_int_equal(hlx_ckpt_bytes_read(ck), (uint64_t)m->hidden * (uint64_t)(m->ffn / 4) * 2);
+    before = hlx_ckpt_bytes_read(ck);
+    /* heads 2..3 of W_q (RoPE-reordered rows) */
+    assert_int_equal(hlx_hf_read(ck, m, HLX_HFW_WQ, 1, 0, m->hidden, 2 * m->head_dim,
+                                 2 * m->head_dim, dst, HLX_DTYPE_F32, 2 * m->head_dim), HLX_OK);
+    assert_int_equal(hlx_ckpt_bytes_read(ck) - before,
+                     (uint64_t)m->hidden * (uint64_t)(2 * m->head_dim) * 2);
+    free(dst);
+    hlx_ckpt_close(ck);
+}
+
+/* ---- moe-mla: every tensor, fp8 with block scales ------------------------------------ */
+
+static void check_moe(const char *name, uint64_t seed)
+{
+    hlx_hf_config_t cfg;
+    hlx_ckpt_t *ck = open_ok(name, &cfg);
+    hlx_hf_expect_t *list = NULL;
+    size_t n = 0, k;
+    char err[256];
+    int fp8_seen = 0;
+
+    assert_int_equal(cfg.family, HLX_HF_MOE_MLA);
+    assert_int_equal(cfg.m.attn, HLX_ATTN_MLA);
+    assert_int_equal(cfg.m.q_lora_rank, 96);
+    assert_int_equal(cfg.m.kv_lora_rank, 64);
+    assert_int_equal(cfg.m.qk_rope_dim, 16);
+    assert_int_equal(cfg.m.qk_nope_dim, 32);
+    assert_int_equal(cfg.m.v_head_dim, 32);
+    assert_int_equal(cfg.m.experts, 8);
+    assert_int_equal(cfg.m.top_k, 2);
+    assert_int_equal(cfg.m.shared_experts, 1);
+    assert_int_equal(cfg.m.expert_ffn, 64);
+    assert_int_equal(cfg.m.dense_layers, 1);
+    assert_string_equal(cfg.scoring_func, "sigmoid");
+    assert_true(cfg.norm_topk_prob && cfg.routed_scaling_factor == 2.5);
+    assert_int_equal(hlx_hf_expect(&cfg, &list, &n, err, sizeof(err)), HLX_OK);
+    for (k = 0; k < n; k++) {
+        const hlx_hf_expect_t *e = &list[k];
+        const hlx_ckpt_tensor_t *t = hlx_ckpt_find(ck, e->name), *s;
+        int64_t rows = e->ndim == 2 ? e->shape[0] : 1, cols = e->ndim == 2 ? e->shape[1] : e->shape[0];
+        int64_t r, c, c0 = cols > 7 ? 5 : 0, nc = cols > 7 ? cols - 7 : cols;
+        float *all, *part;
+        const hlx_hf_expect_t *se = NULL;
+
+        assert_non_null(t);
+        if (e->cls == HLX_HFC_SCALE)
+            continue; /* checked through their weights */
+        all = malloc(sizeof(float) * (size_t)(rows * cols));
+        part = malloc(sizeof(float) * (size_t)(rows * nc));
+        assert_true(all && part);
+        if (e->dtype == HLX_ST_F8_E4M3) {
+            se = &list[k + 1];
+            s = hlx_ckpt_find(ck, se->name);
+            assert_non_null(s);
+            assert_ptr_equal(t->scale, s);
+            fp8_seen = 1;
+        }
+        if (hlx_ckpt_read_slice(ck, t, 0, 0, e->shape[0], all, HLX_DTYPE_F32) != HLX_OK)
+            fail_msg("%s", hlx_ckpt_error(ck));
+        if (hlx_ckpt_read_slice(ck, t, e->ndim - 1, c0, nc, part, HLX_DTYPE_F32) != HLX_OK)
+            fail_msg("%s", hlx_ckpt_error(ck));
+        for (r = 0; r < rows; r++)
+            for (c = 0; c < cols; c++) {
+                float v = hlx_ckpt_synth_value(seed, e, r, c), want;
+                if (e->dtype == HLX_ST_F8_E4M3)
+                    want = hlx_fp8_to_f32(hlx_f32_to_fp8(v)) *
+                           hlx_ckpt_synth_value(seed, se, r / cfg.block_rows, c / cfg.block_cols);
+                else if (e->dtype == HLX_ST_BF16)
+                    want = hlx_bf16_to_f32(hlx_f32_to_bf16(v));
+                else
+                    want = v;
+                if (all[r * cols + c] != want)
+                    fail_msg("%s (%lld, %lld): %.9g, expected %.9g", e->name, (long long)r,
+                             (long long)c, all[r * cols + c], want);
+                if (c >= c0 && c < c0 + nc && part[r * nc + c - c0] != want)
+                    fail_msg("%s slice (%lld, %lld): %.9g, expected %.9g", e->name, (long long)r,
+                             (long long)c, part[r * nc + c - c0], want);
+            }
+        free(all);
+        free(part);
+    }
+    assert_int_equal(fp8_seen, cfg.fp8);
+    free(list);
+    hlx_ckpt_close(ck);
+}
+
+static void test_moe_roundtrip(void **state)
+{
+    (void)state;
+    synth("moe_bf16", "--family moe-mla --seed 5 --layers 3 --shards 4");
+    check_moe("moe_bf16", 5);
+    synth("moe_fp8", "--family moe-mla --dtype fp8 --seed 9");
+    check_moe("moe_fp8", 9);
+}
+
+static void test_fp8_codec(void **state)
+{
+    int b;
+
+    (void)state;
+    for (b = 0; b < 256; b++) {
+        float v = hlx_fp8_to_f32((uint8_t)b);
+        if ((b & 0x7f) == 0x7f)
+            continue; /* NaN */
+        assert_int_equal(hlx_f32_to_fp8(v) & (v == 0.0f ? 0x7f : 0xff),
+                         b & (v == 0.0f ? 0x7f : 0xff));
+    }
+    assert_int_equal(hlx_f32_to_fp8(1000.0f), 0x7e);     /* saturates at 448 */
+    assert_int_equal(hlx_f32_to_fp8(-1000.0f), 0xfe);
+    assert_true(hlx_fp8_to_f32(hlx_f32_to_fp8(1.0625f)) == 1.0f); /* tie to even: 1.0 */
+}
+
+/* ---- refusals ------------------------------------------------------------------------ */
+
+/* Rewrites the header of a safetensors file through edit (the data kept as is). */
+static void rewrite_header(const char *path, void (*edit)(json_t *hdr))
+{
+    size_t len, i;
+    uint8_t *buf = (uint8_t *)slurp(path, &len);
+    uint64_t hlen = 0, nlen;
+    json_t *hdr;
+    json_error_t je;
+    char *text;
+    FILE *f;
+
+    for (i = 0; i < 8; i++)
+        hlen |= (uint64_t)buf[i] << (8 * i);
+    hdr = json_loadb((char *)buf + 8, hlen, 0, &je);
+    assert_non_null(hdr);
+    edit(hdr);
+    text = json_dumps(hdr, JSON_COMPACT | JSON_PRESERVE_ORDER);
+    nlen = strlen(text);
+    f = fopen(path, "wb");
+    assert_non_null(f);
+    for (i = 0; i < 8; i++)
+        fputc((int)(nlen >> (8 * i)) & 0xff, f);
+    fwrite(text, 1, nlen, f);
+    fwrite(buf + 8 + hlen, 1, len - 8 - hlen, f);
+    fclose(f);
+    free(text);
+    free(buf);
+    json_decref(hdr);
+}
+
+#define NORM "model.layers.0.input_layernorm.weight"
+#define QPROJ "model.layers.0.self_attn.q_proj.weight"
+#define SHARD1 "model-00001-of-00002.safetensors"
+#define SHARD2 "model-00002-of-00002.safetensors"
+
+static void set_offsets(json_t *hdr, const char *name, json_int_t b, json_int_t e)
+{
+    json_object_set_new(json_object_get(hdr, name), "data_offsets", json_pack("[I, I]", b, e));
+}
+
+static json_int_t offset_of(json_t *hdr, const char *name, int which)
+{
+    return json_integer_value(json_array_get(json_object_get(json_object_get(hdr, name),
+                                                             "data_offsets"), (size_t)which));
+}
+
+static void edit_overlap(json_t *hdr)
+{
+    /* the norm (512 bytes) moved 2 bytes back: overlaps whatever precedes it */
+    json_int_t b = offset_of(hdr, NORM, 0);
+    set_offsets(hdr, NORM, b - 2, b + 510);
+}
+static void edit_reversed(json_t *hdr)
+{
+    set_offsets(hdr, NORM, offset_of(hdr, NORM, 1), offset_of(hdr, NORM, 0));
+}
+static void edit_past_end(json_t *hdr)
+{
+    set_offsets(hdr, NORM, (json_int_t)1 << 40, ((json_int_t)1 << 40) + 512);
+}
+static void edit_shape(json_t *hdr)
+{
+    json_object_set_new(json_object_get(hdr, NORM), "shape", json_pack("[i]", 255));
+}
+static void edit_dtype(json_t *hdr)
+{
+    json_object_set_new(json_object_get(hdr, NORM), "dtype", json_string("F17"));
+}
+static void edit_huge_shape(json_t *hdr)
+{
+    json_object_set_new(json_object_get(hdr, NORM), "shape",
+                        json_pack("[I, I, I]", (json_int_t)1 << 40, (json_int_t)1 << 40, 64));
+}
+static void edit_remove(json_t *hdr)
+{
+    json_object_del(hdr, NORM);
+}
+
+static void expect_refused(const char *name, const char *needle1, const char *needle2)
+{
+    char *err;
+    int rc = info(name, &err);
+
+    if (rc != 2 || strstr(err, needle1) == NULL || (needle2 && strstr(err, needle2) == NULL))
+        fail_msg("%s: exit %d, stderr: %s (wanted '%s' and '%s')", name, rc, err, needle1,
+                 needle2 ? needle2 : "");
+    free(err);
+}
+
+/* A fresh dense bf16 checkpoint to spoil; which shard holds the first layer's norm. */
+static const char *spoilable(const char *name)
+{
+    char path[512];
+    json_t *idx;
+    json_error_t je;
+    const char *shard;
+
+    synth(name, "--family dense --seed 2");
+    snprintf(path, sizeof(path), "%s/%s/model.safetensors.index.json", g_tmp, name);
+    idx = json_load_file(path, 0, &je);
+    assert_non_null(idx);
+    shard = json_string_value(json_object_get(json_object_get(idx, "weight_map"), NORM));
+    assert_non_null(shard);
+    shard = !strcmp(shard, SHARD1) ? SHARD1 : SHARD2;
+    json_decref(idx);
+    return shard;
+}
+
+static void spoil_header(const char *name, void (*edit)(json_t *))
+{
+    char path[512];
+    const char *shard = spoilable(name);
+
+    snprintf(path, sizeof(path), "%s/%s/%s", g_tmp, name, shard);
+    rewrite_header(path, edit);
+}
+
+static void test_bad_headers(void **state)
+{
+    char path[512];
+
+    (void)state;
+    spoil_header("overlap", edit_overlap);
+    expect_refused("overlap", "overlap", NULL);
+    spoil_header("reversed", edit_reversed);
+    expect_refused("reversed", "end before they begin", NORM);
+    spoil_header("past_end", edit_past_end);
+    expect_refused("past_end", "run past", NORM);
+    spoil_header("shape", edit_shape);
+    expect_refused("shape", "shape x BF16 needs 510", NORM);
+    spoil_header("dtype17", edit_dtype);
+    expect_refused("dtype17", "unknown dtype \"F17\"", NORM);
+    spoil_header("huge", edit_huge_shape);
+    expect_refused("huge", "overflows", NORM);
+    /* the bytes of a removed tensor are a hole */
+    spoil_header("removed", edit_remove);
+    expect_refused("removed", "unaccounted for", NULL);
+
+    /* truncated shard */
+    spoilable("truncated");
+    assert_int_equal(sh("truncate -s -100 %s/truncated/%s", g_tmp, SHARD2), 0);
+    expect_refused("truncated", SHARD2, "truncated?");
+    /* trailing bytes */
+    spoilable("trailing");
+    assert_int_equal(sh("printf 'xxxx' >> %s/trailing/%s", g_tmp, SHARD1), 0);
+    expect_refused("trailing", "trailing bytes", SHARD1);
+    /* a header size beyond the limit */
+    spoilable("bighdr");
+    snprintf(path, sizeof(path), "%s/bighdr/%s", g_tmp, SHARD1);
+    assert_int_equal(sh("printf '\\000\\000\\000\\100\\000\\000\\000\\000' | dd of=%s bs=1 "
+                        "conv=notrunc status=none", path), 0);
+    expect_refused("bighdr", "larger than the 100000000 accepted", SHARD1);
+    /* missing shard */
+    spoilable("noshard");
+    assert_int_equal(sh("rm %s/noshard/%s", g_tmp, SHARD2), 0);
+    expect_refused("noshard", "names shard " SHARD2 ", which is missing", NULL);
+    /* index entries that disagree with the shards */
+    {
+        json_t *idx;
+        json_error_t je;
+        const char *shard = spoilable("badindex");
+        snprintf(path, sizeof(path), "%s/badindex/model.safetensors.index.json", g_tmp);
+        idx = json_load_file(path, 0, &je);
+        assert_non_null(idx);
+        json_object_set_new(json_object_get(idx, "weight_map"), NORM,
+                            json_string(!strcmp(shard, SHARD1) ? SHARD2 : SHARD1));
+        assert_int_equal(json_dump_file(idx, path, JSON_INDENT(2)), 0);
+        json_decref(idx);
+        expect_refused("badindex", "weight_map puts " NORM, "it is stored in another shard");
+
+        spoilable("ghost");
+        snprintf(path, sizeof(path), "%s/ghost/model.safetensors.index.json", g_tmp);
+        idx = json_load_file(path, 0, &je);
+        assert_non_null(idx);
+        json_object_set_new(json_object_get(idx, "weight_map"), "model.ghost.weight",
+                            json_string(SHARD1));
+        assert_int_equal(json_dump_file(idx, path, JSON_INDENT(2)), 0);
+        json_decref(idx);
+        expect_refused("ghost", "weight_map puts model.ghost.weight", "that shard does not hold it");
+    }
+    /* bad config.json: file:line:column */
+    spoilable("badcfg");
+    assert_int_equal(sh("sed -i 's/\"LlamaForCausalLM\"/\"GPT2LMHeadModel\"/' %s/badcfg/config.json",
+                        g_tmp), 0);
+    expect_refused("badcfg", "config.json:3:", "GPT2LMHeadModel is not supported");
+}
+
+/* Checkpoints whose files are sound but whose tensors disagree with config.json. */
+typedef struct {
+    const char *drop, *reshape, *retype, *extra, *dup;
+} mutation_t;
+
+static hlx_status_t zero_fill(void *ctx, const hlx_hf_expect_t *t, size_t idx, int64_t row,
+                              float *dst)
+{
+    int64_t c, cols = t->ndim == 2 ? t->shape[1] : t->shape[0];
+
+    (void)ctx;
+    for (c = 0; c < cols; c++) /* not symmetric in (row, col): a transposition shows */
+        dst[c] = (float)((row * 7 + c * 3 + (int64_t)idx) % 13) * 0.25f;
+    return HLX_OK;
+}
+
+static void write_mutated(const char *name, const mutation_t *mu, int nshards)
+{
+    hlx_hf_config_t cfg;
+    hlx_hf_expect_t *list = NULL, *out;
+    size_t n = 0, k, j = 0;
+    char dir[512], err[1024];
+
+    synth(name, "--family dense --layers 1");
+    snprintf(dir, sizeof(dir), "%s/%s", g_tmp, name);
+    assert_int_equal(sh("rm -f %s/*.safetensors %s/*.index.json", dir, dir), 0);
+    assert_int_equal(hlx_hf_config_load(dir, &cfg, err, sizeof(err)), HLX_OK);
+    assert_int_equal(hlx_hf_expect(&cfg, &list, &n, err, sizeof(err)), HLX_OK);
+    out = calloc(n + 2, sizeof(*out));
+    assert_non_null(out);
+    for (k = 0; k < n; k++) {
+        if (mu->drop && !strcmp(list[k].name, mu->drop))
+            continue;
+        out[j] = list[k];
+        if (mu->reshape && !strcmp(list[k].name, mu->reshape))
+            out[j].shape[0] += 1;
+        if (mu->retype && !strcmp(list[k].name, mu->retype))
+            out[j].dtype = HLX_ST_F32;
+        j++;
+    }
+    for (k = 0; mu->dup && k < n; k++)
+        if (!strcmp(list[k].name, mu->dup))
+            out[j++] = list[k]; /* last: in the last shard, the first copy in the first */
+    if (mu->extra) {
+        out[j] = list[0];
+        snprintf(out[j].name, sizeof(out[j].name), "%s", mu->extra);
+        j++;
+    }
+    if (hlx_ckpt_write(dir, out, j, nshards, zero_fill, NULL, err, sizeof(err)) != HLX_OK)
+        fail_msg("%s", err);
+    free(out);
+    free(list);
+}
+
+static void test_mismatched(void **state)
+{
+    mutation_t mu;
+
+    (void)state;
+    memset(&mu, 0, sizeof(mu));
+    mu.drop = QPROJ;
+    write_mutated("drop", &mu, 2);
+    expect_refused("drop", "tensor " QPROJ " is missing", NULL);
+
+    memset(&mu, 0, sizeof(mu));
+    mu.reshape = QPROJ;
+    write_mutated("reshape", &mu, 2);
+    expect_refused("reshape", QPROJ ": shape [257, 256], expected [256, 256]", NULL);
+
+    memset(&mu, 0, sizeof(mu));
+    mu.retype = NORM;
+    write_mutated("retype", &mu, 2);
+    expect_refused("retype", NORM ": dtype F32, expected BF16 (config.json: torch_dtype bfloat16)",
+                   NULL);
+
+    memset(&mu, 0, sizeof(mu));
+    mu.extra = "model.layers.0.self_attn.q_norm.weight";
+    write_mutated("extra", &mu, 2);
+    expect_refused("extra", "q_norm.weight is not part of a LlamaForCausalLM", NULL);
+    /* RoPE frequency buffers of older conversions are tolerated */
+    memset(&mu, 0, sizeof(mu));
+    mu.extra = "model.layers.0.self_attn.rotary_emb.inv_freq";
+    write_mutated("inv_freq", &mu, 2);
+    {
+        char *err;
+        assert_int_equal(info("inv_freq", &err), 0);
+        free(err);
+    }
+
+    /* the same name in two shards */
+    memset(&mu, 0, sizeof(mu));
+    mu.dup = NORM;
+    write_mutated("dup", &mu, 2);
+    expect_refused("dup", "tensor " NORM " is stored twice", NULL);
+}
+
+/* tie_word_embeddings: no lm_head.weight; the output head is the embedding, transposed. */
+static void test_tied(void **state)
+{
+    mutation_t mu;
+    hlx_hf_config_t cfg;
+    hlx_ckpt_t *ck;
+    float *head, *emb;
+    int64_t H, V, i, v;
+    char *err;
+
+    (void)state;
+    memset(&mu, 0, sizeof(mu));
+    mu.drop = "lm_head.weight";
+    write_mutated("tied", &mu, 2);
+    expect_refused("tied", "tensor lm_head.weight is missing", NULL);
+    assert_int_equal(sh("sed -i 's/\"tie_word_embeddings\": false/\"tie_word_embeddings\": true/' "
+                        "%s/tied/config.json", g_tmp), 0);
+    assert_int_equal(info("tied", &err), 0);
+    free(err);
+    ck = open_ok("tied", &cfg);
+    assert_true(cfg.tie_word_embeddings);
+    H = cfg.m.hidden;
+    V = cfg.m.vocab;
+    head = malloc(sizeof(float) * (size_t)(H * 40));
+    emb = malloc(sizeof(float) * (size_t)(40 * H));
+    assert_true(head && emb);
+    assert_int_equal(hlx_hf_read(ck, &cfg.m, HLX_HFW_LMHEAD, 0, 0, H, V - 40, 40, head,
+                                 HLX_DTYPE_F32, 40), HLX_OK);
+    assert_int_equal(hlx_hf_read(ck, &cfg.m, HLX_HFW_EMBED, 0, V - 40, 40, 0, H, emb,
+                                 HLX_DTYPE_F32, H), HLX_OK);
+    for (i = 0; i < H; i++)
+        for (v = 0; v < 40; v++)
+            assert_true(head[i * 40 + v] == emb[v * H + i]);
+    free(head);
+    free(emb);
+    hlx_ckpt_close(ck);
+}
+
+static double expect_params(const hlx_hf_config_t *cfg)
+{
+    hlx_hf_expect_t *list = NULL;
+    size_t n = 0, k;
+    double p = 0;
+    char err[256];
+
+    assert_int_equal(hlx_hf_expect(cfg, &list, &n, err, sizeof(err)), HLX_OK);
+    for (k = 0; k < n; k++)
+        if (list[k].cls != HLX_HFC_SCALE)
+            p += (double)list[k].shape[0] * (double)(list[k].ndim == 2 ? list[k].shape[1] : 1);
+    free(list);
+    return p;
+}
+
+/* The published config.json files give the presets' shapes and parameter counts. */
+static void test_configs(void **state)
+{
+    hlx_hf_config_t cfg;
+    hlx_model_t pre;
+    char err[1024] = "", dir[512];
+    double p;
+
+    (void)state;
+    snprintf(dir, sizeof(dir), "%s/tests/model/data/hf/deepseek-v3", HLX_SOURCE_ROOT);
+    if (hlx_hf_config_load(dir, &cfg, err, sizeof(err)) != HLX_OK)
+        fail_msg("%s", err);
+    assert_int_equal(hlx_model_load("deepseek-r1", &pre, err, sizeof(err)), HLX_OK);
+    assert_int_equal(cfg.family, HLX_HF_MOE_MLA);
+    assert_int_equal(cfg.m.attn, pre.attn);
+    assert_int_equal(cfg.m.layers, pre.layers);
+    assert_int_equal(cfg.m.hidden, pre.hidden);
+    assert_int_equal(cfg.m.q_heads, pre.q_heads);
+    assert_int_equal(cfg.m.kv_heads, pre.kv_heads);
+    assert_int_equal(cfg.m.head_dim, pre.head_dim);
+    assert_int_equal(cfg.m.v_head_dim, pre.v_head_dim);
+    assert_int_equal(cfg.m.ffn, pre.ffn);
+    assert_int_equal(cfg.m.vocab, pre.vocab);
+    assert_int_equal(cfg.m.rope_dim, pre.rope_dim);
+    assert_int_equal(cfg.m.q_lora_rank, pre.q_lora_rank);
+    assert_int_equal(cfg.m.kv_lora_rank, pre.kv_lora_rank);
+    assert_int_equal(cfg.m.qk_nope_dim, pre.qk_nope_dim);
+    assert_int_equal(cfg.m.qk_rope_dim, pre.qk_rope_dim);
+    assert_int_equal(cfg.m.experts, pre.experts);
+    assert_int_equal(cfg.m.top_k, pre.top_k);
+    assert_int_equal(cfg.m.shared_experts, pre.shared_experts);
+    assert_int_equal(cfg.m.expert_ffn, pre.expert_ffn);
+    assert_int_equal(cfg.m.dense_layers, pre.dense_layers);
+    assert_true(cfg.fp8 && cfg.block_rows == 128 && cfg.block_cols == 128);
+    assert_int_equal(cfg.m.weight_dtype, HLX_DTYPE_FP8);
+    assert_string_equal(cfg.scoring_func, "sigmoid");
+    assert_true(cfg.norm_topk_prob && cfg.routed_scaling_factor == 2.5);
+    assert_true(cfg.n_group == 8 && cfg.topk_group == 4);
+    assert_int_equal(cfg.synth_seed, -1);
+    p = expect_params(&cfg);
+    /* the tensor list adds the MLA norms and the routing bias to the planner's count */
+    assert_true(fabs(p / hlx_model_params(&pre) - 1.0) < 1e-5);
+    assert_true(p > 671.0e9 && p < 672.0e9);
+
+    snprintf(dir, sizeof(dir), "%s/tests/model/data/hf/llama-3.1-405b", HLX_SOURCE_ROOT);
+    if (hlx_hf_config_load(dir, &cfg, err, sizeof(err)) != HLX_OK)
+        fail_msg("%s", err);
+    assert_int_equal(hlx_model_load("llama-405b", &pre, err, sizeof(err)), HLX_OK);
+    assert_int_equal(cfg.family, HLX_HF_DENSE);
+    assert_int_equal(cfg.m.layers, pre.layers);
+    assert_int_equal(cfg.m.hidden, pre.hidden);
+    assert_int_equal(cfg.m.q_heads, pre.q_heads);
+    assert_int_equal(cfg.m.kv_heads, pre.kv_heads);
+    assert_int_equal(cfg.m.head_dim, pre.head_dim);
+    assert_int_equal(cfg.m.ffn, pre.ffn);
+    assert_int_equal(cfg.m.vocab, pre.vocab);
+    assert_true(cfg.m.rope_theta == 500000.0 && cfg.m.norm_eps == 1e-5);
+    assert_int_equal(cfg.m.weight_dtype, HLX_DTYPE_BF16);
+    p = expect_params(&cfg);
+    assert_true(fabs(p / hlx_model_params(&pre) - 1.0) < 1e-6);
+
+    /* bad values point at the key */
+    assert_int_equal(sh("mkdir -p %s/badkv && sed 's/\"num_key_value_heads\": 8/\"num_key_value_heads\": 3/' "
+                        "%s/config.json > %s/badkv/config.json", g_tmp, dir, g_tmp), 0);
+    snprintf(dir, sizeof(dir), "%s/badkv", g_tmp);
+    assert_int_equal(hlx_hf_config_load(dir, &cfg, err, sizeof(err)), HLX_ERR_PARSE);
+    assert_non_null(strstr(err, "config.json:22:3: num_key_value_heads: 3 does not divide "
+                                "num_attention_heads 128"));
+}
+
+static hlx_status_t value_fill(void *ctx, const hlx_hf_expect_t *t, size_t idx, int64_t row,
+                               float *dst)
+{
+    const float *v = ctx;
+    int64_t c;
+
+    (void)t; (void)idx;
+    for (c = 0; c < 8; c++)
+        dst[c] = v[row * 8 + c];
+    return HLX_OK;
+}
+
+/* Every stored dtype converts exactly: F16 (normal, subnormal, infinity), BF16, F32 and
+ * unscaled e4m3, into f32 and bf16 destinations; other dtypes are not written. */
+static void test_dtypes(void **state)
+{
+    static const float vals[16] = { 0.25f, -1.5f, 65504.0f, 0x1p-24f, -0x1p-14f, 3.0f,
+                                    0.0f, -0.0f, 448.0f, -0.015625f, 1.0f, 2.0f, 0.5f, 7.0f,
+                                    -240.0f, 0x1p-9f };
+    static const hlx_st_dtype_t types[] = { HLX_ST_F16, HLX_ST_BF16, HLX_ST_F32, HLX_ST_F8_E4M3 };
+    hlx_hf_expect_t list[4];
+    hlx_ckpt_t *ck = NULL;
+    char dir[512], err[1024];
+    float out[16];
+    uint16_t outb[16];
+    size_t k, i;
+
+    (void)state;
+    memset(list, 0, sizeof(list));
+    for (k = 0; k < 4; k++) {
+        snprintf(list[k].name, sizeof(list[k].name), "t%zu", k);
+        list[k].dtype = types[k];
+        list[k].ndim = 2;
+        list[k].shape[0] = 2;
+        list[k].shape[1] = 8;
+    }
+    snprintf(dir, sizeof(dir), "%s/dtypes", g_tmp);
+    if (hlx_ckpt_write(dir, list, 4, 1, value_fill, (void *)vals, err, sizeof(err)) != HLX_OK)
+        fail_msg("%s", err);
+    assert_int_equal(hlx_ckpt_open(dir, &ck, err, sizeof(err)), HLX_OK);
+    for (k = 0; k < 4; k++) {
+        const hlx_ckpt_tensor_t *t = hlx_ckpt_find(ck, list[k].name);
+        assert_non_null(t);
+        assert_int_equal(t->dtype, types[k]);
+        assert_int_equal(hlx_ckpt_read_slice(ck, t, 0, 0, 2, out, HLX_DTYPE_F32), HLX_OK);
+        assert_int_equal(hlx_ckpt_read_slice(ck, t, 0, 0, 2, outb, HLX_DTYPE_BF16), HLX_OK);
+        for (i = 0; i < 16; i++) {
+            float want = vals[i];
+            if (types[k] == HLX_ST_BF16)
+                want = hlx_bf16_to_f32(hlx_f32_to_bf16(want));
+            if (types[k] == HLX_ST_F8_E4M3 && fabsf(want) > 448.0f)
+                want = copysignf(448.0f, want);
+            if (types[k] == HLX_ST_F8_E4M3 && fabsf(want) < 0x1p-10f)
+                want = copysignf(0.0f, want);
+            if (out[i] != want || signbit(out[i]) != signbit(want))
+                fail_msg("%s element %zu: %.9g, expected %.9g", hlx_st_dtype_name(types[k]), i,
+                         out[i], want);
+            assert_true(outb[i] == hlx_f32_to_bf16(want));
+        }
+    }
+    hlx_ckpt_close(ck);
+    list[0].dtype = HLX_ST_I32;
+    assert_int_equal(hlx_ckpt_write(dir, list, 1, 1, value_fill, (void *)vals, err, sizeof(err)),
+                     HLX_ERR_INVALID);
+    assert_non_null(strstr(err, "cannot write I32"));
+}
+
+/* A 3-D tensor sliced along each dimension (one model.safetensors, no index). */
+static void test_slice_nd(void **state)
+{
+    static const char hdr[] = "{\"x\":{\"dtype\":\"F32\",\"shape\":[2,3,4],"
+                              "\"data_offsets\":[0,96]}}";
+    char dir[512], path[600], err[512];
+    float data[24], out[24];
+    hlx_ckpt_t *ck;
+    const hlx_ckpt_tensor_t *t;
+    uint64_t n = sizeof(hdr) - 1;
+    int a, b, c, i;
+    FILE *f;
+
+    (void)state;
+    for (i = 0; i < 24; i++)
+        data[i] = (float)i;
+    snprintf(dir, sizeof(dir), "%s/nd", g_tmp);
+    assert_int_equal(sh("mkdir -p %s", dir), 0);
+    snprintf(path, sizeof(path), "%s/model.safetensors", dir);
+    f = fopen(path, "wb");
+    assert_non_null(f);
+    for (i = 0; i < 8; i++)
+        fputc((int)(n >> (8 * i)) & 0xff, f);
+    fwrite(hdr, 1, n, f);
+    fwrite(data, 4, 24, f);
+    fclose(f);
+    assert_int_equal(hlx_ckpt_open(dir, &ck, err, sizeof(err)), HLX_OK);
+    t = hlx_ckpt_find(ck, "x");
+    assert_non_null(t);
+    assert_int_equal(hlx_ckpt_read_slice(ck, t, 1, 1, 2, out, HLX_DTYPE_F32), HLX_OK);
+    for (a = 0; a < 2; a++)
+        for (b = 0; b < 2; b++)
+            for (c = 0; c < 4; c++)
+                assert_true(out[(a * 2 + b) * 4 + c] == (float)(a * 12 + (b + 1) * 4 + c));
+    assert_int_equal(hlx_ckpt_read_slice(ck, t, 2, 3, 1, out, HLX_DTYPE_F32), HLX_OK);
+    for (a = 0; a < 6; a++)
+        assert_true(out[a] == (float)(a * 4 + 3));
+    assert_int_equal(hlx_ckpt_read_slice(ck, t, 0, 1, 1, out, HLX_DTYPE_F32), HLX_OK);
+    for (a = 0; a < 12; a++)
+        assert_true(out[a] == (float)(12 + a));
+    assert_int_equal(hlx_ckpt_read_slice(ck, t, 1, 2, 2, out, HLX_DTYPE_F32), HLX_ERR_INVALID);
+    assert_non_null(strstr(hlx_ckpt_error(ck), "outside"));
+    hlx_ckpt_close(ck);
+}
+
+static void test_parse_direct(void **state)
+{
+    static const char dup[] = "{\"a\":{\"dtype\":\"F32\",\"shape\":[1],\"data_offsets\":[0,4]},"
+                              "\"a\":{\"dtype\":\"F32\",\"shape\":[1],\"data_offsets\":[4,8]}}";
+    static const char ok[] = "{\"__metadata__\":{\"format\":\"pt\"},"
+                             "\"b\":{\"dtype\":\"BF16\",\"shape\":[2,2],\"data_offsets\":[4,12]},"
+                             "\"a\":{\"dtype\":\"F32\",\"shape\":[],\"data_offsets\":[0,4]}}";
+    uint8_t buf[512];
+    hlx_st_file_t f;
+    char err[512] = "";
+    size_t n, i;
+
+    (void)state;
+    n = sizeof(dup) - 1;
+    for (i = 0; i < 8; i++)
+        buf[i] = (uint8_t)(n >> (8 * i));
+    memcpy(buf + 8, dup, n);
+    memset(buf + 8 + n, 0, 8);
+    assert_int_equal(hlx_st_parse("dup.safetensors", buf, 8 + n + 8, 0, &f, err, sizeof(err)),
+                     HLX_ERR_PARSE);
+    assert_non_null(strstr(err, "duplicate"));
+
+    n = sizeof(ok) - 1;
+    for (i = 0; i < 8; i++)
+        buf[i] = (uint8_t)(n >> (8 * i));
+    memcpy(buf + 8, ok, n);
+    memset(buf + 8 + n, 0, 12);
+    if (hlx_st_parse("ok.safetensors", buf, 8 + n + 12, 0, &f, err, sizeof(err)) != HLX_OK)
+        fail_msg("%s", err);
+    assert_int_equal(f.count, 2);
+    assert_string_equal(f.tensors[0].name, "a"); /* sorted by name */
+    assert_int_equal(f.tensors[0].ndim, 0);
+    assert_int_equal(f.tensors[1].shape[1], 2);
+    assert_int_equal(f.data_offset, 8 + n);
+    hlx_st_file_free(&f);
+    /* shorter than the header claims */
+    assert_int_equal(hlx_st_parse("short.safetensors", buf, 8 + n - 1, 0, &f, err, sizeof(err)),
+                     HLX_ERR_PARSE);
+    assert_non_null(strstr(err, "does not fit"));
+    assert_int_equal(hlx_st_parse("tiny.safetensors", buf, 5, 0, &f, err, sizeof(err)),
+                     HLX_ERR_PARSE);
+}
+
+static void test_cli_flags(void **state)
+{
+    char *err;
+
+    (void)state;
+    assert_int_equal(sh("%s model synth --family sparse --out %s/x 2>/dev/null", helix, g_tmp), 2);
+    assert_int_equal(sh("%s model synth --family dense 2>/dev/null", helix), 2);
+    assert_int_equal(sh("%s model synth --family dense --dtype fp8 --out %s/x 2>/dev/null", helix,
+                        g_tmp), 2);
+    assert_int_equal(sh("%s model synth --family dense --layers 0 --out %s/x 2>/dev/null", helix,
+                        g_tmp), 2);
+    assert_int_equal(sh("%s model info %s/nonexistent 2>/dev/null", helix, g_tmp), 2);
+    assert_int_equal(sh("%s model info %s/dense_bf16 --tpa 3 2>/dev/null", helix, g_tmp), 2);
+    assert_int_equal(sh("%s model info %s/moe_bf16 --kvp 2 --ep 3 2>/dev/null", helix, g_tmp), 2);
+    assert_int_equal(sh("%s model info %s/moe_bf16 --kvp 2 --tpa 2 --ep 4 --json >/dev/null",
+                        helix, g_tmp), 0);
+    assert_int_equal(info("dense_bf16", &err), 0);
+    free(err);
+    /* a config without tensors: sizes with --config-only, refused otherwise */
+    assert_int_equal(sh("%s model info %s/tests/model/data/hf/deepseek-v3 --config-only --kvp 8 "
+                        "--tpa 8 --ep 64 >/dev/null", helix, HLX_SOURCE_ROOT), 0);
+    assert_int_equal(sh("%s model info %s/tests/model/data/hf/deepseek-v3 2>/dev/null", helix,
+                        HLX_SOURCE_ROOT), 2);
+}
+
+/* info --json: sizes worked out by hand for the dense synth model (bf16, 2 layers). */
+static void test_info_json(void **state)
+{
+    char path[512];
+    json_t *o, *b, *r;
+    json_error_t je;
+    /* H 256, Q 8 x 32, K 2 x 32, F 512, V 512 */
+    const double attn = 2.0 * (256 * 256 + 2 * 64 * 256 + 256 * 256) * 2;
+    const double ffn = 2.0 * 3 * 256 * 512 * 2;
+
+    (void)state;
+    snprintf(path, sizeof(path), "%s/info.json", g_tmp);
+    assert_int_equal(sh("%s model info %s/dense_bf16 --kvp 2 --tpa 4 --json > %s", helix, g_tmp,
+                        path), 0);
+    o = json_load_file(path, 0, &je);
+    assert_non_null(o);
+    b = json_object_get(o, "bytes");
+    r = json_object_get(o, "bytes_per_rank");
+    assert_true(json_real_value(json_object_get(b, "attention")) == attn);
+    assert_true(json_real_value(json_object_get(b, "dense_ffn")) == ffn);
+    assert_true(json_real_value(json_object_get(b, "embedding")) == 512.0 * 256 * 2);
+    /* per rank: W_q / 4, K and V heads ceil(2 / 4) = 1 of 2, W_o / 8; FFN / 8 */
+    assert_true(json_real_value(json_object_get(r, "attention")) ==
+                2.0 * (256 * 256 / 4 + 2 * 32 * 256 + 256 * 256 / 8) * 2);
+    assert_true(json_real_value(json_object_get(r, "dense_ffn")) == ffn / 8);
+    assert_true(json_real_value(json_object_get(r, "lm_head")) == 512.0 * 256 * 2 / 8);
+    assert_true(json_real_value(json_object_get(o, "params")) ==
+                2.0 * (256 * 256 + 2 * 64 * 256 + 256 * 256 + 3 * 256 * 512 + 2 * 256) +
+                    2 * 512 * 256 + 256);
+    json_decref(o);
+}
+
+int main(int argc, char **argv)
+{
+    const struct CMUnitTest tests[] = {
+        cmocka_unit_test(test_fp8_codec),
+        cmocka_unit_test(test_parse_direct),
+        cmocka_unit_test(test_dtypes),
+        cmocka_unit_test(test_slice_nd),
+        cmocka_unit_test(test_dense_roundtrip),
+        cmocka_unit_test(test_dense_hf_layout),
+        cmocka_unit_test(test_slice_bytes),
+        cmocka_unit_test(test_rank_fill),
+        cmocka_unit_test(test_moe_roundtrip),
+        cmocka_unit_test(test_bad_headers),
+        cmocka_unit_test(test_mismatched),
+        cmocka_unit_test(test_tied),
+        cmocka_unit_test(test_configs),
+        cmocka_unit_test(test_cli_flags),
+        cmocka_unit_test(test_info_json),
+    };
+    int rc;
+
+    if (argc < 2) {
+        fprintf(stderr, "usage: test_ckpt HELIX_BINARY\n");
+        return 2;
+    }
+    helix = argv[1];
+    if (mkdtemp(g_tmp) == NULL)
+        return 1;
+    rc = cmocka_run_group_tests(tests, NULL, NULL);
+    if (rc == 0)
+        sh("rm -rf %s", g_tmp);
+    return rc;
+}
