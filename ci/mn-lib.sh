@@ -208,15 +208,21 @@ EOF
         _i=$((_i + 1))
     done
     cp "$MN_DIR/slurm.conf" "$MN_DIR/ctld/slurm.conf"
-    # nsenter + unshare --uts (not ip netns exec, which remounts /sys under slurmd): each
-    # daemon gets the node's network and its own host name
+    # nsenter + unshare (not ip netns exec, whose bare /sys remount hides the cgroup mounts
+    # slurmd checks): each daemon gets the node's network and host name; slurmd also gets
+    # the node's own /sys (so UCX and hwloc list this node's interfaces) with the machine's
+    # cgroup tree moved back under it
     mn_daemon slurmctld nsenter --net=/run/netns/"$(mn_ns 0)" unshare --uts sh -c \
         "hostname $(mn_host 0) && exec slurmctld -D -f $MN_DIR/ctld/slurm.conf"
     _i=0
     while [ $_i -lt "$MN_NODES" ]; do
         _h=$(mn_host $_i)
-        mn_daemon "slurmd-$_h" nsenter --net=/run/netns/"$(mn_ns $_i)" unshare --uts sh -c \
-            "hostname $_h && exec slurmd -D -N $_h -f $MN_DIR/$_h/etc/slurm.conf"
+        mkdir -p "$MN_DIR/$_h/cg"
+        mn_daemon "slurmd-$_h" nsenter --net=/run/netns/"$(mn_ns $_i)" \
+            unshare --uts --mount --propagation private sh -c \
+            "mount --rbind /sys/fs/cgroup $MN_DIR/$_h/cg && mount -t sysfs $MN_PREFIX /sys &&
+             mount --move $MN_DIR/$_h/cg /sys/fs/cgroup && hostname $_h &&
+             exec slurmd -D -N $_h -f $MN_DIR/$_h/etc/slurm.conf"
         _i=$((_i + 1))
     done
     export SLURM_CONF=$MN_DIR/slurm.conf
