@@ -166,6 +166,12 @@ static hlx_status_t hlx_job_cluster(const hlx_host_summary_t *all, int n,
     }
     if (c->link[HLX_LINK_TCP].bw_gbps <= 0)
         c->link[HLX_LINK_TCP] = (hlx_link_params_t){ 1, 20 };
+    /* every host has an RDMA NIC: a rough RDMA figure (200 Gb/s, 5 us) so that hosts are
+     * joined by rdma rather than tcp; a cluster file gives the real one */
+    for (i = 0; i < hosts && all[first[i]].nrdma > 0; i++)
+        ;
+    if (i == hosts && c->link[HLX_LINK_RDMA].bw_gbps <= 0)
+        c->link[HLX_LINK_RDMA] = (hlx_link_params_t){ 25, 5 };
     snprintf(c->name, sizeof(c->name), "job");
     snprintf(c->description, sizeof(c->description), "the hosts of this job as the launcher "
              "reported them");
@@ -219,25 +225,41 @@ static void hlx_job_cross(const hlx_placement_t *p, const hlx_cluster_t *c, hlx_
 #undef HLX_NODE
 }
 
-/* Compares the launcher's layout with a block layout over the same hosts (the same ranks
- * per host, consecutive ranks together) and writes the warning. */
+/* 1 when crossing counts a are worse than b: the slowest links first (all-to-all pairs
+ * across racks, then across hosts, then TPA groups across racks, whose ranks meet only in
+ * the all-reduce). */
+static int hlx_cross_worse(const hlx_cross_t *a, const hlx_cross_t *b)
+{
+    if (a->a2a_rack != b->a2a_rack)
+        return a->a2a_rack > b->a2a_rack;
+    if (a->a2a_host != b->a2a_host)
+        return a->a2a_host > b->a2a_host;
+    return a->tpa_rack > b->tpa_rack;
+}
+
+/* Compares the launcher's layout with the best of two over the same hosts and the same
+ * ranks per host: a block layout (consecutive ranks on one host) and the one hlx_place (and
+ * `helix topo`) chooses when its ranks per host are the same; writes the warning. */
 static hlx_status_t hlx_job_compare(hlx_job_place_t *job, int kvp, int tpa, int ep,
                                     const hlx_topo_t *topo, double pair_bytes)
 {
     const hlx_cluster_t *c = &job->cluster;
     const hlx_placement_t *p = job->place;
-    int n = p->nranks, *block = malloc(sizeof(int) * (size_t)n), *cnt, r, k, q;
-    hlx_placement_t *best = NULL;
+    int n = p->nranks, *block = malloc(sizeof(int) * (size_t)n), *cnt, *cnt2, r, k, q;
+    hlx_placement_t *best = NULL, *free_p = NULL;
+    const char *how = "srun -m block or mpirun --map-by slot";
     hlx_place_cost_t cost, bcost;
-    hlx_cross_t xa, xb;
+    hlx_cross_t xa, xb, xf;
     char err[256];
     size_t len;
     hlx_status_t st;
 
     cnt = calloc((size_t)c->nnodes, sizeof(int));
-    if (block == NULL || cnt == NULL) {
+    cnt2 = calloc((size_t)c->nnodes, sizeof(int));
+    if (block == NULL || cnt == NULL || cnt2 == NULL) {
         free(block);
         free(cnt);
+        free(cnt2);
         return HLX_ERR_NOMEM;
     }
     for (r = 0; r < n; r++)
@@ -247,21 +269,34 @@ static hlx_status_t hlx_job_compare(hlx_job_place_t *job, int kvp, int tpa, int 
             block[r++] = k;
     st = hlx_place_on_nodes(c, kvp, tpa, ep, topo, block, &best, err, sizeof(err));
     free(block);
+    if (st == HLX_OK && hlx_place(c, kvp, tpa, ep, topo, &free_p, err, sizeof(err)) == HLX_OK) {
+        for (r = 0; r < n; r++)
+            cnt2[free_p->ranks[r].node]++;
+        if (memcmp(cnt, cnt2, sizeof(int) * (size_t)c->nnodes) == 0) {
+            hlx_job_cross(best, c, &xb);
+            hlx_job_cross(free_p, c, &xf);
+            if (hlx_cross_worse(&xb, &xf)) {
+                hlx_placement_free(best);
+                best = free_p;
+                free_p = NULL;
+                how = "the rank order `helix topo --cluster` prints for these hosts";
+            }
+        }
+    }
+    hlx_placement_free(free_p);
     free(cnt);
+    free(cnt2);
     if (st != HLX_OK)
         return st;
     hlx_job_cross(p, c, &xa);
     hlx_job_cross(best, c, &xb);
     job->warning[0] = '\0';
-    /* the slowest links first: all-to-all pairs across racks, then across hosts, then TPA
-     * groups across racks (their ranks meet only in the all-reduce) */
-    if (xa.a2a_rack != xb.a2a_rack ? xa.a2a_rack > xb.a2a_rack
-        : xa.a2a_host != xb.a2a_host ? xa.a2a_host > xb.a2a_host : xa.tpa_rack > xb.tpa_rack) {
+    if (hlx_cross_worse(&xa, &xb)) {
         job->worse = 1;
         len = (size_t)snprintf(job->warning, sizeof(job->warning),
             "the launcher's layout crosses more than it must: %d of %d all-to-all pairs cross "
-            "hosts (%d racks) and %d TPA-group pairs cross racks; a block layout over the same "
-            "hosts (consecutive ranks on one host) would have %d (%d racks) and %d.",
+            "hosts (%d racks) and %d TPA-group pairs cross racks; a better layout over the same "
+            "hosts and ranks per host would have %d (%d racks) and %d.",
             xa.a2a_host, p->a2a_pairs, xa.a2a_rack, xa.tpa_rack, xb.a2a_host, xb.a2a_rack,
             xb.tpa_rack);
         if (hlx_place_a2a_cost(p, c, pair_bytes, &cost) == HLX_OK &&
@@ -269,14 +304,14 @@ static hlx_status_t hlx_job_compare(hlx_job_place_t *job, int kvp, int tpa, int 
             if (cost.a2a_us > bcost.a2a_us)
                 snprintf(job->warning + len, sizeof(job->warning) - len,
                          "\n  cost at %.0f bytes per pair: all-to-all about %.1f us per layer "
-                         "instead of %.1f us; launch with srun -m block or mpirun --map-by slot",
-                         pair_bytes, cost.a2a_us, bcost.a2a_us);
+                         "instead of %.1f us; launch with %s", pair_bytes, cost.a2a_us,
+                         bcost.a2a_us, how);
             else
                 snprintf(job->warning + len, sizeof(job->warning) - len,
                          "\n  cost at %.0f bytes per pair: all-to-all about %.1f us per layer "
-                         "either way on the %s link figures, plus whatever the racks' uplinks "
-                         "add; launch with srun -m block or mpirun --map-by slot", pair_bytes,
-                         cost.a2a_us, hlx_link_name(cost.worst_link));
+                         "either way on the %s link figures, plus what the racks' uplinks add; "
+                         "launch with %s", pair_bytes, cost.a2a_us,
+                         hlx_link_name(cost.worst_link), how);
         }
     } else {
         hlx_place_warning(p, c, pair_bytes, job->warning, sizeof(job->warning));
