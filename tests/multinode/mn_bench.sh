@@ -1,0 +1,47 @@
+#!/bin/sh
+# Benchmark (meson benchmark, suite multinode): the decode step and its all-to-all on one
+# namespace node and across two (srun, KVP across the link), next to the link's own limits
+# measured in the same run with ucx_perftest (UCX tcp: 8 B latency, 64 KiB bandwidth) over
+# loopback inside a node and over the veth between nodes. Prints figures and ratios only.
+. "$MN_SRC/tests/multinode/mn_common.sh"
+command -v ucx_perftest >/dev/null 2>&1 || mn_skip "ucx_perftest is missing (ucx-utils)"
+command -v jq >/dev/null 2>&1 || mn_skip "jq is missing"
+mn_test_up bn 2
+CTX=${MN_BENCH_CONTEXT:-131072}
+STEPS=${MN_BENCH_STEPS:-16}
+export UCX_TLS=tcp,self
+
+# perf SERVER_NODE ADDR TEST SIZE: ucx_perftest between node 0 and SERVER_NODE at ADDR
+perf() {
+    mn_exec "$1" env UCX_TLS=tcp,self ucx_perftest -p 13337 > "$MN_OUT/perf.srv" 2>&1 &
+    _srv=$!
+    sleep 0.5
+    mn_exec 0 env UCX_TLS=tcp,self ucx_perftest "$2" -p 13337 -t "$3" -s "$4" -n 5000 -w 500 \
+        > "$MN_OUT/perf.cli" 2>&1
+    wait $_srv 2>/dev/null
+    # final line: "Final: iters typical avg overall msg/s ... "; latency avg (usec), or MB/s
+    grep -E '^Final|^ *[0-9]+ ' "$MN_OUT/perf.cli" | tail -n 1
+}
+lat_lo=$(perf 0 127.0.0.1 tag_lat 8 | awk '{print $5}')
+lat_x=$(perf 1 "$(mn_addr 1)" tag_lat 8 | awk '{print $5}')
+bw_lo=$(perf 0 127.0.0.1 tag_bw 65536 | awk '{print $9}')
+bw_x=$(perf 1 "$(mn_addr 1)" tag_bw 65536 | awk '{print $9}')
+echo "link limits (UCX tcp): 8 B latency ${lat_lo} us on loopback, ${lat_x} us between nodes;" \
+     "64 KiB bandwidth ${bw_lo} MB/s on loopback, ${bw_x} MB/s between nodes"
+
+decode() { # NAME SRUN-ARGS
+    timeout 300 sh -c "$(command -v ip) netns exec $(mn_ns 0) env SLURM_CONF=$MN_DIR/slurm.conf \
+        srun --mpi=pmix --kill-on-bad-exit=1 $2 env UCX_TLS=tcp,self HELIX_COMM_TIMEOUT=120 \
+        $HELIX decode --kvp 2 --tpa 2 --context $CTX --steps $STEPS --json" > "$MN_OUT/$1" 2>"$MN_OUT/$1.err" ||
+        { cat "$MN_OUT/$1.err" >&2; mn_fail "decode $1 failed"; }
+    jq -r '"\(.step_ms) \(.phase_ms["all-to-all"])"' "$MN_OUT/$1"
+}
+set -- $(decode one "-N 1 -n 4"); one_step=$1; one_a2a=$2
+set -- $(decode block "-N 2 -n 4 -m block"); blk_step=$1; blk_a2a=$2
+set -- $(decode cyclic "-N 2 -n 4 -m cyclic"); cyc_step=$1; cyc_a2a=$2
+echo "decode KVP 2 x TPA 2, context $CTX, UCX tcp (median ms per step / all-to-all per step):"
+echo "  one node:               $one_step / $one_a2a"
+echo "  two nodes, KVP inside:  $blk_step / $blk_a2a"
+echo "  two nodes, KVP across:  $cyc_step / $cyc_a2a"
+awk -v a="$one_step" -v b="$cyc_step" -v c="$one_a2a" -v d="$cyc_a2a" -v l="$lat_lo" -v x="$lat_x" 'BEGIN {
+    printf "ratios across / one node: step %.2f, all-to-all %.2f; link latency between nodes / loopback %.2f\n", b / a, d / c, x / l }'
