@@ -135,7 +135,8 @@ while [ \$# -gt 0 ]; do case "\$1" in -*) shift ;; *) break ;; esac; done
 host=\$1; shift
 ns=\$(awk -v h="\$host" '\$1 == h || \$2 == h { print \$2 }' "$MN_DIR/hosts")
 [ -n "\$ns" ] || { echo "rsh agent: unknown host \$host" >&2; exit 255; }
-exec ip netns exec "\$ns" sh -c "\$*"
+# the node's network and its own host name (as under slurmd)
+exec ip netns exec "\$ns" unshare --uts sh -c "hostname \$ns && \$*"
 EOF
     chmod +x "$MN_DIR/rsh"
 }
@@ -246,10 +247,10 @@ mn_srun() {
     SLURM_CONF=$MN_DIR/slurm.conf mn_exec 0 srun --mpi=pmix "$@"
 }
 
-# mpirun inside node 0, reaching the other nodes through the rsh agent; its out-of-band
-# traffic stays on the nodes' link.
+# mpirun inside node 0 under node 0's host name, reaching the other nodes through the rsh
+# agent; its out-of-band traffic stays on the nodes' link.
 mn_mpirun() {
-    mn_exec 0 mpirun --allow-run-as-root --oversubscribe \
-        --mca plm_rsh_agent "$MN_DIR/rsh" --mca oob_tcp_if_include "$HLXMN_IF" \
-        --mca btl_tcp_if_include "$HLXMN_IF" "$@"
+    mn_exec 0 unshare --uts sh -c "hostname $(mn_host 0) && exec \"\$@\"" mpirun \
+        mpirun --allow-run-as-root --oversubscribe \
+        --mca plm_rsh_agent "$MN_DIR/rsh" --mca oob_tcp_if_include "$HLXMN_IF" "$@"
 }

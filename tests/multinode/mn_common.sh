@@ -50,3 +50,9 @@ mn_rank_node() {
 # mn_step FILE: the median step time the run reported (ms).
 mn_step() { sed -n 's/^step: *median \([0-9.]*\) ms.*/\1/p' "$1" | head -n 1; }
 mn_a2a()  { sed -n 's/^phases:.*all-to-all \([0-9.]*\),.*/\1/p' "$1" | head -n 1; }
+
+# mn_mpirun_timeout SECS ARGS...: mn_mpirun (ci/mn-lib.sh) with a deadline.
+mn_mpirun_timeout() {
+    _secs=$1; shift
+    timeout "$_secs" sh -c '. "$MN_SRC/ci/mn-lib.sh"; mn_init "$0"; mn_mpirun "$@"' "$MN_TAG" "$@"
+}

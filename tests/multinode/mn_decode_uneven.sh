@@ -20,11 +20,9 @@ mn_expect "$o" "rank 0: hash .* links 0:self 1:shm 2:tcp 3:tcp" "rank 0's links"
 mn_expect "$o" "rank 3: hash .* links 0:tcp 1:tcp 2:tcp 3:self" "rank 3's links"
 
 o=$MN_OUT/mpirun
-timeout 180 sh -c "$(command -v ip) netns exec $(mn_ns 0) mpirun --allow-run-as-root \
-    --oversubscribe --mca plm_rsh_agent $MN_DIR/rsh --mca oob_tcp_if_include $HLXMN_IF \
-    -H $(mn_addr 0):2,$(mn_addr 1):1,$(mn_addr 2):1 -n 4 \
+mn_mpirun_timeout 180 -H "$(mn_addr 0):2,$(mn_addr 1):1,$(mn_addr 2):1" -n 4 \
     -x HELIX_DEBUG=INFO -x UCX_TLS=tcp,self -x HELIX_COMM_TIMEOUT=60 \
-    $HELIX decode --kvp 4 --tpa 1 --context 9999 --steps 3 --check" > "$o" 2>&1 ||
+    "$HELIX" decode --kvp 4 --tpa 1 --context 9999 --steps 3 --check > "$o" 2>&1 ||
     { cat "$o" >&2; mn_fail "mpirun 2 + 1 + 1 failed"; }
 mn_expect "$o" "check: +PASS" "uneven mpirun run did not pass --check"
 mn_same_hash "$o" 4
