@@ -16,6 +16,19 @@ cat > "$MN_OUT/racks.json" <<JSON
   ]
 }
 JSON
+# the rack link really is slowed: 1 MiB messages from rack 0 to rack 1 stay under twice the
+# tbf rate (200 Mbit/s = 25 MB/s; an upper bound, which a loaded machine cannot break)
+if command -v ucx_perftest >/dev/null 2>&1; then
+    mn_exec 2 env UCX_TLS=tcp,self timeout 60 ucx_perftest -p 13340 > "$MN_OUT/perf.srv" 2>&1 &
+    srv=$!
+    sleep 0.5
+    bw=$(mn_exec 0 env UCX_TLS=tcp,self timeout 60 ucx_perftest "$(mn_addr 2)" -p 13340 -t tag_bw \
+         -s 1048576 -n 100 -w 5 2>&1 | awk '/^Final/ { print $7 }')
+    wait $srv
+    [ -n "$bw" ] || mn_fail "ucx_perftest across the racks gave no figure"
+    awk -v b="$bw" 'BEGIN { exit !(b < 50) }' || mn_fail "rack link not limited: $bw MB/s"
+    echo "inter-rack link: $bw MB/s with 1 MiB messages (tbf 200 Mbit/s = 25 MB/s)"
+fi
 printf '%s\n' "$(mn_host 0)" "$(mn_host 2)" "$(mn_host 1)" "$(mn_host 3)" > "$MN_OUT/hostfile"
 run() {
     timeout 180 sh -c "$(command -v ip) netns exec $(mn_ns 0) env SLURM_CONF=$MN_DIR/slurm.conf \
