@@ -39,7 +39,6 @@ mn_missing() {
         { echo "Slurm has no PMIx plugin (slurm-wlm-basic-plugins)"; return; }
     ip netns add "hlxmn-probe-$$" 2>/dev/null || { echo "cannot create network namespaces here"; return; }
     ip netns del "hlxmn-probe-$$"
-    tc qdisc help 2>&1 | grep -q tbf || true
     echo ""
 }
 
