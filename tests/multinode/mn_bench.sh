@@ -23,10 +23,20 @@ perf() {
     # overall)": the typical latency resists a loaded machine's outliers
     grep '^Final' "$MN_OUT/perf.cli" | tail -n 1
 }
-lat_lo=$(perf 0 127.0.0.1 tag_lat 8 | awk '{print $3}')
-lat_x=$(perf 1 "$(mn_addr 1)" tag_lat 8 | awk '{print $3}')
-bw_lo=$(perf 0 127.0.0.1 tag_bw 65536 | awk '{print $6}')
-bw_x=$(perf 1 "$(mn_addr 1)" tag_bw 65536 | awk '{print $6}')
+# best of REPS runs: the machine is shared, and load only ever makes a figure worse
+REPS=${MN_BENCH_REPS:-3}
+best() { # min|max CMD...: the best of REPS outputs of CMD
+    _how=$1; shift
+    _i=0
+    while [ $_i -lt "$REPS" ]; do "$@"; _i=$((_i + 1)); done |
+        awk -v how="$_how" 'NR == 1 || (how == "min" ? $1 < b : $1 > b) { b = $1 } END { print b }'
+}
+lat() { perf "$1" "$2" tag_lat 8 | awk '{print $3}'; }
+bw()  { perf "$1" "$2" tag_bw 65536 | awk '{print $6}'; }
+lat_lo=$(best min lat 0 127.0.0.1)
+lat_x=$(best min lat 1 "$(mn_addr 1)")
+bw_lo=$(best max bw 0 127.0.0.1)
+bw_x=$(best max bw 1 "$(mn_addr 1)")
 echo "link limits (UCX tcp): 8 B typical latency ${lat_lo} us on loopback, ${lat_x} us between nodes;" \
      "64 KiB bandwidth ${bw_lo} MB/s on loopback, ${bw_x} MB/s between nodes"
 
@@ -37,10 +47,15 @@ decode() { # NAME SRUN-ARGS
         { cat "$MN_OUT/$1.err" >&2; mn_fail "decode $1 failed"; }
     jq -r '"\(.step_ms) \(.phase_ms["all-to-all"])"' "$MN_OUT/$1"
 }
-set -- $(decode one "-N 1 -n 4 -O"); one_step=$1; one_a2a=$2
-set -- $(decode block "-N 2 -n 4 -m block"); blk_step=$1; blk_a2a=$2
-set -- $(decode cyclic "-N 2 -n 4 -m cyclic"); cyc_step=$1; cyc_a2a=$2
-echo "decode KVP 2 x TPA 2, context $CTX, UCX tcp (median ms per step / all-to-all per step):"
+best_decode() { # NAME SRUN-ARGS: the run with the fastest median step of REPS
+    _i=0
+    while [ $_i -lt "$REPS" ]; do decode "$1" "$2"; _i=$((_i + 1)); done | sort -n | head -n 1
+}
+set -- $(best_decode one "-N 1 -n 4 -O"); one_step=$1; one_a2a=$2
+set -- $(best_decode block "-N 2 -n 4 -m block"); blk_step=$1; blk_a2a=$2
+set -- $(best_decode cyclic "-N 2 -n 4 -m cyclic"); cyc_step=$1; cyc_a2a=$2
+echo "decode KVP 2 x TPA 2, context $CTX, UCX tcp, best of $REPS runs (median ms per step / all-to-all per step):"
+echo "  (load average while measuring: $(cut -d' ' -f1-3 /proc/loadavg) on $(nproc) cores)"
 echo "  one node (4 ranks):               $one_step / $one_a2a"
 echo "  two nodes, KVP inside:  $blk_step / $blk_a2a"
 echo "  two nodes, KVP across:  $cyc_step / $cyc_a2a"
