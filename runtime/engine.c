@@ -420,9 +420,13 @@ static hlx_status_t hlx_engine_place(hlx_engine_t *eng, char *err, size_t errlen
         goto out;
     }
     if (js.cluster[0]) {
-        st = hlx_cluster_load(js.cluster, &file, err, errlen);
-        if (st != HLX_OK)
+        char cerr[512];
+        st = hlx_cluster_load(js.cluster, &file, cerr, sizeof(cerr));
+        if (st != HLX_OK) {
+            st = hlx_engine_fail(err, errlen, st == HLX_ERR_NOMEM ? st : HLX_ERR_INVALID,
+                                 "HELIX_CLUSTER=%s: %s", js.cluster, cerr);
             goto out;
+        }
         have_file = 1;
     }
     st = hlx_place_job(all, n, have_file ? &file : NULL, eng->cfg.kvp, eng->cfg.tpa, 1, eng->topo,
