@@ -54,8 +54,8 @@ static const hlx_jfield_t hlx_cluster_fields[] = {
     { "description", HLX_JT_STRING, offsetof(hlx_cluster_top_t, description), 0, 1, 0, 256,
       "free text" },
     { "nodes", HLX_JT_ANY, 0, 1, 1, 0, 0, "node count or list of node objects" },
-    { "gpus_per_node", HLX_JT_INT, offsetof(hlx_cluster_top_t, gpus_per_node), 0, 1, 1024, 0,
-      "GPUs in each node" },
+    { "gpus_per_node", HLX_JT_INT, offsetof(hlx_cluster_top_t, gpus_per_node), 0, 0, 1024, 0,
+      "GPUs in each node (0: CPU-only hosts)" },
     { "nodes_per_domain", HLX_JT_INT, offsetof(hlx_cluster_top_t, nodes_per_domain), 0, 1,
       HLX_CLUSTER_MAX_NODES, 0, "nodes sharing one NVLink domain" },
     { "nodes_per_rack", HLX_JT_INT, offsetof(hlx_cluster_top_t, nodes_per_rack), 0, 1,
@@ -64,7 +64,7 @@ static const hlx_jfield_t hlx_cluster_fields[] = {
       "NICs per node" },
     { "nic_gbps", HLX_JT_DOUBLE, offsetof(hlx_cluster_top_t, nic_gbps), 0, 0, 1e6, 0,
       "GB/s per NIC" },
-    { "gpu", HLX_JT_ANY, 0, 1, 1, 0, 0, "GPU object" },
+    { "gpu", HLX_JT_ANY, 0, 0, 1, 0, 0, "GPU object (required when a node has GPUs)" },
     { "links", HLX_JT_ANY, 0, 1, 1, 0, 0, "link classes object" },
 };
 
@@ -108,7 +108,8 @@ typedef struct {
 
 static const hlx_jfield_t hlx_node_fields[] = {
     { "name", HLX_JT_STRING, offsetof(hlx_cluster_node_raw_t, name), 0, 1, 0, 64, "node name" },
-    { "gpus", HLX_JT_INT, offsetof(hlx_cluster_node_raw_t, gpus), 0, 1, 1024, 0, "GPUs" },
+    { "gpus", HLX_JT_INT, offsetof(hlx_cluster_node_raw_t, gpus), 0, 0, 1024, 0,
+      "GPUs (0: a CPU-only host)" },
     { "nics", HLX_JT_INT, offsetof(hlx_cluster_node_raw_t, nics), 0, 0, 1024, 0, "NICs" },
     { "domain", HLX_JT_INT, offsetof(hlx_cluster_node_raw_t, domain), 0, 0,
       HLX_CLUSTER_MAX_NODES - 1, 0, "NVLink domain id" },
@@ -197,7 +198,9 @@ static hlx_status_t hlx_cluster_compact(hlx_jdoc_t *doc, json_t *root, json_t *n
         hlx_cluster_node_t *nd = &c->nodes[i];
         snprintf(nd->name, sizeof(nd->name), "node%d", i);
         nd->gpus   = t->gpus_per_node;
-        nd->nics   = json_object_get(root, "nics_per_node") ? t->nics_per_node : t->gpus_per_node;
+        /* a CPU-only host has one NIC unless told otherwise */
+        nd->nics   = json_object_get(root, "nics_per_node") ? t->nics_per_node
+                                                            : (t->gpus_per_node > 0 ? t->gpus_per_node : 1);
         nd->domain = i / npd;
         nd->rack   = i / npr;
         nd->nvlink = c->link[HLX_LINK_NVLINK].bw_gbps > 0;
@@ -237,7 +240,7 @@ static hlx_status_t hlx_cluster_list(hlx_jdoc_t *doc, json_t *root, json_t *node
         hlx_cluster_node_raw_t r;
         memset(&r, 0, sizeof(r));
         snprintf(r.name, sizeof(r.name), "node%zu", i);
-        r.gpus   = t->gpus_per_node;
+        r.gpus   = json_object_get(root, "gpus_per_node") ? t->gpus_per_node : -1;
         r.nics   = json_object_get(root, "nics_per_node") ? t->nics_per_node : -1;
         r.domain = (int)i;
         r.rack   = -1;
@@ -247,7 +250,7 @@ static hlx_status_t hlx_cluster_list(hlx_jdoc_t *doc, json_t *root, json_t *node
                                   &r);
         if (st != HLX_OK)
             goto out;
-        if (r.gpus <= 0) {
+        if (r.gpus < 0) {
             snprintf(path, sizeof(path), "/nodes/%zu/gpus", i);
             st = hlx_jdoc_fail(doc, path, HLX_ERR_PARSE,
                                "required key is missing (no top-level gpus_per_node)");
@@ -267,7 +270,7 @@ static hlx_status_t hlx_cluster_list(hlx_jdoc_t *doc, json_t *root, json_t *node
         }
         memcpy(c->nodes[i].name, r.name, sizeof(r.name));
         c->nodes[i].gpus   = r.gpus;
-        c->nodes[i].nics   = r.nics >= 0 ? r.nics : r.gpus;
+        c->nodes[i].nics   = r.nics >= 0 ? r.nics : (r.gpus > 0 ? r.gpus : 1);
         c->nodes[i].domain = r.domain;
         c->nodes[i].rack   = r.rack >= 0 ? r.rack : r.domain;
         c->nodes[i].nvlink = r.nvlink;
@@ -333,7 +336,8 @@ static hlx_status_t hlx_cluster_parse(hlx_jdoc_t *doc, hlx_cluster_t *c)
     memcpy(c->name, t.name, sizeof(c->name));
     memcpy(c->description, t.description, sizeof(c->description));
     c->nic_gbps = t.nic_gbps;
-    if ((st = hlx_cluster_read_gpu(doc, json_object_get(root, "gpu"), c)) != HLX_OK ||
+    if ((json_object_get(root, "gpu") != NULL &&
+         (st = hlx_cluster_read_gpu(doc, json_object_get(root, "gpu"), c)) != HLX_OK) ||
         (st = hlx_cluster_read_links(doc, json_object_get(root, "links"), c)) != HLX_OK)
         return st;
     nodes = json_object_get(root, "nodes");
@@ -347,6 +351,9 @@ static hlx_status_t hlx_cluster_parse(hlx_jdoc_t *doc, hlx_cluster_t *c)
     if (st != HLX_OK)
         return st;
     hlx_cluster_summarize(c);
+    if (c->total_gpus > 0 && json_object_get(root, "gpu") == NULL)
+        return hlx_jdoc_fail(doc, "/gpu", HLX_ERR_PARSE,
+                             "required key is missing (the cluster has %d GPUs)", c->total_gpus);
     if (c->ndomains > 1 && c->link[HLX_LINK_RDMA].bw_gbps <= 0 &&
         c->link[HLX_LINK_TCP].bw_gbps <= 0)
         return hlx_jdoc_fail(doc, "/links", HLX_ERR_PARSE,

@@ -10,6 +10,8 @@
 #include "hlx_synth.h"
 #include "hlx_time.h"
 
+#include <helix/jobplace.h>
+
 #include <math.h>
 #include <stdarg.h>
 #include <stdio.h>
@@ -365,15 +367,28 @@ static const char *hlx_engine_a2a_link(const hlx_engine_t *eng)
                             : "self";
 }
 
-/* Places the ranks on this machine's topology (HELIX_TOPO_FILE or hwloc discovery) and
- * binds this rank to its cores when HELIX_BIND allows it. The placement's link classes
- * are reported; UCX itself picks shared memory for shm-class peers. */
+/* Places the ranks from the whole job: every rank's host summary (its topology and the node
+ * PMIx names) is all-gathered and each rank computes the same placement, the launcher's
+ * hosts kept (topology/jobplace.c), checked by comparing hashes. Logs where rank, size,
+ * local rank and node came from, the table (rank 0), the warning for a layout that crosses
+ * more hosts or racks than it must, and this rank's link class to every peer; binds the rank
+ * when HELIX_BIND allows it and points UCX at its NIC when UCX_NET_DEVICES is unset. */
 static hlx_status_t hlx_engine_place(hlx_engine_t *eng, char *err, size_t errlen)
 {
+    hlx_jobplace_settings_t js;
+    hlx_host_summary_t me, *all = NULL;
+    hlx_job_place_t job;
+    hlx_cluster_t file;
+    hlx_boot_node_t nd;
     hlx_topo_info_t ti;
+    hlx_link_t *links = NULL;
+    uint64_t *hashes = NULL;
+    int n = eng->info.size, rank = eng->info.rank, want, r, have_file = 0;
+    char dev[128], buf[4096];
+    size_t len;
     hlx_status_t st;
-    int want;
 
+    memset(&job, 0, sizeof(job));
     st = hlx_param_load(&hlx_runtime_table, &eng->set, NULL);
     if (st != HLX_OK)
         return hlx_engine_fail(err, errlen, st, "bad HELIX_BIND (auto, on, off)");
@@ -381,27 +396,111 @@ static hlx_status_t hlx_engine_place(hlx_engine_t *eng, char *err, size_t errlen
         strcmp(eng->set.bind, "off"))
         return hlx_engine_fail(err, errlen, HLX_ERR_INVALID, "HELIX_BIND=%s: expected auto, on or off",
                         eng->set.bind);
+    if (hlx_jobplace_settings(&js) != HLX_OK)
+        return hlx_engine_fail(err, errlen, HLX_ERR_INVALID,
+                               "HELIX_NET_DEVICE=%s: expected auto or off", js.net_device);
     st = hlx_topo_load(NULL, &eng->topo, err, errlen);
     if (st != HLX_OK)
         return st;
-    st = hlx_place(NULL, eng->cfg.kvp, eng->cfg.tpa, 1, eng->topo, &eng->place, err, errlen);
+    hlx_boot_node(eng->boot, &nd);
+    hlx_info(HLX_SUB_TOPO, "rank %d from %s; size %d from %s; local rank %d from %s; node %s "
+             "from %s", rank, nd.rank_src, n, nd.size_src, eng->info.local_rank, nd.local_src,
+             nd.name, nd.node_src);
+    hlx_host_summary(eng->topo, nd.name, eng->info.local_rank, &me);
+    all = calloc((size_t)n, sizeof(*all));
+    hashes = calloc((size_t)n, sizeof(*hashes));
+    links = calloc((size_t)n, sizeof(*links));
+    if (all == NULL || hashes == NULL || links == NULL) {
+        st = HLX_ERR_NOMEM;
+        goto out;
+    }
+    st = hlx_boot_allgather(eng->boot, "hlx.place.host", &me, sizeof(me), all);
+    if (st != HLX_OK) {
+        hlx_engine_fail(err, errlen, st, "exchanging host summaries failed: %s", hlx_status_str(st));
+        goto out;
+    }
+    if (js.cluster[0]) {
+        char cerr[512];
+        st = hlx_cluster_load(js.cluster, &file, cerr, sizeof(cerr));
+        if (st != HLX_OK) {
+            st = hlx_engine_fail(err, errlen, st == HLX_ERR_NOMEM ? st : HLX_ERR_INVALID,
+                                 "HELIX_CLUSTER=%s: %s", js.cluster, cerr);
+            goto out;
+        }
+        have_file = 1;
+    }
+    st = hlx_place_job(all, n, have_file ? &file : NULL, eng->cfg.kvp, eng->cfg.tpa, 1, eng->topo,
+                       4.0 * eng->cfg.batch * eng->lay.q_slice * (eng->m.v_head_dim + 1), &job,
+                       err, errlen);
     if (st != HLX_OK)
-        return st;
+        goto out;
+    st = hlx_boot_allgather(eng->boot, "hlx.place.hash", &job.hash, sizeof(job.hash), hashes);
+    if (st != HLX_OK) {
+        hlx_engine_fail(err, errlen, st, "exchanging placement hashes failed: %s", hlx_status_str(st));
+        goto out;
+    }
+    for (r = 0; r < n; r++)
+        if (hashes[r] != hashes[0]) {
+            st = hlx_engine_fail(err, errlen, HLX_ERR_MISMATCH, "the job-wide placement differs: "
+                                 "rank %d computed %016llx, rank 0 %016llx", r,
+                                 (unsigned long long)hashes[r], (unsigned long long)hashes[0]);
+            goto out;
+        }
+    eng->place = job.place;
+    job.place = NULL;
     hlx_topo_get_info(eng->topo, &ti);
     want = !strcmp(eng->set.bind, "on") ||
            (!strcmp(eng->set.bind, "auto") && eng->info.local_size == eng->info.size &&
             eng->info.size <= ti.npus);
     if (want && ti.this_system) {
-        st = hlx_topo_bind_self(eng->topo, eng->place, eng->info.rank);
-        if (st != HLX_OK)
-            return hlx_engine_fail(err, errlen, st, "binding rank %d to cpus %s failed",
-                            eng->info.rank, eng->place->ranks[eng->info.rank].cpuset);
-        eng->bound = eng->place->ranks[eng->info.rank].cpuset[0] != '\0';
+        st = hlx_topo_bind_self(eng->topo, eng->place, rank);
+        if (st != HLX_OK) {
+            hlx_engine_fail(err, errlen, st, "binding rank %d to cpus %s failed", rank,
+                            eng->place->ranks[rank].cpuset);
+            goto out;
+        }
+        eng->bound = eng->place->ranks[rank].cpuset[0] != '\0';
     }
-    hlx_info(HLX_SUB_TOPO, "rank %d: cpus %s%s, a2a peers over %s", eng->info.rank,
-             eng->place->ranks[eng->info.rank].cpuset, eng->bound ? " (bound)" : "",
-             hlx_engine_a2a_link(eng));
-    return HLX_OK;
+    if (getenv("UCX_NET_DEVICES") != NULL)
+        hlx_info(HLX_SUB_TOPO, "rank %d: UCX_NET_DEVICES=%s (given)", rank, getenv("UCX_NET_DEVICES"));
+    else if (!strcmp(js.net_device, "auto") && job.nhosts > 1 &&
+             hlx_place_net_device(eng->place, eng->topo, rank, dev, sizeof(dev))) {
+        setenv("UCX_NET_DEVICES", dev, 0);
+        hlx_info(HLX_SUB_TOPO, "rank %d: UCX_NET_DEVICES=%s (the placed NIC)", rank, dev);
+    }
+    if (rank == 0) {
+        hlx_info(HLX_SUB_TOPO, "job placement over %d host(s) (cluster \"%s\"), hash %016llx",
+                 job.nhosts, job.cluster.name, (unsigned long long)job.hash);
+        for (r = 0; r < n; r++) {
+            const hlx_rank_place_t *rp = &eng->place->ranks[r];
+            hlx_info(HLX_SUB_TOPO, "  rank %d: node %s (rack %d) gpu %d numa %d cpus %s nic %s "
+                     "kvp %d tpa %d", r, job.cluster.nodes[rp->node].name,
+                     job.cluster.nodes[rp->node].rack, rp->gpu, rp->numa,
+                     rp->cpuset[0] ? rp->cpuset : "-", rp->nic >= 0 ? rp->nic_name : "-",
+                     rp->kvp_rank, rp->tpa_rank);
+        }
+        if (job.warning[0])
+            hlx_warn("placement: %s", job.warning);
+    }
+    hlx_place_links(eng->place, rank, links);
+    len = 0;
+    for (r = 0; r < n && len < sizeof(buf); r++)
+        len += (size_t)snprintf(buf + len, sizeof(buf) - len, " %d:%s", r, hlx_link_name(links[r]));
+    hlx_info(HLX_SUB_TOPO, "rank %d: hash %016llx, cpus %s%s, a2a peers over %s; links%s", rank,
+             (unsigned long long)job.hash, eng->place->ranks[rank].cpuset,
+             eng->bound ? " (bound)" : "", hlx_engine_a2a_link(eng), buf);
+    if (js.dump[0]) {
+        snprintf(buf, sizeof(buf), "%s.%d", js.dump, rank);
+        st = hlx_place_write_json(eng->place, &job.cluster, buf, err, errlen);
+    }
+out:
+    if (have_file)
+        hlx_cluster_free(&file);
+    hlx_job_place_free(&job);
+    free(all);
+    free(hashes);
+    free(links);
+    return st;
 }
 
 hlx_status_t hlx_engine_create(const hlx_run_config_t *cfg, const hlx_model_t *model,

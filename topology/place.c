@@ -30,6 +30,8 @@ typedef struct {
     int                  cpu_only, nslots, ndoms;
     hlx_slot_t          *slots;
     hlx_dom_t           *doms;
+    const int           *node_of_rank; /* the launcher's hosts (hlx_place_on_nodes), or NULL */
+    int                 *node_ranks;   /* ... ranks on each node */
 } hlx_place_ctx_t;
 
 const char *hlx_pair_kind_name(hlx_pair_kind_t k)
@@ -67,7 +69,18 @@ static hlx_status_t hlx_place_build_slots(hlx_place_ctx_t *x, int nranks, char *
     for (n = 0; n < c->nnodes; n++)
         total += c->nodes[n].gpus > 0 ? c->nodes[n].gpus : 0;
     x->cpu_only = total == 0;
-    if (x->cpu_only) {
+    if (x->node_of_rank != NULL) {
+        /* ranks are already on their hosts: a host takes as many slots as it has ranks */
+        for (n = 0; n < c->nnodes; n++) {
+            if (!x->cpu_only && x->node_ranks[n] > c->nodes[n].gpus) {
+                hlx_topo_seterr(err, errlen, "node %s runs %d rank(s) but has %d GPU(s)",
+                                c->nodes[n].name, x->node_ranks[n], c->nodes[n].gpus);
+                return HLX_ERR_INVALID;
+            }
+        }
+        if (x->cpu_only)
+            total = nranks;
+    } else if (x->cpu_only) {
         per_host = (nranks + c->nnodes - 1) / c->nnodes;
         total = per_host * c->nnodes;
     }
@@ -89,7 +102,7 @@ static hlx_status_t hlx_place_build_slots(hlx_place_ctx_t *x, int nranks, char *
         const hlx_cluster_node_t *nd = &c->nodes[n];
         int applies = hlx_place_topo_applies(x, n);
         int topo_nv = applies && x->t->info.ndomains < x->t->info.ngpus;
-        int cnt = x->cpu_only ? per_host : nd->gpus;
+        int cnt = !x->cpu_only ? nd->gpus : x->node_of_rank ? x->node_ranks[n] : per_host;
         if (applies && !x->cpu_only && topo_nv != (nd->nvlink != 0) && nd->gpus > 1 &&
             !warned) {
             hlx_warn("cluster \"%s\" node %s: the cluster says %s NVLink, topology %s shows "
@@ -175,6 +188,34 @@ static void hlx_place_groups(hlx_place_ctx_t *x, int kvp, int tpa, int *slot_of_
         }
     }
     free(placed);
+    *split_p = split;
+}
+
+/* Ranks already on their hosts: the k-th rank of a node (in rank order) takes that node's
+ * k-th slot; a group counts as split when its ranks span several domains. */
+static void hlx_place_fixed(hlx_place_ctx_t *x, int kvp, int tpa, int *slot_of_rank,
+                            int *split_p)
+{
+    int n = kvp * tpa, r, i, grp, split = 0;
+    int *next = calloc((size_t)x->c->nnodes, sizeof(int));
+
+    if (next == NULL) {
+        *split_p = 0;
+        return;
+    }
+    /* slots are node-major: each node's first slot */
+    for (i = x->nslots - 1; i >= 0; i--)
+        next[x->slots[i].node] = i;
+    for (r = 0; r < n; r++)
+        slot_of_rank[r] = next[x->node_of_rank[r]]++;
+    for (grp = 0; grp < tpa; grp++)
+        for (i = 1; i < kvp; i++)
+            if (x->slots[slot_of_rank[grp * kvp + i]].domain !=
+                x->slots[slot_of_rank[grp * kvp]].domain) {
+                split++;
+                break;
+            }
+    free(next);
     *split_p = split;
 }
 
@@ -415,11 +456,12 @@ static void hlx_place_ctx_free(hlx_place_ctx_t *x)
             free(x->doms[i].slots);
     free(x->doms);
     free(x->slots);
+    free(x->node_ranks);
 }
 
-hlx_status_t hlx_place(const hlx_cluster_t *cluster, int kvp, int tpa, int ep,
-                       const hlx_topo_t *topo, hlx_placement_t **placement_p, char *err,
-                       size_t errlen)
+static hlx_status_t hlx_place_impl(const hlx_cluster_t *cluster, int kvp, int tpa, int ep,
+                                   const hlx_topo_t *topo, const int *node_of_rank,
+                                   hlx_placement_t **placement_p, char *err, size_t errlen)
 {
     hlx_place_ctx_t x;
     hlx_cluster_t own;
@@ -456,6 +498,23 @@ hlx_status_t hlx_place(const hlx_cluster_t *cluster, int kvp, int tpa, int ep,
     }
     x.c = cluster;
     x.t = topo;
+    if (node_of_rank != NULL) {
+        x.node_of_rank = node_of_rank;
+        x.node_ranks = calloc((size_t)cluster->nnodes, sizeof(int));
+        if (x.node_ranks == NULL) {
+            st = HLX_ERR_NOMEM;
+            goto out;
+        }
+        for (r = 0; r < n; r++) {
+            if (node_of_rank[r] < 0 || node_of_rank[r] >= cluster->nnodes) {
+                hlx_topo_seterr(err, errlen, "rank %d: node %d is not in cluster \"%s\" "
+                                "(%d nodes)", r, node_of_rank[r], cluster->name, cluster->nnodes);
+                st = HLX_ERR_INVALID;
+                goto out;
+            }
+            x.node_ranks[node_of_rank[r]]++;
+        }
+    }
     st = hlx_place_build_slots(&x, n, err, errlen);
     if (st != HLX_OK)
         goto out;
@@ -473,7 +532,10 @@ hlx_status_t hlx_place(const hlx_cluster_t *cluster, int kvp, int tpa, int ep,
     p->ep = ep;
     p->tpf = n / ep;
     p->cpu_only = x.cpu_only;
-    hlx_place_groups(&x, kvp, tpa, slot_of_rank, &p->split_groups);
+    if (node_of_rank != NULL)
+        hlx_place_fixed(&x, kvp, tpa, slot_of_rank, &p->split_groups);
+    else
+        hlx_place_groups(&x, kvp, tpa, slot_of_rank, &p->split_groups);
 
     for (r = 0; r < n; r++) {
         hlx_rank_place_t *rp = &p->ranks[r];
@@ -567,6 +629,25 @@ out:
     if (own_cluster)
         hlx_cluster_free(&own);
     return st;
+}
+
+hlx_status_t hlx_place(const hlx_cluster_t *cluster, int kvp, int tpa, int ep,
+                       const hlx_topo_t *topo, hlx_placement_t **placement_p, char *err,
+                       size_t errlen)
+{
+    return hlx_place_impl(cluster, kvp, tpa, ep, topo, NULL, placement_p, err, errlen);
+}
+
+hlx_status_t hlx_place_on_nodes(const hlx_cluster_t *cluster, int kvp, int tpa, int ep,
+                                const hlx_topo_t *topo, const int *node_of_rank,
+                                hlx_placement_t **placement_p, char *err, size_t errlen)
+{
+    if (cluster == NULL || node_of_rank == NULL) {
+        hlx_topo_seterr(err, errlen, "placement on given nodes needs a cluster and a node "
+                        "per rank");
+        return HLX_ERR_INVALID;
+    }
+    return hlx_place_impl(cluster, kvp, tpa, ep, topo, node_of_rank, placement_p, err, errlen);
 }
 
 /* Computed from the two ranks rather than stored: O(N) memory for any N. */

@@ -484,3 +484,40 @@ void hlx_boot_fini(hlx_boot_t *boot)
         free(boot->keys[i]);
     free(boot);
 }
+
+/* Node name and the sources of rank, size, local rank and node (see hlx_boot.h). */
+hlx_status_t hlx_boot_node(hlx_boot_t *boot, hlx_boot_node_t *nd)
+{
+    pmix_value_t *val = NULL;
+    uint32_t v;
+
+    memset(nd, 0, sizeof(*nd));
+    nd->nodeid = -1;
+    if (!boot->pmix) {
+        snprintf(nd->name, sizeof(nd->name), "%s", boot->host);
+        nd->rank_src = nd->size_src = nd->local_src = "no launcher (a world of one)";
+        nd->node_src = "gethostname (no launcher)";
+        return HLX_OK;
+    }
+    nd->rank_src = "PMIx_Init (this process's PMIx rank)";
+    nd->size_src = "PMIx " PMIX_JOB_SIZE;
+    nd->local_src = hlx_boot_get_u32(boot, boot->myproc.rank, PMIX_LOCAL_RANK, &v) == HLX_OK
+                        ? "PMIx " PMIX_LOCAL_RANK
+                        : "PMIx gives no " PMIX_LOCAL_RANK ": the job rank";
+    if (hlx_boot_get_u32(boot, boot->myproc.rank, PMIX_NODEID, &v) == HLX_OK)
+        nd->nodeid = (int)v;
+    if (PMIx_Get(&boot->myproc, PMIX_HOSTNAME, NULL, 0, &val) == PMIX_SUCCESS && val != NULL &&
+        val->type == PMIX_STRING && val->data.string != NULL && val->data.string[0]) {
+        snprintf(nd->name, sizeof(nd->name), "%s", val->data.string);
+        nd->node_src = "PMIx " PMIX_HOSTNAME;
+    } else if (nd->nodeid >= 0) {
+        snprintf(nd->name, sizeof(nd->name), "node%d", nd->nodeid);
+        nd->node_src = "PMIx " PMIX_NODEID;
+    } else {
+        snprintf(nd->name, sizeof(nd->name), "%s", boot->host);
+        nd->node_src = "gethostname (PMIx gives neither " PMIX_HOSTNAME " nor " PMIX_NODEID ")";
+    }
+    if (val != NULL)
+        PMIX_VALUE_RELEASE(val);
+    return HLX_OK;
+}

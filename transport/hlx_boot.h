@@ -47,4 +47,14 @@ int hlx_boot_calls(const hlx_boot_t *boot);
 /* A rank PMIx reported lost through an error event (catch-all handler), or -1. */
 int hlx_boot_lost_rank(const hlx_boot_t *boot);
 
+/* This rank's node and where each part of its identity came from (all from PMIx, never
+ * from launcher-specific variables), for the job-wide placement and HELIX_DEBUG=INFO. */
+typedef struct hlx_boot_node {
+    char        name[256];    /* PMIX_HOSTNAME, else "node<PMIX_NODEID>", else gethostname */
+    int         nodeid;       /* PMIX_NODEID, -1 when PMIx gives none */
+    const char *rank_src, *size_src, *local_src, *node_src;
+} hlx_boot_node_t;
+
+hlx_status_t hlx_boot_node(hlx_boot_t *boot, hlx_boot_node_t *node_p);
+
 #endif

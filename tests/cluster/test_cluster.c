@@ -84,6 +84,27 @@ static void test_mixed(void **state)
     hlx_cluster_free(&c);
 }
 
+/* CPU-only hosts: "gpus": 0 is a host without GPUs, with one NIC unless told otherwise. */
+static void test_cpu_hosts(void **state)
+{
+    hlx_cluster_t c;
+    char path[1024], err[1024] = "";
+
+    (void)state;
+    snprintf(path, sizeof(path), "%s/cpu_hosts.json", g_data);
+    assert_int_equal(hlx_cluster_load(path, &c, err, sizeof(err)), HLX_OK);
+    assert_int_equal(c.nnodes, 3);
+    assert_int_equal(c.total_gpus, 0);
+    assert_int_equal(c.ndomains, 3);
+    assert_string_equal(c.nodes[2].name, "h2");
+    assert_int_equal(c.nodes[0].nics, 1);
+    assert_int_equal(c.nodes[2].nics, 2);
+    assert_int_equal(c.nodes[1].rack, 0);
+    assert_int_equal(c.nodes[2].rack, 1);
+    assert_true(c.link[HLX_LINK_TCP].bw_gbps == 1.0);
+    hlx_cluster_free(&c);
+}
+
 static void test_link_names(void **state)
 {
     hlx_link_t l;
@@ -128,6 +149,8 @@ static void test_errors(void **state)
                  "no_internode.json:4:3: links: 2 NVLink domains but neither rdma nor tcp");
     expect_error("zero_hbm.json", HLX_ERR_PARSE,
                  "zero_hbm.json:4:5: hbm_gbps: 0 is outside [0.001, 1e+07]");
+    expect_error("gpus_no_gpu.json", HLX_ERR_PARSE,
+                 "gpu: required key is missing (the cluster has 2 GPUs)");
 }
 
 static void test_unknown_preset(void **state)
@@ -148,7 +171,10 @@ static hlx_status_t load_cluster(const char *path, char *err, size_t errlen)
     hlx_status_t st = hlx_cluster_load(path, &c, err, errlen);
 
     if (st == HLX_OK) {
-        assert_true(c.total_gpus > 0);
+        int i, g = 0;
+        for (i = 0; i < c.nnodes; i++)
+            g += c.nodes[i].gpus;
+        assert_int_equal(c.total_gpus, g); /* 0 only for CPU-only hosts */
         hlx_cluster_free(&c);
     }
     return st;
@@ -169,6 +195,7 @@ int main(int argc, char **argv)
         cmocka_unit_test(test_nvl72),
         cmocka_unit_test(test_hgx),
         cmocka_unit_test(test_mixed),
+        cmocka_unit_test(test_cpu_hosts),
         cmocka_unit_test(test_link_names),
         cmocka_unit_test(test_errors),
         cmocka_unit_test(test_unknown_preset),

@@ -1,0 +1,319 @@
+/* multinode (unit): the job-wide placement from per-rank host summaries, worked out by hand:
+ * hosts kept where the launcher put the ranks, the k-th rank of a host on its k-th GPU,
+ * cluster files matched by node name, the block-layout warning (hosts and racks), link
+ * arrays, the UCX device of an RDMA NIC, and agreement with hlx_place on the same cluster. */
+#include <setjmp.h>
+#include <stdarg.h>
+#include <stddef.h>
+#include <cmocka.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include <helix/jobplace.h>
+#include "hlx_config.h"
+
+#define DATA HLX_SOURCE_ROOT "/tests/data/topology/"
+
+static hlx_topo_t *topo(const char *file)
+{
+    hlx_topo_t *t = NULL;
+    char err[512] = "";
+    if (hlx_topo_load(file, &t, err, sizeof(err)) != HLX_OK)
+        fail_msg("%s", err);
+    return t;
+}
+
+static void cluster(const char *file, hlx_cluster_t *c)
+{
+    char err[512] = "";
+    if (hlx_cluster_load(file, c, err, sizeof(err)) != HLX_OK)
+        fail_msg("%s", err);
+}
+
+/* n summaries of topology t, rank r on host names[host_of[r]] */
+static hlx_host_summary_t *summaries(const hlx_topo_t *t, int n, const int *host_of,
+                                     const char *const *names)
+{
+    hlx_host_summary_t *s = calloc((size_t)n, sizeof(*s));
+    int r, q, local;
+    assert_non_null(s);
+    for (r = 0; r < n; r++) {
+        for (q = 0, local = 0; q < r; q++)
+            local += host_of[q] == host_of[r];
+        hlx_host_summary(t, names[host_of[r]], local, &s[r]);
+    }
+    return s;
+}
+
+static void job(const hlx_host_summary_t *s, int n, const hlx_cluster_t *c, int kvp, int tpa,
+                const hlx_topo_t *t, hlx_job_place_t *j)
+{
+    char err[512] = "";
+    if (hlx_place_job(s, n, c, kvp, tpa, 1, t, 4096, j, err, sizeof(err)) != HLX_OK)
+        fail_msg("job placement kvp %d tpa %d: %s", kvp, tpa, err);
+}
+
+/* Two HGX hosts, KVP 8 x TPA 2, block: each KVP group on one host's NVLink domain. */
+static void test_gpu_block(void **state)
+{
+    static const char *const names[] = { "gpu-a", "gpu-b" };
+    hlx_topo_t *t = topo(DATA "hgx8.xml");
+    int host_of[16], r;
+    hlx_host_summary_t *s;
+    hlx_job_place_t j;
+    hlx_link_t links[16];
+    char dev[64];
+
+    (void)state;
+    for (r = 0; r < 16; r++)
+        host_of[r] = r / 8;
+    s = summaries(t, 16, host_of, names);
+    job(s, 16, NULL, 8, 2, t, &j);
+    assert_int_equal(j.nhosts, 2);
+    assert_string_equal(j.cluster.nodes[1].name, "gpu-b");
+    assert_int_equal(j.place->ranks[9].node, 1);
+    assert_int_equal(j.place->ranks[9].gpu, 1);  /* second rank of gpu-b: its GPU 1 */
+    assert_int_equal(j.place->a2a_cross_pairs, 0);
+    assert_int_equal(j.worse, 0);
+    assert_int_equal(hlx_place_links(j.place, 0, links), 16);
+    assert_int_equal(links[0], HLX_LINK_SELF);
+    assert_int_equal(links[7], HLX_LINK_NVLINK);
+    assert_int_equal(links[8], HLX_LINK_RDMA);   /* every host has RDMA NICs */
+    assert_int_equal(hlx_place_links(j.place, 16, links), 0);
+    /* the nearest NIC of GPU 0 in hgx8.xml is the first ConnectX-7 */
+    assert_int_equal(hlx_place_net_device(j.place, t, 0, dev, sizeof(dev)), 1);
+    assert_string_equal(dev, "mlx5_0:1");
+    hlx_job_place_free(&j);
+    free(s);
+    hlx_topo_free(t);
+}
+
+/* The same hosts with the launcher's cyclic order: every KVP group spans both hosts. */
+static void test_gpu_cyclic_warns(void **state)
+{
+    static const char *const names[] = { "gpu-a", "gpu-b" };
+    hlx_topo_t *t = topo(DATA "hgx8.xml");
+    int host_of[16], r;
+    hlx_host_summary_t *s;
+    hlx_job_place_t j, b;
+
+    (void)state;
+    for (r = 0; r < 16; r++)
+        host_of[r] = r % 2;
+    s = summaries(t, 16, host_of, names);
+    job(s, 16, NULL, 8, 2, t, &j);
+    assert_int_equal(j.place->ranks[1].node, 1);
+    assert_int_equal(j.place->ranks[3].gpu, 1);
+    /* 4 + 4 per group: 16 of 28 pairs cross, twice */
+    assert_int_equal(j.place->a2a_cross_pairs, 32);
+    assert_int_equal(j.worse, 1);
+    assert_non_null(strstr(j.warning, "32 of 56 all-to-all pairs cross hosts"));
+    assert_non_null(strstr(j.warning, "would have 0 (0 racks) and 0."));
+    assert_non_null(strstr(j.warning, "instead of"));
+    /* the hash covers the layout: the block order hashes differently */
+    for (r = 0; r < 16; r++)
+        host_of[r] = r / 8;
+    free(s);
+    s = summaries(t, 16, host_of, names);
+    job(s, 16, NULL, 8, 2, t, &b);
+    assert_true(j.hash != b.hash);
+    hlx_job_place_free(&b);
+    job(s, 16, NULL, 8, 2, t, &b);
+    hlx_job_place_free(&j);
+    job(s, 16, NULL, 8, 2, t, &j);
+    assert_true(j.hash == b.hash); /* deterministic */
+    hlx_job_place_free(&j);
+    hlx_job_place_free(&b);
+    free(s);
+    hlx_topo_free(t);
+}
+
+/* A cluster file names the hosts: ranks map to its nodes by name, in the file's order. */
+static void test_cluster_file_names(void **state)
+{
+    static const char *const names[] = { "node1", "node0", "node7" };
+    hlx_topo_t *t = topo(DATA "hgx8.xml");
+    hlx_cluster_t c;
+    int host_of[16], r;
+    hlx_host_summary_t *s;
+    hlx_job_place_t j;
+    char err[512] = "";
+
+    (void)state;
+    cluster(DATA "clusters/hgx2.json", &c);
+    for (r = 0; r < 16; r++)
+        host_of[r] = r / 8;
+    s = summaries(t, 16, host_of, names);
+    job(s, 16, &c, 8, 2, t, &j);
+    assert_int_equal(j.place->ranks[0].node, 1);
+    assert_int_equal(j.place->ranks[8].node, 0);
+    assert_int_equal(j.place->ranks[8].gpu_global, 0);
+    assert_string_equal(j.cluster.name, "hgx2");
+    hlx_job_place_free(&j);
+    free(s);
+    host_of[15] = 2; /* a host the file does not name */
+    s = summaries(t, 16, host_of, names);
+    assert_int_equal(hlx_place_job(s, 16, &c, 8, 2, 1, t, 4096, &j, err, sizeof(err)),
+                     HLX_ERR_INVALID);
+    assert_non_null(strstr(err, "node node7 (rank 15) is not in cluster \"hgx2\""));
+    free(s);
+    /* nine ranks on an 8-GPU host */
+    for (r = 0; r < 16; r++)
+        host_of[r] = r < 9 ? 0 : 1;
+    s = summaries(t, 16, host_of, names);
+    assert_int_equal(hlx_place_job(s, 16, &c, 8, 2, 1, t, 4096, &j, err, sizeof(err)),
+                     HLX_ERR_INVALID);
+    assert_non_null(strstr(err, "node node1 runs 9 rank(s) but has 8 GPU(s)"));
+    free(s);
+    /* a rank that sent something else */
+    s = summaries(t, 16, host_of, names);
+    s[3].magic = 0;
+    assert_int_equal(hlx_place_job(s, 16, NULL, 8, 2, 1, t, 4096, &j, err, sizeof(err)),
+                     HLX_ERR_BOOTSTRAP);
+    assert_non_null(strstr(err, "rank 3 sent no host summary"));
+    free(s);
+    hlx_cluster_free(&c);
+    hlx_topo_free(t);
+}
+
+/* CPU-only hosts, 2 + 1 + 1: cores spread over the first host's NUMA nodes, shm inside a
+ * host, tcp between hosts. */
+static void test_cpu_uneven(void **state)
+{
+    static const char *const names[] = { "h0", "h1", "h2" };
+    static const int host_of[4] = { 0, 0, 1, 2 };
+    hlx_topo_t *t = topo(DATA "cpu2s.xml");
+    hlx_host_summary_t *s;
+    hlx_job_place_t j;
+    hlx_link_t links[4];
+
+    (void)state;
+    s = summaries(t, 4, host_of, names);
+    job(s, 4, NULL, 4, 1, t, &j);
+    assert_int_equal(j.nhosts, 3);
+    assert_true(j.place->cpu_only);
+    assert_int_equal(j.place->ranks[0].numa, 0);
+    assert_int_equal(j.place->ranks[1].numa, 1);
+    assert_int_equal(j.place->ranks[2].node, 1);
+    assert_int_equal(j.place->ranks[3].node, 2);
+    hlx_place_links(j.place, 0, links);
+    assert_int_equal(links[1], HLX_LINK_SHM);
+    assert_int_equal(links[2], HLX_LINK_TCP);
+    assert_int_equal(links[3], HLX_LINK_TCP);
+    assert_int_equal(j.worse, 0);
+    hlx_job_place_free(&j);
+    free(s);
+    hlx_topo_free(t);
+}
+
+/* Racks: KVP groups across racks when a block layout keeps them inside are warned about. */
+static void test_racks(void **state)
+{
+    static const char *const names[] = { "h0", "h1", "h2" };
+    static const int good[4] = { 0, 1, 2, 2 }, bad[4] = { 0, 2, 1, 2 };
+    hlx_topo_t *t = topo(DATA "cpu2s.xml");
+    hlx_cluster_t c;
+    hlx_host_summary_t *s;
+    hlx_job_place_t j;
+
+    (void)state;
+    cluster(HLX_SOURCE_ROOT "/tests/cluster/data/cpu_hosts.json", &c); /* h0 h1 rack 0, h2 rack 1 */
+    s = summaries(t, 4, good, names);
+    job(s, 4, &c, 2, 2, t, &j);
+    assert_int_equal(j.worse, 0);
+    hlx_job_place_free(&j);
+    free(s);
+    s = summaries(t, 4, bad, names);
+    job(s, 4, &c, 2, 2, t, &j);
+    assert_int_equal(j.worse, 1);
+    assert_non_null(strstr(j.warning, "2 of 2 all-to-all pairs cross hosts (2 racks)"));
+    assert_non_null(strstr(j.warning, "would have 1 (0 racks)"));
+    hlx_job_place_free(&j);
+    free(s);
+    hlx_cluster_free(&c);
+    hlx_topo_free(t);
+}
+
+/* KVP 3 x TPA 2 on three hosts of two: block order splits both groups over two hosts,
+ * hlx_place's order keeps 2 + 1 and 2 + 1 as well, so block order is not warned about; an
+ * order that spreads every group over three hosts is. */
+static void test_best_of_two(void **state)
+{
+    static const char *const names[] = { "h0", "h1", "h2" };
+    static const int block[6] = { 0, 0, 1, 1, 2, 2 }, spread[6] = { 0, 1, 2, 0, 1, 2 };
+    hlx_topo_t *t = topo(DATA "cpu2s.xml");
+    hlx_cluster_t c;
+    hlx_host_summary_t *s;
+    hlx_job_place_t j;
+
+    (void)state;
+    cluster(HLX_SOURCE_ROOT "/tests/cluster/data/cpu_hosts.json", &c);
+    s = summaries(t, 6, block, names);
+    job(s, 6, &c, 3, 2, t, &j);
+    assert_int_equal(j.worse, 0);
+    assert_non_null(strstr(j.warning, "do not fit in one host")); /* unavoidable split */
+    hlx_job_place_free(&j);
+    free(s);
+    s = summaries(t, 6, spread, names);
+    job(s, 6, &c, 3, 2, t, &j);
+    assert_int_equal(j.worse, 1);
+    assert_non_null(strstr(j.warning, "6 of 6 all-to-all pairs cross hosts (4 racks)"));
+    hlx_job_place_free(&j);
+    free(s);
+    hlx_cluster_free(&c);
+    hlx_topo_free(t);
+}
+
+/* Ranks in block order on a CPU cluster file: the same placement as hlx_place (what
+ * `helix topo` prints), rank by rank and pair by pair. */
+static void test_agrees_with_place(void **state)
+{
+    static const char *const names[] = { "h0", "h1", "h2" };
+    static const int host_of[6] = { 0, 0, 1, 1, 2, 2 };
+    hlx_topo_t *t = topo(DATA "cpu2s.xml");
+    hlx_cluster_t c;
+    hlx_host_summary_t *s;
+    hlx_job_place_t j;
+    hlx_placement_t *p = NULL;
+    char err[512] = "";
+    int r, i;
+
+    (void)state;
+    cluster(HLX_SOURCE_ROOT "/tests/cluster/data/cpu_hosts.json", &c);
+    s = summaries(t, 6, host_of, names);
+    job(s, 6, &c, 2, 3, t, &j);
+    assert_int_equal(hlx_place(&c, 2, 3, 1, t, &p, err, sizeof(err)), HLX_OK);
+    assert_int_equal(p->nranks, j.place->nranks);
+    for (r = 0; r < 6; r++) {
+        assert_int_equal(p->ranks[r].node, j.place->ranks[r].node);
+        assert_int_equal(p->ranks[r].numa, j.place->ranks[r].numa);
+        assert_string_equal(p->ranks[r].cpuset, j.place->ranks[r].cpuset);
+        assert_int_equal(p->ranks[r].kvp_rank, j.place->ranks[r].kvp_rank);
+    }
+    assert_int_equal(p->npairs, j.place->npairs);
+    for (i = 0; i < p->npairs; i++) {
+        assert_int_equal(p->pairs[i].src, j.place->pairs[i].src);
+        assert_int_equal(p->pairs[i].dst, j.place->pairs[i].dst);
+        assert_int_equal(p->pairs[i].link, j.place->pairs[i].link);
+    }
+    hlx_placement_free(p);
+    hlx_job_place_free(&j);
+    free(s);
+    hlx_cluster_free(&c);
+    hlx_topo_free(t);
+}
+
+int main(void)
+{
+    const struct CMUnitTest tests[] = {
+        cmocka_unit_test(test_gpu_block),
+        cmocka_unit_test(test_gpu_cyclic_warns),
+        cmocka_unit_test(test_cluster_file_names),
+        cmocka_unit_test(test_cpu_uneven),
+        cmocka_unit_test(test_racks),
+        cmocka_unit_test(test_best_of_two),
+        cmocka_unit_test(test_agrees_with_place),
+    };
+    return cmocka_run_group_tests(tests, NULL, NULL);
+}

@@ -1,0 +1,427 @@
+/* Placement from the whole job: the hosts every rank reported (node name, GPUs, NICs) made
+ * into one cluster, the ranks placed where the launcher started them, a warning when a block
+ * layout over the same hosts would cross fewer hosts or racks, and the per-peer link array. */
+#define _GNU_SOURCE
+#include "topo_int.h"
+
+#include <helix/jobplace.h>
+
+#include "hlx_param.h"
+
+#include <jansson.h>
+#include <stddef.h>
+#include <net/if.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+static const hlx_param_t hlx_jobplace_params[] = {
+    { "CLUSTER", HLX_PT_STRING, "", 0, 0, offsetof(hlx_jobplace_settings_t, cluster),
+      "cluster file or preset naming the job's hosts (racks, link figures); empty: the hosts "
+      "as the launcher reports them" },
+    { "PLACEMENT_DUMP", HLX_PT_STRING, "", 0, 0, offsetof(hlx_jobplace_settings_t, dump),
+      "each rank writes the job-wide placement as JSON to this path + \".<rank>\"" },
+    { "NET_DEVICE", HLX_PT_STRING, "auto", 0, 0, offsetof(hlx_jobplace_settings_t, net_device),
+      "auto: set UCX_NET_DEVICES to the rank's placed NIC when it is unset; off: leave UCX "
+      "to choose" },
+};
+
+static const hlx_param_table_t hlx_jobplace_table = {
+    "placement", hlx_jobplace_params, sizeof(hlx_jobplace_params) / sizeof(hlx_jobplace_params[0]),
+    sizeof(hlx_jobplace_settings_t),
+};
+
+const struct hlx_param_table *hlx_jobplace_param_table(void)
+{
+    return &hlx_jobplace_table;
+}
+
+hlx_status_t hlx_jobplace_settings(hlx_jobplace_settings_t *s)
+{
+    hlx_status_t st = hlx_param_load(&hlx_jobplace_table, s, NULL);
+    if (st == HLX_OK && strcmp(s->net_device, "auto") && strcmp(s->net_device, "off"))
+        st = HLX_ERR_INVALID;
+    return st;
+}
+
+void hlx_host_summary(const hlx_topo_t *t, const char *node, int local_rank,
+                      hlx_host_summary_t *s)
+{
+    memset(s, 0, sizeof(*s));
+    s->magic = HLX_HOST_SUMMARY_MAGIC;
+    s->local_rank = local_rank;
+    if (t != NULL) {
+        s->ngpus = t->info.ngpus;
+        s->ndomains = t->info.ndomains;
+        s->nnuma = t->info.nnuma;
+        s->ncores = t->info.ncores;
+        s->npus = t->info.npus;
+        s->nnics = t->info.nnics;
+        s->nrdma = t->info.nrdma_nics;
+        snprintf(s->hostname, sizeof(s->hostname), "%s", t->info.hostname);
+        if (t->info.nnics > 0)
+            snprintf(s->nic, sizeof(s->nic), "%s", t->nics[0].name);
+    }
+    snprintf(s->node, sizeof(s->node), "%s", node && node[0] ? node : s->hostname);
+}
+
+static uint64_t hlx_fnv(uint64_t h, const void *data, size_t len)
+{
+    const unsigned char *p = data;
+    size_t i;
+    for (i = 0; i < len; i++) {
+        h ^= p[i];
+        h *= 1099511628211ull;
+    }
+    return h;
+}
+
+/* The hash every rank compares: nodes, GPUs, domains, both grids and each pair's link. */
+static uint64_t hlx_job_hash(const hlx_placement_t *p, const hlx_cluster_t *c)
+{
+    uint64_t h = 1469598103934665603ull;
+    int r, i, v[7];
+
+    h = hlx_fnv(h, &p->nranks, sizeof(p->nranks));
+    for (r = 0; r < p->nranks; r++) {
+        const hlx_rank_place_t *rp = &p->ranks[r];
+        v[0] = rp->node; v[1] = rp->gpu; v[2] = rp->domain; v[3] = rp->kvp_rank;
+        v[4] = rp->tpa_rank; v[5] = rp->tpf_rank; v[6] = rp->ep_rank;
+        h = hlx_fnv(h, v, sizeof(v));
+        h = hlx_fnv(h, c->nodes[rp->node].name, strlen(c->nodes[rp->node].name));
+    }
+    for (i = 0; i < p->npairs; i++) {
+        v[0] = p->pairs[i].src; v[1] = p->pairs[i].dst; v[2] = (int)p->pairs[i].kind;
+        v[3] = (int)p->pairs[i].link;
+        h = hlx_fnv(h, v, 4 * sizeof(int));
+    }
+    return h;
+}
+
+/* The job's hosts as a cluster: from the file (every host named in it), else from the
+ * summaries with the local topology's default link figures. */
+static hlx_status_t hlx_job_cluster(const hlx_host_summary_t *all, int n,
+                                    const hlx_cluster_t *file, const hlx_topo_t *topo,
+                                    hlx_job_place_t *job, char *err, size_t errlen)
+{
+    hlx_cluster_t *c = &job->cluster;
+    int r, i, hosts = 0, *first = calloc((size_t)n, sizeof(int));
+
+    if (first == NULL)
+        return HLX_ERR_NOMEM;
+    /* distinct node names in order of first appearance */
+    for (r = 0; r < n; r++) {
+        if (all[r].magic != HLX_HOST_SUMMARY_MAGIC) {
+            free(first);
+            hlx_topo_seterr(err, errlen, "rank %d sent no host summary (a different Helix "
+                            "version?)", r);
+            return HLX_ERR_BOOTSTRAP;
+        }
+        for (i = 0; i < hosts; i++)
+            if (!strncmp(all[first[i]].node, all[r].node, sizeof(all[r].node)))
+                break;
+        if (i == hosts)
+            first[hosts++] = r;
+        job->node_of_rank[r] = i; /* host index for now */
+    }
+    job->nhosts = hosts;
+    memset(c, 0, sizeof(*c));
+    if (file != NULL) {
+        *c = *file;
+        c->nodes = malloc(sizeof(*c->nodes) * (size_t)file->nnodes);
+        if (c->nodes == NULL) {
+            free(first);
+            return HLX_ERR_NOMEM;
+        }
+        memcpy(c->nodes, file->nodes, sizeof(*c->nodes) * (size_t)file->nnodes);
+        for (i = 0; i < hosts; i++) {
+            const char *name = all[first[i]].node;
+            int k;
+            for (k = 0; k < c->nnodes; k++)
+                if (!strcmp(c->nodes[k].name, name))
+                    break;
+            if (k == c->nnodes) {
+                hlx_topo_seterr(err, errlen, "node %s (rank %d) is not in cluster \"%s\": name "
+                                "each host of the job in its node list", name, first[i], c->name);
+                free(first);
+                return HLX_ERR_INVALID;
+            }
+            first[i] = -1 - k; /* host i -> cluster node k */
+        }
+        for (r = 0; r < n; r++)
+            job->node_of_rank[r] = -1 - first[job->node_of_rank[r]];
+        free(first);
+        return HLX_OK;
+    }
+    if (topo != NULL) {
+        hlx_cluster_t own;
+        if (hlx_topo_to_cluster(topo, &own) == HLX_OK) {
+            memcpy(c->link, own.link, sizeof(c->link));
+            c->gpu = own.gpu;
+            hlx_cluster_free(&own);
+        }
+    } else {
+        c->link[HLX_LINK_SHM] = (hlx_link_params_t){ 10, 1 };
+        c->link[HLX_LINK_TCP] = (hlx_link_params_t){ 1, 20 };
+    }
+    if (c->link[HLX_LINK_TCP].bw_gbps <= 0)
+        c->link[HLX_LINK_TCP] = (hlx_link_params_t){ 1, 20 };
+    /* every host has an RDMA NIC: a rough RDMA figure (200 Gb/s, 5 us) so that hosts are
+     * joined by rdma rather than tcp; a cluster file gives the real one */
+    for (i = 0; i < hosts && all[first[i]].nrdma > 0; i++)
+        ;
+    if (i == hosts && c->link[HLX_LINK_RDMA].bw_gbps <= 0)
+        c->link[HLX_LINK_RDMA] = (hlx_link_params_t){ 25, 5 };
+    snprintf(c->name, sizeof(c->name), "job");
+    snprintf(c->description, sizeof(c->description), "the hosts of this job as the launcher "
+             "reported them");
+    c->nnodes = hosts;
+    c->nodes = calloc((size_t)hosts, sizeof(*c->nodes));
+    if (c->nodes == NULL) {
+        free(first);
+        return HLX_ERR_NOMEM;
+    }
+    for (i = 0; i < hosts; i++) {
+        const hlx_host_summary_t *s = &all[first[i]];
+        hlx_cluster_node_t *nd = &c->nodes[i];
+        snprintf(nd->name, sizeof(nd->name), "%s", s->node);
+        nd->gpus = s->ngpus;
+        nd->nics = s->nrdma > 0 ? s->nrdma : s->nnics;
+        nd->domain = i;
+        nd->rack = 0;
+        nd->nvlink = s->ngpus > 1 && s->ndomains < s->ngpus && c->link[HLX_LINK_NVLINK].bw_gbps > 0;
+        nd->first_gpu = c->total_gpus;
+        c->total_gpus += s->ngpus;
+        if (s->ngpus > c->max_domain_gpus)
+            c->max_domain_gpus = s->ngpus;
+    }
+    c->ndomains = hosts;
+    free(first);
+    return HLX_OK;
+}
+
+typedef struct {
+    int a2a_host, a2a_rack, tpa_rack; /* pairs crossing hosts / racks */
+} hlx_cross_t;
+
+static void hlx_job_cross(const hlx_placement_t *p, const hlx_cluster_t *c, hlx_cross_t *x)
+{
+    int g, i, j, k, kvp = p->kvp, tpa = p->tpa;
+
+    memset(x, 0, sizeof(*x));
+#define HLX_NODE(_r) (&c->nodes[p->ranks[_r].node])
+    for (g = 0; g < tpa; g++)
+        for (i = 0; i < kvp; i++)
+            for (j = i + 1; j < kvp; j++) {
+                int a = g * kvp + i, b = g * kvp + j;
+                x->a2a_host += p->ranks[a].node != p->ranks[b].node;
+                x->a2a_rack += HLX_NODE(a)->rack != HLX_NODE(b)->rack;
+            }
+    /* a TPA group: the ranks of one kvp_rank, a stride of KVP */
+    for (k = 0; k < kvp; k++)
+        for (i = 0; i < tpa; i++)
+            for (j = i + 1; j < tpa; j++)
+                x->tpa_rack += HLX_NODE(i * kvp + k)->rack != HLX_NODE(j * kvp + k)->rack;
+#undef HLX_NODE
+}
+
+/* 1 when crossing counts a are worse than b: the slowest links first (all-to-all pairs
+ * across racks, then across hosts, then TPA groups across racks, whose ranks meet only in
+ * the all-reduce). */
+static int hlx_cross_worse(const hlx_cross_t *a, const hlx_cross_t *b)
+{
+    if (a->a2a_rack != b->a2a_rack)
+        return a->a2a_rack > b->a2a_rack;
+    if (a->a2a_host != b->a2a_host)
+        return a->a2a_host > b->a2a_host;
+    return a->tpa_rack > b->tpa_rack;
+}
+
+/* Compares the launcher's layout with the best of two over the same hosts and the same
+ * ranks per host: a block layout (consecutive ranks on one host) and the one hlx_place (and
+ * `helix topo`) chooses when its ranks per host are the same; writes the warning. */
+static hlx_status_t hlx_job_compare(hlx_job_place_t *job, int kvp, int tpa, int ep,
+                                    const hlx_topo_t *topo, double pair_bytes)
+{
+    const hlx_cluster_t *c = &job->cluster;
+    const hlx_placement_t *p = job->place;
+    int n = p->nranks, *block = malloc(sizeof(int) * (size_t)n), *cnt, *cnt2, r, k, q;
+    hlx_placement_t *best = NULL, *free_p = NULL;
+    const char *how = "srun -m block or mpirun --map-by slot";
+    hlx_place_cost_t cost, bcost;
+    hlx_cross_t xa, xb, xf;
+    char err[256];
+    size_t len;
+    hlx_status_t st;
+
+    cnt = calloc((size_t)c->nnodes, sizeof(int));
+    cnt2 = calloc((size_t)c->nnodes, sizeof(int));
+    if (block == NULL || cnt == NULL || cnt2 == NULL) {
+        free(block);
+        free(cnt);
+        free(cnt2);
+        return HLX_ERR_NOMEM;
+    }
+    for (r = 0; r < n; r++)
+        cnt[job->node_of_rank[r]]++;
+    for (k = 0, r = 0; k < c->nnodes; k++)
+        for (q = 0; q < cnt[k]; q++)
+            block[r++] = k;
+    st = hlx_place_on_nodes(c, kvp, tpa, ep, topo, block, &best, err, sizeof(err));
+    free(block);
+    if (st == HLX_OK && hlx_place(c, kvp, tpa, ep, topo, &free_p, err, sizeof(err)) == HLX_OK) {
+        for (r = 0; r < n; r++)
+            cnt2[free_p->ranks[r].node]++;
+        if (memcmp(cnt, cnt2, sizeof(int) * (size_t)c->nnodes) == 0) {
+            hlx_job_cross(best, c, &xb);
+            hlx_job_cross(free_p, c, &xf);
+            if (hlx_cross_worse(&xb, &xf)) {
+                hlx_placement_free(best);
+                best = free_p;
+                free_p = NULL;
+                how = "the rank order `helix topo --cluster` prints for these hosts";
+            }
+        }
+    }
+    hlx_placement_free(free_p);
+    free(cnt);
+    free(cnt2);
+    if (st != HLX_OK)
+        return st;
+    hlx_job_cross(p, c, &xa);
+    hlx_job_cross(best, c, &xb);
+    job->warning[0] = '\0';
+    if (hlx_cross_worse(&xa, &xb)) {
+        job->worse = 1;
+        len = (size_t)snprintf(job->warning, sizeof(job->warning),
+            "the launcher's layout crosses more than it must: %d of %d all-to-all pairs cross "
+            "hosts (%d racks) and %d TPA-group pairs cross racks; a better layout over the same "
+            "hosts and ranks per host would have %d (%d racks) and %d.",
+            xa.a2a_host, p->a2a_pairs, xa.a2a_rack, xa.tpa_rack, xb.a2a_host, xb.a2a_rack,
+            xb.tpa_rack);
+        if (hlx_place_a2a_cost(p, c, pair_bytes, &cost) == HLX_OK &&
+            hlx_place_a2a_cost(best, c, pair_bytes, &bcost) == HLX_OK && len < sizeof(job->warning)) {
+            if (cost.a2a_us > bcost.a2a_us)
+                snprintf(job->warning + len, sizeof(job->warning) - len,
+                         "\n  cost at %.0f bytes per pair: all-to-all about %.1f us per layer "
+                         "instead of %.1f us; launch with %s", pair_bytes, cost.a2a_us,
+                         bcost.a2a_us, how);
+            else
+                snprintf(job->warning + len, sizeof(job->warning) - len,
+                         "\n  cost at %.0f bytes per pair: all-to-all about %.1f us per layer "
+                         "either way on the %s link figures, plus what the racks' uplinks add; "
+                         "launch with %s", pair_bytes, cost.a2a_us,
+                         hlx_link_name(cost.worst_link), how);
+        }
+    } else {
+        hlx_place_warning(p, c, pair_bytes, job->warning, sizeof(job->warning));
+    }
+    hlx_placement_free(best);
+    return HLX_OK;
+}
+
+hlx_status_t hlx_place_job(const hlx_host_summary_t *all, int n, const hlx_cluster_t *file,
+                           int kvp, int tpa, int ep, const hlx_topo_t *topo, double pair_bytes,
+                           hlx_job_place_t *job, char *err, size_t errlen)
+{
+    hlx_status_t st;
+
+    memset(job, 0, sizeof(*job));
+    if (all == NULL || n < 1 || (long)kvp * tpa != n) {
+        hlx_topo_seterr(err, errlen, "job placement: %d rank(s) for KVP %d x TPA %d", n, kvp, tpa);
+        return HLX_ERR_INVALID;
+    }
+    job->node_of_rank = calloc((size_t)n, sizeof(int));
+    if (job->node_of_rank == NULL)
+        return HLX_ERR_NOMEM;
+    st = hlx_job_cluster(all, n, file, topo, job, err, errlen);
+    if (st == HLX_OK)
+        st = hlx_place_on_nodes(&job->cluster, kvp, tpa, ep, topo, job->node_of_rank,
+                                &job->place, err, errlen);
+    if (st == HLX_OK)
+        st = hlx_job_compare(job, kvp, tpa, ep, topo, pair_bytes);
+    if (st != HLX_OK) {
+        hlx_job_place_free(job);
+        return st;
+    }
+    job->hash = hlx_job_hash(job->place, &job->cluster);
+    return HLX_OK;
+}
+
+void hlx_job_place_free(hlx_job_place_t *job)
+{
+    if (job == NULL)
+        return;
+    hlx_placement_free(job->place);
+    free(job->cluster.nodes);
+    free(job->node_of_rank);
+    memset(job, 0, sizeof(*job));
+}
+
+int hlx_place_links(const hlx_placement_t *p, int rank, hlx_link_t *links)
+{
+    int q;
+
+    if (p == NULL || rank < 0 || rank >= p->nranks)
+        return 0;
+    for (q = 0; q < p->nranks; q++)
+        links[q] = hlx_place_link(p, rank, q);
+    return p->nranks;
+}
+
+int hlx_place_net_device(const hlx_placement_t *p, const hlx_topo_t *t, int rank, char *buf,
+                         size_t len)
+{
+    const hlx_topo_nic_t *nic;
+
+    buf[0] = '\0';
+    if (p == NULL || t == NULL || rank < 0 || rank >= p->nranks || p->ranks[rank].nic < 0 ||
+        p->ranks[rank].nic >= t->info.nnics)
+        return 0;
+    nic = &t->nics[p->ranks[rank].nic];
+    if (nic->rdma && strcmp(nic->name, nic->netdev))
+        snprintf(buf, len, "%s:1", nic->name); /* UCX names verbs devices device:port */
+    else if (nic->netdev[0] && if_nametoindex(nic->netdev) != 0)
+        snprintf(buf, len, "%s", nic->netdev);
+    return buf[0] != '\0';
+}
+
+hlx_status_t hlx_place_write_json(const hlx_placement_t *p, const hlx_cluster_t *c,
+                                  const char *path, char *err, size_t errlen)
+{
+    json_t *root = json_object(), *ranks = json_array(), *pairs = json_array();
+    int r, i, rc;
+
+    if (root == NULL || ranks == NULL || pairs == NULL) {
+        json_decref(root);
+        json_decref(ranks);
+        json_decref(pairs);
+        return HLX_ERR_NOMEM;
+    }
+    for (r = 0; r < p->nranks; r++) {
+        const hlx_rank_place_t *rp = &p->ranks[r];
+        json_array_append_new(ranks, json_pack(
+            "{s:i,s:i,s:s,s:i,s:i,s:i,s:i,s:s,s:i,s:s,s:i,s:i,s:i,s:i,s:i}", "rank", r,
+            "node", rp->node, "node_name", c->nodes[rp->node].name, "gpu", rp->gpu,
+            "gpu_global", rp->gpu_global, "domain", rp->domain, "numa", rp->numa, "cpuset",
+            rp->cpuset, "nic", rp->nic, "nic_name", rp->nic_name, "cuda_device",
+            rp->cuda_device, "kvp_rank", rp->kvp_rank, "tpa_rank", rp->tpa_rank, "tpf_rank",
+            rp->tpf_rank, "ep_rank", rp->ep_rank));
+    }
+    for (i = 0; i < p->npairs; i++)
+        json_array_append_new(pairs, json_pack("{s:i,s:i,s:s,s:s}", "src", p->pairs[i].src,
+            "dst", p->pairs[i].dst, "kind", hlx_pair_kind_name(p->pairs[i].kind), "link",
+            hlx_link_name(p->pairs[i].link)));
+    json_object_set_new(root, "layout", json_pack("{s:i,s:i,s:i,s:i,s:i,s:b}", "kvp", p->kvp,
+                        "tpa", p->tpa, "tpf", p->tpf, "ep", p->ep, "ranks", p->nranks,
+                        "cpu_only", p->cpu_only));
+    json_object_set_new(root, "ranks", ranks);
+    json_object_set_new(root, "pairs", pairs);
+    rc = json_dump_file(root, path, JSON_INDENT(1) | JSON_SORT_KEYS);
+    json_decref(root);
+    if (rc != 0) {
+        hlx_topo_seterr(err, errlen, "%s: cannot write the placement", path);
+        return HLX_ERR_IO;
+    }
+    return HLX_OK;
+}
