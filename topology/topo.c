@@ -740,6 +740,17 @@ static hlx_status_t hlx_topo_check_distances(const hlx_topo_t *t, char *err, siz
                 st = HLX_ERR_PARSE;
                 break;
             }
+            for (b = 0; b < a; b++) {
+                if (d[i]->objs[b] == d[i]->objs[a]) {
+                    hlx_topo_objname(d[i]->objs[a], name, sizeof(name));
+                    hlx_topo_seterr(err, errlen, "%s: distances \"%s\": %s is listed twice "
+                                    "(rows %u and %u)", t->info.source, dn, name, b, a);
+                    st = HLX_ERR_PARSE;
+                    break;
+                }
+            }
+            if (st != HLX_OK)
+                break;
             for (b = 0; b < d[i]->nbobjs; b++) {
                 hwloc_uint64_t v = d[i]->values[a * d[i]->nbobjs + b];
                 /* negative text is read by hwloc as a huge unsigned number */
