@@ -20,24 +20,23 @@ static const struct {
     const char *name;
     const char *help;
 } hlx_info_env[] = {
-    { "HELIX_DEBUG", "log level: ERROR, WARN (default), INFO, DEBUG, TRACE" },
-    { "HELIX_DEBUG_SUBSYS", "log subsystems: ALL or a list (CORE,BOOT,NET,KV,KERNEL,TOPO,PLAN,LAUNCH)" },
     { "HELIX_KERNELS", "kernel variant when --kernels is not given (auto, scalar, avx2, avx512, amx)" },
-    { "HELIX_DATA_DIR", "directory holding models/ and clusters/ presets" },
-    { "HELIX_FAULT", "scripted fault for tests: drop-partials:rank=R[:step=S]" },
+    { "HELIX_FAULT", "scripted fault for tests: KIND:rank=R[:step=S], KIND drop-partials, "
+      "skip-append, nan or kill" },
     { "HELIX_RANK", "set by helixrun in each rank (informational; ranks come from PMIx)" },
     { "HELIX_SIZE", "set by helixrun in each rank (informational)" },
 };
 
 /* Every settings table of the components linked into `helix`. */
-static const hlx_param_table_t *hlx_info_tables[4];
+static const hlx_param_table_t *hlx_info_tables[5];
 
 static size_t hlx_info_tables_fill(void)
 {
-    hlx_info_tables[0] = hlx_runtime_param_table();
-    hlx_info_tables[1] = &hlx_comm_param_table;
-    hlx_info_tables[2] = hlx_topo_param_table();
-    hlx_info_tables[3] = &hlx_plan_param_table;
+    hlx_info_tables[0] = &hlx_core_param_table;
+    hlx_info_tables[1] = hlx_runtime_param_table();
+    hlx_info_tables[2] = &hlx_comm_param_table;
+    hlx_info_tables[3] = hlx_topo_param_table();
+    hlx_info_tables[4] = &hlx_plan_param_table;
     return sizeof(hlx_info_tables) / sizeof(hlx_info_tables[0]);
 }
 
@@ -69,30 +68,40 @@ int hlx_cmd_info(int argc, char **argv)
     hlx_comm_params_default(&cp);
     printf("transport: backend %s, operation deadline %.1f s\n", cp.backend, cp.timeout_s);
     for (i = 0; i < hlx_info_tables_fill(); i++) {
-        const hlx_param_table_t *t = hlx_info_tables[i];
-        hlx_param_src_t src[64];
-        void *vals = calloc(1, t->size);
-        printf("settings (%s):\n", t->component);
-        if (vals && t->nparams <= 64 && hlx_param_load(t, vals, src) == HLX_OK)
-            hlx_param_print(stdout, t, vals, src);
-        free(vals);
+        printf("settings (%s):\n", hlx_info_tables[i]->component);
+        hlx_param_print_env(stdout, hlx_info_tables[i]);
     }
-    printf("environment:\n");
+    printf("environment (read outside the settings tables):\n");
     for (i = 0; i < sizeof(hlx_info_env) / sizeof(hlx_info_env[0]); i++) {
         const char *v = getenv(hlx_info_env[i].name);
         printf("  %-22s %-12s (%s)  %s\n", hlx_info_env[i].name, v ? v : "-",
                v ? "env" : "default", hlx_info_env[i].help);
     }
-    hlx_cli_check_env();
+    hlx_cli_warn_unknown();
     return 0;
 }
 
-void hlx_cli_check_env(void)
+void hlx_cli_warn_unknown(void)
 {
     const char *extra[sizeof(hlx_info_env) / sizeof(hlx_info_env[0])];
+    static int done;
     size_t i;
 
+    if (done++)
+        return;
     for (i = 0; i < sizeof(extra) / sizeof(extra[0]); i++)
         extra[i] = hlx_info_env[i].name + 6;
-    hlx_param_warn_unknown(hlx_info_tables, hlx_info_tables_fill(), extra, sizeof(extra) / sizeof(extra[0]));
+    hlx_param_warn_unknown(hlx_info_tables, hlx_info_tables_fill(), extra,
+                           sizeof(extra) / sizeof(extra[0]));
+}
+
+int hlx_cli_check_env(void)
+{
+    static int rc = -1;
+
+    if (rc < 0) {
+        hlx_cli_warn_unknown();
+        rc = hlx_param_check_env(hlx_info_tables, hlx_info_tables_fill()) == HLX_OK ? 0 : 2;
+    }
+    return rc;
 }

@@ -2,6 +2,7 @@
  * with a layout the placement of KVP x TPA ranks and the link class of every pair. */
 #include "hlx_cmd.h"
 #include "hlx_log.h"
+#include "hlx_parse.h"
 
 #include <helix/cluster.h>
 #include <helix/topology.h>
@@ -58,17 +59,14 @@ static void hlx_topo_usage(FILE *f)
 
 static int hlx_topo_int_arg(const char *flag, const char *v, long lo, long hi, long *out)
 {
-    char *end;
-    long x;
+    char why[256];
+    int64_t x;
 
-    errno = 0;
-    x = strtol(v, &end, 10);
-    if (errno || end == v || *end || x < lo || x > hi) {
-        fprintf(stderr, "helix topo: %s: \"%s\" is not an integer in [%ld, %ld]\n", flag, v,
-                lo, hi);
+    if (hlx_parse_int(v, lo, hi, &x, why, sizeof(why)) != HLX_OK) {
+        fprintf(stderr, "helix topo: %s: %s\n", flag, why);
         return -1;
     }
-    *out = x;
+    *out = (long)x;
     return 0;
 }
 
@@ -405,8 +403,7 @@ int hlx_cmd_topo(int argc, char **argv)
          * file says what to place on */
         if (o.topo_file != NULL || getenv("HELIX_TOPO_FILE") != NULL || o.cluster == NULL) {
             fprintf(stderr, "helix topo: %s\n", err);
-            /* a file named on the command line that cannot be read is bad input too */
-            return st == HLX_ERR_IO && o.topo_file != NULL ? 2 : hlx_status_exit_code(st);
+            return hlx_status_exit_code(st);
         }
         fprintf(stderr, "helix topo: warning: %s; using the cluster file alone\n", err);
         t = NULL;
@@ -423,8 +420,7 @@ int hlx_cmd_topo(int argc, char **argv)
         st = hlx_cluster_load(o.cluster, &cl, err, sizeof(err));
         if (st != HLX_OK) {
             fprintf(stderr, "helix topo: %s\n", err);
-            /* a cluster named on the command line that cannot be found is bad input */
-            rc = st == HLX_ERR_IO || st == HLX_ERR_NOT_FOUND ? 2 : hlx_status_exit_code(st);
+            rc = hlx_status_exit_code(st);
             goto out;
         }
         have_cluster = 1;

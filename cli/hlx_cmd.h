@@ -10,7 +10,11 @@ int hlx_cmd_topo(int argc, char **argv);
 int hlx_cmd_bench(int argc, char **argv);
 int hlx_cmd_info(int argc, char **argv);
 
-/* Warns about HELIX_* environment variables that no setting declares. */
-void hlx_cli_check_env(void);
+/* Checks the environment once per process: warns about HELIX_* variables that no setting
+ * declares (with the nearest name) and reports each bad HELIX_* value once. Returns 0, or
+ * 2 (the exit code) when a value is bad. main() calls it before every command but info. */
+int  hlx_cli_check_env(void);
+/* Only the unknown-name warnings (once per process). */
+void hlx_cli_warn_unknown(void);
 
 #endif

@@ -49,9 +49,15 @@ int main(int argc, char **argv)
         printf("helix %s\n", HLX_VERSION);
         return 0;
     }
-    for (i = 0; i < sizeof(hlx_commands) / sizeof(hlx_commands[0]); i++)
-        if (!strcmp(argv[1], hlx_commands[i].name))
-            return hlx_commands[i].run(argc - 1, argv + 1);
+    for (i = 0; i < sizeof(hlx_commands) / sizeof(hlx_commands[0]); i++) {
+        if (strcmp(argv[1], hlx_commands[i].name))
+            continue;
+        /* bad HELIX_* values end every command but info (which shows them) at once, each
+         * reported once by the settings layer */
+        if (strcmp(argv[1], "info") && hlx_cli_check_env() != 0)
+            return 2;
+        return hlx_commands[i].run(argc - 1, argv + 1);
+    }
     fprintf(stderr, "helix: unknown command '%s'\n\n", argv[1]);
     hlx_usage(stderr);
     return 2;

@@ -5,6 +5,8 @@
 
 #include "hlx_config.h"
 #include "hlx_json.h"
+#include "hlx_log.h"
+#include "hlx_param.h"
 
 #include <dirent.h>
 #include <stdint.h>
@@ -57,11 +59,12 @@ static const hlx_jfield_t hlx_model_fields[] = {
 
 const char *hlx_data_dir(void)
 {
-    const char *env = getenv("HELIX_DATA_DIR");
+    /* the environment is read through the core settings table (HELIX_DATA_DIR) */
+    static hlx_core_settings_t set;
     struct stat sb;
 
-    if (env != NULL && env[0] != '\0')
-        return env;
+    if (hlx_param_load(&hlx_core_param_table, &set, NULL) == HLX_OK && set.data_dir[0] != '\0')
+        return set.data_dir;
     if (stat(HLX_SOURCE_ROOT "/data", &sb) == 0 && S_ISDIR(sb.st_mode))
         return HLX_SOURCE_ROOT "/data";
     return "/usr/local/share/helix";
@@ -270,7 +273,7 @@ static hlx_status_t hlx_model_read(const char *path_or_preset, hlx_model_t *m,
     if (st != HLX_OK)
         return st;
     memset(&raw, 0, sizeof(raw));
-    st = hlx_jdoc_load_file(path, &doc);
+    st = hlx_jdoc_load_file_as(path, "model file", &doc);
     if (st == HLX_OK)
         st = hlx_jdoc_read_object(doc, hlx_jdoc_root(doc), "", hlx_model_fields,
                                   sizeof(hlx_model_fields) / sizeof(hlx_model_fields[0]),

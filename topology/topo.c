@@ -478,7 +478,7 @@ hlx_status_t hlx_topo_load(const char *path, hlx_topo_t **topo_p, char *err, siz
 {
     hlx_topo_t *t;
     hlx_status_t st;
-    int ng;
+    int ng, from_env = 0;
 
     hlx_log_init();
     t = calloc(1, sizeof(*t));
@@ -489,14 +489,21 @@ hlx_status_t hlx_topo_load(const char *path, hlx_topo_t **topo_p, char *err, siz
         hlx_topo_seterr(err, errlen, "bad HELIX_TOPO_* setting (see the message above)");
         goto err_free;
     }
-    if (path == NULL && t->settings.file[0] != '\0')
+    if (path == NULL && t->settings.file[0] != '\0') {
         path = t->settings.file;
+        from_env = 1;
+    }
     snprintf(t->info.source, sizeof(t->info.source), "%s", path ? path : "live");
 
     if (path != NULL) {
         st = hlx_topo_xml_check(path, err, errlen);
-        if (st != HLX_OK)
+        if (st != HLX_OK) {
+            size_t n = strlen(err);
+            /* say where a path nobody typed on this command line came from */
+            if (from_env && n + 24 < errlen)
+                snprintf(err + n, errlen - n, " (HELIX_TOPO_FILE)");
             goto err_free;
+        }
     }
     if (hwloc_topology_init(&t->hw) < 0) {
         hlx_topo_seterr(err, errlen, "hwloc_topology_init: %s", strerror(errno));

@@ -4,6 +4,7 @@
  * matrix values; this is a scanner for hwloc's own export format, not a general XML parser. */
 #define _GNU_SOURCE
 #include "topo_int.h"
+#include "hlx_file.h"
 
 #include <ctype.h>
 #include <errno.h>
@@ -567,35 +568,14 @@ hlx_status_t hlx_topo_xml_check_text(const char *name, const char *text, size_t 
 
 hlx_status_t hlx_topo_xml_check(const char *path, char *err, size_t errlen)
 {
-    FILE *f;
-    char *buf;
-    long size;
-    size_t got;
+    char *buf = NULL;
+    size_t len = 0;
     hlx_status_t st;
 
-    f = fopen(path, "rb");
-    if (f == NULL) {
-        hlx_topo_seterr(err, errlen, "%s: %s", path, strerror(errno));
-        return HLX_ERR_IO;
-    }
-    if (fseek(f, 0, SEEK_END) || (size = ftell(f)) < 0 || fseek(f, 0, SEEK_SET)) {
-        hlx_topo_seterr(err, errlen, "%s: cannot read: %s", path, strerror(errno));
-        fclose(f);
-        return HLX_ERR_IO;
-    }
-    if ((unsigned long)size > HLX_XML_MAX_BYTES) {
-        hlx_topo_seterr(err, errlen, "%s: %ld bytes, more than a topology needs", path, size);
-        fclose(f);
-        return HLX_ERR_PARSE;
-    }
-    buf = malloc((size_t)size + 1);
-    if (buf == NULL) {
-        fclose(f);
-        return HLX_ERR_NOMEM;
-    }
-    got = fread(buf, 1, (size_t)size, f);
-    fclose(f);
-    st = hlx_topo_xml_check_text(path, buf, got, err, errlen);
+    st = hlx_file_read(path, "topology file", HLX_XML_MAX_BYTES, &buf, &len, err, errlen);
+    if (st != HLX_OK)
+        return st;
+    st = hlx_topo_xml_check_text(path, buf, len, err, errlen);
     free(buf);
     return st;
 }

@@ -1,6 +1,7 @@
 /* hlx_jdoc: jansson parsing plus a position scanner for precise error locations. */
 #define _GNU_SOURCE
 #include "hlx_json.h"
+#include "hlx_file.h"
 
 #include <math.h>
 #include <stdarg.h>
@@ -57,39 +58,31 @@ hlx_status_t hlx_jdoc_load_string(const char *name, const char *text, hlx_jdoc_t
     return hlx_jdoc_parse(doc);
 }
 
-hlx_status_t hlx_jdoc_load_file(const char *path, hlx_jdoc_t **doc_p)
+hlx_status_t hlx_jdoc_load_file_as(const char *path, const char *what, hlx_jdoc_t **doc_p)
 {
     hlx_jdoc_t *doc = hlx_jdoc_new(path);
-    FILE *f;
-    long len;
+    size_t len;
+    hlx_status_t st;
 
     if (doc == NULL)
         return HLX_ERR_NOMEM;
     *doc_p = doc;
-    f = fopen(path, "rb");
-    if (f == NULL) {
-        snprintf(doc->err, sizeof(doc->err), "%s: cannot open: %m", path);
-        return HLX_ERR_IO;
+    st = hlx_file_read(path, what, HLX_JDOC_MAX_BYTES, &doc->text, &len, doc->err,
+                       sizeof(doc->err));
+    if (st != HLX_OK)
+        return st;
+    /* jansson stops at a NUL byte and would report a misleading position */
+    if (strlen(doc->text) != len) {
+        snprintf(doc->err, sizeof(doc->err), "%s: NUL byte at offset %zu (not JSON text)",
+                 path, strlen(doc->text));
+        return HLX_ERR_PARSE;
     }
-    if (fseek(f, 0, SEEK_END) != 0 || (len = ftell(f)) < 0 || fseek(f, 0, SEEK_SET) != 0 ||
-        len > (64l << 20)) {
-        snprintf(doc->err, sizeof(doc->err), "%s: cannot read (or larger than 64 MiB)", path);
-        fclose(f);
-        return HLX_ERR_IO;
-    }
-    doc->text = malloc((size_t)len + 1);
-    if (doc->text == NULL) {
-        fclose(f);
-        return HLX_ERR_NOMEM;
-    }
-    if (fread(doc->text, 1, (size_t)len, f) != (size_t)len) {
-        snprintf(doc->err, sizeof(doc->err), "%s: short read", path);
-        fclose(f);
-        return HLX_ERR_IO;
-    }
-    fclose(f);
-    doc->text[len] = '\0';
     return hlx_jdoc_parse(doc);
+}
+
+hlx_status_t hlx_jdoc_load_file(const char *path, hlx_jdoc_t **doc_p)
+{
+    return hlx_jdoc_load_file_as(path, "JSON file", doc_p);
 }
 
 void hlx_jdoc_free(hlx_jdoc_t *doc)

@@ -135,7 +135,7 @@ static void test_errors(void **state)
     expect_error("topk.json", HLX_ERR_PARSE, "topk.json:5:3: top_k: 9 exceeds experts 8");
     expect_error("inf_theta.json", HLX_ERR_PARSE, "inf_theta.json:4:");
     expect_error("truncated.json", HLX_ERR_PARSE, "truncated.json:");
-    expect_error("missing.json", HLX_ERR_IO, "cannot open");
+    expect_error("missing.json", HLX_ERR_NOT_FOUND, "missing.json: no such model file");
 }
 
 static void test_unknown_preset(void **state)

@@ -226,8 +226,13 @@ static void test_missing_and_garbage(void **state)
     int fd;
     (void)state;
 
-    assert_int_equal(hlx_topo_load(DATA "no-such-file.xml", &t, err, sizeof(err)), HLX_ERR_IO);
-    assert_non_null(strstr(err, "no-such-file.xml"));
+    /* a missing file or a directory is bad input (exit 2), each said as such */
+    assert_int_equal(hlx_topo_load(DATA "no-such-file.xml", &t, err, sizeof(err)),
+                     HLX_ERR_NOT_FOUND);
+    assert_non_null(strstr(err, "no-such-file.xml: no such topology file"));
+    assert_int_equal(hlx_status_exit_code(HLX_ERR_NOT_FOUND), 2);
+    assert_int_equal(hlx_topo_load(DATA, &t, err, sizeof(err)), HLX_ERR_INVALID);
+    assert_non_null(strstr(err, "is a directory, not a topology file"));
     fd = mkstemp(path);
     assert_true(fd >= 0);
     assert_int_equal(write(fd, "{\"not\": \"xml\"}\n", 15), 15);
