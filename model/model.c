@@ -189,8 +189,12 @@ static hlx_status_t hlx_model_validate(hlx_jdoc_t *doc, hlx_model_raw_t *r)
                              m->q_heads);
         if (m->v_head_dim == 0)
             m->v_head_dim = m->head_dim;
-        if (!hlx_has(root, "rope_dim"))
+        if (!hlx_has(root, "rope_dim")) {
             m->rope_dim = m->head_dim;
+            if (m->rope_dim % 2 != 0)
+                return HLX_MFAIL("head_dim", "%d is odd and rope_dim defaults to it (RoPE "
+                                 "rotates pairs: give an even rope_dim)", m->head_dim);
+        }
         if (m->rope_dim % 2 != 0)
             return HLX_MFAIL("rope_dim", "%d is odd (RoPE rotates pairs)", m->rope_dim);
         if (m->rope_dim > m->head_dim)

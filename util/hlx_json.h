@@ -25,7 +25,8 @@ typedef struct hlx_jfield {
     hlx_jtype_t type;
     size_t      offset;   /* offsetof() into the output struct */
     int         required;
-    double      min, max; /* bounds for numbers (inclusive); min > max means unbounded */
+    double      min, max; /* bounds for numbers (inclusive); min > max means unbounded;
+                           * strings: min >= 1 refuses an empty string */
     size_t      strsize;  /* for strings: size of the char array */
     const char *help;
 } hlx_jfield_t;

@@ -356,6 +356,17 @@ static hlx_status_t hlx_jdoc_read_field(hlx_jdoc_t *doc, const char *path,
         if (strlen(json_string_value(v)) + 1 > f->strsize)
             return hlx_jdoc_fail(doc, path, HLX_ERR_PARSE, "longer than %zu characters",
                                  f->strsize - 1);
+        /* for strings, min >= 1 means "not empty" */
+        if (f->min >= 1 && json_string_value(v)[0] == '\0')
+            return hlx_jdoc_fail(doc, path, HLX_ERR_PARSE, "must not be empty");
+        /* names end up in terminals and reports: no control characters */
+        {
+            const unsigned char *c;
+            for (c = (const unsigned char *)json_string_value(v); *c; c++)
+                if (*c < 0x20 || *c == 0x7f)
+                    return hlx_jdoc_fail(doc, path, HLX_ERR_PARSE,
+                                         "control character 0x%02x in the string", *c);
+        }
         strcpy(dst, json_string_value(v));
         return HLX_OK;
     case HLX_JT_BOOL:

@@ -135,6 +135,12 @@ static void test_errors(void **state)
     expect_error("topk.json", HLX_ERR_PARSE, "topk.json:5:3: top_k: 9 exceeds experts 8");
     expect_error("inf_theta.json", HLX_ERR_PARSE, "inf_theta.json:4:");
     expect_error("truncated.json", HLX_ERR_PARSE, "truncated.json:");
+    expect_error("empty_name.json", HLX_ERR_PARSE, "empty_name.json:2:3: name: must not be empty");
+    expect_error("ctrl_name.json", HLX_ERR_PARSE,
+                 "ctrl_name.json:2:3: name: control character 0x1b in the string");
+    expect_error("odd_head.json", HLX_ERR_PARSE,
+                 "odd_head.json:4:3: head_dim: 33 is odd and rope_dim defaults to it");
+    expect_error("huge_int.json", HLX_ERR_PARSE, "huge_int.json:4:");
     expect_error("missing.json", HLX_ERR_NOT_FOUND, "missing.json: no such model file");
 }
 
