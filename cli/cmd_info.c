@@ -50,8 +50,10 @@ int hlx_cmd_info(int argc, char **argv)
     if (argc > 1) {
         if (!strcmp(argv[1], "--help") || !strcmp(argv[1], "-h")) {
             printf("usage: helix info\n\nPrints the version, the backends compiled in, the "
-                   "kernel variants this CPU runs,\nthe data directory and every HELIX_* "
-                   "setting with its value and source.\n");
+                   "kernel variants this CPU runs,\nthe data directory, every HELIX_* "
+                   "setting with its value and source (default or\nenv; a bad value is "
+                   "marked INVALID with the reason) and the flags of the commands\nthat "
+                   "declare them in a table, with their defaults.\n");
             return 0;
         }
         fprintf(stderr, "helix info: unexpected argument '%s'\n", argv[1]);
@@ -71,6 +73,8 @@ int hlx_cmd_info(int argc, char **argv)
         printf("settings (%s):\n", hlx_info_tables[i]->component);
         hlx_param_print_env(stdout, hlx_info_tables[i]);
     }
+    printf("flags of helix topo (helix decode, plan and bench: see their --help):\n");
+    hlx_flags_help(stdout, &hlx_topo_flags);
     printf("environment (read outside the settings tables):\n");
     for (i = 0; i < sizeof(hlx_info_env) / sizeof(hlx_info_env[0]); i++) {
         const char *v = getenv(hlx_info_env[i].name);

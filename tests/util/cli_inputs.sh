@@ -65,6 +65,10 @@ expect 2 "--kvp: '1Q' is not an integer" 1 -- "$helix" topo --topo "$topo/hgx8.x
 expect 2 "--kvp: '0x4' is not an integer" 1 -- "$helix" topo --topo "$topo/hgx8.xml" --kvp 0x4
 expect 2 "--tpa: '99999999999999999999' is outside" 1 -- \
     "$helix" topo --topo "$topo/hgx8.xml" --tpa 99999999999999999999
+expect 2 "unknown option '--kvpp' (did you mean --kvp?)" 1 -- "$helix" topo --kvpp 2
+expect 2 "--kvp needs a value" 1 -- "$helix" topo --kvp
+expect 2 "--topo: an empty value" 1 -- "$helix" topo --topo ""
+expect 0 "--hidden H" 1 -- sh -c "\"$helix\" info >&2"
 
 # topology files that hwloc accepts but would be read wrong
 expect 2 "bad-dupindex.xml:117: distances \"NVLinkBandwidth\" (line 114): index 18" 1 -- \

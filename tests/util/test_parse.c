@@ -14,6 +14,7 @@
 #include <unistd.h>
 
 #include "hlx_file.h"
+#include "hlx_flags.h"
 #include "hlx_param.h"
 #include "hlx_parse.h"
 
@@ -240,6 +241,55 @@ static void test_param(void **state)
     unsetenv("HELIX_TEST_PARSE_N");
 }
 
+typedef struct {
+    int64_t     n;
+    double      tol;
+    const char *file;
+    int         json, mode;
+} test_opts_t;
+
+static const hlx_flag_t test_flag_list[] = {
+    { "context", HLX_FT_INT, "4K", 1, INT64_C(1) << 40, 0, 0, NULL, offsetof(test_opts_t, n),
+      "S", "tokens" },
+    { "tol", HLX_FT_NUM, "1e-3", 0, 0, 1e-12, 1, NULL, offsetof(test_opts_t, tol), "X", "tol" },
+    { "file", HLX_FT_STRING, NULL, 0, 0, 0, 0, NULL, offsetof(test_opts_t, file), "F", "f" },
+    { "json", HLX_FT_BOOL, NULL, 0, 0, 0, 0, NULL, offsetof(test_opts_t, json), NULL, "j" },
+    { "mode", HLX_FT_CHOICE, "auto", 0, 0, 0, 0, "auto|on|off", offsetof(test_opts_t, mode),
+      "M", "m" },
+};
+static const hlx_flag_table_t test_flags = { "test", test_flag_list, 5 };
+
+static int parse_args(test_opts_t *o, int *given, char *a1, char *a2, char *a3)
+{
+    char *argv[] = { "test", a1, a2, a3, NULL };
+    int argc = 1 + (a1 != NULL) + (a2 != NULL) + (a3 != NULL);
+
+    memset(o, 0, sizeof(*o));
+    return hlx_flags_parse(&test_flags, argc, argv, o, given, NULL, NULL);
+}
+
+static void test_flags_table(void **state)
+{
+    test_opts_t o;
+    int given[HLX_FLAGS_MAX];
+
+    (void)state;
+    assert_int_equal(parse_args(&o, given, NULL, NULL, NULL), -1);
+    assert_true(o.n == 4096 && o.tol == 1e-3 && o.file == NULL && !o.json && o.mode == 0);
+    assert_int_equal(given[0], 0);
+    assert_int_equal(parse_args(&o, given, "--context=1G", "--json", "--mode=OFF"), -1);
+    assert_true(o.n == 1073741824 && o.json == 1 && o.mode == 2);
+    assert_int_equal(given[0], 1);
+    assert_int_equal(given[1], 0);
+    assert_int_equal(parse_args(&o, given, "--context", "0x10", NULL), 2);
+    assert_int_equal(parse_args(&o, given, "--tol", "nan", NULL), 2);
+    assert_int_equal(parse_args(&o, given, "--mode", "of", NULL), 2);
+    assert_int_equal(parse_args(&o, given, "--contxt", "5", NULL), 2);
+    assert_int_equal(parse_args(&o, given, "--file", "", NULL), 2);
+    assert_int_equal(parse_args(&o, given, "stray", NULL, NULL), 2);
+    assert_int_equal(parse_args(&o, given, "--context", NULL, NULL), 2);
+}
+
 int main(void)
 {
     const struct CMUnitTest tests[] = {
@@ -248,6 +298,7 @@ int main(void)
         cmocka_unit_test(test_choice),
         cmocka_unit_test(test_file),
         cmocka_unit_test(test_param),
+        cmocka_unit_test(test_flags_table),
     };
 
     return cmocka_run_group_tests(tests, NULL, NULL);
