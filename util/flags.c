@@ -102,7 +102,7 @@ int hlx_flags_parse(const hlx_flag_table_t *t, int argc, char **argv, void *out,
     longopts[n].val = 'h';
     memset(&longopts[n + 1], 0, sizeof(longopts[n + 1]));
     opterr = 0;
-    optind = 1;
+    optind = 0; /* glibc: 0 resets the scanner fully (a cluster "-xy" left half-read) */
     while ((c = getopt_long(argc, argv, ":h", longopts, NULL)) != -1) {
         if (c >= 1000 && c < 1000 + (int)n) {
             const hlx_flag_t *f = &t->flags[c - 1000];
@@ -118,17 +118,26 @@ int hlx_flags_parse(const hlx_flag_table_t *t, int argc, char **argv, void *out,
                 fputs(usage_tail, stdout);
             return 0;
         } else if (c == ':') {
-            fprintf(stderr, "helix %s: %s needs a value\n", t->command, argv[optind - 1]);
+            fprintf(stderr, "helix %s: %s needs a value\n", t->command,
+                    optind > 0 && optind <= argc ? argv[optind - 1] : "an option");
+            return 2;
+        } else if (optopt >= 1000 && optopt < 1000 + (int)n) {
+            fprintf(stderr, "helix %s: --%s takes no value\n", t->command,
+                    t->flags[optopt - 1000].name);
             return 2;
         } else {
-            const char *arg = argv[optind - 1];
+            const char *arg = optind > 0 && optind <= argc ? argv[optind - 1] : NULL;
+            char shortopt[3] = { '-', (char)optopt, '\0' };
             const char *names[HLX_FLAGS_MAX], *near;
             char key[64];
+            /* an unknown short option (or one inside a cluster) is named by optopt */
+            if (optopt != 0 || arg == NULL || arg[0] != '-' || arg[1] != '-')
+                arg = optopt != 0 ? shortopt : arg ? arg : "?";
             for (i = 0; i < n; i++)
                 names[i] = t->flags[i].name;
             snprintf(key, sizeof(key), "%.*s", (int)strcspn(arg + strspn(arg, "-"), "="),
                      arg + strspn(arg, "-"));
-            near = hlx_nearest_name(key, names, n);
+            near = strlen(key) >= 3 ? hlx_nearest_name(key, names, n) : NULL;
             if (near != NULL)
                 fprintf(stderr, "helix %s: unknown option '%s' (did you mean --%s?)\n",
                         t->command, arg, near);

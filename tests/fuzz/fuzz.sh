@@ -20,7 +20,7 @@ fi
 out=$build/tests/fuzz
 mkdir -p "$out/corpus_$target"
 
-util="util/dtype.c util/file.c util/json.c util/log.c util/param.c util/parse.c util/phase.c util/status.c"
+util="util/dtype.c util/file.c util/flags.c util/json.c util/log.c util/param.c util/parse.c util/phase.c util/status.c"
 libs="$(pkg-config --libs jansson) -lm"
 seeds=""
 close=0

@@ -1,8 +1,10 @@
-/* libFuzzer target: settings text (flags, HELIX_* values, --set NAME=VALUE) through the one
- * parser and the settings tables. Accepted integers lie in their bounds and print back to
- * text that parses to the same value; nothing else is ever written. */
+/* libFuzzer target: settings text (HELIX_* values, --set NAME=VALUE, whole command lines)
+ * through the one parser, the settings tables and the flag tables. Accepted integers lie
+ * in their bounds and print back to text that parses to the same value; nothing outside
+ * the settings is ever written. */
 #include "fuzz_common.h"
 
+#include "hlx_flags.h"
 #include "hlx_param.h"
 #include "hlx_parse.h"
 
@@ -23,6 +25,48 @@ static const hlx_param_t fuzz_params[] = {
     { "FUZZ_S", HLX_PT_STRING, "x", 0, 0, offsetof(fuzz_set_t, s), "string" },
 };
 static const hlx_param_table_t fuzz_table = { "fuzz", fuzz_params, 3, sizeof(fuzz_set_t) };
+
+typedef struct {
+    int64_t     n;
+    double      d;
+    const char *s;
+    int         b, c;
+    char        guard[8];
+} fuzz_opts_t;
+
+static const hlx_flag_t fuzz_flag_list[] = {
+    { "n", HLX_FT_INT, "4K", 1, INT64_C(1) << 40, 0, 0, NULL, offsetof(fuzz_opts_t, n), "N", "" },
+    { "d", HLX_FT_NUM, "1", 0, 0, -1, 1, NULL, offsetof(fuzz_opts_t, d), "X", "" },
+    { "s", HLX_FT_STRING, NULL, 0, 0, 0, 0, NULL, offsetof(fuzz_opts_t, s), "S", "" },
+    { "b", HLX_FT_BOOL, NULL, 0, 0, 0, 0, NULL, offsetof(fuzz_opts_t, b), NULL, "" },
+    { "c", HLX_FT_CHOICE, "on", 0, 0, 0, 0, "on|off|auto", offsetof(fuzz_opts_t, c), "C", "" },
+};
+static const hlx_flag_table_t fuzz_flags = { "fuzz", fuzz_flag_list, 5 };
+
+/* The input split at spaces as a command line "fuzz ARG...". */
+static void fuzz_command_line(const char *text)
+{
+    char *copy = strdup(text), *argv[17], *save = NULL, *tok;
+    int argc = 1, i, given[HLX_FLAGS_MAX];
+    fuzz_opts_t o;
+
+    if (copy == NULL)
+        return;
+    argv[0] = "fuzz";
+    for (tok = strtok_r(copy, " ", &save); tok && argc < 16; tok = strtok_r(NULL, " ", &save))
+        argv[argc++] = tok;
+    argv[argc] = NULL;
+    memset(&o, 0, sizeof(o));
+    memset(o.guard, 0x5a, sizeof(o.guard));
+    if (hlx_flags_parse(&fuzz_flags, argc, argv, &o, given, NULL, NULL) == -1 &&
+        (o.n < 1 || o.n > (INT64_C(1) << 40) || !(o.d >= -1 && o.d <= 1) || o.c < 0 ||
+         o.c > 2 || (o.s != NULL && o.s[0] == '\0')))
+        abort();
+    for (i = 0; i < 8; i++)
+        if (o.guard[i] != 0x5a)
+            abort();
+    free(copy);
+}
 
 int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 {
@@ -68,6 +112,7 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
     for (idx = 0; idx < 8; idx++)
         if (set.guard[idx] != 0x5a)
             abort();
+    fuzz_command_line(text);
     free(text);
     return 0;
 }

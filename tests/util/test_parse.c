@@ -288,6 +288,12 @@ static void test_flags_table(void **state)
     assert_int_equal(parse_args(&o, given, "--file", "", NULL), 2);
     assert_int_equal(parse_args(&o, given, "stray", NULL, NULL), 2);
     assert_int_equal(parse_args(&o, given, "--context", NULL, NULL), 2);
+    /* found by the settings fuzz target: an unknown option inside a cluster of short
+     * options, then a bool flag given a value, then a fresh parse must start clean */
+    assert_int_equal(parse_args(&o, given, "-xq", "--context", "5"), 2);
+    assert_int_equal(parse_args(&o, given, "--json=3", NULL, NULL), 2);
+    assert_int_equal(parse_args(&o, given, "--context", "5", NULL), -1);
+    assert_true(o.n == 5);
 }
 
 int main(void)
