@@ -3,6 +3,7 @@
 #include "hlx_json.h"
 #include "hlx_file.h"
 
+#include <limits.h>
 #include <math.h>
 #include <stdarg.h>
 #include <stdio.h>
@@ -335,6 +336,10 @@ static hlx_status_t hlx_jdoc_read_field(hlx_jdoc_t *doc, const char *path,
         if (bounded && (d < f->min || d > f->max))
             return hlx_jdoc_fail(doc, path, HLX_ERR_PARSE, "%lld is outside [%g, %g]",
                                  (long long)json_integer_value(v), f->min, f->max);
+        /* the field is an int: an unbounded field still may not wrap */
+        if (json_integer_value(v) < INT_MIN || json_integer_value(v) > INT_MAX)
+            return hlx_jdoc_fail(doc, path, HLX_ERR_PARSE, "%lld is outside [%d, %d]",
+                                 (long long)json_integer_value(v), INT_MIN, INT_MAX);
         *(int *)dst = (int)json_integer_value(v);
         return HLX_OK;
     case HLX_JT_DOUBLE:
