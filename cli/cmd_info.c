@@ -73,7 +73,9 @@ int hlx_cmd_info(int argc, char **argv)
         printf("settings (%s):\n", hlx_info_tables[i]->component);
         hlx_param_print_env(stdout, hlx_info_tables[i]);
     }
-    printf("flags of helix topo (helix decode, plan and bench: see their --help):\n");
+    printf("flags of helix decode:\n");
+    hlx_flags_help(stdout, &hlx_decode_flags);
+    printf("flags of helix topo (helix plan, sweep and bench: see their --help):\n");
     hlx_flags_help(stdout, &hlx_topo_flags);
     printf("environment (read outside the settings tables):\n");
     for (i = 0; i < sizeof(hlx_info_env) / sizeof(hlx_info_env[0]); i++) {
