@@ -25,6 +25,7 @@ static const struct {
       "skip-append, nan or kill" },
     { "HELIX_RANK", "set by helixrun in each rank (informational; ranks come from PMIx)" },
     { "HELIX_SIZE", "set by helixrun in each rank (informational)" },
+    { "HELIX_RUN_*", "settings of the launcher, passed on to its ranks (helixrun --help)" },
 };
 
 /* Every settings table of the components linked into `helix`. */

@@ -49,7 +49,8 @@ void hlx_param_print_env(FILE *f, const hlx_param_table_t *table);
 /* Loads every table once to check the environment: HLX_ERR_INVALID when a value is bad
  * (each reported once, already logged). */
 hlx_status_t hlx_param_check_env(const hlx_param_table_t *const *tables, size_t ntables);
-/* Warns once for each HELIX_* environment variable no table declares. */
+/* Warns once for each HELIX_* environment variable no table declares, with the nearest
+ * declared name. An extra_known name ending in '*' is a prefix ("RUN_*"). */
 void hlx_param_warn_unknown(const hlx_param_table_t *const *tables, size_t ntables,
                             const char *const *extra_known, size_t nextra);
 const char *hlx_param_src_str(hlx_param_src_t src);

@@ -200,8 +200,14 @@ void hlx_param_warn_unknown(const hlx_param_table_t *const *tables, size_t ntabl
         if (!eq || (size_t)(eq - *e - 6) >= sizeof(name))
             continue;
         snprintf(name, sizeof(name), "%.*s", (int)(eq - *e - 6), *e + 6);
-        for (i = 0; i < n; i++)
-            known |= !strcmp(names[i], name);
+        for (i = 0; i < n; i++) {
+            size_t l = strlen(names[i]);
+            /* "RUN_*" declares the variables of another program (helixrun) by prefix */
+            if (l > 0 && names[i][l - 1] == '*')
+                known |= !strncmp(names[i], name, l - 1);
+            else
+                known |= !strcmp(names[i], name);
+        }
         if (!known) {
             const char *near = hlx_nearest_name(name, names, n);
             if (near)

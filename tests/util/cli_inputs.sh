@@ -26,6 +26,21 @@ expect() {
     fi
 }
 
+# quiet CODE -- command...: exit CODE with nothing on stderr
+quiet() {
+    code=$1; shift 2
+    timeout 60 env -u HELIX_TOPO_FILE -u HELIX_DEBUG -u HELIX_DEBUG_SUBSYS "$@" \
+        >"$tmp/out" 2>"$tmp/err"
+    rc=$?
+    if [ "$rc" != "$code" ] || [ -s "$tmp/err" ]; then
+        echo "FAIL: $*: exit $rc (want $code), stderr (want none):"
+        sed 's/^/    /' "$tmp/err" | head -20
+        fails=$((fails + 1))
+    else
+        echo "ok: $* -> $rc, quiet"
+    fi
+}
+
 mkdir "$tmp/dir"
 : >"$tmp/empty.json"
 printf '{"name": "x", "name": "y"}' >"$tmp/dup.json"
@@ -55,6 +70,7 @@ expect 0 "(env, INVALID: 'abc' is not a finite decimal number)" 1 -- \
     env HELIX_COMM_TIMEOUT=abc sh -c "\"$helix\" info >&2"
 expect 0 "HELIX_COMM_ALLREDUCE_SMALL   65536" 0 -- env HELIX_COMM_ALLREDUCE_SMALL=64K sh -c "\"$helix\" info >&2"
 expect 0 "did you mean HELIX_COMM_TIMEOUT?" 1 -- env HELIX_COMM_TIMOUT=3 "$helix" topo --topo "$topo/hgx8.xml"
+quiet 0 -- env HELIX_RUN_GRACE=3 HELIX_COMM_TIMEOUT=5 "$helix" topo --topo "$topo/hgx8.xml"
 expect 0 "HELIX_DEBUG: 'infoo' is not one of ERROR|WARN|INFO|DEBUG|TRACE (did you mean INFO?)" 1 -- \
     env HELIX_DEBUG=infoo "$helix" topo --topo "$topo/hgx8.xml"
 expect 0 "unknown subsystem 'topoo' ignored (did you mean TOPO?)" 1 -- \
