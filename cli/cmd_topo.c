@@ -355,7 +355,7 @@ int hlx_cmd_topo(int argc, char **argv)
         st = hlx_topo_dump(t, o.dump, err, sizeof(err));
         if (st != HLX_OK) {
             fprintf(stderr, "helix topo: %s\n", err);
-            rc = 1;
+            rc = hlx_status_exit_code(st);
             goto out;
         }
     }

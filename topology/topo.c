@@ -608,9 +608,12 @@ hlx_status_t hlx_topo_dump(const hlx_topo_t *t, const char *path, char *err, siz
         return HLX_ERR_INVALID;
     }
     if (hwloc_topology_export_xml(t->hw, path, 0) < 0) {
-        hlx_topo_seterr(err, errlen, "%s: cannot write the topology: %s", path,
-                        strerror(errno));
-        return HLX_ERR_IO;
+        int e = errno;
+        hlx_topo_seterr(err, errlen, "%s: cannot write the topology: %s", path, strerror(e));
+        /* a path that cannot be a file (a directory, a missing folder, no permission) is
+         * bad input; anything else is the disk's failure */
+        return e == EISDIR || e == ENOENT || e == ENOTDIR || e == EACCES || e == EROFS
+                   ? HLX_ERR_INVALID : HLX_ERR_IO;
     }
     return HLX_OK;
 }

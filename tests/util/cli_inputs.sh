@@ -56,6 +56,8 @@ expect 2 "/nonexistent/m.json: no such model file" 1 -- "$helix" decode --model 
 expect 2 "empty.json:" 1 -- "$helix" decode --model "$tmp/empty.json"
 expect 2 "dup.json:1:" 1 -- "$helix" decode --model "$tmp/dup.json"
 expect 2 "empty file" 1 -- "$helix" topo --topo "$tmp/empty.json"
+expect 2 "$tmp/dir: cannot write the topology: Is a directory" 1 -- \
+    "$helix" topo --topo "$topo/hgx8.xml" --dump "$tmp/dir"
 expect 2 "/dev/zero: larger than 256 MiB" 1 -- "$helix" topo --topo /dev/zero
 
 # settings: one line per bad value, no wrapper, refused before the command runs
