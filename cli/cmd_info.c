@@ -4,7 +4,9 @@
 #include "hlx_comm.h"
 #include "hlx_config.h"
 #include "hlx_kernels.h"
+#include "hlx_log.h"
 #include "hlx_param.h"
+#include "hlx_parse.h"
 #include "hlx_plan.h"
 
 #include <helix/model.h>
@@ -102,6 +104,33 @@ void hlx_cli_warn_unknown(void)
                            sizeof(extra) / sizeof(extra[0]));
 }
 
+/* HELIX_KERNELS names a variant of the kernels layer: checked against the variants this
+ * build has (whether this CPU runs it is the kernels layer's to say). */
+static int hlx_cli_check_kernels_env(void)
+{
+    const char *v = getenv("HELIX_KERNELS"), *names[16];
+    char choices[256] = "auto", why[512];
+    size_t n, i, used = 4;
+    int idx;
+
+    if (v == NULL || v[0] == '\0')
+        return 0;
+    n = hlx_kernels_list(names, 16);
+    if (!strcmp(v, "auto"))
+        return 0;
+    for (i = 0; i < n; i++)
+        if (!strcmp(v, names[i]))
+            return 0;
+    for (i = 0; i < n && used < sizeof(choices); i++)
+        used += (size_t)snprintf(choices + used, sizeof(choices) - used, "|%s", names[i]);
+    /* the kernels layer matches names exactly: a case slip is named as such */
+    if (hlx_parse_choice(v, choices, &idx, why, sizeof(why)) == HLX_OK)
+        snprintf(why, sizeof(why), "'%.40s' is not one of %s (names are lower case)", v,
+                 choices);
+    hlx_error("HELIX_KERNELS: %s", why);
+    return 2;
+}
+
 int hlx_cli_check_env(void)
 {
     static int rc = -1;
@@ -109,6 +138,8 @@ int hlx_cli_check_env(void)
     if (rc < 0) {
         hlx_cli_warn_unknown();
         rc = hlx_param_check_env(hlx_info_tables, hlx_info_tables_fill()) == HLX_OK ? 0 : 2;
+        if (hlx_cli_check_kernels_env() != 0)
+            rc = 2;
     }
     return rc;
 }
