@@ -34,8 +34,9 @@ typedef struct hlx_param_table {
 extern const hlx_param_table_t hlx_core_param_table;
 
 /* Fills out with defaults, then environment overrides (logged at INFO). src (may be NULL)
- * receives one source per parameter. Bad values: HLX_ERR_INVALID with a message; each bad
- * or overriding variable is reported once per process however often a table is loaded.
+ * receives one source per parameter. Bad values: HLX_ERR_INVALID after a message for each
+ * (the parameter keeps its default); each bad or overriding variable is reported once per
+ * process however often a table is loaded.
  * Integers follow hlx_parse_int (K, M, G, T suffixes), numbers hlx_parse_num. */
 hlx_status_t hlx_param_load(const hlx_param_table_t *table, void *out, hlx_param_src_t *src);
 /* Sets one parameter from text (a flag); records HLX_SRC_FLAG. */

@@ -93,8 +93,8 @@ void hlx_log_init(void)
     hlx_log_state.initialized = 1;
     if (gethostname(hlx_log_state.host, sizeof(hlx_log_state.host) - 1) != 0)
         strcpy(hlx_log_state.host, "?");
-    if (hlx_param_load(&hlx_core_param_table, &set, src) != HLX_OK)
-        return; /* a value longer than a setting holds: already reported */
+    /* a bad value (longer than a setting holds) is reported and keeps its default */
+    (void)hlx_param_load(&hlx_core_param_table, &set, src);
     if (hlx_parse_choice(set.debug, "ERROR|WARN|INFO|DEBUG|TRACE", &level, why,
                          sizeof(why)) == HLX_OK)
         hlx_log_state.level = level;

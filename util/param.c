@@ -99,7 +99,7 @@ hlx_status_t hlx_param_load(const hlx_param_table_t *table, void *out, hlx_param
 {
     char envname[128];
     size_t i;
-    hlx_status_t st;
+    hlx_status_t st, bad = HLX_OK;
 
     for (i = 0; i < table->nparams; i++) {
         const hlx_param_t *p = &table->params[i];
@@ -113,15 +113,18 @@ hlx_status_t hlx_param_load(const hlx_param_table_t *table, void *out, hlx_param
         v = getenv(envname);
         if (v != NULL) {
             st = hlx_param_parse(p, v, out, "environment");
-            if (st != HLX_OK)
-                return st;
+            if (st != HLX_OK) {
+                /* go on: every bad value of the table is reported in one run */
+                bad = st;
+                continue;
+            }
             if (src)
                 src[i] = HLX_SRC_ENV;
             if (hlx_log_enabled(HLX_LOG_INFO, HLX_SUB_CORE) && hlx_param_first_report(envname))
                 hlx_info(HLX_SUB_CORE, "%s=%s from environment", envname, v);
         }
     }
-    return HLX_OK;
+    return bad;
 }
 
 hlx_status_t hlx_param_check_env(const hlx_param_table_t *const *tables, size_t ntables)

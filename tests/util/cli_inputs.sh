@@ -68,6 +68,11 @@ expect 2 "HELIX_TOPO_THISSYSTEM: '2' is outside [0, 1]" 1 -- \
     env HELIX_TOPO_THISSYSTEM=2 "$helix" topo --topo "$topo/hgx8.xml"
 expect 2 "HELIX_COMM_ALLREDUCE_SMALL: '8G' (8589934592) is outside" 1 -- \
     env HELIX_COMM_ALLREDUCE_SMALL=8G "$helix" decode --steps 1
+# two bad values of one table: both named in one run
+expect 2 "HELIX_COMM_BACKEND: longer than 255" 1 -- env HELIX_COMM_TIMEOUT=x \
+    HELIX_COMM_BACKEND="$(printf '%0300d' 0)" "$helix" decode --steps 1
+expect 2 "HELIX_COMM_TIMEOUT: 'x'" 1 -- env HELIX_COMM_TIMEOUT=x \
+    HELIX_COMM_BACKEND="$(printf '%0300d' 0)" "$helix" decode --steps 1
 expect 2 "HELIX_KERNELS: 'avx3' is not one of auto|scalar|" 1 -- env HELIX_KERNELS=avx3 "$helix" decode --steps 1
 expect 0 "(env, INVALID: 'abc' is not a finite decimal number)" 1 -- \
     env HELIX_COMM_TIMEOUT=abc sh -c "\"$helix\" info >&2"
