@@ -312,23 +312,32 @@ static const char *const hlx_model_unrun_fields[] = {
     "experts", "top_k", "shared_experts", "expert_ffn", "dense_layers",
 };
 
-/* The first field the runtime does not run (NULL when it runs the model) and why. */
-static const char *hlx_model_unrun(const hlx_model_t *m, const char **why_p)
+/* The first field the runtime does not run (NULL when it runs the model); why gets the
+ * reason. */
+static const char *hlx_model_unrun(const hlx_model_t *m, char *why, size_t whylen)
 {
     if (m->attn != HLX_ATTN_GQA) {
-        *why_p = "MLA attention is not run by the decode runtime yet (dense GQA only)";
+        snprintf(why, whylen, "MLA attention is not run by the decode runtime yet (dense GQA "
+                 "only)");
         return "attn";
     }
     if (m->experts > 0) {
-        *why_p = "MoE layers are not run by the decode runtime yet (dense FFN only)";
+        snprintf(why, whylen, "MoE layers are not run by the decode runtime yet (dense FFN "
+                 "only)");
         return "experts";
+    }
+    if (m->weight_dtype != HLX_DTYPE_F32 && m->weight_dtype != HLX_DTYPE_BF16) {
+        snprintf(why, whylen, "%s weights are not run by the decode runtime (f32 or bf16)",
+                 hlx_dtype_name(m->weight_dtype));
+        return "weight_dtype";
     }
     return NULL;
 }
 
 hlx_status_t hlx_model_check_runnable(const hlx_model_t *m, char *err, size_t errlen)
 {
-    const char *why = NULL, *field = hlx_model_unrun(m, &why);
+    char why[160];
+    const char *field = hlx_model_unrun(m, why, sizeof(why));
 
     if (field == NULL)
         return HLX_OK;
@@ -342,14 +351,14 @@ hlx_status_t hlx_model_load_runnable(const char *path_or_preset, hlx_model_t *m,
     hlx_jdoc_t *doc = NULL;
     hlx_model_t tmp;
     json_t *root;
-    const char *why = NULL, *field;
-    char path[64], also[160] = "";
+    const char *field;
+    char path[64], also[160] = "", why[160];
     size_t i, used = 0;
     hlx_status_t st = hlx_model_read(path_or_preset, &tmp, &doc, err, errlen);
 
     if (st != HLX_OK)
         return st;
-    field = hlx_model_unrun(&tmp, &why);
+    field = hlx_model_unrun(&tmp, why, sizeof(why));
     if (field == NULL) {
         hlx_jdoc_free(doc);
         *m = tmp;
@@ -359,7 +368,8 @@ hlx_status_t hlx_model_load_runnable(const char *path_or_preset, hlx_model_t *m,
     root = hlx_jdoc_root(doc);
     for (i = 0; i < sizeof(hlx_model_unrun_fields) / sizeof(hlx_model_unrun_fields[0]); i++) {
         const char *f = hlx_model_unrun_fields[i];
-        if (!strcmp(f, field) || !strcmp(f, "attn") || json_object_get(root, f) == NULL)
+        if (!strcmp(f, field) || !strcmp(f, "attn") || json_object_get(root, f) == NULL ||
+            !strcmp(field, "weight_dtype") || (!strcmp(f, "experts") && tmp.experts == 0))
             continue;
         if (used < sizeof(also))
             used += (size_t)snprintf(also + used, sizeof(also) - used, "%s%s",

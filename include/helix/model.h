@@ -53,7 +53,8 @@ hlx_status_t hlx_model_load(const char *path_or_preset, hlx_model_t *m, char *er
                             size_t errlen);
 
 /* hlx_model_load, then refuses what the decode runtime does not run (MLA attention, MoE
- * layers: the planner models them) with "file:line:column: field: reason" and
+ * layers, fp8 or fp4 weights: the planner models them) with "file:line:column: field:
+ * reason" and
  * HLX_ERR_INVALID (exit 2). Decode loads through this; the planner through hlx_model_load. */
 hlx_status_t hlx_model_load_runnable(const char *path_or_preset, hlx_model_t *m, char *err,
                                      size_t errlen);

@@ -180,6 +180,13 @@ static void test_runnable(void **state)
     assert_non_null(strstr(err, "kv_lora_rank"));
     assert_non_null(strstr(err, "experts"));
 
+    /* fp4 weights (the planner's presets) are not run either; the message names no
+     * MLA or MoE field when the file has none */
+    assert_int_equal(hlx_model_load_runnable("llama-405b", &m, err, sizeof(err)),
+                     HLX_ERR_INVALID);
+    assert_non_null(strstr(err, "llama-405b.json:13:3: weight_dtype: fp4 weights are not run"));
+    assert_null(strstr(err, "also"));
+
     assert_int_equal(hlx_model_load_runnable("tiny", &m, err, sizeof(err)), HLX_OK);
     assert_string_equal(m.name, "tiny");
     assert_int_equal(hlx_model_check_runnable(&m, err, sizeof(err)), HLX_OK);
