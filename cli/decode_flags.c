@@ -11,7 +11,8 @@
 static const hlx_flag_t hlx_decode_flag_list[] = {
     HLX_DF("model", HLX_FT_STRING, "tiny", 0, 0, 0, 0, NULL, model, "FILE|NAME",
            "model description (JSON) or preset; dense GQA models run,\n"
-           "MLA and MoE models are refused (the planner models them)"),
+           "MLA, MoE and fp8/fp4-weight models are refused (the planner\n"
+           "models them)"),
     HLX_DF("kvp", HLX_FT_INT, "1", 1, 4096, 0, 0, NULL, kvp, "K",
            "KV-parallel ranks per TPA shard"),
     HLX_DF("tpa", HLX_FT_INT, "1", 1, 4096, 0, 0, NULL, tpa, "T",
