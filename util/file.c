@@ -20,7 +20,9 @@ hlx_status_t hlx_file_read(const char *path, const char *what, size_t maxbytes, 
     size_t len = 0, cap = 0;
     int fd, e;
 
-    fd = open(path, O_RDONLY | O_CLOEXEC);
+    /* non-blocking open: a named pipe nobody writes to must not hang the open (its read
+     * then sees end of file); reads block as usual once it is open */
+    fd = open(path, O_RDONLY | O_CLOEXEC | O_NONBLOCK);
     if (fd < 0) {
         e = errno;
         if (e == ENOENT || e == ENOTDIR)
@@ -30,6 +32,12 @@ hlx_status_t hlx_file_read(const char *path, const char *what, size_t maxbytes, 
         return e == ENOENT || e == ENOTDIR ? HLX_ERR_NOT_FOUND
              : e == EACCES || e == EISDIR || e == ELOOP || e == ENAMETOOLONG ? HLX_ERR_INVALID
                                                                            : HLX_ERR_IO;
+    }
+    if (fcntl(fd, F_SETFL, fcntl(fd, F_GETFL) & ~O_NONBLOCK) < 0) {
+        e = errno;
+        snprintf(err, errlen, "%s: cannot read the %s: %s", path, what, strerror(e));
+        close(fd);
+        return HLX_ERR_IO;
     }
     if (fstat(fd, &sb) == 0 && S_ISDIR(sb.st_mode)) {
         snprintf(err, errlen, "%s: is a directory, not a %s", path, what);

@@ -21,6 +21,11 @@ static hlx_status_t hlx_jdoc_parse(hlx_jdoc_t *doc)
 {
     json_error_t jerr;
 
+    if (doc->text[strspn(doc->text, " \t\r\n")] == '\0') {
+        snprintf(doc->err, sizeof(doc->err), "%s:1:1: empty file (a JSON object is expected)",
+                 doc->name);
+        return HLX_ERR_PARSE;
+    }
     doc->root = json_loads(doc->text, JSON_REJECT_DUPLICATES, &jerr);
     if (doc->root == NULL) {
         snprintf(doc->err, sizeof(doc->err), "%s:%d:%d: %s", doc->name, jerr.line,

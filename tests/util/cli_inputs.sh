@@ -53,7 +53,7 @@ expect 2 "/nonexistent/t.xml: no such topology file (HELIX_TOPO_FILE)" 1 -- \
     env HELIX_TOPO_FILE=/nonexistent/t.xml "$helix" decode --steps 1
 expect 2 "/nonexistent/t.xml: no such topology file" 1 -- "$helix" topo --topo /nonexistent/t.xml
 expect 2 "/nonexistent/m.json: no such model file" 1 -- "$helix" decode --model /nonexistent/m.json
-expect 2 "empty.json:" 1 -- "$helix" decode --model "$tmp/empty.json"
+expect 2 "empty.json:1:1: empty file" 1 -- "$helix" decode --model "$tmp/empty.json"
 expect 2 "dup.json:1:" 1 -- "$helix" decode --model "$tmp/dup.json"
 expect 2 "empty file" 1 -- "$helix" topo --topo "$tmp/empty.json"
 expect 2 "$tmp/dir: cannot write the topology: Is a directory" 1 -- \
