@@ -107,12 +107,18 @@ hlx_status_t hlx_data_resolve(const char *kind, const char *path_or_preset, char
     struct stat sb;
     char list[512];
 
+    if (strlen(path_or_preset) >= pathlen) {
+        /* never open a truncated path (it could name another file) */
+        snprintf(err, errlen, "%.60s...: path longer than %zu characters", path_or_preset,
+                 pathlen - 1);
+        return HLX_ERR_INVALID;
+    }
     if (!hlx_is_preset_name(path_or_preset) || stat(path_or_preset, &sb) == 0) {
         snprintf(path, pathlen, "%s", path_or_preset);
         return HLX_OK;
     }
-    snprintf(path, pathlen, "%s/%s/%s.json", hlx_data_dir(), kind, path_or_preset);
-    if (stat(path, &sb) == 0)
+    if ((size_t)snprintf(path, pathlen, "%s/%s/%s.json", hlx_data_dir(), kind,
+                         path_or_preset) < pathlen && stat(path, &sb) == 0)
         return HLX_OK;
     hlx_list_presets(kind, list, sizeof(list));
     snprintf(err, errlen, "%s: no such file or %s preset (presets: %s)", path_or_preset,

@@ -146,10 +146,16 @@ static void test_errors(void **state)
 
 static void test_unknown_preset(void **state)
 {
-    char err[1024] = "";
+    char err[1024] = "", longpath[1200];
     hlx_model_t m;
 
     (void)state;
+    /* a path longer than the loader holds is refused, never opened cut short */
+    memset(longpath, 'a', sizeof(longpath) - 1);
+    longpath[0] = '/';
+    longpath[sizeof(longpath) - 1] = '\0';
+    assert_int_equal(hlx_model_load(longpath, &m, err, sizeof(err)), HLX_ERR_INVALID);
+    assert_non_null(strstr(err, "path longer than 1023 characters"));
     assert_int_equal(hlx_model_load("llama-406b", &m, err, sizeof(err)), HLX_ERR_NOT_FOUND);
     assert_non_null(strstr(err, "llama-406b"));
     assert_non_null(strstr(err, "deepseek-r1, helix-fig1, llama-405b, tiny"));
