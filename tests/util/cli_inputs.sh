@@ -84,6 +84,8 @@ expect 0 "HELIX_DEBUG: 'infoo' is not one of ERROR|WARN|INFO|DEBUG|TRACE (did yo
 expect 0 "unknown subsystem 'topoo' ignored (did you mean TOPO?)" 1 -- \
     env HELIX_DEBUG_SUBSYS=net,topoo "$helix" topo --topo "$topo/hgx8.xml"
 
+expect 2 "unknown command 'decod' (did you mean decode?)" 1 -- "$helix" decod --steps 1
+
 # flags: the same parser and suffix rule
 expect 2 "--kvp: '1Q' is not an integer" 1 -- "$helix" topo --topo "$topo/hgx8.xml" --kvp 1Q
 expect 2 "--kvp: '0x4' is not an integer" 1 -- "$helix" topo --topo "$topo/hgx8.xml" --kvp 0x4
