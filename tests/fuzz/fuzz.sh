@@ -19,6 +19,17 @@ if [ -z "$cc" ]; then
 fi
 out=$build/tests/fuzz
 mkdir -p "$out/corpus_$target"
+# a clang without the libFuzzer runtime (libclang-rt / libclang-common-dev) cannot build any
+# target: skipped, not failed
+if [ ! -f "$out/.fuzzer_ok" ]; then
+    printf 'int LLVMFuzzerTestOneInput(const char *d, unsigned long n) { return 0; }\n' \
+        >"$out/probe.c"
+    if ! "$cc" -fsanitize=fuzzer,address "$out/probe.c" -o "$out/probe" 2>/dev/null; then
+        echo "fuzz: $cc cannot link -fsanitize=fuzzer: skipped"
+        exit 77
+    fi
+    : >"$out/.fuzzer_ok"
+fi
 
 util="util/dtype.c util/file.c util/flags.c util/json.c util/log.c util/param.c util/parse.c util/phase.c util/status.c"
 libs="$(pkg-config --libs jansson) -lm"
