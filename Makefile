@@ -5,7 +5,7 @@ MESON_OPTS ?=
 RANKS ?= 4
 DEMO_ARGS ?= --kvp 2 --tpa 2 --batch 2 --context 262144 --steps 8 --check
 
-.PHONY: all deps setup build build-gpu demo check check-asan test bench clean
+.PHONY: all deps setup build build-gpu demo check check-asan test bench fuzz clean
 
 all: build
 
@@ -47,6 +47,14 @@ check-asan: deps
 # Benchmarks measure one core against that core's own limits: pin them.
 bench: build
 	OPENBLAS_NUM_THREADS=1 taskset -c 1 meson test -C $(BUILD) --benchmark --print-errorlogs
+
+# libFuzzer targets of the input readers (clang, ASan, UBSan), FUZZ_SECONDS each; a crash
+# leaves its input in $(BUILD)/tests/fuzz/crash-*. `make check` runs each for 3 s.
+FUZZ_SECONDS ?= 60
+fuzz: setup
+	for t in model cluster settings topo_xml; do \
+		sh tests/fuzz/fuzz.sh $(CURDIR) $(CURDIR)/$(BUILD) $$t $(FUZZ_SECONDS) || exit 1; \
+	done
 
 clean:
 	rm -rf $(BUILD) build-asan build-gpu

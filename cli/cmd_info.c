@@ -4,7 +4,9 @@
 #include "hlx_comm.h"
 #include "hlx_config.h"
 #include "hlx_kernels.h"
+#include "hlx_log.h"
 #include "hlx_param.h"
+#include "hlx_parse.h"
 #include "hlx_plan.h"
 
 #include <helix/jobplace.h>
@@ -21,25 +23,25 @@ static const struct {
     const char *name;
     const char *help;
 } hlx_info_env[] = {
-    { "HELIX_DEBUG", "log level: ERROR, WARN (default), INFO, DEBUG, TRACE" },
-    { "HELIX_DEBUG_SUBSYS", "log subsystems: ALL or a list (CORE,BOOT,NET,KV,KERNEL,TOPO,PLAN,LAUNCH)" },
     { "HELIX_KERNELS", "kernel variant when --kernels is not given (auto, scalar, avx2, avx512, amx)" },
-    { "HELIX_DATA_DIR", "directory holding models/ and clusters/ presets" },
-    { "HELIX_FAULT", "scripted fault for tests: drop-partials:rank=R[:step=S]" },
+    { "HELIX_FAULT", "scripted fault for tests: KIND:rank=R[:step=S], KIND drop-partials, "
+      "skip-append, nan or kill" },
     { "HELIX_RANK", "set by helixrun in each rank (informational; ranks come from PMIx)" },
     { "HELIX_SIZE", "set by helixrun in each rank (informational)" },
+    { "HELIX_RUN_*", "settings of the launcher, passed on to its ranks (helixrun --help)" },
 };
 
 /* Every settings table of the components linked into `helix`. */
-static const hlx_param_table_t *hlx_info_tables[5];
+static const hlx_param_table_t *hlx_info_tables[6];
 
 static size_t hlx_info_tables_fill(void)
 {
-    hlx_info_tables[0] = hlx_runtime_param_table();
-    hlx_info_tables[1] = &hlx_comm_param_table;
-    hlx_info_tables[2] = hlx_topo_param_table();
-    hlx_info_tables[3] = &hlx_plan_param_table;
-    hlx_info_tables[4] = hlx_jobplace_param_table();
+    hlx_info_tables[0] = &hlx_core_param_table;
+    hlx_info_tables[1] = hlx_runtime_param_table();
+    hlx_info_tables[2] = &hlx_comm_param_table;
+    hlx_info_tables[3] = hlx_topo_param_table();
+    hlx_info_tables[4] = &hlx_plan_param_table;
+    hlx_info_tables[5] = hlx_jobplace_param_table();
     return sizeof(hlx_info_tables) / sizeof(hlx_info_tables[0]);
 }
 
@@ -53,8 +55,10 @@ int hlx_cmd_info(int argc, char **argv)
     if (argc > 1) {
         if (!strcmp(argv[1], "--help") || !strcmp(argv[1], "-h")) {
             printf("usage: helix info\n\nPrints the version, the backends compiled in, the "
-                   "kernel variants this CPU runs,\nthe data directory and every HELIX_* "
-                   "setting with its value and source.\n");
+                   "kernel variants this CPU runs,\nthe data directory, every HELIX_* "
+                   "setting with its value and source (default or\nenv; a bad value is "
+                   "marked INVALID with the reason) and the flags of the commands\nthat "
+                   "declare them in a table, with their defaults.\n");
             return 0;
         }
         fprintf(stderr, "helix info: unexpected argument '%s'\n", argv[1]);
@@ -71,30 +75,73 @@ int hlx_cmd_info(int argc, char **argv)
     hlx_comm_params_default(&cp);
     printf("transport: backend %s, operation deadline %.1f s\n", cp.backend, cp.timeout_s);
     for (i = 0; i < hlx_info_tables_fill(); i++) {
-        const hlx_param_table_t *t = hlx_info_tables[i];
-        hlx_param_src_t src[64];
-        void *vals = calloc(1, t->size);
-        printf("settings (%s):\n", t->component);
-        if (vals && t->nparams <= 64 && hlx_param_load(t, vals, src) == HLX_OK)
-            hlx_param_print(stdout, t, vals, src);
-        free(vals);
+        printf("settings (%s):\n", hlx_info_tables[i]->component);
+        hlx_param_print_env(stdout, hlx_info_tables[i]);
     }
-    printf("environment:\n");
+    printf("flags of helix decode:\n");
+    hlx_flags_help(stdout, &hlx_decode_flags);
+    printf("flags of helix topo (helix plan, sweep and bench: see their --help):\n");
+    hlx_flags_help(stdout, &hlx_topo_flags);
+    printf("environment (read outside the settings tables):\n");
     for (i = 0; i < sizeof(hlx_info_env) / sizeof(hlx_info_env[0]); i++) {
         const char *v = getenv(hlx_info_env[i].name);
         printf("  %-22s %-12s (%s)  %s\n", hlx_info_env[i].name, v ? v : "-",
                v ? "env" : "default", hlx_info_env[i].help);
     }
-    hlx_cli_check_env();
+    hlx_cli_warn_unknown();
     return 0;
 }
 
-void hlx_cli_check_env(void)
+void hlx_cli_warn_unknown(void)
 {
     const char *extra[sizeof(hlx_info_env) / sizeof(hlx_info_env[0])];
+    static int done;
     size_t i;
 
+    if (done++)
+        return;
     for (i = 0; i < sizeof(extra) / sizeof(extra[0]); i++)
         extra[i] = hlx_info_env[i].name + 6;
-    hlx_param_warn_unknown(hlx_info_tables, hlx_info_tables_fill(), extra, sizeof(extra) / sizeof(extra[0]));
+    hlx_param_warn_unknown(hlx_info_tables, hlx_info_tables_fill(), extra,
+                           sizeof(extra) / sizeof(extra[0]));
+}
+
+/* HELIX_KERNELS names a variant of the kernels layer: checked against the variants this
+ * build has (whether this CPU runs it is the kernels layer's to say). */
+static int hlx_cli_check_kernels_env(void)
+{
+    const char *v = getenv("HELIX_KERNELS"), *names[16];
+    char choices[256] = "auto", why[512];
+    size_t n, i, used = 4;
+    int idx;
+
+    if (v == NULL || v[0] == '\0')
+        return 0;
+    n = hlx_kernels_list(names, 16);
+    if (!strcmp(v, "auto"))
+        return 0;
+    for (i = 0; i < n; i++)
+        if (!strcmp(v, names[i]))
+            return 0;
+    for (i = 0; i < n && used < sizeof(choices); i++)
+        used += (size_t)snprintf(choices + used, sizeof(choices) - used, "|%s", names[i]);
+    /* the kernels layer matches names exactly: a case slip is named as such */
+    if (hlx_parse_choice(v, choices, &idx, why, sizeof(why)) == HLX_OK)
+        snprintf(why, sizeof(why), "'%.40s' is not one of %s (names are lower case)", v,
+                 choices);
+    hlx_error("HELIX_KERNELS: %s", why);
+    return 2;
+}
+
+int hlx_cli_check_env(void)
+{
+    static int rc = -1;
+
+    if (rc < 0) {
+        hlx_cli_warn_unknown();
+        rc = hlx_param_check_env(hlx_info_tables, hlx_info_tables_fill()) == HLX_OK ? 0 : 2;
+        if (hlx_cli_check_kernels_env() != 0)
+            rc = 2;
+    }
+    return rc;
 }

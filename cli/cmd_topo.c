@@ -2,12 +2,11 @@
  * with a layout the placement of KVP x TPA ranks and the link class of every pair. */
 #include "hlx_cmd.h"
 #include "hlx_log.h"
+#include "hlx_flags.h"
 
 #include <helix/cluster.h>
 #include <helix/topology.h>
 
-#include <errno.h>
-#include <getopt.h>
 #include <jansson.h>
 #include <limits.h>
 #include <stdio.h>
@@ -18,131 +17,73 @@ typedef struct {
     const char *topo_file;
     const char *cluster;
     const char *dump;
-    int         kvp, tpa, ep;
-    long        hidden, batch;
+    int64_t     kvp, tpa, ep;
+    int64_t     hidden, batch;
     int         json, pairs;
 } hlx_topo_opts_t;
 
-static void hlx_topo_usage(FILE *f)
-{
-    fprintf(f,
-        "usage: helix topo [--topo FILE] [--cluster FILE|PRESET] [--kvp K --tpa T [--ep E]]\n"
-        "                  [--json] [--pairs] [--hidden H] [--batch B] [--dump FILE]\n\n"
-        "Shows the machine (GPUs, NICs, NVLink domains, GPU link matrix) and, with a layout,\n"
-        "where each of the N = KVP x TPA ranks runs (node, GPU, NVLink domain, NUMA node,\n"
-        "cores, NIC), its attention rank (kvp, tpa) beside its FFN rank (tpf, ep), and the\n"
-        "link class of every pair that exchanges data in a layer.\n\n"
-        "  --topo FILE       hwloc XML topology instead of this machine (default:\n"
-        "                    $HELIX_TOPO_FILE, else discover this machine with hwloc)\n"
-        "  --cluster C       cluster description (JSON file or preset: gb200-nvl72, hgx-h200,\n"
-        "                    hgx-b200); default: this machine as a cluster of one node\n"
-        "  --kvp K           KV-parallel ranks per attention group (default: no layout)\n"
-        "  --tpa T           tensor-parallel attention shards (default 1 with --kvp)\n"
-        "  --ep E            expert-parallel ways of the FFN grid TPF x EP, E divides N\n"
-        "                    (default 1: FFN at TPF = N)\n"
-        "  --json            machine-readable output: \"machine\", \"ranks\", \"pairs\", ...\n"
-        "  --pairs           list every pair in the text output (default: only when <= 64)\n"
-        "  --hidden H        hidden size for the cross-domain cost warning (default 16384)\n"
-        "  --batch B         requests per step for that warning (default 1); each rank sends\n"
-        "                    B x H / N bf16 values to each KVP peer per layer\n"
-        "  --dump FILE       also write the topology used as hwloc XML (like\n"
-        "                    HELIX_TOPO_DUMP_FILE)\n"
-        "  -h, --help        this text\n\n"
-        "Rank order: tpa_rank = r / KVP, kvp_rank = r %% KVP (each KVP group is a block of KVP\n"
-        "consecutive ranks); ep_rank = r / TPF, tpf_rank = r %% TPF.\n\n"
-        "examples:\n"
-        "  helix topo                                  # this machine\n"
-        "  helix topo --topo hgx.xml --kvp 4 --tpa 2   # 8 ranks on a dumped HGX node\n"
-        "  helix topo --cluster gb200-nvl72 --kvp 64 --tpa 1 --json\n");
-}
+#define HLX_TOPO_FLAG(_n, _t, _def, _lo, _hi, _f, _meta, _help) \
+    { _n, _t, _def, _lo, _hi, 0, 0, NULL, offsetof(hlx_topo_opts_t, _f), _meta, _help }
 
-static int hlx_topo_int_arg(const char *flag, const char *v, long lo, long hi, long *out)
-{
-    char *end;
-    long x;
+/* The flags of `helix topo`: parsed, bounded and listed in --help from this table. */
+static const hlx_flag_t hlx_topo_flag_list[] = {
+    HLX_TOPO_FLAG("topo", HLX_FT_STRING, NULL, 0, 0, topo_file, "FILE",
+                  "hwloc XML topology instead of this machine (default:\n"
+                  "$HELIX_TOPO_FILE, else discover this machine with hwloc)"),
+    HLX_TOPO_FLAG("cluster", HLX_FT_STRING, NULL, 0, 0, cluster, "C",
+                  "cluster description (JSON file or preset: gb200-nvl72, hgx-h200,\n"
+                  "hgx-b200); default: this machine as a cluster of one node"),
+    HLX_TOPO_FLAG("kvp", HLX_FT_INT, NULL, 1, 16384, kvp, "K",
+                  "KV-parallel ranks per attention group (default: no layout)"),
+    HLX_TOPO_FLAG("tpa", HLX_FT_INT, NULL, 1, 16384, tpa, "T",
+                  "tensor-parallel attention shards (1 when --kvp is given alone)"),
+    HLX_TOPO_FLAG("ep", HLX_FT_INT, "1", 1, 16384, ep, "E",
+                  "expert-parallel ways of the FFN grid TPF x EP; E divides N\n"
+                  "and 1 keeps the FFN at TPF = N"),
+    HLX_TOPO_FLAG("json", HLX_FT_BOOL, NULL, 0, 0, json, NULL,
+                  "machine-readable output: \"machine\", \"ranks\", \"pairs\", ..."),
+    HLX_TOPO_FLAG("pairs", HLX_FT_BOOL, NULL, 0, 0, pairs, NULL,
+                  "list every pair in the text output (default: only when <= 64)"),
+    HLX_TOPO_FLAG("hidden", HLX_FT_INT, "16384", 1, 1 << 24, hidden, "H",
+                  "hidden size for the cross-domain cost warning"),
+    HLX_TOPO_FLAG("batch", HLX_FT_INT, "1", 1, 1 << 20, batch, "B",
+                  "requests per step for that warning; each rank sends\n"
+                  "B x H / N bf16 values to each KVP peer per layer"),
+    HLX_TOPO_FLAG("dump", HLX_FT_STRING, NULL, 0, 0, dump, "FILE",
+                  "also write the topology used as hwloc XML (like\n"
+                  "HELIX_TOPO_DUMP_FILE)"),
+};
 
-    errno = 0;
-    x = strtol(v, &end, 10);
-    if (errno || end == v || *end || x < lo || x > hi) {
-        fprintf(stderr, "helix topo: %s: \"%s\" is not an integer in [%ld, %ld]\n", flag, v,
-                lo, hi);
-        return -1;
-    }
-    *out = x;
-    return 0;
-}
+const hlx_flag_table_t hlx_topo_flags = {
+    "topo", hlx_topo_flag_list, sizeof(hlx_topo_flag_list) / sizeof(hlx_topo_flag_list[0]),
+};
+
+static const char hlx_topo_usage_head[] =
+    "usage: helix topo [--topo FILE] [--cluster FILE|PRESET] [--kvp K --tpa T [--ep E]]\n"
+    "                  [--json] [--pairs] [--hidden H] [--batch B] [--dump FILE]\n\n"
+    "Shows the machine (GPUs, NICs, NVLink domains, GPU link matrix) and, with a layout,\n"
+    "where each of the N = KVP x TPA ranks runs (node, GPU, NVLink domain, NUMA node,\n"
+    "cores, NIC), its attention rank (kvp, tpa) beside its FFN rank (tpf, ep), and the\n"
+    "link class of every pair that exchanges data in a layer. Integers take K, M, G and T\n"
+    "suffixes (2^10 ... 2^40).\n\n";
+
+static const char hlx_topo_usage_tail[] =
+    "\nRank order: tpa_rank = r / KVP, kvp_rank = r % KVP (each KVP group is a block of KVP\n"
+    "consecutive ranks); ep_rank = r / TPF, tpf_rank = r % TPF.\n\n"
+    "examples:\n"
+    "  helix topo                                  # this machine\n"
+    "  helix topo --topo hgx.xml --kvp 4 --tpa 2   # 8 ranks on a dumped HGX node\n"
+    "  helix topo --cluster gb200-nvl72 --kvp 64 --tpa 1 --json\n";
 
 static int hlx_topo_parse(int argc, char **argv, hlx_topo_opts_t *o)
 {
-    static const struct option longopts[] = {
-        { "topo", required_argument, NULL, 't' },
-        { "cluster", required_argument, NULL, 'c' },
-        { "kvp", required_argument, NULL, 'k' },
-        { "tpa", required_argument, NULL, 'a' },
-        { "ep", required_argument, NULL, 'e' },
-        { "json", no_argument, NULL, 'j' },
-        { "pairs", no_argument, NULL, 'p' },
-        { "hidden", required_argument, NULL, 'H' },
-        { "batch", required_argument, NULL, 'B' },
-        { "dump", required_argument, NULL, 'd' },
-        { "help", no_argument, NULL, 'h' },
-        { NULL, 0, NULL, 0 },
-    };
-    long v;
-    int c;
+    int rc;
 
     memset(o, 0, sizeof(*o));
-    o->ep = 1;
-    o->hidden = 16384;
-    o->batch = 1;
-    opterr = 0;
-    optind = 1;
-    while ((c = getopt_long(argc, argv, ":h", longopts, NULL)) != -1) {
-        switch (c) {
-        case 't': o->topo_file = optarg; break;
-        case 'c': o->cluster = optarg; break;
-        case 'd': o->dump = optarg; break;
-        case 'j': o->json = 1; break;
-        case 'p': o->pairs = 1; break;
-        case 'k':
-            if (hlx_topo_int_arg("--kvp", optarg, 1, 16384, &v))
-                return 2;
-            o->kvp = (int)v;
-            break;
-        case 'a':
-            if (hlx_topo_int_arg("--tpa", optarg, 1, 16384, &v))
-                return 2;
-            o->tpa = (int)v;
-            break;
-        case 'e':
-            if (hlx_topo_int_arg("--ep", optarg, 1, 16384, &v))
-                return 2;
-            o->ep = (int)v;
-            break;
-        case 'H':
-            if (hlx_topo_int_arg("--hidden", optarg, 1, 1L << 24, &o->hidden))
-                return 2;
-            break;
-        case 'B':
-            if (hlx_topo_int_arg("--batch", optarg, 1, 1L << 20, &o->batch))
-                return 2;
-            break;
-        case 'h':
-            hlx_topo_usage(stdout);
-            return 0;
-        case ':':
-            fprintf(stderr, "helix topo: %s needs a value\n", argv[optind - 1]);
-            return 2;
-        default:
-            fprintf(stderr, "helix topo: unknown option '%s' (see helix topo --help)\n",
-                    argv[optind - 1]);
-            return 2;
-        }
-    }
-    if (optind < argc) {
-        fprintf(stderr, "helix topo: unexpected argument '%s'\n", argv[optind]);
-        return 2;
-    }
+    rc = hlx_flags_parse(&hlx_topo_flags, argc, argv, o, NULL, hlx_topo_usage_head,
+                         hlx_topo_usage_tail);
+    if (rc >= 0)
+        return rc;
     if (o->tpa > 0 && o->kvp == 0) {
         fprintf(stderr, "helix topo: --tpa needs --kvp\n");
         return 2;
@@ -153,9 +94,9 @@ static int hlx_topo_parse(int argc, char **argv, hlx_topo_opts_t *o)
         fprintf(stderr, "helix topo: --ep needs --kvp\n");
         return 2;
     }
-    if ((long)o->kvp * o->tpa > 16384) {
-        fprintf(stderr, "helix topo: --kvp x --tpa = %ld ranks, at most 16384\n",
-                (long)o->kvp * o->tpa);
+    if (o->kvp * o->tpa > 16384) {
+        fprintf(stderr, "helix topo: --kvp x --tpa = %lld ranks, at most 16384\n",
+                (long long)(o->kvp * o->tpa));
         return 2;
     }
     return -1;
@@ -405,8 +346,7 @@ int hlx_cmd_topo(int argc, char **argv)
          * file says what to place on */
         if (o.topo_file != NULL || getenv("HELIX_TOPO_FILE") != NULL || o.cluster == NULL) {
             fprintf(stderr, "helix topo: %s\n", err);
-            /* a file named on the command line that cannot be read is bad input too */
-            return st == HLX_ERR_IO && o.topo_file != NULL ? 2 : hlx_status_exit_code(st);
+            return hlx_status_exit_code(st);
         }
         fprintf(stderr, "helix topo: warning: %s; using the cluster file alone\n", err);
         t = NULL;
@@ -415,7 +355,7 @@ int hlx_cmd_topo(int argc, char **argv)
         st = hlx_topo_dump(t, o.dump, err, sizeof(err));
         if (st != HLX_OK) {
             fprintf(stderr, "helix topo: %s\n", err);
-            rc = 1;
+            rc = hlx_status_exit_code(st);
             goto out;
         }
     }
@@ -423,8 +363,7 @@ int hlx_cmd_topo(int argc, char **argv)
         st = hlx_cluster_load(o.cluster, &cl, err, sizeof(err));
         if (st != HLX_OK) {
             fprintf(stderr, "helix topo: %s\n", err);
-            /* a cluster named on the command line that cannot be found is bad input */
-            rc = st == HLX_ERR_IO || st == HLX_ERR_NOT_FOUND ? 2 : hlx_status_exit_code(st);
+            rc = hlx_status_exit_code(st);
             goto out;
         }
         have_cluster = 1;
@@ -440,7 +379,7 @@ int hlx_cmd_topo(int argc, char **argv)
 
     if (o.kvp > 0) {
         double pair_bytes = 2.0 * (double)o.batch * (double)o.hidden / ((double)o.kvp * o.tpa);
-        st = hlx_place(c, o.kvp, o.tpa, o.ep, t, &p, err, sizeof(err));
+        st = hlx_place(c, (int)o.kvp, (int)o.tpa, (int)o.ep, t, &p, err, sizeof(err));
         if (st != HLX_OK) {
             fprintf(stderr, "helix topo: %s\n", err);
             rc = hlx_status_exit_code(st);

@@ -3,6 +3,12 @@
 #ifndef HLX_CMD_H
 #define HLX_CMD_H
 
+#include "hlx_config.h"
+#include "hlx_flags.h"
+
+#include <helix/runtime.h>
+#include <stdint.h>
+
 int hlx_cmd_decode(int argc, char **argv);
 int hlx_cmd_plan(int argc, char **argv);
 int hlx_cmd_sweep(int argc, char **argv);
@@ -11,7 +17,30 @@ int hlx_cmd_bench(int argc, char **argv);
 int hlx_cmd_info(int argc, char **argv);
 int hlx_cmd_model(int argc, char **argv);
 
-/* Warns about HELIX_* environment variables that no setting declares. */
-void hlx_cli_check_env(void);
+/* Flag tables of the commands that declare their flags in one (listed by helix info). */
+extern const hlx_flag_table_t hlx_topo_flags;
+extern const hlx_flag_table_t hlx_decode_flags;
+
+/* The flags of helix decode as parsed from its table (cli/decode_flags.c). */
+typedef struct {
+    const char *model;
+    int64_t     kvp, tpa, batch, context, steps, kv_block, seed;
+    int         kv_dtype;    /* index in "f32|bf16", when given */
+    const char *kernels;
+    int         check, json, verbose;
+    double      check_tol, timeout;
+} hlx_decode_opts_t;
+
+/* Parses the decode command line into cfg (from hlx_run_config_default) and o (model,
+ * json). Returns -1 to go on, 0 after --help or --version, 2 after a message naming the
+ * flag. */
+int hlx_decode_parse(int argc, char **argv, hlx_run_config_t *cfg, hlx_decode_opts_t *o);
+
+/* Checks the environment once per process: warns about HELIX_* variables that no setting
+ * declares (with the nearest name) and reports each bad HELIX_* value once. Returns 0, or
+ * 2 (the exit code) when a value is bad. main() calls it before every command but info. */
+int  hlx_cli_check_env(void);
+/* Only the unknown-name warnings (once per process). */
+void hlx_cli_warn_unknown(void);
 
 #endif

@@ -2,6 +2,7 @@
  * bench, info). Subcommands parse their own flags with getopt_long. */
 #include "hlx_cmd.h"
 #include "hlx_config.h"
+#include "hlx_json.h"
 
 #include <stdio.h>
 #include <string.h>
@@ -50,9 +51,25 @@ int main(int argc, char **argv)
         printf("helix %s\n", HLX_VERSION);
         return 0;
     }
-    for (i = 0; i < sizeof(hlx_commands) / sizeof(hlx_commands[0]); i++)
-        if (!strcmp(argv[1], hlx_commands[i].name))
-            return hlx_commands[i].run(argc - 1, argv + 1);
+    for (i = 0; i < sizeof(hlx_commands) / sizeof(hlx_commands[0]); i++) {
+        if (strcmp(argv[1], hlx_commands[i].name))
+            continue;
+        /* bad HELIX_* values end every command but info (which shows them) at once, each
+         * reported once by the settings layer */
+        if (strcmp(argv[1], "info") && hlx_cli_check_env() != 0)
+            return 2;
+        return hlx_commands[i].run(argc - 1, argv + 1);
+    }
+    {
+        const char *names[sizeof(hlx_commands) / sizeof(hlx_commands[0])], *near;
+        for (i = 0; i < sizeof(names) / sizeof(names[0]); i++)
+            names[i] = hlx_commands[i].name;
+        near = strlen(argv[1]) >= 3 ? hlx_nearest_name(argv[1], names, i) : NULL;
+        if (near != NULL) {
+            fprintf(stderr, "helix: unknown command '%s' (did you mean %s?)\n", argv[1], near);
+            return 2;
+        }
+    }
     fprintf(stderr, "helix: unknown command '%s'\n\n", argv[1]);
     hlx_usage(stderr);
     return 2;

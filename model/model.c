@@ -5,8 +5,11 @@
 
 #include "hlx_config.h"
 #include "hlx_json.h"
+#include "hlx_log.h"
+#include "hlx_param.h"
 
 #include <dirent.h>
+#include <stdint.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -56,11 +59,12 @@ static const hlx_jfield_t hlx_model_fields[] = {
 
 const char *hlx_data_dir(void)
 {
-    const char *env = getenv("HELIX_DATA_DIR");
+    /* the environment is read through the core settings table (HELIX_DATA_DIR) */
+    static hlx_core_settings_t set;
     struct stat sb;
 
-    if (env != NULL && env[0] != '\0')
-        return env;
+    if (hlx_param_load(&hlx_core_param_table, &set, NULL) == HLX_OK && set.data_dir[0] != '\0')
+        return set.data_dir;
     if (stat(HLX_SOURCE_ROOT "/data", &sb) == 0 && S_ISDIR(sb.st_mode))
         return HLX_SOURCE_ROOT "/data";
     return "/usr/local/share/helix";
@@ -103,12 +107,18 @@ hlx_status_t hlx_data_resolve(const char *kind, const char *path_or_preset, char
     struct stat sb;
     char list[512];
 
+    if (strlen(path_or_preset) >= pathlen) {
+        /* never open a truncated path (it could name another file) */
+        snprintf(err, errlen, "%.60s...: path longer than %zu characters", path_or_preset,
+                 pathlen - 1);
+        return HLX_ERR_INVALID;
+    }
     if (!hlx_is_preset_name(path_or_preset) || stat(path_or_preset, &sb) == 0) {
         snprintf(path, pathlen, "%s", path_or_preset);
         return HLX_OK;
     }
-    snprintf(path, pathlen, "%s/%s/%s.json", hlx_data_dir(), kind, path_or_preset);
-    if (stat(path, &sb) == 0)
+    if ((size_t)snprintf(path, pathlen, "%s/%s/%s.json", hlx_data_dir(), kind,
+                         path_or_preset) < pathlen && stat(path, &sb) == 0)
         return HLX_OK;
     hlx_list_presets(kind, list, sizeof(list));
     snprintf(err, errlen, "%s: no such file or %s preset (presets: %s)", path_or_preset,
@@ -185,8 +195,12 @@ static hlx_status_t hlx_model_validate(hlx_jdoc_t *doc, hlx_model_raw_t *r)
                              m->q_heads);
         if (m->v_head_dim == 0)
             m->v_head_dim = m->head_dim;
-        if (!hlx_has(root, "rope_dim"))
+        if (!hlx_has(root, "rope_dim")) {
             m->rope_dim = m->head_dim;
+            if (m->rope_dim % 2 != 0)
+                return HLX_MFAIL("head_dim", "%d is odd and rope_dim defaults to it (RoPE "
+                                 "rotates pairs: give an even rope_dim)", m->head_dim);
+        }
         if (m->rope_dim % 2 != 0)
             return HLX_MFAIL("rope_dim", "%d is odd (RoPE rotates pairs)", m->rope_dim);
         if (m->rope_dim > m->head_dim)
@@ -255,8 +269,10 @@ static hlx_status_t hlx_model_validate(hlx_jdoc_t *doc, hlx_model_raw_t *r)
     return HLX_OK;
 }
 
-hlx_status_t hlx_model_load(const char *path_or_preset, hlx_model_t *m, char *err,
-                            size_t errlen)
+/* Reads and validates a model file; on success the document stays open in *doc_p (so that
+ * later checks can name positions) and must be freed by the caller. */
+static hlx_status_t hlx_model_read(const char *path_or_preset, hlx_model_t *m,
+                                   hlx_jdoc_t **doc_p, char *err, size_t errlen)
 {
     char path[1024];
     hlx_model_raw_t raw;
@@ -267,7 +283,7 @@ hlx_status_t hlx_model_load(const char *path_or_preset, hlx_model_t *m, char *er
     if (st != HLX_OK)
         return st;
     memset(&raw, 0, sizeof(raw));
-    st = hlx_jdoc_load_file(path, &doc);
+    st = hlx_jdoc_load_file_as(path, "model file", &doc);
     if (st == HLX_OK)
         st = hlx_jdoc_read_object(doc, hlx_jdoc_root(doc), "", hlx_model_fields,
                                   sizeof(hlx_model_fields) / sizeof(hlx_model_fields[0]),
@@ -279,9 +295,147 @@ hlx_status_t hlx_model_load(const char *path_or_preset, hlx_model_t *m, char *er
         hlx_jdoc_free(doc);
         return st;
     }
-    hlx_jdoc_free(doc);
+    *doc_p = doc;
     *m = raw.m;
     return HLX_OK;
+}
+
+hlx_status_t hlx_model_load(const char *path_or_preset, hlx_model_t *m, char *err,
+                            size_t errlen)
+{
+    hlx_jdoc_t *doc = NULL;
+    hlx_status_t st = hlx_model_read(path_or_preset, m, &doc, err, errlen);
+
+    hlx_jdoc_free(doc);
+    return st;
+}
+
+/* ---- what the decode runtime runs: dense GQA. The planner models the rest. */
+
+/* Fields that only MLA or MoE models use, in the order a message lists them. */
+static const char *const hlx_model_unrun_fields[] = {
+    "attn", "q_lora_rank", "kv_lora_rank", "qk_nope_dim", "qk_rope_dim",
+    "experts", "top_k", "shared_experts", "expert_ffn", "dense_layers",
+};
+
+/* The first field the runtime does not run (NULL when it runs the model); why gets the
+ * reason. */
+static const char *hlx_model_unrun(const hlx_model_t *m, char *why, size_t whylen)
+{
+    if (m->attn != HLX_ATTN_GQA) {
+        snprintf(why, whylen, "MLA attention is not run by the decode runtime yet (dense GQA "
+                 "only)");
+        return "attn";
+    }
+    if (m->experts > 0) {
+        snprintf(why, whylen, "MoE layers are not run by the decode runtime yet (dense FFN "
+                 "only)");
+        return "experts";
+    }
+    if (m->weight_dtype != HLX_DTYPE_F32 && m->weight_dtype != HLX_DTYPE_BF16) {
+        snprintf(why, whylen, "%s weights are not run by the decode runtime (f32 or bf16)",
+                 hlx_dtype_name(m->weight_dtype));
+        return "weight_dtype";
+    }
+    return NULL;
+}
+
+hlx_status_t hlx_model_check_runnable(const hlx_model_t *m, char *err, size_t errlen)
+{
+    char why[160];
+    const char *field = hlx_model_unrun(m, why, sizeof(why));
+
+    if (field == NULL)
+        return HLX_OK;
+    snprintf(err, errlen, "model %s: %s: %s; `helix plan` models it", m->name, field, why);
+    return HLX_ERR_INVALID;
+}
+
+hlx_status_t hlx_model_load_runnable(const char *path_or_preset, hlx_model_t *m, char *err,
+                                     size_t errlen)
+{
+    hlx_jdoc_t *doc = NULL;
+    hlx_model_t tmp;
+    json_t *root;
+    const char *field;
+    char path[64], also[160] = "", why[160];
+    size_t i, used = 0;
+    hlx_status_t st = hlx_model_read(path_or_preset, &tmp, &doc, err, errlen);
+
+    if (st != HLX_OK)
+        return st;
+    field = hlx_model_unrun(&tmp, why, sizeof(why));
+    if (field == NULL) {
+        hlx_jdoc_free(doc);
+        *m = tmp;
+        return HLX_OK;
+    }
+    /* name the other fields of the file that the runtime would ignore as well */
+    root = hlx_jdoc_root(doc);
+    for (i = 0; i < sizeof(hlx_model_unrun_fields) / sizeof(hlx_model_unrun_fields[0]); i++) {
+        const char *f = hlx_model_unrun_fields[i];
+        if (!strcmp(f, field) || !strcmp(f, "attn") || json_object_get(root, f) == NULL ||
+            !strcmp(field, "weight_dtype") || (!strcmp(f, "experts") && tmp.experts == 0))
+            continue;
+        if (used < sizeof(also))
+            used += (size_t)snprintf(also + used, sizeof(also) - used, "%s%s",
+                                     used ? ", " : " (also ", f);
+    }
+    if (used > 0 && used < sizeof(also))
+        snprintf(also + used, sizeof(also) - used, ")");
+    snprintf(path, sizeof(path), "/%s", field);
+    st = hlx_jdoc_fail(doc, path, HLX_ERR_INVALID, "%s%s; `helix plan` models it", why, also);
+    snprintf(err, errlen, "%s", hlx_jdoc_error(doc));
+    hlx_jdoc_free(doc);
+    return st;
+}
+
+/* ---- hash of every field, for the cross-rank configuration check. */
+
+static uint64_t hlx_model_mix(uint64_t h, uint64_t v)
+{
+    /* splitmix64 finaliser over the running hash and the next word */
+    h ^= v + 0x9e3779b97f4a7c15ull + (h << 6) + (h >> 2);
+    h = (h ^ (h >> 30)) * 0xbf58476d1ce4e5b9ull;
+    h = (h ^ (h >> 27)) * 0x94d049bb133111ebull;
+    return h ^ (h >> 31);
+}
+
+static uint64_t hlx_model_mix_double(uint64_t h, double d)
+{
+    uint64_t bits;
+
+    if (d == 0.0)
+        d = 0.0; /* -0.0 and 0.0 are one value */
+    memcpy(&bits, &d, sizeof(bits));
+    return hlx_model_mix(h, bits);
+}
+
+/* A new field of hlx_model_t changes its size (176 bytes on LP64 with the 24 fields
+ * hashed below): add it to hlx_model_hash, then update this size. */
+_Static_assert(sizeof(hlx_model_t) == 176 || sizeof(void *) != 8,
+               "hlx_model_t changed: hash the new field in hlx_model_hash()");
+
+uint64_t hlx_model_hash(const hlx_model_t *m)
+{
+    const int64_t ints[] = {
+        m->attn,         m->layers,       m->hidden,         m->q_heads,
+        m->kv_heads,     m->head_dim,     m->v_head_dim,     m->ffn,
+        m->vocab,        m->rope_dim,     m->weight_dtype,   m->kv_dtype,
+        m->q_lora_rank,  m->kv_lora_rank, m->qk_nope_dim,    m->qk_rope_dim,
+        m->experts,      m->top_k,        m->shared_experts, m->expert_ffn,
+        m->dense_layers,
+    };
+    uint64_t h = 0x68656c69786d6f64ull; /* "helixmod" */
+    size_t i;
+
+    for (i = 0; i < sizeof(m->name) && m->name[i]; i++)
+        h = hlx_model_mix(h, (unsigned char)m->name[i]);
+    h = hlx_model_mix(h, i);
+    for (i = 0; i < sizeof(ints) / sizeof(ints[0]); i++)
+        h = hlx_model_mix(h, (uint64_t)ints[i]);
+    h = hlx_model_mix_double(h, m->rope_theta);
+    return hlx_model_mix_double(h, m->norm_eps);
 }
 
 int hlx_model_key_dim(const hlx_model_t *m)

@@ -98,20 +98,6 @@ static uint64_t hlx_comm_settings_hash(void)
     return h;
 }
 
-static uint64_t hlx_model_hash(const hlx_model_t *m)
-{
-    const int64_t f[] = { m->attn, m->layers, m->hidden, m->q_heads, m->kv_heads,
-                          m->head_dim, m->v_head_dim, m->ffn, m->vocab, m->rope_dim,
-                          (int64_t)(m->rope_theta * 1000), (int64_t)(m->norm_eps * 1e12),
-                          m->weight_dtype, m->kv_dtype };
-    uint64_t h = 0x1234;
-    size_t i;
-
-    for (i = 0; i < sizeof(f) / sizeof(f[0]); i++)
-        h = hlx_mix64(h ^ (uint64_t)f[i]);
-    return h;
-}
-
 static hlx_status_t hlx_engine_compare(hlx_engine_t *eng, const hlx_cfg_record_t *all,
                                        char *err, size_t errlen)
 {

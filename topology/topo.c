@@ -478,7 +478,7 @@ hlx_status_t hlx_topo_load(const char *path, hlx_topo_t **topo_p, char *err, siz
 {
     hlx_topo_t *t;
     hlx_status_t st;
-    int ng;
+    int ng, from_env = 0;
 
     hlx_log_init();
     t = calloc(1, sizeof(*t));
@@ -489,14 +489,21 @@ hlx_status_t hlx_topo_load(const char *path, hlx_topo_t **topo_p, char *err, siz
         hlx_topo_seterr(err, errlen, "bad HELIX_TOPO_* setting (see the message above)");
         goto err_free;
     }
-    if (path == NULL && t->settings.file[0] != '\0')
+    if (path == NULL && t->settings.file[0] != '\0') {
         path = t->settings.file;
+        from_env = 1;
+    }
     snprintf(t->info.source, sizeof(t->info.source), "%s", path ? path : "live");
 
     if (path != NULL) {
         st = hlx_topo_xml_check(path, err, errlen);
-        if (st != HLX_OK)
+        if (st != HLX_OK) {
+            size_t n = strlen(err);
+            /* say where a path nobody typed on this command line came from */
+            if (from_env && n + 24 < errlen)
+                snprintf(err + n, errlen - n, " (HELIX_TOPO_FILE)");
             goto err_free;
+        }
     }
     if (hwloc_topology_init(&t->hw) < 0) {
         hlx_topo_seterr(err, errlen, "hwloc_topology_init: %s", strerror(errno));
@@ -601,9 +608,12 @@ hlx_status_t hlx_topo_dump(const hlx_topo_t *t, const char *path, char *err, siz
         return HLX_ERR_INVALID;
     }
     if (hwloc_topology_export_xml(t->hw, path, 0) < 0) {
-        hlx_topo_seterr(err, errlen, "%s: cannot write the topology: %s", path,
-                        strerror(errno));
-        return HLX_ERR_IO;
+        int e = errno;
+        hlx_topo_seterr(err, errlen, "%s: cannot write the topology: %s", path, strerror(e));
+        /* a path that cannot be a file (a directory, a missing folder, no permission) is
+         * bad input; anything else is the disk's failure */
+        return e == EISDIR || e == ENOENT || e == ENOTDIR || e == EACCES || e == EROFS
+                   ? HLX_ERR_INVALID : HLX_ERR_IO;
     }
     return HLX_OK;
 }
@@ -740,6 +750,17 @@ static hlx_status_t hlx_topo_check_distances(const hlx_topo_t *t, char *err, siz
                 st = HLX_ERR_PARSE;
                 break;
             }
+            for (b = 0; b < a; b++) {
+                if (d[i]->objs[b] == d[i]->objs[a]) {
+                    hlx_topo_objname(d[i]->objs[a], name, sizeof(name));
+                    hlx_topo_seterr(err, errlen, "%s: distances \"%s\": %s is listed twice "
+                                    "(rows %u and %u)", t->info.source, dn, name, b, a);
+                    st = HLX_ERR_PARSE;
+                    break;
+                }
+            }
+            if (st != HLX_OK)
+                break;
             for (b = 0; b < d[i]->nbobjs; b++) {
                 hwloc_uint64_t v = d[i]->values[a * d[i]->nbobjs + b];
                 /* negative text is read by hwloc as a huge unsigned number */

@@ -4,6 +4,7 @@
  * matrix values; this is a scanner for hwloc's own export format, not a general XML parser. */
 #define _GNU_SOURCE
 #include "topo_int.h"
+#include "hlx_file.h"
 
 #include <ctype.h>
 #include <errno.h>
@@ -36,6 +37,11 @@ typedef struct {
     long        dist_nbobjs;
     char        dist_name[64];
     long        dist_nidx, dist_nval; /* hwloc splits long lists over several elements */
+    char        dist_type[32];        /* object type of a homogeneous matrix */
+    char        dist_indexing[8];     /* "gp" or "os" */
+    int         dist_hetero;          /* distances2hetero: indexes are "type index" pairs */
+    unsigned long long *dist_idx;     /* the indexes read so far (homogeneous matrices) */
+    long        dist_idx_cap;
 } hlx_xml_t;
 
 typedef struct {
@@ -229,6 +235,49 @@ static long hlx_xml_count_tokens(const char *s, size_t n, int digits, const char
     return count;
 }
 
+/* Keeps the indexes of a homogeneous matrix (for the duplicate check at its end); each
+ * must be an unsigned integer, and at most nbobjs of them are kept. */
+static hlx_status_t hlx_xml_keep_indexes(hlx_xml_t *x, const char *s, size_t n, int line)
+{
+    size_t i = 0;
+
+    while (i < n) {
+        unsigned long long v = 0;
+        size_t start;
+        while (i < n && isspace((unsigned char)s[i]))
+            i++;
+        if (i >= n)
+            break;
+        start = i;
+        while (i < n && isdigit((unsigned char)s[i]) && v <= (~0ull - 9) / 10)
+            v = v * 10 + (unsigned)(s[i++] - '0');
+        if (i == start || (i < n && !isspace((unsigned char)s[i])))
+            return hlx_xml_fail(x, line,
+                                "distances \"%s\" (line %d): index \"%.*s\" is not a "
+                                "non-negative integer", x->dist_name, x->dist_line,
+                                (int)(n - start > 30 ? 30 : n - start), s + start);
+        if (x->dist_nidx < x->dist_nbobjs) {
+            if (x->dist_nidx >= x->dist_idx_cap) {
+                long cap = x->dist_idx_cap ? x->dist_idx_cap * 2 : 64;
+                unsigned long long *p = realloc(x->dist_idx, sizeof(*p) * (size_t)cap);
+                if (p == NULL)
+                    return HLX_ERR_NOMEM;
+                x->dist_idx = p;
+                x->dist_idx_cap = cap;
+            }
+            x->dist_idx[x->dist_nidx] = v;
+        }
+        x->dist_nidx++;
+    }
+    return HLX_OK;
+}
+
+static int hlx_xml_cmp_u64(const void *a, const void *b)
+{
+    unsigned long long x = *(const unsigned long long *)a, y = *(const unsigned long long *)b;
+    return x < y ? -1 : x > y;
+}
+
 static hlx_status_t hlx_xml_check_matrix_text(hlx_xml_t *x, const char *elem, int line)
 {
     const char *start = x->s + x->pos;
@@ -246,10 +295,13 @@ static hlx_status_t hlx_xml_check_matrix_text(hlx_xml_t *x, const char *elem, in
                             "distances \"%s\" (line %d): value \"%.*s\" is not a "
                             "non-negative integer",
                             x->dist_name, x->dist_line, (int)(badlen > 30 ? 30 : badlen), bad);
-    if (isvalues)
+    if (isvalues) {
         x->dist_nval += count;
-    else
-        x->dist_nidx += count;
+        return HLX_OK;
+    }
+    if (!x->dist_hetero)
+        return hlx_xml_keep_indexes(x, start, (size_t)(end - start), line);
+    x->dist_nidx += count;
     return HLX_OK;
 }
 
@@ -266,6 +318,17 @@ static hlx_status_t hlx_xml_check_matrix_size(hlx_xml_t *x, int line)
                             "distances \"%s\" (line %d): %ld values for nbobjs=%ld, expected "
                             "%ld (a square %ldx%ld matrix)",
                             x->dist_name, x->dist_line, x->dist_nval, n, n * n, n, n);
+    /* the same object twice would make two rows of one GPU (hwloc accepts it) */
+    if (!x->dist_hetero && n > 1) {
+        long i;
+        qsort(x->dist_idx, (size_t)n, sizeof(*x->dist_idx), hlx_xml_cmp_u64);
+        for (i = 1; i < n; i++)
+            if (x->dist_idx[i] == x->dist_idx[i - 1])
+                return hlx_xml_fail(x, line, "distances \"%s\" (line %d): index %llu "
+                                    "(%s object %s_index=%llu) is listed twice",
+                                    x->dist_name, x->dist_line, x->dist_idx[i],
+                                    x->dist_type, x->dist_indexing, x->dist_idx[i]);
+    }
     return HLX_OK;
 }
 
@@ -346,14 +409,29 @@ static hlx_status_t hlx_xml_start_tag(hlx_xml_t *x)
     } else if (!strcmp(name, "distances2") || !strcmp(name, "distances2hetero")) {
         const hlx_xml_attr_t *nb = hlx_xml_attr(attrs, nattrs, "nbobjs");
         const hlx_xml_attr_t *dn = hlx_xml_attr(attrs, nattrs, "name");
+        const hlx_xml_attr_t *ty = hlx_xml_attr(attrs, nattrs, "type");
+        const hlx_xml_attr_t *ix = hlx_xml_attr(attrs, nattrs, "indexing");
         char buf[32] = "";
         char *endp;
         x->in_dist = 1;
         x->dist_line = line;
         x->dist_nidx = x->dist_nval = 0;
+        x->dist_hetero = !strcmp(name, "distances2hetero");
         snprintf(x->dist_name, sizeof(x->dist_name), "(unnamed)");
         if (dn != NULL)
             hlx_xml_attr_str(dn, x->dist_name, sizeof(x->dist_name));
+        snprintf(x->dist_type, sizeof(x->dist_type), "?");
+        if (ty != NULL)
+            hlx_xml_attr_str(ty, x->dist_type, sizeof(x->dist_type));
+        snprintf(x->dist_indexing, sizeof(x->dist_indexing), "os");
+        if (ix != NULL)
+            hlx_xml_attr_str(ix, x->dist_indexing, sizeof(x->dist_indexing));
+        /* NVLink joins GPUs (PCI devices or their OS devices) and NVSwitches only */
+        if (!x->dist_hetero && !strcmp(x->dist_name, "NVLinkBandwidth") &&
+            strcmp(x->dist_type, "PCIDev") && strcmp(x->dist_type, "OSDev"))
+            return hlx_xml_fail(x, line, "distances \"NVLinkBandwidth\" is over %s objects; "
+                                "an NVLink matrix joins GPUs (PCIDev or OSDev) and NVSwitches",
+                                x->dist_type);
         if (nb != NULL)
             hlx_xml_attr_str(nb, buf, sizeof(buf));
         errno = 0;
@@ -483,41 +561,21 @@ hlx_status_t hlx_topo_xml_check_text(const char *name, const char *text, size_t 
     x.err = err;
     x.errlen = errlen;
     st = hlx_xml_scan(&x);
+    free(x.dist_idx);
     free(buf);
     return st;
 }
 
 hlx_status_t hlx_topo_xml_check(const char *path, char *err, size_t errlen)
 {
-    FILE *f;
-    char *buf;
-    long size;
-    size_t got;
+    char *buf = NULL;
+    size_t len = 0;
     hlx_status_t st;
 
-    f = fopen(path, "rb");
-    if (f == NULL) {
-        hlx_topo_seterr(err, errlen, "%s: %s", path, strerror(errno));
-        return HLX_ERR_IO;
-    }
-    if (fseek(f, 0, SEEK_END) || (size = ftell(f)) < 0 || fseek(f, 0, SEEK_SET)) {
-        hlx_topo_seterr(err, errlen, "%s: cannot read: %s", path, strerror(errno));
-        fclose(f);
-        return HLX_ERR_IO;
-    }
-    if ((unsigned long)size > HLX_XML_MAX_BYTES) {
-        hlx_topo_seterr(err, errlen, "%s: %ld bytes, more than a topology needs", path, size);
-        fclose(f);
-        return HLX_ERR_PARSE;
-    }
-    buf = malloc((size_t)size + 1);
-    if (buf == NULL) {
-        fclose(f);
-        return HLX_ERR_NOMEM;
-    }
-    got = fread(buf, 1, (size_t)size, f);
-    fclose(f);
-    st = hlx_topo_xml_check_text(path, buf, got, err, errlen);
+    st = hlx_file_read(path, "topology file", HLX_XML_MAX_BYTES, &buf, &len, err, errlen);
+    if (st != HLX_OK)
+        return st;
+    st = hlx_topo_xml_check_text(path, buf, len, err, errlen);
     free(buf);
     return st;
 }

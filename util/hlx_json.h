@@ -25,14 +25,21 @@ typedef struct hlx_jfield {
     hlx_jtype_t type;
     size_t      offset;   /* offsetof() into the output struct */
     int         required;
-    double      min, max; /* bounds for numbers (inclusive); min > max means unbounded */
+    double      min, max; /* bounds for numbers (inclusive); min > max means unbounded;
+                           * strings: min >= 1 refuses an empty string */
     size_t      strsize;  /* for strings: size of the char array */
     const char *help;
 } hlx_jfield_t;
 
-/* Loads and parses a file (duplicate keys rejected). On error *doc_p is still set when
- * the file was read, so hlx_jdoc_error() can be printed; free with hlx_jdoc_free(). */
+#define HLX_JDOC_MAX_BYTES (64u << 20)
+
+/* Loads and parses a file (duplicate keys rejected) of at most 64 MiB. On error *doc_p is
+ * still set (unless out of memory), so hlx_jdoc_error() can be printed; free with
+ * hlx_jdoc_free(). A missing file is HLX_ERR_NOT_FOUND, a directory or a file too large
+ * HLX_ERR_INVALID (see hlx_file_read), bad JSON HLX_ERR_PARSE. */
 hlx_status_t hlx_jdoc_load_file(const char *path, hlx_jdoc_t **doc_p);
+/* The same, naming the file's role in messages ("model file"). */
+hlx_status_t hlx_jdoc_load_file_as(const char *path, const char *what, hlx_jdoc_t **doc_p);
 /* Same for text held in memory; name is used in messages. */
 hlx_status_t hlx_jdoc_load_string(const char *name, const char *text, hlx_jdoc_t **doc_p);
 void         hlx_jdoc_free(hlx_jdoc_t *doc);

@@ -25,7 +25,16 @@ typedef enum {
     HLX_SUB_ALL    = 0xffff
 } hlx_log_subsys_t;
 
-/* Reads HELIX_DEBUG / HELIX_DEBUG_SUBSYS once; later calls are no-ops. */
+/* The core settings (table hlx_core_param_table in hlx_param.h). */
+typedef struct {
+    char debug[256];
+    char debug_subsys[256];
+    char data_dir[256];
+} hlx_core_settings_t;
+
+/* Reads HELIX_DEBUG / HELIX_DEBUG_SUBSYS once (through the core settings table; a
+ * misspelt level or subsystem is warned about with the nearest name); later calls are
+ * no-ops. */
 void hlx_log_init(void);
 void hlx_log_set_rank(int rank);
 int  hlx_log_enabled(hlx_log_level_t level, unsigned subsys);

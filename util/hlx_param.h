@@ -29,15 +29,29 @@ typedef struct hlx_param_table {
     size_t             size;   /* sizeof the settings struct */
 } hlx_param_table_t;
 
+/* The core settings of util (HELIX_DEBUG, HELIX_DEBUG_SUBSYS, HELIX_DATA_DIR), filling
+ * an hlx_core_settings_t (hlx_log.h). */
+extern const hlx_param_table_t hlx_core_param_table;
+
 /* Fills out with defaults, then environment overrides (logged at INFO). src (may be NULL)
- * receives one source per parameter. Bad values: HLX_ERR_INVALID with a message. */
+ * receives one source per parameter. Bad values: HLX_ERR_INVALID after a message for each
+ * (the parameter keeps its default); each bad or overriding variable is reported once per
+ * process however often a table is loaded.
+ * Integers follow hlx_parse_int (K, M, G, T suffixes), numbers hlx_parse_num. */
 hlx_status_t hlx_param_load(const hlx_param_table_t *table, void *out, hlx_param_src_t *src);
 /* Sets one parameter from text (a flag); records HLX_SRC_FLAG. */
 hlx_status_t hlx_param_set(const hlx_param_table_t *table, void *out, hlx_param_src_t *src,
                            const char *name, const char *value);
 void hlx_param_print(FILE *f, const hlx_param_table_t *table, const void *values,
                      const hlx_param_src_t *src);
-/* Warns once for each HELIX_* environment variable no table declares. */
+/* Prints every parameter of the table with the value it has in this environment and its
+ * source (default or env); a bad environment value is shown with its reason. */
+void hlx_param_print_env(FILE *f, const hlx_param_table_t *table);
+/* Loads every table once to check the environment: HLX_ERR_INVALID when a value is bad
+ * (each reported once, already logged). */
+hlx_status_t hlx_param_check_env(const hlx_param_table_t *const *tables, size_t ntables);
+/* Warns once for each HELIX_* environment variable no table declares, with the nearest
+ * declared name. An extra_known name ending in '*' is a prefix ("RUN_*"). */
 void hlx_param_warn_unknown(const hlx_param_table_t *const *tables, size_t ntables,
                             const char *const *extra_known, size_t nextra);
 const char *hlx_param_src_str(hlx_param_src_t src);

@@ -1,7 +1,9 @@
 /* hlx_jdoc: jansson parsing plus a position scanner for precise error locations. */
 #define _GNU_SOURCE
 #include "hlx_json.h"
+#include "hlx_file.h"
 
+#include <limits.h>
 #include <math.h>
 #include <stdarg.h>
 #include <stdio.h>
@@ -19,6 +21,11 @@ static hlx_status_t hlx_jdoc_parse(hlx_jdoc_t *doc)
 {
     json_error_t jerr;
 
+    if (doc->text[strspn(doc->text, " \t\r\n")] == '\0') {
+        snprintf(doc->err, sizeof(doc->err), "%s:1:1: empty file (a JSON object is expected)",
+                 doc->name);
+        return HLX_ERR_PARSE;
+    }
     doc->root = json_loads(doc->text, JSON_REJECT_DUPLICATES, &jerr);
     if (doc->root == NULL) {
         snprintf(doc->err, sizeof(doc->err), "%s:%d:%d: %s", doc->name, jerr.line,
@@ -57,39 +64,31 @@ hlx_status_t hlx_jdoc_load_string(const char *name, const char *text, hlx_jdoc_t
     return hlx_jdoc_parse(doc);
 }
 
-hlx_status_t hlx_jdoc_load_file(const char *path, hlx_jdoc_t **doc_p)
+hlx_status_t hlx_jdoc_load_file_as(const char *path, const char *what, hlx_jdoc_t **doc_p)
 {
     hlx_jdoc_t *doc = hlx_jdoc_new(path);
-    FILE *f;
-    long len;
+    size_t len;
+    hlx_status_t st;
 
     if (doc == NULL)
         return HLX_ERR_NOMEM;
     *doc_p = doc;
-    f = fopen(path, "rb");
-    if (f == NULL) {
-        snprintf(doc->err, sizeof(doc->err), "%s: cannot open: %m", path);
-        return HLX_ERR_IO;
+    st = hlx_file_read(path, what, HLX_JDOC_MAX_BYTES, &doc->text, &len, doc->err,
+                       sizeof(doc->err));
+    if (st != HLX_OK)
+        return st;
+    /* jansson stops at a NUL byte and would report a misleading position */
+    if (strlen(doc->text) != len) {
+        snprintf(doc->err, sizeof(doc->err), "%s: NUL byte at offset %zu (not JSON text)",
+                 path, strlen(doc->text));
+        return HLX_ERR_PARSE;
     }
-    if (fseek(f, 0, SEEK_END) != 0 || (len = ftell(f)) < 0 || fseek(f, 0, SEEK_SET) != 0 ||
-        len > (64l << 20)) {
-        snprintf(doc->err, sizeof(doc->err), "%s: cannot read (or larger than 64 MiB)", path);
-        fclose(f);
-        return HLX_ERR_IO;
-    }
-    doc->text = malloc((size_t)len + 1);
-    if (doc->text == NULL) {
-        fclose(f);
-        return HLX_ERR_NOMEM;
-    }
-    if (fread(doc->text, 1, (size_t)len, f) != (size_t)len) {
-        snprintf(doc->err, sizeof(doc->err), "%s: short read", path);
-        fclose(f);
-        return HLX_ERR_IO;
-    }
-    fclose(f);
-    doc->text[len] = '\0';
     return hlx_jdoc_parse(doc);
+}
+
+hlx_status_t hlx_jdoc_load_file(const char *path, hlx_jdoc_t **doc_p)
+{
+    return hlx_jdoc_load_file_as(path, "JSON file", doc_p);
 }
 
 void hlx_jdoc_free(hlx_jdoc_t *doc)
@@ -342,6 +341,10 @@ static hlx_status_t hlx_jdoc_read_field(hlx_jdoc_t *doc, const char *path,
         if (bounded && (d < f->min || d > f->max))
             return hlx_jdoc_fail(doc, path, HLX_ERR_PARSE, "%lld is outside [%g, %g]",
                                  (long long)json_integer_value(v), f->min, f->max);
+        /* the field is an int: an unbounded field still may not wrap */
+        if (json_integer_value(v) < INT_MIN || json_integer_value(v) > INT_MAX)
+            return hlx_jdoc_fail(doc, path, HLX_ERR_PARSE, "%lld is outside [%d, %d]",
+                                 (long long)json_integer_value(v), INT_MIN, INT_MAX);
         *(int *)dst = (int)json_integer_value(v);
         return HLX_OK;
     case HLX_JT_DOUBLE:
@@ -363,6 +366,17 @@ static hlx_status_t hlx_jdoc_read_field(hlx_jdoc_t *doc, const char *path,
         if (strlen(json_string_value(v)) + 1 > f->strsize)
             return hlx_jdoc_fail(doc, path, HLX_ERR_PARSE, "longer than %zu characters",
                                  f->strsize - 1);
+        /* for strings, min >= 1 means "not empty" */
+        if (f->min >= 1 && json_string_value(v)[0] == '\0')
+            return hlx_jdoc_fail(doc, path, HLX_ERR_PARSE, "must not be empty");
+        /* names end up in terminals and reports: no control characters */
+        {
+            const unsigned char *c;
+            for (c = (const unsigned char *)json_string_value(v); *c; c++)
+                if (*c < 0x20 || *c == 0x7f)
+                    return hlx_jdoc_fail(doc, path, HLX_ERR_PARSE,
+                                         "control character 0x%02x in the string", *c);
+        }
         strcpy(dst, json_string_value(v));
         return HLX_OK;
     case HLX_JT_BOOL:

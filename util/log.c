@@ -1,6 +1,12 @@
-/* Logger implementation: one line per call on stderr, prefixed "helix host:pid:rank LEVEL". */
+/* Logger implementation: one line per call on stderr, prefixed "helix host:pid:rank LEVEL";
+ * and the core settings table (log level, subsystems, data directory). */
 #include "hlx_log.h"
+#include "hlx_json.h"
+#include "hlx_param.h"
+#include "hlx_parse.h"
 
+#include <stddef.h>
+#include <ctype.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -23,42 +29,81 @@ static const struct { const char *name; unsigned bit; } hlx_log_subsys_names[] =
     { "PLAN", HLX_SUB_PLAN },   { "LAUNCH", HLX_SUB_LAUNCH }, { "ALL", HLX_SUB_ALL },
 };
 
+static const hlx_param_t hlx_core_params[] = {
+    { "DEBUG", HLX_PT_STRING, "WARN", 0, 0, offsetof(hlx_core_settings_t, debug),
+      "log level: ERROR, WARN, INFO, DEBUG, TRACE (a misspelt level is named and ignored)" },
+    { "DEBUG_SUBSYS", HLX_PT_STRING, "ALL", 0, 0, offsetof(hlx_core_settings_t, debug_subsys),
+      "log subsystems: ALL or a comma list of CORE, BOOT, NET, KV, KERNEL, TOPO, PLAN, LAUNCH" },
+    { "DATA_DIR", HLX_PT_STRING, "", 0, 0, offsetof(hlx_core_settings_t, data_dir),
+      "directory holding models/ and clusters/ presets (empty: the source tree's data/, "
+      "else the installed share directory)" },
+};
+
+const hlx_param_table_t hlx_core_param_table = {
+    "core", hlx_core_params, sizeof(hlx_core_params) / sizeof(hlx_core_params[0]),
+    sizeof(hlx_core_settings_t),
+};
+
+/* Unknown names in a subsystem list are warned about with the nearest subsystem. */
 static unsigned hlx_log_parse_mask(const char *s)
 {
+    const char *names[sizeof(hlx_log_subsys_names) / sizeof(hlx_log_subsys_names[0])];
     unsigned mask = 0;
     char buf[256], *save = NULL, *tok;
+    size_t i, n = sizeof(names) / sizeof(names[0]);
 
+    for (i = 0; i < n; i++)
+        names[i] = hlx_log_subsys_names[i].name;
     snprintf(buf, sizeof(buf), "%s", s);
     for (tok = strtok_r(buf, ",", &save); tok; tok = strtok_r(NULL, ",", &save)) {
-        size_t i;
-        for (i = 0; i < sizeof(hlx_log_subsys_names) / sizeof(hlx_log_subsys_names[0]); i++)
-            if (!strcasecmp(tok, hlx_log_subsys_names[i].name))
+        char up[32];
+        const char *near;
+        int known = 0;
+        for (i = 0; i < n; i++) {
+            if (!strcasecmp(tok, names[i])) {
                 mask |= hlx_log_subsys_names[i].bit;
+                known = 1;
+            }
+        }
+        if (known)
+            continue;
+        for (i = 0; tok[i] && i + 1 < sizeof(up); i++)
+            up[i] = (char)toupper((unsigned char)tok[i]);
+        up[i] = '\0';
+        near = hlx_nearest_name(up, names, n);
+        if (near != NULL)
+            hlx_warn("HELIX_DEBUG_SUBSYS: unknown subsystem '%s' ignored (did you mean %s?)",
+                     tok, near);
+        else
+            hlx_warn("HELIX_DEBUG_SUBSYS: unknown subsystem '%s' ignored (known: CORE, BOOT, "
+                     "NET, KV, KERNEL, TOPO, PLAN, LAUNCH, ALL)", tok);
     }
     return mask ? mask : HLX_SUB_ALL;
 }
 
 void hlx_log_init(void)
 {
-    const char *lvl, *sub;
-    int i;
+    hlx_core_settings_t set;
+    hlx_param_src_t src[sizeof(hlx_core_params) / sizeof(hlx_core_params[0])];
+    char why[256];
+    int level;
 
     if (hlx_log_state.initialized)
         return;
     hlx_log_state.initialized = 1;
     if (gethostname(hlx_log_state.host, sizeof(hlx_log_state.host) - 1) != 0)
         strcpy(hlx_log_state.host, "?");
-    lvl = getenv("HELIX_DEBUG");
-    if (lvl) {
-        for (i = 0; i <= HLX_LOG_TRACE; i++)
-            if (!strcasecmp(lvl, hlx_log_level_names[i]))
-                hlx_log_state.level = i;
-    }
-    sub = getenv("HELIX_DEBUG_SUBSYS");
-    if (sub)
-        hlx_log_state.mask = hlx_log_parse_mask(sub);
-    if (lvl)
-        hlx_log(HLX_LOG_INFO, HLX_SUB_CORE, "HELIX_DEBUG=%s from environment", lvl);
+    /* a bad value (longer than a setting holds) is reported and keeps its default */
+    (void)hlx_param_load(&hlx_core_param_table, &set, src);
+    if (hlx_parse_choice(set.debug, "ERROR|WARN|INFO|DEBUG|TRACE", &level, why,
+                         sizeof(why)) == HLX_OK)
+        hlx_log_state.level = level;
+    else
+        hlx_warn("HELIX_DEBUG: %s; logging at WARN", why);
+    if (src[1] == HLX_SRC_ENV)
+        hlx_log_state.mask = hlx_log_parse_mask(set.debug_subsys);
+    /* again, now that the level is known: the overrides are logged at INFO (once) */
+    (void)hlx_param_load(&hlx_core_param_table, &set, NULL);
 }
 
 void hlx_log_set_rank(int rank)

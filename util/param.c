@@ -3,9 +3,9 @@
 #include "hlx_param.h"
 #include "hlx_json.h"
 #include "hlx_log.h"
+#include "hlx_parse.h"
 
-#include <errno.h>
-#include <math.h>
+#include <limits.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -17,51 +17,89 @@ const char *hlx_param_src_str(hlx_param_src_t src)
     return (unsigned)src < 4 ? names[src] : "?";
 }
 
-static hlx_status_t hlx_param_parse(const hlx_param_t *p, const char *text, void *out,
-                                    const char *origin)
+/* Names already reported (a bad value or an override), so that a table loaded by several
+ * layers reports each variable once per process. */
+static struct {
+    char names[64][48];
+    int  n;
+} hlx_param_reported;
+
+static int hlx_param_first_report(const char *name)
 {
-    char *dst = (char *)out + p->offset, *end;
+    int i;
+
+    for (i = 0; i < hlx_param_reported.n; i++)
+        if (!strcmp(hlx_param_reported.names[i], name))
+            return 0;
+    if (hlx_param_reported.n < 64)
+        snprintf(hlx_param_reported.names[hlx_param_reported.n++], 48, "%s", name);
+    return 1;
+}
+
+static int hlx_param_clamp(double d)
+{
+    return d < INT_MIN ? INT_MIN : d > INT_MAX ? INT_MAX : (int)d;
+}
+
+/* Converts text to the parameter's type into out; why receives the reason on error. */
+static hlx_status_t hlx_param_convert(const hlx_param_t *p, const char *text, void *out,
+                                      char *why, size_t whylen)
+{
+    char *dst = (char *)out + p->offset;
+    hlx_status_t st;
+    int64_t l;
     double d;
-    long long l;
 
     switch (p->type) {
     case HLX_PT_INT:
-        errno = 0;
-        l = strtoll(text, &end, 0);
-        if (errno || end == text || *end || l < p->min || l > p->max) {
-            hlx_error("%s: HELIX_%s=\"%s\": expected an integer in [%g, %g]", origin,
-                      p->name, text, p->min, p->max);
-            return HLX_ERR_INVALID;
-        }
-        *(int *)dst = (int)l;
-        return HLX_OK;
+        st = hlx_parse_int(text, hlx_param_clamp(p->min), hlx_param_clamp(p->max), &l, why,
+                           whylen);
+        if (st == HLX_OK)
+            *(int *)dst = (int)l;
+        return st;
     case HLX_PT_DOUBLE:
-        errno = 0;
-        d = strtod(text, &end);
-        if (errno || end == text || *end || !isfinite(d) || d < p->min || d > p->max) {
-            hlx_error("%s: HELIX_%s=\"%s\": expected a number in [%g, %g]", origin, p->name,
-                      text, p->min, p->max);
-            return HLX_ERR_INVALID;
-        }
-        *(double *)dst = d;
-        return HLX_OK;
+        st = hlx_parse_num(text, p->min, p->max, &d, why, whylen);
+        if (st == HLX_OK)
+            *(double *)dst = d;
+        return st;
     case HLX_PT_STRING:
         if (strlen(text) >= HLX_PARAM_STRLEN) {
-            hlx_error("%s: HELIX_%s: longer than %d characters", origin, p->name,
-                      HLX_PARAM_STRLEN - 1);
+            snprintf(why, whylen, "longer than %d characters", HLX_PARAM_STRLEN - 1);
             return HLX_ERR_INVALID;
         }
         strcpy(dst, text);
         return HLX_OK;
     }
+    snprintf(why, whylen, "unknown parameter type");
     return HLX_ERR_INTERNAL;
+}
+
+static hlx_status_t hlx_param_parse(const hlx_param_t *p, const char *text, void *out,
+                                    const char *origin)
+{
+    char why[256];
+    hlx_status_t st = hlx_param_convert(p, text, out, why, sizeof(why));
+
+    if (st != HLX_OK) {
+        if (!strcmp(origin, "environment")) {
+            char name[48];
+            snprintf(name, sizeof(name), "HELIX_%s", p->name);
+            if (hlx_param_first_report(name))
+                hlx_error("%s: %s", name, why);
+        } else if (!strcmp(origin, "default")) {
+            hlx_error("default of HELIX_%s: %s", p->name, why);
+        } else {
+            hlx_error("%s %s: %s", origin, p->name, why);
+        }
+    }
+    return st;
 }
 
 hlx_status_t hlx_param_load(const hlx_param_table_t *table, void *out, hlx_param_src_t *src)
 {
     char envname[128];
     size_t i;
-    hlx_status_t st;
+    hlx_status_t st, bad = HLX_OK;
 
     for (i = 0; i < table->nparams; i++) {
         const hlx_param_t *p = &table->params[i];
@@ -75,14 +113,35 @@ hlx_status_t hlx_param_load(const hlx_param_table_t *table, void *out, hlx_param
         v = getenv(envname);
         if (v != NULL) {
             st = hlx_param_parse(p, v, out, "environment");
-            if (st != HLX_OK)
-                return st;
+            if (st != HLX_OK) {
+                /* go on: every bad value of the table is reported in one run */
+                bad = st;
+                continue;
+            }
             if (src)
                 src[i] = HLX_SRC_ENV;
-            hlx_info(HLX_SUB_CORE, "%s=%s from environment", envname, v);
+            if (hlx_log_enabled(HLX_LOG_INFO, HLX_SUB_CORE) && hlx_param_first_report(envname))
+                hlx_info(HLX_SUB_CORE, "%s=%s from environment", envname, v);
         }
     }
-    return HLX_OK;
+    return bad;
+}
+
+hlx_status_t hlx_param_check_env(const hlx_param_table_t *const *tables, size_t ntables)
+{
+    hlx_status_t st = HLX_OK;
+    size_t t;
+
+    for (t = 0; t < ntables; t++) {
+        void *vals = calloc(1, tables[t]->size);
+        if (vals == NULL)
+            return HLX_ERR_NOMEM;
+        /* every table is checked, so that all bad values are reported in one run */
+        if (hlx_param_load(tables[t], vals, NULL) != HLX_OK)
+            st = HLX_ERR_INVALID;
+        free(vals);
+    }
+    return st;
 }
 
 hlx_status_t hlx_param_set(const hlx_param_table_t *table, void *out, hlx_param_src_t *src,
@@ -94,7 +153,7 @@ hlx_status_t hlx_param_set(const hlx_param_table_t *table, void *out, hlx_param_
     for (i = 0; i < table->nparams; i++) {
         if (strcasecmp(table->params[i].name, name))
             continue;
-        st = hlx_param_parse(&table->params[i], value, out, "flag");
+        st = hlx_param_parse(&table->params[i], value, out, "setting");
         if (st == HLX_OK && src)
             src[i] = HLX_SRC_FLAG;
         return st;
@@ -144,8 +203,14 @@ void hlx_param_warn_unknown(const hlx_param_table_t *const *tables, size_t ntabl
         if (!eq || (size_t)(eq - *e - 6) >= sizeof(name))
             continue;
         snprintf(name, sizeof(name), "%.*s", (int)(eq - *e - 6), *e + 6);
-        for (i = 0; i < n; i++)
-            known |= !strcmp(names[i], name);
+        for (i = 0; i < n; i++) {
+            size_t l = strlen(names[i]);
+            /* "RUN_*" declares the variables of another program (helixrun) by prefix */
+            if (l > 0 && names[i][l - 1] == '*')
+                known |= !strncmp(names[i], name, l - 1);
+            else
+                known |= !strcmp(names[i], name);
+        }
         if (!known) {
             const char *near = hlx_nearest_name(name, names, n);
             if (near)
@@ -155,4 +220,38 @@ void hlx_param_warn_unknown(const hlx_param_table_t *const *tables, size_t ntabl
                 hlx_warn("unknown environment variable HELIX_%s", name);
         }
     }
+}
+
+void hlx_param_print_env(FILE *f, const hlx_param_table_t *table)
+{
+    char envname[128], why[256], buf[HLX_PARAM_STRLEN + 32];
+    unsigned char *vals = calloc(1, table->size);
+    size_t i;
+
+    if (vals == NULL)
+        return;
+    for (i = 0; i < table->nparams; i++) {
+        const hlx_param_t *p = &table->params[i];
+        const char *v, *src = "default";
+        const void *val = vals + p->offset;
+        snprintf(envname, sizeof(envname), "HELIX_%s", p->name);
+        v = getenv(envname);
+        if (hlx_param_convert(p, p->defval, vals, why, sizeof(why)) != HLX_OK) {
+            snprintf(buf, sizeof(buf), "%s", p->defval);
+            src = "default, invalid";
+        } else if (v != NULL && hlx_param_convert(p, v, vals, why, sizeof(why)) != HLX_OK) {
+            fprintf(f, "  %-28s %-14s (env, INVALID: %s)  %s\n", envname, v, why, p->help);
+            continue;
+        } else if (v != NULL) {
+            src = "env";
+        }
+        if (p->type == HLX_PT_INT)
+            snprintf(buf, sizeof(buf), "%d", *(const int *)val);
+        else if (p->type == HLX_PT_DOUBLE)
+            snprintf(buf, sizeof(buf), "%g", *(const double *)val);
+        else
+            snprintf(buf, sizeof(buf), "%s", (const char *)val);
+        fprintf(f, "  %-28s %-14s (%s)  %s\n", envname, buf[0] ? buf : "\"\"", src, p->help);
+    }
+    free(vals);
 }

@@ -6,6 +6,7 @@
 #include <helix/status.h>
 #include <helix/types.h>
 #include <stddef.h>
+#include <stdint.h>
 
 #ifdef __cplusplus
 extern "C" {
@@ -50,6 +51,20 @@ typedef struct hlx_model {
  * HLX_ERR_IO or HLX_ERR_NOT_FOUND (unknown preset: the message lists the presets). */
 hlx_status_t hlx_model_load(const char *path_or_preset, hlx_model_t *m, char *err,
                             size_t errlen);
+
+/* hlx_model_load, then refuses what the decode runtime does not run (MLA attention, MoE
+ * layers, fp8 or fp4 weights: the planner models them) with "file:line:column: field:
+ * reason" and
+ * HLX_ERR_INVALID (exit 2). Decode loads through this; the planner through hlx_model_load. */
+hlx_status_t hlx_model_load_runnable(const char *path_or_preset, hlx_model_t *m, char *err,
+                                     size_t errlen);
+/* The same check for a model already in memory: names the first field not run. */
+hlx_status_t hlx_model_check_runnable(const hlx_model_t *m, char *err, size_t errlen);
+
+/* Hash of every field of the model (name, shapes, MLA and MoE fields, dtypes, RoPE base,
+ * norm epsilon), for the cross-rank configuration check: equal models hash equal, and a
+ * difference in any one field changes the hash. */
+uint64_t hlx_model_hash(const hlx_model_t *m);
 
 /* Key and value element counts per KV "head" per token (GQA: head_dim, v_head_dim;
  * MLA absorbed: kv_lora_rank + qk_rope_dim, kv_lora_rank). */

@@ -5,6 +5,7 @@
 #include <cmocka.h>
 
 #include "hlx_mutate.h"
+#include <stdint.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -134,18 +135,109 @@ static void test_errors(void **state)
     expect_error("topk.json", HLX_ERR_PARSE, "topk.json:5:3: top_k: 9 exceeds experts 8");
     expect_error("inf_theta.json", HLX_ERR_PARSE, "inf_theta.json:4:");
     expect_error("truncated.json", HLX_ERR_PARSE, "truncated.json:");
-    expect_error("missing.json", HLX_ERR_IO, "cannot open");
+    expect_error("empty_name.json", HLX_ERR_PARSE, "empty_name.json:2:3: name: must not be empty");
+    expect_error("ctrl_name.json", HLX_ERR_PARSE,
+                 "ctrl_name.json:2:3: name: control character 0x1b in the string");
+    expect_error("odd_head.json", HLX_ERR_PARSE,
+                 "odd_head.json:4:3: head_dim: 33 is odd and rope_dim defaults to it");
+    expect_error("huge_int.json", HLX_ERR_PARSE, "huge_int.json:4:");
+    expect_error("missing.json", HLX_ERR_NOT_FOUND, "missing.json: no such model file");
 }
 
 static void test_unknown_preset(void **state)
 {
-    char err[1024] = "";
+    char err[1024] = "", longpath[1200];
     hlx_model_t m;
 
     (void)state;
+    /* a path longer than the loader holds is refused, never opened cut short */
+    memset(longpath, 'a', sizeof(longpath) - 1);
+    longpath[0] = '/';
+    longpath[sizeof(longpath) - 1] = '\0';
+    assert_int_equal(hlx_model_load(longpath, &m, err, sizeof(err)), HLX_ERR_INVALID);
+    assert_non_null(strstr(err, "path longer than 1023 characters"));
     assert_int_equal(hlx_model_load("llama-406b", &m, err, sizeof(err)), HLX_ERR_NOT_FOUND);
     assert_non_null(strstr(err, "llama-406b"));
     assert_non_null(strstr(err, "deepseek-r1, helix-fig1, llama-405b, tiny"));
+}
+
+/* Decode refuses what the runtime does not run, naming the field; the planner loads it. */
+static void test_runnable(void **state)
+{
+    char path[1024], err[1024] = "", want[1200];
+    hlx_model_t m;
+
+    (void)state;
+    snprintf(path, sizeof(path), "%s/moe_dense.json", g_data);
+    assert_int_equal(hlx_model_load(path, &m, err, sizeof(err)), HLX_OK);
+    assert_int_equal(m.experts, 8);
+    assert_int_equal(hlx_model_check_runnable(&m, err, sizeof(err)), HLX_ERR_INVALID);
+    assert_non_null(strstr(err, "experts"));
+    assert_int_equal(hlx_model_load_runnable(path, &m, err, sizeof(err)), HLX_ERR_INVALID);
+    snprintf(want, sizeof(want), "%s:11:3: experts: MoE layers", path);
+    if (strncmp(err, want, strlen(want)) != 0)
+        fail_msg("expected \"%s\" at the start of \"%s\"", want, err);
+    assert_non_null(strstr(err, "(also top_k, expert_ffn, dense_layers)"));
+
+    assert_int_equal(hlx_model_load_runnable("deepseek-r1", &m, err, sizeof(err)),
+                     HLX_ERR_INVALID);
+    assert_non_null(strstr(err, "deepseek-r1.json:3:"));
+    assert_non_null(strstr(err, "attn: MLA attention"));
+    assert_non_null(strstr(err, "kv_lora_rank"));
+    assert_non_null(strstr(err, "experts"));
+
+    /* fp4 weights (the planner's presets) are not run either; the message names no
+     * MLA or MoE field when the file has none */
+    assert_int_equal(hlx_model_load_runnable("llama-405b", &m, err, sizeof(err)),
+                     HLX_ERR_INVALID);
+    assert_non_null(strstr(err, "llama-405b.json:13:3: weight_dtype: fp4 weights are not run"));
+    assert_null(strstr(err, "also"));
+
+    assert_int_equal(hlx_model_load_runnable("tiny", &m, err, sizeof(err)), HLX_OK);
+    assert_string_equal(m.name, "tiny");
+    assert_int_equal(hlx_model_check_runnable(&m, err, sizeof(err)), HLX_OK);
+}
+
+/* Each field of hlx_model_t, by offset and size: changing any one changes the hash. */
+#define HLX_F(_f) { #_f, offsetof(hlx_model_t, _f), sizeof(((hlx_model_t *)0)->_f) }
+static const struct { const char *name; size_t off, size; } g_fields[] = {
+    HLX_F(name), HLX_F(attn), HLX_F(layers), HLX_F(hidden), HLX_F(q_heads),
+    HLX_F(kv_heads), HLX_F(head_dim), HLX_F(v_head_dim), HLX_F(ffn), HLX_F(vocab),
+    HLX_F(rope_theta), HLX_F(rope_dim), HLX_F(norm_eps), HLX_F(weight_dtype),
+    HLX_F(kv_dtype), HLX_F(q_lora_rank), HLX_F(kv_lora_rank), HLX_F(qk_nope_dim),
+    HLX_F(qk_rope_dim), HLX_F(experts), HLX_F(top_k), HLX_F(shared_experts),
+    HLX_F(expert_ffn), HLX_F(dense_layers),
+};
+
+static void test_hash(void **state)
+{
+    hlx_model_t a, b;
+    char err[1024] = "";
+    size_t i, covered = 0;
+    uint64_t h;
+
+    (void)state;
+    assert_int_equal(hlx_model_load("deepseek-r1", &a, err, sizeof(err)), HLX_OK);
+    h = hlx_model_hash(&a);
+    memcpy(&b, &a, sizeof(b));
+    assert_true(hlx_model_hash(&b) == h);
+    for (i = 0; i < sizeof(g_fields) / sizeof(g_fields[0]); i++) {
+        unsigned char *p = (unsigned char *)&b + g_fields[i].off;
+        covered += g_fields[i].size;
+        memcpy(&b, &a, sizeof(b));
+        if (!strcmp(g_fields[i].name, "rope_theta"))
+            b.rope_theta *= 1.0 + 1e-12; /* below what a scaled integer would see */
+        else if (!strcmp(g_fields[i].name, "norm_eps"))
+            b.norm_eps *= 1.0 + 1e-9;
+        else if (!strcmp(g_fields[i].name, "name"))
+            b.name[0] ^= 1;
+        else
+            p[0] ^= 1; /* the low byte of an int or enum (little-endian) */
+        if (hlx_model_hash(&b) == h)
+            fail_msg("changing %s does not change hlx_model_hash", g_fields[i].name);
+    }
+    /* the list above is every field: their sizes add up to the struct less padding */
+    assert_true(covered <= sizeof(hlx_model_t) && covered + 8 > sizeof(hlx_model_t) - 8);
 }
 
 /* Every truncation of a preset and every single-character corruption of it is either
@@ -176,6 +268,8 @@ int main(int argc, char **argv)
         cmocka_unit_test(test_errors),
         cmocka_unit_test(test_unknown_preset),
         cmocka_unit_test(test_mutations),
+        cmocka_unit_test(test_runnable),
+        cmocka_unit_test(test_hash),
     };
 
     g_data = argc > 1 ? argv[1] : "tests/model/data";

@@ -200,6 +200,10 @@ static void test_broken(void **state)
     static const char *const square[] = { "NVLinkBandwidth", "56 values", "expected 64", NULL };
     static const char *const neg[] = { "NVLinkBandwidth", "\"-450000\"", NULL };
     static const char *const pu[] = { "Core L#7", "CPUs 15", NULL };
+    static const char *const dup[] = { "bad-dupindex.xml:", "NVLinkBandwidth",
+                                       "PCIDev object gp_index=18", "listed twice", NULL };
+    static const char *const core[] = { "bad-corematrix.xml:", "NVLinkBandwidth",
+                                        "over Core objects", NULL };
     (void)state;
 
     /* the error names the line of that Core's start tag, found here in the file itself */
@@ -211,6 +215,8 @@ static void test_broken(void **state)
     expect_refused(DATA "bad-nonsquare.xml", square);
     expect_refused(DATA "bad-negative.xml", neg);
     expect_refused(DATA "bad-missing-pu.xml", pu);
+    expect_refused(DATA "bad-dupindex.xml", dup);
+    expect_refused(DATA "bad-corematrix.xml", core);
 }
 
 static void test_missing_and_garbage(void **state)
@@ -220,8 +226,13 @@ static void test_missing_and_garbage(void **state)
     int fd;
     (void)state;
 
-    assert_int_equal(hlx_topo_load(DATA "no-such-file.xml", &t, err, sizeof(err)), HLX_ERR_IO);
-    assert_non_null(strstr(err, "no-such-file.xml"));
+    /* a missing file or a directory is bad input (exit 2), each said as such */
+    assert_int_equal(hlx_topo_load(DATA "no-such-file.xml", &t, err, sizeof(err)),
+                     HLX_ERR_NOT_FOUND);
+    assert_non_null(strstr(err, "no-such-file.xml: no such topology file"));
+    assert_int_equal(hlx_status_exit_code(HLX_ERR_NOT_FOUND), 2);
+    assert_int_equal(hlx_topo_load(DATA, &t, err, sizeof(err)), HLX_ERR_INVALID);
+    assert_non_null(strstr(err, "is a directory, not a topology file"));
     fd = mkstemp(path);
     assert_true(fd >= 0);
     assert_int_equal(write(fd, "{\"not\": \"xml\"}\n", 15), 15);

@@ -12,6 +12,7 @@ typedef struct {
     double eps;
     char   name[16];
     int    flag;
+    int    any;
 } cfg_t;
 
 static const hlx_jfield_t cfg_fields[] = {
@@ -19,6 +20,7 @@ static const hlx_jfield_t cfg_fields[] = {
     { "eps", HLX_JT_DOUBLE, offsetof(cfg_t, eps), 0, 0, 1, 0, "norm epsilon" },
     { "name", HLX_JT_STRING, offsetof(cfg_t, name), 0, 1, 0, 16, "model name" },
     { "flag", HLX_JT_BOOL, offsetof(cfg_t, flag), 0, 1, 0, 0, "a flag" },
+    { "any", HLX_JT_INT, offsetof(cfg_t, any), 0, 1, 0, 0, "an unbounded int" },
 };
 
 static hlx_status_t read_text(const char *text, cfg_t *c, hlx_jdoc_t **doc_p)
@@ -26,7 +28,7 @@ static hlx_status_t read_text(const char *text, cfg_t *c, hlx_jdoc_t **doc_p)
     hlx_status_t st = hlx_jdoc_load_string("m.json", text, doc_p);
     if (st != HLX_OK)
         return st;
-    return hlx_jdoc_read_object(*doc_p, hlx_jdoc_root(*doc_p), "", cfg_fields, 4, c);
+    return hlx_jdoc_read_object(*doc_p, hlx_jdoc_root(*doc_p), "", cfg_fields, 5, c);
 }
 
 static void expect_error(const char *text, const char *msg)
@@ -68,6 +70,12 @@ static void test_errors(void **state)
     expect_error("{\"layers\": 2, \"name\": \"abcdefghijklmnopqrstuvwxyz\"}", "name: longer than");
     expect_error("{\"layers\": 2,, }", "m.json:1:");
     expect_error("[1, 2]", "expected an object");
+    expect_error("", "m.json:1:1: empty file");
+    expect_error(" \n\t", "m.json:1:1: empty file");
+    /* an unbounded int field still refuses what an int cannot hold (it used to wrap) */
+    expect_error("{\"layers\": 2, \"any\": 4294967297}", "any: 4294967297 is outside");
+    expect_error("{\"layers\": 2, \"name\": \"\"}", "name: must not be empty");
+    expect_error("{\"layers\": 2, \"name\": \"a\\tb\"}", "name: control character 0x09");
 }
 
 static void test_locate_nested(void **state)

@@ -287,3 +287,17 @@ if __name__ == "__main__":
     vals = [str(v) for v in all_pairs(8, 450000)]
     vals[1] = "-450000"
     open("bad-negative.xml", "w").write(matrix_values(hgx, vals))
+    # one GPU listed twice in the NVLink matrix (hwloc accepts it: two domains appear)
+    idx = re.search(r'<indexes length="\d+">([^<]*)</indexes>', hgx).group(1).split()
+    dup = idx[:5] + idx[:1] + idx[6:]
+    bad = hgx.replace(" ".join(idx) + " ", " ".join(dup) + " ")
+    assert bad != hgx
+    open("bad-dupindex.xml", "w").write(bad)
+    # the NVLink matrix over Core objects instead of GPUs
+    cores = re.findall(r'type="Core" os_index="\d+" [^>]*gp_index="(\d+)"', hgx)[:8]
+    text = " ".join(cores) + " "
+    bad = hgx.replace('<distances2 type="PCIDev"', '<distances2 type="Core"').replace(
+        '<indexes length="%d">%s </indexes>' % (len(" ".join(idx)) + 1, " ".join(idx)),
+        '<indexes length="%d">%s</indexes>' % (len(text), text))
+    assert bad.count('type="Core"') > hgx.count('type="Core"') and text in bad
+    open("bad-corematrix.xml", "w").write(bad)

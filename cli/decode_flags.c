@@ -1,0 +1,112 @@
+/* The flags of `helix decode` in one table (type, default, bounds, help), parsed into an
+ * hlx_run_config_t through the one number parser. */
+#include "hlx_cmd.h"
+
+#include <stdio.h>
+#include <string.h>
+
+#define HLX_DF(_n, _t, _def, _lo, _hi, _dlo, _dhi, _ch, _f, _meta, _help) \
+    { _n, _t, _def, _lo, _hi, _dlo, _dhi, _ch, offsetof(hlx_decode_opts_t, _f), _meta, _help }
+
+static const hlx_flag_t hlx_decode_flag_list[] = {
+    HLX_DF("model", HLX_FT_STRING, "tiny", 0, 0, 0, 0, NULL, model, "FILE|NAME",
+           "model description (JSON) or preset; dense GQA models run,\n"
+           "MLA, MoE and fp8/fp4-weight models are refused (the planner\n"
+           "models them)"),
+    HLX_DF("kvp", HLX_FT_INT, "1", 1, 4096, 0, 0, NULL, kvp, "K",
+           "KV-parallel ranks per TPA shard"),
+    HLX_DF("tpa", HLX_FT_INT, "1", 1, 4096, 0, 0, NULL, tpa, "T",
+           "tensor-parallel attention width"),
+    HLX_DF("batch", HLX_FT_INT, "1", 1, 65536, 0, 0, NULL, batch, "B",
+           "requests decoded together"),
+    HLX_DF("context", HLX_FT_INT, "4096", 0, INT64_C(1) << 50, 0, 0, NULL, context, "S",
+           "prior context tokens per request"),
+    HLX_DF("steps", HLX_FT_INT, "8", 0, 1000000, 0, 0, NULL, steps, "N", "decode steps"),
+    HLX_DF("kv-block", HLX_FT_INT, "16", 1, 1 << 20, 0, 0, NULL, kv_block, "N",
+           "staggered KV append: consecutive tokens stored on one KVP rank\n"
+           "before moving to the next"),
+    HLX_DF("seed", HLX_FT_INT, "1", 0, INT64_MAX, 0, 0, NULL, seed, "N",
+           "seed of the synthetic weights and context"),
+    HLX_DF("kv-dtype", HLX_FT_CHOICE, NULL, 0, 0, 0, 0, "f32|bf16", kv_dtype, "T",
+           "KV cache storage: f32 or bf16 (default: the model's)"),
+    HLX_DF("kernels", HLX_FT_STRING, "auto", 0, 0, 0, 0, NULL, kernels, "NAME",
+           "kernel variant: auto, scalar, avx2, avx512, amx (auto: the best\n"
+           "this CPU runs, or HELIX_KERNELS; `helix info` lists them)"),
+    HLX_DF("check", HLX_FT_BOOL, NULL, 0, 0, 0, 0, NULL, check, NULL,
+           "recompute every step in a single-process fp64 reference and\n"
+           "compare hidden states, logits and tokens; exit 1 on mismatch"),
+    HLX_DF("check-tol", HLX_FT_NUM, "1e-3", 0, 0, 1e-15, 1e3, NULL, check_tol, "X",
+           "relative tolerance of --check"),
+    HLX_DF("timeout", HLX_FT_NUM, NULL, 0, 0, 1e-3, 86400, NULL, timeout, "SEC",
+           "deadline of the bootstrap and of every collective\n"
+           "(default: HELIX_COMM_TIMEOUT, 30 s)"),
+    HLX_DF("json", HLX_FT_BOOL, NULL, 0, 0, 0, 0, NULL, json, NULL,
+           "print one JSON object instead of the text report"),
+    HLX_DF("verbose", HLX_FT_BOOL, NULL, 0, 0, 0, 0, NULL, verbose, NULL,
+           "print every step on stderr"),
+};
+
+const hlx_flag_table_t hlx_decode_flags = {
+    "decode", hlx_decode_flag_list,
+    sizeof(hlx_decode_flag_list) / sizeof(hlx_decode_flag_list[0]),
+};
+
+static const char hlx_decode_usage_head[] =
+    "usage: helix decode [OPTIONS]\n"
+    "\n"
+    "Decodes --steps tokens for --batch requests that each have --context tokens of prior\n"
+    "(synthetic, seeded) context, with the KV cache sharded over KVP ranks and attention\n"
+    "heads over TPA ranks. The job must have N = KVP x TPA ranks:\n"
+    "  helixrun -n 4 helix decode --kvp 2 --tpa 2 --context 256K --check\n"
+    "Integers take K, M, G and T suffixes (2^10, 2^20, 2^30, 2^40).\n"
+    "\n"
+    "options:\n";
+
+static const char hlx_decode_usage_tail[] =
+    "  -V, --version     print the version\n"
+    "\n"
+    "exit status: 0 ok, 1 runtime failure or check failure, 2 bad input\n";
+
+int hlx_decode_parse(int argc, char **argv, hlx_run_config_t *cfg, hlx_decode_opts_t *o)
+{
+    int given[HLX_FLAGS_MAX], rc, i;
+
+    for (i = 1; i < argc; i++) {
+        if (!strcmp(argv[i], "--"))
+            break;
+        if (!strcmp(argv[i], "-V") || !strcmp(argv[i], "--version")) {
+            printf("helix decode %s\n", HLX_VERSION);
+            return 0;
+        }
+    }
+    memset(o, 0, sizeof(*o));
+    rc = hlx_flags_parse(&hlx_decode_flags, argc, argv, o, given, hlx_decode_usage_head,
+                         hlx_decode_usage_tail);
+    if (rc >= 0)
+        return rc;
+    hlx_run_config_default(cfg);
+    cfg->kvp       = (int)o->kvp;
+    cfg->tpa       = (int)o->tpa;
+    cfg->batch     = (int)o->batch;
+    cfg->context   = o->context;
+    cfg->steps     = (int)o->steps;
+    cfg->kv_block  = (int)o->kv_block;
+    cfg->seed      = (uint64_t)o->seed;
+    cfg->check     = o->check;
+    cfg->check_tol = o->check_tol;
+    cfg->verbose   = o->verbose;
+    cfg->timeout_s = o->timeout; /* 0 when not given: the transport's default */
+    for (i = 0; i < (int)hlx_decode_flags.nflags; i++) {
+        if (!given[i] || strcmp(hlx_decode_flag_list[i].name, "kv-dtype"))
+            continue;
+        cfg->kv_dtype_set = 1;
+        cfg->kv_dtype = o->kv_dtype == 0 ? HLX_DTYPE_F32 : HLX_DTYPE_BF16;
+    }
+    if (strlen(o->kernels) >= sizeof(cfg->kernels)) {
+        fprintf(stderr, "helix decode: --kernels: '%.40s' is not a kernel variant (auto, "
+                "scalar, avx2, avx512, amx)\n", o->kernels);
+        return 2;
+    }
+    snprintf(cfg->kernels, sizeof(cfg->kernels), "%s", o->kernels);
+    return -1;
+}

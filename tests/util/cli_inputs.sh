@@ -1,0 +1,106 @@
+#!/bin/sh
+# The helix commands given bad input as a hostile user would: each case must exit with the
+# stated code and say what is wrong exactly once (one stderr line naming the file, flag or
+# variable). $1: the helix binary, $2: the source tree.
+helix=$1
+src=$2
+topo=$src/tests/data/topology
+tmp=$(mktemp -d /tmp/hlx_cli_inputs_XXXXXX) || exit 1
+trap 'rm -rf "$tmp"' EXIT INT TERM
+fails=0
+
+# expect CODE PATTERN LINES -- command...: exit CODE, PATTERN on stderr, LINES stderr lines
+# mentioning the pattern (0: do not count)
+expect() {
+    code=$1; pat=$2; lines=$3; shift 4
+    timeout 60 env -u HELIX_TOPO_FILE -u HELIX_DEBUG -u HELIX_DEBUG_SUBSYS "$@" \
+        >"$tmp/out" 2>"$tmp/err"
+    rc=$?
+    n=$(grep -c -F -- "$pat" "$tmp/err")
+    if [ "$rc" != "$code" ] || [ "$n" -lt 1 ] || { [ "$lines" != 0 ] && [ "$n" != "$lines" ]; }; then
+        echo "FAIL: $*: exit $rc (want $code), '$pat' on $n stderr line(s) (want ${lines}):"
+        sed 's/^/    /' "$tmp/err" | head -20
+        fails=$((fails + 1))
+    else
+        echo "ok: $* -> $rc"
+    fi
+}
+
+# quiet CODE -- command...: exit CODE with nothing on stderr
+quiet() {
+    code=$1; shift 2
+    timeout 60 env -u HELIX_TOPO_FILE -u HELIX_DEBUG -u HELIX_DEBUG_SUBSYS "$@" \
+        >"$tmp/out" 2>"$tmp/err"
+    rc=$?
+    if [ "$rc" != "$code" ] || [ -s "$tmp/err" ]; then
+        echo "FAIL: $*: exit $rc (want $code), stderr (want none):"
+        sed 's/^/    /' "$tmp/err" | head -20
+        fails=$((fails + 1))
+    else
+        echo "ok: $* -> $rc, quiet"
+    fi
+}
+
+mkdir "$tmp/dir"
+: >"$tmp/empty.json"
+printf '{"name": "x", "name": "y"}' >"$tmp/dup.json"
+
+# directories, missing files, empty files
+expect 2 "$tmp/dir: is a directory, not a topology file" 1 -- "$helix" topo --topo "$tmp/dir"
+expect 2 "$tmp/dir: is a directory, not a model file" 1 -- "$helix" decode --model "$tmp/dir"
+expect 2 "$tmp/dir: is a directory, not a JSON file" 1 -- "$helix" topo --cluster "$tmp/dir"
+expect 2 "/nonexistent/t.xml: no such topology file (HELIX_TOPO_FILE)" 1 -- \
+    env HELIX_TOPO_FILE=/nonexistent/t.xml "$helix" decode --steps 1
+expect 2 "/nonexistent/t.xml: no such topology file" 1 -- "$helix" topo --topo /nonexistent/t.xml
+expect 2 "/nonexistent/m.json: no such model file" 1 -- "$helix" decode --model /nonexistent/m.json
+expect 2 "empty.json:1:1: empty file" 1 -- "$helix" decode --model "$tmp/empty.json"
+expect 2 "dup.json:1:" 1 -- "$helix" decode --model "$tmp/dup.json"
+expect 2 "empty file" 1 -- "$helix" topo --topo "$tmp/empty.json"
+expect 2 "$tmp/dir: cannot write the topology: Is a directory" 1 -- \
+    "$helix" topo --topo "$topo/hgx8.xml" --dump "$tmp/dir"
+expect 2 "/dev/zero: larger than 256 MiB" 1 -- "$helix" topo --topo /dev/zero
+
+# settings: one line per bad value, no wrapper, refused before the command runs
+expect 2 "HELIX_COMM_TIMEOUT: 'abc' is not a finite decimal number" 1 -- \
+    env HELIX_COMM_TIMEOUT=abc "$helix" decode --steps 1
+expect 2 "HELIX_COMM_TIMEOUT: 'nan'" 1 -- env HELIX_COMM_TIMEOUT=nan "$helix" topo --topo "$topo/hgx8.xml"
+expect 2 "HELIX_TOPO_THISSYSTEM: '2' is outside [0, 1]" 1 -- \
+    env HELIX_TOPO_THISSYSTEM=2 "$helix" topo --topo "$topo/hgx8.xml"
+expect 2 "HELIX_COMM_ALLREDUCE_SMALL: '8G' (8589934592) is outside" 1 -- \
+    env HELIX_COMM_ALLREDUCE_SMALL=8G "$helix" decode --steps 1
+# two bad values of one table: both named in one run
+expect 2 "HELIX_COMM_BACKEND: longer than 255" 1 -- env HELIX_COMM_TIMEOUT=x \
+    HELIX_COMM_BACKEND="$(printf '%0300d' 0)" "$helix" decode --steps 1
+expect 2 "HELIX_COMM_TIMEOUT: 'x'" 1 -- env HELIX_COMM_TIMEOUT=x \
+    HELIX_COMM_BACKEND="$(printf '%0300d' 0)" "$helix" decode --steps 1
+expect 2 "HELIX_KERNELS: 'avx3' is not one of auto|scalar|" 1 -- env HELIX_KERNELS=avx3 "$helix" decode --steps 1
+expect 0 "(env, INVALID: 'abc' is not a finite decimal number)" 1 -- \
+    env HELIX_COMM_TIMEOUT=abc sh -c "\"$helix\" info >&2"
+expect 0 "HELIX_COMM_ALLREDUCE_SMALL   65536" 0 -- env HELIX_COMM_ALLREDUCE_SMALL=64K sh -c "\"$helix\" info >&2"
+expect 0 "did you mean HELIX_COMM_TIMEOUT?" 1 -- env HELIX_COMM_TIMOUT=3 "$helix" topo --topo "$topo/hgx8.xml"
+quiet 0 -- env HELIX_RUN_GRACE=3 HELIX_COMM_TIMEOUT=5 "$helix" topo --topo "$topo/hgx8.xml"
+expect 0 "HELIX_DEBUG: 'infoo' is not one of ERROR|WARN|INFO|DEBUG|TRACE (did you mean INFO?)" 1 -- \
+    env HELIX_DEBUG=infoo "$helix" topo --topo "$topo/hgx8.xml"
+expect 0 "unknown subsystem 'topoo' ignored (did you mean TOPO?)" 1 -- \
+    env HELIX_DEBUG_SUBSYS=net,topoo "$helix" topo --topo "$topo/hgx8.xml"
+
+expect 2 "unknown command 'decod' (did you mean decode?)" 1 -- "$helix" decod --steps 1
+
+# flags: the same parser and suffix rule
+expect 2 "--kvp: '1Q' is not an integer" 1 -- "$helix" topo --topo "$topo/hgx8.xml" --kvp 1Q
+expect 2 "--kvp: '0x4' is not an integer" 1 -- "$helix" topo --topo "$topo/hgx8.xml" --kvp 0x4
+expect 2 "--tpa: '99999999999999999999' is outside" 1 -- \
+    "$helix" topo --topo "$topo/hgx8.xml" --tpa 99999999999999999999
+expect 2 "unknown option '--kvpp' (did you mean --kvp?)" 1 -- "$helix" topo --kvpp 2
+expect 2 "--kvp needs a value" 1 -- "$helix" topo --kvp
+expect 2 "--topo: an empty value" 1 -- "$helix" topo --topo ""
+expect 0 "--hidden H" 1 -- sh -c "\"$helix\" info >&2"
+
+# topology files that hwloc accepts but would be read wrong
+expect 2 "bad-dupindex.xml:117: distances \"NVLinkBandwidth\" (line 114): index 18" 1 -- \
+    "$helix" topo --topo "$topo/bad-dupindex.xml"
+expect 2 "bad-dupindex.xml:117:" 1 -- env HELIX_TOPO_FILE="$topo/bad-dupindex.xml" "$helix" decode --steps 1
+expect 2 "is over Core objects" 1 -- "$helix" topo --topo "$topo/bad-corematrix.xml"
+
+[ "$fails" = 0 ] || { echo "$fails case(s) failed"; exit 1; }
+echo "all cases passed"

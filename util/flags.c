@@ -1,0 +1,156 @@
+/* hlx_flags_*: getopt_long over a flag table, values through hlx_parse_*, generated help. */
+#define _GNU_SOURCE
+#include "hlx_flags.h"
+#include "hlx_json.h"
+#include "hlx_parse.h"
+
+#include <getopt.h>
+#include <stdlib.h>
+#include <string.h>
+
+/* Converts text for flag f into out; prints "helix CMD: --flag: reason" on error. */
+static int hlx_flag_set(const hlx_flag_table_t *t, const hlx_flag_t *f, const char *text,
+                        void *out)
+{
+    char *dst = (char *)out + f->offset, why[256];
+    hlx_status_t st = HLX_OK;
+    int64_t v;
+    double d;
+    int idx;
+
+    switch (f->type) {
+    case HLX_FT_BOOL:
+        *(int *)dst = text == NULL || !strcmp(text, "1");
+        return 0;
+    case HLX_FT_INT:
+        st = hlx_parse_int(text, f->imin, f->imax, &v, why, sizeof(why));
+        if (st == HLX_OK)
+            *(int64_t *)dst = v;
+        break;
+    case HLX_FT_NUM:
+        st = hlx_parse_num(text, f->dmin, f->dmax, &d, why, sizeof(why));
+        if (st == HLX_OK)
+            *(double *)dst = d;
+        break;
+    case HLX_FT_STRING:
+        if (text[0] == '\0') {
+            snprintf(why, sizeof(why), "an empty value");
+            st = HLX_ERR_INVALID;
+        } else {
+            *(const char **)dst = text;
+        }
+        break;
+    case HLX_FT_CHOICE:
+        st = hlx_parse_choice(text, f->choices, &idx, why, sizeof(why));
+        if (st == HLX_OK)
+            *(int *)dst = idx;
+        break;
+    }
+    if (st != HLX_OK) {
+        fprintf(stderr, "helix %s: --%s: %s\n", t->command, f->name, why);
+        return -1;
+    }
+    return 0;
+}
+
+void hlx_flags_help(FILE *f, const hlx_flag_table_t *t)
+{
+    size_t i;
+
+    for (i = 0; i < t->nflags; i++) {
+        const hlx_flag_t *fl = &t->flags[i];
+        char head[64];
+        const char *h = fl->help, *nl;
+        snprintf(head, sizeof(head), "--%s%s%s", fl->name, fl->metavar ? " " : "",
+                 fl->metavar ? fl->metavar : "");
+        fprintf(f, "  %-18s", head);
+        if (strlen(head) > 18)
+            fprintf(f, "\n  %-18s", "");
+        while ((nl = strchr(h, '\n')) != NULL) {
+            fprintf(f, "%.*s\n  %-18s", (int)(nl - h), h, "");
+            h = nl + 1;
+        }
+        fprintf(f, "%s", h);
+        if (fl->defval != NULL && fl->type != HLX_FT_BOOL)
+            fprintf(f, " (default %s)", fl->defval);
+        fprintf(f, "\n");
+    }
+    fprintf(f, "  %-18s%s\n", "-h, --help", "this text");
+}
+
+int hlx_flags_parse(const hlx_flag_table_t *t, int argc, char **argv, void *out, int *given,
+                    const char *usage_head, const char *usage_tail)
+{
+    struct option longopts[HLX_FLAGS_MAX + 2];
+    size_t i, n = t->nflags < HLX_FLAGS_MAX ? t->nflags : HLX_FLAGS_MAX;
+    int c;
+
+    for (i = 0; i < n; i++) {
+        const hlx_flag_t *f = &t->flags[i];
+        longopts[i].name = f->name;
+        longopts[i].has_arg = f->type == HLX_FT_BOOL ? no_argument : required_argument;
+        longopts[i].flag = NULL;
+        longopts[i].val = 1000 + (int)i;
+        if (given)
+            given[i] = 0;
+        if (f->defval != NULL && hlx_flag_set(t, f, f->defval, out) != 0)
+            return 2; /* a table bug, named like a bad flag */
+    }
+    longopts[n].name = "help";
+    longopts[n].has_arg = no_argument;
+    longopts[n].flag = NULL;
+    longopts[n].val = 'h';
+    memset(&longopts[n + 1], 0, sizeof(longopts[n + 1]));
+    opterr = 0;
+    optind = 0; /* glibc: 0 resets the scanner fully (a cluster "-xy" left half-read) */
+    while ((c = getopt_long(argc, argv, ":h", longopts, NULL)) != -1) {
+        if (c >= 1000 && c < 1000 + (int)n) {
+            const hlx_flag_t *f = &t->flags[c - 1000];
+            if (hlx_flag_set(t, f, f->type == HLX_FT_BOOL ? NULL : optarg, out) != 0)
+                return 2;
+            if (given)
+                given[c - 1000] = 1;
+        } else if (c == 'h') {
+            if (usage_head)
+                fputs(usage_head, stdout);
+            hlx_flags_help(stdout, t);
+            if (usage_tail)
+                fputs(usage_tail, stdout);
+            return 0;
+        } else if (c == ':') {
+            fprintf(stderr, "helix %s: %s needs a value\n", t->command,
+                    optind > 0 && optind <= argc ? argv[optind - 1] : "an option");
+            return 2;
+        } else if (optopt >= 1000 && optopt < 1000 + (int)n) {
+            fprintf(stderr, "helix %s: --%s takes no value\n", t->command,
+                    t->flags[optopt - 1000].name);
+            return 2;
+        } else {
+            const char *arg = optind > 0 && optind <= argc ? argv[optind - 1] : NULL;
+            char shortopt[3] = { '-', (char)optopt, '\0' };
+            const char *names[HLX_FLAGS_MAX], *near;
+            char key[64];
+            /* an unknown short option (or one inside a cluster) is named by optopt */
+            if (optopt != 0 || arg == NULL || arg[0] != '-' || arg[1] != '-')
+                arg = optopt != 0 ? shortopt : arg ? arg : "?";
+            for (i = 0; i < n; i++)
+                names[i] = t->flags[i].name;
+            snprintf(key, sizeof(key), "%.*s", (int)strcspn(arg + strspn(arg, "-"), "="),
+                     arg + strspn(arg, "-"));
+            near = strlen(key) >= 3 ? hlx_nearest_name(key, names, n) : NULL;
+            if (near != NULL)
+                fprintf(stderr, "helix %s: unknown option '%s' (did you mean --%s?)\n",
+                        t->command, arg, near);
+            else
+                fprintf(stderr, "helix %s: unknown option '%s' (see helix %s --help)\n",
+                        t->command, arg, t->command);
+            return 2;
+        }
+    }
+    if (optind < argc) {
+        fprintf(stderr, "helix %s: unexpected argument '%s' (see helix %s --help)\n",
+                t->command, argv[optind], t->command);
+        return 2;
+    }
+    return -1;
+}
