@@ -444,6 +444,8 @@ static int run_bench(hlx_comm_t *world, int iters)
 
 /* Scripted faults. The victim rank skips one operation; every other rank must get the
  * expected error within the deadline and exits 3 with a line the driver checks. */
+static double busy_s = 3;
+
 static int run_fault(check_ctx_t *ctx, hlx_comm_t *world, const char *fault, int victim,
                      double timeout)
 {
@@ -463,9 +465,32 @@ static int run_fault(check_ctx_t *ctx, hlx_comm_t *world, const char *fault, int
                 hlx_status_str(st));
         return 1;
     }
+    if (!strcmp(fault, "busy")) {
+        /* The victim computes (sleeps) outside the transport for longer than the
+         * heartbeat timeout: its heartbeat thread must keep it alive for the others. */
+        if (ctx->wrank == victim)
+            usleep((useconds_t)(busy_s * 1e6));
+        t0 = hlx_now_s();
+        st = hlx_comm_alltoallv(world, s, cnt, cnt + n, r, cnt, cnt + n);
+        if (st == HLX_OK)
+            st = hlx_comm_barrier(world);
+        free(cnt);
+        if (st != HLX_OK) {
+            fprintf(stderr, "comm_check rank %d: a rank busy for %.1f s outside the "
+                    "transport was declared lost: %s\n", ctx->wrank, busy_s,
+                    hlx_status_str(st));
+            return 1;
+        }
+        if (ctx->wrank == 0)
+            printf("comm_check: busy rank %d (%.1f s) kept alive by its heartbeats\n",
+                   victim, busy_s);
+        return 0;
+    }
     if (ctx->wrank == victim) {
         if (!strcmp(fault, "kill"))
             raise(SIGKILL); /* dies without closing anything */
+        if (!strcmp(fault, "stop"))
+            raise(SIGSTOP); /* alive but silent: only the heartbeats can tell */
         /* skip: stay alive and silent past the others' deadline */
         usleep((useconds_t)((timeout * 3 + 1) * 1e6));
         return 0;
@@ -503,7 +528,11 @@ static void usage(FILE *f)
             "  --timeout S    communicator and bootstrap deadline in s (default: the\n"
             "                 HELIX_COMM_TIMEOUT setting)\n"
             "  --fault F      skip: rank R skips an alltoallv; kill: rank R dies before it;\n"
-            "                 boot: rank R never joins the bootstrap all-gather.\n"
+            "                 boot: rank R never joins the bootstrap all-gather;\n"
+            "                 stop: rank R stops itself (SIGSTOP) before it;\n"
+            "                 busy: rank R sleeps --busy S outside the transport, then all\n"
+            "                 must succeed (exit 0).\n"
+            "  --busy S       sleep of --fault busy (default 3)\n"
             "                 The other ranks exit 3 after the expected error.\n"
             "  --victim R     rank for --fault (default: the last rank)\n"
             "Example: mpirun --oversubscribe -n 4 comm_check --bench\n");
@@ -516,6 +545,7 @@ int main(int argc, char **argv)
         { "timeout", required_argument, NULL, 't' },
         { "fault", required_argument, NULL, 'f' },
         { "victim", required_argument, NULL, 'v' }, { "help", no_argument, NULL, 'h' },
+        { "busy", required_argument, NULL, 'B' },
         { NULL, 0, NULL, 0 },
     };
     hlx_comm_params_t params;
@@ -528,7 +558,7 @@ int main(int argc, char **argv)
     hlx_status_t st;
 
     hlx_comm_params_default(&params);
-    while ((c = getopt_long(argc, argv, "bi:t:f:v:h", opts, NULL)) != -1) {
+    while ((c = getopt_long(argc, argv, "bi:t:f:v:hB:", opts, NULL)) != -1) {
         switch (c) {
         case 'b': bench = 1; break;
         case 'i':
@@ -549,13 +579,21 @@ int main(int argc, char **argv)
             break;
         case 'f':
             fault = optarg;
-            if (strcmp(fault, "skip") && strcmp(fault, "kill") && strcmp(fault, "boot")) {
-                fprintf(stderr, "comm_check: --fault: \"%s\" is not skip, kill or boot\n",
-                        optarg);
+            if (strcmp(fault, "skip") && strcmp(fault, "kill") && strcmp(fault, "boot") &&
+                strcmp(fault, "stop") && strcmp(fault, "busy")) {
+                fprintf(stderr, "comm_check: --fault: \"%s\" is not skip, kill, stop, busy "
+                        "or boot\n", optarg);
                 return 2;
             }
             break;
         case 'v': victim = atoi(optarg); break;
+        case 'B':
+            busy_s = strtod(optarg, &end);
+            if (*end || !(busy_s >= 0 && busy_s <= 3600)) {
+                fprintf(stderr, "comm_check: --busy: \"%s\" is not 0..3600 s\n", optarg);
+                return 2;
+            }
+            break;
         case 'h': usage(stdout); return 0;
         default: usage(stderr); return 2;
         }
