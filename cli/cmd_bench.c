@@ -31,6 +31,8 @@ typedef struct hlx_bench_result {
     double bw_gbps, peak_gflops;
 } hlx_bench_result_t;
 
+int hlx_cmd_bench_a2a(int argc, char **argv); /* cmd_bench_a2a.c: the transport */
+
 static void hlx_bench_usage(FILE *f)
 {
     fprintf(f,
@@ -254,6 +256,8 @@ int hlx_cmd_bench(int argc, char **argv)
     double t_roof, frac;
     int c, rc, dim;
 
+    if (argc >= 2 && !strcmp(argv[1], "a2a"))
+        return hlx_cmd_bench_a2a(argc - 1, argv + 1);
     if (argc < 2 || argv[1][0] == '-') {
         if (argc >= 2 && (!strcmp(argv[1], "--help") || !strcmp(argv[1], "-h"))) {
             hlx_bench_usage(stdout);
