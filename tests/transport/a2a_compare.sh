@@ -37,7 +37,8 @@ awk '
         sizes[b] = 1
     }
     END {
-        for (b in sizes)
-            printf "  %12d %12.2f %12.2f %8.2f\n", b, best["helix", b], best["mpi", b],
-                   best["mpi", b] > 0 ? best["helix", b] / best["mpi", b] : 0
+        for (b in sizes) {
+            r = best["mpi", b] > 0 ? best["helix", b] / best["mpi", b] : 0
+            printf "  %12d %12.2f %12.2f %8.2f\n", b, best["helix", b], best["mpi", b], r
+        }
     }' "$out/helix" "$out/mpi" | sort -n
