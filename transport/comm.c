@@ -461,8 +461,9 @@ static hlx_status_t hlx_comm_req_wait(hlx_comm_req_t *req)
         }
         if (st != HLX_INPROGRESS)
             return hlx_comm_req_fail(req, st);
-        /* More ranks than cores: let the peer we wait for run. */
-        if (idle > 64) {
+        /* Let the peer we wait for run: soon when this host has more ranks than cores
+         * (Open MPI's yield_when_idle does the same when oversubscribed). */
+        if (idle > req->comm->net->idle_rounds) {
             sched_yield();
             idle = 0;
         }
@@ -730,6 +731,13 @@ hlx_status_t hlx_comm_world(hlx_boot_t *boot, const hlx_comm_params_t *p,
     if (st != HLX_OK) {
         hlx_error("communicator: world creation failed (backend %s)", hlx_comm_backend(comm));
         goto err_close;
+    }
+    {
+        long cpus = sysconf(_SC_NPROCESSORS_ONLN);
+        int local = 0;
+        for (r = 0; r < info.size; r++)
+            local += !strcmp(net->peers[r].host, net->peers[info.rank].host);
+        net->idle_rounds = cpus > 0 && local > cpus ? 4 : 64;
     }
     hlx_debug(HLX_SUB_NET, "world communicator: %d ranks over %s, timeout %g s",
               info.size, hlx_comm_backend(comm), p->timeout_s);
@@ -1024,10 +1032,10 @@ hlx_status_t hlx_comm_ialltoallv(hlx_comm_t *comm, const void *sbuf, const size_
 
 int hlx_comm_arrived(hlx_comm_req_t *req, int rank)
 {
-    int i, idle = 0;
+    int i;
 
-    if (hlx_comm_req_progress(req, &idle) == HLX_OK)
-        return 1;
+    /* progress only: errors and the deadline are reported by hlx_comm_test / wait */
+    hlx_comm_net_progress(req->comm->net);
     for (i = 0; i < req->nslots; i++) {
         const hlx_comm_slot_t *s = &req->slots[i];
         if (s->is_recv && s->peer == rank)

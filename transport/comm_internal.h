@@ -127,6 +127,7 @@ struct hlx_comm_net {
     hlx_liveness_t       *live;            /* heartbeats; NULL for a world of one */
     char                  shm_tls[256];    /* UCX transports for same-host peers */
     int                   ucx_err_peer;    /* also ask UCX to report dead peers */
+    int                   idle_rounds;     /* idle progress rounds before a yield */
 };
 
 struct hlx_comm_req {

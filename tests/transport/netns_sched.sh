@@ -1,0 +1,68 @@
+#!/bin/sh
+# Per-link scheduling across two network namespaces: ranks 0 and 1 in namespace A share
+# memory, rank 2 in namespace B is reached over a veth slowed to 20 Mbit/s with tbf. The
+# all-to-all's shared-memory blocks must land before the slow link's (link_sched checks
+# it and every byte). mpirun runs inside A and starts B's daemon through an rsh agent that
+# enters B. Namespaces, veth and addresses are this test's own and removed on every exit.
+# Skipped (77) when not root or when network namespaces cannot be made.
+# usage: netns_sched.sh MPIRUN LINK_SCHED
+set -u
+mpirun=$1 prog=$2
+skip() { echo "netns_sched: skipped: $*"; exit 77; }
+[ "$(id -u)" -eq 0 ] || skip "needs root"
+command -v ip >/dev/null 2>&1 || skip "no ip command"
+command -v tc >/dev/null 2>&1 || skip "no tc command"
+ip netns list >/dev/null 2>&1 || skip "ip netns unavailable"
+
+tag=hx$$
+nsa=${tag}a nsb=${tag}b vea=${tag}va veb=${tag}vb
+addr_a=10.251.$(( $$ % 200 )).1 addr_b=10.251.$(( $$ % 200 )).2
+dir=$(mktemp -d)
+cleanup() {
+    ip netns del "$nsa" 2>/dev/null
+    ip netns del "$nsb" 2>/dev/null
+    rm -rf "$dir"
+}
+trap cleanup EXIT
+trap 'exit 1' INT TERM HUP
+
+ip netns add "$nsa" || skip "cannot create a network namespace"
+ip netns add "$nsb" || skip "cannot create a network namespace"
+ip link add "$vea" type veth peer name "$veb" || skip "cannot create a veth pair"
+ip link set "$vea" netns "$nsa" && ip link set "$veb" netns "$nsb" &&
+ip -n "$nsa" addr add "$addr_a/24" dev "$vea" && ip -n "$nsb" addr add "$addr_b/24" dev "$veb" &&
+ip -n "$nsa" link set lo up && ip -n "$nsb" link set lo up &&
+ip -n "$nsa" link set "$vea" up && ip -n "$nsb" link set "$veb" up ||
+    { echo "netns_sched: FAIL: network setup"; exit 1; }
+# the slow link, both directions
+tc -n "$nsa" qdisc add dev "$vea" root tbf rate 20mbit burst 32kb latency 400ms &&
+tc -n "$nsb" qdisc add dev "$veb" root tbf rate 20mbit burst 32kb latency 400ms ||
+    skip "no tbf qdisc"
+
+cat >"$dir/rsh" <<EOS
+#!/bin/sh
+# mpirun's rsh agent: run the daemon command in the namespace of the host address
+host=\$1
+shift
+case \$host in
+$addr_a) ns=$nsa ;;
+$addr_b) ns=$nsb ;;
+*) echo "rsh: unknown host \$host" >&2; exit 1 ;;
+esac
+exec ip netns exec "\$ns" sh -c "\$*"
+EOS
+chmod +x "$dir/rsh"
+
+log=$dir/log
+timeout -k 5 90 ip netns exec "$nsa" "$mpirun" --allow-run-as-root --oversubscribe \
+    -H "$addr_a:2,$addr_b:1" -n 3 \
+    --mca plm_rsh_agent "$dir/rsh" --mca oob_tcp_if_include "$addr_a/24" \
+    --mca btl self,tcp --mca btl_tcp_if_include "$addr_a/24" \
+    -x UCX_TLS=tcp,self -x UCX_WARN_UNUSED_ENV_VARS=n -x HELIX_COMM_TIMEOUT=60 \
+    "$prog" 4194304 >"$log" 2>&1
+rc=$?
+cat "$log"
+[ "$rc" -eq 0 ] || { echo "netns_sched: FAIL: job exited $rc"; exit 1; }
+n=$(grep -c 'ok: shm blocks by' "$log")
+[ "$n" -eq 2 ] || { echo "netns_sched: FAIL: $n of 2 ranks with both link kinds passed"; exit 1; }
+echo "netns_sched: ok"
