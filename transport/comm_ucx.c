@@ -202,10 +202,17 @@ static void hlx_ucx_close(hlx_comm_be_t *be, int graceful)
 static hlx_status_t hlx_ucx_configure(hlx_comm_be_t *be, ucp_config_t *config)
 {
     const char *tls = be->net->shm_tls;
+    char with_tcp[300];
     ucs_status_t s;
 
     if (be->path != HLX_PATH_SHM)
         return HLX_OK;
+    /* Peer-failure mode: UCX 1.13's shared-memory transports cannot serve it, so tcp
+     * (on loopback) is added for the endpoints to have a path at all. */
+    if (be->net->ucx_err_peer && !strstr(tls, "tcp") && !strstr(tls, "all")) {
+        snprintf(with_tcp, sizeof(with_tcp), "%s,tcp", tls);
+        tls = with_tcp;
+    }
     s = ucp_config_modify(config, "TLS", tls);
     if (s == UCS_OK && (strstr(tls, "tcp") || strstr(tls, "all")))
         s = ucp_config_modify(config, "NET_DEVICES", "lo");
