@@ -1,6 +1,8 @@
 /* Per-link scheduling check: ranks in the same network namespace share memory, ranks in
  * another one are reached over the network; in one all-to-all the blocks of the fast peers
- * must land before the slow link's, every byte checked. Run by netns_sched.sh. */
+ * must land before the slow link's, every byte checked. The link classes are given from
+ * the namespaces, or (--from-hosts) derived by the transport from host names, which the
+ * driver makes differ per namespace. Run by netns_sched.sh. */
 #include "hlx_comm.h"
 #include "hlx_time.h"
 
@@ -22,6 +24,7 @@ static uint8_t expect(int src, int dst, size_t off)
 
 int main(int argc, char **argv)
 {
+    int from_hosts = argc > 2 && !strcmp(argv[2], "--from-hosts");
     size_t bytes = argc > 1 ? (size_t)strtoull(argv[1], NULL, 0) : (size_t)4 << 20;
     hlx_comm_params_t cp;
     hlx_boot_info_t info;
@@ -62,12 +65,18 @@ int main(int argc, char **argv)
     /* the caller's link classes: same namespace -> shm, else tcp (host names are equal) */
     for (j = 0; j < n; j++)
         links[j] = j == me ? HLX_LINK_SELF : ns[j] == myns ? HLX_LINK_SHM : HLX_LINK_TCP;
-    cp.links = links;
+    cp.links = from_hosts ? NULL : links;
     st = hlx_comm_world(boot, &cp, &world);
     if (st != HLX_OK)
         return hlx_status_exit_code(st);
     for (j = 0; j < n; j++) {
         const char *want = j == me ? "self" : links[j] == HLX_LINK_SHM ? "ucx-shm" : "ucx-net";
+        if (hlx_comm_peer_link(world, j) != links[j]) {
+            fprintf(stderr, "link_sched rank %d: peer %d has link class %d, expected %d "
+                    "(%s)\n", me, j, (int)hlx_comm_peer_link(world, j), (int)links[j],
+                    from_hosts ? "from host names" : "given");
+            rc = 1;
+        }
         if (strcmp(hlx_comm_peer_backend(world, j), want)) {
             fprintf(stderr, "link_sched rank %d: peer %d uses %s, expected %s\n", me, j,
                     hlx_comm_peer_backend(world, j), want);

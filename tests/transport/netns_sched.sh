@@ -3,7 +3,9 @@
 # memory, rank 2 in namespace B is reached over a veth slowed to 20 Mbit/s with tbf. The
 # all-to-all's shared-memory blocks must land before the slow link's (link_sched checks
 # it and every byte). mpirun runs inside A and starts B's daemon through an rsh agent that
-# enters B. Namespaces, veth and addresses are this test's own and removed on every exit.
+# enters B. A second run lets the transport derive the classes from host names: B's side
+# runs in its own UTS namespace with another host name. Namespaces, veth and addresses
+# are this test's own and removed on every exit.
 # Skipped (77) when not root or when network namespaces cannot be made.
 # usage: netns_sched.sh MPIRUN LINK_SCHED
 set -u
@@ -49,20 +51,28 @@ $addr_a) ns=$nsa ;;
 $addr_b) ns=$nsb ;;
 *) echo "rsh: unknown host \$host" >&2; exit 1 ;;
 esac
+if [ "\$ns" = "$nsb" ] && [ -n "\${HLX_SCHED_UTS:-}" ]; then
+    exec ip netns exec "\$ns" unshare --uts sh -c "hostname $tag-b && \$*"
+fi
 exec ip netns exec "\$ns" sh -c "\$*"
 EOS
 chmod +x "$dir/rsh"
 
-log=$dir/log
-timeout -k 5 90 ip netns exec "$nsa" "$mpirun" --allow-run-as-root --oversubscribe \
-    -H "$addr_a:2,$addr_b:1" -n 3 \
-    --mca plm_rsh_agent "$dir/rsh" --mca oob_tcp_if_include "$addr_a/24" \
-    --mca btl self,tcp --mca btl_tcp_if_include "$addr_a/24" \
-    -x UCX_TLS=tcp,self -x UCX_WARN_UNUSED_ENV_VARS=n -x HELIX_COMM_TIMEOUT=60 \
-    "$prog" 4194304 >"$log" 2>&1
-rc=$?
-cat "$log"
-[ "$rc" -eq 0 ] || { echo "netns_sched: FAIL: job exited $rc"; exit 1; }
-n=$(grep -c 'ok: shm blocks by' "$log")
-[ "$n" -eq 2 ] || { echo "netns_sched: FAIL: $n of 2 ranks with both link kinds passed"; exit 1; }
-echo "netns_sched: ok"
+run() { # label, extra link_sched argument
+    log=$dir/log.$1
+    timeout -k 5 90 ip netns exec "$nsa" "$mpirun" --allow-run-as-root --oversubscribe \
+        -H "$addr_a:2,$addr_b:1" -n 3 \
+        --mca plm_rsh_agent "$dir/rsh" --mca oob_tcp_if_include "$addr_a/24" \
+        --mca btl self,tcp --mca btl_tcp_if_include "$addr_a/24" \
+        -x UCX_TLS=tcp,self -x UCX_WARN_UNUSED_ENV_VARS=n -x HELIX_COMM_TIMEOUT=60 \
+        "$prog" 4194304 $2 >"$log" 2>&1
+    rc=$?
+    cat "$log"
+    [ "$rc" -eq 0 ] || { echo "netns_sched: FAIL ($1): job exited $rc"; exit 1; }
+    n=$(grep -c 'ok: shm blocks by' "$log")
+    [ "$n" -eq 2 ] ||
+        { echo "netns_sched: FAIL ($1): $n of 2 ranks with both link kinds passed"; exit 1; }
+    echo "netns_sched: $1: ok"
+}
+run "links given" ""
+HLX_SCHED_UTS=1 run "links from host names" --from-hosts
