@@ -11,6 +11,37 @@
 #include <stdlib.h>
 #include <string.h>
 #include <sys/stat.h>
+#include <unistd.h>
+
+/* --partition DIR: after a good barrier rank 0 creates DIR/ready; the driver cuts the
+ * link and creates DIR/cut; then a barrier with a 60 s deadline must fail with a lost peer
+ * named by the heartbeats. Returns 3 on the expected failure. */
+static int partition(hlx_comm_t *world, const char *dir, int me)
+{
+    char ready[512], cut[512];
+    double t0;
+    hlx_status_t st;
+    struct stat sb;
+    FILE *f;
+
+    snprintf(ready, sizeof(ready), "%s/ready", dir);
+    snprintf(cut, sizeof(cut), "%s/cut", dir);
+    if (hlx_comm_barrier(world) != HLX_OK)
+        return 1;
+    if (me == 0 && (f = fopen(ready, "w")) != NULL)
+        fclose(f);
+    for (t0 = hlx_now_s(); stat(cut, &sb) != 0; usleep(10000))
+        if (hlx_now_s() - t0 > 30) {
+            fprintf(stderr, "link_sched rank %d: no %s after 30 s\n", me, cut);
+            return 1;
+        }
+    t0 = hlx_now_s();
+    st = hlx_comm_barrier(world);
+    fprintf(stderr, "link_sched rank %d: partition: barrier returned \"%s\" after %.2f s\n",
+            me, hlx_status_str(st), hlx_now_s() - t0);
+    fflush(stderr);
+    return st == HLX_ERR_PEER ? 3 : 1;
+}
 
 static uint8_t expect(int src, int dst, size_t off)
 {
@@ -25,6 +56,7 @@ static uint8_t expect(int src, int dst, size_t off)
 int main(int argc, char **argv)
 {
     int from_hosts = argc > 2 && !strcmp(argv[2], "--from-hosts");
+    const char *part_dir = argc > 3 && !strcmp(argv[2], "--partition") ? argv[3] : NULL;
     size_t bytes = argc > 1 ? (size_t)strtoull(argv[1], NULL, 0) : (size_t)4 << 20;
     hlx_comm_params_t cp;
     hlx_boot_info_t info;
@@ -83,6 +115,10 @@ int main(int argc, char **argv)
             rc = 1;
         }
         nslow += links[j] == HLX_LINK_TCP;
+    }
+    if (part_dir != NULL) {
+        fflush(stdout);
+        _exit(partition(world, part_dir, me)); /* the job is broken on purpose */
     }
     for (j = 0; j < n; j++) {
         cnt[j] = bytes;

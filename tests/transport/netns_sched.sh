@@ -4,8 +4,10 @@
 # all-to-all's shared-memory blocks must land before the slow link's (link_sched checks
 # it and every byte). mpirun runs inside A and starts B's daemon through an rsh agent that
 # enters B. A second run lets the transport derive the classes from host names: B's side
-# runs in its own UTS namespace with another host name. Namespaces, veth and addresses
-# are this test's own and removed on every exit.
+# runs in its own UTS namespace with another host name. A third run cuts the link (veth
+# down) during a barrier: the heartbeats must name the lost rank within their timeout +
+# 2 s. Namespaces, veth, addresses and what ran in them are this test's own and removed
+# on every exit.
 # Skipped (77) when not root or when network namespaces cannot be made.
 # usage: netns_sched.sh MPIRUN LINK_SCHED
 set -u
@@ -21,6 +23,9 @@ nsa=${tag}a nsb=${tag}b vea=${tag}va veb=${tag}vb
 addr_a=10.251.$(( $$ % 200 )).1 addr_b=10.251.$(( $$ % 200 )).2
 dir=$(mktemp -d)
 cleanup() {
+    for ns in "$nsa" "$nsb"; do
+        for pid in $(ip netns pids "$ns" 2>/dev/null); do kill -9 "$pid" 2>/dev/null; done
+    done
     ip netns del "$nsa" 2>/dev/null
     ip netns del "$nsb" 2>/dev/null
     rm -rf "$dir"
@@ -58,14 +63,20 @@ exec ip netns exec "\$ns" sh -c "\$*"
 EOS
 chmod +x "$dir/rsh"
 
-run() { # label, extra link_sched argument
-    log=$dir/log.$1
+launch() { # log, link_sched arguments...
+    log=$1
+    shift
     timeout -k 5 90 ip netns exec "$nsa" "$mpirun" --allow-run-as-root --oversubscribe \
         -H "$addr_a:2,$addr_b:1" -n 3 \
         --mca plm_rsh_agent "$dir/rsh" --mca oob_tcp_if_include "$addr_a/24" \
         --mca btl self,tcp --mca btl_tcp_if_include "$addr_a/24" \
         -x UCX_TLS=tcp,self -x UCX_WARN_UNUSED_ENV_VARS=n -x HELIX_COMM_TIMEOUT=60 \
-        "$prog" 4194304 $2 >"$log" 2>&1
+        -x HELIX_HEARTBEAT_INTERVAL=0.3 -x HELIX_HEARTBEAT_TIMEOUT=3 \
+        "$prog" 4194304 "$@" >"$log" 2>&1
+}
+run() { # label, extra link_sched argument
+    log=$dir/log.$1
+    launch "$log" $2
     rc=$?
     cat "$log"
     [ "$rc" -eq 0 ] || { echo "netns_sched: FAIL ($1): job exited $rc"; exit 1; }
@@ -76,3 +87,32 @@ run() { # label, extra link_sched argument
 }
 run "links given" ""
 HLX_SCHED_UTS=1 run "links from host names" --from-hosts
+
+# partition: the job runs in the background; the link goes down between two barriers
+log=$dir/log.partition
+mkdir "$dir/part"
+launch "$log" --partition "$dir/part" &
+job=$!
+i=0
+while [ ! -e "$dir/part/ready" ] && [ $i -lt 300 ]; do sleep 0.1; i=$((i + 1)); done
+[ -e "$dir/part/ready" ] || { cat "$log"; echo "netns_sched: FAIL: partition run never ready"; exit 1; }
+ip -n "$nsa" link set "$vea" down
+touch "$dir/part/cut"
+# survivors in A report within heartbeat timeout (3 s) + 2 s; allow the launcher 20 s
+i=0
+while [ "$(grep -c 'partition: barrier returned' "$log")" -lt 2 ] && [ $i -lt 200 ]; do
+    sleep 0.1; i=$((i + 1))
+done
+kill "$job" 2>/dev/null
+wait "$job" 2>/dev/null
+cat "$log"
+n=$(grep -c 'partition: barrier returned "peer lost"' "$log")
+[ "$n" -ge 2 ] || { echo "netns_sched: FAIL: $n ranks reported the partition"; exit 1; }
+grep -q 'rank 2 (host [^,]*, pid [0-9]*) silent for' "$log" ||
+    { echo "netns_sched: FAIL: rank 2 not named with host and pid"; exit 1; }
+grep 'partition: barrier returned "peer lost"' "$log" | sed 's/.*after \([0-9.]*\) s.*/\1/' |
+    while read -r t; do
+        [ "$(echo "$t <= 3 + 2" | bc)" -eq 1 ] ||
+            { echo "netns_sched: FAIL: partition reported after $t s"; exit 1; }
+    done || exit 1
+echo "netns_sched: partition: ok"
