@@ -376,8 +376,10 @@ static int hlx_comm_peer_silent(hlx_comm_net_t *net, int w)
     return 1;
 }
 
-/* One progress round; HLX_OK when every slot completed without error. */
-static hlx_status_t hlx_comm_req_check(hlx_comm_req_t *req)
+/* One progress round; HLX_OK when every slot completed without error. live: also ask
+ * the liveness layer about the peers still pending (skipped while an operation is young,
+ * which keeps the fast path free of it). */
+static hlx_status_t hlx_comm_req_check(hlx_comm_req_t *req, int live)
 {
     hlx_comm_t *comm = req->comm;
     hlx_comm_net_t *net = comm->net;
@@ -407,7 +409,7 @@ static hlx_status_t hlx_comm_req_check(hlx_comm_req_t *req)
             }
             continue;
         }
-        if (hlx_comm_peer_silent(net, w) || w == lost) {
+        if (net->peer_lost[w] || (live && hlx_comm_peer_silent(net, w)) || w == lost) {
             hlx_error("%s (comm %u, seq %u): rank %d (world %d) lost (%s) before %s",
                       req->op, comm->id, req->seq, s->peer, w,
                       net->peer_lost[w] ? hlx_comm_lost_str(net, w)
@@ -424,6 +426,7 @@ static hlx_status_t hlx_comm_req_progress(hlx_comm_req_t *req, int *idle_p)
     hlx_comm_net_t *net = req->comm->net;
     hlx_status_t st;
     char recvs[256], sends[256];
+    double now;
     int i;
 
     /* A few rounds per call: cheap when there is work, bounded when there is none. */
@@ -433,10 +436,11 @@ static hlx_status_t hlx_comm_req_progress(hlx_comm_req_t *req, int *idle_p)
         else
             (*idle_p)++;
     }
-    st = hlx_comm_req_check(req);
+    now = hlx_now_s();
+    st = hlx_comm_req_check(req, now - req->t0 > 0.01);
     if (st != HLX_INPROGRESS)
         return st;
-    if (hlx_now_s() > req->deadline) {
+    if (now > req->deadline) {
         hlx_comm_pending_list(req, 1, recvs, sizeof(recvs));
         hlx_comm_pending_list(req, 0, sends, sizeof(sends));
         hlx_error("%s (comm %u, seq %u) timed out after %.2f s: no data yet from ranks "
