@@ -741,7 +741,7 @@ hlx_status_t hlx_comm_world(hlx_boot_t *boot, const hlx_comm_params_t *p,
         int local = 0;
         for (r = 0; r < info.size; r++)
             local += !strcmp(net->peers[r].host, net->peers[info.rank].host);
-        net->idle_rounds = cpus > 0 && local > cpus ? 4 : 64;
+        net->idle_rounds = cpus > 0 && local > cpus ? 0 : 64;
     }
     hlx_debug(HLX_SUB_NET, "world communicator: %d ranks over %s, timeout %g s",
               info.size, hlx_comm_backend(comm), p->timeout_s);
