@@ -22,6 +22,8 @@ typedef struct hlx_comm_settings {
     char   shm_tls[HLX_PARAM_STRLEN];
     double hb_interval;
     double hb_timeout;
+    int    chunk_shm;
+    int    chunk_net;
 } hlx_comm_settings_t;
 
 static const hlx_param_t hlx_comm_param_list[] = {
@@ -42,6 +44,13 @@ static const hlx_param_t hlx_comm_param_list[] = {
     { "COMM_SHM_TLS", HLX_PT_STRING, "sm,self", 0, 0, offsetof(hlx_comm_settings_t, shm_tls),
       "UCX transports for peers on the same host (the network path keeps UCX_TLS and "
       "UCX_NET_DEVICES); a tcp entry here is confined to the loopback device" },
+    { "COMM_CHUNK_SHM", HLX_PT_INT, "0", 0, 1 << 30, offsetof(hlx_comm_settings_t, chunk_shm),
+      "all-to-all blocks to same-host peers are sent in messages of at most this many "
+      "bytes (0: one message per block)" },
+    { "COMM_CHUNK_NET", HLX_PT_INT, "1048576", 0, 1 << 30,
+      offsetof(hlx_comm_settings_t, chunk_net),
+      "all-to-all blocks to peers on other hosts are sent in messages of at most this many "
+      "bytes (0: one message per block); must be equal on every rank" },
     { "HEARTBEAT_INTERVAL", HLX_PT_DOUBLE, "1", 0.01, 60,
       offsetof(hlx_comm_settings_t, hb_interval),
       "seconds between two heartbeats a rank sends to every peer (from its own thread)" },
@@ -120,6 +129,11 @@ static hlx_status_t hlx_comm_settings(hlx_comm_settings_t *s)
         return st;
     if (strcmp(s->ucx_err_mode, "peer") && strcmp(s->ucx_err_mode, "none")) {
         hlx_error("HELIX_COMM_UCX_ERR_MODE=\"%s\": expected peer or none", s->ucx_err_mode);
+        return HLX_ERR_INVALID;
+    }
+    if ((s->chunk_shm > 0 && s->chunk_shm < 4096) || (s->chunk_net > 0 && s->chunk_net < 4096)) {
+        hlx_error("HELIX_COMM_CHUNK_SHM=%d / HELIX_COMM_CHUNK_NET=%d: 0 (no chunks) or at "
+                  "least 4096 bytes", s->chunk_shm, s->chunk_net);
         return HLX_ERR_INVALID;
     }
     if (s->hb_timeout < 2 * s->hb_interval) {
@@ -233,6 +247,22 @@ static hlx_status_t hlx_comm_req_get(hlx_comm_t *comm, const char *op, int nseq,
     req->t0 = hlx_now_s();
     req->deadline = req->t0 + comm->timeout_s;
     *req_p = req;
+    return HLX_OK;
+}
+
+/* Room for n slots, before any of them is posted (posted slots must not move: the
+ * backend holds pointers to them). Grows only until the largest operation was seen. */
+static hlx_status_t hlx_comm_req_reserve(hlx_comm_req_t *req, int n)
+{
+    hlx_comm_slot_t *slots;
+
+    if (n <= req->cap)
+        return HLX_OK;
+    slots = realloc(req->slots, (size_t)n * sizeof(*slots));
+    if (slots == NULL)
+        return HLX_ERR_NOMEM;
+    req->slots = slots;
+    req->cap = n;
     return HLX_OK;
 }
 
@@ -686,6 +716,8 @@ hlx_status_t hlx_comm_world(hlx_boot_t *boot, const hlx_comm_params_t *p,
     net->timeout_s = p->timeout_s;
     net->ucx_err_peer = !strcmp(set.ucx_err_mode, "peer");
     snprintf(net->shm_tls, sizeof(net->shm_tls), "%s", set.shm_tls);
+    net->chunk[HLX_PATH_SHM] = (size_t)set.chunk_shm;
+    net->chunk[HLX_PATH_NET] = (size_t)set.chunk_net;
     for (path = 0; path < HLX_PATH_COUNT; path++) {
         net->be[path].ops = hlx_comm_backends[path];
         net->be[path].net = net;
@@ -984,6 +1016,19 @@ static void hlx_comm_peer_order(const hlx_comm_t *comm, int dir, int *order)
         }
 }
 
+/* Message size limit of the block to or from a rank of comm (0: none). */
+static size_t hlx_comm_chunk(const hlx_comm_t *comm, int peer)
+{
+    const hlx_comm_be_t *be = comm->net->peer_be[comm->world_ranks[peer]];
+
+    return be ? comm->net->chunk[be->path] : 0;
+}
+
+static size_t hlx_comm_nchunks(size_t len, size_t chunk)
+{
+    return chunk == 0 || len <= chunk ? 1 : (len + chunk - 1) / chunk;
+}
+
 hlx_status_t hlx_comm_p2p_ialltoallv(hlx_comm_t *comm, const void *sbuf,
                                      const size_t *scounts, const size_t *sdispls,
                                      void *rbuf, const size_t *rcounts,
@@ -991,6 +1036,7 @@ hlx_status_t hlx_comm_p2p_ialltoallv(hlx_comm_t *comm, const void *sbuf,
 {
     hlx_comm_req_t *req;
     hlx_status_t st;
+    size_t nslots;
     int i, me = comm->rank, n = comm->size;
 
     st = hlx_comm_req_get(comm, "alltoallv", 1, &req);
@@ -1004,21 +1050,48 @@ hlx_status_t hlx_comm_p2p_ialltoallv(hlx_comm_t *comm, const void *sbuf,
     }
     /* Receives first so that eager data lands in place; every pair exchanges a message
      * even when empty, which both checks the counts and proves the peer reached here. */
+    /* Blocks over a link with a chunk size go as several messages of one tag, which
+     * UCX matches in order. */
+    for (i = 0, nslots = 0; i < n; i++)
+        if (i != me)
+            nslots += hlx_comm_nchunks(rcounts[i], hlx_comm_chunk(comm, i)) +
+                      hlx_comm_nchunks(scounts[i], hlx_comm_chunk(comm, i));
+    if (nslots > (1u << 24)) {
+        hlx_error("alltoallv: %zu messages in one operation; raise HELIX_COMM_CHUNK_NET / "
+                  "HELIX_COMM_CHUNK_SHM", nslots);
+        hlx_comm_req_put(req);
+        return HLX_ERR_NOSPACE;
+    }
+    st = hlx_comm_req_reserve(req, (int)nslots);
+    if (st != HLX_OK) {
+        hlx_comm_req_put(req);
+        return st;
+    }
     hlx_comm_peer_order(comm, -1, comm->order);
     for (i = 0; i < n - 1; i++) {
         int peer = comm->order[i];
-        st = hlx_comm_post_recv(req, req->seq, peer, (char *)rbuf + rdispls[peer],
-                                rcounts[peer]);
-        if (st != HLX_OK)
-            return hlx_comm_req_post_fail(req, st);
+        size_t chunk = hlx_comm_chunk(comm, peer), off = 0, len = rcounts[peer];
+        do {
+            size_t part = chunk && len - off > chunk ? chunk : len - off;
+            st = hlx_comm_post_recv(req, req->seq, peer, (char *)rbuf + rdispls[peer] + off,
+                                    part);
+            if (st != HLX_OK)
+                return hlx_comm_req_post_fail(req, st);
+            off += part;
+        } while (off < len);
     }
     hlx_comm_peer_order(comm, 1, comm->order);
     for (i = 0; i < n - 1; i++) {
         int peer = comm->order[i];
-        st = hlx_comm_post_send(req, req->seq, peer, (const char *)sbuf + sdispls[peer],
-                                scounts[peer]);
-        if (st != HLX_OK)
-            return hlx_comm_req_post_fail(req, st);
+        size_t chunk = hlx_comm_chunk(comm, peer), off = 0, len = scounts[peer];
+        do {
+            size_t part = chunk && len - off > chunk ? chunk : len - off;
+            st = hlx_comm_post_send(req, req->seq, peer,
+                                    (const char *)sbuf + sdispls[peer] + off, part);
+            if (st != HLX_OK)
+                return hlx_comm_req_post_fail(req, st);
+            off += part;
+        } while (off < len);
     }
     if (scounts[me] > 0)
         memmove((char *)rbuf + rdispls[me], (const char *)sbuf + sdispls[me], scounts[me]);
@@ -1042,10 +1115,11 @@ int hlx_comm_arrived(hlx_comm_req_t *req, int rank)
     hlx_comm_net_progress(req->comm->net);
     for (i = 0; i < req->nslots; i++) {
         const hlx_comm_slot_t *s = &req->slots[i];
-        if (s->is_recv && s->peer == rank)
-            return s->done && s->status == HLX_OK && s->got == s->len;
+        if (s->is_recv && s->peer == rank && !(s->done && s->status == HLX_OK &&
+                                                 s->got == s->len))
+            return 0; /* one of its messages (chunks) is missing */
     }
-    return rank == req->comm->rank; /* the self block is copied when posting */
+    return rank >= 0 && rank < req->comm->size;
 }
 
 hlx_status_t hlx_comm_test(hlx_comm_req_t *req)

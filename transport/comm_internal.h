@@ -128,6 +128,7 @@ struct hlx_comm_net {
     char                  shm_tls[256];    /* UCX transports for same-host peers */
     int                   ucx_err_peer;    /* also ask UCX to report dead peers */
     int                   idle_rounds;     /* idle progress rounds before a yield */
+    size_t                chunk[HLX_PATH_COUNT]; /* all-to-all message limit per path */
 };
 
 struct hlx_comm_req {
