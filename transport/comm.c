@@ -177,6 +177,16 @@ const char *hlx_comm_backend(const hlx_comm_t *comm)
     return hlx_comm_ops_self.name;
 }
 
+void **hlx_comm_be_priv(hlx_comm_t *comm)
+{
+    return &comm->be_priv;
+}
+
+hlx_comm_net_t *hlx_comm_net(hlx_comm_t *comm)
+{
+    return comm->net;
+}
+
 hlx_link_t hlx_comm_peer_link(const hlx_comm_t *comm, int rank)
 {
     int w = hlx_comm_world_rank(comm, rank);

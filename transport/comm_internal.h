@@ -98,6 +98,11 @@ hlx_status_t hlx_comm_p2p_allgather(hlx_comm_t *comm, const void *in, size_t byt
 hlx_status_t hlx_comm_p2p_sub_create(hlx_comm_t *sub);
 void         hlx_comm_p2p_sub_destroy(hlx_comm_t *sub);
 
+/* For backends with collectives of their own: the group's private state slot (set by
+ * sub_create, freed by sub_destroy) and the world's shared state. */
+void          **hlx_comm_be_priv(hlx_comm_t *comm);
+hlx_comm_net_t *hlx_comm_net(hlx_comm_t *comm);
+
 /* One backend instance of a world: the ops, the path it serves, its private state. */
 struct hlx_comm_be {
     const hlx_comm_ops_t *ops;
