@@ -31,10 +31,13 @@ typedef struct hlx_bench_result {
     double bw_gbps, peak_gflops;
 } hlx_bench_result_t;
 
+int hlx_cmd_bench_a2a(int argc, char **argv); /* cmd_bench_a2a.c: the transport */
+
 static void hlx_bench_usage(FILE *f)
 {
     fprintf(f,
         "usage: helix bench attention|merge|gemv [options]\n"
+        "       helix bench a2a [options]   (the transport's all-to-all: helix bench a2a --help)\n"
         "Times one kernel (best of --reps runs) and reports achieved GB/s, GFLOP/s and\n"
         "roofline_fraction = max(bytes/read_bw, flops/fma_peak) / seconds, where read_bw (a\n"
         "STREAM-like single-thread read) and fma_peak (fp32) are measured in the same run.\n"
@@ -254,6 +257,8 @@ int hlx_cmd_bench(int argc, char **argv)
     double t_roof, frac;
     int c, rc, dim;
 
+    if (argc >= 2 && !strcmp(argv[1], "a2a"))
+        return hlx_cmd_bench_a2a(argc - 1, argv + 1);
     if (argc < 2 || argv[1][0] == '-') {
         if (argc >= 2 && (!strcmp(argv[1], "--help") || !strcmp(argv[1], "-h"))) {
             hlx_bench_usage(stdout);

@@ -1,6 +1,7 @@
 /* `helix decode`: runs Helix decode on the ranks of this job (helixrun, mpirun, srun or a
  * world of one) and prints timings, KV bytes and the result of the reference check. */
 #include "hlx_cmd.h"
+#include "hlx_comm.h"
 #include "hlx_config.h"
 #include "hlx_log.h"
 
@@ -268,7 +269,11 @@ int hlx_cmd_decode(int argc, char **argv)
         case O_JSON:    json = 1; break;
         case O_VERBOSE: cfg.verbose = 1; break;
         case O_TOL:     if (hlx_parse_pos("--check-tol", optarg, &cfg.check_tol)) return 2; break;
-        case O_TIMEOUT: if (hlx_parse_pos("--timeout", optarg, &cfg.timeout_s)) return 2; break;
+        case O_TIMEOUT:
+            if (hlx_parse_pos("--timeout", optarg, &cfg.timeout_s) ||
+                hlx_comm_timeout_check("helix decode: --timeout", cfg.timeout_s) != HLX_OK)
+                return 2;
+            break;
         case O_KVDT:
             if (hlx_dtype_parse(optarg, &cfg.kv_dtype) != 0) {
                 fprintf(stderr, "helix decode: --kv-dtype: unknown type '%s' (f32, bf16)\n", optarg);

@@ -1,5 +1,5 @@
-/* Communicators: settings, world and sub-group creation, and the collectives built on
- * the backend's tagged point-to-point operations, each bounded by a deadline. */
+/* Communicators: settings, world creation (peer facts, link class -> backend per peer,
+ * liveness), sub-groups, and the point-to-point collectives, each bounded by a deadline. */
 #define _GNU_SOURCE
 #include "comm_internal.h"
 
@@ -9,6 +9,7 @@
 
 #include <sched.h>
 #include <stddef.h>
+#include <unistd.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -18,10 +19,15 @@ typedef struct hlx_comm_settings {
     char   backend[HLX_PARAM_STRLEN];
     int    allreduce_small;
     char   ucx_err_mode[HLX_PARAM_STRLEN];
+    char   shm_tls[HLX_PARAM_STRLEN];
+    double hb_interval;
+    double hb_timeout;
+    int    chunk_shm;
+    int    chunk_net;
 } hlx_comm_settings_t;
 
 static const hlx_param_t hlx_comm_param_list[] = {
-    { "COMM_TIMEOUT", HLX_PT_DOUBLE, "30", 0.001, 86400,
+    { "COMM_TIMEOUT", HLX_PT_DOUBLE, "30", HLX_COMM_TIMEOUT_MIN, HLX_COMM_TIMEOUT_MAX,
       offsetof(hlx_comm_settings_t, timeout),
       "deadline in seconds for each blocking collective (and each wait)" },
     { "COMM_BACKEND", HLX_PT_STRING, "auto", 0, 0, offsetof(hlx_comm_settings_t, backend),
@@ -30,11 +36,28 @@ static const hlx_param_t hlx_comm_param_list[] = {
       offsetof(hlx_comm_settings_t, allreduce_small),
       "all-reduce payload in bytes up to which every rank gathers all contributions; "
       "above it reduce-scatter + all-gather (same fixed summation order either way)" },
-    { "COMM_UCX_ERR_MODE", HLX_PT_STRING, "peer", 0, 0,
+    { "COMM_UCX_ERR_MODE", HLX_PT_STRING, "none", 0, 0,
       offsetof(hlx_comm_settings_t, ucx_err_mode),
-      "UCX endpoint error mode: peer (a dead peer is reported at once; UCX 1.13 then "
-      "uses tcp and cma only) or none (shared memory too, faster; a dead peer is found "
-      "by the operation deadline)" },
+      "UCX endpoint error mode of the data paths: none (fast: UCX keeps its shared-memory "
+      "transports; dead peers are found by the heartbeats) or peer (UCX also reports "
+      "dead peers itself; UCX 1.13 then drops shared memory: several times slower)" },
+    { "COMM_SHM_TLS", HLX_PT_STRING, "sm,self", 0, 0, offsetof(hlx_comm_settings_t, shm_tls),
+      "UCX transports for peers on the same host (the network path keeps UCX_TLS and "
+      "UCX_NET_DEVICES); a tcp entry here is confined to the loopback device" },
+    { "COMM_CHUNK_SHM", HLX_PT_INT, "0", 0, 1 << 30, offsetof(hlx_comm_settings_t, chunk_shm),
+      "all-to-all blocks to same-host peers are sent in messages of at most this many "
+      "bytes (0: one message per block)" },
+    { "COMM_CHUNK_NET", HLX_PT_INT, "1048576", 0, 1 << 30,
+      offsetof(hlx_comm_settings_t, chunk_net),
+      "all-to-all blocks to peers on other hosts are sent in messages of at most this many "
+      "bytes (0: one message per block); must be equal on every rank" },
+    { "HEARTBEAT_INTERVAL", HLX_PT_DOUBLE, "1", 0.01, 60,
+      offsetof(hlx_comm_settings_t, hb_interval),
+      "seconds between two heartbeats a rank sends to every peer (from its own thread)" },
+    { "HEARTBEAT_TIMEOUT", HLX_PT_DOUBLE, "10", 0.05, 3600,
+      offsetof(hlx_comm_settings_t, hb_timeout),
+      "a peer silent this long (stopped, hung, cut off) is reported lost (rank, host, "
+      "pid) and every wait on it returns HLX_ERR_PEER; at least 2 heartbeat intervals" },
 };
 
 const hlx_param_table_t hlx_comm_param_table = {
@@ -43,9 +66,11 @@ const hlx_param_table_t hlx_comm_param_table = {
     sizeof(hlx_comm_settings_t),
 };
 
-static const hlx_comm_ops_t *const hlx_comm_backends[] = {
+/* Backend per path (HLX_PATH_*): chosen once per peer at world creation. */
+static const hlx_comm_ops_t *const hlx_comm_backends[HLX_PATH_COUNT] = {
     &hlx_comm_ops_self,
-    &hlx_comm_ops_ucx,
+    &hlx_comm_ops_ucx_shm,
+    &hlx_comm_ops_ucx_net,
 };
 
 /* Occurrences of one rank list among the sub-groups created from a world: the n-th
@@ -57,6 +82,8 @@ typedef struct hlx_comm_subkey {
 
 struct hlx_comm {
     hlx_comm_net_t    *net;
+    const hlx_comm_ops_t *coll;    /* collectives: the common backend's, or p2p */
+    void              *be_priv;    /* that backend's state for this group */
     hlx_comm_t        *world;      /* NULL for the world itself */
     uint32_t           id;
     uint32_t           seq;
@@ -74,6 +101,7 @@ struct hlx_comm {
     size_t             scratch_cap; /* floats */
     hlx_comm_req_t    *free_reqs;   /* reusable requests */
     hlx_comm_req_t    *zombies;     /* failed requests the backend may still touch */
+    int               *order;       /* posting order of peers, size entries */
 };
 
 void hlx_comm_params_default(hlx_comm_params_t *p)
@@ -81,6 +109,7 @@ void hlx_comm_params_default(hlx_comm_params_t *p)
     hlx_comm_settings_t s;
 
     memset(p, 0, sizeof(*p));
+    p->links = NULL;
     if (hlx_param_load(&hlx_comm_param_table, &s, NULL) != HLX_OK) {
         /* A bad HELIX_COMM_* value was reported; fall back to the table's defaults. */
         s.timeout = 30;
@@ -102,7 +131,26 @@ static hlx_status_t hlx_comm_settings(hlx_comm_settings_t *s)
         hlx_error("HELIX_COMM_UCX_ERR_MODE=\"%s\": expected peer or none", s->ucx_err_mode);
         return HLX_ERR_INVALID;
     }
+    if ((s->chunk_shm > 0 && s->chunk_shm < 4096) || (s->chunk_net > 0 && s->chunk_net < 4096)) {
+        hlx_error("HELIX_COMM_CHUNK_SHM=%d / HELIX_COMM_CHUNK_NET=%d: 0 (no chunks) or at "
+                  "least 4096 bytes", s->chunk_shm, s->chunk_net);
+        return HLX_ERR_INVALID;
+    }
+    if (s->hb_timeout < 2 * s->hb_interval) {
+        hlx_error("HELIX_HEARTBEAT_TIMEOUT=%g s must be at least twice "
+                  "HELIX_HEARTBEAT_INTERVAL=%g s", s->hb_timeout, s->hb_interval);
+        return HLX_ERR_INVALID;
+    }
     return HLX_OK;
+}
+
+hlx_status_t hlx_comm_timeout_check(const char *what, double timeout_s)
+{
+    if (timeout_s >= HLX_COMM_TIMEOUT_MIN && timeout_s <= HLX_COMM_TIMEOUT_MAX)
+        return HLX_OK;
+    hlx_error("%s %g s is outside the accepted range [%g, %g] s", what, timeout_s,
+              HLX_COMM_TIMEOUT_MIN, HLX_COMM_TIMEOUT_MAX);
+    return HLX_ERR_INVALID;
 }
 
 int hlx_comm_rank(const hlx_comm_t *comm)
@@ -115,9 +163,46 @@ int hlx_comm_size(const hlx_comm_t *comm)
     return comm->size;
 }
 
+/* "self" for a world of one, else the backends in use joined by '+'. */
 const char *hlx_comm_backend(const hlx_comm_t *comm)
 {
-    return comm->net->ops->name;
+    const hlx_comm_net_t *net = comm->net;
+
+    if (net->be_open[HLX_PATH_SHM] && net->be_open[HLX_PATH_NET])
+        return "ucx-shm+ucx-net";
+    if (net->be_open[HLX_PATH_NET])
+        return hlx_comm_backends[HLX_PATH_NET]->name;
+    if (net->be_open[HLX_PATH_SHM])
+        return hlx_comm_backends[HLX_PATH_SHM]->name;
+    return hlx_comm_ops_self.name;
+}
+
+void **hlx_comm_be_priv(hlx_comm_t *comm)
+{
+    return &comm->be_priv;
+}
+
+hlx_comm_net_t *hlx_comm_net(hlx_comm_t *comm)
+{
+    return comm->net;
+}
+
+hlx_link_t hlx_comm_peer_link(const hlx_comm_t *comm, int rank)
+{
+    int w = hlx_comm_world_rank(comm, rank);
+
+    if (w < 0)
+        return HLX_LINK_COUNT;
+    return w == comm->net->rank ? HLX_LINK_SELF : comm->net->link[w];
+}
+
+const char *hlx_comm_peer_backend(const hlx_comm_t *comm, int rank)
+{
+    int w = hlx_comm_world_rank(comm, rank);
+
+    if (w < 0)
+        return NULL;
+    return comm->net->peer_be[w] ? comm->net->peer_be[w]->ops->name : hlx_comm_ops_self.name;
 }
 
 int hlx_comm_world_rank(const hlx_comm_t *comm, int rank)
@@ -175,6 +260,22 @@ static hlx_status_t hlx_comm_req_get(hlx_comm_t *comm, const char *op, int nseq,
     return HLX_OK;
 }
 
+/* Room for n slots, before any of them is posted (posted slots must not move: the
+ * backend holds pointers to them). Grows only until the largest operation was seen. */
+static hlx_status_t hlx_comm_req_reserve(hlx_comm_req_t *req, int n)
+{
+    hlx_comm_slot_t *slots;
+
+    if (n <= req->cap)
+        return HLX_OK;
+    slots = realloc(req->slots, (size_t)n * sizeof(*slots));
+    if (slots == NULL)
+        return HLX_ERR_NOMEM;
+    req->slots = slots;
+    req->cap = n;
+    return HLX_OK;
+}
+
 static void hlx_comm_req_put(hlx_comm_req_t *req)
 {
     hlx_comm_t *comm = req->comm;
@@ -189,6 +290,7 @@ static hlx_comm_slot_t *hlx_comm_slot_new(hlx_comm_req_t *req, int peer, int is_
     hlx_comm_slot_t *slot = &req->slots[req->nslots++];
 
     slot->req = req;
+    slot->be = NULL;
     slot->handle = NULL;
     slot->peer = peer;
     slot->is_recv = is_recv;
@@ -207,18 +309,21 @@ static hlx_status_t hlx_comm_post_recv(hlx_comm_req_t *req, uint32_t seq, int pe
     int wpeer = comm->world_ranks[peer];
     hlx_comm_slot_t *slot = hlx_comm_slot_new(req, peer, 1, len);
 
-    return comm->net->ops->irecv(comm->net, wpeer, buf, len,
-                                 hlx_tag_make(comm->id, seq, wpeer), slot);
+    slot->be = comm->net->peer_be[wpeer];
+    return slot->be->ops->irecv(slot->be, wpeer, buf, len,
+                                hlx_tag_make(comm->id, seq, wpeer), slot);
 }
 
 static hlx_status_t hlx_comm_post_send(hlx_comm_req_t *req, uint32_t seq, int peer,
                                        const void *buf, size_t len)
 {
     hlx_comm_t *comm = req->comm;
+    int wpeer = comm->world_ranks[peer];
     hlx_comm_slot_t *slot = hlx_comm_slot_new(req, peer, 0, len);
 
-    return comm->net->ops->isend(comm->net, comm->world_ranks[peer], buf, len,
-                                 hlx_tag_make(comm->id, seq, comm->net->rank), slot);
+    slot->be = comm->net->peer_be[wpeer];
+    return slot->be->ops->isend(slot->be, wpeer, buf, len,
+                                hlx_tag_make(comm->id, seq, comm->net->rank), slot);
 }
 
 /* Lists, in comm ranks with world ranks, the peers whose slots of one kind are pending. */
@@ -246,6 +351,17 @@ static void hlx_comm_pending_list(const hlx_comm_req_t *req, int is_recv, char *
     }
 }
 
+/* One progress round of every backend in use; non-zero when something happened. */
+static int hlx_comm_net_progress(hlx_comm_net_t *net)
+{
+    int p, n = 0;
+
+    for (p = HLX_PATH_SHM; p < HLX_PATH_COUNT; p++)
+        if (net->be_open[p])
+            n += net->be[p].ops->progress(&net->be[p]);
+    return n;
+}
+
 /* Withdraws what can be withdrawn and makes the error sticky. The request is kept
  * alive (zombie) because the backend may still complete its sends into its slots. */
 static hlx_status_t hlx_comm_req_fail(hlx_comm_req_t *req, hlx_status_t st)
@@ -257,9 +373,9 @@ static hlx_status_t hlx_comm_req_fail(hlx_comm_req_t *req, hlx_status_t st)
 
     for (i = 0; i < req->nslots; i++)
         if (!req->slots[i].done && req->slots[i].is_recv && req->slots[i].handle)
-            net->ops->cancel(net, &req->slots[i]);
+            req->slots[i].be->ops->cancel(req->slots[i].be, &req->slots[i]);
     while (req->npending > 0 && hlx_now_s() < until)
-        net->ops->progress(net);
+        hlx_comm_net_progress(net);
     comm->failed = st;
     if (comm->world)
         comm->world->failed = st;
@@ -272,8 +388,38 @@ static hlx_status_t hlx_comm_req_fail(hlx_comm_req_t *req, hlx_status_t st)
     return st;
 }
 
-/* One progress round; HLX_OK when every slot completed without error. */
-static hlx_status_t hlx_comm_req_check(hlx_comm_req_t *req)
+/* Text for a peer's lost record. */
+static const char *hlx_comm_lost_str(const hlx_comm_net_t *net, int w)
+{
+    const hlx_comm_be_t *be = net->peer_be[w];
+
+    if (net->peer_lost[w] == HLX_COMM_LOST_SILENT)
+        return "no heartbeat";
+    return be ? be->ops->strerror(net->peer_lost[w]) : "lost";
+}
+
+/* The liveness layer says world rank w went silent: reported once per peer, with its
+ * host and pid, then treated like any lost peer. */
+static int hlx_comm_peer_silent(hlx_comm_net_t *net, int w)
+{
+    double silent;
+
+    if (net->live == NULL || net->peer_lost[w])
+        return net->peer_lost[w] != 0;
+    if (!hlx_liveness_lost(net->live, w, &silent))
+        return 0;
+    net->peer_lost[w] = HLX_COMM_LOST_SILENT;
+    hlx_error("transport: rank %d (host %s, pid %d) silent for %.1f s (heartbeat timeout "
+              "%g s, HELIX_HEARTBEAT_TIMEOUT): stopped, hung, dead or cut off", w,
+              net->peers[w].host, (int)net->peers[w].pid, silent,
+              hlx_liveness_timeout(net->live));
+    return 1;
+}
+
+/* One progress round; HLX_OK when every slot completed without error. live: also ask
+ * the liveness layer about the peers still pending (skipped while an operation is young,
+ * which keeps the fast path free of it). */
+static hlx_status_t hlx_comm_req_check(hlx_comm_req_t *req, int live)
 {
     hlx_comm_t *comm = req->comm;
     hlx_comm_net_t *net = comm->net;
@@ -286,8 +432,7 @@ static hlx_status_t hlx_comm_req_check(hlx_comm_req_t *req)
             if (s->status != HLX_OK && s->status != HLX_INPROGRESS) {
                 if (net->peer_lost[w] || s->status == HLX_ERR_PEER) {
                     hlx_error("%s (comm %u, seq %u): rank %d (world %d) lost: %s", req->op,
-                              comm->id, req->seq, s->peer, w,
-                              net->ops->strerror(net->peer_lost[w]));
+                              comm->id, req->seq, s->peer, w, hlx_comm_lost_str(net, w));
                     return HLX_ERR_PEER;
                 }
                 hlx_error("%s (comm %u, seq %u): %s %s rank %d (world %d) failed: %s",
@@ -304,10 +449,10 @@ static hlx_status_t hlx_comm_req_check(hlx_comm_req_t *req)
             }
             continue;
         }
-        if (net->peer_lost[w] || w == lost) {
+        if (net->peer_lost[w] || (live && hlx_comm_peer_silent(net, w)) || w == lost) {
             hlx_error("%s (comm %u, seq %u): rank %d (world %d) lost (%s) before %s",
                       req->op, comm->id, req->seq, s->peer, w,
-                      net->peer_lost[w] ? net->ops->strerror(net->peer_lost[w])
+                      net->peer_lost[w] ? hlx_comm_lost_str(net, w)
                                         : "reported by the launcher",
                       s->is_recv ? "its data arrived" : "the send to it completed");
             return HLX_ERR_PEER;
@@ -321,19 +466,21 @@ static hlx_status_t hlx_comm_req_progress(hlx_comm_req_t *req, int *idle_p)
     hlx_comm_net_t *net = req->comm->net;
     hlx_status_t st;
     char recvs[256], sends[256];
+    double now;
     int i;
 
     /* A few rounds per call: cheap when there is work, bounded when there is none. */
     for (i = 0; i < 4 && req->npending > 0; i++) {
-        if (net->ops->progress(net))
+        if (hlx_comm_net_progress(net))
             *idle_p = 0;
         else
             (*idle_p)++;
     }
-    st = hlx_comm_req_check(req);
+    now = hlx_now_s();
+    st = hlx_comm_req_check(req, now - req->t0 > 0.01);
     if (st != HLX_INPROGRESS)
         return st;
-    if (hlx_now_s() > req->deadline) {
+    if (now > req->deadline) {
         hlx_comm_pending_list(req, 1, recvs, sizeof(recvs));
         hlx_comm_pending_list(req, 0, sends, sizeof(sends));
         hlx_error("%s (comm %u, seq %u) timed out after %.2f s: no data yet from ranks "
@@ -358,8 +505,9 @@ static hlx_status_t hlx_comm_req_wait(hlx_comm_req_t *req)
         }
         if (st != HLX_INPROGRESS)
             return hlx_comm_req_fail(req, st);
-        /* More ranks than cores: let the peer we wait for run. */
-        if (idle > 64) {
+        /* Let the peer we wait for run: soon when this host has more ranks than cores
+         * (Open MPI's yield_when_idle does the same when oversubscribed). */
+        if (idle > req->comm->net->idle_rounds) {
             sched_yield();
             idle = 0;
         }
@@ -383,7 +531,10 @@ static hlx_comm_t *hlx_comm_alloc(int size)
     if (comm == NULL)
         return NULL;
     comm->world_ranks = calloc((size_t)size, sizeof(int));
-    if (comm->world_ranks == NULL) {
+    comm->order = calloc((size_t)size, sizeof(int));
+    if (comm->world_ranks == NULL || comm->order == NULL) {
+        free(comm->world_ranks);
+        free(comm->order);
         free(comm);
         return NULL;
     }
@@ -409,7 +560,112 @@ static void hlx_comm_free(hlx_comm_t *comm)
     free(comm->subkeys);
     free(comm->sub_ids);
     free(comm->world_ranks);
+    free(comm->order);
     free(comm);
+}
+
+static const char *hlx_comm_link_str(hlx_link_t l)
+{
+    static const char *const names[HLX_LINK_COUNT] = {
+        "self", "shm", "nvlink", "pcie", "rdma", "tcp",
+    };
+    return (unsigned)l < HLX_LINK_COUNT ? names[l] : "?";
+}
+
+/* Every rank learns every rank's host, pid and needed paths (one bootstrap all-gather). */
+static hlx_status_t hlx_comm_exchange_peers(hlx_comm_net_t *net, const hlx_comm_params_t *p,
+                                            const hlx_boot_info_t *info)
+{
+    hlx_comm_peer_info_t me;
+    char key[64];
+    int r;
+
+    memset(&me, 0, sizeof(me));
+    snprintf(me.host, sizeof(me.host), "%s", info->host ? info->host : "?");
+    me.pid = (int32_t)getpid();
+    if (p->links != NULL)
+        for (r = 0; r < net->size; r++)
+            if (r != net->rank) {
+                if ((unsigned)p->links[r] >= HLX_LINK_COUNT || p->links[r] == HLX_LINK_SELF) {
+                    hlx_error("communicator: link class %d for rank %d is not a peer link "
+                              "class", (int)p->links[r], r);
+                    return HLX_ERR_INVALID;
+                }
+            }
+    snprintf(key, sizeof(key), "hlx.comm.peers.%d", hlx_boot_calls(net->boot));
+    return hlx_boot_allgather(net->boot, key, &me, sizeof(me), net->peers);
+}
+
+/* Path of the link from a to b (world ranks), knowing both hosts. The same-host classes
+ * share the shared-memory path; NVLink has no backend of its own yet. */
+static int hlx_comm_path_of(const hlx_comm_net_t *net, hlx_link_t l, int a, int b)
+{
+    int same = !strcmp(net->peers[a].host, net->peers[b].host);
+
+    switch (l) {
+    case HLX_LINK_SELF:   return HLX_PATH_SELF;
+    case HLX_LINK_SHM:
+    case HLX_LINK_PCIE:
+    case HLX_LINK_NVLINK: return same ? HLX_PATH_SHM : HLX_PATH_NET;
+    default:              return HLX_PATH_NET;
+    }
+}
+
+/* Link class and backend of every peer, once. Paths needed anywhere in the job are
+ * computed identically on every rank, so every rank opens the same backends. */
+static hlx_status_t hlx_comm_assign_links(hlx_comm_net_t *net, const hlx_comm_params_t *p,
+                                          int *paths_p)
+{
+    int r, me = net->rank, nvlink = 0, paths = 0, a, b;
+
+    for (r = 0; r < net->size; r++) {
+        int same = !strcmp(net->peers[me].host, net->peers[r].host);
+        if (r == me)
+            net->link[r] = HLX_LINK_SELF;
+        else if (p->links != NULL)
+            net->link[r] = p->links[r];
+        else
+            net->link[r] = same ? HLX_LINK_SHM : HLX_LINK_TCP;
+        if (r != me && !same && (net->link[r] == HLX_LINK_SHM || net->link[r] == HLX_LINK_PCIE))
+            hlx_warn("communicator: link class %s to rank %d, but it runs on host %s and "
+                     "this rank on %s: using the network path", hlx_comm_link_str(net->link[r]),
+                     r, net->peers[r].host, net->peers[me].host);
+        if (net->link[r] == HLX_LINK_NVLINK)
+            nvlink++;
+    }
+    if (nvlink)
+        hlx_info(HLX_SUB_NET, "%d peer(s) of link class nvlink: no NCCL backend yet, they "
+                 "use the same-host path (the network path across hosts)", nvlink);
+    for (r = 0; r < net->size; r++) {
+        int path = hlx_comm_path_of(net, net->link[r], me, r);
+        net->peer_be[r] = path == HLX_PATH_SELF ? NULL : &net->be[path];
+        if (path != HLX_PATH_SELF)
+            paths |= 1 << path;
+    }
+    if (p->links == NULL) {
+        /* Host names are known for every pair: every rank derives the same set. */
+        for (a = 0; a < net->size; a++)
+            for (b = 0; b < net->size; b++)
+                if (a != b)
+                    paths |= strcmp(net->peers[a].host, net->peers[b].host)
+                                 ? 1 << HLX_PATH_NET : 1 << HLX_PATH_SHM;
+    } else {
+        /* Only this rank knows its row: the union of every rank's needs decides. */
+        int32_t mine = paths, *all = calloc((size_t)net->size, sizeof(*all));
+        char key[64];
+        hlx_status_t st;
+        if (all == NULL)
+            return HLX_ERR_NOMEM;
+        snprintf(key, sizeof(key), "hlx.comm.paths.%d", hlx_boot_calls(net->boot));
+        st = hlx_boot_allgather(net->boot, key, &mine, sizeof(mine), all);
+        for (r = 0; st == HLX_OK && r < net->size; r++)
+            paths |= all[r];
+        free(all);
+        if (st != HLX_OK)
+            return st;
+    }
+    *paths_p = paths;
+    return HLX_OK;
 }
 
 hlx_status_t hlx_comm_world(hlx_boot_t *boot, const hlx_comm_params_t *p,
@@ -418,21 +674,19 @@ hlx_status_t hlx_comm_world(hlx_boot_t *boot, const hlx_comm_params_t *p,
     hlx_comm_params_t defaults;
     hlx_comm_settings_t set;
     hlx_boot_info_t info;
-    const hlx_comm_ops_t *ops = NULL;
     hlx_comm_net_t *net;
     hlx_comm_t *comm;
     hlx_status_t st;
-    size_t i;
-    int r;
+    int r, path, paths = 0;
 
     if (p == NULL) {
         hlx_comm_params_default(&defaults);
         p = &defaults;
     }
-    if (!(p->timeout_s > 0)) {
-        hlx_error("communicator: timeout %g s must be positive", p->timeout_s);
-        return HLX_ERR_INVALID;
-    }
+    st = hlx_comm_timeout_check("communicator deadline (timeout_s, HELIX_COMM_TIMEOUT)",
+                                p->timeout_s);
+    if (st != HLX_OK)
+        return st;
     st = hlx_comm_settings(&set);
     if (st != HLX_OK)
         return st;
@@ -441,22 +695,15 @@ hlx_status_t hlx_comm_world(hlx_boot_t *boot, const hlx_comm_params_t *p,
         hlx_error("communicator: %d ranks, at most %d", info.size, HLX_COMM_MAX_RANKS);
         return HLX_ERR_UNSUPPORTED;
     }
-    if (p->backend[0] == '\0' || !strcmp(p->backend, "auto")) {
-        ops = info.size == 1 ? &hlx_comm_ops_self : &hlx_comm_ops_ucx;
-    } else {
-        for (i = 0; i < sizeof(hlx_comm_backends) / sizeof(hlx_comm_backends[0]); i++)
-            if (!strcmp(p->backend, hlx_comm_backends[i]->name))
-                ops = hlx_comm_backends[i];
-        if (ops == NULL) {
-            hlx_error("communicator: unknown backend \"%s\" (HELIX_COMM_BACKEND: auto, "
-                      "self, ucx)", p->backend);
-            return HLX_ERR_INVALID;
-        }
-        if (ops == &hlx_comm_ops_self && info.size > 1) {
-            hlx_error("communicator: backend self needs a world of one, this job has %d "
-                      "ranks", info.size);
-            return HLX_ERR_INVALID;
-        }
+    if (p->backend[0] != '\0' && strcmp(p->backend, "auto") && strcmp(p->backend, "ucx") &&
+        strcmp(p->backend, "self")) {
+        hlx_error("communicator: unknown backend \"%s\" (auto, self, ucx)", p->backend);
+        return HLX_ERR_INVALID;
+    }
+    if (!strcmp(p->backend, "self") && info.size > 1) {
+        hlx_error("communicator: backend self needs a world of one, this job has %d "
+                  "ranks", info.size);
+        return HLX_ERR_INVALID;
     }
 
     net = calloc(1, sizeof(*net));
@@ -466,49 +713,129 @@ hlx_status_t hlx_comm_world(hlx_boot_t *boot, const hlx_comm_params_t *p,
         goto err_free;
     }
     net->peer_lost = calloc((size_t)info.size, sizeof(int));
-    if (net->peer_lost == NULL) {
+    net->link = calloc((size_t)info.size, sizeof(*net->link));
+    net->peer_be = calloc((size_t)info.size, sizeof(*net->peer_be));
+    net->peers = calloc((size_t)info.size, sizeof(*net->peers));
+    if (!net->peer_lost || !net->link || !net->peer_be || !net->peers) {
         st = HLX_ERR_NOMEM;
         goto err_free;
     }
-    net->ops = ops;
     net->boot = boot;
     net->rank = info.rank;
     net->size = info.size;
     net->timeout_s = p->timeout_s;
-    net->peer_failure = !strcmp(set.ucx_err_mode, "peer");
-    st = ops->open(net, boot);
-    if (st != HLX_OK)
-        goto err_free;
+    net->ucx_err_peer = !strcmp(set.ucx_err_mode, "peer");
+    snprintf(net->shm_tls, sizeof(net->shm_tls), "%s", set.shm_tls);
+    net->chunk[HLX_PATH_SHM] = (size_t)set.chunk_shm;
+    net->chunk[HLX_PATH_NET] = (size_t)set.chunk_net;
+    for (path = 0; path < HLX_PATH_COUNT; path++) {
+        net->be[path].ops = hlx_comm_backends[path];
+        net->be[path].net = net;
+        net->be[path].path = path;
+    }
+    net->link[info.rank] = HLX_LINK_SELF;
+    snprintf(net->peers[info.rank].host, sizeof(net->peers[0].host), "%s",
+             info.host ? info.host : "?");
+    net->peers[info.rank].pid = (int32_t)getpid();
+
+    if (info.size > 1) {
+        st = hlx_comm_exchange_peers(net, p, &info);
+        if (st == HLX_OK)
+            st = hlx_comm_assign_links(net, p, &paths);
+        if (st != HLX_OK)
+            goto err_free;
+    }
+    for (path = HLX_PATH_SHM; path < HLX_PATH_COUNT; path++) {
+        if (!(paths & (1 << path)))
+            continue;
+        st = net->be[path].ops->open(&net->be[path], boot);
+        if (st != HLX_OK)
+            goto err_close;
+        net->be_open[path] = 1;
+    }
+    if (info.size > 1) {
+        st = hlx_liveness_start(net, set.hb_interval, set.hb_timeout, &net->live);
+        if (st != HLX_OK)
+            goto err_close;
+    }
 
     comm->net = net;
+    comm->coll = &hlx_comm_ops_self;
     comm->id = 1;
     comm->rank = info.rank;
     comm->timeout_s = p->timeout_s;
     comm->allreduce_small = (size_t)set.allreduce_small;
     for (r = 0; r < info.size; r++)
         comm->world_ranks[r] = r;
+    if (paths == (1 << HLX_PATH_SHM) || paths == (1 << HLX_PATH_NET))
+        comm->coll = hlx_comm_backends[paths == (1 << HLX_PATH_SHM) ? HLX_PATH_SHM
+                                                                     : HLX_PATH_NET];
 
     /* Connects every endpoint now, so a rank that cannot reach another fails here with
      * the peer's name rather than in the first decode step. */
     st = hlx_comm_barrier(comm);
     if (st != HLX_OK) {
-        hlx_error("communicator: world creation failed (backend %s)", ops->name);
+        hlx_error("communicator: world creation failed (backend %s)", hlx_comm_backend(comm));
         goto err_close;
     }
+    {
+        long cpus = sysconf(_SC_NPROCESSORS_ONLN);
+        int local = 0;
+        for (r = 0; r < info.size; r++)
+            local += !strcmp(net->peers[r].host, net->peers[info.rank].host);
+        net->idle_rounds = cpus > 0 && local > cpus ? 0 : 64;
+    }
     hlx_debug(HLX_SUB_NET, "world communicator: %d ranks over %s, timeout %g s",
-              info.size, ops->name, p->timeout_s);
+              info.size, hlx_comm_backend(comm), p->timeout_s);
     *world_p = comm;
     return HLX_OK;
 
 err_close:
-    ops->close(net, 0);
+    if (net->live)
+        hlx_liveness_stop(net->live);
+    for (path = HLX_PATH_COUNT - 1; path > HLX_PATH_SELF; path--)
+        if (net->be_open[path])
+            net->be[path].ops->close(&net->be[path], 0);
 err_free:
-    if (net)
+    if (net) {
         free(net->peer_lost);
+        free(net->link);
+        free(net->peer_be);
+        free(net->peers);
+    }
     free(net);
     if (comm)
         hlx_comm_free(comm);
     return st;
+}
+
+/* Collectives of a group: its backend's when every peer in it uses that one backend. */
+static const hlx_comm_ops_t *hlx_comm_sub_coll(const hlx_comm_net_t *net, const int *ranks,
+                                               int n)
+{
+    const hlx_comm_be_t *be = NULL;
+    int i;
+
+    for (i = 0; i < n; i++) {
+        const hlx_comm_be_t *b = net->peer_be[ranks[i]];
+        if (b == NULL)
+            continue;
+        if (be != NULL && b != be)
+            return &hlx_comm_ops_self; /* mixed: the point-to-point versions */
+        be = b;
+    }
+    return be ? be->ops : &hlx_comm_ops_self;
+}
+
+hlx_status_t hlx_comm_p2p_sub_create(hlx_comm_t *sub)
+{
+    (void)sub;
+    return HLX_OK;
+}
+
+void hlx_comm_p2p_sub_destroy(hlx_comm_t *sub)
+{
+    (void)sub;
 }
 
 static uint64_t hlx_comm_hash_ranks(const int *ranks, int n)
@@ -578,6 +905,7 @@ hlx_status_t hlx_comm_sub(hlx_comm_t *world, const int *ranks, int n, hlx_comm_t
         return HLX_ERR_NOMEM;
     memcpy(sub->world_ranks, ranks, (size_t)n * sizeof(int));
     sub->net = world->net;
+    sub->coll = hlx_comm_sub_coll(world->net, ranks, n);
     sub->world = world;
     sub->rank = me;
     sub->timeout_s = world->timeout_s;
@@ -607,6 +935,14 @@ hlx_status_t hlx_comm_sub(hlx_comm_t *world, const int *ranks, int n, hlx_comm_t
         world->sub_ids = ids;
         ids[world->nsub_ids++] = sub->id;
     }
+    {
+        hlx_status_t st = sub->coll->sub_create(sub);
+        if (st != HLX_OK) {
+            world->nsub_ids--;
+            hlx_comm_free(sub);
+            return st;
+        }
+    }
     world->nsubs_alive++;
     *sub_p = sub;
     return HLX_OK;
@@ -615,7 +951,7 @@ hlx_status_t hlx_comm_sub(hlx_comm_t *world, const int *ranks, int n, hlx_comm_t
 void hlx_comm_destroy(hlx_comm_t *comm)
 {
     hlx_comm_net_t *net;
-    int graceful;
+    int graceful, p;
 
     if (comm == NULL)
         return;
@@ -630,6 +966,7 @@ void hlx_comm_destroy(hlx_comm_t *comm)
             comm->world->zombies = z;
         }
         comm->world->nsubs_alive--;
+        comm->coll->sub_destroy(comm);
         hlx_comm_free(comm);
         return;
     }
@@ -639,21 +976,77 @@ void hlx_comm_destroy(hlx_comm_t *comm)
      * everywhere, so closing endpoints cannot drop anything still in flight. */
     graceful = comm->failed == HLX_OK && comm->size > 1 &&
                hlx_comm_barrier(comm) == HLX_OK;
+    /* Everyone stops sending heartbeats, then a second barrier: after it none is sent,
+     * so the ones in flight are drained before the heartbeat worker goes. */
+    if (graceful && net->live) {
+        hlx_liveness_quiet(net->live);
+        graceful = hlx_comm_barrier(comm) == HLX_OK;
+    }
     net->closing = 1;
-    net->ops->close(net, graceful);
+    if (net->live)
+        hlx_liveness_stop(net->live);
+    for (p = HLX_PATH_COUNT - 1; p > HLX_PATH_SELF; p--)
+        if (net->be_open[p])
+            net->be[p].ops->close(&net->be[p], graceful);
     hlx_comm_free(comm);
     free(net->peer_lost);
+    free(net->link);
+    free(net->peer_be);
+    free(net->peers);
     free(net);
 }
 
 /* ---- collectives ---------------------------------------------------------------- */
 
-hlx_status_t hlx_comm_ialltoallv(hlx_comm_t *comm, const void *sbuf, const size_t *scounts,
-                                 const size_t *sdispls, void *rbuf, const size_t *rcounts,
-                                 const size_t *rdispls, hlx_comm_req_t **req_p)
+/* Rank of a link class in the posting order of an all-to-all: slowest first. */
+static int hlx_comm_link_slowness(hlx_link_t l)
+{
+    switch (l) {
+    case HLX_LINK_TCP:    return 0;
+    case HLX_LINK_RDMA:   return 1;
+    case HLX_LINK_PCIE:   return 2;
+    case HLX_LINK_SHM:    return 3;
+    case HLX_LINK_NVLINK: return 4;
+    default:              return 5;
+    }
+}
+
+/* Peers in posting order: the rotation (me+i) % n, stably regrouped slowest link class
+ * first, so that the long transfers start before the short ones and the fast peers' data
+ * lands while the slow links still carry theirs. dir: +1 for sends, -1 for receives. */
+static void hlx_comm_peer_order(const hlx_comm_t *comm, int dir, int *order)
+{
+    int i, cls, k = 0, me = comm->rank, n = comm->size;
+
+    for (cls = 0; cls <= 5; cls++)
+        for (i = 1; i < n; i++) {
+            int peer = ((me + dir * i) % n + n) % n;
+            if (hlx_comm_link_slowness(comm->net->link[comm->world_ranks[peer]]) == cls)
+                order[k++] = peer;
+        }
+}
+
+/* Message size limit of the block to or from a rank of comm (0: none). */
+static size_t hlx_comm_chunk(const hlx_comm_t *comm, int peer)
+{
+    const hlx_comm_be_t *be = comm->net->peer_be[comm->world_ranks[peer]];
+
+    return be ? comm->net->chunk[be->path] : 0;
+}
+
+static size_t hlx_comm_nchunks(size_t len, size_t chunk)
+{
+    return chunk == 0 || len <= chunk ? 1 : (len + chunk - 1) / chunk;
+}
+
+hlx_status_t hlx_comm_p2p_ialltoallv(hlx_comm_t *comm, const void *sbuf,
+                                     const size_t *scounts, const size_t *sdispls,
+                                     void *rbuf, const size_t *rcounts,
+                                     const size_t *rdispls, hlx_comm_req_t **req_p)
 {
     hlx_comm_req_t *req;
     hlx_status_t st;
+    size_t nslots;
     int i, me = comm->rank, n = comm->size;
 
     st = hlx_comm_req_get(comm, "alltoallv", 1, &req);
@@ -667,24 +1060,76 @@ hlx_status_t hlx_comm_ialltoallv(hlx_comm_t *comm, const void *sbuf, const size_
     }
     /* Receives first so that eager data lands in place; every pair exchanges a message
      * even when empty, which both checks the counts and proves the peer reached here. */
-    for (i = 1; i < n; i++) {
-        int peer = (me - i + n) % n;
-        st = hlx_comm_post_recv(req, req->seq, peer, (char *)rbuf + rdispls[peer],
-                                rcounts[peer]);
-        if (st != HLX_OK)
-            return hlx_comm_req_post_fail(req, st);
+    /* Blocks over a link with a chunk size go as several messages of one tag, which
+     * UCX matches in order. */
+    for (i = 0, nslots = 0; i < n; i++)
+        if (i != me)
+            nslots += hlx_comm_nchunks(rcounts[i], hlx_comm_chunk(comm, i)) +
+                      hlx_comm_nchunks(scounts[i], hlx_comm_chunk(comm, i));
+    if (nslots > (1u << 24)) {
+        hlx_error("alltoallv: %zu messages in one operation; raise HELIX_COMM_CHUNK_NET / "
+                  "HELIX_COMM_CHUNK_SHM", nslots);
+        hlx_comm_req_put(req);
+        return HLX_ERR_NOSPACE;
     }
-    for (i = 1; i < n; i++) {
-        int peer = (me + i) % n;
-        st = hlx_comm_post_send(req, req->seq, peer, (const char *)sbuf + sdispls[peer],
-                                scounts[peer]);
-        if (st != HLX_OK)
-            return hlx_comm_req_post_fail(req, st);
+    st = hlx_comm_req_reserve(req, (int)nslots);
+    if (st != HLX_OK) {
+        hlx_comm_req_put(req);
+        return st;
+    }
+    hlx_comm_peer_order(comm, -1, comm->order);
+    for (i = 0; i < n - 1; i++) {
+        int peer = comm->order[i];
+        size_t chunk = hlx_comm_chunk(comm, peer), off = 0, len = rcounts[peer];
+        do {
+            size_t part = chunk && len - off > chunk ? chunk : len - off;
+            st = hlx_comm_post_recv(req, req->seq, peer, (char *)rbuf + rdispls[peer] + off,
+                                    part);
+            if (st != HLX_OK)
+                return hlx_comm_req_post_fail(req, st);
+            off += part;
+        } while (off < len);
+    }
+    hlx_comm_peer_order(comm, 1, comm->order);
+    for (i = 0; i < n - 1; i++) {
+        int peer = comm->order[i];
+        size_t chunk = hlx_comm_chunk(comm, peer), off = 0, len = scounts[peer];
+        do {
+            size_t part = chunk && len - off > chunk ? chunk : len - off;
+            st = hlx_comm_post_send(req, req->seq, peer,
+                                    (const char *)sbuf + sdispls[peer] + off, part);
+            if (st != HLX_OK)
+                return hlx_comm_req_post_fail(req, st);
+            off += part;
+        } while (off < len);
     }
     if (scounts[me] > 0)
         memmove((char *)rbuf + rdispls[me], (const char *)sbuf + sdispls[me], scounts[me]);
     *req_p = req;
     return HLX_OK;
+}
+
+hlx_status_t hlx_comm_ialltoallv(hlx_comm_t *comm, const void *sbuf, const size_t *scounts,
+                                 const size_t *sdispls, void *rbuf, const size_t *rcounts,
+                                 const size_t *rdispls, hlx_comm_req_t **req_p)
+{
+    return comm->coll->ialltoallv(comm, sbuf, scounts, sdispls, rbuf, rcounts, rdispls,
+                                  req_p);
+}
+
+int hlx_comm_arrived(hlx_comm_req_t *req, int rank)
+{
+    int i;
+
+    /* progress only: errors and the deadline are reported by hlx_comm_test / wait */
+    hlx_comm_net_progress(req->comm->net);
+    for (i = 0; i < req->nslots; i++) {
+        const hlx_comm_slot_t *s = &req->slots[i];
+        if (s->is_recv && s->peer == rank && !(s->done && s->status == HLX_OK &&
+                                                 s->got == s->len))
+            return 0; /* one of its messages (chunks) is missing */
+    }
+    return rank >= 0 && rank < req->comm->size;
 }
 
 hlx_status_t hlx_comm_test(hlx_comm_req_t *req)
@@ -749,9 +1194,15 @@ static hlx_status_t hlx_comm_allgather_op(hlx_comm_t *comm, const char *op, cons
     return hlx_comm_req_wait(req);
 }
 
-hlx_status_t hlx_comm_allgather(hlx_comm_t *comm, const void *in, size_t bytes, void *out)
+hlx_status_t hlx_comm_p2p_allgather(hlx_comm_t *comm, const void *in, size_t bytes,
+                                    void *out)
 {
     return hlx_comm_allgather_op(comm, "allgather", in, bytes, out);
+}
+
+hlx_status_t hlx_comm_allgather(hlx_comm_t *comm, const void *in, size_t bytes, void *out)
+{
+    return comm->coll->allgather(comm, in, bytes, out);
 }
 
 hlx_status_t hlx_comm_barrier(hlx_comm_t *comm)
@@ -764,7 +1215,12 @@ hlx_status_t hlx_comm_barrier_within(hlx_comm_t *comm, double timeout_s)
     double saved = comm->timeout_s;
     hlx_status_t st;
 
-    comm->timeout_s = timeout_s > 0 ? timeout_s : saved;
+    if (timeout_s > 0) { /* 0 or less: the communicator's own deadline */
+        st = hlx_comm_timeout_check("barrier deadline", timeout_s);
+        if (st != HLX_OK)
+            return st;
+        comm->timeout_s = timeout_s;
+    }
     st = hlx_comm_allgather_op(comm, "barrier", NULL, 0, NULL);
     comm->timeout_s = saved;
     return st;
@@ -809,6 +1265,11 @@ static size_t hlx_comm_chunk_off(size_t count, int n, int j)
 }
 
 hlx_status_t hlx_comm_allreduce_sum_f32(hlx_comm_t *comm, float *buf, size_t count)
+{
+    return comm->coll->allreduce_sum_f32(comm, buf, count);
+}
+
+hlx_status_t hlx_comm_p2p_allreduce_sum_f32(hlx_comm_t *comm, float *buf, size_t count)
 {
     hlx_comm_req_t *req;
     hlx_status_t st;

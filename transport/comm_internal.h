@@ -1,5 +1,5 @@
-/* Internal layout shared by the collective layer (comm.c) and the point-to-point
- * backends (comm_self.c, comm_ucx.c). Not installed; only transport/ includes it. */
+/* Internal layout shared by the collective layer (comm.c), the liveness layer
+ * (liveness.c) and the backends (comm_self.c, comm_ucx.c). Only transport/ includes it. */
 #ifndef HLX_COMM_INTERNAL_H
 #define HLX_COMM_INTERNAL_H
 
@@ -26,11 +26,20 @@ static inline uint64_t hlx_tag_make(uint32_t id, uint32_t seq, int src_world)
 
 typedef struct hlx_comm_net  hlx_comm_net_t;
 typedef struct hlx_comm_slot hlx_comm_slot_t;
-struct hlx_comm_ucx;
+typedef struct hlx_comm_be   hlx_comm_be_t;
+typedef struct hlx_comm_ops  hlx_comm_ops_t;
+typedef struct hlx_liveness  hlx_liveness_t;
+
+/* Path kinds a peer's link class maps to; one backend instance per kind in use. */
+enum { HLX_PATH_SELF = 0, HLX_PATH_SHM = 1, HLX_PATH_NET = 2, HLX_PATH_COUNT };
+
+/* peer_lost value set when the heartbeats of a peer stopped. */
+#define HLX_COMM_LOST_SILENT (-0x7fff0000)
 
 /* One posted send or receive of an operation. */
 struct hlx_comm_slot {
     hlx_comm_req_t *req;
+    hlx_comm_be_t  *be;       /* backend of the peer */
     void           *handle;   /* backend request while in flight */
     int             peer;     /* rank in the communicator */
     int             is_recv;
@@ -40,38 +49,91 @@ struct hlx_comm_slot {
     size_t          got;      /* bytes received */
 };
 
-/* Point-to-point backend, chosen once when the world is created. Peers are world
- * ranks. Completion is reported through hlx_comm_slot_done(). */
-typedef struct hlx_comm_ops {
+/* A backend: point-to-point entries (peers are world ranks; completion is reported
+ * through hlx_comm_slot_done()) and collectives. The collective entries of every backend
+ * default to comm.c's point-to-point versions (hlx_comm_p2p_*); a backend with its own
+ * collectives (NCCL) points them elsewhere. A group uses a backend's collectives only
+ * when every peer in it is served by that backend. */
+struct hlx_comm_ops {
     const char *name;
-    hlx_status_t (*open)(hlx_comm_net_t *net, hlx_boot_t *boot);
+    /* Collective over the whole world, called only when some rank has a peer of this
+     * backend's path (every rank knows the same answer). */
+    hlx_status_t (*open)(hlx_comm_be_t *be, hlx_boot_t *boot);
     /* graceful: flush outstanding traffic first (bounded by the net's timeout) */
-    void (*close)(hlx_comm_net_t *net, int graceful);
-    hlx_status_t (*isend)(hlx_comm_net_t *net, int peer, const void *buf, size_t len,
+    void (*close)(hlx_comm_be_t *be, int graceful);
+    hlx_status_t (*isend)(hlx_comm_be_t *be, int peer, const void *buf, size_t len,
                           uint64_t tag, hlx_comm_slot_t *slot);
-    hlx_status_t (*irecv)(hlx_comm_net_t *net, int peer, void *buf, size_t len,
+    hlx_status_t (*irecv)(hlx_comm_be_t *be, int peer, void *buf, size_t len,
                           uint64_t tag, hlx_comm_slot_t *slot);
     /* Returns non-zero when something happened. */
-    int (*progress)(hlx_comm_net_t *net);
+    int (*progress)(hlx_comm_be_t *be);
     /* Withdraws a posted receive; its completion (cancelled) arrives through progress. */
-    void (*cancel)(hlx_comm_net_t *net, hlx_comm_slot_t *slot);
+    void (*cancel)(hlx_comm_be_t *be, hlx_comm_slot_t *slot);
     /* Text for a backend status stored in the peer-lost record. */
     const char *(*strerror)(int backend_status);
-} hlx_comm_ops_t;
+
+    hlx_status_t (*ialltoallv)(hlx_comm_t *comm, const void *sbuf, const size_t *scounts,
+                               const size_t *sdispls, void *rbuf, const size_t *rcounts,
+                               const size_t *rdispls, hlx_comm_req_t **req_p);
+    hlx_status_t (*allreduce_sum_f32)(hlx_comm_t *comm, float *buf, size_t count);
+    hlx_status_t (*allgather)(hlx_comm_t *comm, const void *in, size_t bytes, void *out);
+    /* Called for every new sub-group whose peers all use this backend; may communicate
+     * over the world (every member calls it in the same order). */
+    hlx_status_t (*sub_create)(hlx_comm_t *sub);
+    void (*sub_destroy)(hlx_comm_t *sub);
+};
 
 extern const hlx_comm_ops_t hlx_comm_ops_self;
-extern const hlx_comm_ops_t hlx_comm_ops_ucx;
+extern const hlx_comm_ops_t hlx_comm_ops_ucx_shm;
+extern const hlx_comm_ops_t hlx_comm_ops_ucx_net;
 
-/* State shared by the world and its sub-groups: the backend's worker and endpoints. */
-struct hlx_comm_net {
+/* The point-to-point collectives every backend starts from. */
+hlx_status_t hlx_comm_p2p_ialltoallv(hlx_comm_t *comm, const void *sbuf,
+                                     const size_t *scounts, const size_t *sdispls,
+                                     void *rbuf, const size_t *rcounts,
+                                     const size_t *rdispls, hlx_comm_req_t **req_p);
+hlx_status_t hlx_comm_p2p_allreduce_sum_f32(hlx_comm_t *comm, float *buf, size_t count);
+hlx_status_t hlx_comm_p2p_allgather(hlx_comm_t *comm, const void *in, size_t bytes,
+                                    void *out);
+hlx_status_t hlx_comm_p2p_sub_create(hlx_comm_t *sub);
+void         hlx_comm_p2p_sub_destroy(hlx_comm_t *sub);
+
+/* For backends with collectives of their own: the group's private state slot (set by
+ * sub_create, freed by sub_destroy) and the world's shared state. */
+void          **hlx_comm_be_priv(hlx_comm_t *comm);
+hlx_comm_net_t *hlx_comm_net(hlx_comm_t *comm);
+
+/* One backend instance of a world: the ops, the path it serves, its private state. */
+struct hlx_comm_be {
     const hlx_comm_ops_t *ops;
+    hlx_comm_net_t       *net;
+    int                   path;  /* HLX_PATH_* */
+    void                 *priv;  /* the backend's own state */
+};
+
+/* What every rank learns about every other at world creation. */
+typedef struct hlx_comm_peer_info {
+    char    host[64];
+    int32_t pid;
+} hlx_comm_peer_info_t;
+
+/* State shared by the world and its sub-groups: backends and per-peer facts. */
+struct hlx_comm_net {
     hlx_boot_t           *boot;
     int                   rank, size;      /* world */
     double                timeout_s;
     int                  *peer_lost;       /* per world rank: 0, or the backend status */
     int                   closing;         /* shutdown: peer loss is expected */
-    int                   peer_failure;    /* ask the backend to report dead peers */
-    struct hlx_comm_ucx  *ucx;
+    hlx_comm_be_t         be[HLX_PATH_COUNT];
+    int                   be_open[HLX_PATH_COUNT];
+    hlx_link_t           *link;            /* per world rank: link class */
+    hlx_comm_be_t       **peer_be;         /* per world rank: its backend (NULL: self) */
+    hlx_comm_peer_info_t *peers;           /* per world rank */
+    hlx_liveness_t       *live;            /* heartbeats; NULL for a world of one */
+    char                  shm_tls[256];    /* UCX transports for same-host peers */
+    int                   ucx_err_peer;    /* also ask UCX to report dead peers */
+    int                   idle_rounds;     /* idle progress rounds before a yield */
+    size_t                chunk[HLX_PATH_COUNT]; /* all-to-all message limit per path */
 };
 
 struct hlx_comm_req {
@@ -85,5 +147,17 @@ struct hlx_comm_req {
 };
 
 void hlx_comm_slot_done(hlx_comm_slot_t *slot, hlx_status_t status, size_t got);
+
+/* Liveness (liveness.c): a thread per process sends a heartbeat to every peer each
+ * interval over its own UCX worker and records when each peer was last heard. */
+hlx_status_t hlx_liveness_start(hlx_comm_net_t *net, double interval_s, double timeout_s,
+                                hlx_liveness_t **live_p);
+/* Non-zero when world rank w has been silent longer than the heartbeat timeout (or its
+ * heartbeat connection failed); *silent_s_p receives how long. */
+int  hlx_liveness_lost(hlx_liveness_t *live, int w, double *silent_s_p);
+double hlx_liveness_timeout(const hlx_liveness_t *live);
+/* Stops sending heartbeats (the peers do the same before a last barrier at teardown). */
+void hlx_liveness_quiet(hlx_liveness_t *live);
+void hlx_liveness_stop(hlx_liveness_t *live);
 
 #endif

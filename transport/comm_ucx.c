@@ -1,5 +1,6 @@
-/* UCX ucp backend: one worker per process, an endpoint to every peer in peer-failure
- * mode, tag-matched non-blocking sends and receives completed through callbacks. */
+/* UCX ucp backends: one for same-host peers (shared-memory transports only), one for
+ * peers on other hosts (UCX_TLS / UCX_NET_DEVICES as given), each its own context and
+ * worker; tag-matched non-blocking sends and receives completed through callbacks. */
 #define _GNU_SOURCE
 #include "comm_internal.h"
 
@@ -16,6 +17,8 @@ typedef struct hlx_ucx_peer {
     hlx_comm_net_t *net;
     int             rank;     /* world */
 } hlx_ucx_peer_t;
+
+#define HLX_UCX(be) ((struct hlx_comm_ucx *)(be)->priv)
 
 struct hlx_comm_ucx {
     ucp_context_h   context;
@@ -75,9 +78,10 @@ static void hlx_ucx_recv_cb(void *request, ucs_status_t status,
     hlx_comm_slot_done(slot, hlx_ucx_status(status), status == UCS_OK ? info->length : 0);
 }
 
-static hlx_status_t hlx_ucx_isend(hlx_comm_net_t *net, int peer, const void *buf,
+static hlx_status_t hlx_ucx_isend(hlx_comm_be_t *be, int peer, const void *buf,
                                   size_t len, uint64_t tag, hlx_comm_slot_t *slot)
 {
+    hlx_comm_net_t *net = be->net;
     ucp_request_param_t prm;
     ucs_status_ptr_t r;
 
@@ -88,7 +92,7 @@ static hlx_status_t hlx_ucx_isend(hlx_comm_net_t *net, int peer, const void *buf
     prm.op_attr_mask = UCP_OP_ATTR_FIELD_CALLBACK | UCP_OP_ATTR_FIELD_USER_DATA;
     prm.cb.send = hlx_ucx_send_cb;
     prm.user_data = slot;
-    r = ucp_tag_send_nbx(net->ucx->eps[peer], buf, len, tag, &prm);
+    r = ucp_tag_send_nbx(HLX_UCX(be)->eps[peer], buf, len, tag, &prm);
     if (r == NULL) {
         hlx_comm_slot_done(slot, HLX_OK, 0);
     } else if (UCS_PTR_IS_ERR(r)) {
@@ -99,9 +103,10 @@ static hlx_status_t hlx_ucx_isend(hlx_comm_net_t *net, int peer, const void *buf
     return HLX_OK;
 }
 
-static hlx_status_t hlx_ucx_irecv(hlx_comm_net_t *net, int peer, void *buf, size_t len,
+static hlx_status_t hlx_ucx_irecv(hlx_comm_be_t *be, int peer, void *buf, size_t len,
                                   uint64_t tag, hlx_comm_slot_t *slot)
 {
+    (void)peer;
     ucp_request_param_t prm;
     ucs_status_ptr_t r;
 
@@ -112,7 +117,7 @@ static hlx_status_t hlx_ucx_irecv(hlx_comm_net_t *net, int peer, void *buf, size
                        UCP_OP_ATTR_FLAG_NO_IMM_CMPL;
     prm.cb.recv = hlx_ucx_recv_cb;
     prm.user_data = slot;
-    r = ucp_tag_recv_nbx(net->ucx->worker, buf, len, tag, ~(ucp_tag_t)0, &prm);
+    r = ucp_tag_recv_nbx(HLX_UCX(be)->worker, buf, len, tag, ~(ucp_tag_t)0, &prm);
     if (r == NULL) {
         hlx_comm_slot_done(slot, HLX_OK, len);
     } else if (UCS_PTR_IS_ERR(r)) {
@@ -123,22 +128,23 @@ static hlx_status_t hlx_ucx_irecv(hlx_comm_net_t *net, int peer, void *buf, size
     return HLX_OK;
 }
 
-static int hlx_ucx_progress(hlx_comm_net_t *net)
+static int hlx_ucx_progress(hlx_comm_be_t *be)
 {
-    return (int)ucp_worker_progress(net->ucx->worker);
+    return (int)ucp_worker_progress(HLX_UCX(be)->worker);
 }
 
-static void hlx_ucx_cancel(hlx_comm_net_t *net, hlx_comm_slot_t *slot)
+static void hlx_ucx_cancel(hlx_comm_be_t *be, hlx_comm_slot_t *slot)
 {
     if (slot->handle != NULL && !slot->done)
-        ucp_request_cancel(net->ucx->worker, slot->handle);
+        ucp_request_cancel(HLX_UCX(be)->worker, slot->handle);
 }
 
 /* Closes every endpoint (flushing first when graceful and the peer is alive), bounded
  * by the net's deadline, then the worker and the context. */
-static void hlx_ucx_close(hlx_comm_net_t *net, int graceful)
+static void hlx_ucx_close(hlx_comm_be_t *be, int graceful)
 {
-    struct hlx_comm_ucx *u = net->ucx;
+    hlx_comm_net_t *net = be->net;
+    struct hlx_comm_ucx *u = HLX_UCX(be);
     void **reqs;
     double deadline = hlx_now_s() + (net->timeout_s < 5 ? net->timeout_s : 5);
     int r, pending;
@@ -187,11 +193,40 @@ static void hlx_ucx_close(hlx_comm_net_t *net, int graceful)
     free(u->eps);
     free(u->peers);
     free(u);
-    net->ucx = NULL;
+    be->priv = NULL;
 }
 
-static hlx_status_t hlx_ucx_open(hlx_comm_net_t *net, hlx_boot_t *boot)
+/* The context's transports: same-host peers get the shared-memory list (any tcp in it
+ * confined to loopback, so a one-host job listens on no network interface); other hosts
+ * get UCX's own choice from UCX_TLS and UCX_NET_DEVICES. */
+static hlx_status_t hlx_ucx_configure(hlx_comm_be_t *be, ucp_config_t *config)
 {
+    const char *tls = be->net->shm_tls;
+    char with_tcp[300];
+    ucs_status_t s;
+
+    if (be->path != HLX_PATH_SHM)
+        return HLX_OK;
+    /* Peer-failure mode: UCX 1.13's shared-memory transports cannot serve it, so tcp
+     * (on loopback) is added for the endpoints to have a path at all. */
+    if (be->net->ucx_err_peer && !strstr(tls, "tcp") && !strstr(tls, "all")) {
+        snprintf(with_tcp, sizeof(with_tcp), "%s,tcp", tls);
+        tls = with_tcp;
+    }
+    s = ucp_config_modify(config, "TLS", tls);
+    if (s == UCS_OK && (strstr(tls, "tcp") || strstr(tls, "all")))
+        s = ucp_config_modify(config, "NET_DEVICES", "lo");
+    if (s != UCS_OK) {
+        hlx_error("transport: HELIX_COMM_SHM_TLS=\"%s\": UCX refused it: %s", tls,
+                  ucs_status_string(s));
+        return HLX_ERR_INVALID;
+    }
+    return HLX_OK;
+}
+
+static hlx_status_t hlx_ucx_open(hlx_comm_be_t *be, hlx_boot_t *boot)
+{
+    hlx_comm_net_t *net = be->net;
     struct hlx_comm_ucx *u;
     ucp_config_t *config;
     ucp_params_t params;
@@ -219,6 +254,11 @@ static hlx_status_t hlx_ucx_open(hlx_comm_net_t *net, hlx_boot_t *boot)
     if (s != UCS_OK) {
         hlx_error("transport: ucp_config_read: %s", ucs_status_string(s));
         st = HLX_ERR_TRANSPORT;
+        goto err_free;
+    }
+    st = hlx_ucx_configure(be, config);
+    if (st != HLX_OK) {
+        ucp_config_release(config);
         goto err_free;
     }
     memset(&params, 0, sizeof(params));
@@ -250,7 +290,7 @@ static hlx_status_t hlx_ucx_open(hlx_comm_net_t *net, hlx_boot_t *boot)
 
     /* Addresses differ in length: exchange the lengths, then padded addresses. */
     mylen = (uint32_t)addr_len;
-    snprintf(key, sizeof(key), "hlx.ucx.len.%d", gen);
+    snprintf(key, sizeof(key), "hlx.%s.len.%d", be->ops->name, gen);
     st = hlx_boot_allgather(boot, key, &mylen, sizeof(mylen), lens);
     if (st != HLX_OK)
         goto err_addr;
@@ -264,37 +304,40 @@ static hlx_status_t hlx_ucx_open(hlx_comm_net_t *net, hlx_boot_t *boot)
         goto err_addr;
     }
     memcpy(blob, addr, addr_len);
-    snprintf(key, sizeof(key), "hlx.ucx.addr.%d", gen);
+    snprintf(key, sizeof(key), "hlx.%s.addr.%d", be->ops->name, gen);
     st = hlx_boot_allgather(boot, key, blob, maxlen, all);
     if (st != HLX_OK)
         goto err_addr;
 
-    net->ucx = u;
+    be->priv = u;
     for (r = 0; r < net->size; r++) {
         ucp_ep_params_t ep;
         u->peers[r].net = net;
         u->peers[r].rank = r;
-        if (r == net->rank)
+        if (r == net->rank || net->peer_be[r] != be)
             continue;
+        if (lens[r] == 0) {
+            hlx_error("transport: rank %d has no %s worker although this rank reaches it "
+                      "through one: the link classes given to the ranks disagree", r,
+                      be->ops->name);
+            st = HLX_ERR_INVALID;
+            goto err_eps;
+        }
         memset(&ep, 0, sizeof(ep));
         ep.field_mask = UCP_EP_PARAM_FIELD_REMOTE_ADDRESS |
                         UCP_EP_PARAM_FIELD_ERR_HANDLING_MODE |
                         UCP_EP_PARAM_FIELD_ERR_HANDLER;
         ep.address = (const ucp_address_t *)(all + (size_t)r * maxlen);
-        ep.err_mode = net->peer_failure ? UCP_ERR_HANDLING_MODE_PEER
+        ep.err_mode = net->ucx_err_peer ? UCP_ERR_HANDLING_MODE_PEER
                                         : UCP_ERR_HANDLING_MODE_NONE;
         ep.err_handler.cb = hlx_ucx_ep_error;
         ep.err_handler.arg = &u->peers[r];
         s = ucp_ep_create(u->worker, &ep, &u->eps[r]);
         if (s != UCS_OK) {
-            hlx_error("transport: endpoint to rank %d: %s", r, ucs_status_string(s));
+            hlx_error("transport: %s endpoint to rank %d: %s", be->ops->name, r,
+                      ucs_status_string(s));
             st = HLX_ERR_TRANSPORT;
-            ucp_worker_release_address(u->worker, addr);
-            free(blob);
-            free(all);
-            free(lens);
-            hlx_ucx_close(net, 0);
-            return st;
+            goto err_eps;
         }
     }
     ucp_worker_release_address(u->worker, addr);
@@ -303,6 +346,13 @@ static hlx_status_t hlx_ucx_open(hlx_comm_net_t *net, hlx_boot_t *boot)
     free(lens);
     return HLX_OK;
 
+err_eps:
+    ucp_worker_release_address(u->worker, addr);
+    free(blob);
+    free(all);
+    free(lens);
+    hlx_ucx_close(be, 0);
+    return st;
 err_addr:
     ucp_worker_release_address(u->worker, addr);
 err_worker:
@@ -316,17 +366,28 @@ err_free:
     free(u->eps);
     free(u->peers);
     free(u);
-    net->ucx = NULL;
+    be->priv = NULL;
     return st;
 }
 
-const hlx_comm_ops_t hlx_comm_ops_ucx = {
-    .name     = "ucx",
-    .open     = hlx_ucx_open,
-    .close    = hlx_ucx_close,
-    .isend    = hlx_ucx_isend,
-    .irecv    = hlx_ucx_irecv,
-    .progress = hlx_ucx_progress,
-    .cancel   = hlx_ucx_cancel,
-    .strerror = hlx_ucx_strerror,
-};
+#define HLX_UCX_OPS(NAME)                               \
+    {                                                   \
+        .name              = NAME,                      \
+        .open              = hlx_ucx_open,              \
+        .close             = hlx_ucx_close,             \
+        .isend             = hlx_ucx_isend,             \
+        .irecv             = hlx_ucx_irecv,             \
+        .progress          = hlx_ucx_progress,          \
+        .cancel            = hlx_ucx_cancel,            \
+        .strerror          = hlx_ucx_strerror,          \
+        .ialltoallv        = hlx_comm_p2p_ialltoallv,   \
+        .allreduce_sum_f32 = hlx_comm_p2p_allreduce_sum_f32, \
+        .allgather         = hlx_comm_p2p_allgather,    \
+        .sub_create        = hlx_comm_p2p_sub_create,   \
+        .sub_destroy       = hlx_comm_p2p_sub_destroy,  \
+    }
+
+/* Same host: shared memory (HELIX_COMM_SHM_TLS). */
+const hlx_comm_ops_t hlx_comm_ops_ucx_shm = HLX_UCX_OPS("ucx-shm");
+/* Other hosts: RDMA verbs where present, tcp otherwise (UCX's choice). */
+const hlx_comm_ops_t hlx_comm_ops_ucx_net = HLX_UCX_OPS("ucx-net");

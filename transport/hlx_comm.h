@@ -8,6 +8,7 @@
 
 #include "hlx_boot.h"
 
+#include <helix/cluster.h>
 #include <helix/status.h>
 #include <stddef.h>
 
@@ -17,10 +18,22 @@ typedef struct hlx_comm_req hlx_comm_req_t;
 typedef struct hlx_comm_params {
     double timeout_s;    /* deadline for each blocking operation (HELIX_COMM_TIMEOUT) */
     char   backend[32];  /* "auto", "self", "ucx" */
+    /* Link class from this rank to every world rank (job size entries, computed job-wide
+     * by the topology layer; the entry for this rank is ignored). NULL: derived from the
+     * host names exchanged at world creation (same host -> shm, else tcp). Read only
+     * during hlx_comm_world. */
+    const hlx_link_t *links;
 } hlx_comm_params_t;
 
 /* Defaults from the transport's settings table (environment applied). */
 void hlx_comm_params_default(hlx_comm_params_t *p);
+
+/* Accepted range of every deadline in seconds (HELIX_COMM_TIMEOUT, timeout_s). */
+#define HLX_COMM_TIMEOUT_MIN 0.001
+#define HLX_COMM_TIMEOUT_MAX 86400.0
+/* HLX_OK when what (a flag or variable name, for the message) is a usable deadline;
+ * otherwise reports it with the accepted range and returns HLX_ERR_INVALID. */
+hlx_status_t hlx_comm_timeout_check(const char *what, double timeout_s);
 
 /* The world communicator over all ranks of the job. Collective: every rank calls it. */
 hlx_status_t hlx_comm_world(hlx_boot_t *boot, const hlx_comm_params_t *p,
@@ -68,8 +81,18 @@ void hlx_comm_destroy(hlx_comm_t *comm);
 /* World rank of a rank of comm (-1 when out of range). */
 int hlx_comm_world_rank(const hlx_comm_t *comm, int rank);
 
-/* The transport's settings (HELIX_COMM_TIMEOUT, HELIX_COMM_BACKEND,
- * HELIX_COMM_ALLREDUCE_SMALL, HELIX_COMM_UCX_ERR_MODE), for `helix info` and unknown-variable warnings. */
+/* Link class and backend name of the path to a rank of comm, fixed at world creation
+ * (self for the caller; HLX_LINK_COUNT / NULL when out of range). */
+hlx_link_t  hlx_comm_peer_link(const hlx_comm_t *comm, int rank);
+const char *hlx_comm_peer_backend(const hlx_comm_t *comm, int rank);
+
+/* Progresses req once and says whether the block from rank (of req's communicator) has
+ * landed intact: 1 yes, 0 not yet (or failed: hlx_comm_wait/test reports errors). Lets
+ * a caller use fast peers' data before slow ones' arrives. */
+int hlx_comm_arrived(hlx_comm_req_t *req, int rank);
+
+/* The transport's settings (HELIX_COMM_*, HELIX_HEARTBEAT_*), for `helix info` and
+ * unknown-variable warnings. */
 extern const struct hlx_param_table hlx_comm_param_table;
 
 #endif

@@ -444,6 +444,99 @@ static int run_bench(hlx_comm_t *world, int iters)
 
 /* Scripted faults. The victim rank skips one operation; every other rank must get the
  * expected error within the deadline and exits 3 with a line the driver checks. */
+static double busy_s = 3;
+
+/* Non-zero when inode is one of this process's sockets. */
+static int own_socket(unsigned long inode)
+{
+    char path[64], target[64], want[48];
+    ssize_t n;
+    int fd;
+
+    snprintf(want, sizeof(want), "socket:[%lu]", inode);
+    for (fd = 0; fd < 4096; fd++) {
+        snprintf(path, sizeof(path), "/proc/self/fd/%d", fd);
+        n = readlink(path, target, sizeof(target) - 1);
+        if (n <= 0)
+            continue;
+        target[n] = '\0';
+        if (!strcmp(target, want))
+            return 1;
+    }
+    return 0;
+}
+
+/* Every TCP socket this process listens on (/proc/net/tcp, tcp6: state 0A) must be bound
+ * to loopback (127.0.0.0/8, ::1): a one-host job opens no network interface. */
+static void check_listeners(check_ctx_t *ctx)
+{
+    static const char *const files[] = { "/proc/net/tcp", "/proc/net/tcp6" };
+    char line[512], local[64];
+    unsigned long inode;
+    unsigned st;
+    int f, found = 0;
+
+    for (f = 0; f < 2; f++) {
+        FILE *fp = fopen(files[f], "r");
+        if (fp == NULL)
+            continue;
+        if (fgets(line, sizeof(line), fp) == NULL) { /* header */
+            fclose(fp);
+            continue;
+        }
+        while (fgets(line, sizeof(line), fp)) {
+            int loop;
+            if (sscanf(line, " %*d: %63[0-9A-Fa-f:] %*s %x %*s %*s %*s %*s %*s %lu", local, &st,
+                       &inode) != 3 || st != 0x0A || !own_socket(inode))
+                continue;
+            found++;
+            /* IPv4 is little-endian hex: 127.x.x.x ends in "7F:port"; ::1 is 0..01000000 */
+            loop = f == 0 ? !strncmp(local + 6, "7F", 2)
+                          : !strncmp(local, "0000000000000000FFFF0000", 24)
+                                ? !strncmp(local + 30, "7F", 2)
+                                : !strncmp(local, "00000000000000000000000001000000", 32);
+            CHECK(ctx, loop, "listening on a non-loopback address: %s (%s)", local, files[f]);
+        }
+        fclose(fp);
+    }
+    if (ctx->wrank == 0)
+        printf("comm_check: rank 0 listens on %d TCP socket(s)\n", found);
+}
+
+/* --links MODE: the link class this rank gives to world rank r (NULL mode: none given,
+ * the transport derives it from the host names). */
+static hlx_link_t links_for(const char *mode, int me, int r)
+{
+    if (r == me)
+        return HLX_LINK_SELF;
+    if (!strcmp(mode, "tcp"))
+        return HLX_LINK_TCP;
+    if (!strcmp(mode, "nvlink"))
+        return HLX_LINK_NVLINK;
+    /* mixed: same parity shares memory, different parity goes over the network */
+    return (r - me) % 2 ? HLX_LINK_TCP : HLX_LINK_SHM;
+}
+
+/* Every peer got the link class asked for (or, from host names, shm: one host here) and
+ * the backend of that class, fixed at creation. */
+static void check_links(check_ctx_t *ctx, hlx_comm_t *world, const char *mode)
+{
+    int r;
+
+    for (r = 0; r < ctx->wsize; r++) {
+        hlx_link_t want = mode ? links_for(mode, ctx->wrank, r)
+                               : r == ctx->wrank ? HLX_LINK_SELF : HLX_LINK_SHM;
+        const char *be = want == HLX_LINK_SELF ? "self"
+                         : (want == HLX_LINK_TCP || want == HLX_LINK_RDMA) ? "ucx-net"
+                                                                           : "ucx-shm";
+        const char *got = hlx_comm_peer_backend(world, r);
+        CHECK(ctx, hlx_comm_peer_link(world, r) == want, "rank %d: link class %d, expected %d",
+              r, (int)hlx_comm_peer_link(world, r), (int)want);
+        CHECK(ctx, got && !strcmp(got, be), "rank %d: backend %s, expected %s", r,
+              got ? got : "(none)", be);
+    }
+}
+
 static int run_fault(check_ctx_t *ctx, hlx_comm_t *world, const char *fault, int victim,
                      double timeout)
 {
@@ -463,9 +556,32 @@ static int run_fault(check_ctx_t *ctx, hlx_comm_t *world, const char *fault, int
                 hlx_status_str(st));
         return 1;
     }
+    if (!strcmp(fault, "busy")) {
+        /* The victim computes (sleeps) outside the transport for longer than the
+         * heartbeat timeout: its heartbeat thread must keep it alive for the others. */
+        if (ctx->wrank == victim)
+            usleep((useconds_t)(busy_s * 1e6));
+        t0 = hlx_now_s();
+        st = hlx_comm_alltoallv(world, s, cnt, cnt + n, r, cnt, cnt + n);
+        if (st == HLX_OK)
+            st = hlx_comm_barrier(world);
+        free(cnt);
+        if (st != HLX_OK) {
+            fprintf(stderr, "comm_check rank %d: a rank busy for %.1f s outside the "
+                    "transport was declared lost: %s\n", ctx->wrank, busy_s,
+                    hlx_status_str(st));
+            return 1;
+        }
+        if (ctx->wrank == 0)
+            printf("comm_check: busy rank %d (%.1f s) kept alive by its heartbeats\n",
+                   victim, busy_s);
+        return 0;
+    }
     if (ctx->wrank == victim) {
         if (!strcmp(fault, "kill"))
             raise(SIGKILL); /* dies without closing anything */
+        if (!strcmp(fault, "stop"))
+            raise(SIGSTOP); /* alive but silent: only the heartbeats can tell */
         /* skip: stay alive and silent past the others' deadline */
         usleep((useconds_t)((timeout * 3 + 1) * 1e6));
         return 0;
@@ -503,7 +619,16 @@ static void usage(FILE *f)
             "  --timeout S    communicator and bootstrap deadline in s (default: the\n"
             "                 HELIX_COMM_TIMEOUT setting)\n"
             "  --fault F      skip: rank R skips an alltoallv; kill: rank R dies before it;\n"
-            "                 boot: rank R never joins the bootstrap all-gather.\n"
+            "                 boot: rank R never joins the bootstrap all-gather;\n"
+            "                 stop: rank R stops itself (SIGSTOP) before it;\n"
+            "                 busy: rank R sleeps --busy S outside the transport, then all\n"
+            "                 must succeed (exit 0).\n"
+            "  --busy S       sleep of --fault busy (default 3)\n"
+            "  --links MODE   give the communicator link classes: tcp (every peer), nvlink,\n"
+            "                 mixed (same parity shm, else tcp); default: from host names.\n"
+            "                 The backend of every peer is checked against its class.\n"
+            "  --check-listen also check that every TCP listener of this process is bound\n"
+            "                 to loopback (a one-host job)\n"
             "                 The other ranks exit 3 after the expected error.\n"
             "  --victim R     rank for --fault (default: the last rank)\n"
             "Example: mpirun --oversubscribe -n 4 comm_check --bench\n");
@@ -516,19 +641,23 @@ int main(int argc, char **argv)
         { "timeout", required_argument, NULL, 't' },
         { "fault", required_argument, NULL, 'f' },
         { "victim", required_argument, NULL, 'v' }, { "help", no_argument, NULL, 'h' },
+        { "busy", required_argument, NULL, 'B' },
+        { "links", required_argument, NULL, 'L' },
+        { "check-listen", no_argument, NULL, 'l' },
         { NULL, 0, NULL, 0 },
     };
     hlx_comm_params_t params;
     hlx_boot_info_t info;
     check_ctx_t ctx = { 0 };
     hlx_comm_t *world = NULL;
-    const char *fault = NULL;
-    int bench = 0, iters = 200, victim = -1, c, rc;
+    const char *fault = NULL, *links_mode = NULL;
+    hlx_link_t *links = NULL;
+    int bench = 0, iters = 200, victim = -1, c, rc, listen_check = 0;
     char *end;
     hlx_status_t st;
 
     hlx_comm_params_default(&params);
-    while ((c = getopt_long(argc, argv, "bi:t:f:v:h", opts, NULL)) != -1) {
+    while ((c = getopt_long(argc, argv, "bi:t:f:v:hB:L:l", opts, NULL)) != -1) {
         switch (c) {
         case 'b': bench = 1; break;
         case 'i':
@@ -549,13 +678,30 @@ int main(int argc, char **argv)
             break;
         case 'f':
             fault = optarg;
-            if (strcmp(fault, "skip") && strcmp(fault, "kill") && strcmp(fault, "boot")) {
-                fprintf(stderr, "comm_check: --fault: \"%s\" is not skip, kill or boot\n",
-                        optarg);
+            if (strcmp(fault, "skip") && strcmp(fault, "kill") && strcmp(fault, "boot") &&
+                strcmp(fault, "stop") && strcmp(fault, "busy")) {
+                fprintf(stderr, "comm_check: --fault: \"%s\" is not skip, kill, stop, busy "
+                        "or boot\n", optarg);
                 return 2;
             }
             break;
         case 'v': victim = atoi(optarg); break;
+        case 'l': listen_check = 1; break;
+        case 'L':
+            links_mode = optarg;
+            if (strcmp(optarg, "tcp") && strcmp(optarg, "nvlink") && strcmp(optarg, "mixed")) {
+                fprintf(stderr, "comm_check: --links: \"%s\" is not tcp, nvlink or mixed\n",
+                        optarg);
+                return 2;
+            }
+            break;
+        case 'B':
+            busy_s = strtod(optarg, &end);
+            if (*end || !(busy_s >= 0 && busy_s <= 3600)) {
+                fprintf(stderr, "comm_check: --busy: \"%s\" is not 0..3600 s\n", optarg);
+                return 2;
+            }
+            break;
         case 'h': usage(stdout); return 0;
         default: usage(stderr); return 2;
         }
@@ -592,7 +738,15 @@ int main(int argc, char **argv)
         return 3;
     }
 
+    if (links_mode != NULL) {
+        links = calloc((size_t)info.size, sizeof(*links));
+        for (c = 0; links && c < info.size; c++)
+            links[c] = links_for(links_mode, info.rank, c);
+        params.links = links;
+    }
     st = hlx_comm_world(ctx.boot, &params, &world);
+    free(links);
+    params.links = NULL;
     if (st != HLX_OK) {
         fprintf(stderr, "comm_check rank %d: world communicator failed: %s\n", info.rank,
                 hlx_status_str(st));
@@ -610,6 +764,9 @@ int main(int argc, char **argv)
         rc = run_bench(world, iters);
     } else {
         run_boot_checks(&ctx);
+        check_links(&ctx, world, links_mode);
+        if (listen_check)
+            check_listeners(&ctx);
         rc = run_checks(&ctx, world);
         if (info.rank == 0 || rc != 0)
             printf("comm_check rank %d of %d (launcher %s, backend %s): %ld checks, %ld "

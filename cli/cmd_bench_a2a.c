@@ -1,0 +1,384 @@
+/* helix bench a2a: all-to-all latency and bandwidth over the transport in the style of
+ * nccl-tests (-b/-e/-f size sweep, -n/-w iterations, -c check of every received byte). */
+#include "hlx_comm.h"
+#include "hlx_log.h"
+#include "hlx_time.h"
+
+#include <errno.h>
+#include <getopt.h>
+#include <inttypes.h>
+#include <math.h>
+#include <stdint.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+int hlx_cmd_bench_a2a(int argc, char **argv);
+
+#define A2A_MAX_BYTES ((size_t)1 << 30) /* per peer */
+
+typedef struct a2a_opts {
+    size_t min_bytes, max_bytes;
+    long   factor;
+    long   iters, warmup;
+    int    check, json;
+    double timeout_s;
+} a2a_opts_t;
+
+static void a2a_usage(FILE *f)
+{
+    fprintf(f,
+        "usage: helix bench a2a [options]   (under helixrun, mpirun or srun --mpi=pmix)\n"
+        "Times the transport's all-to-all (hlx_comm_alltoallv with equal blocks) over a size\n"
+        "sweep, like nccl-tests' alltoall_perf. Each of -n back-to-back operations is timed;\n"
+        "time_us is the slowest rank's median (robust on a shared machine), mean_us its\n"
+        "mean; algbw = ranks * bytes_per_peer / time_us, busbw = algbw * (ranks - 1) /\n"
+        "ranks (the bytes each rank moves over its links).\n"
+        "options:\n"
+        "  -b, --minbytes N   smallest block per peer, K/M/G suffixes = 2^10.. (default 1K)\n"
+        "  -e, --maxbytes N   largest block per peer (default 256K, at most 1G)\n"
+        "  -f, --stepfactor F multiply the size by F each step, integer >= 2 (default 2);\n"
+        "                     a sweep from 0 goes 0, 1, F, F^2, ...\n"
+        "  -n, --iters N      timed operations per size, at most 10^6 (default 200)\n"
+        "  -w, --warmup N     untimed operations first (default 20)\n"
+        "  -c, --check 0|1    after timing, one operation of fresh data whose every\n"
+        "                     received byte is compared with a value computed from (source,\n"
+        "                     destination, offset, size), plus one with uneven blocks (0, half\n"
+        "                     and full size by pair); wrong bytes are counted, any makes the\n"
+        "                     exit status 1 (default 1)\n"
+        "      --timeout SEC  deadline of each operation and of the bootstrap (default:\n"
+        "                     HELIX_COMM_TIMEOUT)\n"
+        "      --json         one JSON object per line and size (rank 0 only): ranks,\n"
+        "                     bytes_per_peer, iters, time_us, mean_us, algbw_gbps,\n"
+        "                     busbw_gbps, wrong (-1 without -c), backend\n"
+        "examples:\n"
+        "  helixrun -n 2 helix bench a2a -b 1K -e 256K -f 2 -n 1000 -w 100 -c 1\n"
+        "  mpirun -n 4 helix bench a2a --json\n");
+}
+
+/* N with an optional K/M/G suffix (powers of 2), 0 .. A2A_MAX_BYTES, integral. */
+static int a2a_parse_size(const char *flag, const char *s, size_t *out_p)
+{
+    char *end;
+    double v;
+
+    errno = 0;
+    v = strtod(s, &end);
+    if (end == s || errno)
+        goto bad;
+    if (*end == 'K' || *end == 'k')
+        v *= 1024.0, end++;
+    else if (*end == 'M' || *end == 'm')
+        v *= 1048576.0, end++;
+    else if (*end == 'G' || *end == 'g')
+        v *= 1073741824.0, end++;
+    if (*end != '\0' || !(v >= 0) || v > (double)A2A_MAX_BYTES || v != floor(v))
+        goto bad;
+    *out_p = (size_t)v;
+    return 0;
+bad:
+    fprintf(stderr, "helix bench a2a: %s: \"%s\" is not a byte count from 0 to 1G "
+            "(suffixes K, M, G)\n", flag, s);
+    return -1;
+}
+
+static int a2a_parse_long(const char *flag, const char *s, long min, long max, long *out_p)
+{
+    char *end;
+    long v;
+
+    errno = 0;
+    v = strtol(s, &end, 10);
+    if (end == s || *end != '\0' || errno || v < min || v > max) {
+        fprintf(stderr, "helix bench a2a: %s: \"%s\" is not an integer from %ld to %ld\n",
+                flag, s, min, max);
+        return -1;
+    }
+    *out_p = v;
+    return 0;
+}
+
+/* The byte every (source, destination, offset, round) pair must carry: a hash computed
+ * independently by sender and receiver, never read back from the transport. */
+static uint8_t a2a_expect(int src, int dst, size_t off, uint64_t round)
+{
+    uint64_t x = ((uint64_t)(uint32_t)src << 40) ^ ((uint64_t)(uint32_t)dst << 20) ^
+                 ((uint64_t)off * 0x9e3779b97f4a7c15ull) ^ (round * 0xbf58476d1ce4e5b9ull);
+
+    x ^= x >> 31;
+    x *= 0x94d049bb133111ebull;
+    x ^= x >> 29;
+    return (uint8_t)x;
+}
+
+typedef struct a2a_bufs {
+    uint8_t *sbuf, *rbuf;
+    size_t  *sc, *sd, *rc, *rd;
+} a2a_bufs_t;
+
+/* Block sizes of one check round: equal, or uneven (0, half, full by pair). */
+static size_t a2a_count(size_t bytes, int uneven, int src, int dst)
+{
+    return uneven ? bytes * (size_t)((src + 2 * dst) % 3) / 2 : bytes;
+}
+
+static void a2a_layout(a2a_bufs_t *b, int n, int me, size_t bytes, int uneven)
+{
+    size_t so = 0, ro = 0;
+    int j;
+
+    for (j = 0; j < n; j++) {
+        b->sc[j] = a2a_count(bytes, uneven, me, j);
+        b->sd[j] = so;
+        so += b->sc[j];
+        b->rc[j] = a2a_count(bytes, uneven, j, me);
+        b->rd[j] = ro;
+        ro += b->rc[j];
+    }
+}
+
+/* One operation of fresh data; returns the number of wrong received bytes, or -1 when
+ * the operation itself failed. */
+static long long a2a_check_round(hlx_comm_t *comm, a2a_bufs_t *b, size_t bytes, int uneven,
+                                 uint64_t round)
+{
+    int n = hlx_comm_size(comm), me = hlx_comm_rank(comm), j;
+    long long wrong = 0;
+    size_t k;
+
+    a2a_layout(b, n, me, bytes, uneven);
+    for (j = 0; j < n; j++)
+        for (k = 0; k < b->sc[j]; k++)
+            b->sbuf[b->sd[j] + k] = a2a_expect(me, j, k, round);
+    memset(b->rbuf, 0xa5, b->rd[n - 1] + b->rc[n - 1]);
+    if (hlx_comm_alltoallv(comm, b->sbuf, b->sc, b->sd, b->rbuf, b->rc, b->rd) != HLX_OK)
+        return -1;
+    for (j = 0; j < n; j++)
+        for (k = 0; k < b->rc[j]; k++)
+            wrong += b->rbuf[b->rd[j] + k] != a2a_expect(j, me, k, round);
+    return wrong;
+}
+
+/* Max over ranks of v (the slowest rank's time), through the all-gather. */
+static hlx_status_t a2a_max(hlx_comm_t *comm, double v, double *all, double *max_p)
+{
+    hlx_status_t st = hlx_comm_allgather(comm, &v, sizeof(v), all);
+    int j;
+
+    if (st != HLX_OK)
+        return st;
+    *max_p = all[0];
+    for (j = 1; j < hlx_comm_size(comm); j++)
+        if (all[j] > *max_p)
+            *max_p = all[j];
+    return HLX_OK;
+}
+
+static int a2a_cmp_double(const void *a, const void *b)
+{
+    double x = *(const double *)a, y = *(const double *)b;
+    return (x > y) - (x < y);
+}
+
+static int a2a_run(const a2a_opts_t *o, hlx_comm_t *comm)
+{
+    double *samples = NULL;
+    int n = hlx_comm_size(comm), me = hlx_comm_rank(comm), j;
+    a2a_bufs_t b = { 0 };
+    double *all = NULL;
+    long long total_wrong = 0;
+    size_t bytes, cap;
+    hlx_status_t st = HLX_OK;
+    uint64_t round = 1;
+    int rc = 0;
+
+    if (o->max_bytes > SIZE_MAX / (size_t)n) {
+        fprintf(stderr, "helix bench a2a: -e %zu bytes x %d ranks overflows\n", o->max_bytes, n);
+        return 2;
+    }
+    cap = o->max_bytes * (size_t)n;
+    b.sbuf = malloc(cap + 1);
+    b.rbuf = malloc(cap + 1);
+    b.sc = calloc((size_t)n * 4, sizeof(size_t));
+    all = calloc((size_t)n, sizeof(double));
+    samples = calloc((size_t)o->iters, sizeof(double));
+    if (b.sbuf == NULL || b.rbuf == NULL || b.sc == NULL || all == NULL || samples == NULL) {
+        fprintf(stderr, "helix bench a2a: no memory for 2 x %zu bytes\n", cap);
+        rc = 1;
+        goto out;
+    }
+    b.sd = b.sc + n;
+    b.rc = b.sc + 2 * n;
+    b.rd = b.sc + 3 * n;
+    memset(b.sbuf, 1, cap + 1);
+
+    if (me == 0 && !o->json)
+        printf("# helix bench a2a: %d ranks, backend %s, %ld iterations after %ld warm-up\n"
+               "# %12s %12s %12s %12s %12s %8s\n", n, hlx_comm_backend(comm), o->iters,
+               o->warmup, "bytes/peer", "time_us", "mean_us", "algbw_GB/s", "busbw_GB/s",
+               "wrong");
+    for (bytes = o->min_bytes; bytes <= o->max_bytes;) {
+        double t0, t1, mean, tmed, tmax, mmax;
+        long long wrong = 0, w;
+        long i;
+
+        a2a_layout(&b, n, me, bytes, 0);
+        for (i = 0; i < o->warmup && st == HLX_OK; i++)
+            st = hlx_comm_alltoallv(comm, b.sbuf, b.sc, b.sd, b.rbuf, b.rc, b.rd);
+        if (st == HLX_OK)
+            st = hlx_comm_barrier(comm);
+        t0 = hlx_now_s();
+        for (i = 0; i < o->iters && st == HLX_OK; i++) {
+            t1 = hlx_now_s();
+            st = hlx_comm_alltoallv(comm, b.sbuf, b.sc, b.sd, b.rbuf, b.rc, b.rd);
+            samples[i] = hlx_now_s() - t1;
+        }
+        mean = (hlx_now_s() - t0) / (double)o->iters;
+        qsort(samples, (size_t)o->iters, sizeof(double), a2a_cmp_double);
+        tmed = samples[o->iters / 2];
+        if (st == HLX_OK)
+            st = a2a_max(comm, tmed, all, &tmax);
+        if (st == HLX_OK)
+            st = a2a_max(comm, mean, all, &mmax);
+        if (st == HLX_OK && o->check) {
+            for (j = 0; j < 2 && st == HLX_OK; j++) {
+                w = a2a_check_round(comm, &b, bytes, j, round++);
+                if (w < 0)
+                    st = HLX_ERR_TRANSPORT;
+                else
+                    wrong += w;
+            }
+            if (st == HLX_OK) { /* every rank's count, summed */
+                double mine = (double)wrong;
+                st = hlx_comm_allgather(comm, &mine, sizeof(mine), all);
+                for (wrong = 0, j = 0; st == HLX_OK && j < n; j++)
+                    wrong += (long long)all[j];
+            }
+        }
+        if (st != HLX_OK) {
+            fprintf(stderr, "helix bench a2a: %zu bytes per peer: %s\n", bytes,
+                    hlx_status_str(st));
+            rc = hlx_status_exit_code(st);
+            goto out;
+        }
+        total_wrong += wrong;
+        if (me == 0) {
+            double algbw = tmax > 0 ? (double)bytes * n / tmax * 1e-9 : 0;
+            double busbw = algbw * (n - 1) / n;
+            if (o->json)
+                printf("{\"ranks\": %d, \"bytes_per_peer\": %zu, \"iters\": %ld, "
+                       "\"time_us\": %.3f, \"mean_us\": %.3f, \"algbw_gbps\": %.4f, "
+                       "\"busbw_gbps\": %.4f, \"wrong\": %lld, \"backend\": \"%s\"}\n", n,
+                       bytes, o->iters, tmax * 1e6, mmax * 1e6, algbw, busbw, o->check ? wrong : -1,
+                       hlx_comm_backend(comm));
+            else
+                printf("  %12zu %12.2f %12.2f %12.3f %12.3f %8lld\n", bytes, tmax * 1e6,
+                       mmax * 1e6, algbw, busbw, o->check ? wrong : -1LL);
+            if (wrong)
+                fprintf(stderr, "helix bench a2a: %zu bytes per peer: %lld wrong bytes\n",
+                        bytes, wrong);
+            fflush(stdout);
+        }
+        if (bytes == o->max_bytes)
+            break;
+        if (bytes == 0)
+            bytes = 1;
+        else if (bytes > o->max_bytes / (size_t)o->factor)
+            bytes = o->max_bytes;
+        else
+            bytes *= (size_t)o->factor;
+    }
+    if (total_wrong)
+        rc = 1;
+out:
+    free(b.sbuf);
+    free(b.rbuf);
+    free(b.sc);
+    free(all);
+    free(samples);
+    return rc;
+}
+
+int hlx_cmd_bench_a2a(int argc, char **argv)
+{
+    static const struct option opts[] = {
+        { "minbytes", required_argument, NULL, 'b' },
+        { "maxbytes", required_argument, NULL, 'e' },
+        { "stepfactor", required_argument, NULL, 'f' },
+        { "iters", required_argument, NULL, 'n' },
+        { "warmup", required_argument, NULL, 'w' },
+        { "check", required_argument, NULL, 'c' },
+        { "timeout", required_argument, NULL, 't' },
+        { "json", no_argument, NULL, 'j' },
+        { "help", no_argument, NULL, 'h' },
+        { NULL, 0, NULL, 0 },
+    };
+    a2a_opts_t o = { .min_bytes = 1024, .max_bytes = 256 * 1024, .factor = 2,
+                     .iters = 200, .warmup = 20, .check = 1 };
+    hlx_comm_params_t cp;
+    hlx_boot_info_t info;
+    hlx_boot_t *boot = NULL;
+    hlx_comm_t *world = NULL;
+    hlx_status_t st;
+    long v;
+    char *end;
+    int c, rc;
+
+    hlx_comm_params_default(&cp);
+    o.timeout_s = cp.timeout_s;
+    optind = 1;
+    while ((c = getopt_long(argc, argv, "b:e:f:n:w:c:h", opts, NULL)) != -1) {
+        switch (c) {
+        case 'b': if (a2a_parse_size("-b", optarg, &o.min_bytes)) return 2; break;
+        case 'e': if (a2a_parse_size("-e", optarg, &o.max_bytes)) return 2; break;
+        case 'f': if (a2a_parse_long("-f", optarg, 2, 1024, &o.factor)) return 2; break;
+        case 'n': if (a2a_parse_long("-n", optarg, 1, 1000000, &o.iters)) return 2; break;
+        case 'w': if (a2a_parse_long("-w", optarg, 0, 100000000, &o.warmup)) return 2; break;
+        case 'c':
+            if (a2a_parse_long("-c", optarg, 0, 1, &v))
+                return 2;
+            o.check = (int)v;
+            break;
+        case 't':
+            errno = 0;
+            o.timeout_s = strtod(optarg, &end);
+            if (end == optarg || *end || errno ||
+                hlx_comm_timeout_check("helix bench a2a: --timeout", o.timeout_s) != HLX_OK)
+                return 2;
+            break;
+        case 'j': o.json = 1; break;
+        case 'h': a2a_usage(stdout); return 0;
+        default: a2a_usage(stderr); return 2;
+        }
+    }
+    if (optind < argc) {
+        fprintf(stderr, "helix bench a2a: unexpected argument \"%s\"\n", argv[optind]);
+        return 2;
+    }
+    if (o.min_bytes > o.max_bytes) {
+        fprintf(stderr, "helix bench a2a: -b %zu is larger than -e %zu\n", o.min_bytes,
+                o.max_bytes);
+        return 2;
+    }
+
+    st = hlx_boot_init(o.timeout_s, &boot);
+    if (st != HLX_OK)
+        return hlx_status_exit_code(st);
+    hlx_boot_get_info(boot, &info);
+    hlx_log_set_rank(info.rank);
+    cp.timeout_s = o.timeout_s;
+    st = hlx_comm_world(boot, &cp, &world);
+    if (st != HLX_OK) {
+        hlx_boot_fini(boot);
+        return hlx_status_exit_code(st);
+    }
+    rc = a2a_run(&o, world);
+    if (rc != 0 && rc != 1) {
+        /* the communicator failed: no collective teardown */
+        hlx_boot_abort(boot, rc, "helix bench a2a failed");
+        return rc;
+    }
+    hlx_comm_destroy(world);
+    hlx_boot_fini(boot);
+    return rc;
+}
