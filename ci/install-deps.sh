@@ -3,7 +3,7 @@
 set -eu
 PKGS="meson ninja-build pkg-config gcc make libucx-dev ucx-utils libpmix-dev libpmix-bin \
 libhwloc-dev hwloc libjansson-dev libcmocka-dev libopenblas-dev openmpi-bin libopenmpi-dev \
-iproute2 procps slurmd slurmctld slurm-client slurm-wlm-basic-plugins munge jq clang"
+iproute2 procps slurmd slurmctld slurm-client slurm-wlm-basic-plugins munge jq clang bc"
 missing=""
 for p in $PKGS; do
     dpkg-query -W -f='${Status}' "$p" 2>/dev/null | grep -q "install ok installed" || missing="$missing $p"
