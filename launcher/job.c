@@ -53,6 +53,8 @@ extern char **environ;
 #define HLX_JOB_LEFTOVER_S     1.0
 /* Name of the file in the private directory recording its owner: "<pid> <starttime>". */
 #define HLX_JOB_OWNER_FILE     "owner"
+/* How often the PMIx port is checked for connections from outside the job. */
+#define HLX_JOB_GUARD_S        0.1
 
 struct hlx_job;
 
@@ -107,6 +109,8 @@ typedef struct hlx_job {
     int              abort_code;
     char             abort_desc[384];
     int              swept;       /* leftover processes sent SIGTERM */
+    hlx_guard_t      guard;       /* the PMIx port, watched for foreign connections */
+    double           guard_next;
     int              notify_rank; /* the rank named as the first failure, -1: none */
     char             notify_text[384];
 } hlx_job_t;
@@ -824,6 +828,12 @@ static char **hlx_job_child_env(hlx_job_t *job, int rank)
         hlx_env_free(env);
         return NULL;
     }
+    /* The server's port, from the URI it gives its clients ("...;tcp4://127.0.0.1:P"). */
+    for (char **e = env; job->guard.port == 0 && *e; e++) {
+        const char *t = strstr(*e, "://");
+        if (strncmp(*e, "PMIX_SERVER_URI", 15) == 0 && t != NULL && strrchr(t, ':') != NULL)
+            hlx_guard_init(&job->guard, atoi(strrchr(t, ':') + 1));
+    }
     return env;
 }
 
@@ -1407,6 +1417,23 @@ static void hlx_job_on_deadlines(hlx_job_t *job, double now)
     }
 }
 
+static void hlx_job_guard_report(const char *msg)
+{
+    hlx_job_msg("%s", msg);
+}
+
+static void hlx_job_guard(hlx_job_t *job, double now)
+{
+    int pids[HLX_LAUNCH_MAX_NPROCS];
+
+    if (!job->server_up || job->guard.port <= 0 || now < job->guard_next)
+        return;
+    for (int i = 0; i < job->opts->nprocs; i++)
+        pids[i] = (int)job->ranks[i].pid;
+    hlx_guard_check(&job->guard, pids, job->opts->nprocs, hlx_job_guard_report);
+    job->guard_next = hlx_now_s() + HLX_JOB_GUARD_S;
+}
+
 static double hlx_min_deadline(double a, double b)
 {
     if (a <= 0)
@@ -1437,6 +1464,7 @@ static void hlx_job_loop(hlx_job_t *job)
         int    nfd = 0, nstream = 0, timeout_ms, rc;
 
         hlx_job_on_deadlines(job, now);
+        hlx_job_guard(job, now);
         if (job->nrunning == 0 && drain_until == 0) {
             /* A rank's leftover children may hold its pipes open: end them first. */
             hlx_job_end_leftovers(job);
@@ -1468,6 +1496,8 @@ static void hlx_job_loop(hlx_job_t *job)
             next = hlx_min_deadline(next, job->kill_at + HLX_JOB_REAP_S);
         if (job->nrunning == 0)
             next = hlx_min_deadline(next, drain_until);
+        if (job->server_up && job->guard.port > 0)
+            next = hlx_min_deadline(next, job->guard_next);
         timeout_ms = next > 0 ? (int)((next - now) * 1000.0) + 1 : -1;
         if (next > 0 && timeout_ms < 0)
             timeout_ms = 0;
@@ -1630,6 +1660,7 @@ out_sig:
     sigprocmask(SIG_SETMASK, &oldmask, NULL);
 out:
     hlx_srv_drop_done(&job);
+    hlx_guard_fini(&job.guard);
     hlx_srv_job = NULL;
     free(job.ranks);
     pthread_mutex_destroy(&job.lock);
