@@ -596,7 +596,7 @@ static void hlx_job_notify_lost(hlx_job_t *job)
     else
         /* The event is queued on the library's progress thread; let it go out before
          * the server closes the connections. */
-        usleep(20000);
+        usleep(50000);
 }
 
 static void hlx_job_kill(hlx_job_t *job)

@@ -25,6 +25,8 @@ struct hlx_boot {
     double          timeout_s;
     size_t          evhdlr_ref;
     int             evhdlr_ok;
+    size_t          evhdlr_lost_ref;
+    int             evhdlr_lost_ok;
     atomic_int      lost_rank;     /* -1, or a rank PMIx reported as gone */
     atomic_int      lost_status;   /* the PMIx event status that reported it */
     /* Ends the process if PMIx_Init or the abort path hangs; armed only around them. */
@@ -286,6 +288,18 @@ hlx_status_t hlx_boot_init(double timeout_s, hlx_boot_t **boot_p)
         boot->evhdlr_ref = (size_t)rc;
         boot->evhdlr_ok = 1;
     }
+    /* A server sends an event only to the clients registered for its code (a catch-all
+     * handler stays local), so the launcher's lost-rank event needs its own. */
+    {
+        pmix_status_t codes[] = { PMIX_ERR_PROC_ABORTED, PMIX_ERR_PROC_TERM_WO_SYNC };
+        PMIX_INFO_LOAD(&evinfo, PMIX_EVENT_RETURN_OBJECT, boot, PMIX_POINTER);
+        rc = PMIx_Register_event_handler(codes, 2, &evinfo, 1, hlx_boot_event, NULL, NULL);
+        PMIX_INFO_DESTRUCT(&evinfo);
+        if (rc >= 0) {
+            boot->evhdlr_lost_ref = (size_t)rc;
+            boot->evhdlr_lost_ok = 1;
+        }
+    }
     hlx_log_set_rank(boot->info.rank);
     hlx_debug(HLX_SUB_BOOT, "PMIx %s: rank %d of %d (local %d of %d), launcher %s",
               boot->nspace, boot->info.rank, boot->info.size, boot->info.local_rank,
@@ -521,6 +535,8 @@ void hlx_boot_fini(hlx_boot_t *boot)
     if (boot->pmix) {
         if (boot->evhdlr_ok)
             PMIx_Deregister_event_handler(boot->evhdlr_ref, NULL, NULL);
+        if (boot->evhdlr_lost_ok)
+            PMIx_Deregister_event_handler(boot->evhdlr_lost_ref, NULL, NULL);
         PMIx_Finalize(NULL, 0);
     }
     for (i = 0; i < boot->nkeys; i++)
