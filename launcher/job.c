@@ -1183,7 +1183,9 @@ static void hlx_job_settle(hlx_job_t *job)
         }
     }
     others[0] = '\0';
-    if (best != NULL && job->abort_cand)
+    /* The held abort, unless it came from the rank named (its exit and its abort are
+     * one failure). */
+    if (best != NULL && job->abort_cand && !best->aborted)
         used += (size_t)snprintf(others, sizeof(others), "%s", job->abort_desc);
     for (int i = 0; i < job->opts->nprocs; i++) {
         hlx_rank_t *r = &job->ranks[i];

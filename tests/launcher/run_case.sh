@@ -8,6 +8,7 @@ case_name=$1
 HR=$2
 CL=$3
 HX=${4:-}
+BC=${5:-}
 
 root=$(mktemp -d "${TMPDIR:-/tmp}/hlx_launcher_test.XXXXXX") || exit 1
 # helixrun makes its private directory under $TMPDIR: point that at an empty folder of
@@ -463,6 +464,36 @@ nofile)
     expect_time 0 8
     expect_err '^helixrun: cannot start rank [0-9]+: [a-z ]+: Too many open files \(open-file limit 48; each rank needs 3 descriptors: raise it with ulimit -n\)'
     expect_no_survivors
+    expect_clean_tmp
+    ;;
+
+abortwatchdog)
+    # The abort path hangs (PMIx_Abort waits on a stopped launcher, then the rank would
+    # pause forever): the abort watchdog ends the rank with its code after
+    # HELIX_ABORT_GRACE. helixrun, continued later, reports that exit.
+    [ -x "$BC" ] || { echo "needs boot_client"; exit 77; }
+    HELIX_ABORT_GRACE=1 start_bg -n 2 --grace 2 -x HELIX_ABORT_GRACE "$BC" stopabort:5
+    for ((i = 0; i < 200; i++)); do
+        [ "$(ps -o stat= -p "$hpid" | cut -c1)" = T ] && break
+        sleep 0.05
+    done
+    t1=$EPOCHREALTIME
+    pids=$(rank_pids)
+    # The rank must be gone by itself while helixrun is still stopped.
+    r0=$(sed -n 's/^\[0\] rank 0: pid \([0-9]*\)$/\1/p' "$out")
+    for ((i = 0; i < 100; i++)); do
+        alive "$r0" || break
+        sleep 0.05
+    done
+    gone_after=$(awk -v a="$t1" -v b="$EPOCHREALTIME" 'BEGIN { printf "%.3f", b - a }')
+    echo "rank 0 gone ${gone_after}s after its launcher stopped"
+    alive "$r0" && fail "rank 0 (pid $r0) still alive 5 s into its abort"
+    kill -CONT "$hpid"
+    finish_bg 15
+    expect_rc 5
+    expect_err 'watchdog: the abort \(PMIx_Abort, teardown\) did not finish within 1 s; exiting with status 5'
+    expect_err '^helixrun: rank 0 \(pid [0-9]+\) exited with status 5'
+    expect_gone $pids
     expect_clean_tmp
     ;;
 
