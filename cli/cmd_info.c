@@ -6,6 +6,7 @@
 #include "hlx_kernels.h"
 #include "hlx_param.h"
 #include "hlx_plan.h"
+#include "hlx_watchdog.h"
 
 #include <helix/model.h>
 #include <helix/runtime.h>
@@ -30,7 +31,7 @@ static const struct {
 };
 
 /* Every settings table of the components linked into `helix`. */
-static const hlx_param_table_t *hlx_info_tables[4];
+static const hlx_param_table_t *hlx_info_tables[5];
 
 static size_t hlx_info_tables_fill(void)
 {
@@ -38,6 +39,7 @@ static size_t hlx_info_tables_fill(void)
     hlx_info_tables[1] = &hlx_comm_param_table;
     hlx_info_tables[2] = hlx_topo_param_table();
     hlx_info_tables[3] = &hlx_plan_param_table;
+    hlx_info_tables[4] = &hlx_watchdog_param_table;
     return sizeof(hlx_info_tables) / sizeof(hlx_info_tables[0]);
 }
 
