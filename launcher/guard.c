@@ -63,6 +63,24 @@ static size_t hlx_guard_read_table(const char *path, hlx_guard_sock_t **tab, siz
     return *n;
 }
 
+/* Counts the turns a connection's client could not be seen; returns the new count. */
+static int hlx_guard_unseen(hlx_guard_t *g, unsigned long inode)
+{
+    size_t i;
+
+    for (i = 0; i < HLX_GUARD_UNSEEN_MAX; i++)
+        if (g->unseen[i].inode == inode)
+            return ++g->unseen[i].turns;
+    for (i = 0; i < HLX_GUARD_UNSEEN_MAX; i++)
+        if (g->unseen[i].inode == 0) {
+            g->unseen[i].inode = inode;
+            return g->unseen[i].turns = 1;
+        }
+    /* Full: recycle the first slot (the count only delays the cut). */
+    g->unseen[0].inode = inode;
+    return g->unseen[0].turns = 1;
+}
+
 static int hlx_guard_known(const hlx_guard_t *g, unsigned long inode)
 {
     for (size_t i = 0; i < g->nknown; i++)
@@ -131,8 +149,8 @@ static int hlx_guard_pgrp(long pid, long *ppid_p, long *pgrp_p)
 }
 
 /* Which process holds the client socket: 1 a process of the job (a rank, anything in a
- * rank's process group, a child of helixrun), 0 another one (pid in *who, or 0 when it
- * could not be seen). */
+ * rank's process group, a child of helixrun), 0 another one (pid in *who), -1 none seen
+ * (a process that is exiting no longer shows its descriptors). */
 static int hlx_guard_client_is_job(unsigned long inode, const int *ranks, int nranks,
                                    long *who)
 {
@@ -143,7 +161,7 @@ static int hlx_guard_client_is_job(unsigned long inode, const int *ranks, int nr
 
     *who = 0;
     if (d == NULL)
-        return 1; /* cannot tell: never cut a connection on a guess */
+        return -1;
     while ((de = readdir(d)) != NULL) {
         char *end;
         long  pid = strtol(de->d_name, &end, 10), ppid, pgrp;
@@ -163,7 +181,7 @@ static int hlx_guard_client_is_job(unsigned long inode, const int *ranks, int nr
         *who = pid;
     }
     closedir(d);
-    return job;
+    return job ? 1 : *who > 0 ? 0 : -1;
 }
 
 /* helixrun's own descriptor on the accepted socket inode, or -1. */
@@ -229,9 +247,18 @@ int hlx_guard_check(hlx_guard_t *g, const int *ranks, int nranks,
                 client = tab[k].inode;
         if (client == 0)
             continue; /* the client end is not visible (yet, or any more): next turn */
-        if (hlx_guard_client_is_job(client, ranks, nranks, &who)) {
+        switch (hlx_guard_client_is_job(client, ranks, nranks, &who)) {
+        case 1:
             hlx_guard_remember(g, srv->inode);
             continue;
+        case -1:
+            /* Nobody visible holds it: a rank that is exiting, or a process helixrun
+             * cannot see. Only a connection that stays so is cut. */
+            if (hlx_guard_unseen(g, srv->inode) < HLX_GUARD_UNSEEN_TURNS)
+                continue;
+            break;
+        default:
+            break;
         }
         fd = hlx_guard_own_fd(srv->inode);
         if (fd < 0)
@@ -244,8 +271,9 @@ int hlx_guard_check(hlx_guard_t *g, const int *ranks, int nranks,
                      "pid %ld, which is not part of the job (local port %u)", g->port, who,
                      srv->rport);
         else
-            snprintf(msg, sizeof(msg), "closed a connection to the job's PMIx port %d from "
-                     "a process outside the job (local port %u)", g->port, srv->rport);
+            snprintf(msg, sizeof(msg), "closed a connection to the job's PMIx port %d whose "
+                     "client no process of the job holds (local port %u)", g->port,
+                     srv->rport);
         if (report)
             report(msg);
     }

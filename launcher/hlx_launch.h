@@ -60,10 +60,17 @@ int  hlx_iof_read(hlx_iof_stream_t *s, FILE *out, hlx_prefix_t prefix);
 void hlx_iof_close(hlx_iof_stream_t *s, FILE *out, hlx_prefix_t prefix);
 
 /* Guard of the PMIx port (guard.c): shuts down connections from outside the job. */
+#define HLX_GUARD_UNSEEN_MAX   16
+/* Checks in a row a connection's client must stay invisible before it is cut. */
+#define HLX_GUARD_UNSEEN_TURNS 10
 typedef struct hlx_guard {
     int            port;    /* the server's loopback TCP port, 0: unknown (no guard) */
     unsigned long *known;   /* accepted sockets already judged */
     size_t         nknown, cap;
+    struct {
+        unsigned long inode;
+        int           turns;
+    } unseen[HLX_GUARD_UNSEEN_MAX];
 } hlx_guard_t;
 
 void hlx_guard_init(hlx_guard_t *g, int port);

@@ -72,7 +72,8 @@ typedef struct hlx_rank {
     int              cand_code;  /* helixrun's exit code if this rank is named */
     int              cand_tier;  /* lower is a likelier first cause */
     int              dying;      /* seen exiting when a PMIx_Abort arrived */
-    int              aborted;    /* called PMIx_Abort: its own exit is not a new failure */
+    int              aborted;    /* called PMIx_Abort: its own exit is not a new failure
+                                  * (written under job->lock by the PMIx thread) */
     char             cand_desc[160];
     char             cand_cause[96]; /* "killed by signal 9 (SIGKILL)", "exited with status 3" */
     hlx_iof_stream_t out, err;
@@ -93,6 +94,10 @@ typedef struct hlx_job {
     int              abort_status;
     char             abort_msg[256];
     struct hlx_srv_done *done_head; /* completions owed to the library, run by main loop */
+    struct hlx_srv_done *abort_held; /* PMIx_Abort completions, held until the job is
+                                      * killed: an aborting rank stays in PMIx_Abort, so
+                                      * its exit cannot fail its peers' collectives and
+                                      * pass for the first failure */
     /* Main thread only. */
     int              failed;
     int              exit_code;
@@ -103,6 +108,7 @@ typedef struct hlx_job {
     double           deadline;    /* job timeout, 0: none */
     double           kill_at;     /* SIGKILL time once killing */
     double           settle_until; /* collecting failure candidates until then, 0: not */
+    double           hold_until;   /* a held PMIx_Abort waits for exiting ranks until then */
     int              ncand;
     int              server_up;
     int              abort_cand;  /* a PMIx_Abort is held until the dying ranks are reaped */
@@ -143,9 +149,20 @@ static void hlx_job_wake(hlx_job_t *job)
     }
 }
 
+static pmix_status_t hlx_srv_defer_to(hlx_job_t *job, int hold, pmix_op_cbfunc_t opcb,
+                                      pmix_modex_cbfunc_t modexcb, void *cbdata, char *data,
+                                      size_t ndata);
+
 static pmix_status_t hlx_srv_defer(hlx_job_t *job, pmix_op_cbfunc_t opcb,
                                    pmix_modex_cbfunc_t modexcb, void *cbdata, char *data,
                                    size_t ndata)
+{
+    return hlx_srv_defer_to(job, 0, opcb, modexcb, cbdata, data, ndata);
+}
+
+static pmix_status_t hlx_srv_defer_to(hlx_job_t *job, int hold, pmix_op_cbfunc_t opcb,
+                                      pmix_modex_cbfunc_t modexcb, void *cbdata, char *data,
+                                      size_t ndata)
 {
     hlx_srv_done_t *d = calloc(1, sizeof(*d));
 
@@ -159,7 +176,7 @@ static pmix_status_t hlx_srv_defer(hlx_job_t *job, pmix_op_cbfunc_t opcb,
     d->ndata   = ndata;
     pthread_mutex_lock(&job->lock);
     /* Order matters little, but keep it: push at the tail. */
-    hlx_srv_done_t **tail = &job->done_head;
+    hlx_srv_done_t **tail = hold ? &job->abort_held : &job->done_head;
     while (*tail)
         tail = &(*tail)->next;
     *tail = d;
@@ -192,11 +209,27 @@ static void hlx_srv_run_done(hlx_job_t *job)
     }
 }
 
+/* Main thread, once the job is being killed: the held PMIx_Abort completions join the
+ * ordinary ones. */
+static void hlx_srv_release_aborts(hlx_job_t *job)
+{
+    hlx_srv_done_t **tail;
+
+    pthread_mutex_lock(&job->lock);
+    tail = &job->done_head;
+    while (*tail)
+        tail = &(*tail)->next;
+    *tail           = job->abort_held;
+    job->abort_held = NULL;
+    pthread_mutex_unlock(&job->lock);
+}
+
 /* After PMIx_server_finalize nothing may call into the library: just free. */
 static void hlx_srv_drop_done(hlx_job_t *job)
 {
     hlx_srv_done_t *d, *next;
 
+    hlx_srv_release_aborts(job);
     pthread_mutex_lock(&job->lock);
     d              = job->done_head;
     job->done_head = NULL;
@@ -253,6 +286,7 @@ static pmix_status_t hlx_srv_abort(const pmix_proc_t *proc, void *server_object,
      * even if the rank exits right after PMIx_Abort returns. A subset of procs is not
      * honoured: on one node the whole job goes. */
     pthread_mutex_lock(&r->job->lock);
+    r->aborted = 1;
     if (r->job->abort_rank < 0) {
         r->job->abort_rank   = r->rank;
         r->job->abort_status = status;
@@ -263,7 +297,7 @@ static pmix_status_t hlx_srv_abort(const pmix_proc_t *proc, void *server_object,
         hlx_job_wake(r->job);
         return PMIX_OPERATION_SUCCEEDED;
     }
-    return hlx_srv_defer(r->job, cbfunc, NULL, cbdata, NULL, 0);
+    return hlx_srv_defer_to(r->job, 1, cbfunc, NULL, cbdata, NULL, 0);
 }
 
 static pmix_status_t hlx_srv_fence_nb(const pmix_proc_t procs[], size_t nprocs,
@@ -511,6 +545,7 @@ static void hlx_job_server_down(hlx_job_t *job)
 
     if (!job->server_up)
         return;
+    hlx_srv_release_aborts(job);
     hlx_srv_run_done(job);
     pthread_mutex_init(&w.m, NULL);
     pthread_condattr_init(&ca);
@@ -1155,6 +1190,31 @@ static void hlx_job_check_contract(hlx_job_t *job)
  * PMIx_Abort arrived died before it; then a death by signal, then an exit status no other
  * candidate shares (peers failed by the same collective fail alike), then the order of
  * observation; a held PMIx_Abort only when no rank death is among the candidates. */
+static int hlx_rank_aborted(hlx_job_t *job, const hlx_rank_t *r)
+{
+    int a;
+
+    pthread_mutex_lock(&job->lock);
+    a = r->aborted;
+    pthread_mutex_unlock(&job->lock);
+    return a;
+}
+
+/* Marks the running ranks (not those in PMIx_Abort) that have begun to exit. */
+static int hlx_job_mark_dying(hlx_job_t *job)
+{
+    int n = 0;
+
+    for (int i = 0; i < job->opts->nprocs; i++) {
+        hlx_rank_t *r = &job->ranks[i];
+        if (r->running && !hlx_rank_aborted(job, r) && hlx_pid_exiting(r->pid)) {
+            r->dying = 1;
+            n++;
+        }
+    }
+    return n;
+}
+
 static void hlx_job_settle(hlx_job_t *job)
 {
     hlx_rank_t *best = NULL;
@@ -1185,7 +1245,7 @@ static void hlx_job_settle(hlx_job_t *job)
     others[0] = '\0';
     /* The held abort, unless it came from the rank named (its exit and its abort are
      * one failure). */
-    if (best != NULL && job->abort_cand && !best->aborted)
+    if (best != NULL && job->abort_cand && !hlx_rank_aborted(job, best))
         used += (size_t)snprintf(others, sizeof(others), "%s", job->abort_desc);
     for (int i = 0; i < job->opts->nprocs; i++) {
         hlx_rank_t *r = &job->ranks[i];
@@ -1241,7 +1301,7 @@ static void hlx_job_reaped(hlx_job_t *job, hlx_rank_t *r, int wstatus)
     finalized = r->finalized;
     pthread_mutex_unlock(&job->lock);
 
-    if (r->aborted && !WIFSIGNALED(wstatus)) {
+    if (hlx_rank_aborted(job, r) && !WIFSIGNALED(wstatus)) {
         /* Its PMIx_Abort is the failure; the exit that follows it is not another. */
         hlx_debug(HLX_SUB_LAUNCH, "rank %d (pid %d) exited after its PMIx_Abort", r->rank,
                   (int)r->pid);
@@ -1344,36 +1404,29 @@ static void hlx_job_on_wake(hlx_job_t *job)
     pthread_mutex_unlock(&job->lock);
     if (arank >= 0 && !job->failed && !job->killing && !job->abort_cand) {
         /* An exit status must be 1..255 to read as failure. */
-        int code = (astatus > 0 && astatus < 256) ? astatus : HLX_LAUNCH_EXIT_FAIL;
-        int ndying = 0;
-        job->ranks[arank].aborted = 1;
+        int    code = (astatus > 0 && astatus < 256) ? astatus : HLX_LAUNCH_EXIT_FAIL;
+        int    ndying;
+        double now = hlx_now_s();
         job->abort_code = code;
         snprintf(job->abort_desc, sizeof(job->abort_desc),
                  "rank %d (pid %d) called PMIx_Abort with status %d: %s", arank,
                  (int)job->ranks[arank].pid, astatus, amsg);
-        /* A rank already exiting died before this abort was made (its sockets closed
-         * first, which is how the aborting rank learnt of it): hold the abort until that
-         * rank is reaped, so the death is named. */
-        for (int i = 0; i < job->opts->nprocs; i++) {
-            hlx_rank_t *r = &job->ranks[i];
-            if (i != arank && r->running && hlx_pid_exiting(r->pid)) {
-                r->dying = 1;
-                ndying++;
-            }
-        }
-        if (ndying == 0 && job->settle_until == 0) {
-            job->notify_rank = arank;
-            snprintf(job->notify_text, sizeof(job->notify_text),
-                     "rank %d (host %s, pid %d) called PMIx_Abort with status %d: %s", arank,
-                     job->host, (int)job->ranks[arank].pid, astatus, amsg);
-            hlx_job_fail(job, code, "%s", job->abort_desc);
-        } else {
-            job->abort_cand = 1;
-            if (ndying > 0)
-                job->settle_until = hlx_now_s() + HLX_JOB_ABORT_HOLD_S;
-            hlx_debug(HLX_SUB_LAUNCH, "PMIx_Abort of rank %d held: %d rank(s) exiting",
-                      arank, ndying);
-        }
+        job->notify_rank = arank;
+        snprintf(job->notify_text, sizeof(job->notify_text),
+                 "rank %d (host %s, pid %d) called PMIx_Abort with status %d: %s", arank,
+                 job->host, (int)job->ranks[arank].pid, astatus, amsg);
+        /* The abort is held (the aborting ranks stay in PMIx_Abort) while the other
+         * failures of the moment are collected: a runtime aborts when it sees a peer
+         * vanish, and a rank already exiting died before the abort was made (its
+         * sockets closed first, which is how the aborting rank learnt of it). Such
+         * ranks are waited for up to HLX_JOB_ABORT_HOLD_S. */
+        job->abort_cand = 1;
+        ndying          = hlx_job_mark_dying(job);
+        job->hold_until = now + HLX_JOB_ABORT_HOLD_S;
+        if (job->settle_until == 0 || ndying > 0)
+            job->settle_until = ndying > 0 ? job->hold_until : now + job->opts->settle_s;
+        hlx_debug(HLX_SUB_LAUNCH, "PMIx_Abort of rank %d held: %d rank(s) exiting", arank,
+                  ndying);
     }
     hlx_job_check_contract(job);
 }
@@ -1384,6 +1437,9 @@ static void hlx_job_on_deadlines(hlx_job_t *job, double now)
 
     if (job->settle_until > 0 && job->abort_cand) {
         int waiting = 0;
+        /* A rank that began to exit while the abort was held also came first. */
+        if (now >= job->settle_until && now < job->hold_until && hlx_job_mark_dying(job))
+            job->settle_until = job->hold_until;
         for (int i = 0; i < job->opts->nprocs; i++)
             waiting += job->ranks[i].dying && job->ranks[i].running;
         if (waiting == 0 && job->ncand > 0)
