@@ -367,12 +367,12 @@ blame-kill)
     ;;
 
 blame-exit3)
-    # Rank 1 exits 3 while slow to die (256 MiB to free); the others fail the fence and
+    # Rank 1 exits 3 while slow to die (128 MiB to free); the others fail the fence and
     # call PMIx_Abort(1) as the runtime does: exit 3 naming rank 1, every time.
     for trial in 1 2 3; do
-        run 30 -n 4 --grace 2 "$CL" exit:3:1 abortonfail heavy:256
+        run 40 -n 4 --grace 2 "$CL" exit:3:1 abortonfail heavy:128
         expect_rc 3
-        expect_time 0 8
+        expect_time 0 15
         expect_err '^helixrun: rank 1 \(pid [0-9]+\) exited with status 3'
         expect_no_survivors
         expect_clean_tmp
