@@ -500,16 +500,16 @@ static int hlx_rank_is_unconnected_running(const hlx_rank_t *r)
  * deadlocks (about one run in three) when several clients die while a fence they joined
  * is pending; with the server gone first, the library never sees those deaths and the
  * ranks' pending PMIx calls fail with a lost connection instead. */
-typedef struct hlx_watchdog {
+typedef struct hlx_job_fin_watchdog {
     hlx_job_t      *job;
     pthread_mutex_t m;
     pthread_cond_t  c;
     int             done;
-} hlx_watchdog_t;
+} hlx_job_fin_watchdog_t;
 
-static void *hlx_watchdog_main(void *arg)
+static void *hlx_job_fin_watchdog_main(void *arg)
 {
-    hlx_watchdog_t *w = arg;
+    hlx_job_fin_watchdog_t *w = arg;
     hlx_job_t      *job = w->job;
     struct timespec ts;
     int             done;
@@ -538,7 +538,7 @@ static void *hlx_watchdog_main(void *arg)
 static void hlx_job_server_down(hlx_job_t *job)
 {
     pmix_status_t      rc;
-    hlx_watchdog_t     w = { .job = job, .done = 0 };
+    hlx_job_fin_watchdog_t     w = { .job = job, .done = 0 };
     pthread_condattr_t ca;
     pthread_t          tid;
     int                have_wd;
@@ -552,7 +552,7 @@ static void hlx_job_server_down(hlx_job_t *job)
     pthread_condattr_setclock(&ca, CLOCK_MONOTONIC);
     pthread_cond_init(&w.c, &ca);
     pthread_condattr_destroy(&ca);
-    have_wd = pthread_create(&tid, NULL, hlx_watchdog_main, &w) == 0;
+    have_wd = pthread_create(&tid, NULL, hlx_job_fin_watchdog_main, &w) == 0;
     rc      = PMIx_server_finalize();
     if (have_wd) {
         pthread_mutex_lock(&w.m);
