@@ -91,6 +91,10 @@ expect_clean_tmp() {
 # start_bg ARGS...: helixrun in the background (as a script's "&" job it inherits SIGINT
 # and SIGQUIT ignored); sets hpid and t0.
 start_bg() {
+    # Emptied here, not by the background job's own redirection, which may come after
+    # the caller has already looked at the previous run's output.
+    : >"$out"
+    : >"$err"
     t0=$EPOCHREALTIME
     "$HR" "$@" >"$out" 2>"$err" &
     hpid=$!
