@@ -8,6 +8,7 @@
 #include "hlx_param.h"
 #include "hlx_parse.h"
 #include "hlx_plan.h"
+#include "hlx_watchdog.h"
 
 #include <helix/jobplace.h>
 #include <helix/model.h>
@@ -32,7 +33,7 @@ static const struct {
 };
 
 /* Every settings table of the components linked into `helix`. */
-static const hlx_param_table_t *hlx_info_tables[6];
+static const hlx_param_table_t *hlx_info_tables[7];
 
 static size_t hlx_info_tables_fill(void)
 {
@@ -42,6 +43,7 @@ static size_t hlx_info_tables_fill(void)
     hlx_info_tables[3] = hlx_topo_param_table();
     hlx_info_tables[4] = &hlx_plan_param_table;
     hlx_info_tables[5] = hlx_jobplace_param_table();
+    hlx_info_tables[6] = &hlx_watchdog_param_table;
     return sizeof(hlx_info_tables) / sizeof(hlx_info_tables[0]);
 }
 

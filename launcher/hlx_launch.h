@@ -59,4 +59,26 @@ int  hlx_iof_open(hlx_iof_stream_t *s, int fd, int rank, int is_err);
 int  hlx_iof_read(hlx_iof_stream_t *s, FILE *out, hlx_prefix_t prefix);
 void hlx_iof_close(hlx_iof_stream_t *s, FILE *out, hlx_prefix_t prefix);
 
+/* Guard of the PMIx port (guard.c): shuts down connections from outside the job. */
+#define HLX_GUARD_UNSEEN_MAX   16
+/* Checks in a row a connection's client must stay invisible before it is cut. */
+#define HLX_GUARD_UNSEEN_TURNS 10
+typedef struct hlx_guard {
+    int            port;    /* the server's loopback TCP port, 0: unknown (no guard) */
+    unsigned long *known;   /* accepted sockets already judged */
+    size_t         nknown, cap;
+    struct {
+        unsigned long inode;
+        int           turns;
+    } unseen[HLX_GUARD_UNSEEN_MAX];
+} hlx_guard_t;
+
+void hlx_guard_init(hlx_guard_t *g, int port);
+/* Judges every new connection to the port; those whose client socket no process of the
+ * job holds (ranks: the rank pids, also their process groups and helixrun's children)
+ * are shut down and reported through report. Returns how many were cut. */
+int  hlx_guard_check(hlx_guard_t *g, const int *ranks, int nranks,
+                     void (*report)(const char *msg));
+void hlx_guard_fini(hlx_guard_t *g);
+
 #endif

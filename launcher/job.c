@@ -19,8 +19,11 @@
 #include <stdint.h>
 #include <stdlib.h>
 #include <string.h>
+#include <dirent.h>
 #include <sys/prctl.h>
+#include <sys/resource.h>
 #include <sys/signalfd.h>
+#include <sys/stat.h>
 #include <sys/syscall.h>
 #include <sys/wait.h>
 #include <unistd.h>
@@ -38,6 +41,20 @@ extern char **environ;
 /* PMIx_server_finalize has hung after clients died mid-collective; past this, a
  * watchdog kills what is left, removes the tmpdir and exits. */
 #define HLX_JOB_FINALIZE_S     10.0
+/* A PMIx_Abort that arrives while another rank is already exiting (a peer's death makes
+ * the survivors abort) waits this long for that rank to be reaped, so the death is named
+ * as the first failure. A dying process can take a while: its memory is torn down before
+ * its parent hears of it, and its sockets close in between. */
+#define HLX_JOB_ABORT_HOLD_S   2.0
+/* How long the survivors get to receive the lost-rank event before the server closes. */
+#define HLX_JOB_NOTIFY_S       0.5
+/* Leftover processes of the job (a rank's background children) get SIGTERM when their
+ * rank ends, and SIGKILL this long after the last rank ended. */
+#define HLX_JOB_LEFTOVER_S     1.0
+/* Name of the file in the private directory recording its owner: "<pid> <starttime>". */
+#define HLX_JOB_OWNER_FILE     "owner"
+/* How often the PMIx port is checked for connections from outside the job. */
+#define HLX_JOB_GUARD_S        0.1
 
 struct hlx_job;
 
@@ -54,7 +71,11 @@ typedef struct hlx_rank {
     int              cand_seq;   /* 1-based order of observation, 0: not a candidate */
     int              cand_code;  /* helixrun's exit code if this rank is named */
     int              cand_tier;  /* lower is a likelier first cause */
+    int              dying;      /* seen exiting when a PMIx_Abort arrived */
+    int              aborted;    /* called PMIx_Abort: its own exit is not a new failure
+                                  * (written under job->lock by the PMIx thread) */
     char             cand_desc[160];
+    char             cand_cause[96]; /* "killed by signal 9 (SIGKILL)", "exited with status 3" */
     hlx_iof_stream_t out, err;
 } hlx_rank_t;
 
@@ -73,6 +94,10 @@ typedef struct hlx_job {
     int              abort_status;
     char             abort_msg[256];
     struct hlx_srv_done *done_head; /* completions owed to the library, run by main loop */
+    struct hlx_srv_done *abort_held; /* PMIx_Abort completions, held until the job is
+                                      * killed: an aborting rank stays in PMIx_Abort, so
+                                      * its exit cannot fail its peers' collectives and
+                                      * pass for the first failure */
     /* Main thread only. */
     int              failed;
     int              exit_code;
@@ -83,8 +108,17 @@ typedef struct hlx_job {
     double           deadline;    /* job timeout, 0: none */
     double           kill_at;     /* SIGKILL time once killing */
     double           settle_until; /* collecting failure candidates until then, 0: not */
+    double           hold_until;   /* a held PMIx_Abort waits for exiting ranks until then */
     int              ncand;
     int              server_up;
+    int              abort_cand;  /* a PMIx_Abort is held until the dying ranks are reaped */
+    int              abort_code;
+    char             abort_desc[384];
+    int              swept;       /* leftover processes sent SIGTERM */
+    hlx_guard_t      guard;       /* the PMIx port, watched for foreign connections */
+    double           guard_next;
+    int              notify_rank; /* the rank named as the first failure, -1: none */
+    char             notify_text[384];
 } hlx_job_t;
 
 /* ---- PMIx server module: runs on the library's progress thread ---- */
@@ -115,9 +149,20 @@ static void hlx_job_wake(hlx_job_t *job)
     }
 }
 
+static pmix_status_t hlx_srv_defer_to(hlx_job_t *job, int hold, pmix_op_cbfunc_t opcb,
+                                      pmix_modex_cbfunc_t modexcb, void *cbdata, char *data,
+                                      size_t ndata);
+
 static pmix_status_t hlx_srv_defer(hlx_job_t *job, pmix_op_cbfunc_t opcb,
                                    pmix_modex_cbfunc_t modexcb, void *cbdata, char *data,
                                    size_t ndata)
+{
+    return hlx_srv_defer_to(job, 0, opcb, modexcb, cbdata, data, ndata);
+}
+
+static pmix_status_t hlx_srv_defer_to(hlx_job_t *job, int hold, pmix_op_cbfunc_t opcb,
+                                      pmix_modex_cbfunc_t modexcb, void *cbdata, char *data,
+                                      size_t ndata)
 {
     hlx_srv_done_t *d = calloc(1, sizeof(*d));
 
@@ -131,7 +176,7 @@ static pmix_status_t hlx_srv_defer(hlx_job_t *job, pmix_op_cbfunc_t opcb,
     d->ndata   = ndata;
     pthread_mutex_lock(&job->lock);
     /* Order matters little, but keep it: push at the tail. */
-    hlx_srv_done_t **tail = &job->done_head;
+    hlx_srv_done_t **tail = hold ? &job->abort_held : &job->done_head;
     while (*tail)
         tail = &(*tail)->next;
     *tail = d;
@@ -164,11 +209,27 @@ static void hlx_srv_run_done(hlx_job_t *job)
     }
 }
 
+/* Main thread, once the job is being killed: the held PMIx_Abort completions join the
+ * ordinary ones. */
+static void hlx_srv_release_aborts(hlx_job_t *job)
+{
+    hlx_srv_done_t **tail;
+
+    pthread_mutex_lock(&job->lock);
+    tail = &job->done_head;
+    while (*tail)
+        tail = &(*tail)->next;
+    *tail           = job->abort_held;
+    job->abort_held = NULL;
+    pthread_mutex_unlock(&job->lock);
+}
+
 /* After PMIx_server_finalize nothing may call into the library: just free. */
 static void hlx_srv_drop_done(hlx_job_t *job)
 {
     hlx_srv_done_t *d, *next;
 
+    hlx_srv_release_aborts(job);
     pthread_mutex_lock(&job->lock);
     d              = job->done_head;
     job->done_head = NULL;
@@ -225,6 +286,7 @@ static pmix_status_t hlx_srv_abort(const pmix_proc_t *proc, void *server_object,
      * even if the rank exits right after PMIx_Abort returns. A subset of procs is not
      * honoured: on one node the whole job goes. */
     pthread_mutex_lock(&r->job->lock);
+    r->aborted = 1;
     if (r->job->abort_rank < 0) {
         r->job->abort_rank   = r->rank;
         r->job->abort_status = status;
@@ -235,7 +297,7 @@ static pmix_status_t hlx_srv_abort(const pmix_proc_t *proc, void *server_object,
         hlx_job_wake(r->job);
         return PMIX_OPERATION_SUCCEEDED;
     }
-    return hlx_srv_defer(r->job, cbfunc, NULL, cbdata, NULL, 0);
+    return hlx_srv_defer_to(r->job, 1, cbfunc, NULL, cbdata, NULL, 0);
 }
 
 static pmix_status_t hlx_srv_fence_nb(const pmix_proc_t procs[], size_t nprocs,
@@ -353,6 +415,56 @@ static const char *hlx_signame(int sig)
     return s ? s : "?";
 }
 
+/* Fields of /proc/PID/stat that supervision needs. Returns 0, or -1 if the process is
+ * gone (or /proc unreadable). */
+typedef struct hlx_pstat {
+    char               state;
+    int                ppid, pgrp;
+    unsigned           flags;
+    unsigned long long start;  /* clock ticks after boot: with the pid, a process identity */
+    char               comm[32];
+} hlx_pstat_t;
+
+static int hlx_pstat_read(pid_t pid, hlx_pstat_t *ps)
+{
+    char  path[64], buf[1024], *rp;
+    int   fd;
+    ssize_t n;
+
+    snprintf(path, sizeof(path), "/proc/%d/stat", (int)pid);
+    fd = open(path, O_RDONLY | O_CLOEXEC);
+    if (fd < 0)
+        return -1;
+    n = read(fd, buf, sizeof(buf) - 1);
+    close(fd);
+    if (n <= 0)
+        return -1;
+    buf[n] = '\0';
+    /* comm may hold spaces and parentheses: it ends at the last ')'. */
+    rp = strrchr(buf, ')');
+    if (rp == NULL || strchr(buf, '(') == NULL)
+        return -1;
+    snprintf(ps->comm, sizeof(ps->comm), "%.*s", (int)(rp - strchr(buf, '(') - 1),
+             strchr(buf, '(') + 1);
+    if (sscanf(rp + 2, "%c %d %d %*d %*d %*d %u %*u %*u %*u %*u %*u %*u %*d %*d %*d %*d "
+                       "%*d %*d %llu", &ps->state, &ps->ppid, &ps->pgrp, &ps->flags,
+               &ps->start) != 5)
+        return -1;
+    return 0;
+}
+
+/* True when the process has begun to exit (PF_EXITING, or already a zombie) but its
+ * parent may not have heard of it yet: the kernel tears down its memory and closes its
+ * sockets (which its peers notice at once) before it signals the parent. */
+static int hlx_pid_exiting(pid_t pid)
+{
+    hlx_pstat_t ps;
+
+    if (hlx_pstat_read(pid, &ps) != 0)
+        return 1;
+    return ps.state == 'Z' || ps.state == 'X' || (ps.flags & 0x4u) != 0;
+}
+
 /* Appends "R (pid P)" for each rank selected by want() to buf. Returns how many. */
 static int hlx_job_list_ranks(hlx_job_t *job, char *buf, size_t size,
                               int (*want)(const hlx_rank_t *))
@@ -388,16 +500,16 @@ static int hlx_rank_is_unconnected_running(const hlx_rank_t *r)
  * deadlocks (about one run in three) when several clients die while a fence they joined
  * is pending; with the server gone first, the library never sees those deaths and the
  * ranks' pending PMIx calls fail with a lost connection instead. */
-typedef struct hlx_watchdog {
+typedef struct hlx_job_fin_watchdog {
     hlx_job_t      *job;
     pthread_mutex_t m;
     pthread_cond_t  c;
     int             done;
-} hlx_watchdog_t;
+} hlx_job_fin_watchdog_t;
 
-static void *hlx_watchdog_main(void *arg)
+static void *hlx_job_fin_watchdog_main(void *arg)
 {
-    hlx_watchdog_t *w = arg;
+    hlx_job_fin_watchdog_t *w = arg;
     hlx_job_t      *job = w->job;
     struct timespec ts;
     int             done;
@@ -426,20 +538,21 @@ static void *hlx_watchdog_main(void *arg)
 static void hlx_job_server_down(hlx_job_t *job)
 {
     pmix_status_t      rc;
-    hlx_watchdog_t     w = { .job = job, .done = 0 };
+    hlx_job_fin_watchdog_t     w = { .job = job, .done = 0 };
     pthread_condattr_t ca;
     pthread_t          tid;
     int                have_wd;
 
     if (!job->server_up)
         return;
+    hlx_srv_release_aborts(job);
     hlx_srv_run_done(job);
     pthread_mutex_init(&w.m, NULL);
     pthread_condattr_init(&ca);
     pthread_condattr_setclock(&ca, CLOCK_MONOTONIC);
     pthread_cond_init(&w.c, &ca);
     pthread_condattr_destroy(&ca);
-    have_wd = pthread_create(&tid, NULL, hlx_watchdog_main, &w) == 0;
+    have_wd = pthread_create(&tid, NULL, hlx_job_fin_watchdog_main, &w) == 0;
     rc      = PMIx_server_finalize();
     if (have_wd) {
         pthread_mutex_lock(&w.m);
@@ -468,10 +581,64 @@ static void hlx_job_signal_all(hlx_job_t *job, int sig)
     }
 }
 
+static void hlx_job_kill(hlx_job_t *job);
+
+/* Tells the survivors, through a PMIx event, which rank was lost and why, before the
+ * server closes and they are signalled: a rank can then report the cause rather than
+ * a lost connection. Bounded: the library's callback is waited for at most
+ * HLX_JOB_NOTIFY_S. */
+static void hlx_job_notify_lost(hlx_job_t *job)
+{
+    pmix_info_t     *info;
+    pmix_proc_t      src;
+    hlx_pmix_wait_t *w;
+    pmix_status_t    rc;
+    struct timespec  ts;
+
+    if (!job->server_up || job->notify_rank < 0)
+        return;
+    w = hlx_pmix_wait_new();
+    if (w == NULL)
+        return;
+    PMIX_LOAD_PROCID(&src, job->nspace, (pmix_rank_t)job->notify_rank);
+    PMIX_INFO_CREATE(info, 2);
+    PMIX_INFO_LOAD(&info[0], PMIX_EVENT_AFFECTED_PROC, &src, PMIX_PROC);
+    PMIX_INFO_LOAD(&info[1], PMIX_EVENT_TEXT_MESSAGE, job->notify_text, PMIX_STRING);
+    rc = PMIx_Notify_event(PMIX_ERR_PROC_ABORTED, &src, PMIX_RANGE_NAMESPACE, info, 2,
+                           hlx_pmix_op_done, w);
+    if (rc == PMIX_SUCCESS) {
+        clock_gettime(CLOCK_MONOTONIC, &ts);
+        ts.tv_nsec += (long)(HLX_JOB_NOTIFY_S * 1e9);
+        ts.tv_sec += ts.tv_nsec / 1000000000L;
+        ts.tv_nsec %= 1000000000L;
+        pthread_mutex_lock(&w->m);
+        while (!w->done && pthread_cond_timedwait(&w->c, &w->m, &ts) != ETIMEDOUT) {
+        }
+        rc = w->done ? w->status : PMIX_ERR_TIMEOUT;
+        pthread_mutex_unlock(&w->m);
+        /* On timeout the wait object is leaked: the library may still call back. */
+        if (rc == PMIX_ERR_TIMEOUT)
+            w = NULL;
+    }
+    if (w != NULL) {
+        pthread_mutex_destroy(&w->m);
+        pthread_cond_destroy(&w->c);
+        free(w);
+    }
+    PMIX_INFO_FREE(info, 2);
+    if (rc != PMIX_SUCCESS && rc != PMIX_OPERATION_SUCCEEDED)
+        hlx_debug(HLX_SUB_LAUNCH, "PMIx_Notify_event: %s", PMIx_Error_string(rc));
+    else
+        /* The event is queued on the library's progress thread; let it go out before
+         * the server closes the connections. */
+        usleep(50000);
+}
+
 static void hlx_job_kill(hlx_job_t *job)
 {
     if (job->killing)
         return;
+    hlx_job_notify_lost(job);
     hlx_job_server_down(job);
     job->killing  = 1;
     job->kill_sig = SIGTERM;
@@ -696,6 +863,12 @@ static char **hlx_job_child_env(hlx_job_t *job, int rank)
         hlx_env_free(env);
         return NULL;
     }
+    /* The server's port, from the URI it gives its clients ("...;tcp4://127.0.0.1:P"). */
+    for (char **e = env; job->guard.port == 0 && *e; e++) {
+        const char *t = strstr(*e, "://");
+        if (strncmp(*e, "PMIX_SERVER_URI", 15) == 0 && t != NULL && strrchr(t, ':') != NULL)
+            hlx_guard_init(&job->guard, atoi(strrchr(t, ':') + 1));
+    }
     return env;
 }
 
@@ -716,9 +889,18 @@ static void hlx_child_exec(hlx_job_t *job, char **env, int devnull, int out_w, i
         _exit(HLX_LAUNCH_EXIT_FAIL);
     /* Leave no launcher descriptor (PMIx listener, other ranks' pipes) in the rank. */
     syscall(SYS_close_range, 3u, ~0u, 0u);
-    signal(SIGPIPE, SIG_DFL);
-    signal(SIGINT, SIG_DFL);
-    signal(SIGTERM, SIG_DFL);
+    /* Default dispositions for every signal that ends a job: an ignored SIGHUP or SIGINT
+     * inherited from nohup or a shell's background job would otherwise be kept across
+     * execve and the rank would outlive the signal meant to end it. */
+    {
+        static const int sigs[] = { SIGHUP, SIGINT, SIGQUIT, SIGTERM, SIGPIPE, SIGALRM,
+                                    SIGUSR1, SIGUSR2, SIGXCPU, SIGXFSZ };
+        struct sigaction sa;
+        memset(&sa, 0, sizeof(sa));
+        sa.sa_handler = SIG_DFL;
+        for (size_t i = 0; i < sizeof(sigs) / sizeof(sigs[0]); i++)
+            sigaction(sigs[i], &sa, NULL);
+    }
     sigprocmask(SIG_SETMASK, oldmask, NULL);
     execve(job->opts->path, job->opts->argv, env);
     e = errno;
@@ -730,48 +912,72 @@ static void hlx_child_exec(hlx_job_t *job, char **env, int devnull, int out_w, i
     _exit(HLX_LAUNCH_EXIT_NOTFOUND);
 }
 
-static int hlx_job_spawn(hlx_job_t *job, int rank, int devnull, const sigset_t *oldmask)
+/* The reason a launch step failed, from errno, with a hint for the usual limit. */
+static void hlx_job_why_errno(char *why, size_t size, const char *what, int err)
+{
+    struct rlimit rl;
+
+    if ((err == EMFILE || err == ENFILE) && getrlimit(RLIMIT_NOFILE, &rl) == 0)
+        snprintf(why, size, "%s: %s (open-file limit %llu; each rank needs 3 descriptors: "
+                 "raise it with ulimit -n)", what, strerror(err),
+                 (unsigned long long)rl.rlim_cur);
+    else if (err == EAGAIN && !strcmp(what, "fork"))
+        snprintf(why, size, "%s: %s (process limit: ulimit -u)", what, strerror(err));
+    else
+        snprintf(why, size, "%s: %s", what, strerror(err));
+}
+
+/* Starts one rank. On failure returns -1 with the reason in why. */
+static int hlx_job_spawn(hlx_job_t *job, int rank, int devnull, const sigset_t *oldmask,
+                         char *why, size_t whysize)
 {
     hlx_rank_t      *r = &job->ranks[rank];
     pmix_proc_t      proc;
     pmix_status_t    rc;
     hlx_pmix_wait_t *w;
     char           **env;
-    int              out[2], err[2];
+    int              out[2], err[2], e;
     pid_t            pid, parent = getpid();
 
     PMIX_LOAD_PROCID(&proc, job->nspace, (pmix_rank_t)rank);
     w = hlx_pmix_wait_new();
-    if (w == NULL)
+    if (w == NULL) {
+        snprintf(why, whysize, "out of memory");
         return -1;
+    }
     rc = PMIx_server_register_client(&proc, getuid(), getgid(), r, hlx_pmix_op_done, w);
     rc = hlx_pmix_wait_end(w, rc);
     if (rc != PMIX_SUCCESS) {
-        hlx_job_msg("PMIx_server_register_client for rank %d failed: %s", rank,
-                    PMIx_Error_string(rc));
+        snprintf(why, whysize, "PMIx_server_register_client: %s", PMIx_Error_string(rc));
         return -1;
     }
     env = hlx_job_child_env(job, rank);
-    if (env == NULL)
+    if (env == NULL) {
+        snprintf(why, whysize, "cannot build its environment (PMIx_server_setup_fork or "
+                 "out of memory)");
         return -1;
+    }
     if (pipe2(out, O_CLOEXEC) < 0) {
+        hlx_job_why_errno(why, whysize, "pipe for its stdout", errno);
         hlx_env_free(env);
         return -1;
     }
     if (pipe2(err, O_CLOEXEC) < 0) {
+        hlx_job_why_errno(why, whysize, "pipe for its stderr", errno);
         close(out[0]);
         close(out[1]);
         hlx_env_free(env);
         return -1;
     }
     pid = fork();
+    e   = errno;
     if (pid == 0)
         hlx_child_exec(job, env, devnull, out[1], err[1], parent, oldmask);
     hlx_env_free(env);
     close(out[1]);
     close(err[1]);
     if (pid < 0) {
-        hlx_job_msg("fork for rank %d failed: %s", rank, strerror(errno));
+        hlx_job_why_errno(why, whysize, "fork", e);
         close(out[0]);
         close(err[0]);
         return -1;
@@ -785,6 +991,154 @@ static int hlx_job_spawn(hlx_job_t *job, int rank, int devnull, const sigset_t *
     hlx_iof_open(&r->err, err[0], rank, 1);
     hlx_debug(HLX_SUB_LAUNCH, "rank %d started as pid %d", rank, (int)pid);
     return 0;
+}
+
+/* ---- Leftovers: processes of the job outliving their rank, stale directories ---- */
+
+/* Signals every process left over from the job: in a rank's process group after the rank
+ * ended, or reparented to helixrun (it is the job's child subreaper, so a daemonized
+ * grandchild lands here). Returns how many; lists "P (comm)" in buf. */
+static int hlx_job_sweep(hlx_job_t *job, int sig, char *buf, size_t size)
+{
+    DIR           *d = opendir("/proc");
+    struct dirent *de;
+    pid_t          self = getpid();
+    size_t         used = 0;
+    int            n    = 0;
+
+    if (buf && size)
+        buf[0] = '\0';
+    if (d == NULL)
+        return 0;
+    while ((de = readdir(d)) != NULL) {
+        char       *end;
+        long        pid = strtol(de->d_name, &end, 10);
+        hlx_pstat_t ps;
+        int         ours = 0;
+
+        if (*end || pid <= 0 || pid == self || hlx_pstat_read((pid_t)pid, &ps) != 0 ||
+            ps.state == 'Z' || ps.state == 'X')
+            continue;
+        for (int i = 0; i < job->opts->nprocs && !ours; i++) {
+            const hlx_rank_t *r = &job->ranks[i];
+            if (r->pid <= 0 || r->running)
+                continue;
+            ours = ps.pgrp == r->pid;
+        }
+        if (ps.ppid == self) {
+            ours = 1;
+            for (int i = 0; i < job->opts->nprocs; i++)
+                if (job->ranks[i].running && job->ranks[i].pid == (pid_t)pid)
+                    ours = 0;
+        }
+        if (!ours)
+            continue;
+        kill((pid_t)pid, sig);
+        if (sig == SIGTERM)
+            kill((pid_t)pid, SIGCONT);
+        if (buf && used < size)
+            used += (size_t)snprintf(buf + used, size - used, "%s%ld (%s)", n ? ", " : "",
+                                     pid, ps.comm);
+        n++;
+    }
+    closedir(d);
+    if (buf && used >= size && size > 4)
+        strcpy(buf + size - 4, "...");
+    return n;
+}
+
+/* After the last rank: SIGTERM what the ranks left running, reap it (helixrun is its
+ * subreaper), and SIGKILL what is still there HLX_JOB_LEFTOVER_S later. */
+static void hlx_job_end_leftovers(hlx_job_t *job)
+{
+    char   list[512];
+    double until;
+    int    n = hlx_job_sweep(job, SIGTERM, list, sizeof(list));
+
+    if (n == 0)
+        return;
+    hlx_job_msg("%d process(es) left running by the ranks after they ended: %s; sent "
+                "SIGTERM", n, list);
+    until = hlx_now_s() + HLX_JOB_LEFTOVER_S;
+    while (hlx_now_s() < until) {
+        while (waitpid(-1, NULL, WNOHANG) > 0) {
+        }
+        if (hlx_job_sweep(job, 0, NULL, 0) == 0)
+            return;
+        usleep(10000);
+    }
+    n = hlx_job_sweep(job, SIGKILL, list, sizeof(list));
+    if (n > 0)
+        hlx_job_msg("still running %g s after SIGTERM, sent SIGKILL: %s", HLX_JOB_LEFTOVER_S,
+                    list);
+    until = hlx_now_s() + 1.0;
+    while (hlx_now_s() < until && hlx_job_sweep(job, 0, NULL, 0) > 0) {
+        while (waitpid(-1, NULL, WNOHANG) > 0) {
+        }
+        usleep(10000);
+    }
+}
+
+/* The private directory records its owner, "<pid> <start time>", so a later helixrun can
+ * tell a directory whose owner is gone (SIGKILLed: it never ran its cleanup). */
+static void hlx_job_write_owner(const hlx_job_t *job)
+{
+    char        path[PATH_MAX + 16], line[64];
+    hlx_pstat_t ps;
+    int         fd, n;
+
+    if (hlx_pstat_read(getpid(), &ps) != 0)
+        return;
+    snprintf(path, sizeof(path), "%s/" HLX_JOB_OWNER_FILE, job->tmpdir);
+    fd = open(path, O_WRONLY | O_CREAT | O_EXCL | O_CLOEXEC, 0600);
+    if (fd < 0)
+        return;
+    n = snprintf(line, sizeof(line), "%d %llu\n", (int)getpid(), ps.start);
+    if (write(fd, line, (size_t)n) != n)
+        hlx_warn("cannot write %s", path);
+    close(fd);
+}
+
+/* Removes helixrun.* directories of this user under root whose recorded owner is gone.
+ * Directories without an owner file (an older helixrun, or one being made right now)
+ * are left alone. */
+static void hlx_job_clean_stale(const char *root)
+{
+    DIR           *d = opendir(root);
+    struct dirent *de;
+
+    if (d == NULL)
+        return;
+    while ((de = readdir(d)) != NULL) {
+        char               dir[PATH_MAX], path[PATH_MAX + 16], line[64];
+        struct stat        st;
+        int                fd, pid;
+        ssize_t            n;
+        unsigned long long start;
+        hlx_pstat_t        ps;
+
+        if (strncmp(de->d_name, "helixrun.", 9) != 0)
+            continue;
+        if (snprintf(dir, sizeof(dir), "%s/%s", root, de->d_name) >= (int)sizeof(dir) ||
+            lstat(dir, &st) != 0 || !S_ISDIR(st.st_mode) || st.st_uid != getuid())
+            continue;
+        snprintf(path, sizeof(path), "%s/" HLX_JOB_OWNER_FILE, dir);
+        fd = open(path, O_RDONLY | O_CLOEXEC | O_NOFOLLOW);
+        if (fd < 0)
+            continue;
+        n = read(fd, line, sizeof(line) - 1);
+        close(fd);
+        if (n <= 0)
+            continue;
+        line[n] = '\0';
+        if (sscanf(line, "%d %llu", &pid, &start) != 2 || pid <= 0)
+            continue;
+        if (hlx_pstat_read((pid_t)pid, &ps) == 0 && ps.start == start)
+            continue; /* its owner still runs */
+        hlx_info(HLX_SUB_LAUNCH, "removing %s: its helixrun (pid %d) is gone", dir, pid);
+        hlx_rmtree(dir);
+    }
+    closedir(d);
 }
 
 /* ---- Supervision ---- */
@@ -829,17 +1183,43 @@ static void hlx_job_check_contract(hlx_job_t *job)
 /* Names the job's first failure among the candidates collected while settling.
  *
  * Why settle at all: when a rank dies, libpmix sees its connection close and at once
- * fails the fence its peers wait in (PMIX_ERR_PARTIAL_SUCCESS); on a loaded machine those
- * peers can exit before the kernel has finished the first rank (seen: 20 ms later), so
- * "first reaped" is not "first failed". Which rank closed its connection first is not
- * visible to the host, so the choice is a rule: a death by signal, then an exit status no
- * other candidate shares (peers failed by the same collective fail alike), then the order
- * of observation. */
+ * fails the fence its peers wait in (PMIX_ERR_PARTIAL_SUCCESS), and a runtime that sees a
+ * peer vanish calls PMIx_Abort; on a loaded machine those peers can exit or abort before
+ * the kernel has finished the first rank (its memory is torn down before its parent is
+ * told), so "first reaped" is not "first failed". The rule: a rank seen exiting when a
+ * PMIx_Abort arrived died before it; then a death by signal, then an exit status no other
+ * candidate shares (peers failed by the same collective fail alike), then the order of
+ * observation; a held PMIx_Abort only when no rank death is among the candidates. */
+static int hlx_rank_aborted(hlx_job_t *job, const hlx_rank_t *r)
+{
+    int a;
+
+    pthread_mutex_lock(&job->lock);
+    a = r->aborted;
+    pthread_mutex_unlock(&job->lock);
+    return a;
+}
+
+/* Marks the running ranks (not those in PMIx_Abort) that have begun to exit. */
+static int hlx_job_mark_dying(hlx_job_t *job)
+{
+    int n = 0;
+
+    for (int i = 0; i < job->opts->nprocs; i++) {
+        hlx_rank_t *r = &job->ranks[i];
+        if (r->running && !hlx_rank_aborted(job, r) && hlx_pid_exiting(r->pid)) {
+            r->dying = 1;
+            n++;
+        }
+    }
+    return n;
+}
+
 static void hlx_job_settle(hlx_job_t *job)
 {
     hlx_rank_t *best = NULL;
     int         best_tier = 0;
-    char        others[512];
+    char        others[768];
     size_t      used = 0;
 
     job->settle_until = 0;
@@ -854,15 +1234,19 @@ static void hlx_job_settle(hlx_job_t *job)
                     job->ranks[k].cand_code == r->cand_code)
                     tier = 2;
         }
+        if (r->dying)
+            tier -= 10;
         if (best == NULL || tier < best_tier ||
             (tier == best_tier && r->cand_seq < best->cand_seq)) {
             best      = r;
             best_tier = tier;
         }
     }
-    if (best == NULL)
-        return;
     others[0] = '\0';
+    /* The held abort, unless it came from the rank named (its exit and its abort are
+     * one failure). */
+    if (best != NULL && job->abort_cand && !hlx_rank_aborted(job, best))
+        used += (size_t)snprintf(others, sizeof(others), "%s", job->abort_desc);
     for (int i = 0; i < job->opts->nprocs; i++) {
         hlx_rank_t *r = &job->ranks[i];
         if (r->cand_seq == 0 || r == best || used >= sizeof(others))
@@ -870,7 +1254,16 @@ static void hlx_job_settle(hlx_job_t *job)
         used += (size_t)snprintf(others + used, sizeof(others) - used, "%s%s",
                                  used ? "; " : "", r->cand_desc);
     }
-    if (others[0])
+    if (best == NULL && !job->abort_cand)
+        return;
+    if (best != NULL) {
+        job->notify_rank = best->rank;
+        snprintf(job->notify_text, sizeof(job->notify_text), "rank %d (host %s, pid %d) lost: %s",
+                 best->rank, job->host, (int)best->pid, best->cand_cause);
+    }
+    if (best == NULL)
+        hlx_job_fail(job, job->abort_code, "%s", job->abort_desc);
+    else if (others[0])
         hlx_job_fail(job, best->cand_code, "%s (failed about the same time: %s)",
                      best->cand_desc, others);
     else
@@ -888,7 +1281,7 @@ static void hlx_job_candidate(hlx_job_t *job, hlx_rank_t *r, int code, int tier)
     r->cand_tier = tier;
     if (job->settle_until == 0)
         job->settle_until = hlx_now_s() + job->opts->settle_s;
-    if (job->opts->settle_s <= 0 || job->nrunning == 0)
+    if ((job->opts->settle_s <= 0 && !job->abort_cand) || job->nrunning == 0)
         hlx_job_settle(job);
 }
 
@@ -899,20 +1292,33 @@ static void hlx_job_reaped(hlx_job_t *job, hlx_rank_t *r, int wstatus)
     r->running = 0;
     r->wstatus = wstatus;
     job->nrunning--;
+    /* Whatever the rank left running in its process group (background children) goes
+     * with it; the group id cannot be reused while any member lives. */
+    kill(-r->pid, SIGTERM);
+    kill(-r->pid, SIGCONT);
     pthread_mutex_lock(&job->lock);
     connected = r->connected;
     finalized = r->finalized;
     pthread_mutex_unlock(&job->lock);
 
-    if (WIFSIGNALED(wstatus)) {
+    if (hlx_rank_aborted(job, r) && !WIFSIGNALED(wstatus)) {
+        /* Its PMIx_Abort is the failure; the exit that follows it is not another. */
+        hlx_debug(HLX_SUB_LAUNCH, "rank %d (pid %d) exited after its PMIx_Abort", r->rank,
+                  (int)r->pid);
+        if (job->nrunning == 0 && job->settle_until > 0)
+            hlx_job_settle(job);
+    } else if (WIFSIGNALED(wstatus)) {
         int sig = WTERMSIG(wstatus);
-        snprintf(r->cand_desc, sizeof(r->cand_desc),
-                 "rank %d (pid %d) was killed by signal %d (SIG%s)", r->rank, (int)r->pid, sig,
+        snprintf(r->cand_cause, sizeof(r->cand_cause), "killed by signal %d (SIG%s)", sig,
                  hlx_signame(sig));
+        snprintf(r->cand_desc, sizeof(r->cand_desc), "rank %d (pid %d) was %s", r->rank,
+                 (int)r->pid, r->cand_cause);
         hlx_job_candidate(job, r, HLX_LAUNCH_EXIT_SIGBASE + sig, 0);
     } else if (WIFEXITED(wstatus) && WEXITSTATUS(wstatus) != 0) {
-        snprintf(r->cand_desc, sizeof(r->cand_desc), "rank %d (pid %d) exited with status %d",
-                 r->rank, (int)r->pid, WEXITSTATUS(wstatus));
+        snprintf(r->cand_cause, sizeof(r->cand_cause), "exited with status %d",
+                 WEXITSTATUS(wstatus));
+        snprintf(r->cand_desc, sizeof(r->cand_desc), "rank %d (pid %d) %s", r->rank,
+                 (int)r->pid, r->cand_cause);
         hlx_job_candidate(job, r, WEXITSTATUS(wstatus), 1);
     } else if (connected && !finalized) {
         hlx_job_fail(job, HLX_LAUNCH_EXIT_FAIL,
@@ -958,19 +1364,28 @@ static void hlx_job_on_signal(hlx_job_t *job)
             job->kill_at = hlx_now_s();
             continue;
         }
-        /* Pass the signal on as the ranks would have got it from a terminal; the kill
-         * deadline still applies so a rank that ignores it cannot keep the job alive. */
+        /* SIGINT and SIGTERM are passed on as the ranks would have got them from a
+         * terminal or a scheduler. SIGHUP and SIGQUIT become SIGTERM: libraries in the
+         * ranks catch SIGHUP (UCX) and SIGQUIT dumps core, and either way the job must
+         * end. The kill deadline still applies so a rank that ignores it cannot keep the
+         * job alive. */
+        int fwd = (sig == SIGHUP || sig == SIGQUIT) ? SIGTERM : sig;
         if (!job->failed) {
             job->failed    = 1;
             job->exit_code = HLX_LAUNCH_EXIT_SIGBASE + sig;
-            hlx_job_msg("received SIG%s; forwarding it to the job (SIGKILL after %g s)",
-                        hlx_signame(sig), job->opts->grace_s);
+            if (fwd == sig)
+                hlx_job_msg("received SIG%s; forwarding it to the job (SIGKILL after %g s)",
+                            hlx_signame(sig), job->opts->grace_s);
+            else
+                hlx_job_msg("received SIG%s; ending the job with SIG%s (SIGKILL after %g s)",
+                            hlx_signame(sig), hlx_signame(fwd), job->opts->grace_s);
         }
         hlx_job_server_down(job);
         job->killing  = 1;
-        job->kill_sig = sig;
+        job->kill_sig = fwd;
         job->kill_at  = hlx_now_s() + job->opts->grace_s;
-        hlx_job_signal_all(job, sig);
+        hlx_job_signal_all(job, fwd);
+        hlx_job_signal_all(job, SIGCONT);
     }
 }
 
@@ -987,11 +1402,31 @@ static void hlx_job_on_wake(hlx_job_t *job)
     astatus = job->abort_status;
     snprintf(amsg, sizeof(amsg), "%s", job->abort_msg);
     pthread_mutex_unlock(&job->lock);
-    if (arank >= 0 && !job->failed) {
+    if (arank >= 0 && !job->failed && !job->killing && !job->abort_cand) {
         /* An exit status must be 1..255 to read as failure. */
-        int code = (astatus > 0 && astatus < 256) ? astatus : HLX_LAUNCH_EXIT_FAIL;
-        hlx_job_fail(job, code, "rank %d (pid %d) called PMIx_Abort with status %d: %s",
-                     arank, (int)job->ranks[arank].pid, astatus, amsg);
+        int    code = (astatus > 0 && astatus < 256) ? astatus : HLX_LAUNCH_EXIT_FAIL;
+        int    ndying;
+        double now = hlx_now_s();
+        job->abort_code = code;
+        snprintf(job->abort_desc, sizeof(job->abort_desc),
+                 "rank %d (pid %d) called PMIx_Abort with status %d: %s", arank,
+                 (int)job->ranks[arank].pid, astatus, amsg);
+        job->notify_rank = arank;
+        snprintf(job->notify_text, sizeof(job->notify_text),
+                 "rank %d (host %s, pid %d) called PMIx_Abort with status %d: %s", arank,
+                 job->host, (int)job->ranks[arank].pid, astatus, amsg);
+        /* The abort is held (the aborting ranks stay in PMIx_Abort) while the other
+         * failures of the moment are collected: a runtime aborts when it sees a peer
+         * vanish, and a rank already exiting died before the abort was made (its
+         * sockets closed first, which is how the aborting rank learnt of it). Such
+         * ranks are waited for up to HLX_JOB_ABORT_HOLD_S. */
+        job->abort_cand = 1;
+        ndying          = hlx_job_mark_dying(job);
+        job->hold_until = now + HLX_JOB_ABORT_HOLD_S;
+        if (job->settle_until == 0 || ndying > 0)
+            job->settle_until = ndying > 0 ? job->hold_until : now + job->opts->settle_s;
+        hlx_debug(HLX_SUB_LAUNCH, "PMIx_Abort of rank %d held: %d rank(s) exiting", arank,
+                  ndying);
     }
     hlx_job_check_contract(job);
 }
@@ -1000,6 +1435,16 @@ static void hlx_job_on_deadlines(hlx_job_t *job, double now)
 {
     char running[1024], unconnected[1024];
 
+    if (job->settle_until > 0 && job->abort_cand) {
+        int waiting = 0;
+        /* A rank that began to exit while the abort was held also came first. */
+        if (now >= job->settle_until && now < job->hold_until && hlx_job_mark_dying(job))
+            job->settle_until = job->hold_until;
+        for (int i = 0; i < job->opts->nprocs; i++)
+            waiting += job->ranks[i].dying && job->ranks[i].running;
+        if (waiting == 0 && job->ncand > 0)
+            hlx_job_settle(job);
+    }
     if (job->settle_until > 0 && (now >= job->settle_until || job->nrunning == 0))
         hlx_job_settle(job);
     if (job->deadline > 0 && now >= job->deadline && !job->killing) {
@@ -1028,6 +1473,23 @@ static void hlx_job_on_deadlines(hlx_job_t *job, double now)
                     running, HLX_JOB_REAP_S);
         job->abandoned = 1;
     }
+}
+
+static void hlx_job_guard_report(const char *msg)
+{
+    hlx_job_msg("%s", msg);
+}
+
+static void hlx_job_guard(hlx_job_t *job, double now)
+{
+    int pids[HLX_LAUNCH_MAX_NPROCS];
+
+    if (!job->server_up || job->guard.port <= 0 || now < job->guard_next)
+        return;
+    for (int i = 0; i < job->opts->nprocs; i++)
+        pids[i] = (int)job->ranks[i].pid;
+    hlx_guard_check(&job->guard, pids, job->opts->nprocs, hlx_job_guard_report);
+    job->guard_next = hlx_now_s() + HLX_JOB_GUARD_S;
 }
 
 static double hlx_min_deadline(double a, double b)
@@ -1060,8 +1522,12 @@ static void hlx_job_loop(hlx_job_t *job)
         int    nfd = 0, nstream = 0, timeout_ms, rc;
 
         hlx_job_on_deadlines(job, now);
-        if (job->nrunning == 0 && drain_until == 0)
-            drain_until = now + HLX_JOB_DRAIN_S;
+        hlx_job_guard(job, now);
+        if (job->nrunning == 0 && drain_until == 0) {
+            /* A rank's leftover children may hold its pipes open: end them first. */
+            hlx_job_end_leftovers(job);
+            drain_until = hlx_now_s() + HLX_JOB_DRAIN_S;
+        }
         pfd[nfd++] = (struct pollfd){ .fd = job->sig_fd, .events = POLLIN };
         pfd[nfd++] = (struct pollfd){ .fd = job->wake_fd[0], .events = POLLIN };
         for (int i = 0; i < n; i++) {
@@ -1088,6 +1554,8 @@ static void hlx_job_loop(hlx_job_t *job)
             next = hlx_min_deadline(next, job->kill_at + HLX_JOB_REAP_S);
         if (job->nrunning == 0)
             next = hlx_min_deadline(next, drain_until);
+        if (job->server_up && job->guard.port > 0)
+            next = hlx_min_deadline(next, job->guard_next);
         timeout_ms = next > 0 ? (int)((next - now) * 1000.0) + 1 : -1;
         if (next > 0 && timeout_ms < 0)
             timeout_ms = 0;
@@ -1132,6 +1600,7 @@ int hlx_launch_run(const hlx_launch_opts_t *opts)
     job.sig_fd     = -1;
     job.wake_fd[0] = job.wake_fd[1] = -1;
     job.abort_rank = -1;
+    job.notify_rank = -1;
     job.exit_code  = HLX_LAUNCH_EXIT_FAIL;
     pthread_mutex_init(&job.lock, NULL);
     if (gethostname(job.host, sizeof(job.host) - 1) != 0)
@@ -1157,6 +1626,9 @@ int hlx_launch_run(const hlx_launch_opts_t *opts)
     sigaddset(&mask, SIGQUIT);
     sigprocmask(SIG_BLOCK, &mask, &oldmask);
     signal(SIGPIPE, SIG_IGN);
+    /* Orphans of the ranks (a daemonized background child) are reparented here rather
+     * than to init, so helixrun can find and end them with the job. */
+    prctl(PR_SET_CHILD_SUBREAPER, 1);
     job.sig_fd = signalfd(-1, &mask, SFD_NONBLOCK | SFD_CLOEXEC);
     if (job.sig_fd < 0 || pipe2(job.wake_fd, O_NONBLOCK | O_CLOEXEC) < 0) {
         hlx_job_msg("cannot set up signal handling: %s", strerror(errno));
@@ -1170,6 +1642,7 @@ int hlx_launch_run(const hlx_launch_opts_t *opts)
 
     /* A private directory per run: a killed server leaves pmix_dstor_* files behind, and
      * runs must not see each other's rendezvous files. */
+    hlx_job_clean_stale(opts->tmproot);
     snprintf(job.tmpdir, sizeof(job.tmpdir), "%s/helixrun.XXXXXX", opts->tmproot);
     if (mkdtemp(job.tmpdir) == NULL) {
         hlx_job_msg("cannot create a directory under %s: %s", opts->tmproot,
@@ -1177,6 +1650,7 @@ int hlx_launch_run(const hlx_launch_opts_t *opts)
         job.tmpdir[0] = '\0';
         goto out_sig;
     }
+    hlx_job_write_owner(&job);
     hlx_srv_job = &job;
     PMIX_INFO_CREATE(sinfo, 2);
     PMIX_INFO_LOAD(&sinfo[0], PMIX_SERVER_TMPDIR, job.tmpdir, PMIX_STRING);
@@ -1192,8 +1666,9 @@ int hlx_launch_run(const hlx_launch_opts_t *opts)
         goto out_server;
 
     for (int i = 0; i < opts->nprocs; i++) {
-        if (hlx_job_spawn(&job, i, devnull, &oldmask) != 0) {
-            hlx_job_fail(&job, HLX_LAUNCH_EXIT_FAIL, "cannot start rank %d", i);
+        char why[384];
+        if (hlx_job_spawn(&job, i, devnull, &oldmask, why, sizeof(why)) != 0) {
+            hlx_job_fail(&job, HLX_LAUNCH_EXIT_FAIL, "cannot start rank %d: %s", i, why);
             break;
         }
     }
@@ -1211,12 +1686,17 @@ out_server:
         hlx_job_server_down(&job);
         hlx_job_signal_all(&job, SIGKILL);
         while (job.nrunning > 0 && hlx_now_s() < until) {
-            if (waitpid(-1, NULL, WNOHANG) > 0)
-                job.nrunning--;
-            else
+            pid_t pid = waitpid(-1, NULL, WNOHANG);
+            for (int i = 0; pid > 0 && i < opts->nprocs; i++)
+                if (job.ranks[i].running && job.ranks[i].pid == pid) {
+                    job.ranks[i].running = 0;
+                    job.nrunning--;
+                }
+            if (pid <= 0)
                 usleep(10000);
         }
     }
+    hlx_job_end_leftovers(&job);
     for (int i = 0; i < opts->nprocs; i++) {
         hlx_iof_close(&job.ranks[i].out, stdout, opts->prefix);
         hlx_iof_close(&job.ranks[i].err, stderr, opts->prefix);
@@ -1238,6 +1718,7 @@ out_sig:
     sigprocmask(SIG_SETMASK, &oldmask, NULL);
 out:
     hlx_srv_drop_done(&job);
+    hlx_guard_fini(&job.guard);
     hlx_srv_job = NULL;
     free(job.ranks);
     pthread_mutex_destroy(&job.lock);

@@ -5,6 +5,7 @@
 
 #include "hlx_log.h"
 #include "hlx_time.h"
+#include "hlx_watchdog.h"
 
 #include <pmix.h>
 
@@ -24,8 +25,13 @@ struct hlx_boot {
     double          timeout_s;
     size_t          evhdlr_ref;
     int             evhdlr_ok;
+    size_t          evhdlr_lost_ref;
+    int             evhdlr_lost_ok;
     atomic_int      lost_rank;     /* -1, or a rank PMIx reported as gone */
     atomic_int      lost_status;   /* the PMIx event status that reported it */
+    /* Ends the process if PMIx_Init or the abort path hangs; armed only around them. */
+    hlx_watchdog_t *wd;
+    int             aborting;      /* the abort watchdog stays armed until exit */
     char            nspace[PMIX_MAX_NSLEN + 1];
     char            host[256];
     /* Keys used so far: PMIx keeps the last value per key, so a repeated key would let
@@ -94,25 +100,39 @@ static int hlx_boot_have_pmix_env(void)
 
 /* Runs on PMIx's progress thread: records the lost process for the communicators to
  * report, logs it once, and lets PMIx continue with the next handler (Slurm's default
- * handler may still kill the step). */
+ * handler may still kill the step). helixrun notifies the survivors before it kills them,
+ * with the lost rank as PMIX_EVENT_AFFECTED_PROC and the cause as PMIX_EVENT_TEXT_MESSAGE
+ * ("rank 1 (host h, pid p) lost: killed by signal 9 (SIGKILL)"). */
 static void hlx_boot_event(size_t id, pmix_status_t status, const pmix_proc_t *source,
                            pmix_info_t info[], size_t ninfo, pmix_info_t *results,
                            size_t nresults, pmix_event_notification_cbfunc_fn_t cbfunc,
                            void *cbdata)
 {
     hlx_boot_t *boot = NULL;
+    const pmix_proc_t *lost = source;
+    const char *text = NULL;
     size_t i;
 
-    for (i = 0; i < ninfo; i++)
+    for (i = 0; i < ninfo; i++) {
         if (!strcmp(info[i].key, PMIX_EVENT_RETURN_OBJECT) &&
             info[i].value.type == PMIX_POINTER)
             boot = info[i].value.data.ptr;
+        else if (!strcmp(info[i].key, PMIX_EVENT_AFFECTED_PROC) &&
+                 info[i].value.type == PMIX_PROC && info[i].value.data.proc != NULL)
+            lost = info[i].value.data.proc;
+        else if (!strcmp(info[i].key, PMIX_EVENT_TEXT_MESSAGE) &&
+                 info[i].value.type == PMIX_STRING)
+            text = info[i].value.data.string;
+    }
     if (status < 0) {
-        int rank = source ? (int)source->rank : -1;
-        hlx_error("PMIx event %s (%d) from %s:%d", PMIx_Error_string(status), (int)status,
-                  source ? source->nspace : "?", rank);
-        if (boot && source && source->rank != boot->myproc.rank &&
-            source->rank < (pmix_rank_t)boot->info.size) {
+        int rank = lost ? (int)lost->rank : -1;
+        if (text != NULL)
+            hlx_error("%s (PMIx event %s from the launcher)", text, PMIx_Error_string(status));
+        else
+            hlx_error("PMIx event %s (%d) from %s:%d", PMIx_Error_string(status), (int)status,
+                      lost ? lost->nspace : "?", rank);
+        if (boot && lost && lost->rank != boot->myproc.rank &&
+            lost->rank < (pmix_rank_t)boot->info.size) {
             int expected = -1;
             if (atomic_compare_exchange_strong(&boot->lost_rank, &expected, rank))
                 atomic_store(&boot->lost_status, (int)status);
@@ -121,6 +141,9 @@ static void hlx_boot_event(size_t id, pmix_status_t status, const pmix_proc_t *s
         hlx_debug(HLX_SUB_BOOT, "PMIx event %s from %s:%d", PMIx_Error_string(status),
                   source ? source->nspace : "?", source ? (int)source->rank : -1);
     }
+    (void)id;
+    (void)results;
+    (void)nresults;
     if (cbfunc)
         cbfunc(PMIX_EVENT_ACTION_COMPLETE, NULL, 0, NULL, NULL, cbdata);
 }
@@ -201,13 +224,24 @@ hlx_status_t hlx_boot_init(double timeout_s, hlx_boot_t **boot_p)
         return HLX_OK;
     }
 
+    /* PMIx_Init has no deadline of its own: a server that accepts the connection but
+     * never answers the handshake keeps it waiting forever. */
+    if (hlx_watchdog_create(&boot->wd) == HLX_OK) {
+        char what[192];
+        snprintf(what, sizeof(what), "PMIx_Init (connecting to the %s PMIx server of job %s)",
+                 hlx_boot_detect_launcher(), getenv("PMIX_NAMESPACE"));
+        hlx_watchdog_arm(boot->wd, timeout_s, 1, what);
+    }
     rc = PMIx_Init(&boot->myproc, NULL, 0);
+    if (boot->wd)
+        hlx_watchdog_disarm(boot->wd);
     if (rc != PMIX_SUCCESS) {
         /* The environment names a server we cannot reach: a broken launch, not a
          * stand-alone start, so refusing is safer than a silent world of one. */
         hlx_error("bootstrap: PMIx_Init failed: %s (PMIX_NAMESPACE=%s, launcher %s)",
                   PMIx_Error_string(rc), getenv("PMIX_NAMESPACE"),
                   hlx_boot_detect_launcher());
+        hlx_watchdog_destroy(boot->wd);
         free(boot);
         return HLX_ERR_BOOTSTRAP;
     }
@@ -254,6 +288,18 @@ hlx_status_t hlx_boot_init(double timeout_s, hlx_boot_t **boot_p)
         boot->evhdlr_ref = (size_t)rc;
         boot->evhdlr_ok = 1;
     }
+    /* A server sends an event only to the clients registered for its code (a catch-all
+     * handler stays local), so the launcher's lost-rank event needs its own. */
+    {
+        pmix_status_t codes[] = { PMIX_ERR_PROC_ABORTED, PMIX_ERR_PROC_TERM_WO_SYNC };
+        PMIX_INFO_LOAD(&evinfo, PMIX_EVENT_RETURN_OBJECT, boot, PMIX_POINTER);
+        rc = PMIx_Register_event_handler(codes, 2, &evinfo, 1, hlx_boot_event, NULL, NULL);
+        PMIX_INFO_DESTRUCT(&evinfo);
+        if (rc >= 0) {
+            boot->evhdlr_lost_ref = (size_t)rc;
+            boot->evhdlr_lost_ok = 1;
+        }
+    }
     hlx_log_set_rank(boot->info.rank);
     hlx_debug(HLX_SUB_BOOT, "PMIx %s: rank %d of %d (local %d of %d), launcher %s",
               boot->nspace, boot->info.rank, boot->info.size, boot->info.local_rank,
@@ -263,6 +309,7 @@ hlx_status_t hlx_boot_init(double timeout_s, hlx_boot_t **boot_p)
 
 err_finalize:
     PMIx_Finalize(NULL, 0);
+    hlx_watchdog_destroy(boot->wd);
     free(boot);
     return st;
 }
@@ -463,7 +510,17 @@ hlx_status_t hlx_boot_barrier(hlx_boot_t *boot)
 
 void hlx_boot_abort(hlx_boot_t *boot, int exit_code, const char *msg)
 {
+    hlx_watchdog_settings_t ws;
+    int code = exit_code > 0 && exit_code < 256 ? exit_code : 1;
+
     hlx_error("aborting the job (exit %d): %s", exit_code, msg ? msg : "");
+    /* Second level: PMIx_Abort or the teardown after it (UCX) may hang on a dead peer;
+     * the process ends within the grace whatever happens. Left armed until exit. */
+    hlx_watchdog_settings(&ws);
+    if (boot != NULL && (boot->wd != NULL || hlx_watchdog_create(&boot->wd) == HLX_OK)) {
+        boot->aborting = 1;
+        hlx_watchdog_arm(boot->wd, ws.abort_grace, code, "the abort (PMIx_Abort, teardown)");
+    }
     if (boot == NULL || !boot->pmix)
         return;
     PMIx_Abort(exit_code, msg ? msg : "helix abort", NULL, 0);
@@ -478,10 +535,15 @@ void hlx_boot_fini(hlx_boot_t *boot)
     if (boot->pmix) {
         if (boot->evhdlr_ok)
             PMIx_Deregister_event_handler(boot->evhdlr_ref, NULL, NULL);
+        if (boot->evhdlr_lost_ok)
+            PMIx_Deregister_event_handler(boot->evhdlr_lost_ref, NULL, NULL);
         PMIx_Finalize(NULL, 0);
     }
     for (i = 0; i < boot->nkeys; i++)
         free(boot->keys[i]);
+    /* After an abort the watchdog keeps guarding whatever teardown comes next. */
+    if (!boot->aborting)
+        hlx_watchdog_destroy(boot->wd);
     free(boot);
 }
 

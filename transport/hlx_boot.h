@@ -18,7 +18,8 @@ typedef struct hlx_boot_info {
 } hlx_boot_info_t;
 
 /* Connects to the launcher's PMIx server, or becomes a world of one when there is none.
- * timeout_s bounds every later fence. */
+ * timeout_s bounds every later fence, and PMIx_Init itself: a watchdog ends the process
+ * (exit 1, with a message naming the launcher) if PMIx_Init has not returned by then. */
 hlx_status_t hlx_boot_init(double timeout_s, hlx_boot_t **boot_p);
 void         hlx_boot_get_info(const hlx_boot_t *boot, hlx_boot_info_t *info);
 
@@ -32,7 +33,9 @@ hlx_status_t hlx_boot_allgather(hlx_boot_t *boot, const char *key, const void *d
 /* Fence with no data (used as a start barrier). */
 hlx_status_t hlx_boot_barrier(hlx_boot_t *boot);
 
-/* Asks the launcher to kill the whole job (PMIx_Abort), then returns. */
+/* Asks the launcher to kill the whole job (PMIx_Abort), then returns. Arms a watchdog
+ * first (HELIX_ABORT_GRACE, 10 s) that _exit()s with exit_code if the process has not
+ * ended by then, so a hung PMIx_Abort or teardown cannot keep the rank alive. */
 void hlx_boot_abort(hlx_boot_t *boot, int exit_code, const char *msg);
 
 void hlx_boot_fini(hlx_boot_t *boot);
@@ -44,7 +47,8 @@ double hlx_boot_timeout(const hlx_boot_t *boot);
  * so layers above can derive new keys from it ("hlx.ucx.addr.<n>"). */
 int hlx_boot_calls(const hlx_boot_t *boot);
 
-/* A rank PMIx reported lost through an error event (catch-all handler), or -1. */
+/* A rank PMIx reported lost through an error event (catch-all handler), or -1. helixrun
+ * sends such an event, naming the lost rank and its cause, before it kills the job. */
 int hlx_boot_lost_rank(const hlx_boot_t *boot);
 
 /* This rank's node and where each part of its identity came from (all from PMIx, never

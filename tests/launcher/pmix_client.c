@@ -8,7 +8,16 @@
  *   nopmix:R        never call PMIx at all; exit 0 after 0.3 s
  *   abort:CODE:R    PMIx_Abort(CODE)
  *   nofinalize:R    do everything but PMIx_Finalize, then exit 0
- *   lines:N         every rank also prints N numbered lines on stdout and on stderr */
+ *   lines:N         every rank also prints N numbered lines on stdout and on stderr
+ * and behaviours of every rank:
+ *   abortonfail     a failed fence makes the rank call PMIx_Abort(1, "peer lost"), as the
+ *                   runtime does when a peer vanishes
+ *   heavy:MB        touch MB MiB of memory first, so that the rank takes a while to die
+ *                   (the kernel frees it before the parent hears of the death)
+ *   events          print the launcher's lost-rank event ("rank R: event ...: TEXT"); wait
+ *                   up to 3 s for one after the fence (failed or not)
+ *   child           leave a background child (sleep 60) in the process group, and a
+ *                   second one in a session of its own; print both pids */
 #define _GNU_SOURCE
 #include <pmix.h>
 
@@ -32,7 +41,11 @@ typedef struct {
     int abort_code, abort_rank;
     int nofinalize_rank;
     int lines;
+    int abortonfail, events, child;
+    long heavy_mb;
 } client_mode_t;
+
+static volatile int event_seen;
 
 /* An independent function of the rank, so a value delivered to the wrong peer shows. */
 static uint64_t expected_value(uint32_t rank)
@@ -71,12 +84,62 @@ static int parse_modes(int argc, char **argv, client_mode_t *m)
             ok = sscanf(a, "nofinalize:%d", &m->nofinalize_rank) == 1;
         else if (!strncmp(a, "lines:", 6))
             ok = sscanf(a, "lines:%d", &m->lines) == 1;
+        else if (!strcmp(a, "abortonfail"))
+            ok = m->abortonfail = 1;
+        else if (!strcmp(a, "events"))
+            ok = m->events = 1;
+        else if (!strcmp(a, "child"))
+            ok = m->child = 1;
+        else if (!strncmp(a, "heavy:", 6))
+            ok = sscanf(a, "heavy:%ld", &m->heavy_mb) == 1 && m->heavy_mb > 0;
         if (!ok) {
             fprintf(stderr, "pmix_client: bad mode '%s'\n", a);
             return -1;
         }
     }
     return 0;
+}
+
+/* Prints the event's text (helixrun sends PMIX_EVENT_TEXT_MESSAGE with the lost rank). */
+static void on_event(size_t id, pmix_status_t status, const pmix_proc_t *source,
+                     pmix_info_t info[], size_t ninfo, pmix_info_t *results, size_t nresults,
+                     pmix_event_notification_cbfunc_fn_t cbfunc, void *cbdata)
+{
+    const char *text = NULL;
+    int affected = -1;
+
+    (void)id;
+    (void)source;
+    (void)results;
+    (void)nresults;
+    for (size_t i = 0; i < ninfo; i++) {
+        if (!strcmp(info[i].key, PMIX_EVENT_TEXT_MESSAGE) && info[i].value.type == PMIX_STRING)
+            text = info[i].value.data.string;
+        if (!strcmp(info[i].key, PMIX_EVENT_AFFECTED_PROC) && info[i].value.type == PMIX_PROC)
+            affected = (int)info[i].value.data.proc->rank;
+    }
+    if (text != NULL) {
+        printf("rank %s: event %d: affected %d: %s\n", getenv("PMIX_RANK"), (int)status,
+               affected, text);
+        event_seen = 1;
+    }
+    if (cbfunc)
+        cbfunc(PMIX_EVENT_ACTION_COMPLETE, NULL, 0, NULL, NULL, cbdata);
+}
+
+/* A background child that outlives the rank unless the launcher ends it. */
+static void leave_child(int own_session)
+{
+    pid_t pid = fork();
+
+    if (pid == 0) {
+        if (own_session)
+            setsid();
+        execlp("sleep", "sleep", "60", (char *)NULL);
+        _exit(127);
+    }
+    printf("rank %s: child pid %d%s\n", getenv("PMIX_RANK"), (int)pid,
+           own_session ? " (own session)" : "");
 }
 
 static int env_int(const char *name)
@@ -111,10 +174,28 @@ int main(int argc, char **argv)
         nap(0.3);
         return 0;
     }
+    if (mode.heavy_mb > 0) {
+        size_t bytes = (size_t)mode.heavy_mb << 20;
+        char *mem = malloc(bytes);
+        if (mem == NULL)
+            return 1;
+        for (size_t off = 0; off < bytes; off += 4096)
+            mem[off] = (char)off;
+    }
+    if (mode.child) {
+        leave_child(0);
+        leave_child(1);
+    }
     rc = PMIx_Init(&me, NULL, 0);
     if (rc != PMIX_SUCCESS) {
         fprintf(stderr, "PMIx_Init failed: %s\n", PMIx_Error_string(rc));
         return 1;
+    }
+    if (mode.events) {
+        /* The server sends an event only to clients registered for its code: a
+         * catch-all handler is never registered with the server. */
+        pmix_status_t code = PMIX_ERR_PROC_ABORTED;
+        PMIx_Register_event_handler(&code, 1, NULL, 0, on_event, NULL, NULL);
     }
     PMIX_LOAD_PROCID(&job, me.nspace, PMIX_RANK_WILDCARD);
     if (PMIx_Get(&job, PMIX_JOB_SIZE, NULL, 0, &val) != PMIX_SUCCESS) {
@@ -203,6 +284,10 @@ int main(int argc, char **argv)
     PMIX_INFO_DESTRUCT(&info);
     if (rc != PMIX_SUCCESS) {
         fprintf(stderr, "rank %u: fence failed: %s\n", me.rank, PMIx_Error_string(rc));
+        for (int i = 0; mode.events && !event_seen && i < 300; i++)
+            nap(0.01);
+        if (mode.abortonfail)
+            PMIx_Abort(1, "peer lost", NULL, 0);
         return 1;
     }
     for (uint32_t p = 0; p < size; p++) {
@@ -219,6 +304,8 @@ int main(int argc, char **argv)
         PMIX_VALUE_RELEASE(val);
     }
     printf("rank %u of %u: exchange %s\n", me.rank, size, errors ? "FAILED" : "ok");
+    for (int i = 0; mode.events && !event_seen && i < 300; i++)
+        nap(0.01);
     if ((int)me.rank == mode.nofinalize_rank)
         return errors ? 1 : 0;
     PMIx_Finalize(NULL, 0);

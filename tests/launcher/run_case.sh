@@ -1,11 +1,14 @@
 #!/bin/bash
-# helixrun end-to-end cases: run_case.sh CASE HELIXRUN PMIX_CLIENT. Each case runs helixrun
-# under a hard timeout and asserts its exit code, the elapsed time, its messages, that no
-# rank outlives it and that its private PMIx directory is gone.
+# helixrun end-to-end cases: run_case.sh CASE HELIXRUN PMIX_CLIENT [HELIX]. Each case runs
+# helixrun under a hard timeout and asserts its exit code, the elapsed time, its messages,
+# that no rank outlives it and that its private PMIx directory is gone. HELIX (the helix
+# binary) is needed by the cases that decode.
 set -u
 case_name=$1
 HR=$2
 CL=$3
+HX=${4:-}
+BC=${5:-}
 
 root=$(mktemp -d "${TMPDIR:-/tmp}/hlx_launcher_test.XXXXXX") || exit 1
 # helixrun makes its private directory under $TMPDIR: point that at an empty folder of
@@ -59,11 +62,19 @@ count() {
     grep -Fxc -- "$2" "$1"
 }
 
+# alive PID: the process exists and is not a zombie (one whose parent is gone waits for
+# init to reap it, which in a container may take a while or never happen).
+alive() {
+    local st
+    st=$(awk '{ sub(/.*\) /, ""); print substr($0, 1, 1) }' "/proc/$1/stat" 2>/dev/null)
+    [ -n "$st" ] && [ "$st" != Z ] && [ "$st" != X ]
+}
+
 # Every pid a rank printed ("[R] rank R: pid P") must be gone once helixrun returned.
 expect_no_survivors() {
     local pid
     for pid in $(sed -n 's/^\[[0-9]*\] rank [0-9]*: pid \([0-9]*\)$/\1/p' "$out"); do
-        if kill -0 "$pid" 2>/dev/null; then
+        if alive "$pid"; then
             fail "rank pid $pid still alive after helixrun exited"
             kill -KILL "$pid" 2>/dev/null
         fi
@@ -74,6 +85,71 @@ expect_clean_tmp() {
     if [ -n "$(ls -A "$TMPDIR")" ]; then
         fail "left behind in \$TMPDIR: $(ls -A "$TMPDIR" | tr '\n' ' ')"
         rm -rf "${TMPDIR:?}"/*
+    fi
+}
+
+# start_bg ARGS...: helixrun in the background (as a script's "&" job it inherits SIGINT
+# and SIGQUIT ignored); sets hpid and t0.
+start_bg() {
+    # Emptied here, not by the background job's own redirection, which may come after
+    # the caller has already looked at the previous run's output.
+    : >"$out"
+    : >"$err"
+    t0=$EPOCHREALTIME
+    "$HR" "$@" >"$out" 2>"$err" &
+    hpid=$!
+}
+
+# finish_bg LIMIT_S: waits for the background helixrun at most LIMIT_S seconds (then
+# SIGKILLs it); sets rc and elapsed (seconds since t1, the moment the fault was made).
+finish_bg() {
+    local limit=$1 i
+    for ((i = 0; i < limit * 20; i++)); do
+        kill -0 "$hpid" 2>/dev/null || break
+        sleep 0.05
+    done
+    if kill -0 "$hpid" 2>/dev/null; then
+        fail "helixrun still running $limit s after the fault"
+        kill -KILL "$hpid"
+    fi
+    wait "$hpid"
+    rc=$?
+    elapsed=$(awk -v a="$t1" -v b="$EPOCHREALTIME" 'BEGIN { printf "%.3f", b - a }')
+    echo "helixrun (background) -> exit $rc, ${elapsed}s after the fault"
+    sed 's/^/  stdout: /' "$out" | head -n 20
+    sed 's/^/  stderr: /' "$err" | head -n 20
+}
+
+# wait_for FILE PATTERN LIMIT_S: until FILE has a line matching PATTERN.
+wait_for() {
+    local i
+    for ((i = 0; i < $3 * 20; i++)); do
+        grep -Eq -- "$2" "$1" 2>/dev/null && return 0
+        sleep 0.05
+    done
+    fail "no /$2/ in $1 after $3 s"
+    return 1
+}
+
+# The pids of helixrun's children (its ranks), for the checks after it ended.
+rank_pids() {
+    pgrep -P "$hpid" | tr '\n' ' '
+}
+
+expect_gone() {
+    local pid
+    for pid in "$@"; do
+        if alive "$pid"; then
+            fail "pid $pid ($(cat /proc/$pid/comm 2>/dev/null)) still alive after helixrun exited"
+            kill -KILL "$pid" 2>/dev/null
+        fi
+    done
+}
+
+need_helix() {
+    if [ -z "$HX" ] || [ ! -x "$HX" ]; then
+        echo "$case_name: needs the helix binary"
+        exit 77
     fi
 }
 
@@ -225,6 +301,242 @@ signal)
     expect_err '^helixrun: received SIGTERM; forwarding it to the job'
     expect_no_survivors
     expect_clean_tmp
+    ;;
+
+foreign)
+    # A silent local connection to the PMIx port, made before the ranks connect, must
+    # not stall them: helixrun shuts it down (it is no process of the job).
+    go=$root/go
+    start_bg -n 3 --timeout 30 --grace 2 bash -c \
+        'echo "uri=$PMIX_SERVER_URI41"; while [ ! -e "$0" ]; do sleep 0.02; done; exec "$1"' \
+        "$go" "$CL"
+    wait_for "$out" 'uri=.*tcp4://127\.0\.0\.1:[0-9]+' 10
+    port=$(sed -n 's/.*uri=.*tcp4:\/\/127\.0\.0\.1:\([0-9]*\).*/\1/p' "$out" | head -n 1)
+    exec 7<>"/dev/tcp/127.0.0.1/$port" || fail "cannot connect to port $port"
+    t1=$EPOCHREALTIME
+    touch "$go"
+    finish_bg 20
+    exec 7>&-
+    expect_rc 0
+    expect_time 0 5
+    expect_err "^helixrun: closed a connection to the job's PMIx port $port from pid [0-9]+, which is not part of the job"
+    [ "$(grep -c 'exchange ok' "$out")" -eq 3 ] || fail "not every rank exchanged"
+    expect_clean_tmp
+    ;;
+
+initwatchdog)
+    # A PMIx server that accepts and never answers (a silent listener standing in for a
+    # stalled launcher): the rank's PMIx_Init watchdog ends it after the bootstrap time
+    # (helix decode --timeout 1) with a clear message.
+    need_helix
+    command -v python3 >/dev/null || { echo "needs python3"; exit 77; }
+    coproc SILENT { exec python3 -c '
+import socket, sys, time
+s = socket.socket(); s.bind(("127.0.0.1", 0)); s.listen(16); s.settimeout(0.1)
+print(s.getsockname()[1], flush=True)
+held, end = [], time.time() + 30
+while time.time() < end:
+    try:
+        held.append(s.accept()[0])
+    except socket.timeout:
+        pass
+'; }
+    read -r port <&"${SILENT[0]}"
+    uri="fake.1.0;tcp4://127.0.0.1:$port"
+    t0=$EPOCHREALTIME
+    env PMIX_NAMESPACE=fake.1 PMIX_RANK=0 PMIX_SERVER_URI41="$uri" PMIX_SERVER_URI4="$uri" \
+        timeout -k 2 20 "$HX" decode --kvp 1 --context 64 --steps 2 --timeout 1 >"$out" 2>"$err"
+    rc=$?
+    elapsed=$(awk -v a="$t0" -v b="$EPOCHREALTIME" 'BEGIN { printf "%.3f", b - a }')
+    kill "$SILENT_PID" 2>/dev/null
+    echo "helix decode against a silent PMIx server -> exit $rc in ${elapsed}s"
+    sed 's/^/  stderr: /' "$err" | head -n 5
+    expect_rc 1
+    expect_time 0.9 8
+    expect_err 'watchdog: PMIx_Init \(connecting to the pmix PMIx server of job fake\.1\) did not finish within 1 s; exiting with status 1'
+    ;;
+
+blame-kill)
+    # SIGKILL of rank 1 mid-decode: rank 0 sees the peer vanish and calls PMIx_Abort,
+    # often before rank 1 is reaped. helixrun names rank 1 and exits 137, every time.
+    need_helix
+    for trial in 1 2 3; do
+        HELIX_FAULT=kill:rank=1:step=2 run 60 -n 2 --grace 2 -- "$HX" decode --kvp 2 \
+            --context 100 --steps 5 --timeout 10
+        expect_rc 137
+        expect_time 0 10
+        expect_err '^helixrun: rank 1 \(pid [0-9]+\) was killed by signal 9 \(SIGKILL\)'
+        expect_clean_tmp
+    done
+    ;;
+
+blame-exit3)
+    # Rank 1 exits 3 while slow to die (128 MiB to free); the others fail the fence and
+    # call PMIx_Abort(1) as the runtime does: exit 3 naming rank 1, every time.
+    for trial in 1 2 3; do
+        run 40 -n 4 --grace 2 "$CL" exit:3:1 abortonfail heavy:128
+        expect_rc 3
+        expect_time 0 15
+        expect_err '^helixrun: rank 1 \(pid [0-9]+\) exited with status 3'
+        expect_no_survivors
+        expect_clean_tmp
+    done
+    ;;
+
+events)
+    # Before killing the survivors helixrun tells them, through a PMIx event, which rank
+    # was lost and why.
+    run 30 -n 4 --grace 2 "$CL" sigkill:1 events
+    expect_rc 137
+    expect_time 0 5
+    for r in 0 2 3; do
+        grep -Eq "^\[$r\] rank $r: event -?[0-9]+: affected 1: rank 1 \(host [^,]+, pid [0-9]+\) lost: killed by signal 9 \(SIGKILL\)$" "$out" ||
+            fail "rank $r did not get the lost-rank event"
+    done
+    expect_clean_tmp
+    ;;
+
+sighup)
+    # SIGHUP to helixrun mid-decode: UCX in the ranks catches SIGHUP, so the job is ended
+    # with SIGTERM; every rank goes within a few seconds (well before the 10 s grace).
+    need_helix
+    start_bg -n 2 --grace 10 -- "$HX" decode --kvp 2 --context 256K --steps 100000
+    sleep 3
+    pids=$(rank_pids)
+    t1=$EPOCHREALTIME
+    kill -HUP "$hpid"
+    finish_bg 15
+    expect_rc 129
+    expect_time 0 5
+    expect_err '^helixrun: received SIGHUP; ending the job with SIGTERM'
+    expect_gone $pids
+    expect_clean_tmp
+    ;;
+
+sigquit)
+    # SIGQUIT and SIGINT to a helixrun started as a background job (which inherits both
+    # ignored): the ranks get default dispositions back, so the job ends at once.
+    for sig in QUIT INT; do
+        start_bg -n 3 --grace 10 "$CL" sleep:30:0
+        wait_for "$out" '^\[2\] rank 2: pid' 10
+        sleep 0.3
+        t1=$EPOCHREALTIME
+        kill -$sig "$hpid"
+        finish_bg 15
+        [ $sig = QUIT ] && expect_rc 131 || expect_rc 130
+        expect_time 0 3
+        expect_err "^helixrun: received SIG$sig"
+        expect_no_survivors
+        expect_clean_tmp
+    done
+    ;;
+
+leftover)
+    # Background children of the ranks (one in the rank's group, one in a session of its
+    # own) do not outlive a successful job.
+    run 20 -n 2 "$CL" child
+    expect_rc 0
+    expect_time 0 5
+    expect_err '^helixrun: [1-4] process\(es\) left running by the ranks after they ended: '
+    expect_gone $(sed -n 's/^\[[0-9]*\] rank [0-9]*: child pid \([0-9]*\).*/\1/p' "$out")
+    [ "$(grep -c 'child pid' "$out")" -eq 4 ] || fail "expected 4 children reported"
+    expect_clean_tmp
+    ;;
+
+stale)
+    # helixrun SIGKILLed: its ranks die with it (PDEATHSIG) but its directory stays; the
+    # next helixrun removes it since its owner is gone, and leaves a live one's alone.
+    start_bg -n 2 "$CL" sleep:30:0
+    wait_for "$out" '^\[1\] rank 1: pid' 10
+    sleep 0.3
+    pids=$(rank_pids)
+    kill -KILL "$hpid"
+    wait "$hpid" 2>/dev/null
+    sleep 0.5
+    expect_gone $pids
+    [ -n "$(ls -A "$TMPDIR")" ] || fail "expected the SIGKILLed helixrun's directory"
+    stale=$(ls -A "$TMPDIR")
+    start_bg -n 1 "$CL" sleep:30:0
+    wait_for "$out" '^\[0\] rank 0: pid' 10
+    live=$(ls -A "$TMPDIR")
+    run 15 -n 2 "$CL"
+    expect_rc 0
+    [ ! -e "$TMPDIR/$stale" ] || fail "stale directory $stale not removed"
+    [ "$(ls -A "$TMPDIR")" = "$live" ] || fail "the running helixrun's directory is gone"
+    kill -TERM "$hpid"
+    t1=$EPOCHREALTIME
+    finish_bg 10
+    expect_clean_tmp
+    ;;
+
+nofile)
+    # Too few descriptors for the ranks: the message says why and what to do.
+    t0=$EPOCHREALTIME
+    (ulimit -n 48 && exec timeout -k 2 15 "$HR" -n 40 "$CL") >"$out" 2>"$err"
+    rc=$?
+    elapsed=$(awk -v a="$t0" -v b="$EPOCHREALTIME" 'BEGIN { printf "%.3f", b - a }')
+    echo "helixrun -n 40 (ulimit -n 48) -> exit $rc in ${elapsed}s"
+    sed 's/^/  stderr: /' "$err" | head -n 5
+    expect_rc 1
+    expect_time 0 8
+    expect_err '^helixrun: cannot start rank [0-9]+: [a-z ]+: Too many open files \(open-file limit 48; each rank needs 3 descriptors: raise it with ulimit -n\)'
+    expect_no_survivors
+    expect_clean_tmp
+    ;;
+
+abortwatchdog)
+    # The abort path hangs (PMIx_Abort waits on a stopped launcher, then the rank would
+    # pause forever): the abort watchdog ends the rank with its code after
+    # HELIX_ABORT_GRACE. helixrun, continued later, reports that exit.
+    [ -x "$BC" ] || { echo "needs boot_client"; exit 77; }
+    HELIX_ABORT_GRACE=1 start_bg -n 2 --grace 2 -x HELIX_ABORT_GRACE "$BC" stopabort:5
+    for ((i = 0; i < 200; i++)); do
+        [ "$(ps -o stat= -p "$hpid" | cut -c1)" = T ] && break
+        sleep 0.05
+    done
+    t1=$EPOCHREALTIME
+    pids=$(rank_pids)
+    # The rank must be gone by itself while helixrun is still stopped.
+    # helixrun is stopped, so the rank's own output is not forwarded: find it by its
+    # environment.
+    r0=
+    for pid in $pids; do
+        tr '\0' '\n' <"/proc/$pid/environ" 2>/dev/null | grep -qx HELIX_RANK=0 && r0=$pid
+    done
+    [ -n "$r0" ] || fail "rank 0 not found among $pids"
+    for ((i = 0; i < 100; i++)); do
+        alive "$r0" || break
+        sleep 0.05
+    done
+    gone_after=$(awk -v a="$t1" -v b="$EPOCHREALTIME" 'BEGIN { printf "%.3f", b - a }')
+    echo "rank 0 gone ${gone_after}s after its launcher stopped"
+    alive "$r0" && fail "rank 0 (pid $r0) still alive 5 s into its abort"
+    kill -CONT "$hpid"
+    finish_bg 15
+    expect_rc 5
+    expect_err 'watchdog: the abort \(PMIx_Abort, teardown\) did not finish within 1 s; exiting with status 5'
+    # Its abort or its exit, whichever helixrun handles first once continued: both are
+    # rank 0 with status 5.
+    expect_err '^helixrun: rank 0 \(pid [0-9]+\) (exited with status 5|called PMIx_Abort with status 5)'
+    expect_gone $pids
+    expect_clean_tmp
+    ;;
+
+mpirun-kill)
+    # The same kill under mpirun: only what Helix controls is asserted (the survivor
+    # names the lost rank and everything ends with a non-zero status).
+    need_helix
+    command -v mpirun >/dev/null || { echo "no mpirun"; exit 77; }
+    t0=$EPOCHREALTIME
+    HELIX_FAULT=kill:rank=1:step=2 timeout -k 2 60 mpirun --allow-run-as-root --oversubscribe \
+        -n 2 "$HX" decode --kvp 2 --context 100 --steps 5 --timeout 10 >"$out" 2>"$err"
+    rc=$?
+    elapsed=$(awk -v a="$t0" -v b="$EPOCHREALTIME" 'BEGIN { printf "%.3f", b - a }')
+    echo "mpirun (rank 1 SIGKILLed) -> exit $rc in ${elapsed}s"
+    sed 's/^/  stderr: /' "$err" | head -n 12
+    [ "$rc" -ne 0 ] && [ "$rc" -ne 124 ] || fail "exit code $rc, expected a failure (not 0, not a timeout)"
+    expect_time 0 30
+    expect_err 'rank 1 \(world 1\) lost'
     ;;
 
 badflags)

@@ -1,0 +1,36 @@
+/* A last-resort deadline for code that may hang (PMIx_Init, the abort path, later a decode
+ * step): a thread armed with a deadline, an exit code and a message _exit()s the process
+ * when the deadline passes before it is disarmed. */
+#ifndef HLX_WATCHDOG_H
+#define HLX_WATCHDOG_H
+
+#include "hlx_param.h"
+
+#include <helix/status.h>
+
+typedef struct hlx_watchdog hlx_watchdog_t;
+
+/* HELIX_ABORT_GRACE: seconds from an abort to a forced _exit. */
+extern const hlx_param_table_t hlx_watchdog_param_table;
+
+typedef struct hlx_watchdog_settings {
+    double abort_grace;
+} hlx_watchdog_settings_t;
+
+/* Loads the table (defaults, then HELIX_*); falls back to the defaults on a bad value,
+ * which the loader has reported. */
+void hlx_watchdog_settings(hlx_watchdog_settings_t *s);
+
+/* Starts the watchdog thread, disarmed. */
+hlx_status_t hlx_watchdog_create(hlx_watchdog_t **wd_p);
+
+/* From now, if seconds pass before hlx_watchdog_disarm (or another arm), the thread
+ * writes "<prefix>: <what> did not finish within S s; exiting with status C" to stderr
+ * and calls _exit(exit_code). Re-arming replaces the previous deadline. what is copied. */
+void hlx_watchdog_arm(hlx_watchdog_t *wd, double seconds, int exit_code, const char *what);
+void hlx_watchdog_disarm(hlx_watchdog_t *wd);
+
+/* Stops the thread (disarming it first). NULL is accepted. */
+void hlx_watchdog_destroy(hlx_watchdog_t *wd);
+
+#endif
