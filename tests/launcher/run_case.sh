@@ -524,11 +524,12 @@ abortwatchdog)
 
 mpirun-kill)
     # The same kill under mpirun: only what Helix controls is asserted (the survivor
-    # names the lost rank and everything ends with a non-zero status).
+    # names the lost rank, found by heartbeats shrunk below mpirun's own 1.3 s kill, and
+    # everything ends with a non-zero status).
     need_helix
     command -v mpirun >/dev/null || { echo "no mpirun"; exit 77; }
     t0=$EPOCHREALTIME
-    HELIX_FAULT=kill:rank=1:step=2 timeout -k 2 60 mpirun --allow-run-as-root --oversubscribe \
+    HELIX_FAULT=kill:rank=1:step=2 HELIX_HEARTBEAT_INTERVAL=0.1 HELIX_HEARTBEAT_TIMEOUT=0.5 timeout -k 2 60 mpirun --allow-run-as-root --oversubscribe \
         -n 2 "$HX" decode --kvp 2 --context 100 --steps 5 --timeout 10 >"$out" 2>"$err"
     rc=$?
     elapsed=$(awk -v a="$t0" -v b="$EPOCHREALTIME" 'BEGIN { printf "%.3f", b - a }')
