@@ -4,6 +4,7 @@
 #include "hlx_config.h"
 #include "hlx_launch.h"
 #include "hlx_param.h"
+#include "hlx_parse.h"
 
 #include <ctype.h>
 #include <errno.h>
@@ -168,7 +169,6 @@ static int hlx_run_parse(int argc, char **argv, hlx_run_settings_t *set,
                          hlx_param_src_t *src, char **envset, size_t *nenvset, long *np)
 {
     int   opt;
-    char *end;
 
     /* "+": stop at PROGRAM so its own flags are left alone; ":": report a missing value
      * apart from an unknown flag. */
@@ -177,15 +177,14 @@ static int hlx_run_parse(int argc, char **argv, hlx_run_settings_t *set,
         const char *flag = NULL, *param = NULL, *value = optarg;
         switch (opt) {
         case 'n':
-            errno = 0;
-            *np   = strtol(optarg, &end, 10);
-            if (errno || end == optarg || *end || *np < 1 || *np > HLX_LAUNCH_MAX_NPROCS) {
-                char why[64];
-                snprintf(why, sizeof(why), "expected an integer in 1..%d",
-                         HLX_LAUNCH_MAX_NPROCS);
+        {
+            int64_t n;
+            char    why[128];
+            if (hlx_parse_int(optarg, 1, HLX_LAUNCH_MAX_NPROCS, &n, why, sizeof(why)) != HLX_OK)
                 return hlx_run_bad("-n/--np", optarg, why);
-            }
+            *np = (long)n;
             continue;
+        }
         case HLX_OPT_TIMEOUT:
             flag = "--timeout", param = "RUN_TIMEOUT";
             break;
