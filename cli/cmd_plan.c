@@ -372,6 +372,11 @@ int hlx_cmd_plan(int argc, char **argv)
         fprintf(stderr, "helix plan: --model, --hw and --context are required (see --help)\n");
         return 2;
     }
+    if ((long long)l.kvp * l.tpa > HLX_PLAN_MAX_GPUS) {
+        fprintf(stderr, "helix plan: --kvp x --tpa = %d x %d = %lld exceeds %d GPUs\n", l.kvp,
+                l.tpa, (long long)l.kvp * l.tpa, HLX_PLAN_MAX_GPUS);
+        return 2;
+    }
     if (l.tpf == 0) { /* the FFN group: all N GPUs for helix and dp-ep, the TPA group else */
         int n = l.strategy == HLX_STRAT_HELIX ? l.kvp * l.tpa
               : l.strategy == HLX_STRAT_DPEP ? l.dp : l.tpa;
