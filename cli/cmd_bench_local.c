@@ -78,64 +78,86 @@ static void hlx_bl_fill(uint16_t *p, size_t n, uint64_t seed)
 
 typedef struct hlx_bl_attn_ctx {
     const hlx_kernels_t *k;
-    const void *kv;
+    const char *kv;
+    size_t span;              /* calls rotate over this many bytes of kv (cache-resident
+                               * but not in the core's private caches), 0: no rotation */
     float *q, *o, *lse;
 } hlx_bl_attn_ctx_t;
+
+/* Where the i-th of a rotation of blocks of `bytes` starts inside span (0 if no room). */
+static size_t hlx_bl_rot(size_t i, size_t bytes, size_t span)
+{
+    size_t slots = span > bytes ? span / ((bytes + 4095) / 4096 * 4096) : 1;
+    return slots > 1 ? (i % slots) * ((bytes + 4095) / 4096 * 4096) : 0;
+}
 
 /* Median seconds of one attention call over len tokens (inner repeats when short). */
 static double hlx_bl_attn_once(const hlx_bl_attn_ctx_t *c, hlx_dtype_t t, int group, int dk,
                                int dv, size_t len, int reps)
 {
-    size_t es = (size_t)hlx_dtype_bytes(t);
+    size_t es = (size_t)hlx_dtype_bytes(t), bytes = len * (size_t)(dk + dv) * es, rot = 0;
     hlx_attn_desc_t d = { .group = group, .dk = dk, .dv = dv, .len = len, .kv_dtype = t,
-                          .q = c->q, .k = c->kv, .v = (const char *)c->kv + len * dk * es,
+                          .q = c->q, .k = c->kv, .v = c->kv + len * dk * es,
                           .k_stride = (size_t)dk, .v_stride = (size_t)dv,
                           .scale = 1.0f / sqrtf((float)dk), .o = c->o, .lse = c->lse };
-    double v[16];
+    double best;
     int inner = 1, i, j;
+    uint64_t t0;
 
-    c->k->attn(&d); /* warm */
-    {
-        uint64_t t0 = hlx_now_ns();
-        c->k->attn(&d);
-        double s = (double)(hlx_now_ns() - t0) * 1e-9;
-        while (s * inner < 2e-3 && inner < 4096)
-            inner *= 2;
-    }
-    if (reps > 16)
-        reps = 16;
+#define HLX_BL_ATTN_CALL() \
+    do { \
+        size_t off_ = hlx_bl_rot(rot++, bytes, c->span); \
+        d.k = c->kv + off_; \
+        d.v = c->kv + off_ + len * dk * es; \
+        c->k->attn(&d); \
+    } while (0)
+    for (i = 0; i < 64 && c->span > bytes; i++) /* bring the whole span into the cache */
+        HLX_BL_ATTN_CALL();
+    t0 = hlx_now_ns();
+    HLX_BL_ATTN_CALL(); /* warm-up and calibration */
+    best = (double)(hlx_now_ns() - t0) * 1e-9;
+    while (best * inner < 2e-3 && inner < 4096)
+        inner *= 2;
+    if (best > 0.05)
+        reps = 2;
+    /* the best of the runs: what the core does when it has the core (the machine may be
+     * shared; the decode's medians carry that load, the machine description does not) */
     for (i = 0; i < reps; i++) {
-        uint64_t t0 = hlx_now_ns();
+        t0 = hlx_now_ns();
         for (j = 0; j < inner; j++)
-            c->k->attn(&d);
-        v[i] = (double)(hlx_now_ns() - t0) * 1e-9 / inner;
+            HLX_BL_ATTN_CALL();
+        best = fmin(best, (double)(hlx_now_ns() - t0) * 1e-9 / inner);
     }
-    return hlx_bl_median(v, reps);
+#undef HLX_BL_ATTN_CALL
+    return best;
 }
 
-static double hlx_bl_gemm_once(const hlx_kernels_t *k, const void *w, hlx_dtype_t t, int M,
-                               int N, int K, float *x, float *y, int reps)
+static double hlx_bl_gemm_once(const hlx_kernels_t *k, const char *w, size_t span,
+                               hlx_dtype_t t, int M, int N, int K, float *x, float *y, int reps)
 {
-    double v[16];
+    size_t bytes = (size_t)N * K * (size_t)hlx_dtype_bytes(t), rot = 0;
+    double best;
     int inner = 1, i, j;
+    uint64_t t0;
 
-    k->gemm(M, N, K, x, w, t, y, 0);
-    {
-        uint64_t t0 = hlx_now_ns();
-        k->gemm(M, N, K, x, w, t, y, 0);
-        double s = (double)(hlx_now_ns() - t0) * 1e-9;
-        while (s * inner < 2e-3 && inner < 4096)
-            inner *= 2;
-    }
-    if (reps > 16)
-        reps = 16;
+#define HLX_BL_GEMM_CALL() k->gemm(M, N, K, x, w + hlx_bl_rot(rot++, bytes, span), t, y, 0)
+    for (i = 0; i < 256 && span > bytes && (size_t)i * bytes < 2 * span; i++)
+        HLX_BL_GEMM_CALL();
+    t0 = hlx_now_ns();
+    HLX_BL_GEMM_CALL(); /* warm-up and calibration */
+    best = (double)(hlx_now_ns() - t0) * 1e-9;
+    while (best * inner < 2e-3 && inner < 4096)
+        inner *= 2;
+    if (best > 0.05)
+        reps = 2;
     for (i = 0; i < reps; i++) {
-        uint64_t t0 = hlx_now_ns();
+        t0 = hlx_now_ns();
         for (j = 0; j < inner; j++)
-            k->gemm(M, N, K, x, w, t, y, 0);
-        v[i] = (double)(hlx_now_ns() - t0) * 1e-9 / inner;
+            HLX_BL_GEMM_CALL();
+        best = fmin(best, (double)(hlx_now_ns() - t0) * 1e-9 / inner);
     }
-    return hlx_bl_median(v, reps);
+#undef HLX_BL_GEMM_CALL
+    return best;
 }
 
 /* Attention shapes: the runtime's presets that run here (tiny: group 4, head 32) and a
@@ -150,6 +172,7 @@ static int hlx_bl_compute(hlx_hw_local_t *hw, char *err, size_t errlen)
     uint16_t *big;
     float *x, *y;
     int si, ti, mi;
+    size_t span;
     const hlx_dtype_t dts[2] = { HLX_DTYPE_F32, HLX_DTYPE_BF16 };
 
     if (hlx_kernels_init(NULL, &k) != HLX_OK) {
@@ -178,19 +201,26 @@ static int hlx_bl_compute(hlx_hw_local_t *hw, char *err, size_t errlen)
     hlx_bl_fill((uint16_t *)x, 8 * 16384 * 2, 2);
     hlx_bl_fill((uint16_t *)c.q, 128 * 128 * 2, 3);
     c.k = &k;
-    c.kv = big;
+    c.kv = (const char *)big;
+    /* "in cache": rotating over a quarter of the last-level cache (4 to 64 MiB), so each
+     * call finds its operands in the shared cache but not in the core's own, as in a
+     * decode step where every layer's weights and KV come round once per step */
+    span = (size_t)fmin(64.0, fmax(4.0, hw->llc_mib / 4.0)) << 20;
     for (si = 0; si < 2; si++)
         for (ti = 0; ti < 2; ti++) {
             int g = hlx_bl_shapes[si][0], d = hlx_bl_shapes[si][1];
             hlx_dtype_t t = dts[ti];
             double es = hlx_dtype_bytes(t), tok_bytes = 2.0 * d * es;
-            /* in cache: 1 MiB and 8 MiB of KV give the cost per call and per token */
-            size_t l1 = (size_t)(1048576.0 / tok_bytes), l2 = (size_t)(8388608.0 / tok_bytes);
+            /* in cache: 64 KiB and 1 MiB of KV give the cost per call and per token */
+            size_t l1 = (size_t)(65536.0 / tok_bytes), l2 = (size_t)(1048576.0 / tok_bytes);
             size_t ld = (size_t)((double)HLX_BL_DRAM_BYTES / tok_bytes);
-            double t1 = hlx_bl_attn_once(&c, t, g, d, d, l1, 7);
-            double t2 = hlx_bl_attn_once(&c, t, g, d, d, l2, 5);
-            double slope = (t2 - t1) / (double)(l2 - l1), call;
-            double td = hlx_bl_attn_once(&c, t, g, d, d, ld, 3);
+            double t1, t2, slope, call, td;
+            c.span = span;
+            t1 = hlx_bl_attn_once(&c, t, g, d, d, l1, 7);
+            t2 = hlx_bl_attn_once(&c, t, g, d, d, l2, 5);
+            slope = (t2 - t1) / (double)(l2 - l1);
+            c.span = 0;
+            td = hlx_bl_attn_once(&c, t, g, d, d, ld, 3);
             hlx_hw_attn_t *a;
 
             if (!(slope > 0))
@@ -207,10 +237,10 @@ static int hlx_bl_compute(hlx_hw_local_t *hw, char *err, size_t errlen)
             hlx_dtype_t t = dts[ti];
             int M = hlx_bl_rows[mi], Kd = 16384;
             double es = hlx_dtype_bytes(t);
-            /* in cache: 256 x 512 and 1024 x 2048 weights; DRAM: 1 GiB of weights */
-            double t1 = hlx_bl_gemm_once(&k, big, t, M, 512, 256, x, y, 7);
-            double t2 = hlx_bl_gemm_once(&k, big, t, M, 2048, 1024, x, y, 5);
-            double b1 = 256.0 * 512 * es, b2 = 1024.0 * 2048 * es, slope, call;
+            /* in cache: 256 x 256 and 1024 x 1024 weights; DRAM: 1 GiB of weights */
+            double t1 = hlx_bl_gemm_once(&k, (const char *)big, span, t, M, 256, 256, x, y, 7);
+            double t2 = hlx_bl_gemm_once(&k, (const char *)big, span, t, M, 1024, 1024, x, y, 5);
+            double b1 = 256.0 * 256 * es, b2 = 1024.0 * 1024 * es, slope, call;
             int Nd = (int)((double)HLX_BL_DRAM_BYTES / es / Kd);
             double td, bd = (double)Kd * Nd * es;
 
@@ -220,7 +250,7 @@ static int hlx_bl_compute(hlx_hw_local_t *hw, char *err, size_t errlen)
             call = fmax(0.0, t1 - slope * b1);
             hw->gemm[hw->ngemm++] = (hlx_hw_gemm_t){ t, M, 1, call * 1e6, 1e-9 / slope };
             if (mi == 0 || mi == 3) {
-                td = hlx_bl_gemm_once(&k, big, t, M, Nd, Kd, x, y, 3);
+                td = hlx_bl_gemm_once(&k, (const char *)big, 0, t, M, Nd, Kd, x, y, 3);
                 hw->gemm[hw->ngemm++] =
                     (hlx_hw_gemm_t){ t, M, 0, call * 1e6, bd / fmax(td - call, 1e-9) * 1e-9 };
             }
