@@ -610,6 +610,11 @@ int hlx_cmd_bench_local(int argc, char **argv)
     }
     if (child)
         return hlx_bl_comm_child();
+    if (getenv("PMIX_RANK") != NULL || getenv("PMIX_NAMESPACE") != NULL) {
+        fprintf(stderr, "helix bench local: start it alone, not under a launcher: it runs "
+                        "its collective part under helixrun itself\n");
+        return 2;
+    }
     if (!have_path && hlx_hw_local_path(path, sizeof(path)) != 0) {
         fprintf(stderr, "helix bench local: no place for the hw file: set HELIX_HW_FILE or "
                         "HOME, or give --out\n");
