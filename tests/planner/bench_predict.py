@@ -130,6 +130,7 @@ def main():
                     if len(hopbs) > 1:
                         cmd += ['--hopb', 'on' if hb else 'off']
                     meas, pred, phm, php = [], None, {}, None
+                    load = os.getloadavg()[0]
                     for _ in range(reps):
                         rc, out, err = run(cmd, env, 600)
                         d = decode_json(out)
@@ -145,29 +146,31 @@ def main():
                         print('no prediction: %s' % d.get('predicted_error'))
                         return 1
                     mm = statistics.median(meas)
-                    p = dict(context=ctx, kvp=kvp, batch=b, hopb=hb, measured=mm,
+                    p = dict(context=ctx, kvp=kvp, batch=b, hopb=hb, measured=mm, load=load,
                              predicted=pred, ratio=pred / mm,
                              spread=(max(meas) - min(meas)) / mm,
                              phases={k: (statistics.median(v), php.get(k, 0)) for k, v in phm.items()})
                     points.append(p)
                     print('context %8d  KVP %d  batch %d  HOP-B %-3s  measured %9.3f ms  predicted '
-                          '%9.3f ms  ratio %.3f  (runs spread %.0f%%)' %
+                          '%9.3f ms  ratio %.3f  (runs spread %.0f%%, load %.1f on %d cpus)' %
                           (ctx, kvp, b, 'on' if hb else 'off', mm, pred, pred / mm,
-                           p['spread'] * 100), flush=True)
+                           p['spread'] * 100, load, os.cpu_count()), flush=True)
     hits = sum(1 for p in points if abs(p['ratio'] - 1) <= TARGET)
     errs = sorted(abs(p['ratio'] - 1) for p in points)
     print('\n%d of %d points within %d%%; median |error| %.1f%%, worst %.1f%% (%d runs each, '
-          'median of %d steps; %.0f s)' % (hits, len(points), TARGET * 100,
-                                          statistics.median(errs) * 100, errs[-1] * 100, reps,
-                                          steps, time.time() - t0))
+          'median of %d steps; %.0f s; load average %.1f-%.1f on %d cpus: other processes '
+          'slow the measured runs, not the prediction)' %
+          (hits, len(points), TARGET * 100, statistics.median(errs) * 100, errs[-1] * 100, reps,
+           steps, time.time() - t0, min(p['load'] for p in points),
+           max(p['load'] for p in points), os.cpu_count()))
     if len(hopbs) == 1:
         print('HOP-B on: skipped (helix decode --help has no --hopb)')
     with open(os.path.join(outdir, 'predict.csv'), 'w') as f:
-        f.write('context,kvp,batch,hopb,measured_ms,predicted_ms,ratio\n')
+        f.write('context,kvp,batch,hopb,measured_ms,predicted_ms,ratio,load\n')
         for p in points:
-            f.write('%d,%d,%d,%d,%.6f,%.6f,%.4f\n' % (p['context'], p['kvp'], p['batch'],
-                                                    p['hopb'], p['measured'], p['predicted'],
-                                                    p['ratio']))
+            f.write('%d,%d,%d,%d,%.6f,%.6f,%.4f,%.2f\n' % (p['context'], p['kvp'], p['batch'],
+                                                         p['hopb'], p['measured'], p['predicted'],
+                                                         p['ratio'], p['load']))
     with open(os.path.join(outdir, 'predict.json'), 'w') as f:
         json.dump(points, f, indent=1)
     svg(points, os.path.join(outdir, 'predict.svg'))
