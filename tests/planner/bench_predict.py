@@ -64,10 +64,11 @@ def svg(points, path):
                     'stroke-dasharray="%s"' % dash if dash else ''))
     colors = {1: '#1f77b4', 2: '#ff7f0e', 4: '#2ca02c'}
     for p in points:
-        c = colors.get(p['kvp'], '#d62728')
+        c = colors.get(p['kvp'], '#d62728') if p.get('tpa', 1) == 1 else '#9467bd'
         shape = 'circle' if not p['hopb'] else 'rect'
-        title = ('context %d, KVP %d, batch %d, HOP-B %s: measured %.3f ms, predicted %.3f ms '
-                 '(ratio %.2f)' % (p['context'], p['kvp'], p['batch'], 'on' if p['hopb'] else 'off',
+        title = ('context %d, KVP %d x TPA %d, batch %d, HOP-B %s: measured %.3f ms, predicted '
+                 '%.3f ms (ratio %.2f)' % (p['context'], p['kvp'], p.get('tpa', 1), p['batch'],
+                                           'on' if p['hopb'] else 'off',
                                    p['measured'], p['predicted'], p['ratio']))
         if shape == 'circle':
             out.append('<circle cx="%.1f" cy="%.1f" r="5" fill="%s"><title>%s</title></circle>' %
@@ -83,6 +84,9 @@ def svg(points, path):
         out.append('<circle cx="%d" cy="%d" r="5" fill="%s"/><text x="%d" y="%d">KVP %d</text>' %
                    (m + 12, ly, c, m + 22, ly + 4, k))
         ly += 16
+    out.append('<circle cx="%d" cy="%d" r="5" fill="#9467bd"/><text x="%d" y="%d">KVP 2 x TPA 2'
+               '</text>' % (m + 12, ly, m + 22, ly + 4))
+    ly += 16
     out.append('<text x="%d" y="%d">dashed: within %d%%; squares: HOP-B on</text>' %
                (m + 6, ly + 4, int(TARGET * 100)))
     out.append('</svg>')
@@ -114,19 +118,20 @@ def main():
     rc, helptext, _ = run([helix, 'decode', '--help'], env, 30)
     hopbs = [0, 1] if '--hopb' in helptext else [0]
     contexts = [4096, 65536, 1048576]
-    kvps = [1, 2, 4]
+    layouts = [(1, 1), (2, 1), (4, 1), (2, 2)]  # (KVP, TPA)
     batches = [1, 8]
     if quick:
         contexts, batches = [4096, 1048576], [1, 8]
     points = []
     for ctx in contexts:
-        for kvp in kvps:
+        for kvp, tpa in layouts:
             for b in batches:
                 for hb in hopbs:
                     if hb and kvp == 1:
                         continue
-                    cmd = [helixrun, '-n', str(kvp), helix, 'decode', '--json', '--kvp', str(kvp),
-                           '--context', str(ctx), '--batch', str(b), '--steps', str(steps)]
+                    cmd = [helixrun, '-n', str(kvp * tpa), helix, 'decode', '--json', '--kvp',
+                           str(kvp), '--tpa', str(tpa), '--context', str(ctx), '--batch', str(b),
+                           '--steps', str(steps)]
                     if len(hopbs) > 1:
                         cmd += ['--hopb', 'on' if hb else 'off']
                     meas, pred, phm, php = [], None, {}, None
@@ -146,14 +151,14 @@ def main():
                         print('no prediction: %s' % d.get('predicted_error'))
                         return 1
                     mm = statistics.median(meas)
-                    p = dict(context=ctx, kvp=kvp, batch=b, hopb=hb, measured=mm, load=load,
+                    p = dict(context=ctx, kvp=kvp, tpa=tpa, batch=b, hopb=hb, measured=mm, load=load,
                              predicted=pred, ratio=pred / mm,
                              spread=(max(meas) - min(meas)) / mm,
                              phases={k: (statistics.median(v), php.get(k, 0)) for k, v in phm.items()})
                     points.append(p)
-                    print('context %8d  KVP %d  batch %d  HOP-B %-3s  measured %9.3f ms  predicted '
-                          '%9.3f ms  ratio %.3f  (runs spread %.0f%%, load %.1f on %d cpus)' %
-                          (ctx, kvp, b, 'on' if hb else 'off', mm, pred, pred / mm,
+                    print('context %8d  KVP %d x TPA %d  batch %d  HOP-B %-3s  measured %9.3f ms  '
+                          'predicted %9.3f ms  ratio %.3f  (runs spread %.0f%%, load %.1f on %d '
+                          'cpus)' % (ctx, kvp, tpa, b, 'on' if hb else 'off', mm, pred, pred / mm,
                            p['spread'] * 100, load, os.cpu_count()), flush=True)
     hits = sum(1 for p in points if abs(p['ratio'] - 1) <= TARGET)
     errs = sorted(abs(p['ratio'] - 1) for p in points)
@@ -166,9 +171,10 @@ def main():
     if len(hopbs) == 1:
         print('HOP-B on: skipped (helix decode --help has no --hopb)')
     with open(os.path.join(outdir, 'predict.csv'), 'w') as f:
-        f.write('context,kvp,batch,hopb,measured_ms,predicted_ms,ratio,load\n')
+        f.write('context,kvp,tpa,batch,hopb,measured_ms,predicted_ms,ratio,load\n')
         for p in points:
-            f.write('%d,%d,%d,%d,%.6f,%.6f,%.4f,%.2f\n' % (p['context'], p['kvp'], p['batch'],
+            f.write('%d,%d,%d,%d,%d,%.6f,%.6f,%.4f,%.2f\n' % (p['context'], p['kvp'], p['tpa'],
+                                                            p['batch'],
                                                          p['hopb'], p['measured'], p['predicted'],
                                                          p['ratio'], p['load']))
     with open(os.path.join(outdir, 'predict.json'), 'w') as f:
