@@ -173,10 +173,9 @@ def main():
     with open(os.path.join(outdir, 'predict.csv'), 'w') as f:
         f.write('context,kvp,tpa,batch,hopb,measured_ms,predicted_ms,ratio,load\n')
         for p in points:
-            f.write('%d,%d,%d,%d,%d,%.6f,%.6f,%.4f,%.2f\n' % (p['context'], p['kvp'], p['tpa'],
-                                                            p['batch'],
-                                                         p['hopb'], p['measured'], p['predicted'],
-                                                         p['ratio'], p['load']))
+            f.write('%d,%d,%d,%d,%d,%.6f,%.6f,%.4f,%.2f\n' %
+                    (p['context'], p['kvp'], p['tpa'], p['batch'], p['hopb'], p['measured'],
+                     p['predicted'], p['ratio'], p['load']))
     with open(os.path.join(outdir, 'predict.json'), 'w') as f:
         json.dump(points, f, indent=1)
     svg(points, os.path.join(outdir, 'predict.svg'))
