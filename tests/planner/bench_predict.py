@@ -8,6 +8,7 @@ usage: bench_predict.py HELIX HELIXRUN OUTDIR [--quick] [--reps N] [--steps N]
 import json
 import math
 import os
+import resource
 import statistics
 import subprocess
 import sys
@@ -136,6 +137,7 @@ def main():
                         cmd += ['--hopb', 'on' if hb else 'off']
                     meas, best, pred, phm, php = [], [], None, {}, None
                     load = os.getloadavg()[0]
+                    ru0, w0 = resource.getrusage(resource.RUSAGE_CHILDREN), time.time()
                     for _ in range(reps):
                         rc, out, err = run(cmd, env, 600)
                         d = decode_json(out)
@@ -151,19 +153,24 @@ def main():
                     if pred is None:
                         print('no prediction: %s' % d.get('predicted_error'))
                         return 1
+                    ru1 = resource.getrusage(resource.RUSAGE_CHILDREN)
+                    # how much of a core each rank had: CPU time of the runs over wall x ranks
+                    cpu = ((ru1.ru_utime + ru1.ru_stime - ru0.ru_utime - ru0.ru_stime) /
+                           ((time.time() - w0) * min(kvp * tpa, os.cpu_count())))
                     mm = statistics.median(meas)
                     mb = statistics.median(best)
                     p = dict(context=ctx, kvp=kvp, tpa=tpa, batch=b, hopb=hb, measured=mm, load=load,
-                             best=mb, ratio_best=pred / mb,
+                             best=mb, ratio_best=pred / mb, cpu=cpu,
                              predicted=pred, ratio=pred / mm,
                              spread=(max(meas) - min(meas)) / mm,
                              phases={k: (statistics.median(v), php.get(k, 0)) for k, v in phm.items()})
                     points.append(p)
                     print('context %8d  KVP %d x TPA %d  batch %d  HOP-B %-3s  measured %9.3f ms  '
                           'predicted %9.3f ms  ratio %.3f  (fastest step %.3f ms: ratio %.3f; runs '
-                          'spread %.0f%%, load %.1f on %d cpus)' %
+                          'spread %.0f%%, load %.1f on %d cpus, ranks had %.0f%% of their cores)' %
                           (ctx, kvp, tpa, b, 'on' if hb else 'off', mm, pred, pred / mm, mb,
-                           pred / mb, p['spread'] * 100, load, os.cpu_count()), flush=True)
+                           pred / mb, p['spread'] * 100, load, os.cpu_count(), cpu * 100),
+                          flush=True)
     hits = sum(1 for p in points if abs(p['ratio'] - 1) <= TARGET)
     errs = sorted(abs(p['ratio'] - 1) for p in points)
     print('\n%d of %d points within %d%%; median |error| %.1f%%, worst %.1f%% (%d runs each, '
