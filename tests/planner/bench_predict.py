@@ -4,6 +4,7 @@ bench local, in this run), then runs a grid of `helix decode` points under helix
 reports predicted/measured per point as a table, a CSV and an SVG in the build folder.
 
 usage: bench_predict.py HELIX HELIXRUN OUTDIR [--quick] [--reps N] [--steps N]
+                        [--points CTX:KVP:TPA:BATCH,...]
 """
 import json
 import math
@@ -123,12 +124,21 @@ def main():
     batches = [1, 8]
     if quick:
         contexts, batches = [4096, 65536], [1, 8]
+    only = None
+    for i, a in enumerate(sys.argv):
+        if a == '--points':  # CTX:KVP:TPA:BATCH,... (context in tokens)
+            only = [tuple(int(v) for v in q.split(':')) for q in sys.argv[i + 1].split(',')]
+            contexts = sorted({q[0] for q in only})
+            layouts = sorted({(q[1], q[2]) for q in only})
+            batches = sorted({q[3] for q in only})
     points = []
     for ctx in contexts:
         for kvp, tpa in layouts:
             for b in batches:
                 for hb in hopbs:
                     if hb and kvp == 1:
+                        continue
+                    if only is not None and (ctx, kvp, tpa, b) not in only:
                         continue
                     cmd = [helixrun, '-n', str(kvp * tpa), helix, 'decode', '--json', '--kvp',
                            str(kvp), '--tpa', str(tpa), '--context', str(ctx), '--batch', str(b),
