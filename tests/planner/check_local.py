@@ -168,6 +168,14 @@ try:
             rc, out, err = run(["plan", "--model", "tiny", "--hw", "local", "--context", "1M",
                                 "--json"], {"HELIX_HW_FILE": out_file})
             check(rc == 0 and json.loads(out)["predictor"] == "local", f"read back: {err}")
+        # plan --hw local with no file yet: measures first, stores it, then plans
+        fresh = os.path.join(tmp, "fresh", "hw.json")
+        rc, out, err = run(["plan", "--model", "tiny", "--hw", "local", "--context", "64K",
+                            "--kvp", "2", "--json"], {"HELIX_HW_FILE": fresh}, timeout=600)
+        check(rc == 0 and "measuring" in err and os.path.exists(fresh),
+              f"plan --hw local measures when there is no file: {rc} {err}")
+        if rc == 0:
+            check(json.loads(out)["hw_file"] == fresh, "plan names the fresh file")
 finally:
     shutil.rmtree(tmp, ignore_errors=True)
 
