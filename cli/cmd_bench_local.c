@@ -295,7 +295,8 @@ static hlx_status_t hlx_bl_ag(hlx_comm_t *w, void *buf, size_t bytes, void *aux)
     return hlx_comm_allgather(w, buf, bytes, aux);
 }
 
-/* Median seconds of op at bytes (each rank's own clock; a barrier before each run). */
+/* Seconds of op at bytes, 10th percentile (each rank's own clock; a barrier before each
+ * run). */
 static hlx_status_t hlx_bl_time(hlx_comm_t *w, hlx_bl_op_fn op, void *buf, size_t bytes,
                                 void *aux, int reps, double *s_p)
 {
@@ -315,7 +316,10 @@ static hlx_status_t hlx_bl_time(hlx_comm_t *w, hlx_bl_op_fn op, void *buf, size_
             return st;
         v[i] = (double)(hlx_now_ns() - t0) * 1e-9;
     }
-    *s_p = hlx_bl_median(v, i);
+    /* the 10th percentile: the collective when both ranks had their cores (as the kernel
+     * timings); the median of a shared machine measures its other tenants */
+    hlx_bl_median(v, i); /* sorts */
+    *s_p = v[i / 10];
     return HLX_OK;
 }
 
