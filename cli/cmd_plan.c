@@ -348,8 +348,11 @@ static void hlx_plan_local(const hlx_model_t *m, const hlx_layout_t *l, double c
         snprintf(note, notelen, "roofline over this machine as a cluster (%s)", err);
         return;
     }
-    for (i = 0; i < HLX_PHASE_COUNT; i++)
+    for (i = 0; i < HLX_PHASE_COUNT; i++) {
         r->phase[i].time_s = p.phase_s[i];
+        if (r->phase[i].bound == HLX_BOUND_LINK) /* every rank of this host: shared memory */
+            r->phase[i].link = HLX_LINK_SHM;
+    }
     if (!r->feasible && r->why == HLX_FEAS_GPUS) { /* more ranks than cores share them */
         r->feasible = 1;
         r->why = HLX_FEAS_OK;
