@@ -92,6 +92,9 @@ static int hlx_flag_set(const char *cmd, const char *s, hlx_plan_settings_t *set
         fprintf(stderr, "\n");
         return -1;
     }
+    /* the hw file is found through HELIX_HW_FILE (hlx_hw_local_path): the flag sets it */
+    if (st == HLX_OK && strcasecmp(name, "HW_FILE") == 0)
+        setenv("HELIX_HW_FILE", eq + 1, 1);
     return st == HLX_OK ? 0 : -1;
 }
 

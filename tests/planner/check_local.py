@@ -84,6 +84,11 @@ try:
         check(abs(o4["phases"]["attention"]["time_us"] - want4) < 1e-3 * want4,
               f"KVP 4 attention {o4['phases']['attention']['time_us']} us, by hand {want4}")
 
+    # --set HW_FILE=... names the file as HELIX_HW_FILE does
+    rc, out, err = run(["plan", "--model", "tiny", "--hw", "local", "--context", "4K",
+                        "--set", "HW_FILE=" + hw, "--json"])
+    check(rc == 0 and json.loads(out).get("hw_file") == hw, f"--set HW_FILE: {rc} {err}")
+
     # the text table says which predictor ran
     rc, out, err = run(["plan", "--model", "tiny", "--hw", "local", "--context", "1M"], env)
     check(rc == 0 and "predictor: local" in out, f"plan table names the predictor: {out}")
