@@ -1,6 +1,7 @@
 /* helix bench attention|merge|gemv: times one kernel variant and reports it against this
  * core's roofline, whose limits (STREAM-like read bandwidth, fp32 FMA peak) are measured in
  * the same run: roofline time = max(bytes / bandwidth, flops / peak). */
+#include "hlx_bench_local.h"
 #include "hlx_cmd.h"
 #include "hlx_kernels.h"
 #include "hlx_time.h"
@@ -259,6 +260,8 @@ int hlx_cmd_bench(int argc, char **argv)
 
     if (argc >= 2 && !strcmp(argv[1], "a2a"))
         return hlx_cmd_bench_a2a(argc - 1, argv + 1);
+    if (argc >= 2 && (!strcmp(argv[1], "local") || !strcmp(argv[1], "machine")))
+        return hlx_cmd_bench_local(argc - 1, argv + 1);
     if (argc < 2 || argv[1][0] == '-') {
         if (argc >= 2 && (!strcmp(argv[1], "--help") || !strcmp(argv[1], "-h"))) {
             hlx_bench_usage(stdout);

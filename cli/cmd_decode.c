@@ -3,6 +3,7 @@
 #include "hlx_cmd.h"
 #include "hlx_comm.h"
 #include "hlx_config.h"
+#include "hlx_decode_predict.h"
 #include "hlx_log.h"
 
 #include <helix/model.h>
@@ -173,6 +174,7 @@ static void hlx_decode_print_json(const hlx_run_config_t *cfg, const hlx_model_t
         json_object_set_new(o, "kv_rows_bad", json_integer(rep->kv_rows_bad));
         json_object_set_new(o, "passed", json_boolean(passed));
     }
+    hlx_decode_predict(o, cfg, m, -1);
     json_dumpf(o, stdout, JSON_COMPACT | JSON_REAL_PRECISION(7));
     putchar('\n');
     json_decref(o);

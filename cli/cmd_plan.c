@@ -2,6 +2,7 @@
  * prints its per-phase table; `sweep` evaluates every layout and batch on one or more
  * clusters and writes Pareto frontiers (table, CSV, JSON Lines, SVG). */
 #define _GNU_SOURCE
+#include "hlx_bench_local.h"
 #include "hlx_cmd.h"
 #include "hlx_plan.h"
 #include "hlx_time.h"
@@ -91,6 +92,9 @@ static int hlx_flag_set(const char *cmd, const char *s, hlx_plan_settings_t *set
         fprintf(stderr, "\n");
         return -1;
     }
+    /* the hw file is found through HELIX_HW_FILE (hlx_hw_local_path): the flag sets it */
+    if (st == HLX_OK && strcasecmp(name, "HW_FILE") == 0)
+        setenv("HELIX_HW_FILE", eq + 1, 1);
     return st == HLX_OK ? 0 : -1;
 }
 
@@ -111,10 +115,48 @@ static int hlx_load_model(const char *cmd, const char *name, int wdt, int kvdt, 
     return 0;
 }
 
+/* `--hw local`: this machine from its hw file (HELIX_HW_FILE or the default path),
+ * measured first, in a few seconds, when there is none. path receives the file used. */
+static int hlx_load_local(const char *cmd, hlx_hw_local_t *hw, char *path, size_t pathlen)
+{
+    char err[1024];
+    hlx_status_t st;
+
+    if (hlx_hw_local_path(path, pathlen) != 0) {
+        fprintf(stderr, "helix %s: --hw local: no place for the hw file: set HELIX_HW_FILE "
+                        "or HOME\n", cmd);
+        return 2;
+    }
+    if (access(path, F_OK) != 0) {
+        fprintf(stderr, "helix %s: --hw local: no hw file at %s: measuring this machine\n",
+                cmd, path);
+        if (hlx_bench_local_measure(path, 1, hw, err, sizeof(err)) != 0) {
+            fprintf(stderr, "helix %s: --hw local: %s\n", cmd, err);
+            return 1;
+        }
+        return 0;
+    }
+    st = hlx_hw_local_load(path, hw, err, sizeof(err));
+    if (st != HLX_OK) {
+        fprintf(stderr, "helix %s: --hw local: %s\n", cmd, err);
+        return st == HLX_ERR_NOMEM ? 1 : 2;
+    }
+    return 0;
+}
+
 static int hlx_load_cluster(const char *cmd, const char *name, hlx_cluster_t *c)
 {
     char err[1024];
-    hlx_status_t st = hlx_cluster_load(name, c, err, sizeof(err));
+    hlx_status_t st;
+
+    if (!strcmp(name, "local")) {
+        hlx_hw_local_t hw;
+        int rc = hlx_load_local(cmd, &hw, err, sizeof(err));
+        if (rc != 0)
+            return rc;
+        return hlx_hw_local_cluster(&hw, c) == HLX_OK ? 0 : 1;
+    }
+    st = hlx_cluster_load(name, c, err, sizeof(err));
 
     if (st != HLX_OK) {
         fprintf(stderr, "helix %s: --hw: %s\n", cmd, err);
@@ -146,7 +188,10 @@ static void hlx_plan_usage(FILE *f)
 "memory feasibility per GPU, and the paper's Appendix A per-layer t_kv and t_w.\n"
 "\n"
 "  --model M         model preset (tiny, llama-405b, deepseek-r1, helix-fig1) or JSON file\n"
-"  --hw C            cluster preset (gb200-nvl72, hgx-h200, hgx-b200) or JSON file\n"
+"  --hw C            cluster preset (gb200-nvl72, hgx-h200, hgx-b200) or JSON file, or\n"
+"                    local: this machine from its hw file (helix bench local; measured\n"
+"                    now when there is none): CPU cores as GPUs, and for a helix layout\n"
+"                    the runtime's own step predicted phase by phase\n"
 "  --context S       tokens in the KV cache per request; K and M suffixes are 1024-based\n"
 "                    (1M = 1048576). Required.\n"
 "  --batch B         concurrent requests (default 1)\n"
@@ -220,7 +265,8 @@ static void hlx_plan_print(FILE *f, const hlx_plan_ctx_t *ctx, const hlx_layout_
 }
 
 static int hlx_plan_print_json(FILE *f, const hlx_plan_ctx_t *ctx, const hlx_layout_t *l,
-                               const hlx_plan_result_t *r, int paper)
+                               const hlx_plan_result_t *r, int paper, const char *local_path,
+                               const char *local_note)
 {
     char reason[512];
     json_t *o, *ph;
@@ -246,6 +292,11 @@ static int hlx_plan_print_json(FILE *f, const hlx_plan_ctx_t *ctx, const hlx_lay
     json_object_set_new(o, "mem_act_gib", json_real(r->mem_act / 1073741824.0));
     json_object_set_new(o, "mem_usable_gib", json_real(r->mem_usable / 1073741824.0));
     json_object_set_new(o, "hopb_saved_us", json_real(r->hopb_saved_s * 1e6));
+    if (local_path) {
+        json_object_set_new(o, "hw_file", json_string(local_path));
+        json_object_set_new(o, "predictor", json_string(strncmp(local_note, "local", 5) ? "roofline" : "local"));
+        json_object_set_new(o, "predictor_note", json_string(local_note));
+    }
     ph = json_object();
     for (i = 0; i < HLX_PHASE_COUNT && !paper; i++) {
         const hlx_phase_t *p = &r->phase[i];
@@ -261,6 +312,61 @@ static int hlx_plan_print_json(FILE *f, const hlx_plan_ctx_t *ctx, const hlx_lay
     fputc('\n', f);
     json_decref(o);
     return rc;
+}
+
+/* `plan --hw local` of a Helix layout the runtime can run: the phase times become the
+ * local predictor's (the runtime on this machine: its kernels' measured rates, cache or
+ * DRAM, ranks sharing cores, the measured collectives); bytes, flops and memory stay the
+ * roofline's. Other layouts keep the roofline over the machine as a cluster; note says
+ * which was used. */
+static void hlx_plan_local(const hlx_model_t *m, const hlx_layout_t *l, double context,
+                           hlx_plan_result_t *r, char *path, size_t pathlen, char *note,
+                           size_t notelen)
+{
+    hlx_hw_local_t hw;
+    hlx_local_cfg_t lc;
+    hlx_local_pred_t p;
+    char err[512];
+    int i;
+
+    if (hlx_load_local("plan", &hw, path, pathlen) != 0) {
+        snprintf(note, notelen, "roofline (the hw file could not be read)");
+        return;
+    }
+    if (l->strategy != HLX_STRAT_HELIX || l->pp != 1 || l->dp != 1 || l->ep != 1) {
+        snprintf(note, notelen, "roofline over this machine as a cluster (the runtime runs "
+                                "helix layouts only)");
+        return;
+    }
+    lc = (hlx_local_cfg_t){ .kvp = l->kvp, .tpa = l->tpa, .batch = l->batch, .steps = 0,
+                            .kv_block = 16, .hopb = l->hopb, .context = (int64_t)context,
+                            .w_dtype = m->weight_dtype, .kv_dtype = m->kv_dtype };
+    if ((m->weight_dtype != HLX_DTYPE_F32 && m->weight_dtype != HLX_DTYPE_BF16) ||
+        (m->kv_dtype != HLX_DTYPE_F32 && m->kv_dtype != HLX_DTYPE_BF16)) {
+        snprintf(note, notelen, "roofline over this machine as a cluster (the runtime runs "
+                                "f32 and bf16 weights and KV only)");
+        return;
+    }
+    if (hlx_local_predict(&hw, m, &lc, &p, err, sizeof(err)) != HLX_OK) {
+        snprintf(note, notelen, "roofline over this machine as a cluster (%s)", err);
+        return;
+    }
+    for (i = 0; i < HLX_PHASE_COUNT; i++) {
+        r->phase[i].time_s = p.phase_s[i];
+        if (r->phase[i].bound == HLX_BOUND_LINK) /* every rank of this host: shared memory */
+            r->phase[i].link = HLX_LINK_SHM;
+    }
+    if (!r->feasible && r->why == HLX_FEAS_GPUS) { /* more ranks than cores share them */
+        r->feasible = 1;
+        r->why = HLX_FEAS_OK;
+    }
+    r->ttl_s      = p.step_s;
+    r->tok_s_user = 1.0 / p.step_s;
+    r->tok_s_gpu  = l->batch / (p.step_s * r->gpus);
+    snprintf(note, notelen, "local: the runtime's step on this machine (%s, %d cores, measured "
+             "%s); %.0f MiB read per step, %.0f%% of it from DRAM, %.2f ranks per core",
+             hw.cpu, hw.cores, hw.measured, p.ws_bytes / 1048576.0, p.dram_frac * 100.0,
+             p.share);
 }
 
 enum {
@@ -303,7 +409,7 @@ int hlx_cmd_plan(int argc, char **argv)
     hlx_cluster_t c;
     long long context = -1, v;
     int opt, json = 0, paper = 0, wdt = -1, kvdt = -1, rc;
-    char err[512];
+    char err[512], local_path[4096] = "", local_note[1200] = "";
 
     if (hlx_param_load(&hlx_plan_param_table, &set, NULL) != HLX_OK)
         return 2;
@@ -372,6 +478,11 @@ int hlx_cmd_plan(int argc, char **argv)
         fprintf(stderr, "helix plan: --model, --hw and --context are required (see --help)\n");
         return 2;
     }
+    if ((long long)l.kvp * l.tpa > HLX_PLAN_MAX_GPUS) {
+        fprintf(stderr, "helix plan: --kvp x --tpa = %d x %d = %lld exceeds %d GPUs\n", l.kvp,
+                l.tpa, (long long)l.kvp * l.tpa, HLX_PLAN_MAX_GPUS);
+        return 2;
+    }
     if (l.tpf == 0) { /* the FFN group: all N GPUs for helix and dp-ep, the TPA group else */
         int n = l.strategy == HLX_STRAT_HELIX ? l.kvp * l.tpa
               : l.strategy == HLX_STRAT_DPEP ? l.dp : l.tpa;
@@ -392,13 +503,17 @@ int hlx_cmd_plan(int argc, char **argv)
         return 2;
     }
     hlx_plan_eval(&ctx, &l, &r);
+    if (!strcmp(hw, "local") && !paper)
+        hlx_plan_local(&m, &l, (double)context, &r, local_path, sizeof(local_path),
+                       local_note, sizeof(local_note));
     if (paper) { /* the Appendix A formulas alone: no compute, communication or MoE */
         r.ttl_s      = m.layers * (r.t_kv_s + r.t_w_s);
         r.tok_s_user = 1.0 / r.ttl_s;
         r.tok_s_gpu  = l.batch / (r.ttl_s * r.gpus);
     }
     if (json) {
-        hlx_plan_print_json(stdout, &ctx, &l, &r, paper);
+        hlx_plan_print_json(stdout, &ctx, &l, &r, paper, local_path[0] ? local_path : NULL,
+                            local_note);
     } else if (paper) {
         printf("%s on %s, context %lld, batch %d, kvp %d, tpa %d, tpf %d (paper Appendix A)\n"
                "t_kv %.4f us/layer  t_w %.4f us/layer  TTL = %d x (t_kv + t_w) = %.4f ms\n"
@@ -407,6 +522,8 @@ int hlx_cmd_plan(int argc, char **argv)
                r.t_w_s * 1e6, m.layers, r.ttl_s * 1e3, r.tok_s_user, r.tok_s_gpu);
     } else {
         hlx_plan_print(stdout, &ctx, &l, &r);
+        if (local_note[0])
+            printf("predictor: %s\n", local_note);
     }
     hlx_cluster_free(&c);
     return r.feasible || paper ? 0 : 1;

@@ -4,6 +4,7 @@
 #include "hlx_plan.h"
 
 #include <math.h>
+#include <stdint.h>
 #include <stddef.h>
 #include <stdio.h>
 #include <string.h>
@@ -51,6 +52,9 @@ static const hlx_param_t hlx_plan_params[] = {
       offsetof(hlx_plan_settings_t, lockstep_per_request),
       "HOP-B off: 0 = one batched combine after attention; 1 = the paper's lockstep "
       "B x (c + m), one combine per request" },
+    { "HW_FILE", HLX_PT_STRING, "", 0, 0, offsetof(hlx_plan_settings_t, hw_file),
+      "this machine as measured by `helix bench local` (empty: "
+      "$XDG_CACHE_HOME/helix/hw-local.json or ~/.cache/helix/hw-local.json)" },
 };
 
 const hlx_param_table_t hlx_plan_param_table = {
@@ -66,6 +70,7 @@ void hlx_plan_settings_default(hlx_plan_settings_t *set)
     set->act_buffers = 16.0;
     set->hopb_chunks = 0;
     set->lockstep_per_request = 0;
+    set->hw_file[0] = '\0';
 }
 
 /* ---- the paper's Appendix A, as written ---- */
@@ -208,7 +213,10 @@ hlx_status_t hlx_plan_ctx_init(hlx_plan_ctx_t *ctx, const hlx_model_t *m,
         if (g > 0 && g < ctx->domain_gpus)
             ctx->domain_gpus = g;
     }
-    ctx->intra = c->link[HLX_LINK_NVLINK].bw_gbps > 0 ? HLX_LINK_NVLINK : HLX_LINK_PCIE;
+    /* inside a node: NVLink, else shared memory between processes (a CPU host), else PCIe */
+    ctx->intra = c->link[HLX_LINK_NVLINK].bw_gbps > 0 ? HLX_LINK_NVLINK
+               : c->link[HLX_LINK_SHM].bw_gbps > 0    ? HLX_LINK_SHM
+                                                      : HLX_LINK_PCIE;
     ctx->inter = c->link[HLX_LINK_RDMA].bw_gbps > 0 ? HLX_LINK_RDMA : HLX_LINK_TCP;
     in = &c->link[ctx->intra];
     x  = &c->link[ctx->inter];
@@ -234,12 +242,29 @@ hlx_status_t hlx_plan_check(const hlx_plan_ctx_t *ctx, const hlx_layout_t *l, ch
                             size_t errlen)
 {
     const hlx_model_t *m = ctx->m;
-    int n = l->kvp * l->tpa * l->dp;
-    int nffn = l->tpf * l->ep;
+    int64_t n64, nffn64, g64;
+    int n, nffn;
 
     if (l->kvp < 1 || l->tpa < 1 || l->dp < 1 || l->tpf < 1 || l->ep < 1 || l->pp < 1 ||
         l->batch < 1)
         HLX_BAD("kvp, tpa, dp, tpf, ep, pp and batch must be at least 1");
+    /* every product of layout sizes in 64 bits first: each factor is below 2^31 */
+    n64 = (int64_t)l->kvp * l->tpa;
+    if (n64 > HLX_PLAN_MAX_GPUS)
+        HLX_BAD("kvp x tpa = %d x %d = %lld exceeds %d GPUs", l->kvp, l->tpa, (long long)n64,
+                HLX_PLAN_MAX_GPUS);
+    n64 *= l->dp;
+    if (n64 > HLX_PLAN_MAX_GPUS)
+        HLX_BAD("kvp x tpa x dp = %lld exceeds %d GPUs", (long long)n64, HLX_PLAN_MAX_GPUS);
+    nffn64 = (int64_t)l->tpf * l->ep;
+    if (nffn64 > HLX_PLAN_MAX_GPUS)
+        HLX_BAD("tpf x ep = %d x %d = %lld exceeds %d GPUs", l->tpf, l->ep, (long long)nffn64,
+                HLX_PLAN_MAX_GPUS);
+    g64 = n64 * l->pp;
+    if (g64 > HLX_PLAN_MAX_GPUS)
+        HLX_BAD("kvp x tpa x dp x pp = %lld exceeds %d GPUs", (long long)g64, HLX_PLAN_MAX_GPUS);
+    n = (int)n64;
+    nffn = (int)nffn64;
     if (m->q_heads % l->tpa != 0)
         HLX_BAD("tpa %d does not divide q_heads %d", l->tpa, m->q_heads);
     if (m->kv_heads % l->tpa != 0 && l->tpa % m->kv_heads != 0)

@@ -80,6 +80,7 @@ typedef struct hlx_plan_settings {
     int    hopb_chunks;  /* most chunks HOP-B splits the batch into (0 = one per request) */
     int    lockstep_per_request; /* HOP-B off: 0 = one batched combine after attention,
                                   * 1 = the paper's B x (c + m): a combine per request */
+    char   hw_file[256];  /* HELIX_HW_FILE: the hw file of `helix bench local` */
 } hlx_plan_settings_t;
 
 extern const hlx_param_table_t hlx_plan_param_table;
@@ -104,6 +105,10 @@ hlx_status_t hlx_plan_ctx_init(hlx_plan_ctx_t *ctx, const hlx_model_t *m,
                                const hlx_cluster_t *c, double context,
                                const hlx_plan_settings_t *set);
 void         hlx_plan_settings_default(hlx_plan_settings_t *set);
+
+/* Most GPUs one layout may use (every product of layout sizes is checked against it in
+ * 64-bit arithmetic before any int product is formed). */
+#define HLX_PLAN_MAX_GPUS (1 << 20)
 
 /* Checks that a layout is well formed for this model (divisibility, strategy rules).
  * Returns HLX_OK or HLX_ERR_INVALID with the reason in err. */

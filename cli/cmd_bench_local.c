@@ -1,0 +1,656 @@
+/* `helix bench local` (alias `machine`): measures this machine in a few seconds (one
+ * core's read bandwidth and FMA peak, the attention and GEMM kernels the runtime calls,
+ * the transport's collectives between ranks of this host) and stores it as the hw file
+ * that `helix plan --hw local` and the decode prediction read. */
+#define _GNU_SOURCE
+#include "hlx_bench_local.h"
+#include "hlx_cmd.h"
+#include "hlx_comm.h"
+#include "hlx_hw_local.h"
+#include "hlx_kernels.h"
+#include "hlx_time.h"
+
+#include <errno.h>
+#include <getopt.h>
+#include <jansson.h>
+#include <limits.h>
+#include <math.h>
+#include <sched.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/wait.h>
+#include <time.h>
+#include <unistd.h>
+
+#define HLX_BL_DRAM_BYTES ((size_t)1 << 30) /* streamed buffer: larger than the LLC seen */
+
+static void hlx_bl_usage(FILE *f)
+{
+    fprintf(f,
+"usage: helix bench local [--out FILE] [--json] [--quiet]\n"
+"       (also: helix bench machine)\n"
+"\n"
+"Measures this machine in a few seconds and stores it as the hw file that\n"
+"`helix plan --hw local` and `helix decode --json` (predicted_step_ms) read:\n"
+"  - one core: STREAM-like read bandwidth and fp32 FMA peak;\n"
+"  - the attention kernel (f32 and bf16 KV, the shapes of the runtime's models) with its\n"
+"    KV in the last-level cache and streamed from DRAM: cost per call and per token;\n"
+"  - the GEMM kernel at 1, 2, 4 and 8 rows (f32 and bf16 weights): weight GB/s;\n"
+"  - all-to-all, all-reduce and all-gather latency and bandwidth over the transport\n"
+"    between 2 ranks of this host (link class shm), and with more ranks than cores.\n"
+"Started alone, it runs its collective part under `helixrun -n 2` (found beside this\n"
+"binary's build tree or on PATH).\n"
+"\n"
+"options:\n"
+"  --out FILE   where to store it (default: HELIX_HW_FILE, else\n"
+"               $XDG_CACHE_HOME/helix/hw-local.json, else ~/.cache/helix/hw-local.json)\n"
+"  --json       print the stored JSON instead of the table\n"
+"  --quiet      print nothing but errors\n"
+"\n"
+"exit status: 0 ok, 1 a measurement failed, 2 bad input\n");
+}
+
+/* ---- compute ---- */
+
+/* CPU time of this thread, ns: kernel timings count the time the core ran them, not the
+ * time another process held the core (a shared machine's load is not the machine's). */
+static uint64_t hlx_bl_cpu_ns(void)
+{
+    struct timespec ts;
+
+    if (clock_gettime(CLOCK_THREAD_CPUTIME_ID, &ts) != 0)
+        return hlx_now_ns();
+    return (uint64_t)ts.tv_sec * 1000000000ull + (uint64_t)ts.tv_nsec;
+}
+
+static double hlx_bl_median(double *v, int n)
+{
+    int i, j;
+    for (i = 1; i < n; i++)
+        for (j = i; j > 0 && v[j - 1] > v[j]; j--) {
+            double t = v[j];
+            v[j] = v[j - 1];
+            v[j - 1] = t;
+        }
+    return n % 2 ? v[n / 2] : 0.5 * (v[n / 2 - 1] + v[n / 2]);
+}
+
+/* Fills n 16-bit words with small bf16 values: read as bf16 or, in pairs, as f32, every
+ * element is finite and below 2 in magnitude. */
+static void hlx_bl_fill(uint16_t *p, size_t n, uint64_t seed)
+{
+    size_t i;
+    for (i = 0; i < n; i++) {
+        seed = seed * 6364136223846793005ull + 1442695040888963407ull;
+        p[i] = hlx_f32_to_bf16((float)((double)(seed >> 40) / (double)(1ull << 24)) - 0.5f);
+    }
+}
+
+typedef struct hlx_bl_attn_ctx {
+    const hlx_kernels_t *k;
+    const char *kv;
+    size_t span;              /* calls rotate over this many bytes of kv (cache-resident
+                               * but not in the core's private caches), 0: no rotation */
+    float *q, *o, *lse;
+} hlx_bl_attn_ctx_t;
+
+/* Where the i-th of a rotation of blocks of `bytes` starts inside span (0 if no room). */
+static size_t hlx_bl_rot(size_t i, size_t bytes, size_t span)
+{
+    size_t slots = span > bytes ? span / ((bytes + 4095) / 4096 * 4096) : 1;
+    return slots > 1 ? (i % slots) * ((bytes + 4095) / 4096 * 4096) : 0;
+}
+
+/* Median seconds of one attention call over len tokens (inner repeats when short). */
+static double hlx_bl_attn_once(const hlx_bl_attn_ctx_t *c, hlx_dtype_t t, int group, int dk,
+                               int dv, size_t len, int reps)
+{
+    size_t es = (size_t)hlx_dtype_bytes(t), bytes = len * (size_t)(dk + dv) * es, rot = 0;
+    hlx_attn_desc_t d = { .group = group, .dk = dk, .dv = dv, .len = len, .kv_dtype = t,
+                          .q = c->q, .k = c->kv, .v = c->kv + len * dk * es,
+                          .k_stride = (size_t)dk, .v_stride = (size_t)dv,
+                          .scale = 1.0f / sqrtf((float)dk), .o = c->o, .lse = c->lse };
+    double best;
+    int inner = 1, i, j;
+    uint64_t t0;
+
+#define HLX_BL_ATTN_CALL() \
+    do { \
+        size_t off_ = hlx_bl_rot(rot++, bytes, c->span); \
+        d.k = c->kv + off_; \
+        d.v = c->kv + off_ + len * dk * es; \
+        c->k->attn(&d); \
+    } while (0)
+    for (i = 0; i < 64 && c->span > bytes; i++) /* bring the whole span into the cache */
+        HLX_BL_ATTN_CALL();
+    t0 = hlx_bl_cpu_ns();
+    HLX_BL_ATTN_CALL(); /* warm-up and calibration */
+    best = (double)(hlx_bl_cpu_ns() - t0) * 1e-9;
+    while (best * inner < 2e-3 && inner < 4096)
+        inner *= 2;
+    if (best > 0.05)
+        reps = 2;
+    /* the best of the runs in CPU time: what the core does when it has the core (the
+     * machine may be shared; the decode's medians carry that load, the description of the
+     * machine does not) */
+    for (i = 0; i < reps; i++) {
+        t0 = hlx_bl_cpu_ns();
+        for (j = 0; j < inner; j++)
+            HLX_BL_ATTN_CALL();
+        best = fmin(best, (double)(hlx_bl_cpu_ns() - t0) * 1e-9 / inner);
+    }
+#undef HLX_BL_ATTN_CALL
+    return best;
+}
+
+static double hlx_bl_gemm_once(const hlx_kernels_t *k, const char *w, size_t span,
+                               hlx_dtype_t t, int M, int N, int K, float *x, float *y, int reps)
+{
+    size_t bytes = (size_t)N * K * (size_t)hlx_dtype_bytes(t), rot = 0;
+    double best;
+    int inner = 1, i, j;
+    uint64_t t0;
+
+#define HLX_BL_GEMM_CALL() k->gemm(M, N, K, x, w + hlx_bl_rot(rot++, bytes, span), t, y, 0)
+    for (i = 0; i < 256 && span > bytes && (size_t)i * bytes < 2 * span; i++)
+        HLX_BL_GEMM_CALL();
+    t0 = hlx_bl_cpu_ns();
+    HLX_BL_GEMM_CALL(); /* warm-up and calibration */
+    best = (double)(hlx_bl_cpu_ns() - t0) * 1e-9;
+    while (best * inner < 2e-3 && inner < 4096)
+        inner *= 2;
+    if (best > 0.05)
+        reps = 2;
+    for (i = 0; i < reps; i++) {
+        t0 = hlx_bl_cpu_ns();
+        for (j = 0; j < inner; j++)
+            HLX_BL_GEMM_CALL();
+        best = fmin(best, (double)(hlx_bl_cpu_ns() - t0) * 1e-9 / inner);
+    }
+#undef HLX_BL_GEMM_CALL
+    return best;
+}
+
+/* Attention shapes: the runtime's presets that run here (tiny: group 4, head 32) and a
+ * production-like GQA head (group 8, head 128). */
+static const int hlx_bl_shapes[][2] = { { 4, 32 }, { 8, 128 } };
+static const int hlx_bl_rows[] = { 1, 2, 4, 8 };
+
+static int hlx_bl_compute(hlx_hw_local_t *hw, char *err, size_t errlen)
+{
+    hlx_kernels_t k;
+    hlx_bl_attn_ctx_t c;
+    uint16_t *big;
+    float *x, *y;
+    int si, ti, mi;
+    size_t span;
+    const hlx_dtype_t dts[2] = { HLX_DTYPE_F32, HLX_DTYPE_BF16 };
+
+    if (hlx_kernels_init(NULL, &k) != HLX_OK) {
+        snprintf(err, errlen, "no kernel variant runs on this CPU");
+        return 1;
+    }
+    snprintf(hw->kernels, sizeof(hw->kernels), "%s", k.name);
+    if (hlx_kernels_probe_read_bw(HLX_BL_DRAM_BYTES, 0.25, &hw->read_gbps) != HLX_OK ||
+        hlx_kernels_probe_fma_peak(0.2, &hw->fma_gflops) != HLX_OK) {
+        snprintf(err, errlen, "cannot measure this core's read bandwidth and FMA peak");
+        return 1;
+    }
+    big = hlx_kernels_alloc_huge(HLX_BL_DRAM_BYTES);
+    x = calloc(8 * 16384, sizeof(float));
+    y = calloc(8 * 32768, sizeof(float));
+    c.q = calloc(128 * 128, sizeof(float));
+    c.o = calloc(128 * 128, sizeof(float));
+    c.lse = calloc(128, sizeof(float));
+    if (!big || !x || !y || !c.q || !c.o || !c.lse) {
+        snprintf(err, errlen, "cannot allocate %zu MiB for the measurements",
+                 HLX_BL_DRAM_BYTES >> 20);
+        hlx_kernels_free_huge(big); free(x); free(y); free(c.q); free(c.o); free(c.lse);
+        return 1;
+    }
+    hlx_bl_fill(big, HLX_BL_DRAM_BYTES / 2, 1);
+    hlx_bl_fill((uint16_t *)x, 8 * 16384 * 2, 2);
+    hlx_bl_fill((uint16_t *)c.q, 128 * 128 * 2, 3);
+    c.k = &k;
+    c.kv = (const char *)big;
+    /* "in cache": rotating over a quarter of the last-level cache (4 to 64 MiB), so each
+     * call finds its operands in the shared cache but not in the core's own, as in a
+     * decode step where every layer's weights and KV come round once per step */
+    span = (size_t)fmin(64.0, fmax(4.0, hw->llc_mib / 4.0)) << 20;
+    for (si = 0; si < 2; si++)
+        for (ti = 0; ti < 2; ti++) {
+            int g = hlx_bl_shapes[si][0], d = hlx_bl_shapes[si][1];
+            hlx_dtype_t t = dts[ti];
+            double es = hlx_dtype_bytes(t), tok_bytes = 2.0 * d * es;
+            /* in cache: 64 KiB and 1 MiB of KV give the cost per call and per token */
+            size_t l1 = (size_t)(65536.0 / tok_bytes), l2 = (size_t)(1048576.0 / tok_bytes);
+            size_t ld = (size_t)((double)HLX_BL_DRAM_BYTES / tok_bytes);
+            double t1, t2, slope, call, td;
+            hlx_hw_attn_t *a;
+
+            c.span = span;
+            t1 = hlx_bl_attn_once(&c, t, g, d, d, l1, 7);
+            t2 = hlx_bl_attn_once(&c, t, g, d, d, l2, 5);
+            slope = (t2 - t1) / (double)(l2 - l1);
+            c.span = 0;
+            td = hlx_bl_attn_once(&c, t, g, d, d, ld, 3);
+            if (!(slope > 0))
+                slope = t2 / (double)l2;
+            call = fmax(0.0, t1 - slope * (double)l1);
+            a = &hw->attn[hw->nattn++];
+            *a = (hlx_hw_attn_t){ t, g, d, d, 1, call * 1e6, slope * 1e9 };
+            a = &hw->attn[hw->nattn++];
+            *a = (hlx_hw_attn_t){ t, g, d, d, 0, call * 1e6,
+                                  fmax(slope, (td - call) / (double)ld) * 1e9 };
+        }
+    for (ti = 0; ti < 2; ti++)
+        for (mi = 0; mi < 4; mi++) {
+            hlx_dtype_t t = dts[ti];
+            int M = hlx_bl_rows[mi], Kd = 16384;
+            double es = hlx_dtype_bytes(t);
+            /* in cache: 256 x 256 and 1024 x 1024 weights; DRAM: 1 GiB of weights */
+            double t1 = hlx_bl_gemm_once(&k, (const char *)big, span, t, M, 256, 256, x, y, 7);
+            double t2 = hlx_bl_gemm_once(&k, (const char *)big, span, t, M, 1024, 1024, x, y, 5);
+            double b1 = 256.0 * 256 * es, b2 = 1024.0 * 1024 * es, slope, call;
+            int Nd = (int)((double)HLX_BL_DRAM_BYTES / es / Kd);
+            double td, bd = (double)Kd * Nd * es;
+
+            slope = (t2 - t1) / (b2 - b1);
+            if (!(slope > 0))
+                slope = t2 / b2;
+            call = fmax(0.0, t1 - slope * b1);
+            hw->gemm[hw->ngemm++] = (hlx_hw_gemm_t){ t, M, 1, call * 1e6, 1e-9 / slope };
+            if (mi == 0 || mi == 3) {
+                td = hlx_bl_gemm_once(&k, (const char *)big, 0, t, M, Nd, Kd, x, y, 3);
+                hw->gemm[hw->ngemm++] =
+                    (hlx_hw_gemm_t){ t, M, 0, call * 1e6, bd / fmax(td - call, 1e-9) * 1e-9 };
+            }
+        }
+    hlx_kernels_free_huge(big); free(x); free(y); free(c.q); free(c.o); free(c.lse);
+    return 0;
+}
+
+/* ---- collectives (every rank of the job) ---- */
+
+typedef hlx_status_t (*hlx_bl_op_fn)(hlx_comm_t *w, void *buf, size_t bytes, void *aux);
+
+static hlx_status_t hlx_bl_a2a(hlx_comm_t *w, void *buf, size_t bytes, void *aux)
+{
+    int n = hlx_comm_size(w), j;
+    size_t cnt[256], dis[256];
+    for (j = 0; j < n && j < 256; j++)
+        cnt[j] = bytes, dis[j] = (size_t)j * bytes;
+    return hlx_comm_alltoallv(w, buf, cnt, dis, aux, cnt, dis);
+}
+
+static hlx_status_t hlx_bl_ar(hlx_comm_t *w, void *buf, size_t bytes, void *aux)
+{
+    (void)aux;
+    return hlx_comm_allreduce_sum_f32(w, buf, bytes / sizeof(float));
+}
+
+static hlx_status_t hlx_bl_ag(hlx_comm_t *w, void *buf, size_t bytes, void *aux)
+{
+    return hlx_comm_allgather(w, buf, bytes, aux);
+}
+
+/* Seconds of op at bytes, 10th percentile (each rank's own clock; a barrier before each
+ * run). */
+static hlx_status_t hlx_bl_time(hlx_comm_t *w, hlx_bl_op_fn op, void *buf, size_t bytes,
+                                void *aux, int reps, double *s_p)
+{
+    double v[256];
+    hlx_status_t st;
+    int i;
+
+    for (i = 0; i < 8; i++)
+        if ((st = op(w, buf, bytes, aux)) != HLX_OK)
+            return st;
+    for (i = 0; i < reps && i < 256; i++) {
+        uint64_t t0;
+        if ((st = hlx_comm_barrier(w)) != HLX_OK)
+            return st;
+        t0 = hlx_now_ns();
+        if ((st = op(w, buf, bytes, aux)) != HLX_OK)
+            return st;
+        v[i] = (double)(hlx_now_ns() - t0) * 1e-9;
+    }
+    /* the 10th percentile: the collective when both ranks had their cores (as the kernel
+     * timings); the median of a shared machine measures its other tenants */
+    hlx_bl_median(v, i); /* sorts */
+    *s_p = v[i / 10];
+    return HLX_OK;
+}
+
+/* Alpha (us) and bandwidth (GB/s) from a small and a large size; M = mul x bytes. */
+static hlx_status_t hlx_bl_fit(hlx_comm_t *w, hlx_bl_op_fn op, void *buf, void *aux,
+                               double mul, double *us, double *gbps)
+{
+    const size_t s1 = 256, s2 = 256 * 1024;
+    double t1, t2;
+    hlx_status_t st;
+
+    if ((st = hlx_bl_time(w, op, buf, s1, aux, 101, &t1)) != HLX_OK ||
+        (st = hlx_bl_time(w, op, buf, s2, aux, 21, &t2)) != HLX_OK)
+        return st;
+    *gbps = t2 > t1 ? mul * (double)(s2 - s1) / (t2 - t1) * 1e-9 : mul * s2 / t2 * 1e-9;
+    *us = fmax(0.0, t1 - mul * s1 / (*gbps * 1e9)) * 1e6;
+    return HLX_OK;
+}
+
+/* Measures the collectives over the world of this job; rank 0 prints one JSON object. */
+static int hlx_bl_comm_child(void)
+{
+    hlx_comm_params_t cp;
+    hlx_boot_t *boot = NULL;
+    hlx_boot_info_t info;
+    hlx_comm_t *w = NULL;
+    hlx_hw_coll_t c = { 0 };
+    hlx_status_t st;
+    char host[64] = "", *hosts = NULL;
+    void *buf = NULL, *aux = NULL;
+    int n, j, same = 1, rc = 1;
+
+    hlx_comm_params_default(&cp);
+    if ((st = hlx_boot_init(cp.timeout_s, &boot)) != HLX_OK) {
+        fprintf(stderr, "helix bench local: bootstrap failed: %s\n", hlx_status_str(st));
+        return 1;
+    }
+    hlx_boot_get_info(boot, &info);
+    n = info.size;
+    if (n < 2 || n > 256) {
+        fprintf(stderr, "helix bench local: the collective part needs 2 to 256 ranks, not %d\n", n);
+        goto out;
+    }
+    if ((st = hlx_comm_world(boot, &cp, &w)) != HLX_OK) {
+        fprintf(stderr, "helix bench local: transport: %s\n", hlx_status_str(st));
+        goto out;
+    }
+    gethostname(host, sizeof(host) - 1);
+    hosts = calloc((size_t)n, sizeof(host));
+    buf = calloc((size_t)n, 256 * 1024);
+    aux = calloc((size_t)n, 256 * 1024);
+    if (!hosts || !buf || !aux)
+        goto out;
+    if ((st = hlx_comm_allgather(w, host, sizeof(host), hosts)) != HLX_OK)
+        goto fail;
+    for (j = 1; j < n; j++)
+        same &= !strcmp(hosts, hosts + (size_t)j * sizeof(host));
+    c.ranks = n;
+    if ((st = hlx_bl_fit(w, hlx_bl_a2a, buf, aux, n - 1, &c.a2a_us, &c.a2a_gbps)) != HLX_OK ||
+        (st = hlx_bl_fit(w, hlx_bl_ar, buf, aux, 1, &c.ar_us, &c.ar_gbps)) != HLX_OK ||
+        (st = hlx_bl_fit(w, hlx_bl_ag, buf, aux, n, &c.ag_us, &c.ag_gbps)) != HLX_OK)
+        goto fail;
+    if (info.rank == 0)
+        printf("{\"link\": \"%s\", \"ranks\": %d, \"a2a_us\": %.4g, \"a2a_gbps\": %.4g, "
+               "\"ar_us\": %.4g, \"ar_gbps\": %.4g, \"ag_us\": %.4g, \"ag_gbps\": %.4g}\n",
+               same ? "shm" : "tcp", n, c.a2a_us, c.a2a_gbps, c.ar_us, c.ar_gbps, c.ag_us,
+               c.ag_gbps);
+    fflush(stdout);
+    rc = 0;
+    goto out;
+fail:
+    fprintf(stderr, "helix bench local: collective measurement failed: %s\n", hlx_status_str(st));
+out:
+    free(hosts); free(buf); free(aux);
+    if (w)
+        hlx_comm_destroy(w);
+    hlx_boot_fini(boot);
+    return rc;
+}
+
+/* helixrun beside the build tree (build/cli/helix -> build/launcher/helixrun), beside an
+ * installed helix, or on PATH. */
+static int hlx_bl_find_launcher(char *out, size_t len, char *self, size_t selflen)
+{
+    char exe[PATH_MAX - 64], *slash;
+    ssize_t n = readlink("/proc/self/exe", exe, sizeof(exe) - 1);
+
+    if (n <= 0)
+        return -1;
+    exe[n] = '\0';
+    snprintf(self, selflen, "%s", exe);
+    slash = strrchr(exe, '/');
+    if (slash == NULL)
+        return -1;
+    *slash = '\0';
+    snprintf(out, len, "%s/../launcher/helixrun", exe);
+    if (access(out, X_OK) == 0)
+        return 0;
+    snprintf(out, len, "%s/helixrun", exe);
+    if (access(out, X_OK) == 0)
+        return 0;
+    snprintf(out, len, "helixrun");
+    return 0;
+}
+
+/* Runs the collective part under helixrun -n ranks and parses rank 0's line. */
+static int hlx_bl_comm_spawn(int ranks, hlx_hw_local_t *hw, int shared, char *err, size_t errlen)
+{
+    char launcher[PATH_MAX], self[PATH_MAX], cmd[3 * PATH_MAX], line[1024] = "";
+    json_t *o;
+    json_error_t je;
+    FILE *p;
+    hlx_link_t lk;
+    hlx_hw_coll_t c = { 0 };
+    int st;
+
+    if (hlx_bl_find_launcher(launcher, sizeof(launcher), self, sizeof(self)) != 0) {
+        snprintf(err, errlen, "cannot find this binary to start it under helixrun");
+        return 1;
+    }
+    snprintf(cmd, sizeof(cmd), "'%s' -n %d '%s' bench local --comm-child", launcher, ranks,
+             self);
+    p = popen(cmd, "r");
+    if (p == NULL) {
+        snprintf(err, errlen, "cannot start %s", cmd);
+        return 1;
+    }
+    while (fgets(line, sizeof(line), p) != NULL)
+        if (strstr(line, "\"link\""))
+            break;
+    while (fgetc(p) != EOF) /* drain */
+        ;
+    st = pclose(p);
+    if (st != 0 || !strstr(line, "\"link\"")) {
+        snprintf(err, errlen, "%s failed (status %d): is helixrun built or on PATH?", cmd,
+                 WIFEXITED(st) ? WEXITSTATUS(st) : st);
+        return 1;
+    }
+    o = json_loads(strchr(line, '{'), 0, &je);
+    if (o == NULL || json_unpack(o, "{s:i, s:F, s:F, s:F, s:F, s:F, s:F}", "ranks", &c.ranks,
+                                 "a2a_us", &c.a2a_us, "a2a_gbps", &c.a2a_gbps, "ar_us",
+                                 &c.ar_us, "ar_gbps", &c.ar_gbps, "ag_us", &c.ag_us,
+                                 "ag_gbps", &c.ag_gbps) != 0 ||
+        hlx_link_parse(json_string_value(json_object_get(o, "link")), &lk) != 0) {
+        snprintf(err, errlen, "unexpected output of %s: %s", cmd, line);
+        json_decref(o);
+        return 1;
+    }
+    json_decref(o);
+    if (shared)
+        hw->shared = c;
+    else
+        hw->link[lk] = c;
+    return 0;
+}
+
+/* ---- machine facts ---- */
+
+static void hlx_bl_facts(hlx_hw_local_t *hw)
+{
+    cpu_set_t set;
+    FILE *f;
+    char line[512];
+    long pages = sysconf(_SC_PHYS_PAGES), psz = sysconf(_SC_PAGESIZE);
+    time_t now = time(NULL);
+    struct tm tm;
+
+    gethostname(hw->host, sizeof(hw->host) - 1);
+    hw->cores = sched_getaffinity(0, sizeof(set), &set) == 0 ? CPU_COUNT(&set) : 1;
+    hw->mem_gib = pages > 0 && psz > 0 ? (double)pages * psz / 1073741824.0 : 1.0;
+    f = fopen("/proc/cpuinfo", "r");
+    while (f && fgets(line, sizeof(line), f))
+        if (!strncmp(line, "model name", 10) && strchr(line, ':')) {
+            char *s = strchr(line, ':') + 1;
+            while (*s == ' ')
+                s++;
+            s[strcspn(s, "\n")] = '\0';
+            snprintf(hw->cpu, sizeof(hw->cpu), "%s", s);
+            break;
+        }
+    if (f)
+        fclose(f);
+    hw->llc_mib = 0;
+    f = fopen("/sys/devices/system/cpu/cpu0/cache/index3/size", "r");
+    if (f == NULL)
+        f = fopen("/sys/devices/system/cpu/cpu0/cache/index2/size", "r");
+    if (f && fgets(line, sizeof(line), f)) {
+        char *end;
+        double v = strtod(line, &end);
+        hw->llc_mib = *end == 'K' ? v / 1024.0 : *end == 'M' ? v : v / 1048576.0;
+    }
+    if (f)
+        fclose(f);
+    gmtime_r(&now, &tm);
+    strftime(hw->measured, sizeof(hw->measured), "%Y-%m-%dT%H:%M:%SZ", &tm);
+}
+
+void hlx_bench_local_print(FILE *f, const hlx_hw_local_t *hw, const char *path)
+{
+    int i;
+
+    fprintf(f, "machine: %s, %s, %d cores, %.1f GiB, LLC %.0f MiB, kernels %s (measured %s in "
+               "%.1f s)\n", hw->host, hw->cpu, hw->cores, hw->mem_gib, hw->llc_mib, hw->kernels,
+            hw->measured, hw->seconds);
+    fprintf(f, "one core: read %.2f GB/s, fp32 FMA peak %.1f GFLOP/s\n", hw->read_gbps,
+            hw->fma_gflops);
+    fprintf(f, "\n%-10s %5s %4s %4s %-6s %9s %9s %10s\n", "attention", "group", "dk", "dv",
+            "KV in", "us/call", "ns/token", "KV GB/s");
+    for (i = 0; i < hw->nattn; i++) {
+        const hlx_hw_attn_t *a = &hw->attn[i];
+        fprintf(f, "%-10s %5d %4d %4d %-6s %9.2f %9.3f %10.2f\n", hlx_dtype_name(a->kv_dtype),
+                a->group, a->dk, a->dv, a->cached ? "cache" : "DRAM", a->call_us, a->ns_tok,
+                (a->dk + a->dv) * hlx_dtype_bytes(a->kv_dtype) / a->ns_tok);
+    }
+    fprintf(f, "\n%-10s %4s %-6s %9s %12s\n", "gemm", "rows", "W in", "us/call", "weight GB/s");
+    for (i = 0; i < hw->ngemm; i++) {
+        const hlx_hw_gemm_t *g = &hw->gemm[i];
+        fprintf(f, "%-10s %4d %-6s %9.2f %12.2f\n", hlx_dtype_name(g->w_dtype), g->m,
+                g->cached ? "cache" : "DRAM", g->call_us, g->gbps);
+    }
+    fprintf(f, "\n%-12s %5s %8s %9s %8s %9s %8s %9s\n", "link", "ranks", "a2a us", "a2a GB/s",
+            "ar us", "ar GB/s", "ag us", "ag GB/s");
+    for (i = 0; i <= HLX_LINK_COUNT; i++) {
+        const hlx_hw_coll_t *c = i < HLX_LINK_COUNT ? &hw->link[i] : &hw->shared;
+        if (c->ranks == 0)
+            continue;
+        fprintf(f, "%-12s %5d %8.2f %9.3f %8.2f %9.3f %8.2f %9.3f\n",
+                i < HLX_LINK_COUNT ? hlx_link_name((hlx_link_t)i) : "shm (shared)", c->ranks,
+                c->a2a_us, c->a2a_gbps, c->ar_us, c->ar_gbps, c->ag_us, c->ag_gbps);
+    }
+    if (path)
+        fprintf(f, "\nstored in %s\n", path);
+}
+
+int hlx_bench_local_measure(const char *path, int quiet, hlx_hw_local_t *hw, char *err,
+                            size_t errlen)
+{
+    uint64_t t0 = hlx_now_ns();
+    cpu_set_t old, one;
+    int rc, cpu;
+
+    memset(hw, 0, sizeof(*hw));
+    hlx_bl_facts(hw);
+    if (!quiet)
+        fprintf(stderr, "helix bench local: measuring this machine (a few seconds)...\n");
+    /* the compute part on one core, as a bound rank runs */
+    if (sched_getaffinity(0, sizeof(old), &old) == 0) {
+        for (cpu = 0; cpu < CPU_SETSIZE && !CPU_ISSET(cpu, &old); cpu++)
+            ;
+        CPU_ZERO(&one);
+        CPU_SET(cpu < CPU_SETSIZE ? cpu : 0, &one);
+        sched_setaffinity(0, sizeof(one), &one);
+        rc = hlx_bl_compute(hw, err, errlen);
+        sched_setaffinity(0, sizeof(old), &old);
+    } else {
+        rc = hlx_bl_compute(hw, err, errlen);
+    }
+    if (rc != 0)
+        return rc;
+    if (hlx_bl_comm_spawn(2, hw, 0, err, errlen) != 0)
+        return 1;
+    /* more ranks than cores (the runtime's KVP 4 on a 2-core host) */
+    if (hw->cores < 4 && hlx_bl_comm_spawn(2 * hw->cores > 2 ? 2 * hw->cores : 4, hw, 1,
+                                           err, errlen) != 0)
+        return 1;
+    hw->seconds = (double)(hlx_now_ns() - t0) * 1e-9;
+    if (path && hlx_hw_local_save(path, hw, err, errlen) != HLX_OK)
+        return 1;
+    return 0;
+}
+
+int hlx_cmd_bench_local(int argc, char **argv)
+{
+    static const struct option opts[] = {
+        { "out", required_argument, NULL, 'o' },
+        { "json", no_argument, NULL, 'j' },
+        { "quiet", no_argument, NULL, 'q' },
+        { "comm-child", no_argument, NULL, 'c' },
+        { "help", no_argument, NULL, 'h' },
+        { NULL, 0, NULL, 0 },
+    };
+    char path[4096], err[1024] = "";
+    hlx_hw_local_t hw;
+    int c, json = 0, quiet = 0, child = 0, have_path = 0;
+
+    optind = 1;
+    opterr = 0;
+    while ((c = getopt_long(argc, argv, "h", opts, NULL)) != -1) {
+        switch (c) {
+        case 'o': snprintf(path, sizeof(path), "%s", optarg); have_path = 1; break;
+        case 'j': json = 1; break;
+        case 'q': quiet = 1; break;
+        case 'c': child = 1; break;
+        case 'h': hlx_bl_usage(stdout); return 0;
+        default:
+            fprintf(stderr, "helix bench local: unknown or incomplete option '%s' (see helix "
+                            "bench local --help)\n", argv[optind - 1]);
+            return 2;
+        }
+    }
+    if (optind < argc) {
+        fprintf(stderr, "helix bench local: unexpected argument '%s'\n", argv[optind]);
+        return 2;
+    }
+    if (child)
+        return hlx_bl_comm_child();
+    if (getenv("PMIX_RANK") != NULL || getenv("PMIX_NAMESPACE") != NULL) {
+        fprintf(stderr, "helix bench local: start it alone, not under a launcher: it runs "
+                        "its collective part under helixrun itself\n");
+        return 2;
+    }
+    if (!have_path && hlx_hw_local_path(path, sizeof(path)) != 0) {
+        fprintf(stderr, "helix bench local: no place for the hw file: set HELIX_HW_FILE or "
+                        "HOME, or give --out\n");
+        return 2;
+    }
+    if (hlx_bench_local_measure(path, quiet, &hw, err, sizeof(err)) != 0) {
+        fprintf(stderr, "helix bench local: %s\n", err);
+        return 1;
+    }
+    if (quiet)
+        return 0;
+    if (json) {
+        FILE *f = fopen(path, "r");
+        int ch;
+        while (f && (ch = fgetc(f)) != EOF)
+            putchar(ch);
+        if (f)
+            fclose(f);
+    } else {
+        hlx_bench_local_print(stdout, &hw, path);
+    }
+    return 0;
+}

@@ -1,0 +1,60 @@
+/* Prediction of one decode configuration on this machine (planner/hlx_hw_local.h) added
+ * to the JSON report of `helix decode`, so predicted and measured phases sit side by side. */
+#include "hlx_decode_predict.h"
+#include "hlx_hw_local.h"
+
+#include <stdio.h>
+#include <string.h>
+
+static int hlx_dp_hopb(json_t *o, int hopb)
+{
+    json_t *v;
+
+    if (hopb >= 0)
+        return hopb;
+    v = json_object_get(o, "hopb");
+    if (json_is_true(v))
+        return 1;
+    if (json_is_string(v))
+        return !strcmp(json_string_value(v), "on");
+    return 0;
+}
+
+void hlx_decode_predict(json_t *o, const hlx_run_config_t *cfg, const hlx_model_t *m,
+                        int hopb)
+{
+    hlx_hw_local_t hw;
+    hlx_local_cfg_t lc;
+    hlx_local_pred_t p;
+    char path[4096], err[1024];
+    json_t *ph;
+    int i;
+
+    if (hlx_hw_local_path(path, sizeof(path)) != 0) {
+        snprintf(err, sizeof(err), "no hw file path (set HELIX_HW_FILE or HOME)");
+        goto none;
+    }
+    if (hlx_hw_local_load(path, &hw, err, sizeof(err)) != HLX_OK) {
+        size_t n = strlen(err);
+        snprintf(err + n, sizeof(err) - n, " (measure with: helix bench local)");
+        goto none;
+    }
+    lc = (hlx_local_cfg_t){ .kvp = cfg->kvp, .tpa = cfg->tpa, .batch = cfg->batch,
+                            .steps = cfg->steps, .kv_block = cfg->kv_block,
+                            .hopb = hlx_dp_hopb(o, hopb), .context = cfg->context,
+                            .w_dtype = m->weight_dtype,
+                            .kv_dtype = cfg->kv_dtype_set ? cfg->kv_dtype : m->kv_dtype };
+    if (hlx_local_predict(&hw, m, &lc, &p, err, sizeof(err)) != HLX_OK)
+        goto none;
+    json_object_set_new(o, "predicted_step_ms", json_real(p.step_s * 1e3));
+    ph = json_object();
+    for (i = 0; i < HLX_PHASE_COUNT; i++)
+        json_object_set_new(ph, hlx_phase_name((hlx_phase_id_t)i), json_real(p.phase_s[i] * 1e3));
+    json_object_set_new(o, "predicted_phase_ms", ph);
+    json_object_set_new(o, "predicted_hw", json_string(path));
+    return;
+none:
+    json_object_set_new(o, "predicted_step_ms", json_null());
+    json_object_set_new(o, "predicted_phase_ms", json_null());
+    json_object_set_new(o, "predicted_error", json_string(err));
+}

@@ -1,0 +1,100 @@
+/* This machine as measured by `helix bench local` (the hw file), and a predictor of the
+ * runtime's decode step on it, phase by phase (helix/phase.h). See docs/planner.md. */
+#ifndef HLX_HW_LOCAL_H
+#define HLX_HW_LOCAL_H
+
+#include <helix/cluster.h>
+#include <helix/model.h>
+#include <helix/phase.h>
+#include <helix/status.h>
+#include <helix/types.h>
+
+#include <stdint.h>
+
+#define HLX_HW_FORMAT      "helix-hw-local"
+#define HLX_HW_VERSION     1
+#define HLX_HW_MAX_ATTN    32
+#define HLX_HW_MAX_GEMM    32
+
+/* Attention kernel at one shape: time of one call over len tokens = call_us + len x ns_tok. */
+typedef struct hlx_hw_attn {
+    hlx_dtype_t kv_dtype;
+    int         group, dk, dv;
+    int         cached;   /* 1: KV resident in the last-level cache, 0: streamed from DRAM */
+    double      call_us;  /* fixed cost of one call */
+    double      ns_tok;   /* per token of one KV head */
+} hlx_hw_attn_t;
+
+/* GEMM y[M][N] = x[M][K] W[K][N]: time = call_us + weight bytes / gbps (x and y are small). */
+typedef struct hlx_hw_gemm {
+    hlx_dtype_t w_dtype;
+    int         m;
+    int         cached;
+    double      call_us;
+    double      gbps;     /* weight bytes per second, 1e9 */
+} hlx_hw_gemm_t;
+
+/* Alpha-beta of the runtime's collectives over `ranks` ranks of one link class. */
+typedef struct hlx_hw_coll {
+    int    ranks;         /* 0: not measured */
+    double a2a_us, a2a_gbps;  /* all-to-all: bytes sent per rank */
+    double ar_us, ar_gbps;    /* all-reduce of an fp32 buffer of M bytes */
+    double ag_us, ag_gbps;    /* all-gather: M = bytes received per rank */
+} hlx_hw_coll_t;
+
+typedef struct hlx_hw_local {
+    char   host[64];
+    char   cpu[128];
+    char   kernels[32];       /* kernel variant measured (the runtime's auto choice) */
+    char   measured[32];      /* UTC time of the measurement, ISO 8601 */
+    int    cores;             /* cores this process may run on */
+    double mem_gib;           /* physical memory */
+    double llc_mib;           /* last-level cache */
+    double read_gbps;         /* single-core STREAM-like read */
+    double fma_gflops;        /* single-core fp32 FMA peak */
+    double seconds;           /* how long the measurement took */
+    int    nattn, ngemm;
+    hlx_hw_attn_t attn[HLX_HW_MAX_ATTN];
+    hlx_hw_gemm_t gemm[HLX_HW_MAX_GEMM];
+    hlx_hw_coll_t link[HLX_LINK_COUNT]; /* per link class; self is never measured */
+    hlx_hw_coll_t shared;     /* more ranks than cores (ranks > cores), link shm */
+} hlx_hw_local_t;
+
+/* Default path of the hw file: HELIX_HW_FILE, else $XDG_CACHE_HOME/helix/hw-local.json,
+ * else $HOME/.cache/helix/hw-local.json. -1 when none can be formed. */
+int hlx_hw_local_path(char *buf, size_t len);
+
+/* Reads a hw file; errors as "file:line:column: key: reason" (HLX_ERR_PARSE / HLX_ERR_IO). */
+hlx_status_t hlx_hw_local_load(const char *path, hlx_hw_local_t *hw, char *err, size_t errlen);
+/* Writes hw as JSON (creating the parent folder), atomically (temporary file + rename). */
+hlx_status_t hlx_hw_local_save(const char *path, const hlx_hw_local_t *hw, char *err,
+                               size_t errlen);
+/* The machine as a planner cluster: one node whose "GPUs" are its cores (bandwidth and
+ * peak of one core, memory shared out), the measured link classes. Free with
+ * hlx_cluster_free(). */
+hlx_status_t hlx_hw_local_cluster(const hlx_hw_local_t *hw, hlx_cluster_t *c);
+
+/* One decode configuration of the runtime on this machine. */
+typedef struct hlx_local_cfg {
+    int         kvp, tpa, batch, steps, kv_block;
+    int         hopb;         /* 1: attention of request b+1 overlaps the all-to-all of b */
+    int64_t     context;
+    hlx_dtype_t w_dtype, kv_dtype;
+} hlx_local_cfg_t;
+
+typedef struct hlx_local_pred {
+    double phase_s[HLX_PHASE_COUNT]; /* per step, rank 0; hopb: all-to-all = exposed part */
+    double step_s;                   /* sum of the phases */
+    double ws_bytes;                 /* bytes every step reads over all ranks (KV + weights) */
+    double dram_frac;                /* 0: all of it cache resident, 1: streamed from DRAM */
+    double share;                    /* ranks per core (>= 1) */
+} hlx_local_pred_t;
+
+/* Predicts one step. HLX_ERR_INVALID with a reason when the layout cannot run (the
+ * runtime's rules: TPA divides Q, TPA and K divide one another, N divides Q) or a size
+ * overflows. */
+hlx_status_t hlx_local_predict(const hlx_hw_local_t *hw, const hlx_model_t *m,
+                               const hlx_local_cfg_t *cfg, hlx_local_pred_t *p, char *err,
+                               size_t errlen);
+
+#endif

@@ -1,0 +1,572 @@
+/* The hw file of `helix bench local` (read with positions in every error, written
+ * atomically), the machine as a planner cluster, and the local step predictor that
+ * follows the runtime's decode step phase by phase. See docs/planner.md. */
+#define _GNU_SOURCE
+#include "hlx_hw_local.h"
+
+#include "hlx_json.h"
+
+#include <errno.h>
+#include <jansson.h>
+#include <math.h>
+#include <stddef.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+#include <unistd.h>
+
+#define HLX_NF(_t) (sizeof(_t) / sizeof((_t)[0]))
+
+int hlx_hw_local_path(char *buf, size_t len)
+{
+    const char *f = getenv("HELIX_HW_FILE"), *x = getenv("XDG_CACHE_HOME"), *h = getenv("HOME");
+    int n;
+
+    if (f && *f)
+        n = snprintf(buf, len, "%s", f);
+    else if (x && *x)
+        n = snprintf(buf, len, "%s/helix/hw-local.json", x);
+    else if (h && *h)
+        n = snprintf(buf, len, "%s/.cache/helix/hw-local.json", h);
+    else
+        return -1;
+    return n > 0 && (size_t)n < len ? 0 : -1;
+}
+
+/* ---- reading ---- */
+
+typedef struct hlx_hw_top {
+    char   format[32];
+    int    version;
+    char   host[64], cpu[128], kernels[32], measured[32];
+    int    cores;
+    double mem_gib, llc_mib, read_gbps, fma_gflops, seconds;
+} hlx_hw_top_t;
+
+static const hlx_jfield_t hlx_hw_fields[] = {
+    { "format", HLX_JT_STRING, offsetof(hlx_hw_top_t, format), 1, 1, 0, 32, "\"" HLX_HW_FORMAT "\"" },
+    { "version", HLX_JT_INT, offsetof(hlx_hw_top_t, version), 1, 1, 1000, 0, "file version" },
+    { "host", HLX_JT_STRING, offsetof(hlx_hw_top_t, host), 0, 1, 0, 64, "host name" },
+    { "cpu", HLX_JT_STRING, offsetof(hlx_hw_top_t, cpu), 0, 1, 0, 128, "CPU model" },
+    { "kernels", HLX_JT_STRING, offsetof(hlx_hw_top_t, kernels), 0, 1, 0, 32, "kernel variant" },
+    { "measured", HLX_JT_STRING, offsetof(hlx_hw_top_t, measured), 0, 1, 0, 32, "UTC time" },
+    { "cores", HLX_JT_INT, offsetof(hlx_hw_top_t, cores), 1, 1, 65536, 0, "cores" },
+    { "mem_gib", HLX_JT_DOUBLE, offsetof(hlx_hw_top_t, mem_gib), 1, 1e-3, 1e7, 0, "memory, GiB" },
+    { "llc_mib", HLX_JT_DOUBLE, offsetof(hlx_hw_top_t, llc_mib), 1, 0, 1e7, 0, "last-level cache, MiB" },
+    { "read_gbps", HLX_JT_DOUBLE, offsetof(hlx_hw_top_t, read_gbps), 1, 1e-3, 1e6, 0, "one-core read GB/s" },
+    { "fma_gflops", HLX_JT_DOUBLE, offsetof(hlx_hw_top_t, fma_gflops), 1, 1e-3, 1e7, 0, "one-core fp32 GFLOP/s" },
+    { "seconds", HLX_JT_DOUBLE, offsetof(hlx_hw_top_t, seconds), 0, 0, 1e6, 0, "measurement time" },
+    { "attention", HLX_JT_ANY, 0, 1, 1, 0, 0, "array of attention shapes" },
+    { "gemm", HLX_JT_ANY, 0, 1, 1, 0, 0, "array of GEMM points" },
+    { "links", HLX_JT_ANY, 0, 1, 1, 0, 0, "object: link class -> collectives" },
+    { "shared", HLX_JT_ANY, 0, 0, 1, 0, 0, "collectives with more ranks than cores" },
+};
+
+typedef struct hlx_hw_attn_raw {
+    char   kv_dtype[16];
+    int    group, dk, dv, cached;
+    double call_us, ns_tok;
+} hlx_hw_attn_raw_t;
+
+static const hlx_jfield_t hlx_attn_fields[] = {
+    { "kv_dtype", HLX_JT_STRING, offsetof(hlx_hw_attn_raw_t, kv_dtype), 1, 1, 0, 16, "f32 or bf16" },
+    { "group", HLX_JT_INT, offsetof(hlx_hw_attn_raw_t, group), 1, 1, 4096, 0, "query heads per KV head" },
+    { "dk", HLX_JT_INT, offsetof(hlx_hw_attn_raw_t, dk), 1, 1, 65536, 0, "key size" },
+    { "dv", HLX_JT_INT, offsetof(hlx_hw_attn_raw_t, dv), 1, 1, 65536, 0, "value size" },
+    { "cached", HLX_JT_BOOL, offsetof(hlx_hw_attn_raw_t, cached), 1, 1, 0, 0, "KV in cache" },
+    { "call_us", HLX_JT_DOUBLE, offsetof(hlx_hw_attn_raw_t, call_us), 1, 0, 1e6, 0, "us per call" },
+    { "ns_tok", HLX_JT_DOUBLE, offsetof(hlx_hw_attn_raw_t, ns_tok), 1, 1e-6, 1e9, 0, "ns per token" },
+};
+
+typedef struct hlx_hw_gemm_raw {
+    char   w_dtype[16];
+    int    m, cached;
+    double call_us, gbps;
+} hlx_hw_gemm_raw_t;
+
+static const hlx_jfield_t hlx_gemm_fields[] = {
+    { "w_dtype", HLX_JT_STRING, offsetof(hlx_hw_gemm_raw_t, w_dtype), 1, 1, 0, 16, "f32 or bf16" },
+    { "m", HLX_JT_INT, offsetof(hlx_hw_gemm_raw_t, m), 1, 1, 65536, 0, "rows of x" },
+    { "cached", HLX_JT_BOOL, offsetof(hlx_hw_gemm_raw_t, cached), 1, 1, 0, 0, "weights in cache" },
+    { "call_us", HLX_JT_DOUBLE, offsetof(hlx_hw_gemm_raw_t, call_us), 1, 0, 1e6, 0, "us per call" },
+    { "gbps", HLX_JT_DOUBLE, offsetof(hlx_hw_gemm_raw_t, gbps), 1, 1e-3, 1e6, 0, "weight GB/s" },
+};
+
+static const hlx_jfield_t hlx_coll_fields[] = {
+    { "ranks", HLX_JT_INT, offsetof(hlx_hw_coll_t, ranks), 1, 2, 65536, 0, "ranks measured" },
+    { "a2a_us", HLX_JT_DOUBLE, offsetof(hlx_hw_coll_t, a2a_us), 1, 0, 1e7, 0, "all-to-all latency" },
+    { "a2a_gbps", HLX_JT_DOUBLE, offsetof(hlx_hw_coll_t, a2a_gbps), 1, 1e-6, 1e6, 0, "all-to-all GB/s" },
+    { "ar_us", HLX_JT_DOUBLE, offsetof(hlx_hw_coll_t, ar_us), 1, 0, 1e7, 0, "all-reduce latency" },
+    { "ar_gbps", HLX_JT_DOUBLE, offsetof(hlx_hw_coll_t, ar_gbps), 1, 1e-6, 1e6, 0, "all-reduce GB/s" },
+    { "ag_us", HLX_JT_DOUBLE, offsetof(hlx_hw_coll_t, ag_us), 1, 0, 1e7, 0, "all-gather latency" },
+    { "ag_gbps", HLX_JT_DOUBLE, offsetof(hlx_hw_coll_t, ag_gbps), 1, 1e-6, 1e6, 0, "all-gather GB/s" },
+};
+
+static hlx_status_t hlx_hw_dtype(hlx_jdoc_t *doc, const char *path, const char *s,
+                                 hlx_dtype_t *t)
+{
+    if (hlx_dtype_parse(s, t) != 0 || (*t != HLX_DTYPE_F32 && *t != HLX_DTYPE_BF16))
+        return hlx_jdoc_fail(doc, path, HLX_ERR_PARSE, "'%s' is not f32 or bf16", s);
+    return HLX_OK;
+}
+
+static hlx_status_t hlx_hw_read(hlx_jdoc_t *doc, hlx_hw_local_t *hw)
+{
+    json_t *root = hlx_jdoc_root(doc), *a, *v, *links;
+    hlx_hw_top_t top;
+    hlx_status_t st;
+    const char *key;
+    char path[96];
+    size_t i;
+
+    memset(&top, 0, sizeof(top));
+    if (!json_is_object(root))
+        return hlx_jdoc_fail(doc, "", HLX_ERR_PARSE, "expected an object");
+    /* another program's file or another version: say so before anything else */
+    v = json_object_get(root, "format");
+    if (json_is_string(v) && strcmp(json_string_value(v), HLX_HW_FORMAT) != 0)
+        return hlx_jdoc_fail(doc, "/format", HLX_ERR_PARSE, "'%s' is not \"%s\": not a file "
+                             "of helix bench local", json_string_value(v), HLX_HW_FORMAT);
+    v = json_object_get(root, "version");
+    if (json_is_integer(v) && json_integer_value(v) != HLX_HW_VERSION)
+        return hlx_jdoc_fail(doc, "/version", HLX_ERR_PARSE,
+                             "version %lld is not %d: measure again (helix bench local)",
+                             (long long)json_integer_value(v), HLX_HW_VERSION);
+    st = hlx_jdoc_read_object(doc, root, "", hlx_hw_fields, HLX_NF(hlx_hw_fields), &top);
+    if (st != HLX_OK)
+        return st;
+    if (strcmp(top.format, HLX_HW_FORMAT) != 0)
+        return hlx_jdoc_fail(doc, "/format", HLX_ERR_PARSE, "'%s' is not \"%s\"", top.format,
+                             HLX_HW_FORMAT);
+    memcpy(hw->host, top.host, sizeof(hw->host));
+    memcpy(hw->cpu, top.cpu, sizeof(hw->cpu));
+    memcpy(hw->kernels, top.kernels, sizeof(hw->kernels));
+    memcpy(hw->measured, top.measured, sizeof(hw->measured));
+    hw->cores      = top.cores;
+    hw->mem_gib    = top.mem_gib;
+    hw->llc_mib    = top.llc_mib;
+    hw->read_gbps  = top.read_gbps;
+    hw->fma_gflops = top.fma_gflops;
+    hw->seconds    = top.seconds;
+
+    a = json_object_get(root, "attention");
+    if (!json_is_array(a) || json_array_size(a) == 0 || json_array_size(a) > HLX_HW_MAX_ATTN)
+        return hlx_jdoc_fail(doc, "/attention", HLX_ERR_PARSE, "expected an array of 1 to %d "
+                             "shapes", HLX_HW_MAX_ATTN);
+    json_array_foreach(a, i, v) {
+        hlx_hw_attn_raw_t r;
+        hlx_hw_attn_t *o = &hw->attn[hw->nattn++];
+        memset(&r, 0, sizeof(r));
+        snprintf(path, sizeof(path), "/attention/%zu", i);
+        if (!json_is_object(v))
+            return hlx_jdoc_fail(doc, path, HLX_ERR_PARSE, "expected an object");
+        st = hlx_jdoc_read_object(doc, v, path, hlx_attn_fields, HLX_NF(hlx_attn_fields), &r);
+        if (st != HLX_OK)
+            return st;
+        snprintf(path, sizeof(path), "/attention/%zu/kv_dtype", i);
+        if ((st = hlx_hw_dtype(doc, path, r.kv_dtype, &o->kv_dtype)) != HLX_OK)
+            return st;
+        o->group = r.group, o->dk = r.dk, o->dv = r.dv, o->cached = r.cached;
+        o->call_us = r.call_us, o->ns_tok = r.ns_tok;
+    }
+    a = json_object_get(root, "gemm");
+    if (!json_is_array(a) || json_array_size(a) == 0 || json_array_size(a) > HLX_HW_MAX_GEMM)
+        return hlx_jdoc_fail(doc, "/gemm", HLX_ERR_PARSE, "expected an array of 1 to %d "
+                             "points", HLX_HW_MAX_GEMM);
+    json_array_foreach(a, i, v) {
+        hlx_hw_gemm_raw_t r;
+        hlx_hw_gemm_t *o = &hw->gemm[hw->ngemm++];
+        memset(&r, 0, sizeof(r));
+        snprintf(path, sizeof(path), "/gemm/%zu", i);
+        if (!json_is_object(v))
+            return hlx_jdoc_fail(doc, path, HLX_ERR_PARSE, "expected an object");
+        st = hlx_jdoc_read_object(doc, v, path, hlx_gemm_fields, HLX_NF(hlx_gemm_fields), &r);
+        if (st != HLX_OK)
+            return st;
+        snprintf(path, sizeof(path), "/gemm/%zu/w_dtype", i);
+        if ((st = hlx_hw_dtype(doc, path, r.w_dtype, &o->w_dtype)) != HLX_OK)
+            return st;
+        o->m = r.m, o->cached = r.cached, o->call_us = r.call_us, o->gbps = r.gbps;
+    }
+    links = json_object_get(root, "links");
+    if (!json_is_object(links))
+        return hlx_jdoc_fail(doc, "/links", HLX_ERR_PARSE, "expected an object");
+    json_object_foreach(links, key, v) {
+        hlx_link_t lk;
+        snprintf(path, sizeof(path), "/links/%s", key);
+        if (hlx_link_parse(key, &lk) != 0 || lk == HLX_LINK_SELF)
+            return hlx_jdoc_fail(doc, path, HLX_ERR_PARSE, "unknown link class '%s' (shm, "
+                                 "nvlink, pcie, rdma, tcp)", key);
+        if (!json_is_object(v))
+            return hlx_jdoc_fail(doc, path, HLX_ERR_PARSE, "expected an object");
+        st = hlx_jdoc_read_object(doc, v, path, hlx_coll_fields, HLX_NF(hlx_coll_fields),
+                                  &hw->link[lk]);
+        if (st != HLX_OK)
+            return st;
+    }
+    v = json_object_get(root, "shared");
+    if (v != NULL) {
+        if (!json_is_object(v))
+            return hlx_jdoc_fail(doc, "/shared", HLX_ERR_PARSE, "expected an object");
+        st = hlx_jdoc_read_object(doc, v, "/shared", hlx_coll_fields, HLX_NF(hlx_coll_fields),
+                                  &hw->shared);
+        if (st != HLX_OK)
+            return st;
+    }
+    return HLX_OK;
+}
+
+hlx_status_t hlx_hw_local_load(const char *path, hlx_hw_local_t *hw, char *err, size_t errlen)
+{
+    hlx_jdoc_t *doc = NULL;
+    hlx_status_t st;
+
+    memset(hw, 0, sizeof(*hw));
+    st = hlx_jdoc_load_file(path, &doc);
+    if (st == HLX_OK)
+        st = hlx_hw_read(doc, hw);
+    if (st != HLX_OK) {
+        if (doc)
+            snprintf(err, errlen, "%s", hlx_jdoc_error(doc));
+        else
+            snprintf(err, errlen, "%s: cannot read", path);
+    }
+    hlx_jdoc_free(doc);
+    return st;
+}
+
+/* ---- writing ---- */
+
+static json_t *hlx_hw_coll_json(const hlx_hw_coll_t *c)
+{
+    return json_pack("{s:i, s:f, s:f, s:f, s:f, s:f, s:f}", "ranks", c->ranks,
+                     "a2a_us", c->a2a_us, "a2a_gbps", c->a2a_gbps, "ar_us", c->ar_us,
+                     "ar_gbps", c->ar_gbps, "ag_us", c->ag_us, "ag_gbps", c->ag_gbps);
+}
+
+static int hlx_mkdir_parents(const char *path)
+{
+    char tmp[4096];
+    char *p;
+
+    if (snprintf(tmp, sizeof(tmp), "%s", path) >= (int)sizeof(tmp))
+        return -1;
+    for (p = tmp + 1; *p; p++) {
+        if (*p != '/')
+            continue;
+        *p = '\0';
+        if (mkdir(tmp, 0755) != 0 && errno != EEXIST)
+            return -1;
+        *p = '/';
+    }
+    return 0;
+}
+
+hlx_status_t hlx_hw_local_save(const char *path, const hlx_hw_local_t *hw, char *err,
+                               size_t errlen)
+{
+    json_t *o, *a, *links;
+    char tmp[4200];
+    int i, rc;
+
+    o = json_pack("{s:s, s:i, s:s, s:s, s:s, s:s, s:i, s:f, s:f, s:f, s:f, s:f}",
+                  "format", HLX_HW_FORMAT, "version", HLX_HW_VERSION, "host", hw->host,
+                  "cpu", hw->cpu, "kernels", hw->kernels, "measured", hw->measured,
+                  "cores", hw->cores, "mem_gib", hw->mem_gib, "llc_mib", hw->llc_mib,
+                  "read_gbps", hw->read_gbps, "fma_gflops", hw->fma_gflops,
+                  "seconds", hw->seconds);
+    if (o == NULL) {
+        snprintf(err, errlen, "%s: cannot build the JSON document", path);
+        return HLX_ERR_NOMEM;
+    }
+    a = json_array();
+    for (i = 0; i < hw->nattn; i++) {
+        const hlx_hw_attn_t *t = &hw->attn[i];
+        json_array_append_new(a, json_pack("{s:s, s:i, s:i, s:i, s:b, s:f, s:f}",
+                                           "kv_dtype", hlx_dtype_name(t->kv_dtype),
+                                           "group", t->group, "dk", t->dk, "dv", t->dv,
+                                           "cached", t->cached, "call_us", t->call_us,
+                                           "ns_tok", t->ns_tok));
+    }
+    json_object_set_new(o, "attention", a);
+    a = json_array();
+    for (i = 0; i < hw->ngemm; i++) {
+        const hlx_hw_gemm_t *g = &hw->gemm[i];
+        json_array_append_new(a, json_pack("{s:s, s:i, s:b, s:f, s:f}",
+                                           "w_dtype", hlx_dtype_name(g->w_dtype), "m", g->m,
+                                           "cached", g->cached, "call_us", g->call_us,
+                                           "gbps", g->gbps));
+    }
+    json_object_set_new(o, "gemm", a);
+    links = json_object();
+    for (i = 0; i < HLX_LINK_COUNT; i++)
+        if (hw->link[i].ranks > 0)
+            json_object_set_new(links, hlx_link_name((hlx_link_t)i),
+                                hlx_hw_coll_json(&hw->link[i]));
+    json_object_set_new(o, "links", links);
+    if (hw->shared.ranks > 0)
+        json_object_set_new(o, "shared", hlx_hw_coll_json(&hw->shared));
+    if (hlx_mkdir_parents(path) != 0) {
+        snprintf(err, errlen, "%s: cannot create its folder: %s", path, strerror(errno));
+        json_decref(o);
+        return HLX_ERR_IO;
+    }
+    snprintf(tmp, sizeof(tmp), "%s.%ld.tmp", path, (long)getpid());
+    rc = json_dump_file(o, tmp, JSON_INDENT(2) | JSON_PRESERVE_ORDER | JSON_REAL_PRECISION(6));
+    json_decref(o);
+    if (rc != 0 || rename(tmp, path) != 0) {
+        snprintf(err, errlen, "%s: cannot write: %s", path, strerror(errno));
+        unlink(tmp);
+        return HLX_ERR_IO;
+    }
+    return HLX_OK;
+}
+
+/* ---- the machine as a cluster ---- */
+
+hlx_status_t hlx_hw_local_cluster(const hlx_hw_local_t *hw, hlx_cluster_t *c)
+{
+    int i;
+
+    memset(c, 0, sizeof(*c));
+    c->nodes = calloc(1, sizeof(*c->nodes));
+    if (c->nodes == NULL)
+        return HLX_ERR_NOMEM;
+    snprintf(c->name, sizeof(c->name), "local");
+    snprintf(c->description, sizeof(c->description), "%s, %d cores, measured %s",
+             hw->cpu[0] ? hw->cpu : "this machine", hw->cores, hw->measured);
+    c->nnodes = 1;
+    c->ndomains = 1;
+    snprintf(c->nodes[0].name, sizeof(c->nodes[0].name), "%s", hw->host[0] ? hw->host : "local");
+    c->nodes[0].gpus = hw->cores;
+    c->total_gpus = c->max_domain_gpus = hw->cores;
+    snprintf(c->gpu.name, sizeof(c->gpu.name), "core");
+    c->gpu.hbm_gib  = hw->mem_gib / hw->cores;
+    c->gpu.hbm_gbps = hw->read_gbps;
+    /* fp32 FMA peak; bf16 runs on the same units after widening, fp8/fp4 are not run */
+    for (i = 0; i < HLX_DTYPE_COUNT; i++)
+        c->gpu.peak_tflops[i] = hw->fma_gflops * 1e-3;
+    c->link[HLX_LINK_SELF].bw_gbps = hw->read_gbps;
+    for (i = HLX_LINK_SHM; i < HLX_LINK_COUNT; i++)
+        if (hw->link[i].ranks > 0) {
+            /* the cost model's alpha-beta per step: take the all-reduce's, which the
+             * runtime pays twice per layer */
+            c->link[i].bw_gbps    = hw->link[i].ar_gbps;
+            c->link[i].latency_us = hw->link[i].ar_us;
+        }
+    return HLX_OK;
+}
+
+/* ---- the local predictor ---- */
+
+/* Time of one attention call over len tokens at this shape. The nearest measured shape
+ * of the same dtype and residency scales by the KV bytes per token when the exact shape
+ * was not measured (the kernel streams K and V once per call, the group rides along). */
+static double hlx_attn_time(const hlx_hw_local_t *hw, hlx_dtype_t t, int group, int dk,
+                            int dv, int cached, double len)
+{
+    const hlx_hw_attn_t *best = NULL;
+    double bestd = 1e300, scale;
+    int i;
+
+    for (i = 0; i < hw->nattn; i++) {
+        const hlx_hw_attn_t *a = &hw->attn[i];
+        double d;
+        if (a->cached != cached && hw->nattn > 1)
+            d = 1e6;
+        else
+            d = 0;
+        d += (a->kv_dtype != t ? 1e3 : 0) + fabs(log((double)a->group / group)) +
+             fabs(log((double)(a->dk + a->dv) / (dk + dv)));
+        if (d < bestd)
+            bestd = d, best = a;
+    }
+    if (best == NULL)
+        return 0;
+    scale = (double)(dk + dv) / (best->dk + best->dv) * hlx_dtype_bytes(t) /
+            hlx_dtype_bytes(best->kv_dtype);
+    /* more query heads per KV head than measured: the flops grow with the group */
+    if (group > best->group)
+        scale *= fmax(1.0, 0.5 + 0.5 * (double)group / best->group);
+    return best->call_us * 1e-6 + len * best->ns_tok * 1e-9 * scale;
+}
+
+/* Weight-streaming time of one GEMM at M rows: the measured rows nearest below and above
+ * M interpolated linearly; more rows than measured extrapolate from the largest. */
+static double hlx_gemm_time(const hlx_hw_local_t *hw, hlx_dtype_t t, int M, int cached,
+                            double wbytes)
+{
+    const hlx_hw_gemm_t *lo = NULL, *hi = NULL;
+    int i, pass;
+
+    for (pass = 0; pass < 2 && lo == NULL && hi == NULL; pass++)
+        for (i = 0; i < hw->ngemm; i++) {
+            const hlx_hw_gemm_t *g = &hw->gemm[i];
+            if (g->w_dtype != t || (pass == 0 && g->cached != cached))
+                continue;
+            if (g->m <= M && (lo == NULL || g->m > lo->m))
+                lo = g;
+            if (g->m >= M && (hi == NULL || g->m < hi->m))
+                hi = g;
+        }
+    if (lo == NULL && hi == NULL) /* no point of this dtype: the read roofline */
+        return wbytes / (hw->read_gbps * 1e9);
+    if (lo == NULL)
+        lo = hi;
+    if (hi == NULL) {
+        /* beyond the largest M: the time per weight byte grows with the rows past it */
+        double tl = lo->call_us * 1e-6 + wbytes / (lo->gbps * 1e9);
+        return tl * fmax(1.0, (double)M / lo->m * 0.5 + 0.5);
+    }
+    {
+        double tl = lo->call_us * 1e-6 + wbytes / (lo->gbps * 1e9);
+        double th = hi->call_us * 1e-6 + wbytes / (hi->gbps * 1e9);
+        double f = hi->m == lo->m ? 0 : (double)(M - lo->m) / (hi->m - lo->m);
+        return tl + f * (th - tl);
+    }
+}
+
+/* Collective alpha-beta over n ranks: the measured class (shm on one host); past the
+ * cores, the oversubscribed measurement. kind 0 all-to-all, 1 all-reduce, 2 all-gather. */
+static double hlx_coll_time(const hlx_hw_local_t *hw, int kind, int n, double M)
+{
+    const hlx_hw_coll_t *c = &hw->link[HLX_LINK_SHM];
+    double a, b, steps;
+    int i;
+
+    if (n <= 1)
+        return 0;
+    if (c->ranks == 0)
+        for (i = HLX_LINK_SHM; i < HLX_LINK_COUNT && c->ranks == 0; i++)
+            c = &hw->link[i];
+    if (n > hw->cores && hw->shared.ranks > 0)
+        c = &hw->shared;
+    if (c->ranks == 0)
+        return 0;
+    a = kind == 0 ? c->a2a_us : kind == 1 ? c->ar_us : c->ag_us;
+    b = kind == 0 ? c->a2a_gbps : kind == 1 ? c->ar_gbps : c->ag_gbps;
+    /* latency grows with the rounds of the algorithm (log2), bandwidth term with (n-1)/n
+     * of the buffer, both relative to the measured group */
+    steps = fmax(1.0, log2((double)n) / log2((double)c->ranks));
+    return a * 1e-6 * steps + ((double)(n - 1) / n) / ((double)(c->ranks - 1) / c->ranks) *
+                                  M / (b * 1e9);
+}
+
+#define HLX_BAD(...) \
+    do { \
+        snprintf(err, errlen, __VA_ARGS__); \
+        return HLX_ERR_INVALID; \
+    } while (0)
+
+hlx_status_t hlx_local_predict(const hlx_hw_local_t *hw, const hlx_model_t *m,
+                               const hlx_local_cfg_t *cfg, hlx_local_pred_t *p, char *err,
+                               size_t errlen)
+{
+    const int Q = m->q_heads, K = m->kv_heads, H = m->hidden, B = cfg->batch;
+    const int dk = hlx_model_key_dim(m), dv = hlx_model_value_dim(m);
+    const double wb = hlx_dtype_bytes(cfg->w_dtype), kb = hlx_dtype_bytes(cfg->kv_dtype);
+    const double L = m->layers, llc = hw->llc_mib * 1048576.0;
+    int64_t n64 = (int64_t)cfg->kvp * cfg->tpa;
+    int n, q_local, group, kv_local, q_slice, fc, vc, vpad, ph;
+    double cap, len, kv_rank, w_rank, t_attn1, a2a_req, a2a, share, f, ws;
+    double qkv_cols;
+
+    memset(p, 0, sizeof(*p));
+    if (cfg->kvp < 1 || cfg->tpa < 1 || B < 1 || cfg->kv_block < 1 || cfg->context < 0 ||
+        cfg->steps < 0)
+        HLX_BAD("kvp, tpa, batch and kv_block must be at least 1, context and steps at least 0");
+    if (n64 > (1 << 20))
+        HLX_BAD("kvp x tpa = %d x %d = %lld exceeds %d ranks", cfg->kvp, cfg->tpa,
+                (long long)n64, 1 << 20);
+    if (cfg->context > ((int64_t)1 << 50) || cfg->steps > 100000000)
+        HLX_BAD("context %lld + steps %d is out of range", (long long)cfg->context, cfg->steps);
+    n = (int)n64;
+    if (m->attn != HLX_ATTN_GQA)
+        HLX_BAD("model %s: the runtime decodes GQA models only", m->name);
+    if (Q % cfg->tpa != 0)
+        HLX_BAD("tpa %d does not divide q_heads %d", cfg->tpa, Q);
+    if (K % cfg->tpa != 0 && cfg->tpa % K != 0)
+        HLX_BAD("tpa %d and kv_heads %d: one must divide the other", cfg->tpa, K);
+    if (Q % n != 0)
+        HLX_BAD("N = kvp x tpa = %d does not divide q_heads %d", n, Q);
+    if (n > H || n > m->ffn || n > m->vocab)
+        HLX_BAD("N = %d ranks is larger than hidden, ffn or vocab", n);
+    if (hw->cores < 1 || hw->read_gbps <= 0)
+        HLX_BAD("the hw file describes no cores or no bandwidth");
+
+    /* rank 0's share of the work, as runtime/layout.c cuts it */
+    q_local  = Q / cfg->tpa;
+    group    = Q / K < q_local ? Q / K : q_local;
+    kv_local = q_local / group;
+    q_slice  = Q / n;
+    fc       = (int)((int64_t)m->ffn / n);
+    vc       = (int)((int64_t)m->vocab / n);
+    vpad     = (m->vocab + n - 1) / n;
+    qkv_cols = (double)q_local * dk + (double)kv_local * (dk + dv);
+    /* KV positions of rank 0: blocks of kv_block round-robin over KVP; the mean length
+     * seen during the steps is the context plus half of them */
+    cap = ceil((double)(cfg->context + cfg->steps) / cfg->kvp);
+    len = ((double)cfg->context + cfg->steps * 0.5) / cfg->kvp;
+    kv_rank = L * B * kv_local * cap * (dk + dv) * kb;
+    w_rank  = (L * (H * qkv_cols + (double)q_slice * dv * H + 3.0 * H * fc) + (double)vc * H) * wb;
+    ws = (kv_rank + w_rank) * n;
+    /* what one step reads, over every rank on this host, against the last-level cache:
+     * cached below half of it, streamed from DRAM above all of it, a blend between */
+    f = llc <= 0 ? 1.0 : fmin(1.0, fmax(0.0, (ws - 0.5 * llc) / (0.5 * llc)));
+    share = n > hw->cores ? (double)n / hw->cores : 1.0;
+
+    /* a blend of the cached and the DRAM rate; DRAM never counts as faster than the cache
+     * (two noisy measurements must not make a larger working set cheaper) */
+#define HLX_MIX(_fn_cached, _fn_dram) \
+    ((1.0 - f) * (_fn_cached) + f * fmax((_fn_cached), (_fn_dram)))
+    /* qkv: norm + fused QKV GEMM + RoPE + append */
+    p->phase_s[HLX_PHASE_QKV] = L * HLX_MIX(
+        hlx_gemm_time(hw, cfg->w_dtype, B, 1, H * qkv_cols * wb),
+        hlx_gemm_time(hw, cfg->w_dtype, B, 0, H * qkv_cols * wb));
+    /* attention: B x kv_local calls over the local shard */
+    t_attn1 = kv_local * HLX_MIX(hlx_attn_time(hw, cfg->kv_dtype, group, dk, dv, 1, len),
+                                 hlx_attn_time(hw, cfg->kv_dtype, group, dk, dv, 0, len));
+    p->phase_s[HLX_PHASE_ATTN] = L * B * t_attn1;
+    /* the KVP all-to-all: peer j gets [B][q_slice][dv + 1] floats */
+    a2a = hlx_coll_time(hw, 0, cfg->kvp, (double)B * q_slice * (dv + 1) * 4.0 *
+                                              (cfg->kvp - 1));
+    a2a_req = hlx_coll_time(hw, 0, cfg->kvp, (double)q_slice * (dv + 1) * 4.0 * (cfg->kvp - 1));
+    if (cfg->hopb && cfg->kvp > 1 && B > 1) {
+        /* per request: c + (B-1) max(c, m) + m; attention keeps its own time, the
+         * all-to-all shows what is left exposed */
+        double pipe = t_attn1 + (B - 1) * fmax(t_attn1, a2a_req) + a2a_req;
+        p->phase_s[HLX_PHASE_A2A] = L * fmax(0.0, pipe - B * t_attn1);
+    } else {
+        p->phase_s[HLX_PHASE_A2A] = L * a2a;
+    }
+    /* merge: reads kvp partials of every merged head (cache resident) */
+    p->phase_s[HLX_PHASE_MERGE] = L * (2.0 * cfg->kvp * B * q_slice * (dv + 1) * 4.0) /
+                                  (hw->read_gbps * 2e9);
+    p->phase_s[HLX_PHASE_OPROJ] = L * HLX_MIX(
+        hlx_gemm_time(hw, cfg->w_dtype, B, 1, (double)q_slice * dv * H * wb),
+        hlx_gemm_time(hw, cfg->w_dtype, B, 0, (double)q_slice * dv * H * wb));
+    p->phase_s[HLX_PHASE_OPROJ_AR] = L * hlx_coll_time(hw, 1, n, (double)B * H * 4.0);
+    p->phase_s[HLX_PHASE_FFN] = L * (HLX_MIX(
+        hlx_gemm_time(hw, cfg->w_dtype, B, 1, 2.0 * H * fc * wb),
+        hlx_gemm_time(hw, cfg->w_dtype, B, 0, 2.0 * H * fc * wb)) + HLX_MIX(
+        hlx_gemm_time(hw, cfg->w_dtype, B, 1, (double)H * fc * wb),
+        hlx_gemm_time(hw, cfg->w_dtype, B, 0, (double)H * fc * wb)));
+    p->phase_s[HLX_PHASE_FFN_AR] = L * hlx_coll_time(hw, 1, n, (double)B * H * 4.0);
+    p->phase_s[HLX_PHASE_HEAD] = HLX_MIX(
+        hlx_gemm_time(hw, cfg->w_dtype, B, 1, (double)vc * H * wb),
+        hlx_gemm_time(hw, cfg->w_dtype, B, 0, (double)vc * H * wb)) +
+        hlx_coll_time(hw, 2, n, (double)B * vpad * 4.0 * n);
+#undef HLX_MIX
+    /* more ranks than cores: every rank's compute waits its turn on a shared core */
+    for (ph = 0; ph < HLX_PHASE_COUNT; ph++) {
+        if (ph == HLX_PHASE_QKV || ph == HLX_PHASE_ATTN || ph == HLX_PHASE_MERGE ||
+            ph == HLX_PHASE_OPROJ || ph == HLX_PHASE_FFN || ph == HLX_PHASE_HEAD)
+            p->phase_s[ph] *= share;
+        p->step_s += p->phase_s[ph];
+    }
+    p->ws_bytes  = ws;
+    p->dram_frac = f;
+    p->share     = share;
+    return HLX_OK;
+}

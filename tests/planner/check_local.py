@@ -1,0 +1,190 @@
+#!/usr/bin/env python3
+"""helix plan --hw local and decode's prediction end to end, from a given hw file (no
+measurement): the file is used as is and left unchanged, phases sum to the step, corrupt
+and hostile files exit 2 naming file:line:column, overflowing layouts exit 2 naming the
+flags, and decode --json carries predicted_step_ms beside step_ms.
+
+usage: check_local.py HELIX DATA_DIR [--measure]
+  --measure: also run `helix bench local` (the real measurement, needs helixrun) and read
+             its file back."""
+import json
+import os
+import re
+import shutil
+import subprocess
+import sys
+import tempfile
+
+HELIX, DATA = sys.argv[1], sys.argv[2]
+MEASURE = "--measure" in sys.argv
+failures = []
+
+
+def check(cond, what):
+    if not cond:
+        failures.append(what)
+        print("FAIL:", what)
+
+
+def run(args, env=None, timeout=120):
+    e = dict(os.environ)
+    e.pop("HELIX_HW_FILE", None)
+    e.update(env or {})
+    p = subprocess.run([HELIX, *args], capture_output=True, text=True, timeout=timeout, env=e)
+    return p.returncode, p.stdout, p.stderr
+
+
+tmp = tempfile.mkdtemp(prefix="hlx_local_")
+try:
+    hw = os.path.join(tmp, "hw.json")
+    shutil.copy(os.path.join(DATA, "hw-local.json"), hw)
+    before = open(hw, "rb").read()
+    mtime = os.stat(hw).st_mtime_ns
+    env = {"HELIX_HW_FILE": hw}
+
+    # ---- plan --hw local from the given file: no measurement, the local predictor
+    rc, out, err = run(["plan", "--model", "tiny", "--hw", "local", "--context", "64K",
+                        "--kvp", "2", "--batch", "4", "--json"], env)
+    check(rc == 0, f"plan --hw local exit {rc}: {err}")
+    check("measuring" not in err, f"plan --hw local measured although the file exists: {err}")
+    check(open(hw, "rb").read() == before and os.stat(hw).st_mtime_ns == mtime,
+          "the hw file is left unchanged")
+    o = json.loads(out)
+    check(o.get("predictor") == "local", f"predictor {o.get('predictor')}")
+    check(o.get("hw_file") == hw, f"hw_file {o.get('hw_file')}")
+    check("2026-01-01T00:00:00Z" in o.get("predictor_note", ""),
+          "the note names the file's measurement time")
+    tsum = sum(p["time_us"] for p in o["phases"].values())
+    check(abs(tsum / 1e3 - o["ttl_ms"]) <= 1e-6 * o["ttl_ms"], f"phases {tsum} us sum to TTL "
+          f"{o['ttl_ms']} ms")
+    check(o["feasible"] is True, "KVP 2 on 2 cores is feasible")
+    # attention from the file by hand: 2 layers x 2 KV heads x 4 requests x 32768 tokens at
+    # 8 ns (bf16 from DRAM: the two ranks' KV, 2 x 64 MiB, is above the 32 MiB LLC) + 16
+    # calls x 1 us
+    want = 2 * 2 * 4 * 32768 * 8e-3 + 16 * 1.0
+    check(abs(o["phases"]["attention"]["time_us"] - want) < 1e-3 * want,
+          f"attention {o['phases']['attention']['time_us']} us, by hand {want}")
+
+    # a working set below half of the LLC (2 MiB of KV, 3 MiB of f32 weights): the cached
+    # rate, 4 ns, + 4 calls x 1 us
+    rc, out, err = run(["plan", "--model", "tiny", "--hw", "local", "--context", "4K",
+                        "--json"], env)
+    oc = json.loads(out) if rc == 0 else {"phases": {"attention": {"time_us": -1}}}
+    want = 2 * 2 * 4096 * 4e-3 + 4 * 1.0
+    check(abs(oc["phases"]["attention"]["time_us"] - want) < 1e-3 * want,
+          f"cached attention {oc['phases']['attention']['time_us']} us, by hand {want}")
+
+    # more ranks than cores: still feasible (they share cores), the compute doubles
+    rc, out, err = run(["plan", "--model", "tiny", "--hw", "local", "--context", "64K",
+                        "--kvp", "4", "--batch", "4", "--json"], env)
+    o4 = json.loads(out) if rc == 0 else {}
+    check(rc == 0 and o4.get("feasible") is True, f"KVP 4 on 2 cores: exit {rc} {err}")
+    if rc == 0:
+        want4 = 2 * (2 * 2 * 4 * 16384 * 8e-3 + 16 * 1.0)
+        check(abs(o4["phases"]["attention"]["time_us"] - want4) < 1e-3 * want4,
+              f"KVP 4 attention {o4['phases']['attention']['time_us']} us, by hand {want4}")
+
+    # --set HW_FILE=... names the file as HELIX_HW_FILE does
+    rc, out, err = run(["plan", "--model", "tiny", "--hw", "local", "--context", "4K",
+                        "--set", "HW_FILE=" + hw, "--json"])
+    check(rc == 0 and json.loads(out).get("hw_file") == hw, f"--set HW_FILE: {rc} {err}")
+
+    # the text table says which predictor ran
+    rc, out, err = run(["plan", "--model", "tiny", "--hw", "local", "--context", "1M"], env)
+    check(rc == 0 and "predictor: local" in out, f"plan table names the predictor: {out}")
+    # a layout the runtime cannot run falls back to the roofline over the cluster, named so
+    rc, out, err = run(["plan", "--model", "tiny", "--hw", "local", "--context", "1M",
+                        "--weight-dtype", "fp4", "--json"], env)
+    check(rc == 0 and json.loads(out).get("predictor") == "roofline",
+          f"fp4 weights: roofline ({rc}, {err})")
+    # a sweep over the machine as a cluster
+    rc, out, err = run(["sweep", "--model", "tiny", "--hw", "local", "--context", "64K",
+                        "--gpus", "1-2", "--quiet"], env)
+    check(rc == 0, f"sweep --hw local exit {rc}: {err}")
+
+    # ---- corrupt and hostile files: exit 2, file:line:column
+    bad = os.path.join(tmp, "bad.json")
+    text = before.decode()
+    cases = [
+        ("negative bandwidth", text.replace('"read_gbps": 20.0', '"read_gbps": -20.0'), 11),
+        ("truncated", text[: len(text) // 2], None),
+        ("wrong format", text.replace('"helix-hw-local"', '"helix-hw-remote"'), 2),
+        ("binary", "\x00\x01\x02garbage\xff", 1),
+        ("huge number", text.replace('"cores": 2', '"cores": 1e300'), 8),
+        ("unknown key", text.replace('"seconds": 5.0', '"secnds": 5.0'), 13),
+    ]
+    for what, body, line in cases:
+        with open(bad, "w", encoding="utf-8", errors="surrogateescape") as f:
+            f.write(body)
+        rc, out, err = run(["plan", "--model", "tiny", "--hw", "local", "--context", "4K"],
+                           {"HELIX_HW_FILE": bad})
+        check(rc == 2, f"{what}: exit {rc} (want 2): {err}")
+        m = re.search(re.escape(bad) + r":(\d+):(\d+):", err)
+        check(m is not None, f"{what}: file:line:column in '{err.strip()}'")
+        if m and line is not None:
+            check(int(m.group(1)) == line, f"{what}: line {m.group(1)}, want {line}")
+        check("measuring" not in err, f"{what}: a bad file is refused, not re-measured")
+
+    # ---- overflowing layouts: exit 2 naming the flags
+    rc, out, err = run(["plan", "--model", "tiny", "--hw", "hgx-h200", "--context", "4K",
+                        "--kvp", "1000000", "--tpa", "1000000"])
+    check(rc == 2 and "--kvp" in err and "--tpa" in err and "at least 1" not in err,
+          f"kvp x tpa overflow: exit {rc}: {err}")
+    rc, out, err = run(["plan", "--model", "tiny", "--hw", "hgx-h200", "--context", "4K",
+                        "--strategy", "dp-ep", "--dp", "1000000", "--tpf", "1000000",
+                        "--ep", "1000000"])
+    check(rc == 2 and "tpf x ep" in err, f"tpf x ep overflow: exit {rc}: {err}")
+    rc, out, err = run(["plan", "--model", "tiny", "--hw", "hgx-h200", "--context", "4K",
+                        "--kvp", "1024", "--tpa", "1024", "--dp", "1024", "--strategy", "medha"])
+    check(rc == 2 and "kvp x tpa x dp" in err, f"kvp x tpa x dp overflow: exit {rc}: {err}")
+
+    # ---- decode --json: predicted beside measured (a world of one, no launcher)
+    rc, out, err = run(["decode", "--json", "--context", "4K", "--steps", "2", "--batch", "2"],
+                       env)
+    check(rc == 0, f"decode exit {rc}: {err}")
+    d = json.loads(out)
+    check(isinstance(d.get("predicted_step_ms"), float) and d["predicted_step_ms"] > 0,
+          f"predicted_step_ms {d.get('predicted_step_ms')}")
+    ph = d.get("predicted_phase_ms") or {}
+    check(set(ph) == set(d["phase_ms"]), f"predicted phases {sorted(ph)} = measured "
+          f"{sorted(d['phase_ms'])}")
+    check(abs(sum(ph.values()) - d["predicted_step_ms"]) <= 1e-4 * d["predicted_step_ms"],
+          "predicted phases sum to predicted_step_ms")
+    check(d.get("predicted_hw") == hw, "decode names the hw file")
+    # no hw file: the run still succeeds, the prediction is null and says why
+    rc, out, err = run(["decode", "--json", "--context", "4K", "--steps", "1"],
+                       {"HELIX_HW_FILE": os.path.join(tmp, "none.json")})
+    d = json.loads(out) if rc == 0 else {}
+    check(rc == 0 and d.get("predicted_step_ms", 0) is None and
+          "none.json" in d.get("predicted_error", ""), f"decode without a hw file: {rc} {out}")
+
+    # ---- the real measurement (integration): bench local writes a file plan reads back
+    if MEASURE:
+        out_file = os.path.join(tmp, "measured", "hw.json")
+        rc, out, err = run(["bench", "local", "--out", out_file], timeout=600)
+        check(rc == 0, f"bench local exit {rc}: {err}")
+        if rc == 0:
+            m = json.load(open(out_file))
+            check(m["read_gbps"] > 0 and m["fma_gflops"] > 0, "limits measured")
+            check(m["links"].get("shm", {}).get("ranks") == 2, "shm collectives over 2 ranks")
+            check(any(a["cached"] for a in m["attention"]) and
+                  any(not a["cached"] for a in m["attention"]), "attention cached and DRAM")
+            check("stored in " + out_file in out, "the table names the file")
+            rc, out, err = run(["plan", "--model", "tiny", "--hw", "local", "--context", "1M",
+                                "--json"], {"HELIX_HW_FILE": out_file})
+            check(rc == 0 and json.loads(out)["predictor"] == "local", f"read back: {err}")
+        # plan --hw local with no file yet: measures first, stores it, then plans
+        fresh = os.path.join(tmp, "fresh", "hw.json")
+        rc, out, err = run(["plan", "--model", "tiny", "--hw", "local", "--context", "64K",
+                            "--kvp", "2", "--json"], {"HELIX_HW_FILE": fresh}, timeout=600)
+        check(rc == 0 and "measuring" in err and os.path.exists(fresh),
+              f"plan --hw local measures when there is no file: {rc} {err}")
+        if rc == 0:
+            check(json.loads(out)["hw_file"] == fresh, "plan names the fresh file")
+finally:
+    shutil.rmtree(tmp, ignore_errors=True)
+
+if failures:
+    print(f"{len(failures)} failure(s)")
+    sys.exit(1)
+print("all local checks passed")

@@ -1,0 +1,357 @@
+/* The hw file of `helix bench local` and the local step predictor: the file round-trips,
+ * corrupt and hostile files are refused with file:line:column, the prediction grows with
+ * context and batch, its phases sum to the step, HOP-B follows its pipeline formula, and
+ * out-of-range sizes are refused instead of overflowing. */
+#include <setjmp.h>
+#include <stdarg.h>
+#include <stddef.h>
+#include <cmocka.h>
+#include <math.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+
+#include "hlx_hw_local.h"
+
+/* A machine with round numbers (not a measurement): cached and DRAM attention and GEMM
+ * for both dtypes, shm collectives over 2 ranks and 4 ranks on its 2 cores. */
+static void hw_fixture(hlx_hw_local_t *hw)
+{
+    int t, c, mi;
+    const int rows[] = { 1, 8 };
+
+    memset(hw, 0, sizeof(*hw));
+    snprintf(hw->host, sizeof(hw->host), "host \"quoted\"");
+    snprintf(hw->cpu, sizeof(hw->cpu), "Test CPU");
+    snprintf(hw->kernels, sizeof(hw->kernels), "avx512");
+    snprintf(hw->measured, sizeof(hw->measured), "2026-01-02T03:04:05Z");
+    hw->cores = 2;
+    hw->mem_gib = 16;
+    hw->llc_mib = 32;
+    hw->read_gbps = 20;
+    hw->fma_gflops = 200;
+    hw->seconds = 3.5;
+    for (t = 0; t < 2; t++)
+        for (c = 0; c < 2; c++) {
+            hw->attn[hw->nattn++] = (hlx_hw_attn_t){ t ? HLX_DTYPE_BF16 : HLX_DTYPE_F32, 4, 32,
+                                                     32, c, 1.5, (c ? 4.0 : 8.0) * (t ? 1 : 2) };
+            for (mi = 0; mi < 2; mi++)
+                hw->gemm[hw->ngemm++] = (hlx_hw_gemm_t){ t ? HLX_DTYPE_BF16 : HLX_DTYPE_F32,
+                                                         rows[mi], c, 2.0,
+                                                         (c ? 40.0 : 15.0) / rows[mi] * 2 };
+        }
+    hw->link[HLX_LINK_SHM] = (hlx_hw_coll_t){ 2, 2.0, 5.0, 3.0, 4.0, 2.5, 6.0 };
+    hw->shared = (hlx_hw_coll_t){ 4, 50.0, 1.0, 60.0, 0.5, 55.0, 1.0 };
+}
+
+static void tmp_path(char *buf, size_t len, const char *tag)
+{
+    snprintf(buf, len, "%s/hlx_hw_%s_%ld.json", getenv("TMPDIR") ? getenv("TMPDIR") : "/tmp",
+             tag, (long)getpid());
+}
+
+static void write_file(const char *path, const char *text)
+{
+    FILE *f = fopen(path, "w");
+    assert_non_null(f);
+    fputs(text, f);
+    fclose(f);
+}
+
+static void test_round_trip(void **state)
+{
+    hlx_hw_local_t a, b;
+    char path[512], err[1024];
+    int i;
+
+    (void)state;
+    hw_fixture(&a);
+    tmp_path(path, sizeof(path), "rt");
+    assert_int_equal(hlx_hw_local_save(path, &a, err, sizeof(err)), HLX_OK);
+    if (hlx_hw_local_load(path, &b, err, sizeof(err)) != HLX_OK)
+        fail_msg("%s", err);
+    unlink(path);
+    assert_string_equal(a.host, b.host);
+    assert_string_equal(a.cpu, b.cpu);
+    assert_string_equal(a.measured, b.measured);
+    assert_int_equal(a.cores, b.cores);
+    assert_int_equal(a.nattn, b.nattn);
+    assert_int_equal(a.ngemm, b.ngemm);
+    assert_true(fabs(a.read_gbps - b.read_gbps) < 1e-9);
+    assert_true(fabs(a.llc_mib - b.llc_mib) < 1e-9);
+    for (i = 0; i < a.nattn; i++) {
+        assert_int_equal(a.attn[i].kv_dtype, b.attn[i].kv_dtype);
+        assert_int_equal(a.attn[i].cached, b.attn[i].cached);
+        assert_true(fabs(a.attn[i].ns_tok - b.attn[i].ns_tok) < 1e-9);
+        assert_true(fabs(a.attn[i].call_us - b.attn[i].call_us) < 1e-9);
+    }
+    for (i = 0; i < a.ngemm; i++) {
+        assert_int_equal(a.gemm[i].m, b.gemm[i].m);
+        assert_true(fabs(a.gemm[i].gbps - b.gemm[i].gbps) < 1e-9);
+    }
+    assert_int_equal(b.link[HLX_LINK_SHM].ranks, 2);
+    assert_true(fabs(b.link[HLX_LINK_SHM].ar_us - 3.0) < 1e-12);
+    assert_int_equal(b.shared.ranks, 4);
+    assert_int_equal(b.link[HLX_LINK_TCP].ranks, 0);
+}
+
+/* Each bad file must be refused with HLX_ERR_PARSE and "file:LINE:COL" in the message. */
+static void expect_refused(const char *text, int line, const char *needle)
+{
+    hlx_hw_local_t hw;
+    char path[512], err[1024], want[600];
+    hlx_status_t st;
+
+    tmp_path(path, sizeof(path), "bad");
+    write_file(path, text);
+    st = hlx_hw_local_load(path, &hw, err, sizeof(err));
+    unlink(path);
+    if (st != HLX_ERR_PARSE)
+        fail_msg("accepted or wrong status %d for: %s (%s)", st, text, err);
+    snprintf(want, sizeof(want), "%s:%d:", path, line);
+    if (strstr(err, want) == NULL || (needle && strstr(err, needle) == NULL))
+        fail_msg("message '%s' lacks '%s' / '%s'", err, want, needle ? needle : "");
+}
+
+#define HW_HEAD "{\n\"format\": \"helix-hw-local\",\n\"version\": 1,\n\"cores\": 2,\n" \
+                "\"mem_gib\": 8,\n\"llc_mib\": 32,\n\"read_gbps\": 10,\n\"fma_gflops\": 100,\n"
+#define HW_ATTN "\"attention\": [{\"kv_dtype\": \"bf16\", \"group\": 4, \"dk\": 32, \"dv\": 32, " \
+                "\"cached\": true, \"call_us\": 1, \"ns_tok\": 5}],\n"
+#define HW_GEMM "\"gemm\": [{\"w_dtype\": \"f32\", \"m\": 1, \"cached\": true, \"call_us\": 1, " \
+                "\"gbps\": 10}],\n"
+
+static void test_refused(void **state)
+{
+    char big[8192];
+    size_t n;
+    int i;
+
+    (void)state;
+    /* syntax error on line 3 */
+    expect_refused("{\n\"format\": \"helix-hw-local\",\n\"version\": 1,,\n}", 3, NULL);
+    /* another program's file */
+    expect_refused("{\n\"format\": \"something-else\",\n\"version\": 1}", 2, "format");
+    /* a future version */
+    expect_refused("{\n\"format\": \"helix-hw-local\",\n\"version\": 7,\n\"cores\": 2}", 3,
+                   "version");
+    /* negative bandwidth */
+    expect_refused(HW_HEAD "\"links\": {},\n" HW_ATTN HW_GEMM "\"x\": 1}", 12, "x");
+    expect_refused("{\n\"format\": \"helix-hw-local\",\n\"version\": 1,\n\"cores\": 2,\n"
+                   "\"mem_gib\": 8,\n\"llc_mib\": 32,\n\"read_gbps\": -10,\n\"fma_gflops\": 100,\n"
+                   "\"links\": {},\n" HW_ATTN HW_GEMM "\"seconds\": 1}", 7, "read_gbps");
+    /* zero cores, NaN-like text, a string where a number goes */
+    expect_refused(HW_HEAD "\"links\": {},\n\"cores2\": 0,\n" HW_ATTN HW_GEMM "\"y\": 0}", 10,
+                   "cores2");
+    expect_refused("{\n\"format\": \"helix-hw-local\",\n\"version\": 1,\n\"cores\": \"two\"}", 4,
+                   "cores");
+    /* an unknown dtype inside the attention array */
+    expect_refused(HW_HEAD "\"links\": {},\n\"attention\": [{\"kv_dtype\": \"fp4\", "
+                   "\"group\": 4, \"dk\": 32, \"dv\": 32, \"cached\": true, \"call_us\": 1, "
+                   "\"ns_tok\": 5}],\n" HW_GEMM "\"seconds\": 1}", 10, "kv_dtype");
+    /* an unknown link class */
+    expect_refused(HW_HEAD HW_ATTN HW_GEMM "\"links\": {\n\"warp\": {\"ranks\": 2}}}", 12,
+                   "warp");
+    /* a zero per-token cost (would predict free attention) */
+    expect_refused(HW_HEAD "\"links\": {},\n\"attention\": [{\"kv_dtype\": \"bf16\", "
+                   "\"group\": 4, \"dk\": 32, \"dv\": 32, \"cached\": true, \"call_us\": 1, "
+                   "\"ns_tok\": 0}],\n" HW_GEMM "\"seconds\": 1}", 10, "ns_tok");
+    /* duplicate key */
+    expect_refused("{\n\"format\": \"helix-hw-local\",\n\"format\": \"helix-hw-local\"}", 3, NULL);
+    /* more attention shapes than the file may hold */
+    n = (size_t)snprintf(big, sizeof(big), HW_HEAD "\"links\": {},\n" HW_GEMM "\"attention\": [");
+    for (i = 0; i < HLX_HW_MAX_ATTN + 1; i++)
+        n += (size_t)snprintf(big + n, sizeof(big) - n, "%s{\"kv_dtype\": \"bf16\", \"group\": 4, "
+                              "\"dk\": 32, \"dv\": 32, \"cached\": true, \"call_us\": 1, "
+                              "\"ns_tok\": 5}", i ? "," : "");
+    snprintf(big + n, sizeof(big) - n, "]}");
+    expect_refused(big, 11, "attention");
+    /* a missing file is an I/O error, not a crash */
+    {
+        hlx_hw_local_t hw;
+        char err[1024];
+        assert_int_equal(hlx_hw_local_load("/nonexistent/hw.json", &hw, err, sizeof(err)),
+                         HLX_ERR_IO);
+        assert_non_null(strstr(err, "/nonexistent/hw.json"));
+    }
+}
+
+static hlx_model_t tiny_model(void)
+{
+    hlx_model_t m;
+    memset(&m, 0, sizeof(m));
+    snprintf(m.name, sizeof(m.name), "t");
+    m.attn = HLX_ATTN_GQA;
+    m.layers = 2, m.hidden = 256, m.q_heads = 8, m.kv_heads = 2, m.head_dim = 32;
+    m.v_head_dim = 32, m.ffn = 512, m.vocab = 512, m.rope_dim = 32;
+    m.weight_dtype = HLX_DTYPE_F32, m.kv_dtype = HLX_DTYPE_BF16;
+    return m;
+}
+
+static hlx_local_cfg_t cfg_of(int kvp, int tpa, int batch, int64_t ctx, int hopb,
+                              hlx_dtype_t kvd)
+{
+    return (hlx_local_cfg_t){ .kvp = kvp, .tpa = tpa, .batch = batch, .steps = 8,
+                              .kv_block = 16, .hopb = hopb, .context = ctx,
+                              .w_dtype = HLX_DTYPE_F32, .kv_dtype = kvd };
+}
+
+static double predict(const hlx_hw_local_t *hw, const hlx_model_t *m, hlx_local_cfg_t c,
+                      hlx_local_pred_t *p)
+{
+    char err[512];
+    if (hlx_local_predict(hw, m, &c, p, err, sizeof(err)) != HLX_OK)
+        fail_msg("%s", err);
+    return p->step_s;
+}
+
+static void test_monotonic_and_sum(void **state)
+{
+    hlx_hw_local_t hw;
+    hlx_model_t m = tiny_model();
+    hlx_local_pred_t p;
+    const int kvps[] = { 1, 2, 4 }, tpas[] = { 1, 2 };
+    int ki, ti, di, hb, ph;
+    int64_t ctx;
+    int b;
+
+    (void)state;
+    hw_fixture(&hw);
+    for (ki = 0; ki < 3; ki++)
+        for (ti = 0; ti < 2; ti++)
+            for (di = 0; di < 2; di++)
+                for (hb = 0; hb < 2; hb++) {
+                    hlx_dtype_t kvd = di ? HLX_DTYPE_BF16 : HLX_DTYPE_F32;
+                    double prev = 0;
+                    for (ctx = 1024; ctx <= ((int64_t)1 << 22); ctx *= 2) {
+                        double s = predict(&hw, &m, cfg_of(kvps[ki], tpas[ti], 4, ctx, hb, kvd), &p);
+                        double sum = 0;
+                        if (!(s >= prev))
+                            fail_msg("context %lld kvp %d tpa %d: %g < %g", (long long)ctx,
+                                     kvps[ki], tpas[ti], s, prev);
+                        for (ph = 0; ph < HLX_PHASE_COUNT; ph++) {
+                            assert_true(p.phase_s[ph] >= 0);
+                            sum += p.phase_s[ph];
+                        }
+                        if (fabs(sum - s) > 1e-12 * s)
+                            fail_msg("phases sum to %g, step %g", sum, s);
+                        prev = s;
+                    }
+                    prev = 0;
+                    for (b = 1; b <= 32; b++) {
+                        double s = predict(&hw, &m, cfg_of(kvps[ki], tpas[ti], b, 65536, hb, kvd), &p);
+                        if (!(s >= prev))
+                            fail_msg("batch %d kvp %d: %g < %g", b, kvps[ki], s, prev);
+                        prev = s;
+                    }
+                }
+}
+
+/* Attention is linear in the shard length; KVP divides it; bf16 reads half the bytes. */
+static void test_attention_scaling(void **state)
+{
+    hlx_hw_local_t hw;
+    hlx_model_t m = tiny_model();
+    hlx_local_pred_t p1, p2;
+
+    (void)state;
+    hw_fixture(&hw);
+    hw.llc_mib = 0; /* everything from DRAM: one rate */
+    predict(&hw, &m, cfg_of(1, 1, 1, 1 << 20, 0, HLX_DTYPE_BF16), &p1);
+    /* 2 layers x 2 KV heads x (2^20 + 4) tokens x 8 ns (bf16 from DRAM) + 2 x 2 calls of
+     * 1.5 us */
+    assert_true(fabs(p1.phase_s[HLX_PHASE_ATTN] -
+                     (2 * 2 * (1048576.0 + 4) * 8e-9 + 4 * 1.5e-6)) < 1e-9);
+    predict(&hw, &m, cfg_of(2, 1, 1, 1 << 20, 0, HLX_DTYPE_BF16), &p2);
+    /* KVP 2 on 2 cores: half the tokens per rank */
+    assert_true(fabs(p2.phase_s[HLX_PHASE_ATTN] -
+                     (2 * 2 * (524288.0 + 2) * 8e-9 + 4 * 1.5e-6)) < 1e-9);
+    /* f32 measured at its own rate: 16 ns */
+    predict(&hw, &m, cfg_of(1, 1, 1, 1 << 20, 0, HLX_DTYPE_F32), &p2);
+    assert_true(p2.phase_s[HLX_PHASE_ATTN] > 1.9 * p1.phase_s[HLX_PHASE_ATTN]);
+    /* KVP 4 on 2 cores: two ranks per core, compute phases doubled */
+    predict(&hw, &m, cfg_of(4, 1, 1, 1 << 20, 0, HLX_DTYPE_BF16), &p2);
+    assert_true(fabs(p2.share - 2.0) < 1e-12);
+    assert_true(fabs(p2.phase_s[HLX_PHASE_ATTN] -
+                     2.0 * (2 * 2 * (262144.0 + 1) * 8e-9 + 4 * 1.5e-6)) < 1e-9);
+}
+
+/* HOP-B: per layer, c + (B-1) max(c, m) + m; attention keeps B c, the all-to-all shows
+ * the rest. Without KVP or with one request there is nothing to overlap. */
+static void test_hopb(void **state)
+{
+    hlx_hw_local_t hw;
+    hlx_model_t m = tiny_model();
+    hlx_local_pred_t on, off;
+    double c, mm;
+
+    (void)state;
+    hw_fixture(&hw);
+    hw.llc_mib = 0;
+    predict(&hw, &m, cfg_of(2, 1, 8, 1 << 16, 1, HLX_DTYPE_BF16), &on);
+    predict(&hw, &m, cfg_of(2, 1, 8, 1 << 16, 0, HLX_DTYPE_BF16), &off);
+    assert_true(fabs(on.phase_s[HLX_PHASE_ATTN] - off.phase_s[HLX_PHASE_ATTN]) < 1e-15);
+    c = on.phase_s[HLX_PHASE_ATTN] / (2 * 8);
+    /* m: one request's partials to the one peer: 4 heads x 33 floats, latency 2 us,
+     * 5 GB/s measured over 2 ranks */
+    mm = 2e-6 + 4 * 33 * 4.0 / 5e9;
+    assert_true(fabs(on.phase_s[HLX_PHASE_A2A] -
+                     2 * fmax(0.0, c + 7 * fmax(c, mm) + mm - 8 * c)) < 1e-12);
+    predict(&hw, &m, cfg_of(1, 1, 8, 1 << 16, 1, HLX_DTYPE_BF16), &on);
+    predict(&hw, &m, cfg_of(1, 1, 8, 1 << 16, 0, HLX_DTYPE_BF16), &off);
+    assert_true(fabs(on.step_s - off.step_s) < 1e-15);
+}
+
+static void test_refused_layouts(void **state)
+{
+    hlx_hw_local_t hw;
+    hlx_model_t m = tiny_model();
+    hlx_local_cfg_t c;
+    hlx_local_pred_t p;
+    char err[512];
+
+    (void)state;
+    hw_fixture(&hw);
+    c = cfg_of(1000000, 1000000, 1, 4096, 0, HLX_DTYPE_BF16);
+    assert_int_equal(hlx_local_predict(&hw, &m, &c, &p, err, sizeof(err)), HLX_ERR_INVALID);
+    assert_non_null(strstr(err, "kvp x tpa"));
+    c = cfg_of(1, 3, 1, 4096, 0, HLX_DTYPE_BF16);
+    assert_int_equal(hlx_local_predict(&hw, &m, &c, &p, err, sizeof(err)), HLX_ERR_INVALID);
+    assert_non_null(strstr(err, "tpa 3"));
+    c = cfg_of(16, 1, 1, 4096, 0, HLX_DTYPE_BF16);
+    assert_int_equal(hlx_local_predict(&hw, &m, &c, &p, err, sizeof(err)), HLX_ERR_INVALID);
+    c = cfg_of(1, 1, 1, (int64_t)1 << 60, 0, HLX_DTYPE_BF16);
+    assert_int_equal(hlx_local_predict(&hw, &m, &c, &p, err, sizeof(err)), HLX_ERR_INVALID);
+    assert_non_null(strstr(err, "context"));
+}
+
+/* The machine as a cluster: cores as GPUs, one core's bandwidth, shm links. */
+static void test_cluster(void **state)
+{
+    hlx_hw_local_t hw;
+    hlx_cluster_t c;
+
+    (void)state;
+    hw_fixture(&hw);
+    assert_int_equal(hlx_hw_local_cluster(&hw, &c), HLX_OK);
+    assert_int_equal(c.total_gpus, 2);
+    assert_true(fabs(c.gpu.hbm_gbps - 20) < 1e-12);
+    assert_true(fabs(c.gpu.hbm_gib - 8) < 1e-12);
+    assert_true(fabs(c.link[HLX_LINK_SHM].latency_us - 3.0) < 1e-12);
+    assert_true(c.link[HLX_LINK_NVLINK].bw_gbps == 0);
+    hlx_cluster_free(&c);
+}
+
+int main(void)
+{
+    const struct CMUnitTest tests[] = {
+        cmocka_unit_test(test_round_trip),
+        cmocka_unit_test(test_refused),
+        cmocka_unit_test(test_monotonic_and_sum),
+        cmocka_unit_test(test_attention_scaling),
+        cmocka_unit_test(test_hopb),
+        cmocka_unit_test(test_refused_layouts),
+        cmocka_unit_test(test_cluster),
+    };
+    return cmocka_run_group_tests(tests, NULL, NULL);
+}
