@@ -39,6 +39,8 @@ static void hlx_bench_usage(FILE *f)
     fprintf(f,
         "usage: helix bench attention|merge|gemv [options]\n"
         "       helix bench a2a [options]   (the transport's all-to-all: helix bench a2a --help)\n"
+        "       helix bench local [options] (measures this machine for plan --hw local and the\n"
+        "                                    decode prediction: helix bench local --help)\n"
         "Times one kernel (best of --reps runs) and reports achieved GB/s, GFLOP/s and\n"
         "roofline_fraction = max(bytes/read_bw, flops/fma_peak) / seconds, where read_bw (a\n"
         "STREAM-like single-thread read) and fma_peak (fp32) are measured in the same run.\n"
