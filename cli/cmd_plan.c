@@ -4,6 +4,7 @@
 #define _GNU_SOURCE
 #include "hlx_bench_local.h"
 #include "hlx_cmd.h"
+#include "hlx_parse.h"
 #include "hlx_plan.h"
 #include "hlx_time.h"
 
@@ -22,34 +23,26 @@
 
 /* ---- shared flag parsing ---- */
 
-/* Integer with an optional binary suffix: 64K = 65536, 1M = 1048576. */
+/* An integer through the one number parser (K/M/G/T = 2^10..2^40, as every command). */
 static int hlx_parse_count(const char *s, long long min, long long max, long long *v_p)
 {
-    char *end;
-    long long v, mult = 1;
+    int64_t v;
+    char    why[160];
 
-    errno = 0;
-    v = strtoll(s, &end, 10);
-    if (errno || end == s)
+    if (hlx_parse_int(s, min, max, &v, why, sizeof(why)) != HLX_OK)
         return -1;
-    if (*end == 'k' || *end == 'K')
-        mult = 1024, end++;
-    else if (*end == 'm' || *end == 'M')
-        mult = 1048576, end++;
-    if (*end != '\0' || v < 0 || v > max / mult || v * mult < min)
-        return -1;
-    *v_p = v * mult;
+    *v_p = (long long)v;
     return 0;
 }
 
 static int hlx_flag_int(const char *cmd, const char *flag, const char *s, long long min,
                         long long max, int *out)
 {
-    long long v;
+    int64_t v;
+    char    why[160];
 
-    if (hlx_parse_count(s, min, max, &v) != 0) {
-        fprintf(stderr, "helix %s: --%s: '%s' is not an integer in [%lld, %lld]\n", cmd, flag,
-                s, min, max);
+    if (hlx_parse_int(s, min, max, &v, why, sizeof(why)) != HLX_OK) {
+        fprintf(stderr, "helix %s: --%s: %s\n", cmd, flag, why);
         return -1;
     }
     *out = (int)v;
@@ -106,7 +99,7 @@ static int hlx_load_model(const char *cmd, const char *name, int wdt, int kvdt, 
 
     if (st != HLX_OK) {
         fprintf(stderr, "helix %s: --model: %s\n", cmd, err);
-        return st == HLX_ERR_IO || st == HLX_ERR_NOT_FOUND || st == HLX_ERR_PARSE ? 2 : 1;
+        return hlx_status_exit_code(st);
     }
     if (wdt >= 0)
         m->weight_dtype = (hlx_dtype_t)wdt;
