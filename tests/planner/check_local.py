@@ -109,10 +109,16 @@ try:
         ("negative bandwidth", text.replace('"read_gbps": 20.0', '"read_gbps": -20.0'), 11),
         ("truncated", text[: len(text) // 2], None),
         ("wrong format", text.replace('"helix-hw-local"', '"helix-hw-remote"'), 2),
-        ("binary", "\x00\x01\x02garbage\xff", 1),
         ("huge number", text.replace('"cores": 2', '"cores": 1e300'), 8),
         ("unknown key", text.replace('"seconds": 5.0', '"secnds": 5.0'), 13),
     ]
+    # a file that is not text at all is named with the byte offset (no line to give)
+    with open(bad, "wb") as f:
+        f.write(b"\x00\x01\x02garbage\xff")
+    rc, out, err = run(["plan", "--model", "tiny", "--hw", "local", "--context", "4K"],
+                       {"HELIX_HW_FILE": bad})
+    check(rc == 2 and bad in err and "NUL byte" in err and "measuring" not in err,
+          f"binary: exit {rc}, want 2 naming the file and the NUL byte: {err}")
     for what, body, line in cases:
         with open(bad, "w", encoding="utf-8", errors="surrogateescape") as f:
             f.write(body)

@@ -166,12 +166,12 @@ static void test_refused(void **state)
                               "\"ns_tok\": 5}", i ? "," : "");
     snprintf(big + n, sizeof(big) - n, "]}");
     expect_refused(big, 11, "attention");
-    /* a missing file is an I/O error, not a crash */
+    /* a missing file is refused as not found, not a crash */
     {
         hlx_hw_local_t hw;
         char err[1024];
         assert_int_equal(hlx_hw_local_load("/nonexistent/hw.json", &hw, err, sizeof(err)),
-                         HLX_ERR_IO);
+                         HLX_ERR_NOT_FOUND);
         assert_non_null(strstr(err, "/nonexistent/hw.json"));
     }
 }
