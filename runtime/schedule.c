@@ -239,32 +239,44 @@ hlx_status_t hlx_schedule_decide(hlx_engine_t *eng)
 hlx_status_t hlx_schedule_write_timeline(const hlx_engine_t *eng, const char *path)
 {
     FILE *f = fopen(path, "w");
-    uint64_t end = 1;
-    int i, col, width = 72;
+    int i, j, l, col, width = 64;
 
     if (f == NULL)
         return HLX_ERR_IO;
     fprintf(f, "# helix decode timeline, rank %d, step %d, %d layer(s), batch %d, "
             "micro-batch %d (%s)\n", eng->info.rank, eng->step - 1, eng->m.layers,
             eng->cfg.batch, eng->mb, eng->mb < eng->cfg.batch ? "HOP-B" : "lockstep");
-    fprintf(f, "# layer micro_batch kind begin_us end_us\n");
+    fprintf(f, "# layer micro_batch kind begin_us end_us (since the step began)\n");
     for (i = 0; i < eng->tl_n; i++) {
         const hlx_tl_event_t *e = &eng->tl[i];
         fprintf(f, "%d %d %s %.1f %.1f\n", e->layer, e->mb, e->kind ? "exchange" : "attention",
                 e->t0 * 1e-3, e->t1 * 1e-3);
-        if (e->t1 > end)
-            end = e->t1;
     }
-    fprintf(f, "# rendering: one column = %.1f us; A attention, x exchange in flight\n",
-            end * 1e-3 / width);
-    for (i = 0; i < eng->tl_n; i++) {
-        const hlx_tl_event_t *e = &eng->tl[i];
-        int c0 = (int)(e->t0 * (uint64_t)width / end), c1 = (int)(e->t1 * (uint64_t)width / end);
-        fprintf(f, "# L%d mb%-2d %-4s |", e->layer, e->mb, e->kind ? "xchg" : "attn");
-        for (col = 0; col < width; col++)
-            fputc(col >= c0 && (col <= c1 || col == c0) && col < width
-                      ? (e->kind ? 'x' : 'A') : ' ', f);
-        fputs("|\n", f);
+    /* One chart per layer, scaled to that layer's attention and exchange: A attention,
+     * x exchange in flight (posted, not yet seen complete). */
+    for (l = 0; l < eng->m.layers; l++) {
+        uint64_t b = UINT64_MAX, end = 0;
+        for (i = 0; i < eng->tl_n; i++)
+            if (eng->tl[i].layer == l) {
+                b = eng->tl[i].t0 < b ? eng->tl[i].t0 : b;
+                end = eng->tl[i].t1 > end ? eng->tl[i].t1 : end;
+            }
+        if (end <= b)
+            continue;
+        fprintf(f, "# layer %d: %.1f .. %.1f us, one column = %.1f us\n", l, b * 1e-3,
+                end * 1e-3, (double)(end - b) * 1e-3 / width);
+        for (j = 0; j < eng->tl_n; j++) {
+            const hlx_tl_event_t *e = &eng->tl[j];
+            int c0, c1;
+            if (e->layer != l)
+                continue;
+            c0 = (int)((e->t0 - b) * (uint64_t)width / (end - b + 1));
+            c1 = (int)((e->t1 - b) * (uint64_t)width / (end - b + 1));
+            fprintf(f, "# L%d mb%-2d %-4s |", l, e->mb, e->kind ? "xchg" : "attn");
+            for (col = 0; col < width; col++)
+                fputc(col >= c0 && col <= c1 ? (e->kind ? 'x' : 'A') : ' ', f);
+            fputs("|\n", f);
+        }
     }
     return fclose(f) == 0 ? HLX_OK : HLX_ERR_IO;
 }
