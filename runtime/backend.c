@@ -59,7 +59,7 @@ static hlx_status_t st_argmax(hlx_backend_t *be, hlx_be_queue_t *q, const float 
                               int V, int pad, int *t)
 { (void)be; (void)q; (void)lg; (void)n; (void)B; (void)V; (void)pad; (void)t; return HLX_ERR_UNSUPPORTED; }
 
-static void hlx_backend_fill_stubs(hlx_backend_ops_t *o)
+void hlx_backend_fill_stubs(hlx_backend_ops_t *o)
 {
 #define HLX_STUB(_f, _s) if (o->_f == NULL) o->_f = _s
     HLX_STUB(mem_alloc, st_alloc);     HLX_STUB(mem_free, st_free);

@@ -104,6 +104,9 @@ struct hlx_backend {
  * when the kernel variant does not run here. */
 hlx_status_t hlx_backend_init(const char *name, const char *kernels, hlx_backend_t *be);
 void         hlx_backend_fini(hlx_backend_t *be);
+/* Points every NULL entry of ops at a stub returning HLX_ERR_UNSUPPORTED (memory free and
+ * queue destroy: no-ops). hlx_backend_init applies it to the chosen backend's table. */
+void         hlx_backend_fill_stubs(hlx_backend_ops_t *ops);
 /* Names of the compiled backends. */
 size_t       hlx_backend_list(const char **names, size_t max);
 
