@@ -117,7 +117,9 @@ hlx_status_t hlx_schedule_step(hlx_engine_t *eng);
 /* Attention and exchange of layer l under the schedule (eng->mb). */
 hlx_status_t hlx_schedule_exchange(hlx_engine_t *eng, int l);
 /* After a lockstep first step in --hopb auto/on without --micro-batch: measures the
- * exchange of one request, agrees on c and m over all ranks, picks the micro-batch. */
+ * exchange of one request and its posting cost, agrees on c, m and that cost over all
+ * ranks, and picks the micro-batch minimising the model plus the posting cost of every
+ * extra micro-batch. */
 hlx_status_t hlx_schedule_decide(hlx_engine_t *eng);
 /* Pipeline model: time of attention + exchange of B requests in micro-batches of M with
  * per-request attention c and micro-batch exchange m(M) = m1 + (M - 1) (mB - m1) / (B - 1). */

@@ -179,47 +179,68 @@ double hlx_schedule_model(int B, int M, double c, double m1, double mB)
 hlx_status_t hlx_schedule_decide(hlx_engine_t *eng)
 {
     int B = eng->cfg.batch, M, best = B, r, i, n = eng->info.size;
-    double mine[3], all[3 * 64], c, m1, mB, t_best, t_lock, m1_min = DBL_MAX;
+    double mine[4], all[4 * 64], c, m1, mB, po, t_best, t_lock, m1_min = DBL_MAX;
+    double p_min = DBL_MAX, cost_best;
     double *gath = all;
     hlx_status_t st = HLX_OK;
     uint64_t t0;
 
-    /* c: attention per request and layer; mB: exchange of the whole batch per layer, both
-     * from the lockstep step that just ran; m1: the exchange of one request, measured now
-     * (the best of three; request 0's slice is re-sent unchanged). */
+    /* c: attention per request and layer, from the lockstep step that just ran; measured
+     * now after a barrier (the step's own exchanges include waiting for late peers and
+     * the first connection set-up), best of three, re-sending the same data: m1 and mB,
+     * the exchange of one request and of the batch, and po, the CPU time of posting one,
+     * which every extra micro-batch adds and no overlap hides. */
     mine[0] = (double)eng->phase_ns[HLX_PHASE_ATTN] * 1e-6 / ((double)eng->m.layers * B);
-    mine[2] = (double)eng->phase_ns[HLX_PHASE_A2A] * 1e-6 / eng->m.layers;
+    mine[2] = DBL_MAX;
     for (i = 0; i < 3 && st == HLX_OK; i++) {
         st = hlx_comm_barrier(eng->kvp_comm);
         t0 = hlx_now_ns();
         if (st == HLX_OK)
-            st = hlx_phase_a2a(eng, 0, 1);
-        if ((double)(hlx_now_ns() - t0) * 1e-6 < m1_min)
-            m1_min = (double)(hlx_now_ns() - t0) * 1e-6;
+            st = hlx_phase_a2a(eng, 0, B);
+        mine[2] = fmin(mine[2], (double)(hlx_now_ns() - t0) * 1e-6);
+    }
+    for (i = 0; i < 3 && st == HLX_OK; i++) {
+        hlx_comm_req_t *req = NULL;
+        uint64_t tp;
+        st = hlx_comm_barrier(eng->kvp_comm);
+        t0 = hlx_now_ns();
+        if (st == HLX_OK)
+            st = hlx_phase_a2a_post(eng, 0, 1, &req);
+        tp = hlx_now_ns();
+        if (st == HLX_OK)
+            st = hlx_comm_wait(req);
+        m1_min = fmin(m1_min, (double)(hlx_now_ns() - t0) * 1e-6);
+        p_min = fmin(p_min, (double)(tp - t0) * 1e-6);
     }
     if (st != HLX_OK)
         return st;
     mine[1] = m1_min;
-    if (n > 64 && (gath = malloc(sizeof(double) * 3 * (size_t)n)) == NULL)
+    mine[3] = p_min;
+    if (n > 64 && (gath = malloc(sizeof(double) * 4 * (size_t)n)) == NULL)
         return HLX_ERR_NOMEM;
     /* Every rank must choose the same size: agree on the slowest rank's figures. */
     st = hlx_comm_allgather(eng->world, mine, sizeof(mine), gath);
-    c = m1 = mB = 0;
+    c = m1 = mB = po = 0;
     for (r = 0; r < n && st == HLX_OK; r++) {
-        c  = fmax(c, gath[3 * r]);
-        m1 = fmax(m1, gath[3 * r + 1]);
-        mB = fmax(mB, gath[3 * r + 2]);
+        c  = fmax(c, gath[4 * r]);
+        m1 = fmax(m1, gath[4 * r + 1]);
+        mB = fmax(mB, gath[4 * r + 2]);
+        po = fmax(po, gath[4 * r + 3]);
     }
     if (gath != all)
         free(gath);
     if (st != HLX_OK)
         return st;
-    /* auto keeps lockstep unless the model predicts a gain; on always splits (B > 1). */
+    /* The choice weighs the model plus po per extra micro-batch. auto keeps lockstep
+     * unless that predicts a gain; on always splits (B > 1). */
     t_lock = hlx_schedule_model(B, B, c, m1, mB);
-    t_best = eng->cfg.hopb == HLX_HOPB_ON && B > 1 ? DBL_MAX : t_lock;
+    t_best = t_lock;
+    cost_best = eng->cfg.hopb == HLX_HOPB_ON && B > 1 ? DBL_MAX : t_lock;
     for (M = B - 1; M >= 1; M--) {
         double t = hlx_schedule_model(B, M, c, m1, mB);
-        if (t < t_best * 0.999 || (t_best == DBL_MAX)) {
+        double cost = t + ((B + M - 1) / M - 1) * po;
+        if (cost < cost_best * 0.999 || cost_best == DBL_MAX) {
+            cost_best = cost;
             t_best = t;
             best = M;
         }
@@ -230,9 +251,9 @@ hlx_status_t hlx_schedule_decide(hlx_engine_t *eng)
     eng->hopb_mb_ms = B > 1 ? fmax(m1, m1 + (best - 1) * (mB - m1) / (B - 1)) : m1;
     eng->hopb_pred_ms = t_best;
     eng->hopb_decided = 1;
-    hlx_info(HLX_SUB_CORE, "hopb: c %.4f ms/request, m %.4f ms (1 request) .. %.4f ms (%d); "
-             "micro-batch %d: predicted %.4f ms vs lockstep %.4f ms per layer", c, m1, mB, B,
-             best, t_best, t_lock);
+    hlx_info(HLX_SUB_CORE, "hopb: c %.4f ms/request, m %.4f ms (1 request) .. %.4f ms (%d), "
+             "post %.4f ms; micro-batch %d: predicted %.4f ms vs lockstep %.4f ms per layer",
+             c, m1, mB, B, po, best, t_best, t_lock);
     return HLX_OK;
 }
 
