@@ -17,23 +17,25 @@ esac
 dir=$(mktemp -d)
 trap 'rm -rf "$dir"' EXIT
 modes=${HLX_HOPB_MODES:-off on}
+i=0
 for mode in $modes; do
+    i=$((i + 1))
     start=$(date +%s)
     timeout -k 5 120 "${cmd[@]}" --check --json --timeout 60 --hopb "$mode" "$@" \
-        >"$dir/out.$mode" 2>"$dir/err.$mode"
+        >"$dir/out.$i" 2>"$dir/err.$i"
     rc=$?
     echo "$launcher -n $np: ${cmd[*]} --check --json --hopb $mode $* -> exit $rc in" \
          "$(( $(date +%s) - start )) s"
     if [ $rc -ne 0 ]; then
-        echo "--- stdout"; cat "$dir/out.$mode"; echo "--- stderr"; cat "$dir/err.$mode"
+        echo "--- stdout"; cat "$dir/out.$i"; echo "--- stderr"; cat "$dir/err.$i"
         exit 1
     fi
 done
 python3 - "$dir" $modes <<'PY'
 import json, os, sys
 d0, ok = None, True
-for mode in sys.argv[2:]:
-    lines = [l for l in open(os.path.join(sys.argv[1], "out." + mode)).read().splitlines()
+for i, mode in enumerate(sys.argv[2:], 1):
+    lines = [l for l in open(os.path.join(sys.argv[1], "out.%d" % i)).read().splitlines()
              if l.startswith('{')]
     if len(lines) != 1:
         sys.exit("expected exactly one JSON report (rank 0), got %d" % len(lines))
