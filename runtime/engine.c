@@ -370,13 +370,25 @@ static hlx_status_t hlx_engine_bytes(hlx_engine_t *eng, uint64_t *need_p, char *
         return hlx_engine_fail(err, errlen, HLX_ERR_INVALID,
                                "sizes overflow: KV %llu bytes + weights %llu bytes exceed 2^64",
                                (unsigned long long)kv, (unsigned long long)w);
-    if (eng->cfg.check && eng->info.rank == 0) {
-        uint64_t r = hlx_ref_bytes(m, eng->cfg.batch, eng->cfg.context, eng->cfg.steps);
-        if (r == UINT64_MAX || !hlx_add(&need, r))
+    if (eng->cfg.check) {
+        /* every rank: the appended KV rows of all ranks, gathered once at the end */
+        uint64_t g = (uint64_t)m->layers, r = 0, steps = (uint64_t)eng->cfg.steps;
+        ok = hlx_mul(&g, B) && hlx_mul(&g, (uint64_t)L->kv_local_max) && hlx_mul(&g, steps) &&
+             hlx_mul(&g, (uint64_t)(m->head_dim + m->v_head_dim)) &&
+             hlx_mul(&g, 4 * (uint64_t)(L->n + 1)) && hlx_add(&need, g);
+        if (ok && eng->info.rank == 0) {
+            /* rank 0: the reference, and its hidden states and logits of every step */
+            r = hlx_ref_bytes(m, eng->cfg.batch, eng->cfg.context, eng->cfg.steps);
+            t = steps;
+            ok = r != UINT64_MAX && hlx_add(&need, r) && hlx_mul(&t, B) &&
+                 hlx_mul(&t, (H + (uint64_t)m->vocab) * 8 + 4) && hlx_add(&need, t);
+        }
+        if (!ok)
             return hlx_engine_fail(err, errlen, HLX_ERR_INVALID,
-                                   "sizes overflow: the fp64 reference of --check for batch %d "
-                                   "x context %lld exceeds 2^64 bytes", eng->cfg.batch,
-                                   (long long)eng->cfg.context);
+                                   "sizes overflow: --check for batch %d x context %lld x %d "
+                                   "steps (the fp64 reference and the gathered KV rows) exceeds "
+                                   "2^64 bytes", eng->cfg.batch, (long long)eng->cfg.context,
+                                   eng->cfg.steps);
     }
     eng->kv_bytes = kv;
     *need_p = need;
