@@ -171,20 +171,16 @@ static hlx_status_t host_rope(hlx_backend_t *be, hlx_be_queue_t *q, float *x, in
 static hlx_status_t host_append(hlx_backend_t *be, hlx_be_queue_t *q,
                                 const hlx_kv_append_desc_t *d)
 {
-    size_t ke = hlx_kv_elems(d->layout.k_block, d->dk, d->cap);
-    size_t ve = hlx_kv_elems(d->layout.v_block, d->dv, d->cap);
     int h, e;
 
     (void)be; (void)q;
     for (h = 0; h < d->nheads; h++) {
         size_t s = d->shard0 + (size_t)h;
         for (e = 0; e < d->dk; e++)
-            hlx_dtype_store(d->kc, d->kv_dtype,
-                            s * ke + hlx_kv_index(d->layout.k_block, d->dk, d->t, e),
+            hlx_dtype_store(d->kc, d->kv_dtype, hlx_kv_slot(d->layout, 1, d->dk, d->cap, s, d->t, e),
                             d->k_new[(size_t)h * d->dk + e]);
         for (e = 0; e < d->dv; e++)
-            hlx_dtype_store(d->vc, d->kv_dtype,
-                            s * ve + hlx_kv_index(d->layout.v_block, d->dv, d->t, e),
+            hlx_dtype_store(d->vc, d->kv_dtype, hlx_kv_slot(d->layout, 0, d->dv, d->cap, s, d->t, e),
                             d->v_new[(size_t)h * d->dv + e]);
     }
     return HLX_OK;

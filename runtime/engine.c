@@ -107,8 +107,9 @@ static hlx_status_t hlx_engine_build(hlx_engine_t *eng)
     for (l = 0; l < m->layers; l++) {
         hlx_layer_w_t *W = &eng->layers[l];
         size_t shards = (size_t)B * (size_t)L->kv_local;
-        const int kb = eng->be.k.kv_layout.k_block, vb = eng->be.k.kv_layout.v_block;
-        const size_t ke = hlx_kv_elems(kb, dk, (size_t)eng->cap), ve = hlx_kv_elems(vb, dv, (size_t)eng->cap);
+        const hlx_kv_layout_t kl = eng->be.k.kv_layout;
+        const size_t ke = hlx_kv_shard_elems(kl, 1, (int)dk, (size_t)eng->cap);
+        const size_t ve = hlx_kv_shard_elems(kl, 0, (int)dv, (size_t)eng->cap);
         uint64_t kk, vk;
 
         W->attn_norm = malloc(sizeof(float) * (size_t)H);
@@ -160,10 +161,10 @@ static hlx_status_t hlx_engine_build(hlx_engine_t *eng)
                     if (hlx_layout_kv_owner(L, p) != L->kvp_rank)
                         continue;
                     for (e = 0; e < dk; e++)
-                        hlx_dtype_store(W->kc, eng->kv_dtype, shard * ke + hlx_kv_index(kb, dk, j, (int)e),
+                        hlx_dtype_store(W->kc, eng->kv_dtype, hlx_kv_shard_index(eng, 1, shard, j, (int)e),
                                   hlx_synth_ctx(kk, b, (int)K, L->kv_first + kh, p, (int)e, (int)dk, 1));
                     for (e = 0; e < dv; e++)
-                        hlx_dtype_store(W->vc, eng->kv_dtype, shard * ve + hlx_kv_index(vb, dv, j, (int)e),
+                        hlx_dtype_store(W->vc, eng->kv_dtype, hlx_kv_shard_index(eng, 0, shard, j, (int)e),
                                   hlx_synth_ctx(vk, b, (int)K, L->kv_first + kh, p, (int)e, (int)dv, 0));
                     j++;
                 }

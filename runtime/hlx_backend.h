@@ -15,9 +15,25 @@ typedef struct hlx_backend     hlx_backend_t;
 typedef struct hlx_be_queue    hlx_be_queue_t; /* ordered work (a CUDA stream); host: NULL */
 typedef struct hlx_be_event    hlx_be_event_t; /* a point in a queue; host: NULL */
 
+/* The one place the runtime maps a KV element to the kernels' shard layout: elements of one
+ * shard of cap slots, and the index of element e of slot t of shard `shard` (shards of one
+ * layer's K or V cache are consecutive). Everything else goes through these two. */
+static inline size_t hlx_kv_shard_elems(hlx_kv_layout_t lay, int is_key, int d, size_t cap)
+{
+    return hlx_kv_elems(is_key ? lay.k_block : lay.v_block, d, cap);
+}
+
+static inline size_t hlx_kv_slot(hlx_kv_layout_t lay, int is_key, int d, size_t cap,
+                                 size_t shard, size_t t, int e)
+{
+    int blk = is_key ? lay.k_block : lay.v_block;
+
+    return shard * hlx_kv_elems(blk, d, cap) + hlx_kv_index(blk, d, t, e);
+}
+
 /* The new token's K and V rows of nheads local KV heads of one request, stored at slot t
  * of shards [shard0, shard0 + nheads) (shard = request * kv_local + head), in the KV
- * layout of the kernels (hlx_kv_index / hlx_kv_elems over cap slots). */
+ * layout of the kernels (hlx_kv_slot). */
 typedef struct hlx_kv_append_desc {
     void        *kc, *vc;
     hlx_dtype_t  kv_dtype;

@@ -132,9 +132,8 @@ hlx_status_t hlx_schedule_write_timeline(const hlx_engine_t *eng, const char *pa
 static inline size_t hlx_kv_shard_index(const hlx_engine_t *eng, int is_key, size_t shard,
                                         size_t t, int e)
 {
-    int blk = is_key ? eng->be.k.kv_layout.k_block : eng->be.k.kv_layout.v_block;
-    int d   = is_key ? eng->m.head_dim : eng->m.v_head_dim;
-    return shard * hlx_kv_elems(blk, d, (size_t)eng->cap) + hlx_kv_index(blk, d, t, e);
+    return hlx_kv_slot(eng->be.k.kv_layout, is_key, is_key ? eng->m.head_dim : eng->m.v_head_dim,
+                       (size_t)eng->cap, shard, t, e);
 }
 
 #endif
