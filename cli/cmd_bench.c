@@ -230,6 +230,8 @@ static int hlx_bench_gemv(const hlx_bench_opts_t *o, const hlx_kernels_t *k,
     return 0;
 }
 
+int hlx_cmd_bench_hopb(int argc, char **argv); /* cmd_bench_hopb.c */
+
 int hlx_cmd_bench(int argc, char **argv)
 {
     static const struct option opts[] = {
@@ -273,6 +275,8 @@ int hlx_cmd_bench(int argc, char **argv)
         hlx_bench_usage(stderr);
         return 2;
     }
+    if (!strcmp(argv[1], "hopb"))
+        return hlx_cmd_bench_hopb(argc - 1, argv + 1);
     o.kernel = argv[1];
     if (strcmp(o.kernel, "attention") && strcmp(o.kernel, "merge") && strcmp(o.kernel, "gemv")) {
         fprintf(stderr, "helix bench: unknown kernel '%s' (attention, merge, gemv)\n", o.kernel);

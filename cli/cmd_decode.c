@@ -48,6 +48,16 @@ static void hlx_decode_usage(FILE *f)
 "  --check-tol X       relative tolerance of --check (default 1e-3)\n"
 "  --timeout SEC       deadline of the bootstrap and of every collective\n"
 "                      (default: HELIX_COMM_TIMEOUT, 30 s)\n"
+"  --hopb on|off|auto  schedule of the attention exchange: off = lockstep (attention\n"
+"                      of the whole batch, then one blocking all-to-all); on = HOP-B\n"
+"                      micro-batches, each exchange overlapped with the next\n"
+"                      micro-batch's attention; auto (default) = HOP-B when the\n"
+"                      pipeline model c + (B-1) max(c, m) + m, fed with the first\n"
+"                      step's timings, predicts a gain. Results are bitwise the same.\n"
+"  --micro-batch M     requests per micro-batch with --hopb on or auto (default:\n"
+"                      chosen from the first step)\n"
+"  --timeline FILE     write the last step's per-micro-batch attention and exchange\n"
+"                      times (rank 0) with a text rendering\n"
 "  --json              print one JSON object instead of the text report\n"
 "  --verbose           print every step on stderr\n"
 "  -h, --help          this text\n"
@@ -147,6 +157,17 @@ static void hlx_decode_print_json(const hlx_run_config_t *cfg, const hlx_model_t
     json_object_set_new(o, "bound", json_boolean(rep->bound));
     json_object_set_new(o, "cpuset", json_string(rep->cpuset));
     json_object_set_new(o, "a2a_link", json_string(rep->a2a_link));
+    json_object_set_new(o, "hopb", json_string(cfg->hopb == HLX_HOPB_ON ? "on"
+                                               : cfg->hopb == HLX_HOPB_OFF ? "off" : "auto"));
+    json_object_set_new(o, "micro_batch", json_integer(rep->micro_batch));
+    json_object_set_new(o, "hopb_c_ms", json_real(rep->hopb_c_ms));
+    json_object_set_new(o, "hopb_m_ms", json_real(rep->hopb_m_ms));
+    json_object_set_new(o, "hopb_predicted_ms", json_real(rep->hopb_predicted_ms));
+    {
+        char hx[24];
+        snprintf(hx, sizeof(hx), "%016llx", (unsigned long long)rep->hidden_hash);
+        json_object_set_new(o, "hidden_hash", json_string(hx));
+    }
     json_object_set_new(o, "step_ms", json_real(rep->step_ms_median));
     json_object_set_new(o, "step_ms_min", json_real(rep->step_ms_min));
     json_object_set_new(o, "tokens_per_s", json_real(rep->tokens_per_s));
@@ -200,6 +221,16 @@ static void hlx_decode_print_text(const hlx_run_config_t *cfg, const hlx_model_t
            rep->kv_bytes_max / 1048576.0);
     printf("step:    median %.3f ms, %.1f tokens/s (batch %d)\n", rep->step_ms_median,
            rep->tokens_per_s, cfg->batch);
+    if (rep->micro_batch < cfg->batch)
+        printf("hopb:    %s, micro-batch %d of %d%s", cfg->hopb == HLX_HOPB_AUTO ? "auto" : "on",
+               rep->micro_batch, cfg->batch, rep->hopb_predicted_ms > 0 ? "" : "\n");
+    else
+        printf("hopb:    %s: lockstep (micro-batch = batch %d)%s",
+               cfg->hopb == HLX_HOPB_OFF ? "off" : cfg->hopb == HLX_HOPB_ON ? "on" : "auto",
+               cfg->batch, rep->hopb_predicted_ms > 0 ? "" : "\n");
+    if (rep->hopb_predicted_ms > 0)
+        printf(", chosen from c %.4f ms and m %.4f ms per micro-batch: model %.4f ms per "
+               "layer\n", rep->hopb_c_ms, rep->hopb_m_ms, rep->hopb_predicted_ms);
     printf("phases:  ");
     for (p = 0; p < HLX_PHASE_COUNT; p++)
         printf("%s %.3f%s", hlx_phase_name((hlx_phase_id_t)p), rep->phase_ms[p],
@@ -223,7 +254,7 @@ static void hlx_decode_print_text(const hlx_run_config_t *cfg, const hlx_model_t
 int hlx_cmd_decode(int argc, char **argv)
 {
     enum { O_MODEL = 256, O_KVP, O_TPA, O_BATCH, O_CONTEXT, O_STEPS, O_BLOCK, O_SEED, O_CHECK,
-           O_TOL, O_KVDT, O_KERN, O_TIMEOUT, O_JSON, O_VERBOSE };
+           O_TOL, O_KVDT, O_KERN, O_TIMEOUT, O_JSON, O_VERBOSE, O_HOPB, O_MB, O_TL };
     static const struct option opts[] = {
         { "model", required_argument, NULL, O_MODEL },
         { "kvp", required_argument, NULL, O_KVP },
@@ -240,6 +271,9 @@ int hlx_cmd_decode(int argc, char **argv)
         { "timeout", required_argument, NULL, O_TIMEOUT },
         { "json", no_argument, NULL, O_JSON },
         { "verbose", no_argument, NULL, O_VERBOSE },
+        { "hopb", required_argument, NULL, O_HOPB },
+        { "micro-batch", required_argument, NULL, O_MB },
+        { "timeline", required_argument, NULL, O_TL },
         { "help", no_argument, NULL, 'h' },
         { "version", no_argument, NULL, 'V' },
         { NULL, 0, NULL, 0 },
@@ -285,6 +319,27 @@ int hlx_cmd_decode(int argc, char **argv)
             break;
         case O_KERN:
             snprintf(cfg.kernels, sizeof(cfg.kernels), "%s", optarg);
+            break;
+        case O_HOPB:
+            if (!strcmp(optarg, "on"))
+                cfg.hopb = HLX_HOPB_ON;
+            else if (!strcmp(optarg, "off"))
+                cfg.hopb = HLX_HOPB_OFF;
+            else if (!strcmp(optarg, "auto"))
+                cfg.hopb = HLX_HOPB_AUTO;
+            else {
+                fprintf(stderr, "helix decode: --hopb: '%s' is not on, off or auto\n", optarg);
+                return 2;
+            }
+            break;
+        case O_MB:      if (hlx_parse_i64("--micro-batch", optarg, 1, 65536, 0, &v)) return 2; cfg.micro_batch = (int)v; break;
+        case O_TL:
+            if (strlen(optarg) >= sizeof(cfg.timeline)) {
+                fprintf(stderr, "helix decode: --timeline: path longer than %zu bytes\n",
+                        sizeof(cfg.timeline) - 1);
+                return 2;
+            }
+            snprintf(cfg.timeline, sizeof(cfg.timeline), "%s", optarg);
             break;
         case 'h':
             hlx_decode_usage(stdout);

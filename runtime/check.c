@@ -2,7 +2,8 @@
  * appended KV row), bitwise agreement of the replicated state across ranks, non-finite
  * values, and the scripted faults that prove each check can fail. */
 #define _GNU_SOURCE
-#include "hlx_engine_int.h"
+#include "hlx_engine_view.h"
+#include "hlx_reference.h"
 
 #include "hlx_log.h"
 #include "hlx_synth.h"
@@ -13,9 +14,15 @@
 #include <stdlib.h>
 #include <string.h>
 
+struct hlx_fault {
+    unsigned kind; /* one HLX_FAULT_* bit */
+    int      rank;
+    int      step;
+};
+
 static const struct {
     const char *name;
-    int         kind;
+    unsigned    kind;
 } hlx_fault_kinds[] = {
     { "drop-partials", HLX_FAULT_DROP_PARTIALS },
     { "skip-append", HLX_FAULT_SKIP_APPEND },
@@ -23,26 +30,24 @@ static const struct {
     { "kill", HLX_FAULT_KILL },
 };
 
-hlx_status_t hlx_fault_parse(hlx_engine_t *eng, const char *spec, char *err, size_t errlen)
+hlx_status_t hlx_fault_create(const char *spec, hlx_fault_t **f_p, char *err, size_t errlen)
 {
     char buf[128], *save = NULL, *tok, *end;
+    hlx_fault_t f = { 0, 0, 0 };
     size_t i;
 
-    eng->fault.kind = HLX_FAULT_NONE;
-    eng->fault.rank = 0;
-    eng->fault.step = 0;
+    *f_p = NULL;
     if (spec == NULL || !spec[0])
         return HLX_OK;
     snprintf(buf, sizeof(buf), "%s", spec);
     tok = strtok_r(buf, ":", &save);
     for (i = 0; tok && i < sizeof(hlx_fault_kinds) / sizeof(hlx_fault_kinds[0]); i++)
         if (!strcmp(tok, hlx_fault_kinds[i].name))
-            eng->fault.kind = hlx_fault_kinds[i].kind;
-    if (eng->fault.kind == HLX_FAULT_NONE)
+            f.kind = hlx_fault_kinds[i].kind;
+    if (f.kind == 0)
         goto bad;
     while ((tok = strtok_r(NULL, ":", &save)) != NULL) {
-        int *dst = !strncmp(tok, "rank=", 5) ? &eng->fault.rank
-                 : !strncmp(tok, "step=", 5) ? &eng->fault.step : NULL;
+        int *dst = !strncmp(tok, "rank=", 5) ? &f.rank : !strncmp(tok, "step=", 5) ? &f.step : NULL;
         long v;
         if (dst == NULL)
             goto bad;
@@ -51,18 +56,43 @@ hlx_status_t hlx_fault_parse(hlx_engine_t *eng, const char *spec, char *err, siz
             goto bad;
         *dst = (int)v;
     }
+    *f_p = malloc(sizeof(**f_p));
+    if (*f_p == NULL)
+        return HLX_ERR_NOMEM;
+    **f_p = f;
     return HLX_OK;
 bad:
-    eng->fault.kind = HLX_FAULT_NONE;
-    return hlx_engine_fail(err, errlen, HLX_ERR_INVALID,
-                           "HELIX_FAULT=\"%s\": expected KIND:rank=R[:step=S] with KIND one "
-                           "of drop-partials, skip-append, nan, kill", spec);
+    snprintf(err, errlen, "HELIX_FAULT=\"%s\": expected KIND:rank=R[:step=S] with KIND one "
+             "of drop-partials, skip-append, nan, kill", spec);
+    return HLX_ERR_INVALID;
 }
 
-int hlx_fault_active(const hlx_engine_t *eng, int kind)
+int hlx_fault_rank(const hlx_fault_t *f)
 {
-    return eng->fault.kind == kind && eng->fault.rank == eng->info.rank &&
-           eng->step >= eng->fault.step;
+    return f->rank;
+}
+
+unsigned hlx_fault_bits(const hlx_fault_t *f, int rank, int step)
+{
+    return f != NULL && f->rank == rank && step >= f->step ? f->kind : 0;
+}
+
+void hlx_fault_destroy(hlx_fault_t *f)
+{
+    free(f);
+}
+
+/* --check state: the reference's results for every step, computed on rank 0 up front. */
+struct hlx_check {
+    hlx_ref_t *ref;
+    double    *ref_hid, *ref_lg; /* [steps][B][H], [steps][B][V] */
+    int       *ref_tok;          /* [steps][B] */
+    uint64_t  *hashes;           /* [N]: replicated-state hashes of every rank */
+};
+
+int hlx_check_has_reference(const hlx_check_t *chk)
+{
+    return chk != NULL && chk->ref != NULL;
 }
 
 hlx_status_t hlx_check_finite(hlx_engine_t *eng, const float *v, size_t n, const char *what,
@@ -73,10 +103,10 @@ hlx_status_t hlx_check_finite(hlx_engine_t *eng, const float *v, size_t n, const
     for (i = 0; i < n; i++) {
         if (isfinite(v[i]))
             continue;
-        snprintf(eng->errmsg, sizeof(eng->errmsg),
-                 "non-finite value (%g) in %s, layer %d, step %d, rank %d (%s), element %zu",
-                 (double)v[i], what, layer, eng->step, eng->info.rank,
-                 eng->info.host ? eng->info.host : "?", i);
+        hlx_engine_set_errmsg(eng, "non-finite value (%g) in %s, layer %d, step %d, rank %d "
+                              "(%s), element %zu", (double)v[i], what, layer,
+                              hlx_engine_step_index(eng), hlx_engine_rank(eng),
+                              hlx_engine_host(eng), i);
         return HLX_ERR_NUMERIC;
     }
     return HLX_OK;
@@ -86,44 +116,54 @@ hlx_status_t hlx_check_finite(hlx_engine_t *eng, const float *v, size_t n, const
  * wait for rank 0 get a deadline that grows with the work instead of a spurious timeout. */
 static double hlx_check_ref_seconds(const hlx_engine_t *eng)
 {
-    const hlx_model_t *m = &eng->m;
-    double n = (double)eng->cfg.context + eng->cfg.steps;
-    double attn = (double)eng->cfg.steps * eng->cfg.batch * m->layers * m->q_heads * n *
+    const hlx_model_t *m = hlx_engine_model(eng);
+    const hlx_run_config_t *cfg = hlx_engine_config(eng);
+    double n = (double)cfg->context + cfg->steps;
+    double attn = (double)cfg->steps * cfg->batch * m->layers * m->q_heads * n *
                   (m->head_dim + m->v_head_dim) * 2.0;
-    double setup = (double)m->layers * eng->cfg.batch * m->kv_heads * n *
+    double setup = (double)m->layers * cfg->batch * m->kv_heads * n *
                    (m->head_dim + m->v_head_dim) * 20.0;
-    double dense = (double)eng->cfg.steps * eng->cfg.batch * hlx_model_params(m) * 2.0;
+    double dense = (double)cfg->steps * cfg->batch * hlx_model_params(m) * 2.0;
 
     return (attn + setup + dense) / 1e8;
 }
 
-hlx_status_t hlx_check_prepare(hlx_engine_t *eng, char *err, size_t errlen)
+hlx_status_t hlx_check_prepare(hlx_engine_t *eng, hlx_check_t **chk_p, char *err,
+                               size_t errlen)
 {
-    size_t S = (size_t)eng->cfg.steps, B = (size_t)eng->cfg.batch;
-    double deadline = eng->cfg.timeout_s > 0 ? eng->cfg.timeout_s : 30.0, t0 = hlx_now_s();
+    const hlx_run_config_t *cfg = hlx_engine_config(eng);
+    const hlx_model_t *m = hlx_engine_model(eng);
+    size_t S = (size_t)cfg->steps, B = (size_t)cfg->batch;
+    double deadline = cfg->timeout_s > 0 ? cfg->timeout_s : 30.0, t0 = hlx_now_s();
+    hlx_check_t *chk = calloc(1, sizeof(*chk));
     hlx_status_t st = HLX_OK, st2;
     size_t s;
 
-    if (eng->info.rank == 0) {
-        st = hlx_ref_create(&eng->m, eng->kv_dtype, eng->cfg.batch, eng->cfg.context,
-                            eng->cfg.steps, eng->cfg.seed, &eng->ref);
-        eng->ref_hid = malloc(sizeof(double) * (S ? S : 1) * B * (size_t)eng->m.hidden);
-        eng->ref_lg  = malloc(sizeof(double) * (S ? S : 1) * B * (size_t)eng->m.vocab);
-        eng->ref_tok = malloc(sizeof(int) * (S ? S : 1) * B);
-        if (st == HLX_OK && (!eng->ref_hid || !eng->ref_lg || !eng->ref_tok))
+    if (chk == NULL)
+        return HLX_ERR_NOMEM;
+    *chk_p = chk;
+    chk->hashes = calloc((size_t)hlx_engine_size(eng), sizeof(uint64_t));
+    if (chk->hashes == NULL)
+        return HLX_ERR_NOMEM;
+    if (hlx_engine_rank(eng) == 0) {
+        st = hlx_ref_create(m, hlx_engine_kv_dtype(eng), cfg->batch, cfg->context, cfg->steps,
+                            cfg->seed, &chk->ref);
+        chk->ref_hid = malloc(sizeof(double) * (S ? S : 1) * B * (size_t)m->hidden);
+        chk->ref_lg  = malloc(sizeof(double) * (S ? S : 1) * B * (size_t)m->vocab);
+        chk->ref_tok = malloc(sizeof(int) * (S ? S : 1) * B);
+        if (st == HLX_OK && (!chk->ref_hid || !chk->ref_lg || !chk->ref_tok))
             st = HLX_ERR_NOMEM;
         for (s = 0; s < S && st == HLX_OK; s++)
-            st = hlx_ref_step(eng->ref, eng->ref_hid + s * B * (size_t)eng->m.hidden,
-                              eng->ref_lg + s * B * (size_t)eng->m.vocab, eng->ref_tok + s * B);
+            st = hlx_ref_step(chk->ref, chk->ref_hid + s * B * (size_t)m->hidden,
+                              chk->ref_lg + s * B * (size_t)m->vocab, chk->ref_tok + s * B);
         if (st != HLX_OK)
-            hlx_engine_fail(err, errlen, st, "the fp64 reference failed on rank 0: %s",
-                            hlx_status_str(st));
+            snprintf(err, errlen, "the fp64 reference failed on rank 0: %s", hlx_status_str(st));
         hlx_info(HLX_SUB_CORE, "reference: %zu steps in %.2f s", S, hlx_now_s() - t0);
     }
-    st2 = hlx_comm_barrier_within(eng->world, deadline + hlx_check_ref_seconds(eng));
+    st2 = hlx_comm_barrier_within(hlx_engine_world(eng), deadline + hlx_check_ref_seconds(eng));
     if (st == HLX_OK && st2 != HLX_OK)
-        hlx_engine_fail(err, errlen, st2, "waiting for the reference on rank 0 failed: %s",
-                        hlx_status_str(st2));
+        snprintf(err, errlen, "waiting for the reference on rank 0 failed: %s",
+                 hlx_status_str(st2));
     return st != HLX_OK ? st : st2;
 }
 
@@ -145,38 +185,42 @@ static void hlx_check_cmp(double *err, double *ref_max, int *nonfinite, double e
         *ref_max = fabs(ref_v);
 }
 
-hlx_status_t hlx_check_step(hlx_engine_t *eng, int s, hlx_run_report_t *rep)
+hlx_status_t hlx_check_step(hlx_engine_t *eng, hlx_check_t *chk, int s, hlx_run_report_t *rep)
 {
-    int B = eng->cfg.batch, H = eng->m.hidden, V = eng->m.vocab, b, i, r;
-    uint64_t h = 0x9e37, *hashes = eng->check_hashes;
+    const hlx_run_config_t *cfg = hlx_engine_config(eng);
+    const float *x = hlx_engine_hidden(eng);
+    const int *tokens = hlx_engine_tokens(eng);
+    int B = cfg->batch, H = hlx_engine_model(eng)->hidden, V = hlx_engine_model(eng)->vocab;
+    int b, i, r;
+    uint64_t h = 0x9e37, *hashes = chk->hashes;
     hlx_status_t st;
 
     /* Replicated state must be bitwise identical on every rank. */
     for (i = 0; i < B * H; i++) {
         uint32_t u;
-        memcpy(&u, &eng->x[i], 4);
+        memcpy(&u, &x[i], 4);
         h = hlx_mix64(h ^ u);
     }
-    st = hlx_comm_allgather(eng->world, &h, sizeof(h), hashes);
+    st = hlx_comm_allgather(hlx_engine_world(eng), &h, sizeof(h), hashes);
     if (st != HLX_OK)
         return st;
-    for (r = 0; r < eng->info.size; r++)
+    for (r = 0; r < hlx_engine_size(eng); r++)
         if (hashes[r] != hashes[0])
             rep->replicas_match = 0;
-    if (eng->ref == NULL)
+    if (chk->ref == NULL)
         return HLX_OK;
     {
-        const double *hid = eng->ref_hid + (size_t)s * B * H, *lg = eng->ref_lg + (size_t)s * B * V;
-        const int *next = eng->ref_tok + (size_t)s * B;
+        const double *hid = chk->ref_hid + (size_t)s * B * H, *lg = chk->ref_lg + (size_t)s * B * V;
+        const int *next = chk->ref_tok + (size_t)s * B;
         double maxh = 0, maxl = 0, errh = 0, errl = 0;
         int bad = 0;
 
         for (b = 0; b < B; b++) {
             for (i = 0; i < H; i++)
-                hlx_check_cmp(&errh, &maxh, &bad, eng->x[(size_t)b * H + i], hid[(size_t)b * H + i]);
+                hlx_check_cmp(&errh, &maxh, &bad, x[(size_t)b * H + i], hid[(size_t)b * H + i]);
             for (i = 0; i < V; i++)
                 hlx_check_cmp(&errl, &maxl, &bad, hlx_engine_logit(eng, b, i), lg[(size_t)b * V + i]);
-            if (next[b] != eng->tokens[b])
+            if (next[b] != tokens[b])
                 rep->tokens_match = 0;
         }
         rep->nonfinite += bad;
@@ -206,59 +250,61 @@ static int hlx_check_appended(const hlx_layout_t *L, int j, int64_t context, int
     return n;
 }
 
-hlx_status_t hlx_check_kv_rows(hlx_engine_t *eng, hlx_run_report_t *rep)
+hlx_status_t hlx_check_kv_rows(hlx_engine_t *eng, hlx_check_t *chk, hlx_run_report_t *rep)
 {
-    const hlx_model_t *m = &eng->m;
-    const hlx_layout_t *L = &eng->lay;
-    int dk = m->head_dim, dv = m->v_head_dim, steps = eng->cfg.steps, B = eng->cfg.batch;
-    size_t row = (size_t)(dk + dv), per_rank = (size_t)m->layers * B * L->kv_local * steps * row;
+    const hlx_model_t *m = hlx_engine_model(eng);
+    const hlx_layout_t *L = hlx_engine_layout(eng);
+    const hlx_run_config_t *cfg = hlx_engine_config(eng);
+    int dk = m->head_dim, dv = m->v_head_dim, steps = cfg->steps, B = cfg->batch;
+    int64_t kv_len = hlx_engine_kv_len(eng);
+    /* Every rank sends the same size: room for the largest KV head count of any shard. */
+    size_t row = (size_t)(dk + dv),
+           per_rank = (size_t)m->layers * B * L->kv_local_max * steps * row;
     int64_t *pos = malloc(sizeof(int64_t) * (size_t)(steps ? steps : 1));
     float *mine = calloc(per_rank ? per_rank : 1, sizeof(float)), *all = NULL;
     /* One bf16 rounding step apart at most: the engine rounds its fp32 value, the
      * reference its fp64 value. */
-    double tol = eng->kv_dtype == HLX_DTYPE_BF16 ? 1.0 / 64 : 1e-4;
+    double tol = hlx_engine_kv_dtype(eng) == HLX_DTYPE_BF16 ? 1.0 / 64 : 1e-4;
     hlx_status_t st = HLX_OK;
     int n, l, b, kh, a, r, e;
 
     /* The transport has no gather: every rank receives all rows, rank 0 compares. */
-    all = calloc(per_rank * (size_t)eng->info.size + 1, sizeof(float));
+    all = calloc(per_rank * (size_t)hlx_engine_size(eng) + 1, sizeof(float));
     if (!pos || !mine || !all) {
         st = HLX_ERR_NOMEM;
         goto out;
     }
     /* Pack this rank's appended rows as f32: [layer][b][kv_local][steps][dk + dv]. */
-    n = hlx_check_appended(L, L->kvp_rank, eng->cfg.context, steps, pos);
+    n = hlx_check_appended(L, L->kvp_rank, cfg->context, steps, pos);
     for (l = 0; l < m->layers; l++)
         for (b = 0; b < B; b++)
             for (kh = 0; kh < L->kv_local; kh++)
                 for (a = 0; a < n; a++) {
-                    size_t shard = (size_t)b * L->kv_local + kh, t = (size_t)(eng->kv_len - n + a);
-                    float *dst = mine + ((((size_t)l * B + b) * L->kv_local + kh) * steps + a) * row;
+                    size_t shard = (size_t)b * L->kv_local + kh, t = (size_t)(kv_len - n + a);
+                    float *dst = mine + ((((size_t)l * B + b) * L->kv_local_max + kh) * steps + a) * row;
                     for (e = 0; e < dk; e++)
-                        dst[e] = hlx_dtype_load(eng->layers[l].kc, eng->kv_dtype,
-                                                hlx_kv_shard_index(eng, 1, shard, t, e));
+                        dst[e] = hlx_engine_kv_load(eng, l, 1, shard, t, e);
                     for (e = 0; e < dv; e++)
-                        dst[dk + e] = hlx_dtype_load(eng->layers[l].vc, eng->kv_dtype,
-                                                     hlx_kv_shard_index(eng, 0, shard, t, e));
+                        dst[dk + e] = hlx_engine_kv_load(eng, l, 0, shard, t, e);
                 }
-    st = hlx_comm_allgather(eng->world, mine, per_rank * sizeof(float), all);
-    if (st != HLX_OK || eng->ref == NULL)
+    st = hlx_comm_allgather(hlx_engine_world(eng), mine, per_rank * sizeof(float), all);
+    if (st != HLX_OK || chk->ref == NULL)
         goto out;
-    for (r = 0; r < eng->info.size; r++) {
+    for (r = 0; r < hlx_engine_size(eng); r++) {
         hlx_layout_t R;
         char lerr[256];
-        if (hlx_layout_init(m, eng->cfg.kvp, eng->cfg.tpa, eng->cfg.kv_block, r, &R, lerr,
+        if (hlx_layout_init(m, cfg->kvp, cfg->tpa, cfg->kv_block, r, &R, lerr,
                             sizeof(lerr)) != HLX_OK)
             continue;
-        n = hlx_check_appended(&R, R.kvp_rank, eng->cfg.context, steps, pos);
+        n = hlx_check_appended(&R, R.kvp_rank, cfg->context, steps, pos);
         for (l = 0; l < m->layers; l++)
             for (b = 0; b < B; b++)
                 for (kh = 0; kh < R.kv_local; kh++)
                     for (a = 0; a < n; a++) {
                         const float *got = all + (size_t)r * per_rank +
-                                           ((((size_t)l * B + b) * R.kv_local + kh) * steps + a) * row;
-                        const float *rk = hlx_ref_kv_row(eng->ref, l, b, R.kv_first + kh, pos[a], 1);
-                        const float *rv = hlx_ref_kv_row(eng->ref, l, b, R.kv_first + kh, pos[a], 0);
+                                           ((((size_t)l * B + b) * R.kv_local_max + kh) * steps + a) * row;
+                        const float *rk = hlx_ref_kv_row(chk->ref, l, b, R.kv_first + kh, pos[a], 1);
+                        const float *rv = hlx_ref_kv_row(chk->ref, l, b, R.kv_first + kh, pos[a], 0);
                         double dmax = 0, vmax = 0;
                         if (rk == NULL || rv == NULL) {
                             rep->kv_rows_bad++;
@@ -287,15 +333,14 @@ out:
     return st;
 }
 
-void hlx_check_free(hlx_engine_t *eng)
+void hlx_check_free(hlx_check_t *chk)
 {
-    hlx_ref_destroy(eng->ref);
-    eng->ref = NULL;
-    free(eng->ref_hid);
-    free(eng->ref_lg);
-    free(eng->ref_tok);
-    free(eng->check_hashes);
-    eng->ref_hid = eng->ref_lg = NULL;
-    eng->ref_tok = NULL;
-    eng->check_hashes = NULL;
+    if (chk == NULL)
+        return;
+    hlx_ref_destroy(chk->ref);
+    free(chk->ref_hid);
+    free(chk->ref_lg);
+    free(chk->ref_tok);
+    free(chk->hashes);
+    free(chk);
 }

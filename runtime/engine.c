@@ -1,11 +1,10 @@
-/* The Helix engine: bootstrap, layout and configuration checks, weight and KV shards, and
- * the decode step (QKV for the TPA shard, attention on the local KV shard, one all-to-all
- * over the query-head axis inside the KVP group, exact LSE merge, W_o at TP=N + all-reduce,
- * SwiGLU FFN at TPF=N + all-reduce, final norm, LM head and logits all-gather). */
+/* Lifecycle of the Helix engine: validation, bootstrap, placement, sizes (overflow-checked),
+ * the configuration agreement, communicators, weight and KV shards and step buffers, as a
+ * list of steps; destroy; and the accessors the checker reads the engine through. */
 #define _GNU_SOURCE
 #include "hlx_engine_int.h"
 
-#include "hlx_config.h"
+#include "hlx_reference.h"
 #include "hlx_log.h"
 #include "hlx_synth.h"
 #include "hlx_time.h"
@@ -51,6 +50,7 @@ void hlx_run_config_default(hlx_run_config_t *cfg)
     cfg->seed      = 1;
     cfg->check_tol = 1e-3;
     cfg->timeout_s = 0.0; /* transport default (HELIX_COMM_TIMEOUT) */
+    cfg->hopb      = HLX_HOPB_AUTO;
     strcpy(cfg->kernels, "auto");
 }
 
@@ -62,104 +62,6 @@ hlx_status_t hlx_engine_fail(char *err, size_t errlen, hlx_status_t st, const ch
     vsnprintf(err, errlen, fmt, ap);
     va_end(ap);
     return st;
-}
-
-/* ---- configuration record: compared across ranks at init (reliability fault 6). */
-
-typedef struct hlx_cfg_record {
-    char     version[16];
-    char     model[64];
-    uint64_t model_hash;
-    int64_t  context;
-    uint64_t seed;
-    int32_t  kvp, tpa, batch, steps, kv_block, check, kv_dtype, weight_dtype;
-    int32_t  pid;
-    char     host[64];
-    uint64_t mem_need, mem_avail;
-    uint64_t comm_settings;  /* hash of every HELIX_COMM_* value this rank runs with */
-} hlx_cfg_record_t;
-
-/* Hash of the transport's settings as this rank sees them: ranks on different paths of
- * the same collective (HELIX_COMM_ALLREDUCE_SMALL, say) must be refused, not mixed. */
-static uint64_t hlx_comm_settings_hash(void)
-{
-    const hlx_param_table_t *t = &hlx_comm_param_table;
-    unsigned char *vals = calloc(1, t->size);
-    uint64_t h = 0x5e77;
-    size_t i;
-
-    if (vals == NULL || hlx_param_load(t, vals, NULL) != HLX_OK) {
-        free(vals);
-        return 0;
-    }
-    for (i = 0; i < t->size; i++)
-        h = hlx_mix64(h ^ vals[i]);
-    free(vals);
-    return h;
-}
-
-static hlx_status_t hlx_engine_compare(hlx_engine_t *eng, const hlx_cfg_record_t *all,
-                                       char *err, size_t errlen)
-{
-    const hlx_cfg_record_t *me = &all[eng->info.rank];
-    int r;
-
-#define HLX_CMP_INT(_f, _name) \
-    if (all[r]._f != me->_f) \
-        return hlx_engine_fail(err, errlen, HLX_ERR_MISMATCH, "%s: local %lld, rank %d (%s pid %d) has %lld", \
-                        _name, (long long)me->_f, r, all[r].host, all[r].pid, (long long)all[r]._f)
-
-    for (r = 0; r < eng->info.size; r++) {
-        if (strcmp(all[r].version, me->version))
-            return hlx_engine_fail(err, errlen, HLX_ERR_MISMATCH, "version: local %s, rank %d has %s",
-                            me->version, r, all[r].version);
-        if (strcmp(all[r].model, me->model) || all[r].model_hash != me->model_hash)
-            return hlx_engine_fail(err, errlen, HLX_ERR_MISMATCH,
-                            "model: local %s (hash %016llx), rank %d has %s (hash %016llx)",
-                            me->model, (unsigned long long)me->model_hash, r, all[r].model,
-                            (unsigned long long)all[r].model_hash);
-        HLX_CMP_INT(kvp, "kvp");
-        HLX_CMP_INT(tpa, "tpa");
-        HLX_CMP_INT(batch, "batch");
-        HLX_CMP_INT(context, "context");
-        HLX_CMP_INT(steps, "steps");
-        HLX_CMP_INT(kv_block, "kv-block");
-        HLX_CMP_INT(seed, "seed");
-        HLX_CMP_INT(check, "check");
-        HLX_CMP_INT(kv_dtype, "kv-dtype");
-        HLX_CMP_INT(weight_dtype, "weight-dtype");
-        if (all[r].comm_settings != me->comm_settings)
-            return hlx_engine_fail(err, errlen, HLX_ERR_MISMATCH,
-                                   "transport settings: rank %d (%s pid %d) runs with other "
-                                   "HELIX_COMM_* values than this rank: compare `helix info` "
-                                   "in both environments", r, all[r].host, all[r].pid);
-    }
-#undef HLX_CMP_INT
-    for (r = 0; r < eng->info.size; r++)
-        if (all[r].mem_need > all[r].mem_avail)
-            return hlx_engine_fail(err, errlen, HLX_ERR_NOSPACE,
-                            "rank %d (%s) needs %.2f GiB (weights, KV shard of %lld context "
-                            "tokens%s) but %.2f GiB are available per rank on its node: use "
-                            "a larger --kvp, more nodes or a shorter --context",
-                            r, all[r].host, all[r].mem_need / 1073741824.0,
-                            (long long)me->context, me->check && r == 0 ? ", fp64 reference" : "",
-                            all[r].mem_avail / 1073741824.0);
-    return HLX_OK;
-}
-
-static uint64_t hlx_mem_available(void)
-{
-    FILE *f = fopen("/proc/meminfo", "r");
-    char line[256];
-    unsigned long long kb = 0;
-
-    if (f == NULL)
-        return UINT64_MAX;
-    while (fgets(line, sizeof(line), f))
-        if (sscanf(line, "MemAvailable: %llu kB", &kb) == 1)
-            break;
-    fclose(f);
-    return kb ? (uint64_t)kb * 1024 : UINT64_MAX;
 }
 
 /* ---- weights and KV */
@@ -207,8 +109,9 @@ static hlx_status_t hlx_engine_build(hlx_engine_t *eng)
     for (l = 0; l < m->layers; l++) {
         hlx_layer_w_t *W = &eng->layers[l];
         size_t shards = (size_t)B * (size_t)L->kv_local;
-        const int kb = eng->k.kv_layout.k_block, vb = eng->k.kv_layout.v_block;
-        const size_t ke = hlx_kv_elems(kb, dk, (size_t)eng->cap), ve = hlx_kv_elems(vb, dv, (size_t)eng->cap);
+        const hlx_kv_layout_t kl = eng->be.k.kv_layout;
+        const size_t ke = hlx_kv_shard_elems(kl, 1, (int)dk, (size_t)eng->cap);
+        const size_t ve = hlx_kv_shard_elems(kl, 0, (int)dv, (size_t)eng->cap);
         uint64_t kk, vk;
 
         W->attn_norm = malloc(sizeof(float) * (size_t)H);
@@ -218,13 +121,15 @@ static hlx_status_t hlx_engine_build(hlx_engine_t *eng)
         W->wgu       = hlx_zalloc((size_t)(H * 2 * Fc), eng->w_esize);
         W->wdown     = hlx_zalloc((size_t)(Fc * H), eng->w_esize);
         /* The KV shard is the big, streamed allocation: 2 MiB aligned, huge pages. */
-        W->kc        = hlx_kernels_alloc_huge(shards * ke * eng->kv_esize);
-        W->vc        = hlx_kernels_alloc_huge(shards * ve * eng->kv_esize);
-        if (!W->attn_norm || !W->ffn_norm || !W->wqkv || !W->wo || !W->wgu || !W->wdown ||
-            !W->kc || !W->vc)
+        if (!W->attn_norm || !W->ffn_norm || !W->wqkv || !W->wo || !W->wgu || !W->wdown)
+            return HLX_ERR_NOMEM;
+        if (eng->be.ops->mem_alloc(&eng->be, shards * ke * eng->kv_esize, 1, &W->kc) != HLX_OK ||
+            eng->be.ops->mem_alloc(&eng->be, shards * ve * eng->kv_esize, 1, &W->vc) != HLX_OK)
             return HLX_ERR_NOMEM;
         hlx_fill_vec(m, W->attn_norm, hlx_synth_key(eng->cfg.seed, l, HLX_T_ATTN_NORM), HLX_T_ATTN_NORM, H);
         hlx_fill_vec(m, W->ffn_norm, hlx_synth_key(eng->cfg.seed, l, HLX_T_FFN_NORM), HLX_T_FFN_NORM, H);
+        /* Weights are filled in place: host backend memory is host memory (a device
+         * backend fills a host staging copy and copies it over). */
         hlx_fill_cols(eng, W->wqkv, eng->qkv_cols, 0, hlx_synth_key(eng->cfg.seed, l, HLX_T_WQ),
                       HLX_T_WQ, H, Q * dk, (int64_t)L->q_first * dk, (int64_t)L->q_local * dk);
         hlx_fill_cols(eng, W->wqkv, eng->qkv_cols, (int64_t)L->q_local * dk,
@@ -258,10 +163,10 @@ static hlx_status_t hlx_engine_build(hlx_engine_t *eng)
                     if (hlx_layout_kv_owner(L, p) != L->kvp_rank)
                         continue;
                     for (e = 0; e < dk; e++)
-                        hlx_dtype_store(W->kc, eng->kv_dtype, shard * ke + hlx_kv_index(kb, dk, j, (int)e),
+                        hlx_dtype_store(W->kc, eng->kv_dtype, hlx_kv_shard_index(eng, 1, shard, j, (int)e),
                                   hlx_synth_ctx(kk, b, (int)K, L->kv_first + kh, p, (int)e, (int)dk, 1));
                     for (e = 0; e < dv; e++)
-                        hlx_dtype_store(W->vc, eng->kv_dtype, shard * ve + hlx_kv_index(vb, dv, j, (int)e),
+                        hlx_dtype_store(W->vc, eng->kv_dtype, hlx_kv_shard_index(eng, 0, shard, j, (int)e),
                                   hlx_synth_ctx(vk, b, (int)K, L->kv_first + kh, p, (int)e, (int)dv, 0));
                     j++;
                 }
@@ -288,7 +193,7 @@ static hlx_status_t hlx_engine_buffers(hlx_engine_t *eng)
 {
     const hlx_layout_t *L = &eng->lay;
     size_t B = (size_t)eng->cfg.batch, H = (size_t)eng->m.hidden, dv = (size_t)eng->m.v_head_dim;
-    size_t blk = B * (size_t)L->q_slice * (dv + 1); /* floats per peer in the all-to-all */
+    size_t sblk = 0, rblk = 0; /* floats of all peers' blocks sent and received */
     int j;
 
 #define HLX_ALLOC(_p, _n) \
@@ -299,8 +204,22 @@ static hlx_status_t hlx_engine_buffers(hlx_engine_t *eng)
     HLX_ALLOC(eng->qkv, B * (size_t)eng->qkv_cols);
     HLX_ALLOC(eng->opart, B * (size_t)L->q_local * dv);
     HLX_ALLOC(eng->lsepart, B * (size_t)L->q_local);
-    HLX_ALLOC(eng->sendbuf, blk * (size_t)L->kvp);
-    HLX_ALLOC(eng->recvbuf, blk * (size_t)L->kvp);
+    HLX_ALLOC(eng->xh_first, (size_t)L->kvp);
+    HLX_ALLOC(eng->xh_count, (size_t)L->kvp);
+    HLX_ALLOC(eng->xs_displ, (size_t)L->kvp);
+    HLX_ALLOC(eng->xr_displ, (size_t)L->kvp);
+    /* Wire layout: peer j's block is [B][its heads][dv + 1] (outputs then LSEs). */
+    for (j = 0; j < L->kvp; j++) {
+        int first;
+        hlx_layout_q_slice(L, j, &first, &eng->xh_count[j]);
+        eng->xh_first[j] = first - L->q_first;
+        eng->xs_displ[j] = sblk;
+        eng->xr_displ[j] = rblk;
+        sblk += B * (size_t)eng->xh_count[j] * (dv + 1);
+        rblk += B * (size_t)L->q_slice * (dv + 1);
+    }
+    HLX_ALLOC(eng->sendbuf, sblk);
+    HLX_ALLOC(eng->recvbuf, rblk);
     HLX_ALLOC(eng->oparts, B * (size_t)L->q_slice * dv * (size_t)L->kvp);
     HLX_ALLOC(eng->lseparts, B * (size_t)L->q_slice * (size_t)L->kvp);
     HLX_ALLOC(eng->omerged, B * (size_t)L->q_slice * dv);
@@ -311,41 +230,24 @@ static hlx_status_t hlx_engine_buffers(hlx_engine_t *eng)
     HLX_ALLOC(eng->lmout, B * (size_t)L->vocab_count);
     HLX_ALLOC(eng->logits_local, B * (size_t)L->vocab_pad);
     HLX_ALLOC(eng->logits_all, B * (size_t)L->vocab_pad * (size_t)L->n);
-    HLX_ALLOC(eng->a2a_counts, (size_t)L->kvp);
-    HLX_ALLOC(eng->a2a_displs, (size_t)L->kvp);
+    HLX_ALLOC(eng->a2a_sc, (size_t)L->kvp);
+    HLX_ALLOC(eng->a2a_sd, (size_t)L->kvp);
+    HLX_ALLOC(eng->a2a_rc, (size_t)L->kvp);
+    HLX_ALLOC(eng->a2a_rd, (size_t)L->kvp);
+    HLX_ALLOC(eng->reqs, B);
     HLX_ALLOC(eng->tokens, B);
     HLX_ALLOC(eng->all_tokens, B * (size_t)(eng->cfg.steps > 0 ? eng->cfg.steps : 1));
-#undef HLX_ALLOC
-    for (j = 0; j < L->kvp; j++) {
-        eng->a2a_counts[j] = blk * sizeof(float);
-        eng->a2a_displs[j] = (size_t)j * blk * sizeof(float);
+    if (eng->cfg.timeline[0]) {
+        eng->tl_cap = eng->m.layers * 2 * (int)B;
+        HLX_ALLOC(eng->tl, (size_t)eng->tl_cap);
     }
+#undef HLX_ALLOC
     return HLX_OK;
-}
-
-static uint64_t hlx_engine_bytes(const hlx_engine_t *eng, uint64_t *kv_p)
-{
-    const hlx_layout_t *L = &eng->lay;
-    const hlx_model_t *m = &eng->m;
-    uint64_t H = (uint64_t)m->hidden, dv = (uint64_t)m->v_head_dim;
-    uint64_t rows = (uint64_t)eng->cfg.batch * (uint64_t)L->kv_local * (uint64_t)eng->cap;
-    /* Each K and each V allocation of a layer is rounded up to a 2 MiB huge page. */
-    uint64_t huge = 2u << 20;
-    uint64_t kv = (uint64_t)m->layers *
-                  ((rows * m->head_dim * eng->kv_esize + huge - 1) / huge * huge +
-                   (rows * m->v_head_dim * eng->kv_esize + huge - 1) / huge * huge);
-    uint64_t w = (uint64_t)m->layers *
-                 ((uint64_t)H * (uint64_t)eng->qkv_cols + (uint64_t)L->q_slice * dv * H +
-                  3 * H * (uint64_t)L->ffn_count) * eng->w_esize +
-                 (uint64_t)m->vocab * H * 4 + H * (uint64_t)L->vocab_count * eng->w_esize;
-
-    *kv_p = kv;
-    return kv + w + (16u << 20);
 }
 
 /* Link class between this rank and its next KVP peer (all peers of a group share one
  * class on a single host). */
-static const char *hlx_engine_a2a_link(const hlx_engine_t *eng)
+const char *hlx_engine_a2a_link(const hlx_engine_t *eng)
 {
     int peer = eng->lay.tpa_rank * eng->cfg.kvp + (eng->lay.kvp_rank + 1) % eng->cfg.kvp;
 
@@ -489,15 +391,116 @@ out:
     return st;
 }
 
-hlx_status_t hlx_engine_create(const hlx_run_config_t *cfg, const hlx_model_t *model,
-                               hlx_engine_t **eng_p, char *err, size_t errlen)
+/* ---- sizes: every product of user input is checked, never wrapped */
+
+/* *acc *= v; 0 on overflow. */
+static int hlx_mul(uint64_t *acc, uint64_t v)
 {
-    hlx_engine_t *eng;
-    hlx_cfg_record_t rec, *all = NULL;
-    hlx_comm_params_t cp;
+    return !__builtin_mul_overflow(*acc, v, acc);
+}
+
+static int hlx_add(uint64_t *acc, uint64_t v)
+{
+    return !__builtin_add_overflow(*acc, v, acc);
+}
+
+/* Bytes of one K or V allocation of a layer: B * kv_local shards of cap slots of d
+ * elements (rounded to the kernels' blocks), rounded up to a 2 MiB huge page. */
+static int hlx_kv_alloc_bytes(const hlx_engine_t *eng, int d, int blk, uint64_t *out)
+{
+    uint64_t b = blk > 1 ? (uint64_t)blk : 1, v = ((uint64_t)eng->cap + b - 1) / b;
+    uint64_t huge = 2u << 20;
+
+    if (!hlx_mul(&v, b) || !hlx_mul(&v, (uint64_t)d) || !hlx_mul(&v, (uint64_t)eng->cfg.batch) ||
+        !hlx_mul(&v, (uint64_t)eng->lay.kv_local) || !hlx_mul(&v, eng->kv_esize) ||
+        !hlx_add(&v, huge - 1))
+        return 0;
+    *out = v / huge * huge;
+    return 1;
+}
+
+/* Bytes this rank needs (weights, KV shard, buffers); HLX_ERR_INVALID with the sizes when
+ * a product overflows 64 bits. */
+static hlx_status_t hlx_engine_bytes(hlx_engine_t *eng, uint64_t *need_p, char *err,
+                                     size_t errlen)
+{
+    const hlx_layout_t *L = &eng->lay;
+    const hlx_model_t *m = &eng->m;
+    uint64_t H = (uint64_t)m->hidden, dv = (uint64_t)m->v_head_dim, B = (uint64_t)eng->cfg.batch;
+    uint64_t k, v, kv, w, t, need;
+    int ok;
+
+    ok = hlx_kv_alloc_bytes(eng, m->head_dim, eng->be.k.kv_layout.k_block, &k) &&
+         hlx_kv_alloc_bytes(eng, m->v_head_dim, eng->be.k.kv_layout.v_block, &v);
+    kv = k;
+    ok = ok && hlx_add(&kv, v) && hlx_mul(&kv, (uint64_t)m->layers);
+    if (!ok)
+        return hlx_engine_fail(err, errlen, HLX_ERR_INVALID,
+                               "sizes overflow: the KV shard of batch %d x %d KV head(s) x "
+                               "%lld positions x (head_dim %d + v_head_dim %d) x %zu bytes x %d "
+                               "layers exceeds 2^64 bytes: reduce --batch or --context, or "
+                               "raise --kvp", eng->cfg.batch, L->kv_local,
+                               (long long)eng->cap, m->head_dim, m->v_head_dim, eng->kv_esize,
+                               m->layers);
+    /* weights per layer: H x qkv_cols, q_slice dv x H, 3 H x ffn_count; replicated:
+     * V x H embeddings (f32), H x vocab_count LM head */
+    w = H;
+    ok = hlx_mul(&w, (uint64_t)eng->qkv_cols);
+    t = (uint64_t)L->q_slice * dv;
+    ok = ok && hlx_mul(&t, H) && hlx_add(&w, t);
+    t = 3 * H;
+    ok = ok && hlx_mul(&t, (uint64_t)L->ffn_count) && hlx_add(&w, t);
+    ok = ok && hlx_mul(&w, eng->w_esize) && hlx_mul(&w, (uint64_t)m->layers);
+    t = (uint64_t)m->vocab * 4;
+    ok = ok && hlx_mul(&t, H) && hlx_add(&w, t);
+    t = H * eng->w_esize;
+    ok = ok && hlx_mul(&t, (uint64_t)L->vocab_count) && hlx_add(&w, t);
+    /* step buffers: the largest are B x (qkv_cols, 2 ffn_count, vocab_pad x N) floats */
+    t = (uint64_t)eng->qkv_cols + 2 * (uint64_t)L->ffn_count + 6 * H +
+        (uint64_t)L->vocab_pad * (uint64_t)(L->n + 1) +
+        4 * (uint64_t)L->q_local * (dv + 1) * (uint64_t)L->kvp;
+    ok = ok && hlx_mul(&t, B * 4) && hlx_add(&w, t);
+    if (!ok)
+        return hlx_engine_fail(err, errlen, HLX_ERR_INVALID,
+                               "sizes overflow: the weights of model %s (hidden %d, %d layers, "
+                               "ffn %d, vocab %d) with batch %d exceed 2^64 bytes",
+                               m->name, m->hidden, m->layers, m->ffn, m->vocab, eng->cfg.batch);
+    need = kv;
+    if (!hlx_add(&need, w) || !hlx_add(&need, 16u << 20))
+        return hlx_engine_fail(err, errlen, HLX_ERR_INVALID,
+                               "sizes overflow: KV %llu bytes + weights %llu bytes exceed 2^64",
+                               (unsigned long long)kv, (unsigned long long)w);
+    if (eng->cfg.check) {
+        /* every rank: the appended KV rows of all ranks, gathered once at the end */
+        uint64_t g = (uint64_t)m->layers, r = 0, steps = (uint64_t)eng->cfg.steps;
+        ok = hlx_mul(&g, B) && hlx_mul(&g, (uint64_t)L->kv_local_max) && hlx_mul(&g, steps) &&
+             hlx_mul(&g, (uint64_t)(m->head_dim + m->v_head_dim)) &&
+             hlx_mul(&g, 4 * (uint64_t)(L->n + 1)) && hlx_add(&need, g);
+        if (ok && eng->info.rank == 0) {
+            /* rank 0: the reference, and its hidden states and logits of every step */
+            r = hlx_ref_bytes(m, eng->cfg.batch, eng->cfg.context, eng->cfg.steps);
+            t = steps;
+            ok = r != UINT64_MAX && hlx_add(&need, r) && hlx_mul(&t, B) &&
+                 hlx_mul(&t, (H + (uint64_t)m->vocab) * 8 + 4) && hlx_add(&need, t);
+        }
+        if (!ok)
+            return hlx_engine_fail(err, errlen, HLX_ERR_INVALID,
+                                   "sizes overflow: --check for batch %d x context %lld x %d "
+                                   "steps (the fp64 reference and the gathered KV rows) exceeds "
+                                   "2^64 bytes", eng->cfg.batch, (long long)eng->cfg.context,
+                                   eng->cfg.steps);
+    }
+    eng->kv_bytes = kv;
+    *need_p = need;
+    return HLX_OK;
+}
+
+/* ---- creation, as a list of steps */
+
+static hlx_status_t hlx_engine_validate(hlx_engine_t *eng, char *err, size_t errlen)
+{
+    const hlx_run_config_t *cfg = &eng->cfg;
     hlx_status_t st;
-    int *ranks = NULL, j;
-    uint64_t need, avail;
 
     if (cfg->batch < 1 || cfg->steps < 0 || cfg->context < 0 || cfg->kv_block < 1)
         return hlx_engine_fail(err, errlen, HLX_ERR_INVALID,
@@ -505,6 +508,151 @@ hlx_status_t hlx_engine_create(const hlx_run_config_t *cfg, const hlx_model_t *m
     if (cfg->context > ((int64_t)1 << 40))
         return hlx_engine_fail(err, errlen, HLX_ERR_NOSPACE, "--context %lld is beyond 2^40 tokens",
                         (long long)cfg->context);
+    if (cfg->micro_batch < 0 || cfg->micro_batch > cfg->batch)
+        return hlx_engine_fail(err, errlen, HLX_ERR_INVALID, "--micro-batch %d: expected 1 .. "
+                               "--batch %d", cfg->micro_batch, cfg->batch);
+    if (cfg->hopb < HLX_HOPB_OFF || cfg->hopb > HLX_HOPB_AUTO)
+        return hlx_engine_fail(err, errlen, HLX_ERR_INVALID, "--hopb: expected on, off or auto");
+    if (eng->kv_dtype != HLX_DTYPE_F32 && eng->kv_dtype != HLX_DTYPE_BF16)
+        return hlx_engine_fail(err, errlen, HLX_ERR_INVALID, "kv dtype %s: the runtime stores KV "
+                               "in f32 or bf16 (use --kv-dtype)", hlx_dtype_name(eng->kv_dtype));
+    if (eng->w_dtype != HLX_DTYPE_F32 && eng->w_dtype != HLX_DTYPE_BF16)
+        return hlx_engine_fail(err, errlen, HLX_ERR_INVALID, "model %s: weight dtype %s: the "
+                               "runtime runs f32 or bf16 weights", eng->m.name,
+                               hlx_dtype_name(eng->w_dtype));
+    st = hlx_fault_create(getenv("HELIX_FAULT"), &eng->fault, err, errlen);
+    if (st != HLX_OK)
+        return st;
+    /* Layout errors do not depend on the rank: report them before bootstrapping. */
+    return hlx_layout_init(&eng->m, cfg->kvp, cfg->tpa, cfg->kv_block, 0, &eng->lay, err, errlen);
+}
+
+static hlx_status_t hlx_engine_backend(hlx_engine_t *eng, char *err, size_t errlen)
+{
+    const char *kern = strcmp(eng->cfg.kernels, "auto") ? eng->cfg.kernels : NULL;
+    hlx_status_t st = hlx_backend_init(NULL, kern, &eng->be);
+
+    if (st != HLX_OK) {
+        const char *names[8];
+        size_t n = hlx_kernels_list(names, 8), i;
+        char list[128] = "auto";
+        for (i = 0; i < n; i++)
+            snprintf(list + strlen(list), sizeof(list) - strlen(list), ", %s", names[i]);
+        return hlx_engine_fail(err, errlen, HLX_ERR_INVALID, "--kernels %s: not a kernel variant "
+                               "this CPU runs (available: %s)", eng->cfg.kernels, list);
+    }
+    st = eng->be.ops->queue_create(&eng->be, &eng->q);
+    if (st != HLX_OK)
+        return hlx_engine_fail(err, errlen, st, "backend %s: creating its queue failed: %s",
+                               eng->be.ops->name, hlx_status_str(st));
+    return HLX_OK;
+}
+
+static hlx_status_t hlx_engine_bootstrap(hlx_engine_t *eng, hlx_comm_params_t *cp, char *err,
+                                         size_t errlen)
+{
+    const hlx_run_config_t *cfg = &eng->cfg;
+    hlx_status_t st;
+
+    hlx_comm_params_default(cp);
+    if (cfg->timeout_s > 0)
+        cp->timeout_s = cfg->timeout_s;
+    st = hlx_boot_init(cp->timeout_s, &eng->boot);
+    if (st != HLX_OK)
+        return hlx_engine_fail(err, errlen, st, "bootstrap through PMIx failed: %s",
+                               hlx_status_str(st));
+    hlx_boot_get_info(eng->boot, &eng->info);
+    hlx_log_set_rank(eng->info.rank);
+    if (eng->fault != NULL && hlx_fault_rank(eng->fault) >= eng->info.size)
+        return hlx_engine_fail(err, errlen, HLX_ERR_INVALID, "HELIX_FAULT: rank %d, but the job "
+                               "has %d rank(s)", hlx_fault_rank(eng->fault), eng->info.size);
+    if (eng->info.size != cfg->kvp * cfg->tpa)
+        return hlx_engine_fail(err, errlen, HLX_ERR_INVALID,
+                      "this job has %d rank(s) (%s) but --kvp %d x --tpa %d = %d: launch "
+                      "with helixrun -n %d (or mpirun -n / srun -n) or change the layout",
+                      eng->info.size, eng->info.launcher, cfg->kvp, cfg->tpa,
+                      cfg->kvp * cfg->tpa, cfg->kvp * cfg->tpa);
+    st = hlx_layout_init(&eng->m, cfg->kvp, cfg->tpa, cfg->kv_block, eng->info.rank, &eng->lay,
+                         err, errlen);
+    if (st != HLX_OK)
+        return st;
+    {
+        /* Kernel dimensions are ints: the widest row of any operand must fit in one. */
+        int64_t qkv = (int64_t)eng->lay.q_local * eng->m.head_dim +
+                      (int64_t)eng->lay.kv_local * (eng->m.head_dim + eng->m.v_head_dim);
+        int64_t orow = (int64_t)eng->lay.q_local * (eng->m.v_head_dim + 1);
+        if (qkv > INT32_MAX || orow > INT32_MAX || 2 * (int64_t)eng->lay.ffn_count > INT32_MAX)
+            return hlx_engine_fail(err, errlen, HLX_ERR_INVALID,
+                                   "sizes overflow: model %s gives a rank %lld QKV columns "
+                                   "(%d query heads x head_dim %d + %d KV heads x (%d + %d)), "
+                                   "beyond 2^31 - 1", eng->m.name, (long long)qkv,
+                                   eng->lay.q_local, eng->m.head_dim, eng->lay.kv_local,
+                                   eng->m.head_dim, eng->m.v_head_dim);
+        eng->qkv_cols = (int)qkv;
+    }
+    eng->cap = hlx_layout_kv_count(&eng->lay, eng->lay.kvp_rank, cfg->context + cfg->steps);
+    if (eng->cap < 1)
+        eng->cap = 1;
+    return HLX_OK;
+}
+
+static hlx_status_t hlx_engine_connect(hlx_engine_t *eng, const hlx_comm_params_t *cp,
+                                       char *err, size_t errlen)
+{
+    int *ranks, j, kvp = eng->cfg.kvp;
+    hlx_status_t st;
+
+    st = hlx_comm_world(eng->boot, cp, &eng->world);
+    if (st != HLX_OK)
+        return hlx_engine_fail(err, errlen, st, "creating the communicator failed: %s",
+                               hlx_status_str(st));
+    ranks = malloc(sizeof(int) * (size_t)kvp);
+    if (ranks == NULL)
+        return HLX_ERR_NOMEM;
+    for (j = 0; j < kvp; j++)
+        ranks[j] = eng->lay.tpa_rank * kvp + j;
+    st = hlx_comm_sub(eng->world, ranks, kvp, &eng->kvp_comm);
+    free(ranks);
+    if (st != HLX_OK)
+        return hlx_engine_fail(err, errlen, st, "creating the KVP group failed: %s",
+                               hlx_status_str(st));
+    return HLX_OK;
+}
+
+static hlx_status_t hlx_engine_alloc(hlx_engine_t *eng, char *err, size_t errlen)
+{
+    hlx_status_t st = hlx_engine_build(eng);
+    int j;
+
+    if (st == HLX_OK)
+        st = hlx_engine_buffers(eng);
+    if (st != HLX_OK)
+        return hlx_engine_fail(err, errlen, st, "allocating weights and KV failed");
+    for (j = 0; j < eng->cfg.batch; j++)
+        eng->tokens[j] = hlx_synth_token0(&eng->m, eng->cfg.seed, j);
+    eng->pos = eng->cfg.context;
+    /* The schedule: off = lockstep; on with --micro-batch = that size; otherwise the first
+     * step runs lockstep and hlx_schedule_decide picks the size from its timings. */
+    eng->mb = eng->cfg.batch;
+    if (eng->cfg.hopb == HLX_HOPB_ON && eng->cfg.micro_batch > 0)
+        eng->mb = eng->cfg.micro_batch;
+    eng->hopb_decided = eng->cfg.hopb == HLX_HOPB_OFF || eng->cfg.batch == 1 ||
+                        (eng->cfg.hopb == HLX_HOPB_ON && eng->cfg.micro_batch > 0);
+    if (eng->cfg.hopb == HLX_HOPB_AUTO && eng->cfg.micro_batch > 0) {
+        eng->mb = eng->cfg.micro_batch;
+        eng->hopb_decided = 1;
+    }
+    return HLX_OK;
+}
+
+hlx_status_t hlx_engine_create(const hlx_run_config_t *cfg, const hlx_model_t *model,
+                               hlx_engine_t **eng_p, char *err, size_t errlen)
+{
+    hlx_engine_t *eng;
+    hlx_comm_params_t cp;
+    hlx_status_t st;
+    uint64_t need = 0;
+
     eng = calloc(1, sizeof(*eng));
     if (eng == NULL)
         return HLX_ERR_NOMEM;
@@ -512,156 +660,30 @@ hlx_status_t hlx_engine_create(const hlx_run_config_t *cfg, const hlx_model_t *m
     eng->m        = *model;
     eng->kv_dtype = cfg->kv_dtype_set ? cfg->kv_dtype : model->kv_dtype;
     eng->w_dtype  = model->weight_dtype;
-    if (eng->kv_dtype != HLX_DTYPE_F32 && eng->kv_dtype != HLX_DTYPE_BF16) {
-        st = hlx_engine_fail(err, errlen, HLX_ERR_INVALID, "kv dtype %s: the runtime stores KV in "
-                      "f32 or bf16 (use --kv-dtype)", hlx_dtype_name(eng->kv_dtype));
-        goto err_free;
-    }
-    if (eng->w_dtype != HLX_DTYPE_F32 && eng->w_dtype != HLX_DTYPE_BF16) {
-        st = hlx_engine_fail(err, errlen, HLX_ERR_INVALID, "model %s: weight dtype %s: the runtime "
-                      "runs f32 or bf16 weights", model->name, hlx_dtype_name(eng->w_dtype));
-        goto err_free;
-    }
     eng->kv_esize = (size_t)hlx_dtype_bytes(eng->kv_dtype);
     eng->w_esize  = (size_t)hlx_dtype_bytes(eng->w_dtype);
-    st = hlx_fault_parse(eng, getenv("HELIX_FAULT"), err, errlen);
-    if (st != HLX_OK)
-        goto err_free;
-    /* Layout errors do not depend on the rank: report them before bootstrapping. */
-    st = hlx_layout_init(model, cfg->kvp, cfg->tpa, cfg->kv_block, 0, &eng->lay, err, errlen);
-    if (st != HLX_OK)
-        goto err_free;
-    st = hlx_kernels_init(strcmp(cfg->kernels, "auto") ? cfg->kernels : NULL, &eng->k);
-    if (st != HLX_OK) {
-        const char *names[8];
-        size_t n = hlx_kernels_list(names, 8), i;
-        char list[128] = "auto";
-        for (i = 0; i < n; i++)
-            snprintf(list + strlen(list), sizeof(list) - strlen(list), ", %s", names[i]);
-        st = hlx_engine_fail(err, errlen, HLX_ERR_INVALID, "--kernels %s: not a kernel variant "
-                             "this CPU runs (available: %s)", cfg->kernels, list);
-        goto err_free;
-    }
-    hlx_comm_params_default(&cp);
-    if (cfg->timeout_s > 0)
-        cp.timeout_s = cfg->timeout_s;
-    st = hlx_boot_init(cp.timeout_s, &eng->boot);
-    if (st != HLX_OK) {
-        hlx_engine_fail(err, errlen, st, "bootstrap through PMIx failed: %s", hlx_status_str(st));
-        goto err_free;
-    }
-    hlx_boot_get_info(eng->boot, &eng->info);
-    hlx_log_set_rank(eng->info.rank);
-    if (eng->fault.kind != HLX_FAULT_NONE && eng->fault.rank >= eng->info.size) {
-        st = hlx_engine_fail(err, errlen, HLX_ERR_INVALID, "HELIX_FAULT: rank %d, but the job "
-                             "has %d rank(s)", eng->fault.rank, eng->info.size);
-        goto err_free;
-    }
-    if (eng->info.size != cfg->kvp * cfg->tpa) {
-        st = hlx_engine_fail(err, errlen, HLX_ERR_INVALID,
-                      "this job has %d rank(s) (%s) but --kvp %d x --tpa %d = %d: launch "
-                      "with helixrun -n %d (or mpirun -n / srun -n) or change the layout",
-                      eng->info.size, eng->info.launcher, cfg->kvp, cfg->tpa,
-                      cfg->kvp * cfg->tpa, cfg->kvp * cfg->tpa);
-        goto err_free;
-    }
-    st = hlx_layout_init(model, cfg->kvp, cfg->tpa, cfg->kv_block, eng->info.rank, &eng->lay,
-                         err, errlen);
-    if (st != HLX_OK)
-        goto err_free;
-    st = hlx_engine_place(eng, err, errlen);
-    if (st != HLX_OK)
-        goto err_free;
-    eng->qkv_cols = eng->lay.q_local * model->head_dim +
-                    eng->lay.kv_local * (model->head_dim + model->v_head_dim);
-    eng->cap = hlx_layout_kv_count(&eng->lay, eng->lay.kvp_rank, cfg->context + cfg->steps);
-    if (eng->cap < 1)
-        eng->cap = 1;
-
-    /* Configuration and memory, compared on every rank so all fail the same way. */
-    need  = hlx_engine_bytes(eng, &eng->kv_bytes);
-    if (cfg->check && eng->info.rank == 0)
-        need += hlx_ref_bytes(model, cfg->batch, cfg->context, cfg->steps);
-    avail = hlx_mem_available();
-    memset(&rec, 0, sizeof(rec));
-    snprintf(rec.version, sizeof(rec.version), "%s", HLX_VERSION);
-    snprintf(rec.model, sizeof(rec.model), "%s", model->name);
-    snprintf(rec.host, sizeof(rec.host), "%s", eng->info.host ? eng->info.host : "?");
-    rec.model_hash   = hlx_model_hash(model);
-    rec.context      = cfg->context;
-    rec.seed         = cfg->seed;
-    rec.kvp          = cfg->kvp;
-    rec.tpa          = cfg->tpa;
-    rec.batch        = cfg->batch;
-    rec.steps        = cfg->steps;
-    rec.kv_block     = cfg->kv_block;
-    rec.check        = cfg->check;
-    rec.kv_dtype     = eng->kv_dtype;
-    rec.weight_dtype = eng->w_dtype;
-    rec.pid          = (int32_t)getpid();
-    rec.mem_need     = need;
-    rec.comm_settings = hlx_comm_settings_hash();
-    rec.mem_avail    = avail == UINT64_MAX ? avail
-                                           : avail / (uint64_t)(eng->info.local_size > 0 ? eng->info.local_size : 1);
-    all = calloc((size_t)eng->info.size, sizeof(*all));
-    if (all == NULL) {
-        st = HLX_ERR_NOMEM;
-        goto err_free;
-    }
-    st = hlx_boot_allgather(eng->boot, "hlx.cfg", &rec, sizeof(rec), all);
-    if (st != HLX_OK) {
-        hlx_engine_fail(err, errlen, st, "exchanging the run configuration failed: %s",
-                 hlx_status_str(st));
-        goto err_free;
-    }
-    st = hlx_engine_compare(eng, all, err, errlen);
-    if (st != HLX_OK)
-        goto err_free;
-
-    st = hlx_comm_world(eng->boot, &cp, &eng->world);
-    if (st != HLX_OK) {
-        hlx_engine_fail(err, errlen, st, "creating the communicator failed: %s", hlx_status_str(st));
-        goto err_free;
-    }
-    ranks = malloc(sizeof(int) * (size_t)cfg->kvp);
-    if (ranks == NULL) {
-        st = HLX_ERR_NOMEM;
-        goto err_free;
-    }
-    for (j = 0; j < cfg->kvp; j++)
-        ranks[j] = eng->lay.tpa_rank * cfg->kvp + j;
-    st = hlx_comm_sub(eng->world, ranks, cfg->kvp, &eng->kvp_comm);
-    if (st != HLX_OK) {
-        hlx_engine_fail(err, errlen, st, "creating the KVP group failed: %s", hlx_status_str(st));
-        goto err_free;
-    }
-    st = hlx_engine_build(eng);
+    st = hlx_engine_validate(eng, err, errlen);
     if (st == HLX_OK)
-        st = hlx_engine_buffers(eng);
+        st = hlx_engine_backend(eng, err, errlen);
+    if (st == HLX_OK)
+        st = hlx_engine_bootstrap(eng, &cp, err, errlen);
+    if (st == HLX_OK)
+        st = hlx_engine_place(eng, err, errlen);
+    /* Sizes and configuration, compared on every rank so that all fail the same way. */
+    if (st == HLX_OK)
+        st = hlx_engine_bytes(eng, &need, err, errlen);
+    if (st == HLX_OK)
+        st = hlx_engine_config_agree(eng, need, err, errlen);
+    if (st == HLX_OK)
+        st = hlx_engine_connect(eng, &cp, err, errlen);
+    if (st == HLX_OK)
+        st = hlx_engine_alloc(eng, err, errlen);
     if (st != HLX_OK) {
-        hlx_engine_fail(err, errlen, st, "allocating weights and KV failed");
-        goto err_free;
+        hlx_engine_destroy(eng);
+        return st;
     }
-    if (cfg->check) {
-        eng->check_hashes = calloc((size_t)eng->info.size, sizeof(uint64_t));
-        if (eng->check_hashes == NULL) {
-            st = HLX_ERR_NOMEM;
-            goto err_free;
-        }
-    }
-    for (j = 0; j < cfg->batch; j++)
-        eng->tokens[j] = hlx_synth_token0(model, cfg->seed, j);
-    eng->pos = cfg->context;
-    free(ranks);
-    free(all);
     *eng_p = eng;
     return HLX_OK;
-
-err_free:
-    free(ranks);
-    free(all);
-    hlx_engine_destroy(eng);
-    return st;
 }
 
 int hlx_engine_rank(const hlx_engine_t *eng)
@@ -669,198 +691,77 @@ int hlx_engine_rank(const hlx_engine_t *eng)
     return eng->info.rank;
 }
 
-/* ---- the decode step */
-
-#define HLX_TIMED(_eng, _ph, ...) \
-    do { \
-        uint64_t _t0 = hlx_now_ns(); \
-        __VA_ARGS__; \
-        (_eng)->phase_ns[_ph] += hlx_now_ns() - _t0; \
-    } while (0)
-
-/* Sums the partial outputs y of all N ranks (TP = N) and adds them to the residual x. */
-static hlx_status_t hlx_engine_residual(hlx_engine_t *eng, int l, hlx_phase_id_t ph)
+void hlx_engine_destroy(hlx_engine_t *eng)
 {
-    size_t n = (size_t)eng->cfg.batch * (size_t)eng->m.hidden, i;
-    hlx_status_t st;
+    int l;
 
-    HLX_TIMED(eng, ph, st = hlx_comm_allreduce_sum_f32(eng->world, eng->y, n));
-    if (st != HLX_OK)
-        return st;
-    for (i = 0; i < n; i++)
-        eng->x[i] += eng->y[i];
-    return hlx_check_finite(eng, eng->x, n, "the hidden state", l);
-}
-
-static hlx_status_t hlx_engine_attention(hlx_engine_t *eng, int l)
-{
-    const hlx_layout_t *L = &eng->lay;
-    const hlx_model_t *m = &eng->m;
-    hlx_layer_w_t *W = &eng->layers[l];
-    int B = eng->cfg.batch, dk = m->head_dim, dv = m->v_head_dim, b, kh, j;
-    int own = hlx_layout_kv_owner(L, eng->pos) == L->kvp_rank;
-    int64_t len = eng->kv_len + own;
-    size_t blk = (size_t)B * L->q_slice * (size_t)(dv + 1);
-    hlx_status_t st;
-
-    HLX_TIMED(eng, HLX_PHASE_QKV, {
-        for (b = 0; b < B; b++)
-            eng->k.rmsnorm(eng->hn + (size_t)b * m->hidden, eng->x + (size_t)b * m->hidden,
-                           W->attn_norm, m->hidden, (float)m->norm_eps);
-        eng->k.gemm(B, eng->qkv_cols, m->hidden, eng->hn, W->wqkv, eng->w_dtype, eng->qkv, 0);
-        for (b = 0; b < B; b++) {
-            float *q = eng->qkv + (size_t)b * eng->qkv_cols;
-            float *kn = q + (size_t)L->q_local * dk, *vn = kn + (size_t)L->kv_local * dk;
-            eng->k.rope(q, L->q_local, dk, m->rope_dim, eng->pos, (float)m->rope_theta);
-            eng->k.rope(kn, L->kv_local, dk, m->rope_dim, eng->pos, (float)m->rope_theta);
-            if (!own || hlx_fault_active(eng, HLX_FAULT_SKIP_APPEND))
-                continue;
-            /* Staggered append: only the owner of this position stores the new token. */
-            for (kh = 0; kh < L->kv_local; kh++) {
-                size_t shard = (size_t)b * L->kv_local + kh, t = (size_t)eng->kv_len;
-                int e;
-                for (e = 0; e < dk; e++)
-                    hlx_dtype_store(W->kc, eng->kv_dtype, hlx_kv_shard_index(eng, 1, shard, t, e),
-                                    kn[(size_t)kh * dk + e]);
-                for (e = 0; e < dv; e++)
-                    hlx_dtype_store(W->vc, eng->kv_dtype, hlx_kv_shard_index(eng, 0, shard, t, e),
-                                    vn[(size_t)kh * dv + e]);
-            }
-        }
-    });
-
-    HLX_TIMED(eng, HLX_PHASE_ATTN, {
-        for (b = 0; b < B; b++)
-            for (kh = 0; kh < L->kv_local; kh++) {
-                size_t shard = (size_t)b * L->kv_local + kh;
-                hlx_attn_desc_t d = {
-                    .group = L->group, .dk = dk, .dv = dv, .len = (size_t)len,
-                    .kv_dtype = eng->kv_dtype,
-                    .q = eng->qkv + (size_t)b * eng->qkv_cols + (size_t)kh * L->group * dk,
-                    .k = (const char *)W->kc + hlx_kv_shard_index(eng, 1, shard, 0, 0) * eng->kv_esize,
-                    .v = (const char *)W->vc + hlx_kv_shard_index(eng, 0, shard, 0, 0) * eng->kv_esize,
-                    .k_stride = (size_t)dk, .v_stride = (size_t)dv,
-                    .scale = (float)(1.0 / sqrt((double)dk)),
-                    .o = eng->opart + ((size_t)b * L->q_local + (size_t)kh * L->group) * dv,
-                    .lse = eng->lsepart + (size_t)b * L->q_local + (size_t)kh * L->group,
-                };
-                eng->k.attn(&d);
-            }
-        if (hlx_fault_active(eng, HLX_FAULT_DROP_PARTIALS))
-            for (j = 0; j < B * L->q_local; j++)
-                eng->lsepart[j] = -INFINITY;
-        if (hlx_fault_active(eng, HLX_FAULT_NAN))
-            eng->opart[0] = NAN;
-        /* Pack for the all-to-all: peer j gets heads [j*q_slice, (j+1)*q_slice) of this
-         * TPA shard, as [B][q_slice][dv] partial outputs followed by [B][q_slice] LSEs. */
-        for (j = 0; j < L->kvp; j++) {
-            float *o = eng->sendbuf + (size_t)j * blk, *lse = o + (size_t)B * L->q_slice * dv;
-            for (b = 0; b < B; b++) {
-                size_t h0 = (size_t)b * L->q_local + (size_t)j * L->q_slice;
-                memcpy(o + (size_t)b * L->q_slice * dv, eng->opart + h0 * dv,
-                       sizeof(float) * (size_t)L->q_slice * dv);
-                memcpy(lse + (size_t)b * L->q_slice, eng->lsepart + h0,
-                       sizeof(float) * (size_t)L->q_slice);
-            }
-        }
-    });
-
-    HLX_TIMED(eng, HLX_PHASE_A2A,
-              st = hlx_comm_alltoallv(eng->kvp_comm, eng->sendbuf, eng->a2a_counts,
-                                      eng->a2a_displs, eng->recvbuf, eng->a2a_counts,
-                                      eng->a2a_displs));
-    if (st != HLX_OK)
-        return st;
-
-    HLX_TIMED(eng, HLX_PHASE_MERGE, {
-        size_t nh = (size_t)B * L->q_slice;
-        for (j = 0; j < L->kvp; j++) {
-            const float *o = eng->recvbuf + (size_t)j * blk;
-            memcpy(eng->oparts + (size_t)j * nh * dv, o, sizeof(float) * nh * dv);
-            memcpy(eng->lseparts + (size_t)j * nh, o + nh * dv, sizeof(float) * nh);
-        }
-        eng->k.merge(L->kvp, (int)nh, dv, eng->oparts, eng->lseparts, eng->omerged, eng->lsem);
-    });
-    /* A NaN or Inf from a KVP peer is named with the peer that sent it, instead of
-     * spreading as garbage. (An empty shard's LSE is -inf; its outputs are 0.) */
-    for (j = 0; j < L->kvp; j++) {
-        char what[96];
-        snprintf(what, sizeof(what), "the attention partials received from rank %d",
-                 L->tpa_rank * L->kvp + j);
-        st = hlx_check_finite(eng, eng->oparts + (size_t)j * B * L->q_slice * dv,
-                              (size_t)B * L->q_slice * dv, what, l);
-        if (st != HLX_OK)
-            return st;
+    if (eng == NULL)
+        return;
+    hlx_check_free(eng->chk);
+    hlx_fault_destroy(eng->fault);
+    for (l = 0; eng->layers && l < eng->m.layers; l++) {
+        hlx_layer_w_t *W = &eng->layers[l];
+        free(W->attn_norm); free(W->ffn_norm); free(W->wqkv); free(W->wo);
+        free(W->wgu); free(W->wdown);
+        if (W->kc)
+            eng->be.ops->mem_free(&eng->be, W->kc, 1);
+        if (W->vc)
+            eng->be.ops->mem_free(&eng->be, W->vc, 1);
     }
-
-    HLX_TIMED(eng, HLX_PHASE_OPROJ,
-              eng->k.gemm(B, m->hidden, L->q_slice * dv, eng->omerged, W->wo, eng->w_dtype,
-                          eng->y, 0));
-    return hlx_engine_residual(eng, l, HLX_PHASE_OPROJ_AR);
+    free(eng->layers);
+    free(eng->embed); free(eng->final_norm); free(eng->lmhead);
+    free(eng->x); free(eng->hn); free(eng->qkv); free(eng->opart); free(eng->lsepart);
+    free(eng->sendbuf); free(eng->recvbuf); free(eng->oparts); free(eng->lseparts);
+    free(eng->omerged); free(eng->lsem); free(eng->y); free(eng->gu); free(eng->act);
+    free(eng->lmout); free(eng->logits_local); free(eng->logits_all);
+    free(eng->xh_first); free(eng->xh_count); free(eng->xs_displ); free(eng->xr_displ);
+    free(eng->a2a_sc); free(eng->a2a_sd); free(eng->a2a_rc); free(eng->a2a_rd);
+    free(eng->reqs); free(eng->tl);
+    free(eng->tokens); free(eng->all_tokens);
+    if (eng->kvp_comm)
+        hlx_comm_destroy(eng->kvp_comm);
+    if (eng->world)
+        hlx_comm_destroy(eng->world);
+    if (eng->boot)
+        hlx_boot_fini(eng->boot);
+    if (eng->be.ops) {
+        eng->be.ops->queue_destroy(&eng->be, eng->q);
+        hlx_backend_fini(&eng->be);
+    }
+    hlx_placement_free(eng->place);
+    hlx_topo_free(eng->topo);
+    free(eng);
 }
 
-static hlx_status_t hlx_engine_ffn(hlx_engine_t *eng, int l)
-{
-    const hlx_model_t *m = &eng->m;
-    hlx_layer_w_t *W = &eng->layers[l];
-    int B = eng->cfg.batch, Fc = eng->lay.ffn_count, b;
+/* ---- accessors (hlx_engine_view.h) */
 
-    HLX_TIMED(eng, HLX_PHASE_FFN, {
-        for (b = 0; b < B; b++)
-            eng->k.rmsnorm(eng->hn + (size_t)b * m->hidden, eng->x + (size_t)b * m->hidden,
-                           W->ffn_norm, m->hidden, (float)m->norm_eps);
-        eng->k.gemm(B, 2 * Fc, m->hidden, eng->hn, W->wgu, eng->w_dtype, eng->gu, 0);
-        for (b = 0; b < B; b++)
-            eng->k.swiglu(eng->act + (size_t)b * Fc, eng->gu + (size_t)b * 2 * Fc,
-                          eng->gu + (size_t)b * 2 * Fc + Fc, Fc);
-        eng->k.gemm(B, m->hidden, Fc, eng->act, W->wdown, eng->w_dtype, eng->y, 0);
-    });
-    return hlx_engine_residual(eng, l, HLX_PHASE_FFN_AR);
+const hlx_model_t *hlx_engine_model(const hlx_engine_t *eng) { return &eng->m; }
+const hlx_layout_t *hlx_engine_layout(const hlx_engine_t *eng) { return &eng->lay; }
+const hlx_run_config_t *hlx_engine_config(const hlx_engine_t *eng) { return &eng->cfg; }
+hlx_dtype_t hlx_engine_kv_dtype(const hlx_engine_t *eng) { return eng->kv_dtype; }
+hlx_comm_t *hlx_engine_world(const hlx_engine_t *eng) { return eng->world; }
+int hlx_engine_size(const hlx_engine_t *eng) { return eng->info.size; }
+const char *hlx_engine_host(const hlx_engine_t *eng) { return eng->info.host ? eng->info.host : "?"; }
+int hlx_engine_step_index(const hlx_engine_t *eng) { return eng->step; }
+const float *hlx_engine_hidden(const hlx_engine_t *eng) { return eng->x; }
+const int *hlx_engine_tokens(const hlx_engine_t *eng) { return eng->tokens; }
+int64_t hlx_engine_kv_len(const hlx_engine_t *eng) { return eng->kv_len; }
+
+float hlx_engine_kv_load(const hlx_engine_t *eng, int l, int is_key, size_t shard, size_t t,
+                         int e)
+{
+    const void *c = is_key ? eng->layers[l].kc : eng->layers[l].vc;
+
+    return hlx_dtype_load(c, eng->kv_dtype, hlx_kv_shard_index(eng, is_key, shard, t, e));
 }
 
-/* Final norm, this rank's LM-head columns, all-gather of the logits, greedy argmax.
- * logits_all is [N][B][vocab_pad]; padding is -inf. */
-static hlx_status_t hlx_engine_head(hlx_engine_t *eng)
+void hlx_engine_set_errmsg(hlx_engine_t *eng, const char *fmt, ...)
 {
-    const hlx_layout_t *L = &eng->lay;
-    const hlx_model_t *m = &eng->m;
-    int B = eng->cfg.batch, b, r, v;
-    hlx_status_t st;
+    va_list ap;
 
-    HLX_TIMED(eng, HLX_PHASE_HEAD, {
-        for (b = 0; b < B; b++)
-            eng->k.rmsnorm(eng->hn + (size_t)b * m->hidden, eng->x + (size_t)b * m->hidden,
-                           eng->final_norm, m->hidden, (float)m->norm_eps);
-        eng->k.gemm(B, L->vocab_count, m->hidden, eng->hn, eng->lmhead, eng->w_dtype,
-                    eng->lmout, 0);
-        for (b = 0; b < B; b++)
-            for (v = 0; v < L->vocab_pad; v++)
-                eng->logits_local[(size_t)b * L->vocab_pad + v] =
-                    v < L->vocab_count ? eng->lmout[(size_t)b * L->vocab_count + v] : -INFINITY;
-        st = hlx_check_finite(eng, eng->lmout, (size_t)B * L->vocab_count, "the logits",
-                              m->layers);
-        if (st == HLX_OK)
-            st = hlx_comm_allgather(eng->world, eng->logits_local,
-                                sizeof(float) * (size_t)B * L->vocab_pad, eng->logits_all);
-        if (st == HLX_OK) {
-            for (b = 0; b < B; b++) {
-                float best = -INFINITY;
-                int arg = 0;
-                for (r = 0; r < L->n; r++) {
-                    int first = (int)((int64_t)m->vocab * r / L->n);
-                    int cnt = (int)((int64_t)m->vocab * (r + 1) / L->n) - first;
-                    const float *lg = eng->logits_all + ((size_t)r * B + b) * L->vocab_pad;
-                    for (v = 0; v < cnt; v++)
-                        if (lg[v] > best) {
-                            best = lg[v];
-                            arg  = first + v;
-                        }
-                }
-                eng->tokens[b] = arg;
-            }
-        }
-    });
-    return st;
+    va_start(ap, fmt);
+    vsnprintf(eng->errmsg, sizeof(eng->errmsg), fmt, ap);
+    va_end(ap);
 }
 
 /* Full logits of request b, value v (from the all-gather). */
@@ -873,190 +774,4 @@ float hlx_engine_logit(const hlx_engine_t *eng, int b, int v)
         r++;
     return eng->logits_all[((size_t)r * eng->cfg.batch + b) * L->vocab_pad +
                            (size_t)(v - (int)((int64_t)eng->m.vocab * r / L->n))];
-}
-
-static hlx_status_t hlx_engine_step(hlx_engine_t *eng)
-{
-    int B = eng->cfg.batch, H = eng->m.hidden, b, l;
-    hlx_status_t st;
-
-    if (hlx_fault_active(eng, HLX_FAULT_KILL))
-        raise(SIGKILL);
-    for (b = 0; b < B; b++)
-        memcpy(eng->x + (size_t)b * H, eng->embed + (size_t)eng->tokens[b] * H,
-               sizeof(float) * (size_t)H);
-    for (l = 0; l < eng->m.layers; l++) {
-        st = hlx_engine_attention(eng, l);
-        if (st != HLX_OK)
-            return st;
-        st = hlx_engine_ffn(eng, l);
-        if (st != HLX_OK)
-            return st;
-    }
-    if (hlx_layout_kv_owner(&eng->lay, eng->pos) == eng->lay.kvp_rank)
-        eng->kv_len++;
-    eng->pos++;
-    return hlx_engine_head(eng);
-}
-
-static int hlx_cmp_double(const void *a, const void *b)
-{
-    double x = *(const double *)a, y = *(const double *)b;
-    return (x > y) - (x < y);
-}
-
-static double hlx_median(double *v, int n)
-{
-    if (n == 0)
-        return 0.0;
-    qsort(v, (size_t)n, sizeof(double), hlx_cmp_double);
-    return n % 2 ? v[n / 2] : 0.5 * (v[n / 2 - 1] + v[n / 2]);
-}
-
-hlx_status_t hlx_engine_run(hlx_engine_t *eng, hlx_run_report_t *rep, char *err, size_t errlen)
-{
-    int steps = eng->cfg.steps, B = eng->cfg.batch, s, p, r;
-    double *step_ms = calloc((size_t)(steps + 1), sizeof(double));
-    double *ph_ms = calloc((size_t)(steps + 1) * HLX_PHASE_COUNT, sizeof(double));
-    uint64_t *allkv = calloc((size_t)eng->info.size, sizeof(uint64_t)), kvb;
-    hlx_status_t st = HLX_OK;
-
-    memset(rep, 0, sizeof(*rep));
-    rep->rank = eng->info.rank;
-    rep->size = eng->info.size;
-    snprintf(rep->launcher, sizeof(rep->launcher), "%s", eng->info.launcher);
-    snprintf(rep->kernels, sizeof(rep->kernels), "%s", eng->k.name);
-    snprintf(rep->transport, sizeof(rep->transport), "%s", hlx_comm_backend(eng->world));
-    snprintf(rep->cpuset, sizeof(rep->cpuset), "%s", eng->place->ranks[eng->info.rank].cpuset);
-    snprintf(rep->a2a_link, sizeof(rep->a2a_link), "%s", hlx_engine_a2a_link(eng));
-    rep->steps          = steps;
-    rep->tokens_match   = 1;
-    rep->replicas_match = 1;
-    rep->bound          = eng->bound;
-    rep->tokens         = eng->all_tokens;
-    if (!step_ms || !ph_ms || !allkv) {
-        st = HLX_ERR_NOMEM;
-        goto out;
-    }
-    if (eng->cfg.check) {
-        st = hlx_check_prepare(eng, err, errlen);
-        if (st != HLX_OK)
-            goto out;
-        rep->checked = eng->ref != NULL && steps > 0;
-    }
-    st = hlx_comm_barrier(eng->world);
-    for (s = 0; s < steps && st == HLX_OK; s++) {
-        uint64_t t0 = hlx_now_ns();
-        memset(eng->phase_ns, 0, sizeof(eng->phase_ns));
-        st = hlx_engine_step(eng);
-        if (st != HLX_OK) {
-            if (eng->errmsg[0])
-                hlx_engine_fail(err, errlen, st, "%s", eng->errmsg);
-            else
-                hlx_engine_fail(err, errlen, st, "decode step %d failed on rank %d: %s", s,
-                                eng->info.rank, hlx_status_str(st));
-            break;
-        }
-        step_ms[s] = (double)(hlx_now_ns() - t0) * 1e-6;
-        for (p = 0; p < HLX_PHASE_COUNT; p++)
-            ph_ms[(size_t)p * steps + s] = (double)eng->phase_ns[p] * 1e-6;
-        memcpy(eng->all_tokens + (size_t)s * B, eng->tokens, sizeof(int) * (size_t)B);
-        if (eng->cfg.check)
-            st = hlx_check_step(eng, s, rep);
-        eng->step++;
-        if (eng->cfg.verbose && eng->info.rank == 0)
-            fprintf(stderr, "step %d: %.3f ms, tokens %d%s\n", s, step_ms[s], eng->tokens[0],
-                    B > 1 ? " ..." : "");
-    }
-    if (st == HLX_OK && eng->cfg.check)
-        st = hlx_check_kv_rows(eng, rep);
-    if (st != HLX_OK) {
-        if (!err[0])
-            hlx_engine_fail(err, errlen, st, "decode failed: %s", hlx_status_str(st));
-        goto out;
-    }
-    kvb = eng->kv_bytes;
-    st = hlx_comm_allgather(eng->world, &kvb, sizeof(kvb), allkv);
-    if (st != HLX_OK)
-        goto out;
-    rep->kv_bytes_rank = eng->kv_bytes;
-    rep->kv_bytes_min = rep->kv_bytes_max = allkv[0];
-    for (r = 1; r < eng->info.size; r++) {
-        rep->kv_bytes_min = allkv[r] < rep->kv_bytes_min ? allkv[r] : rep->kv_bytes_min;
-        rep->kv_bytes_max = allkv[r] > rep->kv_bytes_max ? allkv[r] : rep->kv_bytes_max;
-    }
-    rep->kv_tokens_rank = eng->kv_len;
-    for (p = 0; p < HLX_PHASE_COUNT; p++)
-        rep->phase_ms[p] = hlx_median(ph_ms + (size_t)p * steps, steps);
-    if (steps > 0) {
-        rep->step_ms_median = hlx_median(step_ms, steps); /* sorts step_ms */
-        rep->step_ms_min    = step_ms[0];
-        rep->step_ms_max    = step_ms[steps - 1];
-        rep->tokens_per_s   = rep->step_ms_median > 0 ? B * 1000.0 / rep->step_ms_median : 0;
-    }
-    if (eng->cfg.check && !hlx_run_report_passed(rep, eng->cfg.check_tol))
-        st = hlx_engine_fail(err, errlen, HLX_ERR_CHECK,
-                             "check failed: max_rel_err %.3g (tolerance %.3g), tokens %s, "
-                             "replicas %s, %d non-finite values, %lld of %lld appended KV "
-                             "rows differ", rep->max_rel_err, eng->cfg.check_tol,
-                             rep->tokens_match ? "match" : "differ",
-                             rep->replicas_match ? "identical" : "differ", rep->nonfinite,
-                             (long long)rep->kv_rows_bad, (long long)rep->kv_rows_checked);
-
-out:
-    free(step_ms);
-    free(ph_ms);
-    free(allkv);
-    return st;
-}
-
-int hlx_run_report_passed(const hlx_run_report_t *rep, double tol)
-{
-    if (!rep->replicas_match)
-        return 0;
-    if (!rep->checked)
-        return 1;
-    return rep->tokens_match && rep->nonfinite == 0 && rep->kv_rows_bad == 0 &&
-           rep->max_rel_err <= tol;
-}
-
-void hlx_engine_abort(hlx_engine_t *eng, int exit_code, const char *msg)
-{
-    fflush(stdout);
-    fflush(stderr);
-    if (eng->info.size > 1)
-        hlx_boot_abort(eng->boot, exit_code, msg);
-    _exit(exit_code);
-}
-
-void hlx_engine_destroy(hlx_engine_t *eng)
-{
-    int l;
-
-    if (eng == NULL)
-        return;
-    hlx_check_free(eng);
-    for (l = 0; eng->layers && l < eng->m.layers; l++) {
-        hlx_layer_w_t *W = &eng->layers[l];
-        free(W->attn_norm); free(W->ffn_norm); free(W->wqkv); free(W->wo);
-        free(W->wgu); free(W->wdown);
-        hlx_kernels_free_huge(W->kc);
-        hlx_kernels_free_huge(W->vc);
-    }
-    free(eng->layers);
-    free(eng->embed); free(eng->final_norm); free(eng->lmhead);
-    free(eng->x); free(eng->hn); free(eng->qkv); free(eng->opart); free(eng->lsepart);
-    free(eng->sendbuf); free(eng->recvbuf); free(eng->oparts); free(eng->lseparts);
-    free(eng->omerged); free(eng->lsem); free(eng->y); free(eng->gu); free(eng->act); free(eng->lmout);
-    free(eng->logits_local); free(eng->logits_all); free(eng->a2a_counts);
-    free(eng->a2a_displs); free(eng->tokens); free(eng->all_tokens);
-    if (eng->kvp_comm)
-        hlx_comm_destroy(eng->kvp_comm);
-    if (eng->world)
-        hlx_comm_destroy(eng->world);
-    if (eng->boot)
-        hlx_boot_fini(eng->boot);
-    hlx_placement_free(eng->place);
-    hlx_topo_free(eng->topo);
-    free(eng);
 }

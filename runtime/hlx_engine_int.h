@@ -1,16 +1,19 @@
-/* Internal view of the engine shared by engine.c (set-up and the step) and check.c (the
- * reference check, the finite-value check and scripted faults). */
+/* Internal state of the engine, shared by its parts: lifecycle (engine.c), configuration
+ * record (config.c), layer phases (phases.c), schedules (schedule.c) and the run loop
+ * (run.c). The checker sees none of it (hlx_engine_view.h). */
 #ifndef HLX_ENGINE_INT_H
 #define HLX_ENGINE_INT_H
 
 #include <helix/runtime.h>
 #include <helix/topology.h>
 
+#include "hlx_backend.h"
+#include "hlx_boot.h"
 #include "hlx_comm.h"
+#include "hlx_engine_view.h"
 #include "hlx_kernels.h"
 #include "hlx_layout.h"
 #include "hlx_param.h"
-#include "hlx_reference.h"
 
 #include <stddef.h>
 #include <stdint.h>
@@ -24,6 +27,13 @@ typedef struct hlx_layer_w {
     void  *kc, *vc;              /* KV shards [B][kv_local] of cap slots, kernels' layout */
 } hlx_layer_w_t;
 
+/* One bar of the HOP-B timeline: attention or exchange of one micro-batch of one layer,
+ * in ns since the step began. */
+typedef struct hlx_tl_event {
+    int      layer, mb, kind; /* kind 0 attention, 1 exchange */
+    uint64_t t0, t1;
+} hlx_tl_event_t;
+
 struct hlx_engine {
     hlx_run_config_t cfg;
     struct { char bind[HLX_PARAM_STRLEN]; } set; /* runtime settings (HELIX_BIND) */
@@ -35,7 +45,8 @@ struct hlx_engine {
     hlx_boot_t      *boot;
     hlx_boot_info_t  info;
     hlx_comm_t      *world, *kvp_comm;
-    hlx_kernels_t    k;
+    hlx_backend_t    be;
+    hlx_be_queue_t  *q;
     hlx_dtype_t      kv_dtype, w_dtype;
     size_t           kv_esize, w_esize;
     int              qkv_cols;
@@ -46,71 +57,83 @@ struct hlx_engine {
     /* step buffers, allocated once */
     float  *x, *hn, *qkv, *opart, *lsepart, *sendbuf, *recvbuf, *oparts, *lseparts;
     float  *omerged, *lsem, *y, *gu, *act, *lmout, *logits_local, *logits_all;
-    size_t *a2a_counts, *a2a_displs;
+    /* the exchange: per KVP peer j, its heads (relative to the TPA shard), the float
+     * offsets of its blocks in sendbuf and recvbuf, and per-micro-batch byte counts */
+    int    *xh_first, *xh_count;
+    size_t *xs_displ, *xr_displ;
+    size_t *a2a_sc, *a2a_sd, *a2a_rc, *a2a_rd; /* [kvp] each, rebuilt per micro-batch */
+    hlx_comm_req_t **reqs;                     /* [batch]: exchanges in flight */
     int    *tokens;
     uint64_t phase_ns[HLX_PHASE_COUNT];
     uint64_t kv_bytes;
     int       *all_tokens;
     int        step;
     char       errmsg[512];  /* why a step failed, set where it was first understood */
-    /* --check: the reference's results for every step, computed on rank 0 up front */
-    hlx_ref_t *ref;
-    double    *ref_hid, *ref_lg;  /* [steps][B][H], [steps][B][V] */
-    int       *ref_tok;           /* [steps][B] */
-    uint64_t  *check_hashes;      /* [N]: replicated-state hashes of every rank */
-    struct {
-        int kind;  /* HLX_FAULT_* */
-        int rank;
-        int step;
-    } fault;
-};
-
-
-/* Scripted faults (HELIX_FAULT=kind:rank=R[:step=S]) that prove the checks catch what
- * they claim to catch, and let fault tests kill a rank at a chosen step. */
-enum {
-    HLX_FAULT_NONE = 0,
-    HLX_FAULT_DROP_PARTIALS, /* rank R reports its attention partials as empty */
-    HLX_FAULT_SKIP_APPEND,   /* rank R does not store the tokens it owns */
-    HLX_FAULT_NAN,           /* rank R sends a NaN in its attention partials */
-    HLX_FAULT_KILL           /* rank R SIGKILLs itself */
+    /* the schedule: micro-batch size (batch = lockstep) and what auto measured */
+    int        mb;
+    int        hopb_decided;
+    double     hopb_c_ms, hopb_m1_ms, hopb_mb_ms, hopb_pred_ms;
+    uint64_t   step_t0;
+    hlx_tl_event_t *tl;      /* timeline of the current step (--timeline) */
+    int        tl_n, tl_cap;
+    hlx_check_t *chk;        /* --check state, NULL without */
+    hlx_fault_t *fault;      /* NULL without HELIX_FAULT */
+    unsigned     fault_now;  /* fault bits active in this step on this rank */
 };
 
 hlx_status_t hlx_engine_fail(char *err, size_t errlen, hlx_status_t st, const char *fmt, ...)
     __attribute__((format(printf, 4, 5)));
 
-hlx_status_t hlx_fault_parse(hlx_engine_t *eng, const char *spec, char *err, size_t errlen);
-/* Whether fault kind fires on this rank at the current step. */
-int          hlx_fault_active(const hlx_engine_t *eng, int kind);
+/* Link class between this rank and its KVP peers (engine.c). */
+const char  *hlx_engine_a2a_link(const hlx_engine_t *eng);
 
-/* Non-finite value check on n floats; on failure sets eng->errmsg naming what, the layer,
- * the step and this rank, and returns HLX_ERR_NUMERIC. Empty attention shards (-inf LSEs)
- * are not passed here. */
-hlx_status_t hlx_check_finite(hlx_engine_t *eng, const float *v, size_t n, const char *what,
-                              int layer);
+/* ---- configuration record (config.c) */
+/* Builds this rank's record, all-gathers it and compares it field by field; also refuses a
+ * rank that would not fit in memory (need bytes). */
+hlx_status_t hlx_engine_config_agree(hlx_engine_t *eng, uint64_t need, char *err,
+                                     size_t errlen);
 
-/* --check, before the timed steps: rank 0 builds the fp64 reference and runs every step
- * into eng->ref_*; then every rank waits in a barrier whose deadline covers that work. */
-hlx_status_t hlx_check_prepare(hlx_engine_t *eng, char *err, size_t errlen);
-/* Compares step s (hidden state, logits, tokens) with the reference on rank 0 and the
- * replicated hidden state across ranks. Collective. */
-hlx_status_t hlx_check_step(hlx_engine_t *eng, int s, hlx_run_report_t *rep);
-/* After the steps: every KV row appended during the run, on every rank, against the
- * reference's cache at the positions that rank owns. Collective. */
-hlx_status_t hlx_check_kv_rows(hlx_engine_t *eng, hlx_run_report_t *rep);
-void         hlx_check_free(hlx_engine_t *eng);
+/* ---- layer phases (phases.c): one function per phase, composed by a schedule */
+hlx_status_t hlx_phase_embed(hlx_engine_t *eng);
+hlx_status_t hlx_phase_qkv(hlx_engine_t *eng, int l);    /* norm, QKV, RoPE, KV append */
+/* Attention partials of requests [b0, b1); between (request, KV head) units it calls
+ * progress (when not NULL) so that exchanges in flight move on. */
+hlx_status_t hlx_phase_attn(hlx_engine_t *eng, int l, int b0, int b1,
+                            hlx_status_t (*progress)(hlx_engine_t *eng, int l), int l_arg);
+hlx_status_t hlx_phase_pack(hlx_engine_t *eng, int b0, int b1);
+/* Posts (non-blocking) the exchange of requests [b0, b1); *req_p to wait on. */
+hlx_status_t hlx_phase_a2a_post(hlx_engine_t *eng, int b0, int b1, hlx_comm_req_t **req_p);
+hlx_status_t hlx_phase_a2a(hlx_engine_t *eng, int b0, int b1); /* blocking */
+hlx_status_t hlx_phase_merge(hlx_engine_t *eng, int l);
+hlx_status_t hlx_phase_oproj(hlx_engine_t *eng, int l);
+hlx_status_t hlx_phase_allreduce(hlx_engine_t *eng, int l, hlx_phase_id_t ph);
+hlx_status_t hlx_phase_ffn(hlx_engine_t *eng, int l);
+hlx_status_t hlx_phase_head(hlx_engine_t *eng);
 
-/* Full logits of request b, entry v, from the all-gathered buffer. */
-float hlx_engine_logit(const hlx_engine_t *eng, int b, int v);
+/* ---- schedules (schedule.c) */
+/* One decode step: every layer's phases in the order of the schedule (lockstep when
+ * eng->mb == batch, HOP-B micro-batches otherwise), then the head. */
+hlx_status_t hlx_schedule_step(hlx_engine_t *eng);
+/* Attention and exchange of layer l under the schedule (eng->mb). */
+hlx_status_t hlx_schedule_exchange(hlx_engine_t *eng, int l);
+/* After a lockstep first step in --hopb auto/on without --micro-batch: measures the
+ * exchange of one request and its posting cost, agrees on c, m and that cost over all
+ * ranks, and picks the micro-batch minimising the model plus the posting cost of every
+ * extra micro-batch. */
+hlx_status_t hlx_schedule_decide(hlx_engine_t *eng);
+/* Pipeline model: time of attention + exchange of B requests in micro-batches of M with
+ * per-request attention c and micro-batch exchange m(M) = m1 + (M - 1) (mB - m1) / (B - 1). */
+double       hlx_schedule_model(int B, int M, double c, double m1, double mB);
+/* Writes the timeline of the last step as text with a rendering (rank 0). */
+hlx_status_t hlx_schedule_write_timeline(const hlx_engine_t *eng, const char *path);
 
 /* Element index of (token t, element e) of KV shard `shard` (= b * kv_local + kh) in a
  * layer's K (is_key) or V cache, in the kernels' shard layout. */
 static inline size_t hlx_kv_shard_index(const hlx_engine_t *eng, int is_key, size_t shard,
                                         size_t t, int e)
 {
-    int blk = is_key ? eng->k.kv_layout.k_block : eng->k.kv_layout.v_block;
-    int d   = is_key ? eng->m.head_dim : eng->m.v_head_dim;
-    return shard * hlx_kv_elems(blk, d, (size_t)eng->cap) + hlx_kv_index(blk, d, t, e);
+    return hlx_kv_slot(eng->be.k.kv_layout, is_key, is_key ? eng->m.head_dim : eng->m.v_head_dim,
+                       (size_t)eng->cap, shard, t, e);
 }
 
 #endif

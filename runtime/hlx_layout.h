@@ -12,13 +12,15 @@ typedef struct hlx_layout {
     int kvp, tpa, n;        /* n = kvp * tpa */
     int rank;
     int kvp_rank, tpa_rank; /* rank = tpa_rank * kvp + kvp_rank */
-    int q_local;            /* Q / TPA query heads per TPA shard */
+    int q_local;            /* query heads of this TPA shard (Q / TPA when it divides) */
     int q_first;            /* first global query head of this TPA shard */
-    int kv_local;           /* KV heads this TPA shard holds (ceil(K / TPA)) */
+    int kv_local;           /* KV heads this TPA shard holds (K / TPA when it divides) */
+    int kv_local_max;       /* largest kv_local over all TPA shards */
     int kv_first;           /* first global KV head of this shard */
-    int group;              /* query heads per local KV head (min(Q/K, Q/TPA)) */
-    int q_slice;            /* Q / N heads after the all-to-all */
-    int q_slice_first;      /* = rank * q_slice (global head index) */
+    int group;              /* query heads per local KV head (min(Q/K, q_local)) */
+    int q_slice;            /* heads this rank owns after the all-to-all (Q / N if even) */
+    int q_slice_first;      /* first of them (global head index) */
+    int q_slice_max;        /* largest q_slice over all ranks */
     int ffn_first, ffn_count;     /* columns of W_gate/W_up, rows of W_down */
     int vocab_first, vocab_count; /* LM head columns */
     int vocab_pad;                /* ceil(V / N): all-gather block */
@@ -29,6 +31,19 @@ typedef struct hlx_layout {
  * cannot be split this way. */
 hlx_status_t hlx_layout_init(const hlx_model_t *m, int kvp, int tpa, int kv_block, int rank,
                              hlx_layout_t *lay, char *err, size_t errlen);
+
+/* The query heads KVP rank j of this rank's TPA shard owns after the all-to-all: the
+ * shard's q_local heads split into KVP near-equal consecutive parts (8 over 3: 2, 3, 3).
+ * It is also the row block of W_o that rank holds at TP = N. */
+static inline void hlx_layout_q_slice(const hlx_layout_t *lay, int j, int *first_p,
+                                      int *count_p)
+{
+    int a = (int)((int64_t)lay->q_local * j / lay->kvp);
+    int b = (int)((int64_t)lay->q_local * (j + 1) / lay->kvp);
+
+    *first_p = lay->q_first + a;
+    *count_p = b - a;
+}
 
 /* KVP rank that stores position pos: blocks of kv_block consecutive positions go to
  * KVP ranks round-robin. */

@@ -10,7 +10,8 @@
 
 typedef struct hlx_ref hlx_ref_t;
 
-/* Bytes the reference will allocate (KV for context + steps, weights as fp64). */
+/* Bytes the reference will allocate (KV for context + steps, weights as fp64);
+ * UINT64_MAX when that overflows 64 bits. */
 uint64_t hlx_ref_bytes(const hlx_model_t *m, int batch, int64_t context, int steps);
 
 hlx_status_t hlx_ref_create(const hlx_model_t *m, hlx_dtype_t kv_dtype, int batch,

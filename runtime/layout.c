@@ -1,60 +1,103 @@
-/* Helix layout arithmetic (see hlx_layout.h). */
+/* Helix layout arithmetic (see hlx_layout.h): which heads, KV heads, FFN columns and
+ * vocabulary entries each rank owns, including splits that do not divide evenly. */
 #include "hlx_layout.h"
 
 #include <stdio.h>
 
+/* The TPA shard t's KV heads and query heads. TPA <= K: shard t holds KV heads
+ * [K t / TPA, K (t+1) / TPA) (uneven when TPA does not divide K) with all their query
+ * heads. TPA > K: TPA must be a multiple of K; the s = TPA / K shards of one KV head split
+ * its G = Q / K query heads into s near-equal parts. */
+static void hlx_layout_tpa_shard(const hlx_model_t *m, int tpa, int t, int *q_first,
+                                 int *q_local, int *kv_first, int *kv_local)
+{
+    int Q = m->q_heads, K = m->kv_heads, G = Q / K;
+
+    if (tpa <= K) {
+        *kv_first = (int)((int64_t)K * t / tpa);
+        *kv_local = (int)((int64_t)K * (t + 1) / tpa) - *kv_first;
+        *q_first  = *kv_first * G;
+        *q_local  = *kv_local * G;
+    } else {
+        int s = tpa / K, sub = t % s;
+        *kv_first = t / s;
+        *kv_local = 1;
+        *q_first  = *kv_first * G + G * sub / s;
+        *q_local  = G * (sub + 1) / s - G * sub / s;
+    }
+}
+
 hlx_status_t hlx_layout_init(const hlx_model_t *m, int kvp, int tpa, int kv_block, int rank,
                              hlx_layout_t *lay, char *err, size_t errlen)
 {
-    int Q = m->q_heads, K = m->kv_heads, n = kvp * tpa;
+    int Q = m->q_heads, K = m->kv_heads, n, t, min_q = 1 << 30, max_q = 0, max_kv = 0;
 
     if (kvp < 1 || tpa < 1 || kv_block < 1) {
         snprintf(err, errlen, "--kvp, --tpa and --kv-block must be at least 1");
         return HLX_ERR_INVALID;
     }
+    if (kvp > (1 << 20) / tpa) {
+        snprintf(err, errlen, "--kvp %d x --tpa %d: too many ranks", kvp, tpa);
+        return HLX_ERR_INVALID;
+    }
+    n = kvp * tpa;
     if (m->attn != HLX_ATTN_GQA) {
         snprintf(err, errlen, "model %s: the runtime decodes GQA models only so far (MLA is "
                  "planner-only)", m->name);
         return HLX_ERR_INVALID;
     }
-    if (Q % tpa != 0) {
-        snprintf(err, errlen, "q_heads %d is not divisible by --tpa %d: choose a TPA that "
-                 "divides %d", Q, tpa, Q);
+    if (K < 1 || Q < K || Q % K != 0) {
+        snprintf(err, errlen, "model %s: q_heads %d is not a multiple of kv_heads %d", m->name,
+                 Q, K);
         return HLX_ERR_INVALID;
     }
-    if (K % tpa != 0 && tpa % K != 0) {
-        snprintf(err, errlen, "kv_heads %d and --tpa %d: one must divide the other so each "
-                 "TPA shard holds whole KV heads", K, tpa);
+    if (tpa > K && (tpa % K != 0 || tpa / K > Q / K)) {
+        snprintf(err, errlen, "kv_heads %d and --tpa %d: with more TPA shards than KV heads, "
+                 "TPA must be a multiple of kv_heads (each KV head copied to TPA/K shards) "
+                 "and at most q_heads %d; layouts that work: any TPA <= %d, or a multiple "
+                 "of %d up to %d", K, tpa, Q, K, K, Q);
         return HLX_ERR_INVALID;
     }
-    if (Q % n != 0) {
-        snprintf(err, errlen, "q_heads %d is not divisible by N = KVP x TPA = %d x %d = %d: "
-                 "the all-to-all splits query heads over N ranks", Q, kvp, tpa, n);
+    /* Every rank must own at least one query head after the all-to-all. */
+    for (t = 0; t < tpa; t++) {
+        int qf, ql, kf, kl;
+        hlx_layout_tpa_shard(m, tpa, t, &qf, &ql, &kf, &kl);
+        min_q  = ql < min_q ? ql : min_q;
+        max_q  = ql > max_q ? ql : max_q;
+        max_kv = kl > max_kv ? kl : max_kv;
+    }
+    if (min_q < kvp) {
+        snprintf(err, errlen, "q_heads %d over N = KVP x TPA = %d x %d = %d: a TPA shard holds "
+                 "%d query head(s), fewer than KVP %d, so some rank would own no head after "
+                 "the all-to-all; use KVP <= %d", Q, kvp, tpa, n, min_q, kvp, min_q);
         return HLX_ERR_INVALID;
     }
     if (n > m->hidden || n > m->ffn || n > m->vocab) {
         snprintf(err, errlen, "N = %d ranks is larger than hidden, ffn or vocab", n);
         return HLX_ERR_INVALID;
     }
-    lay->kvp           = kvp;
-    lay->tpa           = tpa;
-    lay->n             = n;
-    lay->rank          = rank;
-    lay->kvp_rank      = rank % kvp;
-    lay->tpa_rank      = rank / kvp;
-    lay->q_local       = Q / tpa;
-    lay->q_first       = lay->tpa_rank * lay->q_local;
-    lay->group         = Q / K < lay->q_local ? Q / K : lay->q_local;
-    lay->kv_local      = lay->q_local / lay->group;
-    lay->kv_first      = lay->q_first / (Q / K);
-    lay->q_slice       = Q / n;
-    lay->q_slice_first = rank * lay->q_slice;
-    lay->ffn_first     = (int)((int64_t)m->ffn * rank / n);
-    lay->ffn_count     = (int)((int64_t)m->ffn * (rank + 1) / n) - lay->ffn_first;
-    lay->vocab_first   = (int)((int64_t)m->vocab * rank / n);
-    lay->vocab_count   = (int)((int64_t)m->vocab * (rank + 1) / n) - lay->vocab_first;
-    lay->vocab_pad     = (m->vocab + n - 1) / n;
-    lay->kv_block      = kv_block;
+    if (rank < 0 || rank >= n) {
+        snprintf(err, errlen, "rank %d is outside the %d ranks of the layout", rank, n);
+        return HLX_ERR_INVALID;
+    }
+    lay->kvp      = kvp;
+    lay->tpa      = tpa;
+    lay->n        = n;
+    lay->rank     = rank;
+    lay->kvp_rank = rank % kvp;
+    lay->tpa_rank = rank / kvp;
+    hlx_layout_tpa_shard(m, tpa, lay->tpa_rank, &lay->q_first, &lay->q_local, &lay->kv_first,
+                         &lay->kv_local);
+    lay->kv_local_max = max_kv;
+    lay->group        = tpa <= K ? Q / K : lay->q_local;
+    hlx_layout_q_slice(lay, lay->kvp_rank, &lay->q_slice_first, &lay->q_slice);
+    lay->q_slice_max  = (max_q + kvp - 1) / kvp;
+    lay->ffn_first   = (int)((int64_t)m->ffn * rank / n);
+    lay->ffn_count   = (int)((int64_t)m->ffn * (rank + 1) / n) - lay->ffn_first;
+    lay->vocab_first = (int)((int64_t)m->vocab * rank / n);
+    lay->vocab_count = (int)((int64_t)m->vocab * (rank + 1) / n) - lay->vocab_first;
+    lay->vocab_pad   = (m->vocab + n - 1) / n;
+    lay->kv_block    = kv_block;
     return HLX_OK;
 }
 

@@ -39,11 +39,23 @@ static double *hlx_ref_tensor(const hlx_model_t *m, uint64_t key, hlx_tensor_t t
 
 uint64_t hlx_ref_bytes(const hlx_model_t *m, int batch, int64_t context, int steps)
 {
-    uint64_t kv = (uint64_t)m->layers * (uint64_t)batch * (uint64_t)m->kv_heads *
-                  (uint64_t)(context + steps) * (uint64_t)(m->head_dim + m->v_head_dim) *
-                  sizeof(float);
-    uint64_t w = (uint64_t)hlx_model_params(m) * sizeof(double);
-    return kv + w;
+    /* Saturates at UINT64_MAX instead of wrapping (the caller refuses it). */
+    const uint64_t f[] = { (uint64_t)m->layers, (uint64_t)batch, (uint64_t)m->kv_heads,
+                           (uint64_t)(context + steps), (uint64_t)(m->head_dim + m->v_head_dim),
+                           sizeof(float) };
+    double pw = hlx_model_params(m) * (double)sizeof(double);
+    uint64_t kv = 1, w, sum;
+    size_t i;
+
+    if (!(pw < 1.8e19))
+        return UINT64_MAX;
+    w = (uint64_t)pw;
+    for (i = 0; i < sizeof(f) / sizeof(f[0]); i++)
+        if (__builtin_mul_overflow(kv, f[i], &kv))
+            return UINT64_MAX;
+    if (__builtin_add_overflow(kv, w, &sum) || sum == UINT64_MAX)
+        return UINT64_MAX;
+    return sum;
 }
 
 hlx_status_t hlx_ref_create(const hlx_model_t *m, hlx_dtype_t kv_dtype, int batch,

@@ -14,6 +14,13 @@
 extern "C" {
 #endif
 
+/* Schedule of the attention exchange (--hopb). */
+typedef enum hlx_hopb_mode {
+    HLX_HOPB_OFF = 0, /* lockstep: attention of the whole batch, then one blocking exchange */
+    HLX_HOPB_ON,      /* micro-batches, each exchange overlapped with the next attention */
+    HLX_HOPB_AUTO     /* micro-batches when the pipeline model predicts a gain */
+} hlx_hopb_mode_t;
+
 typedef struct hlx_run_config {
     int         kvp, tpa;     /* N = kvp * tpa must equal the number of ranks */
     int         batch;        /* requests decoded together */
@@ -29,6 +36,9 @@ typedef struct hlx_run_config {
     double      timeout_s;    /* deadline of every collective and of the bootstrap;
                                 0 = the transport's default (HELIX_COMM_TIMEOUT) */
     int         verbose;      /* print every step */
+    int         hopb;         /* hlx_hopb_mode_t */
+    int         micro_batch;  /* requests per micro-batch; 0 = chosen from the first step */
+    char        timeline[256]; /* write the last step's timeline here ("" = none) */
 } hlx_run_config_t;
 
 /* Per-phase time accounting: the phases and their names are in helix/phase.h. */
@@ -56,7 +66,23 @@ typedef struct hlx_run_report {
     int      bound;                    /* this rank was bound to cpuset */
     char     cpuset[256];               /* cores of this rank's placement ("" unknown) */
     char     a2a_link[16];             /* link class to its KVP peers (self, shm, ...) */
+    int      micro_batch;              /* requests per micro-batch (batch = lockstep) */
+    double   hopb_c_ms;                /* attention of one micro-batch (first step) */
+    double   hopb_m_ms;                /* exchange of one micro-batch (first step) */
+    double   hopb_predicted_ms;        /* pipeline model per layer, chosen size */
+    uint64_t hidden_hash;              /* hash of the final hidden state (bitwise) */
 } hlx_run_report_t;
+
+/* helix bench hopb: attention + exchange of one layer, lockstep against HOP-B. Times are
+ * medians over reps, maximum over ranks, in ms. */
+typedef struct hlx_hopb_bench {
+    int    batch, micro_batch;
+    double c_ms;          /* attention (and packing) of one micro-batch */
+    double m_ms;          /* exchange of one micro-batch alone */
+    double lockstep_ms;   /* attention of the batch, then its exchange */
+    double pipelined_ms;  /* micro-batches with overlapped exchanges */
+    double predicted_ms;  /* c + (B - 1) max(c, m) + m, B micro-batches */
+} hlx_hopb_bench_t;
 
 typedef struct hlx_engine hlx_engine_t;
 
@@ -72,6 +98,10 @@ hlx_status_t hlx_engine_create(const hlx_run_config_t *cfg, const hlx_model_t *m
 hlx_status_t hlx_engine_run(hlx_engine_t *eng, hlx_run_report_t *rep, char *err,
                             size_t errlen);
 int          hlx_engine_rank(const hlx_engine_t *eng);
+/* Runs the attention and exchange of layer 0 reps times in lockstep and with micro-batches
+ * of micro_batch requests (collective). The KV cache is only read. */
+hlx_status_t hlx_engine_bench_hopb(hlx_engine_t *eng, int micro_batch, int reps,
+                                   hlx_hopb_bench_t *out, char *err, size_t errlen);
 /* The check's verdict: replicas identical and, where the reference ran (rank 0), tokens
  * equal, no non-finite value, every appended KV row equal and max_rel_err <= tol. */
 int          hlx_run_report_passed(const hlx_run_report_t *rep, double tol);

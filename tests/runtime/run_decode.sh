@@ -1,6 +1,8 @@
 #!/usr/bin/env bash
-# Runs `helix decode --check --json` under a launcher and asserts the reference check
-# passed: exit 0, tokens match, replicas identical, max_rel_err within tolerance.
+# Runs `helix decode --check --json` under a launcher with --hopb off and then --hopb on
+# (HLX_HOPB_MODES overrides the list) and asserts that each run passed the reference check
+# (exit 0, tokens match, replicas identical, max_rel_err within tolerance) and that all
+# runs are bitwise identical (same tokens, same hash of the final hidden state).
 # usage: run_decode.sh none|helixrun|mpirun NP HELIX HELIXRUN [decode args...]
 # HLX_EXPECT="key=value,..." additionally asserts fields of the report (JSON literals).
 set -u
@@ -12,34 +14,53 @@ helixrun) cmd=("$helixrun" --no-prefix -n "$np" --timeout 100 -- "$helix" decode
 mpirun)   cmd=(mpirun --oversubscribe --allow-run-as-root -n "$np" "$helix" decode) ;;
 *)        echo "unknown launcher $launcher"; exit 2 ;;
 esac
-out=$(mktemp) err=$(mktemp)
-trap 'rm -f "$out" "$err"' EXIT
-start=$(date +%s)
-timeout -k 5 120 "${cmd[@]}" --check --json --timeout 60 "$@" >"$out" 2>"$err"
-rc=$?
-echo "$launcher -n $np: ${cmd[*]} --check --json $* -> exit $rc in $(( $(date +%s) - start )) s"
-if [ $rc -ne 0 ]; then
-    echo "--- stdout"; cat "$out"; echo "--- stderr"; cat "$err"
-    exit 1
-fi
-python3 - "$out" <<'PY'
+dir=$(mktemp -d)
+trap 'rm -rf "$dir"' EXIT
+modes=${HLX_HOPB_MODES:-off on}
+i=0
+for mode in $modes; do
+    i=$((i + 1))
+    start=$(date +%s)
+    timeout -k 5 120 "${cmd[@]}" --check --json --timeout 60 --hopb "$mode" "$@" \
+        >"$dir/out.$i" 2>"$dir/err.$i"
+    rc=$?
+    echo "$launcher -n $np: ${cmd[*]} --check --json --hopb $mode $* -> exit $rc in" \
+         "$(( $(date +%s) - start )) s"
+    if [ $rc -ne 0 ]; then
+        echo "--- stdout"; cat "$dir/out.$i"; echo "--- stderr"; cat "$dir/err.$i"
+        exit 1
+    fi
+done
+python3 - "$dir" $modes <<'PY'
 import json, os, sys
-lines = [l for l in open(sys.argv[1]).read().splitlines() if l.startswith('{')]
-if len(lines) != 1:
-    sys.exit("expected exactly one JSON report (rank 0), got %d" % len(lines))
-d = json.loads(lines[0])
-ok = d["checked"] and d["tokens_match"] and d["replicas_match"] and d["max_rel_err"] <= 1e-3
-for kv in filter(None, os.environ.get("HLX_EXPECT", "").split(",")):
-    k, v = kv.split("=", 1)
-    try:
-        want = json.loads(v)
-    except ValueError:
-        want = v
-    if d.get(k) != want:
-        print("  %s: expected %r, got %r" % (k, want, d.get(k)))
-        ok = False
-print("  kvp %d tpa %d batch %d context %d steps %d: max_rel_err %.2e tokens_match %s -> %s"
-      % (d["kvp"], d["tpa"], d["batch"], d["context"], d["steps"], d["max_rel_err"],
-         d["tokens_match"], "ok" if ok else "FAIL"))
+d0, ok = None, True
+for i, mode in enumerate(sys.argv[2:], 1):
+    lines = [l for l in open(os.path.join(sys.argv[1], "out.%d" % i)).read().splitlines()
+             if l.startswith('{')]
+    if len(lines) != 1:
+        sys.exit("expected exactly one JSON report (rank 0), got %d" % len(lines))
+    d = json.loads(lines[0])
+    good = d["checked"] and d["tokens_match"] and d["replicas_match"] and d["max_rel_err"] <= 1e-3
+    for kv in filter(None, os.environ.get("HLX_EXPECT", "").split(",")):
+        k, v = kv.split("=", 1)
+        try:
+            want = json.loads(v)
+        except ValueError:
+            want = v
+        if d.get(k) != want:
+            print("  %s: expected %r, got %r" % (k, want, d.get(k)))
+            good = False
+    if d0 is not None and (d["tokens"] != d0["tokens"] or d["hidden_hash"] != d0["hidden_hash"]):
+        print("  hopb %s differs from hopb %s: hidden hash %s vs %s, tokens %s" %
+              (mode, d0["hopb"], d["hidden_hash"], d0["hidden_hash"],
+               "equal" if d["tokens"] == d0["tokens"] else "differ"))
+        good = False
+    d0 = d0 or d
+    print("  kvp %d tpa %d batch %d context %d steps %d hopb %s micro-batch %d: max_rel_err "
+          "%.2e tokens_match %s hash %s -> %s"
+          % (d["kvp"], d["tpa"], d["batch"], d["context"], d["steps"], d["hopb"],
+             d["micro_batch"], d["max_rel_err"], d["tokens_match"], d["hidden_hash"],
+             "ok" if good else "FAIL"))
+    ok = ok and good
 sys.exit(0 if ok else 1)
 PY

@@ -1,6 +1,7 @@
 /* runtime: Helix layout arithmetic. Every query head, FFN column and vocabulary entry is
- * owned by exactly one rank; rank order is tpa-major (rank = tpa * KVP + kvp); the KV
- * position owner and the per-rank counts agree with a brute-force count. */
+ * owned by exactly one rank, also when the splits are uneven (8 heads over 3 ranks); rank
+ * order is tpa-major (rank = tpa * KVP + kvp); the KV position owner and the per-rank
+ * counts agree with a brute-force count. */
 #include <setjmp.h>
 #include <stdarg.h>
 #include <stddef.h>
@@ -31,6 +32,7 @@ static void check_layout(int q, int k, int kvp, int tpa)
 {
     hlx_model_t m = make_model(q, k, 100, 37);
     int n = kvp * tpa, r, h, owners[256] = { 0 }, ffn_cov[100] = { 0 }, voc_cov[37] = { 0 };
+    int kv_max = 0, slice_max = 0, slice_min = 1 << 30, shard_heads[64] = { 0 };
     char err[256];
 
     for (r = 0; r < n; r++) {
@@ -38,11 +40,22 @@ static void check_layout(int q, int k, int kvp, int tpa)
         int i;
         assert_int_equal(hlx_layout_init(&m, kvp, tpa, 16, r, &L, err, sizeof(err)), HLX_OK);
         assert_int_equal(L.rank, L.tpa_rank * kvp + L.kvp_rank);
-        /* The head slice after the all-to-all lies inside the TPA shard's heads. */
         /* The slice this rank owns after the all-to-all is the block its KVP peers pack
-         * for it: KVP peer j of a TPA shard receives heads [j*q_slice, (j+1)*q_slice) of
-         * the shard, and it is also the row block of W_o this rank holds at TP = N. */
-        assert_int_equal(L.q_slice_first, L.q_first + L.kvp_rank * L.q_slice);
+         * for it (hlx_layout_q_slice of its KVP index, computed on any peer of the shard),
+         * and it is also the row block of W_o this rank holds at TP = N. */
+        for (i = 0; i < kvp; i++) {
+            int first, count;
+            hlx_layout_t P;
+            assert_int_equal(hlx_layout_init(&m, kvp, tpa, 16, L.tpa_rank * kvp + i, &P, err,
+                                             sizeof(err)), HLX_OK);
+            hlx_layout_q_slice(&P, L.kvp_rank, &first, &count);
+            assert_int_equal(first, L.q_slice_first);
+            assert_int_equal(count, L.q_slice);
+            /* every member of the TPA shard agrees on the shard's heads */
+            assert_int_equal(P.q_first, L.q_first);
+            assert_int_equal(P.q_local, L.q_local);
+        }
+        assert_true(L.q_slice >= 1);
         assert_true(L.q_slice_first >= L.q_first);
         assert_true(L.q_slice_first + L.q_slice <= L.q_first + L.q_local);
         for (h = L.q_slice_first; h < L.q_slice_first + L.q_slice; h++)
@@ -59,7 +72,24 @@ static void check_layout(int q, int k, int kvp, int tpa)
         for (i = L.vocab_first; i < L.vocab_first + L.vocab_count; i++)
             voc_cov[i]++;
         assert_true(L.vocab_count <= L.vocab_pad);
+        /* near-equal splits: slices differ by at most one head inside a shard */
+        kv_max = L.kv_local > kv_max ? L.kv_local : kv_max;
+        slice_max = L.q_slice > slice_max ? L.q_slice : slice_max;
+        slice_min = L.q_slice < slice_min ? L.q_slice : slice_min;
+        assert_true(L.kv_local <= L.kv_local_max);
+        assert_true(L.q_slice <= L.q_slice_max);
+        if (L.kvp_rank == 0)
+            shard_heads[L.tpa_rank] = L.q_local;
     }
+    for (r = 0; r < n; r++) {
+        hlx_layout_t L;
+        assert_int_equal(hlx_layout_init(&m, kvp, tpa, 16, r, &L, err, sizeof(err)), HLX_OK);
+        assert_int_equal(L.kv_local_max, kv_max);
+        assert_int_equal(L.q_slice_max, slice_max);
+    }
+    for (h = 0, r = 0; r < tpa; r++)
+        h += shard_heads[r];
+    assert_int_equal(h, q);
     for (h = 0; h < q; h++)
         assert_int_equal(owners[h], 1);
     for (h = 0; h < 100; h++)
@@ -80,6 +110,16 @@ static void test_partitions(void **state)
     check_layout(8, 8, 2, 4);
     check_layout(32, 8, 4, 8);
     check_layout(16, 1, 4, 4); /* MQA */
+    /* uneven: 8 heads over 3 KVP ranks (2, 3, 3), over 3 x 2 (1, 1, 2 per shard) */
+    check_layout(8, 2, 3, 1);
+    check_layout(8, 2, 3, 2);
+    check_layout(8, 8, 1, 3); /* TPA not dividing Q: KV heads split 3, 3, 2 */
+    check_layout(8, 8, 2, 3);
+    check_layout(12, 4, 1, 3);
+    check_layout(6, 2, 1, 4); /* TPA > K: a group of 3 split 1, 2 over two shards */
+    check_layout(6, 2, 2, 2);
+    check_layout(6, 2, 4, 1);
+    check_layout(40, 8, 3, 5);
 }
 
 static void test_kv_owner_counts(void **state)
@@ -120,14 +160,20 @@ static void test_rejects(void **state)
     char err[256];
 
     (void)state;
+    /* TPA > K must be a multiple of K: the message says which layouts work */
     assert_int_equal(hlx_layout_init(&m, 1, 3, 16, 0, &L, err, sizeof(err)), HLX_ERR_INVALID);
     assert_non_null(strstr(err, "--tpa 3"));
-    assert_int_equal(hlx_layout_init(&m, 3, 1, 16, 0, &L, err, sizeof(err)), HLX_ERR_INVALID);
+    assert_non_null(strstr(err, "layouts that work"));
+    /* more KVP ranks than heads in a shard: some rank would own no head */
+    assert_int_equal(hlx_layout_init(&m, 3, 4, 16, 0, &L, err, sizeof(err)), HLX_ERR_INVALID);
     assert_non_null(strstr(err, "N = KVP x TPA"));
+    assert_int_equal(hlx_layout_init(&m, 9, 1, 16, 0, &L, err, sizeof(err)), HLX_ERR_INVALID);
+    assert_non_null(strstr(err, "use KVP <= 8"));
     m.kv_heads = 4;
     m.q_heads = 12;
-    assert_int_equal(hlx_layout_init(&m, 1, 3, 16, 0, &L, err, sizeof(err)), HLX_ERR_INVALID);
+    assert_int_equal(hlx_layout_init(&m, 1, 6, 16, 0, &L, err, sizeof(err)), HLX_ERR_INVALID);
     assert_non_null(strstr(err, "kv_heads 4"));
+    assert_int_equal(hlx_layout_init(&m, 1, 3, 16, 0, &L, err, sizeof(err)), HLX_OK);
     assert_int_equal(hlx_layout_init(&m, 0, 1, 16, 0, &L, err, sizeof(err)), HLX_ERR_INVALID);
 }
 

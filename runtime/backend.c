@@ -1,0 +1,348 @@
+/* Execution backends: the static list, the choice at init, the stubs that fill the
+ * operations a backend lacks, and the host backend over the CPU kernels (kernels/). */
+#include "hlx_backend.h"
+
+#include <math.h>
+#include <stdlib.h>
+#include <string.h>
+
+/* ---- stubs: one per operation signature, all HLX_ERR_UNSUPPORTED */
+
+static hlx_status_t st_alloc(hlx_backend_t *be, size_t n, int h, void **p)
+{ (void)be; (void)n; (void)h; (void)p; return HLX_ERR_UNSUPPORTED; }
+static void st_free(hlx_backend_t *be, void *p, int h) { (void)be; (void)p; (void)h; }
+static hlx_status_t st_copy(hlx_backend_t *be, hlx_be_queue_t *q, void *d, const void *s, size_t n)
+{ (void)be; (void)q; (void)d; (void)s; (void)n; return HLX_ERR_UNSUPPORTED; }
+static hlx_status_t st_qcreate(hlx_backend_t *be, hlx_be_queue_t **q)
+{ (void)be; (void)q; return HLX_ERR_UNSUPPORTED; }
+static void st_qdestroy(hlx_backend_t *be, hlx_be_queue_t *q) { (void)be; (void)q; }
+static hlx_status_t st_qsync(hlx_backend_t *be, hlx_be_queue_t *q)
+{ (void)be; (void)q; return HLX_ERR_UNSUPPORTED; }
+static hlx_status_t st_evrec(hlx_backend_t *be, hlx_be_queue_t *q, hlx_be_event_t **e)
+{ (void)be; (void)q; (void)e; return HLX_ERR_UNSUPPORTED; }
+static hlx_status_t st_evsync(hlx_backend_t *be, hlx_be_event_t *e)
+{ (void)be; (void)e; return HLX_ERR_UNSUPPORTED; }
+static hlx_status_t st_rmsnorm(hlx_backend_t *be, hlx_be_queue_t *q, float *y, const float *x,
+                               const float *w, int r, int n, float eps)
+{ (void)be; (void)q; (void)y; (void)x; (void)w; (void)r; (void)n; (void)eps; return HLX_ERR_UNSUPPORTED; }
+static hlx_status_t st_gemm(hlx_backend_t *be, hlx_be_queue_t *q, int M, int N, int K,
+                            const float *x, const void *w, hlx_dtype_t dt, float *y, int acc)
+{ (void)be; (void)q; (void)M; (void)N; (void)K; (void)x; (void)w; (void)dt; (void)y; (void)acc;
+  return HLX_ERR_UNSUPPORTED; }
+static hlx_status_t st_rope(hlx_backend_t *be, hlx_be_queue_t *q, float *x, int rows, size_t ld,
+                            int nh, int hd, int rd, int64_t pos, float th)
+{ (void)be; (void)q; (void)x; (void)rows; (void)ld; (void)nh; (void)hd; (void)rd; (void)pos;
+  (void)th; return HLX_ERR_UNSUPPORTED; }
+static hlx_status_t st_append(hlx_backend_t *be, hlx_be_queue_t *q, const hlx_kv_append_desc_t *d)
+{ (void)be; (void)q; (void)d; return HLX_ERR_UNSUPPORTED; }
+static hlx_status_t st_attn(hlx_backend_t *be, hlx_be_queue_t *q, const hlx_attn_desc_t *d)
+{ (void)be; (void)q; (void)d; return HLX_ERR_UNSUPPORTED; }
+static hlx_status_t st_pack(hlx_backend_t *be, hlx_be_queue_t *q, const hlx_xchg_desc_t *d,
+                            const float *o, const float *l, float *s)
+{ (void)be; (void)q; (void)d; (void)o; (void)l; (void)s; return HLX_ERR_UNSUPPORTED; }
+static hlx_status_t st_unpack(hlx_backend_t *be, hlx_be_queue_t *q, const hlx_xchg_desc_t *d,
+                              int c, int nb, const float *r, float *o, float *l)
+{ (void)be; (void)q; (void)d; (void)c; (void)nb; (void)r; (void)o; (void)l; return HLX_ERR_UNSUPPORTED; }
+static hlx_status_t st_merge(hlx_backend_t *be, hlx_be_queue_t *q, int np, int nh, int dv,
+                             const float *op, const float *lp, float *o, float *l)
+{ (void)be; (void)q; (void)np; (void)nh; (void)dv; (void)op; (void)lp; (void)o; (void)l;
+  return HLX_ERR_UNSUPPORTED; }
+static hlx_status_t st_add(hlx_backend_t *be, hlx_be_queue_t *q, float *x, const float *y, size_t n)
+{ (void)be; (void)q; (void)x; (void)y; (void)n; return HLX_ERR_UNSUPPORTED; }
+static hlx_status_t st_swiglu(hlx_backend_t *be, hlx_be_queue_t *q, float *a, const float *gu,
+                              int r, int n)
+{ (void)be; (void)q; (void)a; (void)gu; (void)r; (void)n; return HLX_ERR_UNSUPPORTED; }
+static hlx_status_t st_pad(hlx_backend_t *be, hlx_be_queue_t *q, float *d, int dc, const float *s,
+                           int sc, int r, float f)
+{ (void)be; (void)q; (void)d; (void)dc; (void)s; (void)sc; (void)r; (void)f; return HLX_ERR_UNSUPPORTED; }
+static hlx_status_t st_argmax(hlx_backend_t *be, hlx_be_queue_t *q, const float *lg, int n, int B,
+                              int V, int pad, int *t)
+{ (void)be; (void)q; (void)lg; (void)n; (void)B; (void)V; (void)pad; (void)t; return HLX_ERR_UNSUPPORTED; }
+
+void hlx_backend_fill_stubs(hlx_backend_ops_t *o)
+{
+#define HLX_STUB(_f, _s) if (o->_f == NULL) o->_f = _s
+    HLX_STUB(mem_alloc, st_alloc);     HLX_STUB(mem_free, st_free);
+    HLX_STUB(copy_to, st_copy);        HLX_STUB(copy_from, st_copy);
+    HLX_STUB(queue_create, st_qcreate); HLX_STUB(queue_destroy, st_qdestroy);
+    HLX_STUB(queue_sync, st_qsync);    HLX_STUB(event_record, st_evrec);
+    HLX_STUB(event_sync, st_evsync);   HLX_STUB(rmsnorm, st_rmsnorm);
+    HLX_STUB(gemm, st_gemm);           HLX_STUB(rope, st_rope);
+    HLX_STUB(kv_append, st_append);    HLX_STUB(attn, st_attn);
+    HLX_STUB(pack, st_pack);           HLX_STUB(unpack, st_unpack);
+    HLX_STUB(merge, st_merge);         HLX_STUB(add, st_add);
+    HLX_STUB(swiglu, st_swiglu);       HLX_STUB(pad_rows, st_pad);
+    HLX_STUB(argmax, st_argmax);
+#undef HLX_STUB
+}
+
+/* ---- host backend: backend memory is host memory, the queue runs inline */
+
+static hlx_status_t host_alloc(hlx_backend_t *be, size_t bytes, int huge, void **p_p)
+{
+    void *p;
+
+    (void)be;
+    p = huge ? hlx_kernels_alloc_huge(bytes ? bytes : 1) : calloc(1, bytes ? bytes : 1);
+    if (p == NULL)
+        return HLX_ERR_NOMEM;
+    *p_p = p;
+    return HLX_OK;
+}
+
+static void host_free(hlx_backend_t *be, void *p, int huge)
+{
+    (void)be;
+    if (huge)
+        hlx_kernels_free_huge(p);
+    else
+        free(p);
+}
+
+static hlx_status_t host_copy(hlx_backend_t *be, hlx_be_queue_t *q, void *dst, const void *src,
+                              size_t bytes)
+{
+    (void)be; (void)q;
+    if (bytes)
+        memmove(dst, src, bytes);
+    return HLX_OK;
+}
+
+static hlx_status_t host_qcreate(hlx_backend_t *be, hlx_be_queue_t **q_p)
+{
+    (void)be;
+    *q_p = NULL;
+    return HLX_OK;
+}
+
+static void host_qdestroy(hlx_backend_t *be, hlx_be_queue_t *q) { (void)be; (void)q; }
+
+static hlx_status_t host_qsync(hlx_backend_t *be, hlx_be_queue_t *q)
+{
+    (void)be; (void)q;
+    return HLX_OK;
+}
+
+static hlx_status_t host_evrec(hlx_backend_t *be, hlx_be_queue_t *q, hlx_be_event_t **ev_p)
+{
+    (void)be; (void)q;
+    *ev_p = NULL;
+    return HLX_OK;
+}
+
+static hlx_status_t host_evsync(hlx_backend_t *be, hlx_be_event_t *ev)
+{
+    (void)be; (void)ev;
+    return HLX_OK;
+}
+
+static hlx_status_t host_rmsnorm(hlx_backend_t *be, hlx_be_queue_t *q, float *y, const float *x,
+                                 const float *w, int rows, int n, float eps)
+{
+    int r;
+
+    (void)q;
+    for (r = 0; r < rows; r++)
+        be->k.rmsnorm(y + (size_t)r * n, x + (size_t)r * n, w, n, eps);
+    return HLX_OK;
+}
+
+static hlx_status_t host_gemm(hlx_backend_t *be, hlx_be_queue_t *q, int M, int N, int K,
+                              const float *x, const void *w, hlx_dtype_t w_dtype, float *y,
+                              int accumulate)
+{
+    (void)q;
+    be->k.gemm(M, N, K, x, w, w_dtype, y, accumulate);
+    return HLX_OK;
+}
+
+static hlx_status_t host_rope(hlx_backend_t *be, hlx_be_queue_t *q, float *x, int rows,
+                              size_t ld, int nheads, int hd, int rot_dim, int64_t pos,
+                              float theta)
+{
+    int r;
+
+    (void)q;
+    for (r = 0; r < rows; r++)
+        be->k.rope(x + (size_t)r * ld, nheads, hd, rot_dim, pos, theta);
+    return HLX_OK;
+}
+
+static hlx_status_t host_append(hlx_backend_t *be, hlx_be_queue_t *q,
+                                const hlx_kv_append_desc_t *d)
+{
+    int h, e;
+
+    (void)be; (void)q;
+    for (h = 0; h < d->nheads; h++) {
+        size_t s = d->shard0 + (size_t)h;
+        for (e = 0; e < d->dk; e++)
+            hlx_dtype_store(d->kc, d->kv_dtype, hlx_kv_slot(d->layout, 1, d->dk, d->cap, s, d->t, e),
+                            d->k_new[(size_t)h * d->dk + e]);
+        for (e = 0; e < d->dv; e++)
+            hlx_dtype_store(d->vc, d->kv_dtype, hlx_kv_slot(d->layout, 0, d->dv, d->cap, s, d->t, e),
+                            d->v_new[(size_t)h * d->dv + e]);
+    }
+    return HLX_OK;
+}
+
+static hlx_status_t host_attn(hlx_backend_t *be, hlx_be_queue_t *q, const hlx_attn_desc_t *d)
+{
+    (void)q;
+    be->k.attn(d);
+    return HLX_OK;
+}
+
+static hlx_status_t host_pack(hlx_backend_t *be, hlx_be_queue_t *q, const hlx_xchg_desc_t *d,
+                              const float *opart, const float *lsepart, float *sendbuf)
+{
+    int j, b;
+
+    (void)be; (void)q;
+    for (j = 0; j < d->kvp; j++) {
+        size_t cnt = (size_t)d->head_count[j], per = cnt * (size_t)(d->dv + 1);
+        for (b = d->b0; b < d->b1; b++) {
+            float *dst = sendbuf + d->displ[j] + (size_t)b * per;
+            size_t h0 = (size_t)b * d->q_local + (size_t)d->head_first[j];
+            memcpy(dst, opart + h0 * d->dv, sizeof(float) * cnt * d->dv);
+            memcpy(dst + cnt * d->dv, lsepart + h0, sizeof(float) * cnt);
+        }
+    }
+    return HLX_OK;
+}
+
+static hlx_status_t host_unpack(hlx_backend_t *be, hlx_be_queue_t *q, const hlx_xchg_desc_t *d,
+                                int cnt, int nb, const float *recvbuf, float *oparts,
+                                float *lseparts)
+{
+    size_t per = (size_t)cnt * (size_t)(d->dv + 1), nh = (size_t)nb * cnt;
+    int j, b;
+
+    (void)be; (void)q;
+    for (j = 0; j < d->kvp; j++)
+        for (b = d->b0; b < d->b1; b++) {
+            const float *src = recvbuf + d->displ[j] + (size_t)b * per;
+            memcpy(oparts + ((size_t)j * nh + (size_t)b * cnt) * d->dv, src,
+                   sizeof(float) * (size_t)cnt * d->dv);
+            memcpy(lseparts + (size_t)j * nh + (size_t)b * cnt, src + (size_t)cnt * d->dv,
+                   sizeof(float) * (size_t)cnt);
+        }
+    return HLX_OK;
+}
+
+static hlx_status_t host_merge(hlx_backend_t *be, hlx_be_queue_t *q, int nparts, int nheads,
+                               int dv, const float *o_parts, const float *lse_parts, float *o,
+                               float *lse)
+{
+    (void)q;
+    be->k.merge(nparts, nheads, dv, o_parts, lse_parts, o, lse);
+    return HLX_OK;
+}
+
+static hlx_status_t host_add(hlx_backend_t *be, hlx_be_queue_t *q, float *x, const float *y,
+                             size_t n)
+{
+    size_t i;
+
+    (void)be; (void)q;
+    for (i = 0; i < n; i++)
+        x[i] += y[i];
+    return HLX_OK;
+}
+
+static hlx_status_t host_swiglu(hlx_backend_t *be, hlx_be_queue_t *q, float *act,
+                                const float *gu, int rows, int n)
+{
+    int r;
+
+    (void)q;
+    for (r = 0; r < rows; r++)
+        be->k.swiglu(act + (size_t)r * n, gu + (size_t)r * 2 * n, gu + (size_t)r * 2 * n + n, n);
+    return HLX_OK;
+}
+
+static hlx_status_t host_pad(hlx_backend_t *be, hlx_be_queue_t *q, float *dst, int dcols,
+                             const float *src, int scols, int rows, float fill)
+{
+    int r, c;
+
+    (void)be; (void)q;
+    for (r = 0; r < rows; r++)
+        for (c = 0; c < dcols; c++)
+            dst[(size_t)r * dcols + c] = c < scols ? src[(size_t)r * scols + c] : fill;
+    return HLX_OK;
+}
+
+static hlx_status_t host_argmax(hlx_backend_t *be, hlx_be_queue_t *q, const float *logits,
+                                int n, int B, int vocab, int pad, int *tokens)
+{
+    int b, r, v;
+
+    (void)be; (void)q;
+    for (b = 0; b < B; b++) {
+        float best = -INFINITY;
+        int arg = 0;
+        for (r = 0; r < n; r++) {
+            int first = (int)((int64_t)vocab * r / n);
+            int cnt = (int)((int64_t)vocab * (r + 1) / n) - first;
+            const float *lg = logits + ((size_t)r * B + b) * pad;
+            for (v = 0; v < cnt; v++)
+                if (lg[v] > best) {
+                    best = lg[v];
+                    arg  = first + v;
+                }
+        }
+        tokens[b] = arg;
+    }
+    return HLX_OK;
+}
+
+static const hlx_backend_ops_t hlx_backend_host = {
+    .name = "host",
+    .mem_alloc = host_alloc, .mem_free = host_free,
+    .copy_to = host_copy, .copy_from = host_copy,
+    .queue_create = host_qcreate, .queue_destroy = host_qdestroy, .queue_sync = host_qsync,
+    .event_record = host_evrec, .event_sync = host_evsync,
+    .rmsnorm = host_rmsnorm, .gemm = host_gemm, .rope = host_rope, .kv_append = host_append,
+    .attn = host_attn, .pack = host_pack, .unpack = host_unpack, .merge = host_merge,
+    .add = host_add, .swiglu = host_swiglu, .pad_rows = host_pad, .argmax = host_argmax,
+};
+
+/* Backends compiled in, chosen once at init. */
+static const hlx_backend_ops_t *const hlx_backends[] = {
+    &hlx_backend_host,
+};
+
+size_t hlx_backend_list(const char **names, size_t max)
+{
+    size_t i, n = sizeof(hlx_backends) / sizeof(hlx_backends[0]);
+
+    for (i = 0; i < n && i < max; i++)
+        names[i] = hlx_backends[i]->name;
+    return n;
+}
+
+hlx_status_t hlx_backend_init(const char *name, const char *kernels, hlx_backend_t *be)
+{
+    size_t i, n = sizeof(hlx_backends) / sizeof(hlx_backends[0]);
+    hlx_status_t st;
+
+    memset(be, 0, sizeof(*be));
+    for (i = 0; i < n; i++)
+        if (name == NULL || !strcmp(name, hlx_backends[i]->name))
+            break;
+    if (i == n)
+        return HLX_ERR_INVALID;
+    st = hlx_kernels_init(kernels, &be->k);
+    if (st != HLX_OK)
+        return st;
+    be->table = *hlx_backends[i];
+    hlx_backend_fill_stubs(&be->table);
+    be->ops = &be->table;
+    return HLX_OK;
+}
+
+void hlx_backend_fini(hlx_backend_t *be)
+{
+    (void)be;
+}

@@ -1,0 +1,158 @@
+/* The configuration record: every rank's run parameters, model hash, transport settings
+ * and memory, all-gathered at start-up and compared field by field, so that ranks that
+ * would compute different things are refused before the first step. */
+#define _GNU_SOURCE
+#include "hlx_engine_int.h"
+
+#include "hlx_config.h"
+#include "hlx_synth.h"
+
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+
+/* ---- configuration record: compared across ranks at init (reliability fault 6). */
+
+typedef struct hlx_cfg_record {
+    char     version[16];
+    char     model[64];
+    uint64_t model_hash;
+    int64_t  context;
+    uint64_t seed;
+    int32_t  kvp, tpa, batch, steps, kv_block, check, kv_dtype, weight_dtype;
+    int32_t  hopb, micro_batch;
+    int32_t  pid;
+    char     host[64];
+    uint64_t mem_need, mem_avail;
+    uint64_t comm_settings;  /* hash of every HELIX_COMM_* value this rank runs with */
+} hlx_cfg_record_t;
+
+/* Hash of the transport's settings as this rank sees them: ranks on different paths of
+ * the same collective (HELIX_COMM_ALLREDUCE_SMALL, say) must be refused, not mixed. */
+static uint64_t hlx_comm_settings_hash(void)
+{
+    const hlx_param_table_t *t = &hlx_comm_param_table;
+    unsigned char *vals = calloc(1, t->size);
+    uint64_t h = 0x5e77;
+    size_t i;
+
+    if (vals == NULL || hlx_param_load(t, vals, NULL) != HLX_OK) {
+        free(vals);
+        return 0;
+    }
+    for (i = 0; i < t->size; i++)
+        h = hlx_mix64(h ^ vals[i]);
+    free(vals);
+    return h;
+}
+
+static hlx_status_t hlx_config_compare(hlx_engine_t *eng, const hlx_cfg_record_t *all,
+                                       char *err, size_t errlen)
+{
+    const hlx_cfg_record_t *me = &all[eng->info.rank];
+    int r;
+
+#define HLX_CMP_INT(_f, _name) \
+    if (all[r]._f != me->_f) \
+        return hlx_engine_fail(err, errlen, HLX_ERR_MISMATCH, "%s: local %lld, rank %d (%s pid %d) has %lld", \
+                        _name, (long long)me->_f, r, all[r].host, all[r].pid, (long long)all[r]._f)
+
+    for (r = 0; r < eng->info.size; r++) {
+        if (strcmp(all[r].version, me->version))
+            return hlx_engine_fail(err, errlen, HLX_ERR_MISMATCH, "version: local %s, rank %d has %s",
+                            me->version, r, all[r].version);
+        if (strcmp(all[r].model, me->model) || all[r].model_hash != me->model_hash)
+            return hlx_engine_fail(err, errlen, HLX_ERR_MISMATCH,
+                            "model: local %s (hash %016llx), rank %d has %s (hash %016llx)",
+                            me->model, (unsigned long long)me->model_hash, r, all[r].model,
+                            (unsigned long long)all[r].model_hash);
+        HLX_CMP_INT(kvp, "kvp");
+        HLX_CMP_INT(tpa, "tpa");
+        HLX_CMP_INT(batch, "batch");
+        HLX_CMP_INT(context, "context");
+        HLX_CMP_INT(steps, "steps");
+        HLX_CMP_INT(kv_block, "kv-block");
+        HLX_CMP_INT(seed, "seed");
+        HLX_CMP_INT(check, "check");
+        HLX_CMP_INT(kv_dtype, "kv-dtype");
+        HLX_CMP_INT(weight_dtype, "weight-dtype");
+        HLX_CMP_INT(hopb, "hopb");
+        HLX_CMP_INT(micro_batch, "micro-batch");
+        if (all[r].comm_settings != me->comm_settings)
+            return hlx_engine_fail(err, errlen, HLX_ERR_MISMATCH,
+                                   "transport settings: rank %d (%s pid %d) runs with other "
+                                   "HELIX_COMM_* values than this rank: compare `helix info` "
+                                   "in both environments", r, all[r].host, all[r].pid);
+    }
+#undef HLX_CMP_INT
+    for (r = 0; r < eng->info.size; r++)
+        if (all[r].mem_need > all[r].mem_avail)
+            return hlx_engine_fail(err, errlen, HLX_ERR_NOSPACE,
+                            "rank %d (%s) needs %.2f GiB (weights, KV shard of %lld context "
+                            "tokens%s) but %.2f GiB are available per rank on its node: use "
+                            "a larger --kvp, more nodes or a shorter --context",
+                            r, all[r].host, all[r].mem_need / 1073741824.0,
+                            (long long)me->context, me->check && r == 0 ? ", fp64 reference" : "",
+                            all[r].mem_avail / 1073741824.0);
+    return HLX_OK;
+}
+
+static uint64_t hlx_mem_available(void)
+{
+    FILE *f = fopen("/proc/meminfo", "r");
+    char line[256];
+    unsigned long long kb = 0;
+
+    if (f == NULL)
+        return UINT64_MAX;
+    while (fgets(line, sizeof(line), f))
+        if (sscanf(line, "MemAvailable: %llu kB", &kb) == 1)
+            break;
+    fclose(f);
+    return kb ? (uint64_t)kb * 1024 : UINT64_MAX;
+}
+
+
+hlx_status_t hlx_engine_config_agree(hlx_engine_t *eng, uint64_t need, char *err,
+                                     size_t errlen)
+{
+    const hlx_run_config_t *cfg = &eng->cfg;
+    hlx_cfg_record_t rec, *all;
+    uint64_t avail = hlx_mem_available();
+    hlx_status_t st;
+
+    memset(&rec, 0, sizeof(rec));
+    snprintf(rec.version, sizeof(rec.version), "%s", HLX_VERSION);
+    snprintf(rec.model, sizeof(rec.model), "%s", eng->m.name);
+    snprintf(rec.host, sizeof(rec.host), "%s", eng->info.host ? eng->info.host : "?");
+    rec.model_hash    = hlx_model_hash(&eng->m); /* every field of the model */
+    rec.context       = cfg->context;
+    rec.seed          = cfg->seed;
+    rec.kvp           = cfg->kvp;
+    rec.tpa           = cfg->tpa;
+    rec.batch         = cfg->batch;
+    rec.steps         = cfg->steps;
+    rec.kv_block      = cfg->kv_block;
+    rec.check         = cfg->check;
+    rec.kv_dtype      = eng->kv_dtype;
+    rec.weight_dtype  = eng->w_dtype;
+    rec.hopb          = cfg->hopb;
+    rec.micro_batch   = cfg->micro_batch;
+    rec.pid           = (int32_t)getpid();
+    rec.mem_need      = need;
+    rec.comm_settings = hlx_comm_settings_hash();
+    rec.mem_avail     = avail == UINT64_MAX ? avail
+                      : avail / (uint64_t)(eng->info.local_size > 0 ? eng->info.local_size : 1);
+    all = calloc((size_t)eng->info.size, sizeof(*all));
+    if (all == NULL)
+        return HLX_ERR_NOMEM;
+    st = hlx_boot_allgather(eng->boot, "hlx.cfg", &rec, sizeof(rec), all);
+    if (st != HLX_OK)
+        hlx_engine_fail(err, errlen, st, "exchanging the run configuration failed: %s",
+                        hlx_status_str(st));
+    else
+        st = hlx_config_compare(eng, all, err, errlen);
+    free(all);
+    return st;
+}

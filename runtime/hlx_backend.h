@@ -1,0 +1,130 @@
+/* Execution backends of the decode step: memory, an ordered queue with events, and every
+ * per-layer operation, as one ops table chosen once at init (host today; a CUDA backend
+ * over kernels/cuda fits the same table). Pointers passed to an op are backend memory. */
+#ifndef HLX_BACKEND_H
+#define HLX_BACKEND_H
+
+#include "hlx_kernels.h"
+
+#include <helix/status.h>
+#include <helix/types.h>
+#include <stddef.h>
+#include <stdint.h>
+
+typedef struct hlx_backend     hlx_backend_t;
+typedef struct hlx_be_queue    hlx_be_queue_t; /* ordered work (a CUDA stream); host: NULL */
+typedef struct hlx_be_event    hlx_be_event_t; /* a point in a queue; host: NULL */
+
+/* The one place the runtime maps a KV element to the kernels' shard layout: elements of one
+ * shard of cap slots, and the index of element e of slot t of shard `shard` (shards of one
+ * layer's K or V cache are consecutive). Everything else goes through these two. */
+static inline size_t hlx_kv_shard_elems(hlx_kv_layout_t lay, int is_key, int d, size_t cap)
+{
+    return hlx_kv_elems(is_key ? lay.k_block : lay.v_block, d, cap);
+}
+
+static inline size_t hlx_kv_slot(hlx_kv_layout_t lay, int is_key, int d, size_t cap,
+                                 size_t shard, size_t t, int e)
+{
+    int blk = is_key ? lay.k_block : lay.v_block;
+
+    return shard * hlx_kv_elems(blk, d, cap) + hlx_kv_index(blk, d, t, e);
+}
+
+/* The new token's K and V rows of nheads local KV heads of one request, stored at slot t
+ * of shards [shard0, shard0 + nheads) (shard = request * kv_local + head), in the KV
+ * layout of the kernels (hlx_kv_slot). */
+typedef struct hlx_kv_append_desc {
+    void        *kc, *vc;
+    hlx_dtype_t  kv_dtype;
+    hlx_kv_layout_t layout;
+    int          dk, dv;
+    size_t       cap, shard0, t;
+    int          nheads;
+    const float *k_new, *v_new; /* [nheads][dk], [nheads][dv] */
+} hlx_kv_append_desc_t;
+
+/* Wire layout of the Helix all-to-all (see docs/transport.md): the block for KVP peer j
+ * holds, per request b, the partial outputs of peer j's heads [cnt_j][dv] followed by
+ * their LSEs [cnt_j]; requests are consecutive, so requests [b0, b1) are one contiguous
+ * slice of every peer's block. */
+typedef struct hlx_xchg_desc {
+    int          kvp;          /* peers */
+    int          dv;
+    int          q_local;      /* heads per request in opart / lsepart (sender side) */
+    const int   *head_first;   /* [kvp]: first head of peer j, relative to the TPA shard */
+    const int   *head_count;   /* [kvp]: heads of peer j */
+    const size_t *displ;       /* [kvp]: float offset of peer j's block */
+    int          b0, b1;       /* requests to pack or unpack */
+} hlx_xchg_desc_t;
+
+typedef struct hlx_backend_ops {
+    const char *name;
+    /* memory: huge = a large streamed buffer (KV), 2 MiB aligned where possible */
+    hlx_status_t (*mem_alloc)(hlx_backend_t *be, size_t bytes, int huge, void **p_p);
+    void         (*mem_free)(hlx_backend_t *be, void *p, int huge);
+    hlx_status_t (*copy_to)(hlx_backend_t *be, hlx_be_queue_t *q, void *dst, const void *src,
+                            size_t bytes);   /* host -> backend */
+    hlx_status_t (*copy_from)(hlx_backend_t *be, hlx_be_queue_t *q, void *dst,
+                              const void *src, size_t bytes); /* backend -> host */
+    /* queue and events: work on one queue runs in order */
+    hlx_status_t (*queue_create)(hlx_backend_t *be, hlx_be_queue_t **q_p);
+    void         (*queue_destroy)(hlx_backend_t *be, hlx_be_queue_t *q);
+    hlx_status_t (*queue_sync)(hlx_backend_t *be, hlx_be_queue_t *q);
+    hlx_status_t (*event_record)(hlx_backend_t *be, hlx_be_queue_t *q, hlx_be_event_t **ev_p);
+    hlx_status_t (*event_sync)(hlx_backend_t *be, hlx_be_event_t *ev); /* host waits */
+    /* layer operations */
+    hlx_status_t (*rmsnorm)(hlx_backend_t *be, hlx_be_queue_t *q, float *y, const float *x,
+                            const float *w, int rows, int n, float eps);
+    hlx_status_t (*gemm)(hlx_backend_t *be, hlx_be_queue_t *q, int M, int N, int K,
+                         const float *x, const void *w, hlx_dtype_t w_dtype, float *y,
+                         int accumulate);
+    /* RoPE on rows rows of nheads heads each, row r at x + r * ld */
+    hlx_status_t (*rope)(hlx_backend_t *be, hlx_be_queue_t *q, float *x, int rows, size_t ld,
+                         int nheads, int hd, int rot_dim, int64_t pos, float theta);
+    hlx_status_t (*kv_append)(hlx_backend_t *be, hlx_be_queue_t *q,
+                              const hlx_kv_append_desc_t *d);
+    hlx_status_t (*attn)(hlx_backend_t *be, hlx_be_queue_t *q, const hlx_attn_desc_t *d);
+    hlx_status_t (*pack)(hlx_backend_t *be, hlx_be_queue_t *q, const hlx_xchg_desc_t *d,
+                         const float *opart, const float *lsepart, float *sendbuf);
+    /* recvbuf (all peers' blocks for this rank, head_count[kvp_rank] heads) into
+     * oparts[kvp][B*cnt][dv], lseparts[kvp][B*cnt]; nb = B */
+    hlx_status_t (*unpack)(hlx_backend_t *be, hlx_be_queue_t *q, const hlx_xchg_desc_t *d,
+                           int cnt, int nb, const float *recvbuf, float *oparts,
+                           float *lseparts);
+    hlx_status_t (*merge)(hlx_backend_t *be, hlx_be_queue_t *q, int nparts, int nheads, int dv,
+                          const float *o_parts, const float *lse_parts, float *o, float *lse);
+    hlx_status_t (*add)(hlx_backend_t *be, hlx_be_queue_t *q, float *x, const float *y,
+                        size_t n); /* x += y */
+    /* act[r][n] = silu(gu[r][0..n)) * gu[r][n..2n) for rows rows */
+    hlx_status_t (*swiglu)(hlx_backend_t *be, hlx_be_queue_t *q, float *act, const float *gu,
+                           int rows, int n);
+    /* dst[r][0..dcols) = src[r][0..scols), then fill up to dcols */
+    hlx_status_t (*pad_rows)(hlx_backend_t *be, hlx_be_queue_t *q, float *dst, int dcols,
+                             const float *src, int scols, int rows, float fill);
+    /* tokens[b] = argmax over the all-gathered logits [n][B][pad] (rank r holds columns
+     * [V r / n, V (r+1) / n)); ties go to the lowest index */
+    hlx_status_t (*argmax)(hlx_backend_t *be, hlx_be_queue_t *q, const float *logits, int n,
+                           int B, int vocab, int pad, int *tokens);
+} hlx_backend_ops_t;
+
+struct hlx_backend {
+    const hlx_backend_ops_t *ops;  /* = &table */
+    hlx_backend_ops_t        table; /* the chosen backend's ops, stubs where it has none */
+    hlx_kernels_t            k;    /* CPU kernel variant (host backend) */
+    void                    *priv; /* backend state */
+};
+
+/* Chooses a backend by name (NULL or "host": the host backend over the kernels variant
+ * `kernels`, NULL = best). HLX_ERR_INVALID for an unknown backend, HLX_ERR_UNSUPPORTED
+ * when the kernel variant does not run here. */
+hlx_status_t hlx_backend_init(const char *name, const char *kernels, hlx_backend_t *be);
+void         hlx_backend_fini(hlx_backend_t *be);
+/* Points every NULL entry of ops at a stub returning HLX_ERR_UNSUPPORTED (memory free and
+ * queue destroy: no-ops). hlx_backend_init applies it to the chosen backend's table. */
+void         hlx_backend_fill_stubs(hlx_backend_ops_t *ops);
+/* Names of the compiled backends. */
+size_t       hlx_backend_list(const char **names, size_t max);
+
+
+#endif

@@ -1,0 +1,285 @@
+/* The phases of one Helix decode layer, one function each, over the execution backend:
+ * QKV (norm, projection, RoPE, staggered KV append), attention partials, packing and the
+ * KVP exchange, the exact LSE merge, W_o, the TP = N all-reduces, the FFN and the head.
+ * A schedule (schedule.c) composes them. */
+#define _GNU_SOURCE
+#include "hlx_engine_int.h"
+
+#include "hlx_time.h"
+
+#include <math.h>
+#include <stdio.h>
+#include <string.h>
+
+#define HLX_TIMED(_eng, _ph, ...) \
+    do { \
+        uint64_t _t0 = hlx_now_ns(); \
+        __VA_ARGS__; \
+        (_eng)->phase_ns[_ph] += hlx_now_ns() - _t0; \
+    } while (0)
+
+#define HLX_BE(_eng, _op, ...) (_eng)->be.ops->_op(&(_eng)->be, (_eng)->q, __VA_ARGS__)
+
+hlx_status_t hlx_phase_embed(hlx_engine_t *eng)
+{
+    int B = eng->cfg.batch, H = eng->m.hidden, b;
+    hlx_status_t st = HLX_OK;
+
+    for (b = 0; b < B && st == HLX_OK; b++)
+        st = eng->be.ops->copy_to(&eng->be, eng->q, eng->x + (size_t)b * H,
+                                  eng->embed + (size_t)eng->tokens[b] * H,
+                                  sizeof(float) * (size_t)H);
+    return st;
+}
+
+hlx_status_t hlx_phase_qkv(hlx_engine_t *eng, int l)
+{
+    const hlx_layout_t *L = &eng->lay;
+    const hlx_model_t *m = &eng->m;
+    hlx_layer_w_t *W = &eng->layers[l];
+    int B = eng->cfg.batch, dk = m->head_dim, dv = m->v_head_dim, b;
+    int own = hlx_layout_kv_owner(L, eng->pos) == L->kvp_rank;
+    hlx_status_t st;
+
+    HLX_TIMED(eng, HLX_PHASE_QKV, {
+        st = HLX_BE(eng, rmsnorm, eng->hn, eng->x, W->attn_norm, B, m->hidden,
+                    (float)m->norm_eps);
+        if (st == HLX_OK)
+            st = HLX_BE(eng, gemm, B, eng->qkv_cols, m->hidden, eng->hn, W->wqkv, eng->w_dtype,
+                        eng->qkv, 0);
+        if (st == HLX_OK)
+            st = HLX_BE(eng, rope, eng->qkv, B, (size_t)eng->qkv_cols, L->q_local, dk,
+                        m->rope_dim, eng->pos, (float)m->rope_theta);
+        if (st == HLX_OK)
+            st = HLX_BE(eng, rope, eng->qkv + (size_t)L->q_local * dk, B, (size_t)eng->qkv_cols,
+                        L->kv_local, dk, m->rope_dim, eng->pos, (float)m->rope_theta);
+        /* Staggered append: only the owner of this position stores the new token. */
+        if (own && !(eng->fault_now & HLX_FAULT_SKIP_APPEND))
+            for (b = 0; b < B && st == HLX_OK; b++) {
+                const float *kn = eng->qkv + (size_t)b * eng->qkv_cols + (size_t)L->q_local * dk;
+                hlx_kv_append_desc_t d = {
+                    .kc = W->kc, .vc = W->vc, .kv_dtype = eng->kv_dtype,
+                    .layout = eng->be.k.kv_layout, .dk = dk, .dv = dv,
+                    .cap = (size_t)eng->cap, .shard0 = (size_t)b * L->kv_local,
+                    .t = (size_t)eng->kv_len, .nheads = L->kv_local,
+                    .k_new = kn, .v_new = kn + (size_t)L->kv_local * dk,
+                };
+                st = HLX_BE(eng, kv_append, &d);
+            }
+    });
+    return st;
+}
+
+hlx_status_t hlx_phase_attn(hlx_engine_t *eng, int l, int b0, int b1,
+                            hlx_status_t (*progress)(hlx_engine_t *eng, int l), int l_arg)
+{
+    const hlx_layout_t *L = &eng->lay;
+    const hlx_model_t *m = &eng->m;
+    hlx_layer_w_t *W = &eng->layers[l];
+    int dk = m->head_dim, dv = m->v_head_dim, b, kh;
+    int own = hlx_layout_kv_owner(L, eng->pos) == L->kvp_rank;
+    int64_t len = eng->kv_len + own;
+    hlx_status_t st = HLX_OK;
+    uint64_t t0 = hlx_now_ns(), tp = 0;
+
+    for (b = b0; b < b1 && st == HLX_OK; b++)
+        for (kh = 0; kh < L->kv_local && st == HLX_OK; kh++) {
+            size_t shard = (size_t)b * L->kv_local + kh;
+            hlx_attn_desc_t d = {
+                .group = L->group, .dk = dk, .dv = dv, .len = (size_t)len,
+                .kv_dtype = eng->kv_dtype,
+                .q = eng->qkv + (size_t)b * eng->qkv_cols + (size_t)kh * L->group * dk,
+                .k = (const char *)W->kc + hlx_kv_shard_index(eng, 1, shard, 0, 0) * eng->kv_esize,
+                .v = (const char *)W->vc + hlx_kv_shard_index(eng, 0, shard, 0, 0) * eng->kv_esize,
+                .k_stride = (size_t)dk, .v_stride = (size_t)dv,
+                .scale = (float)(1.0 / sqrt((double)dk)),
+                .o = eng->opart + ((size_t)b * L->q_local + (size_t)kh * L->group) * dv,
+                .lse = eng->lsepart + (size_t)b * L->q_local + (size_t)kh * L->group,
+            };
+            st = HLX_BE(eng, attn, &d);
+            if (st == HLX_OK && progress != NULL) {
+                uint64_t p0 = hlx_now_ns();
+                st = progress(eng, l_arg);
+                tp += hlx_now_ns() - p0;
+            }
+        }
+    /* Scripted faults act on the partials before they are packed. */
+    if (eng->fault_now & HLX_FAULT_DROP_PARTIALS)
+        for (b = b0; b < b1; b++)
+            for (kh = 0; kh < L->q_local; kh++)
+                eng->lsepart[(size_t)b * L->q_local + kh] = -INFINITY;
+    if ((eng->fault_now & HLX_FAULT_NAN) && b0 == 0)
+        eng->opart[0] = NAN;
+    /* Time spent progressing exchanges is the exchange's, not attention's. */
+    eng->phase_ns[HLX_PHASE_ATTN] += hlx_now_ns() - t0 - tp;
+    eng->phase_ns[HLX_PHASE_A2A] += tp;
+    return st;
+}
+
+static void hlx_phase_xchg_desc(const hlx_engine_t *eng, int b0, int b1, hlx_xchg_desc_t *d,
+                                int recv)
+{
+    d->kvp        = eng->lay.kvp;
+    d->dv         = eng->m.v_head_dim;
+    d->q_local    = eng->lay.q_local;
+    d->head_first = eng->xh_first;
+    d->head_count = eng->xh_count;
+    d->displ      = recv ? eng->xr_displ : eng->xs_displ;
+    d->b0         = b0;
+    d->b1         = b1;
+}
+
+hlx_status_t hlx_phase_pack(hlx_engine_t *eng, int b0, int b1)
+{
+    hlx_xchg_desc_t d;
+    hlx_status_t st;
+
+    hlx_phase_xchg_desc(eng, b0, b1, &d, 0);
+    HLX_TIMED(eng, HLX_PHASE_ATTN,
+              st = HLX_BE(eng, pack, &d, eng->opart, eng->lsepart, eng->sendbuf));
+    return st;
+}
+
+/* Byte counts and displacements of requests [b0, b1) for every peer: one contiguous slice
+ * of each peer's block (wire layout in hlx_backend.h). */
+static void hlx_phase_a2a_counts(hlx_engine_t *eng, int b0, int b1)
+{
+    const hlx_layout_t *L = &eng->lay;
+    size_t dv1 = (size_t)eng->m.v_head_dim + 1, mine = (size_t)eng->xh_count[L->kvp_rank];
+    int j;
+
+    for (j = 0; j < L->kvp; j++) {
+        size_t per_s = (size_t)eng->xh_count[j] * dv1, per_r = mine * dv1;
+        eng->a2a_sc[j] = sizeof(float) * per_s * (size_t)(b1 - b0);
+        eng->a2a_sd[j] = sizeof(float) * (eng->xs_displ[j] + per_s * (size_t)b0);
+        eng->a2a_rc[j] = sizeof(float) * per_r * (size_t)(b1 - b0);
+        eng->a2a_rd[j] = sizeof(float) * (eng->xr_displ[j] + per_r * (size_t)b0);
+    }
+}
+
+hlx_status_t hlx_phase_a2a_post(hlx_engine_t *eng, int b0, int b1, hlx_comm_req_t **req_p)
+{
+    hlx_status_t st;
+
+    HLX_TIMED(eng, HLX_PHASE_A2A, {
+        hlx_phase_a2a_counts(eng, b0, b1);
+        st = hlx_comm_ialltoallv(eng->kvp_comm, eng->sendbuf, eng->a2a_sc, eng->a2a_sd,
+                                 eng->recvbuf, eng->a2a_rc, eng->a2a_rd, req_p);
+    });
+    return st;
+}
+
+hlx_status_t hlx_phase_a2a(hlx_engine_t *eng, int b0, int b1)
+{
+    hlx_status_t st;
+
+    HLX_TIMED(eng, HLX_PHASE_A2A, {
+        hlx_phase_a2a_counts(eng, b0, b1);
+        st = hlx_comm_alltoallv(eng->kvp_comm, eng->sendbuf, eng->a2a_sc, eng->a2a_sd,
+                                eng->recvbuf, eng->a2a_rc, eng->a2a_rd);
+    });
+    return st;
+}
+
+hlx_status_t hlx_phase_merge(hlx_engine_t *eng, int l)
+{
+    const hlx_layout_t *L = &eng->lay;
+    int B = eng->cfg.batch, dv = eng->m.v_head_dim, cnt = L->q_slice, j;
+    size_t nh = (size_t)B * cnt;
+    hlx_xchg_desc_t d;
+    hlx_status_t st;
+
+    hlx_phase_xchg_desc(eng, 0, B, &d, 1);
+    HLX_TIMED(eng, HLX_PHASE_MERGE, {
+        st = HLX_BE(eng, unpack, &d, cnt, B, eng->recvbuf, eng->oparts, eng->lseparts);
+        if (st == HLX_OK)
+            st = HLX_BE(eng, merge, L->kvp, (int)nh, dv, eng->oparts, eng->lseparts,
+                        eng->omerged, eng->lsem);
+    });
+    /* A NaN or Inf from a KVP peer is named with the peer that sent it, instead of
+     * spreading as garbage. (An empty shard's LSE is -inf; its outputs are 0.) */
+    for (j = 0; j < L->kvp && st == HLX_OK; j++) {
+        char what[96];
+        snprintf(what, sizeof(what), "the attention partials received from rank %d",
+                 L->tpa_rank * L->kvp + j);
+        st = hlx_check_finite(eng, eng->oparts + (size_t)j * nh * dv, nh * dv, what, l);
+    }
+    return st;
+}
+
+hlx_status_t hlx_phase_oproj(hlx_engine_t *eng, int l)
+{
+    hlx_status_t st;
+
+    HLX_TIMED(eng, HLX_PHASE_OPROJ,
+              st = HLX_BE(eng, gemm, eng->cfg.batch, eng->m.hidden,
+                          eng->lay.q_slice * eng->m.v_head_dim, eng->omerged,
+                          eng->layers[l].wo, eng->w_dtype, eng->y, 0));
+    return st;
+}
+
+/* Sums the partial outputs y of all N ranks (TP = N) and adds them to the residual x. */
+hlx_status_t hlx_phase_allreduce(hlx_engine_t *eng, int l, hlx_phase_id_t ph)
+{
+    size_t n = (size_t)eng->cfg.batch * (size_t)eng->m.hidden;
+    hlx_status_t st;
+
+    HLX_TIMED(eng, ph, st = hlx_comm_allreduce_sum_f32(eng->world, eng->y, n));
+    if (st == HLX_OK)
+        st = HLX_BE(eng, add, eng->x, eng->y, n);
+    if (st != HLX_OK)
+        return st;
+    return hlx_check_finite(eng, eng->x, n, "the hidden state", l);
+}
+
+hlx_status_t hlx_phase_ffn(hlx_engine_t *eng, int l)
+{
+    const hlx_model_t *m = &eng->m;
+    hlx_layer_w_t *W = &eng->layers[l];
+    int B = eng->cfg.batch, Fc = eng->lay.ffn_count;
+    hlx_status_t st;
+
+    HLX_TIMED(eng, HLX_PHASE_FFN, {
+        st = HLX_BE(eng, rmsnorm, eng->hn, eng->x, W->ffn_norm, B, m->hidden,
+                    (float)m->norm_eps);
+        if (st == HLX_OK)
+            st = HLX_BE(eng, gemm, B, 2 * Fc, m->hidden, eng->hn, W->wgu, eng->w_dtype,
+                        eng->gu, 0);
+        if (st == HLX_OK)
+            st = HLX_BE(eng, swiglu, eng->act, eng->gu, B, Fc);
+        if (st == HLX_OK)
+            st = HLX_BE(eng, gemm, B, m->hidden, Fc, eng->act, W->wdown, eng->w_dtype, eng->y, 0);
+    });
+    return st;
+}
+
+/* Final norm, this rank's LM-head columns, all-gather of the logits, greedy argmax.
+ * logits_all is [N][B][vocab_pad]; padding is -inf. */
+hlx_status_t hlx_phase_head(hlx_engine_t *eng)
+{
+    const hlx_layout_t *L = &eng->lay;
+    const hlx_model_t *m = &eng->m;
+    int B = eng->cfg.batch;
+    hlx_status_t st;
+
+    HLX_TIMED(eng, HLX_PHASE_HEAD, {
+        st = HLX_BE(eng, rmsnorm, eng->hn, eng->x, eng->final_norm, B, m->hidden,
+                    (float)m->norm_eps);
+        if (st == HLX_OK)
+            st = HLX_BE(eng, gemm, B, L->vocab_count, m->hidden, eng->hn, eng->lmhead,
+                        eng->w_dtype, eng->lmout, 0);
+        if (st == HLX_OK)
+            st = HLX_BE(eng, pad_rows, eng->logits_local, L->vocab_pad, eng->lmout,
+                        L->vocab_count, B, -INFINITY);
+        if (st == HLX_OK)
+            st = hlx_check_finite(eng, eng->lmout, (size_t)B * L->vocab_count, "the logits",
+                                  m->layers);
+        if (st == HLX_OK)
+            st = hlx_comm_allgather(eng->world, eng->logits_local,
+                                    sizeof(float) * (size_t)B * L->vocab_pad, eng->logits_all);
+        if (st == HLX_OK)
+            st = HLX_BE(eng, argmax, eng->logits_all, L->n, B, m->vocab, L->vocab_pad,
+                        eng->tokens);
+    });
+    return st;
+}

@@ -1,0 +1,262 @@
+/* The run loop of the engine: steps under the chosen schedule, the check after each step,
+ * timings and the report; the HOP-B benchmark; abort. */
+#define _GNU_SOURCE
+#include "hlx_engine_int.h"
+
+#include "hlx_log.h"
+#include "hlx_synth.h"
+#include "hlx_time.h"
+
+#include <math.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+
+static int hlx_cmp_double(const void *a, const void *b)
+{
+    double x = *(const double *)a, y = *(const double *)b;
+    return (x > y) - (x < y);
+}
+
+static double hlx_median(double *v, int n)
+{
+    if (n == 0)
+        return 0.0;
+    qsort(v, (size_t)n, sizeof(double), hlx_cmp_double);
+    return n % 2 ? v[n / 2] : 0.5 * (v[n / 2 - 1] + v[n / 2]);
+}
+
+hlx_status_t hlx_engine_run(hlx_engine_t *eng, hlx_run_report_t *rep, char *err, size_t errlen)
+{
+    int steps = eng->cfg.steps, B = eng->cfg.batch, s, p, r;
+    double *step_ms = calloc((size_t)(steps + 1), sizeof(double));
+    double *ph_ms = calloc((size_t)(steps + 1) * HLX_PHASE_COUNT, sizeof(double));
+    uint64_t *allkv = calloc((size_t)eng->info.size, sizeof(uint64_t)), kvb;
+    hlx_status_t st = HLX_OK;
+
+    memset(rep, 0, sizeof(*rep));
+    rep->rank = eng->info.rank;
+    rep->size = eng->info.size;
+    snprintf(rep->launcher, sizeof(rep->launcher), "%s", eng->info.launcher);
+    snprintf(rep->kernels, sizeof(rep->kernels), "%s", eng->be.k.name);
+    snprintf(rep->transport, sizeof(rep->transport), "%s", hlx_comm_backend(eng->world));
+    snprintf(rep->cpuset, sizeof(rep->cpuset), "%s", eng->place->ranks[eng->info.rank].cpuset);
+    snprintf(rep->a2a_link, sizeof(rep->a2a_link), "%s", hlx_engine_a2a_link(eng));
+    rep->steps          = steps;
+    rep->tokens_match   = 1;
+    rep->replicas_match = 1;
+    rep->bound          = eng->bound;
+    rep->tokens         = eng->all_tokens;
+    if (!step_ms || !ph_ms || !allkv) {
+        st = HLX_ERR_NOMEM;
+        goto out;
+    }
+    if (eng->cfg.check) {
+        st = hlx_check_prepare(eng, &eng->chk, err, errlen);
+        if (st != HLX_OK)
+            goto out;
+        rep->checked = hlx_check_has_reference(eng->chk) && steps > 0;
+    }
+    st = hlx_comm_barrier(eng->world);
+    for (s = 0; s < steps && st == HLX_OK; s++) {
+        uint64_t t0 = hlx_now_ns();
+        memset(eng->phase_ns, 0, sizeof(eng->phase_ns));
+        st = hlx_schedule_step(eng);
+        if (st != HLX_OK) {
+            if (eng->errmsg[0])
+                hlx_engine_fail(err, errlen, st, "%s", eng->errmsg);
+            else
+                hlx_engine_fail(err, errlen, st, "decode step %d failed on rank %d: %s", s,
+                                eng->info.rank, hlx_status_str(st));
+            break;
+        }
+        step_ms[s] = (double)(hlx_now_ns() - t0) * 1e-6;
+        for (p = 0; p < HLX_PHASE_COUNT; p++)
+            ph_ms[(size_t)p * steps + s] = (double)eng->phase_ns[p] * 1e-6;
+        memcpy(eng->all_tokens + (size_t)s * B, eng->tokens, sizeof(int) * (size_t)B);
+        if (eng->cfg.check)
+            st = hlx_check_step(eng, eng->chk, s, rep);
+        eng->step++;
+        if (st == HLX_OK && !eng->hopb_decided) {
+            st = hlx_schedule_decide(eng);
+            if (st != HLX_OK)
+                hlx_engine_fail(err, errlen, st, "choosing the HOP-B micro-batch failed: %s",
+                                hlx_status_str(st));
+        }
+        if (eng->cfg.verbose && eng->info.rank == 0)
+            fprintf(stderr, "step %d: %.3f ms, tokens %d%s\n", s, step_ms[s], eng->tokens[0],
+                    B > 1 ? " ..." : "");
+    }
+    if (st == HLX_OK && eng->cfg.check)
+        st = hlx_check_kv_rows(eng, eng->chk, rep);
+    if (st == HLX_OK && eng->cfg.timeline[0] && eng->info.rank == 0 && steps > 0 &&
+        hlx_schedule_write_timeline(eng, eng->cfg.timeline) != HLX_OK)
+        st = hlx_engine_fail(err, errlen, HLX_ERR_IO, "--timeline %s: cannot write it",
+                             eng->cfg.timeline);
+    if (st != HLX_OK) {
+        if (!err[0])
+            hlx_engine_fail(err, errlen, st, "decode failed: %s", hlx_status_str(st));
+        goto out;
+    }
+    kvb = eng->kv_bytes;
+    st = hlx_comm_allgather(eng->world, &kvb, sizeof(kvb), allkv);
+    if (st != HLX_OK)
+        goto out;
+    rep->kv_bytes_rank = eng->kv_bytes;
+    rep->kv_bytes_min = rep->kv_bytes_max = allkv[0];
+    for (r = 1; r < eng->info.size; r++) {
+        rep->kv_bytes_min = allkv[r] < rep->kv_bytes_min ? allkv[r] : rep->kv_bytes_min;
+        rep->kv_bytes_max = allkv[r] > rep->kv_bytes_max ? allkv[r] : rep->kv_bytes_max;
+    }
+    rep->kv_tokens_rank = eng->kv_len;
+    rep->micro_batch = eng->mb;
+    rep->hopb_c_ms = eng->hopb_c_ms;
+    rep->hopb_m_ms = eng->hopb_mb_ms;
+    rep->hopb_predicted_ms = eng->hopb_pred_ms;
+    {
+        uint64_t h = 0x9e37;
+        size_t i, n = (size_t)B * (size_t)eng->m.hidden;
+        for (i = 0; i < n; i++) {
+            uint32_t u;
+            memcpy(&u, &eng->x[i], 4);
+            h = hlx_mix64(h ^ u);
+        }
+        rep->hidden_hash = h;
+    }
+    for (p = 0; p < HLX_PHASE_COUNT; p++)
+        rep->phase_ms[p] = hlx_median(ph_ms + (size_t)p * steps, steps);
+    if (steps > 0) {
+        rep->step_ms_median = hlx_median(step_ms, steps); /* sorts step_ms */
+        rep->step_ms_min    = step_ms[0];
+        rep->step_ms_max    = step_ms[steps - 1];
+        rep->tokens_per_s   = rep->step_ms_median > 0 ? B * 1000.0 / rep->step_ms_median : 0;
+    }
+    if (eng->cfg.check && !hlx_run_report_passed(rep, eng->cfg.check_tol))
+        st = hlx_engine_fail(err, errlen, HLX_ERR_CHECK,
+                             "check failed: max_rel_err %.3g (tolerance %.3g), tokens %s, "
+                             "replicas %s, %d non-finite values, %lld of %lld appended KV "
+                             "rows differ", rep->max_rel_err, eng->cfg.check_tol,
+                             rep->tokens_match ? "match" : "differ",
+                             rep->replicas_match ? "identical" : "differ", rep->nonfinite,
+                             (long long)rep->kv_rows_bad, (long long)rep->kv_rows_checked);
+
+out:
+    free(step_ms);
+    free(ph_ms);
+    free(allkv);
+    return st;
+}
+
+int hlx_run_report_passed(const hlx_run_report_t *rep, double tol)
+{
+    if (!rep->replicas_match)
+        return 0;
+    if (!rep->checked)
+        return 1;
+    return rep->tokens_match && rep->nonfinite == 0 && rep->kv_rows_bad == 0 &&
+           rep->max_rel_err <= tol;
+}
+
+void hlx_engine_abort(hlx_engine_t *eng, int exit_code, const char *msg)
+{
+    fflush(stdout);
+    fflush(stderr);
+    if (eng->info.size > 1)
+        hlx_boot_abort(eng->boot, exit_code, msg);
+    _exit(exit_code);
+}
+
+
+/* ---- helix bench hopb */
+
+static double hlx_bench_median(double *v, int n)
+{
+    return hlx_median(v, n);
+}
+
+hlx_status_t hlx_engine_bench_hopb(hlx_engine_t *eng, int micro_batch, int reps,
+                                   hlx_hopb_bench_t *out, char *err, size_t errlen)
+{
+    int B = eng->cfg.batch, M = micro_batch, nb, r, i, n = eng->info.size;
+    double *t = NULL, med[4], *all = NULL;
+    hlx_status_t st = HLX_OK;
+    uint64_t t0;
+
+    if (M < 1 || M > B || reps < 1)
+        return hlx_engine_fail(err, errlen, HLX_ERR_INVALID, "--micro-batch %d: expected 1 .. "
+                               "--batch %d (and --reps >= 1)", M, B);
+    t = calloc(4 * (size_t)reps, sizeof(double));
+    all = calloc(4 * (size_t)n, sizeof(double));
+    if (t == NULL || all == NULL) {
+        st = HLX_ERR_NOMEM;
+        goto out;
+    }
+    /* The queries stay as they are (zeros before any step): attention costs the same for
+     * any values, and nothing is appended, so the KV cache is only read. */
+    eng->fault_now = 0;
+    nb = (B + M - 1) / M;
+    for (r = 0; r < reps && st == HLX_OK; r++) {
+        int k;
+        /* c and m: every micro-batch of the batch in turn (the same KV traffic as the
+         * schedules below, not one micro-batch's KV warm in cache), averaged */
+        st = hlx_comm_barrier(eng->world);
+        t0 = hlx_now_ns();
+        for (k = 0; k < nb && st == HLX_OK; k++) {
+            int b0 = k * M, b1 = b0 + M < B ? b0 + M : B;
+            st = hlx_phase_attn(eng, 0, b0, b1, NULL, 0);
+            if (st == HLX_OK)
+                st = hlx_phase_pack(eng, b0, b1);
+        }
+        t[r] = (double)(hlx_now_ns() - t0) * 1e-6 / nb;
+        if (st == HLX_OK)
+            st = hlx_comm_barrier(eng->world);
+        t0 = hlx_now_ns();
+        for (k = 0; k < nb && st == HLX_OK; k++) {
+            int b0 = k * M, b1 = b0 + M < B ? b0 + M : B;
+            st = hlx_phase_a2a(eng, b0, b1);
+        }
+        t[reps + r] = (double)(hlx_now_ns() - t0) * 1e-6 / nb;
+        if (st == HLX_OK)
+            st = hlx_comm_barrier(eng->world);
+        eng->mb = B;
+        t0 = hlx_now_ns();
+        if (st == HLX_OK)
+            st = hlx_schedule_exchange(eng, 0);
+        t[2 * reps + r] = (double)(hlx_now_ns() - t0) * 1e-6;
+        if (st == HLX_OK)
+            st = hlx_comm_barrier(eng->world);
+        eng->mb = M;
+        t0 = hlx_now_ns();
+        if (st == HLX_OK)
+            st = hlx_schedule_exchange(eng, 0);
+        t[3 * reps + r] = (double)(hlx_now_ns() - t0) * 1e-6;
+    }
+    if (st != HLX_OK) {
+        hlx_engine_fail(err, errlen, st, "bench hopb: %s", hlx_status_str(st));
+        goto out;
+    }
+    for (i = 0; i < 4; i++)
+        med[i] = hlx_bench_median(t + (size_t)i * reps, reps);
+    /* A pipeline is as slow as its slowest rank. */
+    st = hlx_comm_allgather(eng->world, med, sizeof(med), all);
+    if (st != HLX_OK) {
+        hlx_engine_fail(err, errlen, st, "bench hopb: gathering the timings failed");
+        goto out;
+    }
+    for (r = 0; r < n; r++)
+        for (i = 0; i < 4; i++)
+            med[i] = fmax(med[i], all[4 * r + i]);
+    memset(out, 0, sizeof(*out));
+    out->batch        = B;
+    out->micro_batch  = M;
+    out->c_ms         = med[0];
+    out->m_ms         = med[1];
+    out->lockstep_ms  = med[2];
+    out->pipelined_ms = med[3];
+    out->predicted_ms = med[0] + (nb - 1) * fmax(med[0], med[1]) + med[1];
+out:
+    free(t);
+    free(all);
+    return st;
+}
