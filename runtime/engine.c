@@ -600,9 +600,16 @@ static hlx_status_t hlx_engine_connect(hlx_engine_t *eng, const hlx_comm_params_
                                        char *err, size_t errlen)
 {
     int *ranks, j, kvp = eng->cfg.kvp;
+    hlx_comm_params_t p = *cp;
+    hlx_link_t *links = NULL;
     hlx_status_t st;
 
-    st = hlx_comm_world(eng->boot, cp, &eng->world);
+    /* Each peer's transport backend follows its link class in the job-wide placement. */
+    if (eng->place != NULL && (links = calloc((size_t)eng->info.size, sizeof(*links))) != NULL &&
+        hlx_place_links(eng->place, eng->info.rank, links) == eng->info.size)
+        p.links = links;
+    st = hlx_comm_world(eng->boot, &p, &eng->world);
+    free(links);
     if (st != HLX_OK)
         return hlx_engine_fail(err, errlen, st, "creating the communicator failed: %s",
                                hlx_status_str(st));
