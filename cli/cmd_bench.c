@@ -126,7 +126,9 @@ static int hlx_bench_attention(const hlx_bench_opts_t *o, const hlx_kernels_t *k
 {
     size_t es = hlx_bench_esize(o->dtype), len = o->context;
     int group = o->mla ? 128 : o->group, dk = o->mla ? 576 : o->dk, dv = o->mla ? 512 : o->dv;
-    size_t kv_elems = len * (size_t)dk + (o->mla ? 0 : len * (size_t)dv);
+    /* K (and V) in the variant's shard layout (blocks rounded up); MLA: v = k */
+    size_t k_elems = hlx_kv_elems(k->kv_layout.k_block, dk, len);
+    size_t kv_elems = k_elems + (o->mla ? 0 : hlx_kv_elems(k->kv_layout.v_block, dv, len));
     void *kv = hlx_kernels_alloc_huge(kv_elems * es + 64);
     float *q = malloc(sizeof(float) * (size_t)group * dk);
     float *out = malloc(sizeof(float) * (size_t)group * dv), *lse = malloc(sizeof(float) * group);
@@ -143,7 +145,7 @@ static int hlx_bench_attention(const hlx_bench_opts_t *o, const hlx_kernels_t *k
     hlx_bench_fill(q, HLX_DTYPE_F32, (size_t)group * dk, 2);
     d = (hlx_attn_desc_t){ .group = group, .dk = dk, .dv = dv, .len = len, .kv_dtype = o->dtype,
                            .q = q, .k = kv, .k_stride = (size_t)dk,
-                           .v = o->mla ? kv : (char *)kv + len * (size_t)dk * es,
+                           .v = o->mla ? kv : (char *)kv + k_elems * es,
                            .v_stride = (size_t)(o->mla ? dk : dv),
                            .scale = 1.0f / sqrtf((float)dk), .o = out, .lse = lse };
     r->seconds = 1e30;

@@ -122,6 +122,280 @@ static void hlx_amx_run(int G, const hlx_attn_desc_t *d, const uint16_t *qb, con
 
 #include "simd_tmpl.h"
 
+/* Blocked-key path (the avx512 variant's layout, k_block 32): keys stored per block of 32
+ * tokens with the token index innermost ([block][dk][32]), so one 64-byte load (bf16) holds
+ * dimension e of 32 tokens, and the scores of 32 tokens accumulate in two vectors per head
+ * by FMAs with q[g][e] broadcast: no horizontal sums, no widening of q. Values stay in
+ * rows (v_block 1) for the P.V above; when v == k (MLA absorbed: the value is the head of
+ * the key row), the value rows of a block are unpacked to fp32 rows on the stack first. */
+#define HLX_KB 32
+
+/* The 32 keys' dimension e: bf16 as even / odd tokens (shift, mask), f32 and fp8 as tokens
+ * 0-15 / 16-31. */
+static inline __attribute__((always_inline)) void hlx_kb_load(const int BF, const char *kb, int e,
+                                                              __m512 *k0, __m512 *k1)
+{
+    if (BF == 1) {
+        __m512i x = _mm512_loadu_si512((const void *)(kb + (size_t)e * 64));
+        *k0 = _mm512_castsi512_ps(_mm512_slli_epi32(x, 16));
+        *k1 = _mm512_castsi512_ps(_mm512_and_si512(x, _mm512_set1_epi32((int)0xffff0000u)));
+    } else if (BF == 2) {
+        *k0 = hlx_v_fp8_16((const uint8_t *)kb + (size_t)e * 32);
+        *k1 = hlx_v_fp8_16((const uint8_t *)kb + (size_t)e * 32 + 16);
+    } else {
+        *k0 = _mm512_loadu_ps((const float *)kb + (size_t)e * 32);
+        *k1 = _mm512_loadu_ps((const float *)kb + (size_t)e * 32 + 16);
+    }
+}
+
+/* One head chunk (G <= 8) over one block of nt <= 32 tokens: scores, online softmax, P.V
+ * (value rows vr, vsb bytes apart, type VBF). */
+static inline __attribute__((always_inline)) void
+hlx_kb_body(const int G, const int BF, const int VBF, const int D, const hlx_attn_desc_t *d,
+            const float *q, const char *kb, int nt, const char *vr, size_t vsb, float *m,
+            float *s, float *o, const char *pfk, const char *pfv, size_t pfstep)
+{
+    const int dk = D ? D : d->dk, dv = D ? D : d->dv;
+    /* even/odd lanes back to token order: lanes 0-15 and 16-31 */
+    const __m512i ilo = _mm512_set_epi32(23, 7, 22, 6, 21, 5, 20, 4, 19, 3, 18, 2, 17, 1, 16, 0);
+    const __m512i ihi = _mm512_set_epi32(31, 15, 30, 14, 29, 13, 28, 12, 27, 11, 26, 10, 25, 9,
+                                         24, 8);
+    float p[8 * HLX_KB] __attribute__((aligned(64)));
+    float mv[16] __attribute__((aligned(64))), cv[16] __attribute__((aligned(64)));
+    float sv[16] __attribute__((aligned(64)));
+    __m512 a0[8], a1[8], red[16], mnew, corr;
+    const __m512 scale = _mm512_set1_ps(d->scale), ninf = _mm512_set1_ps(-INFINITY);
+    __mmask16 m0, m1;
+    int e, g;
+
+    _Pragma("GCC unroll 8") for (g = 0; g < G; g++) a0[g] = a1[g] = _mm512_setzero_ps();
+    _Pragma("GCC unroll 4") for (e = 0; e < dk; e++) {
+        __m512 k0, k1;
+        hlx_kb_load(BF, kb, e, &k0, &k1);
+        _Pragma("GCC unroll 8") for (g = 0; g < G; g++) {
+            const __m512 qb = _mm512_set1_ps(q[(size_t)g * dk + e]);
+            a0[g] = _mm512_fmadd_ps(qb, k0, a0[g]);
+            a1[g] = _mm512_fmadd_ps(qb, k1, a1[g]);
+        }
+    }
+    /* tokens past nt: -inf by a blend (their key memory may hold anything, NaN included) */
+    if (BF == 1) {
+        uint32_t lo = 0, hi = 0;
+        for (e = 0; e < 16; e++) {
+            lo |= (uint32_t)(2 * e < nt) << e;
+            hi |= (uint32_t)(2 * e + 1 < nt) << e;
+        }
+        m0 = (__mmask16)lo;
+        m1 = (__mmask16)hi;
+    } else {
+        m0 = nt >= 16 ? (__mmask16)0xffff : (__mmask16)((1u << nt) - 1u);
+        m1 = nt >= 32 ? (__mmask16)0xffff : nt <= 16 ? 0 : (__mmask16)((1u << (nt - 16)) - 1u);
+    }
+    _Pragma("GCC unroll 8") for (g = 0; g < G; g++) {
+        a0[g] = _mm512_mask_mul_ps(ninf, m0, a0[g], scale);
+        a1[g] = _mm512_mask_mul_ps(ninf, m1, a1[g], scale);
+        red[g] = _mm512_max_ps(a0[g], a1[g]);
+    }
+    for (g = G; g < 16; g++)
+        red[g] = red[0];
+    for (g = 0; g < 16; g++) {
+        mv[g] = g < G ? m[g] : 0.0f;
+        sv[g] = g < G ? s[g] : 0.0f;
+    }
+    mnew = _mm512_max_ps(hlx_v_hmax(red), _mm512_load_ps(mv));
+    /* m = -inf before the first token: corr is then tiny and multiplies o = 0, s = 0 */
+    corr = hlx_v_exp(_mm512_sub_ps(_mm512_load_ps(mv), mnew));
+    _mm512_store_ps(mv, mnew);
+    _mm512_store_ps(cv, corr);
+    _Pragma("GCC unroll 8") for (g = 0; g < G; g++) {
+        const __m512 mg = _mm512_set1_ps(mv[g]);
+        __m512 e0 = hlx_v_exp(_mm512_sub_ps(a0[g], mg)), e1 = hlx_v_exp(_mm512_sub_ps(a1[g], mg));
+        red[g] = _mm512_add_ps(e0, e1);
+        if (BF == 1) {
+            _mm512_store_ps(p + g * HLX_KB, _mm512_permutex2var_ps(e0, ilo, e1));
+            _mm512_store_ps(p + g * HLX_KB + 16, _mm512_permutex2var_ps(e0, ihi, e1));
+        } else {
+            _mm512_store_ps(p + g * HLX_KB, e0);
+            _mm512_store_ps(p + g * HLX_KB + 16, e1);
+        }
+    }
+    for (g = G; g < 16; g++)
+        red[g] = red[0];
+    _mm512_store_ps(sv, _mm512_fmadd_ps(_mm512_load_ps(sv), corr, hlx_v_hsum(red)));
+    for (g = 0; g < G; g++) {
+        m[g] = mv[g];
+        s[g] = sv[g];
+    }
+    hlx_pv_avx512(G, VBF, 2, p, cv, dv, vr, vsb, nt, o, pfk, pfv, pfstep);
+}
+
+typedef void (*hlx_kb_fn)(const hlx_attn_desc_t *, const float *, const char *, int,
+                          const char *, size_t, float *, float *, float *, const char *,
+                          const char *, size_t);
+#define HLX_KB_DEF(n, bf, vbf, D) \
+    static __attribute__((noinline)) void hlx_kb_##n##_##bf##_##vbf##_##D( \
+        const hlx_attn_desc_t *d, const float *q, const char *kb, int nt, const char *vr, \
+        size_t vsb, float *m, float *s, float *o, const char *pfk, const char *pfv, \
+        size_t pfstep) \
+    { \
+        hlx_kb_body(n, bf, vbf, D, d, q, kb, nt, vr, vsb, m, s, o, pfk, pfv, pfstep); \
+    }
+#define HLX_KB_DEF_G(bf, vbf) \
+    HLX_KB_DEF(1, bf, vbf, 0) HLX_KB_DEF(2, bf, vbf, 0) HLX_KB_DEF(3, bf, vbf, 0) \
+    HLX_KB_DEF(4, bf, vbf, 0) HLX_KB_DEF(5, bf, vbf, 0) HLX_KB_DEF(6, bf, vbf, 0) \
+    HLX_KB_DEF(7, bf, vbf, 0) HLX_KB_DEF(8, bf, vbf, 0)
+HLX_KB_DEF_G(0, 0) HLX_KB_DEF_G(1, 1) HLX_KB_DEF_G(2, 2) HLX_KB_DEF_G(1, 0) HLX_KB_DEF_G(2, 0)
+HLX_KB_DEF(8, 0, 0, 128) HLX_KB_DEF(8, 1, 1, 128) HLX_KB_DEF(8, 2, 2, 128)
+#define HLX_KB_ROW(bf, vbf) \
+    { hlx_kb_1_##bf##_##vbf##_0, hlx_kb_2_##bf##_##vbf##_0, hlx_kb_3_##bf##_##vbf##_0, \
+      hlx_kb_4_##bf##_##vbf##_0, hlx_kb_5_##bf##_##vbf##_0, hlx_kb_6_##bf##_##vbf##_0, \
+      hlx_kb_7_##bf##_##vbf##_0, hlx_kb_8_##bf##_##vbf##_0 }
+/* [key type][values: 0 rows of the key type, 1 fp32 rows unpacked from the key blocks] */
+static const hlx_kb_fn hlx_kb_tab[3][2][8] = {
+    { HLX_KB_ROW(0, 0), HLX_KB_ROW(0, 0) },
+    { HLX_KB_ROW(1, 1), HLX_KB_ROW(1, 0) },
+    { HLX_KB_ROW(2, 2), HLX_KB_ROW(2, 0) },
+};
+static const hlx_kb_fn hlx_kb_tab128[3] = { hlx_kb_8_0_0_128, hlx_kb_8_1_1_128, hlx_kb_8_2_2_128 };
+
+/* 16 x 16 fp32 transpose of rows r[i] (in registers) into c (16 rows, cs floats apart). */
+static inline void hlx_tr16(__m512 *r, float *c, size_t cs)
+{
+    __m512 t[16];
+    int i;
+
+    for (i = 0; i < 8; i++) {
+        t[2 * i]     = _mm512_unpacklo_ps(r[2 * i], r[2 * i + 1]);
+        t[2 * i + 1] = _mm512_unpackhi_ps(r[2 * i], r[2 * i + 1]);
+    }
+    for (i = 0; i < 4; i++) {
+        __m512d a = _mm512_castps_pd(t[4 * i]), b = _mm512_castps_pd(t[4 * i + 2]);
+        __m512d a2 = _mm512_castps_pd(t[4 * i + 1]), b2 = _mm512_castps_pd(t[4 * i + 3]);
+        r[4 * i]     = _mm512_castpd_ps(_mm512_unpacklo_pd(a, b));
+        r[4 * i + 1] = _mm512_castpd_ps(_mm512_unpackhi_pd(a, b));
+        r[4 * i + 2] = _mm512_castpd_ps(_mm512_unpacklo_pd(a2, b2));
+        r[4 * i + 3] = _mm512_castpd_ps(_mm512_unpackhi_pd(a2, b2));
+    }
+    /* r[4i + j]: 128-bit lane L holds rows 4i..4i+3 of column 4L + j */
+    for (i = 0; i < 4; i++) {
+        __m512 x0 = _mm512_shuffle_f32x4(r[i], r[4 + i], _MM_SHUFFLE(2, 0, 2, 0));
+        __m512 x1 = _mm512_shuffle_f32x4(r[i], r[4 + i], _MM_SHUFFLE(3, 1, 3, 1));
+        __m512 y0 = _mm512_shuffle_f32x4(r[8 + i], r[12 + i], _MM_SHUFFLE(2, 0, 2, 0));
+        __m512 y1 = _mm512_shuffle_f32x4(r[8 + i], r[12 + i], _MM_SHUFFLE(3, 1, 3, 1));
+        /* column 4L + i for L = 0..3 */
+        _mm512_storeu_ps(c + (size_t)i * cs,
+                         _mm512_shuffle_f32x4(x0, y0, _MM_SHUFFLE(2, 0, 2, 0)));
+        _mm512_storeu_ps(c + (size_t)(8 + i) * cs,
+                         _mm512_shuffle_f32x4(x0, y0, _MM_SHUFFLE(3, 1, 3, 1)));
+        _mm512_storeu_ps(c + (size_t)(4 + i) * cs,
+                         _mm512_shuffle_f32x4(x1, y1, _MM_SHUFFLE(2, 0, 2, 0)));
+        _mm512_storeu_ps(c + (size_t)(12 + i) * cs,
+                         _mm512_shuffle_f32x4(x1, y1, _MM_SHUFFLE(3, 1, 3, 1)));
+    }
+}
+
+/* The first dv elements of the block's keys as fp32 rows vt[32][dv] (MLA's values). */
+static void hlx_kb_unblock(int BF, const char *kb, int dv, float *vt)
+{
+    int e, h, i;
+
+    for (e = 0; e < dv; e += 16) {
+        __m512 r[2][16];
+        for (i = 0; i < 16; i++) {
+            if (BF == 1) {
+                __m512i x = _mm512_loadu_si512((const void *)(kb + (size_t)(e + i) * 64));
+                r[0][i] = _mm512_castsi512_ps(_mm512_slli_epi32(
+                    _mm512_cvtepu16_epi32(_mm512_castsi512_si256(x)), 16));
+                r[1][i] = _mm512_castsi512_ps(_mm512_slli_epi32(
+                    _mm512_cvtepu16_epi32(_mm512_extracti64x4_epi64(x, 1)), 16));
+            } else {
+                hlx_kb_load(BF, kb, e + i, &r[0][i], &r[1][i]);
+            }
+        }
+        for (h = 0; h < 2; h++)
+            hlx_tr16(r[h], vt + (size_t)h * 16 * dv + e, (size_t)dv);
+    }
+}
+
+/* Attention over a shard whose keys are in 32-token blocks (hlx_kv_index with k_block 32;
+ * block b starts at element b * 32 * k_stride) and whose values are rows (or, v == k, the
+ * same blocks). Shapes off the vector path: the reference with the same layout. */
+static void hlx_attn_kb_avx512(const hlx_attn_desc_t *d)
+{
+    const int alias = d->v == d->k;
+    const int BF = d->kv_dtype == HLX_DTYPE_BF16 ? 1 : d->kv_dtype == HLX_DTYPE_FP8 ? 2 : 0;
+    const size_t es = HLX_ES(BF), kbb = HLX_KB * d->k_stride * es;
+    const size_t vsb = alias ? (size_t)d->dv * 4 : d->v_stride * es;
+    const int VA = alias && BF != 0; /* f32 keys unpack to f32 rows: table column 0 works */
+    float m[HLX_HMAX], s[HLX_HMAX];
+    float vt[HLX_KB * 512] __attribute__((aligned(64)));
+    size_t pfstep, b, nblk = (d->len + HLX_KB - 1) / HLX_KB;
+    int h0, g0, g, e;
+
+    if (d->dk % 32 || d->dv % 32 || d->dk > 1024 || (alias && d->dv > 512) ||
+        (alias && d->dv > d->dk) ||
+        (d->kv_dtype != HLX_DTYPE_F32 && d->kv_dtype != HLX_DTYPE_BF16 &&
+         d->kv_dtype != HLX_DTYPE_FP8)) {
+        hlx_attn_ref_layout(d, HLX_KB, 1);
+        return;
+    }
+    {
+        const size_t span = kbb > HLX_KB * vsb ? kbb : HLX_KB * vsb;
+        const size_t steps = d->dv > 0 ? (size_t)d->dv : 1; /* (dv / 32) passes x 32 rows */
+        pfstep = ((span + steps - 1) / steps + 63) / 64 * 64;
+    }
+    for (h0 = 0; h0 < d->group; h0 += HLX_HMAX) {
+        const int H = d->group - h0 < HLX_HMAX ? d->group - h0 : HLX_HMAX;
+        float *oh = d->o + (size_t)h0 * d->dv;
+        for (g = 0; g < H; g++) {
+            m[g] = -INFINITY;
+            s[g] = 0.0f;
+        }
+        memset(oh, 0, sizeof(float) * (size_t)H * d->dv);
+        for (b = 0; b < nblk; b++) {
+            const size_t j = b * HLX_KB;
+            const int nt = (int)(d->len - j < HLX_KB ? d->len - j : HLX_KB);
+            const char *kb = (const char *)d->k + b * kbb;
+            const char *vr = alias ? (const char *)vt : (const char *)d->v + j * vsb;
+            /* one head chunk streams the shard: prefetch the next block's keys and values
+             * spread over the P.V steps (several chunks find the block in cache) */
+            const int pf = nt == HLX_KB && H <= 8 && b + 1 < nblk;
+            const char *pk = pf ? kb + kbb : NULL;
+            const char *pv = pf ? (alias ? pk : vr + HLX_KB * vsb) : NULL;
+            if (alias)
+                hlx_kb_unblock(BF, kb, d->dv, vt);
+            for (g0 = 0; g0 < H; g0 += 8) {
+                const int G = H - g0 < 8 ? H - g0 : 8;
+                const float *qg = d->q + (size_t)(h0 + g0) * d->dk;
+                float *og = oh + (size_t)g0 * d->dv;
+                if (G == 8 && !alias && d->dk == 128 && d->dv == 128)
+                    hlx_kb_tab128[BF](d, qg, kb, nt, vr, vsb, m + g0, s + g0, og, pk, pv, pfstep);
+                else
+                    hlx_kb_tab[BF][VA][G - 1](d, qg, kb, nt, vr, vsb, m + g0, s + g0, og, pk,
+                                              pv, pfstep);
+            }
+        }
+        for (g = 0; g < H; g++) {
+            float *og = oh + (size_t)g * d->dv;
+            const float inv = d->len ? 1.0f / s[g] : 0.0f;
+            if (BF == 1 && !alias) { /* bf16 value rows: even / odd order back to natural */
+                float tmp[32];
+                int c;
+                for (c = 0; c < d->dv; c += 32) {
+                    for (e = 0; e < 16; e++) {
+                        tmp[2 * e]     = og[c + e];
+                        tmp[2 * e + 1] = og[c + 16 + e];
+                    }
+                    memcpy(og + c, tmp, sizeof(tmp));
+                }
+            }
+            for (e = 0; e < d->dv; e++)
+                og[e] *= inv;
+            d->lse[h0 + g] = d->len ? m[g] + logf(s[g]) : -INFINITY;
+        }
+    }
+}
+
 #ifdef HLX_HAVE_AMX
 /* 16 floats -> bf16 with round to nearest even, in the high half of each lane (low half
  * zero), as hlx_f32_to_bf16 does; NaN stays NaN. */
@@ -390,8 +664,9 @@ static void hlx_attn_amx(const hlx_attn_desc_t *d)
 void hlx_kernels_amx(hlx_kernels_t *k)
 {
     hlx_kernels_avx512(k);
-    k->name = "amx";
-    k->attn = hlx_attn_amx;
+    k->name      = "amx";
+    k->kv_layout = (hlx_kv_layout_t){ 1, 1 }; /* the tiles read key rows */
+    k->attn      = hlx_attn_amx;
 }
 #endif
 
@@ -527,8 +802,9 @@ void hlx_kernels_gemm_f32_hand_avx512(int M, int N, int K, const float *x, const
 void hlx_kernels_avx512(hlx_kernels_t *k)
 {
     hlx_kernels_reference(k);
-    k->name    = "avx512";
-    k->attn    = hlx_attn_avx512;
+    k->name      = "avx512";
+    k->kv_layout = (hlx_kv_layout_t){ HLX_KB, 1 };
+    k->attn      = hlx_attn_kb_avx512;
     k->merge   = hlx_merge_avx512;
     k->rmsnorm = hlx_rmsnorm_avx512;
     k->swiglu  = hlx_swiglu_avx512;

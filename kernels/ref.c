@@ -8,11 +8,22 @@
 
 /* f32, bf16 and fp8 e4m3 elements (fp8 used to be read as f32 here). */
 
-static void hlx_ref_attn(const hlx_attn_desc_t *d)
+/* Element (token j, element e) of a shard in blocks of b tokens with row stride `stride`
+ * (b <= 1: rows). */
+static inline size_t hlx_ref_kv_at(int b, size_t stride, size_t j, int e)
+{
+    if (b <= 1)
+        return j * stride + (size_t)e;
+    return (j / (size_t)b) * (size_t)b * stride + (size_t)e * (size_t)b + j % (size_t)b;
+}
+
+void hlx_attn_ref_layout(const hlx_attn_desc_t *d, int kb, int vb)
 {
     int g, e;
     size_t j;
 
+    if (d->v == d->k)
+        vb = kb; /* MLA absorbed: the value is the head of the key row, in the key layout */
     for (g = 0; g < d->group; g++) {
         const float *q = d->q + (size_t)g * d->dk;
         float *o = d->o + (size_t)g * d->dv;
@@ -24,7 +35,7 @@ static void hlx_ref_attn(const hlx_attn_desc_t *d)
         for (j = 0; j < d->len; j++) {
             float dot = 0.0f, mnew, corr, p;
             for (e = 0; e < d->dk; e++)
-                dot += q[e] * hlx_dtype_load(d->k, d->kv_dtype, j * d->k_stride + (size_t)e);
+                dot += q[e] * hlx_dtype_load(d->k, d->kv_dtype, hlx_ref_kv_at(kb, d->k_stride, j, e));
             dot *= d->scale;
             mnew = dot > m ? dot : m;
             corr = expf(m - mnew);
@@ -32,7 +43,7 @@ static void hlx_ref_attn(const hlx_attn_desc_t *d)
             s    = s * corr + p;
             for (e = 0; e < d->dv; e++)
                 o[e] = o[e] * corr +
-                       p * hlx_dtype_load(d->v, d->kv_dtype, j * d->v_stride + (size_t)e);
+                       p * hlx_dtype_load(d->v, d->kv_dtype, hlx_ref_kv_at(vb, d->v_stride, j, e));
             m = mnew;
         }
         if (d->len == 0) {
@@ -43,6 +54,11 @@ static void hlx_ref_attn(const hlx_attn_desc_t *d)
             o[e] /= s;
         d->lse[g] = m + logf(s);
     }
+}
+
+static void hlx_ref_attn(const hlx_attn_desc_t *d)
+{
+    hlx_attn_ref_layout(d, 1, 1);
 }
 
 static void hlx_ref_merge(int nparts, int nheads, int dv, const float *o_parts,

@@ -65,7 +65,8 @@ HLX_FN(hlx_qk)(const int G, const int BF, const float *qp, int dk, const char *k
 }
 
 /* o[g][c..] = o*corr[g] + sum_t p[g][t] v_t for G heads, nt tokens, all dv columns.
- * p is [g][W] (PT 0, head-major) or [t][GMAX] (PT 1, token-major, the AMX path). */
+ * p is [g][W] (PT 0, head-major), [t][GMAX] (PT 1, token-major, the AMX path) or [g][32]
+ * (PT 2, the blocked-key path of avx512.c). */
 static inline __attribute__((always_inline)) void
 HLX_FN(hlx_pv_body)(const int G, const int BF, const int PT, const int PF, const float *p,
                     const float *corr, int dv, const char *v, size_t vstride_b, int nt,
@@ -91,7 +92,8 @@ HLX_FN(hlx_pv_body)(const int G, const int BF, const int PT, const int PF, const
                 }
             }
             _Pragma("GCC unroll 8") for (g = 0; g < G; g++) {
-                HLX_V pg = hlx_v_set1(PT ? p[t * HLX_GMAX + g] : p[g * HLX_W + t]);
+                HLX_V pg = hlx_v_set1(PT == 2 ? p[g * 32 + t]
+                                      : PT ? p[t * HLX_GMAX + g] : p[g * HLX_W + t]);
                 a0[g] = hlx_v_fma(pg, v0, a0[g]);
                 a1[g] = hlx_v_fma(pg, v1, a1[g]);
             }

@@ -40,15 +40,24 @@ static void kt_report(const char *variant, const char *what, int ok, const char 
     fprintf(stderr, "\n");
 }
 
-static void kt_attn_case(const hlx_kernels_t *ref, const hlx_kernels_t *var, kt_rng_t *r,
-                         int group, int dk, int dv, size_t len, hlx_dtype_t t, double qamp)
+/* One attention problem: the reference on rows, the variant on a copy in its KV layout
+ * (alias: MLA's absorbed form, v == k, the value the head of the key row). */
+static void kt_attn_case_x(const hlx_kernels_t *ref, const hlx_kernels_t *var, kt_rng_t *r,
+                           int group, int dk, int dv, size_t len, hlx_dtype_t t, double qamp,
+                           int alias)
 {
     kt_attn_t a;
+    hlx_attn_desc_t dl;
+    void *kl, *vl;
     float *o_ref, *l_ref;
     double *o64 = malloc(sizeof(double) * (size_t)dv);
     int g, e;
 
     kt_attn_make(r, &a, group, dk, dv, len, t, kt_int(r, 0, 1), qamp);
+    if (alias) {
+        a.d.v = a.d.k;
+        a.d.v_stride = a.d.k_stride;
+    }
     o_ref = malloc(sizeof(float) * (size_t)group * dv);
     l_ref = malloc(sizeof(float) * (size_t)group);
     ref->attn(&a.d);
@@ -57,7 +66,12 @@ static void kt_attn_case(const hlx_kernels_t *ref, const hlx_kernels_t *var, kt_
     /* poison the output: the variant must write every element */
     for (e = 0; e < group * dv; e++)
         a.o[e] = NAN;
-    var->attn(&a.d);
+    dl = a.d;
+    kl = kt_kv_relayout(a.d.k, t, a.d.k_stride, len, var->kv_layout.k_block);
+    vl = alias ? kl : kt_kv_relayout(a.d.v, t, a.d.v_stride, len, var->kv_layout.v_block);
+    dl.k = kl;
+    dl.v = vl;
+    var->attn(&dl);
     for (g = 0; g < group; g++) {
         double l64, S = len ? kt_attn_f64(&a.d, g, o64, &l64) : 0.0, err = 0.0, lerr;
         for (e = 0; e < dv; e++) {
@@ -78,10 +92,19 @@ static void kt_attn_case(const hlx_kernels_t *ref, const hlx_kernels_t *var, kt_
         if (!(err <= KT_TOL_ATTN * S))
             break;
     }
+    free(kl);
+    if (!alias)
+        free(vl);
     free(o64);
     free(o_ref);
     free(l_ref);
     kt_attn_free(&a);
+}
+
+static void kt_attn_case(const hlx_kernels_t *ref, const hlx_kernels_t *var, kt_rng_t *r,
+                         int group, int dk, int dv, size_t len, hlx_dtype_t t, double qamp)
+{
+    kt_attn_case_x(ref, var, r, group, dk, dv, len, t, qamp, 0);
 }
 
 static void kt_check_attn(const hlx_kernels_t *ref, const hlx_kernels_t *var, kt_rng_t *r,
@@ -108,6 +131,14 @@ static void kt_check_attn(const hlx_kernels_t *ref, const hlx_kernels_t *var, kt
     /* MLA absorbed form: one KV head, key 576, value 512, many query heads */
     kt_attn_case(ref, var, r, 128, 576, 512, 37, HLX_DTYPE_BF16, 1.0);
     kt_attn_case(ref, var, r, 20, 576, 512, 300, HLX_DTYPE_F32, 1.0);
+    /* the same with v == k (the value read from the key row, in the key layout), every
+     * KV type, a tail shorter than a block, one token, and no token */
+    for (ti = 0; ti < 3; ti++) {
+        kt_attn_case_x(ref, var, r, 128, 576, 512, 77, types[ti], 1.0, 1);
+        kt_attn_case_x(ref, var, r, 9, 576, 512, 1, types[ti], 1.0, 1);
+        kt_attn_case_x(ref, var, r, 3, 64, 32, 0, types[ti], 1.0, 1);
+        kt_attn_case_x(ref, var, r, 5, 96, 64, 45, types[ti], 1.0, 1);
+    }
     /* tile path (amx): head chunks over several 1024-token superblocks with a tail, partial
      * chunks (G < 8), and q spread over many binades (the three-part split must be exact) */
     kt_attn_case(ref, var, r, 12, 128, 128, 2 * 1024 + 45, HLX_DTYPE_BF16, 4.0);
@@ -123,6 +154,7 @@ static void kt_check_fp8_all(const hlx_kernels_t *var)
 {
     uint8_t kk[256], vv[256];
     float q[256], o[256], lse;
+    void *kl, *vl;
     hlx_attn_desc_t d = { .group = 1, .dk = 256, .dv = 256, .len = 1,
                           .kv_dtype = HLX_DTYPE_FP8, .q = q, .k = kk, .v = vv,
                           .k_stride = 256, .v_stride = 256, .scale = 1.0f, .o = o,
@@ -134,7 +166,11 @@ static void kt_check_fp8_all(const hlx_kernels_t *var)
         vv[i] = (uint8_t)i;
         q[i] = 1.0f;
     }
+    d.k = kl = kt_kv_relayout(kk, HLX_DTYPE_FP8, 256, 1, var->kv_layout.k_block);
+    d.v = vl = kt_kv_relayout(vv, HLX_DTYPE_FP8, 256, 1, var->kv_layout.v_block);
     var->attn(&d);
+    free(kl);
+    free(vl);
     for (i = 0; i < 256; i++) {
         double want = kt_fp8_to_f64((uint8_t)i);
         if (isnan(want) ? !isnan(o[i]) : (double)o[i] != want) /* -0 comes out as +0: 0 + 1 * -0 */
