@@ -90,7 +90,6 @@ static inline HLX_V hlx_v_exp(HLX_V x)
 {
     const HLX_V lo = _mm512_set1_ps(-87.3f), hi = _mm512_set1_ps(88.3f);
     HLX_V n, r, p;
-    __m512i ei;
 
     x = _mm512_min_ps(_mm512_max_ps(x, lo), hi); /* also maps -inf to lo */
     n = _mm512_roundscale_ps(_mm512_mul_ps(x, _mm512_set1_ps(1.44269504088896341f)),
@@ -105,8 +104,7 @@ static inline HLX_V hlx_v_exp(HLX_V x)
     p = _mm512_fmadd_ps(p, r, _mm512_set1_ps(0.5f));
     p = _mm512_fmadd_ps(p, r, _mm512_set1_ps(1.0f));
     p = _mm512_fmadd_ps(p, r, _mm512_set1_ps(1.0f));
-    ei = _mm512_slli_epi32(_mm512_add_epi32(_mm512_cvtps_epi32(n), _mm512_set1_epi32(127)), 23);
-    return _mm512_mul_ps(p, _mm512_castsi512_ps(ei));
+    return _mm512_scalef_ps(p, n); /* p * 2^n in one op, exact as the multiply it replaces */
 }
 
 #ifdef HLX_HAVE_AMX
@@ -148,12 +146,39 @@ static inline __attribute__((always_inline)) void hlx_kb_load(const int BF, cons
     }
 }
 
-/* One head chunk (G <= 8) over one block of nt <= 32 tokens: scores, online softmax, P.V
- * (value rows vr, vsb bytes apart, type VBF). */
+/* Scores of one block for G heads into sc ([g][2][16], unscaled; bf16: even, odd tokens). */
+static inline __attribute__((always_inline)) void
+hlx_kb_scores(const int G, const int BF, const int dk, const float *q, const char *kb, float *sc)
+{
+    __m512 a0[8], a1[8];
+    int e, g;
+
+    _Pragma("GCC unroll 8") for (g = 0; g < G; g++) a0[g] = a1[g] = _mm512_setzero_ps();
+    _Pragma("GCC unroll 4") for (e = 0; e < dk; e++) {
+        __m512 k0, k1;
+        hlx_kb_load(BF, kb, e, &k0, &k1);
+        _Pragma("GCC unroll 8") for (g = 0; g < G; g++) {
+            const __m512 qb = _mm512_set1_ps(q[(size_t)g * dk + e]);
+            a0[g] = _mm512_fmadd_ps(qb, k0, a0[g]);
+            a1[g] = _mm512_fmadd_ps(qb, k1, a1[g]);
+        }
+    }
+    _Pragma("GCC unroll 8") for (g = 0; g < G; g++) {
+        _mm512_store_ps(sc + 32 * g, a0[g]);
+        _mm512_store_ps(sc + 32 * g + 16, a1[g]);
+    }
+}
+
+/* One step of the block pipeline for a head chunk (G <= 8): the online softmax of the
+ * current block of nt tokens (its scores in sc, computed one step earlier; nt 0: none),
+ * then the scores of the next block kn (when not NULL) into sc, then the P.V of the current
+ * block (value rows vr, vsb bytes apart, type VBF). The next block's FMAs do not depend on
+ * the softmax, so the core runs them while the softmax's long dependency chains (trees,
+ * exponentials) complete, instead of waiting for them before the P.V. */
 static inline __attribute__((always_inline)) void
 hlx_kb_body(const int G, const int BF, const int VBF, const int D, const hlx_attn_desc_t *d,
-            const float *q, const char *kb, int nt, const char *vr, size_t vsb, float *m,
-            float *s, float *o, const char *pfk, const char *pfv, size_t pfstep)
+            const float *q, const char *kn, float *sc, int nt, const char *vr, size_t vsb,
+            float *m, float *s, float *o, const char *pfk, const char *pfv, size_t pfstep)
 {
     const int dk = D ? D : d->dk, dv = D ? D : d->dv;
     /* even/odd lanes back to token order: lanes 0-15 and 16-31 */
@@ -168,77 +193,74 @@ hlx_kb_body(const int G, const int BF, const int VBF, const int D, const hlx_att
     __mmask16 m0, m1;
     int e, g;
 
-    _Pragma("GCC unroll 8") for (g = 0; g < G; g++) a0[g] = a1[g] = _mm512_setzero_ps();
-    _Pragma("GCC unroll 4") for (e = 0; e < dk; e++) {
-        __m512 k0, k1;
-        hlx_kb_load(BF, kb, e, &k0, &k1);
-        _Pragma("GCC unroll 8") for (g = 0; g < G; g++) {
-            const __m512 qb = _mm512_set1_ps(q[(size_t)g * dk + e]);
-            a0[g] = _mm512_fmadd_ps(qb, k0, a0[g]);
-            a1[g] = _mm512_fmadd_ps(qb, k1, a1[g]);
-        }
-    }
-    /* tokens past nt: -inf by a blend (their key memory may hold anything, NaN included) */
-    if (BF == 1) {
-        uint32_t lo = 0, hi = 0;
-        for (e = 0; e < 16; e++) {
-            lo |= (uint32_t)(2 * e < nt) << e;
-            hi |= (uint32_t)(2 * e + 1 < nt) << e;
-        }
-        m0 = (__mmask16)lo;
-        m1 = (__mmask16)hi;
-    } else {
-        m0 = nt >= 16 ? (__mmask16)0xffff : (__mmask16)((1u << nt) - 1u);
-        m1 = nt >= 32 ? (__mmask16)0xffff : nt <= 16 ? 0 : (__mmask16)((1u << (nt - 16)) - 1u);
-    }
-    _Pragma("GCC unroll 8") for (g = 0; g < G; g++) {
-        a0[g] = _mm512_mask_mul_ps(ninf, m0, a0[g], scale);
-        a1[g] = _mm512_mask_mul_ps(ninf, m1, a1[g], scale);
-        red[g] = _mm512_max_ps(a0[g], a1[g]);
-    }
-    for (g = G; g < 16; g++)
-        red[g] = red[0];
-    for (g = 0; g < 16; g++) {
-        mv[g] = g < G ? m[g] : 0.0f;
-        sv[g] = g < G ? s[g] : 0.0f;
-    }
-    mnew = _mm512_max_ps(hlx_v_hmax(red), _mm512_load_ps(mv));
-    /* m = -inf before the first token: corr is then tiny and multiplies o = 0, s = 0 */
-    corr = hlx_v_exp(_mm512_sub_ps(_mm512_load_ps(mv), mnew));
-    _mm512_store_ps(mv, mnew);
-    _mm512_store_ps(cv, corr);
-    _Pragma("GCC unroll 8") for (g = 0; g < G; g++) {
-        const __m512 mg = _mm512_set1_ps(mv[g]);
-        __m512 e0 = hlx_v_exp(_mm512_sub_ps(a0[g], mg)), e1 = hlx_v_exp(_mm512_sub_ps(a1[g], mg));
-        red[g] = _mm512_add_ps(e0, e1);
+    if (nt > 0) {
+        /* tokens past nt: -inf by a blend (their key memory may hold anything, NaN too) */
         if (BF == 1) {
-            _mm512_store_ps(p + g * HLX_KB, _mm512_permutex2var_ps(e0, ilo, e1));
-            _mm512_store_ps(p + g * HLX_KB + 16, _mm512_permutex2var_ps(e0, ihi, e1));
+            uint32_t lo = 0, hi = 0;
+            for (e = 0; e < 16; e++) {
+                lo |= (uint32_t)(2 * e < nt) << e;
+                hi |= (uint32_t)(2 * e + 1 < nt) << e;
+            }
+            m0 = (__mmask16)lo;
+            m1 = (__mmask16)hi;
         } else {
-            _mm512_store_ps(p + g * HLX_KB, e0);
-            _mm512_store_ps(p + g * HLX_KB + 16, e1);
+            m0 = nt >= 16 ? (__mmask16)0xffff : (__mmask16)((1u << nt) - 1u);
+            m1 = nt >= 32 ? (__mmask16)0xffff
+                          : nt <= 16 ? 0 : (__mmask16)((1u << (nt - 16)) - 1u);
+        }
+        _Pragma("GCC unroll 8") for (g = 0; g < G; g++) {
+            a0[g] = _mm512_mask_mul_ps(ninf, m0, _mm512_load_ps(sc + 32 * g), scale);
+            a1[g] = _mm512_mask_mul_ps(ninf, m1, _mm512_load_ps(sc + 32 * g + 16), scale);
+            red[g] = _mm512_max_ps(a0[g], a1[g]);
+        }
+        for (g = G; g < 16; g++)
+            red[g] = red[0];
+        for (g = 0; g < 16; g++) {
+            mv[g] = g < G ? m[g] : 0.0f;
+            sv[g] = g < G ? s[g] : 0.0f;
+        }
+        mnew = _mm512_max_ps(hlx_v_hmax(red), _mm512_load_ps(mv));
+        /* m = -inf before the first token: corr is then tiny and multiplies o = 0, s = 0 */
+        corr = hlx_v_exp(_mm512_sub_ps(_mm512_load_ps(mv), mnew));
+        _mm512_store_ps(mv, mnew);
+        _mm512_store_ps(cv, corr);
+        _Pragma("GCC unroll 8") for (g = 0; g < G; g++) {
+            const __m512 mg = _mm512_set1_ps(mv[g]);
+            __m512 e0 = hlx_v_exp(_mm512_sub_ps(a0[g], mg));
+            __m512 e1 = hlx_v_exp(_mm512_sub_ps(a1[g], mg));
+            red[g] = _mm512_add_ps(e0, e1);
+            if (BF == 1) {
+                _mm512_store_ps(p + g * HLX_KB, _mm512_permutex2var_ps(e0, ilo, e1));
+                _mm512_store_ps(p + g * HLX_KB + 16, _mm512_permutex2var_ps(e0, ihi, e1));
+            } else {
+                _mm512_store_ps(p + g * HLX_KB, e0);
+                _mm512_store_ps(p + g * HLX_KB + 16, e1);
+            }
+        }
+        for (g = G; g < 16; g++)
+            red[g] = red[0];
+        _mm512_store_ps(sv, _mm512_fmadd_ps(_mm512_load_ps(sv), corr, hlx_v_hsum(red)));
+        for (g = 0; g < G; g++) {
+            m[g] = mv[g];
+            s[g] = sv[g];
         }
     }
-    for (g = G; g < 16; g++)
-        red[g] = red[0];
-    _mm512_store_ps(sv, _mm512_fmadd_ps(_mm512_load_ps(sv), corr, hlx_v_hsum(red)));
-    for (g = 0; g < G; g++) {
-        m[g] = mv[g];
-        s[g] = sv[g];
-    }
-    hlx_pv_avx512(G, VBF, 2, p, cv, dv, vr, vsb, nt, o, pfk, pfv, pfstep);
+    if (kn != NULL)
+        hlx_kb_scores(G, BF, dk, q, kn, sc);
+    if (nt > 0)
+        hlx_pv_avx512(G, VBF, 2, p, cv, dv, vr, vsb, nt, o, pfk, pfv, pfstep);
 }
 
-typedef void (*hlx_kb_fn)(const hlx_attn_desc_t *, const float *, const char *, int,
+typedef void (*hlx_kb_fn)(const hlx_attn_desc_t *, const float *, const char *, float *, int,
                           const char *, size_t, float *, float *, float *, const char *,
                           const char *, size_t);
 #define HLX_KB_DEF(n, bf, vbf, D) \
     static __attribute__((noinline)) void hlx_kb_##n##_##bf##_##vbf##_##D( \
-        const hlx_attn_desc_t *d, const float *q, const char *kb, int nt, const char *vr, \
-        size_t vsb, float *m, float *s, float *o, const char *pfk, const char *pfv, \
-        size_t pfstep) \
+        const hlx_attn_desc_t *d, const float *q, const char *kn, float *sc, int nt, \
+        const char *vr, size_t vsb, float *m, float *s, float *o, const char *pfk, \
+        const char *pfv, size_t pfstep) \
     { \
-        hlx_kb_body(n, bf, vbf, D, d, q, kb, nt, vr, vsb, m, s, o, pfk, pfv, pfstep); \
+        hlx_kb_body(n, bf, vbf, D, d, q, kn, sc, nt, vr, vsb, m, s, o, pfk, pfv, pfstep); \
     }
 #define HLX_KB_DEF_G(bf, vbf) \
     HLX_KB_DEF(1, bf, vbf, 0) HLX_KB_DEF(2, bf, vbf, 0) HLX_KB_DEF(3, bf, vbf, 0) \
@@ -329,6 +351,7 @@ static void hlx_attn_kb_avx512(const hlx_attn_desc_t *d)
     const int VA = alias && BF != 0; /* f32 keys unpack to f32 rows: table column 0 works */
     float m[HLX_HMAX], s[HLX_HMAX];
     float vt[HLX_KB * 512] __attribute__((aligned(64)));
+    float sc[HLX_HMAX * 32] __attribute__((aligned(64))); /* scores: [head][2][16] */
     size_t pfstep, b, nblk = (d->len + HLX_KB - 1) / HLX_KB;
     int h0, g0, g, e;
 
@@ -352,27 +375,42 @@ static void hlx_attn_kb_avx512(const hlx_attn_desc_t *d)
             s[g] = 0.0f;
         }
         memset(oh, 0, sizeof(float) * (size_t)H * d->dv);
+        /* block pipeline per head chunk: the scores of block b + 1 are computed between
+         * the softmax and the P.V of block b (hlx_kb_body); with several chunks (MLA) the
+         * chunks take turns per block, each with its own score buffer, so a block's keys
+         * (and its unpacked values) are used by all chunks while in cache */
+        for (g0 = 0; g0 < H; g0 += 8) {
+            const int G = H - g0 < 8 ? H - g0 : 8;
+            if (nblk > 0)
+                hlx_kb_tab[BF][VA][G - 1](d, d->q + (size_t)(h0 + g0) * d->dk, d->k,
+                                          sc + (size_t)g0 * 32, 0, NULL, 0, m, s, oh, NULL,
+                                          NULL, 0);
+        }
         for (b = 0; b < nblk; b++) {
             const size_t j = b * HLX_KB;
             const int nt = (int)(d->len - j < HLX_KB ? d->len - j : HLX_KB);
             const char *kb = (const char *)d->k + b * kbb;
+            const char *kn = b + 1 < nblk ? kb + kbb : NULL;
             const char *vr = alias ? (const char *)vt : (const char *)d->v + j * vsb;
-            /* one head chunk streams the shard: prefetch the next block's keys and values
-             * spread over the P.V steps (several chunks find the block in cache) */
-            const int pf = nt == HLX_KB && H <= 8 && b + 1 < nblk;
-            const char *pk = pf ? kb + kbb : NULL;
-            const char *pv = pf ? (alias ? pk : vr + HLX_KB * vsb) : NULL;
+            /* one head chunk streams the shard: prefetch the keys of the block after next
+             * and the values of the next block, spread over the P.V steps (several chunks
+             * find the block in cache) */
+            const int pf = nt == HLX_KB && H <= 8 && b + 2 < nblk;
+            const char *pk = pf ? kb + 2 * kbb : NULL;
+            const char *pv = pf ? (alias ? kb + kbb : vr + HLX_KB * vsb) : NULL;
             if (alias)
                 hlx_kb_unblock(BF, kb, d->dv, vt);
             for (g0 = 0; g0 < H; g0 += 8) {
                 const int G = H - g0 < 8 ? H - g0 : 8;
                 const float *qg = d->q + (size_t)(h0 + g0) * d->dk;
                 float *og = oh + (size_t)g0 * d->dv;
+                float *scg = sc + (size_t)g0 * 32;
                 if (G == 8 && !alias && d->dk == 128 && d->dv == 128)
-                    hlx_kb_tab128[BF](d, qg, kb, nt, vr, vsb, m + g0, s + g0, og, pk, pv, pfstep);
+                    hlx_kb_tab128[BF](d, qg, kn, scg, nt, vr, vsb, m + g0, s + g0, og, pk, pv,
+                                      pfstep);
                 else
-                    hlx_kb_tab[BF][VA][G - 1](d, qg, kb, nt, vr, vsb, m + g0, s + g0, og, pk,
-                                              pv, pfstep);
+                    hlx_kb_tab[BF][VA][G - 1](d, qg, kn, scg, nt, vr, vsb, m + g0, s + g0, og,
+                                              pk, pv, pfstep);
             }
         }
         for (g = 0; g < H; g++) {
