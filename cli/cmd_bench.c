@@ -12,6 +12,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <unistd.h>
 
 typedef struct hlx_bench_opts {
     const char *kernel;
@@ -116,6 +117,20 @@ static void hlx_bench_fill(void *p, hlx_dtype_t t, size_t n, uint64_t seed)
     }
 }
 
+/* Sizes from flags: the bytes a kernel needs (computed in double, so nothing wraps) must fit
+ * in memory; otherwise the flags that set them are named and the command exits 2. */
+static int hlx_bench_fits(const char *sizes, double bytes)
+{
+    long pages = sysconf(_SC_PHYS_PAGES), psz = sysconf(_SC_PAGESIZE);
+    double mem = pages > 0 && psz > 0 ? (double)pages * (double)psz : 0.0;
+
+    if (bytes < 9e15 && (mem == 0.0 || bytes <= 0.8 * mem))
+        return 0;
+    fprintf(stderr, "helix bench: %s: %.3g bytes are needed, more than this machine's memory "
+            "(%.1f GiB); choose smaller sizes\n", sizes, bytes, mem / 1073741824.0);
+    return 2;
+}
+
 static size_t hlx_bench_esize(hlx_dtype_t t)
 {
     return t == HLX_DTYPE_BF16 ? 2 : t == HLX_DTYPE_FP8 ? 1 : 4;
@@ -130,12 +145,19 @@ static int hlx_bench_attn_len(const hlx_bench_opts_t *o, const hlx_kernels_t *k,
     /* K (and V) in the variant's shard layout (blocks rounded up); MLA: v = k */
     size_t k_elems = hlx_kv_elems(k->kv_layout.k_block, dk, len);
     size_t kv_elems = k_elems + (o->mla ? 0 : hlx_kv_elems(k->kv_layout.v_block, dv, len));
-    void *kv = hlx_kernels_alloc_huge(kv_elems * es + 64);
-    float *q = malloc(sizeof(float) * (size_t)group * dk);
-    float *out = malloc(sizeof(float) * (size_t)group * dv), *lse = malloc(sizeof(float) * group);
+    void *kv;
+    float *q, *out, *lse;
     hlx_attn_desc_t d;
     int i, rc;
+    char sizes[96];
 
+    snprintf(sizes, sizeof(sizes), "--context %zu%s", len, o->mla ? " (--mla)" : "");
+    if (hlx_bench_fits(sizes, ((double)len + 64.0) * (dk + (o->mla ? 0 : dv)) * (double)es))
+        return 2;
+    kv = hlx_kernels_alloc_huge(kv_elems * es + 64);
+    q = malloc(sizeof(float) * (size_t)group * dk);
+    out = malloc(sizeof(float) * (size_t)group * dv);
+    lse = malloc(sizeof(float) * group);
     if (!kv || !q || !out || !lse) {
         fprintf(stderr, "helix bench: --context %zu: cannot allocate %.1f GiB of KV\n", len,
                 (double)(kv_elems * es) / (1u << 30));
@@ -200,13 +222,24 @@ static int hlx_bench_merge(const hlx_bench_opts_t *o, const hlx_kernels_t *k,
                            hlx_bench_result_t *r)
 {
     size_t n = (size_t)o->parts * o->heads * o->dv;
-    float *op = malloc(sizeof(float) * n), *lp = malloc(sizeof(float) * o->parts * o->heads);
-    float *out = malloc(sizeof(float) * (size_t)o->heads * o->dv), *lse = malloc(sizeof(float) * o->heads);
+    float *op, *lp, *out, *lse;
     int i, inner = 1;
+    char sizes[96];
 
+    snprintf(sizes, sizeof(sizes), "--parts %d x --heads %d x --head-dim %d", o->parts,
+             o->heads, o->dv);
+    if (hlx_bench_fits(sizes, 4.0 * ((double)o->parts * o->heads * o->dv +
+                                     (double)o->parts * o->heads +
+                                     (double)o->heads * o->dv + o->heads)))
+        return 2;
+    op  = malloc(sizeof(float) * n);
+    lp  = malloc(sizeof(float) * (size_t)o->parts * o->heads);
+    out = malloc(sizeof(float) * (size_t)o->heads * o->dv);
+    lse = malloc(sizeof(float) * (size_t)o->heads);
     if (!op || !lp || !out || !lse) {
+        fprintf(stderr, "helix bench: %s: cannot allocate %.3g bytes\n", sizes, 4.0 * (double)n);
         free(op); free(lp); free(out); free(lse);
-        return 1;
+        return 2;
     }
     hlx_bench_fill(op, HLX_DTYPE_F32, n, 3);
     hlx_bench_fill(lp, HLX_DTYPE_F32, (size_t)o->parts * o->heads, 4);
@@ -231,19 +264,27 @@ static int hlx_bench_gemv(const hlx_bench_opts_t *o, const hlx_kernels_t *k,
                           hlx_bench_result_t *r)
 {
     size_t es = hlx_bench_esize(o->dtype), nw = (size_t)o->n * o->k;
-    void *w = hlx_kernels_alloc_huge(nw * es);
-    float *x = malloc(sizeof(float) * (size_t)o->m * o->k);
-    float *y = malloc(sizeof(float) * (size_t)o->m * o->n);
+    void *w;
+    float *x, *y;
     int i;
+    char sizes[96];
 
     if (o->dtype == HLX_DTYPE_FP8) {
         fprintf(stderr, "helix bench: --kv-dtype: gemv weights are fp32 or bf16\n");
-        hlx_kernels_free_huge(w); free(x); free(y);
         return 2;
     }
+    snprintf(sizes, sizeof(sizes), "--n %d x --k %d (--m %d)", o->n, o->k, o->m);
+    if (hlx_bench_fits(sizes, (double)o->n * o->k * (double)es +
+                                  4.0 * (double)o->m * ((double)o->n + o->k)))
+        return 2;
+    w = hlx_kernels_alloc_huge(nw * es);
+    x = malloc(sizeof(float) * (size_t)o->m * o->k);
+    y = malloc(sizeof(float) * (size_t)o->m * o->n);
     if (!w || !x || !y) {
+        fprintf(stderr, "helix bench: %s: cannot allocate %.3g bytes\n", sizes,
+                (double)nw * es);
         hlx_kernels_free_huge(w); free(x); free(y);
-        return 1;
+        return 2;
     }
     hlx_bench_fill(w, o->dtype, nw, 5);
     hlx_bench_fill(x, HLX_DTYPE_F32, (size_t)o->m * o->k, 6);
@@ -347,9 +388,31 @@ int hlx_cmd_bench(int argc, char **argv)
     }
     st = hlx_kernels_init(o.variant, &kern);
     if (st != HLX_OK) {
-        fprintf(stderr, "helix bench: --variant: '%s' is not available on this CPU/build\n",
-                o.variant ? o.variant : "auto");
+        char why[256];
+        hlx_kernels_init_error(o.variant, why, sizeof(why));
+        if (o.variant != NULL && !strncmp(why, "--kernels", 9)) /* this command's flag */
+            fprintf(stderr, "helix bench: --variant%s\n", why + 9);
+        else
+            fprintf(stderr, "helix bench: %s\n", why);
         return 2;
+    }
+    /* sizes first: an impossible one is reported before the limits are measured */
+    {
+        char sizes[96];
+        double es = (double)hlx_bench_esize(o.dtype), need;
+        if (!strcmp(o.kernel, "attention")) {
+            snprintf(sizes, sizeof(sizes), "--context %zu%s", o.context, o.mla ? " (--mla)" : "");
+            need = ((double)o.context + 64.0) * (o.mla ? 576 : o.dk + o.dv) * es;
+        } else if (!strcmp(o.kernel, "merge")) {
+            snprintf(sizes, sizeof(sizes), "--parts %d x --heads %d x --head-dim %d", o.parts,
+                     o.heads, o.dv);
+            need = 4.0 * ((double)o.parts * o.heads * o.dv + (double)o.heads * o.dv);
+        } else {
+            snprintf(sizes, sizeof(sizes), "--n %d x --k %d (--m %d)", o.n, o.k, o.m);
+            need = (double)o.n * o.k * es + 4.0 * (double)o.m * ((double)o.n + o.k);
+        }
+        if (hlx_bench_fits(sizes, need))
+            return 2;
     }
 #ifdef OPENBLAS_VERSION
     openblas_set_num_threads(1); /* one core: the roofline below is a single core's */

@@ -90,6 +90,15 @@ typedef struct hlx_kernels {
  * name: HLX_ERR_UNSUPPORTED. */
 hlx_status_t hlx_kernels_init(const char *name, hlx_kernels_t *k);
 
+/* Why init failed for this name (NULL / "auto" / a variant), in one line naming where the
+ * bad value came from: "--kernels foo: ..." or "HELIX_KERNELS=foo: ...", with the variants
+ * this CPU runs. */
+void hlx_kernels_init_error(const char *name, char *buf, size_t n);
+
+/* The dispatch decision in text: the CPU features found, each variant usable or not with
+ * what it needs, and the one selected and why. Returns the length written (< n). */
+size_t hlx_kernels_explain(char *buf, size_t n);
+
 /* The C reference (always available). */
 void hlx_kernels_reference(hlx_kernels_t *k);
 

@@ -448,13 +448,10 @@ hlx_status_t hlx_engine_create(const hlx_run_config_t *cfg, const hlx_model_t *m
         goto err_free;
     st = hlx_kernels_init(strcmp(cfg->kernels, "auto") ? cfg->kernels : NULL, &eng->k);
     if (st != HLX_OK) {
-        const char *names[8];
-        size_t n = hlx_kernels_list(names, 8), i;
-        char list[128] = "auto";
-        for (i = 0; i < n; i++)
-            snprintf(list + strlen(list), sizeof(list) - strlen(list), ", %s", names[i]);
-        st = hlx_engine_fail(err, errlen, HLX_ERR_INVALID, "--kernels %s: not a kernel variant "
-                             "this CPU runs (available: %s)", cfg->kernels, list);
+        char why[256]; /* names --kernels or HELIX_KERNELS, whichever carried the value */
+        hlx_kernels_init_error(strcmp(cfg->kernels, "auto") ? cfg->kernels : NULL, why,
+                               sizeof(why));
+        st = hlx_engine_fail(err, errlen, HLX_ERR_INVALID, "%s", why);
         goto err_free;
     }
     hlx_comm_params_default(&cp);
