@@ -721,16 +721,16 @@ static inline __m512 hlx_w16(const void *w, int bf, size_t i, __mmask16 mk)
  * sequential streams for the prefetchers); each 4x16 weight tile is widened once and
  * applied to every row of x, y accumulated in place (L1/L2 resident at decode widths). */
 static void hlx_gemm_w_avx512(int M, int N, int K, const float *x, const void *w, int bf,
-                              float *y, int accumulate)
+                              float *y, int accumulate, int n0, int n1)
 {
     int k0, n, m, ki;
 
     if (!accumulate)
-        memset(y, 0, sizeof(float) * (size_t)M * N);
+        hlx_gemm_zero_cols(M, N, y, n0, n1);
     for (k0 = 0; k0 < K; k0 += 4) {
         int kb = K - k0 < 4 ? K - k0 : 4;
-        for (n = 0; n < N; n += 16) {
-            __mmask16 mk = N - n >= 16 ? (__mmask16)0xffff : (__mmask16)((1u << (N - n)) - 1u);
+        for (n = n0; n < n1; n += 16) {
+            __mmask16 mk = n1 - n >= 16 ? (__mmask16)0xffff : (__mmask16)((1u << (n1 - n)) - 1u);
             __m512 wv[4];
             for (ki = 0; ki < 4; ki++)
                 wv[ki] = ki < kb ? hlx_w16(w, bf, (size_t)(k0 + ki) * N + n, mk)
@@ -763,12 +763,12 @@ static void hlx_gemm_w_avx512(int M, int N, int K, const float *x, const void *w
 /* The same product for wider x: blocks of 4 rows of x each stream W again, so y (4 rows)
  * stays in L1 instead of sweeping L2 once per 4 rows of W. */
 static void hlx_gemm_w_mblk_avx512(int M, int N, int K, const float *x, const void *w, int bf,
-                              float *y, int accumulate)
+                              float *y, int accumulate, int n0, int n1)
 {
     int m0, k0, n, mi, ki;
 
     if (!accumulate)
-        memset(y, 0, sizeof(float) * (size_t)M * N);
+        hlx_gemm_zero_cols(M, N, y, n0, n1);
     for (m0 = 0; m0 < M; m0 += 4) {
         int mb = M - m0 < 4 ? M - m0 : 4;
         for (k0 = 0; k0 < K; k0 += 4) {
@@ -778,9 +778,9 @@ static void hlx_gemm_w_mblk_avx512(int M, int N, int K, const float *x, const vo
                 for (ki = 0; ki < 4; ki++)
                     xb[mi][ki] = _mm512_set1_ps(mi < mb && ki < kb
                                                     ? x[(size_t)(m0 + mi) * K + k0 + ki] : 0.0f);
-            for (n = 0; n < N; n += 16) {
-                __mmask16 mk = N - n >= 16 ? (__mmask16)0xffff
-                                           : (__mmask16)((1u << (N - n)) - 1u);
+            for (n = n0; n < n1; n += 16) {
+                __mmask16 mk = n1 - n >= 16 ? (__mmask16)0xffff
+                                            : (__mmask16)((1u << (n1 - n)) - 1u);
                 __m512 wv[4];
                 for (ki = 0; ki < 4; ki++)
                     wv[ki] = ki < kb ? hlx_w16(w, bf, (size_t)(k0 + ki) * N + n, mk)
@@ -801,40 +801,46 @@ static void hlx_gemm_w_mblk_avx512(int M, int N, int K, const float *x, const vo
 
 /* Which GEMM where (measured, docs/kernels.md): bf16 weights always by hand (BLAS has no
  * fp32 x bf16 product): W read once up to 8 rows of x, 4-row blocks beyond; f32 weights:
- * OpenBLAS sgemv for one row (at read bandwidth, as the hand kernel), the hand kernel for
- * 2..8 rows (OpenBLAS sgemm packs its operands and reaches 3-16 GFLOP/s there), OpenBLAS
- * sgemm from 9 rows (its cache blocking wins from 16 rows on). */
-static void hlx_gemm_avx512(int M, int N, int K, const float *x, const void *w,
-                            hlx_dtype_t w_dtype, float *y, int accumulate)
+ * the hand kernel for 1..8 rows (one row: at read bandwidth as OpenBLAS sgemv, whose
+ * rounding changed with the column range of a thread split; OpenBLAS sgemm packs its
+ * operands and reaches 3-16 GFLOP/s at 2..8 rows), OpenBLAS sgemm from 9 rows (its cache
+ * blocking wins from 16 rows on). */
+static void hlx_gemm_cols_avx512(int M, int N, int K, const float *x, const void *w,
+                                 hlx_dtype_t w_dtype, float *y, int accumulate, int n0, int n1)
 {
+    if (n1 <= n0)
+        return;
     if (w_dtype == HLX_DTYPE_BF16) {
         if (M <= 8)
-            hlx_gemm_w_avx512(M, N, K, x, w, 1, y, accumulate);
+            hlx_gemm_w_avx512(M, N, K, x, w, 1, y, accumulate, n0, n1);
         else
-            hlx_gemm_w_mblk_avx512(M, N, K, x, w, 1, y, accumulate);
+            hlx_gemm_w_mblk_avx512(M, N, K, x, w, 1, y, accumulate, n0, n1);
         return;
     }
     if (w_dtype != HLX_DTYPE_F32) {
         hlx_kernels_t ref;
         hlx_kernels_reference(&ref);
-        ref.gemm(M, N, K, x, w, w_dtype, y, accumulate);
+        ref.gemm_cols(M, N, K, x, w, w_dtype, y, accumulate, n0, n1);
         return;
     }
-    if (M == 1)
-        cblas_sgemv(CblasRowMajor, CblasTrans, K, N, 1.0f, (const float *)w, N, x, 1,
-                    accumulate ? 1.0f : 0.0f, y, 1);
-    else if (M <= 8)
-        hlx_gemm_w_avx512(M, N, K, x, w, 0, y, accumulate);
+    if (M <= 8) /* by hand also for one row (as fast as sgemv, and column ranges round alike) */
+        hlx_gemm_w_avx512(M, N, K, x, w, 0, y, accumulate, n0, n1);
     else
-        cblas_sgemm(CblasRowMajor, CblasNoTrans, CblasNoTrans, M, N, K, 1.0f, x, K,
-                    (const float *)w, N, accumulate ? 1.0f : 0.0f, y, N);
+        cblas_sgemm(CblasRowMajor, CblasNoTrans, CblasNoTrans, M, n1 - n0, K, 1.0f, x, K,
+                    (const float *)w + n0, N, accumulate ? 1.0f : 0.0f, y + n0, N);
+}
+
+static void hlx_gemm_avx512(int M, int N, int K, const float *x, const void *w,
+                            hlx_dtype_t w_dtype, float *y, int accumulate)
+{
+    hlx_gemm_cols_avx512(M, N, K, x, w, w_dtype, y, accumulate, 0, N);
 }
 
 /* Hand-written f32-weight GEMV, kept for the benchmark's BLAS comparison. */
 void hlx_kernels_gemm_f32_hand_avx512(int M, int N, int K, const float *x, const float *w,
                                       float *y, int accumulate)
 {
-    hlx_gemm_w_avx512(M, N, K, x, w, 0, y, accumulate);
+    hlx_gemm_w_avx512(M, N, K, x, w, 0, y, accumulate, 0, N);
 }
 
 void hlx_kernels_avx512(hlx_kernels_t *k)
@@ -847,6 +853,7 @@ void hlx_kernels_avx512(hlx_kernels_t *k)
     k->rmsnorm = hlx_rmsnorm_avx512;
     k->swiglu  = hlx_swiglu_avx512;
     k->gemm    = hlx_gemm_avx512;
+    k->gemm_cols = hlx_gemm_cols_avx512;
 }
 
 /* Machine probes for the roofline (see probe.c): n rounds of 16 independent FMA chains

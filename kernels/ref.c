@@ -132,24 +132,40 @@ static void hlx_ref_swiglu(float *y, const float *gate, const float *up, int n)
         y[i] = gate[i] / (1.0f + expf(-gate[i])) * up[i];
 }
 
-static void hlx_ref_gemm(int M, int N, int K, const float *x, const void *w,
-                         hlx_dtype_t w_dtype, float *y, int accumulate)
+/* Zeroes columns [n0, n1) of the M rows of y (row stride N). */
+void hlx_gemm_zero_cols(int M, int N, float *y, int n0, int n1)
+{
+    int i;
+    for (i = 0; i < M; i++)
+        memset(y + (size_t)i * N + n0, 0, sizeof(float) * (size_t)(n1 - n0));
+}
+
+static void hlx_ref_gemm_cols(int M, int N, int K, const float *x, const void *w,
+                              hlx_dtype_t w_dtype, float *y, int accumulate, int n0, int n1)
 {
     int i, j, kk;
 
+    if (n1 <= n0)
+        return;
     if (w_dtype == HLX_DTYPE_F32) {
-        cblas_sgemm(CblasRowMajor, CblasNoTrans, CblasNoTrans, M, N, K, 1.0f, x, K,
-                    (const float *)w, N, accumulate ? 1.0f : 0.0f, y, N);
+        cblas_sgemm(CblasRowMajor, CblasNoTrans, CblasNoTrans, M, n1 - n0, K, 1.0f, x, K,
+                    (const float *)w + n0, N, accumulate ? 1.0f : 0.0f, y + n0, N);
         return;
     }
     if (!accumulate)
-        memset(y, 0, sizeof(float) * (size_t)M * N);
+        hlx_gemm_zero_cols(M, N, y, n0, n1);
     for (i = 0; i < M; i++)
         for (kk = 0; kk < K; kk++) {
             float a = x[(size_t)i * K + kk];
-            for (j = 0; j < N; j++)
+            for (j = n0; j < n1; j++)
                 y[(size_t)i * N + j] += a * hlx_dtype_load(w, w_dtype, (size_t)kk * N + j);
         }
+}
+
+static void hlx_ref_gemm(int M, int N, int K, const float *x, const void *w,
+                         hlx_dtype_t w_dtype, float *y, int accumulate)
+{
+    hlx_ref_gemm_cols(M, N, K, x, w, w_dtype, y, accumulate, 0, N);
 }
 
 void hlx_kernels_reference(hlx_kernels_t *k)
@@ -162,4 +178,5 @@ void hlx_kernels_reference(hlx_kernels_t *k)
     k->rope    = hlx_ref_rope;
     k->swiglu  = hlx_ref_swiglu;
     k->gemm    = hlx_ref_gemm;
+    k->gemm_cols = hlx_ref_gemm_cols;
 }

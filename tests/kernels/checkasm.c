@@ -40,6 +40,10 @@ static void kt_report(const char *variant, const char *what, int ok, const char 
     fprintf(stderr, "\n");
 }
 
+/* When set, the variant's attention runs split over this pool (hlx_pool_attn): the partials'
+ * merge adds its rounding, so the bound doubles. */
+static hlx_pool_t *kt_pool;
+
 /* One attention problem: the reference on rows, the variant on a copy in its KV layout
  * (alias: MLA's absorbed form, v == k, the value the head of the key row). */
 static void kt_attn_case_x(const hlx_kernels_t *ref, const hlx_kernels_t *var, kt_rng_t *r,
@@ -50,6 +54,7 @@ static void kt_attn_case_x(const hlx_kernels_t *ref, const hlx_kernels_t *var, k
     hlx_attn_desc_t dl;
     void *kl, *vl;
     float *o_ref, *l_ref;
+    const double tol = (kt_pool ? 2.0 : 1.0) * KT_TOL_ATTN;
     double *o64 = malloc(sizeof(double) * (size_t)dv);
     int g, e;
 
@@ -71,7 +76,13 @@ static void kt_attn_case_x(const hlx_kernels_t *ref, const hlx_kernels_t *var, k
     vl = alias ? kl : kt_kv_relayout(a.d.v, t, a.d.v_stride, len, var->kv_layout.v_block);
     dl.k = kl;
     dl.v = vl;
-    var->attn(&dl);
+    if (kt_pool != NULL) {
+        float *work = malloc(sizeof(float) * hlx_pool_attn_work_floats(kt_pool, &dl));
+        hlx_pool_attn(kt_pool, var, &dl, work);
+        free(work);
+    } else {
+        var->attn(&dl);
+    }
     for (g = 0; g < group; g++) {
         double l64, S = len ? kt_attn_f64(&a.d, g, o64, &l64) : 0.0, err = 0.0, lerr;
         for (e = 0; e < dv; e++) {
@@ -85,11 +96,12 @@ static void kt_attn_case_x(const hlx_kernels_t *ref, const hlx_kernels_t *var, k
         }
         lerr = fabs((double)l_ref[g] - a.lse[g]);
         kt_report(var->name, "attn",
-                  err <= KT_TOL_ATTN * S && lerr <= KT_TOL_ATTN * fmax(1.0, fabs(l_ref[g])),
-                  "group %d dk %d dv %d len %zu %s head %d: o err %.3g (S %.3g) lse %.9g vs "
-                  "%.9g", group, dk, dv, len, hlx_dtype_name(t), g, err, S, (double)a.lse[g],
+                  err <= tol * S && lerr <= tol * fmax(1.0, fabs(l_ref[g])),
+                  "group %d dk %d dv %d len %zu %s head %d%s: o err %.3g (S %.3g) lse %.9g vs "
+                  "%.9g", group, dk, dv, len, hlx_dtype_name(t), g,
+                  kt_pool ? " (thread split)" : "", err, S, (double)a.lse[g],
                   (double)l_ref[g]);
-        if (!(err <= KT_TOL_ATTN * S))
+        if (!(err <= tol * S))
             break;
     }
     free(kl);
@@ -278,6 +290,53 @@ static void kt_check_gemm(const hlx_kernels_t *ref, const hlx_kernels_t *var, kt
     }
 }
 
+/* The thread split: attention over pools of 2 and 3 threads (shards shorter than one block
+ * per thread, tails, lengths 0 and 1, MLA with v == k) against the reference, and the
+ * column-split GEMM identical to one thread's. */
+static void kt_check_pool(const hlx_kernels_t *ref, const hlx_kernels_t *var, kt_rng_t *r,
+                          int quick)
+{
+    static const size_t lens[] = { 0, 1, 31, 32, 33, 64, 65, 95, 97, 200, 1000 };
+    static const hlx_dtype_t types[] = { HLX_DTYPE_BF16, HLX_DTYPE_F32, HLX_DTYPE_FP8 };
+    int T, it, ti;
+    size_t i;
+
+    for (T = 2; T <= 3; T++) {
+        if (hlx_pool_create(T, NULL, &kt_pool) != HLX_OK) {
+            kt_report(var->name, "pool", 0, "cannot create a pool of %d threads", T);
+            kt_pool = NULL;
+            return;
+        }
+        for (ti = 0; ti < 3; ti++)
+            for (i = 0; i < sizeof(lens) / sizeof(lens[0]); i++)
+                kt_attn_case(ref, var, r, 8, 128, 128, lens[i], types[ti], 2.0);
+        kt_attn_case(ref, var, r, 8, 128, 128, quick ? 3000 : 20000, HLX_DTYPE_BF16, 3.0);
+        kt_attn_case(ref, var, r, 12, 64, 96, 301, HLX_DTYPE_F32, 1.0);
+        kt_attn_case_x(ref, var, r, 128, 576, 512, 150, HLX_DTYPE_BF16, 1.0, 1);
+        for (it = 0; it < 30; it++) {
+            int M = kt_int(r, 1, 9), N = kt_int(r, 1, 300), K = kt_int(r, 1, 200);
+            int acc = it & 1, e, same = 1;
+            hlx_dtype_t t = it & 2 ? HLX_DTYPE_F32 : HLX_DTYPE_BF16;
+            float *x = malloc(sizeof(float) * M * K), *y1 = malloc(sizeof(float) * M * N);
+            float *y2 = malloc(sizeof(float) * M * N);
+            void *w = malloc(kt_esize(t) * (size_t)K * N);
+            kt_fill(r, x, HLX_DTYPE_F32, (size_t)M * K, 1.0);
+            kt_fill(r, w, t, (size_t)K * N, 1.0);
+            kt_fill(r, y1, HLX_DTYPE_F32, (size_t)M * N, 1.0);
+            memcpy(y2, y1, sizeof(float) * M * N);
+            var->gemm(M, N, K, x, w, t, y1, acc);
+            hlx_pool_gemm(kt_pool, var, M, N, K, x, w, t, y2, acc);
+            for (e = 0; e < M * N; e++)
+                same &= memcmp(&y1[e], &y2[e], sizeof(float)) == 0;
+            kt_report(var->name, "pool gemm", same, "%d threads %dx%dx%d %s acc %d differs from "
+                      "one thread", T, M, N, K, hlx_dtype_name(t), acc);
+            free(x); free(y1); free(y2); free(w);
+        }
+        hlx_pool_destroy(kt_pool);
+        kt_pool = NULL;
+    }
+}
+
 /* --bench: best of a few runs of each kernel, ns per call and speed-up over the reference */
 static double kt_time_attn(const hlx_kernels_t *k, const hlx_attn_desc_t *d, int reps)
 {
@@ -434,6 +493,7 @@ int main(int argc, char **argv)
         kt_check_merge(&ref, &vars[i], &r);
         kt_check_elem(&ref, &vars[i], &r);
         kt_check_gemm(&ref, &vars[i], &r);
+        kt_check_pool(&ref, &vars[i], &r, quick);
         printf("%-8s %s\n", vars[i].name, kt_fails == before ? "ok" : "FAILED");
     }
     printf("checkasm: %d checks, %d failures (seed %llu)\n", kt_checks, kt_fails,
