@@ -1,6 +1,9 @@
 /* helix bench attention|merge|gemv: times one kernel variant and reports it against this
  * core's roofline, whose limits (STREAM-like read bandwidth, fp32 FMA peak) are measured in
  * the same run: roofline time = max(bytes / bandwidth, flops / peak). */
+#ifndef _GNU_SOURCE
+#define _GNU_SOURCE /* sched_getaffinity */
+#endif
 #include "hlx_cmd.h"
 #include "hlx_kernels.h"
 #include "hlx_time.h"
@@ -12,6 +15,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sched.h>
 #include <unistd.h>
 
 typedef struct hlx_bench_opts {
@@ -23,6 +27,7 @@ typedef struct hlx_bench_opts {
     int         parts, heads;
     int         n, k, m;
     int         reps;
+    int         threads;
     int         json;
     size_t      bw_bytes;
 } hlx_bench_opts_t;
@@ -30,7 +35,11 @@ typedef struct hlx_bench_opts {
 typedef struct hlx_bench_result {
     double bytes, flops, seconds;
     double bw_gbps, peak_gflops;
+    double seconds_1; /* --threads T > 1: the same problem on one thread, in turns */
 } hlx_bench_result_t;
+
+/* --threads: the pool the attention runs on (NULL: one thread). */
+static hlx_pool_t *hlx_bench_pool;
 
 static void hlx_bench_usage(FILE *f)
 {
@@ -54,6 +63,10 @@ static void hlx_bench_usage(FILE *f)
         "  --n N, --k K       gemv: y[N] = x[K] W[K][N] (default N 8192, K 8192)\n"
         "  --m M              gemv: rows of x (default 1)\n"
         "  --reps R           timed runs, best kept (default 5)\n"
+        "  --threads T        attention: split each call over T threads (a pool pinned to the\n"
+        "                     first T cores this process may use), timed in turns with one\n"
+        "                     thread (speedup); the limits are then measured on T cores at\n"
+        "                     once (default 1)\n"
         "  --bw-bytes N       bandwidth probe buffer, larger than the last-level cache\n"
         "                     (default 1G)\n"
         "  --json             one JSON object on stdout\n"
@@ -136,6 +149,47 @@ static size_t hlx_bench_esize(hlx_dtype_t t)
     return t == HLX_DTYPE_BF16 ? 2 : t == HLX_DTYPE_FP8 ? 1 : 4;
 }
 
+/* The machine's limits on the cores the kernel runs on: one core's, or with --threads the
+ * sum of the probes run on every pool thread at once (each its own buffer). */
+typedef struct hlx_bench_probe_job {
+    size_t bw_bytes;
+    double min_s;
+    double bw[HLX_POOL_MAX], peak[HLX_POOL_MAX];
+    int    bad;
+} hlx_bench_probe_job_t;
+
+static void hlx_bench_probe_part(void *arg, int t, int nt)
+{
+    hlx_bench_probe_job_t *j = arg;
+    (void)nt;
+    if (j->bw_bytes && hlx_kernels_probe_read_bw(j->bw_bytes, j->min_s, &j->bw[t]) != HLX_OK)
+        j->bad = 1;
+    if (hlx_kernels_probe_fma_peak(j->min_s, &j->peak[t]) != HLX_OK)
+        j->bad = 1;
+}
+
+static int hlx_bench_limits(size_t bw_bytes, double min_s, double *bw_p, double *peak_p)
+{
+    static hlx_bench_probe_job_t job;
+    int t, T = hlx_pool_size(hlx_bench_pool);
+
+    memset(&job, 0, sizeof(job));
+    job.bw_bytes = bw_bytes / (size_t)T;
+    job.min_s = min_s;
+    hlx_pool_run(hlx_bench_pool, hlx_bench_probe_part, &job);
+    if (job.bad)
+        return -1;
+    if (bw_p)
+        *bw_p = 0.0;
+    *peak_p = 0.0;
+    for (t = 0; t < T; t++) {
+        if (bw_p)
+            *bw_p += job.bw[t];
+        *peak_p += job.peak[t];
+    }
+    return 0;
+}
+
 /* One attention problem of len tokens timed over reps runs (best kept). */
 static int hlx_bench_attn_len(const hlx_bench_opts_t *o, const hlx_kernels_t *k, size_t len,
                               int reps, hlx_bench_result_t *r)
@@ -146,7 +200,7 @@ static int hlx_bench_attn_len(const hlx_bench_opts_t *o, const hlx_kernels_t *k,
     size_t k_elems = hlx_kv_elems(k->kv_layout.k_block, dk, len);
     size_t kv_elems = k_elems + (o->mla ? 0 : hlx_kv_elems(k->kv_layout.v_block, dv, len));
     void *kv;
-    float *q, *out, *lse;
+    float *q, *out, *lse, *work;
     hlx_attn_desc_t d;
     int i, rc;
     char sizes[96];
@@ -172,11 +226,28 @@ static int hlx_bench_attn_len(const hlx_bench_opts_t *o, const hlx_kernels_t *k,
                            .v_stride = (size_t)(o->mla ? dk : dv),
                            .scale = 1.0f / sqrtf((float)dk), .o = out, .lse = lse };
     r->seconds = 1e30;
+    r->seconds_1 = 1e30;
+    work = hlx_bench_pool ? malloc(sizeof(float) * hlx_pool_attn_work_floats(hlx_bench_pool, &d))
+                          : NULL;
+    if (hlx_bench_pool && !work) {
+        fprintf(stderr, "helix bench: --threads: out of memory\n");
+        hlx_kernels_free_huge(kv); free(q); free(out); free(lse);
+        return 1;
+    }
     for (i = 0; i < reps; i++) {
         uint64_t t0 = hlx_now_ns();
-        k->attn(&d);
-        r->seconds = fmin(r->seconds, (double)(hlx_now_ns() - t0) * 1e-9);
+        if (hlx_bench_pool) {
+            hlx_pool_attn(hlx_bench_pool, k, &d, work);
+            r->seconds = fmin(r->seconds, (double)(hlx_now_ns() - t0) * 1e-9);
+            t0 = hlx_now_ns();
+            k->attn(&d);
+            r->seconds_1 = fmin(r->seconds_1, (double)(hlx_now_ns() - t0) * 1e-9);
+        } else {
+            k->attn(&d);
+            r->seconds = fmin(r->seconds, (double)(hlx_now_ns() - t0) * 1e-9);
+        }
     }
+    free(work);
     r->bytes = (double)(len * (size_t)dk + (o->mla ? 0 : len * (size_t)dv)) * (double)es;
     r->flops = 2.0 * group * (double)len * (dk + dv);
     rc = isfinite(lse[0]) ? 0 : 1;
@@ -207,7 +278,7 @@ static int hlx_bench_attention(const hlx_bench_opts_t *o, const hlx_kernels_t *k
     for (i = 0; i < 5; i++) {
         hlx_bench_result_t t;
         double pk;
-        if (hlx_kernels_probe_fma_peak(0.05, &pk) == HLX_OK && pk > r->peak_gflops)
+        if (hlx_bench_limits(0, 0.05, NULL, &pk) == 0 && pk > r->peak_gflops)
             r->peak_gflops = pk;
         rc = hlx_bench_attn_len(o, k, clen, 4 * o->reps, &t);
         if (rc != 0)
@@ -315,6 +386,7 @@ int hlx_cmd_bench(int argc, char **argv)
         { "k", required_argument, NULL, 'k' },
         { "m", required_argument, NULL, 'm' },
         { "reps", required_argument, NULL, 'r' },
+        { "threads", required_argument, NULL, 'T' },
         { "bw-bytes", required_argument, NULL, 'B' },
         { "json", no_argument, NULL, 'j' },
         { "help", no_argument, NULL, 'h' },
@@ -322,7 +394,7 @@ int hlx_cmd_bench(int argc, char **argv)
     };
     hlx_bench_opts_t o = { .variant = NULL, .dtype = HLX_DTYPE_BF16, .context = 1u << 20,
                            .group = 8, .dk = 128, .dv = 128, .parts = 8, .heads = 64,
-                           .n = 8192, .k = 8192, .m = 1, .reps = 5,
+                           .n = 8192, .k = 8192, .m = 1, .reps = 5, .threads = 1,
                            .bw_bytes = (size_t)1 << 30 };
     hlx_bench_result_t r = { 0 }, rcache = { 0 };
     size_t clen = 0;
@@ -370,6 +442,7 @@ int hlx_cmd_bench(int argc, char **argv)
         case 'k': if (hlx_bench_int("--k", optarg, 1, 1 << 20, &o.k)) return 2; break;
         case 'm': if (hlx_bench_int("--m", optarg, 1, 4096, &o.m)) return 2; break;
         case 'r': if (hlx_bench_int("--reps", optarg, 1, 1000, &o.reps)) return 2; break;
+        case 'T': if (hlx_bench_int("--threads", optarg, 1, HLX_POOL_MAX, &o.threads)) return 2; break;
         case 'B': if (hlx_bench_size("--bw-bytes", optarg, 1 << 20, &o.bw_bytes)) return 2; break;
         case 'j': o.json = 1; break;
         case 'h': hlx_bench_usage(stdout); return 0;
@@ -418,8 +491,30 @@ int hlx_cmd_bench(int argc, char **argv)
     openblas_set_num_threads(1); /* one core: the roofline below is a single core's */
 #endif
     /* the limits first, then the kernel, in the same process and on the same core */
-    if (hlx_kernels_probe_read_bw(o.bw_bytes, 0.3, &r.bw_gbps) != HLX_OK ||
-        hlx_kernels_probe_fma_peak(0.3, &r.peak_gflops) != HLX_OK) {
+    if (o.threads > 1) {
+        int cores[HLX_POOL_MAX], n = 0, cpu;
+        cpu_set_t set;
+        if (strcmp(o.kernel, "attention")) {
+            fprintf(stderr, "helix bench: --threads: only for attention\n");
+            return 2;
+        }
+        if (sched_getaffinity(0, sizeof(set), &set) != 0)
+            CPU_ZERO(&set);
+        for (cpu = 0; cpu < CPU_SETSIZE && n < o.threads; cpu++)
+            if (CPU_ISSET(cpu, &set))
+                cores[n++] = cpu;
+        if (n < o.threads) {
+            fprintf(stderr, "helix bench: --threads %d: only %d cores are available to this "
+                    "process\n", o.threads, n);
+            return 2;
+        }
+        if (hlx_pool_create(o.threads, cores, &hlx_bench_pool) != HLX_OK) {
+            fprintf(stderr, "helix bench: --threads %d: cannot start the pinned threads\n",
+                    o.threads);
+            return 1;
+        }
+    }
+    if (hlx_bench_limits(o.bw_bytes, 0.3, &r.bw_gbps, &r.peak_gflops) != 0) {
         fprintf(stderr, "helix bench: cannot measure this machine's limits\n");
         return 1;
     }
@@ -429,6 +524,8 @@ int hlx_cmd_bench(int argc, char **argv)
         rc = hlx_bench_merge(&o, &kern, &r);
     else
         rc = hlx_bench_gemv(&o, &kern, &r);
+    hlx_pool_destroy(hlx_bench_pool);
+    hlx_bench_pool = NULL;
     if (rc != 0)
         return rc;
     t_roof = fmax(r.bytes / (r.bw_gbps * 1e9), r.flops / (r.peak_gflops * 1e9));
@@ -451,6 +548,9 @@ int hlx_cmd_bench(int argc, char **argv)
                r.bytes, r.flops, r.seconds, r.bytes / r.seconds * 1e-9, r.flops / r.seconds * 1e-9,
                r.bw_gbps, r.peak_gflops, t_roof,
                r.bytes / r.bw_gbps > r.flops / r.peak_gflops ? "memory" : "compute", frac);
+        if (o.threads > 1)
+            printf(", \"threads\": %d, \"seconds_1thread\": %.6g, \"speedup\": %.3f", o.threads,
+                   r.seconds_1, r.seconds_1 / r.seconds);
         if (clen)
             printf(", \"incache_context\": %zu, \"incache_seconds\": %.6g, "
                    "\"incache_gflops\": %.4g, \"compute_efficiency\": %.4f",
@@ -467,6 +567,9 @@ int hlx_cmd_bench(int argc, char **argv)
                r.flops / r.seconds * 1e-9);
         printf("  roofline %.6f s (%s-bound): roofline_fraction %.3f\n", t_roof,
                r.bytes / r.bw_gbps > r.flops / r.peak_gflops ? "memory" : "compute", frac);
+        if (o.threads > 1)
+            printf("  %d threads (limits above: all %d cores at once): one thread %.6f s, "
+                   "speedup %.2fx\n", o.threads, o.threads, r.seconds_1, r.seconds_1 / r.seconds);
         if (clen)
             printf("  in cache (%zu tokens, %.2g MiB of KV, best of %d; FMA peak taken in turns"
                    " with it: %.1f): %.2f GFLOP/s, compute_efficiency %.3f of the FMA peak\n",
