@@ -148,7 +148,8 @@ static inline __attribute__((always_inline)) void hlx_kb_load(const int BF, cons
 
 /* Scores of one block for G heads into sc ([g][2][16], unscaled; bf16: even, odd tokens). */
 static inline __attribute__((always_inline)) void
-hlx_kb_scores(const int G, const int BF, const int dk, const float *q, const char *kb, float *sc)
+hlx_kb_scores(const int G, const int BF, const int dk, const float *q, const char *kb, float *sc,
+              const char *pfs)
 {
     __m512 a0[8], a1[8];
     int e, g;
@@ -156,6 +157,8 @@ hlx_kb_scores(const int G, const int BF, const int dk, const float *q, const cha
     _Pragma("GCC unroll 8") for (g = 0; g < G; g++) a0[g] = a1[g] = _mm512_setzero_ps();
     _Pragma("GCC unroll 4") for (e = 0; e < dk; e++) {
         __m512 k0, k1;
+        if (pfs != NULL && (e & 7) == 0) /* one line per 8 dimensions (see hlx_attn_kb) */
+            _mm_prefetch(pfs + (size_t)(e >> 3) * 64, _MM_HINT_T0);
         hlx_kb_load(BF, kb, e, &k0, &k1);
         _Pragma("GCC unroll 8") for (g = 0; g < G; g++) {
             const __m512 qb = _mm512_set1_ps(q[(size_t)g * dk + e]);
@@ -245,10 +248,10 @@ hlx_kb_body(const int G, const int BF, const int VBF, const int D, const hlx_att
             s[g] = sv[g];
         }
     }
-    if (kn != NULL)
-        hlx_kb_scores(G, BF, dk, q, kn, sc);
+    if (kn != NULL) /* several chunks: pfk is this chunk's share of the next block, pfv NULL */
+        hlx_kb_scores(G, BF, dk, q, kn, sc, pfv == NULL ? pfk : NULL);
     if (nt > 0)
-        hlx_pv_avx512(G, VBF, 2, p, cv, dv, vr, vsb, nt, o, pfk, pfv, pfstep);
+        hlx_pv_avx512(G, VBF, 2, p, cv, dv, vr, vsb, nt, o, pfv ? pfk : NULL, pfv, pfstep);
 }
 
 typedef void (*hlx_kb_fn)(const hlx_attn_desc_t *, const float *, const char *, float *, int,
@@ -405,12 +408,25 @@ static void hlx_attn_kb_avx512(const hlx_attn_desc_t *d)
                 const float *qg = d->q + (size_t)(h0 + g0) * d->dk;
                 float *og = oh + (size_t)g0 * d->dv;
                 float *scg = sc + (size_t)g0 * 32;
+                const char *pkc = pk, *pvc = pv;
+                /* several chunks (MLA: 16) are compute-bound but still stall on the next
+                 * block's first touch from DRAM (64K MLA tokens ran at half the in-cache
+                 * rate): chunk c prefetches its share of the block after next, one line
+                 * per 8 key dimensions of its score loop, the next block's keys first, then
+                 * its values (rows of the next block; none when v == k) */
+                if (H > 8 && b + 2 < nblk) {
+                    const size_t share = (size_t)d->dk / 8 * 64, at = (size_t)(g0 / 8) * share;
+                    const size_t vspan = alias ? 0 : HLX_KB * vsb;
+                    pvc = NULL;
+                    pkc = at < kbb ? kb + 2 * kbb + at
+                                   : at - kbb < vspan ? vr + 2 * HLX_KB * vsb + (at - kbb) : NULL;
+                }
                 if (G == 8 && !alias && d->dk == 128 && d->dv == 128)
-                    hlx_kb_tab128[BF](d, qg, kn, scg, nt, vr, vsb, m + g0, s + g0, og, pk, pv,
+                    hlx_kb_tab128[BF](d, qg, kn, scg, nt, vr, vsb, m + g0, s + g0, og, pkc, pvc,
                                       pfstep);
                 else
                     hlx_kb_tab[BF][VA][G - 1](d, qg, kn, scg, nt, vr, vsb, m + g0, s + g0, og,
-                                              pk, pv, pfstep);
+                                              pkc, pvc, pfstep);
             }
         }
         for (g = 0; g < H; g++) {
