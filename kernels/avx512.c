@@ -107,6 +107,62 @@ static inline HLX_V hlx_v_exp(HLX_V x)
     return _mm512_scalef_ps(p, n); /* p * 2^n in one op, exact as the multiply it replaces */
 }
 
+/* fp8 e4m3 magnitudes (7 bits) -> the high and low bytes of the equal bf16 (exact: e4m3
+ * has 3 mantissa bits, its subnormals m * 2^-9 are bf16 normals; 0x7f is NaN 0x7fc0). */
+static const uint8_t hlx_fp8_bf16_hi[128] __attribute__((aligned(64))) = {
+        0x00, 0x3b, 0x3b, 0x3b, 0x3c, 0x3c, 0x3c, 0x3c, 0x3c, 0x3c, 0x3c, 0x3c, 0x3c, 0x3c, 0x3c, 0x3c,
+        0x3d, 0x3d, 0x3d, 0x3d, 0x3d, 0x3d, 0x3d, 0x3d, 0x3d, 0x3d, 0x3d, 0x3d, 0x3d, 0x3d, 0x3d, 0x3d,
+        0x3e, 0x3e, 0x3e, 0x3e, 0x3e, 0x3e, 0x3e, 0x3e, 0x3e, 0x3e, 0x3e, 0x3e, 0x3e, 0x3e, 0x3e, 0x3e,
+        0x3f, 0x3f, 0x3f, 0x3f, 0x3f, 0x3f, 0x3f, 0x3f, 0x3f, 0x3f, 0x3f, 0x3f, 0x3f, 0x3f, 0x3f, 0x3f,
+        0x40, 0x40, 0x40, 0x40, 0x40, 0x40, 0x40, 0x40, 0x40, 0x40, 0x40, 0x40, 0x40, 0x40, 0x40, 0x40,
+        0x41, 0x41, 0x41, 0x41, 0x41, 0x41, 0x41, 0x41, 0x41, 0x41, 0x41, 0x41, 0x41, 0x41, 0x41, 0x41,
+        0x42, 0x42, 0x42, 0x42, 0x42, 0x42, 0x42, 0x42, 0x42, 0x42, 0x42, 0x42, 0x42, 0x42, 0x42, 0x42,
+        0x43, 0x43, 0x43, 0x43, 0x43, 0x43, 0x43, 0x43, 0x43, 0x43, 0x43, 0x43, 0x43, 0x43, 0x43, 0x7f,
+};
+static const uint8_t hlx_fp8_bf16_lo[128] __attribute__((aligned(64))) = {
+        0x00, 0x00, 0x80, 0xc0, 0x00, 0x20, 0x40, 0x60, 0x80, 0x90, 0xa0, 0xb0, 0xc0, 0xd0, 0xe0, 0xf0,
+        0x00, 0x10, 0x20, 0x30, 0x40, 0x50, 0x60, 0x70, 0x80, 0x90, 0xa0, 0xb0, 0xc0, 0xd0, 0xe0, 0xf0,
+        0x00, 0x10, 0x20, 0x30, 0x40, 0x50, 0x60, 0x70, 0x80, 0x90, 0xa0, 0xb0, 0xc0, 0xd0, 0xe0, 0xf0,
+        0x00, 0x10, 0x20, 0x30, 0x40, 0x50, 0x60, 0x70, 0x80, 0x90, 0xa0, 0xb0, 0xc0, 0xd0, 0xe0, 0xf0,
+        0x00, 0x10, 0x20, 0x30, 0x40, 0x50, 0x60, 0x70, 0x80, 0x90, 0xa0, 0xb0, 0xc0, 0xd0, 0xe0, 0xf0,
+        0x00, 0x10, 0x20, 0x30, 0x40, 0x50, 0x60, 0x70, 0x80, 0x90, 0xa0, 0xb0, 0xc0, 0xd0, 0xe0, 0xf0,
+        0x00, 0x10, 0x20, 0x30, 0x40, 0x50, 0x60, 0x70, 0x80, 0x90, 0xa0, 0xb0, 0xc0, 0xd0, 0xe0, 0xf0,
+        0x00, 0x10, 0x20, 0x30, 0x40, 0x50, 0x60, 0x70, 0x80, 0x90, 0xa0, 0xb0, 0xc0, 0xd0, 0xe0, 0xc0,
+};
+
+/* 64 fp8 bytes -> 64 bf16 words by two byte-table lookups (AVX512_VBMI vpermi2b, 128
+ * entries each: the sign bit is ignored by the lookup and put back by one ternary op),
+ * then interleaved: *a holds elements [0-7, 16-23, 8-15, 24-31], *b the same of 32-63.
+ * About 2.5 ops per 32 elements instead of 11 for the arithmetic widening. */
+static inline __attribute__((target("avx512vbmi"))) void hlx_fp8t_words(__m512i x, __m512i *a,
+                                                                       __m512i *b)
+{
+    const __m512i h0 = _mm512_load_si512((const void *)hlx_fp8_bf16_hi);
+    const __m512i h1 = _mm512_load_si512((const void *)(hlx_fp8_bf16_hi + 64));
+    const __m512i l0 = _mm512_load_si512((const void *)hlx_fp8_bf16_lo);
+    const __m512i l1 = _mm512_load_si512((const void *)(hlx_fp8_bf16_lo + 64));
+    __m512i hi = _mm512_permutex2var_epi8(h0, x, h1), lo = _mm512_permutex2var_epi8(l0, x, l1);
+    __m512i w0, w1;
+
+    hi = _mm512_ternarylogic_epi32(hi, x, _mm512_set1_epi8((char)0x80), 0xf8); /* hi | x & 80 */
+    w0 = _mm512_unpacklo_epi8(lo, hi);
+    w1 = _mm512_unpackhi_epi8(lo, hi);
+    *a = _mm512_shuffle_i64x2(w0, w1, _MM_SHUFFLE(1, 0, 1, 0));
+    *b = _mm512_shuffle_i64x2(w0, w1, _MM_SHUFFLE(3, 2, 3, 2));
+}
+
+/* 32 fp8 value elements (P.V rows, KV type 3) -> two vectors in the order of
+ * hlx_fp8t_words' *a, even and odd words (lane j: elements t(j), t(j) + 1). */
+static inline __attribute__((target("avx512vbmi"))) void hlx_v_pair_fp8t(const uint8_t *p,
+                                                                        HLX_V *lo, HLX_V *hi)
+{
+    __m512i a, b;
+    hlx_fp8t_words(_mm512_castsi256_si512(_mm256_loadu_si256((const __m256i *)p)), &a, &b);
+    *lo = _mm512_castsi512_ps(_mm512_slli_epi32(a, 16));
+    *hi = _mm512_castsi512_ps(_mm512_and_si512(a, _mm512_set1_epi32((int)0xffff0000u)));
+}
+#define HLX_V_PAIR_FP8T 1
+
 #ifdef HLX_HAVE_AMX
 /* AMX tile path for bf16 KV (variant "amx"): 32 tokens per block, q of up to 8 heads as B
  * tiles of 32 dimensions (dk <= 1024: 32 chunks of 512 + 256 elements). */
@@ -155,6 +211,28 @@ hlx_kb_scores(const int G, const int BF, const int dk, const float *q, const cha
     int e, g;
 
     _Pragma("GCC unroll 8") for (g = 0; g < G; g++) a0[g] = a1[g] = _mm512_setzero_ps();
+    if (BF == 3) { /* fp8 by table lookups: two dimensions (64 bytes) per step */
+        _Pragma("GCC unroll 2") for (e = 0; e < dk; e += 2) {
+            __m512i wa, wb;
+            __m512 k0, k1, k2, k3;
+            if (pfs != NULL && (e & 7) == 0)
+                _mm_prefetch(pfs + (size_t)(e >> 3) * 64, _MM_HINT_T0);
+            hlx_fp8t_words(_mm512_loadu_si512((const void *)(kb + (size_t)e * 32)), &wa, &wb);
+            k0 = _mm512_castsi512_ps(_mm512_slli_epi32(wa, 16));
+            k1 = _mm512_castsi512_ps(_mm512_and_si512(wa, _mm512_set1_epi32((int)0xffff0000u)));
+            k2 = _mm512_castsi512_ps(_mm512_slli_epi32(wb, 16));
+            k3 = _mm512_castsi512_ps(_mm512_and_si512(wb, _mm512_set1_epi32((int)0xffff0000u)));
+            _Pragma("GCC unroll 8") for (g = 0; g < G; g++) {
+                const __m512 qa = _mm512_set1_ps(q[(size_t)g * dk + e]);
+                const __m512 qb = _mm512_set1_ps(q[(size_t)g * dk + e + 1]);
+                a0[g] = _mm512_fmadd_ps(qa, k0, a0[g]);
+                a1[g] = _mm512_fmadd_ps(qa, k1, a1[g]);
+                a0[g] = _mm512_fmadd_ps(qb, k2, a0[g]);
+                a1[g] = _mm512_fmadd_ps(qb, k3, a1[g]);
+            }
+        }
+        goto store;
+    }
     _Pragma("GCC unroll 4") for (e = 0; e < dk; e++) {
         __m512 k0, k1;
         if (pfs != NULL && (e & 7) == 0) /* one line per 8 dimensions (see hlx_attn_kb) */
@@ -166,6 +244,7 @@ hlx_kb_scores(const int G, const int BF, const int dk, const float *q, const cha
             a1[g] = _mm512_fmadd_ps(qb, k1, a1[g]);
         }
     }
+store:
     _Pragma("GCC unroll 8") for (g = 0; g < G; g++) {
         _mm512_store_ps(sc + 32 * g, a0[g]);
         _mm512_store_ps(sc + 32 * g + 16, a1[g]);
@@ -184,10 +263,19 @@ hlx_kb_body(const int G, const int BF, const int VBF, const int D, const hlx_att
             float *m, float *s, float *o, const char *pfk, const char *pfv, size_t pfstep)
 {
     const int dk = D ? D : d->dk, dv = D ? D : d->dv;
-    /* even/odd lanes back to token order: lanes 0-15 and 16-31 */
-    const __m512i ilo = _mm512_set_epi32(23, 7, 22, 6, 21, 5, 20, 4, 19, 3, 18, 2, 17, 1, 16, 0);
-    const __m512i ihi = _mm512_set_epi32(31, 15, 30, 14, 29, 13, 28, 12, 27, 11, 26, 10, 25, 9,
-                                         24, 8);
+    /* score lanes back to token order (tokens 0-15, 16-31): bf16 even/odd, fp8 by tables
+     * even/odd of [0-7, 16-23, 8-15, 24-31] */
+    const __m512i ilo = BF == 3 ? _mm512_set_epi32(27, 11, 26, 10, 25, 9, 24, 8, 19, 3, 18, 2,
+                                                   17, 1, 16, 0)
+                                : _mm512_set_epi32(23, 7, 22, 6, 21, 5, 20, 4, 19, 3, 18, 2, 17,
+                                                   1, 16, 0);
+    const __m512i ihi = BF == 3 ? _mm512_set_epi32(31, 15, 30, 14, 29, 13, 28, 12, 23, 7, 22, 6,
+                                                   21, 5, 20, 4)
+                                : _mm512_set_epi32(31, 15, 30, 14, 29, 13, 28, 12, 27, 11, 26,
+                                                   10, 25, 9, 24, 8);
+    /* token of lane j of the first score vector (the second: + 1) for BF 3 */
+    const __m512i tok3 = _mm512_set_epi32(30, 28, 26, 24, 14, 12, 10, 8, 22, 20, 18, 16, 6, 4,
+                                          2, 0);
     float p[8 * HLX_KB] __attribute__((aligned(64)));
     float mv[16] __attribute__((aligned(64))), cv[16] __attribute__((aligned(64)));
     float sv[16] __attribute__((aligned(64)));
@@ -198,7 +286,10 @@ hlx_kb_body(const int G, const int BF, const int VBF, const int D, const hlx_att
 
     if (nt > 0) {
         /* tokens past nt: -inf by a blend (their key memory may hold anything, NaN too) */
-        if (BF == 1) {
+        if (BF == 3) {
+            m0 = _mm512_cmplt_epi32_mask(tok3, _mm512_set1_epi32(nt));
+            m1 = _mm512_cmplt_epi32_mask(tok3, _mm512_set1_epi32(nt - 1));
+        } else if (BF == 1) {
             uint32_t lo = 0, hi = 0;
             for (e = 0; e < 16; e++) {
                 lo |= (uint32_t)(2 * e < nt) << e;
@@ -232,7 +323,7 @@ hlx_kb_body(const int G, const int BF, const int VBF, const int D, const hlx_att
             __m512 e0 = hlx_v_exp(_mm512_sub_ps(a0[g], mg));
             __m512 e1 = hlx_v_exp(_mm512_sub_ps(a1[g], mg));
             red[g] = _mm512_add_ps(e0, e1);
-            if (BF == 1) {
+            if (BF == 1 || BF == 3) {
                 _mm512_store_ps(p + g * HLX_KB, _mm512_permutex2var_ps(e0, ilo, e1));
                 _mm512_store_ps(p + g * HLX_KB + 16, _mm512_permutex2var_ps(e0, ihi, e1));
             } else {
@@ -271,17 +362,32 @@ typedef void (*hlx_kb_fn)(const hlx_attn_desc_t *, const float *, const char *, 
     HLX_KB_DEF(7, bf, vbf, 0) HLX_KB_DEF(8, bf, vbf, 0)
 HLX_KB_DEF_G(0, 0) HLX_KB_DEF_G(1, 1) HLX_KB_DEF_G(2, 2) HLX_KB_DEF_G(1, 0) HLX_KB_DEF_G(2, 0)
 HLX_KB_DEF(8, 0, 0, 128) HLX_KB_DEF(8, 1, 1, 128) HLX_KB_DEF(8, 2, 2, 128)
+/* fp8 by table lookups: entered only where the CPU has AVX512_VBMI (hlx_kb_fp8t) */
+#define HLX_KB_DEF_T(n, D) \
+    static __attribute__((noinline, target("avx512vbmi"))) void hlx_kb_##n##_3_3_##D( \
+        const hlx_attn_desc_t *d, const float *q, const char *kn, float *sc, int nt, \
+        const char *vr, size_t vsb, float *m, float *s, float *o, const char *pfk, \
+        const char *pfv, size_t pfstep) \
+    { \
+        hlx_kb_body(n, 3, 3, D, d, q, kn, sc, nt, vr, vsb, m, s, o, pfk, pfv, pfstep); \
+    }
+HLX_KB_DEF_T(1, 0) HLX_KB_DEF_T(2, 0) HLX_KB_DEF_T(3, 0) HLX_KB_DEF_T(4, 0)
+HLX_KB_DEF_T(5, 0) HLX_KB_DEF_T(6, 0) HLX_KB_DEF_T(7, 0) HLX_KB_DEF_T(8, 0)
+HLX_KB_DEF_T(8, 128)
+static int hlx_kb_fp8t; /* set at init: the CPU has AVX512_VBMI */
 #define HLX_KB_ROW(bf, vbf) \
     { hlx_kb_1_##bf##_##vbf##_0, hlx_kb_2_##bf##_##vbf##_0, hlx_kb_3_##bf##_##vbf##_0, \
       hlx_kb_4_##bf##_##vbf##_0, hlx_kb_5_##bf##_##vbf##_0, hlx_kb_6_##bf##_##vbf##_0, \
       hlx_kb_7_##bf##_##vbf##_0, hlx_kb_8_##bf##_##vbf##_0 }
 /* [key type][values: 0 rows of the key type, 1 fp32 rows unpacked from the key blocks] */
-static const hlx_kb_fn hlx_kb_tab[3][2][8] = {
+static const hlx_kb_fn hlx_kb_tab[4][2][8] = {
     { HLX_KB_ROW(0, 0), HLX_KB_ROW(0, 0) },
     { HLX_KB_ROW(1, 1), HLX_KB_ROW(1, 0) },
     { HLX_KB_ROW(2, 2), HLX_KB_ROW(2, 0) },
+    { HLX_KB_ROW(3, 3), HLX_KB_ROW(2, 0) }, /* v == k takes type 2 */
 };
-static const hlx_kb_fn hlx_kb_tab128[3] = { hlx_kb_8_0_0_128, hlx_kb_8_1_1_128, hlx_kb_8_2_2_128 };
+static const hlx_kb_fn hlx_kb_tab128[4] = { hlx_kb_8_0_0_128, hlx_kb_8_1_1_128, hlx_kb_8_2_2_128,
+                                            hlx_kb_8_3_3_128 };
 
 /* 16 x 16 fp32 transpose of rows r[i] (in registers) into c (16 rows, cs floats apart). */
 static inline void hlx_tr16(__m512 *r, float *c, size_t cs)
@@ -348,7 +454,10 @@ static void hlx_kb_unblock(int BF, const char *kb, int dv, float *vt)
 static void hlx_attn_kb_avx512(const hlx_attn_desc_t *d)
 {
     const int alias = d->v == d->k;
-    const int BF = d->kv_dtype == HLX_DTYPE_BF16 ? 1 : d->kv_dtype == HLX_DTYPE_FP8 ? 2 : 0;
+    /* fp8: by table lookups where the CPU has AVX512_VBMI (not for v == k: its values are
+     * unpacked by the type-2 widening) */
+    const int BF = d->kv_dtype == HLX_DTYPE_BF16 ? 1
+                   : d->kv_dtype == HLX_DTYPE_FP8 ? (hlx_kb_fp8t && !alias ? 3 : 2) : 0;
     const size_t es = HLX_ES(BF), kbb = HLX_KB * d->k_stride * es;
     const size_t vsb = alias ? (size_t)d->dv * 4 : d->v_stride * es;
     const int VA = alias && BF != 0; /* f32 keys unpack to f32 rows: table column 0 works */
@@ -432,13 +541,16 @@ static void hlx_attn_kb_avx512(const hlx_attn_desc_t *d)
         for (g = 0; g < H; g++) {
             float *og = oh + (size_t)g * d->dv;
             const float inv = d->len ? 1.0f / s[g] : 0.0f;
-            if (BF == 1 && !alias) { /* bf16 value rows: even / odd order back to natural */
+            if ((BF == 1 || BF == 3) && !alias) { /* value rows widened out of order */
+                static const int8_t t3[16] = { 0, 2, 4, 6, 16, 18, 20, 22, 8, 10, 12, 14, 24,
+                                               26, 28, 30 };
                 float tmp[32];
                 int c;
                 for (c = 0; c < d->dv; c += 32) {
                     for (e = 0; e < 16; e++) {
-                        tmp[2 * e]     = og[c + e];
-                        tmp[2 * e + 1] = og[c + 16 + e];
+                        const int t = BF == 3 ? t3[e] : 2 * e;
+                        tmp[t]     = og[c + e];
+                        tmp[t + 1] = og[c + 16 + e];
                     }
                     memcpy(og + c, tmp, sizeof(tmp));
                 }
@@ -864,6 +976,8 @@ void hlx_kernels_avx512(hlx_kernels_t *k)
     hlx_kernels_reference(k);
     k->name      = "avx512";
     k->kv_layout = (hlx_kv_layout_t){ HLX_KB, 1 };
+    __builtin_cpu_init();
+    hlx_kb_fp8t = __builtin_cpu_supports("avx512vbmi");
     k->attn      = hlx_attn_kb_avx512;
     k->merge   = hlx_merge_avx512;
     k->rmsnorm = hlx_rmsnorm_avx512;

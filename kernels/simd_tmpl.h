@@ -22,17 +22,23 @@
 #define HLX_HMAX 256        /* heads per pass: online-softmax state lives on the stack */
 
 /* Loads 2W KV elements starting at p as two vectors (bf16: even, odd). */
-/* BF is the KV type code: 0 f32, 1 bf16 (even/odd order), 2 fp8 e4m3 (natural order). */
+/* BF is the KV type code: 0 f32, 1 bf16 (even/odd order), 2 fp8 e4m3 (natural order),
+ * 3 fp8 e4m3 by table lookups (avx512.c, blocked path; its own element order). */
+#ifndef HLX_V_PAIR_FP8T /* KV type 3 (fp8 by table lookups) exists in avx512.c only */
+#define hlx_v_pair_fp8t hlx_v_pair_fp8
+#endif
 #define HLX_PAIR(BF, p, lo, hi) \
     do { \
-        if ((BF) == 1) \
+        if ((BF) == 3) \
+            hlx_v_pair_fp8t((const uint8_t *)(p), &(lo), &(hi)); \
+        else if ((BF) == 1) \
             hlx_v_pair_bf16((const uint16_t *)(p), &(lo), &(hi)); \
         else if ((BF) == 2) \
             hlx_v_pair_fp8((const uint8_t *)(p), &(lo), &(hi)); \
         else \
             hlx_v_pair_f32((const float *)(p), &(lo), &(hi)); \
     } while (0)
-#define HLX_ES(BF) ((BF) == 1 ? 2 : (BF) == 2 ? 1 : 4) /* bytes per KV element */
+#define HLX_ES(BF) ((BF) == 1 ? 2 : (BF) >= 2 ? 1 : 4) /* bytes per KV element */
 
 /* Scores of nt <= W tokens for G heads: sc[g][t] = q_g . k_t (unscaled), as G vectors. */
 static inline __attribute__((always_inline)) void
