@@ -459,7 +459,9 @@ int hlx_cmd_bench(int argc, char **argv)
         fprintf(stderr, "helix bench: unexpected argument '%s'\n", argv[optind + 1]);
         return 2;
     }
-    st = hlx_kernels_init(o.variant, &kern);
+    /* auto: the best variant for this KV type (attention), as the runtime chooses */
+    st = !strcmp(o.kernel, "attention") ? hlx_kernels_init_kv(o.variant, o.dtype, &kern)
+                                        : hlx_kernels_init(o.variant, &kern);
     if (st != HLX_OK) {
         char why[256];
         hlx_kernels_init_error(o.variant, why, sizeof(why));

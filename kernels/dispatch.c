@@ -20,7 +20,10 @@ typedef struct hlx_kernels_variant {
     int       (*supported)(void);
     void      (*fill)(hlx_kernels_t *k);
     const char *needs; /* what supported() checks, for hlx_kernels_explain */
+    unsigned    kv_auto; /* KV types auto may pick it for (bits 1 << hlx_dtype_t) */
 } hlx_kernels_variant_t;
+
+#define HLX_KV_ALL 0xffffffffu
 
 static int hlx_cpu_any(void)
 {
@@ -60,20 +63,29 @@ static int hlx_cpu_amx(void)
 
 /* Worst to best; hlx_kernels_init(NULL) takes the last supported one. */
 static const hlx_kernels_variant_t hlx_kernels_variants[] = {
-    { "scalar", hlx_cpu_any, hlx_kernels_reference, "any CPU" },
+    { "scalar", hlx_cpu_any, hlx_kernels_reference, "any CPU", HLX_KV_ALL },
 #ifdef HLX_HAVE_X86_VARIANTS
-    { "avx2", hlx_cpu_avx2, hlx_kernels_avx2, "avx2, fma" },
-    { "avx512", hlx_cpu_avx512, hlx_kernels_avx512, "avx2, fma, avx512f, avx512bw, avx512vl" },
+    { "avx2", hlx_cpu_avx2, hlx_kernels_avx2, "avx2, fma", HLX_KV_ALL },
+    { "avx512", hlx_cpu_avx512, hlx_kernels_avx512, "avx2, fma, avx512f, avx512bw, avx512vl",
+      HLX_KV_ALL },
 #endif
 #ifdef HLX_HAVE_AMX
     { "amx", hlx_cpu_amx, hlx_kernels_amx,
-      "avx512 plus amx-tile, amx-bf16 and the kernel's grant of the tile state (Linux 5.16+)" },
+      "avx512 plus amx-tile, amx-bf16 and the kernel's grant of the tile state (Linux 5.16+)",
+      /* its tiles read key rows, so f32 and fp8 KV would take the row kernel, slower than
+       * avx512's blocked keys: auto picks it for bf16 KV only */
+      1u << HLX_DTYPE_BF16 },
 #endif
 };
 
 #define HLX_NVARIANTS (sizeof(hlx_kernels_variants) / sizeof(hlx_kernels_variants[0]))
 
 hlx_status_t hlx_kernels_init(const char *name, hlx_kernels_t *k)
+{
+    return hlx_kernels_init_kv(name, HLX_DTYPE_BF16, k);
+}
+
+hlx_status_t hlx_kernels_init_kv(const char *name, hlx_dtype_t kv_dtype, hlx_kernels_t *k)
 {
     const hlx_kernels_variant_t *best = NULL;
     size_t i;
@@ -93,7 +105,7 @@ hlx_status_t hlx_kernels_init(const char *name, hlx_kernels_t *k)
             }
             continue;
         }
-        if (v->supported())
+        if (v->supported() && (v->kv_auto >> (unsigned)kv_dtype & 1u))
             best = v;
     }
     if (best == NULL)
@@ -192,9 +204,16 @@ size_t hlx_kernels_explain(char *buf, size_t n)
         hlx_kx_put(buf, n, &at, "selected: %s, named by HELIX_KERNELS=%s%s\n",
                    hlx_kernels_init(NULL, &k) == HLX_OK ? k.name : "none", env,
                    hlx_kernels_init(NULL, &k) == HLX_OK ? "" : " (not usable here)");
-    else if (hlx_kernels_init("auto", &k) == HLX_OK)
-        hlx_kx_put(buf, n, &at, "selected: %s, the last usable variant in the order above "
-                   "(HELIX_KERNELS or --kernels/--variant name another)\n", k.name);
+    else {
+        static const hlx_dtype_t kv[] = { HLX_DTYPE_BF16, HLX_DTYPE_F32, HLX_DTYPE_FP8 };
+        hlx_kx_put(buf, n, &at, "selected: the last usable variant in the order above that "
+                   "auto takes for the KV type (HELIX_KERNELS or --kernels/--variant name "
+                   "another):");
+        for (i = 0; i < sizeof(kv) / sizeof(kv[0]); i++)
+            if (hlx_kernels_init_kv("auto", kv[i], &k) == HLX_OK)
+                hlx_kx_put(buf, n, &at, " %s KV %s%s", hlx_dtype_name(kv[i]), k.name,
+                           i + 1 < sizeof(kv) / sizeof(kv[0]) ? "," : "\n");
+    }
     return at;
 }
 

@@ -95,6 +95,11 @@ typedef struct hlx_kernels {
  * name: HLX_ERR_UNSUPPORTED. */
 hlx_status_t hlx_kernels_init(const char *name, hlx_kernels_t *k);
 
+/* The same for a KV cache of kv_dtype: auto takes the best variant for that type (where
+ * AMX tiles exist, "amx" for bf16 KV; "avx512", whose keys are blocked, for f32 and fp8,
+ * which the tile variant would run on its row kernel). hlx_kernels_init = bf16. */
+hlx_status_t hlx_kernels_init_kv(const char *name, hlx_dtype_t kv_dtype, hlx_kernels_t *k);
+
 /* Why init failed for this name (NULL / "auto" / a variant), in one line naming where the
  * bad value came from: "--kernels foo: ..." or "HELIX_KERNELS=foo: ...", with the variants
  * this CPU runs. */

@@ -446,7 +446,8 @@ hlx_status_t hlx_engine_create(const hlx_run_config_t *cfg, const hlx_model_t *m
     st = hlx_layout_init(model, cfg->kvp, cfg->tpa, cfg->kv_block, 0, &eng->lay, err, errlen);
     if (st != HLX_OK)
         goto err_free;
-    st = hlx_kernels_init(strcmp(cfg->kernels, "auto") ? cfg->kernels : NULL, &eng->k);
+    st = hlx_kernels_init_kv(strcmp(cfg->kernels, "auto") ? cfg->kernels : NULL, eng->kv_dtype,
+                             &eng->k);
     if (st != HLX_OK) {
         char why[256]; /* names --kernels or HELIX_KERNELS, whichever carried the value */
         hlx_kernels_init_error(strcmp(cfg->kernels, "auto") ? cfg->kernels : NULL, why,
