@@ -278,25 +278,19 @@ hlx_kb_body(const int G, const int BF, const int VBF, const int D, const hlx_att
                                           2, 0);
     float p[8 * HLX_KB] __attribute__((aligned(64)));
     float mv[16] __attribute__((aligned(64))), cv[16] __attribute__((aligned(64)));
-    float sv[16] __attribute__((aligned(64)));
     __m512 a0[8], a1[8], red[16], mnew, corr;
     const __m512 scale = _mm512_set1_ps(d->scale), ninf = _mm512_set1_ps(-INFINITY);
     __mmask16 m0, m1;
-    int e, g;
+    int g;
 
     if (nt > 0) {
         /* tokens past nt: -inf by a blend (their key memory may hold anything, NaN too) */
         if (BF == 3) {
             m0 = _mm512_cmplt_epi32_mask(tok3, _mm512_set1_epi32(nt));
             m1 = _mm512_cmplt_epi32_mask(tok3, _mm512_set1_epi32(nt - 1));
-        } else if (BF == 1) {
-            uint32_t lo = 0, hi = 0;
-            for (e = 0; e < 16; e++) {
-                lo |= (uint32_t)(2 * e < nt) << e;
-                hi |= (uint32_t)(2 * e + 1 < nt) << e;
-            }
-            m0 = (__mmask16)lo;
-            m1 = (__mmask16)hi;
+        } else if (BF == 1) { /* lane j: tokens 2j, 2j + 1 */
+            m0 = nt >= 32 ? (__mmask16)0xffff : (__mmask16)((1u << ((nt + 1) / 2)) - 1u);
+            m1 = nt >= 32 ? (__mmask16)0xffff : (__mmask16)((1u << (nt / 2)) - 1u);
         } else {
             m0 = nt >= 16 ? (__mmask16)0xffff : (__mmask16)((1u << nt) - 1u);
             m1 = nt >= 32 ? (__mmask16)0xffff
@@ -309,13 +303,13 @@ hlx_kb_body(const int G, const int BF, const int VBF, const int D, const hlx_att
         }
         for (g = G; g < 16; g++)
             red[g] = red[0];
-        for (g = 0; g < 16; g++) {
-            mv[g] = g < G ? m[g] : 0.0f;
-            sv[g] = g < G ? s[g] : 0.0f;
+        {
+            const __mmask16 gm = (__mmask16)((1u << G) - 1u);
+            const __m512 mold = _mm512_maskz_loadu_ps(gm, m);
+            mnew = _mm512_max_ps(hlx_v_hmax(red), mold);
+            /* m = -inf before the first token: corr is then tiny and multiplies o = 0, s = 0 */
+            corr = hlx_v_exp(_mm512_sub_ps(mold, mnew));
         }
-        mnew = _mm512_max_ps(hlx_v_hmax(red), _mm512_load_ps(mv));
-        /* m = -inf before the first token: corr is then tiny and multiplies o = 0, s = 0 */
-        corr = hlx_v_exp(_mm512_sub_ps(_mm512_load_ps(mv), mnew));
         _mm512_store_ps(mv, mnew);
         _mm512_store_ps(cv, corr);
         _Pragma("GCC unroll 8") for (g = 0; g < G; g++) {
@@ -333,10 +327,11 @@ hlx_kb_body(const int G, const int BF, const int VBF, const int D, const hlx_att
         }
         for (g = G; g < 16; g++)
             red[g] = red[0];
-        _mm512_store_ps(sv, _mm512_fmadd_ps(_mm512_load_ps(sv), corr, hlx_v_hsum(red)));
-        for (g = 0; g < G; g++) {
-            m[g] = mv[g];
-            s[g] = sv[g];
+        {
+            const __mmask16 gm = (__mmask16)((1u << G) - 1u);
+            _mm512_mask_storeu_ps(s, gm, _mm512_fmadd_ps(_mm512_maskz_loadu_ps(gm, s), corr,
+                                                          hlx_v_hsum(red)));
+            _mm512_mask_storeu_ps(m, gm, mnew);
         }
     }
     if (kn != NULL) /* several chunks: pfk is this chunk's share of the next block, pfv NULL */
