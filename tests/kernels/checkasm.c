@@ -426,7 +426,18 @@ static void kt_bench(const hlx_kernels_t *ref, const hlx_kernels_t *vars, size_t
         kt_time_attn(ref, &a.d, 1);
         printf("%-18s %-8s %12.0f %10.2f %9.2f\n", cases[c].name, ref->name, tref, bytes / tref, 1.0);
         for (v = 0; v < nv; v++) {
-            double tv = kt_time_attn(&vars[v], &a.d, cases[c].len < 8192 ? 50 : 5);
+            /* each variant on a copy in its own KV layout */
+            hlx_attn_desc_t dl = a.d;
+            void *kl = kt_kv_relayout(a.d.k, cases[c].t, a.d.k_stride, cases[c].len,
+                                      vars[v].kv_layout.k_block);
+            void *vl = kt_kv_relayout(a.d.v, cases[c].t, a.d.v_stride, cases[c].len,
+                                      vars[v].kv_layout.v_block);
+            double tv;
+            dl.k = kl;
+            dl.v = vl;
+            tv = kt_time_attn(&vars[v], &dl, cases[c].len < 8192 ? 50 : 5);
+            free(kl);
+            free(vl);
             printf("%-18s %-8s %12.0f %10.2f %9.2f\n", cases[c].name, vars[v].name, tv,
                    bytes / tv, tref / tv);
         }
