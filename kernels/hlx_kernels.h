@@ -36,8 +36,11 @@ static inline size_t hlx_kv_index(int block, int d, size_t t, int e)
 
 /* Decode attention of one (request, KV head) over one KV shard.
  * q:   [group][dk] fp32, the query heads that share this KV head (GQA group; MLA: 128)
- * k:   [len][dk] in kv_dtype, row stride k_stride elements (>= dk)
- * v:   [len][dv] in kv_dtype, row stride v_stride elements (>= dv)
+ * k:   [len][dk] in kv_dtype, row stride k_stride elements (>= dk), in the variant's
+ *      kv_layout (blocks of B: token t, element e at (t/B)*B*k_stride + e*B + t%B)
+ * v:   [len][dv] in kv_dtype, row stride v_stride elements (>= dv), likewise; v == k
+ *      (MLA absorbed: dv <= dk, the value the first dv elements of the key row) is read
+ *      in the key layout
  * out: o[group][dv] = softmax(scale * q k^T) v over the shard (0 when len == 0)
  *      lse[group]   = natural log of sum_j exp(scale * q.k_j) (-INFINITY when len == 0) */
 typedef struct hlx_attn_desc {
@@ -55,9 +58,11 @@ typedef struct hlx_attn_desc {
 } hlx_attn_desc_t;
 
 typedef struct hlx_kernels {
-    const char *name; /* "scalar", "avx2", "avx512" */
+    const char *name; /* "scalar", "avx2", "avx512", "amx" */
 
-    /* KV shard layout the attention entry below reads (all variants: blocks of 1 today). */
+    /* KV shard layout the attention entry below reads: avx512 keys in blocks of 32, values
+     * in rows ({32, 1}); scalar, avx2 and amx rows ({1, 1}). When v == k (MLA's absorbed
+     * form, the value the head of the key row) values are read in the key layout. */
     hlx_kv_layout_t kv_layout;
 
     /* Flash-decoding partial for one (request, KV head): see hlx_attn_desc_t. */
