@@ -73,7 +73,12 @@ int hlx_cmd_info(int argc, char **argv)
         printf("%s%s", names[i], i + 1 < n ? ", " : "");
     if (hlx_kernels_init(NULL, &k) == HLX_OK)
         printf(" (selected: %s)", k.name);
-    printf("\ndata dir:  %s\n", hlx_data_dir());
+    {
+        char why[2048];
+        hlx_kernels_explain(why, sizeof(why));
+        printf("\nkernel dispatch: %s", why);
+    }
+    printf("data dir:  %s\n", hlx_data_dir());
     hlx_comm_params_default(&cp);
     printf("transport: backend %s, operation deadline %.1f s\n", cp.backend, cp.timeout_s);
     for (i = 0; i < hlx_info_tables_fill(); i++) {

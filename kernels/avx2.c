@@ -110,41 +110,55 @@ static inline HLX_V hlx_v_exp(HLX_V x)
 
 #include "simd_tmpl.h"
 
-/* y[M][N] (+)= x[M][K] W[K][N] with bf16 W: rows streamed in order, 8 columns a vector,
- * scalar tail columns. */
+/* y[M][n0..n1) (+)= x[M][K] W[K][n0..n1) with bf16 W (row stride N): rows streamed in
+ * order, 8 columns a vector, scalar tail columns. */
 static void hlx_gemm_bf16_avx2(int M, int N, int K, const float *x, const uint16_t *w,
-                               float *y, int accumulate)
+                               float *y, int accumulate, int n0, int n1)
 {
     int m, kk, n;
 
     if (!accumulate)
-        memset(y, 0, sizeof(float) * (size_t)M * N);
+        hlx_gemm_zero_cols(M, N, y, n0, n1);
     for (m = 0; m < M; m++) {
         float *yr = y + (size_t)m * N;
         for (kk = 0; kk < K; kk++) {
             const uint16_t *wr = w + (size_t)kk * N;
             float a = x[(size_t)m * K + kk];
             __m256 av = _mm256_set1_ps(a);
-            for (n = 0; n + 8 <= N; n += 8) {
+            for (n = n0; n + 8 <= n1; n += 8) {
                 __m256 wv = _mm256_castsi256_ps(_mm256_slli_epi32(
                     _mm256_cvtepu16_epi32(_mm_loadu_si128((const __m128i *)(wr + n))), 16));
                 _mm256_storeu_ps(yr + n, _mm256_fmadd_ps(av, wv, _mm256_loadu_ps(yr + n)));
             }
-            for (; n < N; n++)
+            for (; n < n1; n++)
                 yr[n] += a * hlx_bf16_to_f32(wr[n]);
         }
     }
 }
 
+static void hlx_gemm_cols_avx2(int M, int N, int K, const float *x, const void *w,
+                               hlx_dtype_t w_dtype, float *y, int accumulate, int n0, int n1)
+{
+    if (n1 <= n0)
+        return;
+    if (w_dtype == HLX_DTYPE_BF16) {
+        hlx_gemm_bf16_avx2(M, N, K, x, (const uint16_t *)w, y, accumulate, n0, n1);
+        return;
+    }
+    if (w_dtype != HLX_DTYPE_F32) {
+        hlx_kernels_t ref;
+        hlx_kernels_reference(&ref);
+        ref.gemm_cols(M, N, K, x, w, w_dtype, y, accumulate, n0, n1);
+        return;
+    }
+    cblas_sgemm(CblasRowMajor, CblasNoTrans, CblasNoTrans, M, n1 - n0, K, 1.0f, x, K,
+                (const float *)w + n0, N, accumulate ? 1.0f : 0.0f, y + n0, N);
+}
+
 static void hlx_gemm_avx2(int M, int N, int K, const float *x, const void *w,
                           hlx_dtype_t w_dtype, float *y, int accumulate)
 {
-    if (w_dtype == HLX_DTYPE_BF16) {
-        hlx_gemm_bf16_avx2(M, N, K, x, (const uint16_t *)w, y, accumulate);
-        return;
-    }
-    cblas_sgemm(CblasRowMajor, CblasNoTrans, CblasNoTrans, M, N, K, 1.0f, x, K,
-                (const float *)w, N, accumulate ? 1.0f : 0.0f, y, N);
+    hlx_gemm_cols_avx2(M, N, K, x, w, w_dtype, y, accumulate, 0, N);
 }
 
 void hlx_kernels_avx2(hlx_kernels_t *k)
@@ -156,6 +170,7 @@ void hlx_kernels_avx2(hlx_kernels_t *k)
     k->rmsnorm = hlx_rmsnorm_avx2;
     k->swiglu  = hlx_swiglu_avx2;
     k->gemm    = hlx_gemm_avx2;
+    k->gemm_cols = hlx_gemm_cols_avx2;
 }
 
 /* Machine probes for the roofline (see probe.c). */

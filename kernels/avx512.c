@@ -90,7 +90,6 @@ static inline HLX_V hlx_v_exp(HLX_V x)
 {
     const HLX_V lo = _mm512_set1_ps(-87.3f), hi = _mm512_set1_ps(88.3f);
     HLX_V n, r, p;
-    __m512i ei;
 
     x = _mm512_min_ps(_mm512_max_ps(x, lo), hi); /* also maps -inf to lo */
     n = _mm512_roundscale_ps(_mm512_mul_ps(x, _mm512_set1_ps(1.44269504088896341f)),
@@ -105,9 +104,64 @@ static inline HLX_V hlx_v_exp(HLX_V x)
     p = _mm512_fmadd_ps(p, r, _mm512_set1_ps(0.5f));
     p = _mm512_fmadd_ps(p, r, _mm512_set1_ps(1.0f));
     p = _mm512_fmadd_ps(p, r, _mm512_set1_ps(1.0f));
-    ei = _mm512_slli_epi32(_mm512_add_epi32(_mm512_cvtps_epi32(n), _mm512_set1_epi32(127)), 23);
-    return _mm512_mul_ps(p, _mm512_castsi512_ps(ei));
+    return _mm512_scalef_ps(p, n); /* p * 2^n in one op, exact as the multiply it replaces */
 }
+
+/* fp8 e4m3 magnitudes (7 bits) -> the high and low bytes of the equal bf16 (exact: e4m3
+ * has 3 mantissa bits, its subnormals m * 2^-9 are bf16 normals; 0x7f is NaN 0x7fc0). */
+static const uint8_t hlx_fp8_bf16_hi[128] __attribute__((aligned(64))) = {
+        0x00, 0x3b, 0x3b, 0x3b, 0x3c, 0x3c, 0x3c, 0x3c, 0x3c, 0x3c, 0x3c, 0x3c, 0x3c, 0x3c, 0x3c, 0x3c,
+        0x3d, 0x3d, 0x3d, 0x3d, 0x3d, 0x3d, 0x3d, 0x3d, 0x3d, 0x3d, 0x3d, 0x3d, 0x3d, 0x3d, 0x3d, 0x3d,
+        0x3e, 0x3e, 0x3e, 0x3e, 0x3e, 0x3e, 0x3e, 0x3e, 0x3e, 0x3e, 0x3e, 0x3e, 0x3e, 0x3e, 0x3e, 0x3e,
+        0x3f, 0x3f, 0x3f, 0x3f, 0x3f, 0x3f, 0x3f, 0x3f, 0x3f, 0x3f, 0x3f, 0x3f, 0x3f, 0x3f, 0x3f, 0x3f,
+        0x40, 0x40, 0x40, 0x40, 0x40, 0x40, 0x40, 0x40, 0x40, 0x40, 0x40, 0x40, 0x40, 0x40, 0x40, 0x40,
+        0x41, 0x41, 0x41, 0x41, 0x41, 0x41, 0x41, 0x41, 0x41, 0x41, 0x41, 0x41, 0x41, 0x41, 0x41, 0x41,
+        0x42, 0x42, 0x42, 0x42, 0x42, 0x42, 0x42, 0x42, 0x42, 0x42, 0x42, 0x42, 0x42, 0x42, 0x42, 0x42,
+        0x43, 0x43, 0x43, 0x43, 0x43, 0x43, 0x43, 0x43, 0x43, 0x43, 0x43, 0x43, 0x43, 0x43, 0x43, 0x7f,
+};
+static const uint8_t hlx_fp8_bf16_lo[128] __attribute__((aligned(64))) = {
+        0x00, 0x00, 0x80, 0xc0, 0x00, 0x20, 0x40, 0x60, 0x80, 0x90, 0xa0, 0xb0, 0xc0, 0xd0, 0xe0, 0xf0,
+        0x00, 0x10, 0x20, 0x30, 0x40, 0x50, 0x60, 0x70, 0x80, 0x90, 0xa0, 0xb0, 0xc0, 0xd0, 0xe0, 0xf0,
+        0x00, 0x10, 0x20, 0x30, 0x40, 0x50, 0x60, 0x70, 0x80, 0x90, 0xa0, 0xb0, 0xc0, 0xd0, 0xe0, 0xf0,
+        0x00, 0x10, 0x20, 0x30, 0x40, 0x50, 0x60, 0x70, 0x80, 0x90, 0xa0, 0xb0, 0xc0, 0xd0, 0xe0, 0xf0,
+        0x00, 0x10, 0x20, 0x30, 0x40, 0x50, 0x60, 0x70, 0x80, 0x90, 0xa0, 0xb0, 0xc0, 0xd0, 0xe0, 0xf0,
+        0x00, 0x10, 0x20, 0x30, 0x40, 0x50, 0x60, 0x70, 0x80, 0x90, 0xa0, 0xb0, 0xc0, 0xd0, 0xe0, 0xf0,
+        0x00, 0x10, 0x20, 0x30, 0x40, 0x50, 0x60, 0x70, 0x80, 0x90, 0xa0, 0xb0, 0xc0, 0xd0, 0xe0, 0xf0,
+        0x00, 0x10, 0x20, 0x30, 0x40, 0x50, 0x60, 0x70, 0x80, 0x90, 0xa0, 0xb0, 0xc0, 0xd0, 0xe0, 0xc0,
+};
+
+/* 64 fp8 bytes -> 64 bf16 words by two byte-table lookups (AVX512_VBMI vpermi2b, 128
+ * entries each: the sign bit is ignored by the lookup and put back by one ternary op),
+ * then interleaved: *a holds elements [0-7, 16-23, 8-15, 24-31], *b the same of 32-63.
+ * About 2.5 ops per 32 elements instead of 11 for the arithmetic widening. */
+static inline __attribute__((target("avx512vbmi"))) void hlx_fp8t_words(__m512i x, __m512i *a,
+                                                                       __m512i *b)
+{
+    const __m512i h0 = _mm512_load_si512((const void *)hlx_fp8_bf16_hi);
+    const __m512i h1 = _mm512_load_si512((const void *)(hlx_fp8_bf16_hi + 64));
+    const __m512i l0 = _mm512_load_si512((const void *)hlx_fp8_bf16_lo);
+    const __m512i l1 = _mm512_load_si512((const void *)(hlx_fp8_bf16_lo + 64));
+    __m512i hi = _mm512_permutex2var_epi8(h0, x, h1), lo = _mm512_permutex2var_epi8(l0, x, l1);
+    __m512i w0, w1;
+
+    hi = _mm512_ternarylogic_epi32(hi, x, _mm512_set1_epi8((char)0x80), 0xf8); /* hi | x & 80 */
+    w0 = _mm512_unpacklo_epi8(lo, hi);
+    w1 = _mm512_unpackhi_epi8(lo, hi);
+    *a = _mm512_shuffle_i64x2(w0, w1, _MM_SHUFFLE(1, 0, 1, 0));
+    *b = _mm512_shuffle_i64x2(w0, w1, _MM_SHUFFLE(3, 2, 3, 2));
+}
+
+/* 32 fp8 value elements (P.V rows, KV type 3) -> two vectors in the order of
+ * hlx_fp8t_words' *a, even and odd words (lane j: elements t(j), t(j) + 1). */
+static inline __attribute__((target("avx512vbmi"))) void hlx_v_pair_fp8t(const uint8_t *p,
+                                                                        HLX_V *lo, HLX_V *hi)
+{
+    __m512i a, b;
+    hlx_fp8t_words(_mm512_castsi256_si512(_mm256_loadu_si256((const __m256i *)p)), &a, &b);
+    *lo = _mm512_castsi512_ps(_mm512_slli_epi32(a, 16));
+    *hi = _mm512_castsi512_ps(_mm512_and_si512(a, _mm512_set1_epi32((int)0xffff0000u)));
+}
+#define HLX_V_PAIR_FP8T 1
 
 #ifdef HLX_HAVE_AMX
 /* AMX tile path for bf16 KV (variant "amx"): 32 tokens per block, q of up to 8 heads as B
@@ -121,6 +175,387 @@ static void hlx_amx_run(int G, const hlx_attn_desc_t *d, const uint16_t *qb, con
 #endif
 
 #include "simd_tmpl.h"
+
+/* Blocked-key path (the avx512 variant's layout, k_block 32): keys stored per block of 32
+ * tokens with the token index innermost ([block][dk][32]), so one 64-byte load (bf16) holds
+ * dimension e of 32 tokens, and the scores of 32 tokens accumulate in two vectors per head
+ * by FMAs with q[g][e] broadcast: no horizontal sums, no widening of q. Values stay in
+ * rows (v_block 1) for the P.V above; when v == k (MLA absorbed: the value is the head of
+ * the key row), the value rows of a block are unpacked to fp32 rows on the stack first. */
+#define HLX_KB 32
+
+/* The 32 keys' dimension e: bf16 as even / odd tokens (shift, mask), f32 and fp8 as tokens
+ * 0-15 / 16-31. */
+static inline __attribute__((always_inline)) void hlx_kb_load(const int BF, const char *kb, int e,
+                                                              __m512 *k0, __m512 *k1)
+{
+    if (BF == 1) {
+        __m512i x = _mm512_loadu_si512((const void *)(kb + (size_t)e * 64));
+        *k0 = _mm512_castsi512_ps(_mm512_slli_epi32(x, 16));
+        *k1 = _mm512_castsi512_ps(_mm512_and_si512(x, _mm512_set1_epi32((int)0xffff0000u)));
+    } else if (BF == 2) {
+        *k0 = hlx_v_fp8_16((const uint8_t *)kb + (size_t)e * 32);
+        *k1 = hlx_v_fp8_16((const uint8_t *)kb + (size_t)e * 32 + 16);
+    } else {
+        *k0 = _mm512_loadu_ps((const float *)kb + (size_t)e * 32);
+        *k1 = _mm512_loadu_ps((const float *)kb + (size_t)e * 32 + 16);
+    }
+}
+
+/* Scores of one block for G heads into sc ([g][2][16], unscaled; bf16: even, odd tokens). */
+static inline __attribute__((always_inline)) void
+hlx_kb_scores(const int G, const int BF, const int dk, const float *q, const char *kb, float *sc,
+              const char *pfs)
+{
+    __m512 a0[8], a1[8];
+    int e, g;
+
+    _Pragma("GCC unroll 8") for (g = 0; g < G; g++) a0[g] = a1[g] = _mm512_setzero_ps();
+    if (BF == 3) { /* fp8 by table lookups: two dimensions (64 bytes) per step */
+        _Pragma("GCC unroll 2") for (e = 0; e < dk; e += 2) {
+            __m512i wa, wb;
+            __m512 k0, k1, k2, k3;
+            if (pfs != NULL && (e & 7) == 0)
+                _mm_prefetch(pfs + (size_t)(e >> 3) * 64, _MM_HINT_T0);
+            hlx_fp8t_words(_mm512_loadu_si512((const void *)(kb + (size_t)e * 32)), &wa, &wb);
+            k0 = _mm512_castsi512_ps(_mm512_slli_epi32(wa, 16));
+            k1 = _mm512_castsi512_ps(_mm512_and_si512(wa, _mm512_set1_epi32((int)0xffff0000u)));
+            k2 = _mm512_castsi512_ps(_mm512_slli_epi32(wb, 16));
+            k3 = _mm512_castsi512_ps(_mm512_and_si512(wb, _mm512_set1_epi32((int)0xffff0000u)));
+            _Pragma("GCC unroll 8") for (g = 0; g < G; g++) {
+                const __m512 qa = _mm512_set1_ps(q[(size_t)g * dk + e]);
+                const __m512 qb = _mm512_set1_ps(q[(size_t)g * dk + e + 1]);
+                a0[g] = _mm512_fmadd_ps(qa, k0, a0[g]);
+                a1[g] = _mm512_fmadd_ps(qa, k1, a1[g]);
+                a0[g] = _mm512_fmadd_ps(qb, k2, a0[g]);
+                a1[g] = _mm512_fmadd_ps(qb, k3, a1[g]);
+            }
+        }
+        goto store;
+    }
+    _Pragma("GCC unroll 4") for (e = 0; e < dk; e++) {
+        __m512 k0, k1;
+        if (pfs != NULL && (e & 7) == 0) /* one line per 8 dimensions (see hlx_attn_kb) */
+            _mm_prefetch(pfs + (size_t)(e >> 3) * 64, _MM_HINT_T0);
+        hlx_kb_load(BF, kb, e, &k0, &k1);
+        _Pragma("GCC unroll 8") for (g = 0; g < G; g++) {
+            const __m512 qb = _mm512_set1_ps(q[(size_t)g * dk + e]);
+            a0[g] = _mm512_fmadd_ps(qb, k0, a0[g]);
+            a1[g] = _mm512_fmadd_ps(qb, k1, a1[g]);
+        }
+    }
+store:
+    _Pragma("GCC unroll 8") for (g = 0; g < G; g++) {
+        _mm512_store_ps(sc + 32 * g, a0[g]);
+        _mm512_store_ps(sc + 32 * g + 16, a1[g]);
+    }
+}
+
+/* One step of the block pipeline for a head chunk (G <= 8): the online softmax of the
+ * current block of nt tokens (its scores in sc, computed one step earlier; nt 0: none),
+ * then the scores of the next block kn (when not NULL) into sc, then the P.V of the current
+ * block (value rows vr, vsb bytes apart, type VBF). The next block's FMAs do not depend on
+ * the softmax, so the core runs them while the softmax's long dependency chains (trees,
+ * exponentials) complete, instead of waiting for them before the P.V. */
+static inline __attribute__((always_inline)) void
+hlx_kb_body(const int G, const int BF, const int VBF, const int D, const hlx_attn_desc_t *d,
+            const float *q, const char *kn, float *sc, int nt, const char *vr, size_t vsb,
+            float *m, float *s, float *o, const char *pfk, const char *pfv, size_t pfstep)
+{
+    const int dk = D ? D : d->dk, dv = D ? D : d->dv;
+    /* score lanes back to token order (tokens 0-15, 16-31): bf16 even/odd, fp8 by tables
+     * even/odd of [0-7, 16-23, 8-15, 24-31] */
+    const __m512i ilo = BF == 3 ? _mm512_set_epi32(27, 11, 26, 10, 25, 9, 24, 8, 19, 3, 18, 2,
+                                                   17, 1, 16, 0)
+                                : _mm512_set_epi32(23, 7, 22, 6, 21, 5, 20, 4, 19, 3, 18, 2, 17,
+                                                   1, 16, 0);
+    const __m512i ihi = BF == 3 ? _mm512_set_epi32(31, 15, 30, 14, 29, 13, 28, 12, 23, 7, 22, 6,
+                                                   21, 5, 20, 4)
+                                : _mm512_set_epi32(31, 15, 30, 14, 29, 13, 28, 12, 27, 11, 26,
+                                                   10, 25, 9, 24, 8);
+    /* token of lane j of the first score vector (the second: + 1) for BF 3 */
+    const __m512i tok3 = _mm512_set_epi32(30, 28, 26, 24, 14, 12, 10, 8, 22, 20, 18, 16, 6, 4,
+                                          2, 0);
+    float p[8 * HLX_KB] __attribute__((aligned(64)));
+    float mv[16] __attribute__((aligned(64))), cv[16] __attribute__((aligned(64)));
+    __m512 a0[8], a1[8], red[16], mnew, corr;
+    const __m512 scale = _mm512_set1_ps(d->scale), ninf = _mm512_set1_ps(-INFINITY);
+    __mmask16 m0, m1;
+    int g;
+
+    if (nt > 0) {
+        /* tokens past nt: -inf by a blend (their key memory may hold anything, NaN too) */
+        if (BF == 3) {
+            m0 = _mm512_cmplt_epi32_mask(tok3, _mm512_set1_epi32(nt));
+            m1 = _mm512_cmplt_epi32_mask(tok3, _mm512_set1_epi32(nt - 1));
+        } else if (BF == 1) { /* lane j: tokens 2j, 2j + 1 */
+            m0 = nt >= 32 ? (__mmask16)0xffff : (__mmask16)((1u << ((nt + 1) / 2)) - 1u);
+            m1 = nt >= 32 ? (__mmask16)0xffff : (__mmask16)((1u << (nt / 2)) - 1u);
+        } else {
+            m0 = nt >= 16 ? (__mmask16)0xffff : (__mmask16)((1u << nt) - 1u);
+            m1 = nt >= 32 ? (__mmask16)0xffff
+                          : nt <= 16 ? 0 : (__mmask16)((1u << (nt - 16)) - 1u);
+        }
+        _Pragma("GCC unroll 8") for (g = 0; g < G; g++) {
+            a0[g] = _mm512_mask_mul_ps(ninf, m0, _mm512_load_ps(sc + 32 * g), scale);
+            a1[g] = _mm512_mask_mul_ps(ninf, m1, _mm512_load_ps(sc + 32 * g + 16), scale);
+            red[g] = _mm512_max_ps(a0[g], a1[g]);
+        }
+        for (g = G; g < 16; g++)
+            red[g] = red[0];
+        {
+            const __mmask16 gm = (__mmask16)((1u << G) - 1u);
+            const __m512 mold = _mm512_maskz_loadu_ps(gm, m);
+            mnew = _mm512_max_ps(hlx_v_hmax(red), mold);
+            /* m = -inf before the first token: corr is then tiny and multiplies o = 0, s = 0 */
+            corr = hlx_v_exp(_mm512_sub_ps(mold, mnew));
+        }
+        _mm512_store_ps(mv, mnew);
+        _mm512_store_ps(cv, corr);
+        _Pragma("GCC unroll 8") for (g = 0; g < G; g++) {
+            const __m512 mg = _mm512_set1_ps(mv[g]);
+            __m512 e0 = hlx_v_exp(_mm512_sub_ps(a0[g], mg));
+            __m512 e1 = hlx_v_exp(_mm512_sub_ps(a1[g], mg));
+            red[g] = _mm512_add_ps(e0, e1);
+            if (BF == 1 || BF == 3) {
+                _mm512_store_ps(p + g * HLX_KB, _mm512_permutex2var_ps(e0, ilo, e1));
+                _mm512_store_ps(p + g * HLX_KB + 16, _mm512_permutex2var_ps(e0, ihi, e1));
+            } else {
+                _mm512_store_ps(p + g * HLX_KB, e0);
+                _mm512_store_ps(p + g * HLX_KB + 16, e1);
+            }
+        }
+        for (g = G; g < 16; g++)
+            red[g] = red[0];
+        {
+            const __mmask16 gm = (__mmask16)((1u << G) - 1u);
+            _mm512_mask_storeu_ps(s, gm, _mm512_fmadd_ps(_mm512_maskz_loadu_ps(gm, s), corr,
+                                                          hlx_v_hsum(red)));
+            _mm512_mask_storeu_ps(m, gm, mnew);
+        }
+    }
+    if (kn != NULL) /* several chunks: pfk is this chunk's share of the next block, pfv NULL */
+        hlx_kb_scores(G, BF, dk, q, kn, sc, pfv == NULL ? pfk : NULL);
+    if (nt > 0)
+        hlx_pv_avx512(G, VBF, 2, p, cv, dv, vr, vsb, nt, o, pfv ? pfk : NULL, pfv, pfstep);
+}
+
+typedef void (*hlx_kb_fn)(const hlx_attn_desc_t *, const float *, const char *, float *, int,
+                          const char *, size_t, float *, float *, float *, const char *,
+                          const char *, size_t);
+#define HLX_KB_DEF(n, bf, vbf, D) \
+    static __attribute__((noinline)) void hlx_kb_##n##_##bf##_##vbf##_##D( \
+        const hlx_attn_desc_t *d, const float *q, const char *kn, float *sc, int nt, \
+        const char *vr, size_t vsb, float *m, float *s, float *o, const char *pfk, \
+        const char *pfv, size_t pfstep) \
+    { \
+        hlx_kb_body(n, bf, vbf, D, d, q, kn, sc, nt, vr, vsb, m, s, o, pfk, pfv, pfstep); \
+    }
+#define HLX_KB_DEF_G(bf, vbf) \
+    HLX_KB_DEF(1, bf, vbf, 0) HLX_KB_DEF(2, bf, vbf, 0) HLX_KB_DEF(3, bf, vbf, 0) \
+    HLX_KB_DEF(4, bf, vbf, 0) HLX_KB_DEF(5, bf, vbf, 0) HLX_KB_DEF(6, bf, vbf, 0) \
+    HLX_KB_DEF(7, bf, vbf, 0) HLX_KB_DEF(8, bf, vbf, 0)
+HLX_KB_DEF_G(0, 0) HLX_KB_DEF_G(1, 1) HLX_KB_DEF_G(2, 2) HLX_KB_DEF_G(1, 0) HLX_KB_DEF_G(2, 0)
+HLX_KB_DEF(8, 0, 0, 128) HLX_KB_DEF(8, 1, 1, 128) HLX_KB_DEF(8, 2, 2, 128)
+/* fp8 by table lookups: entered only where the CPU has AVX512_VBMI (hlx_kb_fp8t) */
+#define HLX_KB_DEF_T(n, D) \
+    static __attribute__((noinline, target("avx512vbmi"))) void hlx_kb_##n##_3_3_##D( \
+        const hlx_attn_desc_t *d, const float *q, const char *kn, float *sc, int nt, \
+        const char *vr, size_t vsb, float *m, float *s, float *o, const char *pfk, \
+        const char *pfv, size_t pfstep) \
+    { \
+        hlx_kb_body(n, 3, 3, D, d, q, kn, sc, nt, vr, vsb, m, s, o, pfk, pfv, pfstep); \
+    }
+HLX_KB_DEF_T(1, 0) HLX_KB_DEF_T(2, 0) HLX_KB_DEF_T(3, 0) HLX_KB_DEF_T(4, 0)
+HLX_KB_DEF_T(5, 0) HLX_KB_DEF_T(6, 0) HLX_KB_DEF_T(7, 0) HLX_KB_DEF_T(8, 0)
+HLX_KB_DEF_T(8, 128)
+static int hlx_kb_fp8t; /* set at init: the CPU has AVX512_VBMI */
+#define HLX_KB_ROW(bf, vbf) \
+    { hlx_kb_1_##bf##_##vbf##_0, hlx_kb_2_##bf##_##vbf##_0, hlx_kb_3_##bf##_##vbf##_0, \
+      hlx_kb_4_##bf##_##vbf##_0, hlx_kb_5_##bf##_##vbf##_0, hlx_kb_6_##bf##_##vbf##_0, \
+      hlx_kb_7_##bf##_##vbf##_0, hlx_kb_8_##bf##_##vbf##_0 }
+/* [key type][values: 0 rows of the key type, 1 fp32 rows unpacked from the key blocks] */
+static const hlx_kb_fn hlx_kb_tab[4][2][8] = {
+    { HLX_KB_ROW(0, 0), HLX_KB_ROW(0, 0) },
+    { HLX_KB_ROW(1, 1), HLX_KB_ROW(1, 0) },
+    { HLX_KB_ROW(2, 2), HLX_KB_ROW(2, 0) },
+    { HLX_KB_ROW(3, 3), HLX_KB_ROW(2, 0) }, /* v == k takes type 2 */
+};
+static const hlx_kb_fn hlx_kb_tab128[4] = { hlx_kb_8_0_0_128, hlx_kb_8_1_1_128, hlx_kb_8_2_2_128,
+                                            hlx_kb_8_3_3_128 };
+
+/* 16 x 16 fp32 transpose of rows r[i] (in registers) into c (16 rows, cs floats apart). */
+static inline void hlx_tr16(__m512 *r, float *c, size_t cs)
+{
+    __m512 t[16];
+    int i;
+
+    for (i = 0; i < 8; i++) {
+        t[2 * i]     = _mm512_unpacklo_ps(r[2 * i], r[2 * i + 1]);
+        t[2 * i + 1] = _mm512_unpackhi_ps(r[2 * i], r[2 * i + 1]);
+    }
+    for (i = 0; i < 4; i++) {
+        __m512d a = _mm512_castps_pd(t[4 * i]), b = _mm512_castps_pd(t[4 * i + 2]);
+        __m512d a2 = _mm512_castps_pd(t[4 * i + 1]), b2 = _mm512_castps_pd(t[4 * i + 3]);
+        r[4 * i]     = _mm512_castpd_ps(_mm512_unpacklo_pd(a, b));
+        r[4 * i + 1] = _mm512_castpd_ps(_mm512_unpackhi_pd(a, b));
+        r[4 * i + 2] = _mm512_castpd_ps(_mm512_unpacklo_pd(a2, b2));
+        r[4 * i + 3] = _mm512_castpd_ps(_mm512_unpackhi_pd(a2, b2));
+    }
+    /* r[4i + j]: 128-bit lane L holds rows 4i..4i+3 of column 4L + j */
+    for (i = 0; i < 4; i++) {
+        __m512 x0 = _mm512_shuffle_f32x4(r[i], r[4 + i], _MM_SHUFFLE(2, 0, 2, 0));
+        __m512 x1 = _mm512_shuffle_f32x4(r[i], r[4 + i], _MM_SHUFFLE(3, 1, 3, 1));
+        __m512 y0 = _mm512_shuffle_f32x4(r[8 + i], r[12 + i], _MM_SHUFFLE(2, 0, 2, 0));
+        __m512 y1 = _mm512_shuffle_f32x4(r[8 + i], r[12 + i], _MM_SHUFFLE(3, 1, 3, 1));
+        /* column 4L + i for L = 0..3 */
+        _mm512_storeu_ps(c + (size_t)i * cs,
+                         _mm512_shuffle_f32x4(x0, y0, _MM_SHUFFLE(2, 0, 2, 0)));
+        _mm512_storeu_ps(c + (size_t)(8 + i) * cs,
+                         _mm512_shuffle_f32x4(x0, y0, _MM_SHUFFLE(3, 1, 3, 1)));
+        _mm512_storeu_ps(c + (size_t)(4 + i) * cs,
+                         _mm512_shuffle_f32x4(x1, y1, _MM_SHUFFLE(2, 0, 2, 0)));
+        _mm512_storeu_ps(c + (size_t)(12 + i) * cs,
+                         _mm512_shuffle_f32x4(x1, y1, _MM_SHUFFLE(3, 1, 3, 1)));
+    }
+}
+
+/* The first dv elements of the block's keys as fp32 rows vt[32][dv] (MLA's values). */
+static void hlx_kb_unblock(int BF, const char *kb, int dv, float *vt)
+{
+    int e, h, i;
+
+    for (e = 0; e < dv; e += 16) {
+        __m512 r[2][16];
+        for (i = 0; i < 16; i++) {
+            if (BF == 1) {
+                __m512i x = _mm512_loadu_si512((const void *)(kb + (size_t)(e + i) * 64));
+                r[0][i] = _mm512_castsi512_ps(_mm512_slli_epi32(
+                    _mm512_cvtepu16_epi32(_mm512_castsi512_si256(x)), 16));
+                r[1][i] = _mm512_castsi512_ps(_mm512_slli_epi32(
+                    _mm512_cvtepu16_epi32(_mm512_extracti64x4_epi64(x, 1)), 16));
+            } else {
+                hlx_kb_load(BF, kb, e + i, &r[0][i], &r[1][i]);
+            }
+        }
+        for (h = 0; h < 2; h++)
+            hlx_tr16(r[h], vt + (size_t)h * 16 * dv + e, (size_t)dv);
+    }
+}
+
+/* Attention over a shard whose keys are in 32-token blocks (hlx_kv_index with k_block 32;
+ * block b starts at element b * 32 * k_stride) and whose values are rows (or, v == k, the
+ * same blocks). Shapes off the vector path: the reference with the same layout. */
+static void hlx_attn_kb_avx512(const hlx_attn_desc_t *d)
+{
+    const int alias = d->v == d->k;
+    /* fp8: by table lookups where the CPU has AVX512_VBMI (not for v == k: its values are
+     * unpacked by the type-2 widening) */
+    const int BF = d->kv_dtype == HLX_DTYPE_BF16 ? 1
+                   : d->kv_dtype == HLX_DTYPE_FP8 ? (hlx_kb_fp8t && !alias ? 3 : 2) : 0;
+    const size_t es = HLX_ES(BF), kbb = HLX_KB * d->k_stride * es;
+    const size_t vsb = alias ? (size_t)d->dv * 4 : d->v_stride * es;
+    const int VA = alias && BF != 0; /* f32 keys unpack to f32 rows: table column 0 works */
+    float m[HLX_HMAX], s[HLX_HMAX];
+    float vt[HLX_KB * 512] __attribute__((aligned(64)));
+    float sc[HLX_HMAX * 32] __attribute__((aligned(64))); /* scores: [head][2][16] */
+    size_t pfstep, b, nblk = (d->len + HLX_KB - 1) / HLX_KB;
+    int h0, g0, g, e;
+
+    if (d->dk % 32 || d->dv % 32 || d->dk > 1024 || (alias && d->dv > 512) ||
+        (alias && d->dv > d->dk) ||
+        (d->kv_dtype != HLX_DTYPE_F32 && d->kv_dtype != HLX_DTYPE_BF16 &&
+         d->kv_dtype != HLX_DTYPE_FP8)) {
+        hlx_attn_ref_layout(d, HLX_KB, 1);
+        return;
+    }
+    {
+        const size_t span = kbb > HLX_KB * vsb ? kbb : HLX_KB * vsb;
+        const size_t steps = d->dv > 0 ? (size_t)d->dv : 1; /* (dv / 32) passes x 32 rows */
+        pfstep = ((span + steps - 1) / steps + 63) / 64 * 64;
+    }
+    for (h0 = 0; h0 < d->group; h0 += HLX_HMAX) {
+        const int H = d->group - h0 < HLX_HMAX ? d->group - h0 : HLX_HMAX;
+        float *oh = d->o + (size_t)h0 * d->dv;
+        for (g = 0; g < H; g++) {
+            m[g] = -INFINITY;
+            s[g] = 0.0f;
+        }
+        memset(oh, 0, sizeof(float) * (size_t)H * d->dv);
+        /* block pipeline per head chunk: the scores of block b + 1 are computed between
+         * the softmax and the P.V of block b (hlx_kb_body); with several chunks (MLA) the
+         * chunks take turns per block, each with its own score buffer, so a block's keys
+         * (and its unpacked values) are used by all chunks while in cache */
+        for (g0 = 0; g0 < H; g0 += 8) {
+            const int G = H - g0 < 8 ? H - g0 : 8;
+            if (nblk > 0)
+                hlx_kb_tab[BF][VA][G - 1](d, d->q + (size_t)(h0 + g0) * d->dk, d->k,
+                                          sc + (size_t)g0 * 32, 0, NULL, 0, m, s, oh, NULL,
+                                          NULL, 0);
+        }
+        for (b = 0; b < nblk; b++) {
+            const size_t j = b * HLX_KB;
+            const int nt = (int)(d->len - j < HLX_KB ? d->len - j : HLX_KB);
+            const char *kb = (const char *)d->k + b * kbb;
+            const char *kn = b + 1 < nblk ? kb + kbb : NULL;
+            const char *vr = alias ? (const char *)vt : (const char *)d->v + j * vsb;
+            /* one head chunk streams the shard: prefetch the keys of the block after next
+             * and the values of the next block, spread over the P.V steps (several chunks
+             * find the block in cache) */
+            const int pf = nt == HLX_KB && H <= 8 && b + 2 < nblk;
+            const char *pk = pf ? kb + 2 * kbb : NULL;
+            const char *pv = pf ? (alias ? kb + kbb : vr + HLX_KB * vsb) : NULL;
+            if (alias)
+                hlx_kb_unblock(BF, kb, d->dv, vt);
+            for (g0 = 0; g0 < H; g0 += 8) {
+                const int G = H - g0 < 8 ? H - g0 : 8;
+                const float *qg = d->q + (size_t)(h0 + g0) * d->dk;
+                float *og = oh + (size_t)g0 * d->dv;
+                float *scg = sc + (size_t)g0 * 32;
+                const char *pkc = pk, *pvc = pv;
+                /* several chunks (MLA: 16) are compute-bound but still stall on the next
+                 * block's first touch from DRAM (64K MLA tokens ran at half the in-cache
+                 * rate): chunk c prefetches its share of the block after next, one line
+                 * per 8 key dimensions of its score loop, the next block's keys first, then
+                 * its values (rows of the next block; none when v == k) */
+                if (H > 8 && b + 2 < nblk) {
+                    const size_t share = (size_t)d->dk / 8 * 64, at = (size_t)(g0 / 8) * share;
+                    const size_t vspan = alias ? 0 : HLX_KB * vsb;
+                    pvc = NULL;
+                    pkc = at < kbb ? kb + 2 * kbb + at
+                                   : at - kbb < vspan ? vr + 2 * HLX_KB * vsb + (at - kbb) : NULL;
+                }
+                if (G == 8 && !alias && d->dk == 128 && d->dv == 128)
+                    hlx_kb_tab128[BF](d, qg, kn, scg, nt, vr, vsb, m + g0, s + g0, og, pkc, pvc,
+                                      pfstep);
+                else
+                    hlx_kb_tab[BF][VA][G - 1](d, qg, kn, scg, nt, vr, vsb, m + g0, s + g0, og,
+                                              pkc, pvc, pfstep);
+            }
+        }
+        for (g = 0; g < H; g++) {
+            float *og = oh + (size_t)g * d->dv;
+            const float inv = d->len ? 1.0f / s[g] : 0.0f;
+            if ((BF == 1 || BF == 3) && !alias) { /* value rows widened out of order */
+                static const int8_t t3[16] = { 0, 2, 4, 6, 16, 18, 20, 22, 8, 10, 12, 14, 24,
+                                               26, 28, 30 };
+                float tmp[32];
+                int c;
+                for (c = 0; c < d->dv; c += 32) {
+                    for (e = 0; e < 16; e++) {
+                        const int t = BF == 3 ? t3[e] : 2 * e;
+                        tmp[t]     = og[c + e];
+                        tmp[t + 1] = og[c + 16 + e];
+                    }
+                    memcpy(og + c, tmp, sizeof(tmp));
+                }
+            }
+            for (e = 0; e < d->dv; e++)
+                og[e] *= inv;
+            d->lse[h0 + g] = d->len ? m[g] + logf(s[g]) : -INFINITY;
+        }
+    }
+}
 
 #ifdef HLX_HAVE_AMX
 /* 16 floats -> bf16 with round to nearest even, in the high half of each lane (low half
@@ -390,8 +825,9 @@ static void hlx_attn_amx(const hlx_attn_desc_t *d)
 void hlx_kernels_amx(hlx_kernels_t *k)
 {
     hlx_kernels_avx512(k);
-    k->name = "amx";
-    k->attn = hlx_attn_amx;
+    k->name      = "amx";
+    k->kv_layout = (hlx_kv_layout_t){ 1, 1 }; /* the tiles read key rows */
+    k->attn      = hlx_attn_amx;
 }
 #endif
 
@@ -408,16 +844,16 @@ static inline __m512 hlx_w16(const void *w, int bf, size_t i, __mmask16 mk)
  * sequential streams for the prefetchers); each 4x16 weight tile is widened once and
  * applied to every row of x, y accumulated in place (L1/L2 resident at decode widths). */
 static void hlx_gemm_w_avx512(int M, int N, int K, const float *x, const void *w, int bf,
-                              float *y, int accumulate)
+                              float *y, int accumulate, int n0, int n1)
 {
     int k0, n, m, ki;
 
     if (!accumulate)
-        memset(y, 0, sizeof(float) * (size_t)M * N);
+        hlx_gemm_zero_cols(M, N, y, n0, n1);
     for (k0 = 0; k0 < K; k0 += 4) {
         int kb = K - k0 < 4 ? K - k0 : 4;
-        for (n = 0; n < N; n += 16) {
-            __mmask16 mk = N - n >= 16 ? (__mmask16)0xffff : (__mmask16)((1u << (N - n)) - 1u);
+        for (n = n0; n < n1; n += 16) {
+            __mmask16 mk = n1 - n >= 16 ? (__mmask16)0xffff : (__mmask16)((1u << (n1 - n)) - 1u);
             __m512 wv[4];
             for (ki = 0; ki < 4; ki++)
                 wv[ki] = ki < kb ? hlx_w16(w, bf, (size_t)(k0 + ki) * N + n, mk)
@@ -450,12 +886,12 @@ static void hlx_gemm_w_avx512(int M, int N, int K, const float *x, const void *w
 /* The same product for wider x: blocks of 4 rows of x each stream W again, so y (4 rows)
  * stays in L1 instead of sweeping L2 once per 4 rows of W. */
 static void hlx_gemm_w_mblk_avx512(int M, int N, int K, const float *x, const void *w, int bf,
-                              float *y, int accumulate)
+                              float *y, int accumulate, int n0, int n1)
 {
     int m0, k0, n, mi, ki;
 
     if (!accumulate)
-        memset(y, 0, sizeof(float) * (size_t)M * N);
+        hlx_gemm_zero_cols(M, N, y, n0, n1);
     for (m0 = 0; m0 < M; m0 += 4) {
         int mb = M - m0 < 4 ? M - m0 : 4;
         for (k0 = 0; k0 < K; k0 += 4) {
@@ -465,9 +901,9 @@ static void hlx_gemm_w_mblk_avx512(int M, int N, int K, const float *x, const vo
                 for (ki = 0; ki < 4; ki++)
                     xb[mi][ki] = _mm512_set1_ps(mi < mb && ki < kb
                                                     ? x[(size_t)(m0 + mi) * K + k0 + ki] : 0.0f);
-            for (n = 0; n < N; n += 16) {
-                __mmask16 mk = N - n >= 16 ? (__mmask16)0xffff
-                                           : (__mmask16)((1u << (N - n)) - 1u);
+            for (n = n0; n < n1; n += 16) {
+                __mmask16 mk = n1 - n >= 16 ? (__mmask16)0xffff
+                                            : (__mmask16)((1u << (n1 - n)) - 1u);
                 __m512 wv[4];
                 for (ki = 0; ki < 4; ki++)
                     wv[ki] = ki < kb ? hlx_w16(w, bf, (size_t)(k0 + ki) * N + n, mk)
@@ -488,51 +924,61 @@ static void hlx_gemm_w_mblk_avx512(int M, int N, int K, const float *x, const vo
 
 /* Which GEMM where (measured, docs/kernels.md): bf16 weights always by hand (BLAS has no
  * fp32 x bf16 product): W read once up to 8 rows of x, 4-row blocks beyond; f32 weights:
- * OpenBLAS sgemv for one row (at read bandwidth, as the hand kernel), the hand kernel for
- * 2..8 rows (OpenBLAS sgemm packs its operands and reaches 3-16 GFLOP/s there), OpenBLAS
- * sgemm from 9 rows (its cache blocking wins from 16 rows on). */
-static void hlx_gemm_avx512(int M, int N, int K, const float *x, const void *w,
-                            hlx_dtype_t w_dtype, float *y, int accumulate)
+ * the hand kernel for 1..8 rows (one row: at read bandwidth as OpenBLAS sgemv, whose
+ * rounding changed with the column range of a thread split; OpenBLAS sgemm packs its
+ * operands and reaches 3-16 GFLOP/s at 2..8 rows), OpenBLAS sgemm from 9 rows (its cache
+ * blocking wins from 16 rows on). */
+static void hlx_gemm_cols_avx512(int M, int N, int K, const float *x, const void *w,
+                                 hlx_dtype_t w_dtype, float *y, int accumulate, int n0, int n1)
 {
+    if (n1 <= n0)
+        return;
     if (w_dtype == HLX_DTYPE_BF16) {
         if (M <= 8)
-            hlx_gemm_w_avx512(M, N, K, x, w, 1, y, accumulate);
+            hlx_gemm_w_avx512(M, N, K, x, w, 1, y, accumulate, n0, n1);
         else
-            hlx_gemm_w_mblk_avx512(M, N, K, x, w, 1, y, accumulate);
+            hlx_gemm_w_mblk_avx512(M, N, K, x, w, 1, y, accumulate, n0, n1);
         return;
     }
     if (w_dtype != HLX_DTYPE_F32) {
         hlx_kernels_t ref;
         hlx_kernels_reference(&ref);
-        ref.gemm(M, N, K, x, w, w_dtype, y, accumulate);
+        ref.gemm_cols(M, N, K, x, w, w_dtype, y, accumulate, n0, n1);
         return;
     }
-    if (M == 1)
-        cblas_sgemv(CblasRowMajor, CblasTrans, K, N, 1.0f, (const float *)w, N, x, 1,
-                    accumulate ? 1.0f : 0.0f, y, 1);
-    else if (M <= 8)
-        hlx_gemm_w_avx512(M, N, K, x, w, 0, y, accumulate);
+    if (M <= 8) /* by hand also for one row (as fast as sgemv, and column ranges round alike) */
+        hlx_gemm_w_avx512(M, N, K, x, w, 0, y, accumulate, n0, n1);
     else
-        cblas_sgemm(CblasRowMajor, CblasNoTrans, CblasNoTrans, M, N, K, 1.0f, x, K,
-                    (const float *)w, N, accumulate ? 1.0f : 0.0f, y, N);
+        cblas_sgemm(CblasRowMajor, CblasNoTrans, CblasNoTrans, M, n1 - n0, K, 1.0f, x, K,
+                    (const float *)w + n0, N, accumulate ? 1.0f : 0.0f, y + n0, N);
+}
+
+static void hlx_gemm_avx512(int M, int N, int K, const float *x, const void *w,
+                            hlx_dtype_t w_dtype, float *y, int accumulate)
+{
+    hlx_gemm_cols_avx512(M, N, K, x, w, w_dtype, y, accumulate, 0, N);
 }
 
 /* Hand-written f32-weight GEMV, kept for the benchmark's BLAS comparison. */
 void hlx_kernels_gemm_f32_hand_avx512(int M, int N, int K, const float *x, const float *w,
                                       float *y, int accumulate)
 {
-    hlx_gemm_w_avx512(M, N, K, x, w, 0, y, accumulate);
+    hlx_gemm_w_avx512(M, N, K, x, w, 0, y, accumulate, 0, N);
 }
 
 void hlx_kernels_avx512(hlx_kernels_t *k)
 {
     hlx_kernels_reference(k);
-    k->name    = "avx512";
-    k->attn    = hlx_attn_avx512;
+    k->name      = "avx512";
+    k->kv_layout = (hlx_kv_layout_t){ HLX_KB, 1 };
+    __builtin_cpu_init();
+    hlx_kb_fp8t = __builtin_cpu_supports("avx512vbmi");
+    k->attn      = hlx_attn_kb_avx512;
     k->merge   = hlx_merge_avx512;
     k->rmsnorm = hlx_rmsnorm_avx512;
     k->swiglu  = hlx_swiglu_avx512;
     k->gemm    = hlx_gemm_avx512;
+    k->gemm_cols = hlx_gemm_cols_avx512;
 }
 
 /* Machine probes for the roofline (see probe.c): n rounds of 16 independent FMA chains

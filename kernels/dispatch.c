@@ -5,9 +5,11 @@
 #endif
 #include "hlx_kernels_priv.h"
 
+#include <stdarg.h>
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
-#ifdef HLX_HAVE_AMX
+#if defined(HLX_HAVE_AMX)
 #include <cpuid.h>
 #include <sys/syscall.h>
 #include <unistd.h>
@@ -17,7 +19,11 @@ typedef struct hlx_kernels_variant {
     const char *name;
     int       (*supported)(void);
     void      (*fill)(hlx_kernels_t *k);
+    const char *needs; /* what supported() checks, for hlx_kernels_explain */
+    unsigned    kv_auto; /* KV types auto may pick it for (bits 1 << hlx_dtype_t) */
 } hlx_kernels_variant_t;
+
+#define HLX_KV_ALL 0xffffffffu
 
 static int hlx_cpu_any(void)
 {
@@ -57,19 +63,29 @@ static int hlx_cpu_amx(void)
 
 /* Worst to best; hlx_kernels_init(NULL) takes the last supported one. */
 static const hlx_kernels_variant_t hlx_kernels_variants[] = {
-    { "scalar", hlx_cpu_any, hlx_kernels_reference },
+    { "scalar", hlx_cpu_any, hlx_kernels_reference, "any CPU", HLX_KV_ALL },
 #ifdef HLX_HAVE_X86_VARIANTS
-    { "avx2", hlx_cpu_avx2, hlx_kernels_avx2 },
-    { "avx512", hlx_cpu_avx512, hlx_kernels_avx512 },
+    { "avx2", hlx_cpu_avx2, hlx_kernels_avx2, "avx2, fma", HLX_KV_ALL },
+    { "avx512", hlx_cpu_avx512, hlx_kernels_avx512, "avx2, fma, avx512f, avx512bw, avx512vl",
+      HLX_KV_ALL },
 #endif
 #ifdef HLX_HAVE_AMX
-    { "amx", hlx_cpu_amx, hlx_kernels_amx },
+    { "amx", hlx_cpu_amx, hlx_kernels_amx,
+      "avx512 plus amx-tile, amx-bf16 and the kernel's grant of the tile state (Linux 5.16+)",
+      /* its tiles read key rows, so f32 and fp8 KV would take the row kernel, slower than
+       * avx512's blocked keys: auto picks it for bf16 KV only */
+      1u << HLX_DTYPE_BF16 },
 #endif
 };
 
 #define HLX_NVARIANTS (sizeof(hlx_kernels_variants) / sizeof(hlx_kernels_variants[0]))
 
 hlx_status_t hlx_kernels_init(const char *name, hlx_kernels_t *k)
+{
+    return hlx_kernels_init_kv(name, HLX_DTYPE_BF16, k);
+}
+
+hlx_status_t hlx_kernels_init_kv(const char *name, hlx_dtype_t kv_dtype, hlx_kernels_t *k)
 {
     const hlx_kernels_variant_t *best = NULL;
     size_t i;
@@ -89,13 +105,116 @@ hlx_status_t hlx_kernels_init(const char *name, hlx_kernels_t *k)
             }
             continue;
         }
-        if (v->supported())
+        if (v->supported() && (v->kv_auto >> (unsigned)kv_dtype & 1u))
             best = v;
     }
     if (best == NULL)
         return HLX_ERR_UNSUPPORTED; /* a named variant that is not compiled in */
     best->fill(k);
     return HLX_OK;
+}
+
+/* snprintf that appends at *at and never runs past n. */
+static void hlx_kx_put(char *buf, size_t n, size_t *at, const char *fmt, ...)
+    __attribute__((format(printf, 4, 5)));
+static void hlx_kx_put(char *buf, size_t n, size_t *at, const char *fmt, ...)
+{
+    va_list ap;
+    int w;
+
+    if (*at >= n)
+        return;
+    va_start(ap, fmt);
+    w = vsnprintf(buf + *at, n - *at, fmt, ap);
+    va_end(ap);
+    if (w > 0)
+        *at = *at + (size_t)w < n ? *at + (size_t)w : n;
+}
+
+void hlx_kernels_init_error(const char *name, char *buf, size_t n)
+{
+    const char *names[8];
+    const char *src = "--kernels";
+    size_t i, m = hlx_kernels_list(names, 8), at = 0;
+
+    if (n == 0)
+        return;
+    buf[0] = '\0';
+    if (name == NULL || !strcmp(name, "auto")) {
+        const char *env = getenv("HELIX_KERNELS");
+        if (name == NULL && env != NULL && env[0] != '\0') {
+            name = env;
+            src = "HELIX_KERNELS";
+        }
+    }
+    hlx_kx_put(buf, n, &at, "%s%s%s: not a kernel variant this CPU runs (available: auto", src,
+               !strcmp(src, "HELIX_KERNELS") ? "=" : " ", name ? name : "auto");
+    for (i = 0; i < m && i < 8; i++)
+        hlx_kx_put(buf, n, &at, ", %s", names[i]);
+    hlx_kx_put(buf, n, &at, ")");
+}
+
+size_t hlx_kernels_explain(char *buf, size_t n)
+{
+    static const char *const feats[] = {
+        "sse4.2", "avx", "avx2", "fma", "f16c", "avx512f", "avx512bw", "avx512vl", "avx512dq",
+        "avx512bf16", "avx512vbmi", "avx512fp16",
+    };
+    const char *env = getenv("HELIX_KERNELS");
+    hlx_kernels_t k;
+    size_t i, at = 0;
+
+    if (n == 0)
+        return 0;
+    buf[0] = '\0';
+#if defined(__x86_64__) || defined(__i386__)
+    __builtin_cpu_init();
+    hlx_kx_put(buf, n, &at, "cpu features found:");
+#define HLX_KX_FEAT(f) \
+    if (!strcmp(feats[i], f) && __builtin_cpu_supports(f)) \
+        hlx_kx_put(buf, n, &at, " %s", f);
+    for (i = 0; i < sizeof(feats) / sizeof(feats[0]); i++) {
+        HLX_KX_FEAT("sse4.2") HLX_KX_FEAT("avx") HLX_KX_FEAT("avx2") HLX_KX_FEAT("fma")
+        HLX_KX_FEAT("f16c") HLX_KX_FEAT("avx512f") HLX_KX_FEAT("avx512bw")
+        HLX_KX_FEAT("avx512vl") HLX_KX_FEAT("avx512dq") HLX_KX_FEAT("avx512bf16")
+        HLX_KX_FEAT("avx512vbmi") HLX_KX_FEAT("avx512fp16")
+    }
+#undef HLX_KX_FEAT
+#ifdef HLX_HAVE_AMX
+    {
+        unsigned a, b, c, d;
+        if (__get_cpuid_count(7, 0, &a, &b, &c, &d)) {
+            if (d & (1u << 24))
+                hlx_kx_put(buf, n, &at, " amx-tile");
+            if (d & (1u << 22))
+                hlx_kx_put(buf, n, &at, " amx-bf16");
+        }
+    }
+#endif
+    hlx_kx_put(buf, n, &at, "\n");
+#else
+    (void)feats;
+#endif
+    for (i = 0; i < HLX_NVARIANTS; i++) {
+        const hlx_kernels_variant_t *v = &hlx_kernels_variants[i];
+        hlx_kx_put(buf, n, &at, "  %-7s %s (needs %s)\n", v->name,
+                   v->supported() ? "usable     " : "not usable ", v->needs);
+    }
+    if (env != NULL && env[0] != '\0' && strcmp(env, "auto") != 0)
+        hlx_kx_put(buf, n, &at, "selected: %s, named by HELIX_KERNELS=%s%s\n",
+                   hlx_kernels_init(NULL, &k) == HLX_OK ? k.name : "none", env,
+                   hlx_kernels_init(NULL, &k) == HLX_OK ? "" : " (not usable here)");
+    else {
+        static const hlx_dtype_t kv[] = { HLX_DTYPE_BF16, HLX_DTYPE_F32, HLX_DTYPE_FP8 };
+        hlx_kx_put(buf, n, &at, "selected: the last usable variant in the order above that "
+                   "auto takes for the KV type (HELIX_KERNELS or --kernels/--variant name "
+                   "another):");
+        for (i = 0; i < sizeof(kv) / sizeof(kv[0]); i++)
+            if (hlx_kernels_init_kv("auto", kv[i], &k) == HLX_OK)
+                hlx_kx_put(buf, n, &at, " %s KV %s%s", hlx_dtype_name(kv[i]), k.name,
+                           i + 1 < sizeof(kv) / sizeof(kv[0]) ? "," : "\n");
+    }
+    return at;
 }
 
 size_t hlx_kernels_list(const char **names, size_t max)

@@ -36,8 +36,11 @@ static inline size_t hlx_kv_index(int block, int d, size_t t, int e)
 
 /* Decode attention of one (request, KV head) over one KV shard.
  * q:   [group][dk] fp32, the query heads that share this KV head (GQA group; MLA: 128)
- * k:   [len][dk] in kv_dtype, row stride k_stride elements (>= dk)
- * v:   [len][dv] in kv_dtype, row stride v_stride elements (>= dv)
+ * k:   [len][dk] in kv_dtype, row stride k_stride elements (>= dk), in the variant's
+ *      kv_layout (blocks of B: token t, element e at (t/B)*B*k_stride + e*B + t%B)
+ * v:   [len][dv] in kv_dtype, row stride v_stride elements (>= dv), likewise; v == k
+ *      (MLA absorbed: dv <= dk, the value the first dv elements of the key row) is read
+ *      in the key layout
  * out: o[group][dv] = softmax(scale * q k^T) v over the shard (0 when len == 0)
  *      lse[group]   = natural log of sum_j exp(scale * q.k_j) (-INFINITY when len == 0) */
 typedef struct hlx_attn_desc {
@@ -55,9 +58,11 @@ typedef struct hlx_attn_desc {
 } hlx_attn_desc_t;
 
 typedef struct hlx_kernels {
-    const char *name; /* "scalar", "avx2", "avx512" */
+    const char *name; /* "scalar", "avx2", "avx512", "amx" */
 
-    /* KV shard layout the attention entry below reads (all variants: blocks of 1 today). */
+    /* KV shard layout the attention entry below reads: avx512 keys in blocks of 32, values
+     * in rows ({32, 1}); scalar, avx2 and amx rows ({1, 1}). When v == k (MLA's absorbed
+     * form, the value the head of the key row) values are read in the key layout. */
     hlx_kv_layout_t kv_layout;
 
     /* Flash-decoding partial for one (request, KV head): see hlx_attn_desc_t. */
@@ -83,6 +88,11 @@ typedef struct hlx_kernels {
      * accumulate = 0 overwrites y. */
     void (*gemm)(int M, int N, int K, const float *x, const void *w, hlx_dtype_t w_dtype,
                  float *y, int accumulate);
+
+    /* The same for output columns [n0, n1) only (W and y keep their row stride N): each
+     * thread of a pool takes a range (hlx_pool_gemm). Columns outside are not touched. */
+    void (*gemm_cols)(int M, int N, int K, const float *x, const void *w, hlx_dtype_t w_dtype,
+                      float *y, int accumulate, int n0, int n1);
 } hlx_kernels_t;
 
 /* Fills k with the best variant this CPU supports, or the named one ("scalar", "avx2",
@@ -90,11 +100,63 @@ typedef struct hlx_kernels {
  * name: HLX_ERR_UNSUPPORTED. */
 hlx_status_t hlx_kernels_init(const char *name, hlx_kernels_t *k);
 
+/* The same for a KV cache of kv_dtype: auto takes the best variant for that type (where
+ * AMX tiles exist, "amx" for bf16 KV; "avx512", whose keys are blocked, for f32 and fp8,
+ * which the tile variant would run on its row kernel). hlx_kernels_init = bf16. */
+hlx_status_t hlx_kernels_init_kv(const char *name, hlx_dtype_t kv_dtype, hlx_kernels_t *k);
+
+/* Why init failed for this name (NULL / "auto" / a variant), in one line naming where the
+ * bad value came from: "--kernels foo: ..." or "HELIX_KERNELS=foo: ...", with the variants
+ * this CPU runs. */
+void hlx_kernels_init_error(const char *name, char *buf, size_t n);
+
+/* The dispatch decision in text: the CPU features found, each variant usable or not with
+ * what it needs, and the one selected and why. Returns the length written (< n). */
+size_t hlx_kernels_explain(char *buf, size_t n);
+
 /* The C reference (always available). */
 void hlx_kernels_reference(hlx_kernels_t *k);
 
 /* Names of variants compiled in and supported by this CPU, best last. */
 size_t hlx_kernels_list(const char **names, size_t max);
+
+/* ---- Several cores per rank ----
+ * A persistent pool of T threads: created once (T - 1 new threads; the caller is thread 0),
+ * each pinned to cores[t] when cores is given (cores[0] pins the calling thread), never
+ * created per call. Calls on the pool come from one thread at a time (the rank's thread).
+ * Workers spin briefly between calls, then sleep; calls have no deadline (pure compute). */
+typedef struct hlx_pool hlx_pool_t;
+
+#define HLX_POOL_MAX 256
+
+/* nthreads in 1..HLX_POOL_MAX; cores: NULL or nthreads CPU numbers. HLX_ERR_INVALID for a
+ * bad count or core (also when the OS refuses the pinning), HLX_ERR_NOMEM. */
+hlx_status_t hlx_pool_create(int nthreads, const int *cores, hlx_pool_t **pool);
+void hlx_pool_destroy(hlx_pool_t *pool);
+int  hlx_pool_size(const hlx_pool_t *pool); /* NULL pool: 1 */
+
+/* fn(arg, t, T) on every thread t < T (t = 0 on the caller); returns when all returned. */
+void hlx_pool_run(hlx_pool_t *pool, void (*fn)(void *arg, int t, int nt), void *arg);
+
+/* Attention of one (request, KV head) over the pool: the shard is cut into T contiguous
+ * token ranges of whole 32-token blocks, each thread computes its partial (o_t, lse_t) with
+ * k->attn, then the caller merges them with k->merge (the exact LSE merge). d as for
+ * k->attn (KV in k's layout). work: hlx_pool_attn_work_floats() floats. T = 1 or a shard
+ * of at most one block: k->attn(d) itself. The result differs from one thread's only by
+ * the rounding of the split and the merge (fp32, a few ulp of o; --check's tolerance is
+ * far above it). */
+size_t hlx_pool_attn_work_floats(const hlx_pool_t *pool, const hlx_attn_desc_t *d);
+void   hlx_pool_attn(hlx_pool_t *pool, const hlx_kernels_t *k, const hlx_attn_desc_t *d,
+                     float *work);
+
+/* k->gemm over the pool: output columns cut into T ranges of whole 16-column groups, each
+ * thread k->gemm_cols on its range. Each column is computed as by one thread, so the
+ * results are identical for any T with the hand-written kernels (bf16 weights; f32 up to 8
+ * rows); OpenBLAS sgemm (f32, 9 rows and more) may round differently per range.
+ * N < 32 or T = 1: k->gemm. */
+void hlx_pool_gemm(hlx_pool_t *pool, const hlx_kernels_t *k, int M, int N, int K,
+                   const float *x, const void *w, hlx_dtype_t w_dtype, float *y,
+                   int accumulate);
 
 /* Memory for a KV cache or weights: 2 MiB aligned and advised into transparent huge pages
  * where the kernel allows (a 1M-token bf16 shard is 128K pages of 4 KiB otherwise), plain

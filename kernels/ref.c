@@ -8,11 +8,22 @@
 
 /* f32, bf16 and fp8 e4m3 elements (fp8 used to be read as f32 here). */
 
-static void hlx_ref_attn(const hlx_attn_desc_t *d)
+/* Element (token j, element e) of a shard in blocks of b tokens with row stride `stride`
+ * (b <= 1: rows). */
+static inline size_t hlx_ref_kv_at(int b, size_t stride, size_t j, int e)
+{
+    if (b <= 1)
+        return j * stride + (size_t)e;
+    return (j / (size_t)b) * (size_t)b * stride + (size_t)e * (size_t)b + j % (size_t)b;
+}
+
+void hlx_attn_ref_layout(const hlx_attn_desc_t *d, int kb, int vb)
 {
     int g, e;
     size_t j;
 
+    if (d->v == d->k)
+        vb = kb; /* MLA absorbed: the value is the head of the key row, in the key layout */
     for (g = 0; g < d->group; g++) {
         const float *q = d->q + (size_t)g * d->dk;
         float *o = d->o + (size_t)g * d->dv;
@@ -24,7 +35,7 @@ static void hlx_ref_attn(const hlx_attn_desc_t *d)
         for (j = 0; j < d->len; j++) {
             float dot = 0.0f, mnew, corr, p;
             for (e = 0; e < d->dk; e++)
-                dot += q[e] * hlx_dtype_load(d->k, d->kv_dtype, j * d->k_stride + (size_t)e);
+                dot += q[e] * hlx_dtype_load(d->k, d->kv_dtype, hlx_ref_kv_at(kb, d->k_stride, j, e));
             dot *= d->scale;
             mnew = dot > m ? dot : m;
             corr = expf(m - mnew);
@@ -32,7 +43,7 @@ static void hlx_ref_attn(const hlx_attn_desc_t *d)
             s    = s * corr + p;
             for (e = 0; e < d->dv; e++)
                 o[e] = o[e] * corr +
-                       p * hlx_dtype_load(d->v, d->kv_dtype, j * d->v_stride + (size_t)e);
+                       p * hlx_dtype_load(d->v, d->kv_dtype, hlx_ref_kv_at(vb, d->v_stride, j, e));
             m = mnew;
         }
         if (d->len == 0) {
@@ -43,6 +54,11 @@ static void hlx_ref_attn(const hlx_attn_desc_t *d)
             o[e] /= s;
         d->lse[g] = m + logf(s);
     }
+}
+
+static void hlx_ref_attn(const hlx_attn_desc_t *d)
+{
+    hlx_attn_ref_layout(d, 1, 1);
 }
 
 static void hlx_ref_merge(int nparts, int nheads, int dv, const float *o_parts,
@@ -116,24 +132,40 @@ static void hlx_ref_swiglu(float *y, const float *gate, const float *up, int n)
         y[i] = gate[i] / (1.0f + expf(-gate[i])) * up[i];
 }
 
-static void hlx_ref_gemm(int M, int N, int K, const float *x, const void *w,
-                         hlx_dtype_t w_dtype, float *y, int accumulate)
+/* Zeroes columns [n0, n1) of the M rows of y (row stride N). */
+void hlx_gemm_zero_cols(int M, int N, float *y, int n0, int n1)
+{
+    int i;
+    for (i = 0; i < M; i++)
+        memset(y + (size_t)i * N + n0, 0, sizeof(float) * (size_t)(n1 - n0));
+}
+
+static void hlx_ref_gemm_cols(int M, int N, int K, const float *x, const void *w,
+                              hlx_dtype_t w_dtype, float *y, int accumulate, int n0, int n1)
 {
     int i, j, kk;
 
+    if (n1 <= n0)
+        return;
     if (w_dtype == HLX_DTYPE_F32) {
-        cblas_sgemm(CblasRowMajor, CblasNoTrans, CblasNoTrans, M, N, K, 1.0f, x, K,
-                    (const float *)w, N, accumulate ? 1.0f : 0.0f, y, N);
+        cblas_sgemm(CblasRowMajor, CblasNoTrans, CblasNoTrans, M, n1 - n0, K, 1.0f, x, K,
+                    (const float *)w + n0, N, accumulate ? 1.0f : 0.0f, y + n0, N);
         return;
     }
     if (!accumulate)
-        memset(y, 0, sizeof(float) * (size_t)M * N);
+        hlx_gemm_zero_cols(M, N, y, n0, n1);
     for (i = 0; i < M; i++)
         for (kk = 0; kk < K; kk++) {
             float a = x[(size_t)i * K + kk];
-            for (j = 0; j < N; j++)
+            for (j = n0; j < n1; j++)
                 y[(size_t)i * N + j] += a * hlx_dtype_load(w, w_dtype, (size_t)kk * N + j);
         }
+}
+
+static void hlx_ref_gemm(int M, int N, int K, const float *x, const void *w,
+                         hlx_dtype_t w_dtype, float *y, int accumulate)
+{
+    hlx_ref_gemm_cols(M, N, K, x, w, w_dtype, y, accumulate, 0, N);
 }
 
 void hlx_kernels_reference(hlx_kernels_t *k)
@@ -146,4 +178,5 @@ void hlx_kernels_reference(hlx_kernels_t *k)
     k->rope    = hlx_ref_rope;
     k->swiglu  = hlx_ref_swiglu;
     k->gemm    = hlx_ref_gemm;
+    k->gemm_cols = hlx_ref_gemm_cols;
 }

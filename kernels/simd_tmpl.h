@@ -22,17 +22,23 @@
 #define HLX_HMAX 256        /* heads per pass: online-softmax state lives on the stack */
 
 /* Loads 2W KV elements starting at p as two vectors (bf16: even, odd). */
-/* BF is the KV type code: 0 f32, 1 bf16 (even/odd order), 2 fp8 e4m3 (natural order). */
+/* BF is the KV type code: 0 f32, 1 bf16 (even/odd order), 2 fp8 e4m3 (natural order),
+ * 3 fp8 e4m3 by table lookups (avx512.c, blocked path; its own element order). */
+#ifndef HLX_V_PAIR_FP8T /* KV type 3 (fp8 by table lookups) exists in avx512.c only */
+#define hlx_v_pair_fp8t hlx_v_pair_fp8
+#endif
 #define HLX_PAIR(BF, p, lo, hi) \
     do { \
-        if ((BF) == 1) \
+        if ((BF) == 3) \
+            hlx_v_pair_fp8t((const uint8_t *)(p), &(lo), &(hi)); \
+        else if ((BF) == 1) \
             hlx_v_pair_bf16((const uint16_t *)(p), &(lo), &(hi)); \
         else if ((BF) == 2) \
             hlx_v_pair_fp8((const uint8_t *)(p), &(lo), &(hi)); \
         else \
             hlx_v_pair_f32((const float *)(p), &(lo), &(hi)); \
     } while (0)
-#define HLX_ES(BF) ((BF) == 1 ? 2 : (BF) == 2 ? 1 : 4) /* bytes per KV element */
+#define HLX_ES(BF) ((BF) == 1 ? 2 : (BF) >= 2 ? 1 : 4) /* bytes per KV element */
 
 /* Scores of nt <= W tokens for G heads: sc[g][t] = q_g . k_t (unscaled), as G vectors. */
 static inline __attribute__((always_inline)) void
@@ -65,7 +71,8 @@ HLX_FN(hlx_qk)(const int G, const int BF, const float *qp, int dk, const char *k
 }
 
 /* o[g][c..] = o*corr[g] + sum_t p[g][t] v_t for G heads, nt tokens, all dv columns.
- * p is [g][W] (PT 0, head-major) or [t][GMAX] (PT 1, token-major, the AMX path). */
+ * p is [g][W] (PT 0, head-major), [t][GMAX] (PT 1, token-major, the AMX path) or [g][32]
+ * (PT 2, the blocked-key path of avx512.c). */
 static inline __attribute__((always_inline)) void
 HLX_FN(hlx_pv_body)(const int G, const int BF, const int PT, const int PF, const float *p,
                     const float *corr, int dv, const char *v, size_t vstride_b, int nt,
@@ -91,7 +98,8 @@ HLX_FN(hlx_pv_body)(const int G, const int BF, const int PT, const int PF, const
                 }
             }
             _Pragma("GCC unroll 8") for (g = 0; g < G; g++) {
-                HLX_V pg = hlx_v_set1(PT ? p[t * HLX_GMAX + g] : p[g * HLX_W + t]);
+                HLX_V pg = hlx_v_set1(PT == 2 ? p[g * 32 + t]
+                                      : PT ? p[t * HLX_GMAX + g] : p[g * HLX_W + t]);
                 a0[g] = hlx_v_fma(pg, v0, a0[g]);
                 a1[g] = hlx_v_fma(pg, v1, a1[g]);
             }

@@ -322,7 +322,8 @@ size_t hlx_backend_list(const char **names, size_t max)
     return n;
 }
 
-hlx_status_t hlx_backend_init(const char *name, const char *kernels, hlx_backend_t *be)
+hlx_status_t hlx_backend_init(const char *name, const char *kernels, hlx_dtype_t kv_dtype,
+                              hlx_backend_t *be)
 {
     size_t i, n = sizeof(hlx_backends) / sizeof(hlx_backends[0]);
     hlx_status_t st;
@@ -333,7 +334,7 @@ hlx_status_t hlx_backend_init(const char *name, const char *kernels, hlx_backend
             break;
     if (i == n)
         return HLX_ERR_INVALID;
-    st = hlx_kernels_init(kernels, &be->k);
+    st = hlx_kernels_init_kv(kernels, kv_dtype, &be->k);
     if (st != HLX_OK)
         return st;
     be->table = *hlx_backends[i];

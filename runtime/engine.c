@@ -530,16 +530,12 @@ static hlx_status_t hlx_engine_validate(hlx_engine_t *eng, char *err, size_t err
 static hlx_status_t hlx_engine_backend(hlx_engine_t *eng, char *err, size_t errlen)
 {
     const char *kern = strcmp(eng->cfg.kernels, "auto") ? eng->cfg.kernels : NULL;
-    hlx_status_t st = hlx_backend_init(NULL, kern, &eng->be);
+    hlx_status_t st = hlx_backend_init(NULL, kern, eng->kv_dtype, &eng->be);
 
     if (st != HLX_OK) {
-        const char *names[8];
-        size_t n = hlx_kernels_list(names, 8), i;
-        char list[128] = "auto";
-        for (i = 0; i < n; i++)
-            snprintf(list + strlen(list), sizeof(list) - strlen(list), ", %s", names[i]);
-        return hlx_engine_fail(err, errlen, HLX_ERR_INVALID, "--kernels %s: not a kernel variant "
-                               "this CPU runs (available: %s)", eng->cfg.kernels, list);
+        char why[256]; /* names --kernels or HELIX_KERNELS, whichever carried the value */
+        hlx_kernels_init_error(kern, why, sizeof(why));
+        return hlx_engine_fail(err, errlen, HLX_ERR_INVALID, "%s", why);
     }
     st = eng->be.ops->queue_create(&eng->be, &eng->q);
     if (st != HLX_OK)

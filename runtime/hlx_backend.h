@@ -116,9 +116,10 @@ struct hlx_backend {
 };
 
 /* Chooses a backend by name (NULL or "host": the host backend over the kernels variant
- * `kernels`, NULL = best). HLX_ERR_INVALID for an unknown backend, HLX_ERR_UNSUPPORTED
- * when the kernel variant does not run here. */
-hlx_status_t hlx_backend_init(const char *name, const char *kernels, hlx_backend_t *be);
+ * `kernels`, NULL = the best for a KV cache of kv_dtype). HLX_ERR_INVALID for an unknown
+ * backend, HLX_ERR_UNSUPPORTED when the kernel variant does not run here. */
+hlx_status_t hlx_backend_init(const char *name, const char *kernels, hlx_dtype_t kv_dtype,
+                              hlx_backend_t *be);
 void         hlx_backend_fini(hlx_backend_t *be);
 /* Points every NULL entry of ops at a stub returning HLX_ERR_UNSUPPORTED (memory free and
  * queue destroy: no-ops). hlx_backend_init applies it to the chosen backend's table. */

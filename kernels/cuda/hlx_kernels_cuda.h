@@ -23,6 +23,8 @@ int hlx_cuda_attn_splits(size_t len);
 
 /* Decode attention of one (request, KV head) over its shard, as hlx_kernels_t.attn:
  * KV split into nsplit chunks, each chunk's partial (o, lse) in work, then merged.
+ * KV in rows (hlx_kv_layout_t blocks of 1, the layout of the scalar and amx tables): a
+ * runtime with a CUDA path stores its device KV so, whatever the CPU variant uses.
  * kv_dtype f32, bf16 or fp8 e4m3; dk, dv <= 1024. stream: a cudaStream_t or NULL. */
 hlx_status_t hlx_cuda_attn(const hlx_attn_desc_t *d, int nsplit, float *work, void *stream);
 

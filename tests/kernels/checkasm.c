@@ -40,15 +40,29 @@ static void kt_report(const char *variant, const char *what, int ok, const char 
     fprintf(stderr, "\n");
 }
 
-static void kt_attn_case(const hlx_kernels_t *ref, const hlx_kernels_t *var, kt_rng_t *r,
-                         int group, int dk, int dv, size_t len, hlx_dtype_t t, double qamp)
+/* When set, the variant's attention runs split over this pool (hlx_pool_attn): the partials'
+ * merge adds its rounding, so the bound doubles. */
+static hlx_pool_t *kt_pool;
+
+/* One attention problem: the reference on rows, the variant on a copy in its KV layout
+ * (alias: MLA's absorbed form, v == k, the value the head of the key row). */
+static void kt_attn_case_x(const hlx_kernels_t *ref, const hlx_kernels_t *var, kt_rng_t *r,
+                           int group, int dk, int dv, size_t len, hlx_dtype_t t, double qamp,
+                           int alias)
 {
     kt_attn_t a;
+    hlx_attn_desc_t dl;
+    void *kl, *vl;
     float *o_ref, *l_ref;
+    const double tol = (kt_pool ? 2.0 : 1.0) * KT_TOL_ATTN;
     double *o64 = malloc(sizeof(double) * (size_t)dv);
     int g, e;
 
     kt_attn_make(r, &a, group, dk, dv, len, t, kt_int(r, 0, 1), qamp);
+    if (alias) {
+        a.d.v = a.d.k;
+        a.d.v_stride = a.d.k_stride;
+    }
     o_ref = malloc(sizeof(float) * (size_t)group * dv);
     l_ref = malloc(sizeof(float) * (size_t)group);
     ref->attn(&a.d);
@@ -57,7 +71,18 @@ static void kt_attn_case(const hlx_kernels_t *ref, const hlx_kernels_t *var, kt_
     /* poison the output: the variant must write every element */
     for (e = 0; e < group * dv; e++)
         a.o[e] = NAN;
-    var->attn(&a.d);
+    dl = a.d;
+    kl = kt_kv_relayout(a.d.k, t, a.d.k_stride, len, var->kv_layout.k_block);
+    vl = alias ? kl : kt_kv_relayout(a.d.v, t, a.d.v_stride, len, var->kv_layout.v_block);
+    dl.k = kl;
+    dl.v = vl;
+    if (kt_pool != NULL) {
+        float *work = malloc(sizeof(float) * hlx_pool_attn_work_floats(kt_pool, &dl));
+        hlx_pool_attn(kt_pool, var, &dl, work);
+        free(work);
+    } else {
+        var->attn(&dl);
+    }
     for (g = 0; g < group; g++) {
         double l64, S = len ? kt_attn_f64(&a.d, g, o64, &l64) : 0.0, err = 0.0, lerr;
         for (e = 0; e < dv; e++) {
@@ -71,17 +96,27 @@ static void kt_attn_case(const hlx_kernels_t *ref, const hlx_kernels_t *var, kt_
         }
         lerr = fabs((double)l_ref[g] - a.lse[g]);
         kt_report(var->name, "attn",
-                  err <= KT_TOL_ATTN * S && lerr <= KT_TOL_ATTN * fmax(1.0, fabs(l_ref[g])),
-                  "group %d dk %d dv %d len %zu %s head %d: o err %.3g (S %.3g) lse %.9g vs "
-                  "%.9g", group, dk, dv, len, hlx_dtype_name(t), g, err, S, (double)a.lse[g],
+                  err <= tol * S && lerr <= tol * fmax(1.0, fabs(l_ref[g])),
+                  "group %d dk %d dv %d len %zu %s head %d%s: o err %.3g (S %.3g) lse %.9g vs "
+                  "%.9g", group, dk, dv, len, hlx_dtype_name(t), g,
+                  kt_pool ? " (thread split)" : "", err, S, (double)a.lse[g],
                   (double)l_ref[g]);
-        if (!(err <= KT_TOL_ATTN * S))
+        if (!(err <= tol * S))
             break;
     }
+    free(kl);
+    if (!alias)
+        free(vl);
     free(o64);
     free(o_ref);
     free(l_ref);
     kt_attn_free(&a);
+}
+
+static void kt_attn_case(const hlx_kernels_t *ref, const hlx_kernels_t *var, kt_rng_t *r,
+                         int group, int dk, int dv, size_t len, hlx_dtype_t t, double qamp)
+{
+    kt_attn_case_x(ref, var, r, group, dk, dv, len, t, qamp, 0);
 }
 
 static void kt_check_attn(const hlx_kernels_t *ref, const hlx_kernels_t *var, kt_rng_t *r,
@@ -108,6 +143,14 @@ static void kt_check_attn(const hlx_kernels_t *ref, const hlx_kernels_t *var, kt
     /* MLA absorbed form: one KV head, key 576, value 512, many query heads */
     kt_attn_case(ref, var, r, 128, 576, 512, 37, HLX_DTYPE_BF16, 1.0);
     kt_attn_case(ref, var, r, 20, 576, 512, 300, HLX_DTYPE_F32, 1.0);
+    /* the same with v == k (the value read from the key row, in the key layout), every
+     * KV type, a tail shorter than a block, one token, and no token */
+    for (ti = 0; ti < 3; ti++) {
+        kt_attn_case_x(ref, var, r, 128, 576, 512, 77, types[ti], 1.0, 1);
+        kt_attn_case_x(ref, var, r, 9, 576, 512, 1, types[ti], 1.0, 1);
+        kt_attn_case_x(ref, var, r, 3, 64, 32, 0, types[ti], 1.0, 1);
+        kt_attn_case_x(ref, var, r, 5, 96, 64, 45, types[ti], 1.0, 1);
+    }
     /* tile path (amx): head chunks over several 1024-token superblocks with a tail, partial
      * chunks (G < 8), and q spread over many binades (the three-part split must be exact) */
     kt_attn_case(ref, var, r, 12, 128, 128, 2 * 1024 + 45, HLX_DTYPE_BF16, 4.0);
@@ -123,6 +166,7 @@ static void kt_check_fp8_all(const hlx_kernels_t *var)
 {
     uint8_t kk[256], vv[256];
     float q[256], o[256], lse;
+    void *kl, *vl;
     hlx_attn_desc_t d = { .group = 1, .dk = 256, .dv = 256, .len = 1,
                           .kv_dtype = HLX_DTYPE_FP8, .q = q, .k = kk, .v = vv,
                           .k_stride = 256, .v_stride = 256, .scale = 1.0f, .o = o,
@@ -134,7 +178,11 @@ static void kt_check_fp8_all(const hlx_kernels_t *var)
         vv[i] = (uint8_t)i;
         q[i] = 1.0f;
     }
+    d.k = kl = kt_kv_relayout(kk, HLX_DTYPE_FP8, 256, 1, var->kv_layout.k_block);
+    d.v = vl = kt_kv_relayout(vv, HLX_DTYPE_FP8, 256, 1, var->kv_layout.v_block);
     var->attn(&d);
+    free(kl);
+    free(vl);
     for (i = 0; i < 256; i++) {
         double want = kt_fp8_to_f64((uint8_t)i);
         if (isnan(want) ? !isnan(o[i]) : (double)o[i] != want) /* -0 comes out as +0: 0 + 1 * -0 */
@@ -242,6 +290,53 @@ static void kt_check_gemm(const hlx_kernels_t *ref, const hlx_kernels_t *var, kt
     }
 }
 
+/* The thread split: attention over pools of 2 and 3 threads (shards shorter than one block
+ * per thread, tails, lengths 0 and 1, MLA with v == k) against the reference, and the
+ * column-split GEMM identical to one thread's. */
+static void kt_check_pool(const hlx_kernels_t *ref, const hlx_kernels_t *var, kt_rng_t *r,
+                          int quick)
+{
+    static const size_t lens[] = { 0, 1, 31, 32, 33, 64, 65, 95, 97, 200, 1000 };
+    static const hlx_dtype_t types[] = { HLX_DTYPE_BF16, HLX_DTYPE_F32, HLX_DTYPE_FP8 };
+    int T, it, ti;
+    size_t i;
+
+    for (T = 2; T <= 3; T++) {
+        if (hlx_pool_create(T, NULL, &kt_pool) != HLX_OK) {
+            kt_report(var->name, "pool", 0, "cannot create a pool of %d threads", T);
+            kt_pool = NULL;
+            return;
+        }
+        for (ti = 0; ti < 3; ti++)
+            for (i = 0; i < sizeof(lens) / sizeof(lens[0]); i++)
+                kt_attn_case(ref, var, r, 8, 128, 128, lens[i], types[ti], 2.0);
+        kt_attn_case(ref, var, r, 8, 128, 128, quick ? 3000 : 20000, HLX_DTYPE_BF16, 3.0);
+        kt_attn_case(ref, var, r, 12, 64, 96, 301, HLX_DTYPE_F32, 1.0);
+        kt_attn_case_x(ref, var, r, 128, 576, 512, 150, HLX_DTYPE_BF16, 1.0, 1);
+        for (it = 0; it < 30; it++) {
+            int M = kt_int(r, 1, 9), N = kt_int(r, 1, 300), K = kt_int(r, 1, 200);
+            int acc = it & 1, e, same = 1;
+            hlx_dtype_t t = it & 2 ? HLX_DTYPE_F32 : HLX_DTYPE_BF16;
+            float *x = malloc(sizeof(float) * M * K), *y1 = malloc(sizeof(float) * M * N);
+            float *y2 = malloc(sizeof(float) * M * N);
+            void *w = malloc(kt_esize(t) * (size_t)K * N);
+            kt_fill(r, x, HLX_DTYPE_F32, (size_t)M * K, 1.0);
+            kt_fill(r, w, t, (size_t)K * N, 1.0);
+            kt_fill(r, y1, HLX_DTYPE_F32, (size_t)M * N, 1.0);
+            memcpy(y2, y1, sizeof(float) * M * N);
+            var->gemm(M, N, K, x, w, t, y1, acc);
+            hlx_pool_gemm(kt_pool, var, M, N, K, x, w, t, y2, acc);
+            for (e = 0; e < M * N; e++)
+                same &= memcmp(&y1[e], &y2[e], sizeof(float)) == 0;
+            kt_report(var->name, "pool gemm", same, "%d threads %dx%dx%d %s acc %d differs from "
+                      "one thread", T, M, N, K, hlx_dtype_name(t), acc);
+            free(x); free(y1); free(y2); free(w);
+        }
+        hlx_pool_destroy(kt_pool);
+        kt_pool = NULL;
+    }
+}
+
 /* --bench: best of a few runs of each kernel, ns per call and speed-up over the reference */
 static double kt_time_attn(const hlx_kernels_t *k, const hlx_attn_desc_t *d, int reps)
 {
@@ -331,7 +426,18 @@ static void kt_bench(const hlx_kernels_t *ref, const hlx_kernels_t *vars, size_t
         kt_time_attn(ref, &a.d, 1);
         printf("%-18s %-8s %12.0f %10.2f %9.2f\n", cases[c].name, ref->name, tref, bytes / tref, 1.0);
         for (v = 0; v < nv; v++) {
-            double tv = kt_time_attn(&vars[v], &a.d, cases[c].len < 8192 ? 50 : 5);
+            /* each variant on a copy in its own KV layout */
+            hlx_attn_desc_t dl = a.d;
+            void *kl = kt_kv_relayout(a.d.k, cases[c].t, a.d.k_stride, cases[c].len,
+                                      vars[v].kv_layout.k_block);
+            void *vl = kt_kv_relayout(a.d.v, cases[c].t, a.d.v_stride, cases[c].len,
+                                      vars[v].kv_layout.v_block);
+            double tv;
+            dl.k = kl;
+            dl.v = vl;
+            tv = kt_time_attn(&vars[v], &dl, cases[c].len < 8192 ? 50 : 5);
+            free(kl);
+            free(vl);
             printf("%-18s %-8s %12.0f %10.2f %9.2f\n", cases[c].name, vars[v].name, tv,
                    bytes / tv, tref / tv);
         }
@@ -398,6 +504,7 @@ int main(int argc, char **argv)
         kt_check_merge(&ref, &vars[i], &r);
         kt_check_elem(&ref, &vars[i], &r);
         kt_check_gemm(&ref, &vars[i], &r);
+        kt_check_pool(&ref, &vars[i], &r, quick);
         printf("%-8s %s\n", vars[i].name, kt_fails == before ? "ok" : "FAILED");
     }
     printf("checkasm: %d checks, %d failures (seed %llu)\n", kt_checks, kt_fails,

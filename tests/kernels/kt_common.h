@@ -151,6 +151,27 @@ static inline void kt_attn_make(kt_rng_t *r, kt_attn_t *a, int group, int dk, in
                               .o = a->o, .lse = a->lse };
 }
 
+/* Copy of one shard (rows of `stride` elements, len tokens) in blocks of b tokens
+ * (hlx_kv_index with that stride); slots past len and the row padding are poisoned with
+ * 0xff bytes (NaN in every KV type), so a kernel that reads them fails. */
+static inline void *kt_kv_relayout(const void *src, hlx_dtype_t t, size_t stride, size_t len,
+                                   int b)
+{
+    const size_t es = kt_esize(t), bb = b > 1 ? (size_t)b : 1;
+    const size_t slots = (len + bb - 1) / bb * bb;
+    char *dst = malloc(es * (slots * stride + 1));
+    size_t j, e;
+
+    memset(dst, 0xff, es * (slots * stride + 1));
+    for (j = 0; j < len; j++)
+        for (e = 0; e < stride; e++) {
+            size_t at = bb == 1 ? j * stride + e
+                                : (j / bb) * bb * stride + e * bb + j % bb;
+            memcpy(dst + at * es, (const char *)src + (j * stride + e) * es, es);
+        }
+    return dst;
+}
+
 static inline void kt_attn_free(kt_attn_t *a)
 {
     free(a->q);

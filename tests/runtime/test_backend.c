@@ -33,7 +33,7 @@ static void test_stubs(void **state)
     assert_int_equal(ops.argmax(&be, NULL, x, 1, 1, 4, 4, (int *)x), HLX_ERR_UNSUPPORTED);
     assert_int_equal(ops.queue_sync(&be, NULL), HLX_ERR_UNSUPPORTED);
     ops.mem_free(&be, NULL, 0); /* a no-op, not a crash */
-    assert_int_equal(hlx_backend_init("no-such-backend", NULL, &be), HLX_ERR_INVALID);
+    assert_int_equal(hlx_backend_init("no-such-backend", NULL, HLX_DTYPE_BF16, &be), HLX_ERR_INVALID);
 }
 
 /* 3 peers with 2, 3, 3 heads of dv 4 (8 heads of one TPA shard over KVP 3), 5 requests. */
@@ -48,7 +48,7 @@ static void test_pack_unpack(void **state)
     int j, b, h, e, half;
 
     (void)state;
-    assert_int_equal(hlx_backend_init("host", "scalar", &be), HLX_OK);
+    assert_int_equal(hlx_backend_init("host", "scalar", HLX_DTYPE_BF16, &be), HLX_OK);
     for (j = 0; j < KVP; j++) {
         displ[j] = total;
         total += (size_t)B * count[j] * (DV + 1);
@@ -116,7 +116,7 @@ static void test_append_argmax(void **state)
     int tok[2], i, e;
 
     (void)state;
-    assert_int_equal(hlx_backend_init(NULL, "scalar", &be), HLX_OK);
+    assert_int_equal(hlx_backend_init(NULL, "scalar", HLX_DTYPE_BF16, &be), HLX_OK);
     memset(kc, 0, sizeof(kc));
     memset(vc, 0, sizeof(vc));
     for (i = 0; i < 6; i++)
