@@ -195,7 +195,7 @@ static void hlx_decode_print_json(const hlx_run_config_t *cfg, const hlx_model_t
         json_object_set_new(o, "kv_rows_bad", json_integer(rep->kv_rows_bad));
         json_object_set_new(o, "passed", json_boolean(passed));
     }
-    hlx_decode_predict(o, cfg, m, -1);
+    hlx_decode_predict(o, cfg, m, rep->micro_batch < cfg->batch); /* HOP-B as it ran */
     json_dumpf(o, stdout, JSON_COMPACT | JSON_REAL_PRECISION(7));
     putchar('\n');
     json_decref(o);
@@ -361,8 +361,8 @@ int hlx_cmd_decode(int argc, char **argv)
                 argv[optind]);
         return 2;
     }
-    hlx_cli_check_env();
-    st = hlx_model_load(model_name, &model, err, sizeof(err));
+    /* Only what the runtime runs: MoE and MLA fields are refused, naming the field. */
+    st = hlx_model_load_runnable(model_name, &model, err, sizeof(err));
     if (st != HLX_OK) {
         fprintf(stderr, "helix decode: %s\n", err);
         return 2;
