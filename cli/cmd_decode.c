@@ -4,6 +4,7 @@
 #include "hlx_comm.h"
 #include "hlx_config.h"
 #include "hlx_decode_predict.h"
+#include "hlx_kernels.h"
 #include "hlx_log.h"
 
 #include <helix/model.h>
@@ -43,6 +44,9 @@ static void hlx_decode_usage(FILE *f)
 "  --kv-dtype T        KV cache storage: f32 or bf16 (default: the model's)\n"
 "  --kernels NAME      kernel variant: auto, scalar, avx2, avx512, amx (default auto:\n"
 "                      the best this CPU runs; `helix info` lists them)\n"
+"  --threads T         cores per rank: its KV shard (a KV split with the exact merge)\n"
+"                      and GEMMs on a persistent pool of T threads (default:\n"
+"                      HELIX_THREADS, 1)\n"
 "  --check             recompute every step in a single-process fp64 reference and\n"
 "                      compare hidden states, logits and tokens; exit 1 on mismatch\n"
 "  --check-tol X       relative tolerance of --check (default 1e-3)\n"
@@ -160,6 +164,7 @@ static void hlx_decode_print_json(const hlx_run_config_t *cfg, const hlx_model_t
     json_object_set_new(o, "hopb", json_string(cfg->hopb == HLX_HOPB_ON ? "on"
                                                : cfg->hopb == HLX_HOPB_OFF ? "off" : "auto"));
     json_object_set_new(o, "micro_batch", json_integer(rep->micro_batch));
+    json_object_set_new(o, "threads", json_integer(rep->threads));
     json_object_set_new(o, "hopb_c_ms", json_real(rep->hopb_c_ms));
     json_object_set_new(o, "hopb_m_ms", json_real(rep->hopb_m_ms));
     json_object_set_new(o, "hopb_predicted_ms", json_real(rep->hopb_predicted_ms));
@@ -254,7 +259,7 @@ static void hlx_decode_print_text(const hlx_run_config_t *cfg, const hlx_model_t
 int hlx_cmd_decode(int argc, char **argv)
 {
     enum { O_MODEL = 256, O_KVP, O_TPA, O_BATCH, O_CONTEXT, O_STEPS, O_BLOCK, O_SEED, O_CHECK,
-           O_TOL, O_KVDT, O_KERN, O_TIMEOUT, O_JSON, O_VERBOSE, O_HOPB, O_MB, O_TL };
+           O_TOL, O_KVDT, O_KERN, O_TIMEOUT, O_JSON, O_VERBOSE, O_HOPB, O_MB, O_TL, O_THREADS };
     static const struct option opts[] = {
         { "model", required_argument, NULL, O_MODEL },
         { "kvp", required_argument, NULL, O_KVP },
@@ -274,6 +279,7 @@ int hlx_cmd_decode(int argc, char **argv)
         { "hopb", required_argument, NULL, O_HOPB },
         { "micro-batch", required_argument, NULL, O_MB },
         { "timeline", required_argument, NULL, O_TL },
+        { "threads", required_argument, NULL, O_THREADS },
         { "help", no_argument, NULL, 'h' },
         { "version", no_argument, NULL, 'V' },
         { NULL, 0, NULL, 0 },
@@ -333,6 +339,7 @@ int hlx_cmd_decode(int argc, char **argv)
             }
             break;
         case O_MB:      if (hlx_parse_i64("--micro-batch", optarg, 1, 65536, 0, &v)) return 2; cfg.micro_batch = (int)v; break;
+        case O_THREADS: if (hlx_parse_i64("--threads", optarg, 1, HLX_POOL_MAX, 0, &v)) return 2; cfg.threads = (int)v; break;
         case O_TL:
             if (strlen(optarg) >= sizeof(cfg.timeline)) {
                 fprintf(stderr, "helix decode: --timeline: path longer than %zu bytes\n",

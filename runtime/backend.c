@@ -152,7 +152,10 @@ static hlx_status_t host_gemm(hlx_backend_t *be, hlx_be_queue_t *q, int M, int N
                               int accumulate)
 {
     (void)q;
-    be->k.gemm(M, N, K, x, w, w_dtype, y, accumulate);
+    if (be->pool != NULL)
+        hlx_pool_gemm(be->pool, &be->k, M, N, K, x, w, w_dtype, y, accumulate);
+    else
+        be->k.gemm(M, N, K, x, w, w_dtype, y, accumulate);
     return HLX_OK;
 }
 
@@ -189,6 +192,18 @@ static hlx_status_t host_append(hlx_backend_t *be, hlx_be_queue_t *q,
 static hlx_status_t host_attn(hlx_backend_t *be, hlx_be_queue_t *q, const hlx_attn_desc_t *d)
 {
     (void)q;
+    if (be->pool != NULL) {
+        /* The work area is sized by the first call of each shape, then reused. */
+        size_t n = hlx_pool_attn_work_floats(be->pool, d);
+        if (n > be->pool_work_n) {
+            float *w = realloc(be->pool_work, n * sizeof(float));
+            if (w == NULL)
+                return HLX_ERR_NOMEM;
+            be->pool_work = w, be->pool_work_n = n;
+        }
+        hlx_pool_attn(be->pool, &be->k, d, be->pool_work);
+        return HLX_OK;
+    }
     be->k.attn(d);
     return HLX_OK;
 }
@@ -343,7 +358,18 @@ hlx_status_t hlx_backend_init(const char *name, const char *kernels, hlx_dtype_t
     return HLX_OK;
 }
 
+hlx_status_t hlx_backend_set_threads(hlx_backend_t *be, int threads)
+{
+    if (be->pool != NULL || threads < 1)
+        return HLX_ERR_INVALID;
+    if (threads == 1)
+        return HLX_OK;
+    return hlx_pool_create(threads, NULL, &be->pool);
+}
+
 void hlx_backend_fini(hlx_backend_t *be)
 {
-    (void)be;
+    hlx_pool_destroy(be->pool);
+    free(be->pool_work);
+    be->pool = NULL, be->pool_work = NULL, be->pool_work_n = 0;
 }

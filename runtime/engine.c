@@ -20,12 +20,15 @@
 #include <unistd.h>
 
 /* Settings of the runtime (HELIX_<NAME>), stored in hlx_engine_t.set. */
-typedef struct { char bind[HLX_PARAM_STRLEN]; } hlx_runtime_settings_t;
+typedef struct { char bind[HLX_PARAM_STRLEN]; int threads; } hlx_runtime_settings_t;
 
 static const hlx_param_t hlx_runtime_params[] = {
     { "BIND", HLX_PT_STRING, "auto", 0, 0, offsetof(hlx_runtime_settings_t, bind),
       "bind each rank to the cores of its placement: auto (when every rank is on this host "
       "and there are no more ranks than cores), on, off" },
+    { "THREADS", HLX_PT_INT, "1", 1, HLX_POOL_MAX, offsetof(hlx_runtime_settings_t, threads),
+      "cores per rank: its KV shard and GEMMs split over a persistent pool of this many "
+      "threads (helix decode --threads overrides it)" },
 };
 
 static const hlx_param_table_t hlx_runtime_table = {
@@ -277,13 +280,6 @@ static hlx_status_t hlx_engine_place(hlx_engine_t *eng, char *err, size_t errlen
     hlx_status_t st;
 
     memset(&job, 0, sizeof(job));
-    st = hlx_param_load(&hlx_runtime_table, &eng->set, NULL);
-    if (st != HLX_OK)
-        return hlx_engine_fail(err, errlen, st, "bad HELIX_BIND (auto, on, off)");
-    if (strcmp(eng->set.bind, "auto") && strcmp(eng->set.bind, "on") &&
-        strcmp(eng->set.bind, "off"))
-        return hlx_engine_fail(err, errlen, HLX_ERR_INVALID, "HELIX_BIND=%s: expected auto, on or off",
-                        eng->set.bind);
     if (hlx_jobplace_settings(&js) != HLX_OK)
         return hlx_engine_fail(err, errlen, HLX_ERR_INVALID,
                                "HELIX_NET_DEVICE=%s: expected auto or off", js.net_device);
@@ -520,6 +516,17 @@ static hlx_status_t hlx_engine_validate(hlx_engine_t *eng, char *err, size_t err
         return hlx_engine_fail(err, errlen, HLX_ERR_INVALID, "model %s: weight dtype %s: the "
                                "runtime runs f32 or bf16 weights", eng->m.name,
                                hlx_dtype_name(eng->w_dtype));
+    st = hlx_param_load(&hlx_runtime_table, &eng->set, NULL);
+    if (st != HLX_OK)
+        return hlx_engine_fail(err, errlen, st, "bad HELIX_BIND (auto, on, off) or HELIX_THREADS "
+                               "(1 .. %d)", HLX_POOL_MAX);
+    if (strcmp(eng->set.bind, "auto") && strcmp(eng->set.bind, "on") &&
+        strcmp(eng->set.bind, "off"))
+        return hlx_engine_fail(err, errlen, HLX_ERR_INVALID, "HELIX_BIND=%s: expected auto, on or off",
+                        eng->set.bind);
+    if (cfg->threads < 0 || cfg->threads > HLX_POOL_MAX)
+        return hlx_engine_fail(err, errlen, HLX_ERR_INVALID, "--threads %d: expected 1 .. %d",
+                               cfg->threads, HLX_POOL_MAX);
     st = hlx_fault_create(getenv("HELIX_FAULT"), &eng->fault, err, errlen);
     if (st != HLX_OK)
         return st;
@@ -536,6 +543,15 @@ static hlx_status_t hlx_engine_backend(hlx_engine_t *eng, char *err, size_t errl
         char why[256]; /* names --kernels or HELIX_KERNELS, whichever carried the value */
         hlx_kernels_init_error(kern, why, sizeof(why));
         return hlx_engine_fail(err, errlen, HLX_ERR_INVALID, "%s", why);
+    }
+    /* Several cores per rank: one pool for the whole run (threads inherit the rank's
+     * binding), its KV shard and GEMMs split over it. */
+    eng->threads = eng->cfg.threads > 0 ? eng->cfg.threads : eng->set.threads;
+    if (eng->threads > 1) {
+        st = hlx_backend_set_threads(&eng->be, eng->threads);
+        if (st != HLX_OK)
+            return hlx_engine_fail(err, errlen, st, "--threads %d: starting the thread pool "
+                                   "failed: %s", eng->threads, hlx_status_str(st));
     }
     st = eng->be.ops->queue_create(&eng->be, &eng->q);
     if (st != HLX_OK)

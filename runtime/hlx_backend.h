@@ -112,6 +112,9 @@ struct hlx_backend {
     const hlx_backend_ops_t *ops;  /* = &table */
     hlx_backend_ops_t        table; /* the chosen backend's ops, stubs where it has none */
     hlx_kernels_t            k;    /* CPU kernel variant (host backend) */
+    hlx_pool_t              *pool; /* host backend: T > 1 cores per rank, else NULL */
+    float                   *pool_work; /* the pool's attention partials */
+    size_t                   pool_work_n;
     void                    *priv; /* backend state */
 };
 
@@ -121,6 +124,10 @@ struct hlx_backend {
 hlx_status_t hlx_backend_init(const char *name, const char *kernels, hlx_dtype_t kv_dtype,
                               hlx_backend_t *be);
 void         hlx_backend_fini(hlx_backend_t *be);
+/* Runs the host backend's attention and GEMMs on `threads` cores (a persistent pool created
+ * here, destroyed by hlx_backend_fini). The attention is a KV split with the exact merge:
+ * results differ from one thread's only by the merge's rounding. */
+hlx_status_t hlx_backend_set_threads(hlx_backend_t *be, int threads);
 /* Points every NULL entry of ops at a stub returning HLX_ERR_UNSUPPORTED (memory free and
  * queue destroy: no-ops). hlx_backend_init applies it to the chosen backend's table. */
 void         hlx_backend_fill_stubs(hlx_backend_ops_t *ops);

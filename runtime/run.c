@@ -40,6 +40,7 @@ hlx_status_t hlx_engine_run(hlx_engine_t *eng, hlx_run_report_t *rep, char *err,
     rep->size = eng->info.size;
     snprintf(rep->launcher, sizeof(rep->launcher), "%s", eng->info.launcher);
     snprintf(rep->kernels, sizeof(rep->kernels), "%s", eng->be.k.name);
+    rep->threads = eng->threads;
     snprintf(rep->transport, sizeof(rep->transport), "%s", hlx_comm_backend(eng->world));
     snprintf(rep->cpuset, sizeof(rep->cpuset), "%s", eng->place->ranks[eng->info.rank].cpuset);
     snprintf(rep->a2a_link, sizeof(rep->a2a_link), "%s", hlx_engine_a2a_link(eng));

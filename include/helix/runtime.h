@@ -39,6 +39,7 @@ typedef struct hlx_run_config {
     int         hopb;         /* hlx_hopb_mode_t */
     int         micro_batch;  /* requests per micro-batch; 0 = chosen from the first step */
     char        timeline[256]; /* write the last step's timeline here ("" = none) */
+    int         threads;      /* cores per rank; 0 = HELIX_THREADS (default 1) */
 } hlx_run_config_t;
 
 /* Per-phase time accounting: the phases and their names are in helix/phase.h. */
@@ -67,6 +68,7 @@ typedef struct hlx_run_report {
     char     cpuset[256];               /* cores of this rank's placement ("" unknown) */
     char     a2a_link[16];             /* link class to its KVP peers (self, shm, ...) */
     int      micro_batch;              /* requests per micro-batch (batch = lockstep) */
+    int      threads;                  /* cores of this rank (kernels' thread pool) */
     double   hopb_c_ms;                /* attention of one micro-batch (first step) */
     double   hopb_m_ms;                /* exchange of one micro-batch (first step) */
     double   hopb_predicted_ms;        /* pipeline model per layer, chosen size */
