@@ -86,6 +86,8 @@ leaks=1
 [ "$target" = topo_xml ] && leaks=0
 export ASAN_OPTIONS="detect_leaks=$leaks" UBSAN_OPTIONS="halt_on_error=1:print_stacktrace=1"
 # shellcheck disable=SC2086
+# libFuzzer's own failure code is 77, which meson reads as "skipped": make failures fail
 exec "$bin" -max_total_time="$secs" -max_len=16384 -seed=1 -detect_leaks=$leaks \
+    -error_exitcode=1 -timeout_exitcode=1 \
     -close_fd_mask=$close -artifact_prefix="$out/crash-$target-" -print_final_stats=1 \
     "$out/corpus_$target" $seeds
