@@ -28,6 +28,7 @@ static const struct {
     { "skip-append", HLX_FAULT_SKIP_APPEND },
     { "nan", HLX_FAULT_NAN },
     { "kill", HLX_FAULT_KILL },
+    { "hang", HLX_FAULT_HANG },
 };
 
 hlx_status_t hlx_fault_create(const char *spec, hlx_fault_t **f_p, char *err, size_t errlen)
@@ -63,7 +64,7 @@ hlx_status_t hlx_fault_create(const char *spec, hlx_fault_t **f_p, char *err, si
     return HLX_OK;
 bad:
     snprintf(err, errlen, "HELIX_FAULT=\"%s\": expected KIND:rank=R[:step=S] with KIND one "
-             "of drop-partials, skip-append, nan, kill", spec);
+             "of drop-partials, skip-append, nan, kill, hang", spec);
     return HLX_ERR_INVALID;
 }
 

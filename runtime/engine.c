@@ -20,7 +20,11 @@
 #include <unistd.h>
 
 /* Settings of the runtime (HELIX_<NAME>), stored in hlx_engine_t.set. */
-typedef struct { char bind[HLX_PARAM_STRLEN]; int threads; } hlx_runtime_settings_t;
+typedef struct {
+    char   bind[HLX_PARAM_STRLEN];
+    int    threads;
+    double step_watchdog;
+} hlx_runtime_settings_t;
 
 static const hlx_param_t hlx_runtime_params[] = {
     { "BIND", HLX_PT_STRING, "auto", 0, 0, offsetof(hlx_runtime_settings_t, bind),
@@ -29,6 +33,10 @@ static const hlx_param_t hlx_runtime_params[] = {
     { "THREADS", HLX_PT_INT, "1", 1, HLX_POOL_MAX, offsetof(hlx_runtime_settings_t, threads),
       "cores per rank: its KV shard and GEMMs split over a persistent pool of this many "
       "threads (helix decode --threads overrides it)" },
+    { "STEP_WATCHDOG", HLX_PT_DOUBLE, "120", 0, 86400,
+      offsetof(hlx_runtime_settings_t, step_watchdog),
+      "seconds a decode step may take before the rank exits (status 1) naming the step, "
+      "a last resort behind the collectives' deadlines and the heartbeats; 0 = off" },
 };
 
 static const hlx_param_table_t hlx_runtime_table = {

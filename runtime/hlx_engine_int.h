@@ -36,7 +36,7 @@ typedef struct hlx_tl_event {
 
 struct hlx_engine {
     hlx_run_config_t cfg;
-    struct { char bind[HLX_PARAM_STRLEN]; int threads; } set; /* HELIX_BIND, HELIX_THREADS */
+    struct { char bind[HLX_PARAM_STRLEN]; int threads; double step_watchdog; } set; /* HELIX_BIND, _THREADS, _STEP_WATCHDOG */
     int              threads;      /* cores of this rank (the backend's thread pool) */
     hlx_topo_t      *topo;
     hlx_placement_t *place;

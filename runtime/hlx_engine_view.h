@@ -45,6 +45,7 @@ enum {
     HLX_FAULT_SKIP_APPEND   = 1 << 1, /* rank R does not store the tokens it owns */
     HLX_FAULT_NAN           = 1 << 2, /* rank R sends a NaN in its attention partials */
     HLX_FAULT_KILL          = 1 << 3, /* rank R SIGKILLs itself */
+    HLX_FAULT_HANG          = 1 << 4, /* rank R stops inside the step (its threads live on) */
 };
 /* *f_p = NULL when spec is NULL or empty. */
 hlx_status_t hlx_fault_create(const char *spec, hlx_fault_t **f_p, char *err, size_t errlen);

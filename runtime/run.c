@@ -6,6 +6,7 @@
 #include "hlx_log.h"
 #include "hlx_synth.h"
 #include "hlx_time.h"
+#include "hlx_watchdog.h"
 
 #include <math.h>
 #include <stdio.h>
@@ -33,6 +34,7 @@ hlx_status_t hlx_engine_run(hlx_engine_t *eng, hlx_run_report_t *rep, char *err,
     double *step_ms = calloc((size_t)(steps + 1), sizeof(double));
     double *ph_ms = calloc((size_t)(steps + 1) * HLX_PHASE_COUNT, sizeof(double));
     uint64_t *allkv = calloc((size_t)eng->info.size, sizeof(uint64_t)), kvb;
+    hlx_watchdog_t *wd = NULL;
     hlx_status_t st = HLX_OK;
 
     memset(rep, 0, sizeof(*rep));
@@ -60,10 +62,23 @@ hlx_status_t hlx_engine_run(hlx_engine_t *eng, hlx_run_report_t *rep, char *err,
         rep->checked = hlx_check_has_reference(eng->chk) && steps > 0;
     }
     st = hlx_comm_barrier(eng->world);
+    /* The step watchdog: a last resort behind the collectives' deadlines and heartbeats
+     * (HELIX_STEP_WATCHDOG), armed around each step, never inside one. */
+    if (st == HLX_OK && eng->set.step_watchdog > 0 && steps > 0 &&
+        hlx_watchdog_create(&wd) != HLX_OK)
+        hlx_warn("rank %d: no decode-step watchdog (thread creation failed)", eng->info.rank);
     for (s = 0; s < steps && st == HLX_OK; s++) {
         uint64_t t0 = hlx_now_ns();
+        char what[96];
         memset(eng->phase_ns, 0, sizeof(eng->phase_ns));
+        if (wd != NULL) {
+            snprintf(what, sizeof(what), "rank %d: decode step %d (HELIX_STEP_WATCHDOG)",
+                     eng->info.rank, s);
+            hlx_watchdog_arm(wd, eng->set.step_watchdog, 1, what);
+        }
         st = hlx_schedule_step(eng);
+        if (wd != NULL)
+            hlx_watchdog_disarm(wd);
         if (st != HLX_OK) {
             if (eng->errmsg[0])
                 hlx_engine_fail(err, errlen, st, "%s", eng->errmsg);
@@ -143,6 +158,7 @@ hlx_status_t hlx_engine_run(hlx_engine_t *eng, hlx_run_report_t *rep, char *err,
                              (long long)rep->kv_rows_bad, (long long)rep->kv_rows_checked);
 
 out:
+    hlx_watchdog_destroy(wd);
     free(step_ms);
     free(ph_ms);
     free(allkv);

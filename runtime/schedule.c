@@ -133,6 +133,8 @@ hlx_status_t hlx_schedule_step(hlx_engine_t *eng)
     eng->fault_now = eng->fault ? hlx_fault_bits(eng->fault, eng->info.rank, eng->step) : 0;
     if (eng->fault_now & HLX_FAULT_KILL)
         raise(SIGKILL);
+    while (eng->fault_now & HLX_FAULT_HANG) /* only the step watchdog ends this */
+        pause();
     eng->tl_n = 0;
     eng->step_t0 = hlx_now_ns();
     st = hlx_phase_embed(eng);
