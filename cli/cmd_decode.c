@@ -10,65 +10,13 @@
 #include <helix/model.h>
 #include <helix/runtime.h>
 
-#include <errno.h>
 #include <jansson.h>
 #include <signal.h>
 #include <unistd.h>
-#include <getopt.h>
 #include <math.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
-
-static void hlx_decode_usage(FILE *f)
-{
-    fprintf(f,
-"usage: helix decode [OPTIONS]\n"
-"\n"
-"Decodes --steps tokens for --batch requests that each have --context tokens of prior\n"
-"(synthetic, seeded) context, with the KV cache sharded over KVP ranks and attention\n"
-"heads over TPA ranks. The job must have N = KVP x TPA ranks:\n"
-"  helixrun -n 4 helix decode --kvp 2 --tpa 2 --context 256K --check\n"
-"\n"
-"options:\n"
-"  --model FILE|NAME   model description (JSON) or preset (default: tiny)\n"
-"  --kvp K             KV-parallel ranks per TPA shard (default 1)\n"
-"  --tpa T             tensor-parallel attention width (default 1)\n"
-"  --batch B           requests decoded together (default 1)\n"
-"  --context S         prior context tokens per request; K and M suffixes are 2^10\n"
-"                      and 2^20 (default 4096)\n"
-"  --steps N           decode steps (default 8)\n"
-"  --kv-block N        staggered KV append: consecutive tokens stored on one KVP rank\n"
-"                      before moving to the next (default 16)\n"
-"  --seed N            seed of the synthetic weights and context (default 1)\n"
-"  --kv-dtype T        KV cache storage: f32 or bf16 (default: the model's)\n"
-"  --kernels NAME      kernel variant: auto, scalar, avx2, avx512, amx (default auto:\n"
-"                      the best this CPU runs; `helix info` lists them)\n"
-"  --threads T         cores per rank: its KV shard (a KV split with the exact merge)\n"
-"                      and GEMMs on a persistent pool of T threads (default:\n"
-"                      HELIX_THREADS, 1)\n"
-"  --check             recompute every step in a single-process fp64 reference and\n"
-"                      compare hidden states, logits and tokens; exit 1 on mismatch\n"
-"  --check-tol X       relative tolerance of --check (default 1e-3)\n"
-"  --timeout SEC       deadline of the bootstrap and of every collective\n"
-"                      (default: HELIX_COMM_TIMEOUT, 30 s)\n"
-"  --hopb on|off|auto  schedule of the attention exchange: off = lockstep (attention\n"
-"                      of the whole batch, then one blocking all-to-all); on = HOP-B\n"
-"                      micro-batches, each exchange overlapped with the next\n"
-"                      micro-batch's attention; auto (default) = HOP-B when the\n"
-"                      pipeline model c + (B-1) max(c, m) + m, fed with the first\n"
-"                      step's timings, predicts a gain. Results are bitwise the same.\n"
-"  --micro-batch M     requests per micro-batch with --hopb on or auto (default:\n"
-"                      chosen from the first step)\n"
-"  --timeline FILE     write the last step's per-micro-batch attention and exchange\n"
-"                      times (rank 0) with a text rendering\n"
-"  --json              print one JSON object instead of the text report\n"
-"  --verbose           print every step on stderr\n"
-"  -h, --help          this text\n"
-"  -V, --version       print the version\n"
-"\n"
-"exit status: 0 ok, 1 runtime failure or check failure, 2 bad input\n");
-}
 
 /* SIGTERM (a scheduler ending the job, helixrun forwarding a signal): say so on stderr
  * and exit at once with 128 + 15. Logging is unbuffered, so nothing is lost; only
@@ -96,30 +44,6 @@ static void hlx_install_sigterm(int rank)
     sigaction(SIGTERM, &sa, NULL);
 }
 
-static int hlx_parse_i64(const char *flag, const char *s, int64_t min, int64_t max,
-                         int allow_suffix, int64_t *out)
-{
-    char *end;
-    long long v;
-    int64_t mul = 1;
-
-    errno = 0;
-    v = strtoll(s, &end, 10);
-    if (allow_suffix && end != s && (*end == 'K' || *end == 'k' || *end == 'M' || *end == 'm' ||
-                                     *end == 'G' || *end == 'g')) {
-        mul = (*end == 'K' || *end == 'k') ? 1024 : (*end == 'M' || *end == 'm') ? 1048576
-                                                                                  : 1073741824;
-        end++;
-    }
-    if (errno || end == s || *end || v < min / mul || v > max / mul) {
-        fprintf(stderr, "helix decode: %s: '%s' is not an integer in [%lld, %lld]\n", flag, s,
-                (long long)min, (long long)max);
-        return -1;
-    }
-    *out = (int64_t)v * mul;
-    return 0;
-}
-
 /* A number for JSON: non-finite values (an error of a NaN run) become null. */
 static json_t *hlx_json_real(double v)
 {
@@ -127,20 +51,6 @@ static json_t *hlx_json_real(double v)
 }
 
 /* The report as one JSON object (jansson escapes names taken from user files). */
-/* A positive finite number for flag, or an error naming the flag. */
-static int hlx_parse_pos(const char *flag, const char *s, double *out)
-{
-    char *end;
-    double v = strtod(s, &end);
-
-    if (*end || end == s || !(v > 0) || !isfinite(v)) {
-        fprintf(stderr, "helix decode: %s: '%s' is not a positive number\n", flag, s);
-        return -1;
-    }
-    *out = v;
-    return 0;
-}
-
 static void hlx_decode_print_json(const hlx_run_config_t *cfg, const hlx_model_t *m,
                                   const hlx_run_report_t *rep)
 {
@@ -258,116 +168,22 @@ static void hlx_decode_print_text(const hlx_run_config_t *cfg, const hlx_model_t
 
 int hlx_cmd_decode(int argc, char **argv)
 {
-    enum { O_MODEL = 256, O_KVP, O_TPA, O_BATCH, O_CONTEXT, O_STEPS, O_BLOCK, O_SEED, O_CHECK,
-           O_TOL, O_KVDT, O_KERN, O_TIMEOUT, O_JSON, O_VERBOSE, O_HOPB, O_MB, O_TL, O_THREADS };
-    static const struct option opts[] = {
-        { "model", required_argument, NULL, O_MODEL },
-        { "kvp", required_argument, NULL, O_KVP },
-        { "tpa", required_argument, NULL, O_TPA },
-        { "batch", required_argument, NULL, O_BATCH },
-        { "context", required_argument, NULL, O_CONTEXT },
-        { "steps", required_argument, NULL, O_STEPS },
-        { "kv-block", required_argument, NULL, O_BLOCK },
-        { "seed", required_argument, NULL, O_SEED },
-        { "check", no_argument, NULL, O_CHECK },
-        { "check-tol", required_argument, NULL, O_TOL },
-        { "kv-dtype", required_argument, NULL, O_KVDT },
-        { "kernels", required_argument, NULL, O_KERN },
-        { "timeout", required_argument, NULL, O_TIMEOUT },
-        { "json", no_argument, NULL, O_JSON },
-        { "verbose", no_argument, NULL, O_VERBOSE },
-        { "hopb", required_argument, NULL, O_HOPB },
-        { "micro-batch", required_argument, NULL, O_MB },
-        { "timeline", required_argument, NULL, O_TL },
-        { "threads", required_argument, NULL, O_THREADS },
-        { "help", no_argument, NULL, 'h' },
-        { "version", no_argument, NULL, 'V' },
-        { NULL, 0, NULL, 0 },
-    };
     hlx_run_config_t cfg;
     hlx_run_report_t rep;
+    hlx_decode_opts_t o;
     hlx_model_t model;
     hlx_engine_t *eng = NULL;
-    const char *model_name = "tiny";
+    const char *model_name;
     char err[1024] = "";
-    int c, json = 0, rc;
-    int64_t v;
+    int json, rc;
     hlx_status_t st;
 
-    hlx_run_config_default(&cfg);
-    optind = 1;
-    opterr = 0;
-    while ((c = getopt_long(argc, argv, "hV", opts, NULL)) != -1) {
-        switch (c) {
-        case O_MODEL:   model_name = optarg; break;
-        case O_KVP:     if (hlx_parse_i64("--kvp", optarg, 1, 4096, 0, &v)) return 2; cfg.kvp = (int)v; break;
-        case O_TPA:     if (hlx_parse_i64("--tpa", optarg, 1, 4096, 0, &v)) return 2; cfg.tpa = (int)v; break;
-        case O_BATCH:   if (hlx_parse_i64("--batch", optarg, 1, 65536, 0, &v)) return 2; cfg.batch = (int)v; break;
-        case O_CONTEXT: if (hlx_parse_i64("--context", optarg, 0, (int64_t)1 << 50, 1, &v)) return 2; cfg.context = v; break;
-        case O_STEPS:   if (hlx_parse_i64("--steps", optarg, 0, 1000000, 0, &v)) return 2; cfg.steps = (int)v; break;
-        case O_BLOCK:   if (hlx_parse_i64("--kv-block", optarg, 1, 1 << 20, 0, &v)) return 2; cfg.kv_block = (int)v; break;
-        case O_SEED:    if (hlx_parse_i64("--seed", optarg, 0, INT64_MAX, 0, &v)) return 2; cfg.seed = (uint64_t)v; break;
-        case O_CHECK:   cfg.check = 1; break;
-        case O_JSON:    json = 1; break;
-        case O_VERBOSE: cfg.verbose = 1; break;
-        case O_TOL:     if (hlx_parse_pos("--check-tol", optarg, &cfg.check_tol)) return 2; break;
-        case O_TIMEOUT:
-            if (hlx_parse_pos("--timeout", optarg, &cfg.timeout_s) ||
-                hlx_comm_timeout_check("helix decode: --timeout", cfg.timeout_s) != HLX_OK)
-                return 2;
-            break;
-        case O_KVDT:
-            if (hlx_dtype_parse(optarg, &cfg.kv_dtype) != 0) {
-                fprintf(stderr, "helix decode: --kv-dtype: unknown type '%s' (f32, bf16)\n", optarg);
-                return 2;
-            }
-            cfg.kv_dtype_set = 1;
-            break;
-        case O_KERN:
-            snprintf(cfg.kernels, sizeof(cfg.kernels), "%s", optarg);
-            break;
-        case O_HOPB:
-            if (!strcmp(optarg, "on"))
-                cfg.hopb = HLX_HOPB_ON;
-            else if (!strcmp(optarg, "off"))
-                cfg.hopb = HLX_HOPB_OFF;
-            else if (!strcmp(optarg, "auto"))
-                cfg.hopb = HLX_HOPB_AUTO;
-            else {
-                fprintf(stderr, "helix decode: --hopb: '%s' is not on, off or auto\n", optarg);
-                return 2;
-            }
-            break;
-        case O_MB:      if (hlx_parse_i64("--micro-batch", optarg, 1, 65536, 0, &v)) return 2; cfg.micro_batch = (int)v; break;
-        case O_THREADS: if (hlx_parse_i64("--threads", optarg, 1, HLX_POOL_MAX, 0, &v)) return 2; cfg.threads = (int)v; break;
-        case O_TL:
-            if (strlen(optarg) >= sizeof(cfg.timeline)) {
-                fprintf(stderr, "helix decode: --timeline: path longer than %zu bytes\n",
-                        sizeof(cfg.timeline) - 1);
-                return 2;
-            }
-            snprintf(cfg.timeline, sizeof(cfg.timeline), "%s", optarg);
-            break;
-        case 'h':
-            hlx_decode_usage(stdout);
-            return 0;
-        case 'V':
-            printf("helix decode %s\n", HLX_VERSION);
-            return 0;
-        default:
-            if (optopt >= O_MODEL)
-                fprintf(stderr, "helix decode: option '%s' needs a value\n", argv[optind - 1]);
-            else
-                fprintf(stderr, "helix decode: unknown option '%s' (see helix decode --help)\n",
-                        argv[optind - 1]);
-            return 2;
-        }
-    }
-    if (optind < argc) {
-        fprintf(stderr, "helix decode: unexpected argument '%s' (see helix decode --help)\n",
-                argv[optind]);
-        return 2;
-    }
+    /* Every flag in one table (cli/decode_flags.c), parsed by the one number parser. */
+    rc = hlx_decode_parse(argc, argv, &cfg, &o);
+    if (rc >= 0)
+        return rc;
+    model_name = o.model;
+    json       = o.json;
     /* Only what the runtime runs: MoE and MLA fields are refused, naming the field. */
     st = hlx_model_load_runnable(model_name, &model, err, sizeof(err));
     if (st != HLX_OK) {

@@ -1,12 +1,16 @@
 /* The flags of `helix decode` in one table (type, default, bounds, help), parsed into an
  * hlx_run_config_t through the one number parser. */
 #include "hlx_cmd.h"
+#include "hlx_kernels.h"
 
 #include <stdio.h>
 #include <string.h>
 
 #define HLX_DF(_n, _t, _def, _lo, _hi, _dlo, _dhi, _ch, _f, _meta, _help) \
     { _n, _t, _def, _lo, _hi, _dlo, _dhi, _ch, offsetof(hlx_decode_opts_t, _f), _meta, _help }
+
+_Static_assert(HLX_HOPB_OFF == 0 && HLX_HOPB_ON == 1 && HLX_HOPB_AUTO == 2,
+               "--hopb's choices are listed in hlx_hopb_mode_t's order");
 
 static const hlx_flag_t hlx_decode_flag_list[] = {
     HLX_DF("model", HLX_FT_STRING, "tiny", 0, 0, 0, 0, NULL, model, "FILE|NAME",
@@ -40,6 +44,24 @@ static const hlx_flag_t hlx_decode_flag_list[] = {
     HLX_DF("timeout", HLX_FT_NUM, NULL, 0, 0, 1e-3, 86400, NULL, timeout, "SEC",
            "deadline of the bootstrap and of every collective\n"
            "(default: HELIX_COMM_TIMEOUT, 30 s)"),
+    HLX_DF("hopb", HLX_FT_CHOICE, "auto", 0, 0, 0, 0, "off|on|auto", hopb, "MODE",
+           "on, off or auto: schedule of the attention exchange: off =\n"
+           "lockstep (attention of the whole batch, then one blocking\n"
+           "all-to-all); on = HOP-B micro-batches, each exchange\n"
+           "overlapped with the next micro-batch's attention; auto =\n"
+           "HOP-B when the pipeline model\n"
+           "c + (B-1) max(c, m) + m, fed with the first step's timings,\n"
+           "predicts a gain. Results are bitwise the same"),
+    HLX_DF("micro-batch", HLX_FT_INT, NULL, 1, 65536, 0, 0, NULL, micro_batch, "M",
+           "requests per micro-batch with --hopb on or auto (default:\n"
+           "chosen from the first step)"),
+    HLX_DF("timeline", HLX_FT_STRING, NULL, 0, 0, 0, 0, NULL, timeline, "FILE",
+           "write the last step's per-micro-batch attention and exchange\n"
+           "times (rank 0) with a text rendering"),
+    HLX_DF("threads", HLX_FT_INT, NULL, 1, HLX_POOL_MAX, 0, 0, NULL, threads, "T",
+           "cores per rank: its KV shard (a KV split with the exact merge)\n"
+           "and GEMMs on a persistent pool of T threads (default:\n"
+           "HELIX_THREADS, 1)"),
     HLX_DF("json", HLX_FT_BOOL, NULL, 0, 0, 0, 0, NULL, json, NULL,
            "print one JSON object instead of the text report"),
     HLX_DF("verbose", HLX_FT_BOOL, NULL, 0, 0, 0, 0, NULL, verbose, NULL,
@@ -96,6 +118,17 @@ int hlx_decode_parse(int argc, char **argv, hlx_run_config_t *cfg, hlx_decode_op
     cfg->check_tol = o->check_tol;
     cfg->verbose   = o->verbose;
     cfg->timeout_s = o->timeout; /* 0 when not given: the transport's default */
+    cfg->hopb        = o->hopb; /* "off|on|auto" is hlx_hopb_mode_t's order */
+    cfg->micro_batch = (int)o->micro_batch; /* 0 when not given: chosen from the first step */
+    cfg->threads     = (int)o->threads;     /* 0 when not given: HELIX_THREADS */
+    if (o->timeline != NULL) {
+        if (strlen(o->timeline) >= sizeof(cfg->timeline)) {
+            fprintf(stderr, "helix decode: --timeline: path longer than %zu bytes\n",
+                    sizeof(cfg->timeline) - 1);
+            return 2;
+        }
+        snprintf(cfg->timeline, sizeof(cfg->timeline), "%s", o->timeline);
+    }
     for (i = 0; i < (int)hlx_decode_flags.nflags; i++) {
         if (!given[i] || strcmp(hlx_decode_flag_list[i].name, "kv-dtype"))
             continue;

@@ -29,6 +29,9 @@ typedef struct {
     const char *kernels;
     int         check, json, verbose;
     double      check_tol, timeout;
+    int         hopb;        /* index in "off|on|auto" (hlx_hopb_mode_t order) */
+    int64_t     micro_batch, threads;
+    const char *timeline;
 } hlx_decode_opts_t;
 
 /* Parses the decode command line into cfg (from hlx_run_config_default) and o (model,
