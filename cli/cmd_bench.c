@@ -7,10 +7,10 @@
 #include "hlx_bench_local.h"
 #include "hlx_cmd.h"
 #include "hlx_kernels.h"
+#include "hlx_parse.h"
 #include "hlx_time.h"
 
 #include <cblas.h>
-#include <errno.h>
 #include <getopt.h>
 #include <math.h>
 #include <stdio.h>
@@ -88,27 +88,15 @@ static void hlx_bench_usage(FILE *f)
 
 static int hlx_bench_size(const char *flag, const char *s, size_t min, size_t *out_p)
 {
-    char *end;
-    double v;
+    int64_t v;
+    char    why[160];
 
-    errno = 0;
-    v = strtod(s, &end);
-    if (end == s || errno)
-        goto bad;
-    if (*end == 'K' || *end == 'k')
-        v *= 1024.0, end++;
-    else if (*end == 'M' || *end == 'm')
-        v *= 1048576.0, end++;
-    else if (*end == 'G' || *end == 'g')
-        v *= 1073741824.0, end++;
-    if (*end != '\0' || !(v >= (double)min) || v > 1e12 || v != floor(v))
-        goto bad;
+    if (hlx_parse_int(s, (int64_t)min, INT64_C(1000000000000), &v, why, sizeof(why)) != HLX_OK) {
+        fprintf(stderr, "helix bench: %s: %s\n", flag, why);
+        return -1;
+    }
     *out_p = (size_t)v;
     return 0;
-bad:
-    fprintf(stderr, "helix bench: %s: bad value '%s' (an integer >= %zu, K/M/G allowed)\n",
-            flag, s, min);
-    return -1;
 }
 
 static int hlx_bench_int(const char *flag, const char *s, int min, int max, int *out_p)

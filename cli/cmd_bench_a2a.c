@@ -1,10 +1,10 @@
 /* helix bench a2a: all-to-all latency and bandwidth over the transport in the style of
  * nccl-tests (-b/-e/-f size sweep, -n/-w iterations, -c check of every received byte). */
 #include "hlx_comm.h"
+#include "hlx_parse.h"
 #include "hlx_log.h"
 #include "hlx_time.h"
 
-#include <errno.h>
 #include <getopt.h>
 #include <inttypes.h>
 #include <math.h>
@@ -59,42 +59,27 @@ static void a2a_usage(FILE *f)
 /* N with an optional K/M/G suffix (powers of 2), 0 .. A2A_MAX_BYTES, integral. */
 static int a2a_parse_size(const char *flag, const char *s, size_t *out_p)
 {
-    char *end;
-    double v;
+    int64_t v;
+    char    why[160];
 
-    errno = 0;
-    v = strtod(s, &end);
-    if (end == s || errno)
-        goto bad;
-    if (*end == 'K' || *end == 'k')
-        v *= 1024.0, end++;
-    else if (*end == 'M' || *end == 'm')
-        v *= 1048576.0, end++;
-    else if (*end == 'G' || *end == 'g')
-        v *= 1073741824.0, end++;
-    if (*end != '\0' || !(v >= 0) || v > (double)A2A_MAX_BYTES || v != floor(v))
-        goto bad;
+    if (hlx_parse_int(s, 0, (int64_t)A2A_MAX_BYTES, &v, why, sizeof(why)) != HLX_OK) {
+        fprintf(stderr, "helix bench a2a: %s: %s\n", flag, why);
+        return -1;
+    }
     *out_p = (size_t)v;
     return 0;
-bad:
-    fprintf(stderr, "helix bench a2a: %s: \"%s\" is not a byte count from 0 to 1G "
-            "(suffixes K, M, G)\n", flag, s);
-    return -1;
 }
 
 static int a2a_parse_long(const char *flag, const char *s, long min, long max, long *out_p)
 {
-    char *end;
-    long v;
+    int64_t v;
+    char    why[160];
 
-    errno = 0;
-    v = strtol(s, &end, 10);
-    if (end == s || *end != '\0' || errno || v < min || v > max) {
-        fprintf(stderr, "helix bench a2a: %s: \"%s\" is not an integer from %ld to %ld\n",
-                flag, s, min, max);
+    if (hlx_parse_int(s, min, max, &v, why, sizeof(why)) != HLX_OK) {
+        fprintf(stderr, "helix bench a2a: %s: %s\n", flag, why);
         return -1;
     }
-    *out_p = v;
+    *out_p = (long)v;
     return 0;
 }
 
@@ -321,7 +306,6 @@ int hlx_cmd_bench_a2a(int argc, char **argv)
     hlx_comm_t *world = NULL;
     hlx_status_t st;
     long v;
-    char *end;
     int c, rc;
 
     hlx_comm_params_default(&cp);
@@ -340,11 +324,14 @@ int hlx_cmd_bench_a2a(int argc, char **argv)
             o.check = (int)v;
             break;
         case 't':
-            errno = 0;
-            o.timeout_s = strtod(optarg, &end);
-            if (end == optarg || *end || errno ||
-                hlx_comm_timeout_check("helix bench a2a: --timeout", o.timeout_s) != HLX_OK)
+        {
+            char why[160];
+            if (hlx_parse_num(optarg, HLX_COMM_TIMEOUT_MIN, HLX_COMM_TIMEOUT_MAX, &o.timeout_s,
+                              why, sizeof(why)) != HLX_OK) {
+                fprintf(stderr, "helix bench a2a: --timeout: %s\n", why);
                 return 2;
+            }
+        }
             break;
         case 'j': o.json = 1; break;
         case 'h': a2a_usage(stdout); return 0;

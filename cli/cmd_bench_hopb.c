@@ -2,12 +2,12 @@
  * HOP-B micro-batches, next to the pipeline model c + (B-1) max(c, m) + m measured from
  * the same run's per-micro-batch attention c and exchange m. Run under a launcher. */
 #include "hlx_cmd.h"
+#include "hlx_parse.h"
 #include "hlx_log.h"
 
 #include <helix/model.h>
 #include <helix/runtime.h>
 
-#include <errno.h>
 #include <getopt.h>
 #include <jansson.h>
 #include <math.h>
@@ -45,21 +45,14 @@ static void hlx_bench_hopb_usage(FILE *f)
 
 static int hlx_bench_hopb_int(const char *flag, const char *s, long long max, long long *out)
 {
-    char *end;
-    long long v, mul = 1;
+    int64_t v;
+    char    why[160];
 
-    errno = 0;
-    v = strtoll(s, &end, 10);
-    if (end != s && (*end == 'K' || *end == 'k'))
-        mul = 1024, end++;
-    else if (end != s && (*end == 'M' || *end == 'm'))
-        mul = 1048576, end++;
-    if (errno || end == s || *end || v < 1 || v > max / mul) {
-        fprintf(stderr, "helix bench hopb: %s: '%s' is not an integer in [1, %lld]\n", flag, s,
-                max);
+    if (hlx_parse_int(s, 1, max, &v, why, sizeof(why)) != HLX_OK) {
+        fprintf(stderr, "helix bench hopb: %s: %s\n", flag, why);
         return -1;
     }
-    *out = v * mul;
+    *out = (long long)v;
     return 0;
 }
 

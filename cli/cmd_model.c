@@ -1,6 +1,7 @@
 /* helix model: `synth` writes a small Hugging Face checkpoint (dense Llama-style with the
  * runtime's synthetic weights, or DeepSeek-V3-style MoE+MLA), `info` describes one. */
 #include "hlx_cmd.h"
+#include "hlx_parse.h"
 #include "hlx_ckpt.h"
 #include "hlx_synth.h"
 
@@ -20,15 +21,14 @@ _Static_assert((int)HLX_HFW_WQ == (int)HLX_T_WQ && (int)HLX_HFW_WDOWN == (int)HL
 static int hlx_model_int(const char *cmd, const char *flag, const char *v, long lo, long hi,
                          long *out)
 {
-    char *end;
-    long x = strtol(v, &end, 10);
+    int64_t x;
+    char    why[160];
 
-    if (*v == '\0' || *end != '\0' || x < lo || x > hi) {
-        fprintf(stderr, "helix model %s: %s: '%s' is not an integer in [%ld, %ld]\n", cmd, flag,
-                v, lo, hi);
+    if (hlx_parse_int(v, lo, hi, &x, why, sizeof(why)) != HLX_OK) {
+        fprintf(stderr, "helix model %s: %s: %s\n", cmd, flag, why);
         return -1;
     }
-    *out = x;
+    *out = (long)x;
     return 0;
 }
 
