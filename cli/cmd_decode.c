@@ -88,7 +88,7 @@ static void hlx_decode_print_json(const hlx_run_config_t *cfg, const hlx_model_t
     json_object_set_new(o, "tokens_per_s", json_real(rep->tokens_per_s));
     json_object_set_new(o, "kv_bytes_per_rank_max", json_integer((json_int_t)rep->kv_bytes_max));
     json_object_set_new(o, "kv_bytes_per_rank_min", json_integer((json_int_t)rep->kv_bytes_min));
-    for (p = 0; p < HLX_PHASE_COUNT; p++)
+    for (p = 0; p < HLX_PHASE_PP; p++) /* pipeline hand-offs: the planner's only */
         json_object_set_new(ph, hlx_phase_name((hlx_phase_id_t)p),
                             json_real(rep->phase_ms[p]));
     json_object_set_new(o, "phase_ms", ph);
@@ -147,9 +147,9 @@ static void hlx_decode_print_text(const hlx_run_config_t *cfg, const hlx_model_t
         printf(", chosen from c %.4f ms and m %.4f ms per micro-batch: model %.4f ms per "
                "layer\n", rep->hopb_c_ms, rep->hopb_m_ms, rep->hopb_predicted_ms);
     printf("phases:  ");
-    for (p = 0; p < HLX_PHASE_COUNT; p++)
+    for (p = 0; p < HLX_PHASE_PP; p++) /* pipeline hand-offs: the planner's only */
         printf("%s %.3f%s", hlx_phase_name((hlx_phase_id_t)p), rep->phase_ms[p],
-               p + 1 < HLX_PHASE_COUNT ? ", " : " ms (median per step, rank 0)\n");
+               p + 1 < HLX_PHASE_PP ? ", " : " ms (median per step, rank 0)\n");
     for (b = 0; b < cfg->batch && b < 4; b++) {
         printf("tokens[%d]:", b);
         for (s = 0; s < rep->steps && s < 16; s++)
