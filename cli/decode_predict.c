@@ -48,7 +48,7 @@ void hlx_decode_predict(json_t *o, const hlx_run_config_t *cfg, const hlx_model_
         goto none;
     json_object_set_new(o, "predicted_step_ms", json_real(p.step_s * 1e3));
     ph = json_object();
-    for (i = 0; i < HLX_PHASE_COUNT; i++)
+    for (i = 0; i < HLX_PHASE_PP; i++) /* the runtime's phases (no pipeline hand-offs) */
         json_object_set_new(ph, hlx_phase_name((hlx_phase_id_t)i), json_real(p.phase_s[i] * 1e3));
     json_object_set_new(o, "predicted_phase_ms", ph);
     json_object_set_new(o, "predicted_hw", json_string(path));

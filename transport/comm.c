@@ -1351,3 +1351,42 @@ hlx_status_t hlx_comm_p2p_allreduce_sum_f32(hlx_comm_t *comm, float *buf, size_t
     }
     return hlx_comm_req_wait(req);
 }
+
+hlx_status_t hlx_comm_allgather_blobs(hlx_boot_t *boot, const char *what, int size,
+                                      const void *data, size_t len, uint32_t *lens,
+                                      char **all_p, size_t *stride_p)
+{
+    uint32_t mylen = (uint32_t)len;
+    size_t maxlen = 1;
+    char key[64], *blob, *all;
+    int r, gen = hlx_boot_calls(boot);
+    hlx_status_t st;
+
+    *all_p = NULL;
+    snprintf(key, sizeof(key), "hlx.%s.len.%d", what, gen);
+    st = hlx_boot_allgather(boot, key, &mylen, sizeof(mylen), lens);
+    if (st != HLX_OK)
+        return st;
+    for (r = 0; r < size; r++)
+        if (lens[r] > maxlen)
+            maxlen = lens[r];
+    blob = calloc(1, maxlen);
+    all = calloc((size_t)size, maxlen);
+    if (blob == NULL || all == NULL) {
+        free(blob);
+        free(all);
+        return HLX_ERR_NOMEM;
+    }
+    if (len > 0)
+        memcpy(blob, data, len);
+    snprintf(key, sizeof(key), "hlx.%s.addr.%d", what, gen);
+    st = hlx_boot_allgather(boot, key, blob, maxlen, all);
+    free(blob);
+    if (st != HLX_OK) {
+        free(all);
+        return st;
+    }
+    *all_p = all;
+    *stride_p = maxlen;
+    return HLX_OK;
+}

@@ -160,4 +160,11 @@ double hlx_liveness_timeout(const hlx_liveness_t *live);
 void hlx_liveness_quiet(hlx_liveness_t *live);
 void hlx_liveness_stop(hlx_liveness_t *live);
 
+/* All-gathers one blob of a different length per rank (UCX worker addresses): first the
+ * lengths into lens[size] (0 for a rank without one), then the blobs padded to the longest,
+ * *stride_p bytes apart in *all_p (freed by the caller). Keys "hlx.WHAT.len/addr.N". */
+hlx_status_t hlx_comm_allgather_blobs(hlx_boot_t *boot, const char *what, int size,
+                                      const void *data, size_t len, uint32_t *lens,
+                                      char **all_p, size_t *stride_p);
+
 #endif

@@ -233,11 +233,11 @@ static hlx_status_t hlx_ucx_open(hlx_comm_be_t *be, hlx_boot_t *boot)
     ucp_worker_params_t wparams;
     ucp_address_t *addr = NULL;
     size_t addr_len = 0, maxlen = 0;
-    uint32_t mylen, *lens = NULL;
-    char *blob = NULL, *all = NULL, key[64];
+    uint32_t *lens = NULL;
+    char *all = NULL;
     ucs_status_t s;
     hlx_status_t st;
-    int r, gen = hlx_boot_calls(boot);
+    int r;
 
     u = calloc(1, sizeof(*u));
     if (u == NULL)
@@ -288,24 +288,9 @@ static hlx_status_t hlx_ucx_open(hlx_comm_be_t *be, hlx_boot_t *boot)
         goto err_worker;
     }
 
-    /* Addresses differ in length: exchange the lengths, then padded addresses. */
-    mylen = (uint32_t)addr_len;
-    snprintf(key, sizeof(key), "hlx.%s.len.%d", be->ops->name, gen);
-    st = hlx_boot_allgather(boot, key, &mylen, sizeof(mylen), lens);
-    if (st != HLX_OK)
-        goto err_addr;
-    for (r = 0; r < net->size; r++)
-        if (lens[r] > maxlen)
-            maxlen = lens[r];
-    blob = calloc(1, maxlen);
-    all = calloc((size_t)net->size, maxlen);
-    if (blob == NULL || all == NULL) {
-        st = HLX_ERR_NOMEM;
-        goto err_addr;
-    }
-    memcpy(blob, addr, addr_len);
-    snprintf(key, sizeof(key), "hlx.%s.addr.%d", be->ops->name, gen);
-    st = hlx_boot_allgather(boot, key, blob, maxlen, all);
+    /* Addresses differ in length: exchanged padded to the longest. */
+    st = hlx_comm_allgather_blobs(boot, be->ops->name, net->size, addr, addr_len, lens, &all,
+                                  &maxlen);
     if (st != HLX_OK)
         goto err_addr;
 
@@ -341,14 +326,12 @@ static hlx_status_t hlx_ucx_open(hlx_comm_be_t *be, hlx_boot_t *boot)
         }
     }
     ucp_worker_release_address(u->worker, addr);
-    free(blob);
     free(all);
     free(lens);
     return HLX_OK;
 
 err_eps:
     ucp_worker_release_address(u->worker, addr);
-    free(blob);
     free(all);
     free(lens);
     hlx_ucx_close(be, 0);
@@ -360,7 +343,6 @@ err_worker:
 err_cleanup:
     ucp_cleanup(u->context);
 err_free:
-    free(blob);
     free(all);
     free(lens);
     free(u->eps);

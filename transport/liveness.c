@@ -213,11 +213,11 @@ static hlx_status_t hlx_live_connect(hlx_liveness_t *live, int one_host)
     hlx_comm_net_t *net = live->net;
     ucp_address_t *addr = NULL;
     size_t addr_len = 0, maxlen = 0;
-    uint32_t mylen, *lens = NULL;
-    char *blob = NULL, *all = NULL, key[64];
+    uint32_t *lens = NULL;
+    char *all = NULL;
     hlx_status_t st;
     ucs_status_t s;
-    int r, gen = hlx_boot_calls(net->boot);
+    int r;
 
     s = ucp_worker_get_address(live->worker, &addr, &addr_len);
     if (s != UCS_OK) {
@@ -229,23 +229,8 @@ static hlx_status_t hlx_live_connect(hlx_liveness_t *live, int one_host)
         st = HLX_ERR_NOMEM;
         goto out;
     }
-    mylen = (uint32_t)addr_len;
-    snprintf(key, sizeof(key), "hlx.hb.len.%d", gen);
-    st = hlx_boot_allgather(net->boot, key, &mylen, sizeof(mylen), lens);
-    if (st != HLX_OK)
-        goto out;
-    for (r = 0; r < net->size; r++)
-        if (lens[r] > maxlen)
-            maxlen = lens[r];
-    blob = calloc(1, maxlen);
-    all = calloc((size_t)net->size, maxlen);
-    if (blob == NULL || all == NULL) {
-        st = HLX_ERR_NOMEM;
-        goto out;
-    }
-    memcpy(blob, addr, addr_len);
-    snprintf(key, sizeof(key), "hlx.hb.addr.%d", gen);
-    st = hlx_boot_allgather(net->boot, key, blob, maxlen, all);
+    st = hlx_comm_allgather_blobs(net->boot, "hb", net->size, addr, addr_len, lens, &all,
+                                  &maxlen);
     if (st != HLX_OK)
         goto out;
     for (r = 0; r < net->size; r++) {
@@ -270,7 +255,6 @@ static hlx_status_t hlx_live_connect(hlx_liveness_t *live, int one_host)
     }
 out:
     ucp_worker_release_address(live->worker, addr);
-    free(blob);
     free(all);
     free(lens);
     return st;
