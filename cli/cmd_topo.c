@@ -5,6 +5,7 @@
 #include "hlx_flags.h"
 
 #include <helix/cluster.h>
+#include <helix/jobplace.h>
 #include <helix/topology.h>
 
 #include <jansson.h>
@@ -286,44 +287,6 @@ static json_t *hlx_topo_json_machine(const hlx_topo_t *t)
     return m;
 }
 
-static json_t *hlx_topo_json_placement(json_t *root, const hlx_placement_t *p,
-                                       const hlx_cluster_t *c)
-{
-    json_t *ranks = json_array(), *pairs = json_array(), *groups = json_array();
-    int r, i, g;
-
-    for (r = 0; r < p->nranks; r++) {
-        const hlx_rank_place_t *rp = &p->ranks[r];
-        json_array_append_new(ranks, json_pack(
-            "{s:i,s:i,s:s,s:i,s:i,s:i,s:i,s:s,s:i,s:s,s:i,s:i,s:i,s:i,s:i}", "rank", r,
-            "node", rp->node, "node_name", c->nodes[rp->node].name, "gpu", rp->gpu,
-            "gpu_global", rp->gpu_global, "domain", rp->domain, "numa", rp->numa, "cpuset",
-            rp->cpuset, "nic", rp->nic, "nic_name", rp->nic_name, "cuda_device",
-            rp->cuda_device, "kvp_rank", rp->kvp_rank, "tpa_rank", rp->tpa_rank, "tpf_rank",
-            rp->tpf_rank, "ep_rank", rp->ep_rank));
-    }
-    for (i = 0; i < p->npairs; i++)
-        json_array_append_new(pairs, json_pack("{s:i,s:i,s:s,s:s}", "src", p->pairs[i].src,
-            "dst", p->pairs[i].dst, "kind", hlx_pair_kind_name(p->pairs[i].kind), "link",
-            hlx_link_name(p->pairs[i].link)));
-    for (g = 0; g < p->tpa; g++) {
-        json_t *members = json_array();
-        for (r = g * p->kvp; r < (g + 1) * p->kvp; r++)
-            json_array_append_new(members, json_integer(r));
-        json_array_append_new(groups, json_pack("{s:i,s:o}", "tpa_rank", g, "ranks", members));
-    }
-    json_object_set_new(root, "layout", json_pack("{s:i,s:i,s:i,s:i,s:i,s:b}", "kvp", p->kvp,
-                        "tpa", p->tpa, "tpf", p->tpf, "ep", p->ep, "nranks", p->nranks,
-                        "cpu_only", p->cpu_only));
-    json_object_set_new(root, "ranks", ranks);
-    json_object_set_new(root, "attention_groups", groups);
-    json_object_set_new(root, "pairs", pairs);
-    json_object_set_new(root, "summary", json_pack("{s:i,s:i,s:i,s:i}", "domains_used",
-                        p->ndomains, "split_groups", p->split_groups, "a2a_pairs",
-                        p->a2a_pairs, "a2a_cross_domain_pairs", p->a2a_cross_pairs));
-    return root;
-}
-
 int hlx_cmd_topo(int argc, char **argv)
 {
     hlx_topo_opts_t o;
@@ -397,7 +360,7 @@ int hlx_cmd_topo(int argc, char **argv)
                             "nvlink_domains", c->ndomains, "max_domain_gpus",
                             c->max_domain_gpus));
         if (p != NULL)
-            hlx_topo_json_placement(root, p, c);
+            hlx_place_json_add(root, p, c);
         if (warn[0]) {
             json_t *w = json_array();
             json_array_append_new(w, json_string(warn));

@@ -386,18 +386,13 @@ int hlx_place_net_device(const hlx_placement_t *p, const hlx_topo_t *t, int rank
     return buf[0] != '\0';
 }
 
-hlx_status_t hlx_place_write_json(const hlx_placement_t *p, const hlx_cluster_t *c,
-                                  const char *path, char *err, size_t errlen)
+/* The placement as JSON (layout, ranks, attention groups, pairs, summary), the form `helix
+ * topo --json` prints and HELIX_PLACEMENT_DUMP writes. */
+json_t *hlx_place_json_add(json_t *root, const hlx_placement_t *p, const hlx_cluster_t *c)
 {
-    json_t *root = json_object(), *ranks = json_array(), *pairs = json_array();
-    int r, i, rc;
+    json_t *ranks = json_array(), *pairs = json_array(), *groups = json_array();
+    int r, i, g;
 
-    if (root == NULL || ranks == NULL || pairs == NULL) {
-        json_decref(root);
-        json_decref(ranks);
-        json_decref(pairs);
-        return HLX_ERR_NOMEM;
-    }
     for (r = 0; r < p->nranks; r++) {
         const hlx_rank_place_t *rp = &p->ranks[r];
         json_array_append_new(ranks, json_pack(
@@ -412,11 +407,33 @@ hlx_status_t hlx_place_write_json(const hlx_placement_t *p, const hlx_cluster_t 
         json_array_append_new(pairs, json_pack("{s:i,s:i,s:s,s:s}", "src", p->pairs[i].src,
             "dst", p->pairs[i].dst, "kind", hlx_pair_kind_name(p->pairs[i].kind), "link",
             hlx_link_name(p->pairs[i].link)));
+    for (g = 0; g < p->tpa; g++) {
+        json_t *members = json_array();
+        for (r = g * p->kvp; r < (g + 1) * p->kvp; r++)
+            json_array_append_new(members, json_integer(r));
+        json_array_append_new(groups, json_pack("{s:i,s:o}", "tpa_rank", g, "ranks", members));
+    }
     json_object_set_new(root, "layout", json_pack("{s:i,s:i,s:i,s:i,s:i,s:b}", "kvp", p->kvp,
-                        "tpa", p->tpa, "tpf", p->tpf, "ep", p->ep, "ranks", p->nranks,
+                        "tpa", p->tpa, "tpf", p->tpf, "ep", p->ep, "nranks", p->nranks,
                         "cpu_only", p->cpu_only));
     json_object_set_new(root, "ranks", ranks);
+    json_object_set_new(root, "attention_groups", groups);
     json_object_set_new(root, "pairs", pairs);
+    json_object_set_new(root, "summary", json_pack("{s:i,s:i,s:i,s:i}", "domains_used",
+                        p->ndomains, "split_groups", p->split_groups, "a2a_pairs",
+                        p->a2a_pairs, "a2a_cross_domain_pairs", p->a2a_cross_pairs));
+    return root;
+}
+
+hlx_status_t hlx_place_write_json(const hlx_placement_t *p, const hlx_cluster_t *c,
+                                  const char *path, char *err, size_t errlen)
+{
+    json_t *root = json_object();
+    int rc;
+
+    if (root == NULL)
+        return HLX_ERR_NOMEM;
+    hlx_place_json_add(root, p, c);
     rc = json_dump_file(root, path, JSON_INDENT(1) | JSON_SORT_KEYS);
     json_decref(root);
     if (rc != 0) {

@@ -64,6 +64,12 @@ hlx_status_t hlx_place_on_nodes(const hlx_cluster_t *cluster, int kvp, int tpa, 
  * world creation; returns the number written (0 when rank is out of range). */
 int hlx_place_links(const hlx_placement_t *placement, int rank, hlx_link_t *links);
 
+/* Adds the placement to a JSON object (jansson's json_t): layout, ranks, attention_groups,
+ * pairs and summary, the form `helix topo --json` prints and HELIX_PLACEMENT_DUMP writes.
+ * Returns root. */
+struct json_t *hlx_place_json_add(struct json_t *root, const hlx_placement_t *placement,
+                                  const hlx_cluster_t *cluster);
+
 /* The UCX network device for rank's NIC ("mlx5_0:1" for an RDMA NIC, else its netdev when
  * that interface exists here); returns 0 and writes "" when there is none. */
 int hlx_place_net_device(const hlx_placement_t *placement, const hlx_topo_t *topo, int rank,
