@@ -25,8 +25,6 @@ static const struct {
     const char *help;
 } hlx_info_env[] = {
     { "HELIX_KERNELS", "kernel variant when --kernels is not given (auto, scalar, avx2, avx512, amx)" },
-    { "HELIX_FAULT", "scripted fault for tests: KIND:rank=R[:step=S], KIND drop-partials, "
-      "skip-append, nan or kill" },
     { "HELIX_RANK", "set by helixrun in each rank (informational; ranks come from PMIx)" },
     { "HELIX_SIZE", "set by helixrun in each rank (informational)" },
     { "HELIX_RUN_*", "settings of the launcher, passed on to its ranks (helixrun --help)" },

@@ -24,6 +24,7 @@ typedef struct {
     char   bind[HLX_PARAM_STRLEN];
     int    threads;
     double step_watchdog;
+    char   fault[HLX_PARAM_STRLEN];
 } hlx_runtime_settings_t;
 
 static const hlx_param_t hlx_runtime_params[] = {
@@ -37,6 +38,9 @@ static const hlx_param_t hlx_runtime_params[] = {
       offsetof(hlx_runtime_settings_t, step_watchdog),
       "seconds a decode step may take before the rank exits (status 1) naming the step, "
       "a last resort behind the collectives' deadlines and the heartbeats; 0 = off" },
+    { "FAULT", HLX_PT_STRING, "", 0, 0, offsetof(hlx_runtime_settings_t, fault),
+      "scripted fault for tests: KIND:rank=R[:step=S], KIND drop-partials, skip-append, "
+      "nan, kill or hang" },
 };
 
 static const hlx_param_table_t hlx_runtime_table = {
@@ -535,7 +539,7 @@ static hlx_status_t hlx_engine_validate(hlx_engine_t *eng, char *err, size_t err
     if (cfg->threads < 0 || cfg->threads > HLX_POOL_MAX)
         return hlx_engine_fail(err, errlen, HLX_ERR_INVALID, "--threads %d: expected 1 .. %d",
                                cfg->threads, HLX_POOL_MAX);
-    st = hlx_fault_create(getenv("HELIX_FAULT"), &eng->fault, err, errlen);
+    st = hlx_fault_create(eng->set.fault, &eng->fault, err, errlen);
     if (st != HLX_OK)
         return st;
     /* Layout errors do not depend on the rank: report them before bootstrapping. */

@@ -36,7 +36,12 @@ typedef struct hlx_tl_event {
 
 struct hlx_engine {
     hlx_run_config_t cfg;
-    struct { char bind[HLX_PARAM_STRLEN]; int threads; double step_watchdog; } set; /* HELIX_BIND, _THREADS, _STEP_WATCHDOG */
+    struct {                     /* the runtime's settings table (engine.c): same layout */
+        char   bind[HLX_PARAM_STRLEN];
+        int    threads;
+        double step_watchdog;
+        char   fault[HLX_PARAM_STRLEN];
+    } set;
     int              threads;      /* cores of this rank (the backend's thread pool) */
     hlx_topo_t      *topo;
     hlx_placement_t *place;
