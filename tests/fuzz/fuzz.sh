@@ -64,7 +64,7 @@ if [ -x "$bin" ]; then
     for f in $files; do
         [ "$src/$f" -nt "$bin" ] && stale=1
     done
-    for h in "$src"/util/*.h "$src"/include/helix/*.h "$src"/tests/fuzz/*.h; do
+    for h in "$src"/util/*.h "$src"/*/include/helix/*.h "$src"/tests/fuzz/*.h; do
         [ "$h" -nt "$bin" ] && stale=1
     done
 fi
@@ -73,7 +73,8 @@ if [ $stale = 1 ]; then
     for f in $files; do paths="$paths $src/$f"; done
     # shellcheck disable=SC2086
     "$cc" -g -O1 -std=gnu11 -fsanitize=fuzzer,address,undefined -fno-sanitize-recover=undefined \
-        -I"$src/include" -I"$src/util" -I"$src/topology" -I"$src/tests/fuzz" -I"$build" \
+        -I"$src/util/include" -I"$src/model/include" -I"$src/cluster/include" \
+        -I"$src/topology/include" -I"$src/util" -I"$src/topology" -I"$src/tests/fuzz" -I"$build" \
         $(pkg-config --cflags jansson hwloc) $paths $libs -o "$bin.tmp" || exit 1
     mv "$bin.tmp" "$bin"
 fi
