@@ -19,14 +19,8 @@
 #include <signal.h>
 #include <unistd.h>
 
-/* Settings of the runtime (HELIX_<NAME>), stored in hlx_engine_t.set. */
-typedef struct {
-    char   bind[HLX_PARAM_STRLEN];
-    int    threads;
-    double step_watchdog;
-    char   fault[HLX_PARAM_STRLEN];
-} hlx_runtime_settings_t;
-
+/* Settings of the runtime (HELIX_<NAME>), stored in hlx_engine_t.set
+ * (hlx_runtime_settings_t, hlx_engine_int.h). */
 static const hlx_param_t hlx_runtime_params[] = {
     { "BIND", HLX_PT_STRING, "auto", 0, 0, offsetof(hlx_runtime_settings_t, bind),
       "bind each rank to the cores of its placement: auto (when every rank is on this host "

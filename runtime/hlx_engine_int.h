@@ -34,14 +34,18 @@ typedef struct hlx_tl_event {
     uint64_t t0, t1;
 } hlx_tl_event_t;
 
+/* The runtime's settings (HELIX_BIND, HELIX_THREADS, HELIX_STEP_WATCHDOG, HELIX_FAULT),
+ * filled from the table in engine.c. */
+typedef struct hlx_runtime_settings {
+    char   bind[HLX_PARAM_STRLEN];
+    int    threads;
+    double step_watchdog;
+    char   fault[HLX_PARAM_STRLEN];
+} hlx_runtime_settings_t;
+
 struct hlx_engine {
     hlx_run_config_t cfg;
-    struct {                     /* the runtime's settings table (engine.c): same layout */
-        char   bind[HLX_PARAM_STRLEN];
-        int    threads;
-        double step_watchdog;
-        char   fault[HLX_PARAM_STRLEN];
-    } set;
+    hlx_runtime_settings_t set;  /* the runtime's settings table (engine.c) */
     int              threads;      /* cores of this rank (the backend's thread pool) */
     hlx_topo_t      *topo;
     hlx_placement_t *place;
