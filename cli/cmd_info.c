@@ -24,14 +24,13 @@ static const struct {
     const char *name;
     const char *help;
 } hlx_info_env[] = {
-    { "HELIX_KERNELS", "kernel variant when --kernels is not given (auto, scalar, avx2, avx512, amx)" },
     { "HELIX_RANK", "set by helixrun in each rank (informational; ranks come from PMIx)" },
     { "HELIX_SIZE", "set by helixrun in each rank (informational)" },
     { "HELIX_RUN_*", "settings of the launcher, passed on to its ranks (helixrun --help)" },
 };
 
 /* Every settings table of the components linked into `helix`. */
-static const hlx_param_table_t *hlx_info_tables[7];
+static const hlx_param_table_t *hlx_info_tables[8];
 
 static size_t hlx_info_tables_fill(void)
 {
@@ -42,6 +41,7 @@ static size_t hlx_info_tables_fill(void)
     hlx_info_tables[4] = &hlx_plan_param_table;
     hlx_info_tables[5] = hlx_jobplace_param_table();
     hlx_info_tables[6] = &hlx_watchdog_param_table;
+    hlx_info_tables[7] = &hlx_kernels_param_table;
     return sizeof(hlx_info_tables) / sizeof(hlx_info_tables[0]);
 }
 
@@ -115,12 +115,13 @@ void hlx_cli_warn_unknown(void)
  * build has (whether this CPU runs it is the kernels layer's to say). */
 static int hlx_cli_check_kernels_env(void)
 {
-    const char *v = getenv("HELIX_KERNELS"), *names[16];
+    char buf[HLX_PARAM_STRLEN];
+    const char *v = hlx_kernels_env_variant(buf, sizeof(buf)), *names[16];
     char choices[256] = "auto", why[512];
     size_t n, i, used = 4;
     int idx;
 
-    if (v == NULL || v[0] == '\0')
+    if (v == NULL)
         return 0;
     n = hlx_kernels_list(names, 16);
     if (!strcmp(v, "auto"))

@@ -4,8 +4,10 @@
 #define _DEFAULT_SOURCE /* syscall() under strict C modes too */
 #endif
 #include "hlx_kernels_priv.h"
+#include "hlx_param.h"
 
 #include <stdarg.h>
+#include <stddef.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -85,13 +87,43 @@ hlx_status_t hlx_kernels_init(const char *name, hlx_kernels_t *k)
     return hlx_kernels_init_kv(name, HLX_DTYPE_BF16, k);
 }
 
+/* The kernels' settings table: HELIX_KERNELS, the variant when no name is given. */
+typedef struct hlx_kernels_settings {
+    char variant[HLX_PARAM_STRLEN];
+} hlx_kernels_settings_t;
+
+static const hlx_param_t hlx_kernels_params[] = {
+    { "KERNELS", HLX_PT_STRING, "auto", 0, 0, offsetof(hlx_kernels_settings_t, variant),
+      "kernel variant when --kernels is not given: auto (the best this CPU runs for the KV "
+      "type), scalar, avx2, avx512, amx" },
+};
+
+const hlx_param_table_t hlx_kernels_param_table = {
+    "kernels", hlx_kernels_params, sizeof(hlx_kernels_params) / sizeof(hlx_kernels_params[0]),
+    sizeof(hlx_kernels_settings_t),
+};
+
+const char *hlx_kernels_env_variant(char *buf, size_t n)
+{
+    hlx_kernels_settings_t s;
+    hlx_param_src_t src[1];
+
+    if (hlx_param_load(&hlx_kernels_param_table, &s, src) != HLX_OK || src[0] != HLX_SRC_ENV ||
+        s.variant[0] == '\0' || !strcmp(s.variant, "auto"))
+        return NULL;
+    snprintf(buf, n, "%s", s.variant);
+    return buf;
+}
+
 hlx_status_t hlx_kernels_init_kv(const char *name, hlx_dtype_t kv_dtype, hlx_kernels_t *k)
 {
     const hlx_kernels_variant_t *best = NULL;
     size_t i;
 
+    char env[HLX_PARAM_STRLEN];
+
     if (name == NULL)
-        name = getenv("HELIX_KERNELS");
+        name = hlx_kernels_env_variant(env, sizeof(env));
     if (name != NULL && name[0] == '\0')
         name = NULL;
     for (i = 0; i < HLX_NVARIANTS; i++) {
@@ -141,8 +173,9 @@ void hlx_kernels_init_error(const char *name, char *buf, size_t n)
         return;
     buf[0] = '\0';
     if (name == NULL || !strcmp(name, "auto")) {
-        const char *env = getenv("HELIX_KERNELS");
-        if (name == NULL && env != NULL && env[0] != '\0') {
+        char ebuf[HLX_PARAM_STRLEN];
+        const char *env = hlx_kernels_env_variant(ebuf, sizeof(ebuf));
+        if (name == NULL && env != NULL) {
             name = env;
             src = "HELIX_KERNELS";
         }
@@ -160,7 +193,8 @@ size_t hlx_kernels_explain(char *buf, size_t n)
         "sse4.2", "avx", "avx2", "fma", "f16c", "avx512f", "avx512bw", "avx512vl", "avx512dq",
         "avx512bf16", "avx512vbmi", "avx512fp16",
     };
-    const char *env = getenv("HELIX_KERNELS");
+    char ebuf[HLX_PARAM_STRLEN];
+    const char *env = hlx_kernels_env_variant(ebuf, sizeof(ebuf));
     hlx_kernels_t k;
     size_t i, at = 0;
 
