@@ -102,74 +102,94 @@ static size_t hlx_bl_rot(size_t i, size_t bytes, size_t span)
     return slots > 1 ? (i % slots) * ((bytes + 4095) / 4096 * 4096) : 0;
 }
 
-/* Median seconds of one attention call over len tokens (inner repeats when short). */
-static double hlx_bl_attn_once(const hlx_bl_attn_ctx_t *c, hlx_dtype_t t, int group, int dk,
-                               int dv, size_t len, int reps)
+/* Best seconds per call of call(arg), in CPU time: one call calibrates the inner repeats
+ * to at least 2 ms a run, then the best of reps runs (2 when a call takes over 50 ms) --
+ * what the core does when it has the core (the machine may be shared; the decode's medians
+ * carry that load, the description of the machine does not). */
+static double hlx_bl_best(void (*call)(void *), void *arg, int reps)
 {
-    size_t es = (size_t)hlx_dtype_bytes(t), bytes = len * (size_t)(dk + dv) * es, rot = 0;
-    hlx_attn_desc_t d = { .group = group, .dk = dk, .dv = dv, .len = len, .kv_dtype = t,
-                          .q = c->q, .k = c->kv, .v = c->kv + len * dk * es,
-                          .k_stride = (size_t)dk, .v_stride = (size_t)dv,
-                          .scale = 1.0f / sqrtf((float)dk), .o = c->o, .lse = c->lse };
     double best;
     int inner = 1, i, j;
-    uint64_t t0;
+    uint64_t t0 = hlx_bl_cpu_ns();
 
-#define HLX_BL_ATTN_CALL() \
-    do { \
-        size_t off_ = hlx_bl_rot(rot++, bytes, c->span); \
-        d.k = c->kv + off_; \
-        d.v = c->kv + off_ + len * dk * es; \
-        c->k->attn(&d); \
-    } while (0)
-    for (i = 0; i < 64 && c->span > bytes; i++) /* bring the whole span into the cache */
-        HLX_BL_ATTN_CALL();
-    t0 = hlx_bl_cpu_ns();
-    HLX_BL_ATTN_CALL(); /* warm-up and calibration */
+    call(arg); /* warm-up and calibration */
     best = (double)(hlx_bl_cpu_ns() - t0) * 1e-9;
     while (best * inner < 2e-3 && inner < 4096)
         inner *= 2;
     if (best > 0.05)
         reps = 2;
-    /* the best of the runs in CPU time: what the core does when it has the core (the
-     * machine may be shared; the decode's medians carry that load, the description of the
-     * machine does not) */
     for (i = 0; i < reps; i++) {
         t0 = hlx_bl_cpu_ns();
         for (j = 0; j < inner; j++)
-            HLX_BL_ATTN_CALL();
+            call(arg);
         best = fmin(best, (double)(hlx_bl_cpu_ns() - t0) * 1e-9 / inner);
     }
-#undef HLX_BL_ATTN_CALL
     return best;
+}
+
+typedef struct hlx_bl_attn_call {
+    const hlx_bl_attn_ctx_t *c;
+    hlx_attn_desc_t d;
+    size_t bytes, rot, voff;
+} hlx_bl_attn_call_t;
+
+/* One attention call on the next block of the rotation. */
+static void hlx_bl_attn_call(void *arg)
+{
+    hlx_bl_attn_call_t *a = arg;
+    size_t off = hlx_bl_rot(a->rot++, a->bytes, a->c->span);
+
+    a->d.k = a->c->kv + off;
+    a->d.v = a->c->kv + off + a->voff;
+    a->c->k->attn(&a->d);
+}
+
+/* Seconds of one attention call over len tokens (inner repeats when short). */
+static double hlx_bl_attn_once(const hlx_bl_attn_ctx_t *c, hlx_dtype_t t, int group, int dk,
+                               int dv, size_t len, int reps)
+{
+    size_t es = (size_t)hlx_dtype_bytes(t);
+    hlx_bl_attn_call_t a = {
+        .c = c, .bytes = len * (size_t)(dk + dv) * es, .voff = len * dk * es,
+        .d = { .group = group, .dk = dk, .dv = dv, .len = len, .kv_dtype = t, .q = c->q,
+               .k_stride = (size_t)dk, .v_stride = (size_t)dv,
+               .scale = 1.0f / sqrtf((float)dk), .o = c->o, .lse = c->lse },
+    };
+    int i;
+
+    for (i = 0; i < 64 && c->span > a.bytes; i++) /* bring the whole span into the cache */
+        hlx_bl_attn_call(&a);
+    return hlx_bl_best(hlx_bl_attn_call, &a, reps);
+}
+
+typedef struct hlx_bl_gemm_call {
+    const hlx_kernels_t *k;
+    const char *w;
+    size_t span, bytes, rot;
+    hlx_dtype_t t;
+    int M, N, K;
+    float *x, *y;
+} hlx_bl_gemm_call_t;
+
+static void hlx_bl_gemm_call(void *arg)
+{
+    hlx_bl_gemm_call_t *g = arg;
+
+    g->k->gemm(g->M, g->N, g->K, g->x, g->w + hlx_bl_rot(g->rot++, g->bytes, g->span), g->t,
+               g->y, 0);
 }
 
 static double hlx_bl_gemm_once(const hlx_kernels_t *k, const char *w, size_t span,
                                hlx_dtype_t t, int M, int N, int K, float *x, float *y, int reps)
 {
-    size_t bytes = (size_t)N * K * (size_t)hlx_dtype_bytes(t), rot = 0;
-    double best;
-    int inner = 1, i, j;
-    uint64_t t0;
+    hlx_bl_gemm_call_t g = { .k = k, .w = w, .span = span, .t = t, .M = M, .N = N, .K = K,
+                             .x = x, .y = y,
+                             .bytes = (size_t)N * K * (size_t)hlx_dtype_bytes(t) };
+    int i;
 
-#define HLX_BL_GEMM_CALL() k->gemm(M, N, K, x, w + hlx_bl_rot(rot++, bytes, span), t, y, 0)
-    for (i = 0; i < 256 && span > bytes && (size_t)i * bytes < 2 * span; i++)
-        HLX_BL_GEMM_CALL();
-    t0 = hlx_bl_cpu_ns();
-    HLX_BL_GEMM_CALL(); /* warm-up and calibration */
-    best = (double)(hlx_bl_cpu_ns() - t0) * 1e-9;
-    while (best * inner < 2e-3 && inner < 4096)
-        inner *= 2;
-    if (best > 0.05)
-        reps = 2;
-    for (i = 0; i < reps; i++) {
-        t0 = hlx_bl_cpu_ns();
-        for (j = 0; j < inner; j++)
-            HLX_BL_GEMM_CALL();
-        best = fmin(best, (double)(hlx_bl_cpu_ns() - t0) * 1e-9 / inner);
-    }
-#undef HLX_BL_GEMM_CALL
-    return best;
+    for (i = 0; i < 256 && span > g.bytes && (size_t)i * g.bytes < 2 * span; i++)
+        hlx_bl_gemm_call(&g);
+    return hlx_bl_best(hlx_bl_gemm_call, &g, reps);
 }
 
 /* Attention shapes: the runtime's presets that run here (tiny: group 4, head 32) and a
