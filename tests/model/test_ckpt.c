@@ -7,6 +7,8 @@
 #include <stddef.h>
 #include <cmocka.h>
 
+#include "hlx_test_files.h"
+
 #include <jansson.h>
 #include <math.h>
 #include <stdio.h>
@@ -40,26 +42,6 @@ static int sh(const char *fmt, ...)
     return WEXITSTATUS(st);
 }
 
-static char *slurp(const char *path, size_t *len)
-{
-    FILE *f = fopen(path, "rb");
-    long n;
-    char *buf;
-
-    assert_non_null(f);
-    fseek(f, 0, SEEK_END);
-    n = ftell(f);
-    fseek(f, 0, SEEK_SET);
-    buf = malloc((size_t)n + 1);
-    assert_non_null(buf);
-    assert_int_equal(fread(buf, 1, (size_t)n, f), (size_t)n);
-    buf[n] = '\0';
-    fclose(f);
-    if (len)
-        *len = (size_t)n;
-    return buf;
-}
-
 static void synth(const char *name, const char *args)
 {
     assert_int_equal(sh("rm -rf %s/%s && %s model synth --out %s/%s %s >/dev/null", g_tmp, name,
@@ -74,7 +56,7 @@ static int info(const char *name, char **err)
 
     snprintf(path, sizeof(path), "%s/info.err", g_tmp);
     rc = sh("%s model info %s/%s >/dev/null 2>%s", helix, g_tmp, name, path);
-    *err = slurp(path, NULL);
+    *err = hlx_test_slurp(path, NULL);
     return rc;
 }
 
@@ -492,7 +474,7 @@ static void test_fp8_codec(void **state)
 static void rewrite_header(const char *path, void (*edit)(json_t *hdr))
 {
     size_t len, i;
-    uint8_t *buf = (uint8_t *)slurp(path, &len);
+    uint8_t *buf = (uint8_t *)hlx_test_slurp(path, &len);
     uint64_t hlen = 0, nlen;
     json_t *hdr;
     json_error_t je;

@@ -12,24 +12,10 @@
 
 #include <helix/jobplace.h>
 #include "hlx_config.h"
+#define HLX_TEST_TOPO
+#include "hlx_test_files.h"
 
 #define DATA HLX_SOURCE_ROOT "/tests/data/topology/"
-
-static hlx_topo_t *topo(const char *file)
-{
-    hlx_topo_t *t = NULL;
-    char err[512] = "";
-    if (hlx_topo_load(file, &t, err, sizeof(err)) != HLX_OK)
-        fail_msg("%s", err);
-    return t;
-}
-
-static void cluster(const char *file, hlx_cluster_t *c)
-{
-    char err[512] = "";
-    if (hlx_cluster_load(file, c, err, sizeof(err)) != HLX_OK)
-        fail_msg("%s", err);
-}
 
 /* n summaries of topology t, rank r on host names[host_of[r]] */
 static hlx_host_summary_t *summaries(const hlx_topo_t *t, int n, const int *host_of,
@@ -58,7 +44,7 @@ static void job(const hlx_host_summary_t *s, int n, const hlx_cluster_t *c, int 
 static void test_gpu_block(void **state)
 {
     static const char *const names[] = { "gpu-a", "gpu-b" };
-    hlx_topo_t *t = topo(DATA "hgx8.xml");
+    hlx_topo_t *t = hlx_test_topo(DATA "hgx8.xml");
     int host_of[16], r;
     hlx_host_summary_t *s;
     hlx_job_place_t j;
@@ -93,7 +79,7 @@ static void test_gpu_block(void **state)
 static void test_gpu_cyclic_warns(void **state)
 {
     static const char *const names[] = { "gpu-a", "gpu-b" };
-    hlx_topo_t *t = topo(DATA "hgx8.xml");
+    hlx_topo_t *t = hlx_test_topo(DATA "hgx8.xml");
     int host_of[16], r;
     hlx_host_summary_t *s;
     hlx_job_place_t j, b;
@@ -133,7 +119,7 @@ static void test_gpu_cyclic_warns(void **state)
 static void test_cluster_file_names(void **state)
 {
     static const char *const names[] = { "node1", "node0", "node7" };
-    hlx_topo_t *t = topo(DATA "hgx8.xml");
+    hlx_topo_t *t = hlx_test_topo(DATA "hgx8.xml");
     hlx_cluster_t c;
     int host_of[16], r;
     hlx_host_summary_t *s;
@@ -141,7 +127,7 @@ static void test_cluster_file_names(void **state)
     char err[512] = "";
 
     (void)state;
-    cluster(DATA "clusters/hgx2.json", &c);
+    hlx_test_cluster(DATA "clusters/hgx2.json", &c);
     for (r = 0; r < 16; r++)
         host_of[r] = r / 8;
     s = summaries(t, 16, host_of, names);
@@ -183,7 +169,7 @@ static void test_cpu_uneven(void **state)
 {
     static const char *const names[] = { "h0", "h1", "h2" };
     static const int host_of[4] = { 0, 0, 1, 2 };
-    hlx_topo_t *t = topo(DATA "cpu2s.xml");
+    hlx_topo_t *t = hlx_test_topo(DATA "cpu2s.xml");
     hlx_host_summary_t *s;
     hlx_job_place_t j;
     hlx_link_t links[4];
@@ -212,13 +198,13 @@ static void test_racks(void **state)
 {
     static const char *const names[] = { "h0", "h1", "h2" };
     static const int good[4] = { 0, 1, 2, 2 }, bad[4] = { 0, 2, 1, 2 };
-    hlx_topo_t *t = topo(DATA "cpu2s.xml");
+    hlx_topo_t *t = hlx_test_topo(DATA "cpu2s.xml");
     hlx_cluster_t c;
     hlx_host_summary_t *s;
     hlx_job_place_t j;
 
     (void)state;
-    cluster(HLX_SOURCE_ROOT "/tests/cluster/data/cpu_hosts.json", &c); /* h0 h1 rack 0, h2 rack 1 */
+    hlx_test_cluster(HLX_SOURCE_ROOT "/tests/cluster/data/cpu_hosts.json", &c); /* h0 h1 rack 0, h2 rack 1 */
     s = summaries(t, 4, good, names);
     job(s, 4, &c, 2, 2, t, &j);
     assert_int_equal(j.worse, 0);
@@ -242,13 +228,13 @@ static void test_best_of_two(void **state)
 {
     static const char *const names[] = { "h0", "h1", "h2" };
     static const int block[6] = { 0, 0, 1, 1, 2, 2 }, spread[6] = { 0, 1, 2, 0, 1, 2 };
-    hlx_topo_t *t = topo(DATA "cpu2s.xml");
+    hlx_topo_t *t = hlx_test_topo(DATA "cpu2s.xml");
     hlx_cluster_t c;
     hlx_host_summary_t *s;
     hlx_job_place_t j;
 
     (void)state;
-    cluster(HLX_SOURCE_ROOT "/tests/cluster/data/cpu_hosts.json", &c);
+    hlx_test_cluster(HLX_SOURCE_ROOT "/tests/cluster/data/cpu_hosts.json", &c);
     s = summaries(t, 6, block, names);
     job(s, 6, &c, 3, 2, t, &j);
     assert_int_equal(j.worse, 0);
@@ -271,7 +257,7 @@ static void test_agrees_with_place(void **state)
 {
     static const char *const names[] = { "h0", "h1", "h2" };
     static const int host_of[6] = { 0, 0, 1, 1, 2, 2 };
-    hlx_topo_t *t = topo(DATA "cpu2s.xml");
+    hlx_topo_t *t = hlx_test_topo(DATA "cpu2s.xml");
     hlx_cluster_t c;
     hlx_host_summary_t *s;
     hlx_job_place_t j;
@@ -280,7 +266,7 @@ static void test_agrees_with_place(void **state)
     int r, i;
 
     (void)state;
-    cluster(HLX_SOURCE_ROOT "/tests/cluster/data/cpu_hosts.json", &c);
+    hlx_test_cluster(HLX_SOURCE_ROOT "/tests/cluster/data/cpu_hosts.json", &c);
     s = summaries(t, 6, host_of, names);
     job(s, 6, &c, 2, 3, t, &j);
     assert_int_equal(hlx_place(&c, 2, 3, 1, t, &p, err, sizeof(err)), HLX_OK);

@@ -5,6 +5,8 @@
 #include <stdarg.h>
 #include <stddef.h>
 #include <cmocka.h>
+
+#include "hlx_test_files.h"
 #include <jansson.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -20,24 +22,6 @@ static const char *helix;
 static char out_path[] = "/tmp/hlx_topo_cli_out_XXXXXX";
 static char err_path[] = "/tmp/hlx_topo_cli_err_XXXXXX";
 
-static char *slurp(const char *path)
-{
-    FILE *f = fopen(path, "rb");
-    long n;
-    char *buf;
-
-    assert_non_null(f);
-    fseek(f, 0, SEEK_END);
-    n = ftell(f);
-    fseek(f, 0, SEEK_SET);
-    buf = malloc((size_t)n + 1);
-    assert_non_null(buf);
-    assert_int_equal(fread(buf, 1, (size_t)n, f), (size_t)n);
-    buf[n] = '\0';
-    fclose(f);
-    return buf;
-}
-
 /* Runs `helix topo ARGS`; returns the exit code, stdout and stderr (caller frees). */
 static int run(const char *args, char **out, char **err)
 {
@@ -49,8 +33,8 @@ static int run(const char *args, char **out, char **err)
              out_path, err_path);
     st = system(cmd);
     assert_true(st != -1 && WIFEXITED(st));
-    *out = slurp(out_path);
-    *err = slurp(err_path);
+    *out = hlx_test_slurp(out_path, NULL);
+    *err = hlx_test_slurp(err_path, NULL);
     return WEXITSTATUS(st);
 }
 

@@ -13,25 +13,11 @@
 
 #include <helix/topology.h>
 #include "hlx_config.h"
+#define HLX_TEST_TOPO
+#include "hlx_test_files.h"
 
 #define DATA HLX_SOURCE_ROOT "/tests/data/topology/"
 #define CLUSTERS DATA "clusters/"
-
-static hlx_topo_t *topo(const char *file)
-{
-    hlx_topo_t *t = NULL;
-    char err[512] = "";
-    if (hlx_topo_load(file, &t, err, sizeof(err)) != HLX_OK)
-        fail_msg("%s", err);
-    return t;
-}
-
-static void cluster(const char *file, hlx_cluster_t *c)
-{
-    char err[512] = "";
-    if (hlx_cluster_load(file, c, err, sizeof(err)) != HLX_OK)
-        fail_msg("%s", err);
-}
 
 static hlx_placement_t *place(const hlx_cluster_t *c, int kvp, int tpa, int ep,
                               const hlx_topo_t *t)
@@ -75,7 +61,7 @@ static void check_rank_order(const hlx_placement_t *p)
 /* One HGX node: rank r on GPU r; the 4 ranks of a socket get one core (2 threads) each. */
 static void test_hgx8_one_node(void **state)
 {
-    hlx_topo_t *t = topo(DATA "hgx8.xml");
+    hlx_topo_t *t = hlx_test_topo(DATA "hgx8.xml");
     hlx_placement_t *p = place(NULL, 4, 2, 1, t);
     int r;
     (void)state;
@@ -115,14 +101,14 @@ static void test_hgx8_one_node(void **state)
 /* Two HGX nodes, KVP 8: each group fills one node; only the ring crosses nodes. */
 static void test_hgx2_groups_per_node(void **state)
 {
-    hlx_topo_t *t = topo(DATA "hgx8.xml");
+    hlx_topo_t *t = hlx_test_topo(DATA "hgx8.xml");
     hlx_cluster_t c;
     hlx_placement_t *p;
     char warn[1024];
     int r;
     (void)state;
 
-    cluster(CLUSTERS "hgx2.json", &c);
+    hlx_test_cluster(CLUSTERS "hgx2.json", &c);
     p = place(&c, 8, 2, 1, t);
     check_rank_order(p);
     for (r = 0; r < 16; r++) {
@@ -173,7 +159,7 @@ static void test_hgx2_split_and_cost(void **state)
     int r;
     (void)state;
 
-    cluster(CLUSTERS "hgx2.json", &c);
+    hlx_test_cluster(CLUSTERS "hgx2.json", &c);
     p = place(&c, 16, 1, 1, NULL);
     check_rank_order(p);
     for (r = 0; r < 16; r++)
@@ -219,7 +205,7 @@ static void test_hgx2_partial_split(void **state)
     int r;
     (void)state;
 
-    cluster(CLUSTERS "hgx2.json", &c);
+    hlx_test_cluster(CLUSTERS "hgx2.json", &c);
     p = place(&c, 5, 3, 1, NULL);
     check_rank_order(p);
     for (r = 0; r < 15; r++) {
@@ -241,7 +227,7 @@ static void test_errors(void **state)
     char err[512];
     (void)state;
 
-    cluster(CLUSTERS "hgx2.json", &c);
+    hlx_test_cluster(CLUSTERS "hgx2.json", &c);
     assert_int_equal(hlx_place(&c, 6, 3, 1, NULL, &p, err, sizeof(err)), HLX_ERR_INVALID);
     assert_non_null(strstr(err, "18"));
     assert_non_null(strstr(err, "16"));
@@ -256,14 +242,14 @@ static void test_errors(void **state)
 /* Two NVL72 racks: a KVP group of 64 stays in one 72-GPU domain across 16 trays. */
 static void test_nvl72(void **state)
 {
-    hlx_topo_t *t = topo(DATA "gb200.xml");
+    hlx_topo_t *t = hlx_test_topo(DATA "gb200.xml");
     hlx_cluster_t c;
     hlx_placement_t *p;
     static const char *const cpus[4] = { "0-1", "2-3", "4-5", "6-7" };
     int r;
     (void)state;
 
-    cluster(CLUSTERS "nvl72x2.json", &c);
+    hlx_test_cluster(CLUSTERS "nvl72x2.json", &c);
     p = place(&c, 64, 2, 1, t);
     check_rank_order(p);
     for (r = 0; r < 128; r++) {
@@ -309,7 +295,7 @@ static void test_mix(void **state)
     int r;
     (void)state;
 
-    cluster(CLUSTERS "mix.json", &c);
+    hlx_test_cluster(CLUSTERS "mix.json", &c);
     p = place(&c, 8, 2, 1, NULL);
     check_rank_order(p);
     for (r = 0; r < 8; r++)
@@ -341,7 +327,7 @@ static void test_mix(void **state)
 /* A PCIe-only box alone: every group is split, its pairs go over PCIe. */
 static void test_pcie_box(void **state)
 {
-    hlx_topo_t *t = topo(DATA "pcie4.xml");
+    hlx_topo_t *t = hlx_test_topo(DATA "pcie4.xml");
     hlx_placement_t *p = place(NULL, 2, 2, 1, t);
     hlx_cluster_t c;
     char warn[1024];
@@ -375,7 +361,7 @@ static void test_cpu_only(void **state)
     static const char *const four[4] = { "0-1", "2-3", "4-5", "6-7" };
     static const char *const three[3] = { "0-1", "2-3", "4-7" };
     static const char *const ten[10] = { "0", "0", "1", "2", "3", "4", "4", "5", "6", "7" };
-    hlx_topo_t *t = topo(DATA "cpu2s.xml");
+    hlx_topo_t *t = hlx_test_topo(DATA "cpu2s.xml");
     hlx_placement_t *p;
     int r, q;
     (void)state;
@@ -417,7 +403,7 @@ static void test_cpu_only(void **state)
 /* FFN grid TPF x EP: blocks of TPF ranks all-reduce, strides of TPF exchange experts. */
 static void test_ep(void **state)
 {
-    hlx_topo_t *t = topo(DATA "hgx8.xml");
+    hlx_topo_t *t = hlx_test_topo(DATA "hgx8.xml");
     hlx_placement_t *p = place(NULL, 4, 2, 2, t);
     int i;
     (void)state;
