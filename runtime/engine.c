@@ -81,37 +81,44 @@ static void *hlx_zalloc(size_t n, size_t size)
 }
 
 
-/* Copies columns [c0, c0 + nc) of global tensor t [rows][cols] into dst[rows][ld] at
- * column offset dc. */
-static void hlx_fill_cols(hlx_engine_t *eng, void *dst, int64_t ld, int64_t dc, uint64_t key,
-                          hlx_tensor_t t, int64_t rows, int64_t cols, int64_t c0, int64_t nc)
+/* Rows [r0, r0 + nr) x cols [c0, c0 + nc) of runtime weight w of layer l from the weight
+ * source into dst (leading dimension ld) as dt. */
+static hlx_status_t hlx_engine_wread(hlx_engine_t *eng, hlx_hf_weight_t w, int l, int64_t r0,
+                                     int64_t nr, int64_t c0, int64_t nc, void *dst,
+                                     hlx_dtype_t dt, int64_t ld)
 {
-    int64_t r, c;
+    char name[128];
+    int64_t rows, cols;
 
-    for (r = 0; r < rows; r++)
-        for (c = 0; c < nc; c++)
-            hlx_dtype_store(dst, eng->w_dtype, (size_t)(r * ld + dc + c),
-                      hlx_synth_weight(&eng->m, key, t, r, c0 + c, cols));
-}
-
-static void hlx_fill_vec(const hlx_model_t *m, float *dst, uint64_t key, hlx_tensor_t t,
-                         int64_t n)
-{
-    int64_t i;
-
-    for (i = 0; i < n; i++)
-        dst[i] = hlx_synth_weight(m, key, t, 0, i, n);
+    hlx_hf_weight_name(w, l, name, sizeof(name));
+    hlx_hf_weight_shape(&eng->m, w, &rows, &cols);
+    return hlx_wsrc_read(&eng->ws, name, rows, cols, r0, nr, c0, nc, dst, dt, ld, eng->errmsg,
+                         sizeof(eng->errmsg));
 }
 
 static hlx_status_t hlx_engine_build(hlx_engine_t *eng)
 {
     const hlx_model_t *m = &eng->m;
     const hlx_layout_t *L = &eng->lay;
-    int64_t H = m->hidden, dk = m->head_dim, dv = m->v_head_dim, Q = m->q_heads,
-            K = m->kv_heads, F = m->ffn, V = m->vocab, Fc = L->ffn_count, B = eng->cfg.batch;
+    int64_t H = m->hidden, dk = m->head_dim, dv = m->v_head_dim, K = m->kv_heads,
+            V = m->vocab, Fc = L->ffn_count, B = eng->cfg.batch;
     int l, b, kh;
-    int64_t p, jrow, e;
+    int64_t p, e;
+    hlx_status_t st;
 
+#define HLX_WREAD(_w, ...) \
+    do { \
+        if ((st = hlx_engine_wread(eng, _w, l, __VA_ARGS__)) != HLX_OK) \
+            return st; \
+    } while (0)
+#define HLX_WREAD_G(_w, ...) \
+    do { \
+        if ((st = hlx_engine_wread(eng, _w, 0, __VA_ARGS__)) != HLX_OK) \
+            return st; \
+    } while (0)
+    if ((st = hlx_wsrc_synth(&eng->ws, m, eng->cfg.seed, eng->errmsg, sizeof(eng->errmsg))) !=
+        HLX_OK)
+        return st;
     eng->layers = calloc((size_t)m->layers, sizeof(*eng->layers));
     if (eng->layers == NULL)
         return HLX_ERR_NOMEM;
@@ -135,33 +142,25 @@ static hlx_status_t hlx_engine_build(hlx_engine_t *eng)
         if (eng->be.ops->mem_alloc(&eng->be, shards * ke * eng->kv_esize, 1, &W->kc) != HLX_OK ||
             eng->be.ops->mem_alloc(&eng->be, shards * ve * eng->kv_esize, 1, &W->vc) != HLX_OK)
             return HLX_ERR_NOMEM;
-        hlx_fill_vec(m, W->attn_norm, hlx_synth_key(eng->cfg.seed, l, HLX_T_ATTN_NORM), HLX_T_ATTN_NORM, H);
-        hlx_fill_vec(m, W->ffn_norm, hlx_synth_key(eng->cfg.seed, l, HLX_T_FFN_NORM), HLX_T_FFN_NORM, H);
         /* Weights are filled in place: host backend memory is host memory (a device
          * backend fills a host staging copy and copies it over). */
-        hlx_fill_cols(eng, W->wqkv, eng->qkv_cols, 0, hlx_synth_key(eng->cfg.seed, l, HLX_T_WQ),
-                      HLX_T_WQ, H, Q * dk, (int64_t)L->q_first * dk, (int64_t)L->q_local * dk);
-        hlx_fill_cols(eng, W->wqkv, eng->qkv_cols, (int64_t)L->q_local * dk,
-                      hlx_synth_key(eng->cfg.seed, l, HLX_T_WK), HLX_T_WK, H, K * dk,
-                      (int64_t)L->kv_first * dk, (int64_t)L->kv_local * dk);
-        hlx_fill_cols(eng, W->wqkv, eng->qkv_cols, (int64_t)(L->q_local + L->kv_local) * dk,
-                      hlx_synth_key(eng->cfg.seed, l, HLX_T_WV), HLX_T_WV, H, K * dv,
-                      (int64_t)L->kv_first * dv, (int64_t)L->kv_local * dv);
+        HLX_WREAD(HLX_HFW_ATTN_NORM, 0, 1, 0, H, W->attn_norm, HLX_DTYPE_F32, H);
+        HLX_WREAD(HLX_HFW_FFN_NORM, 0, 1, 0, H, W->ffn_norm, HLX_DTYPE_F32, H);
+        HLX_WREAD(HLX_HFW_WQ, 0, H, (int64_t)L->q_first * dk, (int64_t)L->q_local * dk,
+                  W->wqkv, eng->w_dtype, eng->qkv_cols);
+        HLX_WREAD(HLX_HFW_WK, 0, H, (int64_t)L->kv_first * dk, (int64_t)L->kv_local * dk,
+                  (char *)W->wqkv + (size_t)L->q_local * dk * eng->w_esize, eng->w_dtype,
+                  eng->qkv_cols);
+        HLX_WREAD(HLX_HFW_WV, 0, H, (int64_t)L->kv_first * dv, (int64_t)L->kv_local * dv,
+                  (char *)W->wqkv + (size_t)(L->q_local + L->kv_local) * dk * eng->w_esize,
+                  eng->w_dtype, eng->qkv_cols);
         /* W_o rows of this rank's head slice. */
-        for (jrow = 0; jrow < (int64_t)L->q_slice * dv; jrow++)
-            for (e = 0; e < H; e++)
-                hlx_dtype_store(W->wo, eng->w_dtype, (size_t)(jrow * H + e),
-                          hlx_synth_weight(m, hlx_synth_key(eng->cfg.seed, l, HLX_T_WO), HLX_T_WO,
-                                           (int64_t)L->q_slice_first * dv + jrow, e, H));
-        hlx_fill_cols(eng, W->wgu, 2 * Fc, 0, hlx_synth_key(eng->cfg.seed, l, HLX_T_WGATE),
-                      HLX_T_WGATE, H, F, L->ffn_first, Fc);
-        hlx_fill_cols(eng, W->wgu, 2 * Fc, Fc, hlx_synth_key(eng->cfg.seed, l, HLX_T_WUP),
-                      HLX_T_WUP, H, F, L->ffn_first, Fc);
-        for (jrow = 0; jrow < Fc; jrow++)
-            for (e = 0; e < H; e++)
-                hlx_dtype_store(W->wdown, eng->w_dtype, (size_t)(jrow * H + e),
-                          hlx_synth_weight(m, hlx_synth_key(eng->cfg.seed, l, HLX_T_WDOWN),
-                                           HLX_T_WDOWN, L->ffn_first + jrow, e, H));
+        HLX_WREAD(HLX_HFW_WO, (int64_t)L->q_slice_first * dv, (int64_t)L->q_slice * dv, 0, H,
+                  W->wo, eng->w_dtype, H);
+        HLX_WREAD(HLX_HFW_WGATE, 0, H, L->ffn_first, Fc, W->wgu, eng->w_dtype, 2 * Fc);
+        HLX_WREAD(HLX_HFW_WUP, 0, H, L->ffn_first, Fc, (char *)W->wgu + (size_t)Fc * eng->w_esize,
+                  eng->w_dtype, 2 * Fc);
+        HLX_WREAD(HLX_HFW_WDOWN, L->ffn_first, Fc, 0, H, W->wdown, eng->w_dtype, H);
         /* Synthetic prior context: position p lives on KVP rank (p / block) % KVP. */
         kk = hlx_synth_key(eng->cfg.seed, l, HLX_T_KCTX);
         vk = hlx_synth_key(eng->cfg.seed, l, HLX_T_VCTX);
@@ -187,14 +186,10 @@ static hlx_status_t hlx_engine_build(hlx_engine_t *eng)
     eng->lmhead     = hlx_zalloc((size_t)(H * L->vocab_count), eng->w_esize);
     if (!eng->embed || !eng->final_norm || !eng->lmhead)
         return HLX_ERR_NOMEM;
-    for (p = 0; p < V; p++)
-        for (e = 0; e < H; e++)
-            eng->embed[p * H + e] = hlx_synth_weight(m, hlx_synth_key(eng->cfg.seed, 0, HLX_T_EMBED),
-                                                     HLX_T_EMBED, p, e, H);
-    hlx_fill_vec(m, eng->final_norm, hlx_synth_key(eng->cfg.seed, 0, HLX_T_FINAL_NORM),
-                 HLX_T_FINAL_NORM, H);
-    hlx_fill_cols(eng, eng->lmhead, L->vocab_count, 0, hlx_synth_key(eng->cfg.seed, 0, HLX_T_LMHEAD),
-                  HLX_T_LMHEAD, H, V, L->vocab_first, L->vocab_count);
+    HLX_WREAD_G(HLX_HFW_EMBED, 0, V, 0, H, eng->embed, HLX_DTYPE_F32, H);
+    HLX_WREAD_G(HLX_HFW_FINAL_NORM, 0, 1, 0, H, eng->final_norm, HLX_DTYPE_F32, H);
+    HLX_WREAD_G(HLX_HFW_LMHEAD, 0, H, L->vocab_first, L->vocab_count, eng->lmhead, eng->w_dtype,
+                L->vocab_count);
     return HLX_OK;
 }
 
@@ -651,6 +646,8 @@ static hlx_status_t hlx_engine_alloc(hlx_engine_t *eng, char *err, size_t errlen
 
     if (st == HLX_OK)
         st = hlx_engine_buffers(eng);
+    if (st != HLX_OK && eng->errmsg[0])
+        return hlx_engine_fail(err, errlen, st, "reading weights: %s", eng->errmsg);
     if (st != HLX_OK)
         return hlx_engine_fail(err, errlen, st, "allocating weights and KV failed");
     for (j = 0; j < eng->cfg.batch; j++)
@@ -734,6 +731,7 @@ void hlx_engine_destroy(hlx_engine_t *eng)
             eng->be.ops->mem_free(&eng->be, W->vc, 1);
     }
     free(eng->layers);
+    hlx_wsrc_fini(&eng->ws);
     free(eng->embed); free(eng->final_norm); free(eng->lmhead);
     free(eng->x); free(eng->hn); free(eng->qkv); free(eng->opart); free(eng->lsepart);
     free(eng->sendbuf); free(eng->recvbuf); free(eng->oparts); free(eng->lseparts);

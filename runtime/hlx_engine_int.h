@@ -14,6 +14,7 @@
 #include "hlx_kernels.h"
 #include "hlx_layout.h"
 #include "hlx_param.h"
+#include "hlx_wsrc.h"
 
 #include <stddef.h>
 #include <stdint.h>
@@ -61,6 +62,7 @@ struct hlx_engine {
     size_t           kv_esize, w_esize;
     int              qkv_cols;
     int64_t          cap, kv_len, pos;
+    hlx_wsrc_t       ws;     /* where the weights come from (synthetic or a checkpoint) */
     hlx_layer_w_t   *layers;
     float           *embed, *final_norm; /* replicated */
     void            *lmhead;             /* [H][vocab_count] */

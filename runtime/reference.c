@@ -2,6 +2,7 @@
  * loops over the full, unsharded tensors. */
 #include "hlx_reference.h"
 #include "hlx_synth.h"
+#include "hlx_wsrc.h"
 
 #include <math.h>
 #include <stdlib.h>
@@ -17,24 +18,36 @@ struct hlx_ref {
     int              batch;
     int64_t          context, cap, pos;
     uint64_t         seed;
+    hlx_wsrc_t       ws;      /* the engine's weight source, read whole */
     hlx_ref_layer_t *layers;
     double          *embed, *final_norm, *lmhead;
     float           *kcache, *vcache; /* [L][B][K][cap][d], values rounded to kv_dtype */
     int             *tokens;
 };
 
-static double *hlx_ref_tensor(const hlx_model_t *m, uint64_t key, hlx_tensor_t t,
-                              int64_t rows, int64_t cols)
+/* The whole runtime weight w of layer l from the weight source, in fp64. */
+static double *hlx_ref_tensor(hlx_wsrc_t *ws, hlx_hf_weight_t w, int l)
 {
-    double *w = malloc(sizeof(double) * (size_t)(rows * cols));
-    int64_t r, c;
+    char name[128], err[256];
+    int64_t rows, cols, i;
+    float *f;
+    double *d;
 
-    if (w == NULL)
+    hlx_hf_weight_name(w, l, name, sizeof(name));
+    hlx_hf_weight_shape(&ws->cfg.m, w, &rows, &cols);
+    f = malloc(sizeof(float) * (size_t)(rows * cols));
+    d = malloc(sizeof(double) * (size_t)(rows * cols));
+    if (f == NULL || d == NULL ||
+        hlx_wsrc_read(ws, name, rows, cols, 0, rows, 0, cols, f, HLX_DTYPE_F32, cols, err,
+                      sizeof(err)) != HLX_OK) {
+        free(f);
+        free(d);
         return NULL;
-    for (r = 0; r < rows; r++)
-        for (c = 0; c < cols; c++)
-            w[r * cols + c] = hlx_synth_weight(m, key, t, r, c, cols);
-    return w;
+    }
+    for (i = 0; i < rows * cols; i++)
+        d[i] = f[i];
+    free(f);
+    return d;
 }
 
 uint64_t hlx_ref_bytes(const hlx_model_t *m, int batch, int64_t context, int steps)
@@ -62,8 +75,7 @@ hlx_status_t hlx_ref_create(const hlx_model_t *m, hlx_dtype_t kv_dtype, int batc
                             int64_t context, int steps, uint64_t seed, hlx_ref_t **ref_p)
 {
     hlx_ref_t *ref = calloc(1, sizeof(*ref));
-    int64_t H = m->hidden, Q = m->q_heads, K = m->kv_heads, dk = m->head_dim,
-            dv = m->v_head_dim, F = m->ffn, V = m->vocab, p;
+    int64_t K = m->kv_heads, dk = m->head_dim, dv = m->v_head_dim, p;
     size_t kvn;
     int l, b, g, e;
 
@@ -76,28 +88,30 @@ hlx_status_t hlx_ref_create(const hlx_model_t *m, hlx_dtype_t kv_dtype, int batc
     ref->cap      = context + steps;
     ref->pos      = context;
     ref->seed     = seed;
+    if (hlx_wsrc_synth(&ref->ws, m, seed, NULL, 0) != HLX_OK)
+        goto err_free;
     ref->layers   = calloc((size_t)m->layers, sizeof(*ref->layers));
     ref->tokens   = calloc((size_t)batch, sizeof(int));
     if (ref->layers == NULL || ref->tokens == NULL)
         goto err_free;
     for (l = 0; l < m->layers; l++) {
         hlx_ref_layer_t *L = &ref->layers[l];
-        L->attn_norm = hlx_ref_tensor(m, hlx_synth_key(seed, l, HLX_T_ATTN_NORM), HLX_T_ATTN_NORM, 1, H);
-        L->wq        = hlx_ref_tensor(m, hlx_synth_key(seed, l, HLX_T_WQ), HLX_T_WQ, H, Q * dk);
-        L->wk        = hlx_ref_tensor(m, hlx_synth_key(seed, l, HLX_T_WK), HLX_T_WK, H, K * dk);
-        L->wv        = hlx_ref_tensor(m, hlx_synth_key(seed, l, HLX_T_WV), HLX_T_WV, H, K * dv);
-        L->wo        = hlx_ref_tensor(m, hlx_synth_key(seed, l, HLX_T_WO), HLX_T_WO, Q * dv, H);
-        L->ffn_norm  = hlx_ref_tensor(m, hlx_synth_key(seed, l, HLX_T_FFN_NORM), HLX_T_FFN_NORM, 1, H);
-        L->wgate     = hlx_ref_tensor(m, hlx_synth_key(seed, l, HLX_T_WGATE), HLX_T_WGATE, H, F);
-        L->wup       = hlx_ref_tensor(m, hlx_synth_key(seed, l, HLX_T_WUP), HLX_T_WUP, H, F);
-        L->wdown     = hlx_ref_tensor(m, hlx_synth_key(seed, l, HLX_T_WDOWN), HLX_T_WDOWN, F, H);
+        L->attn_norm = hlx_ref_tensor(&ref->ws, HLX_HFW_ATTN_NORM, l);
+        L->wq        = hlx_ref_tensor(&ref->ws, HLX_HFW_WQ, l);
+        L->wk        = hlx_ref_tensor(&ref->ws, HLX_HFW_WK, l);
+        L->wv        = hlx_ref_tensor(&ref->ws, HLX_HFW_WV, l);
+        L->wo        = hlx_ref_tensor(&ref->ws, HLX_HFW_WO, l);
+        L->ffn_norm  = hlx_ref_tensor(&ref->ws, HLX_HFW_FFN_NORM, l);
+        L->wgate     = hlx_ref_tensor(&ref->ws, HLX_HFW_WGATE, l);
+        L->wup       = hlx_ref_tensor(&ref->ws, HLX_HFW_WUP, l);
+        L->wdown     = hlx_ref_tensor(&ref->ws, HLX_HFW_WDOWN, l);
         if (!L->attn_norm || !L->wq || !L->wk || !L->wv || !L->wo || !L->ffn_norm ||
             !L->wgate || !L->wup || !L->wdown)
             goto err_free;
     }
-    ref->embed      = hlx_ref_tensor(m, hlx_synth_key(seed, 0, HLX_T_EMBED), HLX_T_EMBED, V, H);
-    ref->final_norm = hlx_ref_tensor(m, hlx_synth_key(seed, 0, HLX_T_FINAL_NORM), HLX_T_FINAL_NORM, 1, H);
-    ref->lmhead     = hlx_ref_tensor(m, hlx_synth_key(seed, 0, HLX_T_LMHEAD), HLX_T_LMHEAD, H, V);
+    ref->embed      = hlx_ref_tensor(&ref->ws, HLX_HFW_EMBED, 0);
+    ref->final_norm = hlx_ref_tensor(&ref->ws, HLX_HFW_FINAL_NORM, 0);
+    ref->lmhead     = hlx_ref_tensor(&ref->ws, HLX_HFW_LMHEAD, 0);
     kvn = (size_t)m->layers * (size_t)batch * (size_t)K * (size_t)ref->cap;
     ref->kcache = malloc(sizeof(float) * kvn * (size_t)dk);
     ref->vcache = malloc(sizeof(float) * kvn * (size_t)dv);
@@ -290,5 +304,6 @@ void hlx_ref_destroy(hlx_ref_t *ref)
     free(ref->kcache);
     free(ref->vcache);
     free(ref->tokens);
+    hlx_wsrc_fini(&ref->ws);
     free(ref);
 }

@@ -1,0 +1,42 @@
+/* Where the runtime's weights come from: the synthetic generator or a Hugging Face
+ * checkpoint, read by checkpoint tensor name in the runtime's orientation, so that every
+ * rank's slices and the fp64 reference read the same values from either source. */
+#ifndef HLX_WSRC_H
+#define HLX_WSRC_H
+
+#include "hlx_ckpt.h"
+
+#include <helix/model.h>
+#include <helix/status.h>
+#include <stddef.h>
+#include <stdint.h>
+
+typedef struct hlx_wsrc {
+    hlx_hf_config_t cfg;  /* the model (cfg.m) and what config.json says beyond it */
+    uint64_t        seed; /* synthetic values */
+    hlx_ckpt_t     *ck;   /* NULL: synthetic */
+} hlx_wsrc_t;
+
+/* Synthetic weights of model m with seed: tensors the dense generator knows (hlx_synth.h)
+ * take its values at runtime coordinates (a `helix model synth --family dense` checkpoint
+ * holds the same); every other name takes hlx_ckpt_synth_value at checkpoint coordinates
+ * (what `model synth --family moe-mla` stores), rounded to the weight dtype. */
+hlx_status_t hlx_wsrc_synth(hlx_wsrc_t *ws, const hlx_model_t *m, uint64_t seed, char *err,
+                            size_t errlen);
+/* The checkpoint in dir: config.json, the shards, every tensor checked (hlx_hf_check). */
+hlx_status_t hlx_wsrc_ckpt(hlx_wsrc_t *ws, const char *dir, char *err, size_t errlen);
+void         hlx_wsrc_fini(hlx_wsrc_t *ws);
+
+/* Reads runtime rows [r0, r0 + nr) x cols [c0, c0 + nc) of the tensor called `name` (its
+ * checkpoint name, e.g. "model.layers.3.mlp.experts.5.up_proj.weight") into
+ * dst[i * ld + j] as dt (HLX_DTYPE_F32 or HLX_DTYPE_BF16). The runtime's orientation:
+ * matrices input-major [in][out] (the checkpoint's [out][in] transposed; the embedding
+ * stays [V][H]); 1-D tensors (norms, biases) are one row [1][n]. rows x cols is the whole
+ * tensor in that orientation, checked against the checkpoint (HLX_ERR_MISMATCH). Dense
+ * GQA projections get the RoPE pair order of the runtime (hlx_hf_weight_map). Errors:
+ * one line in err naming the file and the tensor. */
+hlx_status_t hlx_wsrc_read(hlx_wsrc_t *ws, const char *name, int64_t rows, int64_t cols,
+                           int64_t r0, int64_t nr, int64_t c0, int64_t nc, void *dst,
+                           hlx_dtype_t dt, int64_t ld, char *err, size_t errlen);
+
+#endif

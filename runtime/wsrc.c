@@ -1,0 +1,176 @@
+/* Weight sources (hlx_wsrc.h): one read by checkpoint tensor name for the synthetic
+ * generator and for a Hugging Face checkpoint. */
+#include "hlx_wsrc.h"
+
+#include "hlx_synth.h"
+
+#include <stdio.h>
+#include <string.h>
+
+static int hlx_ends_with(const char *s, const char *suffix)
+{
+    size_t n = strlen(s), k = strlen(suffix);
+
+    return n >= k && !strcmp(s + n - k, suffix);
+}
+
+static void hlx_wsrc_config(hlx_hf_config_t *c, const hlx_model_t *m)
+{
+    memset(c, 0, sizeof(*c));
+    c->m = *m;
+    c->family = m->attn == HLX_ATTN_MLA || m->experts > 0 ? HLX_HF_MOE_MLA : HLX_HF_DENSE;
+    snprintf(c->arch, sizeof(c->arch), "%s",
+             c->family == HLX_HF_DENSE ? "LlamaForCausalLM" : "DeepseekV3ForCausalLM");
+    c->st_dtype = m->weight_dtype == HLX_DTYPE_F32 ? HLX_ST_F32 : HLX_ST_BF16;
+    snprintf(c->torch_dtype, sizeof(c->torch_dtype), "%s",
+             m->weight_dtype == HLX_DTYPE_F32 ? "float32" : "bfloat16");
+    c->block_rows = c->block_cols = 128;
+    snprintf(c->scoring_func, sizeof(c->scoring_func), "softmax");
+    c->routed_scaling_factor = 1.0;
+    c->n_group = c->topk_group = 1;
+    c->synth_seed = -1;
+}
+
+hlx_status_t hlx_wsrc_synth(hlx_wsrc_t *ws, const hlx_model_t *m, uint64_t seed, char *err,
+                            size_t errlen)
+{
+    (void)err;
+    (void)errlen;
+    memset(ws, 0, sizeof(*ws));
+    hlx_wsrc_config(&ws->cfg, m);
+    ws->cfg.synth_seed = (int64_t)(seed & INT64_MAX);
+    ws->seed = seed;
+    return HLX_OK;
+}
+
+hlx_status_t hlx_wsrc_ckpt(hlx_wsrc_t *ws, const char *dir, char *err, size_t errlen)
+{
+    hlx_status_t st;
+
+    memset(ws, 0, sizeof(*ws));
+    if ((st = hlx_hf_config_load(dir, &ws->cfg, err, errlen)) != HLX_OK)
+        return st;
+    if ((st = hlx_ckpt_open(dir, &ws->ck, err, errlen)) != HLX_OK)
+        return st;
+    if ((st = hlx_hf_check(ws->ck, &ws->cfg)) != HLX_OK) {
+        snprintf(err, errlen, "%s", hlx_ckpt_error(ws->ck));
+        hlx_wsrc_fini(ws);
+        return st;
+    }
+    ws->seed = ws->cfg.synth_seed >= 0 ? (uint64_t)ws->cfg.synth_seed : 0;
+    return HLX_OK;
+}
+
+void hlx_wsrc_fini(hlx_wsrc_t *ws)
+{
+    if (ws->ck != NULL)
+        hlx_ckpt_close(ws->ck);
+    ws->ck = NULL;
+}
+
+static int hlx_wsrc_is_embed(const char *name)
+{
+    return !strcmp(name, "model.embed_tokens.weight");
+}
+
+static hlx_status_t hlx_wsrc_read_synth(hlx_wsrc_t *ws, const char *name, int64_t rows,
+                                        int64_t cols, int64_t r0, int64_t nr, int64_t c0,
+                                        int64_t nc, void *dst, hlx_dtype_t dt, int64_t ld)
+{
+    const hlx_model_t *m = &ws->cfg.m;
+    hlx_hf_weight_t w;
+    hlx_hf_expect_t t;
+    int layer, round = !hlx_ends_with(name, "e_score_correction_bias");
+    int64_t r, c;
+    float v;
+
+    if (ws->cfg.family == HLX_HF_DENSE && hlx_hf_weight_parse(name, &w, &layer) == 0) {
+        uint64_t key = hlx_synth_key(ws->seed, layer, (hlx_tensor_t)w);
+        for (r = 0; r < nr; r++)
+            for (c = 0; c < nc; c++)
+                hlx_dtype_store(dst, dt, (size_t)(r * ld + c),
+                                hlx_synth_weight(m, key, (hlx_tensor_t)w, r0 + r, c0 + c, cols));
+        return HLX_OK;
+    }
+    memset(&t, 0, sizeof(t));
+    snprintf(t.name, sizeof(t.name), "%s", name);
+    t.dtype = ws->cfg.st_dtype;
+    t.cls = hlx_ends_with(name, "norm.weight") ? HLX_HFC_NORM : HLX_HFC_ATTN;
+    if (rows == 1) { /* 1-D */
+        t.ndim = 1;
+        t.shape[0] = cols;
+    } else if (hlx_wsrc_is_embed(name)) {
+        t.ndim = 2;
+        t.shape[0] = rows;
+        t.shape[1] = cols;
+    } else { /* stored [out][in] */
+        t.ndim = 2;
+        t.shape[0] = cols;
+        t.shape[1] = rows;
+    }
+    for (r = 0; r < nr; r++)
+        for (c = 0; c < nc; c++) {
+            int64_t gr = r0 + r, gc = c0 + c;
+            if (t.ndim == 1 || hlx_wsrc_is_embed(name))
+                v = hlx_ckpt_synth_value(ws->seed, &t, t.ndim == 1 ? 0 : gr, gc);
+            else
+                v = hlx_ckpt_synth_value(ws->seed, &t, gc, gr);
+            if (round)
+                v = hlx_round_dtype(v, m->weight_dtype);
+            hlx_dtype_store(dst, dt, (size_t)(r * ld + c), v);
+        }
+    return HLX_OK;
+}
+
+static hlx_status_t hlx_wsrc_read_ckpt(hlx_wsrc_t *ws, const char *name, int64_t rows,
+                                       int64_t cols, int64_t r0, int64_t nr, int64_t c0,
+                                       int64_t nc, void *dst, hlx_dtype_t dt, int64_t ld)
+{
+    const hlx_ckpt_tensor_t *t;
+    hlx_hf_weight_t w;
+    int64_t shape[2];
+    int layer;
+    hlx_status_t st;
+
+    if (ws->cfg.family == HLX_HF_DENSE && hlx_hf_weight_parse(name, &w, &layer) == 0)
+        return hlx_hf_read(ws->ck, &ws->cfg.m, w, layer, r0, nr, c0, nc, dst, dt, ld);
+    if (rows == 1) {
+        shape[0] = cols;
+        st = hlx_ckpt_get(ws->ck, name, 1, shape, &t);
+        return st ? st : hlx_ckpt_read_block(ws->ck, t, 0, 1, c0, nc, 0, dst, dt, ld);
+    }
+    if (hlx_wsrc_is_embed(name)) {
+        shape[0] = rows;
+        shape[1] = cols;
+        st = hlx_ckpt_get(ws->ck, name, 2, shape, &t);
+        return st ? st : hlx_ckpt_read_block(ws->ck, t, r0, nr, c0, nc, 0, dst, dt, ld);
+    }
+    shape[0] = cols;
+    shape[1] = rows;
+    if ((st = hlx_ckpt_get(ws->ck, name, 2, shape, &t)) != HLX_OK)
+        return st;
+    return hlx_ckpt_read_block(ws->ck, t, c0, nc, r0, nr, 1, dst, dt, ld);
+}
+
+hlx_status_t hlx_wsrc_read(hlx_wsrc_t *ws, const char *name, int64_t rows, int64_t cols,
+                           int64_t r0, int64_t nr, int64_t c0, int64_t nc, void *dst,
+                           hlx_dtype_t dt, int64_t ld, char *err, size_t errlen)
+{
+    hlx_status_t st;
+
+    if (rows < 1 || cols < 1 || r0 < 0 || c0 < 0 || nr < 0 || nc < 0 || r0 > rows - nr ||
+        c0 > cols - nc || ld < nc || (dt != HLX_DTYPE_F32 && dt != HLX_DTYPE_BF16)) {
+        snprintf(err, errlen, "%s: block [%lld, +%lld) x [%lld, +%lld) (ld %lld) outside the "
+                 "tensor's %lld x %lld", name, (long long)r0, (long long)nr, (long long)c0,
+                 (long long)nc, (long long)ld, (long long)rows, (long long)cols);
+        return HLX_ERR_INVALID;
+    }
+    if (nr == 0 || nc == 0)
+        return HLX_OK;
+    if (ws->ck == NULL)
+        return hlx_wsrc_read_synth(ws, name, rows, cols, r0, nr, c0, nc, dst, dt, ld);
+    st = hlx_wsrc_read_ckpt(ws, name, rows, cols, r0, nr, c0, nc, dst, dt, ld);
+    if (st != HLX_OK)
+        snprintf(err, errlen, "%s", hlx_ckpt_error(ws->ck));
+    return st;
+}
