@@ -683,9 +683,18 @@ static int hlx_rmtree_entry(const char *path, const struct stat *sb, int flag, s
     return 0;
 }
 
+/* Short of descriptors (the job ran into its open-file limit), nftw retries with one;
+ * what still cannot go is said, and the next helixrun removes it as stale. */
 static void hlx_rmtree(const char *dir)
 {
-    nftw(dir, hlx_rmtree_entry, 16, FTW_DEPTH | FTW_PHYS);
+    if (nftw(dir, hlx_rmtree_entry, 16, FTW_DEPTH | FTW_PHYS) == 0)
+        return;
+    if ((errno == EMFILE || errno == ENFILE) &&
+        nftw(dir, hlx_rmtree_entry, 1, FTW_DEPTH | FTW_PHYS) == 0)
+        return;
+    if (errno != ENOENT)
+        hlx_warn("cannot remove the job directory %s: %s (a later helixrun removes it once "
+                 "this job is gone)", dir, strerror(errno));
 }
 
 static void hlx_job_info_add(pmix_info_t *info, size_t *n, const char *key,
