@@ -345,7 +345,7 @@ HLX_FN(hlx_attn_typed)(const int BF, const int AMX, uint16_t *qb, const hlx_attn
 
 /* Vector path: f32, bf16 and fp8 e4m3 KV with dk, dv multiples of 2W and dk <= 1024;
  * other head sizes go to the reference. */
-static void HLX_FN(hlx_attn)(const hlx_attn_desc_t *d)
+static __attribute__((unused)) void HLX_FN(hlx_attn)(const hlx_attn_desc_t *d)
 {
     if (d->dk % (2 * HLX_W) || d->dv % (2 * HLX_W) || d->dk > 1024 ||
         (d->kv_dtype != HLX_DTYPE_F32 && d->kv_dtype != HLX_DTYPE_BF16 &&
