@@ -138,10 +138,12 @@ static inline __attribute__((always_inline)) void hlx_kb2_load(const int BF, con
 }
 
 /* Scores of one block for G <= 4 heads into sc ([g][2][8], unscaled). pfs: one line per 8
- * key dimensions prefetched (a chunk's share of a later block, several chunks only). */
+ * key dimensions prefetched (a chunk's share of a later block, several chunks only).
+ * kw != NULL: the widened keys are also stored there as fp32 blocks ([dk][16], in the
+ * widened token order) for the other head chunks of the group, which read them as f32. */
 static inline __attribute__((always_inline)) void
 hlx_kb2_scores(const int G, const int BF, const int dk, const float *q, const char *kb,
-               float *sc, const char *pfs)
+               float *sc, const char *pfs, float *kw)
 {
     __m256 a0[4], a1[4];
     int e, g;
@@ -152,6 +154,10 @@ hlx_kb2_scores(const int G, const int BF, const int dk, const float *q, const ch
         if (pfs != NULL && (e & 7) == 0)
             _mm_prefetch(pfs + (size_t)(e >> 3) * 64, _MM_HINT_T0);
         hlx_kb2_load(BF, kb, e, &k0, &k1);
+        if (kw != NULL) {
+            _mm256_store_ps(kw + (size_t)e * 16, k0);
+            _mm256_store_ps(kw + (size_t)e * 16 + 8, k1);
+        }
         _Pragma("GCC unroll 4") for (g = 0; g < G; g++) {
             const __m256 qb = _mm256_broadcast_ss(q + (size_t)g * dk + e);
             a0[g] = _mm256_fmadd_ps(qb, k0, a0[g]);
@@ -164,15 +170,61 @@ hlx_kb2_scores(const int G, const int BF, const int dk, const float *q, const ch
     }
 }
 
+/* P.V of one block for G <= 4 heads (p [g][32]) over value rows of type VBF that also
+ * stores each widened row piece as fp32 into vw ([16][dv], vw row stride dv), for the other
+ * head chunks, which read vw as f32 rows. Prefetch as hlx_pv_body. */
+static inline __attribute__((always_inline)) void
+hlx_kb2_pv_w(const int G, const int VBF, const float *p, const float *corr, int dv,
+             const char *v, size_t vstride_b, int nt, float *o, const char *pfa,
+             const char *pfb, size_t pfstep, float *vw)
+{
+    int c, t, g;
+
+    for (c = 0; c < dv; c += 16) {
+        __m256 a0[4], a1[4];
+        _Pragma("GCC unroll 4") for (g = 0; g < G; g++) {
+            const __m256 cg = _mm256_set1_ps(corr[g]);
+            a0[g] = _mm256_mul_ps(_mm256_loadu_ps(o + (size_t)g * dv + c), cg);
+            a1[g] = _mm256_mul_ps(_mm256_loadu_ps(o + (size_t)g * dv + c + 8), cg);
+        }
+        for (t = 0; t < nt; t++) {
+            __m256 v0, v1;
+            HLX_PAIR(VBF, v + (size_t)t * vstride_b + (size_t)c * HLX_ES(VBF), v0, v1);
+            _mm256_store_ps(vw + (size_t)t * dv + c, v0);
+            _mm256_store_ps(vw + (size_t)t * dv + c + 8, v1);
+            if (pfa != NULL) {
+                size_t at = ((size_t)(c / 16) * nt + t) * pfstep, l;
+                for (l = 0; l < pfstep; l += 64) {
+                    _mm_prefetch(pfa + at + l, _MM_HINT_T0);
+                    _mm_prefetch(pfb + at + l, _MM_HINT_T0);
+                }
+            }
+            _Pragma("GCC unroll 4") for (g = 0; g < G; g++) {
+                const __m256 pg = _mm256_set1_ps(p[g * 32 + t]);
+                a0[g] = _mm256_fmadd_ps(pg, v0, a0[g]);
+                a1[g] = _mm256_fmadd_ps(pg, v1, a1[g]);
+            }
+        }
+        _Pragma("GCC unroll 4") for (g = 0; g < G; g++) {
+            _mm256_storeu_ps(o + (size_t)g * dv + c, a0[g]);
+            _mm256_storeu_ps(o + (size_t)g * dv + c + 8, a1[g]);
+        }
+    }
+}
+
 /* One step of the block pipeline for a head chunk (G <= 4), as the avx512 blocked path:
  * the online softmax of the current block of nt tokens (scores in sc from the step
  * before; nt 0: none), then the scores of the next block kn (when not NULL) into sc, then
  * the P.V of the current block (value rows vr, vsb bytes apart, type VBF), so the next
- * block's FMAs overlap the softmax's dependency chains. */
+ * block's FMAs overlap the softmax's dependency chains. BF is the type the keys are read
+ * as, ORD their token order (1: bf16's even / odd lanes, also when a later chunk reads
+ * the first chunk's widened copy as f32). WR (the first of several chunks): the widened
+ * keys go to kw and, WR 2, the widened values to vw as well (see hlx_kb2_scores). */
 static inline __attribute__((always_inline)) void
-hlx_kb2_body(const int G, const int BF, const int VBF, const int D, const hlx_attn_desc_t *d,
-             const float *q, const char *kn, float *sc, int nt, const char *vr, size_t vsb,
-             float *m, float *s, float *o, const char *pfk, const char *pfv, size_t pfstep)
+hlx_kb2_body(const int G, const int BF, const int VBF, const int ORD, const int WR,
+             const int D, const hlx_attn_desc_t *d, const float *q, const char *kn, float *sc,
+             int nt, const char *vr, size_t vsb, float *m, float *s, float *o, const char *pfk,
+             const char *pfv, size_t pfstep, float *kw, float *vw)
 {
     const int dk = D ? D : d->dk, dv = D ? D : d->dv;
     float p[4 * 32] __attribute__((aligned(32))); /* [head][token], stride 32 (P.V type 2) */
@@ -182,11 +234,11 @@ hlx_kb2_body(const int G, const int BF, const int VBF, const int D, const hlx_at
     int g;
 
     if (nt > 0) {
-        /* token of each lane: bf16 even / odd, else 0-7 / 8-15; lanes past nt get -inf by
-         * a blend (their key slots may hold anything, NaN too) */
-        const __m256i tk0 = BF == 1 ? _mm256_setr_epi32(0, 2, 4, 6, 8, 10, 12, 14)
-                                    : _mm256_setr_epi32(0, 1, 2, 3, 4, 5, 6, 7);
-        const __m256i tk1 = _mm256_add_epi32(tk0, _mm256_set1_epi32(BF == 1 ? 1 : 8));
+        /* token of each lane: even / odd (ORD 1), else 0-7 / 8-15; lanes past nt get -inf
+         * by a blend (their key slots may hold anything, NaN too) */
+        const __m256i tk0 = ORD ? _mm256_setr_epi32(0, 2, 4, 6, 8, 10, 12, 14)
+                                : _mm256_setr_epi32(0, 1, 2, 3, 4, 5, 6, 7);
+        const __m256i tk1 = _mm256_add_epi32(tk0, _mm256_set1_epi32(ORD ? 1 : 8));
         const __m256i ntv = _mm256_set1_epi32(nt);
         const __m256 ok0 = _mm256_castsi256_ps(_mm256_cmpgt_epi32(ntv, tk0));
         const __m256 ok1 = _mm256_castsi256_ps(_mm256_cmpgt_epi32(ntv, tk1));
@@ -217,7 +269,7 @@ hlx_kb2_body(const int G, const int BF, const int VBF, const int D, const hlx_at
             const __m256 e0 = hlx_v_exp(_mm256_sub_ps(a0[g], mg));
             const __m256 e1 = hlx_v_exp(_mm256_sub_ps(a1[g], mg));
             red[g] = _mm256_add_ps(e0, e1);
-            if (BF == 1) { /* even / odd tokens back to token order */
+            if (ORD) { /* even / odd tokens back to token order */
                 const __m256 lo = _mm256_unpacklo_ps(e0, e1), hi = _mm256_unpackhi_ps(e0, e1);
                 _mm256_store_ps(p + 32 * g, _mm256_permute2f128_ps(lo, hi, 0x20));
                 _mm256_store_ps(p + 32 * g + 8, _mm256_permute2f128_ps(lo, hi, 0x31));
@@ -235,39 +287,51 @@ hlx_kb2_body(const int G, const int BF, const int VBF, const int D, const hlx_at
         }
     }
     if (kn != NULL) /* several chunks: pfk is this chunk's share of a later block, pfv NULL */
-        hlx_kb2_scores(G, BF, dk, q, kn, sc, pfv == NULL ? pfk : NULL);
-    if (nt > 0)
+        hlx_kb2_scores(G, BF, dk, q, kn, sc, pfv == NULL ? pfk : NULL, WR ? kw : NULL);
+    if (nt > 0 && WR == 2)
+        hlx_kb2_pv_w(G, VBF, p, cv, dv, vr, vsb, nt, o, pfv ? pfk : NULL, pfv, pfstep, vw);
+    else if (nt > 0)
         hlx_pv_avx2(G, VBF, 2, p, cv, dv, vr, vsb, nt, o, pfv ? pfk : NULL, pfv, pfstep);
 }
 
 typedef void (*hlx_kb2_fn)(const hlx_attn_desc_t *, const float *, const char *, float *, int,
                            const char *, size_t, float *, float *, float *, const char *,
-                           const char *, size_t);
-#define HLX_KB2_DEF(n, bf, vbf, D) \
-    static __attribute__((noinline)) void hlx_kb2_##n##_##bf##_##vbf##_##D( \
+                           const char *, size_t, float *, float *);
+/* hlx_kb2_<heads>_<key type>_<value type>_<order>_<writes>_<head size or 0> */
+#define HLX_KB2_DEF(n, bf, vbf, ord, wr, D) \
+    static __attribute__((noinline)) void hlx_kb2_##n##_##bf##_##vbf##_##ord##_##wr##_##D( \
         const hlx_attn_desc_t *d, const float *q, const char *kn, float *sc, int nt, \
         const char *vr, size_t vsb, float *m, float *s, float *o, const char *pfk, \
-        const char *pfv, size_t pfstep) \
+        const char *pfv, size_t pfstep, float *kw, float *vw) \
     { \
-        hlx_kb2_body(n, bf, vbf, D, d, q, kn, sc, nt, vr, vsb, m, s, o, pfk, pfv, pfstep); \
+        hlx_kb2_body(n, bf, vbf, ord, wr, D, d, q, kn, sc, nt, vr, vsb, m, s, o, pfk, pfv, \
+                     pfstep, kw, vw); \
     }
-#define HLX_KB2_DEF_G(bf, vbf) \
-    HLX_KB2_DEF(1, bf, vbf, 0) HLX_KB2_DEF(2, bf, vbf, 0) HLX_KB2_DEF(3, bf, vbf, 0) \
-    HLX_KB2_DEF(4, bf, vbf, 0)
-HLX_KB2_DEF_G(0, 0) HLX_KB2_DEF_G(1, 1) HLX_KB2_DEF_G(2, 2) HLX_KB2_DEF_G(1, 0)
-HLX_KB2_DEF_G(2, 0)
-HLX_KB2_DEF(4, 0, 0, 128) HLX_KB2_DEF(4, 1, 1, 128) HLX_KB2_DEF(4, 2, 2, 128)
-#define HLX_KB2_ROW(bf, vbf) \
-    { hlx_kb2_1_##bf##_##vbf##_0, hlx_kb2_2_##bf##_##vbf##_0, hlx_kb2_3_##bf##_##vbf##_0, \
-      hlx_kb2_4_##bf##_##vbf##_0 }
+#define HLX_KB2_DEF_G(bf, vbf, ord) \
+    HLX_KB2_DEF(1, bf, vbf, ord, 0, 0) HLX_KB2_DEF(2, bf, vbf, ord, 0, 0) \
+    HLX_KB2_DEF(3, bf, vbf, ord, 0, 0) HLX_KB2_DEF(4, bf, vbf, ord, 0, 0)
+/* one chunk, or chunks that widen for themselves */
+HLX_KB2_DEF_G(0, 0, 0) HLX_KB2_DEF_G(1, 1, 1) HLX_KB2_DEF_G(2, 2, 0) HLX_KB2_DEF_G(1, 0, 1)
+HLX_KB2_DEF_G(2, 0, 0)
+HLX_KB2_DEF(4, 0, 0, 0, 0, 128) HLX_KB2_DEF(4, 1, 1, 1, 0, 128) HLX_KB2_DEF(4, 2, 2, 0, 0, 128)
+/* several chunks of fp8 KV: the first (4 heads) widens keys (and values) once for all (fp8
+ * in cache 32 -> 47 GFLOP/s at group 8; bf16, whose widening is 2 ops per 16 elements, lost
+ * 3% to the extra stores and loads, so it widens per chunk) */
+HLX_KB2_DEF(4, 2, 2, 0, 2, 0) HLX_KB2_DEF(4, 2, 0, 0, 1, 0) HLX_KB2_DEF(4, 2, 2, 0, 2, 128)
+#define HLX_KB2_ROW(bf, vbf, ord) \
+    { hlx_kb2_1_##bf##_##vbf##_##ord##_0_0, hlx_kb2_2_##bf##_##vbf##_##ord##_0_0, \
+      hlx_kb2_3_##bf##_##vbf##_##ord##_0_0, hlx_kb2_4_##bf##_##vbf##_##ord##_0_0 }
 /* [key type][values: 0 rows of the key type, 1 fp32 rows unpacked from the key blocks] */
 static const hlx_kb2_fn hlx_kb2_tab[3][2][4] = {
-    { HLX_KB2_ROW(0, 0), HLX_KB2_ROW(0, 0) },
-    { HLX_KB2_ROW(1, 1), HLX_KB2_ROW(1, 0) },
-    { HLX_KB2_ROW(2, 2), HLX_KB2_ROW(2, 0) },
+    { HLX_KB2_ROW(0, 0, 0), HLX_KB2_ROW(0, 0, 0) },
+    { HLX_KB2_ROW(1, 1, 1), HLX_KB2_ROW(1, 0, 1) },
+    { HLX_KB2_ROW(2, 2, 0), HLX_KB2_ROW(2, 0, 0) },
 };
-static const hlx_kb2_fn hlx_kb2_tab128[3] = { hlx_kb2_4_0_0_128, hlx_kb2_4_1_1_128,
-                                              hlx_kb2_4_2_2_128 };
+static const hlx_kb2_fn hlx_kb2_tab128[3] = { hlx_kb2_4_0_0_0_0_128, hlx_kb2_4_1_1_1_0_128,
+                                              hlx_kb2_4_2_2_0_0_128 };
+/* several chunks of fp8 KV: the first chunk writes ([values as for hlx_kb2_tab]), the later
+ * chunks read the f32 copies (the f32 functions: fp8 is widened in token order) */
+static const hlx_kb2_fn hlx_kb2_wtab[2] = { hlx_kb2_4_2_2_0_2_0, hlx_kb2_4_2_0_0_1_0 };
 
 /* 8 x 8 fp32 transpose of rows r[i] into c (8 rows, cs floats apart). */
 static inline void hlx_tr8(const __m256 *r, float *c, size_t cs)
@@ -327,6 +391,10 @@ static void hlx_attn_kb_avx2(const hlx_attn_desc_t *d)
     float m[HLX_HMAX], s[HLX_HMAX];
     float vt[HLX_KB2 * 512] __attribute__((aligned(32)));
     float sc[HLX_HMAX * 16] __attribute__((aligned(32))); /* scores: [head][2][8] */
+    /* several head chunks: the first chunk's widened keys of the next block and values of
+     * the current one, read by the others as f32 (the widening is then done once) */
+    float kw[1024 * 16] __attribute__((aligned(32)));
+    float vw[HLX_KB2 * 1024] __attribute__((aligned(32)));
     size_t pfstep, b, nblk = (d->len + HLX_KB2 - 1) / HLX_KB2;
     int h0, g0, g, e;
 
@@ -352,12 +420,16 @@ static void hlx_attn_kb_avx2(const hlx_attn_desc_t *d)
         memset(oh, 0, sizeof(float) * (size_t)H * d->dv);
         /* the scores of block b + 1 are computed between the softmax and the P.V of block
          * b; several chunks take turns per block (it stays in L1/L2 for all of them) */
-        for (g0 = 0; g0 < H; g0 += 4) {
+        for (g0 = 0; g0 < H && nblk > 0; g0 += 4) {
             const int G = H - g0 < 4 ? H - g0 : 4;
-            if (nblk > 0)
-                hlx_kb2_tab[BF][VA][G - 1](d, d->q + (size_t)(h0 + g0) * d->dk, d->k,
-                                           sc + (size_t)g0 * 16, 0, NULL, 0, m, s, oh, NULL,
-                                           NULL, 0);
+            const float *qg = d->q + (size_t)(h0 + g0) * d->dk;
+            if (H > 4 && BF == 2) /* the first chunk widens block 0's keys for all */
+                (g0 == 0 ? hlx_kb2_wtab[VA] : hlx_kb2_tab[0][0][G - 1])(d, qg, g0 == 0 ? d->k : (const char *)kw,
+                                                         sc + (size_t)g0 * 16, 0, NULL, 0, m, s,
+                                                         oh, NULL, NULL, 0, kw, vw);
+            else
+                hlx_kb2_tab[BF][VA][G - 1](d, qg, d->k, sc + (size_t)g0 * 16, 0, NULL, 0, m, s,
+                                           oh, NULL, NULL, 0, kw, vw);
         }
         for (b = 0; b < nblk; b++) {
             const size_t j = b * HLX_KB2;
@@ -387,12 +459,22 @@ static void hlx_attn_kb_avx2(const hlx_attn_desc_t *d)
                                    : at - kbb < vspan ? vr + 2 * HLX_KB2 * vsb + (at - kbb)
                                                       : NULL;
                 }
-                if (G == 4 && !alias && d->dk == 128 && d->dv == 128)
+                const int d128 = G == 4 && !alias && d->dk == 128 && d->dv == 128;
+                if (H > 4 && BF == 2 && g0 > 0) /* the first chunk's fp32 copies */
+                    (d128 ? hlx_kb2_tab128[0] : hlx_kb2_tab[0][0][G - 1])(
+                        d, qg, kn ? (const char *)kw : NULL, scg, nt,
+                        alias ? vr : (const char *)vw, (size_t)d->dv * 4, m + g0, s + g0, og,
+                        pkc, pvc, pfstep, kw, vw);
+                else if (H > 4 && BF == 2)
+                    (d128 ? hlx_kb2_4_2_2_0_2_128 : hlx_kb2_wtab[VA])(
+                        d, qg, kn, scg, nt, vr, vsb, m + g0, s + g0, og, pkc, pvc, pfstep, kw,
+                        vw);
+                else if (d128)
                     hlx_kb2_tab128[BF](d, qg, kn, scg, nt, vr, vsb, m + g0, s + g0, og, pkc,
-                                       pvc, pfstep);
+                                       pvc, pfstep, kw, vw);
                 else
                     hlx_kb2_tab[BF][VA][G - 1](d, qg, kn, scg, nt, vr, vsb, m + g0, s + g0, og,
-                                               pkc, pvc, pfstep);
+                                               pkc, pvc, pfstep, kw, vw);
             }
         }
         for (g = 0; g < H; g++) {
