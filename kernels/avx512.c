@@ -163,6 +163,23 @@ static inline __attribute__((target("avx512vbmi"))) void hlx_v_pair_fp8t(const u
 }
 #define HLX_V_PAIR_FP8T 1
 
+/* The same for the 32 elements at p of two value rows (p and p + stride) at once: one
+ * 64-byte lookup instead of two half-empty ones (12 ops per two rows instead of 18). */
+static inline __attribute__((target("avx512vbmi"))) void
+hlx_v_pair2_fp8t(const uint8_t *p, size_t stride, HLX_V *lo, HLX_V *hi, HLX_V *lo2, HLX_V *hi2)
+{
+    const __m512i odd = _mm512_set1_epi32((int)0xffff0000u);
+    __m512i a, b;
+    hlx_fp8t_words(_mm512_inserti64x4(
+                       _mm512_castsi256_si512(_mm256_loadu_si256((const __m256i *)p)),
+                       _mm256_loadu_si256((const __m256i *)(p + stride)), 1),
+                   &a, &b);
+    *lo = _mm512_castsi512_ps(_mm512_slli_epi32(a, 16));
+    *hi = _mm512_castsi512_ps(_mm512_and_si512(a, odd));
+    *lo2 = _mm512_castsi512_ps(_mm512_slli_epi32(b, 16));
+    *hi2 = _mm512_castsi512_ps(_mm512_and_si512(b, odd));
+}
+
 #ifdef HLX_HAVE_AMX
 /* AMX tile path for bf16 KV (variant "amx"): 32 tokens per block, q of up to 8 heads as B
  * tiles of 32 dimensions (dk <= 1024: 32 chunks of 512 + 256 elements). */

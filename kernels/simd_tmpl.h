@@ -87,7 +87,34 @@ HLX_FN(hlx_pv_body)(const int G, const int BF, const int PT, const int PF, const
             a0[g] = hlx_v_mul(hlx_v_load(o + (size_t)g * dv + c), cg);
             a1[g] = hlx_v_mul(hlx_v_load(o + (size_t)g * dv + c + HLX_W), cg);
         }
-        for (t = 0; t < nt; t++) {
+        t = 0;
+#ifdef HLX_V_PAIR_FP8T
+        if (BF == 3) /* fp8 by table lookups: two value rows per lookup (64 bytes) */
+            for (; t + 1 < nt; t += 2) {
+                HLX_V v0, v1, w0, w1;
+                hlx_v_pair2_fp8t((const uint8_t *)v + (size_t)t * vstride_b + (size_t)c,
+                                 vstride_b, &v0, &v1, &w0, &w1);
+                if (PF) {
+                    size_t at = ((size_t)(c / (2 * HLX_W)) * nt + t) * pfstep, l;
+                    for (l = 0; l < 2 * pfstep; l += 64) {
+                        _mm_prefetch(pfa + at + l, HLX_PF_HINT);
+                        _mm_prefetch(pfb + at + l, HLX_PF_HINT);
+                    }
+                }
+                _Pragma("GCC unroll 8") for (g = 0; g < G; g++) {
+                    HLX_V pg = hlx_v_set1(PT == 2 ? p[g * 32 + t]
+                                          : PT ? p[t * HLX_GMAX + g] : p[g * HLX_W + t]);
+                    HLX_V ph = hlx_v_set1(PT == 2 ? p[g * 32 + t + 1]
+                                          : PT ? p[(t + 1) * HLX_GMAX + g]
+                                               : p[g * HLX_W + t + 1]);
+                    a0[g] = hlx_v_fma(pg, v0, a0[g]);
+                    a1[g] = hlx_v_fma(pg, v1, a1[g]);
+                    a0[g] = hlx_v_fma(ph, w0, a0[g]);
+                    a1[g] = hlx_v_fma(ph, w1, a1[g]);
+                }
+            }
+#endif
+        for (; t < nt; t++) {
             HLX_V v0, v1;
             HLX_PAIR(BF, v + (size_t)t * vstride_b + (size_t)c * HLX_ES(BF), v0, v1);
             if (PF) { /* pfstep bytes of each of two later blocks per step */
