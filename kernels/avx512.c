@@ -268,6 +268,24 @@ store:
     }
 }
 
+/* 4 vectors -> lanes 0-3 (and their copies in every 128-bit lane) = OP over all 16 lanes of
+ * v[0..3]: 13 ops instead of the 45 of the 16-vector tree (chunks of up to 4 heads, as
+ * GQA 4 or the last chunk of a group). */
+#define HLX_HRED4(name, OP) \
+    static inline __m512 name(const __m512 *v) \
+    { \
+        const __m512 x01 = OP(_mm512_unpacklo_ps(v[0], v[1]), _mm512_unpackhi_ps(v[0], v[1])); \
+        const __m512 x23 = OP(_mm512_unpacklo_ps(v[2], v[3]), _mm512_unpackhi_ps(v[2], v[3])); \
+        __m512 z = OP(_mm512_castpd_ps(_mm512_unpacklo_pd(_mm512_castps_pd(x01), \
+                                                          _mm512_castps_pd(x23))), \
+                      _mm512_castpd_ps(_mm512_unpackhi_pd(_mm512_castps_pd(x01), \
+                                                          _mm512_castps_pd(x23)))); \
+        z = OP(z, _mm512_shuffle_f32x4(z, z, _MM_SHUFFLE(1, 0, 3, 2))); \
+        return OP(z, _mm512_shuffle_f32x4(z, z, _MM_SHUFFLE(2, 3, 0, 1))); \
+    }
+HLX_HRED4(hlx_v_hsum4, _mm512_add_ps)
+HLX_HRED4(hlx_v_hmax4, _mm512_max_ps)
+
 /* One step of the block pipeline for a head chunk (G <= 8): the online softmax of the
  * current block of nt tokens (its scores in sc, computed one step earlier; nt 0: none),
  * then the scores of the next block kn (when not NULL) into sc, then the P.V of the current
@@ -318,12 +336,12 @@ hlx_kb_body(const int G, const int BF, const int VBF, const int D, const hlx_att
             a1[g] = _mm512_mask_mul_ps(ninf, m1, _mm512_load_ps(sc + 32 * g + 16), scale);
             red[g] = _mm512_max_ps(a0[g], a1[g]);
         }
-        for (g = G; g < 16; g++)
+        for (g = G; g < (G <= 4 ? 4 : 16); g++)
             red[g] = red[0];
         {
             const __mmask16 gm = (__mmask16)((1u << G) - 1u);
             const __m512 mold = _mm512_maskz_loadu_ps(gm, m);
-            mnew = _mm512_max_ps(hlx_v_hmax(red), mold);
+            mnew = _mm512_max_ps(G <= 4 ? hlx_v_hmax4(red) : hlx_v_hmax(red), mold);
             /* m = -inf before the first token: corr is then tiny and multiplies o = 0, s = 0 */
             corr = hlx_v_exp(_mm512_sub_ps(mold, mnew));
         }
@@ -342,12 +360,13 @@ hlx_kb_body(const int G, const int BF, const int VBF, const int D, const hlx_att
                 _mm512_store_ps(p + g * HLX_KB + 16, e1);
             }
         }
-        for (g = G; g < 16; g++)
+        for (g = G; g < (G <= 4 ? 4 : 16); g++)
             red[g] = red[0];
         {
             const __mmask16 gm = (__mmask16)((1u << G) - 1u);
             _mm512_mask_storeu_ps(s, gm, _mm512_fmadd_ps(_mm512_maskz_loadu_ps(gm, s), corr,
-                                                          hlx_v_hsum(red)));
+                                                          G <= 4 ? hlx_v_hsum4(red)
+                                                                 : hlx_v_hsum(red)));
             _mm512_mask_storeu_ps(m, gm, mnew);
         }
     }
