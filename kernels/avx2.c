@@ -393,8 +393,11 @@ static void hlx_attn_kb_avx2(const hlx_attn_desc_t *d)
     float sc[HLX_HMAX * 16] __attribute__((aligned(32))); /* scores: [head][2][8] */
     /* several head chunks: the first chunk's widened keys of the next block and values of
      * the current one, read by the others as f32 (the widening is then done once) */
-    float kw[1024 * 16] __attribute__((aligned(32)));
-    float vw[HLX_KB2 * 1024] __attribute__((aligned(32)));
+    float kw[256 * 16] __attribute__((aligned(32)));
+    float vw[HLX_KB2 * 256] __attribute__((aligned(32)));
+    /* fp8 with several chunks and head sizes up to 256 (the copies' size; larger heads,
+     * as MLA's 576, widen per chunk) */
+    const int share = BF == 2 && d->group > 4 && d->dk <= 256 && d->dv <= 256;
     size_t pfstep, b, nblk = (d->len + HLX_KB2 - 1) / HLX_KB2;
     int h0, g0, g, e;
 
@@ -423,7 +426,7 @@ static void hlx_attn_kb_avx2(const hlx_attn_desc_t *d)
         for (g0 = 0; g0 < H && nblk > 0; g0 += 4) {
             const int G = H - g0 < 4 ? H - g0 : 4;
             const float *qg = d->q + (size_t)(h0 + g0) * d->dk;
-            if (H > 4 && BF == 2) /* the first chunk widens block 0's keys for all */
+            if (H > 4 && share) /* the first chunk widens block 0's keys for all */
                 (g0 == 0 ? hlx_kb2_wtab[VA] : hlx_kb2_tab[0][0][G - 1])(d, qg, g0 == 0 ? d->k : (const char *)kw,
                                                          sc + (size_t)g0 * 16, 0, NULL, 0, m, s,
                                                          oh, NULL, NULL, 0, kw, vw);
@@ -452,7 +455,7 @@ static void hlx_attn_kb_avx2(const hlx_attn_desc_t *d)
                 float *scg = sc + (size_t)g0 * 16;
                 const char *pkc = g0 == 0 ? pk : NULL, *pvc = g0 == 0 ? pv : NULL;
                 if (H > 8 && b + 2 < nblk) {
-                    const size_t share = (size_t)d->dk / 8 * 64, at = (size_t)(g0 / 4) * share;
+                    const size_t part = (size_t)d->dk / 8 * 64, at = (size_t)(g0 / 4) * part;
                     const size_t vspan = alias ? 0 : HLX_KB2 * vsb;
                     pvc = NULL;
                     pkc = at < kbb ? kb + 2 * kbb + at
@@ -460,12 +463,12 @@ static void hlx_attn_kb_avx2(const hlx_attn_desc_t *d)
                                                       : NULL;
                 }
                 const int d128 = G == 4 && !alias && d->dk == 128 && d->dv == 128;
-                if (H > 4 && BF == 2 && g0 > 0) /* the first chunk's fp32 copies */
+                if (H > 4 && share && g0 > 0) /* the first chunk's fp32 copies */
                     (d128 ? hlx_kb2_tab128[0] : hlx_kb2_tab[0][0][G - 1])(
                         d, qg, kn ? (const char *)kw : NULL, scg, nt,
                         alias ? vr : (const char *)vw, (size_t)d->dv * 4, m + g0, s + g0, og,
                         pkc, pvc, pfstep, kw, vw);
-                else if (H > 4 && BF == 2)
+                else if (H > 4 && share)
                     (d128 ? hlx_kb2_4_2_2_0_2_128 : hlx_kb2_wtab[VA])(
                         d, qg, kn, scg, nt, vr, vsb, m + g0, s + g0, og, pkc, pvc, pfstep, kw,
                         vw);
