@@ -110,6 +110,28 @@ static inline HLX_V hlx_v_exp(HLX_V x)
 
 #include "simd_tmpl.h"
 
+/* 2^x for x <= 0 (-inf too), as hlx_v_exp2n in avx512.c: round, exact fraction, degree-6
+ * Taylor polynomial of 2^f, exponent added to the bits; clamped at -126. The blocked path
+ * keeps its scores and maxima in log2 units. */
+static inline __m256 hlx_v_exp2n(__m256 x)
+{
+    __m256 n, f, p;
+    __m256i ei;
+
+    x = _mm256_max_ps(x, _mm256_set1_ps(-126.0f));
+    n = _mm256_round_ps(x, _MM_FROUND_TO_NEAREST_INT | _MM_FROUND_NO_EXC);
+    f = _mm256_sub_ps(x, n);
+    p = _mm256_set1_ps(1.5403530393381606e-4f);
+    p = _mm256_fmadd_ps(p, f, _mm256_set1_ps(1.3333558146428443e-3f));
+    p = _mm256_fmadd_ps(p, f, _mm256_set1_ps(9.6181291076284772e-3f));
+    p = _mm256_fmadd_ps(p, f, _mm256_set1_ps(5.5504108664821580e-2f));
+    p = _mm256_fmadd_ps(p, f, _mm256_set1_ps(2.4022650695910071e-1f));
+    p = _mm256_fmadd_ps(p, f, _mm256_set1_ps(6.9314718055994531e-1f));
+    p = _mm256_fmadd_ps(p, f, _mm256_set1_ps(1.0f));
+    ei = _mm256_slli_epi32(_mm256_add_epi32(_mm256_cvtps_epi32(n), _mm256_set1_epi32(127)), 23);
+    return _mm256_mul_ps(p, _mm256_castsi256_ps(ei));
+}
+
 /* Blocked-key path (the avx2 variant's layout, k_block 16): keys stored per block of 16
  * tokens with the token index innermost ([block][dk][16]), so one 32-byte load (bf16)
  * holds dimension e of 16 tokens and the scores of 16 tokens accumulate in two vectors per
@@ -242,7 +264,9 @@ hlx_kb2_body(const int G, const int BF, const int VBF, const int ORD, const int 
         const __m256i ntv = _mm256_set1_epi32(nt);
         const __m256 ok0 = _mm256_castsi256_ps(_mm256_cmpgt_epi32(ntv, tk0));
         const __m256 ok1 = _mm256_castsi256_ps(_mm256_cmpgt_epi32(ntv, tk1));
-        const __m256 scale = _mm256_set1_ps(d->scale), ninf = _mm256_set1_ps(-INFINITY);
+        /* log2 units: scores scaled by scale * log2(e), maxima m in the same units */
+        const __m256 scale = _mm256_set1_ps(d->scale * 1.44269504088896341f);
+        const __m256 ninf = _mm256_set1_ps(-INFINITY);
         _Pragma("GCC unroll 4") for (g = 0; g < G; g++) {
             a0[g] = _mm256_blendv_ps(ninf, _mm256_mul_ps(_mm256_load_ps(sc + 16 * g), scale),
                                      ok0);
@@ -260,14 +284,14 @@ hlx_kb2_body(const int G, const int BF, const int VBF, const int ORD, const int 
             const __m256 mold = _mm256_load_ps(mv);
             mnew = _mm256_max_ps(hlx_v_hmax(red), mold);
             /* m = -inf before the first token: corr is then tiny and multiplies o = 0, s = 0 */
-            corr = hlx_v_exp(_mm256_sub_ps(mold, mnew));
+            corr = hlx_v_exp2n(_mm256_sub_ps(mold, mnew));
         }
         _mm256_store_ps(mv, mnew);
         _mm256_store_ps(cv, corr);
         _Pragma("GCC unroll 4") for (g = 0; g < G; g++) {
             const __m256 mg = _mm256_set1_ps(mv[g]);
-            const __m256 e0 = hlx_v_exp(_mm256_sub_ps(a0[g], mg));
-            const __m256 e1 = hlx_v_exp(_mm256_sub_ps(a1[g], mg));
+            const __m256 e0 = hlx_v_exp2n(_mm256_sub_ps(a0[g], mg));
+            const __m256 e1 = hlx_v_exp2n(_mm256_sub_ps(a1[g], mg));
             red[g] = _mm256_add_ps(e0, e1);
             if (ORD) { /* even / odd tokens back to token order */
                 const __m256 lo = _mm256_unpacklo_ps(e0, e1), hi = _mm256_unpackhi_ps(e0, e1);
@@ -496,7 +520,8 @@ static void hlx_attn_kb_avx2(const hlx_attn_desc_t *d)
             }
             for (e = 0; e < d->dv; e++)
                 og[e] *= inv;
-            d->lse[h0 + g] = d->len ? m[g] + logf(s[g]) : -INFINITY;
+            /* m in log2 units */
+            d->lse[h0 + g] = d->len ? m[g] * 0.693147180559945309f + logf(s[g]) : -INFINITY;
         }
     }
 }
