@@ -70,7 +70,8 @@ HLX_FN(hlx_qk)(const int G, const int BF, const float *qp, int dk, const char *k
         sc[g] = hlx_v_hsum(part[g]);
 }
 
-/* o[g][c..] = o*corr[g] + sum_t p[g][t] v_t for G heads, nt tokens, all dv columns.
+/* o[g][c..] = o*corr[g] + sum_t p[g][t] v_t for G heads, nt tokens, all dv columns (corr
+ * NULL: o + sum_t p[g][t] v_t).
  * p is [g][W] (PT 0, head-major), [t][GMAX] (PT 1, token-major, the AMX path) or [g][32]
  * (PT 2, the blocked-key path of avx512.c). */
 static inline __attribute__((always_inline)) void
@@ -82,10 +83,17 @@ HLX_FN(hlx_pv_body)(const int G, const int BF, const int PT, const int PF, const
 
     for (c = 0; c < dv; c += 2 * HLX_W) {
         HLX_V a0[HLX_GMAX], a1[HLX_GMAX];
-        _Pragma("GCC unroll 8") for (g = 0; g < G; g++) {
-            HLX_V cg = hlx_v_set1(corr[g]);
-            a0[g] = hlx_v_mul(hlx_v_load(o + (size_t)g * dv + c), cg);
-            a1[g] = hlx_v_mul(hlx_v_load(o + (size_t)g * dv + c + HLX_W), cg);
+        if (corr != NULL) {
+            _Pragma("GCC unroll 8") for (g = 0; g < G; g++) {
+                HLX_V cg = hlx_v_set1(corr[g]);
+                a0[g] = hlx_v_mul(hlx_v_load(o + (size_t)g * dv + c), cg);
+                a1[g] = hlx_v_mul(hlx_v_load(o + (size_t)g * dv + c + HLX_W), cg);
+            }
+        } else { /* no rescale (the blocked path when the maxima did not change) */
+            _Pragma("GCC unroll 8") for (g = 0; g < G; g++) {
+                a0[g] = hlx_v_load(o + (size_t)g * dv + c);
+                a1[g] = hlx_v_load(o + (size_t)g * dv + c + HLX_W);
+            }
         }
         t = 0;
 #ifdef HLX_V_PAIR_FP8T
