@@ -31,6 +31,8 @@ typedef struct hlx_bench_opts {
     int         threads;
     int         json;
     size_t      bw_bytes;
+    /* targets the run is reported against (0: none); a benchmark reports, never fails */
+    double      target_fraction, target_eff, target_speedup;
 } hlx_bench_opts_t;
 
 typedef struct hlx_bench_result {
@@ -79,6 +81,11 @@ static void hlx_bench_usage(FILE *f)
         "                     once (default 1)\n"
         "  --bw-bytes N       bandwidth probe buffer, larger than the last-level cache\n"
         "                     (default 1G)\n"
+        "  --target-fraction X, --target-eff X, --target-speedup X\n"
+        "                     report the run against these targets (roofline_fraction,\n"
+        "                     attention's compute_efficiency, --threads speedup): each\n"
+        "                     met or not in the output (\"targets\" in JSON); the exit\n"
+        "                     status does not depend on them\n"
         "  --json             one JSON object on stdout\n"
         "examples:\n"
         "  taskset -c 1 helix bench attention --kv-dtype bf16 --context 1M --group 8 --json\n"
@@ -110,6 +117,49 @@ static int hlx_bench_int(const char *flag, const char *s, int min, int max, int 
     }
     *out_p = (int)v;
     return 0;
+}
+
+static int hlx_bench_target(const char *flag, const char *s, double *out_p)
+{
+    char why[160];
+
+    if (hlx_parse_num(s, 1e-6, 1e6, out_p, why, sizeof(why)) != HLX_OK) {
+        fprintf(stderr, "helix bench: %s: %s\n", flag, why);
+        return -1;
+    }
+    return 0;
+}
+
+/* The targets given, each with the measured value and whether it is met: JSON members
+ * ("targets": [...], "targets_met") or text lines. */
+static void hlx_bench_targets(const hlx_bench_opts_t *o, int json, double frac, double eff,
+                              double speedup)
+{
+    const struct {
+        const char *name;
+        double      target, value;
+    } t[] = {
+        { "roofline_fraction", o->target_fraction, frac },
+        { "compute_efficiency", o->target_eff, eff },
+        { "speedup", o->target_speedup, speedup },
+    };
+    int i, n = 0, met = 1;
+
+    for (i = 0; i < 3; i++) {
+        if (t[i].target <= 0.0)
+            continue;
+        met &= t[i].value >= t[i].target;
+        if (json)
+            printf("%s{\"metric\": \"%s\", \"target\": %.4g, \"value\": %.4f, \"met\": %s}",
+                   n ? ", " : ", \"targets\": [", t[i].name, t[i].target, t[i].value,
+                   t[i].value >= t[i].target ? "true" : "false");
+        else
+            printf("  target %s >= %.3g: %.3f, %s\n", t[i].name, t[i].target, t[i].value,
+                   t[i].value >= t[i].target ? "met" : "NOT met");
+        n++;
+    }
+    if (json && n)
+        printf("], \"targets_met\": %s", met ? "true" : "false");
 }
 
 static void hlx_bench_fill(void *p, hlx_dtype_t t, size_t n, uint64_t seed)
@@ -388,6 +438,9 @@ int hlx_cmd_bench(int argc, char **argv)
         { "reps", required_argument, NULL, 'r' },
         { "threads", required_argument, NULL, 'T' },
         { "bw-bytes", required_argument, NULL, 'B' },
+        { "target-fraction", required_argument, NULL, 'F' },
+        { "target-eff", required_argument, NULL, 'E' },
+        { "target-speedup", required_argument, NULL, 'S' },
         { "json", no_argument, NULL, 'j' },
         { "help", no_argument, NULL, 'h' },
         { NULL, 0, NULL, 0 },
@@ -451,6 +504,9 @@ int hlx_cmd_bench(int argc, char **argv)
         case 'T': if (hlx_bench_int("--threads", optarg, 1, HLX_POOL_MAX, &o.threads)) return 2; break;
         case 'B': if (hlx_bench_size("--bw-bytes", optarg, 1 << 20, &o.bw_bytes)) return 2; break;
         case 'j': o.json = 1; break;
+        case 'F': if (hlx_bench_target("--target-fraction", optarg, &o.target_fraction)) return 2; break;
+        case 'E': if (hlx_bench_target("--target-eff", optarg, &o.target_eff)) return 2; break;
+        case 'S': if (hlx_bench_target("--target-speedup", optarg, &o.target_speedup)) return 2; break;
         case 'h': hlx_bench_usage(stdout); return 0;
         case ':':
             fprintf(stderr, "helix bench: %s needs a value\n", argv[optind]);
@@ -564,6 +620,8 @@ int hlx_cmd_bench(int argc, char **argv)
                    "\"incache_gflops\": %.4g, \"compute_efficiency\": %.4f",
                    clen, rcache.seconds, rcache.flops / rcache.seconds * 1e-9,
                    rcache.flops / rcache.seconds * 1e-9 / r.peak_gflops);
+        hlx_bench_targets(&o, 1, frac, clen ? rcache.flops / rcache.seconds * 1e-9 / r.peak_gflops : 0.0,
+                          o.threads > 1 ? r.seconds_1 / r.seconds : 0.0);
         printf("}\n");
     } else {
         printf("kernel %s, variant %s, dtype %s\n", o.kernel, kern.name, hlx_dtype_name(o.dtype));
@@ -586,6 +644,8 @@ int hlx_cmd_bench(int argc, char **argv)
         if (frac > 1.0)
             printf("  (above 1: the working set is cache-resident; the DRAM roofline does "
                    "not bind it)\n");
+        hlx_bench_targets(&o, 0, frac, clen ? rcache.flops / rcache.seconds * 1e-9 / r.peak_gflops : 0.0,
+                          o.threads > 1 ? r.seconds_1 / r.seconds : 0.0);
     }
     return 0;
 }

@@ -110,6 +110,422 @@ static inline HLX_V hlx_v_exp(HLX_V x)
 
 #include "simd_tmpl.h"
 
+/* 2^x for x <= 0 (-inf too), as hlx_v_exp2n in avx512.c: round, exact fraction, degree-6
+ * Taylor polynomial of 2^f, exponent added to the bits; clamped at -126. The blocked path
+ * keeps its scores and maxima in log2 units. */
+static inline __m256 hlx_v_exp2n(__m256 x)
+{
+    __m256 n, f, p;
+    __m256i ei;
+
+    x = _mm256_max_ps(x, _mm256_set1_ps(-126.0f));
+    n = _mm256_round_ps(x, _MM_FROUND_TO_NEAREST_INT | _MM_FROUND_NO_EXC);
+    f = _mm256_sub_ps(x, n);
+    p = _mm256_set1_ps(1.5403530393381606e-4f);
+    p = _mm256_fmadd_ps(p, f, _mm256_set1_ps(1.3333558146428443e-3f));
+    p = _mm256_fmadd_ps(p, f, _mm256_set1_ps(9.6181291076284772e-3f));
+    p = _mm256_fmadd_ps(p, f, _mm256_set1_ps(5.5504108664821580e-2f));
+    p = _mm256_fmadd_ps(p, f, _mm256_set1_ps(2.4022650695910071e-1f));
+    p = _mm256_fmadd_ps(p, f, _mm256_set1_ps(6.9314718055994531e-1f));
+    p = _mm256_fmadd_ps(p, f, _mm256_set1_ps(1.0f));
+    ei = _mm256_slli_epi32(_mm256_add_epi32(_mm256_cvtps_epi32(n), _mm256_set1_epi32(127)), 23);
+    return _mm256_mul_ps(p, _mm256_castsi256_ps(ei));
+}
+
+/* Blocked-key path (the avx2 variant's layout, k_block 16): keys stored per block of 16
+ * tokens with the token index innermost ([block][dk][16]), so one 32-byte load (bf16)
+ * holds dimension e of 16 tokens and the scores of 16 tokens accumulate in two vectors per
+ * head by FMAs with q[g][e] broadcast: no horizontal sums, no reordering of q. Up to 4
+ * heads per pass (8 accumulators, two key vectors and the broadcast in 16 registers).
+ * Values stay in rows (v_block 1) for the P.V of simd_tmpl.h; when v == k (MLA absorbed)
+ * the value rows of a block are unpacked to fp32 rows on the stack first. */
+#define HLX_KB2 16
+
+/* The 16 keys' dimension e: bf16 as even / odd tokens (shift, mask), f32 and fp8 as
+ * tokens 0-7 / 8-15. */
+static inline __attribute__((always_inline)) void hlx_kb2_load(const int BF, const char *kb, int e,
+                                                               __m256 *k0, __m256 *k1)
+{
+    if (BF == 1) {
+        __m256i x = _mm256_loadu_si256((const __m256i *)(kb + (size_t)e * 32));
+        *k0 = _mm256_castsi256_ps(_mm256_slli_epi32(x, 16));
+        *k1 = _mm256_castsi256_ps(_mm256_and_si256(x, _mm256_set1_epi32((int)0xffff0000u)));
+    } else if (BF == 2) {
+        *k0 = hlx_v_fp8_8((const uint8_t *)kb + (size_t)e * 16);
+        *k1 = hlx_v_fp8_8((const uint8_t *)kb + (size_t)e * 16 + 8);
+    } else {
+        *k0 = _mm256_loadu_ps((const float *)kb + (size_t)e * 16);
+        *k1 = _mm256_loadu_ps((const float *)kb + (size_t)e * 16 + 8);
+    }
+}
+
+/* Scores of one block for G <= 4 heads into sc ([g][2][8], unscaled). pfs: one line per 8
+ * key dimensions prefetched (a chunk's share of a later block, several chunks only).
+ * kw != NULL: the widened keys are also stored there as fp32 blocks ([dk][16], in the
+ * widened token order) for the other head chunks of the group, which read them as f32. */
+static inline __attribute__((always_inline)) void
+hlx_kb2_scores(const int G, const int BF, const int dk, const float *q, const char *kb,
+               float *sc, const char *pfs, float *kw)
+{
+    __m256 a0[4], a1[4];
+    int e, g;
+
+    _Pragma("GCC unroll 4") for (g = 0; g < G; g++) a0[g] = a1[g] = _mm256_setzero_ps();
+    _Pragma("GCC unroll 4") for (e = 0; e < dk; e++) {
+        __m256 k0, k1;
+        if (pfs != NULL && (e & 7) == 0)
+            _mm_prefetch(pfs + (size_t)(e >> 3) * 64, _MM_HINT_T0);
+        hlx_kb2_load(BF, kb, e, &k0, &k1);
+        if (kw != NULL) {
+            _mm256_store_ps(kw + (size_t)e * 16, k0);
+            _mm256_store_ps(kw + (size_t)e * 16 + 8, k1);
+        }
+        _Pragma("GCC unroll 4") for (g = 0; g < G; g++) {
+            const __m256 qb = _mm256_broadcast_ss(q + (size_t)g * dk + e);
+            a0[g] = _mm256_fmadd_ps(qb, k0, a0[g]);
+            a1[g] = _mm256_fmadd_ps(qb, k1, a1[g]);
+        }
+    }
+    _Pragma("GCC unroll 4") for (g = 0; g < G; g++) {
+        _mm256_store_ps(sc + 16 * g, a0[g]);
+        _mm256_store_ps(sc + 16 * g + 8, a1[g]);
+    }
+}
+
+/* P.V of one block for G <= 4 heads (p [g][32]) over value rows of type VBF that also
+ * stores each widened row piece as fp32 into vw ([16][dv], vw row stride dv), for the other
+ * head chunks, which read vw as f32 rows. Prefetch as hlx_pv_body. */
+static inline __attribute__((always_inline)) void
+hlx_kb2_pv_w(const int G, const int VBF, const float *p, const float *corr, int dv,
+             const char *v, size_t vstride_b, int nt, float *o, const char *pfa,
+             const char *pfb, size_t pfstep, float *vw)
+{
+    int c, t, g;
+
+    for (c = 0; c < dv; c += 16) {
+        __m256 a0[4], a1[4];
+        _Pragma("GCC unroll 4") for (g = 0; g < G; g++) {
+            const __m256 cg = _mm256_set1_ps(corr[g]);
+            a0[g] = _mm256_mul_ps(_mm256_loadu_ps(o + (size_t)g * dv + c), cg);
+            a1[g] = _mm256_mul_ps(_mm256_loadu_ps(o + (size_t)g * dv + c + 8), cg);
+        }
+        for (t = 0; t < nt; t++) {
+            __m256 v0, v1;
+            HLX_PAIR(VBF, v + (size_t)t * vstride_b + (size_t)c * HLX_ES(VBF), v0, v1);
+            _mm256_store_ps(vw + (size_t)t * dv + c, v0);
+            _mm256_store_ps(vw + (size_t)t * dv + c + 8, v1);
+            if (pfa != NULL) {
+                size_t at = ((size_t)(c / 16) * nt + t) * pfstep, l;
+                for (l = 0; l < pfstep; l += 64) {
+                    _mm_prefetch(pfa + at + l, _MM_HINT_T0);
+                    _mm_prefetch(pfb + at + l, _MM_HINT_T0);
+                }
+            }
+            _Pragma("GCC unroll 4") for (g = 0; g < G; g++) {
+                const __m256 pg = _mm256_set1_ps(p[g * 32 + t]);
+                a0[g] = _mm256_fmadd_ps(pg, v0, a0[g]);
+                a1[g] = _mm256_fmadd_ps(pg, v1, a1[g]);
+            }
+        }
+        _Pragma("GCC unroll 4") for (g = 0; g < G; g++) {
+            _mm256_storeu_ps(o + (size_t)g * dv + c, a0[g]);
+            _mm256_storeu_ps(o + (size_t)g * dv + c + 8, a1[g]);
+        }
+    }
+}
+
+/* One step of the block pipeline for a head chunk (G <= 4), as the avx512 blocked path:
+ * the online softmax of the current block of nt tokens (scores in sc from the step
+ * before; nt 0: none), then the scores of the next block kn (when not NULL) into sc, then
+ * the P.V of the current block (value rows vr, vsb bytes apart, type VBF), so the next
+ * block's FMAs overlap the softmax's dependency chains. BF is the type the keys are read
+ * as, ORD their token order (1: bf16's even / odd lanes, also when a later chunk reads
+ * the first chunk's widened copy as f32). WR (the first of several chunks): the widened
+ * keys go to kw and, WR 2, the widened values to vw as well (see hlx_kb2_scores). */
+static inline __attribute__((always_inline)) void
+hlx_kb2_body(const int G, const int BF, const int VBF, const int ORD, const int WR,
+             const int D, const hlx_attn_desc_t *d, const float *q, const char *kn, float *sc,
+             int nt, const char *vr, size_t vsb, float *m, float *s, float *o, const char *pfk,
+             const char *pfv, size_t pfstep, float *kw, float *vw)
+{
+    const int dk = D ? D : d->dk, dv = D ? D : d->dv;
+    float p[4 * 32] __attribute__((aligned(32))); /* [head][token], stride 32 (P.V type 2) */
+    float mv[8] __attribute__((aligned(32))), cv[8] __attribute__((aligned(32)));
+    float sv[8] __attribute__((aligned(32)));
+    __m256 a0[4], a1[4], red[8], mnew, corr;
+    int g;
+
+    if (nt > 0) {
+        /* token of each lane: even / odd (ORD 1), else 0-7 / 8-15; lanes past nt get -inf
+         * by a blend (their key slots may hold anything, NaN too) */
+        const __m256i tk0 = ORD ? _mm256_setr_epi32(0, 2, 4, 6, 8, 10, 12, 14)
+                                : _mm256_setr_epi32(0, 1, 2, 3, 4, 5, 6, 7);
+        const __m256i tk1 = _mm256_add_epi32(tk0, _mm256_set1_epi32(ORD ? 1 : 8));
+        const __m256i ntv = _mm256_set1_epi32(nt);
+        const __m256 ok0 = _mm256_castsi256_ps(_mm256_cmpgt_epi32(ntv, tk0));
+        const __m256 ok1 = _mm256_castsi256_ps(_mm256_cmpgt_epi32(ntv, tk1));
+        /* log2 units: scores scaled by scale * log2(e), maxima m in the same units */
+        const __m256 scale = _mm256_set1_ps(d->scale * 1.44269504088896341f);
+        const __m256 ninf = _mm256_set1_ps(-INFINITY);
+        _Pragma("GCC unroll 4") for (g = 0; g < G; g++) {
+            a0[g] = _mm256_blendv_ps(ninf, _mm256_mul_ps(_mm256_load_ps(sc + 16 * g), scale),
+                                     ok0);
+            a1[g] = _mm256_blendv_ps(ninf,
+                                     _mm256_mul_ps(_mm256_load_ps(sc + 16 * g + 8), scale), ok1);
+            red[g] = _mm256_max_ps(a0[g], a1[g]);
+        }
+        for (g = G; g < 8; g++)
+            red[g] = red[0];
+        for (g = 0; g < 8; g++) {
+            mv[g] = g < G ? m[g] : 0.0f;
+            sv[g] = g < G ? s[g] : 0.0f;
+        }
+        {
+            const __m256 mold = _mm256_load_ps(mv);
+            mnew = _mm256_max_ps(hlx_v_hmax(red), mold);
+            /* m = -inf before the first token: corr is then tiny and multiplies o = 0, s = 0 */
+            corr = hlx_v_exp2n(_mm256_sub_ps(mold, mnew));
+        }
+        _mm256_store_ps(mv, mnew);
+        _mm256_store_ps(cv, corr);
+        _Pragma("GCC unroll 4") for (g = 0; g < G; g++) {
+            const __m256 mg = _mm256_set1_ps(mv[g]);
+            const __m256 e0 = hlx_v_exp2n(_mm256_sub_ps(a0[g], mg));
+            const __m256 e1 = hlx_v_exp2n(_mm256_sub_ps(a1[g], mg));
+            red[g] = _mm256_add_ps(e0, e1);
+            if (ORD) { /* even / odd tokens back to token order */
+                const __m256 lo = _mm256_unpacklo_ps(e0, e1), hi = _mm256_unpackhi_ps(e0, e1);
+                _mm256_store_ps(p + 32 * g, _mm256_permute2f128_ps(lo, hi, 0x20));
+                _mm256_store_ps(p + 32 * g + 8, _mm256_permute2f128_ps(lo, hi, 0x31));
+            } else {
+                _mm256_store_ps(p + 32 * g, e0);
+                _mm256_store_ps(p + 32 * g + 8, e1);
+            }
+        }
+        for (g = G; g < 8; g++)
+            red[g] = red[0];
+        _mm256_store_ps(sv, _mm256_fmadd_ps(_mm256_load_ps(sv), corr, hlx_v_hsum(red)));
+        for (g = 0; g < G; g++) {
+            m[g] = mv[g];
+            s[g] = sv[g];
+        }
+    }
+    if (kn != NULL) /* several chunks: pfk is this chunk's share of a later block, pfv NULL */
+        hlx_kb2_scores(G, BF, dk, q, kn, sc, pfv == NULL ? pfk : NULL, WR ? kw : NULL);
+    if (nt > 0 && WR == 2)
+        hlx_kb2_pv_w(G, VBF, p, cv, dv, vr, vsb, nt, o, pfv ? pfk : NULL, pfv, pfstep, vw);
+    else if (nt > 0)
+        hlx_pv_avx2(G, VBF, 2, p, cv, dv, vr, vsb, nt, o, pfv ? pfk : NULL, pfv, pfstep);
+}
+
+typedef void (*hlx_kb2_fn)(const hlx_attn_desc_t *, const float *, const char *, float *, int,
+                           const char *, size_t, float *, float *, float *, const char *,
+                           const char *, size_t, float *, float *);
+/* hlx_kb2_<heads>_<key type>_<value type>_<order>_<writes>_<head size or 0> */
+#define HLX_KB2_DEF(n, bf, vbf, ord, wr, D) \
+    static __attribute__((noinline)) void hlx_kb2_##n##_##bf##_##vbf##_##ord##_##wr##_##D( \
+        const hlx_attn_desc_t *d, const float *q, const char *kn, float *sc, int nt, \
+        const char *vr, size_t vsb, float *m, float *s, float *o, const char *pfk, \
+        const char *pfv, size_t pfstep, float *kw, float *vw) \
+    { \
+        hlx_kb2_body(n, bf, vbf, ord, wr, D, d, q, kn, sc, nt, vr, vsb, m, s, o, pfk, pfv, \
+                     pfstep, kw, vw); \
+    }
+#define HLX_KB2_DEF_G(bf, vbf, ord) \
+    HLX_KB2_DEF(1, bf, vbf, ord, 0, 0) HLX_KB2_DEF(2, bf, vbf, ord, 0, 0) \
+    HLX_KB2_DEF(3, bf, vbf, ord, 0, 0) HLX_KB2_DEF(4, bf, vbf, ord, 0, 0)
+/* one chunk, or chunks that widen for themselves */
+HLX_KB2_DEF_G(0, 0, 0) HLX_KB2_DEF_G(1, 1, 1) HLX_KB2_DEF_G(2, 2, 0) HLX_KB2_DEF_G(1, 0, 1)
+HLX_KB2_DEF_G(2, 0, 0)
+HLX_KB2_DEF(4, 0, 0, 0, 0, 128) HLX_KB2_DEF(4, 1, 1, 1, 0, 128) HLX_KB2_DEF(4, 2, 2, 0, 0, 128)
+/* several chunks of fp8 KV: the first (4 heads) widens keys (and values) once for all (fp8
+ * in cache 32 -> 47 GFLOP/s at group 8; bf16, whose widening is 2 ops per 16 elements, lost
+ * 3% to the extra stores and loads, so it widens per chunk) */
+HLX_KB2_DEF(4, 2, 2, 0, 2, 0) HLX_KB2_DEF(4, 2, 0, 0, 1, 0) HLX_KB2_DEF(4, 2, 2, 0, 2, 128)
+#define HLX_KB2_ROW(bf, vbf, ord) \
+    { hlx_kb2_1_##bf##_##vbf##_##ord##_0_0, hlx_kb2_2_##bf##_##vbf##_##ord##_0_0, \
+      hlx_kb2_3_##bf##_##vbf##_##ord##_0_0, hlx_kb2_4_##bf##_##vbf##_##ord##_0_0 }
+/* [key type][values: 0 rows of the key type, 1 fp32 rows unpacked from the key blocks] */
+static const hlx_kb2_fn hlx_kb2_tab[3][2][4] = {
+    { HLX_KB2_ROW(0, 0, 0), HLX_KB2_ROW(0, 0, 0) },
+    { HLX_KB2_ROW(1, 1, 1), HLX_KB2_ROW(1, 0, 1) },
+    { HLX_KB2_ROW(2, 2, 0), HLX_KB2_ROW(2, 0, 0) },
+};
+static const hlx_kb2_fn hlx_kb2_tab128[3] = { hlx_kb2_4_0_0_0_0_128, hlx_kb2_4_1_1_1_0_128,
+                                              hlx_kb2_4_2_2_0_0_128 };
+/* several chunks of fp8 KV: the first chunk writes ([values as for hlx_kb2_tab]), the later
+ * chunks read the f32 copies (the f32 functions: fp8 is widened in token order) */
+static const hlx_kb2_fn hlx_kb2_wtab[2] = { hlx_kb2_4_2_2_0_2_0, hlx_kb2_4_2_0_0_1_0 };
+
+/* 8 x 8 fp32 transpose of rows r[i] into c (8 rows, cs floats apart). */
+static inline void hlx_tr8(const __m256 *r, float *c, size_t cs)
+{
+    __m256 t[8], u[8];
+    int i;
+
+    for (i = 0; i < 4; i++) {
+        t[2 * i]     = _mm256_unpacklo_ps(r[2 * i], r[2 * i + 1]);
+        t[2 * i + 1] = _mm256_unpackhi_ps(r[2 * i], r[2 * i + 1]);
+    }
+    for (i = 0; i < 2; i++) { /* u[4i + j]: rows 4i..4i+3 of columns j | j + 4 */
+        u[4 * i]     = _mm256_shuffle_ps(t[4 * i], t[4 * i + 2], _MM_SHUFFLE(1, 0, 1, 0));
+        u[4 * i + 1] = _mm256_shuffle_ps(t[4 * i], t[4 * i + 2], _MM_SHUFFLE(3, 2, 3, 2));
+        u[4 * i + 2] = _mm256_shuffle_ps(t[4 * i + 1], t[4 * i + 3], _MM_SHUFFLE(1, 0, 1, 0));
+        u[4 * i + 3] = _mm256_shuffle_ps(t[4 * i + 1], t[4 * i + 3], _MM_SHUFFLE(3, 2, 3, 2));
+    }
+    for (i = 0; i < 4; i++) {
+        _mm256_storeu_ps(c + (size_t)i * cs, _mm256_permute2f128_ps(u[i], u[4 + i], 0x20));
+        _mm256_storeu_ps(c + (size_t)(4 + i) * cs, _mm256_permute2f128_ps(u[i], u[4 + i], 0x31));
+    }
+}
+
+/* The first dv elements of the block's 16 keys as fp32 rows vt[16][dv] (MLA's values). */
+static void hlx_kb2_unblock(int BF, const char *kb, int dv, float *vt)
+{
+    int e, i;
+
+    for (e = 0; e < dv; e += 8) {
+        __m256 r[2][8];
+        for (i = 0; i < 8; i++) {
+            if (BF == 1) { /* natural token order */
+                const uint16_t *x = (const uint16_t *)(kb + (size_t)(e + i) * 32);
+                r[0][i] = _mm256_castsi256_ps(_mm256_slli_epi32(
+                    _mm256_cvtepu16_epi32(_mm_loadu_si128((const __m128i *)x)), 16));
+                r[1][i] = _mm256_castsi256_ps(_mm256_slli_epi32(
+                    _mm256_cvtepu16_epi32(_mm_loadu_si128((const __m128i *)(x + 8))), 16));
+            } else {
+                hlx_kb2_load(BF, kb, e + i, &r[0][i], &r[1][i]);
+            }
+        }
+        hlx_tr8(r[0], vt + e, (size_t)dv);
+        hlx_tr8(r[1], vt + (size_t)8 * dv + e, (size_t)dv);
+    }
+}
+
+/* Attention over a shard whose keys are in 16-token blocks (hlx_kv_index with k_block 16;
+ * block b starts at element b * 16 * k_stride) and whose values are rows (or, v == k, the
+ * same blocks). Shapes off the vector path: the reference with the same layout. */
+static void hlx_attn_kb_avx2(const hlx_attn_desc_t *d)
+{
+    const int alias = d->v == d->k;
+    const int BF = d->kv_dtype == HLX_DTYPE_BF16 ? 1 : d->kv_dtype == HLX_DTYPE_FP8 ? 2 : 0;
+    const size_t es = HLX_ES(BF), kbb = HLX_KB2 * d->k_stride * es;
+    const size_t vsb = alias ? (size_t)d->dv * 4 : d->v_stride * es;
+    const int VA = alias && BF != 0; /* f32 keys unpack to f32 rows: table column 0 works */
+    float m[HLX_HMAX], s[HLX_HMAX];
+    float vt[HLX_KB2 * 512] __attribute__((aligned(32)));
+    float sc[HLX_HMAX * 16] __attribute__((aligned(32))); /* scores: [head][2][8] */
+    /* several head chunks: the first chunk's widened keys of the next block and values of
+     * the current one, read by the others as f32 (the widening is then done once) */
+    float kw[256 * 16] __attribute__((aligned(32)));
+    float vw[HLX_KB2 * 256] __attribute__((aligned(32)));
+    /* fp8 with several chunks and head sizes up to 256 (the copies' size; larger heads,
+     * as MLA's 576, widen per chunk) */
+    const int share = BF == 2 && d->group > 4 && d->dk <= 256 && d->dv <= 256;
+    size_t pfstep, b, nblk = (d->len + HLX_KB2 - 1) / HLX_KB2;
+    int h0, g0, g, e;
+
+    if (d->dk % 16 || d->dv % 16 || d->dk > 1024 || (alias && d->dv > 512) ||
+        (alias && d->dv > d->dk) ||
+        (d->kv_dtype != HLX_DTYPE_F32 && d->kv_dtype != HLX_DTYPE_BF16 &&
+         d->kv_dtype != HLX_DTYPE_FP8)) {
+        hlx_attn_ref_layout(d, HLX_KB2, 1);
+        return;
+    }
+    {
+        const size_t span = kbb > HLX_KB2 * vsb ? kbb : HLX_KB2 * vsb;
+        const size_t steps = d->dv > 0 ? (size_t)d->dv : 1; /* (dv / 16) passes x 16 rows */
+        pfstep = ((span + steps - 1) / steps + 63) / 64 * 64;
+    }
+    for (h0 = 0; h0 < d->group; h0 += HLX_HMAX) {
+        const int H = d->group - h0 < HLX_HMAX ? d->group - h0 : HLX_HMAX;
+        float *oh = d->o + (size_t)h0 * d->dv;
+        for (g = 0; g < H; g++) {
+            m[g] = -INFINITY;
+            s[g] = 0.0f;
+        }
+        memset(oh, 0, sizeof(float) * (size_t)H * d->dv);
+        /* the scores of block b + 1 are computed between the softmax and the P.V of block
+         * b; several chunks take turns per block (it stays in L1/L2 for all of them) */
+        for (g0 = 0; g0 < H && nblk > 0; g0 += 4) {
+            const int G = H - g0 < 4 ? H - g0 : 4;
+            const float *qg = d->q + (size_t)(h0 + g0) * d->dk;
+            if (H > 4 && share) /* the first chunk widens block 0's keys for all */
+                (g0 == 0 ? hlx_kb2_wtab[VA] : hlx_kb2_tab[0][0][G - 1])(d, qg, g0 == 0 ? d->k : (const char *)kw,
+                                                         sc + (size_t)g0 * 16, 0, NULL, 0, m, s,
+                                                         oh, NULL, NULL, 0, kw, vw);
+            else
+                hlx_kb2_tab[BF][VA][G - 1](d, qg, d->k, sc + (size_t)g0 * 16, 0, NULL, 0, m, s,
+                                           oh, NULL, NULL, 0, kw, vw);
+        }
+        for (b = 0; b < nblk; b++) {
+            const size_t j = b * HLX_KB2;
+            const int nt = (int)(d->len - j < HLX_KB2 ? d->len - j : HLX_KB2);
+            const char *kb = (const char *)d->k + b * kbb;
+            const char *kn = b + 1 < nblk ? kb + kbb : NULL;
+            const char *vr = alias ? (const char *)vt : (const char *)d->v + j * vsb;
+            /* one or two head chunks stream the shard: the first prefetches the keys of the
+             * block after next and the values of the next block, spread over its P.V
+             * steps; more chunks (MLA) each prefetch a share from their score loops */
+            const int pf = nt == HLX_KB2 && H <= 8 && b + 2 < nblk;
+            const char *pk = pf ? kb + 2 * kbb : NULL;
+            const char *pv = pf ? (alias ? kb + kbb : vr + HLX_KB2 * vsb) : NULL;
+            if (alias)
+                hlx_kb2_unblock(BF, kb, d->dv, vt);
+            for (g0 = 0; g0 < H; g0 += 4) {
+                const int G = H - g0 < 4 ? H - g0 : 4;
+                const float *qg = d->q + (size_t)(h0 + g0) * d->dk;
+                float *og = oh + (size_t)g0 * d->dv;
+                float *scg = sc + (size_t)g0 * 16;
+                const char *pkc = g0 == 0 ? pk : NULL, *pvc = g0 == 0 ? pv : NULL;
+                if (H > 8 && b + 2 < nblk) {
+                    const size_t part = (size_t)d->dk / 8 * 64, at = (size_t)(g0 / 4) * part;
+                    const size_t vspan = alias ? 0 : HLX_KB2 * vsb;
+                    pvc = NULL;
+                    pkc = at < kbb ? kb + 2 * kbb + at
+                                   : at - kbb < vspan ? vr + 2 * HLX_KB2 * vsb + (at - kbb)
+                                                      : NULL;
+                }
+                const int d128 = G == 4 && !alias && d->dk == 128 && d->dv == 128;
+                if (H > 4 && share && g0 > 0) /* the first chunk's fp32 copies */
+                    (d128 ? hlx_kb2_tab128[0] : hlx_kb2_tab[0][0][G - 1])(
+                        d, qg, kn ? (const char *)kw : NULL, scg, nt,
+                        alias ? vr : (const char *)vw, (size_t)d->dv * 4, m + g0, s + g0, og,
+                        pkc, pvc, pfstep, kw, vw);
+                else if (H > 4 && share)
+                    (d128 ? hlx_kb2_4_2_2_0_2_128 : hlx_kb2_wtab[VA])(
+                        d, qg, kn, scg, nt, vr, vsb, m + g0, s + g0, og, pkc, pvc, pfstep, kw,
+                        vw);
+                else if (d128)
+                    hlx_kb2_tab128[BF](d, qg, kn, scg, nt, vr, vsb, m + g0, s + g0, og, pkc,
+                                       pvc, pfstep, kw, vw);
+                else
+                    hlx_kb2_tab[BF][VA][G - 1](d, qg, kn, scg, nt, vr, vsb, m + g0, s + g0, og,
+                                               pkc, pvc, pfstep, kw, vw);
+            }
+        }
+        for (g = 0; g < H; g++) {
+            float *og = oh + (size_t)g * d->dv;
+            const float inv = d->len ? 1.0f / s[g] : 0.0f;
+            if (BF == 1 && !alias) { /* bf16 value rows widened even / odd per 16 */
+                float tmp[16];
+                int c;
+                for (c = 0; c < d->dv; c += 16) {
+                    for (e = 0; e < 8; e++) {
+                        tmp[2 * e]     = og[c + e];
+                        tmp[2 * e + 1] = og[c + 8 + e];
+                    }
+                    memcpy(og + c, tmp, sizeof(tmp));
+                }
+            }
+            for (e = 0; e < d->dv; e++)
+                og[e] *= inv;
+            /* m in log2 units */
+            d->lse[h0 + g] = d->len ? m[g] * 0.693147180559945309f + logf(s[g]) : -INFINITY;
+        }
+    }
+}
+
 /* y[M][n0..n1) (+)= x[M][K] W[K][n0..n1) with bf16 W (row stride N): rows streamed in
  * order, 8 columns a vector, scalar tail columns. */
 static void hlx_gemm_bf16_avx2(int M, int N, int K, const float *x, const uint16_t *w,
@@ -164,8 +580,9 @@ static void hlx_gemm_avx2(int M, int N, int K, const float *x, const void *w,
 void hlx_kernels_avx2(hlx_kernels_t *k)
 {
     hlx_kernels_reference(k);
-    k->name    = "avx2";
-    k->attn    = hlx_attn_avx2;
+    k->name      = "avx2";
+    k->kv_layout = (hlx_kv_layout_t){ HLX_KB2, 1 };
+    k->attn      = hlx_attn_kb_avx2;
     k->merge   = hlx_merge_avx2;
     k->rmsnorm = hlx_rmsnorm_avx2;
     k->swiglu  = hlx_swiglu_avx2;

@@ -107,6 +107,28 @@ static inline HLX_V hlx_v_exp(HLX_V x)
     return _mm512_scalef_ps(p, n); /* p * 2^n in one op, exact as the multiply it replaces */
 }
 
+/* 2^x for x <= 0 (-inf too): n = round(x), f = x - n in [-1/2, 1/2] (exact), 2^f by its
+ * degree-6 Taylor polynomial (relative error below 2e-7), times 2^n by vscalefps; x is
+ * clamped at -126 (2^-126 = 1.2e-38 instead of a denormal or 0). 10 ops where hlx_v_exp
+ * takes 14 with the multiply by log2(e): the blocked path keeps its scores and maxima in
+ * log2 units (q.k scaled by scale * log2(e)). */
+static inline __m512 hlx_v_exp2n(__m512 x)
+{
+    __m512 n, f, p;
+
+    x = _mm512_max_ps(x, _mm512_set1_ps(-126.0f));
+    n = _mm512_roundscale_ps(x, _MM_FROUND_TO_NEAREST_INT | _MM_FROUND_NO_EXC);
+    f = _mm512_sub_ps(x, n);
+    p = _mm512_set1_ps(1.5403530393381606e-4f);
+    p = _mm512_fmadd_ps(p, f, _mm512_set1_ps(1.3333558146428443e-3f));
+    p = _mm512_fmadd_ps(p, f, _mm512_set1_ps(9.6181291076284772e-3f));
+    p = _mm512_fmadd_ps(p, f, _mm512_set1_ps(5.5504108664821580e-2f));
+    p = _mm512_fmadd_ps(p, f, _mm512_set1_ps(2.4022650695910071e-1f));
+    p = _mm512_fmadd_ps(p, f, _mm512_set1_ps(6.9314718055994531e-1f));
+    p = _mm512_fmadd_ps(p, f, _mm512_set1_ps(1.0f));
+    return _mm512_scalef_ps(p, n);
+}
+
 /* fp8 e4m3 magnitudes (7 bits) -> the high and low bytes of the equal bf16 (exact: e4m3
  * has 3 mantissa bits, its subnormals m * 2^-9 are bf16 normals; 0x7f is NaN 0x7fc0). */
 static const uint8_t hlx_fp8_bf16_hi[128] __attribute__((aligned(64))) = {
@@ -162,6 +184,23 @@ static inline __attribute__((target("avx512vbmi"))) void hlx_v_pair_fp8t(const u
     *hi = _mm512_castsi512_ps(_mm512_and_si512(a, _mm512_set1_epi32((int)0xffff0000u)));
 }
 #define HLX_V_PAIR_FP8T 1
+
+/* The same for the 32 elements at p of two value rows (p and p + stride) at once: one
+ * 64-byte lookup instead of two half-empty ones (12 ops per two rows instead of 18). */
+static inline __attribute__((target("avx512vbmi"))) void
+hlx_v_pair2_fp8t(const uint8_t *p, size_t stride, HLX_V *lo, HLX_V *hi, HLX_V *lo2, HLX_V *hi2)
+{
+    const __m512i odd = _mm512_set1_epi32((int)0xffff0000u);
+    __m512i a, b;
+    hlx_fp8t_words(_mm512_inserti64x4(
+                       _mm512_castsi256_si512(_mm256_loadu_si256((const __m256i *)p)),
+                       _mm256_loadu_si256((const __m256i *)(p + stride)), 1),
+                   &a, &b);
+    *lo = _mm512_castsi512_ps(_mm512_slli_epi32(a, 16));
+    *hi = _mm512_castsi512_ps(_mm512_and_si512(a, odd));
+    *lo2 = _mm512_castsi512_ps(_mm512_slli_epi32(b, 16));
+    *hi2 = _mm512_castsi512_ps(_mm512_and_si512(b, odd));
+}
 
 #ifdef HLX_HAVE_AMX
 /* AMX tile path for bf16 KV (variant "amx"): 32 tokens per block, q of up to 8 heads as B
@@ -251,6 +290,24 @@ store:
     }
 }
 
+/* 4 vectors -> lanes 0-3 (and their copies in every 128-bit lane) = OP over all 16 lanes of
+ * v[0..3]: 13 ops instead of the 45 of the 16-vector tree (chunks of up to 4 heads, as
+ * GQA 4 or the last chunk of a group). */
+#define HLX_HRED4(name, OP) \
+    static inline __m512 name(const __m512 *v) \
+    { \
+        const __m512 x01 = OP(_mm512_unpacklo_ps(v[0], v[1]), _mm512_unpackhi_ps(v[0], v[1])); \
+        const __m512 x23 = OP(_mm512_unpacklo_ps(v[2], v[3]), _mm512_unpackhi_ps(v[2], v[3])); \
+        __m512 z = OP(_mm512_castpd_ps(_mm512_unpacklo_pd(_mm512_castps_pd(x01), \
+                                                          _mm512_castps_pd(x23))), \
+                      _mm512_castpd_ps(_mm512_unpackhi_pd(_mm512_castps_pd(x01), \
+                                                          _mm512_castps_pd(x23)))); \
+        z = OP(z, _mm512_shuffle_f32x4(z, z, _MM_SHUFFLE(1, 0, 3, 2))); \
+        return OP(z, _mm512_shuffle_f32x4(z, z, _MM_SHUFFLE(2, 3, 0, 1))); \
+    }
+HLX_HRED4(hlx_v_hsum4, _mm512_add_ps)
+HLX_HRED4(hlx_v_hmax4, _mm512_max_ps)
+
 /* One step of the block pipeline for a head chunk (G <= 8): the online softmax of the
  * current block of nt tokens (its scores in sc, computed one step earlier; nt 0: none),
  * then the scores of the next block kn (when not NULL) into sc, then the P.V of the current
@@ -277,10 +334,12 @@ hlx_kb_body(const int G, const int BF, const int VBF, const int D, const hlx_att
     const __m512i tok3 = _mm512_set_epi32(30, 28, 26, 24, 14, 12, 10, 8, 22, 20, 18, 16, 6, 4,
                                           2, 0);
     float p[8 * HLX_KB] __attribute__((aligned(64)));
-    float mv[16] __attribute__((aligned(64))), cv[16] __attribute__((aligned(64)));
+    float cv[16] __attribute__((aligned(64)));
     __m512 a0[8], a1[8], red[16], mnew, corr;
-    const __m512 scale = _mm512_set1_ps(d->scale), ninf = _mm512_set1_ps(-INFINITY);
-    __mmask16 m0, m1;
+    /* log2 units: scores scaled by scale * log2(e), maxima m in the same units */
+    const __m512 scale = _mm512_set1_ps(d->scale * 1.44269504088896341f);
+    const __m512 ninf = _mm512_set1_ps(-INFINITY);
+    __mmask16 m0, m1, up = 0;
     int g;
 
     if (nt > 0) {
@@ -296,27 +355,40 @@ hlx_kb_body(const int G, const int BF, const int VBF, const int D, const hlx_att
             m1 = nt >= 32 ? (__mmask16)0xffff
                           : nt <= 16 ? 0 : (__mmask16)((1u << (nt - 16)) - 1u);
         }
+        /* the running maxima change only when a score exceeds them (a few blocks of a long
+         * shard): then the block maxima by the trees, the rescale factors and the rescale
+         * of o and of the sums; otherwise none of that (corr = 1 exactly) */
         _Pragma("GCC unroll 8") for (g = 0; g < G; g++) {
+            const __m512 mg = _mm512_set1_ps(m[g]);
             a0[g] = _mm512_mask_mul_ps(ninf, m0, _mm512_load_ps(sc + 32 * g), scale);
             a1[g] = _mm512_mask_mul_ps(ninf, m1, _mm512_load_ps(sc + 32 * g + 16), scale);
-            red[g] = _mm512_max_ps(a0[g], a1[g]);
+            up |= _mm512_cmp_ps_mask(a0[g], mg, _CMP_GT_OQ) |
+                  _mm512_cmp_ps_mask(a1[g], mg, _CMP_GT_OQ);
         }
-        for (g = G; g < 16; g++)
-            red[g] = red[0];
-        {
-            const __mmask16 gm = (__mmask16)((1u << G) - 1u);
-            const __m512 mold = _mm512_maskz_loadu_ps(gm, m);
-            mnew = _mm512_max_ps(hlx_v_hmax(red), mold);
-            /* m = -inf before the first token: corr is then tiny and multiplies o = 0, s = 0 */
-            corr = hlx_v_exp(_mm512_sub_ps(mold, mnew));
+        if (up) {
+            _Pragma("GCC unroll 8") for (g = 0; g < G; g++)
+                red[g] = _mm512_max_ps(a0[g], a1[g]);
+            for (g = G; g < (G <= 4 ? 4 : 16); g++)
+                red[g] = red[0];
+            {
+                const __mmask16 gm = (__mmask16)((1u << G) - 1u);
+                const __m512 mold = _mm512_maskz_loadu_ps(gm, m);
+                mnew = _mm512_max_ps(G <= 4 ? hlx_v_hmax4(red) : hlx_v_hmax(red), mold);
+                /* m = -inf before the first token: corr is then tiny and multiplies o = 0,
+                 * s = 0 */
+                corr = hlx_v_exp2n(_mm512_sub_ps(mold, mnew));
+                _mm512_mask_storeu_ps(m, gm, mnew);
+            }
+            _mm512_store_ps(cv, corr);
         }
-        _mm512_store_ps(mv, mnew);
-        _mm512_store_ps(cv, corr);
         _Pragma("GCC unroll 8") for (g = 0; g < G; g++) {
-            const __m512 mg = _mm512_set1_ps(mv[g]);
-            __m512 e0 = hlx_v_exp(_mm512_sub_ps(a0[g], mg));
-            __m512 e1 = hlx_v_exp(_mm512_sub_ps(a1[g], mg));
-            red[g] = _mm512_add_ps(e0, e1);
+            const __m512 mg = _mm512_set1_ps(m[g]);
+            __m512 e0 = hlx_v_exp2n(_mm512_sub_ps(a0[g], mg));
+            __m512 e1 = hlx_v_exp2n(_mm512_sub_ps(a1[g], mg));
+            __m512 sg = _mm512_load_ps(s + 16 * g); /* per-head sums, 16 lanes */
+            if (up)
+                sg = _mm512_mul_ps(sg, _mm512_set1_ps(cv[g]));
+            _mm512_store_ps(s + 16 * g, _mm512_add_ps(sg, _mm512_add_ps(e0, e1)));
             if (BF == 1 || BF == 3) {
                 _mm512_store_ps(p + g * HLX_KB, _mm512_permutex2var_ps(e0, ilo, e1));
                 _mm512_store_ps(p + g * HLX_KB + 16, _mm512_permutex2var_ps(e0, ihi, e1));
@@ -325,19 +397,12 @@ hlx_kb_body(const int G, const int BF, const int VBF, const int D, const hlx_att
                 _mm512_store_ps(p + g * HLX_KB + 16, e1);
             }
         }
-        for (g = G; g < 16; g++)
-            red[g] = red[0];
-        {
-            const __mmask16 gm = (__mmask16)((1u << G) - 1u);
-            _mm512_mask_storeu_ps(s, gm, _mm512_fmadd_ps(_mm512_maskz_loadu_ps(gm, s), corr,
-                                                          hlx_v_hsum(red)));
-            _mm512_mask_storeu_ps(m, gm, mnew);
-        }
     }
     if (kn != NULL) /* several chunks: pfk is this chunk's share of the next block, pfv NULL */
         hlx_kb_scores(G, BF, dk, q, kn, sc, pfv == NULL ? pfk : NULL);
-    if (nt > 0)
-        hlx_pv_avx512(G, VBF, 2, p, cv, dv, vr, vsb, nt, o, pfv ? pfk : NULL, pfv, pfstep);
+    if (nt > 0) /* corr NULL: no rescale of o */
+        hlx_pv_avx512(G, VBF, 2, p, up ? cv : NULL, dv, vr, vsb, nt, o, pfv ? pfk : NULL, pfv,
+                      pfstep);
 }
 
 typedef void (*hlx_kb_fn)(const hlx_attn_desc_t *, const float *, const char *, float *, int,
@@ -456,7 +521,8 @@ static void hlx_attn_kb_avx512(const hlx_attn_desc_t *d)
     const size_t es = HLX_ES(BF), kbb = HLX_KB * d->k_stride * es;
     const size_t vsb = alias ? (size_t)d->dv * 4 : d->v_stride * es;
     const int VA = alias && BF != 0; /* f32 keys unpack to f32 rows: table column 0 works */
-    float m[HLX_HMAX], s[HLX_HMAX];
+    float m[HLX_HMAX];
+    float s[HLX_HMAX * 16] __attribute__((aligned(64))); /* per-head sums, 16 lanes each */
     float vt[HLX_KB * 512] __attribute__((aligned(64)));
     float sc[HLX_HMAX * 32] __attribute__((aligned(64))); /* scores: [head][2][16] */
     size_t pfstep, b, nblk = (d->len + HLX_KB - 1) / HLX_KB;
@@ -477,10 +543,9 @@ static void hlx_attn_kb_avx512(const hlx_attn_desc_t *d)
     for (h0 = 0; h0 < d->group; h0 += HLX_HMAX) {
         const int H = d->group - h0 < HLX_HMAX ? d->group - h0 : HLX_HMAX;
         float *oh = d->o + (size_t)h0 * d->dv;
-        for (g = 0; g < H; g++) {
+        for (g = 0; g < H; g++)
             m[g] = -INFINITY;
-            s[g] = 0.0f;
-        }
+        memset(s, 0, sizeof(float) * 16 * (size_t)H);
         memset(oh, 0, sizeof(float) * (size_t)H * d->dv);
         /* block pipeline per head chunk: the scores of block b + 1 are computed between
          * the softmax and the P.V of block b (hlx_kb_body); with several chunks (MLA) the
@@ -526,16 +591,17 @@ static void hlx_attn_kb_avx512(const hlx_attn_desc_t *d)
                                    : at - kbb < vspan ? vr + 2 * HLX_KB * vsb + (at - kbb) : NULL;
                 }
                 if (G == 8 && !alias && d->dk == 128 && d->dv == 128)
-                    hlx_kb_tab128[BF](d, qg, kn, scg, nt, vr, vsb, m + g0, s + g0, og, pkc, pvc,
+                    hlx_kb_tab128[BF](d, qg, kn, scg, nt, vr, vsb, m + g0, s + (size_t)g0 * 16, og, pkc, pvc,
                                       pfstep);
                 else
-                    hlx_kb_tab[BF][VA][G - 1](d, qg, kn, scg, nt, vr, vsb, m + g0, s + g0, og,
+                    hlx_kb_tab[BF][VA][G - 1](d, qg, kn, scg, nt, vr, vsb, m + g0, s + (size_t)g0 * 16, og,
                                               pkc, pvc, pfstep);
             }
         }
         for (g = 0; g < H; g++) {
             float *og = oh + (size_t)g * d->dv;
-            const float inv = d->len ? 1.0f / s[g] : 0.0f;
+            const float sum = _mm512_reduce_add_ps(_mm512_load_ps(s + 16 * (size_t)g));
+            const float inv = d->len ? 1.0f / sum : 0.0f;
             if ((BF == 1 || BF == 3) && !alias) { /* value rows widened out of order */
                 static const int8_t t3[16] = { 0, 2, 4, 6, 16, 18, 20, 22, 8, 10, 12, 14, 24,
                                                26, 28, 30 };
@@ -552,7 +618,8 @@ static void hlx_attn_kb_avx512(const hlx_attn_desc_t *d)
             }
             for (e = 0; e < d->dv; e++)
                 og[e] *= inv;
-            d->lse[h0 + g] = d->len ? m[g] + logf(s[g]) : -INFINITY;
+            /* m in log2 units */
+            d->lse[h0 + g] = d->len ? m[g] * 0.693147180559945309f + logf(sum) : -INFINITY;
         }
     }
 }

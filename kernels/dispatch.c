@@ -231,8 +231,18 @@ size_t hlx_kernels_explain(char *buf, size_t n)
 #endif
     for (i = 0; i < HLX_NVARIANTS; i++) {
         const hlx_kernels_variant_t *v = &hlx_kernels_variants[i];
-        hlx_kx_put(buf, n, &at, "  %-7s %s (needs %s)\n", v->name,
-                   v->supported() ? "usable     " : "not usable ", v->needs);
+        const int ok = v->supported();
+        hlx_kx_put(buf, n, &at, "  %-7s %s (needs %s)", v->name,
+                   ok ? "usable     " : "not usable ", v->needs);
+        if (ok) { /* the KV layout its attention reads (hlx_kv_layout_t) */
+            v->fill(&k);
+            if (k.kv_layout.k_block > 1)
+                hlx_kx_put(buf, n, &at, "; KV: keys in %d-token blocks, values %s",
+                           k.kv_layout.k_block, k.kv_layout.v_block > 1 ? "blocked" : "rows");
+            else
+                hlx_kx_put(buf, n, &at, "; KV: rows");
+        }
+        hlx_kx_put(buf, n, &at, "\n");
     }
     if (env != NULL && env[0] != '\0' && strcmp(env, "auto") != 0)
         hlx_kx_put(buf, n, &at, "selected: %s, named by HELIX_KERNELS=%s%s\n",

@@ -26,14 +26,23 @@
  * row; sleeping between calls would add a wake-up latency to each). */
 #define HLX_POOL_SPIN 20000
 
+/* Jobs: gen is bumped by 2 per job (the futex word); its low bit says the kind: 0 = every
+ * thread runs fn once (hlx_pool_run), 1 = chunks claimed one at a time by whichever thread
+ * comes first (attention and GEMM splits): a late or descheduled worker then costs nothing,
+ * the caller takes its chunks, and the caller waits only for chunks a worker has started. */
 struct hlx_pool {
     int              nthreads;
     pthread_t       *threads;
-    _Atomic uint32_t gen;     /* bumped per job (the futex word) */
-    _Atomic int      pending; /* workers still running the current job */
+    _Atomic uint32_t gen;      /* the futex word: 2 x job number + kind */
+    _Atomic int      pending;  /* run-on-every-thread jobs: workers still running */
+    _Atomic int      sleepers; /* workers in (or entering) the futex wait */
     _Atomic int      stop;
-    void           (*fn)(void *arg, int t, int nt);
-    void            *arg;
+    /* chunked jobs: claim = (gen << 32) | next chunk; a claim for an older gen fails */
+    _Atomic uint64_t claim;
+    _Atomic uint32_t done;     /* chunks finished in the current job */
+    _Atomic uint32_t nchunks;
+    void (*_Atomic   fn)(void *arg, int t, int nt);
+    void *_Atomic    arg;
 };
 
 typedef struct hlx_pool_start {
@@ -51,6 +60,30 @@ static void hlx_futex_wake(_Atomic uint32_t *w)
     syscall(SYS_futex, (uint32_t *)w, FUTEX_WAKE_PRIVATE, 0x7fffffff, NULL, NULL, 0);
 }
 
+/* Claims and runs chunks of job g until none is left (or a later job has started). */
+static void hlx_pool_chunks(hlx_pool_t *pool, uint32_t g)
+{
+    for (;;) {
+        uint64_t c = atomic_load_explicit(&pool->claim, memory_order_acquire);
+        void (*fn)(void *, int, int);
+        void *arg;
+        uint32_t n;
+        if ((uint32_t)(c >> 32) != g)
+            return;
+        /* read before the claim: if the job changed since, the claim below fails */
+        fn = atomic_load_explicit(&pool->fn, memory_order_relaxed);
+        arg = atomic_load_explicit(&pool->arg, memory_order_relaxed);
+        n = atomic_load_explicit(&pool->nchunks, memory_order_relaxed);
+        if ((uint32_t)c >= n)
+            return;
+        if (!atomic_compare_exchange_weak_explicit(&pool->claim, &c, c + 1,
+                                                   memory_order_acq_rel, memory_order_acquire))
+            continue;
+        fn(arg, (int)(uint32_t)c, (int)n);
+        atomic_fetch_add_explicit(&pool->done, 1, memory_order_release);
+    }
+}
+
 static void *hlx_pool_main(void *p)
 {
     hlx_pool_start_t st = *(hlx_pool_start_t *)p;
@@ -62,17 +95,40 @@ static void *hlx_pool_main(void *p)
         uint32_t g;
         int spins = 0;
         while ((g = atomic_load_explicit(&pool->gen, memory_order_acquire)) == seen) {
-            if (++spins < HLX_POOL_SPIN)
+            if (++spins < HLX_POOL_SPIN) {
                 HLX_POOL_PAUSE();
-            else
-                hlx_futex_wait(&pool->gen, seen);
+                continue;
+            }
+            atomic_fetch_add(&pool->sleepers, 1); /* seq_cst: pairs with the caller's check */
+            hlx_futex_wait(&pool->gen, seen);
+            atomic_fetch_sub(&pool->sleepers, 1);
         }
         seen = g;
         if (atomic_load_explicit(&pool->stop, memory_order_acquire))
             return NULL;
-        pool->fn(pool->arg, st.t, pool->nthreads);
+        if (g & 1u) {
+            hlx_pool_chunks(pool, g);
+            continue;
+        }
+        atomic_load_explicit(&pool->fn, memory_order_relaxed)(
+            atomic_load_explicit(&pool->arg, memory_order_relaxed), st.t, pool->nthreads);
         atomic_fetch_sub_explicit(&pool->pending, 1, memory_order_acq_rel);
     }
+}
+
+/* Starts job kind (0 every thread, 1 chunks): the workers see the new gen; a futex wake only
+ * when one of them sleeps. Returns the job's gen. */
+static uint32_t hlx_pool_start(hlx_pool_t *pool, uint32_t kind)
+{
+    uint32_t g = (atomic_load_explicit(&pool->gen, memory_order_relaxed) + 2u) & ~1u;
+
+    g |= kind;
+    if (kind)
+        atomic_store_explicit(&pool->claim, (uint64_t)g << 32, memory_order_release);
+    atomic_store(&pool->gen, g); /* seq_cst: pairs with the workers' sleepers count */
+    if (atomic_load(&pool->sleepers) > 0)
+        hlx_futex_wake(&pool->gen);
+    return g;
 }
 
 static int hlx_pool_pin(pthread_t th, int core)
@@ -147,7 +203,7 @@ void hlx_pool_destroy(hlx_pool_t *pool)
     if (pool == NULL)
         return;
     atomic_store_explicit(&pool->stop, 1, memory_order_release);
-    atomic_fetch_add_explicit(&pool->gen, 1, memory_order_acq_rel);
+    atomic_fetch_add(&pool->gen, 2);
     hlx_futex_wake(&pool->gen);
     for (t = 1; t < pool->nthreads; t++)
         pthread_join(pool->threads[t], NULL);
@@ -168,11 +224,10 @@ void hlx_pool_run(hlx_pool_t *pool, void (*fn)(void *arg, int t, int nt), void *
         fn(arg, 0, 1);
         return;
     }
-    pool->fn = fn;
-    pool->arg = arg;
+    atomic_store_explicit(&pool->fn, fn, memory_order_relaxed);
+    atomic_store_explicit(&pool->arg, arg, memory_order_relaxed);
     atomic_store_explicit(&pool->pending, pool->nthreads - 1, memory_order_relaxed);
-    atomic_fetch_add_explicit(&pool->gen, 1, memory_order_acq_rel);
-    hlx_futex_wake(&pool->gen);
+    hlx_pool_start(pool, 0);
     fn(arg, 0, pool->nthreads);
     /* the others have equal shares and finish about now */
     while (atomic_load_explicit(&pool->pending, memory_order_acquire) > 0)
@@ -182,13 +237,46 @@ void hlx_pool_run(hlx_pool_t *pool, void (*fn)(void *arg, int t, int nt), void *
             HLX_POOL_PAUSE();
 }
 
+/* fn(arg, i, n) for every chunk i < n, each claimed by whichever thread comes first; returns
+ * when all are done. */
+static void hlx_pool_for(hlx_pool_t *pool, void (*fn)(void *arg, int i, int n), void *arg,
+                         int n)
+{
+    int spins = 0, i;
+    uint32_t g;
+
+    if (pool == NULL || pool->nthreads == 1) {
+        for (i = 0; i < n; i++)
+            fn(arg, i, n);
+        return;
+    }
+    atomic_store_explicit(&pool->fn, fn, memory_order_relaxed);
+    atomic_store_explicit(&pool->arg, arg, memory_order_relaxed);
+    atomic_store_explicit(&pool->nchunks, (uint32_t)n, memory_order_relaxed);
+    atomic_store_explicit(&pool->done, 0, memory_order_relaxed);
+    g = hlx_pool_start(pool, 1);
+    hlx_pool_chunks(pool, g);
+    /* only chunks a worker claimed are left: wait for those */
+    while (atomic_load_explicit(&pool->done, memory_order_acquire) < (uint32_t)n)
+        if (++spins % 1024 == 0)
+            sched_yield();
+        else
+            HLX_POOL_PAUSE();
+}
+
 /* ---- attention split over the KV sequence ---- */
+
+/* Chunks per thread of a split: more chunks than threads, so a thread that starts late (a
+ * sleeping worker's wake-up, a core shared with another process) leaves its share to the
+ * others instead of holding up the call. The chunking depends only on the sizes and T,
+ * never on timing, so results are the same from run to run. */
+#define HLX_POOL_CHUNKS 4
 
 typedef struct hlx_pool_attn_job {
     const hlx_kernels_t   *k;
     const hlx_attn_desc_t *d;
     float                 *work;
-    size_t                 chunk; /* tokens per thread, a multiple of the layout's blocks */
+    size_t                 chunk; /* tokens per chunk, a multiple of the layout's blocks */
 } hlx_pool_attn_job_t;
 
 static size_t hlx_pool_attn_align(const hlx_kernels_t *k)
@@ -201,15 +289,14 @@ static size_t hlx_pool_attn_align(const hlx_kernels_t *k)
     return a;
 }
 
-static void hlx_pool_attn_part(void *arg, int t, int nt)
+static void hlx_pool_attn_part(void *arg, int i, int n)
 {
     const hlx_pool_attn_job_t *j = arg;
     const hlx_attn_desc_t *d = j->d;
     const size_t es = (size_t)hlx_dtype_bytes(d->kv_dtype);
-    size_t j0 = (size_t)t * j->chunk, j1 = j0 + j->chunk;
+    size_t j0 = (size_t)i * j->chunk, j1 = j0 + j->chunk;
     hlx_attn_desc_t p = *d;
 
-    (void)nt;
     if (j0 > d->len)
         j0 = d->len;
     if (j1 > d->len)
@@ -218,14 +305,15 @@ static void hlx_pool_attn_part(void *arg, int t, int nt)
     p.len = j1 - j0;
     p.k = (const char *)d->k + j0 * d->k_stride * es;
     p.v = d->v == d->k ? p.k : (const void *)((const char *)d->v + j0 * d->v_stride * es);
-    p.o = j->work + (size_t)t * d->group * d->dv;
-    p.lse = j->work + (size_t)nt * d->group * d->dv + (size_t)t * d->group;
+    p.o = j->work + (size_t)i * d->group * d->dv;
+    p.lse = j->work + (size_t)n * d->group * d->dv + (size_t)i * d->group;
     j->k->attn(&p);
 }
 
 size_t hlx_pool_attn_work_floats(const hlx_pool_t *pool, const hlx_attn_desc_t *d)
 {
-    return (size_t)hlx_pool_size(pool) * (size_t)d->group * ((size_t)d->dv + 1);
+    return (size_t)HLX_POOL_CHUNKS * (size_t)hlx_pool_size(pool) * (size_t)d->group *
+           ((size_t)d->dv + 1);
 }
 
 void hlx_pool_attn(hlx_pool_t *pool, const hlx_kernels_t *k, const hlx_attn_desc_t *d,
@@ -234,15 +322,19 @@ void hlx_pool_attn(hlx_pool_t *pool, const hlx_kernels_t *k, const hlx_attn_desc
     const int T = hlx_pool_size(pool);
     const size_t al = hlx_pool_attn_align(k);
     hlx_pool_attn_job_t job = { k, d, work, 0 };
-    size_t blocks = (d->len + al - 1) / al;
+    size_t blocks = (d->len + al - 1) / al, n = (size_t)HLX_POOL_CHUNKS * (size_t)T, per;
 
     if (T == 1 || d->len <= al) {
         k->attn(d);
         return;
     }
-    job.chunk = (blocks + (size_t)T - 1) / (size_t)T * al;
-    hlx_pool_run(pool, hlx_pool_attn_part, &job);
-    k->merge(T, d->group, d->dv, work, work + (size_t)T * d->group * d->dv, d->o, d->lse);
+    if (n > blocks)
+        n = blocks;
+    per = (blocks + n - 1) / n;
+    n = (blocks + per - 1) / per; /* every chunk non-empty */
+    job.chunk = per * al;
+    hlx_pool_for(pool, hlx_pool_attn_part, &job, (int)n);
+    k->merge((int)n, d->group, d->dv, work, work + n * (size_t)d->group * d->dv, d->o, d->lse);
 }
 
 /* ---- GEMM split over output columns ---- */
@@ -254,15 +346,16 @@ typedef struct hlx_pool_gemm_job {
     const void          *w;
     hlx_dtype_t          w_dtype;
     float               *y;
+    int                  per; /* 16-column groups per chunk */
 } hlx_pool_gemm_job_t;
 
-static void hlx_pool_gemm_part(void *arg, int t, int nt)
+static void hlx_pool_gemm_part(void *arg, int i, int n)
 {
     const hlx_pool_gemm_job_t *j = arg;
     /* ranges of whole 16-column groups (64 bytes of y), so no two threads share a line */
-    const int groups = (j->N + 15) / 16, per = (groups + nt - 1) / nt;
-    int n0 = t * per * 16, n1 = n0 + per * 16;
+    int n0 = i * j->per * 16, n1 = n0 + j->per * 16;
 
+    (void)n;
     if (n0 > j->N)
         n0 = j->N;
     if (n1 > j->N)
@@ -273,11 +366,17 @@ static void hlx_pool_gemm_part(void *arg, int t, int nt)
 void hlx_pool_gemm(hlx_pool_t *pool, const hlx_kernels_t *k, int M, int N, int K,
                    const float *x, const void *w, hlx_dtype_t w_dtype, float *y, int accumulate)
 {
-    hlx_pool_gemm_job_t job = { k, M, N, K, accumulate, x, w, w_dtype, y };
+    hlx_pool_gemm_job_t job = { k, M, N, K, accumulate, x, w, w_dtype, y, 0 };
+    const int groups = (N + 15) / 16;
+    int n = HLX_POOL_CHUNKS * hlx_pool_size(pool);
 
     if (hlx_pool_size(pool) == 1 || N < 32) {
         k->gemm(M, N, K, x, w, w_dtype, y, accumulate);
         return;
     }
-    hlx_pool_run(pool, hlx_pool_gemm_part, &job);
+    if (n > groups)
+        n = groups;
+    job.per = (groups + n - 1) / n;
+    n = (groups + job.per - 1) / job.per;
+    hlx_pool_for(pool, hlx_pool_gemm_part, &job, n);
 }

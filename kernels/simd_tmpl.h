@@ -70,7 +70,8 @@ HLX_FN(hlx_qk)(const int G, const int BF, const float *qp, int dk, const char *k
         sc[g] = hlx_v_hsum(part[g]);
 }
 
-/* o[g][c..] = o*corr[g] + sum_t p[g][t] v_t for G heads, nt tokens, all dv columns.
+/* o[g][c..] = o*corr[g] + sum_t p[g][t] v_t for G heads, nt tokens, all dv columns (corr
+ * NULL: o + sum_t p[g][t] v_t).
  * p is [g][W] (PT 0, head-major), [t][GMAX] (PT 1, token-major, the AMX path) or [g][32]
  * (PT 2, the blocked-key path of avx512.c). */
 static inline __attribute__((always_inline)) void
@@ -82,12 +83,46 @@ HLX_FN(hlx_pv_body)(const int G, const int BF, const int PT, const int PF, const
 
     for (c = 0; c < dv; c += 2 * HLX_W) {
         HLX_V a0[HLX_GMAX], a1[HLX_GMAX];
-        _Pragma("GCC unroll 8") for (g = 0; g < G; g++) {
-            HLX_V cg = hlx_v_set1(corr[g]);
-            a0[g] = hlx_v_mul(hlx_v_load(o + (size_t)g * dv + c), cg);
-            a1[g] = hlx_v_mul(hlx_v_load(o + (size_t)g * dv + c + HLX_W), cg);
+        if (corr != NULL) {
+            _Pragma("GCC unroll 8") for (g = 0; g < G; g++) {
+                HLX_V cg = hlx_v_set1(corr[g]);
+                a0[g] = hlx_v_mul(hlx_v_load(o + (size_t)g * dv + c), cg);
+                a1[g] = hlx_v_mul(hlx_v_load(o + (size_t)g * dv + c + HLX_W), cg);
+            }
+        } else { /* no rescale (the blocked path when the maxima did not change) */
+            _Pragma("GCC unroll 8") for (g = 0; g < G; g++) {
+                a0[g] = hlx_v_load(o + (size_t)g * dv + c);
+                a1[g] = hlx_v_load(o + (size_t)g * dv + c + HLX_W);
+            }
         }
-        for (t = 0; t < nt; t++) {
+        t = 0;
+#ifdef HLX_V_PAIR_FP8T
+        if (BF == 3) /* fp8 by table lookups: two value rows per lookup (64 bytes) */
+            for (; t + 1 < nt; t += 2) {
+                HLX_V v0, v1, w0, w1;
+                hlx_v_pair2_fp8t((const uint8_t *)v + (size_t)t * vstride_b + (size_t)c,
+                                 vstride_b, &v0, &v1, &w0, &w1);
+                if (PF) {
+                    size_t at = ((size_t)(c / (2 * HLX_W)) * nt + t) * pfstep, l;
+                    for (l = 0; l < 2 * pfstep; l += 64) {
+                        _mm_prefetch(pfa + at + l, HLX_PF_HINT);
+                        _mm_prefetch(pfb + at + l, HLX_PF_HINT);
+                    }
+                }
+                _Pragma("GCC unroll 8") for (g = 0; g < G; g++) {
+                    HLX_V pg = hlx_v_set1(PT == 2 ? p[g * 32 + t]
+                                          : PT ? p[t * HLX_GMAX + g] : p[g * HLX_W + t]);
+                    HLX_V ph = hlx_v_set1(PT == 2 ? p[g * 32 + t + 1]
+                                          : PT ? p[(t + 1) * HLX_GMAX + g]
+                                               : p[g * HLX_W + t + 1]);
+                    a0[g] = hlx_v_fma(pg, v0, a0[g]);
+                    a1[g] = hlx_v_fma(pg, v1, a1[g]);
+                    a0[g] = hlx_v_fma(ph, w0, a0[g]);
+                    a1[g] = hlx_v_fma(ph, w1, a1[g]);
+                }
+            }
+#endif
+        for (; t < nt; t++) {
             HLX_V v0, v1;
             HLX_PAIR(BF, v + (size_t)t * vstride_b + (size_t)c * HLX_ES(BF), v0, v1);
             if (PF) { /* pfstep bytes of each of two later blocks per step */
@@ -345,7 +380,7 @@ HLX_FN(hlx_attn_typed)(const int BF, const int AMX, uint16_t *qb, const hlx_attn
 
 /* Vector path: f32, bf16 and fp8 e4m3 KV with dk, dv multiples of 2W and dk <= 1024;
  * other head sizes go to the reference. */
-static void HLX_FN(hlx_attn)(const hlx_attn_desc_t *d)
+static __attribute__((unused)) void HLX_FN(hlx_attn)(const hlx_attn_desc_t *d)
 {
     if (d->dk % (2 * HLX_W) || d->dv % (2 * HLX_W) || d->dk > 1024 ||
         (d->kv_dtype != HLX_DTYPE_F32 && d->kv_dtype != HLX_DTYPE_BF16 &&

@@ -61,8 +61,9 @@ typedef struct hlx_kernels {
     const char *name; /* "scalar", "avx2", "avx512", "amx" */
 
     /* KV shard layout the attention entry below reads: avx512 keys in blocks of 32, values
-     * in rows ({32, 1}); scalar, avx2 and amx rows ({1, 1}). When v == k (MLA's absorbed
-     * form, the value the head of the key row) values are read in the key layout. */
+     * in rows ({32, 1}); avx2 keys in blocks of 16 ({16, 1}); scalar and amx rows ({1, 1}).
+     * When v == k (MLA's absorbed form, the value the head of the key row) values are read
+     * in the key layout. */
     hlx_kv_layout_t kv_layout;
 
     /* Flash-decoding partial for one (request, KV head): see hlx_attn_desc_t. */
@@ -142,22 +143,24 @@ hlx_status_t hlx_pool_create(int nthreads, const int *cores, hlx_pool_t **pool);
 void hlx_pool_destroy(hlx_pool_t *pool);
 int  hlx_pool_size(const hlx_pool_t *pool); /* NULL pool: 1 */
 
-/* fn(arg, t, T) on every thread t < T (t = 0 on the caller); returns when all returned. */
+/* fn(arg, t, T) on every thread t < T (t = 0 on the caller); returns when all returned.
+ * (hlx_pool_attn and hlx_pool_gemm instead cut their work into a few chunks per thread that
+ * any thread may claim, so a worker that starts late does not hold up the call.) */
 void hlx_pool_run(hlx_pool_t *pool, void (*fn)(void *arg, int t, int nt), void *arg);
 
-/* Attention of one (request, KV head) over the pool: the shard is cut into T contiguous
- * token ranges of whole 32-token blocks, each thread computes its partial (o_t, lse_t) with
- * k->attn, then the caller merges them with k->merge (the exact LSE merge). d as for
- * k->attn (KV in k's layout). work: hlx_pool_attn_work_floats() floats. T = 1 or a shard
- * of at most one block: k->attn(d) itself. The result differs from one thread's only by
- * the rounding of the split and the merge (fp32, a few ulp of o; --check's tolerance is
- * far above it). */
+/* Attention of one (request, KV head) over the pool: the shard is cut into up to 4 x T
+ * contiguous token ranges of whole 32-token blocks (the cut depends only on len and T),
+ * each claimed by a thread that computes its partial (o_i, lse_i) with k->attn, then the
+ * caller merges them with k->merge (the exact LSE merge). d as for k->attn (KV in k's
+ * layout). work: hlx_pool_attn_work_floats() floats. T = 1 or a shard of at most one
+ * block: k->attn(d) itself. The result differs from one thread's only by the rounding of
+ * the split and the merge (fp32, a few ulp of o; --check's tolerance is far above it). */
 size_t hlx_pool_attn_work_floats(const hlx_pool_t *pool, const hlx_attn_desc_t *d);
 void   hlx_pool_attn(hlx_pool_t *pool, const hlx_kernels_t *k, const hlx_attn_desc_t *d,
                      float *work);
 
-/* k->gemm over the pool: output columns cut into T ranges of whole 16-column groups, each
- * thread k->gemm_cols on its range. Each column is computed as by one thread, so the
+/* k->gemm over the pool: output columns cut into up to 4 x T ranges of whole 16-column
+ * groups, each claimed by a thread that runs k->gemm_cols on it. Each column is computed as by one thread, so the
  * results are identical for any T with the hand-written kernels (bf16 weights; f32 up to 8
  * rows); OpenBLAS sgemm (f32, 9 rows and more) may round differently per range.
  * N < 32 or T = 1: k->gemm. */

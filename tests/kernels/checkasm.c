@@ -8,6 +8,8 @@
 
 #include <cblas.h>
 #include <getopt.h>
+#include <stdatomic.h>
+#include <time.h>
 
 /* Stated tolerances (variant vs reference, both fp32 accumulation in different orders):
  *   attention o: |o_var - o_ref| <= 1e-5 * S, S = max_e sum_j p_j |v_j[e]| from fp64
@@ -290,6 +292,49 @@ static void kt_check_gemm(const hlx_kernels_t *ref, const hlx_kernels_t *var, kt
     }
 }
 
+/* hlx_pool_run: every thread adds its index + 1 once per call */
+static _Atomic long kt_pool_sum;
+static void kt_pool_each(void *arg, int t, int nt)
+{
+    (void)arg;
+    (void)nt;
+    atomic_fetch_add(&kt_pool_sum, t + 1);
+}
+
+/* Jobs of both kinds back to back (run on every thread, chunks claimed by whichever thread
+ * comes first), with workers that sleep in between: every thread runs each hlx_pool_run
+ * call exactly once, and every chunked GEMM equals one thread's, bit for bit. */
+static void kt_check_pool_jobs(const hlx_kernels_t *var, kt_rng_t *r, int T)
+{
+    enum { M = 2, N = 160, K = 24 };
+    float x[M * K], y1[M * N], y2[M * N];
+    uint16_t w[K * N];
+    int it, same = 1;
+    long want = 0;
+
+    kt_fill(r, x, HLX_DTYPE_F32, M * K, 1.0);
+    kt_fill(r, w, HLX_DTYPE_BF16, K * N, 1.0);
+    var->gemm(M, N, K, x, w, HLX_DTYPE_BF16, y1, 0);
+    atomic_store(&kt_pool_sum, 0);
+    for (it = 0; it < 900; it++) {
+        if (it % 3 == 0) {
+            hlx_pool_run(kt_pool, kt_pool_each, NULL);
+            want += (long)T * (T + 1) / 2;
+        } else {
+            memset(y2, 0xff, sizeof(y2));
+            hlx_pool_gemm(kt_pool, var, M, N, K, x, w, HLX_DTYPE_BF16, y2, 0);
+            same &= memcmp(y1, y2, sizeof(y1)) == 0;
+        }
+        if (it % 300 == 299) { /* let the workers fall asleep on the futex */
+            struct timespec ts = { 0, 5000000 };
+            nanosleep(&ts, NULL);
+        }
+    }
+    kt_report(var->name, "pool jobs", atomic_load(&kt_pool_sum) == want && same,
+              "%d threads: run-on-every-thread sum %ld (want %ld), chunked gemm %s", T,
+              (long)atomic_load(&kt_pool_sum), want, same ? "same" : "differs");
+}
+
 /* The thread split: attention over pools of 2 and 3 threads (shards shorter than one block
  * per thread, tails, lengths 0 and 1, MLA with v == k) against the reference, and the
  * column-split GEMM identical to one thread's. */
@@ -313,6 +358,7 @@ static void kt_check_pool(const hlx_kernels_t *ref, const hlx_kernels_t *var, kt
         kt_attn_case(ref, var, r, 8, 128, 128, quick ? 3000 : 20000, HLX_DTYPE_BF16, 3.0);
         kt_attn_case(ref, var, r, 12, 64, 96, 301, HLX_DTYPE_F32, 1.0);
         kt_attn_case_x(ref, var, r, 128, 576, 512, 150, HLX_DTYPE_BF16, 1.0, 1);
+        kt_check_pool_jobs(var, r, T);
         for (it = 0; it < 30; it++) {
             int M = kt_int(r, 1, 9), N = kt_int(r, 1, 300), K = kt_int(r, 1, 200);
             int acc = it & 1, e, same = 1;
