@@ -5,6 +5,7 @@
 #include "hlx_hw_local.h"
 
 #include "hlx_json.h"
+#include "hlx_plan.h"
 
 #include <errno.h>
 #include <jansson.h>
@@ -468,6 +469,7 @@ hlx_status_t hlx_local_predict(const hlx_hw_local_t *hw, const hlx_model_t *m,
     const double wb = hlx_dtype_bytes(cfg->w_dtype), kb = hlx_dtype_bytes(cfg->kv_dtype);
     const double L = m->layers, llc = hw->llc_mib * 1048576.0;
     int64_t n64 = (int64_t)cfg->kvp * cfg->tpa;
+    hlx_helix_split_t sp;
     int n, q_local, group, kv_local, q_slice, fc, vc, vpad, ph;
     double cap, len, kv_rank, w_rank, t_attn1, a2a_req, a2a, share, f, ws;
     double qkv_cols;
@@ -484,24 +486,21 @@ hlx_status_t hlx_local_predict(const hlx_hw_local_t *hw, const hlx_model_t *m,
     n = (int)n64;
     if (m->attn != HLX_ATTN_GQA)
         HLX_BAD("model %s: the runtime decodes GQA models only", m->name);
-    if (Q % cfg->tpa != 0)
-        HLX_BAD("tpa %d does not divide q_heads %d", cfg->tpa, Q);
-    if (K % cfg->tpa != 0 && cfg->tpa % K != 0)
-        HLX_BAD("tpa %d and kv_heads %d: one must divide the other", cfg->tpa, K);
-    if (Q % n != 0)
-        HLX_BAD("N = kvp x tpa = %d does not divide q_heads %d", n, Q);
+    if (hlx_helix_split(Q, K, cfg->kvp, cfg->tpa, &sp, err, errlen) != HLX_OK)
+        return HLX_ERR_INVALID;
     if (n > H || n > m->ffn || n > m->vocab)
         HLX_BAD("N = %d ranks is larger than hidden, ffn or vocab", n);
     if (hw->cores < 1 || hw->read_gbps <= 0)
         HLX_BAD("the hw file describes no cores or no bandwidth");
 
-    /* rank 0's share of the work, as runtime/layout.c cuts it */
-    q_local  = Q / cfg->tpa;
-    group    = Q / K < q_local ? Q / K : q_local;
-    kv_local = q_local / group;
-    q_slice  = Q / n;
-    fc       = (int)((int64_t)m->ffn / n);
-    vc       = (int)((int64_t)m->vocab / n);
+    /* the busiest rank's share of the work, as runtime/layout.c cuts it (uneven splits:
+     * the largest share; every collective waits for that rank) */
+    q_local  = sp.q_local_max;
+    group    = sp.group;
+    kv_local = sp.kv_local_max;
+    q_slice  = sp.q_slice_max;
+    fc       = (int)(((int64_t)m->ffn + n - 1) / n);
+    vc       = (int)(((int64_t)m->vocab + n - 1) / n);
     vpad     = (m->vocab + n - 1) / n;
     qkv_cols = (double)q_local * dk + (double)kv_local * (dk + dv);
     /* KV positions of rank 0: blocks of kv_block round-robin over KVP; the mean length

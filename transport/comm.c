@@ -101,7 +101,9 @@ struct hlx_comm {
     size_t             scratch_cap; /* floats */
     hlx_comm_req_t    *free_reqs;   /* reusable requests */
     hlx_comm_req_t    *zombies;     /* failed requests the backend may still touch */
-    int               *order;       /* posting order of peers, size entries */
+    int               *order;       /* posting order of peers: receives (size - 1
+                                     * entries), then sends; filled on first use */
+    int                order_ready;
 };
 
 void hlx_comm_params_default(hlx_comm_params_t *p)
@@ -531,7 +533,7 @@ static hlx_comm_t *hlx_comm_alloc(int size)
     if (comm == NULL)
         return NULL;
     comm->world_ranks = calloc((size_t)size, sizeof(int));
-    comm->order = calloc((size_t)size, sizeof(int));
+    comm->order = calloc(2 * (size_t)size, sizeof(int));
     if (comm->world_ranks == NULL || comm->order == NULL) {
         free(comm->world_ranks);
         free(comm->order);
@@ -1026,6 +1028,18 @@ static void hlx_comm_peer_order(const hlx_comm_t *comm, int dir, int *order)
         }
 }
 
+/* The receive and send orders, computed once per communicator (the links never change):
+ * recomputing them per operation cost a division per peer and class on every post. */
+static const int *hlx_comm_orders(hlx_comm_t *comm)
+{
+    if (!comm->order_ready) {
+        hlx_comm_peer_order(comm, -1, comm->order);
+        hlx_comm_peer_order(comm, 1, comm->order + comm->size);
+        comm->order_ready = 1;
+    }
+    return comm->order;
+}
+
 /* Message size limit of the block to or from a rank of comm (0: none). */
 static size_t hlx_comm_chunk(const hlx_comm_t *comm, int peer)
 {
@@ -1047,6 +1061,7 @@ hlx_status_t hlx_comm_p2p_ialltoallv(hlx_comm_t *comm, const void *sbuf,
     hlx_comm_req_t *req;
     hlx_status_t st;
     size_t nslots;
+    const int *order;
     int i, me = comm->rank, n = comm->size;
 
     st = hlx_comm_req_get(comm, "alltoallv", 1, &req);
@@ -1077,9 +1092,9 @@ hlx_status_t hlx_comm_p2p_ialltoallv(hlx_comm_t *comm, const void *sbuf,
         hlx_comm_req_put(req);
         return st;
     }
-    hlx_comm_peer_order(comm, -1, comm->order);
+    order = hlx_comm_orders(comm);
     for (i = 0; i < n - 1; i++) {
-        int peer = comm->order[i];
+        int peer = order[i];
         size_t chunk = hlx_comm_chunk(comm, peer), off = 0, len = rcounts[peer];
         do {
             size_t part = chunk && len - off > chunk ? chunk : len - off;
@@ -1090,9 +1105,8 @@ hlx_status_t hlx_comm_p2p_ialltoallv(hlx_comm_t *comm, const void *sbuf,
             off += part;
         } while (off < len);
     }
-    hlx_comm_peer_order(comm, 1, comm->order);
     for (i = 0; i < n - 1; i++) {
-        int peer = comm->order[i];
+        int peer = order[n + i];
         size_t chunk = hlx_comm_chunk(comm, peer), off = 0, len = scounts[peer];
         do {
             size_t part = chunk && len - off > chunk ? chunk : len - off;
