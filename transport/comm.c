@@ -478,6 +478,9 @@ static hlx_status_t hlx_comm_req_progress(hlx_comm_req_t *req, int *idle_p)
         else
             (*idle_p)++;
     }
+    /* every slot done: statuses and counts only (no clock read on the fast path) */
+    if (req->npending == 0)
+        return hlx_comm_req_check(req, 0);
     now = hlx_now_s();
     st = hlx_comm_req_check(req, now - req->t0 > 0.01);
     if (st != HLX_INPROGRESS)
