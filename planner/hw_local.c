@@ -43,6 +43,8 @@ typedef struct hlx_hw_top {
     char   host[64], cpu[128], kernels[32], measured[32];
     int    cores;
     double mem_gib, llc_mib, read_gbps, fma_gflops, seconds;
+    int    dram_readers;
+    double dram_gbps_1, dram_gbps_n;
 } hlx_hw_top_t;
 
 static const hlx_jfield_t hlx_hw_fields[] = {
@@ -58,6 +60,9 @@ static const hlx_jfield_t hlx_hw_fields[] = {
     { "read_gbps", HLX_JT_DOUBLE, offsetof(hlx_hw_top_t, read_gbps), 1, 1e-3, 1e6, 0, "one-core read GB/s" },
     { "fma_gflops", HLX_JT_DOUBLE, offsetof(hlx_hw_top_t, fma_gflops), 1, 1e-3, 1e7, 0, "one-core fp32 GFLOP/s" },
     { "seconds", HLX_JT_DOUBLE, offsetof(hlx_hw_top_t, seconds), 0, 0, 1e6, 0, "measurement time" },
+    { "dram_readers", HLX_JT_INT, offsetof(hlx_hw_top_t, dram_readers), 0, 1, HLX_HW_MAX_READERS, 0, "concurrent DRAM readers measured" },
+    { "dram_gbps_1", HLX_JT_DOUBLE, offsetof(hlx_hw_top_t, dram_gbps_1), 0, 1e-3, 1e6, 0, "DRAM GB/s of one reader alone" },
+    { "dram_gbps_n", HLX_JT_DOUBLE, offsetof(hlx_hw_top_t, dram_gbps_n), 0, 1e-3, 1e6, 0, "DRAM GB/s per reader, dram_readers at once" },
     { "attention", HLX_JT_ANY, 0, 1, 1, 0, 0, "array of attention shapes" },
     { "gemm", HLX_JT_ANY, 0, 1, 1, 0, 0, "array of GEMM points" },
     { "links", HLX_JT_ANY, 0, 1, 1, 0, 0, "object: link class -> collectives" },
@@ -150,6 +155,14 @@ static hlx_status_t hlx_hw_read(hlx_jdoc_t *doc, hlx_hw_local_t *hw)
     hw->read_gbps  = top.read_gbps;
     hw->fma_gflops = top.fma_gflops;
     hw->seconds    = top.seconds;
+    /* all three or none: a lone figure cannot say what sharing costs */
+    if ((top.dram_readers > 0) != (top.dram_gbps_1 > 0) ||
+        (top.dram_readers > 0) != (top.dram_gbps_n > 0))
+        return hlx_jdoc_fail(doc, "/dram_readers", HLX_ERR_PARSE, "dram_readers, dram_gbps_1 "
+                             "and dram_gbps_n go together");
+    hw->dram_readers = top.dram_readers;
+    hw->dram_gbps_1  = top.dram_gbps_1;
+    hw->dram_gbps_n  = top.dram_gbps_n;
 
     a = json_object_get(root, "attention");
     if (!json_is_array(a) || json_array_size(a) == 0 || json_array_size(a) > HLX_HW_MAX_ATTN)
@@ -280,6 +293,11 @@ hlx_status_t hlx_hw_local_save(const char *path, const hlx_hw_local_t *hw, char 
     if (o == NULL) {
         snprintf(err, errlen, "%s: cannot build the JSON document", path);
         return HLX_ERR_NOMEM;
+    }
+    if (hw->dram_readers > 0) {
+        json_object_set_new(o, "dram_readers", json_integer(hw->dram_readers));
+        json_object_set_new(o, "dram_gbps_1", json_real(hw->dram_gbps_1));
+        json_object_set_new(o, "dram_gbps_n", json_real(hw->dram_gbps_n));
     }
     a = json_array();
     for (i = 0; i < hw->nattn; i++) {
@@ -471,7 +489,7 @@ hlx_status_t hlx_local_predict(const hlx_hw_local_t *hw, const hlx_model_t *m,
     int64_t n64 = (int64_t)cfg->kvp * cfg->tpa;
     hlx_helix_split_t sp;
     int n, q_local, group, kv_local, q_slice, fc, vc, vpad, ph;
-    double cap, len, kv_rank, w_rank, t_attn1, a2a_req, a2a, share, f, ws;
+    double cap, len, kv_rank, w_rank, t_attn1, a2a_req, a2a, share, f, ws, dram_slow;
     double qkv_cols;
 
     memset(p, 0, sizeof(*p));
@@ -514,11 +532,21 @@ hlx_status_t hlx_local_predict(const hlx_hw_local_t *hw, const hlx_model_t *m,
      * cached below half of it, streamed from DRAM above all of it, a blend between */
     f = llc <= 0 ? 1.0 : fmin(1.0, fmax(0.0, (ws - 0.5 * llc) / (0.5 * llc)));
     share = n > hw->cores ? (double)n / hw->cores : 1.0;
+    /* the ranks that run at once share the memory: each streams from DRAM at the
+     * per-reader rate measured with that many readers (linear between 1 and the measured
+     * count), slower than the one-reader rate the kernel timings were taken at */
+    dram_slow = 1.0;
+    if (hw->dram_readers > 1 && hw->dram_gbps_1 > 0 && hw->dram_gbps_n > 0) {
+        int k = n < hw->cores ? n : hw->cores;
+        double x = fmin(1.0, (double)(k - 1) / (hw->dram_readers - 1));
+        double per = hw->dram_gbps_1 + x * (hw->dram_gbps_n - hw->dram_gbps_1);
+        dram_slow = fmax(1.0, hw->dram_gbps_1 / per);
+    }
 
     /* a blend of the cached and the DRAM rate; DRAM never counts as faster than the cache
      * (two noisy measurements must not make a larger working set cheaper) */
 #define HLX_MIX(_fn_cached, _fn_dram) \
-    ((1.0 - f) * (_fn_cached) + f * fmax((_fn_cached), (_fn_dram)))
+    ((1.0 - f) * (_fn_cached) + f * fmax((_fn_cached), (_fn_dram) * dram_slow))
     /* qkv: norm + fused QKV GEMM + RoPE + append */
     p->phase_s[HLX_PHASE_QKV] = L * HLX_MIX(
         hlx_gemm_time(hw, cfg->w_dtype, B, 1, H * qkv_cols * wb),
@@ -567,5 +595,6 @@ hlx_status_t hlx_local_predict(const hlx_hw_local_t *hw, const hlx_model_t *m,
     p->ws_bytes  = ws;
     p->dram_frac = f;
     p->share     = share;
+    p->dram_slow = dram_slow;
     return HLX_OK;
 }
