@@ -24,6 +24,7 @@ typedef struct hlx_comm_settings {
     double hb_timeout;
     int    chunk_shm;
     int    chunk_net;
+    int    nap_us;
 } hlx_comm_settings_t;
 
 static const hlx_param_t hlx_comm_param_list[] = {
@@ -51,6 +52,10 @@ static const hlx_param_t hlx_comm_param_list[] = {
       offsetof(hlx_comm_settings_t, chunk_net),
       "all-to-all blocks to peers on other hosts are sent in messages of at most this many "
       "bytes (0: one message per block); must be equal on every rank" },
+    { "COMM_NAP_US", HLX_PT_INT, "30", 0, 10000, offsetof(hlx_comm_settings_t, nap_us),
+      "with more ranks than cores on this host, a wait older than 50 us sleeps this many "
+      "microseconds between progress rounds instead of yielding, so that the ranks "
+      "sharing its core compute undisturbed (0: yield only, spinning)" },
     { "HEARTBEAT_INTERVAL", HLX_PT_DOUBLE, "1", 0.01, 60,
       offsetof(hlx_comm_settings_t, hb_interval),
       "seconds between two heartbeats a rank sends to every peer (from its own thread)" },
@@ -513,7 +518,15 @@ static hlx_status_t hlx_comm_req_wait(hlx_comm_req_t *req)
         /* Let the peer we wait for run: soon when this host has more ranks than cores
          * (Open MPI's yield_when_idle does the same when oversubscribed). */
         if (idle > req->comm->net->idle_rounds) {
-            sched_yield();
+            /* more ranks than cores: once the peer is clearly late (it computes on
+             * this core), sleep rather than spin; a yield leaves this rank runnable and
+             * the scheduler gives it half the core it shares with the one we wait for */
+            if (req->comm->net->nap_ns > 0 && hlx_now_s() - req->t0 > 50e-6) {
+                struct timespec ts = { 0, req->comm->net->nap_ns };
+                nanosleep(&ts, NULL);
+            } else {
+                sched_yield();
+            }
             idle = 0;
         }
     }
@@ -789,6 +802,7 @@ hlx_status_t hlx_comm_world(hlx_boot_t *boot, const hlx_comm_params_t *p,
         for (r = 0; r < info.size; r++)
             local += !strcmp(net->peers[r].host, net->peers[info.rank].host);
         net->idle_rounds = cpus > 0 && local > cpus ? 0 : 64;
+        net->nap_ns = cpus > 0 && local > cpus ? (long)set.nap_us * 1000L : 0;
     }
     hlx_debug(HLX_SUB_NET, "world communicator: %d ranks over %s, timeout %g s",
               info.size, hlx_comm_backend(comm), p->timeout_s);
