@@ -53,7 +53,7 @@ static const hlx_param_t hlx_comm_param_list[] = {
       "all-to-all blocks to peers on other hosts are sent in messages of at most this many "
       "bytes (0: one message per block); must be equal on every rank" },
     { "COMM_NAP_US", HLX_PT_INT, "30", 0, 10000, offsetof(hlx_comm_settings_t, nap_us),
-      "with more ranks than cores on this host, a wait older than 50 us sleeps this many "
+      "with more ranks than cores on this host, a wait older than 250 us sleeps this many "
       "microseconds between progress rounds instead of yielding, so that the ranks "
       "sharing its core compute undisturbed (0: yield only, spinning)" },
     { "HEARTBEAT_INTERVAL", HLX_PT_DOUBLE, "1", 0.01, 60,
@@ -521,7 +521,7 @@ static hlx_status_t hlx_comm_req_wait(hlx_comm_req_t *req)
             /* more ranks than cores: once the peer is clearly late (it computes on
              * this core), sleep rather than spin; a yield leaves this rank runnable and
              * the scheduler gives it half the core it shares with the one we wait for */
-            if (req->comm->net->nap_ns > 0 && hlx_now_s() - req->t0 > 50e-6) {
+            if (req->comm->net->nap_ns > 0 && hlx_now_s() - req->t0 > 250e-6) {
                 struct timespec ts = { 0, req->comm->net->nap_ns };
                 nanosleep(&ts, NULL);
             } else {
