@@ -15,7 +15,10 @@
 #include <jansson.h>
 #include <limits.h>
 #include <math.h>
+#include <pthread.h>
 #include <sched.h>
+#include <stdatomic.h>
+#include <stdint.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -37,8 +40,11 @@ static void hlx_bl_usage(FILE *f)
 "  - the attention kernel (f32 and bf16 KV, the shapes of the runtime's models) with its\n"
 "    KV in the last-level cache and streamed from DRAM: cost per call and per token;\n"
 "  - the GEMM kernel at 1, 2, 4 and 8 rows (f32 and bf16 weights): weight GB/s;\n"
+"  - DRAM read per reader alone and with one reader per core at once (what ranks\n"
+"    sharing the memory get each);\n"
 "  - all-to-all, all-reduce and all-gather latency and bandwidth over the transport\n"
-"    between 2 ranks of this host (link class shm), and with more ranks than cores.\n"
+"    between 2 ranks of this host (link class shm; 10th percentile), and with more\n"
+"    ranks than cores (median: the wait for the ranks sharing a core).\n"
 "Started alone, it runs its collective part under `helixrun -n 2` (found beside this\n"
 "binary's build tree or on PATH).\n"
 "\n"
@@ -291,6 +297,82 @@ static int hlx_bl_compute(hlx_hw_local_t *hw, char *err, size_t errlen)
     return 0;
 }
 
+/* ---- DRAM bandwidth shared by concurrent readers ---- */
+
+#define HLX_BL_READER_BYTES ((size_t)512 << 20) /* per reader: past the LLC of two */
+#define HLX_BL_READER_PASSES 7
+
+typedef struct hlx_bl_reader {
+    atomic_int *go;    /* the readers start their passes together */
+    int    cpu;
+    double gbps;  /* median pass, in thread CPU time */
+} hlx_bl_reader_t;
+
+static volatile uint64_t hlx_bl_reader_sink;
+
+/* One reader: pinned, its own buffer, every reader starts its passes together. CPU time
+ * counts the cycles stalled on memory and not the time another process held the core,
+ * so the figure is what sharing the memory (not the core) costs. */
+static void *hlx_bl_reader_main(void *arg)
+{
+    hlx_bl_reader_t *r = arg;
+    size_t n = HLX_BL_READER_BYTES / sizeof(uint64_t), i;
+    double rates[HLX_BL_READER_PASSES];
+    uint64_t *p = hlx_kernels_alloc_huge(HLX_BL_READER_BYTES);
+    cpu_set_t one;
+    int pass;
+
+    CPU_ZERO(&one);
+    CPU_SET(r->cpu, &one);
+    pthread_setaffinity_np(pthread_self(), sizeof(one), &one);
+    for (i = 0; p && i < n; i++)
+        p[i] = i * 0x9e3779b97f4a7c15ull;
+    while (!atomic_load(r->go))
+        sched_yield();
+    for (pass = 0; p && pass < HLX_BL_READER_PASSES; pass++) {
+        uint64_t a0 = 0, a1 = 0, a2 = 0, a3 = 0, t0 = hlx_bl_cpu_ns();
+        for (i = 0; i < n; i += 4) { /* independent lanes: the loads, not the adds, limit */
+            a0 ^= p[i];
+            a1 ^= p[i + 1];
+            a2 ^= p[i + 2];
+            a3 ^= p[i + 3];
+        }
+        hlx_bl_reader_sink = a0 ^ a1 ^ a2 ^ a3;
+        rates[pass] = (double)HLX_BL_READER_BYTES /
+                      fmax((double)(hlx_bl_cpu_ns() - t0) * 1e-9, 1e-9) * 1e-9;
+    }
+    r->gbps = p ? hlx_bl_median(rates, HLX_BL_READER_PASSES) : 0;
+    hlx_kernels_free_huge(p);
+    return NULL;
+}
+
+/* GB/s per reader with n readers at once on the first n cores of this process. */
+static double hlx_bl_readers(int n)
+{
+    hlx_bl_reader_t r[HLX_HW_MAX_READERS];
+    pthread_t th[HLX_HW_MAX_READERS];
+    atomic_int go = 0;
+    cpu_set_t set;
+    double sum = 0;
+    int i, cpu = 0, started = 0;
+
+    if (n < 1 || n > HLX_HW_MAX_READERS || sched_getaffinity(0, sizeof(set), &set) != 0)
+        return 0;
+    for (i = 0; i < n; i++) {
+        while (cpu < CPU_SETSIZE && !CPU_ISSET(cpu, &set))
+            cpu++;
+        r[i] = (hlx_bl_reader_t){ .go = &go, .cpu = cpu < CPU_SETSIZE ? cpu++ : 0 };
+    }
+    for (i = 0; i < n && pthread_create(&th[i], NULL, hlx_bl_reader_main, &r[i]) == 0; i++)
+        started++;
+    atomic_store(&go, 1);
+    for (i = 0; i < started; i++) {
+        pthread_join(th[i], NULL);
+        sum += r[i].gbps;
+    }
+    return started == n ? sum / n : 0;
+}
+
 /* ---- collectives (every rank of the job) ---- */
 
 typedef hlx_status_t (*hlx_bl_op_fn)(hlx_comm_t *w, void *buf, size_t bytes, void *aux);
@@ -317,6 +399,14 @@ static hlx_status_t hlx_bl_ag(hlx_comm_t *w, void *buf, size_t bytes, void *aux)
 
 /* Seconds of op at bytes, 10th percentile (each rank's own clock; a barrier before each
  * run). */
+/* Cores this process may run on (every rank of one host sees the same set). */
+static int hlx_bl_ncores(void)
+{
+    cpu_set_t set;
+
+    return sched_getaffinity(0, sizeof(set), &set) == 0 ? CPU_COUNT(&set) : 1;
+}
+
 static hlx_status_t hlx_bl_time(hlx_comm_t *w, hlx_bl_op_fn op, void *buf, size_t bytes,
                                 void *aux, int reps, double *s_p)
 {
@@ -336,10 +426,12 @@ static hlx_status_t hlx_bl_time(hlx_comm_t *w, hlx_bl_op_fn op, void *buf, size_
             return st;
         v[i] = (double)(hlx_now_ns() - t0) * 1e-9;
     }
-    /* the 10th percentile: the collective when both ranks had their cores (as the kernel
-     * timings); the median of a shared machine measures its other tenants */
+    /* with a core per rank, the 10th percentile: the collective when the ranks had their
+     * cores (as the kernel timings; the median of a shared machine measures its other
+     * tenants). More ranks than cores: the median, because there every collective waits
+     * for the ranks sharing a core to be scheduled in turn, and that wait is the cost */
     hlx_bl_median(v, i); /* sorts */
-    *s_p = v[i / 10];
+    *s_p = hlx_comm_size(w) > hlx_bl_ncores() ? v[i / 2] : v[i / 10];
     return HLX_OK;
 }
 
@@ -546,6 +638,10 @@ void hlx_bench_local_print(FILE *f, const hlx_hw_local_t *hw, const char *path)
             hw->measured, hw->seconds);
     fprintf(f, "one core: read %.2f GB/s, fp32 FMA peak %.1f GFLOP/s\n", hw->read_gbps,
             hw->fma_gflops);
+    if (hw->dram_readers > 0)
+        fprintf(f, "DRAM read per reader (CPU time): %.2f GB/s alone, %.2f GB/s with %d readers "
+                   "at once (%.2fx slower each)\n", hw->dram_gbps_1, hw->dram_gbps_n,
+                hw->dram_readers, hw->dram_gbps_1 / hw->dram_gbps_n);
     fprintf(f, "\n%-10s %5s %4s %4s %-6s %9s %9s %10s\n", "attention", "group", "dk", "dv",
             "KV in", "us/call", "ns/token", "KV GB/s");
     for (i = 0; i < hw->nattn; i++) {
@@ -599,6 +695,15 @@ int hlx_bench_local_measure(const char *path, int quiet, hlx_hw_local_t *hw, cha
     }
     if (rc != 0)
         return rc;
+    /* the memory shared by the ranks: per-reader GB/s alone and with one reader per core */
+    hw->dram_readers = hw->cores < HLX_HW_MAX_READERS ? hw->cores : HLX_HW_MAX_READERS;
+    hw->dram_gbps_1 = hlx_bl_readers(1);
+    hw->dram_gbps_n = hw->dram_readers > 1 ? hlx_bl_readers(hw->dram_readers) : hw->dram_gbps_1;
+    if (!(hw->dram_gbps_1 > 0 && hw->dram_gbps_n > 0)) {
+        snprintf(err, errlen, "cannot measure the memory bandwidth with %d concurrent readers",
+                 hw->dram_readers);
+        return 1;
+    }
     if (hlx_bl_comm_spawn(2, hw, 0, err, errlen) != 0)
         return 1;
     /* more ranks than cores (the runtime's KVP 4 on a 2-core host) */

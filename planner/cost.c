@@ -238,12 +238,46 @@ hlx_status_t hlx_plan_ctx_init(hlx_plan_ctx_t *ctx, const hlx_model_t *m,
         return HLX_ERR_INVALID; \
     } while (0)
 
+hlx_status_t hlx_helix_split(int Q, int K, int kvp, int tpa, hlx_helix_split_t *s_p,
+                             char *err, size_t errlen)
+{
+    hlx_helix_split_t s;
+    int G;
+
+    if (K < 1 || Q < K || Q % K != 0)
+        HLX_BAD("q_heads %d is not a multiple of kv_heads %d", Q, K);
+    if (kvp < 1 || tpa < 1)
+        HLX_BAD("kvp and tpa must be at least 1");
+    G = Q / K;
+    if (tpa <= K) {
+        s.kv_local_max = (K + tpa - 1) / tpa;
+        s.q_local_max  = s.kv_local_max * G;
+        s.q_local_min  = K / tpa * G;
+        s.group        = G;
+    } else {
+        if (tpa % K != 0 || tpa / K > G)
+            HLX_BAD("tpa %d past kv_heads %d must be a multiple of it and at most q_heads %d",
+                    tpa, K, Q);
+        s.kv_local_max = 1;
+        s.q_local_max  = (G + tpa / K - 1) / (tpa / K);
+        s.q_local_min  = G / (tpa / K);
+        s.group        = s.q_local_max;
+    }
+    if (s.q_local_min < kvp)
+        HLX_BAD("q_heads %d over kvp %d x tpa %d: a TPA shard holds %d query head(s), fewer "
+                "than kvp, so some rank would own no head after the all-to-all", Q, kvp, tpa,
+                s.q_local_min);
+    s.q_slice_max = (s.q_local_max + kvp - 1) / kvp;
+    *s_p = s;
+    return HLX_OK;
+}
+
 hlx_status_t hlx_plan_check(const hlx_plan_ctx_t *ctx, const hlx_layout_t *l, char *err,
                             size_t errlen)
 {
     const hlx_model_t *m = ctx->m;
     int64_t n64, nffn64, g64;
-    int n, nffn;
+    int n, nffn, uneven;
 
     if (l->kvp < 1 || l->tpa < 1 || l->dp < 1 || l->tpf < 1 || l->ep < 1 || l->pp < 1 ||
         l->batch < 1)
@@ -265,9 +299,20 @@ hlx_status_t hlx_plan_check(const hlx_plan_ctx_t *ctx, const hlx_layout_t *l, ch
         HLX_BAD("kvp x tpa x dp x pp = %lld exceeds %d GPUs", (long long)g64, HLX_PLAN_MAX_GPUS);
     n = (int)n64;
     nffn = (int)nffn64;
-    if (m->q_heads % l->tpa != 0)
+    /* Helix over GQA runs uneven splits (the runtime cuts near-equal shares); the
+     * others, and MLA, are modelled with even ones only. */
+    uneven = l->strategy == HLX_STRAT_HELIX && m->attn == HLX_ATTN_GQA;
+    if (uneven) {
+        hlx_helix_split_t sp;
+        if (hlx_helix_split(m->q_heads, m->kv_heads, l->kvp, l->tpa, &sp, err, errlen) != HLX_OK)
+            return HLX_ERR_INVALID;
+        if (n > m->hidden || n > m->ffn || n > m->vocab)
+            HLX_BAD("N = %d GPUs is larger than hidden %d, ffn %d or vocab %d", n, m->hidden,
+                    m->ffn, m->vocab);
+    }
+    if (!uneven && m->q_heads % l->tpa != 0)
         HLX_BAD("tpa %d does not divide q_heads %d", l->tpa, m->q_heads);
-    if (m->kv_heads % l->tpa != 0 && l->tpa % m->kv_heads != 0)
+    if (!uneven && m->kv_heads % l->tpa != 0 && l->tpa % m->kv_heads != 0)
         HLX_BAD("tpa %d neither divides nor is a multiple of kv_heads %d", l->tpa, m->kv_heads);
     switch (l->strategy) {
     case HLX_STRAT_TP:
@@ -304,7 +349,7 @@ hlx_status_t hlx_plan_check(const hlx_plan_ctx_t *ctx, const hlx_layout_t *l, ch
         if (nffn != n)
             HLX_BAD("helix re-uses the N = kvp x tpa = %d GPUs for the FFN: tpf x ep = %d",
                     n, nffn);
-        if (m->q_heads % n != 0)
+        if (!uneven && m->q_heads % n != 0)
             HLX_BAD("the combine gives each of the N = %d GPUs q_heads/N heads: %d %% %d != 0",
                     n, m->q_heads, n);
         break;
@@ -328,7 +373,7 @@ hlx_status_t hlx_plan_check(const hlx_plan_ctx_t *ctx, const hlx_layout_t *l, ch
     } else {
         if (l->ep != 1)
             HLX_BAD("ep %d needs an MoE model", l->ep);
-        if (m->ffn % l->tpf != 0)
+        if (!uneven && m->ffn % l->tpf != 0)
             HLX_BAD("tpf %d does not divide ffn %d", l->tpf, m->ffn);
     }
     return HLX_OK;
@@ -387,8 +432,19 @@ void hlx_plan_eval(const hlx_plan_ctx_t *ctx, const hlx_layout_t *l, hlx_plan_re
     const int N = l->kvp * l->tpa * l->dp, G = N * l->pp, nffn = l->tpf * l->ep;
     const double Bmb = (double)l->batch / l->pp;   /* requests per stage pass */
     const double Breq = Bmb / l->dp;               /* requests per attention rank */
-    const double qh = Q / l->tpa, kvh = ceil(K / l->tpa);
     const int tpo = helix ? l->kvp * l->tpa : l->tpa;
+    /* the busiest rank's shares: Q/TPA, ceil(K/TPA) and Q/TPo when the split is even;
+     * Helix over GQA may split unevenly (runtime/layout.c) */
+    const int uneven = helix && !mla;
+    hlx_helix_split_t sp;
+    const int split_ok = uneven && hlx_helix_split(m->q_heads, m->kv_heads, l->kvp, l->tpa,
+                                                   &sp, NULL, 0) == HLX_OK;
+    const double qh = split_ok ? sp.q_local_max : Q / l->tpa, kvh = ceil(K / l->tpa);
+    const double qo = split_ok ? sp.q_slice_max : Q / tpo;     /* W_o heads per GPU */
+    const double ffn_loc = uneven ? ceil((double)m->ffn / (l->tpf * l->ep))
+                                  : (double)m->ffn / (l->tpf * l->ep);
+    const double vocab_loc = uneven ? ceil((double)m->vocab / (l->tpf * l->ep))
+                                    : (double)m->vocab / (l->tpf * l->ep);
     const double Btok_o = dpep ? Breq : Bmb;       /* tokens through W_o on one GPU */
     const double S_loc = ceil(S / l->kvp);
     hlx_layer_cost_t lc;
@@ -411,7 +467,7 @@ void hlx_plan_eval(const hlx_plan_ctx_t *ctx, const hlx_layout_t *l, hlx_plan_re
         o_params   = (Q / tpo) * m->v_head_dim * (m->kv_lora_rank + H); /* W_UV and W_o */
     } else {
         qkv_params = H * qh * m->head_dim + H * kvh * (m->head_dim + m->v_head_dim);
-        o_params   = (Q / tpo) * m->v_head_dim * H;
+        o_params   = qo * m->v_head_dim * H;
     }
     lc.qkv_b = qkv_params * ctx->b_w;
     lc.qkv_f = 2.0 * Breq * qkv_params;
@@ -466,7 +522,7 @@ void hlx_plan_eval(const hlx_plan_ctx_t *ctx, const hlx_layout_t *l, hlx_plan_re
         double Mx = Bmb * H * act;
         lc.ffn_link = hlx_group_link(ctx, nffn, d);
         if (m->dense_layers > 0) {
-            double p = 3.0 * H * m->ffn / nffn;
+            double p = 3.0 * H * ffn_loc;
             lc.dn_b    = p * ctx->b_w;
             lc.dn_f    = 2.0 * Bmb * p;
             lc.w_dense = p * ctx->b_w;
@@ -503,8 +559,8 @@ void hlx_plan_eval(const hlx_plan_ctx_t *ctx, const hlx_layout_t *l, hlx_plan_re
     }
 
     /* LM head at TP over the FFN group; the argmax exchange is negligible. */
-    head_b = (double)m->vocab * H / nffn * ctx->b_w;
-    head_f = 2.0 * Bmb * (double)m->vocab * H / nffn;
+    head_b = vocab_loc * H * ctx->b_w;
+    head_f = 2.0 * Bmb * vocab_loc * H;
     {
         double tm = head_b / bw, tc = head_f / ctx->peak_gemm;
         t_head = tm > tc ? tm : tc;

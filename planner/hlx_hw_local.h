@@ -15,6 +15,7 @@
 #define HLX_HW_VERSION     1
 #define HLX_HW_MAX_ATTN    32
 #define HLX_HW_MAX_GEMM    32
+#define HLX_HW_MAX_READERS 64
 
 /* Attention kernel at one shape: time of one call over len tokens = call_us + len x ns_tok. */
 typedef struct hlx_hw_attn {
@@ -53,6 +54,10 @@ typedef struct hlx_hw_local {
     double read_gbps;         /* single-core STREAM-like read */
     double fma_gflops;        /* single-core fp32 FMA peak */
     double seconds;           /* how long the measurement took */
+    /* DRAM read per reader (thread CPU time) alone and with dram_readers at once (one per
+     * core): what ranks sharing the memory get each. 0 readers: not measured. */
+    int    dram_readers;
+    double dram_gbps_1, dram_gbps_n;
     int    nattn, ngemm;
     hlx_hw_attn_t attn[HLX_HW_MAX_ATTN];
     hlx_hw_gemm_t gemm[HLX_HW_MAX_GEMM];
@@ -88,11 +93,12 @@ typedef struct hlx_local_pred {
     double ws_bytes;                 /* bytes every step reads over all ranks (KV + weights) */
     double dram_frac;                /* 0: all of it cache resident, 1: streamed from DRAM */
     double share;                    /* ranks per core (>= 1) */
+    double dram_slow;                /* DRAM time x this: readers sharing the memory */
 } hlx_local_pred_t;
 
 /* Predicts one step. HLX_ERR_INVALID with a reason when the layout cannot run (the
- * runtime's rules: TPA divides Q, TPA and K divide one another, N divides Q) or a size
- * overflows. */
+ * runtime's rules, hlx_helix_split: uneven splits run, the busiest rank sets the time)
+ * or a size overflows. */
 hlx_status_t hlx_local_predict(const hlx_hw_local_t *hw, const hlx_model_t *m,
                                const hlx_local_cfg_t *cfg, hlx_local_pred_t *p, char *err,
                                size_t errlen);

@@ -110,6 +110,25 @@ void         hlx_plan_settings_default(hlx_plan_settings_t *set);
  * 64-bit arithmetic before any int product is formed). */
 #define HLX_PLAN_MAX_GPUS (1 << 20)
 
+/* The largest per-rank shares of a GQA Helix layout, cut as the runtime cuts them
+ * (runtime/layout.c): TPA shards of whole KV heads (uneven when TPA does not divide K) or,
+ * past K (TPA a multiple of K), near-equal parts of one KV head's query heads; after the
+ * all-to-all, near-equal slices of a shard's query heads over KVP. The busiest rank sets
+ * the step, so the cost model charges these maxima. Even splits give Q/TPA, ceil(K/TPA),
+ * Q/N exactly. */
+typedef struct hlx_helix_split {
+    int q_local_max;  /* query heads of the largest TPA shard */
+    int q_local_min;  /* ... of the smallest (every KVP rank must get one after the a2a) */
+    int kv_local_max; /* KV heads of the largest TPA shard */
+    int group;        /* query heads per KV head inside a shard */
+    int q_slice_max;  /* query heads a rank owns after the all-to-all (W_o rows) */
+} hlx_helix_split_t;
+
+/* HLX_OK, or HLX_ERR_INVALID with the runtime's reason in err (too few query heads for
+ * KVP, TPA past K not a multiple of K). Requires q_heads a multiple of kv_heads. */
+hlx_status_t hlx_helix_split(int q_heads, int kv_heads, int kvp, int tpa,
+                             hlx_helix_split_t *s_p, char *err, size_t errlen);
+
 /* Checks that a layout is well formed for this model (divisibility, strategy rules).
  * Returns HLX_OK or HLX_ERR_INVALID with the reason in err. */
 hlx_status_t hlx_plan_check(const hlx_plan_ctx_t *ctx, const hlx_layout_t *l, char *err,

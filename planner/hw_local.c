@@ -5,6 +5,7 @@
 #include "hlx_hw_local.h"
 
 #include "hlx_json.h"
+#include "hlx_plan.h"
 
 #include <errno.h>
 #include <jansson.h>
@@ -42,6 +43,8 @@ typedef struct hlx_hw_top {
     char   host[64], cpu[128], kernels[32], measured[32];
     int    cores;
     double mem_gib, llc_mib, read_gbps, fma_gflops, seconds;
+    int    dram_readers;
+    double dram_gbps_1, dram_gbps_n;
 } hlx_hw_top_t;
 
 static const hlx_jfield_t hlx_hw_fields[] = {
@@ -57,6 +60,9 @@ static const hlx_jfield_t hlx_hw_fields[] = {
     { "read_gbps", HLX_JT_DOUBLE, offsetof(hlx_hw_top_t, read_gbps), 1, 1e-3, 1e6, 0, "one-core read GB/s" },
     { "fma_gflops", HLX_JT_DOUBLE, offsetof(hlx_hw_top_t, fma_gflops), 1, 1e-3, 1e7, 0, "one-core fp32 GFLOP/s" },
     { "seconds", HLX_JT_DOUBLE, offsetof(hlx_hw_top_t, seconds), 0, 0, 1e6, 0, "measurement time" },
+    { "dram_readers", HLX_JT_INT, offsetof(hlx_hw_top_t, dram_readers), 0, 1, HLX_HW_MAX_READERS, 0, "concurrent DRAM readers measured" },
+    { "dram_gbps_1", HLX_JT_DOUBLE, offsetof(hlx_hw_top_t, dram_gbps_1), 0, 1e-3, 1e6, 0, "DRAM GB/s of one reader alone" },
+    { "dram_gbps_n", HLX_JT_DOUBLE, offsetof(hlx_hw_top_t, dram_gbps_n), 0, 1e-3, 1e6, 0, "DRAM GB/s per reader, dram_readers at once" },
     { "attention", HLX_JT_ANY, 0, 1, 1, 0, 0, "array of attention shapes" },
     { "gemm", HLX_JT_ANY, 0, 1, 1, 0, 0, "array of GEMM points" },
     { "links", HLX_JT_ANY, 0, 1, 1, 0, 0, "object: link class -> collectives" },
@@ -149,6 +155,14 @@ static hlx_status_t hlx_hw_read(hlx_jdoc_t *doc, hlx_hw_local_t *hw)
     hw->read_gbps  = top.read_gbps;
     hw->fma_gflops = top.fma_gflops;
     hw->seconds    = top.seconds;
+    /* all three or none: a lone figure cannot say what sharing costs */
+    if ((top.dram_readers > 0) != (top.dram_gbps_1 > 0) ||
+        (top.dram_readers > 0) != (top.dram_gbps_n > 0))
+        return hlx_jdoc_fail(doc, "/dram_readers", HLX_ERR_PARSE, "dram_readers, dram_gbps_1 "
+                             "and dram_gbps_n go together");
+    hw->dram_readers = top.dram_readers;
+    hw->dram_gbps_1  = top.dram_gbps_1;
+    hw->dram_gbps_n  = top.dram_gbps_n;
 
     a = json_object_get(root, "attention");
     if (!json_is_array(a) || json_array_size(a) == 0 || json_array_size(a) > HLX_HW_MAX_ATTN)
@@ -279,6 +293,11 @@ hlx_status_t hlx_hw_local_save(const char *path, const hlx_hw_local_t *hw, char 
     if (o == NULL) {
         snprintf(err, errlen, "%s: cannot build the JSON document", path);
         return HLX_ERR_NOMEM;
+    }
+    if (hw->dram_readers > 0) {
+        json_object_set_new(o, "dram_readers", json_integer(hw->dram_readers));
+        json_object_set_new(o, "dram_gbps_1", json_real(hw->dram_gbps_1));
+        json_object_set_new(o, "dram_gbps_n", json_real(hw->dram_gbps_n));
     }
     a = json_array();
     for (i = 0; i < hw->nattn; i++) {
@@ -468,8 +487,9 @@ hlx_status_t hlx_local_predict(const hlx_hw_local_t *hw, const hlx_model_t *m,
     const double wb = hlx_dtype_bytes(cfg->w_dtype), kb = hlx_dtype_bytes(cfg->kv_dtype);
     const double L = m->layers, llc = hw->llc_mib * 1048576.0;
     int64_t n64 = (int64_t)cfg->kvp * cfg->tpa;
+    hlx_helix_split_t sp;
     int n, q_local, group, kv_local, q_slice, fc, vc, vpad, ph;
-    double cap, len, kv_rank, w_rank, t_attn1, a2a_req, a2a, share, f, ws;
+    double cap, len, kv_rank, w_rank, t_attn1, a2a_req, a2a, share, f, ws, dram_slow;
     double qkv_cols;
 
     memset(p, 0, sizeof(*p));
@@ -484,24 +504,21 @@ hlx_status_t hlx_local_predict(const hlx_hw_local_t *hw, const hlx_model_t *m,
     n = (int)n64;
     if (m->attn != HLX_ATTN_GQA)
         HLX_BAD("model %s: the runtime decodes GQA models only", m->name);
-    if (Q % cfg->tpa != 0)
-        HLX_BAD("tpa %d does not divide q_heads %d", cfg->tpa, Q);
-    if (K % cfg->tpa != 0 && cfg->tpa % K != 0)
-        HLX_BAD("tpa %d and kv_heads %d: one must divide the other", cfg->tpa, K);
-    if (Q % n != 0)
-        HLX_BAD("N = kvp x tpa = %d does not divide q_heads %d", n, Q);
+    if (hlx_helix_split(Q, K, cfg->kvp, cfg->tpa, &sp, err, errlen) != HLX_OK)
+        return HLX_ERR_INVALID;
     if (n > H || n > m->ffn || n > m->vocab)
         HLX_BAD("N = %d ranks is larger than hidden, ffn or vocab", n);
     if (hw->cores < 1 || hw->read_gbps <= 0)
         HLX_BAD("the hw file describes no cores or no bandwidth");
 
-    /* rank 0's share of the work, as runtime/layout.c cuts it */
-    q_local  = Q / cfg->tpa;
-    group    = Q / K < q_local ? Q / K : q_local;
-    kv_local = q_local / group;
-    q_slice  = Q / n;
-    fc       = (int)((int64_t)m->ffn / n);
-    vc       = (int)((int64_t)m->vocab / n);
+    /* the busiest rank's share of the work, as runtime/layout.c cuts it (uneven splits:
+     * the largest share; every collective waits for that rank) */
+    q_local  = sp.q_local_max;
+    group    = sp.group;
+    kv_local = sp.kv_local_max;
+    q_slice  = sp.q_slice_max;
+    fc       = (int)(((int64_t)m->ffn + n - 1) / n);
+    vc       = (int)(((int64_t)m->vocab + n - 1) / n);
     vpad     = (m->vocab + n - 1) / n;
     qkv_cols = (double)q_local * dk + (double)kv_local * (dk + dv);
     /* KV positions of rank 0: blocks of kv_block round-robin over KVP; the mean length
@@ -515,11 +532,21 @@ hlx_status_t hlx_local_predict(const hlx_hw_local_t *hw, const hlx_model_t *m,
      * cached below half of it, streamed from DRAM above all of it, a blend between */
     f = llc <= 0 ? 1.0 : fmin(1.0, fmax(0.0, (ws - 0.5 * llc) / (0.5 * llc)));
     share = n > hw->cores ? (double)n / hw->cores : 1.0;
+    /* the ranks that run at once share the memory: each streams from DRAM at the
+     * per-reader rate measured with that many readers (linear between 1 and the measured
+     * count), slower than the one-reader rate the kernel timings were taken at */
+    dram_slow = 1.0;
+    if (hw->dram_readers > 1 && hw->dram_gbps_1 > 0 && hw->dram_gbps_n > 0) {
+        int k = n < hw->cores ? n : hw->cores;
+        double x = fmin(1.0, (double)(k - 1) / (hw->dram_readers - 1));
+        double per = hw->dram_gbps_1 + x * (hw->dram_gbps_n - hw->dram_gbps_1);
+        dram_slow = fmax(1.0, hw->dram_gbps_1 / per);
+    }
 
     /* a blend of the cached and the DRAM rate; DRAM never counts as faster than the cache
      * (two noisy measurements must not make a larger working set cheaper) */
 #define HLX_MIX(_fn_cached, _fn_dram) \
-    ((1.0 - f) * (_fn_cached) + f * fmax((_fn_cached), (_fn_dram)))
+    ((1.0 - f) * (_fn_cached) + f * fmax((_fn_cached), (_fn_dram) * dram_slow))
     /* qkv: norm + fused QKV GEMM + RoPE + append */
     p->phase_s[HLX_PHASE_QKV] = L * HLX_MIX(
         hlx_gemm_time(hw, cfg->w_dtype, B, 1, H * qkv_cols * wb),
@@ -568,5 +595,6 @@ hlx_status_t hlx_local_predict(const hlx_hw_local_t *hw, const hlx_model_t *m,
     p->ws_bytes  = ws;
     p->dram_frac = f;
     p->share     = share;
+    p->dram_slow = dram_slow;
     return HLX_OK;
 }

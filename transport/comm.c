@@ -24,6 +24,7 @@ typedef struct hlx_comm_settings {
     double hb_timeout;
     int    chunk_shm;
     int    chunk_net;
+    int    nap_us;
 } hlx_comm_settings_t;
 
 static const hlx_param_t hlx_comm_param_list[] = {
@@ -51,6 +52,10 @@ static const hlx_param_t hlx_comm_param_list[] = {
       offsetof(hlx_comm_settings_t, chunk_net),
       "all-to-all blocks to peers on other hosts are sent in messages of at most this many "
       "bytes (0: one message per block); must be equal on every rank" },
+    { "COMM_NAP_US", HLX_PT_INT, "30", 0, 10000, offsetof(hlx_comm_settings_t, nap_us),
+      "with more ranks than cores on this host, a wait older than 250 us sleeps this many "
+      "microseconds between progress rounds instead of yielding, so that the ranks "
+      "sharing its core compute undisturbed (0: yield only, spinning)" },
     { "HEARTBEAT_INTERVAL", HLX_PT_DOUBLE, "1", 0.01, 60,
       offsetof(hlx_comm_settings_t, hb_interval),
       "seconds between two heartbeats a rank sends to every peer (from its own thread)" },
@@ -101,7 +106,9 @@ struct hlx_comm {
     size_t             scratch_cap; /* floats */
     hlx_comm_req_t    *free_reqs;   /* reusable requests */
     hlx_comm_req_t    *zombies;     /* failed requests the backend may still touch */
-    int               *order;       /* posting order of peers, size entries */
+    int               *order;       /* posting order of peers: receives (size - 1
+                                     * entries), then sends; filled on first use */
+    int                order_ready;
 };
 
 void hlx_comm_params_default(hlx_comm_params_t *p)
@@ -476,6 +483,9 @@ static hlx_status_t hlx_comm_req_progress(hlx_comm_req_t *req, int *idle_p)
         else
             (*idle_p)++;
     }
+    /* every slot done: statuses and counts only (no clock read on the fast path) */
+    if (req->npending == 0)
+        return hlx_comm_req_check(req, 0);
     now = hlx_now_s();
     st = hlx_comm_req_check(req, now - req->t0 > 0.01);
     if (st != HLX_INPROGRESS)
@@ -508,7 +518,15 @@ static hlx_status_t hlx_comm_req_wait(hlx_comm_req_t *req)
         /* Let the peer we wait for run: soon when this host has more ranks than cores
          * (Open MPI's yield_when_idle does the same when oversubscribed). */
         if (idle > req->comm->net->idle_rounds) {
-            sched_yield();
+            /* more ranks than cores: once the peer is clearly late (it computes on
+             * this core), sleep rather than spin; a yield leaves this rank runnable and
+             * the scheduler gives it half the core it shares with the one we wait for */
+            if (req->comm->net->nap_ns > 0 && hlx_now_s() - req->t0 > 250e-6) {
+                struct timespec ts = { 0, req->comm->net->nap_ns };
+                nanosleep(&ts, NULL);
+            } else {
+                sched_yield();
+            }
             idle = 0;
         }
     }
@@ -531,7 +549,7 @@ static hlx_comm_t *hlx_comm_alloc(int size)
     if (comm == NULL)
         return NULL;
     comm->world_ranks = calloc((size_t)size, sizeof(int));
-    comm->order = calloc((size_t)size, sizeof(int));
+    comm->order = calloc(2 * (size_t)size, sizeof(int));
     if (comm->world_ranks == NULL || comm->order == NULL) {
         free(comm->world_ranks);
         free(comm->order);
@@ -784,6 +802,7 @@ hlx_status_t hlx_comm_world(hlx_boot_t *boot, const hlx_comm_params_t *p,
         for (r = 0; r < info.size; r++)
             local += !strcmp(net->peers[r].host, net->peers[info.rank].host);
         net->idle_rounds = cpus > 0 && local > cpus ? 0 : 64;
+        net->nap_ns = cpus > 0 && local > cpus ? (long)set.nap_us * 1000L : 0;
     }
     hlx_debug(HLX_SUB_NET, "world communicator: %d ranks over %s, timeout %g s",
               info.size, hlx_comm_backend(comm), p->timeout_s);
@@ -1026,6 +1045,18 @@ static void hlx_comm_peer_order(const hlx_comm_t *comm, int dir, int *order)
         }
 }
 
+/* The receive and send orders, computed once per communicator (the links never change):
+ * recomputing them per operation cost a division per peer and class on every post. */
+static const int *hlx_comm_orders(hlx_comm_t *comm)
+{
+    if (!comm->order_ready) {
+        hlx_comm_peer_order(comm, -1, comm->order);
+        hlx_comm_peer_order(comm, 1, comm->order + comm->size);
+        comm->order_ready = 1;
+    }
+    return comm->order;
+}
+
 /* Message size limit of the block to or from a rank of comm (0: none). */
 static size_t hlx_comm_chunk(const hlx_comm_t *comm, int peer)
 {
@@ -1047,6 +1078,7 @@ hlx_status_t hlx_comm_p2p_ialltoallv(hlx_comm_t *comm, const void *sbuf,
     hlx_comm_req_t *req;
     hlx_status_t st;
     size_t nslots;
+    const int *order;
     int i, me = comm->rank, n = comm->size;
 
     st = hlx_comm_req_get(comm, "alltoallv", 1, &req);
@@ -1077,9 +1109,9 @@ hlx_status_t hlx_comm_p2p_ialltoallv(hlx_comm_t *comm, const void *sbuf,
         hlx_comm_req_put(req);
         return st;
     }
-    hlx_comm_peer_order(comm, -1, comm->order);
+    order = hlx_comm_orders(comm);
     for (i = 0; i < n - 1; i++) {
-        int peer = comm->order[i];
+        int peer = order[i];
         size_t chunk = hlx_comm_chunk(comm, peer), off = 0, len = rcounts[peer];
         do {
             size_t part = chunk && len - off > chunk ? chunk : len - off;
@@ -1090,9 +1122,8 @@ hlx_status_t hlx_comm_p2p_ialltoallv(hlx_comm_t *comm, const void *sbuf,
             off += part;
         } while (off < len);
     }
-    hlx_comm_peer_order(comm, 1, comm->order);
     for (i = 0; i < n - 1; i++) {
-        int peer = comm->order[i];
+        int peer = order[n + i];
         size_t chunk = hlx_comm_chunk(comm, peer), off = 0, len = scounts[peer];
         do {
             size_t part = chunk && len - off > chunk ? chunk : len - off;

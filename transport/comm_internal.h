@@ -133,6 +133,7 @@ struct hlx_comm_net {
     char                  shm_tls[256];    /* UCX transports for same-host peers */
     int                   ucx_err_peer;    /* also ask UCX to report dead peers */
     int                   idle_rounds;     /* idle progress rounds before a yield */
+    long                  nap_ns;          /* sleep between rounds of a late wait (ranks > cores) */
     size_t                chunk[HLX_PATH_COUNT]; /* all-to-all message limit per path */
 };
 

@@ -69,8 +69,11 @@ bad = [
     (["plan", "--model", "tiny", "--hw", os.path.join(DATA, "bad_cluster.json"),
       "--context", "1K"], "bad_cluster.json:5:39: latency_us: expected a number"),
     (["plan", "--model", "lama-405b", "--hw", "gb200-nvl72", "--context", "1K"], "llama-405b"),
-    (["plan", "--model", "llama-405b", "--hw", "gb200-nvl72", "--context", "1K", "--tpa", "3"],
-     "tpa 3 does not divide"),
+    (["plan", "--model", "llama-405b", "--hw", "gb200-nvl72", "--context", "1K", "--tpa", "3",
+      "--strategy", "tp"], "tpa 3 does not divide"),
+    # helix splits unevenly as the runtime does, but every rank needs a head after the a2a
+    (["plan", "--model", "tiny", "--hw", "gb200-nvl72", "--context", "1K", "--kvp", "5",
+      "--tpa", "2"], "a TPA shard holds 4 query head(s), fewer than kvp"),
     (["plan", "--model", "tiny", "--hw", "gb200-nvl72", "--context", "1K", "--hopb", "maybe"],
      "--hopb"),
     (["plan", "--model", "tiny", "--hw", "gb200-nvl72", "--context", "1K", "--set", "NOPE=1"],

@@ -302,6 +302,67 @@ static void test_hopb(void **state)
     assert_true(fabs(on.step_s - off.step_s) < 1e-15);
 }
 
+/* Ranks sharing the memory: with 20 GB/s per reader alone and 16 with 2 readers, the DRAM
+ * part of 2 ranks' work takes 20/16 = 1.25x as long; one rank is unchanged, and 4 ranks
+ * on 2 cores run 2 at once (1.25x, then doubled for the shared cores). The figures
+ * round-trip through the file, and a lone figure is refused. */
+static void test_dram_readers(void **state)
+{
+    hlx_hw_local_t hw, back;
+    hlx_model_t m = tiny_model();
+    hlx_local_pred_t p1, p2;
+    char path[512], err[1024];
+    double a2;
+
+    (void)state;
+    hw_fixture(&hw);
+    hw.llc_mib = 0;
+    predict(&hw, &m, cfg_of(2, 1, 1, 1 << 20, 0, HLX_DTYPE_BF16), &p1);
+    hw.dram_readers = 2;
+    hw.dram_gbps_1 = 20;
+    hw.dram_gbps_n = 16;
+    predict(&hw, &m, cfg_of(2, 1, 1, 1 << 20, 0, HLX_DTYPE_BF16), &p2);
+    a2 = 2 * 2 * (524288.0 + 2) * 8e-9 + 4 * 1.5e-6;
+    assert_true(fabs(p1.phase_s[HLX_PHASE_ATTN] - a2) < 1e-9);
+    assert_true(fabs(p2.phase_s[HLX_PHASE_ATTN] - 1.25 * a2) < 1e-9);
+    assert_true(fabs(p2.dram_slow - 1.25) < 1e-12);
+    predict(&hw, &m, cfg_of(1, 1, 1, 1 << 20, 0, HLX_DTYPE_BF16), &p2);
+    assert_true(fabs(p2.dram_slow - 1.0) < 1e-12);
+    predict(&hw, &m, cfg_of(4, 1, 1, 1 << 20, 0, HLX_DTYPE_BF16), &p2);
+    assert_true(fabs(p2.phase_s[HLX_PHASE_ATTN] -
+                     2.0 * 1.25 * (2 * 2 * (262144.0 + 1) * 8e-9 + 4 * 1.5e-6)) < 1e-9);
+
+    tmp_path(path, sizeof(path), "dr");
+    assert_int_equal(hlx_hw_local_save(path, &hw, err, sizeof(err)), HLX_OK);
+    if (hlx_hw_local_load(path, &back, err, sizeof(err)) != HLX_OK)
+        fail_msg("%s", err);
+    unlink(path);
+    assert_int_equal(back.dram_readers, 2);
+    assert_true(fabs(back.dram_gbps_1 - 20) < 1e-9 && fabs(back.dram_gbps_n - 16) < 1e-9);
+    expect_refused(HW_HEAD "\"links\": {},\n" HW_ATTN HW_GEMM "\"dram_readers\": 2}", 12,
+                   "dram_readers");
+}
+
+/* Uneven splits run (8 heads over KVP 3: 3, 3, 2): the busiest rank's 3 heads set o-proj,
+ * the same as KVP 3 would cost if every rank had 3. */
+static void test_uneven(void **state)
+{
+    hlx_hw_local_t hw;
+    hlx_model_t m = tiny_model();
+    hlx_local_pred_t p3, p2;
+
+    (void)state;
+    hw_fixture(&hw);
+    hw.llc_mib = 0; /* DRAM rates: one row, 2 us + bytes / 30 GB/s */
+    predict(&hw, &m, cfg_of(3, 1, 1, 4096, 0, HLX_DTYPE_BF16), &p3);
+    predict(&hw, &m, cfg_of(2, 1, 1, 4096, 0, HLX_DTYPE_BF16), &p2);
+    /* 2 layers x (2 us + 3 x 32 x 256 x 4 bytes / 30 GB/s), x 1.5 for 3 ranks on 2 cores;
+     * KVP 2: 4 heads, one rank per core */
+    assert_true(fabs(p3.share - 1.5) < 1e-12);
+    assert_true(fabs(p3.phase_s[HLX_PHASE_OPROJ] - 1.5 * 2 * (2e-6 + 98304 / 30e9)) < 1e-12);
+    assert_true(fabs(p2.phase_s[HLX_PHASE_OPROJ] - 2 * (2e-6 + 131072 / 30e9)) < 1e-12);
+}
+
 static void test_refused_layouts(void **state)
 {
     hlx_hw_local_t hw;
@@ -350,6 +411,8 @@ int main(void)
         cmocka_unit_test(test_monotonic_and_sum),
         cmocka_unit_test(test_attention_scaling),
         cmocka_unit_test(test_hopb),
+        cmocka_unit_test(test_dram_readers),
+        cmocka_unit_test(test_uneven),
         cmocka_unit_test(test_refused_layouts),
         cmocka_unit_test(test_cluster),
     };

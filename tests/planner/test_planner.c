@@ -335,6 +335,52 @@ static void test_layout_checks(void **state)
 
 /* No Pareto point is dominated, and every other feasible point is (weakly) dominated by a
  * Pareto point of its own strategy. */
+/* Uneven Helix splits, as the runtime cuts them (tiny: Q 8, K 2, head 32, H 256, ffn 512,
+ * f32 weights). KVP 3 x TPA 1: the 8 heads go 3, 3, 2 after the all-to-all, so the busiest
+ * rank's W_o has 3 x 32 x 256 x 4 = 98304 bytes per layer and its FFN ceil(512/3) = 171
+ * columns: 3 x 256 x 171 x 4 = 525312 bytes; KVP 3 x TPA 2: shards of 4 heads, slices
+ * of 2, 1, 1. KVP 5 x TPA 2 leaves a rank without a head; TPA 3 past K 2 is no multiple. */
+static void test_uneven_split(void **state)
+{
+    fixture_t fx;
+    hlx_layout_t l = lay(HLX_STRAT_HELIX, 3, 1, 3, 1, 4);
+    hlx_helix_split_t sp;
+    hlx_plan_result_t r;
+    char err[256];
+
+    (void)state;
+    fx_load(&fx, "tiny", "gb200-nvl72", 65536);
+    assert_int_equal(hlx_helix_split(8, 2, 3, 1, &sp, err, sizeof(err)), HLX_OK);
+    assert_int_equal(sp.q_local_max, 8);
+    assert_int_equal(sp.kv_local_max, 2);
+    assert_int_equal(sp.q_slice_max, 3);
+    assert_int_equal(hlx_helix_split(8, 2, 3, 2, &sp, err, sizeof(err)), HLX_OK);
+    assert_int_equal(sp.q_local_max, 4);
+    assert_int_equal(sp.q_slice_max, 2);
+    assert_int_equal(hlx_helix_split(32, 8, 1, 3, &sp, err, sizeof(err)), HLX_OK);
+    assert_int_equal(sp.kv_local_max, 3); /* 8 KV heads over 3 shards: 2, 3, 3 */
+    assert_int_equal(sp.q_local_max, 12);
+    assert_int_equal(sp.q_local_min, 8);
+    assert_int_equal(hlx_helix_split(8, 2, 5, 2, &sp, err, sizeof(err)), HLX_ERR_INVALID);
+    assert_non_null(strstr(err, "fewer than kvp"));
+    assert_int_equal(hlx_helix_split(8, 2, 1, 3, &sp, err, sizeof(err)), HLX_ERR_INVALID);
+
+    assert_int_equal(hlx_plan_check(&fx.ctx, &l, err, sizeof(err)), HLX_OK);
+    hlx_plan_eval(&fx.ctx, &l, &r);
+    assert_rel(r.phase[HLX_PHASE_OPROJ].bytes, 2 * 98304.0, 1e-12, "w_o bytes, 3 heads");
+    assert_rel(r.phase[HLX_PHASE_FFN].bytes, 2 * 525312.0, 1e-12, "ffn bytes, 171 columns");
+    l = lay(HLX_STRAT_HELIX, 3, 2, 6, 1, 4);
+    assert_int_equal(hlx_plan_check(&fx.ctx, &l, err, sizeof(err)), HLX_OK);
+    hlx_plan_eval(&fx.ctx, &l, &r);
+    assert_rel(r.phase[HLX_PHASE_OPROJ].bytes, 2 * 2 * 32 * 256 * 4.0, 1e-12, "w_o, 2 heads");
+    l = lay(HLX_STRAT_HELIX, 5, 2, 10, 1, 4);
+    assert_int_equal(hlx_plan_check(&fx.ctx, &l, err, sizeof(err)), HLX_ERR_INVALID);
+    /* the baselines keep even splits */
+    l = lay(HLX_STRAT_TP, 1, 3, 3, 1, 4);
+    assert_int_equal(hlx_plan_check(&fx.ctx, &l, err, sizeof(err)), HLX_ERR_INVALID);
+    hlx_cluster_free(&fx.c);
+}
+
 static void test_pareto(void **state)
 {
     static const int batches[] = { 1, 2, 4, 8, 16, 32, 64, 128 };
@@ -445,6 +491,7 @@ int main(void)
         cmocka_unit_test(test_monotonic),
         cmocka_unit_test(test_infeasible),
         cmocka_unit_test(test_layout_checks),
+        cmocka_unit_test(test_uneven_split),
         cmocka_unit_test(test_pareto),
         cmocka_unit_test(test_variants),
         cmocka_unit_test(test_lockstep_per_request),
