@@ -34,13 +34,15 @@ typedef struct hlx_tl_event {
     uint64_t t0, t1;
 } hlx_tl_event_t;
 
-/* The runtime's settings (HELIX_BIND, HELIX_THREADS, HELIX_STEP_WATCHDOG, HELIX_FAULT),
+/* The runtime's settings (HELIX_BIND, HELIX_THREADS, HELIX_STEP_WATCHDOG, HELIX_FAULT,
+ * HELIX_DEVICE),
  * filled from the table in engine.c. */
 typedef struct hlx_runtime_settings {
     char   bind[HLX_PARAM_STRLEN];
     int    threads;
     double step_watchdog;
     char   fault[HLX_PARAM_STRLEN];
+    char   device[HLX_PARAM_STRLEN];
 } hlx_runtime_settings_t;
 
 struct hlx_engine {
@@ -57,6 +59,7 @@ struct hlx_engine {
     hlx_comm_t      *world, *kvp_comm;
     hlx_backend_t    be;
     hlx_be_queue_t  *q;
+    char             device_note[192]; /* --device: what was chosen and why */
     hlx_dtype_t      kv_dtype, w_dtype;
     size_t           kv_esize, w_esize;
     int              qkv_cols;

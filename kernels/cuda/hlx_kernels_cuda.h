@@ -43,6 +43,36 @@ hlx_status_t hlx_cuda_swiglu(float *y, const float *gate, const float *up, int n
 hlx_status_t hlx_cuda_gemm(int M, int N, int K, const float *x, const void *w,
                            hlx_dtype_t w_dtype, float *y, int accumulate, void *stream);
 
+/* The CUDA execution backend's per-layer kernels (backend_ops.cu), as the ops of
+ * runtime/hlx_backend.h with device pointers, enqueued on stream; none synchronises. */
+hlx_status_t hlx_cuda_rmsnorm_rows(float *y, const float *x, const float *w, int rows, int n,
+                                   float eps, void *stream);
+hlx_status_t hlx_cuda_rope_rows(float *x, int rows, size_t ld, int nheads, int hd,
+                                int rot_dim, int64_t pos, float theta, void *stream);
+/* act[r][i] = silu(gu[r][i]) * gu[r][n + i] */
+hlx_status_t hlx_cuda_swiglu_rows(float *act, const float *gu, int rows, int n, void *stream);
+/* KV in rows (blocks of 1): slot t of shards [shard0, shard0 + nheads) of cap slots. */
+hlx_status_t hlx_cuda_kv_append(void *kc, void *vc, hlx_dtype_t kv_dtype, int dk, int dv,
+                                size_t cap, size_t shard0, size_t t, int nheads,
+                                const float *k_new, const float *v_new, void *stream);
+/* One peer's slice of the exchange (wire layout of hlx_backend.h): dst is the peer's block
+ * at request b0; heads [h0, h0 + cnt) of rows of q_local heads. */
+hlx_status_t hlx_cuda_pack_peer(float *dst, const float *opart, const float *lsepart,
+                                int q_local, int h0, int cnt, int dv, int b0, int b1,
+                                void *stream);
+/* src is peer j's block at request b0; oparts_j, lseparts_j are peer j's parts. */
+hlx_status_t hlx_cuda_unpack_peer(float *oparts_j, float *lseparts_j, const float *src,
+                                  int cnt, int dv, int b0, int b1, void *stream);
+hlx_status_t hlx_cuda_add(float *x, const float *y, size_t n, void *stream);
+hlx_status_t hlx_cuda_pad_rows(float *dst, int dcols, const float *src, int scols, int rows,
+                               float fill, void *stream);
+/* tokens: device memory, [B] */
+hlx_status_t hlx_cuda_argmax(const float *logits, int n, int B, int vocab, int pad,
+                             int *tokens, void *stream);
+/* Device-to-device copy by a kernel (16-byte aligned, multiple of 16 bytes): the HBM
+ * bandwidth the benchmarks compare against (read + write bytes per second). */
+hlx_status_t hlx_cuda_copy(void *dst, const void *src, size_t bytes, void *stream);
+
 #ifdef __cplusplus
 }
 #endif

@@ -1,0 +1,40 @@
+/* The CUDA backend's entry points in a build without CUDA: no backend, no device. */
+#include "hlx_backend_cuda.h"
+
+#include <stdio.h>
+
+const hlx_backend_ops_t *hlx_backend_cuda_ops(void)
+{
+    return NULL;
+}
+
+int hlx_backend_cuda_devices(char *why, size_t whylen)
+{
+    snprintf(why, whylen, "this build has no CUDA (meson -Dcuda=enabled needs nvcc)");
+    return 0;
+}
+
+hlx_status_t hlx_backend_cuda_init(hlx_backend_t *be, char *why, size_t whylen)
+{
+    (void)be;
+    hlx_backend_cuda_devices(why, whylen);
+    return HLX_ERR_UNSUPPORTED;
+}
+
+hlx_status_t hlx_backend_cuda_open(hlx_backend_t *be, int dev, double timeout_s, char *why,
+                                   size_t whylen)
+{
+    (void)dev; (void)timeout_s;
+    return hlx_backend_cuda_init(be, why, whylen);
+}
+
+int hlx_backend_cuda_device(const hlx_backend_t *be)
+{
+    (void)be;
+    return -1;
+}
+
+void hlx_backend_cuda_fini(hlx_backend_t *be)
+{
+    (void)be;
+}
