@@ -4,6 +4,8 @@
 #include "hlx_backend_cuda.h"
 #include "hlx_kernels_cuda.h"
 
+#include <helix/device.h>
+
 #include <cuda_runtime.h>
 #include <math.h>
 #include <sched.h>
@@ -455,4 +457,38 @@ void hlx_backend_cuda_fini(hlx_backend_t *be)
     }
     free(cs);
     be->priv = NULL;
+}
+
+void hlx_devices_query(hlx_devices_t *d)
+{
+    int i;
+
+    memset(d, 0, sizeof(*d));
+    d->compiled = 1;
+    /* both versions answer without a device; the driver's is 0 without libcuda */
+    if (cudaDriverGetVersion(&d->driver_version) != cudaSuccess)
+        d->driver_version = 0;
+    if (cudaRuntimeGetVersion(&d->runtime_version) != cudaSuccess)
+        d->runtime_version = 0;
+    (void)cudaGetLastError();
+    d->count = hlx_backend_cuda_devices(d->reason, sizeof(d->reason));
+    for (i = 0; i < d->count && i < HLX_DEVICES_MAX; i++) {
+        hlx_device_desc_t *o = &d->dev[i];
+        struct cudaDeviceProp pr;
+        int clk = 0, bus = 0;
+
+        if (cudaGetDeviceProperties(&pr, i) != cudaSuccess) {
+            (void)cudaGetLastError();
+            snprintf(o->name, sizeof(o->name), "(properties unavailable)");
+            continue;
+        }
+        snprintf(o->name, sizeof(o->name), "%.127s", pr.name);
+        o->mem_bytes = (uint64_t)pr.totalGlobalMem;
+        o->cc_major = pr.major, o->cc_minor = pr.minor;
+        o->sms = pr.multiProcessorCount;
+        if (cudaDeviceGetAttribute(&clk, cudaDevAttrMemoryClockRate, i) == cudaSuccess &&
+            cudaDeviceGetAttribute(&bus, cudaDevAttrGlobalMemoryBusWidth, i) == cudaSuccess)
+            o->hbm_gbps = 2.0 * clk * 1e3 * (bus / 8.0) * 1e-9; /* kHz, bits, double rate */
+        (void)cudaGetLastError();
+    }
 }

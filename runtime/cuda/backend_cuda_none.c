@@ -1,7 +1,10 @@
 /* The CUDA backend's entry points in a build without CUDA: no backend, no device. */
 #include "hlx_backend_cuda.h"
 
+#include <helix/device.h>
+
 #include <stdio.h>
+#include <string.h>
 
 const hlx_backend_ops_t *hlx_backend_cuda_ops(void)
 {
@@ -37,4 +40,10 @@ int hlx_backend_cuda_device(const hlx_backend_t *be)
 void hlx_backend_cuda_fini(hlx_backend_t *be)
 {
     (void)be;
+}
+
+void hlx_devices_query(hlx_devices_t *d)
+{
+    memset(d, 0, sizeof(*d));
+    hlx_backend_cuda_devices(d->reason, sizeof(d->reason));
 }
