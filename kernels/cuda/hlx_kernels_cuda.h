@@ -38,8 +38,8 @@ hlx_status_t hlx_cuda_rope(float *x, int nheads, int hd, int rot_dim, int64_t po
 hlx_status_t hlx_cuda_swiglu(float *y, const float *gate, const float *up, int n,
                              void *stream);
 /* y[M][N] (+)= x[M][K] W[K][N]: f32 W through cuBLAS; bf16 W by a GEMV-style kernel with
- * fp32 accumulation and split-K atomics (cuBLAS has no fp32 x bf16 product), so bf16
- * results can differ in the last bits from run to run. */
+ * fp32 accumulation over K splits added in a fixed order (cuBLAS has no fp32 x bf16
+ * product): the same bits run to run. */
 hlx_status_t hlx_cuda_gemm(int M, int N, int K, const float *x, const void *w,
                            hlx_dtype_t w_dtype, float *y, int accumulate, void *stream);
 
