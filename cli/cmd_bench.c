@@ -19,6 +19,8 @@
 #include <sched.h>
 #include <unistd.h>
 
+#include "hlx_bench_cuda.h"
+
 typedef struct hlx_bench_opts {
     const char *kernel;
     const char *variant;
@@ -80,6 +82,9 @@ static void hlx_bench_usage(FILE *f)
         "  --bw-bytes N       bandwidth probe buffer, larger than the last-level cache\n"
         "                     (default 1G)\n"
         "  --json             one JSON object on stdout\n"
+        "  --device cpu|cuda  attention: cuda times the CUDA kernel on GPU 0 against a copy\n"
+        "                     kernel's HBM bandwidth in the same run (helix bench attention\n"
+        "                     --device cuda --help); exit 2 without a CUDA device\n"
         "examples:\n"
         "  taskset -c 1 helix bench attention --kv-dtype bf16 --context 1M --group 8 --json\n"
         "  taskset -c 1 helix bench attention --mla --context 64K\n"
@@ -389,6 +394,7 @@ int hlx_cmd_bench(int argc, char **argv)
         { "threads", required_argument, NULL, 'T' },
         { "bw-bytes", required_argument, NULL, 'B' },
         { "json", no_argument, NULL, 'j' },
+        { "device", required_argument, NULL, 'D' },
         { "help", no_argument, NULL, 'h' },
         { NULL, 0, NULL, 0 },
     };
@@ -418,6 +424,9 @@ int hlx_cmd_bench(int argc, char **argv)
     }
     if (!strcmp(argv[1], "hopb"))
         return hlx_cmd_bench_hopb(argc - 1, argv + 1);
+    for (c = 2; c < argc && !strcmp(argv[1], "attention"); c++) /* cli/cuda */
+        if (!strcmp(argv[c], "--device") && c + 1 < argc && strcmp(argv[c + 1], "cpu"))
+            return hlx_bench_attention_cuda(argc - 1, argv + 1);
     o.kernel = argv[1];
     if (strcmp(o.kernel, "attention") && strcmp(o.kernel, "merge") && strcmp(o.kernel, "gemv")) {
         fprintf(stderr, "helix bench: unknown kernel '%s' (attention, merge, gemv)\n", o.kernel);
@@ -451,6 +460,7 @@ int hlx_cmd_bench(int argc, char **argv)
         case 'T': if (hlx_bench_int("--threads", optarg, 1, HLX_POOL_MAX, &o.threads)) return 2; break;
         case 'B': if (hlx_bench_size("--bw-bytes", optarg, 1 << 20, &o.bw_bytes)) return 2; break;
         case 'j': o.json = 1; break;
+        case 'D': break; /* cpu: this path (cuda left above) */
         case 'h': hlx_bench_usage(stdout); return 0;
         case ':':
             fprintf(stderr, "helix bench: %s needs a value\n", argv[optind]);
