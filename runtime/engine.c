@@ -40,6 +40,9 @@ static const hlx_param_t hlx_runtime_params[] = {
       "execution backend: cpu, cuda (GPU local rank mod device count, or the placed one) "
       "or auto (cuda when a device is visible and the build has CUDA); "
       "helix decode --device overrides it" },
+    { "NCCL", HLX_PT_STRING, "auto", 0, 0, offsetof(hlx_runtime_settings_t, nccl),
+      "collectives of a cuda run through NCCL on the device stream: auto (when every pair "
+      "of ranks is linked by NVLink), on (also a world of one or other links), off" },
 };
 
 static const hlx_param_table_t hlx_runtime_table = {
@@ -596,6 +599,10 @@ static hlx_status_t hlx_engine_validate(hlx_engine_t *eng, char *err, size_t err
         strcmp(eng->set.bind, "off"))
         return hlx_engine_fail(err, errlen, HLX_ERR_INVALID, "HELIX_BIND=%s: expected auto, on or off",
                         eng->set.bind);
+    if (strcmp(eng->set.nccl, "auto") && strcmp(eng->set.nccl, "on") &&
+        strcmp(eng->set.nccl, "off"))
+        return hlx_engine_fail(err, errlen, HLX_ERR_INVALID, "HELIX_NCCL=%s: expected auto, on "
+                               "or off", eng->set.nccl);
     if (cfg->threads < 0 || cfg->threads > HLX_POOL_MAX)
         return hlx_engine_fail(err, errlen, HLX_ERR_INVALID, "--threads %d: expected 1 .. %d",
                                cfg->threads, HLX_POOL_MAX);
@@ -825,6 +832,8 @@ hlx_status_t hlx_engine_create(const hlx_run_config_t *cfg, const hlx_model_t *m
         st = hlx_engine_connect(eng, &cp, err, errlen);
     if (st == HLX_OK)
         st = hlx_engine_alloc(eng, err, errlen);
+    if (st == HLX_OK)
+        st = hlx_engine_nccl_open(eng, err, errlen);
     if (st != HLX_OK) {
         hlx_engine_destroy(eng);
         return st;
@@ -844,6 +853,7 @@ void hlx_engine_destroy(hlx_engine_t *eng)
 
     if (eng == NULL)
         return;
+    hlx_engine_nccl_close(eng); /* before the memory its operations used */
     hlx_check_free(eng->chk);
     hlx_fault_destroy(eng->fault);
     for (l = 0; eng->layers && l < eng->m.layers; l++) {

@@ -20,8 +20,9 @@
 
 #define HLX_BE(_eng, _op, ...) (_eng)->be.ops->_op(&(_eng)->be, (_eng)->q, __VA_ARGS__)
 /* The host side (transport, checks, scripted faults) reads backend memory only after the
- * queue's work on it is done: a no-op on the host backend, a stream sync on a device. */
-#define HLX_BE_SYNC(_eng) (_eng)->be.ops->queue_sync(&(_eng)->be, (_eng)->q)
+ * queue's work on it is done: a no-op on the host backend, a stream sync on a device
+ * (runtime/cuda/engine_nccl.c: with NCCL's errors polled too). */
+#define HLX_BE_SYNC(_eng) hlx_engine_sync(_eng)
 
 hlx_status_t hlx_phase_embed(hlx_engine_t *eng)
 {
@@ -168,7 +169,8 @@ hlx_status_t hlx_phase_a2a_post(hlx_engine_t *eng, int b0, int b1, hlx_comm_req_
 
     HLX_TIMED(eng, HLX_PHASE_A2A, {
         hlx_phase_a2a_counts(eng, b0, b1);
-        st = HLX_BE_SYNC(eng); /* the pack of this micro-batch is in sendbuf */
+        /* NCCL's exchange is ordered on the queue: the schedule runs lockstep with it */
+        st = eng->nccl_kvp != NULL ? HLX_ERR_UNSUPPORTED : HLX_BE_SYNC(eng);
         if (st == HLX_OK)
             st = hlx_comm_ialltoallv(eng->kvp_comm, eng->sendbuf, eng->a2a_sc, eng->a2a_sd,
                                      eng->recvbuf, eng->a2a_rc, eng->a2a_rd, req_p);
@@ -182,8 +184,8 @@ hlx_status_t hlx_phase_a2a(hlx_engine_t *eng, int b0, int b1)
 
     HLX_TIMED(eng, HLX_PHASE_A2A, {
         hlx_phase_a2a_counts(eng, b0, b1);
-        st = HLX_BE_SYNC(eng);
-        if (st == HLX_OK)
+        st = eng->nccl_kvp != NULL ? hlx_engine_nccl_a2a(eng) : HLX_BE_SYNC(eng);
+        if (st == HLX_OK && eng->nccl_kvp == NULL)
             st = hlx_comm_alltoallv(eng->kvp_comm, eng->sendbuf, eng->a2a_sc, eng->a2a_sd,
                                     eng->recvbuf, eng->a2a_rc, eng->a2a_rd);
     });
@@ -236,8 +238,9 @@ hlx_status_t hlx_phase_allreduce(hlx_engine_t *eng, int l, hlx_phase_id_t ph)
     hlx_status_t st;
 
     HLX_TIMED(eng, ph, {
-        st = HLX_BE_SYNC(eng);
-        if (st == HLX_OK)
+        if (eng->nccl_world != NULL)
+            st = hlx_engine_nccl_allreduce(eng, eng->y, n);
+        else if ((st = HLX_BE_SYNC(eng)) == HLX_OK)
             st = hlx_comm_allreduce_sum_f32(eng->world, eng->y, n);
     });
     if (st == HLX_OK)
@@ -293,9 +296,15 @@ hlx_status_t hlx_phase_head(hlx_engine_t *eng)
         if (st == HLX_OK)
             st = hlx_check_finite(eng, eng->lmout, (size_t)B * L->vocab_count, "the logits",
                                   m->layers);
-        if (st == HLX_OK)
+        if (st == HLX_OK && eng->nccl_world != NULL)
+            st = hlx_engine_nccl_allgather(eng, eng->logits_local,
+                                           sizeof(float) * (size_t)B * L->vocab_pad,
+                                           eng->logits_all);
+        else if (st == HLX_OK)
             st = hlx_comm_allgather(eng->world, eng->logits_local,
                                     sizeof(float) * (size_t)B * L->vocab_pad, eng->logits_all);
+        if (st == HLX_OK && eng->nccl_world != NULL)
+            st = HLX_BE_SYNC(eng); /* the all-gather's errors before the argmax waits */
         if (st == HLX_OK)
             st = HLX_BE(eng, argmax, eng->logits_all, L->n, B, m->vocab, L->vocab_pad,
                         eng->tokens);

@@ -435,6 +435,11 @@ hlx_status_t hlx_backend_cuda_open(hlx_backend_t *be, int dev, double timeout_s,
     return HLX_OK;
 }
 
+void *hlx_backend_cuda_stream(hlx_be_queue_t *q)
+{
+    return q != NULL ? (void *)q->s : NULL;
+}
+
 int hlx_backend_cuda_device(const hlx_backend_t *be)
 {
     const hlx_cuda_state_t *cs = (const hlx_cuda_state_t *)be->priv;

@@ -47,3 +47,9 @@ void hlx_devices_query(hlx_devices_t *d)
     memset(d, 0, sizeof(*d));
     hlx_backend_cuda_devices(d->reason, sizeof(d->reason));
 }
+
+void *hlx_backend_cuda_stream(hlx_be_queue_t *q)
+{
+    (void)q;
+    return NULL;
+}

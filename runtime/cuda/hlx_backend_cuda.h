@@ -21,6 +21,9 @@ hlx_status_t hlx_backend_cuda_open(hlx_backend_t *be, int dev, double timeout_s,
                                    size_t whylen);
 /* Device the backend is bound to, -1 before open. */
 int          hlx_backend_cuda_device(const hlx_backend_t *be);
+/* The CUDA stream of a queue of this backend (a cudaStream_t), for work enqueued beside
+ * the backend's own (NCCL collectives); NULL in a build without CUDA. */
+void        *hlx_backend_cuda_stream(hlx_be_queue_t *q);
 /* Frees the backend's state (hlx_backend_fini). */
 void         hlx_backend_cuda_fini(hlx_backend_t *be);
 
