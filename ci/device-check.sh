@@ -68,6 +68,10 @@ step gpu-decode-2rank 200 bash tests/gpu/decode_cuda.sh "$helix" "$helixrun" hel
 # Decode at a long context: 1 and 2 ranks on the one GPU, --check, JSON reports.
 step decode-cuda-1rank-json 150 "$helix" decode --device cuda --context 65536 --steps 4 \
     --check --json
+# NCCL inside the decode (HELIX_NCCL=on forces it for a world of one: NCCL refuses two
+# ranks on one GPU, so the 2-rank runs above use the host transport).
+HELIX_NCCL=on step decode-cuda-1rank-nccl 150 "$helix" decode --device cuda --context 65536 \
+    --steps 4 --check --json
 HWLOC_COMPONENTS=-pci step decode-cuda-2rank-json 150 "$helixrun" --no-prefix -n 2 \
     --timeout 140 -- "$helix" decode --device cuda --kvp 2 --context 65536 --steps 4 --check --json
 

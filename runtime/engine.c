@@ -135,9 +135,13 @@ static hlx_status_t hlx_fill_kv(hlx_engine_t *eng, void *cache, int l, int is_ke
                 /* a full chunk, or the rest (rounded up to whole blocks) at the end */
                 if (j > j0 && (j - j0 == chunk || last)) {
                     size_t at = hlx_kv_shard_index(eng, is_key, shard, j0, 0);
+                    size_t bytes = hlx_kv_elems(blk, d, j - j0) * eng->kv_esize;
                     st = eng->be.ops->copy_to(&eng->be, eng->q,
-                                              (char *)cache + at * eng->kv_esize, stage,
-                                              hlx_kv_elems(blk, d, j - j0) * eng->kv_esize);
+                                              (char *)cache + at * eng->kv_esize, stage, bytes);
+                    /* zeros again: a last, partial block copies its unused slots as 0 */
+                    if (st == HLX_OK)
+                        st = eng->be.ops->queue_sync(&eng->be, eng->q);
+                    memset(stage, 0, bytes);
                     j0 = j;
                 }
             }

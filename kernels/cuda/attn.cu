@@ -1,6 +1,8 @@
 // Split-KV flash-decoding on CUDA: one thread block per (KV split, chunk of 8 query heads),
 // one warp per query head, KV tiles staged once per block in shared memory as fp32, online
-// softmax per warp, partial (o, lse) per split, then an exact LSE merge kernel.
+// softmax per warp, partial (o, lse) per split, then an exact LSE merge kernel. The head
+// chunks of one split are neighbouring blocks (they share the split's KV through L2), and
+// an MLA value that is the key row's prefix is read from the staged keys.
 #include "hlx_kernels_cuda.h"
 
 #include <cuda_bf16.h>
@@ -65,22 +67,25 @@ __device__ __forceinline__ float hlx_cu_warp_sum(float x)
     return x;
 }
 
-// grid: (nsplit, ceil(group / 8)); block: 32 x 8 threads. Partial of split s for head g:
-// work_o[s][g][dv], work_lse[s][g].
+// grid: (ceil(group / 8), nsplit); block: 32 x 8 threads. Partial of split s for head g:
+// work_o[s][g][dv], work_lse[s][g]. v_in_k: the value of token t is the first dv elements
+// of its staged key (MLA absorbed: v == k), so only keys are staged.
 __global__ void hlx_cu_attn_split(int group, int dk, int dv, size_t len, int kv_dtype,
                                   const float *__restrict__ q, const void *__restrict__ k,
                                   const void *__restrict__ v, size_t ks, size_t vs,
-                                  float scale, int tile, float *work_o, float *work_lse)
+                                  float scale, int tile, int v_in_k, float *work_o,
+                                  float *work_lse)
 {
-    extern __shared__ float smem[]; // tile x (dk + dv) floats
+    extern __shared__ float smem[]; // tile x (dk + dv) floats (tile x dk with v_in_k)
     const int lane = threadIdx.x, w = threadIdx.y, nthr = blockDim.x * blockDim.y;
-    const int tid = w * 32 + lane, g = blockIdx.y * HLX_CU_HEADS + w;
-    const size_t per = (len + gridDim.x - 1) / gridDim.x;
-    const size_t j0 = per * blockIdx.x, j1 = j0 + per < len ? j0 + per : len;
+    const int tid = w * 32 + lane, g = blockIdx.x * HLX_CU_HEADS + w;
+    const size_t per = (len + gridDim.y - 1) / gridDim.y;
+    const size_t j0 = per * blockIdx.y, j1 = j0 + per < len ? j0 + per : len;
     const int ne_k = (dk + 31) / 32, ne_v = (dv + 31) / 32;
+    const int vrow = v_in_k ? dk : dv; // row length of the staged values
     float qr[HLX_CU_DMAX / 32], acc[HLX_CU_DMAX / 32];
     float m = -INFINITY, s = 0.0f;
-    float *sk = smem, *sv = smem + (size_t)tile * dk;
+    float *sk = smem, *sv = v_in_k ? smem : smem + (size_t)tile * dk;
 
     // loops over the compile-time maximum with guards, fully unrolled, so qr and acc stay
     // in registers (a runtime trip count would put them in local memory)
@@ -95,7 +100,8 @@ __global__ void hlx_cu_attn_split(int group, int dk, int dv, size_t len, int kv_
         __syncthreads();
         // the whole block stages the tile once (coalesced rows), every head reuses it
         hlx_cu_stage(sk, k, kv_dtype, jt, nt, dk, ks, tid, nthr);
-        hlx_cu_stage(sv, v, kv_dtype, jt, nt, dv, vs, tid, nthr);
+        if (!v_in_k)
+            hlx_cu_stage(sv, v, kv_dtype, jt, nt, dv, vs, tid, nthr);
         __syncthreads();
         if (g >= group)
             continue;
@@ -116,7 +122,7 @@ __global__ void hlx_cu_attn_split(int group, int dk, int dv, size_t len, int kv_
             for (int i = 0; i < HLX_CU_DMAX / 32; i++) {
                 int e = lane + 32 * i;
                 if (i < ne_v && e < dv)
-                    acc[i] = acc[i] * corr + p * sv[t * dv + e];
+                    acc[i] = acc[i] * corr + p * sv[t * vrow + e];
             }
             m = mn;
         }
@@ -124,7 +130,7 @@ __global__ void hlx_cu_attn_split(int group, int dk, int dv, size_t len, int kv_
     if (g >= group)
         return;
     {
-        float *o = work_o + ((size_t)blockIdx.x * group + g) * dv;
+        float *o = work_o + ((size_t)blockIdx.y * group + g) * dv;
         float inv = s > 0.0f ? 1.0f / s : 0.0f;
 #pragma unroll
         for (int i = 0; i < HLX_CU_DMAX / 32; i++) {
@@ -133,7 +139,7 @@ __global__ void hlx_cu_attn_split(int group, int dk, int dv, size_t len, int kv_
                 o[e] = acc[i] * inv;
         }
         if (lane == 0)
-            work_lse[(size_t)blockIdx.x * group + g] = s > 0.0f ? m + logf(s) : -INFINITY;
+            work_lse[(size_t)blockIdx.y * group + g] = s > 0.0f ? m + logf(s) : -INFINITY;
     }
 }
 
@@ -211,26 +217,30 @@ extern "C" hlx_status_t hlx_cuda_attn(const hlx_attn_desc_t *d, int nsplit, floa
 {
     cudaStream_t st = (cudaStream_t)stream;
     float *wo = work, *wl = work + (size_t)nsplit * d->group * d->dv;
-    int tile;
+    int tile, v_in_k = d->v == d->k && d->v_stride == d->k_stride && d->dv <= d->dk;
     size_t smem;
 
     if (d->dk < 1 || d->dv < 1 || d->dk > HLX_CU_DMAX || d->dv > HLX_CU_DMAX || nsplit < 1 ||
+        nsplit > 65535 || d->group < 1 || d->group > 65535 * HLX_CU_HEADS ||
         (d->kv_dtype != HLX_DTYPE_F32 && d->kv_dtype != HLX_DTYPE_BF16 &&
          d->kv_dtype != HLX_DTYPE_FP8))
         return HLX_ERR_INVALID;
     if (d->len == 0)
         return hlx_cuda_merge(0, d->group, d->dv, wo, wl, d->o, d->lse, stream);
-    tile = HLX_CU_SMEM / (int)(sizeof(float) * (d->dk + d->dv));
-    if (tile < 1)
-        tile = 1;
-    smem = sizeof(float) * (size_t)tile * (d->dk + d->dv);
     {
-        dim3 grid((unsigned)nsplit, (unsigned)((d->group + HLX_CU_HEADS - 1) / HLX_CU_HEADS));
+        int row = d->dk + (v_in_k ? 0 : d->dv); // floats staged per token
+        tile = HLX_CU_SMEM / (int)(sizeof(float) * row);
+        if (tile < 1)
+            tile = 1;
+        smem = sizeof(float) * (size_t)tile * row;
+    }
+    {
+        dim3 grid((unsigned)((d->group + HLX_CU_HEADS - 1) / HLX_CU_HEADS), (unsigned)nsplit);
         dim3 block(32, HLX_CU_HEADS);
         hlx_cu_attn_split<<<grid, block, smem, st>>>(d->group, d->dk, d->dv, d->len,
                                                      (int)d->kv_dtype, d->q, d->k, d->v,
                                                      d->k_stride, d->v_stride, d->scale,
-                                                     tile, wo, wl);
+                                                     tile, v_in_k, wo, wl);
     }
     if (cudaGetLastError() != cudaSuccess)
         return HLX_ERR_INTERNAL;
