@@ -69,7 +69,9 @@ __device__ __forceinline__ float hlx_cu_warp_sum(float x)
 
 // grid: (ceil(group / 8), nsplit); block: 32 x 8 threads. Partial of split s for head g:
 // work_o[s][g][dv], work_lse[s][g]. v_in_k: the value of token t is the first dv elements
-// of its staged key (MLA absorbed: v == k), so only keys are staged.
+// of its staged key (MLA absorbed: v == k), so only keys are staged. NK, NV: register
+// chunks of 32 elements per lane for a key and a value (the loops are unrolled to them).
+template <int NK, int NV>
 __global__ void hlx_cu_attn_split(int group, int dk, int dv, size_t len, int kv_dtype,
                                   const float *__restrict__ q, const void *__restrict__ k,
                                   const void *__restrict__ v, size_t ks, size_t vs,
@@ -83,18 +85,20 @@ __global__ void hlx_cu_attn_split(int group, int dk, int dv, size_t len, int kv_
     const size_t j0 = per * blockIdx.y, j1 = j0 + per < len ? j0 + per : len;
     const int ne_k = (dk + 31) / 32, ne_v = (dv + 31) / 32;
     const int vrow = v_in_k ? dk : dv; // row length of the staged values
-    float qr[HLX_CU_DMAX / 32], acc[HLX_CU_DMAX / 32];
+    float qr[NK], acc[NV];
     float m = -INFINITY, s = 0.0f;
     float *sk = smem, *sv = v_in_k ? smem : smem + (size_t)tile * dk;
 
-    // loops over the compile-time maximum with guards, fully unrolled, so qr and acc stay
-    // in registers (a runtime trip count would put them in local memory)
+    // loops over the compile-time chunk counts with guards, fully unrolled, so qr and acc
+    // stay in registers (a runtime trip count would put them in local memory)
 #pragma unroll
-    for (int i = 0; i < HLX_CU_DMAX / 32; i++) {
+    for (int i = 0; i < NK; i++) {
         int e = lane + 32 * i;
         qr[i] = (i < ne_k && g < group && e < dk) ? q[(size_t)g * dk + e] * scale : 0.0f;
-        acc[i] = 0.0f;
     }
+#pragma unroll
+    for (int i = 0; i < NV; i++)
+        acc[i] = 0.0f;
     for (size_t jt = j0; jt < j1; jt += tile) {
         int nt = (int)(j1 - jt < (size_t)tile ? j1 - jt : (size_t)tile);
         __syncthreads();
@@ -108,7 +112,7 @@ __global__ void hlx_cu_attn_split(int group, int dk, int dv, size_t len, int kv_
         for (int t = 0; t < nt; t++) {
             float dot = 0.0f, mn, corr, p;
 #pragma unroll
-            for (int i = 0; i < HLX_CU_DMAX / 32; i++) {
+            for (int i = 0; i < NK; i++) {
                 int e = lane + 32 * i;
                 if (i < ne_k && e < dk)
                     dot += qr[i] * sk[t * dk + e];
@@ -119,7 +123,7 @@ __global__ void hlx_cu_attn_split(int group, int dk, int dv, size_t len, int kv_
             p = __expf(dot - mn);
             s = s * corr + p;
 #pragma unroll
-            for (int i = 0; i < HLX_CU_DMAX / 32; i++) {
+            for (int i = 0; i < NV; i++) {
                 int e = lane + 32 * i;
                 if (i < ne_v && e < dv)
                     acc[i] = acc[i] * corr + p * sv[t * vrow + e];
@@ -133,7 +137,7 @@ __global__ void hlx_cu_attn_split(int group, int dk, int dv, size_t len, int kv_
         float *o = work_o + ((size_t)blockIdx.y * group + g) * dv;
         float inv = s > 0.0f ? 1.0f / s : 0.0f;
 #pragma unroll
-        for (int i = 0; i < HLX_CU_DMAX / 32; i++) {
+        for (int i = 0; i < NV; i++) {
             int e = lane + 32 * i;
             if (i < ne_v && e < dv)
                 o[e] = acc[i] * inv;
@@ -237,10 +241,20 @@ extern "C" hlx_status_t hlx_cuda_attn(const hlx_attn_desc_t *d, int nsplit, floa
     {
         dim3 grid((unsigned)((d->group + HLX_CU_HEADS - 1) / HLX_CU_HEADS), (unsigned)nsplit);
         dim3 block(32, HLX_CU_HEADS);
-        hlx_cu_attn_split<<<grid, block, smem, st>>>(d->group, d->dk, d->dv, d->len,
-                                                     (int)d->kv_dtype, d->q, d->k, d->v,
-                                                     d->k_stride, d->v_stride, d->scale,
-                                                     tile, v_in_k, wo, wl);
+        int nk = (d->dk + 31) / 32, nv = (d->dv + 31) / 32;
+        // exact chunk counts for the common shapes (GQA 32..256, MLA 576/512), else the
+        // maximum with guards
+        void (*kern)(int, int, int, size_t, int, const float *, const void *, const void *,
+                     size_t, size_t, float, int, int, float *, float *) =
+            nk == 1 && nv == 1 ? hlx_cu_attn_split<1, 1> :
+            nk == 2 && nv == 2 ? hlx_cu_attn_split<2, 2> :
+            nk == 4 && nv == 4 ? hlx_cu_attn_split<4, 4> :
+            nk == 8 && nv == 8 ? hlx_cu_attn_split<8, 8> :
+            nk == 18 && nv == 16 ? hlx_cu_attn_split<18, 16> :
+            hlx_cu_attn_split<HLX_CU_DMAX / 32, HLX_CU_DMAX / 32>;
+        kern<<<grid, block, smem, st>>>(d->group, d->dk, d->dv, d->len, (int)d->kv_dtype, d->q,
+                                        d->k, d->v, d->k_stride, d->v_stride, d->scale, tile,
+                                        v_in_k, wo, wl);
     }
     if (cudaGetLastError() != cudaSuccess)
         return HLX_ERR_INTERNAL;
