@@ -203,7 +203,7 @@ int hlx_bench_attention_cuda(int argc, char **argv)
         return 1;
     }
     memset(&at, 0, sizeof(at));
-    at.nsplit = hlx_cuda_attn_splits(len);
+    at.nsplit = hlx_cuda_attn_splits_for(len, group);
     if (cudaMalloc(&kv, kv_bytes) != cudaSuccess ||
         cudaMalloc((void **)&q, sizeof(float) * (size_t)group * dk) != cudaSuccess ||
         cudaMalloc((void **)&o, sizeof(float) * (size_t)group * dv) != cudaSuccess ||

@@ -216,6 +216,17 @@ extern "C" int hlx_cuda_attn_splits(size_t len)
     return n < 1 ? 1 : n > 1024 ? 1024 : (int)n;
 }
 
+extern "C" int hlx_cuda_attn_splits_for(size_t len, int group)
+{
+    // about 2048 blocks in all (several waves on 132 SMs), at least 1K tokens per split:
+    // a 128-head group (16 blocks per split) takes 8K-token splits, so that its partials
+    // (splits x group x (dv + 1) floats, written then merged) stay a few % of the KV
+    int chunks = (group + HLX_CU_HEADS - 1) / HLX_CU_HEADS;
+    size_t want = 2048 / (size_t)(chunks < 1 ? 1 : chunks), by_len = (len + 1023) / 1024;
+    size_t n = want < by_len ? want : by_len;
+    return n < 1 ? 1 : n > 1024 ? 1024 : (int)n;
+}
+
 extern "C" hlx_status_t hlx_cuda_attn(const hlx_attn_desc_t *d, int nsplit, float *work,
                                       void *stream)
 {

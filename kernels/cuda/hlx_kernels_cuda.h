@@ -20,6 +20,9 @@ hlx_status_t hlx_cuda_device_info(char *name, size_t name_len, double *hbm_gbps_
 size_t hlx_cuda_attn_work_floats(int group, int dv, int nsplit);
 /* A split count that fills the device for a single (request, KV head) of length len. */
 int hlx_cuda_attn_splits(size_t len);
+/* The same for a group of query heads: large groups (MLA) take longer splits, so that
+ * their partials stay small against the KV they summarise. */
+int hlx_cuda_attn_splits_for(size_t len, int group);
 
 /* Decode attention of one (request, KV head) over its shard, as hlx_kernels_t.attn:
  * KV split into nsplit chunks, each chunk's partial (o, lse) in work, then merged.
