@@ -78,6 +78,10 @@ HWLOC_COMPONENTS=-pci step decode-cuda-2rank-json 150 "$helixrun" --no-prefix -n
 # Attention at 1M tokens against the copy kernel's bandwidth in the same run.
 step bench-attn-bf16-gqa8 60 "$helix" bench attention --device cuda --kv-dtype bf16 \
     --context 1M --group 8 --json
+for v in warp tokens; do
+    step "bench-attn-bf16-gqa8-$v" 60 "$helix" bench attention --device cuda --kv-dtype bf16 \
+        --context 1M --group 8 --variant "$v" --json
+done
 step bench-attn-fp8-gqa8 60 "$helix" bench attention --device cuda --kv-dtype fp8 \
     --context 1M --group 8 --json
 step bench-attn-bf16-mla 60 "$helix" bench attention --device cuda --kv-dtype bf16 \

@@ -97,6 +97,8 @@ static void hlx_bc_usage(FILE *f)
                "  --group G      query heads per KV head (default 8)\n"
                "  --mla          MLA absorbed shape: 128 heads, key 576, value 512 within it\n"
                "  --reps R       timed runs, best kept (default 10)\n"
+               "  --variant V    auto (default), warp (a warp per head walks the tokens) or\n"
+               "                 tokens (lanes over 32 tokens; GQA shapes up to 256)\n"
                "  --json         one JSON object\n"
                "exit status: 0 ok, 1 device failure, 2 bad input or no CUDA device\n");
 }
@@ -121,6 +123,7 @@ int hlx_bench_attention_cuda(int argc, char **argv)
         { "context", required_argument, NULL, 'c' }, { "group", required_argument, NULL, 'g' },
         { "mla", no_argument, NULL, 'L' }, { "reps", required_argument, NULL, 'r' },
         { "json", no_argument, NULL, 'j' }, { "help", no_argument, NULL, 'h' },
+        { "variant", required_argument, NULL, 'V' },
         { NULL, 0, NULL, 0 },
     };
     hlx_dtype_t t = HLX_DTYPE_BF16;
@@ -173,6 +176,13 @@ int hlx_bench_attention_cuda(int argc, char **argv)
             }
             break;
         case 'j': json = 1; break;
+        case 'V':
+            if (hlx_cuda_attn_set_variant(optarg) != HLX_OK) {
+                fprintf(stderr, "helix bench: --variant: '%s' is not auto, warp or tokens\n",
+                        optarg);
+                return 2;
+            }
+            break;
         case 'h': hlx_bc_usage(stdout); return 0;
         default:
             fprintf(stderr, "helix bench: attention --device cuda: bad option '%s'\n",
@@ -224,6 +234,12 @@ int hlx_bench_attention_cuda(int argc, char **argv)
     at.d.q = q, at.d.k = kv, at.d.v = mla ? kv : (char *)kv + len * (size_t)dk * es;
     at.d.k_stride = (size_t)dk, at.d.v_stride = (size_t)(mla ? dk : dv);
     at.d.scale = (float)(1.0 / sqrt((double)dk)), at.d.o = o, at.d.lse = lse;
+    if (hlx_cuda_attn_variant_for(&at.d) == NULL) {
+        fprintf(stderr, "helix bench: --variant tokens does not take this shape (dk %d, dv %d%s)\n",
+                dk, dv, mla ? ", MLA" : "");
+        rc = 2;
+        goto out;
+    }
     t_attn = hlx_bc_time(hlx_bc_attn, &at, reps, e0, e1);
     if (t_attn <= 0 || cudaMemcpy(ho, o, sizeof(ho), cudaMemcpyDeviceToHost) != cudaSuccess ||
         cudaMemcpy(&hl, lse, sizeof(hl), cudaMemcpyDeviceToHost) != cudaSuccess) {
@@ -261,18 +277,20 @@ int hlx_bench_attention_cuda(int argc, char **argv)
     attn_gbps = bytes / t_attn * 1e-9;
     if (json)
         printf("{\"kernel\": \"attention\", \"device\": \"cuda\", \"gpu\": \"%s\", "
-               "\"kv_dtype\": \"%s\", \"context\": %zu, \"group\": %d, \"mla\": %s, "
+               "\"variant\": \"%s\", \"kv_dtype\": \"%s\", \"context\": %zu, \"group\": %d, \"mla\": %s, "
                "\"head_dim_k\": %d, \"head_dim_v\": %d, \"splits\": %d, \"bytes\": %.0f, "
                "\"seconds\": %.9f, \"bw_gbps\": %.1f, \"copy_gbps\": %.1f, "
                "\"hbm_clock_gbps\": %.1f, \"fraction_of_copy\": %.4f, "
-               "\"fraction_of_clock\": %.4f}\n", dv_info.dev[0].name, hlx_dtype_name(t), len,
+               "\"fraction_of_clock\": %.4f}\n", dv_info.dev[0].name, hlx_cuda_attn_variant_for(&at.d),
+               hlx_dtype_name(t), len,
                group, mla ? "true" : "false", dk, dv, at.nsplit, bytes, t_attn, attn_gbps,
                copy_gbps, dv_info.dev[0].hbm_gbps, attn_gbps / copy_gbps,
                dv_info.dev[0].hbm_gbps > 0 ? attn_gbps / dv_info.dev[0].hbm_gbps : 0.0);
     else
-        printf("attention on %s: %s KV, %zu tokens, group %d%s, %d splits: %.3f ms, %.1f GB/s "
-               "= %.2f of the copy kernel's %.1f GB/s (clocks: %.1f GB/s)\n",
-               dv_info.dev[0].name, hlx_dtype_name(t), len, group, mla ? " (MLA)" : "",
+        printf("attention (%s) on %s: %s KV, %zu tokens, group %d%s, %d splits: %.3f ms, "
+               "%.1f GB/s = %.2f of the copy kernel's %.1f GB/s (clocks: %.1f GB/s)\n",
+               hlx_cuda_attn_variant_for(&at.d), dv_info.dev[0].name, hlx_dtype_name(t), len,
+               group, mla ? " (MLA)" : "",
                at.nsplit, t_attn * 1e3, attn_gbps, attn_gbps / copy_gbps, copy_gbps,
                dv_info.dev[0].hbm_gbps);
     rc = 0;

@@ -34,10 +34,12 @@ __device__ __forceinline__ float hlx_cu_load(const void *p, int t, size_t i)
     return ((const float *)p)[i];
 }
 
-// Stages nt rows of d elements (row stride `stride`, from row j) into shared memory as fp32.
-// bf16 rows that are 16-byte aligned move as 8-element vectors (full 128-byte warp loads).
-__device__ __forceinline__ void hlx_cu_stage(float *dst, const void *src, int t, size_t j,
-                                             int nt, int d, size_t stride, int tid, int nthr)
+// Stages nt rows of d elements (row stride `stride`, from row j) into shared memory as fp32,
+// rows dst_ld floats apart. bf16 rows that are 16-byte aligned move as 8-element vectors
+// (full 128-byte warp loads).
+__device__ __forceinline__ void hlx_cu_stage_ld(float *dst, int dst_ld, const void *src, int t,
+                                                size_t j, int nt, int d, size_t stride,
+                                                int tid, int nthr)
 {
     if (t == HLX_DTYPE_BF16 && d % 8 == 0 && stride % 8 == 0 &&
         ((uintptr_t)src & 15) == 0) {
@@ -47,7 +49,7 @@ __device__ __forceinline__ void hlx_cu_stage(float *dst, const void *src, int t,
             int row = i / per_row, col = (i % per_row) * 8;
             uint4 u = *(const uint4 *)(base + (size_t)row * stride + col);
             const __nv_bfloat162 *h = (const __nv_bfloat162 *)&u;
-            float *o = dst + (size_t)row * d + col;
+            float *o = dst + (size_t)row * dst_ld + col;
             for (int x = 0; x < 4; x++) {
                 float2 f = __bfloat1622float2(h[x]);
                 o[2 * x] = f.x;
@@ -57,7 +59,20 @@ __device__ __forceinline__ void hlx_cu_stage(float *dst, const void *src, int t,
         return;
     }
     for (int i = tid; i < nt * d; i += nthr)
-        dst[i] = hlx_cu_load(src, t, (j + i / d) * stride + i % d);
+        dst[(size_t)(i / d) * dst_ld + i % d] = hlx_cu_load(src, t, (j + i / d) * stride + i % d);
+}
+
+__device__ __forceinline__ void hlx_cu_stage(float *dst, const void *src, int t, size_t j,
+                                             int nt, int d, size_t stride, int tid, int nthr)
+{
+    hlx_cu_stage_ld(dst, d, src, t, j, nt, d, stride, tid, nthr);
+}
+
+__device__ __forceinline__ float hlx_cu_warp_max(float x)
+{
+    for (int off = 16; off > 0; off >>= 1)
+        x = fmaxf(x, __shfl_xor_sync(0xffffffffu, x, off));
+    return x;
 }
 
 __device__ __forceinline__ float hlx_cu_warp_sum(float x)
@@ -147,6 +162,102 @@ __global__ void hlx_cu_attn_split(int group, int dk, int dv, size_t len, int kv_
     }
 }
 
+// The "tokens" variant for GQA shapes (dk, dv multiples of 4, at most 256; separate K and
+// V): grid and partials as hlx_cu_attn_split, one warp per query head, but the lanes of a
+// warp take 32 tokens at once. Each lane computes its token's whole score from shared
+// memory (float4 reads; K rows padded by 4 floats so that the 8 lanes of a quarter-warp
+// hit different banks, q broadcast), the warp updates the online softmax once per 32
+// tokens, then accumulates the 32 values with the lanes over the value's elements (lane l
+// owns elements 4l .. 4l + 3, plus 128 more per NV4 step). About a third of the
+// instructions per token of the warp-per-token loop.
+template <int NV4>
+__global__ void hlx_cu_attn_tok(int group, int dk, int dv, size_t len, int kv_dtype,
+                                const float *__restrict__ q, const void *__restrict__ k,
+                                const void *__restrict__ v, size_t ks, size_t vs, float scale,
+                                int tile, float *work_o, float *work_lse)
+{
+    extern __shared__ float4 hlx_cu_smem4[];
+    float *smem = (float *)hlx_cu_smem4;
+    const int lane = threadIdx.x, w = threadIdx.y, nthr = blockDim.x * blockDim.y;
+    const int tid = w * 32 + lane, g = blockIdx.x * HLX_CU_HEADS + w, kst = dk + 4;
+    const size_t per = (len + gridDim.y - 1) / gridDim.y;
+    const size_t j0 = per * blockIdx.y, j1 = j0 + per < len ? j0 + per : len;
+    float *sq = smem;                                 // [8][dk]: this block's scaled queries
+    float *sk = sq + (size_t)HLX_CU_HEADS * dk;       // [tile][dk + 4]
+    float *sv = sk + (size_t)tile * kst;              // [tile][dv]
+    const float4 *q4 = (const float4 *)(sq + (size_t)w * dk);
+    float4 acc[NV4];
+    float m = -INFINITY, l = 0.0f;
+
+    for (int e = lane; e < dk; e += 32)
+        sq[(size_t)w * dk + e] = g < group ? q[(size_t)g * dk + e] * scale : 0.0f;
+#pragma unroll
+    for (int c = 0; c < NV4; c++)
+        acc[c] = make_float4(0.0f, 0.0f, 0.0f, 0.0f);
+    for (size_t jt = j0; jt < j1; jt += tile) {
+        int nt = (int)(j1 - jt < (size_t)tile ? j1 - jt : (size_t)tile);
+        __syncthreads();
+        hlx_cu_stage_ld(sk, kst, k, kv_dtype, jt, nt, dk, ks, tid, nthr);
+        hlx_cu_stage_ld(sv, dv, v, kv_dtype, jt, nt, dv, vs, tid, nthr);
+        __syncthreads();
+        if (g >= group)
+            continue;
+        for (int t0 = 0; t0 < nt; t0 += 32) {
+            const int t = t0 + lane, cnt = nt - t0 < 32 ? nt - t0 : 32;
+            float sc = -INFINITY, mx, mn, corr, p;
+            if (t < nt) {
+                const float4 *k4 = (const float4 *)(sk + (size_t)t * kst);
+                float a0 = 0.0f, a1 = 0.0f;
+#pragma unroll 4
+                for (int i = 0; i < dk / 4; i++) {
+                    float4 kk = k4[i], qq = q4[i];
+                    a0 += kk.x * qq.x + kk.y * qq.y;
+                    a1 += kk.z * qq.z + kk.w * qq.w;
+                }
+                sc = a0 + a1;
+            }
+            mx = hlx_cu_warp_max(sc);
+            mn = fmaxf(m, mx);            // finite: lane 0's token is always there
+            corr = __expf(m - mn);        // 0 on the first block of tokens (m = -inf)
+            p = t < nt ? __expf(sc - mn) : 0.0f;
+            l = l * corr + hlx_cu_warp_sum(p);
+#pragma unroll
+            for (int c = 0; c < NV4; c++) {
+                acc[c].x *= corr; acc[c].y *= corr; acc[c].z *= corr; acc[c].w *= corr;
+            }
+            for (int u = 0; u < cnt; u++) {
+                float pu = __shfl_sync(0xffffffffu, p, u);
+                const float4 *v4 = (const float4 *)(sv + (size_t)(t0 + u) * dv);
+#pragma unroll
+                for (int c = 0; c < NV4; c++) {
+                    int e4 = lane + 32 * c;
+                    if (e4 < dv / 4) {
+                        float4 vv = v4[e4];
+                        acc[c].x += pu * vv.x; acc[c].y += pu * vv.y;
+                        acc[c].z += pu * vv.z; acc[c].w += pu * vv.w;
+                    }
+                }
+            }
+            m = mn;
+        }
+    }
+    if (g >= group)
+        return;
+    {
+        float *o = work_o + ((size_t)blockIdx.y * group + g) * dv;
+        float inv = l > 0.0f ? 1.0f / l : 0.0f;
+#pragma unroll
+        for (int c = 0; c < NV4; c++) {
+            int e4 = lane + 32 * c;
+            if (e4 < dv / 4)
+                ((float4 *)o)[e4] = make_float4(acc[c].x * inv, acc[c].y * inv,
+                                                acc[c].z * inv, acc[c].w * inv);
+        }
+        if (lane == 0)
+            work_lse[(size_t)blockIdx.y * group + g] = l > 0.0f ? m + logf(l) : -INFINITY;
+    }
+}
+
 // One block per head: o = sum_p exp(lse_p - m) o_p / sum_p exp(lse_p - m).
 __global__ void hlx_cu_merge(int nparts, int nheads, int dv, const float *o_parts,
                              const float *lse_parts, float *o, float *lse)
@@ -227,6 +338,30 @@ extern "C" int hlx_cuda_attn_splits_for(size_t len, int group)
     return n < 1 ? 1 : n > 1024 ? 1024 : (int)n;
 }
 
+static int hlx_cu_attn_variant; // 0 auto, 1 warp, 2 tokens (hlx_cuda_attn_set_variant)
+
+extern "C" hlx_status_t hlx_cuda_attn_set_variant(const char *name)
+{
+    int v = !strcmp(name, "auto") ? 0 : !strcmp(name, "warp") ? 1 : !strcmp(name, "tokens") ? 2 : -1;
+    if (v < 0)
+        return HLX_ERR_INVALID;
+    hlx_cu_attn_variant = v;
+    return HLX_OK;
+}
+
+extern "C" const char *hlx_cuda_attn_variant_for(const hlx_attn_desc_t *d)
+{
+    int v_in_k = d->v == d->k && d->v_stride == d->k_stride && d->dv <= d->dk;
+    size_t need = sizeof(float) * ((size_t)HLX_CU_HEADS * d->dk +
+                                   32 * ((size_t)d->dk + 4 + (size_t)d->dv));
+    int fits = !v_in_k && d->dk % 4 == 0 && d->dv % 4 == 0 && d->dk <= 256 && d->dv <= 256 &&
+               need <= 48 * 1024;
+
+    if (hlx_cu_attn_variant == 1 || (hlx_cu_attn_variant == 0 && !fits))
+        return "warp";
+    return fits ? "tokens" : NULL; // tokens asked for a shape it does not take
+}
+
 extern "C" hlx_status_t hlx_cuda_attn(const hlx_attn_desc_t *d, int nsplit, float *work,
                                       void *stream)
 {
@@ -242,6 +377,29 @@ extern "C" hlx_status_t hlx_cuda_attn(const hlx_attn_desc_t *d, int nsplit, floa
         return HLX_ERR_INVALID;
     if (d->len == 0)
         return hlx_cuda_merge(0, d->group, d->dv, wo, wl, d->o, d->lse, stream);
+    if (hlx_cuda_attn_variant_for(d) == NULL)
+        return HLX_ERR_UNSUPPORTED;
+    if (!strcmp(hlx_cuda_attn_variant_for(d), "tokens")) {
+        // tiles of whole 32-token steps in at most 48 KiB with the queries
+        size_t row = sizeof(float) * ((size_t)d->dk + 4 + (size_t)d->dv);
+        size_t qb = sizeof(float) * (size_t)HLX_CU_HEADS * d->dk;
+        int steps = (int)((48 * 1024 - qb) / (32 * row));
+        tile = 32 * (steps < 1 ? 1 : steps > 4 ? 4 : steps);
+        smem = qb + row * (size_t)tile;
+        dim3 grid((unsigned)((d->group + HLX_CU_HEADS - 1) / HLX_CU_HEADS), (unsigned)nsplit);
+        dim3 block(32, HLX_CU_HEADS);
+        if (d->dv <= 128)
+            hlx_cu_attn_tok<1><<<grid, block, smem, st>>>(d->group, d->dk, d->dv, d->len,
+                (int)d->kv_dtype, d->q, d->k, d->v, d->k_stride, d->v_stride, d->scale, tile,
+                wo, wl);
+        else
+            hlx_cu_attn_tok<2><<<grid, block, smem, st>>>(d->group, d->dk, d->dv, d->len,
+                (int)d->kv_dtype, d->q, d->k, d->v, d->k_stride, d->v_stride, d->scale, tile,
+                wo, wl);
+        if (cudaGetLastError() != cudaSuccess)
+            return HLX_ERR_INTERNAL;
+        return hlx_cuda_merge(nsplit, d->group, d->dv, wo, wl, d->o, d->lse, stream);
+    }
     {
         int row = d->dk + (v_in_k ? 0 : d->dv); // floats staged per token
         tile = HLX_CU_SMEM / (int)(sizeof(float) * row);

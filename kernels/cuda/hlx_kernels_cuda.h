@@ -31,6 +31,15 @@ int hlx_cuda_attn_splits_for(size_t len, int group);
  * kv_dtype f32, bf16 or fp8 e4m3; dk, dv <= 1024. stream: a cudaStream_t or NULL. */
 hlx_status_t hlx_cuda_attn(const hlx_attn_desc_t *d, int nsplit, float *work, void *stream);
 
+/* The attention kernel hlx_cuda_attn uses (process-wide): "auto" (default: "tokens" where
+ * the shape allows, else "warp"), "warp" (one warp per query head walks the tokens, any
+ * shape, MLA) or "tokens" (lanes over 32 tokens at once: dk, dv multiples of 4 up to 256,
+ * separate K and V). HLX_ERR_INVALID for another name. */
+hlx_status_t hlx_cuda_attn_set_variant(const char *name);
+/* The variant hlx_cuda_attn runs for d, NULL when the chosen one does not take d's shape
+ * (hlx_cuda_attn then answers HLX_ERR_UNSUPPORTED). */
+const char  *hlx_cuda_attn_variant_for(const hlx_attn_desc_t *d);
+
 /* As hlx_kernels_t.merge, device pointers. */
 hlx_status_t hlx_cuda_merge(int nparts, int nheads, int dv, const float *o_parts,
                             const float *lse_parts, float *o, float *lse, void *stream);

@@ -3,6 +3,7 @@
  * argmax, copies), within fp32 rounding for arithmetic. Exit 77 without a CUDA device. */
 #include "hlx_backend.h"
 #include "hlx_backend_cuda.h"
+#include "hlx_kernels_cuda.h"
 
 #include <math.h>
 #include <stdio.h>
@@ -315,9 +316,19 @@ int main(void)
     test_norm_rope_swiglu_add_pad();
     test_gemm(HLX_DTYPE_F32);
     test_gemm(HLX_DTYPE_BF16);
-    test_append_attn(HLX_DTYPE_BF16, 8, 5000);
-    test_append_attn(HLX_DTYPE_F32, 8, 777);
-    test_append_attn(HLX_DTYPE_BF16, 128, 3000); /* an MLA-sized group */
+    {
+        /* both attention kernels, each on GQA shapes (the warp one also takes MLA) */
+        static const char *const variants[] = { "warp", "tokens", "auto" };
+        size_t i;
+        for (i = 0; i < sizeof(variants) / sizeof(variants[0]); i++) {
+            CHECK(hlx_cuda_attn_set_variant(variants[i]) == HLX_OK, "variant %s", variants[i]);
+            test_append_attn(HLX_DTYPE_BF16, 8, 5000);
+            test_append_attn(HLX_DTYPE_F32, 8, 777);
+            test_append_attn(HLX_DTYPE_BF16, 128, 3000); /* a 128-head group */
+            test_append_attn(HLX_DTYPE_BF16, 3, 31);     /* under one 32-token step */
+        }
+        CHECK(hlx_cuda_attn_set_variant("fastest") == HLX_ERR_INVALID, "bad variant taken");
+    }
     test_pack_unpack_merge_argmax();
     cb.ops->queue_destroy(&cb, cq);
     hlx_backend_fini(&cb);
