@@ -3,6 +3,7 @@
  * the queue, a ring of cudaEvents, and every layer op through kernels/cuda. */
 #include "hlx_backend_cuda.h"
 #include "hlx_kernels_cuda.h"
+#include "hlx_log.h"
 
 #include <helix/device.h>
 
@@ -74,13 +75,13 @@ static hlx_status_t hlx_cu_wait(hlx_backend_t *be, cudaStream_t s, cudaEvent_t e
         if (e == cudaSuccess)
             return HLX_OK;
         if (e != cudaErrorNotReady) {
-            fprintf(stderr, "cuda: waiting on the device failed: %s\n", cudaGetErrorString(e));
+            hlx_error("cuda: waiting on the device failed: %s", cudaGetErrorString(e));
             return hlx_cu_err(e);
         }
         if ((++spins & 255) == 0) {
             if (hlx_cu_now() > deadline) {
-                fprintf(stderr, "cuda: device work did not finish within %.0f s\n",
-                        cs && cs->timeout_s > 0 ? cs->timeout_s : 600.0);
+                hlx_error("cuda: device work did not finish within %.0f s",
+                          cs && cs->timeout_s > 0 ? cs->timeout_s : 600.0);
                 return HLX_ERR_TIMEOUT;
             }
             sched_yield();
