@@ -213,13 +213,11 @@ int hlx_bench_attention_cuda(int argc, char **argv)
         return 1;
     }
     memset(&at, 0, sizeof(at));
-    at.nsplit = hlx_cuda_attn_splits_for(len, group);
+    at.nsplit = 1; /* set from the descriptor below */
     if (cudaMalloc(&kv, kv_bytes) != cudaSuccess ||
         cudaMalloc((void **)&q, sizeof(float) * (size_t)group * dk) != cudaSuccess ||
         cudaMalloc((void **)&o, sizeof(float) * (size_t)group * dv) != cudaSuccess ||
-        cudaMalloc((void **)&lse, sizeof(float) * (size_t)group) != cudaSuccess ||
-        cudaMalloc((void **)&at.work, sizeof(float) *
-                   hlx_cuda_attn_work_floats(group, dv, at.nsplit)) != cudaSuccess) {
+        cudaMalloc((void **)&lse, sizeof(float) * (size_t)group) != cudaSuccess) {
         fprintf(stderr, "helix bench: --context %zu: %.2f GiB of KV do not fit on %s\n", len,
                 bytes / (1 << 30), dv_info.dev[0].name);
         rc = 2;
@@ -234,6 +232,12 @@ int hlx_bench_attention_cuda(int argc, char **argv)
     at.d.q = q, at.d.k = kv, at.d.v = mla ? kv : (char *)kv + len * (size_t)dk * es;
     at.d.k_stride = (size_t)dk, at.d.v_stride = (size_t)(mla ? dk : dv);
     at.d.scale = (float)(1.0 / sqrt((double)dk)), at.d.o = o, at.d.lse = lse;
+    at.nsplit = hlx_cuda_attn_splits_desc(&at.d);
+    if (cudaMalloc((void **)&at.work, sizeof(float) *
+                   hlx_cuda_attn_work_floats(group, dv, at.nsplit)) != cudaSuccess) {
+        fprintf(stderr, "helix bench: no room for %d splits' partials\n", at.nsplit);
+        goto out;
+    }
     if (hlx_cuda_attn_variant_for(&at.d) == NULL) {
         fprintf(stderr, "helix bench: --variant tokens does not take this shape (dk %d, dv %d%s)\n",
                 dk, dv, mla ? ", MLA" : "");

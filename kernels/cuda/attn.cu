@@ -381,13 +381,96 @@ extern "C" const char *hlx_cuda_attn_variant_for(const hlx_attn_desc_t *d)
     return fits ? "tokens" : NULL; // tokens asked for a shape it does not take
 }
 
+typedef void (*hlx_cu_split_fn)(int, int, int, size_t, int, const float *, const void *,
+                                const void *, size_t, size_t, float, int, int, float *,
+                                float *);
+typedef void (*hlx_cu_tok_fn)(int, int, int, size_t, int, const float *, const void *,
+                              const void *, size_t, size_t, float, int, float *, float *);
+
+// The kernel hlx_cuda_attn launches for d, its tile and shared memory.
+typedef struct hlx_cu_plan {
+    hlx_cu_split_fn split; // the warp kernel, or NULL
+    hlx_cu_tok_fn   tok;   // the tokens kernel, or NULL
+    int             tile, v_in_k;
+    size_t          smem;
+} hlx_cu_plan_t;
+
+static int hlx_cu_attn_plan(const hlx_attn_desc_t *d, hlx_cu_plan_t *p)
+{
+    const char *v = hlx_cuda_attn_variant_for(d);
+
+    memset(p, 0, sizeof(*p));
+    p->v_in_k = d->v == d->k && d->v_stride == d->k_stride && d->dv <= d->dk;
+    if (v == NULL)
+        return -1;
+    if (!strcmp(v, "tokens")) {
+        // tiles of whole 32-token steps in at most 48 KiB with the queries
+        size_t row = sizeof(float) * ((size_t)d->dk + 4 + (size_t)d->dv);
+        size_t qb = sizeof(float) * (size_t)HLX_CU_HEADS * d->dk;
+        int steps = (int)((48 * 1024 - qb) / (32 * row));
+        p->tile = 32 * (steps < 1 ? 1 : steps > 4 ? 4 : steps);
+        p->smem = qb + row * (size_t)p->tile;
+        p->tok = d->dv <= 128 ? hlx_cu_attn_tok<1> : hlx_cu_attn_tok<2>;
+        return 0;
+    }
+    {
+        int row = d->dk + (p->v_in_k ? 0 : d->dv); // floats staged per token
+        int nk = (d->dk + 31) / 32, nv = (d->dv + 31) / 32;
+        p->tile = HLX_CU_SMEM / (int)(sizeof(float) * row);
+        if (p->tile < 1)
+            p->tile = 1;
+        p->smem = sizeof(float) * (size_t)p->tile * row;
+        // exact chunk counts for the common shapes (GQA 32..256, MLA 576/512), else the
+        // maximum with guards
+        p->split = nk == 1 && nv == 1 ? hlx_cu_attn_split<1, 1> :
+                   nk == 2 && nv == 2 ? hlx_cu_attn_split<2, 2> :
+                   nk == 4 && nv == 4 ? hlx_cu_attn_split<4, 4> :
+                   nk == 8 && nv == 8 ? hlx_cu_attn_split<8, 8> :
+                   nk == 18 && nv == 16 ? hlx_cu_attn_split<18, 16> :
+                   hlx_cu_attn_split<HLX_CU_DMAX / 32, HLX_CU_DMAX / 32>;
+    }
+    return 0;
+}
+
+extern "C" int hlx_cuda_attn_splits_desc(const hlx_attn_desc_t *d)
+{
+    // whole waves: k x (resident blocks of this kernel on the device) blocks in all, k up
+    // to 4, at least 256 tokens per split; the group's head chunks share a split
+    int chunks = (d->group + HLX_CU_HEADS - 1) / HLX_CU_HEADS, dev = 0, sms = 0, per_sm = 0;
+    hlx_cu_plan_t p;
+    cudaError_t e;
+
+    if (chunks < 1 || hlx_cu_attn_plan(d, &p) != 0)
+        return hlx_cuda_attn_splits_for(d->len, d->group);
+    e = cudaGetDevice(&dev);
+    if (e == cudaSuccess)
+        e = cudaDeviceGetAttribute(&sms, cudaDevAttrMultiProcessorCount, dev);
+    if (e == cudaSuccess)
+        e = p.tok ? cudaOccupancyMaxActiveBlocksPerMultiprocessor(&per_sm, p.tok,
+                                                                  32 * HLX_CU_HEADS, p.smem)
+                  : cudaOccupancyMaxActiveBlocksPerMultiprocessor(&per_sm, p.split,
+                                                                  32 * HLX_CU_HEADS, p.smem);
+    if (e != cudaSuccess || sms < 1 || per_sm < 1) {
+        (void)cudaGetLastError();
+        return hlx_cuda_attn_splits_for(d->len, d->group);
+    }
+    for (int k = 4; k >= 1; k--) {
+        size_t n = (size_t)k * (size_t)sms * (size_t)per_sm / (size_t)chunks;
+        if (n >= 1 && d->len / n >= 256)
+            return n > 65535 ? 65535 : (int)n;
+    }
+    {
+        size_t n = d->len / 256; // a short shard: 256-token splits, fewer than one wave
+        return n < 1 ? 1 : n > 65535 ? 65535 : (int)n;
+    }
+}
+
 extern "C" hlx_status_t hlx_cuda_attn(const hlx_attn_desc_t *d, int nsplit, float *work,
                                       void *stream)
 {
     cudaStream_t st = (cudaStream_t)stream;
     float *wo = work, *wl = work + (size_t)nsplit * d->group * d->dv;
-    int tile, v_in_k = d->v == d->k && d->v_stride == d->k_stride && d->dv <= d->dk;
-    size_t smem;
+    hlx_cu_plan_t p;
 
     if (d->dk < 1 || d->dv < 1 || d->dk > HLX_CU_DMAX || d->dv > HLX_CU_DMAX || nsplit < 1 ||
         nsplit > 65535 || d->group < 1 || d->group > 65535 * HLX_CU_HEADS ||
@@ -396,53 +479,20 @@ extern "C" hlx_status_t hlx_cuda_attn(const hlx_attn_desc_t *d, int nsplit, floa
         return HLX_ERR_INVALID;
     if (d->len == 0)
         return hlx_cuda_merge(0, d->group, d->dv, wo, wl, d->o, d->lse, stream);
-    if (hlx_cuda_attn_variant_for(d) == NULL)
+    if (hlx_cu_attn_plan(d, &p) != 0)
         return HLX_ERR_UNSUPPORTED;
-    if (!strcmp(hlx_cuda_attn_variant_for(d), "tokens")) {
-        // tiles of whole 32-token steps in at most 48 KiB with the queries
-        size_t row = sizeof(float) * ((size_t)d->dk + 4 + (size_t)d->dv);
-        size_t qb = sizeof(float) * (size_t)HLX_CU_HEADS * d->dk;
-        int steps = (int)((48 * 1024 - qb) / (32 * row));
-        tile = 32 * (steps < 1 ? 1 : steps > 4 ? 4 : steps);
-        smem = qb + row * (size_t)tile;
+    {
         dim3 grid((unsigned)((d->group + HLX_CU_HEADS - 1) / HLX_CU_HEADS), (unsigned)nsplit);
         dim3 block(32, HLX_CU_HEADS);
-        if (d->dv <= 128)
-            hlx_cu_attn_tok<1><<<grid, block, smem, st>>>(d->group, d->dk, d->dv, d->len,
-                (int)d->kv_dtype, d->q, d->k, d->v, d->k_stride, d->v_stride, d->scale, tile,
-                wo, wl);
+        if (p.tok)
+            p.tok<<<grid, block, p.smem, st>>>(d->group, d->dk, d->dv, d->len, (int)d->kv_dtype,
+                                               d->q, d->k, d->v, d->k_stride, d->v_stride,
+                                               d->scale, p.tile, wo, wl);
         else
-            hlx_cu_attn_tok<2><<<grid, block, smem, st>>>(d->group, d->dk, d->dv, d->len,
-                (int)d->kv_dtype, d->q, d->k, d->v, d->k_stride, d->v_stride, d->scale, tile,
-                wo, wl);
-        if (cudaGetLastError() != cudaSuccess)
-            return HLX_ERR_INTERNAL;
-        return hlx_cuda_merge(nsplit, d->group, d->dv, wo, wl, d->o, d->lse, stream);
-    }
-    {
-        int row = d->dk + (v_in_k ? 0 : d->dv); // floats staged per token
-        tile = HLX_CU_SMEM / (int)(sizeof(float) * row);
-        if (tile < 1)
-            tile = 1;
-        smem = sizeof(float) * (size_t)tile * row;
-    }
-    {
-        dim3 grid((unsigned)((d->group + HLX_CU_HEADS - 1) / HLX_CU_HEADS), (unsigned)nsplit);
-        dim3 block(32, HLX_CU_HEADS);
-        int nk = (d->dk + 31) / 32, nv = (d->dv + 31) / 32;
-        // exact chunk counts for the common shapes (GQA 32..256, MLA 576/512), else the
-        // maximum with guards
-        void (*kern)(int, int, int, size_t, int, const float *, const void *, const void *,
-                     size_t, size_t, float, int, int, float *, float *) =
-            nk == 1 && nv == 1 ? hlx_cu_attn_split<1, 1> :
-            nk == 2 && nv == 2 ? hlx_cu_attn_split<2, 2> :
-            nk == 4 && nv == 4 ? hlx_cu_attn_split<4, 4> :
-            nk == 8 && nv == 8 ? hlx_cu_attn_split<8, 8> :
-            nk == 18 && nv == 16 ? hlx_cu_attn_split<18, 16> :
-            hlx_cu_attn_split<HLX_CU_DMAX / 32, HLX_CU_DMAX / 32>;
-        kern<<<grid, block, smem, st>>>(d->group, d->dk, d->dv, d->len, (int)d->kv_dtype, d->q,
-                                        d->k, d->v, d->k_stride, d->v_stride, d->scale, tile,
-                                        v_in_k, wo, wl);
+            p.split<<<grid, block, p.smem, st>>>(d->group, d->dk, d->dv, d->len,
+                                                 (int)d->kv_dtype, d->q, d->k, d->v,
+                                                 d->k_stride, d->v_stride, d->scale, p.tile,
+                                                 p.v_in_k, wo, wl);
     }
     if (cudaGetLastError() != cudaSuccess)
         return HLX_ERR_INTERNAL;

@@ -23,6 +23,10 @@ int hlx_cuda_attn_splits(size_t len);
 /* The same for a group of query heads: large groups (MLA) take longer splits, so that
  * their partials stay small against the KV they summarise. */
 int hlx_cuda_attn_splits_for(size_t len, int group);
+/* The split count for d on the current device: whole waves of the kernel hlx_cuda_attn
+ * runs for d (from its occupancy), at least 256 tokens per split (the two above when the
+ * device cannot be asked). */
+int hlx_cuda_attn_splits_desc(const hlx_attn_desc_t *d);
 
 /* Decode attention of one (request, KV head) over its shard, as hlx_kernels_t.attn:
  * KV split into nsplit chunks, each chunk's partial (o, lse) in work, then merged.

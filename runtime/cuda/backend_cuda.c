@@ -245,7 +245,7 @@ static hlx_status_t cu_append(hlx_backend_t *be, hlx_be_queue_t *q,
 static hlx_status_t cu_attn(hlx_backend_t *be, hlx_be_queue_t *q, const hlx_attn_desc_t *d)
 {
     hlx_cuda_state_t *cs = hlx_cu_st(be);
-    int nsplit = hlx_cuda_attn_splits_for(d->len, d->group);
+    int nsplit = hlx_cuda_attn_splits_desc(d);
     size_t need = hlx_cuda_attn_work_floats(d->group, d->dv, nsplit);
 
     if (cs == NULL || d->group < 1 || d->dv < 1)
