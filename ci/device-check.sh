@@ -1,55 +1,113 @@
 #!/usr/bin/env bash
-# GPU checks for a machine with an NVIDIA GPU: the gpu test suite, the CUDA attention
-# benchmarks against the HBM bandwidth, results (text and JSON) written to one folder.
+# Every check that needs a GPU, in under 8 minutes, from a build made on the CPU machine:
+# the gpu test suite (run directly, no meson needed), decode with --device cuda on 1 and 2
+# ranks (one GPU) with --check, and `helix bench attention --device cuda` at 1M tokens
+# (bf16 and fp8 KV at GQA group 8, MLA) against the copy kernel's HBM bandwidth measured in
+# the same run. Each step's output, steps.jsonl (step, exit code, seconds) and one
+# summary.json go into OUT.
 #
-#   ci/device-check.sh [OUT_DIR]        (default: $OUT, else ./device-out)
+#   bash ci/device-check.sh [OUT]       (default: $OUT, else ./device-out)
 #
-# Build on the CPU machine first (`make build-gpu`: build-gpu/ with -Dcuda=enabled) and carry
-# build-gpu/ over; the script builds only when build-gpu/ is missing and meson is present.
-# It never waits forever: every step has a timeout; it exits non-zero if any step failed.
+# Build first with `make build-gpu` (build-gpu/, -Dcuda=enabled) and carry build-gpu/ over;
+# the script rebuilds only when build-gpu/ is missing and meson is there. Nothing waits
+# forever: every step has a timeout; the exit status is non-zero if any step failed
+# (77 = skipped counts as passed).
 set -u
 cd "$(dirname "$0")/.."
 out=${1:-${OUT:-device-out}}
 build=${BUILD_GPU:-build-gpu}
 mkdir -p "$out"
+: >"$out/steps.jsonl"
+export HELIX_DATA_DIR="$PWD/data" # the build's source path may not exist on this machine
 fails=0
+t_all=$(date +%s)
+budget=${DEVICE_CHECK_BUDGET:-470} # seconds for all steps together (8 minutes with margin)
 step() { # step NAME TIMEOUT_S CMD...: runs CMD, output to OUT/NAME.txt, records rc
-    local name=$1 t=$2 rc
+    local name=$1 t=$2 rc t0 left
     shift 2
+    t0=$(date +%s)
+    left=$(( budget - (t0 - t_all) ))
+    if [ "$left" -lt 10 ]; then
+        echo "== $name: not run, the ${budget} s budget is spent" | tee "$out/$name.txt"
+        printf '{"step": "%s", "rc": 124, "seconds": 0}\n' "$name" >>"$out/steps.jsonl"
+        fails=$((fails + 1))
+        return 124
+    fi
+    [ "$t" -gt "$left" ] && t=$left
     echo "== $name: $*"
     timeout -k 5 "$t" "$@" >"$out/$name.txt" 2>&1
     rc=$?
-    echo "{\"step\": \"$name\", \"rc\": $rc}" >>"$out/steps.jsonl"
-    tail -n 5 "$out/$name.txt"
+    printf '{"step": "%s", "rc": %d, "seconds": %d}\n' "$name" "$rc" $(( $(date +%s) - t0 )) \
+        >>"$out/steps.jsonl"
+    tail -n 4 "$out/$name.txt" | cut -c1-300
     case $rc in 0|77) ;; *) fails=$((fails + 1)); echo "   FAILED rc=$rc" ;; esac
     return $rc
 }
 
-if [ ! -f "$build/build.ninja" ]; then
-    command -v meson >/dev/null || { echo "device-check: no $build/ and no meson: build on the CPU machine and carry it" >&2; exit 2; }
-    step setup 300 meson setup "$build" -Dcuda=enabled || exit 1
+if [ ! -f "$build/build.ninja" ] && [ ! -x "$build/cli/helix" ]; then
+    command -v meson >/dev/null || { echo "device-check: no $build/ and no meson: run make build-gpu on the CPU machine and carry $build/" >&2; exit 2; }
+    step setup 120 meson setup "$build" -Dcuda=enabled || exit 1
+    step build 300 ninja -C "$build" || exit 1
 fi
-command -v ninja >/dev/null && step build 300 ninja -C "$build"
+helix=$build/cli/helix
+helixrun=$build/launcher/helixrun
 
 step nvidia-smi 30 nvidia-smi
-step ldd 30 sh -c "ldd $build/tests/kernels/bench_cuda $build/cli/helix | grep -i 'not found' || echo 'all libraries found'"
+step ldd 30 sh -c "ldd $helix $build/tests/gpu/test_backend_cuda | grep -i 'not found' && exit 1 || echo 'all libraries found'"
+step info 30 "$helix" info
 
-# The gpu suite, run directly so that the device machine needs no meson.
+# The gpu suite, run directly (tests/gpu/meson.build and tests/kernels/meson.build).
 step gpu-kernels 120 "$build/tests/kernels/test_kernels_cuda"
-step gpu-bench-smoke 120 "$build/tests/kernels/bench_cuda" 65536
+step gpu-backend 120 "$build/tests/gpu/test_backend_cuda"
+step gpu-nccl-world1 120 "$build/tests/gpu/test_nccl"
+step gpu-decode-1rank 200 bash tests/gpu/decode_cuda.sh "$helix" "$helixrun" none 1 \
+    --batch 3 --context 5000 --steps 6
+step gpu-decode-2rank 200 bash tests/gpu/decode_cuda.sh "$helix" "$helixrun" helixrun 2 \
+    --kvp 2 --batch 4 --context 4099 --steps 6
 
-# Attention at 1M tokens: bf16 and fp8 KV, GQA group 8, and MLA-sized groups.
-for t in bf16 fp8; do
-    step "bench-attn-$t-gqa8" 180 "$build/tests/kernels/bench_cuda" 1048576 "$t" 8
+# Decode at a long context: 1 and 2 ranks on the one GPU, --check, JSON reports.
+step decode-cuda-1rank-json 150 "$helix" decode --device cuda --context 65536 --steps 4 \
+    --check --json
+# NCCL inside the decode (HELIX_NCCL=on forces it for a world of one: NCCL refuses two
+# ranks on one GPU, so the 2-rank runs above use the host transport).
+HELIX_NCCL=on step decode-cuda-1rank-nccl 150 "$helix" decode --device cuda --context 65536 \
+    --steps 4 --check --json
+HWLOC_COMPONENTS=-pci step decode-cuda-2rank-json 150 "$helixrun" --no-prefix -n 2 \
+    --timeout 140 -- "$helix" decode --device cuda --kvp 2 --context 65536 --steps 4 --check --json
+
+# Attention at 1M tokens against the copy kernel's bandwidth in the same run.
+step bench-attn-bf16-gqa8 60 "$helix" bench attention --device cuda --kv-dtype bf16 \
+    --context 1M --group 8 --json
+for v in warp tokens; do
+    step "bench-attn-bf16-gqa8-$v" 60 "$helix" bench attention --device cuda --kv-dtype bf16 \
+        --context 1M --group 8 --variant "$v" --json
 done
-step bench-attn-bf16-mla 180 "$build/tests/kernels/bench_cuda" 1048576 bf16 128
+step bench-attn-fp8-gqa8 60 "$helix" bench attention --device cuda --kv-dtype fp8 \
+    --context 1M --group 8 --json
+step bench-attn-bf16-mla 60 "$helix" bench attention --device cuda --kv-dtype bf16 \
+    --context 1M --mla --json
 
-# Device decode, once the runtime has a CUDA execution backend.
-if "$build/cli/helix" decode --help 2>&1 | grep -q -- '--device'; then
-    step decode-cuda-1rank 180 "$build/cli/helix" decode --device cuda --context 65536 --steps 8 --check --json
-    step decode-cuda-2rank 180 "$build/launcher/helixrun" -n 2 -- "$build/cli/helix" decode --device cuda \
-        --kvp 2 --context 65536 --steps 8 --check --json
-fi
-
-echo "device-check: $fails step(s) failed; results in $out"
+# One summary: every step's rc and the JSON objects the steps printed.
+python3 - "$out" <<'PY' || echo "device-check: summary.json not written"
+import json, os, sys
+out = sys.argv[1]
+steps = [json.loads(l) for l in open(os.path.join(out, "steps.jsonl")) if l.strip()]
+for s in steps:
+    objs = []
+    try:
+        for line in open(os.path.join(out, s["step"] + ".txt"), errors="replace"):
+            line = line.strip()
+            if line.startswith("{") and line.endswith("}"):
+                try:
+                    objs.append(json.loads(line))
+                except ValueError:
+                    pass
+    except OSError:
+        pass
+    if objs:
+        s["json"] = objs
+json.dump({"steps": steps, "failed": sum(s["rc"] not in (0, 77) for s in steps)},
+          open(os.path.join(out, "summary.json"), "w"), indent=1)
+PY
+echo "device-check: $fails step(s) failed in $(( $(date +%s) - t_all )) s; results in $out"
 [ "$fails" -eq 0 ]

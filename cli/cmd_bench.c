@@ -19,6 +19,8 @@
 #include <sched.h>
 #include <unistd.h>
 
+#include "hlx_bench_cuda.h"
+
 typedef struct hlx_bench_opts {
     const char *kernel;
     const char *variant;
@@ -87,6 +89,9 @@ static void hlx_bench_usage(FILE *f)
         "                     met or not in the output (\"targets\" in JSON); the exit\n"
         "                     status does not depend on them\n"
         "  --json             one JSON object on stdout\n"
+        "  --device cpu|cuda  attention: cuda times the CUDA kernel on GPU 0 against a copy\n"
+        "                     kernel's HBM bandwidth in the same run (helix bench attention\n"
+        "                     --device cuda --help); exit 2 without a CUDA device\n"
         "examples:\n"
         "  taskset -c 1 helix bench attention --kv-dtype bf16 --context 1M --group 8 --json\n"
         "  taskset -c 1 helix bench attention --mla --context 64K\n"
@@ -442,6 +447,7 @@ int hlx_cmd_bench(int argc, char **argv)
         { "target-eff", required_argument, NULL, 'E' },
         { "target-speedup", required_argument, NULL, 'S' },
         { "json", no_argument, NULL, 'j' },
+        { "device", required_argument, NULL, 'D' },
         { "help", no_argument, NULL, 'h' },
         { NULL, 0, NULL, 0 },
     };
@@ -471,6 +477,9 @@ int hlx_cmd_bench(int argc, char **argv)
     }
     if (!strcmp(argv[1], "hopb"))
         return hlx_cmd_bench_hopb(argc - 1, argv + 1);
+    for (c = 2; c < argc && !strcmp(argv[1], "attention"); c++) /* cli/cuda */
+        if (!strcmp(argv[c], "--device") && c + 1 < argc && strcmp(argv[c + 1], "cpu"))
+            return hlx_bench_attention_cuda(argc - 1, argv + 1);
     o.kernel = argv[1];
     if (strcmp(o.kernel, "attention") && strcmp(o.kernel, "merge") && strcmp(o.kernel, "gemv")) {
         fprintf(stderr, "helix bench: unknown kernel '%s' (attention, merge, gemv)\n", o.kernel);
@@ -507,6 +516,7 @@ int hlx_cmd_bench(int argc, char **argv)
         case 'F': if (hlx_bench_target("--target-fraction", optarg, &o.target_fraction)) return 2; break;
         case 'E': if (hlx_bench_target("--target-eff", optarg, &o.target_eff)) return 2; break;
         case 'S': if (hlx_bench_target("--target-speedup", optarg, &o.target_speedup)) return 2; break;
+        case 'D': break; /* cpu: this path (cuda left above) */
         case 'h': hlx_bench_usage(stdout); return 0;
         case ':':
             fprintf(stderr, "helix bench: %s needs a value\n", argv[optind]);

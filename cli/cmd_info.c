@@ -5,11 +5,13 @@
 #include "hlx_config.h"
 #include "hlx_kernels.h"
 #include "hlx_log.h"
+#include "hlx_nccl.h"
 #include "hlx_param.h"
 #include "hlx_parse.h"
 #include "hlx_plan.h"
 #include "hlx_watchdog.h"
 
+#include <helix/device.h>
 #include <helix/jobplace.h>
 #include <helix/model.h>
 #include <helix/runtime.h>
@@ -45,6 +47,37 @@ static size_t hlx_info_tables_fill(void)
     return sizeof(hlx_info_tables) / sizeof(hlx_info_tables[0]);
 }
 
+/* CUDA devices, driver and runtime versions, NCCL's, or why there is no device. */
+static void hlx_info_devices(void)
+{
+    hlx_devices_t d;
+    int i, nv = hlx_nccl_version();
+
+    hlx_devices_query(&d);
+    printf("devices:   ");
+    if (d.count < 1)
+        printf("no CUDA device (%s)\n", d.reason);
+    else
+        printf("%d CUDA device(s)\n", d.count);
+    for (i = 0; i < d.count && i < HLX_DEVICES_MAX; i++)
+        printf("  gpu %d: %s, %.1f GiB, compute capability %d.%d, %d SMs, HBM %.0f GB/s "
+               "(from clocks)\n", i, d.dev[i].name, (double)d.dev[i].mem_bytes / (1 << 30),
+               d.dev[i].cc_major, d.dev[i].cc_minor, d.dev[i].sms, d.dev[i].hbm_gbps);
+    if (d.compiled && d.driver_version > 0)
+        printf("  CUDA driver supports %d.%d, runtime %d.%d\n", d.driver_version / 1000,
+               d.driver_version % 1000 / 10, d.runtime_version / 1000,
+               d.runtime_version % 1000 / 10);
+    else if (d.compiled)
+        printf("  CUDA driver: none loaded, runtime %d.%d\n", d.runtime_version / 1000,
+               d.runtime_version % 1000 / 10);
+    else
+        printf("  CUDA backend not compiled in\n");
+    if (hlx_nccl_compiled())
+        printf("  NCCL %d.%d.%d\n", nv / 10000, nv / 100 % 100, nv % 100);
+    else
+        printf("  NCCL not compiled in\n");
+}
+
 int hlx_cmd_info(int argc, char **argv)
 {
     const char *names[16];
@@ -55,10 +88,11 @@ int hlx_cmd_info(int argc, char **argv)
     if (argc > 1) {
         if (!strcmp(argv[1], "--help") || !strcmp(argv[1], "-h")) {
             printf("usage: helix info\n\nPrints the version, the backends compiled in, the "
-                   "kernel variants this CPU runs,\nthe data directory, every HELIX_* "
-                   "setting with its value and source (default or\nenv; a bad value is "
-                   "marked INVALID with the reason) and the flags of the commands\nthat "
-                   "declare them in a table, with their defaults.\n");
+                   "kernel variants this CPU runs,\nthe CUDA devices (names, memory, compute "
+                   "capability; driver, runtime and NCCL\nversions) or why there is none, the "
+                   "data directory, every HELIX_* setting with\nits value and source (default "
+                   "or env; a bad value is marked INVALID with the\nreason) and the flags of "
+                   "the commands that declare them in a table, with their\ndefaults.\n");
             return 0;
         }
         fprintf(stderr, "helix info: unexpected argument '%s'\n", argv[1]);
@@ -76,6 +110,7 @@ int hlx_cmd_info(int argc, char **argv)
         hlx_kernels_explain(why, sizeof(why));
         printf("\nkernel dispatch: %s", why);
     }
+    hlx_info_devices();
     printf("data dir:  %s\n", hlx_data_dir());
     hlx_comm_params_default(&cp);
     printf("transport: backend %s, operation deadline %.1f s\n", cp.backend, cp.timeout_s);

@@ -62,6 +62,10 @@ static const hlx_flag_t hlx_decode_flag_list[] = {
            "cores per rank: its KV shard (a KV split with the exact merge)\n"
            "and GEMMs on a persistent pool of T threads (default:\n"
            "HELIX_THREADS, 1)"),
+    HLX_DF("device", HLX_FT_CHOICE, NULL, 0, 0, 0, 0, "cpu|cuda|auto", device, "D",
+           "execution backend: cpu, cuda (exit 2 without a usable GPU) or\n"
+           "auto (cuda when a GPU is visible and the build has CUDA, else\n"
+           "cpu, said in the report) (default: HELIX_DEVICE, cpu)"),
     HLX_DF("json", HLX_FT_BOOL, NULL, 0, 0, 0, 0, NULL, json, NULL,
            "print one JSON object instead of the text report"),
     HLX_DF("verbose", HLX_FT_BOOL, NULL, 0, 0, 0, 0, NULL, verbose, NULL,
@@ -141,5 +145,9 @@ int hlx_decode_parse(int argc, char **argv, hlx_run_config_t *cfg, hlx_decode_op
         return 2;
     }
     snprintf(cfg->kernels, sizeof(cfg->kernels), "%s", o->kernels);
+    for (i = 0; i < (int)hlx_decode_flags.nflags; i++)
+        if (given[i] && !strcmp(hlx_decode_flag_list[i].name, "device"))
+            snprintf(cfg->device, sizeof(cfg->device), "%s",
+                     o->device == 0 ? "cpu" : o->device == 1 ? "cuda" : "auto");
     return -1;
 }

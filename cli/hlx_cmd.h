@@ -32,6 +32,7 @@ typedef struct {
     int         hopb;        /* index in "off|on|auto" (hlx_hopb_mode_t order) */
     int64_t     micro_batch, threads;
     const char *timeline;
+    int         device;      /* index in "cpu|cuda|auto", when given */
 } hlx_decode_opts_t;
 
 /* Parses the decode command line into cfg (from hlx_run_config_default) and o (model,

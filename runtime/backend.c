@@ -1,6 +1,7 @@
 /* Execution backends: the static list, the choice at init, the stubs that fill the
  * operations a backend lacks, and the host backend over the CPU kernels (kernels/). */
 #include "hlx_backend.h"
+#include "hlx_backend_cuda.h"
 
 #include <math.h>
 #include <stdlib.h>
@@ -334,6 +335,8 @@ size_t hlx_backend_list(const char **names, size_t max)
 
     for (i = 0; i < n && i < max; i++)
         names[i] = hlx_backends[i]->name;
+    if (hlx_backend_cuda_ops() != NULL && n++ < max) /* runtime/cuda, when compiled */
+        names[n - 1] = hlx_backend_cuda_ops()->name;
     return n;
 }
 
@@ -341,20 +344,29 @@ hlx_status_t hlx_backend_init(const char *name, const char *kernels, hlx_dtype_t
                               hlx_backend_t *be)
 {
     size_t i, n = sizeof(hlx_backends) / sizeof(hlx_backends[0]);
+    const hlx_backend_ops_t *ops = NULL;
     hlx_status_t st;
+    char why[256];
 
     memset(be, 0, sizeof(*be));
-    for (i = 0; i < n; i++)
+    for (i = 0; i < n && ops == NULL; i++)
         if (name == NULL || !strcmp(name, hlx_backends[i]->name))
-            break;
-    if (i == n)
+            ops = hlx_backends[i];
+    if (ops == NULL && name != NULL && !strcmp(name, "cuda")) {
+        ops = hlx_backend_cuda_ops();
+        if (ops == NULL)
+            return HLX_ERR_UNSUPPORTED;
+    }
+    if (ops == NULL)
         return HLX_ERR_INVALID;
     st = hlx_kernels_init_kv(kernels, kv_dtype, &be->k);
     if (st != HLX_OK)
         return st;
-    be->table = *hlx_backends[i];
+    be->table = *ops;
     hlx_backend_fill_stubs(&be->table);
     be->ops = &be->table;
+    if (ops == hlx_backend_cuda_ops()) /* its state and KV layout (rows) */
+        return hlx_backend_cuda_init(be, why, sizeof(why));
     return HLX_OK;
 }
 
@@ -369,6 +381,8 @@ hlx_status_t hlx_backend_set_threads(hlx_backend_t *be, int threads)
 
 void hlx_backend_fini(hlx_backend_t *be)
 {
+    if (hlx_backend_cuda_ops() != NULL && be->table.mem_alloc == hlx_backend_cuda_ops()->mem_alloc)
+        hlx_backend_cuda_fini(be);
     hlx_pool_destroy(be->pool);
     free(be->pool_work);
     be->pool = NULL, be->pool_work = NULL, be->pool_work_n = 0;

@@ -4,6 +4,7 @@
 #define _GNU_SOURCE
 #include "hlx_engine_int.h"
 
+#include "hlx_backend_cuda.h"
 #include "hlx_reference.h"
 #include "hlx_log.h"
 #include "hlx_synth.h"
@@ -35,6 +36,13 @@ static const hlx_param_t hlx_runtime_params[] = {
     { "FAULT", HLX_PT_STRING, "", 0, 0, offsetof(hlx_runtime_settings_t, fault),
       "scripted fault for tests: KIND:rank=R[:step=S], KIND drop-partials, skip-append, "
       "nan, kill or hang" },
+    { "DEVICE", HLX_PT_STRING, "cpu", 0, 0, offsetof(hlx_runtime_settings_t, device),
+      "execution backend: cpu, cuda (GPU local rank mod device count, or the placed one) "
+      "or auto (cuda when a device is visible and the build has CUDA); "
+      "helix decode --device overrides it" },
+    { "NCCL", HLX_PT_STRING, "auto", 0, 0, offsetof(hlx_runtime_settings_t, nccl),
+      "collectives of a cuda run through NCCL on the device stream: auto (when every pair "
+      "of ranks is linked by NVLink), on (also a world of one or other links), off" },
 };
 
 static const hlx_param_table_t hlx_runtime_table = {
@@ -80,6 +88,67 @@ static void *hlx_zalloc(size_t n, size_t size)
     return calloc(n ? n : 1, size);
 }
 
+/* Zeroed backend memory for what the backend's operations read or write (weights, step
+ * buffers); NULL on failure. Host backend: calloc. */
+static void *hlx_be_zalloc(hlx_engine_t *eng, size_t n, size_t size)
+{
+    void *p = NULL;
+
+    if (size && n > SIZE_MAX / size)
+        return NULL;
+    return eng->be.ops->mem_alloc(&eng->be, n * size, 0, &p) == HLX_OK ? p : NULL;
+}
+
+static void hlx_be_free(hlx_engine_t *eng, void *p)
+{
+    if (p != NULL)
+        eng->be.ops->mem_free(&eng->be, p, 0);
+}
+
+/* Fills the synthetic prior context of one layer's K (is_key) or V cache through the
+ * backend's copy_to, in chunks of whole blocks staged in host memory: position p lives on
+ * KVP rank (p / block) % KVP. The KV memory itself is never touched from the host. */
+static hlx_status_t hlx_fill_kv(hlx_engine_t *eng, void *cache, int l, int is_key, void *stage,
+                                size_t chunk)
+{
+    const hlx_layout_t *L = &eng->lay;
+    const hlx_model_t *m = &eng->m;
+    int d = is_key ? m->head_dim : m->v_head_dim;
+    int blk = is_key ? eng->be.k.kv_layout.k_block : eng->be.k.kv_layout.v_block;
+    uint64_t key = hlx_synth_key(eng->cfg.seed, l, is_key ? HLX_T_KCTX : HLX_T_VCTX);
+    hlx_status_t st = HLX_OK;
+    int b, kh, e;
+
+    for (b = 0; b < eng->cfg.batch && st == HLX_OK; b++)
+        for (kh = 0; kh < L->kv_local && st == HLX_OK; kh++) {
+            size_t shard = (size_t)b * L->kv_local + kh, j = 0, j0 = 0;
+            int64_t p;
+            for (p = 0; p <= eng->cfg.context && st == HLX_OK; p++) {
+                int last = p == eng->cfg.context;
+                if (!last && hlx_layout_kv_owner(L, p) == L->kvp_rank) {
+                    for (e = 0; e < d; e++)
+                        hlx_dtype_store(stage, eng->kv_dtype, hlx_kv_index(blk, d, j - j0, e),
+                                        hlx_synth_ctx(key, b, m->kv_heads, L->kv_first + kh, p,
+                                                      e, d, is_key));
+                    j++;
+                }
+                /* a full chunk, or the rest (rounded up to whole blocks) at the end */
+                if (j > j0 && (j - j0 == chunk || last)) {
+                    size_t at = hlx_kv_shard_index(eng, is_key, shard, j0, 0);
+                    size_t bytes = hlx_kv_elems(blk, d, j - j0) * eng->kv_esize;
+                    st = eng->be.ops->copy_to(&eng->be, eng->q,
+                                              (char *)cache + at * eng->kv_esize, stage, bytes);
+                    /* zeros again: a last, partial block copies its unused slots as 0 */
+                    if (st == HLX_OK)
+                        st = eng->be.ops->queue_sync(&eng->be, eng->q);
+                    memset(stage, 0, bytes);
+                    j0 = j;
+                }
+            }
+        }
+    return st;
+}
+
 
 /* Rows [r0, r0 + nr) x cols [c0, c0 + nc) of runtime weight w of layer l from the weight
  * source into dst (leading dimension ld) as dt. */
@@ -100,10 +169,9 @@ static hlx_status_t hlx_engine_build(hlx_engine_t *eng)
 {
     const hlx_model_t *m = &eng->m;
     const hlx_layout_t *L = &eng->lay;
-    int64_t H = m->hidden, dk = m->head_dim, dv = m->v_head_dim, K = m->kv_heads,
-            V = m->vocab, Fc = L->ffn_count, B = eng->cfg.batch;
-    int l, b, kh;
-    int64_t p, e;
+    int64_t H = m->hidden, dk = m->head_dim, dv = m->v_head_dim, V = m->vocab,
+            Fc = L->ffn_count, B = eng->cfg.batch;
+    int l;
     hlx_status_t st;
 
 #define HLX_WREAD(_w, ...) \
@@ -128,22 +196,21 @@ static hlx_status_t hlx_engine_build(hlx_engine_t *eng)
         const hlx_kv_layout_t kl = eng->be.k.kv_layout;
         const size_t ke = hlx_kv_shard_elems(kl, 1, (int)dk, (size_t)eng->cap);
         const size_t ve = hlx_kv_shard_elems(kl, 0, (int)dv, (size_t)eng->cap);
-        uint64_t kk, vk;
 
-        W->attn_norm = malloc(sizeof(float) * (size_t)H);
-        W->ffn_norm  = malloc(sizeof(float) * (size_t)H);
-        W->wqkv      = hlx_zalloc((size_t)(H * eng->qkv_cols), eng->w_esize);
-        W->wo        = hlx_zalloc((size_t)(L->q_slice * dv * H), eng->w_esize);
-        W->wgu       = hlx_zalloc((size_t)(H * 2 * Fc), eng->w_esize);
-        W->wdown     = hlx_zalloc((size_t)(Fc * H), eng->w_esize);
+        W->attn_norm = hlx_be_zalloc(eng, (size_t)H, sizeof(float));
+        W->ffn_norm  = hlx_be_zalloc(eng, (size_t)H, sizeof(float));
+        W->wqkv      = hlx_be_zalloc(eng, (size_t)(H * eng->qkv_cols), eng->w_esize);
+        W->wo        = hlx_be_zalloc(eng, (size_t)(L->q_slice * dv * H), eng->w_esize);
+        W->wgu       = hlx_be_zalloc(eng, (size_t)(H * 2 * Fc), eng->w_esize);
+        W->wdown     = hlx_be_zalloc(eng, (size_t)(Fc * H), eng->w_esize);
         /* The KV shard is the big, streamed allocation: 2 MiB aligned, huge pages. */
         if (!W->attn_norm || !W->ffn_norm || !W->wqkv || !W->wo || !W->wgu || !W->wdown)
             return HLX_ERR_NOMEM;
         if (eng->be.ops->mem_alloc(&eng->be, shards * ke * eng->kv_esize, 1, &W->kc) != HLX_OK ||
             eng->be.ops->mem_alloc(&eng->be, shards * ve * eng->kv_esize, 1, &W->vc) != HLX_OK)
             return HLX_ERR_NOMEM;
-        /* Weights are filled in place: host backend memory is host memory (a device
-         * backend fills a host staging copy and copies it over). */
+        /* Weights are filled in place: backend memory other than the KV cache is host
+         * visible (host memory, or managed memory on a device). */
         HLX_WREAD(HLX_HFW_ATTN_NORM, 0, 1, 0, H, W->attn_norm, HLX_DTYPE_F32, H);
         HLX_WREAD(HLX_HFW_FFN_NORM, 0, 1, 0, H, W->ffn_norm, HLX_DTYPE_F32, H);
         HLX_WREAD(HLX_HFW_WQ, 0, H, (int64_t)L->q_first * dk, (int64_t)L->q_local * dk,
@@ -161,29 +228,29 @@ static hlx_status_t hlx_engine_build(hlx_engine_t *eng)
         HLX_WREAD(HLX_HFW_WUP, 0, H, L->ffn_first, Fc, (char *)W->wgu + (size_t)Fc * eng->w_esize,
                   eng->w_dtype, 2 * Fc);
         HLX_WREAD(HLX_HFW_WDOWN, L->ffn_first, Fc, 0, H, W->wdown, eng->w_dtype, H);
-        /* Synthetic prior context: position p lives on KVP rank (p / block) % KVP. */
-        kk = hlx_synth_key(eng->cfg.seed, l, HLX_T_KCTX);
-        vk = hlx_synth_key(eng->cfg.seed, l, HLX_T_VCTX);
-        for (b = 0; b < B; b++)
-            for (kh = 0; kh < L->kv_local; kh++) {
-                size_t shard = (size_t)b * L->kv_local + kh, j = 0;
-                for (p = 0; p < eng->cfg.context; p++) {
-                    if (hlx_layout_kv_owner(L, p) != L->kvp_rank)
-                        continue;
-                    for (e = 0; e < dk; e++)
-                        hlx_dtype_store(W->kc, eng->kv_dtype, hlx_kv_shard_index(eng, 1, shard, j, (int)e),
-                                  hlx_synth_ctx(kk, b, (int)K, L->kv_first + kh, p, (int)e, (int)dk, 1));
-                    for (e = 0; e < dv; e++)
-                        hlx_dtype_store(W->vc, eng->kv_dtype, hlx_kv_shard_index(eng, 0, shard, j, (int)e),
-                                  hlx_synth_ctx(vk, b, (int)K, L->kv_first + kh, p, (int)e, (int)dv, 0));
-                    j++;
-                }
-            }
+        /* Synthetic prior context, staged through the backend's copy_to. */
+        {
+            /* chunks of whole blocks of K and of V, about 16K slots */
+            size_t kb = kl.k_block > 1 ? (size_t)kl.k_block : 1, vb = kl.v_block > 1 ? (size_t)kl.v_block : 1;
+            size_t unit = kb * vb, chunk = unit * (16384 / unit > 0 ? 16384 / unit : 1);
+            void *stage = calloc(chunk * (size_t)(dk > dv ? dk : dv), eng->kv_esize);
+            st = stage == NULL ? HLX_ERR_NOMEM : HLX_OK;
+            if (st == HLX_OK)
+                st = hlx_fill_kv(eng, W->kc, l, 1, stage, chunk);
+            if (st == HLX_OK)
+                st = hlx_fill_kv(eng, W->vc, l, 0, stage, chunk);
+            /* the staging area is reused by the next layer: the copies must have left it */
+            if (st == HLX_OK)
+                st = eng->be.ops->queue_sync(&eng->be, eng->q);
+            free(stage);
+            if (st != HLX_OK)
+                return st;
+        }
     }
     eng->kv_len     = hlx_layout_kv_count(L, L->kvp_rank, eng->cfg.context);
     eng->embed      = malloc(sizeof(float) * (size_t)(V * H));
-    eng->final_norm = malloc(sizeof(float) * (size_t)H);
-    eng->lmhead     = hlx_zalloc((size_t)(H * L->vocab_count), eng->w_esize);
+    eng->final_norm = hlx_be_zalloc(eng, (size_t)H, sizeof(float));
+    eng->lmhead     = hlx_be_zalloc(eng, (size_t)(H * L->vocab_count), eng->w_esize);
     if (!eng->embed || !eng->final_norm || !eng->lmhead)
         return HLX_ERR_NOMEM;
     HLX_WREAD_G(HLX_HFW_EMBED, 0, V, 0, H, eng->embed, HLX_DTYPE_F32, H);
@@ -203,11 +270,15 @@ static hlx_status_t hlx_engine_buffers(hlx_engine_t *eng)
 #define HLX_ALLOC(_p, _n) \
     if (((_p) = hlx_zalloc((_n), sizeof(*(_p)))) == NULL) \
         return HLX_ERR_NOMEM
-    HLX_ALLOC(eng->x, B * H);
-    HLX_ALLOC(eng->hn, B * H);
-    HLX_ALLOC(eng->qkv, B * (size_t)eng->qkv_cols);
-    HLX_ALLOC(eng->opart, B * (size_t)L->q_local * dv);
-    HLX_ALLOC(eng->lsepart, B * (size_t)L->q_local);
+    /* what the backend's operations touch: backend memory */
+#define HLX_BALLOC(_p, _n) \
+    if (((_p) = hlx_be_zalloc(eng, (_n), sizeof(*(_p)))) == NULL) \
+        return HLX_ERR_NOMEM
+    HLX_BALLOC(eng->x, B * H);
+    HLX_BALLOC(eng->hn, B * H);
+    HLX_BALLOC(eng->qkv, B * (size_t)eng->qkv_cols);
+    HLX_BALLOC(eng->opart, B * (size_t)L->q_local * dv);
+    HLX_BALLOC(eng->lsepart, B * (size_t)L->q_local);
     HLX_ALLOC(eng->xh_first, (size_t)L->kvp);
     HLX_ALLOC(eng->xh_count, (size_t)L->kvp);
     HLX_ALLOC(eng->xs_displ, (size_t)L->kvp);
@@ -222,18 +293,18 @@ static hlx_status_t hlx_engine_buffers(hlx_engine_t *eng)
         sblk += B * (size_t)eng->xh_count[j] * (dv + 1);
         rblk += B * (size_t)L->q_slice * (dv + 1);
     }
-    HLX_ALLOC(eng->sendbuf, sblk);
-    HLX_ALLOC(eng->recvbuf, rblk);
-    HLX_ALLOC(eng->oparts, B * (size_t)L->q_slice * dv * (size_t)L->kvp);
-    HLX_ALLOC(eng->lseparts, B * (size_t)L->q_slice * (size_t)L->kvp);
-    HLX_ALLOC(eng->omerged, B * (size_t)L->q_slice * dv);
-    HLX_ALLOC(eng->lsem, B * (size_t)L->q_slice);
-    HLX_ALLOC(eng->y, B * H);
-    HLX_ALLOC(eng->gu, B * 2 * (size_t)L->ffn_count);
-    HLX_ALLOC(eng->act, B * (size_t)L->ffn_count);
-    HLX_ALLOC(eng->lmout, B * (size_t)L->vocab_count);
-    HLX_ALLOC(eng->logits_local, B * (size_t)L->vocab_pad);
-    HLX_ALLOC(eng->logits_all, B * (size_t)L->vocab_pad * (size_t)L->n);
+    HLX_BALLOC(eng->sendbuf, sblk);
+    HLX_BALLOC(eng->recvbuf, rblk);
+    HLX_BALLOC(eng->oparts, B * (size_t)L->q_slice * dv * (size_t)L->kvp);
+    HLX_BALLOC(eng->lseparts, B * (size_t)L->q_slice * (size_t)L->kvp);
+    HLX_BALLOC(eng->omerged, B * (size_t)L->q_slice * dv);
+    HLX_BALLOC(eng->lsem, B * (size_t)L->q_slice);
+    HLX_BALLOC(eng->y, B * H);
+    HLX_BALLOC(eng->gu, B * 2 * (size_t)L->ffn_count);
+    HLX_BALLOC(eng->act, B * (size_t)L->ffn_count);
+    HLX_BALLOC(eng->lmout, B * (size_t)L->vocab_count);
+    HLX_BALLOC(eng->logits_local, B * (size_t)L->vocab_pad);
+    HLX_BALLOC(eng->logits_all, B * (size_t)L->vocab_pad * (size_t)L->n);
     HLX_ALLOC(eng->a2a_sc, (size_t)L->kvp);
     HLX_ALLOC(eng->a2a_sd, (size_t)L->kvp);
     HLX_ALLOC(eng->a2a_rc, (size_t)L->kvp);
@@ -246,6 +317,7 @@ static hlx_status_t hlx_engine_buffers(hlx_engine_t *eng)
         HLX_ALLOC(eng->tl, (size_t)eng->tl_cap);
     }
 #undef HLX_ALLOC
+#undef HLX_BALLOC
     return HLX_OK;
 }
 
@@ -525,6 +597,10 @@ static hlx_status_t hlx_engine_validate(hlx_engine_t *eng, char *err, size_t err
         strcmp(eng->set.bind, "off"))
         return hlx_engine_fail(err, errlen, HLX_ERR_INVALID, "HELIX_BIND=%s: expected auto, on or off",
                         eng->set.bind);
+    if (strcmp(eng->set.nccl, "auto") && strcmp(eng->set.nccl, "on") &&
+        strcmp(eng->set.nccl, "off"))
+        return hlx_engine_fail(err, errlen, HLX_ERR_INVALID, "HELIX_NCCL=%s: expected auto, on "
+                               "or off", eng->set.nccl);
     if (cfg->threads < 0 || cfg->threads > HLX_POOL_MAX)
         return hlx_engine_fail(err, errlen, HLX_ERR_INVALID, "--threads %d: expected 1 .. %d",
                                cfg->threads, HLX_POOL_MAX);
@@ -538,21 +614,74 @@ static hlx_status_t hlx_engine_validate(hlx_engine_t *eng, char *err, size_t err
 static hlx_status_t hlx_engine_backend(hlx_engine_t *eng, char *err, size_t errlen)
 {
     const char *kern = strcmp(eng->cfg.kernels, "auto") ? eng->cfg.kernels : NULL;
-    hlx_status_t st = hlx_backend_init(NULL, kern, eng->kv_dtype, &eng->be);
+    const char *dev = eng->cfg.device[0] ? eng->cfg.device : eng->set.device;
+    const char *src = eng->cfg.device[0] ? "--device " : "HELIX_DEVICE=";
+    const char *name = NULL;
+    char why[256] = "";
+    hlx_status_t st;
 
+    /* cpu: the host backend; cuda: refused here, before any communication, when no device
+     * can be used; auto: cuda when one can, else cpu with the reason in the report */
+    if (!strcmp(dev, "cuda") || !strcmp(dev, "auto")) {
+        if (hlx_backend_cuda_devices(why, sizeof(why)) > 0)
+            name = "cuda";
+        else if (!strcmp(dev, "cuda"))
+            return hlx_engine_fail(err, errlen, HLX_ERR_INVALID, "%scuda: no CUDA device "
+                                   "(%s); use --device cpu or auto", src, why);
+        else
+            snprintf(eng->device_note, sizeof(eng->device_note), "auto chose cpu: no CUDA "
+                     "device (%s)", why);
+    } else if (strcmp(dev, "cpu"))
+        return hlx_engine_fail(err, errlen, HLX_ERR_INVALID, "%s%s: expected cpu, cuda or "
+                               "auto", src, dev);
+    st = hlx_backend_init(name, kern, eng->kv_dtype, &eng->be);
+    if (st != HLX_OK && name != NULL && hlx_kernels_init_kv(kern, eng->kv_dtype, &eng->be.k) == HLX_OK)
+        return hlx_engine_fail(err, errlen, HLX_ERR_INVALID, "%s%s: the CUDA backend "
+                               "cannot start: %s", src, dev, hlx_status_str(st));
     if (st != HLX_OK) {
-        char why[256]; /* names --kernels or HELIX_KERNELS, whichever carried the value */
+        /* names --kernels or HELIX_KERNELS, whichever carried the value */
         hlx_kernels_init_error(kern, why, sizeof(why));
         return hlx_engine_fail(err, errlen, HLX_ERR_INVALID, "%s", why);
     }
     /* Several cores per rank: one pool for the whole run (threads inherit the rank's
      * binding), its KV shard and GEMMs split over it. */
     eng->threads = eng->cfg.threads > 0 ? eng->cfg.threads : eng->set.threads;
-    if (eng->threads > 1) {
+    if (eng->threads > 1 && name == NULL) {
         st = hlx_backend_set_threads(&eng->be, eng->threads);
         if (st != HLX_OK)
             return hlx_engine_fail(err, errlen, st, "--threads %d: starting the thread pool "
                                    "failed: %s", eng->threads, hlx_status_str(st));
+    }
+    return HLX_OK;
+}
+
+/* After placement: a CUDA backend takes the rank's placed GPU, or local rank mod the
+ * device count; then the backend's queue. */
+static hlx_status_t hlx_engine_device(hlx_engine_t *eng, char *err, size_t errlen)
+{
+    hlx_status_t st;
+
+    if (!strcmp(eng->be.ops->name, "cuda")) {
+        char why[256] = "";
+        int n = hlx_backend_cuda_devices(why, sizeof(why)), gpu = -1, lr = eng->info.local_rank;
+        const char *how = "placed";
+        size_t used = strlen(eng->device_note);
+        double t = eng->set.step_watchdog > 0 ? eng->set.step_watchdog : 600.0;
+
+        if (eng->place != NULL && eng->info.rank < eng->place->nranks)
+            gpu = eng->place->ranks[eng->info.rank].gpu;
+        if (n > 0 && (gpu < 0 || gpu >= n)) {
+            gpu = (lr > 0 ? lr : 0) % n;
+            how = "local rank mod device count";
+        }
+        st = hlx_backend_cuda_open(&eng->be, gpu, t, why, sizeof(why));
+        if (st != HLX_OK)
+            return hlx_engine_fail(err, errlen, HLX_ERR_INVALID, "--device cuda: rank %d "
+                                   "cannot use GPU %d: %s", eng->info.rank, gpu, why);
+        snprintf(eng->device_note + used, sizeof(eng->device_note) - used, "%sGPU %d of %d (%s)",
+                 used ? "; " : "", gpu, n, how);
+        hlx_info(HLX_SUB_TOPO, "rank %d: cuda backend on GPU %d of %d (%s)", eng->info.rank,
+                 gpu, n, how);
     }
     st = eng->be.ops->queue_create(&eng->be, &eng->q);
     if (st != HLX_OK)
@@ -641,9 +770,12 @@ static hlx_status_t hlx_engine_connect(hlx_engine_t *eng, const hlx_comm_params_
 
 static hlx_status_t hlx_engine_alloc(hlx_engine_t *eng, char *err, size_t errlen)
 {
-    hlx_status_t st = hlx_engine_build(eng);
+    hlx_status_t st = hlx_engine_device(eng, err, errlen);
     int j;
 
+    if (st != HLX_OK)
+        return st;
+    st = hlx_engine_build(eng);
     if (st == HLX_OK)
         st = hlx_engine_buffers(eng);
     if (st != HLX_OK && eng->errmsg[0])
@@ -700,6 +832,8 @@ hlx_status_t hlx_engine_create(const hlx_run_config_t *cfg, const hlx_model_t *m
         st = hlx_engine_connect(eng, &cp, err, errlen);
     if (st == HLX_OK)
         st = hlx_engine_alloc(eng, err, errlen);
+    if (st == HLX_OK)
+        st = hlx_engine_nccl_open(eng, err, errlen);
     if (st != HLX_OK) {
         hlx_engine_destroy(eng);
         return st;
@@ -719,12 +853,14 @@ void hlx_engine_destroy(hlx_engine_t *eng)
 
     if (eng == NULL)
         return;
+    hlx_engine_nccl_close(eng); /* before the memory its operations used */
     hlx_check_free(eng->chk);
     hlx_fault_destroy(eng->fault);
     for (l = 0; eng->layers && l < eng->m.layers; l++) {
         hlx_layer_w_t *W = &eng->layers[l];
-        free(W->attn_norm); free(W->ffn_norm); free(W->wqkv); free(W->wo);
-        free(W->wgu); free(W->wdown);
+        hlx_be_free(eng, W->attn_norm); hlx_be_free(eng, W->ffn_norm);
+        hlx_be_free(eng, W->wqkv); hlx_be_free(eng, W->wo);
+        hlx_be_free(eng, W->wgu); hlx_be_free(eng, W->wdown);
         if (W->kc)
             eng->be.ops->mem_free(&eng->be, W->kc, 1);
         if (W->vc)
@@ -732,11 +868,16 @@ void hlx_engine_destroy(hlx_engine_t *eng)
     }
     free(eng->layers);
     hlx_wsrc_fini(&eng->ws);
-    free(eng->embed); free(eng->final_norm); free(eng->lmhead);
-    free(eng->x); free(eng->hn); free(eng->qkv); free(eng->opart); free(eng->lsepart);
-    free(eng->sendbuf); free(eng->recvbuf); free(eng->oparts); free(eng->lseparts);
-    free(eng->omerged); free(eng->lsem); free(eng->y); free(eng->gu); free(eng->act);
-    free(eng->lmout); free(eng->logits_local); free(eng->logits_all);
+    free(eng->embed);
+    {
+        void *bufs[] = { eng->final_norm, eng->lmhead, eng->x, eng->hn, eng->qkv, eng->opart,
+                         eng->lsepart, eng->sendbuf, eng->recvbuf, eng->oparts, eng->lseparts,
+                         eng->omerged, eng->lsem, eng->y, eng->gu, eng->act, eng->lmout,
+                         eng->logits_local, eng->logits_all };
+        size_t i;
+        for (i = 0; i < sizeof(bufs) / sizeof(bufs[0]); i++)
+            hlx_be_free(eng, bufs[i]);
+    }
     free(eng->xh_first); free(eng->xh_count); free(eng->xs_displ); free(eng->xr_displ);
     free(eng->a2a_sc); free(eng->a2a_sd); free(eng->a2a_rc); free(eng->a2a_rd);
     free(eng->reqs); free(eng->tl);
@@ -773,9 +914,16 @@ int64_t hlx_engine_kv_len(const hlx_engine_t *eng) { return eng->kv_len; }
 float hlx_engine_kv_load(const hlx_engine_t *eng, int l, int is_key, size_t shard, size_t t,
                          int e)
 {
-    const void *c = is_key ? eng->layers[l].kc : eng->layers[l].vc;
+    const char *c = is_key ? eng->layers[l].kc : eng->layers[l].vc;
+    hlx_engine_t *me = (hlx_engine_t *)eng; /* the backend's copy is not const */
+    unsigned char v[8] = { 0 };
 
-    return hlx_dtype_load(c, eng->kv_dtype, hlx_kv_shard_index(eng, is_key, shard, t, e));
+    /* KV memory is the backend's: read back through copy_from, never dereferenced */
+    if (me->be.ops->copy_from(&me->be, me->q, v,
+                              c + hlx_kv_shard_index(eng, is_key, shard, t, e) * eng->kv_esize,
+                              eng->kv_esize) != HLX_OK)
+        return NAN;
+    return hlx_dtype_load(v, eng->kv_dtype, 0);
 }
 
 void hlx_engine_set_errmsg(hlx_engine_t *eng, const char *fmt, ...)

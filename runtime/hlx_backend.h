@@ -119,8 +119,10 @@ struct hlx_backend {
 };
 
 /* Chooses a backend by name (NULL or "host": the host backend over the kernels variant
- * `kernels`, NULL = the best for a KV cache of kv_dtype). HLX_ERR_INVALID for an unknown
- * backend, HLX_ERR_UNSUPPORTED when the kernel variant does not run here. */
+ * `kernels`, NULL = the best for a KV cache of kv_dtype; "cuda": runtime/cuda, bound to a
+ * device by hlx_backend_cuda_open before its queue). HLX_ERR_INVALID for an unknown
+ * backend, HLX_ERR_UNSUPPORTED when the kernel variant does not run here or no CUDA
+ * device can be used. */
 hlx_status_t hlx_backend_init(const char *name, const char *kernels, hlx_dtype_t kv_dtype,
                               hlx_backend_t *be);
 void         hlx_backend_fini(hlx_backend_t *be);

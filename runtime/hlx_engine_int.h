@@ -35,13 +35,16 @@ typedef struct hlx_tl_event {
     uint64_t t0, t1;
 } hlx_tl_event_t;
 
-/* The runtime's settings (HELIX_BIND, HELIX_THREADS, HELIX_STEP_WATCHDOG, HELIX_FAULT),
+/* The runtime's settings (HELIX_BIND, HELIX_THREADS, HELIX_STEP_WATCHDOG, HELIX_FAULT,
+ * HELIX_DEVICE, HELIX_NCCL),
  * filled from the table in engine.c. */
 typedef struct hlx_runtime_settings {
     char   bind[HLX_PARAM_STRLEN];
     int    threads;
     double step_watchdog;
     char   fault[HLX_PARAM_STRLEN];
+    char   device[HLX_PARAM_STRLEN];
+    char   nccl[HLX_PARAM_STRLEN];
 } hlx_runtime_settings_t;
 
 struct hlx_engine {
@@ -58,6 +61,8 @@ struct hlx_engine {
     hlx_comm_t      *world, *kvp_comm;
     hlx_backend_t    be;
     hlx_be_queue_t  *q;
+    char             device_note[192]; /* --device: what was chosen and why */
+    struct hlx_nccl *nccl_world, *nccl_kvp; /* NCCL collectives on the queue, or NULL */
     hlx_dtype_t      kv_dtype, w_dtype;
     size_t           kv_esize, w_esize;
     int              qkv_cols;
@@ -98,6 +103,20 @@ hlx_status_t hlx_engine_fail(char *err, size_t errlen, hlx_status_t st, const ch
 
 /* Link class between this rank and its KVP peers (engine.c). */
 const char  *hlx_engine_a2a_link(const hlx_engine_t *eng);
+
+/* ---- NCCL path (runtime/cuda/engine_nccl.c) */
+/* After allocation: NCCL communicators for the world and the KVP group when the backend is
+ * cuda and HELIX_NCCL says so (auto: every pair of ranks is linked by NVLink), agreed by
+ * all ranks; the schedule is then lockstep (NCCL is ordered on the queue). */
+hlx_status_t hlx_engine_nccl_open(hlx_engine_t *eng, char *err, size_t errlen);
+void         hlx_engine_nccl_close(hlx_engine_t *eng);
+/* Host wait for the queue: with NCCL, also its asynchronous errors (aborted on a deadline). */
+hlx_status_t hlx_engine_sync(hlx_engine_t *eng);
+/* The exchange, all-reduce and all-gather of the phases through NCCL on the queue. */
+hlx_status_t hlx_engine_nccl_a2a(hlx_engine_t *eng);
+hlx_status_t hlx_engine_nccl_allreduce(hlx_engine_t *eng, float *buf, size_t n);
+hlx_status_t hlx_engine_nccl_allgather(hlx_engine_t *eng, const void *in, size_t bytes,
+                                       void *out);
 
 /* ---- configuration record (config.c) */
 /* Builds this rank's record, all-gathers it and compares it field by field; also refuses a

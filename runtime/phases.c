@@ -19,6 +19,10 @@
     } while (0)
 
 #define HLX_BE(_eng, _op, ...) (_eng)->be.ops->_op(&(_eng)->be, (_eng)->q, __VA_ARGS__)
+/* The host side (transport, checks, scripted faults) reads backend memory only after the
+ * queue's work on it is done: a no-op on the host backend, a stream sync on a device
+ * (runtime/cuda/engine_nccl.c: with NCCL's errors polled too). */
+#define HLX_BE_SYNC(_eng) hlx_engine_sync(_eng)
 
 hlx_status_t hlx_phase_embed(hlx_engine_t *eng)
 {
@@ -104,6 +108,8 @@ hlx_status_t hlx_phase_attn(hlx_engine_t *eng, int l, int b0, int b1,
             }
         }
     /* Scripted faults act on the partials before they are packed. */
+    if (st == HLX_OK && (eng->fault_now & (HLX_FAULT_DROP_PARTIALS | HLX_FAULT_NAN)))
+        st = HLX_BE_SYNC(eng);
     if (eng->fault_now & HLX_FAULT_DROP_PARTIALS)
         for (b = b0; b < b1; b++)
             for (kh = 0; kh < L->q_local; kh++)
@@ -163,8 +169,11 @@ hlx_status_t hlx_phase_a2a_post(hlx_engine_t *eng, int b0, int b1, hlx_comm_req_
 
     HLX_TIMED(eng, HLX_PHASE_A2A, {
         hlx_phase_a2a_counts(eng, b0, b1);
-        st = hlx_comm_ialltoallv(eng->kvp_comm, eng->sendbuf, eng->a2a_sc, eng->a2a_sd,
-                                 eng->recvbuf, eng->a2a_rc, eng->a2a_rd, req_p);
+        /* NCCL's exchange is ordered on the queue: the schedule runs lockstep with it */
+        st = eng->nccl_kvp != NULL ? HLX_ERR_UNSUPPORTED : HLX_BE_SYNC(eng);
+        if (st == HLX_OK)
+            st = hlx_comm_ialltoallv(eng->kvp_comm, eng->sendbuf, eng->a2a_sc, eng->a2a_sd,
+                                     eng->recvbuf, eng->a2a_rc, eng->a2a_rd, req_p);
     });
     return st;
 }
@@ -175,8 +184,10 @@ hlx_status_t hlx_phase_a2a(hlx_engine_t *eng, int b0, int b1)
 
     HLX_TIMED(eng, HLX_PHASE_A2A, {
         hlx_phase_a2a_counts(eng, b0, b1);
-        st = hlx_comm_alltoallv(eng->kvp_comm, eng->sendbuf, eng->a2a_sc, eng->a2a_sd,
-                                eng->recvbuf, eng->a2a_rc, eng->a2a_rd);
+        st = eng->nccl_kvp != NULL ? hlx_engine_nccl_a2a(eng) : HLX_BE_SYNC(eng);
+        if (st == HLX_OK && eng->nccl_kvp == NULL)
+            st = hlx_comm_alltoallv(eng->kvp_comm, eng->sendbuf, eng->a2a_sc, eng->a2a_sd,
+                                    eng->recvbuf, eng->a2a_rc, eng->a2a_rd);
     });
     return st;
 }
@@ -195,6 +206,8 @@ hlx_status_t hlx_phase_merge(hlx_engine_t *eng, int l)
         if (st == HLX_OK)
             st = HLX_BE(eng, merge, L->kvp, (int)nh, dv, eng->oparts, eng->lseparts,
                         eng->omerged, eng->lsem);
+        if (st == HLX_OK)
+            st = HLX_BE_SYNC(eng); /* the checks below read oparts */
     });
     /* A NaN or Inf from a KVP peer is named with the peer that sent it, instead of
      * spreading as garbage. (An empty shard's LSE is -inf; its outputs are 0.) */
@@ -224,9 +237,16 @@ hlx_status_t hlx_phase_allreduce(hlx_engine_t *eng, int l, hlx_phase_id_t ph)
     size_t n = (size_t)eng->cfg.batch * (size_t)eng->m.hidden;
     hlx_status_t st;
 
-    HLX_TIMED(eng, ph, st = hlx_comm_allreduce_sum_f32(eng->world, eng->y, n));
+    HLX_TIMED(eng, ph, {
+        if (eng->nccl_world != NULL)
+            st = hlx_engine_nccl_allreduce(eng, eng->y, n);
+        else if ((st = HLX_BE_SYNC(eng)) == HLX_OK)
+            st = hlx_comm_allreduce_sum_f32(eng->world, eng->y, n);
+    });
     if (st == HLX_OK)
         st = HLX_BE(eng, add, eng->x, eng->y, n);
+    if (st == HLX_OK)
+        st = HLX_BE_SYNC(eng);
     if (st != HLX_OK)
         return st;
     return hlx_check_finite(eng, eng->x, n, "the hidden state", l);
@@ -272,11 +292,19 @@ hlx_status_t hlx_phase_head(hlx_engine_t *eng)
             st = HLX_BE(eng, pad_rows, eng->logits_local, L->vocab_pad, eng->lmout,
                         L->vocab_count, B, -INFINITY);
         if (st == HLX_OK)
+            st = HLX_BE_SYNC(eng);
+        if (st == HLX_OK)
             st = hlx_check_finite(eng, eng->lmout, (size_t)B * L->vocab_count, "the logits",
                                   m->layers);
-        if (st == HLX_OK)
+        if (st == HLX_OK && eng->nccl_world != NULL)
+            st = hlx_engine_nccl_allgather(eng, eng->logits_local,
+                                           sizeof(float) * (size_t)B * L->vocab_pad,
+                                           eng->logits_all);
+        else if (st == HLX_OK)
             st = hlx_comm_allgather(eng->world, eng->logits_local,
                                     sizeof(float) * (size_t)B * L->vocab_pad, eng->logits_all);
+        if (st == HLX_OK && eng->nccl_world != NULL)
+            st = HLX_BE_SYNC(eng); /* the all-gather's errors before the argmax waits */
         if (st == HLX_OK)
             st = HLX_BE(eng, argmax, eng->logits_all, L->n, B, m->vocab, L->vocab_pad,
                         eng->tokens);

@@ -42,6 +42,8 @@ hlx_status_t hlx_engine_run(hlx_engine_t *eng, hlx_run_report_t *rep, char *err,
     rep->size = eng->info.size;
     snprintf(rep->launcher, sizeof(rep->launcher), "%s", eng->info.launcher);
     snprintf(rep->kernels, sizeof(rep->kernels), "%s", eng->be.k.name);
+    snprintf(rep->device, sizeof(rep->device), "%s", strcmp(eng->be.ops->name, "cuda") ? "cpu" : "cuda");
+    snprintf(rep->device_note, sizeof(rep->device_note), "%s", eng->device_note);
     rep->threads = eng->threads;
     snprintf(rep->transport, sizeof(rep->transport), "%s", hlx_comm_backend(eng->world));
     snprintf(rep->cpuset, sizeof(rep->cpuset), "%s", eng->place->ranks[eng->info.rank].cpuset);

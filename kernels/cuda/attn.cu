@@ -1,9 +1,12 @@
 // Split-KV flash-decoding on CUDA: one thread block per (KV split, chunk of 8 query heads),
 // one warp per query head, KV tiles staged once per block in shared memory as fp32, online
-// softmax per warp, partial (o, lse) per split, then an exact LSE merge kernel.
+// softmax per warp, partial (o, lse) per split, then an exact LSE merge kernel. The head
+// chunks of one split are neighbouring blocks (they share the split's KV through L2), and
+// an MLA value that is the key row's prefix is read from the staged keys.
 #include "hlx_kernels_cuda.h"
 
 #include <cuda_bf16.h>
+#include <cuda_fp16.h>
 #include <cuda_fp8.h>
 #include <cuda_runtime.h>
 #include <math.h>
@@ -32,10 +35,12 @@ __device__ __forceinline__ float hlx_cu_load(const void *p, int t, size_t i)
     return ((const float *)p)[i];
 }
 
-// Stages nt rows of d elements (row stride `stride`, from row j) into shared memory as fp32.
-// bf16 rows that are 16-byte aligned move as 8-element vectors (full 128-byte warp loads).
-__device__ __forceinline__ void hlx_cu_stage(float *dst, const void *src, int t, size_t j,
-                                             int nt, int d, size_t stride, int tid, int nthr)
+// Stages nt rows of d elements (row stride `stride`, from row j) into shared memory as fp32,
+// rows dst_ld floats apart. bf16 rows that are 16-byte aligned move as 8-element vectors
+// (full 128-byte warp loads).
+__device__ __forceinline__ void hlx_cu_stage_ld(float *dst, int dst_ld, const void *src, int t,
+                                                size_t j, int nt, int d, size_t stride,
+                                                int tid, int nthr)
 {
     if (t == HLX_DTYPE_BF16 && d % 8 == 0 && stride % 8 == 0 &&
         ((uintptr_t)src & 15) == 0) {
@@ -45,7 +50,7 @@ __device__ __forceinline__ void hlx_cu_stage(float *dst, const void *src, int t,
             int row = i / per_row, col = (i % per_row) * 8;
             uint4 u = *(const uint4 *)(base + (size_t)row * stride + col);
             const __nv_bfloat162 *h = (const __nv_bfloat162 *)&u;
-            float *o = dst + (size_t)row * d + col;
+            float *o = dst + (size_t)row * dst_ld + col;
             for (int x = 0; x < 4; x++) {
                 float2 f = __bfloat1622float2(h[x]);
                 o[2 * x] = f.x;
@@ -54,8 +59,39 @@ __device__ __forceinline__ void hlx_cu_stage(float *dst, const void *src, int t,
         }
         return;
     }
+    if (t == HLX_DTYPE_FP8 && d % 8 == 0 && stride % 8 == 0 && ((uintptr_t)src & 7) == 0) {
+        // 8 fp8 values per 8-byte load, converted in pairs through fp16 (exact for e4m3)
+        const unsigned char *base = (const unsigned char *)src + j * stride;
+        const int per_row = d / 8;
+        for (int i = tid; i < nt * per_row; i += nthr) {
+            int row = i / per_row, col = (i % per_row) * 8;
+            uint2 u = *(const uint2 *)(base + (size_t)row * stride + col);
+            const __nv_fp8x2_storage_t *h = (const __nv_fp8x2_storage_t *)&u;
+            float *o = dst + (size_t)row * dst_ld + col;
+            for (int x = 0; x < 4; x++) {
+                __half2_raw hr = __nv_cvt_fp8x2_to_halfraw2(h[x], __NV_E4M3);
+                float2 f = __half22float2(*(const __half2 *)&hr);
+                o[2 * x] = f.x;
+                o[2 * x + 1] = f.y;
+            }
+        }
+        return;
+    }
     for (int i = tid; i < nt * d; i += nthr)
-        dst[i] = hlx_cu_load(src, t, (j + i / d) * stride + i % d);
+        dst[(size_t)(i / d) * dst_ld + i % d] = hlx_cu_load(src, t, (j + i / d) * stride + i % d);
+}
+
+__device__ __forceinline__ void hlx_cu_stage(float *dst, const void *src, int t, size_t j,
+                                             int nt, int d, size_t stride, int tid, int nthr)
+{
+    hlx_cu_stage_ld(dst, d, src, t, j, nt, d, stride, tid, nthr);
+}
+
+__device__ __forceinline__ float hlx_cu_warp_max(float x)
+{
+    for (int off = 16; off > 0; off >>= 1)
+        x = fmaxf(x, __shfl_xor_sync(0xffffffffu, x, off));
+    return x;
 }
 
 __device__ __forceinline__ float hlx_cu_warp_sum(float x)
@@ -65,44 +101,52 @@ __device__ __forceinline__ float hlx_cu_warp_sum(float x)
     return x;
 }
 
-// grid: (nsplit, ceil(group / 8)); block: 32 x 8 threads. Partial of split s for head g:
-// work_o[s][g][dv], work_lse[s][g].
+// grid: (ceil(group / 8), nsplit); block: 32 x 8 threads. Partial of split s for head g:
+// work_o[s][g][dv], work_lse[s][g]. v_in_k: the value of token t is the first dv elements
+// of its staged key (MLA absorbed: v == k), so only keys are staged. NK, NV: register
+// chunks of 32 elements per lane for a key and a value (the loops are unrolled to them).
+template <int NK, int NV>
 __global__ void hlx_cu_attn_split(int group, int dk, int dv, size_t len, int kv_dtype,
                                   const float *__restrict__ q, const void *__restrict__ k,
                                   const void *__restrict__ v, size_t ks, size_t vs,
-                                  float scale, int tile, float *work_o, float *work_lse)
+                                  float scale, int tile, int v_in_k, float *work_o,
+                                  float *work_lse)
 {
-    extern __shared__ float smem[]; // tile x (dk + dv) floats
+    extern __shared__ float smem[]; // tile x (dk + dv) floats (tile x dk with v_in_k)
     const int lane = threadIdx.x, w = threadIdx.y, nthr = blockDim.x * blockDim.y;
-    const int tid = w * 32 + lane, g = blockIdx.y * HLX_CU_HEADS + w;
-    const size_t per = (len + gridDim.x - 1) / gridDim.x;
-    const size_t j0 = per * blockIdx.x, j1 = j0 + per < len ? j0 + per : len;
+    const int tid = w * 32 + lane, g = blockIdx.x * HLX_CU_HEADS + w;
+    const size_t per = (len + gridDim.y - 1) / gridDim.y;
+    const size_t j0 = per * blockIdx.y, j1 = j0 + per < len ? j0 + per : len;
     const int ne_k = (dk + 31) / 32, ne_v = (dv + 31) / 32;
-    float qr[HLX_CU_DMAX / 32], acc[HLX_CU_DMAX / 32];
+    const int vrow = v_in_k ? dk : dv; // row length of the staged values
+    float qr[NK], acc[NV];
     float m = -INFINITY, s = 0.0f;
-    float *sk = smem, *sv = smem + (size_t)tile * dk;
+    float *sk = smem, *sv = v_in_k ? smem : smem + (size_t)tile * dk;
 
-    // loops over the compile-time maximum with guards, fully unrolled, so qr and acc stay
-    // in registers (a runtime trip count would put them in local memory)
+    // loops over the compile-time chunk counts with guards, fully unrolled, so qr and acc
+    // stay in registers (a runtime trip count would put them in local memory)
 #pragma unroll
-    for (int i = 0; i < HLX_CU_DMAX / 32; i++) {
+    for (int i = 0; i < NK; i++) {
         int e = lane + 32 * i;
         qr[i] = (i < ne_k && g < group && e < dk) ? q[(size_t)g * dk + e] * scale : 0.0f;
-        acc[i] = 0.0f;
     }
+#pragma unroll
+    for (int i = 0; i < NV; i++)
+        acc[i] = 0.0f;
     for (size_t jt = j0; jt < j1; jt += tile) {
         int nt = (int)(j1 - jt < (size_t)tile ? j1 - jt : (size_t)tile);
         __syncthreads();
         // the whole block stages the tile once (coalesced rows), every head reuses it
         hlx_cu_stage(sk, k, kv_dtype, jt, nt, dk, ks, tid, nthr);
-        hlx_cu_stage(sv, v, kv_dtype, jt, nt, dv, vs, tid, nthr);
+        if (!v_in_k)
+            hlx_cu_stage(sv, v, kv_dtype, jt, nt, dv, vs, tid, nthr);
         __syncthreads();
         if (g >= group)
             continue;
         for (int t = 0; t < nt; t++) {
             float dot = 0.0f, mn, corr, p;
 #pragma unroll
-            for (int i = 0; i < HLX_CU_DMAX / 32; i++) {
+            for (int i = 0; i < NK; i++) {
                 int e = lane + 32 * i;
                 if (i < ne_k && e < dk)
                     dot += qr[i] * sk[t * dk + e];
@@ -113,10 +157,10 @@ __global__ void hlx_cu_attn_split(int group, int dk, int dv, size_t len, int kv_
             p = __expf(dot - mn);
             s = s * corr + p;
 #pragma unroll
-            for (int i = 0; i < HLX_CU_DMAX / 32; i++) {
+            for (int i = 0; i < NV; i++) {
                 int e = lane + 32 * i;
                 if (i < ne_v && e < dv)
-                    acc[i] = acc[i] * corr + p * sv[t * dv + e];
+                    acc[i] = acc[i] * corr + p * sv[t * vrow + e];
             }
             m = mn;
         }
@@ -124,16 +168,112 @@ __global__ void hlx_cu_attn_split(int group, int dk, int dv, size_t len, int kv_
     if (g >= group)
         return;
     {
-        float *o = work_o + ((size_t)blockIdx.x * group + g) * dv;
+        float *o = work_o + ((size_t)blockIdx.y * group + g) * dv;
         float inv = s > 0.0f ? 1.0f / s : 0.0f;
 #pragma unroll
-        for (int i = 0; i < HLX_CU_DMAX / 32; i++) {
+        for (int i = 0; i < NV; i++) {
             int e = lane + 32 * i;
             if (i < ne_v && e < dv)
                 o[e] = acc[i] * inv;
         }
         if (lane == 0)
-            work_lse[(size_t)blockIdx.x * group + g] = s > 0.0f ? m + logf(s) : -INFINITY;
+            work_lse[(size_t)blockIdx.y * group + g] = s > 0.0f ? m + logf(s) : -INFINITY;
+    }
+}
+
+// The "tokens" variant for GQA shapes (dk, dv multiples of 4, at most 256; separate K and
+// V): grid and partials as hlx_cu_attn_split, one warp per query head, but the lanes of a
+// warp take 32 tokens at once. Each lane computes its token's whole score from shared
+// memory (float4 reads; K rows padded by 4 floats so that the 8 lanes of a quarter-warp
+// hit different banks, q broadcast), the warp updates the online softmax once per 32
+// tokens, then accumulates the 32 values with the lanes over the value's elements (lane l
+// owns elements 4l .. 4l + 3, plus 128 more per NV4 step). About a third of the
+// instructions per token of the warp-per-token loop.
+template <int NV4>
+__global__ void hlx_cu_attn_tok(int group, int dk, int dv, size_t len, int kv_dtype,
+                                const float *__restrict__ q, const void *__restrict__ k,
+                                const void *__restrict__ v, size_t ks, size_t vs, float scale,
+                                int tile, float *work_o, float *work_lse)
+{
+    extern __shared__ float4 hlx_cu_smem4[];
+    float *smem = (float *)hlx_cu_smem4;
+    const int lane = threadIdx.x, w = threadIdx.y, nthr = blockDim.x * blockDim.y;
+    const int tid = w * 32 + lane, g = blockIdx.x * HLX_CU_HEADS + w, kst = dk + 4;
+    const size_t per = (len + gridDim.y - 1) / gridDim.y;
+    const size_t j0 = per * blockIdx.y, j1 = j0 + per < len ? j0 + per : len;
+    float *sq = smem;                                 // [8][dk]: this block's scaled queries
+    float *sk = sq + (size_t)HLX_CU_HEADS * dk;       // [tile][dk + 4]
+    float *sv = sk + (size_t)tile * kst;              // [tile][dv]
+    const float4 *q4 = (const float4 *)(sq + (size_t)w * dk);
+    float4 acc[NV4];
+    float m = -INFINITY, l = 0.0f;
+
+    for (int e = lane; e < dk; e += 32)
+        sq[(size_t)w * dk + e] = g < group ? q[(size_t)g * dk + e] * scale : 0.0f;
+#pragma unroll
+    for (int c = 0; c < NV4; c++)
+        acc[c] = make_float4(0.0f, 0.0f, 0.0f, 0.0f);
+    for (size_t jt = j0; jt < j1; jt += tile) {
+        int nt = (int)(j1 - jt < (size_t)tile ? j1 - jt : (size_t)tile);
+        __syncthreads();
+        hlx_cu_stage_ld(sk, kst, k, kv_dtype, jt, nt, dk, ks, tid, nthr);
+        hlx_cu_stage_ld(sv, dv, v, kv_dtype, jt, nt, dv, vs, tid, nthr);
+        __syncthreads();
+        if (g >= group)
+            continue;
+        for (int t0 = 0; t0 < nt; t0 += 32) {
+            const int t = t0 + lane, cnt = nt - t0 < 32 ? nt - t0 : 32;
+            float sc = -INFINITY, mx, mn, corr, p;
+            if (t < nt) {
+                const float4 *k4 = (const float4 *)(sk + (size_t)t * kst);
+                float a0 = 0.0f, a1 = 0.0f;
+#pragma unroll 4
+                for (int i = 0; i < dk / 4; i++) {
+                    float4 kk = k4[i], qq = q4[i];
+                    a0 += kk.x * qq.x + kk.y * qq.y;
+                    a1 += kk.z * qq.z + kk.w * qq.w;
+                }
+                sc = a0 + a1;
+            }
+            mx = hlx_cu_warp_max(sc);
+            mn = fmaxf(m, mx);            // finite: lane 0's token is always there
+            corr = __expf(m - mn);        // 0 on the first block of tokens (m = -inf)
+            p = t < nt ? __expf(sc - mn) : 0.0f;
+            l = l * corr + hlx_cu_warp_sum(p);
+#pragma unroll
+            for (int c = 0; c < NV4; c++) {
+                acc[c].x *= corr; acc[c].y *= corr; acc[c].z *= corr; acc[c].w *= corr;
+            }
+            for (int u = 0; u < cnt; u++) {
+                float pu = __shfl_sync(0xffffffffu, p, u);
+                const float4 *v4 = (const float4 *)(sv + (size_t)(t0 + u) * dv);
+#pragma unroll
+                for (int c = 0; c < NV4; c++) {
+                    int e4 = lane + 32 * c;
+                    if (e4 < dv / 4) {
+                        float4 vv = v4[e4];
+                        acc[c].x += pu * vv.x; acc[c].y += pu * vv.y;
+                        acc[c].z += pu * vv.z; acc[c].w += pu * vv.w;
+                    }
+                }
+            }
+            m = mn;
+        }
+    }
+    if (g >= group)
+        return;
+    {
+        float *o = work_o + ((size_t)blockIdx.y * group + g) * dv;
+        float inv = l > 0.0f ? 1.0f / l : 0.0f;
+#pragma unroll
+        for (int c = 0; c < NV4; c++) {
+            int e4 = lane + 32 * c;
+            if (e4 < dv / 4)
+                ((float4 *)o)[e4] = make_float4(acc[c].x * inv, acc[c].y * inv,
+                                                acc[c].z * inv, acc[c].w * inv);
+        }
+        if (lane == 0)
+            work_lse[(size_t)blockIdx.y * group + g] = l > 0.0f ? m + logf(l) : -INFINITY;
     }
 }
 
@@ -206,31 +346,153 @@ extern "C" int hlx_cuda_attn_splits(size_t len)
     return n < 1 ? 1 : n > 1024 ? 1024 : (int)n;
 }
 
+extern "C" int hlx_cuda_attn_splits_for(size_t len, int group)
+{
+    // about 2048 blocks in all (several waves on 132 SMs), at least 1K tokens per split:
+    // a 128-head group (16 blocks per split) takes 8K-token splits, so that its partials
+    // (splits x group x (dv + 1) floats, written then merged) stay a few % of the KV
+    int chunks = (group + HLX_CU_HEADS - 1) / HLX_CU_HEADS;
+    size_t want = 2048 / (size_t)(chunks < 1 ? 1 : chunks), by_len = (len + 1023) / 1024;
+    size_t n = want < by_len ? want : by_len;
+    return n < 1 ? 1 : n > 1024 ? 1024 : (int)n;
+}
+
+static int hlx_cu_attn_variant; // 0 auto, 1 warp, 2 tokens (hlx_cuda_attn_set_variant)
+
+extern "C" hlx_status_t hlx_cuda_attn_set_variant(const char *name)
+{
+    int v = !strcmp(name, "auto") ? 0 : !strcmp(name, "warp") ? 1 : !strcmp(name, "tokens") ? 2 : -1;
+    if (v < 0)
+        return HLX_ERR_INVALID;
+    hlx_cu_attn_variant = v;
+    return HLX_OK;
+}
+
+extern "C" const char *hlx_cuda_attn_variant_for(const hlx_attn_desc_t *d)
+{
+    int v_in_k = d->v == d->k && d->v_stride == d->k_stride && d->dv <= d->dk;
+    size_t need = sizeof(float) * ((size_t)HLX_CU_HEADS * d->dk +
+                                   32 * ((size_t)d->dk + 4 + (size_t)d->dv));
+    int fits = !v_in_k && d->dk % 4 == 0 && d->dv % 4 == 0 && d->dk <= 256 && d->dv <= 256 &&
+               need <= 48 * 1024;
+
+    if (hlx_cu_attn_variant == 1 || (hlx_cu_attn_variant == 0 && !fits))
+        return "warp";
+    return fits ? "tokens" : NULL; // tokens asked for a shape it does not take
+}
+
+typedef void (*hlx_cu_split_fn)(int, int, int, size_t, int, const float *, const void *,
+                                const void *, size_t, size_t, float, int, int, float *,
+                                float *);
+typedef void (*hlx_cu_tok_fn)(int, int, int, size_t, int, const float *, const void *,
+                              const void *, size_t, size_t, float, int, float *, float *);
+
+// The kernel hlx_cuda_attn launches for d, its tile and shared memory.
+typedef struct hlx_cu_plan {
+    hlx_cu_split_fn split; // the warp kernel, or NULL
+    hlx_cu_tok_fn   tok;   // the tokens kernel, or NULL
+    int             tile, v_in_k;
+    size_t          smem;
+} hlx_cu_plan_t;
+
+static int hlx_cu_attn_plan(const hlx_attn_desc_t *d, hlx_cu_plan_t *p)
+{
+    const char *v = hlx_cuda_attn_variant_for(d);
+
+    memset(p, 0, sizeof(*p));
+    p->v_in_k = d->v == d->k && d->v_stride == d->k_stride && d->dv <= d->dk;
+    if (v == NULL)
+        return -1;
+    if (!strcmp(v, "tokens")) {
+        // tiles of whole 32-token steps in at most 48 KiB with the queries
+        size_t row = sizeof(float) * ((size_t)d->dk + 4 + (size_t)d->dv);
+        size_t qb = sizeof(float) * (size_t)HLX_CU_HEADS * d->dk;
+        int steps = (int)((48 * 1024 - qb) / (32 * row));
+        p->tile = 32 * (steps < 1 ? 1 : steps > 4 ? 4 : steps);
+        p->smem = qb + row * (size_t)p->tile;
+        p->tok = d->dv <= 128 ? hlx_cu_attn_tok<1> : hlx_cu_attn_tok<2>;
+        return 0;
+    }
+    {
+        int row = d->dk + (p->v_in_k ? 0 : d->dv); // floats staged per token
+        int nk = (d->dk + 31) / 32, nv = (d->dv + 31) / 32;
+        p->tile = HLX_CU_SMEM / (int)(sizeof(float) * row);
+        if (p->tile < 1)
+            p->tile = 1;
+        p->smem = sizeof(float) * (size_t)p->tile * row;
+        // exact chunk counts for the common shapes (GQA 32..256, MLA 576/512), else the
+        // maximum with guards
+        p->split = nk == 1 && nv == 1 ? hlx_cu_attn_split<1, 1> :
+                   nk == 2 && nv == 2 ? hlx_cu_attn_split<2, 2> :
+                   nk == 4 && nv == 4 ? hlx_cu_attn_split<4, 4> :
+                   nk == 8 && nv == 8 ? hlx_cu_attn_split<8, 8> :
+                   nk == 18 && nv == 16 ? hlx_cu_attn_split<18, 16> :
+                   hlx_cu_attn_split<HLX_CU_DMAX / 32, HLX_CU_DMAX / 32>;
+    }
+    return 0;
+}
+
+extern "C" int hlx_cuda_attn_splits_desc(const hlx_attn_desc_t *d)
+{
+    // whole waves: k x (resident blocks of this kernel on the device) blocks in all, k up
+    // to 4, at least 256 tokens per split; the group's head chunks share a split
+    int chunks = (d->group + HLX_CU_HEADS - 1) / HLX_CU_HEADS, dev = 0, sms = 0, per_sm = 0;
+    hlx_cu_plan_t p;
+    cudaError_t e;
+
+    if (chunks < 1 || hlx_cu_attn_plan(d, &p) != 0)
+        return hlx_cuda_attn_splits_for(d->len, d->group);
+    e = cudaGetDevice(&dev);
+    if (e == cudaSuccess)
+        e = cudaDeviceGetAttribute(&sms, cudaDevAttrMultiProcessorCount, dev);
+    if (e == cudaSuccess)
+        e = p.tok ? cudaOccupancyMaxActiveBlocksPerMultiprocessor(&per_sm, p.tok,
+                                                                  32 * HLX_CU_HEADS, p.smem)
+                  : cudaOccupancyMaxActiveBlocksPerMultiprocessor(&per_sm, p.split,
+                                                                  32 * HLX_CU_HEADS, p.smem);
+    if (e != cudaSuccess || sms < 1 || per_sm < 1) {
+        (void)cudaGetLastError();
+        return hlx_cuda_attn_splits_for(d->len, d->group);
+    }
+    for (int k = 4; k >= 1; k--) {
+        size_t n = (size_t)k * (size_t)sms * (size_t)per_sm / (size_t)chunks;
+        if (n >= 1 && d->len / n >= 256)
+            return n > 65535 ? 65535 : (int)n;
+    }
+    {
+        size_t n = d->len / 256; // a short shard: 256-token splits, fewer than one wave
+        return n < 1 ? 1 : n > 65535 ? 65535 : (int)n;
+    }
+}
+
 extern "C" hlx_status_t hlx_cuda_attn(const hlx_attn_desc_t *d, int nsplit, float *work,
                                       void *stream)
 {
     cudaStream_t st = (cudaStream_t)stream;
     float *wo = work, *wl = work + (size_t)nsplit * d->group * d->dv;
-    int tile;
-    size_t smem;
+    hlx_cu_plan_t p;
 
     if (d->dk < 1 || d->dv < 1 || d->dk > HLX_CU_DMAX || d->dv > HLX_CU_DMAX || nsplit < 1 ||
+        nsplit > 65535 || d->group < 1 || d->group > 65535 * HLX_CU_HEADS ||
         (d->kv_dtype != HLX_DTYPE_F32 && d->kv_dtype != HLX_DTYPE_BF16 &&
          d->kv_dtype != HLX_DTYPE_FP8))
         return HLX_ERR_INVALID;
     if (d->len == 0)
         return hlx_cuda_merge(0, d->group, d->dv, wo, wl, d->o, d->lse, stream);
-    tile = HLX_CU_SMEM / (int)(sizeof(float) * (d->dk + d->dv));
-    if (tile < 1)
-        tile = 1;
-    smem = sizeof(float) * (size_t)tile * (d->dk + d->dv);
+    if (hlx_cu_attn_plan(d, &p) != 0)
+        return HLX_ERR_UNSUPPORTED;
     {
-        dim3 grid((unsigned)nsplit, (unsigned)((d->group + HLX_CU_HEADS - 1) / HLX_CU_HEADS));
+        dim3 grid((unsigned)((d->group + HLX_CU_HEADS - 1) / HLX_CU_HEADS), (unsigned)nsplit);
         dim3 block(32, HLX_CU_HEADS);
-        hlx_cu_attn_split<<<grid, block, smem, st>>>(d->group, d->dk, d->dv, d->len,
-                                                     (int)d->kv_dtype, d->q, d->k, d->v,
-                                                     d->k_stride, d->v_stride, d->scale,
-                                                     tile, wo, wl);
+        if (p.tok)
+            p.tok<<<grid, block, p.smem, st>>>(d->group, d->dk, d->dv, d->len, (int)d->kv_dtype,
+                                               d->q, d->k, d->v, d->k_stride, d->v_stride,
+                                               d->scale, p.tile, wo, wl);
+        else
+            p.split<<<grid, block, p.smem, st>>>(d->group, d->dk, d->dv, d->len,
+                                                 (int)d->kv_dtype, d->q, d->k, d->v,
+                                                 d->k_stride, d->v_stride, d->scale, p.tile,
+                                                 p.v_in_k, wo, wl);
     }
     if (cudaGetLastError() != cudaSuccess)
         return HLX_ERR_INTERNAL;

@@ -82,9 +82,10 @@ extern "C" hlx_status_t hlx_cuda_swiglu(float *y, const float *gate, const float
 }
 
 // bf16-weight GEMM for decode widths: one thread per output column (coalesced weight rows),
-// grid.y splits K, partial sums added with atomics (cuBLAS has no fp32 x bf16 product).
+// grid.y splits K into partial sums part[split][M][N] (cuBLAS has no fp32 x bf16 product);
+// a second kernel adds the splits in a fixed order, so results are the same run to run.
 __global__ void hlx_cu_gemm_bf16(int M, int N, int K, const float *__restrict__ x,
-                                 const __nv_bfloat16 *__restrict__ w, float *y, int kper)
+                                 const __nv_bfloat16 *__restrict__ w, float *part, int kper)
 {
     int n = blockIdx.x * blockDim.x + threadIdx.x;
     int k0 = blockIdx.y * kper, k1 = k0 + kper < K ? k0 + kper : K;
@@ -99,16 +100,32 @@ __global__ void hlx_cu_gemm_bf16(int M, int N, int K, const float *__restrict__ 
                 acc[i] += x[(size_t)(m0 + i) * K + k] * wv;
         }
         for (int i = 0; i < mb; i++)
-            atomicAdd(&y[(size_t)(m0 + i) * N + n], acc[i]);
+            part[((size_t)blockIdx.y * M + m0 + i) * N + n] = acc[i];
+    }
+}
+
+__global__ void hlx_cu_gemm_sum(int M, int N, int nsplit, const float *part, float *y,
+                                int accumulate)
+{
+    size_t total = (size_t)M * N;
+    for (size_t i = blockIdx.x * (size_t)blockDim.x + threadIdx.x; i < total;
+         i += (size_t)gridDim.x * blockDim.x) {
+        float a = accumulate ? y[i] : 0.0f;
+        for (int s = 0; s < nsplit; s++)
+            a += part[(size_t)s * total + i];
+        y[i] = a;
     }
 }
 
 // Row-major y = x W is column-major y^T = W^T x^T: cuBLAS gets (N x K) W and (K x M) x.
+// One cuBLAS handle and one split-K area per host thread (a rank drives one device).
 extern "C" hlx_status_t hlx_cuda_gemm(int M, int N, int K, const float *x, const void *w,
                                       hlx_dtype_t w_dtype, float *y, int accumulate,
                                       void *stream)
 {
     static thread_local cublasHandle_t h = NULL;
+    static thread_local float *part = NULL;
+    static thread_local size_t part_n = 0;
     const float one = 1.0f, beta = accumulate ? 1.0f : 0.0f;
     cudaStream_t cs = (cudaStream_t)stream;
 
@@ -117,17 +134,36 @@ extern "C" hlx_status_t hlx_cuda_gemm(int M, int N, int K, const float *x, const
     if (w_dtype == HLX_DTYPE_BF16) {
         int ksplit = K / 256 < 1 ? 1 : K / 256 > 64 ? 64 : K / 256;
         int kper = (K + ksplit - 1) / ksplit;
-        if (!accumulate && cudaMemsetAsync(y, 0, sizeof(float) * (size_t)M * N, cs) != cudaSuccess)
-            return HLX_ERR_INTERNAL;
+        size_t need = (size_t)ksplit * M * N;
+        size_t blocks = ((size_t)M * N + 255) / 256;
+        if (need > part_n) {
+            // the old area may still be read by queued work on this stream
+            if (cudaStreamSynchronize(cs) != cudaSuccess)
+                return HLX_ERR_INTERNAL;
+            cudaFree(part);
+            part = NULL, part_n = 0;
+            if (cudaMalloc((void **)&part, need * sizeof(float)) != cudaSuccess) {
+                (void)cudaGetLastError();
+                return HLX_ERR_NOMEM;
+            }
+            part_n = need;
+        }
         hlx_cu_gemm_bf16<<<dim3((unsigned)((N + 255) / 256), (unsigned)ksplit), 256, 0, cs>>>(
-            M, N, K, x, (const __nv_bfloat16 *)w, y, kper);
+            M, N, K, x, (const __nv_bfloat16 *)w, part, kper);
+        if (hlx_cu_last() != HLX_OK)
+            return HLX_ERR_INTERNAL;
+        hlx_cu_gemm_sum<<<(unsigned)(blocks > 65535 ? 65535 : blocks), 256, 0, cs>>>(
+            M, N, ksplit, part, y, accumulate);
         return hlx_cu_last();
     }
     if (w_dtype != HLX_DTYPE_F32)
         return HLX_ERR_UNSUPPORTED;
-    if (h == NULL && cublasCreate(&h) != CUBLAS_STATUS_SUCCESS)
+    if (h == NULL && cublasCreate(&h) != CUBLAS_STATUS_SUCCESS) {
+        h = NULL;
         return HLX_ERR_UNSUPPORTED;
-    cublasSetStream(h, cs);
+    }
+    if (cublasSetStream(h, cs) != CUBLAS_STATUS_SUCCESS)
+        return HLX_ERR_INTERNAL;
     return cublasSgemm(h, CUBLAS_OP_N, CUBLAS_OP_N, N, M, K, &one, (const float *)w, N, x, K,
                        &beta, y, N) == CUBLAS_STATUS_SUCCESS ? HLX_OK : HLX_ERR_INTERNAL;
 }

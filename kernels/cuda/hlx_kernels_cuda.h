@@ -20,6 +20,13 @@ hlx_status_t hlx_cuda_device_info(char *name, size_t name_len, double *hbm_gbps_
 size_t hlx_cuda_attn_work_floats(int group, int dv, int nsplit);
 /* A split count that fills the device for a single (request, KV head) of length len. */
 int hlx_cuda_attn_splits(size_t len);
+/* The same for a group of query heads: large groups (MLA) take longer splits, so that
+ * their partials stay small against the KV they summarise. */
+int hlx_cuda_attn_splits_for(size_t len, int group);
+/* The split count for d on the current device: whole waves of the kernel hlx_cuda_attn
+ * runs for d (from its occupancy), at least 256 tokens per split (the two above when the
+ * device cannot be asked). */
+int hlx_cuda_attn_splits_desc(const hlx_attn_desc_t *d);
 
 /* Decode attention of one (request, KV head) over its shard, as hlx_kernels_t.attn:
  * KV split into nsplit chunks, each chunk's partial (o, lse) in work, then merged.
@@ -27,6 +34,15 @@ int hlx_cuda_attn_splits(size_t len);
  * runtime with a CUDA path stores its device KV so, whatever the CPU variant uses.
  * kv_dtype f32, bf16 or fp8 e4m3; dk, dv <= 1024. stream: a cudaStream_t or NULL. */
 hlx_status_t hlx_cuda_attn(const hlx_attn_desc_t *d, int nsplit, float *work, void *stream);
+
+/* The attention kernel hlx_cuda_attn uses (process-wide): "auto" (default: "tokens" where
+ * the shape allows, else "warp"), "warp" (one warp per query head walks the tokens, any
+ * shape, MLA) or "tokens" (lanes over 32 tokens at once: dk, dv multiples of 4 up to 256,
+ * separate K and V). HLX_ERR_INVALID for another name. */
+hlx_status_t hlx_cuda_attn_set_variant(const char *name);
+/* The variant hlx_cuda_attn runs for d, NULL when the chosen one does not take d's shape
+ * (hlx_cuda_attn then answers HLX_ERR_UNSUPPORTED). */
+const char  *hlx_cuda_attn_variant_for(const hlx_attn_desc_t *d);
 
 /* As hlx_kernels_t.merge, device pointers. */
 hlx_status_t hlx_cuda_merge(int nparts, int nheads, int dv, const float *o_parts,
@@ -38,10 +54,40 @@ hlx_status_t hlx_cuda_rope(float *x, int nheads, int hd, int rot_dim, int64_t po
 hlx_status_t hlx_cuda_swiglu(float *y, const float *gate, const float *up, int n,
                              void *stream);
 /* y[M][N] (+)= x[M][K] W[K][N]: f32 W through cuBLAS; bf16 W by a GEMV-style kernel with
- * fp32 accumulation and split-K atomics (cuBLAS has no fp32 x bf16 product), so bf16
- * results can differ in the last bits from run to run. */
+ * fp32 accumulation over K splits added in a fixed order (cuBLAS has no fp32 x bf16
+ * product): the same bits run to run. */
 hlx_status_t hlx_cuda_gemm(int M, int N, int K, const float *x, const void *w,
                            hlx_dtype_t w_dtype, float *y, int accumulate, void *stream);
+
+/* The CUDA execution backend's per-layer kernels (backend_ops.cu), as the ops of
+ * runtime/hlx_backend.h with device pointers, enqueued on stream; none synchronises. */
+hlx_status_t hlx_cuda_rmsnorm_rows(float *y, const float *x, const float *w, int rows, int n,
+                                   float eps, void *stream);
+hlx_status_t hlx_cuda_rope_rows(float *x, int rows, size_t ld, int nheads, int hd,
+                                int rot_dim, int64_t pos, float theta, void *stream);
+/* act[r][i] = silu(gu[r][i]) * gu[r][n + i] */
+hlx_status_t hlx_cuda_swiglu_rows(float *act, const float *gu, int rows, int n, void *stream);
+/* KV in rows (blocks of 1): slot t of shards [shard0, shard0 + nheads) of cap slots. */
+hlx_status_t hlx_cuda_kv_append(void *kc, void *vc, hlx_dtype_t kv_dtype, int dk, int dv,
+                                size_t cap, size_t shard0, size_t t, int nheads,
+                                const float *k_new, const float *v_new, void *stream);
+/* One peer's slice of the exchange (wire layout of hlx_backend.h): dst is the peer's block
+ * at request b0; heads [h0, h0 + cnt) of rows of q_local heads. */
+hlx_status_t hlx_cuda_pack_peer(float *dst, const float *opart, const float *lsepart,
+                                int q_local, int h0, int cnt, int dv, int b0, int b1,
+                                void *stream);
+/* src is peer j's block at request b0; oparts_j, lseparts_j are peer j's parts. */
+hlx_status_t hlx_cuda_unpack_peer(float *oparts_j, float *lseparts_j, const float *src,
+                                  int cnt, int dv, int b0, int b1, void *stream);
+hlx_status_t hlx_cuda_add(float *x, const float *y, size_t n, void *stream);
+hlx_status_t hlx_cuda_pad_rows(float *dst, int dcols, const float *src, int scols, int rows,
+                               float fill, void *stream);
+/* tokens: device memory, [B] */
+hlx_status_t hlx_cuda_argmax(const float *logits, int n, int B, int vocab, int pad,
+                             int *tokens, void *stream);
+/* Device-to-device copy by a kernel (16-byte aligned, multiple of 16 bytes): the HBM
+ * bandwidth the benchmarks compare against (read + write bytes per second). */
+hlx_status_t hlx_cuda_copy(void *dst, const void *src, size_t bytes, void *stream);
 
 #ifdef __cplusplus
 }

@@ -40,6 +40,7 @@ typedef struct hlx_run_config {
     int         micro_batch;  /* requests per micro-batch; 0 = chosen from the first step */
     char        timeline[256]; /* write the last step's timeline here ("" = none) */
     int         threads;      /* cores per rank; 0 = HELIX_THREADS (default 1) */
+    char        device[16];   /* "cpu", "cuda" or "auto"; "" = HELIX_DEVICE (default cpu) */
 } hlx_run_config_t;
 
 /* Per-phase time accounting: the phases and their names are in helix/phase.h. */
@@ -73,6 +74,8 @@ typedef struct hlx_run_report {
     double   hopb_m_ms;                /* exchange of one micro-batch (first step) */
     double   hopb_predicted_ms;        /* pipeline model per layer, chosen size */
     uint64_t hidden_hash;              /* hash of the final hidden state (bitwise) */
+    char     device[16];               /* execution backend's device: cpu or cuda */
+    char     device_note[192];         /* why auto chose it, and the device used */
 } hlx_run_report_t;
 
 /* helix bench hopb: attention + exchange of one layer, lockstep against HOP-B. Times are

@@ -1,0 +1,311 @@
+/* helix bench attention --device cuda: the CUDA split-KV attention over one (request, KV
+ * head) shard timed with events, against the HBM bandwidth a device-to-device copy kernel
+ * reaches in the same run (and the bandwidth the clocks promise). */
+#include "hlx_bench_cuda.h"
+#include "hlx_kernels_cuda.h"
+
+#include <helix/device.h>
+
+#include <cuda_runtime.h>
+#include <getopt.h>
+#include <math.h>
+#include <sched.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <time.h>
+
+static double hlx_bc_now(void)
+{
+    struct timespec ts;
+
+    clock_gettime(CLOCK_MONOTONIC, &ts);
+    return (double)ts.tv_sec + ts.tv_nsec * 1e-9;
+}
+
+/* Waits for an event, at most 60 s (a hung kernel is an error, not a hang). */
+static int hlx_bc_wait(cudaEvent_t e)
+{
+    double deadline = hlx_bc_now() + 60.0;
+    cudaError_t r;
+
+    while ((r = cudaEventQuery(e)) == cudaErrorNotReady) {
+        if (hlx_bc_now() > deadline) {
+            fprintf(stderr, "helix bench: the device did not finish within 60 s\n");
+            return -1;
+        }
+        sched_yield();
+    }
+    if (r != cudaSuccess) {
+        fprintf(stderr, "helix bench: device error: %s\n", cudaGetErrorString(r));
+        return -1;
+    }
+    return 0;
+}
+
+/* Best time in seconds of reps runs of what; -1 on failure. */
+typedef hlx_status_t (*hlx_bc_fn)(void *arg);
+
+static double hlx_bc_time(hlx_bc_fn fn, void *arg, int reps, cudaEvent_t e0, cudaEvent_t e1)
+{
+    double best = INFINITY;
+    int i;
+
+    for (i = 0; i < reps + 1; i++) { /* the first run warms up */
+        float ms = 0;
+        if (cudaEventRecord(e0, NULL) != cudaSuccess || fn(arg) != HLX_OK ||
+            cudaEventRecord(e1, NULL) != cudaSuccess || hlx_bc_wait(e1) != 0 ||
+            cudaEventElapsedTime(&ms, e0, e1) != cudaSuccess)
+            return -1;
+        if (i > 0 && ms * 1e-3 < best)
+            best = ms * 1e-3;
+    }
+    return best;
+}
+
+typedef struct {
+    void  *dst, *src;
+    size_t bytes;
+} hlx_bc_copy_t;
+
+static hlx_status_t hlx_bc_copy(void *arg)
+{
+    hlx_bc_copy_t *c = arg;
+    return hlx_cuda_copy(c->dst, c->src, c->bytes, NULL);
+}
+
+typedef struct {
+    hlx_attn_desc_t d;
+    int    nsplit;
+    float *work;
+} hlx_bc_attn_t;
+
+static hlx_status_t hlx_bc_attn(void *arg)
+{
+    hlx_bc_attn_t *a = arg;
+    return hlx_cuda_attn(&a->d, a->nsplit, a->work, NULL);
+}
+
+static void hlx_bc_usage(FILE *f)
+{
+    fprintf(f, "usage: helix bench attention --device cuda [options]\n"
+               "\n"
+               "Times the CUDA split-KV attention of one (request, KV head) and reports its\n"
+               "HBM bandwidth as a fraction of what a copy kernel reaches in the same run.\n"
+               "  --kv-dtype T   bf16, fp8 or fp32 (default bf16)\n"
+               "  --context N    tokens, K/M suffixes (default 1M)\n"
+               "  --group G      query heads per KV head (default 8)\n"
+               "  --mla          MLA absorbed shape: 128 heads, key 576, value 512 within it\n"
+               "  --reps R       timed runs, best kept (default 10)\n"
+               "  --variant V    auto (default), warp (a warp per head walks the tokens) or\n"
+               "                 tokens (lanes over 32 tokens; GQA shapes up to 256)\n"
+               "  --json         one JSON object\n"
+               "exit status: 0 ok, 1 device failure, 2 bad input or no CUDA device\n");
+}
+
+static int hlx_bc_size(const char *s, size_t *out)
+{
+    char *end;
+    unsigned long long v = strtoull(s, &end, 10);
+    unsigned sh = *end == 'K' || *end == 'k' ? 10 : *end == 'M' || *end == 'm' ? 20 :
+                  *end == 'G' || *end == 'g' ? 30 : 0;
+
+    if (end == s || (sh && end[1]) || (!sh && *end) || v == 0 || v > (1ull << 40) >> sh)
+        return -1;
+    *out = (size_t)(v << sh);
+    return 0;
+}
+
+int hlx_bench_attention_cuda(int argc, char **argv)
+{
+    static const struct option opts[] = {
+        { "device", required_argument, NULL, 'D' }, { "kv-dtype", required_argument, NULL, 't' },
+        { "context", required_argument, NULL, 'c' }, { "group", required_argument, NULL, 'g' },
+        { "mla", no_argument, NULL, 'L' }, { "reps", required_argument, NULL, 'r' },
+        { "json", no_argument, NULL, 'j' }, { "help", no_argument, NULL, 'h' },
+        { "variant", required_argument, NULL, 'V' },
+        { NULL, 0, NULL, 0 },
+    };
+    hlx_dtype_t t = HLX_DTYPE_BF16;
+    size_t len = (size_t)1 << 20, kv_bytes, es;
+    int group = 8, mla = 0, reps = 10, json = 0, c, dk, dv, rc = 1;
+    hlx_devices_t dv_info;
+    hlx_bc_copy_t cp = { NULL, NULL, 0 };
+    hlx_bc_attn_t at;
+    void *kv = NULL;
+    float *q = NULL, *o = NULL, *lse = NULL, ho[4], hl = 0;
+    cudaEvent_t e0 = NULL, e1 = NULL;
+    double t_copy, t_attn, copy_gbps, attn_gbps, bytes;
+
+    optind = 1;
+    opterr = 0;
+    while ((c = getopt_long(argc, argv, ":h", opts, NULL)) != -1) {
+        switch (c) {
+        case 'D':
+            if (strcmp(optarg, "cuda")) {
+                fprintf(stderr, "helix bench: --device %s: this path is cuda\n", optarg);
+                return 2;
+            }
+            break;
+        case 't':
+            if (hlx_dtype_parse(optarg, &t) != 0 ||
+                (t != HLX_DTYPE_BF16 && t != HLX_DTYPE_FP8 && t != HLX_DTYPE_F32)) {
+                fprintf(stderr, "helix bench: --kv-dtype: '%s' is not bf16, fp8 or fp32\n", optarg);
+                return 2;
+            }
+            break;
+        case 'c':
+            if (hlx_bc_size(optarg, &len)) {
+                fprintf(stderr, "helix bench: --context: '%s' is not 1 .. 2^40 tokens\n", optarg);
+                return 2;
+            }
+            break;
+        case 'g':
+            group = atoi(optarg);
+            if (group < 1 || group > 1024) {
+                fprintf(stderr, "helix bench: --group: '%s' is not 1 .. 1024\n", optarg);
+                return 2;
+            }
+            break;
+        case 'L': mla = 1; break;
+        case 'r':
+            reps = atoi(optarg);
+            if (reps < 1 || reps > 1000) {
+                fprintf(stderr, "helix bench: --reps: '%s' is not 1 .. 1000\n", optarg);
+                return 2;
+            }
+            break;
+        case 'j': json = 1; break;
+        case 'V':
+            if (hlx_cuda_attn_set_variant(optarg) != HLX_OK) {
+                fprintf(stderr, "helix bench: --variant: '%s' is not auto, warp or tokens\n",
+                        optarg);
+                return 2;
+            }
+            break;
+        case 'h': hlx_bc_usage(stdout); return 0;
+        default:
+            fprintf(stderr, "helix bench: attention --device cuda: bad option '%s'\n",
+                    argv[optind - 1]);
+            hlx_bc_usage(stderr);
+            return 2;
+        }
+    }
+    hlx_devices_query(&dv_info);
+    if (dv_info.count < 1) {
+        fprintf(stderr, "helix bench: --device cuda: no CUDA device (%s)\n", dv_info.reason);
+        return 2;
+    }
+    if (mla)
+        group = 128;
+    dk = mla ? 576 : 128, dv = mla ? 512 : 128;
+    es = (size_t)hlx_dtype_bytes(t);
+    /* the KV of the shard, overflow-checked: len tokens of dk (+ dv) elements */
+    if (len > ((size_t)1 << 40) || (size_t)(dk + (mla ? 0 : dv)) * es > SIZE_MAX / len) {
+        fprintf(stderr, "helix bench: --context %zu: the KV shard exceeds 2^64 bytes\n", len);
+        return 2;
+    }
+    kv_bytes = len * (size_t)(dk + (mla ? 0 : dv)) * es;
+    bytes = (double)kv_bytes;
+    if (cudaSetDevice(0) != cudaSuccess || cudaEventCreate(&e0) != cudaSuccess ||
+        cudaEventCreate(&e1) != cudaSuccess) {
+        fprintf(stderr, "helix bench: starting device 0 failed\n");
+        return 1;
+    }
+    memset(&at, 0, sizeof(at));
+    at.nsplit = 1; /* set from the descriptor below */
+    if (cudaMalloc(&kv, kv_bytes) != cudaSuccess ||
+        cudaMalloc((void **)&q, sizeof(float) * (size_t)group * dk) != cudaSuccess ||
+        cudaMalloc((void **)&o, sizeof(float) * (size_t)group * dv) != cudaSuccess ||
+        cudaMalloc((void **)&lse, sizeof(float) * (size_t)group) != cudaSuccess) {
+        fprintf(stderr, "helix bench: --context %zu: %.2f GiB of KV do not fit on %s\n", len,
+                bytes / (1 << 30), dv_info.dev[0].name);
+        rc = 2;
+        goto out;
+    }
+    /* every byte 0x3c: a finite value in each KV type, the same for every token, and
+     * q = 0: every score is 0, so o is that value and lse = ln(len) (checked below) */
+    if (cudaMemset(kv, 0x3c, kv_bytes) != cudaSuccess ||
+        cudaMemset(q, 0, sizeof(float) * (size_t)group * dk) != cudaSuccess)
+        goto out;
+    at.d.group = group, at.d.dk = dk, at.d.dv = dv, at.d.len = len, at.d.kv_dtype = t;
+    at.d.q = q, at.d.k = kv, at.d.v = mla ? kv : (char *)kv + len * (size_t)dk * es;
+    at.d.k_stride = (size_t)dk, at.d.v_stride = (size_t)(mla ? dk : dv);
+    at.d.scale = (float)(1.0 / sqrt((double)dk)), at.d.o = o, at.d.lse = lse;
+    at.nsplit = hlx_cuda_attn_splits_desc(&at.d);
+    if (cudaMalloc((void **)&at.work, sizeof(float) *
+                   hlx_cuda_attn_work_floats(group, dv, at.nsplit)) != cudaSuccess) {
+        fprintf(stderr, "helix bench: no room for %d splits' partials\n", at.nsplit);
+        goto out;
+    }
+    if (hlx_cuda_attn_variant_for(&at.d) == NULL) {
+        fprintf(stderr, "helix bench: --variant tokens does not take this shape (dk %d, dv %d%s)\n",
+                dk, dv, mla ? ", MLA" : "");
+        rc = 2;
+        goto out;
+    }
+    t_attn = hlx_bc_time(hlx_bc_attn, &at, reps, e0, e1);
+    if (t_attn <= 0 || cudaMemcpy(ho, o, sizeof(ho), cudaMemcpyDeviceToHost) != cudaSuccess ||
+        cudaMemcpy(&hl, lse, sizeof(hl), cudaMemcpyDeviceToHost) != cudaSuccess) {
+        fprintf(stderr, "helix bench: the CUDA attention failed\n");
+        goto out;
+    }
+    {
+        unsigned char b[4] = { 0x3c, 0x3c, 0x3c, 0x3c };
+        float want = hlx_dtype_load(b, t, 0);
+        if (fabsf(ho[0] - want) > 1e-3f * fabsf(want) || fabs(hl - log((double)len)) > 1e-3 * log((double)len + 1)) {
+            fprintf(stderr, "helix bench: wrong result: o %g (want %g), lse %g (want %g)\n",
+                    (double)ho[0], (double)want, (double)hl, log((double)len));
+            goto out;
+        }
+    }
+    cudaFree(at.work), at.work = NULL;
+    /* the copy: as many bytes as the attention streams, at least 1 GiB (16-byte units) */
+    cp.bytes = (kv_bytes > ((size_t)1 << 30) ? kv_bytes : ((size_t)1 << 30)) & ~(size_t)15;
+    if (cudaMalloc(&cp.src, cp.bytes) != cudaSuccess || cudaMalloc(&cp.dst, cp.bytes) != cudaSuccess) {
+        (void)cudaGetLastError();
+        cudaFree(cp.src), cp.src = NULL;
+        cp.bytes = ((size_t)1 << 30);
+        if (cudaMalloc(&cp.src, cp.bytes) != cudaSuccess || cudaMalloc(&cp.dst, cp.bytes) != cudaSuccess) {
+            fprintf(stderr, "helix bench: no room for the copy reference\n");
+            goto out;
+        }
+    }
+    cudaMemset(cp.src, 1, cp.bytes);
+    t_copy = hlx_bc_time(hlx_bc_copy, &cp, reps, e0, e1);
+    if (t_copy <= 0) {
+        fprintf(stderr, "helix bench: the copy kernel failed\n");
+        goto out;
+    }
+    copy_gbps = 2.0 * (double)cp.bytes / t_copy * 1e-9; /* read + write */
+    attn_gbps = bytes / t_attn * 1e-9;
+    if (json)
+        printf("{\"kernel\": \"attention\", \"device\": \"cuda\", \"gpu\": \"%s\", "
+               "\"variant\": \"%s\", \"kv_dtype\": \"%s\", \"context\": %zu, \"group\": %d, \"mla\": %s, "
+               "\"head_dim_k\": %d, \"head_dim_v\": %d, \"splits\": %d, \"bytes\": %.0f, "
+               "\"seconds\": %.9f, \"bw_gbps\": %.1f, \"copy_gbps\": %.1f, "
+               "\"hbm_clock_gbps\": %.1f, \"fraction_of_copy\": %.4f, "
+               "\"fraction_of_clock\": %.4f}\n", dv_info.dev[0].name, hlx_cuda_attn_variant_for(&at.d),
+               hlx_dtype_name(t), len,
+               group, mla ? "true" : "false", dk, dv, at.nsplit, bytes, t_attn, attn_gbps,
+               copy_gbps, dv_info.dev[0].hbm_gbps, attn_gbps / copy_gbps,
+               dv_info.dev[0].hbm_gbps > 0 ? attn_gbps / dv_info.dev[0].hbm_gbps : 0.0);
+    else
+        printf("attention (%s) on %s: %s KV, %zu tokens, group %d%s, %d splits: %.3f ms, "
+               "%.1f GB/s = %.2f of the copy kernel's %.1f GB/s (clocks: %.1f GB/s)\n",
+               hlx_cuda_attn_variant_for(&at.d), dv_info.dev[0].name, hlx_dtype_name(t), len,
+               group, mla ? " (MLA)" : "",
+               at.nsplit, t_attn * 1e3, attn_gbps, attn_gbps / copy_gbps, copy_gbps,
+               dv_info.dev[0].hbm_gbps);
+    rc = 0;
+out:
+    if (rc == 1)
+        fprintf(stderr, "helix bench: CUDA error: %s\n", cudaGetErrorString(cudaGetLastError()));
+    cudaFree(kv), cudaFree(q), cudaFree(o), cudaFree(lse), cudaFree(at.work);
+    cudaFree(cp.src), cudaFree(cp.dst);
+    if (e0)
+        cudaEventDestroy(e0);
+    if (e1)
+        cudaEventDestroy(e1);
+    return rc;
+}

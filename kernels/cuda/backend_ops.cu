@@ -1,0 +1,347 @@
+// The small per-layer kernels of the CUDA execution backend: batched RMSNorm, RoPE and
+// SwiGLU rows, KV append in rows, the exchange's pack and unpack, add, row padding, the
+// greedy argmax, and a device-to-device copy that measures the HBM bandwidth.
+#include "hlx_kernels_cuda.h"
+
+#include <cuda_bf16.h>
+#include <cuda_fp8.h>
+#include <cuda_runtime.h>
+#include <math.h>
+#include <stdint.h>
+
+#define HLX_CU_GRID_MAX 65535u // blocks per grid dimension used for rows (y and z limits)
+
+static hlx_status_t hlx_cu_launched(void)
+{
+    cudaError_t e = cudaGetLastError();
+    return e == cudaSuccess ? HLX_OK : e == cudaErrorMemoryAllocation ? HLX_ERR_NOMEM
+                                                                      : HLX_ERR_INTERNAL;
+}
+
+// Blocks for n elements at 256 threads, capped; kernels loop with a grid stride.
+static unsigned hlx_cu_blocks(size_t n)
+{
+    size_t b = (n + 255) / 256;
+    return b < 1 ? 1u : b > 65535 ? 65535u : (unsigned)b;
+}
+
+// One block per row: the sum of squares in double (the CPU reference's order differs only
+// in rounding), then y = x / sqrt(mean + eps) * w.
+__global__ void hlx_cu_rmsnorm_rows(float *y, const float *x, const float *w, int n,
+                                    float eps)
+{
+    __shared__ double part[256];
+    const float *xr = x + (size_t)blockIdx.x * n;
+    float *yr = y + (size_t)blockIdx.x * n;
+    double ss = 0.0;
+
+    for (int i = threadIdx.x; i < n; i += blockDim.x)
+        ss += (double)xr[i] * xr[i];
+    part[threadIdx.x] = ss;
+    __syncthreads();
+    for (int st = blockDim.x / 2; st > 0; st >>= 1) {
+        if ((int)threadIdx.x < st)
+            part[threadIdx.x] += part[threadIdx.x + st];
+        __syncthreads();
+    }
+    float r = (float)(1.0 / sqrt(part[0] / n + eps));
+    for (int i = threadIdx.x; i < n; i += blockDim.x)
+        yr[i] = xr[i] * r * w[i];
+}
+
+// grid.y = row; thread per (head, pair) of the row at x + row * ld.
+__global__ void hlx_cu_rope_rows(float *x, size_t ld, int nheads, int hd, int rot_dim,
+                                 long long pos, float theta)
+{
+    int half = rot_dim / 2, idx = blockIdx.x * blockDim.x + threadIdx.x;
+    if (idx >= nheads * half)
+        return;
+    int h = idx / half, i = idx % half;
+    double ang = (double)pos * pow((double)theta, -2.0 * i / rot_dim);
+    float c = (float)cos(ang), s = (float)sin(ang);
+    float *xh = x + (size_t)blockIdx.y * ld + (size_t)h * hd;
+    float a = xh[2 * i], b = xh[2 * i + 1];
+    xh[2 * i] = a * c - b * s;
+    xh[2 * i + 1] = a * s + b * c;
+}
+
+// act[r][i] = silu(gu[r][i]) * gu[r][n + i]
+__global__ void hlx_cu_swiglu_rows(float *act, const float *gu, int rows, int n)
+{
+    size_t total = (size_t)rows * n;
+    for (size_t k = blockIdx.x * (size_t)blockDim.x + threadIdx.x; k < total;
+         k += (size_t)gridDim.x * blockDim.x) {
+        size_t r = k / n, i = k % n;
+        float g = gu[r * 2 * n + i];
+        act[k] = g / (1.0f + expf(-g)) * gu[r * 2 * n + n + i];
+    }
+}
+
+__device__ __forceinline__ void hlx_cu_store(void *p, int t, size_t i, float v)
+{
+    if (t == HLX_DTYPE_BF16)
+        ((__nv_bfloat16 *)p)[i] = __float2bfloat16_rn(v);
+    else if (t == HLX_DTYPE_FP8)
+        ((__nv_fp8_storage_t *)p)[i] = __nv_cvt_float_to_fp8(v, __NV_SATFINITE, __NV_E4M3);
+    else
+        ((float *)p)[i] = v;
+}
+
+// KV rows (blocks of 1): element e of slot t of shard s at s * cap * d + t * d + e.
+// grid.y = head; threads over max(dk, dv).
+__global__ void hlx_cu_kv_append(void *kc, void *vc, int t_dtype, int dk, int dv, size_t cap,
+                                 size_t shard0, size_t t, const float *k_new,
+                                 const float *v_new)
+{
+    int e = blockIdx.x * blockDim.x + threadIdx.x, h = blockIdx.y;
+    size_t s = shard0 + (size_t)h;
+    if (e < dk)
+        hlx_cu_store(kc, t_dtype, (s * cap + t) * (size_t)dk + e, k_new[(size_t)h * dk + e]);
+    if (e < dv)
+        hlx_cu_store(vc, t_dtype, (s * cap + t) * (size_t)dv + e, v_new[(size_t)h * dv + e]);
+}
+
+// Pack of one peer: for requests b in [b0, b1), its cnt heads' outputs [cnt][dv] from opart
+// (row b * q_local + h0), then their LSEs, at dst + (b - b0) * cnt * (dv + 1).
+__global__ void hlx_cu_pack_peer(float *dst, const float *opart, const float *lsepart,
+                                 int q_local, int h0, int cnt, int dv, int b0, int nb)
+{
+    size_t per = (size_t)cnt * (dv + 1), total = per * nb;
+    for (size_t k = blockIdx.x * (size_t)blockDim.x + threadIdx.x; k < total;
+         k += (size_t)gridDim.x * blockDim.x) {
+        size_t b = k / per + b0, i = k % per;
+        size_t row = b * q_local + h0;
+        dst[k] = i < (size_t)cnt * dv ? opart[row * dv + i] : lsepart[row + (i - (size_t)cnt * dv)];
+    }
+}
+
+// Unpack of one peer j: its block's requests [b0, b1) into oparts_j[b * cnt + h][dv] and
+// lseparts_j[b * cnt + h].
+__global__ void hlx_cu_unpack_peer(float *oparts_j, float *lseparts_j, const float *src,
+                                   int cnt, int dv, int b0, int nb)
+{
+    size_t per = (size_t)cnt * (dv + 1), total = per * nb;
+    for (size_t k = blockIdx.x * (size_t)blockDim.x + threadIdx.x; k < total;
+         k += (size_t)gridDim.x * blockDim.x) {
+        size_t b = k / per + b0, i = k % per;
+        if (i < (size_t)cnt * dv)
+            oparts_j[b * cnt * dv + i] = src[k];
+        else
+            lseparts_j[b * cnt + (i - (size_t)cnt * dv)] = src[k];
+    }
+}
+
+__global__ void hlx_cu_add(float *x, const float *y, size_t n)
+{
+    for (size_t k = blockIdx.x * (size_t)blockDim.x + threadIdx.x; k < n;
+         k += (size_t)gridDim.x * blockDim.x)
+        x[k] += y[k];
+}
+
+__global__ void hlx_cu_pad_rows(float *dst, int dcols, const float *src, int scols, int rows,
+                                float fill)
+{
+    size_t total = (size_t)rows * dcols;
+    for (size_t k = blockIdx.x * (size_t)blockDim.x + threadIdx.x; k < total;
+         k += (size_t)gridDim.x * blockDim.x) {
+        size_t r = k / dcols, c = k % dcols;
+        dst[k] = c < (size_t)scols ? src[r * scols + c] : fill;
+    }
+}
+
+// One block per request: the largest logit over the n ranks' column ranges, ties to the
+// lowest vocabulary index (strict > in index order per thread, then the lower index wins).
+__global__ void hlx_cu_argmax(const float *logits, int n, int B, int vocab, int pad,
+                              int *tokens)
+{
+    __shared__ float bv[256];
+    __shared__ int bi[256];
+    const int b = blockIdx.x;
+    float best = -INFINITY;
+    int arg = -1;
+
+    for (int v = threadIdx.x; v < vocab; v += blockDim.x) {
+        // rank r holds [vocab r / n, vocab (r+1) / n): find r for v
+        int r = (int)(((long long)v * n + n - 1) / vocab);
+        while (r > 0 && (int)((long long)vocab * r / n) > v)
+            r--;
+        while (r + 1 < n && (int)((long long)vocab * (r + 1) / n) <= v)
+            r++;
+        int first = (int)((long long)vocab * r / n);
+        float x = logits[((size_t)r * B + b) * pad + (v - first)];
+        if (arg < 0 || x > best) {
+            best = x;
+            arg = v;
+        }
+    }
+    bv[threadIdx.x] = best;
+    bi[threadIdx.x] = arg;
+    __syncthreads();
+    for (int st = blockDim.x / 2; st > 0; st >>= 1) {
+        if ((int)threadIdx.x < st) {
+            float o = bv[threadIdx.x + st];
+            int oi = bi[threadIdx.x + st];
+            int mi = bi[threadIdx.x];
+            if (oi >= 0 && (mi < 0 || o > bv[threadIdx.x] ||
+                            (o == bv[threadIdx.x] && oi < mi))) {
+                bv[threadIdx.x] = o;
+                bi[threadIdx.x] = oi;
+            }
+        }
+        __syncthreads();
+    }
+    if (threadIdx.x == 0)
+        tokens[b] = bi[0] < 0 ? 0 : bi[0];
+}
+
+// 16-byte vector copy with a grid stride: the bandwidth reference of the benchmarks.
+__global__ void hlx_cu_copy16(uint4 *dst, const uint4 *src, size_t n)
+{
+    for (size_t k = blockIdx.x * (size_t)blockDim.x + threadIdx.x; k < n;
+         k += (size_t)gridDim.x * blockDim.x)
+        dst[k] = src[k];
+}
+
+extern "C" hlx_status_t hlx_cuda_rmsnorm_rows(float *y, const float *x, const float *w,
+                                              int rows, int n, float eps, void *stream)
+{
+    if (rows < 0 || n < 1)
+        return HLX_ERR_INVALID;
+    for (int r0 = 0; r0 < rows; r0 += (int)HLX_CU_GRID_MAX) {
+        int nr = rows - r0 < (int)HLX_CU_GRID_MAX ? rows - r0 : (int)HLX_CU_GRID_MAX;
+        hlx_cu_rmsnorm_rows<<<(unsigned)nr, 256, 0, (cudaStream_t)stream>>>(
+            y + (size_t)r0 * n, x + (size_t)r0 * n, w, n, eps);
+        hlx_status_t st = hlx_cu_launched();
+        if (st != HLX_OK)
+            return st;
+    }
+    return HLX_OK;
+}
+
+extern "C" hlx_status_t hlx_cuda_rope_rows(float *x, int rows, size_t ld, int nheads, int hd,
+                                           int rot_dim, int64_t pos, float theta,
+                                           void *stream)
+{
+    long long n = (long long)nheads * (rot_dim / 2);
+
+    if (rows < 0 || nheads < 0 || rot_dim < 0 || rot_dim > hd || n > INT32_MAX)
+        return HLX_ERR_INVALID;
+    if (n == 0 || rows == 0)
+        return HLX_OK;
+    for (int r0 = 0; r0 < rows; r0 += (int)HLX_CU_GRID_MAX) {
+        int nr = rows - r0 < (int)HLX_CU_GRID_MAX ? rows - r0 : (int)HLX_CU_GRID_MAX;
+        dim3 grid((unsigned)((n + 255) / 256), (unsigned)nr);
+        hlx_cu_rope_rows<<<grid, 256, 0, (cudaStream_t)stream>>>(x + (size_t)r0 * ld, ld,
+                                                                 nheads, hd, rot_dim,
+                                                                 (long long)pos, theta);
+        hlx_status_t st = hlx_cu_launched();
+        if (st != HLX_OK)
+            return st;
+    }
+    return HLX_OK;
+}
+
+extern "C" hlx_status_t hlx_cuda_swiglu_rows(float *act, const float *gu, int rows, int n,
+                                             void *stream)
+{
+    if (rows < 0 || n < 0)
+        return HLX_ERR_INVALID;
+    if ((size_t)rows * n == 0)
+        return HLX_OK;
+    hlx_cu_swiglu_rows<<<hlx_cu_blocks((size_t)rows * n), 256, 0, (cudaStream_t)stream>>>(
+        act, gu, rows, n);
+    return hlx_cu_launched();
+}
+
+extern "C" hlx_status_t hlx_cuda_kv_append(void *kc, void *vc, hlx_dtype_t kv_dtype, int dk,
+                                           int dv, size_t cap, size_t shard0, size_t t,
+                                           int nheads, const float *k_new,
+                                           const float *v_new, void *stream)
+{
+    int d = dk > dv ? dk : dv;
+
+    if (dk < 1 || dv < 1 || t >= cap || nheads < 0 || (unsigned)nheads > HLX_CU_GRID_MAX ||
+        (kv_dtype != HLX_DTYPE_F32 && kv_dtype != HLX_DTYPE_BF16 &&
+         kv_dtype != HLX_DTYPE_FP8))
+        return HLX_ERR_INVALID;
+    if (nheads == 0)
+        return HLX_OK;
+    hlx_cu_kv_append<<<dim3((unsigned)((d + 127) / 128), (unsigned)nheads), 128, 0,
+                       (cudaStream_t)stream>>>(kc, vc, (int)kv_dtype, dk, dv, cap, shard0, t,
+                                               k_new, v_new);
+    return hlx_cu_launched();
+}
+
+extern "C" hlx_status_t hlx_cuda_pack_peer(float *dst, const float *opart,
+                                           const float *lsepart, int q_local, int h0,
+                                           int cnt, int dv, int b0, int b1, void *stream)
+{
+    size_t n = (size_t)(cnt < 0 ? 0 : cnt) * ((size_t)dv + 1) * (size_t)(b1 > b0 ? b1 - b0 : 0);
+
+    if (cnt < 0 || dv < 0 || b0 < 0 || b1 < b0)
+        return HLX_ERR_INVALID;
+    if (n == 0)
+        return HLX_OK;
+    hlx_cu_pack_peer<<<hlx_cu_blocks(n), 256, 0, (cudaStream_t)stream>>>(
+        dst, opart, lsepart, q_local, h0, cnt, dv, b0, b1 - b0);
+    return hlx_cu_launched();
+}
+
+extern "C" hlx_status_t hlx_cuda_unpack_peer(float *oparts_j, float *lseparts_j,
+                                             const float *src, int cnt, int dv, int b0,
+                                             int b1, void *stream)
+{
+    size_t n = (size_t)(cnt < 0 ? 0 : cnt) * ((size_t)dv + 1) * (size_t)(b1 > b0 ? b1 - b0 : 0);
+
+    if (cnt < 0 || dv < 0 || b0 < 0 || b1 < b0)
+        return HLX_ERR_INVALID;
+    if (n == 0)
+        return HLX_OK;
+    hlx_cu_unpack_peer<<<hlx_cu_blocks(n), 256, 0, (cudaStream_t)stream>>>(
+        oparts_j, lseparts_j, src, cnt, dv, b0, b1 - b0);
+    return hlx_cu_launched();
+}
+
+extern "C" hlx_status_t hlx_cuda_add(float *x, const float *y, size_t n, void *stream)
+{
+    if (n == 0)
+        return HLX_OK;
+    hlx_cu_add<<<hlx_cu_blocks(n), 256, 0, (cudaStream_t)stream>>>(x, y, n);
+    return hlx_cu_launched();
+}
+
+extern "C" hlx_status_t hlx_cuda_pad_rows(float *dst, int dcols, const float *src, int scols,
+                                          int rows, float fill, void *stream)
+{
+    if (dcols < 0 || scols < 0 || scols > dcols || rows < 0)
+        return HLX_ERR_INVALID;
+    if ((size_t)rows * dcols == 0)
+        return HLX_OK;
+    hlx_cu_pad_rows<<<hlx_cu_blocks((size_t)rows * dcols), 256, 0, (cudaStream_t)stream>>>(
+        dst, dcols, src, scols, rows, fill);
+    return hlx_cu_launched();
+}
+
+extern "C" hlx_status_t hlx_cuda_argmax(const float *logits, int n, int B, int vocab, int pad,
+                                        int *tokens, void *stream)
+{
+    if (n < 1 || B < 0 || vocab < 1 || pad < 1 || (unsigned)B > 2147483647u)
+        return HLX_ERR_INVALID;
+    if (B == 0)
+        return HLX_OK;
+    hlx_cu_argmax<<<(unsigned)B, 256, 0, (cudaStream_t)stream>>>(logits, n, B, vocab, pad,
+                                                                 tokens);
+    return hlx_cu_launched();
+}
+
+extern "C" hlx_status_t hlx_cuda_copy(void *dst, const void *src, size_t bytes, void *stream)
+{
+    if (bytes % 16 || ((uintptr_t)dst & 15) || ((uintptr_t)src & 15))
+        return HLX_ERR_INVALID;
+    if (bytes == 0)
+        return HLX_OK;
+    // about 8 vectors per thread (at most 65535 blocks): enough loads in flight for HBM
+    hlx_cu_copy16<<<hlx_cu_blocks(bytes / 16 / 8), 256, 0, (cudaStream_t)stream>>>(
+        (uint4 *)dst, (const uint4 *)src, bytes / 16);
+    return hlx_cu_launched();
+}

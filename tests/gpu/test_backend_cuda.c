@@ -1,0 +1,381 @@
+/* gpu: the CUDA execution backend op by op against the host backend (scalar kernels, the
+ * same KV rows) on the same inputs: exact for data movement (pack, unpack, pad, append,
+ * argmax, copies), within fp32 rounding for arithmetic. Exit 77 without a CUDA device. */
+#include "hlx_backend.h"
+#include "hlx_backend_cuda.h"
+#include "hlx_kernels_cuda.h"
+
+#include <math.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+static int fails;
+
+#define CHECK(_c, ...) \
+    do { \
+        if (!(_c)) { \
+            fprintf(stderr, "FAIL %s:%d: ", __FILE__, __LINE__); \
+            fprintf(stderr, __VA_ARGS__); \
+            fputc('\n', stderr); \
+            fails++; \
+        } \
+    } while (0)
+
+static hlx_backend_t hb, cb;
+static hlx_be_queue_t *cq;
+
+static float frand(unsigned *s)
+{
+    *s = *s * 1103515245u + 12345u;
+    return ((float)((*s >> 8) & 0xffff) / 32768.0f) - 1.0f;
+}
+
+/* device (managed) copy of n host floats */
+static float *dev_of(const float *h, size_t n)
+{
+    void *p = NULL;
+
+    if (cb.ops->mem_alloc(&cb, n * sizeof(float), 0, &p) != HLX_OK)
+        return NULL;
+    if (cb.ops->copy_to(&cb, cq, p, h, n * sizeof(float)) != HLX_OK ||
+        cb.ops->queue_sync(&cb, cq) != HLX_OK)
+        return NULL;
+    return p;
+}
+
+/* max |a - b| / max(1, max |b|) after fetching a from the device */
+static double rel_err(const float *dev, const float *ref, size_t n)
+{
+    float *h = malloc(n * sizeof(float));
+    double e = 0, m = 1;
+    size_t i;
+
+    if (h == NULL || cb.ops->copy_from(&cb, cq, h, dev, n * sizeof(float)) != HLX_OK) {
+        free(h);
+        return INFINITY;
+    }
+    for (i = 0; i < n; i++) {
+        double d = fabs((double)h[i] - ref[i]);
+        if (isnan(h[i]) != isnan(ref[i]) || (isinf(ref[i]) && h[i] != ref[i]))
+            d = INFINITY;
+        else if (isinf(ref[i]))
+            d = 0;
+        e = d > e ? d : e;
+        m = fabs(ref[i]) > m && isfinite(ref[i]) ? fabs(ref[i]) : m;
+    }
+    free(h);
+    return e / m;
+}
+
+static void test_norm_rope_swiglu_add_pad(void)
+{
+    enum { R = 3, N = 200, NH = 4, HD = 16 };
+    unsigned s = 7;
+    float x[R * N], w[N], y[R * N], gu[R * 2 * N], act[R * N], pad[R * 256];
+    float *dx, *dw, *dy, *dgu, *dact, *dpad;
+    int i;
+
+    for (i = 0; i < R * N; i++)
+        x[i] = frand(&s) * 3;
+    for (i = 0; i < N; i++)
+        w[i] = frand(&s);
+    for (i = 0; i < R * 2 * N; i++)
+        gu[i] = frand(&s) * 4;
+    dx = dev_of(x, R * N), dw = dev_of(w, N), dy = dev_of(x, R * N), dgu = dev_of(gu, R * 2 * N);
+    dact = dev_of(x, R * N), dpad = dev_of(pad, R * 256);
+    CHECK(dx && dw && dy && dgu && dact && dpad, "allocation");
+    if (!dx || !dw || !dy || !dgu || !dact || !dpad)
+        return;
+    hb.ops->rmsnorm(&hb, NULL, y, x, w, R, N, 1e-5f);
+    CHECK(cb.ops->rmsnorm(&cb, cq, dy, dx, dw, R, N, 1e-5f) == HLX_OK, "rmsnorm");
+    CHECK(rel_err(dy, y, R * N) < 1e-5, "rmsnorm differs: %g", rel_err(dy, y, R * N));
+    /* RoPE on rows of NH heads, ld N (the QKV rows' stride) */
+    memcpy(y, x, sizeof(x));
+    hb.ops->rope(&hb, NULL, y, R, N, NH, HD, HD, 1000003, 10000.0f);
+    CHECK(cb.ops->rope(&cb, cq, dx, R, N, NH, HD, HD, 1000003, 10000.0f) == HLX_OK, "rope");
+    CHECK(rel_err(dx, y, R * N) < 1e-5, "rope differs: %g", rel_err(dx, y, R * N));
+    hb.ops->swiglu(&hb, NULL, act, gu, R, N);
+    CHECK(cb.ops->swiglu(&cb, cq, dact, dgu, R, N) == HLX_OK, "swiglu");
+    CHECK(rel_err(dact, act, R * N) < 1e-5, "swiglu differs: %g", rel_err(dact, act, R * N));
+    /* add: y = x + act, exact */
+    for (i = 0; i < R * N; i++)
+        y[i] += act[i];
+    CHECK(cb.ops->add(&cb, cq, dx, dact, R * N) == HLX_OK, "add");
+    CHECK(rel_err(dx, y, R * N) == 0, "add differs");
+    hb.ops->pad_rows(&hb, NULL, pad, 256, x, N, R, -INFINITY);
+    cb.ops->copy_to(&cb, cq, dx, x, sizeof(x));
+    CHECK(cb.ops->pad_rows(&cb, cq, dpad, 256, dx, N, R, -INFINITY) == HLX_OK, "pad");
+    CHECK(rel_err(dpad, pad, R * 256) == 0, "pad_rows differs");
+    cb.ops->mem_free(&cb, dx, 0), cb.ops->mem_free(&cb, dw, 0), cb.ops->mem_free(&cb, dy, 0);
+    cb.ops->mem_free(&cb, dgu, 0), cb.ops->mem_free(&cb, dact, 0), cb.ops->mem_free(&cb, dpad, 0);
+}
+
+static void test_gemm(hlx_dtype_t wt)
+{
+    enum { M = 5, N = 300, K = 700 };
+    unsigned s = 11;
+    float *x = malloc(sizeof(float) * M * K), *y = malloc(sizeof(float) * M * N), *dx, *dy;
+    size_t es = (size_t)hlx_dtype_bytes(wt);
+    void *w = calloc((size_t)K * N, es), *dw = NULL;
+    int i;
+
+    for (i = 0; i < M * K; i++)
+        x[i] = frand(&s);
+    for (i = 0; i < K * N; i++)
+        hlx_dtype_store(w, wt, (size_t)i, frand(&s) * 0.1f);
+    for (i = 0; i < M * N; i++)
+        y[i] = 0.5f;
+    dx = dev_of(x, M * K), dy = dev_of(y, M * N);
+    CHECK(cb.ops->mem_alloc(&cb, (size_t)K * N * es, 0, &dw) == HLX_OK, "alloc w");
+    cb.ops->copy_to(&cb, cq, dw, w, (size_t)K * N * es);
+    hb.ops->gemm(&hb, NULL, M, N, K, x, w, wt, y, 1); /* accumulate onto 0.5 */
+    CHECK(cb.ops->gemm(&cb, cq, M, N, K, dx, dw, wt, dy, 1) == HLX_OK, "gemm %s",
+          hlx_dtype_name(wt));
+    CHECK(rel_err(dy, y, M * N) < 1e-4, "gemm %s accumulate differs: %g", hlx_dtype_name(wt),
+          rel_err(dy, y, M * N));
+    hb.ops->gemm(&hb, NULL, M, N, K, x, w, wt, y, 0);
+    CHECK(cb.ops->gemm(&cb, cq, M, N, K, dx, dw, wt, dy, 0) == HLX_OK, "gemm");
+    CHECK(rel_err(dy, y, M * N) < 1e-4, "gemm %s differs: %g", hlx_dtype_name(wt),
+          rel_err(dy, y, M * N));
+    cb.ops->mem_free(&cb, dx, 0), cb.ops->mem_free(&cb, dy, 0), cb.ops->mem_free(&cb, dw, 0);
+    free(x), free(y), free(w);
+}
+
+/* KV append then attention over a shard of rows, both backends in the row layout. */
+static void test_append_attn(hlx_dtype_t kt, int group, size_t len)
+{
+    enum { DK = 128, DV = 128, SH = 2 };
+    const hlx_kv_layout_t rows = { 1, 1 };
+    size_t cap = len + 1, es = (size_t)hlx_dtype_bytes(kt);
+    size_t ke = hlx_kv_shard_elems(rows, 1, DK, cap), ve = hlx_kv_shard_elems(rows, 0, DV, cap);
+    void *kc = calloc(SH * ke, es), *vc = calloc(SH * ve, es), *dkc = NULL, *dvc = NULL;
+    float *q = malloc(sizeof(float) * group * DK), kn[SH * DK], vn[SH * DV];
+    float *o = malloc(sizeof(float) * group * DV), lse[128], *dq, *dkn, *dvn, *dout, *dlse;
+    unsigned s = 3;
+    size_t t;
+    int e;
+
+    CHECK(hb.k.kv_layout.k_block == 1 && cb.k.kv_layout.k_block == 1, "row layout");
+    for (t = 0; t < len; t++)
+        for (e = 0; e < DK; e++) {
+            hlx_dtype_store(kc, kt, hlx_kv_slot(rows, 1, DK, cap, 1, t, e), frand(&s));
+            hlx_dtype_store(vc, kt, hlx_kv_slot(rows, 0, DV, cap, 1, t, e), frand(&s));
+        }
+    for (e = 0; e < group * DK; e++)
+        q[e] = frand(&s) * 2;
+    for (e = 0; e < SH * DK; e++)
+        kn[e] = frand(&s), vn[e] = frand(&s);
+    CHECK(cb.ops->mem_alloc(&cb, SH * ke * es, 1, &dkc) == HLX_OK &&
+          cb.ops->mem_alloc(&cb, SH * ve * es, 1, &dvc) == HLX_OK, "KV alloc");
+    cb.ops->copy_to(&cb, cq, dkc, kc, SH * ke * es);
+    cb.ops->copy_to(&cb, cq, dvc, vc, SH * ve * es);
+    dq = dev_of(q, (size_t)group * DK), dkn = dev_of(kn, SH * DK), dvn = dev_of(vn, SH * DV);
+    dout = dev_of(o, (size_t)group * DV), dlse = dev_of(lse, 128);
+    {
+        hlx_kv_append_desc_t a = { .kc = kc, .vc = vc, .kv_dtype = kt, .layout = rows,
+                                   .dk = DK, .dv = DV, .cap = cap, .shard0 = 0, .t = len,
+                                   .nheads = SH, .k_new = kn, .v_new = vn };
+        hlx_kv_append_desc_t da = a;
+        da.kc = dkc, da.vc = dvc, da.k_new = dkn, da.v_new = dvn;
+        hb.ops->kv_append(&hb, NULL, &a);
+        CHECK(cb.ops->kv_append(&cb, cq, &da) == HLX_OK, "kv_append");
+    }
+    {
+        void *back = malloc(SH * ke * es);
+        CHECK(cb.ops->copy_from(&cb, cq, back, dkc, SH * ke * es) == HLX_OK, "copy_from K");
+        CHECK(!memcmp(back, kc, SH * ke * es), "K after append differs (%s)", hlx_dtype_name(kt));
+        CHECK(cb.ops->copy_from(&cb, cq, back, dvc, SH * ve * es) == HLX_OK, "copy_from V");
+        CHECK(!memcmp(back, vc, SH * ve * es), "V after append differs (%s)", hlx_dtype_name(kt));
+        free(back);
+    }
+    {
+        hlx_attn_desc_t d = { .group = group, .dk = DK, .dv = DV, .len = len + 1,
+                              .kv_dtype = kt, .q = q,
+                              .k = (char *)kc + hlx_kv_slot(rows, 1, DK, cap, 1, 0, 0) * es,
+                              .v = (char *)vc + hlx_kv_slot(rows, 0, DV, cap, 1, 0, 0) * es,
+                              .k_stride = DK, .v_stride = DV, .scale = 0.0883883f,
+                              .o = o, .lse = lse };
+        hlx_attn_desc_t dd = d;
+        float ref_lse[128];
+        dd.q = dq, dd.o = dout, dd.lse = dlse;
+        dd.k = (char *)dkc + hlx_kv_slot(rows, 1, DK, cap, 1, 0, 0) * es;
+        dd.v = (char *)dvc + hlx_kv_slot(rows, 0, DV, cap, 1, 0, 0) * es;
+        hb.ops->attn(&hb, NULL, &d);
+        memcpy(ref_lse, lse, sizeof(float) * group);
+        CHECK(cb.ops->attn(&cb, cq, &dd) == HLX_OK, "attn");
+        CHECK(rel_err(dout, o, (size_t)group * DV) < 2e-4, "attn %s group %d len %zu: o "
+              "differs %g", hlx_dtype_name(kt), group, len, rel_err(dout, o, (size_t)group * DV));
+        CHECK(rel_err(dlse, ref_lse, group) < 2e-5, "attn lse differs %g",
+              rel_err(dlse, ref_lse, group));
+        /* an empty shard: o = 0, lse = -inf */
+        d.len = 0, dd.len = 0;
+        hb.ops->attn(&hb, NULL, &d);
+        CHECK(cb.ops->attn(&cb, cq, &dd) == HLX_OK, "attn empty");
+        CHECK(rel_err(dout, o, (size_t)group * DV) == 0 && rel_err(dlse, lse, group) == 0,
+              "empty shard differs");
+    }
+    cb.ops->mem_free(&cb, dkc, 1), cb.ops->mem_free(&cb, dvc, 1);
+    cb.ops->mem_free(&cb, dq, 0), cb.ops->mem_free(&cb, dkn, 0), cb.ops->mem_free(&cb, dvn, 0);
+    cb.ops->mem_free(&cb, dout, 0), cb.ops->mem_free(&cb, dlse, 0);
+    free(kc), free(vc), free(q), free(o);
+}
+
+/* fp8 e4m3 KV (random finite bytes) through both kernels against the host backend. */
+static void test_attn_fp8(int group, size_t len)
+{
+    enum { DK = 128, DV = 128 };
+    unsigned char *kv = malloc(len * (DK + DV));
+    float *q = malloc(sizeof(float) * group * DK), *o = malloc(sizeof(float) * group * DV);
+    float lse[128], *dq, *dout, *dlse;
+    void *dkv = NULL;
+    unsigned s = 9;
+    size_t i;
+
+    for (i = 0; i < len * (DK + DV); i++) {
+        unsigned char b;
+        do {
+            s = s * 1103515245u + 12345u;
+            b = (unsigned char)(s >> 16);
+        } while ((b & 0x7f) == 0x7f || (b & 0x78) == 0x78); /* no NaN, no huge values */
+        kv[i] = b;
+    }
+    for (i = 0; i < (size_t)group * DK; i++)
+        q[i] = frand(&s) * 0.05f;
+    CHECK(cb.ops->mem_alloc(&cb, len * (DK + DV), 1, &dkv) == HLX_OK, "fp8 KV alloc");
+    cb.ops->copy_to(&cb, cq, dkv, kv, len * (DK + DV));
+    dq = dev_of(q, (size_t)group * DK), dout = dev_of(o, (size_t)group * DV), dlse = dev_of(lse, 128);
+    {
+        hlx_attn_desc_t d = { .group = group, .dk = DK, .dv = DV, .len = len,
+                              .kv_dtype = HLX_DTYPE_FP8, .q = q, .k = kv, .v = kv + len * DK,
+                              .k_stride = DK, .v_stride = DV, .scale = 0.0883883f,
+                              .o = o, .lse = lse };
+        hlx_attn_desc_t dd = d;
+        dd.q = dq, dd.k = dkv, dd.v = (char *)dkv + len * DK, dd.o = dout, dd.lse = dlse;
+        hb.ops->attn(&hb, NULL, &d);
+        CHECK(cb.ops->attn(&cb, cq, &dd) == HLX_OK, "attn fp8");
+        CHECK(rel_err(dout, o, (size_t)group * DV) < 2e-4, "attn fp8 (%s) group %d: o differs %g",
+              hlx_cuda_attn_variant_for(&dd), group, rel_err(dout, o, (size_t)group * DV));
+        CHECK(rel_err(dlse, lse, group) < 2e-5, "attn fp8 lse differs %g", rel_err(dlse, lse, group));
+    }
+    cb.ops->mem_free(&cb, dkv, 1), cb.ops->mem_free(&cb, dq, 0);
+    cb.ops->mem_free(&cb, dout, 0), cb.ops->mem_free(&cb, dlse, 0);
+    free(kv), free(q), free(o);
+}
+
+/* 3 peers with 2, 3, 3 heads (8 over KVP 3), 5 requests, packed [1, 4) then merged. */
+static void test_pack_unpack_merge_argmax(void)
+{
+    enum { KVP = 3, DV = 4, Q = 8, B = 5 };
+    const int first[KVP] = { 0, 2, 5 }, count[KVP] = { 2, 3, 3 };
+    size_t displ[KVP], total = 0, nh = (size_t)B * 3;
+    float opart[B * Q * DV], lse[B * Q], *send, *dsend, *dop, *dl, *oparts, *lseparts;
+    float *doparts, *dlseparts, om[B * 3 * DV], lm[B * 3], *dom, *dlm;
+    unsigned s = 5;
+    hlx_xchg_desc_t d;
+    int j, i;
+
+    for (j = 0; j < KVP; j++) {
+        displ[j] = total;
+        total += (size_t)B * count[j] * (DV + 1);
+    }
+    for (i = 0; i < B * Q * DV; i++)
+        opart[i] = frand(&s);
+    for (i = 0; i < B * Q; i++)
+        lse[i] = frand(&s) * 5;
+    lse[3] = -INFINITY; /* an empty part */
+    send = calloc(total, sizeof(float));
+    dsend = dev_of(send, total), dop = dev_of(opart, B * Q * DV), dl = dev_of(lse, B * Q);
+    d.kvp = KVP, d.dv = DV, d.q_local = Q, d.head_first = first, d.head_count = count;
+    d.displ = displ, d.b0 = 1, d.b1 = 4;
+    hb.ops->pack(&hb, NULL, &d, opart, lse, send);
+    CHECK(cb.ops->pack(&cb, cq, &d, dop, dl, dsend) == HLX_OK, "pack");
+    CHECK(rel_err(dsend, send, total) == 0, "pack differs");
+    /* unpack as the receiver of 3 heads: every block read with cnt 3 */
+    for (j = 0; j < KVP; j++)
+        displ[j] = (size_t)j * B * 3 * (DV + 1);
+    free(send);
+    send = malloc(sizeof(float) * KVP * B * 3 * (DV + 1));
+    for (i = 0; i < KVP * B * 3 * (DV + 1); i++)
+        send[i] = frand(&s) * 3;
+    cb.ops->mem_free(&cb, dsend, 0);
+    dsend = dev_of(send, KVP * B * 3 * (DV + 1));
+    oparts = calloc(KVP * nh * DV, sizeof(float)), lseparts = calloc(KVP * nh, sizeof(float));
+    doparts = dev_of(oparts, KVP * nh * DV), dlseparts = dev_of(lseparts, KVP * nh);
+    d.b0 = 0, d.b1 = B;
+    hb.ops->unpack(&hb, NULL, &d, 3, B, send, oparts, lseparts);
+    CHECK(cb.ops->unpack(&cb, cq, &d, 3, B, dsend, doparts, dlseparts) == HLX_OK, "unpack");
+    CHECK(rel_err(doparts, oparts, KVP * nh * DV) == 0 && rel_err(dlseparts, lseparts, KVP * nh) == 0,
+          "unpack differs");
+    dom = dev_of(om, nh * DV), dlm = dev_of(lm, nh);
+    hb.ops->merge(&hb, NULL, KVP, (int)nh, DV, oparts, lseparts, om, lm);
+    CHECK(cb.ops->merge(&cb, cq, KVP, (int)nh, DV, doparts, dlseparts, dom, dlm) == HLX_OK, "merge");
+    CHECK(rel_err(dom, om, nh * DV) < 1e-5 && rel_err(dlm, lm, nh) < 1e-5, "merge differs");
+    {
+        /* argmax over 3 ranks' uneven blocks of a vocabulary of 10 (3, 3, 4), pad 4,
+         * with a tie at the maximum: the lower index wins */
+        float lg[3 * 2 * 4];
+        int tok[2] = { -1, -1 }, ref[2];
+        float *dlg;
+        for (i = 0; i < 24; i++)
+            lg[i] = (float)(i % 5);
+        lg[(0 * 2 + 0) * 4 + 1] = 9, lg[(2 * 2 + 0) * 4 + 2] = 9; /* v 1 and v 8 tie */
+        lg[(1 * 2 + 1) * 4 + 3] = 99; /* padding column of rank 1, must be ignored */
+        dlg = dev_of(lg, 24);
+        hb.ops->argmax(&hb, NULL, lg, 3, 2, 10, 4, ref);
+        CHECK(cb.ops->argmax(&cb, cq, dlg, 3, 2, 10, 4, tok) == HLX_OK, "argmax");
+        CHECK(tok[0] == ref[0] && tok[1] == ref[1] && ref[0] == 1, "argmax %d %d, host %d %d",
+              tok[0], tok[1], ref[0], ref[1]);
+        cb.ops->mem_free(&cb, dlg, 0);
+    }
+    {
+        hlx_be_event_t *ev = NULL;
+        CHECK(cb.ops->event_record(&cb, cq, &ev) == HLX_OK && ev != NULL, "event_record");
+        CHECK(cb.ops->event_sync(&cb, ev) == HLX_OK, "event_sync");
+    }
+    free(send), free(oparts), free(lseparts);
+    cb.ops->mem_free(&cb, dsend, 0), cb.ops->mem_free(&cb, dop, 0), cb.ops->mem_free(&cb, dl, 0);
+    cb.ops->mem_free(&cb, doparts, 0), cb.ops->mem_free(&cb, dlseparts, 0);
+    cb.ops->mem_free(&cb, dom, 0), cb.ops->mem_free(&cb, dlm, 0);
+}
+
+int main(void)
+{
+    char why[256] = "";
+    int n = hlx_backend_cuda_devices(why, sizeof(why));
+
+    if (n < 1) {
+        printf("no CUDA device (%s): skipped\n", why);
+        return 77;
+    }
+    if (hlx_backend_init("host", "scalar", HLX_DTYPE_BF16, &hb) != HLX_OK ||
+        hlx_backend_init("cuda", "scalar", HLX_DTYPE_BF16, &cb) != HLX_OK ||
+        hlx_backend_cuda_open(&cb, 0, 60.0, why, sizeof(why)) != HLX_OK ||
+        cb.ops->queue_create(&cb, &cq) != HLX_OK) {
+        fprintf(stderr, "FAIL: starting the backends: %s\n", why);
+        return 1;
+    }
+    test_norm_rope_swiglu_add_pad();
+    test_gemm(HLX_DTYPE_F32);
+    test_gemm(HLX_DTYPE_BF16);
+    {
+        /* both attention kernels, each on GQA shapes (the warp one also takes MLA) */
+        static const char *const variants[] = { "warp", "tokens", "auto" };
+        size_t i;
+        for (i = 0; i < sizeof(variants) / sizeof(variants[0]); i++) {
+            CHECK(hlx_cuda_attn_set_variant(variants[i]) == HLX_OK, "variant %s", variants[i]);
+            test_append_attn(HLX_DTYPE_BF16, 8, 5000);
+            test_append_attn(HLX_DTYPE_F32, 8, 777);
+            test_append_attn(HLX_DTYPE_BF16, 128, 3000); /* a 128-head group */
+            test_append_attn(HLX_DTYPE_BF16, 3, 31);     /* under one 32-token step */
+            test_attn_fp8(8, 4097);
+        }
+        CHECK(hlx_cuda_attn_set_variant("fastest") == HLX_ERR_INVALID, "bad variant taken");
+    }
+    test_pack_unpack_merge_argmax();
+    cb.ops->queue_destroy(&cb, cq);
+    hlx_backend_fini(&cb);
+    hlx_backend_fini(&hb);
+    printf("%s: %d failure(s)\n", fails ? "FAIL" : "ok", fails);
+    return fails ? 1 : 0;
+}

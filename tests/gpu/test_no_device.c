@@ -1,0 +1,60 @@
+/* unit: without a usable CUDA device every entry point of the device path answers with an
+ * error and a reason, and nothing crashes (no libcuda here: the runtime API reports it).
+ * Exit 77 where a device exists (the gpu suite covers that case). */
+#include "hlx_backend.h"
+#include "hlx_backend_cuda.h"
+#include "hlx_boot.h"
+#include "hlx_nccl.h"
+
+#include <helix/device.h>
+
+#include <stdio.h>
+#include <string.h>
+
+#define CHECK(_c, ...) \
+    do { \
+        if (!(_c)) { \
+            fprintf(stderr, "FAIL %s:%d: ", __FILE__, __LINE__); \
+            fprintf(stderr, __VA_ARGS__); \
+            fputc('\n', stderr); \
+            return 1; \
+        } \
+    } while (0)
+
+int main(void)
+{
+    char why[256] = "", err[512] = "";
+    const char *names[8];
+    hlx_devices_t d;
+    hlx_backend_t be;
+    hlx_boot_t *boot = NULL;
+    hlx_nccl_t *c = (hlx_nccl_t *)&be; /* must come back NULL */
+    size_t n, i;
+    int has_cuda = 0;
+
+    if (hlx_backend_cuda_devices(why, sizeof(why)) > 0) {
+        printf("a CUDA device is present: skipped (the gpu suite runs there)\n");
+        return 77;
+    }
+    CHECK(why[0] != '\0', "no reason given for no device");
+    hlx_devices_query(&d);
+    CHECK(d.count == 0 && d.reason[0] != '\0', "devices: count %d, reason '%s'", d.count,
+          d.reason);
+    CHECK(d.compiled == (hlx_backend_cuda_ops() != NULL), "compiled %d", d.compiled);
+    n = hlx_backend_list(names, 8);
+    for (i = 0; i < n && i < 8; i++)
+        has_cuda |= !strcmp(names[i], "cuda");
+    CHECK(has_cuda == d.compiled, "backend list and build disagree about cuda");
+    CHECK(hlx_backend_init("cuda", NULL, HLX_DTYPE_BF16, &be) == HLX_ERR_UNSUPPORTED,
+          "the cuda backend started without a device");
+    CHECK(hlx_backend_init("host", NULL, HLX_DTYPE_BF16, &be) == HLX_OK, "host backend");
+    CHECK(hlx_backend_cuda_open(&be, 0, 1.0, why, sizeof(why)) != HLX_OK,
+          "opening a device on the host backend");
+    hlx_backend_fini(&be);
+    CHECK(hlx_boot_init(10.0, &boot) == HLX_OK, "bootstrap (world of one)");
+    CHECK(hlx_nccl_create(boot, 0, 0, 5.0, &c, err, sizeof(err)) != HLX_OK && c == NULL &&
+          err[0] != '\0', "NCCL without a device");
+    printf("no device: %s; nccl: %s (version %d)\n", d.reason, err, hlx_nccl_version());
+    hlx_boot_fini(boot);
+    return 0;
+}
