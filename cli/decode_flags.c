@@ -14,9 +14,9 @@ _Static_assert(HLX_HOPB_OFF == 0 && HLX_HOPB_ON == 1 && HLX_HOPB_AUTO == 2,
 
 static const hlx_flag_t hlx_decode_flag_list[] = {
     HLX_DF("model", HLX_FT_STRING, "tiny", 0, 0, 0, 0, NULL, model, "FILE|NAME",
-           "model description (JSON) or preset; dense GQA models run,\n"
-           "MLA, MoE and fp8/fp4-weight models are refused (the planner\n"
-           "models them)"),
+           "model description (JSON) or preset; GQA models with dense\n"
+           "or MoE FFNs run, MLA and fp8/fp4-weight models are refused\n"
+           "(the planner models them)"),
     HLX_DF("kvp", HLX_FT_INT, "1", 1, 4096, 0, 0, NULL, kvp, "K",
            "KV-parallel ranks per TPA shard"),
     HLX_DF("tpa", HLX_FT_INT, "1", 1, 4096, 0, 0, NULL, tpa, "T",
@@ -62,6 +62,12 @@ static const hlx_flag_t hlx_decode_flag_list[] = {
            "cores per rank: its KV shard (a KV split with the exact merge)\n"
            "and GEMMs on a persistent pool of T threads (default:\n"
            "HELIX_THREADS, 1)"),
+    HLX_DF("ep", HLX_FT_INT, NULL, 1, 4096, 0, 0, NULL, ep, "E",
+           "MoE expert parallelism: N = KVP x TPA = EP x TPF; routed expert\n"
+           "J lives on EP group J / (experts / EP) (TPF consecutive ranks)\n"
+           "and its columns are split over them; E divides N and the\n"
+           "experts (default: HELIX_EP, 1: every rank a slice of every\n"
+           "expert)"),
     HLX_DF("json", HLX_FT_BOOL, NULL, 0, 0, 0, 0, NULL, json, NULL,
            "print one JSON object instead of the text report"),
     HLX_DF("verbose", HLX_FT_BOOL, NULL, 0, 0, 0, 0, NULL, verbose, NULL,
@@ -121,6 +127,7 @@ int hlx_decode_parse(int argc, char **argv, hlx_run_config_t *cfg, hlx_decode_op
     cfg->hopb        = o->hopb; /* "off|on|auto" is hlx_hopb_mode_t's order */
     cfg->micro_batch = (int)o->micro_batch; /* 0 when not given: chosen from the first step */
     cfg->threads     = (int)o->threads;     /* 0 when not given: HELIX_THREADS */
+    cfg->ep          = (int)o->ep;          /* 0 when not given: HELIX_EP */
     if (o->timeline != NULL) {
         if (strlen(o->timeline) >= sizeof(cfg->timeline)) {
             fprintf(stderr, "helix decode: --timeline: path longer than %zu bytes\n",

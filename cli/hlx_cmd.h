@@ -30,7 +30,7 @@ typedef struct {
     int         check, json, verbose;
     double      check_tol, timeout;
     int         hopb;        /* index in "off|on|auto" (hlx_hopb_mode_t order) */
-    int64_t     micro_batch, threads;
+    int64_t     micro_batch, threads, ep;
     const char *timeline;
 } hlx_decode_opts_t;
 

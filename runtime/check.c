@@ -4,6 +4,7 @@
 #define _GNU_SOURCE
 #include "hlx_engine_view.h"
 #include "hlx_reference.h"
+#include "hlx_reference_moe.h"
 
 #include "hlx_log.h"
 #include "hlx_synth.h"
@@ -160,6 +161,16 @@ hlx_status_t hlx_check_prepare(hlx_engine_t *eng, hlx_check_t **chk_p, char *err
         if (st != HLX_OK)
             snprintf(err, errlen, "the fp64 reference failed on rank 0: %s", hlx_status_str(st));
         hlx_info(HLX_SUB_CORE, "reference: %zu steps in %.2f s", S, hlx_now_s() - t0);
+        if (st == HLX_OK) {
+            char first[256];
+            int64_t ties = hlx_ref_route_near_ties(chk->ref, first, sizeof(first));
+            if (ties > 0)
+                hlx_warn("check: %lld MoE routing choice(s) of the reference are near-ties "
+                         "(within %g; first: %s): the engine's fp32 hidden state may choose "
+                         "another expert there, and the tokens and errors from that step on "
+                         "would reflect that choice, not a wrong sum", (long long)ties,
+                         HLX_REF_ROUTE_MARGIN, first);
+        }
     }
     st2 = hlx_comm_barrier_within(hlx_engine_world(eng), deadline + hlx_check_ref_seconds(eng));
     if (st == HLX_OK && st2 != HLX_OK)
@@ -210,6 +221,7 @@ hlx_status_t hlx_check_step(hlx_engine_t *eng, hlx_check_t *chk, int s, hlx_run_
             rep->replicas_match = 0;
     if (chk->ref == NULL)
         return HLX_OK;
+    rep->route_near_ties = hlx_ref_route_near_ties(chk->ref, NULL, 0);
     {
         const double *hid = chk->ref_hid + (size_t)s * B * H, *lg = chk->ref_lg + (size_t)s * B * V;
         const int *next = chk->ref_tok + (size_t)s * B;

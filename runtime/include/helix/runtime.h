@@ -40,6 +40,7 @@ typedef struct hlx_run_config {
     int         micro_batch;  /* requests per micro-batch; 0 = chosen from the first step */
     char        timeline[256]; /* write the last step's timeline here ("" = none) */
     int         threads;      /* cores per rank; 0 = HELIX_THREADS (default 1) */
+    int         ep;           /* MoE expert-parallel groups (N = EP x TPF); 0 = HELIX_EP */
 } hlx_run_config_t;
 
 /* Per-phase time accounting: the phases and their names are in helix/phase.h. */
@@ -73,6 +74,10 @@ typedef struct hlx_run_report {
     double   hopb_m_ms;                /* exchange of one micro-batch (first step) */
     double   hopb_predicted_ms;        /* pipeline model per layer, chosen size */
     uint64_t hidden_hash;              /* hash of the final hidden state (bitwise) */
+    int      ep, tpf;                  /* MoE split: EP groups x TPF ranks each */
+    int      experts_first, experts_rank; /* routed experts this rank holds (slices) */
+    uint64_t moe_bytes_rank;           /* MoE weights allocated on this rank */
+    int64_t  route_near_ties;          /* --check: routing choices within the margin */
 } hlx_run_report_t;
 
 /* helix bench hopb: attention + exchange of one layer, lockstep against HOP-B. Times are
