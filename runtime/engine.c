@@ -542,9 +542,11 @@ static hlx_status_t hlx_engine_validate(hlx_engine_t *eng, char *err, size_t err
     st = hlx_fault_create(eng->set.fault, &eng->fault, err, errlen);
     if (st != HLX_OK)
         return st;
+    st = hlx_moe_check_ep(&eng->m, eng->cfg.ep ? "--ep" : "HELIX_EP",
+                          eng->cfg.ep ? eng->cfg.ep : eng->set.ep, cfg->kvp, cfg->tpa, err,
+                          errlen);
     if (eng->cfg.ep == 0)
         eng->cfg.ep = eng->set.ep;
-    st = hlx_moe_check_ep(&eng->m, eng->cfg.ep, cfg->kvp, cfg->tpa, err, errlen);
     if (st != HLX_OK)
         return st;
     /* Layout errors do not depend on the rank: report them before bootstrapping. */

@@ -19,9 +19,10 @@ typedef struct hlx_moe_layout {
     int shared_first, shared_count; /* shared experts' intermediate columns (over all N) */
 } hlx_moe_layout_t;
 
-/* Checks an EP width against the model and N ranks; the message names the flag. */
-hlx_status_t hlx_moe_check_ep(const hlx_model_t *m, int ep, int kvp, int tpa, char *err,
-                              size_t errlen);
+/* Checks an EP width against the model and N ranks; the message names where it came
+ * from (what: "--ep" or "HELIX_EP"). */
+hlx_status_t hlx_moe_check_ep(const hlx_model_t *m, const char *what, int ep, int kvp,
+                              int tpa, char *err, size_t errlen);
 /* The layout of rank (0 <= rank < n) for EP width ep (hlx_moe_check_ep first). */
 void         hlx_moe_layout_init(const hlx_model_t *m, int n, int ep, int rank,
                                  hlx_moe_layout_t *ml);

@@ -13,30 +13,30 @@
 
 /* ---- layout */
 
-hlx_status_t hlx_moe_check_ep(const hlx_model_t *m, int ep, int kvp, int tpa, char *err,
-                              size_t errlen)
+hlx_status_t hlx_moe_check_ep(const hlx_model_t *m, const char *what, int ep, int kvp,
+                              int tpa, char *err, size_t errlen)
 {
     int n = kvp * tpa;
 
     if (ep < 1) {
-        snprintf(err, errlen, "--ep %d: expected 1 or more", ep);
+        snprintf(err, errlen, "%s %d: expected 1 or more", what, ep);
         return HLX_ERR_INVALID;
     }
     if (m->experts == 0 || m->dense_layers >= m->layers) {
         if (ep == 1)
             return HLX_OK;
-        snprintf(err, errlen, "--ep %d: model %s has no MoE layer (its FFNs are dense, split "
-                 "over all N ranks); use --ep 1", ep, m->name);
+        snprintf(err, errlen, "%s %d: model %s has no MoE layer (its FFNs are dense, split "
+                 "over all N ranks); use 1", what, ep, m->name);
         return HLX_ERR_INVALID;
     }
     if (n % ep != 0) {
-        snprintf(err, errlen, "--ep %d does not divide N = --kvp %d x --tpa %d = %d ranks "
-                 "(N = EP x TPF)", ep, kvp, tpa, n);
+        snprintf(err, errlen, "%s %d does not divide N = --kvp %d x --tpa %d = %d ranks "
+                 "(N = EP x TPF)", what, ep, kvp, tpa, n);
         return HLX_ERR_INVALID;
     }
     if (m->experts % ep != 0) {
-        snprintf(err, errlen, "--ep %d does not divide the %d routed experts of model %s "
-                 "(each EP group holds experts / EP of them)", ep, m->experts, m->name);
+        snprintf(err, errlen, "%s %d does not divide the %d routed experts of model %s "
+                 "(each EP group holds experts / EP of them)", what, ep, m->experts, m->name);
         return HLX_ERR_INVALID;
     }
     return HLX_OK;
@@ -70,9 +70,10 @@ uint64_t hlx_moe_rank_bytes(const hlx_model_t *m, const hlx_moe_layout_t *ml, si
 
     if (m->experts == 0 || moe_layers <= 0)
         return 0;
-    /* router [H][E] and bias [E] in f32; 3 H columns per shared and expert column */
+    /* router [H][E] and (sigmoid) bias [E] in f32; 3 H weights per shared and expert
+     * column */
     if (__builtin_mul_overflow(H, E, &per) || __builtin_mul_overflow(per, 4, &per) ||
-        __builtin_add_overflow(per, E * 4, &per))
+        __builtin_add_overflow(per, m->moe_scoring == HLX_MOE_SIGMOID ? E * 4 : 0, &per))
         return UINT64_MAX;
     t = (uint64_t)ml->expert_count * (uint64_t)ml->col_count + (uint64_t)ml->shared_count;
     if (__builtin_mul_overflow(t, 3 * H, &t) || __builtin_mul_overflow(t, w_esize, &t) ||
