@@ -41,6 +41,11 @@ static const hlx_flag_t hlx_decode_flag_list[] = {
            "compare hidden states, logits and tokens; exit 1 on mismatch"),
     HLX_DF("check-tol", HLX_FT_NUM, "1e-3", 0, 0, 1e-15, 1e3, NULL, check_tol, "X",
            "relative tolerance of --check"),
+    HLX_DF("route-margin", HLX_FT_NUM, "1e-5", 0, 0, 1e-12, 1e3, NULL, route_margin, "X",
+           "MoE models with --check: routing choices of the reference whose\n"
+           "last chosen and first left-out scores differ by less than X are\n"
+           "reported as near-ties (route_near_ties), where the engine's\n"
+           "fp32 routing may choose another expert"),
     HLX_DF("timeout", HLX_FT_NUM, NULL, 0, 0, 1e-3, 86400, NULL, timeout, "SEC",
            "deadline of the bootstrap and of every collective\n"
            "(default: HELIX_COMM_TIMEOUT, 30 s)"),
@@ -122,6 +127,7 @@ int hlx_decode_parse(int argc, char **argv, hlx_run_config_t *cfg, hlx_decode_op
     cfg->seed      = (uint64_t)o->seed;
     cfg->check     = o->check;
     cfg->check_tol = o->check_tol;
+    cfg->route_margin = o->route_margin;
     cfg->verbose   = o->verbose;
     cfg->timeout_s = o->timeout; /* 0 when not given: the transport's default */
     cfg->hopb        = o->hopb; /* "off|on|auto" is hlx_hopb_mode_t's order */

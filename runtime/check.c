@@ -155,6 +155,8 @@ hlx_status_t hlx_check_prepare(hlx_engine_t *eng, hlx_check_t **chk_p, char *err
         chk->ref_tok = malloc(sizeof(int) * (S ? S : 1) * B);
         if (st == HLX_OK && (!chk->ref_hid || !chk->ref_lg || !chk->ref_tok))
             st = HLX_ERR_NOMEM;
+        if (st == HLX_OK && cfg->route_margin > 0)
+            hlx_ref_set_route_margin(chk->ref, cfg->route_margin);
         for (s = 0; s < S && st == HLX_OK; s++)
             st = hlx_ref_step(chk->ref, chk->ref_hid + s * B * (size_t)m->hidden,
                               chk->ref_lg + s * B * (size_t)m->vocab, chk->ref_tok + s * B);
@@ -169,7 +171,8 @@ hlx_status_t hlx_check_prepare(hlx_engine_t *eng, hlx_check_t **chk_p, char *err
                          "(within %g; first: %s): the engine's fp32 hidden state may choose "
                          "another expert there, and the tokens and errors from that step on "
                          "would reflect that choice, not a wrong sum", (long long)ties,
-                         HLX_REF_ROUTE_MARGIN, first);
+                         cfg->route_margin > 0 ? cfg->route_margin : HLX_REF_ROUTE_MARGIN,
+                         first);
         }
     }
     st2 = hlx_comm_barrier_within(hlx_engine_world(eng), deadline + hlx_check_ref_seconds(eng));

@@ -11,7 +11,7 @@
 #include <stdint.h>
 
 /* A choice is a near-tie when the last chosen and the first left-out score (of experts,
- * or of groups) differ by less than this. */
+ * or of groups) differ by less than the margin; by default this. */
 #define HLX_REF_ROUTE_MARGIN 1e-5
 
 typedef struct hlx_ref_moe hlx_ref_moe_t;
@@ -24,6 +24,7 @@ hlx_ref_moe_t *hlx_ref_moe_create(hlx_wsrc_t *ws, const hlx_model_t *m, char *er
  * name the choice in the near-tie record. */
 void           hlx_ref_moe_ffn(hlx_ref_moe_t *moe, int l, const double *hn, double *y,
                                int64_t pos, int b);
+void           hlx_ref_moe_set_margin(hlx_ref_moe_t *moe, double margin);
 /* Near-ties met so far; the first is described in first. */
 int64_t        hlx_ref_moe_near_ties(const hlx_ref_moe_t *moe, char *first, size_t len);
 void           hlx_ref_moe_destroy(hlx_ref_moe_t *moe);

@@ -297,6 +297,11 @@ const float *hlx_ref_kv_row(const hlx_ref_t *ref, int l, int b, int g, int64_t p
     return is_key ? ref->kcache + base * ref->m.head_dim : ref->vcache + base * ref->m.v_head_dim;
 }
 
+void hlx_ref_set_route_margin(hlx_ref_t *ref, double margin)
+{
+    hlx_ref_moe_set_margin(ref->moe, margin);
+}
+
 int64_t hlx_ref_route_near_ties(const hlx_ref_t *ref, char *first, size_t len)
 {
     return hlx_ref_moe_near_ties(ref->moe, first, len);

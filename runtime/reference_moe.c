@@ -20,6 +20,7 @@ struct hlx_ref_moe {
     double              *logit, *score, *choice, *gscore; /* [E] each */
     double              *gate, *up, *o;                   /* [max(Fe, Fs)], .., [H] */
     int                 *order, *gorder;                  /* [E] */
+    double               margin; /* near-tie margin */
     int64_t              ties;
     char                 first[256];
 };
@@ -57,6 +58,7 @@ hlx_ref_moe_t *hlx_ref_moe_create(hlx_wsrc_t *ws, const hlx_model_t *m, char *er
     if (!ok)
         return NULL;
     moe->m      = *m;
+    moe->margin = HLX_REF_ROUTE_MARGIN;
     moe->L      = calloc((size_t)m->layers, sizeof(*moe->L));
     moe->logit  = calloc((size_t)E, sizeof(double));
     moe->score  = calloc((size_t)E, sizeof(double));
@@ -194,7 +196,7 @@ void hlx_ref_moe_ffn(hlx_ref_moe_t *moe, int l, const double *hn, double *y, int
             moe->gorder[g] = g;
         }
         hlx_ref_moe_sort(moe->gorder, G, moe->gscore);
-        if (moe->gscore[moe->gorder[TG - 1]] - moe->gscore[moe->gorder[TG]] < HLX_REF_ROUTE_MARGIN)
+        if (moe->gscore[moe->gorder[TG - 1]] - moe->gscore[moe->gorder[TG]] < moe->margin)
             hlx_ref_moe_tie(moe, "groups", moe->gorder[TG - 1], moe->gorder[TG],
                             moe->gscore[moe->gorder[TG - 1]], moe->gscore[moe->gorder[TG]],
                             pos, l, b);
@@ -206,7 +208,7 @@ void hlx_ref_moe_ffn(hlx_ref_moe_t *moe, int l, const double *hn, double *y, int
             moe->order[n++] = e;
     }
     hlx_ref_moe_sort(moe->order, n, moe->choice);
-    if (n > K && moe->choice[moe->order[K - 1]] - moe->choice[moe->order[K]] < HLX_REF_ROUTE_MARGIN)
+    if (n > K && moe->choice[moe->order[K - 1]] - moe->choice[moe->order[K]] < moe->margin)
         hlx_ref_moe_tie(moe, "experts", moe->order[K - 1], moe->order[K],
                         moe->choice[moe->order[K - 1]], moe->choice[moe->order[K]], pos, l, b);
     /* weights: the scores (not the biased choice), renormalised, scaled */
@@ -224,6 +226,12 @@ void hlx_ref_moe_ffn(hlx_ref_moe_t *moe, int l, const double *hn, double *y, int
     if (L->sgate != NULL)
         hlx_ref_moe_swiglu(moe, hn, L->sgate, L->sup, L->sdown,
                            (int64_t)m->shared_experts * m->expert_ffn, 1.0, y);
+}
+
+void hlx_ref_moe_set_margin(hlx_ref_moe_t *moe, double margin)
+{
+    if (moe != NULL)
+        moe->margin = margin;
 }
 
 int64_t hlx_ref_moe_near_ties(const hlx_ref_moe_t *moe, char *first, size_t len)

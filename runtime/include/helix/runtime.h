@@ -41,6 +41,8 @@ typedef struct hlx_run_config {
     char        timeline[256]; /* write the last step's timeline here ("" = none) */
     int         threads;      /* cores per rank; 0 = HELIX_THREADS (default 1) */
     int         ep;           /* MoE expert-parallel groups (N = EP x TPF); 0 = HELIX_EP */
+    double      route_margin; /* --check: MoE choices within this of a tie are reported
+                                 (0 = the reference's default, 1e-5) */
 } hlx_run_config_t;
 
 /* Per-phase time accounting: the phases and their names are in helix/phase.h. */
