@@ -61,6 +61,7 @@ void hlx_run_config_default(hlx_run_config_t *cfg)
     cfg->kv_block  = 16;
     cfg->seed      = 1;
     cfg->check_tol = 1e-3;
+    cfg->route_margin = 1e-5; /* --check: MoE near-ties (hlx_reference_moe.h) */
     cfg->timeout_s = 0.0; /* transport default (HELIX_COMM_TIMEOUT) */
     cfg->hopb      = HLX_HOPB_AUTO;
     strcpy(cfg->kernels, "auto");
