@@ -510,6 +510,7 @@ static hlx_status_t hlx_engine_validate(hlx_engine_t *eng, char *err, size_t err
 {
     const hlx_run_config_t *cfg = &eng->cfg;
     hlx_status_t st;
+    int ep_flag;
 
     if (cfg->batch < 1 || cfg->steps < 0 || cfg->context < 0 || cfg->kv_block < 1)
         return hlx_engine_fail(err, errlen, HLX_ERR_INVALID,
@@ -543,11 +544,12 @@ static hlx_status_t hlx_engine_validate(hlx_engine_t *eng, char *err, size_t err
     st = hlx_fault_create(eng->set.fault, &eng->fault, err, errlen);
     if (st != HLX_OK)
         return st;
-    st = hlx_moe_check_ep(&eng->m, eng->cfg.ep ? "--ep" : "HELIX_EP",
-                          eng->cfg.ep ? eng->cfg.ep : eng->set.ep, cfg->kvp, cfg->tpa, err,
-                          errlen);
-    if (eng->cfg.ep == 0)
-        eng->cfg.ep = eng->set.ep;
+    /* HELIX_EP (ambient) applies to MoE models only; --ep > 1 on a dense model is refused */
+    ep_flag = eng->cfg.ep != 0;
+    if (!ep_flag)
+        eng->cfg.ep = eng->m.experts > 0 && eng->m.dense_layers < eng->m.layers ? eng->set.ep : 1;
+    st = hlx_moe_check_ep(&eng->m, ep_flag ? "--ep" : "HELIX_EP", eng->cfg.ep, cfg->kvp,
+                          cfg->tpa, err, errlen);
     if (st != HLX_OK)
         return st;
     /* Layout errors do not depend on the rank: report them before bootstrapping. */
