@@ -77,6 +77,13 @@ static void hlx_decode_print_json(const hlx_run_config_t *cfg, const hlx_model_t
                                                : cfg->hopb == HLX_HOPB_OFF ? "off" : "auto"));
     json_object_set_new(o, "micro_batch", json_integer(rep->micro_batch));
     json_object_set_new(o, "threads", json_integer(rep->threads));
+    json_object_set_new(o, "ep", json_integer(rep->ep));
+    json_object_set_new(o, "tpf", json_integer(rep->tpf));
+    if (m->experts > 0) { /* rank 0's share of the MoE layers */
+        json_object_set_new(o, "experts_first", json_integer(rep->experts_first));
+        json_object_set_new(o, "experts_per_rank", json_integer(rep->experts_rank));
+        json_object_set_new(o, "moe_bytes_per_rank", json_integer((json_int_t)rep->moe_bytes_rank));
+    }
     json_object_set_new(o, "hopb_c_ms", json_real(rep->hopb_c_ms));
     json_object_set_new(o, "hopb_m_ms", json_real(rep->hopb_m_ms));
     json_object_set_new(o, "hopb_predicted_ms", json_real(rep->hopb_predicted_ms));
@@ -110,6 +117,7 @@ static void hlx_decode_print_json(const hlx_run_config_t *cfg, const hlx_model_t
         json_object_set_new(o, "nonfinite", json_integer(rep->nonfinite));
         json_object_set_new(o, "kv_rows_checked", json_integer(rep->kv_rows_checked));
         json_object_set_new(o, "kv_rows_bad", json_integer(rep->kv_rows_bad));
+        json_object_set_new(o, "route_near_ties", json_integer(rep->route_near_ties));
         json_object_set_new(o, "passed", json_boolean(passed));
     }
     hlx_decode_predict(o, cfg, m, rep->micro_batch < cfg->batch); /* HOP-B as it ran */
@@ -133,6 +141,11 @@ static void hlx_decode_print_text(const hlx_run_config_t *cfg, const hlx_model_t
     printf("place:   rank 0 on cpus %s%s, KVP peers over %s\n",
            rep->cpuset[0] ? rep->cpuset : "?", rep->bound ? " (bound)" : " (not bound)",
            rep->a2a_link);
+    if (m->experts > 0)
+        printf("moe:     %d experts top %d (+%d shared, expert ffn %d), EP %d x TPF %d: rank 0 "
+               "holds experts %d..%d, %.2f MiB of MoE weights\n", m->experts, m->top_k,
+               m->shared_experts, m->expert_ffn, rep->ep, rep->tpf, rep->experts_first,
+               rep->experts_first + rep->experts_rank - 1, rep->moe_bytes_rank / 1048576.0);
     printf("work:    batch %d, context %lld tokens + %d steps, kv block %d\n", cfg->batch,
            (long long)cfg->context, rep->steps, cfg->kv_block);
     printf("KV:      %.2f MiB per rank (min %.2f, max %.2f over ranks)\n",
@@ -188,7 +201,7 @@ int hlx_cmd_decode(int argc, char **argv)
         return rc;
     model_name = o.model;
     json       = o.json;
-    /* Only what the runtime runs: MoE and MLA fields are refused, naming the field. */
+    /* Only what the runtime runs: MLA and fp8/fp4 weights are refused, naming the field. */
     st = hlx_model_load_runnable(model_name, &model, err, sizeof(err));
     if (st != HLX_OK) {
         fprintf(stderr, "helix decode: %s\n", err);

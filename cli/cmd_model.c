@@ -99,6 +99,8 @@ static void hlx_synth_config(hlx_hf_config_t *c, int moe, int layers, const char
     m->rope_theta = 10000.0;
     m->norm_eps = 1e-5;
     m->kv_dtype = HLX_DTYPE_BF16;
+    m->routed_scaling = 1.0; /* the gating defaults of a model file */
+    m->n_group = m->topk_group = 1;
     c->block_rows = c->block_cols = 32;
     if (!strcmp(dtype, "f32")) {
         snprintf(c->torch_dtype, sizeof(c->torch_dtype), "float32");
@@ -144,6 +146,11 @@ static void hlx_synth_config(hlx_hf_config_t *c, int moe, int layers, const char
     c->routed_scaling_factor = 2.5;
     c->n_group = 2;
     c->topk_group = 1;
+    m->moe_scoring = HLX_MOE_SIGMOID;
+    m->norm_topk_prob = 1;
+    m->routed_scaling = 2.5;
+    m->n_group = 2;
+    m->topk_group = 1;
     if (!strcmp(dtype, "fp8")) {
         c->fp8 = 1;
         m->weight_dtype = HLX_DTYPE_FP8;

@@ -326,14 +326,17 @@ static void hlx_plan_local(const hlx_model_t *m, const hlx_layout_t *l, double c
         snprintf(note, notelen, "roofline (the hw file could not be read)");
         return;
     }
-    if (l->strategy != HLX_STRAT_HELIX || l->pp != 1 || l->dp != 1 || l->ep != 1) {
+    /* the runtime's MoE split: N = KVP x TPA = EP x TPF */
+    if (l->strategy != HLX_STRAT_HELIX || l->pp != 1 || l->dp != 1 ||
+        (l->ep != 1 && (int64_t)l->tpf * l->ep != (int64_t)l->kvp * l->tpa)) {
         snprintf(note, notelen, "roofline over this machine as a cluster (the runtime runs "
                                 "helix layouts only)");
         return;
     }
     lc = (hlx_local_cfg_t){ .kvp = l->kvp, .tpa = l->tpa, .batch = l->batch, .steps = 0,
                             .kv_block = 16, .hopb = l->hopb, .context = (int64_t)context,
-                            .w_dtype = m->weight_dtype, .kv_dtype = m->kv_dtype };
+                            .w_dtype = m->weight_dtype, .kv_dtype = m->kv_dtype,
+                            .ep = l->ep };
     if ((m->weight_dtype != HLX_DTYPE_F32 && m->weight_dtype != HLX_DTYPE_BF16) ||
         (m->kv_dtype != HLX_DTYPE_F32 && m->kv_dtype != HLX_DTYPE_BF16)) {
         snprintf(note, notelen, "roofline over this machine as a cluster (the runtime runs "

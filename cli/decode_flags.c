@@ -14,9 +14,9 @@ _Static_assert(HLX_HOPB_OFF == 0 && HLX_HOPB_ON == 1 && HLX_HOPB_AUTO == 2,
 
 static const hlx_flag_t hlx_decode_flag_list[] = {
     HLX_DF("model", HLX_FT_STRING, "tiny", 0, 0, 0, 0, NULL, model, "FILE|NAME",
-           "model description (JSON) or preset; dense GQA models run,\n"
-           "MLA, MoE and fp8/fp4-weight models are refused (the planner\n"
-           "models them)"),
+           "model description (JSON) or preset; GQA models with dense\n"
+           "or MoE FFNs run, MLA and fp8/fp4-weight models are refused\n"
+           "(the planner models them)"),
     HLX_DF("kvp", HLX_FT_INT, "1", 1, 4096, 0, 0, NULL, kvp, "K",
            "KV-parallel ranks per TPA shard"),
     HLX_DF("tpa", HLX_FT_INT, "1", 1, 4096, 0, 0, NULL, tpa, "T",
@@ -41,6 +41,11 @@ static const hlx_flag_t hlx_decode_flag_list[] = {
            "compare hidden states, logits and tokens; exit 1 on mismatch"),
     HLX_DF("check-tol", HLX_FT_NUM, "1e-3", 0, 0, 1e-15, 1e3, NULL, check_tol, "X",
            "relative tolerance of --check"),
+    HLX_DF("route-margin", HLX_FT_NUM, "1e-5", 0, 0, 1e-12, 1e3, NULL, route_margin, "X",
+           "MoE models with --check: routing choices of the reference whose\n"
+           "last chosen and first left-out scores differ by less than X are\n"
+           "reported as near-ties (route_near_ties), where the engine's\n"
+           "fp32 routing may choose another expert"),
     HLX_DF("timeout", HLX_FT_NUM, NULL, 0, 0, 1e-3, 86400, NULL, timeout, "SEC",
            "deadline of the bootstrap and of every collective\n"
            "(default: HELIX_COMM_TIMEOUT, 30 s)"),
@@ -66,6 +71,12 @@ static const hlx_flag_t hlx_decode_flag_list[] = {
            "execution backend: cpu, cuda (exit 2 without a usable GPU) or\n"
            "auto (cuda when a GPU is visible and the build has CUDA, else\n"
            "cpu, said in the report) (default: HELIX_DEVICE, cpu)"),
+    HLX_DF("ep", HLX_FT_INT, NULL, 1, 4096, 0, 0, NULL, ep, "E",
+           "MoE expert parallelism: N = KVP x TPA = EP x TPF; routed expert\n"
+           "J lives on EP group J / (experts / EP) (TPF consecutive ranks)\n"
+           "and its columns are split over them; E divides N and the\n"
+           "experts (default: HELIX_EP, 1: every rank a slice of every\n"
+           "expert)"),
     HLX_DF("json", HLX_FT_BOOL, NULL, 0, 0, 0, 0, NULL, json, NULL,
            "print one JSON object instead of the text report"),
     HLX_DF("verbose", HLX_FT_BOOL, NULL, 0, 0, 0, 0, NULL, verbose, NULL,
@@ -120,11 +131,13 @@ int hlx_decode_parse(int argc, char **argv, hlx_run_config_t *cfg, hlx_decode_op
     cfg->seed      = (uint64_t)o->seed;
     cfg->check     = o->check;
     cfg->check_tol = o->check_tol;
+    cfg->route_margin = o->route_margin;
     cfg->verbose   = o->verbose;
     cfg->timeout_s = o->timeout; /* 0 when not given: the transport's default */
     cfg->hopb        = o->hopb; /* "off|on|auto" is hlx_hopb_mode_t's order */
     cfg->micro_batch = (int)o->micro_batch; /* 0 when not given: chosen from the first step */
     cfg->threads     = (int)o->threads;     /* 0 when not given: HELIX_THREADS */
+    cfg->ep          = (int)o->ep;          /* 0 when not given: HELIX_EP */
     if (o->timeline != NULL) {
         if (strlen(o->timeline) >= sizeof(cfg->timeline)) {
             fprintf(stderr, "helix decode: --timeline: path longer than %zu bytes\n",

@@ -28,9 +28,9 @@ typedef struct {
     int         kv_dtype;    /* index in "f32|bf16", when given */
     const char *kernels;
     int         check, json, verbose;
-    double      check_tol, timeout;
+    double      check_tol, timeout, route_margin;
     int         hopb;        /* index in "off|on|auto" (hlx_hopb_mode_t order) */
-    int64_t     micro_batch, threads;
+    int64_t     micro_batch, threads, ep;
     const char *timeline;
     int         device;      /* index in "cpu|cuda|auto", when given */
 } hlx_decode_opts_t;

@@ -269,6 +269,12 @@ static hlx_status_t hlx_cfg_moe_mla(hlx_jdoc_t *doc, hlx_hf_config_t *c)
                              c->topk_group, m->experts);
     m->head_dim = m->qk_nope_dim + m->qk_rope_dim;
     m->rope_dim = m->qk_rope_dim;
+    /* the gating as model fields, so that a checkpoint decodes as its config says */
+    m->moe_scoring = !strcmp(c->scoring_func, "sigmoid") ? HLX_MOE_SIGMOID : HLX_MOE_SOFTMAX;
+    m->norm_topk_prob = c->norm_topk_prob;
+    m->routed_scaling = c->routed_scaling_factor;
+    m->n_group = c->n_group;
+    m->topk_group = c->topk_group;
     return HLX_OK;
 }
 
@@ -282,6 +288,8 @@ hlx_status_t hlx_hf_config_load(const char *dir, hlx_hf_config_t *c, char *err,
     const char *base;
 
     memset(c, 0, sizeof(*c));
+    m->routed_scaling = 1.0; /* the gating defaults of a model file (dense: unused) */
+    m->n_group = m->topk_group = 1;
     snprintf(path, sizeof(path), "%s/config.json", dir);
     st = hlx_jdoc_load_file(path, &doc);
     if (st == HLX_OK && !json_is_object(hlx_jdoc_root(doc)))

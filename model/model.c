@@ -21,6 +21,7 @@ typedef struct {
     char        attn[16];
     char        weight_dtype[16];
     char        kv_dtype[16];
+    char        scoring[16];
 } hlx_model_raw_t;
 
 #define HLX_MF_INT(_k, _req, _min, _help) \
@@ -55,6 +56,13 @@ static const hlx_jfield_t hlx_model_fields[] = {
     HLX_MF_INT(shared_experts, 0, 0, "always-active experts"),
     HLX_MF_INT(expert_ffn, 0, 1, "intermediate size of one expert"),
     HLX_MF_INT(dense_layers, 0, 0, "leading dense layers of an MoE model"),
+    HLX_MF_STR("scoring_func", scoring, 0, "router scores: softmax or sigmoid"),
+    { "norm_topk_prob", HLX_JT_BOOL, offsetof(hlx_model_raw_t, m.norm_topk_prob), 0, 0, 1, 0,
+      "renormalise the top-k routing weights to sum 1" },
+    { "routed_scaling_factor", HLX_JT_DOUBLE, offsetof(hlx_model_raw_t, m.routed_scaling), 0,
+      1e-6, 1e6, 0, "factor on the routed experts' weights" },
+    HLX_MF_INT(n_group, 0, 1, "expert groups of group-limited routing"),
+    HLX_MF_INT(topk_group, 0, 1, "groups a token's experts are chosen from"),
 };
 
 const char *hlx_data_dir(void)
@@ -147,6 +155,33 @@ static hlx_status_t hlx_model_dtype(hlx_jdoc_t *doc, const char *key, const char
 static int hlx_has(json_t *root, const char *key)
 {
     return json_object_get(root, key) != NULL;
+}
+
+/* DeepSeek-V3 gating of an MoE model: the scoring function and the group-limited choice
+ * (n_group groups of experts / n_group, the best topk_group kept, top_k chosen there). */
+static hlx_status_t hlx_model_gating(hlx_jdoc_t *doc, hlx_model_raw_t *r)
+{
+    hlx_model_t *m = &r->m;
+
+    if (r->scoring[0] == '\0' || !strcmp(r->scoring, "softmax"))
+        m->moe_scoring = HLX_MOE_SOFTMAX;
+    else if (!strcmp(r->scoring, "sigmoid"))
+        m->moe_scoring = HLX_MOE_SIGMOID;
+    else
+        return HLX_MFAIL("scoring_func", "unknown scoring \"%s\" (softmax or sigmoid)",
+                         r->scoring);
+    if (m->n_group == 0)
+        m->n_group = 1;
+    if (m->topk_group == 0)
+        m->topk_group = m->n_group;
+    if (m->n_group > m->experts || m->experts % m->n_group != 0)
+        return HLX_MFAIL("n_group", "%d does not divide experts %d", m->n_group, m->experts);
+    if (m->topk_group > m->n_group)
+        return HLX_MFAIL("topk_group", "%d exceeds n_group %d", m->topk_group, m->n_group);
+    if ((int64_t)m->topk_group * (m->experts / m->n_group) < m->top_k)
+        return HLX_MFAIL("topk_group", "%d group(s) of %d experts hold fewer than top_k %d",
+                         m->topk_group, m->experts / m->n_group, m->top_k);
+    return HLX_OK;
 }
 
 /* Semantic checks and defaults after the field table has read the types. */
@@ -249,9 +284,13 @@ static hlx_status_t hlx_model_validate(hlx_jdoc_t *doc, hlx_model_raw_t *r)
                              m->layers);
         if (m->dense_layers > 0 && m->ffn == 0)
             return HLX_MFAIL("ffn", "dense_layers %d need a dense ffn size", m->dense_layers);
+        if ((st = hlx_model_gating(doc, r)) != HLX_OK)
+            return st;
     } else {
         static const char *const moe_only[] = { "top_k", "shared_experts", "expert_ffn",
-                                                "dense_layers" };
+                                                "dense_layers", "scoring_func",
+                                                "norm_topk_prob", "routed_scaling_factor",
+                                                "n_group", "topk_group" };
         char path[64];
         size_t i;
         for (i = 0; i < sizeof(moe_only) / sizeof(moe_only[0]); i++) {
@@ -266,6 +305,12 @@ static hlx_status_t hlx_model_validate(hlx_jdoc_t *doc, hlx_model_raw_t *r)
                                                          : "required key is missing (dense FFN size)");
         m->dense_layers = m->layers;
     }
+    if (m->routed_scaling == 0.0)
+        m->routed_scaling = 1.0;
+    if (m->n_group == 0)
+        m->n_group = 1;
+    if (m->topk_group == 0)
+        m->topk_group = m->n_group;
     return HLX_OK;
 }
 
@@ -310,12 +355,12 @@ hlx_status_t hlx_model_load(const char *path_or_preset, hlx_model_t *m, char *er
     return st;
 }
 
-/* ---- what the decode runtime runs: dense GQA. The planner models the rest. */
+/* ---- what the decode runtime runs: GQA attention with dense or MoE FFNs. The planner
+ * models the rest. */
 
 /* Fields that only MLA or MoE models use, in the order a message lists them. */
 static const char *const hlx_model_unrun_fields[] = {
     "attn", "q_lora_rank", "kv_lora_rank", "qk_nope_dim", "qk_rope_dim",
-    "experts", "top_k", "shared_experts", "expert_ffn", "dense_layers",
 };
 
 /* The first field the runtime does not run (NULL when it runs the model); why gets the
@@ -326,11 +371,6 @@ static const char *hlx_model_unrun(const hlx_model_t *m, char *why, size_t whyle
         snprintf(why, whylen, "MLA attention is not run by the decode runtime yet (dense GQA "
                  "only)");
         return "attn";
-    }
-    if (m->experts > 0) {
-        snprintf(why, whylen, "MoE layers are not run by the decode runtime yet (dense FFN "
-                 "only)");
-        return "experts";
     }
     if (m->weight_dtype != HLX_DTYPE_F32 && m->weight_dtype != HLX_DTYPE_BF16) {
         snprintf(why, whylen, "%s weights are not run by the decode runtime (f32 or bf16)",
@@ -375,7 +415,7 @@ hlx_status_t hlx_model_load_runnable(const char *path_or_preset, hlx_model_t *m,
     for (i = 0; i < sizeof(hlx_model_unrun_fields) / sizeof(hlx_model_unrun_fields[0]); i++) {
         const char *f = hlx_model_unrun_fields[i];
         if (!strcmp(f, field) || !strcmp(f, "attn") || json_object_get(root, f) == NULL ||
-            !strcmp(field, "weight_dtype") || (!strcmp(f, "experts") && tmp.experts == 0))
+            !strcmp(field, "weight_dtype"))
             continue;
         if (used < sizeof(also))
             used += (size_t)snprintf(also + used, sizeof(also) - used, "%s%s",
@@ -411,9 +451,9 @@ static uint64_t hlx_model_mix_double(uint64_t h, double d)
     return hlx_model_mix(h, bits);
 }
 
-/* A new field of hlx_model_t changes its size (176 bytes on LP64 with the 24 fields
+/* A new field of hlx_model_t changes its size (200 bytes on LP64 with the 29 fields
  * hashed below): add it to hlx_model_hash, then update this size. */
-_Static_assert(sizeof(hlx_model_t) == 176 || sizeof(void *) != 8,
+_Static_assert(sizeof(hlx_model_t) == 200 || sizeof(void *) != 8,
                "hlx_model_t changed: hash the new field in hlx_model_hash()");
 
 uint64_t hlx_model_hash(const hlx_model_t *m)
@@ -424,7 +464,8 @@ uint64_t hlx_model_hash(const hlx_model_t *m)
         m->vocab,        m->rope_dim,     m->weight_dtype,   m->kv_dtype,
         m->q_lora_rank,  m->kv_lora_rank, m->qk_nope_dim,    m->qk_rope_dim,
         m->experts,      m->top_k,        m->shared_experts, m->expert_ffn,
-        m->dense_layers,
+        m->dense_layers, m->moe_scoring,  m->norm_topk_prob,   m->n_group,
+        m->topk_group,
     };
     uint64_t h = 0x68656c69786d6f64ull; /* "helixmod" */
     size_t i;
@@ -435,6 +476,7 @@ uint64_t hlx_model_hash(const hlx_model_t *m)
     for (i = 0; i < sizeof(ints) / sizeof(ints[0]); i++)
         h = hlx_model_mix(h, (uint64_t)ints[i]);
     h = hlx_model_mix_double(h, m->rope_theta);
+    h = hlx_model_mix_double(h, m->routed_scaling);
     return hlx_model_mix_double(h, m->norm_eps);
 }
 

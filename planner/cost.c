@@ -614,12 +614,9 @@ void hlx_plan_eval(const hlx_plan_ctx_t *ctx, const hlx_layout_t *l, hlx_plan_re
         hlx_roof(&r->phase[HLX_PHASE_OPROJ], L, lc.wo_b, lc.wo_f, bw, ctx->peak_gemm);
         hlx_comm(&r->phase[HLX_PHASE_OPROJ_AR], L, lc.wo_comm_t, lc.wo_comm_bytes, lc.wo_link);
         hlx_roof(&r->phase[HLX_PHASE_FFN], Ld, lc.dn_b, lc.dn_f, bw, ctx->peak_gemm);
-        hlx_roof(&r->phase[HLX_PHASE_FFN], Lm, lc.moe_b, lc.moe_f, bw, ctx->peak_gemm);
+        hlx_roof(&r->phase[HLX_PHASE_MOE], Lm, lc.moe_b, lc.moe_f, bw, ctx->peak_gemm);
         hlx_comm(&r->phase[HLX_PHASE_FFN_AR], Ld, lc.dn_comm_t, lc.dn_comm_bytes, lc.ffn_link);
         hlx_comm(&r->phase[HLX_PHASE_FFN_AR], Lm, lc.moe_comm_t, lc.moe_comm_bytes, lc.ffn_link);
-        if (Lm > 0 && Ld > 0 && Lm * lc.moe_b < Ld * lc.dn_b)
-            r->phase[HLX_PHASE_FFN].bound = lc.dn_b / bw >= lc.dn_f / ctx->peak_gemm
-                                             ? HLX_BOUND_MEMORY : HLX_BOUND_COMPUTE;
         hlx_roof(&r->phase[HLX_PHASE_HEAD], 1, head_b, head_f, bw, ctx->peak_gemm);
         r->hopb_saved_s = L * lc.hopb_saved;
     }

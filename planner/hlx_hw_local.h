@@ -85,6 +85,7 @@ typedef struct hlx_local_cfg {
     int         hopb;         /* 1: attention of request b+1 overlaps the all-to-all of b */
     int64_t     context;
     hlx_dtype_t w_dtype, kv_dtype;
+    int         ep;           /* MoE expert-parallel groups (0 or 1: TPF = N) */
 } hlx_local_cfg_t;
 
 typedef struct hlx_local_pred {

@@ -490,7 +490,8 @@ hlx_status_t hlx_local_predict(const hlx_hw_local_t *hw, const hlx_model_t *m,
     hlx_helix_split_t sp;
     int n, q_local, group, kv_local, q_slice, fc, vc, vpad, ph;
     double cap, len, kv_rank, w_rank, t_attn1, a2a_req, a2a, share, f, ws, dram_slow;
-    double qkv_cols;
+    double qkv_cols, Lm, e_loc, e_cols, s_cols, e_hit, e_rows;
+    int ep;
 
     memset(p, 0, sizeof(*p));
     if (cfg->kvp < 1 || cfg->tpa < 1 || B < 1 || cfg->kv_block < 1 || cfg->context < 0 ||
@@ -506,7 +507,7 @@ hlx_status_t hlx_local_predict(const hlx_hw_local_t *hw, const hlx_model_t *m,
         HLX_BAD("model %s: the runtime decodes GQA models only", m->name);
     if (hlx_helix_split(Q, K, cfg->kvp, cfg->tpa, &sp, err, errlen) != HLX_OK)
         return HLX_ERR_INVALID;
-    if (n > H || n > m->ffn || n > m->vocab)
+    if (n > H || (m->dense_layers > 0 && n > m->ffn) || n > m->vocab)
         HLX_BAD("N = %d ranks is larger than hidden, ffn or vocab", n);
     if (hw->cores < 1 || hw->read_gbps <= 0)
         HLX_BAD("the hw file describes no cores or no bandwidth");
@@ -526,7 +527,19 @@ hlx_status_t hlx_local_predict(const hlx_hw_local_t *hw, const hlx_model_t *m,
     cap = ceil((double)(cfg->context + cfg->steps) / cfg->kvp);
     len = ((double)cfg->context + cfg->steps * 0.5) / cfg->kvp;
     kv_rank = L * B * kv_local * cap * (dk + dv) * kb;
-    w_rank  = (L * (H * qkv_cols + (double)q_slice * dv * H + 3.0 * H * fc) + (double)vc * H) * wb;
+    /* MoE layers: rank 0's slices (E / EP experts of expert_ffn / TPF columns, shared
+     * columns over N), the f32 router; dense layers the dense FFN columns */
+    ep   = cfg->ep > 1 ? cfg->ep : 1;
+    Lm   = m->experts > 0 ? (double)(m->layers - m->dense_layers) : 0.0;
+    e_loc = m->experts > 0 ? (double)m->experts / ep : 0.0;
+    e_cols = (double)m->expert_ffn / ((double)n / ep);
+    s_cols = (double)m->shared_experts * m->expert_ffn / n;
+    /* experts of this EP group hit by B requests of top_k each, and requests per hit */
+    e_hit = m->experts > 0 ? e_loc * (1.0 - pow(1.0 - (double)m->top_k / m->experts, B)) : 0.0;
+    e_rows = e_hit > 0 ? fmax(1.0, (double)B * m->top_k / m->experts) : 0.0;
+    w_rank  = ((L - Lm) * 3.0 * H * fc + Lm * 3.0 * H * (e_loc * e_cols + s_cols) +
+               L * (H * qkv_cols + (double)q_slice * dv * H) + (double)vc * H) * wb +
+              Lm * (double)H * m->experts * 4.0;
     ws = (kv_rank + w_rank) * n;
     /* what one step reads, over every rank on this host, against the last-level cache:
      * cached below half of it, streamed from DRAM above all of it, a blend between */
@@ -574,11 +587,20 @@ hlx_status_t hlx_local_predict(const hlx_hw_local_t *hw, const hlx_model_t *m,
         hlx_gemm_time(hw, cfg->w_dtype, B, 1, (double)q_slice * dv * H * wb),
         hlx_gemm_time(hw, cfg->w_dtype, B, 0, (double)q_slice * dv * H * wb));
     p->phase_s[HLX_PHASE_OPROJ_AR] = L * hlx_coll_time(hw, 1, n, (double)B * H * 4.0);
-    p->phase_s[HLX_PHASE_FFN] = L * (HLX_MIX(
+    p->phase_s[HLX_PHASE_FFN] = (L - Lm) * (HLX_MIX(
         hlx_gemm_time(hw, cfg->w_dtype, B, 1, 2.0 * H * fc * wb),
         hlx_gemm_time(hw, cfg->w_dtype, B, 0, 2.0 * H * fc * wb)) + HLX_MIX(
         hlx_gemm_time(hw, cfg->w_dtype, B, 1, (double)H * fc * wb),
         hlx_gemm_time(hw, cfg->w_dtype, B, 0, (double)H * fc * wb)));
+    /* MoE: the router (f32, read whole), the shared columns for the batch, and each
+     * expert hit for its share of the requests */
+    p->phase_s[HLX_PHASE_MOE] = Lm * (HLX_MIX(
+        hlx_gemm_time(hw, HLX_DTYPE_F32, B, 1, (double)H * m->experts * 4.0),
+        hlx_gemm_time(hw, HLX_DTYPE_F32, B, 0, (double)H * m->experts * 4.0)) + HLX_MIX(
+        hlx_gemm_time(hw, cfg->w_dtype, B, 1, 3.0 * H * s_cols * wb),
+        hlx_gemm_time(hw, cfg->w_dtype, B, 0, 3.0 * H * s_cols * wb)) + e_hit * HLX_MIX(
+        hlx_gemm_time(hw, cfg->w_dtype, (int)e_rows, 1, 3.0 * H * e_cols * wb),
+        hlx_gemm_time(hw, cfg->w_dtype, (int)e_rows, 0, 3.0 * H * e_cols * wb)));
     p->phase_s[HLX_PHASE_FFN_AR] = L * hlx_coll_time(hw, 1, n, (double)B * H * 4.0);
     p->phase_s[HLX_PHASE_HEAD] = HLX_MIX(
         hlx_gemm_time(hw, cfg->w_dtype, B, 1, (double)vc * H * wb),
@@ -588,7 +610,8 @@ hlx_status_t hlx_local_predict(const hlx_hw_local_t *hw, const hlx_model_t *m,
     /* more ranks than cores: every rank's compute waits its turn on a shared core */
     for (ph = 0; ph < HLX_PHASE_COUNT; ph++) {
         if (ph == HLX_PHASE_QKV || ph == HLX_PHASE_ATTN || ph == HLX_PHASE_MERGE ||
-            ph == HLX_PHASE_OPROJ || ph == HLX_PHASE_FFN || ph == HLX_PHASE_HEAD)
+            ph == HLX_PHASE_OPROJ || ph == HLX_PHASE_FFN || ph == HLX_PHASE_MOE ||
+            ph == HLX_PHASE_HEAD)
             p->phase_s[ph] *= share;
         p->step_s += p->phase_s[ph];
     }

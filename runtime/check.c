@@ -4,6 +4,7 @@
 #define _GNU_SOURCE
 #include "hlx_engine_view.h"
 #include "hlx_reference.h"
+#include "hlx_reference_moe.h"
 
 #include "hlx_log.h"
 #include "hlx_synth.h"
@@ -154,12 +155,25 @@ hlx_status_t hlx_check_prepare(hlx_engine_t *eng, hlx_check_t **chk_p, char *err
         chk->ref_tok = malloc(sizeof(int) * (S ? S : 1) * B);
         if (st == HLX_OK && (!chk->ref_hid || !chk->ref_lg || !chk->ref_tok))
             st = HLX_ERR_NOMEM;
+        if (st == HLX_OK && cfg->route_margin > 0)
+            hlx_ref_set_route_margin(chk->ref, cfg->route_margin);
         for (s = 0; s < S && st == HLX_OK; s++)
             st = hlx_ref_step(chk->ref, chk->ref_hid + s * B * (size_t)m->hidden,
                               chk->ref_lg + s * B * (size_t)m->vocab, chk->ref_tok + s * B);
         if (st != HLX_OK)
             snprintf(err, errlen, "the fp64 reference failed on rank 0: %s", hlx_status_str(st));
         hlx_info(HLX_SUB_CORE, "reference: %zu steps in %.2f s", S, hlx_now_s() - t0);
+        if (st == HLX_OK) {
+            char first[256];
+            int64_t ties = hlx_ref_route_near_ties(chk->ref, first, sizeof(first));
+            if (ties > 0)
+                hlx_warn("check: %lld MoE routing choice(s) of the reference are near-ties "
+                         "(within %g; first: %s): the engine's fp32 hidden state may choose "
+                         "another expert there, and the tokens and errors from that step on "
+                         "would reflect that choice, not a wrong sum", (long long)ties,
+                         cfg->route_margin > 0 ? cfg->route_margin : HLX_REF_ROUTE_MARGIN,
+                         first);
+        }
     }
     st2 = hlx_comm_barrier_within(hlx_engine_world(eng), deadline + hlx_check_ref_seconds(eng));
     if (st == HLX_OK && st2 != HLX_OK)
@@ -210,6 +224,7 @@ hlx_status_t hlx_check_step(hlx_engine_t *eng, hlx_check_t *chk, int s, hlx_run_
             rep->replicas_match = 0;
     if (chk->ref == NULL)
         return HLX_OK;
+    rep->route_near_ties = hlx_ref_route_near_ties(chk->ref, NULL, 0);
     {
         const double *hid = chk->ref_hid + (size_t)s * B * H, *lg = chk->ref_lg + (size_t)s * B * V;
         const int *next = chk->ref_tok + (size_t)s * B;

@@ -21,7 +21,7 @@ typedef struct hlx_cfg_record {
     int64_t  context;
     uint64_t seed;
     int32_t  kvp, tpa, batch, steps, kv_block, check, kv_dtype, weight_dtype;
-    int32_t  hopb, micro_batch;
+    int32_t  hopb, micro_batch, ep;
     int32_t  pid;
     char     host[64];
     uint64_t mem_need, mem_avail;
@@ -79,6 +79,7 @@ static hlx_status_t hlx_config_compare(hlx_engine_t *eng, const hlx_cfg_record_t
         HLX_CMP_INT(weight_dtype, "weight-dtype");
         HLX_CMP_INT(hopb, "hopb");
         HLX_CMP_INT(micro_batch, "micro-batch");
+        HLX_CMP_INT(ep, "ep");
         if (all[r].comm_settings != me->comm_settings)
             return hlx_engine_fail(err, errlen, HLX_ERR_MISMATCH,
                                    "transport settings: rank %d (%s pid %d) runs with other "
@@ -139,6 +140,7 @@ hlx_status_t hlx_engine_config_agree(hlx_engine_t *eng, uint64_t need, char *err
     rec.weight_dtype  = eng->w_dtype;
     rec.hopb          = cfg->hopb;
     rec.micro_batch   = cfg->micro_batch;
+    rec.ep            = cfg->ep;
     rec.pid           = (int32_t)getpid();
     rec.mem_need      = need;
     rec.comm_settings = hlx_comm_settings_hash();

@@ -43,6 +43,9 @@ static const hlx_param_t hlx_runtime_params[] = {
     { "NCCL", HLX_PT_STRING, "auto", 0, 0, offsetof(hlx_runtime_settings_t, nccl),
       "collectives of a cuda run through NCCL on the device stream: auto (when every pair "
       "of ranks is linked by NVLink), on (also a world of one or other links), off" },
+    { "EP", HLX_PT_INT, "1", 1, 4096, offsetof(hlx_runtime_settings_t, ep),
+      "MoE expert-parallel groups: N = EP x TPF ranks, expert J on group J / (E / EP), its "
+      "columns over the TPF ranks of the group (helix decode --ep overrides it)" },
 };
 
 static const hlx_param_table_t hlx_runtime_table = {
@@ -66,6 +69,7 @@ void hlx_run_config_default(hlx_run_config_t *cfg)
     cfg->kv_block  = 16;
     cfg->seed      = 1;
     cfg->check_tol = 1e-3;
+    cfg->route_margin = 1e-5; /* --check: MoE near-ties (hlx_reference_moe.h) */
     cfg->timeout_s = 0.0; /* transport default (HELIX_COMM_TIMEOUT) */
     cfg->hopb      = HLX_HOPB_AUTO;
     strcpy(cfg->kernels, "auto");
@@ -201,8 +205,8 @@ static hlx_status_t hlx_engine_build(hlx_engine_t *eng)
         W->ffn_norm  = hlx_be_zalloc(eng, (size_t)H, sizeof(float));
         W->wqkv      = hlx_be_zalloc(eng, (size_t)(H * eng->qkv_cols), eng->w_esize);
         W->wo        = hlx_be_zalloc(eng, (size_t)(L->q_slice * dv * H), eng->w_esize);
-        W->wgu       = hlx_be_zalloc(eng, (size_t)(H * 2 * Fc), eng->w_esize);
-        W->wdown     = hlx_be_zalloc(eng, (size_t)(Fc * H), eng->w_esize);
+        W->wgu       = hlx_be_zalloc(eng, l < m->dense_layers ? (size_t)(H * 2 * Fc) : 1, eng->w_esize);
+        W->wdown     = hlx_be_zalloc(eng, l < m->dense_layers ? (size_t)(Fc * H) : 1, eng->w_esize);
         /* The KV shard is the big, streamed allocation: 2 MiB aligned, huge pages. */
         if (!W->attn_norm || !W->ffn_norm || !W->wqkv || !W->wo || !W->wgu || !W->wdown)
             return HLX_ERR_NOMEM;
@@ -224,10 +228,12 @@ static hlx_status_t hlx_engine_build(hlx_engine_t *eng)
         /* W_o rows of this rank's head slice. */
         HLX_WREAD(HLX_HFW_WO, (int64_t)L->q_slice_first * dv, (int64_t)L->q_slice * dv, 0, H,
                   W->wo, eng->w_dtype, H);
-        HLX_WREAD(HLX_HFW_WGATE, 0, H, L->ffn_first, Fc, W->wgu, eng->w_dtype, 2 * Fc);
-        HLX_WREAD(HLX_HFW_WUP, 0, H, L->ffn_first, Fc, (char *)W->wgu + (size_t)Fc * eng->w_esize,
-                  eng->w_dtype, 2 * Fc);
-        HLX_WREAD(HLX_HFW_WDOWN, L->ffn_first, Fc, 0, H, W->wdown, eng->w_dtype, H);
+        if (l < m->dense_layers) { /* MoE layers: hlx_moe_build */
+            HLX_WREAD(HLX_HFW_WGATE, 0, H, L->ffn_first, Fc, W->wgu, eng->w_dtype, 2 * Fc);
+            HLX_WREAD(HLX_HFW_WUP, 0, H, L->ffn_first, Fc,
+                      (char *)W->wgu + (size_t)Fc * eng->w_esize, eng->w_dtype, 2 * Fc);
+            HLX_WREAD(HLX_HFW_WDOWN, L->ffn_first, Fc, 0, H, W->wdown, eng->w_dtype, H);
+        }
         /* Synthetic prior context, staged through the backend's copy_to. */
         {
             /* chunks of whole blocks of K and of V, about 16K slots */
@@ -257,7 +263,7 @@ static hlx_status_t hlx_engine_build(hlx_engine_t *eng)
     HLX_WREAD_G(HLX_HFW_FINAL_NORM, 0, 1, 0, H, eng->final_norm, HLX_DTYPE_F32, H);
     HLX_WREAD_G(HLX_HFW_LMHEAD, 0, H, L->vocab_first, L->vocab_count, eng->lmhead, eng->w_dtype,
                 L->vocab_count);
-    return HLX_OK;
+    return hlx_moe_build(eng);
 }
 
 static hlx_status_t hlx_engine_buffers(hlx_engine_t *eng)
@@ -522,6 +528,12 @@ static hlx_status_t hlx_engine_bytes(hlx_engine_t *eng, uint64_t *need_p, char *
     ok = ok && hlx_mul(&w, eng->w_esize) && hlx_mul(&w, (uint64_t)m->layers);
     t = (uint64_t)m->vocab * 4;
     ok = ok && hlx_mul(&t, H) && hlx_add(&w, t);
+    if (m->experts > 0) { /* this rank's MoE slices */
+        hlx_moe_layout_t ml;
+        hlx_moe_layout_init(m, L->n, eng->cfg.ep, L->rank, &ml);
+        t = hlx_moe_rank_bytes(m, &ml, eng->w_esize);
+        ok = ok && t != UINT64_MAX && hlx_add(&w, t);
+    }
     t = H * eng->w_esize;
     ok = ok && hlx_mul(&t, (uint64_t)L->vocab_count) && hlx_add(&w, t);
     /* step buffers: the largest are B x (qkv_cols, 2 ffn_count, vocab_pad x N) floats */
@@ -570,6 +582,7 @@ static hlx_status_t hlx_engine_validate(hlx_engine_t *eng, char *err, size_t err
 {
     const hlx_run_config_t *cfg = &eng->cfg;
     hlx_status_t st;
+    int ep_flag;
 
     if (cfg->batch < 1 || cfg->steps < 0 || cfg->context < 0 || cfg->kv_block < 1)
         return hlx_engine_fail(err, errlen, HLX_ERR_INVALID,
@@ -605,6 +618,14 @@ static hlx_status_t hlx_engine_validate(hlx_engine_t *eng, char *err, size_t err
         return hlx_engine_fail(err, errlen, HLX_ERR_INVALID, "--threads %d: expected 1 .. %d",
                                cfg->threads, HLX_POOL_MAX);
     st = hlx_fault_create(eng->set.fault, &eng->fault, err, errlen);
+    if (st != HLX_OK)
+        return st;
+    /* HELIX_EP (ambient) applies to MoE models only; --ep > 1 on a dense model is refused */
+    ep_flag = eng->cfg.ep != 0;
+    if (!ep_flag)
+        eng->cfg.ep = eng->m.experts > 0 && eng->m.dense_layers < eng->m.layers ? eng->set.ep : 1;
+    st = hlx_moe_check_ep(&eng->m, ep_flag ? "--ep" : "HELIX_EP", eng->cfg.ep, cfg->kvp,
+                          cfg->tpa, err, errlen);
     if (st != HLX_OK)
         return st;
     /* Layout errors do not depend on the rank: report them before bootstrapping. */
@@ -867,6 +888,7 @@ void hlx_engine_destroy(hlx_engine_t *eng)
             eng->be.ops->mem_free(&eng->be, W->vc, 1);
     }
     free(eng->layers);
+    hlx_moe_destroy(eng->moe);
     hlx_wsrc_fini(&eng->ws);
     free(eng->embed);
     {

@@ -13,6 +13,7 @@
 #include "hlx_engine_view.h"
 #include "hlx_kernels.h"
 #include "hlx_layout.h"
+#include "hlx_moe.h"
 #include "hlx_param.h"
 #include "hlx_wsrc.h"
 
@@ -45,6 +46,7 @@ typedef struct hlx_runtime_settings {
     char   fault[HLX_PARAM_STRLEN];
     char   device[HLX_PARAM_STRLEN];
     char   nccl[HLX_PARAM_STRLEN];
+    int    ep;
 } hlx_runtime_settings_t;
 
 struct hlx_engine {
@@ -69,6 +71,7 @@ struct hlx_engine {
     int64_t          cap, kv_len, pos;
     hlx_wsrc_t       ws;     /* where the weights come from (synthetic or a checkpoint) */
     hlx_layer_w_t   *layers;
+    hlx_moe_t       *moe;                /* MoE layers' weights and buffers (moe.c) */
     float           *embed, *final_norm; /* replicated */
     void            *lmhead;             /* [H][vocab_count] */
     /* step buffers, allocated once */

@@ -6,6 +6,7 @@
 
 #include <helix/model.h>
 #include <helix/status.h>
+#include <stddef.h>
 #include <stdint.h>
 
 typedef struct hlx_ref hlx_ref_t;
@@ -23,6 +24,11 @@ hlx_status_t hlx_ref_step(hlx_ref_t *ref, double *hidden, double *logits, int *n
 /* The reference's cached key (is_key) or value row of layer l, request b, KV head g at
  * position pos (f32, rounded to the KV dtype); NULL when pos is not yet filled. */
 const float *hlx_ref_kv_row(const hlx_ref_t *ref, int l, int b, int g, int64_t pos, int is_key);
+/* MoE routing choices so far whose last chosen and first left-out score were within the
+ * margin (HLX_REF_ROUTE_MARGIN unless set; hlx_reference_moe.h): there the engine may
+ * choose otherwise. The first is described in first. */
+void         hlx_ref_set_route_margin(hlx_ref_t *ref, double margin);
+int64_t      hlx_ref_route_near_ties(const hlx_ref_t *ref, char *first, size_t len);
 void         hlx_ref_destroy(hlx_ref_t *ref);
 
 #endif

@@ -259,6 +259,8 @@ hlx_status_t hlx_phase_ffn(hlx_engine_t *eng, int l)
     int B = eng->cfg.batch, Fc = eng->lay.ffn_count;
     hlx_status_t st;
 
+    if (l >= m->dense_layers && eng->moe != NULL)
+        return hlx_moe_ffn(eng, l);
     HLX_TIMED(eng, HLX_PHASE_FFN, {
         st = HLX_BE(eng, rmsnorm, eng->hn, eng->x, W->ffn_norm, B, m->hidden,
                     (float)m->norm_eps);

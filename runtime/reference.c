@@ -1,6 +1,7 @@
 /* The fp64 reference decoder (see hlx_reference.h). Written for clarity, not speed: plain
  * loops over the full, unsharded tensors. */
 #include "hlx_reference.h"
+#include "hlx_reference_moe.h"
 #include "hlx_synth.h"
 #include "hlx_wsrc.h"
 
@@ -23,6 +24,7 @@ struct hlx_ref {
     double          *embed, *final_norm, *lmhead;
     float           *kcache, *vcache; /* [L][B][K][cap][d], values rounded to kv_dtype */
     int             *tokens;
+    hlx_ref_moe_t   *moe;     /* MoE layers (reference_moe.c); NULL for a dense model */
 };
 
 /* The whole runtime weight w of layer l from the weight source, in fp64. */
@@ -102,13 +104,18 @@ hlx_status_t hlx_ref_create(const hlx_model_t *m, hlx_dtype_t kv_dtype, int batc
         L->wv        = hlx_ref_tensor(&ref->ws, HLX_HFW_WV, l);
         L->wo        = hlx_ref_tensor(&ref->ws, HLX_HFW_WO, l);
         L->ffn_norm  = hlx_ref_tensor(&ref->ws, HLX_HFW_FFN_NORM, l);
-        L->wgate     = hlx_ref_tensor(&ref->ws, HLX_HFW_WGATE, l);
-        L->wup       = hlx_ref_tensor(&ref->ws, HLX_HFW_WUP, l);
-        L->wdown     = hlx_ref_tensor(&ref->ws, HLX_HFW_WDOWN, l);
+        if (l < m->dense_layers) { /* MoE layers: reference_moe.c */
+            L->wgate = hlx_ref_tensor(&ref->ws, HLX_HFW_WGATE, l);
+            L->wup   = hlx_ref_tensor(&ref->ws, HLX_HFW_WUP, l);
+            L->wdown = hlx_ref_tensor(&ref->ws, HLX_HFW_WDOWN, l);
+        }
         if (!L->attn_norm || !L->wq || !L->wk || !L->wv || !L->wo || !L->ffn_norm ||
-            !L->wgate || !L->wup || !L->wdown)
+            (l < m->dense_layers && (!L->wgate || !L->wup || !L->wdown)))
             goto err_free;
     }
+    if (m->experts > 0 && m->dense_layers < m->layers &&
+        (ref->moe = hlx_ref_moe_create(&ref->ws, m, NULL, 0)) == NULL)
+        goto err_free;
     ref->embed      = hlx_ref_tensor(&ref->ws, HLX_HFW_EMBED, 0);
     ref->final_norm = hlx_ref_tensor(&ref->ws, HLX_HFW_FINAL_NORM, 0);
     ref->lmhead     = hlx_ref_tensor(&ref->ws, HLX_HFW_LMHEAD, 0);
@@ -254,11 +261,15 @@ hlx_status_t hlx_ref_step(hlx_ref_t *ref, double *hidden, double *logits, int *n
             for (e = 0; e < H; e++)
                 x[e] += y[e];
             hlx_ref_rmsnorm(hn, x, L->ffn_norm, H, m->norm_eps);
-            hlx_ref_matvec(gate, hn, L->wgate, H, F);
-            hlx_ref_matvec(up, hn, L->wup, H, F);
-            for (e = 0; e < F; e++)
-                act[e] = gate[e] / (1.0 + exp(-gate[e])) * up[e];
-            hlx_ref_matvec(y, act, L->wdown, F, H);
+            if (l >= m->dense_layers) {
+                hlx_ref_moe_ffn(ref->moe, l, hn, y, ref->pos, b);
+            } else {
+                hlx_ref_matvec(gate, hn, L->wgate, H, F);
+                hlx_ref_matvec(up, hn, L->wup, H, F);
+                for (e = 0; e < F; e++)
+                    act[e] = gate[e] / (1.0 + exp(-gate[e])) * up[e];
+                hlx_ref_matvec(y, act, L->wdown, F, H);
+            }
             for (e = 0; e < H; e++)
                 x[e] += y[e];
         }
@@ -286,6 +297,16 @@ const float *hlx_ref_kv_row(const hlx_ref_t *ref, int l, int b, int g, int64_t p
     return is_key ? ref->kcache + base * ref->m.head_dim : ref->vcache + base * ref->m.v_head_dim;
 }
 
+void hlx_ref_set_route_margin(hlx_ref_t *ref, double margin)
+{
+    hlx_ref_moe_set_margin(ref->moe, margin);
+}
+
+int64_t hlx_ref_route_near_ties(const hlx_ref_t *ref, char *first, size_t len)
+{
+    return hlx_ref_moe_near_ties(ref->moe, first, len);
+}
+
 void hlx_ref_destroy(hlx_ref_t *ref)
 {
     int l;
@@ -304,6 +325,7 @@ void hlx_ref_destroy(hlx_ref_t *ref)
     free(ref->kcache);
     free(ref->vcache);
     free(ref->tokens);
+    hlx_ref_moe_destroy(ref->moe);
     hlx_wsrc_fini(&ref->ws);
     free(ref);
 }

@@ -132,6 +132,7 @@ hlx_status_t hlx_engine_run(hlx_engine_t *eng, hlx_run_report_t *rep, char *err,
     rep->hopb_c_ms = eng->hopb_c_ms;
     rep->hopb_m_ms = eng->hopb_mb_ms;
     rep->hopb_predicted_ms = eng->hopb_pred_ms;
+    hlx_moe_report(eng, rep);
     {
         uint64_t h = 0x9e37;
         size_t i, n = (size_t)B * (size_t)eng->m.hidden;

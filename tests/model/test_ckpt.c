@@ -844,6 +844,12 @@ static void test_configs(void **state)
     assert_string_equal(cfg.scoring_func, "sigmoid");
     assert_true(cfg.norm_topk_prob && cfg.routed_scaling_factor == 2.5);
     assert_true(cfg.n_group == 8 && cfg.topk_group == 4);
+    /* the gating reaches the model fields, as the preset has them */
+    assert_int_equal(cfg.m.moe_scoring, pre.moe_scoring);
+    assert_int_equal(cfg.m.norm_topk_prob, pre.norm_topk_prob);
+    assert_true(cfg.m.routed_scaling == pre.routed_scaling);
+    assert_int_equal(cfg.m.n_group, pre.n_group);
+    assert_int_equal(cfg.m.topk_group, pre.topk_group);
     assert_int_equal(cfg.synth_seed, -1);
     p = expect_params(&cfg);
     /* the tensor list adds the MLA norms and the routing bias to the planner's count */

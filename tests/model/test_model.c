@@ -133,6 +133,12 @@ static void test_errors(void **state)
     expect_error("bad_attn.json", HLX_ERR_PARSE,
                  "bad_attn.json:2:16: attn: unknown attention \"mha\" (gqa or mla)");
     expect_error("topk.json", HLX_ERR_PARSE, "topk.json:5:3: top_k: 9 exceeds experts 8");
+    expect_error("bad_scoring.json", HLX_ERR_PARSE,
+                 "bad_scoring.json:4:3: scoring_func: unknown scoring \"tanh\" (softmax or sigmoid)");
+    expect_error("bad_groups.json", HLX_ERR_PARSE, "bad_groups.json:5:3: topk_group: 2 "
+                 "group(s) of 2 experts hold fewer than top_k 6");
+    expect_error("gating_dense.json", HLX_ERR_PARSE,
+                 "gating_dense.json:4:3: n_group: only meaningful with \"experts\" > 0");
     expect_error("inf_theta.json", HLX_ERR_PARSE, "inf_theta.json:4:");
     expect_error("truncated.json", HLX_ERR_PARSE, "truncated.json:");
     expect_error("empty_name.json", HLX_ERR_PARSE, "empty_name.json:2:3: name: must not be empty");
@@ -171,20 +177,20 @@ static void test_runnable(void **state)
     snprintf(path, sizeof(path), "%s/moe_dense.json", g_data);
     assert_int_equal(hlx_model_load(path, &m, err, sizeof(err)), HLX_OK);
     assert_int_equal(m.experts, 8);
-    assert_int_equal(hlx_model_check_runnable(&m, err, sizeof(err)), HLX_ERR_INVALID);
-    assert_non_null(strstr(err, "experts"));
-    assert_int_equal(hlx_model_load_runnable(path, &m, err, sizeof(err)), HLX_ERR_INVALID);
-    snprintf(want, sizeof(want), "%s:11:3: experts: MoE layers", path);
-    if (strncmp(err, want, strlen(want)) != 0)
-        fail_msg("expected \"%s\" at the start of \"%s\"", want, err);
-    assert_non_null(strstr(err, "(also top_k, expert_ffn, dense_layers)"));
+    /* MoE FFNs with GQA attention run, with the gating defaults */
+    assert_int_equal(hlx_model_check_runnable(&m, err, sizeof(err)), HLX_OK);
+    assert_int_equal(hlx_model_load_runnable(path, &m, err, sizeof(err)), HLX_OK);
+    assert_int_equal(m.moe_scoring, HLX_MOE_SOFTMAX);
+    assert_true(m.routed_scaling == 1.0 && !m.norm_topk_prob);
+    assert_true(m.n_group == 1 && m.topk_group == 1);
+    (void)want;
 
     assert_int_equal(hlx_model_load_runnable("deepseek-r1", &m, err, sizeof(err)),
                      HLX_ERR_INVALID);
     assert_non_null(strstr(err, "deepseek-r1.json:3:"));
     assert_non_null(strstr(err, "attn: MLA attention"));
     assert_non_null(strstr(err, "kv_lora_rank"));
-    assert_non_null(strstr(err, "experts"));
+    assert_null(strstr(err, "experts"));
 
     /* fp4 weights (the planner's presets) are not run either; the message names no
      * MLA or MoE field when the file has none */
@@ -206,7 +212,8 @@ static const struct { const char *name; size_t off, size; } g_fields[] = {
     HLX_F(rope_theta), HLX_F(rope_dim), HLX_F(norm_eps), HLX_F(weight_dtype),
     HLX_F(kv_dtype), HLX_F(q_lora_rank), HLX_F(kv_lora_rank), HLX_F(qk_nope_dim),
     HLX_F(qk_rope_dim), HLX_F(experts), HLX_F(top_k), HLX_F(shared_experts),
-    HLX_F(expert_ffn), HLX_F(dense_layers),
+    HLX_F(expert_ffn), HLX_F(dense_layers), HLX_F(moe_scoring), HLX_F(norm_topk_prob),
+    HLX_F(routed_scaling), HLX_F(n_group), HLX_F(topk_group),
 };
 
 static void test_hash(void **state)

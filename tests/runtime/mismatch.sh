@@ -1,13 +1,15 @@
 #!/usr/bin/env bash
 # Starts rank 1 differently from the others; every rank must refuse at init naming what
-# differs. usage: mismatch.sh steps|comm HELIX
-# steps: rank 1 gets another --steps; comm: rank 1 another HELIX_COMM_ALLREDUCE_SMALL.
+# differs. usage: mismatch.sh steps|comm|ep HELIX [MODEL]
+# steps: rank 1 gets another --steps; comm: rank 1 another HELIX_COMM_ALLREDUCE_SMALL;
+# ep: rank 1 another HELIX_EP (an MoE MODEL must be given).
 rank=${PMIX_RANK:-${OMPI_COMM_WORLD_RANK:-0}}
 steps=4
 if [ "$rank" = 1 ]; then
     case $1 in
     steps) steps=5 ;;
     comm)  export HELIX_COMM_ALLREDUCE_SMALL=64 ;;
+    ep)    export HELIX_EP=2 ;;
     esac
 fi
-exec "$2" decode --kvp 2 --steps "$steps" --context 64 --timeout 20
+exec "$2" decode --kvp 2 --steps "$steps" --context 64 --timeout 20 ${3:+--model "$3"}

@@ -11,7 +11,8 @@
 
 static int parse(hlx_run_config_t *cfg, hlx_decode_opts_t *o, const char *line)
 {
-    char buf[512], *argv[32], *save = NULL, *tok;
+    static char buf[512]; /* the parsed strings (o->model) point into it after return */
+    char *argv[32], *save = NULL, *tok;
     int argc = 1;
 
     argv[0] = "decode";
@@ -61,6 +62,9 @@ static void test_values(void **state)
     assert_true(cfg.timeout_s == 2.5);
     assert_int_equal(o.json, 1);
     assert_int_equal(cfg.verbose, 1);
+    assert_int_equal(parse(&cfg, &o, "--ep 2 --route-margin 1e-3"), -1);
+    assert_int_equal(cfg.ep, 2);
+    assert_true(cfg.route_margin == 1e-3);
 }
 
 static void test_refused(void **state)
@@ -70,6 +74,7 @@ static void test_refused(void **state)
         "--check-tol nan", "--check-tol 0", "--timeout inf", "--kv-dtype fp8",
         "--seed 9223372036854775808", "--kernels", "--kvpp 2", "stray", "--json=1",
         "--model", "--model=", "--kernels 0123456789012345678901234567890123",
+        "--ep 0", "--ep 5K", "--route-margin 0",
     };
     hlx_run_config_t cfg;
     hlx_decode_opts_t o;

@@ -17,6 +17,12 @@ typedef enum hlx_attn_kind {
     HLX_ATTN_MLA = 1  /* one latent KV "head": key kv_lora_rank + rope_dim, value kv_lora_rank */
 } hlx_attn_kind_t;
 
+/* Router scores of an MoE layer ("scoring_func"). */
+typedef enum hlx_moe_scoring {
+    HLX_MOE_SOFTMAX = 0, /* softmax over all experts' logits */
+    HLX_MOE_SIGMOID = 1  /* sigmoid per expert; e_score_correction_bias added for the choice */
+} hlx_moe_scoring_t;
+
 typedef struct hlx_model {
     char            name[64];
     hlx_attn_kind_t attn;
@@ -44,6 +50,12 @@ typedef struct hlx_model {
     int             shared_experts;
     int             expert_ffn;      /* intermediate size of one expert */
     int             dense_layers;    /* first layers that are dense (use ffn) */
+    /* MoE gating (DeepSeek-V3): scores, group-limited top-k, weights */
+    hlx_moe_scoring_t moe_scoring;   /* scoring_func */
+    int             norm_topk_prob;  /* the top-k weights renormalised to sum 1 */
+    double          routed_scaling;  /* routed_scaling_factor: multiplies the weights */
+    int             n_group;         /* experts split into n_group consecutive groups */
+    int             topk_group;      /* experts chosen only from the best topk_group groups */
 } hlx_model_t;
 
 /* Loads a model from a JSON file or a preset name ("tiny", "llama-405b", "deepseek-r1",

@@ -41,6 +41,9 @@ typedef struct hlx_run_config {
     char        timeline[256]; /* write the last step's timeline here ("" = none) */
     int         threads;      /* cores per rank; 0 = HELIX_THREADS (default 1) */
     char        device[16];   /* "cpu", "cuda" or "auto"; "" = HELIX_DEVICE (default cpu) */
+    int         ep;           /* MoE expert-parallel groups (N = EP x TPF); 0 = HELIX_EP */
+    double      route_margin; /* --check: MoE choices within this of a tie are reported
+                                 (0 = the reference's default, 1e-5) */
 } hlx_run_config_t;
 
 /* Per-phase time accounting: the phases and their names are in helix/phase.h. */
@@ -76,6 +79,10 @@ typedef struct hlx_run_report {
     uint64_t hidden_hash;              /* hash of the final hidden state (bitwise) */
     char     device[16];               /* execution backend's device: cpu or cuda */
     char     device_note[192];         /* why auto chose it, and the device used */
+    int      ep, tpf;                  /* MoE split: EP groups x TPF ranks each */
+    int      experts_first, experts_rank; /* routed experts this rank holds (slices) */
+    uint64_t moe_bytes_rank;           /* MoE weights allocated on this rank */
+    int64_t  route_near_ties;          /* --check: routing choices within the margin */
 } hlx_run_report_t;
 
 /* helix bench hopb: attention + exchange of one layer, lockstep against HOP-B. Times are

@@ -10,8 +10,9 @@ typedef enum hlx_phase_id {
     HLX_PHASE_MERGE,    /* exact LSE merge of the KVP partials */
     HLX_PHASE_OPROJ,    /* W_o at TP = N */
     HLX_PHASE_OPROJ_AR, /* all-reduce after W_o */
-    HLX_PHASE_FFN,      /* dense SwiGLU or router + experts */
-    HLX_PHASE_FFN_AR,   /* all-reduce after the FFN (or EP dispatch + combine) */
+    HLX_PHASE_FFN,      /* dense SwiGLU */
+    HLX_PHASE_MOE,      /* MoE FFN: router, shared experts, this rank's expert columns */
+    HLX_PHASE_FFN_AR,   /* all-reduce after the FFN or MoE (the MoE combine) */
     HLX_PHASE_HEAD,     /* final norm, LM head, logits all-gather, argmax */
     HLX_PHASE_PP,       /* pipeline stage hand-offs (planner only) */
     HLX_PHASE_COUNT
