@@ -310,11 +310,11 @@ hlx_status_t hlx_model_load(const char *path_or_preset, hlx_model_t *m, char *er
     return st;
 }
 
-/* ---- what the decode runtime runs: dense GQA. The planner models the rest. */
+/* ---- what the decode runtime runs: GQA and MLA attention, dense FFNs. The planner models
+ * the rest. */
 
-/* Fields that only MLA or MoE models use, in the order a message lists them. */
+/* Fields that only MoE models use, in the order a message lists them. */
 static const char *const hlx_model_unrun_fields[] = {
-    "attn", "q_lora_rank", "kv_lora_rank", "qk_nope_dim", "qk_rope_dim",
     "experts", "top_k", "shared_experts", "expert_ffn", "dense_layers",
 };
 
@@ -322,11 +322,6 @@ static const char *const hlx_model_unrun_fields[] = {
  * reason. */
 static const char *hlx_model_unrun(const hlx_model_t *m, char *why, size_t whylen)
 {
-    if (m->attn != HLX_ATTN_GQA) {
-        snprintf(why, whylen, "MLA attention is not run by the decode runtime yet (dense GQA "
-                 "only)");
-        return "attn";
-    }
     if (m->experts > 0) {
         snprintf(why, whylen, "MoE layers are not run by the decode runtime yet (dense FFN "
                  "only)");
