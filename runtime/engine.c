@@ -615,6 +615,9 @@ static hlx_status_t hlx_engine_bootstrap(hlx_engine_t *eng, hlx_comm_params_t *c
                                    eng->m.head_dim, eng->m.v_head_dim);
         eng->qkv_cols = eng->m.attn == HLX_ATTN_MLA ? 0 : (int)qkv; /* MLA: hlx_mla_t */
     }
+    if (eng->m.attn == HLX_ATTN_MLA &&
+        (st = hlx_mla_check_sizes(&eng->m, cfg->batch, err, errlen)) != HLX_OK)
+        return st;
     hlx_mla_kv_dims(&eng->m, &eng->kv_dk, &eng->kv_dv, &eng->xdv);
     eng->cap = hlx_layout_kv_count(&eng->lay, eng->lay.kvp_rank, cfg->context + cfg->steps);
     if (eng->cap < 1)

@@ -46,6 +46,10 @@ void hlx_mla_kv_dims(const hlx_model_t *m, int *kv_dk, int *kv_dv, int *xdv);
  * estimate; saturates at UINT64_MAX). */
 uint64_t hlx_mla_weight_elems(const hlx_model_t *m, const hlx_layout_t *L);
 
+/* HLX_ERR_INVALID with the sizes in err when a per-request row of the MLA step (queries of
+ * all heads, absorbed queries, kv_b_proj columns) does not fit the kernels' int sizes. */
+hlx_status_t hlx_mla_check_sizes(const hlx_model_t *m, int batch, char *err, size_t errlen);
+
 /* Reads every layer's MLA weights through the engine's weight source and allocates the
  * step buffers. eng->mla is set on success; the message goes to eng->errmsg. */
 hlx_status_t hlx_mla_create(hlx_engine_t *eng);

@@ -26,15 +26,45 @@ void hlx_mla_kv_dims(const hlx_model_t *m, int *kv_dk, int *kv_dv, int *xdv)
     }
 }
 
+/* a * b * c + *acc, 0 on overflow */
+static int hlx_mla_mad(uint64_t *acc, uint64_t a, uint64_t b, uint64_t c)
+{
+    return !__builtin_mul_overflow(a, b, &a) && !__builtin_mul_overflow(a, c, &a) &&
+           !__builtin_add_overflow(*acc, a, acc);
+}
+
 uint64_t hlx_mla_weight_elems(const hlx_model_t *m, const hlx_layout_t *L)
 {
-    /* every factor is below 2^20 (model limits), so three-factor products fit */
     uint64_t H = (uint64_t)m->hidden, Q = (uint64_t)m->q_heads, r = (uint64_t)m->kv_lora_rank;
     uint64_t ql = (uint64_t)m->q_lora_rank, qk = (uint64_t)(m->qk_nope_dim + m->qk_rope_dim);
-    uint64_t q = ql > 0 ? H * ql + ql * Q * qk : H * Q * qk;
+    uint64_t n = 0;
+    int ok = ql > 0 ? hlx_mla_mad(&n, H, ql, 1) && hlx_mla_mad(&n, ql, Q, qk)
+                    : hlx_mla_mad(&n, H, Q, qk);
 
-    return q + H * (r + (uint64_t)m->qk_rope_dim) + Q * (uint64_t)m->qk_nope_dim * r +
-           (uint64_t)L->q_slice * r * (uint64_t)m->v_head_dim;
+    ok = ok && hlx_mla_mad(&n, H, r + (uint64_t)m->qk_rope_dim, 1) &&
+         hlx_mla_mad(&n, Q, (uint64_t)m->qk_nope_dim, r) &&
+         hlx_mla_mad(&n, (uint64_t)L->q_slice, r, (uint64_t)m->v_head_dim);
+    return ok ? n : UINT64_MAX;
+}
+
+hlx_status_t hlx_mla_check_sizes(const hlx_model_t *m, int batch, char *err, size_t errlen)
+{
+    int64_t Q = m->q_heads, qk = (int64_t)m->qk_nope_dim + m->qk_rope_dim;
+    int64_t kd = (int64_t)m->kv_lora_rank + m->qk_rope_dim;
+    int64_t widest = Q * (kd > qk ? kd : qk);
+
+    /* kernel dimensions are ints: the query row of all heads, the latent row, the
+     * exchanged partials of all heads and the kv_b_proj row */
+    if (Q * (m->qk_nope_dim + (int64_t)m->v_head_dim) > widest)
+        widest = Q * (m->qk_nope_dim + (int64_t)m->v_head_dim);
+    if (widest > INT32_MAX || (int64_t)batch * widest > ((int64_t)1 << 40)) {
+        snprintf(err, errlen, "sizes overflow: model %s gives %lld query heads x (kv_lora %d + "
+                 "rope %d, nope %d + v %d) = %lld columns per request (batch %d), beyond "
+                 "2^31 - 1 (or 2^40 for the batch)", m->name, (long long)Q, m->kv_lora_rank,
+                 m->qk_rope_dim, m->qk_nope_dim, m->v_head_dim, (long long)widest, batch);
+        return HLX_ERR_INVALID;
+    }
+    return HLX_OK;
 }
 
 /* Rows [r0, +nr) x cols [c0, +nc) of self_attn.<what>.weight of layer l (runtime shape
