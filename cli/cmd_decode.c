@@ -134,6 +134,10 @@ static void hlx_decode_print_text(const hlx_run_config_t *cfg, const hlx_model_t
     printf("helix decode: model %s (%d layers, hidden %d, %d q heads, %d kv heads, head %d, "
            "ffn %d, vocab %d)\n", m->name, m->layers, m->hidden, m->q_heads, m->kv_heads,
            m->head_dim, m->ffn, m->vocab);
+    if (m->attn == HLX_ATTN_MLA)
+        printf("mla:     absorbed; latent KV row kv_lora %d + rope %d, q_lora %d, nope %d, "
+               "v %d\n", m->kv_lora_rank, m->qk_rope_dim, m->q_lora_rank, m->qk_nope_dim,
+               m->v_head_dim);
     printf("layout:  KVP %d x TPA %d = %d ranks (%s), transport %s, kernels %s\n", cfg->kvp,
            cfg->tpa, rep->size, rep->launcher, rep->transport, rep->kernels);
     if (rep->device_note[0])
@@ -201,7 +205,7 @@ int hlx_cmd_decode(int argc, char **argv)
         return rc;
     model_name = o.model;
     json       = o.json;
-    /* Only what the runtime runs: MLA and fp8/fp4 weights are refused, naming the field. */
+    /* Only what the runtime runs: fp8/fp4 weights are refused, naming the field. */
     st = hlx_model_load_runnable(model_name, &model, err, sizeof(err));
     if (st != HLX_OK) {
         fprintf(stderr, "helix decode: %s\n", err);

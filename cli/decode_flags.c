@@ -14,13 +14,14 @@ _Static_assert(HLX_HOPB_OFF == 0 && HLX_HOPB_ON == 1 && HLX_HOPB_AUTO == 2,
 
 static const hlx_flag_t hlx_decode_flag_list[] = {
     HLX_DF("model", HLX_FT_STRING, "tiny", 0, 0, 0, 0, NULL, model, "FILE|NAME",
-           "model description (JSON) or preset; GQA models with dense\n"
-           "or MoE FFNs run, MLA and fp8/fp4-weight models are refused\n"
-           "(the planner models them)"),
+           "model description (JSON) or preset; GQA and MLA (absorbed)\n"
+           "models with dense or MoE FFNs run, fp8/fp4-weight models are\n"
+           "refused (the planner models them)"),
     HLX_DF("kvp", HLX_FT_INT, "1", 1, 4096, 0, 0, NULL, kvp, "K",
            "KV-parallel ranks per TPA shard"),
     HLX_DF("tpa", HLX_FT_INT, "1", 1, 4096, 0, 0, NULL, tpa, "T",
-           "tensor-parallel attention width"),
+           "tensor-parallel attention width (MLA: 1, its one latent KV\n"
+           "head shared by every query head; the ranks go on --kvp)"),
     HLX_DF("batch", HLX_FT_INT, "1", 1, 65536, 0, 0, NULL, batch, "B",
            "requests decoded together"),
     HLX_DF("context", HLX_FT_INT, "4096", 0, INT64_C(1) << 50, 0, 0, NULL, context, "S",
@@ -95,6 +96,8 @@ static const char hlx_decode_usage_head[] =
     "(synthetic, seeded) context, with the KV cache sharded over KVP ranks and attention\n"
     "heads over TPA ranks. The job must have N = KVP x TPA ranks:\n"
     "  helixrun -n 4 helix decode --kvp 2 --tpa 2 --context 256K --check\n"
+    "An MLA model (DeepSeek-V3's latent attention) runs with TPA 1, every rank on KVP:\n"
+    "  helixrun -n 4 helix decode --model my-mla.json --kvp 4 --context 1M\n"
     "Integers take K, M, G and T suffixes (2^10, 2^20, 2^30, 2^40).\n"
     "\n"
     "options:\n";

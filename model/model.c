@@ -355,23 +355,13 @@ hlx_status_t hlx_model_load(const char *path_or_preset, hlx_model_t *m, char *er
     return st;
 }
 
-/* ---- what the decode runtime runs: GQA attention with dense or MoE FFNs. The planner
- * models the rest. */
-
-/* Fields that only MLA or MoE models use, in the order a message lists them. */
-static const char *const hlx_model_unrun_fields[] = {
-    "attn", "q_lora_rank", "kv_lora_rank", "qk_nope_dim", "qk_rope_dim",
-};
+/* ---- what the decode runtime runs: GQA and MLA attention, dense and MoE FFNs, f32 and
+ * bf16 weights. The planner models the rest. */
 
 /* The first field the runtime does not run (NULL when it runs the model); why gets the
  * reason. */
 static const char *hlx_model_unrun(const hlx_model_t *m, char *why, size_t whylen)
 {
-    if (m->attn != HLX_ATTN_GQA) {
-        snprintf(why, whylen, "MLA attention is not run by the decode runtime yet (dense GQA "
-                 "only)");
-        return "attn";
-    }
     if (m->weight_dtype != HLX_DTYPE_F32 && m->weight_dtype != HLX_DTYPE_BF16) {
         snprintf(why, whylen, "%s weights are not run by the decode runtime (f32 or bf16)",
                  hlx_dtype_name(m->weight_dtype));
@@ -396,10 +386,8 @@ hlx_status_t hlx_model_load_runnable(const char *path_or_preset, hlx_model_t *m,
 {
     hlx_jdoc_t *doc = NULL;
     hlx_model_t tmp;
-    json_t *root;
     const char *field;
-    char path[64], also[160] = "", why[160];
-    size_t i, used = 0;
+    char path[64], why[160];
     hlx_status_t st = hlx_model_read(path_or_preset, &tmp, &doc, err, errlen);
 
     if (st != HLX_OK)
@@ -410,21 +398,8 @@ hlx_status_t hlx_model_load_runnable(const char *path_or_preset, hlx_model_t *m,
         *m = tmp;
         return HLX_OK;
     }
-    /* name the other fields of the file that the runtime would ignore as well */
-    root = hlx_jdoc_root(doc);
-    for (i = 0; i < sizeof(hlx_model_unrun_fields) / sizeof(hlx_model_unrun_fields[0]); i++) {
-        const char *f = hlx_model_unrun_fields[i];
-        if (!strcmp(f, field) || !strcmp(f, "attn") || json_object_get(root, f) == NULL ||
-            !strcmp(field, "weight_dtype"))
-            continue;
-        if (used < sizeof(also))
-            used += (size_t)snprintf(also + used, sizeof(also) - used, "%s%s",
-                                     used ? ", " : " (also ", f);
-    }
-    if (used > 0 && used < sizeof(also))
-        snprintf(also + used, sizeof(also) - used, ")");
     snprintf(path, sizeof(path), "/%s", field);
-    st = hlx_jdoc_fail(doc, path, HLX_ERR_INVALID, "%s%s; `helix plan` models it", why, also);
+    st = hlx_jdoc_fail(doc, path, HLX_ERR_INVALID, "%s; `helix plan` models it", why);
     snprintf(err, errlen, "%s", hlx_jdoc_error(doc));
     hlx_jdoc_free(doc);
     return st;

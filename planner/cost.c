@@ -352,6 +352,10 @@ hlx_status_t hlx_plan_check(const hlx_plan_ctx_t *ctx, const hlx_layout_t *l, ch
         if (!uneven && m->q_heads % n != 0)
             HLX_BAD("the combine gives each of the N = %d GPUs q_heads/N heads: %d %% %d != 0",
                     n, m->q_heads, n);
+        /* MLA's latent cache is one KV head shared by every query head: TPA <= K = 1 (the
+         * runtime's layout refuses the same). */
+        if (m->attn == HLX_ATTN_MLA && l->tpa != 1)
+            HLX_BAD("helix with MLA uses tpa = 1 (one latent KV head): tpa %d", l->tpa);
         break;
     default:
         HLX_BAD("unknown strategy");

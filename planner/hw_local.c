@@ -490,8 +490,9 @@ hlx_status_t hlx_local_predict(const hlx_hw_local_t *hw, const hlx_model_t *m,
     hlx_helix_split_t sp;
     int n, q_local, group, kv_local, q_slice, fc, vc, vpad, ph;
     double cap, len, kv_rank, w_rank, t_attn1, a2a_req, a2a, share, f, ws, dram_slow;
-    double qkv_cols, Lm, e_loc, e_cols, s_cols, e_hit, e_rows;
+    double qkv_cols, ow, Lm, e_loc, e_cols, s_cols, e_hit, e_rows;
     int ep;
+    const int mla = m->attn == HLX_ATTN_MLA;
 
     memset(p, 0, sizeof(*p));
     if (cfg->kvp < 1 || cfg->tpa < 1 || B < 1 || cfg->kv_block < 1 || cfg->context < 0 ||
@@ -503,8 +504,10 @@ hlx_status_t hlx_local_predict(const hlx_hw_local_t *hw, const hlx_model_t *m,
     if (cfg->context > ((int64_t)1 << 50) || cfg->steps > 100000000)
         HLX_BAD("context %lld + steps %d is out of range", (long long)cfg->context, cfg->steps);
     n = (int)n64;
-    if (m->attn != HLX_ATTN_GQA)
-        HLX_BAD("model %s: the runtime decodes GQA models only", m->name);
+    if (mla && cfg->tpa != 1)
+        HLX_BAD("tpa %d: model %s uses MLA, whose latent KV cache is one head shared by every "
+                "query head: the runtime runs it with tpa 1 (all ranks on kvp)", cfg->tpa,
+                m->name);
     if (hlx_helix_split(Q, K, cfg->kvp, cfg->tpa, &sp, err, errlen) != HLX_OK)
         return HLX_ERR_INVALID;
     if (n > H || (m->dense_layers > 0 && n > m->ffn) || n > m->vocab)
@@ -522,11 +525,18 @@ hlx_status_t hlx_local_predict(const hlx_hw_local_t *hw, const hlx_model_t *m,
     vc       = (int)(((int64_t)m->vocab + n - 1) / n);
     vpad     = (m->vocab + n - 1) / n;
     qkv_cols = (double)q_local * dk + (double)kv_local * (dk + dv);
+    /* W_o rows of the rank's heads; MLA: W_UV of those heads too (latent -> v) */
+    ow = (double)q_slice * m->v_head_dim * (H + (mla ? m->kv_lora_rank : 0));
+    if (mla) { /* q (q_a + q_b, or q_proj), kv_a, and W_UK of every head (absorbed) */
+        double qk = m->qk_nope_dim + m->qk_rope_dim, ql = m->q_lora_rank;
+        qkv_cols = (ql > 0 ? ql + ql * Q * qk / H : Q * qk) + dk +
+                   (double)Q * m->qk_nope_dim * m->kv_lora_rank / H;
+    }
     /* KV positions of rank 0: blocks of kv_block round-robin over KVP; the mean length
      * seen during the steps is the context plus half of them */
     cap = ceil((double)(cfg->context + cfg->steps) / cfg->kvp);
     len = ((double)cfg->context + cfg->steps * 0.5) / cfg->kvp;
-    kv_rank = L * B * kv_local * cap * (dk + dv) * kb;
+    kv_rank = L * B * kv_local * cap * (dk + (mla ? 0 : dv)) * kb; /* MLA: one latent row */
     /* MoE layers: rank 0's slices (E / EP experts of expert_ffn / TPF columns, shared
      * columns over N), the f32 router; dense layers the dense FFN columns */
     ep   = cfg->ep > 1 ? cfg->ep : 1;
@@ -538,7 +548,7 @@ hlx_status_t hlx_local_predict(const hlx_hw_local_t *hw, const hlx_model_t *m,
     e_hit = m->experts > 0 ? e_loc * (1.0 - pow(1.0 - (double)m->top_k / m->experts, B)) : 0.0;
     e_rows = e_hit > 0 ? fmax(1.0, (double)B * m->top_k / m->experts) : 0.0;
     w_rank  = ((L - Lm) * 3.0 * H * fc + Lm * 3.0 * H * (e_loc * e_cols + s_cols) +
-               L * (H * qkv_cols + (double)q_slice * dv * H) + (double)vc * H) * wb +
+               L * (H * qkv_cols + ow) + (double)vc * H) * wb +
               Lm * (double)H * m->experts * 4.0;
     ws = (kv_rank + w_rank) * n;
     /* what one step reads, over every rank on this host, against the last-level cache:
@@ -584,8 +594,8 @@ hlx_status_t hlx_local_predict(const hlx_hw_local_t *hw, const hlx_model_t *m,
     p->phase_s[HLX_PHASE_MERGE] = L * (2.0 * cfg->kvp * B * q_slice * (dv + 1) * 4.0) /
                                   (hw->read_gbps * 2e9);
     p->phase_s[HLX_PHASE_OPROJ] = L * HLX_MIX(
-        hlx_gemm_time(hw, cfg->w_dtype, B, 1, (double)q_slice * dv * H * wb),
-        hlx_gemm_time(hw, cfg->w_dtype, B, 0, (double)q_slice * dv * H * wb));
+        hlx_gemm_time(hw, cfg->w_dtype, B, 1, ow * wb),
+        hlx_gemm_time(hw, cfg->w_dtype, B, 0, ow * wb));
     p->phase_s[HLX_PHASE_OPROJ_AR] = L * hlx_coll_time(hw, 1, n, (double)B * H * 4.0);
     p->phase_s[HLX_PHASE_FFN] = (L - Lm) * (HLX_MIX(
         hlx_gemm_time(hw, cfg->w_dtype, B, 1, 2.0 * H * fc * wb),

@@ -127,6 +127,10 @@ static double hlx_check_ref_seconds(const hlx_engine_t *eng)
                    (m->head_dim + m->v_head_dim) * 20.0;
     double dense = (double)cfg->steps * cfg->batch * hlx_model_params(m) * 2.0;
 
+    if (m->attn == HLX_ATTN_MLA) /* per position and head: keys and values from the latent */
+        setup = (double)m->layers * cfg->batch * n * m->q_heads * m->kv_lora_rank *
+                (m->qk_nope_dim + m->v_head_dim) * 2.0;
+
     return (attn + setup + dense) / 1e8;
 }
 
@@ -271,7 +275,9 @@ hlx_status_t hlx_check_kv_rows(hlx_engine_t *eng, hlx_check_t *chk, hlx_run_repo
     const hlx_model_t *m = hlx_engine_model(eng);
     const hlx_layout_t *L = hlx_engine_layout(eng);
     const hlx_run_config_t *cfg = hlx_engine_config(eng);
-    int dk = m->head_dim, dv = m->v_head_dim, steps = cfg->steps, B = cfg->batch;
+    /* elements per cached K and V row (MLA: one row [c | k_rope], dv 0) */
+    int dk = hlx_engine_kv_dim(eng, 1), dv = hlx_engine_kv_dim(eng, 0), steps = cfg->steps,
+        B = cfg->batch;
     int64_t kv_len = hlx_engine_kv_len(eng);
     /* Every rank sends the same size: room for the largest KV head count of any shard. */
     size_t row = (size_t)(dk + dv),

@@ -5,6 +5,7 @@
 #include "hlx_engine_int.h"
 
 #include "hlx_backend_cuda.h"
+#include "hlx_mla.h"
 #include "hlx_reference.h"
 #include "hlx_log.h"
 #include "hlx_synth.h"
@@ -117,7 +118,7 @@ static hlx_status_t hlx_fill_kv(hlx_engine_t *eng, void *cache, int l, int is_ke
 {
     const hlx_layout_t *L = &eng->lay;
     const hlx_model_t *m = &eng->m;
-    int d = is_key ? m->head_dim : m->v_head_dim;
+    int d = (int)(is_key ? eng->kv_dk : eng->kv_dv); /* MLA: no value rows (d = 0) */
     int blk = is_key ? eng->be.k.kv_layout.k_block : eng->be.k.kv_layout.v_block;
     uint64_t key = hlx_synth_key(eng->cfg.seed, l, is_key ? HLX_T_KCTX : HLX_T_VCTX);
     hlx_status_t st = HLX_OK;
@@ -175,6 +176,7 @@ static hlx_status_t hlx_engine_build(hlx_engine_t *eng)
     const hlx_layout_t *L = &eng->lay;
     int64_t H = m->hidden, dk = m->head_dim, dv = m->v_head_dim, V = m->vocab,
             Fc = L->ffn_count, B = eng->cfg.batch;
+    int64_t kd = eng->kv_dk, vd = eng->kv_dv; /* cache rows (MLA: [c | k_rope], no V) */
     int l;
     hlx_status_t st;
 
@@ -198,8 +200,8 @@ static hlx_status_t hlx_engine_build(hlx_engine_t *eng)
         hlx_layer_w_t *W = &eng->layers[l];
         size_t shards = (size_t)B * (size_t)L->kv_local;
         const hlx_kv_layout_t kl = eng->be.k.kv_layout;
-        const size_t ke = hlx_kv_shard_elems(kl, 1, (int)dk, (size_t)eng->cap);
-        const size_t ve = hlx_kv_shard_elems(kl, 0, (int)dv, (size_t)eng->cap);
+        const size_t ke = hlx_kv_shard_elems(kl, 1, (int)kd, (size_t)eng->cap);
+        const size_t ve = hlx_kv_shard_elems(kl, 0, (int)vd, (size_t)eng->cap);
 
         W->attn_norm = hlx_be_zalloc(eng, (size_t)H, sizeof(float));
         W->ffn_norm  = hlx_be_zalloc(eng, (size_t)H, sizeof(float));
@@ -211,20 +213,23 @@ static hlx_status_t hlx_engine_build(hlx_engine_t *eng)
         if (!W->attn_norm || !W->ffn_norm || !W->wqkv || !W->wo || !W->wgu || !W->wdown)
             return HLX_ERR_NOMEM;
         if (eng->be.ops->mem_alloc(&eng->be, shards * ke * eng->kv_esize, 1, &W->kc) != HLX_OK ||
-            eng->be.ops->mem_alloc(&eng->be, shards * ve * eng->kv_esize, 1, &W->vc) != HLX_OK)
+            (ve > 0 && eng->be.ops->mem_alloc(&eng->be, shards * ve * eng->kv_esize, 1,
+                                              &W->vc) != HLX_OK))
             return HLX_ERR_NOMEM;
         /* Weights are filled in place: backend memory other than the KV cache is host
          * visible (host memory, or managed memory on a device). */
         HLX_WREAD(HLX_HFW_ATTN_NORM, 0, 1, 0, H, W->attn_norm, HLX_DTYPE_F32, H);
         HLX_WREAD(HLX_HFW_FFN_NORM, 0, 1, 0, H, W->ffn_norm, HLX_DTYPE_F32, H);
-        HLX_WREAD(HLX_HFW_WQ, 0, H, (int64_t)L->q_first * dk, (int64_t)L->q_local * dk,
-                  W->wqkv, eng->w_dtype, eng->qkv_cols);
-        HLX_WREAD(HLX_HFW_WK, 0, H, (int64_t)L->kv_first * dk, (int64_t)L->kv_local * dk,
-                  (char *)W->wqkv + (size_t)L->q_local * dk * eng->w_esize, eng->w_dtype,
-                  eng->qkv_cols);
-        HLX_WREAD(HLX_HFW_WV, 0, H, (int64_t)L->kv_first * dv, (int64_t)L->kv_local * dv,
-                  (char *)W->wqkv + (size_t)(L->q_local + L->kv_local) * dk * eng->w_esize,
-                  eng->w_dtype, eng->qkv_cols);
+        if (m->attn == HLX_ATTN_GQA) { /* MLA's projections: hlx_mla_create */
+            HLX_WREAD(HLX_HFW_WQ, 0, H, (int64_t)L->q_first * dk, (int64_t)L->q_local * dk,
+                      W->wqkv, eng->w_dtype, eng->qkv_cols);
+            HLX_WREAD(HLX_HFW_WK, 0, H, (int64_t)L->kv_first * dk, (int64_t)L->kv_local * dk,
+                      (char *)W->wqkv + (size_t)L->q_local * dk * eng->w_esize, eng->w_dtype,
+                      eng->qkv_cols);
+            HLX_WREAD(HLX_HFW_WV, 0, H, (int64_t)L->kv_first * dv, (int64_t)L->kv_local * dv,
+                      (char *)W->wqkv + (size_t)(L->q_local + L->kv_local) * dk * eng->w_esize,
+                      eng->w_dtype, eng->qkv_cols);
+        }
         /* W_o rows of this rank's head slice. */
         HLX_WREAD(HLX_HFW_WO, (int64_t)L->q_slice_first * dv, (int64_t)L->q_slice * dv, 0, H,
                   W->wo, eng->w_dtype, H);
@@ -234,12 +239,14 @@ static hlx_status_t hlx_engine_build(hlx_engine_t *eng)
                       (char *)W->wgu + (size_t)Fc * eng->w_esize, eng->w_dtype, 2 * Fc);
             HLX_WREAD(HLX_HFW_WDOWN, L->ffn_first, Fc, 0, H, W->wdown, eng->w_dtype, H);
         }
-        /* Synthetic prior context, staged through the backend's copy_to. */
+        /* Synthetic prior context, staged through the backend's copy_to. MLA: one latent
+         * "head" (K = 1) of rows [c | k_rope], key-scaled so that scores spread, no value
+         * rows. */
         {
             /* chunks of whole blocks of K and of V, about 16K slots */
             size_t kb = kl.k_block > 1 ? (size_t)kl.k_block : 1, vb = kl.v_block > 1 ? (size_t)kl.v_block : 1;
             size_t unit = kb * vb, chunk = unit * (16384 / unit > 0 ? 16384 / unit : 1);
-            void *stage = calloc(chunk * (size_t)(dk > dv ? dk : dv), eng->kv_esize);
+            void *stage = calloc(chunk * (size_t)(kd > vd ? kd : vd), eng->kv_esize);
             st = stage == NULL ? HLX_ERR_NOMEM : HLX_OK;
             if (st == HLX_OK)
                 st = hlx_fill_kv(eng, W->kc, l, 1, stage, chunk);
@@ -253,6 +260,8 @@ static hlx_status_t hlx_engine_build(hlx_engine_t *eng)
                 return st;
         }
     }
+    if (m->attn == HLX_ATTN_MLA && (st = hlx_mla_create(eng)) != HLX_OK)
+        return st;
     eng->kv_len     = hlx_layout_kv_count(L, L->kvp_rank, eng->cfg.context);
     eng->embed      = malloc(sizeof(float) * (size_t)(V * H));
     eng->final_norm = hlx_be_zalloc(eng, (size_t)H, sizeof(float));
@@ -269,7 +278,7 @@ static hlx_status_t hlx_engine_build(hlx_engine_t *eng)
 static hlx_status_t hlx_engine_buffers(hlx_engine_t *eng)
 {
     const hlx_layout_t *L = &eng->lay;
-    size_t B = (size_t)eng->cfg.batch, H = (size_t)eng->m.hidden, dv = (size_t)eng->m.v_head_dim;
+    size_t B = (size_t)eng->cfg.batch, H = (size_t)eng->m.hidden, dv = (size_t)eng->xdv;
     size_t sblk = 0, rblk = 0; /* floats of all peers' blocks sent and received */
     int j;
 
@@ -393,7 +402,7 @@ static hlx_status_t hlx_engine_place(hlx_engine_t *eng, char *err, size_t errlen
         have_file = 1;
     }
     st = hlx_place_job(all, n, have_file ? &file : NULL, eng->cfg.kvp, eng->cfg.tpa, 1, eng->topo,
-                       4.0 * eng->cfg.batch * eng->lay.q_slice * (eng->m.v_head_dim + 1), &job,
+                       4.0 * eng->cfg.batch * eng->lay.q_slice * (eng->xdv + 1), &job,
                        err, errlen);
     if (st != HLX_OK)
         goto out;
@@ -502,20 +511,21 @@ static hlx_status_t hlx_engine_bytes(hlx_engine_t *eng, uint64_t *need_p, char *
     const hlx_layout_t *L = &eng->lay;
     const hlx_model_t *m = &eng->m;
     uint64_t H = (uint64_t)m->hidden, dv = (uint64_t)m->v_head_dim, B = (uint64_t)eng->cfg.batch;
+    uint64_t xdv = (uint64_t)eng->xdv;
     uint64_t k, v, kv, w, t, need;
     int ok;
 
-    ok = hlx_kv_alloc_bytes(eng, m->head_dim, eng->be.k.kv_layout.k_block, &k) &&
-         hlx_kv_alloc_bytes(eng, m->v_head_dim, eng->be.k.kv_layout.v_block, &v);
+    ok = hlx_kv_alloc_bytes(eng, eng->kv_dk, eng->be.k.kv_layout.k_block, &k) &&
+         hlx_kv_alloc_bytes(eng, eng->kv_dv, eng->be.k.kv_layout.v_block, &v);
     kv = k;
     ok = ok && hlx_add(&kv, v) && hlx_mul(&kv, (uint64_t)m->layers);
     if (!ok)
         return hlx_engine_fail(err, errlen, HLX_ERR_INVALID,
                                "sizes overflow: the KV shard of batch %d x %d KV head(s) x "
-                               "%lld positions x (head_dim %d + v_head_dim %d) x %zu bytes x %d "
+                               "%lld positions x (key %d + value %d elements) x %zu bytes x %d "
                                "layers exceeds 2^64 bytes: reduce --batch or --context, or "
                                "raise --kvp", eng->cfg.batch, L->kv_local,
-                               (long long)eng->cap, m->head_dim, m->v_head_dim, eng->kv_esize,
+                               (long long)eng->cap, eng->kv_dk, eng->kv_dv, eng->kv_esize,
                                m->layers);
     /* weights per layer: H x qkv_cols, q_slice dv x H, 3 H x ffn_count; replicated:
      * V x H embeddings (f32), H x vocab_count LM head */
@@ -523,6 +533,8 @@ static hlx_status_t hlx_engine_bytes(hlx_engine_t *eng, uint64_t *need_p, char *
     ok = hlx_mul(&w, (uint64_t)eng->qkv_cols);
     t = (uint64_t)L->q_slice * dv;
     ok = ok && hlx_mul(&t, H) && hlx_add(&w, t);
+    if (m->attn == HLX_ATTN_MLA) /* q, kv_a, absorbed W_UK, W_UV of the owned heads */
+        ok = ok && hlx_add(&w, hlx_mla_weight_elems(m, L));
     t = 3 * H;
     ok = ok && hlx_mul(&t, (uint64_t)L->ffn_count) && hlx_add(&w, t);
     ok = ok && hlx_mul(&w, eng->w_esize) && hlx_mul(&w, (uint64_t)m->layers);
@@ -539,7 +551,7 @@ static hlx_status_t hlx_engine_bytes(hlx_engine_t *eng, uint64_t *need_p, char *
     /* step buffers: the largest are B x (qkv_cols, 2 ffn_count, vocab_pad x N) floats */
     t = (uint64_t)eng->qkv_cols + 2 * (uint64_t)L->ffn_count + 6 * H +
         (uint64_t)L->vocab_pad * (uint64_t)(L->n + 1) +
-        4 * (uint64_t)L->q_local * (dv + 1) * (uint64_t)L->kvp;
+        4 * (uint64_t)L->q_local * (xdv + 1) * (uint64_t)L->kvp;
     ok = ok && hlx_mul(&t, B * 4) && hlx_add(&w, t);
     if (!ok)
         return hlx_engine_fail(err, errlen, HLX_ERR_INVALID,
@@ -555,7 +567,7 @@ static hlx_status_t hlx_engine_bytes(hlx_engine_t *eng, uint64_t *need_p, char *
         /* every rank: the appended KV rows of all ranks, gathered once at the end */
         uint64_t g = (uint64_t)m->layers, r = 0, steps = (uint64_t)eng->cfg.steps;
         ok = hlx_mul(&g, B) && hlx_mul(&g, (uint64_t)L->kv_local_max) && hlx_mul(&g, steps) &&
-             hlx_mul(&g, (uint64_t)(m->head_dim + m->v_head_dim)) &&
+             hlx_mul(&g, (uint64_t)(eng->kv_dk + eng->kv_dv)) &&
              hlx_mul(&g, 4 * (uint64_t)(L->n + 1)) && hlx_add(&need, g);
         if (ok && eng->info.rank == 0) {
             /* rank 0: the reference, and its hidden states and logits of every step */
@@ -751,8 +763,12 @@ static hlx_status_t hlx_engine_bootstrap(hlx_engine_t *eng, hlx_comm_params_t *c
                                    "beyond 2^31 - 1", eng->m.name, (long long)qkv,
                                    eng->lay.q_local, eng->m.head_dim, eng->lay.kv_local,
                                    eng->m.head_dim, eng->m.v_head_dim);
-        eng->qkv_cols = (int)qkv;
+        eng->qkv_cols = eng->m.attn == HLX_ATTN_MLA ? 0 : (int)qkv; /* MLA: hlx_mla_t */
     }
+    if (eng->m.attn == HLX_ATTN_MLA &&
+        (st = hlx_mla_check_sizes(&eng->m, cfg->batch, err, errlen)) != HLX_OK)
+        return st;
+    hlx_mla_kv_dims(&eng->m, &eng->kv_dk, &eng->kv_dv, &eng->xdv);
     eng->cap = hlx_layout_kv_count(&eng->lay, eng->lay.kvp_rank, cfg->context + cfg->steps);
     if (eng->cap < 1)
         eng->cap = 1;
@@ -889,6 +905,7 @@ void hlx_engine_destroy(hlx_engine_t *eng)
     }
     free(eng->layers);
     hlx_moe_destroy(eng->moe);
+    hlx_mla_destroy(eng);
     hlx_wsrc_fini(&eng->ws);
     free(eng->embed);
     {
@@ -932,6 +949,7 @@ int hlx_engine_step_index(const hlx_engine_t *eng) { return eng->step; }
 const float *hlx_engine_hidden(const hlx_engine_t *eng) { return eng->x; }
 const int *hlx_engine_tokens(const hlx_engine_t *eng) { return eng->tokens; }
 int64_t hlx_engine_kv_len(const hlx_engine_t *eng) { return eng->kv_len; }
+int hlx_engine_kv_dim(const hlx_engine_t *eng, int is_key) { return is_key ? eng->kv_dk : eng->kv_dv; }
 
 float hlx_engine_kv_load(const hlx_engine_t *eng, int l, int is_key, size_t shard, size_t t,
                          int e)

@@ -68,6 +68,9 @@ struct hlx_engine {
     hlx_dtype_t      kv_dtype, w_dtype;
     size_t           kv_esize, w_esize;
     int              qkv_cols;
+    int              kv_dk, kv_dv; /* elements per K and V cache row (MLA: [c | k_rope], 0) */
+    int              xdv;          /* elements per head of the exchanged partials (MLA: kv_lora) */
+    struct hlx_mla  *mla;          /* MLA weights and buffers (hlx_mla.h); NULL for GQA */
     int64_t          cap, kv_len, pos;
     hlx_wsrc_t       ws;     /* where the weights come from (synthetic or a checkpoint) */
     hlx_layer_w_t   *layers;
@@ -166,7 +169,7 @@ hlx_status_t hlx_schedule_write_timeline(const hlx_engine_t *eng, const char *pa
 static inline size_t hlx_kv_shard_index(const hlx_engine_t *eng, int is_key, size_t shard,
                                         size_t t, int e)
 {
-    return hlx_kv_slot(eng->be.k.kv_layout, is_key, is_key ? eng->m.head_dim : eng->m.v_head_dim,
+    return hlx_kv_slot(eng->be.k.kv_layout, is_key, is_key ? eng->kv_dk : eng->kv_dv,
                        (size_t)eng->cap, shard, t, e);
 }
 

@@ -30,6 +30,9 @@ const int              *hlx_engine_tokens(const hlx_engine_t *eng);
 float                   hlx_engine_logit(const hlx_engine_t *eng, int b, int v);
 /* KV positions this rank holds per (request, KV head) now. */
 int64_t                 hlx_engine_kv_len(const hlx_engine_t *eng);
+/* Elements per cached key (is_key) or value row: GQA head_dim, v_head_dim; MLA
+ * kv_lora + rope and 0 (the value is the head of the key row). */
+int                     hlx_engine_kv_dim(const hlx_engine_t *eng, int is_key);
 /* Element e of slot t of KV shard `shard` (= b * kv_local + kh) of layer l, as f32. */
 float                   hlx_engine_kv_load(const hlx_engine_t *eng, int l, int is_key,
                                            size_t shard, size_t t, int e);

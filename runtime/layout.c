@@ -41,9 +41,12 @@ hlx_status_t hlx_layout_init(const hlx_model_t *m, int kvp, int tpa, int kv_bloc
         return HLX_ERR_INVALID;
     }
     n = kvp * tpa;
-    if (m->attn != HLX_ATTN_GQA) {
-        snprintf(err, errlen, "model %s: the runtime decodes GQA models only so far (MLA is "
-                 "planner-only)", m->name);
+    /* MLA (absorbed): one latent KV "head" shared by every query head, so Helix runs it
+     * with K = 1: TPA = 1 and all attention parallelism on KVP = N. */
+    if (m->attn == HLX_ATTN_MLA && tpa != 1) {
+        snprintf(err, errlen, "--tpa %d: model %s uses MLA, whose latent KV cache is one head "
+                 "shared by all %d query heads: it runs with --tpa 1 and the ranks on --kvp "
+                 "(e.g. --kvp %d --tpa 1)", tpa, m->name, Q, n);
         return HLX_ERR_INVALID;
     }
     if (K < 1 || Q < K || Q % K != 0) {

@@ -4,6 +4,7 @@
  * A schedule (schedule.c) composes them. */
 #define _GNU_SOURCE
 #include "hlx_engine_int.h"
+#include "hlx_mla.h"
 
 #include "hlx_time.h"
 
@@ -45,6 +46,10 @@ hlx_status_t hlx_phase_qkv(hlx_engine_t *eng, int l)
     int own = hlx_layout_kv_owner(L, eng->pos) == L->kvp_rank;
     hlx_status_t st;
 
+    if (eng->mla != NULL) { /* latent row and absorbed queries (mla.c) */
+        HLX_TIMED(eng, HLX_PHASE_QKV, st = hlx_mla_qkv(eng, l));
+        return st;
+    }
     HLX_TIMED(eng, HLX_PHASE_QKV, {
         st = HLX_BE(eng, rmsnorm, eng->hn, eng->x, W->attn_norm, B, m->hidden,
                     (float)m->norm_eps);
@@ -89,7 +94,11 @@ hlx_status_t hlx_phase_attn(hlx_engine_t *eng, int l, int b0, int b1,
     for (b = b0; b < b1 && st == HLX_OK; b++)
         for (kh = 0; kh < L->kv_local && st == HLX_OK; kh++) {
             size_t shard = (size_t)b * L->kv_local + kh;
-            hlx_attn_desc_t d = {
+            hlx_attn_desc_t d;
+            if (eng->mla != NULL) /* every query head against the one latent head */
+                hlx_mla_attn_desc(eng, l, b, (size_t)len, &d);
+            else
+                d = (hlx_attn_desc_t){
                 .group = L->group, .dk = dk, .dv = dv, .len = (size_t)len,
                 .kv_dtype = eng->kv_dtype,
                 .q = eng->qkv + (size_t)b * eng->qkv_cols + (size_t)kh * L->group * dk,
@@ -126,7 +135,7 @@ static void hlx_phase_xchg_desc(const hlx_engine_t *eng, int b0, int b1, hlx_xch
                                 int recv)
 {
     d->kvp        = eng->lay.kvp;
-    d->dv         = eng->m.v_head_dim;
+    d->dv         = eng->xdv;
     d->q_local    = eng->lay.q_local;
     d->head_first = eng->xh_first;
     d->head_count = eng->xh_count;
@@ -151,7 +160,7 @@ hlx_status_t hlx_phase_pack(hlx_engine_t *eng, int b0, int b1)
 static void hlx_phase_a2a_counts(hlx_engine_t *eng, int b0, int b1)
 {
     const hlx_layout_t *L = &eng->lay;
-    size_t dv1 = (size_t)eng->m.v_head_dim + 1, mine = (size_t)eng->xh_count[L->kvp_rank];
+    size_t dv1 = (size_t)eng->xdv + 1, mine = (size_t)eng->xh_count[L->kvp_rank];
     int j;
 
     for (j = 0; j < L->kvp; j++) {
@@ -195,7 +204,7 @@ hlx_status_t hlx_phase_a2a(hlx_engine_t *eng, int b0, int b1)
 hlx_status_t hlx_phase_merge(hlx_engine_t *eng, int l)
 {
     const hlx_layout_t *L = &eng->lay;
-    int B = eng->cfg.batch, dv = eng->m.v_head_dim, cnt = L->q_slice, j;
+    int B = eng->cfg.batch, dv = eng->xdv, cnt = L->q_slice, j;
     size_t nh = (size_t)B * cnt;
     hlx_xchg_desc_t d;
     hlx_status_t st;
@@ -222,11 +231,17 @@ hlx_status_t hlx_phase_merge(hlx_engine_t *eng, int l)
 
 hlx_status_t hlx_phase_oproj(hlx_engine_t *eng, int l)
 {
-    hlx_status_t st;
+    hlx_status_t st = HLX_OK;
+    const float *in = eng->omerged;
 
+    /* MLA: the merged heads go from latent to value space (W_UV) first. */
+    if (eng->mla != NULL)
+        HLX_TIMED(eng, HLX_PHASE_OPROJ, in = hlx_mla_up(eng, l, &st));
+    if (st != HLX_OK)
+        return st;
     HLX_TIMED(eng, HLX_PHASE_OPROJ,
               st = HLX_BE(eng, gemm, eng->cfg.batch, eng->m.hidden,
-                          eng->lay.q_slice * eng->m.v_head_dim, eng->omerged,
+                          eng->lay.q_slice * eng->m.v_head_dim, in,
                           eng->layers[l].wo, eng->w_dtype, eng->y, 0));
     return st;
 }

@@ -2,6 +2,7 @@
  * loops over the full, unsharded tensors. */
 #include "hlx_reference.h"
 #include "hlx_reference_moe.h"
+#include "hlx_reference_mla.h"
 #include "hlx_synth.h"
 #include "hlx_wsrc.h"
 
@@ -25,6 +26,7 @@ struct hlx_ref {
     float           *kcache, *vcache; /* [L][B][K][cap][d], values rounded to kv_dtype */
     int             *tokens;
     hlx_ref_moe_t   *moe;     /* MoE layers (reference_moe.c); NULL for a dense model */
+    hlx_ref_mla_t   *mla;     /* MLA attention and its latent cache (NULL for GQA) */
 };
 
 /* The whole runtime weight w of layer l from the weight source, in fp64. */
@@ -68,6 +70,8 @@ uint64_t hlx_ref_bytes(const hlx_model_t *m, int batch, int64_t context, int ste
     for (i = 0; i < sizeof(f) / sizeof(f[0]); i++)
         if (__builtin_mul_overflow(kv, f[i], &kv))
             return UINT64_MAX;
+    if (m->attn == HLX_ATTN_MLA) /* the latent cache and its derived keys and values */
+        kv = hlx_ref_mla_bytes(m, batch, context, steps);
     if (__builtin_add_overflow(kv, w, &sum) || sum == UINT64_MAX)
         return UINT64_MAX;
     return sum;
@@ -99,9 +103,11 @@ hlx_status_t hlx_ref_create(const hlx_model_t *m, hlx_dtype_t kv_dtype, int batc
     for (l = 0; l < m->layers; l++) {
         hlx_ref_layer_t *L = &ref->layers[l];
         L->attn_norm = hlx_ref_tensor(&ref->ws, HLX_HFW_ATTN_NORM, l);
-        L->wq        = hlx_ref_tensor(&ref->ws, HLX_HFW_WQ, l);
-        L->wk        = hlx_ref_tensor(&ref->ws, HLX_HFW_WK, l);
-        L->wv        = hlx_ref_tensor(&ref->ws, HLX_HFW_WV, l);
+        if (m->attn == HLX_ATTN_GQA) { /* MLA's projections: reference_mla.c */
+            L->wq    = hlx_ref_tensor(&ref->ws, HLX_HFW_WQ, l);
+            L->wk    = hlx_ref_tensor(&ref->ws, HLX_HFW_WK, l);
+            L->wv    = hlx_ref_tensor(&ref->ws, HLX_HFW_WV, l);
+        }
         L->wo        = hlx_ref_tensor(&ref->ws, HLX_HFW_WO, l);
         L->ffn_norm  = hlx_ref_tensor(&ref->ws, HLX_HFW_FFN_NORM, l);
         if (l < m->dense_layers) { /* MoE layers: reference_moe.c */
@@ -109,7 +115,8 @@ hlx_status_t hlx_ref_create(const hlx_model_t *m, hlx_dtype_t kv_dtype, int batc
             L->wup   = hlx_ref_tensor(&ref->ws, HLX_HFW_WUP, l);
             L->wdown = hlx_ref_tensor(&ref->ws, HLX_HFW_WDOWN, l);
         }
-        if (!L->attn_norm || !L->wq || !L->wk || !L->wv || !L->wo || !L->ffn_norm ||
+        if (!L->attn_norm || (m->attn == HLX_ATTN_GQA && (!L->wq || !L->wk || !L->wv)) ||
+            !L->wo || !L->ffn_norm ||
             (l < m->dense_layers && (!L->wgate || !L->wup || !L->wdown)))
             goto err_free;
     }
@@ -119,12 +126,15 @@ hlx_status_t hlx_ref_create(const hlx_model_t *m, hlx_dtype_t kv_dtype, int batc
     ref->embed      = hlx_ref_tensor(&ref->ws, HLX_HFW_EMBED, 0);
     ref->final_norm = hlx_ref_tensor(&ref->ws, HLX_HFW_FINAL_NORM, 0);
     ref->lmhead     = hlx_ref_tensor(&ref->ws, HLX_HFW_LMHEAD, 0);
-    kvn = (size_t)m->layers * (size_t)batch * (size_t)K * (size_t)ref->cap;
+    if (m->attn == HLX_ATTN_MLA &&
+        hlx_ref_mla_create(&ref->ws, m, kv_dtype, batch, context, steps, seed, &ref->mla) != HLX_OK)
+        goto err_free;
+    kvn = ref->mla != NULL ? 1 : (size_t)m->layers * (size_t)batch * (size_t)K * (size_t)ref->cap;
     ref->kcache = malloc(sizeof(float) * kvn * (size_t)dk);
     ref->vcache = malloc(sizeof(float) * kvn * (size_t)dv);
     if (!ref->embed || !ref->final_norm || !ref->lmhead || !ref->kcache || !ref->vcache)
         goto err_free;
-    for (l = 0; l < m->layers; l++) {
+    for (l = 0; l < m->layers && ref->mla == NULL; l++) {
         uint64_t kk = hlx_synth_key(seed, l, HLX_T_KCTX), vk = hlx_synth_key(seed, l, HLX_T_VCTX);
         for (b = 0; b < batch; b++)
             for (g = 0; g < K; g++) {
@@ -217,6 +227,10 @@ hlx_status_t hlx_ref_step(hlx_ref_t *ref, double *hidden, double *logits, int *n
         for (l = 0; l < m->layers; l++) {
             hlx_ref_layer_t *L = &ref->layers[l];
             hlx_ref_rmsnorm(hn, x, L->attn_norm, H, m->norm_eps);
+            if (ref->mla != NULL) { /* MLA: the heads' outputs o, then the shared W_o */
+                hlx_ref_mla_attn(ref->mla, l, b, ref->pos, hn, o);
+                goto attn_out;
+            }
             hlx_ref_matvec(q, hn, L->wq, H, Q * dk);
             hlx_ref_matvec(k, hn, L->wk, H, K * dk);
             hlx_ref_matvec(v, hn, L->wv, H, K * dv);
@@ -257,6 +271,7 @@ hlx_status_t hlx_ref_step(hlx_ref_t *ref, double *hidden, double *logits, int *n
                 for (e = 0; e < dv; e++)
                     o[h * dv + e] /= sum;
             }
+attn_out:
             hlx_ref_matvec(y, o, L->wo, Q * dv, H);
             for (e = 0; e < H; e++)
                 x[e] += y[e];
@@ -293,6 +308,8 @@ const float *hlx_ref_kv_row(const hlx_ref_t *ref, int l, int b, int g, int64_t p
     if (l < 0 || l >= ref->m.layers || b < 0 || b >= ref->batch || g < 0 ||
         g >= ref->m.kv_heads || pos < 0 || pos >= ref->pos)
         return NULL;
+    if (ref->mla != NULL) /* one latent row: key [c | k_rope], value its head */
+        return hlx_ref_mla_kv_row(ref->mla, l, b, pos);
     base = (((size_t)l * ref->batch + b) * ref->m.kv_heads + g) * (size_t)ref->cap + (size_t)pos;
     return is_key ? ref->kcache + base * ref->m.head_dim : ref->vcache + base * ref->m.v_head_dim;
 }
@@ -326,6 +343,7 @@ void hlx_ref_destroy(hlx_ref_t *ref)
     free(ref->vcache);
     free(ref->tokens);
     hlx_ref_moe_destroy(ref->moe);
+    hlx_ref_mla_destroy(ref->mla);
     hlx_wsrc_fini(&ref->ws);
     free(ref);
 }

@@ -384,6 +384,16 @@ static void test_refused_layouts(void **state)
     c = cfg_of(1, 1, 1, (int64_t)1 << 60, 0, HLX_DTYPE_BF16);
     assert_int_equal(hlx_local_predict(&hw, &m, &c, &p, err, sizeof(err)), HLX_ERR_INVALID);
     assert_non_null(strstr(err, "context"));
+    /* MLA: the runtime runs tpa 1 only (one latent KV head), the prediction agrees; its
+     * KV is one latent row (kv_lora + rope) per token, no value rows */
+    m.attn = HLX_ATTN_MLA, m.kv_heads = 1, m.q_lora_rank = 96, m.kv_lora_rank = 64;
+    m.qk_nope_dim = 32, m.qk_rope_dim = 32, m.head_dim = 64, m.rope_dim = 32;
+    c = cfg_of(1, 2, 1, 4096, 0, HLX_DTYPE_BF16);
+    assert_int_equal(hlx_local_predict(&hw, &m, &c, &p, err, sizeof(err)), HLX_ERR_INVALID);
+    assert_non_null(strstr(err, "MLA"));
+    c = cfg_of(2, 1, 1, 4096, 0, HLX_DTYPE_BF16);
+    assert_int_equal(hlx_local_predict(&hw, &m, &c, &p, err, sizeof(err)), HLX_OK);
+    assert_true(p.step_s > 0);
 }
 
 /* The machine as a cluster: cores as GPUs, one core's bandwidth, shm links. */

@@ -135,6 +135,11 @@ static void test_moe_mla(void **state)
     assert_rel(r.phase[HLX_PHASE_FFN].bytes, 3 * dense, 1e-12, "ffn b=1");
     assert_rel(r.phase[HLX_PHASE_MOE].bytes, 58 * 199098368.0, 1e-12, "moe b=1");
     assert_rel(r.phase[HLX_PHASE_ATTN].bytes, 61 * 576 * MIB_1M * 0.5, 1e-12, "mla kv");
+    /* one latent KV head: helix runs MLA with tpa 1, as the runtime's layout does */
+    l.tpa = 2;
+    l.tpf = 2;
+    assert_int_equal(hlx_plan_check(&fx.ctx, &l, NULL, 0), HLX_ERR_INVALID);
+    l.tpa = l.tpf = 1;
     l.batch = 2;
     hlx_plan_eval(&fx.ctx, &l, &r);
     assert_rel(r.phase[HLX_PHASE_MOE].bytes + r.phase[HLX_PHASE_FFN].bytes,

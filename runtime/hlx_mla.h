@@ -1,0 +1,72 @@
+/* DeepSeek-V3 multi-head latent attention (MLA) in the absorbed form for decode: its
+ * weights (read by checkpoint name), the query/latent phase and the latent up-projection
+ * that the engine's phases call for an MLA model (docs/mla.md). */
+#ifndef HLX_MLA_H
+#define HLX_MLA_H
+
+#include <helix/model.h>
+#include <helix/runtime.h>
+#include <helix/status.h>
+
+#include "hlx_kernels.h"
+#include "hlx_layout.h"
+
+#include <stddef.h>
+#include <stdint.h>
+
+/* One layer's MLA weights on one rank, runtime orientation [in][out], weight dtype. */
+typedef struct hlx_mla_layer {
+    void  *wqa;      /* [H][q_lora] (q_lora > 0) */
+    float *qa_norm;  /* [q_lora] */
+    void  *wqb;      /* [q_lora][Q*qk], or [H][Q*qk] when q_lora is 0 (q_proj) */
+    void  *wkva;     /* [H][kv_lora + rope] */
+    float *kva_norm; /* [kv_lora] */
+    void  *wuk;      /* [Q][nope][kv_lora]: W_UK^T per head, absorbed into the query */
+    void  *wuv;      /* [q_slice][kv_lora][v]: W_UV of the heads this rank owns */
+} hlx_mla_layer_t;
+
+typedef struct hlx_mla {
+    int   ql, r, nope, rope, qk, v; /* q_lora, kv_lora, nope, rope, nope + rope, v */
+    int   q_cols;                   /* Q * qk */
+    hlx_mla_layer_t *layers;
+    float *qa;   /* [B][q_lora] */
+    float *q;    /* [B][Q*qk]: per head [nope | rope] */
+    float *kva;  /* [B][kv_lora + rope]: kv_a_proj_with_mqa output */
+    float *kvn;  /* [B][kv_lora + rope]: the new cache row [c | k_rope] */
+    float *qabs; /* [B][Q][kv_lora + rope]: absorbed queries [W_UK q_nope | q_rope] */
+    float *ov;   /* [B][q_slice][v]: merged heads up-projected by W_UV */
+} hlx_mla_t;
+
+/* Elements per KV cache row of the keys and values, and per head of the exchanged partial
+ * outputs: GQA head_dim, v_head_dim, v_head_dim; MLA kv_lora + rope, 0 (the value is the
+ * first kv_lora elements of the key row: one cache) and kv_lora (the latent). */
+void hlx_mla_kv_dims(const hlx_model_t *m, int *kv_dk, int *kv_dv, int *xdv);
+
+/* Weight elements of one layer's MLA projections on a rank of layout L (for the memory
+ * estimate; saturates at UINT64_MAX). */
+uint64_t hlx_mla_weight_elems(const hlx_model_t *m, const hlx_layout_t *L);
+
+/* HLX_ERR_INVALID with the sizes in err when a per-request row of the MLA step (queries of
+ * all heads, absorbed queries, kv_b_proj columns) does not fit the kernels' int sizes. */
+hlx_status_t hlx_mla_check_sizes(const hlx_model_t *m, int batch, char *err, size_t errlen);
+
+/* Reads every layer's MLA weights through the engine's weight source and allocates the
+ * step buffers. eng->mla is set on success; the message goes to eng->errmsg. */
+hlx_status_t hlx_mla_create(hlx_engine_t *eng);
+void         hlx_mla_destroy(hlx_engine_t *eng);
+
+/* The attention-input phase of layer l: norm, latent row (kv_a, its norm, RoPE on the
+ * rope part), queries (q_a, norm, q_b or q_proj; RoPE), absorption of W_UK into each
+ * query head, and the staggered append of [c | k_rope]. */
+hlx_status_t hlx_mla_qkv(hlx_engine_t *eng, int l);
+
+/* Attention descriptor of request b over this rank's latent shard (len rows): every
+ * query head against the one latent "head", value = the first kv_lora elements. */
+void         hlx_mla_attn_desc(const hlx_engine_t *eng, int l, int b, size_t len,
+                               hlx_attn_desc_t *d);
+
+/* After the merge: the rank's heads from latent (kv_lora) to value space (v) with W_UV.
+ * Returns the input of W_o ([B][q_slice * v]). */
+const float *hlx_mla_up(hlx_engine_t *eng, int l, hlx_status_t *st_p);
+
+#endif

@@ -1,0 +1,300 @@
+/* MLA attention in DeepSeek-V3's absorbed decode form (hlx_mla.h): weights by checkpoint
+ * name, the latent row and absorbed queries of a step, and the W_UV up-projection. */
+#define _GNU_SOURCE
+#include "hlx_engine_int.h"
+#include "hlx_mla.h"
+
+#include "hlx_time.h"
+
+#include <math.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#define HLX_BE(_eng, _op, ...) (_eng)->be.ops->_op(&(_eng)->be, (_eng)->q, __VA_ARGS__)
+
+void hlx_mla_kv_dims(const hlx_model_t *m, int *kv_dk, int *kv_dv, int *xdv)
+{
+    if (m->attn == HLX_ATTN_MLA) {
+        *kv_dk = m->kv_lora_rank + m->qk_rope_dim;
+        *kv_dv = 0;
+        *xdv   = m->kv_lora_rank;
+    } else {
+        *kv_dk = m->head_dim;
+        *kv_dv = m->v_head_dim;
+        *xdv   = m->v_head_dim;
+    }
+}
+
+/* a * b * c + *acc, 0 on overflow */
+static int hlx_mla_mad(uint64_t *acc, uint64_t a, uint64_t b, uint64_t c)
+{
+    return !__builtin_mul_overflow(a, b, &a) && !__builtin_mul_overflow(a, c, &a) &&
+           !__builtin_add_overflow(*acc, a, acc);
+}
+
+uint64_t hlx_mla_weight_elems(const hlx_model_t *m, const hlx_layout_t *L)
+{
+    uint64_t H = (uint64_t)m->hidden, Q = (uint64_t)m->q_heads, r = (uint64_t)m->kv_lora_rank;
+    uint64_t ql = (uint64_t)m->q_lora_rank, qk = (uint64_t)(m->qk_nope_dim + m->qk_rope_dim);
+    uint64_t n = 0;
+    int ok = ql > 0 ? hlx_mla_mad(&n, H, ql, 1) && hlx_mla_mad(&n, ql, Q, qk)
+                    : hlx_mla_mad(&n, H, Q, qk);
+
+    ok = ok && hlx_mla_mad(&n, H, r + (uint64_t)m->qk_rope_dim, 1) &&
+         hlx_mla_mad(&n, Q, (uint64_t)m->qk_nope_dim, r) &&
+         hlx_mla_mad(&n, (uint64_t)L->q_slice, r, (uint64_t)m->v_head_dim);
+    return ok ? n : UINT64_MAX;
+}
+
+hlx_status_t hlx_mla_check_sizes(const hlx_model_t *m, int batch, char *err, size_t errlen)
+{
+    int64_t Q = m->q_heads, qk = (int64_t)m->qk_nope_dim + m->qk_rope_dim;
+    int64_t kd = (int64_t)m->kv_lora_rank + m->qk_rope_dim;
+    int64_t widest = Q * (kd > qk ? kd : qk);
+
+    /* kernel dimensions are ints: the query row of all heads, the latent row, the
+     * exchanged partials of all heads and the kv_b_proj row */
+    if (Q * (m->qk_nope_dim + (int64_t)m->v_head_dim) > widest)
+        widest = Q * (m->qk_nope_dim + (int64_t)m->v_head_dim);
+    if (widest > INT32_MAX || (int64_t)batch * widest > ((int64_t)1 << 40)) {
+        snprintf(err, errlen, "sizes overflow: model %s gives %lld query heads x (kv_lora %d + "
+                 "rope %d, nope %d + v %d) = %lld columns per request (batch %d), beyond "
+                 "2^31 - 1 (or 2^40 for the batch)", m->name, (long long)Q, m->kv_lora_rank,
+                 m->qk_rope_dim, m->qk_nope_dim, m->v_head_dim, (long long)widest, batch);
+        return HLX_ERR_INVALID;
+    }
+    return HLX_OK;
+}
+
+/* Rows [r0, +nr) x cols [c0, +nc) of self_attn.<what>.weight of layer l (runtime shape
+ * rows x cols) into dst as dt with leading dimension ld. */
+static hlx_status_t hlx_mla_read(hlx_engine_t *eng, int l, const char *what, int64_t rows,
+                                 int64_t cols, int64_t r0, int64_t nr, int64_t c0, int64_t nc,
+                                 void *dst, hlx_dtype_t dt, int64_t ld)
+{
+    char name[128];
+
+    snprintf(name, sizeof(name), "model.layers.%d.self_attn.%s.weight", l, what);
+    return hlx_wsrc_read(&eng->ws, name, rows, cols, r0, nr, c0, nc, dst, dt, ld, eng->errmsg,
+                         sizeof(eng->errmsg));
+}
+
+static void *hlx_mla_alloc(size_t n, size_t size)
+{
+    return calloc(n ? n : 1, size);
+}
+
+static hlx_status_t hlx_mla_layer_load(hlx_engine_t *eng, hlx_mla_t *M, int l)
+{
+    const hlx_model_t *m = &eng->m;
+    const hlx_layout_t *L = &eng->lay;
+    hlx_mla_layer_t *W = &M->layers[l];
+    int64_t H = m->hidden, Q = m->q_heads, r = M->r, ql = M->ql, kvb = (int64_t)M->nope + M->v;
+    size_t es = eng->w_esize;
+    float *tmp;
+    int64_t h, i, j;
+    hlx_status_t st;
+
+    W->qa_norm  = hlx_mla_alloc((size_t)ql, sizeof(float));
+    W->wqa      = hlx_mla_alloc((size_t)(H * ql), es);
+    W->wqb      = hlx_mla_alloc((size_t)((ql > 0 ? ql : H) * M->q_cols), es);
+    W->wkva     = hlx_mla_alloc((size_t)(H * (r + M->rope)), es);
+    W->kva_norm = hlx_mla_alloc((size_t)r, sizeof(float));
+    W->wuk      = hlx_mla_alloc((size_t)(Q * M->nope * r), es);
+    W->wuv      = hlx_mla_alloc((size_t)((int64_t)L->q_slice * r * M->v), es);
+    tmp         = hlx_mla_alloc((size_t)(r * M->nope), sizeof(float));
+    if (!W->qa_norm || !W->wqa || !W->wqb || !W->wkva || !W->kva_norm || !W->wuk || !W->wuv ||
+        !tmp) {
+        free(tmp);
+        return HLX_ERR_NOMEM;
+    }
+#define HLX_MREAD(...) \
+    do { \
+        if ((st = hlx_mla_read(eng, l, __VA_ARGS__)) != HLX_OK) \
+            goto out; \
+    } while (0)
+    if (ql > 0) {
+        HLX_MREAD("q_a_proj", H, ql, 0, H, 0, ql, W->wqa, eng->w_dtype, ql);
+        HLX_MREAD("q_a_layernorm", 1, ql, 0, 1, 0, ql, W->qa_norm, HLX_DTYPE_F32, ql);
+        HLX_MREAD("q_b_proj", ql, M->q_cols, 0, ql, 0, M->q_cols, W->wqb, eng->w_dtype,
+                  M->q_cols);
+    } else {
+        HLX_MREAD("q_proj", H, M->q_cols, 0, H, 0, M->q_cols, W->wqb, eng->w_dtype, M->q_cols);
+    }
+    HLX_MREAD("kv_a_proj_with_mqa", H, r + M->rope, 0, H, 0, r + M->rope, W->wkva,
+              eng->w_dtype, r + M->rope);
+    HLX_MREAD("kv_a_layernorm", 1, r, 0, 1, 0, r, W->kva_norm, HLX_DTYPE_F32, r);
+    /* kv_b_proj [kv_lora][Q * (nope + v)]: per head W_UK [kv_lora][nope] then W_UV
+     * [kv_lora][v]. Every rank absorbs W_UK of all heads (it computes every head's
+     * partial on its shard); W_UV only of the heads it owns after the all-to-all. */
+    for (h = 0; h < Q; h++) {
+        char *dst = (char *)W->wuk + (size_t)(h * M->nope * r) * es;
+        HLX_MREAD("kv_b_proj", r, Q * kvb, 0, r, h * kvb, M->nope, tmp, HLX_DTYPE_F32, M->nope);
+        for (i = 0; i < r; i++) /* transposed: [nope][kv_lora] */
+            for (j = 0; j < M->nope; j++)
+                hlx_dtype_store(dst, eng->w_dtype, (size_t)(j * r + i), tmp[i * M->nope + j]);
+    }
+    for (h = 0; h < L->q_slice; h++)
+        HLX_MREAD("kv_b_proj", r, Q * kvb, 0, r, (L->q_slice_first + h) * kvb + M->nope, M->v,
+                  (char *)W->wuv + (size_t)(h * r * M->v) * es, eng->w_dtype, M->v);
+#undef HLX_MREAD
+    st = HLX_OK;
+out:
+    free(tmp);
+    return st;
+}
+
+hlx_status_t hlx_mla_create(hlx_engine_t *eng)
+{
+    const hlx_model_t *m = &eng->m;
+    size_t B = (size_t)eng->cfg.batch, Q = (size_t)m->q_heads;
+    hlx_mla_t *M = calloc(1, sizeof(*M));
+    hlx_status_t st;
+    int l;
+
+    if (M == NULL)
+        return HLX_ERR_NOMEM;
+    eng->mla  = M;
+    M->ql     = m->q_lora_rank;
+    M->r      = m->kv_lora_rank;
+    M->nope   = m->qk_nope_dim;
+    M->rope   = m->qk_rope_dim;
+    M->qk     = M->nope + M->rope;
+    M->v      = m->v_head_dim;
+    M->q_cols = (int)Q * M->qk;
+    M->layers = calloc((size_t)m->layers, sizeof(*M->layers));
+    M->qa     = hlx_mla_alloc(B * (size_t)M->ql, sizeof(float));
+    M->q      = hlx_mla_alloc(B * (size_t)M->q_cols, sizeof(float));
+    M->kva    = hlx_mla_alloc(B * (size_t)(M->r + M->rope), sizeof(float));
+    M->kvn    = hlx_mla_alloc(B * (size_t)(M->r + M->rope), sizeof(float));
+    M->qabs   = hlx_mla_alloc(B * Q * (size_t)(M->r + M->rope), sizeof(float));
+    M->ov     = hlx_mla_alloc(B * (size_t)eng->lay.q_slice * (size_t)M->v, sizeof(float));
+    if (!M->layers || !M->qa || !M->q || !M->kva || !M->kvn || !M->qabs || !M->ov)
+        return HLX_ERR_NOMEM;
+    for (l = 0; l < m->layers; l++)
+        if ((st = hlx_mla_layer_load(eng, M, l)) != HLX_OK)
+            return st;
+    return HLX_OK;
+}
+
+void hlx_mla_destroy(hlx_engine_t *eng)
+{
+    hlx_mla_t *M = eng->mla;
+    int l;
+
+    if (M == NULL)
+        return;
+    for (l = 0; M->layers && l < eng->m.layers; l++) {
+        hlx_mla_layer_t *W = &M->layers[l];
+        free(W->wqa); free(W->qa_norm); free(W->wqb); free(W->wkva); free(W->kva_norm);
+        free(W->wuk); free(W->wuv);
+    }
+    free(M->layers);
+    free(M->qa); free(M->q); free(M->kva); free(M->kvn); free(M->qabs); free(M->ov);
+    free(M);
+    eng->mla = NULL;
+}
+
+hlx_status_t hlx_mla_qkv(hlx_engine_t *eng, int l)
+{
+    const hlx_model_t *m = &eng->m;
+    const hlx_layout_t *L = &eng->lay;
+    hlx_mla_t *M = eng->mla;
+    hlx_mla_layer_t *W = &M->layers[l];
+    hlx_layer_w_t *E = &eng->layers[l];
+    int B = eng->cfg.batch, H = m->hidden, Q = m->q_heads, kd = M->r + M->rope, b, h;
+    int own = hlx_layout_kv_owner(L, eng->pos) == L->kvp_rank;
+    float eps = (float)m->norm_eps, theta = (float)m->rope_theta;
+    hlx_status_t st;
+
+    st = HLX_BE(eng, rmsnorm, eng->hn, eng->x, E->attn_norm, B, H, eps);
+    /* The latent row: c = norm(kv_a x)[:kv_lora], k_rope = RoPE(kv_a x [kv_lora:]). */
+    if (st == HLX_OK)
+        st = HLX_BE(eng, gemm, B, kd, H, eng->hn, W->wkva, eng->w_dtype, M->kva, 0);
+    for (b = 0; b < B && st == HLX_OK; b++) {
+        st = HLX_BE(eng, rmsnorm, M->kvn + (size_t)b * kd, M->kva + (size_t)b * kd, W->kva_norm,
+                    1, M->r, eps);
+        memcpy(M->kvn + (size_t)b * kd + M->r, M->kva + (size_t)b * kd + M->r,
+               sizeof(float) * (size_t)M->rope);
+    }
+    if (st == HLX_OK)
+        st = HLX_BE(eng, rope, M->kvn + M->r, B, (size_t)kd, 1, M->rope, M->rope, eng->pos,
+                    theta);
+    /* Queries per head [nope | rope]: q_b(norm(q_a x)), or q_proj x. */
+    if (st == HLX_OK && M->ql > 0) {
+        st = HLX_BE(eng, gemm, B, M->ql, H, eng->hn, W->wqa, eng->w_dtype, M->qa, 0);
+        if (st == HLX_OK)
+            st = HLX_BE(eng, rmsnorm, M->qa, M->qa, W->qa_norm, B, M->ql, eps);
+        if (st == HLX_OK)
+            st = HLX_BE(eng, gemm, B, M->q_cols, M->ql, M->qa, W->wqb, eng->w_dtype, M->q, 0);
+    } else if (st == HLX_OK) {
+        st = HLX_BE(eng, gemm, B, M->q_cols, H, eng->hn, W->wqb, eng->w_dtype, M->q, 0);
+    }
+    if (st == HLX_OK)
+        st = HLX_BE(eng, rope, M->q + M->nope, B, (size_t)M->q_cols, Q, M->qk, M->rope,
+                    eng->pos, theta);
+    /* Absorbed query of head h: [W_UK[h] q_nope[h] | q_rope[h]] (kv_lora + rope). */
+    for (b = 0; b < B && st == HLX_OK; b++)
+        for (h = 0; h < Q && st == HLX_OK; h++) {
+            const float *qh = M->q + (size_t)b * M->q_cols + (size_t)h * M->qk;
+            float *dst = M->qabs + ((size_t)b * Q + h) * kd;
+            st = HLX_BE(eng, gemm, 1, M->r, M->nope, qh,
+                        (const char *)W->wuk + (size_t)h * M->nope * M->r * eng->w_esize,
+                        eng->w_dtype, dst, 0);
+            memcpy(dst + M->r, qh + M->nope, sizeof(float) * (size_t)M->rope);
+        }
+    /* Staggered append of [c | k_rope]: one row, no separate value cache. */
+    if (own && !(eng->fault_now & HLX_FAULT_SKIP_APPEND))
+        for (b = 0; b < B && st == HLX_OK; b++) {
+            hlx_kv_append_desc_t d = {
+                .kc = E->kc, .vc = NULL, .kv_dtype = eng->kv_dtype,
+                .layout = eng->be.k.kv_layout, .dk = kd, .dv = 0,
+                .cap = (size_t)eng->cap, .shard0 = (size_t)b, .t = (size_t)eng->kv_len,
+                .nheads = 1, .k_new = M->kvn + (size_t)b * kd, .v_new = NULL,
+            };
+            st = HLX_BE(eng, kv_append, &d);
+        }
+    return st;
+}
+
+void hlx_mla_attn_desc(const hlx_engine_t *eng, int l, int b, size_t len, hlx_attn_desc_t *d)
+{
+    const hlx_mla_t *M = eng->mla;
+    const int Q = eng->m.q_heads, kd = M->r + M->rope;
+    const void *k = (const char *)eng->layers[l].kc +
+                    hlx_kv_shard_index(eng, 1, (size_t)b, 0, 0) * eng->kv_esize;
+
+    memset(d, 0, sizeof(*d));
+    d->group    = Q;
+    d->dk       = kd;
+    d->dv       = M->r;
+    d->len      = len;
+    d->kv_dtype = eng->kv_dtype;
+    d->q        = M->qabs + (size_t)b * Q * kd;
+    d->k        = k;
+    d->v        = k; /* the value is the latent: the head of the key row */
+    d->k_stride = (size_t)kd;
+    d->v_stride = (size_t)kd;
+    /* DeepSeek's softmax scale over the full query-key width (nope + rope); yarn's mscale
+     * is not applied (plain RoPE). */
+    d->scale    = (float)(1.0 / sqrt((double)M->qk));
+    d->o        = eng->opart + (size_t)b * Q * M->r;
+    d->lse      = eng->lsepart + (size_t)b * Q;
+}
+
+const float *hlx_mla_up(hlx_engine_t *eng, int l, hlx_status_t *st_p)
+{
+    const hlx_mla_t *M = eng->mla;
+    const hlx_mla_layer_t *W = &M->layers[l];
+    int B = eng->cfg.batch, n = eng->lay.q_slice, b, h;
+    hlx_status_t st = HLX_OK;
+
+    for (b = 0; b < B && st == HLX_OK; b++)
+        for (h = 0; h < n && st == HLX_OK; h++)
+            st = HLX_BE(eng, gemm, 1, M->v, M->r, eng->omerged + ((size_t)b * n + h) * M->r,
+                        (const char *)W->wuv + (size_t)h * M->r * M->v * eng->w_esize,
+                        eng->w_dtype, M->ov + ((size_t)b * n + h) * M->v, 0);
+    *st_p = st;
+    return M->ov;
+}
