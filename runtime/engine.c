@@ -667,6 +667,18 @@ static hlx_status_t hlx_engine_backend(hlx_engine_t *eng, char *err, size_t errl
     } else if (strcmp(dev, "cpu"))
         return hlx_engine_fail(err, errlen, HLX_ERR_INVALID, "%s%s: expected cpu, cuda or "
                                "auto", src, dev);
+    /* MLA and MoE keep host-side steps (rope parts, routing, expert slices in host memory)
+     * that the CUDA backend does not run yet */
+    if (name != NULL && (eng->m.attn == HLX_ATTN_MLA || eng->m.experts > 0)) {
+        const char *what = eng->m.attn == HLX_ATTN_MLA ? "MLA attention" : "MoE layers";
+        if (!strcmp(dev, "cuda"))
+            return hlx_engine_fail(err, errlen, HLX_ERR_INVALID, "%scuda: model %s: %s run on "
+                                   "the cpu backend only; use --device cpu", src, eng->m.name,
+                                   what);
+        snprintf(eng->device_note, sizeof(eng->device_note), "auto chose cpu: %s run on the "
+                 "cpu backend only", what);
+        name = NULL;
+    }
     st = hlx_backend_init(name, kern, eng->kv_dtype, &eng->be);
     if (st != HLX_OK && name != NULL && hlx_kernels_init_kv(kern, eng->kv_dtype, &eng->be.k) == HLX_OK)
         return hlx_engine_fail(err, errlen, HLX_ERR_INVALID, "%s%s: the CUDA backend "
