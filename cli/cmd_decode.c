@@ -50,6 +50,27 @@ static json_t *hlx_json_real(double v)
     return isfinite(v) ? json_real(v) : json_null();
 }
 
+/* What the checkpoint and the prompt add to the report: bytes read per rank, the prefill
+ * time and the tokens chosen after each prompt. */
+static void hlx_decode_json_load(json_t *o, const hlx_run_config_t *cfg,
+                                 const hlx_run_report_t *rep)
+{
+    json_t *pt = json_array();
+    int b;
+
+    json_object_set_new(o, "checkpoint", cfg->ckpt[0] ? json_string(cfg->ckpt) : json_null());
+    json_object_set_new(o, "seed", json_integer((json_int_t)cfg->seed));
+    json_object_set_new(o, "ckpt_bytes_rank0", json_integer((json_int_t)rep->ckpt_bytes_rank));
+    json_object_set_new(o, "ckpt_bytes_per_rank_max", json_integer((json_int_t)rep->ckpt_bytes_max));
+    json_object_set_new(o, "ckpt_bytes_per_rank_min", json_integer((json_int_t)rep->ckpt_bytes_min));
+    json_object_set_new(o, "ckpt_bytes_total", json_integer((json_int_t)rep->ckpt_bytes_total));
+    json_object_set_new(o, "prompt_len", json_integer(cfg->prompt_len));
+    json_object_set_new(o, "prefill_ms", json_real(rep->prefill_ms));
+    for (b = 0; rep->prefill_tokens != NULL && b < cfg->batch; b++)
+        json_array_append_new(pt, json_integer(rep->prefill_tokens[b]));
+    json_object_set_new(o, "prefill_tokens", pt);
+}
+
 /* The report as one JSON object (jansson escapes names taken from user files). */
 static void hlx_decode_print_json(const hlx_run_config_t *cfg, const hlx_model_t *m,
                                   const hlx_run_report_t *rep)
@@ -99,6 +120,7 @@ static void hlx_decode_print_json(const hlx_run_config_t *cfg, const hlx_model_t
         json_array_append_new(toks, t);
     }
     json_object_set_new(o, "tokens", toks);
+    hlx_decode_json_load(o, cfg, rep);
     json_object_set_new(o, "checked", json_boolean(rep->checked));
     json_object_set_new(o, "max_abs_err", rep->checked ? hlx_json_real(rep->max_abs_err) : json_null());
     json_object_set_new(o, "max_rel_err", rep->checked ? hlx_json_real(rep->max_rel_err) : json_null());
@@ -173,26 +195,24 @@ int hlx_cmd_decode(int argc, char **argv)
     hlx_decode_opts_t o;
     hlx_model_t model;
     hlx_engine_t *eng = NULL;
-    const char *model_name;
     char err[1024] = "";
-    int json, rc;
+    int json, rc, *ids = NULL;
     hlx_status_t st;
 
     /* Every flag in one table (cli/decode_flags.c), parsed by the one number parser. */
     rc = hlx_decode_parse(argc, argv, &cfg, &o);
     if (rc >= 0)
         return rc;
-    model_name = o.model;
     json       = o.json;
-    /* Only what the runtime runs: MoE and MLA fields are refused, naming the field. */
-    st = hlx_model_load_runnable(model_name, &model, err, sizeof(err));
-    if (st != HLX_OK) {
-        fprintf(stderr, "helix decode: %s\n", err);
-        return 2;
-    }
+    /* A file, a preset or a checkpoint directory (cli/cmd_generate.c); then the prompt. */
+    if ((rc = hlx_run_load_model("decode", &o, &cfg, &model)) >= 0)
+        return rc;
+    if ((rc = hlx_run_load_prompt("decode", &o, &model, &cfg, &ids)) >= 0)
+        return rc;
     st = hlx_engine_create(&cfg, &model, &eng, err, sizeof(err));
     if (st != HLX_OK) {
         hlx_error("helix decode: %s", err);
+        free(ids);
         return hlx_status_exit_code(st);
     }
     hlx_install_sigterm(hlx_engine_rank(eng));
@@ -212,5 +232,6 @@ int hlx_cmd_decode(int argc, char **argv)
     if (st != HLX_OK && st != HLX_ERR_CHECK)
         hlx_engine_abort(eng, rc, err);
     hlx_engine_destroy(eng);
+    free(ids);
     return rc;
 }

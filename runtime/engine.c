@@ -6,6 +6,7 @@
 
 #include "hlx_reference.h"
 #include "hlx_log.h"
+#include "hlx_prefill.h"
 #include "hlx_synth.h"
 #include "hlx_time.h"
 
@@ -116,7 +117,9 @@ static hlx_status_t hlx_engine_build(hlx_engine_t *eng)
         if ((st = hlx_engine_wread(eng, _w, 0, __VA_ARGS__)) != HLX_OK) \
             return st; \
     } while (0)
-    if ((st = hlx_wsrc_synth(&eng->ws, m, eng->cfg.seed, eng->errmsg, sizeof(eng->errmsg))) !=
+    /* A checkpoint was opened and checked before the bootstrap (hlx_engine_validate). */
+    if (eng->ws.ck == NULL &&
+        (st = hlx_wsrc_synth(&eng->ws, m, eng->cfg.seed, eng->errmsg, sizeof(eng->errmsg))) !=
         HLX_OK)
         return st;
     eng->layers = calloc((size_t)m->layers, sizeof(*eng->layers));
@@ -241,6 +244,9 @@ static hlx_status_t hlx_engine_buffers(hlx_engine_t *eng)
     HLX_ALLOC(eng->reqs, B);
     HLX_ALLOC(eng->tokens, B);
     HLX_ALLOC(eng->all_tokens, B * (size_t)(eng->cfg.steps > 0 ? eng->cfg.steps : 1));
+    HLX_ALLOC(eng->prefill_tokens, B);
+    if (eng->cfg.temperature > 0)
+        HLX_ALLOC(eng->sample_buf, (size_t)eng->m.vocab);
     if (eng->cfg.timeline[0]) {
         eng->tl_cap = eng->m.layers * 2 * (int)B;
         HLX_ALLOC(eng->tl, (size_t)eng->tl_cap);
@@ -469,13 +475,15 @@ static hlx_status_t hlx_engine_bytes(hlx_engine_t *eng, uint64_t *need_p, char *
                                (unsigned long long)kv, (unsigned long long)w);
     if (eng->cfg.check) {
         /* every rank: the appended KV rows of all ranks, gathered once at the end */
-        uint64_t g = (uint64_t)m->layers, r = 0, steps = (uint64_t)eng->cfg.steps;
+        uint64_t g = (uint64_t)m->layers, r = 0,
+                 steps = (uint64_t)eng->cfg.steps + (uint64_t)eng->cfg.prompt_len;
         ok = hlx_mul(&g, B) && hlx_mul(&g, (uint64_t)L->kv_local_max) && hlx_mul(&g, steps) &&
              hlx_mul(&g, (uint64_t)(m->head_dim + m->v_head_dim)) &&
              hlx_mul(&g, 4 * (uint64_t)(L->n + 1)) && hlx_add(&need, g);
         if (ok && eng->info.rank == 0) {
             /* rank 0: the reference, and its hidden states and logits of every step */
-            r = hlx_ref_bytes(m, eng->cfg.batch, eng->cfg.context, eng->cfg.steps);
+            r = hlx_ref_bytes(m, eng->cfg.batch, eng->cfg.context,
+                              eng->cfg.steps + eng->cfg.prompt_len);
             t = steps;
             ok = r != UINT64_MAX && hlx_add(&need, r) && hlx_mul(&t, B) &&
                  hlx_mul(&t, (H + (uint64_t)m->vocab) * 8 + 4) && hlx_add(&need, t);
@@ -493,6 +501,38 @@ static hlx_status_t hlx_engine_bytes(hlx_engine_t *eng, uint64_t *need_p, char *
 }
 
 /* ---- creation, as a list of steps */
+
+/* The prompt, the sampling and the checkpoint: all ranks read the same files, so every
+ * refusal comes before the bootstrap, the same on each rank. */
+static hlx_status_t hlx_engine_validate_load(hlx_engine_t *eng, char *err, size_t errlen)
+{
+    const hlx_run_config_t *cfg = &eng->cfg;
+    hlx_status_t st;
+
+    if (cfg->prompt_len < 0 || (cfg->prompt_len > 0 && cfg->prompt == NULL) ||
+        cfg->prefill_chunk < 0)
+        return hlx_engine_fail(err, errlen, HLX_ERR_INVALID, "a prompt of %d tokens without "
+                               "its ids, or --prefill-chunk %d", cfg->prompt_len,
+                               cfg->prefill_chunk);
+    if ((int64_t)cfg->prompt_len + cfg->steps > INT32_MAX)
+        return hlx_engine_fail(err, errlen, HLX_ERR_INVALID, "%d prompt tokens + %d steps "
+                               "exceed 2^31 - 1", cfg->prompt_len, cfg->steps);
+    if (cfg->temperature < 0 || !(cfg->temperature <= 1e6) ||
+        (cfg->temperature > 0 && !(cfg->top_p > 0 && cfg->top_p <= 1)))
+        return hlx_engine_fail(err, errlen, HLX_ERR_INVALID, "--temperature %g (0 .. 1e6) or "
+                               "--top-p %g (0 < P <= 1)", cfg->temperature, cfg->top_p);
+    if (!cfg->ckpt[0])
+        return HLX_OK;
+    st = hlx_wsrc_ckpt(&eng->ws, cfg->ckpt, eng->errmsg, sizeof(eng->errmsg));
+    if (st != HLX_OK)
+        return hlx_engine_fail(err, errlen, st, "%s", eng->errmsg);
+    eng->errmsg[0] = 0;
+    if (hlx_model_hash(&eng->ws.cfg.m) != hlx_model_hash(&eng->m))
+        return hlx_engine_fail(err, errlen, HLX_ERR_MISMATCH, "%s/config.json describes "
+                               "another model than the one given to the engine (%s)",
+                               cfg->ckpt, eng->m.name);
+    return HLX_OK;
+}
 
 static hlx_status_t hlx_engine_validate(hlx_engine_t *eng, char *err, size_t errlen)
 {
@@ -529,6 +569,9 @@ static hlx_status_t hlx_engine_validate(hlx_engine_t *eng, char *err, size_t err
         return hlx_engine_fail(err, errlen, HLX_ERR_INVALID, "--threads %d: expected 1 .. %d",
                                cfg->threads, HLX_POOL_MAX);
     st = hlx_fault_create(eng->set.fault, &eng->fault, err, errlen);
+    if (st != HLX_OK)
+        return st;
+    st = hlx_engine_validate_load(eng, err, errlen);
     if (st != HLX_OK)
         return st;
     /* Layout errors do not depend on the rank: report them before bootstrapping. */
@@ -603,7 +646,8 @@ static hlx_status_t hlx_engine_bootstrap(hlx_engine_t *eng, hlx_comm_params_t *c
                                    eng->m.head_dim, eng->m.v_head_dim);
         eng->qkv_cols = (int)qkv;
     }
-    eng->cap = hlx_layout_kv_count(&eng->lay, eng->lay.kvp_rank, cfg->context + cfg->steps);
+    eng->cap = hlx_layout_kv_count(&eng->lay, eng->lay.kvp_rank,
+                                   cfg->context + cfg->prompt_len + cfg->steps);
     if (eng->cap < 1)
         eng->cap = 1;
     return HLX_OK;
@@ -740,7 +784,7 @@ void hlx_engine_destroy(hlx_engine_t *eng)
     free(eng->xh_first); free(eng->xh_count); free(eng->xs_displ); free(eng->xr_displ);
     free(eng->a2a_sc); free(eng->a2a_sd); free(eng->a2a_rc); free(eng->a2a_rd);
     free(eng->reqs); free(eng->tl);
-    free(eng->tokens); free(eng->all_tokens);
+    free(eng->tokens); free(eng->all_tokens); free(eng->prefill_tokens); free(eng->sample_buf);
     if (eng->kvp_comm)
         hlx_comm_destroy(eng->kvp_comm);
     if (eng->world)

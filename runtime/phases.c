@@ -4,6 +4,7 @@
  * A schedule (schedule.c) composes them. */
 #define _GNU_SOURCE
 #include "hlx_engine_int.h"
+#include "hlx_prefill.h"
 
 #include "hlx_time.h"
 
@@ -280,6 +281,8 @@ hlx_status_t hlx_phase_head(hlx_engine_t *eng)
         if (st == HLX_OK)
             st = HLX_BE(eng, argmax, eng->logits_all, L->n, B, m->vocab, L->vocab_pad,
                         eng->tokens);
+        if (st == HLX_OK && eng->cfg.temperature > 0)
+            st = hlx_engine_sample(eng);
     });
     return st;
 }

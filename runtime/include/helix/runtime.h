@@ -40,7 +40,17 @@ typedef struct hlx_run_config {
     int         micro_batch;  /* requests per micro-batch; 0 = chosen from the first step */
     char        timeline[256]; /* write the last step's timeline here ("" = none) */
     int         threads;      /* cores per rank; 0 = HELIX_THREADS (default 1) */
+    char        ckpt[512];    /* Hugging Face checkpoint directory ("" = synthetic weights) */
+    const int  *prompt;       /* [batch][prompt_len] token ids prefilled after the context
+                                 (caller-owned; NULL = none) */
+    int         prompt_len;   /* prompt tokens per request */
+    int         prefill_chunk; /* prompt tokens per prefill pass (0 = HLX_PREFILL_CHUNK) */
+    double      temperature;  /* 0: greedy; > 0: seeded top-p sampling (hlx_sample.h) */
+    double      top_p;        /* nucleus of the sampling (0 < top_p <= 1) */
 } hlx_run_config_t;
+
+/* Prompt tokens per prefill pass when hlx_run_config_t.prefill_chunk is 0. */
+#define HLX_PREFILL_CHUNK 32
 
 /* Per-phase time accounting: the phases and their names are in helix/phase.h. */
 
@@ -73,6 +83,13 @@ typedef struct hlx_run_report {
     double   hopb_m_ms;                /* exchange of one micro-batch (first step) */
     double   hopb_predicted_ms;        /* pipeline model per layer, chosen size */
     uint64_t hidden_hash;              /* hash of the final hidden state (bitwise) */
+    uint64_t ckpt_bytes_rank;          /* checkpoint bytes this rank read (0: synthetic) */
+    uint64_t ckpt_bytes_min, ckpt_bytes_max; /* ... over ranks */
+    uint64_t ckpt_bytes_total;         /* tensor data bytes of the whole checkpoint */
+    int      prompt_len;               /* prompt tokens prefilled per request */
+    double   prefill_ms;               /* the whole prefill (every chunk), rank 0 */
+    int     *prefill_tokens;           /* [batch] tokens chosen after the prompt (engine-owned;
+                                          NULL without a prompt) */
 } hlx_run_report_t;
 
 /* helix bench hopb: attention + exchange of one layer, lockstep against HOP-B. Times are
