@@ -172,6 +172,16 @@ static void hlx_decode_print_text(const hlx_run_config_t *cfg, const hlx_model_t
     for (p = 0; p < HLX_PHASE_PP; p++) /* pipeline hand-offs: the planner's only */
         printf("%s %.3f%s", hlx_phase_name((hlx_phase_id_t)p), rep->phase_ms[p],
                p + 1 < HLX_PHASE_PP ? ", " : " ms (median per step, rank 0)\n");
+    if (cfg->ckpt[0])
+        printf("weights: checkpoint %s: %.2f MiB read per rank (min %.2f, max %.2f) of %.2f "
+               "MiB\n", cfg->ckpt, rep->ckpt_bytes_rank / 1048576.0,
+               rep->ckpt_bytes_min / 1048576.0, rep->ckpt_bytes_max / 1048576.0,
+               rep->ckpt_bytes_total / 1048576.0);
+    if (cfg->prompt_len > 0 && rep->prefill_tokens != NULL)
+        printf("prefill: %d prompt tokens x batch %d in %.3f ms (%.1f tokens/s), next "
+               "token[0] %d\n", cfg->prompt_len, cfg->batch, rep->prefill_ms,
+               rep->prefill_ms > 0 ? cfg->batch * cfg->prompt_len * 1000.0 / rep->prefill_ms : 0,
+               rep->prefill_tokens[0]);
     for (b = 0; b < cfg->batch && b < 4; b++) {
         printf("tokens[%d]:", b);
         for (s = 0; s < rep->steps && s < 16; s++)

@@ -159,7 +159,8 @@ hlx_status_t hlx_check_prepare(hlx_engine_t *eng, hlx_check_t **chk_p, char *err
         chk->ref_hid = malloc(sizeof(double) * (S ? S : 1) * B * (size_t)m->hidden);
         chk->ref_lg  = malloc(sizeof(double) * (S ? S : 1) * B * (size_t)m->vocab);
         chk->ref_tok = malloc(sizeof(int) * (S ? S : 1) * B);
-        in = malloc(sizeof(int) * B + sizeof(float) * (size_t)m->vocab);
+        in = malloc(sizeof(int) * B + sizeof(float) * (size_t)m->vocab +
+                    hlx_sample_work_bytes(m->vocab));
         if (st == HLX_OK && (!chk->ref_hid || !chk->ref_lg || !chk->ref_tok || !in))
             st = HLX_ERR_NOMEM;
         for (p = 0; p + 1 < P && st == HLX_OK; p++) {
@@ -185,7 +186,7 @@ hlx_status_t hlx_check_prepare(hlx_engine_t *eng, hlx_check_t **chk_p, char *err
                         lf[v] = (float)chk->ref_lg[(s * B + b) * (size_t)m->vocab + v];
                     chk->ref_tok[s * B + b] = hlx_sample_token(lf, m->vocab, cfg->temperature,
                                                                cfg->top_p, cfg->seed, (int)b,
-                                                               (int64_t)s);
+                                                               (int64_t)s, lf + m->vocab);
                 }
                 hlx_ref_set_tokens(chk->ref, chk->ref_tok + s * B);
             }

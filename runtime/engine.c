@@ -7,6 +7,7 @@
 #include "hlx_reference.h"
 #include "hlx_log.h"
 #include "hlx_prefill.h"
+#include "hlx_sample.h"
 #include "hlx_synth.h"
 #include "hlx_time.h"
 
@@ -246,7 +247,8 @@ static hlx_status_t hlx_engine_buffers(hlx_engine_t *eng)
     HLX_ALLOC(eng->all_tokens, B * (size_t)(eng->cfg.steps > 0 ? eng->cfg.steps : 1));
     HLX_ALLOC(eng->prefill_tokens, B);
     if (eng->cfg.temperature > 0)
-        HLX_ALLOC(eng->sample_buf, (size_t)eng->m.vocab);
+        HLX_ALLOC(eng->sample_buf, (size_t)eng->m.vocab +
+                                   hlx_sample_work_bytes(eng->m.vocab) / sizeof(float) + 1);
     if (eng->cfg.timeline[0]) {
         eng->tl_cap = eng->m.layers * 2 * (int)B;
         HLX_ALLOC(eng->tl, (size_t)eng->tl_cap);
@@ -463,6 +465,15 @@ static hlx_status_t hlx_engine_bytes(hlx_engine_t *eng, uint64_t *need_p, char *
         (uint64_t)L->vocab_pad * (uint64_t)(L->n + 1) +
         4 * (uint64_t)L->q_local * (dv + 1) * (uint64_t)L->kvp;
     ok = ok && hlx_mul(&t, B * 4) && hlx_add(&w, t);
+    if (eng->cfg.prompt_len > 0) {
+        /* prefill buffers (prefill.c): the same per-row floats for B x chunk rows */
+        uint64_t c = (uint64_t)(eng->cfg.prefill_chunk > 0 ? eng->cfg.prefill_chunk
+                                                           : HLX_PREFILL_CHUNK);
+        c = c < (uint64_t)eng->cfg.prompt_len ? c : (uint64_t)eng->cfg.prompt_len;
+        t = (uint64_t)eng->qkv_cols + 3 * (uint64_t)L->ffn_count + 6 * H +
+            4 * (uint64_t)L->q_local * (dv + 1) * (uint64_t)L->kvp;
+        ok = ok && hlx_mul(&t, B * 4) && hlx_mul(&t, c) && hlx_add(&w, t);
+    }
     if (!ok)
         return hlx_engine_fail(err, errlen, HLX_ERR_INVALID,
                                "sizes overflow: the weights of model %s (hidden %d, %d layers, "

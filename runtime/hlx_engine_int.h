@@ -92,7 +92,7 @@ struct hlx_engine {
     hlx_fault_t *fault;      /* NULL without HELIX_FAULT */
     unsigned     fault_now;  /* fault bits active in this step on this rank */
     int          prefilling;     /* the head runs on the prompt's last token (prefill.c) */
-    float       *sample_buf;     /* [vocab]: one request's logits for sampling */
+    float       *sample_buf;     /* [vocab] logits of one request, then the sampler's work */
     int         *prefill_tokens; /* [batch]: the tokens chosen after the prompt */
 };
 

@@ -307,7 +307,7 @@ hlx_status_t hlx_engine_sample(hlx_engine_t *eng)
                    sizeof(float) * (size_t)(v1 - v0));
         }
         eng->tokens[b] = hlx_sample_token(row, V, cfg->temperature, cfg->top_p, cfg->seed, b,
-                                          step);
+                                          step, row + V);
     }
     return HLX_OK;
 }

@@ -5,6 +5,7 @@
 #include "hlx_synth.h"
 
 #include <math.h>
+#include <stdint.h>
 #include <stdlib.h>
 
 typedef struct {
@@ -41,10 +42,15 @@ static int hlx_argmax(const float *logits, int vocab)
     return best;
 }
 
-int hlx_sample_token(const float *logits, int vocab, double temperature, double top_p,
-                     uint64_t seed, int request, int64_t step)
+size_t hlx_sample_work_bytes(int vocab)
 {
-    hlx_cand_t stack[HLX_SAMPLE_STACK], *c = stack;
+    return sizeof(hlx_cand_t) * (size_t)(vocab > 0 ? vocab : 1) + 16; /* + alignment */
+}
+
+int hlx_sample_token(const float *logits, int vocab, double temperature, double top_p,
+                     uint64_t seed, int request, int64_t step, void *work)
+{
+    hlx_cand_t *c = (hlx_cand_t *)(((uintptr_t)work + 15) & ~(uintptr_t)15);
     double mx, total = 0.0, want, acc, u;
     int v, n, best;
 
@@ -52,8 +58,6 @@ int hlx_sample_token(const float *logits, int vocab, double temperature, double 
         return 0;
     best = hlx_argmax(logits, vocab);
     if (!(temperature > 0) || !isfinite(logits[best]))
-        return best;
-    if (vocab > HLX_SAMPLE_STACK && (c = malloc(sizeof(*c) * (size_t)vocab)) == NULL)
         return best;
     mx = logits[best];
     for (v = 0; v < vocab; v++) {
@@ -72,8 +76,5 @@ int hlx_sample_token(const float *logits, int vocab, double temperature, double 
         if (u < total)
             break;
     }
-    best = c[v].id;
-    if (c != stack)
-        free(c);
-    return best;
+    return c[v].id;
 }

@@ -6,6 +6,9 @@
 #                                                  --check (with a prompt) over that layout;
 #                                                  with N > 1 each rank reads less than the
 #                                                  whole checkpoint
+#        ckpt_decode.sh moe HELIX DATA           a moe-mla checkpoint gets past the checkpoint
+#                                                  checks: it decodes, or is refused only by
+#                                                  the runnable check (what the runtime runs)
 #        ckpt_decode.sh refuse HELIX DATA HELIXRUN truncated, corrupt and mismatched
 #                                                  checkpoints: exit 2 naming file and tensor,
 #                                                  at most one line per rank
@@ -57,6 +60,16 @@ check)
     json_field "$dir/out" "'passed', d['passed'], 'max_rel_err', d['max_rel_err'], 'kv rows', d['kv_rows_checked'], 'bytes per rank', d['ckpt_bytes_per_rank_min'], '..', d['ckpt_bytes_per_rank_max'], 'of', d['ckpt_bytes_total']"
     ok=$(json_field "$dir/out" "d['passed'] and d['tokens_match'] and d['kv_rows_checked'] > 0 and 0 < d['ckpt_bytes_per_rank_min'] and (d['ckpt_bytes_per_rank_max'] < d['ckpt_bytes_total'] if d['ranks'] > 1 else d['ckpt_bytes_per_rank_max'] == d['ckpt_bytes_total'])")
     [ "$ok" = True ] || { echo "FAIL"; fail=1; }
+    ;;
+moe)
+    "$helix" model synth --family moe-mla --seed 3 --out "$dir/moe" >/dev/null || exit 1
+    "$helix" decode --model "$dir/moe" --context 20 --steps 2 --check >"$dir/out" 2>"$dir/err"
+    rc=$?
+    echo "exit $rc: $(cat "$dir/err")"
+    if [ $rc -ne 0 ] && ! { [ $rc -eq 2 ] && grep -q "config.json: model synth-moe-mla: .*\`helix plan\` models it" "$dir/err"; }; then
+        echo "FAIL: the moe-mla checkpoint was refused before the runnable check"
+        fail=1
+    fi
     ;;
 refuse)
     helixrun=$1

@@ -8,7 +8,15 @@
 #            different with another, and --check exact with sampling over 2 ranks
 #        prefill.sh inputs HELIX DATA
 #            bad prompt files: exit 2 naming file:line:column
+#        prefill.sh rankprompt HELIX DATA   (one rank of a 2-rank job)
+#            rank 1 reads another prompt of the same length: the ranks must refuse
 set -u
+if [ "$1" = rankprompt ]; then
+    rank=${PMIX_RANK:-${OMPI_COMM_WORLD_RANK:-0}}
+    p=$3/prompt3.txt
+    [ "$rank" = 1 ] && p=$3/prompt3_other.txt # the same lines in another order
+    exec "$2" decode --kvp 2 --steps 2 --context 10 --prompt-ids "$p" --timeout 20
+fi
 mode=$1 helix=$2 data=$3
 shift 3
 dir=$(mktemp -d)
