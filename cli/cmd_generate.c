@@ -114,7 +114,7 @@ fail:
 int hlx_run_load_prompt(const char *cmd, const hlx_decode_opts_t *o, const hlx_model_t *m,
                         hlx_run_config_t *cfg, int **ids_p)
 {
-    char err[1024], *text, *s;
+    char err[1024], *text, *s, *bol;
     int *ids = NULL, line = 1, lines = 0, len = 0, first_len = -1, first_line = 0, b;
     size_t n = 0, cap = 0;
 
@@ -125,9 +125,8 @@ int hlx_run_load_prompt(const char *cmd, const hlx_decode_opts_t *o, const hlx_m
         fprintf(stderr, "helix %s: --prompt-ids %s\n", cmd, err);
         return 2;
     }
-    for (s = text;; s++) {
+    for (s = bol = text;; s++) {
         const char *col0 = s;
-        /* the column of s on this line */
         if (*s == '\n' || *s == 0) {
             if (len > 0) {
                 if (first_len >= 0 && len != first_len) {
@@ -146,17 +145,14 @@ int hlx_run_load_prompt(const char *cmd, const hlx_decode_opts_t *o, const hlx_m
             if (*s == 0)
                 break;
             line++;
+            bol = s + 1; /* columns count from here */
             continue;
         }
         if (isspace((unsigned char)*s))
             continue;
         {
-            const char *bol = s;
             long long v = 0;
-            int col;
-            while (bol > text && bol[-1] != '\n')
-                bol--;
-            col = (int)(col0 - bol) + 1;
+            int col = (int)(col0 - bol) + 1;
             if (!isdigit((unsigned char)*s)) {
                 fprintf(stderr, "helix %s: %s:%d:%d: '%.20s' is not a token id (expected a "
                         "non-negative integer)\n", cmd, o->prompt_ids, line, col,

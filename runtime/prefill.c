@@ -4,7 +4,10 @@
  * each position, attention partials, the all-to-all and exact merge, W_o, the all-reduces
  * and the FFN. Only attention differs: each row attends to its own prefix (causal), which
  * on KVP rank j is the first kv_count(j, pos + 1) slots of its shard, since a shard holds
- * its positions in order. */
+ * its positions in order. The slots before the chunk (rounded down to the KV layout's
+ * block) are shared by all C rows of a request: one attention call reads them once for
+ * the C x group queries; each row then attends to the rest of its own prefix (at most C
+ * + block slots) and the two partials are merged exactly (log-sum-exp). */
 #define _GNU_SOURCE
 #include "hlx_engine_int.h"
 #include "hlx_prefill.h"
@@ -22,6 +25,7 @@ typedef struct hlx_prefill {
     int     C, R;    /* tokens per chunk, rows per chunk */
     float  *x, *hn, *qkv, *opart, *lsepart, *sendbuf, *recvbuf, *oparts, *lseparts;
     float  *omerged, *lsem, *y, *gu, *act;
+    float  *aq, *ao, *alse, *am, *amlse; /* shared-prefix attention of one (request, head) */
     size_t *xs_displ, *xr_displ, *sc, *sd, *rc, *rd;
 } hlx_prefill_t;
 
@@ -30,6 +34,7 @@ static void hlx_prefill_free(hlx_prefill_t *p)
     free(p->x); free(p->hn); free(p->qkv); free(p->opart); free(p->lsepart);
     free(p->sendbuf); free(p->recvbuf); free(p->oparts); free(p->lseparts);
     free(p->omerged); free(p->lsem); free(p->y); free(p->gu); free(p->act);
+    free(p->aq); free(p->ao); free(p->alse); free(p->am); free(p->amlse);
     free(p->xs_displ); free(p->xr_displ); free(p->sc); free(p->sd); free(p->rc); free(p->rd);
 }
 
@@ -87,6 +92,12 @@ static hlx_status_t hlx_prefill_alloc(hlx_engine_t *eng, hlx_prefill_t *p)
     HLX_PALLOC(p->y, R * H);
     HLX_PALLOC(p->gu, R * 2 * (size_t)L->ffn_count);
     HLX_PALLOC(p->act, R * (size_t)L->ffn_count);
+    /* [C x group] queries, [2][C x group] partials (prefix, own rows), the merge */
+    HLX_PALLOC(p->aq, (size_t)p->C * (size_t)L->group * (size_t)eng->m.head_dim);
+    HLX_PALLOC(p->ao, 2 * (size_t)p->C * (size_t)L->group * dv);
+    HLX_PALLOC(p->alse, 2 * (size_t)p->C * (size_t)L->group);
+    HLX_PALLOC(p->am, (size_t)p->C * (size_t)L->group * dv);
+    HLX_PALLOC(p->amlse, (size_t)p->C * (size_t)L->group);
 #undef HLX_PALLOC
     return HLX_OK;
 }
@@ -133,36 +144,85 @@ static hlx_status_t hlx_prefill_qkv(hlx_engine_t *eng, hlx_prefill_t *p, int l, 
     return st;
 }
 
+/* Slots the KV layout's blocks leave whole: a shard read from slot n (a multiple of it)
+ * has the layout of a shard read from 0. */
+static size_t hlx_prefill_kv_align(const hlx_engine_t *eng)
+{
+    size_t a = eng->be.k.kv_layout.k_block > 1 ? (size_t)eng->be.k.kv_layout.k_block : 1;
+    size_t b = eng->be.k.kv_layout.v_block > 1 ? (size_t)eng->be.k.kv_layout.v_block : 1, x, y, t;
+
+    for (x = a, y = b; y; t = x % y, x = y, y = t)
+        ;
+    return a / x * b; /* lcm */
+}
+
+/* Attention of the c rows of request b, local KV head kh: the shared prefix [0, n0) in one
+ * call over c x group queries, each row's own part [n0, len) in one call each, merged. */
+static hlx_status_t hlx_prefill_attn_head(hlx_engine_t *eng, hlx_prefill_t *p, int l,
+                                          int64_t pos0, int c, int b, int kh, size_t n0)
+{
+    const hlx_layout_t *L = &eng->lay;
+    const hlx_model_t *m = &eng->m;
+    hlx_layer_w_t *W = &eng->layers[l];
+    int dk = m->head_dim, dv = m->v_head_dim, G = L->group, i;
+    size_t shard = (size_t)b * L->kv_local + kh, nq = (size_t)c * G;
+    const char *k0 = (const char *)W->kc + hlx_kv_shard_index(eng, 1, shard, 0, 0) * eng->kv_esize;
+    const char *v0 = (const char *)W->vc + hlx_kv_shard_index(eng, 0, shard, 0, 0) * eng->kv_esize;
+    hlx_attn_desc_t d = {
+        .dk = dk, .dv = dv, .kv_dtype = eng->kv_dtype, .k_stride = (size_t)dk,
+        .v_stride = (size_t)dv, .scale = (float)(1.0 / sqrt((double)dk)),
+    };
+    hlx_status_t st = HLX_OK;
+
+    for (i = 0; i < c; i++) /* the queries of the c rows, [c][group][dk] */
+        memcpy(p->aq + (size_t)i * G * dk,
+               p->qkv + ((size_t)b * c + i) * eng->qkv_cols + (size_t)kh * G * dk,
+               sizeof(float) * (size_t)G * dk);
+    d.group = (int)nq;
+    d.len = n0;
+    d.q = p->aq;
+    d.k = k0;
+    d.v = v0;
+    d.o = p->ao;
+    d.lse = p->alse;
+    st = HLX_BE(eng, attn, &d);
+    for (i = 0; i < c && st == HLX_OK; i++) {
+        size_t len = (size_t)hlx_layout_kv_count(L, L->kvp_rank, pos0 + i + 1);
+        d.group = G;
+        d.len = len - n0;
+        d.q = p->aq + (size_t)i * G * dk;
+        d.k = k0 + n0 * (size_t)dk * eng->kv_esize;
+        d.v = v0 + n0 * (size_t)dv * eng->kv_esize;
+        d.o = p->ao + (nq + (size_t)i * G) * dv;
+        d.lse = p->alse + nq + (size_t)i * G;
+        st = HLX_BE(eng, attn, &d);
+    }
+    if (st == HLX_OK)
+        st = HLX_BE(eng, merge, 2, (int)nq, dv, p->ao, p->alse, p->am, p->amlse);
+    for (i = 0; i < c && st == HLX_OK; i++) {
+        size_t r = (size_t)b * c + i;
+        memcpy(p->opart + (r * L->q_local + (size_t)kh * G) * dv, p->am + (size_t)i * G * dv,
+               sizeof(float) * (size_t)G * dv);
+        memcpy(p->lsepart + r * L->q_local + (size_t)kh * G, p->amlse + (size_t)i * G,
+               sizeof(float) * (size_t)G);
+    }
+    return st;
+}
+
 /* Causal attention partials of every row over this rank's shard, packed for the exchange. */
 static hlx_status_t hlx_prefill_attn(hlx_engine_t *eng, hlx_prefill_t *p, int l, int64_t pos0,
                                      int c, int R)
 {
     const hlx_layout_t *L = &eng->lay;
-    const hlx_model_t *m = &eng->m;
-    hlx_layer_w_t *W = &eng->layers[l];
-    int dk = m->head_dim, dv = m->v_head_dim, r, kh;
+    int dv = eng->m.v_head_dim, b, kh;
+    size_t a = hlx_prefill_kv_align(eng);
+    size_t n0 = (size_t)hlx_layout_kv_count(L, L->kvp_rank, pos0) / a * a;
     hlx_xchg_desc_t xd;
     hlx_status_t st = HLX_OK;
 
-    for (r = 0; r < R && st == HLX_OK; r++) {
-        int64_t len = hlx_layout_kv_count(L, L->kvp_rank, pos0 + r % c + 1);
-        int b = r / c;
-        for (kh = 0; kh < L->kv_local && st == HLX_OK; kh++) {
-            size_t shard = (size_t)b * L->kv_local + kh;
-            hlx_attn_desc_t d = {
-                .group = L->group, .dk = dk, .dv = dv, .len = (size_t)len,
-                .kv_dtype = eng->kv_dtype,
-                .q = p->qkv + (size_t)r * eng->qkv_cols + (size_t)kh * L->group * dk,
-                .k = (const char *)W->kc + hlx_kv_shard_index(eng, 1, shard, 0, 0) * eng->kv_esize,
-                .v = (const char *)W->vc + hlx_kv_shard_index(eng, 0, shard, 0, 0) * eng->kv_esize,
-                .k_stride = (size_t)dk, .v_stride = (size_t)dv,
-                .scale = (float)(1.0 / sqrt((double)dk)),
-                .o = p->opart + ((size_t)r * L->q_local + (size_t)kh * L->group) * dv,
-                .lse = p->lsepart + (size_t)r * L->q_local + (size_t)kh * L->group,
-            };
-            st = HLX_BE(eng, attn, &d);
-        }
-    }
+    for (b = 0; b < eng->cfg.batch && st == HLX_OK; b++)
+        for (kh = 0; kh < L->kv_local && st == HLX_OK; kh++)
+            st = hlx_prefill_attn_head(eng, p, l, pos0, c, b, kh, n0);
     xd = (hlx_xchg_desc_t){ .kvp = L->kvp, .dv = dv, .q_local = L->q_local,
                             .head_first = eng->xh_first, .head_count = eng->xh_count,
                             .displ = p->xs_displ, .b0 = 0, .b1 = R };
