@@ -279,7 +279,7 @@ static const hlx_flag_t hlx_generate_flag_list[] = {
            "print one JSON object instead of the text report"),
 };
 
-static const hlx_flag_table_t hlx_generate_flags = {
+const hlx_flag_table_t hlx_generate_flags = {
     "generate", hlx_generate_flag_list,
     sizeof(hlx_generate_flag_list) / sizeof(hlx_generate_flag_list[0]),
 };

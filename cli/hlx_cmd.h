@@ -20,6 +20,7 @@ int hlx_cmd_model(int argc, char **argv);
 /* Flag tables of the commands that declare their flags in one (listed by helix info). */
 extern const hlx_flag_table_t hlx_topo_flags;
 extern const hlx_flag_table_t hlx_decode_flags;
+extern const hlx_flag_table_t hlx_generate_flags;
 
 /* The flags of helix decode as parsed from its table (cli/decode_flags.c). */
 typedef struct {
