@@ -29,7 +29,10 @@ int hlx_run_load_model(const char *cmd, const hlx_decode_opts_t *o, hlx_run_conf
     char err[1024] = "", path[4096];
     hlx_status_t st;
 
-    if (stat(o->model, &sb) != 0 || !S_ISDIR(sb.st_mode)) {
+    snprintf(path, sizeof(path), "%s/config.json", o->model);
+    /* A directory without config.json is left to the model reader, which refuses it as
+     * it refuses every directory ("is a directory, not a model file"). */
+    if (stat(o->model, &sb) != 0 || !S_ISDIR(sb.st_mode) || stat(path, &sb) != 0) {
         /* Only what the runtime runs: MoE and MLA fields are refused, naming the field. */
         st = hlx_model_load_runnable(o->model, m, err, sizeof(err));
         if (st != HLX_OK) {
@@ -37,12 +40,6 @@ int hlx_run_load_model(const char *cmd, const hlx_decode_opts_t *o, hlx_run_conf
             return 2;
         }
         return -1;
-    }
-    snprintf(path, sizeof(path), "%s/config.json", o->model);
-    if (stat(path, &sb) != 0) {
-        fprintf(stderr, "helix %s: --model %s: a directory without config.json (expected a "
-                "Hugging Face checkpoint)\n", cmd, o->model);
-        return 2;
     }
     if (strlen(o->model) >= sizeof(cfg->ckpt)) {
         fprintf(stderr, "helix %s: --model: path longer than %zu bytes\n", cmd,

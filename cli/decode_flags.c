@@ -103,15 +103,23 @@ int hlx_decode_parse(int argc, char **argv, hlx_run_config_t *cfg, hlx_decode_op
                                argc, argv, cfg, o);
 }
 
-/* The value of a flag of t that was given (NULL otherwise). */
-static int hlx_flag_given(const hlx_flag_table_t *t, const int *given, const char *name)
+/* Index of flag name in t, -1 when t has none. */
+static int hlx_flag_index(const hlx_flag_table_t *t, const char *name)
 {
     size_t i;
 
     for (i = 0; i < t->nflags; i++)
         if (!strcmp(t->flags[i].name, name))
-            return given[i];
-    return 0;
+            return (int)i;
+    return -1;
+}
+
+/* Whether flag name of t was on the command line. */
+static int hlx_flag_given(const hlx_flag_table_t *t, const int *given, const char *name)
+{
+    int i = hlx_flag_index(t, name);
+
+    return i >= 0 && given[i];
 }
 
 int hlx_run_flags_parse(const hlx_flag_table_t *t, const char *head, const char *tail,
@@ -160,9 +168,13 @@ int hlx_run_flags_parse(const hlx_flag_table_t *t, const char *head, const char 
     }
     o->batch_given     = hlx_flag_given(t, given, "batch");
     o->seed_given      = hlx_flag_given(t, given, "seed");
-    cfg->prefill_chunk = (int)o->prefill_chunk;
-    cfg->temperature   = o->temperature;
-    cfg->top_p         = o->top_p;
+    /* only from tables that have them (decode has no sampling flags) */
+    if (hlx_flag_index(t, "prefill-chunk") >= 0)
+        cfg->prefill_chunk = (int)o->prefill_chunk;
+    if (hlx_flag_index(t, "temperature") >= 0)
+        cfg->temperature = o->temperature;
+    if (hlx_flag_index(t, "top-p") >= 0)
+        cfg->top_p = o->top_p;
     if (strlen(o->kernels) >= sizeof(cfg->kernels)) {
         fprintf(stderr, "helix %s: --kernels: '%.40s' is not a kernel variant (auto, "
                 "scalar, avx2, avx512, amx)\n", t->command, o->kernels);

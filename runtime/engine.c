@@ -62,6 +62,8 @@ void hlx_run_config_default(hlx_run_config_t *cfg)
     cfg->check_tol = 1e-3;
     cfg->timeout_s = 0.0; /* transport default (HELIX_COMM_TIMEOUT) */
     cfg->hopb      = HLX_HOPB_AUTO;
+    cfg->prefill_chunk = HLX_PREFILL_CHUNK;
+    cfg->top_p     = 1.0;
     strcpy(cfg->kernels, "auto");
 }
 
@@ -519,6 +521,7 @@ static hlx_status_t hlx_engine_validate_load(hlx_engine_t *eng, char *err, size_
 {
     const hlx_run_config_t *cfg = &eng->cfg;
     hlx_status_t st;
+    size_t i;
 
     if (cfg->prompt_len < 0 || (cfg->prompt_len > 0 && cfg->prompt == NULL) ||
         cfg->prefill_chunk < 0)
@@ -528,6 +531,12 @@ static hlx_status_t hlx_engine_validate_load(hlx_engine_t *eng, char *err, size_
     if ((int64_t)cfg->prompt_len + cfg->steps > INT32_MAX)
         return hlx_engine_fail(err, errlen, HLX_ERR_INVALID, "%d prompt tokens + %d steps "
                                "exceed 2^31 - 1", cfg->prompt_len, cfg->steps);
+    for (i = 0; cfg->prompt != NULL && i < (size_t)cfg->batch * (size_t)cfg->prompt_len; i++)
+        if (cfg->prompt[i] < 0 || cfg->prompt[i] >= eng->m.vocab)
+            return hlx_engine_fail(err, errlen, HLX_ERR_INVALID, "prompt token %zu of request "
+                                   "%zu is %d, outside the vocabulary of %d",
+                                   i % (size_t)cfg->prompt_len, i / (size_t)cfg->prompt_len,
+                                   cfg->prompt[i], eng->m.vocab);
     if (cfg->temperature < 0 || !(cfg->temperature <= 1e6) ||
         (cfg->temperature > 0 && !(cfg->top_p > 0 && cfg->top_p <= 1)))
         return hlx_engine_fail(err, errlen, HLX_ERR_INVALID, "--temperature %g (0 .. 1e6) or "

@@ -312,21 +312,13 @@ static hlx_status_t hlx_prefill_chunk(hlx_engine_t *eng, hlx_prefill_t *p, int p
 hlx_status_t hlx_prefill_run(hlx_engine_t *eng)
 {
     const hlx_run_config_t *cfg = &eng->cfg;
-    int P = cfg->prompt_len, B = cfg->batch, H = eng->m.hidden, p0, c = 0, b, v;
+    int P = cfg->prompt_len, B = cfg->batch, H = eng->m.hidden, p0, c = 0, b;
     hlx_prefill_t p;
     hlx_status_t st;
 
+    /* the ids were checked against the vocabulary before the bootstrap (engine.c) */
     if (P < 1 || cfg->prompt == NULL)
         return HLX_OK;
-    for (b = 0; b < B; b++)
-        for (p0 = 0; p0 < P; p0++) {
-            v = cfg->prompt[(size_t)b * P + p0];
-            if (v < 0 || v >= eng->m.vocab) {
-                hlx_engine_set_errmsg(eng, "prompt token %d of request %d is %d, outside the "
-                                      "vocabulary of %d", p0, b, v, eng->m.vocab);
-                return HLX_ERR_INVALID;
-            }
-        }
     st = hlx_prefill_alloc(eng, &p);
     for (p0 = 0; p0 < P && st == HLX_OK; p0 += c) {
         c = P - p0 < p.C ? P - p0 : p.C;

@@ -44,9 +44,10 @@ typedef struct hlx_run_config {
     const int  *prompt;       /* [batch][prompt_len] token ids prefilled after the context
                                  (caller-owned; NULL = none) */
     int         prompt_len;   /* prompt tokens per request */
-    int         prefill_chunk; /* prompt tokens per prefill pass (0 = HLX_PREFILL_CHUNK) */
+    int         prefill_chunk; /* prompt tokens per prefill pass (default and 0:
+                                  HLX_PREFILL_CHUNK) */
     double      temperature;  /* 0: greedy; > 0: seeded top-p sampling (hlx_sample.h) */
-    double      top_p;        /* nucleus of the sampling (0 < top_p <= 1) */
+    double      top_p;        /* nucleus of the sampling (0 < top_p <= 1; default 1) */
 } hlx_run_config_t;
 
 /* Prompt tokens per prefill pass when hlx_run_config_t.prefill_chunk is 0. */
