@@ -184,6 +184,14 @@ static hlx_status_t hlx_engine_build(hlx_engine_t *eng)
                                   hlx_synth_ctx(vk, b, (int)K, L->kv_first + kh, p, (int)e, (int)dv, 0));
                     j++;
                 }
+                /* Slots still to be appended (prompt, steps) hold zeros, not whatever the
+                 * allocation held: a slot never written reads as a finite wrong value. */
+                for (; j < (size_t)eng->cap; j++) {
+                    for (e = 0; e < dk; e++)
+                        hlx_dtype_store(W->kc, eng->kv_dtype, hlx_kv_shard_index(eng, 1, shard, j, (int)e), 0.0f);
+                    for (e = 0; e < dv; e++)
+                        hlx_dtype_store(W->vc, eng->kv_dtype, hlx_kv_shard_index(eng, 0, shard, j, (int)e), 0.0f);
+                }
             }
     }
     eng->kv_len     = hlx_layout_kv_count(L, L->kvp_rank, eng->cfg.context);
