@@ -50,6 +50,27 @@ static json_t *hlx_json_real(double v)
     return isfinite(v) ? json_real(v) : json_null();
 }
 
+/* What the checkpoint and the prompt add to the report: bytes read per rank, the prefill
+ * time and the tokens chosen after each prompt. */
+static void hlx_decode_json_load(json_t *o, const hlx_run_config_t *cfg,
+                                 const hlx_run_report_t *rep)
+{
+    json_t *pt = json_array();
+    int b;
+
+    json_object_set_new(o, "checkpoint", cfg->ckpt[0] ? json_string(cfg->ckpt) : json_null());
+    json_object_set_new(o, "seed", json_integer((json_int_t)cfg->seed));
+    json_object_set_new(o, "ckpt_bytes_rank0", json_integer((json_int_t)rep->ckpt_bytes_rank));
+    json_object_set_new(o, "ckpt_bytes_per_rank_max", json_integer((json_int_t)rep->ckpt_bytes_max));
+    json_object_set_new(o, "ckpt_bytes_per_rank_min", json_integer((json_int_t)rep->ckpt_bytes_min));
+    json_object_set_new(o, "ckpt_bytes_total", json_integer((json_int_t)rep->ckpt_bytes_total));
+    json_object_set_new(o, "prompt_len", json_integer(cfg->prompt_len));
+    json_object_set_new(o, "prefill_ms", json_real(rep->prefill_ms));
+    for (b = 0; rep->prefill_tokens != NULL && b < cfg->batch; b++)
+        json_array_append_new(pt, json_integer(rep->prefill_tokens[b]));
+    json_object_set_new(o, "prefill_tokens", pt);
+}
+
 /* The report as one JSON object (jansson escapes names taken from user files). */
 static void hlx_decode_print_json(const hlx_run_config_t *cfg, const hlx_model_t *m,
                                   const hlx_run_report_t *rep)
@@ -108,6 +129,7 @@ static void hlx_decode_print_json(const hlx_run_config_t *cfg, const hlx_model_t
         json_array_append_new(toks, t);
     }
     json_object_set_new(o, "tokens", toks);
+    hlx_decode_json_load(o, cfg, rep);
     json_object_set_new(o, "checked", json_boolean(rep->checked));
     json_object_set_new(o, "max_abs_err", rep->checked ? hlx_json_real(rep->max_abs_err) : json_null());
     json_object_set_new(o, "max_rel_err", rep->checked ? hlx_json_real(rep->max_rel_err) : json_null());
@@ -171,6 +193,16 @@ static void hlx_decode_print_text(const hlx_run_config_t *cfg, const hlx_model_t
     for (p = 0; p < HLX_PHASE_PP; p++) /* pipeline hand-offs: the planner's only */
         printf("%s %.3f%s", hlx_phase_name((hlx_phase_id_t)p), rep->phase_ms[p],
                p + 1 < HLX_PHASE_PP ? ", " : " ms (median per step, rank 0)\n");
+    if (cfg->ckpt[0])
+        printf("weights: checkpoint %s: %.2f MiB read per rank (min %.2f, max %.2f) of %.2f "
+               "MiB\n", cfg->ckpt, rep->ckpt_bytes_rank / 1048576.0,
+               rep->ckpt_bytes_min / 1048576.0, rep->ckpt_bytes_max / 1048576.0,
+               rep->ckpt_bytes_total / 1048576.0);
+    if (cfg->prompt_len > 0 && rep->prefill_tokens != NULL)
+        printf("prefill: %d prompt tokens x batch %d in %.3f ms (%.1f tokens/s), next "
+               "token[0] %d\n", cfg->prompt_len, cfg->batch, rep->prefill_ms,
+               rep->prefill_ms > 0 ? cfg->batch * cfg->prompt_len * 1000.0 / rep->prefill_ms : 0,
+               rep->prefill_tokens[0]);
     for (b = 0; b < cfg->batch && b < 4; b++) {
         printf("tokens[%d]:", b);
         for (s = 0; s < rep->steps && s < 16; s++)
@@ -194,26 +226,24 @@ int hlx_cmd_decode(int argc, char **argv)
     hlx_decode_opts_t o;
     hlx_model_t model;
     hlx_engine_t *eng = NULL;
-    const char *model_name;
     char err[1024] = "";
-    int json, rc;
+    int json, rc, *ids = NULL;
     hlx_status_t st;
 
     /* Every flag in one table (cli/decode_flags.c), parsed by the one number parser. */
     rc = hlx_decode_parse(argc, argv, &cfg, &o);
     if (rc >= 0)
         return rc;
-    model_name = o.model;
     json       = o.json;
-    /* Only what the runtime runs: fp8/fp4 weights are refused, naming the field. */
-    st = hlx_model_load_runnable(model_name, &model, err, sizeof(err));
-    if (st != HLX_OK) {
-        fprintf(stderr, "helix decode: %s\n", err);
-        return 2;
-    }
+    /* A file, a preset or a checkpoint directory (cli/cmd_generate.c); then the prompt. */
+    if ((rc = hlx_run_load_model("decode", &o, &cfg, &model)) >= 0)
+        return rc;
+    if ((rc = hlx_run_load_prompt("decode", &o, &model, &cfg, &ids)) >= 0)
+        return rc;
     st = hlx_engine_create(&cfg, &model, &eng, err, sizeof(err));
     if (st != HLX_OK) {
         hlx_error("helix decode: %s", err);
+        free(ids);
         return hlx_status_exit_code(st);
     }
     hlx_install_sigterm(hlx_engine_rank(eng));
@@ -233,5 +263,6 @@ int hlx_cmd_decode(int argc, char **argv)
     if (st != HLX_OK && st != HLX_ERR_CHECK)
         hlx_engine_abort(eng, rc, err);
     hlx_engine_destroy(eng);
+    free(ids);
     return rc;
 }

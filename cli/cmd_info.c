@@ -120,6 +120,8 @@ int hlx_cmd_info(int argc, char **argv)
     }
     printf("flags of helix decode:\n");
     hlx_flags_help(stdout, &hlx_decode_flags);
+    printf("flags of helix generate:\n");
+    hlx_flags_help(stdout, &hlx_generate_flags);
     printf("flags of helix topo (helix plan, sweep and bench: see their --help):\n");
     hlx_flags_help(stdout, &hlx_topo_flags);
     printf("environment (read outside the settings tables):\n");

@@ -13,10 +13,12 @@ _Static_assert(HLX_HOPB_OFF == 0 && HLX_HOPB_ON == 1 && HLX_HOPB_AUTO == 2,
                "--hopb's choices are listed in hlx_hopb_mode_t's order");
 
 static const hlx_flag_t hlx_decode_flag_list[] = {
-    HLX_DF("model", HLX_FT_STRING, "tiny", 0, 0, 0, 0, NULL, model, "FILE|NAME",
-           "model description (JSON) or preset; GQA and MLA (absorbed)\n"
-           "models with dense or MoE FFNs run, fp8/fp4-weight models are\n"
-           "refused (the planner models them)"),
+    HLX_DF("model", HLX_FT_STRING, "tiny", 0, 0, 0, 0, NULL, model, "FILE|NAME|DIR",
+           "model description (JSON), preset, or a Hugging Face checkpoint\n"
+           "directory (config.json + safetensors: its weights, read by each\n"
+           "rank in slices); GQA and MLA (absorbed) models with dense or\n"
+           "MoE FFNs run, fp8/fp4-weight models are refused (the planner\n"
+           "models them)"),
     HLX_DF("kvp", HLX_FT_INT, "1", 1, 4096, 0, 0, NULL, kvp, "K",
            "KV-parallel ranks per TPA shard"),
     HLX_DF("tpa", HLX_FT_INT, "1", 1, 4096, 0, 0, NULL, tpa, "T",
@@ -31,7 +33,14 @@ static const hlx_flag_t hlx_decode_flag_list[] = {
            "staggered KV append: consecutive tokens stored on one KVP rank\n"
            "before moving to the next"),
     HLX_DF("seed", HLX_FT_INT, "1", 0, INT64_MAX, 0, 0, NULL, seed, "N",
-           "seed of the synthetic weights and context"),
+           "seed of the synthetic weights and context (default with a\n"
+           "checkpoint: its helix_synth_seed when it has one)"),
+    HLX_DF("prompt-ids", HLX_FT_STRING, NULL, 0, 0, 0, 0, NULL, prompt_ids, "FILE",
+           "token ids (whitespace separated; one line per request or one\n"
+           "line for all) prefilled after --context, then --steps decoded\n"
+           "from the token that follows the prompt"),
+    HLX_DF("prefill-chunk", HLX_FT_INT, "32", 1, 65536, 0, 0, NULL, prefill_chunk, "C",
+           "prompt tokens per prefill pass (B x C rows per GEMM)"),
     HLX_DF("kv-dtype", HLX_FT_CHOICE, NULL, 0, 0, 0, 0, "f32|bf16", kv_dtype, "T",
            "KV cache storage: f32 or bf16 (default: the model's)"),
     HLX_DF("kernels", HLX_FT_STRING, "auto", 0, 0, 0, 0, NULL, kernels, "NAME",
@@ -109,19 +118,44 @@ static const char hlx_decode_usage_tail[] =
 
 int hlx_decode_parse(int argc, char **argv, hlx_run_config_t *cfg, hlx_decode_opts_t *o)
 {
+    return hlx_run_flags_parse(&hlx_decode_flags, hlx_decode_usage_head, hlx_decode_usage_tail,
+                               argc, argv, cfg, o);
+}
+
+/* Index of flag name in t, -1 when t has none. */
+static int hlx_flag_index(const hlx_flag_table_t *t, const char *name)
+{
+    size_t i;
+
+    for (i = 0; i < t->nflags; i++)
+        if (!strcmp(t->flags[i].name, name))
+            return (int)i;
+    return -1;
+}
+
+/* Whether flag name of t was on the command line. */
+static int hlx_flag_given(const hlx_flag_table_t *t, const int *given, const char *name)
+{
+    int i = hlx_flag_index(t, name);
+
+    return i >= 0 && given[i];
+}
+
+int hlx_run_flags_parse(const hlx_flag_table_t *t, const char *head, const char *tail,
+                        int argc, char **argv, hlx_run_config_t *cfg, hlx_decode_opts_t *o)
+{
     int given[HLX_FLAGS_MAX], rc, i;
 
     for (i = 1; i < argc; i++) {
         if (!strcmp(argv[i], "--"))
             break;
         if (!strcmp(argv[i], "-V") || !strcmp(argv[i], "--version")) {
-            printf("helix decode %s\n", HLX_VERSION);
+            printf("helix %s %s\n", t->command, HLX_VERSION);
             return 0;
         }
     }
     memset(o, 0, sizeof(*o));
-    rc = hlx_flags_parse(&hlx_decode_flags, argc, argv, o, given, hlx_decode_usage_head,
-                         hlx_decode_usage_tail);
+    rc = hlx_flags_parse(t, argc, argv, o, given, head, tail);
     if (rc >= 0)
         return rc;
     hlx_run_config_default(cfg);
@@ -143,21 +177,28 @@ int hlx_decode_parse(int argc, char **argv, hlx_run_config_t *cfg, hlx_decode_op
     cfg->ep          = (int)o->ep;          /* 0 when not given: HELIX_EP */
     if (o->timeline != NULL) {
         if (strlen(o->timeline) >= sizeof(cfg->timeline)) {
-            fprintf(stderr, "helix decode: --timeline: path longer than %zu bytes\n",
+            fprintf(stderr, "helix %s: --timeline: path longer than %zu bytes\n", t->command,
                     sizeof(cfg->timeline) - 1);
             return 2;
         }
         snprintf(cfg->timeline, sizeof(cfg->timeline), "%s", o->timeline);
     }
-    for (i = 0; i < (int)hlx_decode_flags.nflags; i++) {
-        if (!given[i] || strcmp(hlx_decode_flag_list[i].name, "kv-dtype"))
-            continue;
+    if (hlx_flag_given(t, given, "kv-dtype")) {
         cfg->kv_dtype_set = 1;
         cfg->kv_dtype = o->kv_dtype == 0 ? HLX_DTYPE_F32 : HLX_DTYPE_BF16;
     }
+    o->batch_given     = hlx_flag_given(t, given, "batch");
+    o->seed_given      = hlx_flag_given(t, given, "seed");
+    /* only from tables that have them (decode has no sampling flags) */
+    if (hlx_flag_index(t, "prefill-chunk") >= 0)
+        cfg->prefill_chunk = (int)o->prefill_chunk;
+    if (hlx_flag_index(t, "temperature") >= 0)
+        cfg->temperature = o->temperature;
+    if (hlx_flag_index(t, "top-p") >= 0)
+        cfg->top_p = o->top_p;
     if (strlen(o->kernels) >= sizeof(cfg->kernels)) {
-        fprintf(stderr, "helix decode: --kernels: '%.40s' is not a kernel variant (auto, "
-                "scalar, avx2, avx512, amx)\n", o->kernels);
+        fprintf(stderr, "helix %s: --kernels: '%.40s' is not a kernel variant (auto, "
+                "scalar, avx2, avx512, amx)\n", t->command, o->kernels);
         return 2;
     }
     snprintf(cfg->kernels, sizeof(cfg->kernels), "%s", o->kernels);

@@ -20,6 +20,7 @@ int hlx_cmd_model(int argc, char **argv);
 /* Flag tables of the commands that declare their flags in one (listed by helix info). */
 extern const hlx_flag_table_t hlx_topo_flags;
 extern const hlx_flag_table_t hlx_decode_flags;
+extern const hlx_flag_table_t hlx_generate_flags;
 
 /* The flags of helix decode as parsed from its table (cli/decode_flags.c). */
 typedef struct {
@@ -33,12 +34,30 @@ typedef struct {
     int64_t     micro_batch, threads, ep;
     const char *timeline;
     int         device;      /* index in "cpu|cuda|auto", when given */
+    const char *prompt_ids;  /* --prompt-ids FILE */
+    int64_t     prefill_chunk, max_new;
+    double      temperature, top_p;
+    int         batch_given, seed_given;
 } hlx_decode_opts_t;
 
 /* Parses the decode command line into cfg (from hlx_run_config_default) and o (model,
  * json). Returns -1 to go on, 0 after --help or --version, 2 after a message naming the
  * flag. */
 int hlx_decode_parse(int argc, char **argv, hlx_run_config_t *cfg, hlx_decode_opts_t *o);
+/* The same over another table of run flags (helix generate's): hlx_decode_opts_t fields. */
+int hlx_run_flags_parse(const hlx_flag_table_t *t, const char *head, const char *tail,
+                        int argc, char **argv, hlx_run_config_t *cfg, hlx_decode_opts_t *o);
+
+/* helix generate (cli/cmd_generate.c), and what decode shares with it: the model from
+ * --model FILE|NAME|DIR (a checkpoint directory sets cfg->ckpt and, without --seed, the
+ * seed from its helix_synth_seed) and the prompt of --prompt-ids (ids owned by the caller,
+ * cfg->batch set from its lines when --batch was not given). Each returns -1 to go on or
+ * the exit code after one message on stderr. */
+int hlx_cmd_generate(int argc, char **argv);
+int hlx_run_load_model(const char *cmd, const hlx_decode_opts_t *o, hlx_run_config_t *cfg,
+                       hlx_model_t *m);
+int hlx_run_load_prompt(const char *cmd, const hlx_decode_opts_t *o, const hlx_model_t *m,
+                        hlx_run_config_t *cfg, int **ids_p);
 
 /* Checks the environment once per process: warns about HELIX_* variables that no setting
  * declares (with the nearest name) and reports each bad HELIX_* value once. Returns 0, or

@@ -13,6 +13,7 @@ static const struct {
     const char *help;
 } hlx_commands[] = {
     { "decode", hlx_cmd_decode, "run Helix decode (KVP x TPA ranks), optionally checked" },
+    { "generate", hlx_cmd_generate, "prefill a prompt of token ids, then generate (greedy or top-p)" },
     { "plan",   hlx_cmd_plan,   "model one layout on one cluster: per-phase times, TTL" },
     { "sweep",  hlx_cmd_sweep,  "sweep layouts and batches; Pareto frontiers, CSV/JSONL/SVG" },
     { "topo",   hlx_cmd_topo,   "show the machine or cluster and place KVP x TPA ranks" },

@@ -5,6 +5,7 @@
 #include "hlx_engine_view.h"
 #include "hlx_reference.h"
 #include "hlx_reference_moe.h"
+#include "hlx_sample.h"
 
 #include "hlx_log.h"
 #include "hlx_synth.h"
@@ -90,6 +91,7 @@ struct hlx_check {
     double    *ref_hid, *ref_lg; /* [steps][B][H], [steps][B][V] */
     int       *ref_tok;          /* [steps][B] */
     uint64_t  *hashes;           /* [N]: replicated-state hashes of every rank */
+    int        first;            /* 1: entry 0 is the prefill's last prompt token */
 };
 
 int hlx_check_has_reference(const hlx_check_t *chk)
@@ -120,12 +122,13 @@ static double hlx_check_ref_seconds(const hlx_engine_t *eng)
 {
     const hlx_model_t *m = hlx_engine_model(eng);
     const hlx_run_config_t *cfg = hlx_engine_config(eng);
-    double n = (double)cfg->context + cfg->steps;
-    double attn = (double)cfg->steps * cfg->batch * m->layers * m->q_heads * n *
+    double n = (double)cfg->context + cfg->steps + cfg->prompt_len;
+    double attn = ((double)cfg->steps + cfg->prompt_len) * cfg->batch * m->layers * m->q_heads * n *
                   (m->head_dim + m->v_head_dim) * 2.0;
     double setup = (double)m->layers * cfg->batch * m->kv_heads * n *
                    (m->head_dim + m->v_head_dim) * 20.0;
-    double dense = (double)cfg->steps * cfg->batch * hlx_model_params(m) * 2.0;
+    double dense = ((double)cfg->steps + cfg->prompt_len) * cfg->batch *
+                   hlx_model_params(m) * 2.0;
 
     if (m->attn == HLX_ATTN_MLA) /* per position and head: keys and values from the latent */
         setup = (double)m->layers * cfg->batch * n * m->q_heads * m->kv_lora_rank *
@@ -139,34 +142,66 @@ hlx_status_t hlx_check_prepare(hlx_engine_t *eng, hlx_check_t **chk_p, char *err
 {
     const hlx_run_config_t *cfg = hlx_engine_config(eng);
     const hlx_model_t *m = hlx_engine_model(eng);
-    size_t S = (size_t)cfg->steps, B = (size_t)cfg->batch;
+    size_t P = (size_t)cfg->prompt_len, S = (size_t)cfg->steps + (P > 0), B = (size_t)cfg->batch;
     double deadline = cfg->timeout_s > 0 ? cfg->timeout_s : 30.0, t0 = hlx_now_s();
     hlx_check_t *chk = calloc(1, sizeof(*chk));
     hlx_status_t st = HLX_OK, st2;
-    size_t s;
+    size_t s, p, b;
+    int *in = NULL;
 
     if (chk == NULL)
         return HLX_ERR_NOMEM;
     *chk_p = chk;
+    chk->first = P > 0;
     chk->hashes = calloc((size_t)hlx_engine_size(eng), sizeof(uint64_t));
     if (chk->hashes == NULL)
         return HLX_ERR_NOMEM;
     if (hlx_engine_rank(eng) == 0) {
-        st = hlx_ref_create(m, hlx_engine_kv_dtype(eng), cfg->batch, cfg->context, cfg->steps,
-                            cfg->seed, &chk->ref);
+        /* The prompt goes through the reference token by token: every prompt step but the
+         * last is only a KV append (its outputs are overwritten by the next). */
+        st = hlx_ref_create_ckpt(m, hlx_engine_kv_dtype(eng), cfg->batch, cfg->context,
+                                 cfg->steps + cfg->prompt_len, cfg->seed, cfg->ckpt, &chk->ref);
         chk->ref_hid = malloc(sizeof(double) * (S ? S : 1) * B * (size_t)m->hidden);
         chk->ref_lg  = malloc(sizeof(double) * (S ? S : 1) * B * (size_t)m->vocab);
         chk->ref_tok = malloc(sizeof(int) * (S ? S : 1) * B);
-        if (st == HLX_OK && (!chk->ref_hid || !chk->ref_lg || !chk->ref_tok))
+        in = malloc(sizeof(int) * B + sizeof(float) * (size_t)m->vocab +
+                    hlx_sample_work_bytes(m->vocab));
+        if (st == HLX_OK && (!chk->ref_hid || !chk->ref_lg || !chk->ref_tok || !in))
             st = HLX_ERR_NOMEM;
         if (st == HLX_OK && cfg->route_margin > 0)
             hlx_ref_set_route_margin(chk->ref, cfg->route_margin);
-        for (s = 0; s < S && st == HLX_OK; s++)
+        for (p = 0; p + 1 < P && st == HLX_OK; p++) {
+            for (b = 0; b < B; b++)
+                in[b] = cfg->prompt[b * P + p];
+            hlx_ref_set_tokens(chk->ref, in);
+            st = hlx_ref_step(chk->ref, chk->ref_hid, chk->ref_lg, chk->ref_tok);
+        }
+        if (P > 0 && st == HLX_OK) {
+            for (b = 0; b < B; b++)
+                in[b] = cfg->prompt[b * P + P - 1];
+            hlx_ref_set_tokens(chk->ref, in);
+        }
+        for (s = 0; s < S && st == HLX_OK; s++) {
             st = hlx_ref_step(chk->ref, chk->ref_hid + s * B * (size_t)m->hidden,
                               chk->ref_lg + s * B * (size_t)m->vocab, chk->ref_tok + s * B);
+            /* Sampling: the same draw as the engine's, from the reference's logits. */
+            if (st == HLX_OK && cfg->temperature > 0) {
+                float *lf = (float *)(in + B);
+                int v;
+                for (b = 0; b < B; b++) {
+                    for (v = 0; v < m->vocab; v++)
+                        lf[v] = (float)chk->ref_lg[(s * B + b) * (size_t)m->vocab + v];
+                    chk->ref_tok[s * B + b] = hlx_sample_token(lf, m->vocab, cfg->temperature,
+                                                               cfg->top_p, cfg->seed, (int)b,
+                                                               (int64_t)s, lf + m->vocab);
+                }
+                hlx_ref_set_tokens(chk->ref, chk->ref_tok + s * B);
+            }
+        }
         if (st != HLX_OK)
             snprintf(err, errlen, "the fp64 reference failed on rank 0: %s", hlx_status_str(st));
-        hlx_info(HLX_SUB_CORE, "reference: %zu steps in %.2f s", S, hlx_now_s() - t0);
+        hlx_info(HLX_SUB_CORE, "reference: %zu prompt tokens and %zu steps in %.2f s", P,
+                 (size_t)cfg->steps, hlx_now_s() - t0);
         if (st == HLX_OK) {
             char first[256];
             int64_t ties = hlx_ref_route_near_ties(chk->ref, first, sizeof(first));
@@ -178,6 +213,7 @@ hlx_status_t hlx_check_prepare(hlx_engine_t *eng, hlx_check_t **chk_p, char *err
                          cfg->route_margin > 0 ? cfg->route_margin : HLX_REF_ROUTE_MARGIN,
                          first);
         }
+        free(in);
     }
     st2 = hlx_comm_barrier_within(hlx_engine_world(eng), deadline + hlx_check_ref_seconds(eng));
     if (st == HLX_OK && st2 != HLX_OK)
@@ -229,6 +265,7 @@ hlx_status_t hlx_check_step(hlx_engine_t *eng, hlx_check_t *chk, int s, hlx_run_
     if (chk->ref == NULL)
         return HLX_OK;
     rep->route_near_ties = hlx_ref_route_near_ties(chk->ref, NULL, 0);
+    s += chk->first;
     {
         const double *hid = chk->ref_hid + (size_t)s * B * H, *lg = chk->ref_lg + (size_t)s * B * V;
         const int *next = chk->ref_tok + (size_t)s * B;
@@ -275,9 +312,11 @@ hlx_status_t hlx_check_kv_rows(hlx_engine_t *eng, hlx_check_t *chk, hlx_run_repo
     const hlx_model_t *m = hlx_engine_model(eng);
     const hlx_layout_t *L = hlx_engine_layout(eng);
     const hlx_run_config_t *cfg = hlx_engine_config(eng);
-    /* elements per cached K and V row (MLA: one row [c | k_rope], dv 0) */
-    int dk = hlx_engine_kv_dim(eng, 1), dv = hlx_engine_kv_dim(eng, 0), steps = cfg->steps,
-        B = cfg->batch;
+    /* every row appended in the run: the prefilled prompt, then the decode steps; elements
+     * per cached K and V row (MLA: one row [c | k_rope], dv 0) */
+    int dk = hlx_engine_kv_dim(eng, 1), dv = hlx_engine_kv_dim(eng, 0),
+        steps = cfg->steps + cfg->prompt_len;
+    int B = cfg->batch;
     int64_t kv_len = hlx_engine_kv_len(eng);
     /* Every rank sends the same size: room for the largest KV head count of any shard. */
     size_t row = (size_t)(dk + dv),

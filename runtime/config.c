@@ -26,7 +26,25 @@ typedef struct hlx_cfg_record {
     char     host[64];
     uint64_t mem_need, mem_avail;
     uint64_t comm_settings;  /* hash of every HELIX_COMM_* value this rank runs with */
+    uint64_t inputs;         /* hash of the prompt ids, prefill chunk and sampling */
+    int32_t  prompt_len;
 } hlx_cfg_record_t;
+
+/* Hash of what else every rank must agree on: the prompt ids (a per-node copy of the file
+ * that differs would silently mix requests), the prefill chunk and the sampling. */
+static uint64_t hlx_inputs_hash(const hlx_run_config_t *cfg)
+{
+    uint64_t h = 0x9a11, u;
+    size_t i, n = cfg->prompt ? (size_t)cfg->batch * (size_t)cfg->prompt_len : 0;
+
+    for (i = 0; i < n; i++)
+        h = hlx_mix64(h ^ (uint32_t)cfg->prompt[i]);
+    h = hlx_mix64(h ^ (uint64_t)cfg->prefill_chunk);
+    memcpy(&u, &cfg->temperature, sizeof(u));
+    h = hlx_mix64(h ^ u);
+    memcpy(&u, &cfg->top_p, sizeof(u));
+    return hlx_mix64(h ^ u);
+}
 
 /* Hash of the transport's settings as this rank sees them: ranks on different paths of
  * the same collective (HELIX_COMM_ALLREDUCE_SMALL, say) must be refused, not mixed. */
@@ -80,6 +98,12 @@ static hlx_status_t hlx_config_compare(hlx_engine_t *eng, const hlx_cfg_record_t
         HLX_CMP_INT(hopb, "hopb");
         HLX_CMP_INT(micro_batch, "micro-batch");
         HLX_CMP_INT(ep, "ep");
+        HLX_CMP_INT(prompt_len, "prompt length");
+        if (all[r].inputs != me->inputs)
+            return hlx_engine_fail(err, errlen, HLX_ERR_MISMATCH,
+                                   "inputs: rank %d (%s pid %d) has other prompt ids, "
+                                   "--prefill-chunk, --temperature or --top-p than this rank",
+                                   r, all[r].host, all[r].pid);
         if (all[r].comm_settings != me->comm_settings)
             return hlx_engine_fail(err, errlen, HLX_ERR_MISMATCH,
                                    "transport settings: rank %d (%s pid %d) runs with other "
@@ -144,6 +168,8 @@ hlx_status_t hlx_engine_config_agree(hlx_engine_t *eng, uint64_t need, char *err
     rec.pid           = (int32_t)getpid();
     rec.mem_need      = need;
     rec.comm_settings = hlx_comm_settings_hash();
+    rec.inputs        = hlx_inputs_hash(cfg);
+    rec.prompt_len    = cfg->prompt_len;
     rec.mem_avail     = avail == UINT64_MAX ? avail
                       : avail / (uint64_t)(eng->info.local_size > 0 ? eng->info.local_size : 1);
     all = calloc((size_t)eng->info.size, sizeof(*all));

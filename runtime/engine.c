@@ -8,6 +8,8 @@
 #include "hlx_mla.h"
 #include "hlx_reference.h"
 #include "hlx_log.h"
+#include "hlx_prefill.h"
+#include "hlx_sample.h"
 #include "hlx_synth.h"
 #include "hlx_time.h"
 
@@ -73,6 +75,8 @@ void hlx_run_config_default(hlx_run_config_t *cfg)
     cfg->route_margin = 1e-5; /* --check: MoE near-ties (hlx_reference_moe.h) */
     cfg->timeout_s = 0.0; /* transport default (HELIX_COMM_TIMEOUT) */
     cfg->hopb      = HLX_HOPB_AUTO;
+    cfg->prefill_chunk = HLX_PREFILL_CHUNK;
+    cfg->top_p     = 1.0;
     strcpy(cfg->kernels, "auto");
 }
 
@@ -120,6 +124,7 @@ static hlx_status_t hlx_fill_kv(hlx_engine_t *eng, void *cache, int l, int is_ke
     const hlx_model_t *m = &eng->m;
     int d = (int)(is_key ? eng->kv_dk : eng->kv_dv); /* MLA: no value rows (d = 0) */
     int blk = is_key ? eng->be.k.kv_layout.k_block : eng->be.k.kv_layout.v_block;
+    size_t bb = blk > 1 ? (size_t)blk : 1;
     uint64_t key = hlx_synth_key(eng->cfg.seed, l, is_key ? HLX_T_KCTX : HLX_T_VCTX);
     hlx_status_t st = HLX_OK;
     int b, kh, e;
@@ -150,7 +155,20 @@ static hlx_status_t hlx_fill_kv(hlx_engine_t *eng, void *cache, int l, int is_ke
                     j0 = j;
                 }
             }
+            /* Slots still to be appended (prompt, steps) hold zeros, not whatever the
+             * allocation held: a slot never written reads as a finite wrong value. The last
+             * partial block went out above with its zeros. */
+            j0 = (j + bb - 1) / bb * bb;
+            while (d > 0 && j0 < (size_t)eng->cap && st == HLX_OK) {
+                size_t n = (size_t)eng->cap - j0 < chunk ? (size_t)eng->cap - j0 : chunk;
+                size_t at = hlx_kv_shard_index(eng, is_key, shard, j0, 0);
+                st = eng->be.ops->copy_to(&eng->be, eng->q, (char *)cache + at * eng->kv_esize,
+                                          stage, hlx_kv_elems(blk, d, n) * eng->kv_esize);
+                j0 += n;
+            }
         }
+    if (st == HLX_OK)
+        st = eng->be.ops->queue_sync(&eng->be, eng->q);
     return st;
 }
 
@@ -190,7 +208,9 @@ static hlx_status_t hlx_engine_build(hlx_engine_t *eng)
         if ((st = hlx_engine_wread(eng, _w, 0, __VA_ARGS__)) != HLX_OK) \
             return st; \
     } while (0)
-    if ((st = hlx_wsrc_synth(&eng->ws, m, eng->cfg.seed, eng->errmsg, sizeof(eng->errmsg))) !=
+    /* A checkpoint was opened and checked before the bootstrap (hlx_engine_validate). */
+    if (eng->ws.ck == NULL &&
+        (st = hlx_wsrc_synth(&eng->ws, m, eng->cfg.seed, eng->errmsg, sizeof(eng->errmsg))) !=
         HLX_OK)
         return st;
     eng->layers = calloc((size_t)m->layers, sizeof(*eng->layers));
@@ -327,6 +347,10 @@ static hlx_status_t hlx_engine_buffers(hlx_engine_t *eng)
     HLX_ALLOC(eng->reqs, B);
     HLX_ALLOC(eng->tokens, B);
     HLX_ALLOC(eng->all_tokens, B * (size_t)(eng->cfg.steps > 0 ? eng->cfg.steps : 1));
+    HLX_ALLOC(eng->prefill_tokens, B);
+    if (eng->cfg.temperature > 0)
+        HLX_ALLOC(eng->sample_buf, (size_t)eng->m.vocab +
+                                   hlx_sample_work_bytes(eng->m.vocab) / sizeof(float) + 1);
     if (eng->cfg.timeline[0]) {
         eng->tl_cap = eng->m.layers * 2 * (int)B;
         HLX_ALLOC(eng->tl, (size_t)eng->tl_cap);
@@ -553,6 +577,15 @@ static hlx_status_t hlx_engine_bytes(hlx_engine_t *eng, uint64_t *need_p, char *
         (uint64_t)L->vocab_pad * (uint64_t)(L->n + 1) +
         4 * (uint64_t)L->q_local * (xdv + 1) * (uint64_t)L->kvp;
     ok = ok && hlx_mul(&t, B * 4) && hlx_add(&w, t);
+    if (eng->cfg.prompt_len > 0) {
+        /* prefill buffers (prefill.c): the same per-row floats for B x chunk rows */
+        uint64_t c = (uint64_t)(eng->cfg.prefill_chunk > 0 ? eng->cfg.prefill_chunk
+                                                           : HLX_PREFILL_CHUNK);
+        c = c < (uint64_t)eng->cfg.prompt_len ? c : (uint64_t)eng->cfg.prompt_len;
+        t = (uint64_t)eng->qkv_cols + 3 * (uint64_t)L->ffn_count + 6 * H +
+            4 * (uint64_t)L->q_local * (dv + 1) * (uint64_t)L->kvp;
+        ok = ok && hlx_mul(&t, B * 4) && hlx_mul(&t, c) && hlx_add(&w, t);
+    }
     if (!ok)
         return hlx_engine_fail(err, errlen, HLX_ERR_INVALID,
                                "sizes overflow: the weights of model %s (hidden %d, %d layers, "
@@ -565,13 +598,15 @@ static hlx_status_t hlx_engine_bytes(hlx_engine_t *eng, uint64_t *need_p, char *
                                (unsigned long long)kv, (unsigned long long)w);
     if (eng->cfg.check) {
         /* every rank: the appended KV rows of all ranks, gathered once at the end */
-        uint64_t g = (uint64_t)m->layers, r = 0, steps = (uint64_t)eng->cfg.steps;
+        uint64_t g = (uint64_t)m->layers, r = 0,
+                 steps = (uint64_t)eng->cfg.steps + (uint64_t)eng->cfg.prompt_len;
         ok = hlx_mul(&g, B) && hlx_mul(&g, (uint64_t)L->kv_local_max) && hlx_mul(&g, steps) &&
              hlx_mul(&g, (uint64_t)(eng->kv_dk + eng->kv_dv)) &&
              hlx_mul(&g, 4 * (uint64_t)(L->n + 1)) && hlx_add(&need, g);
         if (ok && eng->info.rank == 0) {
             /* rank 0: the reference, and its hidden states and logits of every step */
-            r = hlx_ref_bytes(m, eng->cfg.batch, eng->cfg.context, eng->cfg.steps);
+            r = hlx_ref_bytes(m, eng->cfg.batch, eng->cfg.context,
+                              eng->cfg.steps + eng->cfg.prompt_len);
             t = steps;
             ok = r != UINT64_MAX && hlx_add(&need, r) && hlx_mul(&t, B) &&
                  hlx_mul(&t, (H + (uint64_t)m->vocab) * 8 + 4) && hlx_add(&need, t);
@@ -589,6 +624,45 @@ static hlx_status_t hlx_engine_bytes(hlx_engine_t *eng, uint64_t *need_p, char *
 }
 
 /* ---- creation, as a list of steps */
+
+/* The prompt, the sampling and the checkpoint: all ranks read the same files, so every
+ * refusal comes before the bootstrap, the same on each rank. */
+static hlx_status_t hlx_engine_validate_load(hlx_engine_t *eng, char *err, size_t errlen)
+{
+    const hlx_run_config_t *cfg = &eng->cfg;
+    hlx_status_t st;
+    size_t i;
+
+    if (cfg->prompt_len < 0 || (cfg->prompt_len > 0 && cfg->prompt == NULL) ||
+        cfg->prefill_chunk < 0)
+        return hlx_engine_fail(err, errlen, HLX_ERR_INVALID, "a prompt of %d tokens without "
+                               "its ids, or --prefill-chunk %d", cfg->prompt_len,
+                               cfg->prefill_chunk);
+    if ((int64_t)cfg->prompt_len + cfg->steps > INT32_MAX)
+        return hlx_engine_fail(err, errlen, HLX_ERR_INVALID, "%d prompt tokens + %d steps "
+                               "exceed 2^31 - 1", cfg->prompt_len, cfg->steps);
+    for (i = 0; cfg->prompt != NULL && i < (size_t)cfg->batch * (size_t)cfg->prompt_len; i++)
+        if (cfg->prompt[i] < 0 || cfg->prompt[i] >= eng->m.vocab)
+            return hlx_engine_fail(err, errlen, HLX_ERR_INVALID, "prompt token %zu of request "
+                                   "%zu is %d, outside the vocabulary of %d",
+                                   i % (size_t)cfg->prompt_len, i / (size_t)cfg->prompt_len,
+                                   cfg->prompt[i], eng->m.vocab);
+    if (cfg->temperature < 0 || !(cfg->temperature <= 1e6) ||
+        (cfg->temperature > 0 && !(cfg->top_p > 0 && cfg->top_p <= 1)))
+        return hlx_engine_fail(err, errlen, HLX_ERR_INVALID, "--temperature %g (0 .. 1e6) or "
+                               "--top-p %g (0 < P <= 1)", cfg->temperature, cfg->top_p);
+    if (!cfg->ckpt[0])
+        return HLX_OK;
+    st = hlx_wsrc_ckpt(&eng->ws, cfg->ckpt, eng->errmsg, sizeof(eng->errmsg));
+    if (st != HLX_OK)
+        return hlx_engine_fail(err, errlen, st, "%s", eng->errmsg);
+    eng->errmsg[0] = 0;
+    if (hlx_model_hash(&eng->ws.cfg.m) != hlx_model_hash(&eng->m))
+        return hlx_engine_fail(err, errlen, HLX_ERR_MISMATCH, "%s/config.json describes "
+                               "another model than the one given to the engine (%s)",
+                               cfg->ckpt, eng->m.name);
+    return HLX_OK;
+}
 
 static hlx_status_t hlx_engine_validate(hlx_engine_t *eng, char *err, size_t errlen)
 {
@@ -638,6 +712,9 @@ static hlx_status_t hlx_engine_validate(hlx_engine_t *eng, char *err, size_t err
         eng->cfg.ep = eng->m.experts > 0 && eng->m.dense_layers < eng->m.layers ? eng->set.ep : 1;
     st = hlx_moe_check_ep(&eng->m, ep_flag ? "--ep" : "HELIX_EP", eng->cfg.ep, cfg->kvp,
                           cfg->tpa, err, errlen);
+    if (st != HLX_OK)
+        return st;
+    st = hlx_engine_validate_load(eng, err, errlen);
     if (st != HLX_OK)
         return st;
     /* Layout errors do not depend on the rank: report them before bootstrapping. */
@@ -781,7 +858,8 @@ static hlx_status_t hlx_engine_bootstrap(hlx_engine_t *eng, hlx_comm_params_t *c
         (st = hlx_mla_check_sizes(&eng->m, cfg->batch, err, errlen)) != HLX_OK)
         return st;
     hlx_mla_kv_dims(&eng->m, &eng->kv_dk, &eng->kv_dv, &eng->xdv);
-    eng->cap = hlx_layout_kv_count(&eng->lay, eng->lay.kvp_rank, cfg->context + cfg->steps);
+    eng->cap = hlx_layout_kv_count(&eng->lay, eng->lay.kvp_rank,
+                                   cfg->context + cfg->prompt_len + cfg->steps);
     if (eng->cap < 1)
         eng->cap = 1;
     return HLX_OK;
@@ -932,7 +1010,7 @@ void hlx_engine_destroy(hlx_engine_t *eng)
     free(eng->xh_first); free(eng->xh_count); free(eng->xs_displ); free(eng->xr_displ);
     free(eng->a2a_sc); free(eng->a2a_sd); free(eng->a2a_rc); free(eng->a2a_rd);
     free(eng->reqs); free(eng->tl);
-    free(eng->tokens); free(eng->all_tokens);
+    free(eng->tokens); free(eng->all_tokens); free(eng->prefill_tokens); free(eng->sample_buf);
     if (eng->kvp_comm)
         hlx_comm_destroy(eng->kvp_comm);
     if (eng->world)

@@ -102,6 +102,9 @@ struct hlx_engine {
     hlx_check_t *chk;        /* --check state, NULL without */
     hlx_fault_t *fault;      /* NULL without HELIX_FAULT */
     unsigned     fault_now;  /* fault bits active in this step on this rank */
+    int          prefilling;     /* the head runs on the prompt's last token (prefill.c) */
+    float       *sample_buf;     /* [vocab] logits of one request, then the sampler's work */
+    int         *prefill_tokens; /* [batch]: the tokens chosen after the prompt */
 };
 
 hlx_status_t hlx_engine_fail(char *err, size_t errlen, hlx_status_t st, const char *fmt, ...)

@@ -68,7 +68,8 @@ hlx_status_t hlx_check_prepare(hlx_engine_t *eng, hlx_check_t **chk_p, char *err
 /* Whether this rank holds the reference (rank 0). */
 int          hlx_check_has_reference(const hlx_check_t *chk);
 /* Compares step s (hidden state, logits, tokens) with the reference on rank 0 and the
- * replicated hidden state across ranks. Collective. */
+ * replicated hidden state across ranks; s = -1 is the state after the prompt's last token
+ * (prefill). Collective. */
 hlx_status_t hlx_check_step(hlx_engine_t *eng, hlx_check_t *chk, int s, hlx_run_report_t *rep);
 /* After the steps: every KV row appended during the run, on every rank, against the
  * reference's cache at the positions that rank owns. Collective. */

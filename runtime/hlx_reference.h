@@ -17,6 +17,14 @@ uint64_t hlx_ref_bytes(const hlx_model_t *m, int batch, int64_t context, int ste
 
 hlx_status_t hlx_ref_create(const hlx_model_t *m, hlx_dtype_t kv_dtype, int batch,
                             int64_t context, int steps, uint64_t seed, hlx_ref_t **ref_p);
+/* The same with the weights of the Hugging Face checkpoint in ckpt (NULL or "": synthetic),
+ * read whole; the prior context stays synthetic (seed). */
+hlx_status_t hlx_ref_create_ckpt(const hlx_model_t *m, hlx_dtype_t kv_dtype, int batch,
+                                 int64_t context, int steps, uint64_t seed, const char *ckpt,
+                                 hlx_ref_t **ref_p);
+/* The input tokens [B] of the next step (a prompt token, a sampled token) instead of the
+ * previous step's greedy choice. */
+void         hlx_ref_set_tokens(hlx_ref_t *ref, const int *tokens);
 /* One decode step of every request from its own previous token (the first step starts
  * from the synthetic first tokens). hidden[B][H] is the residual stream after the last
  * layer, logits[B][V]; next[B] the greedy tokens. */

@@ -5,6 +5,7 @@
 #define _GNU_SOURCE
 #include "hlx_engine_int.h"
 #include "hlx_mla.h"
+#include "hlx_prefill.h"
 
 #include "hlx_time.h"
 
@@ -325,6 +326,8 @@ hlx_status_t hlx_phase_head(hlx_engine_t *eng)
         if (st == HLX_OK)
             st = HLX_BE(eng, argmax, eng->logits_all, L->n, B, m->vocab, L->vocab_pad,
                         eng->tokens);
+        if (st == HLX_OK && eng->cfg.temperature > 0)
+            st = hlx_engine_sample(eng);
     });
     return st;
 }

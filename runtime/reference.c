@@ -80,6 +80,14 @@ uint64_t hlx_ref_bytes(const hlx_model_t *m, int batch, int64_t context, int ste
 hlx_status_t hlx_ref_create(const hlx_model_t *m, hlx_dtype_t kv_dtype, int batch,
                             int64_t context, int steps, uint64_t seed, hlx_ref_t **ref_p)
 {
+    return hlx_ref_create_ckpt(m, kv_dtype, batch, context, steps, seed, NULL, ref_p);
+}
+
+hlx_status_t hlx_ref_create_ckpt(const hlx_model_t *m, hlx_dtype_t kv_dtype, int batch,
+                                 int64_t context, int steps, uint64_t seed, const char *ckpt,
+                                 hlx_ref_t **ref_p)
+{
+    char werr[512];
     hlx_ref_t *ref = calloc(1, sizeof(*ref));
     int64_t K = m->kv_heads, dk = m->head_dim, dv = m->v_head_dim, p;
     size_t kvn;
@@ -94,8 +102,15 @@ hlx_status_t hlx_ref_create(const hlx_model_t *m, hlx_dtype_t kv_dtype, int batc
     ref->cap      = context + steps;
     ref->pos      = context;
     ref->seed     = seed;
-    if (hlx_wsrc_synth(&ref->ws, m, seed, NULL, 0) != HLX_OK)
+    if (ckpt != NULL && ckpt[0]) {
+        hlx_status_t st = hlx_wsrc_ckpt(&ref->ws, ckpt, werr, sizeof(werr));
+        if (st != HLX_OK) {
+            hlx_ref_destroy(ref);
+            return st;
+        }
+    } else if (hlx_wsrc_synth(&ref->ws, m, seed, NULL, 0) != HLX_OK) {
         goto err_free;
+    }
     ref->layers   = calloc((size_t)m->layers, sizeof(*ref->layers));
     ref->tokens   = calloc((size_t)batch, sizeof(int));
     if (ref->layers == NULL || ref->tokens == NULL)
@@ -299,6 +314,11 @@ attn_out:
     ref->pos++;
     free(hn);
     return HLX_OK;
+}
+
+void hlx_ref_set_tokens(hlx_ref_t *ref, const int *tokens)
+{
+    memcpy(ref->tokens, tokens, sizeof(int) * (size_t)ref->batch);
 }
 
 const float *hlx_ref_kv_row(const hlx_ref_t *ref, int l, int b, int g, int64_t pos, int is_key)

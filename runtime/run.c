@@ -4,6 +4,7 @@
 #include "hlx_engine_int.h"
 
 #include "hlx_log.h"
+#include "hlx_prefill.h"
 #include "hlx_synth.h"
 #include "hlx_time.h"
 #include "hlx_watchdog.h"
@@ -26,6 +27,53 @@ static double hlx_median(double *v, int n)
         return 0.0;
     qsort(v, (size_t)n, sizeof(double), hlx_cmp_double);
     return n % 2 ? v[n / 2] : 0.5 * (v[n / 2 - 1] + v[n / 2]);
+}
+
+/* The prompt (prefill.c), timed from a barrier to the last rank's end, and its check: the
+ * hidden state, logits and token after the last prompt token against the reference. */
+static hlx_status_t hlx_run_prefill(hlx_engine_t *eng, hlx_run_report_t *rep, char *err,
+                                    size_t errlen)
+{
+    uint64_t t0 = hlx_now_ns();
+    hlx_status_t st = hlx_prefill_run(eng);
+
+    if (st == HLX_OK)
+        st = hlx_comm_barrier(eng->world);
+    if (st != HLX_OK)
+        return eng->errmsg[0] ? hlx_engine_fail(err, errlen, st, "%s", eng->errmsg)
+                              : hlx_engine_fail(err, errlen, st, "prefill failed on rank %d: "
+                                                "%s", eng->info.rank, hlx_status_str(st));
+    rep->prefill_ms = (double)(hlx_now_ns() - t0) * 1e-6;
+    rep->prompt_len = eng->cfg.prompt_len;
+    memcpy(eng->prefill_tokens, eng->tokens, sizeof(int) * (size_t)eng->cfg.batch);
+    rep->prefill_tokens = eng->prefill_tokens;
+    return eng->cfg.check ? hlx_check_step(eng, eng->chk, -1, rep) : HLX_OK;
+}
+
+/* Checkpoint bytes read by every rank (0 with synthetic weights), and the checkpoint's. */
+static hlx_status_t hlx_run_ckpt_bytes(hlx_engine_t *eng, hlx_run_report_t *rep)
+{
+    uint64_t mine = eng->ws.ck ? hlx_ckpt_bytes_read(eng->ws.ck) : 0, *all;
+    size_t i;
+    int r;
+    hlx_status_t st;
+
+    rep->ckpt_bytes_rank = mine;
+    if (eng->ws.ck != NULL)
+        for (i = 0; i < hlx_ckpt_count(eng->ws.ck); i++) {
+            const hlx_ckpt_tensor_t *t = hlx_ckpt_tensor(eng->ws.ck, i);
+            rep->ckpt_bytes_total += t->end - t->begin;
+        }
+    if ((all = calloc((size_t)eng->info.size, sizeof(*all))) == NULL)
+        return HLX_ERR_NOMEM;
+    st = hlx_comm_allgather(eng->world, &mine, sizeof(mine), all);
+    rep->ckpt_bytes_min = rep->ckpt_bytes_max = all[0];
+    for (r = 1; r < eng->info.size && st == HLX_OK; r++) {
+        rep->ckpt_bytes_min = all[r] < rep->ckpt_bytes_min ? all[r] : rep->ckpt_bytes_min;
+        rep->ckpt_bytes_max = all[r] > rep->ckpt_bytes_max ? all[r] : rep->ckpt_bytes_max;
+    }
+    free(all);
+    return st;
 }
 
 hlx_status_t hlx_engine_run(hlx_engine_t *eng, hlx_run_report_t *rep, char *err, size_t errlen)
@@ -61,9 +109,12 @@ hlx_status_t hlx_engine_run(hlx_engine_t *eng, hlx_run_report_t *rep, char *err,
         st = hlx_check_prepare(eng, &eng->chk, err, errlen);
         if (st != HLX_OK)
             goto out;
-        rep->checked = hlx_check_has_reference(eng->chk) && steps > 0;
+        rep->checked = hlx_check_has_reference(eng->chk) &&
+                       (steps > 0 || eng->cfg.prompt_len > 0);
     }
     st = hlx_comm_barrier(eng->world);
+    if (st == HLX_OK && eng->cfg.prompt_len > 0)
+        st = hlx_run_prefill(eng, rep, err, errlen);
     /* The step watchdog: a last resort behind the collectives' deadlines and heartbeats
      * (HELIX_STEP_WATCHDOG), armed around each step, never inside one. */
     if (st == HLX_OK && eng->set.step_watchdog > 0 && steps > 0 &&
@@ -128,6 +179,9 @@ hlx_status_t hlx_engine_run(hlx_engine_t *eng, hlx_run_report_t *rep, char *err,
         rep->kv_bytes_max = allkv[r] > rep->kv_bytes_max ? allkv[r] : rep->kv_bytes_max;
     }
     rep->kv_tokens_rank = eng->kv_len;
+    st = hlx_run_ckpt_bytes(eng, rep);
+    if (st != HLX_OK)
+        goto out;
     rep->micro_batch = eng->mb;
     rep->hopb_c_ms = eng->hopb_c_ms;
     rep->hopb_m_ms = eng->hopb_mb_ms;

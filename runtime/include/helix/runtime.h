@@ -44,7 +44,18 @@ typedef struct hlx_run_config {
     int         ep;           /* MoE expert-parallel groups (N = EP x TPF); 0 = HELIX_EP */
     double      route_margin; /* --check: MoE choices within this of a tie are reported
                                  (0 = the reference's default, 1e-5) */
+    char        ckpt[512];    /* Hugging Face checkpoint directory ("" = synthetic weights) */
+    const int  *prompt;       /* [batch][prompt_len] token ids prefilled after the context
+                                 (caller-owned; NULL = none) */
+    int         prompt_len;   /* prompt tokens per request */
+    int         prefill_chunk; /* prompt tokens per prefill pass (default and 0:
+                                  HLX_PREFILL_CHUNK) */
+    double      temperature;  /* 0: greedy; > 0: seeded top-p sampling (hlx_sample.h) */
+    double      top_p;        /* nucleus of the sampling (0 < top_p <= 1; default 1) */
 } hlx_run_config_t;
+
+/* Prompt tokens per prefill pass when hlx_run_config_t.prefill_chunk is 0. */
+#define HLX_PREFILL_CHUNK 32
 
 /* Per-phase time accounting: the phases and their names are in helix/phase.h. */
 
@@ -83,6 +94,13 @@ typedef struct hlx_run_report {
     int      experts_first, experts_rank; /* routed experts this rank holds (slices) */
     uint64_t moe_bytes_rank;           /* MoE weights allocated on this rank */
     int64_t  route_near_ties;          /* --check: routing choices within the margin */
+    uint64_t ckpt_bytes_rank;          /* checkpoint bytes this rank read (0: synthetic) */
+    uint64_t ckpt_bytes_min, ckpt_bytes_max; /* ... over ranks */
+    uint64_t ckpt_bytes_total;         /* tensor data bytes of the whole checkpoint */
+    int      prompt_len;               /* prompt tokens prefilled per request */
+    double   prefill_ms;               /* the whole prefill (every chunk), rank 0 */
+    int     *prefill_tokens;           /* [batch] tokens chosen after the prompt (engine-owned;
+                                          NULL without a prompt) */
 } hlx_run_report_t;
 
 /* helix bench hopb: attention + exchange of one layer, lockstep against HOP-B. Times are

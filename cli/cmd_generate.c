@@ -1,0 +1,463 @@
+/* `helix generate`: prefill a prompt of token ids, then decode --max-new tokens per
+ * request, greedy or by seeded top-p sampling, on the ranks of this job; and the loading of
+ * a model (file, preset or checkpoint directory) and of a prompt file that decode shares. */
+#include "hlx_cmd.h"
+#include "hlx_ckpt.h"
+#include "hlx_kernels.h"
+#include "hlx_log.h"
+
+#include <helix/model.h>
+#include <helix/runtime.h>
+
+#include <ctype.h>
+#include <errno.h>
+#include <jansson.h>
+#include <limits.h>
+#include <math.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+
+/* ---- shared with decode: the model and the prompt */
+
+int hlx_run_load_model(const char *cmd, const hlx_decode_opts_t *o, hlx_run_config_t *cfg,
+                       hlx_model_t *m)
+{
+    struct stat sb;
+    hlx_hf_config_t hc;
+    char err[1024] = "", path[4096];
+    hlx_status_t st;
+
+    snprintf(path, sizeof(path), "%s/config.json", o->model);
+    /* A directory without config.json is left to the model reader, which refuses it as
+     * it refuses every directory ("is a directory, not a model file"). */
+    if (stat(o->model, &sb) != 0 || !S_ISDIR(sb.st_mode) || stat(path, &sb) != 0) {
+        /* Only what the runtime runs: MoE and MLA fields are refused, naming the field. */
+        st = hlx_model_load_runnable(o->model, m, err, sizeof(err));
+        if (st != HLX_OK) {
+            fprintf(stderr, "helix %s: %s\n", cmd, err);
+            return 2;
+        }
+        return -1;
+    }
+    if (strlen(o->model) >= sizeof(cfg->ckpt)) {
+        fprintf(stderr, "helix %s: --model: path longer than %zu bytes\n", cmd,
+                sizeof(cfg->ckpt) - 1);
+        return 2;
+    }
+    st = hlx_hf_config_load(o->model, &hc, err, sizeof(err));
+    if (st == HLX_OK)
+        st = hlx_model_check_runnable(&hc.m, err, sizeof(err));
+    if (st != HLX_OK) {
+        fprintf(stderr, "helix %s: %s/config.json: %s\n", cmd, o->model, err);
+        return 2;
+    }
+    *m = hc.m;
+    snprintf(cfg->ckpt, sizeof(cfg->ckpt), "%s", o->model);
+    if (!o->seed_given && hc.synth_seed >= 0)
+        cfg->seed = (uint64_t)hc.synth_seed;
+    return -1;
+}
+
+#define HLX_PROMPT_MAX_BYTES (64u << 20)
+
+/* Reads path whole (at most HLX_PROMPT_MAX_BYTES). */
+static char *hlx_read_text(const char *path, char *err, size_t errlen)
+{
+    FILE *f = fopen(path, "rb");
+    char *buf = NULL;
+    size_t n = 0, cap = 0, got;
+
+    if (f == NULL) {
+        snprintf(err, errlen, "%s: %s", path, strerror(errno));
+        return NULL;
+    }
+    do {
+        if (cap - n < 4096) {
+            char *nb;
+            if (cap >= HLX_PROMPT_MAX_BYTES) {
+                snprintf(err, errlen, "%s: larger than %u bytes", path, HLX_PROMPT_MAX_BYTES);
+                goto fail;
+            }
+            cap = cap ? 2 * cap : 65536;
+            if ((nb = realloc(buf, cap + 1)) == NULL) {
+                snprintf(err, errlen, "%s: out of memory", path);
+                goto fail;
+            }
+            buf = nb;
+        }
+        got = fread(buf + n, 1, cap - n, f);
+        n += got;
+    } while (got > 0);
+    if (ferror(f)) {
+        snprintf(err, errlen, "%s: read error", path);
+        goto fail;
+    }
+    fclose(f);
+    buf[n] = 0;
+    if (strlen(buf) != n) {
+        snprintf(err, errlen, "%s: holds a NUL byte (expected text: token ids)", path);
+        free(buf);
+        return NULL;
+    }
+    return buf;
+fail:
+    fclose(f);
+    free(buf);
+    return NULL;
+}
+
+int hlx_run_load_prompt(const char *cmd, const hlx_decode_opts_t *o, const hlx_model_t *m,
+                        hlx_run_config_t *cfg, int **ids_p)
+{
+    char err[1024], *text, *s, *bol;
+    int *ids = NULL, line = 1, lines = 0, len = 0, first_len = -1, first_line = 0, b;
+    size_t n = 0, cap = 0;
+
+    *ids_p = NULL;
+    if (o->prompt_ids == NULL)
+        return -1;
+    if ((text = hlx_read_text(o->prompt_ids, err, sizeof(err))) == NULL) {
+        fprintf(stderr, "helix %s: --prompt-ids %s\n", cmd, err);
+        return 2;
+    }
+    for (s = bol = text;; s++) {
+        const char *col0 = s;
+        if (*s == '\n' || *s == 0) {
+            if (len > 0) {
+                if (first_len >= 0 && len != first_len) {
+                    fprintf(stderr, "helix %s: %s:%d:1: %d token ids, but line %d has %d: the "
+                            "requests of one batch share their prompt length\n", cmd,
+                            o->prompt_ids, line, len, first_line, first_len);
+                    goto bad;
+                }
+                if (first_len < 0) {
+                    first_len = len;
+                    first_line = line;
+                }
+                lines++;
+            }
+            len = 0;
+            if (*s == 0)
+                break;
+            line++;
+            bol = s + 1; /* columns count from here */
+            continue;
+        }
+        if (isspace((unsigned char)*s))
+            continue;
+        {
+            long long v = 0;
+            int col = (int)(col0 - bol) + 1;
+            if (!isdigit((unsigned char)*s)) {
+                fprintf(stderr, "helix %s: %s:%d:%d: '%.20s' is not a token id (expected a "
+                        "non-negative integer)\n", cmd, o->prompt_ids, line, col,
+                        strtok(s, " \t\r\n"));
+                goto bad;
+            }
+            while (isdigit((unsigned char)*s)) {
+                if (v <= INT_MAX)
+                    v = v * 10 + (*s - '0');
+                s++;
+            }
+            if (*s && !isspace((unsigned char)*s)) {
+                fprintf(stderr, "helix %s: %s:%d:%d: '%.20s' is not a token id (expected a "
+                        "non-negative integer)\n", cmd, o->prompt_ids, line, col,
+                        strtok((char *)col0, " \t\r\n"));
+                goto bad;
+            }
+            if (v >= m->vocab) {
+                fprintf(stderr, "helix %s: %s:%d:%d: token id %.20s is outside the vocabulary "
+                        "of model %s (0 .. %d)\n", cmd, o->prompt_ids, line, col,
+                        strtok((char *)col0, " \t\r\n"), m->name, m->vocab - 1);
+                goto bad;
+            }
+            if (n == cap) {
+                int *ni;
+                cap = cap ? 2 * cap : 1024;
+                if ((ni = realloc(ids, cap * sizeof(int))) == NULL) {
+                    fprintf(stderr, "helix %s: --prompt-ids %s: out of memory\n", cmd,
+                            o->prompt_ids);
+                    goto bad;
+                }
+                ids = ni;
+            }
+            ids[n++] = (int)v;
+            len++;
+            s--; /* the loop steps onto the separator */
+        }
+    }
+    if (lines == 0) {
+        fprintf(stderr, "helix %s: --prompt-ids %s: no token ids\n", cmd, o->prompt_ids);
+        goto bad;
+    }
+    if (lines > 1 && o->batch_given && lines != cfg->batch) {
+        fprintf(stderr, "helix %s: --prompt-ids %s has %d lines (one per request) but --batch "
+                "is %d\n", cmd, o->prompt_ids, lines, cfg->batch);
+        goto bad;
+    }
+    if (lines > 1)
+        cfg->batch = lines;
+    if (lines == 1 && cfg->batch > 1) { /* one line for all requests */
+        int *all = malloc(sizeof(int) * (size_t)first_len * (size_t)cfg->batch);
+        if (all == NULL) {
+            fprintf(stderr, "helix %s: --prompt-ids: out of memory\n", cmd);
+            goto bad;
+        }
+        for (b = 0; b < cfg->batch; b++)
+            memcpy(all + (size_t)b * first_len, ids, sizeof(int) * (size_t)first_len);
+        free(ids);
+        ids = all;
+    }
+    free(text);
+    cfg->prompt = ids;
+    cfg->prompt_len = first_len;
+    *ids_p = ids;
+    return -1;
+bad:
+    free(text);
+    free(ids);
+    return 2;
+}
+
+/* ---- helix generate */
+
+#define HLX_GF(_n, _t, _def, _lo, _hi, _dlo, _dhi, _ch, _f, _meta, _help) \
+    { _n, _t, _def, _lo, _hi, _dlo, _dhi, _ch, offsetof(hlx_decode_opts_t, _f), _meta, _help }
+
+static const hlx_flag_t hlx_generate_flag_list[] = {
+    HLX_GF("model", HLX_FT_STRING, "tiny", 0, 0, 0, 0, NULL, model, "DIR|FILE|NAME",
+           "Hugging Face checkpoint directory, model description or preset\n"
+           "(dense GQA models run)"),
+    HLX_GF("prompt-ids", HLX_FT_STRING, NULL, 0, 0, 0, 0, NULL, prompt_ids, "FILE",
+           "token ids, whitespace separated: one line per request, or one\n"
+           "line for all --batch requests (required)"),
+    HLX_GF("max-new", HLX_FT_INT, "16", 1, 1000000, 0, 0, NULL, max_new, "N",
+           "tokens generated per request (the first comes from the prefill)"),
+    HLX_GF("temperature", HLX_FT_NUM, "0", 0, 0, 0, 1e6, NULL, temperature, "T",
+           "0: greedy; > 0: sample from softmax(logits / T)"),
+    HLX_GF("top-p", HLX_FT_NUM, "1", 0, 0, 1e-9, 1, NULL, top_p, "P",
+           "sample from the smallest set of most probable tokens holding P\n"
+           "of the mass"),
+    HLX_GF("seed", HLX_FT_INT, "1", 0, INT64_MAX, 0, 0, NULL, seed, "S",
+           "seed of the sampling draws (a counter-based draw of seed,\n"
+           "request and step: the same on every rank) and of synthetic\n"
+           "weights and context (default with a checkpoint: its\n"
+           "helix_synth_seed)"),
+    HLX_GF("kvp", HLX_FT_INT, "1", 1, 4096, 0, 0, NULL, kvp, "K",
+           "KV-parallel ranks per TPA shard"),
+    HLX_GF("tpa", HLX_FT_INT, "1", 1, 4096, 0, 0, NULL, tpa, "T",
+           "tensor-parallel attention width"),
+    HLX_GF("batch", HLX_FT_INT, "1", 1, 65536, 0, 0, NULL, batch, "B",
+           "requests (default: the lines of --prompt-ids)"),
+    HLX_GF("context", HLX_FT_INT, "0", 0, INT64_C(1) << 50, 0, 0, NULL, context, "S",
+           "synthetic prior context before the prompt (tokens per request)"),
+    HLX_GF("prefill-chunk", HLX_FT_INT, "32", 1, 65536, 0, 0, NULL, prefill_chunk, "C",
+           "prompt tokens per prefill pass (B x C rows per GEMM)"),
+    HLX_GF("kv-block", HLX_FT_INT, "16", 1, 1 << 20, 0, 0, NULL, kv_block, "N",
+           "staggered KV layout: consecutive positions on one KVP rank"),
+    HLX_GF("kv-dtype", HLX_FT_CHOICE, NULL, 0, 0, 0, 0, "f32|bf16", kv_dtype, "T",
+           "KV cache storage (default: the model's)"),
+    HLX_GF("kernels", HLX_FT_STRING, "auto", 0, 0, 0, 0, NULL, kernels, "NAME",
+           "kernel variant (helix decode --help)"),
+    HLX_GF("threads", HLX_FT_INT, NULL, 1, HLX_POOL_MAX, 0, 0, NULL, threads, "T",
+           "cores per rank (default: HELIX_THREADS, 1)"),
+    HLX_GF("hopb", HLX_FT_CHOICE, "auto", 0, 0, 0, 0, "off|on|auto", hopb, "MODE",
+           "schedule of the decode exchange (helix decode --help)"),
+    HLX_GF("check", HLX_FT_BOOL, NULL, 0, 0, 0, 0, NULL, check, NULL,
+           "run the prompt and every step in the fp64 reference too and\n"
+           "compare (exit 1 on mismatch)"),
+    HLX_GF("check-tol", HLX_FT_NUM, "1e-3", 0, 0, 1e-15, 1e3, NULL, check_tol, "X",
+           "relative tolerance of --check"),
+    HLX_GF("timeout", HLX_FT_NUM, NULL, 0, 0, 1e-3, 86400, NULL, timeout, "SEC",
+           "deadline of the bootstrap and of every collective"),
+    HLX_GF("json", HLX_FT_BOOL, NULL, 0, 0, 0, 0, NULL, json, NULL,
+           "print one JSON object instead of the text report"),
+};
+
+const hlx_flag_table_t hlx_generate_flags = {
+    "generate", hlx_generate_flag_list,
+    sizeof(hlx_generate_flag_list) / sizeof(hlx_generate_flag_list[0]),
+};
+
+static const char hlx_generate_usage_head[] =
+    "usage: helix generate --prompt-ids FILE [OPTIONS]\n"
+    "\n"
+    "Prefills each request's prompt (chunked: several tokens per GEMM, each token's K/V\n"
+    "stored by the KVP rank that owns its position), then decodes until --max-new tokens\n"
+    "per request (or the checkpoint's eos_token_id): greedy, or seeded top-p sampling with\n"
+    "--temperature. Prints the generated ids per request, prefill tokens/s and decode\n"
+    "ms/token. The job must have N = KVP x TPA ranks:\n"
+    "  helixrun -n 4 helix generate --model DIR --prompt-ids p.txt --kvp 2 --tpa 2\n"
+    "\n"
+    "options:\n";
+
+static const char hlx_generate_usage_tail[] =
+    "  -V, --version     print the version\n"
+    "\n"
+    "exit status: 0 ok, 1 runtime failure or check failure, 2 bad input\n";
+
+/* eos_token_id of DIR/config.json (an id or a list of ids); n = 0 when absent. */
+static int hlx_generate_eos(const char *dir, int *eos, int max)
+{
+    char path[4096];
+    json_t *root, *e;
+    int n = 0;
+    size_t i;
+
+    if (!dir[0])
+        return 0;
+    snprintf(path, sizeof(path), "%s/config.json", dir);
+    if ((root = json_load_file(path, 0, NULL)) == NULL)
+        return 0;
+    e = json_object_get(root, "eos_token_id");
+    if (json_is_integer(e))
+        eos[n++] = (int)json_integer_value(e);
+    for (i = 0; json_is_array(e) && i < json_array_size(e) && n < max; i++)
+        if (json_is_integer(json_array_get(e, i)))
+            eos[n++] = (int)json_integer_value(json_array_get(e, i));
+    json_decref(root);
+    return n;
+}
+
+/* Generated token g of request b: the prefill's, then the decode steps'. */
+static int hlx_generated(const hlx_run_report_t *rep, int B, int b, int g)
+{
+    return g == 0 ? rep->prefill_tokens[b] : rep->tokens[(size_t)(g - 1) * B + b];
+}
+
+/* Tokens of request b up to and including its first EOS. */
+static int hlx_generated_len(const hlx_run_report_t *rep, int B, int b, int total,
+                             const int *eos, int neos)
+{
+    int g, k;
+
+    for (g = 0; g < total; g++)
+        for (k = 0; k < neos; k++)
+            if (hlx_generated(rep, B, b, g) == eos[k])
+                return g + 1;
+    return total;
+}
+
+static void hlx_generate_print(const hlx_run_config_t *cfg, const hlx_model_t *m,
+                               const hlx_run_report_t *rep, int json, const int *eos,
+                               int neos)
+{
+    int B = cfg->batch, total = rep->steps + 1, b, g;
+    double pf_tps = rep->prefill_ms > 0 ? (double)B * cfg->prompt_len * 1000.0 / rep->prefill_ms
+                                        : 0;
+
+    if (json) {
+        json_t *o = json_object(), *toks = json_array();
+        json_object_set_new(o, "model", json_string(m->name));
+        json_object_set_new(o, "checkpoint", cfg->ckpt[0] ? json_string(cfg->ckpt) : json_null());
+        json_object_set_new(o, "kvp", json_integer(cfg->kvp));
+        json_object_set_new(o, "tpa", json_integer(cfg->tpa));
+        json_object_set_new(o, "ranks", json_integer(rep->size));
+        json_object_set_new(o, "batch", json_integer(B));
+        json_object_set_new(o, "context", json_integer(cfg->context));
+        json_object_set_new(o, "prompt_len", json_integer(cfg->prompt_len));
+        json_object_set_new(o, "prefill_chunk", json_integer(cfg->prefill_chunk));
+        json_object_set_new(o, "max_new", json_integer(total));
+        json_object_set_new(o, "temperature", json_real(cfg->temperature));
+        json_object_set_new(o, "top_p", json_real(cfg->top_p));
+        json_object_set_new(o, "seed", json_integer((json_int_t)cfg->seed));
+        json_object_set_new(o, "kernels", json_string(rep->kernels));
+        json_object_set_new(o, "threads", json_integer(rep->threads));
+        json_object_set_new(o, "prefill_ms", json_real(rep->prefill_ms));
+        json_object_set_new(o, "prefill_tokens_per_s", json_real(pf_tps));
+        json_object_set_new(o, "decode_ms_per_token", json_real(rep->step_ms_median));
+        json_object_set_new(o, "ckpt_bytes_per_rank_max",
+                            json_integer((json_int_t)rep->ckpt_bytes_max));
+        json_object_set_new(o, "ckpt_bytes_total", json_integer((json_int_t)rep->ckpt_bytes_total));
+        for (b = 0; b < B; b++) {
+            json_t *t = json_array();
+            int n = hlx_generated_len(rep, B, b, total, eos, neos);
+            for (g = 0; g < n; g++)
+                json_array_append_new(t, json_integer(hlx_generated(rep, B, b, g)));
+            json_array_append_new(toks, t);
+        }
+        json_object_set_new(o, "tokens", toks);
+        json_object_set_new(o, "checked", json_boolean(rep->checked));
+        if (rep->checked) {
+            json_object_set_new(o, "max_rel_err", isfinite(rep->max_rel_err)
+                                                      ? json_real(rep->max_rel_err) : json_null());
+            json_object_set_new(o, "tokens_match", json_boolean(rep->tokens_match));
+            json_object_set_new(o, "kv_rows_checked", json_integer(rep->kv_rows_checked));
+            json_object_set_new(o, "passed",
+                                json_boolean(hlx_run_report_passed(rep, cfg->check_tol)));
+        }
+        json_dumpf(o, stdout, JSON_COMPACT | JSON_REAL_PRECISION(7));
+        putchar('\n');
+        json_decref(o);
+        return;
+    }
+    printf("helix generate: model %s, KVP %d x TPA %d = %d ranks, kernels %s\n", m->name,
+           cfg->kvp, cfg->tpa, rep->size, rep->kernels);
+    printf("prompt:  %d tokens x batch %d after %lld context tokens, %s\n", cfg->prompt_len, B,
+           (long long)cfg->context, cfg->temperature > 0 ? "top-p sampling" : "greedy");
+    printf("prefill: %.3f ms, %.1f tokens/s (chunks of %d tokens)\n", rep->prefill_ms, pf_tps,
+           cfg->prefill_chunk);
+    if (rep->steps > 0)
+        printf("decode:  %d steps, median %.3f ms/token (batch %d)\n", rep->steps,
+               rep->step_ms_median, B);
+    for (b = 0; b < B; b++) {
+        int n = hlx_generated_len(rep, B, b, total, eos, neos);
+        printf("tokens[%d]:", b);
+        for (g = 0; g < n; g++)
+            printf(" %d", hlx_generated(rep, B, b, g));
+        printf("%s\n", n < total ? " (eos)" : "");
+    }
+    if (rep->checked)
+        printf("check:   %s: max_rel_err %.3e (tolerance %.1e), tokens %s, %lld KV rows "
+               "compared\n", hlx_run_report_passed(rep, cfg->check_tol) ? "PASS" : "FAIL",
+               rep->max_rel_err, cfg->check_tol, rep->tokens_match ? "match" : "differ",
+               (long long)rep->kv_rows_checked);
+}
+
+int hlx_cmd_generate(int argc, char **argv)
+{
+    hlx_run_config_t cfg;
+    hlx_run_report_t rep;
+    hlx_decode_opts_t o;
+    hlx_model_t model;
+    hlx_engine_t *eng = NULL;
+    char err[1024] = "";
+    int *ids = NULL, rc, eos[16], neos;
+    hlx_status_t st;
+
+    rc = hlx_run_flags_parse(&hlx_generate_flags, hlx_generate_usage_head,
+                             hlx_generate_usage_tail, argc, argv, &cfg, &o);
+    if (rc >= 0)
+        return rc;
+    if (o.prompt_ids == NULL) {
+        fprintf(stderr, "helix generate: --prompt-ids: required (a file of token ids)\n");
+        return 2;
+    }
+    if ((rc = hlx_run_load_model("generate", &o, &cfg, &model)) >= 0)
+        return rc;
+    if ((rc = hlx_run_load_prompt("generate", &o, &model, &cfg, &ids)) >= 0)
+        return rc;
+    cfg.steps = (int)o.max_new - 1;
+    neos = hlx_generate_eos(cfg.ckpt, eos, 16);
+    st = hlx_engine_create(&cfg, &model, &eng, err, sizeof(err));
+    if (st != HLX_OK) {
+        hlx_error("helix generate: %s", err);
+        free(ids);
+        return hlx_status_exit_code(st);
+    }
+    st = hlx_engine_run(eng, &rep, err, sizeof(err));
+    if (hlx_engine_rank(eng) == 0 && (st == HLX_OK || st == HLX_ERR_CHECK)) {
+        hlx_generate_print(&cfg, &model, &rep, o.json, eos, neos);
+        fflush(stdout);
+    }
+    rc = hlx_status_exit_code(st);
+    if (st != HLX_OK)
+        hlx_error("helix generate: %s", err);
+    if (st != HLX_OK && st != HLX_ERR_CHECK)
+        hlx_engine_abort(eng, rc, err);
+    hlx_engine_destroy(eng);
+    free(ids);
+    return rc;
+}

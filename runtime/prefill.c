@@ -1,0 +1,386 @@
+/* Chunked prefill (hlx_prefill.h). A chunk of C prompt tokens of B requests is B x C rows
+ * (row r = b * C + i holds token i of request b) through the same backend operations as a
+ * decode step: norm, QKV GEMM, RoPE at each row's position, the KV append by the owner of
+ * each position, attention partials, the all-to-all and exact merge, W_o, the all-reduces
+ * and the FFN. Only attention differs: each row attends to its own prefix (causal), which
+ * on KVP rank j is the first kv_count(j, pos + 1) slots of its shard, since a shard holds
+ * its positions in order. The slots before the chunk (rounded down to the KV layout's
+ * block) are shared by all C rows of a request: one attention call reads them once for
+ * the C x group queries; each row then attends to the rest of its own prefix (at most C
+ * + block slots) and the two partials are merged exactly (log-sum-exp). */
+#define _GNU_SOURCE
+#include "hlx_engine_int.h"
+#include "hlx_prefill.h"
+#include "hlx_sample.h"
+
+#include <math.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#define HLX_BE(_eng, _op, ...) (_eng)->be.ops->_op(&(_eng)->be, (_eng)->q, __VA_ARGS__)
+
+/* Buffers of one chunk of R = B x C rows, allocated once per prefill. */
+typedef struct hlx_prefill {
+    int     C, R;    /* tokens per chunk, rows per chunk */
+    float  *x, *hn, *qkv, *opart, *lsepart, *sendbuf, *recvbuf, *oparts, *lseparts;
+    float  *omerged, *lsem, *y, *gu, *act;
+    float  *aq, *ao, *alse, *am, *amlse; /* shared-prefix attention of one (request, head) */
+    size_t *xs_displ, *xr_displ, *sc, *sd, *rc, *rd;
+} hlx_prefill_t;
+
+static void hlx_prefill_free(hlx_prefill_t *p)
+{
+    free(p->x); free(p->hn); free(p->qkv); free(p->opart); free(p->lsepart);
+    free(p->sendbuf); free(p->recvbuf); free(p->oparts); free(p->lseparts);
+    free(p->omerged); free(p->lsem); free(p->y); free(p->gu); free(p->act);
+    free(p->aq); free(p->ao); free(p->alse); free(p->am); free(p->amlse);
+    free(p->xs_displ); free(p->xr_displ); free(p->sc); free(p->sd); free(p->rc); free(p->rd);
+}
+
+static hlx_status_t hlx_prefill_alloc(hlx_engine_t *eng, hlx_prefill_t *p)
+{
+    const hlx_layout_t *L = &eng->lay;
+    size_t R, H = (size_t)eng->m.hidden, dv = (size_t)eng->m.v_head_dim, sblk = 0, rblk = 0;
+    int64_t rows;
+    int j;
+
+    memset(p, 0, sizeof(*p));
+    p->C = eng->cfg.prefill_chunk > 0 ? eng->cfg.prefill_chunk : HLX_PREFILL_CHUNK;
+    if (p->C > eng->cfg.prompt_len)
+        p->C = eng->cfg.prompt_len;
+    rows = (int64_t)p->C * eng->cfg.batch;
+    /* Kernel dimensions are ints (rows x the widest operand row must fit a size_t too). */
+    if (rows > INT32_MAX / 4 || (int64_t)eng->qkv_cols * rows > INT64_C(1) << 40) {
+        hlx_engine_set_errmsg(eng, "prefill: a chunk of %d tokens x batch %d is too large "
+                              "(lower --prefill-chunk)", p->C, eng->cfg.batch);
+        return HLX_ERR_INVALID;
+    }
+    p->R = (int)rows;
+    R = (size_t)p->R;
+#define HLX_PALLOC(_p, _n) \
+    if (((_p) = calloc((size_t)(_n) > 0 ? (size_t)(_n) : 1, sizeof(*(_p)))) == NULL) \
+        return HLX_ERR_NOMEM
+    HLX_PALLOC(p->xs_displ, (size_t)L->kvp);
+    HLX_PALLOC(p->xr_displ, (size_t)L->kvp);
+    HLX_PALLOC(p->sc, (size_t)L->kvp);
+    HLX_PALLOC(p->sd, (size_t)L->kvp);
+    HLX_PALLOC(p->rc, (size_t)L->kvp);
+    HLX_PALLOC(p->rd, (size_t)L->kvp);
+    /* The decode step's wire layout with R rows in place of B requests. */
+    for (j = 0; j < L->kvp; j++) {
+        p->xs_displ[j] = sblk;
+        p->xr_displ[j] = rblk;
+        p->sc[j] = sizeof(float) * R * (size_t)eng->xh_count[j] * (dv + 1);
+        p->sd[j] = sizeof(float) * sblk;
+        p->rc[j] = sizeof(float) * R * (size_t)L->q_slice * (dv + 1);
+        p->rd[j] = sizeof(float) * rblk;
+        sblk += R * (size_t)eng->xh_count[j] * (dv + 1);
+        rblk += R * (size_t)L->q_slice * (dv + 1);
+    }
+    HLX_PALLOC(p->x, R * H);
+    HLX_PALLOC(p->hn, R * H);
+    HLX_PALLOC(p->qkv, R * (size_t)eng->qkv_cols);
+    HLX_PALLOC(p->opart, R * (size_t)L->q_local * dv);
+    HLX_PALLOC(p->lsepart, R * (size_t)L->q_local);
+    HLX_PALLOC(p->sendbuf, sblk);
+    HLX_PALLOC(p->recvbuf, rblk);
+    HLX_PALLOC(p->oparts, R * (size_t)L->q_slice * dv * (size_t)L->kvp);
+    HLX_PALLOC(p->lseparts, R * (size_t)L->q_slice * (size_t)L->kvp);
+    HLX_PALLOC(p->omerged, R * (size_t)L->q_slice * dv);
+    HLX_PALLOC(p->lsem, R * (size_t)L->q_slice);
+    HLX_PALLOC(p->y, R * H);
+    HLX_PALLOC(p->gu, R * 2 * (size_t)L->ffn_count);
+    HLX_PALLOC(p->act, R * (size_t)L->ffn_count);
+    /* [C x group] queries, [2][C x group] partials (prefix, own rows), the merge */
+    HLX_PALLOC(p->aq, (size_t)p->C * (size_t)L->group * (size_t)eng->m.head_dim);
+    HLX_PALLOC(p->ao, 2 * (size_t)p->C * (size_t)L->group * dv);
+    HLX_PALLOC(p->alse, 2 * (size_t)p->C * (size_t)L->group);
+    HLX_PALLOC(p->am, (size_t)p->C * (size_t)L->group * dv);
+    HLX_PALLOC(p->amlse, (size_t)p->C * (size_t)L->group);
+#undef HLX_PALLOC
+    return HLX_OK;
+}
+
+/* Norm, QKV, RoPE at each token's position, and the append of the positions this KVP rank
+ * owns. Rows of token i of every request are C rows apart: one RoPE call per token. */
+static hlx_status_t hlx_prefill_qkv(hlx_engine_t *eng, hlx_prefill_t *p, int l, int64_t pos0,
+                                    int c, int R)
+{
+    const hlx_layout_t *L = &eng->lay;
+    const hlx_model_t *m = &eng->m;
+    hlx_layer_w_t *W = &eng->layers[l];
+    int B = eng->cfg.batch, dk = m->head_dim, dv = m->v_head_dim, i, b;
+    size_t ld = (size_t)c * (size_t)eng->qkv_cols;
+    hlx_status_t st;
+
+    st = HLX_BE(eng, rmsnorm, p->hn, p->x, W->attn_norm, R, m->hidden, (float)m->norm_eps);
+    if (st == HLX_OK)
+        st = HLX_BE(eng, gemm, R, eng->qkv_cols, m->hidden, p->hn, W->wqkv, eng->w_dtype,
+                    p->qkv, 0);
+    for (i = 0; i < c && st == HLX_OK; i++) {
+        float *row = p->qkv + (size_t)i * eng->qkv_cols;
+        int64_t pos = pos0 + i;
+        st = HLX_BE(eng, rope, row, B, ld, L->q_local, dk, m->rope_dim, pos,
+                    (float)m->rope_theta);
+        if (st == HLX_OK)
+            st = HLX_BE(eng, rope, row + (size_t)L->q_local * dk, B, ld, L->kv_local, dk,
+                        m->rope_dim, pos, (float)m->rope_theta);
+        if (hlx_layout_kv_owner(L, pos) != L->kvp_rank)
+            continue;
+        for (b = 0; b < B && st == HLX_OK; b++) {
+            const float *kn = p->qkv + ((size_t)b * c + i) * eng->qkv_cols + (size_t)L->q_local * dk;
+            hlx_kv_append_desc_t d = {
+                .kc = W->kc, .vc = W->vc, .kv_dtype = eng->kv_dtype,
+                .layout = eng->be.k.kv_layout, .dk = dk, .dv = dv,
+                .cap = (size_t)eng->cap, .shard0 = (size_t)b * L->kv_local,
+                .t = (size_t)hlx_layout_kv_count(L, L->kvp_rank, pos),
+                .nheads = L->kv_local,
+                .k_new = kn, .v_new = kn + (size_t)L->kv_local * dk,
+            };
+            st = HLX_BE(eng, kv_append, &d);
+        }
+    }
+    return st;
+}
+
+/* Slots the KV layout's blocks leave whole: a shard read from slot n (a multiple of it)
+ * has the layout of a shard read from 0. */
+static size_t hlx_prefill_kv_align(const hlx_engine_t *eng)
+{
+    size_t a = eng->be.k.kv_layout.k_block > 1 ? (size_t)eng->be.k.kv_layout.k_block : 1;
+    size_t b = eng->be.k.kv_layout.v_block > 1 ? (size_t)eng->be.k.kv_layout.v_block : 1, x, y, t;
+
+    for (x = a, y = b; y; t = x % y, x = y, y = t)
+        ;
+    return a / x * b; /* lcm */
+}
+
+/* Attention of the c rows of request b, local KV head kh: the shared prefix [0, n0) in one
+ * call over c x group queries, each row's own part [n0, len) in one call each, merged. */
+static hlx_status_t hlx_prefill_attn_head(hlx_engine_t *eng, hlx_prefill_t *p, int l,
+                                          int64_t pos0, int c, int b, int kh, size_t n0)
+{
+    const hlx_layout_t *L = &eng->lay;
+    const hlx_model_t *m = &eng->m;
+    hlx_layer_w_t *W = &eng->layers[l];
+    int dk = m->head_dim, dv = m->v_head_dim, G = L->group, i;
+    size_t shard = (size_t)b * L->kv_local + kh, nq = (size_t)c * G;
+    const char *k0 = (const char *)W->kc + hlx_kv_shard_index(eng, 1, shard, 0, 0) * eng->kv_esize;
+    const char *v0 = (const char *)W->vc + hlx_kv_shard_index(eng, 0, shard, 0, 0) * eng->kv_esize;
+    hlx_attn_desc_t d = {
+        .dk = dk, .dv = dv, .kv_dtype = eng->kv_dtype, .k_stride = (size_t)dk,
+        .v_stride = (size_t)dv, .scale = (float)(1.0 / sqrt((double)dk)),
+    };
+    hlx_status_t st = HLX_OK;
+
+    for (i = 0; i < c; i++) /* the queries of the c rows, [c][group][dk] */
+        memcpy(p->aq + (size_t)i * G * dk,
+               p->qkv + ((size_t)b * c + i) * eng->qkv_cols + (size_t)kh * G * dk,
+               sizeof(float) * (size_t)G * dk);
+    d.group = (int)nq;
+    d.len = n0;
+    d.q = p->aq;
+    d.k = k0;
+    d.v = v0;
+    d.o = p->ao;
+    d.lse = p->alse;
+    st = HLX_BE(eng, attn, &d);
+    for (i = 0; i < c && st == HLX_OK; i++) {
+        size_t len = (size_t)hlx_layout_kv_count(L, L->kvp_rank, pos0 + i + 1);
+        d.group = G;
+        d.len = len - n0;
+        d.q = p->aq + (size_t)i * G * dk;
+        d.k = k0 + n0 * (size_t)dk * eng->kv_esize;
+        d.v = v0 + n0 * (size_t)dv * eng->kv_esize;
+        d.o = p->ao + (nq + (size_t)i * G) * dv;
+        d.lse = p->alse + nq + (size_t)i * G;
+        st = HLX_BE(eng, attn, &d);
+    }
+    if (st == HLX_OK)
+        st = HLX_BE(eng, merge, 2, (int)nq, dv, p->ao, p->alse, p->am, p->amlse);
+    for (i = 0; i < c && st == HLX_OK; i++) {
+        size_t r = (size_t)b * c + i;
+        memcpy(p->opart + (r * L->q_local + (size_t)kh * G) * dv, p->am + (size_t)i * G * dv,
+               sizeof(float) * (size_t)G * dv);
+        memcpy(p->lsepart + r * L->q_local + (size_t)kh * G, p->amlse + (size_t)i * G,
+               sizeof(float) * (size_t)G);
+    }
+    return st;
+}
+
+/* Causal attention partials of every row over this rank's shard, packed for the exchange. */
+static hlx_status_t hlx_prefill_attn(hlx_engine_t *eng, hlx_prefill_t *p, int l, int64_t pos0,
+                                     int c, int R)
+{
+    const hlx_layout_t *L = &eng->lay;
+    int dv = eng->m.v_head_dim, b, kh;
+    size_t a = hlx_prefill_kv_align(eng);
+    size_t n0 = (size_t)hlx_layout_kv_count(L, L->kvp_rank, pos0) / a * a;
+    hlx_xchg_desc_t xd;
+    hlx_status_t st = HLX_OK;
+
+    for (b = 0; b < eng->cfg.batch && st == HLX_OK; b++)
+        for (kh = 0; kh < L->kv_local && st == HLX_OK; kh++)
+            st = hlx_prefill_attn_head(eng, p, l, pos0, c, b, kh, n0);
+    xd = (hlx_xchg_desc_t){ .kvp = L->kvp, .dv = dv, .q_local = L->q_local,
+                            .head_first = eng->xh_first, .head_count = eng->xh_count,
+                            .displ = p->xs_displ, .b0 = 0, .b1 = R };
+    if (st == HLX_OK)
+        st = HLX_BE(eng, pack, &xd, p->opart, p->lsepart, p->sendbuf);
+    return st;
+}
+
+/* The exchange of the partials, the exact merge, W_o and its all-reduce into x. */
+static hlx_status_t hlx_prefill_merge_oproj(hlx_engine_t *eng, hlx_prefill_t *p, int l, int R)
+{
+    const hlx_layout_t *L = &eng->lay;
+    int dv = eng->m.v_head_dim, cnt = L->q_slice;
+    size_t nh = (size_t)R * cnt, n = (size_t)R * eng->m.hidden;
+    hlx_xchg_desc_t xd = { .kvp = L->kvp, .dv = dv, .q_local = L->q_local,
+                           .head_first = eng->xh_first, .head_count = eng->xh_count,
+                           .displ = p->xr_displ, .b0 = 0, .b1 = R };
+    hlx_status_t st;
+
+    st = hlx_comm_alltoallv(eng->kvp_comm, p->sendbuf, p->sc, p->sd, p->recvbuf, p->rc, p->rd);
+    if (st == HLX_OK)
+        st = HLX_BE(eng, unpack, &xd, cnt, R, p->recvbuf, p->oparts, p->lseparts);
+    if (st == HLX_OK)
+        st = HLX_BE(eng, merge, L->kvp, (int)nh, dv, p->oparts, p->lseparts, p->omerged, p->lsem);
+    if (st == HLX_OK)
+        st = hlx_check_finite(eng, p->omerged, nh * (size_t)dv, "the merged prefill attention", l);
+    if (st == HLX_OK)
+        st = HLX_BE(eng, gemm, R, eng->m.hidden, cnt * dv, p->omerged, eng->layers[l].wo,
+                    eng->w_dtype, p->y, 0);
+    if (st == HLX_OK)
+        st = hlx_comm_allreduce_sum_f32(eng->world, p->y, n);
+    if (st == HLX_OK)
+        st = HLX_BE(eng, add, p->x, p->y, n);
+    return st;
+}
+
+static hlx_status_t hlx_prefill_ffn(hlx_engine_t *eng, hlx_prefill_t *p, int l, int R)
+{
+    const hlx_model_t *m = &eng->m;
+    hlx_layer_w_t *W = &eng->layers[l];
+    int Fc = eng->lay.ffn_count;
+    size_t n = (size_t)R * m->hidden;
+    hlx_status_t st;
+
+    st = HLX_BE(eng, rmsnorm, p->hn, p->x, W->ffn_norm, R, m->hidden, (float)m->norm_eps);
+    if (st == HLX_OK)
+        st = HLX_BE(eng, gemm, R, 2 * Fc, m->hidden, p->hn, W->wgu, eng->w_dtype, p->gu, 0);
+    if (st == HLX_OK)
+        st = HLX_BE(eng, swiglu, p->act, p->gu, R, Fc);
+    if (st == HLX_OK)
+        st = HLX_BE(eng, gemm, R, m->hidden, Fc, p->act, W->wdown, eng->w_dtype, p->y, 0);
+    if (st == HLX_OK)
+        st = hlx_comm_allreduce_sum_f32(eng->world, p->y, n);
+    if (st == HLX_OK)
+        st = HLX_BE(eng, add, p->x, p->y, n);
+    if (st == HLX_OK)
+        st = hlx_check_finite(eng, p->x, n, "the prefill hidden state", l);
+    return st;
+}
+
+/* Tokens [p0, p0 + c) of every request through every layer. */
+static hlx_status_t hlx_prefill_chunk(hlx_engine_t *eng, hlx_prefill_t *p, int p0, int c)
+{
+    const hlx_run_config_t *cfg = &eng->cfg;
+    int B = cfg->batch, H = eng->m.hidden, R = B * c, b, i, l;
+    int64_t pos0 = eng->pos + p0;
+    hlx_status_t st = HLX_OK;
+
+    for (b = 0; b < B && st == HLX_OK; b++)
+        for (i = 0; i < c && st == HLX_OK; i++)
+            st = eng->be.ops->copy_to(&eng->be, eng->q, p->x + ((size_t)b * c + i) * H,
+                                      eng->embed + (size_t)cfg->prompt[(size_t)b * cfg->prompt_len +
+                                                                       (size_t)(p0 + i)] * H,
+                                      sizeof(float) * (size_t)H);
+    for (l = 0; l < eng->m.layers && st == HLX_OK; l++) {
+        st = hlx_prefill_qkv(eng, p, l, pos0, c, R);
+        if (st == HLX_OK)
+            st = hlx_prefill_attn(eng, p, l, pos0, c, R);
+        if (st == HLX_OK)
+            st = hlx_prefill_merge_oproj(eng, p, l, R);
+        if (st == HLX_OK)
+            st = hlx_prefill_ffn(eng, p, l, R);
+    }
+    return st;
+}
+
+/* MLA attention and MoE layers have no chunked path yet: the prompt goes through the
+ * decode step one token at a time (the same phases, so exact as the decode is), the head's
+ * choice replaced by the next prompt token until the last. */
+static hlx_status_t hlx_prefill_by_steps(hlx_engine_t *eng)
+{
+    const hlx_run_config_t *cfg = &eng->cfg;
+    int P = cfg->prompt_len, B = cfg->batch, p, b;
+    hlx_status_t st = HLX_OK;
+
+    eng->prefilling = 1;
+    for (p = 0; p < P && st == HLX_OK; p++) {
+        for (b = 0; b < B; b++)
+            eng->tokens[b] = cfg->prompt[(size_t)b * P + p];
+        st = hlx_schedule_step(eng);
+    }
+    eng->prefilling = 0;
+    return st;
+}
+
+hlx_status_t hlx_prefill_run(hlx_engine_t *eng)
+{
+    const hlx_run_config_t *cfg = &eng->cfg;
+    int P = cfg->prompt_len, B = cfg->batch, H = eng->m.hidden, p0, c = 0, b;
+    hlx_prefill_t p;
+    hlx_status_t st;
+
+    /* the ids were checked against the vocabulary before the bootstrap (engine.c) */
+    if (P < 1 || cfg->prompt == NULL)
+        return HLX_OK;
+    if (eng->m.attn == HLX_ATTN_MLA || eng->m.experts > 0)
+        return hlx_prefill_by_steps(eng);
+    st = hlx_prefill_alloc(eng, &p);
+    for (p0 = 0; p0 < P && st == HLX_OK; p0 += c) {
+        c = P - p0 < p.C ? P - p0 : p.C;
+        st = hlx_prefill_chunk(eng, &p, p0, c);
+    }
+    /* The head on each request's last prompt token: its next token starts the decode. */
+    for (b = 0; b < B && st == HLX_OK; b++)
+        st = eng->be.ops->copy_from(&eng->be, eng->q, eng->x + (size_t)b * H,
+                                    p.x + ((size_t)b * c + (size_t)(c - 1)) * H,
+                                    sizeof(float) * (size_t)H);
+    if (st == HLX_OK) {
+        eng->pos += P;
+        eng->kv_len = hlx_layout_kv_count(&eng->lay, eng->lay.kvp_rank, eng->pos);
+        eng->prefilling = 1;
+        st = hlx_phase_head(eng);
+        eng->prefilling = 0;
+    }
+    hlx_prefill_free(&p);
+    return st;
+}
+
+hlx_status_t hlx_engine_sample(hlx_engine_t *eng)
+{
+    const hlx_run_config_t *cfg = &eng->cfg;
+    const hlx_layout_t *L = &eng->lay;
+    int V = eng->m.vocab, b, r;
+    /* the draw's step: tokens generated before this one (the prefill's is the first) */
+    int64_t step = eng->prefilling ? 0 : eng->step + (cfg->prompt_len > 0);
+    float *row = eng->sample_buf;
+
+    if (!(cfg->temperature > 0))
+        return HLX_OK;
+    for (b = 0; b < cfg->batch; b++) {
+        /* this request's full logits, from the all-gathered [N][B][vocab_pad] blocks */
+        for (r = 0; r < L->n; r++) {
+            int v0 = (int)((int64_t)V * r / L->n), v1 = (int)((int64_t)V * (r + 1) / L->n);
+            memcpy(row + v0, eng->logits_all + ((size_t)r * cfg->batch + b) * L->vocab_pad,
+                   sizeof(float) * (size_t)(v1 - v0));
+        }
+        eng->tokens[b] = hlx_sample_token(row, V, cfg->temperature, cfg->top_p, cfg->seed, b,
+                                          step, row + V);
+    }
+    return HLX_OK;
+}

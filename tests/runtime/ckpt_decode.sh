@@ -1,0 +1,143 @@
+#!/usr/bin/env bash
+# Decoding from a `helix model synth` checkpoint (helix decode --model DIR).
+# usage: ckpt_decode.sh equal HELIX DATA          f32 and bf16 checkpoints of seed S decode
+#                                                  bitwise as tiny (f32 / bf16 weights) --seed S
+#        ckpt_decode.sh check HELIX DATA HELIXRUN KVP TPA
+#                                                  --check (with a prompt) over that layout;
+#                                                  with N > 1 each rank reads less than the
+#                                                  whole checkpoint
+#        ckpt_decode.sh moe HELIX DATA [HELIXRUN] a moe-mla checkpoint decodes exactly (1 rank,
+#                                                  and 2 ranks EP 2 with HELIXRUN); fp8 is
+#                                                  refused naming weight_dtype
+#        ckpt_decode.sh refuse HELIX DATA HELIXRUN truncated, corrupt and mismatched
+#                                                  checkpoints: exit 2 naming file and tensor,
+#                                                  at most one line per rank
+set -u
+mode=$1 helix=$2 data=$3
+shift 3
+dir=$(mktemp -d)
+trap 'rm -rf "$dir"' EXIT
+fail=0
+
+json_field() { # FILE EXPR: evaluates EXPR over the one JSON report d
+    python3 -c "import json,sys; d=json.loads([l for l in open(sys.argv[1]) if l.startswith('{')][0]); print($2)" "$1"
+}
+
+case $mode in
+equal)
+    for dt in f32 bf16; do
+        "$helix" model synth --family dense --dtype $dt --seed 7 --out "$dir/$dt" >/dev/null || exit 1
+        want=tiny
+        [ $dt = bf16 ] && want=$data/tiny_bf16.json
+        "$helix" decode --model "$want" --seed 7 --context 300 --steps 12 --batch 2 --json \
+            >"$dir/a.json" || exit 1
+        "$helix" decode --model "$dir/$dt" --context 300 --steps 12 --batch 2 --json \
+            >"$dir/b.json" || exit 1
+        a=$(json_field "$dir/a.json" "d['tokens'], d['hidden_hash']")
+        b=$(json_field "$dir/b.json" "d['tokens'], d['hidden_hash']")
+        seed=$(json_field "$dir/b.json" "d['seed']")
+        bytes=$(json_field "$dir/b.json" "d['ckpt_bytes_rank0'] == d['ckpt_bytes_total'] > 0")
+        echo "$dt: tiny --seed 7: $a"
+        echo "$dt: checkpoint:     $b (seed $seed from helix_synth_seed, whole read: $bytes)"
+        if [ "$a" != "$b" ] || [ "$seed" != 7 ] || [ "$bytes" != True ]; then
+            echo "FAIL: the $dt checkpoint does not decode as the synthetic model"
+            fail=1
+        fi
+    done
+    ;;
+check)
+    helixrun=$1 kvp=$2 tpa=$3
+    n=$((kvp * tpa))
+    "$helix" model synth --family dense --seed 5 --out "$dir/ck" >/dev/null || exit 1
+    timeout -k 5 150 "$helixrun" --no-prefix -n $n --timeout 120 -- "$helix" decode \
+        --model "$dir/ck" --kvp $kvp --tpa $tpa --batch 3 --context 45 --steps 10 \
+        --kv-block 4 --prompt-ids "$data/prompt3.txt" --prefill-chunk 8 --check --json \
+        --timeout 60 >"$dir/out" 2>"$dir/err"
+    rc=$?
+    if [ $rc -ne 0 ]; then
+        echo "FAIL: exit $rc"; cat "$dir/out" "$dir/err"; exit 1
+    fi
+    json_field "$dir/out" "'passed', d['passed'], 'max_rel_err', d['max_rel_err'], 'kv rows', d['kv_rows_checked'], 'bytes per rank', d['ckpt_bytes_per_rank_min'], '..', d['ckpt_bytes_per_rank_max'], 'of', d['ckpt_bytes_total']"
+    ok=$(json_field "$dir/out" "d['passed'] and d['tokens_match'] and d['kv_rows_checked'] > 0 and 0 < d['ckpt_bytes_per_rank_min'] and (d['ckpt_bytes_per_rank_max'] < d['ckpt_bytes_total'] if d['ranks'] > 1 else d['ckpt_bytes_per_rank_max'] == d['ckpt_bytes_total'])")
+    [ "$ok" = True ] || { echo "FAIL"; fail=1; }
+    ;;
+moe)
+    # A DeepSeek-V3-layout checkpoint (MLA + MoE, sigmoid gating with groups) decodes
+    # exactly, on one rank and, given helixrun, on 2 ranks with EP 2; its fp8 form (block
+    # scales) is refused by the runnable check, naming weight_dtype.
+    "$helix" model synth --family moe-mla --seed 3 --out "$dir/moe" >/dev/null || exit 1
+    "$helix" decode --model "$dir/moe" --context 40 --steps 3 --check >"$dir/out" 2>"$dir/err"
+    rc=$?
+    echo "one rank: exit $rc: $(tail -n 1 "$dir/out")"
+    [ $rc -eq 0 ] && grep -q "check:   PASS" "$dir/out" ||
+        { echo "FAIL: the moe-mla checkpoint did not decode exactly"; cat "$dir/err"; fail=1; }
+    if [ $# -ge 1 ] && [ -x "$1" ]; then
+        "$1" -n 2 -- "$helix" decode --model "$dir/moe" --kvp 2 --ep 2 --context 40 --steps 3 \
+            --check >"$dir/out" 2>"$dir/err"
+        rc=$?
+        echo "kvp 2, ep 2: exit $rc: $(tail -n 1 "$dir/out")"
+        [ $rc -eq 0 ] && grep -q "check:   PASS" "$dir/out" ||
+            { echo "FAIL: the moe-mla checkpoint did not decode exactly on 2 ranks"; cat "$dir/err"; fail=1; }
+    fi
+    "$helix" model synth --family moe-mla --dtype fp8 --seed 3 --out "$dir/moe8" >/dev/null || exit 1
+    "$helix" decode --model "$dir/moe8" --context 20 --steps 2 >"$dir/out" 2>"$dir/err"
+    rc=$?
+    echo "fp8: exit $rc: $(cat "$dir/err")"
+    [ $rc -eq 2 ] && grep -q "weight_dtype" "$dir/err" ||
+        { echo "FAIL: the fp8 checkpoint was not refused naming weight_dtype"; fail=1; }
+    ;;
+refuse)
+    helixrun=$1
+    "$helix" model synth --family dense --seed 5 --out "$dir/ck" >/dev/null || exit 1
+    cp -r "$dir/ck" "$dir/trunc"
+    truncate -s -100 "$dir/trunc/model-00002-of-00002.safetensors"
+    cp -r "$dir/ck" "$dir/shape"
+    sed -i 's/"intermediate_size": 512/"intermediate_size": 640/' "$dir/shape/config.json"
+    cp -r "$dir/ck" "$dir/header"
+    # a data offset of the first shard's JSON header bent out of shape
+    python3 - "$dir/header/model-00001-of-00002.safetensors" <<'PY'
+import struct, sys
+b = bytearray(open(sys.argv[1], 'rb').read())
+n = struct.unpack('<Q', b[:8])[0]
+h = b[8:8 + n].decode()
+i = h.index('"data_offsets":[') + len('"data_offsets":[')
+j = h.index(',', i)
+h2 = h[:i] + '7'.rjust(j - i) + h[j:]
+b[8:8 + n] = h2.encode()
+open(sys.argv[1], 'wb').write(b)
+PY
+    cases=("trunc|model-00002-of-00002.safetensors: tensor lm_head.weight"
+           "shape|tensor model.layers.0.mlp.gate_proj.weight: shape [512, 256], expected [640, 256]"
+           "header|model-00001-of-00002.safetensors: tensor")
+    for c in "${cases[@]}"; do
+        name=${c%%|*} msg=${c#*|}
+        timeout -k 5 60 "$helixrun" -n 2 --timeout 50 -- "$helix" decode --model "$dir/$name" \
+            --kvp 2 --steps 2 >"$dir/out" 2>"$dir/err"
+        rc=$?
+        lines=$(grep -cF -- "$msg" "$dir/err")
+        echo "$name: exit $rc, $lines line(s) with '$msg'"
+        sed 's/^/  stderr: /' "$dir/err" | head -6
+        # helixrun reports the exit of the ranks (status 2); each rank says why at most once
+        if [ $rc -ne 2 ] || [ "$lines" -lt 1 ] || [ "$lines" -gt 2 ]; then
+            echo "FAIL: expected exit 2 and one line per rank at most"
+            fail=1
+        fi
+        if grep -F -- "$msg" "$dir/err" | sed 's/^\[[0-9]*\] *//' | cut -d' ' -f1-2 |
+           sort | uniq -d | grep -q .; then
+            echo "FAIL: a rank repeated the message"
+            fail=1
+        fi
+    done
+    # a single process: the same, once
+    "$helix" decode --model "$dir/shape" --steps 2 >/dev/null 2>"$dir/err"
+    rc=$?
+    lines=$(grep -c "expected \[640, 256\]" "$dir/err")
+    echo "single process: exit $rc, $lines line(s)"
+    if [ $rc -ne 2 ] || [ "$lines" -ne 1 ]; then
+        echo "FAIL: expected exit 2 and one line"; fail=1
+    fi
+    ;;
+*)
+    echo "unknown mode $mode"; exit 2 ;;
+esac
+exit $fail

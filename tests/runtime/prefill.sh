@@ -1,0 +1,125 @@
+#!/usr/bin/env bash
+# Prefill (--prompt-ids) and helix generate.
+# usage: prefill.sh ranks HELIX DATA HELIXRUN KVP TPA
+#            decode with a prompt over KVP x TPA ranks (--check) gives the tokens of the
+#            single-process run, token for token
+#        prefill.sh generate HELIX DATA HELIXRUN
+#            greedy generate = decode's tokens; sampling reproducible with one seed,
+#            different with another, and --check exact with sampling over 2 ranks
+#        prefill.sh inputs HELIX DATA
+#            bad prompt files: exit 2 naming file:line:column
+#        prefill.sh rankprompt HELIX DATA   (one rank of a 2-rank job)
+#            rank 1 reads another prompt of the same length: the ranks must refuse
+set -u
+if [ "$1" = rankprompt ]; then
+    rank=${PMIX_RANK:-${OMPI_COMM_WORLD_RANK:-0}}
+    p=$3/prompt3.txt
+    [ "$rank" = 1 ] && p=$3/prompt3_other.txt # the same lines in another order
+    exec "$2" decode --kvp 2 --steps 2 --context 10 --prompt-ids "$p" --timeout 20
+fi
+mode=$1 helix=$2 data=$3
+shift 3
+dir=$(mktemp -d)
+trap 'rm -rf "$dir"' EXIT
+fail=0
+
+json_field() { # FILE EXPR over the one JSON report d
+    python3 -c "import json,sys; d=json.loads([l for l in open(sys.argv[1]) if l.startswith('{')][0]); print($2)" "$1"
+}
+
+run() { # OUT CMD...: runs it with a deadline, prints it and fails the test on exit != 0
+    local out=$1
+    shift
+    timeout -k 5 150 "$@" >"$out" 2>"$dir/err"
+    local rc=$?
+    echo "$* -> exit $rc"
+    if [ $rc -ne 0 ]; then
+        cat "$out" "$dir/err"
+        exit 1
+    fi
+}
+
+case $mode in
+ranks)
+    helixrun=$1 kvp=$2 tpa=$3
+    n=$((kvp * tpa))
+    args=(--context 29 --steps 8 --kv-block 4 --prompt-ids "$data/prompt3.txt" --prefill-chunk 5
+          --check --json --timeout 60)
+    run "$dir/one" "$helix" decode "${args[@]}"
+    run "$dir/many" "$helixrun" --no-prefix -n $n --timeout 120 -- "$helix" decode --kvp $kvp \
+        --tpa $tpa "${args[@]}"
+    a=$(json_field "$dir/one" "d['prefill_tokens'], d['tokens']")
+    b=$(json_field "$dir/many" "d['prefill_tokens'], d['tokens']")
+    echo "1 rank:   $a"
+    echo "$n ranks: $b"
+    ok=$(json_field "$dir/many" "d['passed'] and d['batch'] == 3 and d['prompt_len'] == 19 and d['kv_rows_checked'] == 2 * 3 * 2 * (19 + 8)")
+    if [ "$a" != "$b" ] || [ "$ok" != True ]; then
+        echo "FAIL: tokens differ or the check did not pass"
+        fail=1
+    fi
+    ;;
+generate)
+    helixrun=$1
+    # greedy generate: the prefill's token, then decode's
+    run "$dir/dec" "$helix" decode --prompt-ids "$data/prompt1.txt" --batch 2 --context 0 \
+        --steps 9 --json
+    run "$dir/gen" "$helix" generate --prompt-ids "$data/prompt1.txt" --batch 2 --max-new 10 \
+        --json
+    a=$(json_field "$dir/dec" "[[p] + t for p, t in zip(d['prefill_tokens'], d['tokens'])]")
+    b=$(json_field "$dir/gen" "d['tokens']")
+    echo "decode:   $a"
+    echo "generate: $b"
+    [ "$a" = "$b" ] || { echo "FAIL: greedy generate differs from decode"; fail=1; }
+    # sampling: same seed twice, then another seed
+    s=(--prompt-ids "$data/prompt3.txt" --max-new 12 --temperature 0.9 --top-p 0.95 --json)
+    run "$dir/s1" "$helix" generate "${s[@]}" --seed 3
+    run "$dir/s2" "$helix" generate "${s[@]}" --seed 3
+    run "$dir/s3" "$helix" generate "${s[@]}" --seed 4
+    t1=$(json_field "$dir/s1" "d['tokens']")
+    t2=$(json_field "$dir/s2" "d['tokens']")
+    t3=$(json_field "$dir/s3" "d['tokens']")
+    echo "seed 3: $t1"; echo "seed 3: $t2"; echo "seed 4: $t3"
+    [ "$t1" = "$t2" ] || { echo "FAIL: sampling with one seed is not reproducible"; fail=1; }
+    [ "$t1" != "$t3" ] || { echo "FAIL: another seed drew the same tokens"; fail=1; }
+    # the same draws over 2 x 2 ranks, checked against the reference
+    run "$dir/s4" "$helixrun" --no-prefix -n 4 --timeout 120 -- "$helix" generate "${s[@]}" \
+        --seed 3 --kvp 2 --tpa 2 --check --timeout 60
+    t4=$(json_field "$dir/s4" "d['tokens']")
+    ok=$(json_field "$dir/s4" "d['passed'] and d['tokens_match']")
+    echo "seed 3, 4 ranks, --check $ok: $t4"
+    [ "$t1" = "$t4" ] && [ "$ok" = True ] || { echo "FAIL: sampling over 4 ranks"; fail=1; }
+    ;;
+inputs)
+    expect2() { # FILE_CONTENT MESSAGE [extra args]
+        printf "$1" >"$dir/p.txt"
+        shift
+        local msg=$1
+        shift
+        "$helix" decode --prompt-ids "$dir/p.txt" --steps 1 "$@" >/dev/null 2>"$dir/err"
+        local rc=$?
+        echo "exit $rc: $(cat "$dir/err")"
+        if [ $rc -ne 2 ] || ! grep -qF -- "$msg" "$dir/err"; then
+            echo "FAIL: expected exit 2 and '$msg'"
+            fail=1
+        fi
+    }
+    expect2 '1 2 3\n4 x5 6\n' "p.txt:2:3: 'x5' is not a token id"
+    expect2 '1 2 3\n4 5-6 7\n' "p.txt:2:3: '5-6' is not a token id"
+    expect2 '1 2 3\n  4 512 6\n' "p.txt:2:5: token id 512 is outside the vocabulary"
+    expect2 '1 2 3\n4 99999999999999999999 6\n' "p.txt:2:3: token id 99999999999999999999 is outside"
+    expect2 '1 2 3\n4 6\n' "p.txt:2:1: 2 token ids, but line 1 has 3"
+    expect2 '1 2 3\n4 5 6\n' "has 2 lines (one per request) but --batch is 3" --batch 3
+    expect2 '\n \n' "no token ids"
+    "$helix" decode --prompt-ids "$dir/missing.txt" >/dev/null 2>"$dir/err"
+    rc=$?
+    echo "exit $rc: $(cat "$dir/err")"
+    [ $rc -eq 2 ] && grep -qF "missing.txt: No such file" "$dir/err" || fail=1
+    "$helix" generate --max-new 3 >/dev/null 2>"$dir/err"
+    rc=$?
+    echo "exit $rc: $(cat "$dir/err")"
+    [ $rc -eq 2 ] && grep -qF -- "--prompt-ids: required" "$dir/err" || fail=1
+    ;;
+*)
+    echo "unknown mode $mode"; exit 2 ;;
+esac
+exit $fail
