@@ -3,6 +3,7 @@
 #include "hlx_reference.h"
 #include "hlx_reference_moe.h"
 #include "hlx_reference_mla.h"
+#include "hlx_ref_util.h"
 #include "hlx_synth.h"
 #include "hlx_wsrc.h"
 
@@ -29,21 +30,16 @@ struct hlx_ref {
     hlx_ref_mla_t   *mla;     /* MLA attention and its latent cache (NULL for GQA) */
 };
 
-/* The whole runtime weight w of layer l from the weight source, in fp64. */
-static double *hlx_ref_tensor(hlx_wsrc_t *ws, hlx_hf_weight_t w, int l)
+double *hlx_ref_read(hlx_wsrc_t *ws, const char *name, int64_t rows, int64_t cols, char *err,
+                     size_t errlen)
 {
-    char name[128], err[256];
-    int64_t rows, cols, i;
-    float *f;
-    double *d;
+    float *f = malloc(sizeof(float) * (size_t)(rows * cols));
+    double *d = malloc(sizeof(double) * (size_t)(rows * cols));
+    int64_t i;
 
-    hlx_hf_weight_name(w, l, name, sizeof(name));
-    hlx_hf_weight_shape(&ws->cfg.m, w, &rows, &cols);
-    f = malloc(sizeof(float) * (size_t)(rows * cols));
-    d = malloc(sizeof(double) * (size_t)(rows * cols));
     if (f == NULL || d == NULL ||
         hlx_wsrc_read(ws, name, rows, cols, 0, rows, 0, cols, f, HLX_DTYPE_F32, cols, err,
-                      sizeof(err)) != HLX_OK) {
+                      errlen) != HLX_OK) {
         free(f);
         free(d);
         return NULL;
@@ -52,6 +48,17 @@ static double *hlx_ref_tensor(hlx_wsrc_t *ws, hlx_hf_weight_t w, int l)
         d[i] = f[i];
     free(f);
     return d;
+}
+
+/* The whole runtime weight w of layer l from the weight source, in fp64. */
+static double *hlx_ref_tensor(hlx_wsrc_t *ws, hlx_hf_weight_t w, int l)
+{
+    char name[128], err[256];
+    int64_t rows, cols;
+
+    hlx_hf_weight_name(w, l, name, sizeof(name));
+    hlx_hf_weight_shape(&ws->cfg.m, w, &rows, &cols);
+    return hlx_ref_read(ws, name, rows, cols, err, sizeof(err));
 }
 
 uint64_t hlx_ref_bytes(const hlx_model_t *m, int batch, int64_t context, int steps)
@@ -174,8 +181,7 @@ err_free:
     return HLX_ERR_NOMEM;
 }
 
-static void hlx_ref_rmsnorm(double *y, const double *x, const double *w, int64_t n,
-                            double eps)
+void hlx_ref_rmsnorm(double *y, const double *x, const double *w, int64_t n, double eps)
 {
     double ss = 0.0, r;
     int64_t i;
@@ -188,7 +194,7 @@ static void hlx_ref_rmsnorm(double *y, const double *x, const double *w, int64_t
 }
 
 /* y[N] = x[Kd] * W[Kd][N] */
-static void hlx_ref_matvec(double *y, const double *x, const double *w, int64_t Kd, int64_t N)
+void hlx_ref_matvec(double *y, const double *x, const double *w, int64_t Kd, int64_t N)
 {
     int64_t i, j;
 

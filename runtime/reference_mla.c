@@ -2,6 +2,7 @@
  * keys and values are up-projected from the cached latent (the form DeepSeek-V3 trains
  * with), never absorbed, so --check also tests the engine's absorption. */
 #include "hlx_reference_mla.h"
+#include "hlx_ref_util.h"
 #include "hlx_synth.h"
 
 #include <math.h>
@@ -31,49 +32,11 @@ static double *hlx_ref_mla_tensor(hlx_wsrc_t *ws, int l, const char *what, int64
                                   int64_t cols)
 {
     char name[128], err[256];
-    float *f = malloc(sizeof(float) * (size_t)(rows * cols));
-    double *d = malloc(sizeof(double) * (size_t)(rows * cols));
-    int64_t i;
 
     snprintf(name, sizeof(name), "model.layers.%d.self_attn.%s.weight", l, what);
-    if (f == NULL || d == NULL ||
-        hlx_wsrc_read(ws, name, rows, cols, 0, rows, 0, cols, f, HLX_DTYPE_F32, cols, err,
-                      sizeof(err)) != HLX_OK) {
-        free(f);
-        free(d);
-        return NULL;
-    }
-    for (i = 0; i < rows * cols; i++)
-        d[i] = f[i];
-    free(f);
-    return d;
+    return hlx_ref_read(ws, name, rows, cols, err, sizeof(err));
 }
 
-static void hlx_rm_rmsnorm(double *y, const double *x, const double *w, int64_t n, double eps)
-{
-    double ss = 0.0, s;
-    int64_t i;
-
-    for (i = 0; i < n; i++)
-        ss += x[i] * x[i];
-    s = 1.0 / sqrt(ss / (double)n + eps);
-    for (i = 0; i < n; i++)
-        y[i] = x[i] * s * w[i];
-}
-
-/* y[N] = x[K] W[K][N] */
-static void hlx_rm_matvec(double *y, const double *x, const double *w, int64_t K, int64_t N)
-{
-    int64_t i, j;
-
-    for (j = 0; j < N; j++)
-        y[j] = 0.0;
-    for (i = 0; i < K; i++)
-        for (j = 0; j < N; j++)
-            y[j] += x[i] * w[i * N + j];
-}
-
-/* Rotates the pairs (2i, 2i+1) of x[0..d) by pos * theta^(-2i/d). */
 static void hlx_rm_rope(double *x, int d, int64_t pos, double theta)
 {
     int i;
@@ -199,8 +162,8 @@ hlx_status_t hlx_ref_mla_attn(hlx_ref_mla_t *a, int l, int b, int64_t pos, const
         return HLX_ERR_INVALID;
     /* The new token's latent row: c = norm(kv_a x)[:r], k_rope = RoPE(kv_a x [r:]),
      * stored fp32 then in the KV dtype, as the engine stores it. */
-    hlx_rm_matvec(kva, hn, L->wkva, a->H, rk);
-    hlx_rm_rmsnorm(kva, kva, L->kva_norm, a->r, eps);
+    hlx_ref_matvec(kva, hn, L->wkva, a->H, rk);
+    hlx_ref_rmsnorm(kva, kva, L->kva_norm, a->r, eps);
     hlx_rm_rope(kva + a->r, a->rope, pos, theta);
     row = a->rows + hlx_rm_slot(a, l, b, pos) * (size_t)rk;
     for (e = 0; e < rk; e++)
@@ -208,11 +171,11 @@ hlx_status_t hlx_ref_mla_attn(hlx_ref_mla_t *a, int l, int b, int64_t pos, const
     hlx_rm_derive(a, l, b, pos);
     /* Queries per head [nope | rope]. */
     if (a->ql > 0) {
-        hlx_rm_matvec(qa, hn, L->wqa, a->H, a->ql);
-        hlx_rm_rmsnorm(qa, qa, L->qa_norm, a->ql, eps);
-        hlx_rm_matvec(q, qa, L->wq, a->ql, Q * qk);
+        hlx_ref_matvec(qa, hn, L->wqa, a->H, a->ql);
+        hlx_ref_rmsnorm(qa, qa, L->qa_norm, a->ql, eps);
+        hlx_ref_matvec(q, qa, L->wq, a->ql, Q * qk);
     } else {
-        hlx_rm_matvec(q, hn, L->wq, a->H, Q * qk);
+        hlx_ref_matvec(q, hn, L->wq, a->H, Q * qk);
     }
     for (h = 0; h < Q; h++)
         hlx_rm_rope(q + h * qk + a->nope, a->rope, pos, theta);

@@ -2,6 +2,7 @@
  * router and expert matrices, routing by sorting every score, plain loops; no code shared
  * with the engine's MoE (moe.c). */
 #include "hlx_reference_moe.h"
+#include "hlx_ref_util.h"
 
 #include <math.h>
 #include <stdio.h>
@@ -24,27 +25,6 @@ struct hlx_ref_moe {
     int64_t              ties;
     char                 first[256];
 };
-
-/* The whole tensor `name` ([rows][cols], runtime orientation) in fp64; NULL on failure. */
-static double *hlx_ref_moe_tensor(hlx_wsrc_t *ws, const char *name, int64_t rows, int64_t cols,
-                                  char *err, size_t errlen)
-{
-    float *f = malloc(sizeof(float) * (size_t)(rows * cols));
-    double *d = malloc(sizeof(double) * (size_t)(rows * cols));
-    int64_t i;
-
-    if (f == NULL || d == NULL ||
-        hlx_wsrc_read(ws, name, rows, cols, 0, rows, 0, cols, f, HLX_DTYPE_F32, cols, err,
-                      errlen) != HLX_OK) {
-        free(f);
-        free(d);
-        return NULL;
-    }
-    for (i = 0; i < rows * cols; i++)
-        d[i] = f[i];
-    free(f);
-    return d;
-}
 
 hlx_ref_moe_t *hlx_ref_moe_create(hlx_wsrc_t *ws, const hlx_model_t *m, char *err,
                                   size_t errlen)
@@ -74,18 +54,18 @@ hlx_ref_moe_t *hlx_ref_moe_create(hlx_wsrc_t *ws, const hlx_model_t *m, char *er
     for (l = m->dense_layers; ok && l < m->layers; l++) {
         hlx_ref_moe_layer_t *L = &moe->L[l];
         snprintf(n, sizeof(n), "model.layers.%d.mlp.gate.weight", l);
-        ok = (L->router = hlx_ref_moe_tensor(ws, n, H, E, err, errlen)) != NULL;
+        ok = (L->router = hlx_ref_read(ws, n, H, E, err, errlen)) != NULL;
         if (ok && m->moe_scoring == HLX_MOE_SIGMOID) {
             snprintf(n, sizeof(n), "model.layers.%d.mlp.gate.e_score_correction_bias", l);
-            ok = (L->bias = hlx_ref_moe_tensor(ws, n, 1, E, err, errlen)) != NULL;
+            ok = (L->bias = hlx_ref_read(ws, n, 1, E, err, errlen)) != NULL;
         }
         if (ok && Fs > 0) {
             snprintf(n, sizeof(n), "model.layers.%d.mlp.shared_experts.gate_proj.weight", l);
-            ok = (L->sgate = hlx_ref_moe_tensor(ws, n, H, Fs, err, errlen)) != NULL;
+            ok = (L->sgate = hlx_ref_read(ws, n, H, Fs, err, errlen)) != NULL;
             snprintf(n, sizeof(n), "model.layers.%d.mlp.shared_experts.up_proj.weight", l);
-            ok = ok && (L->sup = hlx_ref_moe_tensor(ws, n, H, Fs, err, errlen)) != NULL;
+            ok = ok && (L->sup = hlx_ref_read(ws, n, H, Fs, err, errlen)) != NULL;
             snprintf(n, sizeof(n), "model.layers.%d.mlp.shared_experts.down_proj.weight", l);
-            ok = ok && (L->sdown = hlx_ref_moe_tensor(ws, n, Fs, H, err, errlen)) != NULL;
+            ok = ok && (L->sdown = hlx_ref_read(ws, n, Fs, H, err, errlen)) != NULL;
         }
         L->gate = calloc((size_t)E, sizeof(double *));
         L->up   = calloc((size_t)E, sizeof(double *));
@@ -93,11 +73,11 @@ hlx_ref_moe_t *hlx_ref_moe_create(hlx_wsrc_t *ws, const hlx_model_t *m, char *er
         ok = ok && L->gate && L->up && L->down;
         for (e = 0; ok && e < E; e++) {
             snprintf(n, sizeof(n), "model.layers.%d.mlp.experts.%d.gate_proj.weight", l, e);
-            ok = (L->gate[e] = hlx_ref_moe_tensor(ws, n, H, Fe, err, errlen)) != NULL;
+            ok = (L->gate[e] = hlx_ref_read(ws, n, H, Fe, err, errlen)) != NULL;
             snprintf(n, sizeof(n), "model.layers.%d.mlp.experts.%d.up_proj.weight", l, e);
-            ok = ok && (L->up[e] = hlx_ref_moe_tensor(ws, n, H, Fe, err, errlen)) != NULL;
+            ok = ok && (L->up[e] = hlx_ref_read(ws, n, H, Fe, err, errlen)) != NULL;
             snprintf(n, sizeof(n), "model.layers.%d.mlp.experts.%d.down_proj.weight", l, e);
-            ok = ok && (L->down[e] = hlx_ref_moe_tensor(ws, n, Fe, H, err, errlen)) != NULL;
+            ok = ok && (L->down[e] = hlx_ref_read(ws, n, Fe, H, err, errlen)) != NULL;
         }
     }
     if (!ok) {
