@@ -33,7 +33,7 @@ int hlx_run_load_model(const char *cmd, const hlx_decode_opts_t *o, hlx_run_conf
     /* A directory without config.json is left to the model reader, which refuses it as
      * it refuses every directory ("is a directory, not a model file"). */
     if (stat(o->model, &sb) != 0 || !S_ISDIR(sb.st_mode) || stat(path, &sb) != 0) {
-        /* Only what the runtime runs: MoE and MLA fields are refused, naming the field. */
+        /* Only what the runtime runs: fp8/fp4 weights are refused, naming the field. */
         st = hlx_model_load_runnable(o->model, m, err, sizeof(err));
         if (st != HLX_OK) {
             fprintf(stderr, "helix %s: %s\n", cmd, err);
@@ -47,8 +47,13 @@ int hlx_run_load_model(const char *cmd, const hlx_decode_opts_t *o, hlx_run_conf
         return 2;
     }
     st = hlx_hf_config_load(o->model, &hc, err, sizeof(err));
-    if (st == HLX_OK)
-        st = hlx_model_check_runnable(&hc.m, err, sizeof(err));
+    if (st == HLX_OK) {
+        /* fp8 checkpoint weights (block scales) run dequantized to bf16 (runtime/engine.c) */
+        hlx_model_t run = hc.m;
+        if (hc.fp8 && run.weight_dtype == HLX_DTYPE_FP8)
+            run.weight_dtype = HLX_DTYPE_BF16;
+        st = hlx_model_check_runnable(&run, err, sizeof(err));
+    }
     if (st != HLX_OK) {
         fprintf(stderr, "helix %s: %s/config.json: %s\n", cmd, o->model, err);
         return 2;

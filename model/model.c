@@ -363,7 +363,8 @@ hlx_status_t hlx_model_load(const char *path_or_preset, hlx_model_t *m, char *er
 static const char *hlx_model_unrun(const hlx_model_t *m, char *why, size_t whylen)
 {
     if (m->weight_dtype != HLX_DTYPE_F32 && m->weight_dtype != HLX_DTYPE_BF16) {
-        snprintf(why, whylen, "%s weights are not run by the decode runtime (f32 or bf16)",
+        snprintf(why, whylen, "%s weights are not run by the decode runtime (f32 or bf16; "
+                 "an fp8 checkpoint with block scales runs dequantized)",
                  hlx_dtype_name(m->weight_dtype));
         return "weight_dtype";
     }

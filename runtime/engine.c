@@ -651,6 +651,9 @@ static hlx_status_t hlx_engine_validate_load(hlx_engine_t *eng, char *err, size_
         (cfg->temperature > 0 && !(cfg->top_p > 0 && cfg->top_p <= 1)))
         return hlx_engine_fail(err, errlen, HLX_ERR_INVALID, "--temperature %g (0 .. 1e6) or "
                                "--top-p %g (0 < P <= 1)", cfg->temperature, cfg->top_p);
+    if (!cfg->ckpt[0] && eng->m.weight_dtype == HLX_DTYPE_FP8)
+        return hlx_engine_fail(err, errlen, HLX_ERR_INVALID, "model %s: fp8 weights run from "
+                               "a checkpoint only (dequantized to bf16 at load)", eng->m.name);
     if (!cfg->ckpt[0])
         return HLX_OK;
     st = hlx_wsrc_ckpt(&eng->ws, cfg->ckpt, eng->errmsg, sizeof(eng->errmsg));
@@ -940,7 +943,8 @@ hlx_status_t hlx_engine_create(const hlx_run_config_t *cfg, const hlx_model_t *m
     eng->cfg      = *cfg;
     eng->m        = *model;
     eng->kv_dtype = cfg->kv_dtype_set ? cfg->kv_dtype : model->kv_dtype;
-    eng->w_dtype  = model->weight_dtype;
+    /* fp8 checkpoint weights (with block scales) are dequantized to bf16 at load */
+    eng->w_dtype  = model->weight_dtype == HLX_DTYPE_FP8 ? HLX_DTYPE_BF16 : model->weight_dtype;
     eng->kv_esize = (size_t)hlx_dtype_bytes(eng->kv_dtype);
     eng->w_esize  = (size_t)hlx_dtype_bytes(eng->w_dtype);
     st = hlx_engine_validate(eng, err, errlen);

@@ -7,8 +7,8 @@
 #                                                  with N > 1 each rank reads less than the
 #                                                  whole checkpoint
 #        ckpt_decode.sh moe HELIX DATA [HELIXRUN] a moe-mla checkpoint decodes exactly (1 rank,
-#                                                  and 2 ranks EP 2 with HELIXRUN); fp8 is
-#                                                  refused naming weight_dtype
+#                                                  and 2 ranks EP 2 with HELIXRUN), in bf16 and
+#                                                  in fp8 with block scales
 #        ckpt_decode.sh refuse HELIX DATA HELIXRUN truncated, corrupt and mismatched
 #                                                  checkpoints: exit 2 naming file and tensor,
 #                                                  at most one line per rank
@@ -64,7 +64,7 @@ check)
 moe)
     # A DeepSeek-V3-layout checkpoint (MLA + MoE, sigmoid gating with groups) decodes
     # exactly, on one rank and, given helixrun, on 2 ranks with EP 2; its fp8 form (block
-    # scales) is refused by the runnable check, naming weight_dtype.
+    # scales) too, dequantized to bf16 at load.
     "$helix" model synth --family moe-mla --seed 3 --out "$dir/moe" >/dev/null || exit 1
     "$helix" decode --model "$dir/moe" --context 40 --steps 3 --check >"$dir/out" 2>"$dir/err"
     rc=$?
@@ -80,11 +80,18 @@ moe)
             { echo "FAIL: the moe-mla checkpoint did not decode exactly on 2 ranks"; cat "$dir/err"; fail=1; }
     fi
     "$helix" model synth --family moe-mla --dtype fp8 --seed 3 --out "$dir/moe8" >/dev/null || exit 1
-    "$helix" decode --model "$dir/moe8" --context 20 --steps 2 >"$dir/out" 2>"$dir/err"
+    "$helix" decode --model "$dir/moe8" --context 40 --steps 3 --check >"$dir/out" 2>"$dir/err"
     rc=$?
-    echo "fp8: exit $rc: $(cat "$dir/err")"
+    echo "fp8: exit $rc: $(tail -n 1 "$dir/out")"
+    [ $rc -eq 0 ] && grep -q "check:   PASS" "$dir/out" ||
+        { echo "FAIL: the fp8 checkpoint did not decode exactly"; cat "$dir/err"; fail=1; }
+    # fp8 weights without a checkpoint (a model file) have no values to dequantize: refused
+    sed 's/"weight_dtype": *"f32"/"weight_dtype": "fp8"/' "$data/tiny-mla-moe.json" >"$dir/fp8.json"
+    "$helix" decode --model "$dir/fp8.json" --context 20 --steps 2 >"$dir/out" 2>"$dir/err"
+    rc=$?
+    echo "fp8 model file: exit $rc: $(cat "$dir/err")"
     [ $rc -eq 2 ] && grep -q "weight_dtype" "$dir/err" ||
-        { echo "FAIL: the fp8 checkpoint was not refused naming weight_dtype"; fail=1; }
+        { echo "FAIL: fp8 weights from a model file were not refused naming weight_dtype"; fail=1; }
     ;;
 refuse)
     helixrun=$1
