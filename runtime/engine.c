@@ -403,6 +403,10 @@ static hlx_status_t hlx_engine_place(hlx_engine_t *eng, char *err, size_t errlen
              "from %s", rank, nd.rank_src, n, nd.size_src, eng->info.local_rank, nd.local_src,
              nd.name, nd.node_src);
     hlx_host_summary(eng->topo, nd.name, eng->info.local_rank, &me);
+    /* A host-backend run uses cores, not GPUs: its hosts count as CPU-only, so a GPU
+     * machine runs more ranks than it has GPUs (as a machine without GPUs does). */
+    if (strcmp(eng->be.ops->name, "cuda"))
+        me.ngpus = me.ndomains = 0;
     all = calloc((size_t)n, sizeof(*all));
     hashes = calloc((size_t)n, sizeof(*hashes));
     links = calloc((size_t)n, sizeof(*links));
