@@ -49,6 +49,10 @@ static const hlx_param_t hlx_runtime_params[] = {
     { "EP", HLX_PT_INT, "1", 1, 4096, offsetof(hlx_runtime_settings_t, ep),
       "MoE expert-parallel groups: N = EP x TPF ranks, expert J on group J / (E / EP), its "
       "columns over the TPF ranks of the group (helix decode --ep overrides it)" },
+    { "PREFILL", HLX_PT_STRING, "chunked", 0, 0, offsetof(hlx_runtime_settings_t, prefill),
+      "prompt prefill: chunked (--prefill-chunk tokens per pass through every layer) or "
+      "steps (one decode step per prompt token, the exactness yardstick; same on every "
+      "rank)" },
 };
 
 static const hlx_param_table_t hlx_runtime_table = {

@@ -356,13 +356,13 @@ static hlx_status_t hlx_prefill_by_steps(hlx_engine_t *eng)
     return st;
 }
 
-/* HELIX_PREFILL: "chunked" (default) or "steps". */
+/* HELIX_PREFILL (the runtime's settings table): "chunked" (default) or "steps". */
 static hlx_status_t hlx_prefill_mode(hlx_engine_t *eng, int *by_steps)
 {
-    const char *v = getenv("HELIX_PREFILL");
+    const char *v = eng->set.prefill;
 
-    *by_steps = v != NULL && strcmp(v, "steps") == 0;
-    if (v == NULL || *v == '\0' || *by_steps || strcmp(v, "chunked") == 0)
+    *by_steps = strcmp(v, "steps") == 0;
+    if (*v == '\0' || *by_steps || strcmp(v, "chunked") == 0)
         return HLX_OK;
     hlx_engine_set_errmsg(eng, "HELIX_PREFILL '%s': expected 'chunked' or 'steps'", v);
     return HLX_ERR_INVALID;
