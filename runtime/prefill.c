@@ -7,7 +7,10 @@
  * its positions in order. The slots before the chunk (rounded down to the KV layout's
  * block) are shared by all C rows of a request: one attention call reads them once for
  * the C x group queries; each row then attends to the rest of its own prefix (at most C
- * + block slots) and the two partials are merged exactly (log-sum-exp). */
+ * + block slots) and the two partials are merged exactly (log-sum-exp). MLA models make
+ * their latent rows and absorbed queries in mla.c (one latent head, partials in latent
+ * space, W_UV after the merge); MoE layers route per row (moe.c). HELIX_PREFILL=steps runs
+ * the prompt through the decode step token by token instead. */
 #define _GNU_SOURCE
 #include "hlx_engine_int.h"
 #include "hlx_mla.h"
