@@ -49,6 +49,10 @@ static const hlx_param_t hlx_runtime_params[] = {
     { "EP", HLX_PT_INT, "1", 1, 4096, offsetof(hlx_runtime_settings_t, ep),
       "MoE expert-parallel groups: N = EP x TPF ranks, expert J on group J / (E / EP), its "
       "columns over the TPF ranks of the group (helix decode --ep overrides it)" },
+    { "PREFILL", HLX_PT_STRING, "chunked", 0, 0, offsetof(hlx_runtime_settings_t, prefill),
+      "prompt prefill: chunked (--prefill-chunk tokens per pass through every layer) or "
+      "steps (one decode step per prompt token, the exactness yardstick; same on every "
+      "rank)" },
 };
 
 static const hlx_param_table_t hlx_runtime_table = {
@@ -587,7 +591,12 @@ static hlx_status_t hlx_engine_bytes(hlx_engine_t *eng, uint64_t *need_p, char *
                                                            : HLX_PREFILL_CHUNK);
         c = c < (uint64_t)eng->cfg.prompt_len ? c : (uint64_t)eng->cfg.prompt_len;
         t = (uint64_t)eng->qkv_cols + 3 * (uint64_t)L->ffn_count + 6 * H +
-            4 * (uint64_t)L->q_local * (dv + 1) * (uint64_t)L->kvp;
+            4 * (uint64_t)L->q_local * (xdv + 1) * (uint64_t)L->kvp;
+        if (m->attn == HLX_ATTN_MLA) /* q_a, queries, latent rows, absorbed, W_UV, gathers */
+            t += (uint64_t)m->q_lora_rank +
+                 (uint64_t)m->q_heads * (uint64_t)(m->qk_nope_dim + m->qk_rope_dim) +
+                 ((uint64_t)m->q_heads + 2) * (uint64_t)(m->kv_lora_rank + m->qk_rope_dim) +
+                 (uint64_t)L->q_slice * dv + 2 * (uint64_t)(m->kv_lora_rank + m->qk_nope_dim + dv);
         ok = ok && hlx_mul(&t, B * 4) && hlx_mul(&t, c) && hlx_add(&w, t);
     }
     if (!ok)

@@ -69,4 +69,33 @@ void         hlx_mla_attn_desc(const hlx_engine_t *eng, int l, int b, size_t len
  * Returns the input of W_o ([B][q_slice * v]). */
 const float *hlx_mla_up(hlx_engine_t *eng, int l, hlx_status_t *st_p);
 
+/* ---- chunked prefill: R = B x C rows, row b * C + i holding token i of request b */
+
+/* The prefill's MLA buffers for R rows (the step's hold B). */
+typedef struct hlx_mla_rows {
+    int    R;
+    float *qa, *q, *kva, *kvn, *qabs; /* as in hlx_mla_t, [R][...] */
+    float *ov;                        /* [R][q_slice][v] */
+    float *gin, *gout;                /* one head's rows gathered for a GEMM */
+} hlx_mla_rows_t;
+
+hlx_status_t hlx_mla_rows_alloc(const hlx_engine_t *eng, int rows, hlx_mla_rows_t *rw);
+void         hlx_mla_rows_free(hlx_mla_rows_t *rw);
+
+/* hlx_mla_qkv over the B x c rows of x (tokens at positions pos0 .. pos0 + c - 1): norm
+ * into hn, latent rows, queries, RoPE at each row's position, absorption (one GEMM per
+ * head over all rows), and the append of each position's latent rows by its owner. */
+hlx_status_t hlx_mla_rows_qkv(hlx_engine_t *eng, int l, hlx_mla_rows_t *rw, const float *x,
+                              float *hn, int c, int64_t pos0);
+
+/* Attention descriptor of the c rows of request b over its latent shard: group c x Q
+ * query heads ([c][Q][kv_lora + rope]); len, o and lse are the caller's. */
+void         hlx_mla_rows_attn_desc(const hlx_engine_t *eng, int l, const hlx_mla_rows_t *rw,
+                                    int b, int c, hlx_attn_desc_t *d);
+
+/* W_UV on the merged latent heads omerged ([R][q_slice][kv_lora]) into rw->ov (one GEMM
+ * per head over all rows). */
+hlx_status_t hlx_mla_rows_up(hlx_engine_t *eng, int l, hlx_mla_rows_t *rw, const float *omerged,
+                             int R);
+
 #endif

@@ -46,10 +46,17 @@ typedef struct hlx_moe hlx_moe_t;
  * from the weight source and allocates the phase's buffers; eng->moe stays NULL for a
  * dense model. */
 hlx_status_t hlx_moe_build(hlx_engine_t *eng);
-/* The MoE FFN of layer l (l >= dense_layers): RMSNorm, routing (identical on every rank),
- * this rank's shared columns and its experts' columns for the requests routed to them,
- * summed into eng->y; the FFN all-reduce then combines the ranks. Timed as HLX_PHASE_MOE. */
+/* The MoE FFN of layer l (l >= dense_layers) over rows rows of the residual x ([rows][H]):
+ * RMSNorm into hn, routing per row (identical on every rank), this rank's shared columns
+ * for every row and its experts' columns for the rows routed to them, summed into y
+ * ([rows][H]); the FFN all-reduce then combines the ranks. Timed as HLX_PHASE_MOE. The
+ * decode step passes its B requests, the prefill its B x C rows. */
+hlx_status_t hlx_moe_ffn_rows(hlx_engine_t *eng, int l, const float *x, float *hn, float *y,
+                              int rows);
+/* hlx_moe_ffn_rows on the decode step's eng->x, eng->hn, eng->y and batch. */
 hlx_status_t hlx_moe_ffn(hlx_engine_t *eng, int l);
+/* Grows the phase's buffers to rows rows (they start at the batch). */
+hlx_status_t hlx_moe_reserve(hlx_engine_t *eng, int rows);
 /* EP, TPF, experts and MoE weight bytes of this rank. */
 void         hlx_moe_report(const hlx_engine_t *eng, hlx_run_report_t *rep);
 void         hlx_moe_destroy(hlx_moe_t *moe);

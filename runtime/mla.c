@@ -298,3 +298,152 @@ const float *hlx_mla_up(hlx_engine_t *eng, int l, hlx_status_t *st_p)
     *st_p = st;
     return M->ov;
 }
+
+/* ---- chunked prefill: B x C rows (row b * C + i holds token i of request b) */
+
+void hlx_mla_rows_free(hlx_mla_rows_t *rw)
+{
+    free(rw->qa); free(rw->q); free(rw->kva); free(rw->kvn); free(rw->qabs); free(rw->ov);
+    free(rw->gin); free(rw->gout);
+    memset(rw, 0, sizeof(*rw));
+}
+
+hlx_status_t hlx_mla_rows_alloc(const hlx_engine_t *eng, int rows, hlx_mla_rows_t *rw)
+{
+    const hlx_mla_t *M = eng->mla;
+    size_t R = (size_t)rows, Q = (size_t)eng->m.q_heads, kd = (size_t)(M->r + M->rope);
+    size_t wide = (size_t)(M->r > M->nope ? M->r : M->nope);
+
+    memset(rw, 0, sizeof(*rw));
+    rw->R    = rows;
+    rw->qa   = hlx_mla_alloc(R * (size_t)M->ql, sizeof(float));
+    rw->q    = hlx_mla_alloc(R * (size_t)M->q_cols, sizeof(float));
+    rw->kva  = hlx_mla_alloc(R * kd, sizeof(float));
+    rw->kvn  = hlx_mla_alloc(R * kd, sizeof(float));
+    rw->qabs = hlx_mla_alloc(R * Q * kd, sizeof(float));
+    rw->ov   = hlx_mla_alloc(R * (size_t)eng->lay.q_slice * (size_t)M->v, sizeof(float));
+    rw->gin  = hlx_mla_alloc(R * wide, sizeof(float));
+    rw->gout = hlx_mla_alloc(R * (wide > (size_t)M->v ? wide : (size_t)M->v), sizeof(float));
+    if (!rw->qa || !rw->q || !rw->kva || !rw->kvn || !rw->qabs || !rw->ov || !rw->gin ||
+        !rw->gout) {
+        hlx_mla_rows_free(rw);
+        return HLX_ERR_NOMEM;
+    }
+    return HLX_OK;
+}
+
+/* dst[r][0..n) (leading dimension ldd) = src[r][0..n) (ld lds) for rows rows */
+static void hlx_mla_copy_rows(float *dst, size_t ldd, const float *src, size_t lds, int rows,
+                              int n)
+{
+    int r;
+
+    for (r = 0; r < rows; r++)
+        memcpy(dst + (size_t)r * ldd, src + (size_t)r * lds, sizeof(float) * (size_t)n);
+}
+
+hlx_status_t hlx_mla_rows_qkv(hlx_engine_t *eng, int l, hlx_mla_rows_t *rw, const float *x,
+                              float *hn, int c, int64_t pos0)
+{
+    const hlx_model_t *m = &eng->m;
+    const hlx_layout_t *L = &eng->lay;
+    hlx_mla_t *M = eng->mla;
+    hlx_mla_layer_t *W = &M->layers[l];
+    hlx_layer_w_t *E = &eng->layers[l];
+    int B = eng->cfg.batch, R = B * c, H = m->hidden, Q = m->q_heads, kd = M->r + M->rope;
+    int r, i, b, h;
+    float eps = (float)m->norm_eps, theta = (float)m->rope_theta;
+    hlx_status_t st;
+
+    st = HLX_BE(eng, rmsnorm, hn, x, E->attn_norm, R, H, eps);
+    /* The latent rows [c | k_rope], RoPE at each token's position: the rows of token i of
+     * every request are C rows apart. */
+    if (st == HLX_OK)
+        st = HLX_BE(eng, gemm, R, kd, H, hn, W->wkva, eng->w_dtype, rw->kva, 0);
+    for (r = 0; r < R && st == HLX_OK; r++) {
+        st = HLX_BE(eng, rmsnorm, rw->kvn + (size_t)r * kd, rw->kva + (size_t)r * kd,
+                    W->kva_norm, 1, M->r, eps);
+        memcpy(rw->kvn + (size_t)r * kd + M->r, rw->kva + (size_t)r * kd + M->r,
+               sizeof(float) * (size_t)M->rope);
+    }
+    for (i = 0; i < c && st == HLX_OK; i++)
+        st = HLX_BE(eng, rope, rw->kvn + (size_t)i * kd + M->r, B, (size_t)c * kd, 1, M->rope,
+                    M->rope, pos0 + i, theta);
+    if (st == HLX_OK && M->ql > 0) {
+        st = HLX_BE(eng, gemm, R, M->ql, H, hn, W->wqa, eng->w_dtype, rw->qa, 0);
+        if (st == HLX_OK)
+            st = HLX_BE(eng, rmsnorm, rw->qa, rw->qa, W->qa_norm, R, M->ql, eps);
+        if (st == HLX_OK)
+            st = HLX_BE(eng, gemm, R, M->q_cols, M->ql, rw->qa, W->wqb, eng->w_dtype, rw->q, 0);
+    } else if (st == HLX_OK) {
+        st = HLX_BE(eng, gemm, R, M->q_cols, H, hn, W->wqb, eng->w_dtype, rw->q, 0);
+    }
+    for (i = 0; i < c && st == HLX_OK; i++)
+        st = HLX_BE(eng, rope, rw->q + (size_t)i * M->q_cols + M->nope, B,
+                    (size_t)c * M->q_cols, Q, M->qk, M->rope, pos0 + i, theta);
+    /* Absorption per head over all R rows at once: [R][nope] x W_UK[h] -> [R][kv_lora]. */
+    for (h = 0; h < Q && st == HLX_OK; h++) {
+        hlx_mla_copy_rows(rw->gin, (size_t)M->nope, rw->q + (size_t)h * M->qk,
+                          (size_t)M->q_cols, R, M->nope);
+        st = HLX_BE(eng, gemm, R, M->r, M->nope, rw->gin,
+                    (const char *)W->wuk + (size_t)h * M->nope * M->r * eng->w_esize,
+                    eng->w_dtype, rw->gout, 0);
+        if (st != HLX_OK)
+            break;
+        hlx_mla_copy_rows(rw->qabs + (size_t)h * kd, (size_t)Q * kd, rw->gout, (size_t)M->r, R,
+                          M->r);
+        hlx_mla_copy_rows(rw->qabs + (size_t)h * kd + M->r, (size_t)Q * kd,
+                          rw->q + (size_t)h * M->qk + M->nope, (size_t)M->q_cols, R, M->rope);
+    }
+    /* Staggered append: the owner of each position stores its latent rows. */
+    for (i = 0; i < c && st == HLX_OK; i++) {
+        int64_t pos = pos0 + i;
+        if (hlx_layout_kv_owner(L, pos) != L->kvp_rank)
+            continue;
+        for (b = 0; b < B && st == HLX_OK; b++) {
+            hlx_kv_append_desc_t d = {
+                .kc = E->kc, .vc = NULL, .kv_dtype = eng->kv_dtype,
+                .layout = eng->be.k.kv_layout, .dk = kd, .dv = 0,
+                .cap = (size_t)eng->cap, .shard0 = (size_t)b,
+                .t = (size_t)hlx_layout_kv_count(L, L->kvp_rank, pos), .nheads = 1,
+                .k_new = rw->kvn + ((size_t)b * c + i) * kd, .v_new = NULL,
+            };
+            st = HLX_BE(eng, kv_append, &d);
+        }
+    }
+    return st;
+}
+
+void hlx_mla_rows_attn_desc(const hlx_engine_t *eng, int l, const hlx_mla_rows_t *rw, int b,
+                            int c, hlx_attn_desc_t *d)
+{
+    const hlx_mla_t *M = eng->mla;
+    int Q = eng->m.q_heads, kd = M->r + M->rope;
+
+    hlx_mla_attn_desc(eng, l, b, 0, d);
+    d->group = c * Q; /* the c rows' query heads, [c][Q][kd] */
+    d->q     = rw->qabs + (size_t)b * c * Q * kd;
+    d->o     = NULL;
+    d->lse   = NULL;
+}
+
+hlx_status_t hlx_mla_rows_up(hlx_engine_t *eng, int l, hlx_mla_rows_t *rw, const float *omerged,
+                             int R)
+{
+    const hlx_mla_t *M = eng->mla;
+    const hlx_mla_layer_t *W = &M->layers[l];
+    int n = eng->lay.q_slice, h;
+    hlx_status_t st = HLX_OK;
+
+    for (h = 0; h < n && st == HLX_OK; h++) {
+        hlx_mla_copy_rows(rw->gin, (size_t)M->r, omerged + (size_t)h * M->r, (size_t)n * M->r,
+                          R, M->r);
+        st = HLX_BE(eng, gemm, R, M->v, M->r, rw->gin,
+                    (const char *)W->wuv + (size_t)h * M->r * M->v * eng->w_esize,
+                    eng->w_dtype, rw->gout, 0);
+        if (st == HLX_OK)
+            hlx_mla_copy_rows(rw->ov + (size_t)h * M->v, (size_t)n * M->v, rw->gout,
+                              (size_t)M->v, R, M->v);
+    }
+    return st;
+}

@@ -170,11 +170,13 @@ struct hlx_moe {
     hlx_moe_w_t     *w;       /* [nl] */
     uint64_t         bytes;   /* weights allocated on this rank */
     double          *logits, *scratch; /* [E], [3 E] */
-    int             *sel;     /* [B][top_k] chosen experts */
-    float           *selw;    /* [B][top_k] their weights */
-    int             *rows;    /* [B] requests routed to the expert at hand */
-    float           *roww;    /* [B] their weights */
-    float           *xin, *gu, *act, *out; /* [B][H], [B][2 cmax], [B][cmax], [B][H] */
+    int              cap;     /* rows the buffers below hold (B, or B x C in prefill) */
+    size_t           cmax;    /* the widest column count: shared or one expert's */
+    int             *sel;     /* [cap][top_k] chosen experts */
+    float           *selw;    /* [cap][top_k] their weights */
+    int             *rows;    /* [cap] rows routed to the expert at hand */
+    float           *roww;    /* [cap] their weights */
+    float           *xin, *gu, *act, *out; /* [cap][H], [cap][2 cmax], [cap][cmax], [cap][H] */
 };
 
 static void *hlx_moe_zalloc(size_t n, size_t size)
@@ -258,10 +260,36 @@ static hlx_status_t hlx_moe_build_layer(hlx_engine_t *eng, int l, hlx_moe_w_t *W
     return HLX_OK;
 }
 
+hlx_status_t hlx_moe_reserve(hlx_engine_t *eng, int rows)
+{
+    hlx_moe_t *moe = eng->moe;
+    size_t R = (size_t)(rows > 0 ? rows : 1), H = (size_t)eng->m.hidden,
+           K = (size_t)eng->m.top_k, cm = moe->cmax;
+
+    if (rows <= moe->cap)
+        return HLX_OK;
+    free(moe->sel); free(moe->selw); free(moe->rows); free(moe->roww); free(moe->xin);
+    free(moe->out); free(moe->gu); free(moe->act);
+    moe->cap  = 0;
+    moe->sel  = calloc(R * K, sizeof(int));
+    moe->selw = calloc(R * K, sizeof(float));
+    moe->rows = calloc(R, sizeof(int));
+    moe->roww = calloc(R, sizeof(float));
+    moe->xin  = calloc(R * H, sizeof(float));
+    moe->out  = calloc(R * H, sizeof(float));
+    moe->gu   = hlx_moe_zalloc(R * 2 * cm, sizeof(float));
+    moe->act  = hlx_moe_zalloc(R * cm, sizeof(float));
+    if (!moe->sel || !moe->selw || !moe->rows || !moe->roww || !moe->xin || !moe->out ||
+        !moe->gu || !moe->act)
+        return HLX_ERR_NOMEM;
+    moe->cap = (int)R;
+    return HLX_OK;
+}
+
 hlx_status_t hlx_moe_build(hlx_engine_t *eng)
 {
     const hlx_model_t *m = &eng->m;
-    size_t B = (size_t)eng->cfg.batch, H = (size_t)m->hidden, E = (size_t)m->experts, cmax;
+    size_t B = (size_t)eng->cfg.batch, E = (size_t)m->experts;
     hlx_moe_t *moe;
     hlx_status_t st;
     int l;
@@ -274,21 +302,13 @@ hlx_status_t hlx_moe_build(hlx_engine_t *eng)
                         &moe->lay);
     moe->nl    = m->layers - m->dense_layers;
     moe->bytes = hlx_moe_rank_bytes(m, &moe->lay, eng->w_esize);
-    cmax = (size_t)(moe->lay.col_count > moe->lay.shared_count ? moe->lay.col_count
-                                                               : moe->lay.shared_count);
+    moe->cmax = (size_t)(moe->lay.col_count > moe->lay.shared_count ? moe->lay.col_count
+                                                                     : moe->lay.shared_count);
     moe->w       = calloc((size_t)moe->nl, sizeof(*moe->w));
     moe->logits  = calloc(E, sizeof(double));
     moe->scratch = calloc(3 * E, sizeof(double));
-    moe->sel     = calloc(B * (size_t)m->top_k, sizeof(int));
-    moe->selw    = calloc(B * (size_t)m->top_k, sizeof(float));
-    moe->rows    = calloc(B, sizeof(int));
-    moe->roww    = calloc(B, sizeof(float));
-    moe->xin     = calloc(B * H, sizeof(float));
-    moe->out     = calloc(B * H, sizeof(float));
-    moe->gu      = hlx_moe_zalloc(B * 2 * cmax, sizeof(float));
-    moe->act     = hlx_moe_zalloc(B * cmax, sizeof(float));
-    if (!moe->w || !moe->logits || !moe->scratch || !moe->sel || !moe->selw || !moe->rows ||
-        !moe->roww || !moe->xin || !moe->out || !moe->gu || !moe->act)
+    if (!moe->w || !moe->logits || !moe->scratch ||
+        hlx_moe_reserve(eng, (int)B) != HLX_OK)
         return HLX_ERR_NOMEM;
     for (l = m->dense_layers; l < m->layers; l++)
         if ((st = hlx_moe_build_layer(eng, l, &moe->w[l - m->dense_layers])) != HLX_OK)
@@ -345,13 +365,14 @@ static void hlx_moe_logits(const float *x, const float *router, int H, int E, do
             out[e] += (double)x[i] * router[(size_t)i * E + e];
 }
 
-/* Expert j (local index) on the requests routed to it: gather their normalised inputs,
+/* Expert j (local index) on the rows routed to it: gather their normalised inputs (hn),
  * gate/up over this rank's columns, SwiGLU, down, and add weight x output to y. */
-static hlx_status_t hlx_moe_expert(hlx_engine_t *eng, const hlx_moe_w_t *W, int j)
+static hlx_status_t hlx_moe_expert(hlx_engine_t *eng, const hlx_moe_w_t *W, int j, int B,
+                                   const float *hn, float *y_all)
 {
     hlx_moe_t *moe = eng->moe;
     const hlx_model_t *m = &eng->m;
-    int B = eng->cfg.batch, H = m->hidden, K = m->top_k, e = moe->lay.expert_first + j;
+    int H = m->hidden, K = m->top_k, e = moe->lay.expert_first + j;
     int cc = moe->lay.col_count, nb = 0, b, k, r, i;
     hlx_status_t st;
 
@@ -364,7 +385,7 @@ static hlx_status_t hlx_moe_expert(hlx_engine_t *eng, const hlx_moe_w_t *W, int 
     if (nb == 0 || cc == 0)
         return HLX_OK;
     for (r = 0; r < nb; r++)
-        memcpy(moe->xin + (size_t)r * H, eng->hn + (size_t)moe->rows[r] * H,
+        memcpy(moe->xin + (size_t)r * H, hn + (size_t)moe->rows[r] * H,
                sizeof(float) * (size_t)H);
     st = HLX_BE(eng, gemm, nb, 2 * cc, H, moe->xin, W->egu[j], eng->w_dtype, moe->gu, 0);
     if (st == HLX_OK)
@@ -374,7 +395,7 @@ static hlx_status_t hlx_moe_expert(hlx_engine_t *eng, const hlx_moe_w_t *W, int 
     if (st != HLX_OK)
         return st;
     for (r = 0; r < nb; r++) {
-        float *y = eng->y + (size_t)moe->rows[r] * H, wr = moe->roww[r];
+        float *y = y_all + (size_t)moe->rows[r] * H, wr = moe->roww[r];
         const float *o = moe->out + (size_t)r * H;
         for (i = 0; i < H; i++)
             y[i] += wr * o[i];
@@ -382,38 +403,45 @@ static hlx_status_t hlx_moe_expert(hlx_engine_t *eng, const hlx_moe_w_t *W, int 
     return HLX_OK;
 }
 
-hlx_status_t hlx_moe_ffn(hlx_engine_t *eng, int l)
+hlx_status_t hlx_moe_ffn_rows(hlx_engine_t *eng, int l, const float *x, float *hn, float *y,
+                              int B)
 {
     hlx_moe_t *moe = eng->moe;
     const hlx_model_t *m = &eng->m;
     const hlx_moe_w_t *W = &moe->w[l - m->dense_layers];
-    int B = eng->cfg.batch, H = m->hidden, E = m->experts, K = m->top_k, sc, b, j;
+    int H = m->hidden, E = m->experts, K = m->top_k, sc, b, j;
     uint64_t t0 = hlx_now_ns();
     hlx_status_t st;
 
     sc = moe->lay.shared_count;
-    st = HLX_BE(eng, rmsnorm, eng->hn, eng->x, eng->layers[l].ffn_norm, B, H,
-                (float)m->norm_eps);
-    /* Routing: the same on every rank (replicated input and router). */
+    st = hlx_moe_reserve(eng, B);
+    if (st == HLX_OK)
+        st = HLX_BE(eng, rmsnorm, hn, x, eng->layers[l].ffn_norm, B, H, (float)m->norm_eps);
+    /* Routing per row: the same on every rank (replicated input and router). */
     for (b = 0; b < B && st == HLX_OK; b++) {
-        hlx_moe_logits(eng->hn + (size_t)b * H, W->router, H, E, moe->logits);
+        hlx_moe_logits(hn + (size_t)b * H, W->router, H, E, moe->logits);
         hlx_moe_route(m, moe->logits, W->bias, moe->scratch, moe->sel + (size_t)b * K,
                       moe->selw + (size_t)b * K);
     }
-    /* Shared experts: this rank's columns for every request (as a dense FFN). */
+    /* Shared experts: this rank's columns for every row (as a dense FFN). */
     if (st == HLX_OK && sc > 0) {
-        st = HLX_BE(eng, gemm, B, 2 * sc, H, eng->hn, W->sgu, eng->w_dtype, moe->gu, 0);
+        st = HLX_BE(eng, gemm, B, 2 * sc, H, hn, W->sgu, eng->w_dtype, moe->gu, 0);
         if (st == HLX_OK)
             st = HLX_BE(eng, swiglu, moe->act, moe->gu, B, sc);
         if (st == HLX_OK)
-            st = HLX_BE(eng, gemm, B, H, sc, moe->act, W->sdown, eng->w_dtype, eng->y, 0);
+            st = HLX_BE(eng, gemm, B, H, sc, moe->act, W->sdown, eng->w_dtype, y, 0);
     } else if (st == HLX_OK) {
-        memset(eng->y, 0, sizeof(float) * (size_t)B * (size_t)H);
+        memset(y, 0, sizeof(float) * (size_t)B * (size_t)H);
     }
-    /* Routed experts of this EP group: each (request, expert) pair only here, on this
+    /* Routed experts of this EP group: each (row, expert) pair only here, on this
      * rank's columns; the all-reduce that follows sums the ranks. */
     for (j = 0; j < moe->lay.expert_count && st == HLX_OK; j++)
-        st = hlx_moe_expert(eng, W, j);
+        st = hlx_moe_expert(eng, W, j, B, hn, y);
     eng->phase_ns[HLX_PHASE_MOE] += hlx_now_ns() - t0;
     return st;
+}
+
+hlx_status_t hlx_moe_ffn(hlx_engine_t *eng, int l)
+{
+    return hlx_moe_ffn_rows(eng, l, eng->x, eng->hn, eng->y, eng->cfg.batch);
 }

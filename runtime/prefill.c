@@ -7,9 +7,13 @@
  * its positions in order. The slots before the chunk (rounded down to the KV layout's
  * block) are shared by all C rows of a request: one attention call reads them once for
  * the C x group queries; each row then attends to the rest of its own prefix (at most C
- * + block slots) and the two partials are merged exactly (log-sum-exp). */
+ * + block slots) and the two partials are merged exactly (log-sum-exp). MLA models make
+ * their latent rows and absorbed queries in mla.c (one latent head, partials in latent
+ * space, W_UV after the merge); MoE layers route per row (moe.c). HELIX_PREFILL=steps runs
+ * the prompt through the decode step token by token instead. */
 #define _GNU_SOURCE
 #include "hlx_engine_int.h"
+#include "hlx_mla.h"
 #include "hlx_prefill.h"
 #include "hlx_sample.h"
 
@@ -27,6 +31,7 @@ typedef struct hlx_prefill {
     float  *omerged, *lsem, *y, *gu, *act;
     float  *aq, *ao, *alse, *am, *amlse; /* shared-prefix attention of one (request, head) */
     size_t *xs_displ, *xr_displ, *sc, *sd, *rc, *rd;
+    hlx_mla_rows_t mla; /* MLA models: latent rows, absorbed queries, W_UV output */
 } hlx_prefill_t;
 
 static void hlx_prefill_free(hlx_prefill_t *p)
@@ -36,12 +41,13 @@ static void hlx_prefill_free(hlx_prefill_t *p)
     free(p->omerged); free(p->lsem); free(p->y); free(p->gu); free(p->act);
     free(p->aq); free(p->ao); free(p->alse); free(p->am); free(p->amlse);
     free(p->xs_displ); free(p->xr_displ); free(p->sc); free(p->sd); free(p->rc); free(p->rd);
+    hlx_mla_rows_free(&p->mla);
 }
 
 static hlx_status_t hlx_prefill_alloc(hlx_engine_t *eng, hlx_prefill_t *p)
 {
     const hlx_layout_t *L = &eng->lay;
-    size_t R, H = (size_t)eng->m.hidden, dv = (size_t)eng->m.v_head_dim, sblk = 0, rblk = 0;
+    size_t R, H = (size_t)eng->m.hidden, dv = (size_t)eng->xdv, sblk = 0, rblk = 0;
     int64_t rows;
     int j;
 
@@ -56,6 +62,9 @@ static hlx_status_t hlx_prefill_alloc(hlx_engine_t *eng, hlx_prefill_t *p)
                               "(lower --prefill-chunk)", p->C, eng->cfg.batch);
         return HLX_ERR_INVALID;
     }
+    if (eng->mla != NULL &&
+        hlx_mla_check_sizes(&eng->m, (int)rows, eng->errmsg, sizeof(eng->errmsg)) != HLX_OK)
+        return HLX_ERR_INVALID;
     p->R = (int)rows;
     R = (size_t)p->R;
 #define HLX_PALLOC(_p, _n) \
@@ -67,7 +76,8 @@ static hlx_status_t hlx_prefill_alloc(hlx_engine_t *eng, hlx_prefill_t *p)
     HLX_PALLOC(p->sd, (size_t)L->kvp);
     HLX_PALLOC(p->rc, (size_t)L->kvp);
     HLX_PALLOC(p->rd, (size_t)L->kvp);
-    /* The decode step's wire layout with R rows in place of B requests. */
+    /* The decode step's wire layout with R rows in place of B requests (per head xdv
+     * elements and the LSE: v_head_dim, or the latent kv_lora with MLA). */
     for (j = 0; j < L->kvp; j++) {
         p->xs_displ[j] = sblk;
         p->xr_displ[j] = rblk;
@@ -99,7 +109,7 @@ static hlx_status_t hlx_prefill_alloc(hlx_engine_t *eng, hlx_prefill_t *p)
     HLX_PALLOC(p->am, (size_t)p->C * (size_t)L->group * dv);
     HLX_PALLOC(p->amlse, (size_t)p->C * (size_t)L->group);
 #undef HLX_PALLOC
-    return HLX_OK;
+    return eng->mla != NULL ? hlx_mla_rows_alloc(eng, p->R, &p->mla) : HLX_OK;
 }
 
 /* Norm, QKV, RoPE at each token's position, and the append of the positions this KVP rank
@@ -157,32 +167,41 @@ static size_t hlx_prefill_kv_align(const hlx_engine_t *eng)
 }
 
 /* Attention of the c rows of request b, local KV head kh: the shared prefix [0, n0) in one
- * call over c x group queries, each row's own part [n0, len) in one call each, merged. */
+ * call over c x group queries, each row's own part [n0, len) in one call each, merged.
+ * MLA: the one latent head, its c x Q absorbed queries and value = the key row's head. */
 static hlx_status_t hlx_prefill_attn_head(hlx_engine_t *eng, hlx_prefill_t *p, int l,
                                           int64_t pos0, int c, int b, int kh, size_t n0)
 {
     const hlx_layout_t *L = &eng->lay;
     const hlx_model_t *m = &eng->m;
     hlx_layer_w_t *W = &eng->layers[l];
-    int dk = m->head_dim, dv = m->v_head_dim, G = L->group, i;
+    int dk = m->head_dim, dv = eng->xdv, G = L->group, i;
     size_t shard = (size_t)b * L->kv_local + kh, nq = (size_t)c * G;
-    const char *k0 = (const char *)W->kc + hlx_kv_shard_index(eng, 1, shard, 0, 0) * eng->kv_esize;
-    const char *v0 = (const char *)W->vc + hlx_kv_shard_index(eng, 0, shard, 0, 0) * eng->kv_esize;
-    hlx_attn_desc_t d = {
-        .dk = dk, .dv = dv, .kv_dtype = eng->kv_dtype, .k_stride = (size_t)dk,
-        .v_stride = (size_t)dv, .scale = (float)(1.0 / sqrt((double)dk)),
-    };
+    const float *q0;
+    const char *k0, *v0;
+    hlx_attn_desc_t d;
     hlx_status_t st = HLX_OK;
 
-    for (i = 0; i < c; i++) /* the queries of the c rows, [c][group][dk] */
-        memcpy(p->aq + (size_t)i * G * dk,
-               p->qkv + ((size_t)b * c + i) * eng->qkv_cols + (size_t)kh * G * dk,
-               sizeof(float) * (size_t)G * dk);
+    if (eng->mla != NULL) {
+        hlx_mla_rows_attn_desc(eng, l, &p->mla, b, c, &d);
+        dk = d.dk;
+    } else {
+        for (i = 0; i < c; i++) /* the queries of the c rows, [c][group][dk] */
+            memcpy(p->aq + (size_t)i * G * dk,
+                   p->qkv + ((size_t)b * c + i) * eng->qkv_cols + (size_t)kh * G * dk,
+                   sizeof(float) * (size_t)G * dk);
+        d = (hlx_attn_desc_t){
+            .dk = dk, .dv = dv, .kv_dtype = eng->kv_dtype, .k_stride = (size_t)dk,
+            .v_stride = (size_t)dv, .scale = (float)(1.0 / sqrt((double)dk)), .q = p->aq,
+            .k = (const char *)W->kc + hlx_kv_shard_index(eng, 1, shard, 0, 0) * eng->kv_esize,
+            .v = (const char *)W->vc + hlx_kv_shard_index(eng, 0, shard, 0, 0) * eng->kv_esize,
+        };
+    }
+    q0 = d.q;
+    k0 = d.k;
+    v0 = d.v;
     d.group = (int)nq;
     d.len = n0;
-    d.q = p->aq;
-    d.k = k0;
-    d.v = v0;
     d.o = p->ao;
     d.lse = p->alse;
     st = HLX_BE(eng, attn, &d);
@@ -190,9 +209,9 @@ static hlx_status_t hlx_prefill_attn_head(hlx_engine_t *eng, hlx_prefill_t *p, i
         size_t len = (size_t)hlx_layout_kv_count(L, L->kvp_rank, pos0 + i + 1);
         d.group = G;
         d.len = len - n0;
-        d.q = p->aq + (size_t)i * G * dk;
-        d.k = k0 + n0 * (size_t)dk * eng->kv_esize;
-        d.v = v0 + n0 * (size_t)dv * eng->kv_esize;
+        d.q = q0 + (size_t)i * G * dk;
+        d.k = k0 + n0 * d.k_stride * eng->kv_esize;
+        d.v = v0 + n0 * d.v_stride * eng->kv_esize;
         d.o = p->ao + (nq + (size_t)i * G) * dv;
         d.lse = p->alse + nq + (size_t)i * G;
         st = HLX_BE(eng, attn, &d);
@@ -214,7 +233,7 @@ static hlx_status_t hlx_prefill_attn(hlx_engine_t *eng, hlx_prefill_t *p, int l,
                                      int c, int R)
 {
     const hlx_layout_t *L = &eng->lay;
-    int dv = eng->m.v_head_dim, b, kh;
+    int dv = eng->xdv, b, kh;
     size_t a = hlx_prefill_kv_align(eng);
     size_t n0 = (size_t)hlx_layout_kv_count(L, L->kvp_rank, pos0) / a * a;
     hlx_xchg_desc_t xd;
@@ -235,8 +254,9 @@ static hlx_status_t hlx_prefill_attn(hlx_engine_t *eng, hlx_prefill_t *p, int l,
 static hlx_status_t hlx_prefill_merge_oproj(hlx_engine_t *eng, hlx_prefill_t *p, int l, int R)
 {
     const hlx_layout_t *L = &eng->lay;
-    int dv = eng->m.v_head_dim, cnt = L->q_slice;
+    int dv = eng->xdv, cnt = L->q_slice;
     size_t nh = (size_t)R * cnt, n = (size_t)R * eng->m.hidden;
+    const float *in = p->omerged;
     hlx_xchg_desc_t xd = { .kvp = L->kvp, .dv = dv, .q_local = L->q_local,
                            .head_first = eng->xh_first, .head_count = eng->xh_count,
                            .displ = p->xr_displ, .b0 = 0, .b1 = R };
@@ -249,9 +269,14 @@ static hlx_status_t hlx_prefill_merge_oproj(hlx_engine_t *eng, hlx_prefill_t *p,
         st = HLX_BE(eng, merge, L->kvp, (int)nh, dv, p->oparts, p->lseparts, p->omerged, p->lsem);
     if (st == HLX_OK)
         st = hlx_check_finite(eng, p->omerged, nh * (size_t)dv, "the merged prefill attention", l);
+    /* MLA: the merged heads from latent to value space (W_UV) first. */
+    if (st == HLX_OK && eng->mla != NULL) {
+        st = hlx_mla_rows_up(eng, l, &p->mla, p->omerged, R);
+        in = p->mla.ov;
+    }
     if (st == HLX_OK)
-        st = HLX_BE(eng, gemm, R, eng->m.hidden, cnt * dv, p->omerged, eng->layers[l].wo,
-                    eng->w_dtype, p->y, 0);
+        st = HLX_BE(eng, gemm, R, eng->m.hidden, cnt * eng->m.v_head_dim, in,
+                    eng->layers[l].wo, eng->w_dtype, p->y, 0);
     if (st == HLX_OK)
         st = hlx_comm_allreduce_sum_f32(eng->world, p->y, n);
     if (st == HLX_OK)
@@ -267,13 +292,18 @@ static hlx_status_t hlx_prefill_ffn(hlx_engine_t *eng, hlx_prefill_t *p, int l, 
     size_t n = (size_t)R * m->hidden;
     hlx_status_t st;
 
-    st = HLX_BE(eng, rmsnorm, p->hn, p->x, W->ffn_norm, R, m->hidden, (float)m->norm_eps);
-    if (st == HLX_OK)
-        st = HLX_BE(eng, gemm, R, 2 * Fc, m->hidden, p->hn, W->wgu, eng->w_dtype, p->gu, 0);
-    if (st == HLX_OK)
-        st = HLX_BE(eng, swiglu, p->act, p->gu, R, Fc);
-    if (st == HLX_OK)
-        st = HLX_BE(eng, gemm, R, m->hidden, Fc, p->act, W->wdown, eng->w_dtype, p->y, 0);
+    if (l >= m->dense_layers && eng->moe != NULL) {
+        /* routed per row; each (row, expert) pair on that expert's TPF ranks only */
+        st = hlx_moe_ffn_rows(eng, l, p->x, p->hn, p->y, R);
+    } else {
+        st = HLX_BE(eng, rmsnorm, p->hn, p->x, W->ffn_norm, R, m->hidden, (float)m->norm_eps);
+        if (st == HLX_OK)
+            st = HLX_BE(eng, gemm, R, 2 * Fc, m->hidden, p->hn, W->wgu, eng->w_dtype, p->gu, 0);
+        if (st == HLX_OK)
+            st = HLX_BE(eng, swiglu, p->act, p->gu, R, Fc);
+        if (st == HLX_OK)
+            st = HLX_BE(eng, gemm, R, m->hidden, Fc, p->act, W->wdown, eng->w_dtype, p->y, 0);
+    }
     if (st == HLX_OK)
         st = hlx_comm_allreduce_sum_f32(eng->world, p->y, n);
     if (st == HLX_OK)
@@ -298,7 +328,8 @@ static hlx_status_t hlx_prefill_chunk(hlx_engine_t *eng, hlx_prefill_t *p, int p
                                                                        (size_t)(p0 + i)] * H,
                                       sizeof(float) * (size_t)H);
     for (l = 0; l < eng->m.layers && st == HLX_OK; l++) {
-        st = hlx_prefill_qkv(eng, p, l, pos0, c, R);
+        st = eng->mla != NULL ? hlx_mla_rows_qkv(eng, l, &p->mla, p->x, p->hn, c, pos0)
+                              : hlx_prefill_qkv(eng, p, l, pos0, c, R);
         if (st == HLX_OK)
             st = hlx_prefill_attn(eng, p, l, pos0, c, R);
         if (st == HLX_OK)
@@ -309,9 +340,9 @@ static hlx_status_t hlx_prefill_chunk(hlx_engine_t *eng, hlx_prefill_t *p, int p
     return st;
 }
 
-/* MLA attention and MoE layers have no chunked path yet: the prompt goes through the
- * decode step one token at a time (the same phases, so exact as the decode is), the head's
- * choice replaced by the next prompt token until the last. */
+/* The prompt through the decode step one token at a time (the same phases, so exact as the
+ * decode is), the head's choice replaced by the next prompt token until the last: the
+ * chunked path's yardstick, chosen with HELIX_PREFILL=steps. */
 static hlx_status_t hlx_prefill_by_steps(hlx_engine_t *eng)
 {
     const hlx_run_config_t *cfg = &eng->cfg;
@@ -328,17 +359,31 @@ static hlx_status_t hlx_prefill_by_steps(hlx_engine_t *eng)
     return st;
 }
 
+/* HELIX_PREFILL (the runtime's settings table): "chunked" (default) or "steps". */
+static hlx_status_t hlx_prefill_mode(hlx_engine_t *eng, int *by_steps)
+{
+    const char *v = eng->set.prefill;
+
+    *by_steps = strcmp(v, "steps") == 0;
+    if (*v == '\0' || *by_steps || strcmp(v, "chunked") == 0)
+        return HLX_OK;
+    hlx_engine_set_errmsg(eng, "HELIX_PREFILL '%s': expected 'chunked' or 'steps'", v);
+    return HLX_ERR_INVALID;
+}
+
 hlx_status_t hlx_prefill_run(hlx_engine_t *eng)
 {
     const hlx_run_config_t *cfg = &eng->cfg;
-    int P = cfg->prompt_len, B = cfg->batch, H = eng->m.hidden, p0, c = 0, b;
+    int P = cfg->prompt_len, B = cfg->batch, H = eng->m.hidden, p0, c = 0, b, by_steps;
     hlx_prefill_t p;
     hlx_status_t st;
 
     /* the ids were checked against the vocabulary before the bootstrap (engine.c) */
     if (P < 1 || cfg->prompt == NULL)
         return HLX_OK;
-    if (eng->m.attn == HLX_ATTN_MLA || eng->m.experts > 0)
+    if ((st = hlx_prefill_mode(eng, &by_steps)) != HLX_OK)
+        return st;
+    if (by_steps)
         return hlx_prefill_by_steps(eng);
     st = hlx_prefill_alloc(eng, &p);
     for (p0 = 0; p0 < P && st == HLX_OK; p0 += c) {

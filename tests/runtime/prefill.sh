@@ -6,6 +6,10 @@
 #        prefill.sh generate HELIX DATA HELIXRUN
 #            greedy generate = decode's tokens; sampling reproducible with one seed,
 #            different with another, and --check exact with sampling over 2 ranks
+#        prefill.sh chunked HELIX DATA HELIXRUN MODEL PROMPT BATCH KVP TPA EP
+#            MLA and MoE models: prefill in chunks of 1, 7 and 32 tokens over KVP x TPA
+#            ranks (--check) gives the tokens of the token-by-token prefill
+#            (HELIX_PREFILL=steps); HOP-B on and off give the same hidden state
 #        prefill.sh inputs HELIX DATA
 #            bad prompt files: exit 2 naming file:line:column
 #        prefill.sh rankprompt HELIX DATA   (one rank of a 2-rank job)
@@ -57,6 +61,30 @@ ranks)
         echo "FAIL: tokens differ or the check did not pass"
         fail=1
     fi
+    ;;
+chunked)
+    helixrun=$1 model=$2 prompt=$3 batch=$4 kvp=$5 tpa=$6 ep=$7
+    n=$((kvp * tpa))
+    cmd=("$helixrun" --no-prefix -n $n --timeout 120 -- "$helix" decode --model "$data/$model"
+         --kvp $kvp --tpa $tpa --ep $ep --batch $batch --prompt-ids "$data/$prompt"
+         --context 29 --kv-block 4 --steps 6 --check --json --timeout 60)
+    HELIX_PREFILL=steps run "$dir/steps" "${cmd[@]}" --hopb off
+    ref=$(json_field "$dir/steps" "d['prefill_tokens'], d['tokens']")
+    echo "token by token: $ref"
+    for cm in 1:on 7:off 7:on 32:on; do
+        c=${cm%:*} hopb=${cm#*:}
+        run "$dir/c$cm" "${cmd[@]}" --prefill-chunk $c --hopb $hopb
+        got=$(json_field "$dir/c$cm" "d['prefill_tokens'], d['tokens']")
+        ok=$(json_field "$dir/c$cm" "d['passed'] and d['tokens_match'] and d['batch'] == $batch and d['kv_rows_checked'] > 0")
+        echo "chunk $c hopb $hopb (check $ok): $got"
+        if [ "$got" != "$ref" ] || [ "$ok" != True ]; then
+            echo "FAIL: chunk $c: tokens differ from the token-by-token prefill or the check failed"
+            fail=1
+        fi
+    done
+    h0=$(json_field "$dir/c7:off" "d['hidden_hash']")
+    h1=$(json_field "$dir/c7:on" "d['hidden_hash']")
+    [ "$h0" = "$h1" ] || { echo "FAIL: hopb on and off differ (hidden $h0 vs $h1)"; fail=1; }
     ;;
 generate)
     helixrun=$1
