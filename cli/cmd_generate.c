@@ -234,7 +234,7 @@ bad:
 static const hlx_flag_t hlx_generate_flag_list[] = {
     HLX_GF("model", HLX_FT_STRING, "tiny", 0, 0, 0, 0, NULL, model, "DIR|FILE|NAME",
            "Hugging Face checkpoint directory, model description or preset\n"
-           "(dense GQA models run)"),
+           "(GQA and MLA attention, dense and MoE FFNs)"),
     HLX_GF("prompt-ids", HLX_FT_STRING, NULL, 0, 0, 0, 0, NULL, prompt_ids, "FILE",
            "token ids, whitespace separated: one line per request, or one\n"
            "line for all --batch requests (required)"),
@@ -254,6 +254,9 @@ static const hlx_flag_t hlx_generate_flag_list[] = {
            "KV-parallel ranks per TPA shard"),
     HLX_GF("tpa", HLX_FT_INT, "1", 1, 4096, 0, 0, NULL, tpa, "T",
            "tensor-parallel attention width"),
+    HLX_GF("ep", HLX_FT_INT, NULL, 1, 4096, 0, 0, NULL, ep, "E",
+           "MoE expert-parallel groups (helix decode --help; default:\n"
+           "HELIX_EP, 1)"),
     HLX_GF("batch", HLX_FT_INT, "1", 1, 65536, 0, 0, NULL, batch, "B",
            "requests (default: the lines of --prompt-ids)"),
     HLX_GF("context", HLX_FT_INT, "0", 0, INT64_C(1) << 50, 0, 0, NULL, context, "S",
@@ -268,6 +271,9 @@ static const hlx_flag_t hlx_generate_flag_list[] = {
            "kernel variant (helix decode --help)"),
     HLX_GF("threads", HLX_FT_INT, NULL, 1, HLX_POOL_MAX, 0, 0, NULL, threads, "T",
            "cores per rank (default: HELIX_THREADS, 1)"),
+    HLX_GF("device", HLX_FT_CHOICE, NULL, 0, 0, 0, 0, "cpu|cuda|auto", device, "D",
+           "execution backend (helix decode --help; default: HELIX_DEVICE,\n"
+           "cpu)"),
     HLX_GF("hopb", HLX_FT_CHOICE, "auto", 0, 0, 0, 0, "off|on|auto", hopb, "MODE",
            "schedule of the decode exchange (helix decode --help)"),
     HLX_GF("check", HLX_FT_BOOL, NULL, 0, 0, 0, 0, NULL, check, NULL,

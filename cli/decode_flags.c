@@ -202,9 +202,8 @@ int hlx_run_flags_parse(const hlx_flag_table_t *t, const char *head, const char 
         return 2;
     }
     snprintf(cfg->kernels, sizeof(cfg->kernels), "%s", o->kernels);
-    for (i = 0; i < (int)hlx_decode_flags.nflags; i++)
-        if (given[i] && !strcmp(hlx_decode_flag_list[i].name, "device"))
-            snprintf(cfg->device, sizeof(cfg->device), "%s",
-                     o->device == 0 ? "cpu" : o->device == 1 ? "cuda" : "auto");
+    if (hlx_flag_given(t, given, "device"))
+        snprintf(cfg->device, sizeof(cfg->device), "%s",
+                 o->device == 0 ? "cpu" : o->device == 1 ? "cuda" : "auto");
     return -1;
 }
