@@ -153,8 +153,11 @@ hlx_status_t hlx_kernels_init_shape(const char *name, hlx_dtype_t kv_dtype, int 
                                     int threads, hlx_kernels_t *k, char *why, size_t whylen)
 {
     char env[HLX_PARAM_STRLEN];
+    /* NULL or "": HELIX_KERNELS when set (as hlx_kernels_init_kv); "auto": auto */
     const char *named = name != NULL && name[0] != '\0' && strcmp(name, "auto") != 0 ? name
-                        : name == NULL ? hlx_kernels_env_variant(env, sizeof(env)) : NULL;
+                        : name == NULL || name[0] == '\0'
+                            ? hlx_kernels_env_variant(env, sizeof(env))
+                            : NULL;
     hlx_status_t st = hlx_kernels_init_kv(named != NULL ? named : "auto", kv_dtype, k);
     size_t at = 0;
 

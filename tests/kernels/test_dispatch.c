@@ -75,6 +75,7 @@ int main(void)
         kt_pick("amx", HLX_DTYPE_BF16, 32, 2, "amx", "named by --kernels");
         setenv("HELIX_KERNELS", "amx", 1);
         kt_pick(NULL, HLX_DTYPE_BF16, 32, 2, "amx", "named by HELIX_KERNELS");
+        kt_pick("", HLX_DTYPE_BF16, 32, 2, "amx", "named by HELIX_KERNELS");
         /* an explicit auto ignores the environment, as hlx_kernels_init_kv does */
         kt_pick("auto", HLX_DTYPE_BF16, 32, 2, "avx512", "head size 32 < 64");
         unsetenv("HELIX_KERNELS");
