@@ -65,7 +65,8 @@ static void hlx_bench_usage(FILE *f)
         "options:\n"
         "  --variant NAME     kernel variant: scalar, avx2, avx512, amx (avx512 with bf16\n"
         "                     attention scores on AMX tiles), auto (default: the best for\n"
-        "                     the KV type, as the runtime chooses)\n"
+        "                     the KV type, head size and --threads, as the runtime\n"
+        "                     chooses)\n"
         "  --kv-dtype T       attention KV / gemv weight type: bf16, fp32, fp8 (default bf16)\n"
         "  --context N        attention tokens; K/M suffixes are 2^10/2^20 (default 1M)\n"
         "  --group G          query heads per KV head (default 8)\n"
@@ -531,9 +532,12 @@ int hlx_cmd_bench(int argc, char **argv)
         fprintf(stderr, "helix bench: unexpected argument '%s'\n", argv[optind + 1]);
         return 2;
     }
-    /* auto: the best variant for this KV type (attention), as the runtime chooses */
-    st = !strcmp(o.kernel, "attention") ? hlx_kernels_init_kv(o.variant, o.dtype, &kern)
-                                        : hlx_kernels_init(o.variant, &kern);
+    /* auto: the best variant for this KV type, head size and thread count (attention), as
+     * the runtime chooses */
+    st = !strcmp(o.kernel, "attention")
+             ? hlx_kernels_init_shape(o.variant, o.dtype, o.mla ? 576 : o.dk, o.threads, &kern,
+                                      NULL, 0)
+             : hlx_kernels_init(o.variant, &kern);
     if (st != HLX_OK) {
         char why[256];
         hlx_kernels_init_error(o.variant, why, sizeof(why));

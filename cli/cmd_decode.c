@@ -91,6 +91,7 @@ static void hlx_decode_print_json(const hlx_run_config_t *cfg, const hlx_model_t
     json_object_set_new(o, "kernels", json_string(rep->kernels));
     json_object_set_new(o, "device", json_string(rep->device));
     json_object_set_new(o, "device_note", json_string(rep->device_note));
+    json_object_set_new(o, "kernels_note", json_string(rep->kernels_note));
     json_object_set_new(o, "bound", json_boolean(rep->bound));
     json_object_set_new(o, "cpuset", json_string(rep->cpuset));
     json_object_set_new(o, "a2a_link", json_string(rep->a2a_link));
@@ -162,6 +163,8 @@ static void hlx_decode_print_text(const hlx_run_config_t *cfg, const hlx_model_t
                m->v_head_dim);
     printf("layout:  KVP %d x TPA %d = %d ranks (%s), transport %s, kernels %s\n", cfg->kvp,
            cfg->tpa, rep->size, rep->launcher, rep->transport, rep->kernels);
+    if (rep->kernels_note[0])
+        printf("kernels: %s\n", rep->kernels_note);
     if (rep->device_note[0])
         printf("device:  %s (%s)\n", rep->device, rep->device_note);
     printf("place:   rank 0 on cpus %s%s, KVP peers over %s\n",

@@ -45,7 +45,8 @@ static const hlx_flag_t hlx_decode_flag_list[] = {
            "KV cache storage: f32 or bf16 (default: the model's)"),
     HLX_DF("kernels", HLX_FT_STRING, "auto", 0, 0, 0, 0, NULL, kernels, "NAME",
            "kernel variant: auto, scalar, avx2, avx512, amx (auto: the best\n"
-           "this CPU runs, or HELIX_KERNELS; `helix info` lists them)"),
+           "this CPU runs for the KV type, head size and --threads, or\n"
+           "HELIX_KERNELS; `helix info` lists them; the log says why)"),
     HLX_DF("check", HLX_FT_BOOL, NULL, 0, 0, 0, 0, NULL, check, NULL,
            "recompute every step in a single-process fp64 reference and\n"
            "compare hidden states, logits and tokens; exit 1 on mismatch"),

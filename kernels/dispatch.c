@@ -146,9 +146,49 @@ hlx_status_t hlx_kernels_init_kv(const char *name, hlx_dtype_t kv_dtype, hlx_ker
     return HLX_OK;
 }
 
-/* snprintf that appends at *at and never runs past n. */
 static void hlx_kx_put(char *buf, size_t n, size_t *at, const char *fmt, ...)
     __attribute__((format(printf, 4, 5)));
+
+hlx_status_t hlx_kernels_init_shape(const char *name, hlx_dtype_t kv_dtype, int head_dim,
+                                    int threads, hlx_kernels_t *k, char *why, size_t whylen)
+{
+    char env[HLX_PARAM_STRLEN];
+    /* NULL or "": HELIX_KERNELS when set (as hlx_kernels_init_kv); "auto": auto */
+    const char *named = name != NULL && name[0] != '\0' && strcmp(name, "auto") != 0 ? name
+                        : name == NULL || name[0] == '\0'
+                            ? hlx_kernels_env_variant(env, sizeof(env))
+                            : NULL;
+    hlx_status_t st = hlx_kernels_init_kv(named != NULL ? named : "auto", kv_dtype, k);
+    size_t at = 0;
+
+    if (why != NULL && whylen > 0)
+        why[0] = '\0';
+    if (st != HLX_OK)
+        return st;
+    if (named != NULL) {
+        if (why != NULL)
+            hlx_kx_put(why, whylen, &at, "%s: named by %s, kept whatever the shape", k->name,
+                       named == name ? "--kernels" : "HELIX_KERNELS");
+        return HLX_OK;
+    }
+    if (!strcmp(k->name, "amx") && kv_dtype == HLX_DTYPE_BF16 && threads > 1 &&
+        head_dim > 0 && head_dim < HLX_KERNELS_AMX_MIN_HEAD &&
+        hlx_kernels_init_kv("avx512", kv_dtype, k) == HLX_OK) {
+        if (why != NULL)
+            hlx_kx_put(why, whylen, &at, "avx512: auto for bf16 KV with head size %d < %d "
+                       "and %d threads per rank (amx's tiles scale worse over the rank's "
+                       "cores at this head size; one thread would take amx)", head_dim,
+                       HLX_KERNELS_AMX_MIN_HEAD, threads);
+        return HLX_OK;
+    }
+    if (why != NULL)
+        hlx_kx_put(why, whylen, &at, "%s: auto, the best this CPU runs for %s KV (head size "
+                   "%d, %d thread%s per rank)", k->name, hlx_dtype_name(kv_dtype), head_dim,
+                   threads, threads == 1 ? "" : "s");
+    return HLX_OK;
+}
+
+/* snprintf that appends at *at and never runs past n. */
 static void hlx_kx_put(char *buf, size_t n, size_t *at, const char *fmt, ...)
 {
     va_list ap;
@@ -257,6 +297,12 @@ size_t hlx_kernels_explain(char *buf, size_t n)
             if (hlx_kernels_init_kv("auto", kv[i], &k) == HLX_OK)
                 hlx_kx_put(buf, n, &at, " %s KV %s%s", hlx_dtype_name(kv[i]), k.name,
                            i + 1 < sizeof(kv) / sizeof(kv[0]) ? "," : "\n");
+        if (hlx_kernels_init_kv("auto", HLX_DTYPE_BF16, &k) == HLX_OK &&
+            !strcmp(k.name, "amx"))
+            hlx_kx_put(buf, n, &at, "  a rank with several threads and head size below %d "
+                       "takes avx512 for bf16 KV (amx's tiles scale worse over the cores "
+                       "there); helix decode logs the choice per run\n",
+                       HLX_KERNELS_AMX_MIN_HEAD);
     }
     return at;
 }

@@ -772,7 +772,15 @@ static hlx_status_t hlx_engine_backend(hlx_engine_t *eng, char *err, size_t errl
                  "cpu backend only", what);
         name = NULL;
     }
-    st = hlx_backend_init(name, kern, eng->kv_dtype, &eng->be);
+    /* the kernel variant (and so the KV layout) is chosen for the head size and the threads
+     * per rank, here, before the cache is allocated */
+    eng->threads = eng->cfg.threads > 0 ? eng->cfg.threads : eng->set.threads;
+    {
+        int dk = 0, dv = 0, xdv = 0;
+        hlx_mla_kv_dims(&eng->m, &dk, &dv, &xdv);
+        st = hlx_backend_init_shape(name, kern, eng->kv_dtype, dk,
+                                    name == NULL ? eng->threads : 1, &eng->be);
+    }
     if (st != HLX_OK && name != NULL && hlx_kernels_init_kv(kern, eng->kv_dtype, &eng->be.k) == HLX_OK)
         return hlx_engine_fail(err, errlen, HLX_ERR_INVALID, "%s%s: the CUDA backend "
                                "cannot start: %s", src, dev, hlx_status_str(st));
@@ -783,7 +791,6 @@ static hlx_status_t hlx_engine_backend(hlx_engine_t *eng, char *err, size_t errl
     }
     /* Several cores per rank: one pool for the whole run (threads inherit the rank's
      * binding), its KV shard and GEMMs split over it. */
-    eng->threads = eng->cfg.threads > 0 ? eng->cfg.threads : eng->set.threads;
     if (eng->threads > 1 && name == NULL) {
         st = hlx_backend_set_threads(&eng->be, eng->threads);
         if (st != HLX_OK)

@@ -116,6 +116,7 @@ struct hlx_backend {
     float                   *pool_work; /* the pool's attention partials */
     size_t                   pool_work_n;
     void                    *priv; /* backend state */
+    char                     kernels_why[192]; /* the kernel variant and why it was chosen */
 };
 
 /* Chooses a backend by name (NULL or "host": the host backend over the kernels variant
@@ -125,6 +126,11 @@ struct hlx_backend {
  * device can be used. */
 hlx_status_t hlx_backend_init(const char *name, const char *kernels, hlx_dtype_t kv_dtype,
                               hlx_backend_t *be);
+/* The same for a rank whose attention heads have head_dim key elements, run on `threads`
+ * cores (what the engine calls, before the KV cache exists): auto's kernel variant may
+ * depend on both (hlx_kernels_init_shape); be->kernels_why says what was chosen and why. */
+hlx_status_t hlx_backend_init_shape(const char *name, const char *kernels, hlx_dtype_t kv_dtype,
+                                    int head_dim, int threads, hlx_backend_t *be);
 void         hlx_backend_fini(hlx_backend_t *be);
 /* Runs the host backend's attention and GEMMs on `threads` cores (a persistent pool created
  * here, destroyed by hlx_backend_fini). The attention is a KV split with the exact merge:

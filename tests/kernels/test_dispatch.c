@@ -1,0 +1,98 @@
+/* The variant choice for a rank's shape (hlx_kernels_init_shape): auto follows the KV type,
+ * the head size and the threads per rank; a name or HELIX_KERNELS binds whatever the shape.
+ * Exit 0 on success, 1 on the first failure. */
+#include "hlx_kernels.h"
+
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+static int kt_fail;
+
+#define KT_CHECK(cond, ...) \
+    do { \
+        if (!(cond)) { \
+            fprintf(stderr, "FAIL %s:%d: ", __FILE__, __LINE__); \
+            fprintf(stderr, __VA_ARGS__); \
+            fprintf(stderr, "\n"); \
+            kt_fail++; \
+        } \
+    } while (0)
+
+static int kt_usable(const char *name)
+{
+    const char *names[16];
+    size_t i, n = hlx_kernels_list(names, 16);
+
+    for (i = 0; i < n && i < 16; i++)
+        if (!strcmp(names[i], name))
+            return 1;
+    return 0;
+}
+
+/* Chooses for (name, kv, head size, threads) and checks the variant and the reason's start. */
+static void kt_pick(const char *name, hlx_dtype_t kv, int dk, int threads, const char *want,
+                    const char *why_has)
+{
+    hlx_kernels_t k, ref;
+    char why[256];
+    hlx_status_t st = hlx_kernels_init_shape(name, kv, dk, threads, &k, why, sizeof(why));
+
+    KT_CHECK(st == HLX_OK, "%s kv %d dk %d threads %d: status %d", name ? name : "NULL",
+             (int)kv, dk, threads, (int)st);
+    if (st != HLX_OK)
+        return;
+    KT_CHECK(!strcmp(k.name, want), "%s kv %d dk %d threads %d: %s, expected %s",
+             name ? name : "NULL", (int)kv, dk, threads, k.name, want);
+    KT_CHECK(!strncmp(why, want, strlen(want)) && strstr(why, why_has) != NULL,
+             "reason '%s' should name %s and say '%s'", why, want, why_has);
+    /* the table is the named variant's, the KV layout included */
+    KT_CHECK(hlx_kernels_init_kv(want, kv, &ref) == HLX_OK && ref.attn == k.attn &&
+             ref.kv_layout.k_block == k.kv_layout.k_block &&
+             ref.kv_layout.v_block == k.kv_layout.v_block, "%s: table differs", want);
+}
+
+int main(void)
+{
+    hlx_kernels_t k, best;
+    char why[256];
+
+    unsetenv("HELIX_KERNELS");
+    if (hlx_kernels_init_kv(NULL, HLX_DTYPE_BF16, &best) != HLX_OK) {
+        fprintf(stderr, "FAIL: no variant for bf16 KV\n");
+        return 1;
+    }
+    /* whatever the CPU: one thread or a large head keeps init_kv's choice */
+    kt_pick(NULL, HLX_DTYPE_BF16, 32, 1, best.name, "auto, the best");
+    kt_pick("auto", HLX_DTYPE_BF16, 128, 2, best.name, "auto, the best");
+    kt_pick(NULL, HLX_DTYPE_BF16, 0, 4, best.name, "auto, the best"); /* head size unknown */
+    kt_pick("scalar", HLX_DTYPE_BF16, 32, 2, "scalar", "named by --kernels");
+    if (!strcmp(best.name, "amx")) {
+        /* several threads, small heads: avx512 (its blocked keys: a different layout) */
+        kt_pick(NULL, HLX_DTYPE_BF16, 32, 2, "avx512", "head size 32 < 64 and 2 threads");
+        kt_pick(NULL, HLX_DTYPE_BF16, 63, 8, "avx512", "head size 63 < 64 and 8 threads");
+        kt_pick(NULL, HLX_DTYPE_BF16, 64, 2, "amx", "auto, the best");
+        kt_pick("amx", HLX_DTYPE_BF16, 32, 2, "amx", "named by --kernels");
+        setenv("HELIX_KERNELS", "amx", 1);
+        kt_pick(NULL, HLX_DTYPE_BF16, 32, 2, "amx", "named by HELIX_KERNELS");
+        kt_pick("", HLX_DTYPE_BF16, 32, 2, "amx", "named by HELIX_KERNELS");
+        /* an explicit auto ignores the environment, as hlx_kernels_init_kv does */
+        kt_pick("auto", HLX_DTYPE_BF16, 32, 2, "avx512", "head size 32 < 64");
+        unsetenv("HELIX_KERNELS");
+        kt_pick(NULL, HLX_DTYPE_F32, 32, 2, "avx512", "auto, the best this CPU runs for f32");
+    } else
+        printf("no amx here: the threads rule is not exercised (best for bf16: %s)\n",
+               best.name);
+    if (kt_usable("avx2"))
+        kt_pick("avx2", HLX_DTYPE_FP8, 32, 2, "avx2", "named by --kernels");
+    KT_CHECK(hlx_kernels_init_shape("no-such", HLX_DTYPE_BF16, 32, 2, &k, why, sizeof(why)) ==
+             HLX_ERR_UNSUPPORTED && why[0] == '\0', "unknown name: expected UNSUPPORTED");
+    KT_CHECK(hlx_kernels_init_shape(NULL, HLX_DTYPE_BF16, 32, 2, &k, NULL, 0) == HLX_OK,
+             "why may be NULL");
+    if (kt_fail) {
+        fprintf(stderr, "%d failure(s)\n", kt_fail);
+        return 1;
+    }
+    printf("variant choice: all checks passed\n");
+    return 0;
+}
