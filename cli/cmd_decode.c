@@ -31,11 +31,11 @@ static void hlx_on_sigterm(int sig)
     _exit(128 + sig);
 }
 
-static void hlx_install_sigterm(int rank)
+static void hlx_install_sigterm(const char *cmd, int rank)
 {
     struct sigaction sa;
     int n = snprintf(hlx_term_msg, sizeof(hlx_term_msg),
-                     "helix decode: rank %d received SIGTERM; exiting\n", rank);
+                     "helix %s: rank %d received SIGTERM; exiting\n", cmd, rank);
 
     hlx_term_len = n > 0 && (size_t)n < sizeof(hlx_term_msg) ? (size_t)n : 0;
     memset(&sa, 0, sizeof(sa));
@@ -222,16 +222,26 @@ static void hlx_decode_print_text(const hlx_run_config_t *cfg, const hlx_model_t
                rep->kv_rows_bad ? " (some differ)" : "");
 }
 
+static void hlx_decode_print_json_cb(void *ctx, const hlx_run_config_t *cfg,
+                                     const hlx_model_t *m, const hlx_run_report_t *rep)
+{
+    (void)ctx;
+    hlx_decode_print_json(cfg, m, rep);
+}
+
+static void hlx_decode_print_text_cb(void *ctx, const hlx_run_config_t *cfg,
+                                     const hlx_model_t *m, const hlx_run_report_t *rep)
+{
+    (void)ctx;
+    hlx_decode_print_text(cfg, m, rep);
+}
+
 int hlx_cmd_decode(int argc, char **argv)
 {
     hlx_run_config_t cfg;
-    hlx_run_report_t rep;
     hlx_decode_opts_t o;
     hlx_model_t model;
-    hlx_engine_t *eng = NULL;
-    char err[1024] = "";
     int json, rc, *ids = NULL;
-    hlx_status_t st;
 
     /* Every flag in one table (cli/decode_flags.c), parsed by the one number parser. */
     rc = hlx_decode_parse(argc, argv, &cfg, &o);
@@ -243,24 +253,34 @@ int hlx_cmd_decode(int argc, char **argv)
         return rc;
     if ((rc = hlx_run_load_prompt("decode", &o, &model, &cfg, &ids)) >= 0)
         return rc;
-    st = hlx_engine_create(&cfg, &model, &eng, err, sizeof(err));
+    return hlx_run_engine("decode", &cfg, &model, ids,
+                          json ? hlx_decode_print_json_cb : hlx_decode_print_text_cb, NULL);
+}
+
+int hlx_run_engine(const char *cmd, const hlx_run_config_t *cfg, const hlx_model_t *m,
+                   int *ids, hlx_run_print_fn print, void *ctx)
+{
+    hlx_run_report_t rep;
+    hlx_engine_t *eng = NULL;
+    char err[1024] = "";
+    hlx_status_t st;
+    int rc;
+
+    st = hlx_engine_create(cfg, m, &eng, err, sizeof(err));
     if (st != HLX_OK) {
-        hlx_error("helix decode: %s", err);
+        hlx_error("helix %s: %s", cmd, err);
         free(ids);
         return hlx_status_exit_code(st);
     }
-    hlx_install_sigterm(hlx_engine_rank(eng));
+    hlx_install_sigterm(cmd, hlx_engine_rank(eng));
     st = hlx_engine_run(eng, &rep, err, sizeof(err));
     if (hlx_engine_rank(eng) == 0 && (st == HLX_OK || st == HLX_ERR_CHECK)) {
-        if (json)
-            hlx_decode_print_json(&cfg, &model, &rep);
-        else
-            hlx_decode_print_text(&cfg, &model, &rep);
+        print(ctx, cfg, m, &rep);
         fflush(stdout);
     }
     rc = hlx_status_exit_code(st);
     if (st != HLX_OK)
-        hlx_error("helix decode: %s", err);
+        hlx_error("helix %s: %s", cmd, err);
     /* A check verdict is reached by every rank together; anything else may have left
      * peers inside a collective: end the job now rather than let them time out. */
     if (st != HLX_OK && st != HLX_ERR_CHECK)

@@ -427,16 +427,26 @@ static void hlx_generate_print(const hlx_run_config_t *cfg, const hlx_model_t *m
                (long long)rep->kv_rows_checked);
 }
 
+typedef struct {
+    int        json, neos;
+    const int *eos;
+} hlx_generate_print_ctx_t;
+
+static void hlx_generate_print_cb(void *ctx, const hlx_run_config_t *cfg, const hlx_model_t *m,
+                                  const hlx_run_report_t *rep)
+{
+    const hlx_generate_print_ctx_t *pc = ctx;
+
+    hlx_generate_print(cfg, m, rep, pc->json, pc->eos, pc->neos);
+}
+
 int hlx_cmd_generate(int argc, char **argv)
 {
     hlx_run_config_t cfg;
-    hlx_run_report_t rep;
     hlx_decode_opts_t o;
     hlx_model_t model;
-    hlx_engine_t *eng = NULL;
-    char err[1024] = "";
+    hlx_generate_print_ctx_t pc;
     int *ids = NULL, rc, eos[16], neos;
-    hlx_status_t st;
 
     rc = hlx_run_flags_parse(&hlx_generate_flags, hlx_generate_usage_head,
                              hlx_generate_usage_tail, argc, argv, &cfg, &o);
@@ -452,23 +462,8 @@ int hlx_cmd_generate(int argc, char **argv)
         return rc;
     cfg.steps = (int)o.max_new - 1;
     neos = hlx_generate_eos(cfg.ckpt, eos, 16);
-    st = hlx_engine_create(&cfg, &model, &eng, err, sizeof(err));
-    if (st != HLX_OK) {
-        hlx_error("helix generate: %s", err);
-        free(ids);
-        return hlx_status_exit_code(st);
-    }
-    st = hlx_engine_run(eng, &rep, err, sizeof(err));
-    if (hlx_engine_rank(eng) == 0 && (st == HLX_OK || st == HLX_ERR_CHECK)) {
-        hlx_generate_print(&cfg, &model, &rep, o.json, eos, neos);
-        fflush(stdout);
-    }
-    rc = hlx_status_exit_code(st);
-    if (st != HLX_OK)
-        hlx_error("helix generate: %s", err);
-    if (st != HLX_OK && st != HLX_ERR_CHECK)
-        hlx_engine_abort(eng, rc, err);
-    hlx_engine_destroy(eng);
-    free(ids);
-    return rc;
+    pc.json = o.json;
+    pc.eos = eos;
+    pc.neos = neos;
+    return hlx_run_engine("generate", &cfg, &model, ids, hlx_generate_print_cb, &pc);
 }

@@ -59,6 +59,15 @@ int hlx_run_load_model(const char *cmd, const hlx_decode_opts_t *o, hlx_run_conf
 int hlx_run_load_prompt(const char *cmd, const hlx_decode_opts_t *o, const hlx_model_t *m,
                         hlx_run_config_t *cfg, int **ids_p);
 
+/* The run both commands share: creates the engine, ends the rank on SIGTERM with a line
+ * naming cmd, runs, has rank 0 print the report (also after a failed check) through print,
+ * reports an error once and aborts the job on anything but a check verdict, frees ids.
+ * Returns the exit code. */
+typedef void (*hlx_run_print_fn)(void *ctx, const hlx_run_config_t *cfg, const hlx_model_t *m,
+                                 const hlx_run_report_t *rep);
+int hlx_run_engine(const char *cmd, const hlx_run_config_t *cfg, const hlx_model_t *m,
+                   int *ids, hlx_run_print_fn print, void *ctx);
+
 /* Checks the environment once per process: warns about HELIX_* variables that no setting
  * declares (with the nearest name) and reports each bad HELIX_* value once. Returns 0, or
  * 2 (the exit code) when a value is bad. main() calls it before every command but info. */
