@@ -88,6 +88,9 @@ typedef struct hlx_job {
     int              nrunning;
     int              sig_fd;
     int              wake_fd[2];  /* PMIx callbacks poke the main loop through this */
+    int              spare_fd[4]; /* held from the start, closed before the PMIx server is
+                                     finalized: descriptors for its last accepts and for
+                                     removing the job directory when the job ran out */
     pthread_mutex_t  lock;        /* guards the fields the PMIx progress thread writes */
     /* Written by the PMIx progress thread under lock. */
     int              abort_rank;  /* -1: none */
@@ -535,6 +538,15 @@ static void *hlx_job_fin_watchdog_main(void *arg)
     _exit(job->failed ? job->exit_code : HLX_LAUNCH_EXIT_FAIL);
 }
 
+static void hlx_job_release_spares(hlx_job_t *job)
+{
+    for (int i = 0; i < 4; i++)
+        if (job->spare_fd[i] >= 0) {
+            close(job->spare_fd[i]);
+            job->spare_fd[i] = -1;
+        }
+}
+
 static void hlx_job_server_down(hlx_job_t *job)
 {
     pmix_status_t      rc;
@@ -543,6 +555,7 @@ static void hlx_job_server_down(hlx_job_t *job)
     pthread_t          tid;
     int                have_wd;
 
+    hlx_job_release_spares(job);
     if (!job->server_up)
         return;
     hlx_srv_release_aborts(job);
@@ -1608,6 +1621,8 @@ int hlx_launch_run(const hlx_launch_opts_t *opts)
     job.opts       = opts;
     job.sig_fd     = -1;
     job.wake_fd[0] = job.wake_fd[1] = -1;
+    for (int i = 0; i < 4; i++)
+        job.spare_fd[i] = open("/dev/null", O_RDONLY | O_CLOEXEC);
     job.abort_rank = -1;
     job.notify_rank = -1;
     job.exit_code  = HLX_LAUNCH_EXIT_FAIL;
@@ -1678,6 +1693,9 @@ int hlx_launch_run(const hlx_launch_opts_t *opts)
         char why[384];
         if (hlx_job_spawn(&job, i, devnull, &oldmask, why, sizeof(why)) != 0) {
             hlx_job_fail(&job, HLX_LAUNCH_EXIT_FAIL, "cannot start rank %d: %s", i, why);
+            /* short of descriptors: let the PMIx server accept and close what the started
+             * ranks still send while they are ended */
+            hlx_job_release_spares(&job);
             break;
         }
     }
@@ -1714,6 +1732,7 @@ out_server:
     fflush(stderr);
     hlx_job_server_down(&job);
 out_tmp:
+    hlx_job_release_spares(&job);
     hlx_rmtree(job.tmpdir);
 out_sig:
     if (devnull >= 0)
