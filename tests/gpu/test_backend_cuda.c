@@ -4,6 +4,7 @@
 #include "hlx_backend.h"
 #include "hlx_backend_cuda.h"
 #include "hlx_kernels_cuda.h"
+#include "hlx_check.h"
 
 #include <math.h>
 #include <stdio.h>
@@ -12,15 +13,7 @@
 
 static int fails;
 
-#define CHECK(_c, ...) \
-    do { \
-        if (!(_c)) { \
-            fprintf(stderr, "FAIL %s:%d: ", __FILE__, __LINE__); \
-            fprintf(stderr, __VA_ARGS__); \
-            fputc('\n', stderr); \
-            fails++; \
-        } \
-    } while (0)
+#define CHECK(_c, ...) HLX_CHECK(fails, _c, __VA_ARGS__)
 
 static hlx_backend_t hb, cb;
 static hlx_be_queue_t *cq;

@@ -5,21 +5,14 @@
 #include "hlx_backend_cuda.h"
 #include "hlx_boot.h"
 #include "hlx_nccl.h"
+#include "hlx_check.h"
 
 #include <helix/device.h>
 
 #include <stdio.h>
 #include <string.h>
 
-#define CHECK(_c, ...) \
-    do { \
-        if (!(_c)) { \
-            fprintf(stderr, "FAIL %s:%d: ", __FILE__, __LINE__); \
-            fprintf(stderr, __VA_ARGS__); \
-            fputc('\n', stderr); \
-            return 1; \
-        } \
-    } while (0)
+#define CHECK(_c, ...) HLX_CHECK_OR_RETURN(_c, __VA_ARGS__)
 
 int main(void)
 {

@@ -3,6 +3,7 @@
  * as from the synthetic weight source with its seed, with the shapes the runtime asks for.
  * usage: test_mla_weights CHECKPOINT_DIR */
 #include "hlx_wsrc.h"
+#include "hlx_check.h"
 
 #include <stdio.h>
 #include <stdlib.h>
@@ -10,15 +11,7 @@
 
 static int g_fail;
 
-#define CHECK(_c, ...) \
-    do { \
-        if (!(_c)) { \
-            fprintf(stderr, "FAIL %s:%d: ", __FILE__, __LINE__); \
-            fprintf(stderr, __VA_ARGS__); \
-            fputc('\n', stderr); \
-            g_fail++; \
-        } \
-    } while (0)
+#define CHECK(_c, ...) HLX_CHECK(g_fail, _c, __VA_ARGS__)
 
 /* Reads self_attn.<what> of layer l (runtime rows x cols) from both sources, whole and as
  * the block [r0, +nr) x [c0, +nc), and compares them bitwise. */
