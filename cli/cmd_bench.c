@@ -57,7 +57,9 @@ static void hlx_bench_usage(FILE *f)
         "                                    decode prediction: helix bench local --help)\n"
         "Times one kernel (best of --reps runs) and reports achieved GB/s, GFLOP/s and\n"
         "roofline_fraction = max(bytes/read_bw, flops/fma_peak) / seconds, where read_bw (a\n"
-        "STREAM-like single-thread read) and fma_peak (fp32) are measured in the same run.\n"
+        "STREAM-like single-thread read) and fma_peak (fp32) are measured in the same run;\n"
+        "fma_peak uses the variant's vectors (avx2 and scalar: the peak of a machine whose\n"
+        "widest ISA is theirs, at this clock; peak_isa in JSON).\n"
         "Pin it to one core: taskset -c 1 helix bench attention\n"
         "attention also reports compute_efficiency: the same shape over an L2-resident shard\n"
         "(about 1 MiB of KV), GFLOP/s against the FMA peak measured in turns with it.\n"
@@ -205,6 +207,11 @@ static size_t hlx_bench_esize(hlx_dtype_t t)
 
 /* The machine's limits on the cores the kernel runs on: one core's, or with --threads the
  * sum of the probes run on every pool thread at once (each its own buffer). */
+/* The kernel variant whose vectors the FMA peak is measured with (avx2 on an AVX-512
+ * machine: the 256-bit peak, that of an AVX2-only core), and the ISA that was measured. */
+static const char *hlx_bench_peak_variant;
+static const char *hlx_bench_peak_isa = "scalar";
+
 typedef struct hlx_bench_probe_job {
     size_t bw_bytes;
     double min_s;
@@ -218,7 +225,8 @@ static void hlx_bench_probe_part(void *arg, int t, int nt)
     (void)nt;
     if (j->bw_bytes && hlx_kernels_probe_read_bw(j->bw_bytes, j->min_s, &j->bw[t]) != HLX_OK)
         j->bad = 1;
-    if (hlx_kernels_probe_fma_peak(j->min_s, &j->peak[t]) != HLX_OK)
+    if (hlx_kernels_probe_fma_peak_for(hlx_bench_peak_variant, j->min_s, &j->peak[t],
+                                       &hlx_bench_peak_isa) != HLX_OK)
         j->bad = 1;
 }
 
@@ -592,6 +600,7 @@ int hlx_cmd_bench(int argc, char **argv)
             return 1;
         }
     }
+    hlx_bench_peak_variant = kern.name;
     if (hlx_bench_limits(o.bw_bytes, 0.3, &r.bw_gbps, &r.peak_gflops) != 0) {
         fprintf(stderr, "helix bench: cannot measure this machine's limits\n");
         return 1;
@@ -621,10 +630,10 @@ int hlx_cmd_bench(int argc, char **argv)
                    hlx_dtype_name(o.dtype), o.m, o.n, o.k);
         /* kv_bytes: the bytes the kernel must read (KV, partials or weights) */
         printf("\"kv_bytes\": %.0f, \"flops\": %.0f, \"seconds\": %.6g, \"gbps\": %.4g, "
-               "\"gflops\": %.4g, \"bw_gbps\": %.4g, \"peak_gflops\": %.4g, "
+               "\"gflops\": %.4g, \"bw_gbps\": %.4g, \"peak_gflops\": %.4g, \"peak_isa\": \"%s\", "
                "\"roofline_seconds\": %.6g, \"bound\": \"%s\", \"roofline_fraction\": %.4f",
                r.bytes, r.flops, r.seconds, r.bytes / r.seconds * 1e-9, r.flops / r.seconds * 1e-9,
-               r.bw_gbps, r.peak_gflops, t_roof,
+               r.bw_gbps, r.peak_gflops, hlx_bench_peak_isa, t_roof,
                r.bytes / r.bw_gbps > r.flops / r.peak_gflops ? "memory" : "compute", frac);
         if (o.threads > 1)
             printf(", \"threads\": %d, \"seconds_1thread\": %.6g, \"speedup\": %.3f", o.threads,
@@ -639,8 +648,8 @@ int hlx_cmd_bench(int argc, char **argv)
         printf("}\n");
     } else {
         printf("kernel %s, variant %s, dtype %s\n", o.kernel, kern.name, hlx_dtype_name(o.dtype));
-        printf("  machine (measured now): read %.2f GB/s, fp32 FMA peak %.1f GFLOP/s\n",
-               r.bw_gbps, r.peak_gflops);
+        printf("  machine (measured now): read %.2f GB/s, fp32 FMA peak %.1f GFLOP/s (%s "
+               "vectors)\n", r.bw_gbps, r.peak_gflops, hlx_bench_peak_isa);
         printf("  work: %.3g bytes, %.3g flops (%.2f flop/byte)\n", r.bytes, r.flops,
                r.flops / r.bytes);
         printf("  time %.6f s: %.2f GB/s, %.2f GFLOP/s\n", r.seconds, r.bytes / r.seconds * 1e-9,

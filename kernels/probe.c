@@ -69,11 +69,26 @@ static double hlx_probe_read_scalar(const float *p, size_t n)
 
 hlx_status_t hlx_kernels_probe_fma_peak(double min_seconds, double *gflops_p)
 {
-    int isa = hlx_probe_isa();
-    double flops_per_iter = isa == 2 ? 16 * 16 * 2 : isa == 1 ? 12 * 8 * 2 : 8 * 2;
-    uint64_t n = 1 << 16;
-    double best = 0.0, t_total = 0.0;
+    return hlx_kernels_probe_fma_peak_for(NULL, min_seconds, gflops_p, NULL);
+}
 
+hlx_status_t hlx_kernels_probe_fma_peak_for(const char *variant, double min_seconds,
+                                            double *gflops_p, const char **isa_p)
+{
+    static const char *const isa_names[3] = { "scalar", "avx2", "avx512" };
+    int isa = hlx_probe_isa();
+    uint64_t n = 1 << 16;
+    double best = 0.0, t_total = 0.0, flops_per_iter;
+
+    /* a narrower variant is measured with its own vectors: the peak of a core whose widest
+     * ISA is that one, at this clock (an AVX2-only machine's, for the avx2 variant) */
+    if (variant != NULL && !strcmp(variant, "scalar"))
+        isa = 0;
+    else if (variant != NULL && !strcmp(variant, "avx2") && isa > 1)
+        isa = 1;
+    flops_per_iter = isa == 2 ? 16 * 16 * 2 : isa == 1 ? 12 * 8 * 2 : 8 * 2;
+    if (isa_p != NULL)
+        *isa_p = isa_names[isa];
     while (t_total < min_seconds || best == 0.0) {
         uint64_t t0 = hlx_now_ns();
         double dt;

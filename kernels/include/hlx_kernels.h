@@ -189,6 +189,12 @@ void hlx_kernels_free_huge(void *p);
  * min_seconds), and a STREAM-like single-thread read of a bytes-sized buffer (GB/s, best
  * of passes). Run them pinned to one core. */
 hlx_status_t hlx_kernels_probe_fma_peak(double min_seconds, double *gflops_p);
+/* The FMA peak with the vectors of one variant ("scalar", "avx2"; NULL or a wider one: the
+ * widest): the peak of a core whose widest ISA is the variant's, at this clock, which is
+ * what a narrower variant's roofline means on a wider machine. *isa_p (when not NULL) gets
+ * the ISA measured: "scalar", "avx2" or "avx512". */
+hlx_status_t hlx_kernels_probe_fma_peak_for(const char *variant, double min_seconds,
+                                            double *gflops_p, const char **isa_p);
 hlx_status_t hlx_kernels_probe_read_bw(size_t bytes, double min_seconds, double *gbps_p);
 
 #endif
