@@ -184,6 +184,15 @@ const char *hlx_comm_backend(const hlx_comm_t *comm)
     return hlx_comm_ops_self.name;
 }
 
+int hlx_comm_device_memory(const hlx_comm_t *comm)
+{
+    hlx_comm_net_t *net = comm->net;
+
+    if (net->ucx_cuda_mem < 0) /* no UCX context in this world: ask a probe once */
+        net->ucx_cuda_mem = hlx_ucx_probe_cuda_memory();
+    return net->ucx_cuda_mem;
+}
+
 void **hlx_comm_be_priv(hlx_comm_t *comm)
 {
     return &comm->be_priv;
@@ -615,7 +624,8 @@ static hlx_status_t hlx_comm_exchange_peers(hlx_comm_net_t *net, const hlx_comm_
 }
 
 /* Path of the link from a to b (world ranks), knowing both hosts. The same-host classes
- * share the shared-memory path; NVLink has no backend of its own yet. */
+ * share the shared-memory path; NVLink groups on device buffers use NCCL, chosen per
+ * communicator by its owner (hlx_comm_choose_backend), not here. */
 static int hlx_comm_path_of(const hlx_comm_net_t *net, hlx_link_t l, int a, int b)
 {
     int same = !strcmp(net->peers[a].host, net->peers[b].host);
@@ -652,8 +662,9 @@ static hlx_status_t hlx_comm_assign_links(hlx_comm_net_t *net, const hlx_comm_pa
             nvlink++;
     }
     if (nvlink)
-        hlx_info(HLX_SUB_NET, "%d peer(s) of link class nvlink: no NCCL backend yet, they "
-                 "use the same-host path (the network path across hosts)", nvlink);
+        hlx_info(HLX_SUB_NET, "%d peer(s) of link class nvlink: this world's point-to-point "
+                 "path to them is the same-host one (the network path across hosts); a group "
+                 "on device buffers chooses NCCL itself (hlx_comm_choose_backend)", nvlink);
     for (r = 0; r < net->size; r++) {
         int path = hlx_comm_path_of(net, net->link[r], me, r);
         net->peer_be[r] = path == HLX_PATH_SELF ? NULL : &net->be[path];
@@ -746,6 +757,7 @@ hlx_status_t hlx_comm_world(hlx_boot_t *boot, const hlx_comm_params_t *p,
     snprintf(net->shm_tls, sizeof(net->shm_tls), "%s", set.shm_tls);
     net->chunk[HLX_PATH_SHM] = (size_t)set.chunk_shm;
     net->chunk[HLX_PATH_NET] = (size_t)set.chunk_net;
+    net->ucx_cuda_mem = -1;
     for (path = 0; path < HLX_PATH_COUNT; path++) {
         net->be[path].ops = hlx_comm_backends[path];
         net->be[path].net = net;

@@ -135,6 +135,8 @@ struct hlx_comm_net {
     int                   idle_rounds;     /* idle progress rounds before a yield */
     long                  nap_ns;          /* sleep between rounds of a late wait (ranks > cores) */
     size_t                chunk[HLX_PATH_COUNT]; /* all-to-all message limit per path */
+    int                   ucx_cuda_mem;    /* -1 no UCX context yet; else 1 when every one
+                                              reports the CUDA memory type */
 };
 
 struct hlx_comm_req {
@@ -146,6 +148,9 @@ struct hlx_comm_req {
     double           t0, deadline;
     hlx_comm_req_t  *next;
 };
+
+/* 1 when a UCX context (created and released here) reports the CUDA memory type. */
+int hlx_ucx_probe_cuda_memory(void);
 
 void hlx_comm_slot_done(hlx_comm_slot_t *slot, hlx_status_t status, size_t got);
 

@@ -224,6 +224,35 @@ static hlx_status_t hlx_ucx_configure(hlx_comm_be_t *be, ucp_config_t *config)
     return HLX_OK;
 }
 
+/* 1 when the context's memory types include CUDA (UCX built with CUDA and its cuda_copy
+ * component loaded under the context's UCX_TLS). */
+static int hlx_ucx_context_cuda(ucp_context_h context)
+{
+    ucp_context_attr_t attr;
+
+    memset(&attr, 0, sizeof(attr));
+    attr.field_mask = UCP_ATTR_FIELD_MEMORY_TYPES;
+    if (ucp_context_query(context, &attr) != UCS_OK)
+        return 0;
+    return (attr.memory_types & UCS_BIT(UCS_MEMORY_TYPE_CUDA)) != 0;
+}
+
+int hlx_ucx_probe_cuda_memory(void)
+{
+    ucp_params_t params;
+    ucp_context_h context;
+    int cuda;
+
+    memset(&params, 0, sizeof(params));
+    params.field_mask = UCP_PARAM_FIELD_FEATURES;
+    params.features = UCP_FEATURE_TAG;
+    if (ucp_init(&params, NULL, &context) != UCS_OK)
+        return 0;
+    cuda = hlx_ucx_context_cuda(context);
+    ucp_cleanup(context);
+    return cuda;
+}
+
 static hlx_status_t hlx_ucx_open(hlx_comm_be_t *be, hlx_boot_t *boot)
 {
     hlx_comm_net_t *net = be->net;
@@ -271,6 +300,10 @@ static hlx_status_t hlx_ucx_open(hlx_comm_be_t *be, hlx_boot_t *boot)
         hlx_error("transport: ucp_init: %s", ucs_status_string(s));
         st = HLX_ERR_TRANSPORT;
         goto err_free;
+    }
+    {
+        int cuda = hlx_ucx_context_cuda(u->context);
+        net->ucx_cuda_mem = net->ucx_cuda_mem < 0 ? cuda : net->ucx_cuda_mem && cuda;
     }
     memset(&wparams, 0, sizeof(wparams));
     wparams.field_mask = UCP_WORKER_PARAM_FIELD_THREAD_MODE;

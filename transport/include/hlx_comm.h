@@ -91,6 +91,50 @@ const char *hlx_comm_peer_backend(const hlx_comm_t *comm, int rank);
  * a caller use fast peers' data before slow ones' arrives. */
 int hlx_comm_arrived(hlx_comm_req_t *req, int rank);
 
+/* ---- which backend carries a communicator's collectives (transport/comm_choose.c)
+ * A pure function of the members' link classes and what this build and process can do,
+ * so that it is testable from placement fixtures and every rank computes the same answer
+ * from the same job-wide matrix. */
+typedef enum hlx_comm_choice {
+    HLX_COMM_CHOICE_HOST = 0,   /* host buffers: the transport (UCX / self) reads them */
+    HLX_COMM_CHOICE_SELF,       /* device buffers, a group of one: a copy within the rank */
+    HLX_COMM_CHOICE_UCX_STAGED, /* device buffers copied through pinned host memory */
+    HLX_COMM_CHOICE_UCX_DEVICE, /* device buffers handed to UCX directly (CUDA memory type) */
+    HLX_COMM_CHOICE_NCCL,       /* device buffers, NCCL on the device queue */
+    HLX_COMM_CHOICE_COUNT
+} hlx_comm_choice_t;
+
+/* HELIX_NCCL */
+typedef enum hlx_nccl_mode {
+    HLX_NCCL_AUTO = 0, /* NCCL when every pair of members is linked by NVLink */
+    HLX_NCCL_ON,       /* NCCL for every group on device buffers (a build with NCCL) */
+    HLX_NCCL_OFF,      /* never */
+} hlx_nccl_mode_t;
+
+typedef struct hlx_comm_caps {
+    int             device_buffers;    /* the buffers are device memory (cuda backend) */
+    int             nccl_compiled;     /* hlx_nccl_compiled() */
+    hlx_nccl_mode_t nccl_mode;
+    int             ucx_device_memory; /* hlx_comm_device_memory(): UCX reads CUDA memory */
+} hlx_comm_caps_t;
+
+/* pair_links: the n x n link classes of the group's members (row a, column b: from member
+ * a to member b; the diagonal is ignored), in the group's rank order. why (may be NULL)
+ * receives one line saying what decided. An unknown class (HLX_LINK_COUNT) counts as not
+ * NVLink. */
+hlx_comm_choice_t hlx_comm_choose_backend(const hlx_link_t *pair_links, int n,
+                                          const hlx_comm_caps_t *caps, char *why,
+                                          size_t whylen);
+/* "host", "self", "ucx-staged", "ucx-device", "nccl" ("?" out of range). */
+const char *hlx_comm_choice_name(hlx_comm_choice_t choice);
+/* HLX_OK and *mode_p for "auto", "on" or "off"; HLX_ERR_INVALID otherwise. */
+hlx_status_t hlx_nccl_mode_parse(const char *s, hlx_nccl_mode_t *mode_p);
+
+/* 1 when the UCX contexts of this world can read and write CUDA memory (UCX built with
+ * CUDA: ucp_context_query's memory types include CUDA), 0 otherwise and for a world with
+ * no UCX context (a world of one asks a probe context). */
+int hlx_comm_device_memory(const hlx_comm_t *comm);
+
 /* The transport's settings (HELIX_COMM_*, HELIX_HEARTBEAT_*), for `helix info` and
  * unknown-variable warnings. */
 extern const struct hlx_param_table hlx_comm_param_table;
