@@ -6,6 +6,7 @@
 
 #include <stdarg.h>
 #include <stdio.h>
+#include <stdlib.h>
 #include <string.h>
 
 static const char *const hlx_comm_choice_names[HLX_COMM_CHOICE_COUNT] = {
@@ -52,17 +53,36 @@ static hlx_comm_choice_t hlx_comm_why(hlx_comm_choice_t c, char *why, size_t why
     return c;
 }
 
-/* The first pair (a, b) of members not linked by NVLink; 0 when every pair is. */
-static int hlx_comm_non_nvlink(const hlx_link_t *links, int n, int *a_p, int *b_p)
+/* The first pair (a, b) of members not linked by NVLink: 1 found, 0 every pair is,
+ * -1 a row could not be read. */
+static int hlx_comm_non_nvlink(int n, hlx_comm_row_fn_t row_fn, void *arg, hlx_link_t *row,
+                               int *a_p, int *b_p)
 {
     int a, b;
 
-    for (a = 0; a < n; a++)
+    for (a = 0; a < n; a++) {
+        if (row_fn(arg, a, row) != 0)
+            return -1;
         for (b = 0; b < n; b++)
-            if (a != b && links[(size_t)a * n + b] != HLX_LINK_NVLINK) {
+            if (a != b && row[b] != HLX_LINK_NVLINK) {
                 *a_p = a, *b_p = b;
+                *row = row[b];
                 return 1;
             }
+    }
+    return 0;
+}
+
+typedef struct hlx_comm_matrix_arg {
+    const hlx_link_t *m;
+    int               n;
+} hlx_comm_matrix_arg_t;
+
+static int hlx_comm_matrix_row(void *arg, int member, hlx_link_t *row)
+{
+    const hlx_comm_matrix_arg_t *ma = arg;
+
+    memcpy(row, ma->m + (size_t)member * ma->n, sizeof(*row) * (size_t)ma->n);
     return 0;
 }
 
@@ -70,12 +90,26 @@ hlx_comm_choice_t hlx_comm_choose_backend(const hlx_link_t *pair_links, int n,
                                           const hlx_comm_caps_t *caps, char *why,
                                           size_t whylen)
 {
+    hlx_comm_matrix_arg_t ma = { pair_links, n };
+
+    if (n > 1 && pair_links == NULL)
+        return hlx_comm_why(HLX_COMM_CHOICE_HOST, why, whylen, "no group or capabilities "
+                            "given: the host transport");
+    return hlx_comm_choose_backend_rows(n, hlx_comm_matrix_row, &ma, caps, why, whylen);
+}
+
+hlx_comm_choice_t hlx_comm_choose_backend_rows(int n, hlx_comm_row_fn_t row_fn, void *arg,
+                                               const hlx_comm_caps_t *caps, char *why,
+                                               size_t whylen)
+{
     hlx_comm_choice_t ucx;
+    hlx_link_t *row = NULL;
+    int found;
     const char *mode;
     char not_nccl[160];
     int a = 0, b = 0;
 
-    if (caps == NULL || n < 1 || (n > 1 && pair_links == NULL))
+    if (caps == NULL || n < 1 || row_fn == NULL)
         return hlx_comm_why(HLX_COMM_CHOICE_HOST, why, whylen, "no group or capabilities "
                             "given: the host transport");
     if (!caps->device_buffers)
@@ -94,14 +128,23 @@ hlx_comm_choice_t hlx_comm_choose_backend(const hlx_link_t *pair_links, int n,
                             "member(s) on device buffers", n);
     else if (n == 1)
         snprintf(not_nccl, sizeof(not_nccl), "HELIX_NCCL=auto, a group of one");
-    else if (hlx_comm_non_nvlink(pair_links, n, &a, &b)) {
-        hlx_link_t l = pair_links[(size_t)a * n + b];
-        snprintf(not_nccl, sizeof(not_nccl), "HELIX_NCCL=auto: members %d and %d are linked "
-                 "by %s, not NVLink", a, b,
-                 (unsigned)l < HLX_LINK_COUNT ? hlx_comm_link_names[l] : "an unknown class");
-    } else
-        return hlx_comm_why(HLX_COMM_CHOICE_NCCL, why, whylen, "HELIX_NCCL=auto: every pair "
-                            "of the %d members is NVLink", n);
+    else {
+        row = malloc(sizeof(*row) * (size_t)n);
+        found = row == NULL ? -1 : hlx_comm_non_nvlink(n, row_fn, arg, row, &a, &b);
+        if (found == 0) {
+            free(row);
+            return hlx_comm_why(HLX_COMM_CHOICE_NCCL, why, whylen, "HELIX_NCCL=auto: every "
+                                "pair of the %d members is NVLink", n);
+        }
+        if (found < 0)
+            snprintf(not_nccl, sizeof(not_nccl), "HELIX_NCCL=auto: the members' link classes "
+                     "are unknown");
+        else
+            snprintf(not_nccl, sizeof(not_nccl), "HELIX_NCCL=auto: members %d and %d are "
+                     "linked by %s, not NVLink", a, b, (unsigned)*row < HLX_LINK_COUNT
+                     ? hlx_comm_link_names[*row] : "an unknown class");
+        free(row);
+    }
     if (n == 1)
         return hlx_comm_why(HLX_COMM_CHOICE_SELF, why, whylen, "%s: a group of one copies "
                             "within the rank", not_nccl);

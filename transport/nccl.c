@@ -129,7 +129,7 @@ hlx_status_t hlx_nccl_create(hlx_boot_t *boot, int color, int key, double timeou
             pos++;
         n++;
     }
-    me.leader = lead == info.rank;
+    me.leader = color >= 0 && lead == info.rank; /* color < 0: in no group */
     if (me.leader) {
         ncclResult_t res = ncclGetUniqueId(&me.id);
         if (res != ncclSuccess) {
@@ -149,6 +149,11 @@ hlx_status_t hlx_nccl_create(hlx_boot_t *boot, int color, int key, double timeou
     }
     if (st != HLX_OK)
         goto fail;
+    if (color < 0) { /* took part in the exchanges only */
+        free(all);
+        free(c);
+        return HLX_OK;
+    }
     c->rank = pos, c->size = n;
     cfg.blocking = 0; /* every wait below is ours, with a deadline */
     {

@@ -234,6 +234,12 @@ static void test_caps(void **state)
     hlx_topo_free(t);
 }
 
+static int row_unknown(void *arg, int member, hlx_link_t *row)
+{
+    (void)arg; (void)row;
+    return member == 1 ? -1 : (row[0] = HLX_LINK_SELF, row[1] = HLX_LINK_NVLINK, 0);
+}
+
 /* Matrices by hand: one non-NVLink pair anywhere (also below the diagonal) or an unknown
  * class is enough to leave NCCL; names and the mode parser. */
 static void test_matrix_edges(void **state)
@@ -256,6 +262,10 @@ static void test_matrix_edges(void **state)
                      HLX_COMM_CHOICE_UCX_STAGED);
     assert_non_null(strstr(why, "an unknown class"));
     assert_int_equal(hlx_comm_choose_backend(NULL, 3, &cuda_auto, NULL, 0), HLX_COMM_CHOICE_HOST);
+    /* a row that cannot be read is not NVLink */
+    assert_int_equal(hlx_comm_choose_backend_rows(2, row_unknown, NULL, &cuda_auto, why,
+                                                  sizeof(why)), HLX_COMM_CHOICE_UCX_STAGED);
+    assert_non_null(strstr(why, "unknown"));
     assert_int_equal(hlx_comm_choose_backend(m, 3, NULL, NULL, 0), HLX_COMM_CHOICE_HOST);
     assert_string_equal(hlx_comm_choice_name(HLX_COMM_CHOICE_NCCL), "nccl");
     assert_string_equal(hlx_comm_choice_name(HLX_COMM_CHOICE_UCX_STAGED), "ucx-staged");

@@ -125,6 +125,13 @@ typedef struct hlx_comm_caps {
 hlx_comm_choice_t hlx_comm_choose_backend(const hlx_link_t *pair_links, int n,
                                           const hlx_comm_caps_t *caps, char *why,
                                           size_t whylen);
+/* The same over a group too large for a matrix: row_fn fills row[0..n) with the classes
+ * from member to every member and returns 0 (non-zero: unknown, not NVLink). The rows are
+ * read in order, until the first pair that is not NVLink. */
+typedef int (*hlx_comm_row_fn_t)(void *arg, int member, hlx_link_t *row);
+hlx_comm_choice_t hlx_comm_choose_backend_rows(int n, hlx_comm_row_fn_t row_fn, void *arg,
+                                               const hlx_comm_caps_t *caps, char *why,
+                                               size_t whylen);
 /* "host", "self", "ucx-staged", "ucx-device", "nccl" ("?" out of range). */
 const char *hlx_comm_choice_name(hlx_comm_choice_t choice);
 /* HLX_OK and *mode_p for "auto", "on" or "off"; HLX_ERR_INVALID otherwise. */

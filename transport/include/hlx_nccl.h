@@ -19,7 +19,8 @@ int          hlx_nccl_version(void);
 int          hlx_nccl_compiled(void);
 
 /* Collective over the whole world (every rank calls it, in the same order): ranks with the
- * same color form one communicator, ordered by key (as MPI_Comm_split). The rank must have
+ * same color form one communicator, ordered by key (as MPI_Comm_split); a rank with a
+ * negative color takes part in the exchanges and gets *c_p = NULL (HLX_OK). The rank must have
  * selected its CUDA device. The id of each group comes from its first member through one
  * all-gather of the bootstrap. Init, every enqueue and every wait end by timeout_s; on
  * failure err says which step and NCCL's words. */
