@@ -12,6 +12,9 @@
 static hlx_status_t st_alloc(hlx_backend_t *be, size_t n, int h, void **p)
 { (void)be; (void)n; (void)h; (void)p; return HLX_ERR_UNSUPPORTED; }
 static void st_free(hlx_backend_t *be, void *p, int h) { (void)be; (void)p; (void)h; }
+static hlx_status_t st_palloc(hlx_backend_t *be, size_t n, void **p)
+{ (void)be; (void)n; (void)p; return HLX_ERR_UNSUPPORTED; }
+static void st_pfree(hlx_backend_t *be, void *p) { (void)be; (void)p; }
 static hlx_status_t st_copy(hlx_backend_t *be, hlx_be_queue_t *q, void *d, const void *s, size_t n)
 { (void)be; (void)q; (void)d; (void)s; (void)n; return HLX_ERR_UNSUPPORTED; }
 static hlx_status_t st_qcreate(hlx_backend_t *be, hlx_be_queue_t **q)
@@ -64,6 +67,7 @@ void hlx_backend_fill_stubs(hlx_backend_ops_t *o)
 {
 #define HLX_STUB(_f, _s) if (o->_f == NULL) o->_f = _s
     HLX_STUB(mem_alloc, st_alloc);     HLX_STUB(mem_free, st_free);
+    HLX_STUB(pinned_alloc, st_palloc); HLX_STUB(pinned_free, st_pfree);
     HLX_STUB(copy_to, st_copy);        HLX_STUB(copy_from, st_copy);
     HLX_STUB(queue_create, st_qcreate); HLX_STUB(queue_destroy, st_qdestroy);
     HLX_STUB(queue_sync, st_qsync);    HLX_STUB(event_record, st_evrec);
@@ -89,6 +93,18 @@ static hlx_status_t host_alloc(hlx_backend_t *be, size_t bytes, int huge, void *
         return HLX_ERR_NOMEM;
     *p_p = p;
     return HLX_OK;
+}
+
+/* Host memory is what copy_to / copy_from move already: nothing to pin. */
+static hlx_status_t host_palloc(hlx_backend_t *be, size_t bytes, void **p_p)
+{
+    return host_alloc(be, bytes, 0, p_p);
+}
+
+static void host_pfree(hlx_backend_t *be, void *p)
+{
+    (void)be;
+    free(p);
 }
 
 static void host_free(hlx_backend_t *be, void *p, int huge)
@@ -316,6 +332,7 @@ static hlx_status_t host_argmax(hlx_backend_t *be, hlx_be_queue_t *q, const floa
 static const hlx_backend_ops_t hlx_backend_host = {
     .name = "host",
     .mem_alloc = host_alloc, .mem_free = host_free,
+    .pinned_alloc = host_palloc, .pinned_free = host_pfree,
     .copy_to = host_copy, .copy_from = host_copy,
     .queue_create = host_qcreate, .queue_destroy = host_qdestroy, .queue_sync = host_qsync,
     .event_record = host_evrec, .event_sync = host_evsync,

@@ -63,6 +63,10 @@ typedef struct hlx_backend_ops {
     /* memory: huge = a large streamed buffer (KV), 2 MiB aligned where possible */
     hlx_status_t (*mem_alloc)(hlx_backend_t *be, size_t bytes, int huge, void **p_p);
     void         (*mem_free)(hlx_backend_t *be, void *p, int huge);
+    /* host memory that copy_to / copy_from move at full speed (a device backend: pinned,
+     * page-locked; the host backend: plain memory), zeroed: the transport's staging */
+    hlx_status_t (*pinned_alloc)(hlx_backend_t *be, size_t bytes, void **p_p);
+    void         (*pinned_free)(hlx_backend_t *be, void *p);
     hlx_status_t (*copy_to)(hlx_backend_t *be, hlx_be_queue_t *q, void *dst, const void *src,
                             size_t bytes);   /* host -> backend */
     hlx_status_t (*copy_from)(hlx_backend_t *be, hlx_be_queue_t *q, void *dst,

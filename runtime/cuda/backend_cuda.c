@@ -123,6 +123,29 @@ static void cu_free(hlx_backend_t *be, void *p, int huge)
         (void)cudaFree(p);
 }
 
+/* Page-locked host memory: copies to and from it are DMA at full PCIe speed and
+ * asynchronous (the transport's staging for a UCX without CUDA memory). */
+static hlx_status_t cu_palloc(hlx_backend_t *be, size_t bytes, void **p_p)
+{
+    void *p = NULL;
+    cudaError_t e;
+
+    (void)be;
+    e = cudaMallocHost(&p, bytes ? bytes : 1);
+    if (e != cudaSuccess)
+        return hlx_cu_err(e);
+    memset(p, 0, bytes ? bytes : 1);
+    *p_p = p;
+    return HLX_OK;
+}
+
+static void cu_pfree(hlx_backend_t *be, void *p)
+{
+    (void)be;
+    if (p != NULL)
+        (void)cudaFreeHost(p);
+}
+
 /* Host to backend. The source may be reused on return (cudaMemcpyAsync from pageable
  * memory returns once the source is staged). */
 static hlx_status_t cu_copy_to(hlx_backend_t *be, hlx_be_queue_t *q, void *dst,
@@ -364,6 +387,7 @@ static hlx_status_t cu_argmax(hlx_backend_t *be, hlx_be_queue_t *q, const float 
 static const hlx_backend_ops_t hlx_backend_cuda = {
     .name = "cuda",
     .mem_alloc = cu_alloc, .mem_free = cu_free,
+    .pinned_alloc = cu_palloc, .pinned_free = cu_pfree,
     .copy_to = cu_copy_to, .copy_from = cu_copy_from,
     .queue_create = cu_qcreate, .queue_destroy = cu_qdestroy, .queue_sync = cu_qsync,
     .event_record = cu_evrec, .event_sync = cu_evsync,
