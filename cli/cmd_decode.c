@@ -95,6 +95,15 @@ static void hlx_decode_print_json(const hlx_run_config_t *cfg, const hlx_model_t
     json_object_set_new(o, "bound", json_boolean(rep->bound));
     json_object_set_new(o, "cpuset", json_string(rep->cpuset));
     json_object_set_new(o, "a2a_link", json_string(rep->a2a_link));
+    {
+        json_t *cb = json_object(), *cw = json_object();
+        json_object_set_new(cb, "kvp", json_string(rep->comm_kvp));
+        json_object_set_new(cb, "world", json_string(rep->comm_world));
+        json_object_set_new(cw, "kvp", json_string(rep->comm_kvp_why));
+        json_object_set_new(cw, "world", json_string(rep->comm_world_why));
+        json_object_set_new(o, "comm_backends", cb);
+        json_object_set_new(o, "comm_backends_why", cw);
+    }
     json_object_set_new(o, "hopb", json_string(cfg->hopb == HLX_HOPB_ON ? "on"
                                                : cfg->hopb == HLX_HOPB_OFF ? "off" : "auto"));
     json_object_set_new(o, "micro_batch", json_integer(rep->micro_batch));
@@ -170,6 +179,8 @@ static void hlx_decode_print_text(const hlx_run_config_t *cfg, const hlx_model_t
     printf("place:   rank 0 on cpus %s%s, KVP peers over %s\n",
            rep->cpuset[0] ? rep->cpuset : "?", rep->bound ? " (bound)" : " (not bound)",
            rep->a2a_link);
+    printf("comms:   KVP exchange on %s (%s); world all-reduce and all-gather on %s (%s)\n",
+           rep->comm_kvp, rep->comm_kvp_why, rep->comm_world, rep->comm_world_why);
     if (m->experts > 0)
         printf("moe:     %d experts top %d (+%d shared, expert ffn %d), EP %d x TPF %d: rank 0 "
                "holds experts %d..%d, %.2f MiB of MoE weights\n", m->experts, m->top_k,

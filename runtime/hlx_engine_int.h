@@ -49,6 +49,9 @@ typedef struct hlx_runtime_settings {
     char   prefill[HLX_PARAM_STRLEN];
 } hlx_runtime_settings_t;
 
+/* The engine's communicators, for their backend choice and report. */
+enum { HLX_ENGINE_COMM_KVP = 0, HLX_ENGINE_COMM_WORLD = 1, HLX_ENGINE_COMMS };
+
 struct hlx_engine {
     hlx_run_config_t cfg;
     hlx_runtime_settings_t set;  /* the runtime's settings table (engine.c) */
@@ -65,6 +68,14 @@ struct hlx_engine {
     hlx_be_queue_t  *q;
     char             device_note[192]; /* --device: what was chosen and why */
     struct hlx_nccl *nccl_world, *nccl_kvp; /* NCCL collectives on the queue, or NULL */
+    /* the backend carrying each communicator's collectives (HLX_ENGINE_COMM_*) and why,
+     * agreed by its members (engine_nccl.c) */
+    hlx_comm_choice_t comm_choice[HLX_ENGINE_COMMS];
+    char             comm_why[HLX_ENGINE_COMMS][160];
+    /* ucx-staged: pinned host copies the transport reads and writes instead of device
+     * buffers (NULL otherwise): the exchange's send and receive blocks, and the world's
+     * all-reduce / all-gather (in, then out) */
+    float           *stage_send, *stage_recv, *stage_world;
     hlx_dtype_t      kv_dtype, w_dtype;
     size_t           kv_esize, w_esize;
     int              qkv_cols;
@@ -113,12 +124,13 @@ hlx_status_t hlx_engine_fail(char *err, size_t errlen, hlx_status_t st, const ch
 /* Link class between this rank and its KVP peers (engine.c). */
 const char  *hlx_engine_a2a_link(const hlx_engine_t *eng);
 
-/* ---- NCCL path (runtime/cuda/engine_nccl.c) */
-/* After allocation: NCCL communicators for the world and the KVP group when the backend is
- * cuda and HELIX_NCCL says so (auto: every pair of ranks is linked by NVLink), agreed by
- * all ranks; the schedule is then lockstep (NCCL is ordered on the queue). */
+/* ---- backends of the collectives, NCCL path (runtime/cuda/engine_nccl.c) */
+/* After allocation: per communicator (the KVP group, the world) the backend of its
+ * collectives from its members' link classes (hlx_comm_choose_backend), agreed by the
+ * members: NCCL communicators where every member chose NCCL (the schedule is then lockstep
+ * job-wide: NCCL is ordered on the queue), pinned staging buffers for ucx-staged. */
 hlx_status_t hlx_engine_nccl_open(hlx_engine_t *eng, char *err, size_t errlen);
-void         hlx_engine_nccl_close(hlx_engine_t *eng);
+void         hlx_engine_nccl_close(hlx_engine_t *eng); /* also frees the staging */
 /* Host wait for the queue: with NCCL, also its asynchronous errors (aborted on a deadline). */
 hlx_status_t hlx_engine_sync(hlx_engine_t *eng);
 /* The exchange, all-reduce and all-gather of the phases through NCCL on the queue. */

@@ -173,6 +173,22 @@ static void hlx_phase_a2a_counts(hlx_engine_t *eng, int b0, int b1)
     }
 }
 
+/* ucx-staged (a device backend, a UCX without CUDA memory): the slices of requests
+ * [b0, b1) go from sendbuf to the pinned copy the transport sends from (the copy waits for
+ * the pack); the pinned receive copy goes back in hlx_phase_merge. Without staging, the
+ * transport reads sendbuf after a queue sync (host memory, or CUDA memory UCX handles). */
+static hlx_status_t hlx_phase_stage_send(hlx_engine_t *eng)
+{
+    hlx_status_t st = HLX_OK;
+    int j;
+
+    for (j = 0; j < eng->lay.kvp && st == HLX_OK; j++)
+        st = eng->be.ops->copy_from(&eng->be, eng->q, (char *)eng->stage_send + eng->a2a_sd[j],
+                                    (const char *)eng->sendbuf + eng->a2a_sd[j],
+                                    eng->a2a_sc[j]);
+    return st;
+}
+
 hlx_status_t hlx_phase_a2a_post(hlx_engine_t *eng, int b0, int b1, hlx_comm_req_t **req_p)
 {
     hlx_status_t st;
@@ -181,9 +197,14 @@ hlx_status_t hlx_phase_a2a_post(hlx_engine_t *eng, int b0, int b1, hlx_comm_req_
         hlx_phase_a2a_counts(eng, b0, b1);
         /* NCCL's exchange is ordered on the queue: the schedule runs lockstep with it */
         st = eng->nccl_kvp != NULL ? HLX_ERR_UNSUPPORTED : HLX_BE_SYNC(eng);
+        if (st == HLX_OK && eng->stage_send != NULL)
+            st = hlx_phase_stage_send(eng);
         if (st == HLX_OK)
-            st = hlx_comm_ialltoallv(eng->kvp_comm, eng->sendbuf, eng->a2a_sc, eng->a2a_sd,
-                                     eng->recvbuf, eng->a2a_rc, eng->a2a_rd, req_p);
+            st = hlx_comm_ialltoallv(eng->kvp_comm,
+                                     eng->stage_send ? eng->stage_send : eng->sendbuf,
+                                     eng->a2a_sc, eng->a2a_sd,
+                                     eng->stage_recv ? eng->stage_recv : eng->recvbuf,
+                                     eng->a2a_rc, eng->a2a_rd, req_p);
     });
     return st;
 }
@@ -195,11 +216,25 @@ hlx_status_t hlx_phase_a2a(hlx_engine_t *eng, int b0, int b1)
     HLX_TIMED(eng, HLX_PHASE_A2A, {
         hlx_phase_a2a_counts(eng, b0, b1);
         st = eng->nccl_kvp != NULL ? hlx_engine_nccl_a2a(eng) : HLX_BE_SYNC(eng);
+        if (st == HLX_OK && eng->nccl_kvp == NULL && eng->stage_send != NULL)
+            st = hlx_phase_stage_send(eng);
         if (st == HLX_OK && eng->nccl_kvp == NULL)
-            st = hlx_comm_alltoallv(eng->kvp_comm, eng->sendbuf, eng->a2a_sc, eng->a2a_sd,
-                                    eng->recvbuf, eng->a2a_rc, eng->a2a_rd);
+            st = hlx_comm_alltoallv(eng->kvp_comm,
+                                    eng->stage_send ? eng->stage_send : eng->sendbuf,
+                                    eng->a2a_sc, eng->a2a_sd,
+                                    eng->stage_recv ? eng->stage_recv : eng->recvbuf,
+                                    eng->a2a_rc, eng->a2a_rd);
     });
     return st;
+}
+
+/* Bytes of the receive blocks of every peer (all requests). */
+static size_t hlx_phase_recv_bytes(const hlx_engine_t *eng)
+{
+    int k = eng->lay.kvp - 1;
+
+    return sizeof(float) * (eng->xr_displ[k] + (size_t)eng->cfg.batch *
+                            (size_t)eng->lay.q_slice * ((size_t)eng->xdv + 1));
 }
 
 hlx_status_t hlx_phase_merge(hlx_engine_t *eng, int l)
@@ -211,8 +246,13 @@ hlx_status_t hlx_phase_merge(hlx_engine_t *eng, int l)
     hlx_status_t st;
 
     hlx_phase_xchg_desc(eng, 0, B, &d, 1);
+    /* ucx-staged: every exchange of the layer has landed in the pinned copy */
+    st = eng->stage_recv == NULL ? HLX_OK
+         : eng->be.ops->copy_to(&eng->be, eng->q, eng->recvbuf, eng->stage_recv,
+                                hlx_phase_recv_bytes(eng));
     HLX_TIMED(eng, HLX_PHASE_MERGE, {
-        st = HLX_BE(eng, unpack, &d, cnt, B, eng->recvbuf, eng->oparts, eng->lseparts);
+        if (st == HLX_OK)
+            st = HLX_BE(eng, unpack, &d, cnt, B, eng->recvbuf, eng->oparts, eng->lseparts);
         if (st == HLX_OK)
             st = HLX_BE(eng, merge, L->kvp, (int)nh, dv, eng->oparts, eng->lseparts,
                         eng->omerged, eng->lsem);
@@ -247,6 +287,35 @@ hlx_status_t hlx_phase_oproj(hlx_engine_t *eng, int l)
     return st;
 }
 
+/* y to pinned host memory (the copy waits for the queue), summed there, copied back
+ * ahead of the add on the queue. */
+static hlx_status_t hlx_phase_allreduce_staged(hlx_engine_t *eng, size_t n)
+{
+    hlx_status_t st = eng->be.ops->copy_from(&eng->be, eng->q, eng->stage_world, eng->y,
+                                             sizeof(float) * n);
+
+    if (st == HLX_OK)
+        st = hlx_comm_allreduce_sum_f32(eng->world, eng->stage_world, n);
+    if (st == HLX_OK)
+        st = eng->be.ops->copy_to(&eng->be, eng->q, eng->y, eng->stage_world, sizeof(float) * n);
+    return st;
+}
+
+/* The logits of this rank to pinned memory, all-gathered behind them, copied back. */
+static hlx_status_t hlx_phase_allgather_staged(hlx_engine_t *eng, size_t bytes)
+{
+    float *out = eng->stage_world + bytes / sizeof(float);
+    hlx_status_t st = eng->be.ops->copy_from(&eng->be, eng->q, eng->stage_world,
+                                             eng->logits_local, bytes);
+
+    if (st == HLX_OK)
+        st = hlx_comm_allgather(eng->world, eng->stage_world, bytes, out);
+    if (st == HLX_OK)
+        st = eng->be.ops->copy_to(&eng->be, eng->q, eng->logits_all, out,
+                                  bytes * (size_t)eng->lay.n);
+    return st;
+}
+
 /* Sums the partial outputs y of all N ranks (TP = N) and adds them to the residual x. */
 hlx_status_t hlx_phase_allreduce(hlx_engine_t *eng, int l, hlx_phase_id_t ph)
 {
@@ -256,6 +325,8 @@ hlx_status_t hlx_phase_allreduce(hlx_engine_t *eng, int l, hlx_phase_id_t ph)
     HLX_TIMED(eng, ph, {
         if (eng->nccl_world != NULL)
             st = hlx_engine_nccl_allreduce(eng, eng->y, n);
+        else if (eng->stage_world != NULL) /* ucx-staged: through pinned host memory */
+            st = hlx_phase_allreduce_staged(eng, n);
         else if ((st = HLX_BE_SYNC(eng)) == HLX_OK)
             st = hlx_comm_allreduce_sum_f32(eng->world, eng->y, n);
     });
@@ -318,6 +389,8 @@ hlx_status_t hlx_phase_head(hlx_engine_t *eng)
             st = hlx_engine_nccl_allgather(eng, eng->logits_local,
                                            sizeof(float) * (size_t)B * L->vocab_pad,
                                            eng->logits_all);
+        else if (st == HLX_OK && eng->stage_world != NULL)
+            st = hlx_phase_allgather_staged(eng, sizeof(float) * (size_t)B * L->vocab_pad);
         else if (st == HLX_OK)
             st = hlx_comm_allgather(eng->world, eng->logits_local,
                                     sizeof(float) * (size_t)B * L->vocab_pad, eng->logits_all);

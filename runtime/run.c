@@ -97,6 +97,14 @@ hlx_status_t hlx_engine_run(hlx_engine_t *eng, hlx_run_report_t *rep, char *err,
     snprintf(rep->transport, sizeof(rep->transport), "%s", hlx_comm_backend(eng->world));
     snprintf(rep->cpuset, sizeof(rep->cpuset), "%s", eng->place->ranks[eng->info.rank].cpuset);
     snprintf(rep->a2a_link, sizeof(rep->a2a_link), "%s", hlx_engine_a2a_link(eng));
+    snprintf(rep->comm_kvp, sizeof(rep->comm_kvp), "%s",
+             hlx_comm_choice_name(eng->comm_choice[HLX_ENGINE_COMM_KVP]));
+    snprintf(rep->comm_world, sizeof(rep->comm_world), "%s",
+             hlx_comm_choice_name(eng->comm_choice[HLX_ENGINE_COMM_WORLD]));
+    snprintf(rep->comm_kvp_why, sizeof(rep->comm_kvp_why), "%s",
+             eng->comm_why[HLX_ENGINE_COMM_KVP]);
+    snprintf(rep->comm_world_why, sizeof(rep->comm_world_why), "%s",
+             eng->comm_why[HLX_ENGINE_COMM_WORLD]);
     rep->steps          = steps;
     rep->tokens_match   = 1;
     rep->replicas_match = 1;

@@ -82,6 +82,10 @@ typedef struct hlx_run_report {
     int      bound;                    /* this rank was bound to cpuset */
     char     cpuset[256];               /* cores of this rank's placement ("" unknown) */
     char     a2a_link[16];             /* link class to its KVP peers (self, shm, ...) */
+    /* backend of the collectives per communicator (host, self, ucx-staged, ucx-device,
+     * nccl) and the one line saying why, agreed by the communicator's members */
+    char     comm_kvp[16], comm_world[16];
+    char     comm_kvp_why[160], comm_world_why[160];
     int      micro_batch;              /* requests per micro-batch (batch = lockstep) */
     int      threads;                  /* cores of this rank (kernels' thread pool) */
     double   hopb_c_ms;                /* attention of one micro-batch (first step) */
