@@ -44,8 +44,13 @@ static const hlx_param_t hlx_runtime_params[] = {
       "or auto (cuda when a device is visible and the build has CUDA); "
       "helix decode --device overrides it" },
     { "NCCL", HLX_PT_STRING, "auto", 0, 0, offsetof(hlx_runtime_settings_t, nccl),
-      "collectives of a cuda run through NCCL on the device stream: auto (when every pair "
-      "of ranks is linked by NVLink), on (also a world of one or other links), off" },
+      "collectives of a cuda run through NCCL on the device stream, per communicator (KVP "
+      "group, world): auto (when every pair of its members is linked by NVLink), on (also "
+      "a group of one or other links), off" },
+    { "STAGE", HLX_PT_STRING, "auto", 0, 0, offsetof(hlx_runtime_settings_t, stage),
+      "collectives on UCX copied through the backend's pinned host memory: auto (a cuda "
+      "run whose UCX cannot read CUDA memory), on (also host buffers: runs the staging "
+      "path on the cpu backend, for tests)" },
     { "EP", HLX_PT_INT, "1", 1, 4096, offsetof(hlx_runtime_settings_t, ep),
       "MoE expert-parallel groups: N = EP x TPF ranks, expert J on group J / (E / EP), its "
       "columns over the TPF ranks of the group (helix decode --ep overrides it)" },
@@ -716,6 +721,9 @@ static hlx_status_t hlx_engine_validate(hlx_engine_t *eng, char *err, size_t err
         strcmp(eng->set.nccl, "off"))
         return hlx_engine_fail(err, errlen, HLX_ERR_INVALID, "HELIX_NCCL=%s: expected auto, on "
                                "or off", eng->set.nccl);
+    if (strcmp(eng->set.stage, "auto") && strcmp(eng->set.stage, "on"))
+        return hlx_engine_fail(err, errlen, HLX_ERR_INVALID, "HELIX_STAGE=%s: expected auto or "
+                               "on", eng->set.stage);
     if (cfg->threads < 0 || cfg->threads > HLX_POOL_MAX)
         return hlx_engine_fail(err, errlen, HLX_ERR_INVALID, "--threads %d: expected 1 .. %d",
                                cfg->threads, HLX_POOL_MAX);

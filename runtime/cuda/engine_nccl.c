@@ -154,6 +154,15 @@ hlx_status_t hlx_engine_nccl_open(hlx_engine_t *eng, char *err, size_t errlen)
         any_kvp = m == kvp;
     }
     free(votes);
+    /* HELIX_STAGE=on: host buffers too go through the staging copies, so that the cpu
+     * backend runs that path. Staging is local to a rank (UCX carries the same bytes), so
+     * ranks need not agree on it. */
+    for (c = 0; c < HLX_ENGINE_COMMS && !strcmp(eng->set.stage, "on"); c++)
+        if (eng->comm_choice[c] == HLX_COMM_CHOICE_HOST) {
+            eng->comm_choice[c] = HLX_COMM_CHOICE_UCX_STAGED;
+            snprintf(eng->comm_why[c], sizeof(eng->comm_why[c]), "HELIX_STAGE=on: host buffers "
+                     "copied through the backend's pinned host memory");
+        }
     if (caps.nccl_mode == HLX_NCCL_ON &&
         eng->comm_choice[HLX_ENGINE_COMM_WORLD] != HLX_COMM_CHOICE_NCCL)
         hlx_warn("HELIX_NCCL=on: the world's collectives use %s: %s",

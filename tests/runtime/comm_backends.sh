@@ -2,15 +2,18 @@
 # The backend of each communicator's collectives in the decode report: on the cpu backend
 # the KVP group and the world both say "host" with the reason (also with HELIX_NCCL=on,
 # which applies to device buffers only), in --json (comm_backends, comm_backends_why) and
-# in the text report's comms line; the tokens are those of a run without the setting.
-# usage: comm_backends.sh HELIX HELIXRUN|none [decode args...]
+# in the text report's comms line. HELIX_STAGE=on runs the staging path (copies through
+# the backend's pinned memory around UCX, as a cuda run without CUDA in UCX does) on the
+# cpu backend: reported as ucx-staged, it must pass --check and be bitwise identical to
+# the run without it (same tokens, same hash of the hidden state).
+# usage: comm_backends.sh HELIX HELIXRUN|none NP [decode args...]
 set -u
-helix=$1 helixrun=$2
-shift 2
+helix=$1 helixrun=$2 np=$3
+shift 3
 if [ "$helixrun" = none ]; then
     cmd=("$helix" decode)
 else
-    cmd=("$helixrun" --no-prefix -n 2 --timeout 100 -- "$helix" decode --kvp 2)
+    cmd=("$helixrun" --no-prefix -n "$np" --timeout 100 -- "$helix" decode)
 fi
 dir=$(mktemp -d)
 trap 'rm -rf "$dir"' EXIT
@@ -26,8 +29,9 @@ run() { # name, env..., then the decode arguments after --
         echo "$name: exit $rc"; cat "$dir/$name" "$dir/$name.err"; exit 1
     fi
 }
-run auto HELIX_NCCL=auto -- --json "$@"
+run auto HELIX_NCCL=auto -- --json --check "$@"
 run on HELIX_NCCL=on -- --json "$@"
+run stage HELIX_STAGE=on -- --json --check "$@"
 run text HELIX_NCCL=auto -- "$@"
 python3 - "$dir" <<'PY' || exit 1
 import json, os, sys
@@ -52,10 +56,27 @@ for name, r in runs.items():
             ok = False
     print("%s: ranks %d, kvp %s (%s), world %s (%s)" % (name, r["ranks"], cb["kvp"], why["kvp"],
                                                         cb["world"], why["world"]))
-if runs["auto"]["tokens"] != runs["on"]["tokens"] or \
-   runs["auto"]["hidden_hash"] != runs["on"]["hidden_hash"]:
-    print("HELIX_NCCL=on changed the cpu run's result")
+st = report("stage")
+runs["stage"] = st
+print("stage: ranks %d, kvp %s, world %s (%s); micro-batch %d, hash %s vs %s" %
+      (st["ranks"], st["comm_backends"]["kvp"], st["comm_backends"]["world"],
+       st["comm_backends_why"]["world"], st["micro_batch"], st["hidden_hash"],
+       runs["auto"]["hidden_hash"]))
+if st["comm_backends"] != {"kvp": "ucx-staged", "world": "ucx-staged"} or \
+   any("HELIX_STAGE=on" not in st["comm_backends_why"][c] for c in ("kvp", "world")):
+    print("HELIX_STAGE=on: expected ucx-staged with the reason for both, got %r %r" %
+          (st["comm_backends"], st["comm_backends_why"]))
     ok = False
+for name in ("auto", "stage"):
+    r = runs[name]
+    if not (r["checked"] and r["tokens_match"] and r["replicas_match"]):
+        print("%s: did not pass --check" % name)
+        ok = False
+for name in ("on", "stage"):
+    if runs["auto"]["tokens"] != runs[name]["tokens"] or \
+       runs["auto"]["hidden_hash"] != runs[name]["hidden_hash"]:
+        print("%s changed the cpu run's result" % name)
+        ok = False
 text = open(os.path.join(d, "text")).read()
 line = [l for l in text.splitlines() if l.startswith("comms:")]
 if len(line) != 1 or "KVP exchange on host" not in line[0] or "world all-reduce and " \
