@@ -238,7 +238,6 @@ static int hlx_bl_compute(hlx_hw_local_t *hw, char *err, size_t errlen)
     hlx_bl_fill(big, HLX_BL_DRAM_BYTES / 2, 1);
     hlx_bl_fill((uint16_t *)x, 8 * 16384 * 2, 2);
     hlx_bl_fill((uint16_t *)c.q, 128 * 128 * 2, 3);
-    c.k = &k;
     c.kv = (const char *)big;
     /* "in cache": rotating over a quarter of the last-level cache (4 to 64 MiB), so each
      * call finds its operands in the shared cache but not in the core's own, as in a
@@ -254,7 +253,13 @@ static int hlx_bl_compute(hlx_hw_local_t *hw, char *err, size_t errlen)
             size_t ld = (size_t)((double)HLX_BL_DRAM_BYTES / tok_bytes);
             double t1, t2, slope, call, td;
             hlx_hw_attn_t *a;
+            hlx_kernels_t ka;
 
+            /* the variant the runtime takes for this KV type and head size on one core
+             * (f32 KV: the blocked-key avx512 kernel where auto's bf16 choice is amx) */
+            if (hlx_kernels_init_shape(NULL, t, d, 1, &ka, NULL, 0) != HLX_OK)
+                ka = k;
+            c.k = &ka;
             c.span = span;
             t1 = hlx_bl_attn_once(&c, t, g, d, d, l1, 7);
             t2 = hlx_bl_attn_once(&c, t, g, d, d, l2, 5);
