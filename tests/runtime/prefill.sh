@@ -16,9 +16,19 @@
 #            2 ranks with --check; --ignore-eos runs every step; bad lists exit 2
 #        prefill.sh inputs HELIX DATA
 #            bad prompt files: exit 2 naming file:line:column
+#        prefill.sh rankdiff HELIX DATA prefill|eos   (one rank of a 2-rank job)
+#            rank 1 runs with HELIX_PREFILL=steps or another --eos: the ranks must refuse
 #        prefill.sh rankprompt HELIX DATA   (one rank of a 2-rank job)
 #            rank 1 reads another prompt of the same length: the ranks must refuse
 set -u
+if [ "$1" = rankdiff ]; then # rankdiff HELIX DATA prefill|eos: rank 1 runs otherwise
+    rank=${PMIX_RANK:-${OMPI_COMM_WORLD_RANK:-0}}
+    extra=()
+    if [ "$rank" = 1 ] && [ "$4" = prefill ]; then export HELIX_PREFILL=steps; fi
+    if [ "$rank" = 1 ] && [ "$4" = eos ]; then extra=(--eos 7); fi
+    exec "$2" generate --kvp 2 --max-new 3 --prompt-ids "$3/prompt3.txt" --timeout 20 \
+        "${extra[@]}"
+fi
 if [ "$1" = rankprompt ]; then
     rank=${PMIX_RANK:-${OMPI_COMM_WORLD_RANK:-0}}
     p=$3/prompt3.txt
