@@ -47,7 +47,11 @@ int hlx_run_load_model(const char *cmd, const hlx_decode_opts_t *o, hlx_run_conf
         return 2;
     }
     st = hlx_hf_config_load(o->model, &hc, err, sizeof(err));
-    if (st == HLX_OK) {
+    if (st != HLX_OK) { /* err names config.json:line:column */
+        fprintf(stderr, "helix %s: %s\n", cmd, err);
+        return 2;
+    }
+    {
         /* fp8 checkpoint weights (block scales) run dequantized to bf16 (runtime/engine.c) */
         hlx_model_t run = hc.m;
         if (hc.fp8 && run.weight_dtype == HLX_DTYPE_FP8)

@@ -139,6 +139,33 @@ static hlx_status_t hlx_cfg_family(hlx_jdoc_t *doc, hlx_hf_config_t *c)
                          "DeepseekV3ForCausalLM)", json_string_value(json_array_get(a, 0)));
 }
 
+/* rope_scaling: absent, null or the default kind only. The scaled kinds (linear, dynamic,
+ * llama3, yarn, longrope) change the rotation frequencies and, for yarn, the softmax scale;
+ * the runtime and its reference rotate with rope_theta alone, so such a model would decode
+ * other tokens than its own implementation: refused, naming the kind. */
+static hlx_status_t hlx_cfg_rope_scaling(hlx_jdoc_t *doc)
+{
+    json_t *r = json_object_get(hlx_jdoc_root(doc), "rope_scaling"), *k;
+    const char *kind;
+
+    if (r == NULL || json_is_null(r))
+        return HLX_OK;
+    if (!json_is_object(r))
+        return hlx_jdoc_fail(doc, "/rope_scaling", HLX_ERR_PARSE, "expected an object or null");
+    k = json_object_get(r, "rope_type");
+    if (k == NULL)
+        k = json_object_get(r, "type");
+    kind = json_string_value(k);
+    if (kind != NULL && !strcmp(kind, "default"))
+        return HLX_OK;
+    return hlx_jdoc_fail(doc, "/rope_scaling", HLX_ERR_UNSUPPORTED,
+                         "%s%s%s RoPE scaling is not implemented (positions are rotated with "
+                         "rope_theta alone, so the tokens would differ from the model's); "
+                         "to time the model anyway, remove \"rope_scaling\" from a copy of "
+                         "config.json", kind ? "\"" : "", kind ? kind : "this",
+                         kind ? "\"" : "");
+}
+
 static hlx_status_t hlx_cfg_dtype(hlx_jdoc_t *doc, hlx_hf_config_t *c)
 {
     hlx_status_t st = hlx_cfg_str(doc, "torch_dtype", "bfloat16", c->torch_dtype,
@@ -309,6 +336,8 @@ hlx_status_t hlx_hf_config_load(const char *dir, hlx_hf_config_t *c, char *err,
          (st = hlx_cfg_bool(doc, "tie_word_embeddings", 0, &c->tie_word_embeddings)))) {
         /* st holds the first error */
     }
+    if (st == HLX_OK)
+        st = hlx_cfg_rope_scaling(doc);
     if (st == HLX_OK)
         st = c->family == HLX_HF_DENSE ? hlx_cfg_dense(doc, c) : hlx_cfg_moe_mla(doc, c);
     if (st == HLX_OK) {
