@@ -14,6 +14,9 @@
 #            --eos: the run stops after the step at which every request has produced a
 #            stop id (tokens equal to the full run's up to each request's first), over
 #            2 ranks with --check; --ignore-eos runs every step; bad lists exit 2
+#        prefill.sh faultstep HELIX DATA
+#            HELIX_FAULT's step is a decode step: with HELIX_PREFILL=steps, step 0 fires in
+#            the first decode step, not in the prompt's
 #        prefill.sh inputs HELIX DATA
 #            bad prompt files: exit 2 naming file:line:column
 #        prefill.sh rankdiff HELIX DATA prefill|eos   (one rank of a 2-rank job)
@@ -158,6 +161,18 @@ print(json.dumps(cut).replace(' ', ''), max(len(c) for c in cut) - 1)" "$full" "
         rc=$?
         echo "--eos $bad: exit $rc: $(cat "$dir/err")"
         [ $rc -eq 2 ] && grep -qF -- "--eos" "$dir/err" || { echo "FAIL: --eos $bad"; fail=1; }
+    done
+    ;;
+faultstep)
+    for n in 1 2; do # --max-new 1: no decode step (the fault must not fire); 2: one
+        HELIX_PREFILL=steps HELIX_FAULT=nan:rank=0:step=0 timeout -k 5 60 "$helix" generate \
+            --prompt-ids "$data/prompt3.txt" --max-new $n >"$dir/out" 2>"$dir/err"
+        rc=$?
+        echo "--max-new $n: exit $rc: $(grep -m1 -o 'non-finite value[^,]*' "$dir/err")"
+        if [ $n = 1 ] && [ $rc -ne 0 ]; then echo "FAIL: the fault fired in the prompt"; fail=1; fi
+        if [ $n = 2 ] && { [ $rc -ne 1 ] || ! grep -q "non-finite value" "$dir/err"; }; then
+            echo "FAIL: the fault did not fire in decode step 0"; fail=1
+        fi
     done
     ;;
 inputs)
