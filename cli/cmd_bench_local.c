@@ -203,6 +203,26 @@ static double hlx_bl_gemm_once(const hlx_kernels_t *k, const char *w, size_t spa
 static const int hlx_bl_shapes[][2] = { { 4, 32 }, { 8, 128 } };
 static const int hlx_bl_rows[] = { 1, 2, 4, 8 };
 
+/* The last-level cache one core reaches, in MiB, measured: the largest buffer of 2 to 256
+ * MiB that reads at least 1.3x as fast as DRAM (best pass of the kernels' read probe; its
+ * later passes find the buffer in cache when it fits). sysfs may have no cache at all (a
+ * VM: 0 before) or the socket's whole L3 (480-508 MiB on the machines here), of which one
+ * core reaches a part; its size, when there is one, caps the measured one. */
+static double hlx_bl_llc_mib(double dram_gbps, double sysfs_mib)
+{
+    double best = 0.0, mib, gbps;
+
+    for (mib = 2; mib <= 256; mib *= 2) {
+        if (sysfs_mib > 0 && mib > sysfs_mib)
+            break;
+        if (hlx_kernels_probe_read_bw((size_t)mib << 20, 0.02, &gbps) != HLX_OK ||
+            gbps < 1.3 * dram_gbps)
+            break;
+        best = mib;
+    }
+    return best > 0 ? best : sysfs_mib > 0 ? sysfs_mib : 2.0;
+}
+
 static int hlx_bl_compute(hlx_hw_local_t *hw, char *err, size_t errlen)
 {
     hlx_kernels_t k;
@@ -223,6 +243,7 @@ static int hlx_bl_compute(hlx_hw_local_t *hw, char *err, size_t errlen)
         snprintf(err, errlen, "cannot measure this core's read bandwidth and FMA peak");
         return 1;
     }
+    hw->llc_mib = hlx_bl_llc_mib(hw->read_gbps, hw->llc_mib);
     big = hlx_kernels_alloc_huge(HLX_BL_DRAM_BYTES);
     x = calloc(8 * 16384, sizeof(float));
     y = calloc(8 * 32768, sizeof(float));
@@ -238,7 +259,6 @@ static int hlx_bl_compute(hlx_hw_local_t *hw, char *err, size_t errlen)
     hlx_bl_fill(big, HLX_BL_DRAM_BYTES / 2, 1);
     hlx_bl_fill((uint16_t *)x, 8 * 16384 * 2, 2);
     hlx_bl_fill((uint16_t *)c.q, 128 * 128 * 2, 3);
-    c.k = &k;
     c.kv = (const char *)big;
     /* "in cache": rotating over a quarter of the last-level cache (4 to 64 MiB), so each
      * call finds its operands in the shared cache but not in the core's own, as in a
@@ -254,7 +274,13 @@ static int hlx_bl_compute(hlx_hw_local_t *hw, char *err, size_t errlen)
             size_t ld = (size_t)((double)HLX_BL_DRAM_BYTES / tok_bytes);
             double t1, t2, slope, call, td;
             hlx_hw_attn_t *a;
+            hlx_kernels_t ka;
 
+            /* the variant the runtime takes for this KV type and head size on one core
+             * (f32 KV: the blocked-key avx512 kernel where auto's bf16 choice is amx) */
+            if (hlx_kernels_init_shape(NULL, t, d, 1, &ka, NULL, 0) != HLX_OK)
+                ka = k;
+            c.k = &ka;
             c.span = span;
             t1 = hlx_bl_attn_once(&c, t, g, d, d, l1, 7);
             t2 = hlx_bl_attn_once(&c, t, g, d, d, l2, 5);

@@ -47,7 +47,11 @@ int hlx_run_load_model(const char *cmd, const hlx_decode_opts_t *o, hlx_run_conf
         return 2;
     }
     st = hlx_hf_config_load(o->model, &hc, err, sizeof(err));
-    if (st == HLX_OK) {
+    if (st != HLX_OK) { /* err names config.json:line:column */
+        fprintf(stderr, "helix %s: %s\n", cmd, err);
+        return 2;
+    }
+    {
         /* fp8 checkpoint weights (block scales) run dequantized to bf16 (runtime/engine.c) */
         hlx_model_t run = hc.m;
         if (hc.fp8 && run.weight_dtype == HLX_DTYPE_FP8)
@@ -240,6 +244,12 @@ static const hlx_flag_t hlx_generate_flag_list[] = {
            "line for all --batch requests (required)"),
     HLX_GF("max-new", HLX_FT_INT, "16", 1, 1000000, 0, 0, NULL, max_new, "N",
            "tokens generated per request (the first comes from the prefill)"),
+    HLX_GF("eos", HLX_FT_STRING, NULL, 0, 0, 0, 0, NULL, eos, "ID[,ID...]",
+           "stop ids (up to 16): a request is done at its first; the run\n"
+           "stops once every request is (default: the checkpoint's\n"
+           "eos_token_id, none for synthetic weights)"),
+    HLX_GF("ignore-eos", HLX_FT_BOOL, NULL, 0, 0, 0, 0, NULL, ignore_eos, NULL,
+           "generate all --max-new tokens (benchmarks)"),
     HLX_GF("temperature", HLX_FT_NUM, "0", 0, 0, 0, 1e6, NULL, temperature, "T",
            "0: greedy; > 0: sample from softmax(logits / T)"),
     HLX_GF("top-p", HLX_FT_NUM, "1", 0, 0, 1e-9, 1, NULL, top_p, "P",
@@ -332,22 +342,51 @@ static int hlx_generate_eos(const char *dir, int *eos, int max)
     return n;
 }
 
+/* --eos ID[,ID...]: ids in 0..vocab-1, at most max; the count, or -1 after a message. */
+static int hlx_generate_eos_flag(const char *arg, int vocab, int *eos, int max)
+{
+    const char *p = arg;
+    int n = 0;
+
+    for (;;) {
+        char *end;
+        long v;
+        errno = 0;
+        v = strtol(p, &end, 10);
+        if (end == p || errno || v < 0 || v >= vocab || (*end && *end != ',')) {
+            fprintf(stderr, "helix generate: --eos %s: expected token ids 0..%d separated by "
+                    "commas (at character %d)\n", arg, vocab - 1, (int)(p - arg) + 1);
+            return -1;
+        }
+        if (n == max) {
+            fprintf(stderr, "helix generate: --eos %s: at most %d ids\n", arg, max);
+            return -1;
+        }
+        eos[n++] = (int)v;
+        if (!*end)
+            return n;
+        p = end + 1;
+    }
+}
+
 /* Generated token g of request b: the prefill's, then the decode steps'. */
 static int hlx_generated(const hlx_run_report_t *rep, int B, int b, int g)
 {
     return g == 0 ? rep->prefill_tokens[b] : rep->tokens[(size_t)(g - 1) * B + b];
 }
 
-/* Tokens of request b up to and including its first EOS. */
+/* Tokens of request b up to and including its first EOS (*hit = 1 when there is one). */
 static int hlx_generated_len(const hlx_run_report_t *rep, int B, int b, int total,
-                             const int *eos, int neos)
+                             const int *eos, int neos, int *hit)
 {
     int g, k;
 
+    *hit = 1;
     for (g = 0; g < total; g++)
         for (k = 0; k < neos; k++)
             if (hlx_generated(rep, B, b, g) == eos[k])
                 return g + 1;
+    *hit = 0;
     return total;
 }
 
@@ -370,7 +409,9 @@ static void hlx_generate_print(const hlx_run_config_t *cfg, const hlx_model_t *m
         json_object_set_new(o, "context", json_integer(cfg->context));
         json_object_set_new(o, "prompt_len", json_integer(cfg->prompt_len));
         json_object_set_new(o, "prefill_chunk", json_integer(cfg->prefill_chunk));
-        json_object_set_new(o, "max_new", json_integer(total));
+        json_object_set_new(o, "max_new", json_integer(rep->steps_planned + 1));
+        json_object_set_new(o, "eos_stop", json_boolean(rep->eos_stop));
+        json_object_set_new(o, "decode_steps", json_integer(rep->steps));
         json_object_set_new(o, "temperature", json_real(cfg->temperature));
         json_object_set_new(o, "top_p", json_real(cfg->top_p));
         json_object_set_new(o, "seed", json_integer((json_int_t)cfg->seed));
@@ -384,7 +425,7 @@ static void hlx_generate_print(const hlx_run_config_t *cfg, const hlx_model_t *m
         json_object_set_new(o, "ckpt_bytes_total", json_integer((json_int_t)rep->ckpt_bytes_total));
         for (b = 0; b < B; b++) {
             json_t *t = json_array();
-            int n = hlx_generated_len(rep, B, b, total, eos, neos);
+            int hit, n = hlx_generated_len(rep, B, b, total, eos, neos, &hit);
             for (g = 0; g < n; g++)
                 json_array_append_new(t, json_integer(hlx_generated(rep, B, b, g)));
             json_array_append_new(toks, t);
@@ -411,14 +452,14 @@ static void hlx_generate_print(const hlx_run_config_t *cfg, const hlx_model_t *m
     printf("prefill: %.3f ms, %.1f tokens/s (chunks of %d tokens)\n", rep->prefill_ms, pf_tps,
            cfg->prefill_chunk);
     if (rep->steps > 0)
-        printf("decode:  %d steps, median %.3f ms/token (batch %d)\n", rep->steps,
-               rep->step_ms_median, B);
+        printf("decode:  %d steps, median %.3f ms/token (batch %d)%s\n", rep->steps,
+               rep->step_ms_median, B, rep->eos_stop ? ", stopped: every request at EOS" : "");
     for (b = 0; b < B; b++) {
-        int n = hlx_generated_len(rep, B, b, total, eos, neos);
+        int hit, n = hlx_generated_len(rep, B, b, total, eos, neos, &hit);
         printf("tokens[%d]:", b);
         for (g = 0; g < n; g++)
             printf(" %d", hlx_generated(rep, B, b, g));
-        printf("%s\n", n < total ? " (eos)" : "");
+        printf("%s\n", hit ? " (eos)" : "");
     }
     if (rep->checked)
         printf("check:   %s: max_rel_err %.3e (tolerance %.1e), tokens %s, %lld KV rows "
@@ -446,7 +487,7 @@ int hlx_cmd_generate(int argc, char **argv)
     hlx_decode_opts_t o;
     hlx_model_t model;
     hlx_generate_print_ctx_t pc;
-    int *ids = NULL, rc, eos[16], neos;
+    int *ids = NULL, rc, eos[HLX_EOS_MAX], neos;
 
     rc = hlx_run_flags_parse(&hlx_generate_flags, hlx_generate_usage_head,
                              hlx_generate_usage_tail, argc, argv, &cfg, &o);
@@ -461,7 +502,16 @@ int hlx_cmd_generate(int argc, char **argv)
     if ((rc = hlx_run_load_prompt("generate", &o, &model, &cfg, &ids)) >= 0)
         return rc;
     cfg.steps = (int)o.max_new - 1;
-    neos = hlx_generate_eos(cfg.ckpt, eos, 16);
+    neos = o.eos ? hlx_generate_eos_flag(o.eos, model.vocab, eos, HLX_EOS_MAX)
+                 : hlx_generate_eos(cfg.ckpt, eos, HLX_EOS_MAX);
+    if (neos < 0) {
+        free(ids);
+        return 2;
+    }
+    if (o.ignore_eos)
+        neos = 0;
+    cfg.eos = eos;
+    cfg.neos = neos;
     pc.json = o.json;
     pc.eos = eos;
     pc.neos = neos;

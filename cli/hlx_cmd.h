@@ -37,6 +37,8 @@ typedef struct {
     const char *prompt_ids;  /* --prompt-ids FILE */
     int64_t     prefill_chunk, max_new;
     double      temperature, top_p;
+    const char *eos;         /* --eos ID[,ID...] (generate) */
+    int         ignore_eos;  /* --ignore-eos (generate) */
     int         batch_given, seed_given;
 } hlx_decode_opts_t;
 

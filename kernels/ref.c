@@ -107,16 +107,24 @@ static void hlx_ref_rmsnorm(float *y, const float *x, const float *w, int n, flo
         y[i] = x[i] * r * w[i];
 }
 
-static void hlx_ref_rope(float *x, int nheads, int hd, int rot_dim, int64_t pos, float theta)
+void hlx_rope_plain_freqs(double theta, int rot_dim, double *inv_freq)
+{
+    int i;
+
+    for (i = 0; i < rot_dim / 2; i++)
+        inv_freq[i] = pow(theta, -2.0 * i / rot_dim);
+}
+
+static void hlx_ref_rope(float *x, int nheads, int hd, int rot_dim, int64_t pos,
+                         const hlx_rope_tab_t *r)
 {
     int h, i;
 
     for (h = 0; h < nheads; h++) {
         float *xh = x + (size_t)h * hd;
         for (i = 0; i < rot_dim / 2; i++) {
-            double freq = pow((double)theta, -2.0 * i / rot_dim);
-            double ang = (double)pos * freq;
-            float c = (float)cos(ang), s = (float)sin(ang);
+            double ang = (double)pos * r->inv_freq[i];
+            float c = (float)(cos(ang) * r->mscale), s = (float)(sin(ang) * r->mscale);
             float a = xh[2 * i], b = xh[2 * i + 1];
             xh[2 * i]     = a * c - b * s;
             xh[2 * i + 1] = a * s + b * c;

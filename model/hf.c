@@ -139,6 +139,95 @@ static hlx_status_t hlx_cfg_family(hlx_jdoc_t *doc, hlx_hf_config_t *c)
                          "DeepseekV3ForCausalLM)", json_string_value(json_array_get(a, 0)));
 }
 
+/* One number of the rope_scaling object (path /rope_scaling/key in errors). */
+static hlx_status_t hlx_cfg_rs_num(hlx_jdoc_t *doc, json_t *r, const char *key, int required,
+                                   double def, double min, double max, double *out)
+{
+    json_t *v = json_object_get(r, key);
+    char path[96];
+
+    snprintf(path, sizeof(path), "/rope_scaling/%s", key);
+    if (v == NULL || json_is_null(v)) {
+        if (required)
+            return hlx_jdoc_fail(doc, "/rope_scaling", HLX_ERR_PARSE,
+                                 "required key \"%s\" is missing", key);
+        *out = def;
+        return HLX_OK;
+    }
+    if (!json_is_number(v) || !isfinite(json_number_value(v)))
+        return hlx_jdoc_fail(doc, path, HLX_ERR_PARSE, "expected a finite number");
+    if (json_number_value(v) < min || json_number_value(v) > max)
+        return hlx_jdoc_fail(doc, path, HLX_ERR_PARSE, "%g is outside [%g, %g]",
+                             json_number_value(v), min, max);
+    *out = json_number_value(v);
+    return HLX_OK;
+}
+
+/* rope_scaling: absent, null or "default": none; "linear", "llama3" and "yarn" read into
+ * the model (helix/model.h: hlx_model_rope_freqs applies them, the runtime and its
+ * reference alike); another kind (dynamic, longrope, ...) is refused naming it, since
+ * rotating with rope_theta alone would decode other tokens than the model's own
+ * implementation. */
+static hlx_status_t hlx_cfg_rope_scaling(hlx_jdoc_t *doc, hlx_model_t *m)
+{
+    json_t *r = json_object_get(hlx_jdoc_root(doc), "rope_scaling"), *k;
+    const char *kind;
+    double orig = 0;
+    hlx_status_t st;
+
+    m->rope_kind = HLX_ROPE_NONE;
+    m->rope_factor = 1.0;
+    if (r == NULL || json_is_null(r))
+        return HLX_OK;
+    if (!json_is_object(r))
+        return hlx_jdoc_fail(doc, "/rope_scaling", HLX_ERR_PARSE, "expected an object or null");
+    k = json_object_get(r, "rope_type");
+    if (k == NULL)
+        k = json_object_get(r, "type");
+    kind = json_string_value(k);
+    if (kind != NULL && !strcmp(kind, "default"))
+        return HLX_OK;
+    if (kind != NULL && !strcmp(kind, "linear"))
+        m->rope_kind = HLX_ROPE_LINEAR;
+    else if (kind != NULL && !strcmp(kind, "llama3"))
+        m->rope_kind = HLX_ROPE_LLAMA3;
+    else if (kind != NULL && !strcmp(kind, "yarn"))
+        m->rope_kind = HLX_ROPE_YARN;
+    else
+        return hlx_jdoc_fail(doc, "/rope_scaling", HLX_ERR_UNSUPPORTED,
+                             "%s%s%s RoPE scaling is not implemented (linear, llama3 and yarn "
+                             "are; rotating with rope_theta alone would give other tokens than "
+                             "the model's); to time the model anyway, remove \"rope_scaling\" "
+                             "from a copy of config.json", kind ? "\"" : "",
+                             kind ? kind : "this", kind ? "\"" : "");
+    if ((st = hlx_cfg_rs_num(doc, r, "factor", 1, 1, 1e-6, 1e6, &m->rope_factor)) != HLX_OK)
+        return st;
+    if (m->rope_kind == HLX_ROPE_LINEAR)
+        return HLX_OK;
+    if ((st = hlx_cfg_rs_num(doc, r, "original_max_position_embeddings", 1, 0, 1, 1e9,
+                             &orig)) != HLX_OK)
+        return st;
+    m->rope_orig_ctx = (int)orig;
+    if (m->rope_kind == HLX_ROPE_LLAMA3) {
+        if ((st = hlx_cfg_rs_num(doc, r, "low_freq_factor", 0, 1.0, 1e-6, 1e6,
+                                 &m->rope_low_freq)) ||
+            (st = hlx_cfg_rs_num(doc, r, "high_freq_factor", 0, 4.0, 1e-6, 1e6,
+                                 &m->rope_high_freq)))
+            return st;
+        if (m->rope_high_freq <= m->rope_low_freq)
+            return hlx_jdoc_fail(doc, "/rope_scaling/high_freq_factor", HLX_ERR_PARSE,
+                                 "%g must exceed low_freq_factor %g", m->rope_high_freq,
+                                 m->rope_low_freq);
+        return HLX_OK;
+    }
+    if ((st = hlx_cfg_rs_num(doc, r, "beta_fast", 0, 32.0, 1e-6, 1e6, &m->rope_beta_fast)) ||
+        (st = hlx_cfg_rs_num(doc, r, "beta_slow", 0, 1.0, 1e-6, 1e6, &m->rope_beta_slow)) ||
+        (st = hlx_cfg_rs_num(doc, r, "mscale", 0, 1.0, 0, 1e6, &m->rope_mscale)) ||
+        (st = hlx_cfg_rs_num(doc, r, "mscale_all_dim", 0, 0.0, 0, 1e6, &m->rope_mscale_all)))
+        return st;
+    return HLX_OK;
+}
+
 static hlx_status_t hlx_cfg_dtype(hlx_jdoc_t *doc, hlx_hf_config_t *c)
 {
     hlx_status_t st = hlx_cfg_str(doc, "torch_dtype", "bfloat16", c->torch_dtype,
@@ -310,6 +399,8 @@ hlx_status_t hlx_hf_config_load(const char *dir, hlx_hf_config_t *c, char *err,
         /* st holds the first error */
     }
     if (st == HLX_OK)
+        st = hlx_cfg_rope_scaling(doc, m);
+    if (st == HLX_OK)
         st = c->family == HLX_HF_DENSE ? hlx_cfg_dense(doc, c) : hlx_cfg_moe_mla(doc, c);
     if (st == HLX_OK) {
         json_t *seed = json_object_get(hlx_jdoc_root(doc), "helix_synth_seed");
@@ -348,6 +439,25 @@ hlx_status_t hlx_hf_config_write(const char *dir, const hlx_hf_config_t *c, char
                         json_integer(c->family == HLX_HF_DENSE ? m->kv_heads : m->q_heads));
     json_object_set_new(o, "vocab_size", json_integer(m->vocab));
     json_object_set_new(o, "rope_theta", json_real(m->rope_theta));
+    if (m->rope_kind != HLX_ROPE_NONE) {
+        static const char *const kinds[] = { "default", "linear", "llama3", "yarn" };
+        json_t *r = json_object();
+        json_object_set_new(r, "rope_type", json_string(kinds[m->rope_kind]));
+        json_object_set_new(r, "factor", json_real(m->rope_factor));
+        if (m->rope_kind != HLX_ROPE_LINEAR)
+            json_object_set_new(r, "original_max_position_embeddings",
+                                json_integer(m->rope_orig_ctx));
+        if (m->rope_kind == HLX_ROPE_LLAMA3) {
+            json_object_set_new(r, "low_freq_factor", json_real(m->rope_low_freq));
+            json_object_set_new(r, "high_freq_factor", json_real(m->rope_high_freq));
+        } else if (m->rope_kind == HLX_ROPE_YARN) {
+            json_object_set_new(r, "beta_fast", json_real(m->rope_beta_fast));
+            json_object_set_new(r, "beta_slow", json_real(m->rope_beta_slow));
+            json_object_set_new(r, "mscale", json_real(m->rope_mscale));
+            json_object_set_new(r, "mscale_all_dim", json_real(m->rope_mscale_all));
+        }
+        json_object_set_new(o, "rope_scaling", r);
+    }
     json_object_set_new(o, "rms_norm_eps", json_real(m->norm_eps));
     json_object_set_new(o, "tie_word_embeddings", json_boolean(c->tie_word_embeddings));
     json_object_set_new(o, "torch_dtype", json_string(c->torch_dtype));

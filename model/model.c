@@ -9,6 +9,7 @@
 #include "hlx_param.h"
 
 #include <dirent.h>
+#include <math.h>
 #include <stdint.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -22,6 +23,7 @@ typedef struct {
     char        weight_dtype[16];
     char        kv_dtype[16];
     char        scoring[16];
+    char        rope_scaling[16];
 } hlx_model_raw_t;
 
 #define HLX_MF_INT(_k, _req, _min, _help) \
@@ -63,6 +65,22 @@ static const hlx_jfield_t hlx_model_fields[] = {
       1e-6, 1e6, 0, "factor on the routed experts' weights" },
     HLX_MF_INT(n_group, 0, 1, "expert groups of group-limited routing"),
     HLX_MF_INT(topk_group, 0, 1, "groups a token's experts are chosen from"),
+    HLX_MF_STR("rope_scaling", rope_scaling, 0, "RoPE scaling: none, linear, llama3 or yarn"),
+    { "rope_factor", HLX_JT_DOUBLE, offsetof(hlx_model_raw_t, m.rope_factor), 0, 1e-6, 1e6, 0,
+      "RoPE scaling factor" },
+    HLX_MF_INT(rope_orig_ctx, 0, 1, "RoPE scaling: original_max_position_embeddings"),
+    { "rope_low_freq_factor", HLX_JT_DOUBLE, offsetof(hlx_model_raw_t, m.rope_low_freq), 0,
+      1e-6, 1e6, 0, "llama3 RoPE scaling: low_freq_factor" },
+    { "rope_high_freq_factor", HLX_JT_DOUBLE, offsetof(hlx_model_raw_t, m.rope_high_freq), 0,
+      1e-6, 1e6, 0, "llama3 RoPE scaling: high_freq_factor" },
+    { "rope_beta_fast", HLX_JT_DOUBLE, offsetof(hlx_model_raw_t, m.rope_beta_fast), 0, 1e-6,
+      1e6, 0, "yarn RoPE scaling: beta_fast" },
+    { "rope_beta_slow", HLX_JT_DOUBLE, offsetof(hlx_model_raw_t, m.rope_beta_slow), 0, 1e-6,
+      1e6, 0, "yarn RoPE scaling: beta_slow" },
+    { "rope_mscale", HLX_JT_DOUBLE, offsetof(hlx_model_raw_t, m.rope_mscale), 0, 0, 1e6, 0,
+      "yarn RoPE scaling: mscale" },
+    { "rope_mscale_all_dim", HLX_JT_DOUBLE, offsetof(hlx_model_raw_t, m.rope_mscale_all), 0, 0,
+      1e6, 0, "yarn RoPE scaling: mscale_all_dim" },
 };
 
 const char *hlx_data_dir(void)
@@ -184,6 +202,67 @@ static hlx_status_t hlx_model_gating(hlx_jdoc_t *doc, hlx_model_raw_t *r)
     return HLX_OK;
 }
 
+/* rope_scaling and its parameters: defaults as in the Hugging Face configs, the keys of
+ * another kind refused. */
+static hlx_status_t hlx_model_rope(hlx_jdoc_t *doc, hlx_model_raw_t *r)
+{
+    static const char *const keys[] = { "rope_factor", "rope_orig_ctx", "rope_low_freq_factor",
+                                        "rope_high_freq_factor", "rope_beta_fast",
+                                        "rope_beta_slow", "rope_mscale", "rope_mscale_all_dim" };
+    /* which kinds take each key: bit 1 linear, 2 llama3, 3 yarn */
+    static const unsigned takes[] = { 0xe, 0xc, 0x4, 0x4, 0x8, 0x8, 0x8, 0x8 };
+    json_t *root = hlx_jdoc_root(doc);
+    hlx_model_t *m = &r->m;
+    char path[64];
+    size_t i;
+
+    if (!r->rope_scaling[0] || !strcmp(r->rope_scaling, "none"))
+        m->rope_kind = HLX_ROPE_NONE;
+    else if (!strcmp(r->rope_scaling, "linear"))
+        m->rope_kind = HLX_ROPE_LINEAR;
+    else if (!strcmp(r->rope_scaling, "llama3"))
+        m->rope_kind = HLX_ROPE_LLAMA3;
+    else if (!strcmp(r->rope_scaling, "yarn"))
+        m->rope_kind = HLX_ROPE_YARN;
+    else
+        return HLX_MFAIL("rope_scaling", "unknown kind \"%s\" (none, linear, llama3 or yarn)",
+                         r->rope_scaling);
+    for (i = 0; i < sizeof(keys) / sizeof(keys[0]); i++)
+        if (hlx_has(root, keys[i]) && !(takes[i] >> m->rope_kind & 1)) {
+            snprintf(path, sizeof(path), "/%s", keys[i]);
+            return hlx_jdoc_fail(doc, path, HLX_ERR_PARSE, "not a parameter of rope_scaling "
+                                 "\"%s\"", r->rope_scaling[0] ? r->rope_scaling : "none");
+        }
+    if (m->rope_kind == HLX_ROPE_NONE) {
+        m->rope_factor = 1.0;
+        return HLX_OK;
+    }
+    if (!hlx_has(root, "rope_factor"))
+        return HLX_MFAIL("rope_factor", "required key is missing (for rope_scaling \"%s\")",
+                         r->rope_scaling);
+    if (m->rope_kind != HLX_ROPE_LINEAR && !hlx_has(root, "rope_orig_ctx"))
+        return HLX_MFAIL("rope_orig_ctx", "required key is missing (for rope_scaling \"%s\": "
+                         "original_max_position_embeddings)", r->rope_scaling);
+    if (m->rope_kind == HLX_ROPE_LLAMA3) {
+        if (!hlx_has(root, "rope_low_freq_factor"))
+            m->rope_low_freq = 1.0;
+        if (!hlx_has(root, "rope_high_freq_factor"))
+            m->rope_high_freq = 4.0;
+        if (m->rope_high_freq <= m->rope_low_freq)
+            return HLX_MFAIL("rope_high_freq_factor", "%g must exceed rope_low_freq_factor %g",
+                             m->rope_high_freq, m->rope_low_freq);
+    }
+    if (m->rope_kind == HLX_ROPE_YARN) {
+        if (!hlx_has(root, "rope_beta_fast"))
+            m->rope_beta_fast = 32.0;
+        if (!hlx_has(root, "rope_beta_slow"))
+            m->rope_beta_slow = 1.0;
+        if (!hlx_has(root, "rope_mscale"))
+            m->rope_mscale = 1.0;
+    }
+    return HLX_OK;
+}
+
 /* Semantic checks and defaults after the field table has read the types. */
 static hlx_status_t hlx_model_validate(hlx_jdoc_t *doc, hlx_model_raw_t *r)
 {
@@ -203,6 +282,8 @@ static hlx_status_t hlx_model_validate(hlx_jdoc_t *doc, hlx_model_raw_t *r)
         return st;
     if (m->rope_theta == 0.0)
         m->rope_theta = 10000.0;
+    if ((st = hlx_model_rope(doc, r)) != HLX_OK)
+        return st;
     if (m->norm_eps == 0.0)
         m->norm_eps = 1e-5;
 
@@ -427,9 +508,9 @@ static uint64_t hlx_model_mix_double(uint64_t h, double d)
     return hlx_model_mix(h, bits);
 }
 
-/* A new field of hlx_model_t changes its size (200 bytes on LP64 with the 29 fields
+/* A new field of hlx_model_t changes its size (264 bytes on LP64 with the 38 fields
  * hashed below): add it to hlx_model_hash, then update this size. */
-_Static_assert(sizeof(hlx_model_t) == 200 || sizeof(void *) != 8,
+_Static_assert(sizeof(hlx_model_t) == 264 || sizeof(void *) != 8,
                "hlx_model_t changed: hash the new field in hlx_model_hash()");
 
 uint64_t hlx_model_hash(const hlx_model_t *m)
@@ -441,7 +522,7 @@ uint64_t hlx_model_hash(const hlx_model_t *m)
         m->q_lora_rank,  m->kv_lora_rank, m->qk_nope_dim,    m->qk_rope_dim,
         m->experts,      m->top_k,        m->shared_experts, m->expert_ffn,
         m->dense_layers, m->moe_scoring,  m->norm_topk_prob,   m->n_group,
-        m->topk_group,
+        m->topk_group,   m->rope_kind,    m->rope_orig_ctx,
     };
     uint64_t h = 0x68656c69786d6f64ull; /* "helixmod" */
     size_t i;
@@ -452,6 +533,13 @@ uint64_t hlx_model_hash(const hlx_model_t *m)
     for (i = 0; i < sizeof(ints) / sizeof(ints[0]); i++)
         h = hlx_model_mix(h, (uint64_t)ints[i]);
     h = hlx_model_mix_double(h, m->rope_theta);
+    h = hlx_model_mix_double(h, m->rope_factor);
+    h = hlx_model_mix_double(h, m->rope_low_freq);
+    h = hlx_model_mix_double(h, m->rope_high_freq);
+    h = hlx_model_mix_double(h, m->rope_beta_fast);
+    h = hlx_model_mix_double(h, m->rope_beta_slow);
+    h = hlx_model_mix_double(h, m->rope_mscale);
+    h = hlx_model_mix_double(h, m->rope_mscale_all);
     h = hlx_model_mix_double(h, m->routed_scaling);
     return hlx_model_mix_double(h, m->norm_eps);
 }
@@ -496,4 +584,71 @@ double hlx_model_params(const hlx_model_t *m)
     /* Input embedding and an untied output head; norms are negligible but counted. */
     return 2.0 * m->vocab * H + m->layers * (attn + 2.0 * H) + m->dense_layers * dense_ffn +
            moe_layers * moe_ffn + H;
+}
+
+/* ---- RoPE frequencies and the softmax scale (formulas of the Hugging Face models) */
+
+#define HLX_PI 3.14159265358979323846
+
+static double hlx_yarn_mscale(double factor, double mscale)
+{
+    return factor <= 1.0 ? 1.0 : 0.1 * mscale * log(factor) + 1.0;
+}
+
+/* yarn: the pair index where a frequency makes `rotations` turns over the original
+ * context (DeepSeek-V3's yarn_find_correction_dim). */
+static double hlx_yarn_dim(double rotations, int dim, double base, double orig)
+{
+    return dim * log(orig / (rotations * 2.0 * HLX_PI)) / (2.0 * log(base));
+}
+
+void hlx_model_rope_freqs(const hlx_model_t *m, int rot_dim, double *inv_freq, double *mscale)
+{
+    const int half = rot_dim / 2;
+    const double f = m->rope_factor > 0 ? m->rope_factor : 1.0, orig = m->rope_orig_ctx;
+    double lo = 0, hi = 0;
+    int i;
+
+    *mscale = 1.0;
+    if (m->rope_kind == HLX_ROPE_YARN) {
+        lo = fmax(floor(hlx_yarn_dim(m->rope_beta_fast, rot_dim, m->rope_theta, orig)), 0.0);
+        hi = fmin(ceil(hlx_yarn_dim(m->rope_beta_slow, rot_dim, m->rope_theta, orig)),
+                  rot_dim - 1.0);
+        if (lo == hi)
+            hi += 0.001;
+        *mscale = hlx_yarn_mscale(f, m->rope_mscale) / hlx_yarn_mscale(f, m->rope_mscale_all);
+    }
+    for (i = 0; i < half; i++) {
+        const double base = pow(m->rope_theta, -2.0 * i / rot_dim);
+        double v = base;
+        if (m->rope_kind == HLX_ROPE_LINEAR) {
+            v = base / f;
+        } else if (m->rope_kind == HLX_ROPE_LLAMA3) {
+            const double wavelen = 2.0 * HLX_PI / base;
+            const double low_wl = orig / m->rope_low_freq, high_wl = orig / m->rope_high_freq;
+            if (wavelen > low_wl) {
+                v = base / f;
+            } else if (wavelen >= high_wl) { /* the band between: a smooth mix */
+                const double s = (orig / wavelen - m->rope_low_freq) /
+                                 (m->rope_high_freq - m->rope_low_freq);
+                v = (1.0 - s) * base / f + s * base;
+            }
+        } else if (m->rope_kind == HLX_ROPE_YARN) {
+            const double ramp = fmin(fmax((i - lo) / (hi - lo), 0.0), 1.0);
+            const double keep = 1.0 - ramp; /* 1: the frequency kept, 0: interpolated */
+            v = base / f * (1.0 - keep) + base * keep;
+        }
+        inv_freq[i] = v;
+    }
+}
+
+double hlx_model_softmax_scale(const hlx_model_t *m, int qk_dim)
+{
+    double s = 1.0 / sqrt((double)qk_dim);
+
+    if (m->rope_kind == HLX_ROPE_YARN && m->rope_mscale_all != 0.0) {
+        const double ms = hlx_yarn_mscale(m->rope_factor, m->rope_mscale_all);
+        s *= ms * ms;
+    }
+    return s;
 }

@@ -34,7 +34,7 @@ static hlx_status_t st_gemm(hlx_backend_t *be, hlx_be_queue_t *q, int M, int N, 
 { (void)be; (void)q; (void)M; (void)N; (void)K; (void)x; (void)w; (void)dt; (void)y; (void)acc;
   return HLX_ERR_UNSUPPORTED; }
 static hlx_status_t st_rope(hlx_backend_t *be, hlx_be_queue_t *q, float *x, int rows, size_t ld,
-                            int nh, int hd, int rd, int64_t pos, float th)
+                            int nh, int hd, int rd, int64_t pos, const hlx_rope_tab_t *th)
 { (void)be; (void)q; (void)x; (void)rows; (void)ld; (void)nh; (void)hd; (void)rd; (void)pos;
   (void)th; return HLX_ERR_UNSUPPORTED; }
 static hlx_status_t st_append(hlx_backend_t *be, hlx_be_queue_t *q, const hlx_kv_append_desc_t *d)
@@ -178,13 +178,13 @@ static hlx_status_t host_gemm(hlx_backend_t *be, hlx_be_queue_t *q, int M, int N
 
 static hlx_status_t host_rope(hlx_backend_t *be, hlx_be_queue_t *q, float *x, int rows,
                               size_t ld, int nheads, int hd, int rot_dim, int64_t pos,
-                              float theta)
+                              const hlx_rope_tab_t *rt)
 {
     int r;
 
     (void)q;
     for (r = 0; r < rows; r++)
-        be->k.rope(x + (size_t)r * ld, nheads, hd, rot_dim, pos, theta);
+        be->k.rope(x + (size_t)r * ld, nheads, hd, rot_dim, pos, rt);
     return HLX_OK;
 }
 

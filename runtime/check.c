@@ -312,10 +312,11 @@ hlx_status_t hlx_check_kv_rows(hlx_engine_t *eng, hlx_check_t *chk, hlx_run_repo
     const hlx_model_t *m = hlx_engine_model(eng);
     const hlx_layout_t *L = hlx_engine_layout(eng);
     const hlx_run_config_t *cfg = hlx_engine_config(eng);
-    /* every row appended in the run: the prefilled prompt, then the decode steps; elements
-     * per cached K and V row (MLA: one row [c | k_rope], dv 0) */
+    /* every row appended in the run: the prefilled prompt, then the decode steps run (fewer
+     * than planned when the run stopped at EOS); elements per cached K and V row (MLA: one
+     * row [c | k_rope], dv 0) */
     int dk = hlx_engine_kv_dim(eng, 1), dv = hlx_engine_kv_dim(eng, 0),
-        steps = cfg->steps + cfg->prompt_len;
+        steps = hlx_engine_step_index(eng) + cfg->prompt_len;
     int B = cfg->batch;
     int64_t kv_len = hlx_engine_kv_len(eng);
     /* Every rank sends the same size: room for the largest KV head count of any shard. */

@@ -31,14 +31,20 @@ typedef struct hlx_cfg_record {
 } hlx_cfg_record_t;
 
 /* Hash of what else every rank must agree on: the prompt ids (a per-node copy of the file
- * that differs would silently mix requests), the prefill chunk and the sampling. */
-static uint64_t hlx_inputs_hash(const hlx_run_config_t *cfg)
+ * that differs would silently mix requests), the prefill mode (HELIX_PREFILL) and chunk,
+ * the stop ids (ranks stopping at different steps would wait on each other) and the
+ * sampling. */
+static uint64_t hlx_inputs_hash(const hlx_run_config_t *cfg, const char *prefill_mode)
 {
     uint64_t h = 0x9a11, u;
     size_t i, n = cfg->prompt ? (size_t)cfg->batch * (size_t)cfg->prompt_len : 0;
 
     for (i = 0; i < n; i++)
         h = hlx_mix64(h ^ (uint32_t)cfg->prompt[i]);
+    for (i = 0; prefill_mode[i]; i++)
+        h = hlx_mix64(h ^ (unsigned char)prefill_mode[i]);
+    for (i = 0; cfg->eos != NULL && i < (size_t)(cfg->neos > 0 ? cfg->neos : 0); i++)
+        h = hlx_mix64(h ^ (0x10000000ull + (uint32_t)cfg->eos[i]));
     h = hlx_mix64(h ^ (uint64_t)cfg->prefill_chunk);
     memcpy(&u, &cfg->temperature, sizeof(u));
     h = hlx_mix64(h ^ u);
@@ -102,7 +108,8 @@ static hlx_status_t hlx_config_compare(hlx_engine_t *eng, const hlx_cfg_record_t
         if (all[r].inputs != me->inputs)
             return hlx_engine_fail(err, errlen, HLX_ERR_MISMATCH,
                                    "inputs: rank %d (%s pid %d) has other prompt ids, "
-                                   "--prefill-chunk, --temperature or --top-p than this rank",
+                                   "--prefill-chunk, HELIX_PREFILL, --eos, --temperature or "
+                                   "--top-p than this rank",
                                    r, all[r].host, all[r].pid);
         if (all[r].comm_settings != me->comm_settings)
             return hlx_engine_fail(err, errlen, HLX_ERR_MISMATCH,
@@ -168,7 +175,7 @@ hlx_status_t hlx_engine_config_agree(hlx_engine_t *eng, uint64_t need, char *err
     rec.pid           = (int32_t)getpid();
     rec.mem_need      = need;
     rec.comm_settings = hlx_comm_settings_hash();
-    rec.inputs        = hlx_inputs_hash(cfg);
+    rec.inputs        = hlx_inputs_hash(cfg, eng->set.prefill);
     rec.prompt_len    = cfg->prompt_len;
     rec.mem_avail     = avail == UINT64_MAX ? avail
                       : avail / (uint64_t)(eng->info.local_size > 0 ? eng->info.local_size : 1);

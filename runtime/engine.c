@@ -295,8 +295,17 @@ static hlx_status_t hlx_engine_build(hlx_engine_t *eng)
     eng->embed      = malloc(sizeof(float) * (size_t)(V * H));
     eng->final_norm = hlx_be_zalloc(eng, (size_t)H, sizeof(float));
     eng->lmhead     = hlx_be_zalloc(eng, (size_t)(H * L->vocab_count), eng->w_esize);
-    if (!eng->embed || !eng->final_norm || !eng->lmhead)
+    /* RoPE's frequencies with the model's scaling (helix/model.h), once, in backend
+     * memory (written from the host like the weights) */
+    eng->rope_freq  = hlx_be_zalloc(eng, (size_t)(m->rope_dim / 2), sizeof(double));
+    if (!eng->embed || !eng->final_norm || !eng->lmhead || !eng->rope_freq)
         return HLX_ERR_NOMEM;
+    {
+        double ms;
+        hlx_model_rope_freqs(m, m->rope_dim, eng->rope_freq, &ms);
+        eng->rope.inv_freq = eng->rope_freq;
+        eng->rope.mscale = (float)ms;
+    }
     HLX_WREAD_G(HLX_HFW_EMBED, 0, V, 0, H, eng->embed, HLX_DTYPE_F32, H);
     HLX_WREAD_G(HLX_HFW_FINAL_NORM, 0, 1, 0, H, eng->final_norm, HLX_DTYPE_F32, H);
     HLX_WREAD_G(HLX_HFW_LMHEAD, 0, H, L->vocab_first, L->vocab_count, eng->lmhead, eng->w_dtype,
@@ -1034,7 +1043,7 @@ void hlx_engine_destroy(hlx_engine_t *eng)
         void *bufs[] = { eng->final_norm, eng->lmhead, eng->x, eng->hn, eng->qkv, eng->opart,
                          eng->lsepart, eng->sendbuf, eng->recvbuf, eng->oparts, eng->lseparts,
                          eng->omerged, eng->lsem, eng->y, eng->gu, eng->act, eng->lmout,
-                         eng->logits_local, eng->logits_all };
+                         eng->logits_local, eng->logits_all, eng->rope_freq };
         size_t i;
         for (i = 0; i < sizeof(bufs) / sizeof(bufs[0]); i++)
             hlx_be_free(eng, bufs[i]);

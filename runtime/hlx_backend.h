@@ -83,9 +83,10 @@ typedef struct hlx_backend_ops {
     hlx_status_t (*gemm)(hlx_backend_t *be, hlx_be_queue_t *q, int M, int N, int K,
                          const float *x, const void *w, hlx_dtype_t w_dtype, float *y,
                          int accumulate);
-    /* RoPE on rows rows of nheads heads each, row r at x + r * ld */
+    /* RoPE on rows rows of nheads heads each, row r at x + r * ld; r->inv_freq in this
+     * backend's memory */
     hlx_status_t (*rope)(hlx_backend_t *be, hlx_be_queue_t *q, float *x, int rows, size_t ld,
-                         int nheads, int hd, int rot_dim, int64_t pos, float theta);
+                         int nheads, int hd, int rot_dim, int64_t pos, const hlx_rope_tab_t *r);
     hlx_status_t (*kv_append)(hlx_backend_t *be, hlx_be_queue_t *q,
                               const hlx_kv_append_desc_t *d);
     hlx_status_t (*attn)(hlx_backend_t *be, hlx_be_queue_t *q, const hlx_attn_desc_t *d);

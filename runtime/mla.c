@@ -205,7 +205,8 @@ hlx_status_t hlx_mla_qkv(hlx_engine_t *eng, int l)
     hlx_layer_w_t *E = &eng->layers[l];
     int B = eng->cfg.batch, H = m->hidden, Q = m->q_heads, kd = M->r + M->rope, b, h;
     int own = hlx_layout_kv_owner(L, eng->pos) == L->kvp_rank;
-    float eps = (float)m->norm_eps, theta = (float)m->rope_theta;
+    float eps = (float)m->norm_eps;
+    const hlx_rope_tab_t *theta = &eng->rope;
     hlx_status_t st;
 
     st = HLX_BE(eng, rmsnorm, eng->hn, eng->x, E->attn_norm, B, H, eps);
@@ -278,7 +279,7 @@ void hlx_mla_attn_desc(const hlx_engine_t *eng, int l, int b, size_t len, hlx_at
     d->v_stride = (size_t)kd;
     /* DeepSeek's softmax scale over the full query-key width (nope + rope); yarn's mscale
      * is not applied (plain RoPE). */
-    d->scale    = (float)(1.0 / sqrt((double)M->qk));
+    d->scale    = (float)hlx_model_softmax_scale(&eng->m, M->qk);
     d->o        = eng->opart + (size_t)b * Q * M->r;
     d->lse      = eng->lsepart + (size_t)b * Q;
 }
@@ -352,7 +353,8 @@ hlx_status_t hlx_mla_rows_qkv(hlx_engine_t *eng, int l, hlx_mla_rows_t *rw, cons
     hlx_layer_w_t *E = &eng->layers[l];
     int B = eng->cfg.batch, R = B * c, H = m->hidden, Q = m->q_heads, kd = M->r + M->rope;
     int r, i, b, h;
-    float eps = (float)m->norm_eps, theta = (float)m->rope_theta;
+    float eps = (float)m->norm_eps;
+    const hlx_rope_tab_t *theta = &eng->rope;
     hlx_status_t st;
 
     st = HLX_BE(eng, rmsnorm, hn, x, E->attn_norm, R, H, eps);

@@ -59,10 +59,10 @@ hlx_status_t hlx_phase_qkv(hlx_engine_t *eng, int l)
                         eng->qkv, 0);
         if (st == HLX_OK)
             st = HLX_BE(eng, rope, eng->qkv, B, (size_t)eng->qkv_cols, L->q_local, dk,
-                        m->rope_dim, eng->pos, (float)m->rope_theta);
+                        m->rope_dim, eng->pos, &eng->rope);
         if (st == HLX_OK)
             st = HLX_BE(eng, rope, eng->qkv + (size_t)L->q_local * dk, B, (size_t)eng->qkv_cols,
-                        L->kv_local, dk, m->rope_dim, eng->pos, (float)m->rope_theta);
+                        L->kv_local, dk, m->rope_dim, eng->pos, &eng->rope);
         /* Staggered append: only the owner of this position stores the new token. */
         if (own && !(eng->fault_now & HLX_FAULT_SKIP_APPEND))
             for (b = 0; b < B && st == HLX_OK; b++) {
@@ -106,7 +106,7 @@ hlx_status_t hlx_phase_attn(hlx_engine_t *eng, int l, int b0, int b1,
                 .k = (const char *)W->kc + hlx_kv_shard_index(eng, 1, shard, 0, 0) * eng->kv_esize,
                 .v = (const char *)W->vc + hlx_kv_shard_index(eng, 0, shard, 0, 0) * eng->kv_esize,
                 .k_stride = (size_t)dk, .v_stride = (size_t)dv,
-                .scale = (float)(1.0 / sqrt((double)dk)),
+                .scale = (float)hlx_model_softmax_scale(m, dk),
                 .o = eng->opart + ((size_t)b * L->q_local + (size_t)kh * L->group) * dv,
                 .lse = eng->lsepart + (size_t)b * L->q_local + (size_t)kh * L->group,
             };

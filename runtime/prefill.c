@@ -131,11 +131,10 @@ static hlx_status_t hlx_prefill_qkv(hlx_engine_t *eng, hlx_prefill_t *p, int l, 
     for (i = 0; i < c && st == HLX_OK; i++) {
         float *row = p->qkv + (size_t)i * eng->qkv_cols;
         int64_t pos = pos0 + i;
-        st = HLX_BE(eng, rope, row, B, ld, L->q_local, dk, m->rope_dim, pos,
-                    (float)m->rope_theta);
+        st = HLX_BE(eng, rope, row, B, ld, L->q_local, dk, m->rope_dim, pos, &eng->rope);
         if (st == HLX_OK)
             st = HLX_BE(eng, rope, row + (size_t)L->q_local * dk, B, ld, L->kv_local, dk,
-                        m->rope_dim, pos, (float)m->rope_theta);
+                        m->rope_dim, pos, &eng->rope);
         if (hlx_layout_kv_owner(L, pos) != L->kvp_rank)
             continue;
         for (b = 0; b < B && st == HLX_OK; b++) {
@@ -192,7 +191,7 @@ static hlx_status_t hlx_prefill_attn_head(hlx_engine_t *eng, hlx_prefill_t *p, i
                    sizeof(float) * (size_t)G * dk);
         d = (hlx_attn_desc_t){
             .dk = dk, .dv = dv, .kv_dtype = eng->kv_dtype, .k_stride = (size_t)dk,
-            .v_stride = (size_t)dv, .scale = (float)(1.0 / sqrt((double)dk)), .q = p->aq,
+            .v_stride = (size_t)dv, .scale = (float)hlx_model_softmax_scale(m, dk), .q = p->aq,
             .k = (const char *)W->kc + hlx_kv_shard_index(eng, 1, shard, 0, 0) * eng->kv_esize,
             .v = (const char *)W->vc + hlx_kv_shard_index(eng, 0, shard, 0, 0) * eng->kv_esize,
         };

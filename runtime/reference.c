@@ -205,17 +205,18 @@ void hlx_ref_matvec(double *y, const double *x, const double *w, int64_t Kd, int
             y[j] += x[i] * w[i * N + j];
 }
 
-static void hlx_ref_rope(double *x, int hd, int rot_dim, int64_t pos, double theta)
+/* RoPE of pairs (2i, 2i+1), i < rot_dim / 2: inv_freq and the cos/sin factor ms of
+ * hlx_model_rope_freqs (the model's scaling). */
+static void hlx_ref_rope(double *x, int rot_dim, int64_t pos, const double *inv_freq, double ms)
 {
     int i;
 
     for (i = 0; i < rot_dim / 2; i++) {
-        double ang = (double)pos * pow(theta, -2.0 * i / rot_dim);
+        double ang = (double)pos * inv_freq[i], c = cos(ang) * ms, s = sin(ang) * ms;
         double a = x[2 * i], b = x[2 * i + 1];
-        x[2 * i]     = a * cos(ang) - b * sin(ang);
-        x[2 * i + 1] = a * sin(ang) + b * cos(ang);
+        x[2 * i]     = a * c - b * s;
+        x[2 * i + 1] = a * s + b * c;
     }
-    (void)hd;
 }
 
 hlx_status_t hlx_ref_step(hlx_ref_t *ref, double *hidden, double *logits, int *next)
@@ -225,14 +226,18 @@ hlx_status_t hlx_ref_step(hlx_ref_t *ref, double *hidden, double *logits, int *n
             dv = m->v_head_dim, F = m->ffn, V = m->vocab, G = Q / K, n = ref->pos + 1, p;
     double *hn = malloc(sizeof(double) * (size_t)(H + Q * dk + K * dk + K * dv + Q * dv +
                                                  H + 3 * F + (size_t)n));
+    double *rf = malloc(sizeof(double) * (size_t)(m->rope_dim / 2 + 1)), rms;
     double *q, *k, *v, *o, *y, *gate, *up, *act, *sc;
-    double scale = 1.0 / sqrt((double)dk);
+    double scale = hlx_model_softmax_scale(m, (int)dk);
     int b, l, h, g, e;
 
-    if (hn == NULL || ref->pos >= ref->cap) {
+    if (hn == NULL || rf == NULL || ref->pos >= ref->cap) {
+        int nomem = hn == NULL || rf == NULL;
         free(hn);
-        return hn ? HLX_ERR_INVALID : HLX_ERR_NOMEM;
+        free(rf);
+        return nomem ? HLX_ERR_NOMEM : HLX_ERR_INVALID;
     }
+    hlx_model_rope_freqs(m, m->rope_dim, rf, &rms);
     q = hn + H;
     k = q + Q * dk;
     v = k + K * dk;
@@ -256,11 +261,11 @@ hlx_status_t hlx_ref_step(hlx_ref_t *ref, double *hidden, double *logits, int *n
             hlx_ref_matvec(k, hn, L->wk, H, K * dk);
             hlx_ref_matvec(v, hn, L->wv, H, K * dv);
             for (h = 0; h < Q; h++)
-                hlx_ref_rope(q + h * dk, (int)dk, m->rope_dim, ref->pos, m->rope_theta);
+                hlx_ref_rope(q + h * dk, m->rope_dim, ref->pos, rf, rms);
             for (g = 0; g < K; g++) {
                 size_t base = (((size_t)l * ref->batch + b) * K + g) * (size_t)ref->cap +
                               (size_t)ref->pos;
-                hlx_ref_rope(k + g * dk, (int)dk, m->rope_dim, ref->pos, m->rope_theta);
+                hlx_ref_rope(k + g * dk, m->rope_dim, ref->pos, rf, rms);
                 /* The new token is stored the way the runtime stores it: fp32, then the
                  * KV dtype. */
                 for (e = 0; e < dk; e++)
@@ -319,6 +324,7 @@ attn_out:
     }
     ref->pos++;
     free(hn);
+    free(rf);
     return HLX_OK;
 }
 

@@ -25,6 +25,8 @@ struct hlx_ref_mla {
     float               *rows; /* [L][B][cap][r + rope]: [c | k_rope], rounded to kv_dtype */
     double              *kv;   /* [L][B][cap][Q][nope + v]: W_UK^T c and W_UV^T c per head */
     double              *tmp;  /* scratch: q_a, q, kv_a, scores */
+    double              *rope_freq; /* hlx_model_rope_freqs of the rope_dim elements */
+    double               rope_ms;   /* ... and its factor on cos and sin */
 };
 
 /* self_attn.<what>.weight of layer l, whole (runtime shape rows x cols), in fp64. */
@@ -37,14 +39,17 @@ static double *hlx_ref_mla_tensor(hlx_wsrc_t *ws, int l, const char *what, int64
     return hlx_ref_read(ws, name, rows, cols, err, sizeof(err));
 }
 
-static void hlx_rm_rope(double *x, int d, int64_t pos, double theta)
+/* RoPE of the d rotated elements: inv_freq and the cos/sin factor ms of
+ * hlx_model_rope_freqs (the model's scaling). */
+static void hlx_rm_rope(double *x, int d, int64_t pos, const double *inv_freq, double ms)
 {
     int i;
 
     for (i = 0; i < d / 2; i++) {
-        double ang = (double)pos * pow(theta, -2.0 * i / d), a = x[2 * i], b = x[2 * i + 1];
-        x[2 * i]     = a * cos(ang) - b * sin(ang);
-        x[2 * i + 1] = a * sin(ang) + b * cos(ang);
+        double ang = (double)pos * inv_freq[i], a = x[2 * i], b = x[2 * i + 1];
+        double c = cos(ang) * ms, s = sin(ang) * ms;
+        x[2 * i]     = a * c - b * s;
+        x[2 * i + 1] = a * s + b * c;
     }
 }
 
@@ -110,8 +115,10 @@ hlx_status_t hlx_ref_mla_create(hlx_wsrc_t *ws, const hlx_model_t *m, hlx_dtype_
     a->rows   = malloc(sizeof(float) * slots * (size_t)rk);
     a->kv     = malloc(sizeof(double) * slots * (size_t)Q * (size_t)(a->nope + a->v));
     a->tmp    = malloc(sizeof(double) * (size_t)(a->ql + Q * qk + rk + a->cap + 1));
-    if (!a->layers || !a->rows || !a->kv || !a->tmp)
+    a->rope_freq = malloc(sizeof(double) * (size_t)(a->rope / 2 + 1));
+    if (!a->layers || !a->rows || !a->kv || !a->tmp || !a->rope_freq)
         goto err;
+    hlx_model_rope_freqs(m, a->rope, a->rope_freq, &a->rope_ms);
     for (l = 0; l < m->layers; l++) {
         hlx_ref_mla_layer_t *L = &a->layers[l];
         if (a->ql > 0) {
@@ -153,7 +160,8 @@ hlx_status_t hlx_ref_mla_attn(hlx_ref_mla_t *a, int l, int b, int64_t pos, const
 {
     const hlx_ref_mla_layer_t *L = &a->layers[l];
     const int64_t Q = a->Q, qk = a->qk, rk = a->r + a->rope, kvw = a->nope + a->v;
-    const double scale = 1.0 / sqrt((double)qk), eps = a->m.norm_eps, theta = a->m.rope_theta;
+    const double scale = hlx_model_softmax_scale(&a->m, (int)qk), eps = a->m.norm_eps;
+    double *rf = a->rope_freq, ms = a->rope_ms;
     double *qa = a->tmp, *q = qa + a->ql, *kva = q + Q * qk, *sc = kva + rk;
     float *row;
     int64_t h, p, e;
@@ -164,7 +172,7 @@ hlx_status_t hlx_ref_mla_attn(hlx_ref_mla_t *a, int l, int b, int64_t pos, const
      * stored fp32 then in the KV dtype, as the engine stores it. */
     hlx_ref_matvec(kva, hn, L->wkva, a->H, rk);
     hlx_ref_rmsnorm(kva, kva, L->kva_norm, a->r, eps);
-    hlx_rm_rope(kva + a->r, a->rope, pos, theta);
+    hlx_rm_rope(kva + a->r, a->rope, pos, rf, ms);
     row = a->rows + hlx_rm_slot(a, l, b, pos) * (size_t)rk;
     for (e = 0; e < rk; e++)
         row[e] = hlx_round_dtype((float)kva[e], a->kv_dtype);
@@ -178,7 +186,7 @@ hlx_status_t hlx_ref_mla_attn(hlx_ref_mla_t *a, int l, int b, int64_t pos, const
         hlx_ref_matvec(q, hn, L->wq, a->H, Q * qk);
     }
     for (h = 0; h < Q; h++)
-        hlx_rm_rope(q + h * qk + a->nope, a->rope, pos, theta);
+        hlx_rm_rope(q + h * qk + a->nope, a->rope, pos, rf, ms);
     /* Per head: keys [W_UK^T c_p | k_rope_p], values W_UV^T c_p, two-pass softmax. */
     for (h = 0; h < Q; h++) {
         const double *qh = q + h * qk;
@@ -230,5 +238,6 @@ void hlx_ref_mla_destroy(hlx_ref_mla_t *a)
     free(a->rows);
     free(a->kv);
     free(a->tmp);
+    free(a->rope_freq);
     free(a);
 }

@@ -76,12 +76,29 @@ static hlx_status_t hlx_run_ckpt_bytes(hlx_engine_t *eng, hlx_run_report_t *rep)
     return st;
 }
 
+/* Marks the requests whose token in tok[batch] is a stop id (hlx_run_config_t.eos); 1 when
+ * every request is marked. tok NULL (no prefill) marks nothing. */
+static int hlx_run_all_stopped(const hlx_engine_t *eng, const int *tok, unsigned char *done)
+{
+    int b, k, all = 1;
+
+    if (eng->cfg.neos <= 0 || eng->cfg.eos == NULL || tok == NULL)
+        return 0;
+    for (b = 0; b < eng->cfg.batch; b++) {
+        for (k = 0; k < eng->cfg.neos && !done[b]; k++)
+            done[b] = tok[b] == eng->cfg.eos[k];
+        all = all && done[b];
+    }
+    return all;
+}
+
 hlx_status_t hlx_engine_run(hlx_engine_t *eng, hlx_run_report_t *rep, char *err, size_t errlen)
 {
     int steps = eng->cfg.steps, B = eng->cfg.batch, s, p, r;
     double *step_ms = calloc((size_t)(steps + 1), sizeof(double));
     double *ph_ms = calloc((size_t)(steps + 1) * HLX_PHASE_COUNT, sizeof(double));
     uint64_t *allkv = calloc((size_t)eng->info.size, sizeof(uint64_t)), kvb;
+    unsigned char *done = calloc((size_t)B, 1);
     hlx_watchdog_t *wd = NULL;
     hlx_status_t st = HLX_OK;
 
@@ -106,11 +123,12 @@ hlx_status_t hlx_engine_run(hlx_engine_t *eng, hlx_run_report_t *rep, char *err,
     snprintf(rep->comm_world_why, sizeof(rep->comm_world_why), "%s",
              eng->comm_why[HLX_ENGINE_COMM_WORLD]);
     rep->steps          = steps;
+    rep->steps_planned  = steps;
     rep->tokens_match   = 1;
     rep->replicas_match = 1;
     rep->bound          = eng->bound;
     rep->tokens         = eng->all_tokens;
-    if (!step_ms || !ph_ms || !allkv) {
+    if (!step_ms || !ph_ms || !allkv || !done) {
         st = HLX_ERR_NOMEM;
         goto out;
     }
@@ -129,6 +147,12 @@ hlx_status_t hlx_engine_run(hlx_engine_t *eng, hlx_run_report_t *rep, char *err,
     if (st == HLX_OK && eng->set.step_watchdog > 0 && steps > 0 &&
         hlx_watchdog_create(&wd) != HLX_OK)
         hlx_warn("rank %d: no decode-step watchdog (thread creation failed)", eng->info.rank);
+    if (st == HLX_OK && eng->cfg.prompt_len > 0 &&
+        hlx_run_all_stopped(eng, eng->prefill_tokens, done)) {
+        rep->eos_stop = steps > 0;
+        steps = 0; /* the prefill's tokens already end every request */
+        rep->steps = 0;
+    }
     for (s = 0; s < steps && st == HLX_OK; s++) {
         uint64_t t0 = hlx_now_ns();
         char what[96];
@@ -165,6 +189,19 @@ hlx_status_t hlx_engine_run(hlx_engine_t *eng, hlx_run_report_t *rep, char *err,
         if (eng->cfg.verbose && eng->info.rank == 0)
             fprintf(stderr, "step %d: %.3f ms, tokens %d%s\n", s, step_ms[s], eng->tokens[0],
                     B > 1 ? " ..." : "");
+        if (st == HLX_OK && s + 1 < steps && hlx_run_all_stopped(eng, eng->tokens, done)) {
+            rep->eos_stop = 1;
+            s++;
+            break;
+        }
+    }
+    if (st == HLX_OK && s < steps) { /* stopped early: the report covers the steps run */
+        int run = s;
+        for (p = 0; p < HLX_PHASE_COUNT; p++) /* phase rows are steps apart: close the gaps */
+            memmove(ph_ms + (size_t)p * run, ph_ms + (size_t)p * steps,
+                    sizeof(double) * (size_t)run);
+        steps = run;
+        rep->steps = run;
     }
     if (st == HLX_OK && eng->cfg.check)
         st = hlx_check_kv_rows(eng, eng->chk, rep);
@@ -228,6 +265,7 @@ out:
     free(step_ms);
     free(ph_ms);
     free(allkv);
+    free(done);
     return st;
 }
 

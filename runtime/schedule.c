@@ -130,7 +130,10 @@ hlx_status_t hlx_schedule_step(hlx_engine_t *eng)
     int l;
     hlx_status_t st;
 
-    eng->fault_now = eng->fault ? hlx_fault_bits(eng->fault, eng->info.rank, eng->step) : 0;
+    /* HELIX_FAULT's step is a decode step: none fires in the prompt's steps (HELIX_PREFILL
+     * =steps runs them through here with eng->step still 0) */
+    eng->fault_now = eng->fault && !eng->prefilling
+                         ? hlx_fault_bits(eng->fault, eng->info.rank, eng->step) : 0;
     if (eng->fault_now & HLX_FAULT_KILL)
         raise(SIGKILL);
     while (eng->fault_now & HLX_FAULT_HANG) /* only the step watchdog ends this */

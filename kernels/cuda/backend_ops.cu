@@ -51,14 +51,14 @@ __global__ void hlx_cu_rmsnorm_rows(float *y, const float *x, const float *w, in
 
 // grid.y = row; thread per (head, pair) of the row at x + row * ld.
 __global__ void hlx_cu_rope_rows(float *x, size_t ld, int nheads, int hd, int rot_dim,
-                                 long long pos, float theta)
+                                 long long pos, const double *inv_freq, float mscale)
 {
     int half = rot_dim / 2, idx = blockIdx.x * blockDim.x + threadIdx.x;
     if (idx >= nheads * half)
         return;
     int h = idx / half, i = idx % half;
-    double ang = (double)pos * pow((double)theta, -2.0 * i / rot_dim);
-    float c = (float)cos(ang), s = (float)sin(ang);
+    double ang = (double)pos * inv_freq[i];
+    float c = (float)(cos(ang) * mscale), s = (float)(sin(ang) * mscale);
     float *xh = x + (size_t)blockIdx.y * ld + (size_t)h * hd;
     float a = xh[2 * i], b = xh[2 * i + 1];
     xh[2 * i] = a * c - b * s;
@@ -219,7 +219,7 @@ extern "C" hlx_status_t hlx_cuda_rmsnorm_rows(float *y, const float *x, const fl
 }
 
 extern "C" hlx_status_t hlx_cuda_rope_rows(float *x, int rows, size_t ld, int nheads, int hd,
-                                           int rot_dim, int64_t pos, float theta,
+                                           int rot_dim, int64_t pos, const hlx_rope_tab_t *r,
                                            void *stream)
 {
     long long n = (long long)nheads * (rot_dim / 2);
@@ -233,7 +233,8 @@ extern "C" hlx_status_t hlx_cuda_rope_rows(float *x, int rows, size_t ld, int nh
         dim3 grid((unsigned)((n + 255) / 256), (unsigned)nr);
         hlx_cu_rope_rows<<<grid, 256, 0, (cudaStream_t)stream>>>(x + (size_t)r0 * ld, ld,
                                                                  nheads, hd, rot_dim,
-                                                                 (long long)pos, theta);
+                                                                 (long long)pos, r->inv_freq,
+                                                                 r->mscale);
         hlx_status_t st = hlx_cu_launched();
         if (st != HLX_OK)
             return st;

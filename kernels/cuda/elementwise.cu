@@ -33,14 +33,14 @@ __global__ void hlx_cu_rmsnorm(float *y, const float *x, const float *w, int n, 
 }
 
 __global__ void hlx_cu_rope(float *x, int nheads, int hd, int rot_dim, long long pos,
-                            float theta)
+                            const double *inv_freq, float mscale)
 {
     int half = rot_dim / 2, idx = blockIdx.x * blockDim.x + threadIdx.x;
     if (idx >= nheads * half)
         return;
     int h = idx / half, i = idx % half;
-    double ang = (double)pos * pow((double)theta, -2.0 * i / rot_dim);
-    float c = (float)cos(ang), s = (float)sin(ang);
+    double ang = (double)pos * inv_freq[i];
+    float c = (float)(cos(ang) * mscale), s = (float)(sin(ang) * mscale);
     float *xh = x + (size_t)h * hd;
     float a = xh[2 * i], b = xh[2 * i + 1];
     xh[2 * i] = a * c - b * s;
@@ -62,13 +62,14 @@ extern "C" hlx_status_t hlx_cuda_rmsnorm(float *y, const float *x, const float *
 }
 
 extern "C" hlx_status_t hlx_cuda_rope(float *x, int nheads, int hd, int rot_dim, int64_t pos,
-                                      float theta, void *stream)
+                                      const hlx_rope_tab_t *r, void *stream)
 {
     int n = nheads * (rot_dim / 2);
     if (n == 0)
         return HLX_OK;
     hlx_cu_rope<<<(n + 255) / 256, 256, 0, (cudaStream_t)stream>>>(x, nheads, hd, rot_dim,
-                                                                   (long long)pos, theta);
+                                                                   (long long)pos, r->inv_freq,
+                                                                   r->mscale);
     return hlx_cu_last();
 }
 

@@ -49,8 +49,9 @@ hlx_status_t hlx_cuda_merge(int nparts, int nheads, int dv, const float *o_parts
                             const float *lse_parts, float *o, float *lse, void *stream);
 hlx_status_t hlx_cuda_rmsnorm(float *y, const float *x, const float *w, int n, float eps,
                               void *stream);
+/* r->inv_freq in device-readable memory (device or managed) */
 hlx_status_t hlx_cuda_rope(float *x, int nheads, int hd, int rot_dim, int64_t pos,
-                           float theta, void *stream);
+                           const hlx_rope_tab_t *r, void *stream);
 hlx_status_t hlx_cuda_swiglu(float *y, const float *gate, const float *up, int n,
                              void *stream);
 /* y[M][N] (+)= x[M][K] W[K][N]: f32 W through cuBLAS; bf16 W by a GEMV-style kernel with
@@ -64,7 +65,8 @@ hlx_status_t hlx_cuda_gemm(int M, int N, int K, const float *x, const void *w,
 hlx_status_t hlx_cuda_rmsnorm_rows(float *y, const float *x, const float *w, int rows, int n,
                                    float eps, void *stream);
 hlx_status_t hlx_cuda_rope_rows(float *x, int rows, size_t ld, int nheads, int hd,
-                                int rot_dim, int64_t pos, float theta, void *stream);
+                                int rot_dim, int64_t pos, const hlx_rope_tab_t *r,
+                                void *stream);
 /* act[r][i] = silu(gu[r][i]) * gu[r][n + i] */
 hlx_status_t hlx_cuda_swiglu_rows(float *act, const float *gu, int rows, int n, void *stream);
 /* KV in rows (blocks of 1): slot t of shards [shard0, shard0 + nheads) of cap slots. */

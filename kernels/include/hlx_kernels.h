@@ -14,6 +14,17 @@
  * a block of B tokens (B tokens' scores then accumulate in one vector, no horizontal sums).
  * The variant chosen at init sets the blocks for K and V (hlx_kernels_t.kv_layout); the
  * runtime allocates, fills, appends and reads back KV only through these two functions. */
+/* RoPE of one model (helix/model.h: hlx_model_rope_freqs fills it, scaling included):
+ * inv_freq[i] radians per position for pair i < rot_dim / 2, in the memory the op runs
+ * on (a backend's), and the factor on cos and sin (yarn; 1 otherwise). */
+typedef struct hlx_rope_tab {
+    const double *inv_freq;
+    float         mscale;
+} hlx_rope_tab_t;
+
+/* Plain RoPE's inverse frequencies theta^(-2i / rot_dim), i < rot_dim / 2 (tests). */
+void hlx_rope_plain_freqs(double theta, int rot_dim, double *inv_freq);
+
 typedef struct hlx_kv_layout {
     int k_block, v_block;
 } hlx_kv_layout_t;
@@ -79,8 +90,10 @@ typedef struct hlx_kernels {
     void (*rmsnorm)(float *y, const float *x, const float *w, int n, float eps);
 
     /* Rotary embedding in place on nheads heads of size hd (pairs (2i, 2i+1) of the first
-     * rot_dim elements), position pos, base theta. */
-    void (*rope)(float *x, int nheads, int hd, int rot_dim, int64_t pos, float theta);
+     * rot_dim elements), position pos: pair i turns by pos * r->inv_freq[i] (in double),
+     * cos and sin multiplied by r->mscale. */
+    void (*rope)(float *x, int nheads, int hd, int rot_dim, int64_t pos,
+                 const hlx_rope_tab_t *r);
 
     /* y[i] = silu(gate[i]) * up[i] */
     void (*swiglu)(float *y, const float *gate, const float *up, int n);

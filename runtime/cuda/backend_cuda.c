@@ -249,10 +249,10 @@ static hlx_status_t cu_gemm(hlx_backend_t *be, hlx_be_queue_t *q, int M, int N, 
 
 static hlx_status_t cu_rope(hlx_backend_t *be, hlx_be_queue_t *q, float *x, int rows,
                             size_t ld, int nheads, int hd, int rot_dim, int64_t pos,
-                            float theta)
+                            const hlx_rope_tab_t *r)
 {
     (void)be;
-    return hlx_cuda_rope_rows(x, rows, ld, nheads, hd, rot_dim, pos, theta, hlx_cu_stream(q));
+    return hlx_cuda_rope_rows(x, rows, ld, nheads, hd, rot_dim, pos, r, hlx_cu_stream(q));
 }
 
 static hlx_status_t cu_append(hlx_backend_t *be, hlx_be_queue_t *q,

@@ -85,8 +85,22 @@ static void test_norm_rope_swiglu_add_pad(void)
     CHECK(rel_err(dy, y, R * N) < 1e-5, "rmsnorm differs: %g", rel_err(dy, y, R * N));
     /* RoPE on rows of NH heads, ld N (the QKV rows' stride) */
     memcpy(y, x, sizeof(x));
-    hb.ops->rope(&hb, NULL, y, R, N, NH, HD, HD, 1000003, 10000.0f);
-    CHECK(cb.ops->rope(&cb, cq, dx, R, N, NH, HD, HD, 1000003, 10000.0f) == HLX_OK, "rope");
+    {
+        /* the frequencies in the backend's memory (managed: written from the host) */
+        double inv[HD / 2], *dinv = NULL;
+        hlx_rope_tab_t ht = { inv, 1.25f }, dt;
+        hlx_rope_plain_freqs(10000.0, HD, inv);
+        CHECK(cb.ops->mem_alloc(&cb, sizeof(inv), 0, (void **)&dinv) == HLX_OK, "rope table");
+        if (dinv != NULL) {
+            memcpy(dinv, inv, sizeof(inv));
+            dt.inv_freq = dinv;
+            dt.mscale = ht.mscale;
+            hb.ops->rope(&hb, NULL, y, R, N, NH, HD, HD, 1000003, &ht);
+            CHECK(cb.ops->rope(&cb, cq, dx, R, N, NH, HD, HD, 1000003, &dt) == HLX_OK, "rope");
+            CHECK(cb.ops->queue_sync(&cb, cq) == HLX_OK, "sync");
+            cb.ops->mem_free(&cb, dinv, 0);
+        }
+    }
     CHECK(rel_err(dx, y, R * N) < 1e-5, "rope differs: %g", rel_err(dx, y, R * N));
     hb.ops->swiglu(&hb, NULL, act, gu, R, N);
     CHECK(cb.ops->swiglu(&cb, cq, dact, dgu, R, N) == HLX_OK, "swiglu");

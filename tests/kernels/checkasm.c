@@ -255,8 +255,13 @@ static void kt_check_elem(const hlx_kernels_t *ref, const hlx_kernels_t *var, kt
         y1 = malloc(sizeof(float) * nh * hd);
         kt_fill(r, x, HLX_DTYPE_F32, (size_t)nh * hd, 3.0);
         memcpy(y1, x, sizeof(float) * nh * hd);
-        ref->rope(x, nh, hd, rot, it * 9973, 10000.0f);
-        var->rope(y1, nh, hd, rot, it * 9973, 10000.0f);
+        {
+            double inv[80];
+            hlx_rope_tab_t rt = { inv, it & 1 ? 1.2f : 1.0f };
+            hlx_rope_plain_freqs(10000.0, rot, inv);
+            ref->rope(x, nh, hd, rot, it * 9973, &rt);
+            var->rope(y1, nh, hd, rot, it * 9973, &rt);
+        }
         err = 0.0;
         for (i = 0; i < nh * hd; i++)
             err = fmax(err, fabs((double)x[i] - y1[i]));

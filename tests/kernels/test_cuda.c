@@ -103,8 +103,19 @@ static void kt_elem(const hlx_kernels_t *ref, kt_rng_t *r)
         err = fmax(err, fabs((double)y[i] - yg[i]) / (fabs(x[i] * w[i]) + 1e-30));
     if (err > 1e-6) { fprintf(stderr, "FAIL cuda swiglu err %.3g\n", err); kt_fail++; }
     memcpy(y, x, sizeof(float) * 8 * 128);
-    ref->rope(y, 8, 128, 64, 123457, 10000.0f);
-    hlx_cuda_rope(dx, 8, 128, 64, 123457, 10000.0f, NULL);
+    {
+        double inv[32], *dinv = NULL;
+        hlx_rope_tab_t rt = { inv, 1.1f }, drt;
+        hlx_rope_plain_freqs(10000.0, 64, inv);
+        KT_CU(cudaMalloc((void **)&dinv, sizeof(inv)));
+        KT_CU(cudaMemcpy(dinv, inv, sizeof(inv), cudaMemcpyHostToDevice));
+        drt.inv_freq = dinv;
+        drt.mscale = rt.mscale;
+        ref->rope(y, 8, 128, 64, 123457, &rt);
+        hlx_cuda_rope(dx, 8, 128, 64, 123457, &drt, NULL);
+        cudaDeviceSynchronize();
+        cudaFree(dinv);
+    }
     KT_CU(cudaMemcpy(yg, dx, sizeof(float) * 8 * 128, cudaMemcpyDeviceToHost));
     err = 0.0;
     for (i = 0; i < 8 * 128; i++)

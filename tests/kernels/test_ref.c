@@ -250,22 +250,28 @@ static void kt_test_elementwise(const hlx_kernels_t *k, kt_rng_t *r)
     for (it = 0; it < 30 && !kt_fail; it++) {
         int nh = kt_int(r, 1, 4), hd = 2 * kt_int(r, 1, 40), rot = 2 * kt_int(r, 0, hd / 2);
         int64_t pos = (int64_t)kt_int(r, 0, 1 << 20);
-        float theta = it & 1 ? 10000.0f : 500000.0f;
+        double theta = it & 1 ? 10000.0 : 500000.0, inv[64];
+        /* a factor on cos and sin (yarn's) on every third call */
+        hlx_rope_tab_t rt = { inv, it % 3 == 2 ? 1.37f : 1.0f };
         float *x = malloc(sizeof(float) * nh * hd), *x0 = malloc(sizeof(float) * nh * hd);
         double err = 0.0;
         int h;
 
+        for (i = 0; i < rot / 2; i++) /* any table: the scaled kinds only change its values */
+            inv[i] = pow(theta, -(2.0 * i) / rot) * (it % 4 == 1 ? 0.125 : 1.0);
         kt_fill(r, x, HLX_DTYPE_F32, (size_t)nh * hd, 3.0);
         memcpy(x0, x, sizeof(float) * nh * hd);
-        k->rope(x, nh, hd, rot, pos, theta);
+        k->rope(x, nh, hd, rot, pos, &rt);
         for (h = 0; h < nh; h++)
             for (i = 0; i < hd; i++) {
                 double ref = x0[h * hd + i];
                 if (i < rot) {
                     int pr = i / 2;
-                    double ang = (double)pos * pow(theta, -(2.0 * pr) / rot);
+                    double ang = (double)pos * pow(theta, -(2.0 * pr) / rot) *
+                                 (it % 4 == 1 ? 0.125 : 1.0);
                     double a = x0[h * hd + 2 * pr], b = x0[h * hd + 2 * pr + 1];
                     ref = i % 2 == 0 ? a * cos(ang) - b * sin(ang) : a * sin(ang) + b * cos(ang);
+                    ref *= rt.mscale;
                 }
                 err = fmax(err, fabs(ref - x[h * hd + i]));
             }

@@ -5,6 +5,7 @@
 #include <cmocka.h>
 
 #include "hlx_mutate.h"
+#include <math.h>
 #include <stdint.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -216,8 +217,120 @@ static const struct { const char *name; size_t off, size; } g_fields[] = {
     HLX_F(kv_dtype), HLX_F(q_lora_rank), HLX_F(kv_lora_rank), HLX_F(qk_nope_dim),
     HLX_F(qk_rope_dim), HLX_F(experts), HLX_F(top_k), HLX_F(shared_experts),
     HLX_F(expert_ffn), HLX_F(dense_layers), HLX_F(moe_scoring), HLX_F(norm_topk_prob),
-    HLX_F(routed_scaling), HLX_F(n_group), HLX_F(topk_group),
+    HLX_F(routed_scaling), HLX_F(n_group), HLX_F(topk_group), HLX_F(rope_kind),
+    HLX_F(rope_orig_ctx), HLX_F(rope_factor), HLX_F(rope_low_freq), HLX_F(rope_high_freq),
+    HLX_F(rope_beta_fast), HLX_F(rope_beta_slow), HLX_F(rope_mscale), HLX_F(rope_mscale_all),
 };
+
+/* RoPE scaling against the Hugging Face code written out again here, step for step as
+ * there (transformers' _compute_llama3_parameters and linear scaling; DeepSeek-V3's
+ * DeepseekV3YarnRotaryEmbedding and DeepseekV3Attention's softmax scale). */
+static double hf_yarn_get_mscale(double scale, double mscale)
+{
+    if (scale <= 1)
+        return 1.0;
+    return 0.1 * mscale * log(scale) + 1.0;
+}
+
+static double hf_yarn_find_correction_dim(double num_rotations, int dim, double base,
+                                          double max_pos)
+{
+    return (dim * log(max_pos / (num_rotations * 2 * 3.14159265358979323846))) /
+           (2 * log(base));
+}
+
+static void hf_freqs(const hlx_model_t *m, int dim, double *out, double *ms)
+{
+    const double pi = 3.14159265358979323846;
+    int i;
+
+    *ms = 1.0;
+    for (i = 0; i < dim / 2; i++) {
+        double inv = 1.0 / pow(m->rope_theta, (2.0 * i) / dim);
+        if (m->rope_kind == HLX_ROPE_LINEAR) {
+            out[i] = inv / m->rope_factor;
+        } else if (m->rope_kind == HLX_ROPE_LLAMA3) {
+            double old_ctx = m->rope_orig_ctx, lf = m->rope_low_freq, hf = m->rope_high_freq;
+            double low_wl = old_ctx / lf, high_wl = old_ctx / hf, wl = 2 * pi / inv;
+            double llama = wl > low_wl ? inv / m->rope_factor : inv;
+            double smooth = (old_ctx / wl - lf) / (hf - lf);
+            double smoothed = (1 - smooth) * llama / m->rope_factor + smooth * llama;
+            int medium = !(wl < high_wl) && !(wl > low_wl);
+            out[i] = medium ? smoothed : llama;
+        } else if (m->rope_kind == HLX_ROPE_YARN) {
+            double extra = 1.0 / pow(m->rope_theta, (2.0 * i) / dim);
+            double inter = 1.0 / (m->rope_factor * pow(m->rope_theta, (2.0 * i) / dim));
+            double low = floor(hf_yarn_find_correction_dim(m->rope_beta_fast, dim, m->rope_theta,
+                                                          m->rope_orig_ctx));
+            double high = ceil(hf_yarn_find_correction_dim(m->rope_beta_slow, dim, m->rope_theta,
+                                                          m->rope_orig_ctx));
+            double ramp, mask;
+            low = low > 0 ? low : 0;
+            high = high < dim - 1 ? high : dim - 1;
+            if (low == high)
+                high += 0.001;
+            ramp = (i - low) / (high - low);
+            ramp = ramp < 0 ? 0 : ramp > 1 ? 1 : ramp;
+            mask = 1.0 - ramp;
+            out[i] = inter * (1 - mask) + extra * mask;
+            *ms = hf_yarn_get_mscale(m->rope_factor, m->rope_mscale) /
+                  hf_yarn_get_mscale(m->rope_factor, m->rope_mscale_all);
+        } else {
+            out[i] = inv;
+        }
+    }
+}
+
+static void test_rope_scaling(void **state)
+{
+    hlx_model_t m;
+    double a[HLX_ROPE_MAX_PAIRS], b[HLX_ROPE_MAX_PAIRS], ma, mb, sc;
+    int k, i, kept = 0, scaled = 0, between = 0;
+
+    (void)state;
+    for (k = 0; k < 4; k++) {
+        int dim = k == 3 ? 64 : 128;
+        memset(&m, 0, sizeof(m));
+        m.rope_theta = k == 1 ? 500000.0 : 10000.0;
+        m.rope_kind = (hlx_rope_kind_t)k;
+        m.rope_factor = k == 1 ? 8.0 : k == 2 ? 4.0 : k == 3 ? 40.0 : 1.0;
+        if (k == 1) { /* Llama 3.1 */
+            m.rope_kind = HLX_ROPE_LLAMA3;
+            m.rope_orig_ctx = 8192;
+            m.rope_low_freq = 1.0;
+            m.rope_high_freq = 4.0;
+        } else if (k == 2) {
+            m.rope_kind = HLX_ROPE_LINEAR;
+        } else if (k == 3) { /* DeepSeek-V3 */
+            m.rope_kind = HLX_ROPE_YARN;
+            m.rope_orig_ctx = 4096;
+            m.rope_beta_fast = 32;
+            m.rope_beta_slow = 1;
+            m.rope_mscale = 1.0;
+            m.rope_mscale_all = 0.707; /* != mscale: the cos/sin factor is not 1 */
+        }
+        hlx_model_rope_freqs(&m, dim, a, &ma);
+        hf_freqs(&m, dim, b, &mb);
+        for (i = 0; i < dim / 2; i++) {
+            if (fabs(a[i] - b[i]) > 1e-15 * b[i])
+                fail_msg("kind %d pair %d: %.17g, the formula gives %.17g", k, i, a[i], b[i]);
+            if (k == 1) { /* llama3 touches only the low frequencies */
+                double plain = pow(500000.0, -2.0 * i / dim);
+                kept += a[i] == plain;
+                scaled += fabs(a[i] - plain / 8) < 1e-15 * plain;
+                between += a[i] != plain && fabs(a[i] - plain / 8) >= 1e-15 * plain;
+            }
+        }
+        assert_true(fabs(ma - mb) < 1e-15);
+    }
+    assert_true(kept > 0 && scaled > 0 && between > 0);
+    /* DeepSeek-V3's softmax scale: (0.1 ln 40 + 1)^2 / sqrt(192) */
+    m.rope_mscale_all = 1.0;
+    sc = hlx_model_softmax_scale(&m, 192);
+    assert_true(fabs(sc - pow(0.1 * log(40.0) + 1, 2) / sqrt(192.0)) < 1e-15);
+    m.rope_kind = HLX_ROPE_NONE;
+    assert_true(hlx_model_softmax_scale(&m, 192) == 1.0 / sqrt(192.0));
+}
 
 static void test_hash(void **state)
 {
@@ -280,6 +393,7 @@ int main(int argc, char **argv)
         cmocka_unit_test(test_mutations),
         cmocka_unit_test(test_runnable),
         cmocka_unit_test(test_hash),
+        cmocka_unit_test(test_rope_scaling),
     };
 
     g_data = argc > 1 ? argv[1] : "tests/model/data";

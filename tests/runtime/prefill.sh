@@ -10,11 +10,28 @@
 #            MLA and MoE models: prefill in chunks of 1, 7 and 32 tokens over KVP x TPA
 #            ranks (--check) gives the tokens of the token-by-token prefill
 #            (HELIX_PREFILL=steps); HOP-B on and off give the same hidden state
+#        prefill.sh eos HELIX DATA HELIXRUN
+#            --eos: the run stops after the step at which every request has produced a
+#            stop id (tokens equal to the full run's up to each request's first), over
+#            2 ranks with --check; --ignore-eos runs every step; bad lists exit 2
+#        prefill.sh faultstep HELIX DATA
+#            HELIX_FAULT's step is a decode step: with HELIX_PREFILL=steps, step 0 fires in
+#            the first decode step, not in the prompt's
 #        prefill.sh inputs HELIX DATA
 #            bad prompt files: exit 2 naming file:line:column
+#        prefill.sh rankdiff HELIX DATA prefill|eos   (one rank of a 2-rank job)
+#            rank 1 runs with HELIX_PREFILL=steps or another --eos: the ranks must refuse
 #        prefill.sh rankprompt HELIX DATA   (one rank of a 2-rank job)
 #            rank 1 reads another prompt of the same length: the ranks must refuse
 set -u
+if [ "$1" = rankdiff ]; then # rankdiff HELIX DATA prefill|eos: rank 1 runs otherwise
+    rank=${PMIX_RANK:-${OMPI_COMM_WORLD_RANK:-0}}
+    extra=()
+    if [ "$rank" = 1 ] && [ "$4" = prefill ]; then export HELIX_PREFILL=steps; fi
+    if [ "$rank" = 1 ] && [ "$4" = eos ]; then extra=(--eos 7); fi
+    exec "$2" generate --kvp 2 --max-new 3 --prompt-ids "$3/prompt3.txt" --timeout 20 \
+        "${extra[@]}"
+fi
 if [ "$1" = rankprompt ]; then
     rank=${PMIX_RANK:-${OMPI_COMM_WORLD_RANK:-0}}
     p=$3/prompt3.txt
@@ -116,6 +133,47 @@ generate)
     ok=$(json_field "$dir/s4" "d['passed'] and d['tokens_match']")
     echo "seed 3, 4 ranks, --check $ok: $t4"
     [ "$t1" = "$t4" ] && [ "$ok" = True ] || { echo "FAIL: sampling over 4 ranks"; fail=1; }
+    ;;
+eos)
+    helixrun=$1
+    g=(generate --prompt-ids "$data/prompt3.txt" --max-new 12 --json)
+    run "$dir/full" "$helix" "${g[@]}"
+    full=$(json_field "$dir/full" "d['tokens']")
+    # stop ids: request r's token 2 + 2r (3 requests: tokens 2, 4, 6); the run must end
+    # after the step at which the last request meets one, each request cut at its first
+    ids=$(json_field "$dir/full" "','.join(str(t[2 + 2 * r]) for r, t in enumerate(d['tokens']))")
+    want=$(python3 -c "import json,sys
+t=json.loads(sys.argv[1]); e={int(x) for x in sys.argv[2].split(',')}
+cut=[r[:next(i for i, x in enumerate(r) if x in e) + 1] for r in t]
+print(json.dumps(cut).replace(' ', ''), max(len(c) for c in cut) - 1)" "$full" "$ids")
+    run "$dir/stop" "$helixrun" --no-prefix -n 2 --timeout 120 -- "$helix" "${g[@]}" \
+        --kvp 2 --eos "$ids" --check --timeout 60
+    got="$(json_field "$dir/stop" "json.dumps(d['tokens']).replace(' ', '')") $(json_field "$dir/stop" "d['decode_steps']")"
+    ok=$(json_field "$dir/stop" "d['eos_stop'] and d['passed'] and d['tokens_match']")
+    echo "full: $full; stop ids $ids: want $want, got $got (eos_stop, check: $ok)"
+    [ "$got" = "$want" ] && [ "$ok" = True ] || { echo "FAIL: --eos"; fail=1; }
+    run "$dir/ign" "$helix" "${g[@]}" --eos "$ids" --ignore-eos
+    [ "$(json_field "$dir/ign" "d['tokens']")" = "$full" ] &&
+        [ "$(json_field "$dir/ign" "d['eos_stop']")" = False ] ||
+        { echo "FAIL: --ignore-eos did not run every step"; fail=1; }
+    for bad in "1,x" "1," "-1" "99999999" "1,2,3,4,5,6,7,8,9,10,11,12,13,14,15,16,17"; do
+        "$helix" "${g[@]}" --eos "$bad" >/dev/null 2>"$dir/err"
+        rc=$?
+        echo "--eos $bad: exit $rc: $(cat "$dir/err")"
+        [ $rc -eq 2 ] && grep -qF -- "--eos" "$dir/err" || { echo "FAIL: --eos $bad"; fail=1; }
+    done
+    ;;
+faultstep)
+    for n in 1 2; do # --max-new 1: no decode step (the fault must not fire); 2: one
+        HELIX_PREFILL=steps HELIX_FAULT=nan:rank=0:step=0 timeout -k 5 60 "$helix" generate \
+            --prompt-ids "$data/prompt3.txt" --max-new $n >"$dir/out" 2>"$dir/err"
+        rc=$?
+        echo "--max-new $n: exit $rc: $(grep -m1 -o 'non-finite value[^,]*' "$dir/err")"
+        if [ $n = 1 ] && [ $rc -ne 0 ]; then echo "FAIL: the fault fired in the prompt"; fail=1; fi
+        if [ $n = 2 ] && { [ $rc -ne 1 ] || ! grep -q "non-finite value" "$dir/err"; }; then
+            echo "FAIL: the fault did not fire in decode step 0"; fail=1
+        fi
+    done
     ;;
 inputs)
     expect2() { # FILE_CONTENT MESSAGE [extra args]

@@ -23,6 +23,15 @@ typedef enum hlx_moe_scoring {
     HLX_MOE_SIGMOID = 1  /* sigmoid per expert; e_score_correction_bias added for the choice */
 } hlx_moe_scoring_t;
 
+/* How RoPE's frequencies are scaled ("rope_scaling" of a Hugging Face config). */
+typedef enum hlx_rope_kind {
+    HLX_ROPE_NONE = 0,   /* theta^(-2i/d) */
+    HLX_ROPE_LINEAR = 1, /* every frequency / factor */
+    HLX_ROPE_LLAMA3 = 2, /* low frequencies / factor, high ones kept, a smooth band between */
+    HLX_ROPE_YARN = 3    /* a ramp between interpolated and kept frequencies, cos/sin and the
+                            softmax scale multiplied (DeepSeek-V3's form) */
+} hlx_rope_kind_t;
+
 typedef struct hlx_model {
     char            name[64];
     hlx_attn_kind_t attn;
@@ -56,7 +65,29 @@ typedef struct hlx_model {
     double          routed_scaling;  /* routed_scaling_factor: multiplies the weights */
     int             n_group;         /* experts split into n_group consecutive groups */
     int             topk_group;      /* experts chosen only from the best topk_group groups */
+    /* RoPE scaling (rope_kind NONE: the fields below are unused) */
+    hlx_rope_kind_t rope_kind;
+    int             rope_orig_ctx;   /* original_max_position_embeddings (llama3, yarn) */
+    double          rope_factor;     /* factor */
+    double          rope_low_freq;   /* llama3: low_freq_factor */
+    double          rope_high_freq;  /* llama3: high_freq_factor */
+    double          rope_beta_fast;  /* yarn: beta_fast (rotations) */
+    double          rope_beta_slow;  /* yarn: beta_slow */
+    double          rope_mscale;     /* yarn: mscale */
+    double          rope_mscale_all; /* yarn: mscale_all_dim (0: the softmax scale unchanged) */
 } hlx_model_t;
+
+/* Most rotated pairs per head (rope_dim / 2) the runtime takes. */
+#define HLX_ROPE_MAX_PAIRS 512
+
+/* RoPE of the model's rotated size rot_dim (rope_dim): inv_freq[i] (radians per position) for
+ * pairs i < rot_dim / 2 after the model's scaling, *mscale the factor on cos and sin (yarn;
+ * 1 otherwise). The formulas of the Hugging Face implementations (transformers' llama3 and
+ * linear scaling; DeepSeek-V3's yarn). */
+void hlx_model_rope_freqs(const hlx_model_t *m, int rot_dim, double *inv_freq, double *mscale);
+/* The attention's softmax scale: 1 / sqrt(key size that q . k spans) times yarn's
+ * mscale(factor, mscale_all_dim)^2 when mscale_all_dim is set (DeepSeek-V3). */
+double hlx_model_softmax_scale(const hlx_model_t *m, int qk_dim);
 
 /* Loads a model from a JSON file or a preset name ("tiny", "llama-405b", "deepseek-r1",
  * "helix-fig1"). Errors go to err as "file:line:column: key: reason"; HLX_ERR_PARSE or

@@ -52,7 +52,15 @@ typedef struct hlx_run_config {
                                   HLX_PREFILL_CHUNK) */
     double      temperature;  /* 0: greedy; > 0: seeded top-p sampling (hlx_sample.h) */
     double      top_p;        /* nucleus of the sampling (0 < top_p <= 1; default 1) */
+    const int  *eos;          /* stop ids (caller-owned; NULL = none): the run ends after
+                                 the first step at which every request has produced one
+                                 (the prefill's token counts); the same step on every rank,
+                                 since tokens are replicated */
+    int         neos;         /* entries of eos (0..HLX_EOS_MAX) */
 } hlx_run_config_t;
+
+/* Most stop ids a run takes (hlx_run_config_t.eos). */
+#define HLX_EOS_MAX 16
 
 /* Prompt tokens per prefill pass when hlx_run_config_t.prefill_chunk is 0. */
 #define HLX_PREFILL_CHUNK 32
@@ -64,7 +72,9 @@ typedef struct hlx_run_report {
     char     launcher[16];
     char     kernels[32];
     char     transport[16];
-    int      steps;
+    int      steps;                    /* decode steps run (fewer than planned after EOS) */
+    int      steps_planned;            /* hlx_run_config_t.steps */
+    int      eos_stop;                 /* 1: every request produced a stop id early */
     double   step_ms_median, step_ms_min, step_ms_max;
     double   tokens_per_s;             /* batch / median step time */
     double   phase_ms[HLX_PHASE_COUNT]; /* median per step, this rank */
