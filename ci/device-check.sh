@@ -64,6 +64,10 @@ step gpu-decode-1rank 200 bash tests/gpu/decode_cuda.sh "$helix" "$helixrun" non
     --batch 3 --context 5000 --steps 6
 step gpu-decode-2rank 200 bash tests/gpu/decode_cuda.sh "$helix" "$helixrun" helixrun 2 \
     --kvp 2 --batch 4 --context 4099 --steps 6
+# the backend per communicator (2 ranks on one GPU: ucx, staged or on device memory;
+# HELIX_NCCL=on with one rank: nccl), reported and checked
+step gpu-comm-backends 200 bash tests/gpu/comm_backends_cuda.sh "$helix" "$helixrun" \
+    --batch 2 --context 1003 --steps 4
 
 # Decode at a long context: 1 and 2 ranks on the one GPU, --check, JSON reports.
 step decode-cuda-1rank-json 150 "$helix" decode --device cuda --context 65536 --steps 4 \
