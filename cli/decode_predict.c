@@ -44,7 +44,8 @@ void hlx_decode_predict(json_t *o, const hlx_run_config_t *cfg, const hlx_model_
                             .hopb = hlx_dp_hopb(o, hopb), .context = cfg->context,
                             .w_dtype = m->weight_dtype,
                             .kv_dtype = cfg->kv_dtype_set ? cfg->kv_dtype : m->kv_dtype,
-                            .ep = cfg->ep };
+                            .ep = cfg->ep,
+                            .threads = (int)json_integer_value(json_object_get(o, "threads")) };
     if (hlx_local_predict(&hw, m, &lc, &p, err, sizeof(err)) != HLX_OK)
         goto none;
     json_object_set_new(o, "predicted_step_ms", json_real(p.step_s * 1e3));

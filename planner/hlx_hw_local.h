@@ -86,6 +86,8 @@ typedef struct hlx_local_cfg {
     int64_t     context;
     hlx_dtype_t w_dtype, kv_dtype;
     int         ep;           /* MoE expert-parallel groups (0 or 1: TPF = N) */
+    int         threads;      /* cores per rank (0 or 1: one): each attention call and each
+                                 GEMM split over them, as hlx_pool_attn / hlx_pool_gemm do */
 } hlx_local_cfg_t;
 
 typedef struct hlx_local_pred {

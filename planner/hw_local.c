@@ -478,6 +478,14 @@ static double hlx_coll_time(const hlx_hw_local_t *hw, int kind, int n, double M)
         return HLX_ERR_INVALID; \
     } while (0)
 
+/* A GEMM split over T threads by output columns (hlx_pool_gemm): each thread a 1/T share
+ * of the weights at the measured rate, its own call overhead, all at once. */
+static double hlx_gemm_time_split(const hlx_hw_local_t *hw, int T, hlx_dtype_t t, int M,
+                                  int cached, double wbytes)
+{
+    return hlx_gemm_time(hw, t, M, cached, wbytes / T);
+}
+
 hlx_status_t hlx_local_predict(const hlx_hw_local_t *hw, const hlx_model_t *m,
                                const hlx_local_cfg_t *cfg, hlx_local_pred_t *p, char *err,
                                size_t errlen)
@@ -492,7 +500,7 @@ hlx_status_t hlx_local_predict(const hlx_hw_local_t *hw, const hlx_model_t *m,
     double cap, len, kv_rank, w_rank, t_attn1, a2a_req, a2a, share, f, ws, dram_slow;
     double qkv_cols, ow, Lm, e_loc, e_cols, s_cols, e_hit, e_rows;
     int ep;
-    const int mla = m->attn == HLX_ATTN_MLA;
+    const int mla = m->attn == HLX_ATTN_MLA, T = cfg->threads > 1 ? cfg->threads : 1;
 
     memset(p, 0, sizeof(*p));
     if (cfg->kvp < 1 || cfg->tpa < 1 || B < 1 || cfg->kv_block < 1 || cfg->context < 0 ||
@@ -554,13 +562,14 @@ hlx_status_t hlx_local_predict(const hlx_hw_local_t *hw, const hlx_model_t *m,
     /* what one step reads, over every rank on this host, against the last-level cache:
      * cached below half of it, streamed from DRAM above all of it, a blend between */
     f = llc <= 0 ? 1.0 : fmin(1.0, fmax(0.0, (ws - 0.5 * llc) / (0.5 * llc)));
-    share = n > hw->cores ? (double)n / hw->cores : 1.0;
+    /* cores in use: T per rank */
+    share = (double)n * T > hw->cores ? (double)n * T / hw->cores : 1.0;
     /* the ranks that run at once share the memory: each streams from DRAM at the
      * per-reader rate measured with that many readers (linear between 1 and the measured
      * count), slower than the one-reader rate the kernel timings were taken at */
     dram_slow = 1.0;
     if (hw->dram_readers > 1 && hw->dram_gbps_1 > 0 && hw->dram_gbps_n > 0) {
-        int k = n < hw->cores ? n : hw->cores;
+        int k = (int)fmin((double)n * T, (double)hw->cores);
         double x = fmin(1.0, (double)(k - 1) / (hw->dram_readers - 1));
         double per = hw->dram_gbps_1 + x * (hw->dram_gbps_n - hw->dram_gbps_1);
         dram_slow = fmax(1.0, hw->dram_gbps_1 / per);
@@ -572,11 +581,12 @@ hlx_status_t hlx_local_predict(const hlx_hw_local_t *hw, const hlx_model_t *m,
     ((1.0 - f) * (_fn_cached) + f * fmax((_fn_cached), (_fn_dram) * dram_slow))
     /* qkv: norm + fused QKV GEMM + RoPE + append */
     p->phase_s[HLX_PHASE_QKV] = L * HLX_MIX(
-        hlx_gemm_time(hw, cfg->w_dtype, B, 1, H * qkv_cols * wb),
-        hlx_gemm_time(hw, cfg->w_dtype, B, 0, H * qkv_cols * wb));
-    /* attention: B x kv_local calls over the local shard */
-    t_attn1 = kv_local * HLX_MIX(hlx_attn_time(hw, cfg->kv_dtype, group, dk, dv, 1, len),
-                                 hlx_attn_time(hw, cfg->kv_dtype, group, dk, dv, 0, len));
+        hlx_gemm_time_split(hw, T, cfg->w_dtype, B, 1, H * qkv_cols * wb),
+        hlx_gemm_time_split(hw, T, cfg->w_dtype, B, 0, H * qkv_cols * wb));
+    /* attention: B x kv_local calls over the local shard, each split over the T threads
+     * (a 1/T share of the shard each, at once; their merge is small) */
+    t_attn1 = kv_local * HLX_MIX(hlx_attn_time(hw, cfg->kv_dtype, group, dk, dv, 1, len / T),
+                                 hlx_attn_time(hw, cfg->kv_dtype, group, dk, dv, 0, len / T));
     p->phase_s[HLX_PHASE_ATTN] = L * B * t_attn1;
     /* the KVP all-to-all: peer j gets [B][q_slice][dv + 1] floats */
     a2a = hlx_coll_time(hw, 0, cfg->kvp, (double)B * q_slice * (dv + 1) * 4.0 *
@@ -594,27 +604,27 @@ hlx_status_t hlx_local_predict(const hlx_hw_local_t *hw, const hlx_model_t *m,
     p->phase_s[HLX_PHASE_MERGE] = L * (2.0 * cfg->kvp * B * q_slice * (dv + 1) * 4.0) /
                                   (hw->read_gbps * 2e9);
     p->phase_s[HLX_PHASE_OPROJ] = L * HLX_MIX(
-        hlx_gemm_time(hw, cfg->w_dtype, B, 1, ow * wb),
-        hlx_gemm_time(hw, cfg->w_dtype, B, 0, ow * wb));
+        hlx_gemm_time_split(hw, T, cfg->w_dtype, B, 1, ow * wb),
+        hlx_gemm_time_split(hw, T, cfg->w_dtype, B, 0, ow * wb));
     p->phase_s[HLX_PHASE_OPROJ_AR] = L * hlx_coll_time(hw, 1, n, (double)B * H * 4.0);
     p->phase_s[HLX_PHASE_FFN] = (L - Lm) * (HLX_MIX(
-        hlx_gemm_time(hw, cfg->w_dtype, B, 1, 2.0 * H * fc * wb),
-        hlx_gemm_time(hw, cfg->w_dtype, B, 0, 2.0 * H * fc * wb)) + HLX_MIX(
-        hlx_gemm_time(hw, cfg->w_dtype, B, 1, (double)H * fc * wb),
-        hlx_gemm_time(hw, cfg->w_dtype, B, 0, (double)H * fc * wb)));
+        hlx_gemm_time_split(hw, T, cfg->w_dtype, B, 1, 2.0 * H * fc * wb),
+        hlx_gemm_time_split(hw, T, cfg->w_dtype, B, 0, 2.0 * H * fc * wb)) + HLX_MIX(
+        hlx_gemm_time_split(hw, T, cfg->w_dtype, B, 1, (double)H * fc * wb),
+        hlx_gemm_time_split(hw, T, cfg->w_dtype, B, 0, (double)H * fc * wb)));
     /* MoE: the router (f32, read whole), the shared columns for the batch, and each
      * expert hit for its share of the requests */
     p->phase_s[HLX_PHASE_MOE] = Lm * (HLX_MIX(
-        hlx_gemm_time(hw, HLX_DTYPE_F32, B, 1, (double)H * m->experts * 4.0),
-        hlx_gemm_time(hw, HLX_DTYPE_F32, B, 0, (double)H * m->experts * 4.0)) + HLX_MIX(
-        hlx_gemm_time(hw, cfg->w_dtype, B, 1, 3.0 * H * s_cols * wb),
-        hlx_gemm_time(hw, cfg->w_dtype, B, 0, 3.0 * H * s_cols * wb)) + e_hit * HLX_MIX(
-        hlx_gemm_time(hw, cfg->w_dtype, (int)e_rows, 1, 3.0 * H * e_cols * wb),
-        hlx_gemm_time(hw, cfg->w_dtype, (int)e_rows, 0, 3.0 * H * e_cols * wb)));
+        hlx_gemm_time_split(hw, T, HLX_DTYPE_F32, B, 1, (double)H * m->experts * 4.0),
+        hlx_gemm_time_split(hw, T, HLX_DTYPE_F32, B, 0, (double)H * m->experts * 4.0)) + HLX_MIX(
+        hlx_gemm_time_split(hw, T, cfg->w_dtype, B, 1, 3.0 * H * s_cols * wb),
+        hlx_gemm_time_split(hw, T, cfg->w_dtype, B, 0, 3.0 * H * s_cols * wb)) + e_hit * HLX_MIX(
+        hlx_gemm_time_split(hw, T, cfg->w_dtype, (int)e_rows, 1, 3.0 * H * e_cols * wb),
+        hlx_gemm_time_split(hw, T, cfg->w_dtype, (int)e_rows, 0, 3.0 * H * e_cols * wb)));
     p->phase_s[HLX_PHASE_FFN_AR] = L * hlx_coll_time(hw, 1, n, (double)B * H * 4.0);
     p->phase_s[HLX_PHASE_HEAD] = HLX_MIX(
-        hlx_gemm_time(hw, cfg->w_dtype, B, 1, (double)vc * H * wb),
-        hlx_gemm_time(hw, cfg->w_dtype, B, 0, (double)vc * H * wb)) +
+        hlx_gemm_time_split(hw, T, cfg->w_dtype, B, 1, (double)vc * H * wb),
+        hlx_gemm_time_split(hw, T, cfg->w_dtype, B, 0, (double)vc * H * wb)) +
         hlx_coll_time(hw, 2, n, (double)B * vpad * 4.0 * n);
 #undef HLX_MIX
     /* more ranks than cores: every rank's compute waits its turn on a shared core */

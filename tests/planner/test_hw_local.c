@@ -343,6 +343,41 @@ static void test_dram_readers(void **state)
                    "dram_readers");
 }
 
+/* --threads T: each attention call over a 1/T share of the shard and each GEMM over a 1/T
+ * share of the weights, with T readers of the memory: one rank on 2 threads costs what
+ * each rank of KVP 2 does (the same shard size, 2 readers); 2 ranks x 2 threads on 2
+ * cores run at half speed. */
+static void test_threads(void **state)
+{
+    hlx_hw_local_t hw;
+    hlx_model_t m = tiny_model();
+    hlx_local_cfg_t c;
+    hlx_local_pred_t p1, pt, pk, p4;
+
+    (void)state;
+    hw_fixture(&hw);
+    hw.llc_mib = 0;
+    hw.dram_readers = 2;
+    hw.dram_gbps_1 = 20;
+    hw.dram_gbps_n = 16;
+    predict(&hw, &m, cfg_of(1, 1, 1, 1 << 20, 0, HLX_DTYPE_BF16), &p1);
+    c = cfg_of(1, 1, 1, 1 << 20, 0, HLX_DTYPE_BF16);
+    c.threads = 2;
+    predict(&hw, &m, c, &pt);
+    predict(&hw, &m, cfg_of(2, 1, 1, 1 << 20, 0, HLX_DTYPE_BF16), &pk);
+    assert_true(fabs(pt.phase_s[HLX_PHASE_ATTN] - pk.phase_s[HLX_PHASE_ATTN]) < 1e-12);
+    assert_true(fabs(pt.dram_slow - 1.25) < 1e-12 && pt.share == 1.0);
+    /* the FFN's GEMMs: 2 us + half the weights at 30 GB/s x 1.25 (DRAM rates, 2 readers) */
+    assert_true(pt.phase_s[HLX_PHASE_FFN] < p1.phase_s[HLX_PHASE_FFN]);
+    /* attention, most of the step at 1M: 1.25 / 2 of one thread's */
+    assert_true(pt.step_s < 0.7 * p1.step_s && pt.step_s > 0.6 * p1.step_s);
+    c = cfg_of(2, 1, 1, 1 << 20, 0, HLX_DTYPE_BF16);
+    c.threads = 2;
+    predict(&hw, &m, c, &p4);
+    assert_true(fabs(p4.share - 2.0) < 1e-12);
+    assert_true(p4.phase_s[HLX_PHASE_ATTN] > 1.9 * pt.phase_s[HLX_PHASE_ATTN] / 2);
+}
+
 /* Uneven splits run (8 heads over KVP 3: 3, 3, 2): the busiest rank's 3 heads set o-proj,
  * the same as KVP 3 would cost if every rank had 3. */
 static void test_uneven(void **state)
@@ -423,6 +458,7 @@ int main(void)
         cmocka_unit_test(test_hopb),
         cmocka_unit_test(test_dram_readers),
         cmocka_unit_test(test_uneven),
+        cmocka_unit_test(test_threads),
         cmocka_unit_test(test_refused_layouts),
         cmocka_unit_test(test_cluster),
     };
