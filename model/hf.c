@@ -51,6 +51,19 @@ static hlx_status_t hlx_cfg_int(hlx_jdoc_t *doc, const char *key, int required, 
     return HLX_OK;
 }
 
+/* A finite number in [min, max] at path (v present). */
+static hlx_status_t hlx_cfg_number_at(hlx_jdoc_t *doc, json_t *v, const char *path,
+                                      double min, double max, double *out)
+{
+    if (!json_is_number(v) || !isfinite(json_number_value(v)))
+        return hlx_jdoc_fail(doc, path, HLX_ERR_PARSE, "expected a finite number");
+    if (json_number_value(v) < min || json_number_value(v) > max)
+        return hlx_jdoc_fail(doc, path, HLX_ERR_PARSE, "%g is outside [%g, %g]",
+                             json_number_value(v), min, max);
+    *out = json_number_value(v);
+    return HLX_OK;
+}
+
 static hlx_status_t hlx_cfg_num(hlx_jdoc_t *doc, const char *key, double def, double min,
                                 double max, double *out)
 {
@@ -62,13 +75,7 @@ static hlx_status_t hlx_cfg_num(hlx_jdoc_t *doc, const char *key, double def, do
         *out = def;
         return HLX_OK;
     }
-    if (!json_is_number(v) || !isfinite(json_number_value(v)))
-        return hlx_jdoc_fail(doc, path, HLX_ERR_PARSE, "expected a finite number");
-    if (json_number_value(v) < min || json_number_value(v) > max)
-        return hlx_jdoc_fail(doc, path, HLX_ERR_PARSE, "%g is outside [%g, %g]",
-                             json_number_value(v), min, max);
-    *out = json_number_value(v);
-    return HLX_OK;
+    return hlx_cfg_number_at(doc, v, path, min, max, out);
 }
 
 static hlx_status_t hlx_cfg_bool(hlx_jdoc_t *doc, const char *key, int def, int *out)
@@ -154,13 +161,7 @@ static hlx_status_t hlx_cfg_rs_num(hlx_jdoc_t *doc, json_t *r, const char *key, 
         *out = def;
         return HLX_OK;
     }
-    if (!json_is_number(v) || !isfinite(json_number_value(v)))
-        return hlx_jdoc_fail(doc, path, HLX_ERR_PARSE, "expected a finite number");
-    if (json_number_value(v) < min || json_number_value(v) > max)
-        return hlx_jdoc_fail(doc, path, HLX_ERR_PARSE, "%g is outside [%g, %g]",
-                             json_number_value(v), min, max);
-    *out = json_number_value(v);
-    return HLX_OK;
+    return hlx_cfg_number_at(doc, v, path, min, max, out);
 }
 
 /* rope_scaling: absent, null or "default": none; "linear", "llama3" and "yarn" read into
