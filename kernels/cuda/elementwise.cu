@@ -11,42 +11,6 @@ static hlx_status_t hlx_cu_last(void)
     return cudaGetLastError() == cudaSuccess ? HLX_OK : HLX_ERR_INTERNAL;
 }
 
-// One block of 256 threads: block-wide sum of squares in double, then the scaling.
-__global__ void hlx_cu_rmsnorm(float *y, const float *x, const float *w, int n, float eps)
-{
-    __shared__ double part[256];
-    double ss = 0.0;
-    float r;
-
-    for (int i = threadIdx.x; i < n; i += blockDim.x)
-        ss += (double)x[i] * x[i];
-    part[threadIdx.x] = ss;
-    __syncthreads();
-    for (int st = blockDim.x / 2; st > 0; st >>= 1) {
-        if ((int)threadIdx.x < st)
-            part[threadIdx.x] += part[threadIdx.x + st];
-        __syncthreads();
-    }
-    r = (float)(1.0 / sqrt(part[0] / n + eps));
-    for (int i = threadIdx.x; i < n; i += blockDim.x)
-        y[i] = x[i] * r * w[i];
-}
-
-__global__ void hlx_cu_rope(float *x, int nheads, int hd, int rot_dim, long long pos,
-                            const double *inv_freq, float mscale)
-{
-    int half = rot_dim / 2, idx = blockIdx.x * blockDim.x + threadIdx.x;
-    if (idx >= nheads * half)
-        return;
-    int h = idx / half, i = idx % half;
-    double ang = (double)pos * inv_freq[i];
-    float c = (float)(cos(ang) * mscale), s = (float)(sin(ang) * mscale);
-    float *xh = x + (size_t)h * hd;
-    float a = xh[2 * i], b = xh[2 * i + 1];
-    xh[2 * i] = a * c - b * s;
-    xh[2 * i + 1] = a * s + b * c;
-}
-
 __global__ void hlx_cu_swiglu(float *y, const float *g, const float *u, int n)
 {
     int i = blockIdx.x * blockDim.x + threadIdx.x;
@@ -54,23 +18,17 @@ __global__ void hlx_cu_swiglu(float *y, const float *g, const float *u, int n)
         y[i] = g[i] / (1.0f + expf(-g[i])) * u[i];
 }
 
+// One vector or one token's heads: the backend's row kernels (backend_ops.cu) on one row.
 extern "C" hlx_status_t hlx_cuda_rmsnorm(float *y, const float *x, const float *w, int n,
                                          float eps, void *stream)
 {
-    hlx_cu_rmsnorm<<<1, 256, 0, (cudaStream_t)stream>>>(y, x, w, n, eps);
-    return hlx_cu_last();
+    return hlx_cuda_rmsnorm_rows(y, x, w, 1, n, eps, stream);
 }
 
 extern "C" hlx_status_t hlx_cuda_rope(float *x, int nheads, int hd, int rot_dim, int64_t pos,
                                       const hlx_rope_tab_t *r, void *stream)
 {
-    int n = nheads * (rot_dim / 2);
-    if (n == 0)
-        return HLX_OK;
-    hlx_cu_rope<<<(n + 255) / 256, 256, 0, (cudaStream_t)stream>>>(x, nheads, hd, rot_dim,
-                                                                   (long long)pos, r->inv_freq,
-                                                                   r->mscale);
-    return hlx_cu_last();
+    return hlx_cuda_rope_rows(x, 1, (size_t)nheads * hd, nheads, hd, rot_dim, pos, r, stream);
 }
 
 extern "C" hlx_status_t hlx_cuda_swiglu(float *y, const float *gate, const float *up, int n,
