@@ -232,69 +232,63 @@ bad:
 
 /* ---- helix generate */
 
-#define HLX_GF(_n, _t, _def, _lo, _hi, _dlo, _dhi, _ch, _f, _meta, _help) \
-    { _n, _t, _def, _lo, _hi, _dlo, _dhi, _ch, offsetof(hlx_decode_opts_t, _f), _meta, _help }
 
 static const hlx_flag_t hlx_generate_flag_list[] = {
-    HLX_GF("model", HLX_FT_STRING, "tiny", 0, 0, 0, 0, NULL, model, "DIR|FILE|NAME",
+    HLX_RF("model", HLX_FT_STRING, "tiny", 0, 0, 0, 0, NULL, model, "DIR|FILE|NAME",
            "Hugging Face checkpoint directory, model description or preset\n"
            "(GQA and MLA attention, dense and MoE FFNs)"),
-    HLX_GF("prompt-ids", HLX_FT_STRING, NULL, 0, 0, 0, 0, NULL, prompt_ids, "FILE",
+    HLX_RF("prompt-ids", HLX_FT_STRING, NULL, 0, 0, 0, 0, NULL, prompt_ids, "FILE",
            "token ids, whitespace separated: one line per request, or one\n"
            "line for all --batch requests (required)"),
-    HLX_GF("max-new", HLX_FT_INT, "16", 1, 1000000, 0, 0, NULL, max_new, "N",
+    HLX_RF("max-new", HLX_FT_INT, "16", 1, 1000000, 0, 0, NULL, max_new, "N",
            "tokens generated per request (the first comes from the prefill)"),
-    HLX_GF("eos", HLX_FT_STRING, NULL, 0, 0, 0, 0, NULL, eos, "ID[,ID...]",
+    HLX_RF("eos", HLX_FT_STRING, NULL, 0, 0, 0, 0, NULL, eos, "ID[,ID...]",
            "stop ids (up to 16): a request is done at its first; the run\n"
            "stops once every request is (default: the checkpoint's\n"
            "eos_token_id, none for synthetic weights)"),
-    HLX_GF("ignore-eos", HLX_FT_BOOL, NULL, 0, 0, 0, 0, NULL, ignore_eos, NULL,
+    HLX_RF("ignore-eos", HLX_FT_BOOL, NULL, 0, 0, 0, 0, NULL, ignore_eos, NULL,
            "generate all --max-new tokens (benchmarks)"),
-    HLX_GF("temperature", HLX_FT_NUM, "0", 0, 0, 0, 1e6, NULL, temperature, "T",
+    HLX_RF("temperature", HLX_FT_NUM, "0", 0, 0, 0, 1e6, NULL, temperature, "T",
            "0: greedy; > 0: sample from softmax(logits / T)"),
-    HLX_GF("top-p", HLX_FT_NUM, "1", 0, 0, 1e-9, 1, NULL, top_p, "P",
+    HLX_RF("top-p", HLX_FT_NUM, "1", 0, 0, 1e-9, 1, NULL, top_p, "P",
            "sample from the smallest set of most probable tokens holding P\n"
            "of the mass"),
-    HLX_GF("seed", HLX_FT_INT, "1", 0, INT64_MAX, 0, 0, NULL, seed, "S",
+    HLX_RF("seed", HLX_FT_INT, "1", 0, INT64_MAX, 0, 0, NULL, seed, "S",
            "seed of the sampling draws (a counter-based draw of seed,\n"
            "request and step: the same on every rank) and of synthetic\n"
            "weights and context (default with a checkpoint: its\n"
            "helix_synth_seed)"),
-    HLX_GF("kvp", HLX_FT_INT, "1", 1, 4096, 0, 0, NULL, kvp, "K",
-           "KV-parallel ranks per TPA shard"),
-    HLX_GF("tpa", HLX_FT_INT, "1", 1, 4096, 0, 0, NULL, tpa, "T",
+    HLX_RF_KVP,
+    HLX_RF("tpa", HLX_FT_INT, "1", 1, 4096, 0, 0, NULL, tpa, "T",
            "tensor-parallel attention width"),
-    HLX_GF("ep", HLX_FT_INT, NULL, 1, 4096, 0, 0, NULL, ep, "E",
+    HLX_RF("ep", HLX_FT_INT, NULL, 1, 4096, 0, 0, NULL, ep, "E",
            "MoE expert-parallel groups (helix decode --help; default:\n"
            "HELIX_EP, 1)"),
-    HLX_GF("batch", HLX_FT_INT, "1", 1, 65536, 0, 0, NULL, batch, "B",
+    HLX_RF("batch", HLX_FT_INT, "1", 1, 65536, 0, 0, NULL, batch, "B",
            "requests (default: the lines of --prompt-ids)"),
-    HLX_GF("context", HLX_FT_INT, "0", 0, INT64_C(1) << 50, 0, 0, NULL, context, "S",
+    HLX_RF("context", HLX_FT_INT, "0", 0, INT64_C(1) << 50, 0, 0, NULL, context, "S",
            "synthetic prior context before the prompt (tokens per request)"),
-    HLX_GF("prefill-chunk", HLX_FT_INT, "32", 1, 65536, 0, 0, NULL, prefill_chunk, "C",
-           "prompt tokens per prefill pass (B x C rows per GEMM)"),
-    HLX_GF("kv-block", HLX_FT_INT, "16", 1, 1 << 20, 0, 0, NULL, kv_block, "N",
+    HLX_RF_PREFILL_CHUNK,
+    HLX_RF("kv-block", HLX_FT_INT, "16", 1, 1 << 20, 0, 0, NULL, kv_block, "N",
            "staggered KV layout: consecutive positions on one KVP rank"),
-    HLX_GF("kv-dtype", HLX_FT_CHOICE, NULL, 0, 0, 0, 0, "f32|bf16", kv_dtype, "T",
+    HLX_RF("kv-dtype", HLX_FT_CHOICE, NULL, 0, 0, 0, 0, "f32|bf16", kv_dtype, "T",
            "KV cache storage (default: the model's)"),
-    HLX_GF("kernels", HLX_FT_STRING, "auto", 0, 0, 0, 0, NULL, kernels, "NAME",
+    HLX_RF("kernels", HLX_FT_STRING, "auto", 0, 0, 0, 0, NULL, kernels, "NAME",
            "kernel variant (helix decode --help)"),
-    HLX_GF("threads", HLX_FT_INT, NULL, 1, HLX_POOL_MAX, 0, 0, NULL, threads, "T",
+    HLX_RF("threads", HLX_FT_INT, NULL, 1, HLX_POOL_MAX, 0, 0, NULL, threads, "T",
            "cores per rank (default: HELIX_THREADS, 1)"),
-    HLX_GF("device", HLX_FT_CHOICE, NULL, 0, 0, 0, 0, "cpu|cuda|auto", device, "D",
+    HLX_RF("device", HLX_FT_CHOICE, NULL, 0, 0, 0, 0, "cpu|cuda|auto", device, "D",
            "execution backend (helix decode --help; default: HELIX_DEVICE,\n"
            "cpu)"),
-    HLX_GF("hopb", HLX_FT_CHOICE, "auto", 0, 0, 0, 0, "off|on|auto", hopb, "MODE",
+    HLX_RF("hopb", HLX_FT_CHOICE, "auto", 0, 0, 0, 0, "off|on|auto", hopb, "MODE",
            "schedule of the decode exchange (helix decode --help)"),
-    HLX_GF("check", HLX_FT_BOOL, NULL, 0, 0, 0, 0, NULL, check, NULL,
+    HLX_RF("check", HLX_FT_BOOL, NULL, 0, 0, 0, 0, NULL, check, NULL,
            "run the prompt and every step in the fp64 reference too and\n"
            "compare (exit 1 on mismatch)"),
-    HLX_GF("check-tol", HLX_FT_NUM, "1e-3", 0, 0, 1e-15, 1e3, NULL, check_tol, "X",
-           "relative tolerance of --check"),
-    HLX_GF("timeout", HLX_FT_NUM, NULL, 0, 0, 1e-3, 86400, NULL, timeout, "SEC",
+    HLX_RF_CHECK_TOL,
+    HLX_RF("timeout", HLX_FT_NUM, NULL, 0, 0, 1e-3, 86400, NULL, timeout, "SEC",
            "deadline of the bootstrap and of every collective"),
-    HLX_GF("json", HLX_FT_BOOL, NULL, 0, 0, 0, 0, NULL, json, NULL,
-           "print one JSON object instead of the text report"),
+    HLX_RF_JSON,
 };
 
 const hlx_flag_table_t hlx_generate_flags = {

@@ -6,61 +6,56 @@
 #include <stdio.h>
 #include <string.h>
 
-#define HLX_DF(_n, _t, _def, _lo, _hi, _dlo, _dhi, _ch, _f, _meta, _help) \
-    { _n, _t, _def, _lo, _hi, _dlo, _dhi, _ch, offsetof(hlx_decode_opts_t, _f), _meta, _help }
 
 _Static_assert(HLX_HOPB_OFF == 0 && HLX_HOPB_ON == 1 && HLX_HOPB_AUTO == 2,
                "--hopb's choices are listed in hlx_hopb_mode_t's order");
 
 static const hlx_flag_t hlx_decode_flag_list[] = {
-    HLX_DF("model", HLX_FT_STRING, "tiny", 0, 0, 0, 0, NULL, model, "FILE|NAME|DIR",
+    HLX_RF("model", HLX_FT_STRING, "tiny", 0, 0, 0, 0, NULL, model, "FILE|NAME|DIR",
            "model description (JSON), preset, or a Hugging Face checkpoint\n"
            "directory (config.json + safetensors: its weights, read by each\n"
            "rank in slices); GQA and MLA (absorbed) models with dense or\n"
            "MoE FFNs run, fp8/fp4-weight models are refused (the planner\n"
            "models them)"),
-    HLX_DF("kvp", HLX_FT_INT, "1", 1, 4096, 0, 0, NULL, kvp, "K",
-           "KV-parallel ranks per TPA shard"),
-    HLX_DF("tpa", HLX_FT_INT, "1", 1, 4096, 0, 0, NULL, tpa, "T",
+    HLX_RF_KVP,
+    HLX_RF("tpa", HLX_FT_INT, "1", 1, 4096, 0, 0, NULL, tpa, "T",
            "tensor-parallel attention width (MLA: 1, its one latent KV\n"
            "head shared by every query head; the ranks go on --kvp)"),
-    HLX_DF("batch", HLX_FT_INT, "1", 1, 65536, 0, 0, NULL, batch, "B",
+    HLX_RF("batch", HLX_FT_INT, "1", 1, 65536, 0, 0, NULL, batch, "B",
            "requests decoded together"),
-    HLX_DF("context", HLX_FT_INT, "4096", 0, INT64_C(1) << 50, 0, 0, NULL, context, "S",
+    HLX_RF("context", HLX_FT_INT, "4096", 0, INT64_C(1) << 50, 0, 0, NULL, context, "S",
            "prior context tokens per request"),
-    HLX_DF("steps", HLX_FT_INT, "8", 0, 1000000, 0, 0, NULL, steps, "N", "decode steps"),
-    HLX_DF("kv-block", HLX_FT_INT, "16", 1, 1 << 20, 0, 0, NULL, kv_block, "N",
+    HLX_RF("steps", HLX_FT_INT, "8", 0, 1000000, 0, 0, NULL, steps, "N", "decode steps"),
+    HLX_RF("kv-block", HLX_FT_INT, "16", 1, 1 << 20, 0, 0, NULL, kv_block, "N",
            "staggered KV append: consecutive tokens stored on one KVP rank\n"
            "before moving to the next"),
-    HLX_DF("seed", HLX_FT_INT, "1", 0, INT64_MAX, 0, 0, NULL, seed, "N",
+    HLX_RF("seed", HLX_FT_INT, "1", 0, INT64_MAX, 0, 0, NULL, seed, "N",
            "seed of the synthetic weights and context (default with a\n"
            "checkpoint: its helix_synth_seed when it has one)"),
-    HLX_DF("prompt-ids", HLX_FT_STRING, NULL, 0, 0, 0, 0, NULL, prompt_ids, "FILE",
+    HLX_RF("prompt-ids", HLX_FT_STRING, NULL, 0, 0, 0, 0, NULL, prompt_ids, "FILE",
            "token ids (whitespace separated; one line per request or one\n"
            "line for all) prefilled after --context, then --steps decoded\n"
            "from the token that follows the prompt"),
-    HLX_DF("prefill-chunk", HLX_FT_INT, "32", 1, 65536, 0, 0, NULL, prefill_chunk, "C",
-           "prompt tokens per prefill pass (B x C rows per GEMM)"),
-    HLX_DF("kv-dtype", HLX_FT_CHOICE, NULL, 0, 0, 0, 0, "f32|bf16", kv_dtype, "T",
+    HLX_RF_PREFILL_CHUNK,
+    HLX_RF("kv-dtype", HLX_FT_CHOICE, NULL, 0, 0, 0, 0, "f32|bf16", kv_dtype, "T",
            "KV cache storage: f32 or bf16 (default: the model's)"),
-    HLX_DF("kernels", HLX_FT_STRING, "auto", 0, 0, 0, 0, NULL, kernels, "NAME",
+    HLX_RF("kernels", HLX_FT_STRING, "auto", 0, 0, 0, 0, NULL, kernels, "NAME",
            "kernel variant: auto, scalar, avx2, avx512, amx (auto: the best\n"
            "this CPU runs for the KV type, head size and --threads, or\n"
            "HELIX_KERNELS; `helix info` lists them; the log says why)"),
-    HLX_DF("check", HLX_FT_BOOL, NULL, 0, 0, 0, 0, NULL, check, NULL,
+    HLX_RF("check", HLX_FT_BOOL, NULL, 0, 0, 0, 0, NULL, check, NULL,
            "recompute every step in a single-process fp64 reference and\n"
            "compare hidden states, logits and tokens; exit 1 on mismatch"),
-    HLX_DF("check-tol", HLX_FT_NUM, "1e-3", 0, 0, 1e-15, 1e3, NULL, check_tol, "X",
-           "relative tolerance of --check"),
-    HLX_DF("route-margin", HLX_FT_NUM, "1e-5", 0, 0, 1e-12, 1e3, NULL, route_margin, "X",
+    HLX_RF_CHECK_TOL,
+    HLX_RF("route-margin", HLX_FT_NUM, "1e-5", 0, 0, 1e-12, 1e3, NULL, route_margin, "X",
            "MoE models with --check: routing choices of the reference whose\n"
            "last chosen and first left-out scores differ by less than X are\n"
            "reported as near-ties (route_near_ties), where the engine's\n"
            "fp32 routing may choose another expert"),
-    HLX_DF("timeout", HLX_FT_NUM, NULL, 0, 0, 1e-3, 86400, NULL, timeout, "SEC",
+    HLX_RF("timeout", HLX_FT_NUM, NULL, 0, 0, 1e-3, 86400, NULL, timeout, "SEC",
            "deadline of the bootstrap and of every collective\n"
            "(default: HELIX_COMM_TIMEOUT, 30 s)"),
-    HLX_DF("hopb", HLX_FT_CHOICE, "auto", 0, 0, 0, 0, "off|on|auto", hopb, "MODE",
+    HLX_RF("hopb", HLX_FT_CHOICE, "auto", 0, 0, 0, 0, "off|on|auto", hopb, "MODE",
            "on, off or auto: schedule of the attention exchange: off =\n"
            "lockstep (attention of the whole batch, then one blocking\n"
            "all-to-all); on = HOP-B micro-batches, each exchange\n"
@@ -68,29 +63,28 @@ static const hlx_flag_t hlx_decode_flag_list[] = {
            "HOP-B when the pipeline model\n"
            "c + (B-1) max(c, m) + m, fed with the first step's timings,\n"
            "predicts a gain. Results are bitwise the same"),
-    HLX_DF("micro-batch", HLX_FT_INT, NULL, 1, 65536, 0, 0, NULL, micro_batch, "M",
+    HLX_RF("micro-batch", HLX_FT_INT, NULL, 1, 65536, 0, 0, NULL, micro_batch, "M",
            "requests per micro-batch with --hopb on or auto (default:\n"
            "chosen from the first step)"),
-    HLX_DF("timeline", HLX_FT_STRING, NULL, 0, 0, 0, 0, NULL, timeline, "FILE",
+    HLX_RF("timeline", HLX_FT_STRING, NULL, 0, 0, 0, 0, NULL, timeline, "FILE",
            "write the last step's per-micro-batch attention and exchange\n"
            "times (rank 0) with a text rendering"),
-    HLX_DF("threads", HLX_FT_INT, NULL, 1, HLX_POOL_MAX, 0, 0, NULL, threads, "T",
+    HLX_RF("threads", HLX_FT_INT, NULL, 1, HLX_POOL_MAX, 0, 0, NULL, threads, "T",
            "cores per rank: its KV shard (a KV split with the exact merge)\n"
            "and GEMMs on a persistent pool of T threads (default:\n"
            "HELIX_THREADS, 1)"),
-    HLX_DF("device", HLX_FT_CHOICE, NULL, 0, 0, 0, 0, "cpu|cuda|auto", device, "D",
+    HLX_RF("device", HLX_FT_CHOICE, NULL, 0, 0, 0, 0, "cpu|cuda|auto", device, "D",
            "execution backend: cpu, cuda (exit 2 without a usable GPU) or\n"
            "auto (cuda when a GPU is visible and the build has CUDA, else\n"
            "cpu, said in the report) (default: HELIX_DEVICE, cpu)"),
-    HLX_DF("ep", HLX_FT_INT, NULL, 1, 4096, 0, 0, NULL, ep, "E",
+    HLX_RF("ep", HLX_FT_INT, NULL, 1, 4096, 0, 0, NULL, ep, "E",
            "MoE expert parallelism: N = KVP x TPA = EP x TPF; routed expert\n"
            "J lives on EP group J / (experts / EP) (TPF consecutive ranks)\n"
            "and its columns are split over them; E divides N and the\n"
            "experts (default: HELIX_EP, 1: every rank a slice of every\n"
            "expert)"),
-    HLX_DF("json", HLX_FT_BOOL, NULL, 0, 0, 0, 0, NULL, json, NULL,
-           "print one JSON object instead of the text report"),
-    HLX_DF("verbose", HLX_FT_BOOL, NULL, 0, 0, 0, 0, NULL, verbose, NULL,
+    HLX_RF_JSON,
+    HLX_RF("verbose", HLX_FT_BOOL, NULL, 0, 0, 0, 0, NULL, verbose, NULL,
            "print every step on stderr"),
 };
 

@@ -7,6 +7,7 @@
 #include "hlx_flags.h"
 
 #include <helix/runtime.h>
+#include <stddef.h>
 #include <stdint.h>
 
 int hlx_cmd_decode(int argc, char **argv);
@@ -41,6 +42,23 @@ typedef struct {
     int         ignore_eos;  /* --ignore-eos (generate) */
     int         batch_given, seed_given;
 } hlx_decode_opts_t;
+
+/* A row of the run-flag tables (decode's, generate's) writing field _f of
+ * hlx_decode_opts_t, and the rows both commands carry word for word. */
+#define HLX_RF(_n, _t, _def, _lo, _hi, _dlo, _dhi, _ch, _f, _meta, _help) \
+    { _n, _t, _def, _lo, _hi, _dlo, _dhi, _ch, offsetof(hlx_decode_opts_t, _f), _meta, _help }
+#define HLX_RF_KVP \
+    HLX_RF("kvp", HLX_FT_INT, "1", 1, 4096, 0, 0, NULL, kvp, "K", \
+           "KV-parallel ranks per TPA shard")
+#define HLX_RF_PREFILL_CHUNK \
+    HLX_RF("prefill-chunk", HLX_FT_INT, "32", 1, 65536, 0, 0, NULL, prefill_chunk, "C", \
+           "prompt tokens per prefill pass (B x C rows per GEMM)")
+#define HLX_RF_CHECK_TOL \
+    HLX_RF("check-tol", HLX_FT_NUM, "1e-3", 0, 0, 1e-15, 1e3, NULL, check_tol, "X", \
+           "relative tolerance of --check")
+#define HLX_RF_JSON \
+    HLX_RF("json", HLX_FT_BOOL, NULL, 0, 0, 0, 0, NULL, json, NULL, \
+           "print one JSON object instead of the text report")
 
 /* Parses the decode command line into cfg (from hlx_run_config_default) and o (model,
  * json). Returns -1 to go on, 0 after --help or --version, 2 after a message naming the
