@@ -305,6 +305,9 @@ static hlx_status_t hlx_engine_build(hlx_engine_t *eng)
         hlx_model_rope_freqs(m, m->rope_dim, eng->rope_freq, &ms);
         eng->rope.inv_freq = eng->rope_freq;
         eng->rope.mscale = (float)ms;
+        /* q . k spans the head (GQA) or nope + rope (MLA, before absorption) */
+        eng->attn_scale = (float)hlx_model_softmax_scale(
+            m, m->attn == HLX_ATTN_MLA ? m->qk_nope_dim + m->qk_rope_dim : m->head_dim);
     }
     HLX_WREAD_G(HLX_HFW_EMBED, 0, V, 0, H, eng->embed, HLX_DTYPE_F32, H);
     HLX_WREAD_G(HLX_HFW_FINAL_NORM, 0, 1, 0, H, eng->final_norm, HLX_DTYPE_F32, H);

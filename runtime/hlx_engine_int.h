@@ -93,6 +93,7 @@ struct hlx_engine {
     float  *x, *hn, *qkv, *opart, *lsepart, *sendbuf, *recvbuf, *oparts, *lseparts;
     double *rope_freq;             /* RoPE inverse frequencies (backend memory) */
     hlx_rope_tab_t rope;           /* them and the cos/sin factor, for the rope op */
+    float   attn_scale;            /* softmax scale (hlx_model_softmax_scale), once */
     float  *omerged, *lsem, *y, *gu, *act, *lmout, *logits_local, *logits_all;
     /* the exchange: per KVP peer j, its heads (relative to the TPA shard), the float
      * offsets of its blocks in sendbuf and recvbuf, and per-micro-batch byte counts */

@@ -279,7 +279,7 @@ void hlx_mla_attn_desc(const hlx_engine_t *eng, int l, int b, size_t len, hlx_at
     d->v_stride = (size_t)kd;
     /* DeepSeek's softmax scale over the full query-key width (nope + rope); yarn's mscale
      * is not applied (plain RoPE). */
-    d->scale    = (float)hlx_model_softmax_scale(&eng->m, M->qk);
+    d->scale    = eng->attn_scale;
     d->o        = eng->opart + (size_t)b * Q * M->r;
     d->lse      = eng->lsepart + (size_t)b * Q;
 }

@@ -28,6 +28,8 @@ struct hlx_ref {
     int             *tokens;
     hlx_ref_moe_t   *moe;     /* MoE layers (reference_moe.c); NULL for a dense model */
     hlx_ref_mla_t   *mla;     /* MLA attention and its latent cache (NULL for GQA) */
+    double          *rope_freq; /* hlx_model_rope_freqs of rope_dim, once */
+    double           rope_ms;   /* ... and its factor on cos and sin */
 };
 
 double *hlx_ref_read(hlx_wsrc_t *ws, const char *name, int64_t rows, int64_t cols, char *err,
@@ -120,8 +122,10 @@ hlx_status_t hlx_ref_create_ckpt(const hlx_model_t *m, hlx_dtype_t kv_dtype, int
     }
     ref->layers   = calloc((size_t)m->layers, sizeof(*ref->layers));
     ref->tokens   = calloc((size_t)batch, sizeof(int));
-    if (ref->layers == NULL || ref->tokens == NULL)
+    ref->rope_freq = malloc(sizeof(double) * (size_t)(m->rope_dim / 2 + 1));
+    if (ref->layers == NULL || ref->tokens == NULL || ref->rope_freq == NULL)
         goto err_free;
+    hlx_model_rope_freqs(m, m->rope_dim, ref->rope_freq, &ref->rope_ms);
     for (l = 0; l < m->layers; l++) {
         hlx_ref_layer_t *L = &ref->layers[l];
         L->attn_norm = hlx_ref_tensor(&ref->ws, HLX_HFW_ATTN_NORM, l);
@@ -226,18 +230,14 @@ hlx_status_t hlx_ref_step(hlx_ref_t *ref, double *hidden, double *logits, int *n
             dv = m->v_head_dim, F = m->ffn, V = m->vocab, G = Q / K, n = ref->pos + 1, p;
     double *hn = malloc(sizeof(double) * (size_t)(H + Q * dk + K * dk + K * dv + Q * dv +
                                                  H + 3 * F + (size_t)n));
-    double *rf = malloc(sizeof(double) * (size_t)(m->rope_dim / 2 + 1)), rms;
     double *q, *k, *v, *o, *y, *gate, *up, *act, *sc;
     double scale = hlx_model_softmax_scale(m, (int)dk);
     int b, l, h, g, e;
 
-    if (hn == NULL || rf == NULL || ref->pos >= ref->cap) {
-        int nomem = hn == NULL || rf == NULL;
+    if (hn == NULL || ref->pos >= ref->cap) {
         free(hn);
-        free(rf);
-        return nomem ? HLX_ERR_NOMEM : HLX_ERR_INVALID;
+        return hn ? HLX_ERR_INVALID : HLX_ERR_NOMEM;
     }
-    hlx_model_rope_freqs(m, m->rope_dim, rf, &rms);
     q = hn + H;
     k = q + Q * dk;
     v = k + K * dk;
@@ -261,11 +261,11 @@ hlx_status_t hlx_ref_step(hlx_ref_t *ref, double *hidden, double *logits, int *n
             hlx_ref_matvec(k, hn, L->wk, H, K * dk);
             hlx_ref_matvec(v, hn, L->wv, H, K * dv);
             for (h = 0; h < Q; h++)
-                hlx_ref_rope(q + h * dk, m->rope_dim, ref->pos, rf, rms);
+                hlx_ref_rope(q + h * dk, m->rope_dim, ref->pos, ref->rope_freq, ref->rope_ms);
             for (g = 0; g < K; g++) {
                 size_t base = (((size_t)l * ref->batch + b) * K + g) * (size_t)ref->cap +
                               (size_t)ref->pos;
-                hlx_ref_rope(k + g * dk, m->rope_dim, ref->pos, rf, rms);
+                hlx_ref_rope(k + g * dk, m->rope_dim, ref->pos, ref->rope_freq, ref->rope_ms);
                 /* The new token is stored the way the runtime stores it: fp32, then the
                  * KV dtype. */
                 for (e = 0; e < dk; e++)
@@ -324,7 +324,6 @@ attn_out:
     }
     ref->pos++;
     free(hn);
-    free(rf);
     return HLX_OK;
 }
 
@@ -374,6 +373,7 @@ void hlx_ref_destroy(hlx_ref_t *ref)
     free(ref->kcache);
     free(ref->vcache);
     free(ref->tokens);
+    free(ref->rope_freq);
     hlx_ref_moe_destroy(ref->moe);
     hlx_ref_mla_destroy(ref->mla);
     hlx_wsrc_fini(&ref->ws);
