@@ -26,9 +26,14 @@ hlx_status_t hlx_watchdog_create(hlx_watchdog_t **wd_p);
 
 /* From now, if seconds pass before hlx_watchdog_disarm (or another arm), the thread
  * writes "<prefix>: <what> did not finish within S s; exiting with status C" to stderr
- * and calls _exit(exit_code). Re-arming replaces the previous deadline. what is copied. */
+ * and calls _exit(exit_code). Re-arming replaces the previous deadline. what is copied. Neither call wakes the
+ * thread unless the new deadline is sooner than the one it sleeps until. */
 void hlx_watchdog_arm(hlx_watchdog_t *wd, double seconds, int exit_code, const char *what);
 void hlx_watchdog_disarm(hlx_watchdog_t *wd);
+
+/* How many times the thread has woken (deadlines, arms sooner than its sleep, spurious):
+ * arming and disarming in a loop with the same seconds must not add to it. */
+unsigned long hlx_watchdog_wakeups(hlx_watchdog_t *wd);
 
 /* Stops the thread (disarming it first). NULL is accepted. */
 void hlx_watchdog_destroy(hlx_watchdog_t *wd);

@@ -1,5 +1,7 @@
 /* util: the watchdog _exits with the armed code and a message when its deadline passes,
- * never when disarmed or re-armed in time, and HELIX_ABORT_GRACE comes from its table. */
+ * never when disarmed or re-armed in time, also when a sooner deadline replaces a later
+ * one; arming and disarming every step does not wake its thread; HELIX_ABORT_GRACE comes
+ * from its table. */
 #include <setjmp.h>
 #include <stdarg.h>
 #include <stddef.h>
@@ -76,6 +78,61 @@ static void body_disarmed(void)
     _exit(0);
 }
 
+static void body_sooner(void)
+{
+    hlx_watchdog_t *wd;
+
+    if (hlx_watchdog_create(&wd) != HLX_OK)
+        _exit(99);
+    hlx_watchdog_arm(wd, 30, 5, "the long operation");
+    nap(0.05); /* the thread now sleeps until the 30 s deadline */
+    hlx_watchdog_disarm(wd);
+    hlx_watchdog_arm(wd, 0.2, 6, "the short operation");
+    nap(5); /* a hang */
+    _exit(0);
+}
+
+static void test_sooner_deadline_fires(void **state)
+{
+    char   err[1024];
+    double t0 = hlx_now_s();
+    int    st = in_child(body_sooner, err, sizeof(err));
+    double dt = hlx_now_s() - t0;
+
+    (void)state;
+    assert_true(WIFEXITED(st));
+    assert_int_equal(WEXITSTATUS(st), 6);
+    if (strstr(err, "the short operation did not finish within 0.2 s") == NULL)
+        fail_msg("unexpected message: %s", err);
+    assert_true(dt >= 0.19 && dt < 4.0);
+}
+
+/* A decode loop arms and disarms once a step: the thread must stay asleep (before, each
+ * call signalled it: two wake-ups a step, taking the rank's core). */
+static void test_rearm_no_wakeups(void **state)
+{
+    hlx_watchdog_t *wd;
+    unsigned long   w0, w1;
+    int             i;
+
+    (void)state;
+    assert_int_equal(hlx_watchdog_create(&wd), HLX_OK);
+    hlx_watchdog_arm(wd, 60, 1, "a step");
+    nap(0.05);
+    hlx_watchdog_disarm(wd);
+    w0 = hlx_watchdog_wakeups(wd);
+    for (i = 0; i < 20000; i++) {
+        hlx_watchdog_arm(wd, 60, 1, "a step");
+        hlx_watchdog_disarm(wd);
+    }
+    nap(0.05);
+    w1 = hlx_watchdog_wakeups(wd);
+    /* spurious wake-ups are allowed by POSIX; a handful, not one per call */
+    if (w1 - w0 > 4)
+        fail_msg("the watchdog thread woke %lu times in 20000 arm/disarm pairs", w1 - w0);
+    hlx_watchdog_destroy(wd);
+}
+
 static void test_fires(void **state)
 {
     char   err[1024];
@@ -123,6 +180,8 @@ int main(void)
     const struct CMUnitTest tests[] = {
         cmocka_unit_test(test_fires),
         cmocka_unit_test(test_disarmed),
+        cmocka_unit_test(test_sooner_deadline_fires),
+        cmocka_unit_test(test_rearm_no_wakeups),
         cmocka_unit_test(test_settings),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
