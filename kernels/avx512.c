@@ -926,84 +926,80 @@ static inline __m512 hlx_w16(const void *w, int bf, size_t i, __mmask16 mk)
     return _mm512_maskz_loadu_ps(mk, (const float *)w + i);
 }
 
-/* y[M][N] (+)= x[M][K] W[K][N]: W streamed once in row order, 4 rows at a time (4
- * sequential streams for the prefetchers); each 4x16 weight tile is widened once and
- * applied to every row of x, y accumulated in place (L1/L2 resident at decode widths). */
-static void hlx_gemm_w_avx512(int M, int N, int K, const float *x, const void *w, int bf,
-                              float *y, int accumulate, int n0, int n1)
+/* MR (1..8) rows of y[M][N] (+)= x[M][K] W[K][N] over columns [n0, n1): the MR x 32
+ * block of y in 2 x MR registers while 8 rows of W pass (8 sequential streams, each
+ * 16-column weight vector widened once and applied to every row), so y goes through
+ * memory once per 8 rows of W, and x comes as broadcasts. Each element is summed in the
+ * order of k whatever the column range and the row count: a thread's column range, or a
+ * request alone or in a batch, rounds the same. MR is a constant at every call (the
+ * switch below), so the row loops unroll into registers. */
+static inline __attribute__((always_inline)) void
+hlx_gemm_rows_avx512(const int MR, int N, int K, const float *x, const void *w, int bf,
+                     float *y, int accumulate, int n0, int n1)
 {
+    float xt[8 * 8] __attribute__((aligned(64))); /* x of this block of k, [ki][m] */
     int k0, n, m, ki;
 
-    if (!accumulate)
-        hlx_gemm_zero_cols(M, N, y, n0, n1);
-    for (k0 = 0; k0 < K; k0 += 4) {
-        int kb = K - k0 < 4 ? K - k0 : 4;
-        for (n = n0; n < n1; n += 16) {
-            __mmask16 mk = n1 - n >= 16 ? (__mmask16)0xffff : (__mmask16)((1u << (n1 - n)) - 1u);
-            __m512 wv[4];
-            for (ki = 0; ki < 4; ki++)
-                wv[ki] = ki < kb ? hlx_w16(w, bf, (size_t)(k0 + ki) * N + n, mk)
-                                 : _mm512_setzero_ps();
-            if (kb == 4) {
-                for (m = 0; m < M; m++) {
-                    const float *xr = x + (size_t)m * K + k0;
-                    float *yr = y + (size_t)m * N + n;
-                    __m512 acc = _mm512_maskz_loadu_ps(mk, yr);
-                    acc = _mm512_fmadd_ps(_mm512_set1_ps(xr[0]), wv[0], acc);
-                    acc = _mm512_fmadd_ps(_mm512_set1_ps(xr[1]), wv[1], acc);
-                    acc = _mm512_fmadd_ps(_mm512_set1_ps(xr[2]), wv[2], acc);
-                    acc = _mm512_fmadd_ps(_mm512_set1_ps(xr[3]), wv[3], acc);
-                    _mm512_mask_storeu_ps(yr, mk, acc);
+    for (k0 = 0; k0 < K; k0 += 8) {
+        const int kb = K - k0 < 8 ? K - k0 : 8, load = accumulate || k0 > 0;
+        for (ki = 0; ki < kb; ki++) /* one base address for every broadcast below */
+            for (m = 0; m < MR; m++)
+                xt[ki * 8 + m] = x[(size_t)m * K + k0 + ki];
+        for (n = n0; n < n1; n += 32) {
+            const int c = n1 - n;
+            const __mmask16 m0 = c >= 16 ? (__mmask16)0xffff : (__mmask16)((1u << c) - 1u);
+            const __mmask16 m1 = c >= 32 ? (__mmask16)0xffff
+                                 : c > 16 ? (__mmask16)((1u << (c - 16)) - 1u) : (__mmask16)0;
+            __m512 a0[8], a1[8];
+            for (m = 0; m < MR; m++) {
+                float *yr = y + (size_t)m * N + n;
+                a0[m] = load ? _mm512_maskz_loadu_ps(m0, yr) : _mm512_setzero_ps();
+                a1[m] = load ? _mm512_maskz_loadu_ps(m1, yr + 16) : _mm512_setzero_ps();
+            }
+            for (ki = 0; ki < kb; ki++) {
+                const size_t wi = (size_t)(k0 + ki) * N + n;
+                const __m512 w0 = hlx_w16(w, bf, wi, m0), w1 = hlx_w16(w, bf, wi + 16, m1);
+                if (k0 + 8 + ki < K) { /* the same columns of the next block of k */
+                    const char *pf = (const char *)w + (wi + (size_t)8 * N) * (bf ? 2 : 4);
+                    _mm_prefetch(pf, _MM_HINT_T0);
+                    if (!bf)
+                        _mm_prefetch(pf + 64, _MM_HINT_T0);
                 }
-            } else {
-                for (m = 0; m < M; m++) {
-                    const float *xr = x + (size_t)m * K + k0;
-                    float *yr = y + (size_t)m * N + n;
-                    __m512 acc = _mm512_maskz_loadu_ps(mk, yr);
-                    for (ki = 0; ki < kb; ki++)
-                        acc = _mm512_fmadd_ps(_mm512_set1_ps(xr[ki]), wv[ki], acc);
-                    _mm512_mask_storeu_ps(yr, mk, acc);
+                for (m = 0; m < MR; m++) {
+                    const __m512 b = _mm512_set1_ps(xt[ki * 8 + m]);
+                    a0[m] = _mm512_fmadd_ps(b, w0, a0[m]);
+                    a1[m] = _mm512_fmadd_ps(b, w1, a1[m]);
                 }
+            }
+            for (m = 0; m < MR; m++) {
+                float *yr = y + (size_t)m * N + n;
+                _mm512_mask_storeu_ps(yr, m0, a0[m]);
+                _mm512_mask_storeu_ps(yr + 16, m1, a1[m]);
             }
         }
     }
+    if (K == 0 && !accumulate)
+        hlx_gemm_zero_cols(MR, N, y, n0, n1);
 }
 
-/* The same product for wider x: blocks of 4 rows of x each stream W again, so y (4 rows)
- * stays in L1 instead of sweeping L2 once per 4 rows of W. */
-static void hlx_gemm_w_mblk_avx512(int M, int N, int K, const float *x, const void *w, int bf,
+/* Any M: blocks of 8 rows, each streaming W once (a decode batch of up to 8: once). */
+static void hlx_gemm_w_avx512(int M, int N, int K, const float *x, const void *w, int bf,
                               float *y, int accumulate, int n0, int n1)
 {
-    int m0, k0, n, mi, ki;
+    int m0;
 
-    if (!accumulate)
-        hlx_gemm_zero_cols(M, N, y, n0, n1);
-    for (m0 = 0; m0 < M; m0 += 4) {
-        int mb = M - m0 < 4 ? M - m0 : 4;
-        for (k0 = 0; k0 < K; k0 += 4) {
-            int kb = K - k0 < 4 ? K - k0 : 4;
-            __m512 xb[4][4];
-            for (mi = 0; mi < 4; mi++)
-                for (ki = 0; ki < 4; ki++)
-                    xb[mi][ki] = _mm512_set1_ps(mi < mb && ki < kb
-                                                    ? x[(size_t)(m0 + mi) * K + k0 + ki] : 0.0f);
-            for (n = n0; n < n1; n += 16) {
-                __mmask16 mk = n1 - n >= 16 ? (__mmask16)0xffff
-                                            : (__mmask16)((1u << (n1 - n)) - 1u);
-                __m512 wv[4];
-                for (ki = 0; ki < 4; ki++)
-                    wv[ki] = ki < kb ? hlx_w16(w, bf, (size_t)(k0 + ki) * N + n, mk)
-                                     : _mm512_setzero_ps();
-                for (mi = 0; mi < mb; mi++) {
-                    float *yr = y + (size_t)(m0 + mi) * N + n;
-                    __m512 acc = _mm512_maskz_loadu_ps(mk, yr);
-                    acc = _mm512_fmadd_ps(xb[mi][0], wv[0], acc);
-                    acc = _mm512_fmadd_ps(xb[mi][1], wv[1], acc);
-                    acc = _mm512_fmadd_ps(xb[mi][2], wv[2], acc);
-                    acc = _mm512_fmadd_ps(xb[mi][3], wv[3], acc);
-                    _mm512_mask_storeu_ps(yr, mk, acc);
-                }
-            }
+    for (m0 = 0; m0 < M; m0 += 8) {
+        const float *xm = x + (size_t)m0 * K;
+        float *ym = y + (size_t)m0 * N;
+        switch (M - m0 < 8 ? M - m0 : 8) {
+        case 1: hlx_gemm_rows_avx512(1, N, K, xm, w, bf, ym, accumulate, n0, n1); break;
+        case 2: hlx_gemm_rows_avx512(2, N, K, xm, w, bf, ym, accumulate, n0, n1); break;
+        case 3: hlx_gemm_rows_avx512(3, N, K, xm, w, bf, ym, accumulate, n0, n1); break;
+        case 4: hlx_gemm_rows_avx512(4, N, K, xm, w, bf, ym, accumulate, n0, n1); break;
+        case 5: hlx_gemm_rows_avx512(5, N, K, xm, w, bf, ym, accumulate, n0, n1); break;
+        case 6: hlx_gemm_rows_avx512(6, N, K, xm, w, bf, ym, accumulate, n0, n1); break;
+        case 7: hlx_gemm_rows_avx512(7, N, K, xm, w, bf, ym, accumulate, n0, n1); break;
+        default: hlx_gemm_rows_avx512(8, N, K, xm, w, bf, ym, accumulate, n0, n1); break;
         }
     }
 }
@@ -1020,10 +1016,7 @@ static void hlx_gemm_cols_avx512(int M, int N, int K, const float *x, const void
     if (n1 <= n0)
         return;
     if (w_dtype == HLX_DTYPE_BF16) {
-        if (M <= 8)
-            hlx_gemm_w_avx512(M, N, K, x, w, 1, y, accumulate, n0, n1);
-        else
-            hlx_gemm_w_mblk_avx512(M, N, K, x, w, 1, y, accumulate, n0, n1);
+        hlx_gemm_w_avx512(M, N, K, x, w, 1, y, accumulate, n0, n1);
         return;
     }
     if (w_dtype != HLX_DTYPE_F32) {
