@@ -203,24 +203,33 @@ static double hlx_bl_gemm_once(const hlx_kernels_t *k, const char *w, size_t spa
 static const int hlx_bl_shapes[][2] = { { 4, 32 }, { 8, 128 } };
 static const int hlx_bl_rows[] = { 1, 2, 4, 8 };
 
-/* The last-level cache one core reaches, in MiB, measured: the largest buffer of 2 to 256
- * MiB that reads at least 1.3x as fast as DRAM (best pass of the kernels' read probe; its
- * later passes find the buffer in cache when it fits). sysfs may have no cache at all (a
- * VM: 0 before) or the socket's whole L3 (480-508 MiB on the machines here), of which one
- * core reaches a part; its size, when there is one, caps the measured one. */
-static double hlx_bl_llc_mib(double dram_gbps, double sysfs_mib)
+/* One core's read rate over buffers of 1 to 256 MiB (the best of two probes each, the
+ * best pass of each probe: later passes find the buffer in whatever cache holds it), and
+ * from it the last-level cache one core reaches, in MiB: the largest buffer that reads at
+ * least 1.3x as fast as DRAM. sysfs may have no cache at all (a VM: 0 before) or the
+ * socket's whole L3 (480-508 MiB on the machines here), of which one core reaches a part;
+ * its size, when there is one, caps the measured one. */
+static void hlx_bl_read_curve(hlx_hw_local_t *hw, double sysfs_mib)
 {
-    double best = 0.0, mib, gbps;
+    double best = 0.0, mib;
+    int n = 0, k, cached = 1;
 
-    for (mib = 2; mib <= 256; mib *= 2) {
-        if (sysfs_mib > 0 && mib > sysfs_mib)
+    for (mib = 1; mib <= 256 && n < HLX_HW_MAX_CURVE; mib *= 2) {
+        double gbps = 0.0, g;
+        for (k = 0; k < 2; k++)
+            if (hlx_kernels_probe_read_bw((size_t)mib << 20, 0.02, &g) == HLX_OK)
+                gbps = fmax(gbps, g);
+        if (!(gbps > 0))
             break;
-        if (hlx_kernels_probe_read_bw((size_t)mib << 20, 0.02, &gbps) != HLX_OK ||
-            gbps < 1.3 * dram_gbps)
-            break;
-        best = mib;
+        hw->curve_mib[n] = mib, hw->curve_gbps[n] = gbps;
+        n++;
+        /* the LLC: the sizes from the first that all read 1.3x faster than DRAM */
+        cached = cached && gbps >= 1.3 * hw->read_gbps && (sysfs_mib <= 0 || mib <= sysfs_mib);
+        if (cached)
+            best = mib;
     }
-    return best > 0 ? best : sysfs_mib > 0 ? sysfs_mib : 2.0;
+    hw->ncurve = n >= 2 ? n : 0;
+    hw->llc_mib = best >= 2 ? best : sysfs_mib > 0 ? sysfs_mib : 2.0;
 }
 
 static int hlx_bl_compute(hlx_hw_local_t *hw, char *err, size_t errlen)
@@ -243,7 +252,7 @@ static int hlx_bl_compute(hlx_hw_local_t *hw, char *err, size_t errlen)
         snprintf(err, errlen, "cannot measure this core's read bandwidth and FMA peak");
         return 1;
     }
-    hw->llc_mib = hlx_bl_llc_mib(hw->read_gbps, hw->llc_mib);
+    hlx_bl_read_curve(hw, hw->llc_mib);
     big = hlx_kernels_alloc_huge(HLX_BL_DRAM_BYTES);
     x = calloc(8 * 16384, sizeof(float));
     y = calloc(8 * 32768, sizeof(float));
@@ -263,7 +272,7 @@ static int hlx_bl_compute(hlx_hw_local_t *hw, char *err, size_t errlen)
     /* "in cache": rotating over a quarter of the last-level cache (4 to 64 MiB), so each
      * call finds its operands in the shared cache but not in the core's own, as in a
      * decode step where every layer's weights and KV come round once per step */
-    span = (size_t)fmin(64.0, fmax(4.0, hw->llc_mib / 4.0)) << 20;
+    span = (size_t)hlx_hw_cached_span_mib(hw->llc_mib) << 20;
     for (si = 0; si < 2; si++)
         for (ti = 0; ti < 2; ti++) {
             int g = hlx_bl_shapes[si][0], d = hlx_bl_shapes[si][1];
@@ -461,19 +470,38 @@ static hlx_status_t hlx_bl_time(hlx_comm_t *w, hlx_bl_op_fn op, void *buf, size_
     return HLX_OK;
 }
 
-/* Alpha (us) and bandwidth (GB/s) from a small and a large size; M = mul x bytes. */
-static hlx_status_t hlx_bl_fit(hlx_comm_t *w, hlx_bl_op_fn op, void *buf, void *aux,
-                               double mul, double *us, double *gbps)
-{
-    const size_t s1 = 256, s2 = 256 * 1024;
-    double t1, t2;
-    hlx_status_t st;
+/* Alpha (us) and bandwidth (GB/s) of the three collectives from a small and a large size;
+ * M = mul x bytes. Three rounds, each timing every collective at both sizes, and the
+ * fastest round per point: on a shared machine one round can catch a tenant on a rank's
+ * core for its whole length (an all-reduce alpha of 11 us in one run, 0.7 in the next). */
+#define HLX_BL_ROUNDS 3
 
-    if ((st = hlx_bl_time(w, op, buf, s1, aux, 101, &t1)) != HLX_OK ||
-        (st = hlx_bl_time(w, op, buf, s2, aux, 21, &t2)) != HLX_OK)
-        return st;
-    *gbps = t2 > t1 ? mul * (double)(s2 - s1) / (t2 - t1) * 1e-9 : mul * s2 / t2 * 1e-9;
-    *us = fmax(0.0, t1 - mul * s1 / (*gbps * 1e9)) * 1e6;
+static hlx_status_t hlx_bl_fit_all(hlx_comm_t *w, void *buf, void *aux, hlx_hw_coll_t *c)
+{
+    static const hlx_bl_op_fn ops[3] = { hlx_bl_a2a, hlx_bl_ar, hlx_bl_ag };
+    const size_t s1 = 256, s2 = 256 * 1024;
+    const double n = hlx_comm_size(w), mul[3] = { n - 1, 1, n };
+    double t1[3], t2[3], us[3], gbps[3];
+    hlx_status_t st;
+    int r, k;
+
+    for (r = 0; r < HLX_BL_ROUNDS; r++)
+        for (k = 0; k < 3; k++) {
+            double a, b;
+            if ((st = hlx_bl_time(w, ops[k], buf, s1, aux, 101, &a)) != HLX_OK ||
+                (st = hlx_bl_time(w, ops[k], buf, s2, aux, 21, &b)) != HLX_OK)
+                return st;
+            t1[k] = r == 0 ? a : fmin(t1[k], a);
+            t2[k] = r == 0 ? b : fmin(t2[k], b);
+        }
+    for (k = 0; k < 3; k++) {
+        gbps[k] = t2[k] > t1[k] ? mul[k] * (double)(s2 - s1) / (t2[k] - t1[k]) * 1e-9
+                                : mul[k] * s2 / t2[k] * 1e-9;
+        us[k] = fmax(0.0, t1[k] - mul[k] * s1 / (gbps[k] * 1e9)) * 1e6;
+    }
+    c->a2a_us = us[0], c->a2a_gbps = gbps[0];
+    c->ar_us = us[1], c->ar_gbps = gbps[1];
+    c->ag_us = us[2], c->ag_gbps = gbps[2];
     return HLX_OK;
 }
 
@@ -516,9 +544,7 @@ static int hlx_bl_comm_child(void)
     for (j = 1; j < n; j++)
         same &= !strcmp(hosts, hosts + (size_t)j * sizeof(host));
     c.ranks = n;
-    if ((st = hlx_bl_fit(w, hlx_bl_a2a, buf, aux, n - 1, &c.a2a_us, &c.a2a_gbps)) != HLX_OK ||
-        (st = hlx_bl_fit(w, hlx_bl_ar, buf, aux, 1, &c.ar_us, &c.ar_gbps)) != HLX_OK ||
-        (st = hlx_bl_fit(w, hlx_bl_ag, buf, aux, n, &c.ag_us, &c.ag_gbps)) != HLX_OK)
+    if ((st = hlx_bl_fit_all(w, buf, aux, &c)) != HLX_OK)
         goto fail;
     if (info.rank == 0)
         printf("{\"link\": \"%s\", \"ranks\": %d, \"a2a_us\": %.4g, \"a2a_gbps\": %.4g, "
@@ -668,6 +694,13 @@ void hlx_bench_local_print(FILE *f, const hlx_hw_local_t *hw, const char *path)
         fprintf(f, "DRAM read per reader (CPU time): %.2f GB/s alone, %.2f GB/s with %d readers "
                    "at once (%.2fx slower each)\n", hw->dram_gbps_1, hw->dram_gbps_n,
                 hw->dram_readers, hw->dram_gbps_1 / hw->dram_gbps_n);
+    if (hw->ncurve > 0) {
+        int c;
+        fprintf(f, "read by buffer (MiB: GB/s):");
+        for (c = 0; c < hw->ncurve; c++)
+            fprintf(f, " %g: %.1f", hw->curve_mib[c], hw->curve_gbps[c]);
+        fprintf(f, "\n");
+    }
     fprintf(f, "\n%-10s %5s %4s %4s %-6s %9s %9s %10s\n", "attention", "group", "dk", "dv",
             "KV in", "us/call", "ns/token", "KV GB/s");
     for (i = 0; i < hw->nattn; i++) {

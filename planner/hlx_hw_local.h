@@ -16,6 +16,7 @@
 #define HLX_HW_MAX_ATTN    32
 #define HLX_HW_MAX_GEMM    32
 #define HLX_HW_MAX_READERS 64
+#define HLX_HW_MAX_CURVE   16
 
 /* Attention kernel at one shape: time of one call over len tokens = call_us + len x ns_tok. */
 typedef struct hlx_hw_attn {
@@ -58,12 +59,26 @@ typedef struct hlx_hw_local {
      * core): what ranks sharing the memory get each. 0 readers: not measured. */
     int    dram_readers;
     double dram_gbps_1, dram_gbps_n;
+    /* one core's read rate over buffers of growing size (the best pass of each: the
+     * buffer found in whatever cache holds it), mib increasing; 0 points: not measured,
+     * the step's cache share then comes from llc_mib alone */
+    int    ncurve;
+    double curve_mib[HLX_HW_MAX_CURVE], curve_gbps[HLX_HW_MAX_CURVE];
     int    nattn, ngemm;
     hlx_hw_attn_t attn[HLX_HW_MAX_ATTN];
     hlx_hw_gemm_t gemm[HLX_HW_MAX_GEMM];
     hlx_hw_coll_t link[HLX_LINK_COUNT]; /* per link class; self is never measured */
     hlx_hw_coll_t shared;     /* more ranks than cores (ranks > cores), link shm */
 } hlx_hw_local_t;
+
+/* The buffer (MiB) the "cached" kernel timings rotate over: a quarter of the LLC, 4 to 64
+ * MiB, so that each call finds its operands in the shared cache but not the core's own. */
+double hlx_hw_cached_span_mib(double llc_mib);
+
+/* Share of a working set's reads that behave as DRAM reads (0: as the cached timings, 1:
+ * as DRAM): from the read curve when measured (time per byte at ws between the rate at the
+ * cached span and the DRAM rate), else 0 below half the LLC and 1 above all of it. */
+double hlx_hw_dram_frac(const hlx_hw_local_t *hw, double ws_bytes);
 
 /* Default path of the hw file: HELIX_HW_FILE, else $XDG_CACHE_HOME/helix/hw-local.json,
  * else $HOME/.cache/helix/hw-local.json. -1 when none can be formed. */

@@ -63,10 +63,20 @@ static const hlx_jfield_t hlx_hw_fields[] = {
     { "dram_readers", HLX_JT_INT, offsetof(hlx_hw_top_t, dram_readers), 0, 1, HLX_HW_MAX_READERS, 0, "concurrent DRAM readers measured" },
     { "dram_gbps_1", HLX_JT_DOUBLE, offsetof(hlx_hw_top_t, dram_gbps_1), 0, 1e-3, 1e6, 0, "DRAM GB/s of one reader alone" },
     { "dram_gbps_n", HLX_JT_DOUBLE, offsetof(hlx_hw_top_t, dram_gbps_n), 0, 1e-3, 1e6, 0, "DRAM GB/s per reader, dram_readers at once" },
+    { "read_curve", HLX_JT_ANY, 0, 0, 1, 0, 0, "array of {mib, gbps}: read rate by buffer size" },
     { "attention", HLX_JT_ANY, 0, 1, 1, 0, 0, "array of attention shapes" },
     { "gemm", HLX_JT_ANY, 0, 1, 1, 0, 0, "array of GEMM points" },
     { "links", HLX_JT_ANY, 0, 1, 1, 0, 0, "object: link class -> collectives" },
     { "shared", HLX_JT_ANY, 0, 0, 1, 0, 0, "collectives with more ranks than cores" },
+};
+
+typedef struct hlx_hw_curve_raw {
+    double mib, gbps;
+} hlx_hw_curve_raw_t;
+
+static const hlx_jfield_t hlx_curve_fields[] = {
+    { "mib", HLX_JT_DOUBLE, offsetof(hlx_hw_curve_raw_t, mib), 1, 1e-3, 1e7, 0, "buffer, MiB" },
+    { "gbps", HLX_JT_DOUBLE, offsetof(hlx_hw_curve_raw_t, gbps), 1, 1e-3, 1e6, 0, "read GB/s" },
 };
 
 typedef struct hlx_hw_attn_raw {
@@ -164,6 +174,29 @@ static hlx_status_t hlx_hw_read(hlx_jdoc_t *doc, hlx_hw_local_t *hw)
     hw->dram_gbps_1  = top.dram_gbps_1;
     hw->dram_gbps_n  = top.dram_gbps_n;
 
+    a = json_object_get(root, "read_curve");
+    if (a != NULL) {
+        if (!json_is_array(a) || json_array_size(a) < 2 || json_array_size(a) > HLX_HW_MAX_CURVE)
+            return hlx_jdoc_fail(doc, "/read_curve", HLX_ERR_PARSE, "expected an array of 2 "
+                                 "to %d points", HLX_HW_MAX_CURVE);
+        json_array_foreach(a, i, v) {
+            hlx_hw_curve_raw_t r;
+            memset(&r, 0, sizeof(r));
+            snprintf(path, sizeof(path), "/read_curve/%zu", i);
+            if (!json_is_object(v))
+                return hlx_jdoc_fail(doc, path, HLX_ERR_PARSE, "expected an object");
+            st = hlx_jdoc_read_object(doc, v, path, hlx_curve_fields, HLX_NF(hlx_curve_fields),
+                                      &r);
+            if (st != HLX_OK)
+                return st;
+            if (i > 0 && !(r.mib > hw->curve_mib[i - 1]))
+                return hlx_jdoc_fail(doc, path, HLX_ERR_PARSE, "mib %g is not larger than "
+                                     "the point before (%g): sizes must grow", r.mib,
+                                     hw->curve_mib[i - 1]);
+            hw->curve_mib[i] = r.mib, hw->curve_gbps[i] = r.gbps;
+            hw->ncurve = (int)i + 1;
+        }
+    }
     a = json_object_get(root, "attention");
     if (!json_is_array(a) || json_array_size(a) == 0 || json_array_size(a) > HLX_HW_MAX_ATTN)
         return hlx_jdoc_fail(doc, "/attention", HLX_ERR_PARSE, "expected an array of 1 to %d "
@@ -299,6 +332,13 @@ hlx_status_t hlx_hw_local_save(const char *path, const hlx_hw_local_t *hw, char 
         json_object_set_new(o, "dram_gbps_1", json_real(hw->dram_gbps_1));
         json_object_set_new(o, "dram_gbps_n", json_real(hw->dram_gbps_n));
     }
+    if (hw->ncurve > 0) {
+        a = json_array();
+        for (i = 0; i < hw->ncurve; i++)
+            json_array_append_new(a, json_pack("{s:f, s:f}", "mib", hw->curve_mib[i], "gbps",
+                                               hw->curve_gbps[i]));
+        json_object_set_new(o, "read_curve", a);
+    }
     a = json_array();
     for (i = 0; i < hw->nattn; i++) {
         const hlx_hw_attn_t *t = &hw->attn[i];
@@ -411,6 +451,43 @@ static double hlx_attn_time(const hlx_hw_local_t *hw, hlx_dtype_t t, int group, 
     return best->call_us * 1e-6 + len * best->ns_tok * 1e-9 * scale;
 }
 
+double hlx_hw_cached_span_mib(double llc_mib)
+{
+    return fmin(64.0, fmax(4.0, llc_mib / 4.0));
+}
+
+/* Read rate at a buffer of mib from the curve: log-log between points, the first point's
+ * below it, the DRAM rate past the last. */
+static double hlx_hw_curve_gbps(const hlx_hw_local_t *hw, double mib)
+{
+    int i;
+
+    if (mib <= hw->curve_mib[0])
+        return hw->curve_gbps[0];
+    for (i = 1; i < hw->ncurve; i++)
+        if (mib <= hw->curve_mib[i]) {
+            double x = log(mib / hw->curve_mib[i - 1]) /
+                       log(hw->curve_mib[i] / hw->curve_mib[i - 1]);
+            return exp(log(hw->curve_gbps[i - 1]) +
+                       x * (log(hw->curve_gbps[i]) - log(hw->curve_gbps[i - 1])));
+        }
+    return fmin(hw->curve_gbps[hw->ncurve - 1], hw->read_gbps);
+}
+
+double hlx_hw_dram_frac(const hlx_hw_local_t *hw, double ws)
+{
+    const double llc = hw->llc_mib * 1048576.0;
+    double rc, rw, rd = hw->read_gbps;
+
+    if (hw->ncurve < 2)
+        return llc <= 0 ? 1.0 : fmin(1.0, fmax(0.0, (ws - 0.5 * llc) / (0.5 * llc)));
+    rc = hlx_hw_curve_gbps(hw, hlx_hw_cached_span_mib(hw->llc_mib));
+    rw = hlx_hw_curve_gbps(hw, ws / 1048576.0);
+    if (!(rc > rd * 1.05)) /* no cache the curve can see */
+        return ws > hlx_hw_cached_span_mib(hw->llc_mib) * 1048576.0 ? 1.0 : 0.0;
+    return fmin(1.0, fmax(0.0, (1.0 / rw - 1.0 / rc) / (1.0 / rd - 1.0 / rc)));
+}
+
 /* Weight-streaming time of one GEMM at M rows: the measured rows nearest below and above
  * M interpolated linearly; more rows than measured extrapolate from the largest. */
 static double hlx_gemm_time(const hlx_hw_local_t *hw, hlx_dtype_t t, int M, int cached,
@@ -493,7 +570,7 @@ hlx_status_t hlx_local_predict(const hlx_hw_local_t *hw, const hlx_model_t *m,
     const int Q = m->q_heads, K = m->kv_heads, H = m->hidden, B = cfg->batch;
     const int dk = hlx_model_key_dim(m), dv = hlx_model_value_dim(m);
     const double wb = hlx_dtype_bytes(cfg->w_dtype), kb = hlx_dtype_bytes(cfg->kv_dtype);
-    const double L = m->layers, llc = hw->llc_mib * 1048576.0;
+    const double L = m->layers;
     int64_t n64 = (int64_t)cfg->kvp * cfg->tpa;
     hlx_helix_split_t sp;
     int n, q_local, group, kv_local, q_slice, fc, vc, vpad, ph;
@@ -559,9 +636,9 @@ hlx_status_t hlx_local_predict(const hlx_hw_local_t *hw, const hlx_model_t *m,
                L * (H * qkv_cols + ow) + (double)vc * H) * wb +
               Lm * (double)H * m->experts * 4.0;
     ws = (kv_rank + w_rank) * n;
-    /* what one step reads, over every rank on this host, against the last-level cache:
-     * cached below half of it, streamed from DRAM above all of it, a blend between */
-    f = llc <= 0 ? 1.0 : fmin(1.0, fmax(0.0, (ws - 0.5 * llc) / (0.5 * llc)));
+    /* what one step reads, over every rank on this host, against the caches: the share
+     * of it read at DRAM rates, from the measured read curve (hlx_hw_dram_frac) */
+    f = hlx_hw_dram_frac(hw, ws);
     /* cores in use: T per rank */
     share = (double)n * T > hw->cores ? (double)n * T / hw->cores : 1.0;
     /* the ranks that run at once share the memory: each streams from DRAM at the

@@ -1,7 +1,8 @@
 /* The hw file of `helix bench local` and the local step predictor: the file round-trips,
  * corrupt and hostile files are refused with file:line:column, the prediction grows with
- * context and batch, its phases sum to the step, HOP-B follows its pipeline formula, and
- * out-of-range sizes are refused instead of overflowing. */
+ * context and batch, its phases sum to the step, HOP-B follows its pipeline formula, the
+ * DRAM share of a working set follows the measured read curve, and out-of-range sizes are
+ * refused instead of overflowing. */
 #include <setjmp.h>
 #include <stdarg.h>
 #include <stddef.h>
@@ -94,6 +95,57 @@ static void test_round_trip(void **state)
     assert_true(fabs(b.link[HLX_LINK_SHM].ar_us - 3.0) < 1e-12);
     assert_int_equal(b.shared.ranks, 4);
     assert_int_equal(b.link[HLX_LINK_TCP].ranks, 0);
+    assert_int_equal(b.ncurve, 0); /* none measured, none written */
+
+    /* with a read curve: written and read back point for point */
+    a.ncurve = 3;
+    a.curve_mib[0] = 1, a.curve_gbps[0] = 100;
+    a.curve_mib[1] = 32, a.curve_gbps[1] = 60;
+    a.curve_mib[2] = 256, a.curve_gbps[2] = 21;
+    assert_int_equal(hlx_hw_local_save(path, &a, err, sizeof(err)), HLX_OK);
+    if (hlx_hw_local_load(path, &b, err, sizeof(err)) != HLX_OK)
+        fail_msg("%s", err);
+    unlink(path);
+    assert_int_equal(b.ncurve, 3);
+    for (i = 0; i < 3; i++)
+        assert_true(fabs(a.curve_mib[i] - b.curve_mib[i]) < 1e-9 &&
+                    fabs(a.curve_gbps[i] - b.curve_gbps[i]) < 1e-9);
+}
+
+/* The DRAM share of a step's working set: 0 up to the cached span, 1 at and past the DRAM
+ * rate, in between by time per byte; without a curve, the LLC rule. */
+static void test_dram_frac(void **state)
+{
+    hlx_hw_local_t hw;
+    const double MiB = 1048576.0;
+    double f16, f64, f128;
+
+    (void)state;
+    hw_fixture(&hw); /* llc 32 MiB: cached span 8 MiB, DRAM 20 GB/s */
+    assert_true(hlx_hw_cached_span_mib(32) == 8 && hlx_hw_cached_span_mib(4) == 4 &&
+                hlx_hw_cached_span_mib(4096) == 64);
+    /* no curve: cached below half the LLC, DRAM above all of it */
+    assert_true(hlx_hw_dram_frac(&hw, 8 * MiB) == 0.0);
+    assert_true(fabs(hlx_hw_dram_frac(&hw, 24 * MiB) - 0.5) < 1e-12);
+    assert_true(hlx_hw_dram_frac(&hw, 64 * MiB) == 1.0);
+    /* a curve: 80 GB/s up to 16 MiB, 40 at 64, 20 (= DRAM) from 256 */
+    hw.ncurve = 4;
+    hw.curve_mib[0] = 1, hw.curve_gbps[0] = 80;
+    hw.curve_mib[1] = 16, hw.curve_gbps[1] = 80;
+    hw.curve_mib[2] = 64, hw.curve_gbps[2] = 40;
+    hw.curve_mib[3] = 256, hw.curve_gbps[3] = 20;
+    f16 = hlx_hw_dram_frac(&hw, 16 * MiB);
+    f64 = hlx_hw_dram_frac(&hw, 64 * MiB);
+    f128 = hlx_hw_dram_frac(&hw, 128 * MiB);
+    assert_true(hlx_hw_dram_frac(&hw, 0.5 * MiB) == 0.0 && f16 == 0.0);
+    /* 40 GB/s at 64 MiB: (1/40 - 1/80) / (1/20 - 1/80) = 1/3 */
+    assert_true(fabs(f64 - 1.0 / 3.0) < 1e-9);
+    assert_true(f128 > f64 && f128 < 1.0);
+    assert_true(hlx_hw_dram_frac(&hw, 256 * MiB) == 1.0);
+    assert_true(hlx_hw_dram_frac(&hw, 4096 * MiB) == 1.0);
+    /* a curve that never beats DRAM (no cache seen): the span decides */
+    hw.curve_gbps[0] = hw.curve_gbps[1] = hw.curve_gbps[2] = hw.curve_gbps[3] = 20;
+    assert_true(hlx_hw_dram_frac(&hw, 4 * MiB) == 0.0 && hlx_hw_dram_frac(&hw, 9 * MiB) == 1.0);
 }
 
 /* Each bad file must be refused with HLX_ERR_PARSE and "file:LINE:COL" in the message. */
@@ -166,6 +218,13 @@ static void test_refused(void **state)
                               "\"ns_tok\": 5}", i ? "," : "");
     snprintf(big + n, sizeof(big) - n, "]}");
     expect_refused(big, 11, "attention");
+    /* read curves: sizes that do not grow, a zero rate, a single point */
+    expect_refused(HW_HEAD "\"links\": {},\n" HW_ATTN HW_GEMM "\"read_curve\": [{\"mib\": 4, "
+                   "\"gbps\": 50},\n{\"mib\": 2, \"gbps\": 40}]}", 13, "grow");
+    expect_refused(HW_HEAD "\"links\": {},\n" HW_ATTN HW_GEMM "\"read_curve\": [{\"mib\": 4, "
+                   "\"gbps\": 50},\n{\"mib\": 8, \"gbps\": 0}]}", 13, "gbps");
+    expect_refused(HW_HEAD "\"links\": {},\n" HW_ATTN HW_GEMM "\"read_curve\": [{\"mib\": 4, "
+                   "\"gbps\": 50}]}", 12, "read_curve");
     /* a missing file is refused as not found, not a crash */
     {
         hlx_hw_local_t hw;
@@ -453,6 +512,7 @@ int main(void)
     const struct CMUnitTest tests[] = {
         cmocka_unit_test(test_round_trip),
         cmocka_unit_test(test_refused),
+        cmocka_unit_test(test_dram_frac),
         cmocka_unit_test(test_monotonic_and_sum),
         cmocka_unit_test(test_attention_scaling),
         cmocka_unit_test(test_hopb),
