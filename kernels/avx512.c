@@ -929,7 +929,8 @@ static inline __m512 hlx_w16(const void *w, int bf, size_t i, __mmask16 mk)
 /* MR (1..8) rows of y[M][N] (+)= x[M][K] W[K][N] over columns [n0, n1): the MR x 32
  * block of y in 2 x MR registers while 8 rows of W pass (8 sequential streams, each
  * 16-column weight vector widened once and applied to every row), so y goes through
- * memory once per 8 rows of W, and x comes as broadcasts. Each element is summed in the
+ * memory once per 8 rows of W, and x comes as broadcasts (packed per block of k, one
+ * base address for all). Each element is summed in the
  * order of k whatever the column range and the row count: a thread's column range, or a
  * request alone or in a batch, rounds the same. MR is a constant at every call (the
  * switch below), so the row loops unroll into registers. */
@@ -959,12 +960,10 @@ hlx_gemm_rows_avx512(const int MR, int N, int K, const float *x, const void *w, 
             for (ki = 0; ki < kb; ki++) {
                 const size_t wi = (size_t)(k0 + ki) * N + n;
                 const __m512 w0 = hlx_w16(w, bf, wi, m0), w1 = hlx_w16(w, bf, wi + 16, m1);
-                if (k0 + 8 + ki < K) { /* the same columns of the next block of k */
-                    const char *pf = (const char *)w + (wi + (size_t)8 * N) * (bf ? 2 : 4);
-                    _mm_prefetch(pf, _MM_HINT_T0);
-                    if (!bf)
-                        _mm_prefetch(pf + 64, _MM_HINT_T0);
-                }
+                /* bf16: the same columns of the next block of k (its 64 bytes a row);
+                 * f32 (two lines a row) runs faster without, from DRAM and from L2 */
+                if (bf && k0 + 8 + ki < K)
+                    _mm_prefetch((const char *)w + (wi + (size_t)8 * N) * 2, _MM_HINT_T0);
                 for (m = 0; m < MR; m++) {
                     const __m512 b = _mm512_set1_ps(xt[ki * 8 + m]);
                     a0[m] = _mm512_fmadd_ps(b, w0, a0[m]);
