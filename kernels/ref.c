@@ -115,19 +115,41 @@ void hlx_rope_plain_freqs(double theta, int rot_dim, double *inv_freq)
         inv_freq[i] = pow(theta, -2.0 * i / rot_dim);
 }
 
+void hlx_rope_fill_cs(const double *inv_freq, float mscale, int rot_dim, int64_t pos,
+                      float *cs)
+{
+    int i;
+
+    for (i = 0; i < rot_dim / 2; i++) {
+        double ang = (double)pos * inv_freq[i];
+        cs[2 * i]     = (float)(cos(ang) * mscale);
+        cs[2 * i + 1] = (float)(sin(ang) * mscale);
+    }
+}
+
+/* cos and sin once per call for every head (the table's when it is for this position),
+ * in chunks of 64 pairs; each pair rotated as a c - b s, a s + b c. */
 static void hlx_ref_rope(float *x, int nheads, int hd, int rot_dim, int64_t pos,
                          const hlx_rope_tab_t *r)
 {
-    int h, i;
+    float buf[128];
+    int h, i, i0;
 
-    for (h = 0; h < nheads; h++) {
-        float *xh = x + (size_t)h * hd;
-        for (i = 0; i < rot_dim / 2; i++) {
-            double ang = (double)pos * r->inv_freq[i];
-            float c = (float)(cos(ang) * r->mscale), s = (float)(sin(ang) * r->mscale);
-            float a = xh[2 * i], b = xh[2 * i + 1];
-            xh[2 * i]     = a * c - b * s;
-            xh[2 * i + 1] = a * s + b * c;
+    for (i0 = 0; i0 < rot_dim / 2; i0 += 64) {
+        int n = rot_dim / 2 - i0 < 64 ? rot_dim / 2 - i0 : 64;
+        const float *cs = buf;
+        if (r->cs != NULL && r->cs_pos == pos)
+            cs = r->cs + 2 * i0;
+        else
+            hlx_rope_fill_cs(r->inv_freq + i0, r->mscale, 2 * n, pos, buf);
+        for (h = 0; h < nheads; h++) {
+            float *xh = x + (size_t)h * hd + 2 * i0;
+            for (i = 0; i < n; i++) {
+                float c = cs[2 * i], s = cs[2 * i + 1];
+                float a = xh[2 * i], b = xh[2 * i + 1];
+                xh[2 * i]     = a * c - b * s;
+                xh[2 * i + 1] = a * s + b * c;
+            }
         }
     }
 }

@@ -71,8 +71,10 @@ typedef struct hlx_hw_local {
     hlx_hw_coll_t shared;     /* more ranks than cores (ranks > cores), link shm */
 } hlx_hw_local_t;
 
-/* The buffer (MiB) the "cached" kernel timings rotate over: a quarter of the LLC, 4 to 64
- * MiB, so that each call finds its operands in the shared cache but not the core's own. */
+/* The buffer (MiB) the "cached" kernel timings rotate over: a quarter of the LLC, 4 to 8
+ * MiB, so that each call finds its operands in the shared cache but not the core's own
+ * (up to 64 MiB before: with a measured LLC of 128 MiB the rotation left the cache's flat
+ * part and the "cached" GEMM ran at half its rate). */
 double hlx_hw_cached_span_mib(double llc_mib);
 
 /* Share of a working set's reads that behave as DRAM reads (0: as the cached timings, 1:

@@ -453,7 +453,7 @@ static double hlx_attn_time(const hlx_hw_local_t *hw, hlx_dtype_t t, int group, 
 
 double hlx_hw_cached_span_mib(double llc_mib)
 {
-    return fmin(64.0, fmax(4.0, llc_mib / 4.0));
+    return fmin(8.0, fmax(4.0, llc_mib / 4.0));
 }
 
 /* Read rate at a buffer of mib from the curve: log-log between points, the first point's

@@ -298,13 +298,20 @@ static hlx_status_t hlx_engine_build(hlx_engine_t *eng)
     /* RoPE's frequencies with the model's scaling (helix/model.h), once, in backend
      * memory (written from the host like the weights) */
     eng->rope_freq  = hlx_be_zalloc(eng, (size_t)(m->rope_dim / 2), sizeof(double));
-    if (!eng->embed || !eng->final_norm || !eng->lmhead || !eng->rope_freq)
+    /* and in host memory with room for the cos and sin of one position: each decode step
+     * computes those once for every head, row and layer (hlx_schedule_step) */
+    eng->rope_freq_h = malloc(sizeof(double) * (size_t)(m->rope_dim / 2 + 1));
+    eng->rope_cs     = malloc(sizeof(float) * (size_t)(m->rope_dim + 2));
+    if (!eng->embed || !eng->final_norm || !eng->lmhead || !eng->rope_freq ||
+        !eng->rope_freq_h || !eng->rope_cs)
         return HLX_ERR_NOMEM;
     {
         double ms;
         hlx_model_rope_freqs(m, m->rope_dim, eng->rope_freq, &ms);
+        hlx_model_rope_freqs(m, m->rope_dim, eng->rope_freq_h, &ms);
         eng->rope.inv_freq = eng->rope_freq;
         eng->rope.mscale = (float)ms;
+        eng->rope.cs = NULL;
         /* q . k spans the head (GQA) or nope + rope (MLA, before absorption) */
         eng->attn_scale = (float)hlx_model_softmax_scale(
             m, m->attn == HLX_ATTN_MLA ? m->qk_nope_dim + m->qk_rope_dim : m->head_dim);
@@ -1042,6 +1049,8 @@ void hlx_engine_destroy(hlx_engine_t *eng)
     hlx_mla_destroy(eng);
     hlx_wsrc_fini(&eng->ws);
     free(eng->embed);
+    free(eng->rope_freq_h);
+    free(eng->rope_cs);
     {
         void *bufs[] = { eng->final_norm, eng->lmhead, eng->x, eng->hn, eng->qkv, eng->opart,
                          eng->lsepart, eng->sendbuf, eng->recvbuf, eng->oparts, eng->lseparts,

@@ -93,6 +93,8 @@ struct hlx_engine {
     float  *x, *hn, *qkv, *opart, *lsepart, *sendbuf, *recvbuf, *oparts, *lseparts;
     double *rope_freq;             /* RoPE inverse frequencies (backend memory) */
     hlx_rope_tab_t rope;           /* them and the cos/sin factor, for the rope op */
+    double *rope_freq_h;           /* the same frequencies in host memory */
+    float  *rope_cs;               /* cos and sin at the step's position (host), rope.cs */
     float   attn_scale;            /* softmax scale (hlx_model_softmax_scale), once */
     float  *omerged, *lsem, *y, *gu, *act, *lmout, *logits_local, *logits_all;
     /* the exchange: per KVP peer j, its heads (relative to the TPA shard), the float

@@ -140,6 +140,11 @@ hlx_status_t hlx_schedule_step(hlx_engine_t *eng)
         pause();
     eng->tl_n = 0;
     eng->step_t0 = hlx_now_ns();
+    /* every layer, row and head of this step is at eng->pos: its RoPE cos and sin once */
+    hlx_rope_fill_cs(eng->rope_freq_h, eng->rope.mscale, eng->m.rope_dim, eng->pos,
+                     eng->rope_cs);
+    eng->rope.cs = eng->rope_cs;
+    eng->rope.cs_pos = eng->pos;
     st = hlx_phase_embed(eng);
     for (l = 0; l < eng->m.layers && st == HLX_OK; l++) {
         st = hlx_phase_qkv(eng, l);

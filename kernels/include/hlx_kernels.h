@@ -16,11 +16,21 @@
  * runtime allocates, fills, appends and reads back KV only through these two functions. */
 /* RoPE of one model (helix/model.h: hlx_model_rope_freqs fills it, scaling included):
  * inv_freq[i] radians per position for pair i < rot_dim / 2, in the memory the op runs
- * on (a backend's), and the factor on cos and sin (yarn; 1 otherwise). */
+ * on (a backend's), and the factor on cos and sin (yarn; 1 otherwise). Optionally, for
+ * the CPU kernels, cs: cos and sin of every pair at position cs_pos, interleaved, each
+ * (float)(cos or sin((double)cs_pos x inv_freq[i]) x mscale) exactly as the op computes
+ * them (hlx_rope_fill_cs), so that a decode step computes them once instead of once per
+ * head, row and layer; the op uses them only at pos == cs_pos. */
 typedef struct hlx_rope_tab {
     const double *inv_freq;
     float         mscale;
+    const float  *cs;      /* NULL: computed at each call */
+    int64_t       cs_pos;
 } hlx_rope_tab_t;
+
+/* cs[2i], cs[2i + 1] = cos, sin of pair i < rot_dim / 2 at pos (see hlx_rope_tab_t). */
+void hlx_rope_fill_cs(const double *inv_freq, float mscale, int rot_dim, int64_t pos,
+                      float *cs);
 
 /* Plain RoPE's inverse frequencies theta^(-2i / rot_dim), i < rot_dim / 2 (tests). */
 void hlx_rope_plain_freqs(double theta, int rot_dim, double *inv_freq);

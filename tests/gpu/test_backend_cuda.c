@@ -88,7 +88,7 @@ static void test_norm_rope_swiglu_add_pad(void)
     {
         /* the frequencies in the backend's memory (managed: written from the host) */
         double inv[HD / 2], *dinv = NULL;
-        hlx_rope_tab_t ht = { inv, 1.25f }, dt;
+        hlx_rope_tab_t ht = { inv, 1.25f, NULL, 0 }, dt;
         hlx_rope_plain_freqs(10000.0, HD, inv);
         CHECK(cb.ops->mem_alloc(&cb, sizeof(inv), 0, (void **)&dinv) == HLX_OK, "rope table");
         if (dinv != NULL) {

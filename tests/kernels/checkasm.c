@@ -257,7 +257,7 @@ static void kt_check_elem(const hlx_kernels_t *ref, const hlx_kernels_t *var, kt
         memcpy(y1, x, sizeof(float) * nh * hd);
         {
             double inv[80];
-            hlx_rope_tab_t rt = { inv, it & 1 ? 1.2f : 1.0f };
+            hlx_rope_tab_t rt = { inv, it & 1 ? 1.2f : 1.0f, NULL, 0 };
             hlx_rope_plain_freqs(10000.0, rot, inv);
             ref->rope(x, nh, hd, rot, it * 9973, &rt);
             var->rope(y1, nh, hd, rot, it * 9973, &rt);

@@ -105,7 +105,7 @@ static void kt_elem(const hlx_kernels_t *ref, kt_rng_t *r)
     memcpy(y, x, sizeof(float) * 8 * 128);
     {
         double inv[32], *dinv = NULL;
-        hlx_rope_tab_t rt = { inv, 1.1f }, drt;
+        hlx_rope_tab_t rt = { inv, 1.1f, NULL, 0 }, drt;
         hlx_rope_plain_freqs(10000.0, 64, inv);
         KT_CU(cudaMalloc((void **)&dinv, sizeof(inv)));
         KT_CU(cudaMemcpy(dinv, inv, sizeof(inv), cudaMemcpyHostToDevice));

@@ -252,7 +252,7 @@ static void kt_test_elementwise(const hlx_kernels_t *k, kt_rng_t *r)
         int64_t pos = (int64_t)kt_int(r, 0, 1 << 20);
         double theta = it & 1 ? 10000.0 : 500000.0, inv[64];
         /* a factor on cos and sin (yarn's) on every third call */
-        hlx_rope_tab_t rt = { inv, it % 3 == 2 ? 1.37f : 1.0f };
+        hlx_rope_tab_t rt = { inv, it % 3 == 2 ? 1.37f : 1.0f, NULL, 0 };
         float *x = malloc(sizeof(float) * nh * hd), *x0 = malloc(sizeof(float) * nh * hd);
         double err = 0.0;
         int h;
@@ -276,6 +276,26 @@ static void kt_test_elementwise(const hlx_kernels_t *k, kt_rng_t *r)
                 err = fmax(err, fabs(ref - x[h * hd + i]));
             }
         KT_CHECK(err < 1e-5, "rope pos %lld rot %d abs err %.3g", (long long)pos, rot, err);
+        /* the step's cos/sin table (hlx_rope_fill_cs): the same bits at its position; a
+         * table for another position (here: all zeros, pos + 1) is not used */
+        {
+            float *x1 = malloc(sizeof(float) * nh * hd), cs[64 * 2];
+            hlx_rope_tab_t rc = rt;
+            memcpy(x1, x0, sizeof(float) * nh * hd);
+            hlx_rope_fill_cs(inv, rt.mscale, rot, pos, cs);
+            rc.cs = cs, rc.cs_pos = pos;
+            k->rope(x1, nh, hd, rot, pos, &rc);
+            KT_CHECK(memcmp(x1, x, sizeof(float) * nh * hd) == 0,
+                     "rope with the position's cos/sin table differs (pos %lld rot %d)",
+                     (long long)pos, rot);
+            memset(cs, 0, sizeof(cs));
+            rc.cs_pos = pos + 1;
+            memcpy(x1, x0, sizeof(float) * nh * hd);
+            k->rope(x1, nh, hd, rot, pos, &rc);
+            KT_CHECK(memcmp(x1, x, sizeof(float) * nh * hd) == 0,
+                     "rope used a cos/sin table of another position (pos %lld)", (long long)pos);
+            free(x1);
+        }
         free(x); free(x0);
     }
     for (it = 0; it < 30 && !kt_fail; it++) {

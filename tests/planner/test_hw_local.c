@@ -123,7 +123,7 @@ static void test_dram_frac(void **state)
     (void)state;
     hw_fixture(&hw); /* llc 32 MiB: cached span 8 MiB, DRAM 20 GB/s */
     assert_true(hlx_hw_cached_span_mib(32) == 8 && hlx_hw_cached_span_mib(4) == 4 &&
-                hlx_hw_cached_span_mib(4096) == 64);
+                hlx_hw_cached_span_mib(4096) == 8);
     /* no curve: cached below half the LLC, DRAM above all of it */
     assert_true(hlx_hw_dram_frac(&hw, 8 * MiB) == 0.0);
     assert_true(fabs(hlx_hw_dram_frac(&hw, 24 * MiB) - 0.5) < 1e-12);
