@@ -313,9 +313,12 @@ static int hlx_bl_compute(hlx_hw_local_t *hw, char *err, size_t errlen)
             hlx_dtype_t t = dts[ti];
             int M = hlx_bl_rows[mi], Kd = 16384;
             double es = hlx_dtype_bytes(t);
-            /* in cache: 256, 512 and 1024 square weights, a least-squares line through the
-             * three (two points made one noisy timing a call cost of 26 us); DRAM: 1 GiB */
-            static const int sq[3] = { 256, 512, 1024 };
+            /* in cache: 256, 384 and 512 square weights (0.25-1 MiB of f32: the matrices of
+             * a model whose weights fit a last-level cache; larger ones stream from DRAM),
+             * a least-squares line through the three (two points made one noisy timing a
+             * call cost of 26 us; 1024 x 1024, 4 MiB, ran at half the small ones' rate
+             * with the prefetching kernel and set the line for all); DRAM: 1 GiB */
+            static const int sq[3] = { 256, 384, 512 };
             double tb[3], bb[3], mb = 0, mt = 0, sxx = 0, sxy = 0, slope, call;
             int Nd = (int)((double)HLX_BL_DRAM_BYTES / es / Kd), j;
             double td, bd = (double)Kd * Nd * es;
