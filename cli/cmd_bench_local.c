@@ -206,20 +206,17 @@ static double hlx_bl_gemm_once(const hlx_kernels_t *k, const char *w, size_t spa
 static const int hlx_bl_shapes[][2] = { { 4, 32 }, { 8, 128 } };
 static const int hlx_bl_rows[] = { 1, 2, 4, 8 };
 
-/* One core's read rate over buffers of 1 to 256 MiB (the best of two probes each, the
- * best pass of each probe: later passes find the buffer in whatever cache holds it), one
- * round; returns the points measured. */
+/* One core's read rate over buffers of 1 to 256 MiB (the best pass of a probe: later
+ * passes find the buffer in whatever cache holds it), one round; returns the points
+ * measured. */
 static int hlx_bl_curve_round(double *gbps_out)
 {
     double mib;
-    int n = 0, k;
+    int n = 0;
 
     for (mib = 1; mib <= 256 && n < HLX_HW_MAX_CURVE; mib *= 2) {
-        double gbps = 0.0, g;
-        for (k = 0; k < 2; k++)
-            if (hlx_kernels_probe_read_bw((size_t)mib << 20, 0.02, &g) == HLX_OK)
-                gbps = fmax(gbps, g);
-        if (!(gbps > 0))
+        double gbps = 0.0;
+        if (hlx_kernels_probe_read_bw((size_t)mib << 20, 0.02, &gbps) != HLX_OK || !(gbps > 0))
             break;
         gbps_out[n++] = gbps;
     }
@@ -381,6 +378,8 @@ static int hlx_bl_compute(hlx_hw_local_t *hw, char *err, size_t errlen)
 typedef struct hlx_bl_reader {
     atomic_int *go;    /* the readers start their passes together */
     int    cpu;
+    uint64_t **buf;    /* this reader's buffer: allocated and filled by its first round,
+                          kept for the next rounds (the caller frees it) */
     double gbps;  /* median pass, in thread CPU time */
 } hlx_bl_reader_t;
 
@@ -394,15 +393,19 @@ static void *hlx_bl_reader_main(void *arg)
     hlx_bl_reader_t *r = arg;
     size_t n = HLX_BL_READER_BYTES / sizeof(uint64_t), i;
     double rates[HLX_BL_READER_PASSES];
-    uint64_t *p = hlx_kernels_alloc_huge(HLX_BL_READER_BYTES);
+    uint64_t *p = *r->buf;
     cpu_set_t one;
     int pass;
 
     CPU_ZERO(&one);
     CPU_SET(r->cpu, &one);
     pthread_setaffinity_np(pthread_self(), sizeof(one), &one);
-    for (i = 0; p && i < n; i++)
-        p[i] = i * 0x9e3779b97f4a7c15ull;
+    if (p == NULL) { /* first touch on the reader's own core */
+        p = hlx_kernels_alloc_huge(HLX_BL_READER_BYTES);
+        for (i = 0; p && i < n; i++)
+            p[i] = i * 0x9e3779b97f4a7c15ull;
+        *r->buf = p;
+    }
     while (!atomic_load(r->go))
         sched_yield();
     for (pass = 0; p && pass < HLX_BL_READER_PASSES; pass++) {
@@ -418,12 +421,11 @@ static void *hlx_bl_reader_main(void *arg)
                       fmax((double)(hlx_bl_cpu_ns() - t0) * 1e-9, 1e-9) * 1e-9;
     }
     r->gbps = p ? hlx_bl_median(rates, HLX_BL_READER_PASSES) : 0;
-    hlx_kernels_free_huge(p);
     return NULL;
 }
 
 /* GB/s per reader with n readers at once on the first n cores of this process. */
-static double hlx_bl_readers(int n)
+static double hlx_bl_readers(int n, uint64_t **bufs)
 {
     hlx_bl_reader_t r[HLX_HW_MAX_READERS];
     pthread_t th[HLX_HW_MAX_READERS];
@@ -437,7 +439,8 @@ static double hlx_bl_readers(int n)
     for (i = 0; i < n; i++) {
         while (cpu < CPU_SETSIZE && !CPU_ISSET(cpu, &set))
             cpu++;
-        r[i] = (hlx_bl_reader_t){ .go = &go, .cpu = cpu < CPU_SETSIZE ? cpu++ : 0 };
+        r[i] = (hlx_bl_reader_t){ .go = &go, .cpu = cpu < CPU_SETSIZE ? cpu++ : 0,
+                                  .buf = &bufs[i] };
     }
     for (i = 0; i < n && pthread_create(&th[i], NULL, hlx_bl_reader_main, &r[i]) == 0; i++)
         started++;
@@ -802,12 +805,15 @@ int hlx_bench_local_measure(const char *path, int quiet, hlx_hw_local_t *hw, cha
      * in the next run) and set every DRAM-bound prediction of two ranks 30-45% too slow */
     {
         double r1[3], rn[3], ratio[3], mid;
+        uint64_t *bufs[HLX_HW_MAX_READERS] = { NULL };
         int r, k = 0;
         for (r = 0; r < 3; r++) {
-            r1[r] = hlx_bl_readers(1);
-            rn[r] = hw->dram_readers > 1 ? hlx_bl_readers(hw->dram_readers) : r1[r];
+            r1[r] = hlx_bl_readers(1, bufs);
+            rn[r] = hw->dram_readers > 1 ? hlx_bl_readers(hw->dram_readers, bufs) : r1[r];
             ratio[r] = rn[r] > 0 ? r1[r] / rn[r] : 0;
         }
+        for (r = 0; r < HLX_HW_MAX_READERS; r++)
+            hlx_kernels_free_huge(bufs[r]);
         mid = fmax(fmin(ratio[0], ratio[1]), fmin(fmax(ratio[0], ratio[1]), ratio[2]));
         while (k < 2 && ratio[k] != mid)
             k++;

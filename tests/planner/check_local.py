@@ -176,6 +176,11 @@ try:
             check(any(a["cached"] for a in m["attention"]) and
                   any(not a["cached"] for a in m["attention"]), "attention cached and DRAM")
             check("stored in " + out_file in out, "the table names the file")
+            curve = m.get("read_curve", [])
+            check(len(curve) >= 2 and all(c["gbps"] > 0 for c in curve) and
+                  all(b["mib"] > a["mib"] for a, b in zip(curve, curve[1:])),
+                  f"a read curve of growing sizes: {curve}")
+            check(m["llc_mib"] > 0 and "read by buffer" in out, "LLC and the curve reported")
             rc, out, err = run(["plan", "--model", "tiny", "--hw", "local", "--context", "1M",
                                 "--json"], {"HELIX_HW_FILE": out_file})
             check(rc == 0 and json.loads(out)["predictor"] == "local", f"read back: {err}")
