@@ -189,10 +189,12 @@ static hlx_status_t hlx_hw_read(hlx_jdoc_t *doc, hlx_hw_local_t *hw)
                                       &r);
             if (st != HLX_OK)
                 return st;
-            if (i > 0 && !(r.mib > hw->curve_mib[i - 1]))
-                return hlx_jdoc_fail(doc, path, HLX_ERR_PARSE, "mib %g is not larger than "
-                                     "the point before (%g): sizes must grow", r.mib,
+            if (i > 0 && !(r.mib > hw->curve_mib[i - 1])) {
+                snprintf(path, sizeof(path), "/read_curve/%zu/mib", i);
+                return hlx_jdoc_fail(doc, path, HLX_ERR_PARSE, "%g is not larger than the "
+                                     "point before (%g): sizes must grow", r.mib,
                                      hw->curve_mib[i - 1]);
+            }
             hw->curve_mib[i] = r.mib, hw->curve_gbps[i] = r.gbps;
             hw->ncurve = (int)i + 1;
         }
