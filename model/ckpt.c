@@ -2,6 +2,7 @@
  * read-only, and slices converted to f32 or bf16 as they are copied out. */
 #define _GNU_SOURCE
 #include "hlx_ckpt.h"
+#include "hlx_err.h"
 
 #include <errno.h>
 #include <fcntl.h>
@@ -49,20 +50,6 @@ int hlx_st_dtype_parse(const char *s, hlx_st_dtype_t *t_p)
     return -1;
 }
 
-static hlx_status_t hlx_ck_fail(char *err, size_t errlen, hlx_status_t st, const char *fmt,
-                                ...) __attribute__((format(printf, 4, 5)));
-static hlx_status_t hlx_ck_fail(char *err, size_t errlen, hlx_status_t st, const char *fmt,
-                                ...)
-{
-    va_list ap;
-
-    if (err != NULL && errlen > 0) {
-        va_start(ap, fmt);
-        vsnprintf(err, errlen, fmt, ap);
-        va_end(ap);
-    }
-    return st;
-}
 
 /* ---- one file ------------------------------------------------------------------------ */
 
@@ -111,53 +98,53 @@ static hlx_status_t hlx_st_entry(const char *fname, const char *key, json_t *v,
     uint64_t numel = 1, d;
 
     if (!json_is_object(v))
-        return hlx_ck_fail(err, errlen, HLX_ERR_PARSE, "%s: tensor %s: header entry is not an object",
+        return hlx_errbuf(err, errlen, HLX_ERR_PARSE, "%s: tensor %s: header entry is not an object",
                            fname, key);
     dt = json_object_get(v, "dtype");
     shape = json_object_get(v, "shape");
     offs = json_object_get(v, "data_offsets");
     if (!json_is_string(dt) || !json_is_array(shape) || !json_is_array(offs))
-        return hlx_ck_fail(err, errlen, HLX_ERR_PARSE,
+        return hlx_errbuf(err, errlen, HLX_ERR_PARSE,
                            "%s: tensor %s: needs \"dtype\" (string), \"shape\" and "
                            "\"data_offsets\" (arrays)", fname, key);
     if (json_object_size(v) != 3)
-        return hlx_ck_fail(err, errlen, HLX_ERR_PARSE,
+        return hlx_errbuf(err, errlen, HLX_ERR_PARSE,
                            "%s: tensor %s: unexpected keys (only dtype, shape, data_offsets)",
                            fname, key);
     if (hlx_st_dtype_parse(json_string_value(dt), &t->dtype) != 0)
-        return hlx_ck_fail(err, errlen, HLX_ERR_PARSE, "%s: tensor %s: unknown dtype \"%.32s\"",
+        return hlx_errbuf(err, errlen, HLX_ERR_PARSE, "%s: tensor %s: unknown dtype \"%.32s\"",
                            fname, key, json_string_value(dt));
     n = json_array_size(shape);
     if (n > HLX_CKPT_MAX_DIMS)
-        return hlx_ck_fail(err, errlen, HLX_ERR_PARSE, "%s: tensor %s: %zu dimensions (at most %d)",
+        return hlx_errbuf(err, errlen, HLX_ERR_PARSE, "%s: tensor %s: %zu dimensions (at most %d)",
                            fname, key, n, HLX_CKPT_MAX_DIMS);
     t->ndim = (int)n;
     json_array_foreach(shape, i, x) {
         if (hlx_json_u63(x, &d) != 0)
-            return hlx_ck_fail(err, errlen, HLX_ERR_PARSE,
+            return hlx_errbuf(err, errlen, HLX_ERR_PARSE,
                                "%s: tensor %s: shape[%zu] is not a non-negative integer", fname,
                                key, i);
         if (__builtin_mul_overflow(numel, d, &numel) || numel > (uint64_t)INT64_MAX)
-            return hlx_ck_fail(err, errlen, HLX_ERR_PARSE, "%s: tensor %s: shape overflows",
+            return hlx_errbuf(err, errlen, HLX_ERR_PARSE, "%s: tensor %s: shape overflows",
                                fname, key);
         t->shape[i] = (int64_t)d;
     }
     t->numel = numel;
     if (json_array_size(offs) != 2 || hlx_json_u63(json_array_get(offs, 0), &t->begin) ||
         hlx_json_u63(json_array_get(offs, 1), &t->end))
-        return hlx_ck_fail(err, errlen, HLX_ERR_PARSE,
+        return hlx_errbuf(err, errlen, HLX_ERR_PARSE,
                            "%s: tensor %s: data_offsets must be two non-negative integers",
                            fname, key);
     if (t->end < t->begin)
-        return hlx_ck_fail(err, errlen, HLX_ERR_PARSE,
+        return hlx_errbuf(err, errlen, HLX_ERR_PARSE,
                            "%s: tensor %s: data_offsets [%llu, %llu] end before they begin",
                            fname, key, (unsigned long long)t->begin, (unsigned long long)t->end);
     if (__builtin_mul_overflow((size_t)numel, hlx_st_dtype_size(t->dtype), &bytes) ||
         (uint64_t)numel != (size_t)numel)
-        return hlx_ck_fail(err, errlen, HLX_ERR_PARSE, "%s: tensor %s: byte size overflows",
+        return hlx_errbuf(err, errlen, HLX_ERR_PARSE, "%s: tensor %s: byte size overflows",
                            fname, key);
     if (t->end - t->begin != (uint64_t)bytes)
-        return hlx_ck_fail(err, errlen, HLX_ERR_PARSE,
+        return hlx_errbuf(err, errlen, HLX_ERR_PARSE,
                            "%s: tensor %s: data_offsets [%llu, %llu] hold %llu bytes, shape x %s "
                            "needs %zu", fname, key, (unsigned long long)t->begin,
                            (unsigned long long)t->end, (unsigned long long)(t->end - t->begin),
@@ -176,14 +163,14 @@ static hlx_status_t hlx_st_coverage(const char *fname, hlx_st_file_t *f, uint64_
     hlx_status_t st = HLX_OK;
 
     if (by == NULL)
-        return hlx_ck_fail(err, errlen, HLX_ERR_NOMEM, "%s: out of memory", fname);
+        return hlx_errbuf(err, errlen, HLX_ERR_NOMEM, "%s: out of memory", fname);
     for (i = 0; i < f->count; i++)
         by[i] = &f->tensors[i];
     /* ranges past the end first: a truncated file is named as such, not as a hole */
     for (i = 0; i < f->count && st == HLX_OK; i++) {
         const hlx_ckpt_tensor_t *t = &f->tensors[i];
         if (t->end > data_size)
-            st = hlx_ck_fail(err, errlen, HLX_ERR_PARSE,
+            st = hlx_errbuf(err, errlen, HLX_ERR_PARSE,
                              "%s: tensor %s: data_offsets [%llu, %llu] run past the %llu data "
                              "bytes of the file (truncated?)", fname, t->name,
                              (unsigned long long)t->begin, (unsigned long long)t->end,
@@ -193,12 +180,12 @@ static hlx_status_t hlx_st_coverage(const char *fname, hlx_st_file_t *f, uint64_
     for (i = 0; i < f->count && st == HLX_OK; i++) {
         const hlx_ckpt_tensor_t *t = by[i];
         if (t->begin < at)
-            st = hlx_ck_fail(err, errlen, HLX_ERR_PARSE,
+            st = hlx_errbuf(err, errlen, HLX_ERR_PARSE,
                              "%s: tensor %s: data_offsets [%llu, %llu] overlap %s ending at %llu",
                              fname, t->name, (unsigned long long)t->begin,
                              (unsigned long long)t->end, by[i - 1]->name, (unsigned long long)at);
         else if (t->begin > at)
-            st = hlx_ck_fail(err, errlen, HLX_ERR_PARSE,
+            st = hlx_errbuf(err, errlen, HLX_ERR_PARSE,
                              "%s: tensor %s: data_offsets begin at %llu, leaving bytes [%llu, %llu) "
                              "unaccounted for", fname, t->name, (unsigned long long)t->begin,
                              (unsigned long long)at, (unsigned long long)t->begin);
@@ -206,7 +193,7 @@ static hlx_status_t hlx_st_coverage(const char *fname, hlx_st_file_t *f, uint64_
             at = t->end;
     }
     if (st == HLX_OK && at != data_size)
-        st = hlx_ck_fail(err, errlen, HLX_ERR_PARSE,
+        st = hlx_errbuf(err, errlen, HLX_ERR_PARSE,
                          "%s: the header covers %llu of the %llu data bytes (trailing bytes)",
                          fname, (unsigned long long)at, (unsigned long long)data_size);
     free(by);
@@ -225,32 +212,32 @@ hlx_status_t hlx_st_parse(const char *name, const uint8_t *buf, uint64_t len, in
     size_t i;
 
     if (len < 8)
-        return hlx_ck_fail(err, errlen, HLX_ERR_PARSE,
+        return hlx_errbuf(err, errlen, HLX_ERR_PARSE,
                            "%s: %llu bytes, shorter than the 8-byte header size (truncated?)",
                            name, (unsigned long long)len);
     for (i = 0; i < 8; i++)
         hlen |= (uint64_t)buf[i] << (8 * i);
     if (hlen > HLX_ST_HEADER_MAX)
-        return hlx_ck_fail(err, errlen, HLX_ERR_PARSE,
+        return hlx_errbuf(err, errlen, HLX_ERR_PARSE,
                            "%s: JSON header of %llu bytes is larger than the %llu accepted",
                            name, (unsigned long long)hlen, (unsigned long long)HLX_ST_HEADER_MAX);
     if (hlen < 2 || hlen > len - 8)
-        return hlx_ck_fail(err, errlen, HLX_ERR_PARSE,
+        return hlx_errbuf(err, errlen, HLX_ERR_PARSE,
                            "%s: JSON header of %llu bytes does not fit in the %llu-byte file "
                            "(truncated?)", name, (unsigned long long)hlen,
                            (unsigned long long)len);
     data_size = len - 8 - hlen;
     root = json_loadb((const char *)buf + 8, (size_t)hlen, JSON_REJECT_DUPLICATES, &je);
     if (root == NULL)
-        return hlx_ck_fail(err, errlen, HLX_ERR_PARSE, "%s: header byte %d: %s", name,
+        return hlx_errbuf(err, errlen, HLX_ERR_PARSE, "%s: header byte %d: %s", name,
                            je.position, je.text);
     if (!json_is_object(root)) {
-        st = hlx_ck_fail(err, errlen, HLX_ERR_PARSE, "%s: the header is not a JSON object", name);
+        st = hlx_errbuf(err, errlen, HLX_ERR_PARSE, "%s: the header is not a JSON object", name);
         goto out_root;
     }
     f.tensors = calloc(json_object_size(root) ? json_object_size(root) : 1, sizeof(*f.tensors));
     if (f.tensors == NULL) {
-        st = hlx_ck_fail(err, errlen, HLX_ERR_NOMEM, "%s: out of memory", name);
+        st = hlx_errbuf(err, errlen, HLX_ERR_NOMEM, "%s: out of memory", name);
         goto out_root;
     }
     json_object_foreach(root, key, v) {
@@ -259,13 +246,13 @@ hlx_status_t hlx_st_parse(const char *name, const uint8_t *buf, uint64_t len, in
             const char *mk;
             json_t *mv;
             if (!json_is_object(v)) {
-                st = hlx_ck_fail(err, errlen, HLX_ERR_PARSE, "%s: __metadata__ is not an object",
+                st = hlx_errbuf(err, errlen, HLX_ERR_PARSE, "%s: __metadata__ is not an object",
                                  name);
                 goto out_free;
             }
             json_object_foreach(v, mk, mv) {
                 if (!json_is_string(mv)) {
-                    st = hlx_ck_fail(err, errlen, HLX_ERR_PARSE,
+                    st = hlx_errbuf(err, errlen, HLX_ERR_PARSE,
                                      "%s: __metadata__ %s: values must be strings", name, mk);
                     goto out_free;
                 }
@@ -277,7 +264,7 @@ hlx_status_t hlx_st_parse(const char *name, const uint8_t *buf, uint64_t len, in
             goto out_free;
         t->file = file;
         if ((t->name = strdup(key)) == NULL) {
-            st = hlx_ck_fail(err, errlen, HLX_ERR_NOMEM, "%s: out of memory", name);
+            st = hlx_errbuf(err, errlen, HLX_ERR_NOMEM, "%s: out of memory", name);
             goto out_free;
         }
         f.count++;
@@ -393,20 +380,20 @@ static hlx_status_t hlx_ckpt_map(hlx_ckpt_t *ck, int idx, char *err, size_t errl
     snprintf(path, sizeof(path), "%s/%s", ck->dir, f->name);
     fd = open(path, O_RDONLY | O_CLOEXEC);
     if (fd < 0)
-        return hlx_ck_fail(err, errlen, errno == ENOENT ? HLX_ERR_NOT_FOUND : HLX_ERR_IO,
+        return hlx_errbuf(err, errlen, errno == ENOENT ? HLX_ERR_NOT_FOUND : HLX_ERR_IO,
                            "%s: %s", path, strerror(errno));
     if (fstat(fd, &sb) != 0 || !S_ISREG(sb.st_mode)) {
         close(fd);
-        return hlx_ck_fail(err, errlen, HLX_ERR_IO, "%s: not a regular file", path);
+        return hlx_errbuf(err, errlen, HLX_ERR_IO, "%s: not a regular file", path);
     }
     if (sb.st_size == 0) {
         close(fd);
-        return hlx_ck_fail(err, errlen, HLX_ERR_PARSE, "%s: empty file (truncated?)", path);
+        return hlx_errbuf(err, errlen, HLX_ERR_PARSE, "%s: empty file (truncated?)", path);
     }
     map = mmap(NULL, (size_t)sb.st_size, PROT_READ, MAP_PRIVATE, fd, 0);
     close(fd);
     if (map == MAP_FAILED)
-        return hlx_ck_fail(err, errlen, HLX_ERR_IO, "%s: mmap: %s", path, strerror(errno));
+        return hlx_errbuf(err, errlen, HLX_ERR_IO, "%s: mmap: %s", path, strerror(errno));
     f->map = map;
     f->size = (uint64_t)sb.st_size;
     /* Slices are read scattered: no read-ahead of neighbouring ranks' data. */
@@ -441,29 +428,29 @@ static hlx_status_t hlx_ckpt_index(hlx_ckpt_t *ck, const char *path, json_t **ma
     const char *key;
 
     if (root == NULL)
-        return hlx_ck_fail(err, errlen, HLX_ERR_PARSE, "%s:%d:%d: %s", path, je.line, je.column,
+        return hlx_errbuf(err, errlen, HLX_ERR_PARSE, "%s:%d:%d: %s", path, je.line, je.column,
                            je.text);
     wm = json_object_get(root, "weight_map");
     if (!json_is_object(wm)) {
         json_decref(root);
-        return hlx_ck_fail(err, errlen, HLX_ERR_PARSE, "%s: no \"weight_map\" object", path);
+        return hlx_errbuf(err, errlen, HLX_ERR_PARSE, "%s: no \"weight_map\" object", path);
     }
     json_object_foreach(wm, key, v) {
         const char *fn = json_string_value(v);
         if (fn == NULL || fn[0] == '\0' || strchr(fn, '/') != NULL) {
             json_decref(root);
-            return hlx_ck_fail(err, errlen, HLX_ERR_PARSE,
+            return hlx_errbuf(err, errlen, HLX_ERR_PARSE,
                                "%s: weight_map: %s: expected a file name in the directory", path,
                                key);
         }
         if (hlx_ckpt_add_file(ck, fn) < 0) {
             json_decref(root);
-            return hlx_ck_fail(err, errlen, HLX_ERR_NOMEM, "%s: out of memory", path);
+            return hlx_errbuf(err, errlen, HLX_ERR_NOMEM, "%s: out of memory", path);
         }
     }
     if (ck->nfiles == 0) {
         json_decref(root);
-        return hlx_ck_fail(err, errlen, HLX_ERR_PARSE, "%s: weight_map is empty", path);
+        return hlx_errbuf(err, errlen, HLX_ERR_PARSE, "%s: weight_map is empty", path);
     }
     *map_p = root;
     return HLX_OK;
@@ -482,7 +469,7 @@ static hlx_status_t hlx_ckpt_merge(hlx_ckpt_t *ck, json_t *index, const char *in
         total += ck->files[f].st.count;
     ck->tensors = calloc(total ? total : 1, sizeof(*ck->tensors));
     if (ck->tensors == NULL)
-        return hlx_ck_fail(err, errlen, HLX_ERR_NOMEM, "out of memory");
+        return hlx_errbuf(err, errlen, HLX_ERR_NOMEM, "out of memory");
     for (f = 0; f < ck->nfiles; f++)
         for (i = 0; i < ck->files[f].st.count; i++)
             ck->tensors[k++] = ck->files[f].st.tensors[i];
@@ -490,7 +477,7 @@ static hlx_status_t hlx_ckpt_merge(hlx_ckpt_t *ck, json_t *index, const char *in
     qsort(ck->tensors, total, sizeof(*ck->tensors), hlx_tensor_cmp_name);
     for (i = 1; i < total; i++)
         if (!strcmp(ck->tensors[i].name, ck->tensors[i - 1].name))
-            return hlx_ck_fail(err, errlen, HLX_ERR_PARSE,
+            return hlx_errbuf(err, errlen, HLX_ERR_PARSE,
                                "%s: tensor %s is stored twice (in %s and %s)", ck->dir,
                                ck->tensors[i].name, ck->files[ck->tensors[i - 1].file].name,
                                ck->files[ck->tensors[i].file].name);
@@ -500,14 +487,14 @@ static hlx_status_t hlx_ckpt_merge(hlx_ckpt_t *ck, json_t *index, const char *in
         json_object_foreach(wm, key, v) {
             const hlx_ckpt_tensor_t *t = hlx_ckpt_find(ck, key);
             if (t == NULL || strcmp(ck->files[t->file].name, json_string_value(v)))
-                return hlx_ck_fail(err, errlen, HLX_ERR_PARSE,
+                return hlx_errbuf(err, errlen, HLX_ERR_PARSE,
                                    "%s: weight_map puts %s in %s, but %s", index_path, key,
                                    json_string_value(v), t ? "it is stored in another shard"
                                                            : "that shard does not hold it");
         }
         for (i = 0; i < total; i++)
             if (json_object_get(wm, ck->tensors[i].name) == NULL)
-                return hlx_ck_fail(err, errlen, HLX_ERR_PARSE,
+                return hlx_errbuf(err, errlen, HLX_ERR_PARSE,
                                    "%s: %s holds tensor %s, which the weight_map does not list",
                                    index_path, ck->files[ck->tensors[i].file].name,
                                    ck->tensors[i].name);
@@ -524,7 +511,7 @@ static hlx_status_t hlx_ckpt_merge(hlx_ckpt_t *ck, json_t *index, const char *in
             continue; /* unscaled fp8: read as is */
         if (t->ndim != 2 || s->ndim != 2 || s->dtype != HLX_ST_F32 || s->shape[0] < 1 ||
             s->shape[1] < 1)
-            return hlx_ck_fail(err, errlen, HLX_ERR_PARSE,
+            return hlx_errbuf(err, errlen, HLX_ERR_PARSE,
                                "%s: tensor %s: block scales need a 2-D F8_E4M3 weight and a 2-D "
                                "F32 %s", ck->files[t->file].name, t->name, sname);
         t->scale = s;
@@ -542,10 +529,10 @@ hlx_status_t hlx_ckpt_open(const char *dir, hlx_ckpt_t **ck_p, char *err, size_t
     int f;
 
     if (ck == NULL)
-        return hlx_ck_fail(err, errlen, HLX_ERR_NOMEM, "out of memory");
+        return hlx_errbuf(err, errlen, HLX_ERR_NOMEM, "out of memory");
     if (strlen(dir) >= sizeof(ck->dir)) {
         free(ck);
-        return hlx_ck_fail(err, errlen, HLX_ERR_INVALID, "%.64s...: path too long", dir);
+        return hlx_errbuf(err, errlen, HLX_ERR_INVALID, "%.64s...: path too long", dir);
     }
     snprintf(ck->dir, sizeof(ck->dir), "%s", dir);
     ck->block_rows = ck->block_cols = 128;
@@ -557,16 +544,16 @@ hlx_status_t hlx_ckpt_open(const char *dir, hlx_ckpt_t **ck_p, char *err, size_t
     } else {
         snprintf(path, sizeof(path), "%s/model.safetensors", dir);
         if (stat(path, &sb) != 0)
-            st = hlx_ck_fail(err, errlen, HLX_ERR_NOT_FOUND,
+            st = hlx_errbuf(err, errlen, HLX_ERR_NOT_FOUND,
                              "%s: no model.safetensors.index.json or model.safetensors", dir);
         else
             st = hlx_ckpt_add_file(ck, "model.safetensors") < 0
-                     ? hlx_ck_fail(err, errlen, HLX_ERR_NOMEM, "out of memory") : HLX_OK;
+                     ? hlx_errbuf(err, errlen, HLX_ERR_NOMEM, "out of memory") : HLX_OK;
     }
     for (f = 0; st == HLX_OK && f < ck->nfiles; f++) {
         st = hlx_ckpt_map(ck, f, err, errlen);
         if (st == HLX_ERR_NOT_FOUND && index != NULL)
-            st = hlx_ck_fail(err, errlen, HLX_ERR_PARSE,
+            st = hlx_errbuf(err, errlen, HLX_ERR_PARSE,
                              "%s/model.safetensors.index.json names shard %s, which is missing",
                              dir, ck->files[f].name);
     }
@@ -609,12 +596,12 @@ hlx_status_t hlx_ckpt_get(hlx_ckpt_t *ck, const char *name, int ndim, const int6
     char have[160], want[160];
 
     if (t == NULL)
-        return hlx_ck_fail(ck->err, sizeof(ck->err), HLX_ERR_NOT_FOUND,
+        return hlx_errbuf(ck->err, sizeof(ck->err), HLX_ERR_NOT_FOUND,
                            "%s: tensor %s is missing", ck->dir, name);
     if (t->ndim != ndim || memcmp(t->shape, shape, sizeof(*shape) * (size_t)ndim) != 0) {
         hlx_shape_str(have, sizeof(have), t->ndim, t->shape);
         hlx_shape_str(want, sizeof(want), ndim, shape);
-        return hlx_ck_fail(ck->err, sizeof(ck->err), HLX_ERR_MISMATCH,
+        return hlx_errbuf(ck->err, sizeof(ck->err), HLX_ERR_MISMATCH,
                            "%s: tensor %s: shape %s, expected %s", ck->files[t->file].name, name,
                            have, want);
     }
@@ -731,22 +718,22 @@ hlx_status_t hlx_ckpt_read_block(hlx_ckpt_t *ck, const hlx_ckpt_tensor_t *t, int
     float *tile;
 
     if (t->ndim > 2 || t->ndim < 1)
-        return hlx_ck_fail(ck->err, sizeof(ck->err), HLX_ERR_INVALID,
+        return hlx_errbuf(ck->err, sizeof(ck->err), HLX_ERR_INVALID,
                            "%s: tensor %s: %d-D, a 2-D block needs a 1-D or 2-D tensor", f->name,
                            t->name, t->ndim);
     cols = t->ndim == 2 ? t->shape[1] : t->shape[0];
     if (t->dtype != HLX_ST_F32 && t->dtype != HLX_ST_BF16 && t->dtype != HLX_ST_F16 &&
         t->dtype != HLX_ST_F64 && t->dtype != HLX_ST_F8_E4M3)
-        return hlx_ck_fail(ck->err, sizeof(ck->err), HLX_ERR_MISMATCH,
+        return hlx_errbuf(ck->err, sizeof(ck->err), HLX_ERR_MISMATCH,
                            "%s: tensor %s: dtype %s, expected a floating-point weight (F32, "
                            "BF16, F16, F8_E4M3)", f->name, t->name, hlx_st_dtype_name(t->dtype));
     if (dst_dtype != HLX_DTYPE_F32 && dst_dtype != HLX_DTYPE_BF16)
-        return hlx_ck_fail(ck->err, sizeof(ck->err), HLX_ERR_UNSUPPORTED,
+        return hlx_errbuf(ck->err, sizeof(ck->err), HLX_ERR_UNSUPPORTED,
                            "%s: tensor %s: cannot convert to %s (f32 or bf16)", f->name, t->name,
                            hlx_dtype_name(dst_dtype));
     if (r0 < 0 || nr < 0 || c0 < 0 || nc < 0 || r0 > rows - nr || c0 > cols - nc ||
         ld < (transpose ? nr : nc))
-        return hlx_ck_fail(ck->err, sizeof(ck->err), HLX_ERR_INVALID,
+        return hlx_errbuf(ck->err, sizeof(ck->err), HLX_ERR_INVALID,
                            "%s: tensor %s: block rows [%lld, +%lld) cols [%lld, +%lld) (ld %lld) "
                            "outside its %lld x %lld elements", f->name, t->name, (long long)r0,
                            (long long)nr, (long long)c0, (long long)nc, (long long)ld,
@@ -756,7 +743,7 @@ hlx_status_t hlx_ckpt_read_block(hlx_ckpt_t *ck, const hlx_ckpt_tensor_t *t, int
         brow = ck->block_rows;
         bcol = ck->block_cols;
         if ((rows + brow - 1) / brow != s->shape[0] || (cols + bcol - 1) / bcol != s->shape[1])
-            return hlx_ck_fail(ck->err, sizeof(ck->err), HLX_ERR_MISMATCH,
+            return hlx_errbuf(ck->err, sizeof(ck->err), HLX_ERR_MISMATCH,
                                "%s: tensor %s: scale %s is [%lld, %lld], blocks of %lld x %lld "
                                "over [%lld, %lld] need [%lld, %lld]", f->name, t->name, s->name,
                                (long long)s->shape[0], (long long)s->shape[1], (long long)brow,
@@ -777,7 +764,7 @@ hlx_status_t hlx_ckpt_read_block(hlx_ckpt_t *ck, const hlx_ckpt_tensor_t *t, int
     tnc = nc + 16;
     tile = malloc(sizeof(float) * (size_t)(HLX_CK_TILE * tnc));
     if (tile == NULL)
-        return hlx_ck_fail(ck->err, sizeof(ck->err), HLX_ERR_NOMEM, "%s: tensor %s: out of memory",
+        return hlx_errbuf(ck->err, sizeof(ck->err), HLX_ERR_NOMEM, "%s: tensor %s: out of memory",
                            f->name, t->name);
     for (i = 0; i < nr; i += HLX_CK_TILE) {
         int64_t th = nr - i < HLX_CK_TILE ? nr - i : HLX_CK_TILE, k;
@@ -829,7 +816,7 @@ hlx_status_t hlx_ckpt_read_slice(hlx_ckpt_t *ck, const hlx_ckpt_tensor_t *t, int
     hlx_status_t st;
 
     if (dim < 0 || dim >= t->ndim || first < 0 || count < 0 || first > t->shape[dim] - count)
-        return hlx_ck_fail(ck->err, sizeof(ck->err), HLX_ERR_INVALID,
+        return hlx_errbuf(ck->err, sizeof(ck->err), HLX_ERR_INVALID,
                            "%s: tensor %s: slice [%lld, +%lld) of dimension %d is outside it",
                            ck->files[t->file].name, t->name, (long long)first, (long long)count,
                            dim);
@@ -841,7 +828,7 @@ hlx_status_t hlx_ckpt_read_slice(hlx_ckpt_t *ck, const hlx_ckpt_tensor_t *t, int
     if (t->ndim == 2)
         return hlx_ckpt_read_block(ck, t, 0, t->shape[0], first, count, 0, dst, dst_dtype, count);
     if (t->scale != NULL)
-        return hlx_ck_fail(ck->err, sizeof(ck->err), HLX_ERR_UNSUPPORTED,
+        return hlx_errbuf(ck->err, sizeof(ck->err), HLX_ERR_UNSUPPORTED,
                            "%s: tensor %s: block-scaled tensors must be 2-D",
                            ck->files[t->file].name, t->name);
     /* N-D: a sequence of 2-D views [1][shape[dim] * inner], one per outer index. */

@@ -2,28 +2,17 @@
  * produces): header padded to 8 bytes, tensors back to back, row by row from a callback. */
 #define _GNU_SOURCE
 #include "hlx_ckpt.h"
+#include "hlx_err.h"
 
 #include <errno.h>
 #include <jansson.h>
 #include <math.h>
-#include <stdarg.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <sys/stat.h>
 #include <unistd.h>
 
-static hlx_status_t hlx_w_fail(char *err, size_t errlen, hlx_status_t st, const char *fmt, ...)
-    __attribute__((format(printf, 4, 5)));
-static hlx_status_t hlx_w_fail(char *err, size_t errlen, hlx_status_t st, const char *fmt, ...)
-{
-    va_list ap;
-
-    va_start(ap, fmt);
-    vsnprintf(err, errlen, fmt, ap);
-    va_end(ap);
-    return st;
-}
 
 uint8_t hlx_f32_to_fp8(float v)
 {
@@ -116,7 +105,7 @@ static hlx_status_t hlx_w_shard(const char *path, const hlx_hf_expect_t *list, s
     row = malloc(sizeof(float) * (size_t)maxc);
     out = malloc(sizeof(float) * (size_t)maxc);
     if (text == NULL || row == NULL || out == NULL) {
-        st = hlx_w_fail(err, errlen, HLX_ERR_NOMEM, "%s: out of memory", path);
+        st = hlx_errbuf(err, errlen, HLX_ERR_NOMEM, "%s: out of memory", path);
         goto out;
     }
     tlen = strlen(text);
@@ -125,7 +114,7 @@ static hlx_status_t hlx_w_shard(const char *path, const hlx_hf_expect_t *list, s
         lenbuf[i] = (uint8_t)(hlen >> (8 * i));
     f = fopen(path, "wb");
     if (f == NULL) {
-        st = hlx_w_fail(err, errlen, HLX_ERR_IO, "%s: %s", path, strerror(errno));
+        st = hlx_errbuf(err, errlen, HLX_ERR_IO, "%s: %s", path, strerror(errno));
         goto out;
     }
     fwrite(lenbuf, 1, 8, f);
@@ -147,7 +136,7 @@ static hlx_status_t hlx_w_shard(const char *path, const hlx_hf_expect_t *list, s
         }
     }
     if (st == HLX_OK && (ferror(f) || fclose(f) != 0))
-        st = hlx_w_fail(err, errlen, HLX_ERR_IO, "%s: write failed", path);
+        st = hlx_errbuf(err, errlen, HLX_ERR_IO, "%s: write failed", path);
     else if (st != HLX_OK)
         fclose(f);
     f = NULL;
@@ -170,20 +159,20 @@ hlx_status_t hlx_ckpt_write(const char *dir, const hlx_hf_expect_t *list, size_t
     hlx_status_t st = HLX_OK;
 
     if (nshards < 1 || (size_t)nshards > n)
-        return hlx_w_fail(err, errlen, HLX_ERR_INVALID, "%d shards for %zu tensors", nshards, n);
+        return hlx_errbuf(err, errlen, HLX_ERR_INVALID, "%d shards for %zu tensors", nshards, n);
     for (i = 0; i < n; i++)
         if (list[i].dtype != HLX_ST_F32 && list[i].dtype != HLX_ST_BF16 &&
             list[i].dtype != HLX_ST_F16 && list[i].dtype != HLX_ST_F8_E4M3)
-            return hlx_w_fail(err, errlen, HLX_ERR_INVALID,
+            return hlx_errbuf(err, errlen, HLX_ERR_INVALID,
                               "tensor %s: cannot write %s (F32, BF16, F16 or F8_E4M3)",
                               list[i].name, hlx_st_dtype_name(list[i].dtype));
     if (mkdir(dir, 0755) != 0 && errno != EEXIST)
-        return hlx_w_fail(err, errlen, HLX_ERR_IO, "%s: %s", dir, strerror(errno));
+        return hlx_errbuf(err, errlen, HLX_ERR_IO, "%s: %s", dir, strerror(errno));
     /* the other layout's entry point would shadow or contradict this one */
     snprintf(path, sizeof(path), "%s/%s", dir,
              nshards == 1 ? "model.safetensors.index.json" : "model.safetensors");
     if (unlink(path) != 0 && errno != ENOENT)
-        return hlx_w_fail(err, errlen, HLX_ERR_IO, "%s: %s", path, strerror(errno));
+        return hlx_errbuf(err, errlen, HLX_ERR_IO, "%s: %s", path, strerror(errno));
     for (i = 0; i < n; i++)
         total += hlx_w_bytes(&list[i]);
     if (nshards > 1) {
@@ -213,7 +202,7 @@ hlx_status_t hlx_ckpt_write(const char *dir, const hlx_hf_expect_t *list, size_t
     if (st == HLX_OK && index != NULL) {
         snprintf(path, sizeof(path), "%s/model.safetensors.index.json", dir);
         if (json_dump_file(index, path, JSON_INDENT(2) | JSON_PRESERVE_ORDER) != 0)
-            st = hlx_w_fail(err, errlen, HLX_ERR_IO, "%s: cannot write", path);
+            st = hlx_errbuf(err, errlen, HLX_ERR_IO, "%s: cannot write", path);
     }
     json_decref(wm);
     json_decref(index);

@@ -2,6 +2,7 @@
  * families, the tensors each must hold, and the map from runtime weights to them. */
 #define _GNU_SOURCE
 #include "hlx_ckpt.h"
+#include "hlx_err.h"
 #include "hlx_json.h"
 
 #include <jansson.h>
@@ -11,19 +12,6 @@
 #include <stdlib.h>
 #include <string.h>
 
-static hlx_status_t hlx_hf_fail(char *err, size_t errlen, hlx_status_t st, const char *fmt, ...)
-    __attribute__((format(printf, 4, 5)));
-static hlx_status_t hlx_hf_fail(char *err, size_t errlen, hlx_status_t st, const char *fmt, ...)
-{
-    va_list ap;
-
-    if (err != NULL && errlen > 0) {
-        va_start(ap, fmt);
-        vsnprintf(err, errlen, fmt, ap);
-        va_end(ap);
-    }
-    return st;
-}
 
 /* ---- config.json --------------------------------------------------------------------- */
 
@@ -493,7 +481,7 @@ hlx_status_t hlx_hf_config_write(const char *dir, const hlx_hf_config_t *c, char
     rc = json_dump_file(o, path, JSON_INDENT(2) | JSON_PRESERVE_ORDER);
     json_decref(o);
     if (rc != 0)
-        return hlx_hf_fail(err, errlen, HLX_ERR_IO, "%s: cannot write", path);
+        return hlx_errbuf(err, errlen, HLX_ERR_IO, "%s: cannot write", path);
     return HLX_OK;
 }
 
@@ -668,7 +656,7 @@ hlx_status_t hlx_hf_expect(const hlx_hf_config_t *c, hlx_hf_expect_t **list_p, s
 
 out_nomem:
     free(l.v);
-    return hlx_hf_fail(err, errlen, HLX_ERR_NOMEM, "out of memory listing tensors");
+    return hlx_errbuf(err, errlen, HLX_ERR_NOMEM, "out of memory listing tensors");
 }
 
 /* Tensors a checkpoint may hold that decode does not read: layers past num_hidden_layers

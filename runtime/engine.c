@@ -89,16 +89,6 @@ void hlx_run_config_default(hlx_run_config_t *cfg)
     strcpy(cfg->kernels, "auto");
 }
 
-hlx_status_t hlx_engine_fail(char *err, size_t errlen, hlx_status_t st, const char *fmt, ...)
-{
-    va_list ap;
-
-    va_start(ap, fmt);
-    vsnprintf(err, errlen, fmt, ap);
-    va_end(ap);
-    return st;
-}
-
 /* ---- weights and KV */
 
 static void *hlx_zalloc(size_t n, size_t size)

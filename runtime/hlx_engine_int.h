@@ -8,6 +8,7 @@
 #include <helix/topology.h>
 
 #include "hlx_backend.h"
+#include "hlx_err.h"
 #include "hlx_boot.h"
 #include "hlx_comm.h"
 #include "hlx_engine_view.h"
@@ -124,8 +125,8 @@ struct hlx_engine {
     int         *prefill_tokens; /* [batch]: the tokens chosen after the prompt */
 };
 
-hlx_status_t hlx_engine_fail(char *err, size_t errlen, hlx_status_t st, const char *fmt, ...)
-    __attribute__((format(printf, 4, 5)));
+/* The reason into err, st back (util's hlx_errbuf under the engine's name). */
+#define hlx_engine_fail hlx_errbuf
 
 /* Link class between this rank and its KVP peers (engine.c). */
 const char  *hlx_engine_a2a_link(const hlx_engine_t *eng);

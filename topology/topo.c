@@ -42,17 +42,6 @@ const struct hlx_param_table *hlx_topo_param_table(void)
     return &hlx_topo_table;
 }
 
-void hlx_topo_seterr(char *err, size_t errlen, const char *fmt, ...)
-{
-    va_list ap;
-
-    if (err == NULL || errlen == 0)
-        return;
-    va_start(ap, fmt);
-    vsnprintf(err, errlen, fmt, ap);
-    va_end(ap);
-}
-
 int hlx_topo_busid_norm(const char *in, char *out, size_t outlen)
 {
     unsigned dom, bus, dev, fn;

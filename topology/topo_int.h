@@ -2,6 +2,7 @@
 #ifndef HLX_TOPO_INT_H
 #define HLX_TOPO_INT_H
 
+#include "hlx_err.h"
 #include <helix/topology.h>
 #include <hwloc.h>
 #include <stdarg.h>
@@ -28,9 +29,8 @@ struct hlx_topo {
     double             *nvlink;       /* ngpus x ngpus, GB/s per direction */
 };
 
-/* Formats a message into err (never overflows; err may be NULL). */
-void hlx_topo_seterr(char *err, size_t errlen, const char *fmt, ...)
-    __attribute__((format(printf, 3, 4)));
+/* Formats a message into err (never overflows; err may be NULL): util's hlx_errbuf. */
+#define hlx_topo_seterr(_err, _len, ...) ((void)hlx_errbuf((_err), (_len), HLX_OK, __VA_ARGS__))
 
 /* Checks an hwloc XML file's text before hwloc reads it: well-formed nesting (catches
  * truncation), cpuset/nodeset syntax, and distance matrices with nbobjs indexes and

@@ -3,8 +3,8 @@
  * device buffers, UCX otherwise (on device memory, or staged through pinned host memory),
  * the host transport on host buffers. Pure: no communication, no library calls. */
 #include "hlx_comm.h"
+#include "hlx_err.h"
 
-#include <stdarg.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -37,21 +37,9 @@ hlx_status_t hlx_nccl_mode_parse(const char *s, hlx_nccl_mode_t *mode_p)
     return HLX_OK;
 }
 
-static hlx_comm_choice_t hlx_comm_why(hlx_comm_choice_t c, char *why, size_t whylen,
-                                      const char *fmt, ...) __attribute__((format(printf, 4, 5)));
-
-static hlx_comm_choice_t hlx_comm_why(hlx_comm_choice_t c, char *why, size_t whylen,
-                                      const char *fmt, ...)
-{
-    va_list ap;
-
-    if (why != NULL && whylen > 0) {
-        va_start(ap, fmt);
-        vsnprintf(why, whylen, fmt, ap);
-        va_end(ap);
-    }
-    return c;
-}
+/* The reason into why, the choice back. */
+#define hlx_comm_why(_c, _why, _len, ...) \
+    (hlx_errbuf((_why), (_len), HLX_OK, __VA_ARGS__), (_c))
 
 /* The first pair (a, b) of members not linked by NVLink: 1 found, 0 every pair is,
  * -1 a row could not be read. */

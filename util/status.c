@@ -1,5 +1,20 @@
-/* Names and exit codes of hlx_status_t. */
-#include <helix/status.h>
+/* Names and exit codes of hlx_status_t, and the reason-and-status helper (hlx_err.h). */
+#include "hlx_err.h"
+
+#include <stdarg.h>
+#include <stdio.h>
+
+hlx_status_t hlx_errbuf(char *buf, size_t len, hlx_status_t st, const char *fmt, ...)
+{
+    va_list ap;
+
+    if (buf != NULL && len > 0) {
+        va_start(ap, fmt);
+        vsnprintf(buf, len, fmt, ap);
+        va_end(ap);
+    }
+    return st;
+}
 
 const char *hlx_status_str(hlx_status_t status)
 {
