@@ -44,6 +44,35 @@ static inline void hlx_test_cluster(const char *file, hlx_cluster_t *c)
     if (hlx_cluster_load(file, c, err, sizeof(err)) != HLX_OK)
         fail_msg("%s", err);
 }
+
+/* A cluster built in memory (needs <string.h>): nnodes nodes of gpus GPUs, NVLink domains
+ * of nodes_per_domain nodes, RDMA at rdma_gbps between nodes (0: TCP only). Free with
+ * hlx_cluster_free(). */
+static inline void hlx_test_mem_cluster(hlx_cluster_t *c, int nnodes, int gpus,
+                                        int nodes_per_domain, double rdma_gbps)
+{
+    int i;
+    memset(c, 0, sizeof(*c));
+    snprintf(c->name, sizeof(c->name), "mem");
+    c->nnodes = nnodes;
+    c->nodes = calloc((size_t)nnodes, sizeof(*c->nodes));
+    assert_non_null(c->nodes);
+    for (i = 0; i < nnodes; i++) {
+        snprintf(c->nodes[i].name, sizeof(c->nodes[i].name), "n%d", i);
+        c->nodes[i].gpus = gpus;
+        c->nodes[i].nics = 1;
+        c->nodes[i].domain = i / nodes_per_domain;
+        c->nodes[i].rack = c->nodes[i].domain;
+        c->nodes[i].nvlink = gpus > 1;
+        c->nodes[i].first_gpu = i * gpus;
+    }
+    c->ndomains = (nnodes + nodes_per_domain - 1) / nodes_per_domain;
+    c->total_gpus = nnodes * gpus;
+    c->max_domain_gpus = gpus * nodes_per_domain;
+    c->link[HLX_LINK_NVLINK].bw_gbps = gpus > 1 ? 450 : 0;
+    c->link[HLX_LINK_RDMA].bw_gbps = rdma_gbps;
+    c->link[HLX_LINK_TCP].bw_gbps = 5;
+}
 #endif
 
 #endif

@@ -430,33 +430,8 @@ static void test_ep(void **state)
     hlx_topo_free(t);
 }
 
-
 /* Clusters built in memory: no RDMA bandwidth means TCP between nodes; CPU-only hosts get
  * blocks of ceil(N / hosts) ranks; a large cluster places 8192 ranks with every group whole. */
-static void init_cluster(hlx_cluster_t *c, int nnodes, int gpus, int nodes_per_domain)
-{
-    int i;
-    memset(c, 0, sizeof(*c));
-    snprintf(c->name, sizeof(c->name), "mem");
-    c->nnodes = nnodes;
-    c->nodes = calloc((size_t)nnodes, sizeof(*c->nodes));
-    assert_non_null(c->nodes);
-    for (i = 0; i < nnodes; i++) {
-        snprintf(c->nodes[i].name, sizeof(c->nodes[i].name), "n%d", i);
-        c->nodes[i].gpus = gpus;
-        c->nodes[i].nics = 1;
-        c->nodes[i].domain = i / nodes_per_domain;
-        c->nodes[i].rack = c->nodes[i].domain;
-        c->nodes[i].nvlink = gpus > 1;
-        c->nodes[i].first_gpu = i * gpus;
-    }
-    c->ndomains = (nnodes + nodes_per_domain - 1) / nodes_per_domain;
-    c->total_gpus = nnodes * gpus;
-    c->max_domain_gpus = gpus * nodes_per_domain;
-    c->link[HLX_LINK_NVLINK].bw_gbps = gpus > 1 ? 450 : 0;
-    c->link[HLX_LINK_TCP].bw_gbps = 5;
-}
-
 static void test_memory_clusters(void **state)
 {
     hlx_cluster_t c;
@@ -464,7 +439,7 @@ static void test_memory_clusters(void **state)
     int r;
     (void)state;
 
-    init_cluster(&c, 2, 4, 1);
+    hlx_test_mem_cluster(&c, 2, 4, 1, 0);
     p = place(&c, 4, 2, 1, NULL);
     assert_int_equal(p->internode, HLX_LINK_TCP);
     assert_int_equal(hlx_place_link(p, 0, 4), HLX_LINK_TCP);
@@ -473,7 +448,7 @@ static void test_memory_clusters(void **state)
     hlx_cluster_free(&c);
 
     /* two CPU-only hosts with RDMA: 5 ranks -> 3 on the first, 2 on the second */
-    init_cluster(&c, 2, 0, 1);
+    hlx_test_mem_cluster(&c, 2, 0, 1, 0);
     c.link[HLX_LINK_RDMA].bw_gbps = 25;
     p = place(&c, 5, 1, 1, NULL);
     assert_int_equal(p->cpu_only, 1);
@@ -492,7 +467,7 @@ static void test_memory_clusters(void **state)
     hlx_cluster_free(&c);
 
     /* 1024 nodes of 8 GPUs in 2-node domains: 8192 ranks, KVP 16 fills each domain */
-    init_cluster(&c, 1024, 8, 2);
+    hlx_test_mem_cluster(&c, 1024, 8, 2, 0);
     c.link[HLX_LINK_RDMA].bw_gbps = 50;
     p = place(&c, 16, 512, 1, NULL);
     check_rank_order(p);

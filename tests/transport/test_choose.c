@@ -73,32 +73,6 @@ static hlx_comm_choice_t choose(const hlx_placement_t *p, int tpa_rank,
     return c;
 }
 
-/* n nodes of gpus GPUs each, one NVLink domain per node; rdma_gbps 0: TCP between nodes. */
-static void mem_cluster(hlx_cluster_t *c, int nnodes, int gpus, double rdma_gbps)
-{
-    int i;
-    memset(c, 0, sizeof(*c));
-    snprintf(c->name, sizeof(c->name), "mem");
-    c->nnodes = nnodes;
-    c->nodes = calloc((size_t)nnodes, sizeof(*c->nodes));
-    assert_non_null(c->nodes);
-    for (i = 0; i < nnodes; i++) {
-        snprintf(c->nodes[i].name, sizeof(c->nodes[i].name), "n%d", i);
-        c->nodes[i].gpus = gpus;
-        c->nodes[i].nics = 1;
-        c->nodes[i].domain = i;
-        c->nodes[i].rack = i;
-        c->nodes[i].nvlink = 1;
-        c->nodes[i].first_gpu = i * gpus;
-    }
-    c->ndomains = nnodes;
-    c->total_gpus = nnodes * gpus;
-    c->max_domain_gpus = gpus;
-    c->link[HLX_LINK_NVLINK].bw_gbps = 450;
-    c->link[HLX_LINK_RDMA].bw_gbps = rdma_gbps;
-    c->link[HLX_LINK_TCP].bw_gbps = 5;
-}
-
 /* One node, 4 ranks on 4 NVLink GPUs: the world (= the KVP group) runs on NCCL. */
 static void test_one_nvlink_node(void **state)
 {
@@ -124,7 +98,7 @@ static void test_two_nodes(void **state)
     char why[160] = "";
     (void)state;
 
-    mem_cluster(&c, 2, 4, 50);
+    hlx_test_mem_cluster(&c, 2, 4, 1, 50);
     p = place(&c, 4, 2, NULL);
     assert_int_equal(p->ranks[0].node, 0);
     assert_int_equal(p->ranks[4].node, 1);
@@ -189,7 +163,7 @@ static void test_tcp_pair(void **state)
     char why[160] = "";
     (void)state;
 
-    mem_cluster(&c, 2, 4, 0);
+    hlx_test_mem_cluster(&c, 2, 4, 1, 0);
     p = place(&c, 4, 2, NULL);
     assert_int_equal(hlx_place_link(p, 0, 4), HLX_LINK_TCP);
     assert_int_equal(choose(p, -1, &cuda_auto, why, sizeof(why)), HLX_COMM_CHOICE_UCX_STAGED);
