@@ -40,8 +40,8 @@ static void hlx_bl_usage(FILE *f)
 "  - the attention kernel (f32 and bf16 KV, the shapes of the runtime's models) with its\n"
 "    KV in the last-level cache and streamed from DRAM: cost per call and per token;\n"
 "  - the GEMM kernel at 1, 2, 4 and 8 rows (f32 and bf16 weights): weight GB/s;\n"
-"  - DRAM read per reader alone and with one reader per core at once (what ranks\n"
-"    sharing the memory get each);\n"
+"  - the attention kernel streaming its KV from DRAM alone and with one kernel per\n"
+"    core at once (what ranks sharing the memory get each);\n"
 "  - all-to-all, all-reduce and all-gather latency and bandwidth over the transport\n"
 "    between 2 ranks of this host (link class shm; 10th percentile), and with more\n"
 "    ranks than cores (median: the wait for the ranks sharing a core).\n"
@@ -370,30 +370,40 @@ static int hlx_bl_compute(hlx_hw_local_t *hw, char *err, size_t errlen)
     return 0;
 }
 
-/* ---- DRAM bandwidth shared by concurrent readers ---- */
+/* ---- DRAM shared by concurrent ranks ---- */
 
+/* Each "reader" is the attention kernel the runtime runs by default (bf16 KV, group 4,
+ * head 32: the tiny preset) over a KV stream of its own: what ranks sharing the memory
+ * get each is what their kernels get, and a kernel that computes while it reads asks less
+ * of the memory than a bare read loop (on the Zen 5 VM two bare readers said 1.52x slower
+ * each while two decode ranks streamed as fast as one alone). */
 #define HLX_BL_READER_BYTES ((size_t)512 << 20) /* per reader: past the LLC of two */
-#define HLX_BL_READER_PASSES 7
+#define HLX_BL_READER_PASSES 5
+#define HLX_BL_READER_GROUP 4
+#define HLX_BL_READER_HEAD 32
 
 typedef struct hlx_bl_reader {
     atomic_int *go;    /* the readers start their passes together */
     int    cpu;
-    uint64_t **buf;    /* this reader's buffer: allocated and filled by its first round,
-                          kept for the next rounds (the caller frees it) */
-    double gbps;  /* median pass, in thread CPU time */
+    const hlx_kernels_t *k;
+    uint16_t **buf;    /* this reader's KV: allocated and filled by its first round, kept
+                          for the next rounds (the caller frees it) */
+    double gbps;  /* median pass, KV bytes per thread CPU second */
 } hlx_bl_reader_t;
 
-static volatile uint64_t hlx_bl_reader_sink;
-
-/* One reader: pinned, its own buffer, every reader starts its passes together. CPU time
+/* One reader: pinned, its own KV, every reader starts its passes together. CPU time
  * counts the cycles stalled on memory and not the time another process held the core,
  * so the figure is what sharing the memory (not the core) costs. */
 static void *hlx_bl_reader_main(void *arg)
 {
     hlx_bl_reader_t *r = arg;
-    size_t n = HLX_BL_READER_BYTES / sizeof(uint64_t), i;
+    const size_t tok = 2 * HLX_BL_READER_HEAD * sizeof(uint16_t);
+    const size_t len = HLX_BL_READER_BYTES / tok;
+    float q[HLX_BL_READER_GROUP * HLX_BL_READER_HEAD], o[HLX_BL_READER_GROUP * HLX_BL_READER_HEAD];
+    float lse[HLX_BL_READER_GROUP];
     double rates[HLX_BL_READER_PASSES];
-    uint64_t *p = *r->buf;
+    uint16_t *p = *r->buf;
+    hlx_attn_desc_t d;
     cpu_set_t one;
     int pass;
 
@@ -402,21 +412,22 @@ static void *hlx_bl_reader_main(void *arg)
     pthread_setaffinity_np(pthread_self(), sizeof(one), &one);
     if (p == NULL) { /* first touch on the reader's own core */
         p = hlx_kernels_alloc_huge(HLX_BL_READER_BYTES);
-        for (i = 0; p && i < n; i++)
-            p[i] = i * 0x9e3779b97f4a7c15ull;
+        if (p)
+            hlx_bl_fill(p, HLX_BL_READER_BYTES / sizeof(uint16_t), (uint64_t)r->cpu + 11);
         *r->buf = p;
     }
+    hlx_bl_fill((uint16_t *)q, sizeof(q) / 2, 7); /* pairs of bf16: small f32 values */
+    d = (hlx_attn_desc_t){ .group = HLX_BL_READER_GROUP, .dk = HLX_BL_READER_HEAD,
+                           .dv = HLX_BL_READER_HEAD, .len = len, .kv_dtype = HLX_DTYPE_BF16,
+                           .q = q, .k = p, .v = (const char *)p + len * tok / 2,
+                           .k_stride = HLX_BL_READER_HEAD, .v_stride = HLX_BL_READER_HEAD,
+                           .scale = 1.0f / sqrtf((float)HLX_BL_READER_HEAD), .o = o,
+                           .lse = lse };
     while (!atomic_load(r->go))
         sched_yield();
     for (pass = 0; p && pass < HLX_BL_READER_PASSES; pass++) {
-        uint64_t a0 = 0, a1 = 0, a2 = 0, a3 = 0, t0 = hlx_bl_cpu_ns();
-        for (i = 0; i < n; i += 4) { /* independent lanes: the loads, not the adds, limit */
-            a0 ^= p[i];
-            a1 ^= p[i + 1];
-            a2 ^= p[i + 2];
-            a3 ^= p[i + 3];
-        }
-        hlx_bl_reader_sink = a0 ^ a1 ^ a2 ^ a3;
+        uint64_t t0 = hlx_bl_cpu_ns();
+        r->k->attn(&d);
         rates[pass] = (double)HLX_BL_READER_BYTES /
                       fmax((double)(hlx_bl_cpu_ns() - t0) * 1e-9, 1e-9) * 1e-9;
     }
@@ -424,8 +435,8 @@ static void *hlx_bl_reader_main(void *arg)
     return NULL;
 }
 
-/* GB/s per reader with n readers at once on the first n cores of this process. */
-static double hlx_bl_readers(int n, uint64_t **bufs)
+/* KV GB/s per reader with n readers at once on the first n cores of this process. */
+static double hlx_bl_readers(int n, const hlx_kernels_t *k, uint16_t **bufs)
 {
     hlx_bl_reader_t r[HLX_HW_MAX_READERS];
     pthread_t th[HLX_HW_MAX_READERS];
@@ -439,7 +450,7 @@ static double hlx_bl_readers(int n, uint64_t **bufs)
     for (i = 0; i < n; i++) {
         while (cpu < CPU_SETSIZE && !CPU_ISSET(cpu, &set))
             cpu++;
-        r[i] = (hlx_bl_reader_t){ .go = &go, .cpu = cpu < CPU_SETSIZE ? cpu++ : 0,
+        r[i] = (hlx_bl_reader_t){ .go = &go, .cpu = cpu < CPU_SETSIZE ? cpu++ : 0, .k = k,
                                   .buf = &bufs[i] };
     }
     for (i = 0; i < n && pthread_create(&th[i], NULL, hlx_bl_reader_main, &r[i]) == 0; i++)
@@ -549,6 +560,61 @@ static hlx_status_t hlx_bl_fit_all(hlx_comm_t *w, void *buf, void *aux, hlx_hw_c
     return HLX_OK;
 }
 
+/* A collective as a decode step meets it: right after each rank computed for about 30 us
+ * (two GEMMs over weights from the last-level cache, a small model's phase, the same work
+ * on every rank). From the end of a rank's compute to the end of a 1 KiB all-reduce: the
+ * latency with the transport's lines gone cold, the ranks arriving apart, the wake-up
+ * (on the Zen 5 VM 1.6-4.8 us with two ranks against 0.7 us back to back); with more ranks
+ * than cores also the turn of the ranks sharing the core, less their compute (which the
+ * predictor counts in its share: 160 us of waiting after 30 us of compute counted as 130).
+ * Per rank the median of 101, then the mean over the ranks (each rank reports its own
+ * waits). A line through several
+ * compute lengths also gave a wait per second of compute (the slower core's lead), but it
+ * moved between 0 and 0.2 from minute to minute and predicted worse than none. */
+static hlx_status_t hlx_bl_after_compute(hlx_comm_t *w, void *buf, hlx_hw_coll_t *c)
+{
+    enum { HLX_BL_AC_N = 512, HLX_BL_AC_MATS = 4, HLX_BL_AC_REPS = 101, HLX_BL_AC_WORK = 2 };
+    const size_t mat = (size_t)HLX_BL_AC_N * HLX_BL_AC_N;
+    double v[HLX_BL_AC_REPS], cv[HLX_BL_AC_REPS];
+    float mine[2];
+    hlx_kernels_t k;
+    float *wts, *x, *y;
+    hlx_status_t st = HLX_OK;
+    int i, j, g = 0, n = hlx_comm_size(w);
+    double share;
+
+    if (hlx_kernels_init(NULL, &k) != HLX_OK)
+        return HLX_ERR_INVALID;
+    wts = malloc(mat * HLX_BL_AC_MATS * sizeof(float));
+    x = calloc(HLX_BL_AC_N, sizeof(float));
+    y = calloc(HLX_BL_AC_N, sizeof(float));
+    if (!wts || !x || !y) {
+        free(wts); free(x); free(y);
+        return HLX_ERR_NOMEM;
+    }
+    hlx_bl_fill((uint16_t *)wts, mat * HLX_BL_AC_MATS * 2, 5);
+    hlx_bl_fill((uint16_t *)x, HLX_BL_AC_N * 2, 6);
+    for (i = 0; i < HLX_BL_AC_REPS && st == HLX_OK; i++) {
+        uint64_t t0 = hlx_now_ns(), t1;
+        for (j = 0; j < HLX_BL_AC_WORK; j++, g++)
+            k.gemm(1, HLX_BL_AC_N, HLX_BL_AC_N, x, wts + (size_t)(g % HLX_BL_AC_MATS) * mat,
+                   HLX_DTYPE_F32, y, 0);
+        t1 = hlx_now_ns();
+        st = hlx_comm_allreduce_sum_f32(w, (float *)buf, 256);
+        v[i] = (double)(hlx_now_ns() - t1) * 1e-9;
+        cv[i] = (double)(t1 - t0) * 1e-9;
+    }
+    free(wts); free(x); free(y);
+    mine[0] = (float)hlx_bl_median(v, HLX_BL_AC_REPS);
+    mine[1] = (float)hlx_bl_median(cv, HLX_BL_AC_REPS);
+    if (st != HLX_OK || (st = hlx_comm_barrier(w)) != HLX_OK ||
+        (st = hlx_comm_allreduce_sum_f32(w, mine, 2)) != HLX_OK)
+        return st;
+    share = fmax(1.0, (double)n / hlx_bl_ncores());
+    c->step_us = fmax(0.0, (mine[0] - (share - 1.0) * mine[1]) / n) * 1e6;
+    return HLX_OK;
+}
+
 /* Measures the collectives over the world of this job; rank 0 prints one JSON object. */
 static int hlx_bl_comm_child(void)
 {
@@ -588,13 +654,15 @@ static int hlx_bl_comm_child(void)
     for (j = 1; j < n; j++)
         same &= !strcmp(hosts, hosts + (size_t)j * sizeof(host));
     c.ranks = n;
-    if ((st = hlx_bl_fit_all(w, buf, aux, &c)) != HLX_OK)
+    if ((st = hlx_bl_fit_all(w, buf, aux, &c)) != HLX_OK ||
+        (st = hlx_bl_after_compute(w, buf, &c)) != HLX_OK)
         goto fail;
     if (info.rank == 0)
         printf("{\"link\": \"%s\", \"ranks\": %d, \"a2a_us\": %.4g, \"a2a_gbps\": %.4g, "
-               "\"ar_us\": %.4g, \"ar_gbps\": %.4g, \"ag_us\": %.4g, \"ag_gbps\": %.4g}\n",
+               "\"ar_us\": %.4g, \"ar_gbps\": %.4g, \"ag_us\": %.4g, \"ag_gbps\": %.4g, "
+               "\"step_us\": %.4g}\n",
                same ? "shm" : "tcp", n, c.a2a_us, c.a2a_gbps, c.ar_us, c.ar_gbps, c.ag_us,
-               c.ag_gbps);
+               c.ag_gbps, c.step_us);
     fflush(stdout);
     rc = 0;
     goto out;
@@ -667,10 +735,10 @@ static int hlx_bl_comm_spawn(int ranks, hlx_hw_local_t *hw, int shared, char *er
         return 1;
     }
     o = json_loads(strchr(line, '{'), 0, &je);
-    if (o == NULL || json_unpack(o, "{s:i, s:F, s:F, s:F, s:F, s:F, s:F}", "ranks", &c.ranks,
-                                 "a2a_us", &c.a2a_us, "a2a_gbps", &c.a2a_gbps, "ar_us",
-                                 &c.ar_us, "ar_gbps", &c.ar_gbps, "ag_us", &c.ag_us,
-                                 "ag_gbps", &c.ag_gbps) != 0 ||
+    if (o == NULL || json_unpack(o, "{s:i, s:F, s:F, s:F, s:F, s:F, s:F, s:F}", "ranks",
+                                 &c.ranks, "a2a_us", &c.a2a_us, "a2a_gbps", &c.a2a_gbps,
+                                 "ar_us", &c.ar_us, "ar_gbps", &c.ar_gbps, "ag_us", &c.ag_us,
+                                 "ag_gbps", &c.ag_gbps, "step_us", &c.step_us) != 0 ||
         hlx_link_parse(json_string_value(json_object_get(o, "link")), &lk) != 0) {
         snprintf(err, errlen, "unexpected output of %s: %s", cmd, line);
         json_decref(o);
@@ -735,8 +803,8 @@ void hlx_bench_local_print(FILE *f, const hlx_hw_local_t *hw, const char *path)
     fprintf(f, "one core: read %.2f GB/s, fp32 FMA peak %.1f GFLOP/s\n", hw->read_gbps,
             hw->fma_gflops);
     if (hw->dram_readers > 0)
-        fprintf(f, "DRAM read per reader (CPU time): %.2f GB/s alone, %.2f GB/s with %d readers "
-                   "at once (%.2fx slower each)\n", hw->dram_gbps_1, hw->dram_gbps_n,
+        fprintf(f, "DRAM shared (attention KV per core, CPU time): %.2f GB/s alone, %.2f GB/s "
+                   "with %d at once (%.2fx slower each)\n", hw->dram_gbps_1, hw->dram_gbps_n,
                 hw->dram_readers, hw->dram_gbps_1 / hw->dram_gbps_n);
     if (hw->ncurve > 0) {
         int c;
@@ -759,15 +827,16 @@ void hlx_bench_local_print(FILE *f, const hlx_hw_local_t *hw, const char *path)
         fprintf(f, "%-10s %4d %-6s %9.2f %12.2f\n", hlx_dtype_name(g->w_dtype), g->m,
                 g->cached ? "cache" : "DRAM", g->call_us, g->gbps);
     }
-    fprintf(f, "\n%-12s %5s %8s %9s %8s %9s %8s %9s\n", "link", "ranks", "a2a us", "a2a GB/s",
-            "ar us", "ar GB/s", "ag us", "ag GB/s");
+    fprintf(f, "\n%-12s %5s %8s %9s %8s %9s %8s %9s %11s\n", "link", "ranks", "a2a us",
+            "a2a GB/s", "ar us", "ar GB/s", "ag us", "ag GB/s", "in-step us");
     for (i = 0; i <= HLX_LINK_COUNT; i++) {
         const hlx_hw_coll_t *c = i < HLX_LINK_COUNT ? &hw->link[i] : &hw->shared;
         if (c->ranks == 0)
             continue;
-        fprintf(f, "%-12s %5d %8.2f %9.3f %8.2f %9.3f %8.2f %9.3f\n",
+        fprintf(f, "%-12s %5d %8.2f %9.3f %8.2f %9.3f %8.2f %9.3f %11.2f\n",
                 i < HLX_LINK_COUNT ? hlx_link_name((hlx_link_t)i) : "shm (shared)", c->ranks,
-                c->a2a_us, c->a2a_gbps, c->ar_us, c->ar_gbps, c->ag_us, c->ag_gbps);
+                c->a2a_us, c->a2a_gbps, c->ar_us, c->ar_gbps, c->ag_us, c->ag_gbps,
+                c->step_us);
     }
     if (path)
         fprintf(f, "\nstored in %s\n", path);
@@ -805,11 +874,17 @@ int hlx_bench_local_measure(const char *path, int quiet, hlx_hw_local_t *hw, cha
      * in the next run) and set every DRAM-bound prediction of two ranks 30-45% too slow */
     {
         double r1[3], rn[3], ratio[3], mid;
-        uint64_t *bufs[HLX_HW_MAX_READERS] = { NULL };
+        uint16_t *bufs[HLX_HW_MAX_READERS] = { NULL };
+        hlx_kernels_t ka;
         int r, k = 0;
+        if (hlx_kernels_init_shape(NULL, HLX_DTYPE_BF16, HLX_BL_READER_HEAD, 1, &ka, NULL, 0) !=
+            HLX_OK && hlx_kernels_init(NULL, &ka) != HLX_OK) {
+            snprintf(err, errlen, "no kernel variant runs on this CPU");
+            return 1;
+        }
         for (r = 0; r < 3; r++) {
-            r1[r] = hlx_bl_readers(1, bufs);
-            rn[r] = hw->dram_readers > 1 ? hlx_bl_readers(hw->dram_readers, bufs) : r1[r];
+            r1[r] = hlx_bl_readers(1, &ka, bufs);
+            rn[r] = hw->dram_readers > 1 ? hlx_bl_readers(hw->dram_readers, &ka, bufs) : r1[r];
             ratio[r] = rn[r] > 0 ? r1[r] / rn[r] : 0;
         }
         for (r = 0; r < HLX_HW_MAX_READERS; r++)

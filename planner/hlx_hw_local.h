@@ -42,6 +42,9 @@ typedef struct hlx_hw_coll {
     double a2a_us, a2a_gbps;  /* all-to-all: bytes sent per rank */
     double ar_us, ar_gbps;    /* all-reduce of an fp32 buffer of M bytes */
     double ag_us, ag_gbps;    /* all-gather: M = bytes received per rank */
+    /* a small all-reduce right after about 30 us of compute, as a decode step meets its
+     * collectives (cold lines, ranks arriving apart, wake-ups); 0: not measured */
+    double step_us;
 } hlx_hw_coll_t;
 
 typedef struct hlx_hw_local {
@@ -55,8 +58,9 @@ typedef struct hlx_hw_local {
     double read_gbps;         /* single-core STREAM-like read */
     double fma_gflops;        /* single-core fp32 FMA peak */
     double seconds;           /* how long the measurement took */
-    /* DRAM read per reader (thread CPU time) alone and with dram_readers at once (one per
-     * core): what ranks sharing the memory get each. 0 readers: not measured. */
+    /* KV streamed from DRAM per attention kernel (bf16, the tiny preset's shape; thread CPU
+     * time) alone and with dram_readers kernels at once, one per core: what ranks sharing
+     * the memory get each. 0 readers: not measured. */
     int    dram_readers;
     double dram_gbps_1, dram_gbps_n;
     /* one core's read rate over buffers of growing size (the best pass of each: the

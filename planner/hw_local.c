@@ -117,6 +117,7 @@ static const hlx_jfield_t hlx_coll_fields[] = {
     { "ar_gbps", HLX_JT_DOUBLE, offsetof(hlx_hw_coll_t, ar_gbps), 1, 1e-6, 1e6, 0, "all-reduce GB/s" },
     { "ag_us", HLX_JT_DOUBLE, offsetof(hlx_hw_coll_t, ag_us), 1, 0, 1e7, 0, "all-gather latency" },
     { "ag_gbps", HLX_JT_DOUBLE, offsetof(hlx_hw_coll_t, ag_gbps), 1, 1e-6, 1e6, 0, "all-gather GB/s" },
+    { "step_us", HLX_JT_DOUBLE, offsetof(hlx_hw_coll_t, step_us), 0, 0, 1e7, 0, "latency after compute" },
 };
 
 static hlx_status_t hlx_hw_dtype(hlx_jdoc_t *doc, const char *path, const char *s,
@@ -289,9 +290,10 @@ hlx_status_t hlx_hw_local_load(const char *path, hlx_hw_local_t *hw, char *err, 
 
 static json_t *hlx_hw_coll_json(const hlx_hw_coll_t *c)
 {
-    return json_pack("{s:i, s:f, s:f, s:f, s:f, s:f, s:f}", "ranks", c->ranks,
+    return json_pack("{s:i, s:f, s:f, s:f, s:f, s:f, s:f, s:f}", "ranks", c->ranks,
                      "a2a_us", c->a2a_us, "a2a_gbps", c->a2a_gbps, "ar_us", c->ar_us,
-                     "ar_gbps", c->ar_gbps, "ag_us", c->ag_us, "ag_gbps", c->ag_gbps);
+                     "ar_gbps", c->ar_gbps, "ag_us", c->ag_us, "ag_gbps", c->ag_gbps,
+                     "step_us", c->step_us);
 }
 
 static int hlx_mkdir_parents(const char *path)
@@ -527,20 +529,27 @@ static double hlx_gemm_time(const hlx_hw_local_t *hw, hlx_dtype_t t, int M, int 
 
 /* Collective alpha-beta over n ranks: the measured class (shm on one host); past the
  * cores, the oversubscribed measurement. kind 0 all-to-all, 1 all-reduce, 2 all-gather. */
-static double hlx_coll_time(const hlx_hw_local_t *hw, int kind, int n, double M)
+/* The measured group a collective over n ranks of this host uses: shm (or the first
+ * measured class), the "shared" group when n exceeds the cores; NULL if none. */
+static const hlx_hw_coll_t *hlx_coll_link(const hlx_hw_local_t *hw, int n)
 {
     const hlx_hw_coll_t *c = &hw->link[HLX_LINK_SHM];
-    double a, b, steps;
     int i;
 
-    if (n <= 1)
-        return 0;
     if (c->ranks == 0)
         for (i = HLX_LINK_SHM; i < HLX_LINK_COUNT && c->ranks == 0; i++)
             c = &hw->link[i];
     if (n > hw->cores && hw->shared.ranks > 0)
         c = &hw->shared;
-    if (c->ranks == 0)
+    return c->ranks == 0 ? NULL : c;
+}
+
+static double hlx_coll_time(const hlx_hw_local_t *hw, int kind, int n, double M)
+{
+    const hlx_hw_coll_t *c = hlx_coll_link(hw, n);
+    double a, b, steps;
+
+    if (n <= 1 || c == NULL)
         return 0;
     a = kind == 0 ? c->a2a_us : kind == 1 ? c->ar_us : c->ag_us;
     b = kind == 0 ? c->a2a_gbps : kind == 1 ? c->ar_gbps : c->ag_gbps;
@@ -559,6 +568,19 @@ static double hlx_coll_time(const hlx_hw_local_t *hw, int kind, int n, double M)
 
 /* A GEMM split over T threads by output columns (hlx_pool_gemm): each thread a 1/T share
  * of the weights at the measured rate, its own call overhead, all at once. */
+/* What a collective over n ranks costs in a step beyond hlx_coll_time: measured right
+ * after compute (bench local's step_us): its lines gone cold, the ranks arriving apart,
+ * the wake-up, and with more ranks than cores the turn of the rank sharing the core.
+ * 0 when not measured (older hw files). */
+static double hlx_coll_wait(const hlx_hw_local_t *hw, int n)
+{
+    const hlx_hw_coll_t *c = hlx_coll_link(hw, n);
+
+    if (n <= 1 || c == NULL || c->step_us <= 0)
+        return 0;
+    return fmax(0.0, c->step_us - c->ar_us) * 1e-6;
+}
+
 static double hlx_gemm_time_split(const hlx_hw_local_t *hw, int T, hlx_dtype_t t, int M,
                                   int cached, double wbytes)
 {
@@ -577,6 +599,7 @@ hlx_status_t hlx_local_predict(const hlx_hw_local_t *hw, const hlx_model_t *m,
     hlx_helix_split_t sp;
     int n, q_local, group, kv_local, q_slice, fc, vc, vpad, ph;
     double cap, len, kv_rank, w_rank, t_attn1, a2a_req, a2a, share, f, ws, dram_slow;
+    double wait_s[HLX_PHASE_COUNT] = { 0 };
     double qkv_cols, ow, Lm, e_loc, e_cols, s_cols, e_hit, e_rows;
     int ep;
     const int mla = m->attn == HLX_ATTN_MLA, T = cfg->threads > 1 ? cfg->threads : 1;
@@ -643,9 +666,13 @@ hlx_status_t hlx_local_predict(const hlx_hw_local_t *hw, const hlx_model_t *m,
     f = hlx_hw_dram_frac(hw, ws);
     /* cores in use: T per rank */
     share = (double)n * T > hw->cores ? (double)n * T / hw->cores : 1.0;
-    /* the ranks that run at once share the memory: each streams from DRAM at the
-     * per-reader rate measured with that many readers (linear between 1 and the measured
-     * count), slower than the one-reader rate the kernel timings were taken at */
+    /* the ranks that run at once share the memory: each streams from DRAM at the rate
+     * measured with that many attention kernels at once, each on its own core and KV
+     * (linear between 1 and the measured count) against the one-kernel rate the kernel
+     * timings were taken at. Saturating readers said 1.52x slower each while two decode
+     * ranks streamed 23 GB/s each, as fast as one alone: kernels that compute while they
+     * read ask less of the memory. (Two kernels at once measured 4-10% faster each on the
+     * Zen 5 VM, and the decode ranks 0-9%: never counted as faster than one alone.) */
     dram_slow = 1.0;
     if (hw->dram_readers > 1 && hw->dram_gbps_1 > 0 && hw->dram_gbps_n > 0) {
         int k = (int)fmin((double)n * T, (double)hw->cores);
@@ -658,10 +685,11 @@ hlx_status_t hlx_local_predict(const hlx_hw_local_t *hw, const hlx_model_t *m,
      * (two noisy measurements must not make a larger working set cheaper) */
 #define HLX_MIX(_fn_cached, _fn_dram) \
     ((1.0 - f) * (_fn_cached) + f * fmax((_fn_cached), (_fn_dram) * dram_slow))
+#define HLX_GEMM_MIX(_t, _rows, _bytes) \
+    HLX_MIX(hlx_gemm_time_split(hw, T, (_t), (_rows), 1, (_bytes)), \
+            hlx_gemm_time_split(hw, T, (_t), (_rows), 0, (_bytes)))
     /* qkv: norm + fused QKV GEMM + RoPE + append */
-    p->phase_s[HLX_PHASE_QKV] = L * HLX_MIX(
-        hlx_gemm_time_split(hw, T, cfg->w_dtype, B, 1, H * qkv_cols * wb),
-        hlx_gemm_time_split(hw, T, cfg->w_dtype, B, 0, H * qkv_cols * wb));
+    p->phase_s[HLX_PHASE_QKV] = L * HLX_GEMM_MIX(cfg->w_dtype, B, H * qkv_cols * wb);
     /* attention: B x kv_local calls over the local shard, each split over the T threads
      * (a 1/T share of the shard each, at once; their merge is small) */
     t_attn1 = kv_local * HLX_MIX(hlx_attn_time(hw, cfg->kv_dtype, group, dk, dv, 1, len / T),
@@ -682,36 +710,33 @@ hlx_status_t hlx_local_predict(const hlx_hw_local_t *hw, const hlx_model_t *m,
     /* merge: reads kvp partials of every merged head (cache resident) */
     p->phase_s[HLX_PHASE_MERGE] = L * (2.0 * cfg->kvp * B * q_slice * (dv + 1) * 4.0) /
                                   (hw->read_gbps * 2e9);
-    p->phase_s[HLX_PHASE_OPROJ] = L * HLX_MIX(
-        hlx_gemm_time_split(hw, T, cfg->w_dtype, B, 1, ow * wb),
-        hlx_gemm_time_split(hw, T, cfg->w_dtype, B, 0, ow * wb));
+    p->phase_s[HLX_PHASE_OPROJ] = L * HLX_GEMM_MIX(cfg->w_dtype, B, ow * wb);
     p->phase_s[HLX_PHASE_OPROJ_AR] = L * hlx_coll_time(hw, 1, n, (double)B * H * 4.0);
-    p->phase_s[HLX_PHASE_FFN] = (L - Lm) * (HLX_MIX(
-        hlx_gemm_time_split(hw, T, cfg->w_dtype, B, 1, 2.0 * H * fc * wb),
-        hlx_gemm_time_split(hw, T, cfg->w_dtype, B, 0, 2.0 * H * fc * wb)) + HLX_MIX(
-        hlx_gemm_time_split(hw, T, cfg->w_dtype, B, 1, (double)H * fc * wb),
-        hlx_gemm_time_split(hw, T, cfg->w_dtype, B, 0, (double)H * fc * wb)));
+    p->phase_s[HLX_PHASE_FFN] = (L - Lm) * (HLX_GEMM_MIX(cfg->w_dtype, B, 2.0 * H * fc * wb) +
+                                            HLX_GEMM_MIX(cfg->w_dtype, B, (double)H * fc * wb));
     /* MoE: the router (f32, read whole), the shared columns for the batch, and each
      * expert hit for its share of the requests */
-    p->phase_s[HLX_PHASE_MOE] = Lm * (HLX_MIX(
-        hlx_gemm_time_split(hw, T, HLX_DTYPE_F32, B, 1, (double)H * m->experts * 4.0),
-        hlx_gemm_time_split(hw, T, HLX_DTYPE_F32, B, 0, (double)H * m->experts * 4.0)) + HLX_MIX(
-        hlx_gemm_time_split(hw, T, cfg->w_dtype, B, 1, 3.0 * H * s_cols * wb),
-        hlx_gemm_time_split(hw, T, cfg->w_dtype, B, 0, 3.0 * H * s_cols * wb)) + e_hit * HLX_MIX(
-        hlx_gemm_time_split(hw, T, cfg->w_dtype, (int)e_rows, 1, 3.0 * H * e_cols * wb),
-        hlx_gemm_time_split(hw, T, cfg->w_dtype, (int)e_rows, 0, 3.0 * H * e_cols * wb)));
+    p->phase_s[HLX_PHASE_MOE] = Lm * (HLX_GEMM_MIX(HLX_DTYPE_F32, B, (double)H * m->experts * 4.0) +
+                                      HLX_GEMM_MIX(cfg->w_dtype, B, 3.0 * H * s_cols * wb) +
+                                      e_hit * HLX_GEMM_MIX(cfg->w_dtype, (int)e_rows,
+                                                           3.0 * H * e_cols * wb));
     p->phase_s[HLX_PHASE_FFN_AR] = L * hlx_coll_time(hw, 1, n, (double)B * H * 4.0);
-    p->phase_s[HLX_PHASE_HEAD] = HLX_MIX(
-        hlx_gemm_time_split(hw, T, cfg->w_dtype, B, 1, (double)vc * H * wb),
-        hlx_gemm_time_split(hw, T, cfg->w_dtype, B, 0, (double)vc * H * wb)) +
+    p->phase_s[HLX_PHASE_HEAD] = HLX_GEMM_MIX(cfg->w_dtype, B, (double)vc * H * wb) +
         hlx_coll_time(hw, 2, n, (double)B * vpad * 4.0 * n);
+#undef HLX_GEMM_MIX
 #undef HLX_MIX
+    /* each collective as the step meets it, after compute (not scaled by the share below) */
+    wait_s[HLX_PHASE_A2A] = L * hlx_coll_wait(hw, cfg->kvp);
+    wait_s[HLX_PHASE_OPROJ_AR] = L * hlx_coll_wait(hw, n);
+    wait_s[HLX_PHASE_FFN_AR] = L * hlx_coll_wait(hw, n);
+    wait_s[HLX_PHASE_HEAD] = hlx_coll_wait(hw, n);
     /* more ranks than cores: every rank's compute waits its turn on a shared core */
     for (ph = 0; ph < HLX_PHASE_COUNT; ph++) {
         if (ph == HLX_PHASE_QKV || ph == HLX_PHASE_ATTN || ph == HLX_PHASE_MERGE ||
             ph == HLX_PHASE_OPROJ || ph == HLX_PHASE_FFN || ph == HLX_PHASE_MOE ||
             ph == HLX_PHASE_HEAD)
             p->phase_s[ph] *= share;
+        p->phase_s[ph] += wait_s[ph];
         p->step_s += p->phase_s[ph];
     }
     p->ws_bytes  = ws;

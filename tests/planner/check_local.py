@@ -173,6 +173,13 @@ try:
             m = json.load(open(out_file))
             check(m["read_gbps"] > 0 and m["fma_gflops"] > 0, "limits measured")
             check(m["links"].get("shm", {}).get("ranks") == 2, "shm collectives over 2 ranks")
+            shm = m["links"].get("shm", {})
+            # after compute: never below the back-to-back latency's floor, never absurd
+            check(0 < shm.get("step_us", 0) < 10000,
+                  f"the in-step collective measured: {shm.get('step_us')} us")
+            check(0 < m.get("dram_gbps_1", 0) < 1000 and 0 < m.get("dram_gbps_n", 0) < 1000,
+                  f"the attention kernels' shared DRAM rate: {m.get('dram_gbps_1')}, "
+                  f"{m.get('dram_gbps_n')}")
             check(any(a["cached"] for a in m["attention"]) and
                   any(not a["cached"] for a in m["attention"]), "attention cached and DRAM")
             check("stored in " + out_file in out, "the table names the file")

@@ -42,8 +42,8 @@ static void hw_fixture(hlx_hw_local_t *hw)
                                                          rows[mi], c, 2.0,
                                                          (c ? 40.0 : 15.0) / rows[mi] * 2 };
         }
-    hw->link[HLX_LINK_SHM] = (hlx_hw_coll_t){ 2, 2.0, 5.0, 3.0, 4.0, 2.5, 6.0 };
-    hw->shared = (hlx_hw_coll_t){ 4, 50.0, 1.0, 60.0, 0.5, 55.0, 1.0 };
+    hw->link[HLX_LINK_SHM] = (hlx_hw_coll_t){ 2, 2.0, 5.0, 3.0, 4.0, 2.5, 6.0, 0 };
+    hw->shared = (hlx_hw_coll_t){ 4, 50.0, 1.0, 60.0, 0.5, 55.0, 1.0, 0 };
 }
 
 static void tmp_path(char *buf, size_t len, const char *tag)
@@ -402,6 +402,57 @@ static void test_dram_readers(void **state)
                    "dram_readers");
 }
 
+/* Collectives as a step meets them (step_us, measured after compute): each collective of
+ * the step costs step_us - ar_us more, the all-to-all over KVP ranks, the all-reduces and
+ * the head's all-gather over N, once per layer (head: once); with more ranks than cores the
+ * "shared" figure; one rank none; step_us round-trips, and a file without it predicts as
+ * before. */
+static void test_step_wait(void **state)
+{
+    hlx_hw_local_t hw, back;
+    hlx_model_t m = tiny_model();
+    hlx_local_pred_t p0, p1;
+    char path[512], err[1024];
+    int ph;
+
+    (void)state;
+    hw_fixture(&hw);
+    predict(&hw, &m, cfg_of(2, 1, 4, 1 << 12, 0, HLX_DTYPE_BF16), &p0);
+    hw.link[HLX_LINK_SHM].step_us = 10.0; /* ar_us 3: 7 us more per collective */
+    hw.shared.step_us = 160.0;            /* ar_us 60: 100 us more */
+    predict(&hw, &m, cfg_of(2, 1, 4, 1 << 12, 0, HLX_DTYPE_BF16), &p1);
+    for (ph = 0; ph < HLX_PHASE_COUNT; ph++) {
+        double d = p1.phase_s[ph] - p0.phase_s[ph];
+        double want = ph == HLX_PHASE_A2A || ph == HLX_PHASE_OPROJ_AR ||
+                      ph == HLX_PHASE_FFN_AR ? 2 * 7e-6 : ph == HLX_PHASE_HEAD ? 7e-6 : 0;
+        assert_true(fabs(d - want) < 1e-12);
+    }
+    assert_true(fabs(p1.step_s - p0.step_s - 7 * 7e-6) < 1e-12);
+    /* KVP 1 x TPA 2: no all-to-all over KVP, the all-reduces still wait */
+    predict(&hw, &m, cfg_of(1, 2, 4, 1 << 12, 0, HLX_DTYPE_BF16), &p1);
+    assert_true(p1.phase_s[HLX_PHASE_A2A] < 1e-12);
+    /* 4 ranks on 2 cores: the shared figure, not scaled by the share */
+    hw.shared.step_us = 0;
+    predict(&hw, &m, cfg_of(4, 1, 4, 1 << 12, 0, HLX_DTYPE_BF16), &p0);
+    hw.shared.step_us = 160.0;
+    predict(&hw, &m, cfg_of(4, 1, 4, 1 << 12, 0, HLX_DTYPE_BF16), &p1);
+    assert_true(fabs(p1.step_s - p0.step_s - 7 * 100e-6) < 1e-12);
+    /* one rank: nothing to wait for */
+    predict(&hw, &m, cfg_of(1, 1, 4, 1 << 12, 0, HLX_DTYPE_BF16), &p0);
+    hw.link[HLX_LINK_SHM].step_us = 0;
+    predict(&hw, &m, cfg_of(1, 1, 4, 1 << 12, 0, HLX_DTYPE_BF16), &p1);
+    assert_true(fabs(p1.step_s - p0.step_s) < 1e-15);
+
+    hw.link[HLX_LINK_SHM].step_us = 4.25;
+    tmp_path(path, sizeof(path), "sw");
+    assert_int_equal(hlx_hw_local_save(path, &hw, err, sizeof(err)), HLX_OK);
+    if (hlx_hw_local_load(path, &back, err, sizeof(err)) != HLX_OK)
+        fail_msg("%s", err);
+    unlink(path);
+    assert_true(fabs(back.link[HLX_LINK_SHM].step_us - 4.25) < 1e-9);
+    assert_true(fabs(back.shared.step_us - 160.0) < 1e-9);
+}
+
 /* --threads T: each attention call over a 1/T share of the shard and each GEMM over a 1/T
  * share of the weights, with T readers of the memory: one rank on 2 threads costs what
  * each rank of KVP 2 does (the same shard size, 2 readers); 2 ranks x 2 threads on 2
@@ -517,6 +568,7 @@ int main(void)
         cmocka_unit_test(test_attention_scaling),
         cmocka_unit_test(test_hopb),
         cmocka_unit_test(test_dram_readers),
+        cmocka_unit_test(test_step_wait),
         cmocka_unit_test(test_uneven),
         cmocka_unit_test(test_threads),
         cmocka_unit_test(test_refused_layouts),
