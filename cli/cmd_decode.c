@@ -31,11 +31,27 @@ static void hlx_on_sigterm(int sig)
     _exit(128 + sig);
 }
 
+/* rank < 0: before the engine knows its rank (bootstrap, weights, KV allocation: seconds
+ * at long context), the launcher's rank variable if it set one. */
 static void hlx_install_sigterm(const char *cmd, int rank)
 {
+    static const char *const vars[] = { "PMIX_RANK", "OMPI_COMM_WORLD_RANK", "SLURM_PROCID" };
     struct sigaction sa;
-    int n = snprintf(hlx_term_msg, sizeof(hlx_term_msg),
+    const char *env = NULL;
+    size_t i;
+    int n;
+
+    for (i = 0; rank < 0 && env == NULL && i < sizeof(vars) / sizeof(vars[0]); i++)
+        env = getenv(vars[i]);
+    if (rank >= 0)
+        n = snprintf(hlx_term_msg, sizeof(hlx_term_msg),
                      "helix %s: rank %d received SIGTERM; exiting\n", cmd, rank);
+    else if (env != NULL)
+        n = snprintf(hlx_term_msg, sizeof(hlx_term_msg),
+                     "helix %s: rank %.16s received SIGTERM while starting; exiting\n", cmd, env);
+    else
+        n = snprintf(hlx_term_msg, sizeof(hlx_term_msg),
+                     "helix %s: received SIGTERM while starting; exiting\n", cmd);
 
     hlx_term_len = n > 0 && (size_t)n < sizeof(hlx_term_msg) ? (size_t)n : 0;
     memset(&sa, 0, sizeof(sa));
@@ -277,6 +293,7 @@ int hlx_run_engine(const char *cmd, const hlx_run_config_t *cfg, const hlx_model
     hlx_status_t st;
     int rc;
 
+    hlx_install_sigterm(cmd, -1);
     st = hlx_engine_create(cfg, m, &eng, err, sizeof(err));
     if (st != HLX_OK) {
         hlx_error("helix %s: %s", cmd, err);

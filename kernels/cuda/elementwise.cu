@@ -1,10 +1,13 @@
-// RMSNorm, RoPE and SwiGLU on CUDA with the CPU reference's semantics, and GEMM via cuBLAS.
+// RMSNorm, RoPE and SwiGLU on CUDA with the CPU reference's semantics, and GEMM via cuBLAS
+// (loaded on the first f32 GEMM, see hlx_cublas_load).
 #include "hlx_kernels_cuda.h"
 
 #include <cublas_v2.h>
 #include <cuda_bf16.h>
 #include <cuda_runtime.h>
+#include <dlfcn.h>
 #include <math.h>
+#include <mutex>
 
 static hlx_status_t hlx_cu_last(void)
 {
@@ -76,6 +79,41 @@ __global__ void hlx_cu_gemm_sum(int M, int N, int nsplit, const float *part, flo
     }
 }
 
+// cuBLAS is opened on first use rather than linked: loading libcublasLt runs its static
+// constructors (0.4 s and 210 MB resident on the Zen 5 VM) in every process that links it,
+// CPU runs included, and only the f32 GEMM of the CUDA backend needs it. The three entry
+// points it calls, from the library of the toolkit's major version (the build's header).
+typedef cublasStatus_t (*hlx_cublas_create_fn)(cublasHandle_t *);
+typedef cublasStatus_t (*hlx_cublas_stream_fn)(cublasHandle_t, cudaStream_t);
+typedef cublasStatus_t (*hlx_cublas_sgemm_fn)(cublasHandle_t, cublasOperation_t,
+                                              cublasOperation_t, int, int, int, const float *,
+                                              const float *, int, const float *, int,
+                                              const float *, float *, int);
+static struct {
+    hlx_cublas_create_fn create;
+    hlx_cublas_stream_fn set_stream;
+    hlx_cublas_sgemm_fn  sgemm;
+} hlx_cublas;
+
+#define HLX_STR_(x) #x
+#define HLX_STR(x)  HLX_STR_(x)
+
+static bool hlx_cublas_load(void)
+{
+    static std::once_flag once;
+    std::call_once(once, [] {
+        void *lib = dlopen("libcublas.so." HLX_STR(CUBLAS_VER_MAJOR), RTLD_NOW | RTLD_LOCAL);
+        if (lib == NULL)
+            lib = dlopen("libcublas.so", RTLD_NOW | RTLD_LOCAL);
+        if (lib == NULL)
+            return;
+        hlx_cublas.create = (hlx_cublas_create_fn)dlsym(lib, "cublasCreate_v2");
+        hlx_cublas.set_stream = (hlx_cublas_stream_fn)dlsym(lib, "cublasSetStream_v2");
+        hlx_cublas.sgemm = (hlx_cublas_sgemm_fn)dlsym(lib, "cublasSgemm_v2");
+    });
+    return hlx_cublas.create && hlx_cublas.set_stream && hlx_cublas.sgemm;
+}
+
 // Row-major y = x W is column-major y^T = W^T x^T: cuBLAS gets (N x K) W and (K x M) x.
 // One cuBLAS handle and one split-K area per host thread (a rank drives one device).
 extern "C" hlx_status_t hlx_cuda_gemm(int M, int N, int K, const float *x, const void *w,
@@ -117,12 +155,14 @@ extern "C" hlx_status_t hlx_cuda_gemm(int M, int N, int K, const float *x, const
     }
     if (w_dtype != HLX_DTYPE_F32)
         return HLX_ERR_UNSUPPORTED;
-    if (h == NULL && cublasCreate(&h) != CUBLAS_STATUS_SUCCESS) {
+    if (!hlx_cublas_load())
+        return HLX_ERR_UNSUPPORTED; // no libcublas.so.N on the library path
+    if (h == NULL && hlx_cublas.create(&h) != CUBLAS_STATUS_SUCCESS) {
         h = NULL;
         return HLX_ERR_UNSUPPORTED;
     }
-    if (cublasSetStream(h, cs) != CUBLAS_STATUS_SUCCESS)
+    if (hlx_cublas.set_stream(h, cs) != CUBLAS_STATUS_SUCCESS)
         return HLX_ERR_INTERNAL;
-    return cublasSgemm(h, CUBLAS_OP_N, CUBLAS_OP_N, N, M, K, &one, (const float *)w, N, x, K,
-                       &beta, y, N) == CUBLAS_STATUS_SUCCESS ? HLX_OK : HLX_ERR_INTERNAL;
+    return hlx_cublas.sgemm(h, CUBLAS_OP_N, CUBLAS_OP_N, N, M, K, &one, (const float *)w, N, x,
+                            K, &beta, y, N) == CUBLAS_STATUS_SUCCESS ? HLX_OK : HLX_ERR_INTERNAL;
 }
