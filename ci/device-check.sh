@@ -54,6 +54,8 @@ helixrun=$build/launcher/helixrun
 
 step nvidia-smi 30 nvidia-smi
 step ldd 30 sh -c "ldd $helix $build/tests/gpu/test_backend_cuda | grep -i 'not found' && exit 1 || echo 'all libraries found'"
+# cuBLAS is opened at the first f32 GEMM (kernels/cuda/elementwise.cu), not linked
+step cublas 30 sh -c "ldconfig -p | grep -q 'libcublas.so.13 ' || ls /usr/local/cuda/lib64/libcublas.so.13"
 step info 30 "$helix" info
 
 # The gpu suite, run directly (tests/gpu/meson.build and tests/kernels/meson.build).
