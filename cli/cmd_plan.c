@@ -196,6 +196,8 @@ static void hlx_plan_usage(FILE *f)
 "  --pp N            pipeline stages (strategy pp; default 1)\n"
 "  --dp N            data-parallel attention groups (strategy dp-ep; default 1)\n"
 "  --hopb on|off     batch-wise overlap of attention and the KVP all-to-all (default on)\n"
+"  --threads T       with --hw local: cores per rank, as helix decode --threads (each\n"
+"                    attention call and GEMM split over T cores; default 1)\n"
 "  --formula F       full (default): the whole model; paper: only the Appendix A formulas,\n"
 "                    TTL = layers x (t_kv + t_w)\n"
 "  --weight-dtype T  override the model's weight dtype (f32, bf16, fp8, fp4)\n"
@@ -208,6 +210,7 @@ static void hlx_plan_usage(FILE *f)
 "  helix plan --model deepseek-r1 --hw gb200-nvl72 --context 1M --batch 32 --kvp 32 \\\n"
 "             --tpa 1 --ep 32 --tpf 1 --json\n"
 "  helix plan --model llama-405b --hw hgx-h200 --context 128K --strategy tp --tpa 8\n"
+"  helix plan --model tiny --hw local --context 1M --threads 2\n"
 "\n"
 "Exit status: 0 feasible, 1 infeasible (the reason is printed), 2 bad input.\n");
 }
@@ -313,8 +316,8 @@ static int hlx_plan_print_json(FILE *f, const hlx_plan_ctx_t *ctx, const hlx_lay
  * roofline's. Other layouts keep the roofline over the machine as a cluster; note says
  * which was used. */
 static void hlx_plan_local(const hlx_model_t *m, const hlx_layout_t *l, double context,
-                           hlx_plan_result_t *r, char *path, size_t pathlen, char *note,
-                           size_t notelen)
+                           int threads, hlx_plan_result_t *r, char *path, size_t pathlen,
+                           char *note, size_t notelen)
 {
     hlx_hw_local_t hw;
     hlx_local_cfg_t lc;
@@ -336,7 +339,7 @@ static void hlx_plan_local(const hlx_model_t *m, const hlx_layout_t *l, double c
     lc = (hlx_local_cfg_t){ .kvp = l->kvp, .tpa = l->tpa, .batch = l->batch, .steps = 0,
                             .kv_block = 16, .hopb = l->hopb, .context = (int64_t)context,
                             .w_dtype = m->weight_dtype, .kv_dtype = m->kv_dtype,
-                            .ep = l->ep };
+                            .ep = l->ep, .threads = threads };
     if ((m->weight_dtype != HLX_DTYPE_F32 && m->weight_dtype != HLX_DTYPE_BF16) ||
         (m->kv_dtype != HLX_DTYPE_F32 && m->kv_dtype != HLX_DTYPE_BF16)) {
         snprintf(note, notelen, "roofline over this machine as a cluster (the runtime runs "
@@ -360,9 +363,9 @@ static void hlx_plan_local(const hlx_model_t *m, const hlx_layout_t *l, double c
     r->tok_s_user = 1.0 / p.step_s;
     r->tok_s_gpu  = l->batch / (p.step_s * r->gpus);
     snprintf(note, notelen, "local: the runtime's step on this machine (%s, %d cores, measured "
-             "%s); %.0f MiB read per step, %.0f%% of it from DRAM, %.2f ranks per core",
-             hw.cpu, hw.cores, hw.measured, p.ws_bytes / 1048576.0, p.dram_frac * 100.0,
-             p.share);
+             "%s); %d thread%s per rank; %.0f MiB read per step, %.0f%% of it from DRAM, "
+             "%.2f cores asked per core", hw.cpu, hw.cores, hw.measured, threads,
+             threads > 1 ? "s" : "", p.ws_bytes / 1048576.0, p.dram_frac * 100.0, p.share);
 }
 
 enum {
@@ -370,7 +373,7 @@ enum {
     HLX_OPT_KVP, HLX_OPT_TPA, HLX_OPT_TPF, HLX_OPT_EP, HLX_OPT_PP, HLX_OPT_DP, HLX_OPT_HOPB,
     HLX_OPT_FORMULA, HLX_OPT_WDT, HLX_OPT_KVDT, HLX_OPT_SET, HLX_OPT_JSON, HLX_OPT_GPUS,
     HLX_OPT_STRATEGIES, HLX_OPT_CSV, HLX_OPT_JSONL, HLX_OPT_SVG, HLX_OPT_SWEEP_HW,
-    HLX_OPT_BENCH, HLX_OPT_QUIET, HLX_OPT_VARY, HLX_OPT_HELP,
+    HLX_OPT_BENCH, HLX_OPT_QUIET, HLX_OPT_VARY, HLX_OPT_HELP, HLX_OPT_THREADS,
 };
 
 int hlx_cmd_plan(int argc, char **argv)
@@ -388,6 +391,7 @@ int hlx_cmd_plan(int argc, char **argv)
         { "pp", required_argument, NULL, HLX_OPT_PP },
         { "dp", required_argument, NULL, HLX_OPT_DP },
         { "hopb", required_argument, NULL, HLX_OPT_HOPB },
+        { "threads", required_argument, NULL, HLX_OPT_THREADS },
         { "formula", required_argument, NULL, HLX_OPT_FORMULA },
         { "weight-dtype", required_argument, NULL, HLX_OPT_WDT },
         { "kv-dtype", required_argument, NULL, HLX_OPT_KVDT },
@@ -404,7 +408,7 @@ int hlx_cmd_plan(int argc, char **argv)
     hlx_model_t m;
     hlx_cluster_t c;
     long long context = -1, v;
-    int opt, json = 0, paper = 0, wdt = -1, kvdt = -1, rc;
+    int opt, json = 0, paper = 0, wdt = -1, kvdt = -1, rc, threads = 1;
     char err[512], local_path[4096] = "", local_note[1200] = "";
 
     if (hlx_param_load(&hlx_plan_param_table, &set, NULL) != HLX_OK)
@@ -445,6 +449,10 @@ int hlx_cmd_plan(int argc, char **argv)
                 return 2;
             }
             break;
+        case HLX_OPT_THREADS:
+            if (hlx_flag_int("plan", "threads", optarg, 1, 1024, &threads))
+                return 2;
+            break;
         case HLX_OPT_FORMULA:
             if (!strcmp(optarg, "paper")) paper = 1;
             else if (!strcmp(optarg, "full")) paper = 0;
@@ -474,6 +482,11 @@ int hlx_cmd_plan(int argc, char **argv)
         fprintf(stderr, "helix plan: --model, --hw and --context are required (see --help)\n");
         return 2;
     }
+    if (threads > 1 && (strcmp(hw, "local") || paper)) {
+        fprintf(stderr, "helix plan: --threads %d: cores per rank of the runtime on this "
+                        "machine: only with --hw local (and --formula full)\n", threads);
+        return 2;
+    }
     if ((long long)l.kvp * l.tpa > HLX_PLAN_MAX_GPUS) {
         fprintf(stderr, "helix plan: --kvp x --tpa = %d x %d = %lld exceeds %d GPUs\n", l.kvp,
                 l.tpa, (long long)l.kvp * l.tpa, HLX_PLAN_MAX_GPUS);
@@ -500,7 +513,7 @@ int hlx_cmd_plan(int argc, char **argv)
     }
     hlx_plan_eval(&ctx, &l, &r);
     if (!strcmp(hw, "local") && !paper)
-        hlx_plan_local(&m, &l, (double)context, &r, local_path, sizeof(local_path),
+        hlx_plan_local(&m, &l, (double)context, threads, &r, local_path, sizeof(local_path),
                        local_note, sizeof(local_note));
     if (paper) { /* the Appendix A formulas alone: no compute, communication or MoE */
         r.ttl_s      = m.layers * (r.t_kv_s + r.t_w_s);

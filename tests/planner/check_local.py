@@ -92,6 +92,24 @@ try:
     # the text table says which predictor ran
     rc, out, err = run(["plan", "--model", "tiny", "--hw", "local", "--context", "1M"], env)
     check(rc == 0 and "predictor: local" in out, f"plan table names the predictor: {out}")
+    # --threads: a rank on 2 cores of the fixture's 2 (attention and GEMMs split over them)
+    # predicts a shorter step than on 1, and says so; refused without --hw local
+    ttl = {}
+    for t in (1, 2):
+        rc, out, err = run(["plan", "--model", "tiny", "--hw", "local", "--context", "1M",
+                            "--threads", str(t), "--json"], env)
+        d = json.loads(out) if rc == 0 else {}
+        ttl[t] = d.get("ttl_ms", 0)
+        check(rc == 0 and f"{t} thread" in d.get("predictor_note", ""),
+              f"plan --threads {t}: {rc} {err} {d.get('predictor_note')}")
+    check(0 < ttl[2] < ttl[1], f"--threads 2 predicts a shorter step: {ttl}")
+    rc, out, err = run(["plan", "--model", "tiny", "--hw", "hgx-h200", "--context", "1M",
+                        "--threads", "2"])
+    check(rc == 2 and "--threads" in err and "--hw local" in err,
+          f"--threads without --hw local: exit {rc}: {err}")
+    rc, out, err = run(["plan", "--model", "tiny", "--hw", "local", "--context", "1M",
+                        "--threads", "0"], env)
+    check(rc == 2 and "threads" in err, f"--threads 0: exit {rc}: {err}")
     # a layout the runtime cannot run falls back to the roofline over the cluster, named so
     rc, out, err = run(["plan", "--model", "tiny", "--hw", "local", "--context", "1M",
                         "--weight-dtype", "fp4", "--json"], env)
