@@ -189,21 +189,32 @@ static hlx_status_t hlx_phase_stage_send(hlx_engine_t *eng)
     return st;
 }
 
+/* Before the host transport's exchange (counts set): the queue synced (the transport reads
+ * host-visible memory), the staged copy when there is one, and the buffers the transport
+ * sends from and receives into. */
+static hlx_status_t hlx_phase_a2a_host(hlx_engine_t *eng, const void **send_p, void **recv_p)
+{
+    hlx_status_t st = HLX_BE_SYNC(eng);
+
+    if (st == HLX_OK && eng->stage_send != NULL)
+        st = hlx_phase_stage_send(eng);
+    *send_p = eng->stage_send ? eng->stage_send : eng->sendbuf;
+    *recv_p = eng->stage_recv ? eng->stage_recv : eng->recvbuf;
+    return st;
+}
+
 hlx_status_t hlx_phase_a2a_post(hlx_engine_t *eng, int b0, int b1, hlx_comm_req_t **req_p)
 {
+    const void *sb;
+    void *rb;
     hlx_status_t st;
 
     HLX_TIMED(eng, HLX_PHASE_A2A, {
         hlx_phase_a2a_counts(eng, b0, b1);
         /* NCCL's exchange is ordered on the queue: the schedule runs lockstep with it */
-        st = eng->nccl_kvp != NULL ? HLX_ERR_UNSUPPORTED : HLX_BE_SYNC(eng);
-        if (st == HLX_OK && eng->stage_send != NULL)
-            st = hlx_phase_stage_send(eng);
+        st = eng->nccl_kvp != NULL ? HLX_ERR_UNSUPPORTED : hlx_phase_a2a_host(eng, &sb, &rb);
         if (st == HLX_OK)
-            st = hlx_comm_ialltoallv(eng->kvp_comm,
-                                     eng->stage_send ? eng->stage_send : eng->sendbuf,
-                                     eng->a2a_sc, eng->a2a_sd,
-                                     eng->stage_recv ? eng->stage_recv : eng->recvbuf,
+            st = hlx_comm_ialltoallv(eng->kvp_comm, sb, eng->a2a_sc, eng->a2a_sd, rb,
                                      eng->a2a_rc, eng->a2a_rd, req_p);
     });
     return st;
@@ -211,19 +222,20 @@ hlx_status_t hlx_phase_a2a_post(hlx_engine_t *eng, int b0, int b1, hlx_comm_req_
 
 hlx_status_t hlx_phase_a2a(hlx_engine_t *eng, int b0, int b1)
 {
+    const void *sb;
+    void *rb;
     hlx_status_t st;
 
     HLX_TIMED(eng, HLX_PHASE_A2A, {
         hlx_phase_a2a_counts(eng, b0, b1);
-        st = eng->nccl_kvp != NULL ? hlx_engine_nccl_a2a(eng) : HLX_BE_SYNC(eng);
-        if (st == HLX_OK && eng->nccl_kvp == NULL && eng->stage_send != NULL)
-            st = hlx_phase_stage_send(eng);
-        if (st == HLX_OK && eng->nccl_kvp == NULL)
-            st = hlx_comm_alltoallv(eng->kvp_comm,
-                                    eng->stage_send ? eng->stage_send : eng->sendbuf,
-                                    eng->a2a_sc, eng->a2a_sd,
-                                    eng->stage_recv ? eng->stage_recv : eng->recvbuf,
-                                    eng->a2a_rc, eng->a2a_rd);
+        if (eng->nccl_kvp != NULL) {
+            st = hlx_engine_nccl_a2a(eng);
+        } else {
+            st = hlx_phase_a2a_host(eng, &sb, &rb);
+            if (st == HLX_OK)
+                st = hlx_comm_alltoallv(eng->kvp_comm, sb, eng->a2a_sc, eng->a2a_sd, rb,
+                                        eng->a2a_rc, eng->a2a_rd);
+        }
     });
     return st;
 }
@@ -246,11 +258,11 @@ hlx_status_t hlx_phase_merge(hlx_engine_t *eng, int l)
     hlx_status_t st;
 
     hlx_phase_xchg_desc(eng, 0, B, &d, 1);
-    /* ucx-staged: every exchange of the layer has landed in the pinned copy */
-    st = eng->stage_recv == NULL ? HLX_OK
-         : eng->be.ops->copy_to(&eng->be, eng->q, eng->recvbuf, eng->stage_recv,
-                                hlx_phase_recv_bytes(eng));
     HLX_TIMED(eng, HLX_PHASE_MERGE, {
+        /* ucx-staged: every exchange of the layer has landed in the pinned copy */
+        st = eng->stage_recv == NULL ? HLX_OK
+             : eng->be.ops->copy_to(&eng->be, eng->q, eng->recvbuf, eng->stage_recv,
+                                    hlx_phase_recv_bytes(eng));
         if (st == HLX_OK)
             st = HLX_BE(eng, unpack, &d, cnt, B, eng->recvbuf, eng->oparts, eng->lseparts);
         if (st == HLX_OK)
