@@ -60,19 +60,26 @@ static void write_file(const char *path, const char *text)
     fclose(f);
 }
 
+/* Writes hw to a temporary file and reads it back into out. */
+static void round_trip(const hlx_hw_local_t *hw, hlx_hw_local_t *out, const char *tag)
+{
+    char path[512], err[1024];
+
+    tmp_path(path, sizeof(path), tag);
+    assert_int_equal(hlx_hw_local_save(path, hw, err, sizeof(err)), HLX_OK);
+    if (hlx_hw_local_load(path, out, err, sizeof(err)) != HLX_OK)
+        fail_msg("%s", err);
+    unlink(path);
+}
+
 static void test_round_trip(void **state)
 {
     hlx_hw_local_t a, b;
-    char path[512], err[1024];
     int i;
 
     (void)state;
     hw_fixture(&a);
-    tmp_path(path, sizeof(path), "rt");
-    assert_int_equal(hlx_hw_local_save(path, &a, err, sizeof(err)), HLX_OK);
-    if (hlx_hw_local_load(path, &b, err, sizeof(err)) != HLX_OK)
-        fail_msg("%s", err);
-    unlink(path);
+    round_trip(&a, &b, "rt");
     assert_string_equal(a.host, b.host);
     assert_string_equal(a.cpu, b.cpu);
     assert_string_equal(a.measured, b.measured);
@@ -102,10 +109,7 @@ static void test_round_trip(void **state)
     a.curve_mib[0] = 1, a.curve_gbps[0] = 100;
     a.curve_mib[1] = 32, a.curve_gbps[1] = 60;
     a.curve_mib[2] = 256, a.curve_gbps[2] = 21;
-    assert_int_equal(hlx_hw_local_save(path, &a, err, sizeof(err)), HLX_OK);
-    if (hlx_hw_local_load(path, &b, err, sizeof(err)) != HLX_OK)
-        fail_msg("%s", err);
-    unlink(path);
+    round_trip(&a, &b, "rc");
     assert_int_equal(b.ncurve, 3);
     for (i = 0; i < 3; i++)
         assert_true(fabs(a.curve_mib[i] - b.curve_mib[i]) < 1e-9 &&
@@ -370,7 +374,6 @@ static void test_dram_readers(void **state)
     hlx_hw_local_t hw, back;
     hlx_model_t m = tiny_model();
     hlx_local_pred_t p1, p2;
-    char path[512], err[1024];
     double a2;
 
     (void)state;
@@ -391,11 +394,7 @@ static void test_dram_readers(void **state)
     assert_true(fabs(p2.phase_s[HLX_PHASE_ATTN] -
                      2.0 * 1.25 * (2 * 2 * (262144.0 + 1) * 8e-9 + 4 * 1.5e-6)) < 1e-9);
 
-    tmp_path(path, sizeof(path), "dr");
-    assert_int_equal(hlx_hw_local_save(path, &hw, err, sizeof(err)), HLX_OK);
-    if (hlx_hw_local_load(path, &back, err, sizeof(err)) != HLX_OK)
-        fail_msg("%s", err);
-    unlink(path);
+    round_trip(&hw, &back, "dr");
     assert_int_equal(back.dram_readers, 2);
     assert_true(fabs(back.dram_gbps_1 - 20) < 1e-9 && fabs(back.dram_gbps_n - 16) < 1e-9);
     expect_refused(HW_HEAD "\"links\": {},\n" HW_ATTN HW_GEMM "\"dram_readers\": 2}", 12,
@@ -412,7 +411,6 @@ static void test_step_wait(void **state)
     hlx_hw_local_t hw, back;
     hlx_model_t m = tiny_model();
     hlx_local_pred_t p0, p1;
-    char path[512], err[1024];
     int ph;
 
     (void)state;
@@ -444,11 +442,7 @@ static void test_step_wait(void **state)
     assert_true(fabs(p1.step_s - p0.step_s) < 1e-15);
 
     hw.link[HLX_LINK_SHM].step_us = 4.25;
-    tmp_path(path, sizeof(path), "sw");
-    assert_int_equal(hlx_hw_local_save(path, &hw, err, sizeof(err)), HLX_OK);
-    if (hlx_hw_local_load(path, &back, err, sizeof(err)) != HLX_OK)
-        fail_msg("%s", err);
-    unlink(path);
+    round_trip(&hw, &back, "sw");
     assert_true(fabs(back.link[HLX_LINK_SHM].step_us - 4.25) < 1e-9);
     assert_true(fabs(back.shared.step_us - 160.0) < 1e-9);
 }
