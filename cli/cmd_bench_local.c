@@ -568,9 +568,9 @@ static hlx_status_t hlx_bl_fit_all(hlx_comm_t *w, void *buf, void *aux, hlx_hw_c
  * than cores also the turn of the ranks sharing the core, less their compute (which the
  * predictor counts in its share: 160 us of waiting after 30 us of compute counted as 130).
  * Per rank the median of 101, then the mean over the ranks (each rank reports its own
- * waits). A line through several
- * compute lengths also gave a wait per second of compute (the slower core's lead), but it
- * moved between 0 and 0.2 from minute to minute and predicted worse than none. */
+ * waits). A line through several compute lengths also gave a wait per second of compute
+ * (the slower core's lead), but it moved between 0 and 0.2 from minute to minute and
+ * predicted worse than none. */
 static hlx_status_t hlx_bl_after_compute(hlx_comm_t *w, void *buf, hlx_hw_coll_t *c)
 {
     enum { HLX_BL_AC_N = 512, HLX_BL_AC_MATS = 4, HLX_BL_AC_REPS = 101, HLX_BL_AC_WORK = 2 };

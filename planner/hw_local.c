@@ -527,8 +527,6 @@ static double hlx_gemm_time(const hlx_hw_local_t *hw, hlx_dtype_t t, int M, int 
     }
 }
 
-/* Collective alpha-beta over n ranks: the measured class (shm on one host); past the
- * cores, the oversubscribed measurement. kind 0 all-to-all, 1 all-reduce, 2 all-gather. */
 /* The measured group a collective over n ranks of this host uses: shm (or the first
  * measured class), the "shared" group when n exceeds the cores; NULL if none. */
 static const hlx_hw_coll_t *hlx_coll_link(const hlx_hw_local_t *hw, int n)
@@ -544,6 +542,8 @@ static const hlx_hw_coll_t *hlx_coll_link(const hlx_hw_local_t *hw, int n)
     return c->ranks == 0 ? NULL : c;
 }
 
+/* Collective alpha-beta over n ranks: the measured class (shm on one host); past the
+ * cores, the oversubscribed measurement. kind 0 all-to-all, 1 all-reduce, 2 all-gather. */
 static double hlx_coll_time(const hlx_hw_local_t *hw, int kind, int n, double M)
 {
     const hlx_hw_coll_t *c = hlx_coll_link(hw, n);
@@ -566,8 +566,6 @@ static double hlx_coll_time(const hlx_hw_local_t *hw, int kind, int n, double M)
         return HLX_ERR_INVALID; \
     } while (0)
 
-/* A GEMM split over T threads by output columns (hlx_pool_gemm): each thread a 1/T share
- * of the weights at the measured rate, its own call overhead, all at once. */
 /* What a collective over n ranks costs in a step beyond hlx_coll_time: measured right
  * after compute (bench local's step_us): its lines gone cold, the ranks arriving apart,
  * the wake-up, and with more ranks than cores the turn of the rank sharing the core.
@@ -581,6 +579,8 @@ static double hlx_coll_wait(const hlx_hw_local_t *hw, int n)
     return fmax(0.0, c->step_us - c->ar_us) * 1e-6;
 }
 
+/* A GEMM split over T threads by output columns (hlx_pool_gemm): each thread a 1/T share
+ * of the weights at the measured rate, its own call overhead, all at once. */
 static double hlx_gemm_time_split(const hlx_hw_local_t *hw, int T, hlx_dtype_t t, int M,
                                   int cached, double wbytes)
 {
