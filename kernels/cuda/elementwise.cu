@@ -114,6 +114,11 @@ static bool hlx_cublas_load(void)
     return hlx_cublas.create && hlx_cublas.set_stream && hlx_cublas.sgemm;
 }
 
+extern "C" hlx_status_t hlx_cuda_blas_open(void)
+{
+    return hlx_cublas_load() ? HLX_OK : HLX_ERR_UNSUPPORTED;
+}
+
 // Row-major y = x W is column-major y^T = W^T x^T: cuBLAS gets (N x K) W and (K x M) x.
 // One cuBLAS handle and one split-K area per host thread (a rank drives one device).
 extern "C" hlx_status_t hlx_cuda_gemm(int M, int N, int K, const float *x, const void *w,

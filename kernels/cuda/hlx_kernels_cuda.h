@@ -59,6 +59,9 @@ hlx_status_t hlx_cuda_swiglu(float *y, const float *gate, const float *up, int n
  * product): the same bits run to run. */
 hlx_status_t hlx_cuda_gemm(int M, int N, int K, const float *x, const void *w,
                            hlx_dtype_t w_dtype, float *y, int accumulate, void *stream);
+/* Opens cuBLAS (dlopen, once per process; hlx_cuda_gemm does it at its first f32 call):
+ * HLX_ERR_UNSUPPORTED when no libcublas.so.N is on the loader's path. */
+hlx_status_t hlx_cuda_blas_open(void);
 
 /* The CUDA execution backend's per-layer kernels (backend_ops.cu), as the ops of
  * runtime/hlx_backend.h with device pointers, enqueued on stream; none synchronises. */

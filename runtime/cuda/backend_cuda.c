@@ -457,6 +457,9 @@ hlx_status_t hlx_backend_cuda_open(hlx_backend_t *be, int dev, double timeout_s,
     }
     cs->device = dev;
     cs->timeout_s = timeout_s;
+    /* cuBLAS loads now rather than in the first step (its f32 GEMM says "unsupported"
+     * then if the library is missing; bf16 weights never need it) */
+    (void)hlx_cuda_blas_open();
     return HLX_OK;
 }
 
