@@ -2,9 +2,12 @@
 """Predicted vs measured decode step on this machine: measures the machine first (helix
 bench local, in this run), then runs a grid of `helix decode` points under helixrun and
 reports predicted/measured per point as a table, a CSV and an SVG in the build folder.
+--hw-each measures the machine again before every point (about 10 s each): on a shared
+machine whose memory and caches drift within minutes, the prediction is then made from
+the machine as it is when the point runs.
 
 usage: bench_predict.py HELIX HELIXRUN OUTDIR [--quick] [--reps N] [--steps N]
-                        [--points CTX:KVP:TPA:BATCH,...]
+                        [--hw-each] [--points CTX:KVP:TPA:BATCH,...]
 """
 import json
 import math
@@ -99,6 +102,7 @@ def svg(points, path):
 def main():
     args = [a for a in sys.argv[1:] if not a.startswith('--')]
     quick = '--quick' in sys.argv
+    hw_each = '--hw-each' in sys.argv
     # the first 5-10 steps of a run are 2-5x slower than the rest (caches, lazy set-up):
     # 64 steps make the median the steady step the model predicts
     reps, steps = 3, 64
@@ -147,6 +151,12 @@ def main():
                            '--steps', str(steps)]
                     if len(hopbs) > 1:
                         cmd += ['--hopb', 'on' if hb else 'off']
+                    if hw_each:
+                        rc, out, err = run([helix, 'bench', 'local', '--out', hw, '--quiet'],
+                                           env, 300)
+                        if rc != 0:
+                            print('helix bench local failed:\n' + err)
+                            return 1
                     meas, best, pred, phm, php = [], [], None, {}, None
                     load = os.getloadavg()[0]
                     ru0, w0 = resource.getrusage(resource.RUSAGE_CHILDREN), time.time()
@@ -169,13 +179,17 @@ def main():
                     # how much of a core each rank had: CPU time of the runs over wall x ranks
                     cpu = ((ru1.ru_utime + ru1.ru_stime - ru0.ru_utime - ru0.ru_stime) /
                            ((time.time() - w0) * min(kvp * tpa, os.cpu_count())))
+                    with open(hw) as f:
+                        hwd = json.load(f)
                     mm = statistics.median(meas)
                     mb = statistics.median(best)
                     p = dict(context=ctx, kvp=kvp, tpa=tpa, batch=b, hopb=hb, measured=mm, load=load,
                              best=mb, ratio_best=pred / mb, cpu=cpu,
                              predicted=pred, ratio=pred / mm,
                              spread=(max(meas) - min(meas)) / mm,
-                             phases={k: (statistics.median(v), php.get(k, 0)) for k, v in phm.items()})
+                             phases={k: (statistics.median(v), php.get(k, 0)) for k, v in phm.items()},
+                             hw_read_gbps=hwd.get('read_gbps'), hw_kernel_gbps=hwd.get('dram_gbps_1'),
+                             hw_measured=hwd.get('measured'))
                     points.append(p)
                     print('context %8d  KVP %d x TPA %d  batch %d  HOP-B %-3s  measured %9.3f ms  '
                           'predicted %9.3f ms  ratio %.3f  (fastest step %.3f ms: ratio %.3f; runs '
@@ -187,10 +201,11 @@ def main():
     errs = sorted(abs(p['ratio'] - 1) for p in points)
     print('\n%d of %d points within %d%%; median |error| %.1f%%, worst %.1f%% (%d runs each, '
           'median of %d steps; %.0f s; load average %.1f-%.1f on %d cpus: other processes '
-          'slow the measured runs, not the prediction)' %
+          'slow the measured runs, not the prediction; machine measured %s)' %
           (hits, len(points), TARGET * 100, statistics.median(errs) * 100, errs[-1] * 100, reps,
            steps, time.time() - t0, min(p['load'] for p in points),
-           max(p['load'] for p in points), os.cpu_count()))
+           max(p['load'] for p in points), os.cpu_count(),
+           'before every point' if hw_each else 'once, at the start'))
     hb_ = sum(1 for p in points if abs(p['ratio_best'] - 1) <= TARGET)
     eb = sorted(abs(p['ratio_best'] - 1) for p in points)
     print('against the fastest step of each run (the machine when the ranks had their cores): '
