@@ -82,6 +82,12 @@ static double hlx_bl_median(double *v, int n)
     return n % 2 ? v[n / 2] : 0.5 * (v[n / 2 - 1] + v[n / 2]);
 }
 
+/* The middle of three values (the measurements taken in three rounds). */
+static double hlx_bl_mid3(double a, double b, double c)
+{
+    return fmax(fmin(a, b), fmin(fmax(a, b), c));
+}
+
 /* Fills n 16-bit words with small bf16 values: read as bf16 or, in pairs, as f32, every
  * element is finite and below 2 in magnitude. */
 static void hlx_bl_fill(uint16_t *p, size_t n, uint64_t seed)
@@ -237,11 +243,8 @@ static void hlx_bl_curve_finish(hlx_hw_local_t *hw, double rounds[][HLX_HW_MAX_C
     int i, cached = 1;
 
     for (i = 0; i < n; i++, mib *= 2) {
-        double a = rounds[0][i], g = a;
-        if (nr == 3) {
-            double b = rounds[1][i], c = rounds[2][i];
-            g = fmax(fmin(a, b), fmin(fmax(a, b), c));
-        }
+        double g = nr == 3 ? hlx_bl_mid3(rounds[0][i], rounds[1][i], rounds[2][i])
+                           : rounds[0][i];
         hw->curve_mib[i] = mib, hw->curve_gbps[i] = g;
         cached = cached && g >= 1.3 * hw->read_gbps && (sysfs_mib <= 0 || mib <= sysfs_mib);
         if (cached)
@@ -889,7 +892,7 @@ int hlx_bench_local_measure(const char *path, int quiet, hlx_hw_local_t *hw, cha
         }
         for (r = 0; r < HLX_HW_MAX_READERS; r++)
             hlx_kernels_free_huge(bufs[r]);
-        mid = fmax(fmin(ratio[0], ratio[1]), fmin(fmax(ratio[0], ratio[1]), ratio[2]));
+        mid = hlx_bl_mid3(ratio[0], ratio[1], ratio[2]);
         while (k < 2 && ratio[k] != mid)
             k++;
         hw->dram_gbps_1 = r1[k];
