@@ -1,5 +1,5 @@
 // RMSNorm, RoPE and SwiGLU on CUDA with the CPU reference's semantics, and GEMM via cuBLAS
-// (loaded on the first f32 GEMM, see hlx_cublas_load).
+// (opened at run time, see hlx_cublas_load).
 #include "hlx_kernels_cuda.h"
 
 #include <cublas_v2.h>
@@ -160,11 +160,13 @@ extern "C" hlx_status_t hlx_cuda_gemm(int M, int N, int K, const float *x, const
     }
     if (w_dtype != HLX_DTYPE_F32)
         return HLX_ERR_UNSUPPORTED;
-    if (!hlx_cublas_load())
-        return HLX_ERR_UNSUPPORTED; // no libcublas.so.N on the library path
-    if (h == NULL && hlx_cublas.create(&h) != CUBLAS_STATUS_SUCCESS) {
-        h = NULL;
-        return HLX_ERR_UNSUPPORTED;
+    if (h == NULL) { // the handle exists only once cuBLAS is open
+        if (!hlx_cublas_load())
+            return HLX_ERR_UNSUPPORTED; // no libcublas.so.N on the library path
+        if (hlx_cublas.create(&h) != CUBLAS_STATUS_SUCCESS) {
+            h = NULL;
+            return HLX_ERR_UNSUPPORTED;
+        }
     }
     if (hlx_cublas.set_stream(h, cs) != CUBLAS_STATUS_SUCCESS)
         return HLX_ERR_INTERNAL;
