@@ -5,7 +5,6 @@
 #include "hlx_err.h"
 #include <helix/topology.h>
 #include <hwloc.h>
-#include <stdarg.h>
 
 #include "hlx_param.h"
 
