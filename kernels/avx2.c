@@ -132,14 +132,17 @@ static inline __m256 hlx_v_exp2n(__m256 x)
     return _mm256_mul_ps(p, _mm256_castsi256_ps(ei));
 }
 
-/* Blocked-key path (the avx2 variant's layout, k_block 16): keys stored per block of 16
- * tokens with the token index innermost ([block][dk][16]), so one 32-byte load (bf16)
- * holds dimension e of 16 tokens and the scores of 16 tokens accumulate in two vectors per
- * head by FMAs with q[g][e] broadcast: no horizontal sums, no reordering of q. Up to 4
- * heads per pass (8 accumulators, two key vectors and the broadcast in 16 registers).
- * Values stay in rows (v_block 1) for the P.V of simd_tmpl.h; when v == k (MLA absorbed)
- * the value rows of a block are unpacked to fp32 rows on the stack first. */
+/* Blocked-key path (the avx2 variant's layout, hlx_kv_layout_t {16, 1, 1, 1}): keys
+ * stored per block of 16 tokens with the token index innermost ([block][dk][16]), so one
+ * 32-byte load (bf16) holds dimension e of 16 tokens and the scores of 16 tokens
+ * accumulate in two vectors per head by FMAs with q[g][e] broadcast: no horizontal sums,
+ * no reordering of q. Up to 4 heads per pass (8 accumulators, two key vectors and the
+ * broadcast in 16 registers). Values stay in rows for the P.V of simd_tmpl.h (values in
+ * blocks of 16-element runs, as the avx512 variant keeps them, measured no faster here:
+ * Zen 5, 1M tokens, bf16 53.7 against 51.1 ms, f32 and fp8 equal); when v == k (MLA
+ * absorbed) the value rows of a block are unpacked to fp32 rows on the stack first. */
 #define HLX_KB2 16
+static const hlx_kv_layout_t hlx_kb2_layout = { HLX_KB2, 1, 1, 1 };
 
 /* The 16 keys' dimension e: bf16 as even / odd tokens (shift, mask), f32 and fp8 as
  * tokens 0-7 / 8-15. */
@@ -192,12 +195,13 @@ hlx_kb2_scores(const int G, const int BF, const int dk, const float *q, const ch
     }
 }
 
-/* P.V of one block for G <= 4 heads (p [g][32]) over value rows of type VBF that also
- * stores each widened row piece as fp32 into vw ([16][dv], vw row stride dv), for the other
- * head chunks, which read vw as f32 rows. Prefetch as hlx_pv_body. */
+/* P.V of one block for G <= 4 heads (p [g][32]) over values of type VBF (read as
+ * hlx_pv_body reads them, vts and vcs) that also stores each widened piece as fp32 into vw
+ * ([16][dv], vw row stride dv), for the other head chunks, which read vw as f32 rows.
+ * Prefetch as hlx_pv_body. */
 static inline __attribute__((always_inline)) void
 hlx_kb2_pv_w(const int G, const int VBF, const float *p, const float *corr, int dv,
-             const char *v, size_t vstride_b, int nt, float *o, const char *pfa,
+             const char *v, size_t vts, size_t vcs, int nt, float *o, const char *pfa,
              const char *pfb, size_t pfstep, float *vw)
 {
     int c, t, g;
@@ -211,7 +215,7 @@ hlx_kb2_pv_w(const int G, const int VBF, const float *p, const float *corr, int 
         }
         for (t = 0; t < nt; t++) {
             __m256 v0, v1;
-            HLX_PAIR(VBF, v + (size_t)t * vstride_b + (size_t)c * HLX_ES(VBF), v0, v1);
+            HLX_PAIR(VBF, v + (size_t)t * vts + (size_t)(c / 16) * vcs, v0, v1);
             _mm256_store_ps(vw + (size_t)t * dv + c, v0);
             _mm256_store_ps(vw + (size_t)t * dv + c + 8, v1);
             if (pfa != NULL) {
@@ -237,7 +241,8 @@ hlx_kb2_pv_w(const int G, const int VBF, const float *p, const float *corr, int 
 /* One step of the block pipeline for a head chunk (G <= 4), as the avx512 blocked path:
  * the online softmax of the current block of nt tokens (scores in sc from the step
  * before; nt 0: none), then the scores of the next block kn (when not NULL) into sc, then
- * the P.V of the current block (value rows vr, vsb bytes apart, type VBF), so the next
+ * the P.V of the current block (values at vr, type VBF, read with vts and vcs as
+ * hlx_pv_body says), so the next
  * block's FMAs overlap the softmax's dependency chains. BF is the type the keys are read
  * as, ORD their token order (1: bf16's even / odd lanes, also when a later chunk reads
  * the first chunk's widened copy as f32). WR (the first of several chunks): the widened
@@ -245,7 +250,8 @@ hlx_kb2_pv_w(const int G, const int VBF, const float *p, const float *corr, int 
 static inline __attribute__((always_inline)) void
 hlx_kb2_body(const int G, const int BF, const int VBF, const int ORD, const int WR,
              const int D, const hlx_attn_desc_t *d, const float *q, const char *kn, float *sc,
-             int nt, const char *vr, size_t vsb, float *m, float *s, float *o, const char *pfk,
+             int nt, const char *vr, size_t vts, size_t vcs, float *m, float *s, float *o,
+             const char *pfk,
              const char *pfv, size_t pfstep, float *kw, float *vw)
 {
     const int dk = D ? D : d->dk, dv = D ? D : d->dv;
@@ -313,23 +319,24 @@ hlx_kb2_body(const int G, const int BF, const int VBF, const int ORD, const int 
     if (kn != NULL) /* several chunks: pfk is this chunk's share of a later block, pfv NULL */
         hlx_kb2_scores(G, BF, dk, q, kn, sc, pfv == NULL ? pfk : NULL, WR ? kw : NULL);
     if (nt > 0 && WR == 2)
-        hlx_kb2_pv_w(G, VBF, p, cv, dv, vr, vsb, nt, o, pfv ? pfk : NULL, pfv, pfstep, vw);
+        hlx_kb2_pv_w(G, VBF, p, cv, dv, vr, vts, vcs, nt, o, pfv ? pfk : NULL, pfv, pfstep,
+                     vw);
     else if (nt > 0)
-        hlx_pv_avx2(G, VBF, 2, p, cv, dv, vr, vsb, nt, o, pfv ? pfk : NULL, pfv, pfstep);
+        hlx_pv_avx2(G, VBF, 2, p, cv, dv, vr, vts, vcs, nt, o, pfv ? pfk : NULL, pfv, pfstep);
 }
 
 typedef void (*hlx_kb2_fn)(const hlx_attn_desc_t *, const float *, const char *, float *, int,
-                           const char *, size_t, float *, float *, float *, const char *,
-                           const char *, size_t, float *, float *);
+                           const char *, size_t, size_t, float *, float *, float *,
+                           const char *, const char *, size_t, float *, float *);
 /* hlx_kb2_<heads>_<key type>_<value type>_<order>_<writes>_<head size or 0> */
 #define HLX_KB2_DEF(n, bf, vbf, ord, wr, D) \
     static __attribute__((noinline)) void hlx_kb2_##n##_##bf##_##vbf##_##ord##_##wr##_##D( \
         const hlx_attn_desc_t *d, const float *q, const char *kn, float *sc, int nt, \
-        const char *vr, size_t vsb, float *m, float *s, float *o, const char *pfk, \
-        const char *pfv, size_t pfstep, float *kw, float *vw) \
+        const char *vr, size_t vts, size_t vcs, float *m, float *s, float *o, \
+        const char *pfk, const char *pfv, size_t pfstep, float *kw, float *vw) \
     { \
-        hlx_kb2_body(n, bf, vbf, ord, wr, D, d, q, kn, sc, nt, vr, vsb, m, s, o, pfk, pfv, \
-                     pfstep, kw, vw); \
+        hlx_kb2_body(n, bf, vbf, ord, wr, D, d, q, kn, sc, nt, vr, vts, vcs, m, s, o, pfk, \
+                     pfv, pfstep, kw, vw); \
     }
 #define HLX_KB2_DEF_G(bf, vbf, ord) \
     HLX_KB2_DEF(1, bf, vbf, ord, 0, 0) HLX_KB2_DEF(2, bf, vbf, ord, 0, 0) \
@@ -402,15 +409,17 @@ static void hlx_kb2_unblock(int BF, const char *kb, int dv, float *vt)
     }
 }
 
-/* Attention over a shard whose keys are in 16-token blocks (hlx_kv_index with k_block 16;
- * block b starts at element b * 16 * k_stride) and whose values are rows (or, v == k, the
- * same blocks). Shapes off the vector path: the reference with the same layout. */
+/* Attention over a shard in the layout hlx_kb2_layout (block b of keys starts at element
+ * b * 16 * k_stride; values in rows, or, v == k, the key blocks). Shapes off the vector
+ * path: the reference with the same layout. */
 static void hlx_attn_kb_avx2(const hlx_attn_desc_t *d)
 {
     const int alias = d->v == d->k;
     const int BF = d->kv_dtype == HLX_DTYPE_BF16 ? 1 : d->kv_dtype == HLX_DTYPE_FP8 ? 2 : 0;
     const size_t es = HLX_ES(BF), kbb = HLX_KB2 * d->k_stride * es;
     const size_t vsb = alias ? (size_t)d->dv * 4 : d->v_stride * es;
+    /* P.V reads value rows (the unpacked fp32 rows when v == k) */
+    const size_t vts = vsb, vcs = 16 * (alias ? 4 : es);
     const int VA = alias && BF != 0; /* f32 keys unpack to f32 rows: table column 0 works */
     float m[HLX_HMAX], s[HLX_HMAX];
     float vt[HLX_KB2 * 512] __attribute__((aligned(32)));
@@ -429,7 +438,7 @@ static void hlx_attn_kb_avx2(const hlx_attn_desc_t *d)
         (alias && d->dv > d->dk) ||
         (d->kv_dtype != HLX_DTYPE_F32 && d->kv_dtype != HLX_DTYPE_BF16 &&
          d->kv_dtype != HLX_DTYPE_FP8)) {
-        hlx_attn_ref_layout(d, HLX_KB2, 1);
+        hlx_attn_ref_layout(d, hlx_kb2_layout);
         return;
     }
     {
@@ -452,11 +461,11 @@ static void hlx_attn_kb_avx2(const hlx_attn_desc_t *d)
             const float *qg = d->q + (size_t)(h0 + g0) * d->dk;
             if (H > 4 && share) /* the first chunk widens block 0's keys for all */
                 (g0 == 0 ? hlx_kb2_wtab[VA] : hlx_kb2_tab[0][0][G - 1])(d, qg, g0 == 0 ? d->k : (const char *)kw,
-                                                         sc + (size_t)g0 * 16, 0, NULL, 0, m, s,
-                                                         oh, NULL, NULL, 0, kw, vw);
+                                                         sc + (size_t)g0 * 16, 0, NULL, 0, 0, m,
+                                                         s, oh, NULL, NULL, 0, kw, vw);
             else
-                hlx_kb2_tab[BF][VA][G - 1](d, qg, d->k, sc + (size_t)g0 * 16, 0, NULL, 0, m, s,
-                                           oh, NULL, NULL, 0, kw, vw);
+                hlx_kb2_tab[BF][VA][G - 1](d, qg, d->k, sc + (size_t)g0 * 16, 0, NULL, 0, 0, m,
+                                           s, oh, NULL, NULL, 0, kw, vw);
         }
         for (b = 0; b < nblk; b++) {
             const size_t j = b * HLX_KB2;
@@ -490,17 +499,17 @@ static void hlx_attn_kb_avx2(const hlx_attn_desc_t *d)
                 if (H > 4 && share && g0 > 0) /* the first chunk's fp32 copies */
                     (d128 ? hlx_kb2_tab128[0] : hlx_kb2_tab[0][0][G - 1])(
                         d, qg, kn ? (const char *)kw : NULL, scg, nt,
-                        alias ? vr : (const char *)vw, (size_t)d->dv * 4, m + g0, s + g0, og,
-                        pkc, pvc, pfstep, kw, vw);
+                        alias ? vr : (const char *)vw, (size_t)d->dv * 4, 16 * 4, m + g0,
+                        s + g0, og, pkc, pvc, pfstep, kw, vw);
                 else if (H > 4 && share)
                     (d128 ? hlx_kb2_4_2_2_0_2_128 : hlx_kb2_wtab[VA])(
-                        d, qg, kn, scg, nt, vr, vsb, m + g0, s + g0, og, pkc, pvc, pfstep, kw,
-                        vw);
+                        d, qg, kn, scg, nt, vr, vts, vcs, m + g0, s + g0, og, pkc, pvc, pfstep,
+                        kw, vw);
                 else if (d128)
-                    hlx_kb2_tab128[BF](d, qg, kn, scg, nt, vr, vsb, m + g0, s + g0, og, pkc,
+                    hlx_kb2_tab128[BF](d, qg, kn, scg, nt, vr, vts, vcs, m + g0, s + g0, og, pkc,
                                        pvc, pfstep, kw, vw);
                 else
-                    hlx_kb2_tab[BF][VA][G - 1](d, qg, kn, scg, nt, vr, vsb, m + g0, s + g0, og,
+                    hlx_kb2_tab[BF][VA][G - 1](d, qg, kn, scg, nt, vr, vts, vcs, m + g0, s + g0, og,
                                                pkc, pvc, pfstep, kw, vw);
             }
         }
@@ -581,7 +590,7 @@ void hlx_kernels_avx2(hlx_kernels_t *k)
 {
     hlx_kernels_reference(k);
     k->name      = "avx2";
-    k->kv_layout = (hlx_kv_layout_t){ HLX_KB2, 1 };
+    k->kv_layout = hlx_kb2_layout;
     k->attn      = hlx_attn_kb_avx2;
     k->merge   = hlx_merge_avx2;
     k->rmsnorm = hlx_rmsnorm_avx2;

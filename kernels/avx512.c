@@ -215,13 +215,18 @@ static void hlx_amx_run(int G, const hlx_attn_desc_t *d, const uint16_t *qb, con
 
 #include "simd_tmpl.h"
 
-/* Blocked-key path (the avx512 variant's layout, k_block 32): keys stored per block of 32
- * tokens with the token index innermost ([block][dk][32]), so one 64-byte load (bf16) holds
- * dimension e of 32 tokens, and the scores of 32 tokens accumulate in two vectors per head
- * by FMAs with q[g][e] broadcast: no horizontal sums, no widening of q. Values stay in
- * rows (v_block 1) for the P.V above; when v == k (MLA absorbed: the value is the head of
- * the key row), the value rows of a block are unpacked to fp32 rows on the stack first. */
+/* Blocked-key path (the avx512 variant's layout, hlx_kv_layout_t {32, 32, 1, 32}): keys
+ * stored per block of 32 tokens with the token index innermost ([block][dk][32]), so one
+ * 64-byte load (bf16) holds dimension e of 32 tokens, and the scores of 32 tokens
+ * accumulate in two vectors per head by FMAs with q[g][e] broadcast: no horizontal sums,
+ * no widening of q. Values per block of 32 tokens in runs of 32 elements per token
+ * ([block][dv / 32][32][32]): each P.V pass over 32 columns (above) reads one contiguous
+ * run of the block, which the hardware prefetchers follow on their own (value rows read
+ * 32 columns a pass, a row apart, needed software prefetches and still overlapped less).
+ * When v == k (MLA absorbed: the value is the head of the key row), the values of a block
+ * are unpacked to fp32 rows on the stack first. */
 #define HLX_KB 32
+static const hlx_kv_layout_t hlx_kb_layout = { HLX_KB, HLX_KB, 1, 32 };
 
 /* The 32 keys' dimension e: bf16 as even / odd tokens (shift, mask), f32 and fp8 as tokens
  * 0-15 / 16-31. */
@@ -318,13 +323,15 @@ HLX_HRED4(hlx_v_hmax4, _mm512_max_ps)
 /* One step of the block pipeline for a head chunk (G <= 8): the online softmax of the
  * current block of nt tokens (its scores in sc, computed one step earlier; nt 0: none),
  * then the scores of the next block kn (when not NULL) into sc, then the P.V of the current
- * block (value rows vr, vsb bytes apart, type VBF). The next block's FMAs do not depend on
- * the softmax, so the core runs them while the softmax's long dependency chains (trees,
- * exponentials) complete, instead of waiting for them before the P.V. */
+ * block (values at vr, type VBF, read as hlx_pv_body says with vts and vcs). The next
+ * block's FMAs do not depend on the softmax, so the core runs them while the softmax's long
+ * dependency chains (trees, exponentials) complete, instead of waiting for them before the
+ * P.V. */
 static inline __attribute__((always_inline)) void
 hlx_kb_body(const int G, const int BF, const int VBF, const int D, const hlx_attn_desc_t *d,
-            const float *q, const char *kn, float *sc, int nt, const char *vr, size_t vsb,
-            float *m, float *s, float *o, const char *pfk, const char *pfv, size_t pfstep)
+            const float *q, const char *kn, float *sc, int nt, const char *vr, size_t vts,
+            size_t vcs, float *m, float *s, float *o, const char *pfk, const char *pfv,
+            size_t pfstep)
 {
     const int dk = D ? D : d->dk, dv = D ? D : d->dv;
     /* score lanes back to token order (tokens 0-15, 16-31): bf16 even/odd, fp8 by tables
@@ -417,23 +424,23 @@ hlx_kb_body(const int G, const int BF, const int VBF, const int D, const hlx_att
         hlx_kb_scores(G, BF, dk, q, kn, sc, BF == 0 || pfv == NULL ? pfk : NULL,
                       BF == 0 && pfv != NULL ? HLX_KB * 4 : 0);
     if (nt > 0 && BF == 0) /* corr NULL: no rescale of o */
-        hlx_pv_avx512(G, VBF, 2, p, up ? cv : NULL, dv, vr, vsb, nt, o, pfv,
+        hlx_pv_avx512(G, VBF, 2, p, up ? cv : NULL, dv, vr, vts, vcs, nt, o, pfv,
                       pfv ? pfv + pfstep * (size_t)dv / 2 : NULL, pfstep / 2);
     else if (nt > 0)
-        hlx_pv_avx512(G, VBF, 2, p, up ? cv : NULL, dv, vr, vsb, nt, o, pfv ? pfk : NULL, pfv,
-                      pfstep);
+        hlx_pv_avx512(G, VBF, 2, p, up ? cv : NULL, dv, vr, vts, vcs, nt, o, pfv ? pfk : NULL,
+                      pfv, pfstep);
 }
 
 typedef void (*hlx_kb_fn)(const hlx_attn_desc_t *, const float *, const char *, float *, int,
-                          const char *, size_t, float *, float *, float *, const char *,
-                          const char *, size_t);
+                          const char *, size_t, size_t, float *, float *, float *,
+                          const char *, const char *, size_t);
 #define HLX_KB_DEF(n, bf, vbf, D) \
     static __attribute__((noinline)) void hlx_kb_##n##_##bf##_##vbf##_##D( \
         const hlx_attn_desc_t *d, const float *q, const char *kn, float *sc, int nt, \
-        const char *vr, size_t vsb, float *m, float *s, float *o, const char *pfk, \
-        const char *pfv, size_t pfstep) \
+        const char *vr, size_t vts, size_t vcs, float *m, float *s, float *o, \
+        const char *pfk, const char *pfv, size_t pfstep) \
     { \
-        hlx_kb_body(n, bf, vbf, D, d, q, kn, sc, nt, vr, vsb, m, s, o, pfk, pfv, pfstep); \
+        hlx_kb_body(n, bf, vbf, D, d, q, kn, sc, nt, vr, vts, vcs, m, s, o, pfk, pfv, pfstep); \
     }
 #define HLX_KB_DEF_G(bf, vbf) \
     HLX_KB_DEF(1, bf, vbf, 0) HLX_KB_DEF(2, bf, vbf, 0) HLX_KB_DEF(3, bf, vbf, 0) \
@@ -445,10 +452,10 @@ HLX_KB_DEF(8, 0, 0, 128) HLX_KB_DEF(8, 1, 1, 128) HLX_KB_DEF(8, 2, 2, 128)
 #define HLX_KB_DEF_T(n, D) \
     static __attribute__((noinline, target("avx512vbmi"))) void hlx_kb_##n##_3_3_##D( \
         const hlx_attn_desc_t *d, const float *q, const char *kn, float *sc, int nt, \
-        const char *vr, size_t vsb, float *m, float *s, float *o, const char *pfk, \
-        const char *pfv, size_t pfstep) \
+        const char *vr, size_t vts, size_t vcs, float *m, float *s, float *o, \
+        const char *pfk, const char *pfv, size_t pfstep) \
     { \
-        hlx_kb_body(n, 3, 3, D, d, q, kn, sc, nt, vr, vsb, m, s, o, pfk, pfv, pfstep); \
+        hlx_kb_body(n, 3, 3, D, d, q, kn, sc, nt, vr, vts, vcs, m, s, o, pfk, pfv, pfstep); \
     }
 HLX_KB_DEF_T(1, 0) HLX_KB_DEF_T(2, 0) HLX_KB_DEF_T(3, 0) HLX_KB_DEF_T(4, 0)
 HLX_KB_DEF_T(5, 0) HLX_KB_DEF_T(6, 0) HLX_KB_DEF_T(7, 0) HLX_KB_DEF_T(8, 0)
@@ -527,9 +534,9 @@ static void hlx_kb_unblock(int BF, const char *kb, int dv, float *vt)
     }
 }
 
-/* Attention over a shard whose keys are in 32-token blocks (hlx_kv_index with k_block 32;
- * block b starts at element b * 32 * k_stride) and whose values are rows (or, v == k, the
- * same blocks). Shapes off the vector path: the reference with the same layout. */
+/* Attention over a shard in the layout hlx_kb_layout (block b of keys and of values starts
+ * at element b * 32 * k_stride and b * 32 * v_stride; v == k: the key blocks). Shapes off
+ * the vector path: the reference with the same layout. */
 static void hlx_attn_kb_avx512(const hlx_attn_desc_t *d)
 {
     const int alias = d->v == d->k;
@@ -538,7 +545,9 @@ static void hlx_attn_kb_avx512(const hlx_attn_desc_t *d)
     const int BF = d->kv_dtype == HLX_DTYPE_BF16 ? 1
                    : d->kv_dtype == HLX_DTYPE_FP8 ? (hlx_kb_fp8t && !alias ? 3 : 2) : 0;
     const size_t es = HLX_ES(BF), kbb = HLX_KB * d->k_stride * es;
-    const size_t vsb = alias ? (size_t)d->dv * 4 : d->v_stride * es;
+    const size_t vsb = alias ? (size_t)d->dv * 4 : d->v_stride * es; /* per token of a block */
+    /* P.V reads: the unpacked fp32 rows (v == k), or runs of 32 elements of 32 tokens */
+    const size_t vts = alias ? vsb : 32 * es, vcs = alias ? 32 * 4 : HLX_KB * 32 * es;
     const int VA = alias && BF != 0; /* f32 keys unpack to f32 rows: table column 0 works */
     float m[HLX_HMAX];
     float s[HLX_HMAX * 16] __attribute__((aligned(64))); /* per-head sums, 16 lanes each */
@@ -551,7 +560,7 @@ static void hlx_attn_kb_avx512(const hlx_attn_desc_t *d)
         (alias && d->dv > d->dk) ||
         (d->kv_dtype != HLX_DTYPE_F32 && d->kv_dtype != HLX_DTYPE_BF16 &&
          d->kv_dtype != HLX_DTYPE_FP8)) {
-        hlx_attn_ref_layout(d, HLX_KB, 1);
+        hlx_attn_ref_layout(d, hlx_kb_layout);
         return;
     }
     {
@@ -574,8 +583,8 @@ static void hlx_attn_kb_avx512(const hlx_attn_desc_t *d)
             const int G = H - g0 < 8 ? H - g0 : 8;
             if (nblk > 0)
                 hlx_kb_tab[BF][VA][G - 1](d, d->q + (size_t)(h0 + g0) * d->dk, d->k,
-                                          sc + (size_t)g0 * 32, 0, NULL, 0, m, s, oh, NULL,
-                                          NULL, 0);
+                                          sc + (size_t)g0 * 32, 0, NULL, 0, 0, m, s, oh,
+                                          NULL, NULL, 0);
         }
         for (b = 0; b < nblk; b++) {
             const size_t j = b * HLX_KB;
@@ -583,10 +592,14 @@ static void hlx_attn_kb_avx512(const hlx_attn_desc_t *d)
             const char *kb = (const char *)d->k + b * kbb;
             const char *kn = b + 1 < nblk ? kb + kbb : NULL;
             const char *vr = alias ? (const char *)vt : (const char *)d->v + j * vsb;
-            /* one head chunk streams the shard: prefetch the keys of the block after next
-             * and the values of the next block, spread over the P.V steps (several chunks
-             * find the block in cache) */
-            const int pf = nt == HLX_KB && H <= 8 && b + 2 < nblk;
+            /* one head chunk streams f32 KV: prefetch the keys of the block after next and
+             * the values of the next block, spread over the block (several chunks find the
+             * block in cache). bf16 and fp8 prefetch nothing: with the values in runs the
+             * hardware prefetchers alone were faster (Zen 5, 1M tokens, bf16: 26.1 ms
+             * median against 27.6 with value rows and the prefetch, 46 with rows and none;
+             * any software prefetch on top, of one stream, both, nearer or farther, with
+             * hint T0 or T1: 26-37 ms) */
+            const int pf = BF == 0 && nt == HLX_KB && H <= 8 && b + 2 < nblk;
             const char *pk = pf ? kb + 2 * kbb : NULL;
             const char *pv = pf ? (alias ? kb + kbb : vr + HLX_KB * vsb) : NULL;
             if (alias)
@@ -610,11 +623,11 @@ static void hlx_attn_kb_avx512(const hlx_attn_desc_t *d)
                                    : at - kbb < vspan ? vr + 2 * HLX_KB * vsb + (at - kbb) : NULL;
                 }
                 if (G == 8 && !alias && d->dk == 128 && d->dv == 128)
-                    hlx_kb_tab128[BF](d, qg, kn, scg, nt, vr, vsb, m + g0, s + (size_t)g0 * 16, og, pkc, pvc,
-                                      pfstep);
+                    hlx_kb_tab128[BF](d, qg, kn, scg, nt, vr, vts, vcs, m + g0,
+                                      s + (size_t)g0 * 16, og, pkc, pvc, pfstep);
                 else
-                    hlx_kb_tab[BF][VA][G - 1](d, qg, kn, scg, nt, vr, vsb, m + g0, s + (size_t)g0 * 16, og,
-                                              pkc, pvc, pfstep);
+                    hlx_kb_tab[BF][VA][G - 1](d, qg, kn, scg, nt, vr, vts, vcs, m + g0,
+                                              s + (size_t)g0 * 16, og, pkc, pvc, pfstep);
             }
         }
         for (g = 0; g < H; g++) {
@@ -825,8 +838,8 @@ hlx_amx_blk_body(const int G, const int D, const hlx_attn_desc_t *d, const uint1
         m[g] = mv[g];
         s[g] = sv[g];
     }
-    hlx_pv_avx512(G, 1, 1, p, cv, dv, v, vsb, 16, o, pfk, pfv, pfstep);
-    hlx_pv_avx512(G, 1, 1, p + 128, one, dv, v + 16 * vsb, vsb, 16, o,
+    hlx_pv_avx512(G, 1, 1, p, cv, dv, v, vsb, 64, 16, o, pfk, pfv, pfstep);
+    hlx_pv_avx512(G, 1, 1, p + 128, one, dv, v + 16 * vsb, vsb, 64, 16, o,
                   pfk ? pfk + half : NULL, pfk ? pfv + half : NULL, pfstep);
 }
 
@@ -912,7 +925,7 @@ void hlx_kernels_amx(hlx_kernels_t *k)
 {
     hlx_kernels_avx512(k);
     k->name      = "amx";
-    k->kv_layout = (hlx_kv_layout_t){ 1, 1 }; /* the tiles read key rows */
+    k->kv_layout = (hlx_kv_layout_t){ 1, 1, 1, 1 }; /* the tiles read key rows */
     k->attn      = hlx_attn_amx;
 }
 #endif
@@ -1054,7 +1067,7 @@ void hlx_kernels_avx512(hlx_kernels_t *k)
 {
     hlx_kernels_reference(k);
     k->name      = "avx512";
-    k->kv_layout = (hlx_kv_layout_t){ HLX_KB, 1 };
+    k->kv_layout = hlx_kb_layout;
     __builtin_cpu_init();
     hlx_kb_fp8t = __builtin_cpu_supports("avx512vbmi");
     k->attn      = hlx_attn_kb_avx512;

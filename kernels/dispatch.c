@@ -277,10 +277,16 @@ size_t hlx_kernels_explain(char *buf, size_t n)
         if (ok) { /* the KV layout its attention reads (hlx_kv_layout_t) */
             v->fill(&k);
             if (k.kv_layout.k_block > 1)
-                hlx_kx_put(buf, n, &at, "; KV: keys in %d-token blocks, values %s",
-                           k.kv_layout.k_block, k.kv_layout.v_block > 1 ? "blocked" : "rows");
+                hlx_kx_put(buf, n, &at, "; KV: keys in %d-token blocks, ", k.kv_layout.k_block);
             else
-                hlx_kx_put(buf, n, &at, "; KV: rows");
+                hlx_kx_put(buf, n, &at, "; KV: key rows, ");
+            if (k.kv_layout.v_block > 1 && k.kv_layout.v_chunk > 1)
+                hlx_kx_put(buf, n, &at, "values in %d-token blocks of %d-element runs",
+                           k.kv_layout.v_block, k.kv_layout.v_chunk);
+            else if (k.kv_layout.v_block > 1)
+                hlx_kx_put(buf, n, &at, "values in %d-token blocks", k.kv_layout.v_block);
+            else
+                hlx_kx_put(buf, n, &at, "value rows");
         }
         hlx_kx_put(buf, n, &at, "\n");
     }

@@ -12,9 +12,9 @@ void hlx_kernels_avx2(hlx_kernels_t *k);
 void hlx_kernels_avx512(hlx_kernels_t *k);
 void hlx_kernels_amx(hlx_kernels_t *k); /* avx512 + AMX tiles (HLX_HAVE_AMX builds) */
 
-/* The reference attention over a shard in blocks of kb (keys) and vb (values) tokens (see
- * hlx_kv_index; 1 = rows): the fallback of variants whose layout uses blocks. */
-void hlx_attn_ref_layout(const hlx_attn_desc_t *d, int kb, int vb);
+/* The reference attention over a shard in the layout lay (see hlx_kv_at): the fallback of
+ * variants whose layout uses blocks. */
+void hlx_attn_ref_layout(const hlx_attn_desc_t *d, hlx_kv_layout_t lay);
 
 /* Zeroes columns [n0, n1) of the M rows of y (row stride N). */
 void hlx_gemm_zero_cols(int M, int N, float *y, int n0, int n1);

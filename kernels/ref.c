@@ -8,22 +8,15 @@
 
 /* f32, bf16 and fp8 e4m3 elements (fp8 used to be read as f32 here). */
 
-/* Element (token j, element e) of a shard in blocks of b tokens with row stride `stride`
- * (b <= 1: rows). */
-static inline size_t hlx_ref_kv_at(int b, size_t stride, size_t j, int e)
-{
-    if (b <= 1)
-        return j * stride + (size_t)e;
-    return (j / (size_t)b) * (size_t)b * stride + (size_t)e * (size_t)b + j % (size_t)b;
-}
-
-void hlx_attn_ref_layout(const hlx_attn_desc_t *d, int kb, int vb)
+void hlx_attn_ref_layout(const hlx_attn_desc_t *d, hlx_kv_layout_t lay)
 {
     int g, e;
     size_t j;
 
-    if (d->v == d->k)
-        vb = kb; /* MLA absorbed: the value is the head of the key row, in the key layout */
+    if (d->v == d->k) { /* MLA absorbed: the value is the head of the key row, as a key */
+        lay.v_block = lay.k_block;
+        lay.v_chunk = lay.k_chunk;
+    }
     for (g = 0; g < d->group; g++) {
         const float *q = d->q + (size_t)g * d->dk;
         float *o = d->o + (size_t)g * d->dv;
@@ -35,7 +28,8 @@ void hlx_attn_ref_layout(const hlx_attn_desc_t *d, int kb, int vb)
         for (j = 0; j < d->len; j++) {
             float dot = 0.0f, mnew, corr, p;
             for (e = 0; e < d->dk; e++)
-                dot += q[e] * hlx_dtype_load(d->k, d->kv_dtype, hlx_ref_kv_at(kb, d->k_stride, j, e));
+                dot += q[e] * hlx_dtype_load(d->k, d->kv_dtype,
+                                      hlx_kv_at(lay.k_block, lay.k_chunk, d->k_stride, d->dk, j, e));
             dot *= d->scale;
             mnew = dot > m ? dot : m;
             corr = expf(m - mnew);
@@ -43,7 +37,9 @@ void hlx_attn_ref_layout(const hlx_attn_desc_t *d, int kb, int vb)
             s    = s * corr + p;
             for (e = 0; e < d->dv; e++)
                 o[e] = o[e] * corr +
-                       p * hlx_dtype_load(d->v, d->kv_dtype, hlx_ref_kv_at(vb, d->v_stride, j, e));
+                       p * hlx_dtype_load(d->v, d->kv_dtype,
+                                      hlx_kv_at(lay.v_block, lay.v_chunk, d->v_stride,
+                                                d->k == d->v ? d->dk : d->dv, j, e));
             m = mnew;
         }
         if (d->len == 0) {
@@ -58,7 +54,7 @@ void hlx_attn_ref_layout(const hlx_attn_desc_t *d, int kb, int vb)
 
 static void hlx_ref_attn(const hlx_attn_desc_t *d)
 {
-    hlx_attn_ref_layout(d, 1, 1);
+    hlx_attn_ref_layout(d, (hlx_kv_layout_t){ 1, 1, 1, 1 });
 }
 
 static void hlx_ref_merge(int nparts, int nheads, int dv, const float *o_parts,
@@ -201,7 +197,7 @@ static void hlx_ref_gemm(int M, int N, int K, const float *x, const void *w,
 void hlx_kernels_reference(hlx_kernels_t *k)
 {
     k->name    = "scalar";
-    k->kv_layout = (hlx_kv_layout_t){ 1, 1 };
+    k->kv_layout = (hlx_kv_layout_t){ 1, 1, 1, 1 };
     k->attn    = hlx_ref_attn;
     k->merge   = hlx_ref_merge;
     k->rmsnorm = hlx_ref_rmsnorm;

@@ -71,13 +71,16 @@ HLX_FN(hlx_qk)(const int G, const int BF, const float *qp, int dk, const char *k
 }
 
 /* o[g][c..] = o*corr[g] + sum_t p[g][t] v_t for G heads, nt tokens, all dv columns (corr
- * NULL: o + sum_t p[g][t] v_t).
+ * NULL: o + sum_t p[g][t] v_t). The 2W columns from c of token t are read at
+ * v + t * vts + (c / 2W) * vcs: rows have vts = the row stride and vcs = 2W elements, the
+ * blocked values of avx512/avx2 (runs of 2W elements per token) vts = 2W elements and
+ * vcs = 2W elements x the tokens of a block.
  * p is [g][W] (PT 0, head-major), [t][GMAX] (PT 1, token-major, the AMX path) or [g][32]
  * (PT 2, the blocked-key path of avx512.c). */
 static inline __attribute__((always_inline)) void
 HLX_FN(hlx_pv_body)(const int G, const int BF, const int PT, const int PF, const float *p,
-                    const float *corr, int dv, const char *v, size_t vstride_b, int nt,
-                    float *o, const char *pfa, const char *pfb, size_t pfstep)
+                    const float *corr, int dv, const char *v, size_t vts, size_t vcs,
+                    int nt, float *o, const char *pfa, const char *pfb, size_t pfstep)
 {
     int c, t, g;
 
@@ -100,8 +103,9 @@ HLX_FN(hlx_pv_body)(const int G, const int BF, const int PT, const int PF, const
         if (BF == 3) /* fp8 by table lookups: two value rows per lookup (64 bytes) */
             for (; t + 1 < nt; t += 2) {
                 HLX_V v0, v1, w0, w1;
-                hlx_v_pair2_fp8t((const uint8_t *)v + (size_t)t * vstride_b + (size_t)c,
-                                 vstride_b, &v0, &v1, &w0, &w1);
+                hlx_v_pair2_fp8t((const uint8_t *)v + (size_t)t * vts +
+                                     (size_t)(c / (2 * HLX_W)) * vcs,
+                                 vts, &v0, &v1, &w0, &w1);
                 if (PF) {
                     size_t at = ((size_t)(c / (2 * HLX_W)) * nt + t) * pfstep, l;
                     for (l = 0; l < 2 * pfstep; l += 64) {
@@ -124,7 +128,7 @@ HLX_FN(hlx_pv_body)(const int G, const int BF, const int PT, const int PF, const
 #endif
         for (; t < nt; t++) {
             HLX_V v0, v1;
-            HLX_PAIR(BF, v + (size_t)t * vstride_b + (size_t)c * HLX_ES(BF), v0, v1);
+            HLX_PAIR(BF, v + (size_t)t * vts + (size_t)(c / (2 * HLX_W)) * vcs, v0, v1);
             if (PF) { /* pfstep bytes of each of two later blocks per step */
                 size_t at = ((size_t)(c / (2 * HLX_W)) * nt + t) * pfstep, l;
                 for (l = 0; l < pfstep; l += 64) {
@@ -150,13 +154,13 @@ HLX_FN(hlx_pv_body)(const int G, const int BF, const int PT, const int PF, const
  * them carries no test (MLA, compute-bound, lost 3% to it). */
 static inline __attribute__((always_inline)) void
 HLX_FN(hlx_pv)(const int G, const int BF, const int PT, const float *p, const float *corr,
-               int dv, const char *v, size_t vstride_b, int nt, float *o, const char *pfa,
-               const char *pfb, size_t pfstep)
+               int dv, const char *v, size_t vts, size_t vcs, int nt, float *o,
+               const char *pfa, const char *pfb, size_t pfstep)
 {
     if (pfa != NULL)
-        HLX_FN(hlx_pv_body)(G, BF, PT, 1, p, corr, dv, v, vstride_b, nt, o, pfa, pfb, pfstep);
+        HLX_FN(hlx_pv_body)(G, BF, PT, 1, p, corr, dv, v, vts, vcs, nt, o, pfa, pfb, pfstep);
     else
-        HLX_FN(hlx_pv_body)(G, BF, PT, 0, p, corr, dv, v, vstride_b, nt, o, pfa, pfb, pfstep);
+        HLX_FN(hlx_pv_body)(G, BF, PT, 0, p, corr, dv, v, vts, vcs, nt, o, pfa, pfb, pfstep);
 }
 
 /* One head chunk (G <= GMAX heads) over nt <= W tokens: scores, online softmax, P.V.
@@ -212,7 +216,8 @@ HLX_FN(hlx_attn_blk)(const int G, const int BF, const int D, const hlx_attn_desc
         m[g] = mv[g];
         s[g] = sv[g];
     }
-    HLX_FN(hlx_pv)(G, BF, 0, p, cv, dv, v, vsb, nt, o, pfk, pfv, pfstep);
+    HLX_FN(hlx_pv)(G, BF, 0, p, cv, dv, v, vsb, (size_t)(2 * HLX_W * HLX_ES(BF)), nt, o, pfk,
+                   pfv, pfstep);
 }
 
 /* One out-of-line function per (heads, KV type): each gets its own register allocation

@@ -123,6 +123,7 @@ static hlx_status_t hlx_fill_kv(hlx_engine_t *eng, void *cache, int l, int is_ke
     const hlx_model_t *m = &eng->m;
     int d = (int)(is_key ? eng->kv_dk : eng->kv_dv); /* MLA: no value rows (d = 0) */
     int blk = is_key ? eng->be.k.kv_layout.k_block : eng->be.k.kv_layout.v_block;
+    int run = is_key ? eng->be.k.kv_layout.k_chunk : eng->be.k.kv_layout.v_chunk;
     size_t bb = blk > 1 ? (size_t)blk : 1;
     uint64_t key = hlx_synth_key(eng->cfg.seed, l, is_key ? HLX_T_KCTX : HLX_T_VCTX);
     hlx_status_t st = HLX_OK;
@@ -136,7 +137,7 @@ static hlx_status_t hlx_fill_kv(hlx_engine_t *eng, void *cache, int l, int is_ke
                 int last = p == eng->cfg.context;
                 if (!last && hlx_layout_kv_owner(L, p) == L->kvp_rank) {
                     for (e = 0; e < d; e++)
-                        hlx_dtype_store(stage, eng->kv_dtype, hlx_kv_index(blk, d, j - j0, e),
+                        hlx_dtype_store(stage, eng->kv_dtype, hlx_kv_index(blk, run, d, j - j0, e),
                                         hlx_synth_ctx(key, b, m->kv_heads, L->kv_first + kh, p,
                                                       e, d, is_key));
                     j++;

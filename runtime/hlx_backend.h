@@ -26,9 +26,9 @@ static inline size_t hlx_kv_shard_elems(hlx_kv_layout_t lay, int is_key, int d, 
 static inline size_t hlx_kv_slot(hlx_kv_layout_t lay, int is_key, int d, size_t cap,
                                  size_t shard, size_t t, int e)
 {
-    int blk = is_key ? lay.k_block : lay.v_block;
+    int blk = is_key ? lay.k_block : lay.v_block, chunk = is_key ? lay.k_chunk : lay.v_chunk;
 
-    return shard * hlx_kv_elems(blk, d, cap) + hlx_kv_index(blk, d, t, e);
+    return shard * hlx_kv_elems(blk, d, cap) + hlx_kv_index(blk, chunk, d, t, e);
 }
 
 /* The new token's K and V rows of nheads local KV heads of one request, stored at slot t

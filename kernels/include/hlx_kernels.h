@@ -9,11 +9,6 @@
 #include <stddef.h>
 #include <stdint.h>
 
-/* Layout of one KV shard, one (request, KV head) with cap token slots, in kv_dtype elements.
- * block 1: rows [cap][d]. block B > 1: [ceil(cap/B)][d][B], the token index innermost inside
- * a block of B tokens (B tokens' scores then accumulate in one vector, no horizontal sums).
- * The variant chosen at init sets the blocks for K and V (hlx_kernels_t.kv_layout); the
- * runtime allocates, fills, appends and reads back KV only through these two functions. */
 /* RoPE of one model (helix/model.h: hlx_model_rope_freqs fills it, scaling included):
  * inv_freq[i] radians per position for pair i < rot_dim / 2, in the memory the op runs
  * on (a backend's), and the factor on cos and sin (yarn; 1 otherwise). Optionally, for
@@ -35,8 +30,21 @@ void hlx_rope_fill_cs(const double *inv_freq, float mscale, int rot_dim, int64_t
 /* Plain RoPE's inverse frequencies theta^(-2i / rot_dim), i < rot_dim / 2 (tests). */
 void hlx_rope_plain_freqs(double theta, int rot_dim, double *inv_freq);
 
+/* Layout of one KV shard, one (request, KV head) with cap token slots of d elements, in
+ * kv_dtype elements, for K and for V each:
+ * - block <= 1: rows [cap][d];
+ * - block B > 1, chunk C: [ceil(cap/B)][d/C][B][C]: blocks of B tokens, inside a block the
+ *   elements in runs of C per token. C <= 1 puts the token index innermost ([d][B]: the
+ *   keys, whose B scores then accumulate in one vector with no horizontal sums); C > 1
+ *   keeps C consecutive elements of a token together ([d/C][B][C]: the values, so that a
+ *   P.V pass over C columns reads one contiguous run of B x C elements, which the
+ *   hardware prefetchers follow, instead of B rows' pieces a row apart). A C that does not
+ *   divide d means C = d (rows inside the block, which is rows overall).
+ * The variant chosen at init sets both (hlx_kernels_t.kv_layout); the runtime allocates,
+ * fills, appends and reads back KV only through hlx_kv_elems and hlx_kv_index. */
 typedef struct hlx_kv_layout {
-    int k_block, v_block;
+    int k_block, v_block; /* tokens per block; <= 1: rows */
+    int k_chunk, v_chunk; /* elements of a token kept together inside a block; <= 1: one */
 } hlx_kv_layout_t;
 
 /* Elements of a shard of cap slots (cap rounded up to whole blocks). */
@@ -46,19 +54,27 @@ static inline size_t hlx_kv_elems(int block, int d, size_t cap)
     return (cap + b - 1) / b * b * (size_t)d;
 }
 
-/* Index of element e of token t inside a shard. */
-static inline size_t hlx_kv_index(int block, int d, size_t t, int e)
+/* Index of element e < d of token t in a shard whose token rows are `stride` elements
+ * apart (>= d; a block of B tokens is B x stride elements). */
+static inline size_t hlx_kv_at(int block, int chunk, size_t stride, int d, size_t t, int e)
 {
+    size_t b = (size_t)block, c = chunk <= 1 ? 1 : d % chunk ? (size_t)d : (size_t)chunk;
+
     if (block <= 1)
-        return t * (size_t)d + (size_t)e;
-    return (t / (size_t)block) * (size_t)block * (size_t)d + (size_t)e * (size_t)block +
-           t % (size_t)block;
+        return t * stride + (size_t)e;
+    return t / b * b * stride + (size_t)e / c * b * c + t % b * c + (size_t)e % c;
+}
+
+/* Index of element e of token t inside a shard of rows of d elements. */
+static inline size_t hlx_kv_index(int block, int chunk, int d, size_t t, int e)
+{
+    return hlx_kv_at(block, chunk, (size_t)d, d, t, e);
 }
 
 /* Decode attention of one (request, KV head) over one KV shard.
  * q:   [group][dk] fp32, the query heads that share this KV head (GQA group; MLA: 128)
  * k:   [len][dk] in kv_dtype, row stride k_stride elements (>= dk), in the variant's
- *      kv_layout (blocks of B: token t, element e at (t/B)*B*k_stride + e*B + t%B)
+ *      kv_layout (token t, element e at hlx_kv_at(k_block, k_chunk, k_stride, dk, t, e))
  * v:   [len][dv] in kv_dtype, row stride v_stride elements (>= dv), likewise; v == k
  *      (MLA absorbed: dv <= dk, the value the first dv elements of the key row) is read
  *      in the key layout
@@ -81,10 +97,11 @@ typedef struct hlx_attn_desc {
 typedef struct hlx_kernels {
     const char *name; /* "scalar", "avx2", "avx512", "amx" */
 
-    /* KV shard layout the attention entry below reads: avx512 keys in blocks of 32, values
-     * in rows ({32, 1}); avx2 keys in blocks of 16 ({16, 1}); scalar and amx rows ({1, 1}).
-     * When v == k (MLA's absorbed form, the value the head of the key row) values are read
-     * in the key layout. */
+    /* KV shard layout the attention entry below reads: avx512 keys and values in blocks of
+     * 32 tokens, keys token-innermost, values in runs of 32 elements ({32, 32, 1, 32});
+     * avx2 keys in blocks of 16, value rows ({16, 1, 1, 1}); scalar and amx rows
+     * ({1, 1, 1, 1}). When v == k (MLA's absorbed form, the value the head of the key row) values
+     * are read in the key layout. */
     hlx_kv_layout_t kv_layout;
 
     /* Flash-decoding partial for one (request, KV head): see hlx_attn_desc_t. */

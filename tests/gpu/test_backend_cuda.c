@@ -153,7 +153,7 @@ static void test_gemm(hlx_dtype_t wt)
 static void test_append_attn(hlx_dtype_t kt, int group, size_t len)
 {
     enum { DK = 128, DV = 128, SH = 2 };
-    const hlx_kv_layout_t rows = { 1, 1 };
+    const hlx_kv_layout_t rows = { 1, 1, 1, 1 };
     size_t cap = len + 1, es = (size_t)hlx_dtype_bytes(kt);
     size_t ke = hlx_kv_shard_elems(rows, 1, DK, cap), ve = hlx_kv_shard_elems(rows, 0, DV, cap);
     void *kc = calloc(SH * ke, es), *vc = calloc(SH * ve, es), *dkc = NULL, *dvc = NULL;

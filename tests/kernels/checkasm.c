@@ -74,8 +74,11 @@ static void kt_attn_case_x(const hlx_kernels_t *ref, const hlx_kernels_t *var, k
     for (e = 0; e < group * dv; e++)
         a.o[e] = NAN;
     dl = a.d;
-    kl = kt_kv_relayout(a.d.k, t, a.d.k_stride, len, var->kv_layout.k_block);
-    vl = alias ? kl : kt_kv_relayout(a.d.v, t, a.d.v_stride, len, var->kv_layout.v_block);
+    kl = kt_kv_relayout(a.d.k, t, a.d.k_stride, (size_t)dk, len, var->kv_layout.k_block,
+                        var->kv_layout.k_chunk);
+    vl = alias ? kl
+               : kt_kv_relayout(a.d.v, t, a.d.v_stride, (size_t)dv, len,
+                                var->kv_layout.v_block, var->kv_layout.v_chunk);
     dl.k = kl;
     dl.v = vl;
     if (kt_pool != NULL) {
@@ -180,8 +183,10 @@ static void kt_check_fp8_all(const hlx_kernels_t *var)
         vv[i] = (uint8_t)i;
         q[i] = 1.0f;
     }
-    d.k = kl = kt_kv_relayout(kk, HLX_DTYPE_FP8, 256, 1, var->kv_layout.k_block);
-    d.v = vl = kt_kv_relayout(vv, HLX_DTYPE_FP8, 256, 1, var->kv_layout.v_block);
+    d.k = kl = kt_kv_relayout(kk, HLX_DTYPE_FP8, 256, 256, 1, var->kv_layout.k_block,
+                              var->kv_layout.k_chunk);
+    d.v = vl = kt_kv_relayout(vv, HLX_DTYPE_FP8, 256, 256, 1, var->kv_layout.v_block,
+                              var->kv_layout.v_chunk);
     var->attn(&d);
     free(kl);
     free(vl);
@@ -504,10 +509,12 @@ static void kt_bench(const hlx_kernels_t *ref, const hlx_kernels_t *vars, size_t
         for (v = 0; v < nv; v++) {
             /* each variant on a copy in its own KV layout */
             hlx_attn_desc_t dl = a.d;
-            void *kl = kt_kv_relayout(a.d.k, cases[c].t, a.d.k_stride, cases[c].len,
-                                      vars[v].kv_layout.k_block);
-            void *vl = kt_kv_relayout(a.d.v, cases[c].t, a.d.v_stride, cases[c].len,
-                                      vars[v].kv_layout.v_block);
+            void *kl = kt_kv_relayout(a.d.k, cases[c].t, a.d.k_stride, (size_t)a.d.dk,
+                                      cases[c].len, vars[v].kv_layout.k_block,
+                                      vars[v].kv_layout.k_chunk);
+            void *vl = kt_kv_relayout(a.d.v, cases[c].t, a.d.v_stride, (size_t)a.d.dv,
+                                      cases[c].len, vars[v].kv_layout.v_block,
+                                      vars[v].kv_layout.v_chunk);
             double tv;
             dl.k = kl;
             dl.v = vl;

@@ -151,22 +151,33 @@ static inline void kt_attn_make(kt_rng_t *r, kt_attn_t *a, int group, int dk, in
                               .o = a->o, .lse = a->lse };
 }
 
-/* Copy of one shard (rows of `stride` elements, len tokens) in blocks of b tokens
- * (hlx_kv_index with that stride); slots past len and the row padding are poisoned with
- * 0xff bytes (NaN in every KV type), so a kernel that reads them fails. */
-static inline void *kt_kv_relayout(const void *src, hlx_dtype_t t, size_t stride, size_t len,
-                                   int b)
+/* Copy of one shard (rows of `stride` elements, the first d of them the token's, len
+ * tokens) in blocks of b tokens, inside a block the token index innermost (chunk <= 1) or
+ * runs of `chunk` elements per token ([d / chunk][b][chunk]; a chunk that does not divide
+ * d: rows inside the block), the padding of the block's rows after its d x b elements
+ * (hlx_kv_at, written out again here); slots past len and the row padding are poisoned
+ * with 0xff bytes (NaN in every KV type), so a kernel that reads them fails. */
+static inline void *kt_kv_relayout(const void *src, hlx_dtype_t t, size_t stride, size_t d,
+                                   size_t len, int b, int chunk)
 {
     const size_t es = kt_esize(t), bb = b > 1 ? (size_t)b : 1;
     const size_t slots = (len + bb - 1) / bb * bb;
+    const size_t cc = chunk <= 1 ? 1 : d % (size_t)chunk ? d : (size_t)chunk;
     char *dst = malloc(es * (slots * stride + 1));
     size_t j, e;
 
     memset(dst, 0xff, es * (slots * stride + 1));
     for (j = 0; j < len; j++)
         for (e = 0; e < stride; e++) {
-            size_t at = bb == 1 ? j * stride + e
-                                : (j / bb) * bb * stride + e * bb + j % bb;
+            size_t blk = j / bb * bb * stride, at;
+            if (bb == 1)
+                at = j * stride + e;
+            else if (cc == 1)
+                at = blk + e * bb + j % bb;
+            else if (e < d)
+                at = blk + e / cc * (bb * cc) + j % bb * cc + e % cc;
+            else
+                at = blk + bb * d + j % bb * (stride - d) + (e - d);
             memcpy(dst + at * es, (const char *)src + (j * stride + e) * es, es);
         }
     return dst;

@@ -49,7 +49,9 @@ static void kt_pick(const char *name, hlx_dtype_t kv, int dk, int threads, const
     /* the table is the named variant's, the KV layout included */
     KT_CHECK(hlx_kernels_init_kv(want, kv, &ref) == HLX_OK && ref.attn == k.attn &&
              ref.kv_layout.k_block == k.kv_layout.k_block &&
-             ref.kv_layout.v_block == k.kv_layout.v_block, "%s: table differs", want);
+             ref.kv_layout.v_block == k.kv_layout.v_block &&
+             ref.kv_layout.k_chunk == k.kv_layout.k_chunk &&
+             ref.kv_layout.v_chunk == k.kv_layout.v_chunk, "%s: table differs", want);
 }
 
 int main(void)

@@ -5,9 +5,16 @@
 # runs are bitwise identical (same tokens, same hash of the final hidden state).
 # usage: run_decode.sh none|helixrun|mpirun NP HELIX HELIXRUN [decode args...]
 # HLX_EXPECT="key=value,..." additionally asserts fields of the report (JSON literals).
+# HLX_NEED_KERNELS=name skips the test (exit 77) where `helix info` does not list that
+# kernel variant as usable (the caller passes --kernels name itself).
 set -u
 launcher=$1 np=$2 helix=$3 helixrun=$4
 shift 4
+if [ -n "${HLX_NEED_KERNELS:-}" ] &&
+   ! "$helix" info 2>/dev/null | grep -Eq "^  ${HLX_NEED_KERNELS} +usable"; then
+    echo "kernel variant ${HLX_NEED_KERNELS} not usable on this machine: skipped"
+    exit 77
+fi
 case $launcher in
 none)     cmd=("$helix" decode) ;;
 helixrun) cmd=("$helixrun" --no-prefix -n "$np" --timeout 100 -- "$helix" decode) ;;

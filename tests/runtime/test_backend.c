@@ -1,7 +1,7 @@
 /* runtime: the execution backend table. The host backend's exchange packing follows the
  * documented wire layout (computed here independently), unpacking inverts it, KV append
- * lands where hlx_kv_index says, argmax takes the first maximum over uneven vocabulary
- * blocks; a table with missing entries answers HLX_ERR_UNSUPPORTED, never NULL. */
+ * lands where the layout says (rows, blocks, blocks of runs; computed here again), argmax
+ * takes the first maximum over uneven vocabulary blocks; a table with missing entries answers HLX_ERR_UNSUPPORTED, never NULL. */
 #include <setjmp.h>
 #include <stdarg.h>
 #include <stddef.h>
@@ -104,38 +104,72 @@ static void test_pack_unpack(void **state)
     hlx_backend_fini(&be);
 }
 
+/* Where element e of token t of a shard with d elements per token lives in the layout
+ * (block b, chunk c), written out independently of hlx_kv_index: rows; blocks of b
+ * tokens, token innermost; blocks of b tokens in runs of c elements per token. */
+static size_t kv_at(int b, int c, int d, size_t t, int e)
+{
+    size_t blk = t / (size_t)b * (size_t)b * (size_t)d, in = t % (size_t)b;
+
+    if (b <= 1)
+        return t * (size_t)d + (size_t)e;
+    if (c <= 1)
+        return blk + (size_t)e * (size_t)b + in;
+    return blk + (size_t)(e / c) * (size_t)(b * c) + in * (size_t)c + (size_t)(e % c);
+}
+
 static void test_append_argmax(void **state)
 {
+    /* rows; blocks of 4 tokens, keys token-innermost, values in runs of 2 of the 4 */
+    static const hlx_kv_layout_t lays[2] = { { 1, 1, 1, 1 }, { 4, 4, 1, 2 } };
+    enum { DK = 3, DV = 4 };
     hlx_backend_t be;
     hlx_kv_append_desc_t d;
     size_t cap = 7, ke, ve;
-    float kc[2 * 2 * 8 * 3], vc[2 * 2 * 8 * 2], kn[2 * 3], vn[2 * 2];
+    float kc[4 * 8 * DK], vc[4 * 8 * DV], kn[2 * DK], vn[2 * DV];
     /* 2 ranks' blocks of a vocabulary of 5 (2 and 3 entries), padded to 3, batch 2 */
     const float lg[2 * 2 * 3] = { 1, 7, -INFINITY,  2, 0, -INFINITY,
                                   7, 3, 3,          5, 9, 9 };
-    int tok[2], i, e;
+    int tok[2], i, e, l;
+    size_t t;
 
     (void)state;
     assert_int_equal(hlx_backend_init(NULL, "scalar", HLX_DTYPE_BF16, &be), HLX_OK);
-    memset(kc, 0, sizeof(kc));
-    memset(vc, 0, sizeof(vc));
-    for (i = 0; i < 6; i++)
+    for (i = 0; i < 2 * DK; i++)
         kn[i] = (float)(i + 1);
-    for (i = 0; i < 4; i++)
+    for (i = 0; i < 2 * DV; i++)
         vn[i] = (float)(-i - 1);
-    d = (hlx_kv_append_desc_t){ .kc = kc, .vc = vc, .kv_dtype = HLX_DTYPE_F32,
-                                .layout = be.k.kv_layout, .dk = 3, .dv = 2, .cap = cap,
-                                .shard0 = 2, .t = 5, .nheads = 2, .k_new = kn, .v_new = vn };
-    assert_int_equal(be.ops->kv_append(&be, NULL, &d), HLX_OK);
-    ke = hlx_kv_elems(d.layout.k_block, 3, cap);
-    ve = hlx_kv_elems(d.layout.v_block, 2, cap);
-    assert_true(4 * ke <= sizeof(kc) / sizeof(kc[0]) && 4 * ve <= sizeof(vc) / sizeof(vc[0]));
-    for (i = 0; i < 2; i++) {
-        for (e = 0; e < 3; e++)
-            assert_true(kc[(2 + i) * ke + hlx_kv_index(d.layout.k_block, 3, 5, e)] == kn[i * 3 + e]);
-        for (e = 0; e < 2; e++)
-            assert_true(vc[(2 + i) * ve + hlx_kv_index(d.layout.v_block, 2, 5, e)] == vn[i * 2 + e]);
-    }
+    for (l = 0; l < 2; l++)
+        for (t = 0; t < cap; t++) { /* every slot, shards 2 and 3 of 4 */
+            const hlx_kv_layout_t lay = lays[l];
+            memset(kc, 0, sizeof(kc));
+            memset(vc, 0, sizeof(vc));
+            d = (hlx_kv_append_desc_t){ .kc = kc, .vc = vc, .kv_dtype = HLX_DTYPE_F32,
+                                        .layout = lay, .dk = DK, .dv = DV, .cap = cap,
+                                        .shard0 = 2, .t = t, .nheads = 2, .k_new = kn,
+                                        .v_new = vn };
+            assert_int_equal(be.ops->kv_append(&be, NULL, &d), HLX_OK);
+            ke = hlx_kv_elems(lay.k_block, DK, cap);
+            ve = hlx_kv_elems(lay.v_block, DV, cap);
+            assert_true(4 * ke <= sizeof(kc) / sizeof(kc[0]) &&
+                        4 * ve <= sizeof(vc) / sizeof(vc[0]));
+            for (i = 0; i < 2; i++) {
+                for (e = 0; e < DK; e++) {
+                    size_t at = (2 + (size_t)i) * ke + kv_at(lay.k_block, lay.k_chunk, DK, t, e);
+                    assert_true(kc[at] == kn[i * DK + e]);
+                    kc[at] = 0;
+                }
+                for (e = 0; e < DV; e++) {
+                    size_t at = (2 + (size_t)i) * ve + kv_at(lay.v_block, lay.v_chunk, DV, t, e);
+                    assert_true(vc[at] == vn[i * DV + e]);
+                    vc[at] = 0;
+                }
+            }
+            for (i = 0; i < (int)(sizeof(kc) / sizeof(kc[0])); i++) /* nothing else written */
+                assert_true(kc[i] == 0);
+            for (i = 0; i < (int)(sizeof(vc) / sizeof(vc[0])); i++)
+                assert_true(vc[i] == 0);
+        }
     assert_int_equal(be.ops->argmax(&be, NULL, lg, 2, 2, 5, 3, tok), HLX_OK);
     assert_int_equal(tok[0], 1); /* 7 at entry 1 comes before the 7 at entry 2 */
     assert_int_equal(tok[1], 3); /* 9 at entry 3 (rank 1's second), first of two 9s */
