@@ -110,7 +110,8 @@ HLX_FN(hlx_pv_body)(const int G, const int BF, const int PT, const int PF, const
                     size_t at = ((size_t)(c / (2 * HLX_W)) * nt + t) * pfstep, l;
                     for (l = 0; l < 2 * pfstep; l += 64) {
                         _mm_prefetch(pfa + at + l, HLX_PF_HINT);
-                        _mm_prefetch(pfb + at + l, HLX_PF_HINT);
+                        if (pfb != pfa)
+                            _mm_prefetch(pfb + at + l, HLX_PF_HINT);
                     }
                 }
                 _Pragma("GCC unroll 8") for (g = 0; g < G; g++) {
@@ -133,7 +134,8 @@ HLX_FN(hlx_pv_body)(const int G, const int BF, const int PT, const int PF, const
                 size_t at = ((size_t)(c / (2 * HLX_W)) * nt + t) * pfstep, l;
                 for (l = 0; l < pfstep; l += 64) {
                     _mm_prefetch(pfa + at + l, HLX_PF_HINT);
-                    _mm_prefetch(pfb + at + l, HLX_PF_HINT);
+                    if (pfb != pfa) /* one stream: given twice, prefetched once */
+                        _mm_prefetch(pfb + at + l, HLX_PF_HINT);
                 }
             }
             _Pragma("GCC unroll 8") for (g = 0; g < G; g++) {
