@@ -1,0 +1,88 @@
+#!/usr/bin/env python3
+"""Every attention kernel variant this machine runs, at the issue's shapes, as a Markdown
+table for docs/kernels.md: `helix bench attention ... --json` per row (each run measures its
+own limits: read bandwidth and FMA peak), every row in turn, ROUNDS rounds, the median and
+range per column. One core (taskset -c CORE), OpenBLAS on one thread.
+
+usage: bench_variants.py HELIX [--rounds N] [--core C] [--variants avx512,avx2]
+"""
+import json
+import os
+import statistics
+import subprocess
+import sys
+
+ROWS = [  # label, args
+    ('GQA 8, bf16, 1M', ['--kv-dtype', 'bf16', '--context', '1M']),
+    ('GQA 8, fp32, 1M', ['--kv-dtype', 'fp32', '--context', '1M']),
+    ('GQA 8, fp8, 1M', ['--kv-dtype', 'fp8', '--context', '1M']),
+    ('MLA, bf16, 64K', ['--mla', '--context', '64K']),
+    ('MLA, fp32, 64K', ['--mla', '--kv-dtype', 'fp32', '--context', '64K']),
+]
+KEYS = ['seconds', 'bw_gbps', 'peak_gflops', 'roofline_fraction', 'incache_gflops',
+        'compute_efficiency']
+
+
+def usage(msg):
+    sys.stderr.write('bench_variants.py: %s\n%s' % (msg, __doc__))
+    sys.exit(2)
+
+
+def main():
+    args = sys.argv[1:]
+    if not args or args[0].startswith('-'):
+        usage('the helix binary is the first argument')
+    helix, rounds, core, variants = args[0], 3, '1', ['avx512', 'avx2']
+    i = 1
+    while i < len(args):
+        if i + 1 >= len(args):
+            usage('%s needs a value' % args[i])
+        if args[i] == '--rounds':
+            try:
+                rounds = int(args[i + 1])
+            except ValueError:
+                rounds = 0
+            if not 1 <= rounds <= 100:
+                usage('--rounds: %r is not a count from 1 to 100' % args[i + 1])
+        elif args[i] == '--core':
+            core = args[i + 1]
+        elif args[i] == '--variants':
+            variants = [v for v in args[i + 1].split(',') if v]
+        else:
+            usage('unknown argument %s' % args[i])
+        i += 2
+    env = dict(os.environ, OPENBLAS_NUM_THREADS='1')
+    res = {}
+    for r in range(rounds):
+        for v in variants:
+            for label, extra in ROWS:
+                cmd = ['taskset', '-c', core, helix, 'bench', 'attention', '--variant', v,
+                       '--json'] + extra
+                p = subprocess.run(cmd, env=env, capture_output=True, text=True, timeout=600)
+                if p.returncode != 0:
+                    sys.stderr.write('%s: exit %d\n%s' % (' '.join(cmd), p.returncode, p.stderr))
+                    return 1
+                d = json.loads(p.stdout.strip().splitlines()[-1])
+                res.setdefault((label, v), []).append([float(d[k]) for k in KEYS])
+                print('round %d %-16s %-7s %.4f s fraction %.3f' %
+                      (r + 1, label, v, d['seconds'], d['roofline_fraction']), file=sys.stderr)
+    print('| config | variant | seconds | read_bw GB/s | FMA peak | roofline_fraction | '
+          'in-cache GFLOP/s | eff |')
+    print('|---|---|---|---|---|---|---|---|')
+    for v in variants:
+        for label, _ in ROWS:
+            cols = list(zip(*res[(label, v)]))
+
+            def cell(i, fmt):
+                med = statistics.median(cols[i])
+                if len(cols[i]) == 1:
+                    return fmt % med
+                return (fmt + ' (' + fmt + '-' + fmt + ')') % (med, min(cols[i]), max(cols[i]))
+            print('| %s | %s | %s | %s | %s | %s | %s | %s |' %
+                  (label, v, cell(0, '%.4f'), cell(1, '%.1f'), cell(2, '%.0f'),
+                   cell(3, '%.3f'), cell(4, '%.0f'), cell(5, '%.2f')))
+    return 0
+
+
+if __name__ == '__main__':
+    sys.exit(main())
