@@ -417,9 +417,10 @@ hlx_kb_body(const int G, const int BF, const int VBF, const int D, const hlx_att
      * block at dk = dv = 128) spreads them over the whole block: the scores take the keys
      * at the rate they read this block's (32 tokens of one dimension per dimension), the
      * P.V the values from both ends at once (pfv and pfv + half); 1M tokens on a Zen 5
-     * core: 47.9 -> 40.7 ms. bf16 and fp8 (compute-bound there) were 2-3% slower that way
-     * and prefetch both over the P.V steps. Several chunks: pfk is this chunk's share of
-     * the next block (one line per 8 dimensions of its score loop), pfv NULL. */
+     * core: 47.9 -> 40.7 ms. One chunk of bf16 or fp8 is given no prefetch (the caller:
+     * the hardware's is faster with the values in runs); a caller that gives them one gets
+     * both streams over the P.V steps. Several chunks: pfk is this chunk's share of the
+     * next block (one line per 8 dimensions of its score loop), pfv NULL. */
     if (kn != NULL)
         hlx_kb_scores(G, BF, dk, q, kn, sc, BF == 0 || pfv == NULL ? pfk : NULL,
                       BF == 0 && pfv != NULL ? HLX_KB * 4 : 0);
