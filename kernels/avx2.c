@@ -162,13 +162,13 @@ static inline __attribute__((always_inline)) void hlx_kb2_load(const int BF, con
     }
 }
 
-/* Scores of one block for G <= 4 heads into sc ([g][2][8], unscaled). pfs: one line per 8
- * key dimensions prefetched (a chunk's share of a later block, several chunks only).
+/* Scores of one block for G <= 4 heads into sc ([g][2][8], unscaled). pfs: one line per
+ * 2^psh key dimensions prefetched from there (a chunk's share of a later block).
  * kw != NULL: the widened keys are also stored there as fp32 blocks ([dk][16], in the
  * widened token order) for the other head chunks of the group, which read them as f32. */
 static inline __attribute__((always_inline)) void
 hlx_kb2_scores(const int G, const int BF, const int dk, const float *q, const char *kb,
-               float *sc, const char *pfs, float *kw)
+               float *sc, const char *pfs, int psh, float *kw)
 {
     __m256 a0[4], a1[4];
     int e, g;
@@ -176,8 +176,8 @@ hlx_kb2_scores(const int G, const int BF, const int dk, const float *q, const ch
     _Pragma("GCC unroll 4") for (g = 0; g < G; g++) a0[g] = a1[g] = _mm256_setzero_ps();
     _Pragma("GCC unroll 4") for (e = 0; e < dk; e++) {
         __m256 k0, k1;
-        if (pfs != NULL && (e & 7) == 0)
-            _mm_prefetch(pfs + (size_t)(e >> 3) * 64, _MM_HINT_T0);
+        if (pfs != NULL && (e & ((1 << psh) - 1)) == 0)
+            _mm_prefetch(pfs + (size_t)(e >> psh) * 64, _MM_HINT_T0);
         hlx_kb2_load(BF, kb, e, &k0, &k1);
         if (kw != NULL) {
             _mm256_store_ps(kw + (size_t)e * 16, k0);
@@ -253,7 +253,7 @@ hlx_kb2_body(const int G, const int BF, const int VBF, const int ORD, const int 
              const int D, const hlx_attn_desc_t *d, const float *q, const char *kn, float *sc,
              int nt, const char *vr, size_t vts, size_t vcs, float *m, float *s, float *o,
              const char *pfk,
-             const char *pfv, size_t pfstep, float *kw, float *vw)
+             const char *pfv, size_t pfstep, int ksh, float *kw, float *vw)
 {
     const int dk = D ? D : d->dk, dv = D ? D : d->dv;
     float p[4 * 32] __attribute__((aligned(32))); /* [head][token], stride 32 (P.V type 2) */
@@ -317,27 +317,33 @@ hlx_kb2_body(const int G, const int BF, const int VBF, const int ORD, const int 
             s[g] = sv[g];
         }
     }
-    if (kn != NULL) /* several chunks: pfk is this chunk's share of a later block, pfv NULL */
-        hlx_kb2_scores(G, BF, dk, q, kn, sc, pfv == NULL ? pfk : NULL, WR ? kw : NULL);
+    /* prefetch (see hlx_attn_kb_avx2): pfv NULL: pfk is this chunk's share of a later
+     * block, from the score loop, one line per 8 dimensions; ksh >= 0 (f32): pfk from the
+     * score loop, one line per 2^ksh dimensions, pfv over the P.V steps; otherwise pfk and
+     * pfv both over the P.V steps (once when they are equal) */
+    if (kn != NULL)
+        hlx_kb2_scores(G, BF, dk, q, kn, sc, pfv == NULL || ksh >= 0 ? pfk : NULL,
+                       pfv == NULL ? 3 : ksh, WR ? kw : NULL);
     if (nt > 0 && WR == 2)
         hlx_kb2_pv_w(G, VBF, p, cv, dv, vr, vts, vcs, nt, o, pfv ? pfk : NULL, pfv, pfstep,
                      vw);
     else if (nt > 0)
-        hlx_pv_avx2(G, VBF, 2, p, cv, dv, vr, vts, vcs, nt, o, pfv ? pfk : NULL, pfv, pfstep);
+        hlx_pv_avx2(G, VBF, 2, p, cv, dv, vr, vts, vcs, nt, o,
+                    pfv ? (ksh >= 0 ? pfv : pfk) : NULL, pfv, pfstep);
 }
 
 typedef void (*hlx_kb2_fn)(const hlx_attn_desc_t *, const float *, const char *, float *, int,
                            const char *, size_t, size_t, float *, float *, float *,
-                           const char *, const char *, size_t, float *, float *);
+                           const char *, const char *, size_t, int, float *, float *);
 /* hlx_kb2_<heads>_<key type>_<value type>_<order>_<writes>_<head size or 0> */
 #define HLX_KB2_DEF(n, bf, vbf, ord, wr, D) \
     static __attribute__((noinline)) void hlx_kb2_##n##_##bf##_##vbf##_##ord##_##wr##_##D( \
         const hlx_attn_desc_t *d, const float *q, const char *kn, float *sc, int nt, \
         const char *vr, size_t vts, size_t vcs, float *m, float *s, float *o, \
-        const char *pfk, const char *pfv, size_t pfstep, float *kw, float *vw) \
+        const char *pfk, const char *pfv, size_t pfstep, int ksh, float *kw, float *vw) \
     { \
         hlx_kb2_body(n, bf, vbf, ord, wr, D, d, q, kn, sc, nt, vr, vts, vcs, m, s, o, pfk, \
-                     pfv, pfstep, kw, vw); \
+                     pfv, pfstep, ksh, kw, vw); \
     }
 #define HLX_KB2_DEF_G(bf, vbf, ord) \
     HLX_KB2_DEF(1, bf, vbf, ord, 0, 0) HLX_KB2_DEF(2, bf, vbf, ord, 0, 0) \
@@ -463,10 +469,10 @@ static void hlx_attn_kb_avx2(const hlx_attn_desc_t *d)
             if (H > 4 && share) /* the first chunk widens block 0's keys for all */
                 (g0 == 0 ? hlx_kb2_wtab[VA] : hlx_kb2_tab[0][0][G - 1])(d, qg, g0 == 0 ? d->k : (const char *)kw,
                                                          sc + (size_t)g0 * 16, 0, NULL, 0, 0, m,
-                                                         s, oh, NULL, NULL, 0, kw, vw);
+                                                         s, oh, NULL, NULL, 0, -1, kw, vw);
             else
                 hlx_kb2_tab[BF][VA][G - 1](d, qg, d->k, sc + (size_t)g0 * 16, 0, NULL, 0, 0, m,
-                                           s, oh, NULL, NULL, 0, kw, vw);
+                                           s, oh, NULL, NULL, 0, -1, kw, vw);
         }
         for (b = 0; b < nblk; b++) {
             const size_t j = b * HLX_KB2;
@@ -474,13 +480,18 @@ static void hlx_attn_kb_avx2(const hlx_attn_desc_t *d)
             const char *kb = (const char *)d->k + b * kbb;
             const char *kn = b + 1 < nblk ? kb + kbb : NULL;
             const char *vr = alias ? (const char *)vt : (const char *)d->v + j * vsb;
-            /* one head chunk streams the shard: it prefetches the keys of the block after
-             * next and the values of the next block, spread over its P.V steps; two chunks
-             * (group 5-8): the first the values, the second the keys, so that lines are in
-             * flight during both chunks' compute (the second chunk reads the block from
-             * cache; with both prefetches in the first chunk the memory idled during the
-             * second: f32, 1M tokens, Zen 5, 71.5 -> 57.6 ms, bf16 and fp8 equal); more
-             * chunks (MLA) each prefetch a share from their score loops */
+            /* Prefetch of the keys of the block after next and the values of the next block
+             * by the one or two head chunks (group up to 8) that stream the shard, spread so
+             * that lines are in flight during all of their compute (the second chunk reads
+             * the block from cache; with every prefetch in the first chunk's P.V the memory
+             * idled during the second: f32, 1M tokens, Zen 5, 71.5 -> 57.6 ms):
+             * - f32 (memory-bound): each of C chunks takes 1/C of each stream, the keys from
+             *   its score loop (one line per C dimensions, the rate it reads this block's),
+             *   the values over its P.V steps (65.7 -> 52.4 ms against the split below);
+             * - bf16, fp8 (compute-bound here; the f32 scheme measured 3% slower for bf16):
+             *   one chunk both streams over its P.V steps, two chunks one stream each, the
+             *   first the values, the second the keys;
+             * more chunks (MLA) each prefetch a share from their score loops. */
             const int pf = nt == HLX_KB2 && H <= 8 && b + 2 < nblk;
             const char *pk = pf ? kb + 2 * kbb : NULL;
             const char *pv = pf ? (alias ? kb + kbb : vr + HLX_KB2 * vsb) : NULL;
@@ -492,8 +503,17 @@ static void hlx_attn_kb_avx2(const hlx_attn_desc_t *d)
                 float *og = oh + (size_t)g0 * d->dv;
                 float *scg = sc + (size_t)g0 * 16;
                 const char *pkc = g0 == 0 ? pk : NULL, *pvc = g0 == 0 ? pv : NULL;
-                if (H > 4 && H <= 8 && pk != NULL) /* one stream each (pfk == pfv: once) */
+                size_t pfs = pfstep;
+                int ksh = -1;
+                if (pk != NULL && BF == 0 && !alias) { /* f32: 1/C of each stream */
+                    const int C = H > 4 ? 2 : 1, c = g0 / 4;
+                    ksh = C - 1;
+                    pkc = pk + (size_t)c * (kbb / (size_t)C);
+                    pvc = pv + (size_t)c * (HLX_KB2 * vsb / (size_t)C);
+                    pfs = pfstep / (size_t)C;
+                } else if (H > 4 && H <= 8 && pk != NULL) { /* one stream each, once */
                     pkc = pvc = g0 == 0 ? pv : pk;
+                }
                 if (H > 8 && b + 2 < nblk) {
                     const size_t part = (size_t)d->dk / 8 * 64, at = (size_t)(g0 / 4) * part;
                     const size_t vspan = alias ? 0 : HLX_KB2 * vsb;
@@ -507,17 +527,17 @@ static void hlx_attn_kb_avx2(const hlx_attn_desc_t *d)
                     (d128 ? hlx_kb2_tab128[0] : hlx_kb2_tab[0][0][G - 1])(
                         d, qg, kn ? (const char *)kw : NULL, scg, nt,
                         alias ? vr : (const char *)vw, (size_t)d->dv * 4, 16 * 4, m + g0,
-                        s + g0, og, pkc, pvc, pfstep, kw, vw);
+                        s + g0, og, pkc, pvc, pfs, ksh, kw, vw);
                 else if (H > 4 && share)
                     (d128 ? hlx_kb2_4_2_2_0_2_128 : hlx_kb2_wtab[VA])(
-                        d, qg, kn, scg, nt, vr, vts, vcs, m + g0, s + g0, og, pkc, pvc, pfstep,
-                        kw, vw);
+                        d, qg, kn, scg, nt, vr, vts, vcs, m + g0, s + g0, og, pkc, pvc, pfs,
+                        ksh, kw, vw);
                 else if (d128)
                     hlx_kb2_tab128[BF](d, qg, kn, scg, nt, vr, vts, vcs, m + g0, s + g0, og, pkc,
-                                       pvc, pfstep, kw, vw);
+                                       pvc, pfs, ksh, kw, vw);
                 else
                     hlx_kb2_tab[BF][VA][G - 1](d, qg, kn, scg, nt, vr, vts, vcs, m + g0, s + g0, og,
-                                               pkc, pvc, pfstep, kw, vw);
+                                               pkc, pvc, pfs, ksh, kw, vw);
             }
         }
         for (g = 0; g < H; g++) {
