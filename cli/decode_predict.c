@@ -1,10 +1,14 @@
 /* Prediction of one decode configuration on this machine (planner/hlx_hw_local.h) added
  * to the JSON report of `helix decode`, so predicted and measured phases sit side by side. */
+#ifndef _GNU_SOURCE
+#define _GNU_SOURCE /* strptime, timegm */
+#endif
 #include "hlx_decode_predict.h"
 #include "hlx_hw_local.h"
 
 #include <stdio.h>
 #include <string.h>
+#include <time.h>
 
 static int hlx_dp_hopb(json_t *o, int hopb)
 {
@@ -18,6 +22,32 @@ static int hlx_dp_hopb(json_t *o, int hopb)
     if (json_is_string(v))
         return !strcmp(json_string_value(v), "on");
     return 0;
+}
+
+/* How old the file's measurement is (a machine shared with others drifts within minutes,
+ * so the reader can weigh the prediction), and a note when the file measured other
+ * kernels than the run's. Nothing when the file has no parsable time. */
+static void hlx_dp_staleness(json_t *o, const hlx_hw_local_t *hw)
+{
+    const char *run_k = json_string_value(json_object_get(o, "kernels"));
+    struct tm tm;
+    const char *end;
+    char note[160];
+
+    memset(&tm, 0, sizeof(tm));
+    end = strptime(hw->measured, "%Y-%m-%dT%H:%M:%SZ", &tm);
+    if (end != NULL && *end == '\0') {
+        time_t t = timegm(&tm);
+        if (t != (time_t)-1)
+            json_object_set_new(o, "predicted_hw_age_s",
+                                json_integer((json_int_t)difftime(time(NULL), t)));
+    }
+    if (run_k != NULL && hw->kernels[0] != '\0' && strcmp(run_k, hw->kernels) != 0) {
+        snprintf(note, sizeof(note),
+                 "the hw file measured kernels %s, this run uses %s (measure again with: "
+                 "helix bench local)", hw->kernels, run_k);
+        json_object_set_new(o, "predicted_note", json_string(note));
+    }
 }
 
 void hlx_decode_predict(json_t *o, const hlx_run_config_t *cfg, const hlx_model_t *m,
@@ -54,6 +84,7 @@ void hlx_decode_predict(json_t *o, const hlx_run_config_t *cfg, const hlx_model_
         json_object_set_new(ph, hlx_phase_name((hlx_phase_id_t)i), json_real(p.phase_s[i] * 1e3));
     json_object_set_new(o, "predicted_phase_ms", ph);
     json_object_set_new(o, "predicted_hw", json_string(path));
+    hlx_dp_staleness(o, &hw);
     return;
 none:
     json_object_set_new(o, "predicted_step_ms", json_null());

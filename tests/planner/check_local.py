@@ -7,6 +7,7 @@ flags, and decode --json carries predicted_step_ms beside step_ms.
 usage: check_local.py HELIX DATA_DIR [--measure]
   --measure: also run `helix bench local` (the real measurement, needs helixrun) and read
              its file back."""
+import calendar
 import json
 import os
 import re
@@ -14,6 +15,7 @@ import shutil
 import subprocess
 import sys
 import tempfile
+import time
 
 HELIX, DATA = sys.argv[1], sys.argv[2]
 MEASURE = "--measure" in sys.argv
@@ -175,6 +177,26 @@ try:
     check(abs(sum(ph.values()) - d["predicted_step_ms"]) <= 1e-4 * d["predicted_step_ms"],
           "predicted phases sum to predicted_step_ms")
     check(d.get("predicted_hw") == hw, "decode names the hw file")
+    # the measurement's age (the fixture says 2026-01-01T00:00:00Z) and no note when the
+    # file measured the run's kernels
+    want_age = time.time() - calendar.timegm((2026, 1, 1, 0, 0, 0))
+    check(isinstance(d.get("predicted_hw_age_s"), int) and
+          abs(d["predicted_hw_age_s"] - want_age) < 600,
+          f"predicted_hw_age_s {d.get('predicted_hw_age_s')} (about {want_age:.0f})")
+    check("predicted_note" not in d or d["kernels"] != "avx512",
+          f"no note for the same kernels: {d.get('predicted_note')}")
+    other = os.path.join(tmp, "hw-other-kernels.json")
+    doc = json.load(open(hw))
+    doc["kernels"] = "scalar" if d["kernels"] != "scalar" else "avx2"
+    doc["measured"] = "not a time"
+    json.dump(doc, open(other, "w"))
+    rc, out, err = run(["decode", "--json", "--context", "4K", "--steps", "1"],
+                       {"HELIX_HW_FILE": other})
+    d2 = json.loads(out) if rc == 0 else {}
+    check(rc == 0 and doc["kernels"] in d2.get("predicted_note", "") and
+          d2["kernels"] in d2.get("predicted_note", "") and "predicted_hw_age_s" not in d2,
+          f"kernels note, no age for an unparsable time: {rc} {d2.get('predicted_note')} "
+          f"{d2.get('predicted_hw_age_s')}")
     # no hw file: the run still succeeds, the prediction is null and says why
     rc, out, err = run(["decode", "--json", "--context", "4K", "--steps", "1"],
                        {"HELIX_HW_FILE": os.path.join(tmp, "none.json")})
