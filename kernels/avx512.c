@@ -221,8 +221,9 @@ static void hlx_amx_run(int G, const hlx_attn_desc_t *d, const uint16_t *qb, con
  * accumulate in two vectors per head by FMAs with q[g][e] broadcast: no horizontal sums,
  * no widening of q. Values per block of 32 tokens in runs of 32 elements per token
  * ([block][dv / 32][32][32]): each P.V pass over 32 columns (above) reads one contiguous
- * run of the block, which the hardware prefetchers follow on their own (value rows read
- * 32 columns a pass, a row apart, needed software prefetches and still overlapped less).
+ * run of the block, a pattern the hardware prefetchers follow (value rows, read 32
+ * columns a pass a row apart, were not followed: 46 ms at 1M tokens without software
+ * prefetch, against 26 with runs).
  * When v == k (MLA absorbed: the value is the head of the key row), the values of a block
  * are unpacked to fp32 rows on the stack first. */
 #define HLX_KB 32
@@ -417,10 +418,9 @@ hlx_kb_body(const int G, const int BF, const int VBF, const int D, const hlx_att
      * block at dk = dv = 128) spreads them over the whole block: the scores take the keys
      * at the rate they read this block's (32 tokens of one dimension per dimension), the
      * P.V the values from both ends at once (pfv and pfv + half); 1M tokens on a Zen 5
-     * core: 47.9 -> 40.7 ms. One chunk of bf16 or fp8 is given no prefetch (the caller:
-     * the hardware's is faster with the values in runs); a caller that gives them one gets
-     * both streams over the P.V steps. Several chunks: pfk is this chunk's share of the
-     * next block (one line per 8 dimensions of its score loop), pfv NULL. */
+     * core: 47.9 -> 40.7 ms. bf16 and fp8 (compute-bound there) were 2-3% slower that way
+     * and prefetch both over the P.V steps. Several chunks: pfk is this chunk's share of
+     * the next block (one line per 8 dimensions of its score loop), pfv NULL. */
     if (kn != NULL)
         hlx_kb_scores(G, BF, dk, q, kn, sc, BF == 0 || pfv == NULL ? pfk : NULL,
                       BF == 0 && pfv != NULL ? HLX_KB * 4 : 0);
@@ -593,14 +593,14 @@ static void hlx_attn_kb_avx512(const hlx_attn_desc_t *d)
             const char *kb = (const char *)d->k + b * kbb;
             const char *kn = b + 1 < nblk ? kb + kbb : NULL;
             const char *vr = alias ? (const char *)vt : (const char *)d->v + j * vsb;
-            /* one head chunk streams f32 KV: prefetch the keys of the block after next and
-             * the values of the next block, spread over the block (several chunks find the
-             * block in cache). bf16 and fp8 prefetch nothing: with the values in runs the
-             * hardware prefetchers alone were faster (Zen 5, 1M tokens, bf16: 26.1 ms
-             * median against 27.6 with value rows and the prefetch, 46 with rows and none;
-             * any software prefetch on top, of one stream, both, nearer or farther, with
-             * hint T0 or T1: 26-37 ms) */
-            const int pf = BF == 0 && nt == HLX_KB && H <= 8 && b + 2 < nblk;
+            /* one head chunk streams the shard: prefetch the keys of the block after next
+             * and the values of the next block (several chunks find the block in cache).
+             * With the values in runs the hardware prefetchers alone were 3.5% faster for
+             * bf16 most of the time (Zen 5, 1M tokens, 40 rounds: 27.2 ms median against
+             * 28.2), but in a phase of the shared machine they fell behind (41 ms against 28
+             * with software prefetches): these keep the kernel at its speed whatever the
+             * hardware prefetchers do */
+            const int pf = nt == HLX_KB && H <= 8 && b + 2 < nblk;
             const char *pk = pf ? kb + 2 * kbb : NULL;
             const char *pv = pf ? (alias ? kb + kbb : vr + HLX_KB * vsb) : NULL;
             if (alias)
