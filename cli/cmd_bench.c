@@ -621,8 +621,9 @@ int hlx_cmd_bench(int argc, char **argv)
         printf("{\"kernel\": \"%s\", \"variant\": \"%s\", ", o.kernel, kern.name);
         if (!strcmp(o.kernel, "attention"))
             printf("\"kv_dtype\": \"%s\", \"context\": %zu, \"group\": %d, \"dk\": %d, "
-                   "\"dv\": %d, ", hlx_dtype_name(o.dtype), o.context, o.mla ? 128 : o.group,
-                   o.mla ? 576 : o.dk, o.mla ? 512 : o.dv);
+                   "\"dv\": %d, \"kv_prefetch\": %d, ", hlx_dtype_name(o.dtype), o.context,
+                   o.mla ? 128 : o.group, o.mla ? 576 : o.dk, o.mla ? 512 : o.dv,
+                   hlx_kernels_kv_prefetch());
         else if (!strcmp(o.kernel, "merge"))
             printf("\"parts\": %d, \"heads\": %d, \"dv\": %d, ", o.parts, o.heads, o.dv);
         else

@@ -6,6 +6,7 @@
 
 #include <cblas.h>
 #include <immintrin.h>
+#include <stdatomic.h>
 
 #define HLX_V    __m512
 #define HLX_W    16
@@ -462,6 +463,8 @@ HLX_KB_DEF_T(1, 0) HLX_KB_DEF_T(2, 0) HLX_KB_DEF_T(3, 0) HLX_KB_DEF_T(4, 0)
 HLX_KB_DEF_T(5, 0) HLX_KB_DEF_T(6, 0) HLX_KB_DEF_T(7, 0) HLX_KB_DEF_T(8, 0)
 HLX_KB_DEF_T(8, 128)
 static int hlx_kb_fp8t; /* set at init: the CPU has AVX512_VBMI */
+/* set at init from HELIX_KV_PREFETCH: bf16 and fp8 KV prefetched in software (default 1) */
+static atomic_int hlx_kb_swpf = 1;
 #define HLX_KB_ROW(bf, vbf) \
     { hlx_kb_1_##bf##_##vbf##_0, hlx_kb_2_##bf##_##vbf##_0, hlx_kb_3_##bf##_##vbf##_0, \
       hlx_kb_4_##bf##_##vbf##_0, hlx_kb_5_##bf##_##vbf##_0, hlx_kb_6_##bf##_##vbf##_0, \
@@ -541,6 +544,7 @@ static void hlx_kb_unblock(int BF, const char *kb, int dv, float *vt)
 static void hlx_attn_kb_avx512(const hlx_attn_desc_t *d)
 {
     const int alias = d->v == d->k;
+    const int swpf = atomic_load_explicit(&hlx_kb_swpf, memory_order_relaxed);
     /* fp8: by table lookups where the CPU has AVX512_VBMI (not for v == k: its values are
      * unpacked by the type-2 widening) */
     const int BF = d->kv_dtype == HLX_DTYPE_BF16 ? 1
@@ -599,8 +603,9 @@ static void hlx_attn_kb_avx512(const hlx_attn_desc_t *d)
              * bf16 most of the time (Zen 5, 1M tokens, 40 rounds: 27.2 ms median against
              * 28.2), but in a phase of the shared machine they fell behind (41 ms against 28
              * with software prefetches): these keep the kernel at its speed whatever the
-             * hardware prefetchers do */
-            const int pf = nt == HLX_KB && H <= 8 && b + 2 < nblk;
+             * hardware prefetchers do, unless HELIX_KV_PREFETCH=0 (swpf 0) leaves bf16 and
+             * fp8 to them */
+            const int pf = (BF == 0 || swpf) && nt == HLX_KB && H <= 8 && b + 2 < nblk;
             const char *pk = pf ? kb + 2 * kbb : NULL;
             const char *pv = pf ? (alias ? kb + kbb : vr + HLX_KB * vsb) : NULL;
             if (alias)
@@ -1071,6 +1076,7 @@ void hlx_kernels_avx512(hlx_kernels_t *k)
     k->kv_layout = hlx_kb_layout;
     __builtin_cpu_init();
     hlx_kb_fp8t = __builtin_cpu_supports("avx512vbmi");
+    atomic_store_explicit(&hlx_kb_swpf, hlx_kernels_kv_prefetch(), memory_order_relaxed);
     k->attn      = hlx_attn_kb_avx512;
     k->merge   = hlx_merge_avx512;
     k->rmsnorm = hlx_rmsnorm_avx512;

@@ -141,12 +141,16 @@ typedef struct hlx_kernels {
  * name: HLX_ERR_UNSUPPORTED. */
 hlx_status_t hlx_kernels_init(const char *name, hlx_kernels_t *k);
 
-/* The kernels' settings (HELIX_KERNELS: the variant when no name is given), for helix info
- * and the environment check. */
+/* The kernels' settings (HELIX_KERNELS: the variant when no name is given; HELIX_KV_PREFETCH),
+ * for helix info and the environment check. */
 extern const struct hlx_param_table hlx_kernels_param_table;
 /* HELIX_KERNELS read through that table: NULL when it is not set (or "auto"), else its value
  * copied into buf. */
 const char *hlx_kernels_env_variant(char *buf, size_t n);
+/* HELIX_KV_PREFETCH from the same table: 1 (the default) when the avx512 attention
+ * prefetches bf16 and fp8 KV in software, 0 when it leaves them to the hardware
+ * prefetchers; read when a variant's table is filled (a bad value: reported, 1). */
+int hlx_kernels_kv_prefetch(void);
 
 /* The same for a KV cache of kv_dtype: auto takes the best variant for that type (where
  * AMX tiles exist, "amx" for bf16 KV; "avx512", whose keys are blocked, for f32 and fp8,
