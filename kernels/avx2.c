@@ -243,17 +243,16 @@ hlx_kb2_pv_w(const int G, const int VBF, const float *p, const float *corr, int 
  * the online softmax of the current block of nt tokens (scores in sc from the step
  * before; nt 0: none), then the scores of the next block kn (when not NULL) into sc, then
  * the P.V of the current block (values at vr, type VBF, read with vts and vcs as
- * hlx_pv_body says), so the next
- * block's FMAs overlap the softmax's dependency chains. BF is the type the keys are read
- * as, ORD their token order (1: bf16's even / odd lanes, also when a later chunk reads
- * the first chunk's widened copy as f32). WR (the first of several chunks): the widened
- * keys go to kw and, WR 2, the widened values to vw as well (see hlx_kb2_scores). */
+ * hlx_pv_body says), so the next block's FMAs overlap the softmax's dependency chains. BF
+ * is the type the keys are read as, ORD their token order (1: bf16's even / odd lanes,
+ * also when a later chunk reads the first chunk's widened copy as f32). WR (the first of
+ * several chunks): the widened keys go to kw and, WR 2, the widened values to vw as well
+ * (see hlx_kb2_scores). ksh: see the prefetch comment below and hlx_attn_kb_avx2. */
 static inline __attribute__((always_inline)) void
 hlx_kb2_body(const int G, const int BF, const int VBF, const int ORD, const int WR,
              const int D, const hlx_attn_desc_t *d, const float *q, const char *kn, float *sc,
              int nt, const char *vr, size_t vts, size_t vcs, float *m, float *s, float *o,
-             const char *pfk,
-             const char *pfv, size_t pfstep, int ksh, float *kw, float *vw)
+             const char *pfk, const char *pfv, size_t pfstep, int ksh, float *kw, float *vw)
 {
     const int dk = D ? D : d->dk, dv = D ? D : d->dv;
     float p[4 * 32] __attribute__((aligned(32))); /* [head][token], stride 32 (P.V type 2) */
@@ -511,7 +510,7 @@ static void hlx_attn_kb_avx2(const hlx_attn_desc_t *d)
                     pkc = pk + (size_t)c * (kbb / (size_t)C);
                     pvc = pv + (size_t)c * (HLX_KB2 * vsb / (size_t)C);
                     pfs = pfstep / (size_t)C;
-                } else if (H > 4 && H <= 8 && pk != NULL) { /* one stream each, once */
+                } else if (H > 4 && pk != NULL) { /* one stream each, once (pk: H <= 8) */
                     pkc = pvc = g0 == 0 ? pv : pk;
                 }
                 if (H > 8 && b + 2 < nblk) {
