@@ -29,7 +29,8 @@ void hlx_attn_ref_layout(const hlx_attn_desc_t *d, hlx_kv_layout_t lay)
             float dot = 0.0f, mnew, corr, p;
             for (e = 0; e < d->dk; e++)
                 dot += q[e] * hlx_dtype_load(d->k, d->kv_dtype,
-                                      hlx_kv_at(lay.k_block, lay.k_chunk, d->k_stride, d->dk, j, e));
+                                             hlx_kv_at(lay.k_block, lay.k_chunk, d->k_stride,
+                                                       d->dk, j, e));
             dot *= d->scale;
             mnew = dot > m ? dot : m;
             corr = expf(m - mnew);
@@ -38,8 +39,8 @@ void hlx_attn_ref_layout(const hlx_attn_desc_t *d, hlx_kv_layout_t lay)
             for (e = 0; e < d->dv; e++)
                 o[e] = o[e] * corr +
                        p * hlx_dtype_load(d->v, d->kv_dtype,
-                                      hlx_kv_at(lay.v_block, lay.v_chunk, d->v_stride,
-                                                d->k == d->v ? d->dk : d->dv, j, e));
+                                          hlx_kv_at(lay.v_block, lay.v_chunk, d->v_stride,
+                                                    d->k == d->v ? d->dk : d->dv, j, e));
             m = mnew;
         }
         if (d->len == 0) {

@@ -100,8 +100,8 @@ typedef struct hlx_kernels {
     /* KV shard layout the attention entry below reads: avx512 keys and values in blocks of
      * 32 tokens, keys token-innermost, values in runs of 32 elements ({32, 32, 1, 32});
      * avx2 keys in blocks of 16, value rows ({16, 1, 1, 1}); scalar and amx rows
-     * ({1, 1, 1, 1}). When v == k (MLA's absorbed form, the value the head of the key row) values
-     * are read in the key layout. */
+     * ({1, 1, 1, 1}). When v == k (MLA's absorbed form, the value the head of the key row)
+     * values are read in the key layout. */
     hlx_kv_layout_t kv_layout;
 
     /* Flash-decoding partial for one (request, KV head): see hlx_attn_desc_t. */

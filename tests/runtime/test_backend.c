@@ -1,7 +1,8 @@
 /* runtime: the execution backend table. The host backend's exchange packing follows the
  * documented wire layout (computed here independently), unpacking inverts it, KV append
  * lands where the layout says (rows, blocks, blocks of runs; computed here again), argmax
- * takes the first maximum over uneven vocabulary blocks; a table with missing entries answers HLX_ERR_UNSUPPORTED, never NULL. */
+ * takes the first maximum over uneven vocabulary blocks; a table with missing entries
+ * answers HLX_ERR_UNSUPPORTED, never NULL. */
 #include <setjmp.h>
 #include <stdarg.h>
 #include <stddef.h>
