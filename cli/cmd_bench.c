@@ -621,9 +621,10 @@ int hlx_cmd_bench(int argc, char **argv)
         printf("{\"kernel\": \"%s\", \"variant\": \"%s\", ", o.kernel, kern.name);
         if (!strcmp(o.kernel, "attention"))
             printf("\"kv_dtype\": \"%s\", \"context\": %zu, \"group\": %d, \"dk\": %d, "
-                   "\"dv\": %d, \"kv_prefetch\": %d, ", hlx_dtype_name(o.dtype), o.context,
-                   o.mla ? 128 : o.group, o.mla ? 576 : o.dk, o.mla ? 512 : o.dv,
-                   hlx_kernels_kv_prefetch());
+                   "\"dv\": %d, \"kv_prefetch\": %d, \"kv_prefetch_pick\": %d, ",
+                   hlx_dtype_name(o.dtype), o.context, o.mla ? 128 : o.group,
+                   o.mla ? 576 : o.dk, o.mla ? 512 : o.dv, hlx_kernels_kv_prefetch(),
+                   hlx_kernels_kv_prefetch_pick());
         else if (!strcmp(o.kernel, "merge"))
             printf("\"parts\": %d, \"heads\": %d, \"dv\": %d, ", o.parts, o.heads, o.dv);
         else
@@ -649,6 +650,16 @@ int hlx_cmd_bench(int argc, char **argv)
         printf("}\n");
     } else {
         printf("kernel %s, variant %s, dtype %s\n", o.kernel, kern.name, hlx_dtype_name(o.dtype));
+        if (!strcmp(o.kernel, "attention") && !strcmp(kern.name, "avx512") &&
+            o.dtype != HLX_DTYPE_F32) {
+            const int set = hlx_kernels_kv_prefetch(), pick = hlx_kernels_kv_prefetch_pick();
+            printf("  KV prefetch (HELIX_KV_PREFETCH): %s%s\n",
+                   set == 0 ? "hardware" : set == 1 ? "software" : "auto",
+                   set != HLX_KV_PREFETCH_AUTO ? ""
+                   : pick == 1 ? ", software was faster on the last long shard"
+                   : pick == 0 ? ", hardware was faster on the last long shard"
+                               : ", no shard long enough to time (hardware)");
+        }
         printf("  machine (measured now): read %.2f GB/s, fp32 FMA peak %.1f GFLOP/s (%s "
                "vectors)\n", r.bw_gbps, r.peak_gflops, hlx_bench_peak_isa);
         printf("  work: %.3g bytes, %.3g flops (%.2f flop/byte)\n", r.bytes, r.flops,

@@ -463,8 +463,40 @@ HLX_KB_DEF_T(1, 0) HLX_KB_DEF_T(2, 0) HLX_KB_DEF_T(3, 0) HLX_KB_DEF_T(4, 0)
 HLX_KB_DEF_T(5, 0) HLX_KB_DEF_T(6, 0) HLX_KB_DEF_T(7, 0) HLX_KB_DEF_T(8, 0)
 HLX_KB_DEF_T(8, 128)
 static int hlx_kb_fp8t; /* set at init: the CPU has AVX512_VBMI */
-/* set at init from HELIX_KV_PREFETCH: bf16 and fp8 KV prefetched in software (default 1) */
-static atomic_int hlx_kb_swpf = 1;
+/* set at init from HELIX_KV_PREFETCH: bf16 and fp8 KV prefetched in software (1), left to
+ * the hardware prefetchers (0), or whichever is faster at the moment (2, the default) */
+static atomic_int hlx_kb_swpf = HLX_KV_PREFETCH_AUTO;
+/* auto, per call of at least HLX_KB_TUNE_MIN blocks: every HLX_KB_ROUND segments of
+ * HLX_KB_SEG blocks (2048 tokens, about 50 us of bf16 on a Zen 5 core) begin with four
+ * timed trial segments, hardware, software, software, hardware (a linear drift of the
+ * machine cancels), and the rest run the mode whose faster trial was faster (one trial
+ * caught by an interrupt does not decide). The trials cost 2 of 32 segments in the slower
+ * mode. */
+#define HLX_KB_SEG       64
+#define HLX_KB_ROUND     32
+#define HLX_KB_TUNE_MIN  (8 * HLX_KB_SEG)
+
+/* auto, at the start of segment ph of a round (t0: the time its previous segment started):
+ * the mode of the segment that starts (0 hardware, 1 software) */
+static int hlx_kb_tune(size_t ph, int swpf, uint64_t *t0, uint64_t trial[2])
+{
+    const uint64_t now = __rdtsc();
+
+    if (ph >= 1 && ph <= 4) { /* the segment just done was trial ph - 1 */
+        const int md = ph == 2 || ph == 3;
+        if (now - *t0 < trial[md])
+            trial[md] = now - *t0;
+    }
+    if (ph < 4) {
+        swpf = ph == 1 || ph == 2;
+    } else if (ph == 4) {
+        swpf = trial[1] < trial[0];
+        trial[0] = trial[1] = UINT64_MAX;
+        atomic_store_explicit(&hlx_kv_prefetch_pick, swpf, memory_order_relaxed);
+    }
+    *t0 = now;
+    return swpf;
+}
 #define HLX_KB_ROW(bf, vbf) \
     { hlx_kb_1_##bf##_##vbf##_0, hlx_kb_2_##bf##_##vbf##_0, hlx_kb_3_##bf##_##vbf##_0, \
       hlx_kb_4_##bf##_##vbf##_0, hlx_kb_5_##bf##_##vbf##_0, hlx_kb_6_##bf##_##vbf##_0, \
@@ -544,7 +576,8 @@ static void hlx_kb_unblock(int BF, const char *kb, int dv, float *vt)
 static void hlx_attn_kb_avx512(const hlx_attn_desc_t *d)
 {
     const int alias = d->v == d->k;
-    const int swpf = atomic_load_explicit(&hlx_kb_swpf, memory_order_relaxed);
+    const int setting = atomic_load_explicit(&hlx_kb_swpf, memory_order_relaxed);
+    const int pick = atomic_load_explicit(&hlx_kv_prefetch_pick, memory_order_relaxed);
     /* fp8: by table lookups where the CPU has AVX512_VBMI (not for v == k: its values are
      * unpacked by the type-2 widening) */
     const int BF = d->kv_dtype == HLX_DTYPE_BF16 ? 1
@@ -559,6 +592,11 @@ static void hlx_attn_kb_avx512(const hlx_attn_desc_t *d)
     float vt[HLX_KB * 512] __attribute__((aligned(64)));
     float sc[HLX_HMAX * 32] __attribute__((aligned(64))); /* scores: [head][2][16] */
     size_t pfstep, b, nblk = (d->len + HLX_KB - 1) / HLX_KB;
+    /* auto: short calls take the last long call's choice (none yet: hardware) */
+    int swpf = setting != HLX_KV_PREFETCH_AUTO ? setting : pick > 0;
+    const int tune = setting == HLX_KV_PREFETCH_AUTO && BF != 0 && d->group <= 8 &&
+                     nblk >= HLX_KB_TUNE_MIN;
+    uint64_t t0 = 0, trial[2] = { UINT64_MAX, UINT64_MAX };
     int h0, g0, g, e;
 
     if (d->dk % 32 || d->dv % 32 || d->dk > 1024 || (alias && d->dv > 512) ||
@@ -591,6 +629,8 @@ static void hlx_attn_kb_avx512(const hlx_attn_desc_t *d)
                                           sc + (size_t)g0 * 32, 0, NULL, 0, 0, m, s, oh,
                                           NULL, NULL, 0);
         }
+        if (tune)
+            swpf = hlx_kb_tune(0, swpf, &t0, trial);
         for (b = 0; b < nblk; b++) {
             const size_t j = b * HLX_KB;
             const int nt = (int)(d->len - j < HLX_KB ? d->len - j : HLX_KB);
@@ -599,12 +639,10 @@ static void hlx_attn_kb_avx512(const hlx_attn_desc_t *d)
             const char *vr = alias ? (const char *)vt : (const char *)d->v + j * vsb;
             /* one head chunk streams the shard: prefetch the keys of the block after next
              * and the values of the next block (several chunks find the block in cache).
-             * With the values in runs the hardware prefetchers alone were 3.5% faster for
-             * bf16 most of the time (Zen 5, 1M tokens, 40 rounds: 27.2 ms median against
-             * 28.2), but in a phase of the shared machine they fell behind (41 ms against 28
-             * with software prefetches): these keep the kernel at its speed whatever the
-             * hardware prefetchers do, unless HELIX_KV_PREFETCH=0 (swpf 0) leaves bf16 and
-             * fp8 to them */
+             * bf16 and fp8 only when swpf says so: on a Zen 5 core the hardware prefetchers
+             * alone were 8-11% faster most of the time (1M tokens: 24.3 against 26.2 ms),
+             * but in some phases of the shared machine they fell behind (53 ms against 32
+             * with software prefetches), hence the timed choice above */
             const int pf = (BF == 0 || swpf) && nt == HLX_KB && H <= 8 && b + 2 < nblk;
             const char *pk = pf ? kb + 2 * kbb : NULL;
             const char *pv = pf ? (alias ? kb + kbb : vr + HLX_KB * vsb) : NULL;
@@ -635,6 +673,8 @@ static void hlx_attn_kb_avx512(const hlx_attn_desc_t *d)
                     hlx_kb_tab[BF][VA][G - 1](d, qg, kn, scg, nt, vr, vts, vcs, m + g0,
                                               s + (size_t)g0 * 16, og, pkc, pvc, pfstep);
             }
+            if (tune && (b + 1) % HLX_KB_SEG == 0)
+                swpf = hlx_kb_tune((b + 1) / HLX_KB_SEG % HLX_KB_ROUND, swpf, &t0, trial);
         }
         for (g = 0; g < H; g++) {
             float *og = oh + (size_t)g * d->dv;

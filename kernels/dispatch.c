@@ -98,12 +98,19 @@ static const hlx_param_t hlx_kernels_params[] = {
     { "KERNELS", HLX_PT_STRING, "auto", 0, 0, offsetof(hlx_kernels_settings_t, variant),
       "kernel variant when --kernels is not given: auto (the best this CPU runs for the KV "
       "type), scalar, avx2, avx512, amx" },
-    { "KV_PREFETCH", HLX_PT_INT, "1", 0, 1, offsetof(hlx_kernels_settings_t, kv_prefetch),
-      "1: the avx512 attention prefetches bf16 and fp8 KV in software (keeps its speed when "
-      "the hardware prefetchers fall behind); 0: leaves them to the hardware prefetchers "
-      "(3-11% faster on a Zen 5 core when those keep up, up to 1.5x slower when not); f32 "
-      "KV is prefetched either way" },
+    { "KV_PREFETCH", HLX_PT_INT, "2", 0, 2, offsetof(hlx_kernels_settings_t, kv_prefetch),
+      "the avx512 attention's bf16 and fp8 KV: 2 (auto): timed both ways on each long shard "
+      "(16K tokens and more), the faster kept and re-timed every 64K tokens; 1: prefetched "
+      "in software; 0: left to the hardware prefetchers (8-11% faster than 1 on a Zen 5 "
+      "core); f32 KV is prefetched in software either way" },
 };
+
+atomic_int hlx_kv_prefetch_pick = -1;
+
+int hlx_kernels_kv_prefetch_pick(void)
+{
+    return atomic_load_explicit(&hlx_kv_prefetch_pick, memory_order_relaxed);
+}
 
 int hlx_kernels_kv_prefetch(void)
 {

@@ -5,6 +5,7 @@
 #include "hlx_kernels.h"
 
 #include <math.h>
+#include <stdatomic.h>
 #include <string.h>
 
 /* Variant tables filled by each ISA file; they start from the reference. */
@@ -15,6 +16,10 @@ void hlx_kernels_amx(hlx_kernels_t *k); /* avx512 + AMX tiles (HLX_HAVE_AMX buil
 /* The reference attention over a shard in the layout lay (see hlx_kv_at): the fallback of
  * variants whose layout uses blocks. */
 void hlx_attn_ref_layout(const hlx_attn_desc_t *d, hlx_kv_layout_t lay);
+
+/* HELIX_KV_PREFETCH=auto: the mode the avx512 attention's last long call chose (0
+ * hardware, 1 software; -1 none yet); defined in dispatch.c, plain C. */
+extern atomic_int hlx_kv_prefetch_pick;
 
 /* Zeroes columns [n0, n1) of the M rows of y (row stride N). */
 void hlx_gemm_zero_cols(int M, int N, float *y, int n0, int n1);

@@ -147,10 +147,16 @@ extern const struct hlx_param_table hlx_kernels_param_table;
 /* HELIX_KERNELS read through that table: NULL when it is not set (or "auto"), else its value
  * copied into buf. */
 const char *hlx_kernels_env_variant(char *buf, size_t n);
-/* HELIX_KV_PREFETCH from the same table: 1 (the default) when the avx512 attention
- * prefetches bf16 and fp8 KV in software, 0 when it leaves them to the hardware
- * prefetchers; read when a variant's table is filled (a bad value: reported, 1). */
+/* HELIX_KV_PREFETCH from the same table: 1 when the avx512 attention prefetches bf16 and
+ * fp8 KV in software, 0 when it leaves them to the hardware prefetchers, 2
+ * (HLX_KV_PREFETCH_AUTO, the default) when it times both on every shard of 16K tokens or
+ * more and keeps the faster; read when a variant's table is filled (a bad value:
+ * reported, the default). */
+#define HLX_KV_PREFETCH_AUTO 2
 int hlx_kernels_kv_prefetch(void);
+/* Under auto, the mode the last such shard chose: 0 hardware, 1 software, -1 none yet
+ * (shorter shards run that mode; hardware before any). */
+int hlx_kernels_kv_prefetch_pick(void);
 
 /* The same for a KV cache of kv_dtype: auto takes the best variant for that type (where
  * AMX tiles exist, "amx" for bf16 KV; "avx512", whose keys are blocked, for f32 and fp8,

@@ -163,6 +163,15 @@ static void kt_check_attn(const hlx_kernels_t *ref, const hlx_kernels_t *var, kt
     kt_attn_case(ref, var, r, 8, 128, 128, 1000, HLX_DTYPE_BF16, 1e-3);
     /* long sequence with GQA group 8 */
     kt_attn_case(ref, var, r, 8, 128, 128, quick ? 3000 : 20000, HLX_DTYPE_BF16, 3.0);
+    /* shards long enough for HELIX_KV_PREFETCH=auto (the default) to time its two prefetch
+     * modes per 2048-token segment and switch within the call: past the first choice (16K
+     * tokens) and, in full runs, into the second round of trials (64K), bf16 and fp8 */
+    kt_attn_case(ref, var, r, 8, 128, 128, quick ? 17000 : 66000 + 45, HLX_DTYPE_BF16, 3.0);
+    kt_attn_case(ref, var, r, 8, 128, 128, 17000 + 13, HLX_DTYPE_FP8, 3.0);
+    if (!strcmp(var->name, "avx512") && hlx_kernels_kv_prefetch() == HLX_KV_PREFETCH_AUTO)
+        kt_report(var->name, "kv prefetch auto", hlx_kernels_kv_prefetch_pick() >= 0,
+                  "no prefetch mode chosen after shards of 17K tokens and more (pick %d)",
+                  hlx_kernels_kv_prefetch_pick());
 }
 
 /* Every fp8 e4m3 byte through the variant's widening: one token, weight 1, so o = v
