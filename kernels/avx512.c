@@ -466,33 +466,44 @@ static int hlx_kb_fp8t; /* set at init: the CPU has AVX512_VBMI */
 /* set at init from HELIX_KV_PREFETCH: bf16 and fp8 KV prefetched in software (1), left to
  * the hardware prefetchers (0), or whichever is faster at the moment (2, the default) */
 static atomic_int hlx_kb_swpf = HLX_KV_PREFETCH_AUTO;
-/* auto, per call of at least HLX_KB_TUNE_MIN blocks: every HLX_KB_ROUND segments of
- * HLX_KB_SEG blocks (2048 tokens, about 50 us of bf16 on a Zen 5 core) begin with four
- * timed trial segments, hardware, software, software, hardware (a linear drift of the
- * machine cancels), and the rest run the mode whose faster trial was faster (one trial
- * caught by an interrupt does not decide). The trials cost 2 of 32 segments in the slower
- * mode. */
+/* auto, in calls of at least HLX_KB_TUNE_MIN blocks (shorter ones run the last choice):
+ * rounds of HLX_KB_ROUND segments of HLX_KB_SEG blocks (2048 tokens, about 50 us of bf16
+ * on a Zen 5 core) begin with four timed trial segments, hardware, software, software,
+ * hardware (a linear drift of the machine cancels), and the rest run the mode whose faster
+ * trial was faster (one trial caught by an interrupt does not decide). Rounds run across
+ * calls: a call starts with trials only when HLX_KB_ROUND segments have run, by any call
+ * or thread, since the last ones (so shards of 16K-64K tokens do not each pay for them);
+ * the trials cost 2 segments in 32 in the slower mode. */
 #define HLX_KB_SEG       64
 #define HLX_KB_ROUND     32
 #define HLX_KB_TUNE_MIN  (8 * HLX_KB_SEG)
+/* segments run in the chosen mode since the last trials (starts due) */
+static atomic_int hlx_kb_untimed = HLX_KB_ROUND;
 
 /* auto, at the start of segment ph of a round (t0: the time its previous segment started):
  * the mode of the segment that starts (0 hardware, 1 software) */
-static int hlx_kb_tune(size_t ph, int swpf, uint64_t *t0, uint64_t trial[2])
+static int hlx_kb_tune(size_t ph, uint64_t *t0, uint64_t trial[2])
 {
-    const uint64_t now = __rdtsc();
+    uint64_t now;
+    int swpf;
 
-    if (ph >= 1 && ph <= 4) { /* the segment just done was trial ph - 1 */
+    if (ph > 4) { /* the chosen mode (another thread's trials may have changed it) */
+        atomic_fetch_add_explicit(&hlx_kb_untimed, 1, memory_order_relaxed);
+        return atomic_load_explicit(&hlx_kv_prefetch_pick, memory_order_relaxed) > 0;
+    }
+    now = __rdtsc();
+    if (ph >= 1) { /* the segment just done was trial ph - 1 */
         const int md = ph == 2 || ph == 3;
         if (now - *t0 < trial[md])
             trial[md] = now - *t0;
     }
     if (ph < 4) {
         swpf = ph == 1 || ph == 2;
-    } else if (ph == 4) {
+    } else {
         swpf = trial[1] < trial[0];
         trial[0] = trial[1] = UINT64_MAX;
         atomic_store_explicit(&hlx_kv_prefetch_pick, swpf, memory_order_relaxed);
+        atomic_store_explicit(&hlx_kb_untimed, 0, memory_order_relaxed);
     }
     *t0 = now;
     return swpf;
@@ -597,6 +608,7 @@ static void hlx_attn_kb_avx512(const hlx_attn_desc_t *d)
     const int tune = setting == HLX_KV_PREFETCH_AUTO && BF != 0 && d->group <= 8 &&
                      nblk >= HLX_KB_TUNE_MIN;
     uint64_t t0 = 0, trial[2] = { UINT64_MAX, UINT64_MAX };
+    size_t off = 0; /* auto: the round's segment this call starts at */
     int h0, g0, g, e;
 
     if (d->dk % 32 || d->dv % 32 || d->dk > 1024 || (alias && d->dv > 512) ||
@@ -629,8 +641,11 @@ static void hlx_attn_kb_avx512(const hlx_attn_desc_t *d)
                                           sc + (size_t)g0 * 32, 0, NULL, 0, 0, m, s, oh,
                                           NULL, NULL, 0);
         }
-        if (tune)
-            swpf = hlx_kb_tune(0, swpf, &t0, trial);
+        if (tune) { /* trials now when due, else the chosen mode up to the round's end */
+            off = atomic_load_explicit(&hlx_kb_untimed, memory_order_relaxed) >= HLX_KB_ROUND
+                      ? 0 : 5;
+            swpf = off ? pick > 0 : hlx_kb_tune(0, &t0, trial);
+        }
         for (b = 0; b < nblk; b++) {
             const size_t j = b * HLX_KB;
             const int nt = (int)(d->len - j < HLX_KB ? d->len - j : HLX_KB);
@@ -674,7 +689,7 @@ static void hlx_attn_kb_avx512(const hlx_attn_desc_t *d)
                                               s + (size_t)g0 * 16, og, pkc, pvc, pfstep);
             }
             if (tune && (b + 1) % HLX_KB_SEG == 0)
-                swpf = hlx_kb_tune((b + 1) / HLX_KB_SEG % HLX_KB_ROUND, swpf, &t0, trial);
+                swpf = hlx_kb_tune(((b + 1) / HLX_KB_SEG + off) % HLX_KB_ROUND, &t0, trial);
         }
         for (g = 0; g < H; g++) {
             float *og = oh + (size_t)g * d->dv;

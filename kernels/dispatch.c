@@ -101,8 +101,9 @@ static const hlx_param_t hlx_kernels_params[] = {
     { "KV_PREFETCH", HLX_PT_INT, "2", 0, 2, offsetof(hlx_kernels_settings_t, kv_prefetch),
       "the avx512 attention's bf16 and fp8 KV: 2 (auto): timed both ways on each long shard "
       "(16K tokens and more), the faster kept and re-timed every 64K tokens; 1: prefetched "
-      "in software; 0: left to the hardware prefetchers (8-11% faster than 1 on a Zen 5 "
-      "core); f32 KV is prefetched in software either way" },
+      "in software; 0: left to the hardware prefetchers (on a Zen 5 core 8-11% faster than 1 "
+      "most of the time, 1.6x slower at others); f32 KV is prefetched in software either "
+      "way" },
 };
 
 atomic_int hlx_kv_prefetch_pick = -1;
