@@ -4,6 +4,7 @@
  * that `helix plan --hw local` and the decode prediction read. */
 #define _GNU_SOURCE
 #include "hlx_bench_local.h"
+#include "hlx_build_id.h"
 #include "hlx_cmd.h"
 #include "hlx_comm.h"
 #include "hlx_hw_local.h"
@@ -271,6 +272,7 @@ static int hlx_bl_compute(hlx_hw_local_t *hw, char *err, size_t errlen)
         return 1;
     }
     snprintf(hw->kernels, sizeof(hw->kernels), "%s", k.name);
+    snprintf(hw->build, sizeof(hw->build), "%s", HLX_BUILD_ID);
     if (hlx_kernels_probe_read_bw(HLX_BL_DRAM_BYTES, 0.25, &hw->read_gbps) != HLX_OK ||
         hlx_kernels_probe_fma_peak(0.2, &hw->fma_gflops) != HLX_OK) {
         snprintf(err, errlen, "cannot measure this core's read bandwidth and FMA peak");
@@ -801,8 +803,8 @@ void hlx_bench_local_print(FILE *f, const hlx_hw_local_t *hw, const char *path)
     int i;
 
     fprintf(f, "machine: %s, %s, %d cores, %.1f GiB, LLC %.0f MiB, kernels %s (measured %s in "
-               "%.1f s)\n", hw->host, hw->cpu, hw->cores, hw->mem_gib, hw->llc_mib, hw->kernels,
-            hw->measured, hw->seconds);
+               "%.1f s by helix %s)\n", hw->host, hw->cpu, hw->cores, hw->mem_gib, hw->llc_mib,
+            hw->kernels, hw->measured, hw->seconds, hw->build[0] ? hw->build : "(build not recorded)");
     fprintf(f, "one core: read %.2f GB/s, fp32 FMA peak %.1f GFLOP/s\n", hw->read_gbps,
             hw->fma_gflops);
     if (hw->dram_readers > 0)

@@ -1,5 +1,6 @@
 /* `helix info`: version, compiled backends, kernel variants this CPU runs, data directory,
  * and every HELIX_* setting with its value and where the value came from. */
+#include "hlx_build_id.h"
 #include "hlx_cmd.h"
 #include "hlx_comm.h"
 #include "hlx_config.h"
@@ -98,7 +99,7 @@ int hlx_cmd_info(int argc, char **argv)
         fprintf(stderr, "helix info: unexpected argument '%s'\n", argv[1]);
         return 2;
     }
-    printf("helix %s\n", HLX_VERSION);
+    printf("helix %s (build %s)\n", HLX_VERSION, HLX_BUILD_ID);
     n = hlx_kernels_list(names, 16);
     printf("kernels:   ");
     for (i = 0; i < n; i++)

@@ -3,6 +3,7 @@
 #ifndef _GNU_SOURCE
 #define _GNU_SOURCE /* strptime, timegm */
 #endif
+#include "hlx_build_id.h"
 #include "hlx_decode_predict.h"
 #include "hlx_hw_local.h"
 
@@ -26,13 +27,16 @@ static int hlx_dp_hopb(json_t *o, int hopb)
 
 /* How old the file's measurement is (a machine shared with others drifts within minutes,
  * so the reader can weigh the prediction), and a note when the file measured other
- * kernels than the run's. Nothing when the file has no parsable time. */
+ * kernels than the run's, or was written by another build of helix (its kernels' speed may
+ * differ). No age when the file has no parsable time; no build note when it recorded none
+ * (files from before the field). */
 static void hlx_dp_staleness(json_t *o, const hlx_hw_local_t *hw)
 {
     const char *run_k = json_string_value(json_object_get(o, "kernels"));
     struct tm tm;
     const char *end;
-    char note[160];
+    char note[400];
+    size_t n = 0;
 
     memset(&tm, 0, sizeof(tm));
     end = strptime(hw->measured, "%Y-%m-%dT%H:%M:%SZ", &tm);
@@ -42,12 +46,17 @@ static void hlx_dp_staleness(json_t *o, const hlx_hw_local_t *hw)
             json_object_set_new(o, "predicted_hw_age_s",
                                 json_integer((json_int_t)difftime(time(NULL), t)));
     }
-    if (run_k != NULL && hw->kernels[0] != '\0' && strcmp(run_k, hw->kernels) != 0) {
-        snprintf(note, sizeof(note),
-                 "the hw file measured kernels %s, this run uses %s (measure again with: "
-                 "helix bench local)", hw->kernels, run_k);
+    note[0] = '\0';
+    if (run_k != NULL && hw->kernels[0] != '\0' && strcmp(run_k, hw->kernels) != 0)
+        n += (size_t)snprintf(note, sizeof(note), "the hw file measured kernels %s, this run "
+                              "uses %s", hw->kernels, run_k);
+    if (hw->build[0] != '\0' && strcmp(hw->build, HLX_BUILD_ID) != 0 && n < sizeof(note))
+        n += (size_t)snprintf(note + n, sizeof(note) - n, "%sthe hw file was measured by helix "
+                              "%s, this is %s", n ? "; " : "", hw->build, HLX_BUILD_ID);
+    if (n > 0 && n < sizeof(note))
+        snprintf(note + n, sizeof(note) - n, " (measure again with: helix bench local)");
+    if (n > 0)
         json_object_set_new(o, "predicted_note", json_string(note));
-    }
 }
 
 void hlx_decode_predict(json_t *o, const hlx_run_config_t *cfg, const hlx_model_t *m,

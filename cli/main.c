@@ -1,5 +1,6 @@
 /* `helix`: one binary, one subcommand per face of the project (decode, plan, sweep, topo,
  * bench, info). Subcommands parse their own flags with getopt_long. */
+#include "hlx_build_id.h"
 #include "hlx_cmd.h"
 #include "hlx_config.h"
 #include "hlx_json.h"
@@ -49,7 +50,7 @@ int main(int argc, char **argv)
         return 0;
     }
     if (!strcmp(argv[1], "--version") || !strcmp(argv[1], "-V")) {
-        printf("helix %s\n", HLX_VERSION);
+        printf("helix %s (build %s)\n", HLX_VERSION, HLX_BUILD_ID);
         return 0;
     }
     for (i = 0; i < sizeof(hlx_commands) / sizeof(hlx_commands[0]); i++) {

@@ -51,6 +51,7 @@ typedef struct hlx_hw_local {
     char   host[64];
     char   cpu[128];
     char   kernels[32];       /* kernel variant measured (the runtime's auto choice) */
+    char   build[64];         /* the helix build that measured ("": not recorded) */
     char   measured[32];      /* UTC time of the measurement, ISO 8601 */
     int    cores;             /* cores this process may run on */
     double mem_gib;           /* physical memory */

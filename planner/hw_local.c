@@ -40,7 +40,7 @@ int hlx_hw_local_path(char *buf, size_t len)
 typedef struct hlx_hw_top {
     char   format[32];
     int    version;
-    char   host[64], cpu[128], kernels[32], measured[32];
+    char   host[64], cpu[128], kernels[32], build[64], measured[32];
     int    cores;
     double mem_gib, llc_mib, read_gbps, fma_gflops, seconds;
     int    dram_readers;
@@ -53,6 +53,7 @@ static const hlx_jfield_t hlx_hw_fields[] = {
     { "host", HLX_JT_STRING, offsetof(hlx_hw_top_t, host), 0, 1, 0, 64, "host name" },
     { "cpu", HLX_JT_STRING, offsetof(hlx_hw_top_t, cpu), 0, 1, 0, 128, "CPU model" },
     { "kernels", HLX_JT_STRING, offsetof(hlx_hw_top_t, kernels), 0, 1, 0, 32, "kernel variant" },
+    { "build", HLX_JT_STRING, offsetof(hlx_hw_top_t, build), 0, 1, 0, 64, "helix build that measured" },
     { "measured", HLX_JT_STRING, offsetof(hlx_hw_top_t, measured), 0, 1, 0, 32, "UTC time" },
     { "cores", HLX_JT_INT, offsetof(hlx_hw_top_t, cores), 1, 1, 65536, 0, "cores" },
     { "mem_gib", HLX_JT_DOUBLE, offsetof(hlx_hw_top_t, mem_gib), 1, 1e-3, 1e7, 0, "memory, GiB" },
@@ -159,6 +160,7 @@ static hlx_status_t hlx_hw_read(hlx_jdoc_t *doc, hlx_hw_local_t *hw)
     memcpy(hw->host, top.host, sizeof(hw->host));
     memcpy(hw->cpu, top.cpu, sizeof(hw->cpu));
     memcpy(hw->kernels, top.kernels, sizeof(hw->kernels));
+    memcpy(hw->build, top.build, sizeof(hw->build));
     memcpy(hw->measured, top.measured, sizeof(hw->measured));
     hw->cores      = top.cores;
     hw->mem_gib    = top.mem_gib;
@@ -331,6 +333,8 @@ hlx_status_t hlx_hw_local_save(const char *path, const hlx_hw_local_t *hw, char 
         snprintf(err, errlen, "%s: cannot build the JSON document", path);
         return HLX_ERR_NOMEM;
     }
+    if (hw->build[0] != '\0')
+        json_object_set_new(o, "build", json_string(hw->build));
     if (hw->dram_readers > 0) {
         json_object_set_new(o, "dram_readers", json_integer(hw->dram_readers));
         json_object_set_new(o, "dram_gbps_1", json_real(hw->dram_gbps_1));

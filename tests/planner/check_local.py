@@ -197,6 +197,30 @@ try:
           d2["kernels"] in d2.get("predicted_note", "") and "predicted_hw_age_s" not in d2,
           f"kernels note, no age for an unparsable time: {rc} {d2.get('predicted_note')} "
           f"{d2.get('predicted_hw_age_s')}")
+    # a file written by another build of helix: the note says which, with the fix
+    rc, ver, _ = run(["--version"])
+    build = ver.split("(build ", 1)[1].split(")", 1)[0] if "(build " in ver else ""
+    check(rc == 0 and build != "", f"helix --version names its build: {ver!r}")
+    doc = json.load(open(hw))
+    doc["build"] = "v0.0-1-g000000000000"
+    json.dump(doc, open(other, "w"))
+    rc, out, err = run(["decode", "--json", "--context", "4K", "--steps", "1"],
+                       {"HELIX_HW_FILE": other})
+    note = json.loads(out).get("predicted_note", "") if rc == 0 else ""
+    check(rc == 0 and "v0.0-1-g000000000000" in note and build in note and
+          "helix bench local" in note, f"other build note: {rc} {note!r}")
+    doc["build"] = build
+    json.dump(doc, open(other, "w"))
+    rc, out, err = run(["decode", "--json", "--context", "4K", "--steps", "1"],
+                       {"HELIX_HW_FILE": other})
+    note = json.loads(out).get("predicted_note", "") if rc == 0 else "?"
+    check(rc == 0 and "build" not in note, f"no build note for this build's file: {note!r}")
+    doc["build"] = "x" * 64  # one more than the field holds
+    json.dump(doc, open(other, "w"))
+    rc, out, err = run(["decode", "--json", "--context", "4K", "--steps", "1"],
+                       {"HELIX_HW_FILE": other})
+    check(rc == 0 and "build" in json.loads(out).get("predicted_error", ""),
+          f"an over-long build is refused by name: {rc} {out[:300]}")
     # no hw file: the run still succeeds, the prediction is null and says why
     rc, out, err = run(["decode", "--json", "--context", "4K", "--steps", "1"],
                        {"HELIX_HW_FILE": os.path.join(tmp, "none.json")})
@@ -212,6 +236,7 @@ try:
         if rc == 0:
             m = json.load(open(out_file))
             check(m["read_gbps"] > 0 and m["fma_gflops"] > 0, "limits measured")
+            check(m.get("build") == build, f"the file records the build: {m.get('build')}")
             check(m["links"].get("shm", {}).get("ranks") == 2, "shm collectives over 2 ranks")
             shm = m["links"].get("shm", {})
             # after compute: never below the back-to-back latency's floor, never absurd

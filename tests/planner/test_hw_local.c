@@ -26,6 +26,7 @@ static void hw_fixture(hlx_hw_local_t *hw)
     snprintf(hw->host, sizeof(hw->host), "host \"quoted\"");
     snprintf(hw->cpu, sizeof(hw->cpu), "Test CPU");
     snprintf(hw->kernels, sizeof(hw->kernels), "avx512");
+    snprintf(hw->build, sizeof(hw->build), "0123456789ab-dirty");
     snprintf(hw->measured, sizeof(hw->measured), "2026-01-02T03:04:05Z");
     hw->cores = 2;
     hw->mem_gib = 16;
@@ -83,6 +84,7 @@ static void test_round_trip(void **state)
     assert_string_equal(a.host, b.host);
     assert_string_equal(a.cpu, b.cpu);
     assert_string_equal(a.measured, b.measured);
+    assert_string_equal(a.build, b.build);
     assert_int_equal(a.cores, b.cores);
     assert_int_equal(a.nattn, b.nattn);
     assert_int_equal(a.ngemm, b.ngemm);
