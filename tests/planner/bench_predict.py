@@ -4,10 +4,14 @@ bench local, in this run), then runs a grid of `helix decode` points under helix
 reports predicted/measured per point as a table, a CSV and an SVG in the build folder.
 --hw-each measures the machine again before every point (about 10 s each): on a shared
 machine whose memory and caches drift within minutes, the prediction is then made from
-the machine as it is when the point runs.
+the machine as it is when the point runs. --bracket (implies --hw-each) also measures it
+after the last point, so every point has a measurement on each side: the same prediction
+from the measurement after (`helix plan --hw local`) against the one from before says how
+far the machine moved while the point ran (drift); points where it moved more than 10%
+are counted apart, since no description of the machine taken before them could hold.
 
 usage: bench_predict.py HELIX HELIXRUN OUTDIR [--quick] [--reps N] [--steps N]
-                        [--hw-each] [--points CTX:KVP:TPA:BATCH,...]
+                        [--hw-each] [--bracket] [--points CTX:KVP:TPA:BATCH,...]
 """
 import json
 import math
@@ -19,6 +23,7 @@ import sys
 import time
 
 TARGET = 0.15  # |predicted / measured - 1| within this counts as a hit
+STABLE = 0.10  # --bracket: |prediction after / prediction before - 1| within this: stable
 
 
 def run(cmd, env, timeout):
@@ -102,7 +107,8 @@ def svg(points, path):
 def main():
     args = [a for a in sys.argv[1:] if not a.startswith('--')]
     quick = '--quick' in sys.argv
-    hw_each = '--hw-each' in sys.argv
+    bracket = '--bracket' in sys.argv
+    hw_each = '--hw-each' in sys.argv or bracket
     # the first 5-10 steps of a run are 2-5x slower than the rest (caches, lazy set-up):
     # 64 steps make the median the steady step the model predicts
     reps, steps = 3, 64
@@ -137,6 +143,17 @@ def main():
             contexts = sorted({q[0] for q in only})
             layouts = sorted({(q[1], q[2]) for q in only})
             batches = sorted({q[3] for q in only})
+    def plan_ms(hwfile, d, ctx, kvp, tpa, b, hb):
+        """The local predictor's step from hwfile for a point (helix plan --hw local)."""
+        cmd = [helix, 'plan', '--model', d.get('model', 'tiny'), '--hw', 'local', '--context',
+               str(ctx), '--kvp', str(kvp), '--tpa', str(tpa), '--batch', str(b), '--json']
+        if len(hopbs) > 1:
+            cmd += ['--hopb', 'on' if hb else 'off']
+        rc, out, err = run(cmd, dict(os.environ, HELIX_HW_FILE=hwfile), 60)
+        if rc != 0:
+            raise RuntimeError('helix plan failed: %s\n%s' % (' '.join(cmd), err))
+        return json.loads(out)['ttl_ms']
+
     points = []
     for ctx in contexts:
         for kvp, tpa in layouts:
@@ -190,6 +207,11 @@ def main():
                              phases={k: (statistics.median(v), php.get(k, 0)) for k, v in phm.items()},
                              hw_read_gbps=hwd.get('read_gbps'), hw_kernel_gbps=hwd.get('dram_gbps_1'),
                              hw_measured=hwd.get('measured'))
+                    if bracket:
+                        p['hw_file'] = os.path.join(outdir, 'hw-local-%d.json' % len(points))
+                        os.replace(hw, p['hw_file'])
+                        p['plan_before'] = plan_ms(p['hw_file'], d, ctx, kvp, tpa, b, hb)
+                        p['cmd'] = (d, ctx, kvp, tpa, b, hb)
                     points.append(p)
                     print('context %8d  KVP %d x TPA %d  batch %d  HOP-B %-3s  measured %9.3f ms  '
                           'predicted %9.3f ms  ratio %.3f  (fastest step %.3f ms: ratio %.3f; runs '
@@ -197,6 +219,33 @@ def main():
                           (ctx, kvp, tpa, b, 'on' if hb else 'off', mm, pred, pred / mm, mb,
                            pred / mb, p['spread'] * 100, load, os.cpu_count(), cpu * 100),
                           flush=True)
+    if bracket and points:
+        # the measurement after the last point; each point's "after" is the next one's before
+        rc, out, err = run([helix, 'bench', 'local', '--out', hw, '--quiet'], env, 300)
+        if rc != 0:
+            print('helix bench local failed:\n' + err)
+            return 1
+        for i, p in enumerate(points):
+            after = points[i + 1]['hw_file'] if i + 1 < len(points) else hw
+            p['plan_after'] = plan_ms(after, *p.pop('cmd'))
+            p['drift'] = p['plan_after'] / p['plan_before'] - 1
+            # the decode's own prediction moved as the plan's did
+            p['ratio_after'] = p['ratio'] * p['plan_after'] / p['plan_before']
+        print('\nbracketed (the machine measured before and after each point):')
+        for p in points:
+            print('context %8d  KVP %d x TPA %d  batch %d  HOP-B %-3s  ratio before %.3f, '
+                  'after %.3f (machine moved %+.0f%%%s)' %
+                  (p['context'], p['kvp'], p['tpa'], p['batch'], 'on' if p['hopb'] else 'off',
+                   p['ratio'], p['ratio_after'], p['drift'] * 100,
+                   '' if abs(p['drift']) <= STABLE else ': unstable'))
+        st = [p for p in points if abs(p['drift']) <= STABLE]
+        hs = sum(1 for p in st if abs(p['ratio'] - 1) <= TARGET)
+        either = sum(1 for p in points if min(abs(p['ratio'] - 1), abs(p['ratio_after'] - 1))
+                     <= TARGET)
+        print('stable points (machine moved %d%% or less): %d of %d, %d of them within %d%%; '
+              'within %d%% of the prediction before or after: %d of %d' %
+              (STABLE * 100, len(st), len(points), hs, TARGET * 100, TARGET * 100, either,
+               len(points)))
     hits = sum(1 for p in points if abs(p['ratio'] - 1) <= TARGET)
     errs = sorted(abs(p['ratio'] - 1) for p in points)
     print('\n%d of %d points within %d%%; median |error| %.1f%%, worst %.1f%% (%d runs each, '
