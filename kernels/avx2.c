@@ -67,6 +67,31 @@ static inline void hlx_v_pair_fp8(const uint8_t *p, HLX_V *lo, HLX_V *hi)
     *hi = hlx_v_fp8_8(p + 8);
 }
 
+/* KV type 3 here: fp8 in blocks hlx_kb2_fp8_clean found free of NaN bytes. 16 fp8 e4m3
+ * bytes -> 16 floats (elements 0-7, 8-15) in 8 ops where hlx_v_fp8_8 takes 13 for 8,
+ * exact for every byte but the NaNs 0x7f and 0xff (+-480 here): e4m3 is fp16 with the
+ * exponent bias 8 lower and 7 fewer mantissa bits, so s.eeee.mmm moved to fp16's
+ * s.0eeee.mmm0000000 (sign-extended, shifted, bit 14 cleared) converts by vcvtph2ps,
+ * subnormals included, and times 2^8 is the e4m3 value (Zen 5, 1M tokens: 84 -> 62 ms). */
+static inline void hlx_v_pair_fp8t(const uint8_t *p, HLX_V *lo, HLX_V *hi)
+{
+    const __m256i h = _mm256_and_si256(
+        _mm256_slli_epi16(_mm256_cvtepi8_epi16(_mm_loadu_si128((const __m128i *)p)), 7),
+        _mm256_set1_epi16((short)0xbfff));
+    *lo = _mm256_mul_ps(_mm256_cvtph_ps(_mm256_castsi256_si128(h)), _mm256_set1_ps(256.0f));
+    *hi = _mm256_mul_ps(_mm256_cvtph_ps(_mm256_extracti128_si256(h, 1)),
+                        _mm256_set1_ps(256.0f));
+}
+
+/* Two rows of 16 (p and p + stride) for the P.V of simd_tmpl.h. */
+static inline void hlx_v_pair2_fp8t(const uint8_t *p, size_t stride, HLX_V *lo, HLX_V *hi,
+                                    HLX_V *lo2, HLX_V *hi2)
+{
+    hlx_v_pair_fp8t(p, lo, hi);
+    hlx_v_pair_fp8t(p + stride, lo2, hi2);
+}
+#define HLX_V_PAIR_FP8T 1
+
 /* 8 vectors -> one vector whose lane t is OP over v[t]: a transpose tree. */
 #define HLX_HRED(name, OP) \
     static inline HLX_V name(const HLX_V *v) \
@@ -156,6 +181,8 @@ static inline __attribute__((always_inline)) void hlx_kb2_load(const int BF, con
     } else if (BF == 2) {
         *k0 = hlx_v_fp8_8((const uint8_t *)kb + (size_t)e * 16);
         *k1 = hlx_v_fp8_8((const uint8_t *)kb + (size_t)e * 16 + 8);
+    } else if (BF == 3) {
+        hlx_v_pair_fp8t((const uint8_t *)kb + (size_t)e * 16, k0, k1);
     } else {
         *k0 = _mm256_loadu_ps((const float *)kb + (size_t)e * 16);
         *k1 = _mm256_loadu_ps((const float *)kb + (size_t)e * 16 + 8);
@@ -355,20 +382,66 @@ HLX_KB2_DEF(4, 0, 0, 0, 0, 128) HLX_KB2_DEF(4, 1, 1, 1, 0, 128) HLX_KB2_DEF(4, 2
  * in cache 32 -> 47 GFLOP/s at group 8; bf16, whose widening is 2 ops per 16 elements, lost
  * 3% to the extra stores and loads, so it widens per chunk) */
 HLX_KB2_DEF(4, 2, 2, 0, 2, 0) HLX_KB2_DEF(4, 2, 0, 0, 1, 0) HLX_KB2_DEF(4, 2, 2, 0, 2, 128)
+/* fp8 blocks without NaN bytes (type 3, widened through fp16): the same, keys and values */
+HLX_KB2_DEF_G(3, 3, 0) HLX_KB2_DEF(4, 3, 3, 0, 0, 128) HLX_KB2_DEF(4, 3, 3, 0, 2, 0)
+HLX_KB2_DEF(4, 3, 3, 0, 2, 128)
 #define HLX_KB2_ROW(bf, vbf, ord) \
     { hlx_kb2_1_##bf##_##vbf##_##ord##_0_0, hlx_kb2_2_##bf##_##vbf##_##ord##_0_0, \
       hlx_kb2_3_##bf##_##vbf##_##ord##_0_0, hlx_kb2_4_##bf##_##vbf##_##ord##_0_0 }
-/* [key type][values: 0 rows of the key type, 1 fp32 rows unpacked from the key blocks] */
-static const hlx_kb2_fn hlx_kb2_tab[3][2][4] = {
+/* [key type][values: 0 rows of the key type, 1 fp32 rows unpacked from the key blocks];
+ * type 3 (fp8 without NaN) is never given v == k */
+static const hlx_kb2_fn hlx_kb2_tab[4][2][4] = {
     { HLX_KB2_ROW(0, 0, 0), HLX_KB2_ROW(0, 0, 0) },
     { HLX_KB2_ROW(1, 1, 1), HLX_KB2_ROW(1, 0, 1) },
     { HLX_KB2_ROW(2, 2, 0), HLX_KB2_ROW(2, 0, 0) },
+    { HLX_KB2_ROW(3, 3, 0), HLX_KB2_ROW(2, 0, 0) },
 };
-static const hlx_kb2_fn hlx_kb2_tab128[3] = { hlx_kb2_4_0_0_0_0_128, hlx_kb2_4_1_1_1_0_128,
-                                              hlx_kb2_4_2_2_0_0_128 };
+static const hlx_kb2_fn hlx_kb2_tab128[4] = { hlx_kb2_4_0_0_0_0_128, hlx_kb2_4_1_1_1_0_128,
+                                              hlx_kb2_4_2_2_0_0_128, hlx_kb2_4_3_3_0_0_128 };
 /* several chunks of fp8 KV: the first chunk writes ([values as for hlx_kb2_tab]), the later
- * chunks read the f32 copies (the f32 functions: fp8 is widened in token order) */
-static const hlx_kb2_fn hlx_kb2_wtab[2] = { hlx_kb2_4_2_2_0_2_0, hlx_kb2_4_2_0_0_1_0 };
+ * chunks read the f32 copies (the f32 functions: fp8 is widened in token order);
+ * [type 3][values] and, head size 128, [type 3] */
+static const hlx_kb2_fn hlx_kb2_wtab[2][2] = {
+    { hlx_kb2_4_2_2_0_2_0, hlx_kb2_4_2_0_0_1_0 },
+    { hlx_kb2_4_3_3_0_2_0, hlx_kb2_4_2_0_0_1_0 },
+};
+static const hlx_kb2_fn hlx_kb2_wtab128[2] = { hlx_kb2_4_2_2_0_2_128, hlx_kb2_4_3_3_0_2_128 };
+
+/* No NaN byte (0x7f, 0xff) among the fp8 e4m3 bytes [p, p + n), n a multiple of 16: the
+ * widening through fp16 (type 3) is exact there. */
+static int hlx_kb2_fp8_clean(const uint8_t *p, size_t n)
+{
+    __m256i a = _mm256_setzero_si256();
+    __m128i a1;
+    size_t i = 0;
+
+    for (; i + 32 <= n; i += 32)
+        a = _mm256_max_epu8(a, _mm256_and_si256(_mm256_loadu_si256((const __m256i *)(p + i)),
+                                                _mm256_set1_epi8(0x7f)));
+    a1 = _mm_max_epu8(_mm256_castsi256_si128(a), _mm256_extracti128_si256(a, 1));
+    if (i < n)
+        a1 = _mm_max_epu8(a1, _mm_and_si128(_mm_loadu_si128((const __m128i *)(p + i)),
+                                            _mm_set1_epi8(0x7f)));
+    return _mm_movemask_epi8(_mm_cmpeq_epi8(a1, _mm_set1_epi8(0x7f))) == 0;
+}
+
+/* The type a step of the block pipeline reads fp8 KV as: 3 when the keys of the next block
+ * (kn, dk x 16 bytes) and the nt value rows at vr hold no NaN, else 2 (exact for every
+ * byte). fast 0: always 2 (v == k; or the caller's MXCSR has denormals-are-zero set:
+ * vcvtph2ps converted fp16 subnormals exactly under it on the Zen 5 measured, but type 2
+ * needs no such guarantee). */
+static int hlx_kb2_fp8_type(int fast, const char *kn, int dk, const char *vr, size_t vsb,
+                            int nt, int dv)
+{
+    int t;
+
+    if (!fast || (kn != NULL && !hlx_kb2_fp8_clean((const uint8_t *)kn, (size_t)dk * 16)))
+        return 2;
+    for (t = 0; t < nt; t++)
+        if (!hlx_kb2_fp8_clean((const uint8_t *)vr + (size_t)t * vsb, (size_t)dv))
+            return 2;
+    return 3;
+}
 
 /* 8 x 8 fp32 transpose of rows r[i] into c (8 rows, cs floats apart). */
 static inline void hlx_tr8(const __m256 *r, float *c, size_t cs)
@@ -437,6 +510,8 @@ static void hlx_attn_kb_avx2(const hlx_attn_desc_t *d)
     /* fp8 with several chunks and head sizes up to 256 (the copies' size; larger heads,
      * as MLA's 576, widen per chunk) */
     const int share = BF == 2 && d->group > 4 && d->dk <= 256 && d->dv <= 256;
+    /* fp8 blocks without NaN through fp16 (hlx_kb2_fp8_type) */
+    const int fast8 = BF == 2 && !alias && !(_mm_getcsr() & 0x0040 /* DAZ */);
     size_t pfstep, b, nblk = (d->len + HLX_KB2 - 1) / HLX_KB2;
     int h0, g0, g, e;
 
@@ -465,12 +540,13 @@ static void hlx_attn_kb_avx2(const hlx_attn_desc_t *d)
         for (g0 = 0; g0 < H && nblk > 0; g0 += 4) {
             const int G = H - g0 < 4 ? H - g0 : 4;
             const float *qg = d->q + (size_t)(h0 + g0) * d->dk;
+            const int bt = BF == 2 ? hlx_kb2_fp8_type(fast8, d->k, d->dk, NULL, 0, 0, 0) : BF;
             if (H > 4 && share) /* the first chunk widens block 0's keys for all */
-                (g0 == 0 ? hlx_kb2_wtab[VA] : hlx_kb2_tab[0][0][G - 1])(d, qg, g0 == 0 ? d->k : (const char *)kw,
-                                                         sc + (size_t)g0 * 16, 0, NULL, 0, 0, m,
-                                                         s, oh, NULL, NULL, 0, -1, kw, vw);
+                (g0 == 0 ? hlx_kb2_wtab[bt == 3][VA] : hlx_kb2_tab[0][0][G - 1])(
+                    d, qg, g0 == 0 ? d->k : (const char *)kw, sc + (size_t)g0 * 16, 0, NULL, 0,
+                    0, m, s, oh, NULL, NULL, 0, -1, kw, vw);
             else
-                hlx_kb2_tab[BF][VA][G - 1](d, qg, d->k, sc + (size_t)g0 * 16, 0, NULL, 0, 0, m,
+                hlx_kb2_tab[bt][VA][G - 1](d, qg, d->k, sc + (size_t)g0 * 16, 0, NULL, 0, 0, m,
                                            s, oh, NULL, NULL, 0, -1, kw, vw);
         }
         for (b = 0; b < nblk; b++) {
@@ -494,6 +570,9 @@ static void hlx_attn_kb_avx2(const hlx_attn_desc_t *d)
             const int pf = nt == HLX_KB2 && H <= 8 && b + 2 < nblk;
             const char *pk = pf ? kb + 2 * kbb : NULL;
             const char *pv = pf ? (alias ? kb + kbb : vr + HLX_KB2 * vsb) : NULL;
+            /* the type this step reads the KV as (fp8: 3 where its blocks hold no NaN) */
+            const int bt = BF == 2 ? hlx_kb2_fp8_type(fast8, kn, d->dk, vr, vsb, nt, d->dv)
+                                   : BF;
             if (alias)
                 hlx_kb2_unblock(BF, kb, d->dv, vt);
             for (g0 = 0; g0 < H; g0 += 4) {
@@ -528,14 +607,14 @@ static void hlx_attn_kb_avx2(const hlx_attn_desc_t *d)
                         alias ? vr : (const char *)vw, (size_t)d->dv * 4, 16 * 4, m + g0,
                         s + g0, og, pkc, pvc, pfs, ksh, kw, vw);
                 else if (H > 4 && share)
-                    (d128 ? hlx_kb2_4_2_2_0_2_128 : hlx_kb2_wtab[VA])(
+                    (d128 ? hlx_kb2_wtab128[bt == 3] : hlx_kb2_wtab[bt == 3][VA])(
                         d, qg, kn, scg, nt, vr, vts, vcs, m + g0, s + g0, og, pkc, pvc, pfs,
                         ksh, kw, vw);
                 else if (d128)
-                    hlx_kb2_tab128[BF](d, qg, kn, scg, nt, vr, vts, vcs, m + g0, s + g0, og, pkc,
+                    hlx_kb2_tab128[bt](d, qg, kn, scg, nt, vr, vts, vcs, m + g0, s + g0, og, pkc,
                                        pvc, pfs, ksh, kw, vw);
                 else
-                    hlx_kb2_tab[BF][VA][G - 1](d, qg, kn, scg, nt, vr, vts, vcs, m + g0, s + g0, og,
+                    hlx_kb2_tab[bt][VA][G - 1](d, qg, kn, scg, nt, vr, vts, vcs, m + g0, s + g0, og,
                                                pkc, pvc, pfs, ksh, kw, vw);
             }
         }
