@@ -949,6 +949,52 @@ static void hlx_job_why_errno(char *why, size_t size, const char *what, int err)
         snprintf(why, size, "%s: %s", what, strerror(err));
 }
 
+/* Descriptors this process has open now (/proc/self/fd), -1 when unknown. */
+static int hlx_job_open_fds(void)
+{
+    DIR           *d = opendir("/proc/self/fd");
+    struct dirent *e;
+    int            n = 0;
+
+    if (d == NULL)
+        return -1;
+    while ((e = readdir(d)) != NULL)
+        n += e->d_name[0] != '.';
+    closedir(d);
+    return n - 1; /* the directory's own */
+}
+
+/* Before any rank starts: room for 3 descriptors per rank (its two output pipes and its
+ * PMIx connection) beyond those open now (the 4 spares included) and HLX_JOB_FD_SLACK
+ * for the spawn's own pipes. A soft open-file limit below that is raised (up to the
+ * hard one, with 64 to spare) when the hard one allows; otherwise the job must not start:
+ * a PMIx server that runs out of descriptors while its clients connect can hang (with
+ * ulimit -n 48, 11 ranks hung where 8 ran and 10 were refused at a spawn). Returns the
+ * first rank that does not fit, or -1 when every rank fits or the count is unknown. */
+#define HLX_JOB_FD_SLACK 2
+static int hlx_job_fd_room(int nprocs)
+{
+    struct rlimit rl;
+    const int     open_now = hlx_job_open_fds();
+    rlim_t        need;
+
+    if (open_now < 0 || getrlimit(RLIMIT_NOFILE, &rl) != 0 || rl.rlim_cur == RLIM_INFINITY)
+        return -1;
+    need = (rlim_t)open_now + HLX_JOB_FD_SLACK + 3 * (rlim_t)nprocs;
+    if (need <= rl.rlim_cur)
+        return -1;
+    if (rl.rlim_max == RLIM_INFINITY || need <= rl.rlim_max) {
+        struct rlimit up = rl;
+        up.rlim_cur = rl.rlim_max == RLIM_INFINITY || need + 64 <= rl.rlim_max ? need + 64
+                                                                                : rl.rlim_max;
+        if (setrlimit(RLIMIT_NOFILE, &up) == 0)
+            return -1;
+    }
+    return rl.rlim_cur > (rlim_t)open_now + HLX_JOB_FD_SLACK
+               ? (int)((rl.rlim_cur - (rlim_t)open_now - HLX_JOB_FD_SLACK) / 3)
+               : 0;
+}
+
 /* Starts one rank. On failure returns -1 with the reason in why. */
 static int hlx_job_spawn(hlx_job_t *job, int rank, int devnull, const sigset_t *oldmask,
                          char *why, size_t whysize)
@@ -1689,7 +1735,16 @@ int hlx_launch_run(const hlx_launch_opts_t *opts)
     if (hlx_job_register_nspace(&job) != 0)
         goto out_server;
 
-    for (int i = 0; i < opts->nprocs; i++) {
+    {
+        const int room = hlx_job_fd_room(opts->nprocs);
+        if (room >= 0) {
+            char why[384];
+            hlx_job_why_errno(why, sizeof(why), "open files", EMFILE);
+            hlx_job_fail(&job, HLX_LAUNCH_EXIT_FAIL, "cannot start %d ranks (room for %d): %s",
+                         opts->nprocs, room, why);
+        }
+    }
+    for (int i = 0; i < opts->nprocs && !job.failed; i++) {
         char why[384];
         if (hlx_job_spawn(&job, i, devnull, &oldmask, why, sizeof(why)) != 0) {
             hlx_job_fail(&job, HLX_LAUNCH_EXIT_FAIL, "cannot start rank %d: %s", i, why);
