@@ -584,6 +584,26 @@ static void hlx_kb_unblock(int BF, const char *kb, int dv, float *vt)
 /* Attention over a shard in the layout hlx_kb_layout (block b of keys and of values starts
  * at element b * 32 * k_stride and b * 32 * v_stride; v == k: the key blocks). Shapes off
  * the vector path: the reference with the same layout. */
+/* The fp8 keys of a block as the f32 block the type-0 functions read ([dk][32], tokens
+ * 0-15 and 16-31 of each dimension), widened exactly (NaN kept). */
+static void hlx_kb_widen_fp8(const char *kb, int dk, float *kf)
+{
+    int e;
+
+    for (e = 0; e < dk; e++) {
+        __m512 k0, k1;
+        hlx_kb_load(2, kb, e, &k0, &k1);
+        _mm512_store_ps(kf + (size_t)e * 32, k0);
+        _mm512_store_ps(kf + (size_t)e * 32 + 16, k1);
+    }
+}
+
+/* MLA with fp8 KV (v == k, several head chunks, keys up to HLX_KB_WIDE_DK): the next
+ * block's keys are widened once into an f32 block that every chunk reads, instead of
+ * each chunk widening them again (16 chunks at MLA's 128 heads; 64K tokens on a Zen 5
+ * core: 123.8 -> 95.9-98.1 ms, as fast as bf16). 74 KB of stack. */
+#define HLX_KB_WIDE_DK 576
+
 static void hlx_attn_kb_avx512(const hlx_attn_desc_t *d)
 {
     const int alias = d->v == d->k;
@@ -598,10 +618,14 @@ static void hlx_attn_kb_avx512(const hlx_attn_desc_t *d)
     /* P.V reads: the unpacked fp32 rows (v == k), or runs of 32 elements of 32 tokens */
     const size_t vts = alias ? vsb : 32 * es, vcs = alias ? 32 * 4 : HLX_KB * 32 * es;
     const int VA = alias && BF != 0; /* f32 keys unpack to f32 rows: table column 0 works */
+    /* fp8 keys widened once per block for all chunks (MLA): the chunks run type 0 */
+    const int kwide = alias && BF == 2 && d->group > 8 && d->dk <= HLX_KB_WIDE_DK;
+    const int KT = kwide ? 0 : BF, KVA = kwide ? 0 : VA; /* what the chunks are given */
     float m[HLX_HMAX];
     float s[HLX_HMAX * 16] __attribute__((aligned(64))); /* per-head sums, 16 lanes each */
     float vt[HLX_KB * 512] __attribute__((aligned(64)));
     float sc[HLX_HMAX * 32] __attribute__((aligned(64))); /* scores: [head][2][16] */
+    float kf[HLX_KB_WIDE_DK * HLX_KB] __attribute__((aligned(64)));
     size_t pfstep, b, nblk = (d->len + HLX_KB - 1) / HLX_KB;
     /* auto: short calls take the last long call's choice (none yet: hardware) */
     int swpf = setting != HLX_KV_PREFETCH_AUTO ? setting : pick > 0;
@@ -634,12 +658,15 @@ static void hlx_attn_kb_avx512(const hlx_attn_desc_t *d)
          * the softmax and the P.V of block b (hlx_kb_body); with several chunks (MLA) the
          * chunks take turns per block, each with its own score buffer, so a block's keys
          * (and its unpacked values) are used by all chunks while in cache */
+        if (kwide && nblk > 0)
+            hlx_kb_widen_fp8((const char *)d->k, d->dk, kf);
         for (g0 = 0; g0 < H; g0 += 8) {
             const int G = H - g0 < 8 ? H - g0 : 8;
             if (nblk > 0)
-                hlx_kb_tab[BF][VA][G - 1](d, d->q + (size_t)(h0 + g0) * d->dk, d->k,
-                                          sc + (size_t)g0 * 32, 0, NULL, 0, 0, m, s, oh,
-                                          NULL, NULL, 0);
+                hlx_kb_tab[KT][KVA][G - 1](d, d->q + (size_t)(h0 + g0) * d->dk,
+                                           kwide ? (const char *)kf : d->k,
+                                           sc + (size_t)g0 * 32, 0, NULL, 0, 0, m, s, oh,
+                                           NULL, NULL, 0);
         }
         if (tune) { /* trials now when due, else the chosen mode up to the round's end */
             off = atomic_load_explicit(&hlx_kb_untimed, memory_order_relaxed) >= HLX_KB_ROUND
@@ -663,6 +690,8 @@ static void hlx_attn_kb_avx512(const hlx_attn_desc_t *d)
             const char *pv = pf ? (alias ? kb + kbb : vr + HLX_KB * vsb) : NULL;
             if (alias)
                 hlx_kb_unblock(BF, kb, d->dv, vt);
+            if (kwide && kn != NULL)
+                hlx_kb_widen_fp8(kn, d->dk, kf);
             for (g0 = 0; g0 < H; g0 += 8) {
                 const int G = H - g0 < 8 ? H - g0 : 8;
                 const float *qg = d->q + (size_t)(h0 + g0) * d->dk;
@@ -685,8 +714,9 @@ static void hlx_attn_kb_avx512(const hlx_attn_desc_t *d)
                     hlx_kb_tab128[BF](d, qg, kn, scg, nt, vr, vts, vcs, m + g0,
                                       s + (size_t)g0 * 16, og, pkc, pvc, pfstep);
                 else
-                    hlx_kb_tab[BF][VA][G - 1](d, qg, kn, scg, nt, vr, vts, vcs, m + g0,
-                                              s + (size_t)g0 * 16, og, pkc, pvc, pfstep);
+                    hlx_kb_tab[KT][KVA][G - 1](d, qg, kwide && kn ? (const char *)kf : kn,
+                                               scg, nt, vr, vts, vcs, m + g0,
+                                               s + (size_t)g0 * 16, og, pkc, pvc, pfstep);
             }
             if (tune && (b + 1) % HLX_KB_SEG == 0)
                 swpf = hlx_kb_tune(((b + 1) / HLX_KB_SEG + off) % HLX_KB_ROUND, &t0, trial);

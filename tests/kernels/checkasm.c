@@ -403,6 +403,7 @@ static void kt_check_pool(const hlx_kernels_t *ref, const hlx_kernels_t *var, kt
         kt_attn_case(ref, var, r, 8, 128, 128, quick ? 3000 : 20000, HLX_DTYPE_BF16, 3.0);
         kt_attn_case(ref, var, r, 12, 64, 96, 301, HLX_DTYPE_F32, 1.0);
         kt_attn_case_x(ref, var, r, 128, 576, 512, 150, HLX_DTYPE_BF16, 1.0, 1);
+        kt_attn_case_x(ref, var, r, 128, 576, 512, 150, HLX_DTYPE_FP8, 1.0, 1);
         kt_check_pool_jobs(var, r, T);
         for (it = 0; it < 30; it++) {
             int M = kt_int(r, 1, 9), N = kt_int(r, 1, 300), K = kt_int(r, 1, 200);
