@@ -38,20 +38,19 @@ static inline void hlx_v_pair_bf16(const uint16_t *p, HLX_V *lo, HLX_V *hi)
     *hi = _mm512_castsi512_ps(_mm512_and_si512(x, _mm512_set1_epi32((int)0xffff0000u)));
 }
 
-/* 16 fp8 e4m3 bytes -> 16 floats, exactly: normals by moving the exponent and mantissa
- * bits into place (bias 7 -> 127), subnormals (exponent 0) as m * 2^-9, S.1111.111 NaN. */
+/* 16 fp8 e4m3 bytes -> 16 floats, exactly: e4m3 is fp16 with the exponent bias 8 lower
+ * and 7 fewer mantissa bits, so s.eeee.mmm moved into fp16's s.0eeee.mmm0000000
+ * (sign-extended, shifted, bit 14 cleared) converts by vcvtph2ps, subnormals included,
+ * and times 2^8 is the value; S.1111.111 (+-480 that way) is NaN by a masked move. */
 static inline HLX_V hlx_v_fp8_16(const uint8_t *p)
 {
-    __m512i x = _mm512_cvtepu8_epi32(_mm_loadu_si128((const __m128i *)p));
-    __m512i mag = _mm512_and_si512(x, _mm512_set1_epi32(0x7f));
-    __m512i sign = _mm512_slli_epi32(_mm512_and_si512(x, _mm512_set1_epi32(0x80)), 24);
-    __m512i nrm = _mm512_add_epi32(_mm512_slli_epi32(mag, 20), _mm512_set1_epi32(120 << 23));
-    __mmask16 sub = _mm512_cmplt_epi32_mask(mag, _mm512_set1_epi32(8));
-    __mmask16 nan = _mm512_cmpeq_epi32_mask(mag, _mm512_set1_epi32(0x7f));
-    HLX_V v = _mm512_castsi512_ps(nrm);
-    v = _mm512_mask_mul_ps(v, sub, _mm512_cvtepi32_ps(mag), _mm512_set1_ps(0x1p-9f));
-    v = _mm512_mask_mov_ps(v, nan, _mm512_set1_ps(NAN));
-    return _mm512_castsi512_ps(_mm512_or_si512(_mm512_castps_si512(v), sign));
+    const __m256i h = _mm256_and_si256(
+        _mm256_slli_epi16(_mm256_cvtepi8_epi16(_mm_loadu_si128((const __m128i *)p)), 7),
+        _mm256_set1_epi16((short)0xbfff));
+    const __mmask16 nan = _mm256_cmpeq_epi16_mask(
+        _mm256_and_si256(h, _mm256_set1_epi16(0x3f80)), _mm256_set1_epi16(0x3f80));
+    return _mm512_mask_mov_ps(_mm512_mul_ps(_mm512_cvtph_ps(h), _mm512_set1_ps(256.0f)), nan,
+                              _mm512_set1_ps(NAN));
 }
 
 static inline void hlx_v_pair_fp8(const uint8_t *p, HLX_V *lo, HLX_V *hi)
@@ -1160,7 +1159,7 @@ void hlx_kernels_avx512(hlx_kernels_t *k)
     k->name      = "avx512";
     k->kv_layout = hlx_kb_layout;
     __builtin_cpu_init();
-    hlx_kb_fp8t = __builtin_cpu_supports("avx512vbmi");
+    hlx_kb_fp8t = __builtin_cpu_supports("avx512vbmi") && hlx_kernels_fp8_lookup();
     atomic_store_explicit(&hlx_kb_swpf, hlx_kernels_kv_prefetch(), memory_order_relaxed);
     k->attn      = hlx_attn_kb_avx512;
     k->merge   = hlx_merge_avx512;

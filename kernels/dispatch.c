@@ -87,11 +87,13 @@ hlx_status_t hlx_kernels_init(const char *name, hlx_kernels_t *k)
     return hlx_kernels_init_kv(name, HLX_DTYPE_BF16, k);
 }
 
-/* The kernels' settings table: HELIX_KERNELS, the variant when no name is given, and
- * HELIX_KV_PREFETCH, the software prefetch of the avx512 attention's bf16 and fp8 KV. */
+/* The kernels' settings table: HELIX_KERNELS, the variant when no name is given,
+ * HELIX_KV_PREFETCH, the software prefetch of the avx512 attention's bf16 and fp8 KV, and
+ * HELIX_FP8_LOOKUP, how that attention widens fp8 KV. */
 typedef struct hlx_kernels_settings {
     char variant[HLX_PARAM_STRLEN];
     int  kv_prefetch;
+    int  fp8_lookup;
 } hlx_kernels_settings_t;
 
 static const hlx_param_t hlx_kernels_params[] = {
@@ -104,7 +106,19 @@ static const hlx_param_t hlx_kernels_params[] = {
       "in software; 0: left to the hardware prefetchers (on a Zen 5 core 8-11% faster than 1 "
       "most of the time, 1.6x slower at others); f32 KV is prefetched in software either "
       "way" },
+    { "FP8_LOOKUP", HLX_PT_INT, "1", 0, 1, offsetof(hlx_kernels_settings_t, fp8_lookup),
+      "1: the avx512 attention widens fp8 KV by byte-table lookups where the CPU has "
+      "AVX512_VBMI; 0: by the fp16 widening every AVX-512 CPU has (as without VBMI, e.g. "
+      "Skylake-X; 1.3x slower on a Zen 5 core)" },
 };
+
+int hlx_kernels_fp8_lookup(void)
+{
+    hlx_kernels_settings_t s;
+
+    (void)hlx_param_load(&hlx_kernels_param_table, &s, NULL);
+    return s.fp8_lookup;
+}
 
 atomic_int hlx_kv_prefetch_pick = -1;
 

@@ -157,6 +157,9 @@ int hlx_kernels_kv_prefetch(void);
 /* Under auto, the mode the last such shard chose: 0 hardware, 1 software, -1 none yet
  * (shorter shards run that mode; hardware before any). */
 int hlx_kernels_kv_prefetch_pick(void);
+/* HELIX_FP8_LOOKUP: 1 (the default) when the avx512 attention may widen fp8 KV by
+ * AVX512_VBMI byte lookups, 0 when it takes the fp16 widening of CPUs without them. */
+int hlx_kernels_fp8_lookup(void);
 
 /* The same for a KV cache of kv_dtype: auto takes the best variant for that type (where
  * AMX tiles exist, "amx" for bf16 KV; "avx512", whose keys are blocked, for f32 and fp8,
