@@ -144,7 +144,7 @@ const hlx_param_table_t hlx_kernels_param_table = {
 const char *hlx_kernels_env_variant(char *buf, size_t n)
 {
     hlx_kernels_settings_t s;
-    hlx_param_src_t src[2];
+    hlx_param_src_t src[sizeof(hlx_kernels_params) / sizeof(hlx_kernels_params[0])];
 
     /* a bad HELIX_KV_PREFETCH is reported by the load and does not hide HELIX_KERNELS; a
      * bad HELIX_KERNELS keeps its default source */
