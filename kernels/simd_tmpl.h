@@ -23,8 +23,10 @@
 
 /* Loads 2W KV elements starting at p as two vectors (bf16: even, odd). */
 /* BF is the KV type code: 0 f32, 1 bf16 (even/odd order), 2 fp8 e4m3 (natural order),
- * 3 fp8 e4m3 by table lookups (avx512.c, blocked path; its own element order). */
-#ifndef HLX_V_PAIR_FP8T /* KV type 3 (fp8 by table lookups) exists in avx512.c only */
+ * 3 fp8 e4m3 widened another way by the ISA file that defines HLX_V_PAIR_FP8T and
+ * hlx_v_pair_fp8t / hlx_v_pair2_fp8t: avx512.c by table lookups (blocked path; its own
+ * element order), avx2.c through fp16 for blocks without NaN (natural order). */
+#ifndef HLX_V_PAIR_FP8T /* no KV type 3 in this ISA file */
 #define hlx_v_pair_fp8t hlx_v_pair_fp8
 #endif
 #define HLX_PAIR(BF, p, lo, hi) \
