@@ -112,12 +112,19 @@ static const hlx_param_t hlx_kernels_params[] = {
       "Skylake-X; 1.3x slower on a Zen 5 core)" },
 };
 
-int hlx_kernels_fp8_lookup(void)
+/* The settings as the environment gives them: a bad value (of any setting) is reported by
+ * the load and keeps its default. */
+static hlx_kernels_settings_t hlx_kernels_settings(void)
 {
     hlx_kernels_settings_t s;
 
     (void)hlx_param_load(&hlx_kernels_param_table, &s, NULL);
-    return s.fp8_lookup;
+    return s;
+}
+
+int hlx_kernels_fp8_lookup(void)
+{
+    return hlx_kernels_settings().fp8_lookup;
 }
 
 atomic_int hlx_kv_prefetch_pick = -1;
@@ -129,11 +136,7 @@ int hlx_kernels_kv_prefetch_pick(void)
 
 int hlx_kernels_kv_prefetch(void)
 {
-    hlx_kernels_settings_t s;
-
-    /* a bad value (of either setting) is reported by the load and keeps its default */
-    (void)hlx_param_load(&hlx_kernels_param_table, &s, NULL);
-    return s.kv_prefetch;
+    return hlx_kernels_settings().kv_prefetch;
 }
 
 const hlx_param_table_t hlx_kernels_param_table = {

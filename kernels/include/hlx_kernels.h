@@ -141,8 +141,8 @@ typedef struct hlx_kernels {
  * name: HLX_ERR_UNSUPPORTED. */
 hlx_status_t hlx_kernels_init(const char *name, hlx_kernels_t *k);
 
-/* The kernels' settings (HELIX_KERNELS: the variant when no name is given; HELIX_KV_PREFETCH),
- * for helix info and the environment check. */
+/* The kernels' settings (HELIX_KERNELS: the variant when no name is given;
+ * HELIX_KV_PREFETCH; HELIX_FP8_LOOKUP), for helix info and the environment check. */
 extern const struct hlx_param_table hlx_kernels_param_table;
 /* HELIX_KERNELS read through that table: NULL when it is not set (or "auto"), else its value
  * copied into buf. */
