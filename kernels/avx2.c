@@ -68,19 +68,22 @@ static inline void hlx_v_pair_fp8(const uint8_t *p, HLX_V *lo, HLX_V *hi)
 }
 
 /* KV type 3 here: fp8 in blocks hlx_kb2_fp8_clean found free of NaN bytes. 16 fp8 e4m3
- * bytes -> 16 floats (elements 0-7, 8-15) in 8 ops where hlx_v_fp8_8 takes 13 for 8,
+ * bytes -> 16 floats (elements 0-7, 8-15) in 6 ops where hlx_v_fp8_8 takes 13 for 8,
  * exact for every byte but the NaNs 0x7f and 0xff (+-480 here): e4m3 is fp16 with the
  * exponent bias 8 lower and 7 fewer mantissa bits, so s.eeee.mmm moved to fp16's
  * s.0eeee.mmm0000000 (sign-extended, shifted, bit 14 cleared) converts by vcvtph2ps,
- * subnormals included, and times 2^8 is the e4m3 value (Zen 5, 1M tokens: 84 -> 62 ms). */
+ * subnormals included, to 2^-8 times the e4m3 value (Zen 5, 1M tokens: 84 -> 62 ms).
+ * The factor 2^8 is left to the caller, which folds it into the scale of the scores and
+ * into p (HLX_FP8T_UNIT; a power of two: the results are the same bits as with the
+ * values multiplied back, 62 -> 58 ms). */
+#define HLX_FP8T_UNIT 256.0f
 static inline void hlx_v_pair_fp8t(const uint8_t *p, HLX_V *lo, HLX_V *hi)
 {
     const __m256i h = _mm256_and_si256(
         _mm256_slli_epi16(_mm256_cvtepi8_epi16(_mm_loadu_si128((const __m128i *)p)), 7),
         _mm256_set1_epi16((short)0xbfff));
-    *lo = _mm256_mul_ps(_mm256_cvtph_ps(_mm256_castsi256_si128(h)), _mm256_set1_ps(256.0f));
-    *hi = _mm256_mul_ps(_mm256_cvtph_ps(_mm256_extracti128_si256(h, 1)),
-                        _mm256_set1_ps(256.0f));
+    *lo = _mm256_cvtph_ps(_mm256_castsi256_si128(h));
+    *hi = _mm256_cvtph_ps(_mm256_extracti128_si256(h, 1));
 }
 
 /* Two rows of 16 (p and p + stride) for the P.V of simd_tmpl.h. */
@@ -274,12 +277,15 @@ hlx_kb2_pv_w(const int G, const int VBF, const float *p, const float *corr, int 
  * is the type the keys are read as, ORD their token order (1: bf16's even / odd lanes,
  * also when a later chunk reads the first chunk's widened copy as f32). WR (the first of
  * several chunks): the widened keys go to kw and, WR 2, the widened values to vw as well
- * (see hlx_kb2_scores). ksh: see the prefetch comment below and hlx_attn_kb_avx2. */
+ * (see hlx_kb2_scores). ksh: see the prefetch comment below and hlx_attn_kb_avx2. ku: the
+ * units the scores in sc were computed in, vu: those of the values at vr (fp8 type 3 keys
+ * and values are read as 1 / HLX_FP8T_UNIT of their value; 1 otherwise). */
 static inline __attribute__((always_inline)) void
 hlx_kb2_body(const int G, const int BF, const int VBF, const int ORD, const int WR,
              const int D, const hlx_attn_desc_t *d, const float *q, const char *kn, float *sc,
              int nt, const char *vr, size_t vts, size_t vcs, float *m, float *s, float *o,
-             const char *pfk, const char *pfv, size_t pfstep, int ksh, float *kw, float *vw)
+             const char *pfk, const char *pfv, size_t pfstep, int ksh, float *kw, float *vw,
+             float ku, float vu)
 {
     const int dk = D ? D : d->dk, dv = D ? D : d->dv;
     float p[4 * 32] __attribute__((aligned(32))); /* [head][token], stride 32 (P.V type 2) */
@@ -298,7 +304,7 @@ hlx_kb2_body(const int G, const int BF, const int VBF, const int ORD, const int 
         const __m256 ok0 = _mm256_castsi256_ps(_mm256_cmpgt_epi32(ntv, tk0));
         const __m256 ok1 = _mm256_castsi256_ps(_mm256_cmpgt_epi32(ntv, tk1));
         /* log2 units: scores scaled by scale * log2(e), maxima m in the same units */
-        const __m256 scale = _mm256_set1_ps(d->scale * 1.44269504088896341f);
+        const __m256 scale = _mm256_set1_ps(d->scale * 1.44269504088896341f * ku);
         const __m256 ninf = _mm256_set1_ps(-INFINITY);
         _Pragma("GCC unroll 4") for (g = 0; g < G; g++) {
             a0[g] = _mm256_blendv_ps(ninf, _mm256_mul_ps(_mm256_load_ps(sc + 16 * g), scale),
@@ -323,9 +329,13 @@ hlx_kb2_body(const int G, const int BF, const int VBF, const int ORD, const int 
         _mm256_store_ps(cv, corr);
         _Pragma("GCC unroll 4") for (g = 0; g < G; g++) {
             const __m256 mg = _mm256_set1_ps(mv[g]);
-            const __m256 e0 = hlx_v_exp2n(_mm256_sub_ps(a0[g], mg));
-            const __m256 e1 = hlx_v_exp2n(_mm256_sub_ps(a1[g], mg));
+            __m256 e0 = hlx_v_exp2n(_mm256_sub_ps(a0[g], mg));
+            __m256 e1 = hlx_v_exp2n(_mm256_sub_ps(a1[g], mg));
             red[g] = _mm256_add_ps(e0, e1);
+            if (vu != 1.0f) { /* values held in units of 1 / vu: p in units of vu */
+                e0 = _mm256_mul_ps(e0, _mm256_set1_ps(vu));
+                e1 = _mm256_mul_ps(e1, _mm256_set1_ps(vu));
+            }
             if (ORD) { /* even / odd tokens back to token order */
                 const __m256 lo = _mm256_unpacklo_ps(e0, e1), hi = _mm256_unpackhi_ps(e0, e1);
                 _mm256_store_ps(p + 32 * g, _mm256_permute2f128_ps(lo, hi, 0x20));
@@ -360,16 +370,18 @@ hlx_kb2_body(const int G, const int BF, const int VBF, const int ORD, const int 
 
 typedef void (*hlx_kb2_fn)(const hlx_attn_desc_t *, const float *, const char *, float *, int,
                            const char *, size_t, size_t, float *, float *, float *,
-                           const char *, const char *, size_t, int, float *, float *);
+                           const char *, const char *, size_t, int, float *, float *, float,
+                           float);
 /* hlx_kb2_<heads>_<key type>_<value type>_<order>_<writes>_<head size or 0> */
 #define HLX_KB2_DEF(n, bf, vbf, ord, wr, D) \
     static __attribute__((noinline)) void hlx_kb2_##n##_##bf##_##vbf##_##ord##_##wr##_##D( \
         const hlx_attn_desc_t *d, const float *q, const char *kn, float *sc, int nt, \
         const char *vr, size_t vts, size_t vcs, float *m, float *s, float *o, \
-        const char *pfk, const char *pfv, size_t pfstep, int ksh, float *kw, float *vw) \
+        const char *pfk, const char *pfv, size_t pfstep, int ksh, float *kw, float *vw, \
+        float ku, float vu) \
     { \
         hlx_kb2_body(n, bf, vbf, ord, wr, D, d, q, kn, sc, nt, vr, vts, vcs, m, s, o, pfk, \
-                     pfv, pfstep, ksh, kw, vw); \
+                     pfv, pfstep, ksh, kw, vw, ku, vu); \
     }
 #define HLX_KB2_DEF_G(bf, vbf, ord) \
     HLX_KB2_DEF(1, bf, vbf, ord, 0, 0) HLX_KB2_DEF(2, bf, vbf, ord, 0, 0) \
@@ -536,6 +548,7 @@ static void hlx_attn_kb_avx2(const hlx_attn_desc_t *d)
     const int fast8 = BF == 2 && !alias && !(_mm_getcsr() & 0x0040 /* DAZ */);
     size_t pfstep, b, nblk = (d->len + HLX_KB2 - 1) / HLX_KB2;
     int h0, g0, g, e;
+    float ku = 1.0f; /* the units of the scores in sc (fp8 type 3: 1 / HLX_FP8T_UNIT) */
 
     if (d->dk % 16 || d->dv % 16 || d->dk > 1024 || (alias && d->dv > 512) ||
         (alias && d->dv > d->dk) ||
@@ -569,11 +582,13 @@ static void hlx_attn_kb_avx2(const hlx_attn_desc_t *d)
             if (H > 4 && share) /* the first chunk widens block 0's keys for all */
                 (g0 == 0 ? hlx_kb2_wtab[bt == 3][VA] : hlx_kb2_tab[0][0][G - 1])(
                     d, qg, g0 == 0 ? d->k : (const char *)kw, sc + (size_t)g0 * 16, 0, NULL, 0,
-                    0, m, s, oh, NULL, NULL, 0, -1, kw, vw);
+                    0, m, s, oh, NULL, NULL, 0, -1, kw, vw, 1.0f, 1.0f);
             else
                 hlx_kb2_tab[bt][kwide ? 0 : VA][G - 1](d, qg, kwide ? (const char *)kf : d->k,
                                                        sc + (size_t)g0 * 16, 0, NULL, 0, 0, m,
-                                                       s, oh, NULL, NULL, 0, -1, kw, vw);
+                                                       s, oh, NULL, NULL, 0, -1, kw, vw, 1.0f,
+                                                       1.0f);
+            ku = bt == 3 ? HLX_FP8T_UNIT : 1.0f;
         }
         for (b = 0; b < nblk; b++) {
             const size_t j = b * HLX_KB2;
@@ -599,6 +614,10 @@ static void hlx_attn_kb_avx2(const hlx_attn_desc_t *d)
             /* the type this step reads the KV as (fp8: 3 where its blocks hold no NaN) */
             const int bt = kwide ? 0 : BF == 2 ? hlx_kb2_fp8_type(fast8, kn, d->dk, vr, vsb,
                                                                 nt, d->dv) : BF;
+            /* type 3 reads keys and values in units of 1 / HLX_FP8T_UNIT (the copies kw
+             * and vw too): the scores of kn come out in those units, and this block's p
+             * goes into the P.V in units of HLX_FP8T_UNIT */
+            const float vu = bt == 3 ? HLX_FP8T_UNIT : 1.0f;
             if (alias)
                 hlx_kb2_unblock(BF, kb, d->dv, vt);
             if (kwide && kn != NULL)
@@ -633,19 +652,20 @@ static void hlx_attn_kb_avx2(const hlx_attn_desc_t *d)
                     (d128 ? hlx_kb2_tab128[0] : hlx_kb2_tab[0][0][G - 1])(
                         d, qg, kn ? (const char *)kw : NULL, scg, nt,
                         alias ? vr : (const char *)vw, (size_t)d->dv * 4, 16 * 4, m + g0,
-                        s + g0, og, pkc, pvc, pfs, ksh, kw, vw);
+                        s + g0, og, pkc, pvc, pfs, ksh, kw, vw, ku, vu);
                 else if (H > 4 && share)
                     (d128 ? hlx_kb2_wtab128[bt == 3] : hlx_kb2_wtab[bt == 3][VA])(
                         d, qg, kn, scg, nt, vr, vts, vcs, m + g0, s + g0, og, pkc, pvc, pfs,
-                        ksh, kw, vw);
+                        ksh, kw, vw, ku, vu);
                 else if (d128)
                     hlx_kb2_tab128[bt](d, qg, kn, scg, nt, vr, vts, vcs, m + g0, s + g0, og, pkc,
-                                       pvc, pfs, ksh, kw, vw);
+                                       pvc, pfs, ksh, kw, vw, ku, vu);
                 else
                     hlx_kb2_tab[bt][kwide ? 0 : VA][G - 1](
                         d, qg, kwide && kn ? (const char *)kf : kn, scg, nt, vr, vts, vcs,
-                        m + g0, s + g0, og, pkc, pvc, pfs, ksh, kw, vw);
+                        m + g0, s + g0, og, pkc, pvc, pfs, ksh, kw, vw, ku, vu);
             }
+            ku = vu;
         }
         for (g = 0; g < H; g++) {
             float *og = oh + (size_t)g * d->dv;
