@@ -25,13 +25,20 @@
 /* BF is the KV type code: 0 f32, 1 bf16 (even/odd order), 2 fp8 e4m3 (natural order),
  * 3 fp8 e4m3 widened another way by the ISA file that defines HLX_V_PAIR_FP8T and
  * hlx_v_pair_fp8t / hlx_v_pair2_fp8t: avx512.c by table lookups (blocked path; its own
- * element order), avx2.c through fp16 for blocks without NaN (natural order). */
+ * element order), avx2.c through fp16 for blocks without NaN (natural order, 2^-8 of the
+ * value: the caller scales scores and p back); 4 (avx512.c, HLX_V_PAIR_FP8H and
+ * hlx_v_pair_fp8h) what avx2.c's 3 is, where 3 is taken by the lookups. */
 #ifndef HLX_V_PAIR_FP8T /* no KV type 3 in this ISA file */
 #define hlx_v_pair_fp8t hlx_v_pair_fp8
 #endif
+#ifndef HLX_V_PAIR_FP8H /* no KV type 4 in this ISA file */
+#define hlx_v_pair_fp8h hlx_v_pair_fp8
+#endif
 #define HLX_PAIR(BF, p, lo, hi) \
     do { \
-        if ((BF) == 3) \
+        if ((BF) == 4) \
+            hlx_v_pair_fp8h((const uint8_t *)(p), &(lo), &(hi)); \
+        else if ((BF) == 3) \
             hlx_v_pair_fp8t((const uint8_t *)(p), &(lo), &(hi)); \
         else if ((BF) == 1) \
             hlx_v_pair_bf16((const uint16_t *)(p), &(lo), &(hi)); \

@@ -174,42 +174,49 @@ static void kt_check_attn(const hlx_kernels_t *ref, const hlx_kernels_t *var, kt
                   hlx_kernels_kv_prefetch_pick());
 }
 
-/* Every fp8 e4m3 byte through the variant's widening: one token, weight 1, so o = v
- * exactly (NaN bytes give NaN). */
+/* Every fp8 e4m3 byte through the variant's widening: every token holds the same value row
+ * of the 256 bytes and zero keys, so o = v exactly (NaN bytes give NaN); one token (a
+ * partial block) and 64 (whole blocks, which the variants may widen another way). */
 static void kt_check_fp8_all(const hlx_kernels_t *var)
 {
-    uint8_t kk[256], vv[256];
+    enum { KT_FP8_TOK = 64 };
+    static uint8_t kk[KT_FP8_TOK * 256], vv[KT_FP8_TOK * 256];
     float q[256], o[256], lse;
     void *kl, *vl;
-    hlx_attn_desc_t d = { .group = 1, .dk = 256, .dv = 256, .len = 1,
-                          .kv_dtype = HLX_DTYPE_FP8, .q = q, .k = kk, .v = vv,
-                          .k_stride = 256, .v_stride = 256, .scale = 1.0f, .o = o,
-                          .lse = &lse };
-    int i, pass, bad;
+    hlx_attn_desc_t d = { .group = 1, .dk = 256, .dv = 256, .kv_dtype = HLX_DTYPE_FP8,
+                          .q = q, .k = kk, .v = vv, .k_stride = 256, .v_stride = 256,
+                          .scale = 1.0f, .o = o, .lse = &lse };
+    int i, pass, bad, len;
 
     /* pass 0: every byte; pass 1: the NaN bytes replaced by 0, so a variant that widens
-     * blocks without NaN another way (avx2: through fp16) decodes the other 254 by it */
-    for (pass = 0; pass < 2; pass++) {
-        for (i = 0; i < 256; i++) {
-            kk[i] = 0;
-            vv[i] = pass && (i & 0x7f) == 0x7f ? 0 : (uint8_t)i;
-            q[i] = 1.0f;
+     * blocks without NaN another way (avx2, avx512 without the lookups: through fp16)
+     * decodes the other 254 by it */
+    for (len = 1; len <= KT_FP8_TOK; len += KT_FP8_TOK - 1)
+        for (pass = 0; pass < 2; pass++) {
+            for (i = 0; i < KT_FP8_TOK * 256; i++) {
+                const int b = i % 256;
+                kk[i] = 0;
+                vv[i] = pass && (b & 0x7f) == 0x7f ? 0 : (uint8_t)b;
+            }
+            for (i = 0; i < 256; i++)
+                q[i] = 1.0f;
+            d.len = (size_t)len;
+            d.k = kl = kt_kv_relayout(kk, HLX_DTYPE_FP8, 256, 256, (size_t)len,
+                                      var->kv_layout.k_block, var->kv_layout.k_chunk);
+            d.v = vl = kt_kv_relayout(vv, HLX_DTYPE_FP8, 256, 256, (size_t)len,
+                                      var->kv_layout.v_block, var->kv_layout.v_chunk);
+            var->attn(&d);
+            free(kl);
+            free(vl);
+            for (i = 0, bad = 0; i < 256; i++) {
+                double want = kt_fp8_to_f64(vv[i]);
+                if (isnan(want) ? !isnan(o[i]) : (double)o[i] != want) /* -0 comes out +0 */
+                    bad++;
+            }
+            kt_report(var->name, "fp8 decode", bad == 0,
+                      "%d of 256 byte values decoded wrongly over %d tokens%s", bad, len,
+                      pass ? " (no NaN among them)" : "");
         }
-        d.k = kl = kt_kv_relayout(kk, HLX_DTYPE_FP8, 256, 256, 1, var->kv_layout.k_block,
-                                  var->kv_layout.k_chunk);
-        d.v = vl = kt_kv_relayout(vv, HLX_DTYPE_FP8, 256, 256, 1, var->kv_layout.v_block,
-                                  var->kv_layout.v_chunk);
-        var->attn(&d);
-        free(kl);
-        free(vl);
-        for (i = 0, bad = 0; i < 256; i++) {
-            double want = kt_fp8_to_f64(vv[i]);
-            if (isnan(want) ? !isnan(o[i]) : (double)o[i] != want) /* -0 comes out as +0 */
-                bad++;
-        }
-        kt_report(var->name, "fp8 decode", bad == 0, "%d of 256 byte values decoded wrongly%s",
-                  bad, pass ? " (no NaN among them)" : "");
-    }
 }
 
 static void kt_check_merge(const hlx_kernels_t *ref, const hlx_kernels_t *var, kt_rng_t *r)
