@@ -43,7 +43,7 @@ static inline void hlx_v_pair_bf16(const uint16_t *p, HLX_V *lo, HLX_V *hi)
  * s.0eeee.mmm0000000 (sign-extended, shifted, bit 14 cleared: 32 words in one register)
  * converts by vcvtph2ps, subnormals included, and times 2^8 is the value; S.1111.111
  * (+-480 that way) is NaN by a masked move. 13 ops per 32 elements (16 bytes at a time
- * took 18): fp8 without VBMI, Zen 5, 1M tokens: 31 -> 28 ms. */
+ * took 18): fp8 without VBMI, Zen 5, 1M tokens: 31.3 -> 30.5 ms. */
 static inline void hlx_v_pair_fp8(const uint8_t *p, HLX_V *lo, HLX_V *hi)
 {
     const __m512i h = _mm512_and_si512(
@@ -64,7 +64,7 @@ static inline void hlx_v_pair_fp8(const uint8_t *p, HLX_V *lo, HLX_V *hi)
  * above without the NaN and without the factor 2^8 (HLX_FP8H_UNIT), which the caller folds
  * into the scale of the scores and into p: 6 ops per 32 elements, the same bits as type 2
  * (a power of two). Every AVX-512 CPU has it; with VBMI the lookups (type 3) are as fast
- * here. fp8 without VBMI, Zen 5, 1M tokens: 30.5 -> 23.5 ms. */
+ * here. fp8 without VBMI, Zen 5, 1M tokens: 33 -> 26 ms (the scan takes about 5%). */
 #define HLX_FP8H_UNIT 256.0f
 static inline void hlx_v_pair_fp8h(const uint8_t *p, HLX_V *lo, HLX_V *hi)
 {

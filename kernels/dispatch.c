@@ -109,7 +109,7 @@ static const hlx_param_t hlx_kernels_params[] = {
     { "FP8_LOOKUP", HLX_PT_INT, "1", 0, 1, offsetof(hlx_kernels_settings_t, fp8_lookup),
       "1: the avx512 attention widens fp8 KV by byte-table lookups where the CPU has "
       "AVX512_VBMI; 0: by the fp16 widening every AVX-512 CPU has (as without VBMI, e.g. "
-      "Skylake-X; 1.3x slower on a Zen 5 core)" },
+      "Skylake-X; about 1.1x slower on a Zen 5 core)" },
 };
 
 /* The settings as the environment gives them: a bad value (of any setting) is reported by
