@@ -621,10 +621,11 @@ int hlx_cmd_bench(int argc, char **argv)
         printf("{\"kernel\": \"%s\", \"variant\": \"%s\", ", o.kernel, kern.name);
         if (!strcmp(o.kernel, "attention"))
             printf("\"kv_dtype\": \"%s\", \"context\": %zu, \"group\": %d, \"dk\": %d, "
-                   "\"dv\": %d, \"kv_prefetch\": %d, \"kv_prefetch_pick\": %d, ",
+                   "\"dv\": %d, \"kv_prefetch\": %d, \"kv_prefetch_pick\": %d, "
+                   "\"fp8_widening\": \"%s\", ",
                    hlx_dtype_name(o.dtype), o.context, o.mla ? 128 : o.group,
                    o.mla ? 576 : o.dk, o.mla ? 512 : o.dv, hlx_kernels_kv_prefetch(),
-                   hlx_kernels_kv_prefetch_pick());
+                   hlx_kernels_kv_prefetch_pick(), hlx_kernels_fp8_widening(kern.name));
         else if (!strcmp(o.kernel, "merge"))
             printf("\"parts\": %d, \"heads\": %d, \"dv\": %d, ", o.parts, o.heads, o.dv);
         else
@@ -659,6 +660,15 @@ int hlx_cmd_bench(int argc, char **argv)
                    : pick == 1 ? ", software was faster on the last long shard"
                    : pick == 0 ? ", hardware was faster on the last long shard"
                                : ", no shard long enough to time (hardware)");
+        }
+        if (!strcmp(o.kernel, "attention") && o.dtype == HLX_DTYPE_FP8) {
+            const char *w = hlx_kernels_fp8_widening(kern.name);
+            printf("  fp8 widening: %s\n",
+                   !strcmp(w, "lookup") ? "AVX512_VBMI byte lookups (HELIX_FP8_LOOKUP=0: "
+                                          "through fp16)"
+                   : !strcmp(w, "fp16") ? "through fp16 (blocks without NaN bytes; the others "
+                                          "exactly by arithmetic)"
+                                        : "exactly by arithmetic");
         }
         printf("  machine (measured now): read %.2f GB/s, fp32 FMA peak %.1f GFLOP/s (%s "
                "vectors)\n", r.bw_gbps, r.peak_gflops, hlx_bench_peak_isa);

@@ -160,6 +160,11 @@ int hlx_kernels_kv_prefetch_pick(void);
 /* HELIX_FP8_LOOKUP: 1 (the default) when the avx512 attention may widen fp8 KV by
  * AVX512_VBMI byte lookups, 0 when it takes the fp16 widening of CPUs without them. */
 int hlx_kernels_fp8_lookup(void);
+/* How the named variant's attention widens fp8 KV: "lookup" (avx512 where the CPU has
+ * AVX512_VBMI and HELIX_FP8_LOOKUP is 1: byte tables), "fp16" (avx512 otherwise, and avx2:
+ * blocks without NaN bytes through fp16, the others exactly by arithmetic), "exact" (the
+ * others, amx's row kernel included: arithmetic on every element). */
+const char *hlx_kernels_fp8_widening(const char *variant);
 
 /* The same for a KV cache of kv_dtype: auto takes the best variant for that type (where
  * AMX tiles exist, "amx" for bf16 KV; "avx512", whose keys are blocked, for f32 and fp8,

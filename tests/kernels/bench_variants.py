@@ -12,12 +12,15 @@ import statistics
 import subprocess
 import sys
 
-ROWS = [  # label, args
-    ('GQA 8, bf16, 1M', ['--kv-dtype', 'bf16', '--context', '1M']),
-    ('GQA 8, fp32, 1M', ['--kv-dtype', 'fp32', '--context', '1M']),
-    ('GQA 8, fp8, 1M', ['--kv-dtype', 'fp8', '--context', '1M']),
-    ('MLA, bf16, 64K', ['--mla', '--context', '64K']),
-    ('MLA, fp32, 64K', ['--mla', '--kv-dtype', 'fp32', '--context', '64K']),
+ROWS = [  # label, args, environment, the variants it applies to (None: all)
+    ('GQA 8, bf16, 1M', ['--kv-dtype', 'bf16', '--context', '1M'], {}, None),
+    ('GQA 8, fp32, 1M', ['--kv-dtype', 'fp32', '--context', '1M'], {}, None),
+    ('GQA 8, fp8, 1M', ['--kv-dtype', 'fp8', '--context', '1M'], {}, None),
+    # fp8 as AVX-512 CPUs without VBMI (Skylake-X) widen it
+    ('GQA 8, fp8, 1M, no VBMI', ['--kv-dtype', 'fp8', '--context', '1M'],
+     {'HELIX_FP8_LOOKUP': '0'}, ['avx512']),
+    ('MLA, bf16, 64K', ['--mla', '--context', '64K'], {}, None),
+    ('MLA, fp32, 64K', ['--mla', '--kv-dtype', 'fp32', '--context', '64K'], {}, None),
 ]
 KEYS = ['seconds', 'bw_gbps', 'peak_gflops', 'roofline_fraction', 'incache_gflops',
         'compute_efficiency']
@@ -55,10 +58,13 @@ def main():
     res = {}
     for r in range(rounds):
         for v in variants:
-            for label, extra in ROWS:
+            for label, extra, renv, only in ROWS:
+                if only is not None and v not in only:
+                    continue
                 cmd = ['taskset', '-c', core, helix, 'bench', 'attention', '--variant', v,
                        '--json'] + extra
-                p = subprocess.run(cmd, env=env, capture_output=True, text=True, timeout=600)
+                p = subprocess.run(cmd, env=dict(env, **renv), capture_output=True, text=True,
+                                   timeout=600)
                 if p.returncode != 0:
                     sys.stderr.write('%s: exit %d\n%s' % (' '.join(cmd), p.returncode, p.stderr))
                     return 1
@@ -70,7 +76,9 @@ def main():
           'in-cache GFLOP/s | eff |')
     print('|---|---|---|---|---|---|---|---|')
     for v in variants:
-        for label, _ in ROWS:
+        for label, _, _, only in ROWS:
+            if only is not None and v not in only:
+                continue
             cols = list(zip(*res[(label, v)]))
 
             def cell(i, fmt):

@@ -87,6 +87,24 @@ int main(void)
                best.name);
     if (kt_usable("avx2"))
         kt_pick("avx2", HLX_DTYPE_FP8, 32, 2, "avx2", "named by --kernels");
+    /* how fp8 KV is widened: by the variant, the CPU and HELIX_FP8_LOOKUP */
+    KT_CHECK(!strcmp(hlx_kernels_fp8_widening("scalar"), "exact") &&
+             !strcmp(hlx_kernels_fp8_widening("amx"), "exact") &&
+             !strcmp(hlx_kernels_fp8_widening(NULL), "exact") &&
+             !strcmp(hlx_kernels_fp8_widening("avx2"), "fp16"), "fp8 widening of scalar, amx, "
+             "avx2: %s %s %s", hlx_kernels_fp8_widening("scalar"),
+             hlx_kernels_fp8_widening("amx"), hlx_kernels_fp8_widening("avx2"));
+#if defined(__x86_64__) || defined(__i386__)
+    if (kt_usable("avx512")) {
+        const char *w = hlx_kernels_fp8_widening("avx512");
+        KT_CHECK(!strcmp(w, __builtin_cpu_supports("avx512vbmi") ? "lookup" : "fp16"),
+                 "avx512 fp8 widening %s", w);
+        setenv("HELIX_FP8_LOOKUP", "0", 1);
+        w = hlx_kernels_fp8_widening("avx512");
+        KT_CHECK(!strcmp(w, "fp16"), "avx512 fp8 widening under HELIX_FP8_LOOKUP=0: %s", w);
+        unsetenv("HELIX_FP8_LOOKUP");
+    }
+#endif
     KT_CHECK(hlx_kernels_init_shape("no-such", HLX_DTYPE_BF16, 32, 2, &k, why, sizeof(why)) ==
              HLX_ERR_UNSUPPORTED && why[0] == '\0', "unknown name: expected UNSUPPORTED");
     KT_CHECK(hlx_kernels_init_shape(NULL, HLX_DTYPE_BF16, 32, 2, &k, NULL, 0) == HLX_OK,
