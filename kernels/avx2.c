@@ -420,28 +420,38 @@ static const hlx_kb2_fn hlx_kb2_wtab[2][2] = {
 static const hlx_kb2_fn hlx_kb2_wtab128[2] = { hlx_kb2_4_2_2_0_2_128, hlx_kb2_4_3_3_0_2_128 };
 
 /* No NaN byte (0x7f, 0xff) among the fp8 e4m3 bytes [p, p + n), n a multiple of 16: the
- * widening through fp16 (type 3) is exact there. */
+ * widening through fp16 (type 3) is exact there. A byte max over x & 0x7f, 2 ops per 32
+ * bytes in four independent chains where whole 128-byte pieces allow. */
 static int hlx_kb2_fp8_clean(const uint8_t *p, size_t n)
 {
-    __m256i a = _mm256_setzero_si256();
+    const __m256i m = _mm256_set1_epi8(0x7f);
+    __m256i a[4];
     __m128i a1;
     size_t i = 0;
+    int j;
 
+    for (j = 0; j < 4; j++)
+        a[j] = _mm256_setzero_si256();
+    for (; i + 128 <= n; i += 128)
+        for (j = 0; j < 4; j++)
+            a[j] = _mm256_max_epu8(a[j], _mm256_and_si256(_mm256_loadu_si256(
+                                                            (const __m256i *)(p + i + 32 * j)), m));
     for (; i + 32 <= n; i += 32)
-        a = _mm256_max_epu8(a, _mm256_and_si256(_mm256_loadu_si256((const __m256i *)(p + i)),
-                                                _mm256_set1_epi8(0x7f)));
-    a1 = _mm_max_epu8(_mm256_castsi256_si128(a), _mm256_extracti128_si256(a, 1));
+        a[0] = _mm256_max_epu8(a[0], _mm256_and_si256(_mm256_loadu_si256((const __m256i *)(p + i)),
+                                                      m));
+    a[0] = _mm256_max_epu8(_mm256_max_epu8(a[0], a[1]), _mm256_max_epu8(a[2], a[3]));
+    a1 = _mm_max_epu8(_mm256_castsi256_si128(a[0]), _mm256_extracti128_si256(a[0], 1));
     if (i < n)
         a1 = _mm_max_epu8(a1, _mm_and_si128(_mm_loadu_si128((const __m128i *)(p + i)),
-                                            _mm_set1_epi8(0x7f)));
-    return _mm_movemask_epi8(_mm_cmpeq_epi8(a1, _mm_set1_epi8(0x7f))) == 0;
+                                            _mm256_castsi256_si128(m)));
+    return _mm_movemask_epi8(_mm_cmpeq_epi8(a1, _mm256_castsi256_si128(m))) == 0;
 }
 
 /* The type a step of the block pipeline reads fp8 KV as: 3 when the keys of the next block
  * (kn, dk x 16 bytes) and the nt value rows at vr hold no NaN, else 2 (exact for every
  * byte). fast 0: always 2 (v == k; or the caller's MXCSR has denormals-are-zero set:
  * vcvtph2ps converted fp16 subnormals exactly under it on the Zen 5 measured, but type 2
- * needs no such guarantee). */
+ * needs no such guarantee). Rows without padding (vsb == dv) are one range. */
 static int hlx_kb2_fp8_type(int fast, const char *kn, int dk, const char *vr, size_t vsb,
                             int nt, int dv)
 {
@@ -449,6 +459,9 @@ static int hlx_kb2_fp8_type(int fast, const char *kn, int dk, const char *vr, si
 
     if (!fast || (kn != NULL && !hlx_kb2_fp8_clean((const uint8_t *)kn, (size_t)dk * 16)))
         return 2;
+    if (vsb == (size_t)dv)
+        return nt <= 0 || hlx_kb2_fp8_clean((const uint8_t *)vr, (size_t)nt * (size_t)dv) ? 3
+                                                                                        : 2;
     for (t = 0; t < nt; t++)
         if (!hlx_kb2_fp8_clean((const uint8_t *)vr + (size_t)t * vsb, (size_t)dv))
             return 2;
