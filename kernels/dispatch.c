@@ -99,17 +99,17 @@ typedef struct hlx_kernels_settings {
 static const hlx_param_t hlx_kernels_params[] = {
     { "KERNELS", HLX_PT_STRING, "auto", 0, 0, offsetof(hlx_kernels_settings_t, variant),
       "kernel variant when --kernels is not given: auto (the best this CPU runs for the KV "
-      "type), scalar, avx2, avx512, amx" },
-    { "KV_PREFETCH", HLX_PT_INT, "2", 0, 2, offsetof(hlx_kernels_settings_t, kv_prefetch),
-      "the avx512 attention's bf16 and fp8 KV: 2 (auto): timed both ways on each long shard "
-      "(16K tokens and more), the faster kept and re-timed every 64K tokens; 1: prefetched "
-      "in software; 0: left to the hardware prefetchers (on a Zen 5 core 8-11% faster than 1 "
-      "most of the time, 1.6x slower at others); f32 KV is prefetched in software either "
-      "way" },
+      "type), scalar, avx2, avx512, amx", NULL },
+    { "KV_PREFETCH", HLX_PT_INT, "auto", 0, 2, offsetof(hlx_kernels_settings_t, kv_prefetch),
+      "the avx512 attention's bf16 and fp8 KV: auto (2): timed both ways on each long shard "
+      "(16K tokens and more), the faster kept and re-timed every 64K tokens; software (1): "
+      "prefetched in software; hardware (0): left to the hardware prefetchers (on a Zen 5 "
+      "core 8-11% faster than software most of the time, 1.6x slower at others); f32 KV is "
+      "prefetched in software either way", "hardware|software|auto" },
     { "FP8_LOOKUP", HLX_PT_INT, "1", 0, 1, offsetof(hlx_kernels_settings_t, fp8_lookup),
       "1: the avx512 attention widens fp8 KV by byte-table lookups where the CPU has "
       "AVX512_VBMI; 0: by the fp16 widening every AVX-512 CPU has (as without VBMI, e.g. "
-      "Skylake-X; about 1.1x slower on a Zen 5 core)" },
+      "Skylake-X; about 1.1x slower on a Zen 5 core)", NULL },
 };
 
 /* The settings as the environment gives them: a bad value (of any setting) is reported by

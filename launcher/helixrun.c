@@ -27,15 +27,15 @@ typedef struct hlx_run_settings {
 
 static const hlx_param_t hlx_run_params[] = {
     { "RUN_TIMEOUT", HLX_PT_DOUBLE, "0", 0, 1e7, offsetof(hlx_run_settings_t, timeout),
-      "job-wide wall-clock limit in seconds, 0 for none (--timeout); exit 124 when hit" },
+      "job-wide wall-clock limit in seconds, 0 for none (--timeout); exit 124 when hit", NULL },
     { "RUN_GRACE", HLX_PT_DOUBLE, "5", 0, 3600, offsetof(hlx_run_settings_t, grace),
-      "seconds from SIGTERM to SIGKILL when the job is killed (--grace)" },
+      "seconds from SIGTERM to SIGKILL when the job is killed (--grace)", NULL },
     { "RUN_SETTLE", HLX_PT_DOUBLE, "0.1", 0, 10, offsetof(hlx_run_settings_t, settle),
-      "seconds to collect rank failures that come together before naming the first" },
+      "seconds to collect rank failures that come together before naming the first", NULL },
     { "RUN_PREFIX", HLX_PT_STRING, "rank", 0, 0, offsetof(hlx_run_settings_t, prefix),
-      "output prefix: rank \"[R] \", tag \"[R]<stdout>: \", none (--prefix)" },
+      "output prefix: rank \"[R] \", tag \"[R]<stdout>: \", none (--prefix)", NULL },
     { "RUN_TMPDIR", HLX_PT_STRING, "", 0, 0, offsetof(hlx_run_settings_t, tmpdir),
-      "where the private PMIx directory is made (default $TMPDIR, else /tmp)" },
+      "where the private PMIx directory is made (default $TMPDIR, else /tmp)", NULL },
 };
 
 static const hlx_param_table_t hlx_run_table = {

@@ -38,23 +38,23 @@ int hlx_strategy_parse(const char *s, hlx_strategy_t *s_p)
 static const hlx_param_t hlx_plan_params[] = {
     { "PLAN_HBM_RESERVE", HLX_PT_DOUBLE, "0.05", 0.0, 0.9,
       offsetof(hlx_plan_settings_t, hbm_reserve),
-      "fraction of HBM kept back for the runtime, CUDA context and fragmentation" },
+      "fraction of HBM kept back for the runtime, CUDA context and fragmentation", NULL },
     { "PLAN_ACT_BYTES", HLX_PT_DOUBLE, "2", 0.5, 4.0, offsetof(hlx_plan_settings_t, act_bytes),
-      "bytes per activation element sent between GPUs (bf16 = 2)" },
+      "bytes per activation element sent between GPUs (bf16 = 2)", NULL },
     { "PLAN_LSE_BYTES", HLX_PT_DOUBLE, "4", 0.0, 8.0, offsetof(hlx_plan_settings_t, lse_bytes),
-      "bytes per (request, head) softmax statistic in the KVP combine (fp32 = 4)" },
+      "bytes per (request, head) softmax statistic in the KVP combine (fp32 = 4)", NULL },
     { "PLAN_ACT_BUFFERS", HLX_PT_DOUBLE, "16", 0.0, 1e4,
       offsetof(hlx_plan_settings_t, act_buffers),
-      "activation working set per GPU, in units of batch x hidden x act_bytes" },
+      "activation working set per GPU, in units of batch x hidden x act_bytes", NULL },
     { "PLAN_HOPB_CHUNKS", HLX_PT_INT, "0", 0, 1e6, offsetof(hlx_plan_settings_t, hopb_chunks),
-      "most chunks HOP-B splits the batch into (0 = up to one per request)" },
+      "most chunks HOP-B splits the batch into (0 = up to one per request)", NULL },
     { "PLAN_LOCKSTEP_PER_REQUEST", HLX_PT_INT, "0", 0, 1,
       offsetof(hlx_plan_settings_t, lockstep_per_request),
       "HOP-B off: 0 = one batched combine after attention; 1 = the paper's lockstep "
-      "B x (c + m), one combine per request" },
+      "B x (c + m), one combine per request", NULL },
     { "HW_FILE", HLX_PT_STRING, "", 0, 0, offsetof(hlx_plan_settings_t, hw_file),
       "this machine as measured by `helix bench local` (empty: "
-      "$XDG_CACHE_HOME/helix/hw-local.json or ~/.cache/helix/hw-local.json)" },
+      "$XDG_CACHE_HOME/helix/hw-local.json or ~/.cache/helix/hw-local.json)", NULL },
 };
 
 const hlx_param_table_t hlx_plan_param_table = {

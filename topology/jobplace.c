@@ -18,12 +18,12 @@
 static const hlx_param_t hlx_jobplace_params[] = {
     { "CLUSTER", HLX_PT_STRING, "", 0, 0, offsetof(hlx_jobplace_settings_t, cluster),
       "cluster file or preset naming the job's hosts (racks, link figures); empty: the hosts "
-      "as the launcher reports them" },
+      "as the launcher reports them", NULL },
     { "PLACEMENT_DUMP", HLX_PT_STRING, "", 0, 0, offsetof(hlx_jobplace_settings_t, dump),
-      "each rank writes the job-wide placement as JSON to this path + \".<rank>\"" },
+      "each rank writes the job-wide placement as JSON to this path + \".<rank>\"", NULL },
     { "NET_DEVICE", HLX_PT_STRING, "auto", 0, 0, offsetof(hlx_jobplace_settings_t, net_device),
       "auto: set UCX_NET_DEVICES to the rank's placed NIC when it is unset; off: leave UCX "
-      "to choose" },
+      "to choose", NULL },
 };
 
 static const hlx_param_table_t hlx_jobplace_table = {

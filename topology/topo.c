@@ -16,20 +16,21 @@
 
 static const hlx_param_t hlx_topo_params[] = {
     { "TOPO_FILE", HLX_PT_STRING, "", 0, 0, offsetof(hlx_topo_settings_t, file),
-      "hwloc XML topology used instead of discovering this machine (like NCCL_TOPO_FILE)" },
+      "hwloc XML topology used instead of discovering this machine (like NCCL_TOPO_FILE)", NULL },
     { "TOPO_DUMP_FILE", HLX_PT_STRING, "", 0, 0, offsetof(hlx_topo_settings_t, dump_file),
-      "write the topology used (hwloc XML, NVLink matrix included) to this file" },
+      "write the topology used (hwloc XML, NVLink matrix included) to this file", NULL },
     { "TOPO_THISSYSTEM", HLX_PT_INT, "0", 0, 1, offsetof(hlx_topo_settings_t, thissystem),
-      "1: the topology file describes this machine (bind ranks, query NVML/CUDA/verbs)" },
+      "1: the topology file describes this machine (bind ranks, query NVML/CUDA/verbs)", NULL },
     { "TOPO_NVML_LIB", HLX_PT_STRING, "libnvidia-ml.so.1", 0, 0,
       offsetof(hlx_topo_settings_t, nvml_lib),
-      "NVML library for NVLink discovery, opened at run time (\"none\" disables)" },
+      "NVML library for NVLink discovery, opened at run time (\"none\" disables)", NULL },
     { "TOPO_CUDA_LIB", HLX_PT_STRING, "libcuda.so.1", 0, 0,
       offsetof(hlx_topo_settings_t, cuda_lib),
-      "CUDA driver library matching GPUs to CUDA ordinals by PCI bus id (\"none\" disables)" },
+      "CUDA driver library matching GPUs to CUDA ordinals by PCI bus id (\"none\" disables)",
+      NULL },
     { "TOPO_VERBS_LIB", HLX_PT_STRING, "libibverbs.so.1", 0, 0,
       offsetof(hlx_topo_settings_t, verbs_lib),
-      "verbs library naming RDMA devices (\"none\" disables)" },
+      "verbs library naming RDMA devices (\"none\" disables)", NULL },
 };
 
 static const hlx_param_table_t hlx_topo_table = {

@@ -30,39 +30,39 @@ typedef struct hlx_comm_settings {
 static const hlx_param_t hlx_comm_param_list[] = {
     { "COMM_TIMEOUT", HLX_PT_DOUBLE, "30", HLX_COMM_TIMEOUT_MIN, HLX_COMM_TIMEOUT_MAX,
       offsetof(hlx_comm_settings_t, timeout),
-      "deadline in seconds for each blocking collective (and each wait)" },
+      "deadline in seconds for each blocking collective (and each wait)", NULL },
     { "COMM_BACKEND", HLX_PT_STRING, "auto", 0, 0, offsetof(hlx_comm_settings_t, backend),
-      "communicator backend: auto (self for a world of one, else ucx), self, ucx" },
+      "communicator backend: auto (self for a world of one, else ucx), self, ucx", NULL },
     { "COMM_ALLREDUCE_SMALL", HLX_PT_INT, "32768", 0, 1 << 30,
       offsetof(hlx_comm_settings_t, allreduce_small),
       "all-reduce payload in bytes up to which every rank gathers all contributions; "
-      "above it reduce-scatter + all-gather (same fixed summation order either way)" },
+      "above it reduce-scatter + all-gather (same fixed summation order either way)", NULL },
     { "COMM_UCX_ERR_MODE", HLX_PT_STRING, "none", 0, 0,
       offsetof(hlx_comm_settings_t, ucx_err_mode),
       "UCX endpoint error mode of the data paths: none (fast: UCX keeps its shared-memory "
       "transports; dead peers are found by the heartbeats) or peer (UCX also reports "
-      "dead peers itself; UCX 1.13 then drops shared memory: several times slower)" },
+      "dead peers itself; UCX 1.13 then drops shared memory: several times slower)", NULL },
     { "COMM_SHM_TLS", HLX_PT_STRING, "sm,self", 0, 0, offsetof(hlx_comm_settings_t, shm_tls),
       "UCX transports for peers on the same host (the network path keeps UCX_TLS and "
-      "UCX_NET_DEVICES); a tcp entry here is confined to the loopback device" },
+      "UCX_NET_DEVICES); a tcp entry here is confined to the loopback device", NULL },
     { "COMM_CHUNK_SHM", HLX_PT_INT, "0", 0, 1 << 30, offsetof(hlx_comm_settings_t, chunk_shm),
       "all-to-all blocks to same-host peers are sent in messages of at most this many "
-      "bytes (0: one message per block)" },
+      "bytes (0: one message per block)", NULL },
     { "COMM_CHUNK_NET", HLX_PT_INT, "1048576", 0, 1 << 30,
       offsetof(hlx_comm_settings_t, chunk_net),
       "all-to-all blocks to peers on other hosts are sent in messages of at most this many "
-      "bytes (0: one message per block); must be equal on every rank" },
+      "bytes (0: one message per block); must be equal on every rank", NULL },
     { "COMM_NAP_US", HLX_PT_INT, "30", 0, 10000, offsetof(hlx_comm_settings_t, nap_us),
       "with more ranks than cores on this host, a wait older than 250 us sleeps this many "
       "microseconds between progress rounds instead of yielding, so that the ranks "
-      "sharing its core compute undisturbed (0: yield only, spinning)" },
+      "sharing its core compute undisturbed (0: yield only, spinning)", NULL },
     { "HEARTBEAT_INTERVAL", HLX_PT_DOUBLE, "1", 0.01, 60,
       offsetof(hlx_comm_settings_t, hb_interval),
-      "seconds between two heartbeats a rank sends to every peer (from its own thread)" },
+      "seconds between two heartbeats a rank sends to every peer (from its own thread)", NULL },
     { "HEARTBEAT_TIMEOUT", HLX_PT_DOUBLE, "10", 0.05, 3600,
       offsetof(hlx_comm_settings_t, hb_timeout),
       "a peer silent this long (stopped, hung, cut off) is reported lost (rank, host, "
-      "pid) and every wait on it returns HLX_ERR_PEER; at least 2 heartbeat intervals" },
+      "pid) and every wait on it returns HLX_ERR_PEER; at least 2 heartbeat intervals", NULL },
 };
 
 const hlx_param_table_t hlx_comm_param_table = {

@@ -31,12 +31,13 @@ static const struct { const char *name; unsigned bit; } hlx_log_subsys_names[] =
 
 static const hlx_param_t hlx_core_params[] = {
     { "DEBUG", HLX_PT_STRING, "WARN", 0, 0, offsetof(hlx_core_settings_t, debug),
-      "log level: ERROR, WARN, INFO, DEBUG, TRACE (a misspelt level is named and ignored)" },
+      "log level: ERROR, WARN, INFO, DEBUG, TRACE (a misspelt level is named and ignored)", NULL },
     { "DEBUG_SUBSYS", HLX_PT_STRING, "ALL", 0, 0, offsetof(hlx_core_settings_t, debug_subsys),
-      "log subsystems: ALL or a comma list of CORE, BOOT, NET, KV, KERNEL, TOPO, PLAN, LAUNCH" },
+      "log subsystems: ALL or a comma list of CORE, BOOT, NET, KV, KERNEL, TOPO, PLAN, LAUNCH",
+      NULL },
     { "DATA_DIR", HLX_PT_STRING, "", 0, 0, offsetof(hlx_core_settings_t, data_dir),
       "directory holding models/ and clusters/ presets (empty: the source tree's data/, "
-      "else the installed share directory)" },
+      "else the installed share directory)", NULL },
 };
 
 const hlx_param_table_t hlx_core_param_table = {

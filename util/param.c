@@ -41,6 +41,32 @@ static int hlx_param_clamp(double d)
     return d < INT_MIN ? INT_MIN : d > INT_MAX ? INT_MAX : (int)d;
 }
 
+/* A value as helix info shows it: choices by name ("auto (2)"), numbers, strings. */
+static void hlx_param_format(const hlx_param_t *p, const void *val, char *buf, size_t len)
+{
+    if (p->type == HLX_PT_INT && p->choices != NULL) {
+        const int v = *(const int *)val, k = v - hlx_param_clamp(p->min);
+        const char *c = p->choices;
+        int i;
+        for (i = 0; c != NULL && i < k; i++) {
+            c = strchr(c, '|');
+            c = c ? c + 1 : NULL;
+        }
+        if (k >= 0 && c != NULL && *c) {
+            const char *bar = strchr(c, '|');
+            snprintf(buf, len, "%.*s (%d)", bar ? (int)(bar - c) : (int)strlen(c), c, v);
+            return;
+        }
+        snprintf(buf, len, "%d", v);
+    } else if (p->type == HLX_PT_INT) {
+        snprintf(buf, len, "%d", *(const int *)val);
+    } else if (p->type == HLX_PT_DOUBLE) {
+        snprintf(buf, len, "%g", *(const double *)val);
+    } else {
+        snprintf(buf, len, "%s", (const char *)val);
+    }
+}
+
 /* Converts text to the parameter's type into out; why receives the reason on error. */
 static hlx_status_t hlx_param_convert(const hlx_param_t *p, const char *text, void *out,
                                       char *why, size_t whylen)
@@ -52,6 +78,17 @@ static hlx_status_t hlx_param_convert(const hlx_param_t *p, const char *text, vo
 
     switch (p->type) {
     case HLX_PT_INT:
+        if (p->choices != NULL && !(text[0] >= '0' && text[0] <= '9') && text[0] != '-' &&
+            text[0] != '+') { /* a name: the first is min */
+            int idx;
+            st = hlx_parse_choice(text, p->choices, &idx, why, whylen);
+            if (st == HLX_OK)
+                *(int *)dst = hlx_param_clamp(p->min) + idx;
+            else
+                snprintf(why + strlen(why), whylen - strlen(why), " (or %d to %d)",
+                         hlx_param_clamp(p->min), hlx_param_clamp(p->max));
+            return st;
+        }
         st = hlx_parse_int(text, hlx_param_clamp(p->min), hlx_param_clamp(p->max), &l, why,
                            whylen);
         if (st == HLX_OK)
@@ -168,14 +205,8 @@ void hlx_param_print(FILE *f, const hlx_param_table_t *table, const void *values
 
     for (i = 0; i < table->nparams; i++) {
         const hlx_param_t *p = &table->params[i];
-        const char *v = (const char *)values + p->offset;
         char buf[HLX_PARAM_STRLEN + 32];
-        if (p->type == HLX_PT_INT)
-            snprintf(buf, sizeof(buf), "%d", *(const int *)v);
-        else if (p->type == HLX_PT_DOUBLE)
-            snprintf(buf, sizeof(buf), "%g", *(const double *)v);
-        else
-            snprintf(buf, sizeof(buf), "%s", v);
+        hlx_param_format(p, (const char *)values + p->offset, buf, sizeof(buf));
         fprintf(f, "  HELIX_%-22s %-14s (%s)  %s\n", p->name, buf,
                 src ? hlx_param_src_str(src[i]) : "default", p->help);
     }
@@ -245,12 +276,7 @@ void hlx_param_print_env(FILE *f, const hlx_param_table_t *table)
         } else if (v != NULL) {
             src = "env";
         }
-        if (p->type == HLX_PT_INT)
-            snprintf(buf, sizeof(buf), "%d", *(const int *)val);
-        else if (p->type == HLX_PT_DOUBLE)
-            snprintf(buf, sizeof(buf), "%g", *(const double *)val);
-        else
-            snprintf(buf, sizeof(buf), "%s", (const char *)val);
+        hlx_param_format(p, val, buf, sizeof(buf));
         fprintf(f, "  %-28s %-14s (%s)  %s\n", envname, buf[0] ? buf : "\"\"", src, p->help);
     }
     free(vals);

@@ -18,7 +18,7 @@
 static const hlx_param_t hlx_watchdog_params[] = {
     { "ABORT_GRACE", HLX_PT_DOUBLE, "10", 0.01, 3600,
       offsetof(hlx_watchdog_settings_t, abort_grace),
-      "seconds from an abort (PMIx_Abort, teardown) to a forced _exit of the rank" },
+      "seconds from an abort (PMIx_Abort, teardown) to a forced _exit of the rank", NULL },
 };
 
 const hlx_param_table_t hlx_watchdog_param_table = {

@@ -16,15 +16,17 @@ typedef struct {
     int    n;
     double d;
     char   s[HLX_PARAM_STRLEN];
+    int    c;
     char   guard[8];
 } fuzz_set_t;
 
 static const hlx_param_t fuzz_params[] = {
-    { "FUZZ_N", HLX_PT_INT, "1", -1000, 1 << 30, offsetof(fuzz_set_t, n), "int" },
-    { "FUZZ_D", HLX_PT_DOUBLE, "1", -1e6, 1e6, offsetof(fuzz_set_t, d), "double" },
-    { "FUZZ_S", HLX_PT_STRING, "x", 0, 0, offsetof(fuzz_set_t, s), "string" },
+    { "FUZZ_N", HLX_PT_INT, "1", -1000, 1 << 30, offsetof(fuzz_set_t, n), "int", NULL },
+    { "FUZZ_D", HLX_PT_DOUBLE, "1", -1e6, 1e6, offsetof(fuzz_set_t, d), "double", NULL },
+    { "FUZZ_S", HLX_PT_STRING, "x", 0, 0, offsetof(fuzz_set_t, s), "string", NULL },
+    { "FUZZ_C", HLX_PT_INT, "b", 3, 5, offsetof(fuzz_set_t, c), "choice", "a|b|c" },
 };
-static const hlx_param_table_t fuzz_table = { "fuzz", fuzz_params, 3, sizeof(fuzz_set_t) };
+static const hlx_param_table_t fuzz_table = { "fuzz", fuzz_params, 4, sizeof(fuzz_set_t) };
 
 typedef struct {
     int64_t     n;
@@ -106,8 +108,10 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
     (void)hlx_param_set(&fuzz_table, &set, NULL, "FUZZ_N", text);
     (void)hlx_param_set(&fuzz_table, &set, NULL, "FUZZ_D", text);
     (void)hlx_param_set(&fuzz_table, &set, NULL, "FUZZ_S", text);
+    set.c = 4;
+    (void)hlx_param_set(&fuzz_table, &set, NULL, "FUZZ_C", text);
     if (set.n < -1000 || set.n > (1 << 30) || !(set.d >= -1e6 && set.d <= 1e6) ||
-        memchr(set.s, '\0', sizeof(set.s)) == NULL)
+        memchr(set.s, '\0', sizeof(set.s)) == NULL || set.c < 3 || set.c > 5)
         abort();
     for (idx = 0; idx < 8; idx++)
         if (set.guard[idx] != 0x5a)

@@ -181,14 +181,17 @@ typedef struct {
     int    n;
     double t;
     char   s[HLX_PARAM_STRLEN];
+    int    c;
 } test_set_t;
 
 static const hlx_param_t test_params[] = {
-    { "TEST_PARSE_N", HLX_PT_INT, "4K", 0, 1 << 20, offsetof(test_set_t, n), "an int" },
-    { "TEST_PARSE_T", HLX_PT_DOUBLE, "30", 0.001, 86400, offsetof(test_set_t, t), "a time" },
-    { "TEST_PARSE_S", HLX_PT_STRING, "x", 0, 0, offsetof(test_set_t, s), "a string" },
+    { "TEST_PARSE_N", HLX_PT_INT, "4K", 0, 1 << 20, offsetof(test_set_t, n), "an int", NULL },
+    { "TEST_PARSE_T", HLX_PT_DOUBLE, "30", 0.001, 86400, offsetof(test_set_t, t), "a time", NULL },
+    { "TEST_PARSE_S", HLX_PT_STRING, "x", 0, 0, offsetof(test_set_t, s), "a string", NULL },
+    { "TEST_PARSE_C", HLX_PT_INT, "auto", 0, 2, offsetof(test_set_t, c), "a choice",
+      "low|mid|auto" },
 };
-static const hlx_param_table_t test_table = { "test", test_params, 3, sizeof(test_set_t) };
+static const hlx_param_table_t test_table = { "test", test_params, 4, sizeof(test_set_t) };
 
 /* Counts the lines of a file that contain needle. */
 static int count_in(const char *path, const char *needle)
@@ -208,17 +211,42 @@ static void test_param(void **state)
 {
     char errpath[] = "/tmp/hlx_test_param_XXXXXX";
     const hlx_param_table_t *tables[] = { &test_table };
-    hlx_param_src_t src[3];
+    hlx_param_src_t src[4];
     test_set_t set;
     int fd, saved;
+    char *out = NULL;
+    size_t outlen = 0;
+    FILE *mf;
 
     (void)state;
     unsetenv("HELIX_TEST_PARSE_N");
     unsetenv("HELIX_TEST_PARSE_T");
+    unsetenv("HELIX_TEST_PARSE_C");
     assert_int_equal(hlx_param_load(&test_table, &set, src), HLX_OK);
     assert_int_equal(set.n, 4096); /* the same suffix rule as the flags */
     assert_true(set.t == 30);
     assert_int_equal(src[0], HLX_SRC_DEFAULT);
+    /* a choice: by name (any case) or by number, printed by name */
+    assert_int_equal(set.c, 2);
+    assert_int_equal(hlx_param_set(&test_table, &set, src, "test_parse_c", "MID"), HLX_OK);
+    assert_int_equal(set.c, 1);
+    assert_int_equal(hlx_param_set(&test_table, &set, src, "test_parse_c", "0"), HLX_OK);
+    assert_int_equal(set.c, 0);
+    assert_int_equal(hlx_param_set(&test_table, &set, src, "test_parse_c", "3"),
+                     HLX_ERR_INVALID);
+    assert_int_equal(hlx_param_set(&test_table, &set, src, "test_parse_c", "lo"),
+                     HLX_ERR_INVALID);
+    assert_int_equal(hlx_param_set(&test_table, &set, src, "test_parse_c", ""),
+                     HLX_ERR_INVALID);
+    assert_int_equal(set.c, 0);
+    assert_int_equal(hlx_param_set(&test_table, &set, src, "test_parse_c", "mid"), HLX_OK);
+    mf = open_memstream(&out, &outlen);
+    assert_non_null(mf);
+    hlx_param_print(mf, &test_table, &set, src);
+    fclose(mf);
+    assert_non_null(strstr(out, "HELIX_TEST_PARSE_C"));
+    assert_non_null(strstr(out, "mid (1)"));
+    free(out);
     setenv("HELIX_TEST_PARSE_N", "64K", 1);
     assert_int_equal(hlx_param_load(&test_table, &set, src), HLX_OK);
     assert_int_equal(set.n, 65536);
