@@ -127,16 +127,21 @@ int hlx_kernels_fp8_lookup(void)
     return hlx_kernels_settings().fp8_lookup;
 }
 
+int hlx_kernels_fp8_vbmi(void)
+{
+#ifdef HLX_HAVE_X86_VARIANTS
+    __builtin_cpu_init();
+    return __builtin_cpu_supports("avx512vbmi") && hlx_kernels_fp8_lookup();
+#else
+    return 0;
+#endif
+}
+
 const char *hlx_kernels_fp8_widening(const char *variant)
 {
     if (variant == NULL || (strcmp(variant, "avx512") && strcmp(variant, "avx2")))
         return "exact";
-#ifdef HLX_HAVE_X86_VARIANTS
-    if (!strcmp(variant, "avx512") && __builtin_cpu_supports("avx512vbmi") &&
-        hlx_kernels_fp8_lookup())
-        return "lookup";
-#endif
-    return "fp16";
+    return !strcmp(variant, "avx512") && hlx_kernels_fp8_vbmi() ? "lookup" : "fp16";
 }
 
 atomic_int hlx_kv_prefetch_pick = -1;

@@ -21,6 +21,10 @@ void hlx_attn_ref_layout(const hlx_attn_desc_t *d, hlx_kv_layout_t lay);
  * hardware, 1 software; -1 none yet); defined in dispatch.c, plain C. */
 extern atomic_int hlx_kv_prefetch_pick;
 
+/* The avx512 attention widens fp8 KV by AVX512_VBMI byte lookups: the CPU has them and
+ * HELIX_FP8_LOOKUP is 1 (dispatch.c; hlx_kernels_fp8_widening reports it). */
+int hlx_kernels_fp8_vbmi(void);
+
 /* Zeroes columns [n0, n1) of the M rows of y (row stride N). */
 void hlx_gemm_zero_cols(int M, int N, float *y, int n0, int n1);
 
