@@ -62,7 +62,11 @@ static void hlx_bench_usage(FILE *f)
         "widest ISA is theirs, at this clock; peak_isa in JSON).\n"
         "Pin it to one core: taskset -c 1 helix bench attention\n"
         "attention also reports compute_efficiency: the same shape over an L2-resident shard\n"
-        "(about 1 MiB of KV), GFLOP/s against the FMA peak measured in turns with it.\n"
+        "(about 1 MiB of KV), GFLOP/s against the FMA peak measured in turns with it; and\n"
+        "stream_fma_fraction: the time of a plain loop that reads the same bytes and issues\n"
+        "the call's flops per byte as FMAs (no widening, no softmax), over the kernel's\n"
+        "time: how close the kernel is to what this core does reading and computing at\n"
+        "once, where the roofline assumes the two overlap perfectly.\n"
         "Sizes are checked against this machine's memory first (exit 2 naming the flags).\n"
         "options:\n"
         "  --variant NAME     kernel variant: scalar, avx2, avx512, amx (avx512 with bf16\n"
@@ -249,6 +253,43 @@ static int hlx_bench_limits(size_t bw_bytes, double min_s, double *bw_p, double 
             *bw_p += job.bw[t];
         *peak_p += job.peak[t];
     }
+    return 0;
+}
+
+/* The machine streaming the call's bytes while issuing its flops per byte as FMAs
+ * (hlx_kernels_probe_stream_fma_for): with --threads each pool thread its share of the
+ * bytes at once, rates summed, as the limits above. */
+typedef struct hlx_bench_stream_job {
+    size_t bytes;
+    double fpb;
+    double gbps[HLX_POOL_MAX], fpb_used;
+    int    bad;
+} hlx_bench_stream_job_t;
+
+static void hlx_bench_stream_part(void *arg, int t, int nt)
+{
+    hlx_bench_stream_job_t *j = arg;
+    (void)nt;
+    if (hlx_kernels_probe_stream_fma_for(hlx_bench_peak_variant, j->bytes, j->fpb, 0.3,
+                                         &j->gbps[t], t == 0 ? &j->fpb_used : NULL) != HLX_OK)
+        j->bad = 1;
+}
+
+static int hlx_bench_stream_fma(double bytes, double flops, double *gbps_p, double *fpb_p)
+{
+    static hlx_bench_stream_job_t job;
+    int t, T = hlx_pool_size(hlx_bench_pool);
+
+    memset(&job, 0, sizeof(job));
+    job.bytes = (size_t)(bytes / T);
+    job.fpb = flops / bytes;
+    hlx_pool_run(hlx_bench_pool, hlx_bench_stream_part, &job);
+    if (job.bad)
+        return -1;
+    *gbps_p = 0.0;
+    for (t = 0; t < T; t++)
+        *gbps_p += job.gbps[t];
+    *fpb_p = job.fpb_used;
     return 0;
 }
 
@@ -468,7 +509,7 @@ int hlx_cmd_bench(int argc, char **argv)
     size_t clen = 0;
     hlx_kernels_t kern;
     hlx_status_t st;
-    double t_roof, frac;
+    double t_roof, frac, sf_gbps = 0.0, sf_fpb = 0.0;
     int c, rc, dim;
 
     if (argc >= 2 && !strcmp(argv[1], "a2a"))
@@ -611,6 +652,12 @@ int hlx_cmd_bench(int argc, char **argv)
         rc = hlx_bench_merge(&o, &kern, &r);
     else
         rc = hlx_bench_gemv(&o, &kern, &r);
+    /* attention: the machine at the call's intensity, after the call (its bytes known) */
+    if (rc == 0 && !strcmp(o.kernel, "attention") &&
+        hlx_bench_stream_fma(r.bytes, r.flops, &sf_gbps, &sf_fpb) != 0) {
+        fprintf(stderr, "helix bench: cannot measure streaming at the call's intensity\n");
+        rc = 1;
+    }
     hlx_pool_destroy(hlx_bench_pool);
     hlx_bench_pool = NULL;
     if (rc != 0)
@@ -641,6 +688,10 @@ int hlx_cmd_bench(int argc, char **argv)
         if (o.threads > 1)
             printf(", \"threads\": %d, \"seconds_1thread\": %.6g, \"speedup\": %.3f", o.threads,
                    r.seconds_1, r.seconds_1 / r.seconds);
+        if (sf_gbps > 0)
+            printf(", \"stream_fma_gbps\": %.4g, \"stream_fma_flops_per_byte\": %.4g, "
+                   "\"stream_fma_seconds\": %.6g, \"stream_fma_fraction\": %.4f", sf_gbps,
+                   sf_fpb, r.bytes / (sf_gbps * 1e9), r.bytes / (sf_gbps * 1e9) / r.seconds);
         if (clen)
             printf(", \"incache_context\": %zu, \"incache_seconds\": %.6g, "
                    "\"incache_gflops\": %.4g, \"compute_efficiency\": %.4f",
@@ -678,6 +729,10 @@ int hlx_cmd_bench(int argc, char **argv)
                r.flops / r.seconds * 1e-9);
         printf("  roofline %.6f s (%s-bound): roofline_fraction %.3f\n", t_roof,
                r.bytes / r.bw_gbps > r.flops / r.peak_gflops ? "memory" : "compute", frac);
+        if (sf_gbps > 0)
+            printf("  the same bytes streamed issuing %.4g flop/byte as plain FMAs (measured "
+                   "after it): %.2f GB/s, %.6f s: stream_fma_fraction %.3f\n", sf_fpb, sf_gbps,
+                   r.bytes / (sf_gbps * 1e9), r.bytes / (sf_gbps * 1e9) / r.seconds);
         if (o.threads > 1)
             printf("  %d threads (limits above: all %d cores at once): one thread %.6f s, "
                    "speedup %.2fx\n", o.threads, o.threads, r.seconds_1, r.seconds_1 / r.seconds);

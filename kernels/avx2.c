@@ -785,6 +785,49 @@ double hlx_probe_fma_avx2(uint64_t n)
     return (double)out[0];
 }
 
+/* Streams n floats issuing k FMAs of 8 lanes on every 64-byte line (its two halves in
+ * turn) as it arrives, one stream or two in pieces as the avx512 loop (probe.c): k in
+ * blocks of 8 on 8 accumulators, a block of 4 on 4 more, the last 1-3 on the first three
+ * (12 accumulators and 3 operands fill the 16 registers). */
+double hlx_probe_stream_fma_avx2(const float *p, size_t n, int k, size_t piece)
+{
+    __m256 a[12], m = _mm256_set1_ps(0.999999f);
+    const int k8 = k / 8, r = k % 8, streams = piece ? 2 : 1;
+    const size_t per = n / (size_t)streams / 16 * 16, step = piece ? piece : per;
+    size_t c, i;
+    int j, b, s;
+
+    for (j = 0; j < 12; j++)
+        a[j] = _mm256_setzero_ps();
+    for (c = 0; c < per; c += step)
+        for (s = 0; s < streams; s++) {
+            const float *q = p + (size_t)s * per + c;
+            const size_t len = per - c < step ? per - c : step;
+            for (i = 0; i + 16 <= len; i += 16) {
+                __m256 x0 = _mm256_load_ps(q + i), x1 = _mm256_load_ps(q + i + 8);
+                for (b = 0; b < k8; b++)
+                    for (j = 0; j < 8; j += 2) {
+                        a[j] = _mm256_fmadd_ps(x0, m, a[j]);
+                        a[j + 1] = _mm256_fmadd_ps(x1, m, a[j + 1]);
+                    }
+                if (r & 4)
+                    for (j = 8; j < 12; j += 2) {
+                        a[j] = _mm256_fmadd_ps(x0, m, a[j]);
+                        a[j + 1] = _mm256_fmadd_ps(x1, m, a[j + 1]);
+                    }
+                if (r & 2)
+                    a[1] = _mm256_fmadd_ps(x1, m, a[1]);
+                if (r & 3)
+                    a[0] = _mm256_fmadd_ps(x0, m, a[0]);
+                if ((r & 3) == 3)
+                    a[2] = _mm256_fmadd_ps(x1, m, a[2]);
+            }
+        }
+    for (j = 1; j < 12; j++)
+        a[0] = _mm256_add_ps(a[0], a[j]);
+    return (double)hlx_v_rsum(a[0]);
+}
+
 double hlx_probe_read_avx2(const float *p, size_t n)
 {
     __m256 a0 = _mm256_setzero_ps(), a1 = a0, a2 = a0, a3 = a0;

@@ -1259,6 +1259,50 @@ double hlx_probe_fma_avx512(uint64_t n)
     return (double)out[0];
 }
 
+/* Streams n floats issuing k FMAs of 16 lanes on every 64-byte line as it arrives: the core
+ * reading memory and computing at once, at a kernel's flops per byte (probe.c). piece 0:
+ * one stream; else the two halves of the buffer in turn, piece floats of each (the keys'
+ * and the values' blocks of an attention call). k in blocks of 16 on 16 accumulators, the
+ * rest (8, 4, 2, 1) on disjoint ones of the same 16: at most two dependent FMAs per
+ * accumulator and line, within the FMA latency whenever the line's k FMAs take longer to
+ * issue. */
+double hlx_probe_stream_fma_avx512(const float *p, size_t n, int k, size_t piece)
+{
+    __m512 a[16], m = _mm512_set1_ps(0.999999f);
+    const int k16 = k / 16, r = k % 16, streams = piece ? 2 : 1;
+    const size_t per = n / (size_t)streams / 16 * 16, step = piece ? piece : per;
+    size_t c, i;
+    int j, b, s;
+
+    for (j = 0; j < 16; j++)
+        a[j] = _mm512_setzero_ps();
+    for (c = 0; c < per; c += step)
+        for (s = 0; s < streams; s++) {
+            const float *q = p + (size_t)s * per + c;
+            const size_t len = per - c < step ? per - c : step;
+            for (i = 0; i + 16 <= len; i += 16) {
+                __m512 x = _mm512_load_ps(q + i);
+                for (b = 0; b < k16; b++)
+                    for (j = 0; j < 16; j++)
+                        a[j] = _mm512_fmadd_ps(x, m, a[j]);
+                if (r & 8)
+                    for (j = 0; j < 8; j++)
+                        a[j] = _mm512_fmadd_ps(x, m, a[j]);
+                if (r & 4)
+                    for (j = 8; j < 12; j++)
+                        a[j] = _mm512_fmadd_ps(x, m, a[j]);
+                if (r & 2)
+                    for (j = 12; j < 14; j++)
+                        a[j] = _mm512_fmadd_ps(x, m, a[j]);
+                if (r & 1)
+                    a[14] = _mm512_fmadd_ps(x, m, a[14]);
+            }
+        }
+    for (j = 1; j < 16; j++)
+        a[0] = _mm512_add_ps(a[0], a[j]);
+    return (double)_mm512_reduce_add_ps(a[0]);
+}
+
 double hlx_probe_read_avx512(const float *p, size_t n)
 {
     __m512 a0 = _mm512_setzero_ps(), a1 = a0, a2 = a0, a3 = a0;

@@ -33,4 +33,10 @@ double hlx_probe_fma_avx2(uint64_t n);     /* n x 12 FMAs of 8 lanes */
 double hlx_probe_fma_avx512(uint64_t n);   /* n x 16 FMAs of 16 lanes */
 double hlx_probe_read_avx2(const float *p, size_t n);
 double hlx_probe_read_avx512(const float *p, size_t n);
+/* n floats streamed, k FMAs (of the ISA's width) per 64-byte line; piece 0: one stream,
+ * else the buffer's two halves in turn, piece floats (a multiple of 16) of each (probe.c's
+ * scalar loop among them) */
+double hlx_probe_stream_fma_scalar(const float *p, size_t n, int k, size_t piece);
+double hlx_probe_stream_fma_avx2(const float *p, size_t n, int k, size_t piece);
+double hlx_probe_stream_fma_avx512(const float *p, size_t n, int k, size_t piece);
 #endif

@@ -1,8 +1,10 @@
-/* Measures this core's roofline limits in the same run as a benchmark: fp32 FMA peak and a
- * STREAM-like read bandwidth, with the widest vector ISA the CPU supports. */
+/* Measures this core's roofline limits in the same run as a benchmark: fp32 FMA peak, a
+ * STREAM-like read bandwidth, and the two at once (a read issuing a kernel's FMAs per
+ * byte), with the widest vector ISA the CPU supports. */
 #include "hlx_kernels_priv.h"
 #include "hlx_time.h"
 
+#include <math.h>
 #include <stdlib.h>
 #include <sys/mman.h>
 #include <string.h>
@@ -67,25 +69,56 @@ static double hlx_probe_read_scalar(const float *p, size_t n)
     return a[0] + a[7];
 }
 
+/* n floats streamed (one stream, or two in pieces as the vector loops), k scalar FMAs per
+ * 16 (one 64-byte line), 8 chains */
+double hlx_probe_stream_fma_scalar(const float *p, size_t n, int k, size_t piece)
+{
+    const int streams = piece ? 2 : 1;
+    const size_t per = n / (size_t)streams / 16 * 16, step = piece ? piece : per;
+    float a[8] = { 0 };
+    size_t c, i;
+    int j, s;
+
+    for (c = 0; c < per; c += step)
+        for (s = 0; s < streams; s++) {
+            const float *q = p + (size_t)s * per + c;
+            const size_t len = per - c < step ? per - c : step;
+            for (i = 0; i + 16 <= len; i += 16)
+                for (j = 0; j < k; j++)
+                    a[j & 7] = q[i + (j & 15)] * 0.999999f + a[j & 7];
+        }
+    for (j = 1; j < 8; j++)
+        a[0] += a[j];
+    return a[0];
+}
+
 hlx_status_t hlx_kernels_probe_fma_peak(double min_seconds, double *gflops_p)
 {
     return hlx_kernels_probe_fma_peak_for(NULL, min_seconds, gflops_p, NULL);
+}
+
+/* The ISA a variant's limits are measured with: a narrower variant's own vectors (the
+ * limits of a core whose widest ISA is that one, at this clock: an AVX2-only machine's,
+ * for the avx2 variant), else the widest this CPU has. 0 scalar, 1 avx2, 2 avx512. */
+static int hlx_probe_isa_for(const char *variant)
+{
+    int isa = hlx_probe_isa();
+
+    if (variant != NULL && !strcmp(variant, "scalar"))
+        return 0;
+    if (variant != NULL && !strcmp(variant, "avx2") && isa > 1)
+        return 1;
+    return isa;
 }
 
 hlx_status_t hlx_kernels_probe_fma_peak_for(const char *variant, double min_seconds,
                                             double *gflops_p, const char **isa_p)
 {
     static const char *const isa_names[3] = { "scalar", "avx2", "avx512" };
-    int isa = hlx_probe_isa();
+    int isa = hlx_probe_isa_for(variant);
     uint64_t n = 1 << 16;
     double best = 0.0, t_total = 0.0, flops_per_iter;
 
-    /* a narrower variant is measured with its own vectors: the peak of a core whose widest
-     * ISA is that one, at this clock (an AVX2-only machine's, for the avx2 variant) */
-    if (variant != NULL && !strcmp(variant, "scalar"))
-        isa = 0;
-    else if (variant != NULL && !strcmp(variant, "avx2") && isa > 1)
-        isa = 1;
     flops_per_iter = isa == 2 ? 16 * 16 * 2 : isa == 1 ? 12 * 8 * 2 : 8 * 2;
     if (isa_p != NULL)
         *isa_p = isa_names[isa];
@@ -158,4 +191,71 @@ hlx_status_t hlx_kernels_probe_read_bw(size_t bytes, double min_seconds, double 
     hlx_kernels_free_huge(p);
     *gbps_p = best;
     return HLX_OK;
+}
+
+/* One 64-byte line carries flops_per_byte x 64 flops: k FMAs of the ISA's lanes (2 flops
+ * per lane), rounded to the nearest, at least one. 0 when the intensity is not a finite
+ * positive number or needs more than HLX_PROBE_K_MAX FMAs a line. */
+#define HLX_PROBE_K_MAX (1 << 20)
+
+int hlx_kernels_stream_fma_k(double flops_per_byte, int lanes)
+{
+    double k;
+
+    if (!(flops_per_byte > 0.0) || !(flops_per_byte < 1e300) || lanes < 1)
+        return 0;
+    k = floor(flops_per_byte * 64.0 / (2.0 * lanes) + 0.5);
+    if (k > HLX_PROBE_K_MAX)
+        return 0;
+    return k < 1.0 ? 1 : (int)k;
+}
+
+hlx_status_t hlx_kernels_probe_stream_fma_for(const char *variant, size_t bytes,
+                                              double flops_per_byte, double min_seconds,
+                                              double *gbps_p, double *fpb_p)
+{
+    static const int lanes[3] = { 1, 8, 16 };
+    int isa = hlx_probe_isa_for(variant), k = hlx_kernels_stream_fma_k(flops_per_byte, lanes[isa]);
+    size_t n = bytes / sizeof(float), i;
+    double best = 0.0, t_total = 0.0, bytes_read;
+    float *p;
+    int pass;
+
+    n -= n % 16;
+    if (n < 32 || k == 0)
+        return HLX_ERR_INVALID;
+    p = hlx_kernels_alloc_huge(n * sizeof(float));
+    if (p == NULL)
+        return HLX_ERR_NOMEM;
+    for (i = 0; i < n; i++) /* every page touched: the timed passes read memory, not faults */
+        p[i] = (float)(i & 1023);
+    /* two shapes in turn: one stream, and the buffer's halves in 8 KiB pieces each (an
+     * attention call's key and value blocks; on the Zen 5 VM at fp32's 4 flop/byte 40 GB/s
+     * against 25-30 for one stream); at least three passes of each (the first may find the
+     * buffer in no cache it will be in later), then until min_seconds, at most 20; the
+     * best kept */
+    for (pass = 0; pass < 6 || (t_total < min_seconds && pass < 20); pass++) {
+        const size_t piece = pass % 2 ? 2048 : 0;
+        uint64_t t0 = hlx_now_ns();
+        double dt;
+#ifdef HLX_HAVE_X86_VARIANTS
+        hlx_probe_sink = isa == 2 ? hlx_probe_stream_fma_avx512(p, n, k, piece)
+                       : isa == 1 ? hlx_probe_stream_fma_avx2(p, n, k, piece)
+                                  : hlx_probe_stream_fma_scalar(p, n, k, piece);
+#else
+        hlx_probe_sink = hlx_probe_stream_fma_scalar(p, n, k, piece);
+#endif
+        dt = (double)(hlx_now_ns() - t0) * 1e-9;
+        t_total += dt;
+        /* two streams drop up to 15 floats of each half's end: the bytes read */
+        bytes_read = piece ? (double)(n / 2 / 16 * 16 * 2 * sizeof(float))
+                           : (double)(n * sizeof(float));
+        if (dt > 0 && bytes_read / dt * 1e-9 > best)
+            best = bytes_read / dt * 1e-9;
+    }
+    hlx_kernels_free_huge(p);
+    *gbps_p = best;
+    if (fpb_p != NULL)
+        *fpb_p = 2.0 * lanes[isa] * k / 64.0;
+    return best > 0 ? HLX_OK : HLX_ERR_INVALID;
 }

@@ -254,5 +254,21 @@ hlx_status_t hlx_kernels_probe_fma_peak(double min_seconds, double *gflops_p);
 hlx_status_t hlx_kernels_probe_fma_peak_for(const char *variant, double min_seconds,
                                             double *gflops_p, const char **isa_p);
 hlx_status_t hlx_kernels_probe_read_bw(size_t bytes, double min_seconds, double *gbps_p);
+/* The two at once: a read of a bytes-sized buffer (huge pages, every page touched first)
+ * that issues, on every 64-byte line as it arrives, the FMAs of flops_per_byte with the
+ * variant's vectors (as hlx_kernels_probe_fma_peak_for picks them), on independent
+ * accumulators: the fastest this core streams those bytes while computing that much, with
+ * nothing else to do (no widening, no softmax). Read as one stream and as two (the halves
+ * in 8 KiB pieces, as an attention call reads keys and values), in turns. *gbps_p: the
+ * best pass (at least three of each shape, then until min_seconds, at most 20); *fpb_p (when
+ * not NULL): the flops per byte issued, flops_per_byte rounded to whole FMAs a line
+ * (hlx_kernels_stream_fma_k). HLX_ERR_INVALID for fewer than 128 bytes or an intensity that is not a positive number of at most 2^20
+ * FMAs a line, HLX_ERR_NOMEM without the buffer. */
+hlx_status_t hlx_kernels_probe_stream_fma_for(const char *variant, size_t bytes,
+                                              double flops_per_byte, double min_seconds,
+                                              double *gbps_p, double *fpb_p);
+/* FMAs of `lanes` fp32 lanes per 64-byte line for flops_per_byte, rounded to the nearest,
+ * at least 1; 0 for a non-finite or non-positive intensity or more than 2^20 a line. */
+int hlx_kernels_stream_fma_k(double flops_per_byte, int lanes);
 
 #endif
