@@ -257,13 +257,14 @@ hlx_status_t hlx_kernels_probe_read_bw(size_t bytes, double min_seconds, double 
 /* The two at once: a read of a bytes-sized buffer (huge pages, every page touched first)
  * that issues, on every 64-byte line as it arrives, the FMAs of flops_per_byte with the
  * variant's vectors (as hlx_kernels_probe_fma_peak_for picks them), on independent
- * accumulators: the fastest this core streams those bytes while computing that much, with
+ * accumulators: how fast this core streams those bytes while computing that much, with
  * nothing else to do (no widening, no softmax). Read as one stream and as two (the halves
  * in 8 KiB pieces, as an attention call reads keys and values), in turns. *gbps_p: the
- * best pass (at least three of each shape, then until min_seconds, at most 20); *fpb_p (when
- * not NULL): the flops per byte issued, flops_per_byte rounded to whole FMAs a line
- * (hlx_kernels_stream_fma_k). HLX_ERR_INVALID for fewer than 128 bytes or an intensity that is not a positive number of at most 2^20
- * FMAs a line, HLX_ERR_NOMEM without the buffer. */
+ * best pass (at least three of each shape, then until min_seconds, at most 20); *fpb_p
+ * (when not NULL): the flops per byte issued, flops_per_byte rounded to whole FMAs a line
+ * (hlx_kernels_stream_fma_k). HLX_ERR_INVALID for fewer than 128 bytes or an intensity
+ * that is not a positive number of at most 2^20 FMAs a line; HLX_ERR_NOMEM without the
+ * buffer. */
 hlx_status_t hlx_kernels_probe_stream_fma_for(const char *variant, size_t bytes,
                                               double flops_per_byte, double min_seconds,
                                               double *gbps_p, double *fpb_p);

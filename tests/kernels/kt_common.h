@@ -1,5 +1,6 @@
-/* Shared helpers of the kernel tests: a seeded generator, random inputs, and naive fp64
- * oracles written independently of kernels/ref.c (two-pass softmax, no online rescale). */
+/* Shared helpers of the kernel tests: a seeded generator, random inputs, naive fp64
+ * oracles written independently of kernels/ref.c (two-pass softmax, no online rescale), a
+ * counting check and whether this CPU runs a variant. */
 #ifndef KT_COMMON_H
 #define KT_COMMON_H
 
@@ -190,6 +191,29 @@ static inline void kt_attn_free(kt_attn_t *a)
     free(a->lse);
     free(a->k);
     free(a->v);
+}
+
+/* A check that counts its failure in the including file's kt_fail and goes on. */
+#define KT_EXPECT(cond, ...) \
+    do { \
+        if (!(cond)) { \
+            fprintf(stderr, "FAIL %s:%d: ", __FILE__, __LINE__); \
+            fprintf(stderr, __VA_ARGS__); \
+            fprintf(stderr, "\n"); \
+            kt_fail++; \
+        } \
+    } while (0)
+
+/* 1 when this CPU runs the variant (hlx_kernels_list names it). */
+static inline int kt_usable(const char *name)
+{
+    const char *names[16];
+    size_t i, n = hlx_kernels_list(names, 16);
+
+    for (i = 0; i < n && i < 16; i++)
+        if (!strcmp(names[i], name))
+            return 1;
+    return 0;
 }
 
 #endif

@@ -1,34 +1,13 @@
 /* The variant choice for a rank's shape (hlx_kernels_init_shape): auto follows the KV type,
  * the head size and the threads per rank; a name or HELIX_KERNELS binds whatever the shape.
  * Exit 0 on success, 1 on the first failure. */
-#include "hlx_kernels.h"
+#include "kt_common.h"
 
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
 static int kt_fail;
-
-#define KT_CHECK(cond, ...) \
-    do { \
-        if (!(cond)) { \
-            fprintf(stderr, "FAIL %s:%d: ", __FILE__, __LINE__); \
-            fprintf(stderr, __VA_ARGS__); \
-            fprintf(stderr, "\n"); \
-            kt_fail++; \
-        } \
-    } while (0)
-
-static int kt_usable(const char *name)
-{
-    const char *names[16];
-    size_t i, n = hlx_kernels_list(names, 16);
-
-    for (i = 0; i < n && i < 16; i++)
-        if (!strcmp(names[i], name))
-            return 1;
-    return 0;
-}
 
 /* Chooses for (name, kv, head size, threads) and checks the variant and the reason's start. */
 static void kt_pick(const char *name, hlx_dtype_t kv, int dk, int threads, const char *want,
@@ -38,16 +17,16 @@ static void kt_pick(const char *name, hlx_dtype_t kv, int dk, int threads, const
     char why[256];
     hlx_status_t st = hlx_kernels_init_shape(name, kv, dk, threads, &k, why, sizeof(why));
 
-    KT_CHECK(st == HLX_OK, "%s kv %d dk %d threads %d: status %d", name ? name : "NULL",
+    KT_EXPECT(st == HLX_OK, "%s kv %d dk %d threads %d: status %d", name ? name : "NULL",
              (int)kv, dk, threads, (int)st);
     if (st != HLX_OK)
         return;
-    KT_CHECK(!strcmp(k.name, want), "%s kv %d dk %d threads %d: %s, expected %s",
+    KT_EXPECT(!strcmp(k.name, want), "%s kv %d dk %d threads %d: %s, expected %s",
              name ? name : "NULL", (int)kv, dk, threads, k.name, want);
-    KT_CHECK(!strncmp(why, want, strlen(want)) && strstr(why, why_has) != NULL,
+    KT_EXPECT(!strncmp(why, want, strlen(want)) && strstr(why, why_has) != NULL,
              "reason '%s' should name %s and say '%s'", why, want, why_has);
     /* the table is the named variant's, the KV layout included */
-    KT_CHECK(hlx_kernels_init_kv(want, kv, &ref) == HLX_OK && ref.attn == k.attn &&
+    KT_EXPECT(hlx_kernels_init_kv(want, kv, &ref) == HLX_OK && ref.attn == k.attn &&
              ref.kv_layout.k_block == k.kv_layout.k_block &&
              ref.kv_layout.v_block == k.kv_layout.v_block &&
              ref.kv_layout.k_chunk == k.kv_layout.k_chunk &&
@@ -88,7 +67,7 @@ int main(void)
     if (kt_usable("avx2"))
         kt_pick("avx2", HLX_DTYPE_FP8, 32, 2, "avx2", "named by --kernels");
     /* how fp8 KV is widened: by the variant, the CPU and HELIX_FP8_LOOKUP */
-    KT_CHECK(!strcmp(hlx_kernels_fp8_widening("scalar"), "exact") &&
+    KT_EXPECT(!strcmp(hlx_kernels_fp8_widening("scalar"), "exact") &&
              !strcmp(hlx_kernels_fp8_widening("amx"), "exact") &&
              !strcmp(hlx_kernels_fp8_widening(NULL), "exact") &&
              !strcmp(hlx_kernels_fp8_widening("avx2"), "fp16"), "fp8 widening of scalar, amx, "
@@ -97,17 +76,17 @@ int main(void)
 #if defined(__x86_64__) || defined(__i386__)
     if (kt_usable("avx512")) {
         const char *w = hlx_kernels_fp8_widening("avx512");
-        KT_CHECK(!strcmp(w, __builtin_cpu_supports("avx512vbmi") ? "lookup" : "fp16"),
+        KT_EXPECT(!strcmp(w, __builtin_cpu_supports("avx512vbmi") ? "lookup" : "fp16"),
                  "avx512 fp8 widening %s", w);
         setenv("HELIX_FP8_LOOKUP", "0", 1);
         w = hlx_kernels_fp8_widening("avx512");
-        KT_CHECK(!strcmp(w, "fp16"), "avx512 fp8 widening under HELIX_FP8_LOOKUP=0: %s", w);
+        KT_EXPECT(!strcmp(w, "fp16"), "avx512 fp8 widening under HELIX_FP8_LOOKUP=0: %s", w);
         unsetenv("HELIX_FP8_LOOKUP");
     }
 #endif
-    KT_CHECK(hlx_kernels_init_shape("no-such", HLX_DTYPE_BF16, 32, 2, &k, why, sizeof(why)) ==
+    KT_EXPECT(hlx_kernels_init_shape("no-such", HLX_DTYPE_BF16, 32, 2, &k, why, sizeof(why)) ==
              HLX_ERR_UNSUPPORTED && why[0] == '\0', "unknown name: expected UNSUPPORTED");
-    KT_CHECK(hlx_kernels_init_shape(NULL, HLX_DTYPE_BF16, 32, 2, &k, NULL, 0) == HLX_OK,
+    KT_EXPECT(hlx_kernels_init_shape(NULL, HLX_DTYPE_BF16, 32, 2, &k, NULL, 0) == HLX_OK,
              "why may be NULL");
     if (kt_fail) {
         fprintf(stderr, "%d failure(s)\n", kt_fail);

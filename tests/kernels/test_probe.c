@@ -3,7 +3,7 @@
  * (its blocks and remainders), the FMA count per line rounds the intensity as documented,
  * and the public probe refuses what it cannot measure. No timing is asserted.
  * Exit 0 on success, 1 on the first failure. */
-#include "hlx_kernels.h"
+#include "kt_common.h"
 #include "hlx_kernels_priv.h"
 
 #include <math.h>
@@ -12,27 +12,6 @@
 #include <string.h>
 
 static int kt_fail;
-
-#define KT_CHECK(cond, ...) \
-    do { \
-        if (!(cond)) { \
-            fprintf(stderr, "FAIL %s:%d: ", __FILE__, __LINE__); \
-            fprintf(stderr, __VA_ARGS__); \
-            fprintf(stderr, "\n"); \
-            kt_fail++; \
-        } \
-    } while (0)
-
-static int kt_usable(const char *name)
-{
-    const char *names[16];
-    size_t i, n = hlx_kernels_list(names, 16);
-
-    for (i = 0; i < n && i < 16; i++)
-        if (!strcmp(names[i], name))
-            return 1;
-    return 0;
-}
 
 typedef double (*kt_stream_fn)(const float *p, size_t n, int k, size_t piece);
 
@@ -60,29 +39,29 @@ static void kt_loop(const char *isa, kt_stream_fn fn, int lanes)
     int k, j;
 
     if (p == NULL) {
-        KT_CHECK(0, "out of memory");
+        KT_EXPECT(0, "out of memory");
         return;
     }
     for (j = 0; j < (LINES + 2) * 16; j++)
         p[j] = (float)(j / 16 + 1);
     for (k = 1; k <= 70; k++) {
         double got = fn(p, LINES * 16, k, 0), want = kt_want(LINES, k, lanes);
-        KT_CHECK(fabs(got - want) <= 1e-4 * want, "%s: k %d, one stream: sum %.9g, want %.9g",
+        KT_EXPECT(fabs(got - want) <= 1e-4 * want, "%s: k %d, one stream: sum %.9g, want %.9g",
                  isa, k, got, want);
         got = fn(p, LINES * 16, k, 3 * 16);
-        KT_CHECK(fabs(got - want) <= 1e-4 * want, "%s: k %d, two streams: sum %.9g, want %.9g",
+        KT_EXPECT(fabs(got - want) <= 1e-4 * want, "%s: k %d, two streams: sum %.9g, want %.9g",
                  isa, k, got, want);
     }
     /* 64 lines and 30 floats more: two halves of 32 lines each (the halves start at whole
      * lines), the 30 floats (lines 65 and 66) not read */
     {
         double got = fn(p, LINES * 16 + 30, 8, 4 * 16), want = kt_want(LINES, 8, lanes);
-        KT_CHECK(fabs(got - want) <= 1e-4 * want, "%s: ragged halves: sum %.9g, want %.9g",
+        KT_EXPECT(fabs(got - want) <= 1e-4 * want, "%s: ragged halves: sum %.9g, want %.9g",
                  isa, got, want);
     }
     /* a tail shorter than a line is not read */
-    KT_CHECK(fn(p, 15, 8, 0) == 0.0, "%s: 15 floats are no line", isa);
-    KT_CHECK(fn(p, 31, 8, 16) == 0.0, "%s: two halves of 15 floats are no lines", isa);
+    KT_EXPECT(fn(p, 15, 8, 0) == 0.0, "%s: 15 floats are no line", isa);
+    KT_EXPECT(fn(p, 31, 8, 16) == 0.0, "%s: two halves of 15 floats are no lines", isa);
     free(p);
 }
 
@@ -105,11 +84,11 @@ static void kt_count(void)
 
     for (i = 0; i < sizeof(c) / sizeof(c[0]); i++) {
         int k = hlx_kernels_stream_fma_k(c[i].fpb, c[i].lanes);
-        KT_CHECK(k == c[i].k, "stream_fma_k(%g, %d) = %d, want %d", c[i].fpb, c[i].lanes, k,
+        KT_EXPECT(k == c[i].k, "stream_fma_k(%g, %d) = %d, want %d", c[i].fpb, c[i].lanes, k,
                  c[i].k);
     }
-    KT_CHECK(hlx_kernels_stream_fma_k(NAN, 16) == 0, "NaN intensity");
-    KT_CHECK(hlx_kernels_stream_fma_k(INFINITY, 16) == 0, "infinite intensity");
+    KT_EXPECT(hlx_kernels_stream_fma_k(NAN, 16) == 0, "NaN intensity");
+    KT_EXPECT(hlx_kernels_stream_fma_k(INFINITY, 16) == 0, "infinite intensity");
 }
 
 /* The public probe: refusals, and on a small buffer a finite rate and the intensity it
@@ -119,22 +98,22 @@ static void kt_public(void)
     double gbps = -1, fpb = -1;
     hlx_status_t st;
 
-    KT_CHECK(hlx_kernels_probe_stream_fma_for(NULL, 64, 8.0, 0, &gbps, &fpb) == HLX_ERR_INVALID,
+    KT_EXPECT(hlx_kernels_probe_stream_fma_for(NULL, 64, 8.0, 0, &gbps, &fpb) == HLX_ERR_INVALID,
              "64 bytes accepted");
-    KT_CHECK(hlx_kernels_probe_stream_fma_for(NULL, 1 << 16, NAN, 0, &gbps, &fpb) ==
+    KT_EXPECT(hlx_kernels_probe_stream_fma_for(NULL, 1 << 16, NAN, 0, &gbps, &fpb) ==
              HLX_ERR_INVALID, "NaN intensity accepted");
-    KT_CHECK(hlx_kernels_probe_stream_fma_for(NULL, 1 << 16, -2.0, 0, &gbps, &fpb) ==
+    KT_EXPECT(hlx_kernels_probe_stream_fma_for(NULL, 1 << 16, -2.0, 0, &gbps, &fpb) ==
              HLX_ERR_INVALID, "negative intensity accepted");
     st = hlx_kernels_probe_stream_fma_for("scalar", 1 << 16, 1.1, 0, &gbps, &fpb);
-    KT_CHECK(st == HLX_OK && gbps > 0 && isfinite(gbps) && fpb == 1.09375,
+    KT_EXPECT(st == HLX_OK && gbps > 0 && isfinite(gbps) && fpb == 1.09375,
              "scalar: status %d, %g GB/s, %g flop/byte", (int)st, gbps, fpb);
     if (kt_usable("avx2")) {
         st = hlx_kernels_probe_stream_fma_for("avx2", 1 << 16, 1.1, 0, &gbps, &fpb);
-        KT_CHECK(st == HLX_OK && gbps > 0 && isfinite(gbps) && fpb == 1.0,
+        KT_EXPECT(st == HLX_OK && gbps > 0 && isfinite(gbps) && fpb == 1.0,
                  "avx2: status %d, %g GB/s, %g flop/byte", (int)st, gbps, fpb);
     }
     st = hlx_kernels_probe_stream_fma_for(NULL, 1 << 16, 8.0, 0, &gbps, NULL);
-    KT_CHECK(st == HLX_OK && gbps > 0 && isfinite(gbps), "widest: status %d, %g GB/s",
+    KT_EXPECT(st == HLX_OK && gbps > 0 && isfinite(gbps), "widest: status %d, %g GB/s",
              (int)st, gbps);
 }
 
