@@ -731,7 +731,7 @@ int hlx_cmd_bench(int argc, char **argv)
                r.bytes / r.bw_gbps > r.flops / r.peak_gflops ? "memory" : "compute", frac);
         if (sf_gbps > 0)
             printf("  the same bytes streamed issuing %.4g flop/byte as plain FMAs (measured "
-                   "after it): %.2f GB/s, %.6f s: stream_fma_fraction %.3f\n", sf_fpb, sf_gbps,
+                   "after it): %.2f GB/s, %.4g s: stream_fma_fraction %.3f\n", sf_fpb, sf_gbps,
                    r.bytes / (sf_gbps * 1e9), r.bytes / (sf_gbps * 1e9) / r.seconds);
         if (o.threads > 1)
             printf("  %d threads (limits above: all %d cores at once): one thread %.6f s, "
