@@ -326,6 +326,99 @@ store:
     }
 }
 
+/* f32 keys and values (dk == dv, a multiple of 32), one step in pieces: the scores of the
+ * next block over dims [32c, 32c + 32) (partial sums kept in sc between pieces, the same
+ * FMA order as hlx_kb_scores) and the P.V pass over columns [32c, 32c + 32) of this block
+ * (as hlx_pv_body), two pieces of scores ahead of the first pass so the softmax's chains
+ * complete behind them. Both streams advance together, 4 KiB of each at a time at head
+ * 128, where the two-phase step read 16 KiB of keys, then 16 KiB of values: 1M tokens on a
+ * Zen 5 core 46-58 -> 40-46 ms (docs/kernels.md). Prefetches as the two-phase step: the
+ * keys of the block after next (pfk, 128 bytes a dimension), the values of the next block
+ * from both ends (pfv). */
+static inline __attribute__((always_inline)) void
+hlx_kb_f32_scores_piece(const int G, const int dk, int c, const float *q, const char *kn,
+                        float *sc, const char *pfk)
+{
+    __m512 s0[8], s1[8];
+    int e, g;
+
+    _Pragma("GCC unroll 8") for (g = 0; g < G; g++) {
+        s0[g] = c ? _mm512_load_ps(sc + 32 * g) : _mm512_setzero_ps();
+        s1[g] = c ? _mm512_load_ps(sc + 32 * g + 16) : _mm512_setzero_ps();
+    }
+    _Pragma("GCC unroll 4") for (e = c * 32; e < (c + 1) * 32; e++) {
+        const __m512 k0 = _mm512_loadu_ps((const float *)kn + (size_t)e * 32);
+        const __m512 k1 = _mm512_loadu_ps((const float *)kn + (size_t)e * 32 + 16);
+        if (pfk != NULL) {
+            _mm_prefetch(pfk + (size_t)e * 128, _MM_HINT_T0);
+            _mm_prefetch(pfk + (size_t)e * 128 + 64, _MM_HINT_T0);
+        }
+        _Pragma("GCC unroll 8") for (g = 0; g < G; g++) {
+            const __m512 qb = _mm512_set1_ps(q[(size_t)g * dk + e]);
+            s0[g] = _mm512_fmadd_ps(qb, k0, s0[g]);
+            s1[g] = _mm512_fmadd_ps(qb, k1, s1[g]);
+        }
+    }
+    _Pragma("GCC unroll 8") for (g = 0; g < G; g++) {
+        _mm512_store_ps(sc + 32 * g, s0[g]);
+        _mm512_store_ps(sc + 32 * g + 16, s1[g]);
+    }
+}
+
+static inline __attribute__((always_inline)) void
+hlx_kb_f32_pv_pass(const int G, const int dv, int c, const float *p, const float *cv,
+                   const char *vr, size_t vts, size_t vcs, int nt, float *o, const char *pfv,
+                   size_t pfstep)
+{
+    const size_t half = pfstep * (size_t)dv / 2, ps = pfstep / 2;
+    __m512 a0[8], a1[8];
+    int g, t;
+
+    _Pragma("GCC unroll 8") for (g = 0; g < G; g++) {
+        a0[g] = _mm512_loadu_ps(o + (size_t)g * dv + 32 * c);
+        a1[g] = _mm512_loadu_ps(o + (size_t)g * dv + 32 * c + 16);
+        if (cv != NULL) {
+            a0[g] = _mm512_mul_ps(a0[g], _mm512_set1_ps(cv[g]));
+            a1[g] = _mm512_mul_ps(a1[g], _mm512_set1_ps(cv[g]));
+        }
+    }
+    for (t = 0; t < nt; t++) {
+        const float *vp = (const float *)(vr + (size_t)t * vts + (size_t)c * vcs);
+        const __m512 v0 = _mm512_loadu_ps(vp), v1 = _mm512_loadu_ps(vp + 16);
+        if (pfv != NULL) {
+            const size_t at = ((size_t)c * nt + t) * ps;
+            _mm_prefetch(pfv + at, _MM_HINT_T0);
+            _mm_prefetch(pfv + half + at, _MM_HINT_T0);
+        }
+        _Pragma("GCC unroll 8") for (g = 0; g < G; g++) {
+            const __m512 pg = _mm512_set1_ps(p[g * 32 + t]);
+            a0[g] = _mm512_fmadd_ps(pg, v0, a0[g]);
+            a1[g] = _mm512_fmadd_ps(pg, v1, a1[g]);
+        }
+    }
+    _Pragma("GCC unroll 8") for (g = 0; g < G; g++) {
+        _mm512_storeu_ps(o + (size_t)g * dv + 32 * c, a0[g]);
+        _mm512_storeu_ps(o + (size_t)g * dv + 32 * c + 16, a1[g]);
+    }
+}
+
+static inline __attribute__((always_inline)) void
+hlx_kb_f32_pieces(const int G, const int dk, const float *q, const char *kn, float *sc,
+                  const float *p, const float *cv, const char *vr, size_t vts, size_t vcs,
+                  int nt, float *o, const char *pfk, const char *pfv, size_t pfstep)
+{
+    const int pieces = dk / 32, lead = 2;
+    int c;
+
+    for (c = 0; c < pieces; c++) {
+        hlx_kb_f32_scores_piece(G, dk, c, q, kn, sc, pfk);
+        if (c + 1 >= lead)
+            hlx_kb_f32_pv_pass(G, dk, c + 1 - lead, p, cv, vr, vts, vcs, nt, o, pfv, pfstep);
+    }
+    for (c = pieces + 1 - lead > 0 ? pieces + 1 - lead : 0; c < pieces; c++)
+        hlx_kb_f32_pv_pass(G, dk, c, p, cv, vr, vts, vcs, nt, o, pfv, pfstep);
+}
+
 /* 4 vectors -> lanes 0-3 (and their copies in every 128-bit lane) = OP over all 16 lanes of
  * v[0..3]: 13 ops instead of the 45 of the 16-vector tree (chunks of up to 4 heads, as
  * GQA 4 or the last chunk of a group). */
@@ -449,6 +542,14 @@ hlx_kb_body(const int G, const int BF, const int VBF, const int D, const hlx_att
      * core: 47.9 -> 40.7 ms. bf16 and fp8 (compute-bound there) were 2-3% slower that way
      * and prefetch both over the P.V steps. Several chunks: pfk is this chunk's share of
      * the next block (one line per 8 dimensions of its score loop), pfv NULL. */
+    /* f32, a next block and this block's values, one chunk streaming (or none
+     * prefetching): the two in pieces (hlx_kb_f32_pieces) */
+    if (BF == 0 && VBF == 0 && kn != NULL && nt > 0 && dk == dv && dk % 32 == 0 &&
+        (pfv != NULL || pfk == NULL)) {
+        hlx_kb_f32_pieces(G, dk, q, kn, sc, p, up ? cv : NULL, vr, vts, vcs, nt, o, pfk, pfv,
+                          pfstep);
+        return;
+    }
     if (kn != NULL)
         hlx_kb_scores(G, BF, dk, q, kn, sc, BF == 0 || pfv == NULL ? pfk : NULL,
                       BF == 0 && pfv != NULL ? HLX_KB * 4 : 0);

@@ -255,6 +255,16 @@ def main():
            steps, time.time() - t0, min(p['load'] for p in points),
            max(p['load'] for p in points), os.cpu_count(),
            'before every point' if hw_each else 'once, at the start'))
+    # the points where every rank has a core, apart from those that share cores (four ranks
+    # on two vCPUs wait on the scheduler: docs/planner.md)
+    cores = len(os.sched_getaffinity(0))
+    own = [p for p in points if p['kvp'] * p['tpa'] <= cores]
+    shared = [p for p in points if p['kvp'] * p['tpa'] > cores]
+    if own and shared:
+        print('every rank with a core of its own: %d of %d within %d%%; more ranks than cores: '
+              '%d of %d' % (sum(1 for p in own if abs(p['ratio'] - 1) <= TARGET), len(own),
+                            TARGET * 100, sum(1 for p in shared if abs(p['ratio'] - 1) <= TARGET),
+                            len(shared)))
     hb_ = sum(1 for p in points if abs(p['ratio_best'] - 1) <= TARGET)
     eb = sorted(abs(p['ratio_best'] - 1) for p in points)
     print('against the fastest step of each run (the machine when the ranks had their cores): '
