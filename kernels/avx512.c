@@ -330,11 +330,13 @@ store:
  * next block over dims [32c, 32c + 32) (partial sums kept in sc between pieces, the same
  * FMA order as hlx_kb_scores) and the P.V pass over columns [32c, 32c + 32) of this block
  * (as hlx_pv_body), two pieces of scores ahead of the first pass so the softmax's chains
- * complete behind them. Both streams advance together, 4 KiB of each at a time at head
- * 128, where the two-phase step read 16 KiB of keys, then 16 KiB of values: 1M tokens on a
- * Zen 5 core 46-58 -> 40-46 ms (docs/kernels.md). Prefetches as the two-phase step: the
- * keys of the block after next (pfk, 128 bytes a dimension), the values of the next block
- * from both ends (pfv). */
+ * complete behind them: the same FMAs in the same order as the two-phase step, so the same
+ * bits. Both streams advance together, 4 KiB of each at a time at head 128, where the
+ * two-phase step read 16 KiB of keys, then 16 KiB of values: 1M tokens on a Zen 5 core
+ * 47-49 -> 39-41 ms (docs/kernels.md). Prefetches as the two-phase step: the keys of the
+ * block after next (pfk, 128 bytes a dimension), the values of the next block from both
+ * ends (pfv). The score piece is its own loop rather than hlx_kb_scores over a range of
+ * dimensions: that one, with its general prefetch and load, took 2-4 ms more at 1M. */
 static inline __attribute__((always_inline)) void
 hlx_kb_f32_scores_piece(const int G, const int dk, int c, const float *q, const char *kn,
                         float *sc, const char *pfk)
