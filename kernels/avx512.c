@@ -329,7 +329,7 @@ store:
 /* f32 keys and values (dk == dv, a multiple of 32), one step in pieces: the scores of the
  * next block over dims [32c, 32c + 32) (partial sums kept in sc between pieces, the same
  * FMA order as hlx_kb_scores) and the P.V pass over columns [32c, 32c + 32) of this block
- * (as hlx_pv_body), two pieces of scores ahead of the first pass so the softmax's chains
+ * (hlx_pv_cols over those columns), two pieces of scores ahead of the first pass so the softmax's chains
  * complete behind them: the same FMAs in the same order as the two-phase step, so the same
  * bits. Both streams advance together, 4 KiB of each at a time at head 128, where the
  * two-phase step read 16 KiB of keys, then 16 KiB of values: 1M tokens on a Zen 5 core
@@ -368,57 +368,24 @@ hlx_kb_f32_scores_piece(const int G, const int dk, int c, const float *q, const 
 }
 
 static inline __attribute__((always_inline)) void
-hlx_kb_f32_pv_pass(const int G, const int dv, int c, const float *p, const float *cv,
-                   const char *vr, size_t vts, size_t vcs, int nt, float *o, const char *pfv,
-                   size_t pfstep)
-{
-    const size_t half = pfstep * (size_t)dv / 2, ps = pfstep / 2;
-    __m512 a0[8], a1[8];
-    int g, t;
-
-    _Pragma("GCC unroll 8") for (g = 0; g < G; g++) {
-        a0[g] = _mm512_loadu_ps(o + (size_t)g * dv + 32 * c);
-        a1[g] = _mm512_loadu_ps(o + (size_t)g * dv + 32 * c + 16);
-        if (cv != NULL) {
-            a0[g] = _mm512_mul_ps(a0[g], _mm512_set1_ps(cv[g]));
-            a1[g] = _mm512_mul_ps(a1[g], _mm512_set1_ps(cv[g]));
-        }
-    }
-    for (t = 0; t < nt; t++) {
-        const float *vp = (const float *)(vr + (size_t)t * vts + (size_t)c * vcs);
-        const __m512 v0 = _mm512_loadu_ps(vp), v1 = _mm512_loadu_ps(vp + 16);
-        if (pfv != NULL) {
-            const size_t at = ((size_t)c * nt + t) * ps;
-            _mm_prefetch(pfv + at, _MM_HINT_T0);
-            _mm_prefetch(pfv + half + at, _MM_HINT_T0);
-        }
-        _Pragma("GCC unroll 8") for (g = 0; g < G; g++) {
-            const __m512 pg = _mm512_set1_ps(p[g * 32 + t]);
-            a0[g] = _mm512_fmadd_ps(pg, v0, a0[g]);
-            a1[g] = _mm512_fmadd_ps(pg, v1, a1[g]);
-        }
-    }
-    _Pragma("GCC unroll 8") for (g = 0; g < G; g++) {
-        _mm512_storeu_ps(o + (size_t)g * dv + 32 * c, a0[g]);
-        _mm512_storeu_ps(o + (size_t)g * dv + 32 * c + 16, a1[g]);
-    }
-}
-
-static inline __attribute__((always_inline)) void
 hlx_kb_f32_pieces(const int G, const int dk, const float *q, const char *kn, float *sc,
                   const float *p, const float *cv, const char *vr, size_t vts, size_t vcs,
                   int nt, float *o, const char *pfk, const char *pfv, size_t pfstep)
 {
     const int pieces = dk / 32, lead = 2;
+    /* the values of the next block from both ends, as the two-phase step's P.V */
+    const char *pfv2 = pfv ? pfv + pfstep * (size_t)dk / 2 : NULL;
     int c;
 
     for (c = 0; c < pieces; c++) {
         hlx_kb_f32_scores_piece(G, dk, c, q, kn, sc, pfk);
         if (c + 1 >= lead)
-            hlx_kb_f32_pv_pass(G, dk, c + 1 - lead, p, cv, vr, vts, vcs, nt, o, pfv, pfstep);
+            hlx_pv_cols_avx512(G, 0, 2, p, cv, dk, vr, vts, vcs, nt, o, pfv, pfv2, pfstep / 2,
+                               32 * (c + 1 - lead), 32 * (c + 2 - lead));
     }
     for (c = pieces + 1 - lead > 0 ? pieces + 1 - lead : 0; c < pieces; c++)
-        hlx_kb_f32_pv_pass(G, dk, c, p, cv, vr, vts, vcs, nt, o, pfv, pfstep);
+        hlx_pv_cols_avx512(G, 0, 2, p, cv, dk, vr, vts, vcs, nt, o, pfv, pfv2, pfstep / 2,
+                           32 * c, 32 * c + 32);
 }
 
 /* 4 vectors -> lanes 0-3 (and their copies in every 128-bit lane) = OP over all 16 lanes of

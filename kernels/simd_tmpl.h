@@ -79,8 +79,8 @@ HLX_FN(hlx_qk)(const int G, const int BF, const float *qp, int dk, const char *k
         sc[g] = hlx_v_hsum(part[g]);
 }
 
-/* o[g][c..] = o*corr[g] + sum_t p[g][t] v_t for G heads, nt tokens, all dv columns (corr
- * NULL: o + sum_t p[g][t] v_t). The 2W columns from c of token t are read at
+/* o[g][c..] = o*corr[g] + sum_t p[g][t] v_t for G heads, nt tokens, the columns [c0, c1)
+ * of dv (multiples of 2W; corr NULL: o + sum_t p[g][t] v_t). The 2W columns from c of token t are read at
  * v + t * vts + (c / 2W) * vcs: rows have vts = the row stride and vcs = 2W elements, the
  * blocked values of avx512/avx2 (runs of 2W elements per token) vts = 2W elements and
  * vcs = 2W elements x the tokens of a block.
@@ -89,11 +89,12 @@ HLX_FN(hlx_qk)(const int G, const int BF, const float *qp, int dk, const char *k
 static inline __attribute__((always_inline)) void
 HLX_FN(hlx_pv_body)(const int G, const int BF, const int PT, const int PF, const float *p,
                     const float *corr, int dv, const char *v, size_t vts, size_t vcs,
-                    int nt, float *o, const char *pfa, const char *pfb, size_t pfstep)
+                    int nt, float *o, const char *pfa, const char *pfb, size_t pfstep,
+                    int c0, int c1)
 {
     int c, t, g;
 
-    for (c = 0; c < dv; c += 2 * HLX_W) {
+    for (c = c0; c < c1; c += 2 * HLX_W) {
         HLX_V a0[HLX_GMAX], a1[HLX_GMAX];
         if (corr != NULL) {
             _Pragma("GCC unroll 8") for (g = 0; g < G; g++) {
@@ -162,16 +163,27 @@ HLX_FN(hlx_pv_body)(const int G, const int BF, const int PT, const int PF, const
 }
 
 /* The same with prefetches of pfa/pfb when given: one loop each way, so the loop without
- * them carries no test (MLA, compute-bound, lost 3% to it). */
+ * them carries no test (MLA, compute-bound, lost 3% to it). Columns [c0, c1). */
+static inline __attribute__((always_inline)) void
+HLX_FN(hlx_pv_cols)(const int G, const int BF, const int PT, const float *p, const float *corr,
+                    int dv, const char *v, size_t vts, size_t vcs, int nt, float *o,
+                    const char *pfa, const char *pfb, size_t pfstep, int c0, int c1)
+{
+    if (pfa != NULL)
+        HLX_FN(hlx_pv_body)(G, BF, PT, 1, p, corr, dv, v, vts, vcs, nt, o, pfa, pfb, pfstep,
+                            c0, c1);
+    else
+        HLX_FN(hlx_pv_body)(G, BF, PT, 0, p, corr, dv, v, vts, vcs, nt, o, pfa, pfb, pfstep,
+                            c0, c1);
+}
+
+/* All dv columns. */
 static inline __attribute__((always_inline)) void
 HLX_FN(hlx_pv)(const int G, const int BF, const int PT, const float *p, const float *corr,
                int dv, const char *v, size_t vts, size_t vcs, int nt, float *o,
                const char *pfa, const char *pfb, size_t pfstep)
 {
-    if (pfa != NULL)
-        HLX_FN(hlx_pv_body)(G, BF, PT, 1, p, corr, dv, v, vts, vcs, nt, o, pfa, pfb, pfstep);
-    else
-        HLX_FN(hlx_pv_body)(G, BF, PT, 0, p, corr, dv, v, vts, vcs, nt, o, pfa, pfb, pfstep);
+    HLX_FN(hlx_pv_cols)(G, BF, PT, p, corr, dv, v, vts, vcs, nt, o, pfa, pfb, pfstep, 0, dv);
 }
 
 /* One head chunk (G <= GMAX heads) over nt <= W tokens: scores, online softmax, P.V.
