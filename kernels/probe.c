@@ -217,7 +217,7 @@ hlx_status_t hlx_kernels_probe_stream_fma_for(const char *variant, size_t bytes,
     static const int lanes[3] = { 1, 8, 16 };
     int isa = hlx_probe_isa_for(variant), k = hlx_kernels_stream_fma_k(flops_per_byte, lanes[isa]);
     size_t n = bytes / sizeof(float), i;
-    double best = 0.0, t_total = 0.0, bytes_read;
+    double best = 0.0, t_total = 0.0, bytes_two;
     float *p;
     int pass;
 
@@ -234,8 +234,11 @@ hlx_status_t hlx_kernels_probe_stream_fma_for(const char *variant, size_t bytes,
      * against 25-30 for one stream); at least three passes of each (the first may find the
      * buffer in no cache it will be in later), then until min_seconds, at most 20; the
      * best kept */
+    /* two streams leave up to 15 floats of each half's end unread */
+    bytes_two = (double)(n / 2 / 16 * 16 * 2 * sizeof(float));
     for (pass = 0; pass < 6 || (t_total < min_seconds && pass < 20); pass++) {
         const size_t piece = pass % 2 ? 2048 : 0;
+        const double bytes_read = piece ? bytes_two : (double)(n * sizeof(float));
         uint64_t t0 = hlx_now_ns();
         double dt;
 #ifdef HLX_HAVE_X86_VARIANTS
@@ -247,9 +250,6 @@ hlx_status_t hlx_kernels_probe_stream_fma_for(const char *variant, size_t bytes,
 #endif
         dt = (double)(hlx_now_ns() - t0) * 1e-9;
         t_total += dt;
-        /* two streams drop up to 15 floats of each half's end: the bytes read */
-        bytes_read = piece ? (double)(n / 2 / 16 * 16 * 2 * sizeof(float))
-                           : (double)(n * sizeof(float));
         if (dt > 0 && bytes_read / dt * 1e-9 > best)
             best = bytes_read / dt * 1e-9;
     }

@@ -5,13 +5,11 @@
 
 static int kt_fail;
 
+/* KT_EXPECT, then leave the check function at the first failure */
 #define KT_CHECK(cond, ...) \
     do { \
         if (!(cond)) { \
-            fprintf(stderr, "FAIL %s:%d: ", __FILE__, __LINE__); \
-            fprintf(stderr, __VA_ARGS__); \
-            fprintf(stderr, "\n"); \
-            kt_fail++; \
+            KT_EXPECT(0, __VA_ARGS__); \
             return; \
         } \
     } while (0)
