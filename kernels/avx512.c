@@ -329,11 +329,11 @@ store:
 /* f32 keys and values (dk == dv, a multiple of 32), one step in pieces: the scores of the
  * next block over dims [32c, 32c + 32) (partial sums kept in sc between pieces, the same
  * FMA order as hlx_kb_scores) and the P.V pass over columns [32c, 32c + 32) of this block
- * (hlx_pv_cols over those columns), two pieces of scores ahead of the first pass so the softmax's chains
- * complete behind them: the same FMAs in the same order as the two-phase step, so the same
- * bits. Both streams advance together, 4 KiB of each at a time at head 128, where the
+ * (hlx_pv_cols over those columns), two pieces of scores ahead of the first pass so the
+ * softmax's chains complete behind them: the same FMAs in the same order as the two-phase
+ * step, so the same bits. Both streams advance together, 4 KiB of each at a time at head 128, where the
  * two-phase step read 16 KiB of keys, then 16 KiB of values: 1M tokens on a Zen 5 core
- * 47-49 -> 39-41 ms (docs/kernels.md). Prefetches as the two-phase step: the keys of the
+ * 47-49 -> 39-41 ms in one phase of the host, 38-43 -> 38-40 in another (docs/kernels.md). Prefetches as the two-phase step: the keys of the
  * block after next (pfk, 128 bytes a dimension), the values of the next block from both
  * ends (pfv). The score piece is its own loop rather than hlx_kb_scores over a range of
  * dimensions: that one, with its general prefetch and load, took 2-4 ms more at 1M. */
@@ -377,15 +377,14 @@ hlx_kb_f32_pieces(const int G, const int dk, const float *q, const char *kn, flo
     const char *pfv2 = pfv ? pfv + pfstep * (size_t)dk / 2 : NULL;
     int c;
 
-    for (c = 0; c < pieces; c++) {
-        hlx_kb_f32_scores_piece(G, dk, c, q, kn, sc, pfk);
+    /* step c: score piece c (while there is one), then P.V pass c + 1 - lead (once due) */
+    for (c = 0; c < pieces + lead - 1; c++) {
+        if (c < pieces)
+            hlx_kb_f32_scores_piece(G, dk, c, q, kn, sc, pfk);
         if (c + 1 >= lead)
             hlx_pv_cols_avx512(G, 0, 2, p, cv, dk, vr, vts, vcs, nt, o, pfv, pfv2, pfstep / 2,
                                32 * (c + 1 - lead), 32 * (c + 2 - lead));
     }
-    for (c = pieces + 1 - lead > 0 ? pieces + 1 - lead : 0; c < pieces; c++)
-        hlx_pv_cols_avx512(G, 0, 2, p, cv, dk, vr, vts, vcs, nt, o, pfv, pfv2, pfstep / 2,
-                           32 * c, 32 * c + 32);
 }
 
 /* 4 vectors -> lanes 0-3 (and their copies in every 128-bit lane) = OP over all 16 lanes of
