@@ -17,6 +17,8 @@
 #include <unistd.h>
 
 #define HLX_BOOT_MAX_KEYS 256
+/* Seconds a rank runs on after its launcher's PMIx server closed the connection. */
+#define HLX_BOOT_ORPHAN_S 3.0
 
 struct hlx_boot {
     hlx_boot_info_t info;
@@ -123,6 +125,17 @@ static void hlx_boot_event(size_t id, pmix_status_t status, const pmix_proc_t *s
         else if (!strcmp(info[i].key, PMIX_EVENT_TEXT_MESSAGE) &&
                  info[i].value.type == PMIX_STRING)
             text = info[i].value.data.string;
+    }
+    if (status == PMIX_ERR_LOST_CONNECTION && boot != NULL && !boot->aborting && source &&
+        strncmp(source->nspace, boot->nspace, PMIX_MAX_NSLEN) != 0 && boot->wd != NULL) {
+        /* The launcher's server closed: helixrun does so on a failure just before it
+         * signals the ranks, and the connection also drops when the launcher itself was
+         * killed (helixrun, slurmstepd, prted). Then nobody is left to end this rank, and
+         * ranks behind a wrapper would run on as orphans: the watchdog ends the process if
+         * no signal has within a few seconds. */
+        hlx_watchdog_arm(boot->wd, HLX_BOOT_ORPHAN_S, 1,
+                         "the wait for the launcher's signal after its PMIx server closed "
+                         "the connection");
     }
     if (status < 0) {
         int rank = lost ? (int)lost->rank : -1;
