@@ -2,6 +2,8 @@
  * request, greedy or by seeded top-p sampling, on the ranks of this job; and the loading of
  * a model (file, preset or checkpoint directory) and of a prompt file that decode shares. */
 #include "hlx_cmd.h"
+#include "hlx_file.h"
+#include "hlx_json.h"
 #include "hlx_ckpt.h"
 #include "hlx_kernels.h"
 #include "hlx_log.h"
@@ -70,66 +72,43 @@ int hlx_run_load_model(const char *cmd, const hlx_decode_opts_t *o, hlx_run_conf
 }
 
 #define HLX_PROMPT_MAX_BYTES (64u << 20)
+#define HLX_PROMPT_MAX_LINES 65536 /* requests: the bound of --batch */
 
-/* Reads path whole (at most HLX_PROMPT_MAX_BYTES). */
-static char *hlx_read_text(const char *path, char *err, size_t errlen)
+/* Reads path whole (at most HLX_PROMPT_MAX_BYTES; a named pipe without a writer reads as
+ * empty instead of blocking the open); *rc_p the exit status when it cannot. */
+static char *hlx_read_text(const char *path, char *err, size_t errlen, int *rc_p)
 {
-    FILE *f = fopen(path, "rb");
     char *buf = NULL;
-    size_t n = 0, cap = 0, got;
+    size_t n = 0;
+    hlx_status_t st = hlx_file_read(path, "prompt file", HLX_PROMPT_MAX_BYTES, &buf, &n, err,
+                                    errlen);
 
-    if (f == NULL) {
-        snprintf(err, errlen, "%s: %s", path, strerror(errno));
+    if (st != HLX_OK) {
+        *rc_p = st == HLX_ERR_NOT_FOUND || st == HLX_ERR_INVALID ? 2 : 1;
         return NULL;
     }
-    do {
-        if (cap - n < 4096) {
-            char *nb;
-            if (cap >= HLX_PROMPT_MAX_BYTES) {
-                snprintf(err, errlen, "%s: larger than %u bytes", path, HLX_PROMPT_MAX_BYTES);
-                goto fail;
-            }
-            cap = cap ? 2 * cap : 65536;
-            if ((nb = realloc(buf, cap + 1)) == NULL) {
-                snprintf(err, errlen, "%s: out of memory", path);
-                goto fail;
-            }
-            buf = nb;
-        }
-        got = fread(buf + n, 1, cap - n, f);
-        n += got;
-    } while (got > 0);
-    if (ferror(f)) {
-        snprintf(err, errlen, "%s: read error", path);
-        goto fail;
-    }
-    fclose(f);
-    buf[n] = 0;
     if (strlen(buf) != n) {
         snprintf(err, errlen, "%s: holds a NUL byte (expected text: token ids)", path);
         free(buf);
+        *rc_p = 2;
         return NULL;
     }
     return buf;
-fail:
-    fclose(f);
-    free(buf);
-    return NULL;
 }
 
 int hlx_run_load_prompt(const char *cmd, const hlx_decode_opts_t *o, const hlx_model_t *m,
                         hlx_run_config_t *cfg, int **ids_p)
 {
     char err[1024], *text, *s, *bol;
-    int *ids = NULL, line = 1, lines = 0, len = 0, first_len = -1, first_line = 0, b;
+    int *ids = NULL, line = 1, lines = 0, len = 0, first_len = -1, first_line = 0, b, rc = 2;
     size_t n = 0, cap = 0;
 
     *ids_p = NULL;
     if (o->prompt_ids == NULL)
         return -1;
-    if ((text = hlx_read_text(o->prompt_ids, err, sizeof(err))) == NULL) {
+    if ((text = hlx_read_text(o->prompt_ids, err, sizeof(err), &rc)) == NULL) {
         fprintf(stderr, "helix %s: --prompt-ids %s\n", cmd, err);
-        return 2;
+        return rc;
     }
     for (s = bol = text;; s++) {
         const char *col0 = s;
@@ -199,6 +178,11 @@ int hlx_run_load_prompt(const char *cmd, const hlx_decode_opts_t *o, const hlx_m
     }
     if (lines == 0) {
         fprintf(stderr, "helix %s: --prompt-ids %s: no token ids\n", cmd, o->prompt_ids);
+        goto bad;
+    }
+    if (lines > HLX_PROMPT_MAX_LINES) {
+        fprintf(stderr, "helix %s: --prompt-ids %s has %d lines (one request each): at most "
+                "%d requests, as --batch\n", cmd, o->prompt_ids, lines, HLX_PROMPT_MAX_LINES);
         goto bad;
     }
     if (lines > 1 && o->batch_given && lines != cfg->batch) {
@@ -313,27 +297,53 @@ static const char hlx_generate_usage_tail[] =
     "\n"
     "exit status: 0 ok, 1 runtime failure or check failure, 2 bad input\n";
 
-/* eos_token_id of DIR/config.json (an id or a list of ids); n = 0 when absent. */
-static int hlx_generate_eos(const char *dir, int *eos, int max)
+/* eos_token_id of DIR/config.json (an id or a list of at most max ids; absent or null:
+ * none). Ids outside the vocabulary can never be generated: dropped with a warning. The
+ * count, or -1 after a message (file:line:column) for anything else. */
+static int hlx_generate_eos(const char *dir, int vocab, int *eos, int max)
 {
     char path[4096];
-    json_t *root, *e;
-    int n = 0;
-    size_t i;
+    hlx_jdoc_t *doc = NULL;
+    json_t *e;
+    int n = 0, dropped = 0;
+    size_t i, cnt;
 
     if (!dir[0])
         return 0;
     snprintf(path, sizeof(path), "%s/config.json", dir);
-    if ((root = json_load_file(path, 0, NULL)) == NULL)
-        return 0;
-    e = json_object_get(root, "eos_token_id");
-    if (json_is_integer(e))
-        eos[n++] = (int)json_integer_value(e);
-    for (i = 0; json_is_array(e) && i < json_array_size(e) && n < max; i++)
-        if (json_is_integer(json_array_get(e, i)))
-            eos[n++] = (int)json_integer_value(json_array_get(e, i));
-    json_decref(root);
+    if (hlx_jdoc_load_file_as(path, "model config", &doc) != HLX_OK) {
+        fprintf(stderr, "helix generate: %s\n", doc ? hlx_jdoc_error(doc) : path);
+        hlx_jdoc_free(doc);
+        return -1;
+    }
+    e = json_object_get(hlx_jdoc_root(doc), "eos_token_id");
+    cnt = json_is_array(e) ? json_array_size(e) : e != NULL && !json_is_null(e);
+    if (cnt > (size_t)max) {
+        hlx_jdoc_fail(doc, "/eos_token_id", HLX_ERR_PARSE, "%zu ids; at most %d", cnt, max);
+        goto bad;
+    }
+    for (i = 0; i < cnt; i++) {
+        json_t *v = json_is_array(e) ? json_array_get(e, i) : e;
+        json_int_t id = json_is_integer(v) ? json_integer_value(v) : -1;
+        if (id < 0 || id > INT_MAX) {
+            hlx_jdoc_fail(doc, "/eos_token_id", HLX_ERR_PARSE, "expected a token id (an "
+                          "integer 0 .. %d) or a list of them", vocab - 1);
+            goto bad;
+        }
+        if (id >= vocab)
+            dropped++;
+        else
+            eos[n++] = (int)id;
+    }
+    if (dropped)
+        hlx_warn("%s: eos_token_id: %d id(s) outside the vocabulary (0 .. %d) ignored", path,
+                 dropped, vocab - 1);
+    hlx_jdoc_free(doc);
     return n;
+bad:
+    fprintf(stderr, "helix generate: %s (or pass --eos / --ignore-eos)\n", hlx_jdoc_error(doc));
+    hlx_jdoc_free(doc);
+    return -1;
 }
 
 /* --eos ID[,ID...]: ids in 0..vocab-1, at most max; the count, or -1 after a message. */
@@ -496,8 +506,9 @@ int hlx_cmd_generate(int argc, char **argv)
     if ((rc = hlx_run_load_prompt("generate", &o, &model, &cfg, &ids)) >= 0)
         return rc;
     cfg.steps = (int)o.max_new - 1;
+    /* --ignore-eos wins over --eos (still checked) and over the checkpoint's ids */
     neos = o.eos ? hlx_generate_eos_flag(o.eos, model.vocab, eos, HLX_EOS_MAX)
-                 : hlx_generate_eos(cfg.ckpt, eos, HLX_EOS_MAX);
+         : o.ignore_eos ? 0 : hlx_generate_eos(cfg.ckpt, model.vocab, eos, HLX_EOS_MAX);
     if (neos < 0) {
         free(ids);
         return 2;

@@ -18,7 +18,9 @@
 #            HELIX_FAULT's step is a decode step: with HELIX_PREFILL=steps, step 0 fires in
 #            the first decode step, not in the prompt's
 #        prefill.sh inputs HELIX DATA
-#            bad prompt files: exit 2 naming file:line:column
+#            bad prompt files: exit 2 naming file:line:column (or what the path is: a
+#            directory, a pipe without a writer, too many lines); a checkpoint's bad
+#            eos_token_id: exit 2 naming config.json:line:column
 #        prefill.sh rankdiff HELIX DATA prefill|eos   (one rank of a 2-rank job)
 #            rank 1 runs with HELIX_PREFILL=steps or another --eos: the ranks must refuse
 #        prefill.sh rankprompt HELIX DATA   (one rank of a 2-rank job)
@@ -199,7 +201,42 @@ inputs)
     "$helix" decode --prompt-ids "$dir/missing.txt" >/dev/null 2>"$dir/err"
     rc=$?
     echo "exit $rc: $(cat "$dir/err")"
-    [ $rc -eq 2 ] && grep -qF "missing.txt: No such file" "$dir/err" || fail=1
+    [ $rc -eq 2 ] && grep -qF "missing.txt: no such prompt file" "$dir/err" || fail=1
+    expect_file() { # PATH MESSAGE: exit 2 naming the problem, within the deadline
+        timeout -k 2 20 "$helix" decode --prompt-ids "$1" --steps 1 >/dev/null 2>"$dir/err"
+        local rc=$?
+        echo "exit $rc: $(cat "$dir/err")"
+        if [ $rc -ne 2 ] || ! grep -qF -- "$2" "$dir/err"; then
+            echo "FAIL: $1: expected exit 2 and '$2'"
+            fail=1
+        fi
+    }
+    # a named pipe nobody writes to reads as empty (its open used to block for ever)
+    mkfifo "$dir/fifo"
+    expect_file "$dir/fifo" "no token ids"
+    expect_file "$dir" "is a directory, not a prompt file"
+    # more lines than --batch allows requests
+    yes 7 | head -n 65537 >"$dir/many.txt"
+    expect_file "$dir/many.txt" "has 65537 lines (one request each): at most 65536 requests"
+    # the checkpoint's eos_token_id: ids only (a wrapped 2^32 + 5 used to become 5)
+    "$helix" model synth --family dense --out "$dir/ck" >/dev/null 2>&1 || fail=1
+    for eos in 4294967301 -1 '"2"' '[1, 2.5]' "[$(seq -s, 1 17)]"; do
+        python3 - "$dir/ck/config.json" "$eos" <<'PY'
+import json, sys
+c = json.load(open(sys.argv[1]))
+c["eos_token_id"] = json.loads(sys.argv[2])
+json.dump(c, open(sys.argv[1], "w"), indent=1)
+PY
+        printf '1 2 3\n' >"$dir/p.txt"
+        timeout -k 2 60 "$helix" generate --model "$dir/ck" --prompt-ids "$dir/p.txt" \
+            --max-new 2 >/dev/null 2>"$dir/err"
+        rc=$?
+        echo "eos_token_id $eos: exit $rc: $(cat "$dir/err")"
+        if [ $rc -ne 2 ] || ! grep -qE "config.json:[0-9]+:[0-9]+: eos_token_id: " "$dir/err"; then
+            echo "FAIL: eos_token_id $eos: expected exit 2 naming config.json:line:column"
+            fail=1
+        fi
+    done
     "$helix" generate --max-new 3 >/dev/null 2>"$dir/err"
     rc=$?
     echo "exit $rc: $(cat "$dir/err")"
