@@ -263,18 +263,22 @@ typedef struct hlx_bench_stream_job {
     size_t bytes;
     double fpb;
     double gbps[HLX_POOL_MAX], fpb_used;
-    int    bad;
+    hlx_status_t st; /* the first failure of a part */
 } hlx_bench_stream_job_t;
 
 static void hlx_bench_stream_part(void *arg, int t, int nt)
 {
     hlx_bench_stream_job_t *j = arg;
+    hlx_status_t st;
     (void)nt;
-    if (hlx_kernels_probe_stream_fma_for(hlx_bench_peak_variant, j->bytes, j->fpb, 0.3,
-                                         &j->gbps[t], t == 0 ? &j->fpb_used : NULL) != HLX_OK)
-        j->bad = 1;
+    st = hlx_kernels_probe_stream_fma_for(hlx_bench_peak_variant, j->bytes, j->fpb, 0.3,
+                                          &j->gbps[t], t == 0 ? &j->fpb_used : NULL);
+    if (st != HLX_OK)
+        j->st = st; /* any part's: the parts fail alike */
 }
 
+/* 0 measured, 1 not measurable at this call (fewer bytes than the loop reads, or more
+ * flops per byte than it issues per line: no figure printed), -1 failed. */
 static int hlx_bench_stream_fma(double bytes, double flops, double *gbps_p, double *fpb_p)
 {
     static hlx_bench_stream_job_t job;
@@ -284,7 +288,9 @@ static int hlx_bench_stream_fma(double bytes, double flops, double *gbps_p, doub
     job.bytes = (size_t)(bytes / T);
     job.fpb = flops / bytes;
     hlx_pool_run(hlx_bench_pool, hlx_bench_stream_part, &job);
-    if (job.bad)
+    if (job.st == HLX_ERR_INVALID)
+        return 1;
+    if (job.st != HLX_OK)
         return -1;
     *gbps_p = 0.0;
     for (t = 0; t < T; t++)
@@ -510,7 +516,7 @@ int hlx_cmd_bench(int argc, char **argv)
     hlx_kernels_t kern;
     hlx_status_t st;
     double t_roof, frac, sf_gbps = 0.0, sf_fpb = 0.0;
-    int c, rc, dim;
+    int c, rc, dim, vector_path = 1;
 
     if (argc >= 2 && !strcmp(argv[1], "a2a"))
         return hlx_cmd_bench_a2a(argc - 1, argv + 1);
@@ -527,9 +533,22 @@ int hlx_cmd_bench(int argc, char **argv)
     }
     if (!strcmp(argv[1], "hopb"))
         return hlx_cmd_bench_hopb(argc - 1, argv + 1);
-    for (c = 2; c < argc && !strcmp(argv[1], "attention"); c++) /* cli/cuda */
-        if (!strcmp(argv[c], "--device") && c + 1 < argc && strcmp(argv[c + 1], "cpu"))
-            return hlx_bench_attention_cuda(argc - 1, argv + 1);
+    for (c = 2; c < argc; c++) { /* --device cuda: attention on the GPU (cli/cuda) */
+        const char *dev = !strcmp(argv[c], "--device") && c + 1 < argc ? argv[c + 1]
+                        : !strncmp(argv[c], "--device=", 9) ? argv[c] + 9 : NULL;
+        if (dev == NULL || !strcmp(dev, "cpu"))
+            continue;
+        if (strcmp(dev, "cuda")) {
+            fprintf(stderr, "helix bench: --device '%s': expected cpu or cuda\n", dev);
+            return 2;
+        }
+        if (strcmp(argv[1], "attention")) {
+            fprintf(stderr, "helix bench: --device cuda: only for attention (%s runs on the "
+                    "CPU)\n", argv[1]);
+            return 2;
+        }
+        return hlx_bench_attention_cuda(argc - 1, argv + 1);
+    }
     o.kernel = argv[1];
     if (strcmp(o.kernel, "attention") && strcmp(o.kernel, "merge") && strcmp(o.kernel, "gemv")) {
         fprintf(stderr, "helix bench: unknown kernel '%s' (attention, merge, gemv)\n", o.kernel);
@@ -566,7 +585,7 @@ int hlx_cmd_bench(int argc, char **argv)
         case 'F': if (hlx_bench_target("--target-fraction", optarg, &o.target_fraction)) return 2; break;
         case 'E': if (hlx_bench_target("--target-eff", optarg, &o.target_eff)) return 2; break;
         case 'S': if (hlx_bench_target("--target-speedup", optarg, &o.target_speedup)) return 2; break;
-        case 'D': break; /* cpu: this path (cuda left above) */
+        case 'D': break; /* cpu: this path (cuda left above, anything else refused) */
         case 'h': hlx_bench_usage(stdout); return 0;
         case ':':
             fprintf(stderr, "helix bench: %s needs a value\n", argv[optind]);
@@ -595,6 +614,20 @@ int hlx_cmd_bench(int argc, char **argv)
         else
             fprintf(stderr, "helix bench: %s\n", why);
         return 2;
+    }
+    /* a shape the variant's vector path does not cover runs its reference loop: say so
+     * before the (long) measurement, and in the report */
+    if (!strcmp(o.kernel, "attention") && kern.attn_covers != NULL) {
+        static const char kv[2];
+        hlx_attn_desc_t sd = { .group = o.mla ? 128 : o.group, .dk = o.mla ? 576 : o.dk,
+                               .dv = o.mla ? 512 : o.dv, .kv_dtype = o.dtype,
+                               .k = &kv[0], .v = o.mla ? &kv[0] : &kv[1] };
+        vector_path = kern.attn_covers(&sd);
+        if (!vector_path)
+            fprintf(stderr, "helix bench: note: %s has no vector path for head size %d x %d "
+                    "(%s KV): it runs its reference loop, tens of times slower; the figures "
+                    "below are that loop's\n", kern.name, sd.dk, sd.dv,
+                    hlx_dtype_name(o.dtype));
     }
     /* sizes first: an impossible one is reported before the limits are measured */
     {
@@ -654,8 +687,9 @@ int hlx_cmd_bench(int argc, char **argv)
         rc = hlx_bench_gemv(&o, &kern, &r);
     /* attention: the machine at the call's intensity, after the call (its bytes known) */
     if (rc == 0 && !strcmp(o.kernel, "attention") &&
-        hlx_bench_stream_fma(r.bytes, r.flops, &sf_gbps, &sf_fpb) != 0) {
-        fprintf(stderr, "helix bench: cannot measure streaming at the call's intensity\n");
+        hlx_bench_stream_fma(r.bytes, r.flops, &sf_gbps, &sf_fpb) < 0) {
+        fprintf(stderr, "helix bench: cannot measure streaming at the call's intensity (out "
+                "of memory)\n");
         rc = 1;
     }
     hlx_pool_destroy(hlx_bench_pool);
@@ -669,10 +703,11 @@ int hlx_cmd_bench(int argc, char **argv)
         if (!strcmp(o.kernel, "attention"))
             printf("\"kv_dtype\": \"%s\", \"context\": %zu, \"group\": %d, \"dk\": %d, "
                    "\"dv\": %d, \"kv_prefetch\": %d, \"kv_prefetch_pick\": %d, "
-                   "\"fp8_widening\": \"%s\", ",
+                   "\"fp8_widening\": \"%s\", \"vector_path\": %s, ",
                    hlx_dtype_name(o.dtype), o.context, o.mla ? 128 : o.group,
                    o.mla ? 576 : o.dk, o.mla ? 512 : o.dv, hlx_kernels_kv_prefetch(),
-                   hlx_kernels_kv_prefetch_pick(), hlx_kernels_fp8_widening(kern.name));
+                   hlx_kernels_kv_prefetch_pick(), hlx_kernels_fp8_widening(kern.name),
+                   vector_path ? "true" : "false");
         else if (!strcmp(o.kernel, "merge"))
             printf("\"parts\": %d, \"heads\": %d, \"dv\": %d, ", o.parts, o.heads, o.dv);
         else
@@ -701,7 +736,9 @@ int hlx_cmd_bench(int argc, char **argv)
                           o.threads > 1 ? r.seconds_1 / r.seconds : 0.0);
         printf("}\n");
     } else {
-        printf("kernel %s, variant %s, dtype %s\n", o.kernel, kern.name, hlx_dtype_name(o.dtype));
+        printf("kernel %s, variant %s%s, dtype %s\n", o.kernel, kern.name,
+               vector_path ? "" : " (its reference loop: no vector path for this head size)",
+               hlx_dtype_name(o.dtype));
         if (!strcmp(o.kernel, "attention") && !strcmp(kern.name, "avx512") &&
             o.dtype != HLX_DTYPE_F32) {
             const int set = hlx_kernels_kv_prefetch(), pick = hlx_kernels_kv_prefetch_pick();

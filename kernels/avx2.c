@@ -534,6 +534,19 @@ static void hlx_kb2_widen_fp8(const char *kb, int dk, float *kf)
 /* Attention over a shard in the layout hlx_kb2_layout (block b of keys starts at element
  * b * 16 * k_stride; values in rows, or, v == k, the key blocks). Shapes off the vector
  * path: the reference with the same layout. */
+/* The blocked path's shapes: head sizes in multiples of 16 up to 1024 (v == k: values of
+ * at most 512 elements, no longer than the keys); others run the reference over the
+ * blocked layout. */
+static int hlx_kb2_covers(const hlx_attn_desc_t *d)
+{
+    const int alias = d->v == d->k;
+
+    return !(d->dk % 16 || d->dv % 16 || d->dk > 1024 || (alias && d->dv > 512) ||
+             (alias && d->dv > d->dk) ||
+             (d->kv_dtype != HLX_DTYPE_F32 && d->kv_dtype != HLX_DTYPE_BF16 &&
+              d->kv_dtype != HLX_DTYPE_FP8));
+}
+
 static void hlx_attn_kb_avx2(const hlx_attn_desc_t *d)
 {
     const int alias = d->v == d->k;
@@ -563,10 +576,7 @@ static void hlx_attn_kb_avx2(const hlx_attn_desc_t *d)
     int h0, g0, g, e;
     float ku = 1.0f; /* the units of the scores in sc (fp8 type 3: 1 / HLX_FP8T_UNIT) */
 
-    if (d->dk % 16 || d->dv % 16 || d->dk > 1024 || (alias && d->dv > 512) ||
-        (alias && d->dv > d->dk) ||
-        (d->kv_dtype != HLX_DTYPE_F32 && d->kv_dtype != HLX_DTYPE_BF16 &&
-         d->kv_dtype != HLX_DTYPE_FP8)) {
+    if (!hlx_kb2_covers(d)) {
         hlx_attn_ref_layout(d, hlx_kb2_layout);
         return;
     }
@@ -759,6 +769,7 @@ void hlx_kernels_avx2(hlx_kernels_t *k)
     k->name      = "avx2";
     k->kv_layout = hlx_kb2_layout;
     k->attn      = hlx_attn_kb_avx2;
+    k->attn_covers = hlx_kb2_covers;
     k->merge   = hlx_merge_avx2;
     k->rmsnorm = hlx_rmsnorm_avx2;
     k->swiglu  = hlx_swiglu_avx2;

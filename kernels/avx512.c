@@ -724,6 +724,19 @@ static void hlx_kb_widen_fp8(const char *kb, int dk, float *kf)
  * core: 123.8 -> 95.9-98.1 ms, as fast as bf16). 74 KB of stack. */
 #define HLX_KB_WIDE_DK 576
 
+/* The blocked path's shapes: head sizes in multiples of 32 up to 1024 (v == k: values of
+ * at most 512 elements, no longer than the keys); others run the reference over the
+ * blocked layout. */
+static int hlx_kb_covers(const hlx_attn_desc_t *d)
+{
+    const int alias = d->v == d->k;
+
+    return !(d->dk % 32 || d->dv % 32 || d->dk > 1024 || (alias && d->dv > 512) ||
+             (alias && d->dv > d->dk) ||
+             (d->kv_dtype != HLX_DTYPE_F32 && d->kv_dtype != HLX_DTYPE_BF16 &&
+              d->kv_dtype != HLX_DTYPE_FP8));
+}
+
 static void hlx_attn_kb_avx512(const hlx_attn_desc_t *d)
 {
     const int alias = d->v == d->k;
@@ -759,10 +772,7 @@ static void hlx_attn_kb_avx512(const hlx_attn_desc_t *d)
     size_t off = 0; /* auto: the round's segment this call starts at */
     int h0, g0, g, e;
 
-    if (d->dk % 32 || d->dv % 32 || d->dk > 1024 || (alias && d->dv > 512) ||
-        (alias && d->dv > d->dk) ||
-        (d->kv_dtype != HLX_DTYPE_F32 && d->kv_dtype != HLX_DTYPE_BF16 &&
-         d->kv_dtype != HLX_DTYPE_FP8)) {
+    if (!hlx_kb_covers(d)) {
         hlx_attn_ref_layout(d, hlx_kb_layout);
         return;
     }
@@ -1156,6 +1166,7 @@ void hlx_kernels_amx(hlx_kernels_t *k)
     k->name      = "amx";
     k->kv_layout = (hlx_kv_layout_t){ 1, 1, 1, 1 }; /* the tiles read key rows */
     k->attn      = hlx_attn_amx;
+    k->attn_covers = hlx_attn_covers_avx512; /* tiles or the row kernel: the same shapes */
 }
 #endif
 
@@ -1301,6 +1312,7 @@ void hlx_kernels_avx512(hlx_kernels_t *k)
     hlx_kb_fp8t = hlx_kernels_fp8_vbmi();
     atomic_store_explicit(&hlx_kb_swpf, hlx_kernels_kv_prefetch(), memory_order_relaxed);
     k->attn      = hlx_attn_kb_avx512;
+    k->attn_covers = hlx_kb_covers;
     k->merge   = hlx_merge_avx512;
     k->rmsnorm = hlx_rmsnorm_avx512;
     k->swiglu  = hlx_swiglu_avx512;

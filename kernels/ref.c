@@ -200,6 +200,7 @@ void hlx_kernels_reference(hlx_kernels_t *k)
     k->name    = "scalar";
     k->kv_layout = (hlx_kv_layout_t){ 1, 1, 1, 1 };
     k->attn    = hlx_ref_attn;
+    k->attn_covers = NULL; /* the reference is this variant's path */
     k->merge   = hlx_ref_merge;
     k->rmsnorm = hlx_ref_rmsnorm;
     k->rope    = hlx_ref_rope;

@@ -408,11 +408,16 @@ HLX_FN(hlx_attn_typed)(const int BF, const int AMX, uint16_t *qb, const hlx_attn
 
 /* Vector path: f32, bf16 and fp8 e4m3 KV with dk, dv multiples of 2W and dk <= 1024;
  * other head sizes go to the reference. */
+static __attribute__((unused)) int HLX_FN(hlx_attn_covers)(const hlx_attn_desc_t *d)
+{
+    return !(d->dk % (2 * HLX_W) || d->dv % (2 * HLX_W) || d->dk > 1024 ||
+             (d->kv_dtype != HLX_DTYPE_F32 && d->kv_dtype != HLX_DTYPE_BF16 &&
+              d->kv_dtype != HLX_DTYPE_FP8));
+}
+
 static __attribute__((unused)) void HLX_FN(hlx_attn)(const hlx_attn_desc_t *d)
 {
-    if (d->dk % (2 * HLX_W) || d->dv % (2 * HLX_W) || d->dk > 1024 ||
-        (d->kv_dtype != HLX_DTYPE_F32 && d->kv_dtype != HLX_DTYPE_BF16 &&
-         d->kv_dtype != HLX_DTYPE_FP8)) {
+    if (!HLX_FN(hlx_attn_covers)(d)) {
         hlx_kernels_t ref;
         hlx_kernels_reference(&ref);
         ref.attn(d);

@@ -807,6 +807,26 @@ static hlx_status_t hlx_engine_backend(hlx_engine_t *eng, char *err, size_t errl
         hlx_kernels_init_error(kern, why, sizeof(why));
         return hlx_engine_fail(err, errlen, HLX_ERR_INVALID, "%s", why);
     }
+    /* a head size off the variant's vector width runs its reference loop: say so where the
+     * choice is reported (the kernels line), the run is still exact */
+    if (name == NULL && eng->be.k.attn_covers != NULL) {
+        static const char kv[2];
+        int dk = 0, dv = 0, xdv = 0;
+        hlx_attn_desc_t sd = { .kv_dtype = eng->kv_dtype };
+        hlx_mla_kv_dims(&eng->m, &dk, &dv, &xdv);
+        sd.group = eng->m.attn == HLX_ATTN_MLA ? eng->m.q_heads
+                                               : eng->m.q_heads / (eng->m.kv_heads ? eng->m.kv_heads : 1);
+        sd.dk = dk;
+        sd.dv = eng->m.attn == HLX_ATTN_MLA ? xdv : dv;
+        sd.k = &kv[0];
+        sd.v = eng->m.attn == HLX_ATTN_MLA ? &kv[0] : &kv[1];
+        if (!eng->be.k.attn_covers(&sd)) {
+            size_t at = strlen(eng->be.kernels_why);
+            snprintf(eng->be.kernels_why + at, sizeof(eng->be.kernels_why) - at,
+                     "; no vector path for head size %d x %d: attention runs its reference "
+                     "loop (slow)", sd.dk, sd.dv);
+        }
+    }
     /* Several cores per rank: one pool for the whole run (threads inherit the rank's
      * binding), its KV shard and GEMMs split over it. */
     if (eng->threads > 1 && name == NULL) {

@@ -121,7 +121,7 @@ struct hlx_backend {
     float                   *pool_work; /* the pool's attention partials */
     size_t                   pool_work_n;
     void                    *priv; /* backend state */
-    char                     kernels_why[192]; /* the kernel variant and why it was chosen */
+    char                     kernels_why[320]; /* the kernel variant and why it was chosen */
 };
 
 /* Chooses a backend by name (NULL or "host": the host backend over the kernels variant

@@ -107,6 +107,12 @@ typedef struct hlx_kernels {
     /* Flash-decoding partial for one (request, KV head): see hlx_attn_desc_t. */
     void (*attn)(const hlx_attn_desc_t *d);
 
+    /* 1 when attn runs d's shape and KV type on the variant's own vector path, 0 when it
+     * falls back to the reference loop over the variant's layout (exact, but tens of times
+     * slower: head sizes off the vector width, say); NULL: the reference is the variant's
+     * path. Reads only the shape fields (group, dk, dv, kv_dtype, k == v). */
+    int (*attn_covers)(const hlx_attn_desc_t *d);
+
     /* Exact merge of nparts partials per head:
      * o_parts[p][nheads][dv], lse_parts[p][nheads] -> o[nheads][dv], lse[nheads].
      * An empty part has lse = -INFINITY and weight 0; all parts empty -> o = 0, lse = -inf. */

@@ -30,6 +30,8 @@ def check(helix, extra, fails):
         fails.append('%s: exit %d: %s' % (what, p.returncode, p.stderr.strip()))
         return
     d = json.loads(p.stdout.strip().splitlines()[-1])
+    if d.get('vector_path') is not True:
+        fails.append('%s: vector_path is %r at head size 128' % (what, d.get('vector_path')))
     for k in KEYS:
         if not isinstance(d.get(k), (int, float)) or not math.isfinite(d[k]) or d[k] <= 0:
             fails.append('%s: %s is %r, not a positive number' % (what, k, d.get(k)))
@@ -48,6 +50,30 @@ def check(helix, extra, fails):
         fails.append('%s: roofline_seconds %g, recomputed %g' % (what, d['roofline_seconds'], roof))
 
 
+def check_edges(helix, fails):
+    """A head size off every vector width runs the reference loop and says so; a call too
+    small for the stream-and-compute loop is reported without it (it exited 1); a device
+    that does not exist is refused."""
+    base = [helix, 'bench', 'attention', '--reps', '1', '--bw-bytes', '64M', '--json']
+    p = subprocess.run(base + ['--context', '256', '--head-dim', '40'], capture_output=True,
+                       text=True, timeout=300)
+    d = json.loads(p.stdout.strip().splitlines()[-1]) if p.returncode == 0 else {}
+    want = d.get('variant') == 'scalar'  # the reference is the scalar variant's own path
+    if p.returncode != 0 or d.get('vector_path') is not want or \
+            (not want and 'no vector path for head size 40' not in p.stderr):
+        fails.append('head size 40: exit %d, vector_path %r, stderr %r' %
+                     (p.returncode, d.get('vector_path'), p.stderr.strip()))
+    p = subprocess.run(base + ['--context', '1', '--head-dim', '1', '--group', '1'],
+                       capture_output=True, text=True, timeout=300)
+    d = json.loads(p.stdout.strip().splitlines()[-1]) if p.returncode == 0 else {}
+    if p.returncode != 0 or 'stream_fma_gbps' in d or not d.get('seconds', 0) > 0:
+        fails.append('one token of head size 1: exit %d, %r' % (p.returncode, p.stderr.strip()))
+    for dev in ['--device=tpu', '--device=']:
+        p = subprocess.run(base + [dev], capture_output=True, text=True, timeout=60)
+        if p.returncode != 2 or 'expected cpu or cuda' not in p.stderr:
+            fails.append('%s: exit %d, %r' % (dev, p.returncode, p.stderr.strip()))
+
+
 def main():
     if len(sys.argv) != 2:
         sys.stderr.write(__doc__)
@@ -58,6 +84,7 @@ def main():
         runs.append(['--kv-dtype', 'bf16', '--threads', '2'])
     for extra in runs:
         check(sys.argv[1], extra, fails)
+    check_edges(sys.argv[1], fails)
     for f in fails:
         print('FAIL', f)
     if not fails:

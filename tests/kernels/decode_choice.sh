@@ -2,6 +2,7 @@
 # helix decode's kernel variant for the rank's shape: auto with bf16 KV and the tiny model
 # (head size 32) takes amx at one thread and avx512 at two where amx is usable (else auto's
 # best at both), --kernels binds, and the log's reason says which; each run is --check'ed.
+# A head size off every vector width (40) says its attention runs the reference loop.
 set -eu
 helix="$1"
 tmp=$(mktemp -d)
@@ -13,6 +14,9 @@ run() { # out-file, flags...
 run "$tmp/t1" --threads 1
 run "$tmp/t2" --threads 2
 run "$tmp/named" --threads 2 --kernels amx 2>/dev/null || : >"$tmp/named"
+sed 's/"head_dim": 128/"head_dim": 40/; s/"name": "head128"/"name": "head40"/' \
+    "$(dirname "$0")/../runtime/data/head128.json" >"$tmp/head40.json"
+run "$tmp/h40" --model "$tmp/head40.json"
 if "$helix" info | grep -q '^  amx     usable'; then amx=1; else amx=0; fi
 python3 - "$tmp" "$amx" <<'PY'
 import json, sys
@@ -20,9 +24,12 @@ d, amx = sys.argv[1], sys.argv[2] == "1"
 def load(n):
     txt = open(f"{d}/{n}").read().strip()
     return json.loads(txt.splitlines()[-1]) if txt else None
-t1, t2, named = load("t1"), load("t2"), load("named")
-for o in (t1, t2):
+t1, t2, named, h40 = load("t1"), load("t2"), load("named"), load("h40")
+for o in (t1, t2, h40):
     assert o["checked"] and o["passed"], o
+slow = "no vector path for head size 40 x 40" in h40["kernels_note"]
+assert slow == (h40["kernels"] != "scalar"), h40["kernels_note"]
+assert "no vector path" not in t1["kernels_note"] + t2["kernels_note"]
 if amx:
     assert t1["kernels"] == "amx", t1["kernels"]
     assert "auto, the best" in t1["kernels_note"], t1["kernels_note"]
