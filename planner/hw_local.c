@@ -244,6 +244,11 @@ static hlx_status_t hlx_hw_read(hlx_jdoc_t *doc, hlx_hw_local_t *hw)
     links = json_object_get(root, "links");
     if (!json_is_object(links))
         return hlx_jdoc_fail(doc, "/links", HLX_ERR_PARSE, "expected an object");
+    /* without one measured class every collective would be predicted free */
+    if (json_object_size(links) == 0)
+        return hlx_jdoc_fail(doc, "/links", HLX_ERR_PARSE, "no link class measured (the "
+                             "collectives' costs); measure the machine again with helix "
+                             "bench local");
     json_object_foreach(links, key, v) {
         hlx_link_t lk;
         snprintf(path, sizeof(path), "/links/%s", key);

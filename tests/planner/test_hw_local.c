@@ -193,6 +193,9 @@ static void test_refused(void **state)
     /* a future version */
     expect_refused("{\n\"format\": \"helix-hw-local\",\n\"version\": 7,\n\"cores\": 2}", 3,
                    "version");
+    /* no collective measured: every collective would be predicted free */
+    expect_refused(HW_HEAD "\"links\": {},\n" HW_ATTN HW_GEMM "\"seconds\": 1}", 9,
+                   "no link class measured");
     /* negative bandwidth */
     expect_refused(HW_HEAD "\"links\": {},\n" HW_ATTN HW_GEMM "\"x\": 1}", 12, "x");
     expect_refused("{\n\"format\": \"helix-hw-local\",\n\"version\": 1,\n\"cores\": 2,\n"
