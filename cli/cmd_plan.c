@@ -4,6 +4,7 @@
 #define _GNU_SOURCE
 #include "hlx_bench_local.h"
 #include "hlx_cmd.h"
+#include "hlx_file.h"
 #include "hlx_parse.h"
 #include "hlx_plan.h"
 #include "hlx_time.h"
@@ -703,24 +704,29 @@ static void hlx_sweep_report(FILE *f, const hlx_sweep_t *sw, int ci, const char 
 }
 
 /* Writes one output file; returns 0 or 1 after printing the error. */
-static int hlx_sweep_write(const char *what, const char *path, const hlx_sweep_t *sw,
+/* Writes one output through its temporary file (hlx_out_begin before the sweep): renamed
+ * into place when complete, removed otherwise, so an old file survives a failed run. */
+static int hlx_sweep_write(const char *what, hlx_out_t *out, const hlx_sweep_t *sw,
                            const char *const *names, int nc, const char *title)
 {
-    FILE *f = fopen(path, "w");
+    char err[4200];
     int rc;
 
-    if (f == NULL) {
-        fprintf(stderr, "helix sweep: --%s: cannot write %s: %s\n", what, path, strerror(errno));
+    if (!strcmp(what, "csv"))
+        rc = hlx_sweep_write_csv(out->f, sw, names);
+    else if (!strcmp(what, "jsonl"))
+        rc = hlx_sweep_write_jsonl(out->f, sw, names);
+    else
+        rc = hlx_sweep_write_svg(out->f, sw, names, nc, title);
+    if (rc != 0) {
+        int e = errno;
+        hlx_out_end(out, 0, err, sizeof(err));
+        fprintf(stderr, "helix sweep: --%s %s: writing failed: %s (nothing replaced)\n", what,
+                out->path, strerror(e));
         return 1;
     }
-    if (!strcmp(what, "csv"))
-        rc = hlx_sweep_write_csv(f, sw, names);
-    else if (!strcmp(what, "jsonl"))
-        rc = hlx_sweep_write_jsonl(f, sw, names);
-    else
-        rc = hlx_sweep_write_svg(f, sw, names, nc, title);
-    if (fclose(f) != 0 || rc != 0) {
-        fprintf(stderr, "helix sweep: --%s: error writing %s\n", what, path);
+    if (hlx_out_end(out, 1, err, sizeof(err)) != HLX_OK) {
+        fprintf(stderr, "helix sweep: --%s %s\n", what, err);
         return 1;
     }
     return 0;
@@ -832,6 +838,7 @@ int hlx_cmd_sweep(int argc, char **argv)
         { NULL, 0, NULL, 0 },
     };
     const char *model = NULL, *hws[HLX_MAX_CLUSTERS], *csv = NULL, *jsonl = NULL, *svg = NULL;
+    hlx_out_t outs[3] = { { 0 } }; /* csv, jsonl, svg */
     const char *names[HLX_MAX_CLUSTERS];
     int batches[HLX_MAX_BATCHES], nhw = 0, nhwbuf = 0, wdt = -1, kvdt = -1, bench = 0;
     int quiet = 0, opt, rc = 0, ci, nvary = 0;
@@ -1012,6 +1019,25 @@ bad_gpus:
     }
     for (ci = 0; ci < nhw; ci++)
         names[ci] = cl[ci].name;
+    /* the outputs before the work: a path that cannot take a file fails now, and nothing
+     * is replaced until its new content is complete */
+    {
+        const char *paths[3] = { csv, jsonl, svg }, *flags[3] = { "csv", "jsonl", "svg" };
+        char err[4200];
+        int k;
+        for (k = 0; k < 3 && rc == 0 && !bench; k++)
+            if (paths[k] && hlx_out_begin(&outs[k], paths[k], err, sizeof(err)) != HLX_OK) {
+                fprintf(stderr, "helix sweep: --%s %s\n", flags[k], err);
+                rc = 2;
+            }
+        if (rc != 0) {
+            for (k = 0; k < 3; k++)
+                hlx_out_end(&outs[k], 0, err, sizeof(err));
+            for (ci = 0; ci < nhw; ci++)
+                hlx_cluster_free(&cl[ci]);
+            return rc;
+        }
+    }
     o.progress = isatty(STDERR_FILENO) && !quiet;
     for (ci = 0; ci < nhw && rc == 0; ci++) {
         hlx_plan_ctx_t ctx;
@@ -1042,11 +1068,17 @@ bad_gpus:
         snprintf(title, sizeof(title), "%s, context %lld tokens: tokens/s/GPU vs tokens/s/user",
                  m.name, context);
         if (csv)
-            rc |= hlx_sweep_write("csv", csv, &sw, names, nhw, title);
+            rc |= hlx_sweep_write("csv", &outs[0], &sw, names, nhw, title);
         if (jsonl)
-            rc |= hlx_sweep_write("jsonl", jsonl, &sw, names, nhw, title);
+            rc |= hlx_sweep_write("jsonl", &outs[1], &sw, names, nhw, title);
         if (svg)
-            rc |= hlx_sweep_write("svg", svg, &sw, names, nhw, title);
+            rc |= hlx_sweep_write("svg", &outs[2], &sw, names, nhw, title);
+    }
+    { /* a failed sweep replaces nothing */
+        char err[4200];
+        int k;
+        for (k = 0; k < 3; k++)
+            hlx_out_end(&outs[k], 0, err, sizeof(err));
     }
     hlx_sweep_free(&sw);
     for (ci = 0; ci < nhw; ci++)

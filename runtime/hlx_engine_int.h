@@ -184,7 +184,8 @@ hlx_status_t hlx_schedule_decide(hlx_engine_t *eng);
  * per-request attention c and micro-batch exchange m(M) = m1 + (M - 1) (mB - m1) / (B - 1). */
 double       hlx_schedule_model(int B, int M, double c, double m1, double mB);
 /* Writes the timeline of the last step as text with a rendering (rank 0). */
-hlx_status_t hlx_schedule_write_timeline(const hlx_engine_t *eng, const char *path);
+hlx_status_t hlx_schedule_write_timeline(const hlx_engine_t *eng, const char *path, char *err,
+                                         size_t errlen);
 
 /* Element index of (token t, element e) of KV shard `shard` (= b * kv_local + kh) in a
  * layer's K (is_key) or V cache, in the kernels' shard layout. */

@@ -1,6 +1,7 @@
 /* The run loop of the engine: steps under the chosen schedule, the check after each step,
  * timings and the report; the HOP-B benchmark; abort. */
 #define _GNU_SOURCE
+#include "hlx_file.h"
 #include "hlx_engine_int.h"
 
 #include "hlx_log.h"
@@ -132,6 +133,16 @@ hlx_status_t hlx_engine_run(hlx_engine_t *eng, hlx_run_report_t *rep, char *err,
         st = HLX_ERR_NOMEM;
         goto out;
     }
+    /* the timeline's file is written after the last step: a path that cannot take it is
+     * refused before the first */
+    if (eng->cfg.timeline[0] && eng->info.rank == 0 && steps > 0) {
+        char why[512];
+        st = hlx_out_check(eng->cfg.timeline, why, sizeof(why));
+        if (st != HLX_OK) {
+            hlx_engine_fail(err, errlen, st, "--timeline %s", why);
+            goto out;
+        }
+    }
     if (eng->cfg.check) {
         st = hlx_check_prepare(eng, &eng->chk, err, errlen);
         if (st != HLX_OK)
@@ -205,10 +216,12 @@ hlx_status_t hlx_engine_run(hlx_engine_t *eng, hlx_run_report_t *rep, char *err,
     }
     if (st == HLX_OK && eng->cfg.check)
         st = hlx_check_kv_rows(eng, eng->chk, rep);
-    if (st == HLX_OK && eng->cfg.timeline[0] && eng->info.rank == 0 && steps > 0 &&
-        hlx_schedule_write_timeline(eng, eng->cfg.timeline) != HLX_OK)
-        st = hlx_engine_fail(err, errlen, HLX_ERR_IO, "--timeline %s: cannot write it",
-                             eng->cfg.timeline);
+    if (st == HLX_OK && eng->cfg.timeline[0] && eng->info.rank == 0 && steps > 0) {
+        char why[512];
+        st = hlx_schedule_write_timeline(eng, eng->cfg.timeline, why, sizeof(why));
+        if (st != HLX_OK)
+            st = hlx_engine_fail(err, errlen, st, "--timeline %s", why);
+    }
     if (st != HLX_OK) {
         if (!err[0])
             hlx_engine_fail(err, errlen, st, "decode failed: %s", hlx_status_str(st));

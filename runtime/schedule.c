@@ -4,6 +4,7 @@
  * the next micro-batch computes; the merge waits for all of them and runs once over the
  * whole batch, so the results are bitwise those of lockstep. */
 #define _GNU_SOURCE
+#include "hlx_file.h"
 #include "hlx_engine_int.h"
 
 #include "hlx_log.h"
@@ -267,13 +268,17 @@ hlx_status_t hlx_schedule_decide(hlx_engine_t *eng)
     return HLX_OK;
 }
 
-hlx_status_t hlx_schedule_write_timeline(const hlx_engine_t *eng, const char *path)
+hlx_status_t hlx_schedule_write_timeline(const hlx_engine_t *eng, const char *path, char *err,
+                                         size_t errlen)
 {
-    FILE *f = fopen(path, "w");
+    hlx_out_t out;
+    FILE *f;
     int i, j, l, col, width = 64;
+    hlx_status_t st = hlx_out_begin(&out, path, err, errlen);
 
-    if (f == NULL)
-        return HLX_ERR_IO;
+    if (st != HLX_OK)
+        return st;
+    f = out.f;
     fprintf(f, "# helix decode timeline, rank %d, step %d, %d layer(s), batch %d, "
             "micro-batch %d (%s)\n", eng->info.rank, eng->step - 1, eng->m.layers,
             eng->cfg.batch, eng->mb, eng->mb < eng->cfg.batch ? "HOP-B" : "lockstep");
@@ -309,5 +314,5 @@ hlx_status_t hlx_schedule_write_timeline(const hlx_engine_t *eng, const char *pa
             fputs("|\n", f);
         }
     }
-    return fclose(f) == 0 ? HLX_OK : HLX_ERR_IO;
+    return hlx_out_end(&out, 1, err, errlen);
 }

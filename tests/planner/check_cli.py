@@ -177,5 +177,27 @@ rc, out, err = run("sweep", "--model", "tiny", "--hw", "gb200-nvl72", "--context
                    "--vary", "ib=6")
 check(rc == 2 and "unknown key 'ib'" in err, f"--vary ib: {rc} {err!r}")
 
+# ---- outputs are whole or absent: an unwritable path fails before the sweep (exit 2) and
+# replaces nothing; a write error (a full device) replaces nothing either
+with tempfile.TemporaryDirectory() as d:
+    old = os.path.join(d, "old.csv")
+    jl = os.path.join(d, "a.jsonl")
+    with open(old, "w") as f:
+        f.write("OLD\n")
+    base = ["sweep", "--model", "tiny", "--hw", "hgx-h200", "--context", "4K", "--gpus", "1-8",
+            "--batch", "1,2", "--quiet"]
+    rc, out, err = run(*base, "--csv", old, "--jsonl", jl, "--svg", os.path.join(d, "no", "x.svg"))
+    check(rc == 2 and "--svg" in err and "cannot create a file there" in err and out == "",
+          f"unwritable --svg: exit {rc}, {err!r}, printed {len(out)} bytes")
+    check(open(old).read() == "OLD\n" and not os.path.exists(jl), "outputs untouched by a refused sweep")
+    rc, out, err = run(*base, "--csv", d)
+    check(rc == 2 and "is a directory" in err, f"--csv DIR: exit {rc}, {err!r}")
+    if os.path.exists("/dev/full"):
+        rc, out, err = run(*base, "--csv", old, "--jsonl", "/dev/full")
+        check(rc == 1 and "No space left" in err, f"--jsonl /dev/full: exit {rc}, {err!r}")
+    rc, out, err = run(*base, "--csv", old)
+    check(rc == 0 and open(old).read().startswith("cluster,"), f"--csv over an old file: {rc}")
+    check(sorted(os.listdir(d)) == ["old.csv"], f"temporary files left: {os.listdir(d)}")
+
 print(f"{len(failures)} failure(s)")
 sys.exit(1 if failures else 0)

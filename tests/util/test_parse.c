@@ -1,11 +1,13 @@
 /* util: the one integer/number/choice parser (suffix rule, bounds, overflow), the whole-file
- * reader (missing, directory, too large, empty, pipe) and settings tables (environment
+ * reader (missing, directory, too large, empty, pipe), output files written whole or not at
+ * all, and settings tables (environment
  * values through the same parser, each bad value reported once per process). */
 #include <setjmp.h>
 #include <stdarg.h>
 #include <stddef.h>
 #include <cmocka.h>
 
+#include <dirent.h>
 #include <fcntl.h>
 #include <sys/stat.h>
 #include <stdint.h>
@@ -177,6 +179,74 @@ static void test_file(void **state)
     rmdir(dir);
 }
 
+/* Output files: written whole through a temporary file or not at all. */
+static void test_out(void **state)
+{
+    char dir[] = "/tmp/hlx_test_out_XXXXXX", path[512], err[600] = "", *buf = NULL;
+    size_t len = 0;
+    hlx_out_t o;
+    struct stat sb;
+    mode_t mask = umask(022);
+    DIR *dp;
+    struct dirent *de;
+    int n;
+
+    (void)state;
+    assert_non_null(mkdtemp(dir));
+    snprintf(path, sizeof(path), "%s/out.txt", dir);
+    write_file(path, "OLD", 3);
+    /* not ok: the old file stays, the temporary file goes */
+    assert_int_equal(hlx_out_begin(&o, path, err, sizeof(err)), HLX_OK);
+    fputs("NEW", o.f);
+    assert_int_equal(hlx_out_end(&o, 0, err, sizeof(err)), HLX_OK);
+    assert_int_equal(hlx_file_read(path, "x", 100, &buf, &len, err, sizeof(err)), HLX_OK);
+    assert_string_equal(buf, "OLD");
+    free(buf);
+    /* while it is written, the old content is still in place */
+    assert_int_equal(hlx_out_begin(&o, path, err, sizeof(err)), HLX_OK);
+    fputs("NEW", o.f);
+    fflush(o.f);
+    assert_int_equal(hlx_file_read(path, "x", 100, &buf, &len, err, sizeof(err)), HLX_OK);
+    assert_string_equal(buf, "OLD");
+    free(buf);
+    assert_int_equal(hlx_out_end(&o, 1, err, sizeof(err)), HLX_OK);
+    assert_int_equal(hlx_file_read(path, "x", 100, &buf, &len, err, sizeof(err)), HLX_OK);
+    assert_string_equal(buf, "NEW");
+    free(buf);
+    /* the permissions fopen gives (not mkstemp's 0600) */
+    assert_int_equal(stat(path, &sb), 0);
+    assert_int_equal(sb.st_mode & 0777, 0644);
+    umask(mask);
+    /* nothing else is left in the folder */
+    assert_non_null(dp = opendir(dir));
+    for (n = 0; (de = readdir(dp)) != NULL;)
+        n += de->d_name[0] != '.';
+    closedir(dp);
+    assert_int_equal(n, 1);
+    /* paths that cannot take a file, found before anything is written */
+    assert_int_equal(hlx_out_check(dir, err, sizeof(err)), HLX_ERR_INVALID);
+    assert_non_null(strstr(err, "is a directory"));
+    snprintf(path, sizeof(path), "%s/no/such/dir/x", dir);
+    assert_int_equal(hlx_out_check(path, err, sizeof(err)), HLX_ERR_INVALID);
+    assert_non_null(strstr(err, "cannot create a file there"));
+    assert_int_equal(hlx_out_check("", err, sizeof(err)), HLX_ERR_INVALID);
+    /* a named pipe: checked without opening it (that would wait for a reader) */
+    snprintf(path, sizeof(path), "%s/fifo", dir);
+    assert_int_equal(mkfifo(path, 0600), 0);
+    assert_int_equal(hlx_out_check(path, err, sizeof(err)), HLX_OK);
+    unlink(path);
+    /* a device is written as it is; a write error is reported, nothing renamed */
+    if (access("/dev/full", W_OK) == 0) {
+        assert_int_equal(hlx_out_begin(&o, "/dev/full", err, sizeof(err)), HLX_OK);
+        fputs("x", o.f);
+        assert_int_equal(hlx_out_end(&o, 1, err, sizeof(err)), HLX_ERR_IO);
+        assert_non_null(strstr(err, "No space left"));
+    }
+    snprintf(path, sizeof(path), "%s/out.txt", dir);
+    unlink(path);
+    rmdir(dir);
+}
+
 typedef struct {
     int    n;
     double t;
@@ -339,6 +409,7 @@ int main(void)
         cmocka_unit_test(test_num),
         cmocka_unit_test(test_choice),
         cmocka_unit_test(test_file),
+        cmocka_unit_test(test_out),
         cmocka_unit_test(test_param),
         cmocka_unit_test(test_flags_table),
     };
