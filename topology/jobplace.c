@@ -2,6 +2,7 @@
  * into one cluster, the ranks placed where the launcher started them, a warning when a block
  * layout over the same hosts would cross fewer hosts or racks, and the per-peer link array. */
 #define _GNU_SOURCE
+#include "hlx_file.h"
 #include "topo_int.h"
 
 #include <helix/jobplace.h>
@@ -429,16 +430,26 @@ hlx_status_t hlx_place_write_json(const hlx_placement_t *p, const hlx_cluster_t 
                                   const char *path, char *err, size_t errlen)
 {
     json_t *root = json_object();
+    hlx_out_t out;
+    char why[4200];
+    hlx_status_t st;
     int rc;
 
     if (root == NULL)
         return HLX_ERR_NOMEM;
     hlx_place_json_add(root, p, c);
-    rc = json_dump_file(root, path, JSON_INDENT(1) | JSON_SORT_KEYS);
-    json_decref(root);
-    if (rc != 0) {
-        hlx_topo_seterr(err, errlen, "%s: cannot write the placement", path);
-        return HLX_ERR_IO;
+    /* whole or not at all; a path that cannot take a file is bad input (exit 2) */
+    st = hlx_out_begin(&out, path, why, sizeof(why));
+    if (st == HLX_OK) {
+        rc = json_dumpf(root, out.f, JSON_INDENT(1) | JSON_SORT_KEYS);
+        st = hlx_out_end(&out, rc == 0, why, sizeof(why));
+        if (st == HLX_OK && rc != 0) {
+            snprintf(why, sizeof(why), "%s: writing failed", path);
+            st = HLX_ERR_IO;
+        }
     }
-    return HLX_OK;
+    json_decref(root);
+    if (st != HLX_OK)
+        hlx_topo_seterr(err, errlen, "HELIX_PLACEMENT_DUMP: %s", why);
+    return st;
 }
