@@ -28,7 +28,7 @@
 static const hlx_param_t hlx_runtime_params[] = {
     { "BIND", HLX_PT_STRING, "auto", 0, 0, offsetof(hlx_runtime_settings_t, bind),
       "bind each rank to the cores of its placement: auto (when every rank is on this host "
-      "and there are no more ranks than cores), on, off", NULL },
+      "and there are no more ranks than cores), on, off", "auto|on|off" },
     { "THREADS", HLX_PT_INT, "1", 1, HLX_POOL_MAX, offsetof(hlx_runtime_settings_t, threads),
       "cores per rank: its KV shard and GEMMs split over a persistent pool of this many "
       "threads (helix decode --threads overrides it)", NULL },
@@ -42,22 +42,22 @@ static const hlx_param_t hlx_runtime_params[] = {
     { "DEVICE", HLX_PT_STRING, "cpu", 0, 0, offsetof(hlx_runtime_settings_t, device),
       "execution backend: cpu, cuda (GPU local rank mod device count, or the placed one) "
       "or auto (cuda when a device is visible and the build has CUDA); "
-      "helix decode --device overrides it", NULL },
+      "helix decode --device overrides it", "cpu|cuda|auto" },
     { "NCCL", HLX_PT_STRING, "auto", 0, 0, offsetof(hlx_runtime_settings_t, nccl),
       "collectives of a cuda run through NCCL on the device stream, per communicator (KVP "
       "group, world): auto (when every pair of its members is linked by NVLink), on (also "
-      "a group of one or other links), off", NULL },
+      "a group of one or other links), off", "auto|on|off" },
     { "STAGE", HLX_PT_STRING, "auto", 0, 0, offsetof(hlx_runtime_settings_t, stage),
       "collectives on UCX copied through the backend's pinned host memory: auto (a cuda "
       "run whose UCX cannot read CUDA memory), on (also host buffers: runs the staging "
-      "path on the cpu backend, for tests)", NULL },
+      "path on the cpu backend, for tests)", "auto|on" },
     { "EP", HLX_PT_INT, "1", 1, 4096, offsetof(hlx_runtime_settings_t, ep),
       "MoE expert-parallel groups: N = EP x TPF ranks, expert J on group J / (E / EP), its "
       "columns over the TPF ranks of the group (helix decode --ep overrides it)", NULL },
     { "PREFILL", HLX_PT_STRING, "chunked", 0, 0, offsetof(hlx_runtime_settings_t, prefill),
       "prompt prefill: chunked (--prefill-chunk tokens per pass through every layer) or "
       "steps (one decode step per prompt token, the exactness yardstick; same on every "
-      "rank)", NULL },
+      "rank)", "chunked|steps" },
 };
 
 static const hlx_param_table_t hlx_runtime_table = {

@@ -32,7 +32,8 @@ static const hlx_param_t hlx_comm_param_list[] = {
       offsetof(hlx_comm_settings_t, timeout),
       "deadline in seconds for each blocking collective (and each wait)", NULL },
     { "COMM_BACKEND", HLX_PT_STRING, "auto", 0, 0, offsetof(hlx_comm_settings_t, backend),
-      "communicator backend: auto (self for a world of one, else ucx), self, ucx", NULL },
+      "communicator backend: auto (self for a world of one, else ucx), self, ucx",
+      "auto|self|ucx" },
     { "COMM_ALLREDUCE_SMALL", HLX_PT_INT, "32768", 0, 1 << 30,
       offsetof(hlx_comm_settings_t, allreduce_small),
       "all-reduce payload in bytes up to which every rank gathers all contributions; "
@@ -41,7 +42,7 @@ static const hlx_param_t hlx_comm_param_list[] = {
       offsetof(hlx_comm_settings_t, ucx_err_mode),
       "UCX endpoint error mode of the data paths: none (fast: UCX keeps its shared-memory "
       "transports; dead peers are found by the heartbeats) or peer (UCX also reports "
-      "dead peers itself; UCX 1.13 then drops shared memory: several times slower)", NULL },
+      "dead peers itself; UCX 1.13 then drops shared memory: several times slower)", "none|peer" },
     { "COMM_SHM_TLS", HLX_PT_STRING, "sm,self", 0, 0, offsetof(hlx_comm_settings_t, shm_tls),
       "UCX transports for peers on the same host (the network path keeps UCX_TLS and "
       "UCX_NET_DEVICES); a tcp entry here is confined to the loopback device", NULL },

@@ -20,8 +20,9 @@ typedef struct hlx_param {
     double      min, max; /* inclusive bounds for numbers */
     size_t      offset;   /* into the component's settings struct; strings are char[256] */
     const char *help;
-    /* integers only, or NULL: the names of min, min + 1, ... separated by '|' ("hardware|
-     * software|auto"); a name is then taken as its value (numbers too) and printed for it */
+    /* or NULL. Integers: the names of min, min + 1, ... separated by '|' ("hardware|
+     * software|auto"); a name is then taken as its value (numbers too) and printed for it.
+     * Strings: the accepted values ("auto|on|off", any case, stored as spelled here) */
     const char *choices;
 } hlx_param_t;
 

@@ -104,6 +104,19 @@ static hlx_status_t hlx_param_convert(const hlx_param_t *p, const char *text, vo
             snprintf(why, whylen, "longer than %d characters", HLX_PARAM_STRLEN - 1);
             return HLX_ERR_INVALID;
         }
+        if (p->choices != NULL) { /* one of the names, stored as the table spells it */
+            char names[HLX_PARAM_STRLEN], *save = NULL, *tok;
+            int idx, i;
+            st = hlx_parse_choice(text, p->choices, &idx, why, whylen);
+            if (st != HLX_OK)
+                return st;
+            snprintf(names, sizeof(names), "%s", p->choices);
+            for (tok = strtok_r(names, "|", &save), i = 0; tok && i < idx;
+                 tok = strtok_r(NULL, "|", &save), i++)
+                ;
+            strcpy(dst, tok ? tok : text);
+            return HLX_OK;
+        }
         strcpy(dst, text);
         return HLX_OK;
     }

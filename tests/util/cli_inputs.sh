@@ -77,6 +77,12 @@ expect 2 "HELIX_KERNELS: 'avx3' is not one of auto|scalar|" 1 -- env HELIX_KERNE
 expect 0 "(env, INVALID: 'abc' is not a finite decimal number)" 1 -- \
     env HELIX_COMM_TIMEOUT=abc sh -c "\"$helix\" info >&2"
 expect 0 "HELIX_COMM_ALLREDUCE_SMALL   65536" 0 -- env HELIX_COMM_ALLREDUCE_SMALL=64K sh -c "\"$helix\" info >&2"
+# string settings with a fixed set of values: marked INVALID by info, refused by decode
+expect 0 "(env, INVALID: 'junk' is not one of auto|on|off" 1 -- \
+    env HELIX_BIND=junk sh -c "\"$helix\" info >&2"
+expect 2 "HELIX_DEVICE: 'tpu' is not one of cpu|cuda|auto" 1 -- env HELIX_DEVICE=tpu "$helix" decode --steps 1
+expect 2 "HELIX_COMM_UCX_ERR_MODE: 'fast' is not one of none|peer" 1 -- \
+    env HELIX_COMM_UCX_ERR_MODE=fast "$helix" decode --steps 1
 expect 0 "did you mean HELIX_COMM_TIMEOUT?" 1 -- env HELIX_COMM_TIMOUT=3 "$helix" topo --topo "$topo/hgx8.xml"
 quiet 0 -- env HELIX_RUN_GRACE=3 HELIX_COMM_TIMEOUT=5 "$helix" topo --topo "$topo/hgx8.xml"
 expect 0 "HELIX_DEBUG: 'infoo' is not one of ERROR|WARN|INFO|DEBUG|TRACE (did you mean INFO?)" 1 -- \
