@@ -7,9 +7,12 @@
 #include "hlx_config.h"
 #include "hlx_synth.h"
 
+#include <dirent.h>
+#include <fcntl.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/stat.h>
 #include <unistd.h>
 
 /* ---- configuration record: compared across ranks at init (reliability fault 6). */
@@ -27,8 +30,81 @@ typedef struct hlx_cfg_record {
     uint64_t mem_need, mem_avail;
     uint64_t comm_settings;  /* hash of every HELIX_COMM_* value this rank runs with */
     uint64_t inputs;         /* hash of the prompt ids, prefill chunk and sampling */
+    uint64_t ckpt;           /* fingerprint of the checkpoint's files (0: none) */
     int32_t  prompt_len;
 } hlx_cfg_record_t;
+
+static int hlx_ckpt_name_cmp(const void *a, const void *b)
+{
+    return strcmp(*(char *const *)a, *(char *const *)b);
+}
+
+/* Bytes [off, off + n) of fd into the hash (short files: what there is). */
+static uint64_t hlx_ckpt_sample(uint64_t h, int fd, off_t off, size_t n)
+{
+    unsigned char buf[4096];
+    ssize_t got;
+    size_t i;
+
+    while (n > 0 && (got = pread(fd, buf, n < sizeof(buf) ? n : sizeof(buf), off)) > 0) {
+        for (i = 0; i < (size_t)got; i += 8) {
+            uint64_t w = 0;
+            memcpy(&w, buf + i, (size_t)got - i < 8 ? (size_t)got - i : 8);
+            h = hlx_mix64(h ^ w);
+        }
+        off += got;
+        n -= (size_t)got;
+    }
+    return h;
+}
+
+/* A fingerprint of a checkpoint directory that every rank can take in a few milliseconds
+ * whatever its size: for config.json and every *.safetensors / *.json file, sorted by
+ * name, the name, the size, the first 64 KiB (the safetensors header and the first
+ * tensors) and 4 KiB at the middle and at the end. Two copies of one checkpoint agree;
+ * checkpoints of one config and other weights (another seed, another fine-tune) differ
+ * in their sampled bytes, which ranks reading different shards of them would otherwise
+ * mix silently. 0 when dir is empty or cannot be listed (the loader reports that). */
+static uint64_t hlx_ckpt_fingerprint(const char *dir)
+{
+    char *names[4096], path[4608];
+    struct dirent *de;
+    uint64_t h = 0xc4e1;
+    DIR *d;
+    int n = 0, i;
+
+    if (dir == NULL || dir[0] == '\0' || (d = opendir(dir)) == NULL)
+        return 0;
+    while ((de = readdir(d)) != NULL && n < (int)(sizeof(names) / sizeof(names[0]))) {
+        size_t len = strlen(de->d_name);
+        if ((len > 12 && !strcmp(de->d_name + len - 12, ".safetensors")) ||
+            (len > 5 && !strcmp(de->d_name + len - 5, ".json")))
+            if ((names[n] = strdup(de->d_name)) != NULL)
+                n++;
+    }
+    closedir(d);
+    qsort(names, (size_t)n, sizeof(names[0]), hlx_ckpt_name_cmp);
+    for (i = 0; i < n; i++) {
+        struct stat sb;
+        size_t k;
+        int fd;
+        for (k = 0; names[i][k]; k++)
+            h = hlx_mix64(h ^ (unsigned char)names[i][k]);
+        snprintf(path, sizeof(path), "%s/%s", dir, names[i]);
+        /* non-blocking: a named pipe in the folder must not hold the open */
+        fd = open(path, O_RDONLY | O_CLOEXEC | O_NONBLOCK);
+        if (fd >= 0 && fstat(fd, &sb) == 0 && S_ISREG(sb.st_mode)) {
+            h = hlx_mix64(h ^ (uint64_t)sb.st_size);
+            h = hlx_ckpt_sample(h, fd, 0, 65536);
+            h = hlx_ckpt_sample(h, fd, sb.st_size / 2, 4096);
+            h = hlx_ckpt_sample(h, fd, sb.st_size > 4096 ? sb.st_size - 4096 : 0, 4096);
+        }
+        if (fd >= 0)
+            close(fd);
+        free(names[i]);
+    }
+    return h;
+}
 
 /* Hash of what else every rank must agree on: the prompt ids (a per-node copy of the file
  * that differs would silently mix requests), the prefill mode (HELIX_PREFILL) and chunk,
@@ -111,6 +187,12 @@ static hlx_status_t hlx_config_compare(hlx_engine_t *eng, const hlx_cfg_record_t
                                    "--prefill-chunk, HELIX_PREFILL, --eos, --temperature or "
                                    "--top-p than this rank",
                                    r, all[r].host, all[r].pid);
+        if (all[r].ckpt != me->ckpt)
+            return hlx_engine_fail(err, errlen, HLX_ERR_MISMATCH,
+                                   "checkpoint: rank %d (%s pid %d) reads other files than "
+                                   "this rank from --model %s (names, sizes or sampled "
+                                   "bytes differ): every host must hold the same checkpoint",
+                                   r, all[r].host, all[r].pid, eng->cfg.ckpt);
         if (all[r].comm_settings != me->comm_settings)
             return hlx_engine_fail(err, errlen, HLX_ERR_MISMATCH,
                                    "transport settings: rank %d (%s pid %d) runs with other "
@@ -177,6 +259,7 @@ hlx_status_t hlx_engine_config_agree(hlx_engine_t *eng, uint64_t need, char *err
     rec.comm_settings = hlx_comm_settings_hash();
     rec.inputs        = hlx_inputs_hash(cfg, eng->set.prefill);
     rec.prompt_len    = cfg->prompt_len;
+    rec.ckpt          = hlx_ckpt_fingerprint(cfg->ckpt);
     rec.mem_avail     = avail == UINT64_MAX ? avail
                       : avail / (uint64_t)(eng->info.local_size > 0 ? eng->info.local_size : 1);
     all = calloc((size_t)eng->info.size, sizeof(*all));
