@@ -28,8 +28,10 @@ static hlx_status_t hlx_jdoc_parse(hlx_jdoc_t *doc)
     }
     doc->root = json_loads(doc->text, JSON_REJECT_DUPLICATES, &jerr);
     if (doc->root == NULL) {
+        /* jansson counts a position at the start of a line (the end of a file ending in a
+         * newline) as column 0: columns here are 1-based */
         snprintf(doc->err, sizeof(doc->err), "%s:%d:%d: %s", doc->name, jerr.line,
-                 jerr.column, jerr.text);
+                 jerr.column > 0 ? jerr.column : 1, jerr.text);
         return HLX_ERR_PARSE;
     }
     return HLX_OK;
