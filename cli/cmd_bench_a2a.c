@@ -12,6 +12,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <unistd.h>
 
 int hlx_cmd_bench_a2a(int argc, char **argv);
 
@@ -353,6 +354,23 @@ int hlx_cmd_bench_a2a(int argc, char **argv)
         return hlx_status_exit_code(st);
     hlx_boot_get_info(boot, &info);
     hlx_log_set_rank(info.rank);
+    /* every rank holds a send and a receive buffer of -e bytes per rank: the ranks of this
+     * host together must fit in its memory (one message per host) */
+    {
+        long pages = sysconf(_SC_PHYS_PAGES), psz = sysconf(_SC_PAGESIZE);
+        double mem = pages > 0 && psz > 0 ? (double)pages * (double)psz : 0.0;
+        double need = 2.0 * (double)o.max_bytes * info.size *
+                      (info.local_size > 0 ? info.local_size : 1);
+        if (mem > 0.0 && need > 0.8 * mem) {
+            if (info.local_rank == 0)
+                fprintf(stderr, "helix bench a2a: -e %zu: %d rank(s) on this host need 2 x %zu "
+                        "bytes x %d peers each, %.1f GiB, more than this host's memory (%.1f "
+                        "GiB); choose a smaller -e\n", o.max_bytes, info.local_size,
+                        o.max_bytes, info.size, need / 1073741824.0, mem / 1073741824.0);
+            hlx_boot_fini(boot);
+            return 2;
+        }
+    }
     cp.timeout_s = o.timeout_s;
     st = hlx_comm_world(boot, &cp, &world);
     if (st != HLX_OK) {
