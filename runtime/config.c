@@ -147,6 +147,17 @@ static uint64_t hlx_comm_settings_hash(void)
     return h;
 }
 
+static const char *hlx_cfg_dtype_name(int32_t t)
+{
+    return hlx_dtype_name((hlx_dtype_t)t);
+}
+
+static const char *hlx_cfg_hopb_name(int32_t h)
+{
+    static const char *const names[] = { "off", "on", "auto" }; /* hlx_hopb_mode_t */
+    return h >= 0 && h < 3 ? names[h] : "?";
+}
+
 static hlx_status_t hlx_config_compare(hlx_engine_t *eng, const hlx_cfg_record_t *all,
                                        char *err, size_t errlen)
 {
@@ -171,13 +182,19 @@ static hlx_status_t hlx_config_compare(hlx_engine_t *eng, const hlx_cfg_record_t
         HLX_CMP_INT(tpa, "tpa");
         HLX_CMP_INT(batch, "batch");
         HLX_CMP_INT(context, "context");
-        HLX_CMP_INT(steps, "steps");
+        HLX_CMP_INT(steps, "steps (decode --steps, generate --max-new - 1)");
         HLX_CMP_INT(kv_block, "kv-block");
         HLX_CMP_INT(seed, "seed");
         HLX_CMP_INT(check, "check");
-        HLX_CMP_INT(kv_dtype, "kv-dtype");
-        HLX_CMP_INT(weight_dtype, "weight-dtype");
-        HLX_CMP_INT(hopb, "hopb");
+#define HLX_CMP_NAME(_f, _name, _str) \
+    if (all[r]._f != me->_f) \
+        return hlx_engine_fail(err, errlen, HLX_ERR_MISMATCH, "%s: local %s, rank %d (%s pid " \
+                               "%d) has %s", _name, _str(me->_f), r, all[r].host, all[r].pid, \
+                               _str(all[r]._f))
+        HLX_CMP_NAME(kv_dtype, "kv-dtype", hlx_cfg_dtype_name);
+        HLX_CMP_NAME(weight_dtype, "weight-dtype", hlx_cfg_dtype_name);
+        HLX_CMP_NAME(hopb, "hopb", hlx_cfg_hopb_name);
+#undef HLX_CMP_NAME
         HLX_CMP_INT(micro_batch, "micro-batch");
         HLX_CMP_INT(ep, "ep");
         HLX_CMP_INT(prompt_len, "prompt length");
