@@ -5,11 +5,14 @@
 #include "hlx_ckpt.h"
 #include "hlx_synth.h"
 
+#include <errno.h>
 #include <getopt.h>
 #include <jansson.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/stat.h>
+#include <unistd.h>
 
 /* The checkpoint's weight numbering is the runtime generator's. */
 _Static_assert((int)HLX_HFW_WQ == (int)HLX_T_WQ && (int)HLX_HFW_WDOWN == (int)HLX_T_WDOWN &&
@@ -34,11 +37,17 @@ static int hlx_model_int(const char *cmd, const char *flag, const char *v, long 
 
 /* ---- synth ------------------------------------------------------------------------- */
 
+/* Most layers of a synthetic checkpoint, from --layers or --model alike. */
+#define HLX_SYNTH_MAX_LAYERS 64
+/* Largest checkpoint written without --max-bytes. */
+#define HLX_SYNTH_MAX_BYTES (8ull << 30)
+
 static void hlx_synth_usage(FILE *f)
 {
     fprintf(f,
         "usage: helix model synth --family dense|moe-mla --out DIR [--layers N] [--seed S]\n"
-        "                         [--dtype bf16|f32|fp8] [--shards N] [--model FILE|NAME]\n\n"
+        "                         [--dtype bf16|f32|fp8] [--shards N] [--model FILE|NAME]\n"
+        "                         [--max-bytes SIZE]\n\n"
         "Writes a small Hugging Face checkpoint: config.json, the tensors in N safetensors\n"
         "shards and model.safetensors.index.json.\n\n"
         "  --family dense    LlamaForCausalLM with the dimensions of the `tiny` preset (H 256,\n"
@@ -48,16 +57,22 @@ static void hlx_synth_usage(FILE *f)
         "  --family moe-mla  DeepseekV3ForCausalLM: MLA (q_lora 96, kv_lora 64, nope 32,\n"
         "                    rope 16, v 32, 4 heads), 8 routed experts top-2 + 1 shared\n"
         "                    (expert FFN 64), layer 0 dense (FFN 384), sigmoid routing\n"
-        "  --out DIR         directory to write (created; existing files replaced)\n"
+        "  --out DIR         directory to write (created; existing files replaced, each only\n"
+        "                    once every new file is complete)\n"
         "  --model M         dense only: the shapes of model description M (a GQA model\n"
         "                    JSON or preset with rope_dim = v_head_dim = head_dim) instead of\n"
         "                    tiny's; the checkpoint then decodes as `--model M`\n"
-        "  --layers N        transformer layers (default 2, or the model's with --model)\n"
+        "  --layers N        transformer layers, 1 to %d (default 2, or the model's with\n"
+        "                    --model, which must then be at most %d too)\n"
         "  --seed S          seed of the values (default 1)\n"
         "  --dtype T         bf16 (default) or f32; fp8 (moe-mla only): linear weights in\n"
         "                    e4m3 with 32 x 32 block scales (weight_scale_inv)\n"
         "  --shards N        number of safetensors files (default 2; 1 writes a single\n"
-        "                    model.safetensors without an index)\n");
+        "                    model.safetensors without an index)\n"
+        "  --max-bytes SIZE  refuse to write a checkpoint larger than SIZE bytes (suffix K,\n"
+        "                    M, G or T; default 8G); the size is worked out, and the free\n"
+        "                    space checked, before anything is written\n",
+        HLX_SYNTH_MAX_LAYERS, HLX_SYNTH_MAX_LAYERS);
 }
 
 typedef struct {
@@ -178,6 +193,12 @@ static int hlx_synth_model(hlx_hf_config_t *c, const char *name, int layers)
                 "model with rope_dim = v_head_dim = head_dim\n", name);
         return -1;
     }
+    if (layers == 0 && m.layers > HLX_SYNTH_MAX_LAYERS) {
+        fprintf(stderr, "helix model synth: --model %s: %d layers, more than the %d a synthetic "
+                "checkpoint takes; give --layers N (1 to %d)\n", name, m.layers,
+                HLX_SYNTH_MAX_LAYERS, HLX_SYNTH_MAX_LAYERS);
+        return -1;
+    }
     m.weight_dtype = c->m.weight_dtype;
     m.kv_dtype = HLX_DTYPE_BF16;
     if (layers > 0)
@@ -187,9 +208,65 @@ static int hlx_synth_model(hlx_hf_config_t *c, const char *name, int layers)
     return 0;
 }
 
+/* b as "2.63 MiB" (binary units), for messages that also give the exact count. */
+static const char *hlx_synth_human(uint64_t b, char *buf, size_t len)
+{
+    static const char *const unit[] = { "bytes", "KiB", "MiB", "GiB", "TiB", "PiB", "EiB" };
+    double v = (double)b;
+    int u = 0;
+
+    while (v >= 1024.0 && u < 6) {
+        v /= 1024.0;
+        u++;
+    }
+    if (u == 0)
+        snprintf(buf, len, "%llu bytes", (unsigned long long)b);
+    else
+        snprintf(buf, len, "%.2f %s", v, unit[u]);
+    return buf;
+}
+
+/* --out before anything is computed: a directory that exists and can be written, or a path
+ * that does not exist yet (*missing_p; created once the size is accepted). Messages name
+ * --out; the caller exits 2. */
+static int hlx_synth_out_check(const char *out, int *missing_p)
+{
+    struct stat sb;
+    int e;
+
+    *missing_p = 0;
+    if (out[0] == '\0') {
+        fprintf(stderr, "helix model synth: --out: empty path; give the directory to write the "
+                "checkpoint to\n");
+        return -1;
+    }
+    if (stat(out, &sb) == 0) {
+        if (!S_ISDIR(sb.st_mode)) {
+            fprintf(stderr, "helix model synth: --out %s: exists and is not a directory; give a "
+                    "new or an existing directory\n", out);
+            return -1;
+        }
+        if (access(out, W_OK | X_OK) != 0) {
+            e = errno;
+            fprintf(stderr, "helix model synth: --out %s: cannot write into the directory: "
+                    "%s\n", out, strerror(e));
+            return -1;
+        }
+        return 0;
+    }
+    e = errno;
+    if (e != ENOENT) {
+        fprintf(stderr, "helix model synth: --out %s: %s%s\n", out, strerror(e),
+                e == ENOTDIR ? " (a part of the path is a file)" : "");
+        return -1;
+    }
+    *missing_p = 1;
+    return 0;
+}
+
 static int hlx_cmd_model_synth(int argc, char **argv)
 {
-    enum { O_FAMILY = 1, O_OUT, O_LAYERS, O_SEED, O_DTYPE, O_SHARDS, O_MODEL };
+    enum { O_FAMILY = 1, O_OUT, O_LAYERS, O_SEED, O_DTYPE, O_SHARDS, O_MODEL, O_MAX_BYTES };
     static const struct option opts[] = {
         { "family", required_argument, NULL, O_FAMILY },
         { "out", required_argument, NULL, O_OUT },
@@ -198,18 +275,20 @@ static int hlx_cmd_model_synth(int argc, char **argv)
         { "dtype", required_argument, NULL, O_DTYPE },
         { "shards", required_argument, NULL, O_SHARDS },
         { "model", required_argument, NULL, O_MODEL },
+        { "max-bytes", required_argument, NULL, O_MAX_BYTES },
         { "help", no_argument, NULL, 'h' },
         { NULL, 0, NULL, 0 },
     };
     const char *family = NULL, *out = NULL, *dtype = "bf16", *model = NULL;
     long layers = 0, seed = 1, shards = 2;
+    int64_t max_bytes = (int64_t)HLX_SYNTH_MAX_BYTES;
     hlx_synth_ctx_t ctx;
     hlx_hf_expect_t *list = NULL;
     size_t n = 0, i;
-    char err[1024];
+    char err[1024], why[160];
     hlx_status_t st;
-    int o, moe;
-    uint64_t bytes = 0;
+    int o, moe, missing = 0, made = 0;
+    uint64_t bytes = 0, data = 0;
 
     optind = 1;
     while ((o = getopt_long(argc, argv, "h", opts, NULL)) != -1) {
@@ -218,9 +297,18 @@ static int hlx_cmd_model_synth(int argc, char **argv)
         case O_OUT:    out = optarg; break;
         case O_DTYPE:  dtype = optarg; break;
         case O_MODEL:  model = optarg; break;
-        case O_LAYERS: if (hlx_model_int("synth", "--layers", optarg, 1, 64, &layers)) return 2; break;
+        case O_LAYERS:
+            if (hlx_model_int("synth", "--layers", optarg, 1, HLX_SYNTH_MAX_LAYERS, &layers))
+                return 2;
+            break;
         case O_SEED:   if (hlx_model_int("synth", "--seed", optarg, 0, 0x7fffffffL, &seed)) return 2; break;
         case O_SHARDS: if (hlx_model_int("synth", "--shards", optarg, 1, 16, &shards)) return 2; break;
+        case O_MAX_BYTES:
+            if (hlx_parse_int(optarg, 1, INT64_MAX, &max_bytes, why, sizeof(why)) != HLX_OK) {
+                fprintf(stderr, "helix model synth: --max-bytes: %s\n", why);
+                return 2;
+            }
+            break;
         case 'h':      hlx_synth_usage(stdout); return 0;
         default:       hlx_synth_usage(stderr); return 2;
         }
@@ -238,6 +326,8 @@ static int hlx_cmd_model_synth(int argc, char **argv)
         fprintf(stderr, "helix model synth: --out: required (directory to write)\n");
         return 2;
     }
+    if (hlx_synth_out_check(out, &missing) != 0)
+        return 2;
     moe = !strcmp(family, "moe-mla");
     if (strcmp(dtype, "bf16") && strcmp(dtype, "f32") && (strcmp(dtype, "fp8") || !moe)) {
         fprintf(stderr, "helix model synth: --dtype: '%s' (bf16 or f32%s)\n", dtype,
@@ -253,6 +343,18 @@ static int hlx_cmd_model_synth(int argc, char **argv)
     st = hlx_hf_expect(&ctx.cfg, &list, &n, err, sizeof(err));
     if (st == HLX_OK && (size_t)shards > n)
         shards = (long)n;
+    /* the whole size first: nothing is written for a checkpoint over --max-bytes */
+    if (st == HLX_OK)
+        st = hlx_ckpt_write_size(list, n, (int)shards, &ctx.cfg, &bytes, err, sizeof(err));
+    if (st == HLX_OK && bytes > (uint64_t)max_bytes) {
+        char hb[32], hm[32];
+        fprintf(stderr, "helix model synth: the checkpoint would take %llu bytes (%s), more than "
+                "--max-bytes %lld (%s); give a larger --max-bytes to write it, or fewer "
+                "--layers\n", (unsigned long long)bytes, hlx_synth_human(bytes, hb, sizeof(hb)),
+                (long long)max_bytes, hlx_synth_human((uint64_t)max_bytes, hm, sizeof(hm)));
+        free(list);
+        return 2;
+    }
     if (st == HLX_OK) {
         ctx.w = calloc(n, sizeof(*ctx.w));
         ctx.layer = calloc(n, sizeof(*ctx.layer));
@@ -264,13 +366,27 @@ static int hlx_cmd_model_synth(int argc, char **argv)
                 st = HLX_ERR_INTERNAL;
             }
     }
+    if (st == HLX_OK && missing) {
+        if (mkdir(out, 0755) != 0) {
+            int e = errno;
+            fprintf(stderr, "helix model synth: --out %s: cannot create the directory: %s\n",
+                    out, strerror(e));
+            free(list);
+            free(ctx.w);
+            free(ctx.layer);
+            return e == EIO || e == ENOMEM ? 1 : 2;
+        }
+        made = 1;
+    }
+    /* shards, index and config.json together: none in place unless all are complete */
     if (st == HLX_OK)
-        st = hlx_ckpt_write(out, list, n, (int)shards, hlx_synth_fill, &ctx, err, sizeof(err));
-    if (st == HLX_OK)
-        st = hlx_hf_config_write(out, &ctx.cfg, err, sizeof(err));
+        st = hlx_ckpt_write(out, list, n, (int)shards, &ctx.cfg, hlx_synth_fill, &ctx, err,
+                            sizeof(err));
+    if (st != HLX_OK && made)
+        (void)rmdir(out); /* the folder this run made, when nothing is left in it */
     for (i = 0; i < n; i++)
-        bytes += (uint64_t)list[i].shape[0] * (uint64_t)(list[i].ndim == 2 ? list[i].shape[1] : 1) *
-                 hlx_st_dtype_size(list[i].dtype);
+        data += (uint64_t)list[i].shape[0] * (uint64_t)(list[i].ndim == 2 ? list[i].shape[1] : 1) *
+                hlx_st_dtype_size(list[i].dtype);
     free(list);
     free(ctx.w);
     free(ctx.layer);
@@ -279,7 +395,7 @@ static int hlx_cmd_model_synth(int argc, char **argv)
         return hlx_status_exit_code(st);
     }
     printf("helix model synth: wrote %s: %s, %zu tensors, %llu bytes in %ld file(s)\n", out,
-           ctx.cfg.arch, n, (unsigned long long)bytes, shards);
+           ctx.cfg.arch, n, (unsigned long long)data, shards);
     return 0;
 }
 

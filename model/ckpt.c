@@ -3,6 +3,7 @@
 #define _GNU_SOURCE
 #include "hlx_ckpt.h"
 #include "hlx_err.h"
+#include "hlx_json.h"
 
 #include <errno.h>
 #include <fcntl.h>
@@ -368,23 +369,65 @@ void hlx_ckpt_close(hlx_ckpt_t *ck)
     free(ck);
 }
 
+/* What a path that is not a regular file is, for messages. */
+static const char *hlx_file_kind(mode_t mode)
+{
+    return S_ISFIFO(mode) ? "a named pipe" : S_ISDIR(mode) ? "a directory"
+         : S_ISCHR(mode) ? "a character device" : S_ISBLK(mode) ? "a block device"
+         : S_ISSOCK(mode) ? "a socket" : "not a plain file";
+}
+
+static hlx_status_t hlx_not_regular(const char *path, const char *what, mode_t mode, char *err,
+                                    size_t errlen)
+{
+    return hlx_errbuf(err, errlen, HLX_ERR_INVALID,
+                      "%s: is not a regular file (%s); a %s must be a regular file", path,
+                      hlx_file_kind(mode), what);
+}
+
+hlx_status_t hlx_ckpt_regular_file(const char *path, const char *what, char *err,
+                                   size_t errlen)
+{
+    struct stat sb;
+
+    /* stat() never blocks, where open() of a named pipe waits for a writer */
+    if (stat(path, &sb) != 0 || S_ISREG(sb.st_mode))
+        return HLX_OK;
+    return hlx_not_regular(path, what, sb.st_mode, err, errlen);
+}
+
 /* Maps and parses one shard. */
 static hlx_status_t hlx_ckpt_map(hlx_ckpt_t *ck, int idx, char *err, size_t errlen)
 {
     hlx_ckpt_file_t *f = &ck->files[idx];
     char path[2048];
     struct stat sb;
-    int fd;
+    hlx_status_t st;
+    int fd, e;
     void *map;
 
     snprintf(path, sizeof(path), "%s/%s", ck->dir, f->name);
-    fd = open(path, O_RDONLY | O_CLOEXEC);
-    if (fd < 0)
-        return hlx_errbuf(err, errlen, errno == ENOENT ? HLX_ERR_NOT_FOUND : HLX_ERR_IO,
-                           "%s: %s", path, strerror(errno));
-    if (fstat(fd, &sb) != 0 || !S_ISREG(sb.st_mode)) {
+    if ((st = hlx_ckpt_regular_file(path, "safetensors shard", err, errlen)) != HLX_OK)
+        return st;
+    /* O_NONBLOCK: should the path turn into a named pipe after the check, the open returns
+     * instead of waiting for a writer, and fstat refuses it (mmap ignores the flag) */
+    fd = open(path, O_RDONLY | O_CLOEXEC | O_NONBLOCK);
+    if (fd < 0) {
+        e = errno;
+        return hlx_errbuf(err, errlen,
+                          e == ENOENT ? HLX_ERR_NOT_FOUND
+                          : e == EACCES || e == ELOOP || e == ENAMETOOLONG || e == ENOTDIR
+                              ? HLX_ERR_INVALID : HLX_ERR_IO,
+                          "%s: cannot open: %s", path, strerror(e));
+    }
+    if (fstat(fd, &sb) != 0) {
+        e = errno;
         close(fd);
-        return hlx_errbuf(err, errlen, HLX_ERR_IO, "%s: not a regular file", path);
+        return hlx_errbuf(err, errlen, HLX_ERR_IO, "%s: fstat: %s", path, strerror(e));
+    }
+    if (!S_ISREG(sb.st_mode)) {
+        close(fd);
+        return hlx_not_regular(path, "safetensors shard", sb.st_mode, err, errlen);
     }
     if (sb.st_size == 0) {
         close(fd);
@@ -419,51 +462,85 @@ static int hlx_ckpt_add_file(hlx_ckpt_t *ck, const char *name)
     return ck->nfiles++;
 }
 
-/* Reads model.safetensors.index.json: the shards it names, and the weight map to check. */
-static hlx_status_t hlx_ckpt_index(hlx_ckpt_t *ck, const char *path, json_t **map_p, char *err,
-                                   size_t errlen)
+/* An error at path of the index document ("index.json:line:column: key: reason") into err. */
+static hlx_status_t hlx_index_fail(hlx_jdoc_t *doc, const char *path, char *err, size_t errlen,
+                                   const char *fmt, ...) __attribute__((format(printf, 5, 6)));
+static hlx_status_t hlx_index_fail(hlx_jdoc_t *doc, const char *path, char *err, size_t errlen,
+                                   const char *fmt, ...)
 {
-    json_error_t je;
-    json_t *root = json_load_file(path, JSON_REJECT_DUPLICATES, &je), *wm, *v;
-    const char *key;
+    char msg[768];
+    va_list ap;
 
-    if (root == NULL)
-        return hlx_errbuf(err, errlen, HLX_ERR_PARSE, "%s:%d:%d: %s", path, je.line, je.column,
-                           je.text);
-    wm = json_object_get(root, "weight_map");
+    va_start(ap, fmt);
+    vsnprintf(msg, sizeof(msg), fmt, ap);
+    va_end(ap);
+    (void)hlx_jdoc_fail(doc, path, HLX_ERR_PARSE, "%s", msg);
+    return hlx_errbuf(err, errlen, HLX_ERR_PARSE, "%s", hlx_jdoc_error(doc));
+}
+
+/* Reads model.safetensors.index.json through the project's file reader (a bounded read,
+ * never an open that waits on a named pipe; errors at file:line:column): the shards it
+ * names, and the weight map to check. */
+static hlx_status_t hlx_ckpt_index(hlx_ckpt_t *ck, const char *path, hlx_jdoc_t **doc_p,
+                                   char *err, size_t errlen)
+{
+    hlx_jdoc_t *doc = NULL;
+    json_t *wm, *v;
+    const char *key;
+    char at[1024];
+    hlx_status_t st;
+
+    if ((st = hlx_ckpt_regular_file(path, "checkpoint index", err, errlen)) != HLX_OK)
+        return st;
+    st = hlx_jdoc_load_file_as(path, "checkpoint index", &doc);
+    if (st != HLX_OK) {
+        (void)hlx_errbuf(err, errlen, st, "%s", doc ? hlx_jdoc_error(doc) : "out of memory");
+        hlx_jdoc_free(doc);
+        return st;
+    }
+    if (!json_is_object(hlx_jdoc_root(doc))) {
+        st = hlx_index_fail(doc, "", err, errlen, "expected an object with a \"weight_map\"");
+        goto fail;
+    }
+    wm = json_object_get(hlx_jdoc_root(doc), "weight_map");
     if (!json_is_object(wm)) {
-        json_decref(root);
-        return hlx_errbuf(err, errlen, HLX_ERR_PARSE, "%s: no \"weight_map\" object", path);
+        st = hlx_index_fail(doc, "/weight_map", err, errlen,
+                            wm ? "expected an object (tensor name: shard file name)"
+                               : "required key is missing (tensor name: shard file name)");
+        goto fail;
     }
     json_object_foreach(wm, key, v) {
         const char *fn = json_string_value(v);
         if (fn == NULL || fn[0] == '\0' || strchr(fn, '/') != NULL) {
-            json_decref(root);
-            return hlx_errbuf(err, errlen, HLX_ERR_PARSE,
-                               "%s: weight_map: %s: expected a file name in the directory", path,
-                               key);
+            snprintf(at, sizeof(at), "/weight_map/%s", key);
+            st = hlx_index_fail(doc, at, err, errlen,
+                                "expected the name of a file in the checkpoint directory");
+            goto fail;
         }
         if (hlx_ckpt_add_file(ck, fn) < 0) {
-            json_decref(root);
-            return hlx_errbuf(err, errlen, HLX_ERR_NOMEM, "%s: out of memory", path);
+            st = hlx_errbuf(err, errlen, HLX_ERR_NOMEM, "%s: out of memory", path);
+            goto fail;
         }
     }
     if (ck->nfiles == 0) {
-        json_decref(root);
-        return hlx_errbuf(err, errlen, HLX_ERR_PARSE, "%s: weight_map is empty", path);
+        st = hlx_index_fail(doc, "/weight_map", err, errlen, "is empty (no shard named)");
+        goto fail;
     }
-    *map_p = root;
+    *doc_p = doc;
     return HLX_OK;
+
+fail:
+    hlx_jdoc_free(doc);
+    return st;
 }
 
-/* Merges the shards' tensors, refuses duplicates, checks the index against the shards and
- * pairs fp8 weights with their block scales. */
-static hlx_status_t hlx_ckpt_merge(hlx_ckpt_t *ck, json_t *index, const char *index_path,
-                                   char *err, size_t errlen)
+/* Merges the shards' tensors, refuses duplicates, checks the index (doc, NULL without one)
+ * against the shards and pairs fp8 weights with their block scales. */
+static hlx_status_t hlx_ckpt_merge(hlx_ckpt_t *ck, hlx_jdoc_t *doc, char *err, size_t errlen)
 {
     size_t total = 0, i, k = 0;
     int f;
-    json_t *wm = index ? json_object_get(index, "weight_map") : NULL;
+    json_t *wm = doc ? json_object_get(hlx_jdoc_root(doc), "weight_map") : NULL;
 
     for (f = 0; f < ck->nfiles; f++)
         total += ck->files[f].st.count;
@@ -484,20 +561,23 @@ static hlx_status_t hlx_ckpt_merge(hlx_ckpt_t *ck, json_t *index, const char *in
     if (wm != NULL) {
         const char *key;
         json_t *v;
+        char at[1024];
         json_object_foreach(wm, key, v) {
             const hlx_ckpt_tensor_t *t = hlx_ckpt_find(ck, key);
-            if (t == NULL || strcmp(ck->files[t->file].name, json_string_value(v)))
-                return hlx_errbuf(err, errlen, HLX_ERR_PARSE,
-                                   "%s: weight_map puts %s in %s, but %s", index_path, key,
-                                   json_string_value(v), t ? "it is stored in another shard"
-                                                           : "that shard does not hold it");
+            if (t == NULL || strcmp(ck->files[t->file].name, json_string_value(v))) {
+                snprintf(at, sizeof(at), "/weight_map/%s", key);
+                return hlx_index_fail(doc, at, err, errlen,
+                                      "weight_map puts %s in %s, but %s", key,
+                                      json_string_value(v),
+                                      t ? "it is stored in another shard"
+                                        : "that shard does not hold it");
+            }
         }
         for (i = 0; i < total; i++)
             if (json_object_get(wm, ck->tensors[i].name) == NULL)
-                return hlx_errbuf(err, errlen, HLX_ERR_PARSE,
-                                   "%s: %s holds tensor %s, which the weight_map does not list",
-                                   index_path, ck->files[ck->tensors[i].file].name,
-                                   ck->tensors[i].name);
+                return hlx_index_fail(doc, "/weight_map", err, errlen,
+                                      "%s holds tensor %s, which the weight_map does not list",
+                                      ck->files[ck->tensors[i].file].name, ck->tensors[i].name);
     }
     for (i = 0; i < total; i++) {
         hlx_ckpt_tensor_t *t = &ck->tensors[i];
@@ -524,7 +604,7 @@ hlx_status_t hlx_ckpt_open(const char *dir, hlx_ckpt_t **ck_p, char *err, size_t
     hlx_ckpt_t *ck = calloc(1, sizeof(*ck));
     char path[2048];
     struct stat sb;
-    json_t *index = NULL;
+    hlx_jdoc_t *index = NULL;
     hlx_status_t st;
     int f;
 
@@ -558,8 +638,8 @@ hlx_status_t hlx_ckpt_open(const char *dir, hlx_ckpt_t **ck_p, char *err, size_t
                              dir, ck->files[f].name);
     }
     if (st == HLX_OK)
-        st = hlx_ckpt_merge(ck, index, path, err, errlen);
-    json_decref(index);
+        st = hlx_ckpt_merge(ck, index, err, errlen);
+    hlx_jdoc_free(index);
     if (st != HLX_OK) {
         hlx_ckpt_close(ck);
         return st;

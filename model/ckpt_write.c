@@ -1,16 +1,22 @@
 /* Writes safetensors shards and their index (the layout Hugging Face's save_pretrained
- * produces): header padded to 8 bytes, tensors back to back, row by row from a callback. */
+ * produces): header padded to 8 bytes, tensors back to back, row by row from a callback.
+ * Every size is worked out (overflow-checked) and the free space checked before a byte is
+ * written; each file is written unnamed (or under a temporary name) and put in place only
+ * once all of them are complete, so an interrupted or failed write leaves the directory's
+ * files as they were. */
 #define _GNU_SOURCE
 #include "hlx_ckpt.h"
 #include "hlx_err.h"
 
 #include <errno.h>
+#include <fcntl.h>
 #include <jansson.h>
 #include <math.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <sys/stat.h>
+#include <sys/statvfs.h>
 #include <unistd.h>
 
 
@@ -65,146 +71,523 @@ static void hlx_w_store(uint8_t *p, hlx_st_dtype_t t, size_t i, float v)
     }
 }
 
-static uint64_t hlx_w_bytes(const hlx_hf_expect_t *t)
+/* ---- one file put in place only when complete ---------------------------------------- */
+
+/* An output file: unnamed in dir (O_TMPFILE) until committed, or, where the file system
+ * has no O_TMPFILE, a hidden temporary ".name.tmp-XXXXXX" beside the final name. */
+typedef struct {
+    int  fd;             /* -1: not open */
+    int  named;          /* tmp names a file on disk (removed on abort) */
+    char dir[1024];
+    char name[128];
+    char path[1200];     /* dir/name */
+    char tmp[1300];
+} hlx_wfile_t;
+
+static hlx_status_t hlx_w_errno(int e)
 {
-    uint64_t n = (uint64_t)t->shape[0] * (uint64_t)(t->ndim == 2 ? t->shape[1] : 1);
-    return n * hlx_st_dtype_size(t->dtype);
+    return e == ENOSPC || e == EDQUOT || e == EFBIG ? HLX_ERR_NOSPACE
+         : e == EACCES || e == EPERM || e == EROFS || e == ENOTDIR || e == ENOENT ||
+           e == ENAMETOOLONG || e == ELOOP || e == EISDIR ? HLX_ERR_INVALID : HLX_ERR_IO;
 }
 
-/* One shard: tensors [a, b) of list. */
-static hlx_status_t hlx_w_shard(const char *path, const hlx_hf_expect_t *list, size_t a,
-                                size_t b, hlx_ckpt_fill_fn fill, void *ctx, char *err,
+static hlx_status_t hlx_wfile_open(hlx_wfile_t *w, const char *dir, const char *name,
+                                   char *err, size_t errlen)
+{
+    mode_t um;
+    int e;
+
+    w->fd = -1;
+    w->named = 0;
+    w->tmp[0] = '\0';
+    if ((size_t)snprintf(w->dir, sizeof(w->dir), "%s", dir) >= sizeof(w->dir) ||
+        (size_t)snprintf(w->name, sizeof(w->name), "%s", name) >= sizeof(w->name))
+        return hlx_errbuf(err, errlen, HLX_ERR_INVALID, "%.64s...: path too long", dir);
+    snprintf(w->path, sizeof(w->path), "%s/%s", dir, name);
+#ifdef O_TMPFILE
+    w->fd = open(dir, O_TMPFILE | O_WRONLY | O_CLOEXEC, 0644);
+    if (w->fd >= 0)
+        return HLX_OK;
+    e = errno;
+    if (e != EOPNOTSUPP && e != EISDIR && e != EINVAL && e != ENOSYS)
+        return hlx_errbuf(err, errlen, hlx_w_errno(e), "%s: cannot create a file there: %s",
+                          dir, strerror(e));
+#endif
+    snprintf(w->tmp, sizeof(w->tmp), "%s/.%s.tmp-XXXXXX", dir, name);
+    w->fd = mkostemp(w->tmp, O_CLOEXEC);
+    if (w->fd < 0) {
+        e = errno;
+        return hlx_errbuf(err, errlen, hlx_w_errno(e), "%s: cannot create: %s", w->tmp,
+                          strerror(e));
+    }
+    w->named = 1;
+    um = umask(0); /* mkostemp creates 0600; the final file gets what open() would give */
+    umask(um);
+    (void)fchmod(w->fd, 0644 & ~um);
+    return HLX_OK;
+}
+
+static void hlx_wfile_abort(hlx_wfile_t *w)
+{
+    if (w->fd >= 0)
+        close(w->fd);
+    if (w->named)
+        unlink(w->tmp);
+    w->fd = -1;
+    w->named = 0;
+}
+
+/* The data on disk, then the name: an unnamed file is linked under a temporary name first
+ * (a link cannot replace an existing file), and rename() puts it in place in one step. */
+static hlx_status_t hlx_wfile_commit(hlx_wfile_t *w, char *err, size_t errlen)
+{
+    int e, i;
+
+    if (fsync(w->fd) != 0) {
+        e = errno;
+        hlx_wfile_abort(w);
+        return hlx_errbuf(err, errlen, hlx_w_errno(e), "%s: write failed: %s", w->path,
+                          strerror(e));
+    }
+    if (!w->named) {
+        char proc[64];
+        snprintf(proc, sizeof(proc), "/proc/self/fd/%d", w->fd);
+        for (i = 0;; i++) {
+            snprintf(w->tmp, sizeof(w->tmp), "%s/.%s.tmp-%ld-%d", w->dir, w->name,
+                     (long)getpid(), i);
+            /* through /proc (no privilege needed), else AT_EMPTY_PATH (CAP_DAC_READ_SEARCH) */
+            if (linkat(AT_FDCWD, proc, AT_FDCWD, w->tmp, AT_SYMLINK_FOLLOW) == 0)
+                break;
+            e = errno;
+            if (e != EEXIST) {
+                if (linkat(w->fd, "", AT_FDCWD, w->tmp, AT_EMPTY_PATH) == 0)
+                    break;
+                e = errno;
+            }
+            if (e != EEXIST || i == 99) {
+                hlx_wfile_abort(w);
+                return hlx_errbuf(err, errlen, hlx_w_errno(e), "%s: cannot name the written "
+                                  "file: %s", w->path, strerror(e));
+            }
+        }
+        w->named = 1;
+    }
+    if (rename(w->tmp, w->path) != 0) {
+        e = errno;
+        hlx_wfile_abort(w);
+        return hlx_errbuf(err, errlen, hlx_w_errno(e), "%s: cannot put in place: %s", w->path,
+                          strerror(e));
+    }
+    w->named = 0;
+    close(w->fd);
+    w->fd = -1;
+    return HLX_OK;
+}
+
+/* text[0, len) to w. */
+static hlx_status_t hlx_wfile_put(hlx_wfile_t *w, const char *text, size_t len, char *err,
+                                  size_t errlen)
+{
+    while (len > 0) {
+        ssize_t k = write(w->fd, text, len);
+        if (k < 0 && errno == EINTR)
+            continue;
+        if (k <= 0) {
+            int e = k < 0 ? errno : EIO;
+            return hlx_errbuf(err, errlen, hlx_w_errno(e), "%s: write failed: %s", w->path,
+                              strerror(e));
+        }
+        text += k;
+        len -= (size_t)k;
+    }
+    return HLX_OK;
+}
+
+hlx_status_t hlx_ckpt_write_file(const char *dir, const char *name, const char *text,
+                                 char *err, size_t errlen)
+{
+    hlx_wfile_t w;
+    hlx_status_t st = hlx_wfile_open(&w, dir, name, err, errlen);
+
+    if (st == HLX_OK && (st = hlx_wfile_put(&w, text, strlen(text), err, errlen)) != HLX_OK)
+        hlx_wfile_abort(&w);
+    return st == HLX_OK ? hlx_wfile_commit(&w, err, errlen) : st;
+}
+
+/* b as "2.63 MiB" (binary units), for messages that also give the exact count. */
+static const char *hlx_w_human(uint64_t b, char *buf, size_t len)
+{
+    static const char *const unit[] = { "bytes", "KiB", "MiB", "GiB", "TiB", "PiB", "EiB" };
+    double v = (double)b;
+    int u = 0;
+
+    while (v >= 1024.0 && u < 6) {
+        v /= 1024.0;
+        u++;
+    }
+    if (u == 0)
+        snprintf(buf, len, "%llu bytes", (unsigned long long)b);
+    else
+        snprintf(buf, len, "%.2f %s", v, unit[u]);
+    return buf;
+}
+
+hlx_status_t hlx_ckpt_space_check(const char *dir, uint64_t bytes, char *err, size_t errlen)
+{
+    char path[1024], hb[32], ha[32];
+    struct statvfs vs;
+    uint64_t avail;
+    char *slash;
+
+    if ((size_t)snprintf(path, sizeof(path), "%s", dir) >= sizeof(path))
+        return hlx_errbuf(err, errlen, HLX_ERR_INVALID, "%.64s...: path too long", dir);
+    /* the directory, else the nearest folder above it that exists (it will be created) */
+    while (statvfs(path[0] ? path : ".", &vs) != 0) {
+        size_t len = strlen(path);
+        int e = errno;
+        if (e == ENOENT) {
+            while (len > 1 && path[len - 1] == '/')
+                path[--len] = '\0'; /* trailing slashes */
+            slash = strrchr(path, '/');
+            if (slash == NULL)
+                path[0] = '\0';
+            else
+                slash[slash == path ? 1 : 0] = '\0';
+        }
+        if (e != ENOENT || strlen(path) == len) /* an error, or nothing left to go up */
+            return hlx_errbuf(err, errlen, hlx_w_errno(e), "%s: cannot see its file system: %s",
+                              dir, strerror(e));
+    }
+    if (__builtin_mul_overflow((uint64_t)vs.f_bavail, (uint64_t)vs.f_frsize, &avail))
+        avail = UINT64_MAX;
+    if (bytes > avail)
+        return hlx_errbuf(err, errlen, HLX_ERR_NOSPACE,
+                          "%s: the checkpoint needs %llu bytes (%s) and the file system there "
+                          "has %llu bytes (%s) free; free some space or write elsewhere", dir,
+                          (unsigned long long)bytes, hlx_w_human(bytes, hb, sizeof(hb)),
+                          (unsigned long long)avail, hlx_w_human(avail, ha, sizeof(ha)));
+    return HLX_OK;
+}
+
+/* ---- the plan: every file's size before anything is written ----------------------------- */
+
+static hlx_status_t hlx_w_bytes(const hlx_hf_expect_t *t, uint64_t *bytes_p, char *err,
                                 size_t errlen)
 {
-    json_t *hdr = json_object();
-    char *text = NULL;
-    uint64_t off = 0, hlen;
-    size_t i, tlen;
-    FILE *f = NULL;
+    uint64_t n;
+
+    if (t->ndim < 1 || t->ndim > 2 || t->shape[0] < 0 || (t->ndim == 2 && t->shape[1] < 0) ||
+        __builtin_mul_overflow((uint64_t)t->shape[0],
+                               (uint64_t)(t->ndim == 2 ? t->shape[1] : 1), &n) ||
+        __builtin_mul_overflow(n, (uint64_t)hlx_st_dtype_size(t->dtype), &n) ||
+        n > (uint64_t)INT64_MAX)
+        return hlx_errbuf(err, errlen, HLX_ERR_INVALID,
+                          "tensor %s: %d-D, shape [%lld, %lld]: its size overflows", t->name,
+                          t->ndim, (long long)t->shape[0], (long long)t->shape[1]);
+    *bytes_p = n;
+    return HLX_OK;
+}
+
+typedef struct {
+    size_t   a, b;       /* tensors [a, b) of the list */
+    char     fname[64];
+    char    *hdr;        /* JSON header text */
+    size_t   tlen;       /* its length */
+    uint64_t hlen;       /* padded to 8 bytes */
+    uint64_t file_bytes; /* 8 + hlen + data */
+} hlx_w_shard_t;
+
+typedef struct {
+    hlx_w_shard_t *shards;
+    int            nshards;
+    char          *index;  /* index JSON text (nshards > 1) */
+    char          *config; /* config.json text (a config given) */
+    uint64_t       bytes;  /* every file together */
+} hlx_w_plan_t;
+
+static void hlx_w_plan_free(hlx_w_plan_t *p)
+{
+    int s;
+
+    for (s = 0; p->shards != NULL && s < p->nshards; s++)
+        free(p->shards[s].hdr);
+    free(p->shards);
+    free(p->index);
+    free(p->config);
+    memset(p, 0, sizeof(*p));
+}
+
+#define HLX_W_ADD(_acc, _v)                                                            \
+    do {                                                                               \
+        if (__builtin_add_overflow((_acc), (uint64_t)(_v), &(_acc)) ||                 \
+            (_acc) > (uint64_t)INT64_MAX) {                                            \
+            st = hlx_errbuf(err, errlen, HLX_ERR_INVALID, "the checkpoint's size "     \
+                            "overflows 63 bits");                                      \
+            goto out;                                                                  \
+        }                                                                              \
+    } while (0)
+
+/* Cuts the list into shards by bytes (shard s ends once the bytes so far reach (s + 1) /
+ * nshards), builds each header, the index and config.json, and adds up every size. */
+static hlx_status_t hlx_w_plan(const hlx_hf_expect_t *list, size_t n, int nshards,
+                               const hlx_hf_config_t *cfg, hlx_w_plan_t *p, char *err,
+                               size_t errlen)
+{
+    uint64_t total = 0, acc = 0, nb;
+    json_t *index = NULL, *wm = NULL;
+    hlx_status_t st = HLX_OK;
+    size_t i, a = 0;
+    int s;
+
+    memset(p, 0, sizeof(*p));
+    if (nshards < 1 || (size_t)nshards > n)
+        return hlx_errbuf(err, errlen, HLX_ERR_INVALID, "%d shards for %zu tensors", nshards, n);
+    for (i = 0; i < n; i++) {
+        if (list[i].dtype != HLX_ST_F32 && list[i].dtype != HLX_ST_BF16 &&
+            list[i].dtype != HLX_ST_F16 && list[i].dtype != HLX_ST_F8_E4M3)
+            return hlx_errbuf(err, errlen, HLX_ERR_INVALID,
+                              "tensor %s: cannot write %s (F32, BF16, F16 or F8_E4M3)",
+                              list[i].name, hlx_st_dtype_name(list[i].dtype));
+        if ((st = hlx_w_bytes(&list[i], &nb, err, errlen)) != HLX_OK)
+            return st;
+        HLX_W_ADD(total, nb);
+    }
+    p->nshards = nshards;
+    p->shards = calloc((size_t)nshards, sizeof(*p->shards));
+    if (p->shards == NULL)
+        goto nomem;
+    if (nshards > 1) {
+        index = json_object();
+        wm = json_object();
+        if (index == NULL || wm == NULL)
+            goto nomem;
+        json_object_set_new(index, "metadata", json_pack("{s:I}", "total_size", (json_int_t)total));
+        json_object_set(index, "weight_map", wm);
+    }
+    for (s = 0; s < nshards; s++) {
+        hlx_w_shard_t *sh = &p->shards[s];
+        json_t *hdr = json_object();
+        uint64_t off = 0;
+        size_t b = a;
+        while (b < n) {
+            (void)hlx_w_bytes(&list[b], &nb, err, errlen); /* checked above */
+            if (!(b == a || acc + nb <= total / (uint64_t)nshards * (uint64_t)(s + 1) ||
+                  s == nshards - 1) || n - b <= (size_t)(nshards - 1 - s))
+                break;
+            acc += nb;
+            b++;
+        }
+        sh->a = a;
+        sh->b = b;
+        if (nshards == 1)
+            snprintf(sh->fname, sizeof(sh->fname), "model.safetensors");
+        else
+            snprintf(sh->fname, sizeof(sh->fname), "model-%05d-of-%05d.safetensors", s + 1,
+                     nshards);
+        if (hdr == NULL)
+            goto nomem;
+        for (i = a; i < b; i++) {
+            const hlx_hf_expect_t *t = &list[i];
+            json_t *shape = t->ndim == 2 ? json_pack("[I, I]", (json_int_t)t->shape[0],
+                                                     (json_int_t)t->shape[1])
+                                         : json_pack("[I]", (json_int_t)t->shape[0]);
+            (void)hlx_w_bytes(t, &nb, err, errlen);
+            json_object_set_new(hdr, t->name,
+                                json_pack("{s:s, s:o, s:[I, I]}", "dtype",
+                                          hlx_st_dtype_name(t->dtype), "shape", shape,
+                                          "data_offsets", (json_int_t)off,
+                                          (json_int_t)(off + nb)));
+            off += nb;
+            if (wm != NULL)
+                json_object_set_new(wm, t->name, json_string(sh->fname));
+        }
+        sh->hdr = json_dumps(hdr, JSON_COMPACT | JSON_PRESERVE_ORDER);
+        json_decref(hdr);
+        if (sh->hdr == NULL)
+            goto nomem;
+        sh->tlen = strlen(sh->hdr);
+        /* data starts 8-byte aligned; the header is padded with spaces */
+        sh->hlen = ((uint64_t)sh->tlen + 7) / 8 * 8;
+        sh->file_bytes = 8;
+        HLX_W_ADD(sh->file_bytes, sh->hlen);
+        HLX_W_ADD(sh->file_bytes, off);
+        HLX_W_ADD(p->bytes, sh->file_bytes);
+        a = b;
+    }
+    if (index != NULL) {
+        p->index = json_dumps(index, JSON_INDENT(2) | JSON_PRESERVE_ORDER);
+        if (p->index == NULL)
+            goto nomem;
+        HLX_W_ADD(p->bytes, strlen(p->index));
+    }
+    if (cfg != NULL) {
+        if ((p->config = hlx_hf_config_text(cfg)) == NULL)
+            goto nomem;
+        HLX_W_ADD(p->bytes, strlen(p->config));
+    }
+    json_decref(wm);
+    json_decref(index);
+    return HLX_OK;
+
+nomem:
+    st = hlx_errbuf(err, errlen, HLX_ERR_NOMEM, "out of memory planning the checkpoint");
+out:
+    json_decref(wm);
+    json_decref(index);
+    hlx_w_plan_free(p);
+    return st;
+}
+
+hlx_status_t hlx_ckpt_write_size(const hlx_hf_expect_t *list, size_t n, int nshards,
+                                 const hlx_hf_config_t *cfg, uint64_t *bytes_p, char *err,
+                                 size_t errlen)
+{
+    hlx_w_plan_t p;
+    hlx_status_t st = hlx_w_plan(list, n, nshards, cfg, &p, err, errlen);
+
+    if (st != HLX_OK)
+        return st;
+    *bytes_p = p.bytes;
+    hlx_w_plan_free(&p);
+    return HLX_OK;
+}
+
+/* ---- writing -------------------------------------------------------------------------- */
+
+/* One shard's bytes into w: the header, then tensors [a, b) row by row. */
+static hlx_status_t hlx_w_shard(hlx_wfile_t *w, const hlx_w_shard_t *sh,
+                                const hlx_hf_expect_t *list, hlx_ckpt_fill_fn fill, void *ctx,
+                                char *err, size_t errlen)
+{
     float *row = NULL;
     uint8_t *out = NULL, lenbuf[8];
     int64_t maxc = 1, r;
     hlx_status_t st = HLX_OK;
+    FILE *f = NULL;
+    size_t i;
+    int fd = -1, e = 0;
 
-    for (i = a; i < b; i++) {
+    for (i = sh->a; i < sh->b; i++) {
         const hlx_hf_expect_t *t = &list[i];
-        uint64_t nb = hlx_w_bytes(t);
-        json_t *shape = t->ndim == 2 ? json_pack("[I, I]", (json_int_t)t->shape[0],
-                                                 (json_int_t)t->shape[1])
-                                     : json_pack("[I]", (json_int_t)t->shape[0]);
-        json_object_set_new(hdr, t->name,
-                            json_pack("{s:s, s:o, s:[I, I]}", "dtype", hlx_st_dtype_name(t->dtype),
-                                      "shape", shape, "data_offsets", (json_int_t)off,
-                                      (json_int_t)(off + nb)));
-        off += nb;
         if ((t->ndim == 2 ? t->shape[1] : t->shape[0]) > maxc)
             maxc = t->ndim == 2 ? t->shape[1] : t->shape[0];
     }
-    text = json_dumps(hdr, JSON_COMPACT | JSON_PRESERVE_ORDER);
-    json_decref(hdr);
     row = malloc(sizeof(float) * (size_t)maxc);
     out = malloc(sizeof(float) * (size_t)maxc);
-    if (text == NULL || row == NULL || out == NULL) {
-        st = hlx_errbuf(err, errlen, HLX_ERR_NOMEM, "%s: out of memory", path);
+    if (row == NULL || out == NULL) {
+        st = hlx_errbuf(err, errlen, HLX_ERR_NOMEM, "%s: out of memory", w->path);
         goto out;
     }
-    tlen = strlen(text);
-    hlen = (tlen + 7) / 8 * 8; /* data starts 8-byte aligned; the header is padded with spaces */
+    /* buffered writes through a second descriptor: w keeps its own for the commit */
+    if ((fd = dup(w->fd)) < 0 || (f = fdopen(fd, "wb")) == NULL) {
+        e = errno;
+        if (fd >= 0)
+            close(fd);
+        st = hlx_errbuf(err, errlen, HLX_ERR_IO, "%s: %s", w->path, strerror(e));
+        goto out;
+    }
+    errno = 0;
     for (i = 0; i < 8; i++)
-        lenbuf[i] = (uint8_t)(hlen >> (8 * i));
-    f = fopen(path, "wb");
-    if (f == NULL) {
-        st = hlx_errbuf(err, errlen, HLX_ERR_IO, "%s: %s", path, strerror(errno));
-        goto out;
-    }
-    fwrite(lenbuf, 1, 8, f);
-    fwrite(text, 1, tlen, f);
-    for (i = tlen; i < hlen; i++)
-        fputc(' ', f);
-    for (i = a; i < b && st == HLX_OK; i++) {
+        lenbuf[i] = (uint8_t)(sh->hlen >> (8 * i));
+    if (fwrite(lenbuf, 1, 8, f) != 8 || fwrite(sh->hdr, 1, sh->tlen, f) != sh->tlen)
+        goto werr;
+    for (i = sh->tlen; i < sh->hlen; i++)
+        if (fputc(' ', f) == EOF)
+            goto werr;
+    for (i = sh->a; i < sh->b; i++) {
         const hlx_hf_expect_t *t = &list[i];
-        int64_t rows = t->ndim == 2 ? t->shape[0] : 1, cols = t->ndim == 2 ? t->shape[1] : t->shape[0], c;
-        for (r = 0; r < rows && st == HLX_OK; r++) {
+        int64_t rows = t->ndim == 2 ? t->shape[0] : 1;
+        int64_t cols = t->ndim == 2 ? t->shape[1] : t->shape[0], c;
+        for (r = 0; r < rows; r++) {
             if ((st = fill(ctx, t, i, r, row)) != HLX_OK) {
-                snprintf(err, errlen, "%s: tensor %s: no values for row %lld", path, t->name,
+                snprintf(err, errlen, "%s: tensor %s: no values for row %lld", w->path, t->name,
                          (long long)r);
-                break;
+                goto out;
             }
             for (c = 0; c < cols; c++)
                 hlx_w_store(out, t->dtype, (size_t)c, row[c]);
-            fwrite(out, hlx_st_dtype_size(t->dtype), (size_t)cols, f);
+            if (fwrite(out, hlx_st_dtype_size(t->dtype), (size_t)cols, f) != (size_t)cols)
+                goto werr;
         }
     }
-    if (st == HLX_OK && (ferror(f) || fclose(f) != 0))
-        st = hlx_errbuf(err, errlen, HLX_ERR_IO, "%s: write failed", path);
-    else if (st != HLX_OK)
-        fclose(f);
-    f = NULL;
+    if (fflush(f) != 0)
+        goto werr;
+    goto out;
+
+werr:
+    e = errno ? errno : EIO; /* stdio sets errno for the write that failed */
+    st = hlx_errbuf(err, errlen, hlx_w_errno(e), "%s: write failed: %s", w->path, strerror(e));
 out:
-    free(text);
+    if (f != NULL && fclose(f) != 0 && st == HLX_OK) {
+        e = errno;
+        st = hlx_errbuf(err, errlen, hlx_w_errno(e), "%s: write failed: %s", w->path,
+                        strerror(e));
+    }
     free(row);
     free(out);
     return st;
 }
 
 hlx_status_t hlx_ckpt_write(const char *dir, const hlx_hf_expect_t *list, size_t n,
-                            int nshards, hlx_ckpt_fill_fn fill, void *ctx, char *err,
-                            size_t errlen)
+                            int nshards, const hlx_hf_config_t *cfg, hlx_ckpt_fill_fn fill,
+                            void *ctx, char *err, size_t errlen)
 {
-    char path[2048], fname[64];
-    json_t *index = NULL, *wm = NULL;
-    uint64_t total = 0, acc = 0;
-    size_t i, a = 0;
-    int s;
-    hlx_status_t st = HLX_OK;
+    hlx_w_plan_t p;
+    hlx_wfile_t *w = NULL;
+    struct stat sb;
+    char path[1200];
+    hlx_status_t st;
+    int s, nw = 0, nfiles;
 
-    if (nshards < 1 || (size_t)nshards > n)
-        return hlx_errbuf(err, errlen, HLX_ERR_INVALID, "%d shards for %zu tensors", nshards, n);
-    for (i = 0; i < n; i++)
-        if (list[i].dtype != HLX_ST_F32 && list[i].dtype != HLX_ST_BF16 &&
-            list[i].dtype != HLX_ST_F16 && list[i].dtype != HLX_ST_F8_E4M3)
-            return hlx_errbuf(err, errlen, HLX_ERR_INVALID,
-                              "tensor %s: cannot write %s (F32, BF16, F16 or F8_E4M3)",
-                              list[i].name, hlx_st_dtype_name(list[i].dtype));
-    if (mkdir(dir, 0755) != 0 && errno != EEXIST)
-        return hlx_errbuf(err, errlen, HLX_ERR_IO, "%s: %s", dir, strerror(errno));
-    /* the other layout's entry point would shadow or contradict this one */
-    snprintf(path, sizeof(path), "%s/%s", dir,
-             nshards == 1 ? "model.safetensors.index.json" : "model.safetensors");
-    if (unlink(path) != 0 && errno != ENOENT)
-        return hlx_errbuf(err, errlen, HLX_ERR_IO, "%s: %s", path, strerror(errno));
-    for (i = 0; i < n; i++)
-        total += hlx_w_bytes(&list[i]);
-    if (nshards > 1) {
-        index = json_object();
-        wm = json_object();
-        json_object_set_new(index, "metadata", json_pack("{s:I}", "total_size", (json_int_t)total));
-        json_object_set(index, "weight_map", wm);
+    if ((st = hlx_w_plan(list, n, nshards, cfg, &p, err, errlen)) != HLX_OK)
+        return st;
+    if ((st = hlx_ckpt_space_check(dir, p.bytes, err, errlen)) != HLX_OK)
+        goto out;
+    if (mkdir(dir, 0755) != 0 && errno != EEXIST) {
+        int e = errno;
+        st = hlx_errbuf(err, errlen, hlx_w_errno(e), "%s: cannot create the directory: %s", dir,
+                        strerror(e));
+        goto out;
     }
-    /* Shards cut by bytes: shard s ends once the bytes so far reach (s + 1) / nshards. */
+    if (stat(dir, &sb) != 0 || !S_ISDIR(sb.st_mode)) {
+        st = hlx_errbuf(err, errlen, HLX_ERR_INVALID, "%s: exists and is not a directory", dir);
+        goto out;
+    }
+    nfiles = nshards + (p.index != NULL) + (p.config != NULL);
+    if ((w = calloc((size_t)nfiles, sizeof(*w))) == NULL) {
+        st = hlx_errbuf(err, errlen, HLX_ERR_NOMEM, "out of memory");
+        goto out;
+    }
+    /* every file complete before any is put in place */
     for (s = 0; s < nshards && st == HLX_OK; s++) {
-        size_t b = a;
-        while (b < n && (b == a || acc + hlx_w_bytes(&list[b]) <= total / (uint64_t)nshards *
-                                                               (uint64_t)(s + 1) ||
-                         s == nshards - 1) &&
-               n - b > (size_t)(nshards - 1 - s))
-            acc += hlx_w_bytes(&list[b++]);
-        if (nshards == 1)
-            snprintf(fname, sizeof(fname), "model.safetensors");
-        else
-            snprintf(fname, sizeof(fname), "model-%05d-of-%05d.safetensors", s + 1, nshards);
-        snprintf(path, sizeof(path), "%s/%s", dir, fname);
-        st = hlx_w_shard(path, list, a, b, fill, ctx, err, errlen);
-        for (i = a; wm != NULL && i < b; i++)
-            json_object_set_new(wm, list[i].name, json_string(fname));
-        a = b;
+        if ((st = hlx_wfile_open(&w[nw], dir, p.shards[s].fname, err, errlen)) != HLX_OK)
+            break;
+        nw++;
+        st = hlx_w_shard(&w[nw - 1], &p.shards[s], list, fill, ctx, err, errlen);
     }
-    if (st == HLX_OK && index != NULL) {
-        snprintf(path, sizeof(path), "%s/model.safetensors.index.json", dir);
-        if (json_dump_file(index, path, JSON_INDENT(2) | JSON_PRESERVE_ORDER) != 0)
-            st = hlx_errbuf(err, errlen, HLX_ERR_IO, "%s: cannot write", path);
+    if (st == HLX_OK && p.index != NULL &&
+        (st = hlx_wfile_open(&w[nw], dir, "model.safetensors.index.json", err, errlen)) == HLX_OK)
+        st = hlx_wfile_put(&w[nw++], p.index, strlen(p.index), err, errlen);
+    if (st == HLX_OK && p.config != NULL &&
+        (st = hlx_wfile_open(&w[nw], dir, "config.json", err, errlen)) == HLX_OK)
+        st = hlx_wfile_put(&w[nw++], p.config, strlen(p.config), err, errlen);
+    /* shards, the index, then the other layout's entry point removed (it would shadow or
+     * contradict this one), config.json last */
+    for (s = 0; st == HLX_OK && s < nw - (p.config != NULL); s++)
+        st = hlx_wfile_commit(&w[s], err, errlen);
+    if (st == HLX_OK) {
+        snprintf(path, sizeof(path), "%s/%s", dir,
+                 nshards == 1 ? "model.safetensors.index.json" : "model.safetensors");
+        if (unlink(path) != 0 && errno != ENOENT)
+            st = hlx_errbuf(err, errlen, hlx_w_errno(errno), "%s: cannot remove: %s", path,
+                            strerror(errno));
     }
-    json_decref(wm);
-    json_decref(index);
+    if (st == HLX_OK && p.config != NULL)
+        st = hlx_wfile_commit(&w[nw - 1], err, errlen);
+    for (s = 0; s < nw; s++)
+        hlx_wfile_abort(&w[s]); /* nothing left to do for a committed file */
+out:
+    free(w);
+    hlx_w_plan_free(&p);
     return st;
 }

@@ -3,6 +3,7 @@
 #define _GNU_SOURCE
 #include "hlx_ckpt.h"
 #include "hlx_err.h"
+#include "hlx_gating.h"
 #include "hlx_json.h"
 
 #include <jansson.h>
@@ -152,14 +153,70 @@ static hlx_status_t hlx_cfg_rs_num(hlx_jdoc_t *doc, json_t *r, const char *key, 
     return hlx_cfg_number_at(doc, v, path, min, max, out);
 }
 
+/* The keys of a rope_scaling object and the kinds that take each (bit HLX_ROPE_*; bit 0
+ * is "default", which takes none): Hugging Face's parameters of linear, llama3 and yarn
+ * (DeepSeek-V3's yarn; transformers' attention_factor and truncate are not implemented). */
+static const struct {
+    const char *key;
+    unsigned    kinds;
+} hlx_rs_keys[] = {
+    { "rope_type", 0xf },
+    { "type", 0xf },
+    { "factor", 1u << HLX_ROPE_LINEAR | 1u << HLX_ROPE_LLAMA3 | 1u << HLX_ROPE_YARN },
+    { "original_max_position_embeddings", 1u << HLX_ROPE_LLAMA3 | 1u << HLX_ROPE_YARN },
+    { "low_freq_factor", 1u << HLX_ROPE_LLAMA3 },
+    { "high_freq_factor", 1u << HLX_ROPE_LLAMA3 },
+    { "beta_fast", 1u << HLX_ROPE_YARN },
+    { "beta_slow", 1u << HLX_ROPE_YARN },
+    { "mscale", 1u << HLX_ROPE_YARN },
+    { "mscale_all_dim", 1u << HLX_ROPE_YARN },
+};
+#define HLX_RS_NKEYS (sizeof(hlx_rs_keys) / sizeof(hlx_rs_keys[0]))
+
+/* Every key of r is a parameter of kind (name kname): an unknown key, or one of another
+ * kind, would be ignored and the model rotated other than its config says. */
+static hlx_status_t hlx_cfg_rs_keys(hlx_jdoc_t *doc, json_t *r, hlx_rope_kind_t kind,
+                                    const char *kname)
+{
+    const char *names[HLX_RS_NKEYS], *key, *near;
+    char path[160], takes[256];
+    size_t i, used = 0;
+    json_t *v;
+
+    takes[0] = '\0';
+    for (i = 0; i < HLX_RS_NKEYS; i++) {
+        names[i] = hlx_rs_keys[i].key;
+        if (i >= 2 && (hlx_rs_keys[i].kinds >> kind & 1u) && used < sizeof(takes))
+            used += (size_t)snprintf(takes + used, sizeof(takes) - used, "%s%s",
+                                     used ? ", " : "", hlx_rs_keys[i].key);
+    }
+    json_object_foreach(r, key, v) {
+        for (i = 0; i < HLX_RS_NKEYS && strcmp(key, hlx_rs_keys[i].key); i++)
+            ;
+        if (i < HLX_RS_NKEYS && (hlx_rs_keys[i].kinds >> kind & 1u))
+            continue;
+        snprintf(path, sizeof(path), "/rope_scaling/%.120s", key);
+        if (i < HLX_RS_NKEYS)
+            return hlx_jdoc_fail(doc, path, HLX_ERR_PARSE,
+                                 "not a parameter of rope_scaling \"%s\" (it takes %s)", kname,
+                                 takes[0] ? takes : "none");
+        near = hlx_nearest_name(key, names, HLX_RS_NKEYS);
+        return hlx_jdoc_fail(doc, path, HLX_ERR_PARSE,
+                             "unknown key%s%s%s; rope_scaling \"%s\" takes %s",
+                             near ? " (did you mean \"" : "", near ? near : "",
+                             near ? "\"?)" : "", kname, takes[0] ? takes : "none");
+    }
+    return HLX_OK;
+}
+
 /* rope_scaling: absent, null or "default": none; "linear", "llama3" and "yarn" read into
  * the model (helix/model.h: hlx_model_rope_freqs applies them, the runtime and its
  * reference alike); another kind (dynamic, longrope, ...) is refused naming it, since
  * rotating with rope_theta alone would decode other tokens than the model's own
- * implementation. */
+ * implementation. Keys that are not parameters of the kind are refused as well. */
 static hlx_status_t hlx_cfg_rope_scaling(hlx_jdoc_t *doc, hlx_model_t *m)
 {
-    json_t *r = json_object_get(hlx_jdoc_root(doc), "rope_scaling"), *k;
+    json_t *r = json_object_get(hlx_jdoc_root(doc), "rope_scaling"), *k, *k2;
     const char *kind;
     double orig = 0;
     hlx_status_t st;
@@ -171,11 +228,21 @@ static hlx_status_t hlx_cfg_rope_scaling(hlx_jdoc_t *doc, hlx_model_t *m)
     if (!json_is_object(r))
         return hlx_jdoc_fail(doc, "/rope_scaling", HLX_ERR_PARSE, "expected an object or null");
     k = json_object_get(r, "rope_type");
+    k2 = json_object_get(r, "type");
+    if ((k != NULL && !json_is_string(k)) || (k2 != NULL && !json_is_string(k2)))
+        return hlx_jdoc_fail(doc, k != NULL && !json_is_string(k) ? "/rope_scaling/rope_type"
+                                                                   : "/rope_scaling/type",
+                             HLX_ERR_PARSE, "expected a string (the scaling kind)");
+    /* transformers writes both; they must agree */
+    if (k != NULL && k2 != NULL && strcmp(json_string_value(k), json_string_value(k2)))
+        return hlx_jdoc_fail(doc, "/rope_scaling/type", HLX_ERR_PARSE,
+                             "\"%.32s\" contradicts rope_type \"%.32s\"", json_string_value(k2),
+                             json_string_value(k));
     if (k == NULL)
-        k = json_object_get(r, "type");
+        k = k2;
     kind = json_string_value(k);
     if (kind != NULL && !strcmp(kind, "default"))
-        return HLX_OK;
+        return hlx_cfg_rs_keys(doc, r, HLX_ROPE_NONE, "default");
     if (kind != NULL && !strcmp(kind, "linear"))
         m->rope_kind = HLX_ROPE_LINEAR;
     else if (kind != NULL && !strcmp(kind, "llama3"))
@@ -189,6 +256,8 @@ static hlx_status_t hlx_cfg_rope_scaling(hlx_jdoc_t *doc, hlx_model_t *m)
                              "the model's); to time the model anyway, remove \"rope_scaling\" "
                              "from a copy of config.json", kind ? "\"" : "",
                              kind ? kind : "this", kind ? "\"" : "");
+    if ((st = hlx_cfg_rs_keys(doc, r, m->rope_kind, kind)) != HLX_OK)
+        return st;
     if ((st = hlx_cfg_rs_num(doc, r, "factor", 1, 1, 1e-6, 1e6, &m->rope_factor)) != HLX_OK)
         return st;
     if (m->rope_kind == HLX_ROPE_LINEAR)
@@ -215,6 +284,42 @@ static hlx_status_t hlx_cfg_rope_scaling(hlx_jdoc_t *doc, hlx_model_t *m)
         (st = hlx_cfg_rs_num(doc, r, "mscale_all_dim", 0, 0.0, 0, 1e6, &m->rope_mscale_all)))
         return st;
     return HLX_OK;
+}
+
+/* sliding_window (Mistral, Qwen2): the runtime attends to the whole context, so a window
+ * that applies gives other tokens once the context passes it. Accepted: absent or null,
+ * "use_sliding_window": false (Qwen2-style configs carry the size with the switch off;
+ * transformers' Mistral has no such switch and applies any window, so it does not count
+ * there), or a window of at least max_position_embeddings (it never applies). */
+static hlx_status_t hlx_cfg_sliding(hlx_jdoc_t *doc, const hlx_hf_config_t *c)
+{
+    json_t *root = hlx_jdoc_root(doc), *w = json_object_get(root, "sliding_window");
+    json_t *mp = json_object_get(root, "max_position_embeddings");
+    int use = 1, mistral = !strcmp(c->arch, "MistralForCausalLM");
+    long long win;
+    char ctx[64] = "";
+    hlx_status_t st;
+
+    if (w == NULL || json_is_null(w))
+        return HLX_OK;
+    if (!json_is_integer(w) || json_integer_value(w) < 1)
+        return hlx_jdoc_fail(doc, "/sliding_window", HLX_ERR_PARSE,
+                             "expected a positive integer (tokens) or null");
+    win = (long long)json_integer_value(w);
+    if ((st = hlx_cfg_bool(doc, "use_sliding_window", 1, &use)) != HLX_OK)
+        return st;
+    if (!use && !mistral)
+        return HLX_OK;
+    if (json_is_integer(mp) && json_integer_value(mp) >= 1 && win >= json_integer_value(mp))
+        return HLX_OK;
+    if (json_is_integer(mp))
+        snprintf(ctx, sizeof(ctx), ", under max_position_embeddings %lld",
+                 (long long)json_integer_value(mp));
+    return hlx_jdoc_fail(doc, "/sliding_window", HLX_ERR_INVALID,
+                         "sliding-window attention is not supported (a window of %lld tokens%s):"
+                         " decode attends to the whole context and would give other tokens past "
+                         "the window; set \"sliding_window\": null in a copy of config.json to "
+                         "time the model anyway", win, ctx);
 }
 
 static hlx_status_t hlx_cfg_dtype(hlx_jdoc_t *doc, hlx_hf_config_t *c)
@@ -341,18 +446,25 @@ static hlx_status_t hlx_cfg_moe_mla(hlx_jdoc_t *doc, hlx_hf_config_t *c)
     if (m->qk_rope_dim % 2 != 0)
         return hlx_jdoc_fail(doc, "/qk_rope_head_dim", HLX_ERR_PARSE,
                              "%d is odd (RoPE rotates pairs)", m->qk_rope_dim);
-    if (c->n_group > m->experts || m->experts % c->n_group != 0 || c->topk_group > c->n_group)
-        return hlx_jdoc_fail(doc, "/n_group", HLX_ERR_PARSE,
-                             "%d groups (top %d) do not split %d experts", c->n_group,
-                             c->topk_group, m->experts);
+    m->n_group = c->n_group;
+    m->topk_group = c->topk_group;
+    {
+        /* the rules of a model file (model.c), under config.json's names */
+        static const hlx_gating_keys_t keys = { "n_routed_experts", "num_experts_per_tok",
+                                                "n_group", "topk_group" };
+        const char *key = "n_group";
+        char why[256], path[64];
+        if ((st = hlx_model_gating_check(m, &keys, &key, why, sizeof(why))) != HLX_OK) {
+            snprintf(path, sizeof(path), "/%s", key);
+            return hlx_jdoc_fail(doc, path, st, "%s", why);
+        }
+    }
     m->head_dim = m->qk_nope_dim + m->qk_rope_dim;
     m->rope_dim = m->qk_rope_dim;
     /* the gating as model fields, so that a checkpoint decodes as its config says */
     m->moe_scoring = !strcmp(c->scoring_func, "sigmoid") ? HLX_MOE_SIGMOID : HLX_MOE_SOFTMAX;
     m->norm_topk_prob = c->norm_topk_prob;
     m->routed_scaling = c->routed_scaling_factor;
-    m->n_group = c->n_group;
-    m->topk_group = c->topk_group;
     return HLX_OK;
 }
 
@@ -369,6 +481,9 @@ hlx_status_t hlx_hf_config_load(const char *dir, hlx_hf_config_t *c, char *err,
     m->routed_scaling = 1.0; /* the gating defaults of a model file (dense: unused) */
     m->n_group = m->topk_group = 1;
     snprintf(path, sizeof(path), "%s/config.json", dir);
+    /* a named pipe would be read as an empty file (or block on a writer): refused by name */
+    if ((st = hlx_ckpt_regular_file(path, "checkpoint config", err, errlen)) != HLX_OK)
+        return st;
     st = hlx_jdoc_load_file(path, &doc);
     if (st == HLX_OK && !json_is_object(hlx_jdoc_root(doc)))
         st = hlx_jdoc_fail(doc, "", HLX_ERR_PARSE, "expected an object");
@@ -390,6 +505,8 @@ hlx_status_t hlx_hf_config_load(const char *dir, hlx_hf_config_t *c, char *err,
     if (st == HLX_OK)
         st = hlx_cfg_rope_scaling(doc, m);
     if (st == HLX_OK)
+        st = hlx_cfg_sliding(doc, c);
+    if (st == HLX_OK)
         st = c->family == HLX_HF_DENSE ? hlx_cfg_dense(doc, c) : hlx_cfg_moe_mla(doc, c);
     if (st == HLX_OK) {
         json_t *seed = json_object_get(hlx_jdoc_root(doc), "helix_synth_seed");
@@ -408,13 +525,14 @@ hlx_status_t hlx_hf_config_load(const char *dir, hlx_hf_config_t *c, char *err,
     return st;
 }
 
-hlx_status_t hlx_hf_config_write(const char *dir, const hlx_hf_config_t *c, char *err,
-                                 size_t errlen)
+char *hlx_hf_config_text(const hlx_hf_config_t *c)
 {
     const hlx_model_t *m = &c->m;
     json_t *o = json_object();
-    char path[2048];
-    int rc;
+    char *text;
+
+    if (o == NULL)
+        return NULL;
 
     json_object_set_new(o, "architectures", json_pack("[s]", c->arch));
     json_object_set_new(o, "model_type",
@@ -477,12 +595,22 @@ hlx_status_t hlx_hf_config_write(const char *dir, const hlx_hf_config_t *c, char
                                           "dynamic", "fmt", "e4m3", "quant_method", "fp8",
                                           "weight_block_size", c->block_rows, c->block_cols));
     }
-    snprintf(path, sizeof(path), "%s/config.json", dir);
-    rc = json_dump_file(o, path, JSON_INDENT(2) | JSON_PRESERVE_ORDER);
+    text = json_dumps(o, JSON_INDENT(2) | JSON_PRESERVE_ORDER);
     json_decref(o);
-    if (rc != 0)
-        return hlx_errbuf(err, errlen, HLX_ERR_IO, "%s: cannot write", path);
-    return HLX_OK;
+    return text;
+}
+
+hlx_status_t hlx_hf_config_write(const char *dir, const hlx_hf_config_t *c, char *err,
+                                 size_t errlen)
+{
+    char *text = hlx_hf_config_text(c);
+    hlx_status_t st;
+
+    if (text == NULL)
+        return hlx_errbuf(err, errlen, HLX_ERR_NOMEM, "%s/config.json: out of memory", dir);
+    st = hlx_ckpt_write_file(dir, "config.json", text, err, errlen);
+    free(text);
+    return st;
 }
 
 /* ---- expected tensors ---------------------------------------------------------------- */

@@ -4,6 +4,7 @@
 #include <helix/model.h>
 
 #include "hlx_config.h"
+#include "hlx_gating.h"
 #include "hlx_json.h"
 #include "hlx_log.h"
 #include "hlx_param.h"
@@ -175,11 +176,39 @@ static int hlx_has(json_t *root, const char *key)
     return json_object_get(root, key) != NULL;
 }
 
+hlx_status_t hlx_model_gating_check(const hlx_model_t *m, const hlx_gating_keys_t *keys,
+                                    const char **key_p, char *why, size_t whylen)
+{
+    if (m->n_group < 1 || m->n_group > m->experts || m->experts % m->n_group != 0) {
+        *key_p = keys->n_group;
+        snprintf(why, whylen, "%d does not divide %s %d", m->n_group, keys->experts,
+                 m->experts);
+        return HLX_ERR_PARSE;
+    }
+    if (m->topk_group < 1 || m->topk_group > m->n_group) {
+        *key_p = keys->topk_group;
+        snprintf(why, whylen, "%d exceeds %s %d", m->topk_group, keys->n_group, m->n_group);
+        return HLX_ERR_PARSE;
+    }
+    if ((int64_t)m->topk_group * (m->experts / m->n_group) < m->top_k) {
+        *key_p = keys->topk_group;
+        snprintf(why, whylen, "%d group(s) of %d experts hold fewer than %s %d (%s %d in %s "
+                 "%d groups)", m->topk_group, m->experts / m->n_group, keys->top_k, m->top_k,
+                 keys->experts, m->experts, keys->n_group, m->n_group);
+        return HLX_ERR_PARSE;
+    }
+    return HLX_OK;
+}
+
 /* DeepSeek-V3 gating of an MoE model: the scoring function and the group-limited choice
  * (n_group groups of experts / n_group, the best topk_group kept, top_k chosen there). */
 static hlx_status_t hlx_model_gating(hlx_jdoc_t *doc, hlx_model_raw_t *r)
 {
+    static const hlx_gating_keys_t keys = { "experts", "top_k", "n_group", "topk_group" };
     hlx_model_t *m = &r->m;
+    const char *key = "n_group";
+    char why[256], path[64];
+    hlx_status_t st;
 
     if (r->scoring[0] == '\0' || !strcmp(r->scoring, "softmax"))
         m->moe_scoring = HLX_MOE_SOFTMAX;
@@ -192,14 +221,10 @@ static hlx_status_t hlx_model_gating(hlx_jdoc_t *doc, hlx_model_raw_t *r)
         m->n_group = 1;
     if (m->topk_group == 0)
         m->topk_group = m->n_group;
-    if (m->n_group > m->experts || m->experts % m->n_group != 0)
-        return HLX_MFAIL("n_group", "%d does not divide experts %d", m->n_group, m->experts);
-    if (m->topk_group > m->n_group)
-        return HLX_MFAIL("topk_group", "%d exceeds n_group %d", m->topk_group, m->n_group);
-    if ((int64_t)m->topk_group * (m->experts / m->n_group) < m->top_k)
-        return HLX_MFAIL("topk_group", "%d group(s) of %d experts hold fewer than top_k %d",
-                         m->topk_group, m->experts / m->n_group, m->top_k);
-    return HLX_OK;
+    if ((st = hlx_model_gating_check(m, &keys, &key, why, sizeof(why))) == HLX_OK)
+        return HLX_OK;
+    snprintf(path, sizeof(path), "/%s", key);
+    return hlx_jdoc_fail(doc, path, st, "%s", why);
 }
 
 /* rope_scaling and its parameters: defaults as in the Hugging Face configs, the keys of

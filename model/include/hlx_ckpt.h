@@ -67,6 +67,13 @@ void         hlx_st_file_free(hlx_st_file_t *f);
 
 typedef struct hlx_ckpt hlx_ckpt_t;
 
+/* Refuses, with HLX_ERR_INVALID (exit 2) and "path: is not a regular file (a named pipe);
+ * a <what> must be a regular file", a path that exists and is not a regular file: a named
+ * pipe would block the reader forever, a device or a directory is no checkpoint file.
+ * HLX_OK for a regular file or a missing path (the reader then names what is missing). */
+hlx_status_t hlx_ckpt_regular_file(const char *path, const char *what, char *err,
+                                   size_t errlen);
+
 /* Opens dir: model.safetensors.index.json and its shards, or one model.safetensors. Every
  * shard is mapped read-only; nothing is read from the data sections until a slice is
  * asked for. Errors name the file and the tensor. */
@@ -139,8 +146,11 @@ typedef struct hlx_hf_config {
 /* Reads dir/config.json; errors are "config.json:line:column: key: reason". */
 hlx_status_t hlx_hf_config_load(const char *dir, hlx_hf_config_t *c, char *err,
                                 size_t errlen);
+/* Writes dir/config.json (through hlx_ckpt_write_file: never a partial file). */
 hlx_status_t hlx_hf_config_write(const char *dir, const hlx_hf_config_t *c, char *err,
                                  size_t errlen);
+/* config.json of c as text (free() it; NULL when out of memory). */
+char        *hlx_hf_config_text(const hlx_hf_config_t *c);
 
 /* ---- the tensors a model must have ------------------------------------------------- */
 
@@ -229,10 +239,26 @@ typedef hlx_status_t (*hlx_ckpt_fill_fn)(void *ctx, const hlx_hf_expect_t *t, si
 
 /* Writes the tensors of list (F32/BF16/F16 rounded to nearest even, F8_E4M3 as the
  * saturating nearest e4m3 value) into nshards files model-0000i-of-0000n.safetensors
- * (tensors dealt out in list order) and model.safetensors.index.json. */
+ * (tensors dealt out in list order; one model.safetensors for nshards 1) and
+ * model.safetensors.index.json, and cfg's config.json unless cfg is NULL. dir is created
+ * when missing. Before a byte is written the whole size is worked out (overflow-checked)
+ * and refused with HLX_ERR_NOSPACE when the file system has less free; every file is
+ * written unnamed (or under a hidden temporary name) and all are put in place by rename()
+ * only once all are complete, so a failed or interrupted write leaves no partial file under
+ * a final name and the files already there as they were. */
 hlx_status_t hlx_ckpt_write(const char *dir, const hlx_hf_expect_t *list, size_t n,
-                            int nshards, hlx_ckpt_fill_fn fill, void *ctx, char *err,
-                            size_t errlen);
+                            int nshards, const hlx_hf_config_t *cfg, hlx_ckpt_fill_fn fill,
+                            void *ctx, char *err, size_t errlen);
+/* Bytes hlx_ckpt_write would write (shards with their headers, index, config.json). */
+hlx_status_t hlx_ckpt_write_size(const hlx_hf_expect_t *list, size_t n, int nshards,
+                                 const hlx_hf_config_t *cfg, uint64_t *bytes_p, char *err,
+                                 size_t errlen);
+/* HLX_ERR_NOSPACE, with both numbers, when the file system of dir (or of the nearest folder
+ * above it that exists) has fewer than bytes free. */
+hlx_status_t hlx_ckpt_space_check(const char *dir, uint64_t bytes, char *err, size_t errlen);
+/* One small file dir/name holding text, put in place the same way. */
+hlx_status_t hlx_ckpt_write_file(const char *dir, const char *name, const char *text,
+                                 char *err, size_t errlen);
 
 /* Synthetic value of element (row, col) of t for a seed (hash of seed, name and index):
  * norms 1 + u/8, F8_E4M3 weights u (-1..1, rounded to e4m3 when stored), their block scales

@@ -72,7 +72,7 @@ int main(void)
     }
     if (mkdtemp(dir) == NULL)
         return 1;
-    if (hlx_ckpt_write(dir, list, 4, 2, fill, NULL, err, sizeof(err)) != HLX_OK ||
+    if (hlx_ckpt_write(dir, list, 4, 2, NULL, fill, NULL, err, sizeof(err)) != HLX_OK ||
         hlx_ckpt_open(dir, &ck, err, sizeof(err)) != HLX_OK) {
         fprintf(stderr, "bench_ckpt: %s\n", err);
         return 1;

@@ -705,7 +705,7 @@ static void write_mutated(const char *name, const mutation_t *mu, int nshards)
         snprintf(out[j].name, sizeof(out[j].name), "%s", mu->extra);
         j++;
     }
-    if (hlx_ckpt_write(dir, out, j, nshards, zero_fill, NULL, err, sizeof(err)) != HLX_OK)
+    if (hlx_ckpt_write(dir, out, j, nshards, NULL, zero_fill, NULL, err, sizeof(err)) != HLX_OK)
         fail_msg("%s", err);
     free(out);
     free(list);
@@ -919,7 +919,8 @@ static void test_dtypes(void **state)
         list[k].shape[1] = 8;
     }
     snprintf(dir, sizeof(dir), "%s/dtypes", g_tmp);
-    if (hlx_ckpt_write(dir, list, 4, 1, value_fill, (void *)vals, err, sizeof(err)) != HLX_OK)
+    if (hlx_ckpt_write(dir, list, 4, 1, NULL, value_fill, (void *)vals, err, sizeof(err)) !=
+        HLX_OK)
         fail_msg("%s", err);
     assert_int_equal(hlx_ckpt_open(dir, &ck, err, sizeof(err)), HLX_OK);
     for (k = 0; k < 4; k++) {
@@ -944,7 +945,8 @@ static void test_dtypes(void **state)
     }
     hlx_ckpt_close(ck);
     list[0].dtype = HLX_ST_I32;
-    assert_int_equal(hlx_ckpt_write(dir, list, 1, 1, value_fill, (void *)vals, err, sizeof(err)),
+    assert_int_equal(hlx_ckpt_write(dir, list, 1, 1, NULL, value_fill, (void *)vals, err,
+                                    sizeof(err)),
                      HLX_ERR_INVALID);
     assert_non_null(strstr(err, "cannot write I32"));
 }

@@ -1,0 +1,566 @@
+/* model: hostile input to checkpoints and `helix model synth`. Named pipes where a file
+ * belongs are refused by name (and never block: each case runs under alarm() or timeout);
+ * config.json values that would decode other tokens (expert groups too small for top_k, a
+ * sliding window, stray rope_scaling keys) are refused at file:line:column; synth refuses a
+ * checkpoint over --max-bytes or the free space before writing, leaves no partial file
+ * under a final name when a write fails or is killed, and refuses a bad --out with exit 2.
+ * argv[1]: the helix binary. */
+#include <setjmp.h>
+#include <stdarg.h>
+#include <stddef.h>
+#include <cmocka.h>
+
+#include "hlx_test_files.h"
+
+#include <dirent.h>
+#include <jansson.h>
+#include <stdint.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+#include <sys/wait.h>
+#include <unistd.h>
+
+#include "hlx_ckpt.h"
+
+static const char *helix;
+static char g_tmp[] = "/tmp/hlx_ckpt_input_XXXXXX";
+
+/* A call that blocks longer fails (meson's timeout is the second net). */
+#define HLX_NO_HANG_S 20
+
+/* Runs a shell command; returns its exit code (128 + n when the shell saw signal n). */
+static int sh(const char *fmt, ...) __attribute__((format(printf, 1, 2)));
+static int sh(const char *fmt, ...)
+{
+    char cmd[4096];
+    va_list ap;
+    int st;
+
+    va_start(ap, fmt);
+    vsnprintf(cmd, sizeof(cmd), fmt, ap);
+    va_end(ap);
+    st = system(cmd);
+    assert_true(st != -1 && WIFEXITED(st));
+    return WEXITSTATUS(st);
+}
+
+/* `helix ARGS` under timeout(1), stderr to a file: exit code, stderr in *err (free it). */
+static int run(char **err, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
+static int run(char **err, const char *fmt, ...)
+{
+    char args[3000], path[512];
+    va_list ap;
+    int rc;
+
+    va_start(ap, fmt);
+    vsnprintf(args, sizeof(args), fmt, ap);
+    va_end(ap);
+    snprintf(path, sizeof(path), "%s/run.err", g_tmp);
+    rc = sh("timeout -k 5 %d %s %s >/dev/null 2>%s", HLX_NO_HANG_S, helix, args, path);
+    *err = hlx_test_slurp(path, NULL);
+    return rc;
+}
+
+/* Exit 2 and every needle in stderr. */
+static void expect_exit2(const char *what, int rc, char *err, const char *n1, const char *n2)
+{
+    if (rc != 2 || strstr(err, n1) == NULL || (n2 != NULL && strstr(err, n2) == NULL))
+        fail_msg("%s: exit %d%s, stderr: %s(wanted exit 2, '%s' and '%s')", what, rc,
+                 rc == 124 ? " (timed out: it blocks)" : "", err, n1, n2 ? n2 : "");
+    free(err);
+}
+
+/* `helix ARGS` must exit 2 with n1 (and n2 unless NULL) in its stderr. */
+static void refused(const char *n1, const char *n2, const char *fmt, ...)
+    __attribute__((format(printf, 3, 4)));
+static void refused(const char *n1, const char *n2, const char *fmt, ...)
+{
+    char args[3000], *err;
+    va_list ap;
+    int rc;
+
+    va_start(ap, fmt);
+    vsnprintf(args, sizeof(args), fmt, ap);
+    va_end(ap);
+    rc = run(&err, "%s", args);
+    expect_exit2(args, rc, err, n1, n2);
+}
+
+static void synth(const char *name, const char *args)
+{
+    assert_int_equal(sh("rm -rf %s/%s && timeout 60 %s model synth --out %s/%s %s >/dev/null",
+                        g_tmp, name, helix, g_tmp, name, args), 0);
+}
+
+static void dir_of(char *dir, size_t len, const char *name)
+{
+    snprintf(dir, len, "%s/%s", g_tmp, name);
+}
+
+/* ---- 1: named pipes ------------------------------------------------------------------- */
+
+/* name/file replaced by a named pipe nobody writes to. */
+static void make_fifo(const char *name, const char *file)
+{
+    char path[512];
+
+    snprintf(path, sizeof(path), "%s/%s/%s", g_tmp, name, file);
+    assert_int_equal(unlink(path), 0);
+    assert_int_equal(mkfifo(path, 0644), 0);
+}
+
+typedef hlx_status_t (*call_fn)(const char *dir, char *err, size_t errlen);
+
+static hlx_status_t ckpt_open(const char *dir, char *err, size_t errlen)
+{
+    hlx_ckpt_t *ck = NULL;
+    hlx_status_t st = hlx_ckpt_open(dir, &ck, err, errlen);
+
+    if (st == HLX_OK)
+        hlx_ckpt_close(ck);
+    return st;
+}
+
+static hlx_status_t config_load(const char *dir, char *err, size_t errlen)
+{
+    hlx_hf_config_t cfg;
+
+    return hlx_hf_config_load(dir, &cfg, err, errlen);
+}
+
+/* fn(dir) in a child process under alarm(): a call that blocks fails this test, and only
+ * this test. Its status back, its message in err. */
+static hlx_status_t in_child(call_fn fn, const char *dir, char *err, size_t errlen)
+{
+    int32_t st = HLX_ERR_INTERNAL;
+    size_t got = 0;
+    ssize_t k;
+    int p[2], ws;
+    pid_t pid;
+
+    assert_int_equal(pipe(p), 0);
+    pid = fork();
+    assert_true(pid >= 0);
+    if (pid == 0) {
+        close(p[0]);
+        alarm(HLX_NO_HANG_S);
+        err[0] = '\0';
+        st = fn(dir, err, errlen);
+        if (write(p[1], &st, sizeof(st)) != (ssize_t)sizeof(st) ||
+            write(p[1], err, strlen(err) + 1) < 0)
+            _exit(1);
+        _exit(0);
+    }
+    close(p[1]);
+    if (read(p[0], &st, sizeof(st)) != (ssize_t)sizeof(st))
+        st = HLX_ERR_INTERNAL;
+    while (got + 1 < errlen && (k = read(p[0], err + got, errlen - 1 - got)) > 0)
+        got += (size_t)k;
+    err[got] = '\0';
+    close(p[0]);
+    assert_int_equal(waitpid(pid, &ws, 0), pid);
+    if (!WIFEXITED(ws) || WEXITSTATUS(ws) != 0)
+        fail_msg("%s: the call did not return within %d s (it blocks)", dir, HLX_NO_HANG_S);
+    return (hlx_status_t)st;
+}
+
+static void expect_call_refused(call_fn fn, const char *name, const char *needle)
+{
+    char dir[512], err[1024] = "";
+    hlx_status_t st;
+
+    dir_of(dir, sizeof(dir), name);
+    st = in_child(fn, dir, err, sizeof(err));
+    if (st != HLX_ERR_INVALID || strstr(err, needle) == NULL)
+        fail_msg("%s: status %d, '%s' (wanted HLX_ERR_INVALID and '%s')", name, st, err, needle);
+}
+
+static void test_fifo_shard(void **state)
+{
+    char *err, path[512];
+
+    (void)state;
+    synth("fifo1", "--family dense --shards 1");
+    make_fifo("fifo1", "model.safetensors");
+    expect_call_refused(ckpt_open, "fifo1", "model.safetensors: is not a regular file (a named pipe)");
+    refused("fifo1/model.safetensors: is not a regular file (a named pipe)", NULL,
+            "model info %s/fifo1", g_tmp);
+    snprintf(path, sizeof(path), "%s/p.txt", g_tmp);
+    assert_int_equal(sh("echo '1 2 3 4' > %s", path), 0);
+    refused("is not a regular file", NULL, "generate --model %s/fifo1 --prompt-ids %s", g_tmp,
+            path);
+    /* a named pipe under a name synth writes is replaced, not opened (it would block) */
+    assert_int_equal(run(&err, "model synth --family dense --shards 1 --out %s/fifo1", g_tmp), 0);
+    free(err);
+    assert_int_equal(run(&err, "model info %s/fifo1", g_tmp), 0);
+    free(err);
+}
+
+static void test_fifo_index(void **state)
+{
+    (void)state;
+    synth("fifo2", "--family dense --shards 2");
+    make_fifo("fifo2", "model.safetensors.index.json");
+    expect_call_refused(ckpt_open, "fifo2", "model.safetensors.index.json: is not a regular file");
+    refused("fifo2/model.safetensors.index.json: is not a regular file (a named pipe); a "
+            "checkpoint index must be a regular file", NULL, "model info %s/fifo2", g_tmp);
+    /* the same for config.json */
+    synth("fifo3", "--family dense --shards 1");
+    make_fifo("fifo3", "config.json");
+    expect_call_refused(config_load, "fifo3",
+                        "config.json: is not a regular file (a named pipe)");
+    refused("is not a regular file", NULL, "model info %s/fifo3", g_tmp);
+}
+
+/* The index is read by the project's JSON reader: errors at file:line:column. */
+static void test_index_positions(void **state)
+{
+    (void)state;
+    synth("idx", "--family dense --shards 2");
+    assert_int_equal(sh("printf '{\\n  \"weight_map\": {\\n    \"a\": \"../x\"\\n  }\\n}\\n' > "
+                        "%s/idx/model.safetensors.index.json", g_tmp), 0);
+    refused("model.safetensors.index.json:3:5: a: expected the name of a file", NULL,
+            "model info %s/idx", g_tmp);
+    assert_int_equal(sh("printf '{\\n  \"weight_map\": [1,\\n' > "
+                        "%s/idx/model.safetensors.index.json", g_tmp), 0);
+    refused("model.safetensors.index.json:3:", NULL, "model info %s/idx", g_tmp);
+}
+
+/* ---- 2 and 3: config.json values that would decode other tokens ---------------------- */
+
+/* Sets (or with v NULL removes) key of name/config.json; steals v. */
+static void set_key(const char *name, const char *key, json_t *v)
+{
+    char path[512];
+    json_error_t je;
+    json_t *c;
+
+    snprintf(path, sizeof(path), "%s/%s/config.json", g_tmp, name);
+    c = json_load_file(path, 0, &je);
+    assert_non_null(c);
+    if (v != NULL)
+        json_object_set_new(c, key, v);
+    else
+        json_object_del(c, key);
+    assert_int_equal(json_dump_file(c, path, JSON_INDENT(2) | JSON_PRESERVE_ORDER), 0);
+    json_decref(c);
+}
+
+/* hlx_hf_config_load of name: status, and the message must hold config.json:LINE:COL: and
+ * the needle (when refused). */
+static void expect_config(const char *name, hlx_status_t want, const char *needle)
+{
+    char dir[512], err[1024] = "";
+    hlx_hf_config_t cfg;
+    hlx_status_t st;
+    const char *at;
+    int line = 0, col = 0;
+
+    dir_of(dir, sizeof(dir), name);
+    st = hlx_hf_config_load(dir, &cfg, err, sizeof(err));
+    if (st != want || (needle != NULL && strstr(err, needle) == NULL))
+        fail_msg("%s: status %d, '%s' (wanted %d and '%s')", name, st, err, want,
+                 needle ? needle : "");
+    if (want == HLX_OK)
+        return;
+    at = strstr(err, "config.json:");
+    if (at == NULL || sscanf(at, "config.json:%d:%d:", &line, &col) != 2 || line < 1 || col < 1)
+        fail_msg("%s: '%s' has no config.json:line:column", name, err);
+}
+
+static void test_short_expert_groups(void **state)
+{
+    (void)state;
+    synth("groups", "--family moe-mla --shards 1");
+    /* 8 experts in 8 groups of 1, one group kept: 1 expert for top_k 2 */
+    set_key("groups", "n_group", json_integer(8));
+    set_key("groups", "topk_group", json_integer(1));
+    expect_config("groups", HLX_ERR_PARSE, "topk_group: 1 group(s) of 1 experts hold fewer than "
+                  "num_experts_per_tok 2 (n_routed_experts 8 in n_group 8 groups)");
+    refused("groups/config.json:", "hold fewer than num_experts_per_tok 2",
+            "model info %s/groups", g_tmp);
+    /* the other rules of a model file, under config.json's names */
+    set_key("groups", "n_group", json_integer(3));
+    expect_config("groups", HLX_ERR_PARSE, "n_group: 3 does not divide n_routed_experts 8");
+    set_key("groups", "n_group", json_integer(2));
+    set_key("groups", "topk_group", json_integer(3));
+    expect_config("groups", HLX_ERR_PARSE, "topk_group: 3 exceeds n_group 2");
+    /* 4 groups of 2, one kept: exactly top_k */
+    set_key("groups", "n_group", json_integer(4));
+    set_key("groups", "topk_group", json_integer(1));
+    expect_config("groups", HLX_OK, NULL);
+}
+
+static void test_sliding_window(void **state)
+{
+    (void)state;
+    synth("sliding", "--family dense --shards 1");
+    set_key("sliding", "sliding_window", json_integer(4));
+    expect_config("sliding", HLX_ERR_INVALID, "sliding_window: sliding-window attention is not "
+                  "supported (a window of 4 tokens)");
+    refused("sliding/config.json:", "sliding-window attention is not supported",
+            "model info %s/sliding", g_tmp);
+    /* below max_position_embeddings it applies; at or above it never does */
+    set_key("sliding", "max_position_embeddings", json_integer(4096));
+    expect_config("sliding", HLX_ERR_INVALID, "under max_position_embeddings 4096");
+    set_key("sliding", "sliding_window", json_integer(4096));
+    expect_config("sliding", HLX_OK, NULL);
+    /* Qwen2-style: the size carried with the switch off */
+    set_key("sliding", "sliding_window", json_integer(4));
+    set_key("sliding", "use_sliding_window", json_false());
+    expect_config("sliding", HLX_OK, NULL);
+    /* transformers' Mistral has no switch: its window applies */
+    set_key("sliding", "architectures", json_pack("[s]", "MistralForCausalLM"));
+    expect_config("sliding", HLX_ERR_INVALID, "sliding-window attention is not supported");
+    set_key("sliding", "sliding_window", json_null());
+    expect_config("sliding", HLX_OK, NULL);
+    set_key("sliding", "sliding_window", json_string("4"));
+    expect_config("sliding", HLX_ERR_PARSE, "sliding_window: expected a positive integer");
+    set_key("sliding", "sliding_window", json_integer(8));
+    set_key("sliding", "architectures", json_pack("[s]", "LlamaForCausalLM"));
+    set_key("sliding", "use_sliding_window", json_string("no"));
+    expect_config("sliding", HLX_ERR_PARSE, "use_sliding_window: expected true or false");
+}
+
+static void test_rope_scaling_keys(void **state)
+{
+    (void)state;
+    synth("rope", "--family dense --shards 1");
+    set_key("rope", "rope_scaling", json_pack("{s:s, s:i, s:s, s:i}", "rope_type", "linear",
+                                              "factor", 2, "junk", "x", "beta_fast", -5));
+    expect_config("rope", HLX_ERR_PARSE, "junk: unknown key; rope_scaling \"linear\" takes "
+                  "factor");
+    refused("rope/config.json:", "junk: unknown key", "model info %s/rope", g_tmp);
+    /* a parameter of another kind: linear would ignore beta_fast */
+    set_key("rope", "rope_scaling", json_pack("{s:s, s:i, s:i}", "rope_type", "linear",
+                                              "factor", 2, "beta_fast", -5));
+    expect_config("rope", HLX_ERR_PARSE, "beta_fast: not a parameter of rope_scaling "
+                  "\"linear\" (it takes factor)");
+    /* where it is a parameter, its value is checked */
+    set_key("rope", "rope_scaling", json_pack("{s:s, s:i, s:i, s:i}", "type", "yarn", "factor",
+                                              4, "original_max_position_embeddings", 128,
+                                              "beta_fast", -5));
+    expect_config("rope", HLX_ERR_PARSE, "beta_fast: -5 is outside");
+    /* a misspelt parameter gets the nearest name */
+    set_key("rope", "rope_scaling", json_pack("{s:s, s:i, s:i, s:i}", "type", "yarn", "factor",
+                                              4, "original_max_position_embeddings", 128,
+                                              "beta_fats", 16));
+    expect_config("rope", HLX_ERR_PARSE, "beta_fats: unknown key (did you mean \"beta_fast\"?)");
+    set_key("rope", "rope_scaling", json_pack("{s:s, s:s, s:i}", "rope_type", "linear", "type",
+                                              "dynamic", "factor", 2));
+    expect_config("rope", HLX_ERR_PARSE, "type: \"dynamic\" contradicts rope_type \"linear\"");
+    set_key("rope", "rope_scaling", json_pack("{s:s, s:i}", "rope_type", "default", "factor", 8));
+    expect_config("rope", HLX_ERR_PARSE, "factor: not a parameter of rope_scaling \"default\"");
+    /* Llama 3.1's and DeepSeek-V3's published objects are read */
+    set_key("rope", "rope_scaling", json_pack("{s:f, s:f, s:f, s:i, s:s}", "factor", 8.0,
+                                              "low_freq_factor", 1.0, "high_freq_factor", 4.0,
+                                              "original_max_position_embeddings", 8192,
+                                              "rope_type", "llama3"));
+    expect_config("rope", HLX_OK, NULL);
+    set_key("rope", "rope_scaling", json_pack("{s:i, s:i, s:i, s:f, s:f, s:i, s:s}", "beta_fast",
+                                              32, "beta_slow", 1, "factor", 40, "mscale", 1.0,
+                                              "mscale_all_dim", 1.0,
+                                              "original_max_position_embeddings", 4096, "type",
+                                              "yarn"));
+    expect_config("rope", HLX_OK, NULL);
+}
+
+/* ---- 4 and 5: synth writes whole checkpoints or nothing ------------------------------ */
+
+/* Sum of the sizes of the regular files in dir. */
+static uint64_t dir_bytes(const char *dir)
+{
+    DIR *d = opendir(dir);
+    struct dirent *e;
+    struct stat sb;
+    char path[1024];
+    uint64_t n = 0;
+
+    assert_non_null(d);
+    while ((e = readdir(d)) != NULL) {
+        snprintf(path, sizeof(path), "%s/%s", dir, e->d_name);
+        if (stat(path, &sb) == 0 && S_ISREG(sb.st_mode))
+            n += (uint64_t)sb.st_size;
+    }
+    closedir(d);
+    return n;
+}
+
+static int exists(const char *name)
+{
+    char path[512];
+    struct stat sb;
+
+    snprintf(path, sizeof(path), "%s/%s", g_tmp, name);
+    return stat(path, &sb) == 0;
+}
+
+static void test_synth_max_bytes(void **state)
+{
+    char *err, dir[512], path[512], cerr[512];
+    uint64_t bytes;
+    FILE *f;
+
+    (void)state;
+    /* the size worked out beforehand is what is written */
+    synth("exact", "--family dense --shards 2");
+    dir_of(dir, sizeof(dir), "exact");
+    bytes = dir_bytes(dir);
+    assert_int_equal(sh("rm -rf %s/exact", g_tmp), 0);
+    assert_int_equal(run(&err, "model synth --family dense --out %s/exact --max-bytes %llu",
+                         g_tmp, (unsigned long long)bytes), 0);
+    free(err);
+    assert_int_equal(dir_bytes(dir), bytes);
+    /* one byte less: refused with both numbers, nothing written, no folder made */
+    snprintf(cerr, sizeof(cerr), "would take %llu bytes", (unsigned long long)bytes);
+    refused(cerr, "more than --max-bytes", "model synth --family dense --out %s/over "
+            "--max-bytes %llu", g_tmp, (unsigned long long)(bytes - 1));
+    assert_false(exists("over"));
+    refused("--max-bytes", NULL, "model synth --family dense --out %s/over --max-bytes 0",
+            g_tmp);
+    /* --model's layers meet the same cap as --layers */
+    snprintf(path, sizeof(path), "%s/deep.json", g_tmp);
+    f = fopen(path, "w");
+    assert_non_null(f);
+    fprintf(f, "{\"name\": \"deep\", \"attn\": \"gqa\", \"layers\": 65, \"hidden\": 32, "
+               "\"q_heads\": 2, \"kv_heads\": 1, \"head_dim\": 16, \"ffn\": 32, \"vocab\": 64}\n");
+    fclose(f);
+    refused("65 layers, more than the 64", "--layers",
+            "model synth --family dense --model %s --out %s/deep", path, g_tmp);
+    assert_false(exists("deep"));
+    refused("--layers", NULL, "model synth --family dense --layers 65 --out %s/deep", g_tmp);
+    assert_int_equal(run(&err, "model synth --family dense --model %s --layers 3 --out %s/deep",
+                         path, g_tmp), 0);
+    free(err);
+    /* more than the file system holds: both numbers, nothing written */
+    assert_int_equal(hlx_ckpt_space_check(g_tmp, (uint64_t)INT64_MAX, cerr, sizeof(cerr)),
+                     HLX_ERR_NOSPACE);
+    assert_non_null(strstr(cerr, "needs 9223372036854775807 bytes"));
+    assert_non_null(strstr(cerr, "free"));
+    /* a folder still to be made: the nearest one above it is asked */
+    snprintf(path, sizeof(path), "%s/not/yet/there/", g_tmp);
+    assert_int_equal(hlx_ckpt_space_check(path, 1, cerr, sizeof(cerr)), HLX_OK);
+    assert_int_equal(hlx_ckpt_space_check("relative-not-there", 1, cerr, sizeof(cerr)), HLX_OK);
+}
+
+/* name's files and their bytes, as one string (entries sorted), for before/after. */
+static char *snapshot(const char *name, int hidden_too)
+{
+    char dir[512], path[1024], *out = NULL, *body;
+    struct dirent **ents = NULL;
+    size_t len = 0, blen;
+    FILE *m = open_memstream(&out, &len);
+    int n, i;
+
+    assert_non_null(m);
+    dir_of(dir, sizeof(dir), name);
+    n = scandir(dir, &ents, NULL, alphasort);
+    assert_true(n >= 0);
+    for (i = 0; i < n; i++) {
+        const char *e = ents[i]->d_name;
+        struct stat sb;
+        snprintf(path, sizeof(path), "%s/%s", dir, e);
+        if (strcmp(e, ".") && strcmp(e, "..") && (hidden_too || e[0] != '.') &&
+            stat(path, &sb) == 0 && S_ISREG(sb.st_mode)) {
+            body = hlx_test_slurp(path, &blen);
+            fprintf(m, "%s %zu\n", e, blen);
+            fwrite(body, 1, blen, m);
+            free(body);
+        }
+        free(ents[i]);
+    }
+    free(ents);
+    fclose(m);
+    return out;
+}
+
+static void test_synth_no_partial(void **state)
+{
+    char *before, *after, *err;
+    int rc;
+
+    (void)state;
+    synth("keep", "--family dense --seed 1");
+    before = snapshot("keep", 1);
+    /* killed (SIGXFSZ) in the middle of the first shard; the shell reports the signal */
+    rc = sh("ulimit -f 400; %s model synth --family dense --seed 2 --out %s/keep "
+            ">/dev/null 2>&1; exit $?", helix, g_tmp);
+    assert_int_not_equal(rc, 0);
+    after = snapshot("keep", 0);
+    if (strcmp(before, after) != 0)
+        fail_msg("an interrupted synth changed the files under their final names");
+    free(after);
+    /* the same write failing (EFBIG): exit 2, and not even a temporary file is left */
+    rc = sh("trap '' XFSZ && ulimit -f 400 && exec %s model synth --family dense --seed 2 "
+            "--out %s/keep >/dev/null 2>%s/run.err", helix, g_tmp, g_tmp);
+    {
+        char path[512];
+        snprintf(path, sizeof(path), "%s/run.err", g_tmp);
+        err = hlx_test_slurp(path, NULL);
+    }
+    expect_exit2("synth past RLIMIT_FSIZE", rc, err, "write failed", NULL);
+    after = snapshot("keep", 1);
+    if (strcmp(before, after) != 0)
+        fail_msg("a failed synth left the folder other than it was");
+    free(after);
+    free(before);
+    /* a new folder: no final name appears, and the folder made is removed again */
+    rc = sh("trap '' XFSZ && ulimit -f 400 && exec %s model synth --family dense --out %s/fresh "
+            ">/dev/null 2>&1", helix, g_tmp);
+    assert_int_equal(rc, 2);
+    assert_false(exists("fresh"));
+}
+
+static void test_synth_out_errors(void **state)
+{
+    (void)state;
+    assert_int_equal(sh("echo x > %s/afile", g_tmp), 0);
+    refused("--out: empty path", NULL, "model synth --family dense --out ''");
+    refused("--out", "afile: exists and is not a directory",
+            "model synth --family dense --out %s/afile", g_tmp);
+    refused("--out", "afile/x: Not a directory", "model synth --family dense --out %s/afile/x",
+            g_tmp);
+    refused("--out", "none/a/b: cannot create the directory",
+            "model synth --family dense --out %s/none/a/b", g_tmp);
+    assert_false(exists("none"));
+    refused("--out /proc/helix-x: cannot create the directory", NULL,
+            "model synth --family dense --out /proc/helix-x");
+    /* the file named by --out is untouched */
+    {
+        char path[512], *text;
+        snprintf(path, sizeof(path), "%s/afile", g_tmp);
+        text = hlx_test_slurp(path, NULL);
+        assert_string_equal(text, "x\n");
+        free(text);
+    }
+}
+
+int main(int argc, char **argv)
+{
+    const struct CMUnitTest tests[] = {
+        cmocka_unit_test(test_fifo_shard),
+        cmocka_unit_test(test_fifo_index),
+        cmocka_unit_test(test_index_positions),
+        cmocka_unit_test(test_short_expert_groups),
+        cmocka_unit_test(test_sliding_window),
+        cmocka_unit_test(test_rope_scaling_keys),
+        cmocka_unit_test(test_synth_max_bytes),
+        cmocka_unit_test(test_synth_no_partial),
+        cmocka_unit_test(test_synth_out_errors),
+    };
+    int rc;
+
+    if (argc < 2) {
+        fprintf(stderr, "usage: test_ckpt_input HELIX_BINARY\n");
+        return 2;
+    }
+    helix = argv[1];
+    if (mkdtemp(g_tmp) == NULL)
+        return 1;
+    rc = cmocka_run_group_tests(tests, NULL, NULL);
+    if (rc == 0)
+        sh("rm -rf %s", g_tmp);
+    return rc;
+}
