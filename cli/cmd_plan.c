@@ -846,6 +846,7 @@ int hlx_cmd_sweep(int argc, char **argv)
     long long context = -1, v;
     hlx_sweep_opts_t o = { 1, 64, batches, 0, (1u << HLX_STRAT_COUNT) - 1, 2, 0 };
     hlx_plan_settings_t set;
+    hlx_status_t st;
     hlx_model_t m;
     hlx_cluster_t cl[HLX_MAX_CLUSTERS];
     hlx_sweep_t sw = { 0 };
@@ -1052,9 +1053,14 @@ bad_gpus:
             hlx_sweep_bench(&ctx, &o);
             continue;
         }
-        if (hlx_sweep_run(&ctx, &o, ci, &sw) != HLX_OK) {
-            fprintf(stderr, "helix sweep: out of memory\n");
-            rc = 1;
+        if ((st = hlx_sweep_run(&ctx, &o, ci, &sw)) != HLX_OK) {
+            if (st == HLX_ERR_NOSPACE)
+                fprintf(stderr, "helix sweep: more than %zu configurations (at cluster %d of "
+                        "%d, %s): narrow --gpus, --batch, --strategies or --vary\n",
+                        (size_t)HLX_SWEEP_MAX_POINTS, ci + 1, nhw, cl[ci].name);
+            else
+                fprintf(stderr, "helix sweep: out of memory\n");
+            rc = st == HLX_ERR_NOSPACE ? 2 : 1;
             break;
         }
         if (!quiet)

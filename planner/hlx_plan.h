@@ -185,6 +185,10 @@ typedef struct hlx_sweep_opts {
     int progress;              /* print progress on stderr */
 } hlx_sweep_opts_t;
 
+/* Points a sweep keeps at most (about 1 GiB): past it hlx_sweep_run returns
+ * HLX_ERR_NOSPACE, a sweep to narrow rather than hours and tens of GiB. */
+#define HLX_SWEEP_MAX_POINTS ((size_t)16 << 20)
+
 typedef struct hlx_sweep {
     hlx_sweep_point_t *pts;
     size_t n, cap;

@@ -13,6 +13,8 @@ static hlx_status_t hlx_sweep_push(hlx_sweep_t *sw, const hlx_layout_t *l,
 {
     hlx_sweep_point_t *p;
 
+    if (sw->n >= HLX_SWEEP_MAX_POINTS) /* about 1 GiB of points: narrow the sweep */
+        return HLX_ERR_NOSPACE;
     if (sw->n == sw->cap) {
         size_t cap = sw->cap ? sw->cap * 2 : 4096;
         hlx_sweep_point_t *np = realloc(sw->pts, cap * sizeof(*np));
