@@ -2,7 +2,9 @@
  * PMIx server), forward their output, and end the whole job on the first failure. */
 #define _GNU_SOURCE
 #include "hlx_config.h"
+#include "hlx_json.h" /* hlx_nearest_name */
 #include "hlx_launch.h"
+#include "hlx_log.h"
 #include "hlx_param.h"
 #include "hlx_parse.h"
 
@@ -15,6 +17,9 @@
 #include <string.h>
 #include <sys/stat.h>
 #include <unistd.h>
+
+/* --prefix STYLE: the names, in the order of the styles of hlx_run_prefixes. */
+#define HLX_RUN_PREFIX_CHOICES "rank|tag|none"
 
 /* Every tunable in one table: defaults, HELIX_RUN_* environment overrides, flags. */
 typedef struct hlx_run_settings {
@@ -33,24 +38,27 @@ static const hlx_param_t hlx_run_params[] = {
     { "RUN_SETTLE", HLX_PT_DOUBLE, "0.1", 0, 10, offsetof(hlx_run_settings_t, settle),
       "seconds to collect rank failures that come together before naming the first", NULL },
     { "RUN_PREFIX", HLX_PT_STRING, "rank", 0, 0, offsetof(hlx_run_settings_t, prefix),
-      "output prefix: rank \"[R] \", tag \"[R]<stdout>: \", none (--prefix)", NULL },
+      "output prefix: rank \"[R] \", tag \"[R]<stdout>: \", none (--prefix)",
+      HLX_RUN_PREFIX_CHOICES },
     { "RUN_TMPDIR", HLX_PT_STRING, "", 0, 0, offsetof(hlx_run_settings_t, tmpdir),
       "where the private PMIx directory is made (default $TMPDIR, else /tmp)", NULL },
 };
 
+#define HLX_RUN_NPARAMS (sizeof(hlx_run_params) / sizeof(hlx_run_params[0]))
+
 static const hlx_param_table_t hlx_run_table = {
-    "helixrun", hlx_run_params, sizeof(hlx_run_params) / sizeof(hlx_run_params[0]),
-    sizeof(hlx_run_settings_t),
+    "helixrun", hlx_run_params, HLX_RUN_NPARAMS, sizeof(hlx_run_settings_t),
 };
 
-static const struct {
-    const char  *name;
-    hlx_prefix_t prefix;
-} hlx_run_prefixes[] = {
-    { "rank", HLX_PREFIX_RANK },
-    { "tag", HLX_PREFIX_TAG },
-    { "none", HLX_PREFIX_NONE },
-};
+static const hlx_prefix_t hlx_run_prefixes[] = { HLX_PREFIX_RANK, HLX_PREFIX_TAG,
+                                                 HLX_PREFIX_NONE };
+
+/* One line about a bad HELIX_RUN_* value, printed after the flags are parsed (never for
+ * --help or --version, which work whatever the environment holds). */
+typedef struct hlx_run_envbad {
+    int  n;
+    char line[HLX_RUN_NPARAMS][HLX_PARAM_STRLEN + 128];
+} hlx_run_envbad_t;
 
 enum {
     HLX_OPT_TIMEOUT = 256,
@@ -75,7 +83,7 @@ static const struct option hlx_run_longopts[] = {
 };
 
 static void hlx_run_usage(FILE *f, const hlx_run_settings_t *set,
-                          const hlx_param_src_t *src)
+                          const hlx_param_src_t *src, const hlx_run_envbad_t *bad)
 {
     fprintf(f,
         "usage: helixrun -n N [OPTIONS] [--] PROGRAM [ARGS...]\n\n"
@@ -92,27 +100,33 @@ static void hlx_run_usage(FILE *f, const hlx_run_settings_t *set,
         "                       none: lines unmarked (still whole lines)\n"
         "      --no-prefix      same as --prefix none\n"
         "      --tag-output     same as --prefix tag\n"
-        "  -x VAR[=VALUE]       set VAR in every rank (VAR alone: forward helixrun's value)\n"
+        "  -x VAR[=VALUE]       set VAR in every rank (VAR alone: forward helixrun's value);\n"
+        "                       not HELIXRUN, HELIX_RANK, HELIX_SIZE or PMIX_*, which\n"
+        "                       helixrun sets itself (PMIX_MCA_* tuning is allowed)\n"
         "      --tmpdir DIR     where the private PMIx directory is made (default $TMPDIR,\n"
         "                       else /tmp); it is removed when helixrun exits\n"
         "  -h, --help           this text\n"
         "  -V, --version        print the version\n\n"
         "exit status: 0 all ranks exited 0; the first failing rank's exit code, or\n"
         "128+signal if it was killed; PMIx_Abort's status; 124 timeout; 127 PROGRAM not\n"
-        "found; 128+signal if helixrun was interrupted; 2 bad flags; 1 launcher errors\n"
-        "or a rank exiting 0 without PMIx_Finalize / without joining a PMIx job.\n"
+        "found; 128+signal if helixrun was interrupted; 2 bad flags or settings; 1 launcher\n"
+        "errors or a rank exiting 0 without PMIx_Finalize / without joining a PMIx job.\n"
         "The first failure is the rank that died first, even when a survivor's PMIx_Abort\n"
         "reached helixrun before the death did.\n\n"
         "signals: SIGINT and SIGTERM are forwarded to every rank's process group; SIGHUP\n"
-        "and SIGQUIT end the job with SIGTERM. Ranks start with default dispositions for\n"
-        "those signals. Processes the ranks leave running are ended with the job; a\n"
-        "directory left by a SIGKILLed helixrun is removed by the next one.\n\n"
+        "and SIGQUIT end the job with SIGTERM; a second signal sends SIGKILL at once.\n"
+        "Ranks start with default dispositions for those signals. Processes the ranks\n"
+        "leave running are ended with the job; if helixrun is SIGKILLed, its keeper\n"
+        "process ends what is left in the ranks' process groups and removes the job's\n"
+        "directory (a directory still left is removed by the next helixrun).\n\n"
         "examples:\n"
         "  helixrun -n 4 helix decode --kvp 2 --tpa 2 ...\n"
         "  helixrun -n 2 --timeout 60 --tag-output -x HELIX_DEBUG=INFO ./my_pmix_program\n\n"
         "settings (environment HELIX_<NAME>, overridden by the flags):\n",
         HLX_LAUNCH_MAX_NPROCS);
     hlx_param_print(f, &hlx_run_table, set, src);
+    for (int i = 0; i < bad->n; i++)
+        fprintf(f, "  ignored (helixrun without --help exits 2): %s\n", bad->line[i]);
 }
 
 static int hlx_run_bad(const char *flag, const char *value, const char *why)
@@ -164,9 +178,108 @@ static int hlx_run_resolve(const char *prog, char *out, size_t size)
     return -1;
 }
 
-/* Parses the flags into set, envset and np. Returns -1 to go on, else the exit code. */
+/* The table entry of a setting. */
+static int hlx_run_param_index(const char *name)
+{
+    for (size_t i = 0; i < HLX_RUN_NPARAMS; i++)
+        if (!strcmp(hlx_run_params[i].name, name))
+            return (int)i;
+    return -1;
+}
+
+/* Whether text is a good value of p, and why not, by the table's rule as hlx_param_set
+ * applies it (helixrun's settings: numbers in bounds, strings, string choices). Checked
+ * before the value is set, so that helixrun reports a bad one once, naming the flag or
+ * the variable: hlx_param_set would log a second, generic line of its own. */
+static int hlx_run_check(const hlx_param_t *p, const char *text, char *why, size_t size)
+{
+    int64_t l;
+    double  d;
+    int     idx;
+
+    switch (p->type) {
+    case HLX_PT_INT:
+        if (p->choices != NULL)
+            break; /* none in this table */
+        return hlx_parse_int(text, (int64_t)p->min, (int64_t)p->max, &l, why, size) == HLX_OK
+                   ? 0 : -1;
+    case HLX_PT_DOUBLE:
+        return hlx_parse_num(text, p->min, p->max, &d, why, size) == HLX_OK ? 0 : -1;
+    case HLX_PT_STRING:
+        if (strlen(text) >= HLX_PARAM_STRLEN) {
+            snprintf(why, size, "longer than %d characters", HLX_PARAM_STRLEN - 1);
+            return -1;
+        }
+        if (p->choices != NULL)
+            return hlx_parse_choice(text, p->choices, &idx, why, size) == HLX_OK ? 0 : -1;
+        return 0;
+    }
+    snprintf(why, size, "unknown setting type");
+    return -1;
+}
+
+/* Defaults, then each good HELIX_RUN_* value; a bad one keeps its default and is
+ * described in bad, for main to report once the flags are known. */
+static void hlx_run_load(hlx_run_settings_t *set, hlx_param_src_t *src, hlx_run_envbad_t *bad)
+{
+    memset(set, 0, sizeof(*set));
+    bad->n = 0;
+    for (size_t i = 0; i < HLX_RUN_NPARAMS; i++) {
+        const hlx_param_t *p = &hlx_run_params[i];
+        char               name[64], why[HLX_PARAM_STRLEN];
+        const char        *v;
+
+        hlx_param_set(&hlx_run_table, set, NULL, p->name, p->defval);
+        src[i] = HLX_SRC_DEFAULT;
+        snprintf(name, sizeof(name), "HELIX_%s", p->name);
+        v = getenv(name);
+        if (v == NULL)
+            continue;
+        if (hlx_run_check(p, v, why, sizeof(why)) != 0) {
+            snprintf(bad->line[bad->n++], sizeof(bad->line[0]), "%s: %s", name, why);
+            continue;
+        }
+        hlx_param_set(&hlx_run_table, set, NULL, p->name, v);
+        src[i] = HLX_SRC_ENV;
+        hlx_info(HLX_SUB_LAUNCH, "%s=%s from environment", name, v);
+    }
+}
+
+/* A HELIX_RUN_* name the table does not declare gets a warning with the nearest one, as
+ * helix warns about its own HELIX_* (helix leaves every HELIX_RUN_* to helixrun):
+ * HELIX_RUN_TIMOUT=60 would otherwise set nothing, silently. */
+static void hlx_run_warn_unknown(void)
+{
+    extern char **environ;
+    const char   *names[HLX_RUN_NPARAMS];
+
+    for (size_t i = 0; i < HLX_RUN_NPARAMS; i++)
+        names[i] = hlx_run_params[i].name;
+    for (char **e = environ; e && *e; e++) {
+        size_t      len = strcspn(*e, "=");
+        char        name[128];
+        const char *near;
+
+        if (strncmp(*e, "HELIX_RUN_", 10) != 0 || len - 6 >= sizeof(name))
+            continue;
+        snprintf(name, sizeof(name), "%.*s", (int)(len - 6), *e + 6);
+        if (hlx_run_param_index(name) >= 0)
+            continue;
+        near = hlx_nearest_name(name, names, HLX_RUN_NPARAMS);
+        if (near)
+            fprintf(stderr, "helixrun: unknown environment variable HELIX_%s (did you mean "
+                    "HELIX_%s?)\n", name, near);
+        else
+            fprintf(stderr, "helixrun: unknown environment variable HELIX_%s (see helixrun "
+                    "--help)\n", name);
+    }
+}
+
+/* Parses the flags into set, envset and np. Returns -1 to go on, else the exit code.
+ * A repeated flag takes its last value, as the other helix commands do. */
 static int hlx_run_parse(int argc, char **argv, hlx_run_settings_t *set,
-                         hlx_param_src_t *src, char **envset, size_t *nenvset, long *np)
+                         hlx_param_src_t *src, const hlx_run_envbad_t *bad, char **envset,
+                         size_t *nenvset, long *np)
 {
     int   opt;
 
@@ -175,13 +288,15 @@ static int hlx_run_parse(int argc, char **argv, hlx_run_settings_t *set,
     opterr = 0;
     while ((opt = getopt_long(argc, argv, "+:n:x:hV", hlx_run_longopts, NULL)) != -1) {
         const char *flag = NULL, *param = NULL, *value = optarg;
+        char        why[HLX_PARAM_STRLEN];
+        int         pi;
+
         switch (opt) {
         case 'n':
         {
             int64_t n;
-            char    why[128];
             if (hlx_parse_int(optarg, 1, HLX_LAUNCH_MAX_NPROCS, &n, why, sizeof(why)) != HLX_OK)
-                return hlx_run_bad("-n/--np", optarg, why);
+                return hlx_run_bad("-n/--np", NULL, why);
             *np = (long)n;
             continue;
         }
@@ -208,6 +323,12 @@ static int hlx_run_parse(int argc, char **argv, hlx_run_settings_t *set,
             const char *fwd     = optarg[namelen] == '=' ? NULL : getenv(optarg);
             if (!hlx_run_valid_name(optarg, namelen))
                 return hlx_run_bad("-x", optarg, "expected VAR or VAR=VALUE");
+            if (hlx_launch_reserved(optarg, namelen)) {
+                fprintf(stderr, "helixrun: -x '%s': %.*s is set by helixrun in every rank "
+                        "itself (reserved: " HLX_LAUNCH_RESERVED_TEXT ")\n", optarg,
+                        (int)namelen, optarg);
+                return HLX_LAUNCH_EXIT_USAGE;
+            }
             if (optarg[namelen] != '=' && fwd == NULL) {
                 fprintf(stderr, "helixrun: -x %s: not set here, nothing to forward\n",
                         optarg);
@@ -224,7 +345,7 @@ static int hlx_run_parse(int argc, char **argv, hlx_run_settings_t *set,
             continue;
         }
         case 'h':
-            hlx_run_usage(stdout, set, src);
+            hlx_run_usage(stdout, set, src, bad);
             return 0;
         case 'V':
             printf("helixrun (helix) %s\n", HLX_VERSION);
@@ -240,8 +361,11 @@ static int hlx_run_parse(int argc, char **argv, hlx_run_settings_t *set,
                         argv[optind - 1]);
             return HLX_LAUNCH_EXIT_USAGE;
         }
-        if (hlx_param_set(&hlx_run_table, set, src, param, value) != HLX_OK)
-            return hlx_run_bad(flag, value, "bad value");
+        pi = hlx_run_param_index(param);
+        if (hlx_run_check(&hlx_run_params[pi], value, why, sizeof(why)) != 0)
+            return hlx_run_bad(flag, NULL, why);
+        hlx_param_set(&hlx_run_table, set, NULL, param, value);
+        src[pi] = HLX_SRC_FLAG;
     }
     if (*np == 0)
         return hlx_run_bad("-n/--np", NULL, "the number of ranks is required");
@@ -250,33 +374,43 @@ static int hlx_run_parse(int argc, char **argv, hlx_run_settings_t *set,
     return -1;
 }
 
-/* Turns the settings into launch options. Returns -1 to go on, else the exit code. */
-static int hlx_run_opts(const hlx_run_settings_t *set, hlx_launch_opts_t *opts)
+/* Turns the settings (all checked) into launch options. Returns -1 to go on, else the
+ * exit code. */
+static int hlx_run_opts(const hlx_run_settings_t *set, const hlx_param_src_t *src,
+                        hlx_launch_opts_t *opts)
 {
-    int found = 0;
+    const char *env_tmp = getenv("TMPDIR");
+    int         idx     = 0;
+    char        why[HLX_PARAM_STRLEN];
 
     opts->timeout_s = set->timeout;
     opts->grace_s   = set->grace;
     opts->settle_s  = set->settle;
-    for (size_t i = 0; i < sizeof(hlx_run_prefixes) / sizeof(hlx_run_prefixes[0]); i++)
-        if (!strcmp(set->prefix, hlx_run_prefixes[i].name)) {
-            opts->prefix = hlx_run_prefixes[i].prefix;
-            found        = 1;
-        }
-    if (!found)
-        return hlx_run_bad("--prefix", set->prefix, "expected rank, tag or none");
-    opts->tmproot = set->tmpdir[0] ? set->tmpdir : getenv("TMPDIR");
-    if (opts->tmproot == NULL || opts->tmproot[0] == '\0')
-        opts->tmproot = "/tmp";
+    hlx_parse_choice(set->prefix, HLX_RUN_PREFIX_CHOICES, &idx, why, sizeof(why));
+    opts->prefix = hlx_run_prefixes[idx];
+    if (set->tmpdir[0]) {
+        opts->tmproot      = set->tmpdir;
+        opts->tmproot_from = src[hlx_run_param_index("RUN_TMPDIR")] == HLX_SRC_FLAG
+                                 ? "--tmpdir" : "HELIX_RUN_TMPDIR";
+        opts->tmproot_given = 1;
+    } else if (env_tmp != NULL && env_tmp[0] != '\0') {
+        opts->tmproot       = env_tmp;
+        opts->tmproot_from  = "TMPDIR";
+        opts->tmproot_given = 1;
+    } else {
+        opts->tmproot      = "/tmp";
+        opts->tmproot_from = "the default tmpdir";
+    }
     if (strlen(opts->tmproot) > PATH_MAX - 32)
-        return hlx_run_bad("--tmpdir", opts->tmproot, "path too long");
+        return hlx_run_bad(opts->tmproot_from, NULL, "path too long");
     return -1;
 }
 
 int main(int argc, char **argv)
 {
     hlx_run_settings_t set;
-    hlx_param_src_t    src[sizeof(hlx_run_params) / sizeof(hlx_run_params[0])];
+    hlx_param_src_t    src[HLX_RUN_NPARAMS];
+    hlx_run_envbad_t   bad;
     hlx_launch_opts_t  opts;
     char               path[PATH_MAX];
     char             **envset;
@@ -284,17 +418,23 @@ int main(int argc, char **argv)
     long               np      = 0;
     int                rc;
 
+    /* First of all, before anything that takes time: a SIGINT sent right after the start
+     * of a helixrun that a shell's "&" started with SIGINT ignored must not be lost. */
+    hlx_launch_block_signals();
     memset(&opts, 0, sizeof(opts));
-    if (hlx_param_load(&hlx_run_table, &set, src) != HLX_OK) {
-        fprintf(stderr, "helixrun: bad HELIX_RUN_* environment setting\n");
-        return HLX_LAUNCH_EXIT_USAGE;
-    }
+    hlx_run_load(&set, src, &bad);
+    hlx_run_warn_unknown();
     envset = calloc((size_t)argc, sizeof(char *)); /* at most one -x per argument */
     if (envset == NULL)
         return HLX_LAUNCH_EXIT_FAIL;
-    rc = hlx_run_parse(argc, argv, &set, src, envset, &nenvset, &np);
+    rc = hlx_run_parse(argc, argv, &set, src, &bad, envset, &nenvset, &np);
+    if ((rc < 0 || rc == HLX_LAUNCH_EXIT_USAGE) && bad.n > 0) {
+        for (int i = 0; i < bad.n; i++)
+            fprintf(stderr, "helixrun: %s (see helixrun --help)\n", bad.line[i]);
+        rc = HLX_LAUNCH_EXIT_USAGE;
+    }
     if (rc < 0)
-        rc = hlx_run_opts(&set, &opts);
+        rc = hlx_run_opts(&set, src, &opts);
     if (rc < 0 && hlx_run_resolve(argv[optind], path, sizeof(path)) != 0) {
         fprintf(stderr, "helixrun: %s: command not found or not executable\n", argv[optind]);
         rc = HLX_LAUNCH_EXIT_NOTFOUND;

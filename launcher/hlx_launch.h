@@ -3,6 +3,7 @@
 #ifndef HLX_LAUNCH_H
 #define HLX_LAUNCH_H
 
+#include <signal.h>
 #include <stddef.h>
 #include <stdio.h>
 
@@ -32,14 +33,33 @@ typedef struct hlx_launch_opts {
     double       settle_s;   /* window to collect near-simultaneous rank failures */
     hlx_prefix_t prefix;
     const char  *tmproot;    /* where the private PMIx directory is made */
+    const char  *tmproot_from; /* what chose it, for messages: "--tmpdir", "TMPDIR", ... */
+    int          tmproot_given; /* a flag or variable chose it: unusable is a usage error */
     char       **envset;     /* "VAR=VALUE" entries set in every rank */
     size_t       nenvset;
     const char  *path;       /* PROGRAM resolved against PATH */
     char       **argv;       /* PROGRAM ARGS..., NULL-terminated */
 } hlx_launch_opts_t;
 
-/* Runs the job to completion; returns helixrun's exit code. */
+/* Runs the job to completion; returns helixrun's exit code. Expects the signals of
+ * hlx_launch_signal_set blocked (hlx_launch_block_signals). */
 int hlx_launch_run(const hlx_launch_opts_t *opts);
+
+/* The signals helixrun handles through its signalfd: SIGCHLD, SIGINT, SIGTERM, SIGHUP,
+ * SIGQUIT. */
+void hlx_launch_signal_set(sigset_t *set);
+/* main's first action: blocks those signals, so one that arrives while helixrun still
+ * parses its flags stays pending for the job loop, and gives SIGINT, SIGTERM, SIGHUP and
+ * SIGQUIT their default action in place of an inherited SIG_IGN (a shell's "&" job, nohup),
+ * which the ranks would otherwise inherit. */
+void hlx_launch_block_signals(void);
+
+/* Variables helixrun sets in every rank itself, which -x may not set: HELIXRUN,
+ * HELIX_RANK, HELIX_SIZE and the PMIx client's PMIX_* (PMIX_MCA_* is the user's PMIx
+ * tuning and passes). name need not be terminated; len is its length. */
+int hlx_launch_reserved(const char *name, size_t len);
+#define HLX_LAUNCH_RESERVED_TEXT \
+    "HELIXRUN, HELIX_RANK, HELIX_SIZE and PMIX_* (except PMIX_MCA_*)"
 
 /* One child output stream (stdout or stderr of one rank) forwarded line by line. */
 typedef struct hlx_iof_stream {

@@ -64,6 +64,7 @@ typedef struct hlx_rank {
     pid_t            pid;       /* 0 until forked */
     int              running;   /* forked and not yet reaped */
     int              wstatus;   /* waitpid status once reaped */
+    double           started;   /* hlx_now_s() at fork */
     /* Written by the PMIx progress thread under job->lock. */
     int              connected;
     int              finalized;
@@ -110,6 +111,8 @@ typedef struct hlx_job {
     int              abandoned;   /* ranks that outlived SIGKILL are left behind */
     double           deadline;    /* job timeout, 0: none */
     double           kill_at;     /* SIGKILL time once killing */
+    double           kill_start;  /* when kill_sig was sent */
+    int              cut_sig;     /* a second signal to helixrun that cut the grace short */
     double           settle_until; /* collecting failure candidates until then, 0: not */
     double           hold_until;   /* a held PMIx_Abort waits for exiting ranks until then */
     int              ncand;
@@ -122,6 +125,8 @@ typedef struct hlx_job {
     double           guard_next;
     int              notify_rank; /* the rank named as the first failure, -1: none */
     char             notify_text[384];
+    pid_t            keeper_pid;  /* ends the ranks' groups if helixrun dies, 0: none */
+    int              keeper_fd;   /* rank pids to the keeper; closing it unsaid = died */
 } hlx_job_t;
 
 /* ---- PMIx server module: runs on the library's progress thread ---- */
@@ -418,6 +423,9 @@ static const char *hlx_signame(int sig)
     return s ? s : "?";
 }
 
+/* PF_EXITING in the flags of /proc/PID/stat: the process has begun to exit. */
+#define HLX_PF_EXITING 0x4u
+
 /* Fields of /proc/PID/stat that supervision needs. Returns 0, or -1 if the process is
  * gone (or /proc unreadable). */
 typedef struct hlx_pstat {
@@ -465,7 +473,7 @@ static int hlx_pid_exiting(pid_t pid)
 
     if (hlx_pstat_read(pid, &ps) != 0)
         return 1;
-    return ps.state == 'Z' || ps.state == 'X' || (ps.flags & 0x4u) != 0;
+    return ps.state == 'Z' || ps.state == 'X' || (ps.flags & HLX_PF_EXITING) != 0;
 }
 
 /* Appends "R (pid P)" for each rank selected by want() to buf. Returns how many. */
@@ -653,12 +661,48 @@ static void hlx_job_kill(hlx_job_t *job)
         return;
     hlx_job_notify_lost(job);
     hlx_job_server_down(job);
-    job->killing  = 1;
-    job->kill_sig = SIGTERM;
-    job->kill_at  = hlx_now_s() + job->opts->grace_s;
+    job->killing    = 1;
+    job->kill_sig   = SIGTERM;
+    job->kill_start = hlx_now_s();
+    job->kill_at    = job->kill_start + job->opts->grace_s;
     hlx_job_signal_all(job, SIGTERM);
     /* A stopped rank (SIGSTOP, a debugger) would hold SIGTERM pending until SIGKILL. */
     hlx_job_signal_all(job, SIGCONT);
+}
+
+/* Ranks of a PMIx job still running that have not connected to the PMIx server for
+ * HLX_JOB_UNCONNECTED_S since they started, as "; rank 1 (pid P) has not connected ...":
+ * the likely reason the others failed (their bootstrap waits for it in vain). Nothing
+ * when no rank ever connected (not a PMIx program) or they all did. */
+#define HLX_JOB_UNCONNECTED_S 1.0
+static void hlx_job_unconnected_note(hlx_job_t *job, char *buf, size_t size)
+{
+    const double now   = hlx_now_s();
+    double       since = 0;
+    size_t       used  = 0;
+    int          n = 0, any = 0;
+    char         list[512];
+
+    buf[0]  = '\0';
+    list[0] = '\0';
+    pthread_mutex_lock(&job->lock);
+    for (int i = 0; i < job->opts->nprocs; i++) {
+        const hlx_rank_t *r = &job->ranks[i];
+        any |= r->connected;
+        if (!r->running || r->connected || now - r->started < HLX_JOB_UNCONNECTED_S)
+            continue;
+        if (used < sizeof(list))
+            used += (size_t)snprintf(list + used, sizeof(list) - used, "%s%d (pid %d)",
+                                     n ? ", " : "", i, (int)r->pid);
+        if (n++ == 0 || now - r->started < since)
+            since = now - r->started;
+    }
+    pthread_mutex_unlock(&job->lock);
+    if (!any || n == 0)
+        return;
+    snprintf(buf, size, "; rank%s %s %s not connected to the PMIx server in %.1f s (did the "
+             "program call PMIx_Init?)", n > 1 ? "s" : "", list, n > 1 ? "have" : "has",
+             since);
 }
 
 /* Records the job's first failure (later ones are consequences) and kills the job. */
@@ -666,7 +710,7 @@ static void hlx_job_fail(hlx_job_t *job, int code, const char *fmt, ...)
     __attribute__((format(printf, 3, 4)));
 static void hlx_job_fail(hlx_job_t *job, int code, const char *fmt, ...)
 {
-    char    reason[1024];
+    char    reason[1024], note[768];
     va_list ap;
 
     if (!job->failed) {
@@ -675,8 +719,12 @@ static void hlx_job_fail(hlx_job_t *job, int code, const char *fmt, ...)
         va_start(ap, fmt);
         vsnprintf(reason, sizeof(reason), fmt, ap);
         va_end(ap);
+        note[0] = '\0';
+        /* the timeout message lists the unconnected ranks itself */
+        if (code != HLX_LAUNCH_EXIT_TIMEOUT)
+            hlx_job_unconnected_note(job, note, sizeof(note));
         if (job->nrunning > 0)
-            hlx_job_msg("%s; killing the job (SIGTERM, SIGKILL after %g s)", reason,
+            hlx_job_msg("%s%s; killing the job (SIGTERM, SIGKILL after %g s)", reason, note,
                         job->opts->grace_s);
         else
             hlx_job_msg("%s", reason);
@@ -802,14 +850,25 @@ static int hlx_job_register_nspace(hlx_job_t *job)
     return 0;
 }
 
+int hlx_launch_reserved(const char *name, size_t len)
+{
+    static const char *const own[] = { "HELIXRUN", "HELIX_RANK", "HELIX_SIZE" };
+
+    for (size_t i = 0; i < sizeof(own) / sizeof(own[0]); i++)
+        if (len == strlen(own[i]) && !strncmp(name, own[i], len))
+            return 1;
+    /* PMIx_server_setup_fork sets the client's identity (PMIX_RANK, PMIX_NAMESPACE, the
+     * server URI, ...); PMIX_MCA_* is the user's tuning. */
+    return len >= 5 && !strncmp(name, "PMIX_", 5) &&
+           !(len >= 9 && !strncmp(name, "PMIX_MCA_", 9));
+}
+
 static int hlx_env_keep(const char *entry)
 {
     /* Another launcher's PMIx identity (helixrun itself started by mpirun or srun) would
-     * send the ranks to the wrong server; PMIX_MCA_* are user tuning and stay. */
-    if (!strncmp(entry, "PMIX_", 5) && strncmp(entry, "PMIX_MCA_", 9))
-        return 0;
-    if (!strncmp(entry, "HELIXRUN=", 9) || !strncmp(entry, "HELIX_RANK=", 11) ||
-        !strncmp(entry, "HELIX_SIZE=", 11))
+     * send the ranks to the wrong server, and the HELIX_* a launcher sets are ours to
+     * set. */
+    if (hlx_launch_reserved(entry, strcspn(entry, "=")))
         return 0;
     /* helixrun's own settings; the program would warn about them as unknown. */
     if (!strncmp(entry, "HELIX_RUN_", 10))
@@ -897,9 +956,10 @@ static char **hlx_job_child_env(hlx_job_t *job, int rank)
 /* Child side of fork: only async-signal-safe calls until execve (the PMIx progress
  * thread may hold locks at fork time). */
 static void hlx_child_exec(hlx_job_t *job, char **env, int devnull, int out_w, int err_w,
-                           pid_t parent, const sigset_t *oldmask)
+                           pid_t parent)
 {
     static const char msg1[] = "helixrun: cannot execute ";
+    sigset_t          none;
     int               e;
 
     setpgid(0, 0);
@@ -923,7 +983,10 @@ static void hlx_child_exec(hlx_job_t *job, char **env, int devnull, int out_w, i
         for (size_t i = 0; i < sizeof(sigs) / sizeof(sigs[0]); i++)
             sigaction(sigs[i], &sa, NULL);
     }
-    sigprocmask(SIG_SETMASK, oldmask, NULL);
+    /* An empty mask, whatever helixrun was started with: the signals it blocks for its
+     * signalfd would otherwise stay blocked in the rank. */
+    sigemptyset(&none);
+    sigprocmask(SIG_SETMASK, &none, NULL);
     execve(job->opts->path, job->opts->argv, env);
     e = errno;
     if (write(2, msg1, sizeof(msg1) - 1) < 0 ||
@@ -995,9 +1058,183 @@ static int hlx_job_fd_room(int nprocs)
                : 0;
 }
 
+/* ---- The keeper: ends the ranks' process groups when helixrun dies unannounced ----
+ *
+ * PR_SET_PDEATHSIG reaches only a rank's own process: behind a wrapper (sh -c 'prog;
+ * true') the wrapper dies with a SIGKILLed helixrun and prog runs on, reparented to init,
+ * and nothing of helixrun runs to end it. So helixrun forks a small keeper first (before
+ * the PMIx server starts threads), in a process group of its own so that signals to
+ * helixrun's group (a terminal, timeout(1)) leave it alone. helixrun writes it each rank's
+ * pid (= its process group) and, on every orderly exit, a 0. If the pipe ends without the
+ * 0, helixrun is gone: the keeper sends the groups SIGTERM, SIGKILL after
+ * HLX_JOB_LEFTOVER_S, removes the job directory and exits. */
+
+/* How often the keeper forgets groups that have emptied: a pid is not reused while it
+ * names a process group, but may be once the group is gone. */
+#define HLX_KEEPER_PRUNE_MS 1000
+
+/* Whether process group g still has a member (a zombie counts: the pid stays taken). */
+static int hlx_keeper_group_exists(pid_t g)
+{
+    return kill(-g, 0) == 0 || errno != ESRCH;
+}
+
+/* Whether a process of the groups still runs: zombies do not count (with helixrun gone
+ * they wait for init, which may reap late or never in a container). */
+static int hlx_keeper_running(const pid_t *groups, int n)
+{
+    DIR           *d = opendir("/proc");
+    struct dirent *de;
+    int            found = 0;
+
+    if (d == NULL)
+        return 0;
+    while (!found && (de = readdir(d)) != NULL) {
+        char       *end;
+        long        pid = strtol(de->d_name, &end, 10);
+        hlx_pstat_t ps;
+
+        if (*end || pid <= 0 || hlx_pstat_read((pid_t)pid, &ps) != 0 || ps.state == 'Z' ||
+            ps.state == 'X')
+            continue;
+        for (int i = 0; i < n && !found; i++)
+            found = ps.pgrp == groups[i];
+    }
+    closedir(d);
+    return found;
+}
+
+static void hlx_keeper_main(int rfd, const char *tmpdir) __attribute__((noreturn));
+static void hlx_keeper_main(int rfd, const char *tmpdir)
+{
+    static const int quiet[] = { SIGINT, SIGQUIT, SIGHUP, SIGTSTP, SIGTTIN, SIGTTOU };
+    pid_t            groups[HLX_LAUNCH_MAX_NPROCS];
+    int              n = 0, devnull;
+    struct sigaction sa;
+    sigset_t         none;
+    double           until;
+
+    setpgid(0, 0);
+    prctl(PR_SET_NAME, "helixrun-keeper");
+    memset(&sa, 0, sizeof(sa));
+    sa.sa_handler = SIG_IGN;
+    for (size_t i = 0; i < sizeof(quiet) / sizeof(quiet[0]); i++)
+        sigaction(quiet[i], &sa, NULL);
+    sa.sa_handler = SIG_DFL;
+    sigaction(SIGTERM, &sa, NULL);
+    sigemptyset(&none);
+    sigprocmask(SIG_SETMASK, &none, NULL);
+    /* Holds none of helixrun's descriptors: a reader of helixrun's output must see its end
+     * when helixrun ends. */
+    devnull = open("/dev/null", O_RDWR);
+    if (devnull >= 0) {
+        dup2(devnull, 0);
+        dup2(devnull, 1);
+        dup2(devnull, 2);
+    }
+    if (dup2(rfd, 3) != 3)
+        _exit(1);
+    syscall(SYS_close_range, 4u, ~0u, 0u);
+    rfd = 3;
+    for (;;) {
+        struct pollfd p = { .fd = rfd, .events = POLLIN };
+        pid_t         pid;
+        ssize_t       got;
+        int           rc = poll(&p, 1, HLX_KEEPER_PRUNE_MS);
+
+        if (rc == 0) {
+            int k = 0;
+            for (int i = 0; i < n; i++)
+                if (hlx_keeper_group_exists(groups[i]))
+                    groups[k++] = groups[i];
+            n = k;
+            continue;
+        }
+        if (rc < 0 && errno == EINTR)
+            continue;
+        got = read(rfd, &pid, sizeof(pid));
+        if (got < 0 && errno == EINTR)
+            continue;
+        if (got != (ssize_t)sizeof(pid))
+            break; /* the end of the pipe without a 0: helixrun is gone */
+        if (pid == 0)
+            _exit(0);
+        if (n < HLX_LAUNCH_MAX_NPROCS)
+            groups[n++] = pid;
+    }
+    for (int i = 0; i < n; i++) {
+        kill(-groups[i], SIGTERM);
+        kill(-groups[i], SIGCONT);
+    }
+    until = hlx_now_s() + HLX_JOB_LEFTOVER_S;
+    while (hlx_keeper_running(groups, n) && hlx_now_s() < until)
+        usleep(10000);
+    for (int i = 0; i < n; i++)
+        kill(-groups[i], SIGKILL);
+    if (tmpdir[0])
+        hlx_rmtree(tmpdir);
+    _exit(0);
+}
+
+/* Starts the keeper; without one (fork failed) the job runs as before. */
+static void hlx_keeper_start(hlx_job_t *job)
+{
+    int   p[2];
+    pid_t pid;
+
+    job->keeper_fd = -1;
+    if (pipe2(p, O_CLOEXEC) < 0)
+        return;
+    pid = fork();
+    if (pid == 0) {
+        close(p[1]);
+        hlx_keeper_main(p[0], job->tmpdir);
+    }
+    close(p[0]);
+    if (pid < 0) {
+        close(p[1]);
+        return;
+    }
+    job->keeper_pid = pid;
+    job->keeper_fd  = p[1];
+}
+
+static void hlx_keeper_add(hlx_job_t *job, pid_t pid)
+{
+    if (job->keeper_fd >= 0 && write(job->keeper_fd, &pid, sizeof(pid)) != sizeof(pid)) {
+        /* the keeper is gone; the job runs on without it */
+    }
+}
+
+/* The orderly end: the keeper is told (a 0) and waited for, at most 1 s. */
+static void hlx_keeper_stop(hlx_job_t *job)
+{
+    const pid_t zero = 0;
+    double      until;
+
+    if (job->keeper_fd < 0)
+        return;
+    if (write(job->keeper_fd, &zero, sizeof(zero)) != sizeof(zero)) {
+    }
+    close(job->keeper_fd);
+    job->keeper_fd = -1;
+    until          = hlx_now_s() + 1.0;
+    while (job->keeper_pid > 0) {
+        pid_t got = waitpid(job->keeper_pid, NULL, WNOHANG);
+        if (got != 0) /* reaped, or already reaped elsewhere */
+            break;
+        if (hlx_now_s() >= until) {
+            kill(job->keeper_pid, SIGKILL);
+            waitpid(job->keeper_pid, NULL, 0);
+            break;
+        }
+        usleep(2000);
+    }
+    job->keeper_pid = 0;
+}
+
 /* Starts one rank. On failure returns -1 with the reason in why. */
-static int hlx_job_spawn(hlx_job_t *job, int rank, int devnull, const sigset_t *oldmask,
-                         char *why, size_t whysize)
+static int hlx_job_spawn(hlx_job_t *job, int rank, int devnull, char *why, size_t whysize)
 {
     hlx_rank_t      *r = &job->ranks[rank];
     pmix_proc_t      proc;
@@ -1040,7 +1277,7 @@ static int hlx_job_spawn(hlx_job_t *job, int rank, int devnull, const sigset_t *
     pid = fork();
     e   = errno;
     if (pid == 0)
-        hlx_child_exec(job, env, devnull, out[1], err[1], parent, oldmask);
+        hlx_child_exec(job, env, devnull, out[1], err[1], parent);
     hlx_env_free(env);
     close(out[1]);
     close(err[1]);
@@ -1052,7 +1289,9 @@ static int hlx_job_spawn(hlx_job_t *job, int rank, int devnull, const sigset_t *
     }
     /* Also from the parent, so a kill(-pid) right after fork already finds the group. */
     setpgid(pid, pid);
+    hlx_keeper_add(job, pid);
     r->pid     = pid;
+    r->started = hlx_now_s();
     r->running = 1;
     job->nrunning++;
     hlx_iof_open(&r->out, out[0], rank, 0);
@@ -1084,8 +1323,9 @@ static int hlx_job_sweep(hlx_job_t *job, int sig, char *buf, size_t size)
         hlx_pstat_t ps;
         int         ours = 0;
 
+        /* one already exiting (a SIGKILL of its group in flight) is not left running */
         if (*end || pid <= 0 || pid == self || hlx_pstat_read((pid_t)pid, &ps) != 0 ||
-            ps.state == 'Z' || ps.state == 'X')
+            ps.state == 'Z' || ps.state == 'X' || (ps.flags & HLX_PF_EXITING) != 0)
             continue;
         for (int i = 0; i < job->opts->nprocs && !ours; i++) {
             const hlx_rank_t *r = &job->ranks[i];
@@ -1093,7 +1333,7 @@ static int hlx_job_sweep(hlx_job_t *job, int sig, char *buf, size_t size)
                 continue;
             ours = ps.pgrp == r->pid;
         }
-        if (ps.ppid == self) {
+        if (ps.ppid == self && (pid_t)pid != job->keeper_pid) {
             ours = 1;
             for (int i = 0; i < job->opts->nprocs; i++)
                 if (job->ranks[i].running && job->ranks[i].pid == (pid_t)pid)
@@ -1115,6 +1355,16 @@ static int hlx_job_sweep(hlx_job_t *job, int sig, char *buf, size_t size)
     return n;
 }
 
+/* Reaps what helixrun adopted as the job's subreaper; the keeper too if it was killed. */
+static void hlx_job_reap_others(hlx_job_t *job)
+{
+    pid_t pid;
+
+    while ((pid = waitpid(-1, NULL, WNOHANG)) > 0)
+        if (pid == job->keeper_pid)
+            job->keeper_pid = 0;
+}
+
 /* After the last rank: SIGTERM what the ranks left running, reap it (helixrun is its
  * subreaper), and SIGKILL what is still there HLX_JOB_LEFTOVER_S later. */
 static void hlx_job_end_leftovers(hlx_job_t *job)
@@ -1129,8 +1379,7 @@ static void hlx_job_end_leftovers(hlx_job_t *job)
                 "SIGTERM", n, list);
     until = hlx_now_s() + HLX_JOB_LEFTOVER_S;
     while (hlx_now_s() < until) {
-        while (waitpid(-1, NULL, WNOHANG) > 0) {
-        }
+        hlx_job_reap_others(job);
         if (hlx_job_sweep(job, 0, NULL, 0) == 0)
             return;
         usleep(10000);
@@ -1141,8 +1390,7 @@ static void hlx_job_end_leftovers(hlx_job_t *job)
                     list);
     until = hlx_now_s() + 1.0;
     while (hlx_now_s() < until && hlx_job_sweep(job, 0, NULL, 0) > 0) {
-        while (waitpid(-1, NULL, WNOHANG) > 0) {
-        }
+        hlx_job_reap_others(job);
         usleep(10000);
     }
 }
@@ -1405,6 +1653,10 @@ static void hlx_job_reap(hlx_job_t *job)
     pid_t pid;
 
     while ((pid = waitpid(-1, &wstatus, WNOHANG)) > 0) {
+        if (pid == job->keeper_pid) { /* killed by someone: the job runs on without it */
+            job->keeper_pid = 0;
+            continue;
+        }
         for (int i = 0; i < job->opts->nprocs; i++) {
             hlx_rank_t *r = &job->ranks[i];
             if (r->running && r->pid == pid) {
@@ -1428,8 +1680,12 @@ static void hlx_job_on_signal(hlx_job_t *job)
             continue;
         }
         if (job->killing) {
-            /* Asked again while the job is already going down: do not wait the grace. */
-            job->kill_at = hlx_now_s();
+            /* Asked again while the job is already going down: do not wait the grace
+             * (after SIGKILL there is none left, and the give-up time stays). */
+            if (!job->escalated && !job->cut_sig) {
+                job->kill_at = hlx_now_s();
+                job->cut_sig = sig;
+            }
             continue;
         }
         /* SIGINT and SIGTERM are passed on as the ranks would have got them from a
@@ -1438,10 +1694,16 @@ static void hlx_job_on_signal(hlx_job_t *job)
          * end. The kill deadline still applies so a rank that ignores it cannot keep the
          * job alive. */
         int fwd = (sig == SIGHUP || sig == SIGQUIT) ? SIGTERM : sig;
+        int started = 0;
+        for (int i = 0; i < job->opts->nprocs; i++)
+            started |= job->ranks[i].pid > 0;
         if (!job->failed) {
             job->failed    = 1;
             job->exit_code = HLX_LAUNCH_EXIT_SIGBASE + sig;
-            if (fwd == sig)
+            if (!started)
+                hlx_job_msg("received SIG%s before any rank started; not starting the job",
+                            hlx_signame(sig));
+            else if (fwd == sig)
                 hlx_job_msg("received SIG%s; forwarding it to the job (SIGKILL after %g s)",
                             hlx_signame(sig), job->opts->grace_s);
             else
@@ -1449,9 +1711,10 @@ static void hlx_job_on_signal(hlx_job_t *job)
                             hlx_signame(sig), hlx_signame(fwd), job->opts->grace_s);
         }
         hlx_job_server_down(job);
-        job->killing  = 1;
-        job->kill_sig = fwd;
-        job->kill_at  = hlx_now_s() + job->opts->grace_s;
+        job->killing    = 1;
+        job->kill_sig   = fwd;
+        job->kill_start = hlx_now_s();
+        job->kill_at    = job->kill_start + job->opts->grace_s;
         hlx_job_signal_all(job, fwd);
         hlx_job_signal_all(job, SIGCONT);
     }
@@ -1529,8 +1792,15 @@ static void hlx_job_on_deadlines(hlx_job_t *job, double now)
     }
     if (job->killing && !job->escalated && now >= job->kill_at && job->nrunning > 0) {
         hlx_job_list_ranks(job, running, sizeof(running), hlx_rank_is_running);
-        hlx_job_msg("rank(s) %s still running %g s after SIG%s; sending SIGKILL", running,
-                    job->opts->grace_s, hlx_signame(job->kill_sig));
+        if (job->cut_sig)
+            /* The grace was cut short: say how long the ranks really had. */
+            hlx_job_msg("rank(s) %s still running %.*f s after SIG%s; helixrun got a second "
+                        "signal (SIG%s): sending SIGKILL", running,
+                        now - job->kill_start < 1 ? 2 : 1, now - job->kill_start,
+                        hlx_signame(job->kill_sig), hlx_signame(job->cut_sig));
+        else
+            hlx_job_msg("rank(s) %s still running %g s after SIG%s; sending SIGKILL", running,
+                        job->opts->grace_s, hlx_signame(job->kill_sig));
         job->escalated = 1;
         hlx_job_signal_all(job, SIGKILL);
     }
@@ -1654,18 +1924,59 @@ static void hlx_job_loop(hlx_job_t *job)
 
 /* ---- Entry ---- */
 
+void hlx_launch_signal_set(sigset_t *set)
+{
+    sigemptyset(set);
+    sigaddset(set, SIGCHLD);
+    sigaddset(set, SIGINT);
+    sigaddset(set, SIGTERM);
+    sigaddset(set, SIGHUP);
+    sigaddset(set, SIGQUIT);
+}
+
+void hlx_launch_block_signals(void)
+{
+    static const int ends[] = { SIGINT, SIGTERM, SIGHUP, SIGQUIT };
+    struct sigaction sa;
+    sigset_t         set;
+
+    /* Blocked first: a blocked signal is kept pending even while its action is still
+     * SIG_IGN, so none is lost in between. */
+    hlx_launch_signal_set(&set);
+    sigprocmask(SIG_BLOCK, &set, NULL);
+    memset(&sa, 0, sizeof(sa));
+    sa.sa_handler = SIG_DFL;
+    for (size_t i = 0; i < sizeof(ends) / sizeof(ends[0]); i++)
+        sigaction(ends[i], &sa, NULL);
+}
+
+/* The job directory could not be made: a --tmpdir (or HELIX_RUN_TMPDIR, TMPDIR) that is
+ * missing, not a directory or not writable is bad input, exit 2. */
+static void hlx_job_tmpdir_failed(hlx_job_t *job, int err)
+{
+    const hlx_launch_opts_t *o = job->opts;
+    const int bad = o->tmproot_given && (err == ENOENT || err == ENOTDIR || err == EACCES ||
+                                         err == EPERM || err == EROFS || err == ELOOP ||
+                                         err == ENAMETOOLONG);
+
+    hlx_job_msg("%s '%s': cannot make the job's directory there: %s",
+                o->tmproot_from ? o->tmproot_from : "tmpdir", o->tmproot, strerror(err));
+    job->exit_code = bad ? HLX_LAUNCH_EXIT_USAGE : HLX_LAUNCH_EXIT_FAIL;
+}
+
 int hlx_launch_run(const hlx_launch_opts_t *opts)
 {
     hlx_job_t       job;
     pmix_server_module_t module = hlx_srv_module_template;
     pmix_info_t    *sinfo;
     pmix_status_t   rc;
-    sigset_t        mask, oldmask;
+    sigset_t        mask;
     int             devnull = -1;
 
     memset(&job, 0, sizeof(job));
     job.opts       = opts;
     job.sig_fd     = -1;
+    job.keeper_fd  = -1;
     job.wake_fd[0] = job.wake_fd[1] = -1;
     for (int i = 0; i < 4; i++)
         job.spare_fd[i] = open("/dev/null", O_RDONLY | O_CLOEXEC);
@@ -1686,15 +1997,12 @@ int hlx_launch_run(const hlx_launch_opts_t *opts)
         job.ranks[i].out.fd = job.ranks[i].err.fd = -1;
     }
 
-    /* Block the signals we handle before PMIx starts its progress thread, so that thread
-     * inherits the mask and every such signal reaches the signalfd. */
-    sigemptyset(&mask);
-    sigaddset(&mask, SIGCHLD);
-    sigaddset(&mask, SIGINT);
-    sigaddset(&mask, SIGTERM);
-    sigaddset(&mask, SIGHUP);
-    sigaddset(&mask, SIGQUIT);
-    sigprocmask(SIG_BLOCK, &mask, &oldmask);
+    /* main blocked them as its first action; blocked before PMIx starts its progress
+     * thread, which inherits the mask, every such signal reaches the signalfd. They stay
+     * blocked until helixrun exits: a second signal pending at the end must not kill it
+     * before it has removed its directory. */
+    hlx_launch_signal_set(&mask);
+    sigprocmask(SIG_BLOCK, &mask, NULL);
     signal(SIGPIPE, SIG_IGN);
     /* Orphans of the ranks (a daemonized background child) are reparented here rather
      * than to init, so helixrun can find and end them with the job. */
@@ -1709,18 +2017,24 @@ int hlx_launch_run(const hlx_launch_opts_t *opts)
         hlx_job_msg("cannot open /dev/null: %s", strerror(errno));
         goto out_sig;
     }
+    /* A signal that came while helixrun started (pending since main blocked it): nothing
+     * is started, not even the PMIx server. */
+    hlx_job_on_signal(&job);
+    if (job.failed)
+        goto out_sig;
 
     /* A private directory per run: a killed server leaves pmix_dstor_* files behind, and
      * runs must not see each other's rendezvous files. */
     hlx_job_clean_stale(opts->tmproot);
     snprintf(job.tmpdir, sizeof(job.tmpdir), "%s/helixrun.XXXXXX", opts->tmproot);
     if (mkdtemp(job.tmpdir) == NULL) {
-        hlx_job_msg("cannot create a directory under %s: %s", opts->tmproot,
-                    strerror(errno));
+        hlx_job_tmpdir_failed(&job, errno);
         job.tmpdir[0] = '\0';
         goto out_sig;
     }
     hlx_job_write_owner(&job);
+    /* Before PMIx_server_init: the keeper is forked while helixrun has one thread. */
+    hlx_keeper_start(&job);
     hlx_srv_job = &job;
     PMIX_INFO_CREATE(sinfo, 2);
     PMIX_INFO_LOAD(&sinfo[0], PMIX_SERVER_TMPDIR, job.tmpdir, PMIX_STRING);
@@ -1746,7 +2060,12 @@ int hlx_launch_run(const hlx_launch_opts_t *opts)
     }
     for (int i = 0; i < opts->nprocs && !job.failed; i++) {
         char why[384];
-        if (hlx_job_spawn(&job, i, devnull, &oldmask, why, sizeof(why)) != 0) {
+        /* A signal that came while helixrun started (pending since main blocked it) ends
+         * the job here: the ranks started so far get it, no further rank starts. */
+        hlx_job_on_signal(&job);
+        if (job.failed)
+            break;
+        if (hlx_job_spawn(&job, i, devnull, why, sizeof(why)) != 0) {
             hlx_job_fail(&job, HLX_LAUNCH_EXIT_FAIL, "cannot start rank %d: %s", i, why);
             /* short of descriptors: let the PMIx server accept and close what the started
              * ranks still send while they are ended */
@@ -1769,6 +2088,8 @@ out_server:
         hlx_job_signal_all(&job, SIGKILL);
         while (job.nrunning > 0 && hlx_now_s() < until) {
             pid_t pid = waitpid(-1, NULL, WNOHANG);
+            if (pid > 0 && pid == job.keeper_pid)
+                job.keeper_pid = 0;
             for (int i = 0; pid > 0 && i < opts->nprocs; i++)
                 if (job.ranks[i].running && job.ranks[i].pid == pid) {
                     job.ranks[i].running = 0;
@@ -1789,6 +2110,7 @@ out_server:
 out_tmp:
     hlx_job_release_spares(&job);
     hlx_rmtree(job.tmpdir);
+    hlx_keeper_stop(&job);
 out_sig:
     if (devnull >= 0)
         close(devnull);
@@ -1798,7 +2120,6 @@ out_sig:
         close(job.wake_fd[0]);
         close(job.wake_fd[1]);
     }
-    sigprocmask(SIG_SETMASK, &oldmask, NULL);
 out:
     hlx_srv_drop_done(&job);
     hlx_guard_fini(&job.guard);

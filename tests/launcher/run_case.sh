@@ -1,14 +1,16 @@
 #!/bin/bash
-# helixrun end-to-end cases: run_case.sh CASE HELIXRUN PMIX_CLIENT [HELIX]. Each case runs
-# helixrun under a hard timeout and asserts its exit code, the elapsed time, its messages,
-# that no rank outlives it and that its private PMIx directory is gone. HELIX (the helix
-# binary) is needed by the cases that decode.
+# helixrun end-to-end cases: run_case.sh CASE HELIXRUN PMIX_CLIENT [HELIX [BOOT_CLIENT
+# [SIG_AT_PARSE]]]. Each case runs helixrun under a hard timeout and asserts its exit code,
+# the elapsed time, its messages, that no rank outlives it and that its private PMIx
+# directory is gone. HELIX (the helix binary) is needed by the cases that decode,
+# SIG_AT_PARSE (a preload library) by sigint-parse.
 set -u
 case_name=$1
 HR=$2
 CL=$3
 HX=${4:-}
 BC=${5:-}
+SP=${6:-}
 
 root=$(mktemp -d "${TMPDIR:-/tmp}/hlx_launcher_test.XXXXXX") || exit 1
 # helixrun makes its private directory under $TMPDIR: point that at an empty folder of
@@ -55,6 +57,11 @@ expect_err() {
 
 expect_out() {
     grep -Eq -- "$1" "$out" || fail "stdout lacks /$1/"
+}
+
+# expect_err_lines N: stderr has exactly N lines (one error, said once).
+expect_err_lines() {
+    [ "$(wc -l <"$err")" -eq "$1" ] || fail "stderr has $(wc -l <"$err") line(s), expected $1"
 }
 
 # count FILE LINE: how many times LINE appears as a whole line.
@@ -284,6 +291,20 @@ timeout)
     expect_clean_tmp
     ;;
 
+unconnected)
+    # A rank that never calls PMIx_Init while the others do: when another rank fails,
+    # helixrun names the one that never connected (was: only the failing rank, while the
+    # rank itself reported "ranks 1 never arrived").
+    run 15 -n 3 --grace 1 bash -c \
+        'if [ "$HELIX_RANK" = 1 ]; then exec sleep 30; fi; sleep 1.2; exec "$0" "$@"' \
+        "$CL" exit:3:0
+    expect_rc 3
+    expect_time 1 8
+    expect_err '^helixrun: rank 0 \(pid [0-9]+\) exited with status 3; rank 1 \(pid [0-9]+\) has not connected to the PMIx server in [0-9.]+ s \(did the program call PMIx_Init\?\); killing the job'
+    expect_no_survivors
+    expect_clean_tmp
+    ;;
+
 signal)
     # SIGTERM to helixrun is forwarded; it exits 128+15 and cleans up.
     t0=$EPOCHREALTIME
@@ -301,6 +322,85 @@ signal)
     expect_err '^helixrun: received SIGTERM; forwarding it to the job'
     expect_no_survivors
     expect_clean_tmp
+    ;;
+
+grace-cut)
+    # A second SIGTERM cuts the 30 s grace short: the SIGKILL message says how long the
+    # ranks really had (was: "still running 30 s after SIGTERM" after 0.5 s).
+    start_bg -n 2 --grace 30 sh -c 'trap "" TERM INT; echo up; exec sleep 1008'
+    wait_for "$out" '^\[0\] up' 10
+    wait_for "$out" '^\[1\] up' 10
+    pids=$(rank_pids)
+    kill -TERM "$hpid"
+    sleep 0.5
+    t1=$EPOCHREALTIME
+    kill -TERM "$hpid"
+    finish_bg 10
+    expect_rc 143
+    expect_time 0 2
+    expect_err '^helixrun: received SIGTERM; forwarding it to the job \(SIGKILL after 30 s\)$'
+    expect_err '^helixrun: rank\(s\) 0 \(pid [0-9]+\), 1 \(pid [0-9]+\) still running (0\.[0-9]{2}|[1-9]\.[0-9]) s after SIGTERM; helixrun got a second signal \(SIGTERM\): sending SIGKILL$'
+    grep -q 'still running 30 s' "$err" && fail "the SIGKILL message claims the whole grace"
+    expect_gone $pids
+    expect_clean_tmp
+    ;;
+
+sigint-parse)
+    # SIGINT while helixrun parses its flags (sent by a preloaded getopt_long) to a
+    # helixrun started as a "&" job, which inherits SIGINT ignored: it ends the job before
+    # any rank starts (was: lost, the job ran to its end with exit 0).
+    [ -n "$SP" ] && [ -e "$SP" ] || { echo "needs the sig_at_parse preload library"; exit 77; }
+    t1=$EPOCHREALTIME
+    LD_PRELOAD=$SP HLX_TEST_SIGNAL_AT_PARSE=2 \
+        ASAN_OPTIONS=${ASAN_OPTIONS:+$ASAN_OPTIONS:}verify_asan_link_order=0 \
+        start_bg -n 2 sleep 5
+    finish_bg 8
+    expect_rc 130
+    expect_time 0 2
+    expect_err '^helixrun: received SIGINT before any rank started; not starting the job$'
+    expect_clean_tmp
+    ;;
+
+sigint-early)
+    # SIGINT at once to a helixrun started as a "&" job (SIGINT inherited ignored), 20
+    # times, the moment its main has blocked the signal. (One sent while the shell still
+    # forks or the dynamic loader runs, before main, is discarded by the kernel: no code
+    # of helixrun runs yet.) Every run ends by the signal, within a few seconds, with
+    # nothing left; and helixrun no longer keeps SIGINT ignored.
+    for ((try = 0; try < 20; try++)); do
+        start_bg -n 2 sleep 5.$try
+        blk=0
+        ign=2
+        # builtins only, so the signal follows main's first action closely
+        for ((i = 0; i < 200000; i++)); do
+            if [ /proc/$hpid/exe -ef "$HR" ]; then
+                while read -r key val; do
+                    case $key in
+                    SigBlk:) blk=$((16#$val & 2)) ;;
+                    SigIgn:) ign=$((16#$val & 2)) ;;
+                    esac
+                done <"/proc/$hpid/status" 2>/dev/null
+                if [ $blk -ne 0 ] && { [ $try -gt 0 ] || [ $ign -eq 0 ]; }; then
+                    break
+                fi
+            fi
+            kill -0 "$hpid" 2>/dev/null || break
+        done
+        [ $blk -ne 0 ] || fail "try $try: helixrun never blocked SIGINT"
+        [ $try -gt 0 ] || [ $ign -eq 0 ] || fail "helixrun keeps the SIGINT its shell ignored"
+        t1=$EPOCHREALTIME
+        kill -INT "$hpid"
+        # a plain wait: bounded by the ranks' sleep if the signal were lost
+        wait "$hpid"
+        rc=$?
+        elapsed=$(awk -v a="$t1" -v b="$EPOCHREALTIME" 'BEGIN { printf "%.3f", b - a }')
+        echo "try $try: helixrun (background) -> exit $rc, ${elapsed}s after the fault"
+        expect_rc 130
+        expect_time 0 3
+        pgrep -x -f "sleep 5\.$try" >/dev/null && fail "try $try: a rank outlived helixrun"
+        expect_clean_tmp
+        [ $fails -eq 0 ] || break
+    done
     ;;
 
 foreign)
@@ -444,13 +544,14 @@ leftover)
     ;;
 
 stale)
-    # helixrun SIGKILLed: its ranks die with it (PDEATHSIG) but its directory stays; the
-    # next helixrun removes it since its owner is gone, and leaves a live one's alone.
+    # helixrun SIGKILLed together with its keeper (which would remove the directory): its
+    # ranks die with it (PDEATHSIG) but its directory stays; the next helixrun removes it
+    # since its owner is gone, and leaves a live one's alone.
     start_bg -n 2 "$CL" sleep:30:0
     wait_for "$out" '^\[1\] rank 1: pid' 10
     sleep 0.3
     pids=$(rank_pids)
-    kill -KILL "$hpid"
+    kill -KILL $(pgrep -P "$hpid" -x helixrun-keeper) "$hpid"
     wait "$hpid" 2>/dev/null
     sleep 0.5
     expect_gone $pids
@@ -466,6 +567,30 @@ stale)
     kill -TERM "$hpid"
     t1=$EPOCHREALTIME
     finish_bg 10
+    expect_clean_tmp
+    ;;
+
+orphans)
+    # helixrun SIGKILLed while its ranks run behind a wrapper: PDEATHSIG ends only the
+    # wrappers (the ranks' own processes); the keeper ends what is left in the ranks'
+    # process groups and removes the job's directory (was: both left forever).
+    start_bg -n 2 sh -c 'sleep 1003 & echo "sleep pid $!"; wait; true'
+    wait_for "$out" '^\[0\] sleep pid [0-9]+$' 10
+    wait_for "$out" '^\[1\] sleep pid [0-9]+$' 10
+    sleeps=$(sed -n 's/^\[[0-9]*\] sleep pid \([0-9]*\)$/\1/p' "$out")
+    keeper=$(pgrep -P "$hpid" -x helixrun-keeper)
+    t1=$EPOCHREALTIME
+    kill -KILL "$hpid"
+    wait "$hpid" 2>/dev/null
+    for ((i = 0; i < 60; i++)); do
+        left=0
+        for pid in $sleeps; do alive "$pid" && left=1; done
+        [ $left -eq 0 ] && [ -z "$(ls -A "$TMPDIR")" ] && break
+        sleep 0.05
+    done
+    elapsed=$(awk -v a="$t1" -v b="$EPOCHREALTIME" 'BEGIN { printf "%.3f", b - a }')
+    echo "helixrun (SIGKILLed) -> exit 137, ${elapsed}s after the fault to the last leftover"
+    expect_gone $sleeps $keeper
     expect_clean_tmp
     ;;
 
@@ -563,18 +688,47 @@ badflags)
     run 5 -n 2 --bogus "$CL"
     expect_rc 2
     expect_err "unknown option '--bogus'"
+    # one line naming the flag, the value, the reason and the range (was: a logger line
+    # and "bad value")
     run 5 -n 0 "$CL"
     expect_rc 2
-    expect_err "-n/--np '0'"
+    expect_err "^helixrun: -n/--np: '0' is outside \[1, 256\]"
     run 5 -n 2 --timeout abc "$CL"
     expect_rc 2
-    expect_err "--timeout 'abc'"
+    expect_err "^helixrun: --timeout: 'abc' is not a finite decimal number"
+    expect_err_lines 1
+    run 5 -n 2 --timeout -1 "$CL"
+    expect_rc 2
+    expect_err "^helixrun: --timeout: '-1' is outside \[0, 1e\+07\]"
+    expect_err_lines 1
     run 5 -n 2 --grace -1 "$CL"
     expect_rc 2
-    expect_err "--grace '-1'"
+    expect_err "^helixrun: --grace: '-1' is outside \[0, 3600\]"
+    expect_err_lines 1
     run 5 -n 2 --prefix fancy "$CL"
     expect_rc 2
-    expect_err "--prefix 'fancy'"
+    expect_err "^helixrun: --prefix: 'fancy' is not one of rank\|tag\|none"
+    expect_err_lines 1
+    # the variables helixrun sets itself cannot be set with -x (was: silently overridden)
+    run 5 -n 1 -x HELIX_RANK=9 sh -c 'echo $HELIX_RANK'
+    expect_rc 2
+    expect_err "^helixrun: -x 'HELIX_RANK=9': HELIX_RANK is set by helixrun in every rank itself \(reserved: HELIXRUN, HELIX_RANK, HELIX_SIZE and PMIX_\*"
+    run 5 -n 1 -x PMIX_RANK=9 sh -c 'echo $PMIX_RANK'
+    expect_rc 2
+    expect_err "^helixrun: -x 'PMIX_RANK=9': PMIX_RANK is set by helixrun"
+    run 5 -n 1 -x PMIX_MCA_hlx_test=7 sh -c 'echo "mca $PMIX_MCA_hlx_test"'
+    expect_rc 0
+    expect_out '^\[0\] mca 7$'
+    # an unusable --tmpdir is bad input, named (was: exit 1, no flag)
+    run 5 -n 1 --tmpdir "$root/nonexistent" true
+    expect_rc 2
+    expect_err "^helixrun: --tmpdir '$root/nonexistent': cannot make the job's directory there: No such file or directory$"
+    expect_err_lines 1
+    # a repeated flag takes its last value, as every helix command does
+    run 5 -n 3 -n 1 sh -c 'echo "size $HELIX_SIZE"'
+    expect_rc 0
+    [ "$(count "$out" "[0] size 1")" -eq 1 ] && [ "$(wc -l <"$out")" -eq 1 ] ||
+        fail "-n 3 -n 1 did not start one rank"
     run 5 -n 2 -x 1BAD "$CL"
     expect_rc 2
     expect_err "-x '1BAD'"
@@ -600,6 +754,47 @@ badflags)
     run 5 -n 1 sh -c 'echo "$@"' sh --timeout -n 7
     expect_rc 0
     [ "$(count "$out" "[0] --timeout -n 7")" -eq 1 ] || fail "program flags were not left alone"
+    expect_clean_tmp
+    ;;
+
+badenv)
+    # A bad HELIX_RUN_* value: one line naming the variable, its value and the reason
+    # (was: a logger line and "bad HELIX_RUN_* environment setting"), exit 2.
+    HELIX_RUN_TIMEOUT=abc run 5 -n 1 true
+    expect_rc 2
+    expect_err "^helixrun: HELIX_RUN_TIMEOUT: 'abc' is not a finite decimal number"
+    expect_err_lines 1
+    HELIX_RUN_GRACE=-1 run 5 -n 1 true
+    expect_rc 2
+    expect_err "^helixrun: HELIX_RUN_GRACE: '-1' is outside \[0, 3600\]"
+    expect_err_lines 1
+    # named as the variable, not as --prefix (no flag was given)
+    HELIX_RUN_PREFIX=zz run 5 -n 1 true
+    expect_rc 2
+    expect_err "^helixrun: HELIX_RUN_PREFIX: 'zz' is not one of rank\|tag\|none"
+    grep -q -- '--prefix' "$err" && fail "a HELIX_RUN_PREFIX value reported as --prefix"
+    HELIX_RUN_TMPDIR=$root/nonexistent run 5 -n 1 true
+    expect_rc 2
+    expect_err "^helixrun: HELIX_RUN_TMPDIR '$root/nonexistent': cannot make the job's directory there"
+    # --help and --version work whatever the environment holds (was: exit 2)
+    HELIX_RUN_TIMEOUT=abc run 5 --help
+    expect_rc 0
+    expect_out "^usage: helixrun -n N"
+    expect_out "ignored .*HELIX_RUN_TIMEOUT: 'abc' is not a finite decimal number"
+    HELIX_RUN_TIMEOUT=abc run 5 --version
+    expect_rc 0
+    # a misspelt name is warned about with the nearest one (was: silence)
+    HELIX_RUN_TIMOUT=5 run 5 -n 1 true
+    expect_rc 0
+    expect_err "^helixrun: unknown environment variable HELIX_RUN_TIMOUT \(did you mean HELIX_RUN_TIMEOUT\?\)"
+    expect_err_lines 1
+    # a good value still applies, and a flag still overrides it
+    HELIX_RUN_PREFIX=none run 5 -n 1 sh -c 'echo plain'
+    expect_rc 0
+    [ "$(count "$out" "plain")" -eq 1 ] || fail "HELIX_RUN_PREFIX=none not applied"
+    HELIX_RUN_PREFIX=none run 5 -n 1 --prefix rank sh -c 'echo marked'
+    expect_rc 0
+    [ "$(count "$out" "[0] marked")" -eq 1 ] || fail "--prefix did not override HELIX_RUN_PREFIX"
     expect_clean_tmp
     ;;
 
