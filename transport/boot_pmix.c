@@ -407,8 +407,10 @@ static void hlx_boot_report_missing(hlx_boot_t *boot, const char *key, const cha
     PMIX_INFO_DESTRUCT(&info[0]);
     PMIX_INFO_DESTRUCT(&info[1]);
     if (key != NULL && nmissing > 0)
-        hlx_error("bootstrap: %s \"%s\" timed out after %g s: ranks %s never arrived", what,
-                  key, boot->timeout_s, list);
+        hlx_error("bootstrap: %s \"%s\" timed out after %g s: %s %s never put %s data "
+                  "(not started, stopped, or not calling the same bootstrap)", what, key,
+                  boot->timeout_s, nmissing > 1 ? "ranks" : "rank", list,
+                  nmissing > 1 ? "their" : "its");
     else
         hlx_error("bootstrap: %s%s%s timed out after %g s (PMIx cannot tell which of the "
                   "%d ranks are missing)", what, key ? " " : "", key ? key : "",

@@ -73,7 +73,7 @@ stop)
 boot)
     n=$(grep -c 'expected failure: bootstrap all-gather returned "timed out"' "$log")
     [ "$n" -eq 2 ] || fail "$n of 2 survivors reported the bootstrap timeout"
-    grep -q 'ranks 1 never arrived' "$log" || fail "no message naming rank 1 as missing"
+    grep -q 'rank 1 never put its data' "$log" || fail "no message naming rank 1 as missing"
     ;;
 esac
 echo "fault_check: fault $fault: ok"

@@ -23,7 +23,7 @@ while [ "$(pgrep -f -- "helix decode --kvp 2 --context 16K --steps 100000 --time
     sleep 0.1
 done
 sleep 2
-kill -KILL "$launcher"
+kill -KILL $(pgrep -P "$launcher" -x helixrun-keeper) "$launcher"
 i=0
 while pgrep -f -- "helix decode --kvp 2 --context 16K --steps 100000 --timeline $dir/marker" >/dev/null; do
     i=$((i + 1))
