@@ -208,24 +208,6 @@ static int hlx_synth_model(hlx_hf_config_t *c, const char *name, int layers)
     return 0;
 }
 
-/* b as "2.63 MiB" (binary units), for messages that also give the exact count. */
-static const char *hlx_synth_human(uint64_t b, char *buf, size_t len)
-{
-    static const char *const unit[] = { "bytes", "KiB", "MiB", "GiB", "TiB", "PiB", "EiB" };
-    double v = (double)b;
-    int u = 0;
-
-    while (v >= 1024.0 && u < 6) {
-        v /= 1024.0;
-        u++;
-    }
-    if (u == 0)
-        snprintf(buf, len, "%llu bytes", (unsigned long long)b);
-    else
-        snprintf(buf, len, "%.2f %s", v, unit[u]);
-    return buf;
-}
-
 /* --out before anything is computed: a directory that exists and can be written, or a path
  * that does not exist yet (*missing_p; created once the size is accepted). Messages name
  * --out; the caller exits 2. */
@@ -350,8 +332,8 @@ static int hlx_cmd_model_synth(int argc, char **argv)
         char hb[32], hm[32];
         fprintf(stderr, "helix model synth: the checkpoint would take %llu bytes (%s), more than "
                 "--max-bytes %lld (%s); give a larger --max-bytes to write it, or fewer "
-                "--layers\n", (unsigned long long)bytes, hlx_synth_human(bytes, hb, sizeof(hb)),
-                (long long)max_bytes, hlx_synth_human((uint64_t)max_bytes, hm, sizeof(hm)));
+                "--layers\n", (unsigned long long)bytes, hlx_format_bytes(bytes, hb, sizeof(hb)),
+                (long long)max_bytes, hlx_format_bytes((uint64_t)max_bytes, hm, sizeof(hm)));
         free(list);
         return 2;
     }

@@ -7,6 +7,7 @@
 #define _GNU_SOURCE
 #include "hlx_ckpt.h"
 #include "hlx_err.h"
+#include "hlx_parse.h"
 
 #include <errno.h>
 #include <fcntl.h>
@@ -214,24 +215,6 @@ hlx_status_t hlx_ckpt_write_file(const char *dir, const char *name, const char *
     return st == HLX_OK ? hlx_wfile_commit(&w, err, errlen) : st;
 }
 
-/* b as "2.63 MiB" (binary units), for messages that also give the exact count. */
-static const char *hlx_w_human(uint64_t b, char *buf, size_t len)
-{
-    static const char *const unit[] = { "bytes", "KiB", "MiB", "GiB", "TiB", "PiB", "EiB" };
-    double v = (double)b;
-    int u = 0;
-
-    while (v >= 1024.0 && u < 6) {
-        v /= 1024.0;
-        u++;
-    }
-    if (u == 0)
-        snprintf(buf, len, "%llu bytes", (unsigned long long)b);
-    else
-        snprintf(buf, len, "%.2f %s", v, unit[u]);
-    return buf;
-}
-
 hlx_status_t hlx_ckpt_space_check(const char *dir, uint64_t bytes, char *err, size_t errlen)
 {
     char path[1024], hb[32], ha[32];
@@ -264,8 +247,8 @@ hlx_status_t hlx_ckpt_space_check(const char *dir, uint64_t bytes, char *err, si
         return hlx_errbuf(err, errlen, HLX_ERR_NOSPACE,
                           "%s: the checkpoint needs %llu bytes (%s) and the file system there "
                           "has %llu bytes (%s) free; free some space or write elsewhere", dir,
-                          (unsigned long long)bytes, hlx_w_human(bytes, hb, sizeof(hb)),
-                          (unsigned long long)avail, hlx_w_human(avail, ha, sizeof(ha)));
+                          (unsigned long long)bytes, hlx_format_bytes(bytes, hb, sizeof(hb)),
+                          (unsigned long long)avail, hlx_format_bytes(avail, ha, sizeof(ha)));
     return HLX_OK;
 }
 

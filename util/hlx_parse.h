@@ -20,5 +20,8 @@ hlx_status_t hlx_parse_num(const char *text, double min, double max, double *val
  * nearest one. */
 hlx_status_t hlx_parse_choice(const char *text, const char *choices, int *index_p,
                               char *why, size_t whylen);
+/* b in binary units for messages that also give the exact count: "2.63 MiB", "512 bytes".
+ * Returns buf. */
+const char *hlx_format_bytes(uint64_t b, char *buf, size_t len);
 
 #endif

@@ -136,3 +136,20 @@ hlx_status_t hlx_parse_choice(const char *text, const char *choices, int *index_
         snprintf(why, whylen, "'%.*s' is not one of %s", HLX_PARSE_SHOW, text, choices);
     return HLX_ERR_INVALID;
 }
+
+const char *hlx_format_bytes(uint64_t b, char *buf, size_t len)
+{
+    static const char *const unit[] = { "bytes", "KiB", "MiB", "GiB", "TiB", "PiB", "EiB" };
+    double v = (double)b;
+    int u = 0;
+
+    while (v >= 1024.0 && u < 6) {
+        v /= 1024.0;
+        u++;
+    }
+    if (u == 0)
+        snprintf(buf, len, "%llu bytes", (unsigned long long)b);
+    else
+        snprintf(buf, len, "%.2f %s", v, unit[u]);
+    return buf;
+}
