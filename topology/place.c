@@ -6,6 +6,8 @@
 #include "topo_int.h"
 #include "hlx_log.h"
 
+#include <limits.h>
+#include <stdint.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -20,7 +22,7 @@ typedef struct {
 } hlx_slot_t;
 
 typedef struct {
-    int *slots;     /* slot indices in order */
+    int *slots;     /* slot indices in order (a share of hlx_place_ctx_t.dom_slots) */
     int  nslots, next;
 } hlx_dom_t;
 
@@ -30,9 +32,21 @@ typedef struct {
     int                  cpu_only, nslots, ndoms;
     hlx_slot_t          *slots;
     hlx_dom_t           *doms;
+    int                 *dom_slots;    /* every domain's slot list, one after the other */
     const int           *node_of_rank; /* the launcher's hosts (hlx_place_on_nodes), or NULL */
     int                 *node_ranks;   /* ... ranks on each node */
 } hlx_place_ctx_t;
+
+/* Dense domain ids by (key_a, key_b), in order of first appearance: open addressing, grown
+ * at half load, so that ids cost O(1) per slot on a cluster of a million GPUs. */
+typedef struct {
+    int key_a, key_b, id; /* id -1: empty */
+} hlx_dom_key_t;
+
+typedef struct {
+    hlx_dom_key_t *tab;
+    size_t         cap, used; /* cap: a power of 2 */
+} hlx_dom_map_t;
 
 const char *hlx_pair_kind_name(hlx_pair_kind_t k)
 {
@@ -48,23 +62,74 @@ static int hlx_place_topo_applies(const hlx_place_ctx_t *x, int node)
     return x->t->info.ngpus == x->c->nodes[node].gpus;
 }
 
-static int hlx_place_domain_id(hlx_place_ctx_t *x, int ka, int kb)
+static size_t hlx_dom_map_pos(size_t cap, int ka, int kb)
 {
-    int i;
-    for (i = 0; i < x->nslots; i++) {
-        if (x->slots[i].domain < 0)
-            break;
-        if (x->slots[i].key_a == ka && x->slots[i].key_b == kb)
-            return x->slots[i].domain;
+    uint64_t h = (uint64_t)(uint32_t)ka << 32 | (uint32_t)kb;
+    h ^= h >> 33; /* murmur3's finalizer: consecutive keys spread over the table */
+    h *= 0xff51afd7ed558ccdULL;
+    h ^= h >> 33;
+    h *= 0xc4ceb9fe1a85ec53ULL;
+    h ^= h >> 33;
+    return (size_t)h & (cap - 1);
+}
+
+static hlx_status_t hlx_dom_map_grow(hlx_dom_map_t *m)
+{
+    size_t cap = m->cap ? m->cap * 2 : 64, i, k;
+    hlx_dom_key_t *tab;
+
+    if (cap > SIZE_MAX / sizeof(*tab))
+        return HLX_ERR_NOMEM;
+    tab = malloc(cap * sizeof(*tab));
+    if (tab == NULL)
+        return HLX_ERR_NOMEM;
+    for (i = 0; i < cap; i++)
+        tab[i].id = -1;
+    for (i = 0; i < m->cap; i++) {
+        const hlx_dom_key_t *e = &m->tab[i];
+        if (e->id < 0)
+            continue;
+        k = hlx_dom_map_pos(cap, e->key_a, e->key_b);
+        while (tab[k].id >= 0)
+            k = (k + 1) & (cap - 1);
+        tab[k] = *e;
     }
-    return x->ndoms++;
+    free(m->tab);
+    m->tab = tab;
+    m->cap = cap;
+    return HLX_OK;
+}
+
+/* The id of the first slot with these keys, or the next new id (x->ndoms). */
+static hlx_status_t hlx_place_domain_id(hlx_place_ctx_t *x, hlx_dom_map_t *m, int ka, int kb,
+                                        int *id_p)
+{
+    size_t k;
+    hlx_status_t st;
+
+    if ((m->used + 1) * 2 > m->cap && (st = hlx_dom_map_grow(m)) != HLX_OK)
+        return st;
+    for (k = hlx_dom_map_pos(m->cap, ka, kb); m->tab[k].id >= 0; k = (k + 1) & (m->cap - 1)) {
+        if (m->tab[k].key_a == ka && m->tab[k].key_b == kb) {
+            *id_p = m->tab[k].id;
+            return HLX_OK;
+        }
+    }
+    m->tab[k].key_a = ka;
+    m->tab[k].key_b = kb;
+    m->tab[k].id = *id_p = x->ndoms++;
+    m->used++;
+    return HLX_OK;
 }
 
 static hlx_status_t hlx_place_build_slots(hlx_place_ctx_t *x, int nranks, char *err,
                                           size_t errlen)
 {
     const hlx_cluster_t *c = x->c;
-    int n, g, i, total = 0, per_host = 0, warned = 0;
+    hlx_dom_map_t map = { NULL, 0, 0 };
+    hlx_status_t st = HLX_OK;
+    long total = 0;
+    int n, g, i, off, per_host = 0, warned = 0, map_all = 0;
 
     for (n = 0; n < c->nnodes; n++)
         total += c->nodes[n].gpus > 0 ? c->nodes[n].gpus : 0;
@@ -82,20 +147,29 @@ static hlx_status_t hlx_place_build_slots(hlx_place_ctx_t *x, int nranks, char *
             total = nranks;
     } else if (x->cpu_only) {
         per_host = (nranks + c->nnodes - 1) / c->nnodes;
-        total = per_host * c->nnodes;
+        total = (long)per_host * c->nnodes;
+    }
+    if (total > INT_MAX) {
+        hlx_topo_seterr(err, errlen, "cluster \"%s\" has %ld slots, more than %d", c->name,
+                        total, INT_MAX);
+        return HLX_ERR_INVALID;
     }
     if (total < nranks) {
         hlx_topo_seterr(err, errlen,
                         "layout needs N = KVP x TPA = %d GPUs; cluster \"%s\" has %d", nranks,
-                        c->name, total);
+                        c->name, (int)total);
         return HLX_ERR_INVALID;
     }
     x->slots = calloc((size_t)total, sizeof(*x->slots));
     if (x->slots == NULL)
         return HLX_ERR_NOMEM;
-    x->nslots = total;
-    for (i = 0; i < total; i++)
-        x->slots[i].domain = -1;
+    x->nslots = (int)total;
+    /* With domain ids >= 0 (as a cluster file has them), a key first seen here is new
+     * without a lookup when it cannot have come before: a host's (CPU-only: its slots are
+     * consecutive) or a GPU's without NVLink (key_a < 0, one slot each); only NVLink keys,
+     * which nodes share, go through the map (a million one-GPU domains cost no hashing). */
+    for (n = 0; n < c->nnodes; n++)
+        map_all |= c->nodes[n].domain < 0;
 
     i = 0;
     for (n = 0; n < c->nnodes; n++) {
@@ -126,83 +200,127 @@ static hlx_status_t hlx_place_build_slots(hlx_place_ctx_t *x, int nranks, char *
                 s->key_a = -1 - n; /* no NVLink: each GPU alone */
                 s->key_b = g;
             }
-            s->domain = hlx_place_domain_id(x, s->key_a, s->key_b);
+            /* most slots share the previous one's domain: no lookup for them */
+            if (i > 0 && s[-1].key_a == s->key_a && s[-1].key_b == s->key_b)
+                s->domain = s[-1].domain;
+            else if (!map_all && (x->cpu_only || s->key_a < 0))
+                s->domain = x->ndoms++;
+            else if ((st = hlx_place_domain_id(x, &map, s->key_a, s->key_b, &s->domain)) !=
+                     HLX_OK)
+                goto out;
         }
     }
 
+    /* each domain's slots, in slot order, as shares of one array */
     x->doms = calloc((size_t)x->ndoms, sizeof(*x->doms));
-    if (x->doms == NULL)
-        return HLX_ERR_NOMEM;
-    for (i = 0; i < total; i++)
+    x->dom_slots = malloc(sizeof(int) * (size_t)total);
+    if (x->doms == NULL || x->dom_slots == NULL) {
+        st = HLX_ERR_NOMEM;
+        goto out;
+    }
+    for (i = 0; i < x->nslots; i++)
         x->doms[x->slots[i].domain].nslots++;
-    for (i = 0; i < x->ndoms; i++) {
-        x->doms[i].slots = malloc(sizeof(int) * (size_t)x->doms[i].nslots);
-        if (x->doms[i].slots == NULL)
-            return HLX_ERR_NOMEM;
+    for (i = 0, off = 0; i < x->ndoms; i++) {
+        x->doms[i].slots = x->dom_slots + off;
+        off += x->doms[i].nslots;
         x->doms[i].nslots = 0;
     }
-    for (i = 0; i < total; i++) {
+    for (i = 0; i < x->nslots; i++) {
         hlx_dom_t *d = &x->doms[x->slots[i].domain];
         d->slots[d->nslots++] = i;
     }
-    return HLX_OK;
+out:
+    free(map.tab);
+    return st;
+}
+
+static int hlx_dom_free(const hlx_place_ctx_t *x, int d)
+{
+    return x->doms[d].nslots - x->doms[d].next;
+}
+
+/* Heap order for the split groups: more free slots first, then the lower domain index. */
+static int hlx_dom_before(const hlx_place_ctx_t *x, int a, int b)
+{
+    int fa = hlx_dom_free(x, a), fb = hlx_dom_free(x, b);
+    return fa > fb || (fa == fb && a < b);
+}
+
+static void hlx_dom_sift_down(const hlx_place_ctx_t *x, int *heap, int n, int i)
+{
+    for (;;) {
+        int l = 2 * i + 1, r = l + 1, top = i, tmp;
+        if (l < n && hlx_dom_before(x, heap[l], heap[top]))
+            top = l;
+        if (r < n && hlx_dom_before(x, heap[r], heap[top]))
+            top = r;
+        if (top == i)
+            return;
+        tmp = heap[i];
+        heap[i] = heap[top];
+        heap[top] = tmp;
+        i = top;
+    }
 }
 
 /* Groups of KVP consecutive ranks: first every group that fits whole goes to the first
  * domain with room (first fit is optimal for equal-size groups), then each remaining group
- * takes the largest free shares first, which maximizes the pairs kept inside a domain. */
-static void hlx_place_groups(hlx_place_ctx_t *x, int kvp, int tpa, int *slot_of_rank,
-                             int *split_p)
+ * takes the largest free shares first, which maximizes the pairs kept inside a domain.
+ * A domain's free count only falls, so once it is below KVP the first fit never looks at
+ * it again (a cursor), and the groups left over are the last ones; every domain then has
+ * fewer than KVP free slots, and a binary heap yields the largest (lowest index on ties). */
+static hlx_status_t hlx_place_groups(hlx_place_ctx_t *x, int kvp, int tpa, int *slot_of_rank,
+                                     int *split_p)
 {
-    int grp, d, k, split = 0;
-    char *placed = calloc((size_t)tpa, 1);
+    int grp, d = 0, k, nheap = 0, *heap;
 
     for (grp = 0; grp < tpa; grp++) {
-        for (d = 0; d < x->ndoms; d++) {
-            hlx_dom_t *dm = &x->doms[d];
-            if (dm->nslots - dm->next < kvp)
-                continue;
-            for (k = 0; k < kvp; k++)
-                slot_of_rank[grp * kvp + k] = dm->slots[dm->next++];
-            if (placed)
-                placed[grp] = 1;
+        hlx_dom_t *dm;
+        while (d < x->ndoms && hlx_dom_free(x, d) < kvp)
+            d++;
+        if (d == x->ndoms)
             break;
-        }
+        dm = &x->doms[d];
+        for (k = 0; k < kvp; k++)
+            slot_of_rank[grp * kvp + k] = dm->slots[dm->next++];
     }
-    for (grp = 0; grp < tpa; grp++) {
-        if (placed == NULL || placed[grp])
-            continue;
-        split++;
+    *split_p = tpa - grp;
+    if (grp == tpa)
+        return HLX_OK;
+
+    heap = malloc(sizeof(int) * (size_t)x->ndoms);
+    if (heap == NULL)
+        return HLX_ERR_NOMEM;
+    for (d = 0; d < x->ndoms; d++)
+        if (hlx_dom_free(x, d) > 0)
+            heap[nheap++] = d;
+    for (k = nheap / 2 - 1; k >= 0; k--)
+        hlx_dom_sift_down(x, heap, nheap, k);
+    for (; grp < tpa; grp++) {
         k = 0;
-        while (k < kvp) {
-            int best = -1;
-            for (d = 0; d < x->ndoms; d++) {
-                int f = x->doms[d].nslots - x->doms[d].next;
-                if (f > 0 && (best < 0 || f > x->doms[best].nslots - x->doms[best].next))
-                    best = d;
-            }
-            if (best < 0)
-                break; /* cannot happen: capacity was checked */
-            while (k < kvp && x->doms[best].next < x->doms[best].nslots)
-                slot_of_rank[grp * kvp + k++] = x->doms[best].slots[x->doms[best].next++];
+        while (k < kvp && nheap > 0) { /* the heap never empties first: capacity was checked */
+            hlx_dom_t *dm = &x->doms[heap[0]];
+            while (k < kvp && dm->next < dm->nslots)
+                slot_of_rank[grp * kvp + k++] = dm->slots[dm->next++];
+            if (dm->next == dm->nslots)
+                heap[0] = heap[--nheap];
+            hlx_dom_sift_down(x, heap, nheap, 0);
         }
     }
-    free(placed);
-    *split_p = split;
+    free(heap);
+    return HLX_OK;
 }
 
 /* Ranks already on their hosts: the k-th rank of a node (in rank order) takes that node's
  * k-th slot; a group counts as split when its ranks span several domains. */
-static void hlx_place_fixed(hlx_place_ctx_t *x, int kvp, int tpa, int *slot_of_rank,
-                            int *split_p)
+static hlx_status_t hlx_place_fixed(hlx_place_ctx_t *x, int kvp, int tpa, int *slot_of_rank,
+                                    int *split_p)
 {
     int n = kvp * tpa, r, i, grp, split = 0;
     int *next = calloc((size_t)x->c->nnodes, sizeof(int));
 
-    if (next == NULL) {
-        *split_p = 0;
-        return;
-    }
+    if (next == NULL)
+        return HLX_ERR_NOMEM;
     /* slots are node-major: each node's first slot */
     for (i = x->nslots - 1; i >= 0; i--)
         next[x->slots[i].node] = i;
@@ -217,6 +335,7 @@ static void hlx_place_fixed(hlx_place_ctx_t *x, int kvp, int tpa, int *slot_of_r
             }
     free(next);
     *split_p = split;
+    return HLX_OK;
 }
 
 /* Cores (or PUs when the topology has no cores) inside a set, in logical order. */
@@ -264,49 +383,81 @@ out:
         hwloc_bitmap_free(acc);
 }
 
-/* GPU ranks on one node: ranks whose GPUs share a locality (a package, a NUMA node) split
- * its cores, in GPU order. */
-static void hlx_place_gpu_cpus(const hlx_place_ctx_t *x, hlx_placement_t *p, int node)
+typedef struct {
+    const char *cpuset; /* the GPU's locality */
+    int         gpu, idx; /* idx: position in the node's rank list */
+} hlx_place_loc_t;
+
+static int hlx_place_loc_cmp(const void *pa, const void *pb)
+{
+    const hlx_place_loc_t *a = pa, *b = pb;
+    int c = strcmp(a->cpuset, b->cpuset);
+    if (c != 0)
+        return c;
+    return (a->gpu > b->gpu) - (a->gpu < b->gpu);
+}
+
+/* GPU ranks on one node (rl: its m ranks, in rank order): ranks whose GPUs share a locality
+ * (a package, a NUMA node) split its cores, in GPU order. Sorted by (locality, GPU), a
+ * rank's share index is its offset in its run of equal localities (ranks on a lower GPU
+ * before it) and the run's length is the number of sharers. */
+static hlx_status_t hlx_place_gpu_cpus(const hlx_place_ctx_t *x, hlx_placement_t *p,
+                                       const int *rl, int m)
 {
     const hlx_topo_t *t = x->t;
-    int r, q;
+    hlx_place_loc_t *loc = malloc(sizeof(*loc) * (size_t)m);
+    int *share = malloc(sizeof(int) * 2 * (size_t)m); /* j then count, by list position */
+    int i, run, first = 0;
 
-    for (r = 0; r < p->nranks; r++) {
-        hlx_rank_place_t *rp = &p->ranks[r];
-        const hlx_topo_gpu_t *g;
-        hwloc_obj_t anc;
-        int j = 0, m = 0;
-        if (rp->node != node)
-            continue;
-        g = &t->gpus[rp->gpu];
-        anc = hwloc_get_non_io_ancestor_obj(t->hw, t->gpu_obj[rp->gpu]);
+    if (loc == NULL || share == NULL) {
+        free(loc);
+        free(share);
+        return HLX_ERR_NOMEM;
+    }
+    for (i = 0; i < m; i++) {
+        int gpu = p->ranks[rl[i]].gpu;
+        loc[i] = (hlx_place_loc_t){ t->gpus[gpu].cpuset, gpu, i };
+    }
+    qsort(loc, (size_t)m, sizeof(*loc), hlx_place_loc_cmp);
+    for (run = 0; run < m; run = i) {
+        int end = run + 1;
+        while (end < m && strcmp(loc[end].cpuset, loc[run].cpuset) == 0)
+            end++;
+        for (i = run; i < end; i++) {
+            if (i == run || loc[i].gpu != loc[i - 1].gpu)
+                first = i; /* the run's first entry on this GPU */
+            share[2 * loc[i].idx] = first - run;
+            share[2 * loc[i].idx + 1] = end - run;
+        }
+    }
+    for (i = 0; i < m; i++) {
+        hlx_rank_place_t *rp = &p->ranks[rl[i]];
+        const hlx_topo_gpu_t *g = &t->gpus[rp->gpu];
+        hwloc_obj_t anc = hwloc_get_non_io_ancestor_obj(t->hw, t->gpu_obj[rp->gpu]);
         rp->numa = g->numa;
         rp->cuda_device = g->cuda_device;
         if (anc == NULL || anc->cpuset == NULL)
             continue;
-        for (q = 0; q < p->nranks; q++) {
-            const hlx_rank_place_t *o = &p->ranks[q];
-            if (o->node != node || strcmp(t->gpus[o->gpu].cpuset, g->cpuset))
-                continue;
-            m++;
-            if (o->gpu < rp->gpu)
-                j++;
-        }
-        hlx_place_share(t, anc->cpuset, j, m, rp->cpuset, sizeof(rp->cpuset));
+        hlx_place_share(t, anc->cpuset, share[2 * i], share[2 * i + 1], rp->cpuset,
+                        sizeof(rp->cpuset));
     }
+    free(loc);
+    free(share);
+    return HLX_OK;
 }
 
-/* CPU-only ranks on one host: spread over the NUMA nodes that have cores, in order, then
- * each NUMA node's ranks split its cores. */
-static void hlx_place_host_cpus(const hlx_place_ctx_t *x, hlx_placement_t *p, int node)
+/* CPU-only ranks on one host (rl: its m ranks, in rank order): spread over the NUMA nodes
+ * that have cores, in order, then each NUMA node's ranks split its cores. */
+static hlx_status_t hlx_place_host_cpus(const hlx_place_ctx_t *x, hlx_placement_t *p,
+                                        const int *rl, int m)
 {
     const hlx_topo_t *t = x->t;
-    int nn = hwloc_get_nbobjs_by_type(t->hw, HWLOC_OBJ_NUMANODE), i, r, m = 0, j, nuse = 0;
+    int nn = hwloc_get_nbobjs_by_type(t->hw, HWLOC_OBJ_NUMANODE), i, j, nuse = 0;
     hwloc_obj_t *numa = malloc(sizeof(*numa) * (size_t)(nn + 1));
     hwloc_obj_t probe[1];
 
     if (numa == NULL)
-        return;
+        return HLX_ERR_NOMEM;
     for (i = 0; i < nn; i++) {
         hwloc_obj_t o = hwloc_get_obj_by_type(t->hw, HWLOC_OBJ_NUMANODE, i);
         if (o->cpuset && hlx_place_cores_in(t, o->cpuset, probe, 1) > 0) {
@@ -318,12 +469,8 @@ static void hlx_place_host_cpus(const hlx_place_ctx_t *x, hlx_placement_t *p, in
                 numa[nuse++] = o;
         }
     }
-    for (r = 0; r < p->nranks; r++)
-        m += p->ranks[r].node == node;
-    for (r = 0, j = 0; r < p->nranks; r++) {
-        hlx_rank_place_t *rp = &p->ranks[r];
-        if (rp->node != node)
-            continue;
+    for (j = 0; j < m; j++) {
+        hlx_rank_place_t *rp = &p->ranks[rl[j]];
         if (nuse == 0) {
             hlx_place_share(t, hwloc_get_root_obj(t->hw)->cpuset, j, m, rp->cpuset,
                             sizeof(rp->cpuset));
@@ -339,22 +486,18 @@ static void hlx_place_host_cpus(const hlx_place_ctx_t *x, hlx_placement_t *p, in
             }
             rp->numa = (int)numa[a]->os_index;
         } else {
-            int k = (int)((long)j * nuse / m), first = -1, cnt = 0, q, jj = 0;
-            /* ranks of this host that fall on NUMA node k, and our position among them */
-            for (q = 0; q < m; q++) {
-                if ((int)((long)q * nuse / m) != k)
-                    continue;
-                if (first < 0)
-                    first = q;
-                cnt++;
-            }
-            jj = j - first;
-            hlx_place_share(t, numa[k]->cpuset, jj, cnt, rp->cpuset, sizeof(rp->cpuset));
+            /* rank q of m goes to NUMA node floor(q * nuse / m): node k takes the ranks from
+             * ceil(k * m / nuse) up to ceil((k + 1) * m / nuse), and we are one of them */
+            int  k = (int)((long)j * nuse / m);
+            long first = ((long)k * m + nuse - 1) / nuse;
+            long end = ((long)(k + 1) * m + nuse - 1) / nuse;
+            hlx_place_share(t, numa[k]->cpuset, j - (int)first, (int)(end - first), rp->cpuset,
+                            sizeof(rp->cpuset));
             rp->numa = (int)numa[k]->os_index;
         }
-        j++;
     }
     free(numa);
+    return HLX_OK;
 }
 
 /* The NIC a CPU-only rank uses: an RDMA NIC near its cores, else any NIC near them, else
@@ -439,6 +582,62 @@ static hlx_status_t hlx_place_pairs(hlx_placement_t *p)
     return HLX_OK;
 }
 
+/* Cores, NUMA node and NIC of every rank, node by node: the ranks are bucketed by node
+ * first (in rank order), so that the work is O(N + nodes), not O(N x nodes). */
+static hlx_status_t hlx_place_nodes(const hlx_place_ctx_t *x, hlx_placement_t *p)
+{
+    const hlx_cluster_t *cluster = x->c;
+    const hlx_topo_t    *topo = x->t;
+    int n = p->nranks, nnodes = cluster->nnodes, node, r, i;
+    int *first = calloc((size_t)nnodes + 1, sizeof(int));
+    int *list = malloc(sizeof(int) * (size_t)n);
+    hlx_status_t st = HLX_OK;
+
+    if (first == NULL || list == NULL) {
+        st = HLX_ERR_NOMEM;
+        goto out;
+    }
+    for (r = 0; r < n; r++)
+        first[p->ranks[r].node + 1]++;
+    for (node = 0; node < nnodes; node++)
+        first[node + 1] += first[node];
+    for (r = 0; r < n; r++)
+        list[first[p->ranks[r].node]++] = r;
+    for (node = nnodes; node > 0; node--) /* first[node] ran up to the next node's start */
+        first[node] = first[node - 1];
+    first[0] = 0;
+
+    for (node = 0; node < nnodes; node++) {
+        const int *rl = list + first[node];
+        int m = first[node + 1] - first[node];
+        int applies = x->cpu_only ? topo != NULL : hlx_place_topo_applies(x, node);
+        if (m == 0)
+            continue;
+        if (!applies) {
+            int nics = cluster->nodes[node].nics, gpus = cluster->nodes[node].gpus;
+            for (i = 0; i < m && nics > 0; i++) {
+                hlx_rank_place_t *rp = &p->ranks[rl[i]];
+                rp->nic = x->cpu_only || gpus <= 0 ? 0 : (int)((long)rp->gpu * nics / gpus);
+                snprintf(rp->nic_name, sizeof(rp->nic_name), "nic%d", rp->nic);
+            }
+            continue;
+        }
+        st = x->cpu_only ? hlx_place_host_cpus(x, p, rl, m) : hlx_place_gpu_cpus(x, p, rl, m);
+        if (st != HLX_OK)
+            goto out;
+        for (i = 0; i < m; i++) {
+            hlx_rank_place_t *rp = &p->ranks[rl[i]];
+            rp->nic = x->cpu_only ? hlx_place_host_nic(topo, rp->cpuset) : topo->gpus[rp->gpu].nic;
+            if (rp->nic >= 0)
+                snprintf(rp->nic_name, sizeof(rp->nic_name), "%s", topo->nics[rp->nic].name);
+        }
+    }
+out:
+    free(first);
+    free(list);
+    return st;
+}
+
 void hlx_placement_free(hlx_placement_t *p)
 {
     if (p == NULL)
@@ -450,10 +649,7 @@ void hlx_placement_free(hlx_placement_t *p)
 
 static void hlx_place_ctx_free(hlx_place_ctx_t *x)
 {
-    int i;
-    if (x->doms)
-        for (i = 0; i < x->ndoms; i++)
-            free(x->doms[i].slots);
+    free(x->dom_slots);
     free(x->doms);
     free(x->slots);
     free(x->node_ranks);
@@ -532,10 +728,10 @@ static hlx_status_t hlx_place_impl(const hlx_cluster_t *cluster, int kvp, int tp
     p->ep = ep;
     p->tpf = n / ep;
     p->cpu_only = x.cpu_only;
-    if (node_of_rank != NULL)
-        hlx_place_fixed(&x, kvp, tpa, slot_of_rank, &p->split_groups);
-    else
-        hlx_place_groups(&x, kvp, tpa, slot_of_rank, &p->split_groups);
+    st = node_of_rank != NULL ? hlx_place_fixed(&x, kvp, tpa, slot_of_rank, &p->split_groups)
+                              : hlx_place_groups(&x, kvp, tpa, slot_of_rank, &p->split_groups);
+    if (st != HLX_OK)
+        goto out;
 
     for (r = 0; r < n; r++) {
         hlx_rank_place_t *rp = &p->ranks[r];
@@ -574,32 +770,9 @@ static hlx_status_t hlx_place_impl(const hlx_cluster_t *cluster, int kvp, int tp
         free(ren);
     }
 
-    for (node = 0; node < cluster->nnodes; node++) {
-        int applies = x.cpu_only ? topo != NULL : hlx_place_topo_applies(&x, node);
-        if (!applies) {
-            for (r = 0; r < n; r++) {
-                hlx_rank_place_t *rp = &p->ranks[r];
-                int nics = cluster->nodes[node].nics, gpus = cluster->nodes[node].gpus;
-                if (rp->node != node || nics <= 0)
-                    continue;
-                rp->nic = x.cpu_only || gpus <= 0 ? 0 : (int)((long)rp->gpu * nics / gpus);
-                snprintf(rp->nic_name, sizeof(rp->nic_name), "nic%d", rp->nic);
-            }
-            continue;
-        }
-        if (x.cpu_only)
-            hlx_place_host_cpus(&x, p, node);
-        else
-            hlx_place_gpu_cpus(&x, p, node);
-        for (r = 0; r < n; r++) {
-            hlx_rank_place_t *rp = &p->ranks[r];
-            if (rp->node != node)
-                continue;
-            rp->nic = x.cpu_only ? hlx_place_host_nic(topo, rp->cpuset) : topo->gpus[rp->gpu].nic;
-            if (rp->nic >= 0)
-                snprintf(rp->nic_name, sizeof(rp->nic_name), "%s", topo->nics[rp->nic].name);
-        }
-    }
+    st = hlx_place_nodes(&x, p);
+    if (st != HLX_OK)
+        goto out;
 
     /* between nodes: RDMA when the cluster has it (on every host, for CPU-only runs) */
     p->internode = cluster->link[HLX_LINK_RDMA].bw_gbps > 0 ? HLX_LINK_RDMA : HLX_LINK_TCP;
