@@ -356,7 +356,7 @@ static int hlx_generate_eos_flag(const char *arg, int vocab, int *eos, int max)
         char *end;
         long v;
         errno = 0;
-        v = strtol(p, &end, 10);
+        v = *p >= '0' && *p <= '9' ? strtol(p, &end, 10) : (end = (char *)p, 0L); /* digits */
         if (end == p || errno || v < 0 || v >= vocab || (*end && *end != ',')) {
             fprintf(stderr, "helix generate: --eos %s: expected token ids 0..%d separated by "
                     "commas (at character %d)\n", arg, vocab - 1, (int)(p - arg) + 1);

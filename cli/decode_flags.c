@@ -2,6 +2,7 @@
  * hlx_run_config_t through the one number parser. */
 #include "hlx_cmd.h"
 #include "hlx_kernels.h"
+#include "hlx_log.h"
 
 #include <stdio.h>
 #include <string.h>
@@ -191,6 +192,14 @@ int hlx_run_flags_parse(const hlx_flag_table_t *t, const char *head, const char 
         cfg->temperature = o->temperature;
     if (hlx_flag_index(t, "top-p") >= 0)
         cfg->top_p = o->top_p;
+    if (hlx_flag_given(t, given, "top-p") && cfg->temperature == 0)
+        hlx_warn("--top-p %g has no effect with greedy decoding (--temperature 0): give a "
+                 "--temperature > 0 to sample", o->top_p);
+    if (hlx_flag_given(t, given, "micro-batch") && o->hopb == HLX_HOPB_OFF) {
+        fprintf(stderr, "helix %s: --micro-batch %lld: only with --hopb on or auto (--hopb off "
+                "runs the whole batch in lockstep)\n", t->command, (long long)o->micro_batch);
+        return 2;
+    }
     if (strlen(o->kernels) >= sizeof(cfg->kernels)) {
         fprintf(stderr, "helix %s: --kernels: '%.40s' is not a kernel variant (auto, "
                 "scalar, avx2, avx512, amx)\n", t->command, o->kernels);

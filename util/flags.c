@@ -138,6 +138,22 @@ int hlx_flags_parse(const hlx_flag_table_t *t, int argc, char **argv, void *out,
             snprintf(key, sizeof(key), "%.*s", (int)strcspn(arg + strspn(arg, "-"), "="),
                      arg + strspn(arg, "-"));
             near = strlen(key) >= 3 ? hlx_nearest_name(key, names, n) : NULL;
+            { /* getopt takes unique prefixes: a prefix of several names is ambiguous */
+                char list[256] = "";
+                size_t len = strlen(key), at = 0;
+                int hits = 0;
+                for (i = 0; len > 0 && arg[0] == '-' && arg[1] == '-' && i < n; i++)
+                    if (!strncmp(names[i], key, len) && at < sizeof(list)) {
+                        at += (size_t)snprintf(list + at, sizeof(list) - at, "%s--%s",
+                                               hits ? ", " : "", names[i]);
+                        hits++;
+                    }
+                if (hits > 1) {
+                    fprintf(stderr, "helix %s: option '%s' is ambiguous: %s\n", t->command,
+                            arg, list);
+                    return 2;
+                }
+            }
             if (near != NULL)
                 fprintf(stderr, "helix %s: unknown option '%s' (did you mean --%s?)\n",
                         t->command, arg, near);

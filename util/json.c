@@ -26,6 +26,11 @@ static hlx_status_t hlx_jdoc_parse(hlx_jdoc_t *doc)
                  doc->name);
         return HLX_ERR_PARSE;
     }
+    if (!strncmp(doc->text, "\xef\xbb\xbf", 3)) { /* some editors write one; JSON has none */
+        snprintf(doc->err, sizeof(doc->err), "%s:1:1: the file starts with a UTF-8 byte-order "
+                 "mark (EF BB BF), which JSON does not allow: save it without one", doc->name);
+        return HLX_ERR_PARSE;
+    }
     doc->root = json_loads(doc->text, JSON_REJECT_DUPLICATES, &jerr);
     if (doc->root == NULL) {
         /* jansson counts a position at the start of a line (the end of a file ending in a

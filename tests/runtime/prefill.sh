@@ -158,7 +158,7 @@ print(json.dumps(cut).replace(' ', ''), max(len(c) for c in cut) - 1)" "$full" "
     [ "$(json_field "$dir/ign" "d['tokens']")" = "$full" ] &&
         [ "$(json_field "$dir/ign" "d['eos_stop']")" = False ] ||
         { echo "FAIL: --ignore-eos did not run every step"; fail=1; }
-    for bad in "1,x" "1," "-1" "99999999" "1,2,3,4,5,6,7,8,9,10,11,12,13,14,15,16,17"; do
+    for bad in "1,x" "1," "-1" "99999999" " 5" "+5" "1, 2" "1,2,3,4,5,6,7,8,9,10,11,12,13,14,15,16,17"; do
         "$helix" "${g[@]}" --eos "$bad" >/dev/null 2>"$dir/err"
         rc=$?
         echo "--eos $bad: exit $rc: $(cat "$dir/err")"

@@ -72,6 +72,8 @@ static void test_errors(void **state)
     expect_error("[1, 2]", "expected an object");
     expect_error("", "m.json:1:1: empty file");
     expect_error(" \n\t", "m.json:1:1: empty file");
+    /* a byte-order mark is named, not quoted as an invisible character */
+    expect_error("\xef\xbb\xbf{\"layers\": 2}", "m.json:1:1: the file starts with a UTF-8 byte-order mark");
     /* truncated after a newline: the end of the file is line 3, column 1 (not 0) */
     expect_error("{\"layers\": [1,\n 2,\n", "m.json:3:1: ");
     /* an unbounded int field still refuses what an int cannot hold (it used to wrap) */
