@@ -195,11 +195,10 @@ int hlx_run_flags_parse(const hlx_flag_table_t *t, const char *head, const char 
     if (hlx_flag_given(t, given, "top-p") && cfg->temperature == 0)
         hlx_warn("--top-p %g has no effect with greedy decoding (--temperature 0): give a "
                  "--temperature > 0 to sample", o->top_p);
-    if (hlx_flag_given(t, given, "micro-batch") && o->hopb == HLX_HOPB_OFF) {
-        fprintf(stderr, "helix %s: --micro-batch %lld: only with --hopb on or auto (--hopb off "
-                "runs the whole batch in lockstep)\n", t->command, (long long)o->micro_batch);
-        return 2;
-    }
+    /* a warning, not a refusal: scripts run one command line with --hopb off and on */
+    if (hlx_flag_given(t, given, "micro-batch") && o->hopb == HLX_HOPB_OFF)
+        hlx_warn("--micro-batch %lld has no effect with --hopb off (the whole batch runs in "
+                 "lockstep)", (long long)o->micro_batch);
     if (strlen(o->kernels) >= sizeof(cfg->kernels)) {
         fprintf(stderr, "helix %s: --kernels: '%.40s' is not a kernel variant (auto, "
                 "scalar, avx2, avx512, amx)\n", t->command, o->kernels);
