@@ -5,6 +5,7 @@
 #define HLX_ENGINE_INT_H
 
 #include <helix/runtime.h>
+#include <stdatomic.h>
 #include <helix/topology.h>
 
 #include "hlx_backend.h"
@@ -106,6 +107,8 @@ struct hlx_engine {
     hlx_comm_req_t **reqs;                     /* [batch]: exchanges in flight */
     int    *tokens;
     uint64_t phase_ns[HLX_PHASE_COUNT];
+    /* the phase running now (a static name), for the step watchdog's message */
+    _Atomic(const char *) wd_where;
     uint64_t kv_bytes;
     int       *all_tokens;
     int        step;

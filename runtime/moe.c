@@ -413,6 +413,7 @@ hlx_status_t hlx_moe_ffn_rows(hlx_engine_t *eng, int l, const float *x, float *h
     uint64_t t0 = hlx_now_ns();
     hlx_status_t st;
 
+    atomic_store_explicit(&eng->wd_where, hlx_phase_name(HLX_PHASE_MOE), memory_order_relaxed);
     sc = moe->lay.shared_count;
     st = hlx_moe_reserve(eng, B);
     if (st == HLX_OK)

@@ -16,6 +16,7 @@
 #define HLX_TIMED(_eng, _ph, ...) \
     do { \
         uint64_t _t0 = hlx_now_ns(); \
+        atomic_store_explicit(&(_eng)->wd_where, hlx_phase_name(_ph), memory_order_relaxed); \
         __VA_ARGS__; \
         (_eng)->phase_ns[_ph] += hlx_now_ns() - _t0; \
     } while (0)

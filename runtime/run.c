@@ -158,6 +158,8 @@ hlx_status_t hlx_engine_run(hlx_engine_t *eng, hlx_run_report_t *rep, char *err,
     if (st == HLX_OK && eng->set.step_watchdog > 0 && steps > 0 &&
         hlx_watchdog_create(&wd) != HLX_OK)
         hlx_warn("rank %d: no decode-step watchdog (thread creation failed)", eng->info.rank);
+    if (wd != NULL) /* its message says the phase: a rank waiting in a collective, or not */
+        hlx_watchdog_set_where(wd, &eng->wd_where);
     if (st == HLX_OK && eng->cfg.prompt_len > 0 &&
         hlx_run_all_stopped(eng, eng->prefill_tokens, done)) {
         rep->eos_stop = steps > 0;

@@ -110,6 +110,8 @@ static hlx_status_t hlx_schedule_hopb_attn(hlx_engine_t *eng, int l)
         if (eng->reqs[k] == NULL)
             continue;
         t0 = hlx_now_ns();
+        atomic_store_explicit(&eng->wd_where, hlx_phase_name(HLX_PHASE_A2A),
+                              memory_order_relaxed);
         st2 = hlx_comm_wait(eng->reqs[k]);
         eng->reqs[k] = NULL;
         eng->phase_ns[HLX_PHASE_A2A] += hlx_now_ns() - t0;
@@ -137,6 +139,9 @@ hlx_status_t hlx_schedule_step(hlx_engine_t *eng)
                          ? hlx_fault_bits(eng->fault, eng->info.rank, eng->step) : 0;
     if (eng->fault_now & HLX_FAULT_KILL)
         raise(SIGKILL);
+    atomic_store_explicit(&eng->wd_where, eng->fault_now & HLX_FAULT_HANG
+                          ? "the scripted hang (HELIX_FAULT)" : "the step's start",
+                          memory_order_relaxed);
     while (eng->fault_now & HLX_FAULT_HANG) /* only the step watchdog ends this */
         pause();
     eng->tl_n = 0;

@@ -31,6 +31,12 @@ hlx_status_t hlx_watchdog_create(hlx_watchdog_t **wd_p);
 void hlx_watchdog_arm(hlx_watchdog_t *wd, double seconds, int exit_code, const char *what);
 void hlx_watchdog_disarm(hlx_watchdog_t *wd);
 
+/* Where the watched code is: when it fires, the message adds "(in <*where>)" read at that
+ * moment. The owner stores static strings only (a phase name), atomically; NULL or a NULL
+ * string: nothing added. Ranks waiting in a collective then read apart from the one that
+ * hangs elsewhere. */
+void hlx_watchdog_set_where(hlx_watchdog_t *wd, _Atomic(const char *) *where);
+
 /* How many times the thread has woken (deadlines, arms sooner than its sleep, spurious):
  * arming and disarming in a loop with the same seconds must not add to it. */
 unsigned long hlx_watchdog_wakeups(hlx_watchdog_t *wd);

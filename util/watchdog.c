@@ -7,6 +7,7 @@
 
 #include <errno.h>
 #include <pthread.h>
+#include <stdatomic.h>
 #include <signal.h>
 #include <stddef.h>
 #include <stdio.h>
@@ -44,6 +45,7 @@ struct hlx_watchdog {
     double          seconds;
     int             exit_code;
     char            what[256];
+    _Atomic(const char *) *where; /* a static string the owner updates, or NULL */
 };
 
 static int hlx_ts_before(const struct timespec *a, const struct timespec *b)
@@ -64,10 +66,13 @@ static void hlx_watchdog_fire(const hlx_watchdog_t *wd)
     char host[64] = "?", line[512];
     int  n;
 
+    const char *where = wd->where ? atomic_load(wd->where) : NULL;
+
     gethostname(host, sizeof(host) - 1);
     n = snprintf(line, sizeof(line),
-                 "helix %s:%d: watchdog: %s did not finish within %g s; exiting with "
-                 "status %d\n", host, (int)getpid(), wd->what, wd->seconds, wd->exit_code);
+                 "helix %s:%d: watchdog: %s did not finish within %g s%s%s%s; exiting with "
+                 "status %d\n", host, (int)getpid(), wd->what, wd->seconds,
+                 where ? " (in " : "", where ? where : "", where ? ")" : "", wd->exit_code);
     if (n > 0 && write(2, line, (size_t)n < sizeof(line) ? (size_t)n : sizeof(line) - 1) < 0) {
     }
     _exit(wd->exit_code);
@@ -185,4 +190,11 @@ void hlx_watchdog_destroy(hlx_watchdog_t *wd)
     pthread_cond_destroy(&wd->c);
     pthread_mutex_destroy(&wd->m);
     free(wd);
+}
+
+void hlx_watchdog_set_where(hlx_watchdog_t *wd, _Atomic(const char *) *where)
+{
+    pthread_mutex_lock(&wd->m);
+    wd->where = where;
+    pthread_mutex_unlock(&wd->m);
 }

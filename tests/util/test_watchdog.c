@@ -16,6 +16,8 @@
 #include "hlx_time.h"
 #include "hlx_watchdog.h"
 
+#include <stdatomic.h>
+
 static void nap(double s)
 {
     struct timespec ts = { (time_t)s, (long)((s - (double)(time_t)s) * 1e9) };
@@ -57,6 +59,36 @@ static void body_fires(void)
     hlx_watchdog_arm(wd, 0.2, 7, "the test operation");
     nap(5); /* a hang */
     _exit(0);
+}
+
+/* The owner's "where", read when it fires (the last stored name, not the first). */
+static _Atomic(const char *) where_now;
+
+static void body_where(void)
+{
+    hlx_watchdog_t *wd;
+
+    if (hlx_watchdog_create(&wd) != HLX_OK)
+        _exit(99);
+    atomic_store(&where_now, "phase one");
+    hlx_watchdog_set_where(wd, &where_now);
+    hlx_watchdog_arm(wd, 0.2, 9, "the staged operation");
+    atomic_store(&where_now, "phase two");
+    nap(5);
+    _exit(0);
+}
+
+static void test_where(void **state)
+{
+    char err[1024];
+    int  st = in_child(body_where, err, sizeof(err));
+
+    (void)state;
+    assert_true(WIFEXITED(st));
+    assert_int_equal(WEXITSTATUS(st), 9);
+    if (strstr(err, "the staged operation did not finish within 0.2 s (in phase two); "
+                    "exiting with status 9") == NULL)
+        fail_msg("unexpected message: %s", err);
 }
 
 static void body_disarmed(void)
@@ -179,6 +211,7 @@ int main(void)
 {
     const struct CMUnitTest tests[] = {
         cmocka_unit_test(test_fires),
+        cmocka_unit_test(test_where),
         cmocka_unit_test(test_disarmed),
         cmocka_unit_test(test_sooner_deadline_fires),
         cmocka_unit_test(test_rearm_no_wakeups),
