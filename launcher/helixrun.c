@@ -187,37 +187,6 @@ static int hlx_run_param_index(const char *name)
     return -1;
 }
 
-/* Whether text is a good value of p, and why not, by the table's rule as hlx_param_set
- * applies it (helixrun's settings: numbers in bounds, strings, string choices). Checked
- * before the value is set, so that helixrun reports a bad one once, naming the flag or
- * the variable: hlx_param_set would log a second, generic line of its own. */
-static int hlx_run_check(const hlx_param_t *p, const char *text, char *why, size_t size)
-{
-    int64_t l;
-    double  d;
-    int     idx;
-
-    switch (p->type) {
-    case HLX_PT_INT:
-        if (p->choices != NULL)
-            break; /* none in this table */
-        return hlx_parse_int(text, (int64_t)p->min, (int64_t)p->max, &l, why, size) == HLX_OK
-                   ? 0 : -1;
-    case HLX_PT_DOUBLE:
-        return hlx_parse_num(text, p->min, p->max, &d, why, size) == HLX_OK ? 0 : -1;
-    case HLX_PT_STRING:
-        if (strlen(text) >= HLX_PARAM_STRLEN) {
-            snprintf(why, size, "longer than %d characters", HLX_PARAM_STRLEN - 1);
-            return -1;
-        }
-        if (p->choices != NULL)
-            return hlx_parse_choice(text, p->choices, &idx, why, size) == HLX_OK ? 0 : -1;
-        return 0;
-    }
-    snprintf(why, size, "unknown setting type");
-    return -1;
-}
-
 /* Defaults, then each good HELIX_RUN_* value; a bad one keeps its default and is
  * described in bad, for main to report once the flags are known. */
 static void hlx_run_load(hlx_run_settings_t *set, hlx_param_src_t *src, hlx_run_envbad_t *bad)
@@ -235,7 +204,8 @@ static void hlx_run_load(hlx_run_settings_t *set, hlx_param_src_t *src, hlx_run_
         v = getenv(name);
         if (v == NULL)
             continue;
-        if (hlx_run_check(p, v, why, sizeof(why)) != 0) {
+        /* checked before it is set: hlx_param_set would log a second, generic line */
+        if (hlx_param_check(p, v, why, sizeof(why)) != HLX_OK) {
             snprintf(bad->line[bad->n++], sizeof(bad->line[0]), "%s: %s", name, why);
             continue;
         }
@@ -362,7 +332,7 @@ static int hlx_run_parse(int argc, char **argv, hlx_run_settings_t *set,
             return HLX_LAUNCH_EXIT_USAGE;
         }
         pi = hlx_run_param_index(param);
-        if (hlx_run_check(&hlx_run_params[pi], value, why, sizeof(why)) != 0)
+        if (hlx_param_check(&hlx_run_params[pi], value, why, sizeof(why)) != HLX_OK)
             return hlx_run_bad(flag, NULL, why);
         hlx_param_set(&hlx_run_table, set, NULL, param, value);
         src[pi] = HLX_SRC_FLAG;

@@ -42,6 +42,9 @@ extern const hlx_param_table_t hlx_core_param_table;
  * (the parameter keeps its default); each bad or overriding variable is reported once per
  * process however often a table is loaded.
  * Integers follow hlx_parse_int (K, M, G, T suffixes), numbers hlx_parse_num. */
+/* Whether text is a valid value of p (its bounds, choices, length), without storing or
+ * logging it: the reason goes to why. For callers that report bad values themselves. */
+hlx_status_t hlx_param_check(const hlx_param_t *p, const char *text, char *why, size_t whylen);
 hlx_status_t hlx_param_load(const hlx_param_table_t *table, void *out, hlx_param_src_t *src);
 /* Sets one parameter from text (a flag); records HLX_SRC_FLAG. */
 hlx_status_t hlx_param_set(const hlx_param_table_t *table, void *out, hlx_param_src_t *src,

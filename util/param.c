@@ -124,6 +124,15 @@ static hlx_status_t hlx_param_convert(const hlx_param_t *p, const char *text, vo
     return HLX_ERR_INTERNAL;
 }
 
+hlx_status_t hlx_param_check(const hlx_param_t *p, const char *text, char *why, size_t whylen)
+{
+    union { double d; int64_t l; char s[HLX_PARAM_STRLEN]; } scratch;
+    hlx_param_t at0 = *p;
+
+    at0.offset = 0; /* converted into scratch, not into a settings struct */
+    return hlx_param_convert(&at0, text, &scratch, why, whylen);
+}
+
 static hlx_status_t hlx_param_parse(const hlx_param_t *p, const char *text, void *out,
                                     const char *origin)
 {
