@@ -720,20 +720,10 @@ static hlx_status_t hlx_engine_validate(hlx_engine_t *eng, char *err, size_t err
                                "runtime runs f32 or bf16 weights", eng->m.name,
                                hlx_dtype_name(eng->w_dtype));
     st = hlx_param_load(&hlx_runtime_table, &eng->set, NULL);
+    /* the table checks every value (BIND, NCCL, STAGE, ... by their choices) and has
+     * named each bad one */
     if (st != HLX_OK)
-        return hlx_engine_fail(err, errlen, st, "bad HELIX_BIND (auto, on, off) or HELIX_THREADS "
-                               "(1 .. %d)", HLX_POOL_MAX);
-    if (strcmp(eng->set.bind, "auto") && strcmp(eng->set.bind, "on") &&
-        strcmp(eng->set.bind, "off"))
-        return hlx_engine_fail(err, errlen, HLX_ERR_INVALID, "HELIX_BIND=%s: expected auto, on or off",
-                        eng->set.bind);
-    if (strcmp(eng->set.nccl, "auto") && strcmp(eng->set.nccl, "on") &&
-        strcmp(eng->set.nccl, "off"))
-        return hlx_engine_fail(err, errlen, HLX_ERR_INVALID, "HELIX_NCCL=%s: expected auto, on "
-                               "or off", eng->set.nccl);
-    if (strcmp(eng->set.stage, "auto") && strcmp(eng->set.stage, "on"))
-        return hlx_engine_fail(err, errlen, HLX_ERR_INVALID, "HELIX_STAGE=%s: expected auto or "
-                               "on", eng->set.stage);
+        return hlx_engine_fail(err, errlen, st, "bad HELIX_* runtime setting (above)");
     if (cfg->threads < 0 || cfg->threads > HLX_POOL_MAX)
         return hlx_engine_fail(err, errlen, HLX_ERR_INVALID, "--threads %d: expected 1 .. %d",
                                cfg->threads, HLX_POOL_MAX);
@@ -809,22 +799,19 @@ static hlx_status_t hlx_engine_backend(hlx_engine_t *eng, char *err, size_t errl
     }
     /* a head size off the variant's vector width runs its reference loop: say so where the
      * choice is reported (the kernels line), the run is still exact */
-    if (name == NULL && eng->be.k.attn_covers != NULL) {
-        static const char kv[2];
+    if (name == NULL) {
+        const int mla = eng->m.attn == HLX_ATTN_MLA;
+        const int group = mla ? eng->m.q_heads
+                              : eng->m.q_heads / (eng->m.kv_heads ? eng->m.kv_heads : 1);
         int dk = 0, dv = 0, xdv = 0;
-        hlx_attn_desc_t sd = { .kv_dtype = eng->kv_dtype };
         hlx_mla_kv_dims(&eng->m, &dk, &dv, &xdv);
-        sd.group = eng->m.attn == HLX_ATTN_MLA ? eng->m.q_heads
-                                               : eng->m.q_heads / (eng->m.kv_heads ? eng->m.kv_heads : 1);
-        sd.dk = dk;
-        sd.dv = eng->m.attn == HLX_ATTN_MLA ? xdv : dv;
-        sd.k = &kv[0];
-        sd.v = eng->m.attn == HLX_ATTN_MLA ? &kv[0] : &kv[1];
-        if (!eng->be.k.attn_covers(&sd)) {
+        if (mla)
+            dv = xdv; /* the values are the head of the key rows */
+        if (!hlx_kernels_attn_vector(&eng->be.k, eng->kv_dtype, group, dk, dv, mla)) {
             size_t at = strlen(eng->be.kernels_why);
             snprintf(eng->be.kernels_why + at, sizeof(eng->be.kernels_why) - at,
                      "; no vector path for head size %d x %d: attention runs its reference "
-                     "loop (slow)", sd.dk, sd.dv);
+                     "loop (slow)", dk, dv);
         }
     }
     /* Several cores per rank: one pool for the whole run (threads inherit the rank's

@@ -358,31 +358,18 @@ static hlx_status_t hlx_prefill_by_steps(hlx_engine_t *eng)
     return st;
 }
 
-/* HELIX_PREFILL (the runtime's settings table): "chunked" (default) or "steps". */
-static hlx_status_t hlx_prefill_mode(hlx_engine_t *eng, int *by_steps)
-{
-    const char *v = eng->set.prefill;
-
-    *by_steps = strcmp(v, "steps") == 0;
-    if (*v == '\0' || *by_steps || strcmp(v, "chunked") == 0)
-        return HLX_OK;
-    hlx_engine_set_errmsg(eng, "HELIX_PREFILL '%s': expected 'chunked' or 'steps'", v);
-    return HLX_ERR_INVALID;
-}
-
 hlx_status_t hlx_prefill_run(hlx_engine_t *eng)
 {
     const hlx_run_config_t *cfg = &eng->cfg;
-    int P = cfg->prompt_len, B = cfg->batch, H = eng->m.hidden, p0, c = 0, b, by_steps;
+    int P = cfg->prompt_len, B = cfg->batch, H = eng->m.hidden, p0, c = 0, b;
     hlx_prefill_t p;
     hlx_status_t st;
 
     /* the ids were checked against the vocabulary before the bootstrap (engine.c) */
     if (P < 1 || cfg->prompt == NULL)
         return HLX_OK;
-    if ((st = hlx_prefill_mode(eng, &by_steps)) != HLX_OK)
-        return st;
-    if (by_steps)
+    /* HELIX_PREFILL: "chunked" or "steps" (the settings table refuses anything else) */
+    if (!strcmp(eng->set.prefill, "steps"))
         return hlx_prefill_by_steps(eng);
     st = hlx_prefill_alloc(eng, &p);
     for (p0 = 0; p0 < P && st == HLX_OK; p0 += c) {

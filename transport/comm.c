@@ -135,10 +135,6 @@ static hlx_status_t hlx_comm_settings(hlx_comm_settings_t *s)
 
     if (st != HLX_OK)
         return st;
-    if (strcmp(s->ucx_err_mode, "peer") && strcmp(s->ucx_err_mode, "none")) {
-        hlx_error("HELIX_COMM_UCX_ERR_MODE=\"%s\": expected peer or none", s->ucx_err_mode);
-        return HLX_ERR_INVALID;
-    }
     if ((s->chunk_shm > 0 && s->chunk_shm < 4096) || (s->chunk_net > 0 && s->chunk_net < 4096)) {
         hlx_error("HELIX_COMM_CHUNK_SHM=%d / HELIX_COMM_CHUNK_NET=%d: 0 (no chunks) or at "
                   "least 4096 bytes", s->chunk_shm, s->chunk_net);
