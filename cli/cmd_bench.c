@@ -617,17 +617,14 @@ int hlx_cmd_bench(int argc, char **argv)
     }
     /* a shape the variant's vector path does not cover runs its reference loop: say so
      * before the (long) measurement, and in the report */
-    if (!strcmp(o.kernel, "attention") && kern.attn_covers != NULL) {
-        static const char kv[2];
-        hlx_attn_desc_t sd = { .group = o.mla ? 128 : o.group, .dk = o.mla ? 576 : o.dk,
-                               .dv = o.mla ? 512 : o.dv, .kv_dtype = o.dtype,
-                               .k = &kv[0], .v = o.mla ? &kv[0] : &kv[1] };
-        vector_path = kern.attn_covers(&sd);
+    if (!strcmp(o.kernel, "attention")) {
+        const int dk = o.mla ? 576 : o.dk, dv = o.mla ? 512 : o.dv;
+        vector_path = hlx_kernels_attn_vector(&kern, o.dtype, o.mla ? 128 : o.group, dk, dv,
+                                              o.mla);
         if (!vector_path)
             fprintf(stderr, "helix bench: note: %s has no vector path for head size %d x %d "
                     "(%s KV): it runs its reference loop, tens of times slower; the figures "
-                    "below are that loop's\n", kern.name, sd.dk, sd.dv,
-                    hlx_dtype_name(o.dtype));
+                    "below are that loop's\n", kern.name, dk, dv, hlx_dtype_name(o.dtype));
     }
     /* sizes first: an impossible one is reported before the limits are measured */
     {

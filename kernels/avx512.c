@@ -729,12 +729,7 @@ static void hlx_kb_widen_fp8(const char *kb, int dk, float *kf)
  * blocked layout. */
 static int hlx_kb_covers(const hlx_attn_desc_t *d)
 {
-    const int alias = d->v == d->k;
-
-    return !(d->dk % 32 || d->dv % 32 || d->dk > 1024 || (alias && d->dv > 512) ||
-             (alias && d->dv > d->dk) ||
-             (d->kv_dtype != HLX_DTYPE_F32 && d->kv_dtype != HLX_DTYPE_BF16 &&
-              d->kv_dtype != HLX_DTYPE_FP8));
+    return hlx_attn_shape_fits(d, 32, 1);
 }
 
 static void hlx_attn_kb_avx512(const hlx_attn_desc_t *d)

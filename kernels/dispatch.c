@@ -387,3 +387,13 @@ size_t hlx_kernels_list(const char **names, size_t max)
     }
     return n;
 }
+
+int hlx_kernels_attn_vector(const hlx_kernels_t *k, hlx_dtype_t t, int group, int dk, int dv,
+                            int v_is_k)
+{
+    static const char kv[2]; /* only the pointers' equality is read: v == k or not */
+    const hlx_attn_desc_t d = { .group = group, .dk = dk, .dv = dv, .kv_dtype = t,
+                                .k = &kv[0], .v = v_is_k ? &kv[0] : &kv[1] };
+
+    return k->attn_covers == NULL || k->attn_covers(&d);
+}

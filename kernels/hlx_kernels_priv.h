@@ -17,6 +17,19 @@ void hlx_kernels_amx(hlx_kernels_t *k); /* avx512 + AMX tiles (HLX_HAVE_AMX buil
  * variants whose layout uses blocks. */
 void hlx_attn_ref_layout(const hlx_attn_desc_t *d, hlx_kv_layout_t lay);
 
+/* The shapes a vector attention path runs (its attn_covers): f32, bf16 or fp8 KV with dk
+ * and dv multiples of width, dk at most 1024; a blocked path (blocked) also needs v == k
+ * values of at most 512 elements, no longer than the keys. */
+static inline int hlx_attn_shape_fits(const hlx_attn_desc_t *d, int width, int blocked)
+{
+    const int alias = blocked && d->v == d->k;
+
+    return d->dk % width == 0 && d->dv % width == 0 && d->dk <= 1024 &&
+           !(alias && (d->dv > 512 || d->dv > d->dk)) &&
+           (d->kv_dtype == HLX_DTYPE_F32 || d->kv_dtype == HLX_DTYPE_BF16 ||
+            d->kv_dtype == HLX_DTYPE_FP8);
+}
+
 /* HELIX_KV_PREFETCH=auto: the mode the avx512 attention's last long call chose (0
  * hardware, 1 software; -1 none yet); defined in dispatch.c, plain C. */
 extern atomic_int hlx_kv_prefetch_pick;

@@ -410,9 +410,7 @@ HLX_FN(hlx_attn_typed)(const int BF, const int AMX, uint16_t *qb, const hlx_attn
  * other head sizes go to the reference. */
 static __attribute__((unused)) int HLX_FN(hlx_attn_covers)(const hlx_attn_desc_t *d)
 {
-    return !(d->dk % (2 * HLX_W) || d->dv % (2 * HLX_W) || d->dk > 1024 ||
-             (d->kv_dtype != HLX_DTYPE_F32 && d->kv_dtype != HLX_DTYPE_BF16 &&
-              d->kv_dtype != HLX_DTYPE_FP8));
+    return hlx_attn_shape_fits(d, 2 * HLX_W, 0);
 }
 
 static __attribute__((unused)) void HLX_FN(hlx_attn)(const hlx_attn_desc_t *d)
