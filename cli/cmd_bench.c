@@ -192,15 +192,21 @@ static void hlx_bench_fill(void *p, hlx_dtype_t t, size_t n, uint64_t seed)
 
 /* Sizes from flags: the bytes a kernel needs (computed in double, so nothing wraps) must fit
  * in memory; otherwise the flags that set them are named and the command exits 2. */
-static int hlx_bench_fits(const char *sizes, double bytes)
+double hlx_bench_mem_room(void)
 {
     long pages = sysconf(_SC_PHYS_PAGES), psz = sysconf(_SC_PAGESIZE);
-    double mem = pages > 0 && psz > 0 ? (double)pages * (double)psz : 0.0;
 
-    if (bytes < 9e15 && (mem == 0.0 || bytes <= 0.8 * mem))
+    return pages > 0 && psz > 0 ? 0.8 * (double)pages * (double)psz : 0.0;
+}
+
+static int hlx_bench_fits(const char *sizes, double bytes)
+{
+    double room = hlx_bench_mem_room();
+
+    if (bytes < 9e15 && (room == 0.0 || bytes <= room))
         return 0;
     fprintf(stderr, "helix bench: %s: %.3g bytes are needed, more than this machine's memory "
-            "(%.1f GiB); choose smaller sizes\n", sizes, bytes, mem / 1073741824.0);
+            "(%.1f GiB); choose smaller sizes\n", sizes, bytes, room / 0.8 / 1073741824.0);
     return 2;
 }
 

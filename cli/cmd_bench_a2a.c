@@ -1,5 +1,6 @@
 /* helix bench a2a: all-to-all latency and bandwidth over the transport in the style of
  * nccl-tests (-b/-e/-f size sweep, -n/-w iterations, -c check of every received byte). */
+#include "hlx_cmd.h"
 #include "hlx_comm.h"
 #include "hlx_parse.h"
 #include "hlx_log.h"
@@ -357,11 +358,10 @@ int hlx_cmd_bench_a2a(int argc, char **argv)
     /* every rank holds a send and a receive buffer of -e bytes per rank: the ranks of this
      * host together must fit in its memory (one message per host) */
     {
-        long pages = sysconf(_SC_PHYS_PAGES), psz = sysconf(_SC_PAGESIZE);
-        double mem = pages > 0 && psz > 0 ? (double)pages * (double)psz : 0.0;
+        double room = hlx_bench_mem_room(), mem = room / 0.8;
         double need = 2.0 * (double)o.max_bytes * info.size *
                       (info.local_size > 0 ? info.local_size : 1);
-        if (mem > 0.0 && need > 0.8 * mem) {
+        if (room > 0.0 && need > room) {
             if (info.local_rank == 0)
                 fprintf(stderr, "helix bench a2a: -e %zu: %d rank(s) on this host need 2 x %zu "
                         "bytes x %d peers each, %.1f GiB, more than this host's memory (%.1f "

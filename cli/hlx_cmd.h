@@ -18,6 +18,10 @@ int hlx_cmd_bench(int argc, char **argv);
 int hlx_cmd_info(int argc, char **argv);
 int hlx_cmd_model(int argc, char **argv);
 
+/* Sizes from flags must leave room: the bytes of this machine's memory that a benchmark may
+ * take (80% of it; 0 when unknown), cmd_bench.c. */
+double hlx_bench_mem_room(void);
+
 /* Flag tables of the commands that declare their flags in one (listed by helix info). */
 extern const hlx_flag_table_t hlx_topo_flags;
 extern const hlx_flag_table_t hlx_decode_flags;
