@@ -2,6 +2,7 @@
  * atomically), the machine as a planner cluster, and the local step predictor that
  * follows the runtime's decode step phase by phase. See docs/planner.md. */
 #define _GNU_SOURCE
+#include "hlx_file.h"
 #include "hlx_hw_local.h"
 
 #include "hlx_json.h"
@@ -325,7 +326,8 @@ hlx_status_t hlx_hw_local_save(const char *path, const hlx_hw_local_t *hw, char 
                                size_t errlen)
 {
     json_t *o, *a, *links;
-    char tmp[4200];
+    hlx_out_t out;
+    hlx_status_t st;
     int i, rc;
 
     o = json_pack("{s:s, s:i, s:s, s:s, s:s, s:s, s:i, s:f, s:f, s:f, s:f, s:f}",
@@ -384,15 +386,19 @@ hlx_status_t hlx_hw_local_save(const char *path, const hlx_hw_local_t *hw, char 
         json_decref(o);
         return HLX_ERR_IO;
     }
-    snprintf(tmp, sizeof(tmp), "%s.%ld.tmp", path, (long)getpid());
-    rc = json_dump_file(o, tmp, JSON_INDENT(2) | JSON_PRESERVE_ORDER | JSON_REAL_PRECISION(6));
-    json_decref(o);
-    if (rc != 0 || rename(tmp, path) != 0) {
-        snprintf(err, errlen, "%s: cannot write: %s", path, strerror(errno));
-        unlink(tmp);
+    /* whole or not at all (hlx_out: a temporary file renamed into place) */
+    if ((st = hlx_out_begin(&out, path, err, errlen)) != HLX_OK) {
+        json_decref(o);
         return HLX_ERR_IO;
     }
-    return HLX_OK;
+    rc = json_dumpf(o, out.f, JSON_INDENT(2) | JSON_PRESERVE_ORDER | JSON_REAL_PRECISION(6));
+    json_decref(o);
+    st = hlx_out_end(&out, rc == 0, err, errlen);
+    if (st == HLX_OK && rc != 0) {
+        snprintf(err, errlen, "%s: cannot write the JSON", path);
+        st = HLX_ERR_IO;
+    }
+    return st;
 }
 
 /* ---- the machine as a cluster ---- */
