@@ -158,7 +158,7 @@ int hlx_kernels_kv_prefetch(void)
 
 const hlx_param_table_t hlx_kernels_param_table = {
     "kernels", hlx_kernels_params, sizeof(hlx_kernels_params) / sizeof(hlx_kernels_params[0]),
-    sizeof(hlx_kernels_settings_t),
+    sizeof(hlx_kernels_settings_t), NULL,
 };
 
 const char *hlx_kernels_env_variant(char *buf, size_t n)

@@ -47,7 +47,7 @@ static const hlx_param_t hlx_run_params[] = {
 #define HLX_RUN_NPARAMS (sizeof(hlx_run_params) / sizeof(hlx_run_params[0]))
 
 static const hlx_param_table_t hlx_run_table = {
-    "helixrun", hlx_run_params, HLX_RUN_NPARAMS, sizeof(hlx_run_settings_t),
+    "helixrun", hlx_run_params, HLX_RUN_NPARAMS, sizeof(hlx_run_settings_t), NULL,
 };
 
 static const hlx_prefix_t hlx_run_prefixes[] = { HLX_PREFIX_RANK, HLX_PREFIX_TAG,

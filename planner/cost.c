@@ -59,7 +59,7 @@ static const hlx_param_t hlx_plan_params[] = {
 
 const hlx_param_table_t hlx_plan_param_table = {
     "planner", hlx_plan_params, sizeof(hlx_plan_params) / sizeof(hlx_plan_params[0]),
-    sizeof(hlx_plan_settings_t),
+    sizeof(hlx_plan_settings_t), NULL,
 };
 
 void hlx_plan_settings_default(hlx_plan_settings_t *set)

@@ -62,7 +62,7 @@ static const hlx_param_t hlx_runtime_params[] = {
 
 static const hlx_param_table_t hlx_runtime_table = {
     "runtime", hlx_runtime_params, sizeof(hlx_runtime_params) / sizeof(hlx_runtime_params[0]),
-    sizeof(hlx_runtime_settings_t),
+    sizeof(hlx_runtime_settings_t), NULL,
 };
 
 const struct hlx_param_table *hlx_runtime_param_table(void)

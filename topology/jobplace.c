@@ -29,7 +29,7 @@ static const hlx_param_t hlx_jobplace_params[] = {
 
 static const hlx_param_table_t hlx_jobplace_table = {
     "placement", hlx_jobplace_params, sizeof(hlx_jobplace_params) / sizeof(hlx_jobplace_params[0]),
-    sizeof(hlx_jobplace_settings_t),
+    sizeof(hlx_jobplace_settings_t), NULL,
 };
 
 const struct hlx_param_table *hlx_jobplace_param_table(void)

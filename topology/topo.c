@@ -35,7 +35,7 @@ static const hlx_param_t hlx_topo_params[] = {
 
 static const hlx_param_table_t hlx_topo_table = {
     "topology", hlx_topo_params, sizeof(hlx_topo_params) / sizeof(hlx_topo_params[0]),
-    sizeof(hlx_topo_settings_t),
+    sizeof(hlx_topo_settings_t), NULL,
 };
 
 const struct hlx_param_table *hlx_topo_param_table(void)

@@ -66,10 +66,28 @@ static const hlx_param_t hlx_comm_param_list[] = {
       "pid) and every wait on it returns HLX_ERR_PEER; at least 2 heartbeat intervals", NULL },
 };
 
+/* The rules between the settings above (judged at every command's start-up). */
+static hlx_status_t hlx_comm_settings_rules(const void *values, char *why, size_t whylen)
+{
+    const hlx_comm_settings_t *s = values;
+
+    if ((s->chunk_shm > 0 && s->chunk_shm < 4096) || (s->chunk_net > 0 && s->chunk_net < 4096)) {
+        snprintf(why, whylen, "HELIX_COMM_CHUNK_SHM=%d / HELIX_COMM_CHUNK_NET=%d: 0 (no "
+                 "chunks) or at least 4096 bytes", s->chunk_shm, s->chunk_net);
+        return HLX_ERR_INVALID;
+    }
+    if (s->hb_timeout < 2 * s->hb_interval) {
+        snprintf(why, whylen, "HELIX_HEARTBEAT_TIMEOUT=%g s must be at least twice "
+                 "HELIX_HEARTBEAT_INTERVAL=%g s", s->hb_timeout, s->hb_interval);
+        return HLX_ERR_INVALID;
+    }
+    return HLX_OK;
+}
+
 const hlx_param_table_t hlx_comm_param_table = {
     "transport", hlx_comm_param_list,
     sizeof(hlx_comm_param_list) / sizeof(hlx_comm_param_list[0]),
-    sizeof(hlx_comm_settings_t),
+    sizeof(hlx_comm_settings_t), hlx_comm_settings_rules,
 };
 
 /* Backend per path (HLX_PATH_*): chosen once per peer at world creation. */
@@ -127,25 +145,11 @@ void hlx_comm_params_default(hlx_comm_params_t *p)
     snprintf(p->backend, sizeof(p->backend), "%s", s.backend);
 }
 
-/* The settings the parameters struct does not carry; bad values were reported by the
- * loader and refuse the communicator. */
+/* The settings the parameters struct does not carry; bad values (and broken rules
+ * between them) were reported by the loader and refuse the communicator. */
 static hlx_status_t hlx_comm_settings(hlx_comm_settings_t *s)
 {
-    hlx_status_t st = hlx_param_load(&hlx_comm_param_table, s, NULL);
-
-    if (st != HLX_OK)
-        return st;
-    if ((s->chunk_shm > 0 && s->chunk_shm < 4096) || (s->chunk_net > 0 && s->chunk_net < 4096)) {
-        hlx_error("HELIX_COMM_CHUNK_SHM=%d / HELIX_COMM_CHUNK_NET=%d: 0 (no chunks) or at "
-                  "least 4096 bytes", s->chunk_shm, s->chunk_net);
-        return HLX_ERR_INVALID;
-    }
-    if (s->hb_timeout < 2 * s->hb_interval) {
-        hlx_error("HELIX_HEARTBEAT_TIMEOUT=%g s must be at least twice "
-                  "HELIX_HEARTBEAT_INTERVAL=%g s", s->hb_timeout, s->hb_interval);
-        return HLX_ERR_INVALID;
-    }
-    return HLX_OK;
+    return hlx_param_load(&hlx_comm_param_table, s, NULL);
 }
 
 hlx_status_t hlx_comm_timeout_check(const char *what, double timeout_s)

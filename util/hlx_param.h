@@ -31,6 +31,10 @@ typedef struct hlx_param_table {
     const hlx_param_t *params;
     size_t             nparams;
     size_t             size;   /* sizeof the settings struct */
+    /* or NULL: the rules between parameters (a timeout longer than an interval), given
+     * the loaded values; on failure it writes the reason (naming the variables) to why.
+     * hlx_param_load reports it once and fails, `helix info` marks it. */
+    hlx_status_t (*check)(const void *values, char *why, size_t whylen);
 } hlx_param_table_t;
 
 /* The core settings of util (HELIX_DEBUG, HELIX_DEBUG_SUBSYS, HELIX_DATA_DIR), filling

@@ -42,7 +42,7 @@ static const hlx_param_t hlx_core_params[] = {
 
 const hlx_param_table_t hlx_core_param_table = {
     "core", hlx_core_params, sizeof(hlx_core_params) / sizeof(hlx_core_params[0]),
-    sizeof(hlx_core_settings_t),
+    sizeof(hlx_core_settings_t), NULL,
 };
 
 /* Unknown names in a subsystem list are warned about with the nearest subsystem. */

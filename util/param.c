@@ -183,6 +183,16 @@ hlx_status_t hlx_param_load(const hlx_param_table_t *table, void *out, hlx_param
                 hlx_info(HLX_SUB_CORE, "%s=%s from environment", envname, v);
         }
     }
+    /* The rules between parameters, once each value is valid on its own. */
+    if (bad == HLX_OK && table->check != NULL) {
+        char why[512], key[48];
+        if (table->check(out, why, sizeof(why)) != HLX_OK) {
+            snprintf(key, sizeof(key), "rules of %s", table->component);
+            if (hlx_param_first_report(key))
+                hlx_error("%s", why);
+            bad = HLX_ERR_INVALID;
+        }
+    }
     return bad;
 }
 
@@ -301,5 +311,8 @@ void hlx_param_print_env(FILE *f, const hlx_param_table_t *table)
         hlx_param_format(p, val, buf, sizeof(buf));
         fprintf(f, "  %-28s %-14s (%s)  %s\n", envname, buf[0] ? buf : "\"\"", src, p->help);
     }
+    /* A bad value above kept the default; the rules are judged on what would be used. */
+    if (table->check != NULL && table->check(vals, why, sizeof(why)) != HLX_OK)
+        fprintf(f, "  INVALID together: %s\n", why);
     free(vals);
 }

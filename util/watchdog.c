@@ -25,7 +25,7 @@ static const hlx_param_t hlx_watchdog_params[] = {
 const hlx_param_table_t hlx_watchdog_param_table = {
     "watchdog", hlx_watchdog_params,
     sizeof(hlx_watchdog_params) / sizeof(hlx_watchdog_params[0]),
-    sizeof(hlx_watchdog_settings_t),
+    sizeof(hlx_watchdog_settings_t), NULL,
 };
 
 /* The thread sleeps until the latest deadline armed (or for ever once that passed

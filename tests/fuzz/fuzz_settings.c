@@ -26,7 +26,7 @@ static const hlx_param_t fuzz_params[] = {
     { "FUZZ_S", HLX_PT_STRING, "x", 0, 0, offsetof(fuzz_set_t, s), "string", NULL },
     { "FUZZ_C", HLX_PT_INT, "b", 3, 5, offsetof(fuzz_set_t, c), "choice", "a|b|c" },
 };
-static const hlx_param_table_t fuzz_table = { "fuzz", fuzz_params, 4, sizeof(fuzz_set_t) };
+static const hlx_param_table_t fuzz_table = { "fuzz", fuzz_params, 4, sizeof(fuzz_set_t), NULL };
 
 typedef struct {
     int64_t     n;

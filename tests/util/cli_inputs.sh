@@ -83,6 +83,12 @@ expect 0 "(env, INVALID: 'junk' is not one of auto|on|off" 1 -- \
 expect 2 "HELIX_DEVICE: 'tpu' is not one of cpu|cuda|auto" 1 -- env HELIX_DEVICE=tpu "$helix" decode --steps 1
 expect 2 "HELIX_COMM_UCX_ERR_MODE: 'fast' is not one of none|peer" 1 -- \
     env HELIX_COMM_UCX_ERR_MODE=fast "$helix" decode --steps 1
+# a rule between two settings of one table (each valid alone): refused at start-up, once,
+# before any communicator exists; info marks the pair
+expect 2 "HELIX_HEARTBEAT_TIMEOUT=1 s must be at least twice HELIX_HEARTBEAT_INTERVAL=1 s" 1 -- \
+    env HELIX_HEARTBEAT_TIMEOUT=1 "$helix" decode --steps 1
+expect 0 "INVALID together: HELIX_COMM_CHUNK_SHM=100" 1 -- \
+    env HELIX_COMM_CHUNK_SHM=100 sh -c "\"$helix\" info >&2"
 expect 0 "did you mean HELIX_COMM_TIMEOUT?" 1 -- env HELIX_COMM_TIMOUT=3 "$helix" topo --topo "$topo/hgx8.xml"
 quiet 0 -- env HELIX_RUN_GRACE=3 HELIX_COMM_TIMEOUT=5 "$helix" topo --topo "$topo/hgx8.xml"
 expect 0 "HELIX_DEBUG: 'infoo' is not one of ERROR|WARN|INFO|DEBUG|TRACE (did you mean INFO?)" 1 -- \

@@ -261,7 +261,7 @@ static const hlx_param_t test_params[] = {
     { "TEST_PARSE_C", HLX_PT_INT, "auto", 0, 2, offsetof(test_set_t, c), "a choice",
       "low|mid|auto" },
 };
-static const hlx_param_table_t test_table = { "test", test_params, 4, sizeof(test_set_t) };
+static const hlx_param_table_t test_table = { "test", test_params, 4, sizeof(test_set_t), NULL };
 
 /* Counts the lines of a file that contain needle. */
 static int count_in(const char *path, const char *needle)
@@ -347,6 +347,65 @@ static void test_param(void **state)
     unsetenv("HELIX_TEST_PARSE_N");
 }
 
+/* A rule between two parameters: t (seconds) must cover n (milliseconds). */
+static hlx_status_t test_rules(const void *values, char *why, size_t whylen)
+{
+    const test_set_t *s = values;
+
+    if (s->t * 1000 < s->n) {
+        snprintf(why, whylen, "HELIX_TEST_PARSE_T=%g s shorter than HELIX_TEST_PARSE_N=%d ms",
+                 s->t, s->n);
+        return HLX_ERR_INVALID;
+    }
+    return HLX_OK;
+}
+static const hlx_param_table_t test_rule_table = { "test-rules", test_params, 4,
+                                                   sizeof(test_set_t), test_rules };
+
+static void test_param_rules(void **state)
+{
+    char errpath[] = "/tmp/hlx_test_rules_XXXXXX";
+    const hlx_param_table_t *tables[] = { &test_rule_table };
+    test_set_t set;
+    int fd, saved;
+    char *out = NULL;
+    size_t outlen = 0;
+    FILE *mf;
+
+    (void)state;
+    unsetenv("HELIX_TEST_PARSE_C");
+    setenv("HELIX_TEST_PARSE_N", "1000", 1);
+    setenv("HELIX_TEST_PARSE_T", "2", 1);
+    assert_int_equal(hlx_param_load(&test_rule_table, &set, NULL), HLX_OK);
+    /* each value valid alone, the pair not: refused, reported once however many loads */
+    setenv("HELIX_TEST_PARSE_T", "0.5", 1);
+    fd = mkstemp(errpath);
+    assert_true(fd >= 0);
+    fflush(stderr);
+    saved = dup(2);
+    dup2(fd, 2);
+    assert_int_equal(hlx_param_load(&test_rule_table, &set, NULL), HLX_ERR_INVALID);
+    assert_int_equal(hlx_param_load(&test_rule_table, &set, NULL), HLX_ERR_INVALID);
+    assert_int_equal(hlx_param_check_env(tables, 1), HLX_ERR_INVALID);
+    fflush(stderr);
+    dup2(saved, 2);
+    close(saved);
+    close(fd);
+    assert_int_equal(count_in(errpath, "HELIX_TEST_PARSE_T=0.5 s shorter than "
+                                       "HELIX_TEST_PARSE_N=1000 ms"), 1);
+    unlink(errpath);
+    mf = open_memstream(&out, &outlen);
+    assert_non_null(mf);
+    hlx_param_print_env(mf, &test_rule_table);
+    fclose(mf);
+    assert_non_null(strstr(out, "INVALID together: HELIX_TEST_PARSE_T=0.5 s"));
+    free(out);
+    /* the table without the rule takes the same values */
+    assert_int_equal(hlx_param_load(&test_table, &set, NULL), HLX_OK);
+    unsetenv("HELIX_TEST_PARSE_T");
+    unsetenv("HELIX_TEST_PARSE_N");
+}
+
 typedef struct {
     int64_t     n;
     double      tol;
@@ -411,6 +470,7 @@ int main(void)
         cmocka_unit_test(test_file),
         cmocka_unit_test(test_out),
         cmocka_unit_test(test_param),
+        cmocka_unit_test(test_param_rules),
         cmocka_unit_test(test_flags_table),
     };
 
