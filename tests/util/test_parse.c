@@ -277,13 +277,34 @@ static int count_in(const char *path, const char *needle)
     return n;
 }
 
+/* Sends stderr to a new temporary file (its path in path, a mkstemp template) until
+ * stderr_end; returns the saved descriptor. */
+static int stderr_begin(char *path)
+{
+    int fd = mkstemp(path), saved;
+
+    assert_true(fd >= 0);
+    fflush(stderr);
+    saved = dup(2);
+    dup2(fd, 2);
+    close(fd);
+    return saved;
+}
+
+static void stderr_end(int saved)
+{
+    fflush(stderr);
+    dup2(saved, 2);
+    close(saved);
+}
+
 static void test_param(void **state)
 {
     char errpath[] = "/tmp/hlx_test_param_XXXXXX";
     const hlx_param_table_t *tables[] = { &test_table };
     hlx_param_src_t src[4];
     test_set_t set;
-    int fd, saved;
+    int saved;
     char *out = NULL;
     size_t outlen = 0;
     FILE *mf;
@@ -328,19 +349,12 @@ static void test_param(void **state)
                      HLX_ERR_INVALID);
 
     /* a bad value is reported once however many times the table is loaded */
-    fd = mkstemp(errpath);
-    assert_true(fd >= 0);
-    fflush(stderr);
-    saved = dup(2);
-    dup2(fd, 2);
+    saved = stderr_begin(errpath);
     setenv("HELIX_TEST_PARSE_T", "abc", 1);
     assert_int_equal(hlx_param_load(&test_table, &set, NULL), HLX_ERR_INVALID);
     assert_int_equal(hlx_param_load(&test_table, &set, NULL), HLX_ERR_INVALID);
     assert_int_equal(hlx_param_check_env(tables, 1), HLX_ERR_INVALID);
-    fflush(stderr);
-    dup2(saved, 2);
-    close(saved);
-    close(fd);
+    stderr_end(saved);
     assert_int_equal(count_in(errpath, "HELIX_TEST_PARSE_T: 'abc' is not a finite decimal"), 1);
     unlink(errpath);
     unsetenv("HELIX_TEST_PARSE_T");
@@ -367,7 +381,7 @@ static void test_param_rules(void **state)
     char errpath[] = "/tmp/hlx_test_rules_XXXXXX";
     const hlx_param_table_t *tables[] = { &test_rule_table };
     test_set_t set;
-    int fd, saved;
+    int saved;
     char *out = NULL;
     size_t outlen = 0;
     FILE *mf;
@@ -379,18 +393,11 @@ static void test_param_rules(void **state)
     assert_int_equal(hlx_param_load(&test_rule_table, &set, NULL), HLX_OK);
     /* each value valid alone, the pair not: refused, reported once however many loads */
     setenv("HELIX_TEST_PARSE_T", "0.5", 1);
-    fd = mkstemp(errpath);
-    assert_true(fd >= 0);
-    fflush(stderr);
-    saved = dup(2);
-    dup2(fd, 2);
+    saved = stderr_begin(errpath);
     assert_int_equal(hlx_param_load(&test_rule_table, &set, NULL), HLX_ERR_INVALID);
     assert_int_equal(hlx_param_load(&test_rule_table, &set, NULL), HLX_ERR_INVALID);
     assert_int_equal(hlx_param_check_env(tables, 1), HLX_ERR_INVALID);
-    fflush(stderr);
-    dup2(saved, 2);
-    close(saved);
-    close(fd);
+    stderr_end(saved);
     assert_int_equal(count_in(errpath, "HELIX_TEST_PARSE_T=0.5 s shorter than "
                                        "HELIX_TEST_PARSE_N=1000 ms"), 1);
     unlink(errpath);
