@@ -68,17 +68,21 @@ static void hlx_bench_usage(FILE *f)
         "time: how close the kernel is to what this core does reading and computing at\n"
         "once, where the roofline assumes the two overlap perfectly.\n"
         "Sizes are checked against this machine's memory first (exit 2 naming the flags).\n"
+        "A flag the chosen kernel does not read (--parts with attention, --context with\n"
+        "gemv, --group or --head-dim with --mla, ...) is refused (exit 2) naming it.\n"
         "options:\n"
         "  --variant NAME     kernel variant: scalar, avx2, avx512, amx (avx512 with bf16\n"
         "                     attention scores on AMX tiles), auto (default: the best for\n"
         "                     the KV type, head size and --threads, as the runtime\n"
         "                     chooses)\n"
-        "  --kv-dtype T       attention KV / gemv weight type: bf16, fp32, fp8 (default bf16)\n"
+        "  --kv-dtype T       attention KV / gemv weight type: bf16, fp32, fp8 (default bf16;\n"
+        "                     gemv: bf16 or fp32; merge reads fp32 partials)\n"
         "  --context N        attention tokens; K/M suffixes are 2^10/2^20 (default 1M)\n"
-        "  --group G          query heads per KV head (default 8)\n"
-        "  --head-dim D       key and value size (default 128)\n"
-        "  --mla              MLA absorbed shape: 128 heads, key 576, value 512 = first 512\n"
-        "                     of the key row (one read of the latent cache)\n"
+        "  --group G          attention: query heads per KV head (default 8)\n"
+        "  --head-dim D       attention: key and value size; merge: head size (default 128)\n"
+        "  --mla              attention in the MLA absorbed shape: 128 heads, key 576, value\n"
+        "                     512 = first 512 of the key row (one read of the latent cache);\n"
+        "                     it sets the shape, so not with --group or --head-dim\n"
         "  --parts P          merge: partials per head (default 8)\n"
         "  --heads H          merge: heads (default 64); --head-dim sets their size\n"
         "  --n N, --k K       gemv: y[N] = x[K] W[K][N] (default N 8192, K 8192)\n"
@@ -92,9 +96,9 @@ static void hlx_bench_usage(FILE *f)
         "                     (default 1G)\n"
         "  --target-fraction X, --target-eff X, --target-speedup X\n"
         "                     report the run against these targets (roofline_fraction,\n"
-        "                     attention's compute_efficiency, --threads speedup): each\n"
-        "                     met or not in the output (\"targets\" in JSON); the exit\n"
-        "                     status does not depend on them\n"
+        "                     attention's compute_efficiency, the speedup of attention\n"
+        "                     with --threads T > 1): each met or not in the output\n"
+        "                     (\"targets\" in JSON); the exit status does not depend on them\n"
         "  --json             one JSON object on stdout\n"
         "  --device cpu|cuda  attention: cuda times the CUDA kernel on GPU 0 against a copy\n"
         "                     kernel's HBM bandwidth in the same run (helix bench attention\n"
@@ -455,10 +459,6 @@ static int hlx_bench_gemv(const hlx_bench_opts_t *o, const hlx_kernels_t *k,
     int i;
     char sizes[96];
 
-    if (o->dtype == HLX_DTYPE_FP8) {
-        fprintf(stderr, "helix bench: --kv-dtype: gemv weights are fp32 or bf16\n");
-        return 2;
-    }
     snprintf(sizes, sizeof(sizes), "--n %d x --k %d (--m %d)", o->n, o->k, o->m);
     if (hlx_bench_fits(sizes, (double)o->n * o->k * (double)es +
                                   4.0 * (double)o->m * ((double)o->n + o->k)))
@@ -487,6 +487,76 @@ static int hlx_bench_gemv(const hlx_bench_opts_t *o, const hlx_kernels_t *k,
 }
 
 int hlx_cmd_bench_hopb(int argc, char **argv); /* cmd_bench_hopb.c */
+
+/* The kernels that read each flag (the others apply to all three). A flag given to a
+ * kernel that does not read it is refused: a run that silently ignored it would be taken
+ * for the shape asked for. */
+enum { HLX_BK_ATTN = 1, HLX_BK_MERGE = 2, HLX_BK_GEMV = 4 };
+
+static const struct {
+    int         opt;
+    const char *flag;
+    unsigned    kernels;
+} hlx_bench_flag_use[] = {
+    { 't', "--kv-dtype", HLX_BK_ATTN | HLX_BK_GEMV }, /* merge's partials are fp32 */
+    { 'c', "--context", HLX_BK_ATTN },
+    { 'g', "--group", HLX_BK_ATTN },
+    { 'd', "--head-dim", HLX_BK_ATTN | HLX_BK_MERGE },
+    { 'L', "--mla", HLX_BK_ATTN },
+    { 'p', "--parts", HLX_BK_MERGE },
+    { 'H', "--heads", HLX_BK_MERGE },
+    { 'n', "--n", HLX_BK_GEMV },
+    { 'k', "--k", HLX_BK_GEMV },
+    { 'm', "--m", HLX_BK_GEMV },
+    { 'T', "--threads", HLX_BK_ATTN },
+    { 'E', "--target-eff", HLX_BK_ATTN },
+    { 'S', "--target-speedup", HLX_BK_ATTN },
+};
+
+/* Flags that do not apply to the kernel, or to each other; given[c] is set for each
+ * option character seen. Returns 0, or 2 after the message. */
+static int hlx_bench_flags_apply(const hlx_bench_opts_t *o, const unsigned char *given)
+{
+    static const char *const names[] = { "attention", "merge", "gemv" };
+    unsigned kernel = !strcmp(o->kernel, "attention") ? HLX_BK_ATTN
+                    : !strcmp(o->kernel, "merge")     ? HLX_BK_MERGE : HLX_BK_GEMV;
+    size_t i;
+
+    for (i = 0; i < sizeof(hlx_bench_flag_use) / sizeof(hlx_bench_flag_use[0]); i++) {
+        unsigned k = hlx_bench_flag_use[i].kernels;
+        int j, n = 0;
+        if (!given[hlx_bench_flag_use[i].opt] || (k & kernel))
+            continue;
+        fprintf(stderr, "helix bench %s: %s is read by ", o->kernel,
+                hlx_bench_flag_use[i].flag);
+        for (j = 0; j < 3; j++)
+            if (k & (1u << j))
+                fprintf(stderr, "%s%s", n++ ? " and " : "", names[j]);
+        fprintf(stderr, " only: %s would ignore it; drop it (see helix bench --help)\n",
+                o->kernel);
+        return 2;
+    }
+    /* --mla sets the whole shape: a --group or --head-dim beside it would be ignored */
+    for (i = 0; o->mla && i < 2; i++) {
+        const char *f = i == 0 ? "--group" : "--head-dim";
+        if (given[i == 0 ? 'g' : 'd']) {
+            fprintf(stderr, "helix bench attention: --mla and %s: --mla sets the shape (128 "
+                            "query heads, key 576, value 512) and %s would be ignored; drop "
+                            "one of the two\n", f, f);
+            return 2;
+        }
+    }
+    if (given['S'] && o->threads < 2) {
+        fprintf(stderr, "helix bench attention: --target-speedup: the speedup is that of "
+                        "--threads T over one thread: give --threads T > 1\n");
+        return 2;
+    }
+    if (kernel == HLX_BK_GEMV && o->dtype == HLX_DTYPE_FP8) {
+        fprintf(stderr, "helix bench gemv: --kv-dtype fp8: gemv weights are fp32 or bf16\n");
+        return 2;
+    }
+    return 0;
+}
 
 int hlx_cmd_bench(int argc, char **argv)
 {
@@ -523,6 +593,7 @@ int hlx_cmd_bench(int argc, char **argv)
     hlx_status_t st;
     double t_roof, frac, sf_gbps = 0.0, sf_fpb = 0.0;
     int c, rc, dim, vector_path = 1;
+    unsigned char given[128] = { 0 };
 
     if (argc >= 2 && !strcmp(argv[1], "a2a"))
         return hlx_cmd_bench_a2a(argc - 1, argv + 1);
@@ -563,6 +634,8 @@ int hlx_cmd_bench(int argc, char **argv)
     optind = 1;
     opterr = 0;
     while ((c = getopt_long(argc - 1, argv + 1, ":h", opts, NULL)) != -1) {
+        if (c > 0 && c < (int)sizeof(given))
+            given[c] = 1;
         switch (c) {
         case 'V': o.variant = optarg; break;
         case 't':
@@ -606,6 +679,8 @@ int hlx_cmd_bench(int argc, char **argv)
         fprintf(stderr, "helix bench: unexpected argument '%s'\n", argv[optind + 1]);
         return 2;
     }
+    if (hlx_bench_flags_apply(&o, given) != 0)
+        return 2;
     /* auto: the best variant for this KV type, head size and thread count (attention), as
      * the runtime chooses */
     st = !strcmp(o.kernel, "attention")
@@ -657,10 +732,6 @@ int hlx_cmd_bench(int argc, char **argv)
     if (o.threads > 1) {
         int cores[HLX_POOL_MAX], n = 0, cpu;
         cpu_set_t set;
-        if (strcmp(o.kernel, "attention")) {
-            fprintf(stderr, "helix bench: --threads: only for attention\n");
-            return 2;
-        }
         if (sched_getaffinity(0, sizeof(set), &set) != 0)
             CPU_ZERO(&set);
         for (cpu = 0; cpu < CPU_SETSIZE && n < o.threads; cpu++)
@@ -741,7 +812,7 @@ int hlx_cmd_bench(int argc, char **argv)
     } else {
         printf("kernel %s, variant %s%s, dtype %s\n", o.kernel, kern.name,
                vector_path ? "" : " (its reference loop: no vector path for this head size)",
-               hlx_dtype_name(o.dtype));
+               hlx_dtype_name(!strcmp(o.kernel, "merge") ? HLX_DTYPE_F32 : o.dtype));
         if (!strcmp(o.kernel, "attention") && !strcmp(kern.name, "avx512") &&
             o.dtype != HLX_DTYPE_F32) {
             const int set = hlx_kernels_kv_prefetch(), pick = hlx_kernels_kv_prefetch_pick();

@@ -1,6 +1,7 @@
 /* `helix bench hopb`: the attention and exchange of one decode layer, lockstep against
  * HOP-B micro-batches, next to the pipeline model c + (B-1) max(c, m) + m measured from
- * the same run's per-micro-batch attention c and exchange m. Run under a launcher. */
+ * the same run's per-micro-batch attention c and exchange m, after untimed warm-up rounds
+ * (as bench a2a's -w). Run under a launcher. */
 #include "hlx_cmd.h"
 #include "hlx_parse.h"
 #include "hlx_log.h"
@@ -31,7 +32,10 @@ static void hlx_bench_hopb_usage(FILE *f)
 "  model_ratio   pipelined_ms / predicted_ms\n"
 "  hidden_fraction  1 - max(0, pipelined - nb c) / (nb m): the share of the exchange\n"
 "                time that the pipeline hid behind attention\n"
-"Medians over --reps, slowest rank. On one machine (shared memory) m is small next to c.\n"
+"Medians over --reps, slowest rank, after --warmup untimed rounds of the same schedules\n"
+"(the first use of the attention and exchange buffers and the transport's first\n"
+"messages, connections included, are paid there). On one machine (shared memory) m is\n"
+"small next to c.\n"
 "options:\n"
 "  --model FILE|NAME  model (default tiny)\n"
 "  --kvp K, --tpa T   layout; the job must have K x T ranks (default 2 x 1)\n"
@@ -39,7 +43,8 @@ static void hlx_bench_hopb_usage(FILE *f)
 "  --micro-batch M    requests per micro-batch (default B / 4, at least 1)\n"
 "  --context S        KV tokens per request; K/M suffixes (default 64K)\n"
 "  --kv-dtype T       f32 or bf16 (default: the model's)\n"
-"  --reps R           repetitions (default 20)\n"
+"  --reps R           timed repetitions (default 20)\n"
+"  --warmup W         untimed rounds before them, 0 for none (default 2)\n"
 "  --json             one JSON object on stdout (rank 0)\n");
 }
 
@@ -67,6 +72,7 @@ int hlx_cmd_bench_hopb(int argc, char **argv)
         { "context", required_argument, NULL, 'c' },
         { "kv-dtype", required_argument, NULL, 't' },
         { "reps", required_argument, NULL, 'r' },
+        { "warmup", required_argument, NULL, 'w' },
         { "json", no_argument, NULL, 'j' },
         { "help", no_argument, NULL, 'h' },
         { NULL, 0, NULL, 0 },
@@ -77,7 +83,7 @@ int hlx_cmd_bench_hopb(int argc, char **argv)
     hlx_hopb_bench_t r;
     const char *model_name = "tiny";
     char err[1024] = "";
-    long long v, mb = 0, reps = 20;
+    long long v, mb = 0, reps = 20, warmup = 2;
     int c, json = 0, nb, rc;
     double hidden, ratio;
     hlx_status_t st;
@@ -99,6 +105,16 @@ int hlx_cmd_bench_hopb(int argc, char **argv)
         case 'u': if (hlx_bench_hopb_int("--micro-batch", optarg, 65536, &mb)) return 2; break;
         case 'c': if (hlx_bench_hopb_int("--context", optarg, (long long)1 << 40, &v)) return 2; cfg.context = v; break;
         case 'r': if (hlx_bench_hopb_int("--reps", optarg, 100000, &reps)) return 2; break;
+        case 'w': {
+            int64_t w;
+            char why[160];
+            if (hlx_parse_int(optarg, 0, 100000, &w, why, sizeof(why)) != HLX_OK) {
+                fprintf(stderr, "helix bench hopb: --warmup: %s\n", why);
+                return 2;
+            }
+            warmup = w;
+            break;
+        }
         case 't':
             if (hlx_dtype_parse(optarg, &cfg.kv_dtype) != 0) {
                 fprintf(stderr, "helix bench hopb: --kv-dtype: unknown type '%s' (f32, bf16)\n",
@@ -139,7 +155,11 @@ int hlx_cmd_bench_hopb(int argc, char **argv)
         hlx_error("helix bench hopb: %s", err);
         return hlx_status_exit_code(st);
     }
-    st = hlx_engine_bench_hopb(eng, (int)mb, (int)reps, &r, err, sizeof(err));
+    /* warm-up: the same rounds, results dropped (collective: every rank runs them) */
+    st = warmup > 0 ? hlx_engine_bench_hopb(eng, (int)mb, (int)warmup, &r, err, sizeof(err))
+                    : HLX_OK;
+    if (st == HLX_OK)
+        st = hlx_engine_bench_hopb(eng, (int)mb, (int)reps, &r, err, sizeof(err));
     if (st != HLX_OK) {
         hlx_error("helix bench hopb: %s", err);
         rc = hlx_status_exit_code(st);
@@ -159,6 +179,7 @@ int hlx_cmd_bench_hopb(int argc, char **argv)
             json_object_set_new(o, "micro_batch", json_integer(r.micro_batch));
             json_object_set_new(o, "context", json_integer(cfg.context));
             json_object_set_new(o, "reps", json_integer(reps));
+            json_object_set_new(o, "warmup", json_integer(warmup));
             json_object_set_new(o, "c_ms", json_real(r.c_ms));
             json_object_set_new(o, "m_ms", json_real(r.m_ms));
             json_object_set_new(o, "lockstep_ms", json_real(r.lockstep_ms));
@@ -173,8 +194,8 @@ int hlx_cmd_bench_hopb(int argc, char **argv)
             json_decref(o);
         } else {
             printf("hopb bench: %s, KVP %d x TPA %d, batch %d in %d micro-batches of %d, "
-                   "context %lld\n", model.name, cfg.kvp, cfg.tpa, r.batch, nb, r.micro_batch,
-                   (long long)cfg.context);
+                   "context %lld, %lld timed rounds after %lld warm-up\n", model.name, cfg.kvp,
+                   cfg.tpa, r.batch, nb, r.micro_batch, (long long)cfg.context, reps, warmup);
             printf("  c %.4f ms, m %.4f ms per micro-batch (m/c %.2f)\n", r.c_ms, r.m_ms,
                    r.c_ms > 0 ? r.m_ms / r.c_ms : 0);
             printf("  lockstep %.4f ms, pipelined %.4f ms (x%.2f), model %.4f ms, "

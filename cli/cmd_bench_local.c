@@ -53,7 +53,7 @@ static void hlx_bl_usage(FILE *f)
 "  --out FILE   where to store it (default: HELIX_HW_FILE, else\n"
 "               $XDG_CACHE_HOME/helix/hw-local.json, else ~/.cache/helix/hw-local.json)\n"
 "  --json       print the stored JSON instead of the table\n"
-"  --quiet      print nothing but errors\n"
+"  --quiet      print nothing but errors (not with --json)\n"
 "\n"
 "exit status: 0 ok, 1 a measurement failed, 2 bad input\n");
 }
@@ -948,6 +948,11 @@ int hlx_cmd_bench_local(int argc, char **argv)
     }
     if (optind < argc) {
         fprintf(stderr, "helix bench local: unexpected argument '%s'\n", argv[optind]);
+        return 2;
+    }
+    if (json && quiet) { /* --quiet would silence the JSON asked for */
+        fprintf(stderr, "helix bench local: --json and --quiet: --quiet prints nothing but "
+                        "errors, so the JSON would not be printed; drop one of the two\n");
         return 2;
     }
     if (child)

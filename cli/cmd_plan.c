@@ -63,6 +63,98 @@ static int hlx_flag_dtype(const char *cmd, const char *flag, const char *s, int 
     return 0;
 }
 
+/* One element of a comma list flag, with where it came from for messages. */
+typedef struct {
+    const char *s;    /* the element (points into the caller's copy of the value) */
+    const char *flag; /* the flag that gave it, without the dashes */
+    const char *list; /* the value it is part of (one per flag given) */
+    int         pos;  /* its 1-based position in that value */
+} hlx_list_elem_t;
+
+/* Splits the value of --flag (buf, cut at the commas; shown after prefix in messages)
+ * into elements appended to out[n..max). An empty element (a,,b  ,a  a,) is refused naming
+ * the flag and the position: it is a typo, never an element to skip. Returns the new
+ * count, or -1 after the message. */
+static int hlx_list_split(const char *cmd, const char *flag, const char *prefix, char *buf,
+                          hlx_list_elem_t *out, int max, int n)
+{
+    const char *s = buf;
+    char *p = buf;
+    int pos;
+
+    for (pos = 1;; pos++) { /* the whole value checked first, while it reads as given */
+        size_t len = strcspn(s, ",");
+        if (len == 0) {
+            fprintf(stderr, "helix %s: --%s '%s%s': element %d is empty (a list is A,B,... "
+                            "without empty elements)\n", cmd, flag, prefix, buf, pos);
+            return -1;
+        }
+        if (s[len] == '\0')
+            break;
+        s += len + 1;
+    }
+    for (pos = 1;; pos++) {
+        size_t len = strcspn(p, ",");
+        int last = p[len] == '\0';
+        if (n == max) {
+            fprintf(stderr, "helix %s: --%s: more than %d elements\n", cmd, flag, max);
+            return -1;
+        }
+        p[len] = '\0';
+        out[n++] = (hlx_list_elem_t){ p, flag, buf, pos };
+        if (last)
+            return n;
+        p += len + 1;
+    }
+}
+
+/* Refuses an element that repeats an earlier one (e[j] same as e[i], j > i, same(i, j)
+ * true), naming both places. Returns 0, or -1 after the message. */
+static int hlx_list_dup(const char *cmd, const hlx_list_elem_t *e, int n,
+                        int (*same)(const hlx_list_elem_t *, const hlx_list_elem_t *),
+                        const char *what)
+{
+    int i, j;
+
+    for (j = 1; j < n; j++)
+        for (i = 0; i < j; i++)
+            if (same(&e[i], &e[j])) {
+                char where[96];
+                if (e[i].list == e[j].list)
+                    snprintf(where, sizeof(where), "element %d", e[i].pos);
+                else if (strcmp(e[i].flag, e[j].flag))
+                    snprintf(where, sizeof(where), "--%s element %d", e[i].flag, e[i].pos);
+                else
+                    snprintf(where, sizeof(where), "element %d of an earlier --%s", e[i].pos,
+                             e[i].flag);
+                fprintf(stderr, "helix %s: --%s: '%s' (element %d) repeats '%s' (%s): give "
+                                "each %s once\n", cmd, e[j].flag, e[j].s, e[j].pos, e[i].s,
+                        where, what);
+                return -1;
+            }
+    return 0;
+}
+
+static int hlx_list_same_str(const hlx_list_elem_t *a, const hlx_list_elem_t *b)
+{
+    return !strcmp(a->s, b->s);
+}
+
+/* Numbers compared by value, on elements that have already parsed: counts with their
+ * suffixes (1K and 1024 are one batch), reals as strtod reads them (25 and 25.0). */
+static int hlx_list_same_count(const hlx_list_elem_t *a, const hlx_list_elem_t *b)
+{
+    long long x, y;
+
+    return hlx_parse_count(a->s, 0, 1ll << 40, &x) == 0 &&
+           hlx_parse_count(b->s, 0, 1ll << 40, &y) == 0 && x == y;
+}
+
+static int hlx_list_same_real(const hlx_list_elem_t *a, const hlx_list_elem_t *b)
+{
+    return strtod(a->s, NULL) == strtod(b->s, NULL);
+}
+
 /* --set NAME=VALUE for a planner assumption (HELIX_PLAN_* without the prefix). */
 static int hlx_flag_set(const char *cmd, const char *s, hlx_plan_settings_t *set)
 {
@@ -581,24 +673,29 @@ static void hlx_sweep_usage(FILE *f)
 "  helix sweep --model deepseek-r1 --hw gb200-nvl72 --context 1M \\\n"
 "              --vary domain_gpus=8,72 --vary rdma_gbps=25,100 --svg nvl.svg\n"
 "\n"
+"A list takes no empty element and nothing twice (exit 2 naming the flag and where).\n"
 "Progress goes to stderr when it is a terminal. Exit status: 0 ok, 2 bad input.\n");
 }
 
+/* --batch: a range 'A-B' (powers of two and the 1.5x points between them) or a list
+ * '1,2,8' (no empty element, no batch twice). Returns the count, or -1 after the message. */
 static int hlx_parse_batches(const char *s, int *out, int max)
 {
-    int n = 0;
+    int n = 0, i;
     long long a, b;
     const char *dash = strchr(s, '-');
+    char buf[1024];
+    hlx_list_elem_t e[HLX_MAX_BATCHES];
 
     if (dash != NULL && strchr(s, ',') == NULL) {
         char lo[32];
         long long x;
         if ((size_t)(dash - s) >= sizeof(lo))
-            return -1;
+            goto bad;
         snprintf(lo, sizeof(lo), "%.*s", (int)(dash - s), s);
         if (hlx_parse_count(lo, 1, 1 << 24, &a) || hlx_parse_count(dash + 1, 1, 1 << 24, &b) ||
             b < a)
-            return -1;
+            goto bad;
         /* 1, 2, 3, 4, 6, 8, 12, 16, ...: powers of two and the 1.5x points between them */
         for (x = 1; x <= b && n < max; x *= 2) {
             if (x >= a)
@@ -608,30 +705,26 @@ static int hlx_parse_batches(const char *s, int *out, int max)
         }
         return n;
     }
-    while (*s && n < max) {
-        char item[32];
-        size_t len = strcspn(s, ",");
-        if (len == 0 || len >= sizeof(item))
-            return -1;
-        snprintf(item, sizeof(item), "%.*s", (int)len, s);
-        if (hlx_parse_count(item, 1, 1 << 24, &a))
-            return -1;
-        out[n++] = (int)a;
-        s += len;
-        if (*s == ',')
-            s++;
+    if (strlen(s) >= sizeof(buf))
+        goto bad;
+    strcpy(buf, s);
+    if (max > HLX_MAX_BATCHES)
+        max = HLX_MAX_BATCHES;
+    n = hlx_list_split("sweep", "batch", "", buf, e, max, 0);
+    if (n < 0)
+        return -1;
+    for (i = 0; i < n; i++) {
+        if (hlx_parse_count(e[i].s, 1, 1 << 24, &a))
+            goto bad;
+        out[i] = (int)a;
     }
+    if (hlx_list_dup("sweep", e, n, hlx_list_same_count, "batch size") != 0)
+        return -1;
     return n;
-}
-
-/* Splits a comma list into names (pointers into buf). */
-static int hlx_split_list(char *buf, const char **out, int max, int n)
-{
-    char *save = NULL, *tok;
-
-    for (tok = strtok_r(buf, ",", &save); tok && n < max; tok = strtok_r(NULL, ",", &save))
-        out[n++] = tok;
-    return tok ? -1 : n;
+bad:
+    fprintf(stderr, "helix sweep: --batch: expected a list '1,2,8' or a range '1-4096', got "
+                    "'%s'\n", s);
+    return -1;
 }
 
 static void hlx_sweep_report(FILE *f, const hlx_sweep_t *sw, int ci, const char *cluster,
@@ -837,7 +930,8 @@ int hlx_cmd_sweep(int argc, char **argv)
         { "help", no_argument, NULL, HLX_OPT_HELP },
         { NULL, 0, NULL, 0 },
     };
-    const char *model = NULL, *hws[HLX_MAX_CLUSTERS], *csv = NULL, *jsonl = NULL, *svg = NULL;
+    const char *model = NULL, *csv = NULL, *jsonl = NULL, *svg = NULL;
+    hlx_list_elem_t hws[HLX_MAX_CLUSTERS];
     hlx_out_t outs[3] = { { 0 } }; /* csv, jsonl, svg */
     const char *names[HLX_MAX_CLUSTERS];
     int batches[HLX_MAX_BATCHES], nhw = 0, nhwbuf = 0, wdt = -1, kvdt = -1, bench = 0;
@@ -868,11 +962,10 @@ int hlx_cmd_sweep(int argc, char **argv)
                 return 2;
             }
             strcpy(hwbuf[nhwbuf], optarg);
-            nhw = hlx_split_list(hwbuf[nhwbuf++], hws, HLX_MAX_CLUSTERS, nhw);
-            if (nhw < 0) {
-                fprintf(stderr, "helix sweep: at most %d clusters\n", HLX_MAX_CLUSTERS);
+            nhw = hlx_list_split("sweep", opt == HLX_OPT_HW ? "hw" : "sweep-hw", "",
+                                 hwbuf[nhwbuf++], hws, HLX_MAX_CLUSTERS, nhw);
+            if (nhw < 0)
                 return 2;
-            }
             break;
         case HLX_OPT_CONTEXT:
             if (hlx_parse_count(optarg, 1, 1ll << 40, &v) != 0) {
@@ -908,28 +1001,39 @@ bad_gpus:
         }
         case HLX_OPT_BATCH:
             o.nbatches = hlx_parse_batches(optarg, batches, HLX_MAX_BATCHES);
-            if (o.nbatches <= 0) {
-                fprintf(stderr, "helix sweep: --batch: expected a list '1,2,8' or a range "
-                                "'1-4096', got '%s'\n", optarg);
+            if (o.nbatches <= 0)
                 return 2;
-            }
             break;
         case HLX_OPT_STRATEGIES: {
-            char buf[256], *save = NULL, *tok;
+            char buf[256];
+            hlx_list_elem_t e[16];
+            int ne, k, first[HLX_STRAT_COUNT];
             hlx_strategy_t s;
-            snprintf(buf, sizeof(buf), "%s", optarg);
+            if (strlen(optarg) >= sizeof(buf)) {
+                fprintf(stderr, "helix sweep: --strategies: longer than %zu characters\n",
+                        sizeof(buf) - 1);
+                return 2;
+            }
+            strcpy(buf, optarg);
+            ne = hlx_list_split("sweep", "strategies", "", buf, e, 16, 0);
+            if (ne < 0)
+                return 2;
             o.strategies = 0;
-            for (tok = strtok_r(buf, ",", &save); tok; tok = strtok_r(NULL, ",", &save)) {
-                if (hlx_strategy_parse(tok, &s) != 0) {
+            for (k = 0; k < ne; k++) {
+                if (hlx_strategy_parse(e[k].s, &s) != 0) {
                     fprintf(stderr, "helix sweep: --strategies: unknown '%s' (tp, pp, dp-ep, "
-                                    "medha, helix)\n", tok);
+                                    "medha, helix)\n", e[k].s);
                     return 2;
                 }
+                /* by strategy, not by spelling: dp and dp-ep are one */
+                if (o.strategies & (1u << s)) {
+                    fprintf(stderr, "helix sweep: --strategies: '%s' (element %d) repeats "
+                                    "'%s' (element %d): give each strategy once\n", e[k].s,
+                            e[k].pos, e[first[s]].s, e[first[s]].pos);
+                    return 2;
+                }
+                first[s] = k;
                 o.strategies |= 1u << s;
-            }
-            if (o.strategies == 0) {
-                fprintf(stderr, "helix sweep: --strategies: empty list\n");
-                return 2;
             }
             break;
         }
@@ -952,8 +1056,11 @@ bad_gpus:
         case HLX_OPT_BENCH: bench = 1; break;
         case HLX_OPT_QUIET: quiet = 1; break;
         case HLX_OPT_VARY: {
-            const char *eq = strchr(optarg, '='), *p;
+            const char *eq = strchr(optarg, '=');
             hlx_vary_t *vy = &vary[nvary];
+            hlx_list_elem_t ve[HLX_MAX_CLUSTERS];
+            char vbuf[1024];
+            int k;
             if (nvary == HLX_MAX_VARY) {
                 fprintf(stderr, "helix sweep: --vary: at most %d\n", HLX_MAX_VARY);
                 return 2;
@@ -969,21 +1076,39 @@ bad_gpus:
                         hlx_cluster_variant_keys());
                 return 2;
             }
-            vy->n = 0;
-            for (p = eq + 1; *p && vy->n < HLX_MAX_CLUSTERS;) {
-                char *end;
-                double d = strtod(p, &end);
-                if (end == p || (*end != ',' && *end != '\0') || !isfinite(d) || d < 0) {
-                    fprintf(stderr, "helix sweep: --vary: '%s': bad value list\n", optarg);
+            for (k = 0; k < nvary; k++) /* KEY x KEY: a product with itself */
+                if (hlx_cluster_variant_key(vary[k].key) == hlx_cluster_variant_key(vy->key)) {
+                    fprintf(stderr, "helix sweep: --vary: key '%s' is given twice: list all "
+                                    "its values in one --vary %s=V1,V2,...\n", vy->key,
+                            vy->key);
                     return 2;
                 }
-                vy->v[vy->n++] = d;
-                p = *end ? end + 1 : end;
-            }
-            if (vy->n == 0) {
-                fprintf(stderr, "helix sweep: --vary: '%s': no values\n", optarg);
+            if (strlen(eq + 1) >= sizeof(vbuf)) {
+                fprintf(stderr, "helix sweep: --vary: '%s': longer than %zu characters\n",
+                        optarg, sizeof(vbuf) - 1);
                 return 2;
             }
+            strcpy(vbuf, eq + 1);
+            {
+                char prefix[sizeof(vy->key) + 1];
+                snprintf(prefix, sizeof(prefix), "%s=", vy->key);
+                vy->n = hlx_list_split("sweep", "vary", prefix, vbuf, ve, HLX_MAX_CLUSTERS, 0);
+                if (vy->n < 0)
+                    return 2;
+            }
+            for (k = 0; k < vy->n; k++) {
+                char *end;
+                double d = strtod(ve[k].s, &end);
+                if (end == ve[k].s || *end != '\0' || !isfinite(d) || d < 0) {
+                    fprintf(stderr, "helix sweep: --vary: '%s': element %d ('%s') is not a "
+                                    "number >= 0\n", optarg, ve[k].pos, ve[k].s);
+                    return 2;
+                }
+                vy->v[k] = d;
+            }
+            /* a value twice would make two clusters of one name */
+            if (hlx_list_dup("sweep", ve, vy->n, hlx_list_same_real, "value") != 0)
+                return 2;
             nvary++;
             break;
         }
@@ -1003,15 +1128,36 @@ bad_gpus:
         fprintf(stderr, "helix sweep: --model, --hw and --context are required (see --help)\n");
         return 2;
     }
+    if (hlx_list_dup("sweep", hws, nhw, hlx_list_same_str, "cluster") != 0)
+        return 2;
     if ((rc = hlx_load_model("sweep", model, wdt, kvdt, &m)) != 0)
         return rc;
     for (ci = 0; ci < nhw; ci++) {
-        if ((rc = hlx_load_cluster("sweep", hws[ci], &cl[ci])) != 0) {
+        if ((rc = hlx_load_cluster("sweep", hws[ci].s, &cl[ci])) != 0) {
             while (ci-- > 0)
                 hlx_cluster_free(&cl[ci]);
             return rc;
         }
         names[ci] = cl[ci].name;
+    }
+    /* a file and a preset (or two files) of one name: the outputs tell clusters apart by
+     * name, so two of one name would mix their points */
+    for (ci = 1; ci < nhw && rc == 0; ci++) {
+        int k;
+        for (k = 0; k < ci && rc == 0; k++)
+            if (!strcmp(cl[k].name, cl[ci].name)) {
+                fprintf(stderr, "helix sweep: --%s: '%s' (element %d) is cluster '%s', as is "
+                                "'%s' (--%s element %d): the outputs tell clusters apart by "
+                                "name; give each cluster once (or rename one file's \"name\")\n",
+                        hws[ci].flag, hws[ci].s, hws[ci].pos, cl[ci].name, hws[k].s,
+                        hws[k].flag, hws[k].pos);
+                rc = 2;
+            }
+    }
+    if (rc != 0) {
+        for (ci = 0; ci < nhw; ci++)
+            hlx_cluster_free(&cl[ci]);
+        return rc;
     }
     if (nvary > 0 && (rc = hlx_expand_variants(cl, &nhw, vary, nvary)) != 0) {
         for (ci = 0; ci < nhw; ci++)

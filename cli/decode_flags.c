@@ -69,7 +69,7 @@ static const hlx_flag_t hlx_decode_flag_list[] = {
            "chosen from the first step)"),
     HLX_RF("timeline", HLX_FT_STRING, NULL, 0, 0, 0, 0, NULL, timeline, "FILE",
            "write the last step's per-micro-batch attention and exchange\n"
-           "times (rank 0) with a text rendering"),
+           "times (rank 0) with a text rendering (needs --steps >= 1)"),
     HLX_RF("threads", HLX_FT_INT, NULL, 1, HLX_POOL_MAX, 0, 0, NULL, threads, "T",
            "cores per rank: its KV shard (a KV split with the exact merge)\n"
            "and GEMMs on a persistent pool of T threads (default:\n"
@@ -178,6 +178,13 @@ int hlx_run_flags_parse(const hlx_flag_table_t *t, const char *head, const char 
             return 2;
         }
         snprintf(cfg->timeline, sizeof(cfg->timeline), "%s", o->timeline);
+        /* the file is the last step's times: with no step the run would end without it */
+        if (hlx_flag_index(t, "steps") >= 0 && o->steps == 0) {
+            fprintf(stderr, "helix %s: --timeline %s: --steps 0 decodes no step, and the "
+                    "timeline records the last step's times: give --steps 1 or more, or "
+                    "drop --timeline\n", t->command, o->timeline);
+            return 2;
+        }
     }
     if (hlx_flag_given(t, given, "kv-dtype")) {
         cfg->kv_dtype_set = 1;

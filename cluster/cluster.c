@@ -268,6 +268,19 @@ static hlx_status_t hlx_cluster_list(hlx_jdoc_t *doc, json_t *root, json_t *node
                                "%d is not below the node count %zu", r.domain, n);
             goto out;
         }
+        /* a job's hosts are matched to nodes by name (topology/jobplace.c): a second node
+         * of one name could never be used; reports name nodes too */
+        for (k = 0; k < i && strcmp(c->nodes[k].name, r.name) != 0; k++)
+            ;
+        if (k < i) {
+            int named = json_object_get(o, "name") != NULL;
+            snprintf(path, sizeof(path), "/nodes/%zu/name", i);
+            st = hlx_jdoc_fail(doc, path, HLX_ERR_PARSE,
+                               "\"%s\" is already the name of node %zu%s; give each node its "
+                               "own name", r.name, k,
+                               named ? "" : " (this node has none: node<i> is its default)");
+            goto out;
+        }
         memcpy(c->nodes[i].name, r.name, sizeof(r.name));
         c->nodes[i].gpus   = r.gpus;
         c->nodes[i].nics   = r.nics >= 0 ? r.nics : (r.gpus > 0 ? r.gpus : 1);

@@ -151,6 +151,13 @@ static void test_errors(void **state)
                  "zero_hbm.json:4:5: hbm_gbps: 0 is outside [0.001, 1e+07]");
     expect_error("gpus_no_gpu.json", HLX_ERR_PARSE,
                  "gpu: required key is missing (the cluster has 2 GPUs)");
+    /* two nodes of one name: the second is named, at its own "name" or, unnamed, its node */
+    expect_error("dup_node.json", HLX_ERR_PARSE,
+                 "dup_node.json:11:18: name: \"a\" is already the name of node 0; give each "
+                 "node its own name");
+    expect_error("dup_default_name.json", HLX_ERR_PARSE,
+                 "dup_default_name.json:10:5: name: \"node1\" is already the name of node 0 "
+                 "(this node has none: node<i> is its default)");
 }
 
 static void test_unknown_preset(void **state)

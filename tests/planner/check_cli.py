@@ -84,6 +84,36 @@ bad = [
       "tp,fsdp"], "fsdp"),
     (["sweep", "--model", "tiny", "--hw", "gb200-nvl72", "--context", "1K", "--batch", "0"],
      "--batch"),
+    # list flags: an empty element names the flag and its position; an element given twice
+    # names both places (it used to be skipped, or evaluated twice)
+    (["sweep", "--model", "tiny", "--hw", "gb200-nvl72,,hgx-h200", "--context", "1K"],
+     "--hw 'gb200-nvl72,,hgx-h200': element 2 is empty"),
+    (["sweep", "--model", "tiny", "--hw", ",gb200-nvl72", "--context", "1K"],
+     "--hw ',gb200-nvl72': element 1 is empty"),
+    (["sweep", "--model", "tiny", "--hw", "gb200-nvl72,", "--context", "1K"],
+     "--hw 'gb200-nvl72,': element 2 is empty"),
+    (["sweep", "--model", "tiny", "--hw", "gb200-nvl72", "--context", "1K", "--strategies",
+      "tp,,helix"], "--strategies 'tp,,helix': element 2 is empty"),
+    (["sweep", "--model", "tiny", "--hw", "gb200-nvl72", "--context", "1K", "--batch", "1,2,"],
+     "--batch '1,2,': element 3 is empty"),
+    (["sweep", "--model", "tiny", "--hw", "gb200-nvl72", "--context", "1K", "--vary",
+      "rdma_gbps=25,"], "--vary 'rdma_gbps=25,': element 2 is empty"),
+    (["sweep", "--model", "tiny", "--hw", "gb200-nvl72", "--context", "1K", "--strategies",
+      "tp,tp,helix"], "--strategies: 'tp' (element 2) repeats 'tp' (element 1)"),
+    (["sweep", "--model", "tiny", "--hw", "gb200-nvl72", "--context", "1K", "--strategies",
+      "dp,helix,dp-ep"], "--strategies: 'dp-ep' (element 3) repeats 'dp' (element 1)"),
+    (["sweep", "--model", "tiny", "--hw", "gb200-nvl72,hgx-h200", "--sweep-hw", "gb200-nvl72",
+      "--context", "1K"], "--sweep-hw: 'gb200-nvl72' (element 1) repeats 'gb200-nvl72' "
+     "(--hw element 1)"),
+    (["sweep", "--model", "tiny", "--hw", "gb200-nvl72," + os.path.join(
+        os.environ["HELIX_DATA_DIR"], "clusters", "gb200-nvl72.json"), "--context", "1K"],
+     "(element 2) is cluster 'gb200-nvl72', as is 'gb200-nvl72' (--hw element 1)"),
+    (["sweep", "--model", "tiny", "--hw", "gb200-nvl72", "--context", "1K", "--batch",
+      "1,1K,1024"], "--batch: '1024' (element 3) repeats '1K' (element 2)"),
+    (["sweep", "--model", "tiny", "--hw", "gb200-nvl72", "--context", "1K", "--vary",
+      "rdma_gbps=25,25.0"], "--vary: '25.0' (element 2) repeats '25' (element 1)"),
+    (["sweep", "--model", "tiny", "--hw", "gb200-nvl72", "--context", "1K", "--vary",
+      "rdma_gbps=25", "--vary", "rdma_gbps=50"], "--vary: key 'rdma_gbps' is given twice"),
 ]
 for args, msg in bad:
     rc, out, err = run(*args)

@@ -15,19 +15,10 @@
 #include "hlx_config.h"
 #define HLX_TEST_TOPO
 #include "hlx_test_files.h"
+#include "hlx_test_place.h"
 
 #define DATA HLX_SOURCE_ROOT "/tests/data/topology/"
 #define CLUSTERS DATA "clusters/"
-
-static hlx_placement_t *place(const hlx_cluster_t *c, int kvp, int tpa, int ep,
-                              const hlx_topo_t *t)
-{
-    hlx_placement_t *p = NULL;
-    char err[512] = "";
-    if (hlx_place(c, kvp, tpa, ep, t, &p, err, sizeof(err)) != HLX_OK)
-        fail_msg("place kvp %d tpa %d ep %d: %s", kvp, tpa, ep, err);
-    return p;
-}
 
 static int count_pairs(const hlx_placement_t *p, hlx_pair_kind_t kind, int link)
 {
@@ -62,7 +53,7 @@ static void check_rank_order(const hlx_placement_t *p)
 static void test_hgx8_one_node(void **state)
 {
     hlx_topo_t *t = hlx_test_topo(DATA "hgx8.xml");
-    hlx_placement_t *p = place(NULL, 4, 2, 1, t);
+    hlx_placement_t *p = hlx_test_place(NULL, 4, 2, 1, t);
     int r;
     (void)state;
 
@@ -109,7 +100,7 @@ static void test_hgx2_groups_per_node(void **state)
     (void)state;
 
     hlx_test_cluster(CLUSTERS "hgx2.json", &c);
-    p = place(&c, 8, 2, 1, t);
+    p = hlx_test_place(&c, 8, 2, 1, t);
     check_rank_order(p);
     for (r = 0; r < 16; r++) {
         char cpus[32];
@@ -130,14 +121,14 @@ static void test_hgx2_groups_per_node(void **state)
     hlx_placement_free(p);
 
     /* KVP 4 x TPA 4: two groups per node */
-    p = place(&c, 4, 4, 1, t);
+    p = hlx_test_place(&c, 4, 4, 1, t);
     for (r = 0; r < 16; r++)
         assert_int_equal(p->ranks[r].node, r / 8);
     assert_int_equal(p->a2a_cross_pairs, 0);
     hlx_placement_free(p);
 
     /* KVP 6 x TPA 2: the second group does not fit beside the first, so node 1 */
-    p = place(&c, 6, 2, 1, t);
+    p = hlx_test_place(&c, 6, 2, 1, t);
     for (r = 0; r < 12; r++) {
         assert_int_equal(p->ranks[r].node, r / 6);
         assert_int_equal(p->ranks[r].gpu, r % 6);
@@ -160,7 +151,7 @@ static void test_hgx2_split_and_cost(void **state)
     (void)state;
 
     hlx_test_cluster(CLUSTERS "hgx2.json", &c);
-    p = place(&c, 16, 1, 1, NULL);
+    p = hlx_test_place(&c, 16, 1, 1, NULL);
     check_rank_order(p);
     for (r = 0; r < 16; r++)
         assert_int_equal(p->ranks[r].node, r / 8);
@@ -181,7 +172,7 @@ static void test_hgx2_split_and_cost(void **state)
     hlx_placement_free(p);
 
     /* no topology: NICs shared out by GPU index (4 NICs for 8 GPUs), cores unknown */
-    p = place(&c, 8, 1, 1, NULL);
+    p = hlx_test_place(&c, 8, 1, 1, NULL);
     for (r = 0; r < 8; r++) {
         char nic[16];
         snprintf(nic, sizeof(nic), "nic%d", r / 2);
@@ -206,7 +197,7 @@ static void test_hgx2_partial_split(void **state)
     (void)state;
 
     hlx_test_cluster(CLUSTERS "hgx2.json", &c);
-    p = place(&c, 5, 3, 1, NULL);
+    p = hlx_test_place(&c, 5, 3, 1, NULL);
     check_rank_order(p);
     for (r = 0; r < 15; r++) {
         assert_int_equal(p->ranks[r].node, node[r]);
@@ -250,7 +241,7 @@ static void test_nvl72(void **state)
     (void)state;
 
     hlx_test_cluster(CLUSTERS "nvl72x2.json", &c);
-    p = place(&c, 64, 2, 1, t);
+    p = hlx_test_place(&c, 64, 2, 1, t);
     check_rank_order(p);
     for (r = 0; r < 128; r++) {
         int g = r < 64 ? r : 72 + (r - 64); /* group 1 starts domain 1 at GPU 72 */
@@ -267,7 +258,7 @@ static void test_nvl72(void **state)
     hlx_placement_free(p);
 
     /* 96 does not fit in 72: 72 + 24 */
-    p = place(&c, 96, 1, 1, NULL);
+    p = hlx_test_place(&c, 96, 1, 1, NULL);
     assert_int_equal(p->split_groups, 1);
     assert_int_equal(p->a2a_pairs, 96 * 95 / 2);
     assert_int_equal(p->a2a_cross_pairs, 72 * 24);
@@ -277,7 +268,7 @@ static void test_nvl72(void **state)
     hlx_placement_free(p);
 
     /* KVP 8 x TPA 18: 9 groups per domain, none split */
-    p = place(&c, 8, 18, 1, NULL);
+    p = hlx_test_place(&c, 8, 18, 1, NULL);
     check_rank_order(p);
     assert_int_equal(p->split_groups, 0);
     assert_int_equal(p->a2a_cross_pairs, 0);
@@ -296,7 +287,7 @@ static void test_mix(void **state)
     (void)state;
 
     hlx_test_cluster(CLUSTERS "mix.json", &c);
-    p = place(&c, 8, 2, 1, NULL);
+    p = hlx_test_place(&c, 8, 2, 1, NULL);
     check_rank_order(p);
     for (r = 0; r < 8; r++)
         assert_int_equal(p->ranks[r].node, 0);
@@ -309,7 +300,7 @@ static void test_mix(void **state)
     assert_int_equal(p->a2a_cross_pairs, 0);
     hlx_placement_free(p);
 
-    p = place(&c, 4, 5, 1, NULL);
+    p = hlx_test_place(&c, 4, 5, 1, NULL);
     check_rank_order(p);
     for (r = 16; r < 20; r++) {
         assert_int_equal(p->ranks[r].node, 1);
@@ -328,7 +319,7 @@ static void test_mix(void **state)
 static void test_pcie_box(void **state)
 {
     hlx_topo_t *t = hlx_test_topo(DATA "pcie4.xml");
-    hlx_placement_t *p = place(NULL, 2, 2, 1, t);
+    hlx_placement_t *p = hlx_test_place(NULL, 2, 2, 1, t);
     hlx_cluster_t c;
     char warn[1024];
     int r;
@@ -366,7 +357,7 @@ static void test_cpu_only(void **state)
     int r, q;
     (void)state;
 
-    p = place(NULL, 2, 2, 1, t);
+    p = hlx_test_place(NULL, 2, 2, 1, t);
     check_rank_order(p);
     assert_int_equal(p->cpu_only, 1);
     for (r = 0; r < 4; r++) {
@@ -381,19 +372,20 @@ static void test_cpu_only(void **state)
     assert_int_equal(count_pairs(p, HLX_PAIR_A2A, HLX_LINK_SHM), 2);
     hlx_placement_free(p);
 
-    p = place(NULL, 3, 1, 1, t);
+    p = hlx_test_place(NULL, 3, 1, 1, t);
     for (r = 0; r < 3; r++) {
         assert_string_equal(p->ranks[r].cpuset, three[r]);
         assert_int_equal(p->ranks[r].numa, r / 2);
     }
     hlx_placement_free(p);
 
-    p = place(NULL, 5, 2, 1, t); /* more ranks than cores: two share a core per socket */
+    /* more ranks than cores: two share a core per socket */
+    p = hlx_test_place(NULL, 5, 2, 1, t);
     for (r = 0; r < 10; r++)
         assert_string_equal(p->ranks[r].cpuset, ten[r]);
     hlx_placement_free(p);
 
-    p = place(NULL, 1, 1, 1, t); /* one rank takes the whole machine */
+    p = hlx_test_place(NULL, 1, 1, 1, t); /* one rank takes the whole machine */
     assert_string_equal(p->ranks[0].cpuset, "0-7");
     assert_int_equal(p->ranks[0].numa, 0);
     hlx_placement_free(p);
@@ -404,7 +396,7 @@ static void test_cpu_only(void **state)
 static void test_ep(void **state)
 {
     hlx_topo_t *t = hlx_test_topo(DATA "hgx8.xml");
-    hlx_placement_t *p = place(NULL, 4, 2, 2, t);
+    hlx_placement_t *p = hlx_test_place(NULL, 4, 2, 2, t);
     int i;
     (void)state;
 
@@ -440,7 +432,7 @@ static void test_memory_clusters(void **state)
     (void)state;
 
     hlx_test_mem_cluster(&c, 2, 4, 1, 0);
-    p = place(&c, 4, 2, 1, NULL);
+    p = hlx_test_place(&c, 4, 2, 1, NULL);
     assert_int_equal(p->internode, HLX_LINK_TCP);
     assert_int_equal(hlx_place_link(p, 0, 4), HLX_LINK_TCP);
     assert_int_equal(hlx_place_link(p, 0, 3), HLX_LINK_NVLINK);
@@ -450,7 +442,7 @@ static void test_memory_clusters(void **state)
     /* two CPU-only hosts with RDMA: 5 ranks -> 3 on the first, 2 on the second */
     hlx_test_mem_cluster(&c, 2, 0, 1, 0);
     c.link[HLX_LINK_RDMA].bw_gbps = 25;
-    p = place(&c, 5, 1, 1, NULL);
+    p = hlx_test_place(&c, 5, 1, 1, NULL);
     assert_int_equal(p->cpu_only, 1);
     for (r = 0; r < 5; r++) {
         assert_int_equal(p->ranks[r].node, r < 3 ? 0 : 1);
@@ -461,7 +453,7 @@ static void test_memory_clusters(void **state)
     assert_int_equal(p->a2a_cross_pairs, 3 * 2);
     hlx_placement_free(p);
     c.nodes[1].nics = 0; /* a host without a NIC: sockets */
-    p = place(&c, 5, 1, 1, NULL);
+    p = hlx_test_place(&c, 5, 1, 1, NULL);
     assert_int_equal(hlx_place_link(p, 2, 3), HLX_LINK_TCP);
     hlx_placement_free(p);
     hlx_cluster_free(&c);
@@ -469,7 +461,7 @@ static void test_memory_clusters(void **state)
     /* 1024 nodes of 8 GPUs in 2-node domains: 8192 ranks, KVP 16 fills each domain */
     hlx_test_mem_cluster(&c, 1024, 8, 2, 0);
     c.link[HLX_LINK_RDMA].bw_gbps = 50;
-    p = place(&c, 16, 512, 1, NULL);
+    p = hlx_test_place(&c, 16, 512, 1, NULL);
     check_rank_order(p);
     assert_int_equal(p->split_groups, 0);
     assert_int_equal(p->a2a_cross_pairs, 0);

@@ -13,6 +13,7 @@
 #include "hlx_config.h"
 #define HLX_TEST_TOPO
 #include "hlx_test_files.h"
+#include "hlx_test_place.h"
 
 #define DATA HLX_SOURCE_ROOT "/tests/data/topology/"
 
@@ -324,15 +325,6 @@ static void test_reference(void **state)
 
 /* ---- a million GPUs ---------------------------------------------------------------------- */
 
-static hlx_placement_t *place(const hlx_cluster_t *c, int kvp, int tpa, const hlx_topo_t *t)
-{
-    hlx_placement_t *p = NULL;
-    char err[512] = "";
-    if (hlx_place(c, kvp, tpa, 1, t, &p, err, sizeof(err)) != HLX_OK)
-        fail_msg("place kvp %d tpa %d: %s", kvp, tpa, err);
-    return p;
-}
-
 /* Every rank on its own GPU, and a group in more than one domain only when counted split. */
 static void check_scale(const hlx_placement_t *p, const hlx_cluster_t *c)
 {
@@ -369,7 +361,7 @@ static void test_million_nvlink(void **state)
     (void)state;
 
     hlx_test_mem_cluster(&c, 1024, 1024, 1, 50);
-    p = place(&c, 2, 1, NULL);
+    p = hlx_test_place(&c, 2, 1, 1, NULL);
     check_scale(p, &c);
     assert_int_equal(p->ranks[0].gpu_global, 0);
     assert_int_equal(p->ranks[1].gpu_global, 1);
@@ -379,7 +371,7 @@ static void test_million_nvlink(void **state)
     hlx_placement_free(p);
 
     /* 8192 groups of 2: first fit fills node 0 with 512 of them, then node 1, ... */
-    p = place(&c, 2, 8192, NULL);
+    p = hlx_test_place(&c, 2, 8192, 1, NULL);
     check_scale(p, &c);
     for (r = 0; r < p->nranks; r++) {
         assert_int_equal(p->ranks[r].node, r / 1024);
@@ -392,7 +384,7 @@ static void test_million_nvlink(void **state)
 
     /* groups of 1030 never fit: group g takes all of domain 2g (1024 free beats the 1018
      * left in domain 2g - 1), then 6 of domain 2g + 1 (lowest of the full ones) */
-    p = place(&c, 1030, 4, NULL);
+    p = hlx_test_place(&c, 1030, 4, 1, NULL);
     check_scale(p, &c);
     for (r = 0; r < p->nranks; r++) {
         int g = r / 1030, k = r % 1030;
@@ -417,7 +409,7 @@ static void test_million_pcie(void **state)
     hlx_test_mem_cluster(&c, 1024, 1024, 1, 50);
     for (r = 0; r < c.nnodes; r++)
         c.nodes[r].nvlink = 0;
-    p = place(&c, 2, 8192, NULL);
+    p = hlx_test_place(&c, 2, 8192, 1, NULL);
     check_scale(p, &c);
     for (r = 0; r < p->nranks; r++) {
         assert_int_equal(p->ranks[r].gpu_global, r);
@@ -428,7 +420,8 @@ static void test_million_pcie(void **state)
     assert_int_equal(p->ndomains, 16384);
     hlx_placement_free(p);
 
-    p = place(&c, 1, 16384, NULL); /* groups of one fit anywhere: first fit, in order */
+    /* groups of one fit anywhere: first fit, in order */
+    p = hlx_test_place(&c, 1, 16384, 1, NULL);
     check_scale(p, &c);
     for (r = 0; r < p->nranks; r++)
         assert_int_equal(p->ranks[r].gpu_global, r);
@@ -451,7 +444,7 @@ static void test_host_cores(void **state)
 
     for (i = 0; i < (int)(sizeof(ms) / sizeof(ms[0])); i++) {
         int m = ms[i], first[2] = { -1, -1 }, cnt[2] = { 0, 0 };
-        hlx_placement_t *p = place(NULL, 1, m, t);
+        hlx_placement_t *p = hlx_test_place(NULL, 1, m, 1, t);
         for (j = 0; j < m; j++) {
             int k = (int)((long)j * 2 / m);
             if (first[k] < 0)
@@ -495,15 +488,15 @@ static void test_gpu_cores(void **state)
     int r;
     (void)state;
 
-    p = place(NULL, 5, 1, t);
+    p = hlx_test_place(NULL, 5, 1, 1, t);
     for (r = 0; r < 5; r++)
         assert_string_equal(p->ranks[r].cpuset, five[r]);
     hlx_placement_free(p);
-    p = place(NULL, 3, 2, t);
+    p = hlx_test_place(NULL, 3, 2, 1, t);
     for (r = 0; r < 6; r++)
         assert_string_equal(p->ranks[r].cpuset, six[r]);
     hlx_placement_free(p);
-    p = place(NULL, 3, 1, t);
+    p = hlx_test_place(NULL, 3, 1, 1, t);
     for (r = 0; r < 3; r++)
         assert_string_equal(p->ranks[r].cpuset, three[r]);
     hlx_placement_free(p);
