@@ -3,6 +3,7 @@
  * reaches in the same run (and the bandwidth the clocks promise). */
 #include "hlx_bench_cuda.h"
 #include "hlx_kernels_cuda.h"
+#include "hlx_parse.h"
 
 #include <helix/device.h>
 
@@ -128,7 +129,7 @@ int hlx_bench_attention_cuda(int argc, char **argv)
     };
     hlx_dtype_t t = HLX_DTYPE_BF16;
     size_t len = (size_t)1 << 20, kv_bytes, es;
-    int group = 8, mla = 0, reps = 10, json = 0, c, dk, dv, rc = 1;
+    int group = 8, group_given = 0, mla = 0, reps = 10, json = 0, c, dk, dv, rc = 1;
     hlx_devices_t dv_info;
     hlx_bc_copy_t cp = { NULL, NULL, 0 };
     hlx_bc_attn_t at;
@@ -161,20 +162,19 @@ int hlx_bench_attention_cuda(int argc, char **argv)
             }
             break;
         case 'g':
-            group = atoi(optarg);
-            if (group < 1 || group > 1024) {
-                fprintf(stderr, "helix bench: --group: '%s' is not 1 .. 1024\n", optarg);
+        case 'r': {
+            int64_t v;
+            char why[160];
+            if (hlx_parse_int(optarg, 1, c == 'g' ? 1024 : 1000, &v, why, sizeof(why)) !=
+                HLX_OK) {
+                fprintf(stderr, "helix bench: %s: %s\n", c == 'g' ? "--group" : "--reps", why);
                 return 2;
             }
+            *(c == 'g' ? &group : &reps) = (int)v;
+            group_given |= c == 'g';
             break;
+        }
         case 'L': mla = 1; break;
-        case 'r':
-            reps = atoi(optarg);
-            if (reps < 1 || reps > 1000) {
-                fprintf(stderr, "helix bench: --reps: '%s' is not 1 .. 1000\n", optarg);
-                return 2;
-            }
-            break;
         case 'j': json = 1; break;
         case 'V':
             if (hlx_cuda_attn_set_variant(optarg) != HLX_OK) {
@@ -190,6 +190,12 @@ int hlx_bench_attention_cuda(int argc, char **argv)
             hlx_bc_usage(stderr);
             return 2;
         }
+    }
+    if (mla && group_given) { /* as the CPU bench: --mla sets the shape */
+        fprintf(stderr, "helix bench attention: --mla and --group: --mla sets the shape (128 "
+                        "query heads, key 576, value 512) and --group would be ignored; drop "
+                        "one of the two\n");
+        return 2;
     }
     hlx_devices_query(&dv_info);
     if (dv_info.count < 1) {
