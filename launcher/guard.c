@@ -219,7 +219,7 @@ void hlx_guard_fini(hlx_guard_t *g)
 }
 
 int hlx_guard_check(hlx_guard_t *g, const int *ranks, int nranks,
-                    void (*report)(const char *msg))
+                    void (*report)(void *arg, const char *msg), void *arg)
 {
     hlx_guard_sock_t *tab = NULL;
     size_t            n = 0, cap = 0;
@@ -275,7 +275,7 @@ int hlx_guard_check(hlx_guard_t *g, const int *ranks, int nranks,
                      "client no process of the job holds (local port %u)", g->port,
                      srv->rport);
         if (report)
-            report(msg);
+            report(arg, msg);
     }
     free(tab);
     return cut;

@@ -12,6 +12,7 @@
 #include <errno.h>
 #include <getopt.h>
 #include <limits.h>
+#include <sched.h>
 #include <stddef.h>
 #include <stdlib.h>
 #include <string.h>
@@ -28,6 +29,8 @@ typedef struct hlx_run_settings {
     double settle;
     char   prefix[HLX_PARAM_STRLEN];
     char   tmpdir[HLX_PARAM_STRLEN];
+    int    collapse;
+    int    oversubscribe;
 } hlx_run_settings_t;
 
 static const hlx_param_t hlx_run_params[] = {
@@ -42,6 +45,11 @@ static const hlx_param_t hlx_run_params[] = {
       HLX_RUN_PREFIX_CHOICES },
     { "RUN_TMPDIR", HLX_PT_STRING, "", 0, 0, offsetof(hlx_run_settings_t, tmpdir),
       "where the private PMIx directory is made (default $TMPDIR, else /tmp)", NULL },
+    { "RUN_COLLAPSE", HLX_PT_INT, "1", 0, 1, offsetof(hlx_run_settings_t, collapse),
+      "1: a stderr line other ranks print alike is printed once, then \"[1-3] (the same "
+      "line as [0] above)\"; 0: every copy (--no-collapse)", NULL },
+    { "RUN_OVERSUBSCRIBE", HLX_PT_INT, "0", 0, 1, offsetof(hlx_run_settings_t, oversubscribe),
+      "1: no warning when -n exceeds the CPUs helixrun may run on (--oversubscribe)", NULL },
 };
 
 #define HLX_RUN_NPARAMS (sizeof(hlx_run_params) / sizeof(hlx_run_params[0]))
@@ -67,6 +75,8 @@ enum {
     HLX_OPT_TAG_OUTPUT,
     HLX_OPT_PREFIX,
     HLX_OPT_TMPDIR,
+    HLX_OPT_NO_COLLAPSE,
+    HLX_OPT_OVERSUBSCRIBE,
 };
 
 static const struct option hlx_run_longopts[] = {
@@ -77,6 +87,8 @@ static const struct option hlx_run_longopts[] = {
     { "tag-output", no_argument, NULL, HLX_OPT_TAG_OUTPUT },
     { "prefix", required_argument, NULL, HLX_OPT_PREFIX },
     { "tmpdir", required_argument, NULL, HLX_OPT_TMPDIR },
+    { "no-collapse", no_argument, NULL, HLX_OPT_NO_COLLAPSE },
+    { "oversubscribe", no_argument, NULL, HLX_OPT_OVERSUBSCRIBE },
     { "help", no_argument, NULL, 'h' },
     { "version", no_argument, NULL, 'V' },
     { NULL, 0, NULL, 0 },
@@ -100,6 +112,13 @@ static void hlx_run_usage(FILE *f, const hlx_run_settings_t *set,
         "                       none: lines unmarked (still whole lines)\n"
         "      --no-prefix      same as --prefix none\n"
         "      --tag-output     same as --prefix tag\n"
+        "      --no-collapse    print every copy of a stderr line that several ranks print\n"
+        "                       alike; by default the first is printed at once and the\n"
+        "                       copies of other ranks within 2 s (the log header's host,\n"
+        "                       pid and rank aside) become one line: \"[1-3] (the same\n"
+        "                       line as [0] above)\" (stdout is never collapsed)\n"
+        "      --oversubscribe  no warning when N exceeds the CPUs helixrun may run on\n"
+        "                       (the ranks then share CPUs; they are started anyway)\n"
         "  -x VAR[=VALUE]       set VAR in every rank (VAR alone: forward helixrun's value);\n"
         "                       not HELIXRUN, HELIX_RANK, HELIX_SIZE or PMIX_*, which\n"
         "                       helixrun sets itself (PMIX_MCA_* tuning is allowed)\n"
@@ -288,6 +307,12 @@ static int hlx_run_parse(int argc, char **argv, hlx_run_settings_t *set,
         case HLX_OPT_TMPDIR:
             flag = "--tmpdir", param = "RUN_TMPDIR";
             break;
+        case HLX_OPT_NO_COLLAPSE:
+            flag = "--no-collapse", param = "RUN_COLLAPSE", value = "0";
+            break;
+        case HLX_OPT_OVERSUBSCRIBE:
+            flag = "--oversubscribe", param = "RUN_OVERSUBSCRIBE", value = "1";
+            break;
         case 'x': {
             size_t      namelen = strcspn(optarg, "=");
             const char *fwd     = optarg[namelen] == '=' ? NULL : getenv(optarg);
@@ -344,6 +369,40 @@ static int hlx_run_parse(int argc, char **argv, hlx_run_settings_t *set,
     return -1;
 }
 
+/* The CPUs in helixrun's affinity mask (which the ranks inherit), 0 when unknown. */
+static int hlx_run_cpus(void)
+{
+    for (size_t ncpu = 1024; ncpu <= 65536; ncpu *= 2) {
+        cpu_set_t   *set  = CPU_ALLOC(ncpu);
+        const size_t size = CPU_ALLOC_SIZE(ncpu);
+        int          n    = -1;
+
+        if (set == NULL)
+            return 0;
+        if (sched_getaffinity(0, size, set) == 0)
+            n = CPU_COUNT_S(size, set);
+        CPU_FREE(set);
+        if (n >= 0)
+            return n;
+        if (errno != EINVAL) /* EINVAL: the kernel's mask is larger than ncpu */
+            return 0;
+    }
+    return 0;
+}
+
+/* More ranks than CPUs is allowed (tests run 4 ranks on 2), but said once: the ranks then
+ * share CPUs, and the timings they report are not those of a core per rank. */
+static void hlx_run_warn_oversubscribed(long np, const hlx_run_settings_t *set)
+{
+    const int ncpu = set->oversubscribe ? 0 : hlx_run_cpus();
+
+    if (ncpu > 0 && np > ncpu)
+        fprintf(stderr, "helixrun: %ld ranks on %d CPU%s (helixrun's affinity mask): the ranks "
+                "share them, so bench and decode timings are not those of one core per rank; "
+                "--oversubscribe or HELIX_RUN_OVERSUBSCRIBE=1 silences this\n", np, ncpu,
+                ncpu > 1 ? "s" : "");
+}
+
 /* Turns the settings (all checked) into launch options. Returns -1 to go on, else the
  * exit code. */
 static int hlx_run_opts(const hlx_run_settings_t *set, const hlx_param_src_t *src,
@@ -357,7 +416,8 @@ static int hlx_run_opts(const hlx_run_settings_t *set, const hlx_param_src_t *sr
     opts->grace_s   = set->grace;
     opts->settle_s  = set->settle;
     hlx_parse_choice(set->prefix, HLX_RUN_PREFIX_CHOICES, &idx, why, sizeof(why));
-    opts->prefix = hlx_run_prefixes[idx];
+    opts->prefix   = hlx_run_prefixes[idx];
+    opts->collapse = set->collapse;
     if (set->tmpdir[0]) {
         opts->tmproot      = set->tmpdir;
         opts->tmproot_from = src[hlx_run_param_index("RUN_TMPDIR")] == HLX_SRC_FLAG
@@ -410,6 +470,7 @@ int main(int argc, char **argv)
         rc = HLX_LAUNCH_EXIT_NOTFOUND;
     }
     if (rc < 0) {
+        hlx_run_warn_oversubscribed(np, &set);
         opts.nprocs  = (int)np;
         opts.envset  = envset;
         opts.nenvset = nenvset;

@@ -12,6 +12,7 @@
 #include <fcntl.h>
 #include <ftw.h>
 #include <limits.h>
+#include <math.h>
 #include <poll.h>
 #include <pthread.h>
 #include <signal.h>
@@ -23,6 +24,7 @@
 #include <sys/prctl.h>
 #include <sys/resource.h>
 #include <sys/signalfd.h>
+#include <sys/socket.h>
 #include <sys/stat.h>
 #include <sys/syscall.h>
 #include <sys/wait.h>
@@ -64,6 +66,8 @@ typedef struct hlx_rank {
     pid_t            pid;       /* 0 until forked */
     int              running;   /* forked and not yet reaped */
     int              wstatus;   /* waitpid status once reaped */
+    int              group_gone; /* its process group seen empty after it was reaped: the
+                                  * number may be another group's since */
     double           started;   /* hlx_now_s() at fork */
     /* Written by the PMIx progress thread under job->lock. */
     int              connected;
@@ -122,11 +126,13 @@ typedef struct hlx_job {
     char             abort_desc[384];
     int              swept;       /* leftover processes sent SIGTERM */
     hlx_guard_t      guard;       /* the PMIx port, watched for foreign connections */
+    hlx_iof_collapse_t dup;       /* stderr lines of several ranks printed once */
     double           guard_next;
     int              notify_rank; /* the rank named as the first failure, -1: none */
     char             notify_text[384];
     pid_t            keeper_pid;  /* ends the ranks' groups if helixrun dies, 0: none */
-    int              keeper_fd;   /* rank pids to the keeper; closing it unsaid = died */
+    int              keeper_fd;   /* rank pids (and pidfds) to the keeper; closing it
+                                   * unsaid = died */
 } hlx_job_t;
 
 /* ---- PMIx server module: runs on the library's progress thread ---- */
@@ -403,11 +409,27 @@ static pmix_status_t hlx_pmix_wait_end(hlx_pmix_wait_t *w, pmix_status_t rc)
 
 static void hlx_rmtree(const char *dir);
 
-static void hlx_job_msg(const char *fmt, ...) __attribute__((format(printf, 1, 2)));
-static void hlx_job_msg(const char *fmt, ...)
+/* Forwards what the ranks have written so far (a rank that has exited wrote all of its
+ * output before it did), without waiting for more. */
+static void hlx_job_drain_output(hlx_job_t *job)
+{
+    for (int i = 0; job->ranks != NULL && i < job->opts->nprocs; i++) {
+        hlx_iof_read(&job->ranks[i].out, stdout, job->opts->prefix);
+        hlx_iof_read(&job->ranks[i].err, stderr, job->opts->prefix);
+    }
+}
+
+/* One line of helixrun's own on stderr. What the ranks said before it comes first: their
+ * output still in the pipes, and the summaries of the stderr copies held back (a rank's
+ * last words before the line about its end). */
+static void hlx_job_msg(hlx_job_t *job, const char *fmt, ...)
+    __attribute__((format(printf, 2, 3)));
+static void hlx_job_msg(hlx_job_t *job, const char *fmt, ...)
 {
     va_list ap;
 
+    hlx_job_drain_output(job);
+    hlx_iof_collapse_say(&job->dup);
     fflush(stdout);
     fputs("helixrun: ", stderr);
     va_start(ap, fmt);
@@ -535,7 +557,7 @@ static void *hlx_job_fin_watchdog_main(void *arg)
     if (done)
         return NULL;
     /* The main thread is stuck inside the library, so its fields are stable to read. */
-    hlx_job_msg("PMIx_server_finalize did not return within %g s; giving up on it",
+    hlx_job_msg(job, "PMIx_server_finalize did not return within %g s; giving up on it",
                 HLX_JOB_FINALIZE_S);
     for (int i = 0; i < job->opts->nprocs; i++)
         if (job->ranks[i].running)
@@ -724,10 +746,10 @@ static void hlx_job_fail(hlx_job_t *job, int code, const char *fmt, ...)
         if (code != HLX_LAUNCH_EXIT_TIMEOUT)
             hlx_job_unconnected_note(job, note, sizeof(note));
         if (job->nrunning > 0)
-            hlx_job_msg("%s%s; killing the job (SIGTERM, SIGKILL after %g s)", reason, note,
-                        job->opts->grace_s);
+            hlx_job_msg(job, "%s%s; killing the job (SIGTERM, SIGKILL after %g s)", reason,
+                        note, job->opts->grace_s);
         else
-            hlx_job_msg("%s", reason);
+            hlx_job_msg(job, "%s", reason);
     }
     hlx_job_kill(job);
 }
@@ -788,7 +810,7 @@ static int hlx_job_register_nspace(hlx_job_t *job)
     if (rc == PMIX_SUCCESS)
         rc = PMIx_generate_ppn(ranks_str, &proc_regex);
     if (rc != PMIX_SUCCESS) {
-        hlx_job_msg("cannot build the PMIx node/proc maps: %s", PMIx_Error_string(rc));
+        hlx_job_msg(job, "cannot build the PMIx node/proc maps: %s", PMIx_Error_string(rc));
         free(node_regex);
         return -1;
     }
@@ -844,7 +866,7 @@ static int hlx_job_register_nspace(hlx_job_t *job)
     rc = hlx_pmix_wait_end(w, rc);
     PMIX_INFO_FREE(info, cap);
     if (rc != PMIX_SUCCESS) {
-        hlx_job_msg("PMIx_server_register_nspace failed: %s", PMIx_Error_string(rc));
+        hlx_job_msg(job, "PMIx_server_register_nspace failed: %s", PMIx_Error_string(rc));
         return -1;
     }
     return 0;
@@ -939,7 +961,7 @@ static char **hlx_job_child_env(hlx_job_t *job, int rank)
     PMIX_LOAD_PROCID(&proc, job->nspace, (pmix_rank_t)rank);
     rc = PMIx_server_setup_fork(&proc, &env);
     if (rc != PMIX_SUCCESS) {
-        hlx_job_msg("PMIx_server_setup_fork for rank %d failed: %s", rank,
+        hlx_job_msg(job, "PMIx_server_setup_fork for rank %d failed: %s", rank,
                     PMIx_Error_string(rc));
         hlx_env_free(env);
         return NULL;
@@ -1064,24 +1086,66 @@ static int hlx_job_fd_room(int nprocs)
  * true') the wrapper dies with a SIGKILLed helixrun and prog runs on, reparented to init,
  * and nothing of helixrun runs to end it. So helixrun forks a small keeper first (before
  * the PMIx server starts threads), in a process group of its own so that signals to
- * helixrun's group (a terminal, timeout(1)) leave it alone. helixrun writes it each rank's
- * pid (= its process group) and, on every orderly exit, a 0. If the pipe ends without the
- * 0, helixrun is gone: the keeper sends the groups SIGTERM, SIGKILL after
- * HLX_JOB_LEFTOVER_S, removes the job directory and exits. */
+ * helixrun's group (a terminal, timeout(1)) leave it alone. helixrun sends it each rank's
+ * pid (= its process group) with a pidfd of the rank and, on every orderly exit, a 0. If
+ * the socket ends without the 0, helixrun is gone: the keeper sends the groups SIGTERM,
+ * SIGKILL after HLX_JOB_LEFTOVER_S, removes the job directory and exits.
+ *
+ * A group's number is free again once its last member is gone, and a new process group
+ * may then carry it: signalled by number, that group would be ended in the job's place.
+ * The pidfd, opened by helixrun before it reaps the rank, names the rank's own group
+ * whatever becomes of the number (pidfd_send_signal with PIDFD_SIGNAL_PROCESS_GROUP,
+ * Linux 6.9); it fails with ESRCH once that group is empty. Where the kernel lacks either,
+ * the keeper signals by number and forgets emptied groups every HLX_KEEPER_PRUNE_MS. */
 
-/* How often the keeper forgets groups that have emptied: a pid is not reused while it
- * names a process group, but may be once the group is gone. */
+/* How often the keeper forgets groups that have emptied. */
 #define HLX_KEEPER_PRUNE_MS 1000
 
-/* Whether process group g still has a member (a zombie counts: the pid stays taken). */
-static int hlx_keeper_group_exists(pid_t g)
+#ifndef PIDFD_SIGNAL_PROCESS_GROUP
+#define PIDFD_SIGNAL_PROCESS_GROUP (1u << 2)
+#endif
+
+/* A rank's process group as the keeper knows it. */
+typedef struct hlx_keeper_group {
+    pid_t pgid;
+    int   pidfd; /* of the rank, -1: none (signalled by number) */
+} hlx_keeper_group_t;
+
+/* Sends sig (0: a probe) to the rank's own group. Returns 0 when the group has a member
+ * (one that refuses the signal counts: it is there), -1 when the group is gone. */
+static int hlx_keeper_signal(const hlx_keeper_group_t *g, int sig)
 {
-    return kill(-g, 0) == 0 || errno != ESRCH;
+#ifdef SYS_pidfd_send_signal
+    if (g->pidfd >= 0) {
+        if (syscall(SYS_pidfd_send_signal, g->pidfd, sig, NULL,
+                    PIDFD_SIGNAL_PROCESS_GROUP) == 0 || errno == EPERM)
+            return 0;
+        if (errno != EINVAL && errno != ENOSYS) /* EINVAL: a kernel without the flag */
+            return -1;
+    }
+#endif
+    /* A zombie member counts: the number stays taken while it waits. */
+    return kill(-g->pgid, sig) == 0 || errno == EPERM ? 0 : -1;
+}
+
+/* Keeps the groups that still have a member; closes the pidfds of the others. */
+static int hlx_keeper_prune(hlx_keeper_group_t *groups, int n)
+{
+    int k = 0;
+
+    for (int i = 0; i < n; i++) {
+        if (hlx_keeper_signal(&groups[i], 0) == 0)
+            groups[k++] = groups[i];
+        else if (groups[i].pidfd >= 0)
+            close(groups[i].pidfd);
+    }
+    return k;
 }
 
 /* Whether a process of the groups still runs: zombies do not count (with helixrun gone
- * they wait for init, which may reap late or never in a container). */
-static int hlx_keeper_running(const pid_t *groups, int n)
+ * they wait for init, which may reap late or never in a container). Only a wait: the
+ * groups were pruned just before, so a number here is still the job's group. */
+static int hlx_keeper_running(const hlx_keeper_group_t *groups, int n)
 {
     DIR           *d = opendir("/proc");
     struct dirent *de;
@@ -1098,21 +1162,50 @@ static int hlx_keeper_running(const pid_t *groups, int n)
             ps.state == 'X')
             continue;
         for (int i = 0; i < n && !found; i++)
-            found = ps.pgrp == groups[i];
+            found = ps.pgrp == groups[i].pgid;
     }
     closedir(d);
     return found;
 }
 
+/* One message from helixrun: a pid, with the rank's pidfd when helixrun could open one.
+ * Returns 1 with *pid and *pidfd set, 0 at the end of the socket, -1 to try again. */
+static int hlx_keeper_recv(int fd, pid_t *pid, int *pidfd)
+{
+    union {
+        char           buf[CMSG_SPACE(sizeof(int))];
+        struct cmsghdr align;
+    } ctl;
+    struct iovec    iov = { .iov_base = pid, .iov_len = sizeof(*pid) };
+    struct msghdr   msg = { .msg_iov = &iov, .msg_iovlen = 1, .msg_control = ctl.buf,
+                            .msg_controllen = sizeof(ctl.buf) };
+    struct cmsghdr *c;
+    ssize_t         got = recvmsg(fd, &msg, MSG_CMSG_CLOEXEC);
+
+    *pidfd = -1;
+    if (got < 0)
+        return errno == EINTR || errno == EAGAIN ? -1 : 0;
+    for (c = CMSG_FIRSTHDR(&msg); c != NULL; c = CMSG_NXTHDR(&msg, c))
+        if (c->cmsg_level == SOL_SOCKET && c->cmsg_type == SCM_RIGHTS &&
+            c->cmsg_len == CMSG_LEN(sizeof(int)))
+            memcpy(pidfd, CMSG_DATA(c), sizeof(int));
+    if (got != (ssize_t)sizeof(*pid)) {
+        if (*pidfd >= 0)
+            close(*pidfd);
+        return 0; /* the end of the socket (or garbage): helixrun is gone */
+    }
+    return 1;
+}
+
 static void hlx_keeper_main(int rfd, const char *tmpdir) __attribute__((noreturn));
 static void hlx_keeper_main(int rfd, const char *tmpdir)
 {
-    static const int quiet[] = { SIGINT, SIGQUIT, SIGHUP, SIGTSTP, SIGTTIN, SIGTTOU };
-    pid_t            groups[HLX_LAUNCH_MAX_NPROCS];
-    int              n = 0, devnull;
-    struct sigaction sa;
-    sigset_t         none;
-    double           until;
+    static const int   quiet[] = { SIGINT, SIGQUIT, SIGHUP, SIGTSTP, SIGTTIN, SIGTTOU };
+    hlx_keeper_group_t groups[HLX_LAUNCH_MAX_NPROCS];
+    int                n = 0, devnull;
+    struct sigaction   sa;
+    sigset_t           none;
+    double             until;
 
     setpgid(0, 0);
     prctl(PR_SET_NAME, "helixrun-keeper");
@@ -1139,51 +1232,51 @@ static void hlx_keeper_main(int rfd, const char *tmpdir)
     for (;;) {
         struct pollfd p = { .fd = rfd, .events = POLLIN };
         pid_t         pid;
-        ssize_t       got;
+        int           pidfd, got;
         int           rc = poll(&p, 1, HLX_KEEPER_PRUNE_MS);
 
         if (rc == 0) {
-            int k = 0;
-            for (int i = 0; i < n; i++)
-                if (hlx_keeper_group_exists(groups[i]))
-                    groups[k++] = groups[i];
-            n = k;
+            n = hlx_keeper_prune(groups, n);
             continue;
         }
         if (rc < 0 && errno == EINTR)
             continue;
-        got = read(rfd, &pid, sizeof(pid));
-        if (got < 0 && errno == EINTR)
+        got = hlx_keeper_recv(rfd, &pid, &pidfd);
+        if (got < 0)
             continue;
-        if (got != (ssize_t)sizeof(pid))
-            break; /* the end of the pipe without a 0: helixrun is gone */
+        if (got == 0)
+            break; /* the end of the socket without a 0: helixrun is gone */
         if (pid == 0)
             _exit(0);
         if (n < HLX_LAUNCH_MAX_NPROCS)
-            groups[n++] = pid;
+            groups[n++] = (hlx_keeper_group_t){ .pgid = pid, .pidfd = pidfd };
+        else if (pidfd >= 0)
+            close(pidfd);
     }
+    n = hlx_keeper_prune(groups, n);
     for (int i = 0; i < n; i++) {
-        kill(-groups[i], SIGTERM);
-        kill(-groups[i], SIGCONT);
+        hlx_keeper_signal(&groups[i], SIGTERM);
+        hlx_keeper_signal(&groups[i], SIGCONT);
     }
     until = hlx_now_s() + HLX_JOB_LEFTOVER_S;
     while (hlx_keeper_running(groups, n) && hlx_now_s() < until)
         usleep(10000);
     for (int i = 0; i < n; i++)
-        kill(-groups[i], SIGKILL);
+        hlx_keeper_signal(&groups[i], SIGKILL);
     if (tmpdir[0])
         hlx_rmtree(tmpdir);
     _exit(0);
 }
 
-/* Starts the keeper; without one (fork failed) the job runs as before. */
+/* Starts the keeper; without one (fork failed) the job runs as before. A socket rather
+ * than a pipe: it carries the ranks' pidfds. */
 static void hlx_keeper_start(hlx_job_t *job)
 {
     int   p[2];
     pid_t pid;
 
     job->keeper_fd = -1;
-    if (pipe2(p, O_CLOEXEC) < 0)
+    if (socketpair(AF_UNIX, SOCK_SEQPACKET | SOCK_CLOEXEC, 0, p) < 0)
         return;
     pid = fork();
     if (pid == 0) {
@@ -1199,11 +1292,39 @@ static void hlx_keeper_start(hlx_job_t *job)
     job->keeper_fd  = p[1];
 }
 
+/* Tells the keeper of a rank just forked: its pid, and a pidfd of it opened now, while the
+ * rank cannot have been reaped yet (so the pidfd is surely the rank's). */
 static void hlx_keeper_add(hlx_job_t *job, pid_t pid)
 {
-    if (job->keeper_fd >= 0 && write(job->keeper_fd, &pid, sizeof(pid)) != sizeof(pid)) {
+    union {
+        char           buf[CMSG_SPACE(sizeof(int))];
+        struct cmsghdr align;
+    } ctl;
+    struct iovec  iov = { .iov_base = &pid, .iov_len = sizeof(pid) };
+    struct msghdr msg = { .msg_iov = &iov, .msg_iovlen = 1 };
+    int           pidfd = -1;
+
+    if (job->keeper_fd < 0)
+        return;
+#ifdef SYS_pidfd_open
+    pidfd = (int)syscall(SYS_pidfd_open, pid, 0);
+#endif
+    if (pidfd >= 0) {
+        struct cmsghdr *c;
+        memset(&ctl, 0, sizeof(ctl));
+        msg.msg_control    = ctl.buf;
+        msg.msg_controllen = sizeof(ctl.buf);
+        c                  = CMSG_FIRSTHDR(&msg);
+        c->cmsg_level      = SOL_SOCKET;
+        c->cmsg_type       = SCM_RIGHTS;
+        c->cmsg_len        = CMSG_LEN(sizeof(int));
+        memcpy(CMSG_DATA(c), &pidfd, sizeof(int));
+    }
+    if (sendmsg(job->keeper_fd, &msg, MSG_NOSIGNAL) != (ssize_t)sizeof(pid)) {
         /* the keeper is gone; the job runs on without it */
     }
+    if (pidfd >= 0)
+        close(pidfd);
 }
 
 /* The orderly end: the keeper is told (a 0) and waited for, at most 1 s. */
@@ -1214,7 +1335,7 @@ static void hlx_keeper_stop(hlx_job_t *job)
 
     if (job->keeper_fd < 0)
         return;
-    if (write(job->keeper_fd, &zero, sizeof(zero)) != sizeof(zero)) {
+    if (send(job->keeper_fd, &zero, sizeof(zero), MSG_NOSIGNAL) != sizeof(zero)) {
     }
     close(job->keeper_fd);
     job->keeper_fd = -1;
@@ -1294,17 +1415,31 @@ static int hlx_job_spawn(hlx_job_t *job, int rank, int devnull, char *why, size_
     r->started = hlx_now_s();
     r->running = 1;
     job->nrunning++;
-    hlx_iof_open(&r->out, out[0], rank, 0);
-    hlx_iof_open(&r->err, err[0], rank, 1);
+    hlx_iof_open(&r->out, out[0], rank, 0, NULL);
+    hlx_iof_open(&r->err, err[0], rank, 1, job->dup.slot != NULL ? &job->dup : NULL);
     hlx_debug(HLX_SUB_LAUNCH, "rank %d started as pid %d", rank, (int)pid);
     return 0;
 }
 
 /* ---- Leftovers: processes of the job outliving their rank, stale directories ---- */
 
+/* Marks the ended ranks whose process group has emptied: from then on its number may name
+ * an unrelated group, which the sweep of leftovers must not take for the rank's. Called
+ * after each reaping (helixrun, the subreaper, reaps the members orphaned in a group). */
+static void hlx_job_probe_groups(hlx_job_t *job)
+{
+    for (int i = 0; i < job->opts->nprocs; i++) {
+        hlx_rank_t *r = &job->ranks[i];
+        if (r->pid > 0 && !r->running && !r->group_gone && kill(-r->pid, 0) < 0 &&
+            errno == ESRCH)
+            r->group_gone = 1;
+    }
+}
+
 /* Signals every process left over from the job: in a rank's process group after the rank
- * ended, or reparented to helixrun (it is the job's child subreaper, so a daemonized
- * grandchild lands here). Returns how many; lists "P (comm)" in buf. */
+ * ended (unless that group was seen empty since: its number may be another's), or
+ * reparented to helixrun (it is the job's child subreaper, so a daemonized grandchild
+ * lands here). Returns how many; lists "P (comm)" in buf. */
 static int hlx_job_sweep(hlx_job_t *job, int sig, char *buf, size_t size)
 {
     DIR           *d = opendir("/proc");
@@ -1329,7 +1464,7 @@ static int hlx_job_sweep(hlx_job_t *job, int sig, char *buf, size_t size)
             continue;
         for (int i = 0; i < job->opts->nprocs && !ours; i++) {
             const hlx_rank_t *r = &job->ranks[i];
-            if (r->pid <= 0 || r->running)
+            if (r->pid <= 0 || r->running || r->group_gone)
                 continue;
             ours = ps.pgrp == r->pid;
         }
@@ -1363,6 +1498,7 @@ static void hlx_job_reap_others(hlx_job_t *job)
     while ((pid = waitpid(-1, NULL, WNOHANG)) > 0)
         if (pid == job->keeper_pid)
             job->keeper_pid = 0;
+    hlx_job_probe_groups(job);
 }
 
 /* After the last rank: SIGTERM what the ranks left running, reap it (helixrun is its
@@ -1375,7 +1511,7 @@ static void hlx_job_end_leftovers(hlx_job_t *job)
 
     if (n == 0)
         return;
-    hlx_job_msg("%d process(es) left running by the ranks after they ended: %s; sent "
+    hlx_job_msg(job, "%d process(es) left running by the ranks after they ended: %s; sent "
                 "SIGTERM", n, list);
     until = hlx_now_s() + HLX_JOB_LEFTOVER_S;
     while (hlx_now_s() < until) {
@@ -1386,8 +1522,8 @@ static void hlx_job_end_leftovers(hlx_job_t *job)
     }
     n = hlx_job_sweep(job, SIGKILL, list, sizeof(list));
     if (n > 0)
-        hlx_job_msg("still running %g s after SIGTERM, sent SIGKILL: %s", HLX_JOB_LEFTOVER_S,
-                    list);
+        hlx_job_msg(job, "still running %g s after SIGTERM, sent SIGKILL: %s",
+                    HLX_JOB_LEFTOVER_S, list);
     until = hlx_now_s() + 1.0;
     while (hlx_now_s() < until && hlx_job_sweep(job, 0, NULL, 0) > 0) {
         hlx_job_reap_others(job);
@@ -1608,10 +1744,6 @@ static void hlx_job_reaped(hlx_job_t *job, hlx_rank_t *r, int wstatus)
     r->running = 0;
     r->wstatus = wstatus;
     job->nrunning--;
-    /* Whatever the rank left running in its process group (background children) goes
-     * with it; the group id cannot be reused while any member lives. */
-    kill(-r->pid, SIGTERM);
-    kill(-r->pid, SIGCONT);
     pthread_mutex_lock(&job->lock);
     connected = r->connected;
     finalized = r->finalized;
@@ -1649,24 +1781,41 @@ static void hlx_job_reaped(hlx_job_t *job, hlx_rank_t *r, int wstatus)
 
 static void hlx_job_reap(hlx_job_t *job)
 {
-    int   wstatus;
-    pid_t pid;
+    for (;;) {
+        siginfo_t   si;
+        hlx_rank_t *r = NULL;
+        int         wstatus;
+        pid_t       pid;
 
-    while ((pid = waitpid(-1, &wstatus, WNOHANG)) > 0) {
+        /* Looked at before it is reaped: a rank that is still a zombie keeps its pid, and
+         * with it the number of its process group, from being reused. */
+        memset(&si, 0, sizeof(si));
+        if (waitid(P_ALL, 0, &si, WEXITED | WNOHANG | WNOWAIT) != 0 || si.si_pid <= 0)
+            break;
+        for (int i = 0; i < job->opts->nprocs && r == NULL; i++)
+            if (job->ranks[i].running && job->ranks[i].pid == si.si_pid)
+                r = &job->ranks[i];
+        if (r != NULL) {
+            /* Whatever the rank left running in its process group (background children)
+             * goes with it. */
+            kill(-r->pid, SIGTERM);
+            kill(-r->pid, SIGCONT);
+        }
+        pid = waitpid(si.si_pid, &wstatus, WNOHANG);
+        if (pid <= 0)
+            break;
         if (pid == job->keeper_pid) { /* killed by someone: the job runs on without it */
             job->keeper_pid = 0;
             continue;
         }
-        for (int i = 0; i < job->opts->nprocs; i++) {
-            hlx_rank_t *r = &job->ranks[i];
-            if (r->running && r->pid == pid) {
-                hlx_debug(HLX_SUB_LAUNCH, "reaped rank %d (pid %d) at %.6f", i, (int)pid,
-                          hlx_now_s());
-                hlx_job_reaped(job, r, wstatus);
-                break;
-            }
+        if (r != NULL) {
+            hlx_job_probe_groups(job);
+            hlx_debug(HLX_SUB_LAUNCH, "reaped rank %d (pid %d) at %.6f", r->rank, (int)pid,
+                      hlx_now_s());
+            hlx_job_reaped(job, r, wstatus);
         }
     }
+    hlx_job_probe_groups(job);
 }
 
 static void hlx_job_on_signal(hlx_job_t *job)
@@ -1701,14 +1850,14 @@ static void hlx_job_on_signal(hlx_job_t *job)
             job->failed    = 1;
             job->exit_code = HLX_LAUNCH_EXIT_SIGBASE + sig;
             if (!started)
-                hlx_job_msg("received SIG%s before any rank started; not starting the job",
+                hlx_job_msg(job, "received SIG%s before any rank started; not starting the job",
                             hlx_signame(sig));
             else if (fwd == sig)
-                hlx_job_msg("received SIG%s; forwarding it to the job (SIGKILL after %g s)",
-                            hlx_signame(sig), job->opts->grace_s);
+                hlx_job_msg(job, "received SIG%s; forwarding it to the job (SIGKILL after "
+                            "%g s)", hlx_signame(sig), job->opts->grace_s);
             else
-                hlx_job_msg("received SIG%s; ending the job with SIG%s (SIGKILL after %g s)",
-                            hlx_signame(sig), hlx_signame(fwd), job->opts->grace_s);
+                hlx_job_msg(job, "received SIG%s; ending the job with SIG%s (SIGKILL after "
+                            "%g s)", hlx_signame(sig), hlx_signame(fwd), job->opts->grace_s);
         }
         hlx_job_server_down(job);
         job->killing    = 1;
@@ -1794,28 +1943,30 @@ static void hlx_job_on_deadlines(hlx_job_t *job, double now)
         hlx_job_list_ranks(job, running, sizeof(running), hlx_rank_is_running);
         if (job->cut_sig)
             /* The grace was cut short: say how long the ranks really had. */
-            hlx_job_msg("rank(s) %s still running %.*f s after SIG%s; helixrun got a second "
-                        "signal (SIG%s): sending SIGKILL", running,
+            hlx_job_msg(job, "rank(s) %s still running %.*f s after SIG%s; helixrun got a "
+                        "second signal (SIG%s): sending SIGKILL", running,
                         now - job->kill_start < 1 ? 2 : 1, now - job->kill_start,
                         hlx_signame(job->kill_sig), hlx_signame(job->cut_sig));
         else
-            hlx_job_msg("rank(s) %s still running %g s after SIG%s; sending SIGKILL", running,
-                        job->opts->grace_s, hlx_signame(job->kill_sig));
+            hlx_job_msg(job, "rank(s) %s still running %g s after SIG%s; sending SIGKILL",
+                        running, job->opts->grace_s, hlx_signame(job->kill_sig));
         job->escalated = 1;
         hlx_job_signal_all(job, SIGKILL);
     }
     if (job->escalated && job->nrunning > 0 && now >= job->kill_at + HLX_JOB_REAP_S &&
         !job->abandoned) {
         hlx_job_list_ranks(job, running, sizeof(running), hlx_rank_is_running);
-        hlx_job_msg("rank(s) %s still not gone %g s after SIGKILL; giving up on them",
+        hlx_job_msg(job, "rank(s) %s still not gone %g s after SIGKILL; giving up on them",
                     running, HLX_JOB_REAP_S);
         job->abandoned = 1;
     }
 }
 
-static void hlx_job_guard_report(const char *msg)
+static void hlx_job_guard_report(void *arg, const char *msg)
 {
-    hlx_job_msg("%s", msg);
+    hlx_job_t *job = arg;
+
+    hlx_job_msg(job, "%s", msg);
 }
 
 static void hlx_job_guard(hlx_job_t *job, double now)
@@ -1826,7 +1977,7 @@ static void hlx_job_guard(hlx_job_t *job, double now)
         return;
     for (int i = 0; i < job->opts->nprocs; i++)
         pids[i] = (int)job->ranks[i].pid;
-    hlx_guard_check(&job->guard, pids, job->opts->nprocs, hlx_job_guard_report);
+    hlx_guard_check(&job->guard, pids, job->opts->nprocs, hlx_job_guard_report, job);
     job->guard_next = hlx_now_s() + HLX_JOB_GUARD_S;
 }
 
@@ -1847,7 +1998,7 @@ static void hlx_job_loop(hlx_job_t *job)
     double         drain_until = 0;
 
     if (pfd == NULL || who == NULL) {
-        hlx_job_msg("out of memory");
+        hlx_job_msg(job, "out of memory");
         job->failed    = 1;
         job->exit_code = HLX_LAUNCH_EXIT_FAIL;
         hlx_job_signal_all(job, SIGKILL);
@@ -1859,6 +2010,7 @@ static void hlx_job_loop(hlx_job_t *job)
         double now = hlx_now_s(), next = 0;
         int    nfd = 0, nstream = 0, timeout_ms, rc;
 
+        hlx_iof_collapse_flush(&job->dup, now);
         hlx_job_on_deadlines(job, now);
         hlx_job_guard(job, now);
         if (job->nrunning == 0 && drain_until == 0) {
@@ -1894,12 +2046,13 @@ static void hlx_job_loop(hlx_job_t *job)
             next = hlx_min_deadline(next, drain_until);
         if (job->server_up && job->guard.port > 0)
             next = hlx_min_deadline(next, job->guard_next);
+        next = hlx_min_deadline(next, hlx_iof_collapse_next(&job->dup));
         timeout_ms = next > 0 ? (int)((next - now) * 1000.0) + 1 : -1;
         if (next > 0 && timeout_ms < 0)
             timeout_ms = 0;
         rc = poll(pfd, (nfds_t)nfd, timeout_ms);
         if (rc < 0 && errno != EINTR) {
-            hlx_job_msg("poll failed: %s", strerror(errno));
+            hlx_job_msg(job, "poll failed: %s", strerror(errno));
             break;
         }
         if (rc <= 0)
@@ -1959,7 +2112,7 @@ static void hlx_job_tmpdir_failed(hlx_job_t *job, int err)
                                          err == EPERM || err == EROFS || err == ELOOP ||
                                          err == ENAMETOOLONG);
 
-    hlx_job_msg("%s '%s': cannot make the job's directory there: %s",
+    hlx_job_msg(job, "%s '%s': cannot make the job's directory there: %s",
                 o->tmproot_from ? o->tmproot_from : "tmpdir", o->tmproot, strerror(err));
     job->exit_code = bad ? HLX_LAUNCH_EXIT_USAGE : HLX_LAUNCH_EXIT_FAIL;
 }
@@ -1988,6 +2141,9 @@ int hlx_launch_run(const hlx_launch_opts_t *opts)
         strcpy(job.host, "localhost");
     snprintf(job.nspace, sizeof(job.nspace), "helixrun.%d", (int)getpid());
 
+    /* Without the table (out of memory) every line is printed, as with --no-collapse. */
+    if (opts->collapse && hlx_iof_collapse_init(&job.dup, stderr, opts->prefix) != 0)
+        hlx_iof_collapse_fini(&job.dup);
     job.ranks = calloc((size_t)opts->nprocs, sizeof(*job.ranks));
     if (job.ranks == NULL)
         goto out;
@@ -2009,12 +2165,12 @@ int hlx_launch_run(const hlx_launch_opts_t *opts)
     prctl(PR_SET_CHILD_SUBREAPER, 1);
     job.sig_fd = signalfd(-1, &mask, SFD_NONBLOCK | SFD_CLOEXEC);
     if (job.sig_fd < 0 || pipe2(job.wake_fd, O_NONBLOCK | O_CLOEXEC) < 0) {
-        hlx_job_msg("cannot set up signal handling: %s", strerror(errno));
+        hlx_job_msg(&job, "cannot set up signal handling: %s", strerror(errno));
         goto out_sig;
     }
     devnull = open("/dev/null", O_RDONLY | O_CLOEXEC);
     if (devnull < 0) {
-        hlx_job_msg("cannot open /dev/null: %s", strerror(errno));
+        hlx_job_msg(&job, "cannot open /dev/null: %s", strerror(errno));
         goto out_sig;
     }
     /* A signal that came while helixrun started (pending since main blocked it): nothing
@@ -2042,7 +2198,7 @@ int hlx_launch_run(const hlx_launch_opts_t *opts)
     rc = PMIx_server_init(&module, sinfo, 2);
     PMIX_INFO_FREE(sinfo, 2);
     if (rc != PMIX_SUCCESS) {
-        hlx_job_msg("PMIx_server_init failed: %s", PMIx_Error_string(rc));
+        hlx_job_msg(&job, "PMIx_server_init failed: %s", PMIx_Error_string(rc));
         goto out_tmp;
     }
     job.server_up = 1;
@@ -2104,6 +2260,7 @@ out_server:
         hlx_iof_close(&job.ranks[i].out, stdout, opts->prefix);
         hlx_iof_close(&job.ranks[i].err, stderr, opts->prefix);
     }
+    hlx_iof_collapse_flush(&job.dup, HUGE_VAL);
     fflush(stdout);
     fflush(stderr);
     hlx_job_server_down(&job);
@@ -2123,6 +2280,7 @@ out_sig:
 out:
     hlx_srv_drop_done(&job);
     hlx_guard_fini(&job.guard);
+    hlx_iof_collapse_fini(&job.dup);
     hlx_srv_job = NULL;
     free(job.ranks);
     pthread_mutex_destroy(&job.lock);

@@ -12,6 +12,16 @@ HX=${4:-}
 BC=${5:-}
 SP=${6:-}
 
+# keeper-reuse and sweep-reuse hand out pid numbers at will (ns_last_pid): they run in a
+# pid namespace of their own, where this script is init (and everything left ends with it).
+if [[ $case_name == *-reuse ]] && [ -z "${HLX_TEST_IN_PIDNS:-}" ]; then
+    if ! unshare --pid --fork --mount-proc true 2>/dev/null; then
+        echo "$case_name: cannot make a pid namespace here (needs unshare and privileges)"
+        exit 77
+    fi
+    HLX_TEST_IN_PIDNS=1 exec unshare --pid --fork --mount-proc bash "$0" "$@"
+fi
+
 root=$(mktemp -d "${TMPDIR:-/tmp}/hlx_launcher_test.XXXXXX") || exit 1
 # helixrun makes its private directory under $TMPDIR: point that at an empty folder of
 # our own, so "nothing left behind" is simply "still empty".
@@ -160,10 +170,43 @@ need_helix() {
     fi
 }
 
+# ranks_except N R: the ranks 0..N-1 but R, as helixrun lists them ("0,2-3").
+ranks_except() {
+    local n=$1 x=$2 list= r s
+    for ((r = 0; r < n; r++)); do
+        [ "$r" -eq "$x" ] && continue
+        s=$r
+        while [ $((r + 1)) -lt "$n" ] && [ $((r + 1)) -ne "$x" ]; do r=$((r + 1)); done
+        if [ "$s" -eq "$r" ]; then list+=${list:+,}$s; else list+=${list:+,}$s-$r; fi
+    done
+    echo "$list"
+}
+
+# expect_collapsed N LINE: LINE, which N ranks printed on stderr, is there once as
+# "[R] LINE", followed (not necessarily at once) by "[others] (the same line as [R] above)"
+# naming the N-1 other ranks; sets first=R and sum_at (the summary's line number).
+expect_collapsed() {
+    local n=$1 line=$2 copies at
+    copies=$(awk -v l="$line" 'match($0, /^\[[0-9]+\] /) && substr($0, RLENGTH + 1) == l' "$err" |
+        wc -l)
+    [ "$copies" -eq 1 ] || { fail "'$line': $copies copies on stderr, expected 1"; return; }
+    first=$(awk -v l="$line" 'match($0, /^\[[0-9]+\] /) && substr($0, RLENGTH + 1) == l {
+        print substr($0, 2, RLENGTH - 3) }' "$err")
+    at=$(awk -v l="$line" 'match($0, /^\[[0-9]+\] /) && substr($0, RLENGTH + 1) == l {
+        print NR }' "$err")
+    sum_at=$(grep -nFx -- "[$(ranks_except "$n" "$first")] (the same line as [$first] above)" \
+        "$err" | cut -d: -f1)
+    if [ -z "$sum_at" ]; then
+        fail "no '[$(ranks_except "$n" "$first")] (the same line as [$first] above)' on stderr"
+    elif [ "$sum_at" -le "$at" ]; then
+        fail "the summary (line $sum_at) comes before the line it sums up (line $at)"
+    fi
+}
+
 # A normal job of N ranks: every rank exchanges values and reports once, prefixed.
 check_basic() {
     local n=$1 r
-    run 15 -n "$n" "$CL"
+    run 15 -n "$n" --oversubscribe "$CL"
     expect_rc 0
     expect_time 0 5
     for ((r = 0; r < n; r++)); do
@@ -184,7 +227,7 @@ output)
     # Every line of every rank exactly once, on the right stream, with the right prefix.
     n=4
     lines=200
-    run 15 -n $n "$CL" lines:$lines
+    run 15 -n $n --oversubscribe "$CL" lines:$lines
     expect_rc 0
     for ((r = 0; r < n; r++)); do
         for ((i = 0; i < lines; i++)); do
@@ -591,6 +634,188 @@ orphans)
     elapsed=$(awk -v a="$t1" -v b="$EPOCHREALTIME" 'BEGIN { printf "%.3f", b - a }')
     echo "helixrun (SIGKILLed) -> exit 137, ${elapsed}s after the fault to the last leftover"
     expect_gone $sleeps $keeper
+    expect_clean_tmp
+    ;;
+
+collapse)
+    # A stderr line every rank prints alike comes once, then one line naming the others
+    # (was: one copy per rank, 64 of them with 64 ranks).
+    run 15 -n 4 --oversubscribe sh -c 'echo same >&2; echo "out $HELIX_RANK"; echo same'
+    expect_rc 0
+    expect_collapsed 4 same
+    expect_err_lines 2
+    # stdout is never collapsed
+    [ "$(grep -c '^\[[0-3]\] same$' "$out")" -eq 4 ] || fail "stdout lines collapsed"
+    [ "$(grep -c '^\[[0-3]\] out [0-3]$' "$out")" -eq 4 ] || fail "stdout lines lost"
+    # lines that differ are all printed; so is a rank's own line said twice
+    run 15 -n 4 --oversubscribe sh -c 'echo "rank $HELIX_RANK" >&2'
+    expect_rc 0
+    for r in 0 1 2 3; do
+        [ "$(count "$err" "[$r] rank $r")" -eq 1 ] || fail "rank $r's own line not printed"
+    done
+    expect_err_lines 4
+    run 15 -n 1 sh -c 'echo twice >&2; echo twice >&2'
+    expect_rc 0
+    [ "$(count "$err" "[0] twice")" -eq 2 ] || fail "a rank's line said twice not printed twice"
+    expect_err_lines 2
+    # the log header's host, pid and rank differ between ranks: masked
+    run 15 -n 3 --oversubscribe sh -c \
+        'echo "helix $(hostname):$$:$HELIX_RANK ERROR the same failure" >&2'
+    expect_rc 0
+    [ "$(grep -c 'ERROR the same failure$' "$err")" -eq 1 ] || fail "log lines not collapsed"
+    expect_err '^\[(1-2|0,2|0-1)\] \(the same line as \[[0-2]\] above\)$'
+    expect_err_lines 2
+    # the summary comes before helixrun's line about the job's end
+    run 15 -n 3 --oversubscribe sh -c 'echo same >&2; exit 3'
+    expect_rc 3
+    expect_collapsed 3 same
+    end_at=$(grep -n '^helixrun: rank [0-2] (pid [0-9]*) exited with status 3' "$err" | cut -d: -f1)
+    [ -n "$end_at" ] && [ -n "$sum_at" ] && [ "$sum_at" -lt "$end_at" ] ||
+        fail "the summary (line ${sum_at:-none}) is not before the exit line (${end_at:-none})"
+    expect_err_lines 3
+    # --tag-output marks the summary as stderr
+    run 15 -n 2 --tag-output sh -c 'echo same >&2'
+    expect_rc 0
+    expect_err '^\[[01]\]<stderr>: same$'
+    expect_err '^\[[01]\]<stderr>: \(the same line as \[[01]\] above\)$'
+    expect_err_lines 2
+    # --no-collapse and HELIX_RUN_COLLAPSE=0 print every copy
+    run 15 -n 4 --oversubscribe --no-collapse sh -c 'echo same >&2'
+    expect_rc 0
+    [ "$(grep -c '^\[[0-3]\] same$' "$err")" -eq 4 ] || fail "--no-collapse: not 4 copies"
+    expect_err_lines 4
+    HELIX_RUN_COLLAPSE=0 run 15 -n 4 --oversubscribe sh -c 'echo same >&2'
+    expect_rc 0
+    [ "$(grep -c '^\[[0-3]\] same$' "$err")" -eq 4 ] || fail "HELIX_RUN_COLLAPSE=0: not 4 copies"
+    # the real error every rank of helix detects alike
+    if [ -n "$HX" ] && [ -x "$HX" ]; then
+        run 30 -n 3 --oversubscribe "$HX" decode --bogus
+        expect_rc 2
+        expect_collapsed 3 "helix decode: unknown option '--bogus' (see helix decode --help)"
+        expect_err '^helixrun: rank [0-2] \(pid [0-9]+\) exited with status 2'
+        expect_err_lines 3
+    fi
+    expect_clean_tmp
+    ;;
+
+oversubscribe)
+    # More ranks than the CPUs in helixrun's affinity mask: one warning, the job still
+    # runs; --oversubscribe and HELIX_RUN_OVERSUBSCRIBE=1 silence it; as many ranks as
+    # CPUs: none (was: silence). taskset -c 0 gives helixrun one CPU on any machine.
+    taskset -c 0 true 2>/dev/null || { echo "$case_name: needs taskset"; exit 77; }
+    on_one() { # ARGS...: helixrun on CPU 0 alone
+        timeout -k 2 15 taskset -c 0 "$HR" "$@" >"$out" 2>"$err"
+        rc=$?
+        echo "taskset -c 0 helixrun $* -> exit $rc"
+        sed 's/^/  stderr: /' "$err" | head -n 5
+    }
+    on_one -n 2 sh -c 'echo "rank $HELIX_RANK"'
+    expect_rc 0
+    expect_err "^helixrun: 2 ranks on 1 CPU \(helixrun's affinity mask\): the ranks share them, so bench and decode timings are not those of one core per rank; --oversubscribe or HELIX_RUN_OVERSUBSCRIBE=1 silences this$"
+    expect_err_lines 1
+    [ "$(wc -l <"$out")" -eq 2 ] || fail "not every rank ran"
+    on_one -n 2 --oversubscribe sh -c 'echo "rank $HELIX_RANK"'
+    expect_rc 0
+    [ ! -s "$err" ] || fail "--oversubscribe did not silence the warning"
+    HELIX_RUN_OVERSUBSCRIBE=1 on_one -n 2 true
+    expect_rc 0
+    [ ! -s "$err" ] || fail "HELIX_RUN_OVERSUBSCRIBE=1 did not silence the warning"
+    on_one -n 1 true
+    expect_rc 0
+    [ ! -s "$err" ] || fail "-n 1 on 1 CPU warned"
+    # the same with this machine's own mask
+    ncpu=$(env -u OMP_NUM_THREADS -u OMP_THREAD_LIMIT nproc)
+    if [ "$ncpu" -lt 256 ]; then
+        run 30 -n $((ncpu + 1)) true
+        expect_rc 0
+        expect_err "^helixrun: $((ncpu + 1)) ranks on $ncpu CPUs? "
+        expect_err_lines 1
+        run 30 -n "$ncpu" true
+        expect_rc 0
+        [ ! -s "$err" ] || fail "-n $ncpu on $ncpu CPUs warned"
+    fi
+    expect_clean_tmp
+    ;;
+
+keeper-reuse)
+    # The number of a rank's process group, once the group is gone, may be another's: the
+    # keeper of a SIGKILLed helixrun must end the job's groups, not a newcomer's. Rank 0
+    # ends at once; its number is handed (ns_last_pid) to a new session leader while the
+    # keeper still lists it; helixrun is SIGKILLed: rank 1 goes, the newcomer stays (was:
+    # SIGTERM to the newcomer's group, which the keeper took for rank 0's). Rank 1 runs
+    # behind a wrapper, so the keeper is what ends its sleep.
+    start_bg -n 2 sh -c 'echo "pid $$"; [ "$HELIX_RANK" = 0 ] && exit 0
+                         sleep 1004 & echo "sleep pid $!"; wait'
+    wait_for "$out" '^\[0\] pid [0-9]+$' 10
+    wait_for "$out" '^\[1\] sleep pid [0-9]+$' 10
+    g=$(sed -n 's/^\[0\] pid \([0-9]*\)$/\1/p' "$out")
+    r1=$(sed -n 's/^\[1\] sleep pid \([0-9]*\)$/\1/p' "$out")
+    keeper=$(pgrep -P "$hpid" -x helixrun-keeper)
+    # rank 0 reaped, its group empty: the number is free (builtins only from here on, so
+    # no other process takes it)
+    for ((i = 0; i < 200000; i++)); do
+        [ -e "/proc/$g" ] || break
+    done
+    echo $((g - 1)) >/proc/sys/kernel/ns_last_pid
+    setsid sleep 1005 &
+    newcomer=$!
+    for ((i = 0; i < 200000; i++)); do # until setsid has made its group
+        read -r -a st <"/proc/$newcomer/stat"
+        [ "${st[4]}" = "$newcomer" ] && break
+    done
+    echo "rank 0's group $g; newcomer pid $newcomer, process group ${st[4]}"
+    if [ "$newcomer" != "$g" ] || [ "${st[4]}" != "$g" ]; then
+        fail "could not hand number $g to a new process group (got pid $newcomer)"
+    fi
+    t1=$EPOCHREALTIME
+    kill -KILL "$hpid"
+    wait "$hpid" 2>/dev/null
+    # the keeper's work: SIGTERM, at most 1 s for the groups to go, SIGKILL, exit
+    for ((i = 0; i < 100; i++)); do
+        alive "$keeper" || break
+        sleep 0.05
+    done
+    elapsed=$(awk -v a="$t1" -v b="$EPOCHREALTIME" 'BEGIN { printf "%.3f", b - a }')
+    echo "helixrun (SIGKILLed) -> the keeper done ${elapsed}s later"
+    alive "$keeper" && fail "the keeper still runs 5 s after helixrun was SIGKILLed"
+    alive "$newcomer" || fail "the keeper signalled process group $g, a newcomer's, not the job's"
+    { kill -KILL "$newcomer" && wait "$newcomer"; } 2>/dev/null
+    expect_gone "$r1"
+    expect_clean_tmp
+    ;;
+
+sweep-reuse)
+    # The same number reuse against helixrun's own sweep of leftovers at the job's end:
+    # rank 0 ends at once leaving nothing, its number goes to a new session leader, then
+    # rank 1 ends (it waits on a FIFO, so nothing else forks meanwhile). The newcomer is
+    # not the job's leftover (was: "1 process(es) left running by the ranks after they
+    # ended: N (sleep); sent SIGTERM", and it was ended).
+    mkfifo "$root/go"
+    HELIX_DEBUG=DEBUG start_bg -n 2 -x GO="$root/go" sh -c 'echo "pid $$"
+        [ "$HELIX_RANK" = 0 ] && exit 0; read -r x <"$GO"; echo "done $x"'
+    wait_for "$out" '^\[0\] pid [0-9]+$' 10
+    wait_for "$out" '^\[1\] pid [0-9]+$' 10
+    g=$(sed -n 's/^\[0\] pid \([0-9]*\)$/\1/p' "$out")
+    # helixrun has reaped rank 0 and looked at its group
+    wait_for "$err" "DEBUG .*rank 0 \\(pid $g\\) exited with status 0" 10
+    echo $((g - 1)) >/proc/sys/kernel/ns_last_pid
+    setsid sleep 1006 &
+    newcomer=$!
+    for ((i = 0; i < 200000; i++)); do
+        read -r -a st <"/proc/$newcomer/stat"
+        [ "${st[4]}" = "$newcomer" ] && break
+    done
+    echo "rank 0's group $g; newcomer pid $newcomer, process group ${st[4]}"
+    [ "$newcomer" = "$g" ] && [ "${st[4]}" = "$g" ] ||
+        fail "could not hand number $g to a new process group (got pid $newcomer)"
+    echo now >"$root/go"
+    t1=$EPOCHREALTIME
+    finish_bg 10
+    expect_rc 0
+    expect_out '^\[1\] done now$'
+    grep -q 'left running' "$err" && fail "a newcomer's process taken for the job's leftover"
+    alive "$newcomer" || fail "helixrun ended process group $g, a newcomer's, not the job's"
+    { kill -KILL "$newcomer" && wait "$newcomer"; } 2>/dev/null
     expect_clean_tmp
     ;;
 
