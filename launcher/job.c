@@ -1667,6 +1667,56 @@ static int hlx_job_mark_dying(hlx_job_t *job)
     return n;
 }
 
+/* Whether rank i is a failure candidate listed beside best, with cause (NULL: any). */
+static int hlx_job_other(const hlx_job_t *job, const hlx_rank_t *best, int i, const char *cause)
+{
+    const hlx_rank_t *r = &job->ranks[i];
+
+    return r->cand_seq != 0 && r != best && (cause == NULL || !strcmp(r->cand_cause, cause));
+}
+
+/* Appends the failure candidates other than best to buf (holding used bytes), one entry
+ * per cause in rank order: "rank 1 (pid 784) exited with status 2" alone, "ranks 1-3,5
+ * exited with status 2" for several (a 256-rank job stays one readable line). */
+static void hlx_job_others(const hlx_job_t *job, const hlx_rank_t *best, char *buf,
+                           size_t size, size_t used)
+{
+    const int n = job->opts->nprocs;
+    char      done[HLX_LAUNCH_MAX_NPROCS] = { 0 };
+
+    for (int i = 0; i < n && used < size; i++) {
+        const hlx_rank_t *r = &job->ranks[i];
+        int               count = 0, listed = 0;
+        if (done[i] || !hlx_job_other(job, best, i, NULL))
+            continue;
+        for (int k = i; k < n; k++)
+            count += hlx_job_other(job, best, k, r->cand_cause);
+        if (count == 1) {
+            used += (size_t)snprintf(buf + used, size - used, "%s%s", used ? "; " : "",
+                                     r->cand_desc);
+            continue;
+        }
+        used += (size_t)snprintf(buf + used, size - used, "%sranks ", used ? "; " : "");
+        for (int k = i; k < n && used < size; k++) {
+            int e = k;
+            if (!hlx_job_other(job, best, k, r->cand_cause))
+                continue;
+            while (e + 1 < n && hlx_job_other(job, best, e + 1, r->cand_cause))
+                e++;
+            for (int j = k; j <= e; j++)
+                done[j] = 1;
+            used += (size_t)(e == k ? snprintf(buf + used, size - used, "%s%d",
+                                               listed++ ? "," : "", k)
+                                    : snprintf(buf + used, size - used, "%s%d-%d",
+                                               listed++ ? "," : "", k, e));
+            k = e;
+        }
+        if (used < size) /* "was killed by ..." for one rank, "were killed" for several */
+            used += (size_t)snprintf(buf + used, size - used, " %s%s",
+                                     r->cand_tier == 0 ? "were " : "", r->cand_cause);
+    }
+}
+
 static void hlx_job_settle(hlx_job_t *job)
 {
     hlx_rank_t *best = NULL;
@@ -1699,13 +1749,7 @@ static void hlx_job_settle(hlx_job_t *job)
      * one failure). */
     if (best != NULL && job->abort_cand && !hlx_rank_aborted(job, best))
         used += (size_t)snprintf(others, sizeof(others), "%s", job->abort_desc);
-    for (int i = 0; i < job->opts->nprocs; i++) {
-        hlx_rank_t *r = &job->ranks[i];
-        if (r->cand_seq == 0 || r == best || used >= sizeof(others))
-            continue;
-        used += (size_t)snprintf(others + used, sizeof(others) - used, "%s%s",
-                                 used ? "; " : "", r->cand_desc);
-    }
+    hlx_job_others(job, best, others, sizeof(others), used);
     if (best == NULL && !job->abort_cand)
         return;
     if (best != NULL) {
