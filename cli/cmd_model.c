@@ -1,9 +1,11 @@
 /* helix model: `synth` writes a small Hugging Face checkpoint (dense Llama-style with the
- * runtime's synthetic weights, or DeepSeek-V3-style MoE+MLA), `info` describes one. */
+ * runtime's synthetic weights, or DeepSeek-V3-style MoE+MLA), `info` describes one (and
+ * with --scan names every tensor holding values that are not finite). */
 #include "hlx_cmd.h"
 #include "hlx_parse.h"
 #include "hlx_ckpt.h"
 #include "hlx_synth.h"
+#include "hlx_time.h"
 
 #include <errno.h>
 #include <getopt.h>
@@ -386,7 +388,8 @@ static int hlx_cmd_model_synth(int argc, char **argv)
 static void hlx_info_usage(FILE *f)
 {
     fprintf(f,
-        "usage: helix model info DIR [--kvp K] [--tpa T] [--ep E] [--json] [--config-only]\n\n"
+        "usage: helix model info DIR [--kvp K] [--tpa T] [--ep E] [--json] [--config-only]\n"
+        "                            [--scan]\n\n"
         "Checks a Hugging Face checkpoint (config.json, safetensors shards, index: every\n"
         "tensor present with its shape and dtype, nothing unknown) and prints its\n"
         "architecture, parameter count, bytes per tensor class and bytes per rank for a\n"
@@ -398,7 +401,13 @@ static void hlx_info_usage(FILE *f)
         "  --ep E      expert-parallel groups, divides the routed experts and N (default 1)\n"
         "  --json      one JSON object instead of the table\n"
         "  --config-only  sizes from config.json alone (no safetensors read or checked)\n"
-        "Exit status 2 when the checkpoint is refused (the message names file and tensor).\n");
+        "  --scan      also read every value of every tensor (all shards, each shard front to\n"
+        "              back, in one streaming pass) and list each tensor holding NaN or Inf\n"
+        "              (fp8 e4m3: the NaN codes 0x7f, 0xff; block scales included): its name,\n"
+        "              how many, and the first one's index in the tensor's shape and value\n"
+        "              (a decode that uses such a weight fails with a non-finite value)\n"
+        "Exit status 2 when the checkpoint is refused (the message names file and tensor),\n"
+        "or when --scan finds a value that is not finite.\n");
 }
 
 /* Bytes of tensor e on one rank (the largest share when the split is uneven). */
@@ -419,21 +428,159 @@ static double hlx_info_rank_bytes(const hlx_hf_config_t *c, const hlx_hf_expect_
     }
 }
 
+/* ---- info --scan: every value read -------------------------------------------------- */
+
+/* A tensor holding non-finite values. */
+typedef struct {
+    const hlx_ckpt_tensor_t *t;
+    hlx_ckpt_nonfinite_t     nf;
+} hlx_scan_hit_t;
+
+typedef struct {
+    size_t          tensors, nhits;
+    uint64_t        bytes, values; /* data bytes read; non-finite values in all */
+    double          secs;
+    hlx_scan_hit_t *hits;          /* in name order */
+} hlx_scan_t;
+
+/* Storage order: shard, then offset (each shard read front to back). */
+static int hlx_scan_cmp_stored(const void *a, const void *b)
+{
+    const hlx_ckpt_tensor_t *x = *(const hlx_ckpt_tensor_t *const *)a;
+    const hlx_ckpt_tensor_t *y = *(const hlx_ckpt_tensor_t *const *)b;
+
+    if (x->file != y->file)
+        return x->file < y->file ? -1 : 1;
+    return x->begin < y->begin ? -1 : x->begin > y->begin;
+}
+
+static int hlx_scan_cmp_name(const void *a, const void *b)
+{
+    return strcmp(((const hlx_scan_hit_t *)a)->t->name, ((const hlx_scan_hit_t *)b)->t->name);
+}
+
+/* Every tensor of ck in storage order; progress on a terminal. -1 when out of memory. */
+static int hlx_info_scan(hlx_ckpt_t *ck, hlx_scan_t *sc)
+{
+    size_t n = hlx_ckpt_count(ck), i;
+    const hlx_ckpt_tensor_t **order = calloc(n ? n : 1, sizeof(*order));
+    uint64_t total = 0;
+    double t0 = hlx_now_s(), shown = t0;
+    int tty = isatty(STDERR_FILENO);
+    char b1[32], b2[32];
+
+    memset(sc, 0, sizeof(*sc));
+    sc->hits = calloc(n ? n : 1, sizeof(*sc->hits));
+    if (order == NULL || sc->hits == NULL) {
+        free(order);
+        free(sc->hits);
+        sc->hits = NULL;
+        return -1;
+    }
+    for (i = 0; i < n; i++) {
+        order[i] = hlx_ckpt_tensor(ck, i);
+        total += order[i]->end - order[i]->begin;
+    }
+    qsort(order, n, sizeof(*order), hlx_scan_cmp_stored);
+    for (i = 0; i < n; i++) {
+        hlx_ckpt_nonfinite_t nf;
+        hlx_ckpt_scan_tensor(ck, order[i], &nf);
+        sc->bytes += order[i]->end - order[i]->begin;
+        if (nf.count > 0) {
+            sc->hits[sc->nhits].t = order[i];
+            sc->hits[sc->nhits++].nf = nf;
+            sc->values += nf.count;
+        }
+        if (tty && hlx_now_s() - shown > 0.5) {
+            shown = hlx_now_s();
+            fprintf(stderr, "\r  scanning: %s of %s, %s   ", hlx_format_bytes(sc->bytes, b1,
+                    sizeof(b1)), hlx_format_bytes(total, b2, sizeof(b2)),
+                    hlx_ckpt_file_name(ck, order[i]->file));
+        }
+    }
+    if (tty && shown > t0)
+        fprintf(stderr, "\r%*s\r", 78, "");
+    sc->tensors = n;
+    sc->secs = hlx_now_s() - t0;
+    qsort(sc->hits, sc->nhits, sizeof(*sc->hits), hlx_scan_cmp_name);
+    free(order);
+    return 0;
+}
+
+/* The scan's findings as JSON: counts and one object per tensor holding non-finite values
+ * (its index as an array of the tensor's rank). */
+static json_t *hlx_info_scan_json(const hlx_scan_t *sc)
+{
+    json_t *o = json_pack("{s:I, s:I, s:I, s:I}", "tensors", (json_int_t)sc->tensors, "bytes",
+                          (json_int_t)sc->bytes, "nonfinite_tensors", (json_int_t)sc->nhits,
+                          "nonfinite_values", (json_int_t)sc->values);
+    json_t *arr = json_array();
+    size_t i;
+    int d;
+
+    for (i = 0; i < sc->nhits; i++) {
+        const hlx_ckpt_tensor_t *t = sc->hits[i].t;
+        const hlx_ckpt_nonfinite_t *nf = &sc->hits[i].nf;
+        json_t *idx = json_array(), *shape = json_array();
+        int64_t at[HLX_CKPT_MAX_DIMS];
+        char desc[256];
+        hlx_ckpt_unravel(t, nf->first, at);
+        for (d = 0; d < t->ndim; d++) {
+            json_array_append_new(idx, json_integer((json_int_t)at[d]));
+            json_array_append_new(shape, json_integer((json_int_t)t->shape[d]));
+        }
+        hlx_ckpt_nonfinite_str(t, nf, desc, sizeof(desc));
+        json_array_append_new(arr, json_pack("{s:s, s:s, s:o, s:I, s:o, s:s, s:I, s:s}",
+                                             "name", t->name, "dtype",
+                                             hlx_st_dtype_name(t->dtype), "shape", shape,
+                                             "count", (json_int_t)nf->count, "first_index", idx,
+                                             "first_value",
+                                             hlx_ckpt_nonfinite_value(t->dtype, nf->bits),
+                                             "first_bits", (json_int_t)nf->bits, "what", desc));
+    }
+    json_object_set_new(o, "nonfinite", arr);
+    return o;
+}
+
+static void hlx_info_scan_print(const hlx_ckpt_t *ck, const hlx_scan_t *sc)
+{
+    char b[32], desc[256], shape[160];
+    size_t i;
+
+    printf("\n  scan: %zu tensors, %s read in %.1f s: ", sc->tensors,
+           hlx_format_bytes(sc->bytes, b, sizeof(b)), sc->secs);
+    if (sc->nhits == 0) {
+        printf("every value finite\n");
+        return;
+    }
+    printf("%zu tensor%s hold%s values that are not finite\n", sc->nhits,
+           sc->nhits == 1 ? "" : "s", sc->nhits == 1 ? "s" : "");
+    for (i = 0; i < sc->nhits; i++) {
+        const hlx_ckpt_tensor_t *t = sc->hits[i].t;
+        hlx_ckpt_nonfinite_str(t, &sc->hits[i].nf, desc, sizeof(desc));
+        hlx_ckpt_shape_str(t, shape, sizeof(shape));
+        printf("    %s (%s %s, %s): %s\n", t->name, hlx_st_dtype_name(t->dtype), shape,
+               hlx_ckpt_file_name(ck, t->file), desc);
+    }
+}
+
 static int hlx_cmd_model_info(int argc, char **argv)
 {
-    enum { O_KVP = 1, O_TPA, O_EP, O_JSON, O_CONFIG_ONLY };
+    enum { O_KVP = 1, O_TPA, O_EP, O_JSON, O_CONFIG_ONLY, O_SCAN };
     static const struct option opts[] = {
         { "kvp", required_argument, NULL, O_KVP },
         { "tpa", required_argument, NULL, O_TPA },
         { "ep", required_argument, NULL, O_EP },
         { "json", no_argument, NULL, O_JSON },
         { "config-only", no_argument, NULL, O_CONFIG_ONLY },
+        { "scan", no_argument, NULL, O_SCAN },
         { "help", no_argument, NULL, 'h' },
         { NULL, 0, NULL, 0 },
     };
     long kvp = 1, tpa = 1, ep = 1;
-    int json = 0, o, n, config_only = 0;
+    int json = 0, o, n, config_only = 0, scan = 0, rc = 0;
     const char *dir;
+    hlx_scan_t sc = { 0 };
     hlx_hf_config_t cfg;
     hlx_ckpt_t *ck = NULL;
     hlx_hf_expect_t *list = NULL;
@@ -451,6 +598,7 @@ static int hlx_cmd_model_info(int argc, char **argv)
         case O_EP:  if (hlx_model_int("info", "--ep", optarg, 1, 1 << 20, &ep)) return 2; break;
         case O_JSON: json = 1; break;
         case O_CONFIG_ONLY: config_only = 1; break;
+        case O_SCAN: scan = 1; break;
         case 'h':   hlx_info_usage(stdout); return 0;
         default:    hlx_info_usage(stderr); return 2;
         }
@@ -461,6 +609,11 @@ static int hlx_cmd_model_info(int argc, char **argv)
         return 2;
     }
     dir = argv[optind];
+    if (scan && config_only) {
+        fprintf(stderr, "helix model info: --scan reads every tensor, --config-only none; give "
+                "one of them\n");
+        return 2;
+    }
     if ((st = hlx_hf_config_load(dir, &cfg, err, sizeof(err))) != HLX_OK) {
         fprintf(stderr, "helix model info: %s\n", err);
         return st == HLX_ERR_NOMEM ? 1 : 2;
@@ -485,10 +638,16 @@ static int hlx_cmd_model_info(int argc, char **argv)
         hlx_ckpt_close(ck);
         return st == HLX_ERR_NOMEM ? 1 : 2;
     }
+    if (scan && hlx_info_scan(ck, &sc) != 0) {
+        fprintf(stderr, "helix model info: --scan: out of memory\n");
+        hlx_ckpt_close(ck);
+        return 1;
+    }
     st = hlx_hf_expect(&cfg, &list, &cnt, err, sizeof(err));
-    hlx_ckpt_close(ck);
     if (st != HLX_OK) {
         fprintf(stderr, "helix model info: %s\n", err);
+        free(sc.hits);
+        hlx_ckpt_close(ck);
         return 1;
     }
     for (i = 0; i < cnt; i++) {
@@ -545,10 +704,12 @@ static int hlx_cmd_model_info(int argc, char **argv)
         json_object_set_new(o_, "layout", json_pack("{s:i, s:i, s:i, s:i}", "kvp", (int)kvp,
                                                     "tpa", (int)tpa, "ep", (int)ep, "n", n));
         json_object_set_new(o_, "bytes_per_rank", rb);
+        if (scan)
+            json_object_set_new(o_, "scan", hlx_info_scan_json(&sc));
         json_dumpf(o_, stdout, JSON_INDENT(2) | JSON_PRESERVE_ORDER);
         printf("\n");
         json_decref(o_);
-        return 0;
+        goto out;
     }
     printf("%s (%s): %s, %d layers, hidden %d, %d query heads", dir, cfg.arch, cfg.m.name,
            cfg.m.layers, cfg.m.hidden, cfg.m.q_heads);
@@ -575,7 +736,21 @@ static int hlx_cmd_model_info(int argc, char **argv)
                    rank_bytes[i]);
     printf("  %-16s %16.0f %18.0f   (kvp %ld x tpa %ld = %d ranks, ep %ld)\n", "total", total,
            rank_total, kvp, tpa, n, ep);
-    return 0;
+    if (scan)
+        hlx_info_scan_print(ck, &sc);
+out:
+    /* a weight that is not finite is bad input: decode would fail on it */
+    if (scan && sc.nhits > 0) {
+        fprintf(stderr, "helix model info: --scan: %zu of the %zu tensors of %s hold values "
+                "that are not finite (%llu in all, listed %s); a decode that uses them fails "
+                "with a non-finite value: replace those tensors (download or convert them "
+                "again)\n", sc.nhits, sc.tensors, dir, (unsigned long long)sc.values,
+                json ? "under \"scan\"" : "above");
+        rc = 2;
+    }
+    free(sc.hits);
+    hlx_ckpt_close(ck);
+    return rc;
 }
 
 static void hlx_model_usage(FILE *f)

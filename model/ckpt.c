@@ -669,6 +669,11 @@ static void hlx_shape_str(char *buf, size_t len, int ndim, const int64_t *shape)
         snprintf(buf + used, len - used, "]");
 }
 
+void hlx_ckpt_shape_str(const hlx_ckpt_tensor_t *t, char *buf, size_t len)
+{
+    hlx_shape_str(buf, len, t->ndim, t->shape);
+}
+
 hlx_status_t hlx_ckpt_get(hlx_ckpt_t *ck, const char *name, int ndim, const int64_t *shape,
                           const hlx_ckpt_tensor_t **t_p)
 {
@@ -928,4 +933,173 @@ hlx_status_t hlx_ckpt_read_slice(hlx_ckpt_t *ck, const hlx_ckpt_tensor_t *t, int
             return st;
     }
     return HLX_OK;
+}
+
+/* ---- non-finite values ------------------------------------------------------------- */
+
+/* Elements counted per block, in runs of HLX_NF_RUN: constant trip counts, so that the
+ * compiler vectorises the count at the project's -O2 (no epilogue needed), and a run's
+ * count fits a counter as wide as the element (a compare per lane, no widening). */
+#define HLX_NF_BLOCK 4096
+#define HLX_NF_RUN   128
+/* Bytes scanned between two releases of the pages behind the scan. */
+#define HLX_NF_CHUNK ((uint64_t)64 << 20)
+
+/* An element is not finite when its exponent bits are all set (the IEEE formats, e5m2) or,
+ * for e4m3 (no infinities), when exponent and mantissa are all set (0x7f, 0xff). */
+#define HLX_NF_COUNTER(_name, _ty)                                                        \
+    static size_t _name##_block(const uint8_t *p, _ty mask)                               \
+    {                                                                                     \
+        size_t c = 0, i, j;                                                               \
+        for (j = 0; j < HLX_NF_BLOCK; j += HLX_NF_RUN) {                                  \
+            _ty run = 0;                                                                  \
+            for (i = 0; i < HLX_NF_RUN; i++) {                                            \
+                _ty v;                                                                    \
+                memcpy(&v, p + (j + i) * sizeof(_ty), sizeof(_ty));                       \
+                run += (_ty)((v & mask) == mask);                                         \
+            }                                                                             \
+            c += run;                                                                     \
+        }                                                                                 \
+        return c;                                                                         \
+    }                                                                                     \
+    /* count of [0, n), *first_p the index of the first (unchanged when none) */          \
+    static uint64_t _name(const uint8_t *p, uint64_t n, _ty mask, uint64_t *first_p)      \
+    {                                                                                     \
+        uint64_t c = 0, i = 0, k;                                                         \
+        for (; i + HLX_NF_BLOCK <= n; i += HLX_NF_BLOCK) {                                \
+            size_t b = _name##_block(p + i * sizeof(_ty), mask);                          \
+            if (b > 0 && c == 0)                                                          \
+                for (k = i; k < i + HLX_NF_BLOCK && *first_p == UINT64_MAX; k++) {        \
+                    _ty v;                                                                \
+                    memcpy(&v, p + k * sizeof(_ty), sizeof(_ty));                         \
+                    if ((v & mask) == mask)                                               \
+                        *first_p = k;                                                     \
+                }                                                                         \
+            c += b;                                                                       \
+        }                                                                                 \
+        for (; i < n; i++) {                                                              \
+            _ty v;                                                                        \
+            memcpy(&v, p + i * sizeof(_ty), sizeof(_ty));                                 \
+            if ((v & mask) == mask && c++ == 0 && *first_p == UINT64_MAX)                 \
+                *first_p = i;                                                             \
+        }                                                                                 \
+        return c;                                                                         \
+    }
+HLX_NF_COUNTER(hlx_nf_count8, uint8_t)
+HLX_NF_COUNTER(hlx_nf_count16, uint16_t)
+HLX_NF_COUNTER(hlx_nf_count32, uint32_t)
+HLX_NF_COUNTER(hlx_nf_count64, uint64_t)
+
+/* The mask of t's non-finite bit patterns (0: t holds no floating-point values). */
+static uint64_t hlx_nf_mask(hlx_st_dtype_t t)
+{
+    switch (t) {
+    case HLX_ST_F64:     return 0x7ff0000000000000ull;
+    case HLX_ST_F32:     return 0x7f800000u;
+    case HLX_ST_F16:     return 0x7c00u;
+    case HLX_ST_BF16:    return 0x7f80u;
+    case HLX_ST_F8_E4M3: return 0x7fu;
+    case HLX_ST_F8_E5M2: return 0x7cu;
+    default:             return 0;
+    }
+}
+
+/* n elements of t at p: the count, the first's index offset by base into nf. */
+static void hlx_nf_scan(const uint8_t *p, hlx_st_dtype_t t, uint64_t n, uint64_t base,
+                        hlx_ckpt_nonfinite_t *nf)
+{
+    uint64_t mask = hlx_nf_mask(t), first = UINT64_MAX, c;
+
+    switch (hlx_st_dtype_size(t)) {
+    case 1:  c = hlx_nf_count8(p, n, (uint8_t)mask, &first); break;
+    case 2:  c = hlx_nf_count16(p, n, (uint16_t)mask, &first); break;
+    case 4:  c = hlx_nf_count32(p, n, (uint32_t)mask, &first); break;
+    default: c = hlx_nf_count64(p, n, mask, &first); break;
+    }
+    if (c > 0 && nf->count == 0) {
+        size_t es = hlx_st_dtype_size(t), k;
+        nf->first = base + first;
+        nf->bits = 0;
+        for (k = 0; k < es; k++) /* little-endian, as stored */
+            nf->bits |= (uint64_t)p[first * es + k] << (8 * k);
+    }
+    nf->count += c;
+}
+
+void hlx_ckpt_scan_tensor(hlx_ckpt_t *ck, const hlx_ckpt_tensor_t *t, hlx_ckpt_nonfinite_t *nf)
+{
+    const hlx_ckpt_file_t *f = &ck->files[t->file];
+    const uint8_t *base = f->map + f->st.data_offset + t->begin;
+    const size_t es = hlx_st_dtype_size(t->dtype), page = (size_t)sysconf(_SC_PAGESIZE);
+    uint64_t per = HLX_NF_CHUNK / es, at = 0;
+    uintptr_t lo, hi;
+
+    memset(nf, 0, sizeof(*nf));
+    if (hlx_nf_mask(t->dtype) == 0 || t->numel == 0)
+        return;
+    /* read ahead (the mapping is MADV_RANDOM for slices), and let go of what was read: a
+     * checkpoint larger than memory is scanned in one pass without holding it mapped */
+    lo = (uintptr_t)base / page * page;
+    hi = ((uintptr_t)(base + t->numel * es) + page - 1) / page * page;
+    madvise((void *)lo, hi - lo, MADV_SEQUENTIAL);
+    while (at < t->numel) {
+        uint64_t n = t->numel - at < per ? t->numel - at : per;
+        uintptr_t done;
+        hlx_nf_scan(base + at * es, t->dtype, n, at, nf);
+        at += n;
+        /* whole pages behind the scan (the first may hold the previous tensor's tail) */
+        done = (uintptr_t)(base + at * es) / page * page;
+        if (done > lo) {
+            madvise((void *)lo, done - lo, MADV_DONTNEED);
+            lo = done;
+        }
+    }
+    madvise((void *)((uintptr_t)base / page * page), hi - (uintptr_t)base / page * page,
+            MADV_RANDOM);
+}
+
+const char *hlx_ckpt_nonfinite_value(hlx_st_dtype_t t, uint64_t bits)
+{
+    size_t es = hlx_st_dtype_size(t);
+    uint64_t sign = bits >> (8 * es - 1) & 1, mant;
+
+    switch (t) {
+    case HLX_ST_F64:     mant = bits & 0xfffffffffffffull; break;
+    case HLX_ST_F32:     mant = bits & 0x7fffffu; break;
+    case HLX_ST_F16:     mant = bits & 0x3ffu; break;
+    case HLX_ST_BF16:    mant = bits & 0x7fu; break;
+    case HLX_ST_F8_E5M2: mant = bits & 0x3u; break;
+    default:             mant = 1; break; /* e4m3: NaN only */
+    }
+    return mant ? "nan" : sign ? "-inf" : "inf";
+}
+
+void hlx_ckpt_unravel(const hlx_ckpt_tensor_t *t, uint64_t flat, int64_t *idx)
+{
+    int d;
+
+    for (d = t->ndim - 1; d >= 0; d--) {
+        idx[d] = t->shape[d] > 0 ? (int64_t)(flat % (uint64_t)t->shape[d]) : 0;
+        flat = t->shape[d] > 0 ? flat / (uint64_t)t->shape[d] : 0;
+    }
+}
+
+void hlx_ckpt_nonfinite_str(const hlx_ckpt_tensor_t *t, const hlx_ckpt_nonfinite_t *nf,
+                            char *buf, size_t len)
+{
+    int64_t idx[HLX_CKPT_MAX_DIMS];
+    size_t used;
+    int d;
+
+    used = (size_t)snprintf(buf, len, "%llu non-finite value%s, the first %s (bits 0x%0*llx) at [",
+                            (unsigned long long)nf->count, nf->count == 1 ? "" : "s",
+                            hlx_ckpt_nonfinite_value(t->dtype, nf->bits),
+                            (int)(2 * hlx_st_dtype_size(t->dtype)),
+                            (unsigned long long)nf->bits);
+    hlx_ckpt_unravel(t, nf->first, idx);
+    for (d = 0; d < t->ndim && used < len; d++)
+        used += (size_t)snprintf(buf + used, len - used, "%s%lld", d ? ", " : "",
+                                 (long long)idx[d]);
+    if (used < len)
+        snprintf(buf + used, len - used, "]");
 }

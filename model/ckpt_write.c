@@ -1,16 +1,16 @@
 /* Writes safetensors shards and their index (the layout Hugging Face's save_pretrained
  * produces): header padded to 8 bytes, tensors back to back, row by row from a callback.
  * Every size is worked out (overflow-checked) and the free space checked before a byte is
- * written; each file is written unnamed (or under a temporary name) and put in place only
- * once all of them are complete, so an interrupted or failed write leaves the directory's
- * files as they were. */
+ * written; each file is written unnamed (or under a temporary name: util's hlx_wfile) and
+ * put in place only once all of them are complete, so an interrupted or failed write leaves
+ * the directory's files as they were. */
 #define _GNU_SOURCE
 #include "hlx_ckpt.h"
 #include "hlx_err.h"
+#include "hlx_file.h"
 #include "hlx_parse.h"
 
 #include <errno.h>
-#include <fcntl.h>
 #include <jansson.h>
 #include <math.h>
 #include <stdio.h>
@@ -72,143 +72,26 @@ static void hlx_w_store(uint8_t *p, hlx_st_dtype_t t, size_t i, float v)
     }
 }
 
-/* ---- one file put in place only when complete ---------------------------------------- */
-
-/* An output file: unnamed in dir (O_TMPFILE) until committed, or, where the file system
- * has no O_TMPFILE, a hidden temporary ".name.tmp-XXXXXX" beside the final name. */
-typedef struct {
-    int  fd;             /* -1: not open */
-    int  named;          /* tmp names a file on disk (removed on abort) */
-    char dir[1024];
-    char name[128];
-    char path[1200];     /* dir/name */
-    char tmp[1300];
-} hlx_wfile_t;
-
-static hlx_status_t hlx_w_errno(int e)
+/* A checkpoint file: dir/name through util's hlx_wfile (unnamed until committed), with
+ * the permissions open() would give. */
+static hlx_status_t hlx_w_open(hlx_wfile_t *w, const char *dir, const char *name, char *err,
+                               size_t errlen)
 {
-    return e == ENOSPC || e == EDQUOT || e == EFBIG ? HLX_ERR_NOSPACE
-         : e == EACCES || e == EPERM || e == EROFS || e == ENOTDIR || e == ENOENT ||
-           e == ENAMETOOLONG || e == ELOOP || e == EISDIR ? HLX_ERR_INVALID : HLX_ERR_IO;
-}
+    char path[sizeof(w->path)];
 
-static hlx_status_t hlx_wfile_open(hlx_wfile_t *w, const char *dir, const char *name,
-                                   char *err, size_t errlen)
-{
-    mode_t um;
-    int e;
-
-    w->fd = -1;
-    w->named = 0;
-    w->tmp[0] = '\0';
-    if ((size_t)snprintf(w->dir, sizeof(w->dir), "%s", dir) >= sizeof(w->dir) ||
-        (size_t)snprintf(w->name, sizeof(w->name), "%s", name) >= sizeof(w->name))
+    if ((size_t)snprintf(path, sizeof(path), "%s/%s", dir, name) >= sizeof(path)) {
+        w->fd = -1;
+        w->named = 0;
         return hlx_errbuf(err, errlen, HLX_ERR_INVALID, "%.64s...: path too long", dir);
-    snprintf(w->path, sizeof(w->path), "%s/%s", dir, name);
-#ifdef O_TMPFILE
-    w->fd = open(dir, O_TMPFILE | O_WRONLY | O_CLOEXEC, 0644);
-    if (w->fd >= 0)
-        return HLX_OK;
-    e = errno;
-    if (e != EOPNOTSUPP && e != EISDIR && e != EINVAL && e != ENOSYS)
-        return hlx_errbuf(err, errlen, hlx_w_errno(e), "%s: cannot create a file there: %s",
-                          dir, strerror(e));
-#endif
-    snprintf(w->tmp, sizeof(w->tmp), "%s/.%s.tmp-XXXXXX", dir, name);
-    w->fd = mkostemp(w->tmp, O_CLOEXEC);
-    if (w->fd < 0) {
-        e = errno;
-        return hlx_errbuf(err, errlen, hlx_w_errno(e), "%s: cannot create: %s", w->tmp,
-                          strerror(e));
     }
-    w->named = 1;
-    um = umask(0); /* mkostemp creates 0600; the final file gets what open() would give */
-    umask(um);
-    (void)fchmod(w->fd, 0644 & ~um);
-    return HLX_OK;
-}
-
-static void hlx_wfile_abort(hlx_wfile_t *w)
-{
-    if (w->fd >= 0)
-        close(w->fd);
-    if (w->named)
-        unlink(w->tmp);
-    w->fd = -1;
-    w->named = 0;
-}
-
-/* The data on disk, then the name: an unnamed file is linked under a temporary name first
- * (a link cannot replace an existing file), and rename() puts it in place in one step. */
-static hlx_status_t hlx_wfile_commit(hlx_wfile_t *w, char *err, size_t errlen)
-{
-    int e, i;
-
-    if (fsync(w->fd) != 0) {
-        e = errno;
-        hlx_wfile_abort(w);
-        return hlx_errbuf(err, errlen, hlx_w_errno(e), "%s: write failed: %s", w->path,
-                          strerror(e));
-    }
-    if (!w->named) {
-        char proc[64];
-        snprintf(proc, sizeof(proc), "/proc/self/fd/%d", w->fd);
-        for (i = 0;; i++) {
-            snprintf(w->tmp, sizeof(w->tmp), "%s/.%s.tmp-%ld-%d", w->dir, w->name,
-                     (long)getpid(), i);
-            /* through /proc (no privilege needed), else AT_EMPTY_PATH (CAP_DAC_READ_SEARCH) */
-            if (linkat(AT_FDCWD, proc, AT_FDCWD, w->tmp, AT_SYMLINK_FOLLOW) == 0)
-                break;
-            e = errno;
-            if (e != EEXIST) {
-                if (linkat(w->fd, "", AT_FDCWD, w->tmp, AT_EMPTY_PATH) == 0)
-                    break;
-                e = errno;
-            }
-            if (e != EEXIST || i == 99) {
-                hlx_wfile_abort(w);
-                return hlx_errbuf(err, errlen, hlx_w_errno(e), "%s: cannot name the written "
-                                  "file: %s", w->path, strerror(e));
-            }
-        }
-        w->named = 1;
-    }
-    if (rename(w->tmp, w->path) != 0) {
-        e = errno;
-        hlx_wfile_abort(w);
-        return hlx_errbuf(err, errlen, hlx_w_errno(e), "%s: cannot put in place: %s", w->path,
-                          strerror(e));
-    }
-    w->named = 0;
-    close(w->fd);
-    w->fd = -1;
-    return HLX_OK;
-}
-
-/* text[0, len) to w. */
-static hlx_status_t hlx_wfile_put(hlx_wfile_t *w, const char *text, size_t len, char *err,
-                                  size_t errlen)
-{
-    while (len > 0) {
-        ssize_t k = write(w->fd, text, len);
-        if (k < 0 && errno == EINTR)
-            continue;
-        if (k <= 0) {
-            int e = k < 0 ? errno : EIO;
-            return hlx_errbuf(err, errlen, hlx_w_errno(e), "%s: write failed: %s", w->path,
-                              strerror(e));
-        }
-        text += k;
-        len -= (size_t)k;
-    }
-    return HLX_OK;
+    return hlx_wfile_open(w, path, 0644, err, errlen);
 }
 
 hlx_status_t hlx_ckpt_write_file(const char *dir, const char *name, const char *text,
                                  char *err, size_t errlen)
 {
     hlx_wfile_t w;
-    hlx_status_t st = hlx_wfile_open(&w, dir, name, err, errlen);
+    hlx_status_t st = hlx_w_open(&w, dir, name, err, errlen);
 
     if (st == HLX_OK && (st = hlx_wfile_put(&w, text, strlen(text), err, errlen)) != HLX_OK)
         hlx_wfile_abort(&w);
@@ -238,8 +121,8 @@ hlx_status_t hlx_ckpt_space_check(const char *dir, uint64_t bytes, char *err, si
                 slash[slash == path ? 1 : 0] = '\0';
         }
         if (e != ENOENT || strlen(path) == len) /* an error, or nothing left to go up */
-            return hlx_errbuf(err, errlen, hlx_w_errno(e), "%s: cannot see its file system: %s",
-                              dir, strerror(e));
+            return hlx_errbuf(err, errlen, hlx_wfile_errno_status(e),
+                              "%s: cannot see its file system: %s", dir, strerror(e));
     }
     if (__builtin_mul_overflow((uint64_t)vs.f_bavail, (uint64_t)vs.f_frsize, &avail))
         avail = UINT64_MAX;
@@ -499,12 +382,13 @@ static hlx_status_t hlx_w_shard(hlx_wfile_t *w, const hlx_w_shard_t *sh,
 
 werr:
     e = errno ? errno : EIO; /* stdio sets errno for the write that failed */
-    st = hlx_errbuf(err, errlen, hlx_w_errno(e), "%s: write failed: %s", w->path, strerror(e));
+    st = hlx_errbuf(err, errlen, hlx_wfile_errno_status(e), "%s: write failed: %s", w->path,
+                    strerror(e));
 out:
     if (f != NULL && fclose(f) != 0 && st == HLX_OK) {
         e = errno;
-        st = hlx_errbuf(err, errlen, hlx_w_errno(e), "%s: write failed: %s", w->path,
-                        strerror(e));
+        st = hlx_errbuf(err, errlen, hlx_wfile_errno_status(e), "%s: write failed: %s",
+                        w->path, strerror(e));
     }
     free(row);
     free(out);
@@ -528,8 +412,8 @@ hlx_status_t hlx_ckpt_write(const char *dir, const hlx_hf_expect_t *list, size_t
         goto out;
     if (mkdir(dir, 0755) != 0 && errno != EEXIST) {
         int e = errno;
-        st = hlx_errbuf(err, errlen, hlx_w_errno(e), "%s: cannot create the directory: %s", dir,
-                        strerror(e));
+        st = hlx_errbuf(err, errlen, hlx_wfile_errno_status(e),
+                        "%s: cannot create the directory: %s", dir, strerror(e));
         goto out;
     }
     if (stat(dir, &sb) != 0 || !S_ISDIR(sb.st_mode)) {
@@ -543,16 +427,16 @@ hlx_status_t hlx_ckpt_write(const char *dir, const hlx_hf_expect_t *list, size_t
     }
     /* every file complete before any is put in place */
     for (s = 0; s < nshards && st == HLX_OK; s++) {
-        if ((st = hlx_wfile_open(&w[nw], dir, p.shards[s].fname, err, errlen)) != HLX_OK)
+        if ((st = hlx_w_open(&w[nw], dir, p.shards[s].fname, err, errlen)) != HLX_OK)
             break;
         nw++;
         st = hlx_w_shard(&w[nw - 1], &p.shards[s], list, fill, ctx, err, errlen);
     }
     if (st == HLX_OK && p.index != NULL &&
-        (st = hlx_wfile_open(&w[nw], dir, "model.safetensors.index.json", err, errlen)) == HLX_OK)
+        (st = hlx_w_open(&w[nw], dir, "model.safetensors.index.json", err, errlen)) == HLX_OK)
         st = hlx_wfile_put(&w[nw++], p.index, strlen(p.index), err, errlen);
     if (st == HLX_OK && p.config != NULL &&
-        (st = hlx_wfile_open(&w[nw], dir, "config.json", err, errlen)) == HLX_OK)
+        (st = hlx_w_open(&w[nw], dir, "config.json", err, errlen)) == HLX_OK)
         st = hlx_wfile_put(&w[nw++], p.config, strlen(p.config), err, errlen);
     /* shards, the index, then the other layout's entry point removed (it would shadow or
      * contradict this one), config.json last */
@@ -562,8 +446,8 @@ hlx_status_t hlx_ckpt_write(const char *dir, const hlx_hf_expect_t *list, size_t
         snprintf(path, sizeof(path), "%s/%s", dir,
                  nshards == 1 ? "model.safetensors.index.json" : "model.safetensors");
         if (unlink(path) != 0 && errno != ENOENT)
-            st = hlx_errbuf(err, errlen, hlx_w_errno(errno), "%s: cannot remove: %s", path,
-                            strerror(errno));
+            st = hlx_errbuf(err, errlen, hlx_wfile_errno_status(errno),
+                            "%s: cannot remove: %s", path, strerror(errno));
     }
     if (st == HLX_OK && p.config != NULL)
         st = hlx_wfile_commit(&w[nw - 1], err, errlen);

@@ -101,6 +101,13 @@ static hlx_status_t hlx_cfg_str(hlx_jdoc_t *doc, const char *key, const char *de
     return HLX_OK;
 }
 
+/* Whether key is absent from the top level of config.json (a null is present): where a
+ * default then fails a check, the message says it was absent. */
+static int hlx_cfg_absent(hlx_jdoc_t *doc, const char *key)
+{
+    return json_object_get(hlx_jdoc_root(doc), key) == NULL;
+}
+
 static const struct {
     const char     *arch, *model_type;
     hlx_hf_family_t family;
@@ -286,9 +293,13 @@ static hlx_status_t hlx_cfg_rope_scaling(hlx_jdoc_t *doc, hlx_model_t *m)
     return HLX_OK;
 }
 
+/* MistralConfig's sliding_window when config.json leaves it out. */
+#define HLX_MISTRAL_SLIDING_WINDOW 4096
+
 /* sliding_window (Mistral, Qwen2): the runtime attends to the whole context, so a window
- * that applies gives other tokens once the context passes it. Accepted: absent or null,
- * "use_sliding_window": false (Qwen2-style configs carry the size with the switch off;
+ * that applies gives other tokens once the context passes it. Accepted: null, absent (not
+ * from a Mistral config: MistralConfig's window of 4096 then applies), "use_sliding_window":
+ * false (Qwen2-style configs carry the size with the switch off;
  * transformers' Mistral has no such switch and applies any window, so it does not count
  * there), or a window of at least max_position_embeddings (it never applies). */
 static hlx_status_t hlx_cfg_sliding(hlx_jdoc_t *doc, const hlx_hf_config_t *c)
@@ -300,12 +311,13 @@ static hlx_status_t hlx_cfg_sliding(hlx_jdoc_t *doc, const hlx_hf_config_t *c)
     char ctx[64] = "";
     hlx_status_t st;
 
-    if (w == NULL || json_is_null(w))
+    /* absent from a Mistral config: MistralConfig's window of 4096 applies */
+    if (json_is_null(w) || (w == NULL && !mistral))
         return HLX_OK;
-    if (!json_is_integer(w) || json_integer_value(w) < 1)
+    if (w != NULL && (!json_is_integer(w) || json_integer_value(w) < 1))
         return hlx_jdoc_fail(doc, "/sliding_window", HLX_ERR_PARSE,
                              "expected a positive integer (tokens) or null");
-    win = (long long)json_integer_value(w);
+    win = w != NULL ? (long long)json_integer_value(w) : HLX_MISTRAL_SLIDING_WINDOW;
     if ((st = hlx_cfg_bool(doc, "use_sliding_window", 1, &use)) != HLX_OK)
         return st;
     if (!use && !mistral)
@@ -315,6 +327,13 @@ static hlx_status_t hlx_cfg_sliding(hlx_jdoc_t *doc, const hlx_hf_config_t *c)
     if (json_is_integer(mp))
         snprintf(ctx, sizeof(ctx), ", under max_position_embeddings %lld",
                  (long long)json_integer_value(mp));
+    if (w == NULL)
+        return hlx_jdoc_fail(doc, "/sliding_window", HLX_ERR_INVALID,
+                             "absent, so transformers' MistralConfig default applies: a window "
+                             "of %lld tokens%s, and sliding-window attention is not supported "
+                             "(decode attends to the whole context and would give other tokens "
+                             "past the window); set \"sliding_window\": null in a copy of "
+                             "config.json if the model has none", win, ctx);
     return hlx_jdoc_fail(doc, "/sliding_window", HLX_ERR_INVALID,
                          "sliding-window attention is not supported (a window of %lld tokens%s):"
                          " decode attends to the whole context and would give other tokens past "
@@ -388,15 +407,20 @@ static hlx_status_t hlx_cfg_dense(hlx_jdoc_t *doc, hlx_hf_config_t *c)
     HLX_TRY(hlx_cfg_bool(doc, "mlp_bias", 0, &bias));
     if (bias)
         return hlx_jdoc_fail(doc, "/mlp_bias", HLX_ERR_PARSE, "FFN biases are not supported");
-    HLX_TRY(hlx_cfg_int(doc, "num_key_value_heads", 0, m->q_heads, 1, &m->kv_heads));
+    /* absent: all query heads (LlamaConfig), 8 (MistralConfig) */
+    HLX_TRY(hlx_cfg_int(doc, "num_key_value_heads", 0,
+                        strcmp(c->arch, "MistralForCausalLM") ? m->q_heads : 8, 1,
+                        &m->kv_heads));
     HLX_TRY(hlx_cfg_int(doc, "head_dim", 0, m->hidden / m->q_heads, 1, &m->head_dim));
     if (m->head_dim < 1)
         return hlx_jdoc_fail(doc, "/head_dim", HLX_ERR_PARSE,
                              "missing, and hidden_size / num_attention_heads is 0");
     if (m->kv_heads > m->q_heads || m->q_heads % m->kv_heads != 0)
         return hlx_jdoc_fail(doc, "/num_key_value_heads", HLX_ERR_PARSE,
-                             "%d does not divide num_attention_heads %d", m->kv_heads,
-                             m->q_heads);
+                             "%d does not divide num_attention_heads %d%s", m->kv_heads,
+                             m->q_heads, hlx_cfg_absent(doc, "num_key_value_heads")
+                                 ? " (absent from config.json: that is transformers' "
+                                   "MistralConfig default; give the model's value)" : "");
     if (m->head_dim % 2 != 0)
         return hlx_jdoc_fail(doc, "/head_dim", HLX_ERR_PARSE, "%d is odd (RoPE rotates pairs)",
                              m->head_dim);
@@ -409,6 +433,37 @@ static hlx_status_t hlx_cfg_dense(hlx_jdoc_t *doc, hlx_hf_config_t *c)
     return HLX_OK;
 }
 
+/* Defaults of the keys a DeepseekV3ForCausalLM config.json may leave out: transformers'
+ * DeepseekV3Config's (its router always scores with a sigmoid), so that a checkpoint
+ * decodes as transformers would load it. A null counts as absent, except for q_lora_rank,
+ * where null means no query compression (q_proj). */
+#define HLX_DSV3_Q_LORA_RANK           1536
+#define HLX_DSV3_N_SHARED_EXPERTS      1
+#define HLX_DSV3_FIRST_K_DENSE_REPLACE 3
+#define HLX_DSV3_SCORING_FUNC          "sigmoid"
+#define HLX_DSV3_NORM_TOPK_PROB        1
+#define HLX_DSV3_ROUTED_SCALING        2.5
+#define HLX_DSV3_N_GROUP               8
+#define HLX_DSV3_TOPK_GROUP            4
+
+/* " (n_group is absent from config.json: ...)" for the gating keys left out, appended to
+ * the reason a combination is refused ("" when both are given). */
+static void hlx_cfg_gating_note(hlx_jdoc_t *doc, const hlx_hf_config_t *c, char *note,
+                                size_t len)
+{
+    int ng = hlx_cfg_absent(doc, "n_group"), tg = hlx_cfg_absent(doc, "topk_group");
+
+    note[0] = '\0';
+    if (ng && tg)
+        snprintf(note, len, " (n_group and topk_group are absent from config.json: "
+                 "transformers' DeepseekV3Config defaults %d and %d were taken; give the "
+                 "model's values)", c->n_group, c->topk_group);
+    else if (ng || tg)
+        snprintf(note, len, " (%s is absent from config.json: transformers' DeepseekV3Config "
+                 "default %d was taken; give the model's n_group and topk_group)",
+                 ng ? "n_group" : "topk_group", ng ? c->n_group : c->topk_group);
+}
+
 static hlx_status_t hlx_cfg_moe_mla(hlx_jdoc_t *doc, hlx_hf_config_t *c)
 {
     hlx_model_t *m = &c->m;
@@ -417,22 +472,26 @@ static hlx_status_t hlx_cfg_moe_mla(hlx_jdoc_t *doc, hlx_hf_config_t *c)
 
     m->attn = HLX_ATTN_MLA;
     m->kv_heads = 1;
-    HLX_TRY(hlx_cfg_int(doc, "q_lora_rank", 0, 0, 0, &m->q_lora_rank));
+    HLX_TRY(hlx_cfg_int(doc, "q_lora_rank", 0,
+                        hlx_cfg_absent(doc, "q_lora_rank") ? HLX_DSV3_Q_LORA_RANK : 0, 0,
+                        &m->q_lora_rank));
     HLX_TRY(hlx_cfg_int(doc, "kv_lora_rank", 1, 0, 1, &m->kv_lora_rank));
     HLX_TRY(hlx_cfg_int(doc, "qk_rope_head_dim", 1, 0, 2, &m->qk_rope_dim));
     HLX_TRY(hlx_cfg_int(doc, "qk_nope_head_dim", 1, 0, 1, &m->qk_nope_dim));
     HLX_TRY(hlx_cfg_int(doc, "v_head_dim", 1, 0, 1, &m->v_head_dim));
     HLX_TRY(hlx_cfg_int(doc, "n_routed_experts", 1, 0, 1, &m->experts));
     HLX_TRY(hlx_cfg_int(doc, "num_experts_per_tok", 1, 0, 1, &m->top_k));
-    HLX_TRY(hlx_cfg_int(doc, "n_shared_experts", 0, 0, 0, &m->shared_experts));
+    HLX_TRY(hlx_cfg_int(doc, "n_shared_experts", 0, HLX_DSV3_N_SHARED_EXPERTS, 0,
+                        &m->shared_experts));
     HLX_TRY(hlx_cfg_int(doc, "moe_intermediate_size", 1, 0, 1, &m->expert_ffn));
-    HLX_TRY(hlx_cfg_int(doc, "first_k_dense_replace", 0, 0, 0, &m->dense_layers));
-    HLX_TRY(hlx_cfg_str(doc, "scoring_func", "softmax", c->scoring_func,
+    HLX_TRY(hlx_cfg_int(doc, "first_k_dense_replace", 0, HLX_DSV3_FIRST_K_DENSE_REPLACE, 0,
+                        &m->dense_layers));
+    HLX_TRY(hlx_cfg_str(doc, "scoring_func", HLX_DSV3_SCORING_FUNC, c->scoring_func,
                         sizeof(c->scoring_func)));
-    HLX_TRY(hlx_cfg_bool(doc, "norm_topk_prob", 0, &c->norm_topk_prob));
-    HLX_TRY(hlx_cfg_num(doc, "routed_scaling_factor", 1.0, 1e-6, 1e6, &rsf));
-    HLX_TRY(hlx_cfg_int(doc, "n_group", 0, 1, 1, &c->n_group));
-    HLX_TRY(hlx_cfg_int(doc, "topk_group", 0, 1, 1, &c->topk_group));
+    HLX_TRY(hlx_cfg_bool(doc, "norm_topk_prob", HLX_DSV3_NORM_TOPK_PROB, &c->norm_topk_prob));
+    HLX_TRY(hlx_cfg_num(doc, "routed_scaling_factor", HLX_DSV3_ROUTED_SCALING, 1e-6, 1e6, &rsf));
+    HLX_TRY(hlx_cfg_int(doc, "n_group", 0, HLX_DSV3_N_GROUP, 1, &c->n_group));
+    HLX_TRY(hlx_cfg_int(doc, "topk_group", 0, HLX_DSV3_TOPK_GROUP, 1, &c->topk_group));
     c->routed_scaling_factor = rsf;
     if (strcmp(c->scoring_func, "sigmoid") && strcmp(c->scoring_func, "softmax"))
         return hlx_jdoc_fail(doc, "/scoring_func", HLX_ERR_PARSE,
@@ -442,7 +501,11 @@ static hlx_status_t hlx_cfg_moe_mla(hlx_jdoc_t *doc, hlx_hf_config_t *c)
                              "%d exceeds n_routed_experts %d", m->top_k, m->experts);
     if (m->dense_layers > m->layers)
         return hlx_jdoc_fail(doc, "/first_k_dense_replace", HLX_ERR_PARSE,
-                             "%d exceeds num_hidden_layers %d", m->dense_layers, m->layers);
+                             "%d exceeds num_hidden_layers %d%s", m->dense_layers, m->layers,
+                             hlx_cfg_absent(doc, "first_k_dense_replace")
+                                 ? " (absent from config.json: that is transformers' "
+                                   "DeepseekV3Config default; give the model's value)"
+                                 : "");
     if (m->qk_rope_dim % 2 != 0)
         return hlx_jdoc_fail(doc, "/qk_rope_head_dim", HLX_ERR_PARSE,
                              "%d is odd (RoPE rotates pairs)", m->qk_rope_dim);
@@ -453,10 +516,11 @@ static hlx_status_t hlx_cfg_moe_mla(hlx_jdoc_t *doc, hlx_hf_config_t *c)
         static const hlx_gating_keys_t keys = { "n_routed_experts", "num_experts_per_tok",
                                                 "n_group", "topk_group" };
         const char *key = "n_group";
-        char why[256], path[64];
+        char why[256], path[64], note[256];
         if ((st = hlx_model_gating_check(m, &keys, &key, why, sizeof(why))) != HLX_OK) {
             snprintf(path, sizeof(path), "/%s", key);
-            return hlx_jdoc_fail(doc, path, st, "%s", why);
+            hlx_cfg_gating_note(doc, c, note, sizeof(note));
+            return hlx_jdoc_fail(doc, path, st, "%s%s", why, note);
         }
     }
     m->head_dim = m->qk_nope_dim + m->qk_rope_dim;

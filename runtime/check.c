@@ -1,7 +1,9 @@
 /* Checks of a decode run: the fp64 reference (hidden states, logits, tokens, and every
  * appended KV row), bitwise agreement of the replicated state across ranks, non-finite
- * values, and the scripted faults that prove each check can fail. */
+ * values (named with the checkpoint's weight that is not finite, when one is), and the
+ * scripted faults that prove each check can fail. */
 #define _GNU_SOURCE
+#include "hlx_ckpt.h"
 #include "hlx_engine_view.h"
 #include "hlx_reference.h"
 #include "hlx_reference_moe.h"
@@ -99,18 +101,88 @@ int hlx_check_has_reference(const hlx_check_t *chk)
     return chk != NULL && chk->ref != NULL;
 }
 
+/* Whether checkpoint tensor `name` feeds the checks of layer `layer`: the layer's own
+ * tensors, the embedding ahead of layer 0, and the final norm and the output head (or the
+ * tied embedding) for the logits (layer == layers). */
+static int hlx_check_feeds(const char *name, int layer, int layers)
+{
+    char prefix[48];
+
+    if (layer >= layers)
+        return !strcmp(name, "model.norm.weight") || !strcmp(name, "lm_head.weight") ||
+               !strcmp(name, "model.embed_tokens.weight");
+    snprintf(prefix, sizeof(prefix), "model.layers.%d.", layer);
+    return !strncmp(name, prefix, strlen(prefix)) ||
+           (layer == 0 && !strcmp(name, "model.embed_tokens.weight"));
+}
+
+/* The most checkpoint bytes one failed check reads back (every rank reads its own): a
+ * MoE layer's experts can be tens of GiB, and this runs on the way to an error. */
+#define HLX_CHECK_SCAN_MAX_BYTES ((uint64_t)1 << 30)
+
+/* After a non-finite value at layer `layer`: the checkpoint's tensors feeding it, read
+ * back from the files (not from the backend's copy: the same on a GPU, and it covers the
+ * MLA and expert weights and the fp8 scales), at most HLX_CHECK_SCAN_MAX_BYTES of them.
+ * The first one holding values that are not finite is named in why, those every token
+ * uses before the routed experts (an expert no token chose cannot be the cause); 0 when
+ * none is (or the weights are synthetic). When the bound cut the scan short, why says so. */
+static int hlx_check_weights(const hlx_engine_t *eng, int layer, char *why, size_t len)
+{
+    const char *dir = hlx_engine_config(eng)->ckpt;
+    hlx_ckpt_t *ck = NULL;
+    char err[256], desc[192];
+    size_t i;
+    int found = 0, experts, cut = 0;
+    uint64_t budget = HLX_CHECK_SCAN_MAX_BYTES;
+
+    if (dir[0] == '\0' || hlx_ckpt_open(dir, &ck, err, sizeof(err)) != HLX_OK)
+        return 0;
+    for (experts = 0; experts < 2 && !found && !cut; experts++) {
+        for (i = 0; i < hlx_ckpt_count(ck) && !found && !cut; i++) {
+            const hlx_ckpt_tensor_t *t = hlx_ckpt_tensor(ck, i);
+            hlx_ckpt_nonfinite_t nf;
+            if (!hlx_check_feeds(t->name, layer, hlx_engine_model(eng)->layers) ||
+                (strstr(t->name, ".mlp.experts.") != NULL) != experts)
+                continue;
+            if (t->end - t->begin > budget) {
+                cut = 1;
+                break;
+            }
+            budget -= t->end - t->begin;
+            hlx_ckpt_scan_tensor(ck, t, &nf);
+            if (nf.count == 0)
+                continue;
+            hlx_ckpt_nonfinite_str(t, &nf, desc, sizeof(desc));
+            snprintf(why, len, "the checkpoint's weights are not finite: %.128s holds %s; "
+                     "replace it (`helix model info %.160s --scan` lists every such tensor)",
+                     t->name, desc, dir);
+            found = 1;
+        }
+    }
+    if (cut)
+        snprintf(why, len, "the layer's checkpoint weights were checked in part only (%llu "
+                 "MiB at most on this path): `helix model info %.160s --scan` checks every "
+                 "tensor", (unsigned long long)(HLX_CHECK_SCAN_MAX_BYTES >> 20), dir);
+    hlx_ckpt_close(ck);
+    return found;
+}
+
 hlx_status_t hlx_check_finite(hlx_engine_t *eng, const float *v, size_t n, const char *what,
                               int layer)
 {
+    char why[640];
     size_t i;
 
     for (i = 0; i < n; i++) {
         if (isfinite(v[i]))
             continue;
+        /* the cause, where it is a weight, in the same message */
+        why[0] = '\0';
+        (void)hlx_check_weights(eng, layer, why, sizeof(why));
         hlx_engine_set_errmsg(eng, "non-finite value (%g) in %s, layer %d, step %d, rank %d "
-                              "(%s), element %zu", (double)v[i], what, layer,
+                              "(%s), element %zu%s%s", (double)v[i], what, layer,
                               hlx_engine_step_index(eng), hlx_engine_rank(eng),
-                              hlx_engine_host(eng), i);
+                              hlx_engine_host(eng), i, why[0] ? ": " : "", why);
         return HLX_ERR_NUMERIC;
     }
     return HLX_OK;

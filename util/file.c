@@ -1,7 +1,8 @@
 /* hlx_file_read: whole-file input with a size bound and precise messages. Reads in chunks
  * rather than trusting the size stat() gives (pipes and /proc files report 0, a directory
- * reports a block size, ftell() on a directory gives LONG_MAX). hlx_out_*: output files
- * through a temporary file renamed into place. */
+ * reports a block size, ftell() on a directory gives LONG_MAX). hlx_wfile_*: output files
+ * created unnamed (or under a temporary name) and renamed into place once complete;
+ * hlx_out_*: one such file written through stdio. */
 #define _GNU_SOURCE
 #include "hlx_file.h"
 
@@ -104,13 +105,176 @@ too_large:
     return HLX_ERR_INVALID;
 }
 
+/* ---- files put in place only when complete ------------------------------------------ */
+
+hlx_status_t hlx_wfile_errno_status(int e)
+{
+    return e == ENOSPC || e == EDQUOT || e == EFBIG ? HLX_ERR_NOSPACE
+         : e == EACCES || e == EPERM || e == EROFS || e == ENOTDIR || e == ENOENT ||
+           e == ENAMETOOLONG || e == ELOOP || e == EISDIR ? HLX_ERR_INVALID : HLX_ERR_IO;
+}
+
+/* The folder of w->path into dir, and where its last name begins. */
+static const char *hlx_wfile_split(const hlx_wfile_t *w, char *dir, size_t len)
+{
+    const char *slash = strrchr(w->path, '/');
+
+    if (slash == NULL) {
+        snprintf(dir, len, ".");
+        return w->path;
+    }
+    snprintf(dir, len, "%.*s", slash == w->path ? 1 : (int)(slash - w->path), w->path);
+    return slash + 1;
+}
+
+hlx_status_t hlx_wfile_open(hlx_wfile_t *w, const char *path, unsigned mode, char *err,
+                            size_t errlen)
+{
+    char dir[4096];
+    const char *name;
+    mode_t um;
+    int e;
+
+    w->fd = -1;
+    w->named = 0;
+    w->tmp[0] = '\0';
+    if (path[0] == '\0' || strlen(path) >= sizeof(w->path)) {
+        snprintf(err, errlen, "'%.64s': %s", path, path[0] ? "path too long" : "empty path");
+        return HLX_ERR_INVALID;
+    }
+    snprintf(w->path, sizeof(w->path), "%s", path);
+    name = hlx_wfile_split(w, dir, sizeof(dir));
+#ifdef O_TMPFILE
+    /* unnamed only where the commit can name it without privilege (through /proc) */
+    e = ENOSYS;
+    if (access("/proc/self/fd", X_OK) == 0) {
+        w->fd = open(dir, O_TMPFILE | O_WRONLY | O_CLOEXEC, (mode_t)mode);
+        if (w->fd >= 0)
+            return HLX_OK;
+        e = errno;
+    }
+    if (e != EOPNOTSUPP && e != EISDIR && e != EINVAL && e != ENOSYS) {
+        snprintf(err, errlen, "%s: cannot create a file there: %s", path, strerror(e));
+        return hlx_wfile_errno_status(e);
+    }
+#endif
+    /* beside path: its folder part, then ".NAME.tmp-XXXXXX" */
+    if ((size_t)snprintf(w->tmp, sizeof(w->tmp), "%.*s.%s.tmp-XXXXXX", (int)(name - w->path),
+                         w->path, name) >= sizeof(w->tmp)) {
+        w->tmp[0] = '\0';
+        snprintf(err, errlen, "'%.64s...': path too long", path);
+        return HLX_ERR_INVALID;
+    }
+    w->fd = mkostemp(w->tmp, O_CLOEXEC);
+    if (w->fd < 0) {
+        e = errno;
+        w->tmp[0] = '\0';
+        snprintf(err, errlen, "%s: cannot create a file there: %s", path, strerror(e));
+        return hlx_wfile_errno_status(e);
+    }
+    w->named = 1;
+    um = umask(0); /* mkostemp creates 0600; the file gets what open() would give */
+    umask(um);
+    (void)fchmod(w->fd, (mode_t)mode & ~um);
+    return HLX_OK;
+}
+
+hlx_status_t hlx_wfile_put(hlx_wfile_t *w, const void *buf, size_t len, char *err,
+                           size_t errlen)
+{
+    const char *p = buf;
+
+    while (len > 0) {
+        ssize_t k = write(w->fd, p, len);
+        if (k < 0 && errno == EINTR)
+            continue;
+        if (k <= 0) {
+            int e = k < 0 ? errno : EIO;
+            snprintf(err, errlen, "%s: write failed: %s", w->path, strerror(e));
+            return hlx_wfile_errno_status(e);
+        }
+        p += k;
+        len -= (size_t)k;
+    }
+    return HLX_OK;
+}
+
+void hlx_wfile_abort(hlx_wfile_t *w)
+{
+    if (w->fd >= 0)
+        close(w->fd);
+    if (w->named)
+        unlink(w->tmp);
+    w->fd = -1;
+    w->named = 0;
+}
+
+/* The data on disk, then the name: an unnamed file is linked under a temporary name first
+ * (a link cannot replace an existing file), and rename() puts it in place in one step. */
+hlx_status_t hlx_wfile_commit(hlx_wfile_t *w, char *err, size_t errlen)
+{
+    const char *name;
+    int e, i;
+
+    if (fsync(w->fd) != 0) {
+        e = errno;
+        hlx_wfile_abort(w);
+        snprintf(err, errlen, "%s: write failed: %s", w->path, strerror(e));
+        return hlx_wfile_errno_status(e);
+    }
+    if (!w->named) {
+        char proc[64];
+        name = strrchr(w->path, '/') ? strrchr(w->path, '/') + 1 : w->path;
+        snprintf(proc, sizeof(proc), "/proc/self/fd/%d", w->fd);
+        for (i = 0;; i++) { /* beside path: its folder part, then ".NAME.tmp-PID-I" */
+            if ((size_t)snprintf(w->tmp, sizeof(w->tmp), "%.*s.%s.tmp-%ld-%d",
+                                 (int)(name - w->path), w->path, name, (long)getpid(),
+                                 i) >= sizeof(w->tmp)) {
+                e = ENAMETOOLONG;
+                hlx_wfile_abort(w);
+                snprintf(err, errlen, "%s: cannot name the written file: %s", w->path,
+                         strerror(e));
+                return HLX_ERR_INVALID;
+            }
+            /* through /proc (no privilege needed), else AT_EMPTY_PATH (CAP_DAC_READ_SEARCH) */
+            if (linkat(AT_FDCWD, proc, AT_FDCWD, w->tmp, AT_SYMLINK_FOLLOW) == 0)
+                break;
+            e = errno;
+            if (e != EEXIST) {
+                if (linkat(w->fd, "", AT_FDCWD, w->tmp, AT_EMPTY_PATH) == 0)
+                    break;
+                e = errno;
+            }
+            if (e != EEXIST || i == 99) {
+                hlx_wfile_abort(w);
+                snprintf(err, errlen, "%s: cannot name the written file: %s", w->path,
+                         strerror(e));
+                return hlx_wfile_errno_status(e);
+            }
+        }
+        w->named = 1;
+    }
+    if (rename(w->tmp, w->path) != 0) {
+        e = errno;
+        hlx_wfile_abort(w);
+        snprintf(err, errlen, "%s: cannot put in place: %s", w->path, strerror(e));
+        return hlx_wfile_errno_status(e);
+    }
+    w->named = 0;
+    close(w->fd);
+    w->fd = -1;
+    return HLX_OK;
+}
+
+/* ---- hlx_out: one output file over an hlx_wfile, written through stdio ---------------- */
+
 hlx_status_t hlx_out_begin(hlx_out_t *o, const char *path, char *err, size_t errlen)
 {
     struct stat sb;
-    mode_t mask;
     int fd, e;
 
     memset(o, 0, sizeof(*o));
+    o->w.fd = -1;
     if (path[0] == '\0' || strlen(path) >= sizeof(o->path)) {
         snprintf(err, errlen, "'%s': %s", path, path[0] ? "path too long" : "empty path");
         return HLX_ERR_INVALID;
@@ -128,21 +292,15 @@ hlx_status_t hlx_out_begin(hlx_out_t *o, const char *path, char *err, size_t err
         }
         return HLX_OK;
     }
-    snprintf(o->tmp, sizeof(o->tmp), "%s.XXXXXX", path);
-    if ((fd = mkstemp(o->tmp)) < 0) {
-        e = errno;
-        snprintf(err, errlen, "%s: cannot create a file there: %s", path, strerror(e));
-        o->tmp[0] = '\0';
+    /* the permissions fopen would give; a path that cannot take a file is bad input */
+    if (hlx_wfile_open(&o->w, path, 0666, err, errlen) != HLX_OK)
         return HLX_ERR_INVALID;
-    }
-    /* the permissions fopen would give (mkstemp makes 0600) */
-    mask = umask(0);
-    umask(mask);
-    if (fchmod(fd, 0666 & ~mask) != 0 || (o->f = fdopen(fd, "w")) == NULL) {
+    /* stdio over a second descriptor: the wfile keeps its own for the commit */
+    if ((fd = dup(o->w.fd)) < 0 || (o->f = fdopen(fd, "w")) == NULL) {
         e = errno;
-        close(fd);
-        unlink(o->tmp);
-        o->tmp[0] = '\0';
+        if (fd >= 0)
+            close(fd);
+        hlx_wfile_abort(&o->w);
         snprintf(err, errlen, "%s: cannot write: %s", path, strerror(e));
         return HLX_ERR_IO;
     }
@@ -155,7 +313,7 @@ hlx_status_t hlx_out_end(hlx_out_t *o, int ok, char *err, size_t errlen)
 
     if (o->f == NULL)
         return HLX_OK;
-    if (ferror(o->f) || fflush(o->f) != 0 || (o->tmp[0] && fsync(fileno(o->f)) != 0)) {
+    if (ferror(o->f) || fflush(o->f) != 0) { /* a file in place is synced by the commit */
         bad = 1;
         e = errno;
     }
@@ -164,14 +322,10 @@ hlx_status_t hlx_out_end(hlx_out_t *o, int ok, char *err, size_t errlen)
         e = errno;
     }
     o->f = NULL;
-    if (o->tmp[0]) {
-        if (ok && !bad && rename(o->tmp, o->path) != 0) {
-            bad = 1;
-            e = errno;
-        }
-        if (!ok || bad)
-            unlink(o->tmp);
-        o->tmp[0] = '\0';
+    if (o->w.fd >= 0) {
+        if (ok && !bad) /* its own message: what failed, on which path */
+            return hlx_wfile_commit(&o->w, err, errlen) == HLX_OK ? HLX_OK : HLX_ERR_IO;
+        hlx_wfile_abort(&o->w);
     }
     if (ok && bad) {
         snprintf(err, errlen, "%s: writing failed: %s (nothing replaced)", o->path,

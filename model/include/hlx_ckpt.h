@@ -98,6 +98,10 @@ uint64_t                 hlx_ckpt_bytes_read(const hlx_ckpt_t *ck);
 
 /* NULL when absent (no error recorded). */
 const hlx_ckpt_tensor_t *hlx_ckpt_find(const hlx_ckpt_t *ck, const char *name);
+/* "[r, c]": t's shape, for messages. */
+void hlx_ckpt_shape_str(const hlx_ckpt_tensor_t *t, char *buf, size_t len);
+/* Row-major element index flat of t as an index per dimension: idx[t->ndim]. */
+void hlx_ckpt_unravel(const hlx_ckpt_tensor_t *t, uint64_t flat, int64_t *idx);
 /* Finds name and checks its shape (ndim dims); HLX_ERR_NOT_FOUND or HLX_ERR_MISMATCH with
  * "file: tensor: shape [..], expected [..]" in hlx_ckpt_error(). */
 hlx_status_t hlx_ckpt_get(hlx_ckpt_t *ck, const char *name, int ndim, const int64_t *shape,
@@ -116,6 +120,25 @@ hlx_status_t hlx_ckpt_read_slice(hlx_ckpt_t *ck, const hlx_ckpt_tensor_t *t, int
 hlx_status_t hlx_ckpt_read_block(hlx_ckpt_t *ck, const hlx_ckpt_tensor_t *t, int64_t r0,
                                  int64_t nr, int64_t c0, int64_t nc, int transpose, void *dst,
                                  hlx_dtype_t dst_dtype, int64_t ld);
+
+/* ---- non-finite values ------------------------------------------------------------- */
+
+typedef struct hlx_ckpt_nonfinite {
+    uint64_t count; /* non-finite elements (NaN, +-Inf; e4m3: the NaN codes 0x7f, 0xff) */
+    uint64_t first; /* row-major index of the first (count > 0) */
+    uint64_t bits;  /* its stored bits */
+} hlx_ckpt_nonfinite_t;
+
+/* Counts the non-finite values of t by their stored bits (F64, F32, F16, BF16, F8_E4M3,
+ * F8_E5M2; the fp8 weights' F32 block scales are tensors of their own; integer tensors
+ * have none), straight from the mapping in a vectorised pass that reads ahead and releases
+ * the pages behind it: a checkpoint larger than memory is scanned once, front to back. */
+void hlx_ckpt_scan_tensor(hlx_ckpt_t *ck, const hlx_ckpt_tensor_t *t, hlx_ckpt_nonfinite_t *nf);
+/* The stored bits of a non-finite element of type t as a value: "nan", "inf" or "-inf". */
+const char *hlx_ckpt_nonfinite_value(hlx_st_dtype_t t, uint64_t bits);
+/* "N non-finite values, the first nan (bits 0x7fc0) at [r, c]" (the index in t's shape). */
+void hlx_ckpt_nonfinite_str(const hlx_ckpt_tensor_t *t, const hlx_ckpt_nonfinite_t *nf,
+                            char *buf, size_t len);
 
 /* ---- config.json --------------------------------------------------------------------- */
 

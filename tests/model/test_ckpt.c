@@ -1,7 +1,8 @@
 /* model: Hugging Face checkpoints written by `helix model synth` read back exactly (every
  * tensor, slices at odd offsets, the runtime's synthetic weights for the dense family, fp8
- * block scales), and corrupt or mismatched checkpoints refused with a precise message and
- * exit code 2. argv[1]: the helix binary. */
+ * block scales), corrupt or mismatched checkpoints refused with a precise message and exit
+ * code 2, and values that are not finite found in every dtype, named by `helix model info
+ * --scan` (exit 2) and by decode. argv[1]: the helix binary. */
 #include <setjmp.h>
 #include <stdarg.h>
 #include <stddef.h>
@@ -1096,6 +1097,303 @@ static void test_info_json(void **state)
     json_decref(o);
 }
 
+/* `helix ARGS`: exit code, stdout and stderr (free them). */
+static int run(char **out, char **err, const char *fmt, ...) __attribute__((format(printf, 3, 4)));
+static int run(char **out, char **err, const char *fmt, ...)
+{
+    char args[2048], po[512], pe[512];
+    va_list ap;
+    int rc;
+
+    va_start(ap, fmt);
+    vsnprintf(args, sizeof(args), fmt, ap);
+    va_end(ap);
+    snprintf(po, sizeof(po), "%s/run.out", g_tmp);
+    snprintf(pe, sizeof(pe), "%s/run.err", g_tmp);
+    rc = sh("timeout -k 5 120 %s %s >%s 2>%s", helix, args, po, pe);
+    *out = hlx_test_slurp(po, NULL);
+    *err = hlx_test_slurp(pe, NULL);
+    return rc;
+}
+
+static void has(const char *what, const char *text, const char *needle)
+{
+    if (strstr(text, needle) == NULL)
+        fail_msg("%s: '%s' not in:\n%s", what, needle, text);
+}
+
+/* Overwrites bytes [at, at + n) of tensor `tensor` of checkpoint `name` with b. */
+static void poke(const char *name, const char *tensor, uint64_t at, const void *b, size_t n)
+{
+    char dir[512], path[1024], err[1024];
+    hlx_ckpt_t *ck = NULL;
+    const hlx_ckpt_tensor_t *t;
+    uint8_t len8[8];
+    uint64_t hlen = 0;
+    FILE *f;
+    int i;
+
+    snprintf(dir, sizeof(dir), "%s/%s", g_tmp, name);
+    if (hlx_ckpt_open(dir, &ck, err, sizeof(err)) != HLX_OK)
+        fail_msg("%s", err);
+    assert_non_null(t = hlx_ckpt_find(ck, tensor));
+    assert_true(at + n <= t->end - t->begin);
+    snprintf(path, sizeof(path), "%s/%s", dir, hlx_ckpt_file_name(ck, t->file));
+    assert_non_null(f = fopen(path, "r+b"));
+    assert_int_equal(fread(len8, 1, 8, f), 8);
+    for (i = 0; i < 8; i++)
+        hlen |= (uint64_t)len8[i] << (8 * i);
+    assert_int_equal(fseek(f, (long)(8 + hlen + t->begin + at), SEEK_SET), 0);
+    assert_int_equal(fwrite(b, 1, n, f), n);
+    assert_int_equal(fclose(f), 0);
+    hlx_ckpt_close(ck);
+}
+
+/* ---- values that are not finite: the scan of one tensor, every dtype ------------- */
+
+#define SCAN_ROWS 3
+#define SCAN_COLS 5000 /* rows longer than a vectorised block of 4096 */
+
+typedef struct {
+    const char    *name, *dtype;
+    size_t         size;
+    uint64_t       bad[3];    /* bit patterns at [0, 4999], [2, 10], [2, 11]; the first
+                                 again at [2, 4999], the last element (past the blocks) */
+    uint64_t       finite;    /* a finite pattern near them, never counted */
+    uint64_t       count;     /* what the scan must find */
+    const char    *desc;
+} scan_case_t;
+
+static const scan_case_t g_cases[] = {
+    { "a_bf16", "BF16", 2, { 0x7fc0, 0xff80, 0x7f81 }, 0x7f7f, 4,
+      "4 non-finite values, the first nan (bits 0x7fc0) at [0, 4999]" },
+    { "b_f32", "F32", 4, { 0x7f800000, 0xffc00000, 0x7f800001 }, 0x7f7fffff, 4,
+      "4 non-finite values, the first inf (bits 0x7f800000) at [0, 4999]" },
+    { "c_f16", "F16", 2, { 0xfc00, 0x7e00, 0x7c00 }, 0x7bff, 4,
+      "4 non-finite values, the first -inf (bits 0xfc00) at [0, 4999]" },
+    { "d_f64", "F64", 8, { 0x7ff8000000000000ull, 0x7ff0000000000000ull, 0xfff0000000000000ull },
+      0x7fefffffffffffffull, 4,
+      "4 non-finite values, the first nan (bits 0x7ff8000000000000) at [0, 4999]" },
+    { "e_e4m3", "F8_E4M3", 1, { 0x7f, 0xff, 0x7f }, 0x7e, 4,
+      "4 non-finite values, the first nan (bits 0x7f) at [0, 4999]" },
+    { "f_e5m2", "F8_E5M2", 1, { 0x7c, 0xfe, 0x7d }, 0x7b, 4,
+      "4 non-finite values, the first inf (bits 0x7c) at [0, 4999]" },
+    { "g_i32", "I32", 4, { 0x7f800000, 0xffffffff, 0x7fc00000 }, 0, 0, NULL },
+};
+#define NCASES (sizeof(g_cases) / sizeof(g_cases[0]))
+
+/* One safetensors file of every case, each [SCAN_ROWS][SCAN_COLS], zeros but for the
+ * patterns of the case. */
+static void write_cases(const char *name)
+{
+    char path[512], *hdr;
+    json_t *h = json_object();
+    uint64_t off = 0, hlen, k;
+    uint8_t *data, len8[8];
+    size_t c, j;
+    FILE *f;
+    const uint64_t at[4] = { 4999, 2 * SCAN_COLS + 10, 2 * SCAN_COLS + 11,
+                             3 * SCAN_COLS - 1 };
+
+    for (c = 0; c < NCASES; c++) {
+        uint64_t bytes = (uint64_t)SCAN_ROWS * SCAN_COLS * g_cases[c].size;
+        json_object_set_new(h, g_cases[c].name,
+                            json_pack("{s:s, s:[i, i], s:[I, I]}", "dtype", g_cases[c].dtype,
+                                      "shape", SCAN_ROWS, SCAN_COLS, "data_offsets",
+                                      (json_int_t)off, (json_int_t)(off + bytes)));
+        off += bytes;
+    }
+    assert_non_null(hdr = json_dumps(h, JSON_COMPACT | JSON_PRESERVE_ORDER));
+    json_decref(h);
+    hlen = strlen(hdr);
+    assert_non_null(data = calloc(1, off));
+    off = 0;
+    for (c = 0; c < NCASES; c++) {
+        const scan_case_t *s = &g_cases[c];
+        for (j = 0; j < 4; j++)
+            for (k = 0; k < s->size; k++)
+                data[off + at[j] * s->size + k] = (uint8_t)(s->bad[j % 3] >> (8 * k));
+        for (k = 0; k < s->size; k++) /* the largest finite value just before the first */
+            data[off + (at[0] - 1) * s->size + k] = (uint8_t)(s->finite >> (8 * k));
+        off += (uint64_t)SCAN_ROWS * SCAN_COLS * s->size;
+    }
+    assert_int_equal(sh("mkdir -p %s/%s", g_tmp, name), 0);
+    snprintf(path, sizeof(path), "%s/%s/model.safetensors", g_tmp, name);
+    assert_non_null(f = fopen(path, "wb"));
+    for (k = 0; k < 8; k++)
+        len8[k] = (uint8_t)(hlen >> (8 * k));
+    assert_int_equal(fwrite(len8, 1, 8, f), 8);
+    assert_int_equal(fwrite(hdr, 1, hlen, f), hlen);
+    assert_int_equal(fwrite(data, 1, off, f), off);
+    assert_int_equal(fclose(f), 0);
+    free(data);
+    free(hdr);
+}
+
+static void test_scan_dtypes(void **state)
+{
+    char dir[512], err[1024], desc[256];
+    hlx_ckpt_t *ck = NULL;
+    size_t c;
+
+    (void)state;
+    write_cases("dtypes");
+    snprintf(dir, sizeof(dir), "%s/dtypes", g_tmp);
+    if (hlx_ckpt_open(dir, &ck, err, sizeof(err)) != HLX_OK)
+        fail_msg("%s", err);
+    for (c = 0; c < NCASES; c++) {
+        const hlx_ckpt_tensor_t *t = hlx_ckpt_find(ck, g_cases[c].name);
+        hlx_ckpt_nonfinite_t nf;
+        assert_non_null(t);
+        hlx_ckpt_scan_tensor(ck, t, &nf);
+        if (nf.count != g_cases[c].count)
+            fail_msg("%s: %llu non-finite values, expected %llu", g_cases[c].name,
+                     (unsigned long long)nf.count, (unsigned long long)g_cases[c].count);
+        if (nf.count == 0)
+            continue;
+        assert_int_equal(nf.first, 4999);
+        assert_int_equal(nf.bits, g_cases[c].bad[0]);
+        hlx_ckpt_nonfinite_str(t, &nf, desc, sizeof(desc));
+        assert_string_equal(desc, g_cases[c].desc);
+    }
+    /* a tensor's first hit past its first block, and the rest of the tensor still counted */
+    {
+        const hlx_ckpt_tensor_t *t = hlx_ckpt_find(ck, "a_bf16");
+        hlx_ckpt_tensor_t tail = *t;
+        hlx_ckpt_nonfinite_t nf;
+        tail.ndim = 1;
+        tail.shape[0] = tail.numel = 2 * SCAN_COLS;
+        tail.begin = t->begin + (uint64_t)SCAN_COLS * 2; /* rows 1 and 2 */
+        hlx_ckpt_scan_tensor(ck, &tail, &nf);
+        assert_int_equal(nf.count, 3);
+        assert_int_equal(nf.first, SCAN_COLS + 10);
+        assert_int_equal(nf.bits, 0xff80);
+        hlx_ckpt_nonfinite_str(&tail, &nf, desc, sizeof(desc));
+        assert_string_equal(desc, "3 non-finite values, the first -inf (bits 0xff80) at [5010]");
+        /* the last row from [2, 20] on: its only hit in the elements after the last whole
+         * block */
+        tail.shape[0] = tail.numel = SCAN_COLS - 20;
+        tail.begin = t->begin + (uint64_t)(2 * SCAN_COLS + 20) * 2;
+        hlx_ckpt_scan_tensor(ck, &tail, &nf);
+        assert_int_equal(nf.count, 1);
+        assert_int_equal(nf.first, SCAN_COLS - 21);
+    }
+    hlx_ckpt_close(ck);
+}
+
+/* ---- helix model info --scan and decode -------------------------------------------- */
+
+/* `model info --scan` of name: exit 2, the tensor's line on stdout, the count on stderr;
+ * the JSON form names the same index (of the first tensor by name, of nbad). */
+static void scan_finds(const char *name, const char *line, const char *summary,
+                       const char *tensor, int r, int c, int nbad)
+{
+    char *out, *err;
+    json_t *j, *hit;
+    json_error_t je;
+
+    assert_int_equal(run(&out, &err, "model info %s/%s --scan", g_tmp, name), 2);
+    has("model info --scan", out, line);
+    has("model info --scan", err, summary);
+    free(out);
+    free(err);
+    assert_int_equal(run(&out, &err, "model info %s/%s --scan --json", g_tmp, name), 2);
+    assert_non_null(j = json_loads(out, 0, &je));
+    hit = json_array_get(json_object_get(json_object_get(j, "scan"), "nonfinite"), 0);
+    assert_non_null(hit);
+    assert_string_equal(json_string_value(json_object_get(hit, "name")), tensor);
+    assert_int_equal(json_integer_value(json_array_get(json_object_get(hit, "first_index"), 0)), r);
+    assert_int_equal(json_integer_value(json_array_get(json_object_get(hit, "first_index"), 1)), c);
+    assert_int_equal(json_integer_value(json_object_get(json_object_get(j, "scan"),
+                                                        "nonfinite_tensors")), nbad);
+    json_decref(j);
+    free(out);
+    free(err);
+}
+
+/* decode of name fails (not 0) naming the weight. */
+static void decode_names(const char *name, const char *needle)
+{
+    char *out, *err;
+    int rc = run(&out, &err, "decode --model %s/%s --steps 2", g_tmp, name);
+
+    if (rc == 0)
+        fail_msg("decode of %s: exit 0, expected a failure naming %s", name, needle);
+    has("decode", err, needle);
+    has("decode", err, "the checkpoint's weights are not finite");
+    free(out);
+    free(err);
+}
+
+static void test_scan_clean(void **state)
+{
+    char *out, *err;
+
+    (void)state;
+    synth("clean", "--family moe-mla --dtype fp8 --shards 2");
+    assert_int_equal(run(&out, &err, "model info %s/clean --scan", g_tmp), 0);
+    has("model info --scan", out, "every value finite");
+    free(out);
+    free(err);
+    assert_int_equal(run(&out, &err, "model info %s/clean --scan --config-only", g_tmp), 2);
+    has("--scan --config-only", err, "--scan reads every tensor, --config-only none");
+    free(out);
+    free(err);
+}
+
+static void test_scan_bf16_nan(void **state)
+{
+    const uint16_t nan = 0x7fc0;
+
+    (void)state;
+    synth("nan", "--family dense --shards 1");
+    poke("nan", "model.layers.1.mlp.down_proj.weight", 200, &nan, 2);
+    scan_finds("nan", "model.layers.1.mlp.down_proj.weight (BF16 [256, 512], model.safetensors): "
+               "1 non-finite value, the first nan (bits 0x7fc0) at [0, 100]",
+               "--scan: 1 of the 21 tensors", "model.layers.1.mlp.down_proj.weight", 0, 100, 1);
+    decode_names("nan", "non-finite value (nan) in the hidden state, layer 1, step 0, rank 0");
+    decode_names("nan", "model.layers.1.mlp.down_proj.weight holds 1 non-finite value, the first "
+                 "nan (bits 0x7fc0) at [0, 100]");
+}
+
+static void test_scan_f32_inf(void **state)
+{
+    const float inf = -INFINITY;
+
+    (void)state;
+    synth("inf", "--family dense --dtype f32 --shards 2");
+    poke("inf", "model.layers.0.self_attn.o_proj.weight", 4 * (3 * 256 + 9), &inf, 4);
+    scan_finds("inf", "model.layers.0.self_attn.o_proj.weight (F32 [256, 256], ",
+               "--scan: 1 of the 21 tensors", "model.layers.0.self_attn.o_proj.weight", 3, 9, 1);
+    decode_names("inf", "model.layers.0.self_attn.o_proj.weight holds 1 non-finite value, the "
+                 "first -inf (bits 0xff800000) at [3, 9]");
+}
+
+static void test_scan_fp8_nan(void **state)
+{
+    const uint8_t nan = 0x7f, neg_nan = 0xff;
+
+    (void)state;
+    synth("fp8", "--family moe-mla --dtype fp8 --shards 2");
+    /* a routed expert (used by some tokens only) and the shared one (by every token) */
+    poke("fp8", "model.layers.1.mlp.experts.3.up_proj.weight", 5 * 64 + 7, &nan, 1);
+    poke("fp8", "model.layers.1.mlp.shared_experts.down_proj.weight", 10, &neg_nan, 1);
+    scan_finds("fp8", "model.layers.1.mlp.experts.3.up_proj.weight (F8_E4M3 [64, 256], ",
+               "--scan: 2 of the", "model.layers.1.mlp.experts.3.up_proj.weight", 1, 71, 2);
+    {
+        char *out, *err;
+        assert_int_equal(run(&out, &err, "model info %s/fp8 --scan", g_tmp), 2);
+        has("model info --scan", out, "model.layers.1.mlp.shared_experts.down_proj.weight "
+            "(F8_E4M3 [256, 64], ");
+        has("model info --scan", out, "1 non-finite value, the first nan (bits 0xff) at [0, 10]");
+        free(out);
+        free(err);
+    }
+    /* the weight every token uses is named before an expert */
+    decode_names("fp8", "model.layers.1.mlp.shared_experts.down_proj.weight holds 1 non-finite "
+                 "value, the first nan (bits 0xff) at [0, 10]");
+}
+
 int main(int argc, char **argv)
 {
     const struct CMUnitTest tests[] = {
@@ -1114,6 +1412,11 @@ int main(int argc, char **argv)
         cmocka_unit_test(test_configs),
         cmocka_unit_test(test_cli_flags),
         cmocka_unit_test(test_info_json),
+        cmocka_unit_test(test_scan_dtypes),
+        cmocka_unit_test(test_scan_clean),
+        cmocka_unit_test(test_scan_bf16_nan),
+        cmocka_unit_test(test_scan_f32_inf),
+        cmocka_unit_test(test_scan_fp8_nan),
     };
     int rc;
 

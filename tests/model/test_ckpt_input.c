@@ -1,7 +1,8 @@
 /* model: hostile input to checkpoints and `helix model synth`. Named pipes where a file
  * belongs are refused by name (and never block: each case runs under alarm() or timeout);
  * config.json values that would decode other tokens (expert groups too small for top_k, a
- * sliding window, stray rope_scaling keys) are refused at file:line:column; synth refuses a
+ * sliding window, stray rope_scaling keys) are refused at file:line:column, and absent keys
+ * take transformers' defaults (named when a check refuses one); synth refuses a
  * checkpoint over --max-bytes or the free space before writing, leaves no partial file
  * under a final name when a write fails or is killed, and refuses a bad --out with exit 2.
  * argv[1]: the helix binary. */
@@ -23,6 +24,7 @@
 #include <unistd.h>
 
 #include "hlx_ckpt.h"
+#include "hlx_config.h"
 
 static const char *helix;
 static char g_tmp[] = "/tmp/hlx_ckpt_input_XXXXXX";
@@ -293,6 +295,85 @@ static void test_short_expert_groups(void **state)
     expect_config("groups", HLX_OK, NULL);
 }
 
+/* Keys a config.json may leave out take transformers' defaults (DeepseekV3Config,
+ * MistralConfig), so that a checkpoint decodes as transformers would load it; a default
+ * that a check then refuses is named as absent. */
+static void test_config_defaults(void **state)
+{
+    static const char *const absent[] = { "q_lora_rank", "n_shared_experts",
+                                          "first_k_dense_replace", "scoring_func",
+                                          "norm_topk_prob", "routed_scaling_factor", "n_group",
+                                          "topk_group" };
+    char dir[512], err[1024] = "";
+    hlx_hf_config_t cfg;
+    size_t i;
+
+    (void)state;
+    /* DeepSeek-V3's own config.json without the keys that have a default */
+    assert_int_equal(sh("mkdir -p %s/ds3 && cp %s/tests/model/data/hf/deepseek-v3/config.json "
+                        "%s/ds3/", g_tmp, HLX_SOURCE_ROOT, g_tmp), 0);
+    for (i = 0; i < sizeof(absent) / sizeof(absent[0]); i++)
+        set_key("ds3", absent[i], NULL);
+    dir_of(dir, sizeof(dir), "ds3");
+    if (hlx_hf_config_load(dir, &cfg, err, sizeof(err)) != HLX_OK)
+        fail_msg("%s", err);
+    assert_int_equal(cfg.m.q_lora_rank, 1536);
+    assert_int_equal(cfg.m.shared_experts, 1);
+    assert_int_equal(cfg.m.dense_layers, 3);
+    assert_string_equal(cfg.scoring_func, "sigmoid");
+    assert_int_equal(cfg.m.moe_scoring, HLX_MOE_SIGMOID);
+    assert_true(cfg.norm_topk_prob && cfg.m.norm_topk_prob);
+    assert_true(cfg.routed_scaling_factor == 2.5 && cfg.m.routed_scaling == 2.5);
+    assert_true(cfg.n_group == 8 && cfg.topk_group == 4);
+    assert_true(cfg.m.n_group == 8 && cfg.m.topk_group == 4);
+    /* null is no query compression (q_proj), not the default */
+    set_key("ds3", "q_lora_rank", json_null());
+    if (hlx_hf_config_load(dir, &cfg, err, sizeof(err)) != HLX_OK)
+        fail_msg("%s", err);
+    assert_int_equal(cfg.m.q_lora_rank, 0);
+
+    /* 8 experts top-2 in 2 groups: without topk_group, its default 4 exceeds n_group */
+    synth("dflt", "--family moe-mla --shards 1");
+    set_key("dflt", "topk_group", NULL);
+    expect_config("dflt", HLX_ERR_PARSE, "topk_group: 4 exceeds n_group 2 (topk_group is absent "
+                  "from config.json: transformers' DeepseekV3Config default 4 was taken");
+    refused("dflt/config.json:", "topk_group is absent from config.json", "model info %s/dflt",
+            g_tmp);
+    /* without n_group: 8 groups of 1 expert, one kept, fewer than top_k */
+    set_key("dflt", "topk_group", json_integer(1));
+    set_key("dflt", "n_group", NULL);
+    expect_config("dflt", HLX_ERR_PARSE, "hold fewer than num_experts_per_tok 2 (n_routed_experts "
+                  "8 in n_group 8 groups) (n_group is absent from config.json: transformers' "
+                  "DeepseekV3Config default 8 was taken");
+    /* both: 8 groups of 1, 4 kept */
+    set_key("dflt", "topk_group", NULL);
+    dir_of(dir, sizeof(dir), "dflt");
+    if (hlx_hf_config_load(dir, &cfg, err, sizeof(err)) != HLX_OK)
+        fail_msg("%s", err);
+    assert_true(cfg.m.n_group == 8 && cfg.m.topk_group == 4);
+    /* 2 layers: the default first 3 dense is more than there are */
+    set_key("dflt", "first_k_dense_replace", NULL);
+    expect_config("dflt", HLX_ERR_PARSE, "first_k_dense_replace: 3 exceeds num_hidden_layers 2 "
+                  "(absent from config.json: that is transformers' DeepseekV3Config default");
+
+    /* MistralConfig: 8 KV heads, a window of 4096 tokens */
+    synth("mistral", "--family dense --shards 1");
+    set_key("mistral", "architectures", json_pack("[s]", "MistralForCausalLM"));
+    set_key("mistral", "num_key_value_heads", NULL);
+    expect_config("mistral", HLX_ERR_INVALID, "sliding_window: absent, so transformers' "
+                  "MistralConfig default applies: a window of 4096 tokens");
+    set_key("mistral", "max_position_embeddings", json_integer(4096));
+    dir_of(dir, sizeof(dir), "mistral");
+    if (hlx_hf_config_load(dir, &cfg, err, sizeof(err)) != HLX_OK)
+        fail_msg("%s", err);
+    assert_int_equal(cfg.m.kv_heads, 8);
+    /* a Llama config keeps one KV head per query head */
+    set_key("mistral", "architectures", json_pack("[s]", "LlamaForCausalLM"));
+    if (hlx_hf_config_load(dir, &cfg, err, sizeof(err)) != HLX_OK)
+        fail_msg("%s", err);
+    assert_int_equal(cfg.m.kv_heads, cfg.m.q_heads);
+}
+
 static void test_sliding_window(void **state)
 {
     (void)state;
@@ -544,6 +625,7 @@ int main(int argc, char **argv)
         cmocka_unit_test(test_fifo_index),
         cmocka_unit_test(test_index_positions),
         cmocka_unit_test(test_short_expert_groups),
+        cmocka_unit_test(test_config_defaults),
         cmocka_unit_test(test_sliding_window),
         cmocka_unit_test(test_rope_scaling_keys),
         cmocka_unit_test(test_synth_max_bytes),
