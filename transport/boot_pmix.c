@@ -528,7 +528,8 @@ void hlx_boot_abort(hlx_boot_t *boot, int exit_code, const char *msg)
     hlx_watchdog_settings_t ws;
     int code = exit_code > 0 && exit_code < 256 ? exit_code : 1;
 
-    hlx_error("aborting the job (exit %d): %s", exit_code, msg ? msg : "");
+    /* the reason was logged by the layer that found it: not a second time here */
+    hlx_error("aborting the job (exit %d) so that its other ranks stop", exit_code);
     /* Second level: PMIx_Abort or the teardown after it (UCX) may hang on a dead peer;
      * the process ends within the grace whatever happens. Left armed until exit. */
     hlx_watchdog_settings(&ws);

@@ -33,7 +33,9 @@ hlx_status_t hlx_boot_allgather(hlx_boot_t *boot, const char *key, const void *d
 /* Fence with no data (used as a start barrier). */
 hlx_status_t hlx_boot_barrier(hlx_boot_t *boot);
 
-/* Asks the launcher to kill the whole job (PMIx_Abort), then returns. Arms a watchdog
+/* Asks the launcher to kill the whole job (PMIx_Abort with msg, which the launcher
+ * reports), then returns; the caller has logged the reason itself, so the rank's own log
+ * says only that it aborts. Arms a watchdog
  * first (HELIX_ABORT_GRACE, 10 s) that _exit()s with exit_code if the process has not
  * ended by then, so a hung PMIx_Abort or teardown cannot keep the rank alive. */
 void hlx_boot_abort(hlx_boot_t *boot, int exit_code, const char *msg);
