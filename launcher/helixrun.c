@@ -347,14 +347,21 @@ static int hlx_run_parse(int argc, char **argv, hlx_run_settings_t *set,
             return 0;
         case ':':
             return hlx_run_bad(argv[optind - 1], NULL, "needs a value");
-        default:
-            if (optopt != 0)
+        default: {
+            const char *arg = argv[optind - 1], *eq = strchr(arg, '=');
+            /* a known long option given a value it does not take ("--no-prefix=1"):
+             * getopt sets optopt to the option's code, not a character */
+            if (!strncmp(arg, "--", 2) && eq != NULL && optopt != 0)
+                fprintf(stderr, "helixrun: %.*s takes no value (given '%s'; see helixrun "
+                        "--help)\n", (int)(eq - arg), arg, arg);
+            else if (optopt > 0 && optopt < 128)
                 fprintf(stderr, "helixrun: unknown option '-%c' (see helixrun --help)\n",
                         optopt);
             else
                 fprintf(stderr, "helixrun: unknown option '%s' (see helixrun --help)\n",
-                        argv[optind - 1]);
+                        arg);
             return HLX_LAUNCH_EXIT_USAGE;
+        }
         }
         pi = hlx_run_param_index(param);
         if (hlx_param_check(&hlx_run_params[pi], value, why, sizeof(why)) != HLX_OK)

@@ -939,6 +939,11 @@ badflags)
     expect_rc 2
     expect_err "^helixrun: --prefix: 'fancy' is not one of rank\|tag\|none"
     expect_err_lines 1
+    # a flag without a value given one (was: "unknown option '-'", getopt's code as a char)
+    run 5 -n 2 --no-collapse=1 "$CL"
+    expect_rc 2
+    expect_err "^helixrun: --no-collapse takes no value \(given '--no-collapse=1'"
+    expect_err_lines 1
     # the variables helixrun sets itself cannot be set with -x (was: silently overridden)
     run 5 -n 1 -x HELIX_RANK=9 sh -c 'echo $HELIX_RANK'
     expect_rc 2
