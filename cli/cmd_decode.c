@@ -109,6 +109,8 @@ static void hlx_decode_print_json(const hlx_run_config_t *cfg, const hlx_model_t
     json_object_set_new(o, "device_note", json_string(rep->device_note));
     json_object_set_new(o, "kernels_note", json_string(rep->kernels_note));
     json_object_set_new(o, "bound", json_boolean(rep->bound));
+    json_object_set_new(o, "binding", json_string(rep->binding));
+    json_object_set_new(o, "place_cpuset", json_string(rep->place_cpuset));
     json_object_set_new(o, "cpuset", json_string(rep->cpuset));
     json_object_set_new(o, "a2a_link", json_string(rep->a2a_link));
     {
@@ -192,9 +194,14 @@ static void hlx_decode_print_text(const hlx_run_config_t *cfg, const hlx_model_t
         printf("kernels: %s\n", rep->kernels_note);
     if (rep->device_note[0])
         printf("device:  %s (%s)\n", rep->device, rep->device_note);
-    printf("place:   rank 0 on cpus %s%s, KVP peers over %s\n",
-           rep->cpuset[0] ? rep->cpuset : "?", rep->bound ? " (bound)" : " (not bound)",
-           rep->a2a_link);
+    if (!strcmp(rep->binding, "kept"))
+        printf("place:   rank 0 on cpus %s (bound before start, kept; HELIX_BIND=on binds to "
+               "the placement's %s), KVP peers over %s\n", rep->cpuset,
+               rep->place_cpuset[0] ? rep->place_cpuset : "?", rep->a2a_link);
+    else
+        printf("place:   rank 0 on cpus %s%s, KVP peers over %s\n",
+               rep->cpuset[0] ? rep->cpuset : "?", rep->bound ? " (bound)" : " (not bound)",
+               rep->a2a_link);
     printf("comms:   KVP exchange on %s (%s); world all-reduce and all-gather on %s (%s)\n",
            rep->comm_kvp, rep->comm_kvp_why, rep->comm_world, rep->comm_world_why);
     if (m->experts > 0)

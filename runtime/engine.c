@@ -28,7 +28,8 @@
 static const hlx_param_t hlx_runtime_params[] = {
     { "BIND", HLX_PT_STRING, "auto", 0, 0, offsetof(hlx_runtime_settings_t, bind),
       "bind each rank to the cores of its placement: auto (when every rank is on this host "
-      "and there are no more ranks than cores), on, off", "auto|on|off" },
+      "and there are no more ranks than cores; a binding the rank started with, from srun, "
+      "mpirun, numactl or taskset, is kept), on (always, replacing any), off", "auto|on|off" },
     { "THREADS", HLX_PT_INT, "1", 1, HLX_POOL_MAX, offsetof(hlx_runtime_settings_t, threads),
       "cores per rank: its KV shard and GEMMs split over a persistent pool of this many "
       "threads (helix decode --threads overrides it)", NULL },
@@ -468,9 +469,16 @@ static hlx_status_t hlx_engine_place(hlx_engine_t *eng, char *err, size_t errlen
     eng->place = job.place;
     job.place = NULL;
     hlx_topo_get_info(eng->topo, &ti);
+    /* auto keeps a binding the process started with (srun --cpu-bind, mpirun --bind-to,
+     * numactl, taskset): the launcher or the user chose those CPUs; on replaces it */
+    if (!strcmp(eng->set.bind, "auto") &&
+        hlx_topo_inherited_binding(eng->topo, eng->kept, sizeof(eng->kept)))
+        hlx_info(HLX_SUB_TOPO, "rank %d: bound to CPUs %s before it started: kept "
+                 "(HELIX_BIND=on binds to the placement's %s)", rank, eng->kept,
+                 eng->place->ranks[rank].cpuset[0] ? eng->place->ranks[rank].cpuset : "-");
     want = !strcmp(eng->set.bind, "on") ||
-           (!strcmp(eng->set.bind, "auto") && eng->info.local_size == eng->info.size &&
-            eng->info.size <= ti.npus);
+           (!strcmp(eng->set.bind, "auto") && eng->kept[0] == '\0' &&
+            eng->info.local_size == eng->info.size && eng->info.size <= ti.npus);
     if (want && ti.this_system) {
         st = hlx_topo_bind_self(eng->topo, eng->place, rank);
         if (st != HLX_OK) {
@@ -506,8 +514,9 @@ static hlx_status_t hlx_engine_place(hlx_engine_t *eng, char *err, size_t errlen
     for (r = 0; r < n && len < sizeof(buf); r++)
         len += (size_t)snprintf(buf + len, sizeof(buf) - len, " %d:%s", r, hlx_link_name(links[r]));
     hlx_info(HLX_SUB_TOPO, "rank %d: hash %016llx, cpus %s%s, a2a peers over %s; links%s", rank,
-             (unsigned long long)job.hash, eng->place->ranks[rank].cpuset,
-             eng->bound ? " (bound)" : "", hlx_engine_a2a_link(eng), buf);
+             (unsigned long long)job.hash, eng->kept[0] ? eng->kept : eng->place->ranks[rank].cpuset,
+             eng->bound ? " (bound)" : eng->kept[0] ? " (bound before start)" : "",
+             hlx_engine_a2a_link(eng), buf);
     if (js.dump[0]) {
         snprintf(buf, sizeof(buf), "%s.%d", js.dump, rank);
         st = hlx_place_write_json(eng->place, &job.cluster, buf, err, errlen);

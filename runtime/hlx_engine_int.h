@@ -61,7 +61,8 @@ struct hlx_engine {
     int              threads;      /* cores of this rank (the backend's thread pool) */
     hlx_topo_t      *topo;
     hlx_placement_t *place;
-    int              bound;
+    int              bound;        /* bound to its placement's cpuset (HELIX_BIND) */
+    char             kept[256];    /* the binding it started with, kept (auto); "" none */
     hlx_model_t      m;
     hlx_layout_t     lay;
     hlx_boot_t      *boot;

@@ -113,7 +113,12 @@ hlx_status_t hlx_engine_run(hlx_engine_t *eng, hlx_run_report_t *rep, char *err,
     snprintf(rep->kernels_note, sizeof(rep->kernels_note), "%s", eng->be.kernels_why);
     rep->threads = eng->threads;
     snprintf(rep->transport, sizeof(rep->transport), "%s", hlx_comm_backend(eng->world));
-    snprintf(rep->cpuset, sizeof(rep->cpuset), "%s", eng->place->ranks[eng->info.rank].cpuset);
+    snprintf(rep->place_cpuset, sizeof(rep->place_cpuset), "%s",
+             eng->place->ranks[eng->info.rank].cpuset);
+    snprintf(rep->cpuset, sizeof(rep->cpuset), "%s",
+             eng->kept[0] ? eng->kept : eng->place->ranks[eng->info.rank].cpuset);
+    snprintf(rep->binding, sizeof(rep->binding), "%s",
+             eng->bound ? "placed" : eng->kept[0] ? "kept" : "none");
     snprintf(rep->a2a_link, sizeof(rep->a2a_link), "%s", hlx_engine_a2a_link(eng));
     snprintf(rep->comm_kvp, sizeof(rep->comm_kvp), "%s",
              hlx_comm_choice_name(eng->comm_choice[HLX_ENGINE_COMM_KVP]));
@@ -127,7 +132,7 @@ hlx_status_t hlx_engine_run(hlx_engine_t *eng, hlx_run_report_t *rep, char *err,
     rep->steps_planned  = steps;
     rep->tokens_match   = 1;
     rep->replicas_match = 1;
-    rep->bound          = eng->bound;
+    rep->bound          = eng->bound || eng->kept[0] != '\0';
     rep->tokens         = eng->all_tokens;
     if (!step_ms || !ph_ms || !allkv || !done) {
         st = HLX_ERR_NOMEM;

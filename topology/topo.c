@@ -855,6 +855,31 @@ hlx_status_t hlx_topo_to_cluster(const hlx_topo_t *t, hlx_cluster_t *c)
     return HLX_OK;
 }
 
+int hlx_topo_inherited_binding(hlx_topo_t *t, char *buf, size_t len)
+{
+    hwloc_bitmap_t cur, allowed;
+    int narrower = 0;
+
+    if (len > 0)
+        buf[0] = '\0';
+    if (t == NULL || !t->info.this_system)
+        return 0;
+    cur = hwloc_bitmap_alloc();
+    allowed = hwloc_bitmap_dup(hwloc_topology_get_allowed_cpuset(t->hw));
+    if (cur != NULL && allowed != NULL &&
+        hwloc_get_cpubind(t->hw, cur, HWLOC_CPUBIND_PROCESS) == 0) {
+        /* CPUs the topology does not show (offline) do not make a binding */
+        hwloc_bitmap_and(allowed, allowed, hwloc_topology_get_topology_cpuset(t->hw));
+        hwloc_bitmap_and(cur, cur, allowed);
+        narrower = !hwloc_bitmap_iszero(cur) && !hwloc_bitmap_isequal(cur, allowed);
+        if (narrower && len > 0)
+            hwloc_bitmap_list_snprintf(buf, len, cur);
+    }
+    hwloc_bitmap_free(cur);
+    hwloc_bitmap_free(allowed);
+    return narrower;
+}
+
 hlx_status_t hlx_topo_bind_self(hlx_topo_t *t, const hlx_placement_t *p, int rank)
 {
     const hlx_rank_place_t *rp;

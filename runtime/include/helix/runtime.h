@@ -89,8 +89,11 @@ typedef struct hlx_run_report {
     int64_t  kv_rows_checked;          /* appended KV rows compared with the reference */
     int64_t  kv_rows_bad;              /* ... of which differ */
     int     *tokens;                   /* [steps][batch] chosen tokens (engine-owned) */
-    int      bound;                    /* this rank was bound to cpuset */
-    char     cpuset[256];               /* cores of this rank's placement ("" unknown) */
+    int      bound;                    /* this rank runs bound to cpuset */
+    char     binding[8];               /* placed (HELIX_BIND), kept (bound before start,
+                                        * cpuset is then that binding) or none */
+    char     cpuset[256];               /* cores of this rank ("" unknown) */
+    char     place_cpuset[256];         /* cores of its placement ("" unknown) */
     char     a2a_link[16];             /* link class to its KVP peers (self, shm, ...) */
     /* backend of the collectives per communicator (host, self, ucx-staged, ucx-device,
      * nccl) and the one line saying why, agreed by the communicator's members */
