@@ -45,9 +45,12 @@ check-asan: deps
 	UBSAN_OPTIONS=halt_on_error=1:print_stacktrace=1 \
 	meson test -C build-asan --print-errorlogs --num-processes 2 --suite unit --suite integration --suite fault
 
-# Benchmarks measure one core against that core's own limits: pin them.
+# Benchmarks of one core (suite core) measure it against that core's own limits: pinned.
+# The others (several threads, ranks or nodes) run unpinned: a rank keeps a binding it
+# starts with (HELIX_BIND=auto), so pinning them would put every rank on one core.
 bench: build
-	OPENBLAS_NUM_THREADS=1 taskset -c 1 meson test -C $(BUILD) --benchmark --print-errorlogs
+	OPENBLAS_NUM_THREADS=1 taskset -c 1 meson test -C $(BUILD) --benchmark --print-errorlogs --suite core
+	OPENBLAS_NUM_THREADS=1 meson test -C $(BUILD) --benchmark --print-errorlogs --no-suite core
 
 # libFuzzer targets of the input readers (clang, ASan, UBSan), FUZZ_SECONDS each; a crash
 # leaves its input in $(BUILD)/tests/fuzz/crash-*. `make check` runs each for 3 s.
