@@ -27,9 +27,10 @@
  * (hlx_runtime_settings_t, hlx_engine_int.h). */
 static const hlx_param_t hlx_runtime_params[] = {
     { "BIND", HLX_PT_STRING, "auto", 0, 0, offsetof(hlx_runtime_settings_t, bind),
-      "bind each rank to the cores of its placement: auto (when every rank is on this host "
-      "and there are no more ranks than cores; a binding the rank started with, from srun, "
-      "mpirun, numactl or taskset, is kept), on (always, replacing any), off", "auto|on|off" },
+      "bind each rank to the cores of its placement: auto (when no two hosts of the job are "
+      "one machine, as namespaces or containers are, and no host has more ranks than "
+      "cores; a binding the rank started with, from srun, mpirun, numactl or taskset, is "
+      "kept), on (always, replacing any), off", "auto|on|off" },
     { "THREADS", HLX_PT_INT, "1", 1, HLX_POOL_MAX, offsetof(hlx_runtime_settings_t, threads),
       "cores per rank: its KV shard and GEMMs split over a persistent pool of this many "
       "threads (helix decode --threads overrides it)", NULL },
@@ -476,9 +477,13 @@ static hlx_status_t hlx_engine_place(hlx_engine_t *eng, char *err, size_t errlen
         hlx_info(HLX_SUB_TOPO, "rank %d: bound to CPUs %s before it started: kept "
                  "(HELIX_BIND=on binds to the placement's %s)", rank, eng->kept,
                  eng->place->ranks[rank].cpuset[0] ? eng->place->ranks[rank].cpuset : "-");
+    /* auto binds where each host's placement has the machine to itself (one host, or
+     * hosts that are distinct machines: not namespaces or containers of one) and no
+     * more ranks than CPUs share it */
     want = !strcmp(eng->set.bind, "on") ||
            (!strcmp(eng->set.bind, "auto") && eng->kept[0] == '\0' &&
-            eng->info.local_size == eng->info.size && eng->info.size <= ti.npus);
+            (eng->info.local_size == eng->info.size || !hlx_hosts_share_machine(all, n)) &&
+            eng->info.local_size <= ti.npus);
     if (want && ti.this_system) {
         st = hlx_topo_bind_self(eng->topo, eng->place, rank);
         if (st != HLX_OK) {

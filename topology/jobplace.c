@@ -64,6 +64,37 @@ void hlx_host_summary(const hlx_topo_t *t, const char *node, int local_rank,
             snprintf(s->nic, sizeof(s->nic), "%s", t->nics[0].name);
     }
     snprintf(s->node, sizeof(s->node), "%s", node && node[0] ? node : s->hostname);
+    /* the machine only when the topology is this one's (a file describes another) */
+    if (t != NULL && t->info.this_system) {
+        FILE *f = fopen("/proc/sys/kernel/random/boot_id", "r");
+        if (f != NULL) {
+            if (fgets(s->machine, sizeof(s->machine), f) == NULL)
+                s->machine[0] = '\0';
+            s->machine[strcspn(s->machine, "\n")] = '\0';
+            fclose(f);
+        }
+    }
+}
+
+int hlx_hosts_share_machine(const hlx_host_summary_t *all, int n)
+{
+    int *first = malloc(sizeof(int) * (size_t)(n > 0 ? n : 1)), nh = 0, r, i, shared = 0;
+
+    if (first == NULL)
+        return 1; /* unknown: as if shared */
+    /* one rank per node (its first); then every pair of nodes */
+    for (r = 0; r < n && !shared; r++) {
+        for (i = 0; i < nh && strcmp(all[first[i]].node, all[r].node) != 0; i++)
+            ;
+        if (i < nh)
+            continue;
+        for (i = 0; i < nh && !shared; i++)
+            shared = all[first[i]].machine[0] == '\0' || all[r].machine[0] == '\0' ||
+                     !strcmp(all[first[i]].machine, all[r].machine);
+        first[nh++] = r;
+    }
+    free(first);
+    return shared;
 }
 
 static uint64_t hlx_fnv(uint64_t h, const void *data, size_t len)

@@ -290,6 +290,50 @@ static void test_agrees_with_place(void **state)
     hlx_topo_free(t);
 }
 
+/* Hosts that are one machine (network namespaces, containers: one boot id) are told from
+ * distinct machines, which HELIX_BIND=auto binds. */
+static void test_share_machine(void **state)
+{
+    hlx_host_summary_t s[6];
+    static const char *const node[] = { "a", "a", "b", "b", "c", "c" };
+    int r;
+
+    (void)state;
+    memset(s, 0, sizeof(s));
+    for (r = 0; r < 6; r++) {
+        snprintf(s[r].node, sizeof(s[r].node), "%s", node[r]);
+        snprintf(s[r].machine, sizeof(s[r].machine), "id-%s", node[r]);
+    }
+    assert_int_equal(hlx_hosts_share_machine(s, 6), 0); /* three machines */
+    assert_int_equal(hlx_hosts_share_machine(s, 2), 0); /* one host */
+    snprintf(s[5].machine, sizeof(s[5].machine), "id-a"); /* c's second rank: not compared */
+    assert_int_equal(hlx_hosts_share_machine(s, 6), 0);
+    snprintf(s[4].machine, sizeof(s[4].machine), "id-a"); /* c is a's machine */
+    assert_int_equal(hlx_hosts_share_machine(s, 6), 1);
+    assert_int_equal(hlx_hosts_share_machine(s, 4), 0);
+    s[2].machine[0] = '\0'; /* b unknown: as if shared */
+    assert_int_equal(hlx_hosts_share_machine(s, 4), 1);
+    /* a live summary carries this machine's boot id; a topology file's none */
+    {
+        hlx_topo_t *t = hlx_test_topo(DATA "hgx8.xml"), *live = NULL;
+        hlx_host_summary_t f;
+        char err[256], id[40] = "";
+        FILE *b = fopen("/proc/sys/kernel/random/boot_id", "r");
+        hlx_host_summary(t, "x", 0, &f);
+        assert_string_equal(f.machine, "");
+        hlx_topo_free(t);
+        if (b != NULL) {
+            if (fgets(id, sizeof(id), b) != NULL)
+                id[strcspn(id, "\n")] = '\0';
+            fclose(b);
+        }
+        assert_int_equal(hlx_topo_load(NULL, &live, err, sizeof(err)), HLX_OK);
+        hlx_host_summary(live, "x", 0, &f);
+        assert_string_equal(f.machine, id);
+        hlx_topo_free(live);
+    }
+}
+
 int main(void)
 {
     const struct CMUnitTest tests[] = {
@@ -300,6 +344,7 @@ int main(void)
         cmocka_unit_test(test_racks),
         cmocka_unit_test(test_best_of_two),
         cmocka_unit_test(test_agrees_with_place),
+        cmocka_unit_test(test_share_machine),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }

@@ -26,11 +26,19 @@ typedef struct hlx_host_summary {
     char     node[HLX_TOPO_NAME_LEN];     /* node name from the launcher (PMIx) */
     char     hostname[HLX_TOPO_NAME_LEN]; /* the host's own name (gethostname) */
     char     nic[HLX_TOPO_NAME_LEN];      /* first NIC (RDMA first), "" none */
+    char     machine[40];                 /* the running kernel's boot id: hosts that are
+                                           * network namespaces or containers of one
+                                           * machine share it; "" unknown */
 } hlx_host_summary_t;
 
 /* Fills the summary of this host from its topology; node is the launcher's node name. */
 void hlx_host_summary(const hlx_topo_t *topo, const char *node, int local_rank,
                       hlx_host_summary_t *summary_p);
+
+/* Whether two hosts of the job (different node names) may be one machine: the same boot
+ * id, or one not known. Their placements each split the machine's cores as if alone, so
+ * binding to them would put ranks of both on the same cores. 0 for a single host. */
+int hlx_hosts_share_machine(const hlx_host_summary_t *all, int nranks);
 
 /* The placement of a whole job. */
 typedef struct hlx_job_place {
