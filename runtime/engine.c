@@ -473,10 +473,15 @@ static hlx_status_t hlx_engine_place(hlx_engine_t *eng, char *err, size_t errlen
     /* auto keeps a binding the process started with (srun --cpu-bind, mpirun --bind-to,
      * numactl, taskset): the launcher or the user chose those CPUs; on replaces it */
     if (!strcmp(eng->set.bind, "auto") &&
-        hlx_topo_inherited_binding(eng->topo, eng->kept, sizeof(eng->kept)))
+        (eng->kept_ncpu = hlx_topo_inherited_binding(eng->topo, eng->kept, sizeof(eng->kept))) > 0)
         hlx_info(HLX_SUB_TOPO, "rank %d: bound to CPUs %s before it started: kept "
                  "(HELIX_BIND=on binds to the placement's %s)", rank, eng->kept,
                  eng->place->ranks[rank].cpuset[0] ? eng->place->ranks[rank].cpuset : "-");
+    if (eng->kept_ncpu > 0 && eng->threads > eng->kept_ncpu)
+        hlx_warn("--threads %d on the %d CPU%s this rank was bound to before start (%s): "
+                 "the threads share them; bind it to %d CPUs (srun -c, taskset) or set "
+                 "HELIX_BIND=on to take its placement's", eng->threads, eng->kept_ncpu,
+                 eng->kept_ncpu > 1 ? "s" : "", eng->kept, eng->threads);
     /* auto binds where each host's placement has the machine to itself (one host, or
      * hosts that are distinct machines: not namespaces or containers of one) and no
      * more ranks than CPUs share it */

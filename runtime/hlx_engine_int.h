@@ -63,6 +63,7 @@ struct hlx_engine {
     hlx_placement_t *place;
     int              bound;        /* bound to its placement's cpuset (HELIX_BIND) */
     char             kept[256];    /* the binding it started with, kept (auto); "" none */
+    int              kept_ncpu;    /* its CPUs */
     hlx_model_t      m;
     hlx_layout_t     lay;
     hlx_boot_t      *boot;

@@ -871,8 +871,9 @@ int hlx_topo_inherited_binding(hlx_topo_t *t, char *buf, size_t len)
         /* CPUs the topology does not show (offline) do not make a binding */
         hwloc_bitmap_and(allowed, allowed, hwloc_topology_get_topology_cpuset(t->hw));
         hwloc_bitmap_and(cur, cur, allowed);
-        narrower = !hwloc_bitmap_iszero(cur) && !hwloc_bitmap_isequal(cur, allowed);
-        if (narrower && len > 0)
+        narrower = !hwloc_bitmap_iszero(cur) && !hwloc_bitmap_isequal(cur, allowed)
+                       ? hwloc_bitmap_weight(cur) : 0;
+        if (narrower > 0 && len > 0)
             hwloc_bitmap_list_snprintf(buf, len, cur);
     }
     hwloc_bitmap_free(cur);

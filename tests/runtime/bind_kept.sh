@@ -47,4 +47,12 @@ run ranks HELIX_BIND=auto taskset -c "$last" "$helixrun" --no-prefix --oversubsc
     "$helix" $D --kvp 2
 expect "$out/ranks" binding kept "helixrun -n 2 under taskset -c $last, auto"
 expect "$out/ranks" cpuset "$last" "helixrun -n 2 under taskset -c $last, auto"
+# --threads beyond the CPUs of the kept binding: said once, the run goes on
+run threads HELIX_BIND=auto taskset -c "$last" "$helix" $D --threads 2
+expect "$out/threads" binding kept "taskset -c $last --threads 2"
+if [ "$(grep -c -- "--threads 2 on the 1 CPU this rank was bound to before start ($last)" \
+        "$out/threads.err")" != 1 ]; then
+    echo "FAIL: --threads 2 on one kept CPU: no single warning:"; cat "$out/threads.err"
+    fails=$((fails + 1))
+fi
 [ "$fails" -eq 0 ]

@@ -177,9 +177,9 @@ int          hlx_place_warning(const hlx_placement_t *placement, const hlx_clust
 hlx_status_t hlx_topo_bind_self(hlx_topo_t *topo, const hlx_placement_t *placement, int rank);
 
 /* Whether this process was bound before it started (srun --cpu-bind, mpirun --bind-to,
- * numactl, taskset): 1 when the topology describes this system and the process's CPU
- * binding is a strict part of the CPUs it may use; the binding then goes to buf as a list
- * ("1", "0-3,8"). 0 when unbound (or unknown), buf "". */
+ * numactl, taskset): the number of CPUs of its binding when the topology describes this
+ * system and that binding is a strict part of the CPUs it may use; the binding then goes
+ * to buf as a list ("1", "0-3,8"). 0 when unbound (or unknown), buf "". */
 int hlx_topo_inherited_binding(hlx_topo_t *topo, char *buf, size_t len);
 
 /* Settings of the topology layer (HELIX_TOPO_*), for `helix info`. */
