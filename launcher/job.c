@@ -100,7 +100,7 @@ typedef struct hlx_job {
     /* Written by the PMIx progress thread under lock. */
     int              abort_rank;  /* -1: none */
     int              abort_status;
-    char             abort_msg[256];
+    char             abort_msg[1024];
     struct hlx_srv_done *done_head; /* completions owed to the library, run by main loop */
     struct hlx_srv_done *abort_held; /* PMIx_Abort completions, held until the job is
                                       * killed: an aborting rank stays in PMIx_Abort, so
@@ -123,13 +123,13 @@ typedef struct hlx_job {
     int              server_up;
     int              abort_cand;  /* a PMIx_Abort is held until the dying ranks are reaped */
     int              abort_code;
-    char             abort_desc[384];
+    char             abort_desc[1152];
     int              swept;       /* leftover processes sent SIGTERM */
     hlx_guard_t      guard;       /* the PMIx port, watched for foreign connections */
     hlx_iof_collapse_t dup;       /* stderr lines of several ranks printed once */
     double           guard_next;
     int              notify_rank; /* the rank named as the first failure, -1: none */
-    char             notify_text[384];
+    char             notify_text[1152];
     pid_t            keeper_pid;  /* ends the ranks' groups if helixrun dies, 0: none */
     int              keeper_fd;   /* rank pids (and pidfds) to the keeper; closing it
                                    * unsaid = died */
@@ -732,7 +732,7 @@ static void hlx_job_fail(hlx_job_t *job, int code, const char *fmt, ...)
     __attribute__((format(printf, 3, 4)));
 static void hlx_job_fail(hlx_job_t *job, int code, const char *fmt, ...)
 {
-    char    reason[1024], note[768];
+    char    reason[2560], note[768];
     va_list ap;
 
     if (!job->failed) {
@@ -1721,7 +1721,7 @@ static void hlx_job_settle(hlx_job_t *job)
 {
     hlx_rank_t *best = NULL;
     int         best_tier = 0;
-    char        others[768];
+    char        others[1536];
     size_t      used = 0;
 
     job->settle_until = 0;
@@ -1917,7 +1917,7 @@ static void hlx_job_on_wake(hlx_job_t *job)
 {
     char buf[64];
     int  arank, astatus;
-    char amsg[256];
+    char amsg[1024];
 
     while (read(job->wake_fd[0], buf, sizeof(buf)) > 0) {
     }
