@@ -68,7 +68,8 @@ int hlx_launch_reserved(const char *name, size_t len);
  * HLX_IOF_DUP_WINDOW_S of the first are held and counted, and one line then names their
  * ranks: "[1-3,5] (the same line as [0] above)". A rank repeating its own line is printed
  * again (after the summary of the copies held so far). */
-#define HLX_IOF_DUP_SLOTS    64    /* distinct recent lines remembered; the oldest gives way */
+#define HLX_IOF_DUP_SLOTS    64    /* distinct recent lines remembered; when all are in use a
+                                    * new line is printed, not remembered */
 #define HLX_IOF_DUP_TEXT     1024  /* longer lines are never collapsed */
 #define HLX_IOF_DUP_WINDOW_S 2.0   /* seconds after the first copy that others are held */
 #define HLX_IOF_RANK_WORDS   ((HLX_LAUNCH_MAX_NPROCS + 63) / 64)

@@ -225,7 +225,7 @@ int hlx_iof_collapse_line(hlx_iof_collapse_t *c, int rank, const char *line, siz
     char           key[HLX_IOF_DUP_TEXT];
     size_t         kl;
     uint64_t       h;
-    hlx_iof_dup_t *d = NULL, *oldest = NULL;
+    hlx_iof_dup_t *d = NULL;
 
     if (c->slot == NULL || rank < 0 || rank >= HLX_LAUNCH_MAX_NPROCS)
         return 0;
@@ -249,17 +249,15 @@ int hlx_iof_collapse_line(hlx_iof_collapse_t *c, int rank, const char *line, siz
          * summed up first, so each rank's lines keep their order. */
         hlx_iof_dup_close(c, d);
     } else {
-        for (int i = 0; i < HLX_IOF_DUP_SLOTS && d == NULL; i++) {
-            hlx_iof_dup_t *s = &c->slot[i];
-            if (s->until == 0)
-                d = s;
-            else if (oldest == NULL || s->seq < oldest->seq)
-                oldest = s;
-        }
-        if (d == NULL) { /* full: the oldest gives way, its copies summed up now */
-            d = oldest;
-            hlx_iof_dup_close(c, d);
-        }
+        for (int i = 0; i < HLX_IOF_DUP_SLOTS && d == NULL; i++)
+            if (c->slot[i].until == 0)
+                d = &c->slot[i];
+        /* Full (a burst of more distinct lines than slots, within one window): the line
+         * is printed and not remembered. Letting the oldest give way instead would
+         * collapse nothing when one rank's whole burst is read before the next rank's
+         * (each new line evicting the very line the next rank is about to repeat). */
+        if (d == NULL)
+            return 0;
     }
     memset(d->held, 0, sizeof(d->held));
     memset(d->seen, 0, sizeof(d->seen));

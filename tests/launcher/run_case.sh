@@ -695,9 +695,9 @@ collapse)
         expect_err '^helixrun: rank [0-2] \(pid [0-9]+\) exited with status 2'
         expect_err_lines 3
     fi
-    # the ranks failing with the first, grouped by cause in helixrun's line (a settle
-    # window long enough for all six)
-    HELIX_RUN_SETTLE=3 run 20 -n 6 --oversubscribe sh -c 'exit 5'
+    # the ranks failing with the first, grouped by cause in helixrun's line (all six
+    # started before the first ends, a settle window long enough for all six)
+    HELIX_RUN_SETTLE=3 run 20 -n 6 --oversubscribe sh -c 'sleep 0.5; exit 5'
     expect_rc 5
     expect_err '^helixrun: rank [0-5] \(pid [0-9]+\) exited with status 5 \(failed about the same time: ranks [0-5][-0-5,]* exited with status 5\)$'
     expect_clean_tmp
