@@ -79,6 +79,33 @@ static void hlx_info_devices(void)
         printf("  NCCL not compiled in\n");
 }
 
+/* Whether this process starts bound, as a rank started the same way would: what
+ * HELIX_BIND=auto then does. */
+static void hlx_info_binding(void)
+{
+    hlx_topo_t *t = NULL;
+    hlx_topo_info_t ti;
+    char err[256], cpus[256];
+    int n;
+
+    if (hlx_topo_load(NULL, &t, err, sizeof(err)) != HLX_OK) {
+        printf("binding:   unknown (%s)\n", err);
+        return;
+    }
+    hlx_topo_get_info(t, &ti);
+    if (!ti.this_system)
+        printf("binding:   not judged: the topology (%s) is not this machine's\n", ti.source);
+    else if ((n = hlx_topo_inherited_binding(t, cpus, sizeof(cpus))) > 0)
+        printf("binding:   started bound to CPU%s %s (of %d): HELIX_BIND=auto keeps that "
+               "binding, on replaces it with the placement's\n", n > 1 ? "s" : "", cpus,
+               ti.npus);
+    else
+        printf("binding:   started on all %d CPUs: HELIX_BIND=auto binds each rank to its "
+               "placement's cores (on one host, or on hosts that are distinct machines)\n",
+               ti.npus);
+    hlx_topo_free(t);
+}
+
 int hlx_cmd_info(int argc, char **argv)
 {
     const char *names[16];
@@ -115,6 +142,7 @@ int hlx_cmd_info(int argc, char **argv)
     printf("data dir:  %s\n", hlx_data_dir());
     hlx_comm_params_default(&cp);
     printf("transport: backend %s, operation deadline %.1f s\n", cp.backend, cp.timeout_s);
+    hlx_info_binding();
     for (i = 0; i < hlx_info_tables_fill(); i++) {
         printf("settings (%s):\n", hlx_info_tables[i]->component);
         hlx_param_print_env(stdout, hlx_info_tables[i]);

@@ -55,4 +55,11 @@ if [ "$(grep -c -- "--threads 2 on the 1 CPU this rank was bound to before start
     echo "FAIL: --threads 2 on one kept CPU: no single warning:"; cat "$out/threads.err"
     fails=$((fails + 1))
 fi
+# helix info says the same of a process started that way
+if taskset -c "$last" "$helix" info | grep -q "^binding: *started bound to CPU $last (of"; then
+    echo "ok: helix info under taskset -c $last"
+else
+    echo "FAIL: helix info under taskset -c $last does not say it started bound:"
+    "$helix" info | grep "^binding" ; fails=$((fails + 1))
+fi
 [ "$fails" -eq 0 ]
