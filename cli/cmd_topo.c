@@ -21,7 +21,13 @@ typedef struct {
     int64_t     kvp, tpa, ep;
     int64_t     hidden, batch;
     int         json, pairs;
+    int         dist; /* HLX_TOPO_DIST_* */
 } hlx_topo_opts_t;
+
+/* --distribution: Helix's own placement, or the launcher's rank order over the same
+ * nodes (srun -m block / cyclic). */
+enum { HLX_TOPO_DIST_HELIX, HLX_TOPO_DIST_BLOCK, HLX_TOPO_DIST_CYCLIC };
+static const char *const hlx_topo_dist_names[] = { "helix", "block", "cyclic" };
 
 #define HLX_TOPO_FLAG(_n, _t, _def, _lo, _hi, _f, _meta, _help) \
     { _n, _t, _def, _lo, _hi, 0, 0, NULL, offsetof(hlx_topo_opts_t, _f), _meta, _help }
@@ -41,6 +47,12 @@ static const hlx_flag_t hlx_topo_flag_list[] = {
     HLX_TOPO_FLAG("ep", HLX_FT_INT, "1", 1, 16384, ep, "E",
                   "expert-parallel ways of the FFN grid TPF x EP; E divides N\n"
                   "and 1 keeps the FFN at TPF = N"),
+    { "distribution", HLX_FT_CHOICE, "helix", 0, 0, 0, 0, "helix|block|cyclic",
+      offsetof(hlx_topo_opts_t, dist), "D",
+      "helix: the placement Helix chooses; block or cyclic: the\n"
+      "ranks in a launcher's order over the same nodes, as srun -m\n"
+      "block (mpirun --map-by slot) or -m cyclic (--map-by node)\n"
+      "would start them, the ranks then placed where they landed" },
     HLX_TOPO_FLAG("json", HLX_FT_BOOL, NULL, 0, 0, json, NULL,
                   "machine-readable output: \"machine\", \"ranks\", \"pairs\", ..."),
     HLX_TOPO_FLAG("pairs", HLX_FT_BOOL, NULL, 0, 0, pairs, NULL,
@@ -61,7 +73,8 @@ const hlx_flag_table_t hlx_topo_flags = {
 
 static const char hlx_topo_usage_head[] =
     "usage: helix topo [--topo FILE] [--cluster FILE|PRESET] [--kvp K --tpa T [--ep E]]\n"
-    "                  [--json] [--pairs] [--hidden H] [--batch B] [--dump FILE]\n\n"
+    "                  [--distribution D] [--json] [--pairs] [--hidden H] [--batch B]\n"
+    "                  [--dump FILE]\n\n"
     "Shows the machine (GPUs, NICs, NVLink domains, GPU link matrix) and, with a layout,\n"
     "where each of the N = KVP x TPA ranks runs (node, GPU, NVLink domain, NUMA node,\n"
     "cores, NIC), its attention rank (kvp, tpa) beside its FFN rank (tpf, ep), and the\n"
@@ -91,6 +104,10 @@ static int hlx_topo_parse(int argc, char **argv, hlx_topo_opts_t *o)
     }
     if (o->kvp > 0 && o->tpa == 0)
         o->tpa = 1;
+    if (o->dist != HLX_TOPO_DIST_HELIX && o->kvp == 0) {
+        fprintf(stderr, "helix topo: --distribution needs a layout (--kvp)\n");
+        return 2;
+    }
     if (o->ep > 1 && o->kvp == 0) {
         fprintf(stderr, "helix topo: --ep needs --kvp\n");
         return 2;
@@ -245,6 +262,55 @@ static void hlx_topo_print_placement(const hlx_placement_t *p, const hlx_cluster
     }
 }
 
+/* ---- a launcher's rank order ----------------------------------------------------------- */
+
+/* Replaces *p (Helix's placement) by the ranks of a launcher's order over the same nodes
+ * with the same ranks per node: block, consecutive ranks on one node; cyclic, rank r on
+ * the r-th node round robin (a node skipped once it holds its count). */
+static hlx_status_t hlx_topo_redistribute(const hlx_cluster_t *c, const hlx_topo_opts_t *o,
+                                          const hlx_topo_t *t, hlx_placement_t **p, char *err,
+                                          size_t errlen)
+{
+    int n = (*p)->nranks, *cnt = calloc((size_t)c->nnodes, sizeof(int)), *left, *nodes;
+    int *node_of = malloc(sizeof(int) * (size_t)n), nn = 0, r, k, q;
+    hlx_placement_t *np = NULL;
+    hlx_status_t st = HLX_ERR_NOMEM;
+
+    left = calloc((size_t)c->nnodes, sizeof(int));
+    nodes = malloc(sizeof(int) * (size_t)c->nnodes);
+    if (cnt == NULL || node_of == NULL || left == NULL || nodes == NULL)
+        goto out;
+    for (r = 0; r < n; r++)
+        cnt[(*p)->ranks[r].node]++;
+    for (k = 0; k < c->nnodes; k++)
+        if (cnt[k] > 0)
+            nodes[nn++] = k;
+    if (o->dist == HLX_TOPO_DIST_BLOCK) {
+        for (k = 0, r = 0; k < nn; k++)
+            for (q = 0; q < cnt[nodes[k]]; q++)
+                node_of[r++] = nodes[k];
+    } else {
+        memcpy(left, cnt, sizeof(int) * (size_t)c->nnodes);
+        for (r = 0, k = 0; r < n; k = (k + 1) % nn)
+            if (left[nodes[k]] > 0) {
+                left[nodes[k]]--;
+                node_of[r++] = nodes[k];
+            }
+    }
+    st = hlx_place_on_nodes(c, (int)o->kvp, (int)o->tpa, (int)o->ep, t, node_of, &np, err,
+                            errlen);
+    if (st == HLX_OK) {
+        hlx_placement_free(*p);
+        *p = np;
+    }
+out:
+    free(cnt);
+    free(left);
+    free(nodes);
+    free(node_of);
+    return st;
+}
+
 /* ---- JSON output ----------------------------------------------------------------------- */
 static json_t *hlx_topo_json_machine(const hlx_topo_t *t)
 {
@@ -343,6 +409,8 @@ int hlx_cmd_topo(int argc, char **argv)
     if (o.kvp > 0) {
         double pair_bytes = 2.0 * (double)o.batch * (double)o.hidden / ((double)o.kvp * o.tpa);
         st = hlx_place(c, (int)o.kvp, (int)o.tpa, (int)o.ep, t, &p, err, sizeof(err));
+        if (st == HLX_OK && o.dist != HLX_TOPO_DIST_HELIX)
+            st = hlx_topo_redistribute(c, &o, t, &p, err, sizeof(err));
         if (st != HLX_OK) {
             fprintf(stderr, "helix topo: %s\n", err);
             rc = hlx_status_exit_code(st);
@@ -359,8 +427,10 @@ int hlx_cmd_topo(int argc, char **argv)
                             c->name, "nodes", c->nnodes, "gpus", hlx_cluster_total_gpus(c),
                             "nvlink_domains", c->ndomains, "max_domain_gpus",
                             c->max_domain_gpus));
-        if (p != NULL)
+        if (p != NULL) {
             hlx_place_json_add(root, p, c);
+            json_object_set_new(root, "distribution", json_string(hlx_topo_dist_names[o.dist]));
+        }
         if (warn[0]) {
             json_t *w = json_array();
             json_array_append_new(w, json_string(warn));
@@ -373,6 +443,11 @@ int hlx_cmd_topo(int argc, char **argv)
             hlx_topo_print_machine(t);
         if (o.cluster != NULL)
             hlx_topo_print_cluster(c);
+        if (p != NULL && o.dist != HLX_TOPO_DIST_HELIX)
+            printf("distribution: %s, the ranks in a launcher's order (%s) over the nodes "
+                   "and ranks per node of Helix's placement\n", hlx_topo_dist_names[o.dist],
+                   o.dist == HLX_TOPO_DIST_BLOCK ? "srun -m block, mpirun --map-by slot"
+                                                 : "srun -m cyclic, mpirun --map-by node");
         if (p != NULL)
             hlx_topo_print_placement(p, c, o.pairs);
         if (warn[0])

@@ -138,6 +138,46 @@ static void test_json_split(void **state)
     json_decref(root);
 }
 
+/* --distribution: KVP 8 x TPA 2 on two 8-GPU nodes. Helix's placement and block keep each
+ * KVP group on one node; cyclic (srun -m cyclic) alternates the nodes, so each group
+ * spans both and the placement warns with the cost. */
+static void test_json_distribution(void **state)
+{
+    static const char *const dist[3] = { "helix", "block", "cyclic" };
+    char args[512];
+    int d, r;
+    (void)state;
+
+    for (d = 0; d < 3; d++) {
+        json_t *root, *ranks, *pairs;
+        snprintf(args, sizeof(args), "--cluster " DATA "clusters/hgx2.json --topo " DATA
+                 "hgx8.xml --kvp 8 --tpa 2 --distribution %s --json", dist[d]);
+        root = run_json(args);
+        ranks = json_object_get(root, "ranks");
+        pairs = json_object_get(root, "pairs");
+        assert_string_equal(json_string_value(json_object_get(root, "distribution")), dist[d]);
+        assert_int_equal(json_array_size(ranks), 16);
+        for (r = 0; r < 16; r++) {
+            json_t *rk = json_array_get(ranks, (size_t)r);
+            int want = d == 2 ? r % 2 : r / 8;
+            if (jint(rk, "node") != want)
+                fail_msg("--distribution %s: rank %d on node %d, expected %d", dist[d], r,
+                         jint(rk, "node"), want);
+            /* the k-th rank of a node on its k-th GPU */
+            assert_int_equal(jint(rk, "gpu"), d == 2 ? (r / 2) : (r % 8));
+        }
+        if (d < 2) {
+            assert_int_equal(count_pairs(pairs, "a2a", "nvlink"), 56);
+            assert_null(json_object_get(root, "warnings"));
+        } else {
+            /* each group: 4 ranks on either node, 16 of its 28 pairs across */
+            assert_int_equal(count_pairs(pairs, "a2a", "rdma"), 32);
+            assert_int_equal(json_array_size(json_object_get(root, "warnings")), 1);
+        }
+        json_decref(root);
+    }
+}
+
 /* CPU-only node, KVP 2 x TPA 2 with EP 2: cores per rank, shared memory everywhere, the FFN
  * grid beside the attention grid. */
 static void test_json_cpu_ep(void **state)
@@ -225,6 +265,8 @@ static void test_bad_input(void **state)
     expect_bad("--kvp 0", "--kvp");
     expect_bad("--kvp two", "--kvp");
     expect_bad("--tpa 2", "--tpa needs --kvp");
+    expect_bad("--distribution cyclic", "--distribution needs a layout");
+    expect_bad("--kvp 2 --distribution zigzag", "not one of helix|block|cyclic");
     expect_bad("--frobnicate", "--frobnicate");
     expect_bad("--kvp", "--kvp");
     expect_bad("--topo " DATA "hgx8.xml --kvp 4 --tpa 2 --ep 3", "ep 3");
@@ -241,6 +283,7 @@ int main(int argc, char **argv)
     const struct CMUnitTest tests[] = {
         cmocka_unit_test(test_json_hgx8),
         cmocka_unit_test(test_json_split),
+        cmocka_unit_test(test_json_distribution),
         cmocka_unit_test(test_json_cpu_ep),
         cmocka_unit_test(test_text),
         cmocka_unit_test(test_dump),
