@@ -1,11 +1,14 @@
-/* Test helpers shared by several suites: a whole file read into memory, and topology or
- * cluster files loaded or the test failed with the loader's message. Include after
- * <cmocka.h>; the loaders need <helix/topology.h> (define HLX_TEST_TOPO first). */
+/* Test helpers shared by several suites: a whole file read into memory, a shell command
+ * and a helix command run with their output captured, and topology or cluster files loaded
+ * or the test failed with the loader's message. Include after <cmocka.h>; the loaders need
+ * <helix/topology.h> (define HLX_TEST_TOPO first). */
 #ifndef HLX_TEST_FILES_H
 #define HLX_TEST_FILES_H
 
+#include <stdarg.h>
 #include <stdio.h>
 #include <stdlib.h>
+#include <sys/wait.h>
 
 /* The file's bytes plus a terminating NUL; *len_p (may be NULL) gets the size. */
 static inline char *hlx_test_slurp(const char *path, size_t *len_p)
@@ -26,6 +29,42 @@ static inline char *hlx_test_slurp(const char *path, size_t *len_p)
     if (len_p)
         *len_p = (size_t)n;
     return buf;
+}
+
+/* Runs a shell command; returns its exit code (128 + n when the shell saw signal n). */
+static inline int hlx_test_sh(const char *fmt, ...) __attribute__((format(printf, 1, 2)));
+static inline int hlx_test_sh(const char *fmt, ...)
+{
+    char cmd[4096];
+    va_list ap;
+    int st;
+
+    va_start(ap, fmt);
+    vsnprintf(cmd, sizeof(cmd), fmt, ap);
+    va_end(ap);
+    st = system(cmd);
+    assert_true(st != -1 && WIFEXITED(st));
+    return WEXITSTATUS(st);
+}
+
+/* `helix ARGS` under timeout(1) (timeout_s, then SIGKILL 5 s later): its exit code, its
+ * stdout in *out and stderr in *err (free them; NULL: that stream is dropped), captured
+ * through files in dir. */
+static inline int hlx_test_helix(const char *helix, const char *dir, int timeout_s, char **out,
+                                 char **err, const char *args)
+{
+    char po[512], pe[512];
+    int rc;
+
+    snprintf(po, sizeof(po), "%s/run.out", dir);
+    snprintf(pe, sizeof(pe), "%s/run.err", dir);
+    rc = hlx_test_sh("timeout -k 5 %d %s %s >%s 2>%s", timeout_s, helix, args,
+                     out != NULL ? po : "/dev/null", err != NULL ? pe : "/dev/null");
+    if (out != NULL)
+        *out = hlx_test_slurp(po, NULL);
+    if (err != NULL)
+        *err = hlx_test_slurp(pe, NULL);
+    return rc;
 }
 
 #ifdef HLX_TEST_TOPO

@@ -24,24 +24,11 @@
 #include "hlx_layout.h"
 #include "hlx_synth.h"
 
+/* the shared shell-command helper (hlx_test_files.h) by its short name */
+#define sh hlx_test_sh
+
 static const char *helix;
 static char g_tmp[] = "/tmp/hlx_ckpt_test_XXXXXX";
-
-/* Runs a shell command; returns its exit code. */
-static int sh(const char *fmt, ...) __attribute__((format(printf, 1, 2)));
-static int sh(const char *fmt, ...)
-{
-    char cmd[4096];
-    va_list ap;
-    int st;
-
-    va_start(ap, fmt);
-    vsnprintf(cmd, sizeof(cmd), fmt, ap);
-    va_end(ap);
-    st = system(cmd);
-    assert_true(st != -1 && WIFEXITED(st));
-    return WEXITSTATUS(st);
-}
 
 static void synth(const char *name, const char *args)
 {
@@ -1101,19 +1088,13 @@ static void test_info_json(void **state)
 static int run(char **out, char **err, const char *fmt, ...) __attribute__((format(printf, 3, 4)));
 static int run(char **out, char **err, const char *fmt, ...)
 {
-    char args[2048], po[512], pe[512];
+    char args[2048];
     va_list ap;
-    int rc;
 
     va_start(ap, fmt);
     vsnprintf(args, sizeof(args), fmt, ap);
     va_end(ap);
-    snprintf(po, sizeof(po), "%s/run.out", g_tmp);
-    snprintf(pe, sizeof(pe), "%s/run.err", g_tmp);
-    rc = sh("timeout -k 5 120 %s %s >%s 2>%s", helix, args, po, pe);
-    *out = hlx_test_slurp(po, NULL);
-    *err = hlx_test_slurp(pe, NULL);
-    return rc;
+    return hlx_test_helix(helix, g_tmp, 120, out, err, args);
 }
 
 static void has(const char *what, const char *text, const char *needle)

@@ -26,43 +26,26 @@
 #include "hlx_ckpt.h"
 #include "hlx_config.h"
 
+/* the shared shell-command helper (hlx_test_files.h) by its short name */
+#define sh hlx_test_sh
+
 static const char *helix;
 static char g_tmp[] = "/tmp/hlx_ckpt_input_XXXXXX";
 
 /* A call that blocks longer fails (meson's timeout is the second net). */
 #define HLX_NO_HANG_S 20
 
-/* Runs a shell command; returns its exit code (128 + n when the shell saw signal n). */
-static int sh(const char *fmt, ...) __attribute__((format(printf, 1, 2)));
-static int sh(const char *fmt, ...)
-{
-    char cmd[4096];
-    va_list ap;
-    int st;
-
-    va_start(ap, fmt);
-    vsnprintf(cmd, sizeof(cmd), fmt, ap);
-    va_end(ap);
-    st = system(cmd);
-    assert_true(st != -1 && WIFEXITED(st));
-    return WEXITSTATUS(st);
-}
-
-/* `helix ARGS` under timeout(1), stderr to a file: exit code, stderr in *err (free it). */
+/* `helix ARGS` under timeout(1): exit code, stderr in *err (free it). */
 static int run(char **err, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
 static int run(char **err, const char *fmt, ...)
 {
-    char args[3000], path[512];
+    char args[3000];
     va_list ap;
-    int rc;
 
     va_start(ap, fmt);
     vsnprintf(args, sizeof(args), fmt, ap);
     va_end(ap);
-    snprintf(path, sizeof(path), "%s/run.err", g_tmp);
-    rc = sh("timeout -k 5 %d %s %s >/dev/null 2>%s", HLX_NO_HANG_S, helix, args, path);
-    *err = hlx_test_slurp(path, NULL);
-    return rc;
+    return hlx_test_helix(helix, g_tmp, HLX_NO_HANG_S, NULL, err, args);
 }
 
 /* Exit 2 and every needle in stderr. */
