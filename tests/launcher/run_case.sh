@@ -148,6 +148,16 @@ wait_for() {
     return 1
 }
 
+# wait_gone PID LIMIT_S: until PID is gone (a zombie counts as gone), at most LIMIT_S.
+wait_gone() {
+    local i
+    for ((i = 0; i < $2 * 20; i++)); do
+        alive "$1" || return 0
+        sleep 0.05
+    done
+    return 1
+}
+
 # The pids of helixrun's children (its ranks), for the checks after it ended.
 rank_pids() {
     pgrep -P "$hpid" | tr '\n' ' '
@@ -776,10 +786,7 @@ keeper-reuse)
     kill -KILL "$hpid"
     wait "$hpid" 2>/dev/null
     # the keeper's work: SIGTERM, at most 1 s for the groups to go, SIGKILL, exit
-    for ((i = 0; i < 100; i++)); do
-        alive "$keeper" || break
-        sleep 0.05
-    done
+    wait_gone "$keeper" 5
     elapsed=$(awk -v a="$t1" -v b="$EPOCHREALTIME" 'BEGIN { printf "%.3f", b - a }')
     echo "helixrun (SIGKILLed) -> the keeper done ${elapsed}s later"
     alive "$keeper" && fail "the keeper still runs 5 s after helixrun was SIGKILLed"
@@ -878,10 +885,7 @@ abortwatchdog)
         tr '\0' '\n' <"/proc/$pid/environ" 2>/dev/null | grep -qx HELIX_RANK=0 && r0=$pid
     done
     [ -n "$r0" ] || fail "rank 0 not found among $pids"
-    for ((i = 0; i < 100; i++)); do
-        alive "$r0" || break
-        sleep 0.05
-    done
+    wait_gone "$r0" 5
     gone_after=$(awk -v a="$t1" -v b="$EPOCHREALTIME" 'BEGIN { printf "%.3f", b - a }')
     echo "rank 0 gone ${gone_after}s after its launcher stopped"
     alive "$r0" && fail "rank 0 (pid $r0) still alive 5 s into its abort"
