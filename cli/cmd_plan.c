@@ -155,6 +155,14 @@ static int hlx_list_same_real(const hlx_list_elem_t *a, const hlx_list_elem_t *b
     return strtod(a->s, NULL) == strtod(b->s, NULL);
 }
 
+/* Strategies by strategy, not by spelling (dp and dp-ep are one), on parsed elements. */
+static int hlx_list_same_strategy(const hlx_list_elem_t *a, const hlx_list_elem_t *b)
+{
+    hlx_strategy_t x, y;
+
+    return hlx_strategy_parse(a->s, &x) == 0 && hlx_strategy_parse(b->s, &y) == 0 && x == y;
+}
+
 /* --set NAME=VALUE for a planner assumption (HELIX_PLAN_* without the prefix). */
 static int hlx_flag_set(const char *cmd, const char *s, hlx_plan_settings_t *set)
 {
@@ -1007,7 +1015,7 @@ bad_gpus:
         case HLX_OPT_STRATEGIES: {
             char buf[256];
             hlx_list_elem_t e[16];
-            int ne, k, first[HLX_STRAT_COUNT];
+            int ne, k;
             hlx_strategy_t s;
             if (strlen(optarg) >= sizeof(buf)) {
                 fprintf(stderr, "helix sweep: --strategies: longer than %zu characters\n",
@@ -1025,16 +1033,10 @@ bad_gpus:
                                     "medha, helix)\n", e[k].s);
                     return 2;
                 }
-                /* by strategy, not by spelling: dp and dp-ep are one */
-                if (o.strategies & (1u << s)) {
-                    fprintf(stderr, "helix sweep: --strategies: '%s' (element %d) repeats "
-                                    "'%s' (element %d): give each strategy once\n", e[k].s,
-                            e[k].pos, e[first[s]].s, e[first[s]].pos);
-                    return 2;
-                }
-                first[s] = k;
                 o.strategies |= 1u << s;
             }
+            if (hlx_list_dup("sweep", e, ne, hlx_list_same_strategy, "strategy") != 0)
+                return 2;
             break;
         }
         case HLX_OPT_HOPB:
