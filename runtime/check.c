@@ -106,14 +106,17 @@ int hlx_check_has_reference(const hlx_check_t *chk)
  * tied embedding) for the logits (layer == layers). */
 static int hlx_check_feeds(const char *name, int layer, int layers)
 {
-    char prefix[48];
+    char embed[64], norm[64], head[64];
+    int l;
 
+    /* the checkpoint's names of the whole-model weights, as the reader spells them */
+    hlx_hf_weight_name(HLX_HFW_EMBED, 0, embed, sizeof(embed));
+    hlx_hf_weight_name(HLX_HFW_FINAL_NORM, 0, norm, sizeof(norm));
+    hlx_hf_weight_name(HLX_HFW_LMHEAD, 0, head, sizeof(head));
     if (layer >= layers)
-        return !strcmp(name, "model.norm.weight") || !strcmp(name, "lm_head.weight") ||
-               !strcmp(name, "model.embed_tokens.weight");
-    snprintf(prefix, sizeof(prefix), "model.layers.%d.", layer);
-    return !strncmp(name, prefix, strlen(prefix)) ||
-           (layer == 0 && !strcmp(name, "model.embed_tokens.weight"));
+        return !strcmp(name, norm) || !strcmp(name, head) || !strcmp(name, embed);
+    return (sscanf(name, "model.layers.%d.", &l) == 1 && l == layer) ||
+           (layer == 0 && !strcmp(name, embed));
 }
 
 /* The most checkpoint bytes one failed check reads back (every rank reads its own): a
