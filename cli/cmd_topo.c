@@ -265,48 +265,28 @@ static void hlx_topo_print_placement(const hlx_placement_t *p, const hlx_cluster
 /* ---- a launcher's rank order ----------------------------------------------------------- */
 
 /* Replaces *p (Helix's placement) by the ranks of a launcher's order over the same nodes
- * with the same ranks per node: block, consecutive ranks on one node; cyclic, rank r on
- * the r-th node round robin (a node skipped once it holds its count). */
+ * with the same ranks per node (hlx_place_launcher_order), each placed where it lands. */
 static hlx_status_t hlx_topo_redistribute(const hlx_cluster_t *c, const hlx_topo_opts_t *o,
                                           const hlx_topo_t *t, hlx_placement_t **p, char *err,
                                           size_t errlen)
 {
-    int n = (*p)->nranks, *cnt = calloc((size_t)c->nnodes, sizeof(int)), *left, *nodes;
-    int *node_of = malloc(sizeof(int) * (size_t)n), nn = 0, r, k, q;
+    int n = (*p)->nranks, *cnt = calloc((size_t)c->nnodes, sizeof(int));
+    int *node_of = malloc(sizeof(int) * (size_t)n), r;
     hlx_placement_t *np = NULL;
     hlx_status_t st = HLX_ERR_NOMEM;
 
-    left = calloc((size_t)c->nnodes, sizeof(int));
-    nodes = malloc(sizeof(int) * (size_t)c->nnodes);
-    if (cnt == NULL || node_of == NULL || left == NULL || nodes == NULL)
-        goto out;
-    for (r = 0; r < n; r++)
-        cnt[(*p)->ranks[r].node]++;
-    for (k = 0; k < c->nnodes; k++)
-        if (cnt[k] > 0)
-            nodes[nn++] = k;
-    if (o->dist == HLX_TOPO_DIST_BLOCK) {
-        for (k = 0, r = 0; k < nn; k++)
-            for (q = 0; q < cnt[nodes[k]]; q++)
-                node_of[r++] = nodes[k];
-    } else {
-        memcpy(left, cnt, sizeof(int) * (size_t)c->nnodes);
-        for (r = 0, k = 0; r < n; k = (k + 1) % nn)
-            if (left[nodes[k]] > 0) {
-                left[nodes[k]]--;
-                node_of[r++] = nodes[k];
-            }
+    if (cnt != NULL && node_of != NULL) {
+        for (r = 0; r < n; r++)
+            cnt[(*p)->ranks[r].node]++;
+        hlx_place_launcher_order(cnt, c->nnodes, o->dist == HLX_TOPO_DIST_CYCLIC, node_of);
+        st = hlx_place_on_nodes(c, (int)o->kvp, (int)o->tpa, (int)o->ep, t, node_of, &np, err,
+                                errlen);
     }
-    st = hlx_place_on_nodes(c, (int)o->kvp, (int)o->tpa, (int)o->ep, t, node_of, &np, err,
-                            errlen);
     if (st == HLX_OK) {
         hlx_placement_free(*p);
         *p = np;
     }
-out:
     free(cnt);
-    free(left);
-    free(nodes);
     free(node_of);
     return st;
 }

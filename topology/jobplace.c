@@ -76,6 +76,24 @@ void hlx_host_summary(const hlx_topo_t *t, const char *node, int local_rank,
     }
 }
 
+void hlx_place_launcher_order(const int *counts, int nnodes, int cyclic, int *node_of_rank)
+{
+    int k, q, r = 0, total = 0;
+
+    if (!cyclic) {
+        for (k = 0; k < nnodes; k++)
+            for (q = 0; q < counts[k]; q++)
+                node_of_rank[r++] = k;
+        return;
+    }
+    for (k = 0; k < nnodes; k++)
+        total += counts[k];
+    for (q = 0; r < total; q++) /* round q: one rank to every node holding more than q */
+        for (k = 0; k < nnodes; k++)
+            if (counts[k] > q)
+                node_of_rank[r++] = k;
+}
+
 int hlx_hosts_share_machine(const hlx_host_summary_t *all, int n)
 {
     int *first = malloc(sizeof(int) * (size_t)(n > 0 ? n : 1)), nh = 0, r, i, shared = 0;
@@ -277,7 +295,7 @@ static hlx_status_t hlx_job_compare(hlx_job_place_t *job, int kvp, int tpa, int 
 {
     const hlx_cluster_t *c = &job->cluster;
     const hlx_placement_t *p = job->place;
-    int n = p->nranks, *block = malloc(sizeof(int) * (size_t)n), *cnt, *cnt2, r, k, q;
+    int n = p->nranks, *block = malloc(sizeof(int) * (size_t)n), *cnt, *cnt2, r;
     hlx_placement_t *best = NULL, *free_p = NULL;
     const char *how = "srun -m block or mpirun --map-by slot";
     hlx_place_cost_t cost, bcost;
@@ -296,9 +314,7 @@ static hlx_status_t hlx_job_compare(hlx_job_place_t *job, int kvp, int tpa, int 
     }
     for (r = 0; r < n; r++)
         cnt[job->node_of_rank[r]]++;
-    for (k = 0, r = 0; k < c->nnodes; k++)
-        for (q = 0; q < cnt[k]; q++)
-            block[r++] = k;
+    hlx_place_launcher_order(cnt, c->nnodes, 0, block);
     st = hlx_place_on_nodes(c, kvp, tpa, ep, topo, block, &best, err, sizeof(err));
     free(block);
     if (st == HLX_OK && hlx_place(c, kvp, tpa, ep, topo, &free_p, err, sizeof(err)) == HLX_OK) {

@@ -334,6 +334,20 @@ static void test_share_machine(void **state)
     }
 }
 
+/* A launcher's rank order over given nodes: block and cyclic, an empty node left out. */
+static void test_launcher_order(void **state)
+{
+    static const int counts[3] = { 2, 0, 3 }, block[5] = { 0, 0, 2, 2, 2 },
+                     cyclic[5] = { 0, 2, 0, 2, 2 };
+    int got[5];
+
+    (void)state;
+    hlx_place_launcher_order(counts, 3, 0, got);
+    assert_memory_equal(got, block, sizeof(block));
+    hlx_place_launcher_order(counts, 3, 1, got);
+    assert_memory_equal(got, cyclic, sizeof(cyclic));
+}
+
 int main(void)
 {
     const struct CMUnitTest tests[] = {
@@ -345,6 +359,7 @@ int main(void)
         cmocka_unit_test(test_best_of_two),
         cmocka_unit_test(test_agrees_with_place),
         cmocka_unit_test(test_share_machine),
+        cmocka_unit_test(test_launcher_order),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }

@@ -62,6 +62,12 @@ hlx_status_t hlx_place_job(const hlx_host_summary_t *all, int nranks, const hlx_
                            hlx_job_place_t *job_p, char *err, size_t errlen);
 void         hlx_job_place_free(hlx_job_place_t *job);
 
+/* The node of each rank in a launcher's order over given nodes, counts[k] ranks on node k
+ * (node_of_rank gets the sum of counts): block, consecutive ranks on one node (srun -m
+ * block, mpirun --map-by slot); cyclic, rank r on the next node round robin that still has
+ * room (srun -m cyclic, --map-by node). Nodes with a count of 0 are left out. */
+void hlx_place_launcher_order(const int *counts, int nnodes, int cyclic, int *node_of_rank);
+
 /* Places ranks that are already on given nodes: node_of_rank[r] indexes cluster->nodes;
  * the k-th rank of a node takes its k-th GPU (or a share of its cores when CPU-only). */
 hlx_status_t hlx_place_on_nodes(const hlx_cluster_t *cluster, int kvp, int tpa, int ep,
