@@ -285,7 +285,7 @@ int hlx_cmd_decode(int argc, char **argv)
     /* A file, a preset or a checkpoint directory (cli/cmd_generate.c); then the prompt. */
     if ((rc = hlx_run_load_model("decode", &o, &cfg, &model)) >= 0)
         return rc;
-    if ((rc = hlx_run_load_prompt("decode", &o, &model, &cfg, &ids)) >= 0)
+    if ((rc = hlx_run_load_prompt("decode", &o, &model, &cfg, 0, &ids)) >= 0)
         return rc;
     return hlx_run_engine("decode", &cfg, &model, ids,
                           json ? hlx_decode_print_json_cb : hlx_decode_print_text_cb, NULL);

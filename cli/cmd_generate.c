@@ -96,12 +96,48 @@ static char *hlx_read_text(const char *path, char *err, size_t errlen, int *rc_p
     return buf;
 }
 
+/* The lines' ids (ids[], line by line, lens[] tokens each) as the run takes them: the
+ * first pmin tokens of each in cfg->prompt, the rest as tails (cfg->tail, cfg->tail_off),
+ * all in one allocation (*ids_p). NULL when out of memory. */
+static int *hlx_prompt_split(const int *ids, const int *lens, int lines, int pmin,
+                             hlx_run_config_t *cfg)
+{
+    size_t n = 0, t = 0;
+    int *all, *tail, *off, b, ragged = 0;
+
+    for (b = 0; b < lines; b++) {
+        n += (size_t)lens[b];
+        ragged |= lens[b] != pmin;
+    }
+    if ((all = malloc(sizeof(int) * (n + (ragged ? (size_t)lines + 1 : 0)))) == NULL)
+        return NULL;
+    tail = all + (size_t)lines * pmin;
+    off = all + n;
+    for (b = 0, n = 0; b < lines; n += (size_t)lens[b], b++) {
+        memcpy(all + (size_t)b * pmin, ids + n, sizeof(int) * (size_t)pmin);
+        if (!ragged)
+            continue;
+        off[b] = (int)t;
+        memmove(tail + t, ids + n + pmin, sizeof(int) * (size_t)(lens[b] - pmin));
+        t += (size_t)(lens[b] - pmin);
+    }
+    cfg->prompt = all;
+    cfg->prompt_len = pmin;
+    if (ragged) {
+        off[lines] = (int)t;
+        cfg->tail = tail;
+        cfg->tail_off = off;
+    }
+    return all;
+}
+
 int hlx_run_load_prompt(const char *cmd, const hlx_decode_opts_t *o, const hlx_model_t *m,
-                        hlx_run_config_t *cfg, int **ids_p)
+                        hlx_run_config_t *cfg, int ragged_ok, int **ids_p)
 {
     char err[1024], *text, *s, *bol;
-    int *ids = NULL, line = 1, lines = 0, len = 0, first_len = -1, first_line = 0, b, rc = 2;
-    size_t n = 0, cap = 0;
+    int *ids = NULL, *lens = NULL, line = 1, lines = 0, len = 0, pmin = 0, pmax = 0, b, rc = 2;
+    int diff_line = 0, diff_len = 0; /* the first line whose length is not line 1's */
+    size_t n = 0, cap = 0, lcap = 0;
 
     *ids_p = NULL;
     if (o->prompt_ids == NULL)
@@ -113,18 +149,24 @@ int hlx_run_load_prompt(const char *cmd, const hlx_decode_opts_t *o, const hlx_m
     for (s = bol = text;; s++) {
         const char *col0 = s;
         if (*s == '\n' || *s == 0) {
-            if (len > 0) {
-                if (first_len >= 0 && len != first_len) {
-                    fprintf(stderr, "helix %s: %s:%d:1: %d token ids, but line %d has %d: the "
-                            "requests of one batch share their prompt length\n", cmd,
-                            o->prompt_ids, line, len, first_line, first_len);
-                    goto bad;
+            if (len > 0 && lines++ < HLX_PROMPT_MAX_LINES) { /* more: counted, refused */
+                if ((size_t)lines > lcap) {
+                    int *nl;
+                    lcap = lcap ? 2 * lcap : 64;
+                    if ((nl = realloc(lens, lcap * sizeof(int))) == NULL) {
+                        fprintf(stderr, "helix %s: --prompt-ids %s: out of memory\n", cmd,
+                                o->prompt_ids);
+                        goto bad;
+                    }
+                    lens = nl;
                 }
-                if (first_len < 0) {
-                    first_len = len;
-                    first_line = line;
+                if (lines > 1 && len != lens[0] && diff_line == 0) {
+                    diff_line = line;
+                    diff_len = len;
                 }
-                lines++;
+                pmin = lines == 1 || len < pmin ? len : pmin;
+                pmax = lines == 1 || len > pmax ? len : pmax;
+                lens[lines - 1] = len;
             }
             len = 0;
             if (*s == 0)
@@ -185,6 +227,13 @@ int hlx_run_load_prompt(const char *cmd, const hlx_decode_opts_t *o, const hlx_m
                 "%d requests, as --batch\n", cmd, o->prompt_ids, lines, HLX_PROMPT_MAX_LINES);
         goto bad;
     }
+    if (pmin != pmax && !ragged_ok) {
+        fprintf(stderr, "helix %s: %s:%d:1: %d token ids, but the first line has %d: the "
+                "requests of one batch share their prompt length here (helix generate runs "
+                "prompts of different lengths)\n", cmd, o->prompt_ids, diff_line, diff_len,
+                lens[0]);
+        goto bad;
+    }
     if (lines > 1 && o->batch_given && lines != cfg->batch) {
         fprintf(stderr, "helix %s: --prompt-ids %s has %d lines (one per request) but --batch "
                 "is %d\n", cmd, o->prompt_ids, lines, cfg->batch);
@@ -193,24 +242,34 @@ int hlx_run_load_prompt(const char *cmd, const hlx_decode_opts_t *o, const hlx_m
     if (lines > 1)
         cfg->batch = lines;
     if (lines == 1 && cfg->batch > 1) { /* one line for all requests */
-        int *all = malloc(sizeof(int) * (size_t)first_len * (size_t)cfg->batch);
+        int *all = malloc(sizeof(int) * (size_t)pmin * (size_t)cfg->batch);
         if (all == NULL) {
             fprintf(stderr, "helix %s: --prompt-ids: out of memory\n", cmd);
             goto bad;
         }
         for (b = 0; b < cfg->batch; b++)
-            memcpy(all + (size_t)b * first_len, ids, sizeof(int) * (size_t)first_len);
+            memcpy(all + (size_t)b * pmin, ids, sizeof(int) * (size_t)pmin);
+        free(ids);
+        ids = all;
+        cfg->prompt = ids;
+        cfg->prompt_len = pmin;
+    } else {
+        int *all = hlx_prompt_split(ids, lens, lines, pmin, cfg);
+        if (all == NULL) {
+            fprintf(stderr, "helix %s: --prompt-ids: out of memory\n", cmd);
+            goto bad;
+        }
         free(ids);
         ids = all;
     }
     free(text);
-    cfg->prompt = ids;
-    cfg->prompt_len = first_len;
+    free(lens);
     *ids_p = ids;
     return -1;
 bad:
     free(text);
     free(ids);
+    free(lens);
     return 2;
 }
 
@@ -222,8 +281,8 @@ static const hlx_flag_t hlx_generate_flag_list[] = {
            "Hugging Face checkpoint directory, model description or preset\n"
            "(GQA and MLA attention, dense and MoE FFNs)"),
     HLX_RF("prompt-ids", HLX_FT_STRING, NULL, 0, 0, 0, 0, NULL, prompt_ids, "FILE",
-           "token ids, whitespace separated: one line per request, or one\n"
-           "line for all --batch requests (required)"),
+           "token ids, whitespace separated: one line per request (lengths\n"
+           "may differ), or one line for all --batch requests (required)"),
     HLX_RF("max-new", HLX_FT_INT, "16", 1, 1000000, 0, 0, NULL, max_new, "N",
            "tokens generated per request (the first comes from the prefill)"),
     HLX_RF("eos", HLX_FT_STRING, NULL, 0, 0, 0, 0, NULL, eos, "ID[,ID...]",
@@ -286,8 +345,11 @@ static const char hlx_generate_usage_head[] =
     "Prefills each request's prompt (chunked: several tokens per GEMM, each token's K/V\n"
     "stored by the KVP rank that owns its position), then decodes until --max-new tokens\n"
     "per request (or the checkpoint's eos_token_id): greedy, or seeded top-p sampling with\n"
-    "--temperature. Prints the generated ids per request, prefill tokens/s and decode\n"
-    "ms/token. The job must have N = KVP x TPA ranks:\n"
+    "--temperature. Prompts of different lengths: the shortest length is prefilled in\n"
+    "chunks, the rest of a longer prompt is fed one token per decode step while the other\n"
+    "requests generate (each request's tokens are those of its prompt run alone). Prints\n"
+    "the generated ids per request, prefill tokens/s and decode ms/token. The job must\n"
+    "have N = KVP x TPA ranks:\n"
     "  helixrun -n 4 helix generate --model DIR --prompt-ids p.txt --kvp 2 --tpa 2\n"
     "\n"
     "options:\n";
@@ -373,37 +435,54 @@ static int hlx_generate_eos_flag(const char *arg, int vocab, int *eos, int max)
     }
 }
 
-/* Generated token g of request b: the prefill's, then the decode steps'. */
-static int hlx_generated(const hlx_run_report_t *rep, int B, int b, int g)
+/* Generated token g of request b: the prefill's, then the decode steps', from the step
+ * after its prompt's tail (hlx_run_config_t.tail). */
+static int hlx_generated(const hlx_run_config_t *cfg, const hlx_run_report_t *rep, int b,
+                         int g)
 {
-    return g == 0 ? rep->prefill_tokens[b] : rep->tokens[(size_t)(g - 1) * B + b];
+    int k = hlx_run_tail_len(cfg, b) + g; /* 0: the prefill's, k: decode step k - 1's */
+
+    return k == 0 ? rep->prefill_tokens[b] : rep->tokens[(size_t)(k - 1) * cfg->batch + b];
 }
 
-/* Tokens of request b up to and including its first EOS (*hit = 1 when there is one). */
-static int hlx_generated_len(const hlx_run_report_t *rep, int B, int b, int total,
-                             const int *eos, int neos, int *hit)
+/* Tokens of request b up to and including its first EOS (*hit = 1 when there is one), of
+ * at most max_new: the run's steps less its prompt's tail. */
+static int hlx_generated_len(const hlx_run_config_t *cfg, const hlx_run_report_t *rep, int b,
+                             int max_new, const int *eos, int neos, int *hit)
 {
-    int g, k;
+    int g, k, total = rep->steps + 1 - hlx_run_tail_len(cfg, b);
 
+    total = total < max_new ? total : max_new;
     *hit = 1;
     for (g = 0; g < total; g++)
         for (k = 0; k < neos; k++)
-            if (hlx_generated(rep, B, b, g) == eos[k])
+            if (hlx_generated(cfg, rep, b, g) == eos[k])
                 return g + 1;
     *hit = 0;
     return total;
+}
+
+/* The longest prompt tail: the decode steps spent before every request generates. */
+static int hlx_generate_tail_max(const hlx_run_config_t *cfg)
+{
+    int b, t = 0;
+
+    for (b = 0; b < cfg->batch; b++)
+        t = hlx_run_tail_len(cfg, b) > t ? hlx_run_tail_len(cfg, b) : t;
+    return t;
 }
 
 static void hlx_generate_print(const hlx_run_config_t *cfg, const hlx_model_t *m,
                                const hlx_run_report_t *rep, int json, const int *eos,
                                int neos)
 {
-    int B = cfg->batch, total = rep->steps + 1, b, g;
+    int B = cfg->batch, tmax = hlx_generate_tail_max(cfg), total = rep->steps_planned + 1 - tmax;
+    int b, g;
     double pf_tps = rep->prefill_ms > 0 ? (double)B * cfg->prompt_len * 1000.0 / rep->prefill_ms
                                         : 0;
 
     if (json) {
-        json_t *o = json_object(), *toks = json_array();
+        json_t *o = json_object(), *toks = json_array(), *lens = json_array();
         json_object_set_new(o, "model", json_string(m->name));
         json_object_set_new(o, "checkpoint", cfg->ckpt[0] ? json_string(cfg->ckpt) : json_null());
         json_object_set_new(o, "kvp", json_integer(cfg->kvp));
@@ -412,8 +491,11 @@ static void hlx_generate_print(const hlx_run_config_t *cfg, const hlx_model_t *m
         json_object_set_new(o, "batch", json_integer(B));
         json_object_set_new(o, "context", json_integer(cfg->context));
         json_object_set_new(o, "prompt_len", json_integer(cfg->prompt_len));
+        for (b = 0; b < B; b++)
+            json_array_append_new(lens, json_integer(cfg->prompt_len + hlx_run_tail_len(cfg, b)));
+        json_object_set_new(o, "prompt_lens", lens);
         json_object_set_new(o, "prefill_chunk", json_integer(cfg->prefill_chunk));
-        json_object_set_new(o, "max_new", json_integer(rep->steps_planned + 1));
+        json_object_set_new(o, "max_new", json_integer(total));
         json_object_set_new(o, "eos_stop", json_boolean(rep->eos_stop));
         json_object_set_new(o, "decode_steps", json_integer(rep->steps));
         json_object_set_new(o, "temperature", json_real(cfg->temperature));
@@ -429,9 +511,9 @@ static void hlx_generate_print(const hlx_run_config_t *cfg, const hlx_model_t *m
         json_object_set_new(o, "ckpt_bytes_total", json_integer((json_int_t)rep->ckpt_bytes_total));
         for (b = 0; b < B; b++) {
             json_t *t = json_array();
-            int hit, n = hlx_generated_len(rep, B, b, total, eos, neos, &hit);
+            int hit, n = hlx_generated_len(cfg, rep, b, total, eos, neos, &hit);
             for (g = 0; g < n; g++)
-                json_array_append_new(t, json_integer(hlx_generated(rep, B, b, g)));
+                json_array_append_new(t, json_integer(hlx_generated(cfg, rep, b, g)));
             json_array_append_new(toks, t);
         }
         json_object_set_new(o, "tokens", toks);
@@ -451,18 +533,24 @@ static void hlx_generate_print(const hlx_run_config_t *cfg, const hlx_model_t *m
     }
     printf("helix generate: model %s, KVP %d x TPA %d = %d ranks, kernels %s\n", m->name,
            cfg->kvp, cfg->tpa, rep->size, rep->kernels);
-    printf("prompt:  %d tokens x batch %d after %lld context tokens, %s\n", cfg->prompt_len, B,
-           (long long)cfg->context, cfg->temperature > 0 ? "top-p sampling" : "greedy");
+    if (tmax > 0)
+        printf("prompt:  %d .. %d tokens, batch %d, after %lld context tokens, %s (the first %d "
+               "of each prefilled in chunks, the rest one a decode step)\n", cfg->prompt_len,
+               cfg->prompt_len + tmax, B, (long long)cfg->context,
+               cfg->temperature > 0 ? "top-p sampling" : "greedy", cfg->prompt_len);
+    else
+        printf("prompt:  %d tokens x batch %d after %lld context tokens, %s\n", cfg->prompt_len,
+               B, (long long)cfg->context, cfg->temperature > 0 ? "top-p sampling" : "greedy");
     printf("prefill: %.3f ms, %.1f tokens/s (chunks of %d tokens)\n", rep->prefill_ms, pf_tps,
            cfg->prefill_chunk);
     if (rep->steps > 0)
         printf("decode:  %d steps, median %.3f ms/token (batch %d)%s\n", rep->steps,
                rep->step_ms_median, B, rep->eos_stop ? ", stopped: every request at EOS" : "");
     for (b = 0; b < B; b++) {
-        int hit, n = hlx_generated_len(rep, B, b, total, eos, neos, &hit);
+        int hit, n = hlx_generated_len(cfg, rep, b, total, eos, neos, &hit);
         printf("tokens[%d]:", b);
         for (g = 0; g < n; g++)
-            printf(" %d", hlx_generated(rep, B, b, g));
+            printf(" %d", hlx_generated(cfg, rep, b, g));
         printf("%s\n", hit ? " (eos)" : "");
     }
     if (rep->checked)
@@ -503,9 +591,17 @@ int hlx_cmd_generate(int argc, char **argv)
     }
     if ((rc = hlx_run_load_model("generate", &o, &cfg, &model)) >= 0)
         return rc;
-    if ((rc = hlx_run_load_prompt("generate", &o, &model, &cfg, &ids)) >= 0)
+    if ((rc = hlx_run_load_prompt("generate", &o, &model, &cfg, 1, &ids)) >= 0)
         return rc;
-    cfg.steps = (int)o.max_new - 1;
+    /* the longest prompt's tail runs one token a step before its request generates */
+    if (o.max_new - 1 + hlx_generate_tail_max(&cfg) > INT32_MAX - cfg.prompt_len) {
+        fprintf(stderr, "helix generate: --max-new %lld and a prompt of %d tokens: more than "
+                "2^31 - 1 positions\n", (long long)o.max_new,
+                cfg.prompt_len + hlx_generate_tail_max(&cfg));
+        free(ids);
+        return 2;
+    }
+    cfg.steps = (int)o.max_new - 1 + hlx_generate_tail_max(&cfg);
     /* --ignore-eos wins over --eos (still checked) and over the checkpoint's ids */
     neos = o.eos ? hlx_generate_eos_flag(o.eos, model.vocab, eos, HLX_EOS_MAX)
          : o.ignore_eos ? 0 : hlx_generate_eos(cfg.ckpt, model.vocab, eos, HLX_EOS_MAX);

@@ -75,13 +75,14 @@ int hlx_run_flags_parse(const hlx_flag_table_t *t, const char *head, const char 
 /* helix generate (cli/cmd_generate.c), and what decode shares with it: the model from
  * --model FILE|NAME|DIR (a checkpoint directory sets cfg->ckpt and, without --seed, the
  * seed from its helix_synth_seed) and the prompt of --prompt-ids (ids owned by the caller,
- * cfg->batch set from its lines when --batch was not given). Each returns -1 to go on or
- * the exit code after one message on stderr. */
+ * cfg->batch set from its lines when --batch was not given; lines of different lengths,
+ * where ragged_ok, as the shortest length prefilled and the rest as tails, cfg->tail).
+ * Each returns -1 to go on or the exit code after one message on stderr. */
 int hlx_cmd_generate(int argc, char **argv);
 int hlx_run_load_model(const char *cmd, const hlx_decode_opts_t *o, hlx_run_config_t *cfg,
                        hlx_model_t *m);
 int hlx_run_load_prompt(const char *cmd, const hlx_decode_opts_t *o, const hlx_model_t *m,
-                        hlx_run_config_t *cfg, int **ids_p);
+                        hlx_run_config_t *cfg, int ragged_ok, int **ids_p);
 
 /* The run both commands share: creates the engine, ends the rank on SIGTERM with a line
  * naming cmd, runs, has rank 0 print the report (also after a failed check) through print,

@@ -266,11 +266,19 @@ hlx_status_t hlx_check_prepare(hlx_engine_t *eng, hlx_check_t **chk_p, char *err
                 for (b = 0; b < B; b++) {
                     for (v = 0; v < m->vocab; v++)
                         lf[v] = (float)chk->ref_lg[(s * B + b) * (size_t)m->vocab + v];
-                    chk->ref_tok[s * B + b] = hlx_sample_token(lf, m->vocab, cfg->temperature,
-                                                               cfg->top_p, cfg->seed, (int)b,
-                                                               (int64_t)s, lf + m->vocab);
+                    chk->ref_tok[s * B + b] = hlx_sample_token(
+                        lf, m->vocab, cfg->temperature, cfg->top_p, cfg->seed, (int)b,
+                        (int64_t)s - hlx_run_tail_len(cfg, (int)b), lf + m->vocab);
                 }
                 hlx_ref_set_tokens(chk->ref, chk->ref_tok + s * B);
+            }
+            /* a request still in its prompt's tail is fed its next prompt token, as the
+             * engine's step s is (run.c) */
+            if (st == HLX_OK && cfg->tail_off != NULL) {
+                for (b = 0; b < B; b++)
+                    in[b] = (int)s < hlx_run_tail_len(cfg, (int)b)
+                                ? cfg->tail[cfg->tail_off[b] + s] : chk->ref_tok[s * B + b];
+                hlx_ref_set_tokens(chk->ref, in);
             }
         }
         if (st != HLX_OK)

@@ -106,9 +106,9 @@ static uint64_t hlx_ckpt_fingerprint(const char *dir)
     return h;
 }
 
-/* Hash of what else every rank must agree on: the prompt ids (a per-node copy of the file
- * that differs would silently mix requests), the prefill mode (HELIX_PREFILL) and chunk,
- * the stop ids (ranks stopping at different steps would wait on each other) and the
+/* Hash of what else every rank must agree on: the prompt ids and tails (a per-node copy of
+ * the file that differs would silently mix requests), the prefill mode (HELIX_PREFILL) and
+ * chunk, the stop ids (ranks stopping at different steps would wait on each other) and the
  * sampling. */
 static uint64_t hlx_inputs_hash(const hlx_run_config_t *cfg, const char *prefill_mode)
 {
@@ -117,6 +117,10 @@ static uint64_t hlx_inputs_hash(const hlx_run_config_t *cfg, const char *prefill
 
     for (i = 0; i < n; i++)
         h = hlx_mix64(h ^ (uint32_t)cfg->prompt[i]);
+    for (i = 0; cfg->tail_off != NULL && i <= (size_t)cfg->batch; i++) /* tails, each ended */
+        h = hlx_mix64(h ^ (0x20000000ull + (uint32_t)cfg->tail_off[i]));
+    for (i = 0; cfg->tail_off != NULL && i < (size_t)cfg->tail_off[cfg->batch]; i++)
+        h = hlx_mix64(h ^ (uint32_t)cfg->tail[i]);
     for (i = 0; prefill_mode[i]; i++)
         h = hlx_mix64(h ^ (unsigned char)prefill_mode[i]);
     for (i = 0; cfg->eos != NULL && i < (size_t)(cfg->neos > 0 ? cfg->neos : 0); i++)

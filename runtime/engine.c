@@ -694,6 +694,23 @@ static hlx_status_t hlx_engine_validate_load(hlx_engine_t *eng, char *err, size_
                                    "%zu is %d, outside the vocabulary of %d",
                                    i % (size_t)cfg->prompt_len, i / (size_t)cfg->prompt_len,
                                    cfg->prompt[i], eng->m.vocab);
+    if ((cfg->tail == NULL) != (cfg->tail_off == NULL) ||
+        (cfg->tail_off != NULL && (cfg->prompt_len < 1 || cfg->tail_off[0] != 0)))
+        return hlx_engine_fail(err, errlen, HLX_ERR_INVALID, "prompt tails need their "
+                               "offsets from 0 and a prompt of at least one token");
+    for (i = 0; cfg->tail_off != NULL && i < (size_t)cfg->batch; i++) {
+        int t, n = cfg->tail_off[i + 1] - cfg->tail_off[i];
+        if (n < 0 || n > cfg->steps)
+            return hlx_engine_fail(err, errlen, HLX_ERR_INVALID, "request %zu has %d prompt "
+                                   "tokens past the first %d: 0 .. %d steps' worth", i, n,
+                                   cfg->prompt_len, cfg->steps);
+        for (t = cfg->tail_off[i]; t < cfg->tail_off[i + 1]; t++)
+            if (cfg->tail[t] < 0 || cfg->tail[t] >= eng->m.vocab)
+                return hlx_engine_fail(err, errlen, HLX_ERR_INVALID, "prompt token %d of "
+                                       "request %zu is %d, outside the vocabulary of %d",
+                                       cfg->prompt_len + t - cfg->tail_off[i], i, cfg->tail[t],
+                                       eng->m.vocab);
+    }
     if (cfg->temperature < 0 || !(cfg->temperature <= 1e6) ||
         (cfg->temperature > 0 && !(cfg->top_p > 0 && cfg->top_p <= 1)))
         return hlx_engine_fail(err, errlen, HLX_ERR_INVALID, "--temperature %g (0 .. 1e6) or "

@@ -397,7 +397,8 @@ hlx_status_t hlx_engine_sample(hlx_engine_t *eng)
     const hlx_run_config_t *cfg = &eng->cfg;
     const hlx_layout_t *L = &eng->lay;
     int V = eng->m.vocab, b, r;
-    /* the draw's step: tokens generated before this one (the prefill's is the first) */
+    /* the draw's step: tokens generated before this one (the prefill's is the first), less
+     * the request's prompt tail (its tokens as if its whole prompt had been prefilled) */
     int64_t step = eng->prefilling ? 0 : eng->step + (cfg->prompt_len > 0);
     float *row = eng->sample_buf;
 
@@ -411,7 +412,7 @@ hlx_status_t hlx_engine_sample(hlx_engine_t *eng)
                    sizeof(float) * (size_t)(v1 - v0));
         }
         eng->tokens[b] = hlx_sample_token(row, V, cfg->temperature, cfg->top_p, cfg->seed, b,
-                                          step, row + V);
+                                          step - hlx_run_tail_len(cfg, b), row + V);
     }
     return HLX_OK;
 }

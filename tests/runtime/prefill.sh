@@ -14,6 +14,12 @@
 #            --eos: the run stops after the step at which every request has produced a
 #            stop id (tokens equal to the full run's up to each request's first), over
 #            2 ranks with --check; --ignore-eos runs every step; bad lists exit 2
+#        prefill.sh ragged HELIX DATA HELIXRUN MODEL KVP TPA   (MODEL: preset or file)
+#            prompts of different lengths in one batch over KVP x TPA ranks (--check, HOP-B
+#            on): each request's tokens are those of its prompt run alone (greedy), or of
+#            its prompt given to every request of the batch (sampling: the draw is per
+#            request); a stop id the longer prompt's tail steps would have chosen does
+#            not end the run
 #        prefill.sh faultstep HELIX DATA
 #            HELIX_FAULT's step is a decode step: with HELIX_PREFILL=steps, step 0 fires in
 #            the first decode step, not in the prompt's
@@ -136,6 +142,52 @@ generate)
     echo "seed 3, 4 ranks, --check $ok: $t4"
     [ "$t1" = "$t4" ] && [ "$ok" = True ] || { echo "FAIL: sampling over 4 ranks"; fail=1; }
     ;;
+ragged)
+    helixrun=$1 model=$2 kvp=$3 tpa=$4 # MODEL: a preset or a model file
+    n=$((kvp * tpa))
+    printf '5 6 7\n9 10 11 12 13 14 15 16\n3 4 5 6\n' >"$dir/p.txt"
+    mr=("$helixrun" --no-prefix -n "$n" --timeout 150 -- "$helix" generate --model "$model"
+        --kvp "$kvp" --tpa "$tpa" --prompt-ids "$dir/p.txt" --max-new 5 --check --hopb on
+        --timeout 60 --json)
+    for mode in greedy sampling; do
+        samp=()
+        [ $mode = sampling ] && samp=(--temperature 0.9 --top-p 0.95 --seed 5)
+        run "$dir/all" "${mr[@]}" "${samp[@]}"
+        got=$(json_field "$dir/all" "d['tokens']")
+        ok=$(json_field "$dir/all" "d['passed'] and d['tokens_match'] and d['prompt_lens'] == [3, 8, 4] and d['max_new'] == 5")
+        want=()
+        for r in 1 2 3; do
+            sed -n "${r}p" "$dir/p.txt" >"$dir/p$r.txt"
+            batch=1
+            [ $mode = sampling ] && batch=3 # request r - 1 draws as request r - 1
+            run "$dir/one" "$helix" generate --model "$model" --prompt-ids "$dir/p$r.txt" \
+                --batch $batch --max-new 5 --json "${samp[@]}"
+            want+=("$(json_field "$dir/one" "d['tokens'][$([ $batch = 1 ] && echo 0 || echo $((r - 1)))]")")
+        done
+        want_s=$(python3 -c "import json,sys; print(json.dumps([json.loads(a) for a in sys.argv[1:]]))" "${want[@]}")
+        echo "$mode: batch $got, alone $want_s, check $ok"
+        [ "$got" = "$want_s" ] && [ "$ok" = True ] ||
+            { echo "FAIL: $mode: prompts of different lengths"; fail=1; }
+    done
+    # request 0 is request 1's first 3 tokens: its first token, E, is what request 1's
+    # prefill step chooses and throws away for its next prompt token. With --eos E request
+    # 0 is done at once; request 1 must still generate (it would stop with no token if its
+    # thrown-away choices counted).
+    printf '9 10 11\n9 10 11 12 13 14 15 16\n' >"$dir/q.txt"
+    sed -n 1p "$dir/q.txt" >"$dir/q1.txt"
+    sed -n 2p "$dir/q.txt" >"$dir/q2.txt"
+    run "$dir/one" "$helix" generate --model "$model" --prompt-ids "$dir/q1.txt" --max-new 1 --json
+    e=$(json_field "$dir/one" "d['tokens'][0][0]")
+    run "$dir/one" "$helix" generate --model "$model" --prompt-ids "$dir/q2.txt" --max-new 5 \
+        --eos "$e" --json
+    want="[[$e], $(json_field "$dir/one" "d['tokens'][0]")]"
+    run "$dir/all" "$helixrun" --no-prefix -n "$n" --timeout 150 -- "$helix" generate \
+        --model "$model" --kvp "$kvp" --tpa "$tpa" --prompt-ids "$dir/q.txt" --max-new 5 \
+        --eos "$e" --check --timeout 60 --json
+    got=$(json_field "$dir/all" "d['tokens']")
+    echo "--eos $e: batch $got, alone $want"
+    [ "$got" = "$want" ] || { echo "FAIL: --eos with a prompt tail"; fail=1; }
+    ;;
 eos)
     helixrun=$1
     g=(generate --prompt-ids "$data/prompt3.txt" --max-new 12 --json)
@@ -195,7 +247,7 @@ inputs)
     expect2 '1 2 3\n4 5-6 7\n' "p.txt:2:3: '5-6' is not a token id"
     expect2 '1 2 3\n  4 512 6\n' "p.txt:2:5: token id 512 is outside the vocabulary"
     expect2 '1 2 3\n4 99999999999999999999 6\n' "p.txt:2:3: token id 99999999999999999999 is outside"
-    expect2 '1 2 3\n4 6\n' "p.txt:2:1: 2 token ids, but line 1 has 3"
+    expect2 '1 2 3\n4 6\n' "p.txt:2:1: 2 token ids, but the first line has 3"
     expect2 '1 2 3\n4 5 6\n' "has 2 lines (one per request) but --batch is 3" --batch 3
     expect2 '\n \n' "no token ids"
     "$helix" decode --prompt-ids "$dir/missing.txt" >/dev/null 2>"$dir/err"
