@@ -6,12 +6,14 @@
 #include "hlx_gating.h"
 #include "hlx_json.h"
 
+#include <errno.h>
 #include <jansson.h>
 #include <math.h>
 #include <stdarg.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/stat.h>
 
 
 /* ---- config.json --------------------------------------------------------------------- */
@@ -532,6 +534,27 @@ static hlx_status_t hlx_cfg_moe_mla(hlx_jdoc_t *doc, hlx_hf_config_t *c)
     return HLX_OK;
 }
 
+/* The checkpoint directory itself, before its config.json: a path that is missing, not a
+ * directory, or a directory without config.json is named as such (rather than as a missing
+ * "DIR/config.json"). */
+static hlx_status_t hlx_hf_dir_check(const char *dir, const char *cfg_path, char *err,
+                                     size_t errlen)
+{
+    struct stat sb;
+
+    if (stat(dir, &sb) != 0)
+        return hlx_errbuf(err, errlen, errno == ENOENT ? HLX_ERR_NOT_FOUND : HLX_ERR_INVALID,
+                          "%s: %s (expected a Hugging Face checkpoint directory)", dir,
+                          errno == ENOENT ? "no such directory" : strerror(errno));
+    if (!S_ISDIR(sb.st_mode))
+        return hlx_errbuf(err, errlen, HLX_ERR_INVALID, "%s: not a directory (a checkpoint is "
+                          "a directory holding config.json and safetensors files)", dir);
+    if (lstat(cfg_path, &sb) != 0 && errno == ENOENT)
+        return hlx_errbuf(err, errlen, HLX_ERR_NOT_FOUND, "%s: no config.json in this directory "
+                          "(not a Hugging Face checkpoint)", dir);
+    return HLX_OK;
+}
+
 hlx_status_t hlx_hf_config_load(const char *dir, hlx_hf_config_t *c, char *err,
                                 size_t errlen)
 {
@@ -545,6 +568,8 @@ hlx_status_t hlx_hf_config_load(const char *dir, hlx_hf_config_t *c, char *err,
     m->routed_scaling = 1.0; /* the gating defaults of a model file (dense: unused) */
     m->n_group = m->topk_group = 1;
     snprintf(path, sizeof(path), "%s/config.json", dir);
+    if ((st = hlx_hf_dir_check(dir, path, err, errlen)) != HLX_OK)
+        return st;
     /* a named pipe would be read as an empty file (or block on a writer): refused by name */
     if ((st = hlx_ckpt_regular_file(path, "checkpoint config", err, errlen)) != HLX_OK)
         return st;

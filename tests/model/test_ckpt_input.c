@@ -601,6 +601,19 @@ static void test_synth_out_errors(void **state)
     }
 }
 
+/* A checkpoint path that is missing, a file, or a directory without config.json is named
+ * as such (it used to read "PATH/config.json: no such JSON file" in each case). */
+static void test_not_a_checkpoint_dir(void **state)
+{
+    (void)state;
+    assert_int_equal(sh("echo x > %s/plain && mkdir -p %s/nocfg", g_tmp, g_tmp), 0);
+    refused("none: no such directory", "expected a Hugging Face checkpoint directory",
+            "model info %s/none", g_tmp);
+    refused("plain: not a directory", NULL, "model info %s/plain", g_tmp);
+    refused("/dev/null: not a directory", NULL, "model info /dev/null");
+    refused("nocfg: no config.json in this directory", NULL, "model info %s/nocfg", g_tmp);
+}
+
 int main(int argc, char **argv)
 {
     const struct CMUnitTest tests[] = {
@@ -614,6 +627,7 @@ int main(int argc, char **argv)
         cmocka_unit_test(test_synth_max_bytes),
         cmocka_unit_test(test_synth_no_partial),
         cmocka_unit_test(test_synth_out_errors),
+        cmocka_unit_test(test_not_a_checkpoint_dir),
     };
     int rc;
 
