@@ -602,6 +602,12 @@ int hlx_cmd_generate(int argc, char **argv)
         return 2;
     }
     cfg.steps = (int)o.max_new - 1 + hlx_generate_tail_max(&cfg);
+    if (hlx_generate_tail_max(&cfg) > 4 * (cfg.prefill_chunk > 0 ? cfg.prefill_chunk
+                                                                  : HLX_PREFILL_CHUNK))
+        hlx_warn("--prompt-ids %s: prompt lengths differ by up to %d tokens; a longer prompt's "
+                 "tokens past the shortest's %d run one per decode step of the whole batch, "
+                 "not in chunks (batches of similar lengths prefill faster)", o.prompt_ids,
+                 hlx_generate_tail_max(&cfg), cfg.prompt_len);
     /* --ignore-eos wins over --eos (still checked) and over the checkpoint's ids */
     neos = o.eos ? hlx_generate_eos_flag(o.eos, model.vocab, eos, HLX_EOS_MAX)
          : o.ignore_eos ? 0 : hlx_generate_eos(cfg.ckpt, model.vocab, eos, HLX_EOS_MAX);
