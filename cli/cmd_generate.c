@@ -345,11 +345,10 @@ static const char hlx_generate_usage_head[] =
     "Prefills each request's prompt (chunked: several tokens per GEMM, each token's K/V\n"
     "stored by the KVP rank that owns its position), then decodes until --max-new tokens\n"
     "per request (or the checkpoint's eos_token_id): greedy, or seeded top-p sampling with\n"
-    "--temperature. Prompts of different lengths: the shortest length is prefilled in\n"
-    "chunks, the rest of a longer prompt is fed one token per decode step while the other\n"
-    "requests generate (each request's tokens are those of its prompt run alone). Prints\n"
-    "the generated ids per request, prefill tokens/s and decode ms/token. The job must\n"
-    "have N = KVP x TPA ranks:\n"
+    "--temperature. Prompts may differ in length: each request then decodes at its own\n"
+    "position, and its tokens are those of its prompt run alone. Prints the generated ids\n"
+    "per request, prefill tokens/s and decode ms/token. The job must have N = KVP x TPA\n"
+    "ranks:\n"
     "  helixrun -n 4 helix generate --model DIR --prompt-ids p.txt --kvp 2 --tpa 2\n"
     "\n"
     "options:\n";
@@ -435,51 +434,35 @@ static int hlx_generate_eos_flag(const char *arg, int vocab, int *eos, int max)
     }
 }
 
-/* Generated token g of request b: the prefill's, then the decode steps', from the step
- * after its prompt's tail (hlx_run_config_t.tail). */
-static int hlx_generated(const hlx_run_config_t *cfg, const hlx_run_report_t *rep, int b,
-                         int g)
+/* Generated token g of request b: the prefill's, then the decode steps'. */
+static int hlx_generated(const hlx_run_report_t *rep, int B, int b, int g)
 {
-    int k = hlx_run_tail_len(cfg, b) + g; /* 0: the prefill's, k: decode step k - 1's */
-
-    return k == 0 ? rep->prefill_tokens[b] : rep->tokens[(size_t)(k - 1) * cfg->batch + b];
+    return g == 0 ? rep->prefill_tokens[b] : rep->tokens[(size_t)(g - 1) * B + b];
 }
 
-/* Tokens of request b up to and including its first EOS (*hit = 1 when there is one), of
- * at most max_new: the run's steps less its prompt's tail. */
-static int hlx_generated_len(const hlx_run_config_t *cfg, const hlx_run_report_t *rep, int b,
-                             int max_new, const int *eos, int neos, int *hit)
+/* Tokens of request b up to and including its first EOS (*hit = 1 when there is one). */
+static int hlx_generated_len(const hlx_run_report_t *rep, int B, int b, int total,
+                             const int *eos, int neos, int *hit)
 {
-    int g, k, total = rep->steps + 1 - hlx_run_tail_len(cfg, b);
+    int g, k;
 
-    total = total < max_new ? total : max_new;
     *hit = 1;
     for (g = 0; g < total; g++)
         for (k = 0; k < neos; k++)
-            if (hlx_generated(cfg, rep, b, g) == eos[k])
+            if (hlx_generated(rep, B, b, g) == eos[k])
                 return g + 1;
     *hit = 0;
     return total;
-}
-
-/* The longest prompt tail: the decode steps spent before every request generates. */
-static int hlx_generate_tail_max(const hlx_run_config_t *cfg)
-{
-    int b, t = 0;
-
-    for (b = 0; b < cfg->batch; b++)
-        t = hlx_run_tail_len(cfg, b) > t ? hlx_run_tail_len(cfg, b) : t;
-    return t;
 }
 
 static void hlx_generate_print(const hlx_run_config_t *cfg, const hlx_model_t *m,
                                const hlx_run_report_t *rep, int json, const int *eos,
                                int neos)
 {
-    int B = cfg->batch, tmax = hlx_generate_tail_max(cfg), total = rep->steps_planned + 1 - tmax;
-    int b, g;
-    double pf_tps = rep->prefill_ms > 0 ? (double)B * cfg->prompt_len * 1000.0 / rep->prefill_ms
-                                        : 0;
+    int B = cfg->batch, total = rep->steps + 1, tmax = hlx_run_tail_max(cfg), b, g;
+    /* every request's whole prompt went through the chunked prefill */
+    double pf_tokens = (double)B * cfg->prompt_len + (cfg->tail_off ? cfg->tail_off[B] : 0);
+    double pf_tps = rep->prefill_ms > 0 ? pf_tokens * 1000.0 / rep->prefill_ms : 0;
 
     if (json) {
         json_t *o = json_object(), *toks = json_array(), *lens = json_array();
@@ -495,7 +478,7 @@ static void hlx_generate_print(const hlx_run_config_t *cfg, const hlx_model_t *m
             json_array_append_new(lens, json_integer(cfg->prompt_len + hlx_run_tail_len(cfg, b)));
         json_object_set_new(o, "prompt_lens", lens);
         json_object_set_new(o, "prefill_chunk", json_integer(cfg->prefill_chunk));
-        json_object_set_new(o, "max_new", json_integer(total));
+        json_object_set_new(o, "max_new", json_integer(rep->steps_planned + 1));
         json_object_set_new(o, "eos_stop", json_boolean(rep->eos_stop));
         json_object_set_new(o, "decode_steps", json_integer(rep->steps));
         json_object_set_new(o, "temperature", json_real(cfg->temperature));
@@ -511,9 +494,9 @@ static void hlx_generate_print(const hlx_run_config_t *cfg, const hlx_model_t *m
         json_object_set_new(o, "ckpt_bytes_total", json_integer((json_int_t)rep->ckpt_bytes_total));
         for (b = 0; b < B; b++) {
             json_t *t = json_array();
-            int hit, n = hlx_generated_len(cfg, rep, b, total, eos, neos, &hit);
+            int hit, n = hlx_generated_len(rep, B, b, total, eos, neos, &hit);
             for (g = 0; g < n; g++)
-                json_array_append_new(t, json_integer(hlx_generated(cfg, rep, b, g)));
+                json_array_append_new(t, json_integer(hlx_generated(rep, B, b, g)));
             json_array_append_new(toks, t);
         }
         json_object_set_new(o, "tokens", toks);
@@ -534,10 +517,9 @@ static void hlx_generate_print(const hlx_run_config_t *cfg, const hlx_model_t *m
     printf("helix generate: model %s, KVP %d x TPA %d = %d ranks, kernels %s\n", m->name,
            cfg->kvp, cfg->tpa, rep->size, rep->kernels);
     if (tmax > 0)
-        printf("prompt:  %d .. %d tokens, batch %d, after %lld context tokens, %s (the first %d "
-               "of each prefilled in chunks, the rest one a decode step)\n", cfg->prompt_len,
-               cfg->prompt_len + tmax, B, (long long)cfg->context,
-               cfg->temperature > 0 ? "top-p sampling" : "greedy", cfg->prompt_len);
+        printf("prompt:  %d .. %d tokens, batch %d, after %lld context tokens, %s\n",
+               cfg->prompt_len, cfg->prompt_len + tmax, B, (long long)cfg->context,
+               cfg->temperature > 0 ? "top-p sampling" : "greedy");
     else
         printf("prompt:  %d tokens x batch %d after %lld context tokens, %s\n", cfg->prompt_len,
                B, (long long)cfg->context, cfg->temperature > 0 ? "top-p sampling" : "greedy");
@@ -547,10 +529,10 @@ static void hlx_generate_print(const hlx_run_config_t *cfg, const hlx_model_t *m
         printf("decode:  %d steps, median %.3f ms/token (batch %d)%s\n", rep->steps,
                rep->step_ms_median, B, rep->eos_stop ? ", stopped: every request at EOS" : "");
     for (b = 0; b < B; b++) {
-        int hit, n = hlx_generated_len(cfg, rep, b, total, eos, neos, &hit);
+        int hit, n = hlx_generated_len(rep, B, b, total, eos, neos, &hit);
         printf("tokens[%d]:", b);
         for (g = 0; g < n; g++)
-            printf(" %d", hlx_generated(cfg, rep, b, g));
+            printf(" %d", hlx_generated(rep, B, b, g));
         printf("%s\n", hit ? " (eos)" : "");
     }
     if (rep->checked)
@@ -593,21 +575,14 @@ int hlx_cmd_generate(int argc, char **argv)
         return rc;
     if ((rc = hlx_run_load_prompt("generate", &o, &model, &cfg, 1, &ids)) >= 0)
         return rc;
-    /* the longest prompt's tail runs one token a step before its request generates */
-    if (o.max_new - 1 + hlx_generate_tail_max(&cfg) > INT32_MAX - cfg.prompt_len) {
-        fprintf(stderr, "helix generate: --max-new %lld and a prompt of %d tokens: more than "
+    if (o.max_new - 1 > INT32_MAX - cfg.prompt_len - hlx_run_tail_max(&cfg)) {
+        fprintf(stderr, "helix generate: --max-new %lld after a prompt of %d tokens: more than "
                 "2^31 - 1 positions\n", (long long)o.max_new,
-                cfg.prompt_len + hlx_generate_tail_max(&cfg));
+                cfg.prompt_len + hlx_run_tail_max(&cfg));
         free(ids);
         return 2;
     }
-    cfg.steps = (int)o.max_new - 1 + hlx_generate_tail_max(&cfg);
-    if (hlx_generate_tail_max(&cfg) > 4 * (cfg.prefill_chunk > 0 ? cfg.prefill_chunk
-                                                                  : HLX_PREFILL_CHUNK))
-        hlx_warn("--prompt-ids %s: prompt lengths differ by up to %d tokens; a longer prompt's "
-                 "tokens past the shortest's %d run one per decode step of the whole batch, "
-                 "not in chunks (batches of similar lengths prefill faster)", o.prompt_ids,
-                 hlx_generate_tail_max(&cfg), cfg.prompt_len);
+    cfg.steps = (int)o.max_new - 1;
     /* --ignore-eos wins over --eos (still checked) and over the checkpoint's ids */
     neos = o.eos ? hlx_generate_eos_flag(o.eos, model.vocab, eos, HLX_EOS_MAX)
          : o.ignore_eos ? 0 : hlx_generate_eos(cfg.ckpt, model.vocab, eos, HLX_EOS_MAX);

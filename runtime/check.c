@@ -197,13 +197,12 @@ static double hlx_check_ref_seconds(const hlx_engine_t *eng)
 {
     const hlx_model_t *m = hlx_engine_model(eng);
     const hlx_run_config_t *cfg = hlx_engine_config(eng);
-    double n = (double)cfg->context + cfg->steps + cfg->prompt_len;
-    double attn = ((double)cfg->steps + cfg->prompt_len) * cfg->batch * m->layers * m->q_heads * n *
+    double P = (double)cfg->prompt_len + hlx_run_tail_max(cfg), n = cfg->context + cfg->steps + P;
+    double attn = (cfg->steps + P) * cfg->batch * m->layers * m->q_heads * n *
                   (m->head_dim + m->v_head_dim) * 2.0;
     double setup = (double)m->layers * cfg->batch * m->kv_heads * n *
                    (m->head_dim + m->v_head_dim) * 20.0;
-    double dense = ((double)cfg->steps + cfg->prompt_len) * cfg->batch *
-                   hlx_model_params(m) * 2.0;
+    double dense = (cfg->steps + P) * cfg->batch * hlx_model_params(m) * 2.0;
 
     if (m->attn == HLX_ATTN_MLA) /* per position and head: keys and values from the latent */
         setup = (double)m->layers * cfg->batch * n * m->q_heads * m->kv_lora_rank *
@@ -217,7 +216,10 @@ hlx_status_t hlx_check_prepare(hlx_engine_t *eng, hlx_check_t **chk_p, char *err
 {
     const hlx_run_config_t *cfg = hlx_engine_config(eng);
     const hlx_model_t *m = hlx_engine_model(eng);
-    size_t P = (size_t)cfg->prompt_len, S = (size_t)cfg->steps + (P > 0), B = (size_t)cfg->batch;
+    /* the reference runs the prompts' tails as steps that feed them (below): a request with
+     * a tail of t tokens is t steps further on than the engine's step */
+    size_t P = (size_t)cfg->prompt_len, B = (size_t)cfg->batch,
+           S = (size_t)cfg->steps + (P > 0) + (size_t)hlx_run_tail_max(cfg);
     double deadline = cfg->timeout_s > 0 ? cfg->timeout_s : 30.0, t0 = hlx_now_s();
     hlx_check_t *chk = calloc(1, sizeof(*chk));
     hlx_status_t st = HLX_OK, st2;
@@ -235,7 +237,8 @@ hlx_status_t hlx_check_prepare(hlx_engine_t *eng, hlx_check_t **chk_p, char *err
         /* The prompt goes through the reference token by token: every prompt step but the
          * last is only a KV append (its outputs are overwritten by the next). */
         st = hlx_ref_create_ckpt(m, hlx_engine_kv_dtype(eng), cfg->batch, cfg->context,
-                                 cfg->steps + cfg->prompt_len, cfg->seed, cfg->ckpt, &chk->ref);
+                                 cfg->steps + cfg->prompt_len + hlx_run_tail_max(cfg), cfg->seed,
+                                 cfg->ckpt, &chk->ref);
         chk->ref_hid = malloc(sizeof(double) * (S ? S : 1) * B * (size_t)m->hidden);
         chk->ref_lg  = malloc(sizeof(double) * (S ? S : 1) * B * (size_t)m->vocab);
         chk->ref_tok = malloc(sizeof(int) * (S ? S : 1) * B);
@@ -272,8 +275,8 @@ hlx_status_t hlx_check_prepare(hlx_engine_t *eng, hlx_check_t **chk_p, char *err
                 }
                 hlx_ref_set_tokens(chk->ref, chk->ref_tok + s * B);
             }
-            /* a request still in its prompt's tail is fed its next prompt token, as the
-             * engine's step s is (run.c) */
+            /* a request still in its prompt's tail is fed its next prompt token (the
+             * engine's prefill ran it); its draws count from its prompt's end */
             if (st == HLX_OK && cfg->tail_off != NULL) {
                 for (b = 0; b < B; b++)
                     in[b] = (int)s < hlx_run_tail_len(cfg, (int)b)
@@ -350,17 +353,19 @@ hlx_status_t hlx_check_step(hlx_engine_t *eng, hlx_check_t *chk, int s, hlx_run_
     rep->route_near_ties = hlx_ref_route_near_ties(chk->ref, NULL, 0);
     s += chk->first;
     {
-        const double *hid = chk->ref_hid + (size_t)s * B * H, *lg = chk->ref_lg + (size_t)s * B * V;
-        const int *next = chk->ref_tok + (size_t)s * B;
         double maxh = 0, maxl = 0, errh = 0, errl = 0;
         int bad = 0;
 
         for (b = 0; b < B; b++) {
+            /* the reference's step of this request: its tail's steps further on */
+            size_t rs = (size_t)(s + hlx_run_tail_len(cfg, b));
+            const double *hid = chk->ref_hid + (rs * B + b) * H;
+            const double *lg = chk->ref_lg + (rs * B + b) * V;
             for (i = 0; i < H; i++)
-                hlx_check_cmp(&errh, &maxh, &bad, x[(size_t)b * H + i], hid[(size_t)b * H + i]);
+                hlx_check_cmp(&errh, &maxh, &bad, x[(size_t)b * H + i], hid[i]);
             for (i = 0; i < V; i++)
-                hlx_check_cmp(&errl, &maxl, &bad, hlx_engine_logit(eng, b, i), lg[(size_t)b * V + i]);
-            if (next[b] != tokens[b])
+                hlx_check_cmp(&errl, &maxl, &bad, hlx_engine_logit(eng, b, i), lg[i]);
+            if (chk->ref_tok[rs * B + b] != tokens[b])
                 rep->tokens_match = 0;
         }
         rep->nonfinite += bad;
@@ -396,12 +401,12 @@ hlx_status_t hlx_check_kv_rows(hlx_engine_t *eng, hlx_check_t *chk, hlx_run_repo
     const hlx_layout_t *L = hlx_engine_layout(eng);
     const hlx_run_config_t *cfg = hlx_engine_config(eng);
     /* every row appended in the run: the prefilled prompt, then the decode steps run (fewer
-     * than planned when the run stopped at EOS); elements per cached K and V row (MLA: one
-     * row [c | k_rope], dv 0) */
+     * than planned when the run stopped at EOS); request b's prompt is its tail longer;
+     * elements per cached K and V row (MLA: one row [c | k_rope], dv 0) */
     int dk = hlx_engine_kv_dim(eng, 1), dv = hlx_engine_kv_dim(eng, 0),
-        steps = hlx_engine_step_index(eng) + cfg->prompt_len;
+        run = hlx_engine_step_index(eng) + cfg->prompt_len,
+        steps = run + hlx_run_tail_max(cfg);
     int B = cfg->batch;
-    int64_t kv_len = hlx_engine_kv_len(eng);
     /* Every rank sends the same size: room for the largest KV head count of any shard. */
     size_t row = (size_t)(dk + dv),
            per_rank = (size_t)m->layers * B * L->kv_local_max * steps * row;
@@ -420,9 +425,11 @@ hlx_status_t hlx_check_kv_rows(hlx_engine_t *eng, hlx_check_t *chk, hlx_run_repo
         goto out;
     }
     /* Pack this rank's appended rows as f32: [layer][b][kv_local][steps][dk + dv]. */
-    n = hlx_check_appended(L, L->kvp_rank, cfg->context, steps, pos);
-    for (l = 0; l < m->layers; l++)
-        for (b = 0; b < B; b++)
+    for (b = 0; b < B; b++) {
+        int nb = run + hlx_run_tail_len(cfg, b);
+        int64_t kv_len = hlx_layout_kv_count(L, L->kvp_rank, cfg->context + nb);
+        n = hlx_check_appended(L, L->kvp_rank, cfg->context, nb, pos);
+        for (l = 0; l < m->layers; l++)
             for (kh = 0; kh < L->kv_local; kh++)
                 for (a = 0; a < n; a++) {
                     size_t shard = (size_t)b * L->kv_local + kh, t = (size_t)(kv_len - n + a);
@@ -432,6 +439,7 @@ hlx_status_t hlx_check_kv_rows(hlx_engine_t *eng, hlx_check_t *chk, hlx_run_repo
                     for (e = 0; e < dv; e++)
                         dst[dk + e] = hlx_engine_kv_load(eng, l, 0, shard, t, e);
                 }
+    }
     st = hlx_comm_allgather(hlx_engine_world(eng), mine, per_rank * sizeof(float), all);
     if (st != HLX_OK || chk->ref == NULL)
         goto out;
@@ -441,9 +449,10 @@ hlx_status_t hlx_check_kv_rows(hlx_engine_t *eng, hlx_check_t *chk, hlx_run_repo
         if (hlx_layout_init(m, cfg->kvp, cfg->tpa, cfg->kv_block, r, &R, lerr,
                             sizeof(lerr)) != HLX_OK)
             continue;
-        n = hlx_check_appended(&R, R.kvp_rank, cfg->context, steps, pos);
-        for (l = 0; l < m->layers; l++)
-            for (b = 0; b < B; b++)
+        for (b = 0; b < B; b++) {
+            n = hlx_check_appended(&R, R.kvp_rank, cfg->context,
+                                   run + hlx_run_tail_len(cfg, b), pos);
+            for (l = 0; l < m->layers; l++)
                 for (kh = 0; kh < R.kv_local; kh++)
                     for (a = 0; a < n; a++) {
                         const float *got = all + (size_t)r * per_rank +
@@ -470,6 +479,7 @@ hlx_status_t hlx_check_kv_rows(hlx_engine_t *eng, hlx_check_t *chk, hlx_run_repo
                         }
                         rep->kv_rows_checked++;
                     }
+        }
     }
 out:
     free(pos);

@@ -623,7 +623,8 @@ static hlx_status_t hlx_engine_bytes(hlx_engine_t *eng, uint64_t *need_p, char *
         /* prefill buffers (prefill.c): the same per-row floats for B x chunk rows */
         uint64_t c = (uint64_t)(eng->cfg.prefill_chunk > 0 ? eng->cfg.prefill_chunk
                                                            : HLX_PREFILL_CHUNK);
-        c = c < (uint64_t)eng->cfg.prompt_len ? c : (uint64_t)eng->cfg.prompt_len;
+        t = (uint64_t)eng->cfg.prompt_len + (uint64_t)hlx_run_tail_max(&eng->cfg);
+        c = c < t ? c : t; /* no longer than the longest prompt */
         t = (uint64_t)eng->qkv_cols + 3 * (uint64_t)L->ffn_count + 6 * H +
             4 * (uint64_t)L->q_local * (xdv + 1) * (uint64_t)L->kvp;
         if (m->attn == HLX_ATTN_MLA) /* q_a, queries, latent rows, absorbed, W_UV, gathers */
@@ -646,14 +647,14 @@ static hlx_status_t hlx_engine_bytes(hlx_engine_t *eng, uint64_t *need_p, char *
     if (eng->cfg.check) {
         /* every rank: the appended KV rows of all ranks, gathered once at the end */
         uint64_t g = (uint64_t)m->layers, r = 0,
-                 steps = (uint64_t)eng->cfg.steps + (uint64_t)eng->cfg.prompt_len;
+                 steps = (uint64_t)eng->cfg.steps + (uint64_t)eng->cfg.prompt_len +
+                         (uint64_t)hlx_run_tail_max(&eng->cfg);
         ok = hlx_mul(&g, B) && hlx_mul(&g, (uint64_t)L->kv_local_max) && hlx_mul(&g, steps) &&
              hlx_mul(&g, (uint64_t)(eng->kv_dk + eng->kv_dv)) &&
              hlx_mul(&g, 4 * (uint64_t)(L->n + 1)) && hlx_add(&need, g);
         if (ok && eng->info.rank == 0) {
             /* rank 0: the reference, and its hidden states and logits of every step */
-            r = hlx_ref_bytes(m, eng->cfg.batch, eng->cfg.context,
-                              eng->cfg.steps + eng->cfg.prompt_len);
+            r = hlx_ref_bytes(m, eng->cfg.batch, eng->cfg.context, (int)steps);
             t = steps;
             ok = r != UINT64_MAX && hlx_add(&need, r) && hlx_mul(&t, B) &&
                  hlx_mul(&t, (H + (uint64_t)m->vocab) * 8 + 4) && hlx_add(&need, t);
@@ -698,12 +699,16 @@ static hlx_status_t hlx_engine_validate_load(hlx_engine_t *eng, char *err, size_
         (cfg->tail_off != NULL && (cfg->prompt_len < 1 || cfg->tail_off[0] != 0)))
         return hlx_engine_fail(err, errlen, HLX_ERR_INVALID, "prompt tails need their "
                                "offsets from 0 and a prompt of at least one token");
+    if (cfg->tail_off != NULL && !strcmp(eng->set.prefill, "steps"))
+        return hlx_engine_fail(err, errlen, HLX_ERR_INVALID, "HELIX_PREFILL=steps runs prompts "
+                               "of one length (the chunked prefill, the default, runs prompts "
+                               "of different lengths)");
     for (i = 0; cfg->tail_off != NULL && i < (size_t)cfg->batch; i++) {
         int t, n = cfg->tail_off[i + 1] - cfg->tail_off[i];
-        if (n < 0 || n > cfg->steps)
+        if (n < 0 || (int64_t)cfg->prompt_len + n + cfg->steps > INT32_MAX)
             return hlx_engine_fail(err, errlen, HLX_ERR_INVALID, "request %zu has %d prompt "
-                                   "tokens past the first %d: 0 .. %d steps' worth", i, n,
-                                   cfg->prompt_len, cfg->steps);
+                                   "tokens past the first %d: 0 .. 2^31 - 1 positions in all",
+                                   i, n, cfg->prompt_len);
         for (t = cfg->tail_off[i]; t < cfg->tail_off[i + 1]; t++)
             if (cfg->tail[t] < 0 || cfg->tail[t] >= eng->m.vocab)
                 return hlx_engine_fail(err, errlen, HLX_ERR_INVALID, "prompt token %d of "
@@ -943,7 +948,8 @@ static hlx_status_t hlx_engine_bootstrap(hlx_engine_t *eng, hlx_comm_params_t *c
         return st;
     hlx_mla_kv_dims(&eng->m, &eng->kv_dk, &eng->kv_dv, &eng->xdv);
     eng->cap = hlx_layout_kv_count(&eng->lay, eng->lay.kvp_rank,
-                                   cfg->context + cfg->prompt_len + cfg->steps);
+                                   cfg->context + cfg->prompt_len + hlx_run_tail_max(cfg) +
+                                       cfg->steps);
     if (eng->cap < 1)
         eng->cap = 1;
     return HLX_OK;
@@ -1098,6 +1104,7 @@ void hlx_engine_destroy(hlx_engine_t *eng)
     free(eng->a2a_sc); free(eng->a2a_sd); free(eng->a2a_rc); free(eng->a2a_rd);
     free(eng->reqs); free(eng->tl);
     free(eng->tokens); free(eng->all_tokens); free(eng->prefill_tokens); free(eng->sample_buf);
+    free(eng->roff);
     if (eng->kvp_comm)
         hlx_comm_destroy(eng->kvp_comm);
     if (eng->world)

@@ -87,7 +87,9 @@ struct hlx_engine {
     int              kv_dk, kv_dv; /* elements per K and V cache row (MLA: [c | k_rope], 0) */
     int              xdv;          /* elements per head of the exchanged partials (MLA: kv_lora) */
     struct hlx_mla  *mla;          /* MLA weights and buffers (hlx_mla.h); NULL for GQA */
-    int64_t          cap, kv_len, pos;
+    int64_t          cap, kv_len, pos; /* pos, kv_len: of a request at the batch's position */
+    int64_t         *roff;   /* [batch]: how far each request's position is past pos (its
+                              * prompt's tail, hlx_run_config_t.tail); NULL: all at pos */
     hlx_wsrc_t       ws;     /* where the weights come from (synthetic or a checkpoint) */
     hlx_layer_w_t   *layers;
     hlx_moe_t       *moe;                /* MoE layers' weights and buffers (moe.c) */
@@ -129,6 +131,20 @@ struct hlx_engine {
     float       *sample_buf;     /* [vocab] logits of one request, then the sampler's work */
     int         *prefill_tokens; /* [batch]: the tokens chosen after the prompt */
 };
+
+/* Request b's position this step, and the KV slots its shard on this rank holds before it
+ * (requests of one batch may sit at different positions: hlx_engine_t.roff). */
+static inline int64_t hlx_engine_row_pos(const hlx_engine_t *eng, int b)
+{
+    return eng->pos + (eng->roff != NULL ? eng->roff[b] : 0);
+}
+
+static inline int64_t hlx_engine_row_kv_len(const hlx_engine_t *eng, int b)
+{
+    return eng->roff != NULL ? hlx_layout_kv_count(&eng->lay, eng->lay.kvp_rank,
+                                                   hlx_engine_row_pos(eng, b))
+                             : eng->kv_len;
+}
 
 /* The reason into err, st back (util's hlx_errbuf under the engine's name). */
 #define hlx_engine_fail hlx_errbuf

@@ -82,16 +82,17 @@ typedef struct hlx_mla_rows {
 hlx_status_t hlx_mla_rows_alloc(const hlx_engine_t *eng, int rows, hlx_mla_rows_t *rw);
 void         hlx_mla_rows_free(hlx_mla_rows_t *rw);
 
-/* hlx_mla_qkv over the B x c rows of x (tokens at positions pos0 .. pos0 + c - 1): norm
- * into hn, latent rows, queries, RoPE at each row's position, absorption (one GEMM per
- * head over all rows), and the append of each position's latent rows by its owner. */
+/* hlx_mla_qkv over the n x c rows of x (rows k c .. k c + c - 1: request rq[k]'s tokens at
+ * positions pos0 .. pos0 + c - 1): norm into hn, latent rows, queries, RoPE at each row's
+ * position, absorption (one GEMM per head over all rows), and the append of each position's
+ * latent rows, into its request's shard, by the position's owner. */
 hlx_status_t hlx_mla_rows_qkv(hlx_engine_t *eng, int l, hlx_mla_rows_t *rw, const float *x,
-                              float *hn, int c, int64_t pos0);
+                              float *hn, int n, const int *rq, int c, int64_t pos0);
 
-/* Attention descriptor of the c rows of request b over its latent shard: group c x Q
- * query heads ([c][Q][kv_lora + rope]); len, o and lse are the caller's. */
+/* Attention descriptor of the c rows k c .. k c + c - 1 over request req's latent shard:
+ * group c x Q query heads ([c][Q][kv_lora + rope]); len, o and lse are the caller's. */
 void         hlx_mla_rows_attn_desc(const hlx_engine_t *eng, int l, const hlx_mla_rows_t *rw,
-                                    int b, int c, hlx_attn_desc_t *d);
+                                    int k, int req, int c, hlx_attn_desc_t *d);
 
 /* W_UV on the merged latent heads omerged ([R][q_slice][kv_lora]) into rw->ov (one GEMM
  * per head over all rows). */

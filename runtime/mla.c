@@ -204,7 +204,7 @@ hlx_status_t hlx_mla_qkv(hlx_engine_t *eng, int l)
     hlx_mla_layer_t *W = &M->layers[l];
     hlx_layer_w_t *E = &eng->layers[l];
     int B = eng->cfg.batch, H = m->hidden, Q = m->q_heads, kd = M->r + M->rope, b, h;
-    int own = hlx_layout_kv_owner(L, eng->pos) == L->kvp_rank;
+    int nr = eng->roff != NULL ? B : 1, n = eng->roff != NULL ? 1 : B; /* RoPE calls, rows */
     float eps = (float)m->norm_eps;
     const hlx_rope_tab_t *theta = &eng->rope;
     hlx_status_t st;
@@ -219,9 +219,9 @@ hlx_status_t hlx_mla_qkv(hlx_engine_t *eng, int l)
         memcpy(M->kvn + (size_t)b * kd + M->r, M->kva + (size_t)b * kd + M->r,
                sizeof(float) * (size_t)M->rope);
     }
-    if (st == HLX_OK)
-        st = HLX_BE(eng, rope, M->kvn + M->r, B, (size_t)kd, 1, M->rope, M->rope, eng->pos,
-                    theta);
+    for (b = 0; b < nr && st == HLX_OK; b++) /* at each request's position */
+        st = HLX_BE(eng, rope, M->kvn + (size_t)b * kd + M->r, n, (size_t)kd, 1, M->rope,
+                    M->rope, hlx_engine_row_pos(eng, b), theta);
     /* Queries per head [nope | rope]: q_b(norm(q_a x)), or q_proj x. */
     if (st == HLX_OK && M->ql > 0) {
         st = HLX_BE(eng, gemm, B, M->ql, H, eng->hn, W->wqa, eng->w_dtype, M->qa, 0);
@@ -232,9 +232,9 @@ hlx_status_t hlx_mla_qkv(hlx_engine_t *eng, int l)
     } else if (st == HLX_OK) {
         st = HLX_BE(eng, gemm, B, M->q_cols, H, eng->hn, W->wqb, eng->w_dtype, M->q, 0);
     }
-    if (st == HLX_OK)
-        st = HLX_BE(eng, rope, M->q + M->nope, B, (size_t)M->q_cols, Q, M->qk, M->rope,
-                    eng->pos, theta);
+    for (b = 0; b < nr && st == HLX_OK; b++)
+        st = HLX_BE(eng, rope, M->q + (size_t)b * M->q_cols + M->nope, n, (size_t)M->q_cols, Q,
+                    M->qk, M->rope, hlx_engine_row_pos(eng, b), theta);
     /* Absorbed query of head h: [W_UK[h] q_nope[h] | q_rope[h]] (kv_lora + rope). */
     for (b = 0; b < B && st == HLX_OK; b++)
         for (h = 0; h < Q && st == HLX_OK; h++) {
@@ -245,17 +245,19 @@ hlx_status_t hlx_mla_qkv(hlx_engine_t *eng, int l)
                         eng->w_dtype, dst, 0);
             memcpy(dst + M->r, qh + M->nope, sizeof(float) * (size_t)M->rope);
         }
-    /* Staggered append of [c | k_rope]: one row, no separate value cache. */
-    if (own && !(eng->fault_now & HLX_FAULT_SKIP_APPEND))
-        for (b = 0; b < B && st == HLX_OK; b++) {
-            hlx_kv_append_desc_t d = {
-                .kc = E->kc, .vc = NULL, .kv_dtype = eng->kv_dtype,
-                .layout = eng->be.k.kv_layout, .dk = kd, .dv = 0,
-                .cap = (size_t)eng->cap, .shard0 = (size_t)b, .t = (size_t)eng->kv_len,
-                .nheads = 1, .k_new = M->kvn + (size_t)b * kd, .v_new = NULL,
-            };
+    /* Staggered append of [c | k_rope] by the owner of each request's position: one row,
+     * no separate value cache. */
+    for (b = 0; b < B && st == HLX_OK && !(eng->fault_now & HLX_FAULT_SKIP_APPEND); b++) {
+        hlx_kv_append_desc_t d = {
+            .kc = E->kc, .vc = NULL, .kv_dtype = eng->kv_dtype,
+            .layout = eng->be.k.kv_layout, .dk = kd, .dv = 0,
+            .cap = (size_t)eng->cap, .shard0 = (size_t)b,
+            .t = (size_t)hlx_engine_row_kv_len(eng, b),
+            .nheads = 1, .k_new = M->kvn + (size_t)b * kd, .v_new = NULL,
+        };
+        if (hlx_layout_kv_owner(L, hlx_engine_row_pos(eng, b)) == L->kvp_rank)
             st = HLX_BE(eng, kv_append, &d);
-        }
+    }
     return st;
 }
 
@@ -300,7 +302,7 @@ const float *hlx_mla_up(hlx_engine_t *eng, int l, hlx_status_t *st_p)
     return M->ov;
 }
 
-/* ---- chunked prefill: B x C rows (row b * C + i holds token i of request b) */
+/* ---- chunked prefill: n x C rows (row k * C + i holds token i of the chunk's k-th request) */
 
 void hlx_mla_rows_free(hlx_mla_rows_t *rw)
 {
@@ -344,22 +346,22 @@ static void hlx_mla_copy_rows(float *dst, size_t ldd, const float *src, size_t l
 }
 
 hlx_status_t hlx_mla_rows_qkv(hlx_engine_t *eng, int l, hlx_mla_rows_t *rw, const float *x,
-                              float *hn, int c, int64_t pos0)
+                              float *hn, int n, const int *rq, int c, int64_t pos0)
 {
     const hlx_model_t *m = &eng->m;
     const hlx_layout_t *L = &eng->lay;
     hlx_mla_t *M = eng->mla;
     hlx_mla_layer_t *W = &M->layers[l];
     hlx_layer_w_t *E = &eng->layers[l];
-    int B = eng->cfg.batch, R = B * c, H = m->hidden, Q = m->q_heads, kd = M->r + M->rope;
-    int r, i, b, h;
+    int R = n * c, H = m->hidden, Q = m->q_heads, kd = M->r + M->rope;
+    int r, i, k, h;
     float eps = (float)m->norm_eps;
     const hlx_rope_tab_t *theta = &eng->rope;
     hlx_status_t st;
 
     st = HLX_BE(eng, rmsnorm, hn, x, E->attn_norm, R, H, eps);
     /* The latent rows [c | k_rope], RoPE at each token's position: the rows of token i of
-     * every request are C rows apart. */
+     * every request are c rows apart. */
     if (st == HLX_OK)
         st = HLX_BE(eng, gemm, R, kd, H, hn, W->wkva, eng->w_dtype, rw->kva, 0);
     for (r = 0; r < R && st == HLX_OK; r++) {
@@ -369,7 +371,7 @@ hlx_status_t hlx_mla_rows_qkv(hlx_engine_t *eng, int l, hlx_mla_rows_t *rw, cons
                sizeof(float) * (size_t)M->rope);
     }
     for (i = 0; i < c && st == HLX_OK; i++)
-        st = HLX_BE(eng, rope, rw->kvn + (size_t)i * kd + M->r, B, (size_t)c * kd, 1, M->rope,
+        st = HLX_BE(eng, rope, rw->kvn + (size_t)i * kd + M->r, n, (size_t)c * kd, 1, M->rope,
                     M->rope, pos0 + i, theta);
     if (st == HLX_OK && M->ql > 0) {
         st = HLX_BE(eng, gemm, R, M->ql, H, hn, W->wqa, eng->w_dtype, rw->qa, 0);
@@ -381,7 +383,7 @@ hlx_status_t hlx_mla_rows_qkv(hlx_engine_t *eng, int l, hlx_mla_rows_t *rw, cons
         st = HLX_BE(eng, gemm, R, M->q_cols, H, hn, W->wqb, eng->w_dtype, rw->q, 0);
     }
     for (i = 0; i < c && st == HLX_OK; i++)
-        st = HLX_BE(eng, rope, rw->q + (size_t)i * M->q_cols + M->nope, B,
+        st = HLX_BE(eng, rope, rw->q + (size_t)i * M->q_cols + M->nope, n,
                     (size_t)c * M->q_cols, Q, M->qk, M->rope, pos0 + i, theta);
     /* Absorption per head over all R rows at once: [R][nope] x W_UK[h] -> [R][kv_lora]. */
     for (h = 0; h < Q && st == HLX_OK; h++) {
@@ -402,13 +404,13 @@ hlx_status_t hlx_mla_rows_qkv(hlx_engine_t *eng, int l, hlx_mla_rows_t *rw, cons
         int64_t pos = pos0 + i;
         if (hlx_layout_kv_owner(L, pos) != L->kvp_rank)
             continue;
-        for (b = 0; b < B && st == HLX_OK; b++) {
+        for (k = 0; k < n && st == HLX_OK; k++) {
             hlx_kv_append_desc_t d = {
                 .kc = E->kc, .vc = NULL, .kv_dtype = eng->kv_dtype,
                 .layout = eng->be.k.kv_layout, .dk = kd, .dv = 0,
-                .cap = (size_t)eng->cap, .shard0 = (size_t)b,
+                .cap = (size_t)eng->cap, .shard0 = (size_t)rq[k],
                 .t = (size_t)hlx_layout_kv_count(L, L->kvp_rank, pos), .nheads = 1,
-                .k_new = rw->kvn + ((size_t)b * c + i) * kd, .v_new = NULL,
+                .k_new = rw->kvn + ((size_t)k * c + i) * kd, .v_new = NULL,
             };
             st = HLX_BE(eng, kv_append, &d);
         }
@@ -416,15 +418,15 @@ hlx_status_t hlx_mla_rows_qkv(hlx_engine_t *eng, int l, hlx_mla_rows_t *rw, cons
     return st;
 }
 
-void hlx_mla_rows_attn_desc(const hlx_engine_t *eng, int l, const hlx_mla_rows_t *rw, int b,
-                            int c, hlx_attn_desc_t *d)
+void hlx_mla_rows_attn_desc(const hlx_engine_t *eng, int l, const hlx_mla_rows_t *rw, int k,
+                            int req, int c, hlx_attn_desc_t *d)
 {
     const hlx_mla_t *M = eng->mla;
     int Q = eng->m.q_heads, kd = M->r + M->rope;
 
-    hlx_mla_attn_desc(eng, l, b, 0, d);
+    hlx_mla_attn_desc(eng, l, req, 0, d);
     d->group = c * Q; /* the c rows' query heads, [c][Q][kd] */
-    d->q     = rw->qabs + (size_t)b * c * Q * kd;
+    d->q     = rw->qabs + (size_t)k * c * Q * kd;
     d->o     = NULL;
     d->lse   = NULL;
 }

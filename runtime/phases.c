@@ -45,7 +45,6 @@ hlx_status_t hlx_phase_qkv(hlx_engine_t *eng, int l)
     const hlx_model_t *m = &eng->m;
     hlx_layer_w_t *W = &eng->layers[l];
     int B = eng->cfg.batch, dk = m->head_dim, dv = m->v_head_dim, b;
-    int own = hlx_layout_kv_owner(L, eng->pos) == L->kvp_rank;
     hlx_status_t st;
 
     if (eng->mla != NULL) { /* latent row and absorbed queries (mla.c) */
@@ -58,25 +57,31 @@ hlx_status_t hlx_phase_qkv(hlx_engine_t *eng, int l)
         if (st == HLX_OK)
             st = HLX_BE(eng, gemm, B, eng->qkv_cols, m->hidden, eng->hn, W->wqkv, eng->w_dtype,
                         eng->qkv, 0);
-        if (st == HLX_OK)
-            st = HLX_BE(eng, rope, eng->qkv, B, (size_t)eng->qkv_cols, L->q_local, dk,
-                        m->rope_dim, eng->pos, &eng->rope);
-        if (st == HLX_OK)
-            st = HLX_BE(eng, rope, eng->qkv + (size_t)L->q_local * dk, B, (size_t)eng->qkv_cols,
-                        L->kv_local, dk, m->rope_dim, eng->pos, &eng->rope);
-        /* Staggered append: only the owner of this position stores the new token. */
-        if (own && !(eng->fault_now & HLX_FAULT_SKIP_APPEND))
-            for (b = 0; b < B && st == HLX_OK; b++) {
-                const float *kn = eng->qkv + (size_t)b * eng->qkv_cols + (size_t)L->q_local * dk;
-                hlx_kv_append_desc_t d = {
-                    .kc = W->kc, .vc = W->vc, .kv_dtype = eng->kv_dtype,
-                    .layout = eng->be.k.kv_layout, .dk = dk, .dv = dv,
-                    .cap = (size_t)eng->cap, .shard0 = (size_t)b * L->kv_local,
-                    .t = (size_t)eng->kv_len, .nheads = L->kv_local,
-                    .k_new = kn, .v_new = kn + (size_t)L->kv_local * dk,
-                };
+        /* RoPE at the requests' position: one call for the batch, or one per request
+         * when they sit at different positions */
+        for (b = 0; b < (eng->roff != NULL ? B : 1) && st == HLX_OK; b++) {
+            float *row = eng->qkv + (size_t)b * eng->qkv_cols;
+            int n = eng->roff != NULL ? 1 : B;
+            st = HLX_BE(eng, rope, row, n, (size_t)eng->qkv_cols, L->q_local, dk, m->rope_dim,
+                        hlx_engine_row_pos(eng, b), &eng->rope);
+            if (st == HLX_OK)
+                st = HLX_BE(eng, rope, row + (size_t)L->q_local * dk, n, (size_t)eng->qkv_cols,
+                            L->kv_local, dk, m->rope_dim, hlx_engine_row_pos(eng, b),
+                            &eng->rope);
+        }
+        /* Staggered append: only the owner of a request's position stores its new token. */
+        for (b = 0; b < B && st == HLX_OK && !(eng->fault_now & HLX_FAULT_SKIP_APPEND); b++) {
+            const float *kn = eng->qkv + (size_t)b * eng->qkv_cols + (size_t)L->q_local * dk;
+            hlx_kv_append_desc_t d = {
+                .kc = W->kc, .vc = W->vc, .kv_dtype = eng->kv_dtype,
+                .layout = eng->be.k.kv_layout, .dk = dk, .dv = dv,
+                .cap = (size_t)eng->cap, .shard0 = (size_t)b * L->kv_local,
+                .t = (size_t)hlx_engine_row_kv_len(eng, b), .nheads = L->kv_local,
+                .k_new = kn, .v_new = kn + (size_t)L->kv_local * dk,
+            };
+            if (hlx_layout_kv_owner(L, hlx_engine_row_pos(eng, b)) == L->kvp_rank)
                 st = HLX_BE(eng, kv_append, &d);
-            }
+        }
     });
     return st;
 }
@@ -88,13 +93,15 @@ hlx_status_t hlx_phase_attn(hlx_engine_t *eng, int l, int b0, int b1,
     const hlx_model_t *m = &eng->m;
     hlx_layer_w_t *W = &eng->layers[l];
     int dk = m->head_dim, dv = m->v_head_dim, b, kh;
-    int own = hlx_layout_kv_owner(L, eng->pos) == L->kvp_rank;
-    int64_t len = eng->kv_len + own;
+    int64_t len = 0;
     hlx_status_t st = HLX_OK;
     uint64_t t0 = hlx_now_ns(), tp = 0;
 
     for (b = b0; b < b1 && st == HLX_OK; b++)
         for (kh = 0; kh < L->kv_local && st == HLX_OK; kh++) {
+            /* the request's slots, with the token just appended where this rank owns it */
+            len = hlx_engine_row_kv_len(eng, b) +
+                  (hlx_layout_kv_owner(L, hlx_engine_row_pos(eng, b)) == L->kvp_rank);
             size_t shard = (size_t)b * L->kv_local + kh;
             hlx_attn_desc_t d;
             if (eng->mla != NULL) /* every query head against the one latent head */

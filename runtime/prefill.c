@@ -1,16 +1,19 @@
-/* Chunked prefill (hlx_prefill.h). A chunk of C prompt tokens of B requests is B x C rows
- * (row r = b * C + i holds token i of request b) through the same backend operations as a
- * decode step: norm, QKV GEMM, RoPE at each row's position, the KV append by the owner of
- * each position, attention partials, the all-to-all and exact merge, W_o, the all-reduces
- * and the FFN. Only attention differs: each row attends to its own prefix (causal), which
+/* Chunked prefill (hlx_prefill.h). A chunk of C prompt tokens of n requests is n x C rows
+ * (row r = k * C + i holds token i of the chunk's k-th request) through the same backend
+ * operations as a decode step: norm, QKV GEMM, RoPE at each row's position, the KV append
+ * by the owner of each position, attention partials, the all-to-all and exact merge, W_o,
+ * the all-reduces and the FFN. Only attention differs: each row attends to its own prefix (causal), which
  * on KVP rank j is the first kv_count(j, pos + 1) slots of its shard, since a shard holds
  * its positions in order. The slots before the chunk (rounded down to the KV layout's
  * block) are shared by all C rows of a request: one attention call reads them once for
  * the C x group queries; each row then attends to the rest of its own prefix (at most C
  * + block slots) and the two partials are merged exactly (log-sum-exp). MLA models make
  * their latent rows and absorbed queries in mla.c (one latent head, partials in latent
- * space, W_UV after the merge); MoE layers route per row (moe.c). HELIX_PREFILL=steps runs
- * the prompt through the decode step token by token instead. */
+ * space, W_UV after the merge); MoE layers route per row (moe.c). Prompts of different
+ * lengths: every chunk holds the requests whose prompt reaches it, as many tokens of each
+ * as the shortest of them has left, so that a chunk's rows share their positions; each
+ * request then decodes at its own position (hlx_engine_t.roff). HELIX_PREFILL=steps runs
+ * the prompt through the decode step token by token instead (prompts of one length). */
 #define _GNU_SOURCE
 #include "hlx_engine_int.h"
 #include "hlx_mla.h"
@@ -24,9 +27,11 @@
 
 #define HLX_BE(_eng, _op, ...) (_eng)->be.ops->_op(&(_eng)->be, (_eng)->q, __VA_ARGS__)
 
-/* Buffers of one chunk of R = B x C rows, allocated once per prefill. */
+/* Buffers of a chunk of up to R = B x C rows, allocated once per prefill. */
 typedef struct hlx_prefill {
     int     C, R;    /* tokens per chunk, rows per chunk */
+    int     nb;      /* requests in the present chunk */
+    int    *rq;      /* [B]: the request of each of them */
     float  *x, *hn, *qkv, *opart, *lsepart, *sendbuf, *recvbuf, *oparts, *lseparts;
     float  *omerged, *lsem, *y, *gu, *act;
     float  *aq, *ao, *alse, *am, *amlse; /* shared-prefix attention of one (request, head) */
@@ -41,6 +46,7 @@ static void hlx_prefill_free(hlx_prefill_t *p)
     free(p->omerged); free(p->lsem); free(p->y); free(p->gu); free(p->act);
     free(p->aq); free(p->ao); free(p->alse); free(p->am); free(p->amlse);
     free(p->xs_displ); free(p->xr_displ); free(p->sc); free(p->sd); free(p->rc); free(p->rd);
+    free(p->rq);
     hlx_mla_rows_free(&p->mla);
 }
 
@@ -53,8 +59,8 @@ static hlx_status_t hlx_prefill_alloc(hlx_engine_t *eng, hlx_prefill_t *p)
 
     memset(p, 0, sizeof(*p));
     p->C = eng->cfg.prefill_chunk > 0 ? eng->cfg.prefill_chunk : HLX_PREFILL_CHUNK;
-    if (p->C > eng->cfg.prompt_len)
-        p->C = eng->cfg.prompt_len;
+    if (p->C > eng->cfg.prompt_len + hlx_run_tail_max(&eng->cfg)) /* the longest prompt */
+        p->C = eng->cfg.prompt_len + hlx_run_tail_max(&eng->cfg);
     rows = (int64_t)p->C * eng->cfg.batch;
     /* Kernel dimensions are ints (rows x the widest operand row must fit a size_t too). */
     if (rows > INT32_MAX / 4 || (int64_t)eng->qkv_cols * rows > INT64_C(1) << 40) {
@@ -76,6 +82,7 @@ static hlx_status_t hlx_prefill_alloc(hlx_engine_t *eng, hlx_prefill_t *p)
     HLX_PALLOC(p->sd, (size_t)L->kvp);
     HLX_PALLOC(p->rc, (size_t)L->kvp);
     HLX_PALLOC(p->rd, (size_t)L->kvp);
+    HLX_PALLOC(p->rq, (size_t)eng->cfg.batch);
     /* The decode step's wire layout with R rows in place of B requests (per head xdv
      * elements and the LSE: v_head_dim, or the latent kv_lora with MLA). */
     for (j = 0; j < L->kvp; j++) {
@@ -113,14 +120,14 @@ static hlx_status_t hlx_prefill_alloc(hlx_engine_t *eng, hlx_prefill_t *p)
 }
 
 /* Norm, QKV, RoPE at each token's position, and the append of the positions this KVP rank
- * owns. Rows of token i of every request are C rows apart: one RoPE call per token. */
+ * owns. Rows of token i of every request are c rows apart: one RoPE call per token. */
 static hlx_status_t hlx_prefill_qkv(hlx_engine_t *eng, hlx_prefill_t *p, int l, int64_t pos0,
                                     int c, int R)
 {
     const hlx_layout_t *L = &eng->lay;
     const hlx_model_t *m = &eng->m;
     hlx_layer_w_t *W = &eng->layers[l];
-    int B = eng->cfg.batch, dk = m->head_dim, dv = m->v_head_dim, i, b;
+    int n = p->nb, dk = m->head_dim, dv = m->v_head_dim, i, k;
     size_t ld = (size_t)c * (size_t)eng->qkv_cols;
     hlx_status_t st;
 
@@ -131,18 +138,18 @@ static hlx_status_t hlx_prefill_qkv(hlx_engine_t *eng, hlx_prefill_t *p, int l, 
     for (i = 0; i < c && st == HLX_OK; i++) {
         float *row = p->qkv + (size_t)i * eng->qkv_cols;
         int64_t pos = pos0 + i;
-        st = HLX_BE(eng, rope, row, B, ld, L->q_local, dk, m->rope_dim, pos, &eng->rope);
+        st = HLX_BE(eng, rope, row, n, ld, L->q_local, dk, m->rope_dim, pos, &eng->rope);
         if (st == HLX_OK)
-            st = HLX_BE(eng, rope, row + (size_t)L->q_local * dk, B, ld, L->kv_local, dk,
+            st = HLX_BE(eng, rope, row + (size_t)L->q_local * dk, n, ld, L->kv_local, dk,
                         m->rope_dim, pos, &eng->rope);
         if (hlx_layout_kv_owner(L, pos) != L->kvp_rank)
             continue;
-        for (b = 0; b < B && st == HLX_OK; b++) {
-            const float *kn = p->qkv + ((size_t)b * c + i) * eng->qkv_cols + (size_t)L->q_local * dk;
+        for (k = 0; k < n && st == HLX_OK; k++) {
+            const float *kn = p->qkv + ((size_t)k * c + i) * eng->qkv_cols + (size_t)L->q_local * dk;
             hlx_kv_append_desc_t d = {
                 .kc = W->kc, .vc = W->vc, .kv_dtype = eng->kv_dtype,
                 .layout = eng->be.k.kv_layout, .dk = dk, .dv = dv,
-                .cap = (size_t)eng->cap, .shard0 = (size_t)b * L->kv_local,
+                .cap = (size_t)eng->cap, .shard0 = (size_t)p->rq[k] * L->kv_local,
                 .t = (size_t)hlx_layout_kv_count(L, L->kvp_rank, pos),
                 .nheads = L->kv_local,
                 .k_new = kn, .v_new = kn + (size_t)L->kv_local * dk,
@@ -165,29 +172,30 @@ static size_t hlx_prefill_kv_align(const hlx_engine_t *eng)
     return a / x * b; /* lcm */
 }
 
-/* Attention of the c rows of request b, local KV head kh: the shared prefix [0, n0) in one
- * call over c x group queries, each row's own part [n0, len) in one call each, merged.
- * MLA: the one latent head, its c x Q absorbed queries and value = the key row's head. */
+/* Attention of the c rows of the chunk's k-th request, local KV head kh: the shared prefix
+ * [0, n0) in one call over c x group queries, each row's own part [n0, len) in one call
+ * each, merged. MLA: the one latent head, its c x Q absorbed queries and value = the key
+ * row's head. */
 static hlx_status_t hlx_prefill_attn_head(hlx_engine_t *eng, hlx_prefill_t *p, int l,
-                                          int64_t pos0, int c, int b, int kh, size_t n0)
+                                          int64_t pos0, int c, int k, int kh, size_t n0)
 {
     const hlx_layout_t *L = &eng->lay;
     const hlx_model_t *m = &eng->m;
     hlx_layer_w_t *W = &eng->layers[l];
     int dk = m->head_dim, dv = eng->xdv, G = L->group, i;
-    size_t shard = (size_t)b * L->kv_local + kh, nq = (size_t)c * G;
+    size_t shard = (size_t)p->rq[k] * L->kv_local + kh, nq = (size_t)c * G;
     const float *q0;
     const char *k0, *v0;
     hlx_attn_desc_t d;
     hlx_status_t st = HLX_OK;
 
     if (eng->mla != NULL) {
-        hlx_mla_rows_attn_desc(eng, l, &p->mla, b, c, &d);
+        hlx_mla_rows_attn_desc(eng, l, &p->mla, k, p->rq[k], c, &d);
         dk = d.dk;
     } else {
         for (i = 0; i < c; i++) /* the queries of the c rows, [c][group][dk] */
             memcpy(p->aq + (size_t)i * G * dk,
-                   p->qkv + ((size_t)b * c + i) * eng->qkv_cols + (size_t)kh * G * dk,
+                   p->qkv + ((size_t)k * c + i) * eng->qkv_cols + (size_t)kh * G * dk,
                    sizeof(float) * (size_t)G * dk);
         d = (hlx_attn_desc_t){
             .dk = dk, .dv = dv, .kv_dtype = eng->kv_dtype, .k_stride = (size_t)dk,
@@ -218,7 +226,7 @@ static hlx_status_t hlx_prefill_attn_head(hlx_engine_t *eng, hlx_prefill_t *p, i
     if (st == HLX_OK)
         st = HLX_BE(eng, merge, 2, (int)nq, dv, p->ao, p->alse, p->am, p->amlse);
     for (i = 0; i < c && st == HLX_OK; i++) {
-        size_t r = (size_t)b * c + i;
+        size_t r = (size_t)k * c + i;
         memcpy(p->opart + (r * L->q_local + (size_t)kh * G) * dv, p->am + (size_t)i * G * dv,
                sizeof(float) * (size_t)G * dv);
         memcpy(p->lsepart + r * L->q_local + (size_t)kh * G, p->amlse + (size_t)i * G,
@@ -232,15 +240,15 @@ static hlx_status_t hlx_prefill_attn(hlx_engine_t *eng, hlx_prefill_t *p, int l,
                                      int c, int R)
 {
     const hlx_layout_t *L = &eng->lay;
-    int dv = eng->xdv, b, kh;
+    int dv = eng->xdv, k, kh;
     size_t a = hlx_prefill_kv_align(eng);
     size_t n0 = (size_t)hlx_layout_kv_count(L, L->kvp_rank, pos0) / a * a;
     hlx_xchg_desc_t xd;
     hlx_status_t st = HLX_OK;
 
-    for (b = 0; b < eng->cfg.batch && st == HLX_OK; b++)
+    for (k = 0; k < p->nb && st == HLX_OK; k++)
         for (kh = 0; kh < L->kv_local && st == HLX_OK; kh++)
-            st = hlx_prefill_attn_head(eng, p, l, pos0, c, b, kh, n0);
+            st = hlx_prefill_attn_head(eng, p, l, pos0, c, k, kh, n0);
     xd = (hlx_xchg_desc_t){ .kvp = L->kvp, .dv = dv, .q_local = L->q_local,
                             .head_first = eng->xh_first, .head_count = eng->xh_count,
                             .displ = p->xs_displ, .b0 = 0, .b1 = R };
@@ -312,23 +320,31 @@ static hlx_status_t hlx_prefill_ffn(hlx_engine_t *eng, hlx_prefill_t *p, int l, 
     return st;
 }
 
-/* Tokens [p0, p0 + c) of every request through every layer. */
+/* Prompt token t of request b: its first prompt_len tokens, then its tail. */
+static int hlx_prefill_token(const hlx_run_config_t *cfg, int b, int t)
+{
+    return t < cfg->prompt_len ? cfg->prompt[(size_t)b * cfg->prompt_len + (size_t)t]
+                               : cfg->tail[cfg->tail_off[b] + t - cfg->prompt_len];
+}
+
+/* Tokens [p0, p0 + c) of the chunk's requests (p->rq[0 .. p->nb)) through every layer. */
 static hlx_status_t hlx_prefill_chunk(hlx_engine_t *eng, hlx_prefill_t *p, int p0, int c)
 {
     const hlx_run_config_t *cfg = &eng->cfg;
-    int B = cfg->batch, H = eng->m.hidden, R = B * c, b, i, l;
+    int H = eng->m.hidden, R = p->nb * c, k, i, l;
     int64_t pos0 = eng->pos + p0;
     hlx_status_t st = HLX_OK;
 
-    for (b = 0; b < B && st == HLX_OK; b++)
+    for (k = 0; k < p->nb && st == HLX_OK; k++)
         for (i = 0; i < c && st == HLX_OK; i++)
-            st = eng->be.ops->copy_to(&eng->be, eng->q, p->x + ((size_t)b * c + i) * H,
-                                      eng->embed + (size_t)cfg->prompt[(size_t)b * cfg->prompt_len +
-                                                                       (size_t)(p0 + i)] * H,
+            st = eng->be.ops->copy_to(&eng->be, eng->q, p->x + ((size_t)k * c + i) * H,
+                                      eng->embed +
+                                          (size_t)hlx_prefill_token(cfg, p->rq[k], p0 + i) * H,
                                       sizeof(float) * (size_t)H);
     for (l = 0; l < eng->m.layers && st == HLX_OK; l++) {
-        st = eng->mla != NULL ? hlx_mla_rows_qkv(eng, l, &p->mla, p->x, p->hn, c, pos0)
-                              : hlx_prefill_qkv(eng, p, l, pos0, c, R);
+        st = eng->mla != NULL
+                 ? hlx_mla_rows_qkv(eng, l, &p->mla, p->x, p->hn, p->nb, p->rq, c, pos0)
+                 : hlx_prefill_qkv(eng, p, l, pos0, c, R);
         if (st == HLX_OK)
             st = hlx_prefill_attn(eng, p, l, pos0, c, R);
         if (st == HLX_OK)
@@ -361,7 +377,7 @@ static hlx_status_t hlx_prefill_by_steps(hlx_engine_t *eng)
 hlx_status_t hlx_prefill_run(hlx_engine_t *eng)
 {
     const hlx_run_config_t *cfg = &eng->cfg;
-    int P = cfg->prompt_len, B = cfg->batch, H = eng->m.hidden, p0, c = 0, b;
+    int P = cfg->prompt_len, B = cfg->batch, H = eng->m.hidden, p0, c = 0, b, k;
     hlx_prefill_t p;
     hlx_status_t st;
 
@@ -372,16 +388,31 @@ hlx_status_t hlx_prefill_run(hlx_engine_t *eng)
     if (!strcmp(eng->set.prefill, "steps"))
         return hlx_prefill_by_steps(eng);
     st = hlx_prefill_alloc(eng, &p);
-    for (p0 = 0; p0 < P && st == HLX_OK; p0 += c) {
-        c = P - p0 < p.C ? P - p0 : p.C;
+    if (st == HLX_OK && cfg->tail_off != NULL &&
+        (eng->roff = calloc((size_t)B, sizeof(*eng->roff))) == NULL)
+        st = HLX_ERR_NOMEM;
+    for (p0 = 0; st == HLX_OK; p0 += c) {
+        /* the requests whose prompt reaches past p0, and the tokens every one of them has */
+        for (b = 0, p.nb = 0, c = p.C; b < B; b++)
+            if (P + hlx_run_tail_len(cfg, b) > p0) {
+                p.rq[p.nb++] = b;
+                c = P + hlx_run_tail_len(cfg, b) - p0 < c ? P + hlx_run_tail_len(cfg, b) - p0 : c;
+            }
+        if (p.nb == 0)
+            break;
         st = hlx_prefill_chunk(eng, &p, p0, c);
+        /* a request whose prompt ends here: its last row to the head, below */
+        for (k = 0; k < p.nb && st == HLX_OK; k++)
+            if (P + hlx_run_tail_len(cfg, p.rq[k]) == p0 + c)
+                st = eng->be.ops->copy_from(&eng->be, eng->q, eng->x + (size_t)p.rq[k] * H,
+                                            p.x + ((size_t)k * c + (size_t)(c - 1)) * H,
+                                            sizeof(float) * (size_t)H);
     }
-    /* The head on each request's last prompt token: its next token starts the decode. */
-    for (b = 0; b < B && st == HLX_OK; b++)
-        st = eng->be.ops->copy_from(&eng->be, eng->q, eng->x + (size_t)b * H,
-                                    p.x + ((size_t)b * c + (size_t)(c - 1)) * H,
-                                    sizeof(float) * (size_t)H);
+    /* The head on each request's last prompt token: its next token starts the decode, each
+     * request at its own position. */
     if (st == HLX_OK) {
+        for (b = 0; eng->roff != NULL && b < B; b++)
+            eng->roff[b] = hlx_run_tail_len(cfg, b);
         eng->pos += P;
         eng->kv_len = hlx_layout_kv_count(&eng->lay, eng->lay.kvp_rank, eng->pos);
         eng->prefilling = 1;
@@ -397,8 +428,7 @@ hlx_status_t hlx_engine_sample(hlx_engine_t *eng)
     const hlx_run_config_t *cfg = &eng->cfg;
     const hlx_layout_t *L = &eng->lay;
     int V = eng->m.vocab, b, r;
-    /* the draw's step: tokens generated before this one (the prefill's is the first), less
-     * the request's prompt tail (its tokens as if its whole prompt had been prefilled) */
+    /* the draw's step: tokens generated before this one (the prefill's is the first) */
     int64_t step = eng->prefilling ? 0 : eng->step + (cfg->prompt_len > 0);
     float *row = eng->sample_buf;
 
@@ -412,7 +442,7 @@ hlx_status_t hlx_engine_sample(hlx_engine_t *eng)
                    sizeof(float) * (size_t)(v1 - v0));
         }
         eng->tokens[b] = hlx_sample_token(row, V, cfg->temperature, cfg->top_p, cfg->seed, b,
-                                          step - hlx_run_tail_len(cfg, b), row + V);
+                                          step, row + V);
     }
     return HLX_OK;
 }

@@ -77,35 +77,20 @@ static hlx_status_t hlx_run_ckpt_bytes(hlx_engine_t *eng, hlx_run_report_t *rep)
     return st;
 }
 
-/* Marks the requests whose token in tok[batch], chosen by step s (-1: the prefill), is a
- * stop id (hlx_run_config_t.eos); 1 when every request is marked. A request still in its
- * prompt's tail chose no token of its own yet. tok NULL (no prefill) marks nothing. */
-static int hlx_run_all_stopped(const hlx_engine_t *eng, const int *tok, int s,
-                               unsigned char *done)
+/* Marks the requests whose token in tok[batch] is a stop id (hlx_run_config_t.eos); 1 when
+ * every request is marked. tok NULL (no prefill) marks nothing. */
+static int hlx_run_all_stopped(const hlx_engine_t *eng, const int *tok, unsigned char *done)
 {
     int b, k, all = 1;
 
     if (eng->cfg.neos <= 0 || eng->cfg.eos == NULL || tok == NULL)
         return 0;
     for (b = 0; b < eng->cfg.batch; b++) {
-        for (k = 0; k < eng->cfg.neos && !done[b] && s + 1 >= hlx_run_tail_len(&eng->cfg, b);
-             k++)
+        for (k = 0; k < eng->cfg.neos && !done[b]; k++)
             done[b] = tok[b] == eng->cfg.eos[k];
         all = all && done[b];
     }
     return all;
-}
-
-/* Step s's input: a request still in its prompt's tail takes its next prompt token in place
- * of the token its last step chose (which is kept in the report). */
-static void hlx_run_feed_tail(hlx_engine_t *eng, int s)
-{
-    const hlx_run_config_t *cfg = &eng->cfg;
-    int b;
-
-    for (b = 0; cfg->tail_off != NULL && b < cfg->batch; b++)
-        if (s < hlx_run_tail_len(cfg, b))
-            eng->tokens[b] = cfg->tail[cfg->tail_off[b] + s];
 }
 
 hlx_status_t hlx_engine_run(hlx_engine_t *eng, hlx_run_report_t *rep, char *err, size_t errlen)
@@ -181,7 +166,7 @@ hlx_status_t hlx_engine_run(hlx_engine_t *eng, hlx_run_report_t *rep, char *err,
     if (wd != NULL) /* its message says the phase: a rank waiting in a collective, or not */
         hlx_watchdog_set_where(wd, &eng->wd_where);
     if (st == HLX_OK && eng->cfg.prompt_len > 0 &&
-        hlx_run_all_stopped(eng, eng->prefill_tokens, -1, done)) {
+        hlx_run_all_stopped(eng, eng->prefill_tokens, done)) {
         rep->eos_stop = steps > 0;
         steps = 0; /* the prefill's tokens already end every request */
         rep->steps = 0;
@@ -195,7 +180,6 @@ hlx_status_t hlx_engine_run(hlx_engine_t *eng, hlx_run_report_t *rep, char *err,
                      eng->info.rank, s);
             hlx_watchdog_arm(wd, eng->set.step_watchdog, 1, what);
         }
-        hlx_run_feed_tail(eng, s);
         st = hlx_schedule_step(eng);
         if (wd != NULL)
             hlx_watchdog_disarm(wd);
@@ -223,7 +207,7 @@ hlx_status_t hlx_engine_run(hlx_engine_t *eng, hlx_run_report_t *rep, char *err,
         if (eng->cfg.verbose && eng->info.rank == 0)
             fprintf(stderr, "step %d: %.3f ms, tokens %d%s\n", s, step_ms[s], eng->tokens[0],
                     B > 1 ? " ..." : "");
-        if (st == HLX_OK && s + 1 < steps && hlx_run_all_stopped(eng, eng->tokens, s, done)) {
+        if (st == HLX_OK && s + 1 < steps && hlx_run_all_stopped(eng, eng->tokens, done)) {
             rep->eos_stop = 1;
             s++;
             break;

@@ -16,10 +16,10 @@
 #            2 ranks with --check; --ignore-eos runs every step; bad lists exit 2
 #        prefill.sh ragged HELIX DATA HELIXRUN MODEL KVP TPA   (MODEL: preset or file)
 #            prompts of different lengths in one batch over KVP x TPA ranks (--check, HOP-B
-#            on): each request's tokens are those of its prompt run alone (greedy), or of
-#            its prompt given to every request of the batch (sampling: the draw is per
-#            request); a stop id the longer prompt's tail steps would have chosen does
-#            not end the run
+#            on): request b's tokens are request b's of a batch whose requests all hold its
+#            prompt (greedy, sampling, --eos; the synthetic context and the draws are per
+#            request); chunks of 1 and 4 give the same tokens; HELIX_PREFILL=steps refuses
+#            them
 #        prefill.sh faultstep HELIX DATA
 #            HELIX_FAULT's step is a decode step: with HELIX_PREFILL=steps, step 0 fires in
 #            the first decode step, not in the prompt's
@@ -145,48 +145,65 @@ generate)
 ragged)
     helixrun=$1 model=$2 kvp=$3 tpa=$4 # MODEL: a preset or a model file
     n=$((kvp * tpa))
-    printf '5 6 7\n9 10 11 12 13 14 15 16\n3 4 5 6\n' >"$dir/p.txt"
-    mr=("$helixrun" --no-prefix -n "$n" --timeout 150 -- "$helix" generate --model "$model"
-        --kvp "$kvp" --tpa "$tpa" --prompt-ids "$dir/p.txt" --max-new 5 --check --hopb on
-        --timeout 60 --json)
+    # lengths 3, 45 and 4 after 37 context tokens: the long prompt spans chunks alone
+    printf '5 6 7\n%s\n3 4 5 6\n' "$(seq -s ' ' 9 53)" >"$dir/p.txt"
+    common=(--model "$model" --context 37 --max-new 5 --json)
+    mr=("$helixrun" --no-prefix -n "$n" --timeout 150 -- "$helix" generate "${common[@]}"
+        --kvp "$kvp" --tpa "$tpa" --prompt-ids "$dir/p.txt" --check --hopb on --timeout 60)
     for mode in greedy sampling; do
         samp=()
         [ $mode = sampling ] && samp=(--temperature 0.9 --top-p 0.95 --seed 5)
         run "$dir/all" "${mr[@]}" "${samp[@]}"
         got=$(json_field "$dir/all" "d['tokens']")
-        ok=$(json_field "$dir/all" "d['passed'] and d['tokens_match'] and d['prompt_lens'] == [3, 8, 4] and d['max_new'] == 5")
+        ok=$(json_field "$dir/all" "d['passed'] and d['tokens_match'] and d['prompt_lens'] == [3, 45, 4] and d['max_new'] == 5 and d['kv_rows_checked'] > 0")
         want=()
+        # request r - 1 of a batch whose three requests all hold prompt r: its synthetic
+        # context and its draws are those of request r - 1
         for r in 1 2 3; do
             sed -n "${r}p" "$dir/p.txt" >"$dir/p$r.txt"
-            batch=1
-            [ $mode = sampling ] && batch=3 # request r - 1 draws as request r - 1
-            run "$dir/one" "$helix" generate --model "$model" --prompt-ids "$dir/p$r.txt" \
-                --batch $batch --max-new 5 --json "${samp[@]}"
-            want+=("$(json_field "$dir/one" "d['tokens'][$([ $batch = 1 ] && echo 0 || echo $((r - 1)))]")")
+            run "$dir/one" "$helix" generate "${common[@]}" --prompt-ids "$dir/p$r.txt" \
+                --batch 3 "${samp[@]}"
+            want+=("$(json_field "$dir/one" "d['tokens'][$((r - 1))]")")
         done
         want_s=$(python3 -c "import json,sys; print(json.dumps([json.loads(a) for a in sys.argv[1:]]))" "${want[@]}")
         echo "$mode: batch $got, alone $want_s, check $ok"
+        [ $mode = greedy ] && greedy=$got
         [ "$got" = "$want_s" ] && [ "$ok" = True ] ||
             { echo "FAIL: $mode: prompts of different lengths"; fail=1; }
     done
-    # request 0 is request 1's first 3 tokens: its first token, E, is what request 1's
-    # prefill step chooses and throws away for its next prompt token. With --eos E request
-    # 0 is done at once; request 1 must still generate (it would stop with no token if its
-    # thrown-away choices counted).
-    printf '9 10 11\n9 10 11 12 13 14 15 16\n' >"$dir/q.txt"
-    sed -n 1p "$dir/q.txt" >"$dir/q1.txt"
-    sed -n 2p "$dir/q.txt" >"$dir/q2.txt"
-    run "$dir/one" "$helix" generate --model "$model" --prompt-ids "$dir/q1.txt" --max-new 1 --json
-    e=$(json_field "$dir/one" "d['tokens'][0][0]")
-    run "$dir/one" "$helix" generate --model "$model" --prompt-ids "$dir/q2.txt" --max-new 5 \
-        --eos "$e" --json
-    want="[[$e], $(json_field "$dir/one" "d['tokens'][0]")]"
-    run "$dir/all" "$helixrun" --no-prefix -n "$n" --timeout 150 -- "$helix" generate \
-        --model "$model" --kvp "$kvp" --tpa "$tpa" --prompt-ids "$dir/q.txt" --max-new 5 \
-        --eos "$e" --check --timeout 60 --json
-    got=$(json_field "$dir/all" "d['tokens']")
-    echo "--eos $e: batch $got, alone $want"
-    [ "$got" = "$want" ] || { echo "FAIL: --eos with a prompt tail"; fail=1; }
+    # other chunk sizes: the same tokens (chunks of 1 hold all three requests; of 4 the
+    # short ones leave after the first)
+    for c in 1 4; do
+        run "$dir/c" "${mr[@]}" --prefill-chunk $c
+        got=$(json_field "$dir/c" "d['tokens'] if d['passed'] else 'check failed'")
+        echo "chunks of $c: $got"
+        [ "$got" = "$greedy" ] || { echo "FAIL: chunks of $c: not the tokens of chunks of 32"; fail=1; }
+    done
+    # a stop id: each request ends as when it runs alone
+    e=$(json_field "$dir/one" "d['tokens'][2][1]")
+    run "$dir/stop" "${mr[@]}" --eos "$e"
+    for r in 1 2 3; do
+        run "$dir/one" "$helix" generate "${common[@]}" --prompt-ids "$dir/p$r.txt" \
+            --batch 3 --eos "$e"
+        want[r - 1]=$(json_field "$dir/one" "d['tokens'][$((r - 1))]")
+    done
+    want_s=$(python3 -c "import json,sys; print(json.dumps([json.loads(a) for a in sys.argv[1:]]))" "${want[@]}")
+    got=$(json_field "$dir/stop" "d['tokens'] if d['passed'] else 'check failed'")
+    echo "--eos $e: batch $got, alone $want_s"
+    [ "$got" = "$want_s" ] || { echo "FAIL: --eos with prompts of different lengths"; fail=1; }
+    # --max-new 1: the prefill's tokens alone, each at its request's last prompt token
+    run "$dir/one" "${mr[@]}" --max-new 1
+    got=$(json_field "$dir/one" "[t[0] for t in d['tokens']] if d['passed'] and d['decode_steps'] == 0 else 'wrong'")
+    want_s=$(python3 -c "import json,sys; print([t[0] for t in json.loads(sys.argv[1])])" "$greedy")
+    echo "--max-new 1: $got, want $want_s"
+    [ "$got" = "$want_s" ] || { echo "FAIL: --max-new 1 with prompts of different lengths"; fail=1; }
+    # the token-by-token prefill takes prompts of one length: refused, naming the setting
+    HELIX_PREFILL=steps "$helix" generate "${common[@]}" --prompt-ids "$dir/p.txt" \
+        >/dev/null 2>"$dir/err"
+    rc=$?
+    echo "HELIX_PREFILL=steps: exit $rc: $(cat "$dir/err")"
+    [ $rc -eq 2 ] && grep -qF "HELIX_PREFILL=steps runs prompts of one length" "$dir/err" ||
+        { echo "FAIL: HELIX_PREFILL=steps with prompts of different lengths"; fail=1; }
     ;;
 eos)
     helixrun=$1

@@ -47,16 +47,14 @@ typedef struct hlx_run_config {
     char        ckpt[512];    /* Hugging Face checkpoint directory ("" = synthetic weights) */
     const int  *prompt;       /* [batch][prompt_len] token ids prefilled after the context
                                  (caller-owned; NULL = none) */
-    int         prompt_len;   /* prompt tokens per request prefilled in chunks (with tails:
-                                 the shortest prompt's length) */
+    int         prompt_len;   /* prompt tokens per request (with tails: the shortest
+                                 prompt's length) */
     const int  *tail;         /* the prompt tokens of each request past prompt_len, one
                                  request after the other (caller-owned; NULL = none) */
     const int  *tail_off;     /* [batch + 1]: request b's tail is tail[tail_off[b] ..
-                                 tail_off[b + 1]); NULL = none. Decode step s feeds
-                                 request b its tail token s while s < its tail length, in
-                                 place of the token chosen before: every request stays at
-                                 one position, and b's first generated token is the one
-                                 chosen at step (its tail length - 1) */
+                                 tail_off[b + 1]); NULL = none. The prefill runs each
+                                 request's whole prompt (prompt_len + its tail), and the
+                                 request then decodes at its own position */
     int         prefill_chunk; /* prompt tokens per prefill pass (default and 0:
                                   HLX_PREFILL_CHUNK) */
     double      temperature;  /* 0: greedy; > 0: seeded top-p sampling (hlx_sample.h) */
@@ -74,10 +72,20 @@ typedef struct hlx_run_config {
 /* Prompt tokens per prefill pass when hlx_run_config_t.prefill_chunk is 0. */
 #define HLX_PREFILL_CHUNK 32
 
-/* Prompt tokens of request b fed one a step after the prefill (hlx_run_config_t.tail). */
+/* Prompt tokens of request b past prompt_len (hlx_run_config_t.tail), and the most of any
+ * request: the whole prompt of b is prompt_len + hlx_run_tail_len(cfg, b) tokens. */
 static inline int hlx_run_tail_len(const hlx_run_config_t *cfg, int b)
 {
     return cfg->tail_off ? cfg->tail_off[b + 1] - cfg->tail_off[b] : 0;
+}
+
+static inline int hlx_run_tail_max(const hlx_run_config_t *cfg)
+{
+    int b, t = 0;
+
+    for (b = 0; cfg->tail_off != NULL && b < cfg->batch; b++)
+        t = hlx_run_tail_len(cfg, b) > t ? hlx_run_tail_len(cfg, b) : t;
+    return t;
 }
 
 /* Per-phase time accounting: the phases and their names are in helix/phase.h. */
