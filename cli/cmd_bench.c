@@ -1,17 +1,16 @@
 /* helix bench attention|merge|gemv: times one kernel variant and reports it against this
  * core's roofline, whose limits (STREAM-like read bandwidth, fp32 FMA peak) are measured in
- * the same run: roofline time = max(bytes / bandwidth, flops / peak). */
+ * the same run: roofline time = max(bytes / bandwidth, flops / peak). The three kernels
+ * share one flag table (util/hlx_flags.h); a2a, hopb and local are dispatched from here. */
 #ifndef _GNU_SOURCE
 #define _GNU_SOURCE /* sched_getaffinity */
 #endif
 #include "hlx_bench_local.h"
 #include "hlx_cmd.h"
 #include "hlx_kernels.h"
-#include "hlx_parse.h"
 #include "hlx_time.h"
 
 #include <cblas.h>
-#include <getopt.h>
 #include <math.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -48,102 +47,128 @@ int hlx_cmd_bench_a2a(int argc, char **argv); /* cmd_bench_a2a.c: the transport 
 /* --threads: the pool the attention runs on (NULL: one thread). */
 static hlx_pool_t *hlx_bench_pool;
 
+/* The flags of attention, merge and gemv in one table, parsed into hlx_bench_args_t; each
+ * row's index (HLX_BF_*) is its entry in the given[] of hlx_flags_parse, by which a flag
+ * the chosen kernel does not read is refused (hlx_bench_flag_kernels). */
+typedef struct hlx_bench_args {
+    const char *variant, *kv_dtype;
+    int64_t     context, group, head_dim, parts, heads, n, k, m, reps, threads, bw_bytes;
+    int         mla, json, device;
+    double      target_fraction, target_eff, target_speedup;
+} hlx_bench_args_t;
+
+enum {
+    HLX_BF_VARIANT, HLX_BF_KV_DTYPE, HLX_BF_CONTEXT, HLX_BF_GROUP, HLX_BF_HEAD_DIM,
+    HLX_BF_MLA, HLX_BF_PARTS, HLX_BF_HEADS, HLX_BF_N, HLX_BF_K, HLX_BF_M, HLX_BF_REPS,
+    HLX_BF_THREADS, HLX_BF_BW_BYTES, HLX_BF_TARGET_FRACTION, HLX_BF_TARGET_EFF,
+    HLX_BF_TARGET_SPEEDUP, HLX_BF_JSON, HLX_BF_DEVICE, HLX_BF_COUNT
+};
+
+enum { HLX_BENCH_DEV_CPU, HLX_BENCH_DEV_CUDA }; /* --device's choices, in order */
+
+#define HLX_BF(_n, _t, _def, _lo, _hi, _f, _meta, _help) \
+    { _n, _t, _def, _lo, _hi, 0, 0, NULL, offsetof(hlx_bench_args_t, _f), _meta, _help }
+#define HLX_BF_TARGET(_n, _f, _meta, _help) \
+    { _n, HLX_FT_NUM, NULL, 0, 0, 1e-6, 1e6, NULL, offsetof(hlx_bench_args_t, _f), _meta, \
+      _help }
+
+static const hlx_flag_t hlx_bench_flag_list[] = {
+    [HLX_BF_VARIANT] = HLX_BF("variant", HLX_FT_STRING, NULL, 0, 0, variant, "NAME",
+        "kernel variant: scalar, avx2, avx512, amx (avx512 with bf16\n"
+        "attention scores on AMX tiles), auto (default: the best for\n"
+        "the KV type, head size and --threads, as the runtime\n"
+        "chooses)"),
+    [HLX_BF_KV_DTYPE] = HLX_BF("kv-dtype", HLX_FT_STRING, "bf16", 0, 0, kv_dtype, "T",
+        "attention KV / gemv weight type: bf16, fp32, fp8 (gemv: bf16\n"
+        "or fp32; merge reads fp32 partials)"),
+    [HLX_BF_CONTEXT] = HLX_BF("context", HLX_FT_INT, "1M", 1, INT64_C(1000000000000), context,
+        "N", "attention tokens; K/M suffixes are 2^10/2^20"),
+    [HLX_BF_GROUP] = HLX_BF("group", HLX_FT_INT, "8", 1, 1024, group, "G",
+        "attention: query heads per KV head"),
+    [HLX_BF_HEAD_DIM] = HLX_BF("head-dim", HLX_FT_INT, "128", 1, 4096, head_dim, "D",
+        "attention: key and value size; merge: head size"),
+    [HLX_BF_MLA] = HLX_BF("mla", HLX_FT_BOOL, NULL, 0, 0, mla, NULL,
+        "attention in the MLA absorbed shape: 128 heads, key 576, value\n"
+        "512 = first 512 of the key row (one read of the latent cache);\n"
+        "it sets the shape, so not with --group or --head-dim"),
+    [HLX_BF_PARTS] = HLX_BF("parts", HLX_FT_INT, "8", 1, 4096, parts, "P",
+        "merge: partials per head"),
+    [HLX_BF_HEADS] = HLX_BF("heads", HLX_FT_INT, "64", 1, 1 << 16, heads, "H",
+        "merge: heads; --head-dim sets their size"),
+    [HLX_BF_N] = HLX_BF("n", HLX_FT_INT, "8192", 1, 1 << 20, n, "N",
+        "gemv: y[N] = x[K] W[K][N], N outputs"),
+    [HLX_BF_K] = HLX_BF("k", HLX_FT_INT, "8192", 1, 1 << 20, k, "K",
+        "gemv: K inputs (rows of W)"),
+    [HLX_BF_M] = HLX_BF("m", HLX_FT_INT, "1", 1, 4096, m, "M", "gemv: rows of x"),
+    [HLX_BF_REPS] = HLX_BF("reps", HLX_FT_INT, "5", 1, 1000, reps, "R",
+        "timed runs, best kept"),
+    [HLX_BF_THREADS] = HLX_BF("threads", HLX_FT_INT, "1", 1, HLX_POOL_MAX, threads, "T",
+        "attention: split each call over T threads (a pool pinned to\n"
+        "the first T cores this process may use), timed in turns with\n"
+        "one thread (speedup); the limits are then measured on T cores\n"
+        "at once"),
+    [HLX_BF_BW_BYTES] = HLX_BF("bw-bytes", HLX_FT_INT, "1G", 1 << 20, INT64_C(1000000000000),
+        bw_bytes, "N", "bandwidth probe buffer, larger than the last-level\ncache"),
+    [HLX_BF_TARGET_FRACTION] = HLX_BF_TARGET("target-fraction", target_fraction, "X",
+        "report the run against this roofline_fraction: met or not in\n"
+        "the output (\"targets\" in JSON); the exit status does not\n"
+        "depend on the targets"),
+    [HLX_BF_TARGET_EFF] = HLX_BF_TARGET("target-eff", target_eff, "X",
+        "the same for attention's compute_efficiency"),
+    [HLX_BF_TARGET_SPEEDUP] = HLX_BF_TARGET("target-speedup", target_speedup, "X",
+        "the same for the speedup of attention with --threads T > 1"),
+    [HLX_BF_JSON] = HLX_BF("json", HLX_FT_BOOL, NULL, 0, 0, json, NULL,
+        "one JSON object on stdout"),
+    [HLX_BF_DEVICE] = { "device", HLX_FT_CHOICE, "cpu", 0, 0, 0, 0, "cpu|cuda",
+        offsetof(hlx_bench_args_t, device), "cpu|cuda",
+        "attention: cuda times the CUDA kernel on GPU 0 against a\n"
+        "copy kernel's HBM bandwidth in the same run (helix bench\n"
+        "attention --device cuda --help); exit 2 without a CUDA\ndevice" },
+};
+
+_Static_assert(sizeof(hlx_bench_flag_list) / sizeof(hlx_bench_flag_list[0]) == HLX_BF_COUNT,
+               "a row for every HLX_BF_* index");
+
+static const hlx_flag_table_t hlx_bench_flags = {
+    "bench", hlx_bench_flag_list, HLX_BF_COUNT,
+};
+
+static const char hlx_bench_usage_head[] =
+    "usage: helix bench attention|merge|gemv [options]\n"
+    "       helix bench a2a [options]   (the transport's all-to-all: helix bench a2a --help)\n"
+    "       helix bench hopb [options]  (HOP-B against lockstep: helix bench hopb --help)\n"
+    "       helix bench local [options] (measures this machine for plan --hw local and the\n"
+    "                                    decode prediction: helix bench local --help)\n"
+    "Times one kernel (best of --reps runs) and reports achieved GB/s, GFLOP/s and\n"
+    "roofline_fraction = max(bytes/read_bw, flops/fma_peak) / seconds, where read_bw (a\n"
+    "STREAM-like single-thread read) and fma_peak (fp32) are measured in the same run;\n"
+    "fma_peak uses the variant's vectors (avx2 and scalar: the peak of a machine whose\n"
+    "widest ISA is theirs, at this clock; peak_isa in JSON).\n"
+    "Pin it to one core: taskset -c 1 helix bench attention\n"
+    "attention also reports compute_efficiency: the same shape over an L2-resident shard\n"
+    "(about 1 MiB of KV), GFLOP/s against the FMA peak measured in turns with it; and\n"
+    "stream_fma_fraction: the time of a plain loop that reads the same bytes and issues\n"
+    "the call's flops per byte as FMAs (no widening, no softmax), over the kernel's\n"
+    "time: how close the kernel is to what this core does reading and computing at\n"
+    "once, where the roofline assumes the two overlap perfectly.\n"
+    "Sizes are checked against this machine's memory first (exit 2 naming the flags).\n"
+    "A flag the chosen kernel does not read (--parts with attention, --context with\n"
+    "gemv, --group or --head-dim with --mla, ...) is refused (exit 2) naming it.\n"
+    "Integers take K, M, G and T suffixes (2^10, 2^20, 2^30, 2^40).\n"
+    "options:\n";
+
+static const char hlx_bench_usage_tail[] =
+    "examples:\n"
+    "  taskset -c 1 helix bench attention --kv-dtype bf16 --context 1M --group 8 --json\n"
+    "  taskset -c 1 helix bench attention --mla --context 64K\n"
+    "  taskset -c 1 helix bench gemv --kv-dtype bf16 --n 16384 --k 4096\n";
+
+/* The usage of --help, also on stderr when no kernel is named. */
 static void hlx_bench_usage(FILE *f)
 {
-    fprintf(f,
-        "usage: helix bench attention|merge|gemv [options]\n"
-        "       helix bench a2a [options]   (the transport's all-to-all: helix bench a2a --help)\n"
-        "       helix bench local [options] (measures this machine for plan --hw local and the\n"
-        "                                    decode prediction: helix bench local --help)\n"
-        "Times one kernel (best of --reps runs) and reports achieved GB/s, GFLOP/s and\n"
-        "roofline_fraction = max(bytes/read_bw, flops/fma_peak) / seconds, where read_bw (a\n"
-        "STREAM-like single-thread read) and fma_peak (fp32) are measured in the same run;\n"
-        "fma_peak uses the variant's vectors (avx2 and scalar: the peak of a machine whose\n"
-        "widest ISA is theirs, at this clock; peak_isa in JSON).\n"
-        "Pin it to one core: taskset -c 1 helix bench attention\n"
-        "attention also reports compute_efficiency: the same shape over an L2-resident shard\n"
-        "(about 1 MiB of KV), GFLOP/s against the FMA peak measured in turns with it; and\n"
-        "stream_fma_fraction: the time of a plain loop that reads the same bytes and issues\n"
-        "the call's flops per byte as FMAs (no widening, no softmax), over the kernel's\n"
-        "time: how close the kernel is to what this core does reading and computing at\n"
-        "once, where the roofline assumes the two overlap perfectly.\n"
-        "Sizes are checked against this machine's memory first (exit 2 naming the flags).\n"
-        "A flag the chosen kernel does not read (--parts with attention, --context with\n"
-        "gemv, --group or --head-dim with --mla, ...) is refused (exit 2) naming it.\n"
-        "options:\n"
-        "  --variant NAME     kernel variant: scalar, avx2, avx512, amx (avx512 with bf16\n"
-        "                     attention scores on AMX tiles), auto (default: the best for\n"
-        "                     the KV type, head size and --threads, as the runtime\n"
-        "                     chooses)\n"
-        "  --kv-dtype T       attention KV / gemv weight type: bf16, fp32, fp8 (default bf16;\n"
-        "                     gemv: bf16 or fp32; merge reads fp32 partials)\n"
-        "  --context N        attention tokens; K/M suffixes are 2^10/2^20 (default 1M)\n"
-        "  --group G          attention: query heads per KV head (default 8)\n"
-        "  --head-dim D       attention: key and value size; merge: head size (default 128)\n"
-        "  --mla              attention in the MLA absorbed shape: 128 heads, key 576, value\n"
-        "                     512 = first 512 of the key row (one read of the latent cache);\n"
-        "                     it sets the shape, so not with --group or --head-dim\n"
-        "  --parts P          merge: partials per head (default 8)\n"
-        "  --heads H          merge: heads (default 64); --head-dim sets their size\n"
-        "  --n N, --k K       gemv: y[N] = x[K] W[K][N] (default N 8192, K 8192)\n"
-        "  --m M              gemv: rows of x (default 1)\n"
-        "  --reps R           timed runs, best kept (default 5)\n"
-        "  --threads T        attention: split each call over T threads (a pool pinned to the\n"
-        "                     first T cores this process may use), timed in turns with one\n"
-        "                     thread (speedup); the limits are then measured on T cores at\n"
-        "                     once (default 1)\n"
-        "  --bw-bytes N       bandwidth probe buffer, larger than the last-level cache\n"
-        "                     (default 1G)\n"
-        "  --target-fraction X, --target-eff X, --target-speedup X\n"
-        "                     report the run against these targets (roofline_fraction,\n"
-        "                     attention's compute_efficiency, the speedup of attention\n"
-        "                     with --threads T > 1): each met or not in the output\n"
-        "                     (\"targets\" in JSON); the exit status does not depend on them\n"
-        "  --json             one JSON object on stdout\n"
-        "  --device cpu|cuda  attention: cuda times the CUDA kernel on GPU 0 against a copy\n"
-        "                     kernel's HBM bandwidth in the same run (helix bench attention\n"
-        "                     --device cuda --help); exit 2 without a CUDA device\n"
-        "examples:\n"
-        "  taskset -c 1 helix bench attention --kv-dtype bf16 --context 1M --group 8 --json\n"
-        "  taskset -c 1 helix bench attention --mla --context 64K\n"
-        "  taskset -c 1 helix bench gemv --kv-dtype bf16 --n 16384 --k 4096\n");
-}
-
-static int hlx_bench_size(const char *flag, const char *s, size_t min, size_t *out_p)
-{
-    int64_t v;
-    char    why[160];
-
-    if (hlx_parse_int(s, (int64_t)min, INT64_C(1000000000000), &v, why, sizeof(why)) != HLX_OK) {
-        fprintf(stderr, "helix bench: %s: %s\n", flag, why);
-        return -1;
-    }
-    *out_p = (size_t)v;
-    return 0;
-}
-
-static int hlx_bench_int(const char *flag, const char *s, int min, int max, int *out_p)
-{
-    size_t v;
-    if (hlx_bench_size(flag, s, (size_t)min, &v) != 0)
-        return -1;
-    if (v > (size_t)max) {
-        fprintf(stderr, "helix bench: %s: %s is above the maximum %d\n", flag, s, max);
-        return -1;
-    }
-    *out_p = (int)v;
-    return 0;
-}
-
-static int hlx_bench_target(const char *flag, const char *s, double *out_p)
-{
-    char why[160];
-
-    if (hlx_parse_num(s, 1e-6, 1e6, out_p, why, sizeof(why)) != HLX_OK) {
-        fprintf(stderr, "helix bench: %s: %s\n", flag, why);
-        return -1;
-    }
-    return 0;
+    fputs(hlx_bench_usage_head, f);
+    hlx_flags_help(f, &hlx_bench_flags);
+    fputs(hlx_bench_usage_tail, f);
 }
 
 /* The targets given, each with the measured value and whether it is met: JSON members
@@ -488,47 +513,43 @@ static int hlx_bench_gemv(const hlx_bench_opts_t *o, const hlx_kernels_t *k,
 
 int hlx_cmd_bench_hopb(int argc, char **argv); /* cmd_bench_hopb.c */
 
-/* The kernels that read each flag (the others apply to all three). A flag given to a
- * kernel that does not read it is refused: a run that silently ignored it would be taken
- * for the shape asked for. */
+/* The kernels that read each flag (0: all three). A flag given to a kernel that does not
+ * read it is refused: a run that silently ignored it would be taken for the shape asked
+ * for. */
 enum { HLX_BK_ATTN = 1, HLX_BK_MERGE = 2, HLX_BK_GEMV = 4 };
 
-static const struct {
-    int         opt;
-    const char *flag;
-    unsigned    kernels;
-} hlx_bench_flag_use[] = {
-    { 't', "--kv-dtype", HLX_BK_ATTN | HLX_BK_GEMV }, /* merge's partials are fp32 */
-    { 'c', "--context", HLX_BK_ATTN },
-    { 'g', "--group", HLX_BK_ATTN },
-    { 'd', "--head-dim", HLX_BK_ATTN | HLX_BK_MERGE },
-    { 'L', "--mla", HLX_BK_ATTN },
-    { 'p', "--parts", HLX_BK_MERGE },
-    { 'H', "--heads", HLX_BK_MERGE },
-    { 'n', "--n", HLX_BK_GEMV },
-    { 'k', "--k", HLX_BK_GEMV },
-    { 'm', "--m", HLX_BK_GEMV },
-    { 'T', "--threads", HLX_BK_ATTN },
-    { 'E', "--target-eff", HLX_BK_ATTN },
-    { 'S', "--target-speedup", HLX_BK_ATTN },
+static const unsigned char hlx_bench_flag_kernels[HLX_BF_COUNT] = {
+    [HLX_BF_KV_DTYPE] = HLX_BK_ATTN | HLX_BK_GEMV, /* merge's partials are fp32 */
+    [HLX_BF_CONTEXT] = HLX_BK_ATTN,
+    [HLX_BF_GROUP] = HLX_BK_ATTN,
+    [HLX_BF_HEAD_DIM] = HLX_BK_ATTN | HLX_BK_MERGE,
+    [HLX_BF_MLA] = HLX_BK_ATTN,
+    [HLX_BF_PARTS] = HLX_BK_MERGE,
+    [HLX_BF_HEADS] = HLX_BK_MERGE,
+    [HLX_BF_N] = HLX_BK_GEMV,
+    [HLX_BF_K] = HLX_BK_GEMV,
+    [HLX_BF_M] = HLX_BK_GEMV,
+    [HLX_BF_THREADS] = HLX_BK_ATTN,
+    [HLX_BF_TARGET_EFF] = HLX_BK_ATTN,
+    [HLX_BF_TARGET_SPEEDUP] = HLX_BK_ATTN,
 };
 
-/* Flags that do not apply to the kernel, or to each other; given[c] is set for each
- * option character seen. Returns 0, or 2 after the message. */
-static int hlx_bench_flags_apply(const hlx_bench_opts_t *o, const unsigned char *given)
+/* Flags that do not apply to the kernel, or to each other; given[] is hlx_flags_parse's
+ * (by HLX_BF_* row). Returns 0, or 2 after the message. */
+static int hlx_bench_flags_apply(const hlx_bench_opts_t *o, const int *given)
 {
     static const char *const names[] = { "attention", "merge", "gemv" };
     unsigned kernel = !strcmp(o->kernel, "attention") ? HLX_BK_ATTN
                     : !strcmp(o->kernel, "merge")     ? HLX_BK_MERGE : HLX_BK_GEMV;
-    size_t i;
+    int i;
 
-    for (i = 0; i < sizeof(hlx_bench_flag_use) / sizeof(hlx_bench_flag_use[0]); i++) {
-        unsigned k = hlx_bench_flag_use[i].kernels;
+    for (i = 0; i < HLX_BF_COUNT; i++) {
+        unsigned k = hlx_bench_flag_kernels[i];
         int j, n = 0;
-        if (!given[hlx_bench_flag_use[i].opt] || (k & kernel))
+        if (!given[i] || k == 0 || (k & kernel))
             continue;
-        fprintf(stderr, "helix bench %s: %s is read by ", o->kernel,
-                hlx_bench_flag_use[i].flag);
+        fprintf(stderr, "helix bench %s: --%s is read by ", o->kernel,
+                hlx_bench_flag_list[i].name);
         for (j = 0; j < 3; j++)
             if (k & (1u << j))
                 fprintf(stderr, "%s%s", n++ ? " and " : "", names[j]);
@@ -538,15 +559,15 @@ static int hlx_bench_flags_apply(const hlx_bench_opts_t *o, const unsigned char 
     }
     /* --mla sets the whole shape: a --group or --head-dim beside it would be ignored */
     for (i = 0; o->mla && i < 2; i++) {
-        const char *f = i == 0 ? "--group" : "--head-dim";
-        if (given[i == 0 ? 'g' : 'd']) {
-            fprintf(stderr, "helix bench attention: --mla and %s: --mla sets the shape (128 "
-                            "query heads, key 576, value 512) and %s would be ignored; drop "
+        const char *f = hlx_bench_flag_list[i == 0 ? HLX_BF_GROUP : HLX_BF_HEAD_DIM].name;
+        if (given[i == 0 ? HLX_BF_GROUP : HLX_BF_HEAD_DIM]) {
+            fprintf(stderr, "helix bench attention: --mla and --%s: --mla sets the shape (128 "
+                            "query heads, key 576, value 512) and --%s would be ignored; drop "
                             "one of the two\n", f, f);
             return 2;
         }
     }
-    if (given['S'] && o->threads < 2) {
+    if (given[HLX_BF_TARGET_SPEEDUP] && o->threads < 2) {
         fprintf(stderr, "helix bench attention: --target-speedup: the speedup is that of "
                         "--threads T over one thread: give --threads T > 1\n");
         return 2;
@@ -558,42 +579,60 @@ static int hlx_bench_flags_apply(const hlx_bench_opts_t *o, const unsigned char 
     return 0;
 }
 
+/* --device cuda: attention on the GPU (cli/cuda, which parses the flags itself), the only
+ * kernel it has; argv[1] is the kernel. */
+static int hlx_bench_cuda(int argc, char **argv)
+{
+    if (strcmp(argv[1], "attention")) {
+        fprintf(stderr, "helix bench: --device cuda: only for attention (%s runs on the "
+                "CPU)\n", argv[1]);
+        return 2;
+    }
+    return hlx_bench_attention_cuda(argc - 1, argv + 1);
+}
+
+/* The flags of kernel argv[1] into o, checked against the kernel and each other. Returns
+ * -1 to go on, or the exit code: 0 after --help, 2 after a message naming the flag. */
+static int hlx_bench_parse(int argc, char **argv, hlx_bench_opts_t *o)
+{
+    hlx_bench_args_t a;
+    hlx_dtype_t dtype;
+    int given[HLX_FLAGS_MAX], rc;
+
+    memset(&a, 0, sizeof(a));
+    rc = hlx_flags_parse(&hlx_bench_flags, argc - 1, argv + 1, &a, given,
+                         hlx_bench_usage_head, hlx_bench_usage_tail);
+    if (rc >= 0)
+        return rc;
+    if (a.device == HLX_BENCH_DEV_CUDA) /* spelled so that the scan before missed it: --dev */
+        return hlx_bench_cuda(argc, argv);
+    if (hlx_dtype_parse(a.kv_dtype, &dtype) != 0 || dtype == HLX_DTYPE_FP4) {
+        fprintf(stderr, "helix bench: --kv-dtype: unknown type '%s' (bf16, fp32, fp8)\n",
+                a.kv_dtype);
+        return 2;
+    }
+    *o = (hlx_bench_opts_t){ .kernel = argv[1], .variant = a.variant, .dtype = dtype,
+                             .context = (size_t)a.context, .group = (int)a.group,
+                             .dk = (int)a.head_dim, .dv = (int)a.head_dim, .mla = a.mla,
+                             .parts = (int)a.parts, .heads = (int)a.heads, .n = (int)a.n,
+                             .k = (int)a.k, .m = (int)a.m, .reps = (int)a.reps,
+                             .threads = (int)a.threads, .json = a.json,
+                             .bw_bytes = (size_t)a.bw_bytes,
+                             .target_fraction = a.target_fraction,
+                             .target_eff = a.target_eff,
+                             .target_speedup = a.target_speedup };
+    return hlx_bench_flags_apply(o, given) != 0 ? 2 : -1;
+}
+
 int hlx_cmd_bench(int argc, char **argv)
 {
-    static const struct option opts[] = {
-        { "variant", required_argument, NULL, 'V' },
-        { "kv-dtype", required_argument, NULL, 't' },
-        { "context", required_argument, NULL, 'c' },
-        { "group", required_argument, NULL, 'g' },
-        { "head-dim", required_argument, NULL, 'd' },
-        { "mla", no_argument, NULL, 'L' },
-        { "parts", required_argument, NULL, 'p' },
-        { "heads", required_argument, NULL, 'H' },
-        { "n", required_argument, NULL, 'n' },
-        { "k", required_argument, NULL, 'k' },
-        { "m", required_argument, NULL, 'm' },
-        { "reps", required_argument, NULL, 'r' },
-        { "threads", required_argument, NULL, 'T' },
-        { "bw-bytes", required_argument, NULL, 'B' },
-        { "target-fraction", required_argument, NULL, 'F' },
-        { "target-eff", required_argument, NULL, 'E' },
-        { "target-speedup", required_argument, NULL, 'S' },
-        { "json", no_argument, NULL, 'j' },
-        { "device", required_argument, NULL, 'D' },
-        { "help", no_argument, NULL, 'h' },
-        { NULL, 0, NULL, 0 },
-    };
-    hlx_bench_opts_t o = { .variant = NULL, .dtype = HLX_DTYPE_BF16, .context = 1u << 20,
-                           .group = 8, .dk = 128, .dv = 128, .parts = 8, .heads = 64,
-                           .n = 8192, .k = 8192, .m = 1, .reps = 5, .threads = 1,
-                           .bw_bytes = (size_t)1 << 30 };
+    hlx_bench_opts_t o;
     hlx_bench_result_t r = { 0 }, rcache = { 0 };
     size_t clen = 0;
     hlx_kernels_t kern;
     hlx_status_t st;
     double t_roof, frac, sf_gbps = 0.0, sf_fpb = 0.0;
-    int c, rc, dim, vector_path = 1;
-    unsigned char given[128] = { 0 };
+    int c, rc, vector_path = 1;
 
     if (argc >= 2 && !strcmp(argv[1], "a2a"))
         return hlx_cmd_bench_a2a(argc - 1, argv + 1);
@@ -610,7 +649,8 @@ int hlx_cmd_bench(int argc, char **argv)
     }
     if (!strcmp(argv[1], "hopb"))
         return hlx_cmd_bench_hopb(argc - 1, argv + 1);
-    for (c = 2; c < argc; c++) { /* --device cuda: attention on the GPU (cli/cuda) */
+    /* --device cuda before the flags: the CUDA bench has flags of its own (cli/cuda) */
+    for (c = 2; c < argc; c++) {
         const char *dev = !strcmp(argv[c], "--device") && c + 1 < argc ? argv[c + 1]
                         : !strncmp(argv[c], "--device=", 9) ? argv[c] + 9 : NULL;
         if (dev == NULL || !strcmp(dev, "cpu"))
@@ -619,68 +659,15 @@ int hlx_cmd_bench(int argc, char **argv)
             fprintf(stderr, "helix bench: --device '%s': expected cpu or cuda\n", dev);
             return 2;
         }
-        if (strcmp(argv[1], "attention")) {
-            fprintf(stderr, "helix bench: --device cuda: only for attention (%s runs on the "
-                    "CPU)\n", argv[1]);
-            return 2;
-        }
-        return hlx_bench_attention_cuda(argc - 1, argv + 1);
+        return hlx_bench_cuda(argc, argv);
     }
-    o.kernel = argv[1];
-    if (strcmp(o.kernel, "attention") && strcmp(o.kernel, "merge") && strcmp(o.kernel, "gemv")) {
-        fprintf(stderr, "helix bench: unknown kernel '%s' (attention, merge, gemv)\n", o.kernel);
+    if (strcmp(argv[1], "attention") && strcmp(argv[1], "merge") && strcmp(argv[1], "gemv")) {
+        fprintf(stderr, "helix bench: unknown kernel '%s' (attention, merge, gemv)\n", argv[1]);
         return 2;
     }
-    optind = 1;
-    opterr = 0;
-    while ((c = getopt_long(argc - 1, argv + 1, ":h", opts, NULL)) != -1) {
-        if (c > 0 && c < (int)sizeof(given))
-            given[c] = 1;
-        switch (c) {
-        case 'V': o.variant = optarg; break;
-        case 't':
-            if (hlx_dtype_parse(optarg, &o.dtype) != 0 || o.dtype == HLX_DTYPE_FP4) {
-                fprintf(stderr, "helix bench: --kv-dtype: unknown type '%s' (bf16, fp32, fp8)\n",
-                        optarg);
-                return 2;
-            }
-            break;
-        case 'c': if (hlx_bench_size("--context", optarg, 1, &o.context)) return 2; break;
-        case 'g': if (hlx_bench_int("--group", optarg, 1, 1024, &o.group)) return 2; break;
-        case 'd':
-            if (hlx_bench_int("--head-dim", optarg, 1, 4096, &dim)) return 2;
-            o.dk = o.dv = dim;
-            break;
-        case 'L': o.mla = 1; break;
-        case 'p': if (hlx_bench_int("--parts", optarg, 1, 4096, &o.parts)) return 2; break;
-        case 'H': if (hlx_bench_int("--heads", optarg, 1, 1 << 16, &o.heads)) return 2; break;
-        case 'n': if (hlx_bench_int("--n", optarg, 1, 1 << 20, &o.n)) return 2; break;
-        case 'k': if (hlx_bench_int("--k", optarg, 1, 1 << 20, &o.k)) return 2; break;
-        case 'm': if (hlx_bench_int("--m", optarg, 1, 4096, &o.m)) return 2; break;
-        case 'r': if (hlx_bench_int("--reps", optarg, 1, 1000, &o.reps)) return 2; break;
-        case 'T': if (hlx_bench_int("--threads", optarg, 1, HLX_POOL_MAX, &o.threads)) return 2; break;
-        case 'B': if (hlx_bench_size("--bw-bytes", optarg, 1 << 20, &o.bw_bytes)) return 2; break;
-        case 'j': o.json = 1; break;
-        case 'F': if (hlx_bench_target("--target-fraction", optarg, &o.target_fraction)) return 2; break;
-        case 'E': if (hlx_bench_target("--target-eff", optarg, &o.target_eff)) return 2; break;
-        case 'S': if (hlx_bench_target("--target-speedup", optarg, &o.target_speedup)) return 2; break;
-        case 'D': break; /* cpu: this path (cuda left above, anything else refused) */
-        case 'h': hlx_bench_usage(stdout); return 0;
-        case ':':
-            fprintf(stderr, "helix bench: %s needs a value\n", argv[optind]);
-            return 2;
-        default:
-            fprintf(stderr, "helix bench: unknown option '%s' (see helix bench --help)\n",
-                    argv[optind]);
-            return 2;
-        }
-    }
-    if (optind < argc - 1) {
-        fprintf(stderr, "helix bench: unexpected argument '%s'\n", argv[optind + 1]);
-        return 2;
-    }
-    if (hlx_bench_flags_apply(&o, given) != 0)
-        return 2;
+    rc = hlx_bench_parse(argc, argv, &o);
+    if (rc >= 0)
+        return rc;
     /* auto: the best variant for this KV type, head size and thread count (attention), as
      * the runtime chooses */
     st = !strcmp(o.kernel, "attention")

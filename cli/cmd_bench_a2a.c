@@ -1,12 +1,11 @@
 /* helix bench a2a: all-to-all latency and bandwidth over the transport in the style of
- * nccl-tests (-b/-e/-f size sweep, -n/-w iterations, -c check of every received byte). */
+ * nccl-tests (-b/-e/-f size sweep, -n/-w iterations, -c check of every received byte). Its
+ * flags are one table (util/hlx_flags.h); the short ones are aliases of the long ones. */
 #include "hlx_cmd.h"
 #include "hlx_comm.h"
-#include "hlx_parse.h"
 #include "hlx_log.h"
 #include "hlx_time.h"
 
-#include <getopt.h>
 #include <inttypes.h>
 #include <math.h>
 #include <stdint.h>
@@ -27,62 +26,120 @@ typedef struct a2a_opts {
     double timeout_s;
 } a2a_opts_t;
 
-static void a2a_usage(FILE *f)
-{
-    fprintf(f,
-        "usage: helix bench a2a [options]   (under helixrun, mpirun or srun --mpi=pmix)\n"
-        "Times the transport's all-to-all (hlx_comm_alltoallv with equal blocks) over a size\n"
-        "sweep, like nccl-tests' alltoall_perf. Each of -n back-to-back operations is timed;\n"
-        "time_us is the slowest rank's median (robust on a shared machine), mean_us its\n"
-        "mean; algbw = ranks * bytes_per_peer / time_us, busbw = algbw * (ranks - 1) /\n"
-        "ranks (the bytes each rank moves over its links).\n"
-        "options:\n"
-        "  -b, --minbytes N   smallest block per peer, K/M/G suffixes = 2^10.. (default 1K)\n"
-        "  -e, --maxbytes N   largest block per peer (default 256K, at most 1G)\n"
-        "  -f, --stepfactor F multiply the size by F each step, integer >= 2 (default 2);\n"
-        "                     a sweep from 0 goes 0, 1, F, F^2, ...\n"
-        "  -n, --iters N      timed operations per size, at most 10^6 (default 200)\n"
-        "  -w, --warmup N     untimed operations first (default 20)\n"
-        "  -c, --check 0|1    after timing, one operation of fresh data whose every\n"
-        "                     received byte is compared with a value computed from (source,\n"
-        "                     destination, offset, size), plus one with uneven blocks (0, half\n"
-        "                     and full size by pair); wrong bytes are counted, any makes the\n"
-        "                     exit status 1 (default 1)\n"
-        "      --timeout SEC  deadline of each operation and of the bootstrap (default:\n"
-        "                     HELIX_COMM_TIMEOUT)\n"
-        "      --json         one JSON object per line and size (rank 0 only): ranks,\n"
-        "                     bytes_per_peer, iters, time_us, mean_us, algbw_gbps,\n"
-        "                     busbw_gbps, wrong (-1 without -c), backend\n"
-        "examples:\n"
-        "  helixrun -n 2 helix bench a2a -b 1K -e 256K -f 2 -n 1000 -w 100 -c 1\n"
-        "  mpirun -n 4 helix bench a2a --json\n");
-}
+/* The flags as parsed from the table, before a2a_opts_t. */
+typedef struct a2a_args {
+    int64_t min_bytes, max_bytes, factor, iters, warmup, check;
+    int     json;
+    double  timeout_s; /* 0 when not given: HELIX_COMM_TIMEOUT */
+} a2a_args_t;
 
-/* N with an optional K/M/G suffix (powers of 2), 0 .. A2A_MAX_BYTES, integral. */
-static int a2a_parse_size(const char *flag, const char *s, size_t *out_p)
-{
-    int64_t v;
-    char    why[160];
+#define A2A_FLAG(_n, _def, _lo, _hi, _f, _meta, _help) \
+    { _n, HLX_FT_INT, _def, _lo, _hi, 0, 0, NULL, offsetof(a2a_args_t, _f), _meta, _help }
 
-    if (hlx_parse_int(s, 0, (int64_t)A2A_MAX_BYTES, &v, why, sizeof(why)) != HLX_OK) {
-        fprintf(stderr, "helix bench a2a: %s: %s\n", flag, why);
-        return -1;
+static const hlx_flag_t a2a_flag_list[] = {
+    A2A_FLAG("minbytes", "1K", 0, (int64_t)A2A_MAX_BYTES, min_bytes, "N",
+             "(-b) smallest block per peer, K/M/G suffixes = 2^10.."),
+    A2A_FLAG("maxbytes", "256K", 0, (int64_t)A2A_MAX_BYTES, max_bytes, "N",
+             "(-e) largest block per peer, at most 1G"),
+    A2A_FLAG("stepfactor", "2", 2, 1024, factor, "F",
+             "(-f) multiply the size by F each step, integer >= 2; a sweep\n"
+             "from 0 goes 0, 1, F, F^2, ..."),
+    A2A_FLAG("iters", "200", 1, 1000000, iters, "N",
+             "(-n) timed operations per size, at most 10^6"),
+    A2A_FLAG("warmup", "20", 0, 100000000, warmup, "N", "(-w) untimed operations first"),
+    A2A_FLAG("check", "1", 0, 1, check, "0|1",
+             "(-c) after timing, one operation of fresh data whose every\n"
+             "received byte is compared with a value computed from (source,\n"
+             "destination, offset, size), plus one with uneven blocks (0,\n"
+             "half and full size by pair); wrong bytes are counted, any\n"
+             "makes the exit status 1"),
+    { "timeout", HLX_FT_NUM, NULL, 0, 0, HLX_COMM_TIMEOUT_MIN, HLX_COMM_TIMEOUT_MAX, NULL,
+      offsetof(a2a_args_t, timeout_s), "SEC",
+      "deadline of each operation and of the bootstrap (default:\n"
+      "HELIX_COMM_TIMEOUT)" },
+    { "json", HLX_FT_BOOL, NULL, 0, 0, 0, 0, NULL, offsetof(a2a_args_t, json), NULL,
+      "one JSON object per line and size (rank 0 only): ranks,\n"
+      "bytes_per_peer, iters, time_us, mean_us, algbw_gbps,\n"
+      "busbw_gbps, wrong (-1 without -c), backend" },
+};
+
+static const hlx_flag_table_t a2a_flags = {
+    "bench a2a", a2a_flag_list, sizeof(a2a_flag_list) / sizeof(a2a_flag_list[0]),
+};
+
+/* nccl-tests' short flags: hlx_flags parses long names only, so "-b 1K" and "-b1K" are
+ * rewritten as "--minbytes 1K" before it (up to "--"; the value after a bare one is left). */
+static const struct {
+    char        c;
+    const char *name;
+} a2a_short[] = {
+    { 'b', "--minbytes" }, { 'e', "--maxbytes" }, { 'f', "--stepfactor" },
+    { 'n', "--iters" },    { 'w', "--warmup" },   { 'c', "--check" },
+};
+
+static const char a2a_usage_head[] =
+    "usage: helix bench a2a [options]   (under helixrun, mpirun or srun --mpi=pmix)\n"
+    "Times the transport's all-to-all (hlx_comm_alltoallv with equal blocks) over a size\n"
+    "sweep, like nccl-tests' alltoall_perf. Each of -n back-to-back operations is timed;\n"
+    "time_us is the slowest rank's median (robust on a shared machine), mean_us its\n"
+    "mean; algbw = ranks * bytes_per_peer / time_us, busbw = algbw * (ranks - 1) /\n"
+    "ranks (the bytes each rank moves over its links).\n"
+    "nccl-tests' short flags (in parentheses) name the same options: -b 1K or -b1K.\n"
+    "options:\n";
+
+static const char a2a_usage_tail[] =
+    "examples:\n"
+    "  helixrun -n 2 helix bench a2a -b 1K -e 256K -f 2 -n 1000 -w 100 -c 1\n"
+    "  mpirun -n 4 helix bench a2a --json\n";
+
+/* Parses argv (its short flags as their long names) into o, the timeout defaulting to
+ * timeout_s. Returns -1 to go on, or the exit code: 0 after --help, 2 after a message naming
+ * the flag. */
+static int a2a_parse(int argc, char **argv, double timeout_s, a2a_opts_t *o)
+{
+    const size_t nshort = sizeof(a2a_short) / sizeof(a2a_short[0]);
+    char **args = calloc((size_t)argc * 2 + 1, sizeof(char *));
+    a2a_args_t a;
+    int i, n = 0, rc, value = 0;
+
+    if (args == NULL) {
+        fprintf(stderr, "helix bench a2a: out of memory\n");
+        return 1;
     }
-    *out_p = (size_t)v;
-    return 0;
-}
-
-static int a2a_parse_long(const char *flag, const char *s, long min, long max, long *out_p)
-{
-    int64_t v;
-    char    why[160];
-
-    if (hlx_parse_int(s, min, max, &v, why, sizeof(why)) != HLX_OK) {
-        fprintf(stderr, "helix bench a2a: %s: %s\n", flag, why);
-        return -1;
+    for (i = 0; i < argc; i++) {
+        const char *s = argv[i];
+        size_t j = nshort;
+        if (i > 0 && !value && s[0] == '-' && s[1] != '\0' && s[1] != '-')
+            for (j = 0; j < nshort && a2a_short[j].c != s[1]; j++)
+                ;
+        if (j == nshort) { /* argv[0], a value, a long flag, "--", "-h" or an unknown one */
+            args[n++] = argv[i];
+            if (!value && !strcmp(s, "--")) /* the rest verbatim */
+                while (++i < argc)
+                    args[n++] = argv[i];
+            value = 0;
+            continue;
+        }
+        args[n++] = (char *)a2a_short[j].name;
+        value = s[2] == '\0'; /* the next one is the value, whatever it reads */
+        if (!value)
+            args[n++] = argv[i] + 2; /* "-b1K" */
     }
-    *out_p = (long)v;
-    return 0;
+    memset(&a, 0, sizeof(a));
+    rc = hlx_flags_parse(&a2a_flags, n, args, &a, NULL, a2a_usage_head, a2a_usage_tail);
+    free(args);
+    if (rc >= 0)
+        return rc;
+    if (a.min_bytes > a.max_bytes) {
+        fprintf(stderr, "helix bench a2a: -b %" PRId64 " is larger than -e %" PRId64 "\n",
+                a.min_bytes, a.max_bytes);
+        return 2;
+    }
+    *o = (a2a_opts_t){ .min_bytes = (size_t)a.min_bytes, .max_bytes = (size_t)a.max_bytes,
+                       .factor = (long)a.factor, .iters = (long)a.iters,
+                       .warmup = (long)a.warmup, .check = (int)a.check, .json = a.json,
+                       .timeout_s = a.timeout_s > 0 ? a.timeout_s : timeout_s };
+    return -1;
 }
 
 /* The byte every (source, destination, offset, round) pair must carry: a hash computed
@@ -288,67 +345,18 @@ out:
 
 int hlx_cmd_bench_a2a(int argc, char **argv)
 {
-    static const struct option opts[] = {
-        { "minbytes", required_argument, NULL, 'b' },
-        { "maxbytes", required_argument, NULL, 'e' },
-        { "stepfactor", required_argument, NULL, 'f' },
-        { "iters", required_argument, NULL, 'n' },
-        { "warmup", required_argument, NULL, 'w' },
-        { "check", required_argument, NULL, 'c' },
-        { "timeout", required_argument, NULL, 't' },
-        { "json", no_argument, NULL, 'j' },
-        { "help", no_argument, NULL, 'h' },
-        { NULL, 0, NULL, 0 },
-    };
-    a2a_opts_t o = { .min_bytes = 1024, .max_bytes = 256 * 1024, .factor = 2,
-                     .iters = 200, .warmup = 20, .check = 1 };
+    a2a_opts_t o;
     hlx_comm_params_t cp;
     hlx_boot_info_t info;
     hlx_boot_t *boot = NULL;
     hlx_comm_t *world = NULL;
     hlx_status_t st;
-    long v;
-    int c, rc;
+    int rc;
 
     hlx_comm_params_default(&cp);
-    o.timeout_s = cp.timeout_s;
-    optind = 1;
-    while ((c = getopt_long(argc, argv, "b:e:f:n:w:c:h", opts, NULL)) != -1) {
-        switch (c) {
-        case 'b': if (a2a_parse_size("-b", optarg, &o.min_bytes)) return 2; break;
-        case 'e': if (a2a_parse_size("-e", optarg, &o.max_bytes)) return 2; break;
-        case 'f': if (a2a_parse_long("-f", optarg, 2, 1024, &o.factor)) return 2; break;
-        case 'n': if (a2a_parse_long("-n", optarg, 1, 1000000, &o.iters)) return 2; break;
-        case 'w': if (a2a_parse_long("-w", optarg, 0, 100000000, &o.warmup)) return 2; break;
-        case 'c':
-            if (a2a_parse_long("-c", optarg, 0, 1, &v))
-                return 2;
-            o.check = (int)v;
-            break;
-        case 't':
-        {
-            char why[160];
-            if (hlx_parse_num(optarg, HLX_COMM_TIMEOUT_MIN, HLX_COMM_TIMEOUT_MAX, &o.timeout_s,
-                              why, sizeof(why)) != HLX_OK) {
-                fprintf(stderr, "helix bench a2a: --timeout: %s\n", why);
-                return 2;
-            }
-        }
-            break;
-        case 'j': o.json = 1; break;
-        case 'h': a2a_usage(stdout); return 0;
-        default: a2a_usage(stderr); return 2;
-        }
-    }
-    if (optind < argc) {
-        fprintf(stderr, "helix bench a2a: unexpected argument \"%s\"\n", argv[optind]);
-        return 2;
-    }
-    if (o.min_bytes > o.max_bytes) {
-        fprintf(stderr, "helix bench a2a: -b %zu is larger than -e %zu\n", o.min_bytes,
-                o.max_bytes);
-        return 2;
-    }
+    rc = a2a_parse(argc, argv, cp.timeout_s, &o);
+    if (rc >= 0)
+        return rc;
 
     st = hlx_boot_init(o.timeout_s, &boot);
     if (st != HLX_OK)

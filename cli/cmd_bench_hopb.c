@@ -1,15 +1,13 @@
 /* `helix bench hopb`: the attention and exchange of one decode layer, lockstep against
  * HOP-B micro-batches, next to the pipeline model c + (B-1) max(c, m) + m measured from
  * the same run's per-micro-batch attention c and exchange m, after untimed warm-up rounds
- * (as bench a2a's -w). Run under a launcher. */
+ * (as bench a2a's -w). Run under a launcher; its flags are one table (util/hlx_flags.h). */
 #include "hlx_cmd.h"
-#include "hlx_parse.h"
 #include "hlx_log.h"
 
 #include <helix/model.h>
 #include <helix/runtime.h>
 
-#include <getopt.h>
 #include <jansson.h>
 #include <math.h>
 #include <stdio.h>
@@ -18,9 +16,41 @@
 
 int hlx_cmd_bench_hopb(int argc, char **argv);
 
-static void hlx_bench_hopb_usage(FILE *f)
-{
-    fprintf(f,
+/* The flags, parsed from the table below. */
+typedef struct hlx_bench_hopb_args {
+    const char *model, *kv_dtype;
+    int64_t     kvp, tpa, batch, micro_batch, context, reps, warmup;
+    int         json;
+} hlx_bench_hopb_args_t;
+
+#define HLX_BH(_n, _t, _def, _lo, _hi, _f, _meta, _help) \
+    { _n, _t, _def, _lo, _hi, 0, 0, NULL, offsetof(hlx_bench_hopb_args_t, _f), _meta, _help }
+
+static const hlx_flag_t hlx_bench_hopb_flag_list[] = {
+    HLX_BH("model", HLX_FT_STRING, "tiny", 0, 0, model, "FILE|NAME",
+           "model description (JSON) or preset"),
+    HLX_BH("kvp", HLX_FT_INT, "2", 1, 4096, kvp, "K",
+           "KV-parallel ranks; the job must have K x T ranks"),
+    HLX_BH("tpa", HLX_FT_INT, "1", 1, 4096, tpa, "T", "tensor-parallel attention width"),
+    HLX_BH("batch", HLX_FT_INT, "8", 1, 65536, batch, "B", "requests"),
+    HLX_BH("micro-batch", HLX_FT_INT, NULL, 1, 65536, micro_batch, "M",
+           "requests per micro-batch (default B / 4, at least 1)"),
+    HLX_BH("context", HLX_FT_INT, "64K", 1, INT64_C(1) << 40, context, "S",
+           "KV tokens per request; K/M suffixes"),
+    HLX_BH("kv-dtype", HLX_FT_STRING, NULL, 0, 0, kv_dtype, "T",
+           "f32 or bf16 (default: the model's)"),
+    HLX_BH("reps", HLX_FT_INT, "20", 1, 100000, reps, "R", "timed repetitions"),
+    HLX_BH("warmup", HLX_FT_INT, "2", 0, 100000, warmup, "W",
+           "untimed rounds before them, 0 for none"),
+    HLX_BH("json", HLX_FT_BOOL, NULL, 0, 0, json, NULL, "one JSON object on stdout (rank 0)"),
+};
+
+static const hlx_flag_table_t hlx_bench_hopb_flags = {
+    "bench hopb", hlx_bench_hopb_flag_list,
+    sizeof(hlx_bench_hopb_flag_list) / sizeof(hlx_bench_hopb_flag_list[0]),
+};
+
+static const char hlx_bench_hopb_usage_head[] =
 "usage: helixrun -n N helix bench hopb [options]\n"
 "Times the attention and the KVP all-to-all of one decode layer on N = KVP x TPA ranks:\n"
 "  c_ms          attention (and packing) of one micro-batch\n"
@@ -36,116 +66,48 @@ static void hlx_bench_hopb_usage(FILE *f)
 "(the first use of the attention and exchange buffers and the transport's first\n"
 "messages, connections included, are paid there). On one machine (shared memory) m is\n"
 "small next to c.\n"
-"options:\n"
-"  --model FILE|NAME  model (default tiny)\n"
-"  --kvp K, --tpa T   layout; the job must have K x T ranks (default 2 x 1)\n"
-"  --batch B          requests (default 8)\n"
-"  --micro-batch M    requests per micro-batch (default B / 4, at least 1)\n"
-"  --context S        KV tokens per request; K/M suffixes (default 64K)\n"
-"  --kv-dtype T       f32 or bf16 (default: the model's)\n"
-"  --reps R           timed repetitions (default 20)\n"
-"  --warmup W         untimed rounds before them, 0 for none (default 2)\n"
-"  --json             one JSON object on stdout (rank 0)\n");
-}
-
-static int hlx_bench_hopb_int(const char *flag, const char *s, long long max, long long *out)
-{
-    int64_t v;
-    char    why[160];
-
-    if (hlx_parse_int(s, 1, max, &v, why, sizeof(why)) != HLX_OK) {
-        fprintf(stderr, "helix bench hopb: %s: %s\n", flag, why);
-        return -1;
-    }
-    *out = (long long)v;
-    return 0;
-}
+"options:\n";
 
 int hlx_cmd_bench_hopb(int argc, char **argv)
 {
-    static const struct option opts[] = {
-        { "model", required_argument, NULL, 'M' },
-        { "kvp", required_argument, NULL, 'K' },
-        { "tpa", required_argument, NULL, 'T' },
-        { "batch", required_argument, NULL, 'b' },
-        { "micro-batch", required_argument, NULL, 'u' },
-        { "context", required_argument, NULL, 'c' },
-        { "kv-dtype", required_argument, NULL, 't' },
-        { "reps", required_argument, NULL, 'r' },
-        { "warmup", required_argument, NULL, 'w' },
-        { "json", no_argument, NULL, 'j' },
-        { "help", no_argument, NULL, 'h' },
-        { NULL, 0, NULL, 0 },
-    };
+    hlx_bench_hopb_args_t a;
     hlx_run_config_t cfg;
     hlx_model_t model;
     hlx_engine_t *eng = NULL;
     hlx_hopb_bench_t r;
-    const char *model_name = "tiny";
     char err[1024] = "";
-    long long v, mb = 0, reps = 20, warmup = 2;
-    int c, json = 0, nb, rc;
+    long long mb;
+    int nb, rc;
     double hidden, ratio;
     hlx_status_t st;
 
+    memset(&a, 0, sizeof(a));
+    rc = hlx_flags_parse(&hlx_bench_hopb_flags, argc, argv, &a, NULL,
+                         hlx_bench_hopb_usage_head, NULL);
+    if (rc >= 0)
+        return rc;
     hlx_run_config_default(&cfg);
-    cfg.kvp = 2;
-    cfg.batch = 8;
-    cfg.context = 65536;
+    cfg.kvp = (int)a.kvp;
+    cfg.tpa = (int)a.tpa;
+    cfg.batch = (int)a.batch;
+    cfg.context = a.context;
     cfg.steps = 0;
     cfg.hopb = HLX_HOPB_OFF;
-    optind = 1;
-    opterr = 0;
-    while ((c = getopt_long(argc, argv, ":h", opts, NULL)) != -1) {
-        switch (c) {
-        case 'M': model_name = optarg; break;
-        case 'K': if (hlx_bench_hopb_int("--kvp", optarg, 4096, &v)) return 2; cfg.kvp = (int)v; break;
-        case 'T': if (hlx_bench_hopb_int("--tpa", optarg, 4096, &v)) return 2; cfg.tpa = (int)v; break;
-        case 'b': if (hlx_bench_hopb_int("--batch", optarg, 65536, &v)) return 2; cfg.batch = (int)v; break;
-        case 'u': if (hlx_bench_hopb_int("--micro-batch", optarg, 65536, &mb)) return 2; break;
-        case 'c': if (hlx_bench_hopb_int("--context", optarg, (long long)1 << 40, &v)) return 2; cfg.context = v; break;
-        case 'r': if (hlx_bench_hopb_int("--reps", optarg, 100000, &reps)) return 2; break;
-        case 'w': {
-            int64_t w;
-            char why[160];
-            if (hlx_parse_int(optarg, 0, 100000, &w, why, sizeof(why)) != HLX_OK) {
-                fprintf(stderr, "helix bench hopb: --warmup: %s\n", why);
-                return 2;
-            }
-            warmup = w;
-            break;
-        }
-        case 't':
-            if (hlx_dtype_parse(optarg, &cfg.kv_dtype) != 0) {
-                fprintf(stderr, "helix bench hopb: --kv-dtype: unknown type '%s' (f32, bf16)\n",
-                        optarg);
-                return 2;
-            }
-            cfg.kv_dtype_set = 1;
-            break;
-        case 'j': json = 1; break;
-        case 'h': hlx_bench_hopb_usage(stdout); return 0;
-        case ':':
-            fprintf(stderr, "helix bench hopb: %s needs a value\n", argv[optind - 1]);
-            return 2;
-        default:
-            fprintf(stderr, "helix bench hopb: unknown option '%s'\n", argv[optind - 1]);
-            hlx_bench_hopb_usage(stderr);
+    if (a.kv_dtype != NULL) {
+        if (hlx_dtype_parse(a.kv_dtype, &cfg.kv_dtype) != 0) {
+            fprintf(stderr, "helix bench hopb: --kv-dtype: unknown type '%s' (f32, bf16)\n",
+                    a.kv_dtype);
             return 2;
         }
+        cfg.kv_dtype_set = 1;
     }
-    if (optind < argc) {
-        fprintf(stderr, "helix bench hopb: unexpected argument '%s'\n", argv[optind]);
-        return 2;
-    }
-    if (mb == 0)
-        mb = cfg.batch / 4 > 0 ? cfg.batch / 4 : 1;
+    mb = a.micro_batch > 0 ? a.micro_batch : cfg.batch / 4 > 0 ? cfg.batch / 4 : 1;
     if (mb > cfg.batch) {
         fprintf(stderr, "helix bench hopb: --micro-batch %lld is larger than --batch %d\n", mb,
                 cfg.batch);
         return 2;
     }
-    st = hlx_model_load(model_name, &model, err, sizeof(err));
+    st = hlx_model_load(a.model, &model, err, sizeof(err));
     if (st != HLX_OK) {
         fprintf(stderr, "helix bench hopb: %s\n", err);
         return 2;
@@ -156,10 +118,11 @@ int hlx_cmd_bench_hopb(int argc, char **argv)
         return hlx_status_exit_code(st);
     }
     /* warm-up: the same rounds, results dropped (collective: every rank runs them) */
-    st = warmup > 0 ? hlx_engine_bench_hopb(eng, (int)mb, (int)warmup, &r, err, sizeof(err))
-                    : HLX_OK;
+    st = a.warmup > 0
+             ? hlx_engine_bench_hopb(eng, (int)mb, (int)a.warmup, &r, err, sizeof(err))
+             : HLX_OK;
     if (st == HLX_OK)
-        st = hlx_engine_bench_hopb(eng, (int)mb, (int)reps, &r, err, sizeof(err));
+        st = hlx_engine_bench_hopb(eng, (int)mb, (int)a.reps, &r, err, sizeof(err));
     if (st != HLX_OK) {
         hlx_error("helix bench hopb: %s", err);
         rc = hlx_status_exit_code(st);
@@ -170,7 +133,7 @@ int hlx_cmd_bench_hopb(int argc, char **argv)
     hidden = fmin(1.0, fmax(0.0, hidden));
     ratio = r.predicted_ms > 0 ? r.pipelined_ms / r.predicted_ms : 0.0;
     if (hlx_engine_rank(eng) == 0) {
-        if (json) {
+        if (a.json) {
             json_t *o = json_object();
             json_object_set_new(o, "model", json_string(model.name));
             json_object_set_new(o, "kvp", json_integer(cfg.kvp));
@@ -178,8 +141,8 @@ int hlx_cmd_bench_hopb(int argc, char **argv)
             json_object_set_new(o, "batch", json_integer(r.batch));
             json_object_set_new(o, "micro_batch", json_integer(r.micro_batch));
             json_object_set_new(o, "context", json_integer(cfg.context));
-            json_object_set_new(o, "reps", json_integer(reps));
-            json_object_set_new(o, "warmup", json_integer(warmup));
+            json_object_set_new(o, "reps", json_integer(a.reps));
+            json_object_set_new(o, "warmup", json_integer(a.warmup));
             json_object_set_new(o, "c_ms", json_real(r.c_ms));
             json_object_set_new(o, "m_ms", json_real(r.m_ms));
             json_object_set_new(o, "lockstep_ms", json_real(r.lockstep_ms));
@@ -195,7 +158,8 @@ int hlx_cmd_bench_hopb(int argc, char **argv)
         } else {
             printf("hopb bench: %s, KVP %d x TPA %d, batch %d in %d micro-batches of %d, "
                    "context %lld, %lld timed rounds after %lld warm-up\n", model.name, cfg.kvp,
-                   cfg.tpa, r.batch, nb, r.micro_batch, (long long)cfg.context, reps, warmup);
+                   cfg.tpa, r.batch, nb, r.micro_batch, (long long)cfg.context,
+                   (long long)a.reps, (long long)a.warmup);
             printf("  c %.4f ms, m %.4f ms per micro-batch (m/c %.2f)\n", r.c_ms, r.m_ms,
                    r.c_ms > 0 ? r.m_ms / r.c_ms : 0);
             printf("  lockstep %.4f ms, pipelined %.4f ms (x%.2f), model %.4f ms, "

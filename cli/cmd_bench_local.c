@@ -1,7 +1,8 @@
 /* `helix bench local` (alias `machine`): measures this machine in a few seconds (one
  * core's read bandwidth and FMA peak, the attention and GEMM kernels the runtime calls,
  * the transport's collectives between ranks of this host) and stores it as the hw file
- * that `helix plan --hw local` and the decode prediction read. */
+ * that `helix plan --hw local` and the decode prediction read. Its flags are one table
+ * (util/hlx_flags.h). */
 #define _GNU_SOURCE
 #include "hlx_bench_local.h"
 #include "hlx_build_id.h"
@@ -12,7 +13,6 @@
 #include "hlx_time.h"
 
 #include <errno.h>
-#include <getopt.h>
 #include <jansson.h>
 #include <limits.h>
 #include <math.h>
@@ -29,9 +29,32 @@
 
 #define HLX_BL_DRAM_BYTES ((size_t)1 << 30) /* streamed buffer: larger than the LLC seen */
 
-static void hlx_bl_usage(FILE *f)
-{
-    fprintf(f,
+/* The flags, parsed from the table below. */
+typedef struct hlx_bl_args {
+    const char *out;
+    int         json, quiet, comm_child;
+} hlx_bl_args_t;
+
+#define HLX_BL_FLAG(_n, _t, _f, _meta, _help) \
+    { _n, _t, NULL, 0, 0, 0, 0, NULL, offsetof(hlx_bl_args_t, _f), _meta, _help }
+
+static const hlx_flag_t hlx_bl_flag_list[] = {
+    HLX_BL_FLAG("out", HLX_FT_STRING, out, "FILE",
+                "where to store it (default: HELIX_HW_FILE, else\n"
+                "$XDG_CACHE_HOME/helix/hw-local.json, else\n"
+                "~/.cache/helix/hw-local.json)"),
+    HLX_BL_FLAG("json", HLX_FT_BOOL, json, NULL, "print the stored JSON instead of the table"),
+    HLX_BL_FLAG("quiet", HLX_FT_BOOL, quiet, NULL, "print nothing but errors (not with --json)"),
+    HLX_BL_FLAG("comm-child", HLX_FT_BOOL, comm_child, NULL,
+                "internal: the collective part alone, one JSON line from rank\n"
+                "0 (started by bench local itself under helixrun)"),
+};
+
+static const hlx_flag_table_t hlx_bl_flags = {
+    "bench local", hlx_bl_flag_list, sizeof(hlx_bl_flag_list) / sizeof(hlx_bl_flag_list[0]),
+};
+
+static const char hlx_bl_usage_head[] =
 "usage: helix bench local [--out FILE] [--json] [--quiet]\n"
 "       (also: helix bench machine)\n"
 "\n"
@@ -49,14 +72,11 @@ static void hlx_bl_usage(FILE *f)
 "Started alone, it runs its collective part under `helixrun -n 2` (found beside this\n"
 "binary's build tree or on PATH).\n"
 "\n"
-"options:\n"
-"  --out FILE   where to store it (default: HELIX_HW_FILE, else\n"
-"               $XDG_CACHE_HOME/helix/hw-local.json, else ~/.cache/helix/hw-local.json)\n"
-"  --json       print the stored JSON instead of the table\n"
-"  --quiet      print nothing but errors (not with --json)\n"
+"options:\n";
+
+static const char hlx_bl_usage_tail[] =
 "\n"
-"exit status: 0 ok, 1 a measurement failed, 2 bad input\n");
-}
+"exit status: 0 ok, 1 a measurement failed, 2 bad input\n";
 
 /* ---- compute ---- */
 
@@ -919,61 +939,47 @@ int hlx_bench_local_measure(const char *path, int quiet, hlx_hw_local_t *hw, cha
 
 int hlx_cmd_bench_local(int argc, char **argv)
 {
-    static const struct option opts[] = {
-        { "out", required_argument, NULL, 'o' },
-        { "json", no_argument, NULL, 'j' },
-        { "quiet", no_argument, NULL, 'q' },
-        { "comm-child", no_argument, NULL, 'c' },
-        { "help", no_argument, NULL, 'h' },
-        { NULL, 0, NULL, 0 },
-    };
     char path[4096], err[1024] = "";
+    hlx_bl_args_t a;
     hlx_hw_local_t hw;
-    int c, json = 0, quiet = 0, child = 0, have_path = 0;
+    int rc;
 
-    optind = 1;
-    opterr = 0;
-    while ((c = getopt_long(argc, argv, "h", opts, NULL)) != -1) {
-        switch (c) {
-        case 'o': snprintf(path, sizeof(path), "%s", optarg); have_path = 1; break;
-        case 'j': json = 1; break;
-        case 'q': quiet = 1; break;
-        case 'c': child = 1; break;
-        case 'h': hlx_bl_usage(stdout); return 0;
-        default:
-            fprintf(stderr, "helix bench local: unknown or incomplete option '%s' (see helix "
-                            "bench local --help)\n", argv[optind - 1]);
-            return 2;
-        }
-    }
-    if (optind < argc) {
-        fprintf(stderr, "helix bench local: unexpected argument '%s'\n", argv[optind]);
-        return 2;
-    }
-    if (json && quiet) { /* --quiet would silence the JSON asked for */
+    memset(&a, 0, sizeof(a));
+    rc = hlx_flags_parse(&hlx_bl_flags, argc, argv, &a, NULL, hlx_bl_usage_head,
+                         hlx_bl_usage_tail);
+    if (rc >= 0)
+        return rc;
+    if (a.json && a.quiet) { /* --quiet would silence the JSON asked for */
         fprintf(stderr, "helix bench local: --json and --quiet: --quiet prints nothing but "
                         "errors, so the JSON would not be printed; drop one of the two\n");
         return 2;
     }
-    if (child)
+    if (a.comm_child)
         return hlx_bl_comm_child();
     if (getenv("PMIX_RANK") != NULL || getenv("PMIX_NAMESPACE") != NULL) {
         fprintf(stderr, "helix bench local: start it alone, not under a launcher: it runs "
                         "its collective part under helixrun itself\n");
         return 2;
     }
-    if (!have_path && hlx_hw_local_path(path, sizeof(path)) != 0) {
+    if (a.out != NULL && strlen(a.out) >= sizeof(path)) {
+        fprintf(stderr, "helix bench local: --out: path longer than %zu bytes\n",
+                sizeof(path) - 1);
+        return 2;
+    }
+    if (a.out != NULL)
+        snprintf(path, sizeof(path), "%s", a.out);
+    else if (hlx_hw_local_path(path, sizeof(path)) != 0) {
         fprintf(stderr, "helix bench local: no place for the hw file: set HELIX_HW_FILE or "
                         "HOME, or give --out\n");
         return 2;
     }
-    if (hlx_bench_local_measure(path, quiet, &hw, err, sizeof(err)) != 0) {
+    if (hlx_bench_local_measure(path, a.quiet, &hw, err, sizeof(err)) != 0) {
         fprintf(stderr, "helix bench local: %s\n", err);
         return 1;
     }
-    if (quiet)
+    if (a.quiet)
         return 0;
-    if (json) {
+    if (a.json) {
         FILE *f = fopen(path, "r");
         int ch;
         while (f && (ch = fgetc(f)) != EOF)
