@@ -64,7 +64,7 @@ void hlx_flags_help(FILE *f, const hlx_flag_table_t *t)
         snprintf(head, sizeof(head), "--%s%s%s", fl->name, fl->metavar ? " " : "",
                  fl->metavar ? fl->metavar : "");
         fprintf(f, "  %-18s", head);
-        if (strlen(head) > 18)
+        if (strlen(head) >= 18) /* no room for the gap before the help */
             fprintf(f, "\n  %-18s", "");
         while ((nl = strchr(h, '\n')) != NULL) {
             fprintf(f, "%.*s\n  %-18s", (int)(nl - h), h, "");
