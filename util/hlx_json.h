@@ -61,7 +61,8 @@ hlx_status_t hlx_jdoc_fail(hlx_jdoc_t *doc, const char *path, hlx_status_t statu
 hlx_status_t hlx_jdoc_read_object(hlx_jdoc_t *doc, json_t *obj, const char *path,
                                   const hlx_jfield_t *fields, size_t nfields, void *out);
 
-/* Levenshtein-nearest name among the candidates (NULL if none is close). */
+/* Levenshtein-nearest name among the candidates: at most 3 edits and half of the shorter
+ * of the two names (NULL if none is that close). */
 const char *hlx_nearest_name(const char *name, const char *const *candidates, size_t n);
 
 #endif

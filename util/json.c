@@ -309,11 +309,13 @@ static size_t hlx_levenshtein(const char *a, const char *b)
 const char *hlx_nearest_name(const char *name, const char *const *candidates, size_t n)
 {
     const char *best = NULL;
-    size_t bestd = 4, i, d;
+    size_t bestd = 4, i, d, shorter;
 
+    /* at most 3 edits, and at most half of the shorter word: "--bogus" is not "--out" */
     for (i = 0; i < n; i++) {
         d = hlx_levenshtein(name, candidates[i]);
-        if (d < bestd || (d == bestd && best == NULL && d <= strlen(name) / 2)) {
+        shorter = strlen(name) < strlen(candidates[i]) ? strlen(name) : strlen(candidates[i]);
+        if (d < bestd && 2 * d <= shorter) {
             bestd = d;
             best  = candidates[i];
         }
