@@ -96,6 +96,22 @@ static char *hlx_read_text(const char *path, char *err, size_t errlen, int *rc_p
     return buf;
 }
 
+/* Appends v to the array *a of *n entries and *cap allocated (doubled as it fills); -1 when
+ * out of memory (*a unchanged). */
+static int hlx_ints_push(int **a, size_t *n, size_t *cap, int v)
+{
+    if (*n == *cap) {
+        size_t c = *cap ? 2 * *cap : 1024;
+        int *g = realloc(*a, c * sizeof(int));
+        if (g == NULL)
+            return -1;
+        *a = g;
+        *cap = c;
+    }
+    (*a)[(*n)++] = v;
+    return 0;
+}
+
 /* The lines' ids (ids[], line by line, lens[] tokens each) as the run takes them: the
  * first pmin tokens of each in cfg->prompt, the rest as tails (cfg->tail, cfg->tail_off),
  * all in one allocation (*ids_p). NULL when out of memory. */
@@ -137,7 +153,7 @@ int hlx_run_load_prompt(const char *cmd, const hlx_decode_opts_t *o, const hlx_m
     char err[1024], *text, *s, *bol;
     int *ids = NULL, *lens = NULL, line = 1, lines = 0, len = 0, pmin = 0, pmax = 0, b, rc = 2;
     int diff_line = 0, diff_len = 0; /* the first line whose length is not line 1's */
-    size_t n = 0, cap = 0, lcap = 0;
+    size_t n = 0, cap = 0, nlens = 0, lcap = 0;
 
     *ids_p = NULL;
     if (o->prompt_ids == NULL)
@@ -150,23 +166,14 @@ int hlx_run_load_prompt(const char *cmd, const hlx_decode_opts_t *o, const hlx_m
         const char *col0 = s;
         if (*s == '\n' || *s == 0) {
             if (len > 0 && lines++ < HLX_PROMPT_MAX_LINES) { /* more: counted, refused */
-                if ((size_t)lines > lcap) {
-                    int *nl;
-                    lcap = lcap ? 2 * lcap : 64;
-                    if ((nl = realloc(lens, lcap * sizeof(int))) == NULL) {
-                        fprintf(stderr, "helix %s: --prompt-ids %s: out of memory\n", cmd,
-                                o->prompt_ids);
-                        goto bad;
-                    }
-                    lens = nl;
-                }
+                if (hlx_ints_push(&lens, &nlens, &lcap, len) != 0)
+                    goto nomem;
                 if (lines > 1 && len != lens[0] && diff_line == 0) {
                     diff_line = line;
                     diff_len = len;
                 }
                 pmin = lines == 1 || len < pmin ? len : pmin;
                 pmax = lines == 1 || len > pmax ? len : pmax;
-                lens[lines - 1] = len;
             }
             len = 0;
             if (*s == 0)
@@ -203,17 +210,8 @@ int hlx_run_load_prompt(const char *cmd, const hlx_decode_opts_t *o, const hlx_m
                         strtok((char *)col0, " \t\r\n"), m->name, m->vocab - 1);
                 goto bad;
             }
-            if (n == cap) {
-                int *ni;
-                cap = cap ? 2 * cap : 1024;
-                if ((ni = realloc(ids, cap * sizeof(int))) == NULL) {
-                    fprintf(stderr, "helix %s: --prompt-ids %s: out of memory\n", cmd,
-                            o->prompt_ids);
-                    goto bad;
-                }
-                ids = ni;
-            }
-            ids[n++] = (int)v;
+            if (hlx_ints_push(&ids, &n, &cap, (int)v) != 0)
+                goto nomem;
             len++;
             s--; /* the loop steps onto the separator */
         }
@@ -243,10 +241,8 @@ int hlx_run_load_prompt(const char *cmd, const hlx_decode_opts_t *o, const hlx_m
         cfg->batch = lines;
     if (lines == 1 && cfg->batch > 1) { /* one line for all requests */
         int *all = malloc(sizeof(int) * (size_t)pmin * (size_t)cfg->batch);
-        if (all == NULL) {
-            fprintf(stderr, "helix %s: --prompt-ids: out of memory\n", cmd);
-            goto bad;
-        }
+        if (all == NULL)
+            goto nomem;
         for (b = 0; b < cfg->batch; b++)
             memcpy(all + (size_t)b * pmin, ids, sizeof(int) * (size_t)pmin);
         free(ids);
@@ -255,10 +251,8 @@ int hlx_run_load_prompt(const char *cmd, const hlx_decode_opts_t *o, const hlx_m
         cfg->prompt_len = pmin;
     } else {
         int *all = hlx_prompt_split(ids, lens, lines, pmin, cfg);
-        if (all == NULL) {
-            fprintf(stderr, "helix %s: --prompt-ids: out of memory\n", cmd);
-            goto bad;
-        }
+        if (all == NULL)
+            goto nomem;
         free(ids);
         ids = all;
     }
@@ -266,6 +260,8 @@ int hlx_run_load_prompt(const char *cmd, const hlx_decode_opts_t *o, const hlx_m
     free(lens);
     *ids_p = ids;
     return -1;
+nomem:
+    fprintf(stderr, "helix %s: --prompt-ids %s: out of memory\n", cmd, o->prompt_ids);
 bad:
     free(text);
     free(ids);
