@@ -1,7 +1,7 @@
 #!/usr/bin/env bash
 # Every check that needs a GPU, in under 8 minutes, from a build made on the CPU machine:
 # the gpu test suite (run directly, no meson needed), decode with --device cuda on 1 and 2
-# ranks (one GPU) with --check, and `helix bench attention --device cuda` at 1M tokens
+# ranks (one GPU) with --check, generate with prompts of different lengths (--check), and `helix bench attention --device cuda` at 1M tokens
 # (bf16 and fp8 KV at GQA group 8, MLA) against the copy kernel's HBM bandwidth measured in
 # the same run. Each step's output, steps.jsonl (step, exit code, seconds) and one
 # summary.json go into OUT.
@@ -80,6 +80,11 @@ HELIX_NCCL=on step decode-cuda-1rank-nccl 150 "$helix" decode --device cuda --co
     --steps 4 --check --json
 HWLOC_COMPONENTS=-pci step decode-cuda-2rank-json 150 "$helixrun" --no-prefix -n 2 \
     --timeout 140 -- "$helix" decode --device cuda --kvp 2 --context 65536 --steps 4 --check --json
+# Prompts of different lengths (3, 45 and 4 tokens): chunked prefill of each, then every
+# request at its own position, on the device, --check against the fp64 reference.
+printf '5 6 7\n%s\n3 4 5 6\n' "$(seq -s ' ' 9 53)" >"$out/ragged.txt"
+step generate-cuda-ragged 120 "$helix" generate --device cuda --prompt-ids "$out/ragged.txt" \
+    --context 37 --max-new 6 --prefill-chunk 8 --check --json
 
 # Attention at 1M tokens against the copy kernel's bandwidth in the same run.
 step bench-attn-bf16-gqa8 60 "$helix" bench attention --device cuda --kv-dtype bf16 \
