@@ -1,10 +1,9 @@
 /* AVX-512 (F, BW, VL) variant: 16-lane fp32 vectors, 8 query heads per KV load, bf16 KV
- * widened by shifts, hand-written bf16-weight GEMV; and the "amx" variant on top of it
+ * widened by shifts, hand-written GEMM (bf16 and f32 weights); and the "amx" variant on top of it
  * (bf16 attention scores on AMX tiles). Built with -mavx512* (and -mamx-*); only entered
  * after dispatch.c has checked the CPU (and, for amx, the kernel's tile-state grant). */
 #include "hlx_kernels_priv.h"
 
-#include <cblas.h>
 #include <immintrin.h>
 #include <stdatomic.h>
 
@@ -1174,23 +1173,23 @@ static inline __m512 hlx_w16(const void *w, int bf, size_t i, __mmask16 mk)
     return _mm512_maskz_loadu_ps(mk, (const float *)w + i);
 }
 
-/* MR (1..8) rows of y[M][N] (+)= x[M][K] W[K][N] over columns [n0, n1): the MR x 32
- * block of y in 2 x MR registers while 8 rows of W pass (8 sequential streams, each
- * 16-column weight vector widened once and applied to every row), so y goes through
- * memory once per 8 rows of W, and x comes as broadcasts (packed per block of k, one
- * base address for all). Each element is summed in the
- * order of k whatever the column range and the row count: a thread's column range, or a
- * request alone or in a batch, rounds the same. MR is a constant at every call (the
- * switch below), so the row loops unroll into registers. */
+/* MR (1..8) rows of y[M][N] (+)= x[M][K] W[K][N] over columns [n0, n1), the terms of k in
+ * [ka, kz) (y holds those before ka): the MR x 32 block of y in 2 x MR registers while 8
+ * rows of W pass (8 sequential streams, each 16-column weight vector widened once and
+ * applied to every row), so y goes through memory once per 8 rows of W, and x comes as
+ * broadcasts (packed per block of k, one base address for all). Each element is summed in
+ * the order of k whatever the column range, the k ranges and the row count: a thread's
+ * column range, or a request alone or in a batch, rounds the same. MR is a constant at
+ * every call (the switch below), so the row loops unroll into registers. */
 static inline __attribute__((always_inline)) void
 hlx_gemm_rows_avx512(const int MR, int N, int K, const float *x, const void *w, int bf,
-                     float *y, int accumulate, int n0, int n1)
+                     float *y, int accumulate, int n0, int n1, int ka, int kz)
 {
     float xt[8 * 8] __attribute__((aligned(64))); /* x of this block of k, [ki][m] */
     int k0, n, m, ki;
 
-    for (k0 = 0; k0 < K; k0 += 8) {
-        const int kb = K - k0 < 8 ? K - k0 : 8, load = accumulate || k0 > 0;
+    for (k0 = ka; k0 < kz; k0 += 8) {
+        const int kb = kz - k0 < 8 ? kz - k0 : 8, load = accumulate || k0 > 0;
         for (ki = 0; ki < kb; ki++) /* one base address for every broadcast below */
             for (m = 0; m < MR; m++)
                 xt[ki * 8 + m] = x[(size_t)m * K + k0 + ki];
@@ -1212,7 +1211,7 @@ hlx_gemm_rows_avx512(const int MR, int N, int K, const float *x, const void *w, 
                  * lines): a decode step finds its weights in L3 or DRAM, where this took the
                  * 4K batch-8 step's GEMMs from 325 to 180 us; from L2 (a loop over 1 MB of
                  * weights) the f32 prefetches cost up to a third */
-                if (k0 + 8 + ki < K) {
+                if (k0 + 8 + ki < kz) {
                     const char *pf = (const char *)w + (wi + (size_t)8 * N) * (bf ? 2 : 4);
                     _mm_prefetch(pf, _MM_HINT_T0);
                     if (!bf)
@@ -1235,54 +1234,187 @@ hlx_gemm_rows_avx512(const int MR, int N, int K, const float *x, const void *w, 
         hlx_gemm_zero_cols(MR, N, y, n0, n1);
 }
 
-/* Any M: blocks of 8 rows, each streaming W once (a decode batch of up to 8: once). */
-static void hlx_gemm_w_avx512(int M, int N, int K, const float *x, const void *w, int bf,
-                              float *y, int accumulate, int n0, int n1)
+/* Rows [m0, m1) in blocks of 8, columns [n0, n1), terms [ka, kz). */
+static void hlx_gemm_block_avx512(int N, int K, const float *x, const void *w, int bf,
+                                  float *y, int accumulate, int m0, int m1, int n0, int n1,
+                                  int ka, int kz)
 {
-    int m0;
-
-    for (m0 = 0; m0 < M; m0 += 8) {
+    for (; m0 < m1; m0 += 8) {
         const float *xm = x + (size_t)m0 * K;
         float *ym = y + (size_t)m0 * N;
-        switch (M - m0 < 8 ? M - m0 : 8) {
-        case 1: hlx_gemm_rows_avx512(1, N, K, xm, w, bf, ym, accumulate, n0, n1); break;
-        case 2: hlx_gemm_rows_avx512(2, N, K, xm, w, bf, ym, accumulate, n0, n1); break;
-        case 3: hlx_gemm_rows_avx512(3, N, K, xm, w, bf, ym, accumulate, n0, n1); break;
-        case 4: hlx_gemm_rows_avx512(4, N, K, xm, w, bf, ym, accumulate, n0, n1); break;
-        case 5: hlx_gemm_rows_avx512(5, N, K, xm, w, bf, ym, accumulate, n0, n1); break;
-        case 6: hlx_gemm_rows_avx512(6, N, K, xm, w, bf, ym, accumulate, n0, n1); break;
-        case 7: hlx_gemm_rows_avx512(7, N, K, xm, w, bf, ym, accumulate, n0, n1); break;
-        default: hlx_gemm_rows_avx512(8, N, K, xm, w, bf, ym, accumulate, n0, n1); break;
+        switch (m1 - m0 < 8 ? m1 - m0 : 8) {
+        case 1: hlx_gemm_rows_avx512(1, N, K, xm, w, bf, ym, accumulate, n0, n1, ka, kz); break;
+        case 2: hlx_gemm_rows_avx512(2, N, K, xm, w, bf, ym, accumulate, n0, n1, ka, kz); break;
+        case 3: hlx_gemm_rows_avx512(3, N, K, xm, w, bf, ym, accumulate, n0, n1, ka, kz); break;
+        case 4: hlx_gemm_rows_avx512(4, N, K, xm, w, bf, ym, accumulate, n0, n1, ka, kz); break;
+        case 5: hlx_gemm_rows_avx512(5, N, K, xm, w, bf, ym, accumulate, n0, n1, ka, kz); break;
+        case 6: hlx_gemm_rows_avx512(6, N, K, xm, w, bf, ym, accumulate, n0, n1, ka, kz); break;
+        case 7: hlx_gemm_rows_avx512(7, N, K, xm, w, bf, ym, accumulate, n0, n1, ka, kz); break;
+        default: hlx_gemm_rows_avx512(8, N, K, xm, w, bf, ym, accumulate, n0, n1, ka, kz); break;
         }
     }
 }
 
-/* Which GEMM where (measured, docs/kernels.md): bf16 weights always by hand (BLAS has no
- * fp32 x bf16 product): W read once up to 8 rows of x, 4-row blocks beyond; f32 weights:
- * the hand kernel for 1..8 rows (one row: at read bandwidth as OpenBLAS sgemv, whose
- * rounding changed with the column range of a thread split; OpenBLAS sgemm packs its
- * operands and reaches 3-16 GFLOP/s at 2..8 rows), OpenBLAS sgemm from 9 rows (its cache
- * blocking wins from 16 rows on). */
+/* More than 8 rows (a prefill chunk): W in panels of HLX_GEMM_PK rows of k x HLX_GEMM_PN
+ * columns, each widened once to f32 into a stack buffer (128 KiB, in L2) in strips of 32
+ * columns, [strip][k][32]; every block of 8 rows of x then passes over the panel with its
+ * 8 x 32 block of y in registers for all of the panel's k (y through memory once per
+ * panel, W from memory once). Each element is still summed in the order of k (panels of
+ * one column range in the order of k), so the sums are bit for bit those of
+ * hlx_gemm_rows_avx512. */
+#define HLX_GEMM_PK 128
+#define HLX_GEMM_PN 256
+
+static void hlx_gemm_pack_avx512(const void *w, int bf, int N, int ka, int kz, int na, int nz,
+                                 float *p)
+{
+    int k, n;
+
+    for (k = ka; k < kz; k++) /* row by row: W streams in order */
+        for (n = na; n < nz; n += 32) {
+            const int c = nz - n;
+            const __mmask16 m0 = c >= 16 ? (__mmask16)0xffff : (__mmask16)((1u << c) - 1u);
+            const __mmask16 m1 = c >= 32 ? (__mmask16)0xffff
+                                 : c > 16 ? (__mmask16)((1u << (c - 16)) - 1u) : (__mmask16)0;
+            float *d = p + ((size_t)(n - na) / 32 * (size_t)(kz - ka) + (size_t)(k - ka)) * 32;
+            const size_t wi = (size_t)k * N + n;
+            _mm512_store_ps(d, hlx_w16(w, bf, wi, m0));
+            _mm512_store_ps(d + 16, hlx_w16(w, bf, wi + 16, m1));
+        }
+}
+
+/* MR rows x the 32 columns at n of y (+)= xt[k][8] x the packed strip ws[k][32], kk terms. */
+static inline __attribute__((always_inline)) void
+hlx_gemm_micro_avx512(const int MR, int N, int kk, const float *xt, const float *ws, float *y,
+                      int n, int n1, int load)
+{
+    const int c = n1 - n;
+    const __mmask16 m0 = c >= 16 ? (__mmask16)0xffff : (__mmask16)((1u << c) - 1u);
+    const __mmask16 m1 = c >= 32 ? (__mmask16)0xffff
+                         : c > 16 ? (__mmask16)((1u << (c - 16)) - 1u) : (__mmask16)0;
+    __m512 a0[8], a1[8];
+    int k, m;
+
+    for (m = 0; m < MR; m++) {
+        float *yr = y + (size_t)m * N + n;
+        a0[m] = load ? _mm512_maskz_loadu_ps(m0, yr) : _mm512_setzero_ps();
+        a1[m] = load ? _mm512_maskz_loadu_ps(m1, yr + 16) : _mm512_setzero_ps();
+    }
+    for (k = 0; k < kk; k++) {
+        const __m512 w0 = _mm512_load_ps(ws + (size_t)k * 32), w1 = _mm512_load_ps(ws + (size_t)k * 32 + 16);
+        for (m = 0; m < MR; m++) {
+            const __m512 b = _mm512_set1_ps(xt[k * 8 + m]);
+            a0[m] = _mm512_fmadd_ps(b, w0, a0[m]);
+            a1[m] = _mm512_fmadd_ps(b, w1, a1[m]);
+        }
+    }
+    for (m = 0; m < MR; m++) {
+        float *yr = y + (size_t)m * N + n;
+        _mm512_mask_storeu_ps(yr, m0, a0[m]);
+        _mm512_mask_storeu_ps(yr + 16, m1, a1[m]);
+    }
+}
+
+/* The next panel's lines of W, fetched into L2 a share at a time while this panel
+ * computes (its packing would otherwise wait on memory with nothing to overlap). */
+typedef struct hlx_gemm_next {
+    const char *w0;          /* its first row's first column */
+    size_t      row_bytes;   /* N x element size */
+    int         lines_a_row, lines, done;
+} hlx_gemm_next_t;
+
+static void hlx_gemm_fetch_avx512(hlx_gemm_next_t *nx, int upto)
+{
+    for (; nx->done < upto && nx->done < nx->lines; nx->done++)
+        _mm_prefetch(nx->w0 + (size_t)(nx->done / nx->lines_a_row) * nx->row_bytes +
+                         (size_t)(nx->done % nx->lines_a_row) * 64, _MM_HINT_T1);
+}
+
+/* Rows [0, M) over one packed panel: columns [na, nz), terms [ka, kz). */
+static void hlx_gemm_panel_avx512(int N, int K, const float *x, const float *p, float *y,
+                                  int M, int na, int nz, int ka, int kz, int load,
+                                  hlx_gemm_next_t *nx)
+{
+    float xt[HLX_GEMM_PK * 8] __attribute__((aligned(64))); /* x of 8 rows, [k][m] */
+    const int kk = kz - ka, calls = (M + 7) / 8 * ((nz - na + 31) / 32);
+    int m0, k, m, n, call = 0;
+
+    for (m0 = 0; m0 < M; m0 += 8) {
+        const int mr = M - m0 < 8 ? M - m0 : 8;
+        const float *xm = x + (size_t)m0 * K;
+        float *ym = y + (size_t)m0 * N;
+        for (k = 0; k < kk; k++)
+            for (m = 0; m < mr; m++)
+                xt[k * 8 + m] = xm[(size_t)m * K + ka + k];
+        for (n = na; n < nz; n += 32) {
+            const float *ws = p + (size_t)(n - na) / 32 * (size_t)kk * 32;
+            hlx_gemm_fetch_avx512(nx, (int)((int64_t)nx->lines * ++call / calls));
+            switch (mr) {
+            case 1: hlx_gemm_micro_avx512(1, N, kk, xt, ws, ym, n, nz, load); break;
+            case 2: hlx_gemm_micro_avx512(2, N, kk, xt, ws, ym, n, nz, load); break;
+            case 3: hlx_gemm_micro_avx512(3, N, kk, xt, ws, ym, n, nz, load); break;
+            case 4: hlx_gemm_micro_avx512(4, N, kk, xt, ws, ym, n, nz, load); break;
+            case 5: hlx_gemm_micro_avx512(5, N, kk, xt, ws, ym, n, nz, load); break;
+            case 6: hlx_gemm_micro_avx512(6, N, kk, xt, ws, ym, n, nz, load); break;
+            case 7: hlx_gemm_micro_avx512(7, N, kk, xt, ws, ym, n, nz, load); break;
+            default: hlx_gemm_micro_avx512(8, N, kk, xt, ws, ym, n, nz, load); break;
+            }
+        }
+    }
+}
+
+/* Any M: up to 8 rows stream W once (a decode batch); more go over packed panels. */
+static void hlx_gemm_w_avx512(int M, int N, int K, const float *x, const void *w, int bf,
+                              float *y, int accumulate, int n0, int n1)
+{
+    float p[HLX_GEMM_PK * HLX_GEMM_PN] __attribute__((aligned(64)));
+    int pn, pk;
+
+    if (M <= 8 || K == 0) {
+        hlx_gemm_block_avx512(N, K, x, w, bf, y, accumulate, 0, M, n0, n1, 0, K);
+        return;
+    }
+    for (pn = n0; pn < n1; pn += HLX_GEMM_PN) {
+        const int nz = n1 - pn < HLX_GEMM_PN ? n1 : pn + HLX_GEMM_PN;
+        for (pk = 0; pk < K; pk += HLX_GEMM_PK) {
+            const int kz = K - pk < HLX_GEMM_PK ? K : pk + HLX_GEMM_PK;
+            /* the panel after this one: the next k rows of these columns, or the first of
+             * the next columns */
+            const int qn = kz < K ? pn : nz, qk = kz < K ? kz : 0;
+            const int qz = n1 - qn < HLX_GEMM_PN ? n1 : qn + HLX_GEMM_PN;
+            const size_t es = bf ? 2 : 4;
+            hlx_gemm_next_t nx = {
+                .w0 = (const char *)w + ((size_t)qk * N + (size_t)qn) * es,
+                .row_bytes = (size_t)N * es,
+                .lines_a_row = (int)(((size_t)(qz - qn) * es + 63) / 64),
+                .lines = qn < n1 ? (int)(((size_t)(qz - qn) * es + 63) / 64) *
+                                       ((K - qk < HLX_GEMM_PK ? K : qk + HLX_GEMM_PK) - qk)
+                                 : 0,
+            };
+            hlx_gemm_pack_avx512(w, bf, N, pk, kz, pn, nz, p);
+            hlx_gemm_panel_avx512(N, K, x, p, y, M, pn, nz, pk, kz, accumulate || pk > 0, &nx);
+        }
+    }
+}
+
+/* Which GEMM where (measured, docs/kernels.md): by hand for bf16 weights (BLAS has no fp32
+ * x bf16 product) and f32 weights alike: W read once for up to 8 rows of x (one row: at
+ * read bandwidth as OpenBLAS sgemv, whose rounding changed with the column range of a
+ * thread split), packed panels beyond (faster than OpenBLAS sgemm at every row count
+ * measured, 9 to 128). Every element summed in the order of k: a request rounds the same
+ * alone, in a batch and in a prefill chunk, on any column range. */
 static void hlx_gemm_cols_avx512(int M, int N, int K, const float *x, const void *w,
                                  hlx_dtype_t w_dtype, float *y, int accumulate, int n0, int n1)
 {
     if (n1 <= n0)
         return;
-    if (w_dtype == HLX_DTYPE_BF16) {
-        hlx_gemm_w_avx512(M, N, K, x, w, 1, y, accumulate, n0, n1);
-        return;
-    }
-    if (w_dtype != HLX_DTYPE_F32) {
+    if (w_dtype != HLX_DTYPE_BF16 && w_dtype != HLX_DTYPE_F32) {
         hlx_kernels_t ref;
         hlx_kernels_reference(&ref);
         ref.gemm_cols(M, N, K, x, w, w_dtype, y, accumulate, n0, n1);
         return;
     }
-    if (M <= 8) /* by hand also for one row (as fast as sgemv, and column ranges round alike) */
-        hlx_gemm_w_avx512(M, N, K, x, w, 0, y, accumulate, n0, n1);
-    else
-        cblas_sgemm(CblasRowMajor, CblasNoTrans, CblasNoTrans, M, n1 - n0, K, 1.0f, x, K,
-                    (const float *)w + n0, N, accumulate ? 1.0f : 0.0f, y + n0, N);
+    hlx_gemm_w_avx512(M, N, K, x, w, w_dtype == HLX_DTYPE_BF16, y, accumulate, n0, n1);
 }
 
 static void hlx_gemm_avx512(int M, int N, int K, const float *x, const void *w,

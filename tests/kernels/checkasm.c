@@ -300,12 +300,13 @@ static void kt_check_elem(const hlx_kernels_t *ref, const hlx_kernels_t *var, kt
 }
 
 /* The hand-written kernels compute every column alone, summed in the order of k: bf16
- * weights always, f32 in the avx512 tables up to 8 rows. The rest is OpenBLAS sgemm (avx2's
- * f32, avx512's f32 from 9 rows), whose rounding may change with the rows and the column
- * range (docs/kernels.md). */
+ * weights always, f32 in the avx512 tables at any row count. The rest is OpenBLAS sgemm
+ * (avx2's f32), whose rounding may change with the rows and the column range
+ * (docs/kernels.md). */
 static int kt_gemm_by_hand(const hlx_kernels_t *var, hlx_dtype_t t, int M)
 {
-    return t == HLX_DTYPE_BF16 || (strcmp(var->name, "avx2") != 0 && M <= 8);
+    (void)M;
+    return t == HLX_DTYPE_BF16 || strcmp(var->name, "avx2") != 0;
 }
 
 static void kt_check_gemm(const hlx_kernels_t *ref, const hlx_kernels_t *var, kt_rng_t *r)
@@ -313,7 +314,10 @@ static void kt_check_gemm(const hlx_kernels_t *ref, const hlx_kernels_t *var, kt
     int it, i;
 
     for (it = 0; it < 60; it++) {
-        int M = kt_int(r, 1, 9), N = kt_int(r, 1, 300), K = kt_int(r, 1, 300), acc = it & 1;
+        /* every other: a prefill chunk's rows (avx512: packed panels of 128 k x 256
+         * columns beyond 8 rows; N and K cross their edges) */
+        int M = kt_int(r, 1, it % 2 == 0 ? 40 : 9), N = kt_int(r, 1, 600);
+        int K = kt_int(r, 1, 300), acc = it & 1;
         hlx_dtype_t t = it & 2 ? HLX_DTYPE_F32 : HLX_DTYPE_BF16;
         float *x = malloc(sizeof(float) * M * K), *y1 = malloc(sizeof(float) * M * N);
         float *y2 = malloc(sizeof(float) * M * N);
@@ -330,8 +334,8 @@ static void kt_check_gemm(const hlx_kernels_t *ref, const hlx_kernels_t *var, kt
             err = fmax(err, fabs((double)y1[i] - y2[i]));
         kt_report(var->name, "gemm", err <= 1e-6 * K + 1e-6, "%dx%dx%d %s acc %d err %.3g",
                   M, N, K, hlx_dtype_name(t), acc, err);
-        /* a request rounds the same alone as in a batch of up to 8 */
-        if (M <= 8 && kt_gemm_by_hand(var, t, M)) {
+        /* a request rounds the same alone as in a batch (or a prefill chunk) */
+        if (kt_gemm_by_hand(var, t, M)) {
             int m, same = 1;
             memcpy(y1, y2, sizeof(float) * M * N);
             var->gemm(M, N, K, x, w, t, y2, 1);
