@@ -1173,6 +1173,56 @@ static inline __m512 hlx_w16(const void *w, int bf, size_t i, __mmask16 mk)
     return _mm512_maskz_loadu_ps(mk, (const float *)w + i);
 }
 
+/* The 32 columns at n of a range ending at n1, as two masked halves of 16. */
+static inline __attribute__((always_inline)) void
+hlx_gemm_masks(int n, int n1, __mmask16 *m0, __mmask16 *m1)
+{
+    const int c = n1 - n;
+
+    *m0 = c >= 16 ? (__mmask16)0xffff : (__mmask16)((1u << c) - 1u);
+    *m1 = c >= 32 ? (__mmask16)0xffff : c > 16 ? (__mmask16)((1u << (c - 16)) - 1u) : 0;
+}
+
+/* MR rows x those 32 columns of y into registers (zeros unless load), and back. */
+static inline __attribute__((always_inline)) void
+hlx_gemm_y_in(const int MR, const float *y, int N, int n, __mmask16 m0, __mmask16 m1, int load,
+              __m512 *a0, __m512 *a1)
+{
+    int m;
+
+    for (m = 0; m < MR; m++) {
+        const float *yr = y + (size_t)m * N + n;
+        a0[m] = load ? _mm512_maskz_loadu_ps(m0, yr) : _mm512_setzero_ps();
+        a1[m] = load ? _mm512_maskz_loadu_ps(m1, yr + 16) : _mm512_setzero_ps();
+    }
+}
+
+static inline __attribute__((always_inline)) void
+hlx_gemm_y_out(const int MR, float *y, int N, int n, __mmask16 m0, __mmask16 m1,
+               const __m512 *a0, const __m512 *a1)
+{
+    int m;
+
+    for (m = 0; m < MR; m++) {
+        float *yr = y + (size_t)m * N + n;
+        _mm512_mask_storeu_ps(yr, m0, a0[m]);
+        _mm512_mask_storeu_ps(yr + 16, m1, a1[m]);
+    }
+}
+
+/* One term k for MR rows: y[m][32 columns] += x[m][k] (xk[m]) x the weights w0, w1. */
+static inline __attribute__((always_inline)) void
+hlx_gemm_fma_rows(const int MR, const float *xk, __m512 w0, __m512 w1, __m512 *a0, __m512 *a1)
+{
+    int m;
+
+    for (m = 0; m < MR; m++) {
+        const __m512 b = _mm512_set1_ps(xk[m]);
+        a0[m] = _mm512_fmadd_ps(b, w0, a0[m]);
+        a1[m] = _mm512_fmadd_ps(b, w1, a1[m]);
+    }
+}
+
 /* MR (1..8) rows of y[M][N] (+)= x[M][K] W[K][N] over columns [n0, n1), the terms of k in
  * [ka, kz) (y holds those before ka): the MR x 32 block of y in 2 x MR registers while 8
  * rows of W pass (8 sequential streams, each 16-column weight vector widened once and
@@ -1194,16 +1244,10 @@ hlx_gemm_rows_avx512(const int MR, int N, int K, const float *x, const void *w, 
             for (m = 0; m < MR; m++)
                 xt[ki * 8 + m] = x[(size_t)m * K + k0 + ki];
         for (n = n0; n < n1; n += 32) {
-            const int c = n1 - n;
-            const __mmask16 m0 = c >= 16 ? (__mmask16)0xffff : (__mmask16)((1u << c) - 1u);
-            const __mmask16 m1 = c >= 32 ? (__mmask16)0xffff
-                                 : c > 16 ? (__mmask16)((1u << (c - 16)) - 1u) : (__mmask16)0;
+            __mmask16 m0, m1;
             __m512 a0[8], a1[8];
-            for (m = 0; m < MR; m++) {
-                float *yr = y + (size_t)m * N + n;
-                a0[m] = load ? _mm512_maskz_loadu_ps(m0, yr) : _mm512_setzero_ps();
-                a1[m] = load ? _mm512_maskz_loadu_ps(m1, yr + 16) : _mm512_setzero_ps();
-            }
+            hlx_gemm_masks(n, n1, &m0, &m1);
+            hlx_gemm_y_in(MR, y, N, n, m0, m1, load, a0, a1);
             for (ki = 0; ki < kb; ki++) {
                 const size_t wi = (size_t)(k0 + ki) * N + n;
                 const __m512 w0 = hlx_w16(w, bf, wi, m0), w1 = hlx_w16(w, bf, wi + 16, m1);
@@ -1217,17 +1261,9 @@ hlx_gemm_rows_avx512(const int MR, int N, int K, const float *x, const void *w, 
                     if (!bf)
                         _mm_prefetch(pf + 64, _MM_HINT_T0);
                 }
-                for (m = 0; m < MR; m++) {
-                    const __m512 b = _mm512_set1_ps(xt[ki * 8 + m]);
-                    a0[m] = _mm512_fmadd_ps(b, w0, a0[m]);
-                    a1[m] = _mm512_fmadd_ps(b, w1, a1[m]);
-                }
+                hlx_gemm_fma_rows(MR, xt + ki * 8, w0, w1, a0, a1);
             }
-            for (m = 0; m < MR; m++) {
-                float *yr = y + (size_t)m * N + n;
-                _mm512_mask_storeu_ps(yr, m0, a0[m]);
-                _mm512_mask_storeu_ps(yr + 16, m1, a1[m]);
-            }
+            hlx_gemm_y_out(MR, y, N, n, m0, m1, a0, a1);
         }
     }
     if (K == 0 && !accumulate)
@@ -1272,12 +1308,10 @@ static void hlx_gemm_pack_avx512(const void *w, int bf, int N, int ka, int kz, i
 
     for (k = ka; k < kz; k++) /* row by row: W streams in order */
         for (n = na; n < nz; n += 32) {
-            const int c = nz - n;
-            const __mmask16 m0 = c >= 16 ? (__mmask16)0xffff : (__mmask16)((1u << c) - 1u);
-            const __mmask16 m1 = c >= 32 ? (__mmask16)0xffff
-                                 : c > 16 ? (__mmask16)((1u << (c - 16)) - 1u) : (__mmask16)0;
+            __mmask16 m0, m1;
             float *d = p + ((size_t)(n - na) / 32 * (size_t)(kz - ka) + (size_t)(k - ka)) * 32;
             const size_t wi = (size_t)k * N + n;
+            hlx_gemm_masks(n, nz, &m0, &m1);
             _mm512_store_ps(d, hlx_w16(w, bf, wi, m0));
             _mm512_store_ps(d + 16, hlx_w16(w, bf, wi + 16, m1));
         }
@@ -1288,31 +1322,16 @@ static inline __attribute__((always_inline)) void
 hlx_gemm_micro_avx512(const int MR, int N, int kk, const float *xt, const float *ws, float *y,
                       int n, int n1, int load)
 {
-    const int c = n1 - n;
-    const __mmask16 m0 = c >= 16 ? (__mmask16)0xffff : (__mmask16)((1u << c) - 1u);
-    const __mmask16 m1 = c >= 32 ? (__mmask16)0xffff
-                         : c > 16 ? (__mmask16)((1u << (c - 16)) - 1u) : (__mmask16)0;
+    __mmask16 m0, m1;
     __m512 a0[8], a1[8];
-    int k, m;
+    int k;
 
-    for (m = 0; m < MR; m++) {
-        float *yr = y + (size_t)m * N + n;
-        a0[m] = load ? _mm512_maskz_loadu_ps(m0, yr) : _mm512_setzero_ps();
-        a1[m] = load ? _mm512_maskz_loadu_ps(m1, yr + 16) : _mm512_setzero_ps();
-    }
-    for (k = 0; k < kk; k++) {
-        const __m512 w0 = _mm512_load_ps(ws + (size_t)k * 32), w1 = _mm512_load_ps(ws + (size_t)k * 32 + 16);
-        for (m = 0; m < MR; m++) {
-            const __m512 b = _mm512_set1_ps(xt[k * 8 + m]);
-            a0[m] = _mm512_fmadd_ps(b, w0, a0[m]);
-            a1[m] = _mm512_fmadd_ps(b, w1, a1[m]);
-        }
-    }
-    for (m = 0; m < MR; m++) {
-        float *yr = y + (size_t)m * N + n;
-        _mm512_mask_storeu_ps(yr, m0, a0[m]);
-        _mm512_mask_storeu_ps(yr + 16, m1, a1[m]);
-    }
+    hlx_gemm_masks(n, n1, &m0, &m1);
+    hlx_gemm_y_in(MR, y, N, n, m0, m1, load, a0, a1);
+    for (k = 0; k < kk; k++)
+        hlx_gemm_fma_rows(MR, xt + k * 8, _mm512_load_ps(ws + (size_t)k * 32),
+                          _mm512_load_ps(ws + (size_t)k * 32 + 16), a0, a1);
+    hlx_gemm_y_out(MR, y, N, n, m0, m1, a0, a1);
 }
 
 /* The next panel's lines of W, fetched into L2 a share at a time while this panel
@@ -1414,7 +1433,10 @@ static void hlx_gemm_cols_avx512(int M, int N, int K, const float *x, const void
         ref.gemm_cols(M, N, K, x, w, w_dtype, y, accumulate, n0, n1);
         return;
     }
-    hlx_gemm_w_avx512(M, N, K, x, w, w_dtype == HLX_DTYPE_BF16, y, accumulate, n0, n1);
+    if (w_dtype == HLX_DTYPE_BF16) /* bf a constant in each: the widening is compiled in */
+        hlx_gemm_w_avx512(M, N, K, x, w, 1, y, accumulate, n0, n1);
+    else
+        hlx_gemm_w_avx512(M, N, K, x, w, 0, y, accumulate, n0, n1);
 }
 
 static void hlx_gemm_avx512(int M, int N, int K, const float *x, const void *w,
