@@ -80,7 +80,7 @@ static void hlx_decode_json_load(json_t *o, const hlx_run_config_t *cfg,
     json_object_set_new(o, "ckpt_bytes_per_rank_max", json_integer((json_int_t)rep->ckpt_bytes_max));
     json_object_set_new(o, "ckpt_bytes_per_rank_min", json_integer((json_int_t)rep->ckpt_bytes_min));
     json_object_set_new(o, "ckpt_bytes_total", json_integer((json_int_t)rep->ckpt_bytes_total));
-    json_object_set_new(o, "prompt_len", json_integer(cfg->prompt_len));
+    hlx_run_json_prompt(o, cfg);
     json_object_set_new(o, "prefill_ms", json_real(rep->prefill_ms));
     for (b = 0; rep->prefill_tokens != NULL && b < cfg->batch; b++)
         json_array_append_new(pt, json_integer(rep->prefill_tokens[b]));
@@ -236,9 +236,11 @@ static void hlx_decode_print_text(const hlx_run_config_t *cfg, const hlx_model_t
                rep->ckpt_bytes_min / 1048576.0, rep->ckpt_bytes_max / 1048576.0,
                rep->ckpt_bytes_total / 1048576.0);
     if (cfg->prompt_len > 0 && rep->prefill_tokens != NULL)
-        printf("prefill: %d prompt tokens x batch %d in %.3f ms (%.1f tokens/s), next "
-               "token[0] %d\n", cfg->prompt_len, cfg->batch, rep->prefill_ms,
-               rep->prefill_ms > 0 ? cfg->batch * cfg->prompt_len * 1000.0 / rep->prefill_ms : 0,
+        printf("prefill: %d%s prompt tokens x batch %d in %.3f ms (%.1f tokens/s), next "
+               "token[0] %d\n", cfg->prompt_len, cfg->tail_off ? " or more" : "", cfg->batch,
+               rep->prefill_ms,
+               rep->prefill_ms > 0 ? (double)hlx_run_prompt_tokens(cfg) * 1000.0 / rep->prefill_ms
+                                   : 0,
                rep->prefill_tokens[0]);
     for (b = 0; b < cfg->batch && b < 4; b++) {
         printf("tokens[%d]:", b);
@@ -285,7 +287,7 @@ int hlx_cmd_decode(int argc, char **argv)
     /* A file, a preset or a checkpoint directory (cli/cmd_generate.c); then the prompt. */
     if ((rc = hlx_run_load_model("decode", &o, &cfg, &model)) >= 0)
         return rc;
-    if ((rc = hlx_run_load_prompt("decode", &o, &model, &cfg, 0, &ids)) >= 0)
+    if ((rc = hlx_run_load_prompt("decode", &o, &model, &cfg, &ids)) >= 0)
         return rc;
     return hlx_run_engine("decode", &cfg, &model, ids,
                           json ? hlx_decode_print_json_cb : hlx_decode_print_text_cb, NULL);

@@ -148,11 +148,10 @@ static int *hlx_prompt_split(const int *ids, const int *lens, int lines, int pmi
 }
 
 int hlx_run_load_prompt(const char *cmd, const hlx_decode_opts_t *o, const hlx_model_t *m,
-                        hlx_run_config_t *cfg, int ragged_ok, int **ids_p)
+                        hlx_run_config_t *cfg, int **ids_p)
 {
     char err[1024], *text, *s, *bol;
     int *ids = NULL, *lens = NULL, line = 1, lines = 0, len = 0, pmin = 0, pmax = 0, b, rc = 2;
-    int diff_line = 0, diff_len = 0; /* the first line whose length is not line 1's */
     size_t n = 0, cap = 0, nlens = 0, lcap = 0;
 
     *ids_p = NULL;
@@ -168,10 +167,6 @@ int hlx_run_load_prompt(const char *cmd, const hlx_decode_opts_t *o, const hlx_m
             if (len > 0 && lines++ < HLX_PROMPT_MAX_LINES) { /* more: counted, refused */
                 if (hlx_ints_push(&lens, &nlens, &lcap, len) != 0)
                     goto nomem;
-                if (lines > 1 && len != lens[0] && diff_line == 0) {
-                    diff_line = line;
-                    diff_len = len;
-                }
                 pmin = lines == 1 || len < pmin ? len : pmin;
                 pmax = lines == 1 || len > pmax ? len : pmax;
             }
@@ -225,13 +220,6 @@ int hlx_run_load_prompt(const char *cmd, const hlx_decode_opts_t *o, const hlx_m
                 "%d requests, as --batch\n", cmd, o->prompt_ids, lines, HLX_PROMPT_MAX_LINES);
         goto bad;
     }
-    if (pmin != pmax && !ragged_ok) {
-        fprintf(stderr, "helix %s: %s:%d:1: %d token ids, but the first line has %d: the "
-                "requests of one batch share their prompt length here (helix generate runs "
-                "prompts of different lengths)\n", cmd, o->prompt_ids, diff_line, diff_len,
-                lens[0]);
-        goto bad;
-    }
     if (lines > 1 && o->batch_given && lines != cfg->batch) {
         fprintf(stderr, "helix %s: --prompt-ids %s has %d lines (one per request) but --batch "
                 "is %d\n", cmd, o->prompt_ids, lines, cfg->batch);
@@ -267,6 +255,17 @@ bad:
     free(ids);
     free(lens);
     return 2;
+}
+
+void hlx_run_json_prompt(json_t *o, const hlx_run_config_t *cfg)
+{
+    json_t *lens = json_array();
+    int b;
+
+    json_object_set_new(o, "prompt_len", json_integer(cfg->prompt_len));
+    for (b = 0; cfg->prompt_len > 0 && b < cfg->batch; b++)
+        json_array_append_new(lens, json_integer(cfg->prompt_len + hlx_run_tail_len(cfg, b)));
+    json_object_set_new(o, "prompt_lens", lens);
 }
 
 /* ---- helix generate */
@@ -456,12 +455,11 @@ static void hlx_generate_print(const hlx_run_config_t *cfg, const hlx_model_t *m
                                int neos)
 {
     int B = cfg->batch, total = rep->steps + 1, tmax = hlx_run_tail_max(cfg), b, g;
-    /* every request's whole prompt went through the chunked prefill */
-    double pf_tokens = (double)B * cfg->prompt_len + (cfg->tail_off ? cfg->tail_off[B] : 0);
-    double pf_tps = rep->prefill_ms > 0 ? pf_tokens * 1000.0 / rep->prefill_ms : 0;
+    double pf_tps = rep->prefill_ms > 0
+                        ? (double)hlx_run_prompt_tokens(cfg) * 1000.0 / rep->prefill_ms : 0;
 
     if (json) {
-        json_t *o = json_object(), *toks = json_array(), *lens = json_array();
+        json_t *o = json_object(), *toks = json_array();
         json_object_set_new(o, "model", json_string(m->name));
         json_object_set_new(o, "checkpoint", cfg->ckpt[0] ? json_string(cfg->ckpt) : json_null());
         json_object_set_new(o, "kvp", json_integer(cfg->kvp));
@@ -469,10 +467,7 @@ static void hlx_generate_print(const hlx_run_config_t *cfg, const hlx_model_t *m
         json_object_set_new(o, "ranks", json_integer(rep->size));
         json_object_set_new(o, "batch", json_integer(B));
         json_object_set_new(o, "context", json_integer(cfg->context));
-        json_object_set_new(o, "prompt_len", json_integer(cfg->prompt_len));
-        for (b = 0; b < B; b++)
-            json_array_append_new(lens, json_integer(cfg->prompt_len + hlx_run_tail_len(cfg, b)));
-        json_object_set_new(o, "prompt_lens", lens);
+        hlx_run_json_prompt(o, cfg);
         json_object_set_new(o, "prefill_chunk", json_integer(cfg->prefill_chunk));
         json_object_set_new(o, "max_new", json_integer(rep->steps_planned + 1));
         json_object_set_new(o, "eos_stop", json_boolean(rep->eos_stop));
@@ -569,7 +564,7 @@ int hlx_cmd_generate(int argc, char **argv)
     }
     if ((rc = hlx_run_load_model("generate", &o, &cfg, &model)) >= 0)
         return rc;
-    if ((rc = hlx_run_load_prompt("generate", &o, &model, &cfg, 1, &ids)) >= 0)
+    if ((rc = hlx_run_load_prompt("generate", &o, &model, &cfg, &ids)) >= 0)
         return rc;
     if (o.max_new - 1 > INT32_MAX - cfg.prompt_len - hlx_run_tail_max(&cfg)) {
         fprintf(stderr, "helix generate: --max-new %lld after a prompt of %d tokens: more than "

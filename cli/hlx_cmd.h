@@ -75,14 +75,17 @@ int hlx_run_flags_parse(const hlx_flag_table_t *t, const char *head, const char 
 /* helix generate (cli/cmd_generate.c), and what decode shares with it: the model from
  * --model FILE|NAME|DIR (a checkpoint directory sets cfg->ckpt and, without --seed, the
  * seed from its helix_synth_seed) and the prompt of --prompt-ids (ids owned by the caller,
- * cfg->batch set from its lines when --batch was not given; lines of different lengths,
- * where ragged_ok, as the shortest length prefilled and the rest as tails, cfg->tail).
- * Each returns -1 to go on or the exit code after one message on stderr. */
+ * cfg->batch set from its lines when --batch was not given; lines of different lengths as
+ * the shortest length and the rest as tails, cfg->tail). Each returns -1 to go on or the
+ * exit code after one message on stderr. hlx_run_json_prompt adds prompt_len (the
+ * shortest) and prompt_lens (each request's) to a JSON report. */
 int hlx_cmd_generate(int argc, char **argv);
 int hlx_run_load_model(const char *cmd, const hlx_decode_opts_t *o, hlx_run_config_t *cfg,
                        hlx_model_t *m);
 int hlx_run_load_prompt(const char *cmd, const hlx_decode_opts_t *o, const hlx_model_t *m,
-                        hlx_run_config_t *cfg, int ragged_ok, int **ids_p);
+                        hlx_run_config_t *cfg, int **ids_p);
+struct json_t;
+void hlx_run_json_prompt(struct json_t *o, const hlx_run_config_t *cfg);
 
 /* The run both commands share: creates the engine, ends the rank on SIGTERM with a line
  * naming cmd, runs, has rank 0 print the report (also after a failed check) through print,

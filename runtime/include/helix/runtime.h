@@ -79,6 +79,12 @@ static inline int hlx_run_tail_len(const hlx_run_config_t *cfg, int b)
     return cfg->tail_off ? cfg->tail_off[b + 1] - cfg->tail_off[b] : 0;
 }
 
+/* Prompt tokens of the whole batch: every request's first prompt_len, then the tails. */
+static inline int64_t hlx_run_prompt_tokens(const hlx_run_config_t *cfg)
+{
+    return (int64_t)cfg->batch * cfg->prompt_len + (cfg->tail_off ? cfg->tail_off[cfg->batch] : 0);
+}
+
 static inline int hlx_run_tail_max(const hlx_run_config_t *cfg)
 {
     int b, t = 0;
