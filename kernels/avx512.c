@@ -1223,23 +1223,23 @@ hlx_gemm_fma_rows(const int MR, const float *xk, __m512 w0, __m512 w1, __m512 *a
     }
 }
 
-/* MR (1..8) rows of y[M][N] (+)= x[M][K] W[K][N] over columns [n0, n1), the terms of k in
- * [ka, kz) (y holds those before ka): the MR x 32 block of y in 2 x MR registers while 8
- * rows of W pass (8 sequential streams, each 16-column weight vector widened once and
- * applied to every row), so y goes through memory once per 8 rows of W, and x comes as
- * broadcasts (packed per block of k, one base address for all). Each element is summed in
- * the order of k whatever the column range, the k ranges and the row count: a thread's
- * column range, or a request alone or in a batch, rounds the same. MR is a constant at
- * every call (the switch below), so the row loops unroll into registers. */
+/* MR (1..8) rows of y[M][N] (+)= x[M][K] W[K][N] over columns [n0, n1): the MR x 32
+ * block of y in 2 x MR registers while 8 rows of W pass (8 sequential streams, each
+ * 16-column weight vector widened once and applied to every row), so y goes through
+ * memory once per 8 rows of W, and x comes as broadcasts (packed per block of k, one
+ * base address for all). Each element is summed in the order of k whatever the column
+ * range and the row count: a thread's column range, or a request alone or in a batch,
+ * rounds the same. MR is a constant at every call (the switch below), so the row loops
+ * unroll into registers. */
 static inline __attribute__((always_inline)) void
 hlx_gemm_rows_avx512(const int MR, int N, int K, const float *x, const void *w, int bf,
-                     float *y, int accumulate, int n0, int n1, int ka, int kz)
+                     float *y, int accumulate, int n0, int n1)
 {
     float xt[8 * 8] __attribute__((aligned(64))); /* x of this block of k, [ki][m] */
     int k0, n, m, ki;
 
-    for (k0 = ka; k0 < kz; k0 += 8) {
-        const int kb = kz - k0 < 8 ? kz - k0 : 8, load = accumulate || k0 > 0;
+    for (k0 = 0; k0 < K; k0 += 8) {
+        const int kb = K - k0 < 8 ? K - k0 : 8, load = accumulate || k0 > 0;
         for (ki = 0; ki < kb; ki++) /* one base address for every broadcast below */
             for (m = 0; m < MR; m++)
                 xt[ki * 8 + m] = x[(size_t)m * K + k0 + ki];
@@ -1255,7 +1255,7 @@ hlx_gemm_rows_avx512(const int MR, int N, int K, const float *x, const void *w, 
                  * lines): a decode step finds its weights in L3 or DRAM, where this took the
                  * 4K batch-8 step's GEMMs from 325 to 180 us; from L2 (a loop over 1 MB of
                  * weights) the f32 prefetches cost up to a third */
-                if (k0 + 8 + ki < kz) {
+                if (k0 + 8 + ki < K) {
                     const char *pf = (const char *)w + (wi + (size_t)8 * N) * (bf ? 2 : 4);
                     _mm_prefetch(pf, _MM_HINT_T0);
                     if (!bf)
@@ -1266,28 +1266,21 @@ hlx_gemm_rows_avx512(const int MR, int N, int K, const float *x, const void *w, 
             hlx_gemm_y_out(MR, y, N, n, m0, m1, a0, a1);
         }
     }
-    if (K == 0 && !accumulate)
-        hlx_gemm_zero_cols(MR, N, y, n0, n1);
 }
 
-/* Rows [m0, m1) in blocks of 8, columns [n0, n1), terms [ka, kz). */
-static void hlx_gemm_block_avx512(int N, int K, const float *x, const void *w, int bf,
-                                  float *y, int accumulate, int m0, int m1, int n0, int n1,
-                                  int ka, int kz)
+/* Up to 8 rows: W streamed once (a decode batch). */
+static void hlx_gemm_few_avx512(int M, int N, int K, const float *x, const void *w, int bf,
+                                float *y, int accumulate, int n0, int n1)
 {
-    for (; m0 < m1; m0 += 8) {
-        const float *xm = x + (size_t)m0 * K;
-        float *ym = y + (size_t)m0 * N;
-        switch (m1 - m0 < 8 ? m1 - m0 : 8) {
-        case 1: hlx_gemm_rows_avx512(1, N, K, xm, w, bf, ym, accumulate, n0, n1, ka, kz); break;
-        case 2: hlx_gemm_rows_avx512(2, N, K, xm, w, bf, ym, accumulate, n0, n1, ka, kz); break;
-        case 3: hlx_gemm_rows_avx512(3, N, K, xm, w, bf, ym, accumulate, n0, n1, ka, kz); break;
-        case 4: hlx_gemm_rows_avx512(4, N, K, xm, w, bf, ym, accumulate, n0, n1, ka, kz); break;
-        case 5: hlx_gemm_rows_avx512(5, N, K, xm, w, bf, ym, accumulate, n0, n1, ka, kz); break;
-        case 6: hlx_gemm_rows_avx512(6, N, K, xm, w, bf, ym, accumulate, n0, n1, ka, kz); break;
-        case 7: hlx_gemm_rows_avx512(7, N, K, xm, w, bf, ym, accumulate, n0, n1, ka, kz); break;
-        default: hlx_gemm_rows_avx512(8, N, K, xm, w, bf, ym, accumulate, n0, n1, ka, kz); break;
-        }
+    switch (M) {
+    case 1: hlx_gemm_rows_avx512(1, N, K, x, w, bf, y, accumulate, n0, n1); break;
+    case 2: hlx_gemm_rows_avx512(2, N, K, x, w, bf, y, accumulate, n0, n1); break;
+    case 3: hlx_gemm_rows_avx512(3, N, K, x, w, bf, y, accumulate, n0, n1); break;
+    case 4: hlx_gemm_rows_avx512(4, N, K, x, w, bf, y, accumulate, n0, n1); break;
+    case 5: hlx_gemm_rows_avx512(5, N, K, x, w, bf, y, accumulate, n0, n1); break;
+    case 6: hlx_gemm_rows_avx512(6, N, K, x, w, bf, y, accumulate, n0, n1); break;
+    case 7: hlx_gemm_rows_avx512(7, N, K, x, w, bf, y, accumulate, n0, n1); break;
+    default: hlx_gemm_rows_avx512(8, N, K, x, w, bf, y, accumulate, n0, n1); break;
     }
 }
 
@@ -1389,8 +1382,13 @@ static void hlx_gemm_w_avx512(int M, int N, int K, const float *x, const void *w
     float p[HLX_GEMM_PK * HLX_GEMM_PN] __attribute__((aligned(64)));
     int pn, pk;
 
-    if (M <= 8 || K == 0) {
-        hlx_gemm_block_avx512(N, K, x, w, bf, y, accumulate, 0, M, n0, n1, 0, K);
+    if (K == 0) { /* no terms: y is zero unless it accumulates */
+        if (!accumulate)
+            hlx_gemm_zero_cols(M, N, y, n0, n1);
+        return;
+    }
+    if (M <= 8) {
+        hlx_gemm_few_avx512(M, N, K, x, w, bf, y, accumulate, n0, n1);
         return;
     }
     for (pn = n0; pn < n1; pn += HLX_GEMM_PN) {
