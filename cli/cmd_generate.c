@@ -134,7 +134,7 @@ static int *hlx_prompt_split(const int *ids, const int *lens, int lines, int pmi
         if (!ragged)
             continue;
         off[b] = (int)t;
-        memmove(tail + t, ids + n + pmin, sizeof(int) * (size_t)(lens[b] - pmin));
+        memcpy(tail + t, ids + n + pmin, sizeof(int) * (size_t)(lens[b] - pmin));
         t += (size_t)(lens[b] - pmin);
     }
     cfg->prompt = all;
@@ -151,7 +151,7 @@ int hlx_run_load_prompt(const char *cmd, const hlx_decode_opts_t *o, const hlx_m
                         hlx_run_config_t *cfg, int **ids_p)
 {
     char err[1024], *text, *s, *bol;
-    int *ids = NULL, *lens = NULL, line = 1, lines = 0, len = 0, pmin = 0, pmax = 0, b, rc = 2;
+    int *ids = NULL, *lens = NULL, line = 1, lines = 0, len = 0, pmin = 0, b, rc = 2;
     size_t n = 0, cap = 0, nlens = 0, lcap = 0;
 
     *ids_p = NULL;
@@ -168,7 +168,6 @@ int hlx_run_load_prompt(const char *cmd, const hlx_decode_opts_t *o, const hlx_m
                 if (hlx_ints_push(&lens, &nlens, &lcap, len) != 0)
                     goto nomem;
                 pmin = lines == 1 || len < pmin ? len : pmin;
-                pmax = lines == 1 || len > pmax ? len : pmax;
             }
             len = 0;
             if (*s == 0)
@@ -566,13 +565,6 @@ int hlx_cmd_generate(int argc, char **argv)
         return rc;
     if ((rc = hlx_run_load_prompt("generate", &o, &model, &cfg, &ids)) >= 0)
         return rc;
-    if (o.max_new - 1 > INT32_MAX - cfg.prompt_len - hlx_run_tail_max(&cfg)) {
-        fprintf(stderr, "helix generate: --max-new %lld after a prompt of %d tokens: more than "
-                "2^31 - 1 positions\n", (long long)o.max_new,
-                cfg.prompt_len + hlx_run_tail_max(&cfg));
-        free(ids);
-        return 2;
-    }
     cfg.steps = (int)o.max_new - 1;
     /* --ignore-eos wins over --eos (still checked) and over the checkpoint's ids */
     neos = o.eos ? hlx_generate_eos_flag(o.eos, model.vocab, eos, HLX_EOS_MAX)
