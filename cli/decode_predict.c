@@ -67,6 +67,7 @@ void hlx_decode_predict(json_t *o, const hlx_run_config_t *cfg, const hlx_model_
     hlx_local_pred_t p;
     char path[4096], err[1024];
     json_t *ph;
+    int64_t ctx;
     int i;
 
     if (hlx_hw_local_path(path, sizeof(path)) != 0) {
@@ -78,9 +79,12 @@ void hlx_decode_predict(json_t *o, const hlx_run_config_t *cfg, const hlx_model_
         snprintf(err + n, sizeof(err) - n, " (measure with: helix bench local)");
         goto none;
     }
+    /* the steps attend to the context and each request's prompt: the planner's context is
+     * their mean (attention reads are linear in each request's length) */
+    ctx = cfg->context + (hlx_run_prompt_tokens(cfg) + cfg->batch / 2) / cfg->batch;
     lc = (hlx_local_cfg_t){ .kvp = cfg->kvp, .tpa = cfg->tpa, .batch = cfg->batch,
                             .steps = cfg->steps, .kv_block = cfg->kv_block,
-                            .hopb = hlx_dp_hopb(o, hopb), .context = cfg->context,
+                            .hopb = hlx_dp_hopb(o, hopb), .context = ctx,
                             .w_dtype = m->weight_dtype,
                             .kv_dtype = cfg->kv_dtype_set ? cfg->kv_dtype : m->kv_dtype,
                             .ep = cfg->ep,

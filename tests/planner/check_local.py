@@ -185,6 +185,21 @@ try:
           f"predicted_hw_age_s {d.get('predicted_hw_age_s')} (about {want_age:.0f})")
     check("predicted_note" not in d or d["kernels"] != "avx512",
           f"no note for the same kernels: {d.get('predicted_note')}")
+    # a prompt is context for the steps: 4K of synthetic context and two prompts of 4000
+    # and 4192 tokens (mean 4096) predict as 8K of synthetic context
+    ids = os.path.join(tmp, "prompts.txt")
+    with open(ids, "w") as f:
+        for n in (4000, 4192):
+            f.write(" ".join(str((7 * i) % 500) for i in range(n)) + "\n")
+    rc, out, err = run(["decode", "--json", "--prompt-ids", ids, "--context", "4K",
+                        "--steps", "2"], env)
+    rc2, out2, err2 = run(["decode", "--json", "--context", "8K", "--steps", "2",
+                           "--batch", "2"], env)
+    p1 = json.loads(out).get("predicted_step_ms") if rc == 0 else None
+    p2 = json.loads(out2).get("predicted_step_ms") if rc2 == 0 else None
+    check(rc == 0 and rc2 == 0 and p1 is not None and p2 is not None and
+          abs(p1 - p2) <= 1e-9 * p2, f"prompts predict as their mean context: {p1} vs {p2} "
+          f"({err}{err2})")
     other = os.path.join(tmp, "hw-other-kernels.json")
     doc = json.load(open(hw))
     doc["kernels"] = "scalar" if d["kernels"] != "scalar" else "avx2"
