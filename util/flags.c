@@ -5,8 +5,55 @@
 #include "hlx_parse.h"
 
 #include <getopt.h>
+#include <stdarg.h>
 #include <stdlib.h>
 #include <string.h>
+#include <unistd.h>
+
+/* Set for one hlx_flags_parse: this process is not rank 0 of a job that a launcher other
+ * than helixrun started (srun, mpirun), so what it would print about argv (the same on
+ * every rank) is left to rank 0; helixrun collapses identical lines itself. */
+static int hlx_flags_mute;
+
+static int hlx_flags_other_rank(void)
+{
+    static const char *const vars[] = { "OMPI_COMM_WORLD_RANK", "SLURM_PROCID", "PMIX_RANK" };
+    size_t i;
+
+    if (getenv("HELIXRUN") != NULL)
+        return 0;
+    for (i = 0; i < sizeof(vars) / sizeof(vars[0]); i++) {
+        const char *v = getenv(vars[i]);
+        char *end;
+        long r;
+        if (v == NULL || v[0] == '\0')
+            continue;
+        r = strtol(v, &end, 10);
+        return *end == '\0' && r > 0;
+    }
+    return 0;
+}
+
+/* Exit status 2 for bad argv. A muted rank first waits a second: mpirun ends the whole job
+ * at the first non-zero exit, which must not come before rank 0 has said why. */
+static int hlx_flags_fail(void)
+{
+    if (hlx_flags_mute)
+        sleep(1);
+    return 2;
+}
+
+static void hlx_flags_err(const char *fmt, ...) __attribute__((format(printf, 1, 2)));
+static void hlx_flags_err(const char *fmt, ...)
+{
+    va_list ap;
+
+    if (hlx_flags_mute)
+        return;
+    va_start(ap, fmt);
+    vfprintf(stderr, fmt, ap);
+    va_end(ap);
+}
 
 /* Converts text for flag f into out; prints "helix CMD: --flag: reason" on error. */
 static int hlx_flag_set(const hlx_flag_table_t *t, const hlx_flag_t *f, const char *text,
@@ -47,7 +94,7 @@ static int hlx_flag_set(const hlx_flag_table_t *t, const hlx_flag_t *f, const ch
         break;
     }
     if (st != HLX_OK) {
-        fprintf(stderr, "helix %s: --%s: %s\n", t->command, f->name, why);
+        hlx_flags_err("helix %s: --%s: %s\n", t->command, f->name, why);
         return -1;
     }
     return 0;
@@ -85,6 +132,7 @@ int hlx_flags_parse(const hlx_flag_table_t *t, int argc, char **argv, void *out,
     size_t i, n = t->nflags < HLX_FLAGS_MAX ? t->nflags : HLX_FLAGS_MAX;
     int c;
 
+    hlx_flags_mute = hlx_flags_other_rank();
     for (i = 0; i < n; i++) {
         const hlx_flag_t *f = &t->flags[i];
         longopts[i].name = f->name;
@@ -94,7 +142,7 @@ int hlx_flags_parse(const hlx_flag_table_t *t, int argc, char **argv, void *out,
         if (given)
             given[i] = 0;
         if (f->defval != NULL && hlx_flag_set(t, f, f->defval, out) != 0)
-            return 2; /* a table bug, named like a bad flag */
+            return hlx_flags_fail(); /* a table bug, named like a bad flag */
     }
     longopts[n].name = "help";
     longopts[n].has_arg = no_argument;
@@ -107,10 +155,12 @@ int hlx_flags_parse(const hlx_flag_table_t *t, int argc, char **argv, void *out,
         if (c >= 1000 && c < 1000 + (int)n) {
             const hlx_flag_t *f = &t->flags[c - 1000];
             if (hlx_flag_set(t, f, f->type == HLX_FT_BOOL ? NULL : optarg, out) != 0)
-                return 2;
+                return hlx_flags_fail();
             if (given)
                 given[c - 1000] = 1;
         } else if (c == 'h') {
+            if (hlx_flags_mute)
+                return 0;
             if (usage_head)
                 fputs(usage_head, stdout);
             hlx_flags_help(stdout, t);
@@ -118,13 +168,13 @@ int hlx_flags_parse(const hlx_flag_table_t *t, int argc, char **argv, void *out,
                 fputs(usage_tail, stdout);
             return 0;
         } else if (c == ':') {
-            fprintf(stderr, "helix %s: %s needs a value\n", t->command,
+            hlx_flags_err("helix %s: %s needs a value\n", t->command,
                     optind > 0 && optind <= argc ? argv[optind - 1] : "an option");
-            return 2;
+            return hlx_flags_fail();
         } else if (optopt >= 1000 && optopt < 1000 + (int)n) {
-            fprintf(stderr, "helix %s: --%s takes no value\n", t->command,
+            hlx_flags_err("helix %s: --%s takes no value\n", t->command,
                     t->flags[optopt - 1000].name);
-            return 2;
+            return hlx_flags_fail();
         } else {
             const char *arg = optind > 0 && optind <= argc ? argv[optind - 1] : NULL;
             char shortopt[3] = { '-', (char)optopt, '\0' };
@@ -149,24 +199,24 @@ int hlx_flags_parse(const hlx_flag_table_t *t, int argc, char **argv, void *out,
                         hits++;
                     }
                 if (hits > 1) {
-                    fprintf(stderr, "helix %s: option '%s' is ambiguous: %s\n", t->command,
+                    hlx_flags_err("helix %s: option '%s' is ambiguous: %s\n", t->command,
                             arg, list);
-                    return 2;
+                    return hlx_flags_fail();
                 }
             }
             if (near != NULL)
-                fprintf(stderr, "helix %s: unknown option '%s' (did you mean --%s?)\n",
+                hlx_flags_err("helix %s: unknown option '%s' (did you mean --%s?)\n",
                         t->command, arg, near);
             else
-                fprintf(stderr, "helix %s: unknown option '%s' (see helix %s --help)\n",
+                hlx_flags_err("helix %s: unknown option '%s' (see helix %s --help)\n",
                         t->command, arg, t->command);
-            return 2;
+            return hlx_flags_fail();
         }
     }
     if (optind < argc) {
-        fprintf(stderr, "helix %s: unexpected argument '%s' (see helix %s --help)\n",
+        hlx_flags_err("helix %s: unexpected argument '%s' (see helix %s --help)\n",
                 t->command, argv[optind], t->command);
-        return 2;
+        return hlx_flags_fail();
     }
     return -1;
 }

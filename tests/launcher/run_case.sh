@@ -918,6 +918,42 @@ mpirun-kill)
     expect_err 'rank 1 \(world 1\) lost'
     ;;
 
+mpirun-usage-once)
+    # A typo under mpirun (no helixrun to collapse copies): rank 0 says it once, the other
+    # ranks exit 2 without a word (was: one copy per rank). With --help likewise.
+    need_helix
+    command -v mpirun >/dev/null || { echo "no mpirun"; exit 77; }
+    timeout -k 2 60 mpirun --allow-run-as-root --oversubscribe -n 3 "$HX" decode --kvp 3 \
+        --bogus >"$out" 2>"$err"
+    rc=$?
+    echo "mpirun -n 3 helix decode --bogus -> exit $rc"
+    sed 's/^/  stderr: /' "$err" | head -n 12
+    [ "$rc" -ne 0 ] && [ "$rc" -ne 124 ] || fail "exit code $rc, expected a failure"
+    [ "$(grep -c "helix decode: unknown option '--bogus'" "$err")" -eq 1 ] ||
+        fail "the error should be printed exactly once"
+    timeout -k 2 60 mpirun --allow-run-as-root --oversubscribe -n 3 "$HX" decode --help \
+        >"$out" 2>"$err"
+    [ "$(grep -c '^usage: helix decode' "$out")" -eq 1 ] || fail "--help should print once"
+    # the rule itself: a launcher's rank variable other than 0 mutes argv errors (exit 2
+    # all the same), rank 0, no launcher, helixrun and a rank that is not a number do not
+    for e in OMPI_COMM_WORLD_RANK=2 SLURM_PROCID=1 PMIX_RANK=5; do
+        env "$e" "$HX" decode --steps x >"$out" 2>"$err"
+        rc=$?
+        [ "$rc" -eq 2 ] && [ ! -s "$err" ] || fail "$e: exit $rc, stderr '$(cat "$err")'"
+    done
+    for e in OMPI_COMM_WORLD_RANK=0 SLURM_PROCID=x HELIXRUN=1 NONE=1; do
+        env "$e" PMIX_RANK=3 "$HX" decode --steps x >"$out" 2>"$err"
+        rc=$?
+        if [ "$e" = OMPI_COMM_WORLD_RANK=0 ] || [ "$e" = HELIXRUN=1 ] ||
+           [ "$e" = SLURM_PROCID=x ]; then
+            [ "$rc" -eq 2 ] && grep -q "^helix decode: --steps: 'x'" "$err" ||
+                fail "$e PMIX_RANK=3: exit $rc, stderr '$(cat "$err")'"
+        else
+            [ "$rc" -eq 2 ] && [ ! -s "$err" ] || fail "PMIX_RANK=3: exit $rc, '$(cat "$err")'"
+        fi
+    done
+    ;;
+
 badflags)
     run 5 -n 2 --bogus "$CL"
     expect_rc 2
