@@ -131,6 +131,7 @@ _Static_assert(sizeof(hlx_bench_flag_list) / sizeof(hlx_bench_flag_list[0]) == H
 
 static const hlx_flag_table_t hlx_bench_flags = {
     "bench", hlx_bench_flag_list, HLX_BF_COUNT,
+    NULL, 0,
 };
 
 static const char hlx_bench_usage_head[] =

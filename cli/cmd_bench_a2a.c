@@ -38,17 +38,17 @@ typedef struct a2a_args {
 
 static const hlx_flag_t a2a_flag_list[] = {
     A2A_FLAG("minbytes", "1K", 0, (int64_t)A2A_MAX_BYTES, min_bytes, "N",
-             "(-b) smallest block per peer, K/M/G suffixes = 2^10.."),
+             "smallest block per peer, K/M/G suffixes = 2^10.."),
     A2A_FLAG("maxbytes", "256K", 0, (int64_t)A2A_MAX_BYTES, max_bytes, "N",
-             "(-e) largest block per peer, at most 1G"),
+             "largest block per peer, at most 1G"),
     A2A_FLAG("stepfactor", "2", 2, 1024, factor, "F",
-             "(-f) multiply the size by F each step, integer >= 2; a sweep\n"
+             "multiply the size by F each step, integer >= 2; a sweep\n"
              "from 0 goes 0, 1, F, F^2, ..."),
     A2A_FLAG("iters", "200", 1, 1000000, iters, "N",
-             "(-n) timed operations per size, at most 10^6"),
-    A2A_FLAG("warmup", "20", 0, 100000000, warmup, "N", "(-w) untimed operations first"),
+             "timed operations per size, at most 10^6"),
+    A2A_FLAG("warmup", "20", 0, 100000000, warmup, "N", "untimed operations first"),
     A2A_FLAG("check", "1", 0, 1, check, "0|1",
-             "(-c) after timing, one operation of fresh data whose every\n"
+             "after timing, one operation of fresh data whose every\n"
              "received byte is compared with a value computed from (source,\n"
              "destination, offset, size), plus one with uneven blocks (0,\n"
              "half and full size by pair); wrong bytes are counted, any\n"
@@ -63,18 +63,15 @@ static const hlx_flag_t a2a_flag_list[] = {
       "busbw_gbps, wrong (-1 without -c), backend" },
 };
 
-static const hlx_flag_table_t a2a_flags = {
-    "bench a2a", a2a_flag_list, sizeof(a2a_flag_list) / sizeof(a2a_flag_list[0]),
+/* nccl-tests' short flags */
+static const hlx_flag_alias_t a2a_aliases[] = {
+    { 'b', "minbytes" }, { 'e', "maxbytes" }, { 'f', "stepfactor" },
+    { 'n', "iters" },    { 'w', "warmup" },   { 'c', "check" },
 };
 
-/* nccl-tests' short flags: hlx_flags parses long names only, so "-b 1K" and "-b1K" are
- * rewritten as "--minbytes 1K" before it (up to "--"; the value after a bare one is left). */
-static const struct {
-    char        c;
-    const char *name;
-} a2a_short[] = {
-    { 'b', "--minbytes" }, { 'e', "--maxbytes" }, { 'f', "--stepfactor" },
-    { 'n', "--iters" },    { 'w', "--warmup" },   { 'c', "--check" },
+static const hlx_flag_table_t a2a_flags = {
+    "bench a2a", a2a_flag_list, sizeof(a2a_flag_list) / sizeof(a2a_flag_list[0]),
+    a2a_aliases, sizeof(a2a_aliases) / sizeof(a2a_aliases[0]),
 };
 
 static const char a2a_usage_head[] =
@@ -84,7 +81,7 @@ static const char a2a_usage_head[] =
     "time_us is the slowest rank's median (robust on a shared machine), mean_us its\n"
     "mean; algbw = ranks * bytes_per_peer / time_us, busbw = algbw * (ranks - 1) /\n"
     "ranks (the bytes each rank moves over its links).\n"
-    "nccl-tests' short flags (in parentheses) name the same options: -b 1K or -b1K.\n"
+    "The short flags are nccl-tests' own: -b 1K or -b1K.\n"
     "options:\n";
 
 static const char a2a_usage_tail[] =
@@ -92,46 +89,20 @@ static const char a2a_usage_tail[] =
     "  helixrun -n 2 helix bench a2a -b 1K -e 256K -f 2 -n 1000 -w 100 -c 1\n"
     "  mpirun -n 4 helix bench a2a --json\n";
 
-/* Parses argv (its short flags as their long names) into o, the timeout defaulting to
- * timeout_s. Returns -1 to go on, or the exit code: 0 after --help, 2 after a message naming
- * the flag. */
+/* Parses argv into o, the timeout defaulting to timeout_s. Returns -1 to go on, or the exit
+ * code: 0 after --help, 2 after a message naming the flag. */
 static int a2a_parse(int argc, char **argv, double timeout_s, a2a_opts_t *o)
 {
-    const size_t nshort = sizeof(a2a_short) / sizeof(a2a_short[0]);
-    char **args = calloc((size_t)argc * 2 + 1, sizeof(char *));
     a2a_args_t a;
-    int i, n = 0, rc, value = 0;
+    int rc;
 
-    if (args == NULL) {
-        fprintf(stderr, "helix bench a2a: out of memory\n");
-        return 1;
-    }
-    for (i = 0; i < argc; i++) {
-        const char *s = argv[i];
-        size_t j = nshort;
-        if (i > 0 && !value && s[0] == '-' && s[1] != '\0' && s[1] != '-')
-            for (j = 0; j < nshort && a2a_short[j].c != s[1]; j++)
-                ;
-        if (j == nshort) { /* argv[0], a value, a long flag, "--", "-h" or an unknown one */
-            args[n++] = argv[i];
-            if (!value && !strcmp(s, "--")) /* the rest verbatim */
-                while (++i < argc)
-                    args[n++] = argv[i];
-            value = 0;
-            continue;
-        }
-        args[n++] = (char *)a2a_short[j].name;
-        value = s[2] == '\0'; /* the next one is the value, whatever it reads */
-        if (!value)
-            args[n++] = argv[i] + 2; /* "-b1K" */
-    }
     memset(&a, 0, sizeof(a));
-    rc = hlx_flags_parse(&a2a_flags, n, args, &a, NULL, a2a_usage_head, a2a_usage_tail);
-    free(args);
+    rc = hlx_flags_parse(&a2a_flags, argc, argv, &a, NULL, a2a_usage_head, a2a_usage_tail);
     if (rc >= 0)
         return rc;
     if (a.min_bytes > a.max_bytes) {
-        fprintf(stderr, "helix bench a2a: -b %" PRId64 " is larger than -e %" PRId64 "\n",
+        fprintf(stderr, "helix bench a2a: -b/--minbytes %" PRId64
+                " is larger than -e/--maxbytes %" PRId64 "\n",
                 a.min_bytes, a.max_bytes);
         return 2;
     }

@@ -48,6 +48,7 @@ static const hlx_flag_t hlx_bench_hopb_flag_list[] = {
 static const hlx_flag_table_t hlx_bench_hopb_flags = {
     "bench hopb", hlx_bench_hopb_flag_list,
     sizeof(hlx_bench_hopb_flag_list) / sizeof(hlx_bench_hopb_flag_list[0]),
+    NULL, 0,
 };
 
 static const char hlx_bench_hopb_usage_head[] =

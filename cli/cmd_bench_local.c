@@ -52,6 +52,7 @@ static const hlx_flag_t hlx_bl_flag_list[] = {
 
 static const hlx_flag_table_t hlx_bl_flags = {
     "bench local", hlx_bl_flag_list, sizeof(hlx_bl_flag_list) / sizeof(hlx_bl_flag_list[0]),
+    NULL, 0,
 };
 
 static const char hlx_bl_usage_head[] =

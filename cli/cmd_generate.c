@@ -331,6 +331,7 @@ static const hlx_flag_t hlx_generate_flag_list[] = {
 const hlx_flag_table_t hlx_generate_flags = {
     "generate", hlx_generate_flag_list,
     sizeof(hlx_generate_flag_list) / sizeof(hlx_generate_flag_list[0]),
+    NULL, 0,
 };
 
 static const char hlx_generate_usage_head[] =

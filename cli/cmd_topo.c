@@ -69,6 +69,7 @@ static const hlx_flag_t hlx_topo_flag_list[] = {
 
 const hlx_flag_table_t hlx_topo_flags = {
     "topo", hlx_topo_flag_list, sizeof(hlx_topo_flag_list) / sizeof(hlx_topo_flag_list[0]),
+    NULL, 0,
 };
 
 static const char hlx_topo_usage_head[] =

@@ -92,6 +92,7 @@ static const hlx_flag_t hlx_decode_flag_list[] = {
 const hlx_flag_table_t hlx_decode_flags = {
     "decode", hlx_decode_flag_list,
     sizeof(hlx_decode_flag_list) / sizeof(hlx_decode_flag_list[0]),
+    NULL, 0,
 };
 
 static const char hlx_decode_usage_head[] =

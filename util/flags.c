@@ -55,6 +55,30 @@ static void hlx_flags_err(const char *fmt, ...)
     va_end(ap);
 }
 
+/* The one-letter alias of flag f, 0 for none. */
+static char hlx_flag_short(const hlx_flag_table_t *t, const hlx_flag_t *f)
+{
+    size_t i;
+
+    for (i = 0; i < t->naliases; i++)
+        if (!strcmp(t->aliases[i].name, f->name))
+            return t->aliases[i].c;
+    return 0;
+}
+
+/* "--name", or with a short alias "-b" SEP "--name". */
+static const char *hlx_flag_label(const hlx_flag_table_t *t, const hlx_flag_t *f,
+                                  const char *sep, char *buf, size_t n)
+{
+    char c = hlx_flag_short(t, f);
+
+    if (c != 0)
+        snprintf(buf, n, "-%c%s--%s", c, sep, f->name);
+    else
+        snprintf(buf, n, "--%s", f->name);
+    return buf;
+}
+
 /* Converts text for flag f into out; prints "helix CMD: --flag: reason" on error. */
 static int hlx_flag_set(const hlx_flag_table_t *t, const hlx_flag_t *f, const char *text,
                         void *out)
@@ -94,7 +118,9 @@ static int hlx_flag_set(const hlx_flag_table_t *t, const hlx_flag_t *f, const ch
         break;
     }
     if (st != HLX_OK) {
-        hlx_flags_err("helix %s: --%s: %s\n", t->command, f->name, why);
+        char label[80];
+        hlx_flags_err("helix %s: %s: %s\n", t->command,
+                      hlx_flag_label(t, f, "/", label, sizeof(label)), why);
         return -1;
     }
     return 0;
@@ -106,10 +132,11 @@ void hlx_flags_help(FILE *f, const hlx_flag_table_t *t)
 
     for (i = 0; i < t->nflags; i++) {
         const hlx_flag_t *fl = &t->flags[i];
-        char head[64];
+        char head[112];
         const char *h = fl->help, *nl;
-        snprintf(head, sizeof(head), "--%s%s%s", fl->name, fl->metavar ? " " : "",
-                 fl->metavar ? fl->metavar : "");
+        char label[80];
+        snprintf(head, sizeof(head), "%s%s%s", hlx_flag_label(t, fl, ", ", label, sizeof(label)),
+                 fl->metavar ? " " : "", fl->metavar ? fl->metavar : "");
         fprintf(f, "  %-18s", head);
         if (strlen(head) >= 18) /* no room for the gap before the help */
             fprintf(f, "\n  %-18s", "");
@@ -129,7 +156,8 @@ int hlx_flags_parse(const hlx_flag_table_t *t, int argc, char **argv, void *out,
                     const char *usage_head, const char *usage_tail)
 {
     struct option longopts[HLX_FLAGS_MAX + 2];
-    size_t i, n = t->nflags < HLX_FLAGS_MAX ? t->nflags : HLX_FLAGS_MAX;
+    size_t i, n = t->nflags < HLX_FLAGS_MAX ? t->nflags : HLX_FLAGS_MAX, ns = 2;
+    char shorts[3 + 2 * HLX_FLAGS_MAX] = ":h", sc; /* getopt's short options: ":hb:e:..." */
     int c;
 
     hlx_flags_mute = hlx_flags_other_rank();
@@ -141,6 +169,12 @@ int hlx_flags_parse(const hlx_flag_table_t *t, int argc, char **argv, void *out,
         longopts[i].val = 1000 + (int)i;
         if (given)
             given[i] = 0;
+        if ((sc = hlx_flag_short(t, f)) != 0) {
+            shorts[ns++] = sc;
+            if (f->type != HLX_FT_BOOL)
+                shorts[ns++] = ':';
+            shorts[ns] = '\0';
+        }
         if (f->defval != NULL && hlx_flag_set(t, f, f->defval, out) != 0)
             return hlx_flags_fail(); /* a table bug, named like a bad flag */
     }
@@ -151,7 +185,10 @@ int hlx_flags_parse(const hlx_flag_table_t *t, int argc, char **argv, void *out,
     memset(&longopts[n + 1], 0, sizeof(longopts[n + 1]));
     opterr = 0;
     optind = 0; /* glibc: 0 resets the scanner fully (a cluster "-xy" left half-read) */
-    while ((c = getopt_long(argc, argv, ":h", longopts, NULL)) != -1) {
+    while ((c = getopt_long(argc, argv, shorts, longopts, NULL)) != -1) {
+        for (i = 0; c > 0 && c < 1000 && c != 'h' && c != ':' && c != '?' && i < n; i++)
+            if (hlx_flag_short(t, &t->flags[i]) == c) /* a short alias: as its long name */
+                c = 1000 + (int)i;
         if (c >= 1000 && c < 1000 + (int)n) {
             const hlx_flag_t *f = &t->flags[c - 1000];
             if (hlx_flag_set(t, f, f->type == HLX_FT_BOOL ? NULL : optarg, out) != 0)
@@ -169,11 +206,11 @@ int hlx_flags_parse(const hlx_flag_table_t *t, int argc, char **argv, void *out,
             return 0;
         } else if (c == ':') {
             hlx_flags_err("helix %s: %s needs a value\n", t->command,
-                    optind > 0 && optind <= argc ? argv[optind - 1] : "an option");
+                          optind > 0 && optind <= argc ? argv[optind - 1] : "an option");
             return hlx_flags_fail();
         } else if (optopt >= 1000 && optopt < 1000 + (int)n) {
             hlx_flags_err("helix %s: --%s takes no value\n", t->command,
-                    t->flags[optopt - 1000].name);
+                          t->flags[optopt - 1000].name);
             return hlx_flags_fail();
         } else {
             const char *arg = optind > 0 && optind <= argc ? argv[optind - 1] : NULL;
@@ -200,22 +237,22 @@ int hlx_flags_parse(const hlx_flag_table_t *t, int argc, char **argv, void *out,
                     }
                 if (hits > 1) {
                     hlx_flags_err("helix %s: option '%s' is ambiguous: %s\n", t->command,
-                            arg, list);
+                                  arg, list);
                     return hlx_flags_fail();
                 }
             }
             if (near != NULL)
                 hlx_flags_err("helix %s: unknown option '%s' (did you mean --%s?)\n",
-                        t->command, arg, near);
+                              t->command, arg, near);
             else
                 hlx_flags_err("helix %s: unknown option '%s' (see helix %s --help)\n",
-                        t->command, arg, t->command);
+                              t->command, arg, t->command);
             return hlx_flags_fail();
         }
     }
     if (optind < argc) {
         hlx_flags_err("helix %s: unexpected argument '%s' (see helix %s --help)\n",
-                t->command, argv[optind], t->command);
+                      t->command, argv[optind], t->command);
         return hlx_flags_fail();
     }
     return -1;

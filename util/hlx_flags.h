@@ -29,10 +29,18 @@ typedef struct hlx_flag {
     const char *help;     /* may hold '\n' for continuation lines */
 } hlx_flag_t;
 
+/* A one-letter alias of a flag: { 'b', "minbytes" } makes -b 1K and -b1K --minbytes 1K. */
+typedef struct hlx_flag_alias {
+    char        c; /* never 'h' */
+    const char *name;
+} hlx_flag_alias_t;
+
 typedef struct hlx_flag_table {
-    const char       *command; /* "topo": messages read "helix topo: --kvp: ..." */
-    const hlx_flag_t *flags;
-    size_t            nflags;
+    const char             *command; /* "topo": messages read "helix topo: --kvp: ..." */
+    const hlx_flag_t       *flags;
+    size_t                  nflags;
+    const hlx_flag_alias_t *aliases; /* NULL: long names only */
+    size_t                  naliases;
 } hlx_flag_table_t;
 
 #define HLX_FLAGS_MAX 64

@@ -43,7 +43,7 @@ static const hlx_flag_t fuzz_flag_list[] = {
     { "b", HLX_FT_BOOL, NULL, 0, 0, 0, 0, NULL, offsetof(fuzz_opts_t, b), NULL, "" },
     { "c", HLX_FT_CHOICE, "on", 0, 0, 0, 0, "on|off|auto", offsetof(fuzz_opts_t, c), "C", "" },
 };
-static const hlx_flag_table_t fuzz_flags = { "fuzz", fuzz_flag_list, 5 };
+static const hlx_flag_table_t fuzz_flags = { "fuzz", fuzz_flag_list, 5, NULL, 0 };
 
 /* The input split at spaces as a command line "fuzz ARG...". */
 static void fuzz_command_line(const char *text)

@@ -429,7 +429,7 @@ static const hlx_flag_t test_flag_list[] = {
     { "mode", HLX_FT_CHOICE, "auto", 0, 0, 0, 0, "auto|on|off", offsetof(test_opts_t, mode),
       "M", "m" },
 };
-static const hlx_flag_table_t test_flags = { "test", test_flag_list, 5 };
+static const hlx_flag_table_t test_flags = { "test", test_flag_list, 5, NULL, 0 };
 
 static int parse_args(test_opts_t *o, int *given, char *a1, char *a2, char *a3)
 {
@@ -468,6 +468,67 @@ static void test_flags_table(void **state)
     assert_true(o.n == 5);
 }
 
+/* One-letter aliases: -c 5, -c5, a cluster -jc7, errors and help naming both forms. */
+static const hlx_flag_alias_t test_aliases[] = { { 'c', "context" }, { 'j', "json" } };
+static const hlx_flag_table_t test_alias_flags = { "test", test_flag_list, 5, test_aliases, 2 };
+
+static int parse_alias(test_opts_t *o, char *a1, char *a2, char *err, size_t n)
+{
+    char *argv[] = { "test", a1, a2, NULL };
+    int argc = 1 + (a1 != NULL) + (a2 != NULL), fd = dup(2), rc;
+    FILE *tmp = tmpfile();
+    size_t got;
+
+    assert_non_null(tmp);
+    fflush(stderr);
+    dup2(fileno(tmp), 2);
+    memset(o, 0, sizeof(*o));
+    rc = hlx_flags_parse(&test_alias_flags, argc, argv, o, NULL, NULL, NULL);
+    fflush(stderr);
+    dup2(fd, 2);
+    close(fd);
+    rewind(tmp);
+    got = fread(err, 1, n - 1, tmp);
+    err[got] = '\0';
+    fclose(tmp);
+    return rc;
+}
+
+static void test_flags_alias(void **state)
+{
+    test_opts_t o;
+    char err[512], *help = NULL;
+    size_t len = 0;
+    FILE *mf;
+
+    (void)state;
+    unsetenv("OMPI_COMM_WORLD_RANK"); /* not muted as a rank above 0 */
+    unsetenv("SLURM_PROCID");
+    unsetenv("PMIX_RANK");
+    assert_int_equal(parse_alias(&o, "-c", "5", err, sizeof(err)), -1);
+    assert_true(o.n == 5 && err[0] == '\0');
+    assert_int_equal(parse_alias(&o, "-c1K", NULL, err, sizeof(err)), -1);
+    assert_true(o.n == 1024);
+    assert_int_equal(parse_alias(&o, "-jc7", "--tol=0.5", err, sizeof(err)), -1);
+    assert_true(o.json == 1 && o.n == 7 && o.tol == 0.5);
+    assert_int_equal(parse_alias(&o, "-cx", NULL, err, sizeof(err)), 2);
+    assert_non_null(strstr(err, "test: -c/--context: 'x' is not an integer"));
+    assert_int_equal(parse_alias(&o, "--context", "y", err, sizeof(err)), 2);
+    assert_non_null(strstr(err, "test: -c/--context: 'y'"));
+    assert_int_equal(parse_alias(&o, "-c", NULL, err, sizeof(err)), 2);
+    assert_non_null(strstr(err, "-c needs a value"));
+    assert_int_equal(parse_alias(&o, "-t", "1", err, sizeof(err)), 2); /* no alias for tol */
+    assert_non_null(strstr(err, "unknown option '-t'"));
+    mf = open_memstream(&help, &len);
+    assert_non_null(mf);
+    hlx_flags_help(mf, &test_alias_flags);
+    fclose(mf);
+    assert_non_null(strstr(help, "  -c, --context S   tokens (default 4K)\n"));
+    assert_non_null(strstr(help, "  -j, --json        j\n"));
+    assert_non_null(strstr(help, "  --tol X           tol (default 1e-3)\n"));
+    free(help);
+}
+
 int main(void)
 {
     const struct CMUnitTest tests[] = {
@@ -479,6 +540,7 @@ int main(void)
         cmocka_unit_test(test_param),
         cmocka_unit_test(test_param_rules),
         cmocka_unit_test(test_flags_table),
+        cmocka_unit_test(test_flags_alias),
     };
 
     return cmocka_run_group_tests(tests, NULL, NULL);
