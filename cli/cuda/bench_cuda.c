@@ -3,13 +3,14 @@
  * reaches in the same run (and the bandwidth the clocks promise). */
 #include "hlx_bench_cuda.h"
 #include "hlx_kernels_cuda.h"
-#include "hlx_parse.h"
+#include "hlx_flags.h"
 
 #include <helix/device.h>
 
 #include <cuda_runtime.h>
-#include <getopt.h>
 #include <math.h>
+#include <stddef.h>
+#include <stdint.h>
 #include <sched.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -87,49 +88,60 @@ static hlx_status_t hlx_bc_attn(void *arg)
     return hlx_cuda_attn(&a->d, a->nsplit, a->work, NULL);
 }
 
-static void hlx_bc_usage(FILE *f)
-{
-    fprintf(f, "usage: helix bench attention --device cuda [options]\n"
-               "\n"
-               "Times the CUDA split-KV attention of one (request, KV head) and reports its\n"
-               "HBM bandwidth as a fraction of what a copy kernel reaches in the same run.\n"
-               "  --kv-dtype T   bf16, fp8 or fp32 (default bf16)\n"
-               "  --context N    tokens, K/M suffixes (default 1M)\n"
-               "  --group G      query heads per KV head (default 8)\n"
-               "  --mla          MLA absorbed shape: 128 heads, key 576, value 512 within it\n"
-               "  --reps R       timed runs, best kept (default 10)\n"
-               "  --variant V    auto (default), warp (a warp per head walks the tokens) or\n"
-               "                 tokens (lanes over 32 tokens; GQA shapes up to 256)\n"
-               "  --json         one JSON object\n"
-               "exit status: 0 ok, 1 device failure, 2 bad input or no CUDA device\n");
-}
+/* The flags, as parsed from the table. */
+typedef struct {
+    const char *device, *kv_dtype;
+    int64_t     context, group, reps;
+    int         variant, mla, json;
+} hlx_bc_args_t;
 
-static int hlx_bc_size(const char *s, size_t *out)
-{
-    char *end;
-    unsigned long long v = strtoull(s, &end, 10);
-    unsigned sh = *end == 'K' || *end == 'k' ? 10 : *end == 'M' || *end == 'm' ? 20 :
-                  *end == 'G' || *end == 'g' ? 30 : 0;
+enum { HLX_BC_DEVICE, HLX_BC_KV_DTYPE, HLX_BC_CONTEXT, HLX_BC_GROUP, HLX_BC_MLA, HLX_BC_REPS,
+       HLX_BC_VARIANT, HLX_BC_JSON, HLX_BC_COUNT };
 
-    if (end == s || (sh && end[1]) || (!sh && *end) || v == 0 || v > (1ull << 40) >> sh)
-        return -1;
-    *out = (size_t)(v << sh);
-    return 0;
-}
+#define HLX_BC_OFF(_f) offsetof(hlx_bc_args_t, _f)
+static const hlx_flag_t hlx_bc_flag_list[HLX_BC_COUNT] = {
+    [HLX_BC_DEVICE] = { "device", HLX_FT_STRING, "cuda", 0, 0, 0, 0, NULL, HLX_BC_OFF(device),
+                        "D", "cuda (this path)" },
+    [HLX_BC_KV_DTYPE] = { "kv-dtype", HLX_FT_STRING, "bf16", 0, 0, 0, 0, NULL,
+                          HLX_BC_OFF(kv_dtype), "T", "KV cache element type: bf16, fp8 or fp32" },
+    [HLX_BC_CONTEXT] = { "context", HLX_FT_INT, "1M", 1, INT64_C(1) << 40, 0, 0, NULL,
+                         HLX_BC_OFF(context), "N", "tokens of the shard, K/M/G suffixes" },
+    [HLX_BC_GROUP] = { "group", HLX_FT_INT, "8", 1, 1024, 0, 0, NULL, HLX_BC_OFF(group), "G",
+                       "query heads per KV head" },
+    [HLX_BC_MLA] = { "mla", HLX_FT_BOOL, NULL, 0, 0, 0, 0, NULL, HLX_BC_OFF(mla), NULL,
+                     "MLA absorbed shape: 128 heads, key 576, value 512 within it" },
+    [HLX_BC_REPS] = { "reps", HLX_FT_INT, "10", 1, 1000, 0, 0, NULL, HLX_BC_OFF(reps), "R",
+                      "timed runs, the best kept" },
+    [HLX_BC_VARIANT] = { "variant", HLX_FT_CHOICE, "auto", 0, 0, 0, 0, "auto|warp|tokens",
+                         HLX_BC_OFF(variant), "V",
+                         "auto, warp (a warp per head walks the tokens) or tokens\n"
+                         "(lanes over 32 tokens; GQA shapes up to 256)" },
+    [HLX_BC_JSON] = { "json", HLX_FT_BOOL, NULL, 0, 0, 0, 0, NULL, HLX_BC_OFF(json), NULL,
+                      "one JSON object" },
+};
+
+static const hlx_flag_table_t hlx_bc_flags = {
+    "bench attention", hlx_bc_flag_list, HLX_BC_COUNT, NULL, 0,
+};
+
+static const char hlx_bc_usage_head[] =
+    "usage: helix bench attention --device cuda [options]\n"
+    "\n"
+    "Times the CUDA split-KV attention of one (request, KV head) and reports its\n"
+    "HBM bandwidth as a fraction of what a copy kernel reaches in the same run.\n"
+    "options:\n";
+
+static const char hlx_bc_usage_tail[] =
+    "exit status: 0 ok, 1 device failure, 2 bad input or no CUDA device\n";
 
 int hlx_bench_attention_cuda(int argc, char **argv)
 {
-    static const struct option opts[] = {
-        { "device", required_argument, NULL, 'D' }, { "kv-dtype", required_argument, NULL, 't' },
-        { "context", required_argument, NULL, 'c' }, { "group", required_argument, NULL, 'g' },
-        { "mla", no_argument, NULL, 'L' }, { "reps", required_argument, NULL, 'r' },
-        { "json", no_argument, NULL, 'j' }, { "help", no_argument, NULL, 'h' },
-        { "variant", required_argument, NULL, 'V' },
-        { NULL, 0, NULL, 0 },
-    };
-    hlx_dtype_t t = HLX_DTYPE_BF16;
-    size_t len = (size_t)1 << 20, kv_bytes, es;
-    int group = 8, group_given = 0, mla = 0, reps = 10, json = 0, c, dk, dv, rc = 1;
+    static const char *const variants[] = { "auto", "warp", "tokens" };
+    hlx_bc_args_t a;
+    int given[HLX_FLAGS_MAX];
+    hlx_dtype_t t;
+    size_t len, kv_bytes, es;
+    int group, mla, reps, json, dk, dv, rc;
     hlx_devices_t dv_info;
     hlx_bc_copy_t cp = { NULL, NULL, 0 };
     hlx_bc_attn_t at;
@@ -138,60 +150,33 @@ int hlx_bench_attention_cuda(int argc, char **argv)
     cudaEvent_t e0 = NULL, e1 = NULL;
     double t_copy, t_attn, copy_gbps, attn_gbps, bytes;
 
-    optind = 1;
-    opterr = 0;
-    while ((c = getopt_long(argc, argv, ":h", opts, NULL)) != -1) {
-        switch (c) {
-        case 'D':
-            if (strcmp(optarg, "cuda")) {
-                fprintf(stderr, "helix bench: --device %s: this path is cuda\n", optarg);
-                return 2;
-            }
-            break;
-        case 't':
-            if (hlx_dtype_parse(optarg, &t) != 0 ||
-                (t != HLX_DTYPE_BF16 && t != HLX_DTYPE_FP8 && t != HLX_DTYPE_F32)) {
-                fprintf(stderr, "helix bench: --kv-dtype: '%s' is not bf16, fp8 or fp32\n", optarg);
-                return 2;
-            }
-            break;
-        case 'c':
-            if (hlx_bc_size(optarg, &len)) {
-                fprintf(stderr, "helix bench: --context: '%s' is not 1 .. 2^40 tokens\n", optarg);
-                return 2;
-            }
-            break;
-        case 'g':
-        case 'r': {
-            int64_t v;
-            char why[160];
-            if (hlx_parse_int(optarg, 1, c == 'g' ? 1024 : 1000, &v, why, sizeof(why)) !=
-                HLX_OK) {
-                fprintf(stderr, "helix bench: %s: %s\n", c == 'g' ? "--group" : "--reps", why);
-                return 2;
-            }
-            *(c == 'g' ? &group : &reps) = (int)v;
-            group_given |= c == 'g';
-            break;
-        }
-        case 'L': mla = 1; break;
-        case 'j': json = 1; break;
-        case 'V':
-            if (hlx_cuda_attn_set_variant(optarg) != HLX_OK) {
-                fprintf(stderr, "helix bench: --variant: '%s' is not auto, warp or tokens\n",
-                        optarg);
-                return 2;
-            }
-            break;
-        case 'h': hlx_bc_usage(stdout); return 0;
-        default:
-            fprintf(stderr, "helix bench: attention --device cuda: bad option '%s'\n",
-                    argv[optind - 1]);
-            hlx_bc_usage(stderr);
-            return 2;
-        }
+    memset(&a, 0, sizeof(a));
+    rc = hlx_flags_parse(&hlx_bc_flags, argc, argv, &a, given, hlx_bc_usage_head,
+                         hlx_bc_usage_tail);
+    if (rc >= 0)
+        return rc;
+    rc = 1;
+    if (strcmp(a.device, "cuda")) {
+        fprintf(stderr, "helix bench attention: --device %s: this path is cuda\n", a.device);
+        return 2;
     }
-    if (mla && group_given) { /* as the CPU bench: --mla sets the shape */
+    if (hlx_cuda_attn_set_variant(variants[a.variant]) != HLX_OK) {
+        fprintf(stderr, "helix bench attention: --variant %s: not taken by the CUDA kernels\n",
+                variants[a.variant]);
+        return 2;
+    }
+    if (hlx_dtype_parse(a.kv_dtype, &t) != 0 ||
+        (t != HLX_DTYPE_BF16 && t != HLX_DTYPE_FP8 && t != HLX_DTYPE_F32)) {
+        fprintf(stderr, "helix bench attention: --kv-dtype: '%s' is not bf16, fp8 or fp32\n",
+                a.kv_dtype);
+        return 2;
+    }
+    len = (size_t)a.context;
+    group = (int)a.group;
+    reps = (int)a.reps;
+    mla = a.mla;
+    json = a.json;
+    if (mla && given[HLX_BC_GROUP]) { /* as the CPU bench: --mla sets the shape */
         fprintf(stderr, "helix bench attention: --mla and --group: --mla sets the shape (128 "
                         "query heads, key 576, value 512) and --group would be ignored; drop "
                         "one of the two\n");
