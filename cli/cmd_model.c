@@ -564,6 +564,61 @@ static void hlx_info_scan_print(const hlx_ckpt_t *ck, const hlx_scan_t *sc)
     }
 }
 
+/* RoPE: the base, the rotated size and the scaling with its parameters (text line). */
+static void hlx_info_rope_print(const hlx_model_t *m)
+{
+    printf("  RoPE theta %g over %d of each head's elements", m->rope_theta, m->rope_dim);
+    if (m->rope_kind == HLX_ROPE_LINEAR)
+        printf(", linear scaling by %g", m->rope_factor);
+    else if (m->rope_kind == HLX_ROPE_LLAMA3)
+        printf(", llama3 scaling: factor %g, original context %d, low/high_freq_factor %g/%g",
+               m->rope_factor, m->rope_orig_ctx, m->rope_low_freq, m->rope_high_freq);
+    else if (m->rope_kind == HLX_ROPE_YARN)
+        printf(", yarn scaling: factor %g, original context %d, beta_fast/slow %g/%g, "
+               "mscale %g, mscale_all_dim %g", m->rope_factor, m->rope_orig_ctx,
+               m->rope_beta_fast, m->rope_beta_slow, m->rope_mscale, m->rope_mscale_all);
+    else if (m->rope_kind == HLX_ROPE_LONGROPE)
+        printf(", longrope scaling: factor %g, original context %d, attention_factor %.6g; "
+               "a run rotates with long_factor when its sequences exceed %d positions, with "
+               "short_factor otherwise", m->rope_factor, m->rope_orig_ctx, m->rope_attn_factor,
+               m->rope_orig_ctx);
+    printf("\n");
+}
+
+static json_t *hlx_info_rope_json(const hlx_model_t *m)
+{
+    static const char *const kinds[] = { "none", "linear", "llama3", "yarn", "longrope" };
+    json_t *o = json_pack("{s:f, s:i, s:s}", "theta", m->rope_theta, "dim", m->rope_dim,
+                          "scaling", kinds[m->rope_kind]);
+    int i;
+
+    if (m->rope_kind == HLX_ROPE_NONE)
+        return o;
+    json_object_set_new(o, "factor", json_real(m->rope_factor));
+    if (m->rope_kind != HLX_ROPE_LINEAR)
+        json_object_set_new(o, "original_max_position_embeddings",
+                            json_integer(m->rope_orig_ctx));
+    if (m->rope_kind == HLX_ROPE_LLAMA3) {
+        json_object_set_new(o, "low_freq_factor", json_real(m->rope_low_freq));
+        json_object_set_new(o, "high_freq_factor", json_real(m->rope_high_freq));
+    } else if (m->rope_kind == HLX_ROPE_YARN) {
+        json_object_set_new(o, "beta_fast", json_real(m->rope_beta_fast));
+        json_object_set_new(o, "beta_slow", json_real(m->rope_beta_slow));
+        json_object_set_new(o, "mscale", json_real(m->rope_mscale));
+        json_object_set_new(o, "mscale_all_dim", json_real(m->rope_mscale_all));
+    } else if (m->rope_kind == HLX_ROPE_LONGROPE) {
+        json_t *sf = json_array(), *lf = json_array();
+        for (i = 0; i < m->rope_dim / 2 && i < HLX_ROPE_MAX_PAIRS; i++) {
+            json_array_append_new(sf, json_real(m->rope_short_factor[i]));
+            json_array_append_new(lf, json_real(m->rope_long_factor[i]));
+        }
+        json_object_set_new(o, "attention_factor", json_real(m->rope_attn_factor));
+        json_object_set_new(o, "short_factor", sf);
+        json_object_set_new(o, "long_factor", lf);
+    }
+    return o;
+}
+
 static int hlx_cmd_model_info(int argc, char **argv)
 {
     enum { O_KVP = 1, O_TPA, O_EP, O_JSON, O_CONFIG_ONLY, O_SCAN };
@@ -684,6 +739,7 @@ static int hlx_cmd_model_info(int argc, char **argv)
                                              "scoring_func", cfg.scoring_func, "norm_topk_prob",
                                              cfg.norm_topk_prob, "routed_scaling_factor",
                                              cfg.routed_scaling_factor));
+        json_object_set_new(mo, "rope", hlx_info_rope_json(&cfg.m));
         for (i = 0; i < HLX_HFC_COUNT; i++) {
             if (cls_bytes[i] == 0)
                 continue;
@@ -726,6 +782,7 @@ static int hlx_cmd_model_info(int argc, char **argv)
                cfg.routed_scaling_factor);
     else
         printf("  dense SwiGLU FFN %d, vocab %d\n", cfg.m.ffn, cfg.m.vocab);
+    hlx_info_rope_print(&cfg.m);
     printf("  weights %s%s, %.6g parameters%s\n\n", cfg.torch_dtype,
            cfg.fp8 ? " (linear layers fp8 e4m3, block scales)" : "", params,
            config_only ? " (from config.json; tensors not checked)" : "");

@@ -163,22 +163,28 @@ static hlx_status_t hlx_cfg_rs_num(hlx_jdoc_t *doc, json_t *r, const char *key, 
 }
 
 /* The keys of a rope_scaling object and the kinds that take each (bit HLX_ROPE_*; bit 0
- * is "default", which takes none): Hugging Face's parameters of linear, llama3 and yarn
- * (DeepSeek-V3's yarn; transformers' attention_factor and truncate are not implemented). */
+ * is "default", which takes none): Hugging Face's parameters of linear, llama3, yarn
+ * (DeepSeek-V3's yarn; transformers' yarn attention_factor and truncate are not
+ * implemented) and longrope. */
+#define HLX_RS_LR (1u << HLX_ROPE_LONGROPE)
 static const struct {
     const char *key;
     unsigned    kinds;
 } hlx_rs_keys[] = {
-    { "rope_type", 0xf },
-    { "type", 0xf },
-    { "factor", 1u << HLX_ROPE_LINEAR | 1u << HLX_ROPE_LLAMA3 | 1u << HLX_ROPE_YARN },
-    { "original_max_position_embeddings", 1u << HLX_ROPE_LLAMA3 | 1u << HLX_ROPE_YARN },
+    { "rope_type", 0x1f },
+    { "type", 0x1f },
+    { "factor", 1u << HLX_ROPE_LINEAR | 1u << HLX_ROPE_LLAMA3 | 1u << HLX_ROPE_YARN | HLX_RS_LR },
+    { "original_max_position_embeddings",
+      1u << HLX_ROPE_LLAMA3 | 1u << HLX_ROPE_YARN | HLX_RS_LR },
     { "low_freq_factor", 1u << HLX_ROPE_LLAMA3 },
     { "high_freq_factor", 1u << HLX_ROPE_LLAMA3 },
     { "beta_fast", 1u << HLX_ROPE_YARN },
     { "beta_slow", 1u << HLX_ROPE_YARN },
     { "mscale", 1u << HLX_ROPE_YARN },
     { "mscale_all_dim", 1u << HLX_ROPE_YARN },
+    { "short_factor", HLX_RS_LR },
+    { "long_factor", HLX_RS_LR },
+    { "attention_factor", HLX_RS_LR },
 };
 #define HLX_RS_NKEYS (sizeof(hlx_rs_keys) / sizeof(hlx_rs_keys[0]))
 
@@ -218,11 +224,114 @@ static hlx_status_t hlx_cfg_rs_keys(hlx_jdoc_t *doc, json_t *r, hlx_rope_kind_t 
     return HLX_OK;
 }
 
-/* rope_scaling: absent, null or "default": none; "linear", "llama3" and "yarn" read into
- * the model (helix/model.h: hlx_model_rope_freqs applies them, the runtime and its
- * reference alike); another kind (dynamic, longrope, ...) is refused naming it, since
- * rotating with rope_theta alone would decode other tokens than the model's own
- * implementation. Keys that are not parameters of the kind are refused as well. */
+/* longrope's short_factor or long_factor: rope_dim / 2 positive, finite numbers into out. */
+static hlx_status_t hlx_cfg_rs_factors(hlx_jdoc_t *doc, json_t *r, const char *key, int pairs,
+                                       double *out)
+{
+    json_t *a = json_object_get(r, key), *v;
+    char path[96];
+    size_t i;
+
+    snprintf(path, sizeof(path), "/rope_scaling/%s", key);
+    if (a == NULL || json_is_null(a))
+        return hlx_jdoc_fail(doc, "/rope_scaling", HLX_ERR_PARSE, "required key \"%s\" is "
+                             "missing (longrope: %d factors, one per rotated pair)", key, pairs);
+    if (!json_is_array(a))
+        return hlx_jdoc_fail(doc, path, HLX_ERR_PARSE, "expected an array of %d numbers (one "
+                             "per rotated pair: rope_dim %d / 2)", pairs, 2 * pairs);
+    if (json_array_size(a) != (size_t)pairs)
+        return hlx_jdoc_fail(doc, path, HLX_ERR_PARSE, "%zu factors, expected %d (one per "
+                             "rotated pair: rope_dim %d / 2)", json_array_size(a), pairs,
+                             2 * pairs);
+    json_array_foreach(a, i, v) {
+        if (!json_is_number(v))
+            return hlx_jdoc_fail(doc, path, HLX_ERR_PARSE, "element %zu is not a number", i);
+        if (!isfinite(json_number_value(v)) || !(json_number_value(v) > 0))
+            return hlx_jdoc_fail(doc, path, HLX_ERR_PARSE, "element %zu is %g: every factor "
+                                 "must be a positive, finite number", i, json_number_value(v));
+        out[i] = json_number_value(v);
+    }
+    return HLX_OK;
+}
+
+/* longrope (Phi-3): transformers' _compute_longrope_parameters. The original context is
+ * config.json's top-level original_max_position_embeddings, else rope_scaling's; with the
+ * top-level key the factor is max_position_embeddings / original (rope_scaling's "factor"
+ * is then not used), else rope_scaling's factor (1 when absent); attention_factor defaults
+ * to sqrt(1 + ln factor / ln original) (1 when factor <= 1). Which set rotates is chosen
+ * per run (hlx_model_rope_select). */
+static hlx_status_t hlx_cfg_longrope(hlx_jdoc_t *doc, json_t *r, hlx_model_t *m)
+{
+    json_t *root = hlx_jdoc_root(doc);
+    json_t *top = json_object_get(root, "original_max_position_embeddings");
+    const int pairs = m->rope_dim / 2;
+    double orig = 0, factor = 1, unused;
+    hlx_status_t st;
+    int maxpos = 0, o = 0;
+
+    if (pairs > HLX_ROPE_MAX_PAIRS)
+        return hlx_jdoc_fail(doc, "/rope_scaling", HLX_ERR_PARSE, "longrope with rope_dim %d: "
+                             "at most %d rotated pairs are taken", m->rope_dim,
+                             HLX_ROPE_MAX_PAIRS);
+    if ((st = hlx_cfg_rs_factors(doc, r, "short_factor", pairs, m->rope_short_factor)) ||
+        (st = hlx_cfg_rs_factors(doc, r, "long_factor", pairs, m->rope_long_factor)))
+        return st;
+    /* read for its type even where the top-level key makes it unused */
+    if ((st = hlx_cfg_rs_num(doc, r, "factor", 0, 1.0, 1e-6, 1e6, &factor)) != HLX_OK)
+        return st;
+    if (top != NULL && !json_is_null(top)) {
+        if ((st = hlx_cfg_int(doc, "original_max_position_embeddings", 1, 0, 1, &o)) ||
+            (st = hlx_cfg_rs_num(doc, r, "original_max_position_embeddings", 0, 1, 1, 1e8,
+                                 &unused))) /* rope_scaling's: read for its type, not used */
+            return st;
+        if (json_object_get(root, "max_position_embeddings") == NULL)
+            return hlx_jdoc_fail(doc, "/max_position_embeddings", HLX_ERR_PARSE,
+                                 "required key is missing (longrope with a top-level "
+                                 "original_max_position_embeddings: the factor is "
+                                 "max_position_embeddings / original_max_position_embeddings)");
+        if ((st = hlx_cfg_int(doc, "max_position_embeddings", 1, 0, 1, &maxpos)) != HLX_OK)
+            return st;
+        orig = o;
+        factor = (double)maxpos / orig;
+        if (factor < 1.0)
+            return hlx_jdoc_fail(doc, "/max_position_embeddings", HLX_ERR_PARSE,
+                                 "%d is below original_max_position_embeddings %d: the longrope "
+                                 "factor %g must be at least 1", maxpos, o, factor);
+    } else {
+        if (json_object_get(r, "original_max_position_embeddings") == NULL ||
+            json_is_null(json_object_get(r, "original_max_position_embeddings")))
+            return hlx_jdoc_fail(doc, "/rope_scaling", HLX_ERR_PARSE,
+                                 "longrope needs original_max_position_embeddings, at the top "
+                                 "level of config.json (Phi-3) or in rope_scaling; neither has "
+                                 "it");
+        if ((st = hlx_cfg_rs_num(doc, r, "original_max_position_embeddings", 1, 0, 1, 1e8,
+                                 &orig)) != HLX_OK)
+            return st;
+        if (orig != floor(orig))
+            return hlx_jdoc_fail(doc, "/rope_scaling/original_max_position_embeddings",
+                                 HLX_ERR_PARSE, "%g is not a whole number of positions", orig);
+        if (factor < 1.0)
+            return hlx_jdoc_fail(doc, "/rope_scaling/factor", HLX_ERR_PARSE,
+                                 "%g is below 1 (longrope extends the context)", factor);
+    }
+    m->rope_orig_ctx = (int)orig;
+    m->rope_factor = factor;
+    /* attention_factor: given, or from the factor as the LongRoPE paper suggests */
+    if ((st = hlx_cfg_rs_num(doc, r, "attention_factor", 0, 0.0, 1e-6, 1e6,
+                             &m->rope_attn_factor)) != HLX_OK)
+        return st;
+    if (m->rope_attn_factor == 0.0)
+        m->rope_attn_factor = factor <= 1.0 ? 1.0 : sqrt(1.0 + log(factor) / log(orig));
+    m->rope_long = 0; /* until a run chooses */
+    return HLX_OK;
+}
+
+/* rope_scaling: absent, null or "default": none; "linear", "llama3", "yarn" and "longrope"
+ * read into the model (helix/model.h: hlx_model_rope_freqs applies them, the runtime and
+ * its reference alike); another kind (dynamic, ...) is refused naming it, since rotating
+ * with rope_theta alone would decode other tokens than the model's own implementation.
+ * Keys that are not parameters of the kind are refused as well. Runs after the family's
+ * shapes (longrope's arrays hold rope_dim / 2 factors). */
 static hlx_status_t hlx_cfg_rope_scaling(hlx_jdoc_t *doc, hlx_model_t *m)
 {
     json_t *r = json_object_get(hlx_jdoc_root(doc), "rope_scaling"), *k, *k2;
@@ -258,15 +367,19 @@ static hlx_status_t hlx_cfg_rope_scaling(hlx_jdoc_t *doc, hlx_model_t *m)
         m->rope_kind = HLX_ROPE_LLAMA3;
     else if (kind != NULL && !strcmp(kind, "yarn"))
         m->rope_kind = HLX_ROPE_YARN;
+    else if (kind != NULL && !strcmp(kind, "longrope"))
+        m->rope_kind = HLX_ROPE_LONGROPE;
     else
         return hlx_jdoc_fail(doc, "/rope_scaling", HLX_ERR_UNSUPPORTED,
-                             "%s%s%s RoPE scaling is not implemented (linear, llama3 and yarn "
-                             "are; rotating with rope_theta alone would give other tokens than "
-                             "the model's); to time the model anyway, remove \"rope_scaling\" "
-                             "from a copy of config.json", kind ? "\"" : "",
+                             "%s%s%s RoPE scaling is not implemented (linear, llama3, yarn and "
+                             "longrope are; rotating with rope_theta alone would give other "
+                             "tokens than the model's); to time the model anyway, remove "
+                             "\"rope_scaling\" from a copy of config.json", kind ? "\"" : "",
                              kind ? kind : "this", kind ? "\"" : "");
     if ((st = hlx_cfg_rs_keys(doc, r, m->rope_kind, kind)) != HLX_OK)
         return st;
+    if (m->rope_kind == HLX_ROPE_LONGROPE)
+        return hlx_cfg_longrope(doc, r, m);
     if ((st = hlx_cfg_rs_num(doc, r, "factor", 1, 1, 1e-6, 1e6, &m->rope_factor)) != HLX_OK)
         return st;
     if (m->rope_kind == HLX_ROPE_LINEAR)
@@ -592,11 +705,11 @@ hlx_status_t hlx_hf_config_load(const char *dir, hlx_hf_config_t *c, char *err,
         /* st holds the first error */
     }
     if (st == HLX_OK)
-        st = hlx_cfg_rope_scaling(doc, m);
-    if (st == HLX_OK)
         st = hlx_cfg_sliding(doc, c);
     if (st == HLX_OK)
         st = c->family == HLX_HF_DENSE ? hlx_cfg_dense(doc, c) : hlx_cfg_moe_mla(doc, c);
+    if (st == HLX_OK) /* after the shapes: longrope's factors are rope_dim / 2 */
+        st = hlx_cfg_rope_scaling(doc, m);
     if (st == HLX_OK) {
         json_t *seed = json_object_get(hlx_jdoc_root(doc), "helix_synth_seed");
         c->synth_seed = json_is_integer(seed) && json_integer_value(seed) >= 0
@@ -636,9 +749,21 @@ char *hlx_hf_config_text(const hlx_hf_config_t *c)
     json_object_set_new(o, "vocab_size", json_integer(m->vocab));
     json_object_set_new(o, "rope_theta", json_real(m->rope_theta));
     if (m->rope_kind != HLX_ROPE_NONE) {
-        static const char *const kinds[] = { "default", "linear", "llama3", "yarn" };
+        static const char *const kinds[] = { "default", "linear", "llama3", "yarn",
+                                             "longrope" };
         json_t *r = json_object();
         json_object_set_new(r, "rope_type", json_string(kinds[m->rope_kind]));
+        if (m->rope_kind == HLX_ROPE_LONGROPE) { /* the factor and original as read */
+            json_t *sf = json_array(), *lf = json_array();
+            int i;
+            for (i = 0; i < m->rope_dim / 2 && i < HLX_ROPE_MAX_PAIRS; i++) {
+                json_array_append_new(sf, json_real(m->rope_short_factor[i]));
+                json_array_append_new(lf, json_real(m->rope_long_factor[i]));
+            }
+            json_object_set_new(r, "short_factor", sf);
+            json_object_set_new(r, "long_factor", lf);
+            json_object_set_new(r, "attention_factor", json_real(m->rope_attn_factor));
+        }
         json_object_set_new(r, "factor", json_real(m->rope_factor));
         if (m->rope_kind != HLX_ROPE_LINEAR)
             json_object_set_new(r, "original_max_position_embeddings",

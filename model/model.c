@@ -249,6 +249,10 @@ static hlx_status_t hlx_model_rope(hlx_jdoc_t *doc, hlx_model_raw_t *r)
         m->rope_kind = HLX_ROPE_LLAMA3;
     else if (!strcmp(r->rope_scaling, "yarn"))
         m->rope_kind = HLX_ROPE_YARN;
+    else if (!strcmp(r->rope_scaling, "longrope"))
+        return HLX_MFAIL("rope_scaling", "\"longrope\" is read from a checkpoint's config.json "
+                         "only (its short_factor and long_factor arrays); a model file takes "
+                         "none, linear, llama3 or yarn");
     else
         return HLX_MFAIL("rope_scaling", "unknown kind \"%s\" (none, linear, llama3 or yarn)",
                          r->rope_scaling);
@@ -533,9 +537,9 @@ static uint64_t hlx_model_mix_double(uint64_t h, double d)
     return hlx_model_mix(h, bits);
 }
 
-/* A new field of hlx_model_t changes its size (264 bytes on LP64 with the 38 fields
+/* A new field of hlx_model_t changes its size (8472 bytes on LP64 with the 42 fields
  * hashed below): add it to hlx_model_hash, then update this size. */
-_Static_assert(sizeof(hlx_model_t) == 264 || sizeof(void *) != 8,
+_Static_assert(sizeof(hlx_model_t) == 8472 || sizeof(void *) != 8,
                "hlx_model_t changed: hash the new field in hlx_model_hash()");
 
 uint64_t hlx_model_hash(const hlx_model_t *m)
@@ -547,7 +551,7 @@ uint64_t hlx_model_hash(const hlx_model_t *m)
         m->q_lora_rank,  m->kv_lora_rank, m->qk_nope_dim,    m->qk_rope_dim,
         m->experts,      m->top_k,        m->shared_experts, m->expert_ffn,
         m->dense_layers, m->moe_scoring,  m->norm_topk_prob,   m->n_group,
-        m->topk_group,   m->rope_kind,    m->rope_orig_ctx,
+        m->topk_group,   m->rope_kind,    m->rope_orig_ctx,  m->rope_long,
     };
     uint64_t h = 0x68656c69786d6f64ull; /* "helixmod" */
     size_t i;
@@ -565,6 +569,11 @@ uint64_t hlx_model_hash(const hlx_model_t *m)
     h = hlx_model_mix_double(h, m->rope_beta_slow);
     h = hlx_model_mix_double(h, m->rope_mscale);
     h = hlx_model_mix_double(h, m->rope_mscale_all);
+    h = hlx_model_mix_double(h, m->rope_attn_factor);
+    for (i = 0; i < HLX_ROPE_MAX_PAIRS; i++) {
+        h = hlx_model_mix_double(h, m->rope_short_factor[i]);
+        h = hlx_model_mix_double(h, m->rope_long_factor[i]);
+    }
     h = hlx_model_mix_double(h, m->routed_scaling);
     return hlx_model_mix_double(h, m->norm_eps);
 }
@@ -635,6 +644,13 @@ void hlx_model_rope_freqs(const hlx_model_t *m, int rot_dim, double *inv_freq, d
     int i;
 
     *mscale = 1.0;
+    if (m->rope_kind == HLX_ROPE_LONGROPE) { /* transformers' _compute_longrope_parameters */
+        const double *ext = m->rope_long ? m->rope_long_factor : m->rope_short_factor;
+        for (i = 0; i < half && i < HLX_ROPE_MAX_PAIRS; i++)
+            inv_freq[i] = 1.0 / (ext[i] * pow(m->rope_theta, 2.0 * i / rot_dim));
+        *mscale = m->rope_attn_factor;
+        return;
+    }
     if (m->rope_kind == HLX_ROPE_YARN) {
         lo = fmax(floor(hlx_yarn_dim(m->rope_beta_fast, rot_dim, m->rope_theta, orig)), 0.0);
         hi = fmin(ceil(hlx_yarn_dim(m->rope_beta_slow, rot_dim, m->rope_theta, orig)),
@@ -665,6 +681,13 @@ void hlx_model_rope_freqs(const hlx_model_t *m, int rot_dim, double *inv_freq, d
         }
         inv_freq[i] = v;
     }
+}
+
+void hlx_model_rope_select(hlx_model_t *m, int64_t seq_len)
+{
+    /* transformers switches per forward call on its largest position + 1; one set per run
+     * keeps every rank, every cached key and the reference on the same rotation */
+    m->rope_long = m->rope_kind == HLX_ROPE_LONGROPE && seq_len > m->rope_orig_ctx;
 }
 
 double hlx_model_softmax_scale(const hlx_model_t *m, int qk_dim)

@@ -906,6 +906,7 @@ static hlx_status_t hlx_engine_bootstrap(hlx_engine_t *eng, hlx_comm_params_t *c
 {
     const hlx_run_config_t *cfg = &eng->cfg;
     hlx_status_t st;
+    int64_t seq;
 
     hlx_comm_params_default(cp);
     if (cfg->timeout_s > 0)
@@ -947,11 +948,18 @@ static hlx_status_t hlx_engine_bootstrap(hlx_engine_t *eng, hlx_comm_params_t *c
         (st = hlx_mla_check_sizes(&eng->m, cfg->batch, err, errlen)) != HLX_OK)
         return st;
     hlx_mla_kv_dims(&eng->m, &eng->kv_dk, &eng->kv_dv, &eng->xdv);
-    eng->cap = hlx_layout_kv_count(&eng->lay, eng->lay.kvp_rank,
-                                   cfg->context + cfg->prompt_len + hlx_run_tail_max(cfg) +
-                                       cfg->steps);
+    /* a request's longest sequence: the synthetic context, the longest prompt, every step */
+    seq = cfg->context + cfg->prompt_len + hlx_run_tail_max(cfg) + cfg->steps;
+    eng->cap = hlx_layout_kv_count(&eng->lay, eng->lay.kvp_rank, seq);
     if (eng->cap < 1)
         eng->cap = 1;
+    /* longrope's factor set for the whole run, before the model is hashed (config.c) and
+     * its frequencies computed (hlx_engine_build); the reference picks from its own length */
+    hlx_model_rope_select(&eng->m, seq);
+    if (eng->m.rope_kind == HLX_ROPE_LONGROPE)
+        hlx_info(HLX_SUB_CORE, "longrope: %s_factor for the run (sequences of up to %lld "
+                 "positions, original_max_position_embeddings %d)",
+                 eng->m.rope_long ? "long" : "short", (long long)seq, eng->m.rope_orig_ctx);
     return HLX_OK;
 }
 

@@ -125,7 +125,9 @@ hlx_status_t hlx_ref_create_ckpt(const hlx_model_t *m, hlx_dtype_t kv_dtype, int
     ref->rope_freq = malloc(sizeof(double) * (size_t)(m->rope_dim / 2 + 1));
     if (ref->layers == NULL || ref->tokens == NULL || ref->rope_freq == NULL)
         goto err_free;
-    hlx_model_rope_freqs(m, m->rope_dim, ref->rope_freq, &ref->rope_ms);
+    /* longrope's set from this reference's own length (the engine picks from its own) */
+    hlx_model_rope_select(&ref->m, ref->cap);
+    hlx_model_rope_freqs(&ref->m, m->rope_dim, ref->rope_freq, &ref->rope_ms);
     for (l = 0; l < m->layers; l++) {
         hlx_ref_layer_t *L = &ref->layers[l];
         L->attn_norm = hlx_ref_tensor(&ref->ws, HLX_HFW_ATTN_NORM, l);

@@ -118,7 +118,8 @@ hlx_status_t hlx_ref_mla_create(hlx_wsrc_t *ws, const hlx_model_t *m, hlx_dtype_
     a->rope_freq = malloc(sizeof(double) * (size_t)(a->rope / 2 + 1));
     if (!a->layers || !a->rows || !a->kv || !a->tmp || !a->rope_freq)
         goto err;
-    hlx_model_rope_freqs(m, a->rope, a->rope_freq, &a->rope_ms);
+    hlx_model_rope_select(&a->m, a->cap); /* longrope's set from this run's length */
+    hlx_model_rope_freqs(&a->m, a->rope, a->rope_freq, &a->rope_ms);
     for (l = 0; l < m->layers; l++) {
         hlx_ref_mla_layer_t *L = &a->layers[l];
         if (a->ql > 0) {

@@ -431,6 +431,113 @@ static void test_rope_scaling_keys(void **state)
     expect_config("rope", HLX_OK, NULL);
 }
 
+/* n factors 1, 1.5, 2, ... (a JSON array) */
+static json_t *factors(int n)
+{
+    json_t *a = json_array();
+    int i;
+
+    for (i = 0; i < n; i++)
+        json_array_append_new(a, json_real(1.0 + 0.5 * i));
+    return a;
+}
+
+/* rope_scaling longrope with both arrays of n factors and original 64 in rope_scaling, then
+ * key set to v (NULL: removed) */
+static void set_longrope(int n, const char *key, json_t *v)
+{
+    json_t *r = json_pack("{s:s, s:o, s:o, s:i}", "type", "longrope", "short_factor",
+                          factors(n), "long_factor", factors(n),
+                          "original_max_position_embeddings", 64);
+
+    if (key != NULL && v != NULL)
+        json_object_set_new(r, key, v);
+    else if (key != NULL)
+        json_object_del(r, key);
+    set_key("lr", "rope_scaling", r);
+}
+
+/* longrope (Phi-3): arrays of rope_dim / 2 = 16 positive numbers (the dense synth has
+ * head_dim 32), an original context at the top level or in rope_scaling, factor >= 1 */
+static void test_rope_longrope(void **state)
+{
+    json_t *a;
+
+    (void)state;
+    synth("lr", "--family dense --shards 1");
+    set_longrope(16, NULL, NULL);
+    expect_config("lr", HLX_OK, NULL);
+    set_longrope(15, NULL, NULL);
+    expect_config("lr", HLX_ERR_PARSE, "short_factor: 15 factors, expected 16 (one per rotated "
+                  "pair: rope_dim 32 / 2)");
+    refused("lr/config.json:", "short_factor: 15 factors, expected 16", "model info %s/lr",
+            g_tmp);
+    set_longrope(16, "long_factor", factors(17));
+    expect_config("lr", HLX_ERR_PARSE, "long_factor: 17 factors, expected 16");
+    set_longrope(16, "long_factor", NULL);
+    expect_config("lr", HLX_ERR_PARSE, "rope_scaling: required key \"long_factor\" is missing "
+                  "(longrope: 16 factors");
+    set_longrope(16, "short_factor", json_real(1.0));
+    expect_config("lr", HLX_ERR_PARSE, "short_factor: expected an array of 16 numbers");
+    a = factors(16);
+    json_array_set_new(a, 2, json_string("x"));
+    set_longrope(16, "long_factor", a);
+    expect_config("lr", HLX_ERR_PARSE, "long_factor: element 2 is not a number");
+    a = factors(16);
+    json_array_set_new(a, 0, json_real(0.0));
+    set_longrope(16, "short_factor", a);
+    expect_config("lr", HLX_ERR_PARSE, "short_factor: element 0 is 0: every factor must be a "
+                  "positive, finite number");
+    a = factors(16);
+    json_array_set_new(a, 15, json_integer(-3));
+    set_longrope(16, "long_factor", a);
+    expect_config("lr", HLX_ERR_PARSE, "long_factor: element 15 is -3");
+    /* keys: unknown (nearest name), another kind's, and the values of its own */
+    set_longrope(16, "short_factors", json_true());
+    expect_config("lr", HLX_ERR_PARSE, "short_factors: unknown key (did you mean "
+                  "\"short_factor\"?); rope_scaling \"longrope\" takes factor, "
+                  "original_max_position_embeddings, short_factor, long_factor, "
+                  "attention_factor");
+    set_longrope(16, "beta_fast", json_integer(32));
+    expect_config("lr", HLX_ERR_PARSE, "beta_fast: not a parameter of rope_scaling "
+                  "\"longrope\"");
+    set_longrope(16, "factor", json_real(0.5));
+    expect_config("lr", HLX_ERR_PARSE, "factor: 0.5 is below 1");
+    set_longrope(16, "attention_factor", json_integer(-1));
+    expect_config("lr", HLX_ERR_PARSE, "attention_factor: -1 is outside");
+    set_longrope(16, "attention_factor", json_string("1.2"));
+    expect_config("lr", HLX_ERR_PARSE, "attention_factor: expected a finite number");
+    set_longrope(16, "original_max_position_embeddings", json_real(64.5));
+    expect_config("lr", HLX_ERR_PARSE, "original_max_position_embeddings: 64.5 is not a whole "
+                  "number");
+    /* the original context: one of the two places */
+    set_longrope(16, "original_max_position_embeddings", NULL);
+    expect_config("lr", HLX_ERR_PARSE, "rope_scaling: longrope needs "
+                  "original_max_position_embeddings, at the top level of config.json (Phi-3) "
+                  "or in rope_scaling; neither has it");
+    set_key("lr", "original_max_position_embeddings", json_integer(64));
+    expect_config("lr", HLX_ERR_PARSE, "max_position_embeddings: required key is missing "
+                  "(longrope with a top-level original_max_position_embeddings");
+    set_key("lr", "max_position_embeddings", json_integer(32));
+    expect_config("lr", HLX_ERR_PARSE, "max_position_embeddings: 32 is below "
+                  "original_max_position_embeddings 64: the longrope factor 0.5 must be at "
+                  "least 1");
+    set_key("lr", "max_position_embeddings", json_integer(2048));
+    expect_config("lr", HLX_OK, NULL);
+    /* rope_dim / 2 pairs from the model: the MLA family's qk_rope_head_dim 16 gives 8 */
+    synth("lrmla", "--family moe-mla --shards 1");
+    set_key("lrmla", "rope_scaling", json_pack("{s:s, s:o, s:o, s:i}", "rope_type", "longrope",
+                                               "short_factor", factors(16), "long_factor",
+                                               factors(8),
+                                               "original_max_position_embeddings", 64));
+    expect_config("lrmla", HLX_ERR_PARSE, "short_factor: 16 factors, expected 8 (one per "
+                  "rotated pair: rope_dim 16 / 2)");
+    /* "dynamic" stays refused; the message lists the kinds that are implemented */
+    set_key("lr", "rope_scaling", json_pack("{s:s, s:f}", "type", "dynamic", "factor", 2.0));
+    expect_config("lr", HLX_ERR_UNSUPPORTED, "rope_scaling: \"dynamic\" RoPE scaling is not "
+                  "implemented (linear, llama3, yarn and longrope are;");
+}
+
 /* ---- 4 and 5: synth writes whole checkpoints or nothing ------------------------------ */
 
 /* Sum of the sizes of the regular files in dir. */
@@ -624,6 +731,7 @@ int main(int argc, char **argv)
         cmocka_unit_test(test_config_defaults),
         cmocka_unit_test(test_sliding_window),
         cmocka_unit_test(test_rope_scaling_keys),
+        cmocka_unit_test(test_rope_longrope),
         cmocka_unit_test(test_synth_max_bytes),
         cmocka_unit_test(test_synth_no_partial),
         cmocka_unit_test(test_synth_out_errors),

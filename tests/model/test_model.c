@@ -13,6 +13,7 @@
 #include <unistd.h>
 
 #include <helix/model.h>
+#include "hlx_ckpt.h"
 
 static const char *g_data; /* tests/model/data */
 
@@ -220,6 +221,8 @@ static const struct { const char *name; size_t off, size; } g_fields[] = {
     HLX_F(routed_scaling), HLX_F(n_group), HLX_F(topk_group), HLX_F(rope_kind),
     HLX_F(rope_orig_ctx), HLX_F(rope_factor), HLX_F(rope_low_freq), HLX_F(rope_high_freq),
     HLX_F(rope_beta_fast), HLX_F(rope_beta_slow), HLX_F(rope_mscale), HLX_F(rope_mscale_all),
+    HLX_F(rope_attn_factor), HLX_F(rope_long), HLX_F(rope_short_factor),
+    HLX_F(rope_long_factor),
 };
 
 /* RoPE scaling against the Hugging Face code written out again here, step for step as
@@ -332,6 +335,170 @@ static void test_rope_scaling(void **state)
     assert_true(hlx_model_softmax_scale(&m, 192) == 1.0 / sqrt(192.0));
 }
 
+/* longrope (Phi-3) from config.json, against transformers' _compute_longrope_parameters
+ * and the Phi-3 rotary embedding's choice, written out again here from the formulas:
+ * original = config's top-level original_max_position_embeddings, else rope_scaling's;
+ * factor = max_position_embeddings / original with the top-level key, else rope_scaling's
+ * factor (1); attention_factor given, else 1 for factor <= 1, else
+ * sqrt(1 + ln(factor) / ln(original)); ext = long_factor when the sequence (largest
+ * position + 1) exceeds original, else short_factor; inv_freq[i] = 1 / (ext[i] *
+ * theta^(2i / dim)). */
+typedef struct {
+    const char *what;
+    double      theta;
+    int         head_dim, max_pos;
+    int         top_orig, rs_orig;  /* 0: the key is absent */
+    double      rs_factor, attn;    /* 0: absent */
+} hf_lr_case_t;
+
+static void hf_lr_factors(int pairs, double *sf, double *lf)
+{
+    int i;
+
+    for (i = 0; i < pairs; i++) { /* Phi-3-like: short near 1, long growing to ~50 */
+        sf[i] = 1.0 + 0.03 * (i % 5);
+        lf[i] = 1.0 + 1.05 * i * i / pairs;
+    }
+}
+
+static void hf_longrope(const hf_lr_case_t *c, long seq_len, double *out, double *attn)
+{
+    const int dim = c->head_dim;
+    double sf[HLX_ROPE_MAX_PAIRS], lf[HLX_ROPE_MAX_PAIRS], factor, orig;
+    const double *ext;
+    int i;
+
+    hf_lr_factors(dim / 2, sf, lf);
+    if (c->top_orig > 0) {
+        orig = c->top_orig;
+        factor = (double)c->max_pos / c->top_orig;
+    } else {
+        orig = c->rs_orig;
+        factor = c->rs_factor > 0 ? c->rs_factor : 1.0;
+    }
+    *attn = c->attn > 0 ? c->attn : factor <= 1.0 ? 1.0 : sqrt(1 + log(factor) / log(orig));
+    ext = seq_len > orig ? lf : sf;
+    for (i = 0; i < dim / 2; i++) /* torch.arange(0, dim, 2) / dim */
+        out[i] = 1.0 / (ext[i] * pow(c->theta, (double)(2 * i) / dim));
+}
+
+/* A LlamaForCausalLM config.json (Phi-3-mini's shapes) with c's longrope into dir. */
+static void hf_lr_write(const char *dir, const hf_lr_case_t *c)
+{
+    double sf[HLX_ROPE_MAX_PAIRS], lf[HLX_ROPE_MAX_PAIRS];
+    char path[512];
+    FILE *f;
+    int i, pairs = c->head_dim / 2;
+
+    hf_lr_factors(pairs, sf, lf);
+    snprintf(path, sizeof(path), "%s/config.json", dir);
+    f = fopen(path, "w");
+    assert_non_null(f);
+    fprintf(f, "{\"architectures\": [\"LlamaForCausalLM\"], \"hidden_size\": %d,\n"
+               "\"intermediate_size\": 8192, \"num_hidden_layers\": 2, "
+               "\"num_attention_heads\": 32, \"num_key_value_heads\": 32, \"head_dim\": %d,\n"
+               "\"vocab_size\": 32064, \"rope_theta\": %.17g, \"max_position_embeddings\": %d,\n",
+            32 * c->head_dim, c->head_dim, c->theta, c->max_pos);
+    if (c->top_orig > 0)
+        fprintf(f, "\"original_max_position_embeddings\": %d,\n", c->top_orig);
+    fprintf(f, "\"rope_scaling\": {\"type\": \"longrope\"");
+    if (c->rs_orig > 0)
+        fprintf(f, ", \"original_max_position_embeddings\": %d", c->rs_orig);
+    if (c->rs_factor > 0)
+        fprintf(f, ", \"factor\": %.17g", c->rs_factor);
+    if (c->attn > 0)
+        fprintf(f, ", \"attention_factor\": %.17g", c->attn);
+    for (i = 0; i < 2 * pairs; i++)
+        fprintf(f, "%s%.17g", i == 0 ? ",\n \"short_factor\": [" : i == pairs ? "],\n "
+                "\"long_factor\": [" : ", ", i < pairs ? sf[i] : lf[i - pairs]);
+    fprintf(f, "]}}\n");
+    assert_int_equal(fclose(f), 0);
+}
+
+static void test_rope_longrope(void **state)
+{
+    static const hf_lr_case_t cases[] = {
+        /* Phi-3-mini-128k: top-level original, attention_factor derived from 131072 / 4096 */
+        { "top-level original", 10000.0, 96, 131072, 4096, 0, 0, 0 },
+        /* Phi-3.5: the same, a rope_scaling factor transformers does not use */
+        { "top-level wins", 10000.0, 96, 131072, 4096, 2048, 7.0, 0 },
+        /* original in rope_scaling with its factor; attention_factor given */
+        { "rope_scaling original", 500000.0, 128, 8192, 0, 8192, 4.0, 1.25 },
+        /* no factor: 1, so attention_factor 1 */
+        { "factor absent", 10000.0, 64, 4096, 0, 2048, 0, 0 },
+    };
+    char tmpl[] = "/tmp/hlx_longrope_XXXXXX", err[1024] = "", cmd[600];
+    double a[HLX_ROPE_MAX_PAIRS], b[HLX_ROPE_MAX_PAIRS], sa[HLX_ROPE_MAX_PAIRS], ma, mb;
+    const char *dir = mkdtemp(tmpl);
+    size_t k;
+    int i, s;
+
+    (void)state;
+    assert_non_null(dir);
+    for (k = 0; k < sizeof(cases) / sizeof(cases[0]); k++) {
+        const hf_lr_case_t *c = &cases[k];
+        const int orig = c->top_orig > 0 ? c->top_orig : c->rs_orig;
+        /* within the original context (short), at it (short), one past it (long), far past */
+        const long lens[] = { 1, orig, orig + 1, 4L * orig };
+        hlx_hf_config_t cfg, back;
+        uint64_t hs = 0;
+        char *text;
+        FILE *f;
+
+        hf_lr_write(dir, c);
+        if (hlx_hf_config_load(dir, &cfg, err, sizeof(err)) != HLX_OK)
+            fail_msg("%s: %s", c->what, err);
+        assert_int_equal(cfg.m.rope_kind, HLX_ROPE_LONGROPE);
+        assert_int_equal(cfg.m.rope_long, 0); /* loaded: short until a run chooses */
+        for (s = 0; s < 4; s++) {
+            hlx_model_t m = cfg.m;
+            int want_long = lens[s] > orig;
+            hlx_model_rope_select(&m, lens[s]);
+            assert_int_equal(m.rope_long, want_long);
+            hlx_model_rope_freqs(&m, m.rope_dim, a, &ma);
+            hf_longrope(c, lens[s], b, &mb);
+            for (i = 0; i < m.rope_dim / 2; i++)
+                if (fabs(a[i] - b[i]) > 1e-15 * b[i])
+                    fail_msg("%s, length %ld: pair %d: %.17g, the formula gives %.17g", c->what,
+                             lens[s], i, a[i], b[i]);
+            if (fabs(ma - mb) > 1e-15)
+                fail_msg("%s: attention factor %.17g, the formula gives %.17g", c->what, ma, mb);
+            if (s == 0) {
+                memcpy(sa, a, sizeof(a));
+                hs = hlx_model_hash(&m);
+            } else if (want_long) { /* the long set is another rotation, and hashes apart */
+                for (i = 1; i < m.rope_dim / 2 && a[i] == sa[i]; i++)
+                    ;
+                assert_true(i < m.rope_dim / 2);
+                assert_true(hlx_model_hash(&m) != hs);
+            }
+        }
+        /* config.json as helix writes it reads back as the same model */
+        text = hlx_hf_config_text(&cfg);
+        assert_non_null(text);
+        snprintf(cmd, sizeof(cmd), "%s/config.json", dir);
+        f = fopen(cmd, "w");
+        assert_non_null(f);
+        fputs(text, f);
+        assert_int_equal(fclose(f), 0);
+        free(text);
+        if (hlx_hf_config_load(dir, &back, err, sizeof(err)) != HLX_OK)
+            fail_msg("%s: written back: %s", c->what, err);
+        assert_true(hlx_model_hash(&back.m) == hlx_model_hash(&cfg.m));
+    }
+    /* another kind never takes the long set */
+    {
+        hlx_model_t m;
+        memset(&m, 0, sizeof(m));
+        m.rope_kind = HLX_ROPE_YARN;
+        m.rope_orig_ctx = 16;
+        hlx_model_rope_select(&m, 1000000);
+        assert_int_equal(m.rope_long, 0);
+    }
+    snprintf(cmd, sizeof(cmd), "rm -rf %s", dir);
+    assert_int_equal(system(cmd), 0);
+}
+
 static void test_hash(void **state)
 {
     hlx_model_t a, b;
@@ -359,8 +526,16 @@ static void test_hash(void **state)
         if (hlx_model_hash(&b) == h)
             fail_msg("changing %s does not change hlx_model_hash", g_fields[i].name);
     }
-    /* the list above is every field: their sizes add up to the struct less padding */
-    assert_true(covered <= sizeof(hlx_model_t) && covered + 8 > sizeof(hlx_model_t) - 8);
+    /* every element of longrope's arrays, not only the first */
+    memcpy(&b, &a, sizeof(b));
+    b.rope_short_factor[HLX_ROPE_MAX_PAIRS - 1] = 1.5;
+    assert_true(hlx_model_hash(&b) != h);
+    memcpy(&b, &a, sizeof(b));
+    b.rope_long_factor[HLX_ROPE_MAX_PAIRS - 1] = 1.5;
+    assert_true(hlx_model_hash(&b) != h);
+    /* the list above is every field: their sizes add up to the struct less padding (4
+     * bytes after each of four ints followed by a double on LP64; one more int breaks it) */
+    assert_true(covered <= sizeof(hlx_model_t) && covered + 20 > sizeof(hlx_model_t));
 }
 
 /* Every truncation of a preset and every single-character corruption of it is either
@@ -394,6 +569,7 @@ int main(int argc, char **argv)
         cmocka_unit_test(test_runnable),
         cmocka_unit_test(test_hash),
         cmocka_unit_test(test_rope_scaling),
+        cmocka_unit_test(test_rope_longrope),
     };
 
     g_data = argc > 1 ? argv[1] : "tests/model/data";

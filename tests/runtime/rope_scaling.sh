@@ -2,7 +2,8 @@
 # RoPE scaling (llama3 on the dense model, yarn on MLA; helix/model.h) in the runtime:
 # decode with a prompt, --check against the fp64 reference, on 1 rank and on KVP 2 under
 # helixrun; the same weights without the scaling give another hidden state (so the scaled
-# frequencies are what runs), and a checkpoint's config.json rope_scaling is read.
+# frequencies are what runs), and a checkpoint's config.json rope_scaling is read; longrope
+# from a checkpoint's config.json, its long and short sets each checked and told apart.
 # usage: rope_scaling.sh HELIX DATA HELIXRUN
 set -u
 helix=$1 data=$2 helixrun=$3
@@ -74,4 +75,63 @@ rc=$?
 echo "dynamic: exit $rc: $(cat "$dir/err")"
 [ $rc -eq 2 ] && grep -q 'config.json:[0-9]*:[0-9]*: rope_scaling: "dynamic" RoPE scaling is not implemented' "$dir/err" ||
     { echo "FAIL: dynamic rope_scaling was not refused naming it"; fail=1; }
+
+# longrope (Phi-3): one factor set per run, long when the run's longest sequence (context +
+# prompt + steps) exceeds original_max_position_embeddings. lrA is Phi-3's form (original
+# 256 at the top level, max_position_embeddings 8192: factor 32, attention_factor derived);
+# lrB and lrC take original 512 in rope_scaling with A's attention factor given, B with A's
+# sets swapped. With 19 prompt tokens and 4 steps, --context 234 is 257 positions (A long,
+# B and C short) and 233 is 256 (all short): A at 257 must equal B (A's long set), A at 256
+# must equal C (A's short set), and C at 257 (the short set) must differ from A there.
+for n in A B C; do cp -r "$dir/ck" "$dir/lr$n"; done
+python3 - "$dir" <<'PY'
+import json, math, sys
+d = sys.argv[1]
+short = [1.0 + 0.02 * i for i in range(16)]  # head_dim 32: 16 rotated pairs
+long_ = [1.0 + 0.6 * i for i in range(16)]
+attn = math.sqrt(1 + math.log(8192 / 256) / math.log(256))
+for name, top, rs in (
+        ("A", {"original_max_position_embeddings": 256, "max_position_embeddings": 8192},
+         {"type": "longrope", "short_factor": short, "long_factor": long_}),
+        ("B", {}, {"rope_type": "longrope", "short_factor": long_, "long_factor": short,
+                   "original_max_position_embeddings": 512, "factor": 16.0,
+                   "attention_factor": attn}),
+        ("C", {}, {"rope_type": "longrope", "short_factor": short, "long_factor": long_,
+                   "original_max_position_embeddings": 512, "factor": 16.0,
+                   "attention_factor": attn})):
+    p = "%s/lr%s/config.json" % (d, name)
+    c = json.load(open(p))
+    c.update(top)
+    c["rope_scaling"] = rs
+    json.dump(c, open(p, "w"), indent=2)
+PY
+"$helix" model info "$dir/lrA" >"$dir/lri" 2>&1 &&
+    grep -q 'longrope scaling: factor 32, original context 256, attention_factor 1.27' "$dir/lri" ||
+    { echo "FAIL: longrope: model info: $(cat "$dir/lri")"; fail=1; }
+lr_args=(--steps 4 --batch 3 --prompt-ids "$data/prompt3.txt" --prefill-chunk 8 --check --json
+         --timeout 60)
+declare -A lr_hash lr_tok
+for run in A:234 A:233 B:234 C:234 C:233; do
+    ck=${run%:*} ctx=${run#*:}
+    out="$dir/lr_${ck}_$ctx.json"
+    "$helix" decode --model "$dir/lr$ck" --context "$ctx" "${lr_args[@]}" >"$out" \
+        2>"$dir/err" || { echo "FAIL: longrope $run, 1 rank: $(cat "$dir/err")"; fail=1; continue; }
+    lr_hash[$run]=$(field "$out" "d['hidden_hash']")
+    lr_tok[$run]=$(field "$out" "d['tokens']")
+    echo "longrope $run (context $ctx + 19 + 4): hidden ${lr_hash[$run]}," \
+         "check rel err $(field "$out" "d['max_rel_err']")"
+done
+for ctx in 234 233; do # both sets on KVP 2, checked, the tokens of 1 rank
+    timeout -k 5 150 "$helixrun" --no-prefix -n 2 --timeout 120 -- "$helix" decode \
+        --model "$dir/lrA" --context "$ctx" --kvp 2 "${lr_args[@]}" >"$dir/lr2.json" \
+        2>"$dir/err" || { echo "FAIL: longrope A:$ctx, KVP 2: $(cat "$dir/err")"; fail=1; continue; }
+    [ "$(field "$dir/lr2.json" "d['tokens']")" = "${lr_tok[A:$ctx]-}" ] ||
+        { echo "FAIL: longrope A:$ctx: KVP 2 gives other tokens"; fail=1; }
+done
+[ -n "${lr_hash[A:234]-}" ] && [ "${lr_hash[A:234]}" = "${lr_hash[B:234]-}" ] ||
+    { echo "FAIL: longrope: 257 positions over original 256 did not rotate with long_factor"; fail=1; }
+[ -n "${lr_hash[A:233]-}" ] && [ "${lr_hash[A:233]}" = "${lr_hash[C:233]-}" ] ||
+    { echo "FAIL: longrope: 256 positions within original 256 did not rotate with short_factor"; fail=1; }
+[ "${lr_hash[A:234]-x}" != "${lr_hash[C:234]-x}" ] && [ "${lr_tok[A:234]-x}" != "${lr_tok[C:234]-x}" ] ||
+    { echo "FAIL: longrope: the long and the short set give the same hidden state and tokens"; fail=1; }
 exit $fail

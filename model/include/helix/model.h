@@ -28,9 +28,14 @@ typedef enum hlx_rope_kind {
     HLX_ROPE_NONE = 0,   /* theta^(-2i/d) */
     HLX_ROPE_LINEAR = 1, /* every frequency / factor */
     HLX_ROPE_LLAMA3 = 2, /* low frequencies / factor, high ones kept, a smooth band between */
-    HLX_ROPE_YARN = 3    /* a ramp between interpolated and kept frequencies, cos/sin and the
+    HLX_ROPE_YARN = 3,   /* a ramp between interpolated and kept frequencies, cos/sin and the
                             softmax scale multiplied (DeepSeek-V3's form) */
+    HLX_ROPE_LONGROPE = 4 /* each frequency / its own factor, of a short or a long set chosen
+                             per run (Phi-3); cos/sin multiplied */
 } hlx_rope_kind_t;
+
+/* Most rotated pairs per head (rope_dim / 2) the runtime takes. */
+#define HLX_ROPE_MAX_PAIRS 512
 
 typedef struct hlx_model {
     char            name[64];
@@ -67,24 +72,33 @@ typedef struct hlx_model {
     int             topk_group;      /* experts chosen only from the best topk_group groups */
     /* RoPE scaling (rope_kind NONE: the fields below are unused) */
     hlx_rope_kind_t rope_kind;
-    int             rope_orig_ctx;   /* original_max_position_embeddings (llama3, yarn) */
-    double          rope_factor;     /* factor */
+    int             rope_orig_ctx;   /* original_max_position_embeddings (llama3, yarn, longrope) */
+    double          rope_factor;     /* factor (longrope: max_position_embeddings / original) */
     double          rope_low_freq;   /* llama3: low_freq_factor */
     double          rope_high_freq;  /* llama3: high_freq_factor */
     double          rope_beta_fast;  /* yarn: beta_fast (rotations) */
     double          rope_beta_slow;  /* yarn: beta_slow */
     double          rope_mscale;     /* yarn: mscale */
     double          rope_mscale_all; /* yarn: mscale_all_dim (0: the softmax scale unchanged) */
+    double          rope_attn_factor; /* longrope: attention_factor, on cos and sin */
+    int             rope_long;        /* longrope: 1 = long_factor, 0 = short_factor, for the
+                                         whole run (hlx_model_rope_select) */
+    double          rope_short_factor[HLX_ROPE_MAX_PAIRS]; /* longrope: rope_dim / 2 each */
+    double          rope_long_factor[HLX_ROPE_MAX_PAIRS];
 } hlx_model_t;
 
-/* Most rotated pairs per head (rope_dim / 2) the runtime takes. */
-#define HLX_ROPE_MAX_PAIRS 512
-
 /* RoPE of the model's rotated size rot_dim (rope_dim): inv_freq[i] (radians per position) for
- * pairs i < rot_dim / 2 after the model's scaling, *mscale the factor on cos and sin (yarn;
- * 1 otherwise). The formulas of the Hugging Face implementations (transformers' llama3 and
- * linear scaling; DeepSeek-V3's yarn). */
+ * pairs i < rot_dim / 2 after the model's scaling, *mscale the factor on cos and sin (yarn,
+ * longrope; 1 otherwise). The formulas of the Hugging Face implementations (transformers'
+ * llama3, linear and longrope scaling, longrope with the set m->rope_long names;
+ * DeepSeek-V3's yarn). */
 void hlx_model_rope_freqs(const hlx_model_t *m, int rot_dim, double *inv_freq, double *mscale);
+/* longrope: picks one factor set for a run whose longest sequence (context, prompt and every
+ * generated position) is seq_len positions: long when seq_len exceeds
+ * original_max_position_embeddings, short otherwise (m->rope_long; 0 for other kinds). The
+ * engine and the fp64 reference call it with their own lengths, before the model is hashed
+ * or its frequencies computed. */
+void hlx_model_rope_select(hlx_model_t *m, int64_t seq_len);
 /* The attention's softmax scale: 1 / sqrt(key size that q . k spans) times yarn's
  * mscale(factor, mscale_all_dim)^2 when mscale_all_dim is set (DeepSeek-V3). */
 double hlx_model_softmax_scale(const hlx_model_t *m, int qk_dim);
