@@ -1,5 +1,5 @@
-/* helix model: `synth` writes a small Hugging Face checkpoint (dense Llama-style with the
- * runtime's synthetic weights, or DeepSeek-V3-style MoE+MLA), `info` describes one (and
+/* helix model: `synth` writes a small Hugging Face checkpoint (dense Llama-style or Phi-3
+ * style with the runtime's synthetic weights, or DeepSeek-V3-style MoE+MLA), `info` describes one (and
  * with --scan names every tensor holding values that are not finite). */
 #include "hlx_cmd.h"
 #include "hlx_parse.h"
@@ -47,8 +47,9 @@ static int hlx_model_int(const char *cmd, const char *flag, const char *v, long 
 static void hlx_synth_usage(FILE *f)
 {
     fprintf(f,
-        "usage: helix model synth --family dense|moe-mla --out DIR [--layers N] [--seed S]\n"
-        "                         [--dtype bf16|f32|fp8] [--shards N] [--model FILE|NAME]\n"
+        "usage: helix model synth --family dense|phi3|moe-mla --out DIR [--layers N]\n"
+        "                         [--seed S]"
+        " [--dtype bf16|f32|fp8] [--shards N] [--model FILE|NAME]\n"
         "                         [--max-bytes SIZE]\n\n"
         "Writes a small Hugging Face checkpoint: config.json, the tensors in N safetensors\n"
         "shards and model.safetensors.index.json.\n\n"
@@ -56,14 +57,19 @@ static void hlx_synth_usage(FILE *f)
         "                    8 query heads, 2 KV heads, head 32, FFN 512, vocab 512) and the\n"
         "                    runtime's synthetic weights for --seed, so that decoding from the\n"
         "                    checkpoint equals `helix decode --model tiny --seed S`\n"
+        "  --family phi3     Phi3ForCausalLM: the dense family's shapes and values with the\n"
+        "                    projections fused (self_attn.qkv_proj: q, k, v rows;\n"
+        "                    mlp.gate_up_proj: gate, up rows); decodes as --family dense\n"
         "  --family moe-mla  DeepseekV3ForCausalLM: MLA (q_lora 96, kv_lora 64, nope 32,\n"
         "                    rope 16, v 32, 4 heads), 8 routed experts top-2 + 1 shared\n"
         "                    (expert FFN 64), layer 0 dense (FFN 384), sigmoid routing\n"
         "  --out DIR         directory to write (created; existing files replaced, each only\n"
         "                    once every new file is complete)\n"
-        "  --model M         dense only: the shapes of model description M (a GQA model\n"
-        "                    JSON or preset with rope_dim = v_head_dim = head_dim) instead of\n"
-        "                    tiny's; the checkpoint then decodes as `--model M`\n"
+        "  --model M         dense and phi3: the shapes of model description M (a GQA model\n"
+        "                    JSON or preset with v_head_dim = head_dim, and rope_dim =\n"
+        "                    head_dim for dense; phi3 writes a smaller rope_dim as\n"
+        "                    partial_rotary_factor) instead of tiny's; the checkpoint then\n"
+        "                    decodes as `--model M`\n"
         "  --layers N        transformer layers, 1 to %d (default 2, or the model's with\n"
         "                    --model, which must then be at most %d too)\n"
         "  --seed S          seed of the values (default 1)\n"
@@ -80,8 +86,6 @@ static void hlx_synth_usage(FILE *f)
 typedef struct {
     hlx_hf_config_t  cfg;
     uint64_t         seed;
-    hlx_hf_weight_t *w;      /* per tensor of the list: runtime weight (dense) */
-    int             *layer;
 } hlx_synth_ctx_t;
 
 static hlx_status_t hlx_synth_fill(void *vctx, const hlx_hf_expect_t *t, size_t idx,
@@ -89,23 +93,30 @@ static hlx_status_t hlx_synth_fill(void *vctx, const hlx_hf_expect_t *t, size_t 
 {
     hlx_synth_ctx_t *c = vctx;
     const hlx_model_t *m = &c->cfg.m;
-    int64_t cols = t->ndim == 2 ? t->shape[1] : t->shape[0], j, rr, rc, rrows, rcols;
+    int64_t cols = t->ndim == 2 ? t->shape[1] : t->shape[0], j, rr, rc, rrows, rcols, wrow;
+    hlx_hf_weight_t w;
+    int layer;
 
+    (void)idx;
     if (c->cfg.family != HLX_HF_DENSE) {
         for (j = 0; j < cols; j++)
             dst[j] = hlx_ckpt_synth_value(c->seed, t, row, j);
         return HLX_OK;
     }
-    hlx_hf_weight_shape(m, c->w[idx], &rrows, &rcols);
+    /* the runtime weight this row holds (a fused tensor's rows belong to several) */
+    if (hlx_hf_weight_at(m, c->cfg.fused, t->name, row, &w, &layer, &wrow) != 0)
+        return HLX_ERR_INTERNAL;
+    hlx_hf_weight_shape(m, w, &rrows, &rcols);
     for (j = 0; j < cols; j++) {
-        hlx_hf_weight_unmap(m, c->w[idx], row, j, &rr, &rc);
-        dst[j] = hlx_synth_weight(m, hlx_synth_key(c->seed, c->layer[idx], (hlx_tensor_t)c->w[idx]),
-                                  (hlx_tensor_t)c->w[idx], rr, rc, rcols);
+        hlx_hf_weight_unmap(m, w, wrow, j, &rr, &rc);
+        dst[j] = hlx_synth_weight(m, hlx_synth_key(c->seed, layer, (hlx_tensor_t)w),
+                                  (hlx_tensor_t)w, rr, rc, rcols);
     }
     return HLX_OK;
 }
 
-static void hlx_synth_config(hlx_hf_config_t *c, int moe, int layers, const char *dtype)
+static void hlx_synth_config(hlx_hf_config_t *c, int moe, int fused, int layers,
+                             const char *dtype)
 {
     hlx_model_t *m = &c->m;
 
@@ -130,8 +141,9 @@ static void hlx_synth_config(hlx_hf_config_t *c, int moe, int layers, const char
     }
     if (!moe) {
         c->family = HLX_HF_DENSE;
-        snprintf(c->arch, sizeof(c->arch), "LlamaForCausalLM");
-        snprintf(m->name, sizeof(m->name), "synth-dense");
+        c->fused = fused;
+        snprintf(c->arch, sizeof(c->arch), fused ? "Phi3ForCausalLM" : "LlamaForCausalLM");
+        snprintf(m->name, sizeof(m->name), fused ? "synth-phi3" : "synth-dense");
         m->attn = HLX_ATTN_GQA;
         m->q_heads = 8;
         m->kv_heads = 2;
@@ -182,17 +194,20 @@ static int hlx_synth_model(hlx_hf_config_t *c, const char *name, int layers)
     hlx_status_t st;
 
     if (c->family != HLX_HF_DENSE) {
-        fprintf(stderr, "helix model synth: --model: only with --family dense\n");
+        fprintf(stderr, "helix model synth: --model: only with --family dense or phi3\n");
         return -1;
     }
     if ((st = hlx_model_load(name, &m, err, sizeof(err))) != HLX_OK) {
         fprintf(stderr, "helix model synth: --model: %s\n", err);
         return -1;
     }
+    /* Phi-3's partial_rotary_factor gives rope_dim < head_dim; Llama has none */
     if (m.attn != HLX_ATTN_GQA || m.experts > 0 || m.v_head_dim != m.head_dim ||
-        m.rope_dim != m.head_dim) {
-        fprintf(stderr, "helix model synth: --model %s: a Llama checkpoint needs a dense GQA "
-                "model with rope_dim = v_head_dim = head_dim\n", name);
+        (m.rope_dim != m.head_dim && !c->fused) || m.rope_dim < 2) {
+        fprintf(stderr, "helix model synth: --model %s: a %s checkpoint needs a dense GQA "
+                "model with %s\n", name, c->fused ? "Phi-3" : "Llama",
+                c->fused ? "v_head_dim = head_dim and rope_dim >= 2"
+                         : "rope_dim = v_head_dim = head_dim");
         return -1;
     }
     if (layers == 0 && m.layers > HLX_SYNTH_MAX_LAYERS) {
@@ -301,8 +316,9 @@ static int hlx_cmd_model_synth(int argc, char **argv)
         fprintf(stderr, "helix model synth: unexpected argument '%s'\n", argv[optind]);
         return 2;
     }
-    if (family == NULL || (strcmp(family, "dense") && strcmp(family, "moe-mla"))) {
-        fprintf(stderr, "helix model synth: --family: %s (dense or moe-mla)\n",
+    if (family == NULL ||
+        (strcmp(family, "dense") && strcmp(family, "phi3") && strcmp(family, "moe-mla"))) {
+        fprintf(stderr, "helix model synth: --family: %s (dense, phi3 or moe-mla)\n",
                 family ? family : "required");
         return 2;
     }
@@ -319,7 +335,7 @@ static int hlx_cmd_model_synth(int argc, char **argv)
         return 2;
     }
     memset(&ctx, 0, sizeof(ctx));
-    hlx_synth_config(&ctx.cfg, moe, layers ? (int)layers : 2, dtype);
+    hlx_synth_config(&ctx.cfg, moe, !strcmp(family, "phi3"), layers ? (int)layers : 2, dtype);
     if (model != NULL && hlx_synth_model(&ctx.cfg, model, (int)layers) != 0)
         return 2;
     ctx.seed = (uint64_t)seed;
@@ -339,16 +355,14 @@ static int hlx_cmd_model_synth(int argc, char **argv)
         free(list);
         return 2;
     }
-    if (st == HLX_OK) {
-        ctx.w = calloc(n, sizeof(*ctx.w));
-        ctx.layer = calloc(n, sizeof(*ctx.layer));
-        if (ctx.w == NULL || ctx.layer == NULL)
-            st = HLX_ERR_NOMEM;
-        for (i = 0; st == HLX_OK && !moe && i < n; i++)
-            if (hlx_hf_weight_parse(list[i].name, &ctx.w[i], &ctx.layer[i]) != 0) {
-                snprintf(err, sizeof(err), "%s: no runtime weight", list[i].name);
-                st = HLX_ERR_INTERNAL;
-            }
+    for (i = 0; st == HLX_OK && !moe && i < n; i++) {
+        hlx_hf_weight_t w;
+        int layer;
+        int64_t wrow;
+        if (hlx_hf_weight_at(&ctx.cfg.m, ctx.cfg.fused, list[i].name, 0, &w, &layer, &wrow)) {
+            snprintf(err, sizeof(err), "%s: no runtime weight", list[i].name);
+            st = HLX_ERR_INTERNAL;
+        }
     }
     if (st == HLX_OK && missing) {
         if (mkdir(out, 0755) != 0) {
@@ -356,8 +370,6 @@ static int hlx_cmd_model_synth(int argc, char **argv)
             fprintf(stderr, "helix model synth: --out %s: cannot create the directory: %s\n",
                     out, strerror(e));
             free(list);
-            free(ctx.w);
-            free(ctx.layer);
             return e == EIO || e == ENOMEM ? 1 : 2;
         }
         made = 1;
@@ -372,8 +384,6 @@ static int hlx_cmd_model_synth(int argc, char **argv)
         data += (uint64_t)list[i].shape[0] * (uint64_t)(list[i].ndim == 2 ? list[i].shape[1] : 1) *
                 hlx_st_dtype_size(list[i].dtype);
     free(list);
-    free(ctx.w);
-    free(ctx.layer);
     if (st != HLX_OK) {
         fprintf(stderr, "helix model synth: %s\n", err);
         return hlx_status_exit_code(st);
@@ -418,6 +428,11 @@ static double hlx_info_rank_bytes(const hlx_hf_config_t *c, const hlx_hf_expect_
     case HLX_HFS_REPLICATED:
         return bytes;
     case HLX_HFS_TPA_HEADS:
+        if (e->kv == 2) { /* qkv_proj: Q*d rows by query heads, 2*K*d by KV heads */
+            double q = c->m.q_heads, k = c->m.kv_heads;
+            double kt = (c->m.kv_heads + tpa - 1) / tpa;
+            return bytes * (q / tpa + 2 * kt) / (q + 2 * k);
+        }
         if (e->kv) {
             int K = c->m.kv_heads;
             return bytes * (double)((K + tpa - 1) / tpa) / K;

@@ -302,6 +302,7 @@ struct hlx_ckpt {
     size_t             count;
     uint64_t           bytes_read;
     int                block_rows, block_cols; /* fp8 scale blocks */
+    int                fused;                  /* Phi-3's qkv_proj and gate_up_proj */
     float              fp8_lut[256];           /* e4m3 code -> value */
     char               err[1024];
 };
@@ -310,6 +311,16 @@ void hlx_ckpt_set_fp8_block(hlx_ckpt_t *ck, int rows, int cols)
 {
     ck->block_rows = rows;
     ck->block_cols = cols;
+}
+
+void hlx_ckpt_set_fused(hlx_ckpt_t *ck, int fused)
+{
+    ck->fused = fused;
+}
+
+int hlx_ckpt_fused(const hlx_ckpt_t *ck)
+{
+    return ck->fused;
 }
 
 const char *hlx_ckpt_error(const hlx_ckpt_t *ck)

@@ -1,5 +1,6 @@
-/* Hugging Face model layout: config.json of the dense (Llama) and MoE+MLA (DeepSeek-V3)
- * families, the tensors each must hold, and the map from runtime weights to them. */
+/* Hugging Face model layout: config.json of the dense (Llama, Mistral, Phi-3) and MoE+MLA
+ * (DeepSeek-V3) families, the tensors each must hold, and the map from runtime weights to
+ * them. */
 #define _GNU_SOURCE
 #include "hlx_ckpt.h"
 #include "hlx_err.h"
@@ -110,13 +111,16 @@ static int hlx_cfg_absent(hlx_jdoc_t *doc, const char *key)
     return json_object_get(hlx_jdoc_root(doc), key) == NULL;
 }
 
+/* fused: Phi-3's qkv_proj and gate_up_proj in place of Llama's separate projections. */
 static const struct {
     const char     *arch, *model_type;
     hlx_hf_family_t family;
+    int             fused;
 } hlx_hf_archs[] = {
-    { "LlamaForCausalLM", "llama", HLX_HF_DENSE },
-    { "MistralForCausalLM", "mistral", HLX_HF_DENSE },
-    { "DeepseekV3ForCausalLM", "deepseek_v3", HLX_HF_MOE_MLA },
+    { "LlamaForCausalLM", "llama", HLX_HF_DENSE, 0 },
+    { "MistralForCausalLM", "mistral", HLX_HF_DENSE, 0 },
+    { "Phi3ForCausalLM", "phi3", HLX_HF_DENSE, 1 },
+    { "DeepseekV3ForCausalLM", "deepseek_v3", HLX_HF_MOE_MLA, 0 },
 };
 
 static hlx_status_t hlx_cfg_family(hlx_jdoc_t *doc, hlx_hf_config_t *c)
@@ -132,16 +136,18 @@ static hlx_status_t hlx_cfg_family(hlx_jdoc_t *doc, hlx_hf_config_t *c)
         if (a != NULL ? !strcmp(json_string_value(json_array_get(a, 0)), hlx_hf_archs[i].arch)
                       : mt != NULL && !strcmp(mt, hlx_hf_archs[i].model_type)) {
             c->family = hlx_hf_archs[i].family;
+            c->fused = hlx_hf_archs[i].fused;
             snprintf(c->arch, sizeof(c->arch), "%s", hlx_hf_archs[i].arch);
             return HLX_OK;
         }
     }
     if (a == NULL)
         return hlx_jdoc_fail(doc, "/architectures", HLX_ERR_PARSE,
-                             "missing, and model_type is not llama, mistral or deepseek_v3");
+                             "missing, and model_type is not llama, mistral, phi3 or "
+                             "deepseek_v3");
     return hlx_jdoc_fail(doc, "/architectures/0", HLX_ERR_PARSE,
                          "%.64s is not supported (LlamaForCausalLM, MistralForCausalLM, "
-                         "DeepseekV3ForCausalLM)", json_string_value(json_array_get(a, 0)));
+                         "Phi3ForCausalLM, DeepseekV3ForCausalLM)", json_string_value(json_array_get(a, 0)));
 }
 
 /* One number of the rope_scaling object (path /rope_scaling/key in errors). */
@@ -367,7 +373,8 @@ static hlx_status_t hlx_cfg_rope_scaling(hlx_jdoc_t *doc, hlx_model_t *m)
         m->rope_kind = HLX_ROPE_LLAMA3;
     else if (kind != NULL && !strcmp(kind, "yarn"))
         m->rope_kind = HLX_ROPE_YARN;
-    else if (kind != NULL && !strcmp(kind, "longrope"))
+    else if (kind != NULL && (!strcmp(kind, "longrope") || !strcmp(kind, "su")))
+        /* "su": the name Phi-3-*-128k configs used before transformers called it longrope */
         m->rope_kind = HLX_ROPE_LONGROPE;
     else
         return hlx_jdoc_fail(doc, "/rope_scaling", HLX_ERR_UNSUPPORTED,
@@ -411,17 +418,19 @@ static hlx_status_t hlx_cfg_rope_scaling(hlx_jdoc_t *doc, hlx_model_t *m)
 /* MistralConfig's sliding_window when config.json leaves it out. */
 #define HLX_MISTRAL_SLIDING_WINDOW 4096
 
-/* sliding_window (Mistral, Qwen2): the runtime attends to the whole context, so a window
- * that applies gives other tokens once the context passes it. Accepted: null, absent (not
- * from a Mistral config: MistralConfig's window of 4096 then applies), "use_sliding_window":
- * false (Qwen2-style configs carry the size with the switch off;
- * transformers' Mistral has no such switch and applies any window, so it does not count
- * there), or a window of at least max_position_embeddings (it never applies). */
+/* sliding_window (Mistral, Qwen2, Phi-3): the runtime attends to the whole context, so a
+ * window that applies gives other tokens once the context passes it. Accepted: null, absent
+ * (not from a Mistral config: MistralConfig's window of 4096 then applies; Phi3Config's
+ * default is none), "use_sliding_window": false (Qwen2-style configs carry the size with the
+ * switch off; transformers' Mistral and Phi-3 have no such switch and apply any window, so
+ * it does not count there), or a window of at least max_position_embeddings (it never
+ * applies: Phi-3's 128k variants carry 262144). */
 static hlx_status_t hlx_cfg_sliding(hlx_jdoc_t *doc, const hlx_hf_config_t *c)
 {
     json_t *root = hlx_jdoc_root(doc), *w = json_object_get(root, "sliding_window");
     json_t *mp = json_object_get(root, "max_position_embeddings");
     int use = 1, mistral = !strcmp(c->arch, "MistralForCausalLM");
+    int noswitch = mistral || !strcmp(c->arch, "Phi3ForCausalLM");
     long long win;
     char ctx[64] = "";
     hlx_status_t st;
@@ -435,7 +444,7 @@ static hlx_status_t hlx_cfg_sliding(hlx_jdoc_t *doc, const hlx_hf_config_t *c)
     win = w != NULL ? (long long)json_integer_value(w) : HLX_MISTRAL_SLIDING_WINDOW;
     if ((st = hlx_cfg_bool(doc, "use_sliding_window", 1, &use)) != HLX_OK)
         return st;
-    if (!use && !mistral)
+    if (!use && !noswitch)
         return HLX_OK;
     if (json_is_integer(mp) && json_integer_value(mp) >= 1 && win >= json_integer_value(mp))
         return HLX_OK;
@@ -508,6 +517,38 @@ static hlx_status_t hlx_cfg_dtype(hlx_jdoc_t *doc, hlx_hf_config_t *c)
             return st;             \
     } while (0)
 
+/* Phi3Config's rms_norm_eps when config.json leaves it out (LlamaConfig's is 1e-6). */
+#define HLX_PHI3_RMS_NORM_EPS 1e-5
+
+/* Phi-3's keys beyond Llama's: hidden_act (the fused gate_up_proj feeds SiLU x up; another
+ * activation would decode other tokens) and partial_rotary_factor (Phi-4-mini 0.75): RoPE
+ * turns the first head_dim x factor elements of each head, and longrope's factor arrays
+ * are that many / 2 (hlx_cfg_rope_scaling runs after this). */
+static hlx_status_t hlx_cfg_phi3(hlx_jdoc_t *doc, hlx_model_t *m)
+{
+    char act[32];
+    double f, r;
+    hlx_status_t st;
+
+    HLX_TRY(hlx_cfg_str(doc, "hidden_act", "silu", act, sizeof(act)));
+    if (strcmp(act, "silu"))
+        return hlx_jdoc_fail(doc, "/hidden_act", HLX_ERR_PARSE, "\"%s\" is not supported (the "
+                             "FFN runs SiLU(gate) x up: \"silu\")", act);
+    HLX_TRY(hlx_cfg_num(doc, "partial_rotary_factor", 1.0, 1e-6, 1.0, &f));
+    r = f * m->head_dim;
+    /* transformers takes int(head_dim x factor); a fraction there is a config error */
+    if (fabs(r - floor(r + 0.5)) > 1e-9)
+        return hlx_jdoc_fail(doc, "/partial_rotary_factor", HLX_ERR_PARSE,
+                             "%g x head_dim %d = %g rotated elements per head, not a whole "
+                             "number", f, m->head_dim, r);
+    m->rope_dim = (int)floor(r + 0.5);
+    if (m->rope_dim % 2 != 0)
+        return hlx_jdoc_fail(doc, "/partial_rotary_factor", HLX_ERR_PARSE,
+                             "%g x head_dim %d = %d rotated elements per head, odd (RoPE "
+                             "rotates pairs)", f, m->head_dim, m->rope_dim);
+    return HLX_OK;
+}
+
 static hlx_status_t hlx_cfg_dense(hlx_jdoc_t *doc, hlx_hf_config_t *c)
 {
     hlx_model_t *m = &c->m;
@@ -545,7 +586,7 @@ static hlx_status_t hlx_cfg_dense(hlx_jdoc_t *doc, hlx_hf_config_t *c)
     m->v_head_dim = m->head_dim;
     m->rope_dim = m->head_dim;
     m->dense_layers = m->layers;
-    return HLX_OK;
+    return c->fused ? hlx_cfg_phi3(doc, m) : HLX_OK;
 }
 
 /* Defaults of the keys a DeepseekV3ForCausalLM config.json may leave out: transformers'
@@ -700,7 +741,8 @@ hlx_status_t hlx_hf_config_load(const char *dir, hlx_hf_config_t *c, char *err,
          (st = hlx_cfg_int(doc, "intermediate_size", 1, 0, 1, &m->ffn)) ||
          (st = hlx_cfg_int(doc, "vocab_size", 1, 0, 1, &m->vocab)) ||
          (st = hlx_cfg_num(doc, "rope_theta", 10000.0, 1e-9, 1e12, &m->rope_theta)) ||
-         (st = hlx_cfg_num(doc, "rms_norm_eps", 1e-6, 1e-30, 1.0, &m->norm_eps)) ||
+         (st = hlx_cfg_num(doc, "rms_norm_eps", c->fused ? HLX_PHI3_RMS_NORM_EPS : 1e-6,
+                           1e-30, 1.0, &m->norm_eps)) ||
          (st = hlx_cfg_bool(doc, "tie_word_embeddings", 0, &c->tie_word_embeddings)))) {
         /* st holds the first error */
     }
@@ -738,7 +780,8 @@ char *hlx_hf_config_text(const hlx_hf_config_t *c)
 
     json_object_set_new(o, "architectures", json_pack("[s]", c->arch));
     json_object_set_new(o, "model_type",
-                        json_string(c->family == HLX_HF_DENSE ? "llama" : "deepseek_v3"));
+                        json_string(c->family != HLX_HF_DENSE ? "deepseek_v3"
+                                    : c->fused                ? "phi3" : "llama"));
     json_object_set_new(o, "_name_or_path", json_string(m->name));
     json_object_set_new(o, "hidden_size", json_integer(m->hidden));
     json_object_set_new(o, "intermediate_size", json_integer(m->ffn));
@@ -786,6 +829,11 @@ char *hlx_hf_config_text(const hlx_hf_config_t *c)
         json_object_set_new(o, "helix_synth_seed", json_integer((json_int_t)c->synth_seed));
     if (c->family == HLX_HF_DENSE) {
         json_object_set_new(o, "head_dim", json_integer(m->head_dim));
+        if (c->fused) {
+            json_object_set_new(o, "hidden_act", json_string("silu"));
+            json_object_set_new(o, "partial_rotary_factor",
+                                json_real((double)m->rope_dim / m->head_dim));
+        }
     } else {
         json_object_set_new(o, "q_lora_rank",
                             m->q_lora_rank ? json_integer(m->q_lora_rank) : json_null());
@@ -913,7 +961,14 @@ hlx_status_t hlx_hf_expect(const hlx_hf_config_t *c, hlx_hf_expect_t **list_p, s
         snprintf(p, sizeof(p), "model.layers.%d.", li);
         HLX_ADD(hlx_elist_add(&l, dt, HLX_HFC_NORM, HLX_HFS_REPLICATED, H, 0,
                               "%sinput_layernorm.weight", p));
-        if (c->family == HLX_HF_DENSE) {
+        if (c->family == HLX_HF_DENSE && c->fused) {
+            const int64_t K = m->kv_heads, dk = m->head_dim, dv = m->v_head_dim;
+            HLX_ADD(hlx_elist_add(&l, dt, HLX_HFC_ATTN, HLX_HFS_TPA_HEADS, Q * dk + 2 * K * dk,
+                                  H, "%sself_attn.qkv_proj.weight", p));
+            l.v[l.n - 1].kv = 2;
+            HLX_ADD(hlx_elist_add(&l, dt, HLX_HFC_ATTN, HLX_HFS_N, H, Q * dv,
+                                  "%sself_attn.o_proj.weight", p));
+        } else if (c->family == HLX_HF_DENSE) {
             const int64_t K = m->kv_heads, dk = m->head_dim, dv = m->v_head_dim;
             HLX_ADD(hlx_elist_add(&l, dt, HLX_HFC_ATTN, HLX_HFS_TPA_HEADS, Q * dk, H,
                                   "%sself_attn.q_proj.weight", p));
@@ -954,6 +1009,14 @@ hlx_status_t hlx_hf_expect(const hlx_hf_config_t *c, hlx_hf_expect_t **list_p, s
         }
         HLX_ADD(hlx_elist_add(&l, dt, HLX_HFC_NORM, HLX_HFS_REPLICATED, H, 0,
                               "%spost_attention_layernorm.weight", p));
+        if (!moe && c->fused) {
+            char n[128];
+            snprintf(n, sizeof(n), "%smlp.gate_up_proj.weight", p);
+            HLX_ADD(hlx_elist_linear(&l, HLX_HFC_FFN, HLX_HFS_N, 2 * (int64_t)m->ffn, H, n));
+            snprintf(n, sizeof(n), "%smlp.down_proj.weight", p);
+            HLX_ADD(hlx_elist_linear(&l, HLX_HFC_FFN, HLX_HFS_N, H, m->ffn, n));
+            continue;
+        }
         if (!moe) {
             char n[128];
             snprintf(n, sizeof(n), "%smlp.gate_proj.weight", p);
@@ -1027,6 +1090,7 @@ hlx_status_t hlx_hf_check(hlx_ckpt_t *ck, const hlx_hf_config_t *c)
     if (seen == NULL)
         return HLX_ERR_NOMEM;
     hlx_ckpt_set_fp8_block(ck, c->block_rows, c->block_cols);
+    hlx_ckpt_set_fused(ck, c->fused);
     st = hlx_hf_expect(c, &list, &n, err, sizeof(err));
     for (i = 0; st == HLX_OK && i < n; i++) {
         const hlx_ckpt_tensor_t *t;
@@ -1083,6 +1147,65 @@ void hlx_hf_weight_name(hlx_hf_weight_t w, int layer, char *name, size_t len)
                  (unsigned)w <= HLX_HFW_WDOWN ? per_layer[w] : "?");
         break;
     }
+}
+
+void hlx_hf_weight_source(const hlx_model_t *m, int fused, hlx_hf_weight_t w, int layer,
+                          char *name, size_t len, int64_t *hrows_p, int64_t *row0_p)
+{
+    const int64_t qd = (int64_t)m->q_heads * m->head_dim, kd = (int64_t)m->kv_heads * m->head_dim;
+    int64_t rows, cols;
+
+    hlx_hf_weight_shape(m, w, &rows, &cols);
+    *hrows_p = rows == 1 || w == HLX_HFW_EMBED ? 0 : cols; /* HF stores [out][in] */
+    *row0_p = 0;
+    if (fused && (w == HLX_HFW_WQ || w == HLX_HFW_WK || w == HLX_HFW_WV)) {
+        snprintf(name, len, "model.layers.%d.self_attn.qkv_proj.weight", layer);
+        *hrows_p = qd + 2 * kd; /* dense: v_head_dim = head_dim */
+        *row0_p = w == HLX_HFW_WQ ? 0 : w == HLX_HFW_WK ? qd : qd + kd;
+    } else if (fused && (w == HLX_HFW_WGATE || w == HLX_HFW_WUP)) {
+        snprintf(name, len, "model.layers.%d.mlp.gate_up_proj.weight", layer);
+        *hrows_p = 2 * (int64_t)m->ffn;
+        *row0_p = w == HLX_HFW_WGATE ? 0 : m->ffn;
+    } else {
+        hlx_hf_weight_name(w, layer, name, len);
+    }
+}
+
+int hlx_hf_weight_at(const hlx_model_t *m, int fused, const char *name, int64_t hrow,
+                     hlx_hf_weight_t *w_p, int *layer_p, int64_t *wrow_p)
+{
+    static const hlx_hf_weight_t parts[] = { HLX_HFW_WQ, HLX_HFW_WK, HLX_HFW_WV,
+                                             HLX_HFW_WGATE, HLX_HFW_WUP };
+    char buf[128];
+    int64_t hrows, row0, rows, cols;
+    int layer;
+    size_t i;
+
+    if (fused && sscanf(name, "model.layers.%d.", &layer) == 1) {
+        /* the last part whose rows begin at or before hrow */
+        for (i = sizeof(parts) / sizeof(parts[0]); i-- > 0;) {
+            hlx_hf_weight_source(m, 1, parts[i], layer, buf, sizeof(buf), &hrows, &row0);
+            if (strcmp(buf, name) || hrow < row0)
+                continue;
+            hlx_hf_weight_shape(m, parts[i], &rows, &cols);
+            if (hrow >= row0 + cols)
+                return -1;
+            *w_p = parts[i];
+            *layer_p = layer;
+            *wrow_p = hrow - row0;
+            return 0;
+        }
+        /* Llama's separate projections are no tensors of a fused checkpoint */
+        for (i = 0; i < sizeof(parts) / sizeof(parts[0]); i++) {
+            hlx_hf_weight_name(parts[i], layer, buf, sizeof(buf));
+            if (!strcmp(buf, name))
+                return -1;
+        }
+    }
+    if (hlx_hf_weight_parse(name, w_p, layer_p) != 0)
+        return -1;
+    *wrow_p = hrow;
+    return 0;
 }
 
 void hlx_hf_weight_shape(const hlx_model_t *m, hlx_hf_weight_t w, int64_t *rows,
@@ -1187,12 +1310,13 @@ hlx_status_t hlx_hf_read(hlx_ckpt_t *ck, const hlx_model_t *m, hlx_hf_weight_t w
                          hlx_dtype_t dst_dtype, int64_t ld)
 {
     char name[128];
-    int64_t rows, cols, shape[2], c, hr, hc;
+    int64_t rows, cols, shape[2], c, hr, hc, hrows, row0;
     const hlx_ckpt_tensor_t *t;
     const size_t esz = dst_dtype == HLX_DTYPE_BF16 ? 2 : 4;
     hlx_status_t st;
 
-    hlx_hf_weight_name(w, layer, name, sizeof(name));
+    /* fused (Phi-3): w's rows [row0, row0 + cols) of qkv_proj or gate_up_proj */
+    hlx_hf_weight_source(m, hlx_ckpt_fused(ck), w, layer, name, sizeof(name), &hrows, &row0);
     hlx_hf_weight_shape(m, w, &rows, &cols);
     /* tie_word_embeddings: the output head is the embedding matrix ([V][H] either way) */
     if (w == HLX_HFW_LMHEAD && hlx_ckpt_find(ck, name) == NULL &&
@@ -1209,17 +1333,17 @@ hlx_status_t hlx_hf_read(hlx_ckpt_t *ck, const hlx_model_t *m, hlx_hf_weight_t w
         st = hlx_ckpt_get(ck, name, 2, shape, &t);
         return st ? st : hlx_ckpt_read_block(ck, t, r0, nr, c0, nc, 0, dst, dst_dtype, ld);
     }
-    shape[0] = cols; /* HF stores [out][in] */
+    shape[0] = hrows; /* HF stores [out][in] */
     shape[1] = rows;
     if ((st = hlx_ckpt_get(ck, name, 2, shape, &t)) != HLX_OK)
         return st;
     if (w != HLX_HFW_WQ && w != HLX_HFW_WK)
-        return hlx_ckpt_read_block(ck, t, c0, nc, r0, nr, 1, dst, dst_dtype, ld);
+        return hlx_ckpt_read_block(ck, t, row0 + c0, nc, r0, nr, 1, dst, dst_dtype, ld);
     /* One checkpoint row per runtime column: RoPE pairs are reordered. */
     for (c = c0; c < c0 + nc; c++) {
         hlx_hf_weight_map(m, w, r0, c, &hr, &hc);
-        st = hlx_ckpt_read_block(ck, t, hr, 1, r0, nr, 1, (char *)dst + (size_t)(c - c0) * esz,
-                                 dst_dtype, ld);
+        st = hlx_ckpt_read_block(ck, t, row0 + hr, 1, r0, nr, 1,
+                                 (char *)dst + (size_t)(c - c0) * esz, dst_dtype, ld);
         if (st != HLX_OK)
             return st;
     }

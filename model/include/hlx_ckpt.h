@@ -143,7 +143,7 @@ void hlx_ckpt_nonfinite_str(const hlx_ckpt_tensor_t *t, const hlx_ckpt_nonfinite
 /* ---- config.json --------------------------------------------------------------------- */
 
 typedef enum hlx_hf_family {
-    HLX_HF_DENSE   = 0, /* LlamaForCausalLM (and Mistral/Qwen2-style dense GQA) */
+    HLX_HF_DENSE   = 0, /* LlamaForCausalLM (and Mistral/Qwen2-style dense GQA, Phi-3) */
     HLX_HF_MOE_MLA = 1  /* DeepseekV3ForCausalLM */
 } hlx_hf_family_t;
 
@@ -157,6 +157,9 @@ typedef struct hlx_hf_config {
     int             fp8;               /* quantization_config: fp8 e4m3 linear weights */
     int             block_rows, block_cols; /* weight_block_size (128 x 128) */
     int             tie_word_embeddings;
+    /* Phi3ForCausalLM: the dense family with fused projections, self_attn.qkv_proj (q, k,
+     * v rows) and mlp.gate_up_proj (gate, up rows) */
+    int             fused;
     char            scoring_func[16];  /* "sigmoid" (V3) or "softmax" */
     int             norm_topk_prob;
     double          routed_scaling_factor;
@@ -199,15 +202,21 @@ typedef struct hlx_hf_expect {
     hlx_st_dtype_t dtype;
     hlx_hf_class_t cls;
     hlx_hf_split_t split;
-    int            kv;        /* GQA K/V projection: split by KV heads */
+    int            kv;        /* GQA K/V projection: split by KV heads; 2: fused q, k, v
+                               * (qkv_proj: the first Q*d rows by query heads) */
 } hlx_hf_expect_t;
 
 /* Every tensor the model of c must hold, in a fixed order (fp8 scales included). */
 hlx_status_t hlx_hf_expect(const hlx_hf_config_t *c, hlx_hf_expect_t **list_p, size_t *n_p,
                            char *err, size_t errlen);
 /* Checks that ck holds exactly what c needs: every tensor present with its shape and
- * dtype, nothing unknown. The first problem goes to hlx_ckpt_error(ck). */
+ * dtype, nothing unknown. The first problem goes to hlx_ckpt_error(ck). Also records in
+ * ck what hlx_hf_read needs of c beyond the model (fp8 blocks, fused projections). */
 hlx_status_t hlx_hf_check(hlx_ckpt_t *ck, const hlx_hf_config_t *c);
+/* Whether ck's dense projections are fused (Phi-3's qkv_proj, gate_up_proj); set by
+ * hlx_hf_check from the config. */
+void         hlx_ckpt_set_fused(hlx_ckpt_t *ck, int fused);
+int          hlx_ckpt_fused(const hlx_ckpt_t *ck);
 
 /* ---- runtime tensors <-> checkpoint tensors (dense family) ------------------------ */
 
@@ -228,8 +237,18 @@ typedef enum hlx_hf_weight {
     HLX_HFW_LMHEAD     = 13  /* [H][V] */
 } hlx_hf_weight_t;
 
-/* Checkpoint name of runtime weight w of layer (layer ignored for global ones). */
+/* Checkpoint name of runtime weight w of layer (layer ignored for global ones), in Llama's
+ * layout: also the runtime's key for the weight (hlx_wsrc_read, hlx_hf_weight_parse). */
 void hlx_hf_weight_name(hlx_hf_weight_t w, int layer, char *name, size_t len);
+/* Where w is stored when the projections are fused (Phi-3): the tensor's name (qkv_proj,
+ * gate_up_proj, or hlx_hf_weight_name's), its HF rows (out features; 0 for a 1-D tensor),
+ * and the first of them that is w's: q 0, k Q*d, v Q*d + K*d; gate 0, up F. */
+void hlx_hf_weight_source(const hlx_model_t *m, int fused, hlx_hf_weight_t w, int layer,
+                          char *name, size_t len, int64_t *hrows_p, int64_t *row0_p);
+/* Runtime weight and layer of row hrow of checkpoint tensor name, and that row's number
+ * within the weight's own HF rows (a fused tensor holds several); -1 when none. */
+int hlx_hf_weight_at(const hlx_model_t *m, int fused, const char *name, int64_t hrow,
+                     hlx_hf_weight_t *w_p, int *layer_p, int64_t *wrow_p);
 /* Runtime shape [rows][cols] of w. */
 void hlx_hf_weight_shape(const hlx_model_t *m, hlx_hf_weight_t w, int64_t *rows,
                          int64_t *cols);
@@ -243,13 +262,15 @@ void hlx_hf_weight_map(const hlx_model_t *m, hlx_hf_weight_t w, int64_t row, int
 /* The inverse: runtime element (row, col) held by checkpoint element (hrow, hcol). */
 void hlx_hf_weight_unmap(const hlx_model_t *m, hlx_hf_weight_t w, int64_t hrow, int64_t hcol,
                          int64_t *row, int64_t *col);
-/* Runtime weight and layer of a checkpoint tensor name; -1 when it is not one. */
+/* Runtime weight and layer of a checkpoint tensor name (Llama's names); -1 when it is not
+ * one. */
 int hlx_hf_weight_parse(const char *name, hlx_hf_weight_t *w_p, int *layer_p);
 
 /* Reads runtime rows [r0, r0 + nr) x cols [c0, c0 + nc) of weight w of layer into
  * dst[i * ld + j] as dst_dtype: one call per rank slice (its heads, FFN columns, vocab
  * share). The tensor's shape is checked against m first. Without lm_head.weight (tied
- * embeddings) the output head is read from model.embed_tokens.weight. */
+ * embeddings) the output head is read from model.embed_tokens.weight. A checkpoint with
+ * fused projections (hlx_ckpt_fused) is read at w's rows of the fused tensor. */
 hlx_status_t hlx_hf_read(hlx_ckpt_t *ck, const hlx_model_t *m, hlx_hf_weight_t w, int layer,
                          int64_t r0, int64_t nr, int64_t c0, int64_t nc, void *dst,
                          hlx_dtype_t dst_dtype, int64_t ld);

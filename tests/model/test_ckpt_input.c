@@ -538,6 +538,161 @@ static void test_rope_longrope(void **state)
                   "implemented (linear, llama3, yarn and longrope are;");
 }
 
+/* ---- Phi3ForCausalLM: fused projections, partial_rotary_factor --------------------- */
+
+static hlx_status_t zero_fill(void *ctx, const hlx_hf_expect_t *t, size_t idx, int64_t row,
+                              float *dst)
+{
+    int64_t j, cols = t->ndim == 2 ? t->shape[1] : t->shape[0];
+
+    (void)ctx, (void)idx, (void)row;
+    for (j = 0; j < cols; j++)
+        dst[j] = 0.0f;
+    return HLX_OK;
+}
+
+/* A phi3 checkpoint name whose tensor list is the config's with tensor drop removed (NULL:
+ * none), tensor grow given `rows` rows, and tensor extra ([rows, 256]) added; then
+ * hlx_hf_check must refuse it with needle (NULL: accept it). */
+static void phi3_variant(const char *name, const char *drop, const char *grow,
+                         const char *extra, int64_t rows, const char *needle)
+{
+    char dir[512], err[1024] = "";
+    hlx_hf_config_t cfg;
+    hlx_hf_expect_t *list = NULL, *l2;
+    hlx_ckpt_t *ck = NULL;
+    size_t n = 0, i, k = 0;
+    hlx_status_t st;
+
+    dir_of(dir, sizeof(dir), "p3");
+    assert_int_equal(hlx_hf_config_load(dir, &cfg, err, sizeof(err)), HLX_OK);
+    assert_int_equal(hlx_hf_expect(&cfg, &list, &n, err, sizeof(err)), HLX_OK);
+    l2 = calloc(n + 1, sizeof(*l2));
+    assert_non_null(l2);
+    for (i = 0; i < n; i++) {
+        if (drop != NULL && !strcmp(list[i].name, drop))
+            continue;
+        l2[k] = list[i];
+        if (grow != NULL && !strcmp(list[i].name, grow))
+            l2[k].shape[0] = rows;
+        k++;
+    }
+    if (extra != NULL) {
+        l2[k] = list[0];
+        snprintf(l2[k].name, sizeof(l2[k].name), "%s", extra);
+        l2[k].shape[0] = rows;
+        l2[k++].shape[1] = cfg.m.hidden;
+    }
+    dir_of(dir, sizeof(dir), name);
+    assert_int_equal(sh("rm -rf %s", dir), 0);
+    assert_int_equal(hlx_ckpt_write(dir, l2, k, 1, &cfg, zero_fill, NULL, err, sizeof(err)),
+                     HLX_OK);
+    assert_int_equal(hlx_ckpt_open(dir, &ck, err, sizeof(err)), HLX_OK);
+    st = hlx_hf_check(ck, &cfg);
+    if (needle == NULL ? st != HLX_OK : st == HLX_OK || !strstr(hlx_ckpt_error(ck), needle))
+        fail_msg("%s: status %d, '%s' (wanted '%s')", name, st, hlx_ckpt_error(ck),
+                 needle ? needle : "accepted");
+    hlx_ckpt_close(ck);
+    free(l2);
+    free(list);
+}
+
+static void test_phi3(void **state)
+{
+    char dir[512], err[1024];
+    hlx_hf_config_t cfg;
+    json_t *r;
+
+    (void)state;
+    synth("p3", "--family phi3 --shards 1");
+    dir_of(dir, sizeof(dir), "p3");
+    assert_int_equal(hlx_hf_config_load(dir, &cfg, err, sizeof(err)), HLX_OK);
+    assert_true(cfg.fused);
+    assert_string_equal(cfg.arch, "Phi3ForCausalLM");
+    assert_int_equal(cfg.m.rope_dim, 32);
+    assert_int_equal(sh("timeout 60 %s model info %s >/dev/null", helix, dir), 0);
+    /* the inventory: qkv_proj [Q*d + 2*K*d, H] = [384, 256], gate_up_proj [2F, H] */
+    phi3_variant("p3ok", NULL, NULL, NULL, 0, NULL);
+    phi3_variant("p3miss", "model.layers.1.self_attn.qkv_proj.weight", NULL, NULL, 0,
+                 "tensor model.layers.1.self_attn.qkv_proj.weight is missing");
+    phi3_variant("p3rows", NULL, "model.layers.0.self_attn.qkv_proj.weight", NULL, 256,
+                 "model.layers.0.self_attn.qkv_proj.weight: shape [256, 256], expected "
+                 "[384, 256]");
+    phi3_variant("p3gu", NULL, "model.layers.1.mlp.gate_up_proj.weight", NULL, 512,
+                 "model.layers.1.mlp.gate_up_proj.weight: shape [512, 256], expected "
+                 "[1024, 256]");
+    phi3_variant("p3left", NULL, NULL, "model.layers.0.self_attn.q_proj.weight", 256,
+                 "tensor model.layers.0.self_attn.q_proj.weight is not part of a "
+                 "Phi3ForCausalLM");
+    phi3_variant("p3left2", NULL, NULL, "model.layers.1.mlp.up_proj.weight", 512,
+                 "tensor model.layers.1.mlp.up_proj.weight is not part of a Phi3ForCausalLM");
+    /* a Llama checkpoint under a Phi-3 config: the fused tensors are missing */
+    synth("p3llama", "--family dense --shards 1");
+    set_key("p3llama", "architectures", json_pack("[s]", "Phi3ForCausalLM"));
+    refused("self_attn.qkv_proj.weight is missing", NULL, "model info %s/p3llama", g_tmp);
+    /* model_type alone; Phi3Config's defaults (rms_norm_eps 1e-5); Phi-3's other keys */
+    set_key("p3", "architectures", NULL);
+    set_key("p3", "rms_norm_eps", NULL);
+    set_key("p3", "resid_pdrop", json_real(0.0));
+    set_key("p3", "embd_pdrop", json_real(0.0));
+    set_key("p3", "attention_dropout", json_real(0.0));
+    set_key("p3", "bos_token_id", json_integer(1));
+    set_key("p3", "pad_token_id", json_integer(32000));
+    set_key("p3", "auto_map", json_pack("{s:s}", "AutoConfig", "configuration_phi3.Phi3Config"));
+    assert_int_equal(hlx_hf_config_load(dir, &cfg, err, sizeof(err)), HLX_OK);
+    assert_true(cfg.fused);
+    assert_true(cfg.m.norm_eps == 1e-5);
+    /* hidden_act */
+    set_key("p3", "hidden_act", json_string("gelu_new"));
+    expect_config("p3", HLX_ERR_PARSE, "hidden_act: \"gelu_new\" is not supported");
+    set_key("p3", "hidden_act", json_string("silu"));
+    /* partial_rotary_factor: head_dim 32 x factor, a whole even number */
+    set_key("p3", "partial_rotary_factor", json_real(0.75));
+    assert_int_equal(hlx_hf_config_load(dir, &cfg, err, sizeof(err)), HLX_OK);
+    assert_int_equal(cfg.m.rope_dim, 24);
+    assert_int_equal(cfg.m.head_dim, 32);
+    set_key("p3", "partial_rotary_factor", json_real(0.7));
+    expect_config("p3", HLX_ERR_PARSE, "partial_rotary_factor: 0.7 x head_dim 32 = 22.4 "
+                  "rotated elements per head, not a whole number");
+    refused("config.json:", "partial_rotary_factor: 0.7", "model info %s", dir);
+    set_key("p3", "partial_rotary_factor", json_real(0.46875));
+    expect_config("p3", HLX_ERR_PARSE, "partial_rotary_factor: 0.46875 x head_dim 32 = 15 "
+                  "rotated elements per head, odd (RoPE rotates pairs)");
+    set_key("p3", "partial_rotary_factor", json_real(1.5));
+    expect_config("p3", HLX_ERR_PARSE, "partial_rotary_factor: 1.5 is outside");
+    /* longrope's arrays are rope_dim / 2 after the factor: 12 for 0.75 */
+    set_key("p3", "partial_rotary_factor", json_real(0.75));
+    set_key("p3", "original_max_position_embeddings", json_integer(4096));
+    set_key("p3", "max_position_embeddings", json_integer(131072));
+    r = json_pack("{s:s, s:o, s:o}", "type", "longrope", "short_factor", factors(12),
+                  "long_factor", factors(12));
+    set_key("p3", "rope_scaling", r);
+    assert_int_equal(hlx_hf_config_load(dir, &cfg, err, sizeof(err)), HLX_OK);
+    assert_int_equal(cfg.m.rope_kind, HLX_ROPE_LONGROPE);
+    assert_true(cfg.m.rope_factor == 32.0);
+    /* "su", longrope's name in the first Phi-3-128k configs, is the same kind */
+    set_key("p3", "rope_scaling", json_pack("{s:s, s:o, s:o}", "type", "su", "short_factor",
+                                            factors(12), "long_factor", factors(12)));
+    assert_int_equal(hlx_hf_config_load(dir, &cfg, err, sizeof(err)), HLX_OK);
+    assert_int_equal(cfg.m.rope_kind, HLX_ROPE_LONGROPE);
+    set_key("p3", "rope_scaling", json_pack("{s:s, s:o, s:o}", "type", "longrope",
+                                            "short_factor", factors(16), "long_factor",
+                                            factors(16)));
+    expect_config("p3", HLX_ERR_PARSE, "short_factor: 16 factors, expected 12 (one per rotated "
+                  "pair: rope_dim 24 / 2)");
+    set_key("p3", "rope_scaling", NULL);
+    /* sliding_window as Mistral's: Phi-3-mini-4k's 2047 under 4096 applies (and Phi-3 has no
+     * use_sliding_window switch); the 128k variants' 262144 does not */
+    set_key("p3", "max_position_embeddings", json_integer(4096));
+    set_key("p3", "sliding_window", json_integer(2047));
+    set_key("p3", "use_sliding_window", json_false());
+    expect_config("p3", HLX_ERR_INVALID, "sliding_window: sliding-window attention is not "
+                  "supported (a window of 2047 tokens, under max_position_embeddings 4096)");
+    set_key("p3", "max_position_embeddings", json_integer(131072));
+    set_key("p3", "sliding_window", json_integer(262144));
+    expect_config("p3", HLX_OK, NULL);
+}
+
 /* ---- 4 and 5: synth writes whole checkpoints or nothing ------------------------------ */
 
 /* Sum of the sizes of the regular files in dir. */
@@ -732,6 +887,7 @@ int main(int argc, char **argv)
         cmocka_unit_test(test_sliding_window),
         cmocka_unit_test(test_rope_scaling_keys),
         cmocka_unit_test(test_rope_longrope),
+        cmocka_unit_test(test_phi3),
         cmocka_unit_test(test_synth_max_bytes),
         cmocka_unit_test(test_synth_no_partial),
         cmocka_unit_test(test_synth_out_errors),
