@@ -605,32 +605,8 @@ static json_t *hlx_info_rope_json(const hlx_model_t *m)
     static const char *const kinds[] = { "none", "linear", "llama3", "yarn", "longrope" };
     json_t *o = json_pack("{s:f, s:i, s:s}", "theta", m->rope_theta, "dim", m->rope_dim,
                           "scaling", kinds[m->rope_kind]);
-    int i;
 
-    if (m->rope_kind == HLX_ROPE_NONE)
-        return o;
-    json_object_set_new(o, "factor", json_real(m->rope_factor));
-    if (m->rope_kind != HLX_ROPE_LINEAR)
-        json_object_set_new(o, "original_max_position_embeddings",
-                            json_integer(m->rope_orig_ctx));
-    if (m->rope_kind == HLX_ROPE_LLAMA3) {
-        json_object_set_new(o, "low_freq_factor", json_real(m->rope_low_freq));
-        json_object_set_new(o, "high_freq_factor", json_real(m->rope_high_freq));
-    } else if (m->rope_kind == HLX_ROPE_YARN) {
-        json_object_set_new(o, "beta_fast", json_real(m->rope_beta_fast));
-        json_object_set_new(o, "beta_slow", json_real(m->rope_beta_slow));
-        json_object_set_new(o, "mscale", json_real(m->rope_mscale));
-        json_object_set_new(o, "mscale_all_dim", json_real(m->rope_mscale_all));
-    } else if (m->rope_kind == HLX_ROPE_LONGROPE) {
-        json_t *sf = json_array(), *lf = json_array();
-        for (i = 0; i < m->rope_dim / 2 && i < HLX_ROPE_MAX_PAIRS; i++) {
-            json_array_append_new(sf, json_real(m->rope_short_factor[i]));
-            json_array_append_new(lf, json_real(m->rope_long_factor[i]));
-        }
-        json_object_set_new(o, "attention_factor", json_real(m->rope_attn_factor));
-        json_object_set_new(o, "short_factor", sf);
-        json_object_set_new(o, "long_factor", lf);
-    }
+    hlx_hf_rope_params_json(m, o);
     return o;
 }
 

@@ -769,6 +769,36 @@ hlx_status_t hlx_hf_config_load(const char *dir, hlx_hf_config_t *c, char *err,
     return st;
 }
 
+void hlx_hf_rope_params_json(const hlx_model_t *m, json_t *o)
+{
+    int i;
+
+    if (m->rope_kind == HLX_ROPE_NONE)
+        return;
+    json_object_set_new(o, "factor", json_real(m->rope_factor));
+    if (m->rope_kind != HLX_ROPE_LINEAR)
+        json_object_set_new(o, "original_max_position_embeddings",
+                            json_integer(m->rope_orig_ctx));
+    if (m->rope_kind == HLX_ROPE_LLAMA3) {
+        json_object_set_new(o, "low_freq_factor", json_real(m->rope_low_freq));
+        json_object_set_new(o, "high_freq_factor", json_real(m->rope_high_freq));
+    } else if (m->rope_kind == HLX_ROPE_YARN) {
+        json_object_set_new(o, "beta_fast", json_real(m->rope_beta_fast));
+        json_object_set_new(o, "beta_slow", json_real(m->rope_beta_slow));
+        json_object_set_new(o, "mscale", json_real(m->rope_mscale));
+        json_object_set_new(o, "mscale_all_dim", json_real(m->rope_mscale_all));
+    } else if (m->rope_kind == HLX_ROPE_LONGROPE) { /* the factor and original as read */
+        json_t *sf = json_array(), *lf = json_array();
+        for (i = 0; i < m->rope_dim / 2 && i < HLX_ROPE_MAX_PAIRS; i++) {
+            json_array_append_new(sf, json_real(m->rope_short_factor[i]));
+            json_array_append_new(lf, json_real(m->rope_long_factor[i]));
+        }
+        json_object_set_new(o, "short_factor", sf);
+        json_object_set_new(o, "long_factor", lf);
+        json_object_set_new(o, "attention_factor", json_real(m->rope_attn_factor));
+    }
+}
+
 char *hlx_hf_config_text(const hlx_hf_config_t *c)
 {
     const hlx_model_t *m = &c->m;
@@ -796,30 +826,7 @@ char *hlx_hf_config_text(const hlx_hf_config_t *c)
                                              "longrope" };
         json_t *r = json_object();
         json_object_set_new(r, "rope_type", json_string(kinds[m->rope_kind]));
-        if (m->rope_kind == HLX_ROPE_LONGROPE) { /* the factor and original as read */
-            json_t *sf = json_array(), *lf = json_array();
-            int i;
-            for (i = 0; i < m->rope_dim / 2 && i < HLX_ROPE_MAX_PAIRS; i++) {
-                json_array_append_new(sf, json_real(m->rope_short_factor[i]));
-                json_array_append_new(lf, json_real(m->rope_long_factor[i]));
-            }
-            json_object_set_new(r, "short_factor", sf);
-            json_object_set_new(r, "long_factor", lf);
-            json_object_set_new(r, "attention_factor", json_real(m->rope_attn_factor));
-        }
-        json_object_set_new(r, "factor", json_real(m->rope_factor));
-        if (m->rope_kind != HLX_ROPE_LINEAR)
-            json_object_set_new(r, "original_max_position_embeddings",
-                                json_integer(m->rope_orig_ctx));
-        if (m->rope_kind == HLX_ROPE_LLAMA3) {
-            json_object_set_new(r, "low_freq_factor", json_real(m->rope_low_freq));
-            json_object_set_new(r, "high_freq_factor", json_real(m->rope_high_freq));
-        } else if (m->rope_kind == HLX_ROPE_YARN) {
-            json_object_set_new(r, "beta_fast", json_real(m->rope_beta_fast));
-            json_object_set_new(r, "beta_slow", json_real(m->rope_beta_slow));
-            json_object_set_new(r, "mscale", json_real(m->rope_mscale));
-            json_object_set_new(r, "mscale_all_dim", json_real(m->rope_mscale_all));
-        }
+        hlx_hf_rope_params_json(m, r);
         json_object_set_new(o, "rope_scaling", r);
     }
     json_object_set_new(o, "rms_norm_eps", json_real(m->norm_eps));
