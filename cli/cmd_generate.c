@@ -263,7 +263,7 @@ void hlx_run_json_prompt(json_t *o, const hlx_run_config_t *cfg)
 
     json_object_set_new(o, "prompt_len", json_integer(cfg->prompt_len));
     for (b = 0; cfg->prompt_len > 0 && b < cfg->batch; b++)
-        json_array_append_new(lens, json_integer(cfg->prompt_len + hlx_run_tail_len(cfg, b)));
+        json_array_append_new(lens, json_integer(hlx_run_prompt_len(cfg, b)));
     json_object_set_new(o, "prompt_lens", lens);
 }
 

@@ -197,7 +197,7 @@ static double hlx_check_ref_seconds(const hlx_engine_t *eng)
 {
     const hlx_model_t *m = hlx_engine_model(eng);
     const hlx_run_config_t *cfg = hlx_engine_config(eng);
-    double P = (double)cfg->prompt_len + hlx_run_tail_max(cfg), n = cfg->context + cfg->steps + P;
+    double P = (double)hlx_run_prompt_max(cfg), n = cfg->context + cfg->steps + P;
     double attn = (cfg->steps + P) * cfg->batch * m->layers * m->q_heads * n *
                   (m->head_dim + m->v_head_dim) * 2.0;
     double setup = (double)m->layers * cfg->batch * m->kv_heads * n *
@@ -237,7 +237,7 @@ hlx_status_t hlx_check_prepare(hlx_engine_t *eng, hlx_check_t **chk_p, char *err
         /* The prompt goes through the reference token by token: every prompt step but the
          * last is only a KV append (its outputs are overwritten by the next). */
         st = hlx_ref_create_ckpt(m, hlx_engine_kv_dtype(eng), cfg->batch, cfg->context,
-                                 cfg->steps + cfg->prompt_len + hlx_run_tail_max(cfg), cfg->seed,
+                                 cfg->steps + hlx_run_prompt_max(cfg), cfg->seed,
                                  cfg->ckpt, &chk->ref);
         chk->ref_hid = malloc(sizeof(double) * (S ? S : 1) * B * (size_t)m->hidden);
         chk->ref_lg  = malloc(sizeof(double) * (S ? S : 1) * B * (size_t)m->vocab);

@@ -623,7 +623,7 @@ static hlx_status_t hlx_engine_bytes(hlx_engine_t *eng, uint64_t *need_p, char *
         /* prefill buffers (prefill.c): the same per-row floats for B x chunk rows */
         uint64_t c = (uint64_t)(eng->cfg.prefill_chunk > 0 ? eng->cfg.prefill_chunk
                                                            : HLX_PREFILL_CHUNK);
-        t = (uint64_t)eng->cfg.prompt_len + (uint64_t)hlx_run_tail_max(&eng->cfg);
+        t = (uint64_t)hlx_run_prompt_max(&eng->cfg);
         c = c < t ? c : t; /* no longer than the longest prompt */
         t = (uint64_t)eng->qkv_cols + 3 * (uint64_t)L->ffn_count + 6 * H +
             4 * (uint64_t)L->q_local * (xdv + 1) * (uint64_t)L->kvp;
@@ -647,8 +647,7 @@ static hlx_status_t hlx_engine_bytes(hlx_engine_t *eng, uint64_t *need_p, char *
     if (eng->cfg.check) {
         /* every rank: the appended KV rows of all ranks, gathered once at the end */
         uint64_t g = (uint64_t)m->layers, r = 0,
-                 steps = (uint64_t)eng->cfg.steps + (uint64_t)eng->cfg.prompt_len +
-                         (uint64_t)hlx_run_tail_max(&eng->cfg);
+                 steps = (uint64_t)eng->cfg.steps + (uint64_t)hlx_run_prompt_max(&eng->cfg);
         ok = hlx_mul(&g, B) && hlx_mul(&g, (uint64_t)L->kv_local_max) && hlx_mul(&g, steps) &&
              hlx_mul(&g, (uint64_t)(eng->kv_dk + eng->kv_dv)) &&
              hlx_mul(&g, 4 * (uint64_t)(L->n + 1)) && hlx_add(&need, g);
@@ -949,7 +948,7 @@ static hlx_status_t hlx_engine_bootstrap(hlx_engine_t *eng, hlx_comm_params_t *c
         return st;
     hlx_mla_kv_dims(&eng->m, &eng->kv_dk, &eng->kv_dv, &eng->xdv);
     /* a request's longest sequence: the synthetic context, the longest prompt, every step */
-    seq = cfg->context + cfg->prompt_len + hlx_run_tail_max(cfg) + cfg->steps;
+    seq = cfg->context + hlx_run_prompt_max(cfg) + cfg->steps;
     eng->cap = hlx_layout_kv_count(&eng->lay, eng->lay.kvp_rank, seq);
     if (eng->cap < 1)
         eng->cap = 1;

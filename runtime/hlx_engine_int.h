@@ -176,6 +176,10 @@ hlx_status_t hlx_engine_config_agree(hlx_engine_t *eng, uint64_t need, char *err
 /* ---- layer phases (phases.c): one function per phase, composed by a schedule */
 hlx_status_t hlx_phase_embed(hlx_engine_t *eng);
 hlx_status_t hlx_phase_qkv(hlx_engine_t *eng, int l);    /* norm, QKV, RoPE, KV append */
+/* RoPE of `heads` heads of head_dim (the first rot elements turned) on each request's row
+ * (x, rows ld floats apart), at the request's position (hlx_engine_row_pos). */
+hlx_status_t hlx_phase_rope(hlx_engine_t *eng, float *x, size_t ld, int heads, int head_dim,
+                            int rot);
 /* Attention partials of requests [b0, b1); between (request, KV head) units it calls
  * progress (when not NULL) so that exchanges in flight move on. */
 hlx_status_t hlx_phase_attn(hlx_engine_t *eng, int l, int b0, int b1,

@@ -204,9 +204,7 @@ hlx_status_t hlx_mla_qkv(hlx_engine_t *eng, int l)
     hlx_mla_layer_t *W = &M->layers[l];
     hlx_layer_w_t *E = &eng->layers[l];
     int B = eng->cfg.batch, H = m->hidden, Q = m->q_heads, kd = M->r + M->rope, b, h;
-    int nr = eng->roff != NULL ? B : 1, n = eng->roff != NULL ? 1 : B; /* RoPE calls, rows */
     float eps = (float)m->norm_eps;
-    const hlx_rope_tab_t *theta = &eng->rope;
     hlx_status_t st;
 
     st = HLX_BE(eng, rmsnorm, eng->hn, eng->x, E->attn_norm, B, H, eps);
@@ -219,9 +217,8 @@ hlx_status_t hlx_mla_qkv(hlx_engine_t *eng, int l)
         memcpy(M->kvn + (size_t)b * kd + M->r, M->kva + (size_t)b * kd + M->r,
                sizeof(float) * (size_t)M->rope);
     }
-    for (b = 0; b < nr && st == HLX_OK; b++) /* at each request's position */
-        st = HLX_BE(eng, rope, M->kvn + (size_t)b * kd + M->r, n, (size_t)kd, 1, M->rope,
-                    M->rope, hlx_engine_row_pos(eng, b), theta);
+    if (st == HLX_OK) /* at each request's position */
+        st = hlx_phase_rope(eng, M->kvn + M->r, (size_t)kd, 1, M->rope, M->rope);
     /* Queries per head [nope | rope]: q_b(norm(q_a x)), or q_proj x. */
     if (st == HLX_OK && M->ql > 0) {
         st = HLX_BE(eng, gemm, B, M->ql, H, eng->hn, W->wqa, eng->w_dtype, M->qa, 0);
@@ -232,9 +229,8 @@ hlx_status_t hlx_mla_qkv(hlx_engine_t *eng, int l)
     } else if (st == HLX_OK) {
         st = HLX_BE(eng, gemm, B, M->q_cols, H, eng->hn, W->wqb, eng->w_dtype, M->q, 0);
     }
-    for (b = 0; b < nr && st == HLX_OK; b++)
-        st = HLX_BE(eng, rope, M->q + (size_t)b * M->q_cols + M->nope, n, (size_t)M->q_cols, Q,
-                    M->qk, M->rope, hlx_engine_row_pos(eng, b), theta);
+    if (st == HLX_OK)
+        st = hlx_phase_rope(eng, M->q + M->nope, (size_t)M->q_cols, Q, M->qk, M->rope);
     /* Absorbed query of head h: [W_UK[h] q_nope[h] | q_rope[h]] (kv_lora + rope). */
     for (b = 0; b < B && st == HLX_OK; b++)
         for (h = 0; h < Q && st == HLX_OK; h++) {

@@ -39,6 +39,19 @@ hlx_status_t hlx_phase_embed(hlx_engine_t *eng)
     return st;
 }
 
+hlx_status_t hlx_phase_rope(hlx_engine_t *eng, float *x, size_t ld, int heads, int head_dim,
+                            int rot)
+{
+    /* one call for the batch, or one per request when they sit at different positions */
+    int B = eng->cfg.batch, calls = eng->roff != NULL ? B : 1, b;
+    hlx_status_t st = HLX_OK;
+
+    for (b = 0; b < calls && st == HLX_OK; b++)
+        st = HLX_BE(eng, rope, x + (size_t)b * ld, B / calls, ld, heads, head_dim, rot,
+                    hlx_engine_row_pos(eng, b), &eng->rope);
+    return st;
+}
+
 hlx_status_t hlx_phase_qkv(hlx_engine_t *eng, int l)
 {
     const hlx_layout_t *L = &eng->lay;
@@ -57,18 +70,12 @@ hlx_status_t hlx_phase_qkv(hlx_engine_t *eng, int l)
         if (st == HLX_OK)
             st = HLX_BE(eng, gemm, B, eng->qkv_cols, m->hidden, eng->hn, W->wqkv, eng->w_dtype,
                         eng->qkv, 0);
-        /* RoPE at the requests' position: one call for the batch, or one per request
-         * when they sit at different positions */
-        for (b = 0; b < (eng->roff != NULL ? B : 1) && st == HLX_OK; b++) {
-            float *row = eng->qkv + (size_t)b * eng->qkv_cols;
-            int n = eng->roff != NULL ? 1 : B;
-            st = HLX_BE(eng, rope, row, n, (size_t)eng->qkv_cols, L->q_local, dk, m->rope_dim,
-                        hlx_engine_row_pos(eng, b), &eng->rope);
-            if (st == HLX_OK)
-                st = HLX_BE(eng, rope, row + (size_t)L->q_local * dk, n, (size_t)eng->qkv_cols,
-                            L->kv_local, dk, m->rope_dim, hlx_engine_row_pos(eng, b),
-                            &eng->rope);
-        }
+        if (st == HLX_OK)
+            st = hlx_phase_rope(eng, eng->qkv, (size_t)eng->qkv_cols, L->q_local, dk,
+                                m->rope_dim);
+        if (st == HLX_OK)
+            st = hlx_phase_rope(eng, eng->qkv + (size_t)L->q_local * dk, (size_t)eng->qkv_cols,
+                                L->kv_local, dk, m->rope_dim);
         /* Staggered append: only the owner of a request's position stores its new token. */
         for (b = 0; b < B && st == HLX_OK && !(eng->fault_now & HLX_FAULT_SKIP_APPEND); b++) {
             const float *kn = eng->qkv + (size_t)b * eng->qkv_cols + (size_t)L->q_local * dk;
@@ -93,15 +100,14 @@ hlx_status_t hlx_phase_attn(hlx_engine_t *eng, int l, int b0, int b1,
     const hlx_model_t *m = &eng->m;
     hlx_layer_w_t *W = &eng->layers[l];
     int dk = m->head_dim, dv = m->v_head_dim, b, kh;
-    int64_t len = 0;
     hlx_status_t st = HLX_OK;
     uint64_t t0 = hlx_now_ns(), tp = 0;
 
-    for (b = b0; b < b1 && st == HLX_OK; b++)
+    for (b = b0; b < b1 && st == HLX_OK; b++) {
+        /* the request's slots, with the token just appended where this rank owns it */
+        const int64_t len = hlx_engine_row_kv_len(eng, b) +
+                            (hlx_layout_kv_owner(L, hlx_engine_row_pos(eng, b)) == L->kvp_rank);
         for (kh = 0; kh < L->kv_local && st == HLX_OK; kh++) {
-            /* the request's slots, with the token just appended where this rank owns it */
-            len = hlx_engine_row_kv_len(eng, b) +
-                  (hlx_layout_kv_owner(L, hlx_engine_row_pos(eng, b)) == L->kvp_rank);
             size_t shard = (size_t)b * L->kv_local + kh;
             hlx_attn_desc_t d;
             if (eng->mla != NULL) /* every query head against the one latent head */
@@ -125,6 +131,7 @@ hlx_status_t hlx_phase_attn(hlx_engine_t *eng, int l, int b0, int b1,
                 tp += hlx_now_ns() - p0;
             }
         }
+    }
     /* Scripted faults act on the partials before they are packed. */
     if (st == HLX_OK && (eng->fault_now & (HLX_FAULT_DROP_PARTIALS | HLX_FAULT_NAN)))
         st = HLX_BE_SYNC(eng);

@@ -59,8 +59,8 @@ static hlx_status_t hlx_prefill_alloc(hlx_engine_t *eng, hlx_prefill_t *p)
 
     memset(p, 0, sizeof(*p));
     p->C = eng->cfg.prefill_chunk > 0 ? eng->cfg.prefill_chunk : HLX_PREFILL_CHUNK;
-    if (p->C > eng->cfg.prompt_len + hlx_run_tail_max(&eng->cfg)) /* the longest prompt */
-        p->C = eng->cfg.prompt_len + hlx_run_tail_max(&eng->cfg);
+    if (p->C > hlx_run_prompt_max(&eng->cfg))
+        p->C = hlx_run_prompt_max(&eng->cfg);
     rows = (int64_t)p->C * eng->cfg.batch;
     /* Kernel dimensions are ints (rows x the widest operand row must fit a size_t too). */
     if (rows > INT32_MAX / 4 || (int64_t)eng->qkv_cols * rows > INT64_C(1) << 40) {
@@ -394,16 +394,16 @@ hlx_status_t hlx_prefill_run(hlx_engine_t *eng)
     for (p0 = 0; st == HLX_OK; p0 += c) {
         /* the requests whose prompt reaches past p0, and the tokens every one of them has */
         for (b = 0, p.nb = 0, c = p.C; b < B; b++)
-            if (P + hlx_run_tail_len(cfg, b) > p0) {
+            if (hlx_run_prompt_len(cfg, b) > p0) {
                 p.rq[p.nb++] = b;
-                c = P + hlx_run_tail_len(cfg, b) - p0 < c ? P + hlx_run_tail_len(cfg, b) - p0 : c;
+                c = hlx_run_prompt_len(cfg, b) - p0 < c ? hlx_run_prompt_len(cfg, b) - p0 : c;
             }
         if (p.nb == 0)
             break;
         st = hlx_prefill_chunk(eng, &p, p0, c);
         /* a request whose prompt ends here: its last row to the head, below */
         for (k = 0; k < p.nb && st == HLX_OK; k++)
-            if (P + hlx_run_tail_len(cfg, p.rq[k]) == p0 + c)
+            if (hlx_run_prompt_len(cfg, p.rq[k]) == p0 + c)
                 st = eng->be.ops->copy_from(&eng->be, eng->q, eng->x + (size_t)p.rq[k] * H,
                                             p.x + ((size_t)k * c + (size_t)(c - 1)) * H,
                                             sizeof(float) * (size_t)H);

@@ -94,6 +94,17 @@ static inline int hlx_run_tail_max(const hlx_run_config_t *cfg)
     return t;
 }
 
+/* The whole prompt of request b, and the longest of the batch. */
+static inline int hlx_run_prompt_len(const hlx_run_config_t *cfg, int b)
+{
+    return cfg->prompt_len + hlx_run_tail_len(cfg, b);
+}
+
+static inline int hlx_run_prompt_max(const hlx_run_config_t *cfg)
+{
+    return cfg->prompt_len + hlx_run_tail_max(cfg);
+}
+
 /* Per-phase time accounting: the phases and their names are in helix/phase.h. */
 
 typedef struct hlx_run_report {
