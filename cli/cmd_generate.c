@@ -454,7 +454,7 @@ static void hlx_generate_print(const hlx_run_config_t *cfg, const hlx_model_t *m
                                const hlx_run_report_t *rep, int json, const int *eos,
                                int neos)
 {
-    int B = cfg->batch, total = rep->steps + 1, tmax = hlx_run_tail_max(cfg), b, g;
+    int B = cfg->batch, total = rep->steps + 1, pmax = hlx_run_prompt_max(cfg), b, g;
     double pf_tps = rep->prefill_ms > 0
                         ? (double)hlx_run_prompt_tokens(cfg) * 1000.0 / rep->prefill_ms : 0;
 
@@ -507,9 +507,9 @@ static void hlx_generate_print(const hlx_run_config_t *cfg, const hlx_model_t *m
     }
     printf("helix generate: model %s, KVP %d x TPA %d = %d ranks, kernels %s\n", m->name,
            cfg->kvp, cfg->tpa, rep->size, rep->kernels);
-    if (tmax > 0)
+    if (pmax > cfg->prompt_len)
         printf("prompt:  %d .. %d tokens, batch %d, after %lld context tokens, %s\n",
-               cfg->prompt_len, cfg->prompt_len + tmax, B, (long long)cfg->context,
+               cfg->prompt_len, pmax, B, (long long)cfg->context,
                cfg->temperature > 0 ? "top-p sampling" : "greedy");
     else
         printf("prompt:  %d tokens x batch %d after %lld context tokens, %s\n", cfg->prompt_len,
