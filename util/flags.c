@@ -158,7 +158,7 @@ int hlx_flags_parse(const hlx_flag_table_t *t, int argc, char **argv, void *out,
     struct option longopts[HLX_FLAGS_MAX + 2];
     size_t i, n = t->nflags < HLX_FLAGS_MAX ? t->nflags : HLX_FLAGS_MAX, ns = 2;
     char shorts[3 + 2 * HLX_FLAGS_MAX] = ":h", sc; /* getopt's short options: ":hb:e:..." */
-    int c;
+    int c, by_short[128] = { 0 }; /* a short alias -> 1000 + its flag's index */
 
     hlx_flags_mute = hlx_flags_other_rank();
     for (i = 0; i < n; i++) {
@@ -169,7 +169,8 @@ int hlx_flags_parse(const hlx_flag_table_t *t, int argc, char **argv, void *out,
         longopts[i].val = 1000 + (int)i;
         if (given)
             given[i] = 0;
-        if ((sc = hlx_flag_short(t, f)) != 0) {
+        if ((sc = hlx_flag_short(t, f)) > 0) {
+            by_short[(int)sc] = 1000 + (int)i;
             shorts[ns++] = sc;
             if (f->type != HLX_FT_BOOL)
                 shorts[ns++] = ':';
@@ -186,9 +187,8 @@ int hlx_flags_parse(const hlx_flag_table_t *t, int argc, char **argv, void *out,
     opterr = 0;
     optind = 0; /* glibc: 0 resets the scanner fully (a cluster "-xy" left half-read) */
     while ((c = getopt_long(argc, argv, shorts, longopts, NULL)) != -1) {
-        for (i = 0; c > 0 && c < 1000 && c != 'h' && c != ':' && c != '?' && i < n; i++)
-            if (hlx_flag_short(t, &t->flags[i]) == c) /* a short alias: as its long name */
-                c = 1000 + (int)i;
+        if (c > 0 && c < 128 && by_short[c] != 0) /* a short alias: as its long name */
+            c = by_short[c];
         if (c >= 1000 && c < 1000 + (int)n) {
             const hlx_flag_t *f = &t->flags[c - 1000];
             if (hlx_flag_set(t, f, f->type == HLX_FT_BOOL ? NULL : optarg, out) != 0)
