@@ -20,7 +20,9 @@
 _Static_assert((int)HLX_HFW_WQ == (int)HLX_T_WQ && (int)HLX_HFW_WDOWN == (int)HLX_T_WDOWN &&
                (int)HLX_HFW_EMBED == (int)HLX_T_EMBED && (int)HLX_HFW_LMHEAD == (int)HLX_T_LMHEAD &&
                (int)HLX_HFW_FINAL_NORM == (int)HLX_T_FINAL_NORM &&
-               (int)HLX_HFW_FFN_NORM == (int)HLX_T_FFN_NORM,
+               (int)HLX_HFW_FFN_NORM == (int)HLX_T_FFN_NORM &&
+               (int)HLX_HFW_BQ == (int)HLX_T_BQ && (int)HLX_HFW_BV == (int)HLX_T_BV &&
+               (int)HLX_HFW_QNORM == (int)HLX_T_QNORM && (int)HLX_HFW_KNORM == (int)HLX_T_KNORM,
                "hlx_hf_weight_t follows hlx_tensor_t");
 
 static int hlx_model_int(const char *cmd, const char *flag, const char *v, long lo, long hi,
@@ -47,7 +49,8 @@ static int hlx_model_int(const char *cmd, const char *flag, const char *v, long 
 static void hlx_synth_usage(FILE *f)
 {
     fprintf(f,
-        "usage: helix model synth --family dense|phi3|moe-mla --out DIR [--layers N]\n"
+        "usage: helix model synth --family dense|phi3|qwen2|qwen3|moe-mla --out DIR\n"
+        "                         [--layers N]"
         "                         [--seed S]"
         " [--dtype bf16|f32|fp8] [--shards N] [--model FILE|NAME]\n"
         "                         [--max-bytes SIZE]\n\n"
@@ -60,16 +63,21 @@ static void hlx_synth_usage(FILE *f)
         "  --family phi3     Phi3ForCausalLM: the dense family's shapes and values with the\n"
         "                    projections fused (self_attn.qkv_proj: q, k, v rows;\n"
         "                    mlp.gate_up_proj: gate, up rows); decodes as --family dense\n"
+        "  --family qwen2    Qwen2ForCausalLM: the dense family's weights plus q, k and v\n"
+        "                    biases (self_attn.*_proj.bias)\n"
+        "  --family qwen3    Qwen3ForCausalLM: the dense family's weights plus the per-head\n"
+        "                    RMSNorm of q and k before RoPE (self_attn.q_norm, k_norm)\n"
         "  --family moe-mla  DeepseekV3ForCausalLM: MLA (q_lora 96, kv_lora 64, nope 32,\n"
         "                    rope 16, v 32, 4 heads), 8 routed experts top-2 + 1 shared\n"
         "                    (expert FFN 64), layer 0 dense (FFN 384), sigmoid routing\n"
         "  --out DIR         directory to write (created; existing files replaced, each only\n"
         "                    once every new file is complete)\n"
-        "  --model M         dense and phi3: the shapes of model description M (a GQA model\n"
-        "                    JSON or preset with v_head_dim = head_dim, and rope_dim =\n"
-        "                    head_dim for dense; phi3 writes a smaller rope_dim as\n"
-        "                    partial_rotary_factor) instead of tiny's; the checkpoint then\n"
-        "                    decodes as `--model M`\n"
+        "  --model M         dense, phi3, qwen2 and qwen3: the shapes of model description M\n"
+        "                    (a GQA model JSON or preset with v_head_dim = head_dim, and\n"
+        "                    rope_dim = head_dim except for phi3, which writes a smaller\n"
+        "                    rope_dim as partial_rotary_factor) instead of tiny's; the\n"
+        "                    checkpoint then decodes as `--model M` with the family's\n"
+        "                    biases or head norms (qkv_bias, qk_norm)\n"
         "  --layers N        transformer layers, 1 to %d (default 2, or the model's with\n"
         "                    --model, which must then be at most %d too)\n"
         "  --seed S          seed of the values (default 1)\n"
@@ -115,8 +123,30 @@ static hlx_status_t hlx_synth_fill(void *vctx, const hlx_hf_expect_t *t, size_t 
     return HLX_OK;
 }
 
-static void hlx_synth_config(hlx_hf_config_t *c, int moe, int fused, int layers,
-                             const char *dtype)
+/* The dense families: architecture, model name and what each adds to Llama's layer. */
+static const struct {
+    const char *family, *arch, *name;
+    int         fused, qkv_bias, qk_norm;
+} hlx_synth_dense[] = {
+    { "dense", "LlamaForCausalLM", "synth-dense", 0, 0, 0 },
+    { "phi3", "Phi3ForCausalLM", "synth-phi3", 1, 0, 0 },
+    { "qwen2", "Qwen2ForCausalLM", "synth-qwen2", 0, 1, 0 },
+    { "qwen3", "Qwen3ForCausalLM", "synth-qwen3", 0, 0, 1 },
+};
+#define HLX_SYNTH_NDENSE (sizeof(hlx_synth_dense) / sizeof(hlx_synth_dense[0]))
+
+/* Index of a dense family in hlx_synth_dense; -1 for moe-mla or an unknown name. */
+static int hlx_synth_dense_index(const char *family)
+{
+    size_t i;
+
+    for (i = 0; i < HLX_SYNTH_NDENSE; i++)
+        if (!strcmp(family, hlx_synth_dense[i].family))
+            return (int)i;
+    return -1;
+}
+
+static void hlx_synth_config(hlx_hf_config_t *c, int dense, int layers, const char *dtype)
 {
     hlx_model_t *m = &c->m;
 
@@ -139,11 +169,13 @@ static void hlx_synth_config(hlx_hf_config_t *c, int moe, int fused, int layers,
         c->st_dtype = HLX_ST_BF16;
         m->weight_dtype = HLX_DTYPE_BF16;
     }
-    if (!moe) {
+    if (dense >= 0) {
         c->family = HLX_HF_DENSE;
-        c->fused = fused;
-        snprintf(c->arch, sizeof(c->arch), fused ? "Phi3ForCausalLM" : "LlamaForCausalLM");
-        snprintf(m->name, sizeof(m->name), fused ? "synth-phi3" : "synth-dense");
+        c->fused = hlx_synth_dense[dense].fused;
+        m->qkv_bias = hlx_synth_dense[dense].qkv_bias;
+        m->qk_norm = hlx_synth_dense[dense].qk_norm;
+        snprintf(c->arch, sizeof(c->arch), "%s", hlx_synth_dense[dense].arch);
+        snprintf(m->name, sizeof(m->name), "%s", hlx_synth_dense[dense].name);
         m->attn = HLX_ATTN_GQA;
         m->q_heads = 8;
         m->kv_heads = 2;
@@ -194,18 +226,26 @@ static int hlx_synth_model(hlx_hf_config_t *c, const char *name, int layers)
     hlx_status_t st;
 
     if (c->family != HLX_HF_DENSE) {
-        fprintf(stderr, "helix model synth: --model: only with --family dense or phi3\n");
+        fprintf(stderr, "helix model synth: --model: only with --family dense, phi3, qwen2 "
+                "or qwen3\n");
         return -1;
     }
     if ((st = hlx_model_load(name, &m, err, sizeof(err))) != HLX_OK) {
         fprintf(stderr, "helix model synth: --model: %s\n", err);
         return -1;
     }
+    /* the family says what the layer holds: a model that needs more decodes otherwise */
+    if ((m.qkv_bias && !c->m.qkv_bias) || (m.qk_norm && !c->m.qk_norm)) {
+        fprintf(stderr, "helix model synth: --model %s: has %s, which %s does not hold; give "
+                "--family %s\n", name, m.qkv_bias ? "qkv_bias" : "qk_norm", c->arch,
+                m.qkv_bias ? "qwen2" : "qwen3");
+        return -1;
+    }
     /* Phi-3's partial_rotary_factor gives rope_dim < head_dim; Llama has none */
     if (m.attn != HLX_ATTN_GQA || m.experts > 0 || m.v_head_dim != m.head_dim ||
         (m.rope_dim != m.head_dim && !c->fused) || m.rope_dim < 2) {
         fprintf(stderr, "helix model synth: --model %s: a %s checkpoint needs a dense GQA "
-                "model with %s\n", name, c->fused ? "Phi-3" : "Llama",
+                "model with %s\n", name, c->arch,
                 c->fused ? "v_head_dim = head_dim and rope_dim >= 2"
                          : "rope_dim = v_head_dim = head_dim");
         return -1;
@@ -218,6 +258,8 @@ static int hlx_synth_model(hlx_hf_config_t *c, const char *name, int layers)
     }
     m.weight_dtype = c->m.weight_dtype;
     m.kv_dtype = HLX_DTYPE_BF16;
+    m.qkv_bias = c->m.qkv_bias;
+    m.qk_norm = c->m.qk_norm;
     if (layers > 0)
         m.layers = layers;
     m.dense_layers = m.layers;
@@ -286,7 +328,7 @@ static int hlx_cmd_model_synth(int argc, char **argv)
     size_t n = 0, i;
     char err[1024], why[160];
     hlx_status_t st;
-    int o, moe, missing = 0, made = 0;
+    int o, moe, dense, missing = 0, made = 0;
     uint64_t bytes = 0, data = 0;
 
     optind = 1;
@@ -316,10 +358,10 @@ static int hlx_cmd_model_synth(int argc, char **argv)
         fprintf(stderr, "helix model synth: unexpected argument '%s'\n", argv[optind]);
         return 2;
     }
-    if (family == NULL ||
-        (strcmp(family, "dense") && strcmp(family, "phi3") && strcmp(family, "moe-mla"))) {
-        fprintf(stderr, "helix model synth: --family: %s (dense, phi3 or moe-mla)\n",
-                family ? family : "required");
+    dense = family != NULL ? hlx_synth_dense_index(family) : -1;
+    if (family == NULL || (dense < 0 && strcmp(family, "moe-mla"))) {
+        fprintf(stderr, "helix model synth: --family: %s (dense, phi3, qwen2, qwen3 or "
+                "moe-mla)\n", family ? family : "required");
         return 2;
     }
     if (out == NULL) {
@@ -335,7 +377,7 @@ static int hlx_cmd_model_synth(int argc, char **argv)
         return 2;
     }
     memset(&ctx, 0, sizeof(ctx));
-    hlx_synth_config(&ctx.cfg, moe, !strcmp(family, "phi3"), layers ? (int)layers : 2, dtype);
+    hlx_synth_config(&ctx.cfg, dense, layers ? (int)layers : 2, dtype);
     if (model != NULL && hlx_synth_model(&ctx.cfg, model, (int)layers) != 0)
         return 2;
     ctx.seed = (uint64_t)seed;

@@ -111,17 +111,34 @@ static int hlx_cfg_absent(hlx_jdoc_t *doc, const char *key)
     return json_object_get(hlx_jdoc_root(doc), key) == NULL;
 }
 
-/* fused: Phi-3's qkv_proj and gate_up_proj in place of Llama's separate projections. */
+/* fused: Phi-3's qkv_proj and gate_up_proj in place of Llama's separate projections;
+ * qkv_bias: Qwen2's q, k and v biases (always there: Qwen2Attention takes no switch);
+ * qk_norm: Qwen3's per-head q_norm and k_norm before RoPE. */
 static const struct {
     const char     *arch, *model_type;
     hlx_hf_family_t family;
-    int             fused;
+    int             fused, qkv_bias, qk_norm;
 } hlx_hf_archs[] = {
-    { "LlamaForCausalLM", "llama", HLX_HF_DENSE, 0 },
-    { "MistralForCausalLM", "mistral", HLX_HF_DENSE, 0 },
-    { "Phi3ForCausalLM", "phi3", HLX_HF_DENSE, 1 },
-    { "DeepseekV3ForCausalLM", "deepseek_v3", HLX_HF_MOE_MLA, 0 },
+    { "LlamaForCausalLM", "llama", HLX_HF_DENSE, 0, 0, 0 },
+    { "MistralForCausalLM", "mistral", HLX_HF_DENSE, 0, 0, 0 },
+    { "Qwen2ForCausalLM", "qwen2", HLX_HF_DENSE, 0, 1, 0 },
+    { "Qwen3ForCausalLM", "qwen3", HLX_HF_DENSE, 0, 0, 1 },
+    { "Phi3ForCausalLM", "phi3", HLX_HF_DENSE, 1, 0, 0 },
+    { "DeepseekV3ForCausalLM", "deepseek_v3", HLX_HF_MOE_MLA, 0, 0, 0 },
 };
+
+#define HLX_HF_ARCH_LIST "LlamaForCausalLM, MistralForCausalLM, Qwen2ForCausalLM, " \
+                         "Qwen3ForCausalLM, Phi3ForCausalLM, DeepseekV3ForCausalLM"
+
+static const char *hlx_hf_model_type(const char *arch)
+{
+    size_t i;
+
+    for (i = 0; i < sizeof(hlx_hf_archs) / sizeof(hlx_hf_archs[0]); i++)
+        if (!strcmp(arch, hlx_hf_archs[i].arch))
+            return hlx_hf_archs[i].model_type;
+    return NULL;
+}
 
 static hlx_status_t hlx_cfg_family(hlx_jdoc_t *doc, hlx_hf_config_t *c)
 {
@@ -137,17 +154,19 @@ static hlx_status_t hlx_cfg_family(hlx_jdoc_t *doc, hlx_hf_config_t *c)
                       : mt != NULL && !strcmp(mt, hlx_hf_archs[i].model_type)) {
             c->family = hlx_hf_archs[i].family;
             c->fused = hlx_hf_archs[i].fused;
+            c->m.qkv_bias = hlx_hf_archs[i].qkv_bias;
+            c->m.qk_norm = hlx_hf_archs[i].qk_norm;
             snprintf(c->arch, sizeof(c->arch), "%s", hlx_hf_archs[i].arch);
             return HLX_OK;
         }
     }
     if (a == NULL)
         return hlx_jdoc_fail(doc, "/architectures", HLX_ERR_PARSE,
-                             "missing, and model_type is not llama, mistral, phi3 or "
-                             "deepseek_v3");
+                             "missing, and model_type is not llama, mistral, qwen2, qwen3, "
+                             "phi3 or deepseek_v3");
     return hlx_jdoc_fail(doc, "/architectures/0", HLX_ERR_PARSE,
-                         "%.64s is not supported (LlamaForCausalLM, MistralForCausalLM, "
-                         "Phi3ForCausalLM, DeepseekV3ForCausalLM)", json_string_value(json_array_get(a, 0)));
+                         "%.64s is not supported (" HLX_HF_ARCH_LIST ")",
+                         json_string_value(json_array_get(a, 0)));
 }
 
 /* One number of the rope_scaling object (path /rope_scaling/key in errors). */
@@ -526,14 +545,9 @@ static hlx_status_t hlx_cfg_dtype(hlx_jdoc_t *doc, hlx_hf_config_t *c)
  * are that many / 2 (hlx_cfg_rope_scaling runs after this). */
 static hlx_status_t hlx_cfg_phi3(hlx_jdoc_t *doc, hlx_model_t *m)
 {
-    char act[32];
     double f, r;
     hlx_status_t st;
 
-    HLX_TRY(hlx_cfg_str(doc, "hidden_act", "silu", act, sizeof(act)));
-    if (strcmp(act, "silu"))
-        return hlx_jdoc_fail(doc, "/hidden_act", HLX_ERR_PARSE, "\"%s\" is not supported (the "
-                             "FFN runs SiLU(gate) x up: \"silu\")", act);
     HLX_TRY(hlx_cfg_num(doc, "partial_rotary_factor", 1.0, 1e-6, 1.0, &f));
     r = f * m->head_dim;
     /* transformers takes int(head_dim x factor); a fraction there is a config error */
@@ -553,13 +567,22 @@ static hlx_status_t hlx_cfg_dense(hlx_jdoc_t *doc, hlx_hf_config_t *c)
 {
     hlx_model_t *m = &c->m;
     hlx_status_t st;
+    char act[32];
     int bias;
 
     m->attn = HLX_ATTN_GQA;
+    /* every dense family's FFN is SiLU(gate) x up; another activation decodes other tokens */
+    HLX_TRY(hlx_cfg_str(doc, "hidden_act", "silu", act, sizeof(act)));
+    if (strcmp(act, "silu"))
+        return hlx_jdoc_fail(doc, "/hidden_act", HLX_ERR_PARSE, "\"%s\" is not supported (the "
+                             "FFN runs SiLU(gate) x up: \"silu\")", act);
+    /* Qwen2's biases are fixed by its class, which reads no attention_bias; elsewhere the
+     * key puts biases on q, k, v and o alike, and o's is not run */
     HLX_TRY(hlx_cfg_bool(doc, "attention_bias", 0, &bias));
-    if (bias)
+    if (bias && !m->qkv_bias)
         return hlx_jdoc_fail(doc, "/attention_bias", HLX_ERR_PARSE,
-                             "projection biases are not supported");
+                             "projection biases are not supported for %s (q, k, v and o_proj; "
+                             "Qwen2ForCausalLM's q, k and v biases are)", c->arch);
     HLX_TRY(hlx_cfg_bool(doc, "mlp_bias", 0, &bias));
     if (bias)
         return hlx_jdoc_fail(doc, "/mlp_bias", HLX_ERR_PARSE, "FFN biases are not supported");
@@ -809,9 +832,8 @@ char *hlx_hf_config_text(const hlx_hf_config_t *c)
         return NULL;
 
     json_object_set_new(o, "architectures", json_pack("[s]", c->arch));
-    json_object_set_new(o, "model_type",
-                        json_string(c->family != HLX_HF_DENSE ? "deepseek_v3"
-                                    : c->fused                ? "phi3" : "llama"));
+    json_object_set_new(o, "model_type", json_string(hlx_hf_model_type(c->arch)
+                                                         ? hlx_hf_model_type(c->arch) : "llama"));
     json_object_set_new(o, "_name_or_path", json_string(m->name));
     json_object_set_new(o, "hidden_size", json_integer(m->hidden));
     json_object_set_new(o, "intermediate_size", json_integer(m->ffn));
@@ -836,8 +858,10 @@ char *hlx_hf_config_text(const hlx_hf_config_t *c)
         json_object_set_new(o, "helix_synth_seed", json_integer((json_int_t)c->synth_seed));
     if (c->family == HLX_HF_DENSE) {
         json_object_set_new(o, "head_dim", json_integer(m->head_dim));
+        json_object_set_new(o, "hidden_act", json_string("silu"));
+        if (m->qk_norm) /* Qwen3: q, k, v and o without biases */
+            json_object_set_new(o, "attention_bias", json_false());
         if (c->fused) {
-            json_object_set_new(o, "hidden_act", json_string("silu"));
             json_object_set_new(o, "partial_rotary_factor",
                                 json_real((double)m->rope_dim / m->head_dim));
         }
@@ -985,6 +1009,22 @@ hlx_status_t hlx_hf_expect(const hlx_hf_config_t *c, hlx_hf_expect_t **list_p, s
             HLX_ADD(hlx_elist_add(&l, dt, HLX_HFC_ATTN, HLX_HFS_TPA_HEADS, K * dv, H,
                                   "%sself_attn.v_proj.weight", p));
             l.v[l.n - 1].kv = 1;
+            if (m->qkv_bias) { /* Qwen2: 1-D, split as their projections' rows */
+                HLX_ADD(hlx_elist_add(&l, dt, HLX_HFC_ATTN, HLX_HFS_TPA_HEADS, Q * dk, 0,
+                                      "%sself_attn.q_proj.bias", p));
+                HLX_ADD(hlx_elist_add(&l, dt, HLX_HFC_ATTN, HLX_HFS_TPA_HEADS, K * dk, 0,
+                                      "%sself_attn.k_proj.bias", p));
+                l.v[l.n - 1].kv = 1;
+                HLX_ADD(hlx_elist_add(&l, dt, HLX_HFC_ATTN, HLX_HFS_TPA_HEADS, K * dv, 0,
+                                      "%sself_attn.v_proj.bias", p));
+                l.v[l.n - 1].kv = 1;
+            }
+            if (m->qk_norm) { /* Qwen3: one head's weights, shared by every head */
+                HLX_ADD(hlx_elist_add(&l, dt, HLX_HFC_NORM, HLX_HFS_REPLICATED, dk, 0,
+                                      "%sself_attn.q_norm.weight", p));
+                HLX_ADD(hlx_elist_add(&l, dt, HLX_HFC_NORM, HLX_HFS_REPLICATED, dk, 0,
+                                      "%sself_attn.k_norm.weight", p));
+            }
             HLX_ADD(hlx_elist_add(&l, dt, HLX_HFC_ATTN, HLX_HFS_N, H, Q * dv,
                                   "%sself_attn.o_proj.weight", p));
         } else {
@@ -1145,10 +1185,21 @@ void hlx_hf_weight_name(hlx_hf_weight_t w, int layer, char *name, size_t len)
         [HLX_HFW_WDOWN] = "mlp.down_proj.weight",
     };
 
+    static const char *const extra[] = {
+        [HLX_HFW_BQ - HLX_HFW_BQ] = "self_attn.q_proj.bias",
+        [HLX_HFW_BK - HLX_HFW_BQ] = "self_attn.k_proj.bias",
+        [HLX_HFW_BV - HLX_HFW_BQ] = "self_attn.v_proj.bias",
+        [HLX_HFW_QNORM - HLX_HFW_BQ] = "self_attn.q_norm.weight",
+        [HLX_HFW_KNORM - HLX_HFW_BQ] = "self_attn.k_norm.weight",
+    };
+
     switch (w) {
     case HLX_HFW_EMBED:      snprintf(name, len, "model.embed_tokens.weight"); break;
     case HLX_HFW_FINAL_NORM: snprintf(name, len, "model.norm.weight"); break;
     case HLX_HFW_LMHEAD:     snprintf(name, len, "lm_head.weight"); break;
+    case HLX_HFW_BQ: case HLX_HFW_BK: case HLX_HFW_BV: case HLX_HFW_QNORM: case HLX_HFW_KNORM:
+        snprintf(name, len, "model.layers.%d.%s", layer, extra[w - HLX_HFW_BQ]);
+        break;
     default:
         snprintf(name, len, "model.layers.%d.%s", layer,
                  (unsigned)w <= HLX_HFW_WDOWN ? per_layer[w] : "?");
@@ -1233,6 +1284,10 @@ void hlx_hf_weight_shape(const hlx_model_t *m, hlx_hf_weight_t w, int64_t *rows,
     case HLX_HFW_WDOWN: *rows = F; *cols = H; break;
     case HLX_HFW_EMBED: *rows = V; *cols = H; break;
     case HLX_HFW_LMHEAD: *cols = V; break;
+    case HLX_HFW_BQ:    *rows = 1; *cols = Q * dk; break;
+    case HLX_HFW_BK:    *rows = 1; *cols = K * dk; break;
+    case HLX_HFW_BV:    *rows = 1; *cols = K * dv; break;
+    case HLX_HFW_QNORM: case HLX_HFW_KNORM: *rows = 1; *cols = dk; break;
     default: *rows = *cols = 0; break;
     }
 }
@@ -1242,6 +1297,12 @@ void hlx_hf_weight_shape(const hlx_model_t *m, hlx_hf_weight_t w, int64_t *rows,
 static int64_t hlx_rope_to_hf(int64_t e, int64_t r)
 {
     return e < r ? (e & 1) * (r / 2) + e / 2 : e;
+}
+
+/* The inverse: HF's element e of a head to the runtime's. */
+static int64_t hlx_rope_from_hf(int64_t e, int64_t r)
+{
+    return e >= r ? e : e < r / 2 ? 2 * e : 2 * (e - r / 2) + 1;
 }
 
 void hlx_hf_weight_map(const hlx_model_t *m, hlx_hf_weight_t w, int64_t row, int64_t col,
@@ -1256,6 +1317,16 @@ void hlx_hf_weight_map(const hlx_model_t *m, hlx_hf_weight_t w, int64_t row, int
         *hrow = col / m->head_dim * m->head_dim + hlx_rope_to_hf(col % m->head_dim, m->rope_dim);
         *hcol = row;
         break;
+    case HLX_HFW_BV:
+        *hrow = row;
+        *hcol = col;
+        break;
+    case HLX_HFW_BQ: case HLX_HFW_BK: case HLX_HFW_QNORM: case HLX_HFW_KNORM:
+        /* 1-D, per head element: rotated like the projections' rows (q_norm before RoPE
+         * scales element e of every head, which the runtime holds at its pair position) */
+        *hrow = row;
+        *hcol = col / m->head_dim * m->head_dim + hlx_rope_to_hf(col % m->head_dim, m->rope_dim);
+        break;
     default:
         *hrow = col;
         *hcol = row;
@@ -1266,7 +1337,7 @@ void hlx_hf_weight_map(const hlx_model_t *m, hlx_hf_weight_t w, int64_t row, int
 void hlx_hf_weight_unmap(const hlx_model_t *m, hlx_hf_weight_t w, int64_t hrow, int64_t hcol,
                          int64_t *row, int64_t *col)
 {
-    int64_t e, r = m->rope_dim;
+    int64_t r = m->rope_dim;
 
     switch (w) {
     case HLX_HFW_ATTN_NORM: case HLX_HFW_FFN_NORM: case HLX_HFW_FINAL_NORM: case HLX_HFW_EMBED:
@@ -1274,11 +1345,16 @@ void hlx_hf_weight_unmap(const hlx_model_t *m, hlx_hf_weight_t w, int64_t hrow, 
         *col = hcol;
         break;
     case HLX_HFW_WQ: case HLX_HFW_WK:
-        e = hrow % m->head_dim;
-        if (e < r)
-            e = e < r / 2 ? 2 * e : 2 * (e - r / 2) + 1;
-        *col = hrow / m->head_dim * m->head_dim + e;
+        *col = hrow / m->head_dim * m->head_dim + hlx_rope_from_hf(hrow % m->head_dim, r);
         *row = hcol;
+        break;
+    case HLX_HFW_BV:
+        *row = hrow;
+        *col = hcol;
+        break;
+    case HLX_HFW_BQ: case HLX_HFW_BK: case HLX_HFW_QNORM: case HLX_HFW_KNORM:
+        *row = hrow;
+        *col = hcol / m->head_dim * m->head_dim + hlx_rope_from_hf(hcol % m->head_dim, r);
         break;
     default:
         *col = hrow;
@@ -1293,7 +1369,7 @@ int hlx_hf_weight_parse(const char *name, hlx_hf_weight_t *w_p, int *layer_p)
     static const hlx_hf_weight_t all[] = {
         HLX_HFW_ATTN_NORM, HLX_HFW_WQ, HLX_HFW_WK, HLX_HFW_WV, HLX_HFW_WO, HLX_HFW_FFN_NORM,
         HLX_HFW_WGATE, HLX_HFW_WUP, HLX_HFW_WDOWN, HLX_HFW_EMBED, HLX_HFW_FINAL_NORM,
-        HLX_HFW_LMHEAD,
+        HLX_HFW_LMHEAD, HLX_HFW_BQ, HLX_HFW_BK, HLX_HFW_BV, HLX_HFW_QNORM, HLX_HFW_KNORM,
     };
     char buf[128];
     int layer = 0;
@@ -1329,10 +1405,19 @@ hlx_status_t hlx_hf_read(hlx_ckpt_t *ck, const hlx_model_t *m, hlx_hf_weight_t w
     if (w == HLX_HFW_LMHEAD && hlx_ckpt_find(ck, name) == NULL &&
         hlx_ckpt_find(ck, "model.embed_tokens.weight") != NULL)
         snprintf(name, sizeof(name), "model.embed_tokens.weight");
-    if (rows == 1) { /* norms: 1-D [H] */
+    if (rows == 1) { /* norms and biases: 1-D */
         shape[0] = cols;
-        st = hlx_ckpt_get(ck, name, 1, shape, &t);
-        return st ? st : hlx_ckpt_read_block(ck, t, 0, nr, c0, nc, 0, dst, dst_dtype, ld);
+        if ((st = hlx_ckpt_get(ck, name, 1, shape, &t)) != HLX_OK)
+            return st;
+        if (w != HLX_HFW_BQ && w != HLX_HFW_BK && w != HLX_HFW_QNORM && w != HLX_HFW_KNORM)
+            return hlx_ckpt_read_block(ck, t, 0, nr, c0, nc, 0, dst, dst_dtype, ld);
+        /* per head element, in the runtime's RoPE pair order: one element at a time */
+        for (c = c0; c < c0 + nc && st == HLX_OK; c++) {
+            hlx_hf_weight_map(m, w, 0, c, &hr, &hc);
+            st = hlx_ckpt_read_block(ck, t, 0, nr, hc, 1, 0,
+                                     (char *)dst + (size_t)(c - c0) * esz, dst_dtype, ld);
+        }
+        return st;
     }
     if (w == HLX_HFW_EMBED) {
         shape[0] = rows;

@@ -48,6 +48,10 @@ static const hlx_jfield_t hlx_model_fields[] = {
     HLX_MF_INT(rope_dim, 0, 0, "rotated elements per head"),
     { "norm_eps", HLX_JT_DOUBLE, offsetof(hlx_model_raw_t, m.norm_eps), 0, 1e-30, 1.0, 0,
       "RMSNorm epsilon" },
+    { "qkv_bias", HLX_JT_BOOL, offsetof(hlx_model_raw_t, m.qkv_bias), 0, 0, 1, 0,
+      "q, k and v projections add a bias (Qwen2; gqa)" },
+    { "qk_norm", HLX_JT_BOOL, offsetof(hlx_model_raw_t, m.qk_norm), 0, 0, 1, 0,
+      "RMSNorm of each query and key head before RoPE (Qwen3; gqa)" },
     HLX_MF_STR("weight_dtype", weight_dtype, 0, "f32, bf16, fp8 or fp4"),
     HLX_MF_STR("kv_dtype", kv_dtype, 0, "f32, bf16, fp8 or fp4"),
     HLX_MF_INT(q_lora_rank, 0, 0, "MLA query compression rank (0: none)"),
@@ -362,6 +366,12 @@ static hlx_status_t hlx_model_validate(hlx_jdoc_t *doc, hlx_model_raw_t *r)
                                      "required key is missing (for mla)");
             }
         }
+        if (m->qkv_bias)
+            return HLX_MFAIL("qkv_bias", "only with \"attn\": \"gqa\" (MLA's projections "
+                             "have no biases)");
+        if (m->qk_norm)
+            return HLX_MFAIL("qk_norm", "only with \"attn\": \"gqa\" (MLA normalises its "
+                             "latent rows, not its heads)");
         if (hlx_has(root, "kv_heads") && m->kv_heads != 1)
             return HLX_MFAIL("kv_heads", "mla has one latent KV head, not %d", m->kv_heads);
         m->kv_heads = 1;
@@ -537,9 +547,9 @@ static uint64_t hlx_model_mix_double(uint64_t h, double d)
     return hlx_model_mix(h, bits);
 }
 
-/* A new field of hlx_model_t changes its size (8472 bytes on LP64 with the 42 fields
+/* A new field of hlx_model_t changes its size (8480 bytes on LP64 with the 44 fields
  * hashed below): add it to hlx_model_hash, then update this size. */
-_Static_assert(sizeof(hlx_model_t) == 8472 || sizeof(void *) != 8,
+_Static_assert(sizeof(hlx_model_t) == 8480 || sizeof(void *) != 8,
                "hlx_model_t changed: hash the new field in hlx_model_hash()");
 
 uint64_t hlx_model_hash(const hlx_model_t *m)
@@ -552,6 +562,7 @@ uint64_t hlx_model_hash(const hlx_model_t *m)
         m->experts,      m->top_k,        m->shared_experts, m->expert_ffn,
         m->dense_layers, m->moe_scoring,  m->norm_topk_prob,   m->n_group,
         m->topk_group,   m->rope_kind,    m->rope_orig_ctx,  m->rope_long,
+        m->qkv_bias,     m->qk_norm,
     };
     uint64_t h = 0x68656c69786d6f64ull; /* "helixmod" */
     size_t i;
@@ -602,7 +613,10 @@ double hlx_model_attn_params(const hlx_model_t *m)
         return q + kv + o;
     }
     return H * Q * m->head_dim + H * m->kv_heads * (m->head_dim + m->v_head_dim) +
-           Q * m->v_head_dim * H;
+           Q * m->v_head_dim * H +
+           (m->qkv_bias ? Q * m->head_dim + (double)m->kv_heads * (m->head_dim + m->v_head_dim)
+                        : 0.0) +
+           (m->qk_norm ? 2.0 * m->head_dim : 0.0);
 }
 
 double hlx_model_params(const hlx_model_t *m)

@@ -234,6 +234,10 @@ static hlx_status_t hlx_engine_build(hlx_engine_t *eng)
         /* The KV shard is the big, streamed allocation: 2 MiB aligned, huge pages. */
         if (!W->attn_norm || !W->ffn_norm || !W->wqkv || !W->wo || !W->wgu || !W->wdown)
             return HLX_ERR_NOMEM;
+        if ((m->qkv_bias &&
+             (W->bqkv = hlx_be_zalloc(eng, (size_t)eng->qkv_cols, sizeof(float))) == NULL) ||
+            (m->qk_norm && (W->qknorm = hlx_be_zalloc(eng, (size_t)(2 * dk), sizeof(float))) == NULL))
+            return HLX_ERR_NOMEM;
         if (eng->be.ops->mem_alloc(&eng->be, shards * ke * eng->kv_esize, 1, &W->kc) != HLX_OK ||
             (ve > 0 && eng->be.ops->mem_alloc(&eng->be, shards * ve * eng->kv_esize, 1,
                                               &W->vc) != HLX_OK))
@@ -251,6 +255,19 @@ static hlx_status_t hlx_engine_build(hlx_engine_t *eng)
             HLX_WREAD(HLX_HFW_WV, 0, H, (int64_t)L->kv_first * dv, (int64_t)L->kv_local * dv,
                       (char *)W->wqkv + (size_t)(L->q_local + L->kv_local) * dk * eng->w_esize,
                       eng->w_dtype, eng->qkv_cols);
+        }
+        if (W->bqkv != NULL) { /* the same columns of the biases */
+            HLX_WREAD(HLX_HFW_BQ, 0, 1, (int64_t)L->q_first * dk, (int64_t)L->q_local * dk,
+                      W->bqkv, HLX_DTYPE_F32, eng->qkv_cols);
+            HLX_WREAD(HLX_HFW_BK, 0, 1, (int64_t)L->kv_first * dk, (int64_t)L->kv_local * dk,
+                      W->bqkv + (size_t)L->q_local * dk, HLX_DTYPE_F32, eng->qkv_cols);
+            HLX_WREAD(HLX_HFW_BV, 0, 1, (int64_t)L->kv_first * dv, (int64_t)L->kv_local * dv,
+                      W->bqkv + (size_t)(L->q_local + L->kv_local) * dk, HLX_DTYPE_F32,
+                      eng->qkv_cols);
+        }
+        if (W->qknorm != NULL) {
+            HLX_WREAD(HLX_HFW_QNORM, 0, 1, 0, dk, W->qknorm, HLX_DTYPE_F32, dk);
+            HLX_WREAD(HLX_HFW_KNORM, 0, 1, 0, dk, W->qknorm + dk, HLX_DTYPE_F32, dk);
         }
         /* W_o rows of this rank's head slice. */
         HLX_WREAD(HLX_HFW_WO, (int64_t)L->q_slice_first * dv, (int64_t)L->q_slice * dv, 0, H,
@@ -1086,6 +1103,7 @@ void hlx_engine_destroy(hlx_engine_t *eng)
         hlx_be_free(eng, W->attn_norm); hlx_be_free(eng, W->ffn_norm);
         hlx_be_free(eng, W->wqkv); hlx_be_free(eng, W->wo);
         hlx_be_free(eng, W->wgu); hlx_be_free(eng, W->wdown);
+        hlx_be_free(eng, W->bqkv); hlx_be_free(eng, W->qknorm);
         if (W->kc)
             eng->be.ops->mem_free(&eng->be, W->kc, 1);
         if (W->vc)

@@ -25,6 +25,8 @@
 typedef struct hlx_layer_w {
     float *attn_norm, *ffn_norm; /* [H] */
     void  *wqkv;                 /* [H][qkv_cols]: Q heads of the TPA shard, then K, V */
+    float *bqkv;                 /* [qkv_cols]: their biases (qkv_bias; else NULL) */
+    float *qknorm;               /* [2][dk]: q_norm, then k_norm weights (qk_norm; else NULL) */
     void  *wo;                   /* [q_slice * dv][H]: rows of this rank's head slice */
     void  *wgu;                  /* [H][2 * ffn_count]: gate columns, then up columns */
     void  *wdown;                /* [ffn_count][H] */
@@ -176,6 +178,11 @@ hlx_status_t hlx_engine_config_agree(hlx_engine_t *eng, uint64_t need, char *err
 /* ---- layer phases (phases.c): one function per phase, composed by a schedule */
 hlx_status_t hlx_phase_embed(hlx_engine_t *eng);
 hlx_status_t hlx_phase_qkv(hlx_engine_t *eng, int l);    /* norm, QKV, RoPE, KV append */
+/* What some families add between the QKV projection and RoPE, on rows rows of qkv
+ * (qkv_cols floats apart): the biases (qkv_bias), then an RMSNorm of every q and k head
+ * (qk_norm). Nothing for a model without them. Decode and prefill alike. */
+hlx_status_t hlx_phase_qkv_extras(hlx_engine_t *eng, const hlx_layer_w_t *W, float *qkv,
+                                  int rows);
 /* RoPE of `heads` heads of head_dim (the first rot elements turned) on each request's row
  * (x, rows ld floats apart), at the request's position (hlx_engine_row_pos). */
 hlx_status_t hlx_phase_rope(hlx_engine_t *eng, float *x, size_t ld, int heads, int head_dim,

@@ -52,6 +52,28 @@ hlx_status_t hlx_phase_rope(hlx_engine_t *eng, float *x, size_t ld, int heads, i
     return st;
 }
 
+hlx_status_t hlx_phase_qkv_extras(hlx_engine_t *eng, const hlx_layer_w_t *W, float *qkv,
+                                  int rows)
+{
+    const hlx_layout_t *L = &eng->lay;
+    const int dk = eng->m.head_dim;
+    const float eps = (float)eng->m.norm_eps;
+    const size_t ld = (size_t)eng->qkv_cols;
+    hlx_status_t st = HLX_OK;
+    int r;
+
+    for (r = 0; r < rows && st == HLX_OK && W->bqkv != NULL; r++)
+        st = HLX_BE(eng, add, qkv + (size_t)r * ld, W->bqkv, ld);
+    /* a row's q heads are L->q_local rows of dk, its k heads the L->kv_local after them */
+    for (r = 0; r < rows && st == HLX_OK && W->qknorm != NULL; r++) {
+        float *q = qkv + (size_t)r * ld, *k = q + (size_t)L->q_local * dk;
+        st = HLX_BE(eng, rmsnorm, q, q, W->qknorm, L->q_local, dk, eps);
+        if (st == HLX_OK)
+            st = HLX_BE(eng, rmsnorm, k, k, W->qknorm + dk, L->kv_local, dk, eps);
+    }
+    return st;
+}
+
 hlx_status_t hlx_phase_qkv(hlx_engine_t *eng, int l)
 {
     const hlx_layout_t *L = &eng->lay;
@@ -70,6 +92,8 @@ hlx_status_t hlx_phase_qkv(hlx_engine_t *eng, int l)
         if (st == HLX_OK)
             st = HLX_BE(eng, gemm, B, eng->qkv_cols, m->hidden, eng->hn, W->wqkv, eng->w_dtype,
                         eng->qkv, 0);
+        if (st == HLX_OK)
+            st = hlx_phase_qkv_extras(eng, W, eng->qkv, B);
         if (st == HLX_OK)
             st = hlx_phase_rope(eng, eng->qkv, (size_t)eng->qkv_cols, L->q_local, dk,
                                 m->rope_dim);

@@ -119,7 +119,7 @@ static hlx_status_t hlx_prefill_alloc(hlx_engine_t *eng, hlx_prefill_t *p)
     return eng->mla != NULL ? hlx_mla_rows_alloc(eng, p->R, &p->mla) : HLX_OK;
 }
 
-/* Norm, QKV, RoPE at each token's position, and the append of the positions this KVP rank
+/* Norm, QKV (with the family's biases and head norms), RoPE at each token's position, and the append of the positions this KVP rank
  * owns. Rows of token i of every request are c rows apart: one RoPE call per token. */
 static hlx_status_t hlx_prefill_qkv(hlx_engine_t *eng, hlx_prefill_t *p, int l, int64_t pos0,
                                     int c, int R)
@@ -135,6 +135,8 @@ static hlx_status_t hlx_prefill_qkv(hlx_engine_t *eng, hlx_prefill_t *p, int l, 
     if (st == HLX_OK)
         st = HLX_BE(eng, gemm, R, eng->qkv_cols, m->hidden, p->hn, W->wqkv, eng->w_dtype,
                     p->qkv, 0);
+    if (st == HLX_OK)
+        st = hlx_phase_qkv_extras(eng, W, p->qkv, R);
     for (i = 0; i < c && st == HLX_OK; i++) {
         float *row = p->qkv + (size_t)i * eng->qkv_cols;
         int64_t pos = pos0 + i;

@@ -13,6 +13,8 @@
 
 typedef struct {
     double *attn_norm, *wq, *wk, *wv, *wo, *ffn_norm, *wgate, *wup, *wdown;
+    double *bq, *bk, *bv;  /* qkv_bias */
+    double *qnorm, *knorm; /* qk_norm */
 } hlx_ref_layer_t;
 
 struct hlx_ref {
@@ -135,6 +137,13 @@ hlx_status_t hlx_ref_create_ckpt(const hlx_model_t *m, hlx_dtype_t kv_dtype, int
             L->wq    = hlx_ref_tensor(&ref->ws, HLX_HFW_WQ, l);
             L->wk    = hlx_ref_tensor(&ref->ws, HLX_HFW_WK, l);
             L->wv    = hlx_ref_tensor(&ref->ws, HLX_HFW_WV, l);
+            if (m->qkv_bias && (!(L->bq = hlx_ref_tensor(&ref->ws, HLX_HFW_BQ, l)) ||
+                                !(L->bk = hlx_ref_tensor(&ref->ws, HLX_HFW_BK, l)) ||
+                                !(L->bv = hlx_ref_tensor(&ref->ws, HLX_HFW_BV, l))))
+                goto err_free;
+            if (m->qk_norm && (!(L->qnorm = hlx_ref_tensor(&ref->ws, HLX_HFW_QNORM, l)) ||
+                               !(L->knorm = hlx_ref_tensor(&ref->ws, HLX_HFW_KNORM, l))))
+                goto err_free;
         }
         L->wo        = hlx_ref_tensor(&ref->ws, HLX_HFW_WO, l);
         L->ffn_norm  = hlx_ref_tensor(&ref->ws, HLX_HFW_FFN_NORM, l);
@@ -262,6 +271,16 @@ hlx_status_t hlx_ref_step(hlx_ref_t *ref, double *hidden, double *logits, int *n
             hlx_ref_matvec(q, hn, L->wq, H, Q * dk);
             hlx_ref_matvec(k, hn, L->wk, H, K * dk);
             hlx_ref_matvec(v, hn, L->wv, H, K * dv);
+            for (e = 0; L->bq != NULL && e < Q * dk; e++)
+                q[e] += L->bq[e];
+            for (e = 0; L->bk != NULL && e < K * dk; e++)
+                k[e] += L->bk[e];
+            for (e = 0; L->bv != NULL && e < K * dv; e++)
+                v[e] += L->bv[e];
+            for (h = 0; L->qnorm != NULL && h < Q; h++) /* each head on its own, in place */
+                hlx_ref_rmsnorm(q + h * dk, q + h * dk, L->qnorm, dk, m->norm_eps);
+            for (g = 0; L->knorm != NULL && g < K; g++)
+                hlx_ref_rmsnorm(k + g * dk, k + g * dk, L->knorm, dk, m->norm_eps);
             for (h = 0; h < Q; h++)
                 hlx_ref_rope(q + h * dk, m->rope_dim, ref->pos, ref->rope_freq, ref->rope_ms);
             for (g = 0; g < K; g++) {
@@ -367,6 +386,7 @@ void hlx_ref_destroy(hlx_ref_t *ref)
         hlx_ref_layer_t *L = &ref->layers[l];
         free(L->attn_norm); free(L->wq); free(L->wk); free(L->wv); free(L->wo);
         free(L->ffn_norm); free(L->wgate); free(L->wup); free(L->wdown);
+        free(L->bq); free(L->bk); free(L->bv); free(L->qnorm); free(L->knorm);
     }
     free(ref->layers);
     free(ref->embed);

@@ -19,6 +19,15 @@ float hlx_synth_weight(const hlx_model_t *m, uint64_t key, hlx_tensor_t t, int64
     case HLX_T_FINAL_NORM:
         v = 1.0f + 0.125f * u;
         break;
+    case HLX_T_QNORM:
+    case HLX_T_KNORM: /* wider than the layer norms: a wrong head or element shows */
+        v = 1.0f + 0.5f * u;
+        break;
+    case HLX_T_BQ:
+    case HLX_T_BK:
+    case HLX_T_BV: /* about a third of the projections' unit spread */
+        v = 0.5f * u;
+        break;
     case HLX_T_EMBED:
         v = u;
         break;

@@ -143,7 +143,7 @@ void hlx_ckpt_nonfinite_str(const hlx_ckpt_tensor_t *t, const hlx_ckpt_nonfinite
 /* ---- config.json --------------------------------------------------------------------- */
 
 typedef enum hlx_hf_family {
-    HLX_HF_DENSE   = 0, /* LlamaForCausalLM (and Mistral/Qwen2-style dense GQA, Phi-3) */
+    HLX_HF_DENSE   = 0, /* LlamaForCausalLM (and Mistral, Qwen2, Qwen3, Phi-3) */
     HLX_HF_MOE_MLA = 1  /* DeepseekV3ForCausalLM */
 } hlx_hf_family_t;
 
@@ -239,7 +239,12 @@ typedef enum hlx_hf_weight {
     HLX_HFW_WDOWN      = 8,  /* [F][H] */
     HLX_HFW_EMBED      = 11, /* [V][H] */
     HLX_HFW_FINAL_NORM = 12, /* [1][H] */
-    HLX_HFW_LMHEAD     = 13  /* [H][V] */
+    HLX_HFW_LMHEAD     = 13, /* [H][V] */
+    HLX_HFW_BQ         = 15, /* [1][Q*dk]  q_proj.bias (Qwen2) */
+    HLX_HFW_BK         = 16, /* [1][K*dk]  k_proj.bias */
+    HLX_HFW_BV         = 17, /* [1][K*dv]  v_proj.bias */
+    HLX_HFW_QNORM      = 18, /* [1][dk]    q_norm.weight (Qwen3), every query head */
+    HLX_HFW_KNORM      = 19  /* [1][dk]    k_norm.weight, every key head */
 } hlx_hf_weight_t;
 
 /* Checkpoint name of runtime weight w of layer (layer ignored for global ones), in Llama's

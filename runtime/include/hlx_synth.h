@@ -24,6 +24,11 @@ typedef enum hlx_tensor {
     HLX_T_FINAL_NORM,    /* [H], global */
     HLX_T_LMHEAD,        /* [H][V], global */
     HLX_T_TOKEN0,        /* first token of each request */
+    HLX_T_BQ,            /* [Q*dk] q bias (qkv_bias) */
+    HLX_T_BK,            /* [K*dk] */
+    HLX_T_BV,            /* [K*dv] */
+    HLX_T_QNORM,         /* [dk] per-head q norm weights (qk_norm) */
+    HLX_T_KNORM,         /* [dk] */
     HLX_T_COUNT
 } hlx_tensor_t;
 

@@ -51,6 +51,10 @@ typedef struct hlx_model {
     double          rope_theta;
     int             rope_dim;     /* rotated elements per head (defaults to head_dim) */
     double          norm_eps;
+    /* GQA extras of some families (Qwen2: biases on q, k and v; Qwen3: an RMSNorm of each
+     * query and key head before RoPE, weights of head_dim shared by the heads) */
+    int             qkv_bias;     /* q, k and v projections add a bias */
+    int             qk_norm;      /* per-head RMSNorm of q and k (norm_eps) before RoPE */
     hlx_dtype_t     weight_dtype;
     hlx_dtype_t     kv_dtype;
     /* MLA (attn == HLX_ATTN_MLA) */
