@@ -759,6 +759,9 @@ static int hlx_cmd_model_info(int argc, char **argv)
                        "hidden", cfg.m.hidden, "q_heads", cfg.m.q_heads, "kv_heads",
                        cfg.m.kv_heads, "head_dim", cfg.m.head_dim, "v_head_dim", cfg.m.v_head_dim,
                        "ffn", cfg.m.ffn, "vocab", cfg.m.vocab);
+        if (cfg.m.attn == HLX_ATTN_GQA)
+            json_object_update_new(mo, json_pack("{s:b, s:b}", "qkv_bias", cfg.m.qkv_bias,
+                                                 "qk_norm", cfg.m.qk_norm));
         if (cfg.m.attn == HLX_ATTN_MLA)
             json_object_update_new(mo, json_pack("{s:i, s:i, s:i, s:i}", "q_lora_rank",
                                              cfg.m.q_lora_rank, "kv_lora_rank",
@@ -802,9 +805,13 @@ static int hlx_cmd_model_info(int argc, char **argv)
     }
     printf("%s (%s): %s, %d layers, hidden %d, %d query heads", dir, cfg.arch, cfg.m.name,
            cfg.m.layers, cfg.m.hidden, cfg.m.q_heads);
-    if (cfg.m.attn == HLX_ATTN_GQA)
+    if (cfg.m.attn == HLX_ATTN_GQA) {
         printf(", %d KV heads of %d\n", cfg.m.kv_heads, cfg.m.head_dim);
-    else
+        if (cfg.m.qkv_bias)
+            printf("  q, k and v projections with biases\n");
+        if (cfg.m.qk_norm)
+            printf("  each q and k head RMS-normalised before RoPE (q_norm, k_norm)\n");
+    } else
         printf("\n  MLA: q_lora %d, kv_lora %d, nope %d, rope %d, v %d\n", cfg.m.q_lora_rank,
                cfg.m.kv_lora_rank, cfg.m.qk_nope_dim, cfg.m.qk_rope_dim, cfg.m.v_head_dim);
     if (cfg.m.experts > 0)

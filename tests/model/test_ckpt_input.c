@@ -79,6 +79,8 @@ static void synth(const char *name, const char *args)
                         g_tmp, name, helix, g_tmp, name, args), 0);
 }
 
+static int exists(const char *name);
+
 static void dir_of(char *dir, size_t len, const char *name)
 {
     snprintf(dir, len, "%s/%s", g_tmp, name);
@@ -551,11 +553,11 @@ static hlx_status_t zero_fill(void *ctx, const hlx_hf_expect_t *t, size_t idx, i
     return HLX_OK;
 }
 
-/* A phi3 checkpoint name whose tensor list is the config's with tensor drop removed (NULL:
- * none), tensor grow given `rows` rows, and tensor extra ([rows, 256]) added; then
- * hlx_hf_check must refuse it with needle (NULL: accept it). */
-static void phi3_variant(const char *name, const char *drop, const char *grow,
-                         const char *extra, int64_t rows, const char *needle)
+/* A checkpoint name with base's config whose tensor list is that config's with tensor drop
+ * removed (NULL: none), tensor grow given `rows` rows, and tensor extra ([rows, H]) added;
+ * then hlx_hf_check must refuse it with needle (NULL: accept it). */
+static void ckpt_variant(const char *base, const char *name, const char *drop,
+                         const char *grow, const char *extra, int64_t rows, const char *needle)
 {
     char dir[512], err[1024] = "";
     hlx_hf_config_t cfg;
@@ -564,7 +566,7 @@ static void phi3_variant(const char *name, const char *drop, const char *grow,
     size_t n = 0, i, k = 0;
     hlx_status_t st;
 
-    dir_of(dir, sizeof(dir), "p3");
+    dir_of(dir, sizeof(dir), base);
     assert_int_equal(hlx_hf_config_load(dir, &cfg, err, sizeof(err)), HLX_OK);
     assert_int_equal(hlx_hf_expect(&cfg, &list, &n, err, sizeof(err)), HLX_OK);
     l2 = calloc(n + 1, sizeof(*l2));
@@ -612,19 +614,19 @@ static void test_phi3(void **state)
     assert_int_equal(cfg.m.rope_dim, 32);
     assert_int_equal(sh("timeout 60 %s model info %s >/dev/null", helix, dir), 0);
     /* the inventory: qkv_proj [Q*d + 2*K*d, H] = [384, 256], gate_up_proj [2F, H] */
-    phi3_variant("p3ok", NULL, NULL, NULL, 0, NULL);
-    phi3_variant("p3miss", "model.layers.1.self_attn.qkv_proj.weight", NULL, NULL, 0,
+    ckpt_variant("p3", "p3ok", NULL, NULL, NULL, 0, NULL);
+    ckpt_variant("p3", "p3miss", "model.layers.1.self_attn.qkv_proj.weight", NULL, NULL, 0,
                  "tensor model.layers.1.self_attn.qkv_proj.weight is missing");
-    phi3_variant("p3rows", NULL, "model.layers.0.self_attn.qkv_proj.weight", NULL, 256,
+    ckpt_variant("p3", "p3rows", NULL, "model.layers.0.self_attn.qkv_proj.weight", NULL, 256,
                  "model.layers.0.self_attn.qkv_proj.weight: shape [256, 256], expected "
                  "[384, 256]");
-    phi3_variant("p3gu", NULL, "model.layers.1.mlp.gate_up_proj.weight", NULL, 512,
+    ckpt_variant("p3", "p3gu", NULL, "model.layers.1.mlp.gate_up_proj.weight", NULL, 512,
                  "model.layers.1.mlp.gate_up_proj.weight: shape [512, 256], expected "
                  "[1024, 256]");
-    phi3_variant("p3left", NULL, NULL, "model.layers.0.self_attn.q_proj.weight", 256,
+    ckpt_variant("p3", "p3left", NULL, NULL, "model.layers.0.self_attn.q_proj.weight", 256,
                  "tensor model.layers.0.self_attn.q_proj.weight is not part of a "
                  "Phi3ForCausalLM");
-    phi3_variant("p3left2", NULL, NULL, "model.layers.1.mlp.up_proj.weight", 512,
+    ckpt_variant("p3", "p3left2", NULL, NULL, "model.layers.1.mlp.up_proj.weight", 512,
                  "tensor model.layers.1.mlp.up_proj.weight is not part of a Phi3ForCausalLM");
     /* a Llama checkpoint under a Phi-3 config: the fused tensors are missing */
     synth("p3llama", "--family dense --shards 1");
@@ -691,6 +693,84 @@ static void test_phi3(void **state)
     set_key("p3", "max_position_embeddings", json_integer(131072));
     set_key("p3", "sliding_window", json_integer(262144));
     expect_config("p3", HLX_OK, NULL);
+}
+
+/* ---- Qwen2ForCausalLM (q, k, v biases) and Qwen3ForCausalLM (q_norm, k_norm) --------- */
+
+static void test_qwen(void **state)
+{
+    char dir[512], err[1024];
+    hlx_hf_config_t cfg;
+
+    (void)state;
+    synth("q2", "--family qwen2 --shards 1");
+    synth("q3", "--family qwen3 --shards 1");
+    dir_of(dir, sizeof(dir), "q2");
+    assert_int_equal(hlx_hf_config_load(dir, &cfg, err, sizeof(err)), HLX_OK);
+    assert_string_equal(cfg.arch, "Qwen2ForCausalLM");
+    assert_true(cfg.m.qkv_bias && !cfg.m.qk_norm && !cfg.fused);
+    dir_of(dir, sizeof(dir), "q3");
+    assert_int_equal(hlx_hf_config_load(dir, &cfg, err, sizeof(err)), HLX_OK);
+    assert_string_equal(cfg.arch, "Qwen3ForCausalLM");
+    assert_true(!cfg.m.qkv_bias && cfg.m.qk_norm);
+    /* the inventory: biases [Q*d] = [256] and [K*d] = [64]; head norms [d] = [32] */
+    ckpt_variant("q2", "q2ok", NULL, NULL, NULL, 0, NULL);
+    ckpt_variant("q2", "q2miss", "model.layers.1.self_attn.k_proj.bias", NULL, NULL, 0,
+                 "tensor model.layers.1.self_attn.k_proj.bias is missing");
+    ckpt_variant("q2", "q2rows", NULL, "model.layers.0.self_attn.q_proj.bias", NULL, 128,
+                 "model.layers.0.self_attn.q_proj.bias: shape [128], expected [256]");
+    ckpt_variant("q2", "q2left", NULL, NULL, "model.layers.0.self_attn.o_proj.bias", 1,
+                 "tensor model.layers.0.self_attn.o_proj.bias is not part of a "
+                 "Qwen2ForCausalLM");
+    ckpt_variant("q3", "q3ok", NULL, NULL, NULL, 0, NULL);
+    ckpt_variant("q3", "q3miss", "model.layers.0.self_attn.k_norm.weight", NULL, NULL, 0,
+                 "tensor model.layers.0.self_attn.k_norm.weight is missing");
+    ckpt_variant("q3", "q3rows", NULL, "model.layers.1.self_attn.q_norm.weight", NULL, 64,
+                 "model.layers.1.self_attn.q_norm.weight: shape [64], expected [32]");
+    ckpt_variant("q3", "q3left", NULL, NULL, "model.layers.1.self_attn.v_proj.bias", 1,
+                 "tensor model.layers.1.self_attn.v_proj.bias is not part of a "
+                 "Qwen3ForCausalLM");
+    /* a Qwen2 checkpoint under a Llama config: the biases are left over, not ignored */
+    synth("q2llama", "--family qwen2 --shards 1");
+    set_key("q2llama", "architectures", json_pack("[s]", "LlamaForCausalLM"));
+    refused("_proj.bias is not part of a LlamaForCausalLM", NULL, "model info %s/q2llama",
+            g_tmp);
+    /* a Llama checkpoint under a Qwen3 config: the head norms are missing */
+    synth("q3llama", "--family dense --shards 1");
+    set_key("q3llama", "architectures", json_pack("[s]", "Qwen3ForCausalLM"));
+    refused("self_attn.q_norm.weight is missing", NULL, "model info %s/q3llama", g_tmp);
+    /* attention_bias: Qwen2's class reads no such key; elsewhere it would bias o_proj too */
+    set_key("q2", "attention_bias", json_true());
+    expect_config("q2", HLX_OK, NULL);
+    set_key("q3", "attention_bias", json_true());
+    expect_config("q3", HLX_ERR_PARSE, "attention_bias: projection biases are not supported "
+                  "for Qwen3ForCausalLM");
+    set_key("q3", "attention_bias", json_false());
+    /* model_type alone */
+    set_key("q3", "architectures", NULL);
+    expect_config("q3", HLX_OK, NULL);
+    /* hidden_act holds for every dense family (Qwen2's default is silu too) */
+    set_key("q2", "hidden_act", json_string("gelu"));
+    expect_config("q2", HLX_ERR_PARSE, "hidden_act: \"gelu\" is not supported");
+    set_key("q2", "hidden_act", NULL);
+    /* Qwen2.5-7B-Instruct-1M's keys: the window switched off, the dual-chunk attention
+     * settings (a serving-side sparse attention; transformers attends to everything) */
+    set_key("q2", "sliding_window", json_integer(32768));
+    set_key("q2", "max_window_layers", json_integer(28));
+    set_key("q2", "use_sliding_window", json_false());
+    set_key("q2", "max_position_embeddings", json_integer(1010000));
+    set_key("q2", "dual_chunk_attention_config",
+            json_pack("{s:i, s:i, s:i}", "chunk_size", 262144, "local_size", 8192,
+                      "original_max_position_embeddings", 262144));
+    expect_config("q2", HLX_OK, NULL);
+    set_key("q2", "use_sliding_window", json_true());
+    expect_config("q2", HLX_ERR_INVALID, "sliding_window: sliding-window attention is not "
+                  "supported (a window of 32768 tokens, under max_position_embeddings 1010000)");
+    /* synth --model: a model with biases or head norms needs the family that holds them */
+    refused("has qkv_bias, which LlamaForCausalLM does not hold; give --family qwen2", NULL,
+            "model synth --family dense --model %s/tests/model/data/gqa_extras.json "
+            "--out %s/never", HLX_SOURCE_ROOT, g_tmp);
+    assert_false(exists("never"));
 }
 
 /* ---- 4 and 5: synth writes whole checkpoints or nothing ------------------------------ */
@@ -888,6 +968,7 @@ int main(int argc, char **argv)
         cmocka_unit_test(test_rope_scaling_keys),
         cmocka_unit_test(test_rope_longrope),
         cmocka_unit_test(test_phi3),
+        cmocka_unit_test(test_qwen),
         cmocka_unit_test(test_synth_max_bytes),
         cmocka_unit_test(test_synth_no_partial),
         cmocka_unit_test(test_synth_out_errors),

@@ -150,6 +150,30 @@ static void test_errors(void **state)
                  "odd_head.json:4:3: head_dim: 33 is odd and rope_dim defaults to it");
     expect_error("huge_int.json", HLX_ERR_PARSE, "huge_int.json:4:");
     expect_error("missing.json", HLX_ERR_NOT_FOUND, "missing.json: no such model file");
+    expect_error("mla_qkv_bias.json", HLX_ERR_PARSE,
+                 "mla_qkv_bias.json:3:3: qkv_bias: only with \"attn\": \"gqa\"");
+}
+
+/* qkv_bias and qk_norm (Qwen2, Qwen3): read from a model file, off by default, and counted
+ * in the parameters: Q*d + 2*K*d biases and 2*d norm weights per layer. */
+static void test_gqa_extras(void **state)
+{
+    char path[1024], err[1024];
+    hlx_model_t m, plain;
+
+    (void)state;
+    snprintf(path, sizeof(path), "%s/gqa_extras.json", g_data);
+    assert_int_equal(hlx_model_load(path, &m, err, sizeof(err)), HLX_OK);
+    assert_int_equal(m.qkv_bias, 1);
+    assert_int_equal(m.qk_norm, 1);
+    plain = m;
+    plain.qkv_bias = plain.qk_norm = 0;
+    assert_true(hlx_model_params(&m) - hlx_model_params(&plain) ==
+                3.0 * (4 * 16 + 2 * 2 * 16 + 2 * 16));
+    assert_true(hlx_model_hash(&m) != hlx_model_hash(&plain));
+    assert_int_equal(hlx_model_load("tiny", &m, err, sizeof(err)), HLX_OK);
+    assert_int_equal(m.qkv_bias, 0);
+    assert_int_equal(m.qk_norm, 0);
 }
 
 static void test_unknown_preset(void **state)
@@ -222,7 +246,7 @@ static const struct { const char *name; size_t off, size; } g_fields[] = {
     HLX_F(rope_orig_ctx), HLX_F(rope_factor), HLX_F(rope_low_freq), HLX_F(rope_high_freq),
     HLX_F(rope_beta_fast), HLX_F(rope_beta_slow), HLX_F(rope_mscale), HLX_F(rope_mscale_all),
     HLX_F(rope_attn_factor), HLX_F(rope_long), HLX_F(rope_short_factor),
-    HLX_F(rope_long_factor),
+    HLX_F(rope_long_factor), HLX_F(qkv_bias), HLX_F(qk_norm),
 };
 
 /* RoPE scaling against the Hugging Face code written out again here, step for step as
@@ -564,6 +588,7 @@ int main(int argc, char **argv)
         cmocka_unit_test(test_deepseek),
         cmocka_unit_test(test_fig1),
         cmocka_unit_test(test_errors),
+        cmocka_unit_test(test_gqa_extras),
         cmocka_unit_test(test_unknown_preset),
         cmocka_unit_test(test_mutations),
         cmocka_unit_test(test_runnable),
