@@ -1,0 +1,97 @@
+#!/usr/bin/env bash
+# Hugging Face checkpoints of every dense family (Llama, Phi-3, Qwen2 with its q, k, v
+# biases, Qwen3 with its per-head q/k norms) decode as transformers would: hf_forward.py
+# (standard library only, independent of helix: its own safetensors reader, HF's layouts and
+# rotate_half RoPE, float64) predicts the same greedy tokens for a prompt, in f32 and bf16.
+# Then the Qwen families under --check on 1 rank, KVP 2, TPA 2 and 2 x 2 (the biases and
+# norms split by head over TPA), with the same tokens on each, and each checkpoint equal to
+# the model file it was written from (synthetic weights, qkv_bias / qk_norm).
+# usage: hf_families.sh HELIX DATA HELIXRUN HF_FORWARD_PY
+set -u
+helix=$1 data=$2 helixrun=$3 fwd=$4
+dir=$(mktemp -d)
+trap 'rm -rf "$dir"' EXIT
+fail=0
+
+field() { # FILE EXPR over the one JSON report d
+    python3 -c "import json,sys; d=json.loads([l for l in open(sys.argv[1]) if l.startswith('{')][0]); print($2)" "$1"
+}
+
+# 1. against the independent forward: 12 prompt tokens, 6 decoded
+echo "3 77 501 9 13 200 7 1 300 42 65 128" >"$dir/prompt"
+declare -A first
+for fam in dense phi3 qwen2 qwen3; do
+    for dt in f32 bf16; do
+        ck=$dir/$fam-$dt
+        "$helix" model synth --family "$fam" --dtype $dt --seed 11 --out "$ck" >/dev/null ||
+            { echo "FAIL: synth $fam $dt"; fail=1; continue; }
+        python3 "$fwd" "$ck" "$dir/prompt" 6 >"$dir/py.json" 2>"$dir/err" ||
+            { echo "FAIL: hf_forward $fam $dt: $(cat "$dir/err")"; fail=1; continue; }
+        # f32 KV: the cache holds what the reference holds (bf16 KV would round it)
+        "$helix" decode --model "$ck" --context 0 --steps 6 --prompt-ids "$dir/prompt" \
+            --kv-dtype f32 --json >"$dir/hx.json" 2>"$dir/err" ||
+            { echo "FAIL: decode $fam $dt: $(cat "$dir/err")"; fail=1; continue; }
+        want=$(field "$dir/py.json" "[d['prefill_token']] + d['tokens']")
+        got=$(field "$dir/hx.json" "d['prefill_tokens'] + d['tokens'][0]")
+        gap=$(field "$dir/py.json" "'%.2g' % d['min_gap_rel']")
+        echo "$fam $dt: transformers-style $want, helix $got (smallest top-2 gap $gap of the largest logit)"
+        if [ "$want" != "$got" ]; then
+            # fp32 rounding can swap two logits this close; none of the seeds used is
+            if python3 -c "import sys; sys.exit(0 if float(sys.argv[1]) < 1e-5 else 1)" "$gap"; then
+                echo "  (a near tie: not judged)"
+            else
+                echo "FAIL: $fam $dt: helix decodes other tokens than the HF forward"
+                fail=1
+            fi
+        fi
+        [ $dt = f32 ] && first[$fam]=$want
+    done
+done
+# the families' additions change what is decoded (same seed, same other weights)
+for fam in qwen2 qwen3; do
+    [ "${first[$fam]-a}" != "${first[dense]-a}" ] ||
+        { echo "FAIL: $fam decodes as dense: its additions did nothing"; fail=1; }
+done
+
+# 2. the Qwen families sharded, checked against the fp64 reference
+args=(--steps 4 --batch 3 --prompt-ids "$data/prompt3.txt" --prefill-chunk 8 --context 40
+      --check --json --timeout 60)
+for fam in qwen2 qwen3; do
+    ck=$dir/$fam-bf16
+    "$helix" decode --model "$ck" "${args[@]}" >"$dir/$fam.1" 2>"$dir/err" ||
+        { echo "FAIL: $fam, 1 rank: $(cat "$dir/err")"; fail=1; continue; }
+    tok=$(field "$dir/$fam.1" "d['tokens']")
+    for lay in "2 1" "1 2" "2 2"; do
+        set -- $lay
+        n=$(($1 * $2))
+        timeout -k 5 150 "$helixrun" --no-prefix -n $n --timeout 120 -- "$helix" decode \
+            --model "$ck" --kvp "$1" --tpa "$2" "${args[@]}" >"$dir/out" 2>"$dir/err" ||
+            { echo "FAIL: $fam, KVP $1 x TPA $2: $(cat "$dir/err")"; fail=1; continue; }
+        echo "$fam KVP $1 x TPA $2: check rel err $(field "$dir/out" "d['max_rel_err']")"
+        [ "$(field "$dir/out" "d['tokens']")" = "$tok" ] ||
+            { echo "FAIL: $fam, KVP $1 x TPA $2: other tokens than 1 rank"; fail=1; }
+    done
+done
+
+# 3. a checkpoint equals the model file it was written from
+python3 - "$data/../../../data/models/tiny.json" "$dir" <<'PY'
+import json, sys
+m = json.load(open(sys.argv[1]))
+for key, fam in (("qkv_bias", "qwen2"), ("qk_norm", "qwen3")):
+    d = dict(m, name="tiny-" + fam, weight_dtype="f32")
+    d[key] = True
+    json.dump(d, open("%s/tiny-%s.json" % (sys.argv[2], fam), "w"))
+PY
+for fam in qwen2 qwen3; do
+    "$helix" model synth --family $fam --model "$dir/tiny-$fam.json" --dtype f32 --seed 4 \
+        --out "$dir/m-$fam" >/dev/null || { echo "FAIL: synth --model $fam"; fail=1; continue; }
+    for m in "$dir/tiny-$fam.json" "$dir/m-$fam"; do
+        "$helix" decode --model "$m" --seed 4 --context 300 --steps 6 --batch 2 --check --json \
+            >"$dir/eq.$(basename "$m")" 2>"$dir/err" || { echo "FAIL: $m: $(cat "$dir/err")"; fail=1; }
+    done
+    a=$(field "$dir/eq.tiny-$fam.json" "d['tokens'], d['hidden_hash']")
+    b=$(field "$dir/eq.m-$fam" "d['tokens'], d['hidden_hash']")
+    echo "$fam: model file $a, checkpoint $b"
+    [ "$a" = "$b" ] || { echo "FAIL: $fam: the checkpoint decodes otherwise than its model file"; fail=1; }
+done
+exit $fail

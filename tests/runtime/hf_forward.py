@@ -1,0 +1,462 @@
+#!/usr/bin/env python3
+# An independent float64 reference of the Hugging Face transformers forward pass for Llama,
+# Mistral, Qwen2, Qwen3 and Phi-3 checkpoints (config.json + safetensors), standard library
+# only and sharing nothing with helix; the decode tests compare `helix decode` against it.
+"""usage: hf_forward.py DIR PROMPT_IDS_FILE STEPS [--json]
+
+DIR holds config.json and either model.safetensors or model.safetensors.index.json plus its
+shards. PROMPT_IDS_FILE holds the prompt's token ids, whitespace separated, on one line.
+The prompt is fed token by token; T0 is the greedy (argmax, ties to the lowest id) token
+after the last prompt token, then T1..T_STEPS follow by feeding T0..T_{STEPS-1}.
+Prints one JSON object:
+  {"prefill_token": T0, "tokens": [T1, ..., T_STEPS], "min_gap": G, "min_gap_rel": R}
+G is the smallest top-1 minus top-2 logit over the STEPS+1 predictions, R that gap over the
+largest |logit| of the same prediction. Errors: a one-line message on stderr, exit 2.
+--json is accepted for symmetry with `helix decode --json`; the output is JSON either way."""
+
+import argparse
+import json
+import math
+import operator
+import os
+import struct
+import sys
+from array import array
+
+ARCHITECTURES = ("LlamaForCausalLM", "MistralForCausalLM", "Qwen2ForCausalLM",
+                 "Qwen3ForCausalLM", "Phi3ForCausalLM")
+
+
+class Fail(Exception):
+    """An error reported as one line on stderr with exit status 2."""
+
+
+# ---------------------------------------------------------------------------------------------
+# safetensors
+
+
+def read_json(path):
+    try:
+        with open(path, "r", encoding="utf-8") as f:
+            return json.load(f)
+    except OSError as e:
+        raise Fail(f"{path}: cannot read: {e.strerror}")
+    except ValueError as e:
+        raise Fail(f"{path}: not valid JSON: {e}")
+
+
+class SafetensorsFile:
+    """The header of one .safetensors file; tensors are read from it on demand."""
+
+    def __init__(self, path):
+        self.path = path
+        try:
+            with open(path, "rb") as f:
+                head = f.read(8)
+                if len(head) != 8:
+                    raise Fail(f"{path}: shorter than the 8-byte header length")
+                (n,) = struct.unpack("<Q", head)
+                self.size = os.fstat(f.fileno()).st_size
+                if n > self.size - 8:
+                    raise Fail(f"{path}: header length {n} runs past the end of the file")
+                raw = f.read(n)
+        except OSError as e:
+            raise Fail(f"{path}: cannot read: {e.strerror}")
+        try:
+            header = json.loads(raw.decode("utf-8"))
+        except ValueError as e:
+            raise Fail(f"{path}: header is not valid JSON: {e}")
+        if not isinstance(header, dict):
+            raise Fail(f"{path}: header is not a JSON object")
+        header.pop("__metadata__", None)
+        self.tensors = header
+        self.data_start = 8 + n
+
+    def read(self, name):
+        """(shape, flat array of the values as 'f' or 'd')."""
+        t = self.tensors[name]
+        try:
+            dtype, shape = t["dtype"], list(t["shape"])
+            begin, end = t["data_offsets"]
+        except (KeyError, TypeError, ValueError):
+            raise Fail(f"{self.path}: tensor {name}: malformed header entry")
+        sizes = {"F32": 4, "F64": 8, "BF16": 2, "F16": 2}
+        if dtype not in sizes:
+            raise Fail(f"{self.path}: tensor {name}: dtype {dtype} not supported "
+                       f"(F32, BF16, F16, F64)")
+        count = 1
+        for s in shape:
+            count *= s
+        if end - begin != count * sizes[dtype] or begin < 0 \
+                or self.data_start + end > self.size:
+            raise Fail(f"{self.path}: tensor {name}: data_offsets [{begin}, {end}] do not "
+                       f"hold {dtype} {shape} inside the file")
+        with open(self.path, "rb") as f:
+            f.seek(self.data_start + begin)
+            data = f.read(end - begin)
+        big = sys.byteorder == "big"
+        if dtype == "F32" or dtype == "F64":
+            values = array("f" if dtype == "F32" else "d")
+            values.frombytes(data)
+            if big:
+                values.byteswap()
+        elif dtype == "BF16":
+            half = array("H")
+            half.frombytes(data)
+            if big:
+                half.byteswap()
+            # bf16 is the upper half of an f32: widen the bits, then reinterpret.
+            bits = array("I", [h << 16 for h in half])
+            values = array("f")
+            values.frombytes(bits.tobytes())
+        else:  # F16
+            values = array("d", struct.unpack(f"<{count}e", data))
+        return shape, values
+
+
+class Checkpoint:
+    """Tensors by name over model.safetensors or the shards of model.safetensors.index.json."""
+
+    def __init__(self, directory):
+        self.dir = directory
+        index = os.path.join(directory, "model.safetensors.index.json")
+        single = os.path.join(directory, "model.safetensors")
+        self.files = {}
+        if os.path.exists(index):
+            self.index = index
+            top = read_json(index)
+            weight_map = top.get("weight_map") if isinstance(top, dict) else None
+            if not isinstance(weight_map, dict):
+                raise Fail(f"{index}: no \"weight_map\" object")
+            self.where = dict(weight_map)
+        elif os.path.exists(single):
+            self.index = None
+            self.files[single] = SafetensorsFile(single)
+            self.where = {name: "model.safetensors" for name in self.files[single].tensors}
+        else:
+            raise Fail(f"{directory}: neither model.safetensors nor "
+                       f"model.safetensors.index.json")
+
+    def has(self, name):
+        return name in self.where
+
+    def _file(self, name):
+        if name not in self.where:
+            source = self.index or os.path.join(self.dir, "model.safetensors")
+            raise Fail(f"{source}: missing tensor {name}")
+        shard = self.where[name]
+        if not isinstance(shard, str) or os.path.basename(shard) != shard:
+            raise Fail(f"{self.index}: tensor {name}: bad shard name {shard!r}")
+        path = os.path.join(self.dir, shard)
+        if path not in self.files:
+            if not os.path.exists(path):
+                raise Fail(f"{path}: missing (named by {self.index} for {name})")
+            self.files[path] = SafetensorsFile(path)
+        f = self.files[path]
+        if name not in f.tensors:
+            raise Fail(f"{path}: missing tensor {name} (named by {self.index})")
+        return f
+
+    def vector(self, name, n):
+        """A 1-D tensor of n values as a list of floats."""
+        f = self._file(name)
+        shape, values = f.read(name)
+        if shape != [n]:
+            raise Fail(f"{f.path}: tensor {name}: shape {shape}, expected [{n}]")
+        return values.tolist()
+
+    def matrix(self, name, rows, cols):
+        """A [rows][cols] tensor as a list of rows, each a list of floats."""
+        f = self._file(name)
+        shape, values = f.read(name)
+        if shape != [rows, cols]:
+            raise Fail(f"{f.path}: tensor {name}: shape {shape}, expected [{rows}, {cols}]")
+        flat = values.tolist()
+        return [flat[i * cols:(i + 1) * cols] for i in range(rows)]
+
+
+# ---------------------------------------------------------------------------------------------
+# config
+
+
+class Config:
+    def __init__(self, directory):
+        path = os.path.join(directory, "config.json")
+        if not os.path.exists(path):
+            raise Fail(f"{path}: missing")
+        c = read_json(path)
+        if not isinstance(c, dict):
+            raise Fail(f"{path}: not a JSON object")
+        self.path = path
+        archs = c.get("architectures")
+        if not isinstance(archs, list) or not archs:
+            raise Fail(f"{path}: key architectures: missing or empty")
+        self.arch = archs[0]
+        if self.arch not in ARCHITECTURES:
+            raise Fail(f"{path}: key architectures: {self.arch!r} not supported by this "
+                       f"reference ({', '.join(ARCHITECTURES)})")
+
+        def integer(key, default=None):
+            v = c.get(key)
+            if v is None:
+                if default is None:
+                    raise Fail(f"{path}: key {key}: missing")
+                return default
+            if not isinstance(v, int) or isinstance(v, bool) or v <= 0:
+                raise Fail(f"{path}: key {key}: {v!r} is not a positive integer")
+            return v
+
+        def number(key, default):
+            v = c.get(key)
+            if v is None:
+                return float(default)
+            if not isinstance(v, (int, float)) or isinstance(v, bool) or v <= 0:
+                raise Fail(f"{path}: key {key}: {v!r} is not a positive number")
+            return float(v)
+
+        self.H = integer("hidden_size")
+        self.F = integer("intermediate_size")
+        self.layers = integer("num_hidden_layers")
+        self.Q = integer("num_attention_heads")
+        self.K = integer("num_key_value_heads", self.Q)
+        self.V = integer("vocab_size")
+        if self.Q % self.K:
+            raise Fail(f"{path}: key num_key_value_heads: {self.K} does not divide "
+                       f"num_attention_heads {self.Q}")
+        if self.H % self.Q and c.get("head_dim") is None:
+            raise Fail(f"{path}: key head_dim: missing and hidden_size {self.H} is not a "
+                       f"multiple of num_attention_heads {self.Q}")
+        self.d = integer("head_dim", self.H // self.Q)
+        self.theta = number("rope_theta", 10000.0)
+        self.eps = number("rms_norm_eps", 1e-5 if self.arch == "Phi3ForCausalLM" else 1e-6)
+        tie = c.get("tie_word_embeddings", False)
+        if tie is None:
+            tie = False
+        if not isinstance(tie, bool):
+            raise Fail(f"{path}: key tie_word_embeddings: {tie!r} is not a boolean")
+        self.tied = tie
+        if c.get("rope_scaling") is not None:
+            raise Fail(f"{path}: key rope_scaling: {c['rope_scaling']!r} not supported by "
+                       f"this reference (absent or null only)")
+        if self.arch in ("LlamaForCausalLM", "Qwen3ForCausalLM") and c.get("attention_bias"):
+            raise Fail(f"{path}: key attention_bias: true is not supported by this reference")
+        self.rotary = self.d
+        if self.arch == "Phi3ForCausalLM":
+            factor = number("partial_rotary_factor", 1.0)
+            self.rotary = int(self.d * factor)
+            if not 0 < self.rotary <= self.d:
+                raise Fail(f"{path}: key partial_rotary_factor: {factor} gives rotary dim "
+                           f"{self.rotary} outside (0, head_dim {self.d}]")
+        if self.rotary % 2:
+            raise Fail(f"{path}: rotary dim {self.rotary} is odd (head_dim, "
+                       f"partial_rotary_factor)")
+
+
+# ---------------------------------------------------------------------------------------------
+# model
+
+
+def matvec(w, x):
+    mul = operator.mul
+    return [sum(map(mul, row, x)) for row in w]
+
+
+def add(x, y):
+    return [a + b for a, b in zip(x, y)]
+
+
+def rmsnorm(x, w, eps):
+    scale = 1.0 / math.sqrt(sum(v * v for v in x) / len(x) + eps)
+    return [v * scale * g for v, g in zip(x, w)]
+
+
+def silu(z):
+    # z / (1 + exp(-z)), written to avoid overflow of exp for very negative z.
+    if z >= 0:
+        return z / (1.0 + math.exp(-z))
+    e = math.exp(z)
+    return z * e / (1.0 + e)
+
+
+class Layer:
+    pass
+
+
+class Model:
+    def __init__(self, directory, cfg):
+        self.cfg = cfg
+        ck = Checkpoint(directory)
+        H, F, Q, K, d, V = cfg.H, cfg.F, cfg.Q, cfg.K, cfg.d, cfg.V
+        self.embed = ck.matrix("model.embed_tokens.weight", V, H)
+        self.norm = ck.vector("model.norm.weight", H)
+        self.lm_head = self.embed if cfg.tied else ck.matrix("lm_head.weight", V, H)
+        self.layers = []
+        for i in range(cfg.layers):
+            p = f"model.layers.{i}."
+            L = Layer()
+            L.input_norm = ck.vector(p + "input_layernorm.weight", H)
+            L.post_norm = ck.vector(p + "post_attention_layernorm.weight", H)
+            if cfg.arch == "Phi3ForCausalLM":
+                qkv = ck.matrix(p + "self_attn.qkv_proj.weight", Q * d + 2 * K * d, H)
+                L.wq, L.wk, L.wv = qkv[:Q * d], qkv[Q * d:Q * d + K * d], qkv[Q * d + K * d:]
+                gate_up = ck.matrix(p + "mlp.gate_up_proj.weight", 2 * F, H)
+                L.wgate, L.wup = gate_up[:F], gate_up[F:]
+            else:
+                L.wq = ck.matrix(p + "self_attn.q_proj.weight", Q * d, H)
+                L.wk = ck.matrix(p + "self_attn.k_proj.weight", K * d, H)
+                L.wv = ck.matrix(p + "self_attn.v_proj.weight", K * d, H)
+                L.wgate = ck.matrix(p + "mlp.gate_proj.weight", F, H)
+                L.wup = ck.matrix(p + "mlp.up_proj.weight", F, H)
+            L.wo = ck.matrix(p + "self_attn.o_proj.weight", H, Q * d)
+            L.wdown = ck.matrix(p + "mlp.down_proj.weight", H, F)
+            L.bq = L.bk = L.bv = None
+            if cfg.arch == "Qwen2ForCausalLM":
+                L.bq = ck.vector(p + "self_attn.q_proj.bias", Q * d)
+                L.bk = ck.vector(p + "self_attn.k_proj.bias", K * d)
+                L.bv = ck.vector(p + "self_attn.v_proj.bias", K * d)
+            L.q_norm = L.k_norm = None
+            if cfg.arch == "Qwen3ForCausalLM":
+                L.q_norm = ck.vector(p + "self_attn.q_norm.weight", d)
+                L.k_norm = ck.vector(p + "self_attn.k_norm.weight", d)
+            L.keys, L.values = [], []  # per position: K heads of d
+            self.layers.append(L)
+        r = cfg.rotary
+        self.inv_freq = [1.0 / cfg.theta ** (2 * i / r) for i in range(r // 2)]
+        self.position = 0
+
+    def rope(self, head, cos, sin):
+        """HF rotate_half over the first r elements; the rest pass through."""
+        half = len(cos)
+        out = list(head)
+        for i in range(half):
+            a, b = head[i], head[i + half]
+            out[i] = a * cos[i] - b * sin[i]
+            out[i + half] = b * cos[i] + a * sin[i]
+        return out
+
+    def forward(self, token, want_logits):
+        """Feeds token at the next position; returns the logits when asked."""
+        cfg = self.cfg
+        d, Q, K, eps = cfg.d, cfg.Q, cfg.K, cfg.eps
+        group = Q // K
+        t = self.position
+        self.position += 1
+        cos = [math.cos(t * f) for f in self.inv_freq]
+        sin = [math.sin(t * f) for f in self.inv_freq]
+        scale = 1.0 / math.sqrt(d)
+        x = list(self.embed[token])
+        for L in self.layers:
+            h = rmsnorm(x, L.input_norm, eps)
+            q, k, v = matvec(L.wq, h), matvec(L.wk, h), matvec(L.wv, h)
+            if L.bq is not None:
+                q, k, v = add(q, L.bq), add(k, L.bk), add(v, L.bv)
+            qh = [q[j * d:(j + 1) * d] for j in range(Q)]
+            kh = [k[g * d:(g + 1) * d] for g in range(K)]
+            vh = [v[g * d:(g + 1) * d] for g in range(K)]
+            if L.q_norm is not None:
+                qh = [rmsnorm(e, L.q_norm, eps) for e in qh]
+                kh = [rmsnorm(e, L.k_norm, eps) for e in kh]
+            qh = [self.rope(e, cos, sin) for e in qh]
+            kh = [self.rope(e, cos, sin) for e in kh]
+            L.keys.append(kh)
+            L.values.append(vh)
+            attn = []
+            for j in range(Q):
+                g = j // group
+                scores = [sum(map(operator.mul, qh[j], ks[g])) * scale for ks in L.keys]
+                top = max(scores)
+                weights = [math.exp(s - top) for s in scores]
+                total = sum(weights)
+                o = [0.0] * d
+                for w, vs in zip(weights, L.values):
+                    p = w / total
+                    o = [a + p * b for a, b in zip(o, vs[g])]
+                attn.extend(o)
+            x = add(x, matvec(L.wo, attn))
+            h = rmsnorm(x, L.post_norm, eps)
+            gate, up = matvec(L.wgate, h), matvec(L.wup, h)
+            x = add(x, matvec(L.wdown, [silu(a) * b for a, b in zip(gate, up)]))
+        if not want_logits:
+            return None
+        return matvec(self.lm_head, rmsnorm(x, self.norm, eps))
+
+
+def pick(logits):
+    """(argmax with ties to the lowest index, top1 - top2, that gap / max |logit|)."""
+    best = 0
+    for i in range(1, len(logits)):
+        if logits[i] > logits[best]:
+            best = i
+    second = max((v for i, v in enumerate(logits) if i != best), default=logits[best])
+    gap = logits[best] - second
+    peak = max(abs(v) for v in logits)
+    return best, gap, (gap / peak if peak > 0 else 0.0)
+
+
+def read_prompt(path, vocab):
+    try:
+        with open(path, "r", encoding="utf-8") as f:
+            text = f.read()
+    except (OSError, UnicodeDecodeError) as e:
+        raise Fail(f"{path}: cannot read the prompt ids: {e}")
+    lines = [line for line in text.splitlines() if line.strip()]
+    if len(lines) != 1:
+        raise Fail(f"{path}: expected the token ids of one prompt on one line, "
+                   f"found {len(lines)} non-empty lines")
+    ids = []
+    for word in lines[0].split():
+        try:
+            ids.append(int(word))
+        except ValueError:
+            raise Fail(f"{path}: {word!r} is not a token id")
+        if not 0 <= ids[-1] < vocab:
+            raise Fail(f"{path}: token id {ids[-1]} outside [0, vocab_size {vocab})")
+    return ids
+
+
+def main(argv):
+    ap = argparse.ArgumentParser(
+        prog="hf_forward.py",
+        description="Float64 reference of the transformers forward pass: greedy decode.")
+    ap.add_argument("dir", help="checkpoint directory (config.json + safetensors)")
+    ap.add_argument("prompt_ids", help="file with the prompt's token ids on one line")
+    ap.add_argument("steps", help="tokens to decode after the prefill token")
+    ap.add_argument("--json", action="store_true", help="accepted; the output is JSON")
+
+    def usage_error(message):
+        raise Fail(f"{message} (usage: hf_forward.py DIR PROMPT_IDS_FILE STEPS [--json])")
+    ap.error = usage_error
+    args = ap.parse_args(argv)
+    try:
+        steps = int(args.steps)
+    except ValueError:
+        steps = -1
+    if steps < 0:
+        raise Fail(f"STEPS: {args.steps!r} is not a non-negative integer")
+    if not os.path.isdir(args.dir):
+        raise Fail(f"{args.dir}: not a directory")
+    cfg = Config(args.dir)  # the config's errors come before the prompt's
+    prompt = read_prompt(args.prompt_ids, cfg.V)
+    model = Model(args.dir, cfg)
+
+    for tok in prompt[:-1]:
+        model.forward(tok, False)
+    token, min_gap, min_rel = pick(model.forward(prompt[-1], True))
+    prefill = token
+    tokens = []
+    for _ in range(steps):
+        token, gap, rel = pick(model.forward(token, True))
+        tokens.append(token)
+        if gap < min_gap:
+            min_gap, min_rel = gap, rel
+    print(json.dumps({"prefill_token": prefill, "tokens": tokens,
+                      "min_gap": min_gap, "min_gap_rel": min_rel}))
+    return 0
+
+
+if __name__ == "__main__":
+    try:
+        sys.exit(main(sys.argv[1:]))
+    except Fail as e:
+        print(f"hf_forward.py: {e}", file=sys.stderr)
+        sys.exit(2)
