@@ -66,6 +66,28 @@ static void test_llama(void **state)
     assert_true(p > 400e9 && p < 410e9); /* "405B" */
 }
 
+/* Qwen2.5-7B-Instruct-1M: its published shapes, q/k/v biases, 7.6B parameters. */
+static void test_qwen25(void **state)
+{
+    hlx_model_t m;
+    char err[1024] = "";
+    double p;
+
+    (void)state;
+    assert_int_equal(hlx_model_load_runnable("qwen2.5-7b-1m", &m, err, sizeof(err)), HLX_OK);
+    assert_int_equal(m.layers, 28);
+    assert_int_equal(m.hidden, 3584);
+    assert_int_equal(m.q_heads, 28);
+    assert_int_equal(m.kv_heads, 4);
+    assert_int_equal(m.head_dim, 128);
+    assert_int_equal(m.ffn, 18944);
+    assert_int_equal(m.vocab, 152064);
+    assert_true(m.rope_theta == 1e7);
+    assert_true(m.qkv_bias && !m.qk_norm);
+    p = hlx_model_params(&m);
+    assert_true(p > 7.60e9 && p < 7.63e9); /* "7.61B" */
+}
+
 static void test_deepseek(void **state)
 {
     hlx_model_t m;
@@ -190,7 +212,7 @@ static void test_unknown_preset(void **state)
     assert_non_null(strstr(err, "path longer than 1023 characters"));
     assert_int_equal(hlx_model_load("llama-406b", &m, err, sizeof(err)), HLX_ERR_NOT_FOUND);
     assert_non_null(strstr(err, "llama-406b"));
-    assert_non_null(strstr(err, "deepseek-r1, helix-fig1, llama-405b, tiny"));
+    assert_non_null(strstr(err, "deepseek-r1, helix-fig1, llama-405b, qwen2.5-7b-1m, tiny"));
 }
 
 /* Decode refuses what the runtime does not run, naming the field; the planner loads it. */
@@ -585,6 +607,7 @@ int main(int argc, char **argv)
     const struct CMUnitTest tests[] = {
         cmocka_unit_test(test_tiny),
         cmocka_unit_test(test_llama),
+        cmocka_unit_test(test_qwen25),
         cmocka_unit_test(test_deepseek),
         cmocka_unit_test(test_fig1),
         cmocka_unit_test(test_errors),
