@@ -3,8 +3,8 @@
 # biases, Qwen3 with its per-head q/k norms) decode as transformers would: hf_forward.py
 # (standard library only, independent of helix: its own safetensors reader, HF's layouts and
 # rotate_half RoPE, float64) predicts the same greedy tokens for a prompt, in f32 and bf16.
-# Then the Qwen families under --check on 1 rank, KVP 2, TPA 2 and 2 x 2 (the biases and
-# norms split by head over TPA), with the same tokens on each, and each checkpoint equal to
+# Then the Qwen families and Phi-3 under --check on 1 rank, KVP 2, TPA 2 and 2 x 2 (biases,
+# norms and fused rows split by head over TPA), with the same tokens on each, and each checkpoint equal to
 # the model file it was written from (synthetic weights, qkv_bias / qk_norm).
 # usage: hf_families.sh HELIX DATA HELIXRUN HF_FORWARD_PY
 set -u
@@ -53,10 +53,11 @@ for fam in qwen2 qwen3; do
         { echo "FAIL: $fam decodes as dense: its additions did nothing"; fail=1; }
 done
 
-# 2. the Qwen families sharded, checked against the fp64 reference
+# 2. the Qwen families and Phi-3 (fused qkv_proj read by head) sharded, checked against the
+# fp64 reference
 args=(--steps 4 --batch 3 --prompt-ids "$data/prompt3.txt" --prefill-chunk 8 --context 40
       --check --json --timeout 60)
-for fam in qwen2 qwen3; do
+for fam in qwen2 qwen3 phi3; do
     ck=$dir/$fam-bf16
     "$helix" decode --model "$ck" "${args[@]}" >"$dir/$fam.1" 2>"$dir/err" ||
         { echo "FAIL: $fam, 1 rank: $(cat "$dir/err")"; fail=1; continue; }
