@@ -101,9 +101,8 @@ static int a2a_parse(int argc, char **argv, double timeout_s, a2a_opts_t *o)
     if (rc >= 0)
         return rc;
     if (a.min_bytes > a.max_bytes) {
-        fprintf(stderr, "helix bench a2a: -b/--minbytes %" PRId64
-                " is larger than -e/--maxbytes %" PRId64 "\n",
-                a.min_bytes, a.max_bytes);
+        hlx_flags_usage_error(&a2a_flags, "-b/--minbytes %" PRId64 " is larger than "
+                              "-e/--maxbytes %" PRId64, a.min_bytes, a.max_bytes);
         return 2;
     }
     *o = (a2a_opts_t){ .min_bytes = (size_t)a.min_bytes, .max_bytes = (size_t)a.max_bytes,

@@ -96,16 +96,16 @@ int hlx_cmd_bench_hopb(int argc, char **argv)
     cfg.hopb = HLX_HOPB_OFF;
     if (a.kv_dtype != NULL) {
         if (hlx_dtype_parse(a.kv_dtype, &cfg.kv_dtype) != 0) {
-            fprintf(stderr, "helix bench hopb: --kv-dtype: unknown type '%s' (f32, bf16)\n",
-                    a.kv_dtype);
+            hlx_flags_usage_error(&hlx_bench_hopb_flags, "--kv-dtype: unknown type '%s' (f32, "
+                                  "bf16)", a.kv_dtype);
             return 2;
         }
         cfg.kv_dtype_set = 1;
     }
     mb = a.micro_batch > 0 ? a.micro_batch : cfg.batch / 4 > 0 ? cfg.batch / 4 : 1;
     if (mb > cfg.batch) {
-        fprintf(stderr, "helix bench hopb: --micro-batch %lld is larger than --batch %d\n", mb,
-                cfg.batch);
+        hlx_flags_usage_error(&hlx_bench_hopb_flags, "--micro-batch %lld is larger than "
+                              "--batch %d", mb, cfg.batch);
         return 2;
     }
     st = hlx_model_load(a.model, &model, err, sizeof(err));

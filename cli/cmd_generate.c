@@ -559,7 +559,8 @@ int hlx_cmd_generate(int argc, char **argv)
     if (rc >= 0)
         return rc;
     if (o.prompt_ids == NULL) {
-        fprintf(stderr, "helix generate: --prompt-ids: required (a file of token ids)\n");
+        hlx_flags_usage_error(&hlx_generate_flags, "--prompt-ids: required (a file of token "
+                              "ids)");
         return 2;
     }
     if ((rc = hlx_run_load_model("generate", &o, &cfg, &model)) >= 0)

@@ -174,16 +174,16 @@ int hlx_run_flags_parse(const hlx_flag_table_t *t, const char *head, const char 
     cfg->ep          = (int)o->ep;          /* 0 when not given: HELIX_EP */
     if (o->timeline != NULL) {
         if (strlen(o->timeline) >= sizeof(cfg->timeline)) {
-            fprintf(stderr, "helix %s: --timeline: path longer than %zu bytes\n", t->command,
-                    sizeof(cfg->timeline) - 1);
+            hlx_flags_usage_error(t, "--timeline: path longer than %zu bytes",
+                                  sizeof(cfg->timeline) - 1);
             return 2;
         }
         snprintf(cfg->timeline, sizeof(cfg->timeline), "%s", o->timeline);
         /* the file is the last step's times: with no step the run would end without it */
         if (hlx_flag_index(t, "steps") >= 0 && o->steps == 0) {
-            fprintf(stderr, "helix %s: --timeline %s: --steps 0 decodes no step, and the "
-                    "timeline records the last step's times: give --steps 1 or more, or "
-                    "drop --timeline\n", t->command, o->timeline);
+            hlx_flags_usage_error(t, "--timeline %s: --steps 0 decodes no step, and the "
+                                  "timeline records the last step's times: give --steps 1 or "
+                                  "more, or drop --timeline", o->timeline);
             return 2;
         }
     }
@@ -208,8 +208,8 @@ int hlx_run_flags_parse(const hlx_flag_table_t *t, const char *head, const char 
         hlx_warn("--micro-batch %lld has no effect with --hopb off (the whole batch runs in "
                  "lockstep)", (long long)o->micro_batch);
     if (strlen(o->kernels) >= sizeof(cfg->kernels)) {
-        fprintf(stderr, "helix %s: --kernels: '%.40s' is not a kernel variant (auto, "
-                "scalar, avx2, avx512, amx)\n", t->command, o->kernels);
+        hlx_flags_usage_error(t, "--kernels: '%.40s' is not a kernel variant (auto, scalar, "
+                              "avx2, avx512, amx)", o->kernels);
         return 2;
     }
     snprintf(cfg->kernels, sizeof(cfg->kernels), "%s", o->kernels);

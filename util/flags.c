@@ -55,6 +55,21 @@ static void hlx_flags_err(const char *fmt, ...)
     va_end(ap);
 }
 
+void hlx_flags_usage_error(const hlx_flag_table_t *t, const char *fmt, ...)
+{
+    va_list ap;
+
+    hlx_flags_mute = hlx_flags_other_rank();
+    if (!hlx_flags_mute) {
+        fprintf(stderr, "helix %s: ", t->command);
+        va_start(ap, fmt);
+        vfprintf(stderr, fmt, ap);
+        va_end(ap);
+        fputc('\n', stderr);
+    }
+    (void)hlx_flags_fail();
+}
+
 /* The one-letter alias of flag f, 0 for none. */
 static char hlx_flag_short(const hlx_flag_table_t *t, const hlx_flag_t *f)
 {

@@ -52,6 +52,12 @@ typedef struct hlx_flag_table {
  * value, a stray argument). */
 int hlx_flags_parse(const hlx_flag_table_t *t, int argc, char **argv, void *out, int *given,
                     const char *usage_head, const char *usage_tail);
+/* A bad command line found after the table (two flags that do not go together, a value
+ * too long to keep): prints "helix <command>: <message>" on stderr; the caller then exits
+ * 2. As for the table's own errors, a launcher rank above 0 (srun, mpirun; never under
+ * helixrun) prints nothing and waits a second instead, so that rank 0 says it once. */
+void hlx_flags_usage_error(const hlx_flag_table_t *t, const char *fmt, ...)
+    __attribute__((format(printf, 2, 3)));
 /* The options list: "  --kvp K           help" lines with each default. */
 void hlx_flags_help(FILE *f, const hlx_flag_table_t *t);
 

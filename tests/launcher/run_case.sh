@@ -920,7 +920,8 @@ mpirun-kill)
 
 mpirun-usage-once)
     # A typo under mpirun (no helixrun to collapse copies): rank 0 says it once, the other
-    # ranks exit 2 without a word (was: one copy per rank). With --help likewise.
+    # ranks exit 2 without a word (was: one copy per rank). With --help, and the commands'
+    # own checks after the table, likewise.
     need_helix
     command -v mpirun >/dev/null || { echo "no mpirun"; exit 77; }
     timeout -k 2 60 mpirun --allow-run-as-root --oversubscribe -n 3 "$HX" decode --kvp 3 \
@@ -934,6 +935,23 @@ mpirun-usage-once)
     timeout -k 2 60 mpirun --allow-run-as-root --oversubscribe -n 3 "$HX" decode --help \
         >"$out" 2>"$err"
     [ "$(grep -c '^usage: helix decode' "$out")" -eq 1 ] || fail "--help should print once"
+    # checks made after the flag table (flags that do not go together) likewise
+    timeout -k 2 60 mpirun --allow-run-as-root --oversubscribe -n 3 "$HX" decode --kvp 3 \
+        --timeline t.txt --steps 0 >"$out" 2>"$err"
+    rc=$?
+    [ "$rc" -ne 0 ] && [ "$rc" -ne 124 ] || fail "--timeline --steps 0: exit $rc"
+    [ "$(grep -c "helix decode: --timeline t.txt: --steps 0 decodes no step" "$err")" -eq 1 ] ||
+        fail "--timeline with --steps 0 should be refused exactly once: $(cat "$err")"
+    for e in OMPI_COMM_WORLD_RANK=1 NONE=1; do
+        env "$e" "$HX" generate --max-new 2 >"$out" 2>"$err"
+        rc=$?
+        if [ "$e" = NONE=1 ]; then
+            [ "$rc" -eq 2 ] && grep -q "^helix generate: --prompt-ids: required" "$err" ||
+                fail "generate without --prompt-ids: exit $rc, '$(cat "$err")'"
+        else
+            [ "$rc" -eq 2 ] && [ ! -s "$err" ] || fail "$e generate: exit $rc, '$(cat "$err")'"
+        fi
+    done
     # the rule itself: a launcher's rank variable other than 0 mutes argv errors (exit 2
     # all the same), rank 0, no launcher, helixrun and a rank that is not a number do not
     for e in OMPI_COMM_WORLD_RANK=2 SLURM_PROCID=1 PMIX_RANK=5; do
