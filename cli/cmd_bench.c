@@ -129,7 +129,7 @@ static const hlx_flag_t hlx_bench_flag_list[] = {
 _Static_assert(sizeof(hlx_bench_flag_list) / sizeof(hlx_bench_flag_list[0]) == HLX_BF_COUNT,
                "a row for every HLX_BF_* index");
 
-static const hlx_flag_table_t hlx_bench_flags = {
+const hlx_flag_table_t hlx_bench_flags = {
     "bench", hlx_bench_flag_list, HLX_BF_COUNT,
     NULL, 0,
 };

@@ -69,7 +69,7 @@ static const hlx_flag_alias_t a2a_aliases[] = {
     { 'n', "iters" },    { 'w', "warmup" },   { 'c', "check" },
 };
 
-static const hlx_flag_table_t a2a_flags = {
+const hlx_flag_table_t hlx_bench_a2a_flags = {
     "bench a2a", a2a_flag_list, sizeof(a2a_flag_list) / sizeof(a2a_flag_list[0]),
     a2a_aliases, sizeof(a2a_aliases) / sizeof(a2a_aliases[0]),
 };
@@ -97,11 +97,11 @@ static int a2a_parse(int argc, char **argv, double timeout_s, a2a_opts_t *o)
     int rc;
 
     memset(&a, 0, sizeof(a));
-    rc = hlx_flags_parse(&a2a_flags, argc, argv, &a, NULL, a2a_usage_head, a2a_usage_tail);
+    rc = hlx_flags_parse(&hlx_bench_a2a_flags, argc, argv, &a, NULL, a2a_usage_head, a2a_usage_tail);
     if (rc >= 0)
         return rc;
     if (a.min_bytes > a.max_bytes) {
-        hlx_flags_usage_error(&a2a_flags, "-b/--minbytes %" PRId64 " is larger than "
+        hlx_flags_usage_error(&hlx_bench_a2a_flags, "-b/--minbytes %" PRId64 " is larger than "
                               "-e/--maxbytes %" PRId64, a.min_bytes, a.max_bytes);
         return 2;
     }

@@ -45,7 +45,7 @@ static const hlx_flag_t hlx_bench_hopb_flag_list[] = {
     HLX_BH("json", HLX_FT_BOOL, NULL, 0, 0, json, NULL, "one JSON object on stdout (rank 0)"),
 };
 
-static const hlx_flag_table_t hlx_bench_hopb_flags = {
+const hlx_flag_table_t hlx_bench_hopb_flags = {
     "bench hopb", hlx_bench_hopb_flag_list,
     sizeof(hlx_bench_hopb_flag_list) / sizeof(hlx_bench_hopb_flag_list[0]),
     NULL, 0,

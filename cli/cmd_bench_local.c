@@ -50,7 +50,7 @@ static const hlx_flag_t hlx_bl_flag_list[] = {
                 "0 (started by bench local itself under helixrun)"),
 };
 
-static const hlx_flag_table_t hlx_bl_flags = {
+const hlx_flag_table_t hlx_bench_local_flags = {
     "bench local", hlx_bl_flag_list, sizeof(hlx_bl_flag_list) / sizeof(hlx_bl_flag_list[0]),
     NULL, 0,
 };
@@ -946,7 +946,7 @@ int hlx_cmd_bench_local(int argc, char **argv)
     int rc;
 
     memset(&a, 0, sizeof(a));
-    rc = hlx_flags_parse(&hlx_bl_flags, argc, argv, &a, NULL, hlx_bl_usage_head,
+    rc = hlx_flags_parse(&hlx_bench_local_flags, argc, argv, &a, NULL, hlx_bl_usage_head,
                          hlx_bl_usage_tail);
     if (rc >= 0)
         return rc;

@@ -32,6 +32,21 @@ static const struct {
     { "HELIX_RUN_*", "settings of the launcher, passed on to its ranks (helixrun --help)" },
 };
 
+/* The commands that declare their flags in one table; the others (plan, sweep, model,
+ * bench attention --device cuda) list theirs in their --help. */
+static const struct {
+    const hlx_flag_table_t *t;
+    const char             *also; /* after the command's name */
+} hlx_info_flag_tables[] = {
+    { &hlx_decode_flags, "" },
+    { &hlx_generate_flags, "" },
+    { &hlx_topo_flags, "" },
+    { &hlx_bench_flags, " attention, merge and gemv" },
+    { &hlx_bench_a2a_flags, "" },
+    { &hlx_bench_hopb_flags, "" },
+    { &hlx_bench_local_flags, "" },
+};
+
 /* Every settings table of the components linked into `helix`. */
 static const hlx_param_table_t *hlx_info_tables[8];
 
@@ -147,12 +162,11 @@ int hlx_cmd_info(int argc, char **argv)
         printf("settings (%s):\n", hlx_info_tables[i]->component);
         hlx_param_print_env(stdout, hlx_info_tables[i]);
     }
-    printf("flags of helix decode:\n");
-    hlx_flags_help(stdout, &hlx_decode_flags);
-    printf("flags of helix generate:\n");
-    hlx_flags_help(stdout, &hlx_generate_flags);
-    printf("flags of helix topo (helix plan, sweep and bench: see their --help):\n");
-    hlx_flags_help(stdout, &hlx_topo_flags);
+    for (i = 0; i < sizeof(hlx_info_flag_tables) / sizeof(hlx_info_flag_tables[0]); i++) {
+        printf("flags of helix %s%s:\n", hlx_info_flag_tables[i].t->command,
+               hlx_info_flag_tables[i].also);
+        hlx_flags_help(stdout, hlx_info_flag_tables[i].t);
+    }
     printf("environment (read outside the settings tables):\n");
     for (i = 0; i < sizeof(hlx_info_env) / sizeof(hlx_info_env[0]); i++) {
         const char *v = getenv(hlx_info_env[i].name);

@@ -26,6 +26,10 @@ double hlx_bench_mem_room(void);
 extern const hlx_flag_table_t hlx_topo_flags;
 extern const hlx_flag_table_t hlx_decode_flags;
 extern const hlx_flag_table_t hlx_generate_flags;
+extern const hlx_flag_table_t hlx_bench_flags;       /* bench attention, merge, gemv */
+extern const hlx_flag_table_t hlx_bench_a2a_flags;
+extern const hlx_flag_table_t hlx_bench_hopb_flags;
+extern const hlx_flag_table_t hlx_bench_local_flags;
 
 /* The flags of helix decode as parsed from its table (cli/decode_flags.c). */
 typedef struct {

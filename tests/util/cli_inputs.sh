@@ -107,6 +107,12 @@ expect 2 "unknown option '--kvpp' (did you mean --kvp?)" 1 -- "$helix" topo --kv
 expect 2 "--kvp needs a value" 1 -- "$helix" topo --kvp
 expect 2 "--topo: an empty value" 1 -- "$helix" topo --topo ""
 expect 0 "--hidden H" 1 -- sh -c "\"$helix\" info >&2"
+# every flag table is listed, the benchmarks' too (with their one-letter aliases)
+for t in decode generate topo "bench attention, merge and gemv" "bench a2a" "bench hopb" \
+         "bench local"; do
+    expect 0 "flags of helix $t:" 1 -- sh -c "\"$helix\" info >&2"
+done
+expect 0 "-b, --minbytes N" 1 -- sh -c "\"$helix\" info >&2"
 
 # topology files that hwloc accepts but would be read wrong
 expect 2 "bad-dupindex.xml:117: distances \"NVLinkBandwidth\" (line 114): index 18" 1 -- \
