@@ -49,7 +49,7 @@ static int hlx_model_int(const char *cmd, const char *flag, const char *v, long 
 static void hlx_synth_usage(FILE *f)
 {
     fprintf(f,
-        "usage: helix model synth --family dense|phi3|qwen2|qwen3|moe-mla --out DIR\n"
+        "usage: helix model synth --family dense|phi3|qwen2|qwen3|qwen3-moe|moe-mla --out DIR\n"
         "                         [--layers N]"
         "                         [--seed S]"
         " [--dtype bf16|f32|fp8] [--shards N] [--model FILE|NAME]\n"
@@ -67,6 +67,9 @@ static void hlx_synth_usage(FILE *f)
         "                    biases (self_attn.*_proj.bias)\n"
         "  --family qwen3    Qwen3ForCausalLM: the dense family's weights plus the per-head\n"
         "                    RMSNorm of q and k before RoPE (self_attn.q_norm, k_norm)\n"
+        "  --family qwen3-moe  Qwen3MoeForCausalLM: qwen3's attention; layer 0 dense\n"
+        "                    (mlp_only_layers [0]), the others 8 routed experts top-2 (expert\n"
+        "                    FFN 64, softmax router, norm_topk_prob)\n"
         "  --family moe-mla  DeepseekV3ForCausalLM: MLA (q_lora 96, kv_lora 64, nope 32,\n"
         "                    rope 16, v 32, 4 heads), 8 routed experts top-2 + 1 shared\n"
         "                    (expert FFN 64), layer 0 dense (FFN 384), sigmoid routing\n"
@@ -111,7 +114,13 @@ static hlx_status_t hlx_synth_fill(void *vctx, const hlx_hf_expect_t *t, size_t 
             dst[j] = hlx_ckpt_synth_value(c->seed, t, row, j);
         return HLX_OK;
     }
-    /* the runtime weight this row holds (a fused tensor's rows belong to several) */
+    /* the runtime weight this row holds (a fused tensor's rows belong to several); the
+     * routed experts and their router (Qwen3-MoE) take moe-mla's values */
+    if (t->cls == HLX_HFC_ROUTER || t->cls == HLX_HFC_EXPERT || t->cls == HLX_HFC_SHARED) {
+        for (j = 0; j < cols; j++)
+            dst[j] = hlx_ckpt_synth_value(c->seed, t, row, j);
+        return HLX_OK;
+    }
     if (hlx_hf_weight_at(m, c->cfg.fused, t->name, row, &w, &layer, &wrow) != 0)
         return HLX_ERR_INTERNAL;
     hlx_hf_weight_shape(m, w, &rrows, &rcols);
@@ -126,12 +135,13 @@ static hlx_status_t hlx_synth_fill(void *vctx, const hlx_hf_expect_t *t, size_t 
 /* The dense families: architecture, model name and what each adds to Llama's layer. */
 static const struct {
     const char *family, *arch, *name;
-    int         fused, qkv_bias, qk_norm;
+    int         fused, qkv_bias, qk_norm, moe;
 } hlx_synth_dense[] = {
-    { "dense", "LlamaForCausalLM", "synth-dense", 0, 0, 0 },
-    { "phi3", "Phi3ForCausalLM", "synth-phi3", 1, 0, 0 },
-    { "qwen2", "Qwen2ForCausalLM", "synth-qwen2", 0, 1, 0 },
-    { "qwen3", "Qwen3ForCausalLM", "synth-qwen3", 0, 0, 1 },
+    { "dense", "LlamaForCausalLM", "synth-dense", 0, 0, 0, 0 },
+    { "phi3", "Phi3ForCausalLM", "synth-phi3", 1, 0, 0, 0 },
+    { "qwen2", "Qwen2ForCausalLM", "synth-qwen2", 0, 1, 0, 0 },
+    { "qwen3", "Qwen3ForCausalLM", "synth-qwen3", 0, 0, 1, 0 },
+    { "qwen3-moe", "Qwen3MoeForCausalLM", "synth-qwen3-moe", 0, 0, 1, 1 },
 };
 #define HLX_SYNTH_NDENSE (sizeof(hlx_synth_dense) / sizeof(hlx_synth_dense[0]))
 
@@ -182,6 +192,18 @@ static void hlx_synth_config(hlx_hf_config_t *c, int dense, int layers, const ch
         m->head_dim = m->v_head_dim = m->rope_dim = 32;
         m->ffn = 512;
         m->dense_layers = layers;
+        if (hlx_synth_dense[dense].moe) { /* layer 0 dense (mlp_only_layers [0]), then MoE */
+            c->moe_gqa = 1;
+            m->experts = 8;
+            m->top_k = 2;
+            m->expert_ffn = 64;
+            m->dense_layers = layers > 1 ? 1 : 0;
+            m->moe_scoring = HLX_MOE_SOFTMAX;
+            m->norm_topk_prob = c->norm_topk_prob = 1;
+            snprintf(c->scoring_func, sizeof(c->scoring_func), "softmax");
+            c->routed_scaling_factor = 1.0;
+            c->n_group = c->topk_group = 1;
+        }
         return;
     }
     c->family = HLX_HF_MOE_MLA;
@@ -225,7 +247,7 @@ static int hlx_synth_model(hlx_hf_config_t *c, const char *name, int layers)
     char err[1024];
     hlx_status_t st;
 
-    if (c->family != HLX_HF_DENSE) {
+    if (c->family != HLX_HF_DENSE || c->moe_gqa) {
         fprintf(stderr, "helix model synth: --model: only with --family dense, phi3, qwen2 "
                 "or qwen3\n");
         return -1;
@@ -360,8 +382,8 @@ static int hlx_cmd_model_synth(int argc, char **argv)
     }
     dense = family != NULL ? hlx_synth_dense_index(family) : -1;
     if (family == NULL || (dense < 0 && strcmp(family, "moe-mla"))) {
-        fprintf(stderr, "helix model synth: --family: %s (dense, phi3, qwen2, qwen3 or "
-                "moe-mla)\n", family ? family : "required");
+        fprintf(stderr, "helix model synth: --family: %s (dense, phi3, qwen2, qwen3, qwen3-moe "
+                "or moe-mla)\n", family ? family : "required");
         return 2;
     }
     if (out == NULL) {
@@ -401,6 +423,8 @@ static int hlx_cmd_model_synth(int argc, char **argv)
         hlx_hf_weight_t w;
         int layer;
         int64_t wrow;
+        if (list[i].cls == HLX_HFC_ROUTER || list[i].cls == HLX_HFC_EXPERT)
+            continue; /* Qwen3-MoE: no runtime weight of the dense numbering */
         if (hlx_hf_weight_at(&ctx.cfg.m, ctx.cfg.fused, list[i].name, 0, &w, &layer, &wrow)) {
             snprintf(err, sizeof(err), "%s: no runtime weight", list[i].name);
             st = HLX_ERR_INTERNAL;

@@ -113,22 +113,25 @@ static int hlx_cfg_absent(hlx_jdoc_t *doc, const char *key)
 
 /* fused: Phi-3's qkv_proj and gate_up_proj in place of Llama's separate projections;
  * qkv_bias: Qwen2's q, k and v biases (always there: Qwen2Attention takes no switch);
- * qk_norm: Qwen3's per-head q_norm and k_norm before RoPE. */
+ * qk_norm: Qwen3's per-head q_norm and k_norm before RoPE; moe: Qwen3-MoE's routed experts
+ * (softmax router, no shared expert) in place of the dense FFN. */
 static const struct {
     const char     *arch, *model_type;
     hlx_hf_family_t family;
-    int             fused, qkv_bias, qk_norm;
+    int             fused, qkv_bias, qk_norm, moe;
 } hlx_hf_archs[] = {
-    { "LlamaForCausalLM", "llama", HLX_HF_DENSE, 0, 0, 0 },
-    { "MistralForCausalLM", "mistral", HLX_HF_DENSE, 0, 0, 0 },
-    { "Qwen2ForCausalLM", "qwen2", HLX_HF_DENSE, 0, 1, 0 },
-    { "Qwen3ForCausalLM", "qwen3", HLX_HF_DENSE, 0, 0, 1 },
-    { "Phi3ForCausalLM", "phi3", HLX_HF_DENSE, 1, 0, 0 },
-    { "DeepseekV3ForCausalLM", "deepseek_v3", HLX_HF_MOE_MLA, 0, 0, 0 },
+    { "LlamaForCausalLM", "llama", HLX_HF_DENSE, 0, 0, 0, 0 },
+    { "MistralForCausalLM", "mistral", HLX_HF_DENSE, 0, 0, 0, 0 },
+    { "Qwen2ForCausalLM", "qwen2", HLX_HF_DENSE, 0, 1, 0, 0 },
+    { "Qwen3ForCausalLM", "qwen3", HLX_HF_DENSE, 0, 0, 1, 0 },
+    { "Qwen3MoeForCausalLM", "qwen3_moe", HLX_HF_DENSE, 0, 0, 1, 1 },
+    { "Phi3ForCausalLM", "phi3", HLX_HF_DENSE, 1, 0, 0, 0 },
+    { "DeepseekV3ForCausalLM", "deepseek_v3", HLX_HF_MOE_MLA, 0, 0, 0, 0 },
 };
 
 #define HLX_HF_ARCH_LIST "LlamaForCausalLM, MistralForCausalLM, Qwen2ForCausalLM, " \
-                         "Qwen3ForCausalLM, Phi3ForCausalLM, DeepseekV3ForCausalLM"
+                         "Qwen3ForCausalLM, Qwen3MoeForCausalLM, Phi3ForCausalLM, " \
+                         "DeepseekV3ForCausalLM"
 
 static const char *hlx_hf_model_type(const char *arch)
 {
@@ -156,6 +159,7 @@ static hlx_status_t hlx_cfg_family(hlx_jdoc_t *doc, hlx_hf_config_t *c)
             c->fused = hlx_hf_archs[i].fused;
             c->m.qkv_bias = hlx_hf_archs[i].qkv_bias;
             c->m.qk_norm = hlx_hf_archs[i].qk_norm;
+            c->moe_gqa = hlx_hf_archs[i].moe;
             snprintf(c->arch, sizeof(c->arch), "%s", hlx_hf_archs[i].arch);
             return HLX_OK;
         }
@@ -163,7 +167,7 @@ static hlx_status_t hlx_cfg_family(hlx_jdoc_t *doc, hlx_hf_config_t *c)
     if (a == NULL)
         return hlx_jdoc_fail(doc, "/architectures", HLX_ERR_PARSE,
                              "missing, and model_type is not llama, mistral, qwen2, qwen3, "
-                             "phi3 or deepseek_v3");
+                             "qwen3_moe, phi3 or deepseek_v3");
     return hlx_jdoc_fail(doc, "/architectures/0", HLX_ERR_PARSE,
                          "%.64s is not supported (" HLX_HF_ARCH_LIST ")",
                          json_string_value(json_array_get(a, 0)));
@@ -563,6 +567,69 @@ static hlx_status_t hlx_cfg_phi3(hlx_jdoc_t *doc, hlx_model_t *m)
     return HLX_OK;
 }
 
+/* Qwen3MoeConfig's norm_topk_prob when config.json leaves it out (the released models set
+ * true). */
+#define HLX_QWEN3_MOE_NORM_TOPK_PROB 0
+
+/* Qwen3-MoE's experts: layer l runs them unless it is in mlp_only_layers or (l + 1) is not
+ * a multiple of decoder_sparse_step; the runtime's MoE layers are the ones after the first
+ * dense_layers, so the dense ones must be a prefix: mlp_only_layers [0, k) and a step of
+ * 1 (every released Qwen3-MoE: [] and 1). The router is a softmax over the experts. */
+static hlx_status_t hlx_cfg_qwen3_moe(hlx_jdoc_t *doc, hlx_hf_config_t *c)
+{
+    hlx_model_t *m = &c->m;
+    json_t *mol = json_object_get(hlx_jdoc_root(doc), "mlp_only_layers");
+    int step;
+    size_t i;
+    hlx_status_t st;
+
+    HLX_TRY(hlx_cfg_int(doc, "num_experts", 1, 0, 1, &m->experts));
+    HLX_TRY(hlx_cfg_int(doc, "num_experts_per_tok", 1, 0, 1, &m->top_k));
+    HLX_TRY(hlx_cfg_int(doc, "moe_intermediate_size", 1, 0, 1, &m->expert_ffn));
+    HLX_TRY(hlx_cfg_bool(doc, "norm_topk_prob", HLX_QWEN3_MOE_NORM_TOPK_PROB,
+                         &c->norm_topk_prob));
+    HLX_TRY(hlx_cfg_int(doc, "decoder_sparse_step", 0, 1, 1, &step));
+    if (m->top_k > m->experts)
+        return hlx_jdoc_fail(doc, "/num_experts_per_tok", HLX_ERR_PARSE,
+                             "%d exceeds num_experts %d", m->top_k, m->experts);
+    if (step != 1)
+        return hlx_jdoc_fail(doc, "/decoder_sparse_step", HLX_ERR_UNSUPPORTED,
+                             "%d: experts in every %d-th layer only are not supported (the "
+                             "runtime's dense layers are the first ones: a step of 1 with "
+                             "mlp_only_layers [0, k))", step, step);
+    m->dense_layers = 0;
+    if (mol != NULL && !json_is_null(mol)) {
+        if (!json_is_array(mol))
+            return hlx_jdoc_fail(doc, "/mlp_only_layers", HLX_ERR_PARSE,
+                                 "expected an array of layer numbers");
+        for (i = 0; i < json_array_size(mol); i++) {
+            json_t *v = json_array_get(mol, i);
+            if (!json_is_integer(v))
+                return hlx_jdoc_fail(doc, "/mlp_only_layers", HLX_ERR_PARSE,
+                                     "element %zu is not a layer number", i);
+            if (json_integer_value(v) != (json_int_t)i)
+                return hlx_jdoc_fail(doc, "/mlp_only_layers", HLX_ERR_UNSUPPORTED,
+                                     "element %zu is %lld: dense layers other than the first "
+                                     "ones are not supported (the runtime's dense layers are "
+                                     "0, 1, ..., k - 1)", i, (long long)json_integer_value(v));
+        }
+        if (json_array_size(mol) > (size_t)m->layers)
+            return hlx_jdoc_fail(doc, "/mlp_only_layers", HLX_ERR_PARSE,
+                                 "%zu layers, more than num_hidden_layers %d",
+                                 json_array_size(mol), m->layers);
+        m->dense_layers = (int)json_array_size(mol);
+    }
+    m->shared_experts = 0;
+    m->moe_scoring = HLX_MOE_SOFTMAX;
+    m->norm_topk_prob = c->norm_topk_prob;
+    m->routed_scaling = 1.0;
+    m->n_group = m->topk_group = 1;
+    snprintf(c->scoring_func, sizeof(c->scoring_func), "softmax");
+    c->routed_scaling_factor = 1.0;
+    c->n_group = c->topk_group = 1;
+    return HLX_OK;
+}
+
 static hlx_status_t hlx_cfg_dense(hlx_jdoc_t *doc, hlx_hf_config_t *c)
 {
     hlx_model_t *m = &c->m;
@@ -609,6 +676,8 @@ static hlx_status_t hlx_cfg_dense(hlx_jdoc_t *doc, hlx_hf_config_t *c)
     m->v_head_dim = m->head_dim;
     m->rope_dim = m->head_dim;
     m->dense_layers = m->layers;
+    if (c->moe_gqa)
+        return hlx_cfg_qwen3_moe(doc, c);
     return c->fused ? hlx_cfg_phi3(doc, m) : HLX_OK;
 }
 
@@ -861,6 +930,18 @@ char *hlx_hf_config_text(const hlx_hf_config_t *c)
         json_object_set_new(o, "hidden_act", json_string("silu"));
         if (m->qk_norm) /* Qwen3: q, k, v and o without biases */
             json_object_set_new(o, "attention_bias", json_false());
+        if (c->moe_gqa) { /* Qwen3-MoE: experts after the first dense_layers */
+            json_t *mol = json_array();
+            int l;
+            for (l = 0; l < m->dense_layers; l++)
+                json_array_append_new(mol, json_integer(l));
+            json_object_set_new(o, "num_experts", json_integer(m->experts));
+            json_object_set_new(o, "num_experts_per_tok", json_integer(m->top_k));
+            json_object_set_new(o, "moe_intermediate_size", json_integer(m->expert_ffn));
+            json_object_set_new(o, "norm_topk_prob", json_boolean(m->norm_topk_prob));
+            json_object_set_new(o, "decoder_sparse_step", json_integer(1));
+            json_object_set_new(o, "mlp_only_layers", mol);
+        }
         if (c->fused) {
             json_object_set_new(o, "partial_rotary_factor",
                                 json_real((double)m->rope_dim / m->head_dim));
@@ -988,7 +1069,7 @@ hlx_status_t hlx_hf_expect(const hlx_hf_config_t *c, hlx_hf_expect_t **list_p, s
     HLX_ADD(hlx_elist_add(&l, dt, HLX_HFC_EMBED, HLX_HFS_REPLICATED, V, H,
                           "model.embed_tokens.weight"));
     for (li = 0; li < m->layers; li++) {
-        int moe = c->family == HLX_HF_MOE_MLA && li >= m->dense_layers;
+        int moe = m->experts > 0 && li >= m->dense_layers;
         snprintf(p, sizeof(p), "model.layers.%d.", li);
         HLX_ADD(hlx_elist_add(&l, dt, HLX_HFC_NORM, HLX_HFS_REPLICATED, H, 0,
                               "%sinput_layernorm.weight", p));

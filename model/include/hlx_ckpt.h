@@ -160,6 +160,9 @@ typedef struct hlx_hf_config {
     /* Phi3ForCausalLM: the dense family with fused projections, self_attn.qkv_proj (q, k,
      * v rows) and mlp.gate_up_proj (gate, up rows) */
     int             fused;
+    /* Qwen3MoeForCausalLM: the dense family's attention with routed experts (m.experts) in
+     * the layers after m.dense_layers, under DeepSeek's tensor names (mlp.gate, mlp.experts.J) */
+    int             moe_gqa;
     char            scoring_func[16];  /* "sigmoid" (V3) or "softmax" */
     int             norm_topk_prob;
     double          routed_scaling_factor;

@@ -773,6 +773,65 @@ static void test_qwen(void **state)
     assert_false(exists("never"));
 }
 
+/* Qwen3MoeForCausalLM: Qwen3's attention, experts after mlp_only_layers' prefix. */
+static void test_qwen3_moe(void **state)
+{
+    char dir[512], err[1024];
+    hlx_hf_config_t cfg;
+
+    (void)state;
+    synth("qm", "--family qwen3-moe --shards 1");
+    dir_of(dir, sizeof(dir), "qm");
+    assert_int_equal(hlx_hf_config_load(dir, &cfg, err, sizeof(err)), HLX_OK);
+    assert_string_equal(cfg.arch, "Qwen3MoeForCausalLM");
+    assert_true(cfg.moe_gqa && cfg.m.qk_norm && cfg.m.attn == HLX_ATTN_GQA);
+    assert_int_equal(cfg.m.experts, 8);
+    assert_int_equal(cfg.m.top_k, 2);
+    assert_int_equal(cfg.m.expert_ffn, 64);
+    assert_int_equal(cfg.m.dense_layers, 1); /* mlp_only_layers [0] */
+    assert_int_equal(cfg.m.shared_experts, 0);
+    assert_int_equal(cfg.m.moe_scoring, HLX_MOE_SOFTMAX);
+    assert_true(cfg.m.norm_topk_prob);
+    /* the inventory: layer 0's dense mlp, layer 1's router [8, 256] and experts */
+    ckpt_variant("qm", "qmok", NULL, NULL, NULL, 0, NULL);
+    ckpt_variant("qm", "qmmiss", "model.layers.1.mlp.experts.7.down_proj.weight", NULL, NULL, 0,
+                 "tensor model.layers.1.mlp.experts.7.down_proj.weight is missing");
+    ckpt_variant("qm", "qmrouter", NULL, "model.layers.1.mlp.gate.weight", NULL, 4,
+                 "model.layers.1.mlp.gate.weight: shape [4, 256], expected [8, 256]");
+    ckpt_variant("qm", "qmdense", NULL, NULL, "model.layers.1.mlp.gate_proj.weight", 512,
+                 "tensor model.layers.1.mlp.gate_proj.weight is not part of a "
+                 "Qwen3MoeForCausalLM");
+    ckpt_variant("qm", "qmshared", NULL, NULL,
+                 "model.layers.1.mlp.shared_experts.gate_proj.weight", 64,
+                 "shared_experts.gate_proj.weight is not part of a Qwen3MoeForCausalLM");
+    /* Qwen3MoeConfig's defaults: norm_topk_prob false, decoder_sparse_step 1, no
+     * mlp_only_layers (every layer routed: layer 0's dense mlp is then left over) */
+    set_key("qm", "norm_topk_prob", NULL);
+    set_key("qm", "decoder_sparse_step", NULL);
+    set_key("qm", "mlp_only_layers", NULL);
+    assert_int_equal(hlx_hf_config_load(dir, &cfg, err, sizeof(err)), HLX_OK);
+    assert_false(cfg.m.norm_topk_prob);
+    assert_int_equal(cfg.m.dense_layers, 0);
+    refused("model.layers.0.mlp.", "is missing", "model info %s", dir);
+    /* what the runtime cannot place: dense layers other than a prefix */
+    set_key("qm", "mlp_only_layers", json_pack("[i]", 1));
+    expect_config("qm", HLX_ERR_UNSUPPORTED, "mlp_only_layers: element 0 is 1: dense layers "
+                  "other than the first ones are not supported");
+    set_key("qm", "mlp_only_layers", json_pack("[i]", 0));
+    set_key("qm", "decoder_sparse_step", json_integer(2));
+    expect_config("qm", HLX_ERR_UNSUPPORTED, "decoder_sparse_step: 2: experts in every 2-th "
+                  "layer only are not supported");
+    refused("config.json:", "decoder_sparse_step: 2", "model info %s", dir);
+    set_key("qm", "decoder_sparse_step", json_integer(1));
+    set_key("qm", "num_experts_per_tok", json_integer(9));
+    expect_config("qm", HLX_ERR_PARSE, "num_experts_per_tok: 9 exceeds num_experts 8");
+    set_key("qm", "num_experts_per_tok", json_integer(2));
+    set_key("qm", "num_experts", NULL);
+    expect_config("qm", HLX_ERR_PARSE, "num_experts");
+    set_key("qm", "num_experts", json_integer(8));
+    expect_config("qm", HLX_OK, NULL);
+}
+
 /* ---- 4 and 5: synth writes whole checkpoints or nothing ------------------------------ */
 
 /* Sum of the sizes of the regular files in dir. */
@@ -969,6 +1028,7 @@ int main(int argc, char **argv)
         cmocka_unit_test(test_rope_longrope),
         cmocka_unit_test(test_phi3),
         cmocka_unit_test(test_qwen),
+        cmocka_unit_test(test_qwen3_moe),
         cmocka_unit_test(test_synth_max_bytes),
         cmocka_unit_test(test_synth_no_partial),
         cmocka_unit_test(test_synth_out_errors),

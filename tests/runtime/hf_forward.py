@@ -1,7 +1,8 @@
 #!/usr/bin/env python3
 # An independent float64 reference of the Hugging Face transformers forward pass for Llama,
-# Mistral, Qwen2, Qwen3 and Phi-3 checkpoints (config.json + safetensors), standard library
-# only and sharing nothing with helix; the decode tests compare `helix decode` against it.
+# Mistral, Qwen2, Qwen3, Qwen3-MoE and Phi-3 checkpoints (config.json + safetensors),
+# standard library only and sharing nothing with helix; the decode tests compare
+# `helix decode` against it.
 """usage: hf_forward.py DIR PROMPT_IDS_FILE STEPS [--json]
 
 DIR holds config.json and either model.safetensors or model.safetensors.index.json plus its
@@ -24,7 +25,8 @@ import sys
 from array import array
 
 ARCHITECTURES = ("LlamaForCausalLM", "MistralForCausalLM", "Qwen2ForCausalLM",
-                 "Qwen3ForCausalLM", "Phi3ForCausalLM")
+                 "Qwen3ForCausalLM", "Qwen3MoeForCausalLM", "Phi3ForCausalLM")
+QK_NORM = ("Qwen3ForCausalLM", "Qwen3MoeForCausalLM")
 
 
 class Fail(Exception):
@@ -238,7 +240,29 @@ class Config:
         if c.get("rope_scaling") is not None:
             raise Fail(f"{path}: key rope_scaling: {c['rope_scaling']!r} not supported by "
                        f"this reference (absent or null only)")
-        if self.arch in ("LlamaForCausalLM", "Qwen3ForCausalLM") and c.get("attention_bias"):
+        # Qwen3-MoE (transformers' Qwen3MoeSparseMoeBlock): layer i routes to experts unless
+        # it is in mlp_only_layers or (i + 1) is not a multiple of decoder_sparse_step; softmax
+        # over the experts' logits, the top num_experts_per_tok, renormalised to sum 1 when
+        # norm_topk_prob (Qwen3MoeConfig's default: false)
+        self.experts = 0
+        self.sparse = [False] * self.layers
+        if self.arch == "Qwen3MoeForCausalLM":
+            self.experts = integer("num_experts")
+            self.top_k = integer("num_experts_per_tok")
+            self.Fe = integer("moe_intermediate_size")
+            step = integer("decoder_sparse_step", 1)
+            only = c.get("mlp_only_layers") or []
+            if not isinstance(only, list) or not all(isinstance(v, int) for v in only):
+                raise Fail(f"{path}: key mlp_only_layers: {only!r} is not a list of layers")
+            norm = c.get("norm_topk_prob", False)
+            if not isinstance(norm, bool):
+                raise Fail(f"{path}: key norm_topk_prob: {norm!r} is not a boolean")
+            self.norm_topk = norm
+            if self.top_k > self.experts:
+                raise Fail(f"{path}: key num_experts_per_tok: {self.top_k} exceeds "
+                           f"num_experts {self.experts}")
+            self.sparse = [i not in only and (i + 1) % step == 0 for i in range(self.layers)]
+        if self.arch in ("LlamaForCausalLM",) + QK_NORM and c.get("attention_bias"):
             raise Fail(f"{path}: key attention_bias: true is not supported by this reference")
         self.rotary = self.d
         if self.arch == "Phi3ForCausalLM":
@@ -305,17 +329,27 @@ class Model:
                 L.wq = ck.matrix(p + "self_attn.q_proj.weight", Q * d, H)
                 L.wk = ck.matrix(p + "self_attn.k_proj.weight", K * d, H)
                 L.wv = ck.matrix(p + "self_attn.v_proj.weight", K * d, H)
-                L.wgate = ck.matrix(p + "mlp.gate_proj.weight", F, H)
-                L.wup = ck.matrix(p + "mlp.up_proj.weight", F, H)
+                if not cfg.sparse[i]:
+                    L.wgate = ck.matrix(p + "mlp.gate_proj.weight", F, H)
+                    L.wup = ck.matrix(p + "mlp.up_proj.weight", F, H)
             L.wo = ck.matrix(p + "self_attn.o_proj.weight", H, Q * d)
-            L.wdown = ck.matrix(p + "mlp.down_proj.weight", H, F)
+            L.router = None
+            if cfg.sparse[i]:
+                E, Fe = cfg.experts, cfg.Fe
+                L.router = ck.matrix(p + "mlp.gate.weight", E, H)
+                L.experts = [(ck.matrix(p + f"mlp.experts.{j}.gate_proj.weight", Fe, H),
+                              ck.matrix(p + f"mlp.experts.{j}.up_proj.weight", Fe, H),
+                              ck.matrix(p + f"mlp.experts.{j}.down_proj.weight", H, Fe))
+                             for j in range(E)]
+            else:
+                L.wdown = ck.matrix(p + "mlp.down_proj.weight", H, F)
             L.bq = L.bk = L.bv = None
             if cfg.arch == "Qwen2ForCausalLM":
                 L.bq = ck.vector(p + "self_attn.q_proj.bias", Q * d)
                 L.bk = ck.vector(p + "self_attn.k_proj.bias", K * d)
                 L.bv = ck.vector(p + "self_attn.v_proj.bias", K * d)
             L.q_norm = L.k_norm = None
-            if cfg.arch == "Qwen3ForCausalLM":
+            if cfg.arch in QK_NORM:
                 L.q_norm = ck.vector(p + "self_attn.q_norm.weight", d)
                 L.k_norm = ck.vector(p + "self_attn.k_norm.weight", d)
             L.keys, L.values = [], []  # per position: K heads of d
@@ -332,6 +366,27 @@ class Model:
             a, b = head[i], head[i + half]
             out[i] = a * cos[i] - b * sin[i]
             out[i + half] = b * cos[i] + a * sin[i]
+        return out
+
+    @staticmethod
+    def mlp(wgate, wup, wdown, h):
+        gate, up = matvec(wgate, h), matvec(wup, h)
+        return matvec(wdown, [silu(a) * b for a, b in zip(gate, up)])
+
+    def moe(self, L, h):
+        """Softmax over the router's logits, the top-k (ties to the lowest expert), their
+        weights renormalised when norm_topk_prob, the weighted sum of those experts."""
+        logits = matvec(L.router, h)
+        top = max(logits)
+        p = [math.exp(v - top) for v in logits]
+        total = sum(p)
+        p = [v / total for v in p]
+        chosen = sorted(range(len(p)), key=lambda e: (-p[e], e))[:self.cfg.top_k]
+        norm = sum(p[e] for e in chosen) if self.cfg.norm_topk else 1.0
+        out = [0.0] * len(h)
+        for e in chosen:
+            y = self.mlp(*L.experts[e], h)
+            out = [a + p[e] / norm * b for a, b in zip(out, y)]
         return out
 
     def forward(self, token, want_logits):
@@ -374,8 +429,10 @@ class Model:
                 attn.extend(o)
             x = add(x, matvec(L.wo, attn))
             h = rmsnorm(x, L.post_norm, eps)
-            gate, up = matvec(L.wgate, h), matvec(L.wup, h)
-            x = add(x, matvec(L.wdown, [silu(a) * b for a, b in zip(gate, up)]))
+            if L.router is None:
+                x = add(x, self.mlp(L.wgate, L.wup, L.wdown, h))
+            else:
+                x = add(x, self.moe(L, h))
         if not want_logits:
             return None
         return matvec(self.lm_head, rmsnorm(x, self.norm, eps))
