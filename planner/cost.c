@@ -306,7 +306,8 @@ hlx_status_t hlx_plan_check(const hlx_plan_ctx_t *ctx, const hlx_layout_t *l, ch
         hlx_helix_split_t sp;
         if (hlx_helix_split(m->q_heads, m->kv_heads, l->kvp, l->tpa, &sp, err, errlen) != HLX_OK)
             return HLX_ERR_INVALID;
-        if (n > m->hidden || n > m->ffn || n > m->vocab)
+        /* a model whose every layer is MoE has no dense FFN to split (ffn 0) */
+        if (n > m->hidden || (m->dense_layers > 0 && n > m->ffn) || n > m->vocab)
             HLX_BAD("N = %d GPUs is larger than hidden %d, ffn %d or vocab %d", n, m->hidden,
                     m->ffn, m->vocab);
     }

@@ -88,6 +88,30 @@ static void test_qwen25(void **state)
     assert_true(p > 7.60e9 && p < 7.63e9); /* "7.61B" */
 }
 
+/* Qwen3-235B-A22B: 94 layers, every one MoE (128 experts top-8), Qwen3's head norms;
+ * 235B parameters. */
+static void test_qwen3_moe(void **state)
+{
+    hlx_model_t m;
+    char err[1024] = "";
+    double p;
+
+    (void)state;
+    assert_int_equal(hlx_model_load_runnable("qwen3-235b-a22b", &m, err, sizeof(err)), HLX_OK);
+    assert_int_equal(m.layers, 94);
+    assert_int_equal(m.hidden, 4096);
+    assert_int_equal(m.q_heads, 64);
+    assert_int_equal(m.kv_heads, 4);
+    assert_int_equal(m.experts, 128);
+    assert_int_equal(m.top_k, 8);
+    assert_int_equal(m.expert_ffn, 1536);
+    assert_int_equal(m.dense_layers, 0);
+    assert_true(m.qk_norm && !m.qkv_bias && m.norm_topk_prob);
+    assert_int_equal(m.moe_scoring, HLX_MOE_SOFTMAX);
+    p = hlx_model_params(&m);
+    assert_true(p > 234e9 && p < 236e9); /* "235B" */
+}
+
 static void test_deepseek(void **state)
 {
     hlx_model_t m;
@@ -212,7 +236,7 @@ static void test_unknown_preset(void **state)
     assert_non_null(strstr(err, "path longer than 1023 characters"));
     assert_int_equal(hlx_model_load("llama-406b", &m, err, sizeof(err)), HLX_ERR_NOT_FOUND);
     assert_non_null(strstr(err, "llama-406b"));
-    assert_non_null(strstr(err, "deepseek-r1, helix-fig1, llama-405b, qwen2.5-7b-1m, tiny"));
+    assert_non_null(strstr(err, "deepseek-r1, helix-fig1, llama-405b, qwen2.5-7b-1m, qwen3-235b-a22b, tiny"));
 }
 
 /* Decode refuses what the runtime does not run, naming the field; the planner loads it. */
@@ -608,6 +632,7 @@ int main(int argc, char **argv)
         cmocka_unit_test(test_tiny),
         cmocka_unit_test(test_llama),
         cmocka_unit_test(test_qwen25),
+        cmocka_unit_test(test_qwen3_moe),
         cmocka_unit_test(test_deepseek),
         cmocka_unit_test(test_fig1),
         cmocka_unit_test(test_errors),

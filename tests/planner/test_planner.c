@@ -154,6 +154,27 @@ static void test_moe_mla(void **state)
     hlx_cluster_free(&fx.c);
 }
 
+/* Qwen3-235B-A22B: GQA attention, every layer MoE (ffn 0), bf16. N = KVP 16 x TPA 4 = 64
+ * ranks exceed the dense FFN's 0 columns, which no layer has: the layout is valid (it was
+ * refused). EP 64: 2 experts per GPU, batch 1 touches 2 x 8/128 of them, plus the router:
+ *   (0.125 x 3 x 4096 x 1536 + 4096 x 128) x 2 B per layer, 94 layers; no dense FFN. */
+static void test_moe_gqa(void **state)
+{
+    fixture_t fx;
+    hlx_layout_t l = lay(HLX_STRAT_HELIX, 16, 4, 1, 64, 1);
+    hlx_plan_result_t r;
+
+    (void)state;
+    fx_load(&fx, "qwen3-235b-a22b", "gb200-nvl72", MIB_1M);
+    assert_int_equal(hlx_plan_check(&fx.ctx, &l, NULL, 0), HLX_OK);
+    hlx_plan_eval(&fx.ctx, &l, &r);
+    assert_rel(r.phase[HLX_PHASE_MOE].bytes,
+               94 * (0.125 * 3 * 4096 * 1536 + 4096 * 128.0) * 2, 1e-12, "moe ep 64");
+    assert_rel(r.phase[HLX_PHASE_FFN].bytes + 1.0, 1.0, 1e-15, "no dense ffn");
+    assert_true(r.feasible);
+    hlx_cluster_free(&fx.c);
+}
+
 /* Collectives with the preset links. GB200: one 72-GPU domain, 2 us, 900 GB/s.
  * HGX H200: 8-GPU domains, NVLink 2 us 450 GB/s, RDMA 5 us 50 GB/s. */
 static void test_collectives(void **state)
@@ -492,6 +513,7 @@ int main(void)
         cmocka_unit_test(test_paper_via_eval),
         cmocka_unit_test(test_full_model_tp),
         cmocka_unit_test(test_moe_mla),
+        cmocka_unit_test(test_moe_gqa),
         cmocka_unit_test(test_collectives),
         cmocka_unit_test(test_hopb),
         cmocka_unit_test(test_hopb_eval),
