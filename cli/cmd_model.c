@@ -49,10 +49,9 @@ static int hlx_model_int(const char *cmd, const char *flag, const char *v, long 
 static void hlx_synth_usage(FILE *f)
 {
     fprintf(f,
-        "usage: helix model synth --family dense|phi3|qwen2|qwen3|qwen3-moe|moe-mla --out DIR\n"
-        "                         [--layers N]"
-        "                         [--seed S]"
-        " [--dtype bf16|f32|fp8] [--shards N] [--model FILE|NAME]\n"
+        "usage: helix model synth --family dense|phi3|qwen2|qwen3|qwen3-moe|mixtral|moe-mla\n"
+        "                         --out DIR [--layers N] [--seed S] [--dtype bf16|f32|fp8]\n"
+        "                         [--shards N] [--model FILE|NAME]\n"
         "                         [--max-bytes SIZE]\n\n"
         "Writes a small Hugging Face checkpoint: config.json, the tensors in N safetensors\n"
         "shards and model.safetensors.index.json.\n\n"
@@ -70,6 +69,8 @@ static void hlx_synth_usage(FILE *f)
         "  --family qwen3-moe  Qwen3MoeForCausalLM: qwen3's attention; layer 0 dense\n"
         "                    (mlp_only_layers [0]), the others 8 routed experts top-2 (expert\n"
         "                    FFN 64, softmax router, norm_topk_prob)\n"
+        "  --family mixtral  MixtralForCausalLM: the dense family's attention, every layer 8\n"
+        "                    experts top-2 of FFN 64 (block_sparse_moe, w1/w3/w2)\n"
         "  --family moe-mla  DeepseekV3ForCausalLM: MLA (q_lora 96, kv_lora 64, nope 32,\n"
         "                    rope 16, v 32, 4 heads), 8 routed experts top-2 + 1 shared\n"
         "                    (expert FFN 64), layer 0 dense (FFN 384), sigmoid routing\n"
@@ -141,7 +142,8 @@ static const struct {
     { "phi3", "Phi3ForCausalLM", "synth-phi3", 1, 0, 0, 0 },
     { "qwen2", "Qwen2ForCausalLM", "synth-qwen2", 0, 1, 0, 0 },
     { "qwen3", "Qwen3ForCausalLM", "synth-qwen3", 0, 0, 1, 0 },
-    { "qwen3-moe", "Qwen3MoeForCausalLM", "synth-qwen3-moe", 0, 0, 1, 1 },
+    { "qwen3-moe", "Qwen3MoeForCausalLM", "synth-qwen3-moe", 0, 0, 1, HLX_HF_MOE_QWEN3 },
+    { "mixtral", "MixtralForCausalLM", "synth-mixtral", 0, 0, 0, HLX_HF_MOE_MIXTRAL },
 };
 #define HLX_SYNTH_NDENSE (sizeof(hlx_synth_dense) / sizeof(hlx_synth_dense[0]))
 
@@ -192,12 +194,16 @@ static void hlx_synth_config(hlx_hf_config_t *c, int dense, int layers, const ch
         m->head_dim = m->v_head_dim = m->rope_dim = 32;
         m->ffn = 512;
         m->dense_layers = layers;
-        if (hlx_synth_dense[dense].moe) { /* layer 0 dense (mlp_only_layers [0]), then MoE */
-            c->moe_gqa = 1;
+        if (hlx_synth_dense[dense].moe) {
+            /* qwen3-moe: layer 0 dense (mlp_only_layers [0]), then MoE; mixtral: every
+             * layer MoE, intermediate_size being the experts' */
+            c->moe_gqa = hlx_synth_dense[dense].moe;
             m->experts = 8;
             m->top_k = 2;
             m->expert_ffn = 64;
-            m->dense_layers = layers > 1 ? 1 : 0;
+            m->dense_layers = layers > 1 && c->moe_gqa == HLX_HF_MOE_QWEN3 ? 1 : 0;
+            if (c->moe_gqa == HLX_HF_MOE_MIXTRAL)
+                m->ffn = m->expert_ffn;
             m->moe_scoring = HLX_MOE_SOFTMAX;
             m->norm_topk_prob = c->norm_topk_prob = 1;
             snprintf(c->scoring_func, sizeof(c->scoring_func), "softmax");
@@ -382,8 +388,8 @@ static int hlx_cmd_model_synth(int argc, char **argv)
     }
     dense = family != NULL ? hlx_synth_dense_index(family) : -1;
     if (family == NULL || (dense < 0 && strcmp(family, "moe-mla"))) {
-        fprintf(stderr, "helix model synth: --family: %s (dense, phi3, qwen2, qwen3, qwen3-moe "
-                "or moe-mla)\n", family ? family : "required");
+        fprintf(stderr, "helix model synth: --family: %s (dense, phi3, qwen2, qwen3, qwen3-moe, "
+                "mixtral or moe-mla)\n", family ? family : "required");
         return 2;
     }
     if (out == NULL) {
@@ -877,7 +883,8 @@ out:
 static void hlx_model_usage(FILE *f)
 {
     fprintf(f, "usage: helix model synth|info [OPTIONS]   (helix model synth --help)\n\n"
-               "  synth   write a small Hugging Face checkpoint (dense or moe-mla)\n"
+               "  synth   write a small Hugging Face checkpoint (Llama, Phi-3, Qwen2, Qwen3,\n"
+               "          Qwen3-MoE, Mixtral or DeepSeek-V3 layout)\n"
                "  info    check a checkpoint and print its architecture and sizes\n");
 }
 

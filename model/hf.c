@@ -113,8 +113,9 @@ static int hlx_cfg_absent(hlx_jdoc_t *doc, const char *key)
 
 /* fused: Phi-3's qkv_proj and gate_up_proj in place of Llama's separate projections;
  * qkv_bias: Qwen2's q, k and v biases (always there: Qwen2Attention takes no switch);
- * qk_norm: Qwen3's per-head q_norm and k_norm before RoPE; moe: Qwen3-MoE's routed experts
- * (softmax router, no shared expert) in place of the dense FFN. */
+ * qk_norm: Qwen3's per-head q_norm and k_norm before RoPE; moe: routed experts (softmax
+ * router, no shared expert) in place of the dense FFN, under DeepSeek's tensor names
+ * (HLX_HF_MOE_QWEN3) or Mixtral's (block_sparse_moe, w1/w3/w2: HLX_HF_MOE_MIXTRAL). */
 static const struct {
     const char     *arch, *model_type;
     hlx_hf_family_t family;
@@ -124,14 +125,15 @@ static const struct {
     { "MistralForCausalLM", "mistral", HLX_HF_DENSE, 0, 0, 0, 0 },
     { "Qwen2ForCausalLM", "qwen2", HLX_HF_DENSE, 0, 1, 0, 0 },
     { "Qwen3ForCausalLM", "qwen3", HLX_HF_DENSE, 0, 0, 1, 0 },
-    { "Qwen3MoeForCausalLM", "qwen3_moe", HLX_HF_DENSE, 0, 0, 1, 1 },
+    { "Qwen3MoeForCausalLM", "qwen3_moe", HLX_HF_DENSE, 0, 0, 1, HLX_HF_MOE_QWEN3 },
+    { "MixtralForCausalLM", "mixtral", HLX_HF_DENSE, 0, 0, 0, HLX_HF_MOE_MIXTRAL },
     { "Phi3ForCausalLM", "phi3", HLX_HF_DENSE, 1, 0, 0, 0 },
     { "DeepseekV3ForCausalLM", "deepseek_v3", HLX_HF_MOE_MLA, 0, 0, 0, 0 },
 };
 
-#define HLX_HF_ARCH_LIST "LlamaForCausalLM, MistralForCausalLM, Qwen2ForCausalLM, " \
-                         "Qwen3ForCausalLM, Qwen3MoeForCausalLM, Phi3ForCausalLM, " \
-                         "DeepseekV3ForCausalLM"
+#define HLX_HF_ARCH_LIST "LlamaForCausalLM, MistralForCausalLM, MixtralForCausalLM, " \
+                         "Qwen2ForCausalLM, Qwen3ForCausalLM, Qwen3MoeForCausalLM, " \
+                         "Phi3ForCausalLM, DeepseekV3ForCausalLM"
 
 static const char *hlx_hf_model_type(const char *arch)
 {
@@ -166,8 +168,8 @@ static hlx_status_t hlx_cfg_family(hlx_jdoc_t *doc, hlx_hf_config_t *c)
     }
     if (a == NULL)
         return hlx_jdoc_fail(doc, "/architectures", HLX_ERR_PARSE,
-                             "missing, and model_type is not llama, mistral, qwen2, qwen3, "
-                             "qwen3_moe, phi3 or deepseek_v3");
+                             "missing, and model_type is not llama, mistral, mixtral, qwen2, "
+                             "qwen3, qwen3_moe, phi3 or deepseek_v3");
     return hlx_jdoc_fail(doc, "/architectures/0", HLX_ERR_PARSE,
                          "%.64s is not supported (" HLX_HF_ARCH_LIST ")",
                          json_string_value(json_array_get(a, 0)));
@@ -630,6 +632,30 @@ static hlx_status_t hlx_cfg_qwen3_moe(hlx_jdoc_t *doc, hlx_hf_config_t *c)
     return HLX_OK;
 }
 
+/* Mixtral: every layer's FFN is num_local_experts experts of intermediate_size, the
+ * num_experts_per_tok best of a softmax router renormalised to sum 1 (transformers'
+ * MixtralSparseMoeBlock); no dense FFN, no shared expert. */
+static hlx_status_t hlx_cfg_mixtral(hlx_jdoc_t *doc, hlx_hf_config_t *c)
+{
+    hlx_model_t *m = &c->m;
+    hlx_status_t st;
+
+    HLX_TRY(hlx_cfg_int(doc, "num_local_experts", 0, 8, 1, &m->experts));
+    HLX_TRY(hlx_cfg_int(doc, "num_experts_per_tok", 0, 2, 1, &m->top_k));
+    if (m->top_k > m->experts)
+        return hlx_jdoc_fail(doc, "/num_experts_per_tok", HLX_ERR_PARSE,
+                             "%d exceeds num_local_experts %d", m->top_k, m->experts);
+    m->expert_ffn = m->ffn;
+    m->dense_layers = 0;
+    m->shared_experts = 0;
+    m->moe_scoring = HLX_MOE_SOFTMAX;
+    m->norm_topk_prob = c->norm_topk_prob = 1;
+    m->routed_scaling = c->routed_scaling_factor = 1.0;
+    m->n_group = m->topk_group = c->n_group = c->topk_group = 1;
+    snprintf(c->scoring_func, sizeof(c->scoring_func), "softmax");
+    return HLX_OK;
+}
+
 static hlx_status_t hlx_cfg_dense(hlx_jdoc_t *doc, hlx_hf_config_t *c)
 {
     hlx_model_t *m = &c->m;
@@ -653,9 +679,10 @@ static hlx_status_t hlx_cfg_dense(hlx_jdoc_t *doc, hlx_hf_config_t *c)
     HLX_TRY(hlx_cfg_bool(doc, "mlp_bias", 0, &bias));
     if (bias)
         return hlx_jdoc_fail(doc, "/mlp_bias", HLX_ERR_PARSE, "FFN biases are not supported");
-    /* absent: all query heads (LlamaConfig), 8 (MistralConfig) */
+    /* absent: all query heads (LlamaConfig), 8 (MistralConfig, MixtralConfig) */
     HLX_TRY(hlx_cfg_int(doc, "num_key_value_heads", 0,
-                        strcmp(c->arch, "MistralForCausalLM") ? m->q_heads : 8, 1,
+                        strcmp(c->arch, "MistralForCausalLM") &&
+                        strcmp(c->arch, "MixtralForCausalLM") ? m->q_heads : 8, 1,
                         &m->kv_heads));
     HLX_TRY(hlx_cfg_int(doc, "head_dim", 0, m->hidden / m->q_heads, 1, &m->head_dim));
     if (m->head_dim < 1)
@@ -676,6 +703,18 @@ static hlx_status_t hlx_cfg_dense(hlx_jdoc_t *doc, hlx_hf_config_t *c)
     m->v_head_dim = m->head_dim;
     m->rope_dim = m->head_dim;
     m->dense_layers = m->layers;
+    if (!c->fused) {
+        /* only Phi-3's attention rotates part of a head; the others would fail on it in
+         * transformers, or rotate the whole head */
+        double f;
+        HLX_TRY(hlx_cfg_num(doc, "partial_rotary_factor", 1.0, 1e-6, 1.0, &f));
+        if (f != 1.0)
+            return hlx_jdoc_fail(doc, "/partial_rotary_factor", HLX_ERR_PARSE,
+                                 "%g is read for Phi3ForCausalLM only (%s rotates whole "
+                                 "heads)", f, c->arch);
+    }
+    if (c->moe_gqa == HLX_HF_MOE_MIXTRAL)
+        return hlx_cfg_mixtral(doc, c);
     if (c->moe_gqa)
         return hlx_cfg_qwen3_moe(doc, c);
     return c->fused ? hlx_cfg_phi3(doc, m) : HLX_OK;
@@ -832,8 +871,10 @@ hlx_status_t hlx_hf_config_load(const char *dir, hlx_hf_config_t *c, char *err,
          (st = hlx_cfg_int(doc, "num_attention_heads", 1, 0, 1, &m->q_heads)) ||
          (st = hlx_cfg_int(doc, "intermediate_size", 1, 0, 1, &m->ffn)) ||
          (st = hlx_cfg_int(doc, "vocab_size", 1, 0, 1, &m->vocab)) ||
-         (st = hlx_cfg_num(doc, "rope_theta", 10000.0, 1e-9, 1e12, &m->rope_theta)) ||
-         (st = hlx_cfg_num(doc, "rms_norm_eps", c->fused ? HLX_PHI3_RMS_NORM_EPS : 1e-6,
+         (st = hlx_cfg_num(doc, "rope_theta", c->moe_gqa == HLX_HF_MOE_MIXTRAL ? 1e6 : 10000.0,
+                           1e-9, 1e12, &m->rope_theta)) ||
+         (st = hlx_cfg_num(doc, "rms_norm_eps",
+                           c->fused || c->moe_gqa == HLX_HF_MOE_MIXTRAL ? 1e-5 : 1e-6,
                            1e-30, 1.0, &m->norm_eps)) ||
          (st = hlx_cfg_bool(doc, "tie_word_embeddings", 0, &c->tie_word_embeddings)))) {
         /* st holds the first error */
@@ -930,7 +971,10 @@ char *hlx_hf_config_text(const hlx_hf_config_t *c)
         json_object_set_new(o, "hidden_act", json_string("silu"));
         if (m->qk_norm) /* Qwen3: q, k, v and o without biases */
             json_object_set_new(o, "attention_bias", json_false());
-        if (c->moe_gqa) { /* Qwen3-MoE: experts after the first dense_layers */
+        if (c->moe_gqa == HLX_HF_MOE_MIXTRAL) { /* every layer: intermediate_size experts */
+            json_object_set_new(o, "num_local_experts", json_integer(m->experts));
+            json_object_set_new(o, "num_experts_per_tok", json_integer(m->top_k));
+        } else if (c->moe_gqa) { /* Qwen3-MoE: experts after the first dense_layers */
             json_t *mol = json_array();
             int l;
             for (l = 0; l < m->dense_layers; l++)
@@ -1155,6 +1199,22 @@ hlx_status_t hlx_hf_expect(const hlx_hf_config_t *c, hlx_hf_expect_t **list_p, s
             HLX_ADD(hlx_elist_linear(&l, HLX_HFC_FFN, HLX_HFS_N, H, m->ffn, n));
             continue;
         }
+        if (c->moe_gqa == HLX_HF_MOE_MIXTRAL) { /* block_sparse_moe: w1 gate, w3 up, w2 down */
+            HLX_ADD(hlx_elist_add(&l, dt, HLX_HFC_ROUTER, HLX_HFS_REPLICATED, m->experts, H,
+                                  "%sblock_sparse_moe.gate.weight", p));
+            for (j = 0; j < m->experts; j++) {
+                char n[128];
+                static const char *const w[] = { "w1", "w3", "w2" };
+                int k;
+                for (k = 0; k < 3; k++) {
+                    snprintf(n, sizeof(n), "%sblock_sparse_moe.experts.%d.%s.weight", p, j, w[k]);
+                    HLX_ADD(hlx_elist_linear(&l, HLX_HFC_EXPERT, HLX_HFS_EXPERT,
+                                             k < 2 ? m->expert_ffn : H,
+                                             k < 2 ? H : m->expert_ffn, n));
+                }
+            }
+            continue;
+        }
         HLX_ADD(hlx_elist_add(&l, dt, HLX_HFC_ROUTER, HLX_HFS_REPLICATED, m->experts, H,
                               "%smlp.gate.weight", p));
         if (!strcmp(c->scoring_func, "sigmoid"))
@@ -1248,6 +1308,31 @@ hlx_status_t hlx_hf_check(hlx_ckpt_t *ck, const hlx_hf_config_t *c)
     free(list);
     free(seen);
     return st;
+}
+
+void hlx_hf_ckpt_name(const hlx_hf_config_t *c, const char *key, char *name, size_t len)
+{
+    static const struct {
+        const char *key, *mixtral;
+    } part[] = { { "gate_proj", "w1" }, { "up_proj", "w3" }, { "down_proj", "w2" } };
+    char what[16];
+    int l, e, n = 0;
+    size_t i;
+
+    snprintf(name, len, "%s", key);
+    if (c->moe_gqa != HLX_HF_MOE_MIXTRAL)
+        return;
+    if (sscanf(key, "model.layers.%d.mlp.gate.weight%n", &l, &n) == 1 && key[n] == '\0') {
+        snprintf(name, len, "model.layers.%d.block_sparse_moe.gate.weight", l);
+        return;
+    }
+    n = 0;
+    if (sscanf(key, "model.layers.%d.mlp.experts.%d.%15[a-z_].weight%n", &l, &e, what, &n) == 3 &&
+        key[n] == '\0')
+        for (i = 0; i < sizeof(part) / sizeof(part[0]); i++)
+            if (!strcmp(what, part[i].key))
+                snprintf(name, len, "model.layers.%d.block_sparse_moe.experts.%d.%s.weight", l,
+                         e, part[i].mixtral);
 }
 
 /* ---- runtime weights ------------------------------------------------------------------ */

@@ -127,18 +127,21 @@ static hlx_status_t hlx_wsrc_read_synth(hlx_wsrc_t *ws, const char *name, int64_
     return HLX_OK;
 }
 
-static hlx_status_t hlx_wsrc_read_ckpt(hlx_wsrc_t *ws, const char *name, int64_t rows,
+static hlx_status_t hlx_wsrc_read_ckpt(hlx_wsrc_t *ws, const char *key, int64_t rows,
                                        int64_t cols, int64_t r0, int64_t nr, int64_t c0,
                                        int64_t nc, void *dst, hlx_dtype_t dt, int64_t ld)
 {
+    char ckname[160];
+    const char *name = ckname; /* the checkpoint's name of the runtime's key */
     const hlx_ckpt_tensor_t *t;
     hlx_hf_weight_t w;
     int64_t shape[2];
     int layer;
     hlx_status_t st;
 
-    if (ws->cfg.family == HLX_HF_DENSE && hlx_hf_weight_parse(name, &w, &layer) == 0)
+    if (ws->cfg.family == HLX_HF_DENSE && hlx_hf_weight_parse(key, &w, &layer) == 0)
         return hlx_hf_read(ws->ck, &ws->cfg.m, w, layer, r0, nr, c0, nc, dst, dt, ld);
+    hlx_hf_ckpt_name(&ws->cfg, key, ckname, sizeof(ckname)); /* Mixtral's expert names */
     if (rows == 1) {
         shape[0] = cols;
         st = hlx_ckpt_get(ws->ck, name, 1, shape, &t);

@@ -147,6 +147,9 @@ typedef enum hlx_hf_family {
     HLX_HF_MOE_MLA = 1  /* DeepseekV3ForCausalLM */
 } hlx_hf_family_t;
 
+#define HLX_HF_MOE_QWEN3   1
+#define HLX_HF_MOE_MIXTRAL 2
+
 /* What config.json says beyond hlx_model_t. */
 typedef struct hlx_hf_config {
     hlx_model_t     m;
@@ -160,8 +163,10 @@ typedef struct hlx_hf_config {
     /* Phi3ForCausalLM: the dense family with fused projections, self_attn.qkv_proj (q, k,
      * v rows) and mlp.gate_up_proj (gate, up rows) */
     int             fused;
-    /* Qwen3MoeForCausalLM: the dense family's attention with routed experts (m.experts) in
-     * the layers after m.dense_layers, under DeepSeek's tensor names (mlp.gate, mlp.experts.J) */
+    /* The dense family's attention with routed experts (m.experts) in the layers after
+     * m.dense_layers: 0 none, HLX_HF_MOE_QWEN3 (Qwen3MoeForCausalLM: DeepSeek's tensor names,
+     * mlp.gate and mlp.experts.J.*_proj), HLX_HF_MOE_MIXTRAL (MixtralForCausalLM:
+     * block_sparse_moe.gate and block_sparse_moe.experts.J.w1/w3/w2) */
     int             moe_gqa;
     char            scoring_func[16];  /* "sigmoid" (V3) or "softmax" */
     int             norm_topk_prob;
@@ -171,6 +176,12 @@ typedef struct hlx_hf_config {
      * runtime's synthetic context that goes with them); -1 otherwise. */
     int64_t         synth_seed;
 } hlx_hf_config_t;
+
+/* The checkpoint's name of the tensor the runtime reads as key (its routed-expert keys are
+ * DeepSeek's: model.layers.L.mlp.gate.weight, model.layers.L.mlp.experts.J.gate_proj.weight,
+ * ...): Mixtral's block_sparse_moe names for a MixtralForCausalLM config, key itself
+ * otherwise. */
+void hlx_hf_ckpt_name(const hlx_hf_config_t *c, const char *key, char *name, size_t len);
 
 /* Reads dir/config.json; errors are "config.json:line:column: key: reason". */
 hlx_status_t hlx_hf_config_load(const char *dir, hlx_hf_config_t *c, char *err,

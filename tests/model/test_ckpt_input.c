@@ -749,6 +749,12 @@ static void test_qwen(void **state)
     /* model_type alone */
     set_key("q3", "architectures", NULL);
     expect_config("q3", HLX_OK, NULL);
+    /* partial_rotary_factor is Phi-3's alone */
+    set_key("q2", "partial_rotary_factor", json_real(0.5));
+    expect_config("q2", HLX_ERR_PARSE, "partial_rotary_factor: 0.5 is read for "
+                  "Phi3ForCausalLM only (Qwen2ForCausalLM rotates whole heads)");
+    set_key("q2", "partial_rotary_factor", json_real(1.0));
+    expect_config("q2", HLX_OK, NULL);
     /* hidden_act holds for every dense family (Qwen2's default is silu too) */
     set_key("q2", "hidden_act", json_string("gelu"));
     expect_config("q2", HLX_ERR_PARSE, "hidden_act: \"gelu\" is not supported");
@@ -830,6 +836,56 @@ static void test_qwen3_moe(void **state)
     expect_config("qm", HLX_ERR_PARSE, "num_experts");
     set_key("qm", "num_experts", json_integer(8));
     expect_config("qm", HLX_OK, NULL);
+}
+
+/* MixtralForCausalLM: every layer MoE under block_sparse_moe's names; MixtralConfig's
+ * defaults. */
+static void test_mixtral(void **state)
+{
+    char dir[512], err[1024], name[160];
+    hlx_hf_config_t cfg;
+
+    (void)state;
+    synth("mx", "--family mixtral --shards 1");
+    dir_of(dir, sizeof(dir), "mx");
+    assert_int_equal(hlx_hf_config_load(dir, &cfg, err, sizeof(err)), HLX_OK);
+    assert_string_equal(cfg.arch, "MixtralForCausalLM");
+    assert_int_equal(cfg.moe_gqa, HLX_HF_MOE_MIXTRAL);
+    assert_int_equal(cfg.m.experts, 8);
+    assert_int_equal(cfg.m.expert_ffn, 64);
+    assert_int_equal(cfg.m.dense_layers, 0);
+    assert_true(cfg.m.norm_topk_prob && cfg.m.moe_scoring == HLX_MOE_SOFTMAX);
+    /* the runtime's keys in Mixtral's names, and no other name changed */
+    hlx_hf_ckpt_name(&cfg, "model.layers.1.mlp.gate.weight", name, sizeof(name));
+    assert_string_equal(name, "model.layers.1.block_sparse_moe.gate.weight");
+    hlx_hf_ckpt_name(&cfg, "model.layers.0.mlp.experts.7.up_proj.weight", name, sizeof(name));
+    assert_string_equal(name, "model.layers.0.block_sparse_moe.experts.7.w3.weight");
+    hlx_hf_ckpt_name(&cfg, "model.layers.0.mlp.experts.7.down_proj.weight", name, sizeof(name));
+    assert_string_equal(name, "model.layers.0.block_sparse_moe.experts.7.w2.weight");
+    hlx_hf_ckpt_name(&cfg, "model.layers.0.mlp.experts.7.gate_proj.weight", name, sizeof(name));
+    assert_string_equal(name, "model.layers.0.block_sparse_moe.experts.7.w1.weight");
+    hlx_hf_ckpt_name(&cfg, "model.layers.0.mlp.experts.7.gate_proj.weightx", name, sizeof(name));
+    assert_string_equal(name, "model.layers.0.mlp.experts.7.gate_proj.weightx");
+    hlx_hf_ckpt_name(&cfg, "model.layers.0.self_attn.q_proj.weight", name, sizeof(name));
+    assert_string_equal(name, "model.layers.0.self_attn.q_proj.weight");
+    ckpt_variant("mx", "mxok", NULL, NULL, NULL, 0, NULL);
+    ckpt_variant("mx", "mxmiss", "model.layers.1.block_sparse_moe.experts.3.w2.weight", NULL,
+                 NULL, 0, "tensor model.layers.1.block_sparse_moe.experts.3.w2.weight is missing");
+    ckpt_variant("mx", "mxds", NULL, NULL, "model.layers.0.mlp.experts.0.gate_proj.weight", 64,
+                 "tensor model.layers.0.mlp.experts.0.gate_proj.weight is not part of a "
+                 "MixtralForCausalLM");
+    /* MixtralConfig's defaults: 8 KV heads, rope_theta 1e6, 8 experts top-2 */
+    set_key("mx", "num_key_value_heads", NULL);
+    set_key("mx", "rope_theta", NULL);
+    set_key("mx", "num_local_experts", NULL);
+    set_key("mx", "num_experts_per_tok", NULL);
+    assert_int_equal(hlx_hf_config_load(dir, &cfg, err, sizeof(err)), HLX_OK);
+    assert_int_equal(cfg.m.kv_heads, 8);
+    assert_true(cfg.m.rope_theta == 1e6);
+    assert_int_equal(cfg.m.experts, 8);
+    assert_int_equal(cfg.m.top_k, 2);
+    set_key("mx", "num_experts_per_tok", json_integer(9));
+    expect_config("mx", HLX_ERR_PARSE, "num_experts_per_tok: 9 exceeds num_local_experts 8");
 }
 
 /* ---- 4 and 5: synth writes whole checkpoints or nothing ------------------------------ */
@@ -1029,6 +1085,7 @@ int main(int argc, char **argv)
         cmocka_unit_test(test_phi3),
         cmocka_unit_test(test_qwen),
         cmocka_unit_test(test_qwen3_moe),
+        cmocka_unit_test(test_mixtral),
         cmocka_unit_test(test_synth_max_bytes),
         cmocka_unit_test(test_synth_no_partial),
         cmocka_unit_test(test_synth_out_errors),

@@ -121,7 +121,7 @@ c = json.load(open(sys.argv[1]))
 c["rope_scaling"] = {"type": "dynamic", "factor": 2.0}
 json.dump(c, open(sys.argv[1], "w"), indent=2)
 PY
-    cases=("rope|config.json:19:3: rope_scaling: \"dynamic\" RoPE scaling is not implemented"
+    cases=("rope|config.json:20:3: rope_scaling: \"dynamic\" RoPE scaling is not implemented"
            "trunc|model-00002-of-00002.safetensors: tensor lm_head.weight"
            "shape|tensor model.layers.0.mlp.gate_proj.weight: shape [512, 256], expected [640, 256]"
            "header|model-00001-of-00002.safetensors: tensor")

@@ -1,11 +1,11 @@
 #!/usr/bin/env bash
 # Hugging Face checkpoints of every GQA family (Llama, Phi-3, Qwen2 with its q, k, v
-# biases, Qwen3 with its per-head q/k norms, Qwen3-MoE with routed experts) decode as
-# transformers would: hf_forward.py
+# biases, Qwen3 with its per-head q/k norms, Qwen3-MoE and Mixtral with routed experts)
+# decode as transformers would: hf_forward.py
 # (standard library only, independent of helix: its own safetensors reader, HF's layouts and
 # rotate_half RoPE, float64) predicts the same greedy tokens for a prompt, in f32 and bf16.
 # Then the Qwen families and Phi-3 under --check on 1 rank, KVP 2, TPA 2 and 2 x 2 (biases,
-# norms and fused rows split by head over TPA; Qwen3-MoE's experts over EP 2 and 4), with
+# norms and fused rows split by head over TPA; the MoE families' experts over EP 2 and 4), with
 # the same tokens on each, and each checkpoint equal to
 # the model file it was written from (synthetic weights, qkv_bias / qk_norm).
 # usage: hf_families.sh HELIX DATA HELIXRUN HF_FORWARD_PY
@@ -22,7 +22,7 @@ field() { # FILE EXPR over the one JSON report d
 # 1. against the independent forward: 12 prompt tokens, 6 decoded
 echo "3 77 501 9 13 200 7 1 300 42 65 128" >"$dir/prompt"
 declare -A first
-for fam in dense phi3 qwen2 qwen3 qwen3-moe; do
+for fam in dense phi3 qwen2 qwen3 qwen3-moe mixtral; do
     for dt in f32 bf16; do
         ck=$dir/$fam-$dt
         "$helix" model synth --family "$fam" --dtype $dt --seed 11 --out "$ck" >/dev/null ||
@@ -59,7 +59,7 @@ done
 # fp64 reference
 args=(--steps 4 --batch 3 --prompt-ids "$data/prompt3.txt" --prefill-chunk 8 --context 40
       --check --json --timeout 60)
-for fam in qwen2 qwen3 phi3 qwen3-moe; do
+for fam in qwen2 qwen3 phi3 qwen3-moe mixtral; do
     ck=$dir/$fam-bf16
     "$helix" decode --model "$ck" "${args[@]}" >"$dir/$fam.1" 2>"$dir/err" ||
         { echo "FAIL: $fam, 1 rank: $(cat "$dir/err")"; fail=1; continue; }
@@ -67,7 +67,7 @@ for fam in qwen2 qwen3 phi3 qwen3-moe; do
     for lay in "2 1" "1 2" "2 2"; do
         set -- $lay
         n=$(($1 * $2)) ep=1
-        [ $fam = qwen3-moe ] && ep=$n # each rank a whole expert group of 8 / N experts
+        case $fam in *moe|mixtral) ep=$n ;; esac # each rank an expert group of 8 / N experts
         timeout -k 5 150 "$helixrun" --no-prefix -n $n --timeout 120 -- "$helix" decode \
             --model "$ck" --kvp "$1" --tpa "$2" --ep $ep "${args[@]}" >"$dir/out" 2>"$dir/err" ||
             { echo "FAIL: $fam, KVP $1 x TPA $2 EP $ep: $(cat "$dir/err")"; fail=1; continue; }

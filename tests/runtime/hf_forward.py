@@ -1,6 +1,6 @@
 #!/usr/bin/env python3
 # An independent float64 reference of the Hugging Face transformers forward pass for Llama,
-# Mistral, Qwen2, Qwen3, Qwen3-MoE and Phi-3 checkpoints (config.json + safetensors),
+# Mistral, Mixtral, Qwen2, Qwen3, Qwen3-MoE and Phi-3 checkpoints (config.json + safetensors),
 # standard library only and sharing nothing with helix; the decode tests compare
 # `helix decode` against it.
 """usage: hf_forward.py DIR PROMPT_IDS_FILE STEPS [--json]
@@ -24,8 +24,9 @@ import struct
 import sys
 from array import array
 
-ARCHITECTURES = ("LlamaForCausalLM", "MistralForCausalLM", "Qwen2ForCausalLM",
-                 "Qwen3ForCausalLM", "Qwen3MoeForCausalLM", "Phi3ForCausalLM")
+ARCHITECTURES = ("LlamaForCausalLM", "MistralForCausalLM", "MixtralForCausalLM",
+                 "Qwen2ForCausalLM", "Qwen3ForCausalLM", "Qwen3MoeForCausalLM",
+                 "Phi3ForCausalLM")
 QK_NORM = ("Qwen3ForCausalLM", "Qwen3MoeForCausalLM")
 
 
@@ -220,7 +221,10 @@ class Config:
         self.F = integer("intermediate_size")
         self.layers = integer("num_hidden_layers")
         self.Q = integer("num_attention_heads")
-        self.K = integer("num_key_value_heads", self.Q)
+        # the configs' defaults: MistralConfig and MixtralConfig 8 KV heads, LlamaConfig all
+        mixtral = self.arch == "MixtralForCausalLM"
+        self.K = integer("num_key_value_heads",
+                         8 if self.arch in ("MistralForCausalLM", "MixtralForCausalLM") else self.Q)
         self.V = integer("vocab_size")
         if self.Q % self.K:
             raise Fail(f"{path}: key num_key_value_heads: {self.K} does not divide "
@@ -229,8 +233,9 @@ class Config:
             raise Fail(f"{path}: key head_dim: missing and hidden_size {self.H} is not a "
                        f"multiple of num_attention_heads {self.Q}")
         self.d = integer("head_dim", self.H // self.Q)
-        self.theta = number("rope_theta", 10000.0)
-        self.eps = number("rms_norm_eps", 1e-5 if self.arch == "Phi3ForCausalLM" else 1e-6)
+        self.theta = number("rope_theta", 1e6 if mixtral else 10000.0)
+        self.eps = number("rms_norm_eps",
+                          1e-5 if self.arch == "Phi3ForCausalLM" or mixtral else 1e-6)
         tie = c.get("tie_word_embeddings", False)
         if tie is None:
             tie = False
@@ -262,6 +267,17 @@ class Config:
                 raise Fail(f"{path}: key num_experts_per_tok: {self.top_k} exceeds "
                            f"num_experts {self.experts}")
             self.sparse = [i not in only and (i + 1) % step == 0 for i in range(self.layers)]
+        # Mixtral (MixtralSparseMoeBlock): every layer num_local_experts experts of
+        # intermediate_size, softmax, the top num_experts_per_tok renormalised to sum 1
+        if self.arch == "MixtralForCausalLM":
+            self.experts = integer("num_local_experts", 8)
+            self.top_k = integer("num_experts_per_tok", 2)
+            self.Fe = self.F
+            self.norm_topk = True
+            if self.top_k > self.experts:
+                raise Fail(f"{path}: key num_experts_per_tok: {self.top_k} exceeds "
+                           f"num_local_experts {self.experts}")
+            self.sparse = [True] * self.layers
         if self.arch in ("LlamaForCausalLM",) + QK_NORM and c.get("attention_bias"):
             raise Fail(f"{path}: key attention_bias: true is not supported by this reference")
         self.rotary = self.d
@@ -336,10 +352,14 @@ class Model:
             L.router = None
             if cfg.sparse[i]:
                 E, Fe = cfg.experts, cfg.Fe
-                L.router = ck.matrix(p + "mlp.gate.weight", E, H)
-                L.experts = [(ck.matrix(p + f"mlp.experts.{j}.gate_proj.weight", Fe, H),
-                              ck.matrix(p + f"mlp.experts.{j}.up_proj.weight", Fe, H),
-                              ck.matrix(p + f"mlp.experts.{j}.down_proj.weight", H, Fe))
+                if cfg.arch == "MixtralForCausalLM":  # w1 gate, w3 up, w2 down
+                    b, names = "block_sparse_moe.", ("w1", "w3", "w2")
+                else:
+                    b, names = "mlp.", ("gate_proj", "up_proj", "down_proj")
+                L.router = ck.matrix(p + b + "gate.weight", E, H)
+                L.experts = [(ck.matrix(p + f"{b}experts.{j}.{names[0]}.weight", Fe, H),
+                              ck.matrix(p + f"{b}experts.{j}.{names[1]}.weight", Fe, H),
+                              ck.matrix(p + f"{b}experts.{j}.{names[2]}.weight", H, Fe))
                              for j in range(E)]
             else:
                 L.wdown = ck.matrix(p + "mlp.down_proj.weight", H, F)
