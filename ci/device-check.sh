@@ -86,6 +86,18 @@ printf '5 6 7\n%s\n3 4 5 6\n' "$(seq -s ' ' 9 53)" >"$out/ragged.txt"
 step generate-cuda-ragged 120 "$helix" generate --device cuda --prompt-ids "$out/ragged.txt" \
     --context 37 --max-new 6 --prefill-chunk 8 --check --json
 
+# The families' extra operations on the device (Qwen2's q/k/v biases and Qwen3's per-head
+# norms go through the backend's add and rmsnorm, one call per row; Qwen3-MoE's experts):
+# checkpoints written here, --check against the fp64 reference.
+ckdir=$(mktemp -d) # not under $out: the checkpoints need not come back
+for fam in qwen2 qwen3 qwen3-moe; do
+    "$helix" model synth --family "$fam" --seed 3 --out "$ckdir/$fam" >/dev/null 2>&1 || true
+    step "decode-cuda-$fam" 120 "$helix" decode --device cuda --model "$ckdir/$fam" \
+        --prompt-ids "$out/ragged.txt" --batch 3 --context 300 --steps 4 --prefill-chunk 8 \
+        --check --json
+done
+rm -rf "$ckdir"
+
 # Attention at 1M tokens against the copy kernel's bandwidth in the same run.
 step bench-attn-bf16-gqa8 60 "$helix" bench attention --device cuda --kv-dtype bf16 \
     --context 1M --group 8 --json
