@@ -305,7 +305,10 @@ int hlx_run_engine(const char *cmd, const hlx_run_config_t *cfg, const hlx_model
     hlx_install_sigterm(cmd, -1);
     st = hlx_engine_create(cfg, m, &eng, err, sizeof(err));
     if (st != HLX_OK) {
-        hlx_error("helix %s: %s", cmd, err);
+        if (err[0])
+            hlx_error("helix %s: %s", cmd, err);
+        else if (getenv("HELIXRUN") == NULL) /* rank 0 says it (srun, mpirun) */
+            hlx_flags_quiet_exit_wait();
         free(ids);
         return hlx_status_exit_code(st);
     }

@@ -7,6 +7,7 @@
 #include "hlx_backend_cuda.h"
 #include "hlx_mla.h"
 #include "hlx_reference.h"
+#include "hlx_flags.h"
 #include "hlx_log.h"
 #include "hlx_prefill.h"
 #include "hlx_sample.h"
@@ -917,22 +918,13 @@ static hlx_status_t hlx_engine_device(hlx_engine_t *eng, char *err, size_t errle
     return HLX_OK;
 }
 
-static hlx_status_t hlx_engine_bootstrap(hlx_engine_t *eng, hlx_comm_params_t *cp, char *err,
-                                         size_t errlen)
+/* The layout of this job and the sizes the model gives it (hlx_engine_bootstrap). */
+static hlx_status_t hlx_engine_job(hlx_engine_t *eng, char *err, size_t errlen)
 {
     const hlx_run_config_t *cfg = &eng->cfg;
     hlx_status_t st;
     int64_t seq;
 
-    hlx_comm_params_default(cp);
-    if (cfg->timeout_s > 0)
-        cp->timeout_s = cfg->timeout_s;
-    st = hlx_boot_init(cp->timeout_s, &eng->boot);
-    if (st != HLX_OK)
-        return hlx_engine_fail(err, errlen, st, "bootstrap through PMIx failed: %s",
-                               hlx_status_str(st));
-    hlx_boot_get_info(eng->boot, &eng->info);
-    hlx_log_set_rank(eng->info.rank);
     if (eng->fault != NULL && hlx_fault_rank(eng->fault) >= eng->info.size)
         return hlx_engine_fail(err, errlen, HLX_ERR_INVALID, "HELIX_FAULT: rank %d, but the job "
                                "has %d rank(s)", hlx_fault_rank(eng->fault), eng->info.size);
@@ -978,6 +970,33 @@ static hlx_status_t hlx_engine_bootstrap(hlx_engine_t *eng, hlx_comm_params_t *c
                  eng->m.rope_long ? "long" : "short", (long long)seq, eng->m.rope_orig_ctx);
     return HLX_OK;
 }
+
+/* PMIx (or a world of one), then the job's layout. On an error of the layout that every
+ * rank meets alike, ranks above 0 leave err empty. */
+static hlx_status_t hlx_engine_bootstrap(hlx_engine_t *eng, hlx_comm_params_t *cp, char *err,
+                                         size_t errlen)
+{
+    const hlx_run_config_t *cfg = &eng->cfg;
+    hlx_status_t st;
+
+    hlx_comm_params_default(cp);
+    if (cfg->timeout_s > 0)
+        cp->timeout_s = cfg->timeout_s;
+    st = hlx_boot_init(cp->timeout_s, &eng->boot);
+    if (st != HLX_OK)
+        return hlx_engine_fail(err, errlen, st, "bootstrap through PMIx failed: %s",
+                               hlx_status_str(st));
+    hlx_boot_get_info(eng->boot, &eng->info);
+    hlx_log_set_rank(eng->info.rank);
+    st = hlx_engine_job(eng, err, errlen);
+    /* What follows from the command line, the model and the job's size alone fails alike
+     * on every rank: rank 0 says it (srun and mpirun collapse no lines; helixrun's
+     * collapsing then has one line to show) */
+    if (st != HLX_OK && eng->info.rank > 0 && errlen > 0)
+        err[0] = '\0';
+    return st;
+}
+
 
 static hlx_status_t hlx_engine_connect(hlx_engine_t *eng, const hlx_comm_params_t *cp,
                                        char *err, size_t errlen)
@@ -1059,6 +1078,10 @@ hlx_status_t hlx_engine_create(const hlx_run_config_t *cfg, const hlx_model_t *m
     eng->kv_esize = (size_t)hlx_dtype_bytes(eng->kv_dtype);
     eng->w_esize  = (size_t)hlx_dtype_bytes(eng->w_dtype);
     st = hlx_engine_validate(eng, err, errlen);
+    /* the command line, the model and the prompts, the same on every rank: a launcher's
+     * rank above 0 leaves the message to rank 0 (before the bootstrap, by its variables) */
+    if (st != HLX_OK && hlx_flags_quiet_rank() && errlen > 0)
+        err[0] = '\0';
     if (st == HLX_OK)
         st = hlx_engine_backend(eng, err, errlen);
     if (st == HLX_OK)

@@ -5,6 +5,7 @@
 #include "hlx_parse.h"
 
 #include <getopt.h>
+#include <signal.h>
 #include <stdarg.h>
 #include <stdlib.h>
 #include <string.h>
@@ -15,7 +16,7 @@
  * every rank) is left to rank 0; helixrun collapses identical lines itself. */
 static int hlx_flags_mute;
 
-static int hlx_flags_other_rank(void)
+int hlx_flags_quiet_rank(void)
 {
     static const char *const vars[] = { "OMPI_COMM_WORLD_RANK", "SLURM_PROCID", "PMIX_RANK" };
     size_t i;
@@ -34,12 +35,18 @@ static int hlx_flags_other_rank(void)
     return 0;
 }
 
+void hlx_flags_quiet_exit_wait(void)
+{
+    signal(SIGTERM, SIG_DFL);
+    sleep(1);
+}
+
 /* Exit status 2 for bad argv. A muted rank first waits a second: mpirun ends the whole job
  * at the first non-zero exit, which must not come before rank 0 has said why. */
 static int hlx_flags_fail(void)
 {
     if (hlx_flags_mute)
-        sleep(1);
+        hlx_flags_quiet_exit_wait();
     return 2;
 }
 
@@ -59,7 +66,7 @@ void hlx_flags_usage_error(const hlx_flag_table_t *t, const char *fmt, ...)
 {
     va_list ap;
 
-    hlx_flags_mute = hlx_flags_other_rank();
+    hlx_flags_mute = hlx_flags_quiet_rank();
     if (!hlx_flags_mute) {
         fprintf(stderr, "helix %s: ", t->command);
         va_start(ap, fmt);
@@ -175,7 +182,7 @@ int hlx_flags_parse(const hlx_flag_table_t *t, int argc, char **argv, void *out,
     char shorts[3 + 2 * HLX_FLAGS_MAX] = ":h", sc; /* getopt's short options: ":hb:e:..." */
     int c, by_short[128] = { 0 }; /* a short alias -> 1000 + its flag's index */
 
-    hlx_flags_mute = hlx_flags_other_rank();
+    hlx_flags_mute = hlx_flags_quiet_rank();
     for (i = 0; i < n; i++) {
         const hlx_flag_t *f = &t->flags[i];
         longopts[i].name = f->name;

@@ -942,6 +942,17 @@ mpirun-usage-once)
     [ "$rc" -ne 0 ] && [ "$rc" -ne 124 ] || fail "--timeline --steps 0: exit $rc"
     [ "$(grep -c "helix decode: --timeline t.txt: --steps 0 decodes no step" "$err")" -eq 1 ] ||
         fail "--timeline with --steps 0 should be refused exactly once: $(cat "$err")"
+    # the runtime's layout errors, which every rank meets alike: before the bootstrap (the
+    # layout against the model) and after it (against the job's size); no rank says more
+    for a in "--kvp 2|this job has 3 rank(s) (mpirun) but --kvp 2" \
+             "--kvp 5 --tpa 2|a TPA shard holds 4 query head(s), fewer than KVP 5"; do
+        timeout -k 2 60 mpirun --allow-run-as-root --oversubscribe -n 3 "$HX" decode \
+            --context 1K ${a%%|*} >"$out" 2>"$err"
+        rc=$?
+        [ "$rc" -ne 0 ] && [ "$rc" -ne 124 ] || fail "decode ${a%%|*}: exit $rc"
+        [ "$(grep -c -F "${a#*|}" "$err")" -eq 1 ] && ! grep -q 'received SIGTERM' "$err" ||
+            fail "decode ${a%%|*} should be refused in one line: $(cat "$err")"
+    done
     for e in OMPI_COMM_WORLD_RANK=1 NONE=1; do
         env "$e" "$HX" generate --max-new 2 >"$out" 2>"$err"
         rc=$?

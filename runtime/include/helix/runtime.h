@@ -178,7 +178,9 @@ void hlx_run_config_default(hlx_run_config_t *cfg);
 
 /* Bootstraps (PMIx or a world of one), validates the layout against the model and the
  * job size, compares the configuration across ranks, checks memory, builds the weight
- * shards and the KV shard. On error err holds one line saying what to do. */
+ * shards and the KV shard. On error err holds one line saying what to do; it is empty on
+ * ranks above 0 when every rank meets the error alike (the layout against the job's size
+ * and the model), which rank 0 then reports. */
 hlx_status_t hlx_engine_create(const hlx_run_config_t *cfg, const hlx_model_t *model,
                                hlx_engine_t **eng_p, char *err, size_t errlen);
 /* Runs cfg->steps decode steps (and the reference when cfg->check). With --check the
