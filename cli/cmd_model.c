@@ -762,11 +762,11 @@ static int hlx_cmd_model_info(int argc, char **argv)
         return 1;
     }
     st = hlx_hf_expect(&cfg, &list, &cnt, err, sizeof(err));
-    if (st != HLX_OK) {
-        fprintf(stderr, "helix model info: %s\n", err);
+    if (st != HLX_OK) { /* a config describing too many tensors (2), out of memory (1) */
+        fprintf(stderr, "helix model info: %s/%s\n", dir, err); /* err: "config.json: ..." */
         free(sc.hits);
         hlx_ckpt_close(ck);
-        return 1;
+        return hlx_status_exit_code(st);
     }
     for (i = 0; i < cnt; i++) {
         const hlx_hf_expect_t *e = &list[i];

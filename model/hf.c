@@ -1100,6 +1100,10 @@ static int hlx_elist_linear(hlx_elist_t *l, hlx_hf_class_t cls, hlx_hf_split_t s
             goto out_nomem; \
     } while (0)
 
+/* Most tensors a config may describe (DeepSeek-V3: about 94,000 with its fp8 scales): a
+ * hostile config.json of 10^8 experts would otherwise ask for tens of GB of list. */
+#define HLX_HF_MAX_TENSORS (1 << 20)
+
 hlx_status_t hlx_hf_expect(const hlx_hf_config_t *c, hlx_hf_expect_t **list_p, size_t *n_p,
                            char *err, size_t errlen)
 {
@@ -1109,6 +1113,15 @@ hlx_status_t hlx_hf_expect(const hlx_hf_config_t *c, hlx_hf_expect_t **list_p, s
     hlx_elist_t l = { NULL, 0, 0, c };
     char p[32];
     int li, j;
+    /* an upper bound of the count: per layer 16 tensors and 3 per expert, each with a
+     * block scale when fp8 */
+    int64_t per = (16 + 3 * (int64_t)(m->experts > 0 ? m->experts : 0)) * (c->fp8 ? 2 : 1);
+
+    if (per * (int64_t)(m->layers > 0 ? m->layers : 0) + 8 > HLX_HF_MAX_TENSORS)
+        return hlx_errbuf(err, errlen, HLX_ERR_INVALID, "config.json: %d layers of %d experts "
+                          "describe up to %lld tensors, more than the %d a checkpoint is read "
+                          "with", m->layers, m->experts,
+                          (long long)(per * m->layers + 8), HLX_HF_MAX_TENSORS);
 
     HLX_ADD(hlx_elist_add(&l, dt, HLX_HFC_EMBED, HLX_HFS_REPLICATED, V, H,
                           "model.embed_tokens.weight"));
@@ -1249,7 +1262,7 @@ hlx_status_t hlx_hf_expect(const hlx_hf_config_t *c, hlx_hf_expect_t **list_p, s
 
 out_nomem:
     free(l.v);
-    return hlx_errbuf(err, errlen, HLX_ERR_NOMEM, "out of memory listing tensors");
+    return hlx_errbuf(err, errlen, HLX_ERR_NOMEM, "config.json: out of memory listing its tensors");
 }
 
 /* Tensors a checkpoint may hold that decode does not read: layers past num_hidden_layers
@@ -1303,8 +1316,8 @@ hlx_status_t hlx_hf_check(hlx_ckpt_t *ck, const hlx_hf_config_t *c)
                                     "%s: tensor %s is not part of a %s of this config.json",
                                     hlx_ckpt_file_name(ck, t->file), t->name, c->arch);
     }
-    if (st == HLX_ERR_NOMEM && list == NULL)
-        (void)hlx_ckpt_set_error(ck, st, "%s", err);
+    if (st != HLX_OK && list == NULL) /* the list itself: too many tensors, no memory */
+        (void)hlx_ckpt_set_error(ck, st, "%s/%s", hlx_ckpt_dir(ck), err);
     free(list);
     free(seen);
     return st;

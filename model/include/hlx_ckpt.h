@@ -225,7 +225,8 @@ typedef struct hlx_hf_expect {
                                * (qkv_proj: the first Q*d rows by query heads) */
 } hlx_hf_expect_t;
 
-/* Every tensor the model of c must hold, in a fixed order (fp8 scales included). */
+/* Every tensor the model of c must hold, in a fixed order (fp8 scales included). Errors
+ * ("config.json: ...") for a config describing more than 2^20 tensors and out of memory. */
 hlx_status_t hlx_hf_expect(const hlx_hf_config_t *c, hlx_hf_expect_t **list_p, size_t *n_p,
                            char *err, size_t errlen);
 /* Checks that ck holds exactly what c needs: every tensor present with its shape and

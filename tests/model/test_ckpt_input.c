@@ -834,6 +834,15 @@ static void test_qwen3_moe(void **state)
     set_key("qm", "num_experts_per_tok", json_integer(2));
     set_key("qm", "num_experts", NULL);
     expect_config("qm", HLX_ERR_PARSE, "num_experts");
+    /* 10^8 experts: refused before a list of 6 x 10^8 tensors is built (it took all of
+     * memory), by model info with and without the safetensors, and by decode */
+    set_key("qm", "num_experts", json_integer(100000000));
+    refused("qm/config.json: 2 layers of 100000000 experts describe up to", NULL,
+            "model info %s --config-only", dir);
+    refused("qm/config.json: 2 layers of 100000000 experts describe up to", NULL,
+            "model info %s", dir);
+    refused("more than the 1048576 a checkpoint is read with", NULL,
+            "decode --model %s --context 0 --steps 1", dir);
     set_key("qm", "num_experts", json_integer(8));
     expect_config("qm", HLX_OK, NULL);
 }
