@@ -19,9 +19,7 @@ dir=$(mktemp -d)
 trap 'rm -rf "$dir"' EXIT
 fail=0
 
-json_field() { # FILE EXPR: evaluates EXPR over the one JSON report d
-    python3 -c "import json,sys; d=json.loads([l for l in open(sys.argv[1]) if l.startswith('{')][0]); print($2)" "$1"
-}
+. "$(dirname "$0")/report.sh" # json_field FILE EXPR
 
 case $mode in
 equal)

@@ -15,9 +15,7 @@ dir=$(mktemp -d)
 trap 'rm -rf "$dir"' EXIT
 fail=0
 
-field() { # FILE EXPR over the one JSON report d
-    python3 -c "import json,sys; d=json.loads([l for l in open(sys.argv[1]) if l.startswith('{')][0]); print($2)" "$1"
-}
+. "$(dirname "$0")/report.sh" # json_field FILE EXPR
 
 # 1. against the independent forward: 12 prompt tokens, 6 decoded
 echo "3 77 501 9 13 200 7 1 300 42 65 128" >"$dir/prompt"
@@ -33,9 +31,9 @@ for fam in dense phi3 qwen2 qwen3 qwen3-moe mixtral; do
         "$helix" decode --model "$ck" --context 0 --steps 6 --prompt-ids "$dir/prompt" \
             --kv-dtype f32 --json >"$dir/hx.json" 2>"$dir/err" ||
             { echo "FAIL: decode $fam $dt: $(cat "$dir/err")"; fail=1; continue; }
-        want=$(field "$dir/py.json" "[d['prefill_token']] + d['tokens']")
-        got=$(field "$dir/hx.json" "d['prefill_tokens'] + d['tokens'][0]")
-        gap=$(field "$dir/py.json" "'%.2g' % d['min_gap_rel']")
+        want=$(json_field "$dir/py.json" "[d['prefill_token']] + d['tokens']")
+        got=$(json_field "$dir/hx.json" "d['prefill_tokens'] + d['tokens'][0]")
+        gap=$(json_field "$dir/py.json" "'%.2g' % d['min_gap_rel']")
         echo "$fam $dt: transformers-style $want, helix $got (smallest top-2 gap $gap of the largest logit)"
         if [ "$want" != "$got" ]; then
             # fp32 rounding can swap two logits this close; none of the seeds used is
@@ -63,7 +61,7 @@ for fam in qwen2 qwen3 phi3 qwen3-moe mixtral; do
     ck=$dir/$fam-bf16
     "$helix" decode --model "$ck" "${args[@]}" >"$dir/$fam.1" 2>"$dir/err" ||
         { echo "FAIL: $fam, 1 rank: $(cat "$dir/err")"; fail=1; continue; }
-    tok=$(field "$dir/$fam.1" "d['tokens']")
+    tok=$(json_field "$dir/$fam.1" "d['tokens']")
     for lay in "2 1" "1 2" "2 2"; do
         set -- $lay
         n=$(($1 * $2)) ep=1
@@ -71,8 +69,8 @@ for fam in qwen2 qwen3 phi3 qwen3-moe mixtral; do
         timeout -k 5 150 "$helixrun" --no-prefix -n $n --timeout 120 -- "$helix" decode \
             --model "$ck" --kvp "$1" --tpa "$2" --ep $ep "${args[@]}" >"$dir/out" 2>"$dir/err" ||
             { echo "FAIL: $fam, KVP $1 x TPA $2 EP $ep: $(cat "$dir/err")"; fail=1; continue; }
-        echo "$fam KVP $1 x TPA $2 EP $ep: check rel err $(field "$dir/out" "d['max_rel_err']")"
-        [ "$(field "$dir/out" "d['tokens']")" = "$tok" ] ||
+        echo "$fam KVP $1 x TPA $2 EP $ep: check rel err $(json_field "$dir/out" "d['max_rel_err']")"
+        [ "$(json_field "$dir/out" "d['tokens']")" = "$tok" ] ||
             { echo "FAIL: $fam, KVP $1 x TPA $2 EP $ep: other tokens than 1 rank"; fail=1; }
     done
 done
@@ -93,8 +91,8 @@ for fam in qwen2 qwen3; do
         "$helix" decode --model "$m" --seed 4 --context 300 --steps 6 --batch 2 --check --json \
             >"$dir/eq.$(basename "$m")" 2>"$dir/err" || { echo "FAIL: $m: $(cat "$dir/err")"; fail=1; }
     done
-    a=$(field "$dir/eq.tiny-$fam.json" "d['tokens'], d['hidden_hash']")
-    b=$(field "$dir/eq.m-$fam" "d['tokens'], d['hidden_hash']")
+    a=$(json_field "$dir/eq.tiny-$fam.json" "d['tokens'], d['hidden_hash']")
+    b=$(json_field "$dir/eq.m-$fam" "d['tokens'], d['hidden_hash']")
     echo "$fam: model file $a, checkpoint $b"
     [ "$a" = "$b" ] || { echo "FAIL: $fam: the checkpoint decodes otherwise than its model file"; fail=1; }
 done

@@ -10,9 +10,7 @@ dir=$(mktemp -d)
 trap 'rm -rf "$dir"' EXIT
 fail=0
 
-field() { # FILE EXPR over the one JSON report d
-    python3 -c "import json,sys; d=json.loads([l for l in open(sys.argv[1]) if l.startswith('{')][0]); print($2)" "$1"
-}
+. "$(dirname "$0")/report.sh" # json_field FILE EXPR
 
 args=(--steps 4 --batch 3 --prompt-ids "$data/prompt3.txt" --prefill-chunk 8 --check --json
       --timeout 60)
@@ -25,11 +23,11 @@ run() { # KEY MODEL CONTEXT [extra args]: 1 rank and KVP 2, both checked, same t
     timeout -k 5 150 "$helixrun" --no-prefix -n 2 --timeout 120 -- "$helix" decode \
         --model "$model" --context "$ctx" --kvp 2 "${args[@]}" "$@" >"$dir/$key.2" \
         2>"$dir/err" || { echo "FAIL: $key, KVP 2: $(cat "$dir/err")"; fail=1; return; }
-    hash[$key]=$(field "$dir/$key.1" "d['hidden_hash']")
-    tok[$key]=$(field "$dir/$key.1" "d['tokens']")
+    hash[$key]=$(json_field "$dir/$key.1" "d['hidden_hash']")
+    tok[$key]=$(json_field "$dir/$key.1" "d['tokens']")
     echo "$key: ${tok[$key]} hidden ${hash[$key]} (check rel err" \
-         "$(field "$dir/$key.1" "d['max_rel_err']"), KVP 2 $(field "$dir/$key.2" "d['max_rel_err']"))"
-    [ "$(field "$dir/$key.2" "d['tokens']")" = "${tok[$key]}" ] ||
+         "$(json_field "$dir/$key.1" "d['max_rel_err']"), KVP 2 $(json_field "$dir/$key.2" "d['max_rel_err']"))"
+    [ "$(json_field "$dir/$key.2" "d['tokens']")" = "${tok[$key]}" ] ||
         { echo "FAIL: $key: KVP 2 gives other tokens"; fail=1; }
 }
 same() { # A B what

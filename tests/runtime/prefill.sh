@@ -52,9 +52,7 @@ dir=$(mktemp -d)
 trap 'rm -rf "$dir"' EXIT
 fail=0
 
-json_field() { # FILE EXPR over the one JSON report d
-    python3 -c "import json,sys; d=json.loads([l for l in open(sys.argv[1]) if l.startswith('{')][0]); print($2)" "$1"
-}
+. "$(dirname "$0")/report.sh" # json_field FILE EXPR
 
 run() { # OUT CMD...: runs it with a deadline, prints it and fails the test on exit != 0
     local out=$1

@@ -11,9 +11,7 @@ dir=$(mktemp -d)
 trap 'rm -rf "$dir"' EXIT
 fail=0
 
-field() { # FILE EXPR over the one JSON report d
-    python3 -c "import json,sys; d=json.loads([l for l in open(sys.argv[1]) if l.startswith('{')][0]); print($2)" "$1"
-}
+. "$(dirname "$0")/report.sh" # json_field FILE EXPR
 
 plain() { # MODEL_JSON OUT: the same model without its rope_scaling keys
     python3 - "$1" "$2" <<'PY'
@@ -36,12 +34,12 @@ for model in tiny-llama3 tiny-mla-yarn; do
     timeout -k 5 150 "$helixrun" --no-prefix -n 2 --timeout 120 -- "$helix" decode \
         --model "$data/$model.json" --kvp 2 "${args[@]}" >"$dir/s2.json" 2>"$dir/err" ||
         { echo "FAIL: $model, KVP 2: $(cat "$dir/err")"; fail=1; continue; }
-    hp=$(field "$dir/p.json" "d['hidden_hash']")
-    h1=$(field "$dir/s1.json" "d['hidden_hash']")
-    t1=$(field "$dir/s1.json" "d['tokens']")
-    t2=$(field "$dir/s2.json" "d['tokens']")
-    e1=$(field "$dir/s1.json" "d['max_rel_err']")
-    e2=$(field "$dir/s2.json" "d['max_rel_err']")
+    hp=$(json_field "$dir/p.json" "d['hidden_hash']")
+    h1=$(json_field "$dir/s1.json" "d['hidden_hash']")
+    t1=$(json_field "$dir/s1.json" "d['tokens']")
+    t2=$(json_field "$dir/s2.json" "d['tokens']")
+    e1=$(json_field "$dir/s1.json" "d['max_rel_err']")
+    e2=$(json_field "$dir/s2.json" "d['max_rel_err']")
     echo "$model: 1 rank $t1 (check rel err $e1), KVP 2 $t2 ($e2); hidden $h1, without scaling $hp"
     [ "$h1" != "$hp" ] || { echo "FAIL: $model: the scaling changed nothing"; fail=1; }
     [ "$t1" = "$t2" ] || { echo "FAIL: $model: KVP 2 gives other tokens"; fail=1; }
@@ -66,8 +64,8 @@ for ck in ck ck3; do
     "$helix" decode --model "$dir/$ck" --context 300 --steps 4 --check --json >"$dir/$ck.out" \
         2>"$dir/err" || { echo "FAIL: checkpoint $ck: $(cat "$dir/err")"; fail=1; }
 done
-a=$(field "$dir/ck.out" "d['hidden_hash']")
-b=$(field "$dir/ck3.out" "d['hidden_hash']")
+a=$(json_field "$dir/ck.out" "d['hidden_hash']")
+b=$(json_field "$dir/ck3.out" "d['hidden_hash']")
 echo "checkpoint: hidden $a, with llama3 rope_scaling $b (checked)"
 [ "$a" != "$b" ] || { echo "FAIL: the checkpoint's rope_scaling changed nothing"; fail=1; }
 "$helix" decode --model "$dir/ckd" --steps 1 >/dev/null 2>"$dir/err"
@@ -116,16 +114,16 @@ for run in A:234 A:233 B:234 C:234 C:233; do
     out="$dir/lr_${ck}_$ctx.json"
     "$helix" decode --model "$dir/lr$ck" --context "$ctx" "${lr_args[@]}" >"$out" \
         2>"$dir/err" || { echo "FAIL: longrope $run, 1 rank: $(cat "$dir/err")"; fail=1; continue; }
-    lr_hash[$run]=$(field "$out" "d['hidden_hash']")
-    lr_tok[$run]=$(field "$out" "d['tokens']")
+    lr_hash[$run]=$(json_field "$out" "d['hidden_hash']")
+    lr_tok[$run]=$(json_field "$out" "d['tokens']")
     echo "longrope $run (context $ctx + 19 + 4): hidden ${lr_hash[$run]}," \
-         "check rel err $(field "$out" "d['max_rel_err']")"
+         "check rel err $(json_field "$out" "d['max_rel_err']")"
 done
 for ctx in 234 233; do # both sets on KVP 2, checked, the tokens of 1 rank
     timeout -k 5 150 "$helixrun" --no-prefix -n 2 --timeout 120 -- "$helix" decode \
         --model "$dir/lrA" --context "$ctx" --kvp 2 "${lr_args[@]}" >"$dir/lr2.json" \
         2>"$dir/err" || { echo "FAIL: longrope A:$ctx, KVP 2: $(cat "$dir/err")"; fail=1; continue; }
-    [ "$(field "$dir/lr2.json" "d['tokens']")" = "${lr_tok[A:$ctx]-}" ] ||
+    [ "$(json_field "$dir/lr2.json" "d['tokens']")" = "${lr_tok[A:$ctx]-}" ] ||
         { echo "FAIL: longrope A:$ctx: KVP 2 gives other tokens"; fail=1; }
 done
 [ -n "${lr_hash[A:234]-}" ] && [ "${lr_hash[A:234]}" = "${lr_hash[B:234]-}" ] ||
