@@ -4,10 +4,10 @@
 # decode as transformers would: hf_forward.py
 # (standard library only, independent of helix: its own safetensors reader, HF's layouts and
 # rotate_half RoPE, float64) predicts the same greedy tokens for a prompt, in f32 and bf16.
-# Then the Qwen families and Phi-3 under --check on 1 rank, KVP 2, TPA 2 and 2 x 2 (biases,
-# norms and fused rows split by head over TPA; the MoE families' experts over EP 2 and 4), with
-# the same tokens on each, and each checkpoint equal to
-# the model file it was written from (synthetic weights, qkv_bias / qk_norm).
+# Then every family but Llama under --check on 1 rank, KVP 2, TPA 2 and 2 x 2 (biases, norms
+# and fused rows split by head over TPA; the MoE families' experts over EP 2 and 4), with
+# the same tokens on each; and the Qwen2/Qwen3 checkpoints equal to the model files they
+# were written from (synthetic weights, qkv_bias / qk_norm).
 # usage: hf_families.sh HELIX DATA HELIXRUN HF_FORWARD_PY
 set -u
 helix=$1 data=$2 helixrun=$3 fwd=$4
