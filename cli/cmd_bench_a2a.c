@@ -97,7 +97,8 @@ static int a2a_parse(int argc, char **argv, double timeout_s, a2a_opts_t *o)
     int rc;
 
     memset(&a, 0, sizeof(a));
-    rc = hlx_flags_parse(&hlx_bench_a2a_flags, argc, argv, &a, NULL, a2a_usage_head, a2a_usage_tail);
+    rc = hlx_flags_parse(&hlx_bench_a2a_flags, argc, argv, &a, NULL, a2a_usage_head,
+                         a2a_usage_tail);
     if (rc >= 0)
         return rc;
     if (a.min_bytes > a.max_bytes) {

@@ -119,8 +119,9 @@ static hlx_status_t hlx_prefill_alloc(hlx_engine_t *eng, hlx_prefill_t *p)
     return eng->mla != NULL ? hlx_mla_rows_alloc(eng, p->R, &p->mla) : HLX_OK;
 }
 
-/* Norm, QKV (with the family's biases and head norms), RoPE at each token's position, and the append of the positions this KVP rank
- * owns. Rows of token i of every request are c rows apart: one RoPE call per token. */
+/* Norm, QKV (with the family's biases and head norms), RoPE at each token's position, and
+ * the append of the positions this KVP rank owns. Rows of token i of every request are c
+ * rows apart: one RoPE call per token. */
 static hlx_status_t hlx_prefill_qkv(hlx_engine_t *eng, hlx_prefill_t *p, int l, int64_t pos0,
                                     int c, int R)
 {

@@ -236,7 +236,8 @@ static void test_unknown_preset(void **state)
     assert_non_null(strstr(err, "path longer than 1023 characters"));
     assert_int_equal(hlx_model_load("llama-406b", &m, err, sizeof(err)), HLX_ERR_NOT_FOUND);
     assert_non_null(strstr(err, "llama-406b"));
-    assert_non_null(strstr(err, "deepseek-r1, helix-fig1, llama-405b, qwen2.5-7b-1m, qwen3-235b-a22b, tiny"));
+    assert_non_null(strstr(err, "deepseek-r1, helix-fig1, llama-405b, qwen2.5-7b-1m, "
+                                "qwen3-235b-a22b, tiny"));
 }
 
 /* Decode refuses what the runtime does not run, naming the field; the planner loads it. */
