@@ -49,7 +49,8 @@ static int hlx_model_int(const char *cmd, const char *flag, const char *v, long 
 static void hlx_synth_usage(FILE *f)
 {
     fprintf(f,
-        "usage: helix model synth --family dense|phi3|qwen2|qwen3|qwen3-moe|mixtral|moe-mla\n"
+        "usage: helix model synth --family dense|phi3|qwen2|qwen3|qwen3-moe|mixtral|moe-mla|\n"
+        "                                  deepseek-v2\n"
         "                         --out DIR [--layers N] [--seed S] [--dtype bf16|f32|fp8]\n"
         "                         [--shards N] [--model FILE|NAME]\n"
         "                         [--max-bytes SIZE]\n\n"
@@ -74,6 +75,9 @@ static void hlx_synth_usage(FILE *f)
         "  --family moe-mla  DeepseekV3ForCausalLM: MLA (q_lora 96, kv_lora 64, nope 32,\n"
         "                    rope 16, v 32, 4 heads), 8 routed experts top-2 + 1 shared\n"
         "                    (expert FFN 64), layer 0 dense (FFN 384), sigmoid routing\n"
+        "  --family deepseek-v2  DeepseekV2ForCausalLM in V2-Lite's form: moe-mla's shapes\n"
+        "                    with q_proj (no query compression), 2 shared experts, softmax\n"
+        "                    greedy top-2 without renormalisation\n"
         "  --out DIR         directory to write (created; existing files replaced, each only\n"
         "                    once every new file is complete)\n"
         "  --model M         dense, phi3, qwen2 and qwen3: the shapes of model description M\n"
@@ -158,7 +162,10 @@ static int hlx_synth_dense_index(const char *family)
     return -1;
 }
 
-static void hlx_synth_config(hlx_hf_config_t *c, int dense, int layers, const char *dtype)
+/* dense: index into hlx_synth_dense; -1 for the MLA families (v2: DeepSeek-V2's gating,
+ * no query compression, as V2-Lite). */
+static void hlx_synth_config(hlx_hf_config_t *c, int dense, int v2, int layers,
+                             const char *dtype)
 {
     hlx_model_t *m = &c->m;
 
@@ -240,6 +247,17 @@ static void hlx_synth_config(hlx_hf_config_t *c, int dense, int layers, const ch
     m->routed_scaling = 2.5;
     m->n_group = 2;
     m->topk_group = 1;
+    if (v2) { /* DeepSeek-V2-Lite's form: q_proj, softmax greedy top-k, 2 shared experts */
+        snprintf(c->arch, sizeof(c->arch), "DeepseekV2ForCausalLM");
+        snprintf(m->name, sizeof(m->name), "synth-deepseek-v2");
+        m->q_lora_rank = 0;
+        m->shared_experts = 2;
+        snprintf(c->scoring_func, sizeof(c->scoring_func), "softmax");
+        m->moe_scoring = HLX_MOE_SOFTMAX;
+        c->norm_topk_prob = m->norm_topk_prob = 0;
+        c->routed_scaling_factor = m->routed_scaling = 1.0;
+        c->n_group = c->topk_group = m->n_group = m->topk_group = 1;
+    }
     if (!strcmp(dtype, "fp8")) {
         c->fp8 = 1;
         m->weight_dtype = HLX_DTYPE_FP8;
@@ -387,9 +405,10 @@ static int hlx_cmd_model_synth(int argc, char **argv)
         return 2;
     }
     dense = family != NULL ? hlx_synth_dense_index(family) : -1;
-    if (family == NULL || (dense < 0 && strcmp(family, "moe-mla"))) {
+    if (family == NULL ||
+        (dense < 0 && strcmp(family, "moe-mla") && strcmp(family, "deepseek-v2"))) {
         fprintf(stderr, "helix model synth: --family: %s (dense, phi3, qwen2, qwen3, qwen3-moe, "
-                "mixtral or moe-mla)\n", family ? family : "required");
+                "mixtral, moe-mla or deepseek-v2)\n", family ? family : "required");
         return 2;
     }
     if (out == NULL) {
@@ -398,14 +417,15 @@ static int hlx_cmd_model_synth(int argc, char **argv)
     }
     if (hlx_synth_out_check(out, &missing) != 0)
         return 2;
-    moe = !strcmp(family, "moe-mla");
+    moe = dense < 0; /* moe-mla, deepseek-v2 */
     if (strcmp(dtype, "bf16") && strcmp(dtype, "f32") && (strcmp(dtype, "fp8") || !moe)) {
         fprintf(stderr, "helix model synth: --dtype: '%s' (bf16 or f32%s)\n", dtype,
                 moe ? " or fp8" : "; fp8 with --family moe-mla");
         return 2;
     }
     memset(&ctx, 0, sizeof(ctx));
-    hlx_synth_config(&ctx.cfg, dense, layers ? (int)layers : 2, dtype);
+    hlx_synth_config(&ctx.cfg, dense, !strcmp(family, "deepseek-v2"), layers ? (int)layers : 2,
+                     dtype);
     if (model != NULL && hlx_synth_model(&ctx.cfg, model, (int)layers) != 0)
         return 2;
     ctx.seed = (uint64_t)seed;
@@ -884,7 +904,7 @@ static void hlx_model_usage(FILE *f)
 {
     fprintf(f, "usage: helix model synth|info [OPTIONS]   (helix model synth --help)\n\n"
                "  synth   write a small Hugging Face checkpoint (Llama, Phi-3, Qwen2, Qwen3,\n"
-               "          Qwen3-MoE, Mixtral or DeepSeek-V3 layout)\n"
+               "          Qwen3-MoE, Mixtral, DeepSeek-V2 or DeepSeek-V3 layout)\n"
                "  info    check a checkpoint and print its architecture and sizes\n");
 }
 

@@ -129,11 +129,12 @@ static const struct {
     { "MixtralForCausalLM", "mixtral", HLX_HF_DENSE, 0, 0, 0, HLX_HF_MOE_MIXTRAL },
     { "Phi3ForCausalLM", "phi3", HLX_HF_DENSE, 1, 0, 0, 0 },
     { "DeepseekV3ForCausalLM", "deepseek_v3", HLX_HF_MOE_MLA, 0, 0, 0, 0 },
+    { "DeepseekV2ForCausalLM", "deepseek_v2", HLX_HF_MOE_MLA, 0, 0, 0, 0 },
 };
 
 #define HLX_HF_ARCH_LIST "LlamaForCausalLM, MistralForCausalLM, MixtralForCausalLM, " \
                          "Qwen2ForCausalLM, Qwen3ForCausalLM, Qwen3MoeForCausalLM, " \
-                         "Phi3ForCausalLM, DeepseekV3ForCausalLM"
+                         "Phi3ForCausalLM, DeepseekV2ForCausalLM, DeepseekV3ForCausalLM"
 
 static const char *hlx_hf_model_type(const char *arch)
 {
@@ -169,7 +170,7 @@ static hlx_status_t hlx_cfg_family(hlx_jdoc_t *doc, hlx_hf_config_t *c)
     if (a == NULL)
         return hlx_jdoc_fail(doc, "/architectures", HLX_ERR_PARSE,
                              "missing, and model_type is not llama, mistral, mixtral, qwen2, "
-                             "qwen3, qwen3_moe, phi3 or deepseek_v3");
+                             "qwen3, qwen3_moe, phi3, deepseek_v2 or deepseek_v3");
     return hlx_jdoc_fail(doc, "/architectures/0", HLX_ERR_PARSE,
                          "%.64s is not supported (" HLX_HF_ARCH_LIST ")",
                          json_string_value(json_array_get(a, 0)));
@@ -751,11 +752,53 @@ static void hlx_cfg_gating_note(hlx_jdoc_t *doc, const hlx_hf_config_t *c, char 
                  ng ? "n_group" : "topk_group", ng ? c->n_group : c->topk_group);
 }
 
+/* DeepSeek-V2's gating (its modeling_deepseek.py MoEGate): softmax scores; topk_method
+ * "greedy" takes the best experts, "group_limited_greedy" scores a group by its best
+ * expert (V3 by its two best: not run here, refused when it limits anything); the weights
+ * are renormalised when norm_topk_prob, otherwise multiplied by routed_scaling_factor (V3
+ * does both): the two together are refused. Its MoE keys have no default worth taking
+ * (the released configs give them all) except the gating's. */
+static hlx_status_t hlx_cfg_dsv2_gating(hlx_jdoc_t *doc, hlx_hf_config_t *c)
+{
+    char method[32];
+    int freq;
+    hlx_status_t st;
+
+    HLX_TRY(hlx_cfg_str(doc, "topk_method", "greedy", method, sizeof(method)));
+    HLX_TRY(hlx_cfg_int(doc, "moe_layer_freq", 0, 1, 1, &freq));
+    if (strcmp(method, "greedy") && strcmp(method, "group_limited_greedy"))
+        return hlx_jdoc_fail(doc, "/topk_method", HLX_ERR_PARSE,
+                             "\"%s\" is not a DeepSeek-V2 routing (greedy or "
+                             "group_limited_greedy)", method);
+    if (!strcmp(method, "group_limited_greedy") && c->n_group > 1 &&
+        c->topk_group < c->n_group)
+        return hlx_jdoc_fail(doc, "/topk_method", HLX_ERR_UNSUPPORTED,
+                             "group_limited_greedy with n_group %d and topk_group %d is not "
+                             "supported (DeepSeek-V2 scores a group by its best expert, the "
+                             "runtime as DeepSeek-V3 by its two best)", c->n_group,
+                             c->topk_group);
+    c->n_group = c->topk_group = 1; /* greedy: the groups limit nothing */
+    if (freq != 1)
+        return hlx_jdoc_fail(doc, "/moe_layer_freq", HLX_ERR_UNSUPPORTED,
+                             "%d: experts in every %d-th layer only are not supported (the "
+                             "runtime's dense layers are the first_k_dense_replace first ones)",
+                             freq, freq);
+    if (strcmp(c->scoring_func, "softmax"))
+        return hlx_jdoc_fail(doc, "/scoring_func", HLX_ERR_PARSE,
+                             "\"%s\": DeepSeek-V2 scores with a softmax", c->scoring_func);
+    if (c->norm_topk_prob && c->routed_scaling_factor != 1.0)
+        return hlx_jdoc_fail(doc, "/routed_scaling_factor", HLX_ERR_UNSUPPORTED,
+                             "%g with norm_topk_prob: DeepSeek-V2 applies one or the other, "
+                             "the runtime both (DeepSeek-V3's way)", c->routed_scaling_factor);
+    return HLX_OK;
+}
+
 static hlx_status_t hlx_cfg_moe_mla(hlx_jdoc_t *doc, hlx_hf_config_t *c)
 {
     hlx_model_t *m = &c->m;
     hlx_status_t st;
     double rsf;
+    const int v2 = !strcmp(c->arch, "DeepseekV2ForCausalLM");
 
     m->attn = HLX_ATTN_MLA;
     m->kv_heads = 1;
@@ -768,18 +811,22 @@ static hlx_status_t hlx_cfg_moe_mla(hlx_jdoc_t *doc, hlx_hf_config_t *c)
     HLX_TRY(hlx_cfg_int(doc, "v_head_dim", 1, 0, 1, &m->v_head_dim));
     HLX_TRY(hlx_cfg_int(doc, "n_routed_experts", 1, 0, 1, &m->experts));
     HLX_TRY(hlx_cfg_int(doc, "num_experts_per_tok", 1, 0, 1, &m->top_k));
-    HLX_TRY(hlx_cfg_int(doc, "n_shared_experts", 0, HLX_DSV3_N_SHARED_EXPERTS, 0,
+    HLX_TRY(hlx_cfg_int(doc, "n_shared_experts", v2, HLX_DSV3_N_SHARED_EXPERTS, 0,
                         &m->shared_experts));
     HLX_TRY(hlx_cfg_int(doc, "moe_intermediate_size", 1, 0, 1, &m->expert_ffn));
-    HLX_TRY(hlx_cfg_int(doc, "first_k_dense_replace", 0, HLX_DSV3_FIRST_K_DENSE_REPLACE, 0,
+    HLX_TRY(hlx_cfg_int(doc, "first_k_dense_replace", v2, HLX_DSV3_FIRST_K_DENSE_REPLACE, 0,
                         &m->dense_layers));
-    HLX_TRY(hlx_cfg_str(doc, "scoring_func", HLX_DSV3_SCORING_FUNC, c->scoring_func,
-                        sizeof(c->scoring_func)));
-    HLX_TRY(hlx_cfg_bool(doc, "norm_topk_prob", HLX_DSV3_NORM_TOPK_PROB, &c->norm_topk_prob));
-    HLX_TRY(hlx_cfg_num(doc, "routed_scaling_factor", HLX_DSV3_ROUTED_SCALING, 1e-6, 1e6, &rsf));
-    HLX_TRY(hlx_cfg_int(doc, "n_group", 0, HLX_DSV3_N_GROUP, 1, &c->n_group));
-    HLX_TRY(hlx_cfg_int(doc, "topk_group", 0, HLX_DSV3_TOPK_GROUP, 1, &c->topk_group));
+    HLX_TRY(hlx_cfg_str(doc, "scoring_func", v2 ? "softmax" : HLX_DSV3_SCORING_FUNC,
+                        c->scoring_func, sizeof(c->scoring_func)));
+    HLX_TRY(hlx_cfg_bool(doc, "norm_topk_prob", v2 ? 0 : HLX_DSV3_NORM_TOPK_PROB,
+                         &c->norm_topk_prob));
+    HLX_TRY(hlx_cfg_num(doc, "routed_scaling_factor", v2 ? 1.0 : HLX_DSV3_ROUTED_SCALING, 1e-6,
+                        1e6, &rsf));
+    HLX_TRY(hlx_cfg_int(doc, "n_group", 0, v2 ? 1 : HLX_DSV3_N_GROUP, 1, &c->n_group));
+    HLX_TRY(hlx_cfg_int(doc, "topk_group", 0, v2 ? 1 : HLX_DSV3_TOPK_GROUP, 1, &c->topk_group));
     c->routed_scaling_factor = rsf;
+    if (v2 && (st = hlx_cfg_dsv2_gating(doc, c)) != HLX_OK)
+        return st;
     if (strcmp(c->scoring_func, "sigmoid") && strcmp(c->scoring_func, "softmax"))
         return hlx_jdoc_fail(doc, "/scoring_func", HLX_ERR_PARSE,
                              "\"%s\" is not supported (sigmoid or softmax)", c->scoring_func);
@@ -1007,6 +1054,8 @@ char *hlx_hf_config_text(const hlx_hf_config_t *c)
         json_object_set_new(o, "routed_scaling_factor", json_real(c->routed_scaling_factor));
         json_object_set_new(o, "n_group", json_integer(c->n_group));
         json_object_set_new(o, "topk_group", json_integer(c->topk_group));
+        if (!strcmp(c->arch, "DeepseekV2ForCausalLM"))
+            json_object_set_new(o, "topk_method", json_string("greedy"));
         if (c->fp8)
             json_object_set_new(o, "quantization_config",
                                 json_pack("{s:s, s:s, s:s, s:[i, i]}", "activation_scheme",

@@ -144,7 +144,7 @@ void hlx_ckpt_nonfinite_str(const hlx_ckpt_tensor_t *t, const hlx_ckpt_nonfinite
 
 typedef enum hlx_hf_family {
     HLX_HF_DENSE   = 0, /* LlamaForCausalLM (and Mistral, Qwen2, Qwen3, Phi-3) */
-    HLX_HF_MOE_MLA = 1  /* DeepseekV3ForCausalLM */
+    HLX_HF_MOE_MLA = 1  /* DeepseekV3ForCausalLM, DeepseekV2ForCausalLM */
 } hlx_hf_family_t;
 
 #define HLX_HF_MOE_QWEN3   1

@@ -897,6 +897,66 @@ static void test_mixtral(void **state)
     expect_config("mx", HLX_ERR_PARSE, "num_experts_per_tok: 9 exceeds num_local_experts 8");
 }
 
+/* DeepseekV2ForCausalLM: DeepSeek-V3's tensors, V2's gating (softmax, greedy, one of
+ * renormalisation and scaling), V2-Lite's keys. */
+static void test_deepseek_v2(void **state)
+{
+    char dir[512], err[1024];
+    hlx_hf_config_t cfg;
+
+    (void)state;
+    synth("v2", "--family deepseek-v2 --shards 1");
+    dir_of(dir, sizeof(dir), "v2");
+    assert_int_equal(hlx_hf_config_load(dir, &cfg, err, sizeof(err)), HLX_OK);
+    assert_string_equal(cfg.arch, "DeepseekV2ForCausalLM");
+    assert_int_equal(cfg.m.attn, HLX_ATTN_MLA);
+    assert_int_equal(cfg.m.q_lora_rank, 0);
+    assert_int_equal(cfg.m.shared_experts, 2);
+    assert_int_equal(cfg.m.moe_scoring, HLX_MOE_SOFTMAX);
+    assert_false(cfg.m.norm_topk_prob);
+    ckpt_variant("v2", "v2ok", NULL, NULL, NULL, 0, NULL);
+    ckpt_variant("v2", "v2bias", NULL, NULL, "model.layers.1.mlp.gate.e_score_correction_bias",
+                 1, "e_score_correction_bias is not part of a DeepseekV2ForCausalLM");
+    /* V2-Lite's other keys; gating defaults (softmax, greedy, norm_topk_prob false, 1.0) */
+    set_key("v2", "aux_loss_alpha", json_real(0.001));
+    set_key("v2", "seq_aux", json_true());
+    set_key("v2", "pretraining_tp", json_integer(1));
+    set_key("v2", "moe_layer_freq", json_integer(1));
+    set_key("v2", "scoring_func", NULL);
+    set_key("v2", "norm_topk_prob", NULL);
+    set_key("v2", "routed_scaling_factor", NULL);
+    set_key("v2", "topk_method", NULL);
+    assert_int_equal(hlx_hf_config_load(dir, &cfg, err, sizeof(err)), HLX_OK);
+    assert_true(!cfg.m.norm_topk_prob && cfg.m.routed_scaling == 1.0 &&
+                cfg.m.moe_scoring == HLX_MOE_SOFTMAX && cfg.m.n_group == 1);
+    /* greedy ignores groups; group_limited_greedy scores them as V3 does not */
+    set_key("v2", "n_group", json_integer(2));
+    set_key("v2", "topk_group", json_integer(1));
+    assert_int_equal(hlx_hf_config_load(dir, &cfg, err, sizeof(err)), HLX_OK);
+    assert_int_equal(cfg.m.n_group, 1);
+    set_key("v2", "topk_method", json_string("group_limited_greedy"));
+    expect_config("v2", HLX_ERR_UNSUPPORTED, "topk_method: group_limited_greedy with n_group 2 "
+                  "and topk_group 1 is not supported");
+    set_key("v2", "topk_method", json_string("noaux_tc"));
+    expect_config("v2", HLX_ERR_PARSE, "topk_method: \"noaux_tc\" is not a DeepSeek-V2 routing");
+    set_key("v2", "topk_method", json_string("greedy"));
+    set_key("v2", "moe_layer_freq", json_integer(2));
+    expect_config("v2", HLX_ERR_UNSUPPORTED, "moe_layer_freq: 2: experts in every 2-th layer");
+    set_key("v2", "moe_layer_freq", json_integer(1));
+    set_key("v2", "scoring_func", json_string("sigmoid"));
+    expect_config("v2", HLX_ERR_PARSE, "scoring_func: \"sigmoid\": DeepSeek-V2 scores with a "
+                  "softmax");
+    set_key("v2", "scoring_func", NULL);
+    set_key("v2", "norm_topk_prob", json_true());
+    set_key("v2", "routed_scaling_factor", json_real(16.0));
+    expect_config("v2", HLX_ERR_UNSUPPORTED, "routed_scaling_factor: 16 with norm_topk_prob");
+    set_key("v2", "routed_scaling_factor", json_real(1.0));
+    expect_config("v2", HLX_OK, NULL);
+    /* its MoE sizes have no default here */
+    set_key("v2", "n_shared_experts", NULL);
+    expect_config("v2", HLX_ERR_PARSE, "n_shared_experts");
+}
+
 /* ---- 4 and 5: synth writes whole checkpoints or nothing ------------------------------ */
 
 /* Sum of the sizes of the regular files in dir. */
@@ -1095,6 +1155,7 @@ int main(int argc, char **argv)
         cmocka_unit_test(test_qwen),
         cmocka_unit_test(test_qwen3_moe),
         cmocka_unit_test(test_mixtral),
+        cmocka_unit_test(test_deepseek_v2),
         cmocka_unit_test(test_synth_max_bytes),
         cmocka_unit_test(test_synth_no_partial),
         cmocka_unit_test(test_synth_out_errors),

@@ -61,22 +61,25 @@ check)
     ;;
 moe)
     # A DeepSeek-V3-layout checkpoint (MLA + MoE, sigmoid gating with groups) decodes
-    # exactly, on one rank and, given helixrun, on 2 ranks with EP 2; its fp8 form (block
-    # scales) too, dequantized to bf16 at load.
-    "$helix" model synth --family moe-mla --seed 3 --out "$dir/moe" >/dev/null || exit 1
-    "$helix" decode --model "$dir/moe" --context 40 --steps 3 --check >"$dir/out" 2>"$dir/err"
-    rc=$?
-    echo "one rank: exit $rc: $(tail -n 1 "$dir/out")"
-    [ $rc -eq 0 ] && grep -q "check:   PASS" "$dir/out" ||
-        { echo "FAIL: the moe-mla checkpoint did not decode exactly"; cat "$dir/err"; fail=1; }
-    if [ $# -ge 1 ] && [ -x "$1" ]; then
-        "$1" -n 2 -- "$helix" decode --model "$dir/moe" --kvp 2 --ep 2 --context 40 --steps 3 \
-            --check >"$dir/out" 2>"$dir/err"
+    # exactly, on one rank and, given helixrun, on 2 ranks with EP 2; so does a
+    # DeepSeek-V2-Lite-layout one (q_proj, softmax greedy top-k, two shared experts); the
+    # V3 one's fp8 form (block scales) too, dequantized to bf16 at load.
+    for fam in moe-mla deepseek-v2; do
+        "$helix" model synth --family $fam --seed 3 --out "$dir/moe" >/dev/null || exit 1
+        "$helix" decode --model "$dir/moe" --context 40 --steps 3 --check >"$dir/out" 2>"$dir/err"
         rc=$?
-        echo "kvp 2, ep 2: exit $rc: $(tail -n 1 "$dir/out")"
+        echo "$fam, one rank: exit $rc: $(tail -n 1 "$dir/out")"
         [ $rc -eq 0 ] && grep -q "check:   PASS" "$dir/out" ||
-            { echo "FAIL: the moe-mla checkpoint did not decode exactly on 2 ranks"; cat "$dir/err"; fail=1; }
-    fi
+            { echo "FAIL: the $fam checkpoint did not decode exactly"; cat "$dir/err"; fail=1; }
+        if [ $# -ge 1 ] && [ -x "$1" ]; then
+            "$1" -n 2 -- "$helix" decode --model "$dir/moe" --kvp 2 --ep 2 --context 40 \
+                --steps 3 --check >"$dir/out" 2>"$dir/err"
+            rc=$?
+            echo "$fam, kvp 2, ep 2: exit $rc: $(tail -n 1 "$dir/out")"
+            [ $rc -eq 0 ] && grep -q "check:   PASS" "$dir/out" ||
+                { echo "FAIL: the $fam checkpoint did not decode exactly on 2 ranks"; cat "$dir/err"; fail=1; }
+        fi
+    done
     "$helix" model synth --family moe-mla --dtype fp8 --seed 3 --out "$dir/moe8" >/dev/null || exit 1
     "$helix" decode --model "$dir/moe8" --context 40 --steps 3 --check >"$dir/out" 2>"$dir/err"
     rc=$?
