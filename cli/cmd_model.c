@@ -75,9 +75,10 @@ static void hlx_synth_usage(FILE *f)
         "  --family moe-mla  DeepseekV3ForCausalLM: MLA (q_lora 96, kv_lora 64, nope 32,\n"
         "                    rope 16, v 32, 4 heads), 8 routed experts top-2 + 1 shared\n"
         "                    (expert FFN 64), layer 0 dense (FFN 384), sigmoid routing\n"
-        "  --family deepseek-v2  DeepseekV2ForCausalLM in V2-Lite's form: moe-mla's shapes\n"
-        "                    with q_proj (no query compression), 2 shared experts, softmax\n"
-        "                    greedy top-2 without renormalisation\n"
+        "  --family deepseek-v2  DeepseekV2ForCausalLM: moe-mla's shapes with q_proj (no query\n"
+        "                    compression, as V2-Lite), 2 shared experts, softmax top-2 from\n"
+        "                    the group of 4 whose best expert leads (group_limited_greedy),\n"
+        "                    weights scaled by 2, not renormalised\n"
         "  --out DIR         directory to write (created; existing files replaced, each only\n"
         "                    once every new file is complete)\n"
         "  --model M         dense, phi3, qwen2 and qwen3: the shapes of model description M\n"
@@ -247,16 +248,17 @@ static void hlx_synth_config(hlx_hf_config_t *c, int dense, int v2, int layers,
     m->routed_scaling = 2.5;
     m->n_group = 2;
     m->topk_group = 1;
-    if (v2) { /* DeepSeek-V2-Lite's form: q_proj, softmax greedy top-k, 2 shared experts */
+    if (v2) { /* DeepSeek-V2: q_proj (as V2-Lite), softmax, 2 shared experts, the best of
+               * the group whose best expert leads (group_limited_greedy), scaled by 2 */
         snprintf(c->arch, sizeof(c->arch), "DeepseekV2ForCausalLM");
         snprintf(m->name, sizeof(m->name), "synth-deepseek-v2");
         m->q_lora_rank = 0;
         m->shared_experts = 2;
         snprintf(c->scoring_func, sizeof(c->scoring_func), "softmax");
         m->moe_scoring = HLX_MOE_SOFTMAX;
+        m->moe_group_score = HLX_MOE_GROUP_MAX;
         c->norm_topk_prob = m->norm_topk_prob = 0;
-        c->routed_scaling_factor = m->routed_scaling = 1.0;
-        c->n_group = c->topk_group = m->n_group = m->topk_group = 1;
+        c->routed_scaling_factor = m->routed_scaling = 2.0;
     }
     if (!strcmp(dtype, "fp8")) {
         c->fp8 = 1;

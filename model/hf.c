@@ -753,11 +753,11 @@ static void hlx_cfg_gating_note(hlx_jdoc_t *doc, const hlx_hf_config_t *c, char 
 }
 
 /* DeepSeek-V2's gating (its modeling_deepseek.py MoEGate): softmax scores; topk_method
- * "greedy" takes the best experts, "group_limited_greedy" scores a group by its best
- * expert (V3 by its two best: not run here, refused when it limits anything); the weights
- * are renormalised when norm_topk_prob, otherwise multiplied by routed_scaling_factor (V3
- * does both): the two together are refused. Its MoE keys have no default worth taking
- * (the released configs give them all) except the gating's. */
+ * "greedy" takes the best experts, "group_limited_greedy" the best of the topk_group groups
+ * whose best expert scores highest (moe_group_score max; V3 scores a group by its two
+ * best); the weights are renormalised when norm_topk_prob, otherwise multiplied by
+ * routed_scaling_factor (V3 does both): the two together are refused. Its MoE keys have no
+ * default worth taking (the released configs give them all) except the gating's. */
 static hlx_status_t hlx_cfg_dsv2_gating(hlx_jdoc_t *doc, hlx_hf_config_t *c)
 {
     char method[32];
@@ -770,14 +770,9 @@ static hlx_status_t hlx_cfg_dsv2_gating(hlx_jdoc_t *doc, hlx_hf_config_t *c)
         return hlx_jdoc_fail(doc, "/topk_method", HLX_ERR_PARSE,
                              "\"%s\" is not a DeepSeek-V2 routing (greedy or "
                              "group_limited_greedy)", method);
-    if (!strcmp(method, "group_limited_greedy") && c->n_group > 1 &&
-        c->topk_group < c->n_group)
-        return hlx_jdoc_fail(doc, "/topk_method", HLX_ERR_UNSUPPORTED,
-                             "group_limited_greedy with n_group %d and topk_group %d is not "
-                             "supported (DeepSeek-V2 scores a group by its best expert, the "
-                             "runtime as DeepSeek-V3 by its two best)", c->n_group,
-                             c->topk_group);
-    c->n_group = c->topk_group = 1; /* greedy: the groups limit nothing */
+    if (!strcmp(method, "greedy"))
+        c->n_group = c->topk_group = 1; /* the groups limit nothing */
+    c->m.moe_group_score = HLX_MOE_GROUP_MAX;
     if (freq != 1)
         return hlx_jdoc_fail(doc, "/moe_layer_freq", HLX_ERR_UNSUPPORTED,
                              "%d: experts in every %d-th layer only are not supported (the "
@@ -1055,7 +1050,9 @@ char *hlx_hf_config_text(const hlx_hf_config_t *c)
         json_object_set_new(o, "n_group", json_integer(c->n_group));
         json_object_set_new(o, "topk_group", json_integer(c->topk_group));
         if (!strcmp(c->arch, "DeepseekV2ForCausalLM"))
-            json_object_set_new(o, "topk_method", json_string("greedy"));
+            json_object_set_new(o, "topk_method",
+                                json_string(c->n_group > 1 && c->topk_group < c->n_group
+                                                ? "group_limited_greedy" : "greedy"));
         if (c->fp8)
             json_object_set_new(o, "quantization_config",
                                 json_pack("{s:s, s:s, s:s, s:[i, i]}", "activation_scheme",

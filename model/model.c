@@ -25,6 +25,7 @@ typedef struct {
     char        kv_dtype[16];
     char        scoring[16];
     char        rope_scaling[16];
+    char        group_score[16];
 } hlx_model_raw_t;
 
 #define HLX_MF_INT(_k, _req, _min, _help) \
@@ -64,6 +65,9 @@ static const hlx_jfield_t hlx_model_fields[] = {
     HLX_MF_INT(expert_ffn, 0, 1, "intermediate size of one expert"),
     HLX_MF_INT(dense_layers, 0, 0, "leading dense layers of an MoE model"),
     HLX_MF_STR("scoring_func", scoring, 0, "router scores: softmax or sigmoid"),
+    HLX_MF_STR("group_score", group_score, 0,
+               "a group's score in group-limited routing: top2 (sum of its two best, "
+               "DeepSeek-V3) or max (its best, DeepSeek-V2)"),
     { "norm_topk_prob", HLX_JT_BOOL, offsetof(hlx_model_raw_t, m.norm_topk_prob), 0, 0, 1, 0,
       "renormalise the top-k routing weights to sum 1" },
     { "routed_scaling_factor", HLX_JT_DOUBLE, offsetof(hlx_model_raw_t, m.routed_scaling), 0,
@@ -221,6 +225,13 @@ static hlx_status_t hlx_model_gating(hlx_jdoc_t *doc, hlx_model_raw_t *r)
     else
         return HLX_MFAIL("scoring_func", "unknown scoring \"%s\" (softmax or sigmoid)",
                          r->scoring);
+    if (r->group_score[0] == '\0' || !strcmp(r->group_score, "top2"))
+        m->moe_group_score = HLX_MOE_GROUP_TOP2;
+    else if (!strcmp(r->group_score, "max"))
+        m->moe_group_score = HLX_MOE_GROUP_MAX;
+    else
+        return HLX_MFAIL("group_score", "unknown group score \"%s\" (top2 or max)",
+                         r->group_score);
     if (m->n_group == 0)
         m->n_group = 1;
     if (m->topk_group == 0)
@@ -410,7 +421,7 @@ static hlx_status_t hlx_model_validate(hlx_jdoc_t *doc, hlx_model_raw_t *r)
         static const char *const moe_only[] = { "top_k", "shared_experts", "expert_ffn",
                                                 "dense_layers", "scoring_func",
                                                 "norm_topk_prob", "routed_scaling_factor",
-                                                "n_group", "topk_group" };
+                                                "n_group", "topk_group", "group_score" };
         char path[64];
         size_t i;
         for (i = 0; i < sizeof(moe_only) / sizeof(moe_only[0]); i++) {
@@ -547,7 +558,7 @@ static uint64_t hlx_model_mix_double(uint64_t h, double d)
     return hlx_model_mix(h, bits);
 }
 
-/* A new field of hlx_model_t changes its size (8480 bytes on LP64 with the 44 fields
+/* A new field of hlx_model_t changes its size (8480 bytes on LP64 with the 45 fields
  * hashed below): add it to hlx_model_hash, then update this size. */
 _Static_assert(sizeof(hlx_model_t) == 8480 || sizeof(void *) != 8,
                "hlx_model_t changed: hash the new field in hlx_model_hash()");
@@ -562,7 +573,7 @@ uint64_t hlx_model_hash(const hlx_model_t *m)
         m->experts,      m->top_k,        m->shared_experts, m->expert_ffn,
         m->dense_layers, m->moe_scoring,  m->norm_topk_prob,   m->n_group,
         m->topk_group,   m->rope_kind,    m->rope_orig_ctx,  m->rope_long,
-        m->qkv_bias,     m->qk_norm,
+        m->qkv_bias,     m->qk_norm,      m->moe_group_score,
     };
     uint64_t h = 0x68656c69786d6f64ull; /* "helixmod" */
     size_t i;

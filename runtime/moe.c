@@ -109,8 +109,9 @@ void hlx_moe_route(const hlx_model_t *m, const double *logits, const float *bias
     for (e = 0; e < E; e++)
         ch[e] = sc[e] + (m->moe_scoring == HLX_MOE_SIGMOID && bias != NULL ? bias[e] : 0.0);
     if (TG < G) {
-        /* A group's score is the sum of its two best choice scores (DeepSeek-V3); the
-         * TG best groups stay, the experts of the others are out of the choice. */
+        /* A group's score is the sum of its two best choice scores (DeepSeek-V3), or its
+         * best (DeepSeek-V2, moe_group_score max); the TG best groups stay, the experts of
+         * the others are out of the choice. */
         for (g = 0; g < G; g++) {
             double a = -INFINITY, b = -INFINITY;
             for (e = g * gs; e < (g + 1) * gs; e++) {
@@ -121,7 +122,7 @@ void hlx_moe_route(const hlx_model_t *m, const double *logits, const float *bias
                     b = ch[e];
                 }
             }
-            gsc[g] = gs > 1 ? a + b : a;
+            gsc[g] = gs > 1 && m->moe_group_score != HLX_MOE_GROUP_MAX ? a + b : a;
         }
         for (t = 0; t < TG; t++) {
             int best = -1;

@@ -165,14 +165,16 @@ void hlx_ref_moe_ffn(hlx_ref_moe_t *moe, int l, const double *hn, double *y, int
         moe->score[e] /= sum;
     for (e = 0; e < E; e++)
         moe->choice[e] = moe->score[e] + (L->bias != NULL ? L->bias[e] : 0.0);
-    /* group-limited: the TG groups with the best sum of their top two choice scores */
+    /* group-limited: the TG groups with the best sum of their top two choice scores, or
+     * with the best top one (moe_group_score max) */
     if (TG < G) {
         for (g = 0; g < G; g++) {
             for (e = 0; e < per; e++)
                 moe->order[e] = g * per + e;
             hlx_ref_moe_sort(moe->order, per, moe->choice);
-            moe->gscore[g] = moe->choice[moe->order[0]] +
-                             (per > 1 ? moe->choice[moe->order[1]] : 0.0);
+            moe->gscore[g] = moe->choice[moe->order[0]];
+            if (per > 1 && m->moe_group_score == HLX_MOE_GROUP_TOP2)
+                moe->gscore[g] += moe->choice[moe->order[1]];
             moe->gorder[g] = g;
         }
         hlx_ref_moe_sort(moe->gorder, G, moe->gscore);

@@ -897,8 +897,9 @@ static void test_mixtral(void **state)
     expect_config("mx", HLX_ERR_PARSE, "num_experts_per_tok: 9 exceeds num_local_experts 8");
 }
 
-/* DeepseekV2ForCausalLM: DeepSeek-V3's tensors, V2's gating (softmax, greedy, one of
- * renormalisation and scaling), V2-Lite's keys. */
+/* DeepseekV2ForCausalLM: DeepSeek-V3's tensors, V2's gating (softmax, greedy or
+ * group-limited with a group scored by its best expert, one of renormalisation and
+ * scaling), V2-Lite's keys. */
 static void test_deepseek_v2(void **state)
 {
     char dir[512], err[1024];
@@ -914,6 +915,10 @@ static void test_deepseek_v2(void **state)
     assert_int_equal(cfg.m.shared_experts, 2);
     assert_int_equal(cfg.m.moe_scoring, HLX_MOE_SOFTMAX);
     assert_false(cfg.m.norm_topk_prob);
+    /* the synth's group_limited_greedy: 2 groups, the best 1, each scored by its best */
+    assert_int_equal(cfg.m.n_group, 2);
+    assert_int_equal(cfg.m.topk_group, 1);
+    assert_int_equal(cfg.m.moe_group_score, HLX_MOE_GROUP_MAX);
     ckpt_variant("v2", "v2ok", NULL, NULL, NULL, 0, NULL);
     ckpt_variant("v2", "v2bias", NULL, NULL, "model.layers.1.mlp.gate.e_score_correction_bias",
                  1, "e_score_correction_bias is not part of a DeepseekV2ForCausalLM");
@@ -926,17 +931,15 @@ static void test_deepseek_v2(void **state)
     set_key("v2", "norm_topk_prob", NULL);
     set_key("v2", "routed_scaling_factor", NULL);
     set_key("v2", "topk_method", NULL);
+    /* greedy (the default) ignores the groups */
     assert_int_equal(hlx_hf_config_load(dir, &cfg, err, sizeof(err)), HLX_OK);
     assert_true(!cfg.m.norm_topk_prob && cfg.m.routed_scaling == 1.0 &&
-                cfg.m.moe_scoring == HLX_MOE_SOFTMAX && cfg.m.n_group == 1);
-    /* greedy ignores groups; group_limited_greedy scores them as V3 does not */
-    set_key("v2", "n_group", json_integer(2));
-    set_key("v2", "topk_group", json_integer(1));
-    assert_int_equal(hlx_hf_config_load(dir, &cfg, err, sizeof(err)), HLX_OK);
-    assert_int_equal(cfg.m.n_group, 1);
+                cfg.m.moe_scoring == HLX_MOE_SOFTMAX && cfg.m.n_group == 1 &&
+                cfg.m.topk_group == 1);
     set_key("v2", "topk_method", json_string("group_limited_greedy"));
-    expect_config("v2", HLX_ERR_UNSUPPORTED, "topk_method: group_limited_greedy with n_group 2 "
-                  "and topk_group 1 is not supported");
+    assert_int_equal(hlx_hf_config_load(dir, &cfg, err, sizeof(err)), HLX_OK);
+    assert_true(cfg.m.n_group == 2 && cfg.m.topk_group == 1 &&
+                cfg.m.moe_group_score == HLX_MOE_GROUP_MAX);
     set_key("v2", "topk_method", json_string("noaux_tc"));
     expect_config("v2", HLX_ERR_PARSE, "topk_method: \"noaux_tc\" is not a DeepSeek-V2 routing");
     set_key("v2", "topk_method", json_string("greedy"));

@@ -196,6 +196,9 @@ static void test_errors(void **state)
                  "odd_head.json:4:3: head_dim: 33 is odd and rope_dim defaults to it");
     expect_error("huge_int.json", HLX_ERR_PARSE, "huge_int.json:4:");
     expect_error("missing.json", HLX_ERR_NOT_FOUND, "missing.json: no such model file");
+    expect_error("bad_group_score.json", HLX_ERR_PARSE,
+                 "bad_group_score.json:4:34: group_score: unknown group score \"mean\" (top2 or "
+                 "max)");
     expect_error("mla_qkv_bias.json", HLX_ERR_PARSE,
                  "mla_qkv_bias.json:3:3: qkv_bias: only with \"attn\": \"gqa\"");
 }
@@ -293,7 +296,7 @@ static const struct { const char *name; size_t off, size; } g_fields[] = {
     HLX_F(rope_orig_ctx), HLX_F(rope_factor), HLX_F(rope_low_freq), HLX_F(rope_high_freq),
     HLX_F(rope_beta_fast), HLX_F(rope_beta_slow), HLX_F(rope_mscale), HLX_F(rope_mscale_all),
     HLX_F(rope_attn_factor), HLX_F(rope_long), HLX_F(rope_short_factor),
-    HLX_F(rope_long_factor), HLX_F(qkv_bias), HLX_F(qk_norm),
+    HLX_F(rope_long_factor), HLX_F(qkv_bias), HLX_F(qk_norm), HLX_F(moe_group_score),
 };
 
 /* RoPE scaling against the Hugging Face code written out again here, step for step as

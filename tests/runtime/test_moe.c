@@ -179,6 +179,13 @@ static void test_route_groups(void **state)
     route(&m, z, bias, idx, w);
     assert_int_equal(idx[0], 0);
     assert_int_equal(idx[1], 2);
+    /* scored by its best (DeepSeek-V2): group 0 (1.4) beats group 1 (1.1), then experts 0
+     * (1.4) and 1 (0.5) */
+    m.moe_group_score = HLX_MOE_GROUP_MAX;
+    m.topk_group = 1;
+    route(&m, z, bias, idx, w);
+    assert_int_equal(idx[0], 0);
+    assert_int_equal(idx[1], 1);
 }
 
 int main(void)

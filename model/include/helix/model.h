@@ -23,6 +23,12 @@ typedef enum hlx_moe_scoring {
     HLX_MOE_SIGMOID = 1  /* sigmoid per expert; e_score_correction_bias added for the choice */
 } hlx_moe_scoring_t;
 
+/* A group's score in group-limited routing (n_group groups, the best topk_group kept). */
+typedef enum hlx_moe_group_score {
+    HLX_MOE_GROUP_TOP2 = 0, /* the sum of its two best choice values (DeepSeek-V3) */
+    HLX_MOE_GROUP_MAX  = 1  /* its best choice value (DeepSeek-V2's group_limited_greedy) */
+} hlx_moe_group_score_t;
+
 /* How RoPE's frequencies are scaled ("rope_scaling" of a Hugging Face config). */
 typedef enum hlx_rope_kind {
     HLX_ROPE_NONE = 0,   /* theta^(-2i/d) */
@@ -71,6 +77,7 @@ typedef struct hlx_model {
     /* MoE gating (DeepSeek-V3): scores, group-limited top-k, weights */
     hlx_moe_scoring_t moe_scoring;   /* scoring_func */
     int             norm_topk_prob;  /* the top-k weights renormalised to sum 1 */
+    hlx_moe_group_score_t moe_group_score; /* how a group is scored (n_group below) */
     double          routed_scaling;  /* routed_scaling_factor: multiplies the weights */
     int             n_group;         /* experts split into n_group consecutive groups */
     int             topk_group;      /* experts chosen only from the best topk_group groups */
