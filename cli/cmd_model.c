@@ -820,13 +820,18 @@ static int hlx_cmd_model_info(int argc, char **argv)
                                              cfg.m.kv_lora_rank, "qk_nope_dim", cfg.m.qk_nope_dim,
                                              "qk_rope_dim", cfg.m.qk_rope_dim));
         if (cfg.m.experts > 0)
-            json_object_update_new(mo, json_pack("{s:i, s:i, s:i, s:i, s:i, s:s, s:b, s:f}",
+            json_object_update_new(mo, json_pack("{s:i, s:i, s:i, s:i, s:i, s:s, s:b, s:f, s:i, "
+                                                 "s:i, s:s}",
                                              "experts", cfg.m.experts, "top_k", cfg.m.top_k,
                                              "shared_experts", cfg.m.shared_experts, "expert_ffn",
                                              cfg.m.expert_ffn, "dense_layers", cfg.m.dense_layers,
                                              "scoring_func", cfg.scoring_func, "norm_topk_prob",
                                              cfg.norm_topk_prob, "routed_scaling_factor",
-                                             cfg.routed_scaling_factor));
+                                             cfg.routed_scaling_factor, "n_group",
+                                             cfg.m.n_group, "topk_group", cfg.m.topk_group,
+                                             "group_score",
+                                             cfg.m.moe_group_score == HLX_MOE_GROUP_MAX
+                                                 ? "max" : "top2"));
         json_object_set_new(mo, "rope", hlx_info_rope_json(&cfg.m));
         for (i = 0; i < HLX_HFC_COUNT; i++) {
             if (cls_bytes[i] == 0)
@@ -866,12 +871,18 @@ static int hlx_cmd_model_info(int argc, char **argv)
     } else
         printf("\n  MLA: q_lora %d, kv_lora %d, nope %d, rope %d, v %d\n", cfg.m.q_lora_rank,
                cfg.m.kv_lora_rank, cfg.m.qk_nope_dim, cfg.m.qk_rope_dim, cfg.m.v_head_dim);
-    if (cfg.m.experts > 0)
+    if (cfg.m.experts > 0) {
         printf("  MoE: %d experts top-%d + %d shared, expert FFN %d, first %d layers dense "
-               "(FFN %d), %s scoring, norm_topk_prob %s, scaling %g\n", cfg.m.experts,
+               "(FFN %d), %s scoring, norm_topk_prob %s, scaling %g", cfg.m.experts,
                cfg.m.top_k, cfg.m.shared_experts, cfg.m.expert_ffn, cfg.m.dense_layers,
                cfg.m.ffn, cfg.scoring_func, cfg.norm_topk_prob ? "true" : "false",
                cfg.routed_scaling_factor);
+        if (cfg.m.topk_group < cfg.m.n_group)
+            printf(", the best %d of %d groups by their %s", cfg.m.topk_group, cfg.m.n_group,
+                   cfg.m.moe_group_score == HLX_MOE_GROUP_MAX ? "best expert"
+                                                              : "two best experts");
+        printf("\n");
+    }
     else
         printf("  dense SwiGLU FFN %d, vocab %d\n", cfg.m.ffn, cfg.m.vocab);
     hlx_info_rope_print(&cfg.m);
