@@ -1,6 +1,7 @@
 #!/usr/bin/env python3
 # An independent float64 reference of the Hugging Face transformers forward pass for Llama,
-# Mistral, Mixtral, Qwen2, Qwen3, Qwen3-MoE and Phi-3 checkpoints (config.json + safetensors),
+# Mistral, Mixtral, Qwen2, Qwen3, Qwen3-MoE, Phi-3 and DeepSeek-V2/V3 (MLA, the modeling
+# code's own layout) checkpoints (config.json + safetensors),
 # standard library only and sharing nothing with helix; the decode tests compare
 # `helix decode` against it.
 """usage: hf_forward.py DIR PROMPT_IDS_FILE STEPS [--json]
@@ -26,7 +27,8 @@ from array import array
 
 ARCHITECTURES = ("LlamaForCausalLM", "MistralForCausalLM", "MixtralForCausalLM",
                  "Qwen2ForCausalLM", "Qwen3ForCausalLM", "Qwen3MoeForCausalLM",
-                 "Phi3ForCausalLM")
+                 "Phi3ForCausalLM", "DeepseekV2ForCausalLM", "DeepseekV3ForCausalLM")
+DEEPSEEK = ("DeepseekV2ForCausalLM", "DeepseekV3ForCausalLM")
 QK_NORM = ("Qwen3ForCausalLM", "Qwen3MoeForCausalLM")
 
 
@@ -281,6 +283,9 @@ class Config:
         if self.arch in ("LlamaForCausalLM",) + QK_NORM and c.get("attention_bias"):
             raise Fail(f"{path}: key attention_bias: true is not supported by this reference")
         self.rotary = self.d
+        self.mla = self.arch in DEEPSEEK
+        if self.mla:
+            self.deepseek(c, path, integer, number)
         if self.arch == "Phi3ForCausalLM":
             factor = number("partial_rotary_factor", 1.0)
             self.rotary = int(self.d * factor)
@@ -290,6 +295,43 @@ class Config:
         if self.rotary % 2:
             raise Fail(f"{path}: rotary dim {self.rotary} is odd (head_dim, "
                        f"partial_rotary_factor)")
+
+
+    def deepseek(self, c, path, integer, number):
+        """DeepSeek-V2/V3 (modeling_deepseek.py): MLA sizes and the MoE gate. No default is
+        taken for the MoE keys: the checkpoints this reference reads give them all."""
+        if c.get("quantization_config") is not None:
+            raise Fail(f"{path}: key quantization_config: fp8 weights are not read by this "
+                       f"reference")
+        q_lora = c.get("q_lora_rank")
+        self.q_lora = 0 if q_lora is None else integer("q_lora_rank")
+        self.kv_lora = integer("kv_lora_rank")
+        self.rope_d = integer("qk_rope_head_dim")
+        self.nope = integer("qk_nope_head_dim")
+        self.vd = integer("v_head_dim")
+        self.experts = integer("n_routed_experts")
+        self.top_k = integer("num_experts_per_tok")
+        self.Fe = integer("moe_intermediate_size")
+        self.shared = c.get("n_shared_experts") or 0
+        first = c.get("first_k_dense_replace")
+        freq = integer("moe_layer_freq", 1)
+        if not isinstance(first, int) or first < 0:
+            raise Fail(f"{path}: key first_k_dense_replace: {first!r} is not a layer count")
+        self.sparse = [i >= first and i % freq == 0 for i in range(self.layers)]
+        self.scoring = c.get("scoring_func")
+        # DeepseekV3Config's topk_method when absent (the one V3 gate: noaux_tc)
+        self.method = c.get("topk_method",
+                            "noaux_tc" if self.arch == "DeepseekV3ForCausalLM" else None)
+        if self.scoring not in ("sigmoid", "softmax") or \
+                self.method not in ("noaux_tc", "greedy", "group_limited_greedy"):
+            raise Fail(f"{path}: keys scoring_func / topk_method: {self.scoring!r} / "
+                       f"{self.method!r} not read by this reference")
+        self.n_group = integer("n_group", 1)
+        self.topk_group = integer("topk_group", 1)
+        self.norm_topk = bool(c.get("norm_topk_prob"))
+        self.scaling = number("routed_scaling_factor", 1.0)
+        self.v2 = self.arch == "DeepseekV2ForCausalLM"
+        self.rotary = self.rope_d
 
 
 # ---------------------------------------------------------------------------------------------
@@ -320,6 +362,161 @@ def silu(z):
 
 class Layer:
     pass
+
+
+def rope_interleaved(vec, cos, sin):
+    """DeepSeek's apply_rotary_pos_emb: the stored pairs (2i, 2i+1) are first gathered into
+    halves (view(d/2, 2).transpose), then rotate_half as Llama's."""
+    half = len(cos)
+    a, b = vec[0::2], vec[1::2]
+    return ([a[i] * cos[i] - b[i] * sin[i] for i in range(half)] +
+            [b[i] * cos[i] + a[i] * sin[i] for i in range(half)])
+
+
+class DeepSeek:
+    """DeepSeek-V2/V3: MLA attention (non-absorbed, as the modeling code computes it), the
+    first first_k_dense_replace layers dense, the others routed experts plus shared ones."""
+
+    def __init__(self, directory, cfg):
+        self.cfg = cfg
+        ck = Checkpoint(directory)
+        H, Q, V = cfg.H, cfg.Q, cfg.V
+        qd = cfg.nope + cfg.rope_d
+        self.embed = ck.matrix("model.embed_tokens.weight", V, H)
+        self.norm = ck.vector("model.norm.weight", H)
+        self.lm_head = self.embed if cfg.tied else ck.matrix("lm_head.weight", V, H)
+        self.layers = []
+        for i in range(cfg.layers):
+            p = f"model.layers.{i}."
+            a = p + "self_attn."
+            L = Layer()
+            L.input_norm = ck.vector(p + "input_layernorm.weight", H)
+            L.post_norm = ck.vector(p + "post_attention_layernorm.weight", H)
+            if cfg.q_lora:
+                L.q_a = ck.matrix(a + "q_a_proj.weight", cfg.q_lora, H)
+                L.q_a_norm = ck.vector(a + "q_a_layernorm.weight", cfg.q_lora)
+                L.q_b = ck.matrix(a + "q_b_proj.weight", Q * qd, cfg.q_lora)
+            else:
+                L.q = ck.matrix(a + "q_proj.weight", Q * qd, H)
+            L.kv_a = ck.matrix(a + "kv_a_proj_with_mqa.weight", cfg.kv_lora + cfg.rope_d, H)
+            L.kv_a_norm = ck.vector(a + "kv_a_layernorm.weight", cfg.kv_lora)
+            L.kv_b = ck.matrix(a + "kv_b_proj.weight", Q * (cfg.nope + cfg.vd), cfg.kv_lora)
+            L.wo = ck.matrix(a + "o_proj.weight", H, Q * cfg.vd)
+            m = p + "mlp."
+            if not cfg.sparse[i]:
+                L.dense = (ck.matrix(m + "gate_proj.weight", cfg.F, H),
+                           ck.matrix(m + "up_proj.weight", cfg.F, H),
+                           ck.matrix(m + "down_proj.weight", H, cfg.F))
+            else:
+                E, Fe, Fs = cfg.experts, cfg.Fe, cfg.Fe * cfg.shared
+                L.router = ck.matrix(m + "gate.weight", E, H)
+                bias = m + "gate.e_score_correction_bias"
+                L.bias = ck.vector(bias, E) if ck.has(bias) else [0.0] * E
+                L.experts = [(ck.matrix(m + f"experts.{j}.gate_proj.weight", Fe, H),
+                              ck.matrix(m + f"experts.{j}.up_proj.weight", Fe, H),
+                              ck.matrix(m + f"experts.{j}.down_proj.weight", H, Fe))
+                             for j in range(E)]
+                L.shared = None
+                if Fs:
+                    L.shared = (ck.matrix(m + "shared_experts.gate_proj.weight", Fs, H),
+                                ck.matrix(m + "shared_experts.up_proj.weight", Fs, H),
+                                ck.matrix(m + "shared_experts.down_proj.weight", H, Fs))
+            L.keys, L.values = [], []  # per position: Q heads of [k_nope | k_pe], of v
+            self.layers.append(L)
+        r = cfg.rope_d
+        self.inv_freq = [1.0 / cfg.theta ** (2 * i / r) for i in range(r // 2)]
+        self.position = 0
+
+    def gate(self, L, h):
+        """MoEGate: (experts, weights) as modeling_deepseek.py chooses them."""
+        cfg = self.cfg
+        logits = matvec(L.router, h)
+        if cfg.scoring == "sigmoid":
+            scores = [1.0 / (1.0 + math.exp(-v)) for v in logits]
+        else:
+            top = max(logits)
+            e = [math.exp(v - top) for v in logits]
+            scores = [v / sum(e) for v in e]
+        E, G = cfg.experts, cfg.n_group
+        if cfg.method == "greedy":
+            choice = list(scores)
+        else:
+            # noaux_tc (V3): the bias steers, groups by their two best; group_limited_greedy
+            # (V2): groups by their best; the experts of the other groups masked with 0.0
+            base = [s + b for s, b in zip(scores, L.bias)] if cfg.method == "noaux_tc" \
+                else list(scores)
+            per = E // G
+            gscore = []
+            for g in range(G):
+                grp = sorted(base[g * per:(g + 1) * per], reverse=True)
+                gscore.append(grp[0] + grp[1] if cfg.method == "noaux_tc" and per > 1
+                              else grp[0])
+            kept = sorted(range(G), key=lambda g: (-gscore[g], g))[:cfg.topk_group]
+            choice = [base[e] if e // per in kept else 0.0 for e in range(E)]
+        chosen = sorted(range(E), key=lambda e: (-choice[e], e))[:cfg.top_k]
+        w = [scores[e] for e in chosen]
+        if cfg.v2:  # one or the other
+            if cfg.top_k > 1 and cfg.norm_topk:
+                w = [v / (sum(w) + 1e-20) for v in w]
+            else:
+                w = [v * cfg.scaling for v in w]
+        else:
+            if cfg.top_k > 1 and cfg.norm_topk:
+                w = [v / (sum(w) + 1e-20) for v in w]
+            w = [v * cfg.scaling for v in w]
+        return chosen, w
+
+    def forward(self, token, want_logits):
+        cfg = self.cfg
+        Q, eps, nope, rd, vd = cfg.Q, cfg.eps, cfg.nope, cfg.rope_d, cfg.vd
+        qd = nope + rd
+        t = self.position
+        self.position += 1
+        cos = [math.cos(t * f) for f in self.inv_freq]
+        sin = [math.sin(t * f) for f in self.inv_freq]
+        scale = 1.0 / math.sqrt(qd)
+        x = list(self.embed[token])
+        for L in self.layers:
+            h = rmsnorm(x, L.input_norm, eps)
+            if cfg.q_lora:
+                q = matvec(L.q_b, rmsnorm(matvec(L.q_a, h), L.q_a_norm, eps))
+            else:
+                q = matvec(L.q, h)
+            ckv = matvec(L.kv_a, h)
+            kv = matvec(L.kv_b, rmsnorm(ckv[:cfg.kv_lora], L.kv_a_norm, eps))
+            k_pe = rope_interleaved(ckv[cfg.kv_lora:], cos, sin)
+            keys, values, queries = [], [], []
+            for j in range(Q):
+                qj = q[j * qd:(j + 1) * qd]
+                queries.append(qj[:nope] + rope_interleaved(qj[nope:], cos, sin))
+                kvj = kv[j * (nope + vd):(j + 1) * (nope + vd)]
+                keys.append(kvj[:nope] + k_pe)
+                values.append(kvj[nope:])
+            L.keys.append(keys)
+            L.values.append(values)
+            attn = []
+            for j in range(Q):
+                sc = [sum(map(operator.mul, queries[j], ks[j])) * scale for ks in L.keys]
+                top = max(sc)
+                wts = [math.exp(s - top) for s in sc]
+                tot = sum(wts)
+                o = [0.0] * vd
+                for w, vs in zip(wts, L.values):
+                    o = [a + w / tot * b for a, b in zip(o, vs[j])]
+                attn.extend(o)
+            x = add(x, matvec(L.wo, attn))
+            h = rmsnorm(x, L.post_norm, eps)
+            if hasattr(L, "dense"):
+                x = add(x, Model.mlp(*L.dense, h))
+            else:
+                chosen, w = self.gate(L, h)
+                y = Model.mlp(*L.shared, h) if L.shared else [0.0] * len(h)
+                for e, we in zip(chosen, w):
+                    y = [a + we * b for a, b in zip(y, Model.mlp(*L.experts[e], h))]
+                x = add(x, y)
+        if not want_logits:
+            return None
+        return matvec(self.lm_head, rmsnorm(x, self.norm, eps))
 
 
 class Model:
@@ -514,7 +711,7 @@ def main(argv):
         raise Fail(f"{args.dir}: not a directory")
     cfg = Config(args.dir)  # the config's errors come before the prompt's
     prompt = read_prompt(args.prompt_ids, cfg.V)
-    model = Model(args.dir, cfg)
+    model = DeepSeek(args.dir, cfg) if cfg.mla else Model(args.dir, cfg)
 
     for tok in prompt[:-1]:
         model.forward(tok, False)
