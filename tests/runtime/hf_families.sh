@@ -1,7 +1,7 @@
 #!/usr/bin/env bash
-# Hugging Face checkpoints of every GQA family (Llama, Phi-3, Qwen2 with its q, k, v
-# biases, Qwen3 with its per-head q/k norms, Qwen3-MoE and Mixtral with routed experts)
-# decode as transformers would: hf_forward.py
+# Hugging Face checkpoints of every family (Llama, Phi-3, Qwen2 with its q, k, v biases,
+# Qwen3 with its per-head q/k norms, Qwen3-MoE and Mixtral with routed experts, DeepSeek-V3
+# and V2 with MLA and their gates) decode as the models' own code would: hf_forward.py
 # (standard library only, independent of helix: its own safetensors reader, HF's layouts and
 # rotate_half RoPE, float64) predicts the same greedy tokens for a prompt, in f32 and bf16.
 # Then every family but Llama under --check on 1 rank, KVP 2, TPA 2 and 2 x 2 (biases, norms
@@ -20,7 +20,7 @@ fail=0
 # 1. against the independent forward: 12 prompt tokens, 6 decoded
 echo "3 77 501 9 13 200 7 1 300 42 65 128" >"$dir/prompt"
 declare -A first
-for fam in dense phi3 qwen2 qwen3 qwen3-moe mixtral; do
+for fam in dense phi3 qwen2 qwen3 qwen3-moe mixtral moe-mla deepseek-v2; do
     for dt in f32 bf16; do
         ck=$dir/$fam-$dt
         "$helix" model synth --family "$fam" --dtype $dt --seed 11 --out "$ck" >/dev/null ||
