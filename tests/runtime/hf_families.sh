@@ -47,6 +47,28 @@ for fam in dense phi3 qwen2 qwen3 qwen3-moe mixtral moe-mla deepseek-v2; do
         [ $dt = f32 ] && first[$fam]=$want
     done
 done
+# DeepSeek's yarn (V2-Lite's and V3's parameters: mscale and mscale_all_dim 0.707, which
+# scale the softmax; an original context of 16 that puts the ramp inside the 8 pairs)
+cp -r "$dir/moe-mla-f32" "$dir/yarn"
+python3 - "$dir/yarn/config.json" <<'PY'
+import json, sys
+c = json.load(open(sys.argv[1]))
+c.update({"max_position_embeddings": 640,
+          "rope_scaling": {"type": "yarn", "factor": 40, "original_max_position_embeddings": 16,
+                           "beta_fast": 32, "beta_slow": 1, "mscale": 0.707,
+                           "mscale_all_dim": 0.707}})
+json.dump(c, open(sys.argv[1], "w"))
+PY
+python3 "$fwd" "$dir/yarn" "$dir/prompt" 6 >"$dir/py.json" 2>"$dir/err" &&
+    "$helix" decode --model "$dir/yarn" --context 0 --steps 6 --prompt-ids "$dir/prompt" \
+        --kv-dtype f32 --json >"$dir/hx.json" 2>>"$dir/err" ||
+    { echo "FAIL: yarn: $(cat "$dir/err")"; fail=1; }
+want=$(json_field "$dir/py.json" "[d['prefill_token']] + d['tokens']")
+got=$(json_field "$dir/hx.json" "d['prefill_tokens'] + d['tokens'][0]")
+echo "moe-mla with yarn: transformers-style $want, helix $got"
+[ "$want" = "$got" ] && [ "$want" != "${first[moe-mla]-x}" ] ||
+    { echo "FAIL: yarn: other tokens than the forward, or the same as without yarn"; fail=1; }
+
 # the families' additions change what is decoded (same seed, same other weights)
 for fam in qwen2 qwen3; do
     [ "${first[$fam]-a}" != "${first[dense]-a}" ] ||

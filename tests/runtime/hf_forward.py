@@ -244,9 +244,14 @@ class Config:
         if not isinstance(tie, bool):
             raise Fail(f"{path}: key tie_word_embeddings: {tie!r} is not a boolean")
         self.tied = tie
-        if c.get("rope_scaling") is not None:
-            raise Fail(f"{path}: key rope_scaling: {c['rope_scaling']!r} not supported by "
-                       f"this reference (absent or null only)")
+        rs = c.get("rope_scaling")
+        self.yarn = None
+        if rs is not None and self.arch in ("DeepseekV2ForCausalLM", "DeepseekV3ForCausalLM") \
+                and isinstance(rs, dict) and (rs.get("type") or rs.get("rope_type")) == "yarn":
+            self.yarn = rs  # DeepSeek's own yarn (DeepseekV3YarnRotaryEmbedding)
+        elif rs is not None:
+            raise Fail(f"{path}: key rope_scaling: {rs!r} not supported by this reference "
+                       f"(absent or null; DeepSeek's yarn)")
         # Qwen3-MoE (transformers' Qwen3MoeSparseMoeBlock): layer i routes to experts unless
         # it is in mlp_only_layers or (i + 1) is not a multiple of decoder_sparse_step; softmax
         # over the experts' logits, the top num_experts_per_tok, renormalised to sum 1 when
@@ -425,7 +430,40 @@ class DeepSeek:
             self.layers.append(L)
         r = cfg.rope_d
         self.inv_freq = [1.0 / cfg.theta ** (2 * i / r) for i in range(r // 2)]
+        self.mscale = 1.0  # on cos and sin
+        self.scale = 1.0 / math.sqrt(cfg.nope + cfg.rope_d)
+        if cfg.yarn is not None:
+            self.use_yarn(cfg.yarn)
         self.position = 0
+
+    def use_yarn(self, rs):
+        """DeepseekV3YarnRotaryEmbedding and DeepseekV3Attention's softmax scale."""
+        r, base = self.cfg.rope_d, self.cfg.theta
+        factor = float(rs["factor"])
+        orig = float(rs["original_max_position_embeddings"])
+        fast, slow = float(rs.get("beta_fast", 32)), float(rs.get("beta_slow", 1))
+        ms, ms_all = float(rs.get("mscale", 1)), float(rs.get("mscale_all_dim", 0))
+
+        def corr_dim(rot):
+            return r * math.log(orig / (rot * 2 * math.pi)) / (2 * math.log(base))
+
+        def get_mscale(scale, m):
+            return 1.0 if scale <= 1 else 0.1 * m * math.log(scale) + 1.0
+        low = max(math.floor(corr_dim(fast)), 0)
+        high = min(math.ceil(corr_dim(slow)), r - 1)
+        if low == high:
+            high += 0.001
+        freqs = []
+        for i in range(r // 2):
+            extra = 1.0 / base ** (2 * i / r)
+            inter = 1.0 / (factor * base ** (2 * i / r))
+            ramp = min(max((i - low) / (high - low), 0.0), 1.0)
+            mask = 1.0 - ramp
+            freqs.append(inter * (1 - mask) + extra * mask)
+        self.inv_freq = freqs
+        self.mscale = get_mscale(factor, ms) / get_mscale(factor, ms_all)
+        if ms_all:
+            self.scale *= get_mscale(factor, ms_all) ** 2
 
     def gate(self, L, h):
         """MoEGate: (experts, weights) as modeling_deepseek.py chooses them."""
@@ -472,9 +510,9 @@ class DeepSeek:
         qd = nope + rd
         t = self.position
         self.position += 1
-        cos = [math.cos(t * f) for f in self.inv_freq]
-        sin = [math.sin(t * f) for f in self.inv_freq]
-        scale = 1.0 / math.sqrt(qd)
+        cos = [math.cos(t * f) * self.mscale for f in self.inv_freq]
+        sin = [math.sin(t * f) * self.mscale for f in self.inv_freq]
+        scale = self.scale
         x = list(self.embed[token])
         for L in self.layers:
             h = rmsnorm(x, L.input_norm, eps)
