@@ -369,6 +369,23 @@ class Layer:
     pass
 
 
+class Decoder:
+    """What every family shares: the embedding, the final norm and the output head."""
+
+    def load_globals(self, ck, cfg):
+        self.cfg = cfg
+        self.embed = ck.matrix("model.embed_tokens.weight", cfg.V, cfg.H)
+        self.norm = ck.vector("model.norm.weight", cfg.H)
+        self.lm_head = self.embed if cfg.tied else ck.matrix("lm_head.weight", cfg.V, cfg.H)
+        self.layers = []
+        self.position = 0
+
+    def head(self, x, want_logits):
+        if not want_logits:
+            return None
+        return matvec(self.lm_head, rmsnorm(x, self.norm, self.cfg.eps))
+
+
 def rope_interleaved(vec, cos, sin):
     """DeepSeek's apply_rotary_pos_emb: the stored pairs (2i, 2i+1) are first gathered into
     halves (view(d/2, 2).transpose), then rotate_half as Llama's."""
@@ -378,19 +395,15 @@ def rope_interleaved(vec, cos, sin):
             [b[i] * cos[i] + a[i] * sin[i] for i in range(half)])
 
 
-class DeepSeek:
+class DeepSeek(Decoder):
     """DeepSeek-V2/V3: MLA attention (non-absorbed, as the modeling code computes it), the
     first first_k_dense_replace layers dense, the others routed experts plus shared ones."""
 
     def __init__(self, directory, cfg):
-        self.cfg = cfg
         ck = Checkpoint(directory)
-        H, Q, V = cfg.H, cfg.Q, cfg.V
+        self.load_globals(ck, cfg)
+        H, Q = cfg.H, cfg.Q
         qd = cfg.nope + cfg.rope_d
-        self.embed = ck.matrix("model.embed_tokens.weight", V, H)
-        self.norm = ck.vector("model.norm.weight", H)
-        self.lm_head = self.embed if cfg.tied else ck.matrix("lm_head.weight", V, H)
-        self.layers = []
         for i in range(cfg.layers):
             p = f"model.layers.{i}."
             a = p + "self_attn."
@@ -434,7 +447,6 @@ class DeepSeek:
         self.scale = 1.0 / math.sqrt(cfg.nope + cfg.rope_d)
         if cfg.yarn is not None:
             self.use_yarn(cfg.yarn)
-        self.position = 0
 
     def use_yarn(self, rs):
         """DeepseekV3YarnRotaryEmbedding and DeepseekV3Attention's softmax scale."""
@@ -552,20 +564,16 @@ class DeepSeek:
                 for e, we in zip(chosen, w):
                     y = [a + we * b for a, b in zip(y, Model.mlp(*L.experts[e], h))]
                 x = add(x, y)
-        if not want_logits:
-            return None
-        return matvec(self.lm_head, rmsnorm(x, self.norm, eps))
+        return self.head(x, want_logits)
 
 
-class Model:
+class Model(Decoder):
+    """The GQA families: Llama, Mistral, Mixtral, Qwen2, Qwen3, Qwen3-MoE, Phi-3."""
+
     def __init__(self, directory, cfg):
-        self.cfg = cfg
         ck = Checkpoint(directory)
-        H, F, Q, K, d, V = cfg.H, cfg.F, cfg.Q, cfg.K, cfg.d, cfg.V
-        self.embed = ck.matrix("model.embed_tokens.weight", V, H)
-        self.norm = ck.vector("model.norm.weight", H)
-        self.lm_head = self.embed if cfg.tied else ck.matrix("lm_head.weight", V, H)
-        self.layers = []
+        self.load_globals(ck, cfg)
+        H, F, Q, K, d = cfg.H, cfg.F, cfg.Q, cfg.K, cfg.d
         for i in range(cfg.layers):
             p = f"model.layers.{i}."
             L = Layer()
@@ -611,7 +619,6 @@ class Model:
             self.layers.append(L)
         r = cfg.rotary
         self.inv_freq = [1.0 / cfg.theta ** (2 * i / r) for i in range(r // 2)]
-        self.position = 0
 
     def rope(self, head, cos, sin):
         """HF rotate_half over the first r elements; the rest pass through."""
@@ -688,9 +695,7 @@ class Model:
                 x = add(x, self.mlp(L.wgate, L.wup, L.wdown, h))
             else:
                 x = add(x, self.moe(L, h))
-        if not want_logits:
-            return None
-        return matvec(self.lm_head, rmsnorm(x, self.norm, eps))
+        return self.head(x, want_logits)
 
 
 def pick(logits):
