@@ -697,21 +697,28 @@ static void test_phi3(void **state)
 
 /* ---- Qwen2ForCausalLM (q, k, v biases) and Qwen3ForCausalLM (q_norm, k_norm) --------- */
 
+/* A checkpoint name written by `model synth args`, its config.json read into *cfg (which
+ * must be of architecture arch); its directory in dir. */
+static void synth_cfg(const char *name, const char *args, const char *arch, char *dir,
+                      size_t len, hlx_hf_config_t *cfg)
+{
+    char err[1024];
+
+    synth(name, args);
+    dir_of(dir, len, name);
+    assert_int_equal(hlx_hf_config_load(dir, cfg, err, sizeof(err)), HLX_OK);
+    assert_string_equal(cfg->arch, arch);
+}
+
 static void test_qwen(void **state)
 {
-    char dir[512], err[1024];
+    char dir[512];
     hlx_hf_config_t cfg;
 
     (void)state;
-    synth("q2", "--family qwen2 --shards 1");
-    synth("q3", "--family qwen3 --shards 1");
-    dir_of(dir, sizeof(dir), "q2");
-    assert_int_equal(hlx_hf_config_load(dir, &cfg, err, sizeof(err)), HLX_OK);
-    assert_string_equal(cfg.arch, "Qwen2ForCausalLM");
+    synth_cfg("q2", "--family qwen2 --shards 1", "Qwen2ForCausalLM", dir, sizeof(dir), &cfg);
     assert_true(cfg.m.qkv_bias && !cfg.m.qk_norm && !cfg.fused);
-    dir_of(dir, sizeof(dir), "q3");
-    assert_int_equal(hlx_hf_config_load(dir, &cfg, err, sizeof(err)), HLX_OK);
-    assert_string_equal(cfg.arch, "Qwen3ForCausalLM");
+    synth_cfg("q3", "--family qwen3 --shards 1", "Qwen3ForCausalLM", dir, sizeof(dir), &cfg);
     assert_true(!cfg.m.qkv_bias && cfg.m.qk_norm);
     /* the inventory: biases [Q*d] = [256] and [K*d] = [64]; head norms [d] = [32] */
     ckpt_variant("q2", "q2ok", NULL, NULL, NULL, 0, NULL);
@@ -786,10 +793,8 @@ static void test_qwen3_moe(void **state)
     hlx_hf_config_t cfg;
 
     (void)state;
-    synth("qm", "--family qwen3-moe --shards 1");
-    dir_of(dir, sizeof(dir), "qm");
-    assert_int_equal(hlx_hf_config_load(dir, &cfg, err, sizeof(err)), HLX_OK);
-    assert_string_equal(cfg.arch, "Qwen3MoeForCausalLM");
+    synth_cfg("qm", "--family qwen3-moe --shards 1", "Qwen3MoeForCausalLM", dir, sizeof(dir),
+              &cfg);
     assert_true(cfg.moe_gqa && cfg.m.qk_norm && cfg.m.attn == HLX_ATTN_GQA);
     assert_int_equal(cfg.m.experts, 8);
     assert_int_equal(cfg.m.top_k, 2);
@@ -855,10 +860,7 @@ static void test_mixtral(void **state)
     hlx_hf_config_t cfg;
 
     (void)state;
-    synth("mx", "--family mixtral --shards 1");
-    dir_of(dir, sizeof(dir), "mx");
-    assert_int_equal(hlx_hf_config_load(dir, &cfg, err, sizeof(err)), HLX_OK);
-    assert_string_equal(cfg.arch, "MixtralForCausalLM");
+    synth_cfg("mx", "--family mixtral --shards 1", "MixtralForCausalLM", dir, sizeof(dir), &cfg);
     assert_int_equal(cfg.moe_gqa, HLX_HF_MOE_MIXTRAL);
     assert_int_equal(cfg.m.experts, 8);
     assert_int_equal(cfg.m.expert_ffn, 64);
@@ -906,10 +908,8 @@ static void test_deepseek_v2(void **state)
     hlx_hf_config_t cfg;
 
     (void)state;
-    synth("v2", "--family deepseek-v2 --shards 1");
-    dir_of(dir, sizeof(dir), "v2");
-    assert_int_equal(hlx_hf_config_load(dir, &cfg, err, sizeof(err)), HLX_OK);
-    assert_string_equal(cfg.arch, "DeepseekV2ForCausalLM");
+    synth_cfg("v2", "--family deepseek-v2 --shards 1", "DeepseekV2ForCausalLM", dir, sizeof(dir),
+              &cfg);
     assert_int_equal(cfg.m.attn, HLX_ATTN_MLA);
     assert_int_equal(cfg.m.q_lora_rank, 0);
     assert_int_equal(cfg.m.shared_experts, 2);

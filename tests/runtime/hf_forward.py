@@ -369,6 +369,19 @@ class Layer:
     pass
 
 
+def attend(q, keys, values, scale):
+    """Softmax over the positions of q . key x scale, then the weighted sum of the values
+    (keys and values of one KV head, one per position)."""
+    scores = [sum(map(operator.mul, q, k)) * scale for k in keys]
+    top = max(scores)
+    weights = [math.exp(s - top) for s in scores]
+    total = sum(weights)
+    o = [0.0] * len(values[0])
+    for w, v in zip(weights, values):
+        o = [a + w / total * b for a, b in zip(o, v)]
+    return o
+
+
 class Decoder:
     """What every family shares: the embedding, the final norm and the output head."""
 
@@ -546,14 +559,8 @@ class DeepSeek(Decoder):
             L.values.append(values)
             attn = []
             for j in range(Q):
-                sc = [sum(map(operator.mul, queries[j], ks[j])) * scale for ks in L.keys]
-                top = max(sc)
-                wts = [math.exp(s - top) for s in sc]
-                tot = sum(wts)
-                o = [0.0] * vd
-                for w, vs in zip(wts, L.values):
-                    o = [a + w / tot * b for a, b in zip(o, vs[j])]
-                attn.extend(o)
+                attn.extend(attend(queries[j], [ks[j] for ks in L.keys],
+                                   [vs[j] for vs in L.values], scale))
             x = add(x, matvec(L.wo, attn))
             h = rmsnorm(x, L.post_norm, eps)
             if hasattr(L, "dense"):
@@ -680,15 +687,8 @@ class Model(Decoder):
             attn = []
             for j in range(Q):
                 g = j // group
-                scores = [sum(map(operator.mul, qh[j], ks[g])) * scale for ks in L.keys]
-                top = max(scores)
-                weights = [math.exp(s - top) for s in scores]
-                total = sum(weights)
-                o = [0.0] * d
-                for w, vs in zip(weights, L.values):
-                    p = w / total
-                    o = [a + p * b for a, b in zip(o, vs[g])]
-                attn.extend(o)
+                attn.extend(attend(qh[j], [ks[g] for ks in L.keys], [vs[g] for vs in L.values],
+                                   scale))
             x = add(x, matvec(L.wo, attn))
             h = rmsnorm(x, L.post_norm, eps)
             if L.router is None:
