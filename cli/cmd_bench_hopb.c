@@ -118,7 +118,7 @@ int hlx_cmd_bench_hopb(int argc, char **argv)
     if (st != HLX_OK) {
         if (err[0]) /* empty on ranks above 0 for what every rank meets: rank 0 says it */
             hlx_error("helix bench hopb: %s", err);
-        else if (getenv("HELIXRUN") == NULL)
+        if (hlx_flags_launcher_rank() >= 0)
             hlx_flags_quiet_exit_wait();
         return hlx_status_exit_code(st);
     }

@@ -307,7 +307,9 @@ int hlx_run_engine(const char *cmd, const hlx_run_config_t *cfg, const hlx_model
     if (st != HLX_OK) {
         if (err[0])
             hlx_error("helix %s: %s", cmd, err);
-        else if (getenv("HELIXRUN") == NULL) /* rank 0 says it (srun, mpirun) */
+        /* srun, mpirun: every rank leaves a second later, rank 0 too, so that none is
+         * ended by the launcher (and says so) before it came this far */
+        if (hlx_flags_launcher_rank() >= 0)
             hlx_flags_quiet_exit_wait();
         free(ids);
         return hlx_status_exit_code(st);

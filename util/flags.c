@@ -16,13 +16,13 @@
  * every rank) is left to rank 0; helixrun collapses identical lines itself. */
 static int hlx_flags_mute;
 
-int hlx_flags_quiet_rank(void)
+int hlx_flags_launcher_rank(void)
 {
     static const char *const vars[] = { "OMPI_COMM_WORLD_RANK", "SLURM_PROCID", "PMIX_RANK" };
     size_t i;
 
     if (getenv("HELIXRUN") != NULL)
-        return 0;
+        return -1;
     for (i = 0; i < sizeof(vars) / sizeof(vars[0]); i++) {
         const char *v = getenv(vars[i]);
         char *end;
@@ -30,9 +30,14 @@ int hlx_flags_quiet_rank(void)
         if (v == NULL || v[0] == '\0')
             continue;
         r = strtol(v, &end, 10);
-        return *end == '\0' && r > 0;
+        return *end == '\0' && r >= 0 && r <= 0x7fffffff ? (int)r : -1;
     }
-    return 0;
+    return -1;
+}
+
+int hlx_flags_quiet_rank(void)
+{
+    return hlx_flags_launcher_rank() > 0;
 }
 
 void hlx_flags_quiet_exit_wait(void)

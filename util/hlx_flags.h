@@ -52,13 +52,16 @@ typedef struct hlx_flag_table {
  * value, a stray argument). */
 int hlx_flags_parse(const hlx_flag_table_t *t, int argc, char **argv, void *out, int *given,
                     const char *usage_head, const char *usage_tail);
-/* 1 when this process is a launcher's rank above 0 (OMPI_COMM_WORLD_RANK, then
- * SLURM_PROCID, then PMIX_RANK; never under helixrun, which collapses identical lines):
- * what every rank would say alike about its command line is then left to rank 0. */
+/* This process's rank as its launcher set it (OMPI_COMM_WORLD_RANK, then SLURM_PROCID,
+ * then PMIX_RANK); -1 without one, and under helixrun, which collapses identical lines. */
+int hlx_flags_launcher_rank(void);
+/* 1 when hlx_flags_launcher_rank() is above 0: what every rank would say alike about its
+ * command line is then left to rank 0. */
 int hlx_flags_quiet_rank(void);
-/* The quiet rank's exit after such an error: a second's wait first (mpirun ends the job at
- * the first exit, which must come after rank 0 has spoken), SIGTERM back to its default
- * so that the launcher's end of the job says nothing more. */
+/* The exit of a launcher's rank after an error every rank meets: a second's wait first
+ * (mpirun ends the job at the first exit, which must come after rank 0 has spoken and the
+ * others have come this far), SIGTERM back to its default so that the launcher's end of
+ * the job says nothing more. */
 void hlx_flags_quiet_exit_wait(void);
 /* A bad command line found after the table (two flags that do not go together, a value
  * too long to keep): prints "helix <command>: <message>" on stderr; the caller then exits
