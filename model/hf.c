@@ -1140,6 +1140,23 @@ static int hlx_elist_linear(hlx_elist_t *l, hlx_hf_class_t cls, hlx_hf_split_t s
                          (in + c->block_cols - 1) / c->block_cols, "%s_scale_inv", name);
 }
 
+/* The routed experts' tensor names: under the layer's block, the router and expert J's
+ * gate, up and down projections. DeepSeek's (also Qwen3-MoE's and the runtime's keys) and
+ * Mixtral's. */
+typedef struct {
+    const char *block, *part[3];
+} hlx_hf_moe_names_t;
+
+static const hlx_hf_moe_names_t hlx_moe_names_ds = { "mlp", { "gate_proj", "up_proj",
+                                                              "down_proj" } };
+static const hlx_hf_moe_names_t hlx_moe_names_mixtral = { "block_sparse_moe",
+                                                          { "w1", "w3", "w2" } };
+
+static const hlx_hf_moe_names_t *hlx_hf_moe_names(const hlx_hf_config_t *c)
+{
+    return c->moe_gqa == HLX_HF_MOE_MIXTRAL ? &hlx_moe_names_mixtral : &hlx_moe_names_ds;
+}
+
 #define HLX_ADD(_x)        \
     do {                   \
         if ((_x) != 0)     \
@@ -1258,35 +1275,23 @@ hlx_status_t hlx_hf_expect(const hlx_hf_config_t *c, hlx_hf_expect_t **list_p, s
             HLX_ADD(hlx_elist_linear(&l, HLX_HFC_FFN, HLX_HFS_N, H, m->ffn, n));
             continue;
         }
-        if (c->moe_gqa == HLX_HF_MOE_MIXTRAL) { /* block_sparse_moe: w1 gate, w3 up, w2 down */
+        {
+            const hlx_hf_moe_names_t *mn = hlx_hf_moe_names(c);
+            int k;
             HLX_ADD(hlx_elist_add(&l, dt, HLX_HFC_ROUTER, HLX_HFS_REPLICATED, m->experts, H,
-                                  "%sblock_sparse_moe.gate.weight", p));
-            for (j = 0; j < m->experts; j++) {
-                char n[128];
-                static const char *const w[] = { "w1", "w3", "w2" };
-                int k;
-                for (k = 0; k < 3; k++) {
-                    snprintf(n, sizeof(n), "%sblock_sparse_moe.experts.%d.%s.weight", p, j, w[k]);
+                                  "%s%s.gate.weight", p, mn->block));
+            if (!strcmp(c->scoring_func, "sigmoid"))
+                HLX_ADD(hlx_elist_add(&l, HLX_ST_F32, HLX_HFC_ROUTER, HLX_HFS_REPLICATED,
+                                      m->experts, 0, "%smlp.gate.e_score_correction_bias", p));
+            for (j = 0; j < m->experts; j++)
+                for (k = 0; k < 3; k++) { /* gate and up [Fe][H], down [H][Fe] */
+                    char n[128];
+                    snprintf(n, sizeof(n), "%s%s.experts.%d.%s.weight", p, mn->block, j,
+                             mn->part[k]);
                     HLX_ADD(hlx_elist_linear(&l, HLX_HFC_EXPERT, HLX_HFS_EXPERT,
                                              k < 2 ? m->expert_ffn : H,
                                              k < 2 ? H : m->expert_ffn, n));
                 }
-            }
-            continue;
-        }
-        HLX_ADD(hlx_elist_add(&l, dt, HLX_HFC_ROUTER, HLX_HFS_REPLICATED, m->experts, H,
-                              "%smlp.gate.weight", p));
-        if (!strcmp(c->scoring_func, "sigmoid"))
-            HLX_ADD(hlx_elist_add(&l, HLX_ST_F32, HLX_HFC_ROUTER, HLX_HFS_REPLICATED,
-                                  m->experts, 0, "%smlp.gate.e_score_correction_bias", p));
-        for (j = 0; j < m->experts; j++) {
-            char n[128];
-            snprintf(n, sizeof(n), "%smlp.experts.%d.gate_proj.weight", p, j);
-            HLX_ADD(hlx_elist_linear(&l, HLX_HFC_EXPERT, HLX_HFS_EXPERT, m->expert_ffn, H, n));
-            snprintf(n, sizeof(n), "%smlp.experts.%d.up_proj.weight", p, j);
-            HLX_ADD(hlx_elist_linear(&l, HLX_HFC_EXPERT, HLX_HFS_EXPERT, m->expert_ffn, H, n));
-            snprintf(n, sizeof(n), "%smlp.experts.%d.down_proj.weight", p, j);
-            HLX_ADD(hlx_elist_linear(&l, HLX_HFC_EXPERT, HLX_HFS_EXPERT, H, m->expert_ffn, n));
         }
         if (m->shared_experts > 0) {
             const int64_t fs = (int64_t)m->expert_ffn * m->shared_experts;
@@ -1371,27 +1376,24 @@ hlx_status_t hlx_hf_check(hlx_ckpt_t *ck, const hlx_hf_config_t *c)
 
 void hlx_hf_ckpt_name(const hlx_hf_config_t *c, const char *key, char *name, size_t len)
 {
-    static const struct {
-        const char *key, *mixtral;
-    } part[] = { { "gate_proj", "w1" }, { "up_proj", "w3" }, { "down_proj", "w2" } };
+    const hlx_hf_moe_names_t *mn = hlx_hf_moe_names(c), *ds = &hlx_moe_names_ds;
     char what[16];
-    int l, e, n = 0;
-    size_t i;
+    int l, e, n = 0, k;
 
     snprintf(name, len, "%s", key);
-    if (c->moe_gqa != HLX_HF_MOE_MIXTRAL)
+    if (mn == ds)
         return;
     if (sscanf(key, "model.layers.%d.mlp.gate.weight%n", &l, &n) == 1 && key[n] == '\0') {
-        snprintf(name, len, "model.layers.%d.block_sparse_moe.gate.weight", l);
+        snprintf(name, len, "model.layers.%d.%s.gate.weight", l, mn->block);
         return;
     }
     n = 0;
-    if (sscanf(key, "model.layers.%d.mlp.experts.%d.%15[a-z_].weight%n", &l, &e, what, &n) == 3 &&
-        key[n] == '\0')
-        for (i = 0; i < sizeof(part) / sizeof(part[0]); i++)
-            if (!strcmp(what, part[i].key))
-                snprintf(name, len, "model.layers.%d.block_sparse_moe.experts.%d.%s.weight", l,
-                         e, part[i].mixtral);
+    if (sscanf(key, "model.layers.%d.mlp.experts.%d.%15[a-z_].weight%n", &l, &e, what,
+               &n) == 3 && key[n] == '\0')
+        for (k = 0; k < 3; k++)
+            if (!strcmp(what, ds->part[k]))
+                snprintf(name, len, "model.layers.%d.%s.experts.%d.%s.weight", l, mn->block, e,
+                         mn->part[k]);
 }
 
 /* ---- runtime weights ------------------------------------------------------------------ */
