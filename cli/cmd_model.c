@@ -212,11 +212,7 @@ static void hlx_synth_config(hlx_hf_config_t *c, int dense, int v2, int layers,
             m->dense_layers = layers > 1 && c->moe_gqa == HLX_HF_MOE_QWEN3 ? 1 : 0;
             if (c->moe_gqa == HLX_HF_MOE_MIXTRAL)
                 m->ffn = m->expert_ffn;
-            m->moe_scoring = HLX_MOE_SOFTMAX;
-            m->norm_topk_prob = c->norm_topk_prob = 1;
-            snprintf(c->scoring_func, sizeof(c->scoring_func), "softmax");
-            c->routed_scaling_factor = 1.0;
-            c->n_group = c->topk_group = 1;
+            hlx_hf_gating_set(c, HLX_MOE_SOFTMAX, 1, 1.0, 1, 1);
         }
         return;
     }
@@ -238,27 +234,15 @@ static void hlx_synth_config(hlx_hf_config_t *c, int dense, int v2, int layers,
     m->shared_experts = 1;
     m->expert_ffn = 64;
     m->dense_layers = layers > 1 ? 1 : 0;
-    snprintf(c->scoring_func, sizeof(c->scoring_func), "sigmoid");
-    c->norm_topk_prob = 1;
-    c->routed_scaling_factor = 2.5;
-    c->n_group = 2;
-    c->topk_group = 1;
-    m->moe_scoring = HLX_MOE_SIGMOID;
-    m->norm_topk_prob = 1;
-    m->routed_scaling = 2.5;
-    m->n_group = 2;
-    m->topk_group = 1;
+    hlx_hf_gating_set(c, HLX_MOE_SIGMOID, 1, 2.5, 2, 1);
     if (v2) { /* DeepSeek-V2: q_proj (as V2-Lite), softmax, 2 shared experts, the best of
                * the group whose best expert leads (group_limited_greedy), scaled by 2 */
         snprintf(c->arch, sizeof(c->arch), "DeepseekV2ForCausalLM");
         snprintf(m->name, sizeof(m->name), "synth-deepseek-v2");
         m->q_lora_rank = 0;
         m->shared_experts = 2;
-        snprintf(c->scoring_func, sizeof(c->scoring_func), "softmax");
-        m->moe_scoring = HLX_MOE_SOFTMAX;
+        hlx_hf_gating_set(c, HLX_MOE_SOFTMAX, 0, 2.0, 2, 1);
         m->moe_group_score = HLX_MOE_GROUP_MAX;
-        c->norm_topk_prob = m->norm_topk_prob = 0;
-        c->routed_scaling_factor = m->routed_scaling = 2.0;
     }
     if (!strcmp(dtype, "fp8")) {
         c->fp8 = 1;

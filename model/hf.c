@@ -570,6 +570,20 @@ static hlx_status_t hlx_cfg_phi3(hlx_jdoc_t *doc, hlx_model_t *m)
     return HLX_OK;
 }
 
+void hlx_hf_gating_set(hlx_hf_config_t *c, hlx_moe_scoring_t scoring, int norm_topk_prob,
+                       double routed_scaling, int n_group, int topk_group)
+{
+    hlx_model_t *m = &c->m;
+
+    m->moe_scoring = scoring;
+    snprintf(c->scoring_func, sizeof(c->scoring_func), "%s",
+             scoring == HLX_MOE_SIGMOID ? "sigmoid" : "softmax");
+    m->norm_topk_prob = c->norm_topk_prob = norm_topk_prob;
+    m->routed_scaling = c->routed_scaling_factor = routed_scaling;
+    m->n_group = c->n_group = n_group;
+    m->topk_group = c->topk_group = topk_group;
+}
+
 /* Qwen3MoeConfig's norm_topk_prob when config.json leaves it out (the released models set
  * true). */
 #define HLX_QWEN3_MOE_NORM_TOPK_PROB 0
@@ -623,13 +637,7 @@ static hlx_status_t hlx_cfg_qwen3_moe(hlx_jdoc_t *doc, hlx_hf_config_t *c)
         m->dense_layers = (int)json_array_size(mol);
     }
     m->shared_experts = 0;
-    m->moe_scoring = HLX_MOE_SOFTMAX;
-    m->norm_topk_prob = c->norm_topk_prob;
-    m->routed_scaling = 1.0;
-    m->n_group = m->topk_group = 1;
-    snprintf(c->scoring_func, sizeof(c->scoring_func), "softmax");
-    c->routed_scaling_factor = 1.0;
-    c->n_group = c->topk_group = 1;
+    hlx_hf_gating_set(c, HLX_MOE_SOFTMAX, c->norm_topk_prob, 1.0, 1, 1);
     return HLX_OK;
 }
 
@@ -649,11 +657,7 @@ static hlx_status_t hlx_cfg_mixtral(hlx_jdoc_t *doc, hlx_hf_config_t *c)
     m->expert_ffn = m->ffn;
     m->dense_layers = 0;
     m->shared_experts = 0;
-    m->moe_scoring = HLX_MOE_SOFTMAX;
-    m->norm_topk_prob = c->norm_topk_prob = 1;
-    m->routed_scaling = c->routed_scaling_factor = 1.0;
-    m->n_group = m->topk_group = c->n_group = c->topk_group = 1;
-    snprintf(c->scoring_func, sizeof(c->scoring_func), "softmax");
+    hlx_hf_gating_set(c, HLX_MOE_SOFTMAX, 1, 1.0, 1, 1);
     return HLX_OK;
 }
 

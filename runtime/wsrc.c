@@ -27,12 +27,10 @@ static void hlx_wsrc_config(hlx_hf_config_t *c, const hlx_model_t *m)
     c->block_rows = c->block_cols = 128;
     /* the gating from the model, so that the tensors a config implies (the routing bias
      * with sigmoid scoring) match what the runtime reads */
-    snprintf(c->scoring_func, sizeof(c->scoring_func), "%s",
-             m->moe_scoring == HLX_MOE_SIGMOID ? "sigmoid" : "softmax");
-    c->norm_topk_prob = m->norm_topk_prob;
-    c->routed_scaling_factor = m->routed_scaling > 0 ? m->routed_scaling : 1.0;
-    c->n_group = m->n_group > 0 ? m->n_group : 1;
-    c->topk_group = m->topk_group > 0 ? m->topk_group : c->n_group;
+    hlx_hf_gating_set(c, m->moe_scoring, m->norm_topk_prob,
+                      m->routed_scaling > 0 ? m->routed_scaling : 1.0,
+                      m->n_group > 0 ? m->n_group : 1,
+                      m->topk_group > 0 ? m->topk_group : (m->n_group > 0 ? m->n_group : 1));
     c->synth_seed = -1;
 }
 

@@ -177,6 +177,12 @@ typedef struct hlx_hf_config {
     int64_t         synth_seed;
 } hlx_hf_config_t;
 
+/* Sets a routed-expert gating in the model and in config.json's copy of it alike
+ * (scoring_func, norm_topk_prob, routed_scaling_factor, n_group, topk_group): the two
+ * must not drift apart, the config writer and the tensor list read the copy. */
+void hlx_hf_gating_set(hlx_hf_config_t *c, hlx_moe_scoring_t scoring, int norm_topk_prob,
+                       double routed_scaling, int n_group, int topk_group);
+
 /* The checkpoint's name of the tensor the runtime reads as key (its routed-expert keys are
  * DeepSeek's: model.layers.L.mlp.gate.weight, model.layers.L.mlp.experts.J.gate_proj.weight,
  * ...): Mixtral's block_sparse_moe names for a MixtralForCausalLM config, key itself
