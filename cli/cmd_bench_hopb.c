@@ -115,13 +115,8 @@ int hlx_cmd_bench_hopb(int argc, char **argv)
         return 2;
     }
     st = hlx_engine_create(&cfg, &model, &eng, err, sizeof(err));
-    if (st != HLX_OK) {
-        if (err[0]) /* empty on ranks above 0 for what every rank meets: rank 0 says it */
-            hlx_error("helix bench hopb: %s", err);
-        if (hlx_flags_launcher_rank() >= 0)
-            hlx_flags_quiet_exit_wait();
-        return hlx_status_exit_code(st);
-    }
+    if (st != HLX_OK)
+        return hlx_engine_create_failed("bench hopb", st, err);
     /* warm-up: the same rounds, results dropped (collective: every rank runs them) */
     st = a.warmup > 0
              ? hlx_engine_bench_hopb(eng, (int)mb, (int)a.warmup, &r, err, sizeof(err))

@@ -293,6 +293,15 @@ int hlx_cmd_decode(int argc, char **argv)
                           json ? hlx_decode_print_json_cb : hlx_decode_print_text_cb, NULL);
 }
 
+int hlx_engine_create_failed(const char *cmd, hlx_status_t st, const char *err)
+{
+    if (err[0])
+        hlx_error("helix %s: %s", cmd, err);
+    if (hlx_flags_launcher_rank() >= 0)
+        hlx_flags_quiet_exit_wait();
+    return hlx_status_exit_code(st);
+}
+
 int hlx_run_engine(const char *cmd, const hlx_run_config_t *cfg, const hlx_model_t *m,
                    int *ids, hlx_run_print_fn print, void *ctx)
 {
@@ -305,14 +314,8 @@ int hlx_run_engine(const char *cmd, const hlx_run_config_t *cfg, const hlx_model
     hlx_install_sigterm(cmd, -1);
     st = hlx_engine_create(cfg, m, &eng, err, sizeof(err));
     if (st != HLX_OK) {
-        if (err[0])
-            hlx_error("helix %s: %s", cmd, err);
-        /* srun, mpirun: every rank leaves a second later, rank 0 too, so that none is
-         * ended by the launcher (and says so) before it came this far */
-        if (hlx_flags_launcher_rank() >= 0)
-            hlx_flags_quiet_exit_wait();
         free(ids);
-        return hlx_status_exit_code(st);
+        return hlx_engine_create_failed(cmd, st, err);
     }
     hlx_install_sigterm(cmd, hlx_engine_rank(eng));
     st = hlx_engine_run(eng, &rep, err, sizeof(err));

@@ -91,6 +91,12 @@ int hlx_run_load_prompt(const char *cmd, const hlx_decode_opts_t *o, const hlx_m
 struct json_t;
 void hlx_run_json_prompt(struct json_t *o, const hlx_run_config_t *cfg);
 
+/* hlx_engine_create failed with st and err (empty on ranks above 0 for an error every rank
+ * meets): says it as "helix <cmd>: ...", and under srun or mpirun waits a second first,
+ * rank 0 too, so that the launcher ends no rank before it came this far. Returns the exit
+ * status. */
+int hlx_engine_create_failed(const char *cmd, hlx_status_t st, const char *err);
+
 /* The run both commands share: creates the engine, ends the rank on SIGTERM with a line
  * naming cmd, runs, has rank 0 print the report (also after a failed check) through print,
  * reports an error once and aborts the job on anything but a check verdict, frees ids.
