@@ -196,8 +196,8 @@ static hlx_status_t hlx_cfg_rs_num(hlx_jdoc_t *doc, json_t *r, const char *key, 
 
 /* The keys of a rope_scaling object and the kinds that take each (bit HLX_ROPE_*; bit 0
  * is "default", which takes none): Hugging Face's parameters of linear, llama3, yarn
- * (DeepSeek-V3's yarn; transformers' yarn attention_factor and truncate are not
- * implemented) and longrope. */
+ * (transformers' and DeepSeek's; yarn's attention_factor and truncate are not
+ * implemented, so they are refused) and longrope. */
 #define HLX_RS_LR (1u << HLX_ROPE_LONGROPE)
 static const struct {
     const char *key;
@@ -435,7 +435,8 @@ static hlx_status_t hlx_cfg_rope_scaling(hlx_jdoc_t *doc, hlx_model_t *m)
     }
     if ((st = hlx_cfg_rs_num(doc, r, "beta_fast", 0, 32.0, 1e-6, 1e6, &m->rope_beta_fast)) ||
         (st = hlx_cfg_rs_num(doc, r, "beta_slow", 0, 1.0, 1e-6, 1e6, &m->rope_beta_slow)) ||
-        (st = hlx_cfg_rs_num(doc, r, "mscale", 0, 1.0, 0, 1e6, &m->rope_mscale)) ||
+        (st = hlx_cfg_rs_num(doc, r, "mscale", 0, m->attn == HLX_ATTN_MLA ? 1.0 : 0.0, 0, 1e6,
+                             &m->rope_mscale)) ||
         (st = hlx_cfg_rs_num(doc, r, "mscale_all_dim", 0, 0.0, 0, 1e6, &m->rope_mscale_all)))
         return st;
     return HLX_OK;

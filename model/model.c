@@ -301,8 +301,8 @@ static hlx_status_t hlx_model_rope(hlx_jdoc_t *doc, hlx_model_raw_t *r)
             m->rope_beta_fast = 32.0;
         if (!hlx_has(root, "rope_beta_slow"))
             m->rope_beta_slow = 1.0;
-        if (!hlx_has(root, "rope_mscale"))
-            m->rope_mscale = 1.0;
+        if (!hlx_has(root, "rope_mscale")) /* absent: DeepSeek's 1, transformers' unset */
+            m->rope_mscale = m->attn == HLX_ATTN_MLA ? 1.0 : 0.0;
     }
     return HLX_OK;
 }
@@ -682,7 +682,13 @@ void hlx_model_rope_freqs(const hlx_model_t *m, int rot_dim, double *inv_freq, d
                   rot_dim - 1.0);
         if (lo == hi)
             hi += 0.001;
-        *mscale = hlx_yarn_mscale(f, m->rope_mscale) / hlx_yarn_mscale(f, m->rope_mscale_all);
+        /* DeepSeek's attention (MLA, modeling_deepseek.py) always takes the ratio, with
+         * mscale 1 and mscale_all_dim 0 when absent; transformers' yarn for the other
+         * families takes it only when both are set, else mscale(factor, 1) */
+        if (m->attn == HLX_ATTN_MLA || (m->rope_mscale != 0.0 && m->rope_mscale_all != 0.0))
+            *mscale = hlx_yarn_mscale(f, m->rope_mscale) / hlx_yarn_mscale(f, m->rope_mscale_all);
+        else
+            *mscale = hlx_yarn_mscale(f, 1.0);
     }
     for (i = 0; i < half; i++) {
         const double base = pow(m->rope_theta, -2.0 * i / rot_dim);
@@ -719,7 +725,9 @@ double hlx_model_softmax_scale(const hlx_model_t *m, int qk_dim)
 {
     double s = 1.0 / sqrt((double)qk_dim);
 
-    if (m->rope_kind == HLX_ROPE_YARN && m->rope_mscale_all != 0.0) {
+    /* DeepSeek's attention alone scales its softmax by yarn's mscale_all_dim; transformers'
+     * attention of the other families leaves the scale at 1 / sqrt(head_dim) */
+    if (m->attn == HLX_ATTN_MLA && m->rope_kind == HLX_ROPE_YARN && m->rope_mscale_all != 0.0) {
         const double ms = hlx_yarn_mscale(m->rope_factor, m->rope_mscale_all);
         s *= ms * ms;
     }

@@ -300,8 +300,9 @@ static const struct { const char *name; size_t off, size; } g_fields[] = {
 };
 
 /* RoPE scaling against the Hugging Face code written out again here, step for step as
- * there (transformers' _compute_llama3_parameters and linear scaling; DeepSeek-V3's
- * DeepseekV3YarnRotaryEmbedding and DeepseekV3Attention's softmax scale). */
+ * there (transformers' _compute_llama3_parameters, linear scaling and
+ * _compute_yarn_parameters' attention factor; DeepSeek-V3's DeepseekV3YarnRotaryEmbedding
+ * and DeepseekV3Attention's softmax scale). */
 static double hf_yarn_get_mscale(double scale, double mscale)
 {
     if (scale <= 1)
@@ -350,8 +351,14 @@ static void hf_freqs(const hlx_model_t *m, int dim, double *out, double *ms)
             ramp = ramp < 0 ? 0 : ramp > 1 ? 1 : ramp;
             mask = 1.0 - ramp;
             out[i] = inter * (1 - mask) + extra * mask;
-            *ms = hf_yarn_get_mscale(m->rope_factor, m->rope_mscale) /
-                  hf_yarn_get_mscale(m->rope_factor, m->rope_mscale_all);
+            if (m->attn == HLX_ATTN_MLA) /* DeepseekV3YarnRotaryEmbedding */
+                *ms = hf_yarn_get_mscale(m->rope_factor, m->rope_mscale) /
+                      hf_yarn_get_mscale(m->rope_factor, m->rope_mscale_all);
+            else if (m->rope_mscale && m->rope_mscale_all) /* transformers' yarn */
+                *ms = hf_yarn_get_mscale(m->rope_factor, m->rope_mscale) /
+                      hf_yarn_get_mscale(m->rope_factor, m->rope_mscale_all);
+            else
+                *ms = hf_yarn_get_mscale(m->rope_factor, 1.0);
         } else {
             out[i] = inv;
         }
@@ -401,10 +408,39 @@ static void test_rope_scaling(void **state)
         assert_true(fabs(ma - mb) < 1e-15);
     }
     assert_true(kept > 0 && scaled > 0 && between > 0);
-    /* DeepSeek-V3's softmax scale: (0.1 ln 40 + 1)^2 / sqrt(192) */
+    /* DeepSeek-V3's softmax scale: (0.1 ln 40 + 1)^2 / sqrt(192); transformers' attention
+     * of the GQA families keeps 1 / sqrt(d) under yarn */
     m.rope_mscale_all = 1.0;
+    m.attn = HLX_ATTN_MLA;
     sc = hlx_model_softmax_scale(&m, 192);
     assert_true(fabs(sc - pow(0.1 * log(40.0) + 1, 2) / sqrt(192.0)) < 1e-15);
+    m.attn = HLX_ATTN_GQA;
+    assert_true(hlx_model_softmax_scale(&m, 192) == 1.0 / sqrt(192.0));
+    /* the cos/sin factor of yarn with one of mscale / mscale_all_dim set: DeepSeek's
+     * modeling code takes the ratio, transformers mscale(factor, 1) */
+    {
+        static const double sets[][2] = { { 0.0, 0.707 }, { 0.707, 0.0 }, { 1.0, 0.707 } };
+        double fa[64], fb[64];
+        size_t s;
+        int attn;
+        for (attn = 0; attn < 2; attn++)
+            for (s = 0; s < sizeof(sets) / sizeof(sets[0]); s++) {
+                m.attn = attn ? HLX_ATTN_MLA : HLX_ATTN_GQA;
+                m.rope_mscale = sets[s][0];
+                m.rope_mscale_all = sets[s][1];
+                hlx_model_rope_freqs(&m, 64, fa, &ma);
+                hf_freqs(&m, 64, fb, &mb);
+                assert_true(fabs(ma - mb) < 1e-15);
+            }
+        m.attn = HLX_ATTN_GQA;
+        m.rope_mscale = 0.707;
+        m.rope_mscale_all = 0.0;
+        hlx_model_rope_freqs(&m, 64, fa, &ma);
+        assert_true(fabs(ma - (0.1 * log(40.0) + 1)) < 1e-15); /* mscale alone: unused */
+        m.attn = HLX_ATTN_MLA;
+        hlx_model_rope_freqs(&m, 64, fa, &mb);
+        assert_true(fabs(mb - (0.0707 * log(40.0) + 1)) < 1e-15);
+    }
     m.rope_kind = HLX_ROPE_NONE;
     assert_true(hlx_model_softmax_scale(&m, 192) == 1.0 / sqrt(192.0));
 }

@@ -69,6 +69,45 @@ echo "moe-mla with yarn: transformers-style $want, helix $got"
 [ "$want" = "$got" ] && [ "$want" != "${first[moe-mla]-x}" ] ||
     { echo "FAIL: yarn: other tokens than the forward, or the same as without yarn"; fail=1; }
 
+# transformers' RoPE scalings, each in the form its models' config.json writes it: Llama
+# 3.1's llama3 (an original context of 64 puts the three bands inside the 16 pairs),
+# linear, Qwen2.5's yarn (no mscale keys: cos and sin times 0.1 ln 4 + 1, the softmax scale
+# unchanged) and Phi-3-128k's longrope with its short set (the 18 positions within the
+# original 32) and its long set (an original 8, below the 12-token prompt, so transformers'
+# prefill already takes it). Each must decode as the forward does and otherwise than the
+# same weights unscaled.
+rope_case() { # NAME FAMILY JSON (keys merged into config.json)
+    cp -r "$dir/$2-f32" "$dir/$1"
+    python3 -c 'import json, sys; c = json.load(open(sys.argv[1])); c.update(json.loads(sys.argv[2])); json.dump(c, open(sys.argv[1], "w"))' \
+        "$dir/$1/config.json" "$3"
+    python3 "$fwd" "$dir/$1" "$dir/prompt" 6 >"$dir/py.json" 2>"$dir/err" &&
+        "$helix" decode --model "$dir/$1" --context 0 --steps 6 --prompt-ids "$dir/prompt" \
+            --kv-dtype f32 --json >"$dir/hx.json" 2>>"$dir/err" ||
+        { echo "FAIL: $1: $(cat "$dir/err")"; fail=1; return; }
+    want=$(json_field "$dir/py.json" "[d['prefill_token']] + d['tokens']")
+    got=$(json_field "$dir/hx.json" "d['prefill_tokens'] + d['tokens'][0]")
+    echo "$1: transformers-style $want, helix $got (unscaled ${first[$2]-?})"
+    [ "$want" = "$got" ] || { echo "FAIL: $1: other tokens than the forward"; fail=1; }
+    [ "$want" != "${first[$2]-x}" ] || { echo "FAIL: $1: the same tokens as unscaled"; fail=1; }
+}
+rope_case llama3 dense '{"rope_scaling": {"rope_type": "llama3", "factor": 8.0,
+    "low_freq_factor": 1.0, "high_freq_factor": 4.0, "original_max_position_embeddings": 64}}'
+rope_case linear dense '{"rope_scaling": {"type": "linear", "factor": 4.0}}'
+rope_case qwen-yarn qwen2 '{"rope_scaling": {"type": "yarn", "factor": 4.0,
+    "original_max_position_embeddings": 64}}'
+# both mscale keys: their ratio on cos and sin, and still no factor on the softmax scale
+# (DeepSeek's attention alone has one); mscale alone: not used by transformers' yarn
+rope_case qwen-yarn-mscale qwen2 '{"rope_scaling": {"type": "yarn", "factor": 4.0,
+    "original_max_position_embeddings": 64, "mscale": 1.0, "mscale_all_dim": 3.0}}'
+rope_case qwen-yarn-mscale1 qwen2 '{"rope_scaling": {"type": "yarn", "factor": 4.0,
+    "original_max_position_embeddings": 64, "mscale": 3.0}}'
+for set in short:32 long:8; do
+    rope_case "longrope-${set%:*}" phi3 '{"original_max_position_embeddings": '"${set#*:}"',
+        "max_position_embeddings": '"$((${set#*:} * 16))"', "rope_scaling": {"type": "longrope",
+        "short_factor": [1.25, 1.5, 1.75, 2, 2.25, 2.5, 2.75, 3, 3.25, 3.5, 3.75, 4, 4.25, 4.5, 4.75, 5],
+        "long_factor": [1, 1.6, 2.2, 2.8, 3.4, 4, 4.6, 5.2, 5.8, 6.4, 7, 7.6, 8.2, 8.8, 9.4, 10]}}'
+done
+
 # the families' additions change what is decoded (same seed, same other weights)
 for fam in qwen2 qwen3; do
     [ "${first[$fam]-a}" != "${first[dense]-a}" ] ||

@@ -1,7 +1,8 @@
 #!/usr/bin/env python3
 # An independent float64 reference of the Hugging Face transformers forward pass for Llama,
 # Mistral, Mixtral, Qwen2, Qwen3, Qwen3-MoE, Phi-3 and DeepSeek-V2/V3 (MLA, the modeling
-# code's own layout) checkpoints (config.json + safetensors),
+# code's own layout) checkpoints (config.json + safetensors), with transformers' RoPE
+# scalings (linear, llama3, yarn, longrope; DeepSeek's own yarn),
 # standard library only and sharing nothing with helix; the decode tests compare
 # `helix decode` against it.
 """usage: hf_forward.py DIR PROMPT_IDS_FILE STEPS [--json]
@@ -246,12 +247,19 @@ class Config:
         self.tied = tie
         rs = c.get("rope_scaling")
         self.yarn = None
-        if rs is not None and self.arch in ("DeepseekV2ForCausalLM", "DeepseekV3ForCausalLM") \
-                and isinstance(rs, dict) and (rs.get("type") or rs.get("rope_type")) == "yarn":
+        self.scaling = None  # transformers' rope_scaling of the other families, read below
+        kind = (rs.get("rope_type") or rs.get("type")) if isinstance(rs, dict) else None
+        if rs is not None and self.arch in DEEPSEEK and kind == "yarn":
             self.yarn = rs  # DeepSeek's own yarn (DeepseekV3YarnRotaryEmbedding)
+        elif rs is not None and self.arch not in DEEPSEEK and \
+                kind in ("default", "linear", "llama3", "yarn", "longrope", "su"):
+            self.scaling = rs
+            self.scaling_kind = {"su": "longrope"}.get(kind, kind)
+            self.max_pos = c.get("max_position_embeddings")
+            self.orig_top = c.get("original_max_position_embeddings")  # Phi-3's longrope
         elif rs is not None:
             raise Fail(f"{path}: key rope_scaling: {rs!r} not supported by this reference "
-                       f"(absent or null; DeepSeek's yarn)")
+                       f"(absent or null; linear, llama3, yarn, longrope; DeepSeek's yarn)")
         # Qwen3-MoE (transformers' Qwen3MoeSparseMoeBlock): layer i routes to experts unless
         # it is in mlp_only_layers or (i + 1) is not a multiple of decoder_sparse_step; softmax
         # over the experts' logits, the top num_experts_per_tok, renormalised to sum 1 when
@@ -392,6 +400,7 @@ class Decoder:
         self.lm_head = self.embed if cfg.tied else ck.matrix("lm_head.weight", cfg.V, cfg.H)
         self.layers = []
         self.position = 0
+        self.seq_floor = 0  # the prompt's length: the prefill forward's largest position + 1
 
     def head(self, x, want_logits):
         if not want_logits:
@@ -624,8 +633,79 @@ class Model(Decoder):
                 L.k_norm = ck.vector(p + "self_attn.k_norm.weight", d)
             L.keys, L.values = [], []  # per position: K heads of d
             self.layers.append(L)
-        r = cfg.rotary
-        self.inv_freq = [1.0 / cfg.theta ** (2 * i / r) for i in range(r // 2)]
+        self.rope_params(cfg)
+
+    def rope_params(self, cfg):
+        """transformers' modeling_rope_utils for the rotated dims r: the frequencies of
+        each kind, and attention_scaling, which multiplies cos and sin (never the softmax
+        scale in these families' attention). longrope keeps both sets: the long one is
+        taken once a forward's largest position + 1 exceeds the original context (as
+        _longrope_frequency_update does; cached keys keep the rotation they had)."""
+        r, base, rs = cfg.rotary, cfg.theta, cfg.scaling
+        plain = [1.0 / base ** (2 * i / r) for i in range(r // 2)]
+        self.inv_freq, self.attn_scaling, self.long_freq = plain, 1.0, None
+        if rs is None or cfg.scaling_kind == "default":
+            return
+        kind, factor = cfg.scaling_kind, rs.get("factor")
+        if kind == "linear":  # _compute_linear_scaling_rope_parameters
+            self.inv_freq = [f / factor for f in plain]
+        elif kind == "llama3":  # _compute_llama3_parameters
+            old = rs["original_max_position_embeddings"]
+            low, high = rs.get("low_freq_factor", 1.0), rs.get("high_freq_factor", 4.0)
+            out = []
+            for f in plain:
+                wavelen = 2 * math.pi / f
+                if wavelen < old / high:
+                    out.append(f)
+                elif wavelen > old / low:
+                    out.append(f / factor)
+                else:
+                    smooth = (old / wavelen - low) / (high - low)
+                    out.append((1 - smooth) * f / factor + smooth * f)
+            self.inv_freq = out
+        elif kind == "yarn":  # _compute_yarn_parameters; the config's factor is the factor
+            orig = rs.get("original_max_position_embeddings") or cfg.max_pos
+            ms, ms_all = rs.get("mscale"), rs.get("mscale_all_dim")
+
+            def get_mscale(scale, m=1.0):
+                return 1.0 if scale <= 1 else 0.1 * m * math.log(scale) + 1.0
+            attn = rs.get("attention_factor")
+            if attn is None:
+                attn = get_mscale(factor, ms) / get_mscale(factor, ms_all) if ms and ms_all \
+                    else get_mscale(factor)
+            fast, slow = rs.get("beta_fast") or 32, rs.get("beta_slow") or 1
+
+            def corr_dim(rot):
+                return r * math.log(orig / (rot * 2 * math.pi)) / (2 * math.log(base))
+            low = max(math.floor(corr_dim(fast)), 0)
+            high = min(math.ceil(corr_dim(slow)), r - 1)
+            if low == high:
+                high += 0.001
+            out = []
+            for i, f in enumerate(plain):
+                extra = 1 - min(max((i - low) / (high - low), 0.0), 1.0)
+                out.append(f / factor * (1 - extra) + f * extra)
+            self.inv_freq, self.attn_scaling = out, attn
+        else:  # longrope: _compute_longrope_parameters
+            if cfg.orig_top is not None:
+                orig, factor = cfg.orig_top, cfg.max_pos / cfg.orig_top
+            else:
+                orig = rs.get("original_max_position_embeddings") or cfg.max_pos
+            attn = rs.get("attention_factor")
+            if attn is None:
+                attn = 1.0 if factor <= 1 else \
+                    math.sqrt(1 + math.log(factor) / math.log(orig))
+            self.inv_freq = [1.0 / (e * base ** (2 * i / r))
+                             for i, e in enumerate(rs["short_factor"])]
+            self.long_freq = [1.0 / (e * base ** (2 * i / r))
+                              for i, e in enumerate(rs["long_factor"])]
+            self.long_after, self.attn_scaling = orig, attn
+
+    def frequencies(self, t):
+        """The frequencies a forward whose largest position is t rotates with."""
+        if self.long_freq is not None and max(t + 1, self.seq_floor) > self.long_after:
+            return self.long_freq
+        return self.inv_freq
 
     def rope(self, head, cos, sin):
         """HF rotate_half over the first r elements; the rest pass through."""
@@ -665,8 +745,9 @@ class Model(Decoder):
         group = Q // K
         t = self.position
         self.position += 1
-        cos = [math.cos(t * f) for f in self.inv_freq]
-        sin = [math.sin(t * f) for f in self.inv_freq]
+        freq, ms = self.frequencies(t), self.attn_scaling
+        cos = [math.cos(t * f) * ms for f in freq]
+        sin = [math.sin(t * f) * ms for f in freq]
         scale = 1.0 / math.sqrt(d)
         x = list(self.embed[token])
         for L in self.layers:
@@ -755,6 +836,7 @@ def main(argv):
     cfg = Config(args.dir)  # the config's errors come before the prompt's
     prompt = read_prompt(args.prompt_ids, cfg.V)
     model = DeepSeek(args.dir, cfg) if cfg.mla else Model(args.dir, cfg)
+    model.seq_floor = len(prompt)  # transformers runs the prompt as one forward
 
     for tok in prompt[:-1]:
         model.forward(tok, False)
