@@ -3,7 +3,9 @@
 # Qwen3 with its per-head q/k norms, Qwen3-MoE and Mixtral with routed experts, DeepSeek-V3
 # and V2 with MLA and their gates) decode as the models' own code would: hf_forward.py
 # (standard library only, independent of helix: its own safetensors reader, HF's layouts and
-# rotate_half RoPE, float64) predicts the same greedy tokens for a prompt, in f32 and bf16.
+# rotate_half RoPE, float64) predicts the same greedy tokens for a prompt, in f32 and bf16,
+# and with each RoPE scaling (llama3, linear, Qwen2.5's yarn, longrope's two sets, DeepSeek's
+# yarn).
 # Then every family but Llama under --check on 1 rank, KVP 2, TPA 2 and 2 x 2 (biases, norms
 # and fused rows split by head over TPA; the MoE families' experts over EP 2 and 4), with
 # the same tokens on each; and the Qwen2/Qwen3 checkpoints equal to the model files they
