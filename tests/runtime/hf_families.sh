@@ -4,8 +4,8 @@
 # and V2 with MLA and their gates) decode as the models' own code would: hf_forward.py
 # (standard library only, independent of helix: its own safetensors reader, HF's layouts and
 # rotate_half RoPE, float64) predicts the same greedy tokens for a prompt, in f32 and bf16,
-# and with each RoPE scaling (llama3, linear, Qwen2.5's yarn, longrope's two sets, DeepSeek's
-# yarn).
+# with each RoPE scaling (llama3, linear, Qwen2.5's yarn, longrope's two sets, DeepSeek's
+# yarn), and from DeepSeek-V3's fp8 form (e4m3 weights, a scale per block).
 # Then every family but Llama under --check on 1 rank, KVP 2, TPA 2 and 2 x 2 (biases, norms
 # and fused rows split by head over TPA; the MoE families' experts over EP 2 and 4), with
 # the same tokens on each; and the Qwen2/Qwen3 checkpoints equal to the model files they
@@ -70,6 +70,18 @@ got=$(json_field "$dir/hx.json" "d['prefill_tokens'] + d['tokens'][0]")
 echo "moe-mla with yarn: transformers-style $want, helix $got"
 [ "$want" = "$got" ] && [ "$want" != "${first[moe-mla]-x}" ] ||
     { echo "FAIL: yarn: other tokens than the forward, or the same as without yarn"; fail=1; }
+
+# DeepSeek-V3's fp8 release form: e4m3 weights with one f32 scale per block (synth's blocks
+# are 32 x 32), dequantized by the forward on its own
+"$helix" model synth --family moe-mla --dtype fp8 --seed 11 --out "$dir/fp8" >/dev/null &&
+    python3 "$fwd" "$dir/fp8" "$dir/prompt" 6 >"$dir/py.json" 2>"$dir/err" &&
+    "$helix" decode --model "$dir/fp8" --context 0 --steps 6 --prompt-ids "$dir/prompt" \
+        --kv-dtype f32 --json >"$dir/hx.json" 2>>"$dir/err" ||
+    { echo "FAIL: fp8: $(cat "$dir/err")"; fail=1; }
+want=$(json_field "$dir/py.json" "[d['prefill_token']] + d['tokens']")
+got=$(json_field "$dir/hx.json" "d['prefill_tokens'] + d['tokens'][0]")
+echo "moe-mla fp8: transformers-style $want, helix $got"
+[ "$want" = "$got" ] || { echo "FAIL: fp8: other tokens than the forward"; fail=1; }
 
 # transformers' RoPE scalings, each in the form its models' config.json writes it: Llama
 # 3.1's llama3 (an original context of 64 puts the three bands inside the 16 pairs),

@@ -2,7 +2,8 @@
 # An independent float64 reference of the Hugging Face transformers forward pass for Llama,
 # Mistral, Mixtral, Qwen2, Qwen3, Qwen3-MoE, Phi-3 and DeepSeek-V2/V3 (MLA, the modeling
 # code's own layout) checkpoints (config.json + safetensors), with transformers' RoPE
-# scalings (linear, llama3, yarn, longrope; DeepSeek's own yarn),
+# scalings (linear, llama3, yarn, longrope; DeepSeek's own yarn) and DeepSeek-V3's
+# block-scaled fp8 weights,
 # standard library only and sharing nothing with helix; the decode tests compare
 # `helix decode` against it.
 """usage: hf_forward.py DIR PROMPT_IDS_FILE STEPS [--json]
@@ -86,10 +87,10 @@ class SafetensorsFile:
             begin, end = t["data_offsets"]
         except (KeyError, TypeError, ValueError):
             raise Fail(f"{self.path}: tensor {name}: malformed header entry")
-        sizes = {"F32": 4, "F64": 8, "BF16": 2, "F16": 2}
+        sizes = {"F32": 4, "F64": 8, "BF16": 2, "F16": 2, "F8_E4M3": 1}
         if dtype not in sizes:
             raise Fail(f"{self.path}: tensor {name}: dtype {dtype} not supported "
-                       f"(F32, BF16, F16, F64)")
+                       f"(F32, BF16, F16, F64, F8_E4M3)")
         count = 1
         for s in shape:
             count *= s
@@ -115,9 +116,26 @@ class SafetensorsFile:
             bits = array("I", [h << 16 for h in half])
             values = array("f")
             values.frombytes(bits.tobytes())
+        elif dtype == "F8_E4M3":
+            values = array("d", [E4M3[b] for b in data])
         else:  # F16
             values = array("d", struct.unpack(f"<{count}e", data))
         return shape, values
+
+
+def e4m3(b):
+    """float8_e4m3fn: sign, 4 exponent bits (bias 7), 3 mantissa bits; no infinities,
+    exponent 15 with mantissa 7 is NaN, exponent 0 subnormal."""
+    sign = -1.0 if b & 0x80 else 1.0
+    e, m = b >> 3 & 15, b & 7
+    if e == 15 and m == 7:
+        return math.nan
+    if e == 0:
+        return sign * m / 8 * 2.0 ** -6
+    return sign * (1 + m / 8) * 2.0 ** (e - 7)
+
+
+E4M3 = [e4m3(b) for b in range(256)]
 
 
 class Checkpoint:
@@ -125,6 +143,7 @@ class Checkpoint:
 
     def __init__(self, directory):
         self.dir = directory
+        self.block = None  # fp8 weights' (rows, cols) per scale (quantization_config)
         index = os.path.join(directory, "model.safetensors.index.json")
         single = os.path.join(directory, "model.safetensors")
         self.files = {}
@@ -172,13 +191,23 @@ class Checkpoint:
         return values.tolist()
 
     def matrix(self, name, rows, cols):
-        """A [rows][cols] tensor as a list of rows, each a list of floats."""
+        """A [rows][cols] tensor as a list of rows, each a list of floats. An F8_E4M3 one is
+        dequantized as DeepSeek-V3's weight_dequant does: each block of block = (br, bc)
+        elements times its entry of NAME_scale_inv ([ceil(rows / br)][ceil(cols / bc)])."""
         f = self._file(name)
         shape, values = f.read(name)
         if shape != [rows, cols]:
             raise Fail(f"{f.path}: tensor {name}: shape {shape}, expected [{rows}, {cols}]")
         flat = values.tolist()
-        return [flat[i * cols:(i + 1) * cols] for i in range(rows)]
+        out = [flat[i * cols:(i + 1) * cols] for i in range(rows)]
+        if f.tensors[name].get("dtype") != "F8_E4M3":
+            return out
+        if self.block is None:
+            raise Fail(f"{f.path}: tensor {name}: F8_E4M3 without a quantization_config")
+        br, bc = self.block
+        scale = self.matrix(name + "_scale_inv", -(-rows // br), -(-cols // bc))
+        return [[v * scale[i // br][j // bc] for j, v in enumerate(row)]
+                for i, row in enumerate(out)]
 
 
 # ---------------------------------------------------------------------------------------------
@@ -313,9 +342,16 @@ class Config:
     def deepseek(self, c, path, integer, number):
         """DeepSeek-V2/V3 (modeling_deepseek.py): MLA sizes and the MoE gate. No default is
         taken for the MoE keys: the checkpoints this reference reads give them all."""
-        if c.get("quantization_config") is not None:
-            raise Fail(f"{path}: key quantization_config: fp8 weights are not read by this "
-                       f"reference")
+        q = c.get("quantization_config")
+        self.fp8_block = None
+        if q is not None:  # DeepSeek-V3's fp8 release: e4m3 weights, one scale per block
+            block = q.get("weight_block_size", [128, 128]) if isinstance(q, dict) else None
+            if not isinstance(q, dict) or q.get("quant_method") != "fp8" or \
+                    q.get("fmt", "e4m3") != "e4m3" or not isinstance(block, list) or \
+                    len(block) != 2 or not all(isinstance(v, int) and v > 0 for v in block):
+                raise Fail(f"{path}: key quantization_config: {q!r} not read by this "
+                           f"reference (fp8, e4m3, weight_block_size [rows, cols])")
+            self.fp8_block = tuple(block)
         q_lora = c.get("q_lora_rank")
         self.q_lora = 0 if q_lora is None else integer("q_lora_rank")
         self.kv_lora = integer("kv_lora_rank")
@@ -423,6 +459,7 @@ class DeepSeek(Decoder):
 
     def __init__(self, directory, cfg):
         ck = Checkpoint(directory)
+        ck.block = cfg.fp8_block
         self.load_globals(ck, cfg)
         H, Q = cfg.H, cfg.Q
         qd = cfg.nope + cfg.rope_d
