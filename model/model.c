@@ -62,6 +62,8 @@ static const hlx_jfield_t hlx_model_fields[] = {
     HLX_MF_INT(experts, 0, 0, "routed experts per MoE layer"),
     HLX_MF_INT(top_k, 0, 1, "experts per token"),
     HLX_MF_INT(shared_experts, 0, 0, "always-active experts"),
+    { "shared_expert_gate", HLX_JT_BOOL, offsetof(hlx_model_raw_t, m.shared_gate), 0, 0, 1, 0,
+      "the shared experts' output times a sigmoid gate per token (Qwen2-MoE)" },
     HLX_MF_INT(expert_ffn, 0, 1, "intermediate size of one expert"),
     HLX_MF_INT(dense_layers, 0, 0, "leading dense layers of an MoE model"),
     HLX_MF_STR("scoring_func", scoring, 0, "router scores: softmax or sigmoid"),
@@ -415,11 +417,15 @@ static hlx_status_t hlx_model_validate(hlx_jdoc_t *doc, hlx_model_raw_t *r)
                              m->layers);
         if (m->dense_layers > 0 && m->ffn == 0)
             return HLX_MFAIL("ffn", "dense_layers %d need a dense ffn size", m->dense_layers);
+        if (m->shared_gate && m->shared_experts == 0)
+            return HLX_MFAIL("shared_expert_gate", "gates the shared experts' output: needs "
+                             "\"shared_experts\" > 0");
         if ((st = hlx_model_gating(doc, r)) != HLX_OK)
             return st;
     } else {
         static const char *const moe_only[] = { "top_k", "shared_experts", "expert_ffn",
-                                                "dense_layers", "scoring_func",
+                                                "shared_expert_gate", "dense_layers",
+                                                "scoring_func",
                                                 "norm_topk_prob", "routed_scaling_factor",
                                                 "n_group", "topk_group", "group_score" };
         char path[64];
@@ -558,9 +564,9 @@ static uint64_t hlx_model_mix_double(uint64_t h, double d)
     return hlx_model_mix(h, bits);
 }
 
-/* A new field of hlx_model_t changes its size (8480 bytes on LP64 with the 45 fields
+/* A new field of hlx_model_t changes its size (8488 bytes on LP64 with the 46 fields
  * hashed below): add it to hlx_model_hash, then update this size. */
-_Static_assert(sizeof(hlx_model_t) == 8480 || sizeof(void *) != 8,
+_Static_assert(sizeof(hlx_model_t) == 8488 || sizeof(void *) != 8,
                "hlx_model_t changed: hash the new field in hlx_model_hash()");
 
 uint64_t hlx_model_hash(const hlx_model_t *m)
@@ -573,7 +579,7 @@ uint64_t hlx_model_hash(const hlx_model_t *m)
         m->experts,      m->top_k,        m->shared_experts, m->expert_ffn,
         m->dense_layers, m->moe_scoring,  m->norm_topk_prob,   m->n_group,
         m->topk_group,   m->rope_kind,    m->rope_orig_ctx,  m->rope_long,
-        m->qkv_bias,     m->qk_norm,      m->moe_group_score,
+        m->qkv_bias,     m->qk_norm,      m->moe_group_score, m->shared_gate,
     };
     uint64_t h = 0x68656c69786d6f64ull; /* "helixmod" */
     size_t i;
@@ -636,7 +642,8 @@ double hlx_model_params(const hlx_model_t *m)
     double attn = hlx_model_attn_params(m);
     double dense_ffn = 3.0 * H * m->ffn;
     double moe_ffn = m->experts > 0
-        ? 3.0 * H * m->expert_ffn * (m->experts + m->shared_experts) + H * m->experts
+        ? 3.0 * H * m->expert_ffn * (m->experts + m->shared_experts) + H * m->experts +
+              (m->shared_gate ? H : 0.0)
         : 0.0;
     int moe_layers = m->layers - m->dense_layers;
 

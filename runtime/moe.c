@@ -70,10 +70,11 @@ uint64_t hlx_moe_rank_bytes(const hlx_model_t *m, const hlx_moe_layout_t *ml, si
 
     if (m->experts == 0 || moe_layers <= 0)
         return 0;
-    /* router [H][E] and (sigmoid) bias [E] in f32; 3 H weights per shared and expert
-     * column */
+    /* router [H][E], (sigmoid) bias [E] and (Qwen2-MoE) shared gate [H] in f32; 3 H
+     * weights per shared and expert column */
     if (__builtin_mul_overflow(H, E, &per) || __builtin_mul_overflow(per, 4, &per) ||
-        __builtin_add_overflow(per, m->moe_scoring == HLX_MOE_SIGMOID ? E * 4 : 0, &per))
+        __builtin_add_overflow(per, m->moe_scoring == HLX_MOE_SIGMOID ? E * 4 : 0, &per) ||
+        __builtin_add_overflow(per, m->shared_gate ? H * 4 : 0, &per))
         return UINT64_MAX;
     t = (uint64_t)ml->expert_count * (uint64_t)ml->col_count + (uint64_t)ml->shared_count;
     if (__builtin_mul_overflow(t, 3 * H, &t) || __builtin_mul_overflow(t, w_esize, &t) ||
@@ -162,6 +163,7 @@ typedef struct hlx_moe_w {
     float *router;      /* [H][E] */
     float *bias;        /* [E] (sigmoid scoring), else NULL */
     void  *sgu, *sdown; /* shared: [H][2 sc] (gate, then up), [sc][H] */
+    float *sgate;       /* [H]: the shared output's sigmoid gate (shared_gate), else NULL */
     void **egu, **edown; /* per local expert: [H][2 cc], [cc][H] */
 } hlx_moe_w_t;
 
@@ -237,6 +239,12 @@ static hlx_status_t hlx_moe_build_layer(hlx_engine_t *eng, int l, hlx_moe_w_t *W
         snprintf(name, sizeof(name), "model.layers.%d.mlp.shared_experts.down_proj.weight", l);
         HLX_MOE_TRY(hlx_moe_read(eng, name, Fs, H, ml->shared_first, sc, 0, H, W->sdown, dt,
                                  H));
+    }
+    if (m->shared_gate) { /* every rank: it scales this rank's share of the shared output */
+        if ((W->sgate = malloc(sizeof(float) * (size_t)H)) == NULL)
+            return HLX_ERR_NOMEM;
+        snprintf(name, sizeof(name), "model.layers.%d.mlp.shared_expert_gate.weight", l);
+        HLX_MOE_TRY(hlx_moe_read(eng, name, H, 1, 0, H, 0, 1, W->sgate, HLX_DTYPE_F32, 1));
     }
     /* Only this EP group's experts, and only this rank's columns of each. */
     for (j = 0; j < ml->expert_count; j++) {
@@ -329,7 +337,7 @@ void hlx_moe_destroy(hlx_moe_t *moe)
             free(W->egu ? W->egu[j] : NULL);
             free(W->edown ? W->edown[j] : NULL);
         }
-        free(W->router); free(W->bias); free(W->sgu); free(W->sdown);
+        free(W->router); free(W->bias); free(W->sgu); free(W->sdown); free(W->sgate);
         free(W->egu); free(W->edown);
     }
     free(moe->w); free(moe->logits); free(moe->scratch); free(moe->sel); free(moe->selw);
@@ -432,6 +440,19 @@ hlx_status_t hlx_moe_ffn_rows(hlx_engine_t *eng, int l, const float *x, float *h
             st = HLX_BE(eng, swiglu, moe->act, moe->gu, B, sc);
         if (st == HLX_OK)
             st = HLX_BE(eng, gemm, B, H, sc, moe->act, W->sdown, eng->w_dtype, y, 0);
+        /* Qwen2-MoE: times sigmoid(hn . w) per row, in fp64 over the replicated input and
+         * gate, so every rank scales its share of the sum by the same factor */
+        for (b = 0; b < B && st == HLX_OK && W->sgate != NULL; b++) {
+            const float *h = hn + (size_t)b * H;
+            float *yb = y + (size_t)b * H, g;
+            double z = 0.0;
+            int i;
+            for (i = 0; i < H; i++)
+                z += (double)h[i] * W->sgate[i];
+            g = (float)(1.0 / (1.0 + exp(-z)));
+            for (i = 0; i < H; i++)
+                yb[i] *= g;
+        }
     } else if (st == HLX_OK) {
         memset(y, 0, sizeof(float) * (size_t)B * (size_t)H);
     }

@@ -12,6 +12,7 @@
 typedef struct {
     double  *router, *bias;            /* [H][E], [E] (sigmoid scoring) */
     double  *sgate, *sup, *sdown;      /* shared: [H][Fs], [H][Fs], [Fs][H] */
+    double  *sgw;                      /* [H]: the shared output's gate (Qwen2-MoE) */
     double **gate, **up, **down;       /* expert e: [H][Fe], [H][Fe], [Fe][H] */
 } hlx_ref_moe_layer_t;
 
@@ -66,6 +67,10 @@ hlx_ref_moe_t *hlx_ref_moe_create(hlx_wsrc_t *ws, const hlx_model_t *m, char *er
             ok = ok && (L->sup = hlx_ref_read(ws, n, H, Fs, err, errlen)) != NULL;
             snprintf(n, sizeof(n), "model.layers.%d.mlp.shared_experts.down_proj.weight", l);
             ok = ok && (L->sdown = hlx_ref_read(ws, n, Fs, H, err, errlen)) != NULL;
+        }
+        if (ok && m->shared_gate) {
+            snprintf(n, sizeof(n), "model.layers.%d.mlp.shared_expert_gate.weight", l);
+            ok = (L->sgw = hlx_ref_read(ws, n, H, 1, err, errlen)) != NULL;
         }
         L->gate = calloc((size_t)E, sizeof(double *));
         L->up   = calloc((size_t)E, sizeof(double *));
@@ -205,9 +210,18 @@ void hlx_ref_moe_ffn(hlx_ref_moe_t *moe, int l, const double *hn, double *y, int
         e = moe->order[k];
         hlx_ref_moe_swiglu(moe, hn, L->gate[e], L->up[e], L->down[e], m->expert_ffn, w, y);
     }
-    if (L->sgate != NULL)
+    if (L->sgate != NULL) {
+        /* Qwen2MoeSparseMoeBlock: sigmoid(shared_expert_gate(x)) x shared_expert(x) */
+        double gw = 1.0, z = 0.0;
+        int64_t c;
+        if (L->sgw != NULL) {
+            for (c = 0; c < m->hidden; c++)
+                z += hn[c] * L->sgw[c];
+            gw = 1.0 / (1.0 + exp(-z));
+        }
         hlx_ref_moe_swiglu(moe, hn, L->sgate, L->sup, L->sdown,
-                           (int64_t)m->shared_experts * m->expert_ffn, 1.0, y);
+                           (int64_t)m->shared_experts * m->expert_ffn, gw, y);
+    }
 }
 
 void hlx_ref_moe_set_margin(hlx_ref_moe_t *moe, double margin)
@@ -240,6 +254,7 @@ void hlx_ref_moe_destroy(hlx_ref_moe_t *moe)
         }
         free(L->gate); free(L->up); free(L->down);
         free(L->router); free(L->bias); free(L->sgate); free(L->sup); free(L->sdown);
+        free(L->sgw);
     }
     free(moe->L); free(moe->logit); free(moe->score); free(moe->choice); free(moe->gscore);
     free(moe->order); free(moe->gorder); free(moe->gate); free(moe->up); free(moe->o);

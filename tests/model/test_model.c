@@ -201,6 +201,9 @@ static void test_errors(void **state)
                  "max)");
     expect_error("mla_qkv_bias.json", HLX_ERR_PARSE,
                  "mla_qkv_bias.json:3:3: qkv_bias: only with \"attn\": \"gqa\"");
+    expect_error("sgate_unshared.json", HLX_ERR_PARSE,
+                 "sgate_unshared.json:4:3: shared_expert_gate: gates the shared experts' "
+                 "output: needs \"shared_experts\" > 0");
 }
 
 /* qkv_bias and qk_norm (Qwen2, Qwen3): read from a model file, off by default, and counted
@@ -223,6 +226,16 @@ static void test_gqa_extras(void **state)
     assert_int_equal(hlx_model_load("tiny", &m, err, sizeof(err)), HLX_OK);
     assert_int_equal(m.qkv_bias, 0);
     assert_int_equal(m.qk_norm, 0);
+    /* Qwen2-MoE's shared expert gate: H weights per MoE layer */
+    m.experts = 8;
+    m.top_k = 2;
+    m.expert_ffn = 64;
+    m.shared_experts = 1;
+    m.dense_layers = 0;
+    plain = m;
+    m.shared_gate = 1;
+    assert_true(hlx_model_params(&m) - hlx_model_params(&plain) == (double)m.layers * m.hidden);
+    assert_true(hlx_model_hash(&m) != hlx_model_hash(&plain));
 }
 
 static void test_unknown_preset(void **state)
@@ -297,6 +310,7 @@ static const struct { const char *name; size_t off, size; } g_fields[] = {
     HLX_F(rope_beta_fast), HLX_F(rope_beta_slow), HLX_F(rope_mscale), HLX_F(rope_mscale_all),
     HLX_F(rope_attn_factor), HLX_F(rope_long), HLX_F(rope_short_factor),
     HLX_F(rope_long_factor), HLX_F(qkv_bias), HLX_F(qk_norm), HLX_F(moe_group_score),
+    HLX_F(shared_gate),
 };
 
 /* RoPE scaling against the Hugging Face code written out again here, step for step as

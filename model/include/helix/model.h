@@ -72,6 +72,8 @@ typedef struct hlx_model {
     int             experts;         /* routed experts per MoE layer */
     int             top_k;
     int             shared_experts;
+    int             shared_gate;     /* Qwen2-MoE: the shared experts' output times
+                                        sigmoid(x . w), w [H] per MoE layer */
     int             expert_ffn;      /* intermediate size of one expert */
     int             dense_layers;    /* first layers that are dense (use ffn) */
     /* MoE gating (DeepSeek-V3): scores, group-limited top-k, weights */
