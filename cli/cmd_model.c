@@ -49,8 +49,8 @@ static int hlx_model_int(const char *cmd, const char *flag, const char *v, long 
 static void hlx_synth_usage(FILE *f)
 {
     fprintf(f,
-        "usage: helix model synth --family dense|phi3|qwen2|qwen3|qwen3-moe|mixtral|moe-mla|\n"
-        "                                  deepseek-v2\n"
+        "usage: helix model synth --family dense|phi3|qwen2|qwen3|qwen2-moe|qwen3-moe|\n"
+        "                                  mixtral|moe-mla|deepseek-v2\n"
         "                         --out DIR [--layers N] [--seed S] [--dtype bf16|f32|fp8]\n"
         "                         [--shards N] [--model FILE|NAME]\n"
         "                         [--max-bytes SIZE]\n\n"
@@ -67,6 +67,10 @@ static void hlx_synth_usage(FILE *f)
         "                    biases (self_attn.*_proj.bias)\n"
         "  --family qwen3    Qwen3ForCausalLM: the dense family's weights plus the per-head\n"
         "                    RMSNorm of q and k before RoPE (self_attn.q_norm, k_norm)\n"
+        "  --family qwen2-moe  Qwen2MoeForCausalLM: qwen2's attention; every layer 8 routed\n"
+        "                    experts top-4 (expert FFN 64, softmax router, not renormalised)\n"
+        "                    and a shared expert of FFN 128 times a sigmoid gate\n"
+        "                    (mlp.shared_expert, mlp.shared_expert_gate)\n"
         "  --family qwen3-moe  Qwen3MoeForCausalLM: qwen3's attention; layer 0 dense\n"
         "                    (mlp_only_layers [0]), the others 8 routed experts top-2 (expert\n"
         "                    FFN 64, softmax router, norm_topk_prob)\n"
@@ -147,6 +151,7 @@ static const struct {
     { "phi3", "Phi3ForCausalLM", "synth-phi3", 1, 0, 0, 0 },
     { "qwen2", "Qwen2ForCausalLM", "synth-qwen2", 0, 1, 0, 0 },
     { "qwen3", "Qwen3ForCausalLM", "synth-qwen3", 0, 0, 1, 0 },
+    { "qwen2-moe", "Qwen2MoeForCausalLM", "synth-qwen2-moe", 0, 1, 0, HLX_HF_MOE_QWEN2 },
     { "qwen3-moe", "Qwen3MoeForCausalLM", "synth-qwen3-moe", 0, 0, 1, HLX_HF_MOE_QWEN3 },
     { "mixtral", "MixtralForCausalLM", "synth-mixtral", 0, 0, 0, HLX_HF_MOE_MIXTRAL },
 };
@@ -203,8 +208,10 @@ static void hlx_synth_config(hlx_hf_config_t *c, int dense, int v2, int layers,
         m->ffn = 512;
         m->dense_layers = layers;
         if (hlx_synth_dense[dense].moe) {
-            /* qwen3-moe: layer 0 dense (mlp_only_layers [0]), then MoE; mixtral: every
-             * layer MoE, intermediate_size being the experts' */
+            /* qwen3-moe: layer 0 dense (mlp_only_layers [0]), then MoE; qwen2-moe: every
+             * layer MoE with a gated shared expert of 2 x 64 (Qwen1.5-MoE's 4 x, Qwen2-57B's
+             * 8 x), top-4 not renormalised (Qwen2MoeConfig's default); mixtral: every layer
+             * MoE, intermediate_size being the experts' */
             c->moe_gqa = hlx_synth_dense[dense].moe;
             m->experts = 8;
             m->top_k = 2;
@@ -213,6 +220,12 @@ static void hlx_synth_config(hlx_hf_config_t *c, int dense, int v2, int layers,
             if (c->moe_gqa == HLX_HF_MOE_MIXTRAL)
                 m->ffn = m->expert_ffn;
             hlx_hf_gating_set(c, HLX_MOE_SOFTMAX, 1, 1.0, 1, 1);
+            if (c->moe_gqa == HLX_HF_MOE_QWEN2) {
+                m->top_k = 4;
+                m->shared_experts = 2;
+                m->shared_gate = 1;
+                hlx_hf_gating_set(c, HLX_MOE_SOFTMAX, 0, 1.0, 1, 1);
+            }
         }
         return;
     }
@@ -393,8 +406,8 @@ static int hlx_cmd_model_synth(int argc, char **argv)
     dense = family != NULL ? hlx_synth_dense_index(family) : -1;
     if (family == NULL ||
         (dense < 0 && strcmp(family, "moe-mla") && strcmp(family, "deepseek-v2"))) {
-        fprintf(stderr, "helix model synth: --family: %s (dense, phi3, qwen2, qwen3, qwen3-moe, "
-                "mixtral, moe-mla or deepseek-v2)\n", family ? family : "required");
+        fprintf(stderr, "helix model synth: --family: %s (dense, phi3, qwen2, qwen3, qwen2-moe, "
+                "qwen3-moe, mixtral, moe-mla or deepseek-v2)\n", family ? family : "required");
         return 2;
     }
     if (out == NULL) {
@@ -435,8 +448,9 @@ static int hlx_cmd_model_synth(int argc, char **argv)
         hlx_hf_weight_t w;
         int layer;
         int64_t wrow;
-        if (list[i].cls == HLX_HFC_ROUTER || list[i].cls == HLX_HFC_EXPERT)
-            continue; /* Qwen3-MoE: no runtime weight of the dense numbering */
+        if (list[i].cls == HLX_HFC_ROUTER || list[i].cls == HLX_HFC_EXPERT ||
+            list[i].cls == HLX_HFC_SHARED)
+            continue; /* Qwen2/3-MoE: no runtime weight of the dense numbering */
         if (hlx_hf_weight_at(&ctx.cfg.m, ctx.cfg.fused, list[i].name, 0, &w, &layer, &wrow)) {
             snprintf(err, sizeof(err), "%s: no runtime weight", list[i].name);
             st = HLX_ERR_INTERNAL;
@@ -816,6 +830,8 @@ static int hlx_cmd_model_info(int argc, char **argv)
                                              "group_score",
                                              cfg.m.moe_group_score == HLX_MOE_GROUP_MAX
                                                  ? "max" : "top2"));
+        if (cfg.m.experts > 0)
+            json_object_set_new(mo, "shared_expert_gate", json_boolean(cfg.m.shared_gate));
         json_object_set_new(mo, "rope", hlx_info_rope_json(&cfg.m));
         for (i = 0; i < HLX_HFC_COUNT; i++) {
             if (cls_bytes[i] == 0)
@@ -865,6 +881,8 @@ static int hlx_cmd_model_info(int argc, char **argv)
             printf(", the best %d of %d groups by their %s", cfg.m.topk_group, cfg.m.n_group,
                    cfg.m.moe_group_score == HLX_MOE_GROUP_MAX ? "best expert"
                                                               : "two best experts");
+        if (cfg.m.shared_gate)
+            printf(", the shared output times a sigmoid gate (shared_expert_gate)");
         printf("\n");
     }
     else

@@ -114,8 +114,9 @@ static int hlx_cfg_absent(hlx_jdoc_t *doc, const char *key)
 /* fused: Phi-3's qkv_proj and gate_up_proj in place of Llama's separate projections;
  * qkv_bias: Qwen2's q, k and v biases (always there: Qwen2Attention takes no switch);
  * qk_norm: Qwen3's per-head q_norm and k_norm before RoPE; moe: routed experts (softmax
- * router, no shared expert) in place of the dense FFN, under DeepSeek's tensor names
- * (HLX_HF_MOE_QWEN3) or Mixtral's (block_sparse_moe, w1/w3/w2: HLX_HF_MOE_MIXTRAL). */
+ * router) in place of the dense FFN, under DeepSeek's tensor names (HLX_HF_MOE_QWEN3;
+ * HLX_HF_MOE_QWEN2 with a gated shared expert) or Mixtral's (block_sparse_moe, w1/w3/w2:
+ * HLX_HF_MOE_MIXTRAL). */
 static const struct {
     const char     *arch, *model_type;
     hlx_hf_family_t family;
@@ -125,6 +126,7 @@ static const struct {
     { "MistralForCausalLM", "mistral", HLX_HF_DENSE, 0, 0, 0, 0 },
     { "Qwen2ForCausalLM", "qwen2", HLX_HF_DENSE, 0, 1, 0, 0 },
     { "Qwen3ForCausalLM", "qwen3", HLX_HF_DENSE, 0, 0, 1, 0 },
+    { "Qwen2MoeForCausalLM", "qwen2_moe", HLX_HF_DENSE, 0, 1, 0, HLX_HF_MOE_QWEN2 },
     { "Qwen3MoeForCausalLM", "qwen3_moe", HLX_HF_DENSE, 0, 0, 1, HLX_HF_MOE_QWEN3 },
     { "MixtralForCausalLM", "mixtral", HLX_HF_DENSE, 0, 0, 0, HLX_HF_MOE_MIXTRAL },
     { "Phi3ForCausalLM", "phi3", HLX_HF_DENSE, 1, 0, 0, 0 },
@@ -133,7 +135,8 @@ static const struct {
 };
 
 #define HLX_HF_ARCH_LIST "LlamaForCausalLM, MistralForCausalLM, MixtralForCausalLM, " \
-                         "Qwen2ForCausalLM, Qwen3ForCausalLM, Qwen3MoeForCausalLM, " \
+                         "Qwen2ForCausalLM, Qwen2MoeForCausalLM, Qwen3ForCausalLM, " \
+                         "Qwen3MoeForCausalLM, " \
                          "Phi3ForCausalLM, DeepseekV2ForCausalLM, DeepseekV3ForCausalLM"
 
 static const char *hlx_hf_model_type(const char *arch)
@@ -170,7 +173,7 @@ static hlx_status_t hlx_cfg_family(hlx_jdoc_t *doc, hlx_hf_config_t *c)
     if (a == NULL)
         return hlx_jdoc_fail(doc, "/architectures", HLX_ERR_PARSE,
                              "missing, and model_type is not llama, mistral, mixtral, qwen2, "
-                             "qwen3, qwen3_moe, phi3, deepseek_v2 or deepseek_v3");
+                             "qwen2_moe, qwen3, qwen3_moe, phi3, deepseek_v2 or deepseek_v3");
     return hlx_jdoc_fail(doc, "/architectures/0", HLX_ERR_PARSE,
                          "%.64s is not supported (" HLX_HF_ARCH_LIST ")",
                          json_string_value(json_array_get(a, 0)));
@@ -585,14 +588,17 @@ void hlx_hf_gating_set(hlx_hf_config_t *c, hlx_moe_scoring_t scoring, int norm_t
     m->topk_group = c->topk_group = topk_group;
 }
 
-/* Qwen3MoeConfig's norm_topk_prob when config.json leaves it out (the released models set
- * true). */
+/* Qwen3MoeConfig's and Qwen2MoeConfig's norm_topk_prob when config.json leaves it out (the
+ * released Qwen3-MoE models set true, Qwen1.5/Qwen2-MoE false). */
 #define HLX_QWEN3_MOE_NORM_TOPK_PROB 0
 
-/* Qwen3-MoE's experts: layer l runs them unless it is in mlp_only_layers or (l + 1) is not
- * a multiple of decoder_sparse_step; the runtime's MoE layers are the ones after the first
- * dense_layers, so the dense ones must be a prefix: mlp_only_layers [0, k) and a step of
- * 1 (every released Qwen3-MoE: [] and 1). The router is a softmax over the experts. */
+/* Qwen3-MoE's and Qwen2-MoE's experts: layer l runs them unless it is in mlp_only_layers
+ * or (l + 1) is not a multiple of decoder_sparse_step; the runtime's MoE layers are the
+ * ones after the first dense_layers, so the dense ones must be a prefix: mlp_only_layers
+ * [0, k) and a step of 1 (every released model: [] and 1). The router is a softmax over
+ * the experts. Qwen2-MoE adds one shared expert of shared_expert_intermediate_size (the
+ * runtime's shared_experts x moe_intermediate_size: a multiple of it, as in Qwen1.5-MoE
+ * (4 x 1408) and Qwen2-57B-A14B (8 x 2560)) whose output is gated by a sigmoid. */
 static hlx_status_t hlx_cfg_qwen3_moe(hlx_jdoc_t *doc, hlx_hf_config_t *c)
 {
     hlx_model_t *m = &c->m;
@@ -638,6 +644,18 @@ static hlx_status_t hlx_cfg_qwen3_moe(hlx_jdoc_t *doc, hlx_hf_config_t *c)
         m->dense_layers = (int)json_array_size(mol);
     }
     m->shared_experts = 0;
+    m->shared_gate = 0;
+    if (c->moe_gqa == HLX_HF_MOE_QWEN2) {
+        int fs;
+        HLX_TRY(hlx_cfg_int(doc, "shared_expert_intermediate_size", 1, 0, 1, &fs));
+        if (fs % m->expert_ffn)
+            return hlx_jdoc_fail(doc, "/shared_expert_intermediate_size", HLX_ERR_UNSUPPORTED,
+                                 "%d is not a multiple of moe_intermediate_size %d (the "
+                                 "runtime's shared experts are whole experts)", fs,
+                                 m->expert_ffn);
+        m->shared_experts = fs / m->expert_ffn;
+        m->shared_gate = 1;
+    }
     hlx_hf_gating_set(c, HLX_MOE_SOFTMAX, c->norm_topk_prob, 1.0, 1, 1);
     return HLX_OK;
 }
@@ -1021,7 +1039,7 @@ char *hlx_hf_config_text(const hlx_hf_config_t *c)
         if (c->moe_gqa == HLX_HF_MOE_MIXTRAL) { /* every layer: intermediate_size experts */
             json_object_set_new(o, "num_local_experts", json_integer(m->experts));
             json_object_set_new(o, "num_experts_per_tok", json_integer(m->top_k));
-        } else if (c->moe_gqa) { /* Qwen3-MoE: experts after the first dense_layers */
+        } else if (c->moe_gqa) { /* Qwen2/3-MoE: experts after the first dense_layers */
             json_t *mol = json_array();
             int l;
             for (l = 0; l < m->dense_layers; l++)
@@ -1032,6 +1050,9 @@ char *hlx_hf_config_text(const hlx_hf_config_t *c)
             json_object_set_new(o, "norm_topk_prob", json_boolean(m->norm_topk_prob));
             json_object_set_new(o, "decoder_sparse_step", json_integer(1));
             json_object_set_new(o, "mlp_only_layers", mol);
+            if (c->moe_gqa == HLX_HF_MOE_QWEN2)
+                json_object_set_new(o, "shared_expert_intermediate_size",
+                                    json_integer((json_int_t)m->shared_experts * m->expert_ffn));
         }
         if (c->fused) {
             json_object_set_new(o, "partial_rotary_factor",
@@ -1300,13 +1321,18 @@ hlx_status_t hlx_hf_expect(const hlx_hf_config_t *c, hlx_hf_expect_t **list_p, s
         }
         if (m->shared_experts > 0) {
             const int64_t fs = (int64_t)m->expert_ffn * m->shared_experts;
+            /* Qwen2-MoE: one shared_expert and its gate [1][H] */
+            const char *se = c->moe_gqa == HLX_HF_MOE_QWEN2 ? "shared_expert" : "shared_experts";
             char n[128];
-            snprintf(n, sizeof(n), "%smlp.shared_experts.gate_proj.weight", p);
+            snprintf(n, sizeof(n), "%smlp.%s.gate_proj.weight", p, se);
             HLX_ADD(hlx_elist_linear(&l, HLX_HFC_SHARED, HLX_HFS_N, fs, H, n));
-            snprintf(n, sizeof(n), "%smlp.shared_experts.up_proj.weight", p);
+            snprintf(n, sizeof(n), "%smlp.%s.up_proj.weight", p, se);
             HLX_ADD(hlx_elist_linear(&l, HLX_HFC_SHARED, HLX_HFS_N, fs, H, n));
-            snprintf(n, sizeof(n), "%smlp.shared_experts.down_proj.weight", p);
+            snprintf(n, sizeof(n), "%smlp.%s.down_proj.weight", p, se);
             HLX_ADD(hlx_elist_linear(&l, HLX_HFC_SHARED, HLX_HFS_N, H, fs, n));
+            if (m->shared_gate)
+                HLX_ADD(hlx_elist_add(&l, dt, HLX_HFC_SHARED, HLX_HFS_REPLICATED, 1, H,
+                                      "%smlp.shared_expert_gate.weight", p));
         }
     }
     HLX_ADD(hlx_elist_add(&l, dt, HLX_HFC_NORM, HLX_HFS_REPLICATED, H, 0, "model.norm.weight"));
@@ -1386,6 +1412,14 @@ void hlx_hf_ckpt_name(const hlx_hf_config_t *c, const char *key, char *name, siz
     int l, e, n = 0, k;
 
     snprintf(name, len, "%s", key);
+    /* Qwen2-MoE's one shared expert: mlp.shared_expert.*, the runtime's shared_experts */
+    if (c->moe_gqa == HLX_HF_MOE_QWEN2 &&
+        sscanf(key, "model.layers.%d.mlp.shared_experts.%15[a-z_].weight%n", &l, what, &n) == 2 &&
+        key[n] == '\0') {
+        snprintf(name, len, "model.layers.%d.mlp.shared_expert.%s.weight", l, what);
+        return;
+    }
+    n = 0;
     if (mn == ds)
         return;
     if (sscanf(key, "model.layers.%d.mlp.gate.weight%n", &l, &n) == 1 && key[n] == '\0') {

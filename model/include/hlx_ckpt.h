@@ -149,6 +149,7 @@ typedef enum hlx_hf_family {
 
 #define HLX_HF_MOE_QWEN3   1
 #define HLX_HF_MOE_MIXTRAL 2
+#define HLX_HF_MOE_QWEN2   3
 
 /* What config.json says beyond hlx_model_t. */
 typedef struct hlx_hf_config {
@@ -166,7 +167,9 @@ typedef struct hlx_hf_config {
     /* The dense family's attention with routed experts (m.experts) in the layers after
      * m.dense_layers: 0 none, HLX_HF_MOE_QWEN3 (Qwen3MoeForCausalLM: DeepSeek's tensor names,
      * mlp.gate and mlp.experts.J.*_proj), HLX_HF_MOE_MIXTRAL (MixtralForCausalLM:
-     * block_sparse_moe.gate and block_sparse_moe.experts.J.w1/w3/w2) */
+     * block_sparse_moe.gate and block_sparse_moe.experts.J.w1/w3/w2), HLX_HF_MOE_QWEN2
+     * (Qwen2MoeForCausalLM: Qwen3-MoE's names plus mlp.shared_expert.*_proj and its
+     * sigmoid mlp.shared_expert_gate) */
     int             moe_gqa;
     char            scoring_func[16];  /* "sigmoid" (V3) or "softmax" */
     int             norm_topk_prob;

@@ -852,6 +852,54 @@ static void test_qwen3_moe(void **state)
     expect_config("qm", HLX_OK, NULL);
 }
 
+/* Qwen2MoeForCausalLM: Qwen2's biases, Qwen3-MoE's routing, one shared expert of
+ * shared_expert_intermediate_size (whole experts of moe_intermediate_size) under
+ * mlp.shared_expert.*, and its gate mlp.shared_expert_gate [1, H]. */
+static void test_qwen2_moe(void **state)
+{
+    char dir[512], name[160];
+    hlx_hf_config_t cfg;
+
+    (void)state;
+    synth_cfg("q2m", "--family qwen2-moe --shards 1", "Qwen2MoeForCausalLM", dir, sizeof(dir),
+              &cfg);
+    assert_true(cfg.moe_gqa == HLX_HF_MOE_QWEN2 && cfg.m.qkv_bias && !cfg.m.qk_norm);
+    assert_int_equal(cfg.m.experts, 8);
+    assert_int_equal(cfg.m.top_k, 4);
+    assert_int_equal(cfg.m.dense_layers, 0);
+    assert_int_equal(cfg.m.shared_experts, 2); /* 128 / 64 */
+    assert_int_equal(cfg.m.shared_gate, 1);
+    assert_false(cfg.m.norm_topk_prob);
+    /* the runtime's shared_experts keys read Qwen2-MoE's shared_expert */
+    hlx_hf_ckpt_name(&cfg, "model.layers.1.mlp.shared_experts.down_proj.weight", name,
+                     sizeof(name));
+    assert_string_equal(name, "model.layers.1.mlp.shared_expert.down_proj.weight");
+    hlx_hf_ckpt_name(&cfg, "model.layers.1.mlp.shared_expert_gate.weight", name, sizeof(name));
+    assert_string_equal(name, "model.layers.1.mlp.shared_expert_gate.weight");
+    ckpt_variant("q2m", "q2mok", NULL, NULL, NULL, 0, NULL);
+    ckpt_variant("q2m", "q2mgate", "model.layers.1.mlp.shared_expert_gate.weight", NULL, NULL,
+                 0, "tensor model.layers.1.mlp.shared_expert_gate.weight is missing");
+    ckpt_variant("q2m", "q2mgrow", NULL, "model.layers.0.mlp.shared_expert_gate.weight", NULL,
+                 2, "model.layers.0.mlp.shared_expert_gate.weight: shape [2, 256], expected "
+                 "[1, 256]");
+    ckpt_variant("q2m", "q2mds", NULL, NULL,
+                 "model.layers.1.mlp.shared_experts.gate_proj.weight", 128,
+                 "shared_experts.gate_proj.weight is not part of a Qwen2MoeForCausalLM");
+    ckpt_variant("q2m", "q2mbias", "model.layers.0.self_attn.k_proj.bias", NULL, NULL, 0,
+                 "tensor model.layers.0.self_attn.k_proj.bias is missing");
+    /* a shared expert that is not whole experts; none at all */
+    set_key("q2m", "shared_expert_intermediate_size", json_integer(96));
+    expect_config("q2m", HLX_ERR_UNSUPPORTED, "shared_expert_intermediate_size: 96 is not a "
+                  "multiple of moe_intermediate_size 64");
+    set_key("q2m", "shared_expert_intermediate_size", NULL);
+    expect_config("q2m", HLX_ERR_PARSE, "shared_expert_intermediate_size");
+    set_key("q2m", "shared_expert_intermediate_size", json_integer(0));
+    expect_config("q2m", HLX_ERR_PARSE, "shared_expert_intermediate_size");
+    set_key("q2m", "shared_expert_intermediate_size", json_integer(192));
+    assert_int_equal(hlx_hf_config_load(dir, &cfg, name, sizeof(name)), HLX_OK);
+    assert_int_equal(cfg.m.shared_experts, 3);
+}
+
 /* MixtralForCausalLM: every layer MoE under block_sparse_moe's names; MixtralConfig's
  * defaults. */
 static void test_mixtral(void **state)
@@ -1157,6 +1205,7 @@ int main(int argc, char **argv)
         cmocka_unit_test(test_phi3),
         cmocka_unit_test(test_qwen),
         cmocka_unit_test(test_qwen3_moe),
+        cmocka_unit_test(test_qwen2_moe),
         cmocka_unit_test(test_mixtral),
         cmocka_unit_test(test_deepseek_v2),
         cmocka_unit_test(test_synth_max_bytes),

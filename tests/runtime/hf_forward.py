@@ -1,6 +1,6 @@
 #!/usr/bin/env python3
 # An independent float64 reference of the Hugging Face transformers forward pass for Llama,
-# Mistral, Mixtral, Qwen2, Qwen3, Qwen3-MoE, Phi-3 and DeepSeek-V2/V3 (MLA, the modeling
+# Mistral, Mixtral, Qwen2, Qwen2-MoE, Qwen3, Qwen3-MoE, Phi-3 and DeepSeek-V2/V3 (MLA, the modeling
 # code's own layout) checkpoints (config.json + safetensors), with transformers' RoPE
 # scalings (linear, llama3, yarn, longrope; DeepSeek's own yarn) and DeepSeek-V3's
 # block-scaled fp8 weights,
@@ -28,7 +28,8 @@ import sys
 from array import array
 
 ARCHITECTURES = ("LlamaForCausalLM", "MistralForCausalLM", "MixtralForCausalLM",
-                 "Qwen2ForCausalLM", "Qwen3ForCausalLM", "Qwen3MoeForCausalLM",
+                 "Qwen2ForCausalLM", "Qwen2MoeForCausalLM", "Qwen3ForCausalLM",
+                 "Qwen3MoeForCausalLM",
                  "Phi3ForCausalLM", "DeepseekV2ForCausalLM", "DeepseekV3ForCausalLM")
 DEEPSEEK = ("DeepseekV2ForCausalLM", "DeepseekV3ForCausalLM")
 QK_NORM = ("Qwen3ForCausalLM", "Qwen3MoeForCausalLM")
@@ -295,7 +296,8 @@ class Config:
         # norm_topk_prob (Qwen3MoeConfig's default: false)
         self.experts = 0
         self.sparse = [False] * self.layers
-        if self.arch == "Qwen3MoeForCausalLM":
+        self.Fs = 0  # Qwen2-MoE's shared expert
+        if self.arch in ("Qwen3MoeForCausalLM", "Qwen2MoeForCausalLM"):
             self.experts = integer("num_experts")
             self.top_k = integer("num_experts_per_tok")
             self.Fe = integer("moe_intermediate_size")
@@ -311,6 +313,10 @@ class Config:
                 raise Fail(f"{path}: key num_experts_per_tok: {self.top_k} exceeds "
                            f"num_experts {self.experts}")
             self.sparse = [i not in only and (i + 1) % step == 0 for i in range(self.layers)]
+            if self.arch == "Qwen2MoeForCausalLM":
+                # Qwen2MoeSparseMoeBlock: the routed sum plus
+                # sigmoid(shared_expert_gate(x)) x shared_expert(x)
+                self.Fs = integer("shared_expert_intermediate_size")
         # Mixtral (MixtralSparseMoeBlock): every layer num_local_experts experts of
         # intermediate_size, softmax, the top num_experts_per_tok renormalised to sum 1
         if self.arch == "MixtralForCausalLM":
@@ -621,7 +627,7 @@ class DeepSeek(Decoder):
 
 
 class Model(Decoder):
-    """The GQA families: Llama, Mistral, Mixtral, Qwen2, Qwen3, Qwen3-MoE, Phi-3."""
+    """The GQA families: Llama, Mistral, Mixtral, Qwen2, Qwen2-MoE, Qwen3, Qwen3-MoE, Phi-3."""
 
     def __init__(self, directory, cfg):
         ck = Checkpoint(directory)
@@ -659,8 +665,15 @@ class Model(Decoder):
                              for j in range(E)]
             else:
                 L.wdown = ck.matrix(p + "mlp.down_proj.weight", H, F)
+            L.shared = None
+            if cfg.sparse[i] and cfg.Fs:
+                s = p + "mlp.shared_expert."
+                L.shared = (ck.matrix(s + "gate_proj.weight", cfg.Fs, H),
+                            ck.matrix(s + "up_proj.weight", cfg.Fs, H),
+                            ck.matrix(s + "down_proj.weight", H, cfg.Fs))
+                L.shared_gate = ck.matrix(p + "mlp.shared_expert_gate.weight", 1, H)[0]
             L.bq = L.bk = L.bv = None
-            if cfg.arch == "Qwen2ForCausalLM":
+            if cfg.arch in ("Qwen2ForCausalLM", "Qwen2MoeForCausalLM"):
                 L.bq = ck.vector(p + "self_attn.q_proj.bias", Q * d)
                 L.bk = ck.vector(p + "self_attn.k_proj.bias", K * d)
                 L.bv = ck.vector(p + "self_attn.v_proj.bias", K * d)
@@ -773,6 +786,10 @@ class Model(Decoder):
         for e in chosen:
             y = self.mlp(*L.experts[e], h)
             out = [a + p[e] / norm * b for a, b in zip(out, y)]
+        if L.shared is not None:
+            z = sum(a * b for a, b in zip(L.shared_gate, h))
+            g = 1.0 / (1.0 + math.exp(-z))
+            out = [a + g * b for a, b in zip(out, self.mlp(*L.shared, h))]
         return out
 
     def forward(self, token, want_logits):
