@@ -43,6 +43,12 @@ static hlx_status_t hlx_cfg_int(hlx_jdoc_t *doc, const char *key, int required, 
     return HLX_OK;
 }
 
+#define HLX_TRY(_x)                \
+    do {                           \
+        if ((st = (_x)) != HLX_OK) \
+            return st;             \
+    } while (0)
+
 /* A finite number in [min, max] at path (v present). */
 static hlx_status_t hlx_cfg_number_at(hlx_jdoc_t *doc, json_t *v, const char *path,
                                       double min, double max, double *out)
@@ -179,17 +185,25 @@ static hlx_status_t hlx_cfg_family(hlx_jdoc_t *doc, hlx_hf_config_t *c)
                          json_string_value(json_array_get(a, 0)));
 }
 
-/* One number of the rope_scaling object (path /rope_scaling/key in errors). */
+/* Where the RoPE parameters r were read from, for error paths: transformers v5's
+ * rope_parameters or the older rope_scaling. */
+static const char *hlx_rs_base(hlx_jdoc_t *doc, const json_t *r)
+{
+    return r == json_object_get(hlx_jdoc_root(doc), "rope_parameters") ? "/rope_parameters"
+                                                                        : "/rope_scaling";
+}
+
+/* One number of the RoPE parameters r (path /rope_scaling/key or /rope_parameters/key). */
 static hlx_status_t hlx_cfg_rs_num(hlx_jdoc_t *doc, json_t *r, const char *key, int required,
                                    double def, double min, double max, double *out)
 {
     json_t *v = json_object_get(r, key);
     char path[96];
 
-    snprintf(path, sizeof(path), "/rope_scaling/%s", key);
+    snprintf(path, sizeof(path), "%s/%s", hlx_rs_base(doc, r), key);
     if (v == NULL || json_is_null(v)) {
         if (required)
-            return hlx_jdoc_fail(doc, "/rope_scaling", HLX_ERR_PARSE,
+            return hlx_jdoc_fail(doc, hlx_rs_base(doc, r), HLX_ERR_PARSE,
                                  "required key \"%s\" is missing", key);
         *out = def;
         return HLX_OK;
@@ -241,20 +255,27 @@ static hlx_status_t hlx_cfg_rs_keys(hlx_jdoc_t *doc, json_t *r, hlx_rope_kind_t 
                                      used ? ", " : "", hlx_rs_keys[i].key);
     }
     json_object_foreach(r, key, v) {
+        /* rope_parameters (transformers v5) also holds the base and the rotated share,
+         * read with the model's shapes (hlx_cfg_rope_params, hlx_cfg_rotary_factor) */
+        if (!strcmp(hlx_rs_base(doc, r), "/rope_parameters") &&
+            (!strcmp(key, "rope_theta") || !strcmp(key, "partial_rotary_factor")))
+            continue;
         for (i = 0; i < HLX_RS_NKEYS && strcmp(key, hlx_rs_keys[i].key); i++)
             ;
         if (i < HLX_RS_NKEYS && (hlx_rs_keys[i].kinds >> kind & 1u))
             continue;
-        snprintf(path, sizeof(path), "/rope_scaling/%.120s", key);
+        snprintf(path, sizeof(path), "%s/%.120s", hlx_rs_base(doc, r), key);
         if (i < HLX_RS_NKEYS)
             return hlx_jdoc_fail(doc, path, HLX_ERR_PARSE,
-                                 "not a parameter of rope_scaling \"%s\" (it takes %s)", kname,
+                                 "not a parameter of %s \"%s\" (it takes %s)",
+                                 hlx_rs_base(doc, r) + 1, kname,
                                  takes[0] ? takes : "none");
         near = hlx_nearest_name(key, names, HLX_RS_NKEYS);
         return hlx_jdoc_fail(doc, path, HLX_ERR_PARSE,
-                             "unknown key%s%s%s; rope_scaling \"%s\" takes %s",
+                             "unknown key%s%s%s; %s \"%s\" takes %s",
                              near ? " (did you mean \"" : "", near ? near : "",
-                             near ? "\"?)" : "", kname, takes[0] ? takes : "none");
+                             near ? "\"?)" : "", hlx_rs_base(doc, r) + 1, kname,
+                             takes[0] ? takes : "none");
     }
     return HLX_OK;
 }
@@ -267,9 +288,9 @@ static hlx_status_t hlx_cfg_rs_factors(hlx_jdoc_t *doc, json_t *r, const char *k
     char path[96];
     size_t i;
 
-    snprintf(path, sizeof(path), "/rope_scaling/%s", key);
+    snprintf(path, sizeof(path), "%s/%s", hlx_rs_base(doc, r), key);
     if (a == NULL || json_is_null(a))
-        return hlx_jdoc_fail(doc, "/rope_scaling", HLX_ERR_PARSE, "required key \"%s\" is "
+        return hlx_jdoc_fail(doc, hlx_rs_base(doc, r), HLX_ERR_PARSE, "required key \"%s\" is "
                              "missing (longrope: %d factors, one per rotated pair)", key, pairs);
     if (!json_is_array(a))
         return hlx_jdoc_fail(doc, path, HLX_ERR_PARSE, "expected an array of %d numbers (one "
@@ -305,7 +326,7 @@ static hlx_status_t hlx_cfg_longrope(hlx_jdoc_t *doc, json_t *r, hlx_model_t *m)
     int maxpos = 0, o = 0;
 
     if (pairs > HLX_ROPE_MAX_PAIRS)
-        return hlx_jdoc_fail(doc, "/rope_scaling", HLX_ERR_PARSE, "longrope with rope_dim %d: "
+        return hlx_jdoc_fail(doc, hlx_rs_base(doc, r), HLX_ERR_PARSE, "longrope with rope_dim %d: "
                              "at most %d rotated pairs are taken", m->rope_dim,
                              HLX_ROPE_MAX_PAIRS);
     if ((st = hlx_cfg_rs_factors(doc, r, "short_factor", pairs, m->rope_short_factor)) ||
@@ -335,18 +356,22 @@ static hlx_status_t hlx_cfg_longrope(hlx_jdoc_t *doc, json_t *r, hlx_model_t *m)
     } else {
         if (json_object_get(r, "original_max_position_embeddings") == NULL ||
             json_is_null(json_object_get(r, "original_max_position_embeddings")))
-            return hlx_jdoc_fail(doc, "/rope_scaling", HLX_ERR_PARSE,
+            return hlx_jdoc_fail(doc, hlx_rs_base(doc, r), HLX_ERR_PARSE,
                                  "longrope needs original_max_position_embeddings, at the top "
-                                 "level of config.json (Phi-3) or in rope_scaling; neither has "
-                                 "it");
+                                 "level of config.json (Phi-3) or in %s; neither has it",
+                                 hlx_rs_base(doc, r) + 1);
         if ((st = hlx_cfg_rs_num(doc, r, "original_max_position_embeddings", 1, 0, 1, 1e8,
                                  &orig)) != HLX_OK)
             return st;
+        char path[96];
+        snprintf(path, sizeof(path), "%s/original_max_position_embeddings",
+                 hlx_rs_base(doc, r));
         if (orig != floor(orig))
-            return hlx_jdoc_fail(doc, "/rope_scaling/original_max_position_embeddings",
-                                 HLX_ERR_PARSE, "%g is not a whole number of positions", orig);
+            return hlx_jdoc_fail(doc, path, HLX_ERR_PARSE,
+                                 "%g is not a whole number of positions", orig);
+        snprintf(path, sizeof(path), "%s/factor", hlx_rs_base(doc, r));
         if (factor < 1.0)
-            return hlx_jdoc_fail(doc, "/rope_scaling/factor", HLX_ERR_PARSE,
+            return hlx_jdoc_fail(doc, path, HLX_ERR_PARSE,
                                  "%g is below 1 (longrope extends the context)", factor);
     }
     m->rope_orig_ctx = (int)orig;
@@ -361,6 +386,86 @@ static hlx_status_t hlx_cfg_longrope(hlx_jdoc_t *doc, json_t *r, hlx_model_t *m)
     return HLX_OK;
 }
 
+/* partial_rotary_factor: the top-level key, or transformers v5's in rope_parameters (the
+ * two must agree when both are there); 1 when neither is. *path: where it was read. */
+static hlx_status_t hlx_cfg_rotary_factor(hlx_jdoc_t *doc, double *f, const char **path)
+{
+    json_t *root = hlx_jdoc_root(doc), *rp = json_object_get(root, "rope_parameters");
+    json_t *v = json_is_object(rp) ? json_object_get(rp, "partial_rotary_factor") : NULL;
+    double top;
+    hlx_status_t st;
+
+    HLX_TRY(hlx_cfg_num(doc, "partial_rotary_factor", 1.0, 1e-6, 1.0, &top));
+    *f = top;
+    *path = "/partial_rotary_factor";
+    if (v == NULL || json_is_null(v))
+        return HLX_OK;
+    *path = "/rope_parameters/partial_rotary_factor";
+    HLX_TRY(hlx_cfg_number_at(doc, v, "/rope_parameters/partial_rotary_factor", 1e-6, 1.0, f));
+    if (json_object_get(root, "partial_rotary_factor") != NULL &&
+        !json_is_null(json_object_get(root, "partial_rotary_factor")) && *f != top)
+        return hlx_jdoc_fail(doc, "/partial_rotary_factor", HLX_ERR_PARSE, "%g contradicts "
+                             "rope_parameters' partial_rotary_factor %g: remove one", top, *f);
+    return HLX_OK;
+}
+
+/* Two JSON values that say the same: numbers by value (8 and 8.0), the rest as jansson
+ * compares them. */
+static int hlx_json_same(json_t *a, json_t *b)
+{
+    if (json_is_number(a) && json_is_number(b))
+        return json_number_value(a) == json_number_value(b);
+    return json_equal(a, b);
+}
+
+/* transformers v5's rope_parameters: the kind and its parameters (read by the caller as
+ * rope_scaling's), the base rope_theta and the rotated share partial_rotary_factor (read by
+ * hlx_cfg_rotary_factor), in place of the top-level rope_theta and rope_scaling of older
+ * configs. Where a config carries both forms they must agree, key by key; per-layer-type
+ * parameters (Gemma's {"full_attention": {...}, "sliding_attention": {...}}) are refused. */
+static hlx_status_t hlx_cfg_rope_params(hlx_jdoc_t *doc, json_t *rp, json_t *rs, hlx_model_t *m)
+{
+    json_t *root = hlx_jdoc_root(doc), *v, *theta = json_object_get(root, "rope_theta");
+    const char *key;
+    char path[160];
+    double t;
+    hlx_status_t st;
+
+    if (!json_is_object(rp))
+        return hlx_jdoc_fail(doc, "/rope_parameters", HLX_ERR_PARSE,
+                             "expected an object or null");
+    json_object_foreach(rp, key, v) {
+        snprintf(path, sizeof(path), "/rope_parameters/%.120s", key);
+        if (json_is_object(v))
+            return hlx_jdoc_fail(doc, path, HLX_ERR_UNSUPPORTED, "RoPE parameters per layer "
+                                 "type are not supported (one set for every layer is)");
+    }
+    if ((v = json_object_get(rp, "rope_theta")) != NULL && !json_is_null(v)) {
+        HLX_TRY(hlx_cfg_number_at(doc, v, "/rope_parameters/rope_theta", 1e-9, 1e12, &t));
+        if (theta != NULL && !json_is_null(theta) && !hlx_json_same(theta, v))
+            return hlx_jdoc_fail(doc, "/rope_theta", HLX_ERR_PARSE, "%g contradicts "
+                                 "rope_parameters' rope_theta %g (transformers v5 reads the "
+                                 "latter): remove one", json_number_value(theta), t);
+        m->rope_theta = t;
+    }
+    if (rs == NULL || json_is_null(rs))
+        return HLX_OK;
+    if (!json_is_object(rs))
+        return hlx_jdoc_fail(doc, "/rope_scaling", HLX_ERR_PARSE, "expected an object or null");
+    json_object_foreach(rs, key, v) {
+        json_t *w = json_object_get(rp, strcmp(key, "type") ? key : "rope_type");
+        if (w == NULL && !strcmp(key, "type"))
+            w = json_object_get(rp, "type");
+        if (w != NULL && hlx_json_same(v, w))
+            continue;
+        snprintf(path, sizeof(path), "/rope_scaling/%.120s", key);
+        return hlx_jdoc_fail(doc, path, HLX_ERR_PARSE, "%s rope_parameters (transformers v5 "
+                             "reads rope_parameters alone; remove rope_scaling, or make the "
+                             "two agree)", w == NULL ? "is missing from" : "contradicts");
+    }
+    return HLX_OK;
+}
+
 /* rope_scaling: absent, null or "default": none; "linear", "llama3", "yarn" and "longrope"
  * read into the model (helix/model.h: hlx_model_rope_freqs applies them, the runtime and
  * its reference alike); another kind (dynamic, ...) is refused naming it, since rotating
@@ -369,31 +474,43 @@ static hlx_status_t hlx_cfg_longrope(hlx_jdoc_t *doc, json_t *r, hlx_model_t *m)
  * shapes (longrope's arrays hold rope_dim / 2 factors). */
 static hlx_status_t hlx_cfg_rope_scaling(hlx_jdoc_t *doc, hlx_model_t *m)
 {
-    json_t *r = json_object_get(hlx_jdoc_root(doc), "rope_scaling"), *k, *k2;
-    const char *kind;
+    json_t *root = hlx_jdoc_root(doc), *r = json_object_get(root, "rope_scaling"), *k, *k2;
+    json_t *rp = json_object_get(root, "rope_parameters");
+    const char *kind, *base;
+    char path[96];
     double orig = 0;
     hlx_status_t st;
 
     m->rope_kind = HLX_ROPE_NONE;
     m->rope_factor = 1.0;
+    if (rp != NULL && !json_is_null(rp)) { /* transformers v5: read in place of rope_scaling */
+        HLX_TRY(hlx_cfg_rope_params(doc, rp, r, m));
+        r = rp;
+    }
     if (r == NULL || json_is_null(r))
         return HLX_OK;
+    base = hlx_rs_base(doc, r);
     if (!json_is_object(r))
-        return hlx_jdoc_fail(doc, "/rope_scaling", HLX_ERR_PARSE, "expected an object or null");
+        return hlx_jdoc_fail(doc, base, HLX_ERR_PARSE, "expected an object or null");
     k = json_object_get(r, "rope_type");
     k2 = json_object_get(r, "type");
-    if ((k != NULL && !json_is_string(k)) || (k2 != NULL && !json_is_string(k2)))
-        return hlx_jdoc_fail(doc, k != NULL && !json_is_string(k) ? "/rope_scaling/rope_type"
-                                                                   : "/rope_scaling/type",
-                             HLX_ERR_PARSE, "expected a string (the scaling kind)");
+    if ((k != NULL && !json_is_string(k)) || (k2 != NULL && !json_is_string(k2))) {
+        snprintf(path, sizeof(path), "%s/%s", base,
+                 k != NULL && !json_is_string(k) ? "rope_type" : "type");
+        return hlx_jdoc_fail(doc, path, HLX_ERR_PARSE, "expected a string (the scaling kind)");
+    }
     /* transformers writes both; they must agree */
-    if (k != NULL && k2 != NULL && strcmp(json_string_value(k), json_string_value(k2)))
-        return hlx_jdoc_fail(doc, "/rope_scaling/type", HLX_ERR_PARSE,
+    if (k != NULL && k2 != NULL && strcmp(json_string_value(k), json_string_value(k2))) {
+        snprintf(path, sizeof(path), "%s/type", base);
+        return hlx_jdoc_fail(doc, path, HLX_ERR_PARSE,
                              "\"%.32s\" contradicts rope_type \"%.32s\"", json_string_value(k2),
                              json_string_value(k));
+    }
     if (k == NULL)
         k = k2;
     kind = json_string_value(k);
+    if (kind == NULL && r == rp) /* rope_parameters without a kind: the base alone */
+        kind = "default";
     if (kind != NULL && !strcmp(kind, "default"))
         return hlx_cfg_rs_keys(doc, r, HLX_ROPE_NONE, "default");
     if (kind != NULL && !strcmp(kind, "linear"))
@@ -406,12 +523,14 @@ static hlx_status_t hlx_cfg_rope_scaling(hlx_jdoc_t *doc, hlx_model_t *m)
         /* "su": the name Phi-3-*-128k configs used before transformers called it longrope */
         m->rope_kind = HLX_ROPE_LONGROPE;
     else
-        return hlx_jdoc_fail(doc, "/rope_scaling", HLX_ERR_UNSUPPORTED,
+        return hlx_jdoc_fail(doc, base, HLX_ERR_UNSUPPORTED,
                              "%s%s%s RoPE scaling is not implemented (linear, llama3, yarn and "
                              "longrope are; rotating with rope_theta alone would give other "
                              "tokens than the model's); to time the model anyway, remove "
-                             "\"rope_scaling\" from a copy of config.json", kind ? "\"" : "",
-                             kind ? kind : "this", kind ? "\"" : "");
+                             "\"%s\" from a copy of config.json", kind ? "\"" : "",
+                             kind ? kind : "this", kind ? "\"" : "",
+                             r == rp ? "rope_type\" and the scaling keys of \"rope_parameters"
+                                     : "rope_scaling");
     if ((st = hlx_cfg_rs_keys(doc, r, m->rope_kind, kind)) != HLX_OK)
         return st;
     if (m->rope_kind == HLX_ROPE_LONGROPE)
@@ -430,8 +549,9 @@ static hlx_status_t hlx_cfg_rope_scaling(hlx_jdoc_t *doc, hlx_model_t *m)
             (st = hlx_cfg_rs_num(doc, r, "high_freq_factor", 0, 4.0, 1e-6, 1e6,
                                  &m->rope_high_freq)))
             return st;
+        snprintf(path, sizeof(path), "%s/high_freq_factor", base);
         if (m->rope_high_freq <= m->rope_low_freq)
-            return hlx_jdoc_fail(doc, "/rope_scaling/high_freq_factor", HLX_ERR_PARSE,
+            return hlx_jdoc_fail(doc, path, HLX_ERR_PARSE,
                                  "%g must exceed low_freq_factor %g", m->rope_high_freq,
                                  m->rope_low_freq);
         return HLX_OK;
@@ -541,12 +661,6 @@ static hlx_status_t hlx_cfg_dtype(hlx_jdoc_t *doc, hlx_hf_config_t *c)
     return HLX_OK;
 }
 
-#define HLX_TRY(_x)                \
-    do {                           \
-        if ((st = (_x)) != HLX_OK) \
-            return st;             \
-    } while (0)
-
 /* Phi3Config's rms_norm_eps when config.json leaves it out (LlamaConfig's is 1e-6). */
 #define HLX_PHI3_RMS_NORM_EPS 1e-5
 
@@ -557,18 +671,19 @@ static hlx_status_t hlx_cfg_dtype(hlx_jdoc_t *doc, hlx_hf_config_t *c)
 static hlx_status_t hlx_cfg_phi3(hlx_jdoc_t *doc, hlx_model_t *m)
 {
     double f, r;
+    const char *at;
     hlx_status_t st;
 
-    HLX_TRY(hlx_cfg_num(doc, "partial_rotary_factor", 1.0, 1e-6, 1.0, &f));
+    HLX_TRY(hlx_cfg_rotary_factor(doc, &f, &at));
     r = f * m->head_dim;
     /* transformers takes int(head_dim x factor); a fraction there is a config error */
     if (fabs(r - floor(r + 0.5)) > 1e-9)
-        return hlx_jdoc_fail(doc, "/partial_rotary_factor", HLX_ERR_PARSE,
+        return hlx_jdoc_fail(doc, at, HLX_ERR_PARSE,
                              "%g x head_dim %d = %g rotated elements per head, not a whole "
                              "number", f, m->head_dim, r);
     m->rope_dim = (int)floor(r + 0.5);
     if (m->rope_dim % 2 != 0)
-        return hlx_jdoc_fail(doc, "/partial_rotary_factor", HLX_ERR_PARSE,
+        return hlx_jdoc_fail(doc, at, HLX_ERR_PARSE,
                              "%g x head_dim %d = %d rotated elements per head, odd (RoPE "
                              "rotates pairs)", f, m->head_dim, m->rope_dim);
     return HLX_OK;
@@ -731,9 +846,10 @@ static hlx_status_t hlx_cfg_dense(hlx_jdoc_t *doc, hlx_hf_config_t *c)
         /* only Phi-3's attention rotates part of a head; the others would fail on it in
          * transformers, or rotate the whole head */
         double f;
-        HLX_TRY(hlx_cfg_num(doc, "partial_rotary_factor", 1.0, 1e-6, 1.0, &f));
+        const char *at;
+        HLX_TRY(hlx_cfg_rotary_factor(doc, &f, &at));
         if (f != 1.0)
-            return hlx_jdoc_fail(doc, "/partial_rotary_factor", HLX_ERR_PARSE,
+            return hlx_jdoc_fail(doc, at, HLX_ERR_PARSE,
                                  "%g is read for Phi3ForCausalLM only (%s rotates whole "
                                  "heads)", f, c->arch);
     }

@@ -433,6 +433,82 @@ static void test_rope_scaling_keys(void **state)
     expect_config("rope", HLX_OK, NULL);
 }
 
+/* transformers v5's rope_parameters: the base, the rotated share and the scaling in one
+ * object, read in place of rope_theta and rope_scaling; both forms must agree. */
+static void test_rope_parameters(void **state)
+{
+    char dir[512], err[1024];
+    hlx_hf_config_t cfg;
+
+    (void)state;
+    synth("rp", "--family dense --shards 1");
+    dir_of(dir, sizeof(dir), "rp");
+    set_key("rp", "rope_theta", NULL);
+    set_key("rp", "rope_parameters", json_pack("{s:s, s:f}", "rope_type", "default",
+                                               "rope_theta", 500000.0));
+    assert_int_equal(hlx_hf_config_load(dir, &cfg, err, sizeof(err)), HLX_OK);
+    assert_true(cfg.m.rope_theta == 500000.0 && cfg.m.rope_kind == HLX_ROPE_NONE);
+    /* Llama 3.1 as v5 writes it */
+    set_key("rp", "rope_parameters", json_pack("{s:s, s:f, s:f, s:f, s:i, s:f}", "rope_type",
+                                               "llama3", "factor", 8.0, "low_freq_factor", 1.0,
+                                               "high_freq_factor", 4.0,
+                                               "original_max_position_embeddings", 8192,
+                                               "rope_theta", 500000.0));
+    assert_int_equal(hlx_hf_config_load(dir, &cfg, err, sizeof(err)), HLX_OK);
+    assert_true(cfg.m.rope_kind == HLX_ROPE_LLAMA3 && cfg.m.rope_factor == 8.0 &&
+                cfg.m.rope_orig_ctx == 8192 && cfg.m.rope_theta == 500000.0);
+    /* both forms: equal values are read (8 and 8.0 alike), others refused where they differ */
+    set_key("rp", "rope_theta", json_integer(500000));
+    set_key("rp", "rope_scaling", json_pack("{s:s, s:i, s:i, s:i, s:i}", "type", "llama3",
+                                            "factor", 8, "low_freq_factor", 1,
+                                            "high_freq_factor", 4,
+                                            "original_max_position_embeddings", 8192));
+    expect_config("rp", HLX_OK, NULL);
+    set_key("rp", "rope_scaling", json_pack("{s:s, s:i}", "rope_type", "linear", "factor", 8));
+    expect_config("rp", HLX_ERR_PARSE, "rope_type: contradicts rope_parameters (transformers "
+                  "v5 reads rope_parameters alone");
+    set_key("rp", "rope_scaling", json_pack("{s:s, s:i}", "rope_type", "llama3", "beta", 8));
+    expect_config("rp", HLX_ERR_PARSE, "beta: is missing from rope_parameters");
+    set_key("rp", "rope_scaling", NULL);
+    set_key("rp", "rope_theta", json_integer(10000));
+    expect_config("rp", HLX_ERR_PARSE, "rope_theta: 10000 contradicts rope_parameters' "
+                  "rope_theta 500000");
+    set_key("rp", "rope_theta", NULL);
+    /* its keys checked as rope_scaling's, under its own name */
+    set_key("rp", "rope_parameters", json_pack("{s:s, s:i, s:i}", "rope_type", "linear",
+                                               "factor", 2, "beta_fast", 3));
+    expect_config("rp", HLX_ERR_PARSE, "beta_fast: not a parameter of rope_parameters "
+                  "\"linear\" (it takes factor)");
+    set_key("rp", "rope_parameters", json_pack("{s:s, s:i}", "rope_type", "dynamic", "factor",
+                                               2));
+    expect_config("rp", HLX_ERR_UNSUPPORTED, "\"dynamic\" RoPE scaling is not implemented");
+    set_key("rp", "rope_parameters", json_pack("{s:s, s:f}", "rope_type", "default",
+                                               "partial_rotary_factor", 0.5));
+    expect_config("rp", HLX_ERR_PARSE, "partial_rotary_factor: 0.5 is read for "
+                  "Phi3ForCausalLM only");
+    /* Gemma's per-layer-type sets; not an object */
+    set_key("rp", "rope_parameters", json_pack("{s:{s:s}, s:{s:s}}", "full_attention",
+                                               "rope_type", "default", "sliding_attention",
+                                               "rope_type", "default"));
+    expect_config("rp", HLX_ERR_UNSUPPORTED, "full_attention: RoPE parameters per layer type");
+    set_key("rp", "rope_parameters", json_integer(3));
+    expect_config("rp", HLX_ERR_PARSE, "rope_parameters: expected an object or null");
+    set_key("rp", "rope_parameters", json_null());
+    expect_config("rp", HLX_OK, NULL);
+    /* Phi-3's share from rope_parameters, and against the top-level key */
+    synth("rp3", "--family phi3 --shards 1");
+    dir_of(dir, sizeof(dir), "rp3");
+    set_key("rp3", "partial_rotary_factor", NULL);
+    set_key("rp3", "rope_parameters", json_pack("{s:s, s:f, s:f}", "rope_type", "default",
+                                                "rope_theta", 10000.0, "partial_rotary_factor",
+                                                0.75));
+    assert_int_equal(hlx_hf_config_load(dir, &cfg, err, sizeof(err)), HLX_OK);
+    assert_int_equal(cfg.m.rope_dim, 24);
+    set_key("rp3", "partial_rotary_factor", json_real(0.5));
+    expect_config("rp3", HLX_ERR_PARSE, "partial_rotary_factor: 0.5 contradicts "
+                  "rope_parameters' partial_rotary_factor 0.75");
+}
+
 /* n factors 1, 1.5, 2, ... (a JSON array) */
 static json_t *factors(int n)
 {
@@ -1206,6 +1282,7 @@ int main(int argc, char **argv)
         cmocka_unit_test(test_qwen),
         cmocka_unit_test(test_qwen3_moe),
         cmocka_unit_test(test_qwen2_moe),
+        cmocka_unit_test(test_rope_parameters),
         cmocka_unit_test(test_mixtral),
         cmocka_unit_test(test_deepseek_v2),
         cmocka_unit_test(test_synth_max_bytes),

@@ -72,6 +72,7 @@ python3 "$fwd" "$dir/yarn" "$dir/prompt" 6 >"$dir/py.json" 2>"$dir/err" &&
 want=$(json_field "$dir/py.json" "[d['prefill_token']] + d['tokens']")
 got=$(json_field "$dir/hx.json" "d['prefill_tokens'] + d['tokens'][0]")
 echo "moe-mla with yarn: transformers-style $want, helix $got"
+echo "$want" >"$dir/yarn.tokens"
 [ "$want" = "$got" ] && [ "$want" != "${first[moe-mla]-x}" ] ||
     { echo "FAIL: yarn: other tokens than the forward, or the same as without yarn"; fail=1; }
 
@@ -107,7 +108,9 @@ rope_case() { # NAME FAMILY JSON (keys merged into config.json)
     echo "$1: transformers-style $want, helix $got (unscaled ${first[$2]-?})"
     [ "$want" = "$got" ] || { echo "FAIL: $1: other tokens than the forward"; fail=1; }
     [ "$want" != "${first[$2]-x}" ] || { echo "FAIL: $1: the same tokens as unscaled"; fail=1; }
+    ropetok[$1]=$want
 }
+declare -A ropetok
 rope_case llama3 dense '{"rope_scaling": {"rope_type": "llama3", "factor": 8.0,
     "low_freq_factor": 1.0, "high_freq_factor": 4.0, "original_max_position_embeddings": 64}}'
 rope_case linear dense '{"rope_scaling": {"type": "linear", "factor": 4.0}}'
@@ -124,6 +127,51 @@ for set in short:32 long:8; do
         "max_position_embeddings": '"$((${set#*:} * 16))"', "rope_scaling": {"type": "longrope",
         "short_factor": [1.25, 1.5, 1.75, 2, 2.25, 2.5, 2.75, 3, 3.25, 3.5, 3.75, 4, 4.25, 4.5, 4.75, 5],
         "long_factor": [1, 1.6, 2.2, 2.8, 3.4, 4, 4.6, 5.2, 5.8, 6.4, 7, 7.6, 8.2, 8.8, 9.4, 10]}}'
+done
+
+# transformers v5 writes rope_theta, partial_rotary_factor and the scaling into one
+# rope_parameters object: the same checkpoints in that form decode the same tokens, in
+# helix and in the forward (which reads v5's form on its own); so does a base alone (Llama
+# 3's 500000, which must differ from the default 10000 it would fall back to if unread)
+to_v5() { # CONFIG_JSON
+    python3 - "$1" <<'PY'
+import json, sys
+c = json.load(open(sys.argv[1]))
+rp = {"rope_type": "default"}
+rs = c.pop("rope_scaling", None)
+if rs:
+    rs = dict(rs)
+    kind = rs.pop("type", None)
+    rp["rope_type"] = rs.pop("rope_type", kind)
+    rp.update(rs)
+rp["rope_theta"] = c.pop("rope_theta", 10000.0)
+if "partial_rotary_factor" in c:
+    rp["partial_rotary_factor"] = c.pop("partial_rotary_factor")
+c["rope_parameters"] = rp
+json.dump(c, open(sys.argv[1], "w"), indent=2)
+PY
+}
+cp -r "$dir/dense-f32" "$dir/theta"
+python3 -c 'import json, sys; c = json.load(open(sys.argv[1])); c["rope_theta"] = 500000.0; json.dump(c, open(sys.argv[1], "w"))' "$dir/theta/config.json"
+python3 "$fwd" "$dir/theta" "$dir/prompt" 6 >"$dir/py.json" &&
+    ropetok[theta]=$(json_field "$dir/py.json" "[d['prefill_token']] + d['tokens']")
+[ "${ropetok[theta]-x}" != "${first[dense]-x}" ] ||
+    { echo "FAIL: theta 500000 decodes as 10000 in the forward"; fail=1; }
+for case in theta llama3 qwen-yarn longrope-long yarn; do
+    [ -d "$dir/$case" ] || continue
+    cp -r "$dir/$case" "$dir/$case-v5"
+    to_v5 "$dir/$case-v5/config.json"
+    python3 "$fwd" "$dir/$case-v5" "$dir/prompt" 6 >"$dir/py.json" 2>"$dir/err" &&
+        "$helix" decode --model "$dir/$case-v5" --context 0 --steps 6 --prompt-ids "$dir/prompt" \
+            --kv-dtype f32 --json >"$dir/hx.json" 2>>"$dir/err" ||
+        { echo "FAIL: $case in v5's form: $(cat "$dir/err")"; fail=1; continue; }
+    want=$(json_field "$dir/py.json" "[d['prefill_token']] + d['tokens']")
+    got=$(json_field "$dir/hx.json" "d['prefill_tokens'] + d['tokens'][0]")
+    before=${ropetok[$case]-}
+    [ $case = yarn ] && before=$(cat "$dir/yarn.tokens")
+    echo "$case in rope_parameters: transformers-style $want, helix $got (older form $before)"
+    [ "$want" = "$got" ] && [ "$got" = "$before" ] ||
+        { echo "FAIL: $case: rope_parameters decodes otherwise"; fail=1; }
 done
 
 # the families' additions change what is decoded (same seed, same other weights)

@@ -215,6 +215,25 @@ class Checkpoint:
 # config
 
 
+def v5_rope(c, path):
+    """transformers v5 keeps rope_theta, partial_rotary_factor and the scaling kind with its
+    parameters in one rope_parameters object; read it back into the older top-level keys
+    this reference reads (rope_parameters wins, as in v5)."""
+    rp = c.get("rope_parameters")
+    if rp is None:
+        return c
+    if not isinstance(rp, dict):
+        raise Fail(f"{path}: key rope_parameters: {rp!r} is not an object")
+    c = dict(c)
+    rp = dict(rp)
+    for key in ("rope_theta", "partial_rotary_factor"):
+        if key in rp:
+            c[key] = rp.pop(key)
+    kind = rp.get("rope_type", rp.get("type", "default"))
+    c["rope_scaling"] = None if kind == "default" else rp
+    return c
+
+
 class Config:
     def __init__(self, directory):
         path = os.path.join(directory, "config.json")
@@ -224,6 +243,7 @@ class Config:
         if not isinstance(c, dict):
             raise Fail(f"{path}: not a JSON object")
         self.path = path
+        c = v5_rope(c, path)
         archs = c.get("architectures")
         if not isinstance(archs, list) or not archs:
             raise Fail(f"{path}: key architectures: missing or empty")
