@@ -615,14 +615,26 @@ static hlx_status_t hlx_cfg_sliding(hlx_jdoc_t *doc, const hlx_hf_config_t *c)
                          "time the model anyway", win, ctx);
 }
 
+/* The weights' dtype: torch_dtype, or dtype (its name since transformers 4.56 and in v5);
+ * both there must agree. */
 static hlx_status_t hlx_cfg_dtype(hlx_jdoc_t *doc, hlx_hf_config_t *c)
 {
-    hlx_status_t st = hlx_cfg_str(doc, "torch_dtype", "bfloat16", c->torch_dtype,
-                                  sizeof(c->torch_dtype));
-    json_t *q = json_object_get(hlx_jdoc_root(doc), "quantization_config"), *bs;
+    json_t *root = hlx_jdoc_root(doc), *q = json_object_get(root, "quantization_config"), *bs;
+    json_t *nd = json_object_get(root, "dtype");
+    const char *key = nd != NULL && !json_is_null(nd) ? "dtype" : "torch_dtype";
+    char other[16];
+    hlx_status_t st = hlx_cfg_str(doc, key, "bfloat16", c->torch_dtype, sizeof(c->torch_dtype));
 
     if (st != HLX_OK)
         return st;
+    if (!strcmp(key, "dtype") && json_object_get(root, "torch_dtype") != NULL &&
+        !json_is_null(json_object_get(root, "torch_dtype"))) {
+        if ((st = hlx_cfg_str(doc, "torch_dtype", "", other, sizeof(other))) != HLX_OK)
+            return st;
+        if (strcmp(other, c->torch_dtype))
+            return hlx_jdoc_fail(doc, "/torch_dtype", HLX_ERR_PARSE, "\"%s\" contradicts "
+                                 "dtype \"%s\": remove one", other, c->torch_dtype);
+    }
     if (!strcmp(c->torch_dtype, "bfloat16")) {
         c->st_dtype = HLX_ST_BF16;
         c->m.weight_dtype = HLX_DTYPE_BF16;
@@ -633,9 +645,9 @@ static hlx_status_t hlx_cfg_dtype(hlx_jdoc_t *doc, hlx_hf_config_t *c)
         c->st_dtype = HLX_ST_F16;
         c->m.weight_dtype = HLX_DTYPE_BF16; /* same size; converted to bf16 or f32 on load */
     } else {
-        return hlx_jdoc_fail(doc, "/torch_dtype", HLX_ERR_PARSE,
-                             "\"%s\" is not supported (bfloat16, float16, float32)",
-                             c->torch_dtype);
+        return hlx_jdoc_fail(doc, !strcmp(key, "dtype") ? "/dtype" : "/torch_dtype",
+                             HLX_ERR_PARSE, "\"%s\" is not supported (bfloat16, float16, "
+                             "float32)", c->torch_dtype);
     }
     c->block_rows = c->block_cols = 128;
     if (q == NULL)

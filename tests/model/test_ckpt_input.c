@@ -509,6 +509,32 @@ static void test_rope_parameters(void **state)
                   "rope_parameters' partial_rotary_factor 0.75");
 }
 
+/* dtype, torch_dtype's name in transformers v5: read alone, and against torch_dtype. */
+static void test_dtype_key(void **state)
+{
+    char dir[512], err[1024];
+    hlx_hf_config_t cfg;
+
+    (void)state;
+    synth("dt", "--family dense --dtype f32 --shards 1");
+    dir_of(dir, sizeof(dir), "dt");
+    set_key("dt", "torch_dtype", NULL);
+    set_key("dt", "dtype", json_string("float32"));
+    assert_int_equal(hlx_hf_config_load(dir, &cfg, err, sizeof(err)), HLX_OK);
+    assert_int_equal(cfg.m.weight_dtype, HLX_DTYPE_F32);
+    /* the tensors are float32 as dtype says: the checkpoint opens and decodes */
+    assert_int_equal(sh("timeout 60 %s decode --model %s --context 0 --steps 1 >/dev/null",
+                        helix, dir), 0);
+    set_key("dt", "torch_dtype", json_string("bfloat16"));
+    expect_config("dt", HLX_ERR_PARSE, "torch_dtype: \"bfloat16\" contradicts dtype "
+                  "\"float32\"");
+    set_key("dt", "torch_dtype", json_string("float32"));
+    expect_config("dt", HLX_OK, NULL);
+    set_key("dt", "torch_dtype", NULL);
+    set_key("dt", "dtype", json_string("float8"));
+    expect_config("dt", HLX_ERR_PARSE, "dtype: \"float8\" is not supported");
+}
+
 /* n factors 1, 1.5, 2, ... (a JSON array) */
 static json_t *factors(int n)
 {
@@ -1283,6 +1309,7 @@ int main(int argc, char **argv)
         cmocka_unit_test(test_qwen3_moe),
         cmocka_unit_test(test_qwen2_moe),
         cmocka_unit_test(test_rope_parameters),
+        cmocka_unit_test(test_dtype_key),
         cmocka_unit_test(test_mixtral),
         cmocka_unit_test(test_deepseek_v2),
         cmocka_unit_test(test_synth_max_bytes),
