@@ -49,7 +49,7 @@ static int hlx_model_int(const char *cmd, const char *flag, const char *v, long 
 static void hlx_synth_usage(FILE *f)
 {
     fprintf(f,
-        "usage: helix model synth --family dense|phi3|qwen2|qwen3|qwen2-moe|qwen3-moe|\n"
+        "usage: helix model synth --family dense|phi3|glm|qwen2|qwen3|qwen2-moe|qwen3-moe|\n"
         "                                  mixtral|moe-mla|deepseek-v2\n"
         "                         --out DIR [--layers N] [--seed S] [--dtype bf16|f32|fp8]\n"
         "                         [--shards N] [--model FILE|NAME]\n"
@@ -63,6 +63,9 @@ static void hlx_synth_usage(FILE *f)
         "  --family phi3     Phi3ForCausalLM: the dense family's shapes and values with the\n"
         "                    projections fused (self_attn.qkv_proj: q, k, v rows;\n"
         "                    mlp.gate_up_proj: gate, up rows); decodes as --family dense\n"
+        "  --family glm      GlmForCausalLM: the dense family's weights with q, k and v\n"
+        "                    biases, gate_up_proj fused, RoPE over the first half of each\n"
+        "                    head (partial_rotary_factor 0.5) in pairs (2i, 2i+1)\n"
         "  --family qwen2    Qwen2ForCausalLM: the dense family's weights plus q, k and v\n"
         "                    biases (self_attn.*_proj.bias)\n"
         "  --family qwen3    Qwen3ForCausalLM: the dense family's weights plus the per-head\n"
@@ -135,20 +138,22 @@ static hlx_status_t hlx_synth_fill(void *vctx, const hlx_hf_expect_t *t, size_t 
         return HLX_ERR_INTERNAL;
     hlx_hf_weight_shape(m, w, &rrows, &rcols);
     for (j = 0; j < cols; j++) {
-        hlx_hf_weight_unmap(m, w, wrow, j, &rr, &rc);
+        hlx_hf_weight_unmap(m, c->cfg.fused, w, wrow, j, &rr, &rc);
         dst[j] = hlx_synth_weight(m, hlx_synth_key(c->seed, layer, (hlx_tensor_t)w),
                                   (hlx_tensor_t)w, rr, rc, rcols);
     }
     return HLX_OK;
 }
 
-/* The dense families: architecture, model name and what each adds to Llama's layer. */
+/* The dense families: architecture, model name and what each adds to Llama's layer (fused:
+ * the tensor layout, hlx_hf_config_t.fused). */
 static const struct {
     const char *family, *arch, *name;
     int         fused, qkv_bias, qk_norm, moe;
 } hlx_synth_dense[] = {
     { "dense", "LlamaForCausalLM", "synth-dense", 0, 0, 0, 0 },
-    { "phi3", "Phi3ForCausalLM", "synth-phi3", 1, 0, 0, 0 },
+    { "phi3", "Phi3ForCausalLM", "synth-phi3", HLX_HF_FUSED_QKV | HLX_HF_FUSED_GU, 0, 0, 0 },
+    { "glm", "GlmForCausalLM", "synth-glm", HLX_HF_FUSED_GU | HLX_HF_ROPE_PAIRS, 1, 0, 0 },
     { "qwen2", "Qwen2ForCausalLM", "synth-qwen2", 0, 1, 0, 0 },
     { "qwen3", "Qwen3ForCausalLM", "synth-qwen3", 0, 0, 1, 0 },
     { "qwen2-moe", "Qwen2MoeForCausalLM", "synth-qwen2-moe", 0, 1, 0, HLX_HF_MOE_QWEN2 },
@@ -207,6 +212,8 @@ static void hlx_synth_config(hlx_hf_config_t *c, int dense, int v2, int layers,
         m->head_dim = m->v_head_dim = m->rope_dim = 32;
         m->ffn = 512;
         m->dense_layers = layers;
+        if (c->fused & HLX_HF_ROPE_PAIRS) /* glm: GlmConfig's partial_rotary_factor 0.5 */
+            m->rope_dim = m->head_dim / 2;
         if (hlx_synth_dense[dense].moe) {
             /* qwen3-moe: layer 0 dense (mlp_only_layers [0]), then MoE; qwen2-moe: every
              * layer MoE with a gated shared expert of 2 x 64 (Qwen1.5-MoE's 4 x, Qwen2-57B's
@@ -270,7 +277,7 @@ static int hlx_synth_model(hlx_hf_config_t *c, const char *name, int layers)
     char err[1024];
     hlx_status_t st;
 
-    if (c->family != HLX_HF_DENSE || c->moe_gqa) {
+    if (c->family != HLX_HF_DENSE || c->moe_gqa || (c->fused & HLX_HF_ROPE_PAIRS)) {
         fprintf(stderr, "helix model synth: --model: only with --family dense, phi3, qwen2 "
                 "or qwen3\n");
         return -1;
@@ -288,10 +295,10 @@ static int hlx_synth_model(hlx_hf_config_t *c, const char *name, int layers)
     }
     /* Phi-3's partial_rotary_factor gives rope_dim < head_dim; Llama has none */
     if (m.attn != HLX_ATTN_GQA || m.experts > 0 || m.v_head_dim != m.head_dim ||
-        (m.rope_dim != m.head_dim && !c->fused) || m.rope_dim < 2) {
+        (m.rope_dim != m.head_dim && !(c->fused & HLX_HF_FUSED_QKV)) || m.rope_dim < 2) {
         fprintf(stderr, "helix model synth: --model %s: a %s checkpoint needs a dense GQA "
                 "model with %s\n", name, c->arch,
-                c->fused ? "v_head_dim = head_dim and rope_dim >= 2"
+                c->fused & HLX_HF_FUSED_QKV ? "v_head_dim = head_dim and rope_dim >= 2"
                          : "rope_dim = v_head_dim = head_dim");
         return -1;
     }
@@ -406,8 +413,9 @@ static int hlx_cmd_model_synth(int argc, char **argv)
     dense = family != NULL ? hlx_synth_dense_index(family) : -1;
     if (family == NULL ||
         (dense < 0 && strcmp(family, "moe-mla") && strcmp(family, "deepseek-v2"))) {
-        fprintf(stderr, "helix model synth: --family: %s (dense, phi3, qwen2, qwen3, qwen2-moe, "
-                "qwen3-moe, mixtral, moe-mla or deepseek-v2)\n", family ? family : "required");
+        fprintf(stderr, "helix model synth: --family: %s (dense, phi3, glm, qwen2, qwen3, "
+                "qwen2-moe, qwen3-moe, mixtral, moe-mla or deepseek-v2)\n",
+                family ? family : "required");
         return 2;
     }
     if (out == NULL) {
@@ -868,6 +876,8 @@ static int hlx_cmd_model_info(int argc, char **argv)
             printf("  q, k and v projections with biases\n");
         if (cfg.m.qk_norm)
             printf("  each q and k head RMS-normalised before RoPE (q_norm, k_norm)\n");
+        if (cfg.fused & HLX_HF_ROPE_PAIRS)
+            printf("  q and k stored with RoPE pairs (2i, 2i+1), as the runtime rotates them\n");
     } else
         printf("\n  MLA: q_lora %d, kv_lora %d, nope %d, rope %d, v %d\n", cfg.m.q_lora_rank,
                cfg.m.kv_lora_rank, cfg.m.qk_nope_dim, cfg.m.qk_rope_dim, cfg.m.v_head_dim);

@@ -117,39 +117,57 @@ static int hlx_cfg_absent(hlx_jdoc_t *doc, const char *key)
     return json_object_get(hlx_jdoc_root(doc), key) == NULL;
 }
 
-/* fused: Phi-3's qkv_proj and gate_up_proj in place of Llama's separate projections;
- * qkv_bias: Qwen2's q, k and v biases (always there: Qwen2Attention takes no switch);
+/* fused: the tensor layout (HLX_HF_FUSED_*: Phi-3's qkv_proj and gate_up_proj, GLM's
+ * gate_up_proj, in place of Llama's separate projections; HLX_HF_ROPE_PAIRS: GLM's q and k
+ * rotated in pairs); qkv_bias: Qwen2's q, k and v biases (always there: Qwen2Attention
+ * takes no switch; GLM's by attention_bias, default true);
  * qk_norm: Qwen3's per-head q_norm and k_norm before RoPE; moe: routed experts (softmax
  * router) in place of the dense FFN, under DeepSeek's tensor names (HLX_HF_MOE_QWEN3;
  * HLX_HF_MOE_QWEN2 with a gated shared expert) or Mixtral's (block_sparse_moe, w1/w3/w2:
- * HLX_HF_MOE_MIXTRAL). */
+ * HLX_HF_MOE_MIXTRAL); rotary: 0 where every head rotates whole, else the default
+ * partial_rotary_factor (Phi-3 1, GLM 0.5); eps: the class's rms_norm_eps default. */
+#define HLX_HF_PHI3 (HLX_HF_FUSED_QKV | HLX_HF_FUSED_GU)
+#define HLX_HF_GLM  (HLX_HF_FUSED_GU | HLX_HF_ROPE_PAIRS)
 static const struct {
     const char     *arch, *model_type;
     hlx_hf_family_t family;
     int             fused, qkv_bias, qk_norm, moe;
+    double          rotary, eps;
 } hlx_hf_archs[] = {
-    { "LlamaForCausalLM", "llama", HLX_HF_DENSE, 0, 0, 0, 0 },
-    { "MistralForCausalLM", "mistral", HLX_HF_DENSE, 0, 0, 0, 0 },
-    { "Qwen2ForCausalLM", "qwen2", HLX_HF_DENSE, 0, 1, 0, 0 },
-    { "Qwen3ForCausalLM", "qwen3", HLX_HF_DENSE, 0, 0, 1, 0 },
-    { "Qwen2MoeForCausalLM", "qwen2_moe", HLX_HF_DENSE, 0, 1, 0, HLX_HF_MOE_QWEN2 },
-    { "Qwen3MoeForCausalLM", "qwen3_moe", HLX_HF_DENSE, 0, 0, 1, HLX_HF_MOE_QWEN3 },
-    { "MixtralForCausalLM", "mixtral", HLX_HF_DENSE, 0, 0, 0, HLX_HF_MOE_MIXTRAL },
-    { "Phi3ForCausalLM", "phi3", HLX_HF_DENSE, 1, 0, 0, 0 },
-    { "DeepseekV3ForCausalLM", "deepseek_v3", HLX_HF_MOE_MLA, 0, 0, 0, 0 },
-    { "DeepseekV2ForCausalLM", "deepseek_v2", HLX_HF_MOE_MLA, 0, 0, 0, 0 },
+    { "LlamaForCausalLM", "llama", HLX_HF_DENSE, 0, 0, 0, 0, 0, 1e-6 },
+    { "MistralForCausalLM", "mistral", HLX_HF_DENSE, 0, 0, 0, 0, 0, 1e-6 },
+    { "Qwen2ForCausalLM", "qwen2", HLX_HF_DENSE, 0, 1, 0, 0, 0, 1e-6 },
+    { "Qwen3ForCausalLM", "qwen3", HLX_HF_DENSE, 0, 0, 1, 0, 0, 1e-6 },
+    { "Qwen2MoeForCausalLM", "qwen2_moe", HLX_HF_DENSE, 0, 1, 0, HLX_HF_MOE_QWEN2, 0, 1e-6 },
+    { "Qwen3MoeForCausalLM", "qwen3_moe", HLX_HF_DENSE, 0, 0, 1, HLX_HF_MOE_QWEN3, 0, 1e-6 },
+    { "MixtralForCausalLM", "mixtral", HLX_HF_DENSE, 0, 0, 0, HLX_HF_MOE_MIXTRAL, 0, 1e-5 },
+    { "Phi3ForCausalLM", "phi3", HLX_HF_DENSE, HLX_HF_PHI3, 0, 0, 0, 1.0, 1e-5 },
+    { "GlmForCausalLM", "glm", HLX_HF_DENSE, HLX_HF_GLM, 1, 0, 0, 0.5, 1.5625e-7 },
+    { "DeepseekV3ForCausalLM", "deepseek_v3", HLX_HF_MOE_MLA, 0, 0, 0, 0, 0, 1e-6 },
+    { "DeepseekV2ForCausalLM", "deepseek_v2", HLX_HF_MOE_MLA, 0, 0, 0, 0, 0, 1e-6 },
 };
+#define HLX_HF_NARCHS (sizeof(hlx_hf_archs) / sizeof(hlx_hf_archs[0]))
 
 #define HLX_HF_ARCH_LIST "LlamaForCausalLM, MistralForCausalLM, MixtralForCausalLM, " \
                          "Qwen2ForCausalLM, Qwen2MoeForCausalLM, Qwen3ForCausalLM, " \
-                         "Qwen3MoeForCausalLM, " \
-                         "Phi3ForCausalLM, DeepseekV2ForCausalLM, DeepseekV3ForCausalLM"
+                         "Qwen3MoeForCausalLM, Phi3ForCausalLM, GlmForCausalLM, " \
+                         "DeepseekV2ForCausalLM, DeepseekV3ForCausalLM"
+
+/* c's row of hlx_hf_archs (set by hlx_cfg_family). */
+static size_t hlx_hf_arch_index(const hlx_hf_config_t *c)
+{
+    size_t i;
+
+    for (i = 0; i < HLX_HF_NARCHS - 1 && strcmp(c->arch, hlx_hf_archs[i].arch); i++)
+        ;
+    return i;
+}
 
 static const char *hlx_hf_model_type(const char *arch)
 {
     size_t i;
 
-    for (i = 0; i < sizeof(hlx_hf_archs) / sizeof(hlx_hf_archs[0]); i++)
+    for (i = 0; i < HLX_HF_NARCHS; i++)
         if (!strcmp(arch, hlx_hf_archs[i].arch))
             return hlx_hf_archs[i].model_type;
     return NULL;
@@ -164,7 +182,7 @@ static hlx_status_t hlx_cfg_family(hlx_jdoc_t *doc, hlx_hf_config_t *c)
     if (a != NULL && (!json_is_array(a) || json_array_size(a) != 1 ||
                       !json_is_string(json_array_get(a, 0))))
         return hlx_jdoc_fail(doc, "/architectures", HLX_ERR_PARSE, "expected one class name");
-    for (i = 0; i < sizeof(hlx_hf_archs) / sizeof(hlx_hf_archs[0]); i++) {
+    for (i = 0; i < HLX_HF_NARCHS; i++) {
         if (a != NULL ? !strcmp(json_string_value(json_array_get(a, 0)), hlx_hf_archs[i].arch)
                       : mt != NULL && !strcmp(mt, hlx_hf_archs[i].model_type)) {
             c->family = hlx_hf_archs[i].family;
@@ -179,7 +197,8 @@ static hlx_status_t hlx_cfg_family(hlx_jdoc_t *doc, hlx_hf_config_t *c)
     if (a == NULL)
         return hlx_jdoc_fail(doc, "/architectures", HLX_ERR_PARSE,
                              "missing, and model_type is not llama, mistral, mixtral, qwen2, "
-                             "qwen2_moe, qwen3, qwen3_moe, phi3, deepseek_v2 or deepseek_v3");
+                             "qwen2_moe, qwen3, qwen3_moe, phi3, glm, deepseek_v2 or "
+                             "deepseek_v3");
     return hlx_jdoc_fail(doc, "/architectures/0", HLX_ERR_PARSE,
                          "%.64s is not supported (" HLX_HF_ARCH_LIST ")",
                          json_string_value(json_array_get(a, 0)));
@@ -387,15 +406,16 @@ static hlx_status_t hlx_cfg_longrope(hlx_jdoc_t *doc, json_t *r, hlx_model_t *m)
 }
 
 /* partial_rotary_factor: the top-level key, or transformers v5's in rope_parameters (the
- * two must agree when both are there); 1 when neither is. *path: where it was read. */
-static hlx_status_t hlx_cfg_rotary_factor(hlx_jdoc_t *doc, double *f, const char **path)
+ * two must agree when both are there); def when neither is. *path: where it was read. */
+static hlx_status_t hlx_cfg_rotary_factor(hlx_jdoc_t *doc, double def, double *f,
+                                          const char **path)
 {
     json_t *root = hlx_jdoc_root(doc), *rp = json_object_get(root, "rope_parameters");
     json_t *v = json_is_object(rp) ? json_object_get(rp, "partial_rotary_factor") : NULL;
     double top;
     hlx_status_t st;
 
-    HLX_TRY(hlx_cfg_num(doc, "partial_rotary_factor", 1.0, 1e-6, 1.0, &top));
+    HLX_TRY(hlx_cfg_num(doc, "partial_rotary_factor", def, 1e-6, 1.0, &top));
     *f = top;
     *path = "/partial_rotary_factor";
     if (v == NULL || json_is_null(v))
@@ -673,20 +693,16 @@ static hlx_status_t hlx_cfg_dtype(hlx_jdoc_t *doc, hlx_hf_config_t *c)
     return HLX_OK;
 }
 
-/* Phi3Config's rms_norm_eps when config.json leaves it out (LlamaConfig's is 1e-6). */
-#define HLX_PHI3_RMS_NORM_EPS 1e-5
-
-/* Phi-3's keys beyond Llama's: hidden_act (the fused gate_up_proj feeds SiLU x up; another
- * activation would decode other tokens) and partial_rotary_factor (Phi-4-mini 0.75): RoPE
- * turns the first head_dim x factor elements of each head, and longrope's factor arrays
- * are that many / 2 (hlx_cfg_rope_scaling runs after this). */
-static hlx_status_t hlx_cfg_phi3(hlx_jdoc_t *doc, hlx_model_t *m)
+/* partial_rotary_factor (Phi-3 and Phi-4-mini 0.75, GLM 0.5: def when absent): RoPE turns
+ * the first head_dim x factor elements of each head, and longrope's factor arrays are that
+ * many / 2 (hlx_cfg_rope_scaling runs after this). */
+static hlx_status_t hlx_cfg_partial_rotary(hlx_jdoc_t *doc, hlx_model_t *m, double def)
 {
     double f, r;
     const char *at;
     hlx_status_t st;
 
-    HLX_TRY(hlx_cfg_rotary_factor(doc, &f, &at));
+    HLX_TRY(hlx_cfg_rotary_factor(doc, def, &f, &at));
     r = f * m->head_dim;
     /* transformers takes int(head_dim x factor); a fraction there is a config error */
     if (fabs(r - floor(r + 0.5)) > 1e-9)
@@ -820,8 +836,13 @@ static hlx_status_t hlx_cfg_dense(hlx_jdoc_t *doc, hlx_hf_config_t *c)
     if (strcmp(act, "silu"))
         return hlx_jdoc_fail(doc, "/hidden_act", HLX_ERR_PARSE, "\"%s\" is not supported (the "
                              "FFN runs SiLU(gate) x up: \"silu\")", act);
-    /* Qwen2's biases are fixed by its class, which reads no attention_bias; elsewhere the
-     * key puts biases on q, k, v and o alike, and o's is not run */
+    /* Qwen2's biases are fixed by its class, which reads no attention_bias; GLM's key puts
+     * them on q, k and v (true by default); elsewhere it puts biases on q, k, v and o alike,
+     * and o's is not run */
+    if (c->fused & HLX_HF_ROPE_PAIRS) {
+        HLX_TRY(hlx_cfg_bool(doc, "attention_bias", 1, &bias));
+        m->qkv_bias = bias;
+    }
     HLX_TRY(hlx_cfg_bool(doc, "attention_bias", 0, &bias));
     if (bias && !m->qkv_bias)
         return hlx_jdoc_fail(doc, "/attention_bias", HLX_ERR_PARSE,
@@ -830,12 +851,16 @@ static hlx_status_t hlx_cfg_dense(hlx_jdoc_t *doc, hlx_hf_config_t *c)
     HLX_TRY(hlx_cfg_bool(doc, "mlp_bias", 0, &bias));
     if (bias)
         return hlx_jdoc_fail(doc, "/mlp_bias", HLX_ERR_PARSE, "FFN biases are not supported");
-    /* absent: all query heads (LlamaConfig), 8 (MistralConfig, MixtralConfig) */
+    /* absent: all query heads (LlamaConfig), 8 (MistralConfig, MixtralConfig), 2 of 128
+     * (GlmConfig) */
     HLX_TRY(hlx_cfg_int(doc, "num_key_value_heads", 0,
-                        strcmp(c->arch, "MistralForCausalLM") &&
-                        strcmp(c->arch, "MixtralForCausalLM") ? m->q_heads : 8, 1,
+                        c->fused & HLX_HF_ROPE_PAIRS ? 2
+                        : strcmp(c->arch, "MistralForCausalLM") &&
+                                  strcmp(c->arch, "MixtralForCausalLM") ? m->q_heads : 8, 1,
                         &m->kv_heads));
-    HLX_TRY(hlx_cfg_int(doc, "head_dim", 0, m->hidden / m->q_heads, 1, &m->head_dim));
+    HLX_TRY(hlx_cfg_int(doc, "head_dim", 0,
+                        c->fused & HLX_HF_ROPE_PAIRS ? 128 : m->hidden / m->q_heads, 1,
+                        &m->head_dim));
     if (m->head_dim < 1)
         return hlx_jdoc_fail(doc, "/head_dim", HLX_ERR_PARSE,
                              "missing, and hidden_size / num_attention_heads is 0");
@@ -854,22 +879,24 @@ static hlx_status_t hlx_cfg_dense(hlx_jdoc_t *doc, hlx_hf_config_t *c)
     m->v_head_dim = m->head_dim;
     m->rope_dim = m->head_dim;
     m->dense_layers = m->layers;
-    if (!c->fused) {
-        /* only Phi-3's attention rotates part of a head; the others would fail on it in
-         * transformers, or rotate the whole head */
+    if (hlx_hf_archs[hlx_hf_arch_index(c)].rotary == 0) {
+        /* only Phi-3's and GLM's attention rotate part of a head; the others would fail on
+         * it in transformers, or rotate the whole head */
         double f;
         const char *at;
-        HLX_TRY(hlx_cfg_rotary_factor(doc, &f, &at));
+        HLX_TRY(hlx_cfg_rotary_factor(doc, 1.0, &f, &at));
         if (f != 1.0)
             return hlx_jdoc_fail(doc, at, HLX_ERR_PARSE,
-                                 "%g is read for Phi3ForCausalLM only (%s rotates whole "
-                                 "heads)", f, c->arch);
+                                 "%g is read for Phi3ForCausalLM and GlmForCausalLM only (%s "
+                                 "rotates whole heads)", f, c->arch);
     }
     if (c->moe_gqa == HLX_HF_MOE_MIXTRAL)
         return hlx_cfg_mixtral(doc, c);
     if (c->moe_gqa)
         return hlx_cfg_qwen3_moe(doc, c);
-    return c->fused ? hlx_cfg_phi3(doc, m) : HLX_OK;
+    if (hlx_hf_archs[hlx_hf_arch_index(c)].rotary != 0)
+        return hlx_cfg_partial_rotary(doc, m, hlx_hf_archs[hlx_hf_arch_index(c)].rotary);
+    return HLX_OK;
 }
 
 /* Defaults of the keys a DeepseekV3ForCausalLM config.json may leave out: transformers'
@@ -1066,8 +1093,7 @@ hlx_status_t hlx_hf_config_load(const char *dir, hlx_hf_config_t *c, char *err,
          (st = hlx_cfg_int(doc, "vocab_size", 1, 0, 1, &m->vocab)) ||
          (st = hlx_cfg_num(doc, "rope_theta", c->moe_gqa == HLX_HF_MOE_MIXTRAL ? 1e6 : 10000.0,
                            1e-9, 1e12, &m->rope_theta)) ||
-         (st = hlx_cfg_num(doc, "rms_norm_eps",
-                           c->fused || c->moe_gqa == HLX_HF_MOE_MIXTRAL ? 1e-5 : 1e-6,
+         (st = hlx_cfg_num(doc, "rms_norm_eps", hlx_hf_archs[hlx_hf_arch_index(c)].eps,
                            1e-30, 1.0, &m->norm_eps)) ||
          (st = hlx_cfg_bool(doc, "tie_word_embeddings", 0, &c->tie_word_embeddings)))) {
         /* st holds the first error */
@@ -1182,10 +1208,11 @@ char *hlx_hf_config_text(const hlx_hf_config_t *c)
                 json_object_set_new(o, "shared_expert_intermediate_size",
                                     json_integer((json_int_t)m->shared_experts * m->expert_ffn));
         }
-        if (c->fused) {
+        if (hlx_hf_archs[hlx_hf_arch_index(c)].rotary != 0)
             json_object_set_new(o, "partial_rotary_factor",
                                 json_real((double)m->rope_dim / m->head_dim));
-        }
+        if (c->fused & HLX_HF_ROPE_PAIRS) /* GLM: q, k and v biases by this key */
+            json_object_set_new(o, "attention_bias", json_boolean(m->qkv_bias));
     } else {
         json_object_set_new(o, "q_lora_rank",
                             m->q_lora_rank ? json_integer(m->q_lora_rank) : json_null());
@@ -1347,7 +1374,7 @@ hlx_status_t hlx_hf_expect(const hlx_hf_config_t *c, hlx_hf_expect_t **list_p, s
         snprintf(p, sizeof(p), "model.layers.%d.", li);
         HLX_ADD(hlx_elist_add(&l, dt, HLX_HFC_NORM, HLX_HFS_REPLICATED, H, 0,
                               "%sinput_layernorm.weight", p));
-        if (c->family == HLX_HF_DENSE && c->fused) {
+        if (c->family == HLX_HF_DENSE && (c->fused & HLX_HF_FUSED_QKV)) {
             const int64_t K = m->kv_heads, dk = m->head_dim, dv = m->v_head_dim;
             HLX_ADD(hlx_elist_add(&l, dt, HLX_HFC_ATTN, HLX_HFS_TPA_HEADS, Q * dk + 2 * K * dk,
                                   H, "%sself_attn.qkv_proj.weight", p));
@@ -1411,7 +1438,7 @@ hlx_status_t hlx_hf_expect(const hlx_hf_config_t *c, hlx_hf_expect_t **list_p, s
         }
         HLX_ADD(hlx_elist_add(&l, dt, HLX_HFC_NORM, HLX_HFS_REPLICATED, H, 0,
                               "%spost_attention_layernorm.weight", p));
-        if (!moe && c->fused) {
+        if (!moe && (c->fused & HLX_HF_FUSED_GU)) {
             char n[128];
             snprintf(n, sizeof(n), "%smlp.gate_up_proj.weight", p);
             HLX_ADD(hlx_elist_linear(&l, HLX_HFC_FFN, HLX_HFS_N, 2 * (int64_t)m->ffn, H, n));
@@ -1610,11 +1637,11 @@ void hlx_hf_weight_source(const hlx_model_t *m, int fused, hlx_hf_weight_t w, in
     hlx_hf_weight_shape(m, w, &rows, &cols);
     *hrows_p = rows == 1 || w == HLX_HFW_EMBED ? 0 : cols; /* HF stores [out][in] */
     *row0_p = 0;
-    if (fused && (w == HLX_HFW_WQ || w == HLX_HFW_WK || w == HLX_HFW_WV)) {
+    if ((fused & HLX_HF_FUSED_QKV) && (w == HLX_HFW_WQ || w == HLX_HFW_WK || w == HLX_HFW_WV)) {
         snprintf(name, len, "model.layers.%d.self_attn.qkv_proj.weight", layer);
         *hrows_p = qd + 2 * kd; /* dense: v_head_dim = head_dim */
         *row0_p = w == HLX_HFW_WQ ? 0 : w == HLX_HFW_WK ? qd : qd + kd;
-    } else if (fused && (w == HLX_HFW_WGATE || w == HLX_HFW_WUP)) {
+    } else if ((fused & HLX_HF_FUSED_GU) && (w == HLX_HFW_WGATE || w == HLX_HFW_WUP)) {
         snprintf(name, len, "model.layers.%d.mlp.gate_up_proj.weight", layer);
         *hrows_p = 2 * (int64_t)m->ffn;
         *row0_p = w == HLX_HFW_WGATE ? 0 : m->ffn;
@@ -1633,10 +1660,11 @@ int hlx_hf_weight_at(const hlx_model_t *m, int fused, const char *name, int64_t 
     int layer;
     size_t i;
 
-    if (fused && sscanf(name, "model.layers.%d.", &layer) == 1) {
+    if ((fused & (HLX_HF_FUSED_QKV | HLX_HF_FUSED_GU)) &&
+        sscanf(name, "model.layers.%d.", &layer) == 1) {
         /* the last part whose rows begin at or before hrow */
         for (i = sizeof(parts) / sizeof(parts[0]); i-- > 0;) {
-            hlx_hf_weight_source(m, 1, parts[i], layer, buf, sizeof(buf), &hrows, &row0);
+            hlx_hf_weight_source(m, fused, parts[i], layer, buf, sizeof(buf), &hrows, &row0);
             if (strcmp(buf, name) || hrow < row0)
                 continue;
             hlx_hf_weight_shape(m, parts[i], &rows, &cols);
@@ -1647,10 +1675,11 @@ int hlx_hf_weight_at(const hlx_model_t *m, int fused, const char *name, int64_t 
             *wrow_p = hrow - row0;
             return 0;
         }
-        /* Llama's separate projections are no tensors of a fused checkpoint */
+        /* Llama's separate projections are no tensors where they are fused */
         for (i = 0; i < sizeof(parts) / sizeof(parts[0]); i++) {
             hlx_hf_weight_name(parts[i], layer, buf, sizeof(buf));
-            if (!strcmp(buf, name))
+            if (!strcmp(buf, name) &&
+                (fused & (i < 3 ? HLX_HF_FUSED_QKV : HLX_HF_FUSED_GU)))
                 return -1;
         }
     }
@@ -1699,16 +1728,18 @@ static int64_t hlx_rope_from_hf(int64_t e, int64_t r)
     return e >= r ? e : e < r / 2 ? 2 * e : 2 * (e - r / 2) + 1;
 }
 
-void hlx_hf_weight_map(const hlx_model_t *m, hlx_hf_weight_t w, int64_t row, int64_t col,
-                       int64_t *hrow, int64_t *hcol)
+void hlx_hf_weight_map(const hlx_model_t *m, int layout, hlx_hf_weight_t w, int64_t row,
+                       int64_t col, int64_t *hrow, int64_t *hcol)
 {
+    const int64_t r = layout & HLX_HF_ROPE_PAIRS ? 0 : m->rope_dim; /* 0: no reordering */
+
     switch (w) {
     case HLX_HFW_ATTN_NORM: case HLX_HFW_FFN_NORM: case HLX_HFW_FINAL_NORM: case HLX_HFW_EMBED:
         *hrow = row;
         *hcol = col;
         break;
     case HLX_HFW_WQ: case HLX_HFW_WK:
-        *hrow = col / m->head_dim * m->head_dim + hlx_rope_to_hf(col % m->head_dim, m->rope_dim);
+        *hrow = col / m->head_dim * m->head_dim + hlx_rope_to_hf(col % m->head_dim, r);
         *hcol = row;
         break;
     case HLX_HFW_BV:
@@ -1719,7 +1750,7 @@ void hlx_hf_weight_map(const hlx_model_t *m, hlx_hf_weight_t w, int64_t row, int
         /* 1-D, per head element: rotated like the projections' rows (q_norm before RoPE
          * scales element e of every head, which the runtime holds at its pair position) */
         *hrow = row;
-        *hcol = col / m->head_dim * m->head_dim + hlx_rope_to_hf(col % m->head_dim, m->rope_dim);
+        *hcol = col / m->head_dim * m->head_dim + hlx_rope_to_hf(col % m->head_dim, r);
         break;
     default:
         *hrow = col;
@@ -1728,10 +1759,10 @@ void hlx_hf_weight_map(const hlx_model_t *m, hlx_hf_weight_t w, int64_t row, int
     }
 }
 
-void hlx_hf_weight_unmap(const hlx_model_t *m, hlx_hf_weight_t w, int64_t hrow, int64_t hcol,
-                         int64_t *row, int64_t *col)
+void hlx_hf_weight_unmap(const hlx_model_t *m, int layout, hlx_hf_weight_t w, int64_t hrow,
+                         int64_t hcol, int64_t *row, int64_t *col)
 {
-    int64_t r = m->rope_dim;
+    const int64_t r = layout & HLX_HF_ROPE_PAIRS ? 0 : m->rope_dim; /* 0: no reordering */
 
     switch (w) {
     case HLX_HFW_ATTN_NORM: case HLX_HFW_FFN_NORM: case HLX_HFW_FINAL_NORM: case HLX_HFW_EMBED:
@@ -1792,7 +1823,7 @@ hlx_status_t hlx_hf_read(hlx_ckpt_t *ck, const hlx_model_t *m, hlx_hf_weight_t w
     const size_t esz = dst_dtype == HLX_DTYPE_BF16 ? 2 : 4;
     hlx_status_t st;
 
-    /* fused (Phi-3): w's rows [row0, row0 + cols) of qkv_proj or gate_up_proj */
+    /* fused (Phi-3, GLM): w's rows [row0, row0 + cols) of qkv_proj or gate_up_proj */
     hlx_hf_weight_source(m, hlx_ckpt_fused(ck), w, layer, name, sizeof(name), &hrows, &row0);
     hlx_hf_weight_shape(m, w, &rows, &cols);
     /* tie_word_embeddings: the output head is the embedding matrix ([V][H] either way) */
@@ -1807,7 +1838,7 @@ hlx_status_t hlx_hf_read(hlx_ckpt_t *ck, const hlx_model_t *m, hlx_hf_weight_t w
             return hlx_ckpt_read_block(ck, t, 0, nr, c0, nc, 0, dst, dst_dtype, ld);
         /* per head element, in the runtime's RoPE pair order: one element at a time */
         for (c = c0; c < c0 + nc && st == HLX_OK; c++) {
-            hlx_hf_weight_map(m, w, 0, c, &hr, &hc);
+            hlx_hf_weight_map(m, hlx_ckpt_fused(ck), w, 0, c, &hr, &hc);
             st = hlx_ckpt_read_block(ck, t, 0, nr, hc, 1, 0,
                                      (char *)dst + (size_t)(c - c0) * esz, dst_dtype, ld);
         }
@@ -1827,7 +1858,7 @@ hlx_status_t hlx_hf_read(hlx_ckpt_t *ck, const hlx_model_t *m, hlx_hf_weight_t w
         return hlx_ckpt_read_block(ck, t, row0 + c0, nc, r0, nr, 1, dst, dst_dtype, ld);
     /* One checkpoint row per runtime column: RoPE pairs are reordered. */
     for (c = c0; c < c0 + nc; c++) {
-        hlx_hf_weight_map(m, w, r0, c, &hr, &hc);
+        hlx_hf_weight_map(m, hlx_ckpt_fused(ck), w, r0, c, &hr, &hc);
         st = hlx_ckpt_read_block(ck, t, row0 + hr, 1, r0, nr, 1,
                                  (char *)dst + (size_t)(c - c0) * esz, dst_dtype, ld);
         if (st != HLX_OK)

@@ -147,6 +147,12 @@ typedef enum hlx_hf_family {
     HLX_HF_MOE_MLA = 1  /* DeepseekV3ForCausalLM, DeepseekV2ForCausalLM */
 } hlx_hf_family_t;
 
+/* hlx_hf_config_t.fused: the dense tensors' layout, bits */
+#define HLX_HF_FUSED_QKV  1 /* self_attn.qkv_proj: q, k, v rows (Phi-3) */
+#define HLX_HF_FUSED_GU   2 /* mlp.gate_up_proj: gate, up rows (Phi-3, GLM) */
+#define HLX_HF_ROPE_PAIRS 4 /* q, k rows rotated in pairs (2i, 2i+1), as the runtime holds
+                               them (GLM), not rotate_half's halves (i, i + r/2) */
+
 #define HLX_HF_MOE_QWEN3   1
 #define HLX_HF_MOE_MIXTRAL 2
 #define HLX_HF_MOE_QWEN2   3
@@ -161,8 +167,9 @@ typedef struct hlx_hf_config {
     int             fp8;               /* quantization_config: fp8 e4m3 linear weights */
     int             block_rows, block_cols; /* weight_block_size (128 x 128) */
     int             tie_word_embeddings;
-    /* Phi3ForCausalLM: the dense family with fused projections, self_attn.qkv_proj (q, k,
-     * v rows) and mlp.gate_up_proj (gate, up rows) */
+    /* How the dense family's tensors are laid out (HLX_HF_FUSED_*, HLX_HF_ROPE_PAIRS):
+     * Phi3ForCausalLM fuses self_attn.qkv_proj (q, k, v rows) and mlp.gate_up_proj (gate,
+     * up rows); GlmForCausalLM fuses gate_up_proj and keeps q and k in RoPE pairs */
     int             fused;
     /* The dense family's attention with routed experts (m.experts) in the layers after
      * m.dense_layers: 0 none, HLX_HF_MOE_QWEN3 (Qwen3MoeForCausalLM: DeepSeek's tensor names,
@@ -242,7 +249,7 @@ hlx_status_t hlx_hf_expect(const hlx_hf_config_t *c, hlx_hf_expect_t **list_p, s
  * dtype, nothing unknown. The first problem goes to hlx_ckpt_error(ck). Also records in
  * ck what hlx_hf_read needs of c beyond the model (fp8 blocks, fused projections). */
 hlx_status_t hlx_hf_check(hlx_ckpt_t *ck, const hlx_hf_config_t *c);
-/* Whether ck's dense projections are fused (Phi-3's qkv_proj, gate_up_proj); set by
+/* ck's dense tensor layout (hlx_hf_config_t.fused: fused projections, RoPE pairs); set by
  * hlx_hf_check from the config. */
 void         hlx_ckpt_set_fused(hlx_ckpt_t *ck, int fused);
 int          hlx_ckpt_fused(const hlx_ckpt_t *ck);
@@ -274,7 +281,7 @@ typedef enum hlx_hf_weight {
 /* Checkpoint name of runtime weight w of layer (layer ignored for global ones), in Llama's
  * layout: also the runtime's key for the weight (hlx_wsrc_read, hlx_hf_weight_parse). */
 void hlx_hf_weight_name(hlx_hf_weight_t w, int layer, char *name, size_t len);
-/* Where w is stored when the projections are fused (Phi-3): the tensor's name (qkv_proj,
+/* Where w is stored under layout fused (HLX_HF_FUSED_*): the tensor's name (qkv_proj,
  * gate_up_proj, or hlx_hf_weight_name's), its HF rows (out features; 0 for a 1-D tensor),
  * and the first of them that is w's: q 0, k Q*d, v Q*d + K*d; gate 0, up F. */
 void hlx_hf_weight_source(const hlx_model_t *m, int fused, hlx_hf_weight_t w, int layer,
@@ -289,13 +296,14 @@ void hlx_hf_weight_shape(const hlx_model_t *m, hlx_hf_weight_t w, int64_t *rows,
 /* Element (hrow, hcol) of the checkpoint tensor that holds runtime element (row, col):
  * matrices are transposed (HF stores [out][in]) and, for W_q and W_k, the rotated part of
  * every head goes from HF's half-split order (i, i + r/2) to interleaved pairs (2i, 2i+1),
- * the order the runtime's RoPE rotates. */
-void hlx_hf_weight_map(const hlx_model_t *m, hlx_hf_weight_t w, int64_t row, int64_t col,
-                       int64_t *hrow, int64_t *hcol);
+ * the order the runtime's RoPE rotates, unless layout has HLX_HF_ROPE_PAIRS (GLM: already
+ * in pairs). */
+void hlx_hf_weight_map(const hlx_model_t *m, int layout, hlx_hf_weight_t w, int64_t row,
+                       int64_t col, int64_t *hrow, int64_t *hcol);
 
 /* The inverse: runtime element (row, col) held by checkpoint element (hrow, hcol). */
-void hlx_hf_weight_unmap(const hlx_model_t *m, hlx_hf_weight_t w, int64_t hrow, int64_t hcol,
-                         int64_t *row, int64_t *col);
+void hlx_hf_weight_unmap(const hlx_model_t *m, int layout, hlx_hf_weight_t w, int64_t hrow,
+                         int64_t hcol, int64_t *row, int64_t *col);
 /* Runtime weight and layer of a checkpoint tensor name (Llama's names); -1 when it is not
  * one. */
 int hlx_hf_weight_parse(const char *name, hlx_hf_weight_t *w_p, int *layer_p);

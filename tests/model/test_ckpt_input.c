@@ -485,7 +485,7 @@ static void test_rope_parameters(void **state)
     set_key("rp", "rope_parameters", json_pack("{s:s, s:f}", "rope_type", "default",
                                                "partial_rotary_factor", 0.5));
     expect_config("rp", HLX_ERR_PARSE, "partial_rotary_factor: 0.5 is read for "
-                  "Phi3ForCausalLM only");
+                  "Phi3ForCausalLM and GlmForCausalLM only");
     /* Gemma's per-layer-type sets; not an object */
     set_key("rp", "rope_parameters", json_pack("{s:{s:s}, s:{s:s}}", "full_attention",
                                                "rope_type", "default", "sliding_attention",
@@ -861,7 +861,8 @@ static void test_qwen(void **state)
     /* partial_rotary_factor is Phi-3's alone */
     set_key("q2", "partial_rotary_factor", json_real(0.5));
     expect_config("q2", HLX_ERR_PARSE, "partial_rotary_factor: 0.5 is read for "
-                  "Phi3ForCausalLM only (Qwen2ForCausalLM rotates whole heads)");
+                  "Phi3ForCausalLM and GlmForCausalLM only (Qwen2ForCausalLM rotates whole "
+                  "heads)");
     set_key("q2", "partial_rotary_factor", json_real(1.0));
     expect_config("q2", HLX_OK, NULL);
     /* hidden_act holds for every dense family (Qwen2's default is silu too) */
@@ -1000,6 +1001,55 @@ static void test_qwen2_moe(void **state)
     set_key("q2m", "shared_expert_intermediate_size", json_integer(192));
     assert_int_equal(hlx_hf_config_load(dir, &cfg, name, sizeof(name)), HLX_OK);
     assert_int_equal(cfg.m.shared_experts, 3);
+}
+
+/* GlmForCausalLM (the -hf checkpoints of GLM-4-9B, GLM-4-9B-Chat-1M): Llama's names with
+ * gate_up_proj fused, q, k and v biases by attention_bias (true by default), RoPE in pairs
+ * over partial_rotary_factor (0.5 by default) of each head; GlmConfig's defaults. */
+static void test_glm(void **state)
+{
+    char dir[512], err[1024];
+    hlx_hf_config_t cfg;
+
+    (void)state;
+    synth_cfg("glm", "--family glm --shards 1", "GlmForCausalLM", dir, sizeof(dir), &cfg);
+    assert_int_equal(cfg.fused, HLX_HF_FUSED_GU | HLX_HF_ROPE_PAIRS);
+    assert_true(cfg.m.qkv_bias && !cfg.m.qk_norm);
+    assert_int_equal(cfg.m.rope_dim, 16); /* 0.5 x 32 */
+    ckpt_variant("glm", "glmok", NULL, NULL, NULL, 0, NULL);
+    ckpt_variant("glm", "glmsplit", NULL, NULL, "model.layers.0.mlp.gate_proj.weight", 512,
+                 "tensor model.layers.0.mlp.gate_proj.weight is not part of a GlmForCausalLM");
+    ckpt_variant("glm", "glmqkv", NULL, NULL, "model.layers.0.self_attn.qkv_proj.weight", 384,
+                 "tensor model.layers.0.self_attn.qkv_proj.weight is not part of a "
+                 "GlmForCausalLM");
+    ckpt_variant("glm", "glmbias", "model.layers.1.self_attn.v_proj.bias", NULL, NULL, 0,
+                 "tensor model.layers.1.self_attn.v_proj.bias is missing");
+    /* GlmConfig's defaults: attention_bias true, partial_rotary_factor 0.5, 2 KV heads of
+     * 128, rms_norm_eps 1.5625e-7 */
+    set_key("glm", "attention_bias", NULL);
+    set_key("glm", "partial_rotary_factor", NULL);
+    set_key("glm", "rms_norm_eps", NULL);
+    assert_int_equal(hlx_hf_config_load(dir, &cfg, err, sizeof(err)), HLX_OK);
+    assert_true(cfg.m.qkv_bias && cfg.m.rope_dim == 16 && cfg.m.norm_eps == 1.5625e-7);
+    set_key("glm", "num_key_value_heads", NULL);
+    set_key("glm", "head_dim", NULL);
+    assert_int_equal(hlx_hf_config_load(dir, &cfg, err, sizeof(err)), HLX_OK);
+    assert_true(cfg.m.kv_heads == 2 && cfg.m.head_dim == 128 && cfg.m.rope_dim == 64);
+    refused("q_proj.weight: shape [256, 256], expected [1024, 256]", NULL, "model info %s",
+            dir); /* the tensors are of head 32 */
+    set_key("glm", "num_key_value_heads", json_integer(2));
+    set_key("glm", "head_dim", json_integer(32));
+    /* no biases: the checkpoint's are then left over */
+    set_key("glm", "attention_bias", json_false());
+    assert_int_equal(hlx_hf_config_load(dir, &cfg, err, sizeof(err)), HLX_OK);
+    assert_false(cfg.m.qkv_bias);
+    refused("_proj.bias is not part of a GlmForCausalLM", NULL, "model info %s", dir);
+    set_key("glm", "attention_bias", json_true());
+    set_key("glm", "partial_rotary_factor", json_real(0.3));
+    expect_config("glm", HLX_ERR_PARSE, "partial_rotary_factor: 0.3 x head_dim 32 = 9.6 "
+                  "rotated elements per head, not a whole number");
+    set_key("glm", "partial_rotary_factor", json_real(0.5));
+    expect_config("glm", HLX_OK, NULL);
 }
 
 /* MixtralForCausalLM: every layer MoE under block_sparse_moe's names; MixtralConfig's
@@ -1308,6 +1358,7 @@ int main(int argc, char **argv)
         cmocka_unit_test(test_qwen),
         cmocka_unit_test(test_qwen3_moe),
         cmocka_unit_test(test_qwen2_moe),
+        cmocka_unit_test(test_glm),
         cmocka_unit_test(test_rope_parameters),
         cmocka_unit_test(test_dtype_key),
         cmocka_unit_test(test_mixtral),

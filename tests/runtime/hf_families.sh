@@ -1,5 +1,6 @@
 #!/usr/bin/env bash
-# Hugging Face checkpoints of every family (Llama, Phi-3, Qwen2 with its q, k, v biases,
+# Hugging Face checkpoints of every family (Llama, Phi-3, GLM with RoPE in pairs over half
+# of each head, Qwen2 with its q, k, v biases,
 # Qwen3 with its per-head q/k norms, Qwen3-MoE and Mixtral with routed experts, Qwen2-MoE
 # with them and a sigmoid-gated shared expert, DeepSeek-V3
 # and V2 with MLA and their gates) decode as the models' own code would: hf_forward.py
@@ -23,7 +24,7 @@ fail=0
 # 1. against the independent forward: 12 prompt tokens, 6 decoded
 echo "3 77 501 9 13 200 7 1 300 42 65 128" >"$dir/prompt"
 declare -A first
-for fam in dense phi3 qwen2 qwen3 qwen2-moe qwen3-moe mixtral moe-mla deepseek-v2; do
+for fam in dense phi3 glm qwen2 qwen3 qwen2-moe qwen3-moe mixtral moe-mla deepseek-v2; do
     # qwen2-moe: seed 1, where the shared expert's gate changes the tokens (at 11 it does not)
     seed=11
     [ $fam = qwen2-moe ] && seed=1
@@ -175,7 +176,7 @@ for case in theta llama3 qwen-yarn longrope-long yarn; do
 done
 
 # the families' additions change what is decoded (same seed, same other weights)
-for fam in qwen2 qwen3; do
+for fam in qwen2 qwen3 glm; do
     [ "${first[$fam]-a}" != "${first[dense]-a}" ] ||
         { echo "FAIL: $fam decodes as dense: its additions did nothing"; fail=1; }
 done
@@ -184,7 +185,7 @@ done
 # fp64 reference
 args=(--steps 4 --batch 3 --prompt-ids "$data/prompt3.txt" --prefill-chunk 8 --context 40
       --check --json --timeout 60)
-for fam in qwen2 qwen3 phi3 qwen2-moe qwen3-moe mixtral; do
+for fam in qwen2 qwen3 phi3 glm qwen2-moe qwen3-moe mixtral; do
     ck=$dir/$fam-bf16
     "$helix" decode --model "$ck" "${args[@]}" >"$dir/$fam.1" 2>"$dir/err" ||
         { echo "FAIL: $fam, 1 rank: $(cat "$dir/err")"; fail=1; continue; }

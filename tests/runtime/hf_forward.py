@@ -30,7 +30,8 @@ from array import array
 ARCHITECTURES = ("LlamaForCausalLM", "MistralForCausalLM", "MixtralForCausalLM",
                  "Qwen2ForCausalLM", "Qwen2MoeForCausalLM", "Qwen3ForCausalLM",
                  "Qwen3MoeForCausalLM",
-                 "Phi3ForCausalLM", "DeepseekV2ForCausalLM", "DeepseekV3ForCausalLM")
+                 "Phi3ForCausalLM", "GlmForCausalLM", "DeepseekV2ForCausalLM",
+                 "DeepseekV3ForCausalLM")
 DEEPSEEK = ("DeepseekV2ForCausalLM", "DeepseekV3ForCausalLM")
 QK_NORM = ("Qwen3ForCausalLM", "Qwen3MoeForCausalLM")
 
@@ -274,21 +275,24 @@ class Config:
         self.F = integer("intermediate_size")
         self.layers = integer("num_hidden_layers")
         self.Q = integer("num_attention_heads")
-        # the configs' defaults: MistralConfig and MixtralConfig 8 KV heads, LlamaConfig all
+        # the configs' defaults: MistralConfig and MixtralConfig 8 KV heads, GlmConfig 2 of
+        # 128, LlamaConfig all
         mixtral = self.arch == "MixtralForCausalLM"
+        glm = self.arch == "GlmForCausalLM"
         self.K = integer("num_key_value_heads",
-                         8 if self.arch in ("MistralForCausalLM", "MixtralForCausalLM") else self.Q)
+                         8 if self.arch in ("MistralForCausalLM", "MixtralForCausalLM")
+                         else 2 if glm else self.Q)
         self.V = integer("vocab_size")
         if self.Q % self.K:
             raise Fail(f"{path}: key num_key_value_heads: {self.K} does not divide "
                        f"num_attention_heads {self.Q}")
-        if self.H % self.Q and c.get("head_dim") is None:
+        if self.H % self.Q and c.get("head_dim") is None and not glm:
             raise Fail(f"{path}: key head_dim: missing and hidden_size {self.H} is not a "
                        f"multiple of num_attention_heads {self.Q}")
-        self.d = integer("head_dim", self.H // self.Q)
+        self.d = integer("head_dim", 128 if glm else self.H // self.Q)
         self.theta = number("rope_theta", 1e6 if mixtral else 10000.0)
-        self.eps = number("rms_norm_eps",
-                          1e-5 if self.arch == "Phi3ForCausalLM" or mixtral else 1e-6)
+        self.eps = number("rms_norm_eps", 1e-5 if self.arch == "Phi3ForCausalLM" or mixtral
+                          else 1.5625e-7 if glm else 1e-6)
         tie = c.get("tie_word_embeddings", False)
         if tie is None:
             tie = False
@@ -354,8 +358,11 @@ class Config:
         self.mla = self.arch in DEEPSEEK
         if self.mla:
             self.deepseek(c, path, integer, number)
-        if self.arch == "Phi3ForCausalLM":
-            factor = number("partial_rotary_factor", 1.0)
+        # GlmForCausalLM: q, k and v biases by attention_bias (GlmConfig: true), RoPE over
+        # the first half of each head (0.5) in pairs (2i, 2i+1), gate_up_proj fused
+        self.glm_bias = glm and c.get("attention_bias", True) is not False
+        if self.arch in ("Phi3ForCausalLM", "GlmForCausalLM"):
+            factor = number("partial_rotary_factor", 0.5 if glm else 1.0)
             self.rotary = int(self.d * factor)
             if not 0 < self.rotary <= self.d:
                 raise Fail(f"{path}: key partial_rotary_factor: {factor} gives rotary dim "
@@ -658,7 +665,13 @@ class Model(Decoder):
             L = Layer()
             L.input_norm = ck.vector(p + "input_layernorm.weight", H)
             L.post_norm = ck.vector(p + "post_attention_layernorm.weight", H)
-            if cfg.arch == "Phi3ForCausalLM":
+            if cfg.arch == "GlmForCausalLM":
+                L.wq = ck.matrix(p + "self_attn.q_proj.weight", Q * d, H)
+                L.wk = ck.matrix(p + "self_attn.k_proj.weight", K * d, H)
+                L.wv = ck.matrix(p + "self_attn.v_proj.weight", K * d, H)
+                gate_up = ck.matrix(p + "mlp.gate_up_proj.weight", 2 * F, H)
+                L.wgate, L.wup = gate_up[:F], gate_up[F:]
+            elif cfg.arch == "Phi3ForCausalLM":
                 qkv = ck.matrix(p + "self_attn.qkv_proj.weight", Q * d + 2 * K * d, H)
                 L.wq, L.wk, L.wv = qkv[:Q * d], qkv[Q * d:Q * d + K * d], qkv[Q * d + K * d:]
                 gate_up = ck.matrix(p + "mlp.gate_up_proj.weight", 2 * F, H)
@@ -693,7 +706,7 @@ class Model(Decoder):
                             ck.matrix(s + "down_proj.weight", H, cfg.Fs))
                 L.shared_gate = ck.matrix(p + "mlp.shared_expert_gate.weight", 1, H)[0]
             L.bq = L.bk = L.bv = None
-            if cfg.arch in ("Qwen2ForCausalLM", "Qwen2MoeForCausalLM"):
+            if cfg.arch in ("Qwen2ForCausalLM", "Qwen2MoeForCausalLM") or cfg.glm_bias:
                 L.bq = ck.vector(p + "self_attn.q_proj.bias", Q * d)
                 L.bk = ck.vector(p + "self_attn.k_proj.bias", K * d)
                 L.bv = ck.vector(p + "self_attn.v_proj.bias", K * d)
@@ -778,9 +791,16 @@ class Model(Decoder):
         return self.inv_freq
 
     def rope(self, head, cos, sin):
-        """HF rotate_half over the first r elements; the rest pass through."""
+        """HF rotate_half over the first r elements; the rest pass through. GLM rotates
+        pairs (2i, 2i+1) instead (its rotate_half interleaves, cos and sin repeated)."""
         half = len(cos)
         out = list(head)
+        if self.cfg.arch == "GlmForCausalLM":
+            for i in range(half):
+                a, b = head[2 * i], head[2 * i + 1]
+                out[2 * i] = a * cos[i] - b * sin[i]
+                out[2 * i + 1] = b * cos[i] + a * sin[i]
+            return out
         for i in range(half):
             a, b = head[i], head[i + half]
             out[i] = a * cos[i] - b * sin[i]
