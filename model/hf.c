@@ -647,14 +647,6 @@ static hlx_status_t hlx_cfg_dtype(hlx_jdoc_t *doc, hlx_hf_config_t *c)
 
     if (st != HLX_OK)
         return st;
-    if (!strcmp(key, "dtype") && json_object_get(root, "torch_dtype") != NULL &&
-        !json_is_null(json_object_get(root, "torch_dtype"))) {
-        if ((st = hlx_cfg_str(doc, "torch_dtype", "", other, sizeof(other))) != HLX_OK)
-            return st;
-        if (strcmp(other, c->torch_dtype))
-            return hlx_jdoc_fail(doc, "/torch_dtype", HLX_ERR_PARSE, "\"%s\" contradicts "
-                                 "dtype \"%s\": remove one", other, c->torch_dtype);
-    }
     if (!strcmp(c->torch_dtype, "bfloat16")) {
         c->st_dtype = HLX_ST_BF16;
         c->m.weight_dtype = HLX_DTYPE_BF16;
@@ -668,6 +660,14 @@ static hlx_status_t hlx_cfg_dtype(hlx_jdoc_t *doc, hlx_hf_config_t *c)
         return hlx_jdoc_fail(doc, !strcmp(key, "dtype") ? "/dtype" : "/torch_dtype",
                              HLX_ERR_PARSE, "\"%s\" is not supported (bfloat16, float16, "
                              "float32)", c->torch_dtype);
+    }
+    if (!strcmp(key, "dtype") && json_object_get(root, "torch_dtype") != NULL &&
+        !json_is_null(json_object_get(root, "torch_dtype"))) {
+        if ((st = hlx_cfg_str(doc, "torch_dtype", "", other, sizeof(other))) != HLX_OK)
+            return st;
+        if (strcmp(other, c->torch_dtype))
+            return hlx_jdoc_fail(doc, "/torch_dtype", HLX_ERR_PARSE, "\"%s\" contradicts "
+                                 "dtype \"%s\": remove one", other, c->torch_dtype);
     }
     c->block_rows = c->block_cols = 128;
     if (q == NULL)
