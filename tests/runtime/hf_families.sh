@@ -21,6 +21,18 @@ fail=0
 
 . "$(dirname "$0")/report.sh" # json_field FILE EXPR
 
+# both_decode CKPT WHAT: the forward's and helix's 7 tokens for $dir/prompt into $want and
+# $got (f32 KV: the cache holds what the reference holds); 1 (after a FAIL line) when
+# either run failed
+both_decode() {
+    python3 "$fwd" "$1" "$dir/prompt" 6 >"$dir/py.json" 2>"$dir/err" &&
+        "$helix" decode --model "$1" --context 0 --steps 6 --prompt-ids "$dir/prompt" \
+            --kv-dtype f32 --json >"$dir/hx.json" 2>>"$dir/err" ||
+        { echo "FAIL: $2: $(cat "$dir/err")"; fail=1; return 1; }
+    want=$(json_field "$dir/py.json" "[d['prefill_token']] + d['tokens']")
+    got=$(json_field "$dir/hx.json" "d['prefill_tokens'] + d['tokens'][0]")
+}
+
 # 1. against the independent forward: 12 prompt tokens, 6 decoded
 echo "3 77 501 9 13 200 7 1 300 42 65 128" >"$dir/prompt"
 declare -A first
@@ -32,14 +44,7 @@ for fam in dense phi3 glm qwen2 qwen3 qwen2-moe qwen3-moe mixtral moe-mla deepse
         ck=$dir/$fam-$dt
         "$helix" model synth --family "$fam" --dtype $dt --seed $seed --out "$ck" >/dev/null ||
             { echo "FAIL: synth $fam $dt"; fail=1; continue; }
-        python3 "$fwd" "$ck" "$dir/prompt" 6 >"$dir/py.json" 2>"$dir/err" ||
-            { echo "FAIL: hf_forward $fam $dt: $(cat "$dir/err")"; fail=1; continue; }
-        # f32 KV: the cache holds what the reference holds (bf16 KV would round it)
-        "$helix" decode --model "$ck" --context 0 --steps 6 --prompt-ids "$dir/prompt" \
-            --kv-dtype f32 --json >"$dir/hx.json" 2>"$dir/err" ||
-            { echo "FAIL: decode $fam $dt: $(cat "$dir/err")"; fail=1; continue; }
-        want=$(json_field "$dir/py.json" "[d['prefill_token']] + d['tokens']")
-        got=$(json_field "$dir/hx.json" "d['prefill_tokens'] + d['tokens'][0]")
+        both_decode "$ck" "$fam $dt" || continue
         gap=$(json_field "$dir/py.json" "'%.2g' % d['min_gap_rel']")
         echo "$fam $dt: transformers-style $want, helix $got (smallest top-2 gap $gap of the largest logit)"
         if [ "$want" != "$got" ]; then
@@ -66,12 +71,7 @@ c.update({"max_position_embeddings": 640,
                            "mscale_all_dim": 0.707}})
 json.dump(c, open(sys.argv[1], "w"))
 PY
-python3 "$fwd" "$dir/yarn" "$dir/prompt" 6 >"$dir/py.json" 2>"$dir/err" &&
-    "$helix" decode --model "$dir/yarn" --context 0 --steps 6 --prompt-ids "$dir/prompt" \
-        --kv-dtype f32 --json >"$dir/hx.json" 2>>"$dir/err" ||
-    { echo "FAIL: yarn: $(cat "$dir/err")"; fail=1; }
-want=$(json_field "$dir/py.json" "[d['prefill_token']] + d['tokens']")
-got=$(json_field "$dir/hx.json" "d['prefill_tokens'] + d['tokens'][0]")
+both_decode "$dir/yarn" yarn
 echo "moe-mla with yarn: transformers-style $want, helix $got"
 echo "$want" >"$dir/yarn.tokens"
 [ "$want" = "$got" ] && [ "$want" != "${first[moe-mla]-x}" ] ||
@@ -79,13 +79,9 @@ echo "$want" >"$dir/yarn.tokens"
 
 # DeepSeek-V3's fp8 release form: e4m3 weights with one f32 scale per block (synth's blocks
 # are 32 x 32), dequantized by the forward on its own
-"$helix" model synth --family moe-mla --dtype fp8 --seed 11 --out "$dir/fp8" >/dev/null &&
-    python3 "$fwd" "$dir/fp8" "$dir/prompt" 6 >"$dir/py.json" 2>"$dir/err" &&
-    "$helix" decode --model "$dir/fp8" --context 0 --steps 6 --prompt-ids "$dir/prompt" \
-        --kv-dtype f32 --json >"$dir/hx.json" 2>>"$dir/err" ||
-    { echo "FAIL: fp8: $(cat "$dir/err")"; fail=1; }
-want=$(json_field "$dir/py.json" "[d['prefill_token']] + d['tokens']")
-got=$(json_field "$dir/hx.json" "d['prefill_tokens'] + d['tokens'][0]")
+"$helix" model synth --family moe-mla --dtype fp8 --seed 11 --out "$dir/fp8" >/dev/null ||
+    { echo "FAIL: synth fp8"; fail=1; }
+both_decode "$dir/fp8" fp8
 echo "moe-mla fp8: transformers-style $want, helix $got"
 [ "$want" = "$got" ] || { echo "FAIL: fp8: other tokens than the forward"; fail=1; }
 
@@ -100,12 +96,7 @@ rope_case() { # NAME FAMILY JSON (keys merged into config.json)
     cp -r "$dir/$2-f32" "$dir/$1"
     python3 -c 'import json, sys; c = json.load(open(sys.argv[1])); c.update(json.loads(sys.argv[2])); json.dump(c, open(sys.argv[1], "w"))' \
         "$dir/$1/config.json" "$3"
-    python3 "$fwd" "$dir/$1" "$dir/prompt" 6 >"$dir/py.json" 2>"$dir/err" &&
-        "$helix" decode --model "$dir/$1" --context 0 --steps 6 --prompt-ids "$dir/prompt" \
-            --kv-dtype f32 --json >"$dir/hx.json" 2>>"$dir/err" ||
-        { echo "FAIL: $1: $(cat "$dir/err")"; fail=1; return; }
-    want=$(json_field "$dir/py.json" "[d['prefill_token']] + d['tokens']")
-    got=$(json_field "$dir/hx.json" "d['prefill_tokens'] + d['tokens'][0]")
+    both_decode "$dir/$1" "$1" || return
     echo "$1: transformers-style $want, helix $got (unscaled ${first[$2]-?})"
     [ "$want" = "$got" ] || { echo "FAIL: $1: other tokens than the forward"; fail=1; }
     [ "$want" != "${first[$2]-x}" ] || { echo "FAIL: $1: the same tokens as unscaled"; fail=1; }
@@ -162,12 +153,7 @@ for case in theta llama3 qwen-yarn longrope-long yarn; do
     [ -d "$dir/$case" ] || continue
     cp -r "$dir/$case" "$dir/$case-v5"
     to_v5 "$dir/$case-v5/config.json"
-    python3 "$fwd" "$dir/$case-v5" "$dir/prompt" 6 >"$dir/py.json" 2>"$dir/err" &&
-        "$helix" decode --model "$dir/$case-v5" --context 0 --steps 6 --prompt-ids "$dir/prompt" \
-            --kv-dtype f32 --json >"$dir/hx.json" 2>>"$dir/err" ||
-        { echo "FAIL: $case in v5's form: $(cat "$dir/err")"; fail=1; continue; }
-    want=$(json_field "$dir/py.json" "[d['prefill_token']] + d['tokens']")
-    got=$(json_field "$dir/hx.json" "d['prefill_tokens'] + d['tokens'][0]")
+    both_decode "$dir/$case-v5" "$case in v5's form" || continue
     before=${ropetok[$case]-}
     [ $case = yarn ] && before=$(cat "$dir/yarn.tokens")
     echo "$case in rope_parameters: transformers-style $want, helix $got (older form $before)"
