@@ -480,8 +480,10 @@ static hlx_status_t hlx_cfg_rope_params(hlx_jdoc_t *doc, json_t *rp, json_t *rs,
             continue;
         snprintf(path, sizeof(path), "/rope_scaling/%.120s", key);
         return hlx_jdoc_fail(doc, path, HLX_ERR_PARSE, "%s rope_parameters (transformers v5 "
-                             "reads rope_parameters alone; remove rope_scaling, or make the "
-                             "two agree)", w == NULL ? "is missing from" : "contradicts");
+                             "takes rope_scaling where both are given, older versions read "
+                             "rope_scaling alone, v5's own files rope_parameters alone: remove "
+                             "one, or make the two agree)",
+                             w == NULL ? "is missing from" : "contradicts");
     }
     return HLX_OK;
 }
@@ -559,9 +561,22 @@ static hlx_status_t hlx_cfg_rope_scaling(hlx_jdoc_t *doc, hlx_model_t *m)
         return st;
     if (m->rope_kind == HLX_ROPE_LINEAR)
         return HLX_OK;
-    if ((st = hlx_cfg_rs_num(doc, r, "original_max_position_embeddings", 1, 0, 1, 1e9,
-                             &orig)) != HLX_OK)
+    /* absent: max_position_embeddings, as transformers takes it (its yarn, and v5's
+     * standardised parameters for llama3 too) */
+    k = json_object_get(r, "original_max_position_embeddings");
+    if ((k == NULL || json_is_null(k)) &&
+        json_is_integer(json_object_get(root, "max_position_embeddings"))) {
+        int mp;
+        HLX_TRY(hlx_cfg_int(doc, "max_position_embeddings", 1, 0, 1, &mp));
+        orig = mp;
+    } else if (k == NULL || json_is_null(k)) {
+        return hlx_jdoc_fail(doc, base, HLX_ERR_PARSE, "required key "
+                             "\"original_max_position_embeddings\" is missing, and there is no "
+                             "max_position_embeddings to take in its place");
+    } else if ((st = hlx_cfg_rs_num(doc, r, "original_max_position_embeddings", 1, 0, 1, 1e9,
+                                    &orig)) != HLX_OK) {
         return st;
+    }
     m->rope_orig_ctx = (int)orig;
     if (m->rope_kind == HLX_ROPE_LLAMA3) {
         if ((st = hlx_cfg_rs_num(doc, r, "low_freq_factor", 0, 1.0, 1e-6, 1e6,

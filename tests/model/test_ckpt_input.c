@@ -466,7 +466,7 @@ static void test_rope_parameters(void **state)
     expect_config("rp", HLX_OK, NULL);
     set_key("rp", "rope_scaling", json_pack("{s:s, s:i}", "rope_type", "linear", "factor", 8));
     expect_config("rp", HLX_ERR_PARSE, "rope_type: contradicts rope_parameters (transformers "
-                  "v5 reads rope_parameters alone");
+                  "v5 takes rope_scaling where both are given");
     set_key("rp", "rope_scaling", json_pack("{s:s, s:i}", "rope_type", "llama3", "beta", 8));
     expect_config("rp", HLX_ERR_PARSE, "beta: is missing from rope_parameters");
     set_key("rp", "rope_scaling", NULL);
@@ -495,6 +495,17 @@ static void test_rope_parameters(void **state)
     expect_config("rp", HLX_ERR_PARSE, "rope_parameters: expected an object or null");
     set_key("rp", "rope_parameters", json_null());
     expect_config("rp", HLX_OK, NULL);
+    /* yarn without original_max_position_embeddings: max_position_embeddings, as
+     * transformers takes it; neither: refused */
+    set_key("rp", "rope_parameters", json_pack("{s:s, s:i}", "rope_type", "yarn", "factor", 4));
+    set_key("rp", "max_position_embeddings", json_integer(4096));
+    assert_int_equal(hlx_hf_config_load(dir, &cfg, err, sizeof(err)), HLX_OK);
+    assert_true(cfg.m.rope_kind == HLX_ROPE_YARN && cfg.m.rope_orig_ctx == 4096);
+    set_key("rp", "max_position_embeddings", NULL);
+    expect_config("rp", HLX_ERR_PARSE, "rope_parameters: required key "
+                  "\"original_max_position_embeddings\" is missing, and there is no "
+                  "max_position_embeddings");
+    set_key("rp", "rope_parameters", json_null());
     /* Phi-3's share from rope_parameters, and against the top-level key */
     synth("rp3", "--family phi3 --shards 1");
     dir_of(dir, sizeof(dir), "rp3");

@@ -733,7 +733,7 @@ class Model(Decoder):
         if kind == "linear":  # _compute_linear_scaling_rope_parameters
             self.inv_freq = [f / factor for f in plain]
         elif kind == "llama3":  # _compute_llama3_parameters
-            old = rs["original_max_position_embeddings"]
+            old = rs.get("original_max_position_embeddings") or cfg.max_pos
             low, high = rs.get("low_freq_factor", 1.0), rs.get("high_freq_factor", 4.0)
             out = []
             for f in plain:
