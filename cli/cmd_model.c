@@ -697,16 +697,21 @@ static void hlx_info_rope_print(const hlx_model_t *m)
                "a run rotates with long_factor when its sequences exceed %d positions, with "
                "short_factor otherwise", m->rope_factor, m->rope_orig_ctx, m->rope_attn_factor,
                m->rope_orig_ctx);
+    else if (m->rope_kind == HLX_ROPE_DYNAMIC)
+        printf(", dynamic NTK scaling: factor %g; past %d positions the base grows with the "
+               "sequence each position is rotated in (the prompt's length for its tokens, "
+               "position + 1 for a generated one)", m->rope_factor, m->rope_orig_ctx);
     printf("\n");
 }
 
 static json_t *hlx_info_rope_json(const hlx_model_t *m)
 {
-    static const char *const kinds[] = { "none", "linear", "llama3", "yarn", "longrope" };
     json_t *o = json_pack("{s:f, s:i, s:s}", "theta", m->rope_theta, "dim", m->rope_dim,
-                          "scaling", kinds[m->rope_kind]);
+                          "scaling", hlx_model_rope_kind_name(m->rope_kind));
 
     hlx_hf_rope_params_json(m, o);
+    if (m->rope_kind == HLX_ROPE_DYNAMIC) /* config.json's top-level key */
+        json_object_set_new(o, "max_position_embeddings", json_integer(m->rope_orig_ctx));
     return o;
 }
 

@@ -239,9 +239,10 @@ static const struct {
     const char *key;
     unsigned    kinds;
 } hlx_rs_keys[] = {
-    { "rope_type", 0x1f },
-    { "type", 0x1f },
-    { "factor", 1u << HLX_ROPE_LINEAR | 1u << HLX_ROPE_LLAMA3 | 1u << HLX_ROPE_YARN | HLX_RS_LR },
+    { "rope_type", 0x3f },
+    { "type", 0x3f },
+    { "factor", 1u << HLX_ROPE_LINEAR | 1u << HLX_ROPE_LLAMA3 | 1u << HLX_ROPE_YARN | HLX_RS_LR |
+                1u << HLX_ROPE_DYNAMIC },
     { "original_max_position_embeddings",
       1u << HLX_ROPE_LLAMA3 | 1u << HLX_ROPE_YARN | HLX_RS_LR },
     { "low_freq_factor", 1u << HLX_ROPE_LLAMA3 },
@@ -488,9 +489,10 @@ static hlx_status_t hlx_cfg_rope_params(hlx_jdoc_t *doc, json_t *rp, json_t *rs,
     return HLX_OK;
 }
 
-/* rope_scaling: absent, null or "default": none; "linear", "llama3", "yarn" and "longrope"
- * read into the model (helix/model.h: hlx_model_rope_freqs applies them, the runtime and
- * its reference alike); another kind (dynamic, ...) is refused naming it, since rotating
+/* rope_scaling: absent, null or "default": none; "linear", "llama3", "yarn", "longrope" and
+ * "dynamic" (its original context: max_position_embeddings, as transformers and InternLM2
+ * take it) read into the model (helix/model.h: hlx_model_rope_freqs applies them, the
+ * runtime and its reference alike); another kind is refused naming it, since rotating
  * with rope_theta alone would decode other tokens than the model's own implementation.
  * Keys that are not parameters of the kind are refused as well. Runs after the family's
  * shapes (longrope's arrays hold rope_dim / 2 factors). */
@@ -544,10 +546,12 @@ static hlx_status_t hlx_cfg_rope_scaling(hlx_jdoc_t *doc, hlx_model_t *m)
     else if (kind != NULL && (!strcmp(kind, "longrope") || !strcmp(kind, "su")))
         /* "su": the name Phi-3-*-128k configs used before transformers called it longrope */
         m->rope_kind = HLX_ROPE_LONGROPE;
+    else if (kind != NULL && !strcmp(kind, "dynamic"))
+        m->rope_kind = HLX_ROPE_DYNAMIC;
     else
         return hlx_jdoc_fail(doc, base, HLX_ERR_UNSUPPORTED,
-                             "%s%s%s RoPE scaling is not implemented (linear, llama3, yarn and "
-                             "longrope are; rotating with rope_theta alone would give other "
+                             "%s%s%s RoPE scaling is not implemented (linear, llama3, yarn, "
+                             "longrope and dynamic are; rotating with rope_theta alone would give other "
                              "tokens than the model's); to time the model anyway, remove "
                              "\"%s\" from a copy of config.json", kind ? "\"" : "",
                              kind ? kind : "this", kind ? "\"" : "",
@@ -561,6 +565,18 @@ static hlx_status_t hlx_cfg_rope_scaling(hlx_jdoc_t *doc, hlx_model_t *m)
         return st;
     if (m->rope_kind == HLX_ROPE_LINEAR)
         return HLX_OK;
+    if (m->rope_kind == HLX_ROPE_DYNAMIC) {
+        int mp;
+        if (m->attn == HLX_ATTN_MLA)
+            return hlx_jdoc_fail(doc, base, HLX_ERR_UNSUPPORTED, "\"dynamic\" RoPE scaling "
+                                 "is implemented for GQA models only, not for MLA");
+        if (!json_is_integer(json_object_get(root, "max_position_embeddings")))
+            return hlx_jdoc_fail(doc, base, HLX_ERR_PARSE, "\"dynamic\" needs the top-level "
+                                 "max_position_embeddings, past which its base grows");
+        HLX_TRY(hlx_cfg_int(doc, "max_position_embeddings", 1, 0, 1, &mp));
+        m->rope_orig_ctx = mp;
+        return HLX_OK;
+    }
     /* absent: max_position_embeddings, as transformers takes it (its yarn, and v5's
      * standardised parameters for llama3 too) */
     k = json_object_get(r, "original_max_position_embeddings");
@@ -1143,7 +1159,7 @@ void hlx_hf_rope_params_json(const hlx_model_t *m, json_t *o)
     if (m->rope_kind == HLX_ROPE_NONE)
         return;
     json_object_set_new(o, "factor", json_real(m->rope_factor));
-    if (m->rope_kind != HLX_ROPE_LINEAR)
+    if (m->rope_kind != HLX_ROPE_LINEAR && m->rope_kind != HLX_ROPE_DYNAMIC)
         json_object_set_new(o, "original_max_position_embeddings",
                             json_integer(m->rope_orig_ctx));
     if (m->rope_kind == HLX_ROPE_LLAMA3) {
@@ -1188,12 +1204,12 @@ char *hlx_hf_config_text(const hlx_hf_config_t *c)
     json_object_set_new(o, "vocab_size", json_integer(m->vocab));
     json_object_set_new(o, "rope_theta", json_real(m->rope_theta));
     if (m->rope_kind != HLX_ROPE_NONE) {
-        static const char *const kinds[] = { "default", "linear", "llama3", "yarn",
-                                             "longrope" };
         json_t *r = json_object();
-        json_object_set_new(r, "rope_type", json_string(kinds[m->rope_kind]));
+        json_object_set_new(r, "rope_type", json_string(hlx_model_rope_kind_name(m->rope_kind)));
         hlx_hf_rope_params_json(m, r);
         json_object_set_new(o, "rope_scaling", r);
+        if (m->rope_kind == HLX_ROPE_DYNAMIC) /* the context past which its base grows */
+            json_object_set_new(o, "max_position_embeddings", json_integer(m->rope_orig_ctx));
     }
     json_object_set_new(o, "rms_norm_eps", json_real(m->norm_eps));
     json_object_set_new(o, "tie_word_embeddings", json_boolean(c->tie_word_embeddings));

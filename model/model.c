@@ -76,7 +76,7 @@ static const hlx_jfield_t hlx_model_fields[] = {
       1e-6, 1e6, 0, "factor on the routed experts' weights" },
     HLX_MF_INT(n_group, 0, 1, "expert groups of group-limited routing"),
     HLX_MF_INT(topk_group, 0, 1, "groups a token's experts are chosen from"),
-    HLX_MF_STR("rope_scaling", rope_scaling, 0, "RoPE scaling: none, linear, llama3 or yarn"),
+    HLX_MF_STR("rope_scaling", rope_scaling, 0, "RoPE scaling: none, linear, llama3, yarn or dynamic"),
     { "rope_factor", HLX_JT_DOUBLE, offsetof(hlx_model_raw_t, m.rope_factor), 0, 1e-6, 1e6, 0,
       "RoPE scaling factor" },
     HLX_MF_INT(rope_orig_ctx, 0, 1, "RoPE scaling: original_max_position_embeddings"),
@@ -251,8 +251,8 @@ static hlx_status_t hlx_model_rope(hlx_jdoc_t *doc, hlx_model_raw_t *r)
     static const char *const keys[] = { "rope_factor", "rope_orig_ctx", "rope_low_freq_factor",
                                         "rope_high_freq_factor", "rope_beta_fast",
                                         "rope_beta_slow", "rope_mscale", "rope_mscale_all_dim" };
-    /* which kinds take each key: bit 1 linear, 2 llama3, 3 yarn */
-    static const unsigned takes[] = { 0xe, 0xc, 0x4, 0x4, 0x8, 0x8, 0x8, 0x8 };
+    /* which kinds take each key: bit 1 linear, 2 llama3, 3 yarn, 5 dynamic */
+    static const unsigned takes[] = { 0x2e, 0x2c, 0x4, 0x4, 0x8, 0x8, 0x8, 0x8 };
     json_t *root = hlx_jdoc_root(doc);
     hlx_model_t *m = &r->m;
     char path[64];
@@ -266,13 +266,15 @@ static hlx_status_t hlx_model_rope(hlx_jdoc_t *doc, hlx_model_raw_t *r)
         m->rope_kind = HLX_ROPE_LLAMA3;
     else if (!strcmp(r->rope_scaling, "yarn"))
         m->rope_kind = HLX_ROPE_YARN;
+    else if (!strcmp(r->rope_scaling, "dynamic"))
+        m->rope_kind = HLX_ROPE_DYNAMIC;
     else if (!strcmp(r->rope_scaling, "longrope"))
         return HLX_MFAIL("rope_scaling", "\"longrope\" is read from a checkpoint's config.json "
                          "only (its short_factor and long_factor arrays); a model file takes "
-                         "none, linear, llama3 or yarn");
+                         "none, linear, llama3, yarn or dynamic");
     else
-        return HLX_MFAIL("rope_scaling", "unknown kind \"%s\" (none, linear, llama3 or yarn)",
-                         r->rope_scaling);
+        return HLX_MFAIL("rope_scaling", "unknown kind \"%s\" (none, linear, llama3, yarn or "
+                         "dynamic)", r->rope_scaling);
     for (i = 0; i < sizeof(keys) / sizeof(keys[0]); i++)
         if (hlx_has(root, keys[i]) && !(takes[i] >> m->rope_kind & 1)) {
             snprintf(path, sizeof(path), "/%s", keys[i]);
@@ -288,7 +290,12 @@ static hlx_status_t hlx_model_rope(hlx_jdoc_t *doc, hlx_model_raw_t *r)
                          r->rope_scaling);
     if (m->rope_kind != HLX_ROPE_LINEAR && !hlx_has(root, "rope_orig_ctx"))
         return HLX_MFAIL("rope_orig_ctx", "required key is missing (for rope_scaling \"%s\": "
-                         "original_max_position_embeddings)", r->rope_scaling);
+                         "%s)", r->rope_scaling, m->rope_kind == HLX_ROPE_DYNAMIC
+                         ? "max_position_embeddings, past which the base grows"
+                         : "original_max_position_embeddings");
+    if (m->rope_kind == HLX_ROPE_DYNAMIC && m->attn == HLX_ATTN_MLA)
+        return HLX_MFAIL("rope_scaling", "\"dynamic\" is taken for GQA models only (no MLA "
+                         "model uses it)");
     if (m->rope_kind == HLX_ROPE_LLAMA3) {
         if (!hlx_has(root, "rope_low_freq_factor"))
             m->rope_low_freq = 1.0;
@@ -719,6 +726,35 @@ void hlx_model_rope_freqs(const hlx_model_t *m, int rot_dim, double *inv_freq, d
         }
         inv_freq[i] = v;
     }
+}
+
+const char *hlx_model_rope_kind_name(hlx_rope_kind_t kind)
+{
+    static const char *const names[] = {
+        [HLX_ROPE_NONE] = "none", [HLX_ROPE_LINEAR] = "linear", [HLX_ROPE_LLAMA3] = "llama3",
+        [HLX_ROPE_YARN] = "yarn", [HLX_ROPE_LONGROPE] = "longrope",
+        [HLX_ROPE_DYNAMIC] = "dynamic",
+    };
+
+    return (unsigned)kind < sizeof(names) / sizeof(names[0]) ? names[kind] : "?";
+}
+
+void hlx_model_rope_freqs_at(const hlx_model_t *m, int rot_dim, int64_t seq_len,
+                             double *inv_freq, double *mscale)
+{
+    const double f = m->rope_factor, orig = m->rope_orig_ctx;
+    double base;
+    int i;
+
+    if (m->rope_kind != HLX_ROPE_DYNAMIC || seq_len <= m->rope_orig_ctx || rot_dim <= 2) {
+        hlx_model_rope_freqs(m, rot_dim, inv_freq, mscale);
+        return;
+    }
+    base = m->rope_theta * pow(f * (double)seq_len / orig - (f - 1.0),
+                               (double)rot_dim / (rot_dim - 2.0));
+    for (i = 0; i < rot_dim / 2; i++)
+        inv_freq[i] = pow(base, -2.0 * i / rot_dim);
+    *mscale = 1.0;
 }
 
 void hlx_model_rope_select(hlx_model_t *m, int64_t seq_len)

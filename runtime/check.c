@@ -248,6 +248,11 @@ hlx_status_t hlx_check_prepare(hlx_engine_t *eng, hlx_check_t **chk_p, char *err
             st = HLX_ERR_NOMEM;
         if (st == HLX_OK && cfg->route_margin > 0)
             hlx_ref_set_route_margin(chk->ref, cfg->route_margin);
+        if (st == HLX_OK && in != NULL) { /* each request's whole prompt, tail included */
+            for (b = 0; b < B; b++)
+                in[b] = hlx_run_prompt_len(cfg, (int)b);
+            hlx_ref_set_prompt_lens(chk->ref, in);
+        }
         for (p = 0; p + 1 < P && st == HLX_OK; p++) {
             for (b = 0; b < B; b++)
                 in[b] = cfg->prompt[b * P + p];

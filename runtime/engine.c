@@ -328,6 +328,25 @@ static hlx_status_t hlx_engine_build(hlx_engine_t *eng)
         eng->attn_scale = (float)hlx_model_softmax_scale(
             m, m->attn == HLX_ATTN_MLA ? m->qk_nope_dim + m->qk_rope_dim : m->head_dim);
     }
+    if (m->rope_kind == HLX_ROPE_DYNAMIC) { /* a table per request (hlx_phase_rope_tab) */
+        const size_t nb = (size_t)eng->cfg.batch, half = (size_t)(m->rope_dim / 2);
+        size_t b;
+        eng->rope_rows = calloc(nb, sizeof(*eng->rope_rows));
+        eng->rope_rows_freq = hlx_be_zalloc(eng, nb * half, sizeof(double));
+        eng->rope_rows_freq_h = calloc(nb * half, sizeof(double));
+        eng->rope_rows_cs = calloc(nb * (half * 2 + 2), sizeof(float));
+        eng->rope_rows_seq = malloc(nb * sizeof(int64_t));
+        if (!eng->rope_rows || !eng->rope_rows_freq || !eng->rope_rows_freq_h ||
+            !eng->rope_rows_cs || !eng->rope_rows_seq)
+            return HLX_ERR_NOMEM;
+        for (b = 0; b < nb; b++) {
+            eng->rope_rows[b].inv_freq = eng->rope_rows_freq + b * half;
+            eng->rope_rows[b].mscale = 1.0f;
+            eng->rope_rows[b].cs = eng->rope_rows_cs + b * (half * 2 + 2);
+            eng->rope_rows[b].cs_pos = -1;
+            eng->rope_rows_seq[b] = -1;
+        }
+    }
     HLX_WREAD_G(HLX_HFW_EMBED, 0, V, 0, H, eng->embed, HLX_DTYPE_F32, H);
     HLX_WREAD_G(HLX_HFW_FINAL_NORM, 0, 1, 0, H, eng->final_norm, HLX_DTYPE_F32, H);
     HLX_WREAD_G(HLX_HFW_LMHEAD, 0, H, L->vocab_first, L->vocab_count, eng->lmhead, eng->w_dtype,
@@ -1140,11 +1159,14 @@ void hlx_engine_destroy(hlx_engine_t *eng)
     free(eng->embed);
     free(eng->rope_freq_h);
     free(eng->rope_cs);
+    free(eng->rope_rows); free(eng->rope_rows_freq_h); free(eng->rope_rows_cs);
+    free(eng->rope_rows_seq);
     {
         void *bufs[] = { eng->final_norm, eng->lmhead, eng->x, eng->hn, eng->qkv, eng->opart,
                          eng->lsepart, eng->sendbuf, eng->recvbuf, eng->oparts, eng->lseparts,
                          eng->omerged, eng->lsem, eng->y, eng->gu, eng->act, eng->lmout,
-                         eng->logits_local, eng->logits_all, eng->rope_freq };
+                         eng->logits_local, eng->logits_all, eng->rope_freq,
+                         eng->rope_rows_freq };
         size_t i;
         for (i = 0; i < sizeof(bufs) / sizeof(bufs[0]); i++)
             hlx_be_free(eng, bufs[i]);

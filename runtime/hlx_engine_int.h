@@ -103,6 +103,14 @@ struct hlx_engine {
     hlx_rope_tab_t rope;           /* them and the cos/sin factor, for the rope op */
     double *rope_freq_h;           /* the same frequencies in host memory */
     float  *rope_cs;               /* cos and sin at the step's position (host), rope.cs */
+    /* dynamic NTK (HLX_ROPE_DYNAMIC) only, else NULL: a table per request, since each
+     * request's positions turn with the frequencies of their own sequence length
+     * (hlx_phase_rope_tab) */
+    hlx_rope_tab_t *rope_rows;     /* [batch] */
+    double *rope_rows_freq;        /* [batch][rope_dim / 2], backend memory */
+    double *rope_rows_freq_h;      /* the same in host memory */
+    float  *rope_rows_cs;          /* [batch][rope_dim + 2]: each table's cos and sin */
+    int64_t *rope_rows_seq;        /* [batch]: the sequence length each table holds, or -1 */
     float   attn_scale;            /* softmax scale (hlx_model_softmax_scale), once */
     float  *omerged, *lsem, *y, *gu, *act, *lmout, *logits_local, *logits_all;
     /* the exchange: per KVP peer j, its heads (relative to the TPA shard), the float
@@ -187,6 +195,13 @@ hlx_status_t hlx_phase_qkv_extras(hlx_engine_t *eng, const hlx_layer_w_t *W, flo
  * (x, rows ld floats apart), at the request's position (hlx_engine_row_pos). */
 hlx_status_t hlx_phase_rope(hlx_engine_t *eng, float *x, size_t ld, int heads, int head_dim,
                             int rot);
+/* The RoPE table that turns request b's position pos: the model's (eng->rope) for every
+ * kind but dynamic NTK; for that, request b's own, whose frequencies are those of the
+ * sequence length that rotates pos (helix/model.h: hlx_model_rope_seq, from the request's
+ * prompt end), recomputed and copied to the backend (on the queue, before the rope calls
+ * that read them) when that length changes. Decode and prefill alike. */
+hlx_status_t hlx_phase_rope_tab(hlx_engine_t *eng, int b, int64_t pos,
+                                const hlx_rope_tab_t **tab_p);
 /* Attention partials of requests [b0, b1); between (request, KV head) units it calls
  * progress (when not NULL) so that exchanges in flight move on. */
 hlx_status_t hlx_phase_attn(hlx_engine_t *eng, int l, int b0, int b1,

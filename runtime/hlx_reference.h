@@ -22,6 +22,9 @@ hlx_status_t hlx_ref_create(const hlx_model_t *m, hlx_dtype_t kv_dtype, int batc
 hlx_status_t hlx_ref_create_ckpt(const hlx_model_t *m, hlx_dtype_t kv_dtype, int batch,
                                  int64_t context, int steps, uint64_t seed, const char *ckpt,
                                  hlx_ref_t **ref_p);
+/* The prompt length [B] of each request (tokens after the context; 0 by default): dynamic
+ * NTK RoPE turns a prompt's positions with the frequencies of the prompt's whole length. */
+void         hlx_ref_set_prompt_lens(hlx_ref_t *ref, const int *lens);
 /* The input tokens [B] of the next step (a prompt token, a sampled token) instead of the
  * previous step's greedy choice. */
 void         hlx_ref_set_tokens(hlx_ref_t *ref, const int *tokens);

@@ -39,16 +39,54 @@ hlx_status_t hlx_phase_embed(hlx_engine_t *eng)
     return st;
 }
 
+hlx_status_t hlx_phase_rope_tab(hlx_engine_t *eng, int b, int64_t pos,
+                                const hlx_rope_tab_t **tab_p)
+{
+    const int rot = eng->m.rope_dim, half = rot / 2;
+    hlx_rope_tab_t *t;
+    double *fh, ms;
+    int64_t seq;
+    hlx_status_t st;
+
+    *tab_p = &eng->rope;
+    if (eng->rope_rows == NULL)
+        return HLX_OK;
+    t = &eng->rope_rows[b];
+    fh = eng->rope_rows_freq_h + (size_t)b * (size_t)half;
+    seq = hlx_model_rope_seq(eng->cfg.context + hlx_run_prompt_len(&eng->cfg, b), pos);
+    if (eng->rope_rows_seq[b] != seq) {
+        hlx_model_rope_freqs_at(&eng->m, rot, seq, fh, &ms);
+        t->mscale = (float)ms;
+        st = eng->be.ops->copy_to(&eng->be, eng->q, (void *)t->inv_freq, fh,
+                                  sizeof(double) * (size_t)half);
+        if (st != HLX_OK)
+            return st;
+        eng->rope_rows_seq[b] = seq;
+        t->cs_pos = -1;
+    }
+    if (t->cs_pos != pos) { /* the host kernels' cos and sin, once per position */
+        hlx_rope_fill_cs(fh, t->mscale, rot, pos, (float *)t->cs);
+        t->cs_pos = pos;
+    }
+    *tab_p = t;
+    return HLX_OK;
+}
+
 hlx_status_t hlx_phase_rope(hlx_engine_t *eng, float *x, size_t ld, int heads, int head_dim,
                             int rot)
 {
-    /* one call for the batch, or one per request when they sit at different positions */
+    /* one call for the batch, or one per request when they sit at different positions
+     * (requests at one position share the prompt end too: their prompts are of one length) */
     int B = eng->cfg.batch, calls = eng->roff != NULL ? B : 1, b;
+    const hlx_rope_tab_t *tab;
     hlx_status_t st = HLX_OK;
 
-    for (b = 0; b < calls && st == HLX_OK; b++)
-        st = HLX_BE(eng, rope, x + (size_t)b * ld, B / calls, ld, heads, head_dim, rot,
-                    hlx_engine_row_pos(eng, b), &eng->rope);
+    for (b = 0; b < calls && st == HLX_OK; b++) {
+        st = hlx_phase_rope_tab(eng, b, hlx_engine_row_pos(eng, b), &tab);
+        if (st == HLX_OK)
+            st = HLX_BE(eng, rope, x + (size_t)b * ld, B / calls, ld, heads, head_dim, rot,
+                        hlx_engine_row_pos(eng, b), tab);
+    }
     return st;
 }
 

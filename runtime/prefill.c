@@ -141,10 +141,19 @@ static hlx_status_t hlx_prefill_qkv(hlx_engine_t *eng, hlx_prefill_t *p, int l, 
     for (i = 0; i < c && st == HLX_OK; i++) {
         float *row = p->qkv + (size_t)i * eng->qkv_cols;
         int64_t pos = pos0 + i;
-        st = HLX_BE(eng, rope, row, n, ld, L->q_local, dk, m->rope_dim, pos, &eng->rope);
-        if (st == HLX_OK)
-            st = HLX_BE(eng, rope, row + (size_t)L->q_local * dk, n, ld, L->kv_local, dk,
-                        m->rope_dim, pos, &eng->rope);
+        /* the n requests' rows in one call, or one call each when each request turns with
+         * its own table (dynamic NTK: the length of its own prompt) */
+        int calls = eng->rope_rows != NULL ? n : 1;
+        for (k = 0; k < calls && st == HLX_OK; k++) {
+            const hlx_rope_tab_t *tab;
+            float *x = row + (size_t)k * ld;
+            st = hlx_phase_rope_tab(eng, p->rq[k], pos, &tab);
+            if (st == HLX_OK)
+                st = HLX_BE(eng, rope, x, n / calls, ld, L->q_local, dk, m->rope_dim, pos, tab);
+            if (st == HLX_OK)
+                st = HLX_BE(eng, rope, x + (size_t)L->q_local * dk, n / calls, ld, L->kv_local,
+                            dk, m->rope_dim, pos, tab);
+        }
         if (hlx_layout_kv_owner(L, pos) != L->kvp_rank)
             continue;
         for (k = 0; k < n && st == HLX_OK; k++) {

@@ -30,8 +30,10 @@ struct hlx_ref {
     int             *tokens;
     hlx_ref_moe_t   *moe;     /* MoE layers (reference_moe.c); NULL for a dense model */
     hlx_ref_mla_t   *mla;     /* MLA attention and its latent cache (NULL for GQA) */
-    double          *rope_freq; /* hlx_model_rope_freqs of rope_dim, once */
+    double          *rope_freq; /* hlx_model_rope_freqs of rope_dim, once (dynamic NTK:
+                                   per request and step, below) */
     double           rope_ms;   /* ... and its factor on cos and sin */
+    int64_t         *pend;      /* [B]: where each request's prompt ends (dynamic NTK) */
 };
 
 double *hlx_ref_read(hlx_wsrc_t *ws, const char *name, int64_t rows, int64_t cols, char *err,
@@ -125,8 +127,12 @@ hlx_status_t hlx_ref_create_ckpt(const hlx_model_t *m, hlx_dtype_t kv_dtype, int
     ref->layers   = calloc((size_t)m->layers, sizeof(*ref->layers));
     ref->tokens   = calloc((size_t)batch, sizeof(int));
     ref->rope_freq = malloc(sizeof(double) * (size_t)(m->rope_dim / 2 + 1));
-    if (ref->layers == NULL || ref->tokens == NULL || ref->rope_freq == NULL)
+    ref->pend     = malloc(sizeof(int64_t) * (size_t)batch);
+    if (ref->layers == NULL || ref->tokens == NULL || ref->rope_freq == NULL ||
+        ref->pend == NULL)
         goto err_free;
+    for (b = 0; b < batch; b++) /* no prompt until told */
+        ref->pend[b] = context;
     /* longrope's set from this reference's own length (the engine picks from its own) */
     hlx_model_rope_select(&ref->m, ref->cap);
     hlx_model_rope_freqs(&ref->m, m->rope_dim, ref->rope_freq, &ref->rope_ms);
@@ -260,6 +266,13 @@ hlx_status_t hlx_ref_step(hlx_ref_t *ref, double *hidden, double *logits, int *n
     sc = act + F;
     for (b = 0; b < ref->batch; b++) {
         double *x = hidden + (size_t)b * H;
+        if (m->rope_kind == HLX_ROPE_DYNAMIC) {
+            /* Hugging Face's generate for this request alone: a prompt position is turned
+             * in the prefill's forward, as long as the prompt; a later one in its own
+             * step's, one past it */
+            int64_t seq = ref->pos < ref->pend[b] ? ref->pend[b] : ref->pos + 1;
+            hlx_model_rope_freqs_at(m, m->rope_dim, seq, ref->rope_freq, &ref->rope_ms);
+        }
         memcpy(x, ref->embed + (size_t)ref->tokens[b] * H, sizeof(double) * (size_t)H);
         for (l = 0; l < m->layers; l++) {
             hlx_ref_layer_t *L = &ref->layers[l];
@@ -348,6 +361,14 @@ attn_out:
     return HLX_OK;
 }
 
+void hlx_ref_set_prompt_lens(hlx_ref_t *ref, const int *lens)
+{
+    int b;
+
+    for (b = 0; b < ref->batch; b++)
+        ref->pend[b] = ref->context + lens[b];
+}
+
 void hlx_ref_set_tokens(hlx_ref_t *ref, const int *tokens)
 {
     memcpy(ref->tokens, tokens, sizeof(int) * (size_t)ref->batch);
@@ -396,6 +417,7 @@ void hlx_ref_destroy(hlx_ref_t *ref)
     free(ref->vcache);
     free(ref->tokens);
     free(ref->rope_freq);
+    free(ref->pend);
     hlx_ref_moe_destroy(ref->moe);
     hlx_ref_mla_destroy(ref->mla);
     hlx_wsrc_fini(&ref->ws);

@@ -419,6 +419,33 @@ static void test_rope_scaling_keys(void **state)
     expect_config("rope", HLX_ERR_PARSE, "type: \"dynamic\" contradicts rope_type \"linear\"");
     set_key("rope", "rope_scaling", json_pack("{s:s, s:i}", "rope_type", "default", "factor", 8));
     expect_config("rope", HLX_ERR_PARSE, "factor: not a parameter of rope_scaling \"default\"");
+    /* dynamic NTK: its original context is the top-level max_position_embeddings (as
+     * transformers and InternLM2 read it); an original_max_position_embeddings of its own
+     * would be ignored there, so it is refused */
+    set_key("rope", "rope_scaling", json_pack("{s:s, s:f}", "type", "dynamic", "factor", 2.5));
+    expect_config("rope", HLX_ERR_PARSE, "rope_scaling: \"dynamic\" needs the top-level "
+                  "max_position_embeddings");
+    set_key("rope", "max_position_embeddings", json_integer(262144));
+    expect_config("rope", HLX_OK, NULL);
+    {
+        char dir[512], err[1024];
+        hlx_hf_config_t cfg;
+        dir_of(dir, sizeof(dir), "rope");
+        assert_int_equal(hlx_hf_config_load(dir, &cfg, err, sizeof(err)), HLX_OK);
+        assert_int_equal(cfg.m.rope_kind, HLX_ROPE_DYNAMIC);
+        assert_int_equal(cfg.m.rope_orig_ctx, 262144);
+        assert_true(cfg.m.rope_factor == 2.5);
+    }
+    set_key("rope", "rope_scaling", json_pack("{s:s, s:f, s:i}", "type", "dynamic", "factor",
+                                              2.5, "original_max_position_embeddings", 4096));
+    expect_config("rope", HLX_ERR_PARSE, "original_max_position_embeddings: not a parameter of "
+                  "rope_scaling \"dynamic\" (it takes factor)");
+    set_key("rope", "max_position_embeddings", NULL);
+    synth("rope-mla", "--family moe-mla --shards 1");
+    set_key("rope-mla", "max_position_embeddings", json_integer(4096));
+    set_key("rope-mla", "rope_scaling", json_pack("{s:s, s:f}", "type", "dynamic", "factor", 2.0));
+    expect_config("rope-mla", HLX_ERR_UNSUPPORTED, "rope_scaling: \"dynamic\" RoPE scaling is "
+                  "implemented for GQA models only, not for MLA");
     /* Llama 3.1's and DeepSeek-V3's published objects are read */
     set_key("rope", "rope_scaling", json_pack("{s:f, s:f, s:f, s:i, s:s}", "factor", 8.0,
                                               "low_freq_factor", 1.0, "high_freq_factor", 4.0,
@@ -481,7 +508,10 @@ static void test_rope_parameters(void **state)
                   "\"linear\" (it takes factor)");
     set_key("rp", "rope_parameters", json_pack("{s:s, s:i}", "rope_type", "dynamic", "factor",
                                                2));
-    expect_config("rp", HLX_ERR_UNSUPPORTED, "\"dynamic\" RoPE scaling is not implemented");
+    expect_config("rp", HLX_ERR_PARSE, "rope_parameters: \"dynamic\" needs the top-level "
+                  "max_position_embeddings");
+    set_key("rp", "rope_parameters", json_pack("{s:s, s:i}", "rope_type", "ntk", "factor", 2));
+    expect_config("rp", HLX_ERR_UNSUPPORTED, "\"ntk\" RoPE scaling is not implemented");
     set_key("rp", "rope_parameters", json_pack("{s:s, s:f}", "rope_type", "default",
                                                "partial_rotary_factor", 0.5));
     expect_config("rp", HLX_ERR_PARSE, "partial_rotary_factor: 0.5 is read for "
@@ -647,10 +677,10 @@ static void test_rope_longrope(void **state)
                                                "original_max_position_embeddings", 64));
     expect_config("lrmla", HLX_ERR_PARSE, "short_factor: 16 factors, expected 8 (one per "
                   "rotated pair: rope_dim 16 / 2)");
-    /* "dynamic" stays refused; the message lists the kinds that are implemented */
-    set_key("lr", "rope_scaling", json_pack("{s:s, s:f}", "type", "dynamic", "factor", 2.0));
-    expect_config("lr", HLX_ERR_UNSUPPORTED, "rope_scaling: \"dynamic\" RoPE scaling is not "
-                  "implemented (linear, llama3, yarn and longrope are;");
+    /* a kind not implemented is refused; the message lists the kinds that are */
+    set_key("lr", "rope_scaling", json_pack("{s:s, s:f}", "type", "ntk", "factor", 2.0));
+    expect_config("lr", HLX_ERR_UNSUPPORTED, "rope_scaling: \"ntk\" RoPE scaling is not "
+                  "implemented (linear, llama3, yarn, longrope and dynamic are;");
 }
 
 /* ---- Phi3ForCausalLM: fused projections, partial_rotary_factor --------------------- */

@@ -199,6 +199,13 @@ static void test_errors(void **state)
     expect_error("bad_group_score.json", HLX_ERR_PARSE,
                  "bad_group_score.json:4:34: group_score: unknown group score \"mean\" (top2 or "
                  "max)");
+    expect_error("dynamic_mla.json", HLX_ERR_PARSE,
+                 "dynamic_mla.json:5:3: rope_scaling: \"dynamic\" is taken for GQA models only");
+    expect_error("dynamic_key.json", HLX_ERR_PARSE, "dynamic_key.json:4:69: "
+                 "rope_beta_fast: not a parameter of rope_scaling \"dynamic\"");
+    expect_error("dynamic_no_ctx.json", HLX_ERR_PARSE, "dynamic_no_ctx.json:1:1: rope_orig_ctx: "
+                 "required key is missing (for rope_scaling \"dynamic\": "
+                 "max_position_embeddings, past which the base grows)");
     expect_error("mla_qkv_bias.json", HLX_ERR_PARSE,
                  "mla_qkv_bias.json:3:3: qkv_bias: only with \"attn\": \"gqa\"");
     expect_error("sgate_unshared.json", HLX_ERR_PARSE,
@@ -377,6 +384,51 @@ static void hf_freqs(const hlx_model_t *m, int dim, double *out, double *ms)
             out[i] = inv;
         }
     }
+}
+
+/* Dynamic NTK: the plain frequencies up to the original context, then those of the base
+ * theta (f s / orig - (f - 1))^(d / (d - 2)) of InternLM2 and transformers, worked out here
+ * with the published InternLM2.5-7B-Chat-1M numbers; which length turns which position. */
+static void test_rope_dynamic(void **state)
+{
+    hlx_model_t m;
+    double a[64], plain, base, ms = 0;
+    int i;
+
+    (void)state;
+    memset(&m, 0, sizeof(m));
+    m.rope_kind = HLX_ROPE_DYNAMIC;
+    m.rope_theta = 50000000.0;
+    m.rope_factor = 2.5;
+    m.rope_orig_ctx = 262144;
+    hlx_model_rope_freqs_at(&m, 128, 262144, a, &ms);
+    for (i = 0; i < 64; i++)
+        assert_true(a[i] == pow(50000000.0, -2.0 * i / 128));
+    assert_true(ms == 1.0);
+    /* one past: the base already grows (by (1 + 2.5 / 262144)^(128/126)) */
+    hlx_model_rope_freqs_at(&m, 128, 262145, a, &ms);
+    assert_true(a[1] < pow(50000000.0, -2.0 / 128));
+    /* 1M: 2.5 x 4 - 1.5 = 8.5, the base 50e6 x 8.5^(128/126) */
+    base = 50000000.0 * pow(8.5, 128.0 / 126.0);
+    hlx_model_rope_freqs_at(&m, 128, 1048576, a, &ms);
+    for (i = 0; i < 64; i++) {
+        plain = 1.0 / pow(base, 2.0 * i / 128);
+        if (fabs(a[i] - plain) > 1e-14 * plain)
+            fail_msg("pair %d: %.17g, the formula gives %.17g", i, a[i], plain);
+    }
+    assert_true(ms == 1.0);
+    /* a prompt's positions turn with its whole length, a later position with its own + 1 */
+    assert_int_equal(hlx_model_rope_seq(1000, 0), 1000);
+    assert_int_equal(hlx_model_rope_seq(1000, 998), 1000);
+    assert_int_equal(hlx_model_rope_seq(1000, 999), 1000);
+    assert_int_equal(hlx_model_rope_seq(1000, 1000), 1001);
+    assert_int_equal(hlx_model_rope_seq(0, 7), 8);
+    /* another kind ignores the length */
+    m.rope_kind = HLX_ROPE_LINEAR;
+    hlx_model_rope_freqs_at(&m, 128, 1048576, a, &ms);
+    assert_true(a[1] == pow(50000000.0, -2.0 / 128) / 2.5);
+    assert_string_equal(hlx_model_rope_kind_name(HLX_ROPE_DYNAMIC), "dynamic");
+    assert_string_equal(hlx_model_rope_kind_name(HLX_ROPE_NONE), "none");
 }
 
 static void test_rope_scaling(void **state)
@@ -696,6 +748,7 @@ int main(int argc, char **argv)
         cmocka_unit_test(test_runnable),
         cmocka_unit_test(test_hash),
         cmocka_unit_test(test_rope_scaling),
+        cmocka_unit_test(test_rope_dynamic),
         cmocka_unit_test(test_rope_longrope),
     };
 

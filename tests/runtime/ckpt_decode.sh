@@ -115,14 +115,14 @@ b[8:8 + n] = h2.encode()
 open(sys.argv[1], 'wb').write(b)
 PY
     cp -r "$dir/ck" "$dir/rope"
-    # a RoPE scaling kind not implemented (dynamic NTK): refused naming it
+    # a RoPE scaling kind not implemented: refused naming it
     python3 - "$dir/rope/config.json" <<'PY'
 import json, sys
 c = json.load(open(sys.argv[1]))
-c["rope_scaling"] = {"type": "dynamic", "factor": 2.0}
+c["rope_scaling"] = {"type": "ntk", "factor": 2.0}
 json.dump(c, open(sys.argv[1], "w"), indent=2)
 PY
-    cases=("rope|config.json:20:3: rope_scaling: \"dynamic\" RoPE scaling is not implemented"
+    cases=("rope|config.json:20:3: rope_scaling: \"ntk\" RoPE scaling is not implemented"
            "trunc|model-00002-of-00002.safetensors: tensor lm_head.weight"
            "shape|tensor model.layers.0.mlp.gate_proj.weight: shape [512, 256], expected [640, 256]"
            "header|model-00001-of-00002.safetensors: tensor")

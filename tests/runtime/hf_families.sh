@@ -6,8 +6,8 @@
 # and V2 with MLA and their gates) decode as the models' own code would: hf_forward.py
 # (standard library only, independent of helix: its own safetensors reader, HF's layouts and
 # rotate_half RoPE, float64) predicts the same greedy tokens for a prompt, in f32 and bf16,
-# with each RoPE scaling (llama3, linear, Qwen2.5's yarn, longrope's two sets, DeepSeek's
-# yarn), and from DeepSeek-V3's fp8 form (e4m3 weights, a scale per block).
+# with each RoPE scaling (llama3, linear, Qwen2.5's yarn, longrope's two sets, dynamic NTK,
+# DeepSeek's yarn), and from DeepSeek-V3's fp8 form (e4m3 weights, a scale per block).
 # Then every family but Llama under --check on 1 rank, KVP 2, TPA 2 and 2 x 2 (biases, norms
 # and fused rows split by head over TPA; the MoE families' experts over EP 2 and 4), with
 # the same tokens on each; and the Qwen2/Qwen3 checkpoints equal to the model files they
@@ -120,6 +120,15 @@ for set in short:32 long:8; do
         "short_factor": [1.25, 1.5, 1.75, 2, 2.25, 2.5, 2.75, 3, 3.25, 3.5, 3.75, 4, 4.25, 4.5, 4.75, 5],
         "long_factor": [1, 1.6, 2.2, 2.8, 3.4, 4, 4.6, 5.2, 5.8, 6.4, 7, 7.6, 8.2, 8.8, 9.4, 10]}}'
 done
+# dynamic NTK (transformers' dynamic_rope_update, InternLM2): the base grows once a forward
+# is longer than max_position_embeddings, and cached keys keep the rotation they had. With
+# 14 the 12-token prompt turns with the plain base and each decode step with its own larger
+# one; with 8 the prompt already turns with the base of its 12 positions (the forward runs
+# the prompt as one pass, helix prefills it), each step with its own.
+for mp in 14 8; do
+    rope_case "dynamic-$mp" qwen2 '{"max_position_embeddings": '"$mp"',
+        "rope_scaling": {"type": "dynamic", "factor": 64.0}}'
+done
 
 # transformers v5 writes rope_theta, partial_rotary_factor and the scaling into one
 # rope_parameters object: the same checkpoints in that form decode the same tokens, in
@@ -149,7 +158,7 @@ python3 "$fwd" "$dir/theta" "$dir/prompt" 6 >"$dir/py.json" &&
     ropetok[theta]=$(json_field "$dir/py.json" "[d['prefill_token']] + d['tokens']")
 [ "${ropetok[theta]-x}" != "${first[dense]-x}" ] ||
     { echo "FAIL: theta 500000 decodes as 10000 in the forward"; fail=1; }
-for case in theta llama3 qwen-yarn longrope-long yarn; do
+for case in theta llama3 qwen-yarn longrope-long yarn dynamic-8; do
     [ -d "$dir/$case" ] || continue
     cp -r "$dir/$case" "$dir/$case-v5"
     to_v5 "$dir/$case-v5/config.json"

@@ -2,7 +2,7 @@
 # An independent float64 reference of the Hugging Face transformers forward pass for Llama,
 # Mistral, Mixtral, Qwen2, Qwen2-MoE, Qwen3, Qwen3-MoE, Phi-3 and DeepSeek-V2/V3 (MLA, the modeling
 # code's own layout) checkpoints (config.json + safetensors), with transformers' RoPE
-# scalings (linear, llama3, yarn, longrope; DeepSeek's own yarn) and DeepSeek-V3's
+# scalings (linear, llama3, yarn, longrope, dynamic; DeepSeek's own yarn) and DeepSeek-V3's
 # block-scaled fp8 weights,
 # standard library only and sharing nothing with helix; the decode tests compare
 # `helix decode` against it.
@@ -306,14 +306,14 @@ class Config:
         if rs is not None and self.arch in DEEPSEEK and kind == "yarn":
             self.yarn = rs  # DeepSeek's own yarn (DeepseekV3YarnRotaryEmbedding)
         elif rs is not None and self.arch not in DEEPSEEK and \
-                kind in ("default", "linear", "llama3", "yarn", "longrope", "su"):
+                kind in ("default", "linear", "llama3", "yarn", "longrope", "su", "dynamic"):
             self.scaling = rs
             self.scaling_kind = {"su": "longrope"}.get(kind, kind)
             self.max_pos = c.get("max_position_embeddings")
             self.orig_top = c.get("original_max_position_embeddings")  # Phi-3's longrope
         elif rs is not None:
             raise Fail(f"{path}: key rope_scaling: {rs!r} not supported by this reference "
-                       f"(absent or null; linear, llama3, yarn, longrope; DeepSeek's yarn)")
+                       f"(absent or null; linear, llama3, yarn, longrope, dynamic; DeepSeek's yarn)")
         # Qwen3-MoE (transformers' Qwen3MoeSparseMoeBlock): layer i routes to experts unless
         # it is in mlp_only_layers or (i + 1) is not a multiple of decoder_sparse_step; softmax
         # over the experts' logits, the top num_experts_per_tok, renormalised to sum 1 when
@@ -723,14 +723,20 @@ class Model(Decoder):
         each kind, and attention_scaling, which multiplies cos and sin (never the softmax
         scale in these families' attention). longrope keeps both sets: the long one is
         taken once a forward's largest position + 1 exceeds the original context (as
-        _longrope_frequency_update does; cached keys keep the rotation they had)."""
+        _longrope_frequency_update does; cached keys keep the rotation they had). dynamic
+        starts from the plain frequencies with a cache as long as max_position_embeddings and
+        recomputes them whenever a forward is longer than the cache (dynamic_rope_update,
+        InternLM2's rotary embedding), in frequencies()."""
         r, base, rs = cfg.rotary, cfg.theta, cfg.scaling
         plain = [1.0 / base ** (2 * i / r) for i in range(r // 2)]
         self.inv_freq, self.attn_scaling, self.long_freq = plain, 1.0, None
+        self.dynamic = None
         if rs is None or cfg.scaling_kind == "default":
             return
         kind, factor = cfg.scaling_kind, rs.get("factor")
-        if kind == "linear":  # _compute_linear_scaling_rope_parameters
+        if kind == "dynamic":
+            self.dynamic, self.cached_len = factor, cfg.max_pos
+        elif kind == "linear":  # _compute_linear_scaling_rope_parameters
             self.inv_freq = [f / factor for f in plain]
         elif kind == "llama3":  # _compute_llama3_parameters
             old = rs.get("original_max_position_embeddings") or cfg.max_pos
@@ -786,6 +792,13 @@ class Model(Decoder):
 
     def frequencies(self, t):
         """The frequencies a forward whose largest position is t rotates with."""
+        seq = max(t + 1, self.seq_floor)
+        if self.dynamic is not None and seq > self.cached_len:
+            # _compute_dynamic_ntk_parameters at the new length; the cache only grows
+            r, f, mp = self.cfg.rotary, self.dynamic, self.cfg.max_pos
+            base = self.cfg.theta * (f * seq / mp - (f - 1)) ** (r / (r - 2))
+            self.inv_freq = [1.0 / base ** (2 * i / r) for i in range(r // 2)]
+            self.cached_len = seq
         if self.long_freq is not None and max(t + 1, self.seq_floor) > self.long_after:
             return self.long_freq
         return self.inv_freq

@@ -1,5 +1,6 @@
 #!/usr/bin/env bash
-# RoPE scaling (llama3 on the dense model, yarn on MLA; helix/model.h) in the runtime:
+# RoPE scaling (llama3 and dynamic NTK on the dense model, yarn on MLA; helix/model.h) in
+# the runtime:
 # decode with a prompt, --check against the fp64 reference, on 1 rank and on KVP 2 under
 # helixrun; the same weights without the scaling give another hidden state (so the scaled
 # frequencies are what runs), and a checkpoint's config.json rope_scaling is read; longrope
@@ -23,7 +24,9 @@ json.dump(m, open(sys.argv[2], "w"))
 PY
 }
 
-for model in tiny-llama3 tiny-mla-yarn; do
+# tiny-dynamic: its 621 positions end after the prompt (600 + 19), so the prompt turns with
+# the plain base and the steps past 621 each with their own larger one
+for model in tiny-llama3 tiny-mla-yarn tiny-dynamic; do
     plain "$data/$model.json" "$dir/plain.json"
     args=(--context 600 --steps 6 --batch 3 --prompt-ids "$data/prompt3.txt" --prefill-chunk 8
           --check --json --timeout 60)
@@ -45,8 +48,33 @@ for model in tiny-llama3 tiny-mla-yarn; do
     [ "$t1" = "$t2" ] || { echo "FAIL: $model: KVP 2 gives other tokens"; fail=1; }
 done
 
-# a checkpoint: config.json's rope_scaling (llama3) is read, the run checked; "dynamic" is
-# refused naming it
+# dynamic NTK with prompts of three lengths (8, 19 and 3 tokens; 600 + 8 within the 604 of
+# the model below, the others past it): each request's prompt turns with the base of its own
+# length, each step with its own position's, on 1 rank and on KVP 2 x TPA 2 (the prefill
+# and the steps at different positions per request), checked against the reference
+python3 - "$data/tiny-dynamic.json" "$dir/dyn604.json" <<'PY'
+import json, sys
+m = json.load(open(sys.argv[1]))
+m["rope_orig_ctx"] = 604
+json.dump(m, open(sys.argv[2], "w"))
+PY
+printf '%s\n' "29 286 167 334 106 216 273 291" \
+    "437 425 121 45 46 386 338 285 241 36 317 7 78 110 32 202 417 298 269" "159 43 347" \
+    >"$dir/ragged.txt"
+rargs=(--model "$dir/dyn604.json" --context 600 --steps 6 --batch 3 --prompt-ids "$dir/ragged.txt"
+       --prefill-chunk 4 --check --json --timeout 100)
+"$helix" decode "${rargs[@]}" >"$dir/r1.json" 2>"$dir/err" ||
+    { echo "FAIL: dynamic, ragged prompts, 1 rank: $(cat "$dir/err")"; fail=1; }
+timeout -k 5 200 "$helixrun" --no-prefix -n 4 --timeout 180 -- "$helix" decode --kvp 2 --tpa 2 \
+    "${rargs[@]}" >"$dir/r4.json" 2>"$dir/err" ||
+    { echo "FAIL: dynamic, ragged prompts, KVP 2 x TPA 2: $(cat "$dir/err")"; fail=1; }
+r1=$(json_field "$dir/r1.json" "d['tokens']")
+r4=$(json_field "$dir/r4.json" "d['tokens']")
+echo "dynamic, ragged prompts: 1 rank $r1, 2 x 2 $r4"
+[ "$r1" = "$r4" ] || { echo "FAIL: dynamic, ragged prompts: 2 x 2 gives other tokens"; fail=1; }
+
+# a checkpoint: config.json's rope_scaling (llama3) is read, the run checked; a kind that is
+# not implemented is refused naming it
 "$helix" model synth --family dense --seed 5 --out "$dir/ck" >/dev/null || exit 1
 cp -r "$dir/ck" "$dir/ck3"
 cp -r "$dir/ck" "$dir/ckd"
@@ -55,7 +83,7 @@ import json, sys
 for path, rs in ((sys.argv[1], {"rope_type": "llama3", "factor": 8.0, "low_freq_factor": 1.0,
                                 "high_freq_factor": 4.0,
                                 "original_max_position_embeddings": 128}),
-                 (sys.argv[2], {"type": "dynamic", "factor": 2.0})):
+                 (sys.argv[2], {"type": "ntk", "factor": 2.0})):
     c = json.load(open(path))
     c["rope_scaling"] = rs
     json.dump(c, open(path, "w"), indent=2)
@@ -70,9 +98,9 @@ echo "checkpoint: hidden $a, with llama3 rope_scaling $b (checked)"
 [ "$a" != "$b" ] || { echo "FAIL: the checkpoint's rope_scaling changed nothing"; fail=1; }
 "$helix" decode --model "$dir/ckd" --steps 1 >/dev/null 2>"$dir/err"
 rc=$?
-echo "dynamic: exit $rc: $(cat "$dir/err")"
-[ $rc -eq 2 ] && grep -q 'config.json:[0-9]*:[0-9]*: rope_scaling: "dynamic" RoPE scaling is not implemented' "$dir/err" ||
-    { echo "FAIL: dynamic rope_scaling was not refused naming it"; fail=1; }
+echo "ntk: exit $rc: $(cat "$dir/err")"
+[ $rc -eq 2 ] && grep -q 'config.json:[0-9]*:[0-9]*: rope_scaling: "ntk" RoPE scaling is not implemented' "$dir/err" ||
+    { echo "FAIL: an unknown rope_scaling kind was not refused naming it"; fail=1; }
 
 # longrope (Phi-3): one factor set per run, long when the run's longest sequence (context +
 # prompt + steps) exceeds original_max_position_embeddings. lrA is Phi-3's form (original

@@ -36,8 +36,11 @@ typedef enum hlx_rope_kind {
     HLX_ROPE_LLAMA3 = 2, /* low frequencies / factor, high ones kept, a smooth band between */
     HLX_ROPE_YARN = 3,   /* a ramp between interpolated and kept frequencies, cos/sin and the
                             softmax scale multiplied (DeepSeek-V3's form) */
-    HLX_ROPE_LONGROPE = 4 /* each frequency / its own factor, of a short or a long set chosen
-                             per run (Phi-3); cos/sin multiplied */
+    HLX_ROPE_LONGROPE = 4, /* each frequency / its own factor, of a short or a long set chosen
+                              per run (Phi-3); cos/sin multiplied */
+    HLX_ROPE_DYNAMIC = 5  /* dynamic NTK: past the original context the base grows with the
+                             sequence length of the forward that rotates a position
+                             (hlx_model_rope_seq), keys keep the rotation they were cached with */
 } hlx_rope_kind_t;
 
 /* Most rotated pairs per head (rope_dim / 2) the runtime takes. */
@@ -85,7 +88,8 @@ typedef struct hlx_model {
     int             topk_group;      /* experts chosen only from the best topk_group groups */
     /* RoPE scaling (rope_kind NONE: the fields below are unused) */
     hlx_rope_kind_t rope_kind;
-    int             rope_orig_ctx;   /* original_max_position_embeddings (llama3, yarn, longrope) */
+    int             rope_orig_ctx;   /* original_max_position_embeddings (llama3, yarn, longrope;
+                                        dynamic: max_position_embeddings) */
     double          rope_factor;     /* factor (longrope: max_position_embeddings / original) */
     double          rope_low_freq;   /* llama3: low_freq_factor */
     double          rope_high_freq;  /* llama3: high_freq_factor */
@@ -106,6 +110,24 @@ typedef struct hlx_model {
  * llama3, linear and longrope scaling, longrope with the set m->rope_long names;
  * DeepSeek-V3's yarn). */
 void hlx_model_rope_freqs(const hlx_model_t *m, int rot_dim, double *inv_freq, double *mscale);
+/* The kind's name in Hugging Face's rope_scaling ("none" for HLX_ROPE_NONE). */
+const char *hlx_model_rope_kind_name(hlx_rope_kind_t kind);
+/* The same for a forward whose sequence is seq_len positions long: dynamic NTK's base
+ * theta x (factor x seq_len / orig - (factor - 1))^(rot_dim / (rot_dim - 2)) once seq_len
+ * exceeds rope_orig_ctx (transformers' _compute_dynamic_ntk_parameters, InternLM2's
+ * rotary embedding); every other kind ignores seq_len. */
+void hlx_model_rope_freqs_at(const hlx_model_t *m, int rot_dim, int64_t seq_len,
+                             double *inv_freq, double *mscale);
+/* The sequence length whose frequencies rotate position pos of a request whose prompt ends
+ * at prompt_end (context + prompt tokens; the context alone without a prompt): the prompt's
+ * positions are rotated by the prefill's forward, prompt_end long, each later position by
+ * its own decode step's, pos + 1 long. That is what Hugging Face's generate does for one
+ * request (the rotary cache grows with each forward, cached keys keep their rotation); in
+ * a batch transformers takes the longest request's length, the runtime each request's. */
+static inline int64_t hlx_model_rope_seq(int64_t prompt_end, int64_t pos)
+{
+    return pos + 1 > prompt_end ? pos + 1 : prompt_end;
+}
 /* longrope: picks one factor set for a run whose longest sequence (context, prompt and every
  * generated position) is seq_len positions: long when seq_len exceeds
  * original_max_position_embeddings, short otherwise (m->rope_long; 0 for other kinds). The
