@@ -49,8 +49,8 @@ static int hlx_model_int(const char *cmd, const char *flag, const char *v, long 
 static void hlx_synth_usage(FILE *f)
 {
     fprintf(f,
-        "usage: helix model synth --family dense|phi3|glm|qwen2|qwen3|qwen2-moe|qwen3-moe|\n"
-        "                                  mixtral|moe-mla|deepseek-v2\n"
+        "usage: helix model synth --family dense|phi3|glm|internlm2|qwen2|qwen3|qwen2-moe|\n"
+        "                                  qwen3-moe|mixtral|moe-mla|deepseek-v2\n"
         "                         --out DIR [--layers N] [--seed S] [--dtype bf16|f32|fp8]\n"
         "                         [--shards N] [--model FILE|NAME]\n"
         "                         [--max-bytes SIZE]\n\n"
@@ -66,6 +66,10 @@ static void hlx_synth_usage(FILE *f)
         "  --family glm      GlmForCausalLM: the dense family's weights with q, k and v\n"
         "                    biases, gate_up_proj fused, RoPE over the first half of each\n"
         "                    head (partial_rotary_factor 0.5) in pairs (2i, 2i+1)\n"
+        "  --family internlm2  InternLM2ForCausalLM: the dense family's weights under\n"
+        "                    InternLM2's names, q, k and v in one attention.wqkv whose rows\n"
+        "                    hold per KV head its queries, then its key, then its value;\n"
+        "                    decodes as --family dense\n"
         "  --family qwen2    Qwen2ForCausalLM: the dense family's weights plus q, k and v\n"
         "                    biases (self_attn.*_proj.bias)\n"
         "  --family qwen3    Qwen3ForCausalLM: the dense family's weights plus the per-head\n"
@@ -88,7 +92,8 @@ static void hlx_synth_usage(FILE *f)
         "                    weights scaled by 2, not renormalised\n"
         "  --out DIR         directory to write (created; existing files replaced, each only\n"
         "                    once every new file is complete)\n"
-        "  --model M         dense, phi3, qwen2 and qwen3: the shapes of model description M\n"
+        "  --model M         dense, phi3, internlm2, qwen2 and qwen3: the shapes of model\n"
+        "                    description M\n"
         "                    (a GQA model JSON or preset with v_head_dim = head_dim, and\n"
         "                    rope_dim = head_dim except for phi3, which writes a smaller\n"
         "                    rope_dim as partial_rotary_factor) instead of tiny's; the\n"
@@ -154,6 +159,7 @@ static const struct {
     { "dense", "LlamaForCausalLM", "synth-dense", 0, 0, 0, 0 },
     { "phi3", "Phi3ForCausalLM", "synth-phi3", HLX_HF_FUSED_QKV | HLX_HF_FUSED_GU, 0, 0, 0 },
     { "glm", "GlmForCausalLM", "synth-glm", HLX_HF_FUSED_GU | HLX_HF_ROPE_PAIRS, 1, 0, 0 },
+    { "internlm2", "InternLM2ForCausalLM", "synth-internlm2", HLX_HF_QKV_GROUPED, 0, 0, 0 },
     { "qwen2", "Qwen2ForCausalLM", "synth-qwen2", 0, 1, 0, 0 },
     { "qwen3", "Qwen3ForCausalLM", "synth-qwen3", 0, 0, 1, 0 },
     { "qwen2-moe", "Qwen2MoeForCausalLM", "synth-qwen2-moe", 0, 1, 0, HLX_HF_MOE_QWEN2 },
@@ -278,8 +284,8 @@ static int hlx_synth_model(hlx_hf_config_t *c, const char *name, int layers)
     hlx_status_t st;
 
     if (c->family != HLX_HF_DENSE || c->moe_gqa || (c->fused & HLX_HF_ROPE_PAIRS)) {
-        fprintf(stderr, "helix model synth: --model: only with --family dense, phi3, qwen2 "
-                "or qwen3\n");
+        fprintf(stderr, "helix model synth: --model: only with --family dense, phi3, "
+                "internlm2, qwen2 or qwen3\n");
         return -1;
     }
     if ((st = hlx_model_load(name, &m, err, sizeof(err))) != HLX_OK) {
@@ -300,6 +306,13 @@ static int hlx_synth_model(hlx_hf_config_t *c, const char *name, int layers)
                 "model with %s\n", name, c->arch,
                 c->fused & HLX_HF_FUSED_QKV ? "v_head_dim = head_dim and rope_dim >= 2"
                          : "rope_dim = v_head_dim = head_dim");
+        return -1;
+    }
+    /* InternLM2's attention takes hidden_size / num_attention_heads as its head size */
+    if ((c->fused & HLX_HF_QKV_GROUPED) && (int64_t)m.head_dim * m.q_heads != m.hidden) {
+        fprintf(stderr, "helix model synth: --model %s: an InternLM2ForCausalLM checkpoint "
+                "needs head_dim x q_heads = hidden (%d x %d is not %d)\n", name, m.head_dim,
+                m.q_heads, m.hidden);
         return -1;
     }
     if (layers == 0 && m.layers > HLX_SYNTH_MAX_LAYERS) {
@@ -413,8 +426,8 @@ static int hlx_cmd_model_synth(int argc, char **argv)
     dense = family != NULL ? hlx_synth_dense_index(family) : -1;
     if (family == NULL ||
         (dense < 0 && strcmp(family, "moe-mla") && strcmp(family, "deepseek-v2"))) {
-        fprintf(stderr, "helix model synth: --family: %s (dense, phi3, glm, qwen2, qwen3, "
-                "qwen2-moe, qwen3-moe, mixtral, moe-mla or deepseek-v2)\n",
+        fprintf(stderr, "helix model synth: --family: %s (dense, phi3, glm, internlm2, qwen2, "
+                "qwen3, qwen2-moe, qwen3-moe, mixtral, moe-mla or deepseek-v2)\n",
                 family ? family : "required");
         return 2;
     }

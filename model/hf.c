@@ -128,6 +128,7 @@ static int hlx_cfg_absent(hlx_jdoc_t *doc, const char *key)
  * partial_rotary_factor (Phi-3 1, GLM 0.5); eps: the class's rms_norm_eps default. */
 #define HLX_HF_PHI3 (HLX_HF_FUSED_QKV | HLX_HF_FUSED_GU)
 #define HLX_HF_GLM  (HLX_HF_FUSED_GU | HLX_HF_ROPE_PAIRS)
+#define HLX_HF_INTERNLM2 HLX_HF_QKV_GROUPED
 static const struct {
     const char     *arch, *model_type;
     hlx_hf_family_t family;
@@ -143,6 +144,7 @@ static const struct {
     { "MixtralForCausalLM", "mixtral", HLX_HF_DENSE, 0, 0, 0, HLX_HF_MOE_MIXTRAL, 0, 1e-5 },
     { "Phi3ForCausalLM", "phi3", HLX_HF_DENSE, HLX_HF_PHI3, 0, 0, 0, 1.0, 1e-5 },
     { "GlmForCausalLM", "glm", HLX_HF_DENSE, HLX_HF_GLM, 1, 0, 0, 0.5, 1.5625e-7 },
+    { "InternLM2ForCausalLM", "internlm2", HLX_HF_DENSE, HLX_HF_INTERNLM2, 0, 0, 0, 0, 1e-6 },
     { "DeepseekV3ForCausalLM", "deepseek_v3", HLX_HF_MOE_MLA, 0, 0, 0, 0, 0, 1e-6 },
     { "DeepseekV2ForCausalLM", "deepseek_v2", HLX_HF_MOE_MLA, 0, 0, 0, 0, 0, 1e-6 },
 };
@@ -151,7 +153,7 @@ static const struct {
 #define HLX_HF_ARCH_LIST "LlamaForCausalLM, MistralForCausalLM, MixtralForCausalLM, " \
                          "Qwen2ForCausalLM, Qwen2MoeForCausalLM, Qwen3ForCausalLM, " \
                          "Qwen3MoeForCausalLM, Phi3ForCausalLM, GlmForCausalLM, " \
-                         "DeepseekV2ForCausalLM, DeepseekV3ForCausalLM"
+                         "InternLM2ForCausalLM, DeepseekV2ForCausalLM, DeepseekV3ForCausalLM"
 
 /* c's row of hlx_hf_archs (set by hlx_cfg_family). */
 static size_t hlx_hf_arch_index(const hlx_hf_config_t *c)
@@ -197,8 +199,8 @@ static hlx_status_t hlx_cfg_family(hlx_jdoc_t *doc, hlx_hf_config_t *c)
     if (a == NULL)
         return hlx_jdoc_fail(doc, "/architectures", HLX_ERR_PARSE,
                              "missing, and model_type is not llama, mistral, mixtral, qwen2, "
-                             "qwen2_moe, qwen3, qwen3_moe, phi3, glm, deepseek_v2 or "
-                             "deepseek_v3");
+                             "qwen2_moe, qwen3, qwen3_moe, phi3, glm, internlm2, deepseek_v2 "
+                             "or deepseek_v3");
     return hlx_jdoc_fail(doc, "/architectures/0", HLX_ERR_PARSE,
                          "%.64s is not supported (" HLX_HF_ARCH_LIST ")",
                          json_string_value(json_array_get(a, 0)));
@@ -874,6 +876,15 @@ static hlx_status_t hlx_cfg_dense(hlx_jdoc_t *doc, hlx_hf_config_t *c)
         HLX_TRY(hlx_cfg_bool(doc, "attention_bias", 1, &bias));
         m->qkv_bias = bias;
     }
+    /* InternLM2Config's "bias" (true when absent) puts biases on wqkv and wo */
+    if (c->fused & HLX_HF_QKV_GROUPED) {
+        HLX_TRY(hlx_cfg_bool(doc, "bias", 1, &bias));
+        if (bias)
+            return hlx_jdoc_fail(doc, "/bias", HLX_ERR_PARSE, "%s: biases on wqkv and wo are "
+                                 "not supported (InternLM2's checkpoints say \"bias\": false)",
+                                 hlx_cfg_absent(doc, "bias")
+                                     ? "absent, which InternLM2Config takes as true" : "true");
+    }
     HLX_TRY(hlx_cfg_bool(doc, "attention_bias", 0, &bias));
     if (bias && !m->qkv_bias)
         return hlx_jdoc_fail(doc, "/attention_bias", HLX_ERR_PARSE,
@@ -895,6 +906,14 @@ static hlx_status_t hlx_cfg_dense(hlx_jdoc_t *doc, hlx_hf_config_t *c)
     if (m->head_dim < 1)
         return hlx_jdoc_fail(doc, "/head_dim", HLX_ERR_PARSE,
                              "missing, and hidden_size / num_attention_heads is 0");
+    /* InternLM2's attention has no head_dim: hidden_size / num_attention_heads, which must
+     * be whole (its class refuses otherwise) */
+    if ((c->fused & HLX_HF_QKV_GROUPED) && (int64_t)m->head_dim * m->q_heads != m->hidden)
+        return hlx_jdoc_fail(doc, hlx_cfg_absent(doc, "head_dim") ? "/num_attention_heads"
+                                                                  : "/head_dim",
+                             HLX_ERR_PARSE, "InternLM2ForCausalLM takes hidden_size / "
+                             "num_attention_heads as its head size: %d x %d is not "
+                             "hidden_size %d", m->head_dim, m->q_heads, m->hidden);
     if (m->kv_heads > m->q_heads || m->q_heads % m->kv_heads != 0)
         return hlx_jdoc_fail(doc, "/num_key_value_heads", HLX_ERR_PARSE,
                              "%d does not divide num_attention_heads %d%s", m->kv_heads,
@@ -1244,6 +1263,8 @@ char *hlx_hf_config_text(const hlx_hf_config_t *c)
                                 json_real((double)m->rope_dim / m->head_dim));
         if (c->fused & HLX_HF_ROPE_PAIRS) /* GLM: q, k and v biases by this key */
             json_object_set_new(o, "attention_bias", json_boolean(m->qkv_bias));
+        if (c->fused & HLX_HF_QKV_GROUPED) /* InternLM2Config: true when absent */
+            json_object_set_new(o, "bias", json_false());
     } else {
         json_object_set_new(o, "q_lora_rank",
                             m->q_lora_rank ? json_integer(m->q_lora_rank) : json_null());
@@ -1379,6 +1400,16 @@ static const hlx_hf_moe_names_t *hlx_hf_moe_names(const hlx_hf_config_t *c)
  * hostile config.json of 10^8 experts would otherwise ask for tens of GB of list. */
 #define HLX_HF_MAX_TENSORS (1 << 20)
 
+/* The checkpoint name of runtime weight w of layer under c's layout, into buf. */
+static const char *hlx_hf_src_name(const hlx_hf_config_t *c, hlx_hf_weight_t w, int layer,
+                                   char *buf, size_t len)
+{
+    int64_t hrows, row0;
+
+    hlx_hf_weight_source(&c->m, c->fused, w, layer, buf, len, &hrows, &row0);
+    return buf;
+}
+
 hlx_status_t hlx_hf_expect(const hlx_hf_config_t *c, hlx_hf_expect_t **list_p, size_t *n_p,
                            char *err, size_t errlen)
 {
@@ -1386,7 +1417,7 @@ hlx_status_t hlx_hf_expect(const hlx_hf_config_t *c, hlx_hf_expect_t **list_p, s
     const int64_t H = m->hidden, Q = m->q_heads, V = m->vocab;
     const hlx_st_dtype_t dt = c->st_dtype;
     hlx_elist_t l = { NULL, 0, 0, c };
-    char p[32];
+    char p[32], nm[128];
     int li, j;
     /* an upper bound of the count: per layer 16 tensors and 3 per expert, each with a
      * block scale when fp8 */
@@ -1398,14 +1429,22 @@ hlx_status_t hlx_hf_expect(const hlx_hf_config_t *c, hlx_hf_expect_t **list_p, s
                           "with", m->layers, m->experts,
                           (long long)(per * m->layers + 8), HLX_HF_MAX_TENSORS);
 
-    HLX_ADD(hlx_elist_add(&l, dt, HLX_HFC_EMBED, HLX_HFS_REPLICATED, V, H,
-                          "model.embed_tokens.weight"));
+    HLX_ADD(hlx_elist_add(&l, dt, HLX_HFC_EMBED, HLX_HFS_REPLICATED, V, H, "%s",
+                          hlx_hf_src_name(c, HLX_HFW_EMBED, 0, nm, sizeof(nm))));
     for (li = 0; li < m->layers; li++) {
         int moe = m->experts > 0 && li >= m->dense_layers;
         snprintf(p, sizeof(p), "model.layers.%d.", li);
-        HLX_ADD(hlx_elist_add(&l, dt, HLX_HFC_NORM, HLX_HFS_REPLICATED, H, 0,
-                              "%sinput_layernorm.weight", p));
-        if (c->family == HLX_HF_DENSE && (c->fused & HLX_HF_FUSED_QKV)) {
+        HLX_ADD(hlx_elist_add(&l, dt, HLX_HFC_NORM, HLX_HFS_REPLICATED, H, 0, "%s",
+                              hlx_hf_src_name(c, HLX_HFW_ATTN_NORM, li, nm, sizeof(nm))));
+        if (c->family == HLX_HF_DENSE && (c->fused & HLX_HF_QKV_GROUPED)) {
+            /* InternLM2: one wqkv, its rows grouped by KV head, split by head as Phi-3's */
+            const int64_t K = m->kv_heads, dk = m->head_dim, dv = m->v_head_dim;
+            HLX_ADD(hlx_elist_add(&l, dt, HLX_HFC_ATTN, HLX_HFS_TPA_HEADS, Q * dk + 2 * K * dk,
+                                  H, "%s", hlx_hf_src_name(c, HLX_HFW_WQ, li, nm, sizeof(nm))));
+            l.v[l.n - 1].kv = 2;
+            HLX_ADD(hlx_elist_add(&l, dt, HLX_HFC_ATTN, HLX_HFS_N, H, Q * dv, "%s",
+                                  hlx_hf_src_name(c, HLX_HFW_WO, li, nm, sizeof(nm))));
+        } else if (c->family == HLX_HF_DENSE && (c->fused & HLX_HF_FUSED_QKV)) {
             const int64_t K = m->kv_heads, dk = m->head_dim, dv = m->v_head_dim;
             HLX_ADD(hlx_elist_add(&l, dt, HLX_HFC_ATTN, HLX_HFS_TPA_HEADS, Q * dk + 2 * K * dk,
                                   H, "%sself_attn.qkv_proj.weight", p));
@@ -1467,8 +1506,8 @@ hlx_status_t hlx_hf_expect(const hlx_hf_config_t *c, hlx_hf_expect_t **list_p, s
             snprintf(n, sizeof(n), "%sself_attn.o_proj.weight", p);
             HLX_ADD(hlx_elist_linear(&l, HLX_HFC_ATTN, HLX_HFS_N, H, Q * m->v_head_dim, n));
         }
-        HLX_ADD(hlx_elist_add(&l, dt, HLX_HFC_NORM, HLX_HFS_REPLICATED, H, 0,
-                              "%spost_attention_layernorm.weight", p));
+        HLX_ADD(hlx_elist_add(&l, dt, HLX_HFC_NORM, HLX_HFS_REPLICATED, H, 0, "%s",
+                              hlx_hf_src_name(c, HLX_HFW_FFN_NORM, li, nm, sizeof(nm))));
         if (!moe && (c->fused & HLX_HF_FUSED_GU)) {
             char n[128];
             snprintf(n, sizeof(n), "%smlp.gate_up_proj.weight", p);
@@ -1478,13 +1517,12 @@ hlx_status_t hlx_hf_expect(const hlx_hf_config_t *c, hlx_hf_expect_t **list_p, s
             continue;
         }
         if (!moe) {
-            char n[128];
-            snprintf(n, sizeof(n), "%smlp.gate_proj.weight", p);
-            HLX_ADD(hlx_elist_linear(&l, HLX_HFC_FFN, HLX_HFS_N, m->ffn, H, n));
-            snprintf(n, sizeof(n), "%smlp.up_proj.weight", p);
-            HLX_ADD(hlx_elist_linear(&l, HLX_HFC_FFN, HLX_HFS_N, m->ffn, H, n));
-            snprintf(n, sizeof(n), "%smlp.down_proj.weight", p);
-            HLX_ADD(hlx_elist_linear(&l, HLX_HFC_FFN, HLX_HFS_N, H, m->ffn, n));
+            HLX_ADD(hlx_elist_linear(&l, HLX_HFC_FFN, HLX_HFS_N, m->ffn, H,
+                                     hlx_hf_src_name(c, HLX_HFW_WGATE, li, nm, sizeof(nm))));
+            HLX_ADD(hlx_elist_linear(&l, HLX_HFC_FFN, HLX_HFS_N, m->ffn, H,
+                                     hlx_hf_src_name(c, HLX_HFW_WUP, li, nm, sizeof(nm))));
+            HLX_ADD(hlx_elist_linear(&l, HLX_HFC_FFN, HLX_HFS_N, H, m->ffn,
+                                     hlx_hf_src_name(c, HLX_HFW_WDOWN, li, nm, sizeof(nm))));
             continue;
         }
         {
@@ -1521,9 +1559,11 @@ hlx_status_t hlx_hf_expect(const hlx_hf_config_t *c, hlx_hf_expect_t **list_p, s
                                       "%smlp.shared_expert_gate.weight", p));
         }
     }
-    HLX_ADD(hlx_elist_add(&l, dt, HLX_HFC_NORM, HLX_HFS_REPLICATED, H, 0, "model.norm.weight"));
+    HLX_ADD(hlx_elist_add(&l, dt, HLX_HFC_NORM, HLX_HFS_REPLICATED, H, 0, "%s",
+                          hlx_hf_src_name(c, HLX_HFW_FINAL_NORM, 0, nm, sizeof(nm))));
     if (!c->tie_word_embeddings)
-        HLX_ADD(hlx_elist_add(&l, dt, HLX_HFC_LMHEAD, HLX_HFS_N, V, H, "lm_head.weight"));
+        HLX_ADD(hlx_elist_add(&l, dt, HLX_HFC_LMHEAD, HLX_HFS_N, V, H, "%s",
+                              hlx_hf_src_name(c, HLX_HFW_LMHEAD, 0, nm, sizeof(nm))));
     *list_p = l.v;
     *n_p = l.n;
     return HLX_OK;
@@ -1581,8 +1621,10 @@ hlx_status_t hlx_hf_check(hlx_ckpt_t *ck, const hlx_hf_config_t *c)
         const hlx_ckpt_tensor_t *t = hlx_ckpt_tensor(ck, i);
         if (!seen[i] && !hlx_hf_is_extra_layer(c, t->name))
             st = hlx_ckpt_set_error(ck, HLX_ERR_MISMATCH,
-                                    "%s: tensor %s is not part of a %s of this config.json",
-                                    hlx_ckpt_file_name(ck, t->file), t->name, c->arch);
+                                    "%s: tensor %s is not part of a%s %s of this config.json",
+                                    hlx_ckpt_file_name(ck, t->file), t->name,
+                                    c->arch[0] && strchr("AEIOU", c->arch[0]) ? "n" : "",
+                                    c->arch);
     }
     if (st != HLX_OK && list == NULL) /* the list itself: too many tensors, no memory */
         (void)hlx_ckpt_set_error(ck, st, "%s/%s", hlx_ckpt_dir(ck), err);
@@ -1659,6 +1701,35 @@ void hlx_hf_weight_name(hlx_hf_weight_t w, int layer, char *name, size_t len)
     }
 }
 
+/* InternLM2's names of the runtime weights (HLX_HF_QKV_GROUPED), per layer or global. */
+static const char *const hlx_internlm2_names[] = {
+    [HLX_HFW_ATTN_NORM] = "attention_norm.weight",
+    [HLX_HFW_WQ] = "attention.wqkv.weight",
+    [HLX_HFW_WK] = "attention.wqkv.weight",
+    [HLX_HFW_WV] = "attention.wqkv.weight",
+    [HLX_HFW_WO] = "attention.wo.weight",
+    [HLX_HFW_FFN_NORM] = "ffn_norm.weight",
+    [HLX_HFW_WGATE] = "feed_forward.w1.weight",
+    [HLX_HFW_WUP] = "feed_forward.w3.weight",
+    [HLX_HFW_WDOWN] = "feed_forward.w2.weight",
+    [HLX_HFW_EMBED] = "model.tok_embeddings.weight",
+    [HLX_HFW_FINAL_NORM] = "model.norm.weight",
+    [HLX_HFW_LMHEAD] = "output.weight",
+};
+
+int64_t hlx_hf_fused_row(const hlx_model_t *m, int fused, hlx_hf_weight_t w, int64_t r)
+{
+    const int64_t d = m->head_dim, G = m->q_heads / m->kv_heads, qd = m->q_heads * d;
+    const int64_t kd = (int64_t)m->kv_heads * d;
+
+    if (fused & HLX_HF_QKV_GROUPED) /* [K][G + 2][d]: g's queries, its key, its value */
+        return w == HLX_HFW_WQ ? (r / d / G * (G + 2) + r / d % G) * d + r % d
+                               : (r / d * (G + 2) + G + (w == HLX_HFW_WV)) * d + r % d;
+    if (fused & HLX_HF_FUSED_QKV)
+        return w == HLX_HFW_WQ ? r : w == HLX_HFW_WK ? qd + r : qd + kd + r;
+    return r;
+}
+
 void hlx_hf_weight_source(const hlx_model_t *m, int fused, hlx_hf_weight_t w, int layer,
                           char *name, size_t len, int64_t *hrows_p, int64_t *row0_p)
 {
@@ -1668,7 +1739,14 @@ void hlx_hf_weight_source(const hlx_model_t *m, int fused, hlx_hf_weight_t w, in
     hlx_hf_weight_shape(m, w, &rows, &cols);
     *hrows_p = rows == 1 || w == HLX_HFW_EMBED ? 0 : cols; /* HF stores [out][in] */
     *row0_p = 0;
-    if ((fused & HLX_HF_FUSED_QKV) && (w == HLX_HFW_WQ || w == HLX_HFW_WK || w == HLX_HFW_WV)) {
+    if ((fused & HLX_HF_QKV_GROUPED) && (unsigned)w <= HLX_HFW_LMHEAD) {
+        if (w == HLX_HFW_EMBED || w == HLX_HFW_FINAL_NORM || w == HLX_HFW_LMHEAD)
+            snprintf(name, len, "%s", hlx_internlm2_names[w]);
+        else
+            snprintf(name, len, "model.layers.%d.%s", layer, hlx_internlm2_names[w]);
+        if (w == HLX_HFW_WQ || w == HLX_HFW_WK || w == HLX_HFW_WV)
+            *hrows_p = qd + 2 * kd; /* rows placed by hlx_hf_fused_row */
+    } else if ((fused & HLX_HF_FUSED_QKV) && (w == HLX_HFW_WQ || w == HLX_HFW_WK || w == HLX_HFW_WV)) {
         snprintf(name, len, "model.layers.%d.self_attn.qkv_proj.weight", layer);
         *hrows_p = qd + 2 * kd; /* dense: v_head_dim = head_dim */
         *row0_p = w == HLX_HFW_WQ ? 0 : w == HLX_HFW_WK ? qd : qd + kd;
@@ -1691,6 +1769,32 @@ int hlx_hf_weight_at(const hlx_model_t *m, int fused, const char *name, int64_t 
     int layer;
     size_t i;
 
+    if (fused & HLX_HF_QKV_GROUPED) { /* InternLM2: every name its own */
+        static const hlx_hf_weight_t all[] = {
+            HLX_HFW_ATTN_NORM, HLX_HFW_WQ, HLX_HFW_WO, HLX_HFW_FFN_NORM, HLX_HFW_WGATE,
+            HLX_HFW_WUP, HLX_HFW_WDOWN, HLX_HFW_EMBED, HLX_HFW_FINAL_NORM, HLX_HFW_LMHEAD,
+        };
+        const int64_t d = m->head_dim, G = m->q_heads / m->kv_heads;
+        if (sscanf(name, "model.layers.%d.", &layer) != 1)
+            layer = 0;
+        for (i = 0; i < sizeof(all) / sizeof(all[0]); i++) {
+            hlx_hf_weight_source(m, fused, all[i], layer, buf, sizeof(buf), &hrows, &row0);
+            if (strcmp(buf, name))
+                continue;
+            *w_p = all[i];
+            *layer_p = layer;
+            *wrow_p = hrow;
+            if (all[i] == HLX_HFW_WQ) { /* the inverse of hlx_hf_fused_row */
+                int64_t g = hrow / ((G + 2) * d), slot = hrow / d % (G + 2);
+                if (hrow < 0 || hrow >= hrows)
+                    return -1;
+                *w_p = slot < G ? HLX_HFW_WQ : slot == G ? HLX_HFW_WK : HLX_HFW_WV;
+                *wrow_p = (slot < G ? g * G + slot : g) * d + hrow % d;
+            }
+            return 0;
+        }
+        return -1;
+    }
     if ((fused & (HLX_HF_FUSED_QKV | HLX_HF_FUSED_GU)) &&
         sscanf(name, "model.layers.%d.", &layer) == 1) {
         /* the last part whose rows begin at or before hrow */
@@ -1858,9 +1962,13 @@ hlx_status_t hlx_hf_read(hlx_ckpt_t *ck, const hlx_model_t *m, hlx_hf_weight_t w
     hlx_hf_weight_source(m, hlx_ckpt_fused(ck), w, layer, name, sizeof(name), &hrows, &row0);
     hlx_hf_weight_shape(m, w, &rows, &cols);
     /* tie_word_embeddings: the output head is the embedding matrix ([V][H] either way) */
-    if (w == HLX_HFW_LMHEAD && hlx_ckpt_find(ck, name) == NULL &&
-        hlx_ckpt_find(ck, "model.embed_tokens.weight") != NULL)
-        snprintf(name, sizeof(name), "model.embed_tokens.weight");
+    if (w == HLX_HFW_LMHEAD && hlx_ckpt_find(ck, name) == NULL) {
+        char emb[128];
+        hlx_hf_weight_source(m, hlx_ckpt_fused(ck), HLX_HFW_EMBED, 0, emb, sizeof(emb), &hr,
+                             &hc);
+        if (hlx_ckpt_find(ck, emb) != NULL)
+            snprintf(name, sizeof(name), "%s", emb);
+    }
     if (rows == 1) { /* norms and biases: 1-D */
         shape[0] = cols;
         if ((st = hlx_ckpt_get(ck, name, 1, shape, &t)) != HLX_OK)
@@ -1885,12 +1993,18 @@ hlx_status_t hlx_hf_read(hlx_ckpt_t *ck, const hlx_model_t *m, hlx_hf_weight_t w
     shape[1] = rows;
     if ((st = hlx_ckpt_get(ck, name, 2, shape, &t)) != HLX_OK)
         return st;
-    if (w != HLX_HFW_WQ && w != HLX_HFW_WK)
+    if (w != HLX_HFW_WQ && w != HLX_HFW_WK &&
+        !(w == HLX_HFW_WV && (hlx_ckpt_fused(ck) & HLX_HF_QKV_GROUPED)))
         return hlx_ckpt_read_block(ck, t, row0 + c0, nc, r0, nr, 1, dst, dst_dtype, ld);
-    /* One checkpoint row per runtime column: RoPE pairs are reordered. */
+    /* One checkpoint row per runtime column: RoPE pairs are reordered, InternLM2's grouped
+     * rows placed. */
     for (c = c0; c < c0 + nc; c++) {
         hlx_hf_weight_map(m, hlx_ckpt_fused(ck), w, r0, c, &hr, &hc);
-        st = hlx_ckpt_read_block(ck, t, row0 + hr, 1, r0, nr, 1,
+        if (hlx_ckpt_fused(ck) & HLX_HF_QKV_GROUPED)
+            hr = hlx_hf_fused_row(m, hlx_ckpt_fused(ck), w, hr);
+        else
+            hr += row0;
+        st = hlx_ckpt_read_block(ck, t, hr, 1, r0, nr, 1,
                                  (char *)dst + (size_t)(c - c0) * esz, dst_dtype, ld);
         if (st != HLX_OK)
             return st;

@@ -143,7 +143,8 @@ void hlx_ckpt_nonfinite_str(const hlx_ckpt_tensor_t *t, const hlx_ckpt_nonfinite
 /* ---- config.json --------------------------------------------------------------------- */
 
 typedef enum hlx_hf_family {
-    HLX_HF_DENSE   = 0, /* LlamaForCausalLM (and Mistral, Qwen2, Qwen3, Phi-3) */
+    HLX_HF_DENSE   = 0, /* LlamaForCausalLM (and Mistral, Qwen2, Qwen3, Phi-3, GLM,
+                           InternLM2) */
     HLX_HF_MOE_MLA = 1  /* DeepseekV3ForCausalLM, DeepseekV2ForCausalLM */
 } hlx_hf_family_t;
 
@@ -152,6 +153,9 @@ typedef enum hlx_hf_family {
 #define HLX_HF_FUSED_GU   2 /* mlp.gate_up_proj: gate, up rows (Phi-3, GLM) */
 #define HLX_HF_ROPE_PAIRS 4 /* q, k rows rotated in pairs (2i, 2i+1), as the runtime holds
                                them (GLM), not rotate_half's halves (i, i + r/2) */
+#define HLX_HF_QKV_GROUPED 8 /* InternLM2: attention.wqkv holds per KV head g its group's
+                                query heads, then g's key, then g's value, d rows each; every
+                                tensor under InternLM2's names (hlx_hf_weight_source) */
 
 #define HLX_HF_MOE_QWEN3   1
 #define HLX_HF_MOE_MIXTRAL 2
@@ -281,11 +285,15 @@ typedef enum hlx_hf_weight {
 /* Checkpoint name of runtime weight w of layer (layer ignored for global ones), in Llama's
  * layout: also the runtime's key for the weight (hlx_wsrc_read, hlx_hf_weight_parse). */
 void hlx_hf_weight_name(hlx_hf_weight_t w, int layer, char *name, size_t len);
-/* Where w is stored under layout fused (HLX_HF_FUSED_*): the tensor's name (qkv_proj,
- * gate_up_proj, or hlx_hf_weight_name's), its HF rows (out features; 0 for a 1-D tensor),
- * and the first of them that is w's: q 0, k Q*d, v Q*d + K*d; gate 0, up F. */
+/* Where w is stored under layout fused (HLX_HF_FUSED_*, HLX_HF_QKV_GROUPED): the tensor's
+ * name (qkv_proj, gate_up_proj, InternLM2's, or hlx_hf_weight_name's), its HF rows (out
+ * features; 0 for a 1-D tensor), and the first of them that is w's: q 0, k Q*d, v Q*d +
+ * K*d; gate 0, up F; 0 for the grouped wqkv, whose rows hlx_hf_fused_row places. */
 void hlx_hf_weight_source(const hlx_model_t *m, int fused, hlx_hf_weight_t w, int layer,
                           char *name, size_t len, int64_t *hrows_p, int64_t *row0_p);
+/* Row of the fused tensor that holds row r of w in its own HF order (r < Q*d for W_q, K*d
+ * for W_k and W_v): row0 + r, or InternLM2's grouped place. */
+int64_t hlx_hf_fused_row(const hlx_model_t *m, int fused, hlx_hf_weight_t w, int64_t r);
 /* Runtime weight and layer of row hrow of checkpoint tensor name, and that row's number
  * within the weight's own HF rows (a fused tensor holds several); -1 when none. */
 int hlx_hf_weight_at(const hlx_model_t *m, int fused, const char *name, int64_t hrow,

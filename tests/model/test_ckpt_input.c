@@ -1093,6 +1093,80 @@ static void test_glm(void **state)
     expect_config("glm", HLX_OK, NULL);
 }
 
+/* InternLM2ForCausalLM: its names, one wqkv grouped by KV head, "bias" (InternLM2Config:
+ * true when absent) refused, the head size hidden_size / num_attention_heads. */
+static void test_internlm2(void **state)
+{
+    char dir[512], err[1024];
+    hlx_hf_config_t cfg;
+    hlx_hf_weight_t w;
+    int layer, q = 0, k = 0, v = 0;
+    int64_t wrow, r;
+
+    (void)state;
+    synth_cfg("il", "--family internlm2 --shards 1", "InternLM2ForCausalLM", dir, sizeof(dir),
+              &cfg);
+    assert_int_equal(cfg.fused, HLX_HF_QKV_GROUPED);
+    assert_true(!cfg.m.qkv_bias && !cfg.m.qk_norm && cfg.m.head_dim == 32);
+    ckpt_variant("il", "ilok", NULL, NULL, NULL, 0, NULL);
+    ckpt_variant("il", "ilq", NULL, NULL, "model.layers.0.self_attn.q_proj.weight", 256,
+                 "tensor model.layers.0.self_attn.q_proj.weight is not part of an "
+                 "InternLM2ForCausalLM");
+    ckpt_variant("il", "ilw3", "model.layers.1.feed_forward.w3.weight", NULL, NULL, 0,
+                 "tensor model.layers.1.feed_forward.w3.weight is missing");
+    ckpt_variant("il", "ilqkv", NULL, "model.layers.0.attention.wqkv.weight", NULL, 256,
+                 "model.layers.0.attention.wqkv.weight: shape [256, 256], expected [384, 256]");
+    /* the grouped rows: 8 query heads over 2 KV heads of 32, [2][4 + 2][32]; every row of
+     * wqkv is one runtime row, and the placement inverts */
+    for (r = 0; r < 384; r++) {
+        assert_int_equal(hlx_hf_weight_at(&cfg.m, cfg.fused, "model.layers.1.attention.wqkv.weight",
+                                          r, &w, &layer, &wrow), 0);
+        assert_int_equal(layer, 1);
+        assert_int_equal(hlx_hf_fused_row(&cfg.m, cfg.fused, w, wrow), r);
+        q += w == HLX_HFW_WQ;
+        k += w == HLX_HFW_WK;
+        v += w == HLX_HFW_WV;
+    }
+    assert_true(q == 256 && k == 64 && v == 64);
+    /* row 4 x 32 + 5 is KV head 0's key, element 5; 6 x 32 is KV head 1's first query head
+     * (query head 4) */
+    assert_int_equal(hlx_hf_weight_at(&cfg.m, cfg.fused, "model.layers.0.attention.wqkv.weight",
+                                      4 * 32 + 5, &w, &layer, &wrow), 0);
+    assert_true(w == HLX_HFW_WK && wrow == 5);
+    assert_int_equal(hlx_hf_weight_at(&cfg.m, cfg.fused, "model.layers.0.attention.wqkv.weight",
+                                      6 * 32, &w, &layer, &wrow), 0);
+    assert_true(w == HLX_HFW_WQ && wrow == 4 * 32);
+    assert_int_equal(hlx_hf_weight_at(&cfg.m, cfg.fused, "model.layers.0.attention.wqkv.weight",
+                                      384, &w, &layer, &wrow), -1);
+    assert_int_equal(hlx_hf_weight_at(&cfg.m, cfg.fused, "output.weight", 7, &w, &layer,
+                                      &wrow), 0);
+    assert_true(w == HLX_HFW_LMHEAD && wrow == 7);
+    /* InternLM2Config's bias is true when absent: refused either way */
+    set_key("il", "bias", NULL);
+    expect_config("il", HLX_ERR_PARSE, "bias: absent, which InternLM2Config takes as true: "
+                  "biases on wqkv and wo are not supported");
+    set_key("il", "bias", json_true());
+    expect_config("il", HLX_ERR_PARSE, "bias: true: biases on wqkv and wo");
+    set_key("il", "bias", json_false());
+    /* its attention has no head_dim key of its own */
+    set_key("il", "head_dim", json_integer(64));
+    expect_config("il", HLX_ERR_PARSE, "head_dim: InternLM2ForCausalLM takes hidden_size / "
+                  "num_attention_heads as its head size: 64 x 8 is not hidden_size 256");
+    set_key("il", "head_dim", NULL);
+    /* InternLM2.5-7B-Chat-1M's RoPE: dynamic, factor 2.5 over 262144 positions */
+    set_key("il", "max_position_embeddings", json_integer(262144));
+    set_key("il", "rope_theta", json_integer(50000000));
+    set_key("il", "rope_scaling", json_pack("{s:s, s:f}", "type", "dynamic", "factor", 2.5));
+    assert_int_equal(hlx_hf_config_load(dir, &cfg, err, sizeof(err)), HLX_OK);
+    assert_true(cfg.m.rope_kind == HLX_ROPE_DYNAMIC && cfg.m.rope_orig_ctx == 262144 &&
+                cfg.m.rope_theta == 5e7 && cfg.m.head_dim == 32);
+    /* model_type alone names it too */
+    set_key("il", "architectures", NULL);
+    set_key("il", "model_type", json_string("internlm2"));
+    assert_int_equal(hlx_hf_config_load(dir, &cfg, err, sizeof(err)), HLX_OK);
+    assert_string_equal(cfg.arch, "InternLM2ForCausalLM");
+}
+
 /* MixtralForCausalLM: every layer MoE under block_sparse_moe's names; MixtralConfig's
  * defaults. */
 static void test_mixtral(void **state)
@@ -1401,6 +1475,7 @@ int main(int argc, char **argv)
         cmocka_unit_test(test_qwen2_moe),
         cmocka_unit_test(test_glm),
         cmocka_unit_test(test_rope_parameters),
+        cmocka_unit_test(test_internlm2),
         cmocka_unit_test(test_dtype_key),
         cmocka_unit_test(test_mixtral),
         cmocka_unit_test(test_deepseek_v2),

@@ -1,6 +1,7 @@
 #!/usr/bin/env bash
 # Hugging Face checkpoints of every family (Llama, Phi-3, GLM with RoPE in pairs over half
-# of each head, Qwen2 with its q, k, v biases,
+# of each head, InternLM2 with q, k, v in one tensor grouped by KV head, Qwen2 with its q, k,
+# v biases,
 # Qwen3 with its per-head q/k norms, Qwen3-MoE and Mixtral with routed experts, Qwen2-MoE
 # with them and a sigmoid-gated shared expert, DeepSeek-V3
 # and V2 with MLA and their gates) decode as the models' own code would: hf_forward.py
@@ -36,7 +37,7 @@ both_decode() {
 # 1. against the independent forward: 12 prompt tokens, 6 decoded
 echo "3 77 501 9 13 200 7 1 300 42 65 128" >"$dir/prompt"
 declare -A first
-for fam in dense phi3 glm qwen2 qwen3 qwen2-moe qwen3-moe mixtral moe-mla deepseek-v2; do
+for fam in dense phi3 glm internlm2 qwen2 qwen3 qwen2-moe qwen3-moe mixtral moe-mla deepseek-v2; do
     # qwen2-moe: seed 1, where the shared expert's gate changes the tokens (at 11 it does not)
     seed=11
     [ $fam = qwen2-moe ] && seed=1
@@ -122,13 +123,16 @@ for set in short:32 long:8; do
 done
 # dynamic NTK (transformers' dynamic_rope_update, InternLM2): the base grows once a forward
 # is longer than max_position_embeddings, and cached keys keep the rotation they had. With
-# 14 the 12-token prompt turns with the plain base and each decode step with its own larger
+# 12 the 12-token prompt turns with the plain base and each decode step with its own larger
 # one; with 8 the prompt already turns with the base of its 12 positions (the forward runs
 # the prompt as one pass, helix prefills it), each step with its own.
-for mp in 14 8; do
-    rope_case "dynamic-$mp" qwen2 '{"max_position_embeddings": '"$mp"',
-        "rope_scaling": {"type": "dynamic", "factor": 64.0}}'
+for set in 12:1000 8:64; do
+    rope_case "dynamic-${set%:*}" qwen2 '{"max_position_embeddings": '"${set%:*}"',
+        "rope_scaling": {"type": "dynamic", "factor": '"${set#*:}"'}}'
 done
+# InternLM2.5-7B-Chat-1M's form of it (factor 2.5 there)
+rope_case internlm2-dynamic internlm2 '{"max_position_embeddings": 8,
+    "rope_scaling": {"type": "dynamic", "factor": 64.0}}'
 
 # transformers v5 writes rope_theta, partial_rotary_factor and the scaling into one
 # rope_parameters object: the same checkpoints in that form decode the same tokens, in
@@ -170,17 +174,20 @@ for case in theta llama3 qwen-yarn longrope-long yarn dynamic-8; do
         { echo "FAIL: $case: rope_parameters decodes otherwise"; fail=1; }
 done
 
-# the families' additions change what is decoded (same seed, same other weights)
+# the families' additions change what is decoded (same seed, same other weights); InternLM2
+# holds the dense family's weights under its own names and layout, so it decodes as dense
 for fam in qwen2 qwen3 glm; do
     [ "${first[$fam]-a}" != "${first[dense]-a}" ] ||
         { echo "FAIL: $fam decodes as dense: its additions did nothing"; fail=1; }
 done
+[ "${first[internlm2]-a}" = "${first[dense]-b}" ] ||
+    { echo "FAIL: internlm2 decodes otherwise than the dense weights it holds"; fail=1; }
 
-# 2. the Qwen families and Phi-3 (fused qkv_proj read by head) sharded, checked against the
-# fp64 reference
+# 2. the Qwen families, Phi-3 and InternLM2 (fused qkv_proj and wqkv read by head) sharded,
+# checked against the fp64 reference
 args=(--steps 4 --batch 3 --prompt-ids "$data/prompt3.txt" --prefill-chunk 8 --context 40
       --check --json --timeout 60)
-for fam in qwen2 qwen3 phi3 glm qwen2-moe qwen3-moe mixtral; do
+for fam in qwen2 qwen3 phi3 glm internlm2 qwen2-moe qwen3-moe mixtral; do
     ck=$dir/$fam-bf16
     "$helix" decode --model "$ck" "${args[@]}" >"$dir/$fam.1" 2>"$dir/err" ||
         { echo "FAIL: $fam, 1 rank: $(cat "$dir/err")"; fail=1; continue; }

@@ -1,6 +1,6 @@
 #!/usr/bin/env python3
 # An independent float64 reference of the Hugging Face transformers forward pass for Llama,
-# Mistral, Mixtral, Qwen2, Qwen2-MoE, Qwen3, Qwen3-MoE, Phi-3 and DeepSeek-V2/V3 (MLA, the modeling
+# Mistral, Mixtral, Qwen2, Qwen2-MoE, Qwen3, Qwen3-MoE, Phi-3, GLM, InternLM2 and DeepSeek-V2/V3 (MLA, the modeling
 # code's own layout) checkpoints (config.json + safetensors), with transformers' RoPE
 # scalings (linear, llama3, yarn, longrope, dynamic; DeepSeek's own yarn) and DeepSeek-V3's
 # block-scaled fp8 weights,
@@ -30,8 +30,8 @@ from array import array
 ARCHITECTURES = ("LlamaForCausalLM", "MistralForCausalLM", "MixtralForCausalLM",
                  "Qwen2ForCausalLM", "Qwen2MoeForCausalLM", "Qwen3ForCausalLM",
                  "Qwen3MoeForCausalLM",
-                 "Phi3ForCausalLM", "GlmForCausalLM", "DeepseekV2ForCausalLM",
-                 "DeepseekV3ForCausalLM")
+                 "Phi3ForCausalLM", "GlmForCausalLM", "InternLM2ForCausalLM",
+                 "DeepseekV2ForCausalLM", "DeepseekV3ForCausalLM")
 DEEPSEEK = ("DeepseekV2ForCausalLM", "DeepseekV3ForCausalLM")
 QK_NORM = ("Qwen3ForCausalLM", "Qwen3MoeForCausalLM")
 
@@ -289,7 +289,18 @@ class Config:
         if self.H % self.Q and c.get("head_dim") is None and not glm:
             raise Fail(f"{path}: key head_dim: missing and hidden_size {self.H} is not a "
                        f"multiple of num_attention_heads {self.Q}")
-        self.d = integer("head_dim", 128 if glm else self.H // self.Q)
+        if self.arch == "InternLM2ForCausalLM":
+            # its attention: head_dim = hidden_size // num_attention_heads, whole; "bias"
+            # (InternLM2Config's default true) would put biases on wqkv and wo
+            if self.H % self.Q:
+                raise Fail(f"{path}: hidden_size {self.H} is not a multiple of "
+                           f"num_attention_heads {self.Q}")
+            if c.get("bias", True) is not False:
+                raise Fail(f"{path}: key bias: InternLM2's wqkv and wo biases are not "
+                           f"implemented by this reference")
+            self.d = self.H // self.Q
+        else:
+            self.d = integer("head_dim", 128 if glm else self.H // self.Q)
         self.theta = number("rope_theta", 1e6 if mixtral else 10000.0)
         self.eps = number("rms_norm_eps", 1e-5 if self.arch == "Phi3ForCausalLM" or mixtral
                           else 1.5625e-7 if glm else 1e-6)
@@ -464,9 +475,12 @@ class Decoder:
 
     def load_globals(self, ck, cfg):
         self.cfg = cfg
-        self.embed = ck.matrix("model.embed_tokens.weight", cfg.V, cfg.H)
+        internlm2 = cfg.arch == "InternLM2ForCausalLM"
+        self.embed = ck.matrix("model.tok_embeddings.weight" if internlm2
+                               else "model.embed_tokens.weight", cfg.V, cfg.H)
         self.norm = ck.vector("model.norm.weight", cfg.H)
-        self.lm_head = self.embed if cfg.tied else ck.matrix("lm_head.weight", cfg.V, cfg.H)
+        self.lm_head = self.embed if cfg.tied else \
+            ck.matrix("output.weight" if internlm2 else "lm_head.weight", cfg.V, cfg.H)
         self.layers = []
         self.position = 0
         self.seq_floor = 0  # the prompt's length: the prefill forward's largest position + 1
@@ -663,6 +677,10 @@ class Model(Decoder):
         for i in range(cfg.layers):
             p = f"model.layers.{i}."
             L = Layer()
+            if cfg.arch == "InternLM2ForCausalLM":
+                self.internlm2_layer(ck, cfg, p, L)
+                self.layers.append(L)
+                continue
             L.input_norm = ck.vector(p + "input_layernorm.weight", H)
             L.post_norm = ck.vector(p + "post_attention_layernorm.weight", H)
             if cfg.arch == "GlmForCausalLM":
@@ -717,6 +735,29 @@ class Model(Decoder):
             L.keys, L.values = [], []  # per position: K heads of d
             self.layers.append(L)
         self.rope_params(cfg)
+
+    @staticmethod
+    def internlm2_layer(ck, cfg, p, L):
+        """InternLM2's names; its wqkv viewed as [K][G + 2][d] rows (modeling_internlm2's
+        rearrange "(h gs d)"): per KV head g its G query heads g*G .. g*G + G-1, then g's key,
+        then g's value."""
+        H, F, Q, K, d = cfg.H, cfg.F, cfg.Q, cfg.K, cfg.d
+        G = Q // K
+        L.input_norm = ck.vector(p + "attention_norm.weight", H)
+        L.post_norm = ck.vector(p + "ffn_norm.weight", H)
+        wqkv = ck.matrix(p + "attention.wqkv.weight", (Q + 2 * K) * d, H)
+        L.wq, L.wk, L.wv = [], [], []
+        for g in range(K):
+            block = wqkv[g * (G + 2) * d:(g + 1) * (G + 2) * d]
+            L.wq.extend(block[:G * d])
+            L.wk.extend(block[G * d:(G + 1) * d])
+            L.wv.extend(block[(G + 1) * d:])
+        L.wo = ck.matrix(p + "attention.wo.weight", H, Q * d)
+        L.wgate = ck.matrix(p + "feed_forward.w1.weight", F, H)
+        L.wup = ck.matrix(p + "feed_forward.w3.weight", F, H)
+        L.wdown = ck.matrix(p + "feed_forward.w2.weight", H, F)
+        L.router = L.shared = L.bq = L.bk = L.bv = L.q_norm = L.k_norm = None
+        L.keys, L.values = [], []
 
     def rope_params(self, cfg):
         """transformers' modeling_rope_utils for the rotated dims r: the frequencies of
