@@ -88,16 +88,21 @@ step generate-cuda-ragged 120 "$helix" generate --device cuda --prompt-ids "$out
 
 # The families' extra operations on the device (Qwen2's q/k/v biases and Qwen3's per-head
 # norms go through the backend's add and rmsnorm, one call per row; GLM's RoPE over half of
-# each head): checkpoints written here, --check against the fp64 reference. MoE layers run
+# each head; InternLM2's grouped wqkv, read on the host as any checkpoint): checkpoints written here, --check against the fp64 reference. MoE layers run
 # on the cpu backend only (--device cuda refuses them), so no MoE family here.
 ckdir=$(mktemp -d) # not under $out: the checkpoints need not come back
-for fam in qwen2 qwen3 glm; do
+for fam in qwen2 qwen3 glm internlm2; do
     "$helix" model synth --family "$fam" --seed 3 --out "$ckdir/$fam" >/dev/null 2>&1 || true
     step "decode-cuda-$fam" 120 "$helix" decode --device cuda --model "$ckdir/$fam" \
         --prompt-ids "$out/ragged.txt" --batch 3 --context 300 --steps 4 --prefill-chunk 8 \
         --check --json
 done
 rm -rf "$ckdir"
+# Dynamic NTK RoPE: each request's table copied to the device when its length changes (the
+# ragged prompts end before and after the model's 621 positions past --context 600)
+step decode-cuda-dynamic 120 "$helix" decode --device cuda \
+    --model tests/runtime/data/tiny-dynamic.json --prompt-ids "$out/ragged.txt" --batch 3 \
+    --context 600 --steps 6 --prefill-chunk 8 --check --json
 
 # Attention at 1M tokens against the copy kernel's bandwidth in the same run.
 step bench-attn-bf16-gqa8 60 "$helix" bench attention --device cuda --kv-dtype bf16 \
