@@ -145,6 +145,7 @@ static const struct {
     { "Phi3ForCausalLM", "phi3", HLX_HF_DENSE, HLX_HF_PHI3, 0, 0, 0, 1.0, 1e-5 },
     { "GlmForCausalLM", "glm", HLX_HF_DENSE, HLX_HF_GLM, 1, 0, 0, 0.5, 1.5625e-7 },
     { "InternLM2ForCausalLM", "internlm2", HLX_HF_DENSE, HLX_HF_INTERNLM2, 0, 0, 0, 0, 1e-6 },
+    { "InternLM3ForCausalLM", "internlm3", HLX_HF_DENSE, 0, 0, 0, 0, 0, 1e-6 },
     { "DeepseekV3ForCausalLM", "deepseek_v3", HLX_HF_MOE_MLA, 0, 0, 0, 0, 0, 1e-6 },
     { "DeepseekV2ForCausalLM", "deepseek_v2", HLX_HF_MOE_MLA, 0, 0, 0, 0, 0, 1e-6 },
 };
@@ -153,7 +154,8 @@ static const struct {
 #define HLX_HF_ARCH_LIST "LlamaForCausalLM, MistralForCausalLM, MixtralForCausalLM, " \
                          "Qwen2ForCausalLM, Qwen2MoeForCausalLM, Qwen3ForCausalLM, " \
                          "Qwen3MoeForCausalLM, Phi3ForCausalLM, GlmForCausalLM, " \
-                         "InternLM2ForCausalLM, DeepseekV2ForCausalLM, DeepseekV3ForCausalLM"
+                         "InternLM2ForCausalLM, InternLM3ForCausalLM, DeepseekV2ForCausalLM, " \
+                         "DeepseekV3ForCausalLM"
 
 /* c's row of hlx_hf_archs (set by hlx_cfg_family). */
 static size_t hlx_hf_arch_index(const hlx_hf_config_t *c)
@@ -199,8 +201,8 @@ static hlx_status_t hlx_cfg_family(hlx_jdoc_t *doc, hlx_hf_config_t *c)
     if (a == NULL)
         return hlx_jdoc_fail(doc, "/architectures", HLX_ERR_PARSE,
                              "missing, and model_type is not llama, mistral, mixtral, qwen2, "
-                             "qwen2_moe, qwen3, qwen3_moe, phi3, glm, internlm2, deepseek_v2 "
-                             "or deepseek_v3");
+                             "qwen2_moe, qwen3, qwen3_moe, phi3, glm, internlm2, internlm3, "
+                             "deepseek_v2 or deepseek_v3");
     return hlx_jdoc_fail(doc, "/architectures/0", HLX_ERR_PARSE,
                          "%.64s is not supported (" HLX_HF_ARCH_LIST ")",
                          json_string_value(json_array_get(a, 0)));
@@ -875,6 +877,21 @@ static hlx_status_t hlx_cfg_dense(hlx_jdoc_t *doc, hlx_hf_config_t *c)
     if (c->fused & HLX_HF_ROPE_PAIRS) {
         HLX_TRY(hlx_cfg_bool(doc, "attention_bias", 1, &bias));
         m->qkv_bias = bias;
+    }
+    /* InternLM3 (Llama's layout): "qkv_bias" puts biases on q, k and v, "bias" on o_proj and
+     * the FFN; both false by default */
+    if (!strcmp(c->arch, "InternLM3ForCausalLM")) {
+        static const char *const keys[] = { "qkv_bias", "bias" };
+        size_t i;
+        char path[16];
+        for (i = 0; i < 2; i++) {
+            HLX_TRY(hlx_cfg_bool(doc, keys[i], 0, &bias));
+            snprintf(path, sizeof(path), "/%s", keys[i]);
+            if (bias)
+                return hlx_jdoc_fail(doc, path, HLX_ERR_PARSE, "biases on %s are not "
+                                     "supported (InternLM3's checkpoints say false)",
+                                     i == 0 ? "q, k and v" : "o_proj and the FFN");
+        }
     }
     /* InternLM2Config's "bias" (true when absent) puts biases on wqkv and wo */
     if (c->fused & HLX_HF_QKV_GROUPED) {

@@ -1167,6 +1167,37 @@ static void test_internlm2(void **state)
     assert_string_equal(cfg.arch, "InternLM2ForCausalLM");
 }
 
+/* InternLM3ForCausalLM: Llama's tensors; its biases (qkv_bias, bias) refused, false when
+ * absent; dynamic RoPE in its own form. */
+static void test_internlm3(void **state)
+{
+    char dir[512], err[1024];
+    hlx_hf_config_t cfg;
+
+    (void)state;
+    synth("il3", "--family dense --shards 1");
+    dir_of(dir, sizeof(dir), "il3");
+    set_key("il3", "architectures", json_pack("[s]", "InternLM3ForCausalLM"));
+    set_key("il3", "model_type", json_string("internlm3"));
+    set_key("il3", "max_position_embeddings", json_integer(32768));
+    set_key("il3", "rope_scaling", json_pack("{s:f, s:s}", "factor", 6.0, "rope_type",
+                                             "dynamic"));
+    assert_int_equal(hlx_hf_config_load(dir, &cfg, err, sizeof(err)), HLX_OK);
+    assert_string_equal(cfg.arch, "InternLM3ForCausalLM");
+    assert_true(cfg.fused == 0 && !cfg.m.qkv_bias && cfg.m.rope_kind == HLX_ROPE_DYNAMIC &&
+                cfg.m.rope_orig_ctx == 32768 && cfg.m.rope_factor == 6.0);
+    ckpt_variant("il3", "il3ok", NULL, NULL, NULL, 0, NULL);
+    set_key("il3", "qkv_bias", json_true());
+    expect_config("il3", HLX_ERR_PARSE, "qkv_bias: biases on q, k and v are not supported");
+    set_key("il3", "qkv_bias", json_false());
+    set_key("il3", "bias", json_true());
+    expect_config("il3", HLX_ERR_PARSE, "bias: biases on o_proj and the FFN are not supported");
+    set_key("il3", "bias", NULL);
+    set_key("il3", "architectures", NULL);
+    assert_int_equal(hlx_hf_config_load(dir, &cfg, err, sizeof(err)), HLX_OK);
+    assert_string_equal(cfg.arch, "InternLM3ForCausalLM");
+}
+
 /* MixtralForCausalLM: every layer MoE under block_sparse_moe's names; MixtralConfig's
  * defaults. */
 static void test_mixtral(void **state)
@@ -1476,6 +1507,7 @@ int main(int argc, char **argv)
         cmocka_unit_test(test_glm),
         cmocka_unit_test(test_rope_parameters),
         cmocka_unit_test(test_internlm2),
+        cmocka_unit_test(test_internlm3),
         cmocka_unit_test(test_dtype_key),
         cmocka_unit_test(test_mixtral),
         cmocka_unit_test(test_deepseek_v2),

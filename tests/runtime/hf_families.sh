@@ -130,9 +130,13 @@ for set in 12:1000 8:64; do
     rope_case "dynamic-${set%:*}" qwen2 '{"max_position_embeddings": '"${set%:*}"',
         "rope_scaling": {"type": "dynamic", "factor": '"${set#*:}"'}}'
 done
-# InternLM2.5-7B-Chat-1M's form of it (factor 2.5 there)
+# InternLM2.5-7B-Chat-1M's form of it (factor 2.5 there), and InternLM3's (Llama's tensors
+# under InternLM3ForCausalLM, its biases off, factor 6 there)
 rope_case internlm2-dynamic internlm2 '{"max_position_embeddings": 8,
     "rope_scaling": {"type": "dynamic", "factor": 64.0}}'
+rope_case internlm3-dynamic dense '{"architectures": ["InternLM3ForCausalLM"],
+    "model_type": "internlm3", "qkv_bias": false, "bias": false, "max_position_embeddings": 8,
+    "rope_scaling": {"rope_type": "dynamic", "factor": 64.0}}'
 
 # transformers v5 writes rope_theta, partial_rotary_factor and the scaling into one
 # rope_parameters object: the same checkpoints in that form decode the same tokens, in

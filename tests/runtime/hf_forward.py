@@ -1,7 +1,7 @@
 #!/usr/bin/env python3
 # An independent float64 reference of the Hugging Face transformers forward pass for Llama,
-# Mistral, Mixtral, Qwen2, Qwen2-MoE, Qwen3, Qwen3-MoE, Phi-3, GLM, InternLM2 and DeepSeek-V2/V3 (MLA, the modeling
-# code's own layout) checkpoints (config.json + safetensors), with transformers' RoPE
+# Mistral, Mixtral, Qwen2, Qwen2-MoE, Qwen3, Qwen3-MoE, Phi-3, GLM, InternLM2/3 and
+# DeepSeek-V2/V3 (MLA, the modeling code's own layout) checkpoints (config.json + safetensors), with transformers' RoPE
 # scalings (linear, llama3, yarn, longrope, dynamic; DeepSeek's own yarn) and DeepSeek-V3's
 # block-scaled fp8 weights,
 # standard library only and sharing nothing with helix; the decode tests compare
@@ -31,7 +31,7 @@ ARCHITECTURES = ("LlamaForCausalLM", "MistralForCausalLM", "MixtralForCausalLM",
                  "Qwen2ForCausalLM", "Qwen2MoeForCausalLM", "Qwen3ForCausalLM",
                  "Qwen3MoeForCausalLM",
                  "Phi3ForCausalLM", "GlmForCausalLM", "InternLM2ForCausalLM",
-                 "DeepseekV2ForCausalLM", "DeepseekV3ForCausalLM")
+                 "InternLM3ForCausalLM", "DeepseekV2ForCausalLM", "DeepseekV3ForCausalLM")
 DEEPSEEK = ("DeepseekV2ForCausalLM", "DeepseekV3ForCausalLM")
 QK_NORM = ("Qwen3ForCausalLM", "Qwen3MoeForCausalLM")
 
@@ -301,6 +301,12 @@ class Config:
             self.d = self.H // self.Q
         else:
             self.d = integer("head_dim", 128 if glm else self.H // self.Q)
+        if self.arch == "InternLM3ForCausalLM":
+            # Llama's layout; qkv_bias (q, k, v) and bias (o_proj, the FFN) not implemented
+            for key in ("qkv_bias", "bias"):
+                if c.get(key, False) is not False:
+                    raise Fail(f"{path}: key {key}: InternLM3's biases are not implemented by "
+                               f"this reference")
         self.theta = number("rope_theta", 1e6 if mixtral else 10000.0)
         self.eps = number("rms_norm_eps", 1e-5 if self.arch == "Phi3ForCausalLM" or mixtral
                           else 1.5625e-7 if glm else 1e-6)
