@@ -896,6 +896,9 @@ static int hlx_cmd_model_info(int argc, char **argv)
             printf("  each q and k head RMS-normalised before RoPE (q_norm, k_norm)\n");
         if (cfg.fused & HLX_HF_ROPE_PAIRS)
             printf("  q and k stored with RoPE pairs (2i, 2i+1), as the runtime rotates them\n");
+        if (cfg.fused & HLX_HF_QKV_GROUPED)
+            printf("  q, k and v in one wqkv, grouped by KV head (its %d query heads, then its "
+                   "key, then its value)\n", cfg.m.q_heads / cfg.m.kv_heads);
     } else
         printf("\n  MLA: q_lora %d, kv_lora %d, nope %d, rope %d, v %d\n", cfg.m.q_lora_rank,
                cfg.m.kv_lora_rank, cfg.m.qk_nope_dim, cfg.m.qk_rope_dim, cfg.m.v_head_dim);
