@@ -282,7 +282,7 @@ static void hlx_plan_usage(FILE *f)
 "memory feasibility per GPU, and the paper's Appendix A per-layer t_kv and t_w.\n"
 "\n"
 "  --model M         model preset (tiny, llama-405b, deepseek-r1, helix-fig1,\n"
-"                    qwen2.5-7b-1m, qwen3-235b-a22b) or JSON file\n"
+"                    qwen2.5-7b-1m, internlm2.5-7b-1m, qwen3-235b-a22b) or JSON file\n"
 "  --hw C            cluster preset (gb200-nvl72, hgx-h200, hgx-b200) or JSON file, or\n"
 "                    local: this machine from its hw file (helix bench local; measured\n"
 "                    now when there is none): CPU cores as GPUs, and for a helix layout\n"

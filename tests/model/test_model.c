@@ -88,6 +88,23 @@ static void test_qwen25(void **state)
     assert_true(p > 7.60e9 && p < 7.63e9); /* "7.61B" */
 }
 
+/* InternLM2.5-7B-Chat-1M: InternLM2.5-7B's shapes, whose parameter count the published
+ * 7,737,708,544 checks to the unit, and the 1M model's dynamic NTK RoPE. */
+static void test_internlm25(void **state)
+{
+    hlx_model_t m;
+    char err[1024] = "";
+
+    (void)state;
+    assert_int_equal(hlx_model_load_runnable("internlm2.5-7b-1m", &m, err, sizeof(err)), HLX_OK);
+    assert_true(m.layers == 32 && m.hidden == 4096 && m.q_heads == 32 && m.kv_heads == 8 &&
+                m.head_dim == 128 && m.ffn == 14336 && m.vocab == 92544);
+    assert_true(!m.qkv_bias && !m.qk_norm);
+    assert_true(m.rope_kind == HLX_ROPE_DYNAMIC && m.rope_factor == 2.5 &&
+                m.rope_orig_ctx == 262144 && m.rope_theta == 5e7);
+    assert_true(hlx_model_params(&m) == 7737708544.0);
+}
+
 /* Qwen3-235B-A22B: 94 layers, every one MoE (128 experts top-8), Qwen3's head norms;
  * 235B parameters. */
 static void test_qwen3_moe(void **state)
@@ -259,7 +276,8 @@ static void test_unknown_preset(void **state)
     assert_non_null(strstr(err, "path longer than 1023 characters"));
     assert_int_equal(hlx_model_load("llama-406b", &m, err, sizeof(err)), HLX_ERR_NOT_FOUND);
     assert_non_null(strstr(err, "llama-406b"));
-    assert_non_null(strstr(err, "deepseek-r1, helix-fig1, llama-405b, qwen2.5-7b-1m, "
+    assert_non_null(strstr(err, "deepseek-r1, helix-fig1, internlm2.5-7b-1m, llama-405b, "
+                                "qwen2.5-7b-1m, "
                                 "qwen3-235b-a22b, tiny"));
 }
 
@@ -749,6 +767,7 @@ int main(int argc, char **argv)
         cmocka_unit_test(test_hash),
         cmocka_unit_test(test_rope_scaling),
         cmocka_unit_test(test_rope_dynamic),
+        cmocka_unit_test(test_internlm25),
         cmocka_unit_test(test_rope_longrope),
     };
 
