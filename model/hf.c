@@ -577,6 +577,9 @@ static hlx_status_t hlx_cfg_rope_scaling(hlx_jdoc_t *doc, hlx_model_t *m)
         if (!json_is_integer(json_object_get(root, "max_position_embeddings")))
             return hlx_jdoc_fail(doc, base, HLX_ERR_PARSE, "\"dynamic\" needs the top-level "
                                  "max_position_embeddings, past which its base grows");
+        if (m->rope_dim <= 2) /* the exponent rope_dim / (rope_dim - 2) */
+            return hlx_jdoc_fail(doc, base, HLX_ERR_PARSE, "\"dynamic\" needs more than 2 "
+                                 "rotated elements per head (it has %d)", m->rope_dim);
         HLX_TRY(hlx_cfg_int(doc, "max_position_embeddings", 1, 0, 1, &mp));
         m->rope_orig_ctx = mp;
         return HLX_OK;

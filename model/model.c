@@ -374,6 +374,12 @@ static hlx_status_t hlx_model_validate(hlx_jdoc_t *doc, hlx_model_raw_t *r)
             return HLX_MFAIL("rope_dim", "%d is odd (RoPE rotates pairs)", m->rope_dim);
         if (m->rope_dim > m->head_dim)
             return HLX_MFAIL("rope_dim", "%d exceeds head_dim %d", m->rope_dim, m->head_dim);
+        /* dynamic NTK's exponent rope_dim / (rope_dim - 2) */
+        if (m->rope_kind == HLX_ROPE_DYNAMIC && m->rope_dim <= 2)
+            return hlx_jdoc_fail(doc, hlx_has(root, "rope_dim") ? "/rope_dim" : "/head_dim",
+                                 HLX_ERR_PARSE, "%d rotated elements: rope_scaling \"dynamic\" "
+                                 "needs more than 2 (its base grows with the power rope_dim / "
+                                 "(rope_dim - 2))", m->rope_dim);
     } else {
         static const char *const need[] = { "kv_lora_rank", "qk_nope_dim", "qk_rope_dim",
                                             "v_head_dim" };

@@ -441,6 +441,15 @@ static void test_rope_scaling_keys(void **state)
     expect_config("rope", HLX_ERR_PARSE, "original_max_position_embeddings: not a parameter of "
                   "rope_scaling \"dynamic\" (it takes factor)");
     set_key("rope", "max_position_embeddings", NULL);
+    /* its exponent rope_dim / (rope_dim - 2) needs more than 2 rotated elements (Phi-3's
+     * partial_rotary_factor 1/16 of 32) */
+    synth("rope-phi3", "--family phi3 --shards 1");
+    set_key("rope-phi3", "max_position_embeddings", json_integer(64));
+    set_key("rope-phi3", "partial_rotary_factor", json_real(0.0625));
+    set_key("rope-phi3", "rope_scaling", json_pack("{s:s, s:f}", "type", "dynamic", "factor",
+                                                   2.0));
+    expect_config("rope-phi3", HLX_ERR_PARSE, "rope_scaling: \"dynamic\" needs more than 2 "
+                  "rotated elements per head (it has 2)");
     synth("rope-mla", "--family moe-mla --shards 1");
     set_key("rope-mla", "max_position_embeddings", json_integer(4096));
     set_key("rope-mla", "rope_scaling", json_pack("{s:s, s:f}", "type", "dynamic", "factor", 2.0));

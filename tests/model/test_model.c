@@ -218,6 +218,8 @@ static void test_errors(void **state)
                  "max)");
     expect_error("dynamic_mla.json", HLX_ERR_PARSE,
                  "dynamic_mla.json:5:3: rope_scaling: \"dynamic\" is taken for GQA models only");
+    expect_error("dynamic_rope2.json", HLX_ERR_PARSE, "dynamic_rope2.json:3:44: rope_dim: 2 "
+                 "rotated elements: rope_scaling \"dynamic\" needs more than 2");
     expect_error("dynamic_key.json", HLX_ERR_PARSE, "dynamic_key.json:4:69: "
                  "rope_beta_fast: not a parameter of rope_scaling \"dynamic\"");
     expect_error("dynamic_no_ctx.json", HLX_ERR_PARSE, "dynamic_no_ctx.json:1:1: rope_orig_ctx: "
