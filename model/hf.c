@@ -2016,15 +2016,12 @@ hlx_status_t hlx_hf_read(hlx_ckpt_t *ck, const hlx_model_t *m, hlx_hf_weight_t w
     if (w != HLX_HFW_WQ && w != HLX_HFW_WK &&
         !(w == HLX_HFW_WV && (hlx_ckpt_fused(ck) & HLX_HF_QKV_GROUPED)))
         return hlx_ckpt_read_block(ck, t, row0 + c0, nc, r0, nr, 1, dst, dst_dtype, ld);
-    /* One checkpoint row per runtime column: RoPE pairs are reordered, InternLM2's grouped
-     * rows placed. */
+    /* One checkpoint row per runtime column: RoPE pairs are reordered, and the row placed
+     * in a fused tensor (Phi-3's block, InternLM2's groups). */
     for (c = c0; c < c0 + nc; c++) {
         hlx_hf_weight_map(m, hlx_ckpt_fused(ck), w, r0, c, &hr, &hc);
-        if (hlx_ckpt_fused(ck) & HLX_HF_QKV_GROUPED)
-            hr = hlx_hf_fused_row(m, hlx_ckpt_fused(ck), w, hr);
-        else
-            hr += row0;
-        st = hlx_ckpt_read_block(ck, t, hr, 1, r0, nr, 1,
+        st = hlx_ckpt_read_block(ck, t, hlx_hf_fused_row(m, hlx_ckpt_fused(ck), w, hr), 1,
+                                 r0, nr, 1,
                                  (char *)dst + (size_t)(c - c0) * esz, dst_dtype, ld);
         if (st != HLX_OK)
             return st;
