@@ -88,10 +88,12 @@ step generate-cuda-ragged 120 "$helix" generate --device cuda --prompt-ids "$out
 
 # The families' extra operations on the device (Qwen2's q/k/v biases and Qwen3's per-head
 # norms go through the backend's add and rmsnorm, one call per row; GLM's RoPE over half of
-# each head; InternLM2's grouped wqkv, read on the host as any checkpoint): checkpoints written here, --check against the fp64 reference. MoE layers run
-# on the cpu backend only (--device cuda refuses them), so no MoE family here.
+# each head, and GLM-4-0414's output norms after the NCCL all-reduce; InternLM2's grouped
+# wqkv, read on the host as any checkpoint): checkpoints written here, --check against the
+# fp64 reference. MoE layers run on the cpu backend only (--device cuda refuses them), so no
+# MoE family here.
 ckdir=$(mktemp -d) # not under $out: the checkpoints need not come back
-for fam in qwen2 qwen3 glm internlm2; do
+for fam in qwen2 qwen3 glm glm4 internlm2; do
     "$helix" model synth --family "$fam" --seed 3 --out "$ckdir/$fam" >/dev/null 2>&1 || true
     step "decode-cuda-$fam" 120 "$helix" decode --device cuda --model "$ckdir/$fam" \
         --prompt-ids "$out/ragged.txt" --batch 3 --context 300 --steps 4 --prefill-chunk 8 \

@@ -22,7 +22,9 @@ _Static_assert((int)HLX_HFW_WQ == (int)HLX_T_WQ && (int)HLX_HFW_WDOWN == (int)HL
                (int)HLX_HFW_FINAL_NORM == (int)HLX_T_FINAL_NORM &&
                (int)HLX_HFW_FFN_NORM == (int)HLX_T_FFN_NORM &&
                (int)HLX_HFW_BQ == (int)HLX_T_BQ && (int)HLX_HFW_BV == (int)HLX_T_BV &&
-               (int)HLX_HFW_QNORM == (int)HLX_T_QNORM && (int)HLX_HFW_KNORM == (int)HLX_T_KNORM,
+               (int)HLX_HFW_QNORM == (int)HLX_T_QNORM && (int)HLX_HFW_KNORM == (int)HLX_T_KNORM &&
+               (int)HLX_HFW_POST_ATTN_NORM == (int)HLX_T_POST_ATTN_NORM &&
+               (int)HLX_HFW_POST_FFN_NORM == (int)HLX_T_POST_FFN_NORM,
                "hlx_hf_weight_t follows hlx_tensor_t");
 
 static int hlx_model_int(const char *cmd, const char *flag, const char *v, long lo, long hi,
@@ -49,8 +51,8 @@ static int hlx_model_int(const char *cmd, const char *flag, const char *v, long 
 static void hlx_synth_usage(FILE *f)
 {
     fprintf(f,
-        "usage: helix model synth --family dense|phi3|glm|internlm2|qwen2|qwen3|qwen2-moe|\n"
-        "                                  qwen3-moe|mixtral|moe-mla|deepseek-v2\n"
+        "usage: helix model synth --family dense|phi3|glm|glm4|internlm2|qwen2|qwen3|\n"
+        "                                  qwen2-moe|qwen3-moe|mixtral|moe-mla|deepseek-v2\n"
         "                         --out DIR [--layers N] [--seed S] [--dtype bf16|f32|fp8]\n"
         "                         [--shards N] [--model FILE|NAME]\n"
         "                         [--max-bytes SIZE]\n\n"
@@ -66,6 +68,9 @@ static void hlx_synth_usage(FILE *f)
         "  --family glm      GlmForCausalLM: the dense family's weights with q, k and v\n"
         "                    biases, gate_up_proj fused, RoPE over the first half of each\n"
         "                    head (partial_rotary_factor 0.5) in pairs (2i, 2i+1)\n"
+        "  --family glm4     Glm4ForCausalLM (GLM-4-0414): glm's weights plus an RMSNorm of\n"
+        "                    the attention's output and of the MLP's before each residual\n"
+        "                    add (post_self_attn_layernorm, post_mlp_layernorm)\n"
         "  --family internlm2  InternLM2ForCausalLM: the dense family's weights under\n"
         "                    InternLM2's names, q, k and v in one attention.wqkv whose rows\n"
         "                    hold per KV head its queries, then its key, then its value;\n"
@@ -154,17 +159,18 @@ static hlx_status_t hlx_synth_fill(void *vctx, const hlx_hf_expect_t *t, size_t 
  * the tensor layout, hlx_hf_config_t.fused). */
 static const struct {
     const char *family, *arch, *name;
-    int         fused, qkv_bias, qk_norm, moe;
+    int         fused, qkv_bias, qk_norm, moe, post_norms;
 } hlx_synth_dense[] = {
-    { "dense", "LlamaForCausalLM", "synth-dense", 0, 0, 0, 0 },
-    { "phi3", "Phi3ForCausalLM", "synth-phi3", HLX_HF_FUSED_QKV | HLX_HF_FUSED_GU, 0, 0, 0 },
-    { "glm", "GlmForCausalLM", "synth-glm", HLX_HF_FUSED_GU | HLX_HF_ROPE_PAIRS, 1, 0, 0 },
-    { "internlm2", "InternLM2ForCausalLM", "synth-internlm2", HLX_HF_QKV_GROUPED, 0, 0, 0 },
-    { "qwen2", "Qwen2ForCausalLM", "synth-qwen2", 0, 1, 0, 0 },
-    { "qwen3", "Qwen3ForCausalLM", "synth-qwen3", 0, 0, 1, 0 },
-    { "qwen2-moe", "Qwen2MoeForCausalLM", "synth-qwen2-moe", 0, 1, 0, HLX_HF_MOE_QWEN2 },
-    { "qwen3-moe", "Qwen3MoeForCausalLM", "synth-qwen3-moe", 0, 0, 1, HLX_HF_MOE_QWEN3 },
-    { "mixtral", "MixtralForCausalLM", "synth-mixtral", 0, 0, 0, HLX_HF_MOE_MIXTRAL },
+    { "dense", "LlamaForCausalLM", "synth-dense", 0, 0, 0, 0, 0 },
+    { "phi3", "Phi3ForCausalLM", "synth-phi3", HLX_HF_FUSED_QKV | HLX_HF_FUSED_GU, 0, 0, 0, 0 },
+    { "glm", "GlmForCausalLM", "synth-glm", HLX_HF_FUSED_GU | HLX_HF_ROPE_PAIRS, 1, 0, 0, 0 },
+    { "glm4", "Glm4ForCausalLM", "synth-glm4", HLX_HF_FUSED_GU | HLX_HF_ROPE_PAIRS, 1, 0, 0, 1 },
+    { "internlm2", "InternLM2ForCausalLM", "synth-internlm2", HLX_HF_QKV_GROUPED, 0, 0, 0, 0 },
+    { "qwen2", "Qwen2ForCausalLM", "synth-qwen2", 0, 1, 0, 0, 0 },
+    { "qwen3", "Qwen3ForCausalLM", "synth-qwen3", 0, 0, 1, 0, 0 },
+    { "qwen2-moe", "Qwen2MoeForCausalLM", "synth-qwen2-moe", 0, 1, 0, HLX_HF_MOE_QWEN2, 0 },
+    { "qwen3-moe", "Qwen3MoeForCausalLM", "synth-qwen3-moe", 0, 0, 1, HLX_HF_MOE_QWEN3, 0 },
+    { "mixtral", "MixtralForCausalLM", "synth-mixtral", 0, 0, 0, HLX_HF_MOE_MIXTRAL, 0 },
 };
 #define HLX_SYNTH_NDENSE (sizeof(hlx_synth_dense) / sizeof(hlx_synth_dense[0]))
 
@@ -210,6 +216,7 @@ static void hlx_synth_config(hlx_hf_config_t *c, int dense, int v2, int layers,
         c->fused = hlx_synth_dense[dense].fused;
         m->qkv_bias = hlx_synth_dense[dense].qkv_bias;
         m->qk_norm = hlx_synth_dense[dense].qk_norm;
+        m->post_norms = hlx_synth_dense[dense].post_norms;
         snprintf(c->arch, sizeof(c->arch), "%s", hlx_synth_dense[dense].arch);
         snprintf(m->name, sizeof(m->name), "%s", hlx_synth_dense[dense].name);
         m->attn = HLX_ATTN_GQA;
@@ -293,6 +300,11 @@ static int hlx_synth_model(hlx_hf_config_t *c, const char *name, int layers)
         return -1;
     }
     /* the family says what the layer holds: a model that needs more decodes otherwise */
+    if (m.post_norms) {
+        fprintf(stderr, "helix model synth: --model %s: has post_norms, which %s does not "
+                "hold (--family glm4 writes them, in its own shapes)\n", name, c->arch);
+        return -1;
+    }
     if ((m.qkv_bias && !c->m.qkv_bias) || (m.qk_norm && !c->m.qk_norm)) {
         fprintf(stderr, "helix model synth: --model %s: has %s, which %s does not hold; give "
                 "--family %s\n", name, m.qkv_bias ? "qkv_bias" : "qk_norm", c->arch,
@@ -426,8 +438,8 @@ static int hlx_cmd_model_synth(int argc, char **argv)
     dense = family != NULL ? hlx_synth_dense_index(family) : -1;
     if (family == NULL ||
         (dense < 0 && strcmp(family, "moe-mla") && strcmp(family, "deepseek-v2"))) {
-        fprintf(stderr, "helix model synth: --family: %s (dense, phi3, glm, internlm2, qwen2, "
-                "qwen3, qwen2-moe, qwen3-moe, mixtral, moe-mla or deepseek-v2)\n",
+        fprintf(stderr, "helix model synth: --family: %s (dense, phi3, glm, glm4, internlm2, "
+                "qwen2, qwen3, qwen2-moe, qwen3-moe, mixtral, moe-mla or deepseek-v2)\n",
                 family ? family : "required");
         return 2;
     }
@@ -836,8 +848,9 @@ static int hlx_cmd_model_info(int argc, char **argv)
                        cfg.m.kv_heads, "head_dim", cfg.m.head_dim, "v_head_dim", cfg.m.v_head_dim,
                        "ffn", cfg.m.ffn, "vocab", cfg.m.vocab);
         if (cfg.m.attn == HLX_ATTN_GQA)
-            json_object_update_new(mo, json_pack("{s:b, s:b}", "qkv_bias", cfg.m.qkv_bias,
-                                                 "qk_norm", cfg.m.qk_norm));
+            json_object_update_new(mo, json_pack("{s:b, s:b, s:b}", "qkv_bias", cfg.m.qkv_bias,
+                                                 "qk_norm", cfg.m.qk_norm, "post_norms",
+                                                 cfg.m.post_norms));
         if (cfg.m.attn == HLX_ATTN_MLA)
             json_object_update_new(mo, json_pack("{s:i, s:i, s:i, s:i}", "q_lora_rank",
                                              cfg.m.q_lora_rank, "kv_lora_rank",
@@ -894,6 +907,9 @@ static int hlx_cmd_model_info(int argc, char **argv)
             printf("  q, k and v projections with biases\n");
         if (cfg.m.qk_norm)
             printf("  each q and k head RMS-normalised before RoPE (q_norm, k_norm)\n");
+        if (cfg.m.post_norms)
+            printf("  the attention's and the MLP's outputs RMS-normalised before each "
+                   "residual add (post_self_attn_layernorm, post_mlp_layernorm)\n");
         if (cfg.fused & HLX_HF_ROPE_PAIRS)
             printf("  q and k stored with RoPE pairs (2i, 2i+1), as the runtime rotates them\n");
         if (cfg.fused & HLX_HF_QKV_GROUPED)

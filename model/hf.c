@@ -124,38 +124,41 @@ static int hlx_cfg_absent(hlx_jdoc_t *doc, const char *key)
  * qk_norm: Qwen3's per-head q_norm and k_norm before RoPE; moe: routed experts (softmax
  * router) in place of the dense FFN, under DeepSeek's tensor names (HLX_HF_MOE_QWEN3;
  * HLX_HF_MOE_QWEN2 with a gated shared expert) or Mixtral's (block_sparse_moe, w1/w3/w2:
- * HLX_HF_MOE_MIXTRAL); rotary: 0 where every head rotates whole, else the default
- * partial_rotary_factor (Phi-3 1, GLM 0.5); eps: the class's rms_norm_eps default. */
+ * HLX_HF_MOE_MIXTRAL); post_norms: GLM-4-0414's norms of the attention's and the FFN's
+ * outputs (post_self_attn_layernorm, post_mlp_layernorm); rotary: 0 where every head
+ * rotates whole, else the default partial_rotary_factor (Phi-3 1, GLM 0.5); eps: the
+ * class's rms_norm_eps default. */
 #define HLX_HF_PHI3 (HLX_HF_FUSED_QKV | HLX_HF_FUSED_GU)
 #define HLX_HF_GLM  (HLX_HF_FUSED_GU | HLX_HF_ROPE_PAIRS)
 #define HLX_HF_INTERNLM2 HLX_HF_QKV_GROUPED
 static const struct {
     const char     *arch, *model_type;
     hlx_hf_family_t family;
-    int             fused, qkv_bias, qk_norm, moe;
+    int             fused, qkv_bias, qk_norm, moe, post_norms;
     double          rotary, eps;
 } hlx_hf_archs[] = {
-    { "LlamaForCausalLM", "llama", HLX_HF_DENSE, 0, 0, 0, 0, 0, 1e-6 },
-    { "MistralForCausalLM", "mistral", HLX_HF_DENSE, 0, 0, 0, 0, 0, 1e-6 },
-    { "Qwen2ForCausalLM", "qwen2", HLX_HF_DENSE, 0, 1, 0, 0, 0, 1e-6 },
-    { "Qwen3ForCausalLM", "qwen3", HLX_HF_DENSE, 0, 0, 1, 0, 0, 1e-6 },
-    { "Qwen2MoeForCausalLM", "qwen2_moe", HLX_HF_DENSE, 0, 1, 0, HLX_HF_MOE_QWEN2, 0, 1e-6 },
-    { "Qwen3MoeForCausalLM", "qwen3_moe", HLX_HF_DENSE, 0, 0, 1, HLX_HF_MOE_QWEN3, 0, 1e-6 },
-    { "MixtralForCausalLM", "mixtral", HLX_HF_DENSE, 0, 0, 0, HLX_HF_MOE_MIXTRAL, 0, 1e-5 },
-    { "Phi3ForCausalLM", "phi3", HLX_HF_DENSE, HLX_HF_PHI3, 0, 0, 0, 1.0, 1e-5 },
-    { "GlmForCausalLM", "glm", HLX_HF_DENSE, HLX_HF_GLM, 1, 0, 0, 0.5, 1.5625e-7 },
-    { "InternLM2ForCausalLM", "internlm2", HLX_HF_DENSE, HLX_HF_INTERNLM2, 0, 0, 0, 0, 1e-6 },
-    { "InternLM3ForCausalLM", "internlm3", HLX_HF_DENSE, 0, 0, 0, 0, 0, 1e-6 },
-    { "DeepseekV3ForCausalLM", "deepseek_v3", HLX_HF_MOE_MLA, 0, 0, 0, 0, 0, 1e-6 },
-    { "DeepseekV2ForCausalLM", "deepseek_v2", HLX_HF_MOE_MLA, 0, 0, 0, 0, 0, 1e-6 },
+    { "LlamaForCausalLM", "llama", HLX_HF_DENSE, 0, 0, 0, 0, 0, 0, 1e-6 },
+    { "MistralForCausalLM", "mistral", HLX_HF_DENSE, 0, 0, 0, 0, 0, 0, 1e-6 },
+    { "Qwen2ForCausalLM", "qwen2", HLX_HF_DENSE, 0, 1, 0, 0, 0, 0, 1e-6 },
+    { "Qwen3ForCausalLM", "qwen3", HLX_HF_DENSE, 0, 0, 1, 0, 0, 0, 1e-6 },
+    { "Qwen2MoeForCausalLM", "qwen2_moe", HLX_HF_DENSE, 0, 1, 0, HLX_HF_MOE_QWEN2, 0, 0, 1e-6 },
+    { "Qwen3MoeForCausalLM", "qwen3_moe", HLX_HF_DENSE, 0, 0, 1, HLX_HF_MOE_QWEN3, 0, 0, 1e-6 },
+    { "MixtralForCausalLM", "mixtral", HLX_HF_DENSE, 0, 0, 0, HLX_HF_MOE_MIXTRAL, 0, 0, 1e-5 },
+    { "Phi3ForCausalLM", "phi3", HLX_HF_DENSE, HLX_HF_PHI3, 0, 0, 0, 0, 1.0, 1e-5 },
+    { "GlmForCausalLM", "glm", HLX_HF_DENSE, HLX_HF_GLM, 1, 0, 0, 0, 0.5, 1.5625e-7 },
+    { "Glm4ForCausalLM", "glm4", HLX_HF_DENSE, HLX_HF_GLM, 1, 0, 0, 1, 0.5, 1.5625e-7 },
+    { "InternLM2ForCausalLM", "internlm2", HLX_HF_DENSE, HLX_HF_INTERNLM2, 0, 0, 0, 0, 0, 1e-6 },
+    { "InternLM3ForCausalLM", "internlm3", HLX_HF_DENSE, 0, 0, 0, 0, 0, 0, 1e-6 },
+    { "DeepseekV3ForCausalLM", "deepseek_v3", HLX_HF_MOE_MLA, 0, 0, 0, 0, 0, 0, 1e-6 },
+    { "DeepseekV2ForCausalLM", "deepseek_v2", HLX_HF_MOE_MLA, 0, 0, 0, 0, 0, 0, 1e-6 },
 };
 #define HLX_HF_NARCHS (sizeof(hlx_hf_archs) / sizeof(hlx_hf_archs[0]))
 
 #define HLX_HF_ARCH_LIST "LlamaForCausalLM, MistralForCausalLM, MixtralForCausalLM, " \
                          "Qwen2ForCausalLM, Qwen2MoeForCausalLM, Qwen3ForCausalLM, " \
                          "Qwen3MoeForCausalLM, Phi3ForCausalLM, GlmForCausalLM, " \
-                         "InternLM2ForCausalLM, InternLM3ForCausalLM, DeepseekV2ForCausalLM, " \
-                         "DeepseekV3ForCausalLM"
+                         "Glm4ForCausalLM, InternLM2ForCausalLM, InternLM3ForCausalLM, " \
+                         "DeepseekV2ForCausalLM, DeepseekV3ForCausalLM"
 
 /* c's row of hlx_hf_archs (set by hlx_cfg_family). */
 static size_t hlx_hf_arch_index(const hlx_hf_config_t *c)
@@ -193,6 +196,7 @@ static hlx_status_t hlx_cfg_family(hlx_jdoc_t *doc, hlx_hf_config_t *c)
             c->fused = hlx_hf_archs[i].fused;
             c->m.qkv_bias = hlx_hf_archs[i].qkv_bias;
             c->m.qk_norm = hlx_hf_archs[i].qk_norm;
+            c->m.post_norms = hlx_hf_archs[i].post_norms;
             c->moe_gqa = hlx_hf_archs[i].moe;
             snprintf(c->arch, sizeof(c->arch), "%s", hlx_hf_archs[i].arch);
             return HLX_OK;
@@ -201,7 +205,7 @@ static hlx_status_t hlx_cfg_family(hlx_jdoc_t *doc, hlx_hf_config_t *c)
     if (a == NULL)
         return hlx_jdoc_fail(doc, "/architectures", HLX_ERR_PARSE,
                              "missing, and model_type is not llama, mistral, mixtral, qwen2, "
-                             "qwen2_moe, qwen3, qwen3_moe, phi3, glm, internlm2, internlm3, "
+                             "qwen2_moe, qwen3, qwen3_moe, phi3, glm, glm4, internlm2, internlm3, "
                              "deepseek_v2 or deepseek_v3");
     return hlx_jdoc_fail(doc, "/architectures/0", HLX_ERR_PARSE,
                          "%.64s is not supported (" HLX_HF_ARCH_LIST ")",
@@ -950,15 +954,15 @@ static hlx_status_t hlx_cfg_dense(hlx_jdoc_t *doc, hlx_hf_config_t *c)
     m->rope_dim = m->head_dim;
     m->dense_layers = m->layers;
     if (hlx_hf_archs[hlx_hf_arch_index(c)].rotary == 0) {
-        /* only Phi-3's and GLM's attention rotate part of a head; the others would fail on
+        /* only Phi-3's and GLM's (4, 4-0414) attention rotate part of a head; the others fail on
          * it in transformers, or rotate the whole head */
         double f;
         const char *at;
         HLX_TRY(hlx_cfg_rotary_factor(doc, 1.0, &f, &at));
         if (f != 1.0)
             return hlx_jdoc_fail(doc, at, HLX_ERR_PARSE,
-                                 "%g is read for Phi3ForCausalLM and GlmForCausalLM only (%s "
-                                 "rotates whole heads)", f, c->arch);
+                                 "%g is read for Phi3ForCausalLM, GlmForCausalLM and "
+                                 "Glm4ForCausalLM only (%s rotates whole heads)", f, c->arch);
     }
     if (c->moe_gqa == HLX_HF_MOE_MIXTRAL)
         return hlx_cfg_mixtral(doc, c);
@@ -1528,6 +1532,14 @@ hlx_status_t hlx_hf_expect(const hlx_hf_config_t *c, hlx_hf_expect_t **list_p, s
         }
         HLX_ADD(hlx_elist_add(&l, dt, HLX_HFC_NORM, HLX_HFS_REPLICATED, H, 0, "%s",
                               hlx_hf_src_name(c, HLX_HFW_FFN_NORM, li, nm, sizeof(nm))));
+        if (m->post_norms) { /* GLM-4-0414: the attention's and the FFN's outputs */
+            HLX_ADD(hlx_elist_add(&l, dt, HLX_HFC_NORM, HLX_HFS_REPLICATED, H, 0, "%s",
+                                  hlx_hf_src_name(c, HLX_HFW_POST_ATTN_NORM, li, nm,
+                                                  sizeof(nm))));
+            HLX_ADD(hlx_elist_add(&l, dt, HLX_HFC_NORM, HLX_HFS_REPLICATED, H, 0, "%s",
+                                  hlx_hf_src_name(c, HLX_HFW_POST_FFN_NORM, li, nm,
+                                                  sizeof(nm))));
+        }
         if (!moe && (c->fused & HLX_HF_FUSED_GU)) {
             char n[128];
             snprintf(n, sizeof(n), "%smlp.gate_up_proj.weight", p);
@@ -1705,6 +1717,8 @@ void hlx_hf_weight_name(hlx_hf_weight_t w, int layer, char *name, size_t len)
         [HLX_HFW_BV - HLX_HFW_BQ] = "self_attn.v_proj.bias",
         [HLX_HFW_QNORM - HLX_HFW_BQ] = "self_attn.q_norm.weight",
         [HLX_HFW_KNORM - HLX_HFW_BQ] = "self_attn.k_norm.weight",
+        [HLX_HFW_POST_ATTN_NORM - HLX_HFW_BQ] = "post_self_attn_layernorm.weight",
+        [HLX_HFW_POST_FFN_NORM - HLX_HFW_BQ] = "post_mlp_layernorm.weight",
     };
 
     switch (w) {
@@ -1712,6 +1726,7 @@ void hlx_hf_weight_name(hlx_hf_weight_t w, int layer, char *name, size_t len)
     case HLX_HFW_FINAL_NORM: snprintf(name, len, "model.norm.weight"); break;
     case HLX_HFW_LMHEAD:     snprintf(name, len, "lm_head.weight"); break;
     case HLX_HFW_BQ: case HLX_HFW_BK: case HLX_HFW_BV: case HLX_HFW_QNORM: case HLX_HFW_KNORM:
+    case HLX_HFW_POST_ATTN_NORM: case HLX_HFW_POST_FFN_NORM:
         snprintf(name, len, "model.layers.%d.%s", layer, extra[w - HLX_HFW_BQ]);
         break;
     default:
@@ -1853,6 +1868,7 @@ void hlx_hf_weight_shape(const hlx_model_t *m, hlx_hf_weight_t w, int64_t *rows,
     *rows = H;
     switch (w) {
     case HLX_HFW_ATTN_NORM: case HLX_HFW_FFN_NORM: case HLX_HFW_FINAL_NORM:
+    case HLX_HFW_POST_ATTN_NORM: case HLX_HFW_POST_FFN_NORM:
         *rows = 1; *cols = H; break;
     case HLX_HFW_WQ:    *cols = Q * dk; break;
     case HLX_HFW_WK:    *cols = K * dk; break;
@@ -1890,6 +1906,7 @@ void hlx_hf_weight_map(const hlx_model_t *m, int layout, hlx_hf_weight_t w, int6
 
     switch (w) {
     case HLX_HFW_ATTN_NORM: case HLX_HFW_FFN_NORM: case HLX_HFW_FINAL_NORM: case HLX_HFW_EMBED:
+    case HLX_HFW_POST_ATTN_NORM: case HLX_HFW_POST_FFN_NORM:
         *hrow = row;
         *hcol = col;
         break;
@@ -1921,6 +1938,7 @@ void hlx_hf_weight_unmap(const hlx_model_t *m, int layout, hlx_hf_weight_t w, in
 
     switch (w) {
     case HLX_HFW_ATTN_NORM: case HLX_HFW_FFN_NORM: case HLX_HFW_FINAL_NORM: case HLX_HFW_EMBED:
+    case HLX_HFW_POST_ATTN_NORM: case HLX_HFW_POST_FFN_NORM:
         *row = hrow;
         *col = hcol;
         break;
@@ -1950,6 +1968,7 @@ int hlx_hf_weight_parse(const char *name, hlx_hf_weight_t *w_p, int *layer_p)
         HLX_HFW_ATTN_NORM, HLX_HFW_WQ, HLX_HFW_WK, HLX_HFW_WV, HLX_HFW_WO, HLX_HFW_FFN_NORM,
         HLX_HFW_WGATE, HLX_HFW_WUP, HLX_HFW_WDOWN, HLX_HFW_EMBED, HLX_HFW_FINAL_NORM,
         HLX_HFW_LMHEAD, HLX_HFW_BQ, HLX_HFW_BK, HLX_HFW_BV, HLX_HFW_QNORM, HLX_HFW_KNORM,
+        HLX_HFW_POST_ATTN_NORM, HLX_HFW_POST_FFN_NORM,
     };
     char buf[128];
     int layer = 0;

@@ -53,6 +53,9 @@ static const hlx_jfield_t hlx_model_fields[] = {
       "q, k and v projections add a bias (Qwen2; gqa)" },
     { "qk_norm", HLX_JT_BOOL, offsetof(hlx_model_raw_t, m.qk_norm), 0, 0, 1, 0,
       "RMSNorm of each query and key head before RoPE (Qwen3; gqa)" },
+    { "post_norms", HLX_JT_BOOL, offsetof(hlx_model_raw_t, m.post_norms), 0, 0, 1, 0,
+      "RMSNorm of the attention's and the FFN's outputs before the residual adds (GLM-4-0414; "
+      "gqa, dense)" },
     HLX_MF_STR("weight_dtype", weight_dtype, 0, "f32, bf16, fp8 or fp4"),
     HLX_MF_STR("kv_dtype", kv_dtype, 0, "f32, bf16, fp8 or fp4"),
     HLX_MF_INT(q_lora_rank, 0, 0, "MLA query compression rank (0: none)"),
@@ -398,6 +401,9 @@ static hlx_status_t hlx_model_validate(hlx_jdoc_t *doc, hlx_model_raw_t *r)
         if (m->qk_norm)
             return HLX_MFAIL("qk_norm", "only with \"attn\": \"gqa\" (MLA normalises its "
                              "latent rows, not its heads)");
+        if (m->post_norms)
+            return HLX_MFAIL("post_norms", "only with \"attn\": \"gqa\" and a dense FFN (no "
+                             "MLA model normalises its layer outputs)");
         if (hlx_has(root, "kv_heads") && m->kv_heads != 1)
             return HLX_MFAIL("kv_heads", "mla has one latent KV head, not %d", m->kv_heads);
         m->kv_heads = 1;
@@ -430,6 +436,9 @@ static hlx_status_t hlx_model_validate(hlx_jdoc_t *doc, hlx_model_raw_t *r)
                              m->layers);
         if (m->dense_layers > 0 && m->ffn == 0)
             return HLX_MFAIL("ffn", "dense_layers %d need a dense ffn size", m->dense_layers);
+        if (m->post_norms)
+            return HLX_MFAIL("post_norms", "only with a dense FFN (\"experts\": 0): the MoE "
+                             "layers do not normalise their output");
         if (m->shared_gate && m->shared_experts == 0)
             return HLX_MFAIL("shared_expert_gate", "gates the shared experts' output: needs "
                              "\"shared_experts\" > 0");
@@ -577,7 +586,7 @@ static uint64_t hlx_model_mix_double(uint64_t h, double d)
     return hlx_model_mix(h, bits);
 }
 
-/* A new field of hlx_model_t changes its size (8488 bytes on LP64 with the 46 fields
+/* A new field of hlx_model_t changes its size (8488 bytes on LP64 with the 47 fields
  * hashed below): add it to hlx_model_hash, then update this size. */
 _Static_assert(sizeof(hlx_model_t) == 8488 || sizeof(void *) != 8,
                "hlx_model_t changed: hash the new field in hlx_model_hash()");
@@ -593,6 +602,7 @@ uint64_t hlx_model_hash(const hlx_model_t *m)
         m->dense_layers, m->moe_scoring,  m->norm_topk_prob,   m->n_group,
         m->topk_group,   m->rope_kind,    m->rope_orig_ctx,  m->rope_long,
         m->qkv_bias,     m->qk_norm,      m->moe_group_score, m->shared_gate,
+        m->post_norms,
     };
     uint64_t h = 0x68656c69786d6f64ull; /* "helixmod" */
     size_t i;
@@ -661,7 +671,8 @@ double hlx_model_params(const hlx_model_t *m)
     int moe_layers = m->layers - m->dense_layers;
 
     /* Input embedding and an untied output head; norms are negligible but counted. */
-    return 2.0 * m->vocab * H + m->layers * (attn + 2.0 * H) + m->dense_layers * dense_ffn +
+    return 2.0 * m->vocab * H + m->layers * (attn + (m->post_norms ? 4.0 : 2.0) * H) +
+           m->dense_layers * dense_ffn +
            moe_layers * moe_ffn + H;
 }
 

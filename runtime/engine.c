@@ -238,7 +238,9 @@ static hlx_status_t hlx_engine_build(hlx_engine_t *eng)
         if ((m->qkv_bias &&
              (W->bqkv = hlx_be_zalloc(eng, (size_t)eng->qkv_cols, sizeof(float))) == NULL) ||
             (m->qk_norm &&
-             (W->qknorm = hlx_be_zalloc(eng, (size_t)(2 * dk), sizeof(float))) == NULL))
+             (W->qknorm = hlx_be_zalloc(eng, (size_t)(2 * dk), sizeof(float))) == NULL) ||
+            (m->post_norms &&
+             (W->post_norm = hlx_be_zalloc(eng, (size_t)(2 * H), sizeof(float))) == NULL))
             return HLX_ERR_NOMEM;
         if (eng->be.ops->mem_alloc(&eng->be, shards * ke * eng->kv_esize, 1, &W->kc) != HLX_OK ||
             (ve > 0 && eng->be.ops->mem_alloc(&eng->be, shards * ve * eng->kv_esize, 1,
@@ -248,6 +250,10 @@ static hlx_status_t hlx_engine_build(hlx_engine_t *eng)
          * visible (host memory, or managed memory on a device). */
         HLX_WREAD(HLX_HFW_ATTN_NORM, 0, 1, 0, H, W->attn_norm, HLX_DTYPE_F32, H);
         HLX_WREAD(HLX_HFW_FFN_NORM, 0, 1, 0, H, W->ffn_norm, HLX_DTYPE_F32, H);
+        if (W->post_norm != NULL) {
+            HLX_WREAD(HLX_HFW_POST_ATTN_NORM, 0, 1, 0, H, W->post_norm, HLX_DTYPE_F32, H);
+            HLX_WREAD(HLX_HFW_POST_FFN_NORM, 0, 1, 0, H, W->post_norm + H, HLX_DTYPE_F32, H);
+        }
         if (m->attn == HLX_ATTN_GQA) { /* MLA's projections: hlx_mla_create */
             HLX_WREAD(HLX_HFW_WQ, 0, H, (int64_t)L->q_first * dk, (int64_t)L->q_local * dk,
                       W->wqkv, eng->w_dtype, eng->qkv_cols);
@@ -1146,7 +1152,7 @@ void hlx_engine_destroy(hlx_engine_t *eng)
         hlx_be_free(eng, W->attn_norm); hlx_be_free(eng, W->ffn_norm);
         hlx_be_free(eng, W->wqkv); hlx_be_free(eng, W->wo);
         hlx_be_free(eng, W->wgu); hlx_be_free(eng, W->wdown);
-        hlx_be_free(eng, W->bqkv); hlx_be_free(eng, W->qknorm);
+        hlx_be_free(eng, W->bqkv); hlx_be_free(eng, W->qknorm); hlx_be_free(eng, W->post_norm);
         if (W->kc)
             eng->be.ops->mem_free(&eng->be, W->kc, 1);
         if (W->vc)

@@ -27,6 +27,8 @@ typedef struct hlx_layer_w {
     void  *wqkv;                 /* [H][qkv_cols]: Q heads of the TPA shard, then K, V */
     float *bqkv;                 /* [qkv_cols]: their biases (qkv_bias; else NULL) */
     float *qknorm;               /* [2][dk]: q_norm, then k_norm weights (qk_norm; else NULL) */
+    float *post_norm;            /* [2][H]: the attention's, then the FFN's output norm
+                                    weights (post_norms; else NULL) */
     void  *wo;                   /* [q_slice * dv][H]: rows of this rank's head slice */
     void  *wgu;                  /* [H][2 * ffn_count]: gate columns, then up columns */
     void  *wdown;                /* [ffn_count][H] */
@@ -213,6 +215,10 @@ hlx_status_t hlx_phase_a2a(hlx_engine_t *eng, int b0, int b1); /* blocking */
 hlx_status_t hlx_phase_merge(hlx_engine_t *eng, int l);
 hlx_status_t hlx_phase_oproj(hlx_engine_t *eng, int l);
 hlx_status_t hlx_phase_allreduce(hlx_engine_t *eng, int l, hlx_phase_id_t ph);
+/* post_norms: rows rows of y, layer l's summed attention output (ffn 0) or FFN output
+ * (ffn 1), through that output's RMSNorm before the residual add. Nothing for a model
+ * without them. Decode and prefill alike. */
+hlx_status_t hlx_phase_post_norm(hlx_engine_t *eng, int l, float *y, int rows, int ffn);
 hlx_status_t hlx_phase_ffn(hlx_engine_t *eng, int l);
 hlx_status_t hlx_phase_head(hlx_engine_t *eng);
 

@@ -405,6 +405,17 @@ static hlx_status_t hlx_phase_allgather_staged(hlx_engine_t *eng, size_t bytes)
     return st;
 }
 
+hlx_status_t hlx_phase_post_norm(hlx_engine_t *eng, int l, float *y, int rows, int ffn)
+{
+    const float *w = eng->layers[l].post_norm;
+
+    /* of the whole sum: every rank normalises the same all-reduced rows */
+    if (w == NULL)
+        return HLX_OK;
+    return HLX_BE(eng, rmsnorm, y, y, w + (ffn ? eng->m.hidden : 0), rows, eng->m.hidden,
+                  (float)eng->m.norm_eps);
+}
+
 /* Sums the partial outputs y of all N ranks (TP = N) and adds them to the residual x. */
 hlx_status_t hlx_phase_allreduce(hlx_engine_t *eng, int l, hlx_phase_id_t ph)
 {
@@ -419,6 +430,8 @@ hlx_status_t hlx_phase_allreduce(hlx_engine_t *eng, int l, hlx_phase_id_t ph)
         else if ((st = HLX_BE_SYNC(eng)) == HLX_OK)
             st = hlx_comm_allreduce_sum_f32(eng->world, eng->y, n);
     });
+    if (st == HLX_OK)
+        st = hlx_phase_post_norm(eng, l, eng->y, eng->cfg.batch, ph == HLX_PHASE_FFN_AR);
     if (st == HLX_OK)
         st = HLX_BE(eng, add, eng->x, eng->y, n);
     if (st == HLX_OK)

@@ -299,6 +299,8 @@ static hlx_status_t hlx_prefill_merge_oproj(hlx_engine_t *eng, hlx_prefill_t *p,
     if (st == HLX_OK)
         st = hlx_comm_allreduce_sum_f32(eng->world, p->y, n);
     if (st == HLX_OK)
+        st = hlx_phase_post_norm(eng, l, p->y, R, 0);
+    if (st == HLX_OK)
         st = HLX_BE(eng, add, p->x, p->y, n);
     return st;
 }
@@ -325,6 +327,8 @@ static hlx_status_t hlx_prefill_ffn(hlx_engine_t *eng, hlx_prefill_t *p, int l, 
     }
     if (st == HLX_OK)
         st = hlx_comm_allreduce_sum_f32(eng->world, p->y, n);
+    if (st == HLX_OK)
+        st = hlx_phase_post_norm(eng, l, p->y, R, 1);
     if (st == HLX_OK)
         st = HLX_BE(eng, add, p->x, p->y, n);
     if (st == HLX_OK)

@@ -15,6 +15,7 @@ typedef struct {
     double *attn_norm, *wq, *wk, *wv, *wo, *ffn_norm, *wgate, *wup, *wdown;
     double *bq, *bk, *bv;  /* qkv_bias */
     double *qnorm, *knorm; /* qk_norm */
+    double *post_attn_norm, *post_ffn_norm; /* post_norms */
 } hlx_ref_layer_t;
 
 struct hlx_ref {
@@ -153,6 +154,10 @@ hlx_status_t hlx_ref_create_ckpt(const hlx_model_t *m, hlx_dtype_t kv_dtype, int
         }
         L->wo        = hlx_ref_tensor(&ref->ws, HLX_HFW_WO, l);
         L->ffn_norm  = hlx_ref_tensor(&ref->ws, HLX_HFW_FFN_NORM, l);
+        if (m->post_norms &&
+            (!(L->post_attn_norm = hlx_ref_tensor(&ref->ws, HLX_HFW_POST_ATTN_NORM, l)) ||
+             !(L->post_ffn_norm = hlx_ref_tensor(&ref->ws, HLX_HFW_POST_FFN_NORM, l))))
+            goto err_free;
         if (l < m->dense_layers) { /* MoE layers: reference_moe.c */
             L->wgate = hlx_ref_tensor(&ref->ws, HLX_HFW_WGATE, l);
             L->wup   = hlx_ref_tensor(&ref->ws, HLX_HFW_WUP, l);
@@ -333,6 +338,8 @@ hlx_status_t hlx_ref_step(hlx_ref_t *ref, double *hidden, double *logits, int *n
             }
 attn_out:
             hlx_ref_matvec(y, o, L->wo, Q * dv, H);
+            if (L->post_attn_norm != NULL)
+                hlx_ref_rmsnorm(y, y, L->post_attn_norm, H, m->norm_eps);
             for (e = 0; e < H; e++)
                 x[e] += y[e];
             hlx_ref_rmsnorm(hn, x, L->ffn_norm, H, m->norm_eps);
@@ -345,6 +352,8 @@ attn_out:
                     act[e] = gate[e] / (1.0 + exp(-gate[e])) * up[e];
                 hlx_ref_matvec(y, act, L->wdown, F, H);
             }
+            if (L->post_ffn_norm != NULL)
+                hlx_ref_rmsnorm(y, y, L->post_ffn_norm, H, m->norm_eps);
             for (e = 0; e < H; e++)
                 x[e] += y[e];
         }
@@ -408,6 +417,7 @@ void hlx_ref_destroy(hlx_ref_t *ref)
         free(L->attn_norm); free(L->wq); free(L->wk); free(L->wv); free(L->wo);
         free(L->ffn_norm); free(L->wgate); free(L->wup); free(L->wdown);
         free(L->bq); free(L->bk); free(L->bv); free(L->qnorm); free(L->knorm);
+        free(L->post_attn_norm); free(L->post_ffn_norm);
     }
     free(ref->layers);
     free(ref->embed);

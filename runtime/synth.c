@@ -21,6 +21,8 @@ float hlx_synth_weight(const hlx_model_t *m, uint64_t key, hlx_tensor_t t, int64
         break;
     case HLX_T_QNORM:
     case HLX_T_KNORM: /* wider than the layer norms: a wrong head or element shows */
+    case HLX_T_POST_ATTN_NORM:
+    case HLX_T_POST_FFN_NORM:
         v = 1.0f + 0.5f * u;
         break;
     case HLX_T_BQ:

@@ -279,7 +279,9 @@ typedef enum hlx_hf_weight {
     HLX_HFW_BK         = 16, /* [1][K*dk]  k_proj.bias */
     HLX_HFW_BV         = 17, /* [1][K*dv]  v_proj.bias */
     HLX_HFW_QNORM      = 18, /* [1][dk]    q_norm.weight (Qwen3), every query head */
-    HLX_HFW_KNORM      = 19  /* [1][dk]    k_norm.weight, every key head */
+    HLX_HFW_KNORM      = 19, /* [1][dk]    k_norm.weight, every key head */
+    HLX_HFW_POST_ATTN_NORM = 20, /* [1][H] post_self_attn_layernorm.weight (post_norms) */
+    HLX_HFW_POST_FFN_NORM  = 21  /* [1][H] post_mlp_layernorm.weight */
 } hlx_hf_weight_t;
 
 /* Checkpoint name of runtime weight w of layer (layer ignored for global ones), in Llama's

@@ -29,6 +29,8 @@ typedef enum hlx_tensor {
     HLX_T_BV,            /* [K*dv] */
     HLX_T_QNORM,         /* [dk] per-head q norm weights (qk_norm) */
     HLX_T_KNORM,         /* [dk] */
+    HLX_T_POST_ATTN_NORM, /* [H] norm of the attention's output (post_norms) */
+    HLX_T_POST_FFN_NORM, /* [H] norm of the FFN's output */
     HLX_T_COUNT
 } hlx_tensor_t;
 

@@ -524,7 +524,7 @@ static void test_rope_parameters(void **state)
     set_key("rp", "rope_parameters", json_pack("{s:s, s:f}", "rope_type", "default",
                                                "partial_rotary_factor", 0.5));
     expect_config("rp", HLX_ERR_PARSE, "partial_rotary_factor: 0.5 is read for "
-                  "Phi3ForCausalLM and GlmForCausalLM only");
+                  "Phi3ForCausalLM, GlmForCausalLM and Glm4ForCausalLM only");
     /* Gemma's per-layer-type sets; not an object */
     set_key("rp", "rope_parameters", json_pack("{s:{s:s}, s:{s:s}}", "full_attention",
                                                "rope_type", "default", "sliding_attention",
@@ -911,8 +911,8 @@ static void test_qwen(void **state)
     /* partial_rotary_factor is Phi-3's alone */
     set_key("q2", "partial_rotary_factor", json_real(0.5));
     expect_config("q2", HLX_ERR_PARSE, "partial_rotary_factor: 0.5 is read for "
-                  "Phi3ForCausalLM and GlmForCausalLM only (Qwen2ForCausalLM rotates whole "
-                  "heads)");
+                  "Phi3ForCausalLM, GlmForCausalLM and Glm4ForCausalLM only (Qwen2ForCausalLM "
+                  "rotates whole heads)");
     set_key("q2", "partial_rotary_factor", json_real(1.0));
     expect_config("q2", HLX_OK, NULL);
     /* hidden_act holds for every dense family (Qwen2's default is silu too) */
@@ -935,6 +935,10 @@ static void test_qwen(void **state)
     /* synth --model: a model with biases or head norms needs the family that holds them */
     refused("has qkv_bias, which LlamaForCausalLM does not hold; give --family qwen2", NULL,
             "model synth --family dense --model %s/tests/model/data/gqa_extras.json "
+            "--out %s/never", HLX_SOURCE_ROOT, g_tmp);
+    assert_false(exists("never"));
+    refused("has post_norms, which LlamaForCausalLM does not hold (--family glm4 writes them",
+            NULL, "model synth --family dense --model %s/tests/model/data/post_norms.json "
             "--out %s/never", HLX_SOURCE_ROOT, g_tmp);
     assert_false(exists("never"));
 }
@@ -1100,6 +1104,41 @@ static void test_glm(void **state)
                   "rotated elements per head, not a whole number");
     set_key("glm", "partial_rotary_factor", json_real(0.5));
     expect_config("glm", HLX_OK, NULL);
+}
+
+/* Glm4ForCausalLM (GLM-4-0414): GLM's layout and defaults plus the two output norms. */
+static void test_glm4(void **state)
+{
+    char dir[512], err[1024];
+    hlx_hf_config_t cfg;
+    hlx_hf_weight_t w;
+    int layer;
+
+    (void)state;
+    synth_cfg("glm4", "--family glm4 --shards 1", "Glm4ForCausalLM", dir, sizeof(dir), &cfg);
+    assert_int_equal(cfg.fused, HLX_HF_FUSED_GU | HLX_HF_ROPE_PAIRS);
+    assert_true(cfg.m.qkv_bias && !cfg.m.qk_norm && cfg.m.post_norms);
+    assert_int_equal(cfg.m.rope_dim, 16);
+    ckpt_variant("glm4", "glm4ok", NULL, NULL, NULL, 0, NULL);
+    ckpt_variant("glm4", "glm4nopost", "model.layers.1.post_mlp_layernorm.weight", NULL, NULL,
+                 0, "tensor model.layers.1.post_mlp_layernorm.weight is missing");
+    /* each norm is its own runtime weight, and only these two names are */
+    assert_int_equal(hlx_hf_weight_parse("model.layers.3.post_self_attn_layernorm.weight", &w,
+                                         &layer), 0);
+    assert_true(w == HLX_HFW_POST_ATTN_NORM && layer == 3);
+    assert_int_equal(hlx_hf_weight_parse("model.layers.0.post_mlp_layernorm.weight", &w,
+                                         &layer), 0);
+    assert_true(w == HLX_HFW_POST_FFN_NORM && layer == 0);
+    /* GLM (-hf) holds none: there they are left over */
+    set_key("glm4", "architectures", json_pack("[s]", "GlmForCausalLM"));
+    assert_int_equal(hlx_hf_config_load(dir, &cfg, err, sizeof(err)), HLX_OK);
+    assert_false(cfg.m.post_norms);
+    refused("layernorm.weight is not part of a GlmForCausalLM", NULL,
+            "model info %s", dir);
+    set_key("glm4", "architectures", NULL);
+    set_key("glm4", "model_type", json_string("glm4"));
+    assert_int_equal(hlx_hf_config_load(dir, &cfg, err, sizeof(err)), HLX_OK);
+    assert_true(cfg.m.post_norms && !strcmp(cfg.arch, "Glm4ForCausalLM"));
 }
 
 /* InternLM2ForCausalLM: its names, one wqkv grouped by KV head, "bias" (InternLM2Config:
@@ -1514,6 +1553,7 @@ int main(int argc, char **argv)
         cmocka_unit_test(test_qwen3_moe),
         cmocka_unit_test(test_qwen2_moe),
         cmocka_unit_test(test_glm),
+        cmocka_unit_test(test_glm4),
         cmocka_unit_test(test_rope_parameters),
         cmocka_unit_test(test_internlm2),
         cmocka_unit_test(test_internlm3),

@@ -230,10 +230,16 @@ static void test_errors(void **state)
     expect_error("sgate_unshared.json", HLX_ERR_PARSE,
                  "sgate_unshared.json:4:3: shared_expert_gate: gates the shared experts' "
                  "output: needs \"shared_experts\" > 0");
+    expect_error("post_norms_moe.json", HLX_ERR_PARSE,
+                 "post_norms_moe.json:4:3: post_norms: only with a dense FFN");
+    expect_error("post_norms_mla.json", HLX_ERR_PARSE,
+                 "post_norms_mla.json:4:3: post_norms: only with \"attn\": \"gqa\" and a "
+                 "dense FFN");
 }
 
-/* qkv_bias and qk_norm (Qwen2, Qwen3): read from a model file, off by default, and counted
- * in the parameters: Q*d + 2*K*d biases and 2*d norm weights per layer. */
+/* qkv_bias, qk_norm and post_norms (Qwen2, Qwen3, GLM-4-0414): read from a model file, off
+ * by default, and counted in the parameters: Q*d + 2*K*d biases, 2*d head norm weights and
+ * 2*H output norm weights per layer. */
 static void test_gqa_extras(void **state)
 {
     char path[1024], err[1024];
@@ -244,14 +250,23 @@ static void test_gqa_extras(void **state)
     assert_int_equal(hlx_model_load(path, &m, err, sizeof(err)), HLX_OK);
     assert_int_equal(m.qkv_bias, 1);
     assert_int_equal(m.qk_norm, 1);
+    assert_int_equal(m.post_norms, 0);
     plain = m;
     plain.qkv_bias = plain.qk_norm = 0;
     assert_true(hlx_model_params(&m) - hlx_model_params(&plain) ==
                 3.0 * (4 * 16 + 2 * 2 * 16 + 2 * 16));
     assert_true(hlx_model_hash(&m) != hlx_model_hash(&plain));
+    snprintf(path, sizeof(path), "%s/post_norms.json", g_data);
+    assert_int_equal(hlx_model_load(path, &m, err, sizeof(err)), HLX_OK);
+    assert_int_equal(m.post_norms, 1);
+    plain = m;
+    plain.post_norms = 0;
+    assert_true(hlx_model_params(&m) - hlx_model_params(&plain) == 3.0 * 2 * 64);
+    assert_true(hlx_model_hash(&m) != hlx_model_hash(&plain));
     assert_int_equal(hlx_model_load("tiny", &m, err, sizeof(err)), HLX_OK);
     assert_int_equal(m.qkv_bias, 0);
     assert_int_equal(m.qk_norm, 0);
+    assert_int_equal(m.post_norms, 0);
     /* Qwen2-MoE's shared expert gate: H weights per MoE layer */
     m.experts = 8;
     m.top_k = 2;

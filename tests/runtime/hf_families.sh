@@ -1,7 +1,7 @@
 #!/usr/bin/env bash
 # Hugging Face checkpoints of every family (Llama, Phi-3, GLM with RoPE in pairs over half
-# of each head, InternLM2 with q, k, v in one tensor grouped by KV head, Qwen2 with its q, k,
-# v biases,
+# of each head, GLM-4-0414 with its norms of the attention's and MLP's outputs, InternLM2
+# with q, k, v in one tensor grouped by KV head, Qwen2 with its q, k, v biases,
 # Qwen3 with its per-head q/k norms, Qwen3-MoE and Mixtral with routed experts, Qwen2-MoE
 # with them and a sigmoid-gated shared expert, DeepSeek-V3
 # and V2 with MLA and their gates) decode as the models' own code would: hf_forward.py
@@ -37,7 +37,8 @@ both_decode() {
 # 1. against the independent forward: 12 prompt tokens, 6 decoded
 echo "3 77 501 9 13 200 7 1 300 42 65 128" >"$dir/prompt"
 declare -A first
-for fam in dense phi3 glm internlm2 qwen2 qwen3 qwen2-moe qwen3-moe mixtral moe-mla deepseek-v2; do
+for fam in dense phi3 glm glm4 internlm2 qwen2 qwen3 qwen2-moe qwen3-moe mixtral moe-mla \
+    deepseek-v2; do
     # qwen2-moe: seed 1, where the shared expert's gate changes the tokens (at 11 it does not)
     seed=11
     [ $fam = qwen2-moe ] && seed=1
@@ -184,6 +185,9 @@ for fam in qwen2 qwen3 glm; do
     [ "${first[$fam]-a}" != "${first[dense]-a}" ] ||
         { echo "FAIL: $fam decodes as dense: its additions did nothing"; fail=1; }
 done
+# GLM-4-0414 holds glm's weights plus its two output norms
+[ "${first[glm4]-a}" != "${first[glm]-a}" ] ||
+    { echo "FAIL: glm4 decodes as glm: its output norms did nothing"; fail=1; }
 [ "${first[internlm2]-a}" = "${first[dense]-b}" ] ||
     { echo "FAIL: internlm2 decodes otherwise than the dense weights it holds"; fail=1; }
 
@@ -191,7 +195,7 @@ done
 # checked against the fp64 reference
 args=(--steps 4 --batch 3 --prompt-ids "$data/prompt3.txt" --prefill-chunk 8 --context 40
       --check --json --timeout 60)
-for fam in qwen2 qwen3 phi3 glm internlm2 qwen2-moe qwen3-moe mixtral; do
+for fam in qwen2 qwen3 phi3 glm glm4 internlm2 qwen2-moe qwen3-moe mixtral; do
     ck=$dir/$fam-bf16
     "$helix" decode --model "$ck" "${args[@]}" >"$dir/$fam.1" 2>"$dir/err" ||
         { echo "FAIL: $fam, 1 rank: $(cat "$dir/err")"; fail=1; continue; }

@@ -1,7 +1,8 @@
 #!/usr/bin/env python3
 # An independent float64 reference of the Hugging Face transformers forward pass for Llama,
-# Mistral, Mixtral, Qwen2, Qwen2-MoE, Qwen3, Qwen3-MoE, Phi-3, GLM, InternLM2/3 and
-# DeepSeek-V2/V3 (MLA, the modeling code's own layout) checkpoints (config.json + safetensors), with transformers' RoPE
+# Mistral, Mixtral, Qwen2, Qwen2-MoE, Qwen3, Qwen3-MoE, Phi-3, GLM, GLM-4-0414, InternLM2/3
+# and DeepSeek-V2/V3 (MLA, the modeling code's own layout) checkpoints (config.json +
+# safetensors), with transformers' RoPE
 # scalings (linear, llama3, yarn, longrope, dynamic; DeepSeek's own yarn) and DeepSeek-V3's
 # block-scaled fp8 weights,
 # standard library only and sharing nothing with helix; the decode tests compare
@@ -30,8 +31,12 @@ from array import array
 ARCHITECTURES = ("LlamaForCausalLM", "MistralForCausalLM", "MixtralForCausalLM",
                  "Qwen2ForCausalLM", "Qwen2MoeForCausalLM", "Qwen3ForCausalLM",
                  "Qwen3MoeForCausalLM",
-                 "Phi3ForCausalLM", "GlmForCausalLM", "InternLM2ForCausalLM",
-                 "InternLM3ForCausalLM", "DeepseekV2ForCausalLM", "DeepseekV3ForCausalLM")
+                 "Phi3ForCausalLM", "GlmForCausalLM", "Glm4ForCausalLM",
+                 "InternLM2ForCausalLM", "InternLM3ForCausalLM", "DeepseekV2ForCausalLM",
+                 "DeepseekV3ForCausalLM")
+# GLM-4 (-hf) and GLM-4-0414: GlmConfig's and Glm4Config's defaults are the same; Glm4 adds
+# a norm of the attention's and of the MLP's output before each residual add
+GLM = ("GlmForCausalLM", "Glm4ForCausalLM")
 DEEPSEEK = ("DeepseekV2ForCausalLM", "DeepseekV3ForCausalLM")
 QK_NORM = ("Qwen3ForCausalLM", "Qwen3MoeForCausalLM")
 
@@ -278,7 +283,7 @@ class Config:
         # the configs' defaults: MistralConfig and MixtralConfig 8 KV heads, GlmConfig 2 of
         # 128, LlamaConfig all
         mixtral = self.arch == "MixtralForCausalLM"
-        glm = self.arch == "GlmForCausalLM"
+        glm = self.arch in GLM
         self.K = integer("num_key_value_heads",
                          8 if self.arch in ("MistralForCausalLM", "MixtralForCausalLM")
                          else 2 if glm else self.Q)
@@ -378,7 +383,7 @@ class Config:
         # GlmForCausalLM: q, k and v biases by attention_bias (GlmConfig: true), RoPE over
         # the first half of each head (0.5) in pairs (2i, 2i+1), gate_up_proj fused
         self.glm_bias = glm and c.get("attention_bias", True) is not False
-        if self.arch in ("Phi3ForCausalLM", "GlmForCausalLM"):
+        if self.arch in ("Phi3ForCausalLM",) + GLM:
             factor = number("partial_rotary_factor", 0.5 if glm else 1.0)
             self.rotary = int(self.d * factor)
             if not 0 < self.rotary <= self.d:
@@ -689,7 +694,7 @@ class Model(Decoder):
                 continue
             L.input_norm = ck.vector(p + "input_layernorm.weight", H)
             L.post_norm = ck.vector(p + "post_attention_layernorm.weight", H)
-            if cfg.arch == "GlmForCausalLM":
+            if cfg.arch in GLM:
                 L.wq = ck.matrix(p + "self_attn.q_proj.weight", Q * d, H)
                 L.wk = ck.matrix(p + "self_attn.k_proj.weight", K * d, H)
                 L.wv = ck.matrix(p + "self_attn.v_proj.weight", K * d, H)
@@ -734,6 +739,10 @@ class Model(Decoder):
                 L.bq = ck.vector(p + "self_attn.q_proj.bias", Q * d)
                 L.bk = ck.vector(p + "self_attn.k_proj.bias", K * d)
                 L.bv = ck.vector(p + "self_attn.v_proj.bias", K * d)
+            L.out_norm = L.mlp_out_norm = None
+            if cfg.arch == "Glm4ForCausalLM":
+                L.out_norm = ck.vector(p + "post_self_attn_layernorm.weight", H)
+                L.mlp_out_norm = ck.vector(p + "post_mlp_layernorm.weight", H)
             L.q_norm = L.k_norm = None
             if cfg.arch in QK_NORM:
                 L.q_norm = ck.vector(p + "self_attn.q_norm.weight", d)
@@ -763,6 +772,7 @@ class Model(Decoder):
         L.wup = ck.matrix(p + "feed_forward.w3.weight", F, H)
         L.wdown = ck.matrix(p + "feed_forward.w2.weight", H, F)
         L.router = L.shared = L.bq = L.bk = L.bv = L.q_norm = L.k_norm = None
+        L.out_norm = L.mlp_out_norm = None
         L.keys, L.values = [], []
 
     def rope_params(self, cfg):
@@ -855,7 +865,7 @@ class Model(Decoder):
         pairs (2i, 2i+1) instead (its rotate_half interleaves, cos and sin repeated)."""
         half = len(cos)
         out = list(head)
-        if self.cfg.arch == "GlmForCausalLM":
+        if self.cfg.arch in GLM:
             for i in range(half):
                 a, b = head[2 * i], head[2 * i + 1]
                 out[2 * i] = a * cos[i] - b * sin[i]
@@ -924,12 +934,15 @@ class Model(Decoder):
                 g = j // group
                 attn.extend(attend(qh[j], [ks[g] for ks in L.keys], [vs[g] for vs in L.values],
                                    scale))
-            x = add(x, matvec(L.wo, attn))
+            o = matvec(L.wo, attn)
+            if L.out_norm is not None:
+                o = rmsnorm(o, L.out_norm, eps)
+            x = add(x, o)
             h = rmsnorm(x, L.post_norm, eps)
-            if L.router is None:
-                x = add(x, self.mlp(L.wgate, L.wup, L.wdown, h))
-            else:
-                x = add(x, self.moe(L, h))
+            y = self.mlp(L.wgate, L.wup, L.wdown, h) if L.router is None else self.moe(L, h)
+            if L.mlp_out_norm is not None:
+                y = rmsnorm(y, L.mlp_out_norm, eps)
+            x = add(x, y)
         return self.head(x, want_logits)
 
 

@@ -64,6 +64,9 @@ typedef struct hlx_model {
      * query and key head before RoPE, weights of head_dim shared by the heads) */
     int             qkv_bias;     /* q, k and v projections add a bias */
     int             qk_norm;      /* per-head RMSNorm of q and k (norm_eps) before RoPE */
+    int             post_norms;   /* an RMSNorm of the attention's output and of the FFN's
+                                     (weights [H] each, norm_eps) before each is added to the
+                                     residual: GLM-4-0414's "sandwich" norms; gqa, dense */
     hlx_dtype_t     weight_dtype;
     hlx_dtype_t     kv_dtype;
     /* MLA (attn == HLX_ATTN_MLA) */
