@@ -305,6 +305,13 @@ static int hlx_synth_model(hlx_hf_config_t *c, const char *name, int layers)
                 "hold (--family glm4 writes them, in its own shapes)\n", name, c->arch);
         return -1;
     }
+    /* Phi-3's config windows every layer; Llama's has no window */
+    if (m.sliding_window > 0 && (!(c->fused & HLX_HF_FUSED_QKV) || m.sliding_pattern != 0)) {
+        fprintf(stderr, "helix model synth: --model %s: has sliding_window%s, which %s does "
+                "not hold (--family phi3 writes a window on every layer)\n", name,
+                m.sliding_pattern != 0 ? " with a sliding_pattern" : "", c->arch);
+        return -1;
+    }
     if ((m.qkv_bias && !c->m.qkv_bias) || (m.qk_norm && !c->m.qk_norm)) {
         fprintf(stderr, "helix model synth: --model %s: has %s, which %s does not hold; give "
                 "--family %s\n", name, m.qkv_bias ? "qkv_bias" : "qk_norm", c->arch,
@@ -848,9 +855,10 @@ static int hlx_cmd_model_info(int argc, char **argv)
                        cfg.m.kv_heads, "head_dim", cfg.m.head_dim, "v_head_dim", cfg.m.v_head_dim,
                        "ffn", cfg.m.ffn, "vocab", cfg.m.vocab);
         if (cfg.m.attn == HLX_ATTN_GQA)
-            json_object_update_new(mo, json_pack("{s:b, s:b, s:b}", "qkv_bias", cfg.m.qkv_bias,
-                                                 "qk_norm", cfg.m.qk_norm, "post_norms",
-                                                 cfg.m.post_norms));
+            json_object_update_new(mo, json_pack("{s:b, s:b, s:b, s:i}", "qkv_bias",
+                                                 cfg.m.qkv_bias, "qk_norm", cfg.m.qk_norm,
+                                                 "post_norms", cfg.m.post_norms,
+                                                 "sliding_window", cfg.m.sliding_window));
         if (cfg.m.attn == HLX_ATTN_MLA)
             json_object_update_new(mo, json_pack("{s:i, s:i, s:i, s:i}", "q_lora_rank",
                                              cfg.m.q_lora_rank, "kv_lora_rank",
@@ -910,6 +918,9 @@ static int hlx_cmd_model_info(int argc, char **argv)
         if (cfg.m.post_norms)
             printf("  the attention's and the MLP's outputs RMS-normalised before each "
                    "residual add (post_self_attn_layernorm, post_mlp_layernorm)\n");
+        if (cfg.m.sliding_window > 0)
+            printf("  sliding-window attention on every layer: a query attends to its last "
+                   "%d positions, itself included\n", cfg.m.sliding_window);
         if (cfg.fused & HLX_HF_ROPE_PAIRS)
             printf("  q and k stored with RoPE pairs (2i, 2i+1), as the runtime rotates them\n");
         if (cfg.fused & HLX_HF_QKV_GROUPED)

@@ -9,6 +9,7 @@
 
 #include <errno.h>
 #include <jansson.h>
+#include <limits.h>
 #include <math.h>
 #include <stdarg.h>
 #include <stdio.h>
@@ -630,19 +631,22 @@ static hlx_status_t hlx_cfg_rope_scaling(hlx_jdoc_t *doc, hlx_model_t *m)
 /* MistralConfig's sliding_window when config.json leaves it out. */
 #define HLX_MISTRAL_SLIDING_WINDOW 4096
 
-/* sliding_window (Mistral, Qwen2, Phi-3): the runtime attends to the whole context, so a
- * window that applies gives other tokens once the context passes it. Accepted: null, absent
- * (not from a Mistral config: MistralConfig's window of 4096 then applies; Phi3Config's
- * default is none), "use_sliding_window": false (Qwen2-style configs carry the size with the
- * switch off; transformers' Mistral and Phi-3 have no such switch and apply any window, so
- * it does not count there), or a window of at least max_position_embeddings (it never
- * applies: Phi-3's 128k variants carry 262144). */
-static hlx_status_t hlx_cfg_sliding(hlx_jdoc_t *doc, const hlx_hf_config_t *c)
+/* sliding_window (Mistral, Mixtral, Phi-3, Qwen2): MistralForCausalLM, MixtralForCausalLM
+ * and Phi3ForCausalLM window every layer whenever the key is set (their classes have no
+ * switch), and so does the runtime (hlx_model_t.sliding_window, pattern 0); absent from a
+ * Mistral config, MistralConfig's window of 4096 applies. Elsewhere a window that applies
+ * is refused: Qwen2-style "use_sliding_window": true windows only the layers from
+ * max_window_layers on, and the other classes have no window. Never applies, so ignored:
+ * null, absent (but for Mistral), "use_sliding_window": false (Qwen2-style configs carry
+ * the size with the switch off; it does not count where there is no switch), or a window
+ * of at least max_position_embeddings (Phi-3's 128k variants carry 262144). */
+static hlx_status_t hlx_cfg_sliding(hlx_jdoc_t *doc, hlx_hf_config_t *c)
 {
     json_t *root = hlx_jdoc_root(doc), *w = json_object_get(root, "sliding_window");
     json_t *mp = json_object_get(root, "max_position_embeddings");
     int use = 1, mistral = !strcmp(c->arch, "MistralForCausalLM");
-    int noswitch = mistral || !strcmp(c->arch, "Phi3ForCausalLM");
+    int noswitch = mistral || !strcmp(c->arch, "Phi3ForCausalLM") ||
+                   !strcmp(c->arch, "MixtralForCausalLM");
     long long win;
     char ctx[64] = "";
     hlx_status_t st;
@@ -663,18 +667,26 @@ static hlx_status_t hlx_cfg_sliding(hlx_jdoc_t *doc, const hlx_hf_config_t *c)
     if (json_is_integer(mp))
         snprintf(ctx, sizeof(ctx), ", under max_position_embeddings %lld",
                  (long long)json_integer_value(mp));
-    if (w == NULL)
-        return hlx_jdoc_fail(doc, "/sliding_window", HLX_ERR_INVALID,
-                             "absent, so transformers' MistralConfig default applies: a window "
-                             "of %lld tokens%s, and sliding-window attention is not supported "
-                             "(decode attends to the whole context and would give other tokens "
-                             "past the window); set \"sliding_window\": null in a copy of "
-                             "config.json if the model has none", win, ctx);
+    if (noswitch && win <= INT_MAX) {
+        c->m.sliding_window = (int)win;
+        c->m.sliding_pattern = 0;
+        return HLX_OK;
+    }
+    if (noswitch)
+        return hlx_jdoc_fail(doc, "/sliding_window", HLX_ERR_PARSE, "%lld tokens: more than "
+                             "the %d a window may span", win, INT_MAX);
+    if (json_is_true(json_object_get(root, "use_sliding_window")))
+        return hlx_jdoc_fail(doc, "/use_sliding_window", HLX_ERR_INVALID,
+                             "true windows the layers from max_window_layers on (a window of "
+                             "%lld tokens%s), which is not supported: a window is run on every "
+                             "layer, as MistralForCausalLM, MixtralForCausalLM and "
+                             "Phi3ForCausalLM have it; set it false in a copy of config.json "
+                             "to decode with whole-context attention", win, ctx);
     return hlx_jdoc_fail(doc, "/sliding_window", HLX_ERR_INVALID,
-                         "sliding-window attention is not supported (a window of %lld tokens%s):"
-                         " decode attends to the whole context and would give other tokens past "
-                         "the window; set \"sliding_window\": null in a copy of config.json to "
-                         "time the model anyway", win, ctx);
+                         "a window of %lld tokens%s is read for MistralForCausalLM, "
+                         "MixtralForCausalLM and Phi3ForCausalLM only (every layer windowed), "
+                         "not for %s; set \"sliding_window\": null in a copy of config.json to "
+                         "decode with whole-context attention", win, ctx, c->arch);
 }
 
 /* The weights' dtype: torch_dtype, or dtype (its name since transformers 4.56 and in v5);
@@ -1282,6 +1294,8 @@ char *hlx_hf_config_text(const hlx_hf_config_t *c)
                 json_object_set_new(o, "shared_expert_intermediate_size",
                                     json_integer((json_int_t)m->shared_experts * m->expert_ffn));
         }
+        if (m->sliding_window > 0) /* Mistral, Mixtral, Phi-3: every layer */
+            json_object_set_new(o, "sliding_window", json_integer(m->sliding_window));
         if (hlx_hf_archs[hlx_hf_arch_index(c)].rotary != 0)
             json_object_set_new(o, "partial_rotary_factor",
                                 json_real((double)m->rope_dim / m->head_dim));

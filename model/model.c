@@ -53,6 +53,10 @@ static const hlx_jfield_t hlx_model_fields[] = {
       "q, k and v projections add a bias (Qwen2; gqa)" },
     { "qk_norm", HLX_JT_BOOL, offsetof(hlx_model_raw_t, m.qk_norm), 0, 0, 1, 0,
       "RMSNorm of each query and key head before RoPE (Qwen3; gqa)" },
+    HLX_MF_INT(sliding_window, 0, 1, "sliding-window attention: positions a windowed layer's "
+               "query attends to, itself included (gqa)"),
+    HLX_MF_INT(sliding_pattern, 0, 0, "with sliding_window: 0 = every layer windowed, P >= 2 "
+               "= every P-th layer (l + 1 a multiple of P) attends to the whole context"),
     { "post_norms", HLX_JT_BOOL, offsetof(hlx_model_raw_t, m.post_norms), 0, 0, 1, 0,
       "RMSNorm of the attention's and the FFN's outputs before the residual adds (GLM-4-0414; "
       "gqa, dense)" },
@@ -404,6 +408,9 @@ static hlx_status_t hlx_model_validate(hlx_jdoc_t *doc, hlx_model_raw_t *r)
         if (m->post_norms)
             return HLX_MFAIL("post_norms", "only with \"attn\": \"gqa\" and a dense FFN (no "
                              "MLA model normalises its layer outputs)");
+        if (m->sliding_window)
+            return HLX_MFAIL("sliding_window", "only with \"attn\": \"gqa\" (no MLA model "
+                             "has a window)");
         if (hlx_has(root, "kv_heads") && m->kv_heads != 1)
             return HLX_MFAIL("kv_heads", "mla has one latent KV head, not %d", m->kv_heads);
         m->kv_heads = 1;
@@ -424,6 +431,12 @@ static hlx_status_t hlx_model_validate(hlx_jdoc_t *doc, hlx_model_raw_t *r)
                              m->hidden);
     }
 
+    if (hlx_has(root, "sliding_pattern") && m->sliding_window == 0)
+        return HLX_MFAIL("sliding_pattern", "only meaningful with \"sliding_window\"");
+    if (m->sliding_pattern == 1)
+        return HLX_MFAIL("sliding_pattern", "1 would make every layer attend to the whole "
+                         "context: leave \"sliding_window\" out instead (0: every layer "
+                         "windowed, P >= 2: every P-th layer whole)");
     if (m->experts > 0) {
         if (!hlx_has(root, "top_k"))
             return HLX_MFAIL("top_k", "required key is missing (experts per token)");
@@ -586,9 +599,9 @@ static uint64_t hlx_model_mix_double(uint64_t h, double d)
     return hlx_model_mix(h, bits);
 }
 
-/* A new field of hlx_model_t changes its size (8488 bytes on LP64 with the 47 fields
+/* A new field of hlx_model_t changes its size (8496 bytes on LP64 with the 49 fields
  * hashed below): add it to hlx_model_hash, then update this size. */
-_Static_assert(sizeof(hlx_model_t) == 8488 || sizeof(void *) != 8,
+_Static_assert(sizeof(hlx_model_t) == 8496 || sizeof(void *) != 8,
                "hlx_model_t changed: hash the new field in hlx_model_hash()");
 
 uint64_t hlx_model_hash(const hlx_model_t *m)
@@ -602,7 +615,7 @@ uint64_t hlx_model_hash(const hlx_model_t *m)
         m->dense_layers, m->moe_scoring,  m->norm_topk_prob,   m->n_group,
         m->topk_group,   m->rope_kind,    m->rope_orig_ctx,  m->rope_long,
         m->qkv_bias,     m->qk_norm,      m->moe_group_score, m->shared_gate,
-        m->post_norms,
+        m->post_norms,   m->sliding_window, m->sliding_pattern,
     };
     uint64_t h = 0x68656c69786d6f64ull; /* "helixmod" */
     size_t i;
@@ -627,6 +640,20 @@ uint64_t hlx_model_hash(const hlx_model_t *m)
     }
     h = hlx_model_mix_double(h, m->routed_scaling);
     return hlx_model_mix_double(h, m->norm_eps);
+}
+
+double hlx_model_attn_tokens(const hlx_model_t *m, double seq)
+{
+    double sum = 0.0;
+    int l;
+
+    if (m->sliding_window <= 0 || m->layers <= 0)
+        return seq;
+    for (l = 0; l < m->layers; l++) {
+        int w = hlx_model_layer_window(m, l);
+        sum += w > 0 && w < seq ? (double)w : seq;
+    }
+    return sum / m->layers;
 }
 
 int hlx_model_key_dim(const hlx_model_t *m)

@@ -452,6 +452,9 @@ void hlx_plan_eval(const hlx_plan_ctx_t *ctx, const hlx_layout_t *l, hlx_plan_re
                                     : (double)m->vocab / (l->tpf * l->ep);
     const double Btok_o = dpep ? Breq : Bmb;       /* tokens through W_o on one GPU */
     const double S_loc = ceil(S / l->kvp);
+    /* what attention reads of it: less on windowed layers (a window spread over the KVP
+     * ranks, its blocks round-robin like every position's) */
+    const double S_read = ceil(hlx_model_attn_tokens(m, S) / l->kvp);
     hlx_layer_cost_t lc;
     double qkv_params, o_params, t_layer_attn, t_dense, t_moe, head_b, head_f, t_head;
     int i, Ls, stage, lmax_dense = 0, lmax_moe = 0;
@@ -479,8 +482,8 @@ void hlx_plan_eval(const hlx_plan_ctx_t *ctx, const hlx_layout_t *l, hlx_plan_re
     lc.w_attn = (qkv_params + o_params) * ctx->b_w;
 
     /* Attention over the local shard: each request reads its KV heads once. */
-    lc.attn_b = Breq * kvh * ctx->kv_elems_tok * S_loc * ctx->b_kv;
-    lc.attn_f = 2.0 * Breq * qh * S_loc * (ctx->kdim + ctx->vdim);
+    lc.attn_b = Breq * kvh * ctx->kv_elems_tok * S_read * ctx->b_kv;
+    lc.attn_f = 2.0 * Breq * qh * S_read * (ctx->kdim + ctx->vdim);
     {
         double tm = lc.attn_b / bw, tc = lc.attn_f / ctx->peak_attn;
         double c_total = tm > tc ? tm : tc, alpha = 0.0, beta = 0.0;

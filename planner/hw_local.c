@@ -658,9 +658,10 @@ hlx_status_t hlx_local_predict(const hlx_hw_local_t *hw, const hlx_model_t *m,
                    (double)Q * m->qk_nope_dim * m->kv_lora_rank / H;
     }
     /* KV positions of rank 0: blocks of kv_block round-robin over KVP; the mean length
-     * seen during the steps is the context plus half of them */
+     * seen during the steps is the context plus half of them (of which windowed layers
+     * read their window: hlx_model_attn_tokens) */
     cap = ceil((double)(cfg->context + cfg->steps) / cfg->kvp);
-    len = ((double)cfg->context + cfg->steps * 0.5) / cfg->kvp;
+    len = hlx_model_attn_tokens(m, (double)cfg->context + cfg->steps * 0.5) / cfg->kvp;
     kv_rank = L * B * kv_local * cap * (dk + (mla ? 0 : dv)) * kb; /* MLA: one latent row */
     /* MoE layers: rank 0's slices (E / EP experts of expert_ffn / TPF columns, shared
      * columns over N), the f32 router; dense layers the dense FFN columns */

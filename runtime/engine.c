@@ -379,6 +379,14 @@ static hlx_status_t hlx_engine_buffers(hlx_engine_t *eng)
     HLX_BALLOC(eng->qkv, B * (size_t)eng->qkv_cols);
     HLX_BALLOC(eng->opart, B * (size_t)L->q_local * dv);
     HLX_BALLOC(eng->lsepart, B * (size_t)L->q_local);
+    if (eng->m.sliding_window > 0) { /* GQA only: the model refuses a window with MLA */
+        size_t a = hlx_phase_kv_align(eng);
+        if ((eng->win_k = hlx_be_zalloc(eng, a * (size_t)eng->kv_dk, eng->kv_esize)) == NULL ||
+            (eng->win_v = hlx_be_zalloc(eng, a * (size_t)eng->kv_dv, eng->kv_esize)) == NULL)
+            return HLX_ERR_NOMEM;
+        HLX_BALLOC(eng->win_o, 2 * (size_t)L->group * dv);
+        HLX_BALLOC(eng->win_lse, 2 * (size_t)L->group);
+    }
     HLX_ALLOC(eng->xh_first, (size_t)L->kvp);
     HLX_ALLOC(eng->xh_count, (size_t)L->kvp);
     HLX_ALLOC(eng->xs_displ, (size_t)L->kvp);
@@ -853,9 +861,13 @@ static hlx_status_t hlx_engine_backend(hlx_engine_t *eng, char *err, size_t errl
         return hlx_engine_fail(err, errlen, HLX_ERR_INVALID, "%s%s: expected cpu, cuda or "
                                "auto", src, dev);
     /* MLA and MoE keep host-side steps (rope parts, routing, expert slices in host memory)
-     * that the CUDA backend does not run yet */
-    if (name != NULL && (eng->m.attn == HLX_ATTN_MLA || eng->m.experts > 0)) {
-        const char *what = eng->m.attn == HLX_ATTN_MLA ? "MLA attention" : "MoE layers";
+     * that the CUDA backend does not run yet; so does a sliding window (the rows before a
+     * window's first whole block are copied on the host, hlx_phase_attn_from) */
+    if (name != NULL &&
+        (eng->m.attn == HLX_ATTN_MLA || eng->m.experts > 0 || eng->m.sliding_window > 0)) {
+        const char *what = eng->m.attn == HLX_ATTN_MLA ? "MLA attention"
+                           : eng->m.experts > 0        ? "MoE layers"
+                                                       : "sliding-window layers";
         if (!strcmp(dev, "cuda"))
             return hlx_engine_fail(err, errlen, HLX_ERR_INVALID, "%scuda: model %s: %s run on "
                                    "the cpu backend only; use --device cpu", src, eng->m.name,
@@ -1172,7 +1184,8 @@ void hlx_engine_destroy(hlx_engine_t *eng)
                          eng->lsepart, eng->sendbuf, eng->recvbuf, eng->oparts, eng->lseparts,
                          eng->omerged, eng->lsem, eng->y, eng->gu, eng->act, eng->lmout,
                          eng->logits_local, eng->logits_all, eng->rope_freq,
-                         eng->rope_rows_freq };
+                         eng->rope_rows_freq, eng->win_k, eng->win_v, eng->win_o,
+                         eng->win_lse };
         size_t i;
         for (i = 0; i < sizeof(bufs) / sizeof(bufs[0]); i++)
             hlx_be_free(eng, bufs[i]);

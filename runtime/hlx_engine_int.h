@@ -101,6 +101,10 @@ struct hlx_engine {
     void            *lmhead;             /* [H][vocab_count] */
     /* step buffers, allocated once */
     float  *x, *hn, *qkv, *opart, *lsepart, *sendbuf, *recvbuf, *oparts, *lseparts;
+    /* sliding_window only, else NULL: the rows before a window's first whole block as a
+     * shard of their own, and the two partials of a windowed call (hlx_phase_attn_from) */
+    void   *win_k, *win_v;         /* hlx_phase_kv_align slots each, in the kernels' layout */
+    float  *win_o, *win_lse;       /* [2][group][dv], [2][group] */
     double *rope_freq;             /* RoPE inverse frequencies (backend memory) */
     hlx_rope_tab_t rope;           /* them and the cos/sin factor, for the rope op */
     double *rope_freq_h;           /* the same frequencies in host memory */
@@ -208,6 +212,16 @@ hlx_status_t hlx_phase_rope_tab(hlx_engine_t *eng, int b, int64_t pos,
  * progress (when not NULL) so that exchanges in flight move on. */
 hlx_status_t hlx_phase_attn(hlx_engine_t *eng, int l, int b0, int b1,
                             hlx_status_t (*progress)(hlx_engine_t *eng, int l), int l_arg);
+/* KV slots the kernels' blocks leave whole (the lcm of the key and value blocks): a shard
+ * read from slot n, a multiple of it, has the layout of a shard read from 0. */
+size_t hlx_phase_kv_align(const hlx_engine_t *eng);
+/* d (one GQA request and KV head, d->len rows from the shard's slot 0) over its rows
+ * [s, d->len) only: a sliding window's part on this rank. s == 0: the backend's attn. Else
+ * the rows from the first hlx_phase_kv_align boundary at or after s in one call on the
+ * shard itself, the rows before it copied into the window scratch (host memory: the cpu
+ * backend) in another, and the two partials merged (the exact LSE merge) into d->o and
+ * d->lse. d->group <= the layout's group. */
+hlx_status_t hlx_phase_attn_from(hlx_engine_t *eng, const hlx_attn_desc_t *d, size_t s);
 hlx_status_t hlx_phase_pack(hlx_engine_t *eng, int b0, int b1);
 /* Posts (non-blocking) the exchange of requests [b0, b1); *req_p to wait on. */
 hlx_status_t hlx_phase_a2a_post(hlx_engine_t *eng, int b0, int b1, hlx_comm_req_t **req_p);

@@ -155,13 +155,74 @@ hlx_status_t hlx_phase_qkv(hlx_engine_t *eng, int l)
     return st;
 }
 
+size_t hlx_phase_kv_align(const hlx_engine_t *eng)
+{
+    size_t a = eng->be.k.kv_layout.k_block > 1 ? (size_t)eng->be.k.kv_layout.k_block : 1;
+    size_t b = eng->be.k.kv_layout.v_block > 1 ? (size_t)eng->be.k.kv_layout.v_block : 1, x, y, t;
+
+    for (x = a, y = b; y; t = x % y, x = y, y = t)
+        ;
+    return a / x * b; /* lcm */
+}
+
+/* Rows [s, s + h) of a shard at src (is_key: the key rows) to rows [0, h) of one at dst,
+ * element by element through the kernels' layout (elements of esize bytes). */
+static void hlx_phase_kv_rows(const hlx_engine_t *eng, int is_key, void *dst, const void *src,
+                              size_t s, size_t h)
+{
+    const hlx_kv_layout_t kl = eng->be.k.kv_layout;
+    int blk = is_key ? kl.k_block : kl.v_block, chunk = is_key ? kl.k_chunk : kl.v_chunk;
+    int d = is_key ? eng->kv_dk : eng->kv_dv, e;
+    size_t t, z = eng->kv_esize;
+
+    for (t = 0; t < h; t++)
+        for (e = 0; e < d; e++)
+            memcpy((char *)dst + hlx_kv_index(blk, chunk, d, t, e) * z,
+                   (const char *)src + hlx_kv_index(blk, chunk, d, s + t, e) * z, z);
+}
+
+hlx_status_t hlx_phase_attn_from(hlx_engine_t *eng, const hlx_attn_desc_t *d0, size_t s)
+{
+    size_t a = hlx_phase_kv_align(eng), up = (s + a - 1) / a * a, G = (size_t)d0->group;
+    hlx_attn_desc_t d = *d0, w;
+    hlx_status_t st;
+
+    if (s == 0)
+        return HLX_BE(eng, attn, d0);
+    if (s > d.len)
+        s = d.len;
+    if (up > d.len)
+        up = d.len;
+    /* the rows before the boundary, as a shard of their own */
+    hlx_phase_kv_rows(eng, 1, eng->win_k, d.k, s, up - s);
+    hlx_phase_kv_rows(eng, 0, eng->win_v, d.v, s, up - s);
+    w = d;
+    w.k = eng->win_k;
+    w.v = eng->win_v;
+    w.len = up - s;
+    w.o = eng->win_o;
+    w.lse = eng->win_lse;
+    st = HLX_BE(eng, attn, &w);
+    /* the rest from the boundary, where the shard's layout restarts */
+    d.k = (const char *)d.k + up * d.k_stride * eng->kv_esize;
+    d.v = (const char *)d.v + up * d.v_stride * eng->kv_esize;
+    d.len -= up;
+    d.o = eng->win_o + G * (size_t)d.dv;
+    d.lse = eng->win_lse + G;
+    if (st == HLX_OK)
+        st = HLX_BE(eng, attn, &d);
+    if (st == HLX_OK)
+        st = HLX_BE(eng, merge, 2, (int)G, d.dv, eng->win_o, eng->win_lse, d0->o, d0->lse);
+    return st;
+}
+
 hlx_status_t hlx_phase_attn(hlx_engine_t *eng, int l, int b0, int b1,
                             hlx_status_t (*progress)(hlx_engine_t *eng, int l), int l_arg)
 {
     const hlx_layout_t *L = &eng->lay;
     const hlx_model_t *m = &eng->m;
     hlx_layer_w_t *W = &eng->layers[l];
-    int dk = m->head_dim, dv = m->v_head_dim, b, kh;
+    int dk = m->head_dim, dv = m->v_head_dim, b, kh, win = hlx_model_layer_window(m, l);
     hlx_status_t st = HLX_OK;
     uint64_t t0 = hlx_now_ns(), tp = 0;
 
@@ -169,6 +230,10 @@ hlx_status_t hlx_phase_attn(hlx_engine_t *eng, int l, int b0, int b1,
         /* the request's slots, with the token just appended where this rank owns it */
         const int64_t len = hlx_engine_row_kv_len(eng, b) +
                             (hlx_layout_kv_owner(L, hlx_engine_row_pos(eng, b)) == L->kvp_rank);
+        /* a windowed layer: this rank's slots before the window's first position skipped */
+        const int64_t from = win > 0 ? hlx_layout_kv_count(L, L->kvp_rank, hlx_model_window_start(
+                                           win, hlx_engine_row_pos(eng, b)))
+                                     : 0;
         for (kh = 0; kh < L->kv_local && st == HLX_OK; kh++) {
             size_t shard = (size_t)b * L->kv_local + kh;
             hlx_attn_desc_t d;
@@ -186,7 +251,7 @@ hlx_status_t hlx_phase_attn(hlx_engine_t *eng, int l, int b0, int b1,
                 .o = eng->opart + ((size_t)b * L->q_local + (size_t)kh * L->group) * dv,
                 .lse = eng->lsepart + (size_t)b * L->q_local + (size_t)kh * L->group,
             };
-            st = HLX_BE(eng, attn, &d);
+            st = hlx_phase_attn_from(eng, &d, (size_t)from);
             if (st == HLX_OK && progress != NULL) {
                 uint64_t p0 = hlx_now_ns();
                 st = progress(eng, l_arg);

@@ -172,18 +172,6 @@ static hlx_status_t hlx_prefill_qkv(hlx_engine_t *eng, hlx_prefill_t *p, int l, 
     return st;
 }
 
-/* Slots the KV layout's blocks leave whole: a shard read from slot n (a multiple of it)
- * has the layout of a shard read from 0. */
-static size_t hlx_prefill_kv_align(const hlx_engine_t *eng)
-{
-    size_t a = eng->be.k.kv_layout.k_block > 1 ? (size_t)eng->be.k.kv_layout.k_block : 1;
-    size_t b = eng->be.k.kv_layout.v_block > 1 ? (size_t)eng->be.k.kv_layout.v_block : 1, x, y, t;
-
-    for (x = a, y = b; y; t = x % y, x = y, y = t)
-        ;
-    return a / x * b; /* lcm */
-}
-
 /* Attention of the c rows of the chunk's k-th request, local KV head kh: the shared prefix
  * [0, n0) in one call over c x group queries, each row's own part [n0, len) in one call
  * each, merged. MLA: the one latent head, its c x Q absorbed queries and value = the key
@@ -194,7 +182,11 @@ static hlx_status_t hlx_prefill_attn_head(hlx_engine_t *eng, hlx_prefill_t *p, i
     const hlx_layout_t *L = &eng->lay;
     const hlx_model_t *m = &eng->m;
     hlx_layer_w_t *W = &eng->layers[l];
-    int dk = m->head_dim, dv = eng->xdv, G = L->group, i;
+    int dk = m->head_dim, dv = eng->xdv, G = L->group, i, win = hlx_model_layer_window(m, l);
+    /* a window that reaches back to position 0 for every row leaves the shared prefix whole:
+     * the rows then go as without one (the same results, bit for bit) */
+    if (win > 0 && hlx_model_window_start(win, pos0 + c - 1) == 0)
+        win = 0;
     size_t shard = (size_t)p->rq[k] * L->kv_local + kh, nq = (size_t)c * G;
     const float *q0;
     const char *k0, *v0;
@@ -219,6 +211,19 @@ static hlx_status_t hlx_prefill_attn_head(hlx_engine_t *eng, hlx_prefill_t *p, i
     q0 = d.q;
     k0 = d.k;
     v0 = d.v;
+    /* a windowed layer (GQA) where the window has moved: each row over its own, no prefix
+     * shared */
+    for (i = 0; win > 0 && i < c && st == HLX_OK; i++) {
+        int64_t from = hlx_layout_kv_count(L, L->kvp_rank, hlx_model_window_start(win, pos0 + i));
+        d.group = G;
+        d.len = (size_t)hlx_layout_kv_count(L, L->kvp_rank, pos0 + i + 1);
+        d.q = q0 + (size_t)i * G * dk;
+        d.o = p->am + (size_t)i * G * dv;
+        d.lse = p->amlse + (size_t)i * G;
+        st = hlx_phase_attn_from(eng, &d, (size_t)from);
+    }
+    if (win > 0)
+        goto out;
     d.group = (int)nq;
     d.len = n0;
     d.o = p->ao;
@@ -237,6 +242,7 @@ static hlx_status_t hlx_prefill_attn_head(hlx_engine_t *eng, hlx_prefill_t *p, i
     }
     if (st == HLX_OK)
         st = HLX_BE(eng, merge, 2, (int)nq, dv, p->ao, p->alse, p->am, p->amlse);
+out:
     for (i = 0; i < c && st == HLX_OK; i++) {
         size_t r = (size_t)k * c + i;
         memcpy(p->opart + (r * L->q_local + (size_t)kh * G) * dv, p->am + (size_t)i * G * dv,
@@ -253,7 +259,7 @@ static hlx_status_t hlx_prefill_attn(hlx_engine_t *eng, hlx_prefill_t *p, int l,
 {
     const hlx_layout_t *L = &eng->lay;
     int dv = eng->xdv, k, kh;
-    size_t a = hlx_prefill_kv_align(eng);
+    size_t a = hlx_phase_kv_align(eng);
     size_t n0 = (size_t)hlx_layout_kv_count(L, L->kvp_rank, pos0) / a * a;
     hlx_xchg_desc_t xd;
     hlx_status_t st = HLX_OK;

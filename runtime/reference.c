@@ -249,7 +249,7 @@ hlx_status_t hlx_ref_step(hlx_ref_t *ref, double *hidden, double *logits, int *n
 {
     const hlx_model_t *m = &ref->m;
     int64_t H = m->hidden, Q = m->q_heads, K = m->kv_heads, dk = m->head_dim,
-            dv = m->v_head_dim, F = m->ffn, V = m->vocab, G = Q / K, n = ref->pos + 1, p;
+            dv = m->v_head_dim, F = m->ffn, V = m->vocab, G = Q / K, n = ref->pos + 1, p, p0;
     double *hn = malloc(sizeof(double) * (size_t)(H + Q * dk + K * dk + K * dv + Q * dv +
                                                  H + 3 * F + (size_t)n));
     double *q, *k, *v, *o, *y, *gate, *up, *act, *sc;
@@ -312,12 +312,14 @@ hlx_status_t hlx_ref_step(hlx_ref_t *ref, double *hidden, double *logits, int *n
                 for (e = 0; e < dv; e++)
                     ref->vcache[base * dv + e] = hlx_round_dtype((float)v[g * dv + e], ref->kv_dtype);
             }
-            /* Two-pass softmax over every position 0..pos. */
+            /* Two-pass softmax over every position p0..pos: 0, or the first of a windowed
+             * layer's window. */
+            p0 = hlx_model_window_start(hlx_model_layer_window(m, l), ref->pos);
             for (h = 0; h < Q; h++) {
                 size_t base = (((size_t)l * ref->batch + b) * K + h / G) * (size_t)ref->cap;
                 const float *kc = ref->kcache + base * dk, *vc = ref->vcache + base * dv;
                 double mx = -INFINITY, sum = 0.0;
-                for (p = 0; p < n; p++) {
+                for (p = p0; p < n; p++) {
                     double d = 0.0;
                     for (e = 0; e < dk; e++)
                         d += q[h * dk + e] * kc[p * dk + e];
@@ -327,7 +329,7 @@ hlx_status_t hlx_ref_step(hlx_ref_t *ref, double *hidden, double *logits, int *n
                 }
                 for (e = 0; e < dv; e++)
                     o[h * dv + e] = 0.0;
-                for (p = 0; p < n; p++) {
+                for (p = p0; p < n; p++) {
                     double w = exp(sc[p] - mx);
                     sum += w;
                     for (e = 0; e < dv; e++)

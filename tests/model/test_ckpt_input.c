@@ -345,13 +345,15 @@ static void test_config_defaults(void **state)
     synth("mistral", "--family dense --shards 1");
     set_key("mistral", "architectures", json_pack("[s]", "MistralForCausalLM"));
     set_key("mistral", "num_key_value_heads", NULL);
-    expect_config("mistral", HLX_ERR_INVALID, "sliding_window: absent, so transformers' "
-                  "MistralConfig default applies: a window of 4096 tokens");
-    set_key("mistral", "max_position_embeddings", json_integer(4096));
     dir_of(dir, sizeof(dir), "mistral");
     if (hlx_hf_config_load(dir, &cfg, err, sizeof(err)) != HLX_OK)
         fail_msg("%s", err);
+    assert_int_equal(cfg.m.sliding_window, 4096); /* absent: MistralConfig's */
+    set_key("mistral", "max_position_embeddings", json_integer(4096));
+    if (hlx_hf_config_load(dir, &cfg, err, sizeof(err)) != HLX_OK)
+        fail_msg("%s", err);
     assert_int_equal(cfg.m.kv_heads, 8);
+    assert_int_equal(cfg.m.sliding_window, 0); /* as long as every sequence: never applies */
     /* a Llama config keeps one KV head per query head */
     set_key("mistral", "architectures", json_pack("[s]", "LlamaForCausalLM"));
     if (hlx_hf_config_load(dir, &cfg, err, sizeof(err)) != HLX_OK)
@@ -361,25 +363,49 @@ static void test_config_defaults(void **state)
 
 static void test_sliding_window(void **state)
 {
+    char dir[512], err[1024];
+    hlx_hf_config_t cfg;
+
     (void)state;
     synth("sliding", "--family dense --shards 1");
+    dir_of(dir, sizeof(dir), "sliding");
+    /* Llama's attention has none: a window that would apply is refused */
     set_key("sliding", "sliding_window", json_integer(4));
-    expect_config("sliding", HLX_ERR_INVALID, "sliding_window: sliding-window attention is not "
-                  "supported (a window of 4 tokens)");
-    refused("sliding/config.json:", "sliding-window attention is not supported",
-            "model info %s/sliding", g_tmp);
+    expect_config("sliding", HLX_ERR_INVALID, "sliding_window: a window of 4 tokens is read for "
+                  "MistralForCausalLM, MixtralForCausalLM and Phi3ForCausalLM only (every "
+                  "layer windowed), not for LlamaForCausalLM");
+    refused("sliding/config.json:", "is read for MistralForCausalLM", "model info %s/sliding",
+            g_tmp);
     /* below max_position_embeddings it applies; at or above it never does */
     set_key("sliding", "max_position_embeddings", json_integer(4096));
     expect_config("sliding", HLX_ERR_INVALID, "under max_position_embeddings 4096");
     set_key("sliding", "sliding_window", json_integer(4096));
     expect_config("sliding", HLX_OK, NULL);
-    /* Qwen2-style: the size carried with the switch off */
+    /* Qwen2-style: the size carried with the switch off; on, it windows the layers from
+     * max_window_layers, which is refused */
     set_key("sliding", "sliding_window", json_integer(4));
     set_key("sliding", "use_sliding_window", json_false());
     expect_config("sliding", HLX_OK, NULL);
-    /* transformers' Mistral has no switch: its window applies */
+    set_key("sliding", "use_sliding_window", json_true());
+    expect_config("sliding", HLX_ERR_INVALID, "use_sliding_window: true windows the layers from "
+                  "max_window_layers on (a window of 4 tokens, under max_position_embeddings "
+                  "4096), which is not supported");
+    set_key("sliding", "use_sliding_window", json_false());
+    /* transformers' Mistral, Mixtral and Phi-3 have no switch: the window applies, on every
+     * layer */
     set_key("sliding", "architectures", json_pack("[s]", "MistralForCausalLM"));
-    expect_config("sliding", HLX_ERR_INVALID, "sliding-window attention is not supported");
+    set_key("sliding", "num_key_value_heads", json_integer(2));
+    if (hlx_hf_config_load(dir, &cfg, err, sizeof(err)) != HLX_OK)
+        fail_msg("%s", err);
+    assert_true(cfg.m.sliding_window == 4 && cfg.m.sliding_pattern == 0);
+    set_key("sliding", "architectures", json_pack("[s]", "Phi3ForCausalLM"));
+    if (hlx_hf_config_load(dir, &cfg, err, sizeof(err)) != HLX_OK)
+        fail_msg("%s", err);
+    assert_int_equal(cfg.m.sliding_window, 4);
+    set_key("sliding", "sliding_window", json_integer(3000000000LL));
+    set_key("sliding", "max_position_embeddings", NULL);
+    set_key("sliding", "architectures", json_pack("[s]", "MistralForCausalLM"));
+    expect_config("sliding", HLX_ERR_PARSE, "sliding_window: 3000000000 tokens: more than the");
     set_key("sliding", "sliding_window", json_null());
     expect_config("sliding", HLX_OK, NULL);
     set_key("sliding", "sliding_window", json_string("4"));
@@ -840,11 +866,15 @@ static void test_phi3(void **state)
     set_key("p3", "max_position_embeddings", json_integer(4096));
     set_key("p3", "sliding_window", json_integer(2047));
     set_key("p3", "use_sliding_window", json_false());
-    expect_config("p3", HLX_ERR_INVALID, "sliding_window: sliding-window attention is not "
-                  "supported (a window of 2047 tokens, under max_position_embeddings 4096)");
+    dir_of(dir, sizeof(dir), "p3");
+    if (hlx_hf_config_load(dir, &cfg, err, sizeof(err)) != HLX_OK)
+        fail_msg("%s", err);
+    assert_true(cfg.m.sliding_window == 2047 && cfg.m.sliding_pattern == 0);
     set_key("p3", "max_position_embeddings", json_integer(131072));
     set_key("p3", "sliding_window", json_integer(262144));
-    expect_config("p3", HLX_OK, NULL);
+    if (hlx_hf_config_load(dir, &cfg, err, sizeof(err)) != HLX_OK)
+        fail_msg("%s", err);
+    assert_int_equal(cfg.m.sliding_window, 0);
 }
 
 /* ---- Qwen2ForCausalLM (q, k, v biases) and Qwen3ForCausalLM (q_norm, k_norm) --------- */
@@ -930,8 +960,9 @@ static void test_qwen(void **state)
                       "original_max_position_embeddings", 262144));
     expect_config("q2", HLX_OK, NULL);
     set_key("q2", "use_sliding_window", json_true());
-    expect_config("q2", HLX_ERR_INVALID, "sliding_window: sliding-window attention is not "
-                  "supported (a window of 32768 tokens, under max_position_embeddings 1010000)");
+    expect_config("q2", HLX_ERR_INVALID, "use_sliding_window: true windows the layers from "
+                  "max_window_layers on (a window of 32768 tokens, under "
+                  "max_position_embeddings 1010000)");
     /* synth --model: a model with biases or head norms needs the family that holds them */
     refused("has qkv_bias, which LlamaForCausalLM does not hold; give --family qwen2", NULL,
             "model synth --family dense --model %s/tests/model/data/gqa_extras.json "
@@ -940,6 +971,10 @@ static void test_qwen(void **state)
     refused("has post_norms, which LlamaForCausalLM does not hold (--family glm4 writes them",
             NULL, "model synth --family dense --model %s/tests/model/data/post_norms.json "
             "--out %s/never", HLX_SOURCE_ROOT, g_tmp);
+    assert_false(exists("never"));
+    refused("has sliding_window, which LlamaForCausalLM does not hold (--family phi3 writes a "
+            "window on every layer)", NULL, "model synth --family dense --model "
+            "%s/tests/model/data/window.json --out %s/never", HLX_SOURCE_ROOT, g_tmp);
     assert_false(exists("never"));
 }
 

@@ -230,6 +230,14 @@ static void test_errors(void **state)
     expect_error("sgate_unshared.json", HLX_ERR_PARSE,
                  "sgate_unshared.json:4:3: shared_expert_gate: gates the shared experts' "
                  "output: needs \"shared_experts\" > 0");
+    expect_error("window_mla.json", HLX_ERR_PARSE,
+                 "window_mla.json:4:3: sliding_window: only with \"attn\": \"gqa\"");
+    expect_error("window_pattern.json", HLX_ERR_PARSE,
+                 "window_pattern.json:3:44: sliding_pattern: only meaningful with "
+                 "\"sliding_window\"");
+    expect_error("window_pattern1.json", HLX_ERR_PARSE,
+                 "window_pattern1.json:3:65: sliding_pattern: 1 would make every layer attend "
+                 "to the whole context");
     expect_error("post_norms_moe.json", HLX_ERR_PARSE,
                  "post_norms_moe.json:4:3: post_norms: only with a dense FFN");
     expect_error("post_norms_mla.json", HLX_ERR_PARSE,
@@ -277,6 +285,44 @@ static void test_gqa_extras(void **state)
     m.shared_gate = 1;
     assert_true(hlx_model_params(&m) - hlx_model_params(&plain) == (double)m.layers * m.hidden);
     assert_true(hlx_model_hash(&m) != hlx_model_hash(&plain));
+}
+
+/* sliding_window and sliding_pattern: which layers are windowed, where a window starts, and
+ * that both are hashed. */
+static void test_sliding_window(void **state)
+{
+    char err[1024];
+    hlx_model_t m, plain;
+
+    (void)state;
+    assert_int_equal(hlx_model_load("tiny", &m, err, sizeof(err)), HLX_OK);
+    assert_int_equal(m.sliding_window, 0);
+    assert_int_equal(hlx_model_layer_window(&m, 0), 0);
+    m.layers = 12;
+    m.sliding_window = 512;
+    assert_int_equal(hlx_model_layer_window(&m, 0), 512); /* pattern 0: every layer */
+    assert_int_equal(hlx_model_layer_window(&m, 11), 512);
+    m.sliding_pattern = 6; /* Gemma 3: layers 5 and 11 whole, the others windowed */
+    assert_int_equal(hlx_model_layer_window(&m, 4), 512);
+    assert_int_equal(hlx_model_layer_window(&m, 5), 0);
+    assert_int_equal(hlx_model_layer_window(&m, 6), 512);
+    assert_int_equal(hlx_model_layer_window(&m, 11), 0);
+    /* the window is the last w positions, the query's own included */
+    assert_int_equal(hlx_model_window_start(512, 511), 0);
+    assert_int_equal(hlx_model_window_start(512, 512), 1);
+    assert_int_equal(hlx_model_window_start(512, 1000000), 1000000 - 511);
+    assert_int_equal(hlx_model_window_start(1, 7), 7);
+    assert_int_equal(hlx_model_window_start(0, 7), 0);
+    /* what the planners read: 2 whole layers of 12 at a million positions, 10 windows */
+    assert_true(hlx_model_attn_tokens(&m, 1e6) == (2 * 1e6 + 10 * 512.0) / 12);
+    assert_true(hlx_model_attn_tokens(&m, 100) == 100);
+    plain = m;
+    plain.sliding_pattern = 2;
+    assert_true(hlx_model_hash(&m) != hlx_model_hash(&plain));
+    plain = m;
+    plain.sliding_window = 511;
+    assert_true(hlx_model_hash(&m) != hlx_model_hash(&plain));
+    assert_true(hlx_model_params(&m) == hlx_model_params(&plain));
 }
 
 static void test_unknown_preset(void **state)
@@ -352,7 +398,7 @@ static const struct { const char *name; size_t off, size; } g_fields[] = {
     HLX_F(rope_beta_fast), HLX_F(rope_beta_slow), HLX_F(rope_mscale), HLX_F(rope_mscale_all),
     HLX_F(rope_attn_factor), HLX_F(rope_long), HLX_F(rope_short_factor),
     HLX_F(rope_long_factor), HLX_F(qkv_bias), HLX_F(qk_norm), HLX_F(moe_group_score),
-    HLX_F(shared_gate),
+    HLX_F(shared_gate), HLX_F(post_norms), HLX_F(sliding_window), HLX_F(sliding_pattern),
 };
 
 /* RoPE scaling against the Hugging Face code written out again here, step for step as
@@ -778,6 +824,7 @@ int main(int argc, char **argv)
         cmocka_unit_test(test_fig1),
         cmocka_unit_test(test_errors),
         cmocka_unit_test(test_gqa_extras),
+        cmocka_unit_test(test_sliding_window),
         cmocka_unit_test(test_unknown_preset),
         cmocka_unit_test(test_mutations),
         cmocka_unit_test(test_runnable),

@@ -1,6 +1,7 @@
 #!/usr/bin/env bash
 # Hugging Face checkpoints of every family (Llama, Phi-3, GLM with RoPE in pairs over half
-# of each head, GLM-4-0414 with its norms of the attention's and MLP's outputs, InternLM2
+# of each head, GLM-4-0414 with its norms of the attention's and MLP's outputs, Mistral,
+# Mixtral and Phi-3 with sliding windows, InternLM2
 # with q, k, v in one tensor grouped by KV head, Qwen2 with its q, k, v biases,
 # Qwen3 with its per-head q/k norms, Qwen3-MoE and Mixtral with routed experts, Qwen2-MoE
 # with them and a sigmoid-gated shared expert, DeepSeek-V3
@@ -94,30 +95,31 @@ echo "moe-mla fp8: transformers-style $want, helix $got"
 # original 32) and its long set (an original 8, below the 12-token prompt, so transformers'
 # prefill already takes it). Each must decode as the forward does and otherwise than the
 # same weights unscaled.
-rope_case() { # NAME FAMILY JSON (keys merged into config.json)
+config_case() { # NAME FAMILY JSON: keys merged into the family's f32 config.json
     cp -r "$dir/$2-f32" "$dir/$1"
     python3 -c 'import json, sys; c = json.load(open(sys.argv[1])); c.update(json.loads(sys.argv[2])); json.dump(c, open(sys.argv[1], "w"))' \
         "$dir/$1/config.json" "$3"
     both_decode "$dir/$1" "$1" || return
-    echo "$1: transformers-style $want, helix $got (unscaled ${first[$2]-?})"
+    echo "$1: transformers-style $want, helix $got (without the keys ${first[$2]-?})"
     [ "$want" = "$got" ] || { echo "FAIL: $1: other tokens than the forward"; fail=1; }
-    [ "$want" != "${first[$2]-x}" ] || { echo "FAIL: $1: the same tokens as unscaled"; fail=1; }
+    [ "$want" != "${first[$2]-x}" ] ||
+        { echo "FAIL: $1: the same tokens as without the keys"; fail=1; }
     ropetok[$1]=$want
 }
-declare -A ropetok
-rope_case llama3 dense '{"rope_scaling": {"rope_type": "llama3", "factor": 8.0,
+declare -A ropetok # each case's tokens
+config_case llama3 dense '{"rope_scaling": {"rope_type": "llama3", "factor": 8.0,
     "low_freq_factor": 1.0, "high_freq_factor": 4.0, "original_max_position_embeddings": 64}}'
-rope_case linear dense '{"rope_scaling": {"type": "linear", "factor": 4.0}}'
-rope_case qwen-yarn qwen2 '{"rope_scaling": {"type": "yarn", "factor": 4.0,
+config_case linear dense '{"rope_scaling": {"type": "linear", "factor": 4.0}}'
+config_case qwen-yarn qwen2 '{"rope_scaling": {"type": "yarn", "factor": 4.0,
     "original_max_position_embeddings": 64}}'
 # both mscale keys: their ratio on cos and sin, and still no factor on the softmax scale
 # (DeepSeek's attention alone has one); mscale alone: not used by transformers' yarn
-rope_case qwen-yarn-mscale qwen2 '{"rope_scaling": {"type": "yarn", "factor": 4.0,
+config_case qwen-yarn-mscale qwen2 '{"rope_scaling": {"type": "yarn", "factor": 4.0,
     "original_max_position_embeddings": 64, "mscale": 1.0, "mscale_all_dim": 3.0}}'
-rope_case qwen-yarn-mscale1 qwen2 '{"rope_scaling": {"type": "yarn", "factor": 4.0,
+config_case qwen-yarn-mscale1 qwen2 '{"rope_scaling": {"type": "yarn", "factor": 4.0,
     "original_max_position_embeddings": 64, "mscale": 3.0}}'
 for set in short:32 long:8; do
-    rope_case "longrope-${set%:*}" phi3 '{"original_max_position_embeddings": '"${set#*:}"',
+    config_case "longrope-${set%:*}" phi3 '{"original_max_position_embeddings": '"${set#*:}"',
         "max_position_embeddings": '"$((${set#*:} * 16))"', "rope_scaling": {"type": "longrope",
         "short_factor": [1.25, 1.5, 1.75, 2, 2.25, 2.5, 2.75, 3, 3.25, 3.5, 3.75, 4, 4.25, 4.5, 4.75, 5],
         "long_factor": [1, 1.6, 2.2, 2.8, 3.4, 4, 4.6, 5.2, 5.8, 6.4, 7, 7.6, 8.2, 8.8, 9.4, 10]}}'
@@ -128,16 +130,24 @@ done
 # one; with 8 the prompt already turns with the base of its 12 positions (the forward runs
 # the prompt as one pass, helix prefills it), each step with its own.
 for set in 12:1000 8:64; do
-    rope_case "dynamic-${set%:*}" qwen2 '{"max_position_embeddings": '"${set%:*}"',
+    config_case "dynamic-${set%:*}" qwen2 '{"max_position_embeddings": '"${set%:*}"',
         "rope_scaling": {"type": "dynamic", "factor": '"${set#*:}"'}}'
 done
 # InternLM2.5-7B-Chat-1M's form of it (factor 2.5 there), and InternLM3's (Llama's tensors
 # under InternLM3ForCausalLM, its biases off, factor 6 there)
-rope_case internlm2-dynamic internlm2 '{"max_position_embeddings": 8,
+config_case internlm2-dynamic internlm2 '{"max_position_embeddings": 8,
     "rope_scaling": {"type": "dynamic", "factor": 64.0}}'
-rope_case internlm3-dynamic dense '{"architectures": ["InternLM3ForCausalLM"],
+config_case internlm3-dynamic dense '{"architectures": ["InternLM3ForCausalLM"],
     "model_type": "internlm3", "qkv_bias": false, "bias": false, "max_position_embeddings": 8,
     "rope_scaling": {"rope_type": "dynamic", "factor": 64.0}}'
+
+# sliding windows, on every layer as MistralForCausalLM, MixtralForCausalLM and
+# Phi3ForCausalLM have them (the forward keeps q - window < kv <= q): windows of 5 to 7
+# positions against a 12-token prompt and 6 steps
+config_case window-mistral dense '{"architectures": ["MistralForCausalLM"],
+    "model_type": "mistral", "num_key_value_heads": 2, "sliding_window": 5}'
+config_case window-mixtral mixtral '{"sliding_window": 6}'
+config_case window-phi3 phi3 '{"sliding_window": 7, "max_position_embeddings": 4096}'
 
 # transformers v5 writes rope_theta, partial_rotary_factor and the scaling into one
 # rope_parameters object: the same checkpoints in that form decode the same tokens, in
@@ -213,16 +223,18 @@ for fam in qwen2 qwen3 phi3 glm glm4 internlm2 qwen2-moe qwen3-moe mixtral; do
     done
 done
 
-# 3. a checkpoint equals the model file it was written from
+# 3. a checkpoint equals the model file it was written from (phi3: a window of 7 positions
+# on every layer, Phi-3's sliding_window, against a context of 300)
 python3 - "$data/../../../data/models/tiny.json" "$dir" <<'PY'
 import json, sys
 m = json.load(open(sys.argv[1]))
-for key, fam in (("qkv_bias", "qwen2"), ("qk_norm", "qwen3")):
+for key, value, fam in (("qkv_bias", True, "qwen2"), ("qk_norm", True, "qwen3"),
+                        ("sliding_window", 7, "phi3")):
     d = dict(m, name="tiny-" + fam, weight_dtype="f32")
-    d[key] = True
+    d[key] = value
     json.dump(d, open("%s/tiny-%s.json" % (sys.argv[2], fam), "w"))
 PY
-for fam in qwen2 qwen3; do
+for fam in qwen2 qwen3 phi3; do
     "$helix" model synth --family $fam --model "$dir/tiny-$fam.json" --dtype f32 --seed 4 \
         --out "$dir/m-$fam" >/dev/null || { echo "FAIL: synth --model $fam"; fail=1; continue; }
     for m in "$dir/tiny-$fam.json" "$dir/m-$fam"; do

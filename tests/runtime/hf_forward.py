@@ -376,6 +376,23 @@ class Config:
             self.sparse = [True] * self.layers
         if self.arch in ("LlamaForCausalLM",) + QK_NORM and c.get("attention_bias"):
             raise Fail(f"{path}: key attention_bias: true is not supported by this reference")
+        # sliding_window: Mistral's, Mixtral's and Phi-3's attention keeps, on every layer,
+        # the positions kv with q - window < kv <= q (transformers' masking_utils); absent,
+        # MistralConfig's 4096. Qwen2-style configs switch it (use_sliding_window, false by
+        # default), which this reference does not implement when on.
+        self.window = None
+        sw = c.get("sliding_window", 4096 if self.arch == "MistralForCausalLM" else None)
+        if sw is not None:
+            if not isinstance(sw, int) or isinstance(sw, bool) or sw < 1:
+                raise Fail(f"{path}: key sliding_window: {sw!r} is not a positive integer")
+            if self.arch in ("MistralForCausalLM", "MixtralForCausalLM", "Phi3ForCausalLM"):
+                self.window = sw
+            elif c.get("use_sliding_window", False) is not False:
+                raise Fail(f"{path}: key use_sliding_window: Qwen2-style windows are not "
+                           f"implemented by this reference")
+            elif "use_sliding_window" not in c:
+                raise Fail(f"{path}: key sliding_window: not implemented for {self.arch} by "
+                           f"this reference")
         self.rotary = self.d
         self.mla = self.arch in DEEPSEEK
         if self.mla:
@@ -930,10 +947,11 @@ class Model(Decoder):
             L.keys.append(kh)
             L.values.append(vh)
             attn = []
+            first = 0 if cfg.window is None else max(0, len(L.keys) - cfg.window)
             for j in range(Q):
                 g = j // group
-                attn.extend(attend(qh[j], [ks[g] for ks in L.keys], [vs[g] for vs in L.values],
-                                   scale))
+                attn.extend(attend(qh[j], [ks[g] for ks in L.keys[first:]],
+                                   [vs[g] for vs in L.values[first:]], scale))
             o = matvec(L.wo, attn)
             if L.out_norm is not None:
                 o = rmsnorm(o, L.out_norm, eps)

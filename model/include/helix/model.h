@@ -64,6 +64,13 @@ typedef struct hlx_model {
      * query and key head before RoPE, weights of head_dim shared by the heads) */
     int             qkv_bias;     /* q, k and v projections add a bias */
     int             qk_norm;      /* per-head RMSNorm of q and k (norm_eps) before RoPE */
+    /* sliding-window attention (Mistral, Phi-3, Gemma): a windowed layer's query at position
+     * p attends to positions (p - sliding_window, p] only; 0: every layer attends to the
+     * whole context. sliding_pattern: 0 = every layer windowed, P >= 2 = layer l attends to
+     * the whole context when (l + 1) % P == 0 (Gemma 2: 2, Gemma 3: 6), windowed otherwise.
+     * hlx_model_layer_window says which. The KV cache keeps every position either way. */
+    int             sliding_window;
+    int             sliding_pattern;
     int             post_norms;   /* an RMSNorm of the attention's output and of the FFN's
                                      (weights [H] each, norm_eps) before each is added to the
                                      residual: GLM-4-0414's "sandwich" norms; gqa, dense */
@@ -164,6 +171,23 @@ uint64_t hlx_model_hash(const hlx_model_t *m);
 /* Key and value element counts per KV "head" per token (GQA: head_dim, v_head_dim;
  * MLA absorbed: kv_lora_rank + qk_rope_dim, kv_lora_rank). */
 int hlx_model_key_dim(const hlx_model_t *m);
+/* Layer l's attention window in positions (sliding_window, sliding_pattern), 0 when it
+ * attends to the whole context. */
+static inline int hlx_model_layer_window(const hlx_model_t *m, int l)
+{
+    if (m->sliding_window <= 0 || (m->sliding_pattern > 1 && (l + 1) % m->sliding_pattern == 0))
+        return 0;
+    return m->sliding_window;
+}
+/* Positions a query attends to at a sequence of seq positions, over the layers' mean:
+ * seq on a whole-context layer, min(window, seq) on a windowed one (the planners' reads;
+ * the cache keeps all seq either way). */
+double hlx_model_attn_tokens(const hlx_model_t *m, double seq);
+/* First position a query at pos attends to under window w (0: the whole context). */
+static inline int64_t hlx_model_window_start(int w, int64_t pos)
+{
+    return w > 0 && pos - w + 1 > 0 ? pos - w + 1 : 0;
+}
 int hlx_model_value_dim(const hlx_model_t *m);
 
 /* Parameter count (for memory checks and the planner): embeddings and an untied output
