@@ -159,6 +159,17 @@ static void hlx_ref_swiglu(float *y, const float *gate, const float *up, int n)
         y[i] = gate[i] / (1.0f + expf(-gate[i])) * up[i];
 }
 
+static void hlx_ref_geglu(float *y, const float *gate, const float *up, int n)
+{
+    int i;
+
+    for (i = 0; i < n; i++) {
+        float g = gate[i];
+        y[i] = 0.5f * g * (1.0f + tanhf(0.7978845608028654f * (g + 0.044715f * g * g * g))) *
+               up[i];
+    }
+}
+
 /* Zeroes columns [n0, n1) of the M rows of y (row stride N). */
 void hlx_gemm_zero_cols(int M, int N, float *y, int n0, int n1)
 {
@@ -205,6 +216,7 @@ void hlx_kernels_reference(hlx_kernels_t *k)
     k->rmsnorm = hlx_ref_rmsnorm;
     k->rope    = hlx_ref_rope;
     k->swiglu  = hlx_ref_swiglu;
+    k->geglu   = hlx_ref_geglu;
     k->gemm    = hlx_ref_gemm;
     k->gemm_cols = hlx_ref_gemm_cols;
 }

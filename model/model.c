@@ -26,6 +26,7 @@ typedef struct {
     char        scoring[16];
     char        rope_scaling[16];
     char        group_score[16];
+    char        ffn_act[16];
 } hlx_model_raw_t;
 
 #define HLX_MF_INT(_k, _req, _min, _help) \
@@ -57,6 +58,16 @@ static const hlx_jfield_t hlx_model_fields[] = {
                "query attends to, itself included (gqa)"),
     HLX_MF_INT(sliding_pattern, 0, 0, "with sliding_window: 0 = every layer windowed, P >= 2 "
                "= every P-th layer (l + 1 a multiple of P) attends to the whole context"),
+    HLX_MF_STR("ffn_act", ffn_act, 0, "the FFN gate's activation: silu (SwiGLU, default) or "
+               "gelu_tanh (GeGLU: Gemma)"),
+    { "embed_scale", HLX_JT_BOOL, offsetof(hlx_model_raw_t, m.embed_scale), 0, 0, 1, 0,
+      "the embedding times sqrt(hidden), rounded to the weight dtype (Gemma; gqa)" },
+    { "attn_scalar", HLX_JT_DOUBLE, offsetof(hlx_model_raw_t, m.attn_scalar), 0, 1e-6, 1e9, 0,
+      "softmax scale 1 / sqrt(attn_scalar) in place of 1 / sqrt(head_dim) (Gemma 3's "
+      "query_pre_attn_scalar; gqa)" },
+    { "rope_local_theta", HLX_JT_DOUBLE, offsetof(hlx_model_raw_t, m.rope_local_theta), 0,
+      1e-9, 1e12, 0, "RoPE base of the windowed layers, without the scaling (Gemma 3's "
+      "rope_local_base_freq; with sliding_window)" },
     { "post_norms", HLX_JT_BOOL, offsetof(hlx_model_raw_t, m.post_norms), 0, 0, 1, 0,
       "RMSNorm of the attention's and the FFN's outputs before the residual adds (GLM-4-0414; "
       "gqa, dense)" },
@@ -431,6 +442,26 @@ static hlx_status_t hlx_model_validate(hlx_jdoc_t *doc, hlx_model_raw_t *r)
                              m->hidden);
     }
 
+    if (!r->ffn_act[0] || !strcmp(r->ffn_act, "silu"))
+        m->ffn_act = HLX_ACT_SILU;
+    else if (!strcmp(r->ffn_act, "gelu_tanh"))
+        m->ffn_act = HLX_ACT_GELU_TANH;
+    else
+        return HLX_MFAIL("ffn_act", "unknown activation \"%s\" (silu or gelu_tanh)", r->ffn_act);
+    if (m->ffn_act != HLX_ACT_SILU && m->experts > 0)
+        return HLX_MFAIL("ffn_act", "%s with \"experts\" > 0: the MoE layers run SwiGLU only",
+                         r->ffn_act);
+    if (hlx_has(root, "rope_local_theta") && m->sliding_window == 0)
+        return HLX_MFAIL("rope_local_theta", "only meaningful with \"sliding_window\" (the "
+                         "windowed layers' base)");
+    if (m->rope_local_theta > 0.0 && m->rope_kind == HLX_ROPE_DYNAMIC)
+        return HLX_MFAIL("rope_local_theta", "not with rope_scaling \"dynamic\" (one base "
+                         "per request and length)");
+    if (m->attn == HLX_ATTN_MLA && m->embed_scale)
+        return HLX_MFAIL("embed_scale", "only with \"attn\": \"gqa\"");
+    if (m->attn == HLX_ATTN_MLA && hlx_has(root, "attn_scalar"))
+        return HLX_MFAIL("attn_scalar", "only with \"attn\": \"gqa\" (MLA's scale follows its "
+                         "own rule)");
     if (hlx_has(root, "sliding_pattern") && m->sliding_window == 0)
         return HLX_MFAIL("sliding_pattern", "only meaningful with \"sliding_window\"");
     if (m->sliding_pattern == 1)
@@ -599,9 +630,9 @@ static uint64_t hlx_model_mix_double(uint64_t h, double d)
     return hlx_model_mix(h, bits);
 }
 
-/* A new field of hlx_model_t changes its size (8496 bytes on LP64 with the 49 fields
+/* A new field of hlx_model_t changes its size (8520 bytes on LP64 with the 53 fields
  * hashed below): add it to hlx_model_hash, then update this size. */
-_Static_assert(sizeof(hlx_model_t) == 8496 || sizeof(void *) != 8,
+_Static_assert(sizeof(hlx_model_t) == 8520 || sizeof(void *) != 8,
                "hlx_model_t changed: hash the new field in hlx_model_hash()");
 
 uint64_t hlx_model_hash(const hlx_model_t *m)
@@ -615,7 +646,8 @@ uint64_t hlx_model_hash(const hlx_model_t *m)
         m->dense_layers, m->moe_scoring,  m->norm_topk_prob,   m->n_group,
         m->topk_group,   m->rope_kind,    m->rope_orig_ctx,  m->rope_long,
         m->qkv_bias,     m->qk_norm,      m->moe_group_score, m->shared_gate,
-        m->post_norms,   m->sliding_window, m->sliding_pattern,
+        m->post_norms,   m->sliding_window, m->sliding_pattern, m->ffn_act,
+        m->embed_scale,
     };
     uint64_t h = 0x68656c69786d6f64ull; /* "helixmod" */
     size_t i;
@@ -639,6 +671,8 @@ uint64_t hlx_model_hash(const hlx_model_t *m)
         h = hlx_model_mix_double(h, m->rope_long_factor[i]);
     }
     h = hlx_model_mix_double(h, m->routed_scaling);
+    h = hlx_model_mix_double(h, m->attn_scalar);
+    h = hlx_model_mix_double(h, m->rope_local_theta);
     return hlx_model_mix_double(h, m->norm_eps);
 }
 
@@ -810,7 +844,7 @@ void hlx_model_rope_select(hlx_model_t *m, int64_t seq_len)
 
 double hlx_model_softmax_scale(const hlx_model_t *m, int qk_dim)
 {
-    double s = 1.0 / sqrt((double)qk_dim);
+    double s = 1.0 / sqrt(m->attn_scalar > 0.0 ? m->attn_scalar : (double)qk_dim);
 
     /* DeepSeek's attention alone scales its softmax by yarn's mscale_all_dim; transformers'
      * attention of the other families leaves the scale at 1 / sqrt(head_dim) */

@@ -53,9 +53,9 @@ static hlx_status_t st_merge(hlx_backend_t *be, hlx_be_queue_t *q, int np, int n
   return HLX_ERR_UNSUPPORTED; }
 static hlx_status_t st_add(hlx_backend_t *be, hlx_be_queue_t *q, float *x, const float *y, size_t n)
 { (void)be; (void)q; (void)x; (void)y; (void)n; return HLX_ERR_UNSUPPORTED; }
-static hlx_status_t st_swiglu(hlx_backend_t *be, hlx_be_queue_t *q, float *a, const float *gu,
-                              int r, int n)
-{ (void)be; (void)q; (void)a; (void)gu; (void)r; (void)n; return HLX_ERR_UNSUPPORTED; }
+static hlx_status_t st_glu(hlx_backend_t *be, hlx_be_queue_t *q, float *a, const float *gu,
+                           int r, int n, hlx_act_t k)
+{ (void)be; (void)q; (void)a; (void)gu; (void)r; (void)n; (void)k; return HLX_ERR_UNSUPPORTED; }
 static hlx_status_t st_pad(hlx_backend_t *be, hlx_be_queue_t *q, float *d, int dc, const float *s,
                            int sc, int r, float f)
 { (void)be; (void)q; (void)d; (void)dc; (void)s; (void)sc; (void)r; (void)f; return HLX_ERR_UNSUPPORTED; }
@@ -76,7 +76,7 @@ void hlx_backend_fill_stubs(hlx_backend_ops_t *o)
     HLX_STUB(kv_append, st_append);    HLX_STUB(attn, st_attn);
     HLX_STUB(pack, st_pack);           HLX_STUB(unpack, st_unpack);
     HLX_STUB(merge, st_merge);         HLX_STUB(add, st_add);
-    HLX_STUB(swiglu, st_swiglu);       HLX_STUB(pad_rows, st_pad);
+    HLX_STUB(glu, st_glu);       HLX_STUB(pad_rows, st_pad);
     HLX_STUB(argmax, st_argmax);
 #undef HLX_STUB
 }
@@ -282,14 +282,16 @@ static hlx_status_t host_add(hlx_backend_t *be, hlx_be_queue_t *q, float *x, con
     return HLX_OK;
 }
 
-static hlx_status_t host_swiglu(hlx_backend_t *be, hlx_be_queue_t *q, float *act,
-                                const float *gu, int rows, int n)
+static hlx_status_t host_glu(hlx_backend_t *be, hlx_be_queue_t *q, float *act,
+                             const float *gu, int rows, int n, hlx_act_t kind)
 {
+    void (*f)(float *, const float *, const float *, int) =
+        kind == HLX_ACT_GELU_TANH ? be->k.geglu : be->k.swiglu;
     int r;
 
     (void)q;
     for (r = 0; r < rows; r++)
-        be->k.swiglu(act + (size_t)r * n, gu + (size_t)r * 2 * n, gu + (size_t)r * 2 * n + n, n);
+        f(act + (size_t)r * n, gu + (size_t)r * 2 * n, gu + (size_t)r * 2 * n + n, n);
     return HLX_OK;
 }
 
@@ -338,7 +340,7 @@ static const hlx_backend_ops_t hlx_backend_host = {
     .event_record = host_evrec, .event_sync = host_evsync,
     .rmsnorm = host_rmsnorm, .gemm = host_gemm, .rope = host_rope, .kv_append = host_append,
     .attn = host_attn, .pack = host_pack, .unpack = host_unpack, .merge = host_merge,
-    .add = host_add, .swiglu = host_swiglu, .pad_rows = host_pad, .argmax = host_argmax,
+    .add = host_add, .glu = host_glu, .pad_rows = host_pad, .argmax = host_argmax,
 };
 
 /* Backends compiled in, chosen once at init. */

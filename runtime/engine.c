@@ -334,6 +334,13 @@ static hlx_status_t hlx_engine_build(hlx_engine_t *eng)
         eng->attn_scale = (float)hlx_model_softmax_scale(
             m, m->attn == HLX_ATTN_MLA ? m->qk_nope_dim + m->qk_rope_dim : m->head_dim);
     }
+    if (m->rope_local_theta > 0.0) { /* windowed layers: their own plain table */
+        if ((eng->rope_local_freq = hlx_be_zalloc(eng, (size_t)(m->rope_dim / 2),
+                                                  sizeof(double))) == NULL)
+            return HLX_ERR_NOMEM;
+        hlx_rope_plain_freqs(m->rope_local_theta, m->rope_dim, eng->rope_local_freq);
+        eng->rope_local = (hlx_rope_tab_t){ .inv_freq = eng->rope_local_freq, .mscale = 1.0f };
+    }
     if (m->rope_kind == HLX_ROPE_DYNAMIC) { /* a table per request (hlx_phase_rope_tab) */
         const size_t nb = (size_t)eng->cfg.batch, half = (size_t)(m->rope_dim / 2);
         size_t b;
@@ -354,6 +361,12 @@ static hlx_status_t hlx_engine_build(hlx_engine_t *eng)
         }
     }
     HLX_WREAD_G(HLX_HFW_EMBED, 0, V, 0, H, eng->embed, HLX_DTYPE_F32, H);
+    if (m->embed_scale) { /* Gemma: sqrt(H) in the weights' dtype, as the model computes it */
+        const float s = hlx_round_dtype((float)sqrt((double)H), m->weight_dtype);
+        size_t i;
+        for (i = 0; i < (size_t)V * (size_t)H; i++)
+            eng->embed[i] *= s;
+    }
     HLX_WREAD_G(HLX_HFW_FINAL_NORM, 0, 1, 0, H, eng->final_norm, HLX_DTYPE_F32, H);
     HLX_WREAD_G(HLX_HFW_LMHEAD, 0, H, L->vocab_first, L->vocab_count, eng->lmhead, eng->w_dtype,
                 L->vocab_count);
@@ -1185,7 +1198,7 @@ void hlx_engine_destroy(hlx_engine_t *eng)
                          eng->omerged, eng->lsem, eng->y, eng->gu, eng->act, eng->lmout,
                          eng->logits_local, eng->logits_all, eng->rope_freq,
                          eng->rope_rows_freq, eng->win_k, eng->win_v, eng->win_o,
-                         eng->win_lse };
+                         eng->win_lse, eng->rope_local_freq };
         size_t i;
         for (i = 0; i < sizeof(bufs) / sizeof(bufs[0]); i++)
             hlx_be_free(eng, bufs[i]);

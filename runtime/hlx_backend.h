@@ -101,9 +101,10 @@ typedef struct hlx_backend_ops {
                           const float *o_parts, const float *lse_parts, float *o, float *lse);
     hlx_status_t (*add)(hlx_backend_t *be, hlx_be_queue_t *q, float *x, const float *y,
                         size_t n); /* x += y */
-    /* act[r][n] = silu(gu[r][0..n)) * gu[r][n..2n) for rows rows */
-    hlx_status_t (*swiglu)(hlx_backend_t *be, hlx_be_queue_t *q, float *act, const float *gu,
-                           int rows, int n);
+    /* act[r][n] = f(gu[r][0..n)) * gu[r][n..2n) for rows rows, f the activation kind (silu:
+     * SwiGLU, gelu_tanh: GeGLU) */
+    hlx_status_t (*glu)(hlx_backend_t *be, hlx_be_queue_t *q, float *act, const float *gu,
+                        int rows, int n, hlx_act_t kind);
     /* dst[r][0..dcols) = src[r][0..scols), then fill up to dcols */
     hlx_status_t (*pad_rows)(hlx_backend_t *be, hlx_be_queue_t *q, float *dst, int dcols,
                              const float *src, int scols, int rows, float fill);

@@ -109,6 +109,10 @@ struct hlx_engine {
     hlx_rope_tab_t rope;           /* them and the cos/sin factor, for the rope op */
     double *rope_freq_h;           /* the same frequencies in host memory */
     float  *rope_cs;               /* cos and sin at the step's position (host), rope.cs */
+    /* rope_local_theta only, else inv_freq NULL: the windowed layers' table (plain RoPE of
+     * that base, no scaling; cos and sin computed at each call) */
+    hlx_rope_tab_t rope_local;
+    double *rope_local_freq;       /* [rope_dim / 2], backend memory */
     /* dynamic NTK (HLX_ROPE_DYNAMIC) only, else NULL: a table per request, since each
      * request's positions turn with the frequencies of their own sequence length
      * (hlx_phase_rope_tab) */
@@ -197,16 +201,17 @@ hlx_status_t hlx_phase_qkv(hlx_engine_t *eng, int l);    /* norm, QKV, RoPE, KV 
  * (qk_norm). Nothing for a model without them. Decode and prefill alike. */
 hlx_status_t hlx_phase_qkv_extras(hlx_engine_t *eng, const hlx_layer_w_t *W, float *qkv,
                                   int rows);
-/* RoPE of `heads` heads of head_dim (the first rot elements turned) on each request's row
- * (x, rows ld floats apart), at the request's position (hlx_engine_row_pos). */
-hlx_status_t hlx_phase_rope(hlx_engine_t *eng, float *x, size_t ld, int heads, int head_dim,
-                            int rot);
-/* The RoPE table that turns request b's position pos: the model's (eng->rope) for every
- * kind but dynamic NTK; for that, request b's own, whose frequencies are those of the
+/* RoPE of layer l: `heads` heads of head_dim (the first rot elements turned) on each
+ * request's row (x, rows ld floats apart), at the request's position (hlx_engine_row_pos). */
+hlx_status_t hlx_phase_rope(hlx_engine_t *eng, int l, float *x, size_t ld, int heads,
+                            int head_dim, int rot);
+/* The RoPE table that turns request b's position pos in layer l: a windowed layer's own
+ * (eng->rope_local) under rope_local_theta; else the model's (eng->rope) for every kind
+ * but dynamic NTK; for that, request b's own, whose frequencies are those of the
  * sequence length that rotates pos (helix/model.h: hlx_model_rope_seq, from the request's
  * prompt end), recomputed and copied to the backend (on the queue, before the rope calls
  * that read them) when that length changes. Decode and prefill alike. */
-hlx_status_t hlx_phase_rope_tab(hlx_engine_t *eng, int b, int64_t pos,
+hlx_status_t hlx_phase_rope_tab(hlx_engine_t *eng, int l, int b, int64_t pos,
                                 const hlx_rope_tab_t **tab_p);
 /* Attention partials of requests [b0, b1); between (request, KV head) units it calls
  * progress (when not NULL) so that exchanges in flight move on. */

@@ -218,7 +218,7 @@ hlx_status_t hlx_mla_qkv(hlx_engine_t *eng, int l)
                sizeof(float) * (size_t)M->rope);
     }
     if (st == HLX_OK) /* at each request's position */
-        st = hlx_phase_rope(eng, M->kvn + M->r, (size_t)kd, 1, M->rope, M->rope);
+        st = hlx_phase_rope(eng, l, M->kvn + M->r, (size_t)kd, 1, M->rope, M->rope);
     /* Queries per head [nope | rope]: q_b(norm(q_a x)), or q_proj x. */
     if (st == HLX_OK && M->ql > 0) {
         st = HLX_BE(eng, gemm, B, M->ql, H, eng->hn, W->wqa, eng->w_dtype, M->qa, 0);
@@ -230,7 +230,7 @@ hlx_status_t hlx_mla_qkv(hlx_engine_t *eng, int l)
         st = HLX_BE(eng, gemm, B, M->q_cols, H, eng->hn, W->wqb, eng->w_dtype, M->q, 0);
     }
     if (st == HLX_OK)
-        st = hlx_phase_rope(eng, M->q + M->nope, (size_t)M->q_cols, Q, M->qk, M->rope);
+        st = hlx_phase_rope(eng, l, M->q + M->nope, (size_t)M->q_cols, Q, M->qk, M->rope);
     /* Absorbed query of head h: [W_UK[h] q_nope[h] | q_rope[h]] (kv_lora + rope). */
     for (b = 0; b < B && st == HLX_OK; b++)
         for (h = 0; h < Q && st == HLX_OK; h++) {

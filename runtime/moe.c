@@ -398,7 +398,7 @@ static hlx_status_t hlx_moe_expert(hlx_engine_t *eng, const hlx_moe_w_t *W, int 
                sizeof(float) * (size_t)H);
     st = HLX_BE(eng, gemm, nb, 2 * cc, H, moe->xin, W->egu[j], eng->w_dtype, moe->gu, 0);
     if (st == HLX_OK)
-        st = HLX_BE(eng, swiglu, moe->act, moe->gu, nb, cc);
+        st = HLX_BE(eng, glu, moe->act, moe->gu, nb, cc, HLX_ACT_SILU);
     if (st == HLX_OK)
         st = HLX_BE(eng, gemm, nb, H, cc, moe->act, W->edown[j], eng->w_dtype, moe->out, 0);
     if (st != HLX_OK)
@@ -437,7 +437,7 @@ hlx_status_t hlx_moe_ffn_rows(hlx_engine_t *eng, int l, const float *x, float *h
     if (st == HLX_OK && sc > 0) {
         st = HLX_BE(eng, gemm, B, 2 * sc, H, hn, W->sgu, eng->w_dtype, moe->gu, 0);
         if (st == HLX_OK)
-            st = HLX_BE(eng, swiglu, moe->act, moe->gu, B, sc);
+            st = HLX_BE(eng, glu, moe->act, moe->gu, B, sc, HLX_ACT_SILU);
         if (st == HLX_OK)
             st = HLX_BE(eng, gemm, B, H, sc, moe->act, W->sdown, eng->w_dtype, y, 0);
         /* Qwen2-MoE: times sigmoid(hn . w) per row, in fp64 over the replicated input and

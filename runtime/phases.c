@@ -39,7 +39,7 @@ hlx_status_t hlx_phase_embed(hlx_engine_t *eng)
     return st;
 }
 
-hlx_status_t hlx_phase_rope_tab(hlx_engine_t *eng, int b, int64_t pos,
+hlx_status_t hlx_phase_rope_tab(hlx_engine_t *eng, int l, int b, int64_t pos,
                                 const hlx_rope_tab_t **tab_p)
 {
     const int rot = eng->m.rope_dim, half = rot / 2;
@@ -49,6 +49,10 @@ hlx_status_t hlx_phase_rope_tab(hlx_engine_t *eng, int b, int64_t pos,
     hlx_status_t st;
 
     *tab_p = &eng->rope;
+    if (eng->rope_local.inv_freq != NULL && hlx_model_layer_window(&eng->m, l) > 0) {
+        *tab_p = &eng->rope_local; /* a windowed layer's own base (rope_local_theta) */
+        return HLX_OK;
+    }
     if (eng->rope_rows == NULL)
         return HLX_OK;
     t = &eng->rope_rows[b];
@@ -72,8 +76,8 @@ hlx_status_t hlx_phase_rope_tab(hlx_engine_t *eng, int b, int64_t pos,
     return HLX_OK;
 }
 
-hlx_status_t hlx_phase_rope(hlx_engine_t *eng, float *x, size_t ld, int heads, int head_dim,
-                            int rot)
+hlx_status_t hlx_phase_rope(hlx_engine_t *eng, int l, float *x, size_t ld, int heads,
+                            int head_dim, int rot)
 {
     /* one call for the batch, or one per request when they sit at different positions
      * (requests at one position share the prompt end too: their prompts are of one length) */
@@ -82,7 +86,7 @@ hlx_status_t hlx_phase_rope(hlx_engine_t *eng, float *x, size_t ld, int heads, i
     hlx_status_t st = HLX_OK;
 
     for (b = 0; b < calls && st == HLX_OK; b++) {
-        st = hlx_phase_rope_tab(eng, b, hlx_engine_row_pos(eng, b), &tab);
+        st = hlx_phase_rope_tab(eng, l, b, hlx_engine_row_pos(eng, b), &tab);
         if (st == HLX_OK)
             st = HLX_BE(eng, rope, x + (size_t)b * ld, B / calls, ld, heads, head_dim, rot,
                         hlx_engine_row_pos(eng, b), tab);
@@ -133,10 +137,10 @@ hlx_status_t hlx_phase_qkv(hlx_engine_t *eng, int l)
         if (st == HLX_OK)
             st = hlx_phase_qkv_extras(eng, W, eng->qkv, B);
         if (st == HLX_OK)
-            st = hlx_phase_rope(eng, eng->qkv, (size_t)eng->qkv_cols, L->q_local, dk,
+            st = hlx_phase_rope(eng, l, eng->qkv, (size_t)eng->qkv_cols, L->q_local, dk,
                                 m->rope_dim);
         if (st == HLX_OK)
-            st = hlx_phase_rope(eng, eng->qkv + (size_t)L->q_local * dk, (size_t)eng->qkv_cols,
+            st = hlx_phase_rope(eng, l, eng->qkv + (size_t)L->q_local * dk, (size_t)eng->qkv_cols,
                                 L->kv_local, dk, m->rope_dim);
         /* Staggered append: only the owner of a request's position stores its new token. */
         for (b = 0; b < B && st == HLX_OK && !(eng->fault_now & HLX_FAULT_SKIP_APPEND); b++) {
@@ -522,7 +526,7 @@ hlx_status_t hlx_phase_ffn(hlx_engine_t *eng, int l)
             st = HLX_BE(eng, gemm, B, 2 * Fc, m->hidden, eng->hn, W->wgu, eng->w_dtype,
                         eng->gu, 0);
         if (st == HLX_OK)
-            st = HLX_BE(eng, swiglu, eng->act, eng->gu, B, Fc);
+            st = HLX_BE(eng, glu, eng->act, eng->gu, B, Fc, m->ffn_act);
         if (st == HLX_OK)
             st = HLX_BE(eng, gemm, B, m->hidden, Fc, eng->act, W->wdown, eng->w_dtype, eng->y, 0);
     });

@@ -147,7 +147,7 @@ static hlx_status_t hlx_prefill_qkv(hlx_engine_t *eng, hlx_prefill_t *p, int l, 
         for (k = 0; k < calls && st == HLX_OK; k++) {
             const hlx_rope_tab_t *tab;
             float *x = row + (size_t)k * ld;
-            st = hlx_phase_rope_tab(eng, p->rq[k], pos, &tab);
+            st = hlx_phase_rope_tab(eng, l, p->rq[k], pos, &tab);
             if (st == HLX_OK)
                 st = HLX_BE(eng, rope, x, n / calls, ld, L->q_local, dk, m->rope_dim, pos, tab);
             if (st == HLX_OK)
@@ -327,7 +327,7 @@ static hlx_status_t hlx_prefill_ffn(hlx_engine_t *eng, hlx_prefill_t *p, int l, 
         if (st == HLX_OK)
             st = HLX_BE(eng, gemm, R, 2 * Fc, m->hidden, p->hn, W->wgu, eng->w_dtype, p->gu, 0);
         if (st == HLX_OK)
-            st = HLX_BE(eng, swiglu, p->act, p->gu, R, Fc);
+            st = HLX_BE(eng, glu, p->act, p->gu, R, Fc, m->ffn_act);
         if (st == HLX_OK)
             st = HLX_BE(eng, gemm, R, m->hidden, Fc, p->act, W->wdown, eng->w_dtype, p->y, 0);
     }

@@ -34,6 +34,7 @@ struct hlx_ref {
     double          *rope_freq; /* hlx_model_rope_freqs of rope_dim, once (dynamic NTK:
                                    per request and step, below) */
     double           rope_ms;   /* ... and its factor on cos and sin */
+    double          *rope_local; /* rope_local_theta: the windowed layers' frequencies */
     int64_t         *pend;      /* [B]: where each request's prompt ends (dynamic NTK) */
 };
 
@@ -137,6 +138,13 @@ hlx_status_t hlx_ref_create_ckpt(const hlx_model_t *m, hlx_dtype_t kv_dtype, int
     /* longrope's set from this reference's own length (the engine picks from its own) */
     hlx_model_rope_select(&ref->m, ref->cap);
     hlx_model_rope_freqs(&ref->m, m->rope_dim, ref->rope_freq, &ref->rope_ms);
+    if (m->rope_local_theta > 0.0) { /* theta^(-2i / rot), unscaled */
+        int i;
+        if ((ref->rope_local = malloc(sizeof(double) * (size_t)(m->rope_dim / 2 + 1))) == NULL)
+            goto err_free;
+        for (i = 0; i < m->rope_dim / 2; i++)
+            ref->rope_local[i] = pow(m->rope_local_theta, -2.0 * i / m->rope_dim);
+    }
     for (l = 0; l < m->layers; l++) {
         hlx_ref_layer_t *L = &ref->layers[l];
         L->attn_norm = hlx_ref_tensor(&ref->ws, HLX_HFW_ATTN_NORM, l);
@@ -182,6 +190,12 @@ hlx_status_t hlx_ref_create_ckpt(const hlx_model_t *m, hlx_dtype_t kv_dtype, int
     ref->vcache = malloc(sizeof(float) * kvn * (size_t)dv);
     if (!ref->embed || !ref->final_norm || !ref->lmhead || !ref->kcache || !ref->vcache)
         goto err_free;
+    if (m->embed_scale) { /* Gemma: times sqrt(H), that factor in the weights' dtype */
+        double s = hlx_round_dtype((float)sqrt((double)m->hidden), m->weight_dtype);
+        size_t i;
+        for (i = 0; i < (size_t)m->vocab * (size_t)m->hidden; i++)
+            ref->embed[i] *= s;
+    }
     for (l = 0; l < m->layers && ref->mla == NULL; l++) {
         uint64_t kk = hlx_synth_key(seed, l, HLX_T_KCTX), vk = hlx_synth_key(seed, l, HLX_T_VCTX);
         for (b = 0; b < batch; b++)
@@ -254,7 +268,7 @@ hlx_status_t hlx_ref_step(hlx_ref_t *ref, double *hidden, double *logits, int *n
                                                  H + 3 * F + (size_t)n));
     double *q, *k, *v, *o, *y, *gate, *up, *act, *sc;
     double scale = hlx_model_softmax_scale(m, (int)dk);
-    int b, l, h, g, e;
+    int b, l, h, g, e, local;
 
     if (hn == NULL || ref->pos >= ref->cap) {
         free(hn);
@@ -299,12 +313,15 @@ hlx_status_t hlx_ref_step(hlx_ref_t *ref, double *hidden, double *logits, int *n
                 hlx_ref_rmsnorm(q + h * dk, q + h * dk, L->qnorm, dk, m->norm_eps);
             for (g = 0; L->knorm != NULL && g < K; g++)
                 hlx_ref_rmsnorm(k + g * dk, k + g * dk, L->knorm, dk, m->norm_eps);
+            local = ref->rope_local != NULL && hlx_model_layer_window(m, l) > 0;
             for (h = 0; h < Q; h++)
-                hlx_ref_rope(q + h * dk, m->rope_dim, ref->pos, ref->rope_freq, ref->rope_ms);
+                hlx_ref_rope(q + h * dk, m->rope_dim, ref->pos,
+                             local ? ref->rope_local : ref->rope_freq, local ? 1.0 : ref->rope_ms);
             for (g = 0; g < K; g++) {
                 size_t base = (((size_t)l * ref->batch + b) * K + g) * (size_t)ref->cap +
                               (size_t)ref->pos;
-                hlx_ref_rope(k + g * dk, m->rope_dim, ref->pos, ref->rope_freq, ref->rope_ms);
+                hlx_ref_rope(k + g * dk, m->rope_dim, ref->pos,
+                             local ? ref->rope_local : ref->rope_freq, local ? 1.0 : ref->rope_ms);
                 /* The new token is stored the way the runtime stores it: fp32, then the
                  * KV dtype. */
                 for (e = 0; e < dk; e++)
@@ -351,7 +368,11 @@ attn_out:
                 hlx_ref_matvec(gate, hn, L->wgate, H, F);
                 hlx_ref_matvec(up, hn, L->wup, H, F);
                 for (e = 0; e < F; e++)
-                    act[e] = gate[e] / (1.0 + exp(-gate[e])) * up[e];
+                    act[e] = (m->ffn_act == HLX_ACT_GELU_TANH
+                                  ? 0.5 * gate[e] * (1.0 + tanh(sqrt(2.0 / 3.14159265358979323846) *
+                                                                (gate[e] + 0.044715 * gate[e] *
+                                                                               gate[e] * gate[e])))
+                                  : gate[e] / (1.0 + exp(-gate[e]))) * up[e];
                 hlx_ref_matvec(y, act, L->wdown, F, H);
             }
             if (L->post_ffn_norm != NULL)
@@ -429,6 +450,7 @@ void hlx_ref_destroy(hlx_ref_t *ref)
     free(ref->vcache);
     free(ref->tokens);
     free(ref->rope_freq);
+    free(ref->rope_local);
     free(ref->pend);
     hlx_ref_moe_destroy(ref->moe);
     hlx_ref_mla_destroy(ref->mla);

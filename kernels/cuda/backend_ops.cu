@@ -65,15 +65,20 @@ __global__ void hlx_cu_rope_rows(float *x, size_t ld, int nheads, int hd, int ro
     xh[2 * i + 1] = a * s + b * c;
 }
 
-// act[r][i] = silu(gu[r][i]) * gu[r][n + i]
-__global__ void hlx_cu_swiglu_rows(float *act, const float *gu, int rows, int n)
+// act[r][i] = f(gu[r][i]) * gu[r][n + i]: f silu (kind 0) or gelu_tanh (kind 1), the host
+// kernels' formulas
+__global__ void hlx_cu_glu_rows(float *act, const float *gu, int rows, int n, int kind)
 {
     size_t total = (size_t)rows * n;
     for (size_t k = blockIdx.x * (size_t)blockDim.x + threadIdx.x; k < total;
          k += (size_t)gridDim.x * blockDim.x) {
         size_t r = k / n, i = k % n;
-        float g = gu[r * 2 * n + i];
-        act[k] = g / (1.0f + expf(-g)) * gu[r * 2 * n + n + i];
+        float g = gu[r * 2 * n + i], f;
+        if (kind == 1)
+            f = 0.5f * g * (1.0f + tanhf(0.7978845608028654f * (g + 0.044715f * g * g * g)));
+        else
+            f = g / (1.0f + expf(-g));
+        act[k] = f * gu[r * 2 * n + n + i];
     }
 }
 
@@ -242,15 +247,15 @@ extern "C" hlx_status_t hlx_cuda_rope_rows(float *x, int rows, size_t ld, int nh
     return HLX_OK;
 }
 
-extern "C" hlx_status_t hlx_cuda_swiglu_rows(float *act, const float *gu, int rows, int n,
-                                             void *stream)
+extern "C" hlx_status_t hlx_cuda_glu_rows(float *act, const float *gu, int rows, int n,
+                                          int kind, void *stream)
 {
-    if (rows < 0 || n < 0)
+    if (rows < 0 || n < 0 || kind < 0 || kind > 1)
         return HLX_ERR_INVALID;
     if ((size_t)rows * n == 0)
         return HLX_OK;
-    hlx_cu_swiglu_rows<<<hlx_cu_blocks((size_t)rows * n), 256, 0, (cudaStream_t)stream>>>(
-        act, gu, rows, n);
+    hlx_cu_glu_rows<<<hlx_cu_blocks((size_t)rows * n), 256, 0, (cudaStream_t)stream>>>(
+        act, gu, rows, n, kind);
     return hlx_cu_launched();
 }
 

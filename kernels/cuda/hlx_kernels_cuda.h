@@ -71,7 +71,9 @@ hlx_status_t hlx_cuda_rope_rows(float *x, int rows, size_t ld, int nheads, int h
                                 int rot_dim, int64_t pos, const hlx_rope_tab_t *r,
                                 void *stream);
 /* act[r][i] = silu(gu[r][i]) * gu[r][n + i] */
-hlx_status_t hlx_cuda_swiglu_rows(float *act, const float *gu, int rows, int n, void *stream);
+/* act[r][i] = f(gu[r][i]) * gu[r][n + i], f by kind (hlx_act_t: 0 silu, 1 gelu_tanh). */
+hlx_status_t hlx_cuda_glu_rows(float *act, const float *gu, int rows, int n, int kind,
+                               void *stream);
 /* KV in rows (blocks of 1): slot t of shards [shard0, shard0 + nheads) of cap slots. */
 hlx_status_t hlx_cuda_kv_append(void *kc, void *vc, hlx_dtype_t kv_dtype, int dk, int dv,
                                 size_t cap, size_t shard0, size_t t, int nheads,

@@ -130,6 +130,9 @@ typedef struct hlx_kernels {
 
     /* y[i] = silu(gate[i]) * up[i] */
     void (*swiglu)(float *y, const float *gate, const float *up, int n);
+    /* y[i] = gelu_tanh(gate[i]) * up[i], gelu_tanh(x) = x/2 (1 + tanh(sqrt(2/pi) (x +
+     * 0.044715 x^3))); the scalar one in every variant (a small share of a step) */
+    void (*geglu)(float *y, const float *gate, const float *up, int n);
 
     /* y[M][N] (+)= x[M][K] * W[K][N]; W row-major in w_dtype (f32 or bf16);
      * accumulate = 0 overwrites y. */

@@ -343,11 +343,11 @@ static hlx_status_t cu_add(hlx_backend_t *be, hlx_be_queue_t *q, float *x, const
     return hlx_cuda_add(x, y, n, hlx_cu_stream(q));
 }
 
-static hlx_status_t cu_swiglu(hlx_backend_t *be, hlx_be_queue_t *q, float *act,
-                              const float *gu, int rows, int n)
+static hlx_status_t cu_glu(hlx_backend_t *be, hlx_be_queue_t *q, float *act,
+                           const float *gu, int rows, int n, hlx_act_t kind)
 {
     (void)be;
-    return hlx_cuda_swiglu_rows(act, gu, rows, n, hlx_cu_stream(q));
+    return hlx_cuda_glu_rows(act, gu, rows, n, (int)kind, hlx_cu_stream(q));
 }
 
 static hlx_status_t cu_pad(hlx_backend_t *be, hlx_be_queue_t *q, float *dst, int dcols,
@@ -393,7 +393,7 @@ static const hlx_backend_ops_t hlx_backend_cuda = {
     .event_record = cu_evrec, .event_sync = cu_evsync,
     .rmsnorm = cu_rmsnorm, .gemm = cu_gemm, .rope = cu_rope, .kv_append = cu_append,
     .attn = cu_attn, .pack = cu_pack, .unpack = cu_unpack, .merge = cu_merge,
-    .add = cu_add, .swiglu = cu_swiglu, .pad_rows = cu_pad, .argmax = cu_argmax,
+    .add = cu_add, .glu = cu_glu, .pad_rows = cu_pad, .argmax = cu_argmax,
 };
 
 const hlx_backend_ops_t *hlx_backend_cuda_ops(void)

@@ -102,8 +102,12 @@ static void test_norm_rope_swiglu_add_pad(void)
         }
     }
     CHECK(rel_err(dx, y, R * N) < 1e-5, "rope differs: %g", rel_err(dx, y, R * N));
-    hb.ops->swiglu(&hb, NULL, act, gu, R, N);
-    CHECK(cb.ops->swiglu(&cb, cq, dact, dgu, R, N) == HLX_OK, "swiglu");
+    /* GeGLU, then SwiGLU (whose act the add below uses) */
+    hb.ops->glu(&hb, NULL, act, gu, R, N, HLX_ACT_GELU_TANH);
+    CHECK(cb.ops->glu(&cb, cq, dact, dgu, R, N, HLX_ACT_GELU_TANH) == HLX_OK, "geglu");
+    CHECK(rel_err(dact, act, R * N) < 1e-5, "geglu differs: %g", rel_err(dact, act, R * N));
+    hb.ops->glu(&hb, NULL, act, gu, R, N, HLX_ACT_SILU);
+    CHECK(cb.ops->glu(&cb, cq, dact, dgu, R, N, HLX_ACT_SILU) == HLX_OK, "swiglu");
     CHECK(rel_err(dact, act, R * N) < 1e-5, "swiglu differs: %g", rel_err(dact, act, R * N));
     /* add: y = x + act, exact */
     for (i = 0; i < R * N; i++)

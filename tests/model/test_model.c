@@ -230,6 +230,14 @@ static void test_errors(void **state)
     expect_error("sgate_unshared.json", HLX_ERR_PARSE,
                  "sgate_unshared.json:4:3: shared_expert_gate: gates the shared experts' "
                  "output: needs \"shared_experts\" > 0");
+    expect_error("act_bad.json", HLX_ERR_PARSE, "act_bad.json:3:44: ffn_act: unknown activation "
+                 "\"gelu\" (silu or gelu_tanh)");
+    expect_error("act_moe.json", HLX_ERR_PARSE, "act_moe.json:4:3: ffn_act: gelu_tanh with "
+                 "\"experts\" > 0: the MoE layers run SwiGLU only");
+    expect_error("local_theta.json", HLX_ERR_PARSE, "local_theta.json:3:44: rope_local_theta: "
+                 "only meaningful with \"sliding_window\"");
+    expect_error("embed_scale_mla.json", HLX_ERR_PARSE, "embed_scale_mla.json:4:3: embed_scale: "
+                 "only with \"attn\": \"gqa\"");
     expect_error("window_mla.json", HLX_ERR_PARSE,
                  "window_mla.json:4:3: sliding_window: only with \"attn\": \"gqa\"");
     expect_error("window_pattern.json", HLX_ERR_PARSE,
@@ -399,6 +407,7 @@ static const struct { const char *name; size_t off, size; } g_fields[] = {
     HLX_F(rope_attn_factor), HLX_F(rope_long), HLX_F(rope_short_factor),
     HLX_F(rope_long_factor), HLX_F(qkv_bias), HLX_F(qk_norm), HLX_F(moe_group_score),
     HLX_F(shared_gate), HLX_F(post_norms), HLX_F(sliding_window), HLX_F(sliding_pattern),
+    HLX_F(ffn_act), HLX_F(embed_scale), HLX_F(attn_scalar), HLX_F(rope_local_theta),
 };
 
 /* RoPE scaling against the Hugging Face code written out again here, step for step as

@@ -7,7 +7,9 @@
 # block or another's), with 2 threads per rank, with the avx2 and scalar kernels (other KV
 # blocks) and with HOP-B micro-batches; every run must give the same tokens. The window must
 # change the tokens (the model without it decodes others), and a window longer than every
-# sequence must decode bit for bit as none (hidden_hash).
+# sequence must decode bit for bit as none (hidden_hash). tiny-gemma (Gemma 3's layer: a
+# window on every other layer turning with its own base, GeGLU, the scaled embedding,
+# query_pre_attn_scalar, q/k and output norms) the same way on 1 rank, KVP 2 and 2 x 2.
 # usage: sliding_window.sh HELIX DATA HELIXRUN
 set -u
 helix=$1 data=$2 helixrun=$3
@@ -45,6 +47,13 @@ run scalar 1 --model "$model" --kernels scalar
 run hopb 2 --model "$model" --kvp 2 --hopb on --micro-batch 1
 for name in kvp2 tpa2 2x2 kvp4 threads2 avx2 scalar hopb; do
     [ "${tok[$name]}" = "${tok[one]}" ] ||
+        { echo "FAIL: $name: other tokens than 1 rank"; fail=1; }
+done
+run gemma 1 --model "$data/tiny-gemma.json"
+run gemma-kvp2 2 --model "$data/tiny-gemma.json" --kvp 2
+run gemma-2x2 4 --model "$data/tiny-gemma.json" --kvp 2 --tpa 2
+for name in gemma-kvp2 gemma-2x2; do
+    [ "${tok[$name]}" = "${tok[gemma]}" ] ||
         { echo "FAIL: $name: other tokens than 1 rank"; fail=1; }
 done
 

@@ -71,6 +71,15 @@ typedef struct hlx_model {
      * hlx_model_layer_window says which. The KV cache keeps every position either way. */
     int             sliding_window;
     int             sliding_pattern;
+    /* Gemma's: the FFN's activation (silu: SwiGLU, gelu_tanh: GeGLU), the embedding row times
+     * sqrt(hidden) rounded to the weight dtype (embed_scale), the softmax scale
+     * 1 / sqrt(attn_scalar) instead of 1 / sqrt(head_dim) (attn_scalar > 0: Gemma 3's
+     * query_pre_attn_scalar), and windowed layers turning with their own base
+     * rope_local_theta, unscaled (> 0; 0: every layer with rope_theta and the scaling) */
+    hlx_act_t       ffn_act;
+    int             embed_scale;
+    double          attn_scalar;
+    double          rope_local_theta;
     int             post_norms;   /* an RMSNorm of the attention's output and of the FFN's
                                      (weights [H] each, norm_eps) before each is added to the
                                      residual: GLM-4-0414's "sandwich" norms; gqa, dense */

@@ -14,6 +14,13 @@ typedef enum hlx_dtype {
     HLX_DTYPE_COUNT
 } hlx_dtype_t;
 
+/* The gate's activation of a gated FFN: act = f(gate) x up. */
+typedef enum hlx_act {
+    HLX_ACT_SILU      = 0, /* x sigmoid(x): SwiGLU (Llama, Qwen, ...) */
+    HLX_ACT_GELU_TANH = 1  /* GELU, tanh approximation (PyTorch's approximate="tanh"):
+                              GeGLU (Gemma's gelu_pytorch_tanh) */
+} hlx_act_t;
+
 /* Bytes per element (FP4 is 0.5). */
 static inline double hlx_dtype_bytes(hlx_dtype_t t)
 {
