@@ -51,8 +51,9 @@ static int hlx_model_int(const char *cmd, const char *flag, const char *v, long 
 static void hlx_synth_usage(FILE *f)
 {
     fprintf(f,
-        "usage: helix model synth --family dense|phi3|glm|glm4|internlm2|qwen2|qwen3|\n"
-        "                                  qwen2-moe|qwen3-moe|mixtral|moe-mla|deepseek-v2\n"
+        "usage: helix model synth --family dense|phi3|glm|glm4|gemma3|internlm2|qwen2|\n"
+        "                                  qwen3|qwen2-moe|qwen3-moe|mixtral|moe-mla|\n"
+        "                                  deepseek-v2\n"
         "                         --out DIR [--layers N] [--seed S] [--dtype bf16|f32|fp8]\n"
         "                         [--shards N] [--model FILE|NAME]\n"
         "                         [--max-bytes SIZE]\n\n"
@@ -68,6 +69,11 @@ static void hlx_synth_usage(FILE *f)
         "  --family glm      GlmForCausalLM: the dense family's weights with q, k and v\n"
         "                    biases, gate_up_proj fused, RoPE over the first half of each\n"
         "                    head (partial_rotary_factor 0.5) in pairs (2i, 2i+1)\n"
+        "  --family gemma3   Gemma3ForCausalLM: the dense family's shapes with hidden 320,\n"
+        "                    q/k head norms, norms of the attention's and the MLP's outputs\n"
+        "                    (every norm stored as w - 1), GeGLU, the embedding times\n"
+        "                    sqrt(320), a softmax scale of 1/sqrt(24), a window of 6 on\n"
+        "                    every other layer turning with its own base (10000; 1e6 else)\n"
         "  --family glm4     Glm4ForCausalLM (GLM-4-0414): glm's weights plus an RMSNorm of\n"
         "                    the attention's output and of the MLP's before each residual\n"
         "                    add (post_self_attn_layernorm, post_mlp_layernorm)\n"
@@ -151,6 +157,9 @@ static hlx_status_t hlx_synth_fill(void *vctx, const hlx_hf_expect_t *t, size_t 
         hlx_hf_weight_unmap(m, c->cfg.fused, w, wrow, j, &rr, &rc);
         dst[j] = hlx_synth_weight(m, hlx_synth_key(c->seed, layer, (hlx_tensor_t)w),
                                   (hlx_tensor_t)w, rr, rc, rcols);
+        /* Gemma stores a norm's weight as w - 1 (exact: w within [0.5, 1.5) in the dtype) */
+        if ((c->cfg.fused & HLX_HF_GEMMA) && t->cls == HLX_HFC_NORM)
+            dst[j] -= 1.0f;
     }
     return HLX_OK;
 }
@@ -165,6 +174,7 @@ static const struct {
     { "phi3", "Phi3ForCausalLM", "synth-phi3", HLX_HF_FUSED_QKV | HLX_HF_FUSED_GU, 0, 0, 0, 0 },
     { "glm", "GlmForCausalLM", "synth-glm", HLX_HF_FUSED_GU | HLX_HF_ROPE_PAIRS, 1, 0, 0, 0 },
     { "glm4", "Glm4ForCausalLM", "synth-glm4", HLX_HF_FUSED_GU | HLX_HF_ROPE_PAIRS, 1, 0, 0, 1 },
+    { "gemma3", "Gemma3ForCausalLM", "synth-gemma3", HLX_HF_GEMMA, 0, 1, 0, 1 },
     { "internlm2", "InternLM2ForCausalLM", "synth-internlm2", HLX_HF_QKV_GROUPED, 0, 0, 0, 0 },
     { "qwen2", "Qwen2ForCausalLM", "synth-qwen2", 0, 1, 0, 0, 0 },
     { "qwen3", "Qwen3ForCausalLM", "synth-qwen3", 0, 0, 1, 0, 0 },
@@ -227,6 +237,20 @@ static void hlx_synth_config(hlx_hf_config_t *c, int dense, int v2, int layers,
         m->dense_layers = layers;
         if (c->fused & HLX_HF_ROPE_PAIRS) /* glm: GlmConfig's partial_rotary_factor 0.5 */
             m->rope_dim = m->head_dim / 2;
+        if (c->fused & HLX_HF_GEMMA) {
+            /* gemma3: Gemma 3's layer with a window of 6 on every other layer (a pattern of
+             * 2, where Gemma 3 has 6, so that 2 layers hold both kinds), hidden 320 (whose
+             * sqrt(H) rounds in bf16) and a softmax scale of its own */
+            m->hidden = 320;
+            m->rope_theta = 1e6;
+            m->norm_eps = 1e-6;
+            m->ffn_act = HLX_ACT_GELU_TANH;
+            m->embed_scale = 1;
+            m->attn_scalar = 24.0;
+            m->sliding_window = 6;
+            m->sliding_pattern = 2;
+            m->rope_local_theta = 10000.0;
+        }
         if (hlx_synth_dense[dense].moe) {
             /* qwen3-moe: layer 0 dense (mlp_only_layers [0]), then MoE; qwen2-moe: every
              * layer MoE with a gated shared expert of 2 x 64 (Qwen1.5-MoE's 4 x, Qwen2-57B's
@@ -445,8 +469,9 @@ static int hlx_cmd_model_synth(int argc, char **argv)
     dense = family != NULL ? hlx_synth_dense_index(family) : -1;
     if (family == NULL ||
         (dense < 0 && strcmp(family, "moe-mla") && strcmp(family, "deepseek-v2"))) {
-        fprintf(stderr, "helix model synth: --family: %s (dense, phi3, glm, glm4, internlm2, "
-                "qwen2, qwen3, qwen2-moe, qwen3-moe, mixtral, moe-mla or deepseek-v2)\n",
+        fprintf(stderr, "helix model synth: --family: %s (dense, phi3, glm, glm4, gemma3, "
+                "internlm2, qwen2, qwen3, qwen2-moe, qwen3-moe, mixtral, moe-mla or "
+                "deepseek-v2)\n",
                 family ? family : "required");
         return 2;
     }
@@ -733,6 +758,8 @@ static void hlx_info_rope_print(const hlx_model_t *m)
         printf(", dynamic NTK scaling: factor %g; past %d positions the base grows with the "
                "sequence each position is rotated in (the prompt's length for its tokens, "
                "position + 1 for a generated one)", m->rope_factor, m->rope_orig_ctx);
+    if (m->rope_local_theta > 0.0)
+        printf("; the windowed layers theta %g, unscaled", m->rope_local_theta);
     printf("\n");
 }
 
@@ -917,10 +944,22 @@ static int hlx_cmd_model_info(int argc, char **argv)
             printf("  each q and k head RMS-normalised before RoPE (q_norm, k_norm)\n");
         if (cfg.m.post_norms)
             printf("  the attention's and the MLP's outputs RMS-normalised before each "
-                   "residual add (post_self_attn_layernorm, post_mlp_layernorm)\n");
-        if (cfg.m.sliding_window > 0)
+                   "residual add (%s)\n", cfg.fused & HLX_HF_GEMMA
+                   ? "post_attention_layernorm, post_feedforward_layernorm"
+                   : "post_self_attn_layernorm, post_mlp_layernorm");
+        if (cfg.fused & HLX_HF_GEMMA)
+            printf("  every norm's weight stored as w - 1; the embedding times sqrt(%d); "
+                   "softmax scale 1/sqrt(%g)\n", cfg.m.hidden, cfg.m.attn_scalar);
+        if (cfg.m.sliding_window > 0 && cfg.m.sliding_pattern == 0)
             printf("  sliding-window attention on every layer: a query attends to its last "
                    "%d positions, itself included\n", cfg.m.sliding_window);
+        else if (cfg.m.sliding_window > 0)
+            printf("  sliding-window attention on %d of %d layers (layer l attends to the "
+                   "whole context when l + 1 is a multiple of %d): a query attends to its last "
+                   "%d positions, itself included%s\n",
+                   cfg.m.layers - cfg.m.layers / cfg.m.sliding_pattern, cfg.m.layers,
+                   cfg.m.sliding_pattern, cfg.m.sliding_window, cfg.m.rope_local_theta > 0
+                   ? ", turning with its own base (below)" : "");
         if (cfg.fused & HLX_HF_ROPE_PAIRS)
             printf("  q and k stored with RoPE pairs (2i, 2i+1), as the runtime rotates them\n");
         if (cfg.fused & HLX_HF_QKV_GROUPED)
@@ -944,7 +983,9 @@ static int hlx_cmd_model_info(int argc, char **argv)
         printf("\n");
     }
     else
-        printf("  dense SwiGLU FFN %d, vocab %d\n", cfg.m.ffn, cfg.m.vocab);
+        printf("  dense %s FFN %d, vocab %d\n",
+               cfg.m.ffn_act == HLX_ACT_GELU_TANH ? "GeGLU (tanh GELU)" : "SwiGLU", cfg.m.ffn,
+               cfg.m.vocab);
     hlx_info_rope_print(&cfg.m);
     printf("  weights %s%s, %.6g parameters%s\n\n", cfg.torch_dtype,
            cfg.fp8 ? " (linear layers fp8 e4m3, block scales)" : "", params,

@@ -150,6 +150,7 @@ static const struct {
     { "Glm4ForCausalLM", "glm4", HLX_HF_DENSE, HLX_HF_GLM, 1, 0, 0, 1, 0.5, 1.5625e-7 },
     { "InternLM2ForCausalLM", "internlm2", HLX_HF_DENSE, HLX_HF_INTERNLM2, 0, 0, 0, 0, 0, 1e-6 },
     { "InternLM3ForCausalLM", "internlm3", HLX_HF_DENSE, 0, 0, 0, 0, 0, 0, 1e-6 },
+    { "Gemma3ForCausalLM", "gemma3_text", HLX_HF_DENSE, HLX_HF_GEMMA, 0, 1, 0, 1, 0, 1e-6 },
     { "DeepseekV3ForCausalLM", "deepseek_v3", HLX_HF_MOE_MLA, 0, 0, 0, 0, 0, 0, 1e-6 },
     { "DeepseekV2ForCausalLM", "deepseek_v2", HLX_HF_MOE_MLA, 0, 0, 0, 0, 0, 0, 1e-6 },
 };
@@ -159,7 +160,7 @@ static const struct {
                          "Qwen2ForCausalLM, Qwen2MoeForCausalLM, Qwen3ForCausalLM, " \
                          "Qwen3MoeForCausalLM, Phi3ForCausalLM, GlmForCausalLM, " \
                          "Glm4ForCausalLM, InternLM2ForCausalLM, InternLM3ForCausalLM, " \
-                         "DeepseekV2ForCausalLM, DeepseekV3ForCausalLM"
+                         "Gemma3ForCausalLM, DeepseekV2ForCausalLM, DeepseekV3ForCausalLM"
 
 /* c's row of hlx_hf_archs (set by hlx_cfg_family). */
 static size_t hlx_hf_arch_index(const hlx_hf_config_t *c)
@@ -207,6 +208,7 @@ static hlx_status_t hlx_cfg_family(hlx_jdoc_t *doc, hlx_hf_config_t *c)
         return hlx_jdoc_fail(doc, "/architectures", HLX_ERR_PARSE,
                              "missing, and model_type is not llama, mistral, mixtral, qwen2, "
                              "qwen2_moe, qwen3, qwen3_moe, phi3, glm, glm4, internlm2, internlm3, "
+                             "gemma3_text, "
                              "deepseek_v2 or deepseek_v3");
     return hlx_jdoc_fail(doc, "/architectures/0", HLX_ERR_PARSE,
                          "%.64s is not supported (" HLX_HF_ARCH_LIST ")",
@@ -877,6 +879,79 @@ static hlx_status_t hlx_cfg_mixtral(hlx_jdoc_t *doc, hlx_hf_config_t *c)
     return HLX_OK;
 }
 
+/* Gemma3TextConfig's keys beyond Llama's, with its defaults where absent: hidden_activation
+ * (gelu_pytorch_tanh: GeGLU; another is refused), query_pre_attn_scalar (256),
+ * sliding_window (4096; null: none) on every layer but each sliding_window_pattern-th (6),
+ * or as layer_types lists them (which must be such a pattern), rope_local_base_freq (10000)
+ * on the windowed layers, unscaled; the embedding times sqrt(hidden) always; the
+ * softcappings, which Gemma 3 leaves null, refused when set. */
+static hlx_status_t hlx_cfg_gemma3(hlx_jdoc_t *doc, hlx_hf_config_t *c)
+{
+    static const char *const caps[] = { "attn_logit_softcapping", "final_logit_softcapping" };
+    json_t *root = hlx_jdoc_root(doc), *lt = json_object_get(root, "layer_types");
+    hlx_model_t *m = &c->m;
+    char act[32], path[48];
+    int pat, l, full = -1;
+    size_t i;
+    hlx_status_t st;
+
+    HLX_TRY(hlx_cfg_str(doc, "hidden_activation", "gelu_pytorch_tanh", act, sizeof(act)));
+    if (strcmp(act, "gelu_pytorch_tanh"))
+        return hlx_jdoc_fail(doc, "/hidden_activation", HLX_ERR_PARSE, "\"%s\" is not supported "
+                             "(the FFN runs GELU's tanh form: \"gelu_pytorch_tanh\")", act);
+    m->ffn_act = HLX_ACT_GELU_TANH;
+    m->embed_scale = 1;
+    for (i = 0; i < sizeof(caps) / sizeof(caps[0]); i++) {
+        json_t *v = json_object_get(root, caps[i]);
+        snprintf(path, sizeof(path), "/%s", caps[i]);
+        if (v != NULL && !json_is_null(v))
+            return hlx_jdoc_fail(doc, path, HLX_ERR_PARSE, "softcapping is not supported "
+                                 "(Gemma 3's configs leave it null)");
+    }
+    HLX_TRY(hlx_cfg_num(doc, "query_pre_attn_scalar", 256.0, 1e-6, 1e9, &m->attn_scalar));
+    HLX_TRY(hlx_cfg_num(doc, "rope_local_base_freq", 10000.0, 1e-9, 1e12, &m->rope_local_theta));
+    HLX_TRY(hlx_cfg_int(doc, "sliding_window", 0, 4096, 1, &m->sliding_window));
+    if (json_is_null(json_object_get(root, "sliding_window")))
+        m->sliding_window = 0;
+    /* layer_types (newer configs): "sliding_attention" or "full_attention" per layer, which
+     * must follow one pattern; the first full layer gives it */
+    if (lt != NULL && !json_is_null(lt)) {
+        if (!json_is_array(lt) || json_array_size(lt) != (size_t)m->layers)
+            return hlx_jdoc_fail(doc, "/layer_types", HLX_ERR_PARSE, "expected an array of "
+                                 "num_hidden_layers (%d) strings", m->layers);
+        for (l = 0; l < m->layers; l++) {
+            const char *t = json_string_value(json_array_get(lt, (size_t)l));
+            snprintf(path, sizeof(path), "/layer_types/%d", l);
+            if (t == NULL || (strcmp(t, "full_attention") && strcmp(t, "sliding_attention")))
+                return hlx_jdoc_fail(doc, path, HLX_ERR_PARSE, "layer %d: expected "
+                                     "\"full_attention\" or \"sliding_attention\"", l);
+            if (full < 0 && !strcmp(t, "full_attention"))
+                full = l;
+        }
+    }
+    HLX_TRY(hlx_cfg_int(doc, "sliding_window_pattern", 0,
+                        lt != NULL && !json_is_null(lt) ? full + 1 : 6, 0, &pat));
+    for (l = 0; lt != NULL && !json_is_null(lt) && l < m->layers; l++) {
+        int is_full = !strcmp(json_string_value(json_array_get(lt, (size_t)l)), "full_attention");
+        snprintf(path, sizeof(path), "/layer_types/%d", l);
+        if (is_full != (pat > 0 && (l + 1) % pat == 0))
+            return hlx_jdoc_fail(doc, path, HLX_ERR_PARSE, "layer %d is \"%s\", which breaks the "
+                                 "pattern of one full_attention layer in every %d (%s; Gemma "
+                                 "3's: 5 sliding_attention, then 1 full_attention)", l,
+                                 is_full ? "full_attention" : "sliding_attention", pat,
+                                 hlx_cfg_absent(doc, "sliding_window_pattern")
+                                     ? "as the first full_attention layer sets it"
+                                     : "sliding_window_pattern");
+    }
+    if (pat == 1 || m->sliding_window == 0) { /* every layer whole */
+        m->sliding_window = 0;
+        m->rope_local_theta = 0.0;
+        pat = 0;
+    }
+    m->sliding_pattern = pat;
+    return HLX_OK;
+}
+
 static hlx_status_t hlx_cfg_dense(hlx_jdoc_t *doc, hlx_hf_config_t *c)
 {
     hlx_model_t *m = &c->m;
@@ -885,9 +960,10 @@ static hlx_status_t hlx_cfg_dense(hlx_jdoc_t *doc, hlx_hf_config_t *c)
     int bias;
 
     m->attn = HLX_ATTN_GQA;
-    /* every dense family's FFN is SiLU(gate) x up; another activation decodes other tokens */
+    /* every dense family's FFN but Gemma's (hlx_cfg_gemma3) is SiLU(gate) x up; another
+     * activation decodes other tokens */
     HLX_TRY(hlx_cfg_str(doc, "hidden_act", "silu", act, sizeof(act)));
-    if (strcmp(act, "silu"))
+    if (strcmp(act, "silu") && !(c->fused & HLX_HF_GEMMA))
         return hlx_jdoc_fail(doc, "/hidden_act", HLX_ERR_PARSE, "\"%s\" is not supported (the "
                              "FFN runs SiLU(gate) x up: \"silu\")", act);
     /* Qwen2's biases are fixed by its class, which reads no attention_bias; GLM's key puts
@@ -930,14 +1006,15 @@ static hlx_status_t hlx_cfg_dense(hlx_jdoc_t *doc, hlx_hf_config_t *c)
     if (bias)
         return hlx_jdoc_fail(doc, "/mlp_bias", HLX_ERR_PARSE, "FFN biases are not supported");
     /* absent: all query heads (LlamaConfig), 8 (MistralConfig, MixtralConfig), 2 of 128
-     * (GlmConfig) */
+     * (GlmConfig), 4 of 256 (Gemma3TextConfig) */
     HLX_TRY(hlx_cfg_int(doc, "num_key_value_heads", 0,
-                        c->fused & HLX_HF_ROPE_PAIRS ? 2
+                        c->fused & HLX_HF_GEMMA ? 4 : c->fused & HLX_HF_ROPE_PAIRS ? 2
                         : strcmp(c->arch, "MistralForCausalLM") &&
                                   strcmp(c->arch, "MixtralForCausalLM") ? m->q_heads : 8, 1,
                         &m->kv_heads));
     HLX_TRY(hlx_cfg_int(doc, "head_dim", 0,
-                        c->fused & HLX_HF_ROPE_PAIRS ? 128 : m->hidden / m->q_heads, 1,
+                        c->fused & HLX_HF_GEMMA        ? 256
+                        : c->fused & HLX_HF_ROPE_PAIRS ? 128 : m->hidden / m->q_heads, 1,
                         &m->head_dim));
     if (m->head_dim < 1)
         return hlx_jdoc_fail(doc, "/head_dim", HLX_ERR_PARSE,
@@ -976,6 +1053,8 @@ static hlx_status_t hlx_cfg_dense(hlx_jdoc_t *doc, hlx_hf_config_t *c)
                                  "%g is read for Phi3ForCausalLM, GlmForCausalLM and "
                                  "Glm4ForCausalLM only (%s rotates whole heads)", f, c->arch);
     }
+    if (c->fused & HLX_HF_GEMMA)
+        return hlx_cfg_gemma3(doc, c);
     if (c->moe_gqa == HLX_HF_MOE_MIXTRAL)
         return hlx_cfg_mixtral(doc, c);
     if (c->moe_gqa)
@@ -1177,14 +1256,17 @@ hlx_status_t hlx_hf_config_load(const char *dir, hlx_hf_config_t *c, char *err,
          (st = hlx_cfg_int(doc, "num_attention_heads", 1, 0, 1, &m->q_heads)) ||
          (st = hlx_cfg_int(doc, "intermediate_size", 1, 0, 1, &m->ffn)) ||
          (st = hlx_cfg_int(doc, "vocab_size", 1, 0, 1, &m->vocab)) ||
-         (st = hlx_cfg_num(doc, "rope_theta", c->moe_gqa == HLX_HF_MOE_MIXTRAL ? 1e6 : 10000.0,
+         (st = hlx_cfg_num(doc, "rope_theta",
+                           c->moe_gqa == HLX_HF_MOE_MIXTRAL || (c->fused & HLX_HF_GEMMA) ? 1e6
+                                                                                   : 10000.0,
                            1e-9, 1e12, &m->rope_theta)) ||
          (st = hlx_cfg_num(doc, "rms_norm_eps", hlx_hf_archs[hlx_hf_arch_index(c)].eps,
                            1e-30, 1.0, &m->norm_eps)) ||
-         (st = hlx_cfg_bool(doc, "tie_word_embeddings", 0, &c->tie_word_embeddings)))) {
-        /* st holds the first error */
+         (st = hlx_cfg_bool(doc, "tie_word_embeddings", !!(c->fused & HLX_HF_GEMMA),
+                            &c->tie_word_embeddings)))) {
+        /* st holds the first error (Gemma3TextConfig ties the head by default) */
     }
-    if (st == HLX_OK)
+    if (st == HLX_OK && !(c->fused & HLX_HF_GEMMA)) /* Gemma's window: hlx_cfg_gemma3 */
         st = hlx_cfg_sliding(doc, c);
     if (st == HLX_OK)
         st = c->family == HLX_HF_DENSE ? hlx_cfg_dense(doc, c) : hlx_cfg_moe_mla(doc, c);
@@ -1273,7 +1355,16 @@ char *hlx_hf_config_text(const hlx_hf_config_t *c)
         json_object_set_new(o, "helix_synth_seed", json_integer((json_int_t)c->synth_seed));
     if (c->family == HLX_HF_DENSE) {
         json_object_set_new(o, "head_dim", json_integer(m->head_dim));
-        json_object_set_new(o, "hidden_act", json_string("silu"));
+        if (c->fused & HLX_HF_GEMMA) { /* Gemma3TextConfig's keys */
+            json_object_set_new(o, "hidden_activation", json_string("gelu_pytorch_tanh"));
+            json_object_set_new(o, "query_pre_attn_scalar", json_real(m->attn_scalar));
+            json_object_set_new(o, "sliding_window_pattern", json_integer(m->sliding_pattern));
+            json_object_set_new(o, "rope_local_base_freq", json_real(m->rope_local_theta));
+            json_object_set_new(o, "attn_logit_softcapping", json_null());
+            json_object_set_new(o, "final_logit_softcapping", json_null());
+        } else {
+            json_object_set_new(o, "hidden_act", json_string("silu"));
+        }
         if (m->qk_norm) /* Qwen3: q, k, v and o without biases */
             json_object_set_new(o, "attention_bias", json_false());
         if (c->moe_gqa == HLX_HF_MOE_MIXTRAL) { /* every layer: intermediate_size experts */
@@ -1294,8 +1385,10 @@ char *hlx_hf_config_text(const hlx_hf_config_t *c)
                 json_object_set_new(o, "shared_expert_intermediate_size",
                                     json_integer((json_int_t)m->shared_experts * m->expert_ffn));
         }
-        if (m->sliding_window > 0) /* Mistral, Mixtral, Phi-3: every layer */
+        if (m->sliding_window > 0) /* Mistral, Mixtral, Phi-3: every layer; Gemma: a pattern */
             json_object_set_new(o, "sliding_window", json_integer(m->sliding_window));
+        else if (c->fused & HLX_HF_GEMMA) /* none: Gemma3TextConfig's default is 4096 */
+            json_object_set_new(o, "sliding_window", json_null());
         if (hlx_hf_archs[hlx_hf_arch_index(c)].rotary != 0)
             json_object_set_new(o, "partial_rotary_factor",
                                 json_real((double)m->rope_dim / m->head_dim));
@@ -1799,6 +1892,12 @@ void hlx_hf_weight_source(const hlx_model_t *m, int fused, hlx_hf_weight_t w, in
         snprintf(name, len, "model.layers.%d.self_attn.qkv_proj.weight", layer);
         *hrows_p = qd + 2 * kd; /* dense: v_head_dim = head_dim */
         *row0_p = w == HLX_HFW_WQ ? 0 : w == HLX_HFW_WK ? qd : qd + kd;
+    } else if ((fused & HLX_HF_GEMMA) &&
+               (w == HLX_HFW_FFN_NORM || w == HLX_HFW_POST_ATTN_NORM || w == HLX_HFW_POST_FFN_NORM)) {
+        snprintf(name, len, "model.layers.%d.%s", layer,
+                 w == HLX_HFW_FFN_NORM        ? "pre_feedforward_layernorm.weight"
+                 : w == HLX_HFW_POST_ATTN_NORM ? "post_attention_layernorm.weight"
+                                               : "post_feedforward_layernorm.weight");
     } else if ((fused & HLX_HF_FUSED_GU) && (w == HLX_HFW_WGATE || w == HLX_HFW_WUP)) {
         snprintf(name, len, "model.layers.%d.mlp.gate_up_proj.weight", layer);
         *hrows_p = 2 * (int64_t)m->ffn;
@@ -1843,6 +1942,26 @@ int hlx_hf_weight_at(const hlx_model_t *m, int fused, const char *name, int64_t 
             return 0;
         }
         return -1;
+    }
+    if (fused & HLX_HF_GEMMA) { /* its norms' own names: each looked up by its source */
+        static const hlx_hf_weight_t norms[] = { HLX_HFW_FFN_NORM, HLX_HFW_POST_ATTN_NORM,
+                                                 HLX_HFW_POST_FFN_NORM };
+        if (sscanf(name, "model.layers.%d.", &layer) == 1)
+            for (i = 0; i < sizeof(norms) / sizeof(norms[0]); i++) {
+                hlx_hf_weight_source(m, fused, norms[i], layer, buf, sizeof(buf), &hrows, &row0);
+                if (!strcmp(buf, name)) {
+                    *w_p = norms[i];
+                    *layer_p = layer;
+                    *wrow_p = hrow;
+                    return 0;
+                }
+            }
+        /* Llama's name of a norm is another one here */
+        if (hlx_hf_weight_parse(name, w_p, layer_p) != 0 || *w_p == HLX_HFW_FFN_NORM ||
+            *w_p == HLX_HFW_POST_ATTN_NORM || *w_p == HLX_HFW_POST_FFN_NORM)
+            return -1;
+        *wrow_p = hrow;
+        return 0;
     }
     if ((fused & (HLX_HF_FUSED_QKV | HLX_HF_FUSED_GU)) &&
         sscanf(name, "model.layers.%d.", &layer) == 1) {
@@ -2001,6 +2120,22 @@ int hlx_hf_weight_parse(const char *name, hlx_hf_weight_t *w_p, int *layer_p)
     return -1;
 }
 
+/* Gemma's norm weights are stored as w - 1: nc of them at dst, read as stored, become 1 + w
+ * (in f32, as its RMSNorm computes 1.0 + weight.float()). */
+static void hlx_hf_norm_plus1(void *dst, hlx_dtype_t dt, int64_t nc)
+{
+    int64_t c;
+
+    for (c = 0; c < nc; c++) {
+        if (dt == HLX_DTYPE_BF16) {
+            uint16_t *p = (uint16_t *)dst + c;
+            *p = hlx_f32_to_bf16(1.0f + hlx_bf16_to_f32(*p));
+        } else {
+            ((float *)dst)[c] += 1.0f;
+        }
+    }
+}
+
 hlx_status_t hlx_hf_read(hlx_ckpt_t *ck, const hlx_model_t *m, hlx_hf_weight_t w, int layer,
                          int64_t r0, int64_t nr, int64_t c0, int64_t nc, void *dst,
                          hlx_dtype_t dst_dtype, int64_t ld)
@@ -2023,17 +2158,23 @@ hlx_status_t hlx_hf_read(hlx_ckpt_t *ck, const hlx_model_t *m, hlx_hf_weight_t w
             snprintf(name, sizeof(name), "%s", emb);
     }
     if (rows == 1) { /* norms and biases: 1-D */
+        const int plus1 = (hlx_ckpt_fused(ck) & HLX_HF_GEMMA) && w != HLX_HFW_BQ &&
+                          w != HLX_HFW_BK && w != HLX_HFW_BV;
         shape[0] = cols;
         if ((st = hlx_ckpt_get(ck, name, 1, shape, &t)) != HLX_OK)
             return st;
-        if (w != HLX_HFW_BQ && w != HLX_HFW_BK && w != HLX_HFW_QNORM && w != HLX_HFW_KNORM)
-            return hlx_ckpt_read_block(ck, t, 0, nr, c0, nc, 0, dst, dst_dtype, ld);
-        /* per head element, in the runtime's RoPE pair order: one element at a time */
-        for (c = c0; c < c0 + nc && st == HLX_OK; c++) {
-            hlx_hf_weight_map(m, hlx_ckpt_fused(ck), w, 0, c, &hr, &hc);
-            st = hlx_ckpt_read_block(ck, t, 0, nr, hc, 1, 0,
-                                     (char *)dst + (size_t)(c - c0) * esz, dst_dtype, ld);
+        if (w != HLX_HFW_BQ && w != HLX_HFW_BK && w != HLX_HFW_QNORM && w != HLX_HFW_KNORM) {
+            st = hlx_ckpt_read_block(ck, t, 0, nr, c0, nc, 0, dst, dst_dtype, ld);
+        } else {
+            /* per head element, in the runtime's RoPE pair order: one element at a time */
+            for (c = c0; c < c0 + nc && st == HLX_OK; c++) {
+                hlx_hf_weight_map(m, hlx_ckpt_fused(ck), w, 0, c, &hr, &hc);
+                st = hlx_ckpt_read_block(ck, t, 0, nr, hc, 1, 0,
+                                         (char *)dst + (size_t)(c - c0) * esz, dst_dtype, ld);
+            }
         }
+        if (st == HLX_OK && plus1)
+            hlx_hf_norm_plus1(dst, dst_dtype, nc);
         return st;
     }
     if (w == HLX_HFW_EMBED) {

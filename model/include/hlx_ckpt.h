@@ -156,6 +156,10 @@ typedef enum hlx_hf_family {
 #define HLX_HF_QKV_GROUPED 8 /* InternLM2: attention.wqkv holds per KV head g its group's
                                 query heads, then g's key, then g's value, d rows each; every
                                 tensor under InternLM2's names (hlx_hf_weight_source) */
+#define HLX_HF_GEMMA 16 /* Gemma 3: every RMSNorm weight stored as w - 1 (its norms scale by
+                           1 + w: read back as 1 + w), and its norms' names: the attention's
+                           output norm is post_attention_layernorm, the FFN's input
+                           pre_feedforward_layernorm, its output post_feedforward_layernorm */
 
 #define HLX_HF_MOE_QWEN3   1
 #define HLX_HF_MOE_MIXTRAL 2

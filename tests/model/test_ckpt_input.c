@@ -1176,6 +1176,102 @@ static void test_glm4(void **state)
     assert_true(cfg.m.post_norms && !strcmp(cfg.arch, "Glm4ForCausalLM"));
 }
 
+/* Gemma3ForCausalLM: Gemma3TextConfig's keys and defaults, its norms' names, the window
+ * pattern from sliding_window_pattern or layer_types, what is refused. */
+static void test_gemma3(void **state)
+{
+    char dir[512], err[1024];
+    hlx_hf_config_t cfg;
+    hlx_hf_weight_t w;
+    int layer;
+    int64_t wrow;
+
+    (void)state;
+    synth_cfg("g3", "--family gemma3 --shards 1", "Gemma3ForCausalLM", dir, sizeof(dir), &cfg);
+    assert_int_equal(cfg.fused, HLX_HF_GEMMA);
+    assert_true(cfg.m.qk_norm && cfg.m.post_norms && cfg.m.embed_scale && !cfg.m.qkv_bias);
+    assert_true(cfg.m.ffn_act == HLX_ACT_GELU_TANH && cfg.m.attn_scalar == 24.0);
+    assert_true(cfg.m.sliding_window == 6 && cfg.m.sliding_pattern == 2 &&
+                cfg.m.rope_local_theta == 10000.0 && cfg.m.rope_theta == 1e6);
+    ckpt_variant("g3", "g3ok", NULL, NULL, NULL, 0, NULL);
+    ckpt_variant("g3", "g3nopre", "model.layers.1.pre_feedforward_layernorm.weight", NULL, NULL,
+                 0, "tensor model.layers.1.pre_feedforward_layernorm.weight is missing");
+    /* Gemma's names: post_attention_layernorm is the attention's output norm here */
+    assert_int_equal(hlx_hf_weight_at(&cfg.m, cfg.fused,
+                                      "model.layers.1.post_attention_layernorm.weight", 0, &w,
+                                      &layer, &wrow), 0);
+    assert_true(w == HLX_HFW_POST_ATTN_NORM && layer == 1);
+    assert_int_equal(hlx_hf_weight_at(&cfg.m, cfg.fused,
+                                      "model.layers.0.pre_feedforward_layernorm.weight", 0, &w,
+                                      &layer, &wrow), 0);
+    assert_true(w == HLX_HFW_FFN_NORM && layer == 0);
+    assert_int_equal(hlx_hf_weight_at(&cfg.m, cfg.fused,
+                                      "model.layers.0.post_feedforward_layernorm.weight", 0, &w,
+                                      &layer, &wrow), 0);
+    assert_true(w == HLX_HFW_POST_FFN_NORM);
+    assert_int_equal(hlx_hf_weight_at(&cfg.m, cfg.fused,
+                                      "model.layers.0.post_mlp_layernorm.weight", 0, &w,
+                                      &layer, &wrow), -1);
+    /* Gemma3TextConfig's defaults: 4 KV heads of 256, query_pre_attn_scalar 256, a window of
+     * 4096 but every 6th layer, rope_local_base_freq 10000, the head tied */
+    set_key("g3", "num_key_value_heads", NULL);
+    set_key("g3", "head_dim", NULL);
+    set_key("g3", "query_pre_attn_scalar", NULL);
+    set_key("g3", "sliding_window", NULL);
+    set_key("g3", "sliding_window_pattern", NULL);
+    set_key("g3", "rope_local_base_freq", NULL);
+    set_key("g3", "tie_word_embeddings", NULL);
+    set_key("g3", "rope_theta", NULL);
+    set_key("g3", "num_attention_heads", json_integer(8));
+    assert_int_equal(hlx_hf_config_load(dir, &cfg, err, sizeof(err)), HLX_OK);
+    assert_true(cfg.m.kv_heads == 4 && cfg.m.head_dim == 256 && cfg.m.attn_scalar == 256.0);
+    assert_true(cfg.m.sliding_window == 4096 && cfg.m.sliding_pattern == 6);
+    assert_true(cfg.m.rope_local_theta == 10000.0 && cfg.m.rope_theta == 1e6);
+    assert_true(cfg.tie_word_embeddings);
+    /* a null window, or a pattern of 1: every layer whole, no local base */
+    set_key("g3", "sliding_window", json_null());
+    assert_int_equal(hlx_hf_config_load(dir, &cfg, err, sizeof(err)), HLX_OK);
+    assert_true(cfg.m.sliding_window == 0 && cfg.m.rope_local_theta == 0.0);
+    set_key("g3", "sliding_window", json_integer(512));
+    set_key("g3", "sliding_window_pattern", json_integer(1));
+    assert_int_equal(hlx_hf_config_load(dir, &cfg, err, sizeof(err)), HLX_OK);
+    assert_true(cfg.m.sliding_window == 0 && cfg.m.sliding_pattern == 0);
+    /* layer_types: its pattern, which must be one */
+    set_key("g3", "sliding_window_pattern", NULL);
+    set_key("g3", "layer_types", json_pack("[s, s]", "sliding_attention", "full_attention"));
+    assert_int_equal(hlx_hf_config_load(dir, &cfg, err, sizeof(err)), HLX_OK);
+    assert_true(cfg.m.sliding_window == 512 && cfg.m.sliding_pattern == 2);
+    set_key("g3", "layer_types", json_pack("[s, s]", "full_attention", "sliding_attention"));
+    expect_config("g3", HLX_ERR_PARSE, "1: layer 1 is \"sliding_attention\", which breaks the "
+                  "pattern of one full_attention layer in every 1 (as the first "
+                  "full_attention layer sets it;");
+    set_key("g3", "layer_types", json_pack("[s]", "full_attention"));
+    expect_config("g3", HLX_ERR_PARSE, "layer_types: expected an array of num_hidden_layers (2) "
+                  "strings");
+    set_key("g3", "layer_types", json_pack("[s, s]", "sliding_attention", "chunked"));
+    expect_config("g3", HLX_ERR_PARSE, "1: layer 1: expected \"full_attention\" or "
+                  "\"sliding_attention\"");
+    set_key("g3", "layer_types", NULL);
+    /* what Gemma 3 never sets, and Gemma 2's exact GELU */
+    set_key("g3", "final_logit_softcapping", json_real(30.0));
+    expect_config("g3", HLX_ERR_PARSE, "final_logit_softcapping: softcapping is not supported");
+    set_key("g3", "final_logit_softcapping", json_null());
+    set_key("g3", "attn_logit_softcapping", json_real(50.0));
+    expect_config("g3", HLX_ERR_PARSE, "attn_logit_softcapping: softcapping is not supported");
+    set_key("g3", "attn_logit_softcapping", NULL);
+    set_key("g3", "hidden_activation", json_string("gelu"));
+    expect_config("g3", HLX_ERR_PARSE, "hidden_activation: \"gelu\" is not supported");
+    set_key("g3", "hidden_activation", NULL);
+    set_key("g3", "attention_bias", json_true());
+    expect_config("g3", HLX_ERR_PARSE, "attention_bias: projection biases are not supported");
+    set_key("g3", "attention_bias", NULL);
+    /* model_type alone names it */
+    set_key("g3", "architectures", NULL);
+    set_key("g3", "model_type", json_string("gemma3_text"));
+    assert_int_equal(hlx_hf_config_load(dir, &cfg, err, sizeof(err)), HLX_OK);
+    assert_string_equal(cfg.arch, "Gemma3ForCausalLM");
+}
+
 /* InternLM2ForCausalLM: its names, one wqkv grouped by KV head, "bias" (InternLM2Config:
  * true when absent) refused, the head size hidden_size / num_attention_heads. */
 static void test_internlm2(void **state)
@@ -1589,6 +1685,7 @@ int main(int argc, char **argv)
         cmocka_unit_test(test_qwen2_moe),
         cmocka_unit_test(test_glm),
         cmocka_unit_test(test_glm4),
+        cmocka_unit_test(test_gemma3),
         cmocka_unit_test(test_rope_parameters),
         cmocka_unit_test(test_internlm2),
         cmocka_unit_test(test_internlm3),

@@ -1,6 +1,7 @@
 #!/usr/bin/env bash
 # Hugging Face checkpoints of every family (Llama, Phi-3, GLM with RoPE in pairs over half
-# of each head, GLM-4-0414 with its norms of the attention's and MLP's outputs, Mistral,
+# of each head, GLM-4-0414 with its norms of the attention's and MLP's outputs, Gemma 3
+# (GeGLU, norms of 1 + w, windows on every other layer with their own RoPE base), Mistral,
 # Mixtral and Phi-3 with sliding windows, InternLM2
 # with q, k, v in one tensor grouped by KV head, Qwen2 with its q, k, v biases,
 # Qwen3 with its per-head q/k norms, Qwen3-MoE and Mixtral with routed experts, Qwen2-MoE
@@ -38,8 +39,8 @@ both_decode() {
 # 1. against the independent forward: 12 prompt tokens, 6 decoded
 echo "3 77 501 9 13 200 7 1 300 42 65 128" >"$dir/prompt"
 declare -A first
-for fam in dense phi3 glm glm4 internlm2 qwen2 qwen3 qwen2-moe qwen3-moe mixtral moe-mla \
-    deepseek-v2; do
+for fam in dense phi3 glm glm4 gemma3 internlm2 qwen2 qwen3 qwen2-moe qwen3-moe mixtral \
+    moe-mla deepseek-v2; do
     # qwen2-moe: seed 1, where the shared expert's gate changes the tokens (at 11 it does not)
     seed=11
     [ $fam = qwen2-moe ] && seed=1
@@ -149,6 +150,28 @@ config_case window-mistral dense '{"architectures": ["MistralForCausalLM"],
 config_case window-mixtral mixtral '{"sliding_window": 6}'
 config_case window-phi3 phi3 '{"sliding_window": 7, "max_position_embeddings": 4096}'
 
+# Gemma 3's pieces each change the tokens, in helix as in the forward: no window (a pattern
+# of 1), another softmax scale (query_pre_attn_scalar 200 for 24; the head size 32 is too
+# close to change a token of this model), another base for the windowed layers (10, where
+# the tokens move), and a linear scaling on the whole-context layers only (Gemma 3 4B and
+# up); and layer_types in place of sliding_window_pattern reads as the same pattern
+config_case gemma3-nowindow gemma3 '{"sliding_window_pattern": 1}'
+config_case gemma3-scale gemma3 '{"query_pre_attn_scalar": 200}'
+config_case gemma3-localbase gemma3 '{"rope_local_base_freq": 10.0}'
+config_case gemma3-linear gemma3 '{"rope_scaling": {"rope_type": "linear", "factor": 8.0}}'
+cp -r "$dir/gemma3-f32" "$dir/gemma3-types"
+python3 - "$dir/gemma3-types/config.json" <<'PY'
+import json, sys
+c = json.load(open(sys.argv[1]))
+del c["sliding_window_pattern"]
+c["layer_types"] = ["sliding_attention", "full_attention"]
+json.dump(c, open(sys.argv[1], "w"))
+PY
+both_decode "$dir/gemma3-types" gemma3-types
+echo "gemma3 with layer_types: transformers-style $want, helix $got (pattern ${first[gemma3]-?})"
+[ "$want" = "$got" ] && [ "$got" = "${first[gemma3]-x}" ] ||
+    { echo "FAIL: gemma3: layer_types decodes otherwise than its pattern"; fail=1; }
+
 # transformers v5 writes rope_theta, partial_rotary_factor and the scaling into one
 # rope_parameters object: the same checkpoints in that form decode the same tokens, in
 # helix and in the forward (which reads v5's form on its own); so does a base alone (Llama
@@ -205,7 +228,7 @@ done
 # checked against the fp64 reference
 args=(--steps 4 --batch 3 --prompt-ids "$data/prompt3.txt" --prefill-chunk 8 --context 40
       --check --json --timeout 60)
-for fam in qwen2 qwen3 phi3 glm glm4 internlm2 qwen2-moe qwen3-moe mixtral; do
+for fam in qwen2 qwen3 phi3 glm glm4 gemma3 internlm2 qwen2-moe qwen3-moe mixtral; do
     ck=$dir/$fam-bf16
     "$helix" decode --model "$ck" "${args[@]}" >"$dir/$fam.1" 2>"$dir/err" ||
         { echo "FAIL: $fam, 1 rank: $(cat "$dir/err")"; fail=1; continue; }

@@ -32,13 +32,13 @@ ARCHITECTURES = ("LlamaForCausalLM", "MistralForCausalLM", "MixtralForCausalLM",
                  "Qwen2ForCausalLM", "Qwen2MoeForCausalLM", "Qwen3ForCausalLM",
                  "Qwen3MoeForCausalLM",
                  "Phi3ForCausalLM", "GlmForCausalLM", "Glm4ForCausalLM",
-                 "InternLM2ForCausalLM", "InternLM3ForCausalLM", "DeepseekV2ForCausalLM",
-                 "DeepseekV3ForCausalLM")
+                 "InternLM2ForCausalLM", "InternLM3ForCausalLM", "Gemma3ForCausalLM",
+                 "DeepseekV2ForCausalLM", "DeepseekV3ForCausalLM")
 # GLM-4 (-hf) and GLM-4-0414: GlmConfig's and Glm4Config's defaults are the same; Glm4 adds
 # a norm of the attention's and of the MLP's output before each residual add
 GLM = ("GlmForCausalLM", "Glm4ForCausalLM")
 DEEPSEEK = ("DeepseekV2ForCausalLM", "DeepseekV3ForCausalLM")
-QK_NORM = ("Qwen3ForCausalLM", "Qwen3MoeForCausalLM")
+QK_NORM = ("Qwen3ForCausalLM", "Qwen3MoeForCausalLM", "Gemma3ForCausalLM")
 
 
 class Fail(Exception):
@@ -189,6 +189,10 @@ class Checkpoint:
             raise Fail(f"{path}: missing tensor {name} (named by {self.index})")
         return f
 
+    def dtype(self, name):
+        """The safetensors dtype of tensor name."""
+        return self._file(name).tensors[name].get("dtype")
+
     def vector(self, name, n):
         """A 1-D tensor of n values as a list of floats."""
         f = self._file(name)
@@ -284,9 +288,10 @@ class Config:
         # 128, LlamaConfig all
         mixtral = self.arch == "MixtralForCausalLM"
         glm = self.arch in GLM
+        gemma = self.gemma = self.arch == "Gemma3ForCausalLM"
         self.K = integer("num_key_value_heads",
                          8 if self.arch in ("MistralForCausalLM", "MixtralForCausalLM")
-                         else 2 if glm else self.Q)
+                         else 2 if glm else 4 if gemma else self.Q)
         self.V = integer("vocab_size")
         if self.Q % self.K:
             raise Fail(f"{path}: key num_key_value_heads: {self.K} does not divide "
@@ -305,17 +310,17 @@ class Config:
                            f"implemented by this reference")
             self.d = self.H // self.Q
         else:
-            self.d = integer("head_dim", 128 if glm else self.H // self.Q)
+            self.d = integer("head_dim", 128 if glm else 256 if gemma else self.H // self.Q)
         if self.arch == "InternLM3ForCausalLM":
             # Llama's layout; qkv_bias (q, k, v) and bias (o_proj, the FFN) not implemented
             for key in ("qkv_bias", "bias"):
                 if c.get(key, False) is not False:
                     raise Fail(f"{path}: key {key}: InternLM3's biases are not implemented by "
                                f"this reference")
-        self.theta = number("rope_theta", 1e6 if mixtral else 10000.0)
+        self.theta = number("rope_theta", 1e6 if mixtral or gemma else 10000.0)
         self.eps = number("rms_norm_eps", 1e-5 if self.arch == "Phi3ForCausalLM" or mixtral
                           else 1.5625e-7 if glm else 1e-6)
-        tie = c.get("tie_word_embeddings", False)
+        tie = c.get("tie_word_embeddings", gemma)
         if tie is None:
             tie = False
         if not isinstance(tie, bool):
@@ -374,6 +379,31 @@ class Config:
                 raise Fail(f"{path}: key num_experts_per_tok: {self.top_k} exceeds "
                            f"num_local_experts {self.experts}")
             self.sparse = [True] * self.layers
+        # Gemma3TextConfig: GeGLU (gelu_pytorch_tanh), the embedding times sqrt(hidden) in the
+        # weights' dtype, every norm 1 + w, the softmax scale query_pre_attn_scalar^-0.5, a
+        # window on every layer but each sliding_window_pattern-th (or as layer_types says),
+        # those layers turning with rope_local_base_freq and no scaling
+        self.layer_windows = None
+        if gemma:
+            act = c.get("hidden_activation", "gelu_pytorch_tanh")
+            if act != "gelu_pytorch_tanh":
+                raise Fail(f"{path}: key hidden_activation: {act!r} is not implemented by this "
+                           f"reference")
+            for key in ("attn_logit_softcapping", "final_logit_softcapping"):
+                if c.get(key) is not None:
+                    raise Fail(f"{path}: key {key}: softcapping is not implemented by this "
+                               f"reference")
+            self.qpas = number("query_pre_attn_scalar", 256)
+            self.local_base = number("rope_local_base_freq", 10000.0)
+            sw = c.get("sliding_window", 4096)
+            types = c.get("layer_types")
+            if types is None:
+                pattern = integer("sliding_window_pattern", 6)
+                types = ["sliding_attention" if pattern and (i + 1) % pattern
+                         else "full_attention" for i in range(self.layers)]
+            if not isinstance(types, list) or len(types) != self.layers:
+                raise Fail(f"{path}: key layer_types: not a list of {self.layers} kinds")
+            self.layer_windows = [sw if t == "sliding_attention" else None for t in types]
         if self.arch in ("LlamaForCausalLM",) + QK_NORM and c.get("attention_bias"):
             raise Fail(f"{path}: key attention_bias: true is not supported by this reference")
         # sliding_window: Mistral's, Mixtral's and Phi-3's attention keeps, on every layer,
@@ -382,7 +412,7 @@ class Config:
         # default), which this reference does not implement when on.
         self.window = None
         sw = c.get("sliding_window", 4096 if self.arch == "MistralForCausalLM" else None)
-        if sw is not None:
+        if sw is not None and not self.gemma:  # Gemma's: per layer, below
             if not isinstance(sw, int) or isinstance(sw, bool) or sw < 1:
                 raise Fail(f"{path}: key sliding_window: {sw!r} is not a positive integer")
             if self.arch in ("MistralForCausalLM", "MixtralForCausalLM", "Phi3ForCausalLM"):
@@ -473,6 +503,18 @@ def rmsnorm(x, w, eps):
     return [v * scale * g for v, g in zip(x, w)]
 
 
+def bf16_round(v):
+    """v rounded to bfloat16 (to nearest, ties to even), as a float."""
+    u = struct.unpack("<I", struct.pack("<f", v))[0]
+    u = (u + 0x7FFF + ((u >> 16) & 1)) & 0xFFFF0000
+    return struct.unpack("<f", struct.pack("<I", u))[0]
+
+
+def gelu_tanh(z):
+    """PyTorch's gelu(approximate="tanh")."""
+    return 0.5 * z * (1.0 + math.tanh(math.sqrt(2.0 / math.pi) * (z + 0.044715 * z ** 3)))
+
+
 def silu(z):
     # z / (1 + exp(-z)), written to avoid overflow of exp for very negative z.
     if z >= 0:
@@ -507,6 +549,12 @@ class Decoder:
         self.embed = ck.matrix("model.tok_embeddings.weight" if internlm2
                                else "model.embed_tokens.weight", cfg.V, cfg.H)
         self.norm = ck.vector("model.norm.weight", cfg.H)
+        self.embed_scale = 1.0
+        if cfg.gemma:  # 1 + w; sqrt(hidden) cast to the embedding's dtype (its buffer's .to)
+            self.norm = [1.0 + w for w in self.norm]
+            self.embed_scale = math.sqrt(cfg.H)
+            if ck.dtype("model.embed_tokens.weight") == "BF16":
+                self.embed_scale = bf16_round(self.embed_scale)
         self.lm_head = self.embed if cfg.tied else \
             ck.matrix("output.weight" if internlm2 else "lm_head.weight", cfg.V, cfg.H)
         self.layers = []
@@ -764,6 +812,15 @@ class Model(Decoder):
             if cfg.arch in QK_NORM:
                 L.q_norm = ck.vector(p + "self_attn.q_norm.weight", d)
                 L.k_norm = ck.vector(p + "self_attn.k_norm.weight", d)
+            if cfg.gemma:
+                # Gemma's names: post_attention_layernorm is the attention's output norm,
+                # pre_feedforward_layernorm the MLP's input one; every norm scales by 1 + w
+                L.out_norm = L.post_norm
+                L.post_norm = ck.vector(p + "pre_feedforward_layernorm.weight", H)
+                L.mlp_out_norm = ck.vector(p + "post_feedforward_layernorm.weight", H)
+                for key in ("input_norm", "post_norm", "out_norm", "mlp_out_norm", "q_norm",
+                            "k_norm"):
+                    setattr(L, key, [1.0 + w for w in getattr(L, key)])
             L.keys, L.values = [], []  # per position: K heads of d
             self.layers.append(L)
         self.rope_params(cfg)
@@ -895,9 +952,9 @@ class Model(Decoder):
         return out
 
     @staticmethod
-    def mlp(wgate, wup, wdown, h):
+    def mlp(wgate, wup, wdown, h, act=silu):
         gate, up = matvec(wgate, h), matvec(wup, h)
-        return matvec(wdown, [silu(a) * b for a, b in zip(gate, up)])
+        return matvec(wdown, [act(a) * b for a, b in zip(gate, up)])
 
     def moe(self, L, h):
         """Softmax over the router's logits, the top-k (ties to the lowest expert), their
@@ -929,9 +986,16 @@ class Model(Decoder):
         freq, ms = self.frequencies(t), self.attn_scaling
         cos = [math.cos(t * f) * ms for f in freq]
         sin = [math.sin(t * f) * ms for f in freq]
-        scale = 1.0 / math.sqrt(d)
-        x = list(self.embed[token])
-        for L in self.layers:
+        scale = 1.0 / math.sqrt(cfg.qpas if cfg.gemma else d)
+        act = gelu_tanh if cfg.gemma else silu
+        x = [v * self.embed_scale for v in self.embed[token]]
+        if cfg.gemma:  # the windowed layers' plain RoPE of their own base
+            local = [1.0 / cfg.local_base ** (2 * i / cfg.rotary) for i in range(cfg.rotary // 2)]
+            cos_l = [math.cos(t * f) for f in local]
+            sin_l = [math.sin(t * f) for f in local]
+        for i, L in enumerate(self.layers):
+            window = cfg.window if cfg.layer_windows is None else cfg.layer_windows[i]
+            c, s = (cos_l, sin_l) if window is not None and cfg.gemma else (cos, sin)
             h = rmsnorm(x, L.input_norm, eps)
             q, k, v = matvec(L.wq, h), matvec(L.wk, h), matvec(L.wv, h)
             if L.bq is not None:
@@ -942,12 +1006,12 @@ class Model(Decoder):
             if L.q_norm is not None:
                 qh = [rmsnorm(e, L.q_norm, eps) for e in qh]
                 kh = [rmsnorm(e, L.k_norm, eps) for e in kh]
-            qh = [self.rope(e, cos, sin) for e in qh]
-            kh = [self.rope(e, cos, sin) for e in kh]
+            qh = [self.rope(e, c, s) for e in qh]
+            kh = [self.rope(e, c, s) for e in kh]
             L.keys.append(kh)
             L.values.append(vh)
             attn = []
-            first = 0 if cfg.window is None else max(0, len(L.keys) - cfg.window)
+            first = 0 if window is None else max(0, len(L.keys) - window)
             for j in range(Q):
                 g = j // group
                 attn.extend(attend(qh[j], [ks[g] for ks in L.keys[first:]],
@@ -957,7 +1021,8 @@ class Model(Decoder):
                 o = rmsnorm(o, L.out_norm, eps)
             x = add(x, o)
             h = rmsnorm(x, L.post_norm, eps)
-            y = self.mlp(L.wgate, L.wup, L.wdown, h) if L.router is None else self.moe(L, h)
+            y = (self.mlp(L.wgate, L.wup, L.wdown, h, act) if L.router is None
+                 else self.moe(L, h))
             if L.mlp_out_norm is not None:
                 y = rmsnorm(y, L.mlp_out_norm, eps)
             x = add(x, y)
