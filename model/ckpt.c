@@ -303,6 +303,8 @@ struct hlx_ckpt {
     uint64_t           bytes_read;
     int                block_rows, block_cols; /* fp8 scale blocks */
     int                fused;                  /* Phi-3's qkv_proj and gate_up_proj */
+    char               pfx_from[2][32], pfx_to[2][48]; /* hlx_ckpt_set_prefix */
+    int                npfx;
     float              fp8_lut[256];           /* e4m3 code -> value */
     char               err[1024];
 };
@@ -659,11 +661,41 @@ hlx_status_t hlx_ckpt_open(const char *dir, hlx_ckpt_t **ck_p, char *err, size_t
     return HLX_OK;
 }
 
+void hlx_ckpt_set_prefix(hlx_ckpt_t *ck, const char *from, const char *to)
+{
+    if (from == NULL || to == NULL) {
+        ck->npfx = 0;
+        return;
+    }
+    if (ck->npfx >= 2 || strlen(from) >= sizeof(ck->pfx_from[0]) ||
+        strlen(to) >= sizeof(ck->pfx_to[0]))
+        return; /* the callers' fixed pairs fit */
+    snprintf(ck->pfx_from[ck->npfx], sizeof(ck->pfx_from[0]), "%s", from);
+    snprintf(ck->pfx_to[ck->npfx], sizeof(ck->pfx_to[0]), "%s", to);
+    ck->npfx++;
+}
+
+/* The file's name of tensor name under hlx_ckpt_set_prefix's pairs (buf, or name). */
+static const char *hlx_ckpt_prefixed(const hlx_ckpt_t *ck, const char *name, char *buf,
+                                     size_t len)
+{
+    int i;
+
+    for (i = 0; i < ck->npfx; i++) {
+        size_t n = strlen(ck->pfx_from[i]);
+        if (!strncmp(name, ck->pfx_from[i], n) &&
+            snprintf(buf, len, "%s%s", ck->pfx_to[i], name + n) < (int)len)
+            return buf;
+    }
+    return name;
+}
+
 const hlx_ckpt_tensor_t *hlx_ckpt_find(const hlx_ckpt_t *ck, const char *name)
 {
     hlx_ckpt_tensor_t key;
+    char mapped[256];
 
-    key.name = name;
+    key.name = hlx_ckpt_prefixed(ck, name, mapped, sizeof(mapped));
     return bsearch(&key, ck->tensors, ck->count, sizeof(key), hlx_tensor_cmp_name);
 }
 
@@ -689,17 +721,18 @@ hlx_status_t hlx_ckpt_get(hlx_ckpt_t *ck, const char *name, int ndim, const int6
                           const hlx_ckpt_tensor_t **t_p)
 {
     const hlx_ckpt_tensor_t *t = hlx_ckpt_find(ck, name);
-    char have[160], want[160];
+    char have[160], want[160], mapped[256];
 
     if (t == NULL)
         return hlx_errbuf(ck->err, sizeof(ck->err), HLX_ERR_NOT_FOUND,
-                           "%s: tensor %s is missing", ck->dir, name);
+                           "%s: tensor %s is missing", ck->dir,
+                           hlx_ckpt_prefixed(ck, name, mapped, sizeof(mapped)));
     if (t->ndim != ndim || memcmp(t->shape, shape, sizeof(*shape) * (size_t)ndim) != 0) {
         hlx_shape_str(have, sizeof(have), t->ndim, t->shape);
         hlx_shape_str(want, sizeof(want), ndim, shape);
         return hlx_errbuf(ck->err, sizeof(ck->err), HLX_ERR_MISMATCH,
-                           "%s: tensor %s: shape %s, expected %s", ck->files[t->file].name, name,
-                           have, want);
+                           "%s: tensor %s: shape %s, expected %s", ck->files[t->file].name,
+                           t->name, have, want);
     }
     *t_p = t;
     return HLX_OK;

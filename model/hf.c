@@ -151,6 +151,8 @@ static const struct {
     { "InternLM2ForCausalLM", "internlm2", HLX_HF_DENSE, HLX_HF_INTERNLM2, 0, 0, 0, 0, 0, 1e-6 },
     { "InternLM3ForCausalLM", "internlm3", HLX_HF_DENSE, 0, 0, 0, 0, 0, 0, 1e-6 },
     { "Gemma3ForCausalLM", "gemma3_text", HLX_HF_DENSE, HLX_HF_GEMMA, 0, 1, 0, 1, 0, 1e-6 },
+    { "Gemma3ForConditionalGeneration", "gemma3", HLX_HF_DENSE, HLX_HF_GEMMA | HLX_HF_NESTED, 0,
+      1, 0, 1, 0, 1e-6 },
     { "DeepseekV3ForCausalLM", "deepseek_v3", HLX_HF_MOE_MLA, 0, 0, 0, 0, 0, 0, 1e-6 },
     { "DeepseekV2ForCausalLM", "deepseek_v2", HLX_HF_MOE_MLA, 0, 0, 0, 0, 0, 0, 1e-6 },
 };
@@ -160,7 +162,8 @@ static const struct {
                          "Qwen2ForCausalLM, Qwen2MoeForCausalLM, Qwen3ForCausalLM, " \
                          "Qwen3MoeForCausalLM, Phi3ForCausalLM, GlmForCausalLM, " \
                          "Glm4ForCausalLM, InternLM2ForCausalLM, InternLM3ForCausalLM, " \
-                         "Gemma3ForCausalLM, DeepseekV2ForCausalLM, DeepseekV3ForCausalLM"
+                         "Gemma3ForCausalLM, Gemma3ForConditionalGeneration (its text " \
+                         "model), DeepseekV2ForCausalLM, DeepseekV3ForCausalLM"
 
 /* c's row of hlx_hf_archs (set by hlx_cfg_family). */
 static size_t hlx_hf_arch_index(const hlx_hf_config_t *c)
@@ -208,7 +211,7 @@ static hlx_status_t hlx_cfg_family(hlx_jdoc_t *doc, hlx_hf_config_t *c)
         return hlx_jdoc_fail(doc, "/architectures", HLX_ERR_PARSE,
                              "missing, and model_type is not llama, mistral, mixtral, qwen2, "
                              "qwen2_moe, qwen3, qwen3_moe, phi3, glm, glm4, internlm2, internlm3, "
-                             "gemma3_text, "
+                             "gemma3_text, gemma3, "
                              "deepseek_v2 or deepseek_v3");
     return hlx_jdoc_fail(doc, "/architectures/0", HLX_ERR_PARSE,
                          "%.64s is not supported (" HLX_HF_ARCH_LIST ")",
@@ -1233,6 +1236,7 @@ hlx_status_t hlx_hf_config_load(const char *dir, hlx_hf_config_t *c, char *err,
     hlx_model_t *m = &c->m;
     hlx_status_t st;
     const char *base;
+    int gemma;
 
     memset(c, 0, sizeof(*c));
     m->routed_scaling = 1.0; /* the gating defaults of a model file (dense: unused) */
@@ -1250,12 +1254,20 @@ hlx_status_t hlx_hf_config_load(const char *dir, hlx_hf_config_t *c, char *err,
         st = hlx_cfg_family(doc, c);
     if (st == HLX_OK)
         st = hlx_cfg_dtype(doc, c);
+    /* a multimodal checkpoint: its text model's keys, read as a text model's config.json
+     * (errors at their place inside text_config) */
+    if (st == HLX_OK && (c->fused & HLX_HF_NESTED) &&
+        (st = hlx_jdoc_scope(doc, "text_config")) == HLX_ERR_NOT_FOUND)
+        st = hlx_jdoc_fail(doc, "/text_config", HLX_ERR_PARSE, "required key is missing (the "
+                           "text model's configuration)");
+    /* Gemma3TextConfig gives all five (a 4B's text_config leaves out most) */
+    gemma = !!(c->fused & HLX_HF_GEMMA);
     if (st == HLX_OK &&
-        ((st = hlx_cfg_int(doc, "num_hidden_layers", 1, 0, 1, &m->layers)) ||
-         (st = hlx_cfg_int(doc, "hidden_size", 1, 0, 1, &m->hidden)) ||
-         (st = hlx_cfg_int(doc, "num_attention_heads", 1, 0, 1, &m->q_heads)) ||
-         (st = hlx_cfg_int(doc, "intermediate_size", 1, 0, 1, &m->ffn)) ||
-         (st = hlx_cfg_int(doc, "vocab_size", 1, 0, 1, &m->vocab)) ||
+        ((st = hlx_cfg_int(doc, "num_hidden_layers", !gemma, 26, 1, &m->layers)) ||
+         (st = hlx_cfg_int(doc, "hidden_size", !gemma, 2304, 1, &m->hidden)) ||
+         (st = hlx_cfg_int(doc, "num_attention_heads", !gemma, 8, 1, &m->q_heads)) ||
+         (st = hlx_cfg_int(doc, "intermediate_size", !gemma, 9216, 1, &m->ffn)) ||
+         (st = hlx_cfg_int(doc, "vocab_size", !gemma, 262208, 1, &m->vocab)) ||
          (st = hlx_cfg_num(doc, "rope_theta",
                            c->moe_gqa == HLX_HF_MOE_MIXTRAL || (c->fused & HLX_HF_GEMMA) ? 1e6
                                                                                    : 10000.0,
@@ -1726,6 +1738,19 @@ static int hlx_hf_is_extra_layer(const hlx_hf_config_t *c, const char *name)
            layer >= c->m.layers;
 }
 
+/* A multimodal checkpoint's tensors beside its text model's (not read). */
+static int hlx_hf_is_other_model(const hlx_hf_config_t *c, const char *name)
+{
+    static const char *const other[] = { "vision_tower.", "multi_modal_projector.",
+                                         "model.vision_tower.", "model.multi_modal_projector." };
+    size_t i;
+
+    for (i = 0; (c->fused & HLX_HF_NESTED) && i < sizeof(other) / sizeof(other[0]); i++)
+        if (!strncmp(name, other[i], strlen(other[i])))
+            return 1;
+    return 0;
+}
+
 hlx_status_t hlx_hf_check(hlx_ckpt_t *ck, const hlx_hf_config_t *c)
 {
     hlx_hf_expect_t *list = NULL;
@@ -1739,6 +1764,16 @@ hlx_status_t hlx_hf_check(hlx_ckpt_t *ck, const hlx_hf_config_t *c)
         return HLX_ERR_NOMEM;
     hlx_ckpt_set_fp8_block(ck, c->block_rows, c->block_cols);
     hlx_ckpt_set_fused(ck, c->fused);
+    /* a multimodal checkpoint's text model: its tensors under one of the two prefixes
+     * transformers has saved them with, whichever holds the embedding */
+    hlx_ckpt_set_prefix(ck, NULL, NULL);
+    if ((c->fused & HLX_HF_NESTED) &&
+        hlx_ckpt_find(ck, "language_model.model.embed_tokens.weight") != NULL) {
+        hlx_ckpt_set_prefix(ck, "model.", "language_model.model.");
+        hlx_ckpt_set_prefix(ck, "lm_head.", "language_model.lm_head.");
+    } else if (c->fused & HLX_HF_NESTED) {
+        hlx_ckpt_set_prefix(ck, "model.", "model.language_model.");
+    }
     st = hlx_hf_expect(c, &list, &n, err, sizeof(err));
     for (i = 0; st == HLX_OK && i < n; i++) {
         const hlx_ckpt_tensor_t *t;
@@ -1758,7 +1793,8 @@ hlx_status_t hlx_hf_check(hlx_ckpt_t *ck, const hlx_hf_config_t *c)
     }
     for (i = 0; st == HLX_OK && i < total; i++) {
         const hlx_ckpt_tensor_t *t = hlx_ckpt_tensor(ck, i);
-        if (!seen[i] && !hlx_hf_is_extra_layer(c, t->name))
+        if (!seen[i] && !hlx_hf_is_extra_layer(c, t->name) &&
+            !hlx_hf_is_other_model(c, t->name))
             st = hlx_ckpt_set_error(ck, HLX_ERR_MISMATCH,
                                     "%s: tensor %s is not part of a%s %s of this config.json",
                                     hlx_ckpt_file_name(ck, t->file), t->name,

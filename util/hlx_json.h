@@ -43,7 +43,14 @@ hlx_status_t hlx_jdoc_load_file_as(const char *path, const char *what, hlx_jdoc_
 /* Same for text held in memory; name is used in messages. */
 hlx_status_t hlx_jdoc_load_string(const char *name, const char *text, hlx_jdoc_t **doc_p);
 void         hlx_jdoc_free(hlx_jdoc_t *doc);
+/* The document's top-level value, or the object hlx_jdoc_scope entered. */
 json_t      *hlx_jdoc_root(const hlx_jdoc_t *doc);
+/* Enters the object at member key of the top level: hlx_jdoc_root returns it and the paths
+ * given to hlx_jdoc_fail are taken inside it (a nested configuration read with the reader of
+ * a flat one, its errors still at their place in the file). NULL leaves it. HLX_ERR_PARSE
+ * (recorded at the member) when the member is not an object; HLX_ERR_NOT_FOUND when it is
+ * absent (nothing recorded). */
+hlx_status_t hlx_jdoc_scope(hlx_jdoc_t *doc, const char *key);
 const char  *hlx_jdoc_name(const hlx_jdoc_t *doc);
 /* The last error, already formatted "file:line:column: key: reason". */
 const char  *hlx_jdoc_error(const hlx_jdoc_t *doc);

@@ -14,6 +14,8 @@ struct hlx_jdoc {
     char   *name;
     char   *text;
     json_t *root;
+    json_t *scope;     /* hlx_jdoc_scope's object, or NULL */
+    char    scope_path[80]; /* its path ("/key"), prefixed to hlx_jdoc_fail's */
     char    err[1024];
 };
 
@@ -110,7 +112,28 @@ void hlx_jdoc_free(hlx_jdoc_t *doc)
 
 json_t *hlx_jdoc_root(const hlx_jdoc_t *doc)
 {
-    return doc->root;
+    return doc->scope != NULL ? doc->scope : doc->root;
+}
+
+hlx_status_t hlx_jdoc_scope(hlx_jdoc_t *doc, const char *key)
+{
+    json_t *v;
+    char path[80];
+
+    doc->scope = NULL;
+    doc->scope_path[0] = '\0';
+    if (key == NULL)
+        return HLX_OK;
+    if (snprintf(path, sizeof(path), "/%s", key) >= (int)sizeof(path))
+        return hlx_jdoc_fail(doc, "", HLX_ERR_PARSE, "member name too long: %.40s...", key);
+    v = json_object_get(doc->root, key);
+    if (v == NULL)
+        return HLX_ERR_NOT_FOUND;
+    if (!json_is_object(v))
+        return hlx_jdoc_fail(doc, path, HLX_ERR_PARSE, "expected an object");
+    doc->scope = v;
+    snprintf(doc->scope_path, sizeof(doc->scope_path), "%s", path);
+    return HLX_OK;
 }
 
 const char *hlx_jdoc_name(const hlx_jdoc_t *doc)
@@ -260,14 +283,18 @@ int hlx_jdoc_locate(const hlx_jdoc_t *doc, const char *path, int *line, int *col
 hlx_status_t hlx_jdoc_fail(hlx_jdoc_t *doc, const char *path, hlx_status_t status,
                            const char *fmt, ...)
 {
-    char msg[768];
-    const char *key = strrchr(path, '/');
+    char msg[768], full[600];
+    const char *key;
     int line = 1, col = 1;
     va_list ap;
 
     va_start(ap, fmt);
     vsnprintf(msg, sizeof(msg), fmt, ap);
     va_end(ap);
+    /* inside hlx_jdoc_scope's object: its path first */
+    snprintf(full, sizeof(full), "%s%s", doc->scope_path, path);
+    path = full;
+    key = strrchr(path, '/');
     /* Missing keys have no position: point at their parent object instead. */
     if (hlx_jdoc_locate(doc, path, &line, &col) != 0) {
         char parent[512];

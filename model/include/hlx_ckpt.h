@@ -98,6 +98,10 @@ uint64_t                 hlx_ckpt_bytes_read(const hlx_ckpt_t *ck);
 
 /* NULL when absent (no error recorded). */
 const hlx_ckpt_tensor_t *hlx_ckpt_find(const hlx_ckpt_t *ck, const char *name);
+/* From now on a name beginning with from (at most 2 pairs; NULL clears them) is looked up
+ * as to followed by the rest: a text model's tensors under a multimodal checkpoint's prefix
+ * (Gemma 3's "model." as "language_model.model."), read under the text model's names. */
+void hlx_ckpt_set_prefix(hlx_ckpt_t *ck, const char *from, const char *to);
 /* "[r, c]": t's shape, for messages. */
 void hlx_ckpt_shape_str(const hlx_ckpt_tensor_t *t, char *buf, size_t len);
 /* Row-major element index flat of t as an index per dimension: idx[t->ndim]. */
@@ -160,6 +164,10 @@ typedef enum hlx_hf_family {
                            1 + w: read back as 1 + w), and its norms' names: the attention's
                            output norm is post_attention_layernorm, the FFN's input
                            pre_feedforward_layernorm, its output post_feedforward_layernorm */
+#define HLX_HF_NESTED 32 /* a multimodal checkpoint's text model (Gemma 3 4B and up): its
+                            config under text_config, its tensors under language_model.model.
+                            or model.language_model. (hlx_ckpt_set_prefix), the vision tower's
+                            and the projector's not read */
 
 #define HLX_HF_MOE_QWEN3   1
 #define HLX_HF_MOE_MIXTRAL 2

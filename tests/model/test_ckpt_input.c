@@ -1270,6 +1270,28 @@ static void test_gemma3(void **state)
     set_key("g3", "model_type", json_string("gemma3_text"));
     assert_int_equal(hlx_hf_config_load(dir, &cfg, err, sizeof(err)), HLX_OK);
     assert_string_equal(cfg.arch, "Gemma3ForCausalLM");
+    /* Gemma3ForConditionalGeneration: the text model's keys under text_config, with
+     * Gemma3TextConfig's defaults (a 4B's text_config gives few), errors at their place */
+    set_key("g3", "architectures", json_pack("[s]", "Gemma3ForConditionalGeneration"));
+    expect_config("g3", HLX_ERR_PARSE, "text_config: required key is missing (the text "
+                  "model's configuration)");
+    set_key("g3", "text_config", json_string("x"));
+    expect_config("g3", HLX_ERR_PARSE, "text_config: expected an object");
+    set_key("g3", "text_config", json_pack("{s:i, s:i, s:o}", "hidden_size", 2560,
+                                           "num_hidden_layers", 34, "rope_scaling",
+                                           json_pack("{s:s, s:f}", "rope_type", "linear",
+                                                     "factor", 8.0)));
+    assert_int_equal(hlx_hf_config_load(dir, &cfg, err, sizeof(err)), HLX_OK);
+    assert_true(cfg.fused == (HLX_HF_GEMMA | HLX_HF_NESTED) && cfg.m.hidden == 2560 &&
+                cfg.m.layers == 34 && cfg.m.q_heads == 8 && cfg.m.kv_heads == 4 &&
+                cfg.m.vocab == 262208 && cfg.m.ffn == 9216 && cfg.m.head_dim == 256);
+    assert_true(cfg.m.rope_kind == HLX_ROPE_LINEAR && cfg.m.rope_factor == 8.0 &&
+                cfg.m.sliding_window == 4096 && cfg.m.sliding_pattern == 6);
+    set_key("g3", "text_config", json_pack("{s:s}", "head_dim", "x"));
+    expect_config("g3", HLX_ERR_PARSE, "head_dim: expected an integer");
+    /* located at the key inside text_config, not at the top of the file */
+    assert_int_equal(hlx_hf_config_load(dir, &cfg, err, sizeof(err)), HLX_ERR_PARSE);
+    assert_null(strstr(err, "config.json:1:1:"));
 }
 
 /* InternLM2ForCausalLM: its names, one wqkv grouped by KV head, "bias" (InternLM2Config:

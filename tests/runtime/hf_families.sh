@@ -171,6 +171,19 @@ both_decode "$dir/gemma3-types" gemma3-types
 echo "gemma3 with layer_types: transformers-style $want, helix $got (pattern ${first[gemma3]-?})"
 [ "$want" = "$got" ] && [ "$got" = "${first[gemma3]-x}" ] ||
     { echo "FAIL: gemma3: layer_types decodes otherwise than its pattern"; fail=1; }
+# Gemma 3 4B and up: the same text model inside a Gemma3ForConditionalGeneration checkpoint,
+# in the two forms transformers saved (text_config; language_model.model. or
+# model.language_model.; a vision tensor beside), decodes as the text model alone
+for form in old new; do
+    python3 "$(dirname "$0")/gemma3_multimodal.py" "$dir/gemma3-f32" "$dir/gemma3mm-$form" $form ||
+        { echo "FAIL: gemma3_multimodal.py $form"; fail=1; continue; }
+    both_decode "$dir/gemma3mm-$form" "gemma3 multimodal ($form)" || continue
+    echo "gemma3 multimodal ($form): transformers-style $want, helix $got"
+    [ "$want" = "$got" ] && [ "$got" = "${first[gemma3]-x}" ] ||
+        { echo "FAIL: gemma3 multimodal ($form): other tokens than its text model"; fail=1; }
+done
+python3 "$(dirname "$0")/gemma3_multimodal.py" "$dir/gemma3-bf16" "$dir/gemma3mm-bf16" new ||
+    { echo "FAIL: gemma3_multimodal.py bf16"; fail=1; }
 
 # transformers v5 writes rope_theta, partial_rotary_factor and the scaling into one
 # rope_parameters object: the same checkpoints in that form decode the same tokens, in
@@ -228,7 +241,7 @@ done
 # checked against the fp64 reference
 args=(--steps 4 --batch 3 --prompt-ids "$data/prompt3.txt" --prefill-chunk 8 --context 40
       --check --json --timeout 60)
-for fam in qwen2 qwen3 phi3 glm glm4 gemma3 internlm2 qwen2-moe qwen3-moe mixtral; do
+for fam in qwen2 qwen3 phi3 glm glm4 gemma3 gemma3mm internlm2 qwen2-moe qwen3-moe mixtral; do
     ck=$dir/$fam-bf16
     "$helix" decode --model "$ck" "${args[@]}" >"$dir/$fam.1" 2>"$dir/err" ||
         { echo "FAIL: $fam, 1 rank: $(cat "$dir/err")"; fail=1; continue; }

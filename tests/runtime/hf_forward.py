@@ -1,10 +1,10 @@
 #!/usr/bin/env python3
 # An independent float64 reference of the Hugging Face transformers forward pass for Llama,
-# Mistral, Mixtral, Qwen2, Qwen2-MoE, Qwen3, Qwen3-MoE, Phi-3, GLM, GLM-4-0414, InternLM2/3
-# and DeepSeek-V2/V3 (MLA, the modeling code's own layout) checkpoints (config.json +
-# safetensors), with transformers' RoPE
-# scalings (linear, llama3, yarn, longrope, dynamic; DeepSeek's own yarn) and DeepSeek-V3's
-# block-scaled fp8 weights,
+# Mistral, Mixtral, Qwen2, Qwen2-MoE, Qwen3, Qwen3-MoE, Phi-3, GLM, GLM-4-0414, Gemma 3 (its
+# text model, in either checkpoint form), InternLM2/3 and DeepSeek-V2/V3 (MLA, the modeling
+# code's own layout) checkpoints (config.json + safetensors), with transformers' RoPE
+# scalings (linear, llama3, yarn, longrope, dynamic; DeepSeek's own yarn), sliding windows
+# and DeepSeek-V3's block-scaled fp8 weights,
 # standard library only and sharing nothing with helix; the decode tests compare
 # `helix decode` against it.
 """usage: hf_forward.py DIR PROMPT_IDS_FILE STEPS [--json]
@@ -33,7 +33,8 @@ ARCHITECTURES = ("LlamaForCausalLM", "MistralForCausalLM", "MixtralForCausalLM",
                  "Qwen3MoeForCausalLM",
                  "Phi3ForCausalLM", "GlmForCausalLM", "Glm4ForCausalLM",
                  "InternLM2ForCausalLM", "InternLM3ForCausalLM", "Gemma3ForCausalLM",
-                 "DeepseekV2ForCausalLM", "DeepseekV3ForCausalLM")
+                 "Gemma3ForConditionalGeneration", "DeepseekV2ForCausalLM",
+                 "DeepseekV3ForCausalLM")
 # GLM-4 (-hf) and GLM-4-0414: GlmConfig's and Glm4Config's defaults are the same; Glm4 adds
 # a norm of the attention's and of the MLP's output before each residual add
 GLM = ("GlmForCausalLM", "Glm4ForCausalLM")
@@ -154,6 +155,7 @@ class Checkpoint:
         index = os.path.join(directory, "model.safetensors.index.json")
         single = os.path.join(directory, "model.safetensors")
         self.files = {}
+        self.alias = {}  # a text model's name -> the checkpoint's (unnest)
         if os.path.exists(index):
             self.index = index
             top = read_json(index)
@@ -169,8 +171,20 @@ class Checkpoint:
             raise Fail(f"{directory}: neither model.safetensors nor "
                        f"model.safetensors.index.json")
 
+    def unnest(self):
+        """A multimodal checkpoint (Gemma3ForConditionalGeneration): its text model's tensors
+        are read by their text model's names, whichever prefix transformers saved them
+        under (language_model.model. and language_model.lm_head., or model.language_model.);
+        the vision tower's and the projector's are not read."""
+        for real in list(self.where):
+            for pfx, to in (("language_model.model.", "model."),
+                            ("language_model.lm_head.", "lm_head."),
+                            ("model.language_model.", "model.")):
+                if real.startswith(pfx):
+                    self.alias[to + real[len(pfx):]] = real
+
     def has(self, name):
-        return name in self.where
+        return self.alias.get(name, name) in self.where
 
     def _file(self, name):
         if name not in self.where:
@@ -191,10 +205,12 @@ class Checkpoint:
 
     def dtype(self, name):
         """The safetensors dtype of tensor name."""
+        name = self.alias.get(name, name)
         return self._file(name).tensors[name].get("dtype")
 
     def vector(self, name, n):
         """A 1-D tensor of n values as a list of floats."""
+        name = self.alias.get(name, name)
         f = self._file(name)
         shape, values = f.read(name)
         if shape != [n]:
@@ -205,6 +221,7 @@ class Checkpoint:
         """A [rows][cols] tensor as a list of rows, each a list of floats. An F8_E4M3 one is
         dequantized as DeepSeek-V3's weight_dequant does: each block of block = (br, bc)
         elements times its entry of NAME_scale_inv ([ceil(rows / br)][ceil(cols / bc)])."""
+        name = self.alias.get(name, name)
         f = self._file(name)
         shape, values = f.read(name)
         if shape != [rows, cols]:
@@ -261,6 +278,14 @@ class Config:
         if self.arch not in ARCHITECTURES:
             raise Fail(f"{path}: key architectures: {self.arch!r} not supported by this "
                        f"reference ({', '.join(ARCHITECTURES)})")
+        # Gemma 3 4B and up: a multimodal checkpoint whose text model is read (its own keys
+        # under text_config; Gemma3TextConfig's defaults for the ones it leaves out)
+        self.nested = self.arch == "Gemma3ForConditionalGeneration"
+        if self.nested:
+            if not isinstance(c.get("text_config"), dict):
+                raise Fail(f"{path}: key text_config: missing or not an object")
+            c = v5_rope(dict(c["text_config"]), path)
+            self.arch = "Gemma3ForCausalLM"
 
         def integer(key, default=None):
             v = c.get(key)
@@ -280,19 +305,19 @@ class Config:
                 raise Fail(f"{path}: key {key}: {v!r} is not a positive number")
             return float(v)
 
-        self.H = integer("hidden_size")
-        self.F = integer("intermediate_size")
-        self.layers = integer("num_hidden_layers")
-        self.Q = integer("num_attention_heads")
-        # the configs' defaults: MistralConfig and MixtralConfig 8 KV heads, GlmConfig 2 of
-        # 128, LlamaConfig all
         mixtral = self.arch == "MixtralForCausalLM"
         glm = self.arch in GLM
         gemma = self.gemma = self.arch == "Gemma3ForCausalLM"
+        self.H = integer("hidden_size", 2304 if gemma else None)
+        self.F = integer("intermediate_size", 9216 if gemma else None)
+        self.layers = integer("num_hidden_layers", 26 if gemma else None)
+        self.Q = integer("num_attention_heads", 8 if gemma else None)
+        # the configs' defaults: MistralConfig and MixtralConfig 8 KV heads, GlmConfig 2 of
+        # 128, Gemma3TextConfig 4 of 256, LlamaConfig all
         self.K = integer("num_key_value_heads",
                          8 if self.arch in ("MistralForCausalLM", "MixtralForCausalLM")
                          else 2 if glm else 4 if gemma else self.Q)
-        self.V = integer("vocab_size")
+        self.V = integer("vocab_size", 262208 if gemma else None)
         if self.Q % self.K:
             raise Fail(f"{path}: key num_key_value_heads: {self.K} does not divide "
                        f"num_attention_heads {self.Q}")
@@ -748,6 +773,8 @@ class Model(Decoder):
 
     def __init__(self, directory, cfg):
         ck = Checkpoint(directory)
+        if cfg.nested:
+            ck.unnest()
         self.load_globals(ck, cfg)
         H, F, Q, K, d = cfg.H, cfg.F, cfg.Q, cfg.K, cfg.d
         for i in range(cfg.layers):
