@@ -1928,8 +1928,8 @@ void hlx_hf_weight_source(const hlx_model_t *m, int fused, hlx_hf_weight_t w, in
         snprintf(name, len, "model.layers.%d.self_attn.qkv_proj.weight", layer);
         *hrows_p = qd + 2 * kd; /* dense: v_head_dim = head_dim */
         *row0_p = w == HLX_HFW_WQ ? 0 : w == HLX_HFW_WK ? qd : qd + kd;
-    } else if ((fused & HLX_HF_GEMMA) &&
-               (w == HLX_HFW_FFN_NORM || w == HLX_HFW_POST_ATTN_NORM || w == HLX_HFW_POST_FFN_NORM)) {
+    } else if ((fused & HLX_HF_GEMMA) && (w == HLX_HFW_FFN_NORM || w == HLX_HFW_POST_ATTN_NORM ||
+                                          w == HLX_HFW_POST_FFN_NORM)) {
         snprintf(name, len, "model.layers.%d.%s", layer,
                  w == HLX_HFW_FFN_NORM        ? "pre_feedforward_layernorm.weight"
                  : w == HLX_HFW_POST_ATTN_NORM ? "post_attention_layernorm.weight"

@@ -140,8 +140,8 @@ hlx_status_t hlx_phase_qkv(hlx_engine_t *eng, int l)
             st = hlx_phase_rope(eng, l, eng->qkv, (size_t)eng->qkv_cols, L->q_local, dk,
                                 m->rope_dim);
         if (st == HLX_OK)
-            st = hlx_phase_rope(eng, l, eng->qkv + (size_t)L->q_local * dk, (size_t)eng->qkv_cols,
-                                L->kv_local, dk, m->rope_dim);
+            st = hlx_phase_rope(eng, l, eng->qkv + (size_t)L->q_local * dk,
+                                (size_t)eng->qkv_cols, L->kv_local, dk, m->rope_dim);
         /* Staggered append: only the owner of a request's position stores its new token. */
         for (b = 0; b < B && st == HLX_OK && !(eng->fault_now & HLX_FAULT_SKIP_APPEND); b++) {
             const float *kn = eng->qkv + (size_t)b * eng->qkv_cols + (size_t)L->q_local * dk;
@@ -191,12 +191,16 @@ hlx_status_t hlx_phase_attn_from(hlx_engine_t *eng, const hlx_attn_desc_t *d0, s
     hlx_attn_desc_t d = *d0, w;
     hlx_status_t st;
 
-    if (s == 0)
-        return HLX_BE(eng, attn, d0);
     if (s > d.len)
         s = d.len;
     if (up > d.len)
         up = d.len;
+    if (s == up) { /* from a block boundary (0 included): one call on the shard from there */
+        d.k = (const char *)d.k + s * d.k_stride * eng->kv_esize;
+        d.v = (const char *)d.v + s * d.v_stride * eng->kv_esize;
+        d.len -= s;
+        return HLX_BE(eng, attn, &d);
+    }
     /* the rows before the boundary, as a shard of their own */
     hlx_phase_kv_rows(eng, 1, eng->win_k, d.k, s, up - s);
     hlx_phase_kv_rows(eng, 0, eng->win_v, d.v, s, up - s);
@@ -235,9 +239,8 @@ hlx_status_t hlx_phase_attn(hlx_engine_t *eng, int l, int b0, int b1,
         const int64_t len = hlx_engine_row_kv_len(eng, b) +
                             (hlx_layout_kv_owner(L, hlx_engine_row_pos(eng, b)) == L->kvp_rank);
         /* a windowed layer: this rank's slots before the window's first position skipped */
-        const int64_t from = win > 0 ? hlx_layout_kv_count(L, L->kvp_rank, hlx_model_window_start(
-                                           win, hlx_engine_row_pos(eng, b)))
-                                     : 0;
+        const int64_t first = hlx_model_window_start(win, hlx_engine_row_pos(eng, b));
+        const int64_t from = win > 0 ? hlx_layout_kv_count(L, L->kvp_rank, first) : 0;
         for (kh = 0; kh < L->kv_local && st == HLX_OK; kh++) {
             size_t shard = (size_t)b * L->kv_local + kh;
             hlx_attn_desc_t d;
