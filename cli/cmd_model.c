@@ -882,10 +882,16 @@ static int hlx_cmd_model_info(int argc, char **argv)
                        cfg.m.kv_heads, "head_dim", cfg.m.head_dim, "v_head_dim", cfg.m.v_head_dim,
                        "ffn", cfg.m.ffn, "vocab", cfg.m.vocab);
         if (cfg.m.attn == HLX_ATTN_GQA)
-            json_object_update_new(mo, json_pack("{s:b, s:b, s:b, s:i}", "qkv_bias",
-                                                 cfg.m.qkv_bias, "qk_norm", cfg.m.qk_norm,
-                                                 "post_norms", cfg.m.post_norms,
-                                                 "sliding_window", cfg.m.sliding_window));
+            json_object_update_new(mo, json_pack("{s:b, s:b, s:b, s:i, s:i, s:s, s:b, s:f, s:f}",
+                                                 "qkv_bias", cfg.m.qkv_bias, "qk_norm",
+                                                 cfg.m.qk_norm, "post_norms", cfg.m.post_norms,
+                                                 "sliding_window", cfg.m.sliding_window,
+                                                 "sliding_pattern", cfg.m.sliding_pattern,
+                                                 "ffn_act", cfg.m.ffn_act == HLX_ACT_GELU_TANH
+                                                     ? "gelu_tanh" : "silu",
+                                                 "embed_scale", cfg.m.embed_scale,
+                                                 "attn_scalar", cfg.m.attn_scalar,
+                                                 "rope_local_theta", cfg.m.rope_local_theta));
         if (cfg.m.attn == HLX_ATTN_MLA)
             json_object_update_new(mo, json_pack("{s:i, s:i, s:i, s:i}", "q_lora_rank",
                                              cfg.m.q_lora_rank, "kv_lora_rank",

@@ -1193,6 +1193,25 @@ static void test_gemma3(void **state)
     assert_true(cfg.m.ffn_act == HLX_ACT_GELU_TANH && cfg.m.attn_scalar == 24.0);
     assert_true(cfg.m.sliding_window == 6 && cfg.m.sliding_pattern == 2 &&
                 cfg.m.rope_local_theta == 10000.0 && cfg.m.rope_theta == 1e6);
+    /* model info --json names each piece */
+    {
+        char path[640];
+        json_error_t je;
+        json_t *o, *mo;
+        snprintf(path, sizeof(path), "%s/g3info.json", g_tmp);
+        assert_int_equal(sh("%s model info %s --json > %s", helix, dir, path), 0);
+        o = json_load_file(path, 0, &je);
+        assert_non_null(o);
+        mo = json_object_get(o, "model");
+        assert_string_equal(json_string_value(json_object_get(mo, "ffn_act")), "gelu_tanh");
+        assert_true(json_is_true(json_object_get(mo, "embed_scale")) &&
+                    json_is_true(json_object_get(mo, "post_norms")));
+        assert_true(json_integer_value(json_object_get(mo, "sliding_window")) == 6 &&
+                    json_integer_value(json_object_get(mo, "sliding_pattern")) == 2);
+        assert_true(json_real_value(json_object_get(mo, "attn_scalar")) == 24.0 &&
+                    json_real_value(json_object_get(mo, "rope_local_theta")) == 10000.0);
+        json_decref(o);
+    }
     ckpt_variant("g3", "g3ok", NULL, NULL, NULL, 0, NULL);
     ckpt_variant("g3", "g3nopre", "model.layers.1.pre_feedforward_layernorm.weight", NULL, NULL,
                  0, "tensor model.layers.1.pre_feedforward_layernorm.weight is missing");
