@@ -100,6 +100,12 @@ for fam in qwen2 qwen3 glm glm4 internlm2; do
         --check --json
 done
 rm -rf "$ckdir"
+# A sliding window runs on the cpu backend only: --device cuda refuses it (exit 2, naming
+# why) before any work, and auto takes cpu and says so
+step decode-cuda-window-refused 60 sh -c "$helix decode --device cuda \
+    --model tests/runtime/data/tiny-window.json --steps 1 2>&1; test \$? -eq 2"
+step decode-auto-window-cpu 60 sh -c "$helix decode --device auto \
+    --model tests/runtime/data/tiny-window.json --steps 2 --json | grep -q 'sliding-window'"
 # Dynamic NTK RoPE: each request's table copied to the device when its length changes (the
 # ragged prompts end before and after the model's 621 positions past --context 600)
 step decode-cuda-dynamic 120 "$helix" decode --device cuda \
