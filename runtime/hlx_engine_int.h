@@ -227,6 +227,9 @@ size_t hlx_phase_kv_align(const hlx_engine_t *eng);
  * backend) in another, and the two partials merged (the exact LSE merge) into d->o and
  * d->lse. d->group <= the layout's group. */
 hlx_status_t hlx_phase_attn_from(hlx_engine_t *eng, const hlx_attn_desc_t *d, size_t s);
+/* This rank's first slot in layer l's window of a query at pos: its slots of the positions
+ * before the window's first (0 on a whole-context layer, or while the window reaches 0). */
+size_t hlx_phase_window_from(const hlx_engine_t *eng, int l, int64_t pos);
 hlx_status_t hlx_phase_pack(hlx_engine_t *eng, int b0, int b1);
 /* Posts (non-blocking) the exchange of requests [b0, b1); *req_p to wait on. */
 hlx_status_t hlx_phase_a2a_post(hlx_engine_t *eng, int b0, int b1, hlx_comm_req_t **req_p);

@@ -185,6 +185,13 @@ static void hlx_phase_kv_rows(const hlx_engine_t *eng, int is_key, void *dst, co
                    (const char *)src + hlx_kv_index(blk, chunk, d, s + t, e) * z, z);
 }
 
+size_t hlx_phase_window_from(const hlx_engine_t *eng, int l, int64_t pos)
+{
+    int64_t first = hlx_model_window_start(hlx_model_layer_window(&eng->m, l), pos);
+
+    return first > 0 ? (size_t)hlx_layout_kv_count(&eng->lay, eng->lay.kvp_rank, first) : 0;
+}
+
 hlx_status_t hlx_phase_attn_from(hlx_engine_t *eng, const hlx_attn_desc_t *d0, size_t s)
 {
     size_t a = hlx_phase_kv_align(eng), up = (s + a - 1) / a * a, G = (size_t)d0->group;
@@ -230,7 +237,7 @@ hlx_status_t hlx_phase_attn(hlx_engine_t *eng, int l, int b0, int b1,
     const hlx_layout_t *L = &eng->lay;
     const hlx_model_t *m = &eng->m;
     hlx_layer_w_t *W = &eng->layers[l];
-    int dk = m->head_dim, dv = m->v_head_dim, b, kh, win = hlx_model_layer_window(m, l);
+    int dk = m->head_dim, dv = m->v_head_dim, b, kh;
     hlx_status_t st = HLX_OK;
     uint64_t t0 = hlx_now_ns(), tp = 0;
 
@@ -239,8 +246,7 @@ hlx_status_t hlx_phase_attn(hlx_engine_t *eng, int l, int b0, int b1,
         const int64_t len = hlx_engine_row_kv_len(eng, b) +
                             (hlx_layout_kv_owner(L, hlx_engine_row_pos(eng, b)) == L->kvp_rank);
         /* a windowed layer: this rank's slots before the window's first position skipped */
-        const int64_t first = hlx_model_window_start(win, hlx_engine_row_pos(eng, b));
-        const int64_t from = win > 0 ? hlx_layout_kv_count(L, L->kvp_rank, first) : 0;
+        const size_t from = hlx_phase_window_from(eng, l, hlx_engine_row_pos(eng, b));
         for (kh = 0; kh < L->kv_local && st == HLX_OK; kh++) {
             size_t shard = (size_t)b * L->kv_local + kh;
             hlx_attn_desc_t d;
@@ -258,7 +264,7 @@ hlx_status_t hlx_phase_attn(hlx_engine_t *eng, int l, int b0, int b1,
                 .o = eng->opart + ((size_t)b * L->q_local + (size_t)kh * L->group) * dv,
                 .lse = eng->lsepart + (size_t)b * L->q_local + (size_t)kh * L->group,
             };
-            st = hlx_phase_attn_from(eng, &d, (size_t)from);
+            st = hlx_phase_attn_from(eng, &d, from);
             if (st == HLX_OK && progress != NULL) {
                 uint64_t p0 = hlx_now_ns();
                 st = progress(eng, l_arg);

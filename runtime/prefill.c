@@ -182,11 +182,7 @@ static hlx_status_t hlx_prefill_attn_head(hlx_engine_t *eng, hlx_prefill_t *p, i
     const hlx_layout_t *L = &eng->lay;
     const hlx_model_t *m = &eng->m;
     hlx_layer_w_t *W = &eng->layers[l];
-    int dk = m->head_dim, dv = eng->xdv, G = L->group, i, win = hlx_model_layer_window(m, l);
-    /* a window that reaches back to position 0 for every row leaves the shared prefix whole:
-     * the rows then go as without one (the same results, bit for bit) */
-    if (win > 0 && hlx_model_window_start(win, pos0 + c - 1) == 0)
-        win = 0;
+    int dk = m->head_dim, dv = eng->xdv, G = L->group, i;
     size_t shard = (size_t)p->rq[k] * L->kv_local + kh, nq = (size_t)c * G;
     const float *q0;
     const char *k0, *v0;
@@ -211,38 +207,37 @@ static hlx_status_t hlx_prefill_attn_head(hlx_engine_t *eng, hlx_prefill_t *p, i
     q0 = d.q;
     k0 = d.k;
     v0 = d.v;
-    /* a windowed layer (GQA) where the window has moved: each row over its own, no prefix
-     * shared */
-    for (i = 0; win > 0 && i < c && st == HLX_OK; i++) {
-        int64_t from = hlx_layout_kv_count(L, L->kvp_rank, hlx_model_window_start(win, pos0 + i));
-        d.group = G;
-        d.len = (size_t)hlx_layout_kv_count(L, L->kvp_rank, pos0 + i + 1);
-        d.q = q0 + (size_t)i * G * dk;
-        d.o = p->am + (size_t)i * G * dv;
-        d.lse = p->amlse + (size_t)i * G;
-        st = hlx_phase_attn_from(eng, &d, (size_t)from);
-    }
-    if (win > 0)
-        goto out;
-    d.group = (int)nq;
-    d.len = n0;
-    d.o = p->ao;
-    d.lse = p->alse;
-    st = HLX_BE(eng, attn, &d);
-    for (i = 0; i < c && st == HLX_OK; i++) {
-        size_t len = (size_t)hlx_layout_kv_count(L, L->kvp_rank, pos0 + i + 1);
-        d.group = G;
-        d.len = len - n0;
-        d.q = q0 + (size_t)i * G * dk;
-        d.k = k0 + n0 * d.k_stride * eng->kv_esize;
-        d.v = v0 + n0 * d.v_stride * eng->kv_esize;
-        d.o = p->ao + (nq + (size_t)i * G) * dv;
-        d.lse = p->alse + nq + (size_t)i * G;
+    if (hlx_model_window_start(hlx_model_layer_window(m, l), pos0 + c - 1) > 0) {
+        /* a windowed layer (GQA) whose window has moved past position 0: each row over its
+         * own, no prefix shared (until then the rows go as without a window, bit for bit) */
+        for (i = 0; i < c && st == HLX_OK; i++) {
+            d.group = G;
+            d.len = (size_t)hlx_layout_kv_count(L, L->kvp_rank, pos0 + i + 1);
+            d.q = q0 + (size_t)i * G * dk;
+            d.o = p->am + (size_t)i * G * dv;
+            d.lse = p->amlse + (size_t)i * G;
+            st = hlx_phase_attn_from(eng, &d, hlx_phase_window_from(eng, l, pos0 + i));
+        }
+    } else {
+        d.group = (int)nq;
+        d.len = n0;
+        d.o = p->ao;
+        d.lse = p->alse;
         st = HLX_BE(eng, attn, &d);
+        for (i = 0; i < c && st == HLX_OK; i++) {
+            size_t len = (size_t)hlx_layout_kv_count(L, L->kvp_rank, pos0 + i + 1);
+            d.group = G;
+            d.len = len - n0;
+            d.q = q0 + (size_t)i * G * dk;
+            d.k = k0 + n0 * d.k_stride * eng->kv_esize;
+            d.v = v0 + n0 * d.v_stride * eng->kv_esize;
+            d.o = p->ao + (nq + (size_t)i * G) * dv;
+            d.lse = p->alse + nq + (size_t)i * G;
+            st = HLX_BE(eng, attn, &d);
+        }
+        if (st == HLX_OK)
+            st = HLX_BE(eng, merge, 2, (int)nq, dv, p->ao, p->alse, p->am, p->amlse);
     }
-    if (st == HLX_OK)
-        st = HLX_BE(eng, merge, 2, (int)nq, dv, p->ao, p->alse, p->am, p->amlse);
-out:
     for (i = 0; i < c && st == HLX_OK; i++) {
         size_t r = (size_t)k * c + i;
         memcpy(p->opart + (r * L->q_local + (size_t)kh * G) * dv, p->am + (size_t)i * G * dv,
