@@ -842,6 +842,15 @@ void hlx_model_rope_select(hlx_model_t *m, int64_t seq_len)
     m->rope_long = m->rope_kind == HLX_ROPE_LONGROPE && seq_len > m->rope_orig_ctx;
 }
 
+double hlx_model_embed_scale(const hlx_model_t *m)
+{
+    float s = (float)sqrt((double)m->hidden);
+
+    if (!m->embed_scale)
+        return 1.0;
+    return m->weight_dtype == HLX_DTYPE_BF16 ? hlx_bf16_to_f32(hlx_f32_to_bf16(s)) : s;
+}
+
 double hlx_model_softmax_scale(const hlx_model_t *m, int qk_dim)
 {
     double s = 1.0 / sqrt(m->attn_scalar > 0.0 ? m->attn_scalar : (double)qk_dim);

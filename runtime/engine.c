@@ -361,8 +361,8 @@ static hlx_status_t hlx_engine_build(hlx_engine_t *eng)
         }
     }
     HLX_WREAD_G(HLX_HFW_EMBED, 0, V, 0, H, eng->embed, HLX_DTYPE_F32, H);
-    if (m->embed_scale) { /* Gemma: sqrt(H) in the weights' dtype, as the model computes it */
-        const float s = hlx_round_dtype((float)sqrt((double)H), m->weight_dtype);
+    if (m->embed_scale) { /* Gemma: sqrt(H) in the weights' dtype */
+        const float s = (float)hlx_model_embed_scale(m);
         size_t i;
         for (i = 0; i < (size_t)V * (size_t)H; i++)
             eng->embed[i] *= s;

@@ -191,7 +191,7 @@ hlx_status_t hlx_ref_create_ckpt(const hlx_model_t *m, hlx_dtype_t kv_dtype, int
     if (!ref->embed || !ref->final_norm || !ref->lmhead || !ref->kcache || !ref->vcache)
         goto err_free;
     if (m->embed_scale) { /* Gemma: times sqrt(H), that factor in the weights' dtype */
-        double s = hlx_round_dtype((float)sqrt((double)m->hidden), m->weight_dtype);
+        double s = hlx_model_embed_scale(m);
         size_t i;
         for (i = 0; i < (size_t)m->vocab * (size_t)m->hidden; i++)
             ref->embed[i] *= s;

@@ -321,6 +321,15 @@ static void test_sliding_window(void **state)
     assert_int_equal(hlx_model_window_start(512, 1000000), 1000000 - 511);
     assert_int_equal(hlx_model_window_start(1, 7), 7);
     assert_int_equal(hlx_model_window_start(0, 7), 0);
+    /* the embedding's factor: sqrt(H) in the weights' dtype (bf16(sqrt(320)) = 17.875) */
+    assert_true(hlx_model_embed_scale(&m) == 1.0);
+    m.embed_scale = 1;
+    m.hidden = 320;
+    m.weight_dtype = HLX_DTYPE_BF16;
+    assert_true(hlx_model_embed_scale(&m) == 17.875);
+    m.weight_dtype = HLX_DTYPE_F32;
+    assert_true(hlx_model_embed_scale(&m) == (double)sqrtf(320.0f));
+    m.embed_scale = 0;
     /* what the planners read: 2 whole layers of 12 at a million positions, 10 windows */
     assert_true(hlx_model_attn_tokens(&m, 1e6) == (2 * 1e6 + 10 * 512.0) / 12);
     assert_true(hlx_model_attn_tokens(&m, 100) == 100);

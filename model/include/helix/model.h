@@ -156,6 +156,9 @@ void hlx_model_rope_select(hlx_model_t *m, int64_t seq_len);
 /* The attention's softmax scale: 1 / sqrt(key size that q . k spans) times yarn's
  * mscale(factor, mscale_all_dim)^2 when mscale_all_dim is set (DeepSeek-V3). */
 double hlx_model_softmax_scale(const hlx_model_t *m, int qk_dim);
+/* The factor on an embedding row: sqrt(hidden) rounded to the weight dtype under
+ * embed_scale (Gemma: its normalizer cast to the weights' dtype), else 1. */
+double hlx_model_embed_scale(const hlx_model_t *m);
 
 /* Loads a model from a JSON file or a preset name ("tiny", "llama-405b", "deepseek-r1",
  * "helix-fig1"). Errors go to err as "file:line:column: key: reason"; HLX_ERR_PARSE or
