@@ -407,8 +407,9 @@ class Config:
         # Gemma3TextConfig: GeGLU (gelu_pytorch_tanh), the embedding times sqrt(hidden) in the
         # weights' dtype, every norm 1 + w, the softmax scale query_pre_attn_scalar^-0.5, a
         # window on every layer but each sliding_window_pattern-th (or as layer_types says),
-        # those layers turning with rope_local_base_freq and no scaling
-        self.layer_windows = None
+        # those layers turning with rope_local_base_freq and no scaling. layer_windows: each
+        # layer's window (None: the whole context), Gemma's or Mistral's below
+        self.layer_windows = [None] * self.layers
         if gemma:
             act = c.get("hidden_activation", "gelu_pytorch_tanh")
             if act != "gelu_pytorch_tanh":
@@ -435,13 +436,12 @@ class Config:
         # the positions kv with q - window < kv <= q (transformers' masking_utils); absent,
         # MistralConfig's 4096. Qwen2-style configs switch it (use_sliding_window, false by
         # default), which this reference does not implement when on.
-        self.window = None
         sw = c.get("sliding_window", 4096 if self.arch == "MistralForCausalLM" else None)
-        if sw is not None and not self.gemma:  # Gemma's: per layer, below
+        if sw is not None and not self.gemma:  # Gemma's: per layer, above
             if not isinstance(sw, int) or isinstance(sw, bool) or sw < 1:
                 raise Fail(f"{path}: key sliding_window: {sw!r} is not a positive integer")
             if self.arch in ("MistralForCausalLM", "MixtralForCausalLM", "Phi3ForCausalLM"):
-                self.window = sw
+                self.layer_windows = [sw] * self.layers
             elif c.get("use_sliding_window", False) is not False:
                 raise Fail(f"{path}: key use_sliding_window: Qwen2-style windows are not "
                            f"implemented by this reference")
@@ -1021,7 +1021,7 @@ class Model(Decoder):
             cos_l = [math.cos(t * f) for f in local]
             sin_l = [math.sin(t * f) for f in local]
         for i, L in enumerate(self.layers):
-            window = cfg.window if cfg.layer_windows is None else cfg.layer_windows[i]
+            window = cfg.layer_windows[i]
             c, s = (cos_l, sin_l) if window is not None and cfg.gemma else (cos, sin)
             h = rmsnorm(x, L.input_norm, eps)
             q, k, v = matvec(L.wq, h), matvec(L.wk, h), matvec(L.wv, h)
