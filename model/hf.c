@@ -1840,6 +1840,15 @@ void hlx_hf_ckpt_name(const hlx_hf_config_t *c, const char *key, char *name, siz
 
 /* ---- runtime weights ------------------------------------------------------------------ */
 
+/* Every runtime weight of a dense GQA model, Llama's order. */
+static const hlx_hf_weight_t hlx_hf_weights[] = {
+    HLX_HFW_ATTN_NORM, HLX_HFW_WQ, HLX_HFW_WK, HLX_HFW_WV, HLX_HFW_WO, HLX_HFW_FFN_NORM,
+    HLX_HFW_WGATE, HLX_HFW_WUP, HLX_HFW_WDOWN, HLX_HFW_EMBED, HLX_HFW_FINAL_NORM,
+    HLX_HFW_LMHEAD, HLX_HFW_BQ, HLX_HFW_BK, HLX_HFW_BV, HLX_HFW_QNORM, HLX_HFW_KNORM,
+    HLX_HFW_POST_ATTN_NORM, HLX_HFW_POST_FFN_NORM,
+};
+#define HLX_HF_NWEIGHTS (sizeof(hlx_hf_weights) / sizeof(hlx_hf_weights[0]))
+
 void hlx_hf_weight_name(hlx_hf_weight_t w, int layer, char *name, size_t len)
 {
     static const char *const per_layer[] = {
@@ -1953,22 +1962,22 @@ int hlx_hf_weight_at(const hlx_model_t *m, int fused, const char *name, int64_t 
     int layer;
     size_t i;
 
-    if (fused & HLX_HF_QKV_GROUPED) { /* InternLM2: every name its own */
-        static const hlx_hf_weight_t all[] = {
-            HLX_HFW_ATTN_NORM, HLX_HFW_WQ, HLX_HFW_WO, HLX_HFW_FFN_NORM, HLX_HFW_WGATE,
-            HLX_HFW_WUP, HLX_HFW_WDOWN, HLX_HFW_EMBED, HLX_HFW_FINAL_NORM, HLX_HFW_LMHEAD,
-        };
+    if (fused & (HLX_HF_QKV_GROUPED | HLX_HF_GEMMA)) {
+        /* names of their own (InternLM2's, Gemma's norms): every weight looked up by its
+         * source; InternLM2's wqkv is WQ's, which comes first */
         const int64_t d = m->head_dim, G = m->q_heads / m->kv_heads;
         if (sscanf(name, "model.layers.%d.", &layer) != 1)
             layer = 0;
-        for (i = 0; i < sizeof(all) / sizeof(all[0]); i++) {
-            hlx_hf_weight_source(m, fused, all[i], layer, buf, sizeof(buf), &hrows, &row0);
+        for (i = 0; i < HLX_HF_NWEIGHTS; i++) {
+            hlx_hf_weight_source(m, fused, hlx_hf_weights[i], layer, buf, sizeof(buf), &hrows,
+                                 &row0);
             if (strcmp(buf, name))
                 continue;
-            *w_p = all[i];
+            *w_p = hlx_hf_weights[i];
             *layer_p = layer;
             *wrow_p = hrow;
-            if (all[i] == HLX_HFW_WQ) { /* the inverse of hlx_hf_fused_row */
+            if ((fused & HLX_HF_QKV_GROUPED) && *w_p == HLX_HFW_WQ) {
+                /* the inverse of hlx_hf_fused_row */
                 int64_t g = hrow / ((G + 2) * d), slot = hrow / d % (G + 2);
                 if (hrow < 0 || hrow >= hrows)
                     return -1;
@@ -1978,26 +1987,6 @@ int hlx_hf_weight_at(const hlx_model_t *m, int fused, const char *name, int64_t 
             return 0;
         }
         return -1;
-    }
-    if (fused & HLX_HF_GEMMA) { /* its norms' own names: each looked up by its source */
-        static const hlx_hf_weight_t norms[] = { HLX_HFW_FFN_NORM, HLX_HFW_POST_ATTN_NORM,
-                                                 HLX_HFW_POST_FFN_NORM };
-        if (sscanf(name, "model.layers.%d.", &layer) == 1)
-            for (i = 0; i < sizeof(norms) / sizeof(norms[0]); i++) {
-                hlx_hf_weight_source(m, fused, norms[i], layer, buf, sizeof(buf), &hrows, &row0);
-                if (!strcmp(buf, name)) {
-                    *w_p = norms[i];
-                    *layer_p = layer;
-                    *wrow_p = hrow;
-                    return 0;
-                }
-            }
-        /* Llama's name of a norm is another one here */
-        if (hlx_hf_weight_parse(name, w_p, layer_p) != 0 || *w_p == HLX_HFW_FFN_NORM ||
-            *w_p == HLX_HFW_POST_ATTN_NORM || *w_p == HLX_HFW_POST_FFN_NORM)
-            return -1;
-        *wrow_p = hrow;
-        return 0;
     }
     if ((fused & (HLX_HF_FUSED_QKV | HLX_HF_FUSED_GU)) &&
         sscanf(name, "model.layers.%d.", &layer) == 1) {
@@ -2133,22 +2122,16 @@ void hlx_hf_weight_unmap(const hlx_model_t *m, int layout, hlx_hf_weight_t w, in
 /* Which runtime weight and layer a checkpoint name is; -1 when it is none. */
 int hlx_hf_weight_parse(const char *name, hlx_hf_weight_t *w_p, int *layer_p)
 {
-    static const hlx_hf_weight_t all[] = {
-        HLX_HFW_ATTN_NORM, HLX_HFW_WQ, HLX_HFW_WK, HLX_HFW_WV, HLX_HFW_WO, HLX_HFW_FFN_NORM,
-        HLX_HFW_WGATE, HLX_HFW_WUP, HLX_HFW_WDOWN, HLX_HFW_EMBED, HLX_HFW_FINAL_NORM,
-        HLX_HFW_LMHEAD, HLX_HFW_BQ, HLX_HFW_BK, HLX_HFW_BV, HLX_HFW_QNORM, HLX_HFW_KNORM,
-        HLX_HFW_POST_ATTN_NORM, HLX_HFW_POST_FFN_NORM,
-    };
     char buf[128];
     int layer = 0;
     size_t i;
 
     if (sscanf(name, "model.layers.%d.", &layer) != 1)
         layer = 0;
-    for (i = 0; i < sizeof(all) / sizeof(all[0]); i++) {
-        hlx_hf_weight_name(all[i], layer, buf, sizeof(buf));
+    for (i = 0; i < HLX_HF_NWEIGHTS; i++) {
+        hlx_hf_weight_name(hlx_hf_weights[i], layer, buf, sizeof(buf));
         if (!strcmp(buf, name)) {
-            *w_p = all[i];
+            *w_p = hlx_hf_weights[i];
             *layer_p = layer;
             return 0;
         }
