@@ -146,6 +146,7 @@ static void hlx_decode_print_json(const hlx_run_config_t *cfg, const hlx_model_t
     json_object_set_new(o, "tokens_per_s", json_real(rep->tokens_per_s));
     json_object_set_new(o, "kv_bytes_per_rank_max", json_integer((json_int_t)rep->kv_bytes_max));
     json_object_set_new(o, "kv_bytes_per_rank_min", json_integer((json_int_t)rep->kv_bytes_min));
+    json_object_set_new(o, "kv_ring_slots", json_integer((json_int_t)rep->kv_ring_rank));
     for (p = 0; p < HLX_PHASE_PP; p++) /* pipeline hand-offs: the planner's only */
         json_object_set_new(ph, hlx_phase_name((hlx_phase_id_t)p),
                             json_real(rep->phase_ms[p]));
@@ -167,6 +168,7 @@ static void hlx_decode_print_json(const hlx_run_config_t *cfg, const hlx_model_t
         json_object_set_new(o, "nonfinite", json_integer(rep->nonfinite));
         json_object_set_new(o, "kv_rows_checked", json_integer(rep->kv_rows_checked));
         json_object_set_new(o, "kv_rows_bad", json_integer(rep->kv_rows_bad));
+        json_object_set_new(o, "kv_rows_overwritten", json_integer(rep->kv_rows_overwritten));
         json_object_set_new(o, "route_near_ties", json_integer(rep->route_near_ties));
         json_object_set_new(o, "passed", json_boolean(passed));
     }
@@ -211,9 +213,13 @@ static void hlx_decode_print_text(const hlx_run_config_t *cfg, const hlx_model_t
                rep->experts_first + rep->experts_rank - 1, rep->moe_bytes_rank / 1048576.0);
     printf("work:    batch %d, context %lld tokens + %d steps, kv block %d\n", cfg->batch,
            (long long)cfg->context, rep->steps, cfg->kv_block);
-    printf("KV:      %.2f MiB per rank (min %.2f, max %.2f over ranks)\n",
+    printf("KV:      %.2f MiB per rank (min %.2f, max %.2f over ranks)",
            rep->kv_bytes_rank / 1048576.0, rep->kv_bytes_min / 1048576.0,
            rep->kv_bytes_max / 1048576.0);
+    if (rep->kv_ring_rank > 0)
+        printf("; windowed layers in rings of %lld slots per shard",
+               (long long)rep->kv_ring_rank);
+    printf("\n");
     printf("step:    median %.3f ms, %.1f tokens/s (batch %d)\n", rep->step_ms_median,
            rep->tokens_per_s, cfg->batch);
     if (rep->micro_batch < cfg->batch)
@@ -250,12 +256,14 @@ static void hlx_decode_print_text(const hlx_run_config_t *cfg, const hlx_model_t
     }
     if (rep->checked)
         printf("check:   %s: max_abs_err %.3e, max_rel_err %.3e (tolerance %.1e), tokens %s, "
-               "replicas %s, %lld appended KV rows compared%s\n",
+               "replicas %s, %lld appended KV rows compared%s%s\n",
                hlx_run_report_passed(rep, cfg->check_tol) ? "PASS" : "FAIL",
                rep->max_abs_err, rep->max_rel_err, cfg->check_tol,
                rep->tokens_match ? "match" : "differ",
                rep->replicas_match ? "identical" : "differ", (long long)rep->kv_rows_checked,
-               rep->kv_rows_bad ? " (some differ)" : "");
+               rep->kv_rows_bad ? " (some differ)" : "",
+               rep->kv_rows_overwritten ? " (older ones overwritten in windowed layers' rings)"
+                                        : "");
 }
 
 static void hlx_decode_print_json_cb(void *ctx, const hlx_run_config_t *cfg,

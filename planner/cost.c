@@ -451,9 +451,9 @@ void hlx_plan_eval(const hlx_plan_ctx_t *ctx, const hlx_layout_t *l, hlx_plan_re
     const double vocab_loc = uneven ? ceil((double)m->vocab / (l->tpf * l->ep))
                                     : (double)m->vocab / (l->tpf * l->ep);
     const double Btok_o = dpep ? Breq : Bmb;       /* tokens through W_o on one GPU */
-    const double S_loc = ceil(S / l->kvp);
-    /* what attention reads of it: less on windowed layers (a window spread over the KVP
-     * ranks, its blocks round-robin like every position's) */
+    /* what attention reads of the context and the KV cache holds: less on windowed layers
+     * (a window spread over the KVP ranks, its blocks round-robin like every position's;
+     * the runtime keeps a windowed layer's KV in a ring of about the window) */
     const double S_read = ceil(hlx_model_attn_tokens(m, S) / l->kvp);
     hlx_layer_cost_t lc;
     double qkv_params, o_params, t_layer_attn, t_dense, t_moe, head_b, head_f, t_head;
@@ -653,7 +653,7 @@ void hlx_plan_eval(const hlx_plan_ctx_t *ctx, const hlx_layout_t *l, hlx_plan_re
     /* Memory per GPU on the fullest stage: all requests' KV for its layers. */
     Lw = Ls;
     kv_bytes_layer = (dpep ? (double)l->batch / l->dp : (double)l->batch) * kvh *
-                     ctx->kv_elems_tok * S_loc * ctx->b_kv;
+                     ctx->kv_elems_tok * S_read * ctx->b_kv;
     r->mem_weights = Lw * lc.w_attn + lmax_dense * lc.w_dense + lmax_moe * lc.w_moe +
                      2.0 * head_b;
     r->mem_kv  = Lw * kv_bytes_layer;

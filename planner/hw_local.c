@@ -657,10 +657,10 @@ hlx_status_t hlx_local_predict(const hlx_hw_local_t *hw, const hlx_model_t *m,
         qkv_cols = (ql > 0 ? ql + ql * Q * qk / H : Q * qk) + dk +
                    (double)Q * m->qk_nope_dim * m->kv_lora_rank / H;
     }
-    /* KV positions of rank 0: blocks of kv_block round-robin over KVP; the mean length
-     * seen during the steps is the context plus half of them (of which windowed layers
-     * read their window: hlx_model_attn_tokens) */
-    cap = ceil((double)(cfg->context + cfg->steps) / cfg->kvp);
+    /* KV positions of rank 0: blocks of kv_block round-robin over KVP, windowed layers
+     * keeping (in a ring) and reading their window only (hlx_model_attn_tokens); the mean
+     * length seen during the steps is the context plus half of them */
+    cap = ceil(hlx_model_attn_tokens(m, (double)(cfg->context + cfg->steps)) / cfg->kvp);
     len = hlx_model_attn_tokens(m, (double)cfg->context + cfg->steps * 0.5) / cfg->kvp;
     kv_rank = L * B * kv_local * cap * (dk + (mla ? 0 : dv)) * kb; /* MLA: one latent row */
     /* MoE layers: rank 0's slices (E / EP experts of expert_ffn / TPF columns, shared

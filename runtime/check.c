@@ -412,8 +412,9 @@ hlx_status_t hlx_check_kv_rows(hlx_engine_t *eng, hlx_check_t *chk, hlx_run_repo
         run = hlx_engine_step_index(eng) + cfg->prompt_len,
         steps = run + hlx_run_tail_max(cfg);
     int B = cfg->batch;
-    /* Every rank sends the same size: room for the largest KV head count of any shard. */
-    size_t row = (size_t)(dk + dv),
+    /* Every rank sends the same size: room for the largest KV head count of any shard.
+     * A row is its dk + dv elements and a flag: 1 read, 0 overwritten in a ring. */
+    size_t row = (size_t)(dk + dv) + 1,
            per_rank = (size_t)m->layers * B * L->kv_local_max * steps * row;
     int64_t *pos = malloc(sizeof(int64_t) * (size_t)(steps ? steps : 1));
     float *mine = calloc(per_rank ? per_rank : 1, sizeof(float)), *all = NULL;
@@ -439,6 +440,10 @@ hlx_status_t hlx_check_kv_rows(hlx_engine_t *eng, hlx_check_t *chk, hlx_run_repo
                 for (a = 0; a < n; a++) {
                     size_t shard = (size_t)b * L->kv_local + kh, t = (size_t)(kv_len - n + a);
                     float *dst = mine + ((((size_t)l * B + b) * L->kv_local_max + kh) * steps + a) * row;
+                    int64_t ring = hlx_engine_kv_ring(eng, l);
+                    if (ring > 0 && (int64_t)t < kv_len - ring)
+                        continue; /* flag 0 */
+                    dst[dk + dv] = 1;
                     for (e = 0; e < dk; e++)
                         dst[e] = hlx_engine_kv_load(eng, l, 1, shard, t, e);
                     for (e = 0; e < dv; e++)
@@ -465,6 +470,10 @@ hlx_status_t hlx_check_kv_rows(hlx_engine_t *eng, hlx_check_t *chk, hlx_run_repo
                         const float *rk = hlx_ref_kv_row(chk->ref, l, b, R.kv_first + kh, pos[a], 1);
                         const float *rv = hlx_ref_kv_row(chk->ref, l, b, R.kv_first + kh, pos[a], 0);
                         double dmax = 0, vmax = 0;
+                        if (got[dk + dv] != 1) {
+                            rep->kv_rows_overwritten++;
+                            continue;
+                        }
                         if (rk == NULL || rv == NULL) {
                             rep->kv_rows_bad++;
                             continue;

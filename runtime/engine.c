@@ -127,27 +127,35 @@ static hlx_status_t hlx_fill_kv(hlx_engine_t *eng, void *cache, int l, int is_ke
     int d = (int)(is_key ? eng->kv_dk : eng->kv_dv); /* MLA: no value rows (d = 0) */
     int blk = is_key ? eng->be.k.kv_layout.k_block : eng->be.k.kv_layout.v_block;
     int run = is_key ? eng->be.k.kv_layout.k_chunk : eng->be.k.kv_layout.v_chunk;
-    size_t bb = blk > 1 ? (size_t)blk : 1;
+    size_t bb = blk > 1 ? (size_t)blk : 1, lcap = hlx_kv_layer_cap(eng, l);
+    /* a ring keeps the last lcap of the context's jt slots: the positions before the block
+     * of the first of them are not made at all (a position made and then overwritten in
+     * the same ring slot by a later one is harmless: the copies go out in order) */
+    size_t jt = (size_t)hlx_layout_kv_count(L, L->kvp_rank, eng->cfg.context);
+    size_t skip = lcap < (size_t)eng->cap && jt > lcap ? (jt - lcap) / bb * bb : 0;
     uint64_t key = hlx_synth_key(eng->cfg.seed, l, is_key ? HLX_T_KCTX : HLX_T_VCTX);
     hlx_status_t st = HLX_OK;
     int b, kh, e;
 
     for (b = 0; b < eng->cfg.batch && st == HLX_OK; b++)
         for (kh = 0; kh < L->kv_local && st == HLX_OK; kh++) {
-            size_t shard = (size_t)b * L->kv_local + kh, j = 0, j0 = 0;
+            size_t shard = (size_t)b * L->kv_local + kh, j = 0, j0 = skip;
             int64_t p;
             for (p = 0; p <= eng->cfg.context && st == HLX_OK; p++) {
                 int last = p == eng->cfg.context;
                 if (!last && hlx_layout_kv_owner(L, p) == L->kvp_rank) {
-                    for (e = 0; e < d; e++)
-                        hlx_dtype_store(stage, eng->kv_dtype, hlx_kv_index(blk, run, d, j - j0, e),
-                                        hlx_synth_ctx(key, b, m->kv_heads, L->kv_first + kh, p,
-                                                      e, d, is_key));
+                    if (j >= skip)
+                        for (e = 0; e < d; e++)
+                            hlx_dtype_store(stage, eng->kv_dtype,
+                                            hlx_kv_index(blk, run, d, j - j0, e),
+                                            hlx_synth_ctx(key, b, m->kv_heads, L->kv_first + kh,
+                                                          p, e, d, is_key));
                     j++;
                 }
-                /* a full chunk, or the rest (rounded up to whole blocks) at the end */
-                if (j > j0 && (j - j0 == chunk || last)) {
-                    size_t at = hlx_kv_shard_index(eng, is_key, shard, j0, 0);
+                /* a full chunk, the ring's end, or the rest (rounded up to whole blocks) at
+                 * the end: each copy is one range of the shard */
+                if (j > j0 && (j - j0 == chunk || j % lcap == 0 || last)) {
+                    size_t at = hlx_kv_shard_index(eng, l, is_key, shard, j0, 0);
                     size_t bytes = hlx_kv_elems(blk, d, j - j0) * eng->kv_esize;
                     st = eng->be.ops->copy_to(&eng->be, eng->q,
                                               (char *)cache + at * eng->kv_esize, stage, bytes);
@@ -162,9 +170,9 @@ static hlx_status_t hlx_fill_kv(hlx_engine_t *eng, void *cache, int l, int is_ke
              * allocation held: a slot never written reads as a finite wrong value. The last
              * partial block went out above with its zeros. */
             j0 = (j + bb - 1) / bb * bb;
-            while (d > 0 && j0 < (size_t)eng->cap && st == HLX_OK) {
-                size_t n = (size_t)eng->cap - j0 < chunk ? (size_t)eng->cap - j0 : chunk;
-                size_t at = hlx_kv_shard_index(eng, is_key, shard, j0, 0);
+            while (d > 0 && j0 < lcap && st == HLX_OK) {
+                size_t n = lcap - j0 < chunk ? lcap - j0 : chunk;
+                size_t at = hlx_kv_shard_index(eng, l, is_key, shard, j0, 0);
                 st = eng->be.ops->copy_to(&eng->be, eng->q, (char *)cache + at * eng->kv_esize,
                                           stage, hlx_kv_elems(blk, d, n) * eng->kv_esize);
                 j0 += n;
@@ -223,8 +231,8 @@ static hlx_status_t hlx_engine_build(hlx_engine_t *eng)
         hlx_layer_w_t *W = &eng->layers[l];
         size_t shards = (size_t)B * (size_t)L->kv_local;
         const hlx_kv_layout_t kl = eng->be.k.kv_layout;
-        const size_t ke = hlx_kv_shard_elems(kl, 1, (int)kd, (size_t)eng->cap);
-        const size_t ve = hlx_kv_shard_elems(kl, 0, (int)vd, (size_t)eng->cap);
+        const size_t ke = hlx_kv_shard_elems(kl, 1, (int)kd, hlx_kv_layer_cap(eng, l));
+        const size_t ve = hlx_kv_shard_elems(kl, 0, (int)vd, hlx_kv_layer_cap(eng, l));
 
         W->attn_norm = hlx_be_zalloc(eng, (size_t)H, sizeof(float));
         W->ffn_norm  = hlx_be_zalloc(eng, (size_t)H, sizeof(float));
@@ -397,8 +405,8 @@ static hlx_status_t hlx_engine_buffers(hlx_engine_t *eng)
         if ((eng->win_k = hlx_be_zalloc(eng, a * (size_t)eng->kv_dk, eng->kv_esize)) == NULL ||
             (eng->win_v = hlx_be_zalloc(eng, a * (size_t)eng->kv_dv, eng->kv_esize)) == NULL)
             return HLX_ERR_NOMEM;
-        HLX_BALLOC(eng->win_o, 2 * (size_t)L->group * dv);
-        HLX_BALLOC(eng->win_lse, 2 * (size_t)L->group);
+        HLX_BALLOC(eng->win_o, 4 * (size_t)L->group * dv);
+        HLX_BALLOC(eng->win_lse, 4 * (size_t)L->group);
     }
     HLX_ALLOC(eng->xh_first, (size_t)L->kvp);
     HLX_ALLOC(eng->xh_count, (size_t)L->kvp);
@@ -619,11 +627,40 @@ static int hlx_add(uint64_t *acc, uint64_t v)
     return !__builtin_add_overflow(*acc, v, acc);
 }
 
+/* Slots of a windowed layer's ring (hlx_engine_t.ring), 0 for none: a query at p reads
+ * positions from p - window + 1, and a prefill chunk appends its C rows before they attend,
+ * so window + C - 1 consecutive positions are live at once. They touch at most ceil(n /
+ * kv_block) + 1 position blocks, of which a rank owns every KVP-th; those slots in whole
+ * kernel blocks (a ring of whole blocks keeps the kernels' layout), and one block more for
+ * the partial block the synthetic context writes past its end. None when it is no smaller
+ * than cap (a window longer than the run) or without a window. */
+static int64_t hlx_engine_ring(const hlx_engine_t *eng)
+{
+    const hlx_layout_t *L = &eng->lay;
+    int64_t w = eng->m.sliding_window, c = 1, n, blocks, a = (int64_t)hlx_phase_kv_align(eng), r;
+
+    if (w <= 0 || eng->m.attn != HLX_ATTN_GQA)
+        return 0;
+    if (eng->cfg.prompt_len > 0) { /* prefill.c's chunk */
+        c = eng->cfg.prefill_chunk > 0 ? eng->cfg.prefill_chunk : HLX_PREFILL_CHUNK;
+        if (c > hlx_run_prompt_max(&eng->cfg))
+            c = hlx_run_prompt_max(&eng->cfg);
+        if (c < 1)
+            c = 1;
+    }
+    n = w + c - 1; /* window <= INT32_MAX, c <= INT32_MAX (hlx_prefill_alloc) */
+    blocks = (n + L->kv_block - 1) / L->kv_block + 1;
+    r = (blocks + L->kvp - 1) / L->kvp * L->kv_block;
+    r = (r + a - 1) / a * a + a;
+    return r < eng->cap ? r : 0;
+}
+
 /* Bytes of one K or V allocation of a layer: B * kv_local shards of cap slots of d
  * elements (rounded to the kernels' blocks), rounded up to a 2 MiB huge page. */
-static int hlx_kv_alloc_bytes(const hlx_engine_t *eng, int d, int blk, uint64_t *out)
+static int hlx_kv_alloc_bytes(const hlx_engine_t *eng, int64_t cap, int d, int blk,
+                              uint64_t *out)
 {
-    uint64_t b = blk > 1 ? (uint64_t)blk : 1, v = ((uint64_t)eng->cap + b - 1) / b;
+    uint64_t b = blk > 1 ? (uint64_t)blk : 1, v = ((uint64_t)cap + b - 1) / b;
     uint64_t huge = 2u << 20;
 
     if (!hlx_mul(&v, b) || !hlx_mul(&v, (uint64_t)d) || !hlx_mul(&v, (uint64_t)eng->cfg.batch) ||
@@ -644,12 +681,26 @@ static hlx_status_t hlx_engine_bytes(hlx_engine_t *eng, uint64_t *need_p, char *
     uint64_t H = (uint64_t)m->hidden, dv = (uint64_t)m->v_head_dim, B = (uint64_t)eng->cfg.batch;
     uint64_t xdv = (uint64_t)eng->xdv;
     uint64_t k, v, kv, w, t, need;
-    int ok;
+    int ok, l, nwin = 0;
 
-    ok = hlx_kv_alloc_bytes(eng, eng->kv_dk, eng->be.k.kv_layout.k_block, &k) &&
-         hlx_kv_alloc_bytes(eng, eng->kv_dv, eng->be.k.kv_layout.v_block, &v);
+    /* windowed layers' rings, whole-context layers' cap slots */
+    eng->ring = hlx_engine_ring(eng);
+    for (l = 0; l < m->layers && eng->ring > 0; l++)
+        nwin += hlx_model_layer_window(m, l) > 0;
+    ok = hlx_kv_alloc_bytes(eng, eng->cap, eng->kv_dk, eng->be.k.kv_layout.k_block, &k) &&
+         hlx_kv_alloc_bytes(eng, eng->cap, eng->kv_dv, eng->be.k.kv_layout.v_block, &v);
     kv = k;
-    ok = ok && hlx_add(&kv, v) && hlx_mul(&kv, (uint64_t)m->layers);
+    ok = ok && hlx_add(&kv, v) && hlx_mul(&kv, (uint64_t)(m->layers - nwin));
+    if (ok && nwin > 0) {
+        ok = hlx_kv_alloc_bytes(eng, eng->ring, eng->kv_dk, eng->be.k.kv_layout.k_block, &k) &&
+             hlx_kv_alloc_bytes(eng, eng->ring, eng->kv_dv, eng->be.k.kv_layout.v_block, &v) &&
+             hlx_add(&k, v) && hlx_mul(&k, (uint64_t)nwin) && hlx_add(&kv, k);
+        if (ok && eng->info.rank == 0)
+            hlx_info(HLX_SUB_CORE, "sliding window: the KV of %d windowed layer(s) in rings of "
+                     "%lld slots per shard (window %d + prefill chunk - 1 positions) instead "
+                     "of %lld", nwin, (long long)eng->ring, m->sliding_window,
+                     (long long)eng->cap);
+    }
     if (!ok)
         return hlx_engine_fail(err, errlen, HLX_ERR_INVALID,
                                "sizes overflow: the KV shard of batch %d x %d KV head(s) x "
@@ -714,7 +765,7 @@ static hlx_status_t hlx_engine_bytes(hlx_engine_t *eng, uint64_t *need_p, char *
         uint64_t g = (uint64_t)m->layers, r = 0,
                  steps = (uint64_t)eng->cfg.steps + (uint64_t)hlx_run_prompt_max(&eng->cfg);
         ok = hlx_mul(&g, B) && hlx_mul(&g, (uint64_t)L->kv_local_max) && hlx_mul(&g, steps) &&
-             hlx_mul(&g, (uint64_t)(eng->kv_dk + eng->kv_dv)) &&
+             hlx_mul(&g, (uint64_t)(eng->kv_dk + eng->kv_dv) + 1) &&
              hlx_mul(&g, 4 * (uint64_t)(L->n + 1)) && hlx_add(&need, g);
         if (ok && eng->info.rank == 0) {
             /* rank 0: the reference, and its hidden states and logits of every step */
@@ -1238,6 +1289,11 @@ const int *hlx_engine_tokens(const hlx_engine_t *eng) { return eng->tokens; }
 int64_t hlx_engine_kv_len(const hlx_engine_t *eng) { return eng->kv_len; }
 int hlx_engine_kv_dim(const hlx_engine_t *eng, int is_key) { return is_key ? eng->kv_dk : eng->kv_dv; }
 
+int64_t hlx_engine_kv_ring(const hlx_engine_t *eng, int l)
+{
+    return hlx_kv_layer_cap(eng, l) < (size_t)eng->cap ? (int64_t)hlx_kv_layer_cap(eng, l) : 0;
+}
+
 float hlx_engine_kv_load(const hlx_engine_t *eng, int l, int is_key, size_t shard, size_t t,
                          int e)
 {
@@ -1247,7 +1303,7 @@ float hlx_engine_kv_load(const hlx_engine_t *eng, int l, int is_key, size_t shar
 
     /* KV memory is the backend's: read back through copy_from, never dereferenced */
     if (me->be.ops->copy_from(&me->be, me->q, v,
-                              c + hlx_kv_shard_index(eng, is_key, shard, t, e) * eng->kv_esize,
+                              c + hlx_kv_shard_index(eng, l, is_key, shard, t, e) * eng->kv_esize,
                               eng->kv_esize) != HLX_OK)
         return NAN;
     return hlx_dtype_load(v, eng->kv_dtype, 0);

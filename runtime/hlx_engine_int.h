@@ -92,6 +92,10 @@ struct hlx_engine {
     int              xdv;          /* elements per head of the exchanged partials (MLA: kv_lora) */
     struct hlx_mla  *mla;          /* MLA weights and buffers (hlx_mla.h); NULL for GQA */
     int64_t          cap, kv_len, pos; /* pos, kv_len: of a request at the batch's position */
+    /* slots of a windowed layer's shard, a ring (docs/architecture.md "KV layout"): every
+     * slot this rank can own among the window + prefill chunk - 1 latest positions, in
+     * whole kernel blocks, one block more; 0: no windowed layer, or one as long as cap */
+    int64_t          ring;
     int64_t         *roff;   /* [batch]: how far each request's position is past pos (its
                               * prompt's tail, hlx_run_config_t.tail); NULL: all at pos */
     hlx_wsrc_t       ws;     /* where the weights come from (synthetic or a checkpoint) */
@@ -104,7 +108,8 @@ struct hlx_engine {
     /* sliding_window only, else NULL: the rows before a window's first whole block as a
      * shard of their own, and the two partials of a windowed call (hlx_phase_attn_from) */
     void   *win_k, *win_v;         /* hlx_phase_kv_align slots each, in the kernels' layout */
-    float  *win_o, *win_lse;       /* [2][group][dv], [2][group] */
+    float  *win_o, *win_lse;       /* [4][group][dv], [4][group]: hlx_phase_attn_from's two,
+                                      then the two pieces of a ring that wraps */
     double *rope_freq;             /* RoPE inverse frequencies (backend memory) */
     hlx_rope_tab_t rope;           /* them and the cos/sin factor, for the rope op */
     double *rope_freq_h;           /* the same frequencies in host memory */
@@ -227,6 +232,10 @@ size_t hlx_phase_kv_align(const hlx_engine_t *eng);
  * backend) in another, and the two partials merged (the exact LSE merge) into d->o and
  * d->lse. d->group <= the layout's group. */
 hlx_status_t hlx_phase_attn_from(hlx_engine_t *eng, const hlx_attn_desc_t *d, size_t s);
+/* d (as above, from the shard's slot 0 of layer l, d->len the rank's positions so far) over
+ * positions [s, d->len): hlx_phase_attn_from on a layer without a ring; on a ring, the
+ * range's slots from s mod ring, in two pieces merged exactly when it wraps. */
+hlx_status_t hlx_phase_attn_window(hlx_engine_t *eng, int l, const hlx_attn_desc_t *d, size_t s);
 /* This rank's first slot in layer l's window of a query at pos: its slots of the positions
  * before the window's first (0 on a whole-context layer, or while the window reaches 0). */
 size_t hlx_phase_window_from(const hlx_engine_t *eng, int l, int64_t pos);
@@ -262,13 +271,26 @@ double       hlx_schedule_model(int B, int M, double c, double m1, double mB);
 hlx_status_t hlx_schedule_write_timeline(const hlx_engine_t *eng, const char *path, char *err,
                                          size_t errlen);
 
-/* Element index of (token t, element e) of KV shard `shard` (= b * kv_local + kh) in a
- * layer's K (is_key) or V cache, in the kernels' shard layout. */
-static inline size_t hlx_kv_shard_index(const hlx_engine_t *eng, int is_key, size_t shard,
-                                        size_t t, int e)
+/* Slots of each shard of layer l: the ring of a windowed layer (eng->ring), else cap. */
+static inline size_t hlx_kv_layer_cap(const hlx_engine_t *eng, int l)
+{
+    return (size_t)(eng->ring > 0 && hlx_model_layer_window(&eng->m, l) > 0 ? eng->ring
+                                                                             : eng->cap);
+}
+
+/* Slot in layer l's shard of the rank's t-th position (t mod the ring on a windowed layer). */
+static inline size_t hlx_kv_ring_slot(const hlx_engine_t *eng, int l, size_t t)
+{
+    return t % hlx_kv_layer_cap(eng, l);
+}
+
+/* Element index of (the rank's t-th position, element e) of KV shard `shard` (= b *
+ * kv_local + kh) in layer l's K (is_key) or V cache, in the kernels' shard layout. */
+static inline size_t hlx_kv_shard_index(const hlx_engine_t *eng, int l, int is_key,
+                                        size_t shard, size_t t, int e)
 {
     return hlx_kv_slot(eng->be.k.kv_layout, is_key, is_key ? eng->kv_dk : eng->kv_dv,
-                       (size_t)eng->cap, shard, t, e);
+                       hlx_kv_layer_cap(eng, l), shard, hlx_kv_ring_slot(eng, l, t), e);
 }
 
 #endif

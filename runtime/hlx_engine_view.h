@@ -33,7 +33,11 @@ int64_t                 hlx_engine_kv_len(const hlx_engine_t *eng);
 /* Elements per cached key (is_key) or value row: GQA head_dim, v_head_dim; MLA
  * kv_lora + rope and 0 (the value is the head of the key row). */
 int                     hlx_engine_kv_dim(const hlx_engine_t *eng, int is_key);
-/* Element e of slot t of KV shard `shard` (= b * kv_local + kh) of layer l, as f32. */
+/* Slots of layer l's shards when they are a ring (a windowed layer): the rank's t-th
+ * position is still held while t >= its slot count - the ring; 0: every position is. */
+int64_t                 hlx_engine_kv_ring(const hlx_engine_t *eng, int l);
+/* Element e of the rank's t-th position in KV shard `shard` (= b * kv_local + kh) of layer
+ * l, as f32 (from its ring slot on a windowed layer). */
 float                   hlx_engine_kv_load(const hlx_engine_t *eng, int l, int is_key,
                                            size_t shard, size_t t, int e);
 /* Sets the message of a step failure (where it was first understood). */

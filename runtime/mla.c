@@ -262,7 +262,7 @@ void hlx_mla_attn_desc(const hlx_engine_t *eng, int l, int b, size_t len, hlx_at
     const hlx_mla_t *M = eng->mla;
     const int Q = eng->m.q_heads, kd = M->r + M->rope;
     const void *k = (const char *)eng->layers[l].kc +
-                    hlx_kv_shard_index(eng, 1, (size_t)b, 0, 0) * eng->kv_esize;
+                    hlx_kv_shard_index(eng, l, 1, (size_t)b, 0, 0) * eng->kv_esize;
 
     memset(d, 0, sizeof(*d));
     d->group    = Q;

@@ -148,8 +148,9 @@ hlx_status_t hlx_phase_qkv(hlx_engine_t *eng, int l)
             hlx_kv_append_desc_t d = {
                 .kc = W->kc, .vc = W->vc, .kv_dtype = eng->kv_dtype,
                 .layout = eng->be.k.kv_layout, .dk = dk, .dv = dv,
-                .cap = (size_t)eng->cap, .shard0 = (size_t)b * L->kv_local,
-                .t = (size_t)hlx_engine_row_kv_len(eng, b), .nheads = L->kv_local,
+                .cap = hlx_kv_layer_cap(eng, l), .shard0 = (size_t)b * L->kv_local,
+                .t = hlx_kv_ring_slot(eng, l, (size_t)hlx_engine_row_kv_len(eng, b)),
+                .nheads = L->kv_local,
                 .k_new = kn, .v_new = kn + (size_t)L->kv_local * dk,
             };
             if (hlx_layout_kv_owner(L, hlx_engine_row_pos(eng, b)) == L->kvp_rank)
@@ -231,6 +232,39 @@ hlx_status_t hlx_phase_attn_from(hlx_engine_t *eng, const hlx_attn_desc_t *d0, s
     return st;
 }
 
+hlx_status_t hlx_phase_attn_window(hlx_engine_t *eng, int l, const hlx_attn_desc_t *d0, size_t s)
+{
+    size_t R = hlx_kv_layer_cap(eng, l), G = (size_t)d0->group, n, r;
+    hlx_attn_desc_t d = *d0, w;
+    hlx_status_t st;
+
+    if (R == (size_t)eng->cap) /* no ring: the slots are the positions */
+        return hlx_phase_attn_from(eng, d0, s);
+    if (s > d.len)
+        s = d.len;
+    n = d.len - s; /* at most R - hlx_phase_kv_align: the ring was sized for it */
+    r = s % R;
+    if (r + n <= R) { /* one range of the ring */
+        d.len = r + n;
+        return hlx_phase_attn_from(eng, &d, r);
+    }
+    /* it wraps: [r, R), then [0, r + n - R) from a block boundary; each partial into the
+     * scratch after hlx_phase_attn_from's two, then merged */
+    d.len = R;
+    d.o = eng->win_o + 2 * G * (size_t)d.dv;
+    d.lse = eng->win_lse + 2 * G;
+    st = hlx_phase_attn_from(eng, &d, r);
+    w = *d0;
+    w.len = r + n - R;
+    w.o = eng->win_o + 3 * G * (size_t)d.dv;
+    w.lse = eng->win_lse + 3 * G;
+    if (st == HLX_OK)
+        st = HLX_BE(eng, attn, &w);
+    if (st == HLX_OK)
+        st = HLX_BE(eng, merge, 2, (int)G, d.dv, d.o, d.lse, d0->o, d0->lse);
+    return st;
+}
+
 hlx_status_t hlx_phase_attn(hlx_engine_t *eng, int l, int b0, int b1,
                             hlx_status_t (*progress)(hlx_engine_t *eng, int l), int l_arg)
 {
@@ -257,14 +291,14 @@ hlx_status_t hlx_phase_attn(hlx_engine_t *eng, int l, int b0, int b1,
                 .group = L->group, .dk = dk, .dv = dv, .len = (size_t)len,
                 .kv_dtype = eng->kv_dtype,
                 .q = eng->qkv + (size_t)b * eng->qkv_cols + (size_t)kh * L->group * dk,
-                .k = (const char *)W->kc + hlx_kv_shard_index(eng, 1, shard, 0, 0) * eng->kv_esize,
-                .v = (const char *)W->vc + hlx_kv_shard_index(eng, 0, shard, 0, 0) * eng->kv_esize,
+                .k = (const char *)W->kc + hlx_kv_shard_index(eng, l, 1, shard, 0, 0) * eng->kv_esize,
+                .v = (const char *)W->vc + hlx_kv_shard_index(eng, l, 0, shard, 0, 0) * eng->kv_esize,
                 .k_stride = (size_t)dk, .v_stride = (size_t)dv,
                 .scale = eng->attn_scale,
                 .o = eng->opart + ((size_t)b * L->q_local + (size_t)kh * L->group) * dv,
                 .lse = eng->lsepart + (size_t)b * L->q_local + (size_t)kh * L->group,
             };
-            st = hlx_phase_attn_from(eng, &d, from);
+            st = hlx_phase_attn_window(eng, l, &d, from);
             if (st == HLX_OK && progress != NULL) {
                 uint64_t p0 = hlx_now_ns();
                 st = progress(eng, l_arg);

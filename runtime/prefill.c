@@ -161,8 +161,8 @@ static hlx_status_t hlx_prefill_qkv(hlx_engine_t *eng, hlx_prefill_t *p, int l, 
             hlx_kv_append_desc_t d = {
                 .kc = W->kc, .vc = W->vc, .kv_dtype = eng->kv_dtype,
                 .layout = eng->be.k.kv_layout, .dk = dk, .dv = dv,
-                .cap = (size_t)eng->cap, .shard0 = (size_t)p->rq[k] * L->kv_local,
-                .t = (size_t)hlx_layout_kv_count(L, L->kvp_rank, pos),
+                .cap = hlx_kv_layer_cap(eng, l), .shard0 = (size_t)p->rq[k] * L->kv_local,
+                .t = hlx_kv_ring_slot(eng, l, (size_t)hlx_layout_kv_count(L, L->kvp_rank, pos)),
                 .nheads = L->kv_local,
                 .k_new = kn, .v_new = kn + (size_t)L->kv_local * dk,
             };
@@ -200,8 +200,8 @@ static hlx_status_t hlx_prefill_attn_head(hlx_engine_t *eng, hlx_prefill_t *p, i
         d = (hlx_attn_desc_t){
             .dk = dk, .dv = dv, .kv_dtype = eng->kv_dtype, .k_stride = (size_t)dk,
             .v_stride = (size_t)dv, .scale = eng->attn_scale, .q = p->aq,
-            .k = (const char *)W->kc + hlx_kv_shard_index(eng, 1, shard, 0, 0) * eng->kv_esize,
-            .v = (const char *)W->vc + hlx_kv_shard_index(eng, 0, shard, 0, 0) * eng->kv_esize,
+            .k = (const char *)W->kc + hlx_kv_shard_index(eng, l, 1, shard, 0, 0) * eng->kv_esize,
+            .v = (const char *)W->vc + hlx_kv_shard_index(eng, l, 0, shard, 0, 0) * eng->kv_esize,
         };
     }
     q0 = d.q;
@@ -216,7 +216,7 @@ static hlx_status_t hlx_prefill_attn_head(hlx_engine_t *eng, hlx_prefill_t *p, i
             d.q = q0 + (size_t)i * G * dk;
             d.o = p->am + (size_t)i * G * dv;
             d.lse = p->amlse + (size_t)i * G;
-            st = hlx_phase_attn_from(eng, &d, hlx_phase_window_from(eng, l, pos0 + i));
+            st = hlx_phase_attn_window(eng, l, &d, hlx_phase_window_from(eng, l, pos0 + i));
         }
     } else {
         d.group = (int)nq;

@@ -245,6 +245,7 @@ hlx_status_t hlx_engine_run(hlx_engine_t *eng, hlx_run_report_t *rep, char *err,
         rep->kv_bytes_max = allkv[r] > rep->kv_bytes_max ? allkv[r] : rep->kv_bytes_max;
     }
     rep->kv_tokens_rank = eng->kv_len;
+    rep->kv_ring_rank = eng->ring;
     st = hlx_run_ckpt_bytes(eng, rep);
     if (st != HLX_OK)
         goto out;

@@ -7,7 +7,11 @@
 # block or another's), with 2 threads per rank, with the avx2 and scalar kernels (other KV
 # blocks) and with HOP-B micro-batches; every run must give the same tokens. The window must
 # change the tokens (the model without it decodes others), and a window longer than every
-# sequence must decode bit for bit as none (hidden_hash). tiny-gemma (Gemma 3's layer: a
+# sequence must decode bit for bit as none (hidden_hash). The windowed layers keep their KV in
+# rings (docs/architecture.md "KV layout"): a run whose appended rows outgrow the ring (the
+# window moving past 0 inside a prompt of 100 in chunks of 8, then 40 steps) passes --check
+# with the same tokens on 1 rank (a ring) and KVP 2 (none), and at 1M tokens the KV
+# memory is that of the one whole-context layer and the rings. tiny-gemma (Gemma 3's layer: a
 # window on every other layer turning with its own base, GeGLU, the scaled embedding,
 # query_pre_attn_scalar, q/k and output norms) the same way on 1 rank, KVP 2 and 2 x 2.
 # usage: sliding_window.sh HELIX DATA HELIXRUN
@@ -57,6 +61,28 @@ for name in gemma-kvp2 gemma-2x2; do
         { echo "FAIL: $name: other tokens than 1 rank"; fail=1; }
 done
 
+# the rings: on in these runs (slots < a shard's 406 or 203 positions), outgrown in a longer
+# one, where the overwritten rows are not compared but the tokens agree with KVP 2's (whose
+# shards of 70 positions are shorter than a ring: none)
+for name in one kvp2 kvp4; do
+    r=$(json_field "$dir/$name.json" "d['kv_ring_slots']")
+    { [ "$r" -gt 0 ] && [ "$r" -lt 203 ]; } ||
+        { echo "FAIL: $name: windowed layers' ring of $r slots"; fail=1; }
+done
+saved=("${args[@]}")
+args=(--context 0 --steps 40 --batch 3 --prompt-ids "$data/prompt3_long.txt"
+      --prefill-chunk 8 --check --json --timeout 60)
+run long 1 --model "$model"
+run long-kvp2 2 --model "$model" --kvp 2
+args=("${saved[@]}")
+[ "${tok[long]}" = "${tok[long-kvp2]}" ] ||
+    { echo "FAIL: long: other tokens with a ring (1 rank) than without (KVP 2)"; fail=1; }
+r1=$(json_field "$dir/long.json" "d['kv_ring_slots']")
+o1=$(json_field "$dir/long.json" "d['kv_rows_overwritten']")
+r2=$(json_field "$dir/long-kvp2.json" "d['kv_ring_slots']")
+{ [ "$r1" -gt 0 ] && [ "$o1" -gt 0 ] && [ "$r2" = 0 ]; } ||
+    { echo "FAIL: long: ring $r1 slots, $o1 rows overwritten, KVP 2's ring $r2 slots"; fail=1; }
+
 # without the window: other tokens; a window past every sequence (300 + 100 + 6): none
 python3 - "$model" "$dir" <<'PY'
 import json, sys
@@ -76,4 +102,17 @@ a=$(json_field "$dir/none.json" "d['hidden_hash']")
 b=$(json_field "$dir/wide.json" "d['hidden_hash']")
 [ "$a" = "$b" ] ||
     { echo "FAIL: a window past every sequence decodes otherwise than none ($b, $a)"; fail=1; }
+r=$(json_field "$dir/wide.json" "d['kv_ring_slots']")
+[ "$r" = 0 ] || { echo "FAIL: a window past every sequence has a ring of $r slots"; fail=1; }
+
+# 1M tokens: the two windowed layers' rings beside the whole layer's 1M positions
+for m in one:"$model" none:"$dir/m-none.json"; do
+    "$helix" decode --model "${m#*:}" --context 1M --steps 2 --json >"$dir/1m-${m%%:*}.json" \
+        2>"$dir/err" || { echo "FAIL: 1M ${m%%:*}: $(cat "$dir/err")"; fail=1; }
+done
+a=$(json_field "$dir/1m-one.json" "d['kv_bytes_per_rank_max']")
+b=$(json_field "$dir/1m-none.json" "d['kv_bytes_per_rank_max']")
+echo "1M tokens: KV $a bytes with the windows' rings, $b without windows"
+[ -n "$a" ] && [ -n "$b" ] && [ $((a * 5)) -lt $((b * 2)) ] ||
+    { echo "FAIL: 1M tokens: KV of $a bytes with rings is not under 0.4 of $b"; fail=1; }
 exit $fail

@@ -68,7 +68,8 @@ typedef struct hlx_model {
      * p attends to positions (p - sliding_window, p] only; 0: every layer attends to the
      * whole context. sliding_pattern: 0 = every layer windowed, P >= 2 = layer l attends to
      * the whole context when (l + 1) % P == 0 (Gemma 2: 2, Gemma 3: 6), windowed otherwise.
-     * hlx_model_layer_window says which. The KV cache keeps every position either way. */
+     * hlx_model_layer_window says which. The runtime keeps a windowed layer's KV in a ring
+     * of about the window. */
     int             sliding_window;
     int             sliding_pattern;
     /* Gemma's: the FFN's activation (silu: SwiGLU, gelu_tanh: GeGLU), the embedding row times
@@ -192,8 +193,8 @@ static inline int hlx_model_layer_window(const hlx_model_t *m, int l)
     return m->sliding_window;
 }
 /* Positions a query attends to at a sequence of seq positions, over the layers' mean:
- * seq on a whole-context layer, min(window, seq) on a windowed one (the planners' reads;
- * the cache keeps all seq either way). */
+ * seq on a whole-context layer, min(window, seq) on a windowed one (the planners' reads,
+ * and the positions their KV cache holds). */
 double hlx_model_attn_tokens(const hlx_model_t *m, double seq);
 /* First position a query at pos attends to under window w (0: the whole context). */
 static inline int64_t hlx_model_window_start(int w, int64_t pos)

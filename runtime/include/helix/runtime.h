@@ -121,6 +121,8 @@ typedef struct hlx_run_report {
     uint64_t kv_bytes_rank;            /* allocated KV bytes on this rank */
     uint64_t kv_bytes_max, kv_bytes_min; /* over ranks */
     int64_t  kv_tokens_rank;           /* tokens held at the end, per request */
+    int64_t  kv_ring_rank;             /* slots of a windowed layer's ring on this rank
+                                        * (0: every layer keeps every position) */
     int      checked;
     double   max_abs_err, max_rel_err;
     int      tokens_match;
@@ -128,6 +130,8 @@ typedef struct hlx_run_report {
     int      nonfinite;                /* NaN/Inf values met in the compared outputs */
     int64_t  kv_rows_checked;          /* appended KV rows compared with the reference */
     int64_t  kv_rows_bad;              /* ... of which differ */
+    int64_t  kv_rows_overwritten;      /* appended rows a windowed layer's ring no longer
+                                        * holds (not compared) */
     int     *tokens;                   /* [steps][batch] chosen tokens (engine-owned) */
     int      bound;                    /* this rank runs bound to cpuset */
     char     binding[8];               /* placed (HELIX_BIND), kept (bound before start,
