@@ -89,23 +89,33 @@ step generate-cuda-ragged 120 "$helix" generate --device cuda --prompt-ids "$out
 # The families' extra operations on the device (Qwen2's q/k/v biases and Qwen3's per-head
 # norms go through the backend's add and rmsnorm, one call per row; GLM's RoPE over half of
 # each head, and GLM-4-0414's output norms after the NCCL all-reduce; InternLM2's grouped
-# wqkv, read on the host as any checkpoint): checkpoints written here, --check against the
+# wqkv, read on the host as any checkpoint; Gemma 3's windows, GeGLU and 1 + w norms):
+# checkpoints written here, --check against the
 # fp64 reference. MoE layers run on the cpu backend only (--device cuda refuses them), so no
 # MoE family here.
 ckdir=$(mktemp -d) # not under $out: the checkpoints need not come back
-for fam in qwen2 qwen3 glm glm4 internlm2; do
+for fam in qwen2 qwen3 glm glm4 internlm2 gemma3; do
     "$helix" model synth --family "$fam" --seed 3 --out "$ckdir/$fam" >/dev/null 2>&1 || true
     step "decode-cuda-$fam" 120 "$helix" decode --device cuda --model "$ckdir/$fam" \
         --prompt-ids "$out/ragged.txt" --batch 3 --context 300 --steps 4 --prefill-chunk 8 \
         --check --json
 done
 rm -rf "$ckdir"
-# A sliding window runs on the cpu backend only: --device cuda refuses it (exit 2, naming
-# why) before any work, and auto takes cpu and says so
-step decode-cuda-window-refused 60 sh -c "$helix decode --device cuda \
-    --model tests/runtime/data/tiny-window.json --steps 1 2>&1; test \$? -eq 2"
-step decode-auto-window-cpu 60 sh -c "$helix decode --device auto \
-    --model tests/runtime/data/tiny-window.json --steps 2 --json | grep -q 'sliding-window'"
+# Sliding windows on the device (KV in rows: every window read in place from its first
+# slot; a windowed layer's KV in a ring, read in two pieces merged when it wraps), with the
+# prompt's window moving past 0 in the prefill and rows overwritten in the ring, on 1 rank
+# and KVP 2; then Gemma 3's layer (windows on every other layer with their own RoPE base,
+# GeGLU, the scaled embedding, query_pre_attn_scalar, q/k and output norms)
+step decode-cuda-window 120 "$helix" decode --device cuda \
+    --model tests/runtime/data/tiny-window.json --context 300 --steps 40 --batch 3 \
+    --prompt-ids tests/runtime/data/prompt3_long.txt --prefill-chunk 8 --check --json
+HWLOC_COMPONENTS=-pci step decode-cuda-window-kvp2 150 "$helixrun" --no-prefix -n 2 \
+    --oversubscribe -- "$helix" decode --device cuda --kvp 2 \
+    --model tests/runtime/data/tiny-window.json --context 300 --steps 6 --batch 3 \
+    --prompt-ids tests/runtime/data/prompt3_long.txt --prefill-chunk 16 --check --json
+step decode-cuda-gemma 120 "$helix" decode --device cuda \
+    --model tests/runtime/data/tiny-gemma.json --context 300 --steps 6 --batch 3 \
+    --prompt-ids tests/runtime/data/prompt3_long.txt --prefill-chunk 16 --check --json
 # Dynamic NTK RoPE: each request's table copied to the device when its length changes (the
 # ragged prompts end before and after the model's 621 positions past --context 600)
 step decode-cuda-dynamic 120 "$helix" decode --device cuda \

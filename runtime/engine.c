@@ -925,13 +925,11 @@ static hlx_status_t hlx_engine_backend(hlx_engine_t *eng, char *err, size_t errl
         return hlx_engine_fail(err, errlen, HLX_ERR_INVALID, "%s%s: expected cpu, cuda or "
                                "auto", src, dev);
     /* MLA and MoE keep host-side steps (rope parts, routing, expert slices in host memory)
-     * that the CUDA backend does not run yet; so does a sliding window (the rows before a
-     * window's first whole block are copied on the host, hlx_phase_attn_from) */
-    if (name != NULL &&
-        (eng->m.attn == HLX_ATTN_MLA || eng->m.experts > 0 || eng->m.sliding_window > 0)) {
-        const char *what = eng->m.attn == HLX_ATTN_MLA ? "MLA attention"
-                           : eng->m.experts > 0        ? "MoE layers"
-                                                       : "sliding-window layers";
+     * that the CUDA backend does not run yet. A sliding window runs: the device reads KV in
+     * rows (blocks of 1), so a window's slots are always read in place
+     * (hlx_phase_attn_from never copies on the host) */
+    if (name != NULL && (eng->m.attn == HLX_ATTN_MLA || eng->m.experts > 0)) {
+        const char *what = eng->m.attn == HLX_ATTN_MLA ? "MLA attention" : "MoE layers";
         if (!strcmp(dev, "cuda"))
             return hlx_engine_fail(err, errlen, HLX_ERR_INVALID, "%scuda: model %s: %s run on "
                                    "the cpu backend only; use --device cpu", src, eng->m.name,

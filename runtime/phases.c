@@ -203,7 +203,8 @@ hlx_status_t hlx_phase_attn_from(hlx_engine_t *eng, const hlx_attn_desc_t *d0, s
         s = d.len;
     if (up > d.len)
         up = d.len;
-    if (s == up) { /* from a block boundary (0 included): one call on the shard from there */
+    if (s == up) { /* from a block boundary (0 included; rows: always, as on the device):
+                    * one call on the shard from there */
         d.k = (const char *)d.k + s * d.k_stride * eng->kv_esize;
         d.v = (const char *)d.v + s * d.v_stride * eng->kv_esize;
         d.len -= s;
