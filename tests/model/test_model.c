@@ -105,6 +105,25 @@ static void test_internlm25(void **state)
     assert_true(hlx_model_params(&m) == 7737708544.0);
 }
 
+/* Mistral-7B-v0.1: the published 7,241,732,096 parameters to the unit, and its window of
+ * 4096 on every layer, which the planner's memory counts in place of the context. */
+static void test_mistral7b(void **state)
+{
+    hlx_model_t m;
+    char err[1024] = "";
+
+    (void)state;
+    assert_int_equal(hlx_model_load_runnable("mistral-7b-v0.1", &m, err, sizeof(err)), HLX_OK);
+    assert_true(m.layers == 32 && m.hidden == 4096 && m.q_heads == 32 && m.kv_heads == 8 &&
+                m.head_dim == 128 && m.ffn == 14336 && m.vocab == 32000);
+    assert_true(hlx_model_params(&m) == 7241732096.0);
+    assert_int_equal(m.sliding_window, 4096);
+    assert_int_equal(m.sliding_pattern, 0);
+    assert_int_equal(hlx_model_layer_window(&m, 31), 4096);
+    assert_true(hlx_model_attn_tokens(&m, 1048576.0) == 4096.0);
+    assert_true(hlx_model_attn_tokens(&m, 1000.0) == 1000.0);
+}
+
 /* Qwen3-235B-A22B: 94 layers, every one MoE (128 experts top-8), Qwen3's head norms;
  * 235B parameters. */
 static void test_qwen3_moe(void **state)
@@ -357,7 +376,7 @@ static void test_unknown_preset(void **state)
     assert_int_equal(hlx_model_load("llama-406b", &m, err, sizeof(err)), HLX_ERR_NOT_FOUND);
     assert_non_null(strstr(err, "llama-406b"));
     assert_non_null(strstr(err, "deepseek-r1, helix-fig1, internlm2.5-7b-1m, llama-405b, "
-                                "qwen2.5-7b-1m, "
+                                "mistral-7b-v0.1, qwen2.5-7b-1m, "
                                 "qwen3-235b-a22b, tiny"));
 }
 
@@ -850,6 +869,7 @@ int main(int argc, char **argv)
         cmocka_unit_test(test_rope_scaling),
         cmocka_unit_test(test_rope_dynamic),
         cmocka_unit_test(test_internlm25),
+        cmocka_unit_test(test_mistral7b),
         cmocka_unit_test(test_rope_longrope),
     };
 
