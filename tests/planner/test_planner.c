@@ -329,6 +329,31 @@ static void test_infeasible(void **state)
     hlx_cluster_free(&fx.c);
 }
 
+/* A window on every layer (Mistral-7B-v0.1: 4096): KV memory and reads count the window's
+ * positions, not the context's. 8 requests x 32 layers x 8 KV heads x (128 + 128) x 4096 x
+ * 2 B (bf16) = 4 GiB at S 1M on one GPU; KVP 2 halves the window per GPU; without the
+ * window the same layout holds 1M / 4096 = 256 times more. */
+static void test_window_memory(void **state)
+{
+    fixture_t fx;
+    hlx_plan_result_t r, r2, r0;
+    hlx_layout_t l1 = lay(HLX_STRAT_HELIX, 1, 1, 1, 1, 8), l2 = lay(HLX_STRAT_HELIX, 2, 1, 2, 1, 8);
+
+    (void)state;
+    fx_load(&fx, "mistral-7b-v0.1", "gb200-nvl72", MIB_1M);
+    hlx_plan_eval(&fx.ctx, &l1, &r);
+    assert_rel(r.mem_kv, 8.0 * 32 * 8 * 256 * 4096 * 2, 1e-12, "kv bytes, window");
+    assert_true(r.feasible);
+    hlx_plan_eval(&fx.ctx, &l2, &r2);
+    assert_rel(r2.mem_kv, 8.0 * 32 * 8 * 256 * 2048 * 2, 1e-12, "kv bytes, window, KVP 2");
+    fx.m.sliding_window = 0;
+    assert_int_equal(hlx_plan_ctx_init(&fx.ctx, &fx.m, &fx.c, MIB_1M, NULL), HLX_OK);
+    hlx_plan_eval(&fx.ctx, &l1, &r0);
+    assert_rel(r0.mem_kv, 256.0 * r.mem_kv, 1e-12, "kv bytes, no window");
+    assert_false(r0.feasible);
+    hlx_cluster_free(&fx.c);
+}
+
 static void expect_bad(const hlx_plan_ctx_t *ctx, hlx_layout_t l, const char *msg)
 {
     char err[256] = "";
@@ -524,6 +549,7 @@ int main(void)
         cmocka_unit_test(test_pareto),
         cmocka_unit_test(test_variants),
         cmocka_unit_test(test_lockstep_per_request),
+        cmocka_unit_test(test_window_memory),
     };
 
     return cmocka_run_group_tests(tests, NULL, NULL);
