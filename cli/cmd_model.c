@@ -882,11 +882,13 @@ static int hlx_cmd_model_info(int argc, char **argv)
                        cfg.m.kv_heads, "head_dim", cfg.m.head_dim, "v_head_dim", cfg.m.v_head_dim,
                        "ffn", cfg.m.ffn, "vocab", cfg.m.vocab);
         if (cfg.m.attn == HLX_ATTN_GQA)
-            json_object_update_new(mo, json_pack("{s:b, s:b, s:b, s:i, s:i, s:s, s:b, s:f, s:f}",
+            json_object_update_new(mo, json_pack("{s:b, s:b, s:b, s:i, s:i, s:i, s:s, s:b, "
+                                                 "s:f, s:f}",
                                                  "qkv_bias", cfg.m.qkv_bias, "qk_norm",
                                                  cfg.m.qk_norm, "post_norms", cfg.m.post_norms,
                                                  "sliding_window", cfg.m.sliding_window,
                                                  "sliding_pattern", cfg.m.sliding_pattern,
+                                                 "sliding_from", cfg.m.sliding_from,
                                                  "ffn_act", cfg.m.ffn_act == HLX_ACT_GELU_TANH
                                                      ? "gelu_tanh" : "silu",
                                                  "embed_scale", cfg.m.embed_scale,
@@ -956,7 +958,12 @@ static int hlx_cmd_model_info(int argc, char **argv)
         if (cfg.fused & HLX_HF_GEMMA)
             printf("  every norm's weight stored as w - 1; the embedding times sqrt(%d); "
                    "softmax scale 1/sqrt(%g)\n", cfg.m.hidden, cfg.m.attn_scalar);
-        if (cfg.m.sliding_window > 0 && cfg.m.sliding_pattern == 0)
+        if (cfg.m.sliding_window > 0 && cfg.m.sliding_pattern == 0 && cfg.m.sliding_from > 0)
+            printf("  sliding-window attention on layers %d to %d (max_window_layers; the %d "
+                   "before attend to the whole context): a query attends to its last %d "
+                   "positions, itself included\n", cfg.m.sliding_from, cfg.m.layers - 1,
+                   cfg.m.sliding_from, cfg.m.sliding_window);
+        else if (cfg.m.sliding_window > 0 && cfg.m.sliding_pattern == 0)
             printf("  sliding-window attention on every layer: a query attends to its last "
                    "%d positions, itself included\n", cfg.m.sliding_window);
         else if (cfg.m.sliding_window > 0)

@@ -636,34 +636,80 @@ static hlx_status_t hlx_cfg_rope_scaling(hlx_jdoc_t *doc, hlx_model_t *m)
 /* MistralConfig's sliding_window when config.json leaves it out. */
 #define HLX_MISTRAL_SLIDING_WINDOW 4096
 
-/* sliding_window (Mistral, Mixtral, Phi-3, Qwen2): MistralForCausalLM, MixtralForCausalLM
- * and Phi3ForCausalLM window every layer whenever the key is set (their classes have no
- * switch), and so does the runtime (hlx_model_t.sliding_window, pattern 0); absent from a
- * Mistral config, MistralConfig's window of 4096 applies. Elsewhere a window that applies
- * is refused: Qwen2-style "use_sliding_window": true windows only the layers from
- * max_window_layers on, and the other classes have no window. Never applies, so ignored:
- * null, absent (but for Mistral), "use_sliding_window": false (Qwen2-style configs carry
- * the size with the switch off; it does not count where there is no switch), or a window
- * of at least max_position_embeddings (Phi-3's 128k variants carry 262144). */
+/* Qwen2Config's and Qwen3Config's window when use_sliding_window is true and
+ * sliding_window is absent, and their first windowed layer when max_window_layers is. */
+#define HLX_QWEN_SLIDING_WINDOW    4096
+#define HLX_QWEN_MAX_WINDOW_LAYERS 28
+
+/* Qwen2's and Qwen3's first windowed layer (hlx_model_t.sliding_from): layer_types when the
+ * config lists them (whole-context layers first, then windowed ones: the only form
+ * max_window_layers gives), else max_window_layers; *from >= layers: none windowed. */
+static hlx_status_t hlx_cfg_qwen_window_from(hlx_jdoc_t *doc, const hlx_model_t *m, int *from)
+{
+    json_t *lt = json_object_get(hlx_jdoc_root(doc), "layer_types");
+    char path[48];
+    int l;
+
+    if (lt == NULL || json_is_null(lt))
+        return hlx_cfg_int(doc, "max_window_layers", 0, HLX_QWEN_MAX_WINDOW_LAYERS, 0, from);
+    if (!json_is_array(lt) || json_array_size(lt) != (size_t)m->layers)
+        return hlx_jdoc_fail(doc, "/layer_types", HLX_ERR_PARSE, "expected a list of %d "
+                             "\"full_attention\" or \"sliding_attention\" (one per layer)",
+                             m->layers);
+    for (*from = m->layers, l = 0; l < m->layers; l++) {
+        const char *t = json_string_value(json_array_get(lt, (size_t)l));
+        int sliding = t != NULL && !strcmp(t, "sliding_attention");
+        snprintf(path, sizeof(path), "/layer_types/%d", l);
+        if (!sliding && (t == NULL || strcmp(t, "full_attention")))
+            return hlx_jdoc_fail(doc, path, HLX_ERR_PARSE, "layer %d is neither "
+                                 "\"full_attention\" nor \"sliding_attention\"", l);
+        if (sliding && *from == m->layers)
+            *from = l;
+        else if (!sliding && *from < m->layers)
+            return hlx_jdoc_fail(doc, path, HLX_ERR_PARSE, "layer %d is \"full_attention\" "
+                                 "after the \"sliding_attention\" of layer %d: only "
+                                 "whole-context layers first, then windowed ones "
+                                 "(max_window_layers' form) are supported", l, *from);
+    }
+    return HLX_OK;
+}
+
+/* sliding_window (Mistral, Mixtral, Phi-3, Qwen2, Qwen3): MistralForCausalLM,
+ * MixtralForCausalLM and Phi3ForCausalLM window every layer whenever the key is set (their
+ * classes have no switch), and so does the runtime (hlx_model_t.sliding_window, pattern 0);
+ * absent from a Mistral config, MistralConfig's window of 4096 applies. Qwen2ForCausalLM
+ * and Qwen3ForCausalLM window when "use_sliding_window" is true (absent: 4096), the layers
+ * from max_window_layers on (absent: 28) or as layer_types lists them
+ * (hlx_model_t.sliding_from). Elsewhere a window that applies is refused (Qwen2-MoE's and
+ * Qwen3-MoE's switch included). Never applies, so ignored: null, absent (but for Mistral and
+ * a switched-on Qwen), "use_sliding_window": false (Qwen2-style configs carry the size with
+ * the switch off; it does not count where there is no switch), a window of at least
+ * max_position_embeddings (Phi-3's 128k variants carry 262144), and a max_window_layers of
+ * at least num_hidden_layers (Qwen2-7B's 28 of 28). */
 static hlx_status_t hlx_cfg_sliding(hlx_jdoc_t *doc, hlx_hf_config_t *c)
 {
     json_t *root = hlx_jdoc_root(doc), *w = json_object_get(root, "sliding_window");
     json_t *mp = json_object_get(root, "max_position_embeddings");
-    int use = 1, mistral = !strcmp(c->arch, "MistralForCausalLM");
+    int use = 1, mistral = !strcmp(c->arch, "MistralForCausalLM"), from = 0;
     int noswitch = mistral || !strcmp(c->arch, "Phi3ForCausalLM") ||
                    !strcmp(c->arch, "MixtralForCausalLM");
+    int qwen = !strcmp(c->arch, "Qwen2ForCausalLM") || !strcmp(c->arch, "Qwen3ForCausalLM");
+    int qwen_on = qwen && json_is_true(json_object_get(root, "use_sliding_window"));
     long long win;
     char ctx[64] = "";
     hlx_status_t st;
 
-    /* absent from a Mistral config: MistralConfig's window of 4096 applies */
-    if (json_is_null(w) || (w == NULL && !mistral))
+    /* absent: MistralConfig's window of 4096 for Mistral, Qwen2Config's 4096 for a Qwen
+     * with the switch on; elsewhere no window */
+    if (json_is_null(w) || (w == NULL && !mistral && !qwen_on))
         return HLX_OK;
     if (w != NULL && (!json_is_integer(w) || json_integer_value(w) < 1))
         return hlx_jdoc_fail(doc, "/sliding_window", HLX_ERR_PARSE,
                              "expected a positive integer (tokens) or null");
-    win = w != NULL ? (long long)json_integer_value(w) : HLX_MISTRAL_SLIDING_WINDOW;
-    if ((st = hlx_cfg_bool(doc, "use_sliding_window", 1, &use)) != HLX_OK)
+    win = w != NULL ? (long long)json_integer_value(w)
+          : mistral ? HLX_MISTRAL_SLIDING_WINDOW : HLX_QWEN_SLIDING_WINDOW;
+    /* the switch: Qwen2Config's and Qwen3Config's default off */
+    if ((st = hlx_cfg_bool(doc, "use_sliding_window", !qwen, &use)) != HLX_OK)
         return st;
     if (!use && !noswitch)
         return HLX_OK;
@@ -672,24 +718,30 @@ static hlx_status_t hlx_cfg_sliding(hlx_jdoc_t *doc, hlx_hf_config_t *c)
     if (json_is_integer(mp))
         snprintf(ctx, sizeof(ctx), ", under max_position_embeddings %lld",
                  (long long)json_integer_value(mp));
-    if (noswitch && win <= INT_MAX) {
+    if (qwen && (st = hlx_cfg_qwen_window_from(doc, &c->m, &from)) != HLX_OK)
+        return st;
+    if (qwen && from >= c->m.layers)
+        return HLX_OK;
+    if ((noswitch || qwen) && win <= INT_MAX) {
         c->m.sliding_window = (int)win;
         c->m.sliding_pattern = 0;
+        c->m.sliding_from = from;
         return HLX_OK;
     }
-    if (noswitch)
+    if (noswitch || qwen)
         return hlx_jdoc_fail(doc, "/sliding_window", HLX_ERR_PARSE, "%lld tokens: more than "
                              "the %d a window may span", win, INT_MAX);
     if (json_is_true(json_object_get(root, "use_sliding_window")))
         return hlx_jdoc_fail(doc, "/use_sliding_window", HLX_ERR_INVALID,
                              "true windows the layers from max_window_layers on (a window of "
-                             "%lld tokens%s), which is not supported: a window is run on every "
-                             "layer, as MistralForCausalLM, MixtralForCausalLM and "
-                             "Phi3ForCausalLM have it; set it false in a copy of config.json "
-                             "to decode with whole-context attention", win, ctx);
+                             "%lld tokens%s), which is read for Qwen2ForCausalLM and "
+                             "Qwen3ForCausalLM, not for %s; set it false in a copy of "
+                             "config.json to decode with whole-context attention", win, ctx,
+                             c->arch);
     return hlx_jdoc_fail(doc, "/sliding_window", HLX_ERR_INVALID,
                          "a window of %lld tokens%s is read for MistralForCausalLM, "
-                         "MixtralForCausalLM and Phi3ForCausalLM only (every layer windowed), "
+                         "MixtralForCausalLM and Phi3ForCausalLM (every layer windowed) and "
+                         "for Qwen2ForCausalLM and Qwen3ForCausalLM with use_sliding_window, "
                          "not for %s; set \"sliding_window\": null in a copy of config.json to "
                          "decode with whole-context attention", win, ctx, c->arch);
 }

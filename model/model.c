@@ -58,6 +58,9 @@ static const hlx_jfield_t hlx_model_fields[] = {
                "query attends to, itself included (gqa)"),
     HLX_MF_INT(sliding_pattern, 0, 0, "with sliding_window: 0 = every layer windowed, P >= 2 "
                "= every P-th layer (l + 1 a multiple of P) attends to the whole context"),
+    HLX_MF_INT(sliding_from, 0, 0, "with sliding_window: the first layer a window applies "
+               "to, the layers before it attend to the whole context (Qwen2's "
+               "max_window_layers; default 0)"),
     HLX_MF_STR("ffn_act", ffn_act, 0, "the FFN gate's activation: silu (SwiGLU, default) or "
                "gelu_tanh (GeGLU: Gemma)"),
     { "embed_scale", HLX_JT_BOOL, offsetof(hlx_model_raw_t, m.embed_scale), 0, 0, 1, 0,
@@ -464,6 +467,11 @@ static hlx_status_t hlx_model_validate(hlx_jdoc_t *doc, hlx_model_raw_t *r)
                          "own rule)");
     if (hlx_has(root, "sliding_pattern") && m->sliding_window == 0)
         return HLX_MFAIL("sliding_pattern", "only meaningful with \"sliding_window\"");
+    if (hlx_has(root, "sliding_from") && m->sliding_window == 0)
+        return HLX_MFAIL("sliding_from", "only meaningful with \"sliding_window\"");
+    if (m->sliding_from >= m->layers && m->sliding_window > 0)
+        return HLX_MFAIL("sliding_from", "%d leaves no layer of the %d windowed: leave "
+                         "\"sliding_window\" out instead", m->sliding_from, m->layers);
     if (m->sliding_pattern == 1)
         return HLX_MFAIL("sliding_pattern", "1 would make every layer attend to the whole "
                          "context: leave \"sliding_window\" out instead (0: every layer "
@@ -630,9 +638,9 @@ static uint64_t hlx_model_mix_double(uint64_t h, double d)
     return hlx_model_mix(h, bits);
 }
 
-/* A new field of hlx_model_t changes its size (8520 bytes on LP64 with the 53 fields
+/* A new field of hlx_model_t changes its size (8528 bytes on LP64 with the 54 fields
  * hashed below): add it to hlx_model_hash, then update this size. */
-_Static_assert(sizeof(hlx_model_t) == 8520 || sizeof(void *) != 8,
+_Static_assert(sizeof(hlx_model_t) == 8528 || sizeof(void *) != 8,
                "hlx_model_t changed: hash the new field in hlx_model_hash()");
 
 uint64_t hlx_model_hash(const hlx_model_t *m)
@@ -647,7 +655,7 @@ uint64_t hlx_model_hash(const hlx_model_t *m)
         m->topk_group,   m->rope_kind,    m->rope_orig_ctx,  m->rope_long,
         m->qkv_bias,     m->qk_norm,      m->moe_group_score, m->shared_gate,
         m->post_norms,   m->sliding_window, m->sliding_pattern, m->ffn_act,
-        m->embed_scale,
+        m->embed_scale,  m->sliding_from,
     };
     uint64_t h = 0x68656c69786d6f64ull; /* "helixmod" */
     size_t i;

@@ -237,6 +237,9 @@ static void set_key(const char *name, const char *key, json_t *v)
 
 /* hlx_hf_config_load of name: status, and the message must hold config.json:LINE:COL: and
  * the needle (when refused). */
+/* The configuration the last expect_config loaded (what a successful load read). */
+static hlx_hf_config_t g_cfg;
+
 static void expect_config(const char *name, hlx_status_t want, const char *needle)
 {
     char dir[512], err[1024] = "";
@@ -250,8 +253,10 @@ static void expect_config(const char *name, hlx_status_t want, const char *needl
     if (st != want || (needle != NULL && strstr(err, needle) == NULL))
         fail_msg("%s: status %d, '%s' (wanted %d and '%s')", name, st, err, want,
                  needle ? needle : "");
-    if (want == HLX_OK)
+    if (want == HLX_OK) {
+        g_cfg = cfg;
         return;
+    }
     at = strstr(err, "config.json:");
     if (at == NULL || sscanf(at, "config.json:%d:%d:", &line, &col) != 2 || line < 1 || col < 1)
         fail_msg("%s: '%s' has no config.json:line:column", name, err);
@@ -372,8 +377,9 @@ static void test_sliding_window(void **state)
     /* Llama's attention has none: a window that would apply is refused */
     set_key("sliding", "sliding_window", json_integer(4));
     expect_config("sliding", HLX_ERR_INVALID, "sliding_window: a window of 4 tokens is read for "
-                  "MistralForCausalLM, MixtralForCausalLM and Phi3ForCausalLM only (every "
-                  "layer windowed), not for LlamaForCausalLM");
+                  "MistralForCausalLM, MixtralForCausalLM and Phi3ForCausalLM (every layer "
+                  "windowed) and for Qwen2ForCausalLM and Qwen3ForCausalLM with "
+                  "use_sliding_window, not for LlamaForCausalLM");
     refused("sliding/config.json:", "is read for MistralForCausalLM", "model info %s/sliding",
             g_tmp);
     /* below max_position_embeddings it applies; at or above it never does */
@@ -382,14 +388,15 @@ static void test_sliding_window(void **state)
     set_key("sliding", "sliding_window", json_integer(4096));
     expect_config("sliding", HLX_OK, NULL);
     /* Qwen2-style: the size carried with the switch off; on, it windows the layers from
-     * max_window_layers, which is refused */
+     * max_window_layers, which Llama's attention does not (Qwen2's and Qwen3's: below) */
     set_key("sliding", "sliding_window", json_integer(4));
     set_key("sliding", "use_sliding_window", json_false());
     expect_config("sliding", HLX_OK, NULL);
     set_key("sliding", "use_sliding_window", json_true());
     expect_config("sliding", HLX_ERR_INVALID, "use_sliding_window: true windows the layers from "
                   "max_window_layers on (a window of 4 tokens, under max_position_embeddings "
-                  "4096), which is not supported");
+                  "4096), which is read for Qwen2ForCausalLM and Qwen3ForCausalLM, not for "
+                  "LlamaForCausalLM");
     set_key("sliding", "use_sliding_window", json_false());
     /* transformers' Mistral, Mixtral and Phi-3 have no switch: the window applies, on every
      * layer */
@@ -959,10 +966,39 @@ static void test_qwen(void **state)
             json_pack("{s:i, s:i, s:i}", "chunk_size", 262144, "local_size", 8192,
                       "original_max_position_embeddings", 262144));
     expect_config("q2", HLX_OK, NULL);
+    /* switched on (Qwen2Config, Qwen3Config): the layers from max_window_layers on, none
+     * when it is at least num_hidden_layers (2 here); a window and a first layer of their
+     * defaults (4096, 28) when absent; layer_types in max_window_layers' form instead */
     set_key("q2", "use_sliding_window", json_true());
-    expect_config("q2", HLX_ERR_INVALID, "use_sliding_window: true windows the layers from "
-                  "max_window_layers on (a window of 32768 tokens, under "
-                  "max_position_embeddings 1010000)");
+    expect_config("q2", HLX_OK, NULL);
+    assert_int_equal(g_cfg.m.sliding_window, 0);
+    set_key("q2", "max_window_layers", json_integer(1));
+    expect_config("q2", HLX_OK, NULL);
+    assert_true(g_cfg.m.sliding_window == 32768 && g_cfg.m.sliding_from == 1 &&
+                g_cfg.m.sliding_pattern == 0);
+    assert_true(hlx_model_layer_window(&g_cfg.m, 0) == 0 &&
+                hlx_model_layer_window(&g_cfg.m, 1) == 32768);
+    set_key("q2", "max_window_layers", json_integer(0));
+    set_key("q2", "sliding_window", NULL);
+    expect_config("q2", HLX_OK, NULL);
+    assert_true(g_cfg.m.sliding_window == 4096 && g_cfg.m.sliding_from == 0);
+    set_key("q2", "max_window_layers", NULL);
+    expect_config("q2", HLX_OK, NULL);
+    assert_int_equal(g_cfg.m.sliding_window, 0); /* from layer 28 of 2 */
+    set_key("q2", "layer_types", json_pack("[s, s]", "full_attention", "sliding_attention"));
+    expect_config("q2", HLX_OK, NULL);
+    assert_true(g_cfg.m.sliding_window == 4096 && g_cfg.m.sliding_from == 1);
+    set_key("q2", "layer_types", json_pack("[s, s]", "sliding_attention", "full_attention"));
+    expect_config("q2", HLX_ERR_PARSE, "1: layer 1 is \"full_attention\" after the "
+                  "\"sliding_attention\" of layer 0");
+    set_key("q2", "layer_types", json_pack("[s]", "full_attention"));
+    expect_config("q2", HLX_ERR_PARSE, "layer_types: expected a list of 2");
+    set_key("q2", "layer_types", json_pack("[s, s]", "full_attention", "chunked_attention"));
+    expect_config("q2", HLX_ERR_PARSE, "1: layer 1 is neither \"full_attention\" nor");
+    set_key("q2", "layer_types", NULL);
+    set_key("q2", "use_sliding_window", json_false());
+    set_key("q2", "sliding_window", json_integer(32768));
+    set_key("q2", "max_window_layers", json_integer(28));
     /* synth --model: a model with biases or head norms needs the family that holds them */
     refused("has qkv_bias, which LlamaForCausalLM does not hold; give --family qwen2", NULL,
             "model synth --family dense --model %s/tests/model/data/gqa_extras.json "

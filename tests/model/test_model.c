@@ -262,6 +262,10 @@ static void test_errors(void **state)
     expect_error("window_pattern.json", HLX_ERR_PARSE,
                  "window_pattern.json:3:44: sliding_pattern: only meaningful with "
                  "\"sliding_window\"");
+    expect_error("window_from.json", HLX_ERR_PARSE,
+                 "window_from.json:3:44: sliding_from: only meaningful with \"sliding_window\"");
+    expect_error("window_from_all.json", HLX_ERR_PARSE,
+                 "window_from_all.json:3:65: sliding_from: 2 leaves no layer of the 2 windowed");
     expect_error("window_pattern1.json", HLX_ERR_PARSE,
                  "window_pattern1.json:3:65: sliding_pattern: 1 would make every layer attend "
                  "to the whole context");
@@ -334,6 +338,18 @@ static void test_sliding_window(void **state)
     assert_int_equal(hlx_model_layer_window(&m, 5), 0);
     assert_int_equal(hlx_model_layer_window(&m, 6), 512);
     assert_int_equal(hlx_model_layer_window(&m, 11), 0);
+    m.sliding_from = 7; /* and none before layer 7 (Qwen2's max_window_layers) */
+    assert_int_equal(hlx_model_layer_window(&m, 6), 0);
+    assert_int_equal(hlx_model_layer_window(&m, 7), 512);
+    assert_int_equal(hlx_model_layer_window(&m, 11), 0);
+    m.sliding_pattern = 0;
+    assert_int_equal(hlx_model_layer_window(&m, 0), 0);
+    assert_int_equal(hlx_model_layer_window(&m, 11), 512);
+    plain = m;
+    plain.sliding_from = 6;
+    assert_true(hlx_model_hash(&m) != hlx_model_hash(&plain));
+    m.sliding_from = 0;
+    m.sliding_pattern = 6;
     /* the window is the last w positions, the query's own included */
     assert_int_equal(hlx_model_window_start(512, 511), 0);
     assert_int_equal(hlx_model_window_start(512, 512), 1);
@@ -436,6 +452,7 @@ static const struct { const char *name; size_t off, size; } g_fields[] = {
     HLX_F(rope_long_factor), HLX_F(qkv_bias), HLX_F(qk_norm), HLX_F(moe_group_score),
     HLX_F(shared_gate), HLX_F(post_norms), HLX_F(sliding_window), HLX_F(sliding_pattern),
     HLX_F(ffn_act), HLX_F(embed_scale), HLX_F(attn_scalar), HLX_F(rope_local_theta),
+    HLX_F(sliding_from),
 };
 
 /* RoPE scaling against the Hugging Face code written out again here, step for step as

@@ -2,7 +2,7 @@
 # Hugging Face checkpoints of every family (Llama, Phi-3, GLM with RoPE in pairs over half
 # of each head, GLM-4-0414 with its norms of the attention's and MLP's outputs, Gemma 3
 # (GeGLU, norms of 1 + w, windows on every other layer with their own RoPE base), Mistral,
-# Mixtral and Phi-3 with sliding windows, InternLM2
+# Mixtral and Phi-3 with sliding windows, Qwen2 and Qwen3 with theirs switched on, InternLM2
 # with q, k, v in one tensor grouped by KV head, Qwen2 with its q, k, v biases,
 # Qwen3 with its per-head q/k norms, Qwen3-MoE and Mixtral with routed experts, Qwen2-MoE
 # with them and a sigmoid-gated shared expert, DeepSeek-V3
@@ -149,6 +149,16 @@ config_case window-mistral dense '{"architectures": ["MistralForCausalLM"],
     "model_type": "mistral", "num_key_value_heads": 2, "sliding_window": 5}'
 config_case window-mixtral mixtral '{"sliding_window": 6}'
 config_case window-phi3 phi3 '{"sliding_window": 7, "max_position_embeddings": 4096}'
+# Qwen2's and Qwen3's switch: the layers from max_window_layers on (layer 1 of 2), or as
+# layer_types lists them; every layer from max_window_layers 0
+config_case window-qwen2 qwen2 '{"use_sliding_window": true, "sliding_window": 5,
+    "max_window_layers": 1}'
+config_case window-qwen2-all qwen2 '{"use_sliding_window": true, "sliding_window": 5,
+    "max_window_layers": 0}'
+config_case window-qwen3 qwen3 '{"use_sliding_window": true, "sliding_window": 4,
+    "layer_types": ["full_attention", "sliding_attention"]}'
+[ "${ropetok[window-qwen2]-a}" != "${ropetok[window-qwen2-all]-a}" ] ||
+    { echo "FAIL: window-qwen2: max_window_layers 1 and 0 decode alike"; fail=1; }
 
 # Gemma 3's pieces each change the tokens, in helix as in the forward: no window (a pattern
 # of 1), another softmax scale (query_pre_attn_scalar 200 for 24; the head size 32 is too

@@ -434,14 +434,32 @@ class Config:
             raise Fail(f"{path}: key attention_bias: true is not supported by this reference")
         # sliding_window: Mistral's, Mixtral's and Phi-3's attention keeps, on every layer,
         # the positions kv with q - window < kv <= q (transformers' masking_utils); absent,
-        # MistralConfig's 4096. Qwen2-style configs switch it (use_sliding_window, false by
-        # default), which this reference does not implement when on.
-        sw = c.get("sliding_window", 4096 if self.arch == "MistralForCausalLM" else None)
+        # MistralConfig's 4096. Qwen2Config and Qwen3Config switch it (use_sliding_window,
+        # false by default; on, a window of 4096 when absent) and window the layers that
+        # layer_types calls sliding_attention, by default those from max_window_layers (28)
+        # on. Other Qwen2-style configs (the MoE ones) are not implemented when on.
+        qwen = self.arch in ("Qwen2ForCausalLM", "Qwen3ForCausalLM")
+        sw = c.get("sliding_window", 4096 if self.arch == "MistralForCausalLM" or
+                   (qwen and c.get("use_sliding_window") is True) else None)
         if sw is not None and not self.gemma:  # Gemma's: per layer, above
             if not isinstance(sw, int) or isinstance(sw, bool) or sw < 1:
                 raise Fail(f"{path}: key sliding_window: {sw!r} is not a positive integer")
             if self.arch in ("MistralForCausalLM", "MixtralForCausalLM", "Phi3ForCausalLM"):
                 self.layer_windows = [sw] * self.layers
+            elif qwen and c.get("use_sliding_window") is True:
+                types = c.get("layer_types")
+                if types is None:
+                    first = c.get("max_window_layers", 28)
+                    if not isinstance(first, int) or isinstance(first, bool) or first < 0:
+                        raise Fail(f"{path}: key max_window_layers: {first!r} is not an "
+                                   f"integer >= 0")
+                    types = ["sliding_attention" if i >= first else "full_attention"
+                             for i in range(self.layers)]
+                if not isinstance(types, list) or len(types) != self.layers:
+                    raise Fail(f"{path}: key layer_types: not a list of {self.layers} kinds")
+                self.layer_windows = [sw if t == "sliding_attention" else None for t in types]
+            elif qwen and c.get("use_sliding_window", False) is False:
+                pass
             elif c.get("use_sliding_window", False) is not False:
                 raise Fail(f"{path}: key use_sliding_window: Qwen2-style windows are not "
                            f"implemented by this reference")

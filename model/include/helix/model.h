@@ -72,6 +72,9 @@ typedef struct hlx_model {
      * of about the window. */
     int             sliding_window;
     int             sliding_pattern;
+    /* the first layer a window may apply to: layers before it attend to the whole context
+     * (Qwen2 and Qwen3 with use_sliding_window: their max_window_layers); 0: every layer */
+    int             sliding_from;
     /* Gemma's: the FFN's activation (silu: SwiGLU, gelu_tanh: GeGLU), the embedding row times
      * sqrt(hidden) rounded to the weight dtype (embed_scale), the softmax scale
      * 1 / sqrt(attn_scalar) instead of 1 / sqrt(head_dim) (attn_scalar > 0: Gemma 3's
@@ -184,11 +187,12 @@ uint64_t hlx_model_hash(const hlx_model_t *m);
 /* Key and value element counts per KV "head" per token (GQA: head_dim, v_head_dim;
  * MLA absorbed: kv_lora_rank + qk_rope_dim, kv_lora_rank). */
 int hlx_model_key_dim(const hlx_model_t *m);
-/* Layer l's attention window in positions (sliding_window, sliding_pattern), 0 when it
- * attends to the whole context. */
+/* Layer l's attention window in positions (sliding_window, sliding_pattern, sliding_from),
+ * 0 when it attends to the whole context. */
 static inline int hlx_model_layer_window(const hlx_model_t *m, int l)
 {
-    if (m->sliding_window <= 0 || (m->sliding_pattern > 1 && (l + 1) % m->sliding_pattern == 0))
+    if (m->sliding_window <= 0 || l < m->sliding_from ||
+        (m->sliding_pattern > 1 && (l + 1) % m->sliding_pattern == 0))
         return 0;
     return m->sliding_window;
 }
