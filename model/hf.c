@@ -694,23 +694,23 @@ static hlx_status_t hlx_cfg_sliding(hlx_jdoc_t *doc, hlx_hf_config_t *c)
     int noswitch = mistral || !strcmp(c->arch, "Phi3ForCausalLM") ||
                    !strcmp(c->arch, "MixtralForCausalLM");
     int qwen = !strcmp(c->arch, "Qwen2ForCausalLM") || !strcmp(c->arch, "Qwen3ForCausalLM");
-    int qwen_on = qwen && json_is_true(json_object_get(root, "use_sliding_window"));
     long long win;
     char ctx[64] = "";
     hlx_status_t st;
 
+    /* the switch: Qwen2Config's and Qwen3Config's default off; read (and checked) first */
+    if ((st = hlx_cfg_bool(doc, "use_sliding_window", !qwen, &use)) != HLX_OK)
+        return st;
+
     /* absent: MistralConfig's window of 4096 for Mistral, Qwen2Config's 4096 for a Qwen
      * with the switch on; elsewhere no window */
-    if (json_is_null(w) || (w == NULL && !mistral && !qwen_on))
+    if (json_is_null(w) || (w == NULL && !mistral && !(qwen && use)))
         return HLX_OK;
     if (w != NULL && (!json_is_integer(w) || json_integer_value(w) < 1))
         return hlx_jdoc_fail(doc, "/sliding_window", HLX_ERR_PARSE,
                              "expected a positive integer (tokens) or null");
     win = w != NULL ? (long long)json_integer_value(w)
           : mistral ? HLX_MISTRAL_SLIDING_WINDOW : HLX_QWEN_SLIDING_WINDOW;
-    /* the switch: Qwen2Config's and Qwen3Config's default off */
-    if ((st = hlx_cfg_bool(doc, "use_sliding_window", !qwen, &use)) != HLX_OK)
-        return st;
     if (!use && !noswitch)
         return HLX_OK;
     if (json_is_integer(mp) && json_integer_value(mp) >= 1 && win >= json_integer_value(mp))

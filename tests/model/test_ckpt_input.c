@@ -996,6 +996,9 @@ static void test_qwen(void **state)
     set_key("q2", "layer_types", json_pack("[s, s]", "full_attention", "chunked_attention"));
     expect_config("q2", HLX_ERR_PARSE, "1: layer 1 is neither \"full_attention\" nor");
     set_key("q2", "layer_types", NULL);
+    /* the switch is checked even with no sliding_window to switch */
+    set_key("q2", "use_sliding_window", json_string("yes"));
+    expect_config("q2", HLX_ERR_PARSE, "use_sliding_window: expected true or false");
     set_key("q2", "use_sliding_window", json_false());
     set_key("q2", "sliding_window", json_integer(32768));
     set_key("q2", "max_window_layers", json_integer(28));
