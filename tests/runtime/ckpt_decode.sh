@@ -15,11 +15,7 @@
 set -u
 mode=$1 helix=$2 data=$3
 shift 3
-dir=$(mktemp -d)
-trap 'rm -rf "$dir"' EXIT
-fail=0
-
-. "$(dirname "$0")/report.sh" # json_field FILE EXPR
+. "$(dirname "$0")/report.sh" # $dir (removed at exit), fail=0, json_field FILE EXPR
 
 case $mode in
 equal)

@@ -18,11 +18,7 @@
 # usage: hf_families.sh HELIX DATA HELIXRUN HF_FORWARD_PY
 set -u
 helix=$1 data=$2 helixrun=$3 fwd=$4
-dir=$(mktemp -d)
-trap 'rm -rf "$dir"' EXIT
-fail=0
-
-. "$(dirname "$0")/report.sh" # json_field FILE EXPR
+. "$(dirname "$0")/report.sh" # $dir (removed at exit), fail=0, json_field FILE EXPR
 
 # both_decode CKPT WHAT: the forward's and helix's 7 tokens for $dir/prompt into $want and
 # $got (f32 KV: the cache holds what the reference holds); 1 (after a FAIL line) when

@@ -6,11 +6,7 @@
 # usage: phi3.sh HELIX DATA HELIXRUN SPLIT_PY
 set -u
 helix=$1 data=$2 helixrun=$3 split=$4
-dir=$(mktemp -d)
-trap 'rm -rf "$dir"' EXIT
-fail=0
-
-. "$(dirname "$0")/report.sh" # json_field FILE EXPR
+. "$(dirname "$0")/report.sh" # $dir (removed at exit), fail=0, json_field FILE EXPR
 
 args=(--steps 4 --batch 3 --prompt-ids "$data/prompt3.txt" --prefill-chunk 8 --check --json
       --timeout 60)

@@ -48,11 +48,7 @@ if [ "$1" = rankprompt ]; then
 fi
 mode=$1 helix=$2 data=$3
 shift 3
-dir=$(mktemp -d)
-trap 'rm -rf "$dir"' EXIT
-fail=0
-
-. "$(dirname "$0")/report.sh" # json_field FILE EXPR
+. "$(dirname "$0")/report.sh" # $dir (removed at exit), fail=0, json_field FILE EXPR
 
 run() { # OUT CMD...: runs it with a deadline, prints it and fails the test on exit != 0
     local out=$1

@@ -8,11 +8,7 @@
 # usage: rope_scaling.sh HELIX DATA HELIXRUN
 set -u
 helix=$1 data=$2 helixrun=$3
-dir=$(mktemp -d)
-trap 'rm -rf "$dir"' EXIT
-fail=0
-
-. "$(dirname "$0")/report.sh" # json_field FILE EXPR
+. "$(dirname "$0")/report.sh" # $dir (removed at exit), fail=0, json_field FILE EXPR
 
 plain() { # MODEL_JSON OUT: the same model without its rope_scaling keys
     python3 - "$1" "$2" <<'PY'

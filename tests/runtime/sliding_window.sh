@@ -17,11 +17,7 @@
 # usage: sliding_window.sh HELIX DATA HELIXRUN
 set -u
 helix=$1 data=$2 helixrun=$3
-dir=$(mktemp -d)
-trap 'rm -rf "$dir"' EXIT
-fail=0
-
-. "$(dirname "$0")/report.sh" # json_field FILE EXPR
+. "$(dirname "$0")/report.sh" # $dir (removed at exit), fail=0, json_field FILE EXPR
 
 model=$data/tiny-window.json
 args=(--context 300 --steps 6 --batch 3 --prompt-ids "$data/prompt3_long.txt"
