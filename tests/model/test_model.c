@@ -66,22 +66,31 @@ static void test_llama(void **state)
     assert_true(p > 400e9 && p < 410e9); /* "405B" */
 }
 
+/* Preset `name` loaded for the runtime, with the published shapes given. */
+static void preset_shapes(const char *name, hlx_model_t *m, int layers, int hidden,
+                          int q_heads, int kv_heads, int head_dim, int ffn, int vocab)
+{
+    char err[1024] = "";
+
+    if (hlx_model_load_runnable(name, m, err, sizeof(err)) != HLX_OK)
+        fail_msg("%s: %s", name, err);
+    assert_int_equal(m->layers, layers);
+    assert_int_equal(m->hidden, hidden);
+    assert_int_equal(m->q_heads, q_heads);
+    assert_int_equal(m->kv_heads, kv_heads);
+    assert_int_equal(m->head_dim, head_dim);
+    assert_int_equal(m->ffn, ffn);
+    assert_int_equal(m->vocab, vocab);
+}
+
 /* Qwen2.5-7B-Instruct-1M: its published shapes, q/k/v biases, 7.6B parameters. */
 static void test_qwen25(void **state)
 {
     hlx_model_t m;
-    char err[1024] = "";
     double p;
 
     (void)state;
-    assert_int_equal(hlx_model_load_runnable("qwen2.5-7b-1m", &m, err, sizeof(err)), HLX_OK);
-    assert_int_equal(m.layers, 28);
-    assert_int_equal(m.hidden, 3584);
-    assert_int_equal(m.q_heads, 28);
-    assert_int_equal(m.kv_heads, 4);
-    assert_int_equal(m.head_dim, 128);
-    assert_int_equal(m.ffn, 18944);
-    assert_int_equal(m.vocab, 152064);
+    preset_shapes("qwen2.5-7b-1m", &m, 28, 3584, 28, 4, 128, 18944, 152064);
     assert_true(m.rope_theta == 1e7);
     assert_true(m.qkv_bias && !m.qk_norm);
     p = hlx_model_params(&m);
@@ -93,12 +102,9 @@ static void test_qwen25(void **state)
 static void test_internlm25(void **state)
 {
     hlx_model_t m;
-    char err[1024] = "";
 
     (void)state;
-    assert_int_equal(hlx_model_load_runnable("internlm2.5-7b-1m", &m, err, sizeof(err)), HLX_OK);
-    assert_true(m.layers == 32 && m.hidden == 4096 && m.q_heads == 32 && m.kv_heads == 8 &&
-                m.head_dim == 128 && m.ffn == 14336 && m.vocab == 92544);
+    preset_shapes("internlm2.5-7b-1m", &m, 32, 4096, 32, 8, 128, 14336, 92544);
     assert_true(!m.qkv_bias && !m.qk_norm);
     assert_true(m.rope_kind == HLX_ROPE_DYNAMIC && m.rope_factor == 2.5 &&
                 m.rope_orig_ctx == 262144 && m.rope_theta == 5e7);
@@ -110,12 +116,9 @@ static void test_internlm25(void **state)
 static void test_mistral7b(void **state)
 {
     hlx_model_t m;
-    char err[1024] = "";
 
     (void)state;
-    assert_int_equal(hlx_model_load_runnable("mistral-7b-v0.1", &m, err, sizeof(err)), HLX_OK);
-    assert_true(m.layers == 32 && m.hidden == 4096 && m.q_heads == 32 && m.kv_heads == 8 &&
-                m.head_dim == 128 && m.ffn == 14336 && m.vocab == 32000);
+    preset_shapes("mistral-7b-v0.1", &m, 32, 4096, 32, 8, 128, 14336, 32000);
     assert_true(hlx_model_params(&m) == 7241732096.0);
     assert_int_equal(m.sliding_window, 4096);
     assert_int_equal(m.sliding_pattern, 0);
