@@ -128,11 +128,12 @@ static hlx_status_t hlx_fill_kv(hlx_engine_t *eng, void *cache, int l, int is_ke
     int blk = is_key ? eng->be.k.kv_layout.k_block : eng->be.k.kv_layout.v_block;
     int run = is_key ? eng->be.k.kv_layout.k_chunk : eng->be.k.kv_layout.v_chunk;
     size_t bb = blk > 1 ? (size_t)blk : 1, lcap = hlx_kv_layer_cap(eng, l);
-    /* a ring keeps the last lcap of the context's jt slots: the positions before the block
+    size_t ring = hlx_kv_ring(eng, l);
+    /* a ring keeps the last ring of the context's jt slots: the positions before the block
      * of the first of them are not made at all (a position made and then overwritten in
      * the same ring slot by a later one is harmless: the copies go out in order) */
     size_t jt = (size_t)hlx_layout_kv_count(L, L->kvp_rank, eng->cfg.context);
-    size_t skip = lcap < (size_t)eng->cap && jt > lcap ? (jt - lcap) / bb * bb : 0;
+    size_t skip = ring > 0 && jt > ring ? (jt - ring) / bb * bb : 0;
     uint64_t key = hlx_synth_key(eng->cfg.seed, l, is_key ? HLX_T_KCTX : HLX_T_VCTX);
     hlx_status_t st = HLX_OK;
     int b, kh, e;
@@ -1289,7 +1290,7 @@ int hlx_engine_kv_dim(const hlx_engine_t *eng, int is_key) { return is_key ? eng
 
 int64_t hlx_engine_kv_ring(const hlx_engine_t *eng, int l)
 {
-    return hlx_kv_layer_cap(eng, l) < (size_t)eng->cap ? (int64_t)hlx_kv_layer_cap(eng, l) : 0;
+    return (int64_t)hlx_kv_ring(eng, l);
 }
 
 float hlx_engine_kv_load(const hlx_engine_t *eng, int l, int is_key, size_t shard, size_t t,

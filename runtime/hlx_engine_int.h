@@ -271,11 +271,17 @@ double       hlx_schedule_model(int B, int M, double c, double m1, double mB);
 hlx_status_t hlx_schedule_write_timeline(const hlx_engine_t *eng, const char *path, char *err,
                                          size_t errlen);
 
-/* Slots of each shard of layer l: the ring of a windowed layer (eng->ring), else cap. */
+/* Slots of layer l's ring (eng->ring on a windowed layer), 0 when its shards hold every
+ * position. */
+static inline size_t hlx_kv_ring(const hlx_engine_t *eng, int l)
+{
+    return eng->ring > 0 && hlx_model_layer_window(&eng->m, l) > 0 ? (size_t)eng->ring : 0;
+}
+
+/* Slots of each shard of layer l: its ring, else cap. */
 static inline size_t hlx_kv_layer_cap(const hlx_engine_t *eng, int l)
 {
-    return (size_t)(eng->ring > 0 && hlx_model_layer_window(&eng->m, l) > 0 ? eng->ring
-                                                                             : eng->cap);
+    return hlx_kv_ring(eng, l) > 0 ? hlx_kv_ring(eng, l) : (size_t)eng->cap;
 }
 
 /* Slot in layer l's shard of the rank's t-th position (t mod the ring on a windowed layer). */

@@ -235,11 +235,11 @@ hlx_status_t hlx_phase_attn_from(hlx_engine_t *eng, const hlx_attn_desc_t *d0, s
 
 hlx_status_t hlx_phase_attn_window(hlx_engine_t *eng, int l, const hlx_attn_desc_t *d0, size_t s)
 {
-    size_t R = hlx_kv_layer_cap(eng, l), G = (size_t)d0->group, n, r;
+    size_t R = hlx_kv_ring(eng, l), G = (size_t)d0->group, n, r;
     hlx_attn_desc_t d = *d0, w;
     hlx_status_t st;
 
-    if (R == (size_t)eng->cap) /* no ring: the slots are the positions */
+    if (R == 0) /* no ring: the slots are the positions */
         return hlx_phase_attn_from(eng, d0, s);
     if (s > d.len)
         s = d.len;
