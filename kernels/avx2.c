@@ -160,6 +160,17 @@ static inline __m256 hlx_v_exp2n(__m256 x)
     return _mm256_mul_ps(p, _mm256_castsi256_ps(ei));
 }
 
+/* Soft-capped scores in log2 units from raw ones x, as hlx_v_softcap in avx512.c:
+ * out tanh(x in / 2), tanh(u) = sign(u) (1 - t) / (1 + t) with t = 2^(-|x in|) <= 1. */
+static inline __m256 hlx_v_softcap(__m256 x, __m256 in, __m256 out)
+{
+    const __m256 sign = _mm256_set1_ps(-0.0f), one = _mm256_set1_ps(1.0f);
+    const __m256 a = _mm256_mul_ps(x, in);
+    const __m256 t = hlx_v_exp2n(_mm256_or_ps(a, sign)); /* -|a| */
+    const __m256 th = _mm256_div_ps(_mm256_sub_ps(one, t), _mm256_add_ps(one, t));
+    return _mm256_mul_ps(_mm256_or_ps(th, _mm256_and_ps(a, sign)), out);
+}
+
 /* Blocked-key path (the avx2 variant's layout, hlx_kv_layout_t {16, 1, 1, 1}): keys
  * stored per block of 16 tokens with the token index innermost ([block][dk][16]), so one
  * 32-byte load (bf16) holds dimension e of 16 tokens and the scores of 16 tokens
@@ -306,11 +317,17 @@ hlx_kb2_body(const int G, const int BF, const int VBF, const int ORD, const int 
         /* log2 units: scores scaled by scale * log2(e), maxima m in the same units */
         const __m256 scale = _mm256_set1_ps(d->scale * 1.44269504088896341f * ku);
         const __m256 ninf = _mm256_set1_ps(-INFINITY);
+        /* soft-capping (hlx_v_softcap): the raw scores' factor in, the capped ones' out */
+        const int cap = d->softcap != 0.0f;
+        const __m256 cin = _mm256_set1_ps(cap ? 2.0f * 1.44269504088896341f * d->scale * ku /
+                                                    d->softcap : 0.0f);
+        const __m256 cout = _mm256_set1_ps(d->softcap * 1.44269504088896341f);
         _Pragma("GCC unroll 4") for (g = 0; g < G; g++) {
-            a0[g] = _mm256_blendv_ps(ninf, _mm256_mul_ps(_mm256_load_ps(sc + 16 * g), scale),
-                                     ok0);
-            a1[g] = _mm256_blendv_ps(ninf,
-                                     _mm256_mul_ps(_mm256_load_ps(sc + 16 * g + 8), scale), ok1);
+            const __m256 x0 = _mm256_load_ps(sc + 16 * g), x1 = _mm256_load_ps(sc + 16 * g + 8);
+            a0[g] = _mm256_blendv_ps(ninf, cap ? hlx_v_softcap(x0, cin, cout)
+                                               : _mm256_mul_ps(x0, scale), ok0);
+            a1[g] = _mm256_blendv_ps(ninf, cap ? hlx_v_softcap(x1, cin, cout)
+                                               : _mm256_mul_ps(x1, scale), ok1);
             red[g] = _mm256_max_ps(a0[g], a1[g]);
         }
         for (g = G; g < 8; g++)

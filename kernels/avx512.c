@@ -150,6 +150,22 @@ static inline __m512 hlx_v_exp2n(__m512 x)
     return _mm512_scalef_ps(p, n);
 }
 
+/* Soft-capped scores (Gemma 2) in log2 units from raw ones x: out tanh(x in / 2), with
+ * in = 2 log2(e) scale / cap and out = cap log2(e). tanh(u) = sign(u) (1 - t) / (1 + t),
+ * t = 2^(-|x in|) = e^(-2|u|) <= 1, so nothing overflows; tanh's absolute error is below
+ * 3e-7 (t's relative error), a few 1e-6 of a score once times out. */
+static inline __m512 hlx_v_softcap(__m512 x, __m512 in, __m512 out)
+{
+    const __m512 a = _mm512_mul_ps(x, in), one = _mm512_set1_ps(1.0f);
+    const __m512 t = hlx_v_exp2n(_mm512_sub_ps(_mm512_setzero_ps(), _mm512_abs_ps(a)));
+    const __m512 th = _mm512_div_ps(_mm512_sub_ps(one, t), _mm512_add_ps(one, t));
+    /* a's sign onto th (>= 0), then the factor */
+    const __m512i sign = _mm512_and_si512(_mm512_castps_si512(a),
+                                          _mm512_set1_epi32((int)0x80000000u));
+    return _mm512_mul_ps(_mm512_castsi512_ps(_mm512_or_si512(_mm512_castps_si512(th), sign)),
+                         out);
+}
+
 /* fp8 e4m3 magnitudes (7 bits) -> the high and low bytes of the equal bf16 (exact: e4m3
  * has 3 mantissa bits, its subnormals m * 2^-9 are bf16 normals; 0x7f is NaN 0x7fc0). */
 static const uint8_t hlx_fp8_bf16_hi[128] __attribute__((aligned(64))) = {
@@ -438,6 +454,11 @@ hlx_kb_body(const int G, const int BF, const int VBF, const int D, const hlx_att
     /* log2 units: scores scaled by scale * log2(e), maxima m in the same units */
     const __m512 scale = _mm512_set1_ps(d->scale * 1.44269504088896341f * ku);
     const __m512 ninf = _mm512_set1_ps(-INFINITY);
+    /* soft-capping (hlx_v_softcap): the raw scores' factor in, the capped ones' out */
+    const int cap = d->softcap != 0.0f;
+    const __m512 cin = _mm512_set1_ps(cap ? 2.0f * 1.44269504088896341f * d->scale * ku /
+                                                d->softcap : 0.0f);
+    const __m512 cout = _mm512_set1_ps(d->softcap * 1.44269504088896341f);
     __mmask16 m0, m1, up = 0;
     int g;
 
@@ -459,8 +480,15 @@ hlx_kb_body(const int G, const int BF, const int VBF, const int D, const hlx_att
          * of o and of the sums; otherwise none of that (corr = 1 exactly) */
         _Pragma("GCC unroll 8") for (g = 0; g < G; g++) {
             const __m512 mg = _mm512_set1_ps(m[g]);
-            a0[g] = _mm512_mask_mul_ps(ninf, m0, _mm512_load_ps(sc + 32 * g), scale);
-            a1[g] = _mm512_mask_mul_ps(ninf, m1, _mm512_load_ps(sc + 32 * g + 16), scale);
+            if (cap) {
+                a0[g] = _mm512_mask_mov_ps(ninf, m0,
+                                           hlx_v_softcap(_mm512_load_ps(sc + 32 * g), cin, cout));
+                a1[g] = _mm512_mask_mov_ps(
+                    ninf, m1, hlx_v_softcap(_mm512_load_ps(sc + 32 * g + 16), cin, cout));
+            } else {
+                a0[g] = _mm512_mask_mul_ps(ninf, m0, _mm512_load_ps(sc + 32 * g), scale);
+                a1[g] = _mm512_mask_mul_ps(ninf, m1, _mm512_load_ps(sc + 32 * g + 16), scale);
+            }
             up |= _mm512_cmp_ps_mask(a0[g], mg, _CMP_GT_OQ) |
                   _mm512_cmp_ps_mask(a1[g], mg, _CMP_GT_OQ);
         }
@@ -1145,7 +1173,7 @@ static void hlx_attn_amx(const hlx_attn_desc_t *d)
     uint16_t qb[HLX_AMX_QB_ELEMS] __attribute__((aligned(64)));
 
     if (d->kv_dtype != HLX_DTYPE_BF16 || d->dk % 32 || d->dv % 32 || d->dk > 1024 ||
-        d->len < HLX_AMX_TB) {
+        d->len < HLX_AMX_TB || d->softcap != 0.0f) {
         hlx_attn_avx512(d);
         return;
     }

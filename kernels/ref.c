@@ -32,6 +32,8 @@ void hlx_attn_ref_layout(const hlx_attn_desc_t *d, hlx_kv_layout_t lay)
                                              hlx_kv_at(lay.k_block, lay.k_chunk, d->k_stride,
                                                        d->dk, j, e));
             dot *= d->scale;
+            if (d->softcap > 0.0f)
+                dot = d->softcap * tanhf(dot / d->softcap);
             mnew = dot > m ? dot : m;
             corr = expf(m - mnew);
             p    = expf(dot - mnew);

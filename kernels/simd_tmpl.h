@@ -406,11 +406,11 @@ HLX_FN(hlx_attn_typed)(const int BF, const int AMX, uint16_t *qb, const hlx_attn
     }
 }
 
-/* Vector path: f32, bf16 and fp8 e4m3 KV with dk, dv multiples of 2W and dk <= 1024;
- * other head sizes go to the reference. */
+/* Vector path: f32, bf16 and fp8 e4m3 KV with dk, dv multiples of 2W and dk <= 1024,
+ * without soft-capping; other head sizes and capped scores go to the reference. */
 static __attribute__((unused)) int HLX_FN(hlx_attn_covers)(const hlx_attn_desc_t *d)
 {
-    return hlx_attn_shape_fits(d, 2 * HLX_W, 0);
+    return hlx_attn_shape_fits(d, 2 * HLX_W, 0) && d->softcap == 0.0f;
 }
 
 static __attribute__((unused)) void HLX_FN(hlx_attn)(const hlx_attn_desc_t *d)

@@ -78,8 +78,10 @@ static inline size_t hlx_kv_index(int block, int chunk, int d, size_t t, int e)
  * v:   [len][dv] in kv_dtype, row stride v_stride elements (>= dv), likewise; v == k
  *      (MLA absorbed: dv <= dk, the value the first dv elements of the key row) is read
  *      in the key layout
- * out: o[group][dv] = softmax(scale * q k^T) v over the shard (0 when len == 0)
- *      lse[group]   = natural log of sum_j exp(scale * q.k_j) (-INFINITY when len == 0) */
+ * out: o[group][dv] = softmax(s) v over the shard (0 when len == 0)
+ *      lse[group]   = natural log of sum_j exp(s_j) (-INFINITY when len == 0)
+ * where s_j = scale * q.k_j, or softcap x tanh(scale * q.k_j / softcap) when softcap > 0
+ * (Gemma 2's attention logit soft-capping) */
 typedef struct hlx_attn_desc {
     int          group;
     int          dk, dv;
@@ -90,6 +92,7 @@ typedef struct hlx_attn_desc {
     const void  *v;
     size_t       k_stride, v_stride;
     float        scale;
+    float        softcap; /* 0: none */
     float       *o;
     float       *lse;
 } hlx_attn_desc_t;

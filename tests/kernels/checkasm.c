@@ -46,6 +46,9 @@ static void kt_report(const char *variant, const char *what, int ok, const char 
  * merge adds its rounding, so the bound doubles. */
 static hlx_pool_t *kt_pool;
 
+/* When set, every problem soft-caps its scores at this (hlx_attn_desc_t.softcap). */
+static float kt_softcap;
+
 /* One attention problem: the reference on rows, the variant on a copy in its KV layout
  * (alias: MLA's absorbed form, v == k, the value the head of the key row). */
 static void kt_attn_case_x(const hlx_kernels_t *ref, const hlx_kernels_t *var, kt_rng_t *r,
@@ -61,6 +64,7 @@ static void kt_attn_case_x(const hlx_kernels_t *ref, const hlx_kernels_t *var, k
     int g, e;
 
     kt_attn_make(r, &a, group, dk, dv, len, t, kt_int(r, 0, 1), qamp);
+    a.d.softcap = kt_softcap;
     if (alias) {
         a.d.v = a.d.k;
         a.d.v_stride = a.d.k_stride;
@@ -102,9 +106,10 @@ static void kt_attn_case_x(const hlx_kernels_t *ref, const hlx_kernels_t *var, k
         lerr = fabs((double)l_ref[g] - a.lse[g]);
         kt_report(var->name, "attn",
                   err <= tol * S && lerr <= tol * fmax(1.0, fabs(l_ref[g])),
-                  "group %d dk %d dv %d len %zu %s head %d%s: o err %.3g (S %.3g) lse %.9g vs "
+                  "group %d dk %d dv %d len %zu %s head %d%s%s: o err %.3g (S %.3g) lse %.9g vs "
                   "%.9g", group, dk, dv, len, hlx_dtype_name(t), g,
-                  kt_pool ? " (thread split)" : "", err, S, (double)a.lse[g],
+                  kt_pool ? " (thread split)" : "", kt_softcap > 0 ? " (soft-capped)" : "", err,
+                  S, (double)a.lse[g],
                   (double)l_ref[g]);
         if (!(err <= tol * S))
             break;
@@ -168,6 +173,20 @@ static void kt_check_attn(const hlx_kernels_t *ref, const hlx_kernels_t *var, kt
      * tokens) and, in full runs, into the second round of trials (64K), bf16 and fp8 */
     kt_attn_case(ref, var, r, 8, 128, 128, quick ? 17000 : 66000 + 45, HLX_DTYPE_BF16, 3.0);
     kt_attn_case(ref, var, r, 8, 128, 128, 17000 + 13, HLX_DTYPE_FP8, 3.0);
+    /* Gemma 2's soft-capped scores: caps below and near the scores' spread (q amplitude 10
+     * and more: raw scores of several units), every type, block edges, Gemma 2's head of
+     * 256, group 2 and the v == k form, and a shard long enough for the prefetch modes */
+    for (ti = 0; ti < 3; ti++) {
+        kt_softcap = ti == 0 ? 1.0f : ti == 1 ? 5.0f : 0.5f;
+        for (i = 0; i < sizeof(special) / sizeof(special[0]); i++)
+            kt_attn_case(ref, var, r, 8, 128, 128, special[i], types[ti], 10.0);
+        kt_attn_case(ref, var, r, 2, 256, 256, 300, types[ti], 20.0);
+        kt_attn_case(ref, var, r, kt_int(r, 1, 17), dims[kt_int(r, 0, 4)], dims[kt_int(r, 0, 4)],
+                     (size_t)kt_int(r, 0, 500), types[ti], kt_unif(r, 1.0, 30.0));
+        kt_attn_case_x(ref, var, r, 9, 576, 512, 77, types[ti], 10.0, 1);
+        kt_attn_case(ref, var, r, 8, 128, 128, quick ? 3000 : 17000 + 13, types[ti], 10.0);
+    }
+    kt_softcap = 0.0f;
     if (!strcmp(var->name, "avx512") && hlx_kernels_kv_prefetch() == HLX_KV_PREFETCH_AUTO)
         kt_report(var->name, "kv prefetch auto", hlx_kernels_kv_prefetch_pick() >= 0,
                   "no prefetch mode chosen after shards of 17K tokens and more (pick %d)",

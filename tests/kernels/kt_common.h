@@ -97,6 +97,8 @@ static inline double kt_attn_f64(const hlx_attn_desc_t *d, int g, double *o, dou
         for (e = 0; e < d->dk; e++)
             dot += (double)q[e] * kt_load(d->k, d->kv_dtype, j * d->k_stride + (size_t)e);
         sc[j] = dot * d->scale;
+        if (d->softcap > 0.0f) /* Gemma 2's soft-capping */
+            sc[j] = d->softcap * tanh(sc[j] / d->softcap);
         if (sc[j] > m)
             m = sc[j];
     }

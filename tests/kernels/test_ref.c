@@ -68,8 +68,27 @@ static void kt_test_attn_random(const hlx_kernels_t *k, kt_rng_t *r)
         kt_attn_t a;
 
         kt_attn_make(r, &a, group, dk, dv, len, t, 1, qamp);
+        if (it % 4 == 1) /* Gemma 2's soft-capping, at and below the scores' spread */
+            a.d.softcap = (float)kt_unif(r, 0.3, 30.0);
         k->attn(&a.d);
-        kt_check_attn(&a.d, "ref attn vs fp64");
+        kt_check_attn(&a.d, a.d.softcap > 0 ? "ref attn soft-capped vs fp64" : "ref attn vs fp64");
+        kt_attn_free(&a);
+    }
+    /* the cap changes the result where the scores reach it (the fp64 side would agree with
+     * a reference that ignored it otherwise only by accident) */
+    {
+        kt_attn_t a;
+        float o0;
+        kt_attn_make(r, &a, 1, 64, 64, 200, HLX_DTYPE_F32, 0, 10.0);
+        k->attn(&a.d);
+        o0 = a.o[0];
+        a.d.softcap = 1.0f;
+        k->attn(&a.d);
+        kt_check_attn(&a.d, "ref attn soft-capped at 1");
+        if (!(fabsf(a.o[0] - o0) > 1e-3f * (fabsf(o0) + 1e-3f))) {
+            fprintf(stderr, "FAIL ref attn: a cap of 1 left o[0] at %g\n", (double)o0);
+            kt_fail++;
+        }
         kt_attn_free(&a);
     }
     /* The production shapes: GQA head 128 group 8, MLA absorbed 576/512 (shorter group). */
