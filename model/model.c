@@ -71,6 +71,12 @@ static const hlx_jfield_t hlx_model_fields[] = {
     { "rope_local_theta", HLX_JT_DOUBLE, offsetof(hlx_model_raw_t, m.rope_local_theta), 0,
       1e-9, 1e12, 0, "RoPE base of the windowed layers, without the scaling (Gemma 3's "
       "rope_local_base_freq; with sliding_window)" },
+    { "attn_softcap", HLX_JT_DOUBLE, offsetof(hlx_model_raw_t, m.attn_softcap), 0, 1e-6, 1e9,
+      0, "attention scores s become attn_softcap x tanh(s / attn_softcap) before the softmax "
+      "(Gemma 2's attn_logit_softcapping; gqa; default 0: none)" },
+    { "final_softcap", HLX_JT_DOUBLE, offsetof(hlx_model_raw_t, m.final_softcap), 0, 1e-6,
+      1e9, 0, "logits z become final_softcap x tanh(z / final_softcap) (Gemma 2's "
+      "final_logit_softcapping; default 0: none)" },
     { "post_norms", HLX_JT_BOOL, offsetof(hlx_model_raw_t, m.post_norms), 0, 0, 1, 0,
       "RMSNorm of the attention's and the FFN's outputs before the residual adds (GLM-4-0414; "
       "gqa, dense)" },
@@ -465,6 +471,8 @@ static hlx_status_t hlx_model_validate(hlx_jdoc_t *doc, hlx_model_raw_t *r)
     if (m->attn == HLX_ATTN_MLA && hlx_has(root, "attn_scalar"))
         return HLX_MFAIL("attn_scalar", "only with \"attn\": \"gqa\" (MLA's scale follows its "
                          "own rule)");
+    if (m->attn == HLX_ATTN_MLA && hlx_has(root, "attn_softcap"))
+        return HLX_MFAIL("attn_softcap", "only with \"attn\": \"gqa\"");
     if (hlx_has(root, "sliding_pattern") && m->sliding_window == 0)
         return HLX_MFAIL("sliding_pattern", "only meaningful with \"sliding_window\"");
     if (hlx_has(root, "sliding_from") && m->sliding_window == 0)
@@ -638,9 +646,9 @@ static uint64_t hlx_model_mix_double(uint64_t h, double d)
     return hlx_model_mix(h, bits);
 }
 
-/* A new field of hlx_model_t changes its size (8528 bytes on LP64 with the 54 fields
+/* A new field of hlx_model_t changes its size (8544 bytes on LP64 with the 56 fields
  * hashed below): add it to hlx_model_hash, then update this size. */
-_Static_assert(sizeof(hlx_model_t) == 8528 || sizeof(void *) != 8,
+_Static_assert(sizeof(hlx_model_t) == 8544 || sizeof(void *) != 8,
                "hlx_model_t changed: hash the new field in hlx_model_hash()");
 
 uint64_t hlx_model_hash(const hlx_model_t *m)
@@ -681,6 +689,8 @@ uint64_t hlx_model_hash(const hlx_model_t *m)
     h = hlx_model_mix_double(h, m->routed_scaling);
     h = hlx_model_mix_double(h, m->attn_scalar);
     h = hlx_model_mix_double(h, m->rope_local_theta);
+    h = hlx_model_mix_double(h, m->attn_softcap);
+    h = hlx_model_mix_double(h, m->final_softcap);
     return hlx_model_mix_double(h, m->norm_eps);
 }
 

@@ -57,8 +57,9 @@ static hlx_status_t st_glu(hlx_backend_t *be, hlx_be_queue_t *q, float *a, const
                            int r, int n, hlx_act_t k)
 { (void)be; (void)q; (void)a; (void)gu; (void)r; (void)n; (void)k; return HLX_ERR_UNSUPPORTED; }
 static hlx_status_t st_pad(hlx_backend_t *be, hlx_be_queue_t *q, float *d, int dc, const float *s,
-                           int sc, int r, float f)
-{ (void)be; (void)q; (void)d; (void)dc; (void)s; (void)sc; (void)r; (void)f; return HLX_ERR_UNSUPPORTED; }
+                           int sc, int r, float f, float cap)
+{ (void)be; (void)q; (void)d; (void)dc; (void)s; (void)sc; (void)r; (void)f; (void)cap;
+  return HLX_ERR_UNSUPPORTED; }
 static hlx_status_t st_argmax(hlx_backend_t *be, hlx_be_queue_t *q, const float *lg, int n, int B,
                               int V, int pad, int *t)
 { (void)be; (void)q; (void)lg; (void)n; (void)B; (void)V; (void)pad; (void)t; return HLX_ERR_UNSUPPORTED; }
@@ -296,14 +297,16 @@ static hlx_status_t host_glu(hlx_backend_t *be, hlx_be_queue_t *q, float *act,
 }
 
 static hlx_status_t host_pad(hlx_backend_t *be, hlx_be_queue_t *q, float *dst, int dcols,
-                             const float *src, int scols, int rows, float fill)
+                             const float *src, int scols, int rows, float fill, float cap)
 {
     int r, c;
 
     (void)be; (void)q;
     for (r = 0; r < rows; r++)
-        for (c = 0; c < dcols; c++)
-            dst[(size_t)r * dcols + c] = c < scols ? src[(size_t)r * scols + c] : fill;
+        for (c = 0; c < dcols; c++) {
+            float x = c < scols ? src[(size_t)r * scols + c] : fill;
+            dst[(size_t)r * dcols + c] = cap > 0.0f && c < scols ? cap * tanhf(x / cap) : x;
+        }
     return HLX_OK;
 }
 

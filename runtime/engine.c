@@ -966,11 +966,13 @@ static hlx_status_t hlx_engine_backend(hlx_engine_t *eng, char *err, size_t errl
         hlx_mla_kv_dims(&eng->m, &dk, &dv, &xdv);
         if (mla)
             dv = xdv; /* the values are the head of the key rows */
-        if (!hlx_kernels_attn_vector(&eng->be.k, eng->kv_dtype, group, dk, dv, mla)) {
+        if (!hlx_kernels_attn_vector(&eng->be.k, eng->kv_dtype, group, dk, dv, mla,
+                                     (float)eng->m.attn_softcap)) {
             size_t at = strlen(eng->be.kernels_why);
             snprintf(eng->be.kernels_why + at, sizeof(eng->be.kernels_why) - at,
-                     "; no vector path for head size %d x %d: attention runs its reference "
-                     "loop (slow)", dk, dv);
+                     "; no vector path for head size %d x %d%s: attention runs its reference "
+                     "loop (slow)", dk, dv, eng->m.attn_softcap > 0.0 ? " with soft-capped "
+                     "scores" : "");
         }
     }
     /* Several cores per rank: one pool for the whole run (threads inherit the rank's

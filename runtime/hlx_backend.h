@@ -105,9 +105,10 @@ typedef struct hlx_backend_ops {
      * SwiGLU, gelu_tanh: GeGLU) */
     hlx_status_t (*glu)(hlx_backend_t *be, hlx_be_queue_t *q, float *act, const float *gu,
                         int rows, int n, hlx_act_t kind);
-    /* dst[r][0..dcols) = src[r][0..scols), then fill up to dcols */
+    /* dst[r][0..dcols) = src[r][0..scols), then fill up to dcols; cap > 0: each value
+     * copied as cap x tanh(src / cap) (Gemma 2's final logit soft-capping), fill as it is */
     hlx_status_t (*pad_rows)(hlx_backend_t *be, hlx_be_queue_t *q, float *dst, int dcols,
-                             const float *src, int scols, int rows, float fill);
+                             const float *src, int scols, int rows, float fill, float cap);
     /* tokens[b] = argmax over the all-gathered logits [n][B][pad] (rank r holds columns
      * [V r / n, V (r+1) / n)); ties go to the lowest index */
     hlx_status_t (*argmax)(hlx_backend_t *be, hlx_be_queue_t *q, const float *logits, int n,

@@ -295,7 +295,7 @@ hlx_status_t hlx_phase_attn(hlx_engine_t *eng, int l, int b0, int b1,
                 .k = (const char *)W->kc + hlx_kv_shard_index(eng, l, 1, shard, 0, 0) * eng->kv_esize,
                 .v = (const char *)W->vc + hlx_kv_shard_index(eng, l, 0, shard, 0, 0) * eng->kv_esize,
                 .k_stride = (size_t)dk, .v_stride = (size_t)dv,
-                .scale = eng->attn_scale,
+                .scale = eng->attn_scale, .softcap = (float)m->attn_softcap,
                 .o = eng->opart + ((size_t)b * L->q_local + (size_t)kh * L->group) * dv,
                 .lse = eng->lsepart + (size_t)b * L->q_local + (size_t)kh * L->group,
             };
@@ -594,7 +594,7 @@ hlx_status_t hlx_phase_head(hlx_engine_t *eng)
                         eng->w_dtype, eng->lmout, 0);
         if (st == HLX_OK)
             st = HLX_BE(eng, pad_rows, eng->logits_local, L->vocab_pad, eng->lmout,
-                        L->vocab_count, B, -INFINITY);
+                        L->vocab_count, B, -INFINITY, (float)m->final_softcap);
         if (st == HLX_OK)
             st = HLX_BE_SYNC(eng);
         if (st == HLX_OK)

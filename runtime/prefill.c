@@ -199,7 +199,8 @@ static hlx_status_t hlx_prefill_attn_head(hlx_engine_t *eng, hlx_prefill_t *p, i
                    sizeof(float) * (size_t)G * dk);
         d = (hlx_attn_desc_t){
             .dk = dk, .dv = dv, .kv_dtype = eng->kv_dtype, .k_stride = (size_t)dk,
-            .v_stride = (size_t)dv, .scale = eng->attn_scale, .q = p->aq,
+            .v_stride = (size_t)dv, .scale = eng->attn_scale,
+            .softcap = (float)m->attn_softcap, .q = p->aq,
             .k = (const char *)W->kc + hlx_kv_shard_index(eng, l, 1, shard, 0, 0) * eng->kv_esize,
             .v = (const char *)W->vc + hlx_kv_shard_index(eng, l, 0, shard, 0, 0) * eng->kv_esize,
         };

@@ -341,6 +341,8 @@ hlx_status_t hlx_ref_step(hlx_ref_t *ref, double *hidden, double *logits, int *n
                     for (e = 0; e < dk; e++)
                         d += q[h * dk + e] * kc[p * dk + e];
                     sc[p] = d * scale;
+                    if (m->attn_softcap > 0.0) /* Gemma 2 */
+                        sc[p] = m->attn_softcap * tanh(sc[p] / m->attn_softcap);
                     if (sc[p] > mx)
                         mx = sc[p];
                 }
@@ -382,6 +384,9 @@ attn_out:
         }
         hlx_ref_rmsnorm(hn, x, ref->final_norm, H, m->norm_eps);
         hlx_ref_matvec(logits + (size_t)b * V, hn, ref->lmhead, H, V);
+        for (e = 0; e < V && m->final_softcap > 0.0; e++) /* Gemma 2 */
+            logits[(size_t)b * V + e] = m->final_softcap *
+                                        tanh(logits[(size_t)b * V + e] / m->final_softcap);
         next[b] = 0;
         for (e = 1; e < V; e++)
             if (logits[(size_t)b * V + e] > logits[(size_t)b * V + next[b]])

@@ -109,7 +109,7 @@ template <int NK, int NV>
 __global__ void hlx_cu_attn_split(int group, int dk, int dv, size_t len, int kv_dtype,
                                   const float *__restrict__ q, const void *__restrict__ k,
                                   const void *__restrict__ v, size_t ks, size_t vs,
-                                  float scale, int tile, int v_in_k, float *work_o,
+                                  float scale, float cap, int tile, int v_in_k, float *work_o,
                                   float *work_lse)
 {
     extern __shared__ float smem[]; // tile x (dk + dv) floats (tile x dk with v_in_k)
@@ -152,6 +152,8 @@ __global__ void hlx_cu_attn_split(int group, int dk, int dv, size_t len, int kv_
                     dot += qr[i] * sk[t * dk + e];
             }
             dot = hlx_cu_warp_sum(dot);
+            if (cap > 0.0f) // Gemma 2's soft-capping
+                dot = cap * tanhf(dot / cap);
             mn = fmaxf(m, dot);
             corr = __expf(m - mn);
             p = __expf(dot - mn);
@@ -193,7 +195,7 @@ template <int NV4>
 __global__ void hlx_cu_attn_tok(int group, int dk, int dv, size_t len, int kv_dtype,
                                 const float *__restrict__ q, const void *__restrict__ k,
                                 const void *__restrict__ v, size_t ks, size_t vs, float scale,
-                                int tile, float *work_o, float *work_lse)
+                                float cap, int tile, float *work_o, float *work_lse)
 {
     extern __shared__ float4 hlx_cu_smem4[];
     float *smem = (float *)hlx_cu_smem4;
@@ -234,6 +236,8 @@ __global__ void hlx_cu_attn_tok(int group, int dk, int dv, size_t len, int kv_dt
                     a1 += kk.z * qq.z + kk.w * qq.w;
                 }
                 sc = a0 + a1;
+                if (cap > 0.0f) // Gemma 2's soft-capping
+                    sc = cap * tanhf(sc / cap);
             }
             mx = hlx_cu_warp_max(sc);
             mn = fmaxf(m, mx);            // finite: lane 0's token is always there
@@ -382,10 +386,11 @@ extern "C" const char *hlx_cuda_attn_variant_for(const hlx_attn_desc_t *d)
 }
 
 typedef void (*hlx_cu_split_fn)(int, int, int, size_t, int, const float *, const void *,
-                                const void *, size_t, size_t, float, int, int, float *,
+                                const void *, size_t, size_t, float, float, int, int, float *,
                                 float *);
 typedef void (*hlx_cu_tok_fn)(int, int, int, size_t, int, const float *, const void *,
-                              const void *, size_t, size_t, float, int, float *, float *);
+                              const void *, size_t, size_t, float, float, int, float *,
+                              float *);
 
 // The kernel hlx_cuda_attn launches for d, its tile and shared memory.
 typedef struct hlx_cu_plan {
@@ -487,12 +492,12 @@ extern "C" hlx_status_t hlx_cuda_attn(const hlx_attn_desc_t *d, int nsplit, floa
         if (p.tok)
             p.tok<<<grid, block, p.smem, st>>>(d->group, d->dk, d->dv, d->len, (int)d->kv_dtype,
                                                d->q, d->k, d->v, d->k_stride, d->v_stride,
-                                               d->scale, p.tile, wo, wl);
+                                               d->scale, d->softcap, p.tile, wo, wl);
         else
             p.split<<<grid, block, p.smem, st>>>(d->group, d->dk, d->dv, d->len,
                                                  (int)d->kv_dtype, d->q, d->k, d->v,
-                                                 d->k_stride, d->v_stride, d->scale, p.tile,
-                                                 p.v_in_k, wo, wl);
+                                                 d->k_stride, d->v_stride, d->scale,
+                                                 d->softcap, p.tile, p.v_in_k, wo, wl);
     }
     if (cudaGetLastError() != cudaSuccess)
         return HLX_ERR_INTERNAL;

@@ -144,13 +144,16 @@ __global__ void hlx_cu_add(float *x, const float *y, size_t n)
 }
 
 __global__ void hlx_cu_pad_rows(float *dst, int dcols, const float *src, int scols, int rows,
-                                float fill)
+                                float fill, float cap)
 {
     size_t total = (size_t)rows * dcols;
     for (size_t k = blockIdx.x * (size_t)blockDim.x + threadIdx.x; k < total;
          k += (size_t)gridDim.x * blockDim.x) {
         size_t r = k / dcols, c = k % dcols;
-        dst[k] = c < (size_t)scols ? src[r * scols + c] : fill;
+        if (c >= (size_t)scols)
+            dst[k] = fill;
+        else
+            dst[k] = cap > 0.0f ? cap * tanhf(src[r * scols + c] / cap) : src[r * scols + c];
     }
 }
 
@@ -317,14 +320,14 @@ extern "C" hlx_status_t hlx_cuda_add(float *x, const float *y, size_t n, void *s
 }
 
 extern "C" hlx_status_t hlx_cuda_pad_rows(float *dst, int dcols, const float *src, int scols,
-                                          int rows, float fill, void *stream)
+                                          int rows, float fill, float cap, void *stream)
 {
     if (dcols < 0 || scols < 0 || scols > dcols || rows < 0)
         return HLX_ERR_INVALID;
     if ((size_t)rows * dcols == 0)
         return HLX_OK;
     hlx_cu_pad_rows<<<hlx_cu_blocks((size_t)rows * dcols), 256, 0, (cudaStream_t)stream>>>(
-        dst, dcols, src, scols, rows, fill);
+        dst, dcols, src, scols, rows, fill, cap);
     return hlx_cu_launched();
 }
 

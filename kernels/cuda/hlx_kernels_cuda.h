@@ -87,8 +87,9 @@ hlx_status_t hlx_cuda_pack_peer(float *dst, const float *opart, const float *lse
 hlx_status_t hlx_cuda_unpack_peer(float *oparts_j, float *lseparts_j, const float *src,
                                   int cnt, int dv, int b0, int b1, void *stream);
 hlx_status_t hlx_cuda_add(float *x, const float *y, size_t n, void *stream);
+/* cap > 0: the copied values as cap x tanh(src / cap) */
 hlx_status_t hlx_cuda_pad_rows(float *dst, int dcols, const float *src, int scols, int rows,
-                               float fill, void *stream);
+                               float fill, float cap, void *stream);
 /* tokens: device memory, [B] */
 hlx_status_t hlx_cuda_argmax(const float *logits, int n, int B, int vocab, int pad,
                              int *tokens, void *stream);

@@ -351,10 +351,10 @@ static hlx_status_t cu_glu(hlx_backend_t *be, hlx_be_queue_t *q, float *act,
 }
 
 static hlx_status_t cu_pad(hlx_backend_t *be, hlx_be_queue_t *q, float *dst, int dcols,
-                           const float *src, int scols, int rows, float fill)
+                           const float *src, int scols, int rows, float fill, float cap)
 {
     (void)be;
-    return hlx_cuda_pad_rows(dst, dcols, src, scols, rows, fill, hlx_cu_stream(q));
+    return hlx_cuda_pad_rows(dst, dcols, src, scols, rows, fill, cap, hlx_cu_stream(q));
 }
 
 /* tokens is host memory (the schedule's token ids): the one host sync of a step. */

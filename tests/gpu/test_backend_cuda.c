@@ -114,10 +114,15 @@ static void test_norm_rope_swiglu_add_pad(void)
         y[i] += act[i];
     CHECK(cb.ops->add(&cb, cq, dx, dact, R * N) == HLX_OK, "add");
     CHECK(rel_err(dx, y, R * N) == 0, "add differs");
-    hb.ops->pad_rows(&hb, NULL, pad, 256, x, N, R, -INFINITY);
+    hb.ops->pad_rows(&hb, NULL, pad, 256, x, N, R, -INFINITY, 0.0f);
     cb.ops->copy_to(&cb, cq, dx, x, sizeof(x));
-    CHECK(cb.ops->pad_rows(&cb, cq, dpad, 256, dx, N, R, -INFINITY) == HLX_OK, "pad");
+    CHECK(cb.ops->pad_rows(&cb, cq, dpad, 256, dx, N, R, -INFINITY, 0.0f) == HLX_OK, "pad");
     CHECK(rel_err(dpad, pad, R * 256) == 0, "pad_rows differs");
+    /* the logits soft-capped (Gemma 2): tanhf on both sides, the device's within 1e-6 */
+    hb.ops->pad_rows(&hb, NULL, pad, 256, x, N, R, -INFINITY, 0.5f);
+    CHECK(cb.ops->pad_rows(&cb, cq, dpad, 256, dx, N, R, -INFINITY, 0.5f) == HLX_OK, "pad cap");
+    CHECK(rel_err(dpad, pad, R * 256) < 1e-6, "pad_rows capped differs: %g",
+          rel_err(dpad, pad, R * 256));
     cb.ops->mem_free(&cb, dx, 0), cb.ops->mem_free(&cb, dw, 0), cb.ops->mem_free(&cb, dy, 0);
     cb.ops->mem_free(&cb, dgu, 0), cb.ops->mem_free(&cb, dact, 0), cb.ops->mem_free(&cb, dpad, 0);
 }

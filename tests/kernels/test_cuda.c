@@ -25,8 +25,9 @@ static void *kt_dev(const void *host, size_t bytes)
     return p;
 }
 
-static void kt_attn_case(const hlx_kernels_t *ref, kt_rng_t *r, int group, int dk, int dv,
-                         size_t len, hlx_dtype_t t, int nsplit)
+/* cap > 0: the scores soft-capped (Gemma 2), q of amplitude 10 so that they reach it */
+static void kt_attn_case_cap(const hlx_kernels_t *ref, kt_rng_t *r, int group, int dk, int dv,
+                             size_t len, hlx_dtype_t t, int nsplit, float cap)
 {
     kt_attn_t a;
     hlx_attn_desc_t dd;
@@ -34,7 +35,8 @@ static void kt_attn_case(const hlx_kernels_t *ref, kt_rng_t *r, int group, int d
     float *o_gpu, *l_gpu, *work;
     int g, e;
 
-    kt_attn_make(r, &a, group, dk, dv, len, t, 1, 2.0);
+    kt_attn_make(r, &a, group, dk, dv, len, t, 1, cap > 0.0f ? 10.0 : 2.0);
+    a.d.softcap = cap;
     es = kt_esize(t);
     ref->attn(&a.d);
     ko = a.d.k_stride * len * es + 1;
@@ -63,9 +65,10 @@ static void kt_attn_case(const hlx_kernels_t *ref, kt_rng_t *r, int group, int d
         /* __expf and a different summation order: 1e-4 of the head's error scale */
         if (len == 0 ? !(err == 0.0 && isinf(l_gpu[g]))
                      : !(err <= 1e-4 * S && fabs(a.lse[g] - l_gpu[g]) <= 1e-4 * fmax(1.0, fabs(a.lse[g])))) {
-            fprintf(stderr, "FAIL cuda attn group %d dk %d dv %d len %zu %s splits %d head %d: "
-                    "err %.3g (S %.3g) lse %g vs %g\n", group, dk, dv, len, hlx_dtype_name(t),
-                    nsplit, g, err, S, (double)l_gpu[g], (double)a.lse[g]);
+            fprintf(stderr, "FAIL cuda attn group %d dk %d dv %d len %zu %s splits %d cap %g "
+                    "head %d: err %.3g (S %.3g) lse %g vs %g\n", group, dk, dv, len,
+                    hlx_dtype_name(t), nsplit, (double)cap, g, err, S, (double)l_gpu[g],
+                    (double)a.lse[g]);
             kt_fail++;
             break;
         }
@@ -74,6 +77,12 @@ static void kt_attn_case(const hlx_kernels_t *ref, kt_rng_t *r, int group, int d
     cudaFree(dd.o); cudaFree(dd.lse); cudaFree(work);
     free(o_gpu); free(l_gpu);
     kt_attn_free(&a);
+}
+
+static void kt_attn_case(const hlx_kernels_t *ref, kt_rng_t *r, int group, int dk, int dv,
+                         size_t len, hlx_dtype_t t, int nsplit)
+{
+    kt_attn_case_cap(ref, r, group, dk, dv, len, t, nsplit, 0.0f);
 }
 
 static void kt_elem(const hlx_kernels_t *ref, kt_rng_t *r)
@@ -178,6 +187,12 @@ int main(void)
         }
     kt_attn_case(&ref, &r, 128, 576, 512, 300, HLX_DTYPE_BF16, 3);
     kt_attn_case(&ref, &r, 5, 40, 72, 999, HLX_DTYPE_F32, 16);
+    /* soft-capped scores on both kernels: "tokens" (GQA heads up to 256) and "split" */
+    for (ti = 0; ti < 3; ti++) {
+        kt_attn_case_cap(&ref, &r, 2, 256, 256, 1000, types[ti], 3, 1.0f);
+        kt_attn_case_cap(&ref, &r, 8, 128, 128, 77, types[ti], 1, 5.0f);
+        kt_attn_case_cap(&ref, &r, 9, 576, 512, 300, types[ti], 2, 1.0f);
+    }
     kt_elem(&ref, &r);
     if (kt_fail) {
         fprintf(stderr, "%d failure(s)\n", kt_fail);

@@ -321,6 +321,32 @@ static void test_gqa_extras(void **state)
     assert_true(hlx_model_hash(&m) != hlx_model_hash(&plain));
 }
 
+/* Gemma 2's soft-cappings: read from a model file (0 = none by default), hashed each, no
+ * parameters of their own; the attention's refused for MLA, 0 refused where given. */
+static void test_softcap(void **state)
+{
+    char path[1024], err[1024];
+    hlx_model_t m, plain;
+
+    (void)state;
+    snprintf(path, sizeof(path), "%s/softcap.json", g_data);
+    assert_int_equal(hlx_model_load(path, &m, err, sizeof(err)), HLX_OK);
+    assert_true(m.attn_softcap == 50.0 && m.final_softcap == 30.5);
+    plain = m;
+    plain.attn_softcap = 0.0;
+    assert_true(hlx_model_hash(&m) != hlx_model_hash(&plain));
+    assert_true(hlx_model_params(&m) == hlx_model_params(&plain));
+    plain = m;
+    plain.final_softcap = 0.0;
+    assert_true(hlx_model_hash(&m) != hlx_model_hash(&plain));
+    assert_int_equal(hlx_model_load("tiny", &m, err, sizeof(err)), HLX_OK);
+    assert_true(m.attn_softcap == 0.0 && m.final_softcap == 0.0);
+    expect_error("softcap_mla.json", HLX_ERR_PARSE,
+                 "softcap_mla.json:4:3: attn_softcap: only with \"attn\": \"gqa\"");
+    expect_error("softcap_zero.json", HLX_ERR_PARSE, "softcap_zero.json:3:44: final_softcap: 0 "
+                 "is outside");
+}
+
 /* sliding_window and sliding_pattern: which layers are windowed, where a window starts, and
  * that both are hashed. */
 static void test_sliding_window(void **state)
@@ -455,7 +481,7 @@ static const struct { const char *name; size_t off, size; } g_fields[] = {
     HLX_F(rope_long_factor), HLX_F(qkv_bias), HLX_F(qk_norm), HLX_F(moe_group_score),
     HLX_F(shared_gate), HLX_F(post_norms), HLX_F(sliding_window), HLX_F(sliding_pattern),
     HLX_F(ffn_act), HLX_F(embed_scale), HLX_F(attn_scalar), HLX_F(rope_local_theta),
-    HLX_F(sliding_from),
+    HLX_F(sliding_from), HLX_F(attn_softcap), HLX_F(final_softcap),
 };
 
 /* RoPE scaling against the Hugging Face code written out again here, step for step as
@@ -881,6 +907,7 @@ int main(int argc, char **argv)
         cmocka_unit_test(test_fig1),
         cmocka_unit_test(test_errors),
         cmocka_unit_test(test_gqa_extras),
+        cmocka_unit_test(test_softcap),
         cmocka_unit_test(test_sliding_window),
         cmocka_unit_test(test_unknown_preset),
         cmocka_unit_test(test_mutations),

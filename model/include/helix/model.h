@@ -84,6 +84,11 @@ typedef struct hlx_model {
     int             embed_scale;
     double          attn_scalar;
     double          rope_local_theta;
+    /* Gemma 2's logit soft-capping: a score s (after the softmax scale) becomes
+     * attn_softcap x tanh(s / attn_softcap) before the softmax, and a logit z of the LM head
+     * final_softcap x tanh(z / final_softcap); 0: none */
+    double          attn_softcap;
+    double          final_softcap;
     int             post_norms;   /* an RMSNorm of the attention's output and of the FFN's
                                      (weights [H] each, norm_eps) before each is added to the
                                      residual: GLM-4-0414's "sandwich" norms; gqa, dense */
