@@ -51,9 +51,9 @@ static int hlx_model_int(const char *cmd, const char *flag, const char *v, long 
 static void hlx_synth_usage(FILE *f)
 {
     fprintf(f,
-        "usage: helix model synth --family dense|phi3|glm|glm4|gemma3|internlm2|qwen2|\n"
-        "                                  qwen3|qwen2-moe|qwen3-moe|mixtral|moe-mla|\n"
-        "                                  deepseek-v2\n"
+        "usage: helix model synth --family dense|phi3|glm|glm4|gemma2|gemma3|internlm2|\n"
+        "                                  qwen2|qwen3|qwen2-moe|qwen3-moe|mixtral|\n"
+        "                                  moe-mla|deepseek-v2\n"
         "                         --out DIR [--layers N] [--seed S] [--dtype bf16|f32|fp8]\n"
         "                         [--shards N] [--model FILE|NAME]\n"
         "                         [--max-bytes SIZE]\n\n"
@@ -74,6 +74,10 @@ static void hlx_synth_usage(FILE *f)
         "                    (every norm stored as w - 1), GeGLU, the embedding times\n"
         "                    sqrt(320), a softmax scale of 1/sqrt(24), a window of 6 on\n"
         "                    every other layer turning with its own base (10000; 1e6 else)\n"
+        "  --family gemma2   Gemma2ForCausalLM: gemma3's layer without the q/k head norms,\n"
+        "                    one RoPE base (10000), the attention scores soft-capped at 1.5\n"
+        "                    and the logits at 2 (Gemma 2's 50 would leave the synthetic\n"
+        "                    scores alone)\n"
         "  --family glm4     Glm4ForCausalLM (GLM-4-0414): glm's weights plus an RMSNorm of\n"
         "                    the attention's output and of the MLP's before each residual\n"
         "                    add (post_self_attn_layernorm, post_mlp_layernorm)\n"
@@ -174,6 +178,7 @@ static const struct {
     { "phi3", "Phi3ForCausalLM", "synth-phi3", HLX_HF_FUSED_QKV | HLX_HF_FUSED_GU, 0, 0, 0, 0 },
     { "glm", "GlmForCausalLM", "synth-glm", HLX_HF_FUSED_GU | HLX_HF_ROPE_PAIRS, 1, 0, 0, 0 },
     { "glm4", "Glm4ForCausalLM", "synth-glm4", HLX_HF_FUSED_GU | HLX_HF_ROPE_PAIRS, 1, 0, 0, 1 },
+    { "gemma2", "Gemma2ForCausalLM", "synth-gemma2", HLX_HF_GEMMA, 0, 0, 0, 1 },
     { "gemma3", "Gemma3ForCausalLM", "synth-gemma3", HLX_HF_GEMMA, 0, 1, 0, 1 },
     { "internlm2", "InternLM2ForCausalLM", "synth-internlm2", HLX_HF_QKV_GROUPED, 0, 0, 0, 0 },
     { "qwen2", "Qwen2ForCausalLM", "synth-qwen2", 0, 1, 0, 0, 0 },
@@ -250,6 +255,14 @@ static void hlx_synth_config(hlx_hf_config_t *c, int dense, int v2, int layers,
             m->sliding_window = 6;
             m->sliding_pattern = 2;
             m->rope_local_theta = 10000.0;
+            if (!strcmp(c->arch, "Gemma2ForCausalLM")) {
+                /* gemma2: the same but one RoPE base, and caps that the synthetic
+                 * scores and logits reach (Gemma 2's 50 and 30 would leave them alone) */
+                m->rope_theta = 10000.0;
+                m->rope_local_theta = 0.0;
+                m->attn_softcap = 1.5;
+                m->final_softcap = 2.0;
+            }
         }
         if (hlx_synth_dense[dense].moe) {
             /* qwen3-moe: layer 0 dense (mlp_only_layers [0]), then MoE; qwen2-moe: every
@@ -469,7 +482,7 @@ static int hlx_cmd_model_synth(int argc, char **argv)
     dense = family != NULL ? hlx_synth_dense_index(family) : -1;
     if (family == NULL ||
         (dense < 0 && strcmp(family, "moe-mla") && strcmp(family, "deepseek-v2"))) {
-        fprintf(stderr, "helix model synth: --family: %s (dense, phi3, glm, glm4, gemma3, "
+        fprintf(stderr, "helix model synth: --family: %s (dense, phi3, glm, glm4, gemma2, gemma3, "
                 "internlm2, qwen2, qwen3, qwen2-moe, qwen3-moe, mixtral, moe-mla or "
                 "deepseek-v2)\n",
                 family ? family : "required");
@@ -894,6 +907,9 @@ static int hlx_cmd_model_info(int argc, char **argv)
                                                  "embed_scale", cfg.m.embed_scale,
                                                  "attn_scalar", cfg.m.attn_scalar,
                                                  "rope_local_theta", cfg.m.rope_local_theta));
+        if (cfg.m.attn == HLX_ATTN_GQA)
+            json_object_set_new(mo, "attn_softcap", json_real(cfg.m.attn_softcap));
+        json_object_set_new(mo, "final_softcap", json_real(cfg.m.final_softcap));
         if (cfg.m.attn == HLX_ATTN_MLA)
             json_object_update_new(mo, json_pack("{s:i, s:i, s:i, s:i}", "q_lora_rank",
                                              cfg.m.q_lora_rank, "kv_lora_rank",
@@ -958,6 +974,9 @@ static int hlx_cmd_model_info(int argc, char **argv)
         if (cfg.fused & HLX_HF_GEMMA)
             printf("  every norm's weight stored as w - 1; the embedding times sqrt(%d); "
                    "softmax scale 1/sqrt(%g)\n", cfg.m.hidden, cfg.m.attn_scalar);
+        if (cfg.m.attn_softcap > 0.0)
+            printf("  attention scores soft-capped: s -> %g tanh(s / %g) "
+                   "(attn_logit_softcapping)\n", cfg.m.attn_softcap, cfg.m.attn_softcap);
         if (cfg.m.sliding_window > 0 && cfg.m.sliding_pattern == 0 && cfg.m.sliding_from > 0)
             printf("  sliding-window attention on layers %d to %d (max_window_layers; the %d "
                    "before attend to the whole context): a query attends to its last %d "
@@ -981,6 +1000,9 @@ static int hlx_cmd_model_info(int argc, char **argv)
     } else
         printf("\n  MLA: q_lora %d, kv_lora %d, nope %d, rope %d, v %d\n", cfg.m.q_lora_rank,
                cfg.m.kv_lora_rank, cfg.m.qk_nope_dim, cfg.m.qk_rope_dim, cfg.m.v_head_dim);
+    if (cfg.m.final_softcap > 0.0)
+        printf("  logits soft-capped: z -> %g tanh(z / %g) (final_logit_softcapping)\n",
+               cfg.m.final_softcap, cfg.m.final_softcap);
     if (cfg.m.experts > 0) {
         printf("  MoE: %d experts top-%d + %d shared, expert FFN %d, first %d layers dense "
                "(FFN %d), %s scoring, norm_topk_prob %s, scaling %g", cfg.m.experts,

@@ -150,6 +150,7 @@ static const struct {
     { "Glm4ForCausalLM", "glm4", HLX_HF_DENSE, HLX_HF_GLM, 1, 0, 0, 1, 0.5, 1.5625e-7 },
     { "InternLM2ForCausalLM", "internlm2", HLX_HF_DENSE, HLX_HF_INTERNLM2, 0, 0, 0, 0, 0, 1e-6 },
     { "InternLM3ForCausalLM", "internlm3", HLX_HF_DENSE, 0, 0, 0, 0, 0, 0, 1e-6 },
+    { "Gemma2ForCausalLM", "gemma2", HLX_HF_DENSE, HLX_HF_GEMMA, 0, 0, 0, 1, 0, 1e-6 },
     { "Gemma3ForCausalLM", "gemma3_text", HLX_HF_DENSE, HLX_HF_GEMMA, 0, 1, 0, 1, 0, 1e-6 },
     { "Gemma3ForConditionalGeneration", "gemma3", HLX_HF_DENSE, HLX_HF_GEMMA | HLX_HF_NESTED, 0,
       1, 0, 1, 0, 1e-6 },
@@ -162,8 +163,16 @@ static const struct {
                          "Qwen2ForCausalLM, Qwen2MoeForCausalLM, Qwen3ForCausalLM, " \
                          "Qwen3MoeForCausalLM, Phi3ForCausalLM, GlmForCausalLM, " \
                          "Glm4ForCausalLM, InternLM2ForCausalLM, InternLM3ForCausalLM, " \
-                         "Gemma3ForCausalLM, Gemma3ForConditionalGeneration (its text " \
+                         "Gemma2ForCausalLM, Gemma3ForCausalLM, " \
+                         "Gemma3ForConditionalGeneration (its text " \
                          "model), DeepseekV2ForCausalLM, DeepseekV3ForCausalLM"
+
+/* Gemma 2's class: Gemma 3's layer without q/k norms and local RoPE base, with the
+ * soft-cappings (hlx_cfg_gemma). */
+static int hlx_hf_gemma2(const hlx_hf_config_t *c)
+{
+    return !strcmp(c->arch, "Gemma2ForCausalLM");
+}
 
 /* c's row of hlx_hf_archs (set by hlx_cfg_family). */
 static size_t hlx_hf_arch_index(const hlx_hf_config_t *c)
@@ -211,7 +220,7 @@ static hlx_status_t hlx_cfg_family(hlx_jdoc_t *doc, hlx_hf_config_t *c)
         return hlx_jdoc_fail(doc, "/architectures", HLX_ERR_PARSE,
                              "missing, and model_type is not llama, mistral, mixtral, qwen2, "
                              "qwen2_moe, qwen3, qwen3_moe, phi3, glm, glm4, internlm2, internlm3, "
-                             "gemma3_text, gemma3, "
+                             "gemma2, gemma3_text, gemma3, "
                              "deepseek_v2 or deepseek_v3");
     return hlx_jdoc_fail(doc, "/architectures/0", HLX_ERR_PARSE,
                          "%.64s is not supported (" HLX_HF_ARCH_LIST ")",
@@ -934,17 +943,21 @@ static hlx_status_t hlx_cfg_mixtral(hlx_jdoc_t *doc, hlx_hf_config_t *c)
     return HLX_OK;
 }
 
-/* Gemma3TextConfig's keys beyond Llama's, with its defaults where absent: hidden_activation
- * (gelu_pytorch_tanh: GeGLU; another is refused), query_pre_attn_scalar (256),
- * sliding_window (4096; null: none) on every layer but each sliding_window_pattern-th (6),
- * or as layer_types lists them (which must be such a pattern), rope_local_base_freq (10000)
- * on the windowed layers, unscaled; the embedding times sqrt(hidden) always; the
- * softcappings, which Gemma 3 leaves null, refused when set. */
-static hlx_status_t hlx_cfg_gemma3(hlx_jdoc_t *doc, hlx_hf_config_t *c)
+/* Gemma2Config's and Gemma3TextConfig's keys beyond Llama's, with their defaults where
+ * absent: hidden_activation (gelu_pytorch_tanh: GeGLU; another is refused),
+ * query_pre_attn_scalar (256), sliding_window (4096; null: none) on every layer but each
+ * P-th, or as layer_types lists them (which must be such a pattern); the embedding times
+ * sqrt(hidden) always. Gemma 3: P = sliding_window_pattern (6), rope_local_base_freq
+ * (10000) on the windowed layers, unscaled; its softcappings, null, are refused when set.
+ * Gemma 2: P = 2 (its class alternates, windowed first), one RoPE base, and
+ * attn_logit_softcapping (50) and final_logit_softcapping (30), null for none. */
+static hlx_status_t hlx_cfg_gemma(hlx_jdoc_t *doc, hlx_hf_config_t *c)
 {
     static const char *const caps[] = { "attn_logit_softcapping", "final_logit_softcapping" };
     json_t *root = hlx_jdoc_root(doc), *lt = json_object_get(root, "layer_types");
     hlx_model_t *m = &c->m;
+    const int g2 = hlx_hf_gemma2(c);
+    double *capv[] = { &m->attn_softcap, &m->final_softcap };
     char act[32], path[48];
     int pat, l, full = -1;
     size_t i;
@@ -959,12 +972,16 @@ static hlx_status_t hlx_cfg_gemma3(hlx_jdoc_t *doc, hlx_hf_config_t *c)
     for (i = 0; i < sizeof(caps) / sizeof(caps[0]); i++) {
         json_t *v = json_object_get(root, caps[i]);
         snprintf(path, sizeof(path), "/%s", caps[i]);
-        if (v != NULL && !json_is_null(v))
-            return hlx_jdoc_fail(doc, path, HLX_ERR_PARSE, "softcapping is not supported "
-                                 "(Gemma 3's configs leave it null)");
+        if (g2 && (v == NULL || !json_is_null(v)))
+            HLX_TRY(hlx_cfg_num(doc, caps[i], i == 0 ? 50.0 : 30.0, 1e-6, 1e9, capv[i]));
+        else if (v != NULL && !json_is_null(v))
+            return hlx_jdoc_fail(doc, path, HLX_ERR_PARSE, "soft-capping is read for "
+                                 "Gemma2ForCausalLM only (Gemma 3's configs leave it null)");
     }
     HLX_TRY(hlx_cfg_num(doc, "query_pre_attn_scalar", 256.0, 1e-6, 1e9, &m->attn_scalar));
-    HLX_TRY(hlx_cfg_num(doc, "rope_local_base_freq", 10000.0, 1e-9, 1e12, &m->rope_local_theta));
+    if (!g2)
+        HLX_TRY(hlx_cfg_num(doc, "rope_local_base_freq", 10000.0, 1e-9, 1e12,
+                            &m->rope_local_theta));
     HLX_TRY(hlx_cfg_int(doc, "sliding_window", 0, 4096, 1, &m->sliding_window));
     if (json_is_null(json_object_get(root, "sliding_window")))
         m->sliding_window = 0;
@@ -984,19 +1001,22 @@ static hlx_status_t hlx_cfg_gemma3(hlx_jdoc_t *doc, hlx_hf_config_t *c)
                 full = l;
         }
     }
-    HLX_TRY(hlx_cfg_int(doc, "sliding_window_pattern", 0,
-                        lt != NULL && !json_is_null(lt) ? full + 1 : 6, 0, &pat));
+    /* Gemma2Config has no sliding_window_pattern: layer_types, or alternating */
+    pat = lt != NULL && !json_is_null(lt) ? full + 1 : g2 ? 2 : 6;
+    if (!g2)
+        HLX_TRY(hlx_cfg_int(doc, "sliding_window_pattern", 0, pat, 0, &pat));
     for (l = 0; lt != NULL && !json_is_null(lt) && l < m->layers; l++) {
         int is_full = !strcmp(json_string_value(json_array_get(lt, (size_t)l)), "full_attention");
         snprintf(path, sizeof(path), "/layer_types/%d", l);
         if (is_full != (pat > 0 && (l + 1) % pat == 0))
             return hlx_jdoc_fail(doc, path, HLX_ERR_PARSE, "layer %d is \"%s\", which breaks the "
-                                 "pattern of one full_attention layer in every %d (%s; Gemma "
-                                 "3's: 5 sliding_attention, then 1 full_attention)", l,
+                                 "pattern of one full_attention layer in every %d (%s; %s)", l,
                                  is_full ? "full_attention" : "sliding_attention", pat,
-                                 hlx_cfg_absent(doc, "sliding_window_pattern")
+                                 g2 || hlx_cfg_absent(doc, "sliding_window_pattern")
                                      ? "as the first full_attention layer sets it"
-                                     : "sliding_window_pattern");
+                                     : "sliding_window_pattern",
+                                 g2 ? "Gemma 2's: sliding_attention and full_attention in turn"
+                                    : "Gemma 3's: 5 sliding_attention, then 1 full_attention");
     }
     if (pat == 1 || m->sliding_window == 0) { /* every layer whole */
         m->sliding_window = 0;
@@ -1015,7 +1035,7 @@ static hlx_status_t hlx_cfg_dense(hlx_jdoc_t *doc, hlx_hf_config_t *c)
     int bias;
 
     m->attn = HLX_ATTN_GQA;
-    /* every dense family's FFN but Gemma's (hlx_cfg_gemma3) is SiLU(gate) x up; another
+    /* every dense family's FFN but Gemma's (hlx_cfg_gemma) is SiLU(gate) x up; another
      * activation decodes other tokens */
     HLX_TRY(hlx_cfg_str(doc, "hidden_act", "silu", act, sizeof(act)));
     if (strcmp(act, "silu") && !(c->fused & HLX_HF_GEMMA))
@@ -1109,7 +1129,7 @@ static hlx_status_t hlx_cfg_dense(hlx_jdoc_t *doc, hlx_hf_config_t *c)
                                  "Glm4ForCausalLM only (%s rotates whole heads)", f, c->arch);
     }
     if (c->fused & HLX_HF_GEMMA)
-        return hlx_cfg_gemma3(doc, c);
+        return hlx_cfg_gemma(doc, c);
     if (c->moe_gqa == HLX_HF_MOE_MIXTRAL)
         return hlx_cfg_mixtral(doc, c);
     if (c->moe_gqa)
@@ -1312,17 +1332,19 @@ hlx_status_t hlx_hf_config_load(const char *dir, hlx_hf_config_t *c, char *err,
         (st = hlx_jdoc_scope(doc, "text_config")) == HLX_ERR_NOT_FOUND)
         st = hlx_jdoc_fail(doc, "/text_config", HLX_ERR_PARSE, "required key is missing (the "
                            "text model's configuration)");
-    /* Gemma3TextConfig gives all five (a 4B's text_config leaves out most) */
+    /* Gemma3TextConfig and Gemma2Config give all five (a 4B's text_config leaves out most);
+     * Gemma 2's vocabulary is 256000 */
     gemma = !!(c->fused & HLX_HF_GEMMA);
     if (st == HLX_OK &&
         ((st = hlx_cfg_int(doc, "num_hidden_layers", !gemma, 26, 1, &m->layers)) ||
          (st = hlx_cfg_int(doc, "hidden_size", !gemma, 2304, 1, &m->hidden)) ||
          (st = hlx_cfg_int(doc, "num_attention_heads", !gemma, 8, 1, &m->q_heads)) ||
          (st = hlx_cfg_int(doc, "intermediate_size", !gemma, 9216, 1, &m->ffn)) ||
-         (st = hlx_cfg_int(doc, "vocab_size", !gemma, 262208, 1, &m->vocab)) ||
+         (st = hlx_cfg_int(doc, "vocab_size", !gemma, hlx_hf_gemma2(c) ? 256000 : 262208, 1,
+                           &m->vocab)) ||
          (st = hlx_cfg_num(doc, "rope_theta",
-                           c->moe_gqa == HLX_HF_MOE_MIXTRAL || (c->fused & HLX_HF_GEMMA) ? 1e6
-                                                                                   : 10000.0,
+                           c->moe_gqa == HLX_HF_MOE_MIXTRAL ||
+                                   (gemma && !hlx_hf_gemma2(c)) ? 1e6 : 10000.0,
                            1e-9, 1e12, &m->rope_theta)) ||
          (st = hlx_cfg_num(doc, "rms_norm_eps", hlx_hf_archs[hlx_hf_arch_index(c)].eps,
                            1e-30, 1.0, &m->norm_eps)) ||
@@ -1330,7 +1352,7 @@ hlx_status_t hlx_hf_config_load(const char *dir, hlx_hf_config_t *c, char *err,
                             &c->tie_word_embeddings)))) {
         /* st holds the first error (Gemma3TextConfig ties the head by default) */
     }
-    if (st == HLX_OK && !(c->fused & HLX_HF_GEMMA)) /* Gemma's window: hlx_cfg_gemma3 */
+    if (st == HLX_OK && !(c->fused & HLX_HF_GEMMA)) /* Gemma's window: hlx_cfg_gemma */
         st = hlx_cfg_sliding(doc, c);
     if (st == HLX_OK)
         st = c->family == HLX_HF_DENSE ? hlx_cfg_dense(doc, c) : hlx_cfg_moe_mla(doc, c);
@@ -1419,13 +1441,26 @@ char *hlx_hf_config_text(const hlx_hf_config_t *c)
         json_object_set_new(o, "helix_synth_seed", json_integer((json_int_t)c->synth_seed));
     if (c->family == HLX_HF_DENSE) {
         json_object_set_new(o, "head_dim", json_integer(m->head_dim));
-        if (c->fused & HLX_HF_GEMMA) { /* Gemma3TextConfig's keys */
+        if (c->fused & HLX_HF_GEMMA) { /* Gemma3TextConfig's and Gemma2Config's keys */
             json_object_set_new(o, "hidden_activation", json_string("gelu_pytorch_tanh"));
             json_object_set_new(o, "query_pre_attn_scalar", json_real(m->attn_scalar));
-            json_object_set_new(o, "sliding_window_pattern", json_integer(m->sliding_pattern));
-            json_object_set_new(o, "rope_local_base_freq", json_real(m->rope_local_theta));
-            json_object_set_new(o, "attn_logit_softcapping", json_null());
-            json_object_set_new(o, "final_logit_softcapping", json_null());
+            if (!hlx_hf_gemma2(c)) {
+                json_object_set_new(o, "sliding_window_pattern",
+                                    json_integer(m->sliding_pattern));
+                json_object_set_new(o, "rope_local_base_freq", json_real(m->rope_local_theta));
+            } else if (m->sliding_window > 0) { /* its pattern by layer_types */
+                json_t *lt = json_array();
+                int l;
+                for (l = 0; l < m->layers; l++)
+                    json_array_append_new(lt, json_string(hlx_model_layer_window(m, l) > 0
+                                                              ? "sliding_attention"
+                                                              : "full_attention"));
+                json_object_set_new(o, "layer_types", lt);
+            }
+            json_object_set_new(o, "attn_logit_softcapping", m->attn_softcap > 0.0
+                                    ? json_real(m->attn_softcap) : json_null());
+            json_object_set_new(o, "final_logit_softcapping", m->final_softcap > 0.0
+                                    ? json_real(m->final_softcap) : json_null());
         } else {
             json_object_set_new(o, "hidden_act", json_string("silu"));
         }

@@ -1312,10 +1312,12 @@ static void test_gemma3(void **state)
     set_key("g3", "layer_types", NULL);
     /* what Gemma 3 never sets, and Gemma 2's exact GELU */
     set_key("g3", "final_logit_softcapping", json_real(30.0));
-    expect_config("g3", HLX_ERR_PARSE, "final_logit_softcapping: softcapping is not supported");
+    expect_config("g3", HLX_ERR_PARSE, "final_logit_softcapping: soft-capping is read for "
+                  "Gemma2ForCausalLM only");
     set_key("g3", "final_logit_softcapping", json_null());
     set_key("g3", "attn_logit_softcapping", json_real(50.0));
-    expect_config("g3", HLX_ERR_PARSE, "attn_logit_softcapping: softcapping is not supported");
+    expect_config("g3", HLX_ERR_PARSE, "attn_logit_softcapping: soft-capping is read for "
+                  "Gemma2ForCausalLM only");
     set_key("g3", "attn_logit_softcapping", NULL);
     set_key("g3", "hidden_activation", json_string("gelu"));
     expect_config("g3", HLX_ERR_PARSE, "hidden_activation: \"gelu\" is not supported");
@@ -1350,6 +1352,79 @@ static void test_gemma3(void **state)
     /* located at the key inside text_config, not at the top of the file */
     assert_int_equal(hlx_hf_config_load(dir, &cfg, err, sizeof(err)), HLX_ERR_PARSE);
     assert_null(strstr(err, "config.json:1:1:"));
+}
+
+/* Gemma2ForCausalLM: Gemma 3's layer without q/k norms and local base, Gemma2Config's
+ * defaults (the soft-cappings 50 and 30, vocabulary 256000, rope_theta 10000, windows on
+ * every other layer from the first), null caps for none, layer_types, bad caps refused. */
+static void test_gemma2(void **state)
+{
+    char dir[512], err[1024], path[640];
+    hlx_hf_config_t cfg;
+    json_error_t je;
+    json_t *o, *mo;
+
+    (void)state;
+    synth_cfg("g2", "--family gemma2 --shards 1", "Gemma2ForCausalLM", dir, sizeof(dir), &cfg);
+    assert_int_equal(cfg.fused, HLX_HF_GEMMA);
+    assert_true(!cfg.m.qk_norm && cfg.m.post_norms && cfg.m.embed_scale && !cfg.m.qkv_bias);
+    assert_true(cfg.m.attn_softcap == 1.5 && cfg.m.final_softcap == 2.0);
+    assert_true(cfg.m.sliding_window == 6 && cfg.m.sliding_pattern == 2 &&
+                cfg.m.rope_local_theta == 0.0 && cfg.m.rope_theta == 10000.0);
+    /* model info --json names the caps */
+    snprintf(path, sizeof(path), "%s/g2info.json", g_tmp);
+    assert_int_equal(sh("%s model info %s --json > %s", helix, dir, path), 0);
+    o = json_load_file(path, 0, &je);
+    assert_non_null(o);
+    mo = json_object_get(o, "model");
+    assert_true(json_real_value(json_object_get(mo, "attn_softcap")) == 1.5 &&
+                json_real_value(json_object_get(mo, "final_softcap")) == 2.0);
+    json_decref(o);
+    ckpt_variant("g2", "g2ok", NULL, NULL, NULL, 0, NULL);
+    /* Gemma2Config's defaults */
+    set_key("g2", "attn_logit_softcapping", NULL);
+    set_key("g2", "final_logit_softcapping", NULL);
+    set_key("g2", "layer_types", NULL);
+    set_key("g2", "sliding_window", NULL);
+    set_key("g2", "rope_theta", NULL);
+    set_key("g2", "vocab_size", NULL);
+    set_key("g2", "head_dim", NULL);
+    set_key("g2", "num_key_value_heads", NULL);
+    assert_int_equal(hlx_hf_config_load(dir, &cfg, err, sizeof(err)), HLX_OK);
+    assert_true(cfg.m.attn_softcap == 50.0 && cfg.m.final_softcap == 30.0);
+    assert_true(cfg.m.vocab == 256000 && cfg.m.rope_theta == 10000.0 && cfg.m.head_dim == 256 &&
+                cfg.m.kv_heads == 4 && cfg.m.rope_local_theta == 0.0);
+    assert_true(cfg.m.sliding_window == 4096 && cfg.m.sliding_pattern == 2 &&
+                hlx_model_layer_window(&cfg.m, 0) == 4096 &&
+                hlx_model_layer_window(&cfg.m, 1) == 0);
+    /* Gemma 3's keys are not Gemma 2's: no local base, no pattern key */
+    set_key("g2", "rope_local_base_freq", json_real(10.0));
+    set_key("g2", "sliding_window_pattern", json_integer(6));
+    assert_int_equal(hlx_hf_config_load(dir, &cfg, err, sizeof(err)), HLX_OK);
+    assert_true(cfg.m.rope_local_theta == 0.0 && cfg.m.sliding_pattern == 2);
+    /* null: no cap */
+    set_key("g2", "attn_logit_softcapping", json_null());
+    set_key("g2", "final_logit_softcapping", json_null());
+    assert_int_equal(hlx_hf_config_load(dir, &cfg, err, sizeof(err)), HLX_OK);
+    assert_true(cfg.m.attn_softcap == 0.0 && cfg.m.final_softcap == 0.0);
+    set_key("g2", "attn_logit_softcapping", json_real(-1.0));
+    expect_config("g2", HLX_ERR_PARSE, "attn_logit_softcapping:");
+    set_key("g2", "attn_logit_softcapping", json_string("50"));
+    expect_config("g2", HLX_ERR_PARSE, "attn_logit_softcapping:");
+    set_key("g2", "attn_logit_softcapping", NULL);
+    set_key("g2", "final_logit_softcapping", json_real(0.0));
+    expect_config("g2", HLX_ERR_PARSE, "final_logit_softcapping:");
+    set_key("g2", "final_logit_softcapping", NULL);
+    /* layer_types: Gemma 2's pattern (windowed, then whole) and no other */
+    set_key("g2", "layer_types", json_pack("[s, s]", "full_attention", "sliding_attention"));
+    expect_config("g2", HLX_ERR_PARSE, "Gemma 2's: sliding_attention and full_attention in "
+                  "turn");
+    set_key("g2", "layer_types", NULL);
+    /* model_type alone names it */
+    set_key("g2", "architectures", NULL);
+    set_key("g2", "model_type", json_string("gemma2"));
+    assert_int_equal(hlx_hf_config_load(dir, &cfg, err, sizeof(err)), HLX_OK);
+    assert_string_equal(cfg.arch, "Gemma2ForCausalLM");
 }
 
 /* InternLM2ForCausalLM: its names, one wqkv grouped by KV head, "bias" (InternLM2Config:
@@ -1765,6 +1840,7 @@ int main(int argc, char **argv)
         cmocka_unit_test(test_qwen2_moe),
         cmocka_unit_test(test_glm),
         cmocka_unit_test(test_glm4),
+        cmocka_unit_test(test_gemma2),
         cmocka_unit_test(test_gemma3),
         cmocka_unit_test(test_rope_parameters),
         cmocka_unit_test(test_internlm2),

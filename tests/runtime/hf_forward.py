@@ -1,7 +1,8 @@
 #!/usr/bin/env python3
 # An independent float64 reference of the Hugging Face transformers forward pass for Llama,
-# Mistral, Mixtral, Qwen2, Qwen2-MoE, Qwen3, Qwen3-MoE, Phi-3, GLM, GLM-4-0414, Gemma 3 (its
-# text model, in either checkpoint form), InternLM2/3 and DeepSeek-V2/V3 (MLA, the modeling
+# Mistral, Mixtral, Qwen2, Qwen2-MoE, Qwen3, Qwen3-MoE, Phi-3, GLM, GLM-4-0414, Gemma 2 (its
+# soft-capping), Gemma 3 (its text model, in either checkpoint form), InternLM2/3 and
+# DeepSeek-V2/V3 (MLA, the modeling
 # code's own layout) checkpoints (config.json + safetensors), with transformers' RoPE
 # scalings (linear, llama3, yarn, longrope, dynamic; DeepSeek's own yarn), sliding windows
 # and DeepSeek-V3's block-scaled fp8 weights,
@@ -32,7 +33,8 @@ ARCHITECTURES = ("LlamaForCausalLM", "MistralForCausalLM", "MixtralForCausalLM",
                  "Qwen2ForCausalLM", "Qwen2MoeForCausalLM", "Qwen3ForCausalLM",
                  "Qwen3MoeForCausalLM",
                  "Phi3ForCausalLM", "GlmForCausalLM", "Glm4ForCausalLM",
-                 "InternLM2ForCausalLM", "InternLM3ForCausalLM", "Gemma3ForCausalLM",
+                 "InternLM2ForCausalLM", "InternLM3ForCausalLM", "Gemma2ForCausalLM",
+                 "Gemma3ForCausalLM",
                  "Gemma3ForConditionalGeneration", "DeepseekV2ForCausalLM",
                  "DeepseekV3ForCausalLM")
 # GLM-4 (-hf) and GLM-4-0414: GlmConfig's and Glm4Config's defaults are the same; Glm4 adds
@@ -307,7 +309,8 @@ class Config:
 
         mixtral = self.arch == "MixtralForCausalLM"
         glm = self.arch in GLM
-        gemma = self.gemma = self.arch == "Gemma3ForCausalLM"
+        gemma = self.gemma = self.arch in ("Gemma2ForCausalLM", "Gemma3ForCausalLM")
+        gemma2 = self.arch == "Gemma2ForCausalLM"
         self.H = integer("hidden_size", 2304 if gemma else None)
         self.F = integer("intermediate_size", 9216 if gemma else None)
         self.layers = integer("num_hidden_layers", 26 if gemma else None)
@@ -317,7 +320,7 @@ class Config:
         self.K = integer("num_key_value_heads",
                          8 if self.arch in ("MistralForCausalLM", "MixtralForCausalLM")
                          else 2 if glm else 4 if gemma else self.Q)
-        self.V = integer("vocab_size", 262208 if gemma else None)
+        self.V = integer("vocab_size", 256000 if gemma2 else 262208 if gemma else None)
         if self.Q % self.K:
             raise Fail(f"{path}: key num_key_value_heads: {self.K} does not divide "
                        f"num_attention_heads {self.Q}")
@@ -342,7 +345,7 @@ class Config:
                 if c.get(key, False) is not False:
                     raise Fail(f"{path}: key {key}: InternLM3's biases are not implemented by "
                                f"this reference")
-        self.theta = number("rope_theta", 1e6 if mixtral or gemma else 10000.0)
+        self.theta = number("rope_theta", 1e6 if mixtral or (gemma and not gemma2) else 10000.0)
         self.eps = number("rms_norm_eps", 1e-5 if self.arch == "Phi3ForCausalLM" or mixtral
                           else 1.5625e-7 if glm else 1e-6)
         tie = c.get("tie_word_embeddings", gemma)
@@ -409,22 +412,31 @@ class Config:
         # window on every layer but each sliding_window_pattern-th (or as layer_types says),
         # those layers turning with rope_local_base_freq and no scaling. layer_windows: each
         # layer's window (None: the whole context), Gemma's or Mistral's below
+        # Gemma2Config: the same layer without q/k norms and local base, its pattern
+        # alternating (windowed first), the scores and the logits soft-capped (cap x
+        # tanh(z / cap); 50 and 30 by default, null: none).
         self.layer_windows = [None] * self.layers
+        self.attn_cap = self.final_cap = None
+        self.local_base = None
         if gemma:
             act = c.get("hidden_activation", "gelu_pytorch_tanh")
             if act != "gelu_pytorch_tanh":
                 raise Fail(f"{path}: key hidden_activation: {act!r} is not implemented by this "
                            f"reference")
-            for key in ("attn_logit_softcapping", "final_logit_softcapping"):
-                if c.get(key) is not None:
-                    raise Fail(f"{path}: key {key}: softcapping is not implemented by this "
-                               f"reference")
+            for key, default in (("attn_logit_softcapping", 50.0),
+                                 ("final_logit_softcapping", 30.0)):
+                if gemma2:
+                    cap = number(key, default) if c.get(key, default) is not None else None
+                    setattr(self, "attn_cap" if key.startswith("attn") else "final_cap", cap)
+                elif c.get(key) is not None:
+                    raise Fail(f"{path}: key {key}: Gemma 3's softcapping is null")
             self.qpas = number("query_pre_attn_scalar", 256)
-            self.local_base = number("rope_local_base_freq", 10000.0)
+            if not gemma2:
+                self.local_base = number("rope_local_base_freq", 10000.0)
             sw = c.get("sliding_window", 4096)
             types = c.get("layer_types")
             if types is None:
-                pattern = integer("sliding_window_pattern", 6)
+                pattern = 2 if gemma2 else integer("sliding_window_pattern", 6)
                 types = ["sliding_attention" if pattern and (i + 1) % pattern
                          else "full_attention" for i in range(self.layers)]
             if not isinstance(types, list) or len(types) != self.layers:
@@ -570,10 +582,12 @@ class Layer:
     pass
 
 
-def attend(q, keys, values, scale):
-    """Softmax over the positions of q . key x scale, then the weighted sum of the values
-    (keys and values of one KV head, one per position)."""
+def attend(q, keys, values, scale, cap=None):
+    """Softmax over the positions of q . key x scale (soft-capped: cap x tanh(that / cap)),
+    then the weighted sum of the values (keys and values of one KV head, one per position)."""
     scores = [sum(map(operator.mul, q, k)) * scale for k in keys]
+    if cap is not None:
+        scores = [cap * math.tanh(s / cap) for s in scores]
     top = max(scores)
     weights = [math.exp(s - top) for s in scores]
     total = sum(weights)
@@ -607,7 +621,10 @@ class Decoder:
     def head(self, x, want_logits):
         if not want_logits:
             return None
-        return matvec(self.lm_head, rmsnorm(x, self.norm, self.cfg.eps))
+        logits = matvec(self.lm_head, rmsnorm(x, self.norm, self.cfg.eps))
+        if self.cfg.final_cap is not None:
+            logits = [self.cfg.final_cap * math.tanh(z / self.cfg.final_cap) for z in logits]
+        return logits
 
 
 def rope_interleaved(vec, cos, sin):
@@ -865,7 +882,8 @@ class Model(Decoder):
                 L.mlp_out_norm = ck.vector(p + "post_feedforward_layernorm.weight", H)
                 for key in ("input_norm", "post_norm", "out_norm", "mlp_out_norm", "q_norm",
                             "k_norm"):
-                    setattr(L, key, [1.0 + w for w in getattr(L, key)])
+                    if getattr(L, key) is not None:  # Gemma 2 has no q/k norms
+                        setattr(L, key, [1.0 + w for w in getattr(L, key)])
             L.keys, L.values = [], []  # per position: K heads of d
             self.layers.append(L)
         self.rope_params(cfg)
@@ -1034,13 +1052,14 @@ class Model(Decoder):
         scale = 1.0 / math.sqrt(cfg.qpas if cfg.gemma else d)
         act = gelu_tanh if cfg.gemma else silu
         x = [v * self.embed_scale for v in self.embed[token]]
-        if cfg.gemma:  # the windowed layers' plain RoPE of their own base
+        if cfg.local_base is not None:  # Gemma 3's windowed layers: a plain RoPE, own base
             local = [1.0 / cfg.local_base ** (2 * i / cfg.rotary) for i in range(cfg.rotary // 2)]
             cos_l = [math.cos(t * f) for f in local]
             sin_l = [math.sin(t * f) for f in local]
         for i, L in enumerate(self.layers):
             window = cfg.layer_windows[i]
-            c, s = (cos_l, sin_l) if window is not None and cfg.gemma else (cos, sin)
+            c, s = (cos_l, sin_l) if window is not None and cfg.local_base is not None \
+                else (cos, sin)
             h = rmsnorm(x, L.input_norm, eps)
             q, k, v = matvec(L.wq, h), matvec(L.wk, h), matvec(L.wv, h)
             if L.bq is not None:
@@ -1060,7 +1079,7 @@ class Model(Decoder):
             for j in range(Q):
                 g = j // group
                 attn.extend(attend(qh[j], [ks[g] for ks in L.keys[first:]],
-                                   [vs[g] for vs in L.values[first:]], scale))
+                                   [vs[g] for vs in L.values[first:]], scale, cfg.attn_cap))
             o = matvec(L.wo, attn)
             if L.out_norm is not None:
                 o = rmsnorm(o, L.out_norm, eps)
