@@ -26,6 +26,7 @@ typedef struct hlx_bench_opts {
     hlx_dtype_t dtype;
     size_t      context;
     int         group, dk, dv, mla;
+    float       softcap; /* attention: scores soft-capped at this (0: none) */
     int         parts, heads;
     int         n, k, m;
     int         reps;
@@ -54,6 +55,7 @@ typedef struct hlx_bench_args {
     const char *variant, *kv_dtype;
     int64_t     context, group, head_dim, parts, heads, n, k, m, reps, threads, bw_bytes;
     int         mla, json, device;
+    double      softcap;
     double      target_fraction, target_eff, target_speedup;
 } hlx_bench_args_t;
 
@@ -61,7 +63,7 @@ enum {
     HLX_BF_VARIANT, HLX_BF_KV_DTYPE, HLX_BF_CONTEXT, HLX_BF_GROUP, HLX_BF_HEAD_DIM,
     HLX_BF_MLA, HLX_BF_PARTS, HLX_BF_HEADS, HLX_BF_N, HLX_BF_K, HLX_BF_M, HLX_BF_REPS,
     HLX_BF_THREADS, HLX_BF_BW_BYTES, HLX_BF_TARGET_FRACTION, HLX_BF_TARGET_EFF,
-    HLX_BF_TARGET_SPEEDUP, HLX_BF_JSON, HLX_BF_DEVICE, HLX_BF_COUNT
+    HLX_BF_TARGET_SPEEDUP, HLX_BF_JSON, HLX_BF_DEVICE, HLX_BF_SOFTCAP, HLX_BF_COUNT
 };
 
 enum { HLX_BENCH_DEV_CPU, HLX_BENCH_DEV_CUDA }; /* --device's choices, in order */
@@ -124,6 +126,11 @@ static const hlx_flag_t hlx_bench_flag_list[] = {
         "attention: cuda times the CUDA kernel on GPU 0 against a\n"
         "copy kernel's HBM bandwidth in the same run (helix bench\n"
         "attention --device cuda --help); exit 2 without a CUDA\ndevice" },
+    [HLX_BF_SOFTCAP] = { "softcap", HLX_FT_NUM, NULL, 0, 0, 1e-6, 1e9, NULL,
+        offsetof(hlx_bench_args_t, softcap), "X",
+        "attention: scores soft-capped at X, s -> X tanh(s / X) (Gemma\n"
+        "2's attn_logit_softcapping, 50); the flops counted are the\n"
+        "same, so the fractions show the cap's cost" },
 };
 
 _Static_assert(sizeof(hlx_bench_flag_list) / sizeof(hlx_bench_flag_list[0]) == HLX_BF_COUNT,
@@ -369,7 +376,8 @@ static int hlx_bench_attn_len(const hlx_bench_opts_t *o, const hlx_kernels_t *k,
                            .q = q, .k = kv, .k_stride = (size_t)dk,
                            .v = o->mla ? kv : (char *)kv + k_elems * es,
                            .v_stride = (size_t)(o->mla ? dk : dv),
-                           .scale = 1.0f / sqrtf((float)dk), .o = out, .lse = lse };
+                           .scale = 1.0f / sqrtf((float)dk), .softcap = o->softcap,
+                           .o = out, .lse = lse };
     r->seconds = 1e30;
     r->seconds_1 = 1e30;
     work = hlx_bench_pool ? malloc(sizeof(float) * hlx_pool_attn_work_floats(hlx_bench_pool, &d))
@@ -533,6 +541,7 @@ static const unsigned char hlx_bench_flag_kernels[HLX_BF_COUNT] = {
     [HLX_BF_THREADS] = HLX_BK_ATTN,
     [HLX_BF_TARGET_EFF] = HLX_BK_ATTN,
     [HLX_BF_TARGET_SPEEDUP] = HLX_BK_ATTN,
+    [HLX_BF_SOFTCAP] = HLX_BK_ATTN,
 };
 
 /* Flags that do not apply to the kernel, or to each other; given[] is hlx_flags_parse's
@@ -567,6 +576,12 @@ static int hlx_bench_flags_apply(const hlx_bench_opts_t *o, const int *given)
                             "one of the two\n", f, f);
             return 2;
         }
+    }
+    if (o->mla && o->softcap > 0.0f) {
+        fprintf(stderr, "helix bench attention: --mla and --softcap: MLA models have no "
+                        "soft-capping (a model file refuses attn_softcap with mla); drop one "
+                        "of the two\n");
+        return 2;
     }
     if (given[HLX_BF_TARGET_SPEEDUP] && o->threads < 2) {
         fprintf(stderr, "helix bench attention: --target-speedup: the speedup is that of "
@@ -615,6 +630,7 @@ static int hlx_bench_parse(int argc, char **argv, hlx_bench_opts_t *o)
     *o = (hlx_bench_opts_t){ .kernel = argv[1], .variant = a.variant, .dtype = dtype,
                              .context = (size_t)a.context, .group = (int)a.group,
                              .dk = (int)a.head_dim, .dv = (int)a.head_dim, .mla = a.mla,
+                             .softcap = (float)a.softcap,
                              .parts = (int)a.parts, .heads = (int)a.heads, .n = (int)a.n,
                              .k = (int)a.k, .m = (int)a.m, .reps = (int)a.reps,
                              .threads = (int)a.threads, .json = a.json,
@@ -689,11 +705,12 @@ int hlx_cmd_bench(int argc, char **argv)
     if (!strcmp(o.kernel, "attention")) {
         const int dk = o.mla ? 576 : o.dk, dv = o.mla ? 512 : o.dv;
         vector_path = hlx_kernels_attn_vector(&kern, o.dtype, o.mla ? 128 : o.group, dk, dv,
-                                              o.mla, 0.0f);
+                                              o.mla, o.softcap);
         if (!vector_path)
             fprintf(stderr, "helix bench: note: %s has no vector path for head size %d x %d "
-                    "(%s KV): it runs its reference loop, tens of times slower; the figures "
-                    "below are that loop's\n", kern.name, dk, dv, hlx_dtype_name(o.dtype));
+                    "(%s KV%s): it runs its reference loop, tens of times slower; the figures "
+                    "below are that loop's\n", kern.name, dk, dv, hlx_dtype_name(o.dtype),
+                    o.softcap > 0.0f ? ", soft-capped scores" : "");
     }
     /* sizes first: an impossible one is reported before the limits are measured */
     {
@@ -765,11 +782,11 @@ int hlx_cmd_bench(int argc, char **argv)
         if (!strcmp(o.kernel, "attention"))
             printf("\"kv_dtype\": \"%s\", \"context\": %zu, \"group\": %d, \"dk\": %d, "
                    "\"dv\": %d, \"kv_prefetch\": %d, \"kv_prefetch_pick\": %d, "
-                   "\"fp8_widening\": \"%s\", \"vector_path\": %s, ",
+                   "\"fp8_widening\": \"%s\", \"vector_path\": %s, \"softcap\": %g, ",
                    hlx_dtype_name(o.dtype), o.context, o.mla ? 128 : o.group,
                    o.mla ? 576 : o.dk, o.mla ? 512 : o.dv, hlx_kernels_kv_prefetch(),
                    hlx_kernels_kv_prefetch_pick(), hlx_kernels_fp8_widening(kern.name),
-                   vector_path ? "true" : "false");
+                   vector_path ? "true" : "false", (double)o.softcap);
         else if (!strcmp(o.kernel, "merge"))
             printf("\"parts\": %d, \"heads\": %d, \"dv\": %d, ", o.parts, o.heads, o.dv);
         else
@@ -822,8 +839,9 @@ int hlx_cmd_bench(int argc, char **argv)
         }
         printf("  machine (measured now): read %.2f GB/s, fp32 FMA peak %.1f GFLOP/s (%s "
                "vectors)\n", r.bw_gbps, r.peak_gflops, hlx_bench_peak_isa);
-        printf("  work: %.3g bytes, %.3g flops (%.2f flop/byte)\n", r.bytes, r.flops,
-               r.flops / r.bytes);
+        printf("  work: %.3g bytes, %.3g flops (%.2f flop/byte)%s\n", r.bytes, r.flops,
+               r.flops / r.bytes, o.softcap > 0.0f ? "; scores soft-capped (its tanh "
+               "not counted)" : "");
         printf("  time %.6f s: %.2f GB/s, %.2f GFLOP/s\n", r.seconds, r.bytes / r.seconds * 1e-9,
                r.flops / r.seconds * 1e-9);
         printf("  roofline %.6f s (%s-bound): roofline_fraction %.3f\n", t_roof,

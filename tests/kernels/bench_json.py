@@ -68,6 +68,22 @@ def check_edges(helix, fails):
     d = json.loads(p.stdout.strip().splitlines()[-1]) if p.returncode == 0 else {}
     if p.returncode != 0 or 'stream_fma_gbps' in d or not d.get('seconds', 0) > 0:
         fails.append('one token of head size 1: exit %d, %r' % (p.returncode, p.stderr.strip()))
+    # soft-capped scores: on the blocked variants' vector path, the cap reported; the row
+    # kernels (scalar aside) take the reference and say so; refused beside --mla
+    for v in ['avx512', 'avx2', 'amx']:
+        p = subprocess.run(base + ['--context', '256', '--softcap', '50', '--variant', v],
+                           capture_output=True, text=True, timeout=300)
+        if p.returncode == 2 and 'not a kernel variant this CPU runs' in p.stderr:
+            continue
+        d = json.loads(p.stdout.strip().splitlines()[-1]) if p.returncode == 0 else {}
+        if d.get('softcap') != 50 or d.get('vector_path') is not (v != 'amx') or \
+                (v == 'amx') != ('soft-capped scores' in p.stderr):
+            fails.append('--softcap 50 --variant %s: exit %d, %r, stderr %r' %
+                         (v, p.returncode, d, p.stderr.strip()))
+    p = subprocess.run(base + ['--mla', '--softcap', '50'], capture_output=True, text=True,
+                       timeout=60)
+    if p.returncode != 2 or '--mla and --softcap' not in p.stderr:
+        fails.append('--mla --softcap: exit %d, %r' % (p.returncode, p.stderr.strip()))
     for dev in ['--device=tpu', '--device=']:
         p = subprocess.run(base + [dev], capture_output=True, text=True, timeout=60)
         if p.returncode != 2 or 'expected cpu or cuda' not in p.stderr:
