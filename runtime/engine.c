@@ -140,17 +140,19 @@ static hlx_status_t hlx_fill_kv(hlx_engine_t *eng, void *cache, int l, int is_ke
 
     for (b = 0; b < eng->cfg.batch && st == HLX_OK; b++)
         for (kh = 0; kh < L->kv_local && st == HLX_OK; kh++) {
-            size_t shard = (size_t)b * L->kv_local + kh, j = 0, j0 = skip;
+            /* from the position of the first slot kept: the walk is about KVP rings long,
+             * whatever the context (a 1G-token context took 49 s walking it all) */
+            size_t shard = (size_t)b * L->kv_local + kh, j = skip, j0 = skip;
             int64_t p;
-            for (p = 0; p <= eng->cfg.context && st == HLX_OK; p++) {
+            for (p = skip > 0 ? hlx_layout_kv_pos(L, L->kvp_rank, (int64_t)skip) : 0;
+                 p <= eng->cfg.context && st == HLX_OK; p++) {
                 int last = p == eng->cfg.context;
                 if (!last && hlx_layout_kv_owner(L, p) == L->kvp_rank) {
-                    if (j >= skip)
-                        for (e = 0; e < d; e++)
-                            hlx_dtype_store(stage, eng->kv_dtype,
-                                            hlx_kv_index(blk, run, d, j - j0, e),
-                                            hlx_synth_ctx(key, b, m->kv_heads, L->kv_first + kh,
-                                                          p, e, d, is_key));
+                    for (e = 0; e < d; e++)
+                        hlx_dtype_store(stage, eng->kv_dtype,
+                                        hlx_kv_index(blk, run, d, j - j0, e),
+                                        hlx_synth_ctx(key, b, m->kv_heads, L->kv_first + kh, p,
+                                                      e, d, is_key));
                     j++;
                 }
                 /* a full chunk, the ring's end, or the rest (rounded up to whole blocks) at
@@ -688,10 +690,12 @@ static hlx_status_t hlx_engine_bytes(hlx_engine_t *eng, uint64_t *need_p, char *
     eng->ring = hlx_engine_ring(eng);
     for (l = 0; l < m->layers && eng->ring > 0; l++)
         nwin += hlx_model_layer_window(m, l) > 0;
-    ok = hlx_kv_alloc_bytes(eng, eng->cap, eng->kv_dk, eng->be.k.kv_layout.k_block, &k) &&
-         hlx_kv_alloc_bytes(eng, eng->cap, eng->kv_dv, eng->be.k.kv_layout.v_block, &v);
-    kv = k;
-    ok = ok && hlx_add(&kv, v) && hlx_mul(&kv, (uint64_t)(m->layers - nwin));
+    /* (no whole-context layer: cap-sized shards, which need not fit 64 bits, are not sized) */
+    kv = 0;
+    ok = nwin == m->layers ||
+         (hlx_kv_alloc_bytes(eng, eng->cap, eng->kv_dk, eng->be.k.kv_layout.k_block, &k) &&
+          hlx_kv_alloc_bytes(eng, eng->cap, eng->kv_dv, eng->be.k.kv_layout.v_block, &v) &&
+          hlx_add(&k, v) && hlx_mul(&k, (uint64_t)(m->layers - nwin)) && hlx_add(&kv, k));
     if (ok && nwin > 0) {
         ok = hlx_kv_alloc_bytes(eng, eng->ring, eng->kv_dk, eng->be.k.kv_layout.k_block, &k) &&
              hlx_kv_alloc_bytes(eng, eng->ring, eng->kv_dv, eng->be.k.kv_layout.v_block, &v) &&
@@ -706,10 +710,10 @@ static hlx_status_t hlx_engine_bytes(hlx_engine_t *eng, uint64_t *need_p, char *
         return hlx_engine_fail(err, errlen, HLX_ERR_INVALID,
                                "sizes overflow: the KV shard of batch %d x %d KV head(s) x "
                                "%lld positions x (key %d + value %d elements) x %zu bytes x %d "
-                               "layers exceeds 2^64 bytes: reduce --batch or --context, or "
-                               "raise --kvp", eng->cfg.batch, L->kv_local,
+                               "whole-context layer(s) exceeds 2^64 bytes: reduce --batch or "
+                               "--context, or raise --kvp", eng->cfg.batch, L->kv_local,
                                (long long)eng->cap, eng->kv_dk, eng->kv_dv, eng->kv_esize,
-                               m->layers);
+                               m->layers - nwin);
     /* weights per layer: H x qkv_cols, q_slice dv x H, 3 H x ffn_count; replicated:
      * V x H embeddings (f32), H x vocab_count LM head */
     w = H;

@@ -55,4 +55,11 @@ static inline int hlx_layout_kv_owner(const hlx_layout_t *lay, int64_t pos)
 /* Number of positions in [0, end) stored by KVP rank j. */
 int64_t hlx_layout_kv_count(const hlx_layout_t *lay, int j, int64_t end);
 
+/* The position of KVP rank j's slot-th stored position (the inverse of hlx_layout_kv_count:
+ * hlx_layout_kv_count(lay, j, pos) == slot, and rank j stores pos). */
+static inline int64_t hlx_layout_kv_pos(const hlx_layout_t *lay, int j, int64_t slot)
+{
+    return (slot / lay->kv_block * lay->kvp + j) * lay->kv_block + slot % lay->kv_block;
+}
+
 #endif

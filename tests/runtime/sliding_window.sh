@@ -111,4 +111,27 @@ b=$(json_field "$dir/1m-none.json" "d['kv_bytes_per_rank_max']")
 echo "1M tokens: KV $a bytes with the windows' rings, $b without windows"
 [ -n "$a" ] && [ -n "$b" ] && [ $((a * 5)) -lt $((b * 2)) ] ||
     { echo "FAIL: 1M tokens: KV of $a bytes with rings is not under 0.4 of $b"; fail=1; }
+
+# every layer windowed (Mistral's form): the KV is the rings alone, the same at 1M tokens
+# and at 2^40 (the largest --context), and the synthetic fill makes only the ring's slots
+# (it walked every position: 49 s at 1G tokens, hours at 2^40), on 1 rank and KVP 2
+python3 -c 'import json, sys; m = json.load(open(sys.argv[1])); m.update(name="tiny-allwin", sliding_pattern=0); json.dump(m, open(sys.argv[2], "w"))' \
+    "$model" "$dir/m-all.json"
+for ctx in 1M 1T; do
+    timeout -k 5 60 "$helix" decode --model "$dir/m-all.json" --context $ctx --steps 3 \
+        --batch 2 --json >"$dir/all-$ctx.json" 2>"$dir/err" ||
+        { echo "FAIL: every layer windowed, context $ctx: $(cat "$dir/err")"; fail=1; }
+done
+timeout -k 5 90 "$helixrun" --no-prefix --oversubscribe -n 2 --timeout 60 -- "$helix" decode --kvp 2 \
+    --model "$dir/m-all.json" --context 1T --steps 3 --batch 2 --json >"$dir/all-kvp2.json" \
+    2>"$dir/err" || { echo "FAIL: every layer windowed, KVP 2, 1T: $(cat "$dir/err")"; fail=1; }
+a=$(json_field "$dir/all-1M.json" "d['kv_bytes_per_rank_max']")
+b=$(json_field "$dir/all-1T.json" "d['kv_bytes_per_rank_max']")
+echo "every layer windowed: KV $a bytes at 1M tokens, $b at 2^40"
+[ -n "$a" ] && [ "$a" = "$b" ] ||
+    { echo "FAIL: every layer windowed: KV $a bytes at 1M, $b at 2^40"; fail=1; }
+a=$(json_field "$dir/all-1T.json" "d['tokens']")
+b=$(json_field "$dir/all-kvp2.json" "d['tokens']")
+[ -n "$a" ] && [ "$a" = "$b" ] ||
+    { echo "FAIL: every layer windowed at 2^40: KVP 2 decodes $b, 1 rank $a"; fail=1; }
 exit $fail
