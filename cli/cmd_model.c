@@ -385,6 +385,7 @@ static int hlx_synth_model(hlx_hf_config_t *c, const char *name, int layers)
         m.layers = layers;
     m.dense_layers = m.layers;
     c->m = m;
+    c->tie_word_embeddings = m.tie_embeddings; /* no lm_head.weight written */
     return 0;
 }
 

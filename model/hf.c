@@ -1368,6 +1368,7 @@ hlx_status_t hlx_hf_config_load(const char *dir, hlx_hf_config_t *c, char *err,
         }
         snprintf(m->name, sizeof(m->name), "%.63s", name);
         m->kv_dtype = HLX_DTYPE_BF16;
+        m->tie_embeddings = c->tie_word_embeddings; /* the parameter count's */
     }
     if (st != HLX_OK)
         snprintf(err, errlen, "%s", doc ? hlx_jdoc_error(doc) : path);

@@ -77,6 +77,8 @@ static const hlx_jfield_t hlx_model_fields[] = {
     { "final_softcap", HLX_JT_DOUBLE, offsetof(hlx_model_raw_t, m.final_softcap), 0, 1e-6,
       1e9, 0, "logits z become final_softcap x tanh(z / final_softcap) (Gemma 2's "
       "final_logit_softcapping; default 0: none)" },
+    { "tie_embeddings", HLX_JT_BOOL, offsetof(hlx_model_raw_t, m.tie_embeddings), 0, 0, 1, 0,
+      "the LM head is the embedding matrix (tie_word_embeddings), its weights counted once" },
     { "post_norms", HLX_JT_BOOL, offsetof(hlx_model_raw_t, m.post_norms), 0, 0, 1, 0,
       "RMSNorm of the attention's and the FFN's outputs before the residual adds (GLM-4-0414; "
       "gqa, dense)" },
@@ -646,7 +648,7 @@ static uint64_t hlx_model_mix_double(uint64_t h, double d)
     return hlx_model_mix(h, bits);
 }
 
-/* A new field of hlx_model_t changes its size (8544 bytes on LP64 with the 56 fields
+/* A new field of hlx_model_t changes its size (8544 bytes on LP64 with the 57 fields
  * hashed below): add it to hlx_model_hash, then update this size. */
 _Static_assert(sizeof(hlx_model_t) == 8544 || sizeof(void *) != 8,
                "hlx_model_t changed: hash the new field in hlx_model_hash()");
@@ -663,7 +665,7 @@ uint64_t hlx_model_hash(const hlx_model_t *m)
         m->topk_group,   m->rope_kind,    m->rope_orig_ctx,  m->rope_long,
         m->qkv_bias,     m->qk_norm,      m->moe_group_score, m->shared_gate,
         m->post_norms,   m->sliding_window, m->sliding_pattern, m->ffn_act,
-        m->embed_scale,  m->sliding_from,
+        m->embed_scale,  m->sliding_from, m->tie_embeddings,
     };
     uint64_t h = 0x68656c69786d6f64ull; /* "helixmod" */
     size_t i;
@@ -749,8 +751,8 @@ double hlx_model_params(const hlx_model_t *m)
         : 0.0;
     int moe_layers = m->layers - m->dense_layers;
 
-    /* Input embedding and an untied output head; norms are negligible but counted. */
-    return 2.0 * m->vocab * H + m->layers * (attn + (m->post_norms ? 4.0 : 2.0) * H) +
+    /* Input embedding and an output head unless tied; norms are negligible but counted. */
+    return (m->tie_embeddings ? 1.0 : 2.0) * m->vocab * H + m->layers * (attn + (m->post_norms ? 4.0 : 2.0) * H) +
            m->dense_layers * dense_ffn +
            moe_layers * moe_ffn + H;
 }

@@ -655,7 +655,7 @@ void hlx_plan_eval(const hlx_plan_ctx_t *ctx, const hlx_layout_t *l, hlx_plan_re
     kv_bytes_layer = (dpep ? (double)l->batch / l->dp : (double)l->batch) * kvh *
                      ctx->kv_elems_tok * S_read * ctx->b_kv;
     r->mem_weights = Lw * lc.w_attn + lmax_dense * lc.w_dense + lmax_moe * lc.w_moe +
-                     2.0 * head_b;
+                     (m->tie_embeddings ? 1.0 : 2.0) * head_b; /* embedding and head */
     r->mem_kv  = Lw * kv_bytes_layer;
     r->mem_act = set->act_buffers * Bmb * H * act + 2.0 * Breq * qh * (ctx->lat_dim + 1) * 4.0 +
                  (m->experts > 0 ? Bmb * m->top_k * H * act : 0.0);

@@ -87,6 +87,20 @@ static hlx_status_t hlx_wsrc_read_synth(hlx_wsrc_t *ws, const char *name, int64_
     int64_t r, c;
     float v;
 
+    /* a tied head ([H][V]) is the embedding ([V][H]): its values, transposed */
+    if (m->tie_embeddings && hlx_hf_weight_parse(name, &w, &layer) == 0 &&
+        w == HLX_HFW_LMHEAD) {
+        char emb[128];
+        hlx_status_t st = HLX_OK;
+        hlx_hf_weight_name(HLX_HFW_EMBED, 0, emb, sizeof(emb));
+        /* head row r0 + r (hidden element h) is the embedding's column h over the vocab
+         * share: embedding rows [c0, c0 + nc), one column, into dst's row r */
+        for (r = 0; r < nr && st == HLX_OK; r++)
+            st = hlx_wsrc_read_synth(ws, emb, m->vocab, m->hidden, c0, nc, r0 + r, 1,
+                                     (char *)dst + (size_t)(r * ld) * (size_t)hlx_dtype_bytes(dt),
+                                     dt, 1);
+        return st;
+    }
     if (ws->cfg.family == HLX_HF_DENSE && hlx_hf_weight_parse(name, &w, &layer) == 0) {
         uint64_t key = hlx_synth_key(ws->seed, layer, (hlx_tensor_t)w);
         for (r = 0; r < nr; r++)

@@ -127,6 +127,26 @@ static void test_mistral7b(void **state)
     assert_true(hlx_model_attn_tokens(&m, 1000.0) == 1000.0);
 }
 
+/* Gemma-2-9B: Gemma 2's layer with a tied head; 9,241,705,984 parameters as published
+ * (the head counted once), its windows on every other layer from the first. */
+static void test_gemma2_9b(void **state)
+{
+    hlx_model_t m;
+
+    (void)state;
+    preset_shapes("gemma-2-9b", &m, 42, 3584, 16, 8, 256, 14336, 256000);
+    assert_true(hlx_model_params(&m) == 9241705984.0);
+    assert_true(m.tie_embeddings && m.post_norms && m.embed_scale &&
+                m.ffn_act == HLX_ACT_GELU_TANH && m.attn_scalar == 256.0);
+    assert_true(m.attn_softcap == 50.0 && m.final_softcap == 30.0);
+    assert_int_equal(hlx_model_layer_window(&m, 0), 4096);
+    assert_int_equal(hlx_model_layer_window(&m, 1), 0);
+    assert_int_equal(hlx_model_layer_window(&m, 40), 4096);
+    assert_int_equal(hlx_model_layer_window(&m, 41), 0);
+    /* at 8K tokens half the layers read 4096 positions */
+    assert_true(hlx_model_attn_tokens(&m, 8192.0) == 6144.0);
+}
+
 /* Qwen3-235B-A22B: 94 layers, every one MoE (128 experts top-8), Qwen3's head norms;
  * 235B parameters. */
 static void test_qwen3_moe(void **state)
@@ -321,6 +341,25 @@ static void test_gqa_extras(void **state)
     assert_true(hlx_model_hash(&m) != hlx_model_hash(&plain));
 }
 
+/* tie_embeddings: read from a model file (false by default), the head's vocab x hidden
+ * weights counted once, hashed. */
+static void test_tied(void **state)
+{
+    char path[1024], err[1024];
+    hlx_model_t m, plain;
+
+    (void)state;
+    snprintf(path, sizeof(path), "%s/tied.json", g_data);
+    assert_int_equal(hlx_model_load(path, &m, err, sizeof(err)), HLX_OK);
+    assert_int_equal(m.tie_embeddings, 1);
+    plain = m;
+    plain.tie_embeddings = 0;
+    assert_true(hlx_model_params(&plain) - hlx_model_params(&m) == 32.0 * 64);
+    assert_true(hlx_model_hash(&m) != hlx_model_hash(&plain));
+    assert_int_equal(hlx_model_load("tiny", &m, err, sizeof(err)), HLX_OK);
+    assert_int_equal(m.tie_embeddings, 0);
+}
+
 /* Gemma 2's soft-cappings: read from a model file (0 = none by default), hashed each, no
  * parameters of their own; the attention's refused for MLA, 0 refused where given. */
 static void test_softcap(void **state)
@@ -420,8 +459,8 @@ static void test_unknown_preset(void **state)
     assert_non_null(strstr(err, "path longer than 1023 characters"));
     assert_int_equal(hlx_model_load("llama-406b", &m, err, sizeof(err)), HLX_ERR_NOT_FOUND);
     assert_non_null(strstr(err, "llama-406b"));
-    assert_non_null(strstr(err, "deepseek-r1, helix-fig1, internlm2.5-7b-1m, llama-405b, "
-                                "mistral-7b-v0.1, qwen2.5-7b-1m, "
+    assert_non_null(strstr(err, "deepseek-r1, gemma-2-9b, helix-fig1, internlm2.5-7b-1m, "
+                                "llama-405b, mistral-7b-v0.1, qwen2.5-7b-1m, "
                                 "qwen3-235b-a22b, tiny"));
 }
 
@@ -481,7 +520,7 @@ static const struct { const char *name; size_t off, size; } g_fields[] = {
     HLX_F(rope_long_factor), HLX_F(qkv_bias), HLX_F(qk_norm), HLX_F(moe_group_score),
     HLX_F(shared_gate), HLX_F(post_norms), HLX_F(sliding_window), HLX_F(sliding_pattern),
     HLX_F(ffn_act), HLX_F(embed_scale), HLX_F(attn_scalar), HLX_F(rope_local_theta),
-    HLX_F(sliding_from), HLX_F(attn_softcap), HLX_F(final_softcap),
+    HLX_F(sliding_from), HLX_F(attn_softcap), HLX_F(final_softcap), HLX_F(tie_embeddings),
 };
 
 /* RoPE scaling against the Hugging Face code written out again here, step for step as
@@ -908,6 +947,7 @@ int main(int argc, char **argv)
         cmocka_unit_test(test_errors),
         cmocka_unit_test(test_gqa_extras),
         cmocka_unit_test(test_softcap),
+        cmocka_unit_test(test_tied),
         cmocka_unit_test(test_sliding_window),
         cmocka_unit_test(test_unknown_preset),
         cmocka_unit_test(test_mutations),
@@ -917,6 +957,7 @@ int main(int argc, char **argv)
         cmocka_unit_test(test_rope_dynamic),
         cmocka_unit_test(test_internlm25),
         cmocka_unit_test(test_mistral7b),
+        cmocka_unit_test(test_gemma2_9b),
         cmocka_unit_test(test_rope_longrope),
     };
 

@@ -354,6 +354,26 @@ static void test_window_memory(void **state)
     hlx_cluster_free(&fx.c);
 }
 
+/* A tied head (tie_embeddings) holds one vocab x hidden matrix where an untied model holds
+ * two: the weights per GPU differ by that matrix's share, the KV not at all. */
+static void test_tied_head(void **state)
+{
+    fixture_t fx;
+    hlx_plan_result_t r, rt;
+    hlx_layout_t l = lay(HLX_STRAT_HELIX, 1, 2, 2, 1, 1);
+
+    (void)state;
+    fx_load(&fx, "mistral-7b-v0.1", "gb200-nvl72", 65536);
+    hlx_plan_eval(&fx.ctx, &l, &r);
+    fx.m.tie_embeddings = 1;
+    assert_int_equal(hlx_plan_ctx_init(&fx.ctx, &fx.m, &fx.c, 65536, NULL), HLX_OK);
+    hlx_plan_eval(&fx.ctx, &l, &rt);
+    assert_rel(r.mem_weights - rt.mem_weights, 32000.0 * 4096 / 2 * 2, 1e-9,
+               "weights, tied head (bf16, TP 2)");
+    assert_rel(rt.mem_kv, r.mem_kv, 1e-12, "kv bytes, tied head");
+    hlx_cluster_free(&fx.c);
+}
+
 static void expect_bad(const hlx_plan_ctx_t *ctx, hlx_layout_t l, const char *msg)
 {
     char err[256] = "";
@@ -550,6 +570,7 @@ int main(void)
         cmocka_unit_test(test_variants),
         cmocka_unit_test(test_lockstep_per_request),
         cmocka_unit_test(test_window_memory),
+        cmocka_unit_test(test_tied_head),
     };
 
     return cmocka_run_group_tests(tests, NULL, NULL);

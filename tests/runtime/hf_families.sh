@@ -284,12 +284,14 @@ python3 - "$data/../../../data/models/tiny.json" "$dir" <<'PY'
 import json, sys
 m = json.load(open(sys.argv[1]))
 for key, value, fam in (("qkv_bias", True, "qwen2"), ("qk_norm", True, "qwen3"),
-                        ("sliding_window", 7, "phi3")):
+                        ("sliding_window", 7, "phi3"), ("tie_embeddings", True, "dense")):
     d = dict(m, name="tiny-" + fam, weight_dtype="f32")
     d[key] = value
     json.dump(d, open("%s/tiny-%s.json" % (sys.argv[2], fam), "w"))
 PY
-for fam in qwen2 qwen3 phi3; do
+# (dense: a tied head, written as tie_word_embeddings without lm_head.weight: the reader's
+# head from the embedding tensor equals the model file's synthetic one)
+for fam in qwen2 qwen3 phi3 dense; do
     "$helix" model synth --family $fam --model "$dir/tiny-$fam.json" --dtype f32 --seed 4 \
         --out "$dir/m-$fam" >/dev/null || { echo "FAIL: synth --model $fam"; fail=1; continue; }
     for m in "$dir/tiny-$fam.json" "$dir/m-$fam"; do
@@ -301,4 +303,10 @@ for fam in qwen2 qwen3 phi3; do
     echo "$fam: model file $a, checkpoint $b"
     [ "$a" = "$b" ] || { echo "FAIL: $fam: the checkpoint decodes otherwise than its model file"; fail=1; }
 done
+python3 - "$dir/m-dense" <<'PY' || { echo "FAIL: the tied checkpoint holds a head or says untied"; fail=1; }
+import json, sys
+c = json.load(open(sys.argv[1] + "/config.json"))
+idx = json.load(open(sys.argv[1] + "/model.safetensors.index.json"))
+sys.exit(0 if c["tie_word_embeddings"] is True and "lm_head.weight" not in idx["weight_map"] else 1)
+PY
 exit $fail

@@ -82,6 +82,10 @@ typedef struct hlx_model {
      * rope_local_theta, unscaled (> 0; 0: every layer with rope_theta and the scaling) */
     hlx_act_t       ffn_act;
     int             embed_scale;
+    /* the LM head is the embedding matrix (tie_word_embeddings: Gemma, the small Llama 3.2
+     * and Qwen2.5 models): its weights counted once; a model file's synthetic head is then
+     * the embedding's values */
+    int             tie_embeddings;
     double          attn_scalar;
     double          rope_local_theta;
     /* Gemma 2's logit soft-capping: a score s (after the softmax scale) becomes
@@ -212,8 +216,9 @@ static inline int64_t hlx_model_window_start(int w, int64_t pos)
 }
 int hlx_model_value_dim(const hlx_model_t *m);
 
-/* Parameter count (for memory checks and the planner): embeddings and an untied output
- * head, attention, dense FFN layers and MoE layers (routed + shared experts + router). */
+/* Parameter count (for memory checks and the planner): embeddings and an output head (one
+ * matrix when tie_embeddings), attention, dense FFN layers and MoE layers (routed + shared
+ * experts + router). */
 double hlx_model_params(const hlx_model_t *m);
 /* Attention parameters of one layer (Q, K, V, O; MLA: down/up projections). */
 double hlx_model_attn_params(const hlx_model_t *m);
