@@ -235,6 +235,14 @@ static void set_key(const char *name, const char *key, json_t *v)
     json_decref(c);
 }
 
+/* Removes each key of the NULL-terminated keys from name/config.json (to read the class's
+ * defaults). */
+static void drop_keys(const char *name, const char *const *keys)
+{
+    for (; *keys != NULL; keys++)
+        set_key(name, *keys, NULL);
+}
+
 /* hlx_hf_config_load of name: status, and the message must hold config.json:LINE:COL: and
  * the needle (when refused). */
 /* The configuration the last expect_config loaded (what a successful load read). */
@@ -1272,14 +1280,10 @@ static void test_gemma3(void **state)
                                       &layer, &wrow), -1);
     /* Gemma3TextConfig's defaults: 4 KV heads of 256, query_pre_attn_scalar 256, a window of
      * 4096 but every 6th layer, rope_local_base_freq 10000, the head tied */
-    set_key("g3", "num_key_value_heads", NULL);
-    set_key("g3", "head_dim", NULL);
-    set_key("g3", "query_pre_attn_scalar", NULL);
-    set_key("g3", "sliding_window", NULL);
-    set_key("g3", "sliding_window_pattern", NULL);
-    set_key("g3", "rope_local_base_freq", NULL);
-    set_key("g3", "tie_word_embeddings", NULL);
-    set_key("g3", "rope_theta", NULL);
+    drop_keys("g3", (const char *const[]){ "num_key_value_heads", "head_dim",
+                                            "query_pre_attn_scalar", "sliding_window",
+                                            "sliding_window_pattern", "rope_local_base_freq",
+                                            "tie_word_embeddings", "rope_theta", NULL });
     set_key("g3", "num_attention_heads", json_integer(8));
     assert_int_equal(hlx_hf_config_load(dir, &cfg, err, sizeof(err)), HLX_OK);
     assert_true(cfg.m.kv_heads == 4 && cfg.m.head_dim == 256 && cfg.m.attn_scalar == 256.0);
@@ -1382,14 +1386,10 @@ static void test_gemma2(void **state)
     json_decref(o);
     ckpt_variant("g2", "g2ok", NULL, NULL, NULL, 0, NULL);
     /* Gemma2Config's defaults */
-    set_key("g2", "attn_logit_softcapping", NULL);
-    set_key("g2", "final_logit_softcapping", NULL);
-    set_key("g2", "layer_types", NULL);
-    set_key("g2", "sliding_window", NULL);
-    set_key("g2", "rope_theta", NULL);
-    set_key("g2", "vocab_size", NULL);
-    set_key("g2", "head_dim", NULL);
-    set_key("g2", "num_key_value_heads", NULL);
+    drop_keys("g2", (const char *const[]){ "attn_logit_softcapping", "final_logit_softcapping",
+                                            "layer_types", "sliding_window", "rope_theta",
+                                            "vocab_size", "head_dim", "num_key_value_heads",
+                                            NULL });
     assert_int_equal(hlx_hf_config_load(dir, &cfg, err, sizeof(err)), HLX_OK);
     assert_true(cfg.m.attn_softcap == 50.0 && cfg.m.final_softcap == 30.0);
     assert_true(cfg.m.vocab == 256000 && cfg.m.rope_theta == 10000.0 && cfg.m.head_dim == 256 &&

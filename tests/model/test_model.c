@@ -299,9 +299,9 @@ static void test_errors(void **state)
                  "dense FFN");
 }
 
-/* qkv_bias, qk_norm and post_norms (Qwen2, Qwen3, GLM-4-0414): read from a model file, off
- * by default, and counted in the parameters: Q*d + 2*K*d biases, 2*d head norm weights and
- * 2*H output norm weights per layer. */
+/* qkv_bias, qk_norm, post_norms and tie_embeddings (Qwen2, Qwen3, GLM-4-0414, Gemma): read
+ * from a model file, off by default, and counted in the parameters: Q*d + 2*K*d biases, 2*d
+ * head norm weights and 2*H output norm weights per layer, a tied head not at all. */
 static void test_gqa_extras(void **state)
 {
     char path[1024], err[1024];
@@ -325,10 +325,19 @@ static void test_gqa_extras(void **state)
     plain.post_norms = 0;
     assert_true(hlx_model_params(&m) - hlx_model_params(&plain) == 3.0 * 2 * 64);
     assert_true(hlx_model_hash(&m) != hlx_model_hash(&plain));
+    /* tie_embeddings: the head's vocab x hidden weights counted once */
+    snprintf(path, sizeof(path), "%s/tied.json", g_data);
+    assert_int_equal(hlx_model_load(path, &m, err, sizeof(err)), HLX_OK);
+    assert_int_equal(m.tie_embeddings, 1);
+    plain = m;
+    plain.tie_embeddings = 0;
+    assert_true(hlx_model_params(&plain) - hlx_model_params(&m) == 32.0 * 64);
+    assert_true(hlx_model_hash(&m) != hlx_model_hash(&plain));
     assert_int_equal(hlx_model_load("tiny", &m, err, sizeof(err)), HLX_OK);
     assert_int_equal(m.qkv_bias, 0);
     assert_int_equal(m.qk_norm, 0);
     assert_int_equal(m.post_norms, 0);
+    assert_int_equal(m.tie_embeddings, 0);
     /* Qwen2-MoE's shared expert gate: H weights per MoE layer */
     m.experts = 8;
     m.top_k = 2;
@@ -339,25 +348,6 @@ static void test_gqa_extras(void **state)
     m.shared_gate = 1;
     assert_true(hlx_model_params(&m) - hlx_model_params(&plain) == (double)m.layers * m.hidden);
     assert_true(hlx_model_hash(&m) != hlx_model_hash(&plain));
-}
-
-/* tie_embeddings: read from a model file (false by default), the head's vocab x hidden
- * weights counted once, hashed. */
-static void test_tied(void **state)
-{
-    char path[1024], err[1024];
-    hlx_model_t m, plain;
-
-    (void)state;
-    snprintf(path, sizeof(path), "%s/tied.json", g_data);
-    assert_int_equal(hlx_model_load(path, &m, err, sizeof(err)), HLX_OK);
-    assert_int_equal(m.tie_embeddings, 1);
-    plain = m;
-    plain.tie_embeddings = 0;
-    assert_true(hlx_model_params(&plain) - hlx_model_params(&m) == 32.0 * 64);
-    assert_true(hlx_model_hash(&m) != hlx_model_hash(&plain));
-    assert_int_equal(hlx_model_load("tiny", &m, err, sizeof(err)), HLX_OK);
-    assert_int_equal(m.tie_embeddings, 0);
 }
 
 /* Gemma 2's soft-cappings: read from a model file (0 = none by default), hashed each, no
@@ -947,7 +937,6 @@ int main(int argc, char **argv)
         cmocka_unit_test(test_errors),
         cmocka_unit_test(test_gqa_extras),
         cmocka_unit_test(test_softcap),
-        cmocka_unit_test(test_tied),
         cmocka_unit_test(test_sliding_window),
         cmocka_unit_test(test_unknown_preset),
         cmocka_unit_test(test_mutations),
