@@ -283,7 +283,7 @@ static void hlx_plan_usage(FILE *f)
 "\n"
 "  --model M         model preset (tiny, llama-405b, deepseek-r1, helix-fig1,\n"
 "                    qwen2.5-7b-1m, internlm2.5-7b-1m, qwen3-235b-a22b,\n"
-"                    mistral-7b-v0.1, gemma-2-9b) or JSON file\n"
+"                    mistral-7b-v0.1, gemma-2-9b, llama-3.2-3b) or JSON file\n"
 "  --hw C            cluster preset (gb200-nvl72, hgx-h200, hgx-b200) or JSON file, or\n"
 "                    local: this machine from its hw file (helix bench local; measured\n"
 "                    now when there is none): CPU cores as GPUs, and for a helix layout\n"

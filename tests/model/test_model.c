@@ -147,6 +147,19 @@ static void test_gemma2_9b(void **state)
     assert_true(hlx_model_attn_tokens(&m, 8192.0) == 6144.0);
 }
 
+/* Llama-3.2-3B: a tied head and Llama 3.1's RoPE scaling over 128K; 3,212,749,824
+ * parameters as published (6,425,499,648 bytes of bf16). */
+static void test_llama32_3b(void **state)
+{
+    hlx_model_t m;
+
+    (void)state;
+    preset_shapes("llama-3.2-3b", &m, 28, 3072, 24, 8, 128, 8192, 128256);
+    assert_true(hlx_model_params(&m) == 3212749824.0);
+    assert_true(m.tie_embeddings && m.rope_kind == HLX_ROPE_LLAMA3 && m.rope_factor == 32.0 &&
+                m.rope_orig_ctx == 8192 && m.rope_theta == 500000.0);
+}
+
 /* Qwen3-235B-A22B: 94 layers, every one MoE (128 experts top-8), Qwen3's head norms;
  * 235B parameters. */
 static void test_qwen3_moe(void **state)
@@ -450,7 +463,7 @@ static void test_unknown_preset(void **state)
     assert_int_equal(hlx_model_load("llama-406b", &m, err, sizeof(err)), HLX_ERR_NOT_FOUND);
     assert_non_null(strstr(err, "llama-406b"));
     assert_non_null(strstr(err, "deepseek-r1, gemma-2-9b, helix-fig1, internlm2.5-7b-1m, "
-                                "llama-405b, mistral-7b-v0.1, qwen2.5-7b-1m, "
+                                "llama-3.2-3b, llama-405b, mistral-7b-v0.1, qwen2.5-7b-1m, "
                                 "qwen3-235b-a22b, tiny"));
 }
 
@@ -947,6 +960,7 @@ int main(int argc, char **argv)
         cmocka_unit_test(test_internlm25),
         cmocka_unit_test(test_mistral7b),
         cmocka_unit_test(test_gemma2_9b),
+        cmocka_unit_test(test_llama32_3b),
         cmocka_unit_test(test_rope_longrope),
     };
 
