@@ -688,8 +688,8 @@ int hlx_cmd_bench(int argc, char **argv)
     /* auto: the best variant for this KV type, head size and thread count (attention), as
      * the runtime chooses */
     st = !strcmp(o.kernel, "attention")
-             ? hlx_kernels_init_shape(o.variant, o.dtype, o.mla ? 576 : o.dk, o.threads, &kern,
-                                      NULL, 0)
+             ? hlx_kernels_init_shape(o.variant, o.dtype, o.mla ? 576 : o.dk, o.softcap > 0.0f,
+                                      o.threads, &kern, NULL, 0)
              : hlx_kernels_init(o.variant, &kern);
     if (st != HLX_OK) {
         char why[256];

@@ -336,7 +336,7 @@ static int hlx_bl_compute(hlx_hw_local_t *hw, char *err, size_t errlen)
 
             /* the variant the runtime takes for this KV type and head size on one core
              * (f32 KV: the blocked-key avx512 kernel where auto's bf16 choice is amx) */
-            if (hlx_kernels_init_shape(NULL, t, d, 1, &ka, NULL, 0) != HLX_OK)
+            if (hlx_kernels_init_shape(NULL, t, d, 0, 1, &ka, NULL, 0) != HLX_OK)
                 ka = k;
             c.k = &ka;
             c.span = span;
@@ -903,7 +903,7 @@ int hlx_bench_local_measure(const char *path, int quiet, hlx_hw_local_t *hw, cha
         uint16_t *bufs[HLX_HW_MAX_READERS] = { NULL };
         hlx_kernels_t ka;
         int r, k = 0;
-        if (hlx_kernels_init_shape(NULL, HLX_DTYPE_BF16, HLX_BL_READER_HEAD, 1, &ka, NULL, 0) !=
+        if (hlx_kernels_init_shape(NULL, HLX_DTYPE_BF16, HLX_BL_READER_HEAD, 0, 1, &ka, NULL, 0) !=
             HLX_OK && hlx_kernels_init(NULL, &ka) != HLX_OK) {
             snprintf(err, errlen, "no kernel variant runs on this CPU");
             return 1;

@@ -211,7 +211,8 @@ static void hlx_kx_put(char *buf, size_t n, size_t *at, const char *fmt, ...)
     __attribute__((format(printf, 4, 5)));
 
 hlx_status_t hlx_kernels_init_shape(const char *name, hlx_dtype_t kv_dtype, int head_dim,
-                                    int threads, hlx_kernels_t *k, char *why, size_t whylen)
+                                    int softcap, int threads, hlx_kernels_t *k, char *why,
+                                    size_t whylen)
 {
     char env[HLX_PARAM_STRLEN];
     /* NULL or "": HELIX_KERNELS when set (as hlx_kernels_init_kv); "auto": auto */
@@ -230,6 +231,13 @@ hlx_status_t hlx_kernels_init_shape(const char *name, hlx_dtype_t kv_dtype, int 
         if (why != NULL)
             hlx_kx_put(why, whylen, &at, "%s: named by %s, kept whatever the shape", k->name,
                        named == name ? "--kernels" : "HELIX_KERNELS");
+        return HLX_OK;
+    }
+    if (!strcmp(k->name, "amx") && softcap && hlx_kernels_init_kv("avx512", kv_dtype, k) ==
+                                                   HLX_OK) {
+        if (why != NULL)
+            hlx_kx_put(why, whylen, &at, "avx512: auto for soft-capped scores (amx's tiles do "
+                       "not cap them; its row kernel would run the reference loop)");
         return HLX_OK;
     }
     if (!strcmp(k->name, "amx") && kv_dtype == HLX_DTYPE_BF16 && threads > 1 &&

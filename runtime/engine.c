@@ -949,7 +949,7 @@ static hlx_status_t hlx_engine_backend(hlx_engine_t *eng, char *err, size_t errl
     {
         int dk = 0, dv = 0, xdv = 0;
         hlx_mla_kv_dims(&eng->m, &dk, &dv, &xdv);
-        st = hlx_backend_init_shape(name, kern, eng->kv_dtype, dk,
+        st = hlx_backend_init_shape(name, kern, eng->kv_dtype, dk, eng->m.attn_softcap > 0.0,
                                     name == NULL ? eng->threads : 1, &eng->be);
     }
     if (st != HLX_OK && name != NULL && hlx_kernels_init_kv(kern, eng->kv_dtype, &eng->be.k) == HLX_OK)

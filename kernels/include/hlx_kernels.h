@@ -191,14 +191,17 @@ const char *hlx_kernels_fp8_widening(const char *variant);
 hlx_status_t hlx_kernels_init_kv(const char *name, hlx_dtype_t kv_dtype, hlx_kernels_t *k);
 
 /* What the runtime calls: hlx_kernels_init_kv for a rank whose attention has keys of
- * head_dim elements (0: not known) and runs on `threads` cores. A name (or HELIX_KERNELS)
- * binds whatever the shape; auto takes "avx512" instead of "amx" for bf16 KV when threads
- * > 1 and head_dim < HLX_KERNELS_AMX_MIN_HEAD (the tile path does one tile product per 16
- * tokens there and scales worse over the rank's cores than the blocked keys). why (may be
- * NULL) gets one line: the variant and the reason. */
+ * head_dim elements (0: not known), soft-caps its scores (softcap != 0) and runs on
+ * `threads` cores. A name (or HELIX_KERNELS) binds whatever the shape; auto takes "avx512"
+ * instead of "amx" for bf16 KV when threads > 1 and head_dim < HLX_KERNELS_AMX_MIN_HEAD
+ * (the tile path does one tile product per 16 tokens there and scales worse over the
+ * rank's cores than the blocked keys), or when the scores are soft-capped (the tiles do
+ * not cap; their row kernel would run the reference loop). why (may be NULL) gets one
+ * line: the variant and the reason. */
 #define HLX_KERNELS_AMX_MIN_HEAD 64
 hlx_status_t hlx_kernels_init_shape(const char *name, hlx_dtype_t kv_dtype, int head_dim,
-                                    int threads, hlx_kernels_t *k, char *why, size_t whylen);
+                                    int softcap, int threads, hlx_kernels_t *k, char *why,
+                                    size_t whylen);
 
 /* Why init failed for this name (NULL / "auto" / a variant), in one line naming where the
  * bad value came from: "--kernels foo: ..." or "HELIX_KERNELS=foo: ...", with the variants

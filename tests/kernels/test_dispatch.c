@@ -10,12 +10,13 @@
 static int kt_fail;
 
 /* Chooses for (name, kv, head size, threads) and checks the variant and the reason's start. */
-static void kt_pick(const char *name, hlx_dtype_t kv, int dk, int threads, const char *want,
-                    const char *why_has)
+static void kt_pick_cap(const char *name, hlx_dtype_t kv, int dk, int softcap, int threads,
+                        const char *want, const char *why_has)
 {
     hlx_kernels_t k, ref;
     char why[256];
-    hlx_status_t st = hlx_kernels_init_shape(name, kv, dk, threads, &k, why, sizeof(why));
+    hlx_status_t st = hlx_kernels_init_shape(name, kv, dk, softcap, threads, &k, why,
+                                             sizeof(why));
 
     KT_EXPECT(st == HLX_OK, "%s kv %d dk %d threads %d: status %d", name ? name : "NULL",
              (int)kv, dk, threads, (int)st);
@@ -31,6 +32,12 @@ static void kt_pick(const char *name, hlx_dtype_t kv, int dk, int threads, const
              ref.kv_layout.v_block == k.kv_layout.v_block &&
              ref.kv_layout.k_chunk == k.kv_layout.k_chunk &&
              ref.kv_layout.v_chunk == k.kv_layout.v_chunk, "%s: table differs", want);
+}
+
+static void kt_pick(const char *name, hlx_dtype_t kv, int dk, int threads, const char *want,
+                    const char *why_has)
+{
+    kt_pick_cap(name, kv, dk, 0, threads, want, why_has);
 }
 
 int main(void)
@@ -61,11 +68,17 @@ int main(void)
         kt_pick("auto", HLX_DTYPE_BF16, 32, 2, "avx512", "head size 32 < 64");
         unsetenv("HELIX_KERNELS");
         kt_pick(NULL, HLX_DTYPE_F32, 32, 2, "avx512", "auto, the best this CPU runs for f32");
+        /* soft-capped scores (Gemma 2): the blocked keys cap them, the tiles do not */
+        kt_pick_cap(NULL, HLX_DTYPE_BF16, 256, 1, 1, "avx512", "soft-capped scores");
+        kt_pick_cap("amx", HLX_DTYPE_BF16, 256, 1, 1, "amx", "named by --kernels");
     } else
         printf("no amx here: the threads rule is not exercised (best for bf16: %s)\n",
                best.name);
     if (kt_usable("avx2"))
         kt_pick("avx2", HLX_DTYPE_FP8, 32, 2, "avx2", "named by --kernels");
+    /* without amx, soft-capped scores keep auto's choice, whose blocked keys cap them */
+    if (strcmp(best.name, "amx"))
+        kt_pick_cap(NULL, HLX_DTYPE_BF16, 256, 1, 1, best.name, "auto, the best");
     /* how fp8 KV is widened: by the variant, the CPU and HELIX_FP8_LOOKUP */
     KT_EXPECT(!strcmp(hlx_kernels_fp8_widening("scalar"), "exact") &&
              !strcmp(hlx_kernels_fp8_widening("amx"), "exact") &&
@@ -84,9 +97,9 @@ int main(void)
         unsetenv("HELIX_FP8_LOOKUP");
     }
 #endif
-    KT_EXPECT(hlx_kernels_init_shape("no-such", HLX_DTYPE_BF16, 32, 2, &k, why, sizeof(why)) ==
+    KT_EXPECT(hlx_kernels_init_shape("no-such", HLX_DTYPE_BF16, 32, 0, 2, &k, why, sizeof(why)) ==
              HLX_ERR_UNSUPPORTED && why[0] == '\0', "unknown name: expected UNSUPPORTED");
-    KT_EXPECT(hlx_kernels_init_shape(NULL, HLX_DTYPE_BF16, 32, 2, &k, NULL, 0) == HLX_OK,
+    KT_EXPECT(hlx_kernels_init_shape(NULL, HLX_DTYPE_BF16, 32, 0, 2, &k, NULL, 0) == HLX_OK,
              "why may be NULL");
     if (kt_fail) {
         fprintf(stderr, "%d failure(s)\n", kt_fail);
