@@ -161,14 +161,27 @@ static inline __m256 hlx_v_exp2n(__m256 x)
 }
 
 /* Soft-capped scores in log2 units from raw ones x, as hlx_v_softcap in avx512.c:
- * out tanh(x in / 2), tanh(u) = sign(u) (1 - t) / (1 + t) with t = 2^(-|x in|) <= 1. */
+ * out tanh(u), u = x in ln(2) / 2; |u| >= 1/4: sign(u) (1 - t) / (1 + t) with
+ * t = 2^(-|x in|) <= e^(-1/2), below: the Taylor series to u^9. */
 static inline __m256 hlx_v_softcap(__m256 x, __m256 in, __m256 out)
 {
     const __m256 sign = _mm256_set1_ps(-0.0f), one = _mm256_set1_ps(1.0f);
     const __m256 a = _mm256_mul_ps(x, in);
+    const __m256 u = _mm256_mul_ps(a, _mm256_set1_ps(0.34657359027997264f)); /* ln(2) / 2 */
+    const __m256 u2 = _mm256_mul_ps(u, u);
     const __m256 t = hlx_v_exp2n(_mm256_or_ps(a, sign)); /* -|a| */
     const __m256 th = _mm256_div_ps(_mm256_sub_ps(one, t), _mm256_add_ps(one, t));
-    return _mm256_mul_ps(_mm256_or_ps(th, _mm256_and_ps(a, sign)), out);
+    const __m256 big = _mm256_or_ps(th, _mm256_and_ps(a, sign));
+    __m256 p = _mm256_set1_ps(62.0f / 2835.0f);
+
+    p = _mm256_fmadd_ps(p, u2, _mm256_set1_ps(-17.0f / 315.0f));
+    p = _mm256_fmadd_ps(p, u2, _mm256_set1_ps(2.0f / 15.0f));
+    p = _mm256_fmadd_ps(p, u2, _mm256_set1_ps(-1.0f / 3.0f));
+    p = _mm256_fmadd_ps(_mm256_mul_ps(u, u2), p, u); /* u (1 + u^2 p) */
+    return _mm256_mul_ps(_mm256_blendv_ps(big, p, _mm256_cmp_ps(_mm256_andnot_ps(sign, u),
+                                                                 _mm256_set1_ps(0.25f),
+                                                                 _CMP_LT_OQ)),
+                         out);
 }
 
 /* Blocked-key path (the avx2 variant's layout, hlx_kv_layout_t {16, 1, 1, 1}): keys

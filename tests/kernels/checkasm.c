@@ -173,18 +173,24 @@ static void kt_check_attn(const hlx_kernels_t *ref, const hlx_kernels_t *var, kt
      * tokens) and, in full runs, into the second round of trials (64K), bf16 and fp8 */
     kt_attn_case(ref, var, r, 8, 128, 128, quick ? 17000 : 66000 + 45, HLX_DTYPE_BF16, 3.0);
     kt_attn_case(ref, var, r, 8, 128, 128, 17000 + 13, HLX_DTYPE_FP8, 3.0);
-    /* Gemma 2's soft-capped scores: caps below and near the scores' spread (q amplitude 10
-     * and more: raw scores of several units), every type, block edges, Gemma 2's head of
-     * 256, group 2 and the v == k form, and a shard long enough for the prefetch modes */
-    for (ti = 0; ti < 3; ti++) {
-        kt_softcap = ti == 0 ? 1.0f : ti == 1 ? 5.0f : 0.5f;
-        for (i = 0; i < sizeof(special) / sizeof(special[0]); i++)
-            kt_attn_case(ref, var, r, 8, 128, 128, special[i], types[ti], 10.0);
-        kt_attn_case(ref, var, r, 2, 256, 256, 300, types[ti], 20.0);
-        kt_attn_case(ref, var, r, kt_int(r, 1, 17), dims[kt_int(r, 0, 4)], dims[kt_int(r, 0, 4)],
-                     (size_t)kt_int(r, 0, 500), types[ti], kt_unif(r, 1.0, 30.0));
-        kt_attn_case_x(ref, var, r, 9, 576, 512, 77, types[ti], 10.0, 1);
-        kt_attn_case(ref, var, r, 8, 128, 128, quick ? 3000 : 17000 + 13, types[ti], 10.0);
+    /* Gemma 2's soft-capped scores, every cap with every KV type: caps below and near the
+     * scores' spread (q amplitude 10 and more: raw scores of several units) and one far
+     * above it (1e6: tanh of tiny arguments, where 1 - e^(-2u) would lose its digits);
+     * block edges, Gemma 2's head of 256 with group 2, random shapes, the v == k form; and
+     * a shard long enough for the prefetch modes */
+    for (it = 0; it < 4; it++) {
+        static const float caps[] = { 1.0f, 5.0f, 0.5f, 1e6f };
+        kt_softcap = caps[it];
+        for (ti = 0; ti < 3; ti++) {
+            for (i = 0; i < sizeof(special) / sizeof(special[0]); i++)
+                kt_attn_case(ref, var, r, 8, 128, 128, special[i], types[ti], 10.0);
+            kt_attn_case(ref, var, r, 2, 256, 256, 300, types[ti], 20.0);
+            kt_attn_case(ref, var, r, kt_int(r, 1, 17), dims[kt_int(r, 0, 4)],
+                         dims[kt_int(r, 0, 4)], (size_t)kt_int(r, 0, 500), types[ti],
+                         kt_unif(r, 1.0, 30.0));
+            kt_attn_case_x(ref, var, r, 9, 576, 512, 77, types[ti], 10.0, 1);
+        }
+        kt_attn_case(ref, var, r, 8, 128, 128, quick ? 3000 : 17000 + 13, types[it % 3], 10.0);
     }
     kt_softcap = 0.0f;
     if (!strcmp(var->name, "avx512") && hlx_kernels_kv_prefetch() == HLX_KV_PREFETCH_AUTO)
