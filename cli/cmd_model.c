@@ -337,6 +337,15 @@ static int hlx_synth_model(hlx_hf_config_t *c, const char *name, int layers)
         return -1;
     }
     /* the family says what the layer holds: a model that needs more decodes otherwise */
+    if (m.attn_softcap > 0.0 || m.final_softcap > 0.0 || m.embed_scale ||
+        m.ffn_act != HLX_ACT_SILU || m.attn_scalar > 0.0 || m.rope_local_theta > 0.0) {
+        fprintf(stderr, "helix model synth: --model %s: has %s, which %s does not hold "
+                "(--family gemma2 and gemma3 write Gemma's layer, in their own shapes)\n", name,
+                m.attn_softcap > 0.0 ? "attn_softcap" : m.final_softcap > 0.0 ? "final_softcap"
+                : m.embed_scale ? "embed_scale" : m.ffn_act != HLX_ACT_SILU ? "ffn_act gelu_tanh"
+                : m.attn_scalar > 0.0 ? "attn_scalar" : "rope_local_theta", c->arch);
+        return -1;
+    }
     if (m.post_norms) {
         fprintf(stderr, "helix model synth: --model %s: has post_norms, which %s does not "
                 "hold (--family glm4 writes them, in its own shapes)\n", name, c->arch);

@@ -1019,6 +1019,11 @@ static void test_qwen(void **state)
             NULL, "model synth --family dense --model %s/tests/model/data/post_norms.json "
             "--out %s/never", HLX_SOURCE_ROOT, g_tmp);
     assert_false(exists("never"));
+    /* Gemma's pieces (soft-capping here) would be dropped from the checkpoint silently */
+    refused("has attn_softcap, which Qwen2ForCausalLM does not hold (--family gemma2 and "
+            "gemma3 write Gemma's layer", NULL, "model synth --family qwen2 --model "
+            "%s/tests/model/data/softcap.json --out %s/never", HLX_SOURCE_ROOT, g_tmp);
+    assert_false(exists("never"));
     refused("has sliding_window, which LlamaForCausalLM does not hold (--family phi3 writes a "
             "window on every layer)", NULL, "model synth --family dense --model "
             "%s/tests/model/data/window.json --out %s/never", HLX_SOURCE_ROOT, g_tmp);
