@@ -675,8 +675,14 @@ collapse)
     [ "$(grep -c 'ERROR the same failure$' "$err")" -eq 1 ] || fail "log lines not collapsed"
     expect_err '^\[(1-2|0,2|0-1)\] \(the same line as \[[0-2]\] above\)$'
     expect_err_lines 2
-    # the summary comes before helixrun's line about the job's end
-    run 15 -n 3 --oversubscribe sh -c 'echo same >&2; exit 3'
+    # the summary comes before helixrun's line about the job's end; every rank prints before
+    # any exits (a barrier of files, at most 5 s): the first exit ends the job, and a rank
+    # that had not printed yet (a loaded machine) would leave one copy fewer
+    export HLX_TEST_BARRIER=$root/barrier
+    mkdir -p "$HLX_TEST_BARRIER"
+    run 15 -n 3 --oversubscribe sh -c 'echo same >&2; : >"$HLX_TEST_BARRIER/$HELIX_RANK"
+        i=0; while [ "$(ls "$HLX_TEST_BARRIER" | wc -l)" -lt 3 ] && [ $i -lt 100 ]; do
+            sleep 0.05; i=$((i + 1)); done; exit 3'
     expect_rc 3
     expect_collapsed 3 same
     end_at=$(grep -n '^helixrun: rank [0-2] (pid [0-9]*) exited with status 3' "$err" | cut -d: -f1)
