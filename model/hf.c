@@ -650,28 +650,55 @@ static hlx_status_t hlx_cfg_rope_scaling(hlx_jdoc_t *doc, hlx_model_t *m)
 #define HLX_QWEN_SLIDING_WINDOW    4096
 #define HLX_QWEN_MAX_WINDOW_LAYERS 28
 
-/* Qwen2's and Qwen3's first windowed layer (hlx_model_t.sliding_from): layer_types when the
- * config lists them (whole-context layers first, then windowed ones: the only form
- * max_window_layers gives), else max_window_layers; *from >= layers: none windowed. */
-static hlx_status_t hlx_cfg_qwen_window_from(hlx_jdoc_t *doc, const hlx_model_t *m, int *from)
+/* layer_types (transformers' newer configs; Qwen2, Qwen3 and Gemma read it): *lt_p NULL when
+ * absent or null, else the list, checked to hold num_hidden_layers strings, each
+ * "full_attention" or "sliding_attention" (read with hlx_cfg_layer_sliding). */
+static hlx_status_t hlx_cfg_layer_types(hlx_jdoc_t *doc, const hlx_model_t *m, json_t **lt_p)
 {
     json_t *lt = json_object_get(hlx_jdoc_root(doc), "layer_types");
     char path[48];
     int l;
 
+    *lt_p = NULL;
     if (lt == NULL || json_is_null(lt))
-        return hlx_cfg_int(doc, "max_window_layers", 0, HLX_QWEN_MAX_WINDOW_LAYERS, 0, from);
+        return HLX_OK;
     if (!json_is_array(lt) || json_array_size(lt) != (size_t)m->layers)
-        return hlx_jdoc_fail(doc, "/layer_types", HLX_ERR_PARSE, "expected a list of %d "
-                             "\"full_attention\" or \"sliding_attention\" (one per layer)",
-                             m->layers);
-    for (*from = m->layers, l = 0; l < m->layers; l++) {
+        return hlx_jdoc_fail(doc, "/layer_types", HLX_ERR_PARSE, "expected a list of "
+                             "num_hidden_layers (%d) strings, each \"full_attention\" or "
+                             "\"sliding_attention\"", m->layers);
+    for (l = 0; l < m->layers; l++) {
         const char *t = json_string_value(json_array_get(lt, (size_t)l));
-        int sliding = t != NULL && !strcmp(t, "sliding_attention");
         snprintf(path, sizeof(path), "/layer_types/%d", l);
-        if (!sliding && (t == NULL || strcmp(t, "full_attention")))
-            return hlx_jdoc_fail(doc, path, HLX_ERR_PARSE, "layer %d is neither "
-                                 "\"full_attention\" nor \"sliding_attention\"", l);
+        if (t == NULL || (strcmp(t, "full_attention") && strcmp(t, "sliding_attention")))
+            return hlx_jdoc_fail(doc, path, HLX_ERR_PARSE, "layer %d: expected "
+                                 "\"full_attention\" or \"sliding_attention\"", l);
+    }
+    *lt_p = lt;
+    return HLX_OK;
+}
+
+/* Whether layer l of a checked layer_types list is windowed. */
+static int hlx_cfg_layer_sliding(json_t *lt, int l)
+{
+    return !strcmp(json_string_value(json_array_get(lt, (size_t)l)), "sliding_attention");
+}
+
+/* Qwen2's and Qwen3's first windowed layer (hlx_model_t.sliding_from): layer_types when the
+ * config lists them (whole-context layers first, then windowed ones: the only form
+ * max_window_layers gives), else max_window_layers; *from >= layers: none windowed. */
+static hlx_status_t hlx_cfg_qwen_window_from(hlx_jdoc_t *doc, const hlx_model_t *m, int *from)
+{
+    json_t *lt;
+    char path[48];
+    int l;
+    hlx_status_t st;
+
+    HLX_TRY(hlx_cfg_layer_types(doc, m, &lt));
+    if (lt == NULL)
+        return hlx_cfg_int(doc, "max_window_layers", 0, HLX_QWEN_MAX_WINDOW_LAYERS, 0, from);
+    for (*from = m->layers, l = 0; l < m->layers; l++) {
+        int sliding = hlx_cfg_layer_sliding(lt, l);
+        snprintf(path, sizeof(path), "/layer_types/%d", l);
         if (sliding && *from == m->layers)
             *from = l;
         else if (!sliding && *from < m->layers)
@@ -954,7 +981,7 @@ static hlx_status_t hlx_cfg_mixtral(hlx_jdoc_t *doc, hlx_hf_config_t *c)
 static hlx_status_t hlx_cfg_gemma(hlx_jdoc_t *doc, hlx_hf_config_t *c)
 {
     static const char *const caps[] = { "attn_logit_softcapping", "final_logit_softcapping" };
-    json_t *root = hlx_jdoc_root(doc), *lt = json_object_get(root, "layer_types");
+    json_t *root = hlx_jdoc_root(doc), *lt;
     hlx_model_t *m = &c->m;
     const int g2 = hlx_hf_gemma2(c);
     double *capv[] = { &m->attn_softcap, &m->final_softcap };
@@ -985,28 +1012,17 @@ static hlx_status_t hlx_cfg_gemma(hlx_jdoc_t *doc, hlx_hf_config_t *c)
     HLX_TRY(hlx_cfg_int(doc, "sliding_window", 0, 4096, 1, &m->sliding_window));
     if (json_is_null(json_object_get(root, "sliding_window")))
         m->sliding_window = 0;
-    /* layer_types (newer configs): "sliding_attention" or "full_attention" per layer, which
-     * must follow one pattern; the first full layer gives it */
-    if (lt != NULL && !json_is_null(lt)) {
-        if (!json_is_array(lt) || json_array_size(lt) != (size_t)m->layers)
-            return hlx_jdoc_fail(doc, "/layer_types", HLX_ERR_PARSE, "expected an array of "
-                                 "num_hidden_layers (%d) strings", m->layers);
-        for (l = 0; l < m->layers; l++) {
-            const char *t = json_string_value(json_array_get(lt, (size_t)l));
-            snprintf(path, sizeof(path), "/layer_types/%d", l);
-            if (t == NULL || (strcmp(t, "full_attention") && strcmp(t, "sliding_attention")))
-                return hlx_jdoc_fail(doc, path, HLX_ERR_PARSE, "layer %d: expected "
-                                     "\"full_attention\" or \"sliding_attention\"", l);
-            if (full < 0 && !strcmp(t, "full_attention"))
-                full = l;
-        }
-    }
-    /* Gemma2Config has no sliding_window_pattern: layer_types, or alternating */
-    pat = lt != NULL && !json_is_null(lt) ? full + 1 : g2 ? 2 : 6;
+    /* layer_types (newer configs), which must follow one pattern: the first full layer gives
+     * it; Gemma2Config has no sliding_window_pattern: layer_types, or alternating */
+    HLX_TRY(hlx_cfg_layer_types(doc, m, &lt));
+    for (l = 0; lt != NULL && full < 0 && l < m->layers; l++)
+        if (!hlx_cfg_layer_sliding(lt, l))
+            full = l;
+    pat = lt != NULL ? full + 1 : g2 ? 2 : 6;
     if (!g2)
         HLX_TRY(hlx_cfg_int(doc, "sliding_window_pattern", 0, pat, 0, &pat));
-    for (l = 0; lt != NULL && !json_is_null(lt) && l < m->layers; l++) {
-        int is_full = !strcmp(json_string_value(json_array_get(lt, (size_t)l)), "full_attention");
+    for (l = 0; lt != NULL && l < m->layers; l++) {
+        int is_full = !hlx_cfg_layer_sliding(lt, l);
         snprintf(path, sizeof(path), "/layer_types/%d", l);
         if (is_full != (pat > 0 && (l + 1) % pat == 0))
             return hlx_jdoc_fail(doc, path, HLX_ERR_PARSE, "layer %d is \"%s\", which breaks the "

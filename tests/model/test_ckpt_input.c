@@ -1000,9 +1000,11 @@ static void test_qwen(void **state)
     expect_config("q2", HLX_ERR_PARSE, "1: layer 1 is \"full_attention\" after the "
                   "\"sliding_attention\" of layer 0");
     set_key("q2", "layer_types", json_pack("[s]", "full_attention"));
-    expect_config("q2", HLX_ERR_PARSE, "layer_types: expected a list of 2");
+    expect_config("q2", HLX_ERR_PARSE, "layer_types: expected a list of num_hidden_layers (2) "
+                  "strings");
     set_key("q2", "layer_types", json_pack("[s, s]", "full_attention", "chunked_attention"));
-    expect_config("q2", HLX_ERR_PARSE, "1: layer 1 is neither \"full_attention\" nor");
+    expect_config("q2", HLX_ERR_PARSE, "1: layer 1: expected \"full_attention\" or "
+                  "\"sliding_attention\"");
     set_key("q2", "layer_types", NULL);
     /* the switch is checked even with no sliding_window to switch */
     set_key("q2", "use_sliding_window", json_string("yes"));
@@ -1313,7 +1315,7 @@ static void test_gemma3(void **state)
                   "pattern of one full_attention layer in every 1 (as the first "
                   "full_attention layer sets it;");
     set_key("g3", "layer_types", json_pack("[s]", "full_attention"));
-    expect_config("g3", HLX_ERR_PARSE, "layer_types: expected an array of num_hidden_layers (2) "
+    expect_config("g3", HLX_ERR_PARSE, "layer_types: expected a list of num_hidden_layers (2) "
                   "strings");
     set_key("g3", "layer_types", json_pack("[s, s]", "sliding_attention", "chunked"));
     expect_config("g3", HLX_ERR_PARSE, "1: layer 1: expected \"full_attention\" or "
