@@ -31,9 +31,7 @@ void hlx_attn_ref_layout(const hlx_attn_desc_t *d, hlx_kv_layout_t lay)
                 dot += q[e] * hlx_dtype_load(d->k, d->kv_dtype,
                                              hlx_kv_at(lay.k_block, lay.k_chunk, d->k_stride,
                                                        d->dk, j, e));
-            dot *= d->scale;
-            if (d->softcap > 0.0f)
-                dot = d->softcap * tanhf(dot / d->softcap);
+            dot = hlx_softcapf(dot * d->scale, d->softcap);
             mnew = dot > m ? dot : m;
             corr = expf(m - mnew);
             p    = expf(dot - mnew);

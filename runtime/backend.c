@@ -303,10 +303,9 @@ static hlx_status_t host_pad(hlx_backend_t *be, hlx_be_queue_t *q, float *dst, i
 
     (void)be; (void)q;
     for (r = 0; r < rows; r++)
-        for (c = 0; c < dcols; c++) {
-            float x = c < scols ? src[(size_t)r * scols + c] : fill;
-            dst[(size_t)r * dcols + c] = cap > 0.0f && c < scols ? cap * tanhf(x / cap) : x;
-        }
+        for (c = 0; c < dcols; c++)
+            dst[(size_t)r * dcols + c] = c < scols ? hlx_softcapf(src[(size_t)r * scols + c], cap)
+                                                   : fill;
     return HLX_OK;
 }
 

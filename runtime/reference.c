@@ -58,6 +58,12 @@ double *hlx_ref_read(hlx_wsrc_t *ws, const char *name, int64_t rows, int64_t col
     return d;
 }
 
+/* Gemma 2's soft-capping in double: cap tanh(x / cap), x when cap is 0. */
+static double hlx_ref_softcap(double x, double cap)
+{
+    return cap > 0.0 ? cap * tanh(x / cap) : x;
+}
+
 /* The whole runtime weight w of layer l from the weight source, in fp64. */
 static double *hlx_ref_tensor(hlx_wsrc_t *ws, hlx_hf_weight_t w, int l)
 {
@@ -340,9 +346,7 @@ hlx_status_t hlx_ref_step(hlx_ref_t *ref, double *hidden, double *logits, int *n
                     double d = 0.0;
                     for (e = 0; e < dk; e++)
                         d += q[h * dk + e] * kc[p * dk + e];
-                    sc[p] = d * scale;
-                    if (m->attn_softcap > 0.0) /* Gemma 2 */
-                        sc[p] = m->attn_softcap * tanh(sc[p] / m->attn_softcap);
+                    sc[p] = hlx_ref_softcap(d * scale, m->attn_softcap);
                     if (sc[p] > mx)
                         mx = sc[p];
                 }
@@ -384,9 +388,9 @@ attn_out:
         }
         hlx_ref_rmsnorm(hn, x, ref->final_norm, H, m->norm_eps);
         hlx_ref_matvec(logits + (size_t)b * V, hn, ref->lmhead, H, V);
-        for (e = 0; e < V && m->final_softcap > 0.0; e++) /* Gemma 2 */
-            logits[(size_t)b * V + e] = m->final_softcap *
-                                        tanh(logits[(size_t)b * V + e] / m->final_softcap);
+        for (e = 0; e < V && m->final_softcap > 0.0; e++)
+            logits[(size_t)b * V + e] = hlx_ref_softcap(logits[(size_t)b * V + e],
+                                                        m->final_softcap);
         next[b] = 0;
         for (e = 1; e < V; e++)
             if (logits[(size_t)b * V + e] > logits[(size_t)b * V + next[b]])

@@ -6,8 +6,16 @@
 
 #include <helix/status.h>
 #include <helix/types.h>
+#include <math.h>
 #include <stddef.h>
 #include <stdint.h>
+
+/* Gemma 2's soft-capping of one attention score or logit: cap tanh(x / cap); x itself when
+ * cap <= 0 (the vector kernels' own form: hlx_v_softcap). */
+static inline float hlx_softcapf(float x, float cap)
+{
+    return cap > 0.0f ? cap * tanhf(x / cap) : x;
+}
 
 /* RoPE of one model (helix/model.h: hlx_model_rope_freqs fills it, scaling included):
  * inv_freq[i] radians per position for pair i < rot_dim / 2, in the memory the op runs
