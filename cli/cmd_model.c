@@ -255,7 +255,7 @@ static void hlx_synth_config(hlx_hf_config_t *c, int dense, int v2, int layers,
             m->sliding_window = 6;
             m->sliding_pattern = 2;
             m->rope_local_theta = 10000.0;
-            if (!strcmp(c->arch, "Gemma2ForCausalLM")) {
+            if (hlx_hf_gemma2(c)) {
                 /* gemma2: the same but one RoPE base, and caps that the synthetic
                  * scores and logits reach (Gemma 2's 50 and 30 would leave them alone) */
                 m->rope_theta = 10000.0;

@@ -167,9 +167,7 @@ static const struct {
                          "Gemma3ForConditionalGeneration (its text " \
                          "model), DeepseekV2ForCausalLM, DeepseekV3ForCausalLM"
 
-/* Gemma 2's class: Gemma 3's layer without q/k norms and local RoPE base, with the
- * soft-cappings (hlx_cfg_gemma). */
-static int hlx_hf_gemma2(const hlx_hf_config_t *c)
+int hlx_hf_gemma2(const hlx_hf_config_t *c)
 {
     return !strcmp(c->arch, "Gemma2ForCausalLM");
 }
