@@ -705,7 +705,7 @@ int hlx_cmd_bench(int argc, char **argv)
     if (!strcmp(o.kernel, "attention")) {
         const int dk = o.mla ? 576 : o.dk, dv = o.mla ? 512 : o.dv;
         vector_path = hlx_kernels_attn_vector(&kern, o.dtype, o.mla ? 128 : o.group, dk, dv,
-                                              o.mla, o.softcap);
+                                              o.mla, o.softcap > 0.0f);
         if (!vector_path)
             fprintf(stderr, "helix bench: note: %s has no vector path for head size %d x %d "
                     "(%s KV%s): it runs its reference loop, tens of times slower; the figures "

@@ -397,12 +397,12 @@ size_t hlx_kernels_list(const char **names, size_t max)
 }
 
 int hlx_kernels_attn_vector(const hlx_kernels_t *k, hlx_dtype_t t, int group, int dk, int dv,
-                            int v_is_k, float softcap)
+                            int v_is_k, int softcap)
 {
     static const char kv[2]; /* only the pointers' equality is read: v == k or not */
     const hlx_attn_desc_t d = { .group = group, .dk = dk, .dv = dv, .kv_dtype = t,
                                 .k = &kv[0], .v = v_is_k ? &kv[0] : &kv[1],
-                                .softcap = softcap };
+                                .softcap = softcap ? 1.0f : 0.0f };
 
     return k->attn_covers == NULL || k->attn_covers(&d);
 }

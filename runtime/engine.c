@@ -971,7 +971,7 @@ static hlx_status_t hlx_engine_backend(hlx_engine_t *eng, char *err, size_t errl
         if (mla)
             dv = xdv; /* the values are the head of the key rows */
         if (!hlx_kernels_attn_vector(&eng->be.k, eng->kv_dtype, group, dk, dv, mla,
-                                     (float)eng->m.attn_softcap)) {
+                                     eng->m.attn_softcap > 0.0)) {
             size_t at = strlen(eng->be.kernels_why);
             snprintf(eng->be.kernels_why + at, sizeof(eng->be.kernels_why) - at,
                      "; no vector path for head size %d x %d%s: attention runs its reference "

@@ -157,11 +157,10 @@ typedef struct hlx_kernels {
 } hlx_kernels_t;
 
 /* attn_covers for a shape: group query heads per KV head, head sizes dk x dv, KV type t,
- * v_is_k for MLA's absorbed form (values read from the keys), softcap for soft-capped
- * scores (any value > 0 stands for all); 1 where the variant has no attn_covers (its
- * reference is its path). */
+ * v_is_k for MLA's absorbed form (values read from the keys), softcap != 0 for soft-capped
+ * scores; 1 where the variant has no attn_covers (its reference is its path). */
 int hlx_kernels_attn_vector(const hlx_kernels_t *k, hlx_dtype_t t, int group, int dk, int dv,
-                            int v_is_k, float softcap);
+                            int v_is_k, int softcap);
 
 /* Fills k with the best variant this CPU supports, or the named one ("scalar", "avx2",
  * "avx512"; NULL or "auto" = best). HELIX_KERNELS overrides NULL. Unknown or unsupported
