@@ -270,6 +270,20 @@ static void expect_config(const char *name, hlx_status_t want, const char *needl
         fail_msg("%s: '%s' has no config.json:line:column", name, err);
 }
 
+/* name/config.json (2 layers) with a layer_types list too short, then with an unknown kind:
+ * each refused at its place (hlx_cfg_layer_types, which Qwen's and Gemma's readers share);
+ * then without the key. */
+static void bad_layer_types(const char *name)
+{
+    set_key(name, "layer_types", json_pack("[s]", "full_attention"));
+    expect_config(name, HLX_ERR_PARSE, "layer_types: expected a list of num_hidden_layers (2) "
+                  "strings");
+    set_key(name, "layer_types", json_pack("[s, s]", "sliding_attention", "chunked_attention"));
+    expect_config(name, HLX_ERR_PARSE, "1: layer 1: expected \"full_attention\" or "
+                  "\"sliding_attention\"");
+    set_key(name, "layer_types", NULL);
+}
+
 static void test_short_expert_groups(void **state)
 {
     (void)state;
@@ -999,13 +1013,7 @@ static void test_qwen(void **state)
     set_key("q2", "layer_types", json_pack("[s, s]", "sliding_attention", "full_attention"));
     expect_config("q2", HLX_ERR_PARSE, "1: layer 1 is \"full_attention\" after the "
                   "\"sliding_attention\" of layer 0");
-    set_key("q2", "layer_types", json_pack("[s]", "full_attention"));
-    expect_config("q2", HLX_ERR_PARSE, "layer_types: expected a list of num_hidden_layers (2) "
-                  "strings");
-    set_key("q2", "layer_types", json_pack("[s, s]", "full_attention", "chunked_attention"));
-    expect_config("q2", HLX_ERR_PARSE, "1: layer 1: expected \"full_attention\" or "
-                  "\"sliding_attention\"");
-    set_key("q2", "layer_types", NULL);
+    bad_layer_types("q2");
     /* the switch is checked even with no sliding_window to switch */
     set_key("q2", "use_sliding_window", json_string("yes"));
     expect_config("q2", HLX_ERR_PARSE, "use_sliding_window: expected true or false");
@@ -1314,13 +1322,7 @@ static void test_gemma3(void **state)
     expect_config("g3", HLX_ERR_PARSE, "1: layer 1 is \"sliding_attention\", which breaks the "
                   "pattern of one full_attention layer in every 1 (as the first "
                   "full_attention layer sets it;");
-    set_key("g3", "layer_types", json_pack("[s]", "full_attention"));
-    expect_config("g3", HLX_ERR_PARSE, "layer_types: expected a list of num_hidden_layers (2) "
-                  "strings");
-    set_key("g3", "layer_types", json_pack("[s, s]", "sliding_attention", "chunked"));
-    expect_config("g3", HLX_ERR_PARSE, "1: layer 1: expected \"full_attention\" or "
-                  "\"sliding_attention\"");
-    set_key("g3", "layer_types", NULL);
+    bad_layer_types("g3");
     /* what Gemma 3 never sets, and Gemma 2's exact GELU */
     set_key("g3", "final_logit_softcapping", json_real(30.0));
     expect_config("g3", HLX_ERR_PARSE, "final_logit_softcapping: soft-capping is read for "
