@@ -11,8 +11,9 @@
 #include <stdatomic.h>
 #include <time.h>
 
-/* Stated tolerances (variant vs reference, both fp32 accumulation in different orders):
- *   attention o: |o_var - o_ref| <= 1e-5 * S, S = max_e sum_j p_j |v_j[e]| from fp64
+/* Stated tolerances (variant vs reference, both fp32 accumulation in different orders;
+ * attention: variant vs the fp64 answer):
+ *   attention o: |o_var - o_64| <= 1e-5 * S, S = max_e sum_j p_j |v_j[e]| from fp64
  *                (S = max|o| when the head has no cancellation); lse: 1e-5 * max(1, |lse|)
  *   merge, rmsnorm, swiglu: 1e-6 relative to the largest magnitude entering the result
  *   gemm: 1e-6 * K absolute (inputs in [-1, 1]) */
@@ -49,16 +50,17 @@ static hlx_pool_t *kt_pool;
 /* When set, every problem soft-caps its scores at this (hlx_attn_desc_t.softcap). */
 static float kt_softcap;
 
-/* One attention problem: the reference on rows, the variant on a copy in its KV layout
- * (alias: MLA's absorbed form, v == k, the value the head of the key row). */
-static void kt_attn_case_x(const hlx_kernels_t *ref, const hlx_kernels_t *var, kt_rng_t *r,
+/* One attention problem: the variant on a copy in its KV layout against the fp64 answer on
+ * rows (alias: MLA's absorbed form, v == k, the value the head of the key row). The fp32
+ * reference is not the target here: its own sums drift on long flat shards (soft-capped
+ * scores at 17K tokens: its lse 2e-5 off, the variants' 2e-6); test_ref bounds it. */
+static void kt_attn_case_x(const hlx_kernels_t *var, kt_rng_t *r,
                            int group, int dk, int dv, size_t len, hlx_dtype_t t, double qamp,
                            int alias)
 {
     kt_attn_t a;
     hlx_attn_desc_t dl;
     void *kl, *vl;
-    float *o_ref, *l_ref;
     const double tol = (kt_pool ? 2.0 : 1.0) * KT_TOL_ATTN;
     double *o64 = malloc(sizeof(double) * (size_t)dv);
     int g, e;
@@ -69,11 +71,6 @@ static void kt_attn_case_x(const hlx_kernels_t *ref, const hlx_kernels_t *var, k
         a.d.v = a.d.k;
         a.d.v_stride = a.d.k_stride;
     }
-    o_ref = malloc(sizeof(float) * (size_t)group * dv);
-    l_ref = malloc(sizeof(float) * (size_t)group);
-    ref->attn(&a.d);
-    memcpy(o_ref, a.o, sizeof(float) * (size_t)group * dv);
-    memcpy(l_ref, a.lse, sizeof(float) * (size_t)group);
     /* poison the output: the variant must write every element */
     for (e = 0; e < group * dv; e++)
         a.o[e] = NAN;
@@ -93,9 +90,9 @@ static void kt_attn_case_x(const hlx_kernels_t *ref, const hlx_kernels_t *var, k
         var->attn(&dl);
     }
     for (g = 0; g < group; g++) {
-        double l64, S = len ? kt_attn_f64(&a.d, g, o64, &l64) : 0.0, err = 0.0, lerr;
+        double l64, S = kt_attn_f64(&a.d, g, o64, &l64), err = 0.0, lerr; /* len 0: o 0 */
         for (e = 0; e < dv; e++) {
-            double diff = fabs((double)o_ref[g * dv + e] - a.o[g * dv + e]);
+            double diff = fabs(o64[e] - a.o[g * dv + e]);
             err = diff > err || diff != diff ? diff : err;
         }
         if (len == 0) {
@@ -103,14 +100,12 @@ static void kt_attn_case_x(const hlx_kernels_t *ref, const hlx_kernels_t *var, k
                       "len 0 must give o = 0, lse = -inf (got lse %g)", (double)a.lse[g]);
             continue;
         }
-        lerr = fabs((double)l_ref[g] - a.lse[g]);
-        kt_report(var->name, "attn",
-                  err <= tol * S && lerr <= tol * fmax(1.0, fabs(l_ref[g])),
+        lerr = fabs(l64 - a.lse[g]);
+        kt_report(var->name, "attn", err <= tol * S && lerr <= tol * fmax(1.0, fabs(l64)),
                   "group %d dk %d dv %d len %zu %s head %d%s%s: o err %.3g (S %.3g) lse %.9g vs "
                   "%.9g", group, dk, dv, len, hlx_dtype_name(t), g,
                   kt_pool ? " (thread split)" : "", kt_softcap > 0 ? " (soft-capped)" : "", err,
-                  S, (double)a.lse[g],
-                  (double)l_ref[g]);
+                  S, (double)a.lse[g], l64);
         if (!(err <= tol * S))
             break;
     }
@@ -118,15 +113,13 @@ static void kt_attn_case_x(const hlx_kernels_t *ref, const hlx_kernels_t *var, k
     if (!alias)
         free(vl);
     free(o64);
-    free(o_ref);
-    free(l_ref);
     kt_attn_free(&a);
 }
 
-static void kt_attn_case(const hlx_kernels_t *ref, const hlx_kernels_t *var, kt_rng_t *r,
+static void kt_attn_case(const hlx_kernels_t *var, kt_rng_t *r,
                          int group, int dk, int dv, size_t len, hlx_dtype_t t, double qamp)
 {
-    kt_attn_case_x(ref, var, r, group, dk, dv, len, t, qamp, 0);
+    kt_attn_case_x(var, r, group, dk, dv, len, t, qamp, 0);
 }
 
 static void kt_check_attn(const hlx_kernels_t *ref, const hlx_kernels_t *var, kt_rng_t *r,
@@ -141,38 +134,38 @@ static void kt_check_attn(const hlx_kernels_t *ref, const hlx_kernels_t *var, kt
     /* lengths around every block boundary (vector width, superblock) for each type */
     for (ti = 0; ti < 3; ti++)
         for (i = 0; i < sizeof(special) / sizeof(special[0]); i++)
-            kt_attn_case(ref, var, r, 8, 128, 128, special[i], types[ti], 2.0);
+            kt_attn_case(var, r, 8, 128, 128, special[i], types[ti], 2.0);
     /* random shapes: groups 1..17, head sizes on and off the vector path */
     for (it = 0; it < (quick ? 60 : 300); it++) {
         int group = kt_int(r, 1, 17);
         int dk = it % 4 == 3 ? kt_int(r, 1, 100) : dims[kt_int(r, 0, 4)];
         int dv = it % 4 == 3 ? kt_int(r, 1, 100) : dims[kt_int(r, 0, 4)];
         size_t len = (size_t)kt_int(r, 0, it % 5 == 0 ? 1200 : 150);
-        kt_attn_case(ref, var, r, group, dk, dv, len, types[it % 3], kt_unif(r, 0.1, 10.0));
+        kt_attn_case(var, r, group, dk, dv, len, types[it % 3], kt_unif(r, 0.1, 10.0));
     }
     /* MLA absorbed form: one KV head, key 576, value 512, many query heads */
-    kt_attn_case(ref, var, r, 128, 576, 512, 37, HLX_DTYPE_BF16, 1.0);
-    kt_attn_case(ref, var, r, 20, 576, 512, 300, HLX_DTYPE_F32, 1.0);
+    kt_attn_case(var, r, 128, 576, 512, 37, HLX_DTYPE_BF16, 1.0);
+    kt_attn_case(var, r, 20, 576, 512, 300, HLX_DTYPE_F32, 1.0);
     /* the same with v == k (the value read from the key row, in the key layout), every
      * KV type, a tail shorter than a block, one token, and no token */
     for (ti = 0; ti < 3; ti++) {
-        kt_attn_case_x(ref, var, r, 128, 576, 512, 77, types[ti], 1.0, 1);
-        kt_attn_case_x(ref, var, r, 9, 576, 512, 1, types[ti], 1.0, 1);
-        kt_attn_case_x(ref, var, r, 3, 64, 32, 0, types[ti], 1.0, 1);
-        kt_attn_case_x(ref, var, r, 5, 96, 64, 45, types[ti], 1.0, 1);
+        kt_attn_case_x(var, r, 128, 576, 512, 77, types[ti], 1.0, 1);
+        kt_attn_case_x(var, r, 9, 576, 512, 1, types[ti], 1.0, 1);
+        kt_attn_case_x(var, r, 3, 64, 32, 0, types[ti], 1.0, 1);
+        kt_attn_case_x(var, r, 5, 96, 64, 45, types[ti], 1.0, 1);
     }
     /* tile path (amx): head chunks over several 1024-token superblocks with a tail, partial
      * chunks (G < 8), and q spread over many binades (the three-part split must be exact) */
-    kt_attn_case(ref, var, r, 12, 128, 128, 2 * 1024 + 45, HLX_DTYPE_BF16, 4.0);
-    kt_attn_case(ref, var, r, 3, 64, 96, 32 * 5, HLX_DTYPE_BF16, 1.0);
-    kt_attn_case(ref, var, r, 8, 128, 128, 1000, HLX_DTYPE_BF16, 1e-3);
+    kt_attn_case(var, r, 12, 128, 128, 2 * 1024 + 45, HLX_DTYPE_BF16, 4.0);
+    kt_attn_case(var, r, 3, 64, 96, 32 * 5, HLX_DTYPE_BF16, 1.0);
+    kt_attn_case(var, r, 8, 128, 128, 1000, HLX_DTYPE_BF16, 1e-3);
     /* long sequence with GQA group 8 */
-    kt_attn_case(ref, var, r, 8, 128, 128, quick ? 3000 : 20000, HLX_DTYPE_BF16, 3.0);
+    kt_attn_case(var, r, 8, 128, 128, quick ? 3000 : 20000, HLX_DTYPE_BF16, 3.0);
     /* shards long enough for HELIX_KV_PREFETCH=auto (the default) to time its two prefetch
      * modes per 2048-token segment and switch within the call: past the first choice (16K
      * tokens) and, in full runs, into the second round of trials (64K), bf16 and fp8 */
-    kt_attn_case(ref, var, r, 8, 128, 128, quick ? 17000 : 66000 + 45, HLX_DTYPE_BF16, 3.0);
-    kt_attn_case(ref, var, r, 8, 128, 128, 17000 + 13, HLX_DTYPE_FP8, 3.0);
+    kt_attn_case(var, r, 8, 128, 128, quick ? 17000 : 66000 + 45, HLX_DTYPE_BF16, 3.0);
+    kt_attn_case(var, r, 8, 128, 128, 17000 + 13, HLX_DTYPE_FP8, 3.0);
     /* Gemma 2's soft-capped scores, every cap with every KV type: caps below and near the
      * scores' spread (q amplitude 10 and more: raw scores of several units) and one far
      * above it (1e6: tanh of tiny arguments, where 1 - e^(-2u) would lose its digits);
@@ -183,14 +176,14 @@ static void kt_check_attn(const hlx_kernels_t *ref, const hlx_kernels_t *var, kt
         kt_softcap = caps[it];
         for (ti = 0; ti < 3; ti++) {
             for (i = 0; i < sizeof(special) / sizeof(special[0]); i++)
-                kt_attn_case(ref, var, r, 8, 128, 128, special[i], types[ti], 10.0);
-            kt_attn_case(ref, var, r, 2, 256, 256, 300, types[ti], 20.0);
-            kt_attn_case(ref, var, r, kt_int(r, 1, 17), dims[kt_int(r, 0, 4)],
+                kt_attn_case(var, r, 8, 128, 128, special[i], types[ti], 10.0);
+            kt_attn_case(var, r, 2, 256, 256, 300, types[ti], 20.0);
+            kt_attn_case(var, r, kt_int(r, 1, 17), dims[kt_int(r, 0, 4)],
                          dims[kt_int(r, 0, 4)], (size_t)kt_int(r, 0, 500), types[ti],
                          kt_unif(r, 1.0, 30.0));
-            kt_attn_case_x(ref, var, r, 9, 576, 512, 77, types[ti], 10.0, 1);
+            kt_attn_case_x(var, r, 9, 576, 512, 77, types[ti], 10.0, 1);
         }
-        kt_attn_case(ref, var, r, 8, 128, 128, quick ? 3000 : 17000 + 13, types[it % 3], 10.0);
+        kt_attn_case(var, r, 8, 128, 128, quick ? 3000 : 17000 + 13, types[it % 3], 10.0);
     }
     kt_softcap = 0.0f;
     if (!strcmp(var->name, "avx512") && hlx_kernels_kv_prefetch() == HLX_KV_PREFETCH_AUTO)
@@ -437,11 +430,11 @@ static void kt_check_pool(const hlx_kernels_t *ref, const hlx_kernels_t *var, kt
         }
         for (ti = 0; ti < 3; ti++)
             for (i = 0; i < sizeof(lens) / sizeof(lens[0]); i++)
-                kt_attn_case(ref, var, r, 8, 128, 128, lens[i], types[ti], 2.0);
-        kt_attn_case(ref, var, r, 8, 128, 128, quick ? 3000 : 20000, HLX_DTYPE_BF16, 3.0);
-        kt_attn_case(ref, var, r, 12, 64, 96, 301, HLX_DTYPE_F32, 1.0);
-        kt_attn_case_x(ref, var, r, 128, 576, 512, 150, HLX_DTYPE_BF16, 1.0, 1);
-        kt_attn_case_x(ref, var, r, 128, 576, 512, 150, HLX_DTYPE_FP8, 1.0, 1);
+                kt_attn_case(var, r, 8, 128, 128, lens[i], types[ti], 2.0);
+        kt_attn_case(var, r, 8, 128, 128, quick ? 3000 : 20000, HLX_DTYPE_BF16, 3.0);
+        kt_attn_case(var, r, 12, 64, 96, 301, HLX_DTYPE_F32, 1.0);
+        kt_attn_case_x(var, r, 128, 576, 512, 150, HLX_DTYPE_BF16, 1.0, 1);
+        kt_attn_case_x(var, r, 128, 576, 512, 150, HLX_DTYPE_FP8, 1.0, 1);
         kt_check_pool_jobs(var, r, T);
         for (it = 0; it < 30; it++) {
             int M = kt_int(r, 1, 9), N = kt_int(r, 1, 300), K = kt_int(r, 1, 200);
