@@ -818,15 +818,18 @@ int hlx_cmd_bench(int argc, char **argv)
         printf("kernel %s, variant %s%s, dtype %s\n", o.kernel, kern.name,
                vector_path ? "" : " (its reference loop: no vector path for this head size)",
                hlx_dtype_name(!strcmp(o.kernel, "merge") ? HLX_DTYPE_F32 : o.dtype));
-        if (!strcmp(o.kernel, "attention") && !strcmp(kern.name, "avx512") &&
-            o.dtype != HLX_DTYPE_F32) {
+        if (!strcmp(o.kernel, "attention") &&
+            (!strcmp(kern.name, "avx512") || !strcmp(kern.name, "avx2"))) {
+            static const char *const mode[] = { "hardware", "software", "auto", "software-l2" };
             const int set = hlx_kernels_kv_prefetch(), pick = hlx_kernels_kv_prefetch_pick();
-            printf("  KV prefetch (HELIX_KV_PREFETCH): %s%s\n",
-                   set == 0 ? "hardware" : set == 1 ? "software" : "auto",
+            printf("  KV prefetch (HELIX_KV_PREFETCH): %s%s%s%s\n", mode[set],
+                   set == HLX_KV_PREFETCH_HARDWARE &&
+                           (o.dtype == HLX_DTYPE_F32 || !strcmp(kern.name, "avx2"))
+                       ? " (taken as software here)" : "",
                    set != HLX_KV_PREFETCH_AUTO ? ""
-                   : pick == 1 ? ", software was faster on the last long shard"
-                   : pick == 0 ? ", hardware was faster on the last long shard"
-                               : ", no shard long enough to time (hardware)");
+                   : pick >= 0 ? ", the fastest on the last long shard: "
+                               : ", no shard long enough to time (hardware)",
+                   set == HLX_KV_PREFETCH_AUTO && pick >= 0 ? mode[pick] : "");
         }
         if (!strcmp(o.kernel, "attention") && o.dtype == HLX_DTYPE_FP8) {
             const char *w = hlx_kernels_fp8_widening(kern.name);

@@ -217,12 +217,14 @@ static inline __attribute__((always_inline)) void hlx_kb2_load(const int BF, con
 }
 
 /* Scores of one block for G <= 4 heads into sc ([g][2][8], unscaled). pfs: one line per
- * 2^psh key dimensions prefetched from there (a chunk's share of a later block).
+ * 2^psh key dimensions prefetched from there (a chunk's share of a later block); far (when
+ * not NULL): the far prefetch's share per dimension.
  * kw != NULL: the widened keys are also stored there as fp32 blocks ([dk][16], in the
  * widened token order) for the other head chunks of the group, which read them as f32. */
 static inline __attribute__((always_inline)) void
-hlx_kb2_scores(const int G, const int BF, const int dk, const float *q, const char *kb,
-               float *sc, const char *pfs, int psh, float *kw)
+hlx_kb2_scores(const int G, const int BF, const int FAR, const int dk, const float *q,
+               const char *kb, float *sc, const char *pfs, int psh, const hlx_kv_far_t *far,
+               float *kw)
 {
     __m256 a0[4], a1[4];
     int e, g;
@@ -232,6 +234,8 @@ hlx_kb2_scores(const int G, const int BF, const int dk, const float *q, const ch
         __m256 k0, k1;
         if (pfs != NULL && (e & ((1 << psh) - 1)) == 0)
             _mm_prefetch(pfs + (size_t)(e >> psh) * 64, _MM_HINT_T0);
+        if (FAR)
+            hlx_kv_far_dim(far, e);
         hlx_kb2_load(BF, kb, e, &k0, &k1);
         if (kw != NULL) {
             _mm256_store_ps(kw + (size_t)e * 16, k0);
@@ -306,10 +310,10 @@ hlx_kb2_pv_w(const int G, const int VBF, const float *p, const float *corr, int 
  * and values are read as 1 / HLX_FP8T_UNIT of their value; 1 otherwise). */
 static inline __attribute__((always_inline)) void
 hlx_kb2_body(const int G, const int BF, const int VBF, const int ORD, const int WR,
-             const int D, const hlx_attn_desc_t *d, const float *q, const char *kn, float *sc,
+             const int D, const int FAR, const hlx_attn_desc_t *d, const float *q, const char *kn, float *sc,
              int nt, const char *vr, size_t vts, size_t vcs, float *m, float *s, float *o,
-             const char *pfk, const char *pfv, size_t pfstep, int ksh, float *kw, float *vw,
-             float ku, float vu)
+             const char *pfk, const char *pfv, size_t pfstep, int ksh,
+             const hlx_kv_far_t *far, float *kw, float *vw, float ku, float vu)
 {
     const int dk = D ? D : d->dk, dv = D ? D : d->dv;
     float p[4 * 32] __attribute__((aligned(32))); /* [head][token], stride 32 (P.V type 2) */
@@ -388,8 +392,8 @@ hlx_kb2_body(const int G, const int BF, const int VBF, const int ORD, const int 
      * score loop, one line per 2^ksh dimensions, pfv over the P.V steps; otherwise pfk and
      * pfv both over the P.V steps (once when they are equal) */
     if (kn != NULL)
-        hlx_kb2_scores(G, BF, dk, q, kn, sc, pfv == NULL || ksh >= 0 ? pfk : NULL,
-                       pfv == NULL ? 3 : ksh, WR ? kw : NULL);
+        hlx_kb2_scores(G, BF, FAR, dk, q, kn, sc, pfv == NULL || ksh >= 0 ? pfk : NULL,
+                       pfv == NULL ? 3 : ksh, far, WR ? kw : NULL);
     if (nt > 0 && WR == 2)
         hlx_kb2_pv_w(G, VBF, p, cv, dv, vr, vts, vcs, nt, o, pfv ? pfk : NULL, pfv, pfstep,
                      vw);
@@ -400,18 +404,22 @@ hlx_kb2_body(const int G, const int BF, const int VBF, const int ORD, const int 
 
 typedef void (*hlx_kb2_fn)(const hlx_attn_desc_t *, const float *, const char *, float *, int,
                            const char *, size_t, size_t, float *, float *, float *,
-                           const char *, const char *, size_t, int, float *, float *, float,
-                           float);
-/* hlx_kb2_<heads>_<key type>_<value type>_<order>_<writes>_<head size or 0> */
+                           const char *, const char *, size_t, int, const hlx_kv_far_t *,
+                           float *, float *, float, float);
+/* hlx_kb2_<heads>_<key type>_<value type>_<order>_<writes>_<head size or 0>, and the same
+ * with _far (the far prefetch in its score loop): functions of their own, because the far
+ * prefetch's loop inside the same function cost the f32 kernel 10% in cache (Zen 4) */
 #define HLX_KB2_DEF(n, bf, vbf, ord, wr, D) \
-    static __attribute__((noinline)) void hlx_kb2_##n##_##bf##_##vbf##_##ord##_##wr##_##D( \
+    HLX_KB2_DEF1(n, bf, vbf, ord, wr, D, 0, ) HLX_KB2_DEF1(n, bf, vbf, ord, wr, D, 1, _far)
+#define HLX_KB2_DEF1(n, bf, vbf, ord, wr, D, F, sfx) \
+    static __attribute__((noinline)) void hlx_kb2_##n##_##bf##_##vbf##_##ord##_##wr##_##D##sfx( \
         const hlx_attn_desc_t *d, const float *q, const char *kn, float *sc, int nt, \
         const char *vr, size_t vts, size_t vcs, float *m, float *s, float *o, \
-        const char *pfk, const char *pfv, size_t pfstep, int ksh, float *kw, float *vw, \
-        float ku, float vu) \
+        const char *pfk, const char *pfv, size_t pfstep, int ksh, const hlx_kv_far_t *far, \
+        float *kw, float *vw, float ku, float vu) \
     { \
-        hlx_kb2_body(n, bf, vbf, ord, wr, D, d, q, kn, sc, nt, vr, vts, vcs, m, s, o, pfk, \
-                     pfv, pfstep, ksh, kw, vw, ku, vu); \
+        hlx_kb2_body(n, bf, vbf, ord, wr, D, F, d, q, kn, sc, nt, vr, vts, vcs, m, s, o, pfk, \
+                     pfv, pfstep, ksh, far, kw, vw, ku, vu); \
     }
 #define HLX_KB2_DEF_G(bf, vbf, ord) \
     HLX_KB2_DEF(1, bf, vbf, ord, 0, 0) HLX_KB2_DEF(2, bf, vbf, ord, 0, 0) \
@@ -427,27 +435,34 @@ HLX_KB2_DEF(4, 2, 2, 0, 2, 0) HLX_KB2_DEF(4, 2, 0, 0, 1, 0) HLX_KB2_DEF(4, 2, 2,
 /* fp8 blocks without NaN bytes (type 3, widened through fp16): the same, keys and values */
 HLX_KB2_DEF_G(3, 3, 0) HLX_KB2_DEF(4, 3, 3, 0, 0, 128) HLX_KB2_DEF(4, 3, 3, 0, 2, 0)
 HLX_KB2_DEF(4, 3, 3, 0, 2, 128)
-#define HLX_KB2_ROW(bf, vbf, ord) \
-    { hlx_kb2_1_##bf##_##vbf##_##ord##_0_0, hlx_kb2_2_##bf##_##vbf##_##ord##_0_0, \
-      hlx_kb2_3_##bf##_##vbf##_##ord##_0_0, hlx_kb2_4_##bf##_##vbf##_##ord##_0_0 }
-/* [key type][values: 0 rows of the key type, 1 fp32 rows unpacked from the key blocks];
- * type 3 (fp8 without NaN) is never given v == k */
-static const hlx_kb2_fn hlx_kb2_tab[4][2][4] = {
-    { HLX_KB2_ROW(0, 0, 0), HLX_KB2_ROW(0, 0, 0) },
-    { HLX_KB2_ROW(1, 1, 1), HLX_KB2_ROW(1, 0, 1) },
-    { HLX_KB2_ROW(2, 2, 0), HLX_KB2_ROW(2, 0, 0) },
-    { HLX_KB2_ROW(3, 3, 0), HLX_KB2_ROW(2, 0, 0) },
+#define HLX_KB2_ROW(bf, vbf, ord, sfx) \
+    { hlx_kb2_1_##bf##_##vbf##_##ord##_0_0##sfx, hlx_kb2_2_##bf##_##vbf##_##ord##_0_0##sfx, \
+      hlx_kb2_3_##bf##_##vbf##_##ord##_0_0##sfx, hlx_kb2_4_##bf##_##vbf##_##ord##_0_0##sfx }
+/* [far prefetch][key type][values: 0 rows of the key type, 1 fp32 rows unpacked from the key
+ * blocks]; type 3 (fp8 without NaN) is never given v == k */
+#define HLX_KB2_TAB(sfx) \
+    { { HLX_KB2_ROW(0, 0, 0, sfx), HLX_KB2_ROW(0, 0, 0, sfx) }, \
+      { HLX_KB2_ROW(1, 1, 1, sfx), HLX_KB2_ROW(1, 0, 1, sfx) }, \
+      { HLX_KB2_ROW(2, 2, 0, sfx), HLX_KB2_ROW(2, 0, 0, sfx) }, \
+      { HLX_KB2_ROW(3, 3, 0, sfx), HLX_KB2_ROW(2, 0, 0, sfx) } }
+static const hlx_kb2_fn hlx_kb2_tab[2][4][2][4] = { HLX_KB2_TAB(), HLX_KB2_TAB(_far) };
+static const hlx_kb2_fn hlx_kb2_tab128[2][4] = {
+    { hlx_kb2_4_0_0_0_0_128, hlx_kb2_4_1_1_1_0_128, hlx_kb2_4_2_2_0_0_128, hlx_kb2_4_3_3_0_0_128 },
+    { hlx_kb2_4_0_0_0_0_128_far, hlx_kb2_4_1_1_1_0_128_far, hlx_kb2_4_2_2_0_0_128_far,
+      hlx_kb2_4_3_3_0_0_128_far },
 };
-static const hlx_kb2_fn hlx_kb2_tab128[4] = { hlx_kb2_4_0_0_0_0_128, hlx_kb2_4_1_1_1_0_128,
-                                              hlx_kb2_4_2_2_0_0_128, hlx_kb2_4_3_3_0_0_128 };
-/* several chunks of fp8 KV: the first chunk writes ([values as for hlx_kb2_tab]), the later
- * chunks read the f32 copies (the f32 functions: fp8 is widened in token order);
- * [type 3][values] and, head size 128, [type 3] */
-static const hlx_kb2_fn hlx_kb2_wtab[2][2] = {
-    { hlx_kb2_4_2_2_0_2_0, hlx_kb2_4_2_0_0_1_0 },
-    { hlx_kb2_4_3_3_0_2_0, hlx_kb2_4_2_0_0_1_0 },
+/* several chunks of fp8 KV: the first chunk writes ([far][values as for hlx_kb2_tab]), the
+ * later chunks read the f32 copies (the f32 functions: fp8 is widened in token order);
+ * [far][type 3][values] and, head size 128, [far][type 3] */
+static const hlx_kb2_fn hlx_kb2_wtab[2][2][2] = {
+    { { hlx_kb2_4_2_2_0_2_0, hlx_kb2_4_2_0_0_1_0 }, { hlx_kb2_4_3_3_0_2_0, hlx_kb2_4_2_0_0_1_0 } },
+    { { hlx_kb2_4_2_2_0_2_0_far, hlx_kb2_4_2_0_0_1_0_far },
+      { hlx_kb2_4_3_3_0_2_0_far, hlx_kb2_4_2_0_0_1_0_far } },
 };
-static const hlx_kb2_fn hlx_kb2_wtab128[2] = { hlx_kb2_4_2_2_0_2_128, hlx_kb2_4_3_3_0_2_128 };
+static const hlx_kb2_fn hlx_kb2_wtab128[2][2] = {
+    { hlx_kb2_4_2_2_0_2_128, hlx_kb2_4_3_3_0_2_128 },
+    { hlx_kb2_4_2_2_0_2_128_far, hlx_kb2_4_3_3_0_2_128_far },
+};
 
 /* No NaN byte (0x7f, 0xff) among the fp8 e4m3 bytes [p, p + n), n a multiple of 16: the
  * widening through fp16 (type 3) is exact there. A byte max over x & 0x7f, 2 ops per 32
@@ -572,6 +587,14 @@ static int hlx_kb2_covers(const hlx_attn_desc_t *d)
     return hlx_attn_shape_fits(d, 16, 1);
 }
 
+/* set at init from HELIX_KV_PREFETCH (HLX_KV_PREFETCH_*): software-l2 adds the far
+ * prefetch into L2 (hlx_kv_far_t; on a Zen 4 core, 1M tokens: f32 89 -> 70 ms, bf16 70 ->
+ * 64, fp8 71 -> 65), auto times it against software alone on long shards, hardware and
+ * software are this variant's software prefetches alone */
+static atomic_int hlx_kb2_pfmode = HLX_KV_PREFETCH_AUTO;
+#define HLX_KB2_SEG (HLX_KV_TUNE_SEG / HLX_KB2)
+static const int hlx_kb2_modes[2] = { HLX_KV_PREFETCH_SOFTWARE, HLX_KV_PREFETCH_SOFTWARE_L2 };
+
 static void hlx_attn_kb_avx2(const hlx_attn_desc_t *d)
 {
     const int alias = d->v == d->k;
@@ -600,6 +623,14 @@ static void hlx_attn_kb_avx2(const hlx_attn_desc_t *d)
     size_t pfstep, b, nblk = (d->len + HLX_KB2 - 1) / HLX_KB2;
     int h0, g0, g, e;
     float ku = 1.0f; /* the units of the scores in sc (fp8 type 3: 1 / HLX_FP8T_UNIT) */
+    /* HELIX_KV_PREFETCH: the far prefetch or not (this variant always prefetches the next
+     * blocks in software); auto times the two on long shards (hlx_kv_tune_*) */
+    const int setting = atomic_load_explicit(&hlx_kb2_pfmode, memory_order_relaxed);
+    const int pick = atomic_load_explicit(&hlx_kv_prefetch_pick, memory_order_relaxed);
+    int mode = setting != HLX_KV_PREFETCH_AUTO ? setting : pick;
+    const int tune = setting == HLX_KV_PREFETCH_AUTO && d->group <= 8 &&
+                     d->len >= HLX_KV_TUNE_MIN;
+    hlx_kv_tune_t tn;
 
     if (!hlx_kb2_covers(d)) {
         hlx_attn_ref_layout(d, hlx_kb2_layout);
@@ -628,16 +659,18 @@ static void hlx_attn_kb_avx2(const hlx_attn_desc_t *d)
             if (kwide && g0 == 0)
                 hlx_kb2_widen_fp8((const char *)d->k, d->dk, kf);
             if (H > 4 && share) /* the first chunk widens block 0's keys for all */
-                (g0 == 0 ? hlx_kb2_wtab[bt == 3][VA] : hlx_kb2_tab[0][0][G - 1])(
+                (g0 == 0 ? hlx_kb2_wtab[0][bt == 3][VA] : hlx_kb2_tab[0][0][0][G - 1])(
                     d, qg, g0 == 0 ? d->k : (const char *)kw, sc + (size_t)g0 * 16, 0, NULL, 0,
-                    0, m, s, oh, NULL, NULL, 0, -1, kw, vw, 1.0f, 1.0f);
+                    0, m, s, oh, NULL, NULL, 0, -1, NULL, kw, vw, 1.0f, 1.0f);
             else
-                hlx_kb2_tab[bt][kwide ? 0 : VA][G - 1](d, qg, kwide ? (const char *)kf : d->k,
+                hlx_kb2_tab[0][bt][kwide ? 0 : VA][G - 1](d, qg, kwide ? (const char *)kf : d->k,
                                                        sc + (size_t)g0 * 16, 0, NULL, 0, 0, m,
-                                                       s, oh, NULL, NULL, 0, -1, kw, vw, 1.0f,
-                                                       1.0f);
+                                                       s, oh, NULL, NULL, 0, -1, NULL, kw, vw,
+                                                       1.0f, 1.0f);
             ku = bt == 3 ? HLX_FP8T_UNIT : 1.0f;
         }
+        if (tune)
+            mode = hlx_kv_tune_begin(&tn, hlx_kb2_modes, 2);
         for (b = 0; b < nblk; b++) {
             const size_t j = b * HLX_KB2;
             const int nt = (int)(d->len - j < HLX_KB2 ? d->len - j : HLX_KB2);
@@ -666,6 +699,15 @@ static void hlx_attn_kb_avx2(const hlx_attn_desc_t *d)
              * and vw too): the scores of kn come out in those units, and this block's p
              * goes into the P.V in units of HLX_FP8T_UNIT */
             const float vu = bt == 3 ? HLX_FP8T_UNIT : 1.0f;
+            hlx_kv_far_t far;
+            const hlx_kv_far_t *fp = NULL;
+            if (mode == HLX_KV_PREFETCH_SOFTWARE_L2 && H <= 8 &&
+                b + HLX_KV_FAR / HLX_KB2 < nblk) { /* v == k: no values */
+                hlx_kv_far_set(&far, kb + HLX_KV_FAR / HLX_KB2 * kbb, kbb,
+                               alias ? NULL : vr + HLX_KV_FAR * vsb, alias ? 0 : HLX_KB2 * vsb,
+                               d->dk);
+                fp = &far;
+            }
             if (alias)
                 hlx_kb2_unblock(BF, kb, d->dv, vt);
             if (kwide && kn != NULL)
@@ -676,6 +718,8 @@ static void hlx_attn_kb_avx2(const hlx_attn_desc_t *d)
                 float *og = oh + (size_t)g0 * d->dv;
                 float *scg = sc + (size_t)g0 * 16;
                 const char *pkc = g0 == 0 ? pk : NULL, *pvc = g0 == 0 ? pv : NULL;
+                const hlx_kv_far_t *fpc = g0 == 0 ? fp : NULL; /* the chunk that streams */
+                const int F = fpc != NULL;
                 size_t pfs = pfstep;
                 int ksh = -1;
                 if (pk != NULL && BF == 0 && !alias) { /* f32: 1/C of each stream */
@@ -697,23 +741,25 @@ static void hlx_attn_kb_avx2(const hlx_attn_desc_t *d)
                 }
                 const int d128 = G == 4 && !alias && d->dk == 128 && d->dv == 128;
                 if (H > 4 && share && g0 > 0) /* the first chunk's fp32 copies */
-                    (d128 ? hlx_kb2_tab128[0] : hlx_kb2_tab[0][0][G - 1])(
+                    (d128 ? hlx_kb2_tab128[F][0] : hlx_kb2_tab[F][0][0][G - 1])(
                         d, qg, kn ? (const char *)kw : NULL, scg, nt,
                         alias ? vr : (const char *)vw, (size_t)d->dv * 4, 16 * 4, m + g0,
-                        s + g0, og, pkc, pvc, pfs, ksh, kw, vw, ku, vu);
+                        s + g0, og, pkc, pvc, pfs, ksh, fpc, kw, vw, ku, vu);
                 else if (H > 4 && share)
-                    (d128 ? hlx_kb2_wtab128[bt == 3] : hlx_kb2_wtab[bt == 3][VA])(
+                    (d128 ? hlx_kb2_wtab128[F][bt == 3] : hlx_kb2_wtab[F][bt == 3][VA])(
                         d, qg, kn, scg, nt, vr, vts, vcs, m + g0, s + g0, og, pkc, pvc, pfs,
-                        ksh, kw, vw, ku, vu);
+                        ksh, fpc, kw, vw, ku, vu);
                 else if (d128)
-                    hlx_kb2_tab128[bt](d, qg, kn, scg, nt, vr, vts, vcs, m + g0, s + g0, og, pkc,
-                                       pvc, pfs, ksh, kw, vw, ku, vu);
+                    hlx_kb2_tab128[F][bt](d, qg, kn, scg, nt, vr, vts, vcs, m + g0, s + g0, og, pkc,
+                                       pvc, pfs, ksh, fpc, kw, vw, ku, vu);
                 else
-                    hlx_kb2_tab[bt][kwide ? 0 : VA][G - 1](
+                    hlx_kb2_tab[F][bt][kwide ? 0 : VA][G - 1](
                         d, qg, kwide && kn ? (const char *)kf : kn, scg, nt, vr, vts, vcs,
-                        m + g0, s + g0, og, pkc, pvc, pfs, ksh, kw, vw, ku, vu);
+                        m + g0, s + g0, og, pkc, pvc, pfs, ksh, fpc, kw, vw, ku, vu);
             }
             ku = vu;
+            if (tune && (b + 1) % HLX_KB2_SEG == 0)
+                mode = hlx_kv_tune_next(&tn, (b + 1) / HLX_KB2_SEG);
         }
         for (g = 0; g < H; g++) {
             float *og = oh + (size_t)g * d->dv;
@@ -793,6 +839,7 @@ void hlx_kernels_avx2(hlx_kernels_t *k)
     hlx_kernels_reference(k);
     k->name      = "avx2";
     k->kv_layout = hlx_kb2_layout;
+    atomic_store_explicit(&hlx_kb2_pfmode, hlx_kernels_kv_prefetch(), memory_order_relaxed);
     k->attn      = hlx_attn_kb_avx2;
     k->attn_covers = hlx_kb2_covers;
     k->merge   = hlx_merge_avx2;

@@ -300,10 +300,11 @@ static inline __attribute__((always_inline)) void hlx_kb_load(const int BF, cons
 
 /* Scores of one block for G heads into sc ([g][2][16], unscaled; bf16: even, odd tokens).
  * Prefetches pfs (when not NULL): pfr bytes per key dimension (f32 keys only), or with pfr
- * 0 one line per 8 dimensions (a chunk's share of a block, several chunks). */
+ * 0 one line per 8 dimensions (a chunk's share of a block, several chunks); far (when not
+ * NULL) its share per dimension. */
 static inline __attribute__((always_inline)) void
-hlx_kb_scores(const int G, const int BF, const int dk, const float *q, const char *kb, float *sc,
-              const char *pfs, size_t pfr)
+hlx_kb_scores_x(const int G, const int BF, const int FAR, const int dk, const float *q,
+                const char *kb, float *sc, const char *pfs, size_t pfr, const hlx_kv_far_t *far)
 {
     __m512 a0[8], a1[8];
     int e, g;
@@ -315,6 +316,10 @@ hlx_kb_scores(const int G, const int BF, const int dk, const float *q, const cha
             __m512 k0, k1, k2, k3;
             if (pfs != NULL && (e & 7) == 0) /* several chunks only (pfr 0) */
                 _mm_prefetch(pfs + (size_t)(e >> 3) * 64, _MM_HINT_T0);
+            if (FAR) {
+                hlx_kv_far_dim(far, e);
+                hlx_kv_far_dim(far, e + 1);
+            }
             hlx_fp8t_words(_mm512_loadu_si512((const void *)(kb + (size_t)e * 32)), &wa, &wb);
             k0 = _mm512_castsi512_ps(_mm512_slli_epi32(wa, 16));
             k1 = _mm512_castsi512_ps(_mm512_and_si512(wa, _mm512_set1_epi32((int)0xffff0000u)));
@@ -340,6 +345,8 @@ hlx_kb_scores(const int G, const int BF, const int dk, const float *q, const cha
             for (l = ((size_t)e * pfr + 63) / 64 * 64; l < (size_t)(e + 1) * pfr; l += 64)
                 _mm_prefetch(pfs + l, _MM_HINT_T0);
         }
+        if (FAR)
+            hlx_kv_far_dim(far, e);
         hlx_kb_load(BF, kb, e, &k0, &k1);
         _Pragma("GCC unroll 8") for (g = 0; g < G; g++) {
             const __m512 qb = _mm512_set1_ps(q[(size_t)g * dk + e]);
@@ -354,6 +361,17 @@ store:
     }
 }
 
+/* The far prefetch is a loop of its own (a test of far per dimension: 1-2% in cache). */
+static inline __attribute__((always_inline)) void
+hlx_kb_scores(const int G, const int BF, const int dk, const float *q, const char *kb, float *sc,
+              const char *pfs, size_t pfr, const hlx_kv_far_t *far)
+{
+    if (far != NULL)
+        hlx_kb_scores_x(G, BF, 1, dk, q, kb, sc, pfs, pfr, far);
+    else
+        hlx_kb_scores_x(G, BF, 0, dk, q, kb, sc, pfs, pfr, NULL);
+}
+
 /* f32 keys and values (dk == dv, a multiple of 32), one step in pieces: the scores of the
  * next block over dims [32c, 32c + 32) (partial sums kept in sc between pieces, the same
  * FMA order as hlx_kb_scores) and the P.V pass over columns [32c, 32c + 32) of this block
@@ -366,8 +384,8 @@ store:
  * ends (pfv). The score piece is its own loop rather than hlx_kb_scores over a range of
  * dimensions: that one, with its general prefetch and load, took 2-4 ms more at 1M. */
 static inline __attribute__((always_inline)) void
-hlx_kb_f32_scores_piece(const int G, const int dk, int c, const float *q, const char *kn,
-                        float *sc, const char *pfk)
+hlx_kb_f32_scores_piece(const int G, const int FAR, const int dk, int c, const float *q,
+                        const char *kn, float *sc, const char *pfk, const hlx_kv_far_t *far)
 {
     __m512 s0[8], s1[8];
     int e, g;
@@ -383,6 +401,8 @@ hlx_kb_f32_scores_piece(const int G, const int dk, int c, const float *q, const 
             _mm_prefetch(pfk + (size_t)e * 128, _MM_HINT_T0);
             _mm_prefetch(pfk + (size_t)e * 128 + 64, _MM_HINT_T0);
         }
+        if (FAR)
+            hlx_kv_far_dim(far, e);
         _Pragma("GCC unroll 8") for (g = 0; g < G; g++) {
             const __m512 qb = _mm512_set1_ps(q[(size_t)g * dk + e]);
             s0[g] = _mm512_fmadd_ps(qb, k0, s0[g]);
@@ -398,7 +418,8 @@ hlx_kb_f32_scores_piece(const int G, const int dk, int c, const float *q, const 
 static inline __attribute__((always_inline)) void
 hlx_kb_f32_pieces(const int G, const int dk, const float *q, const char *kn, float *sc,
                   const float *p, const float *cv, const char *vr, size_t vts, size_t vcs,
-                  int nt, float *o, const char *pfk, const char *pfv, size_t pfstep)
+                  int nt, float *o, const char *pfk, const char *pfv, size_t pfstep,
+                  const hlx_kv_far_t *far)
 {
     const int pieces = dk / 32, lead = 2;
     /* the values of the next block from both ends, as the two-phase step's P.V */
@@ -408,7 +429,12 @@ hlx_kb_f32_pieces(const int G, const int dk, const float *q, const char *kn, flo
     /* step c: score piece c (while there is one), then P.V pass c + 1 - lead (once due) */
     for (c = 0; c < pieces + lead - 1; c++) {
         if (c < pieces)
-            hlx_kb_f32_scores_piece(G, dk, c, q, kn, sc, pfk);
+        {
+            if (far != NULL) /* a loop of its own, as hlx_kb_scores */
+                hlx_kb_f32_scores_piece(G, 1, dk, c, q, kn, sc, pfk, far);
+            else
+                hlx_kb_f32_scores_piece(G, 0, dk, c, q, kn, sc, pfk, NULL);
+        }
         if (c + 1 >= lead)
             hlx_pv_cols_avx512(G, 0, 2, p, cv, dk, vr, vts, vcs, nt, o, pfv, pfv2, pfstep / 2,
                                32 * (c + 1 - lead), 32 * (c + 2 - lead));
@@ -445,7 +471,7 @@ static inline __attribute__((always_inline)) void
 hlx_kb_body(const int G, const int BF, const int VBF, const int D, const hlx_attn_desc_t *d,
             const float *q, const char *kn, float *sc, int nt, const char *vr, size_t vts,
             size_t vcs, float *m, float *s, float *o, const char *pfk, const char *pfv,
-            size_t pfstep, float ku)
+            size_t pfstep, const hlx_kv_far_t *far, float ku)
 {
     const int dk = D ? D : d->dk, dv = D ? D : d->dv;
     /* score lanes back to token order (tokens 0-15, 16-31): bf16 even/odd, fp8 by tables
@@ -555,12 +581,12 @@ hlx_kb_body(const int G, const int BF, const int VBF, const int D, const hlx_att
     if (BF == 0 && VBF == 0 && kn != NULL && nt > 0 && dk == dv && dk % 32 == 0 &&
         (pfv != NULL || pfk == NULL)) {
         hlx_kb_f32_pieces(G, dk, q, kn, sc, p, up ? cv : NULL, vr, vts, vcs, nt, o, pfk, pfv,
-                          pfstep);
+                          pfstep, far);
         return;
     }
     if (kn != NULL)
         hlx_kb_scores(G, BF, dk, q, kn, sc, BF == 0 || pfv == NULL ? pfk : NULL,
-                      BF == 0 && pfv != NULL ? HLX_KB * 4 : 0);
+                      BF == 0 && pfv != NULL ? HLX_KB * 4 : 0, far);
     if (nt > 0 && BF == 0) /* corr NULL: no rescale of o */
         hlx_pv_avx512(G, VBF, 2, p, up ? cv : NULL, dv, vr, vts, vcs, nt, o, pfv,
                       pfv ? pfv + pfstep * (size_t)dv / 2 : NULL, pfstep / 2);
@@ -571,15 +597,15 @@ hlx_kb_body(const int G, const int BF, const int VBF, const int D, const hlx_att
 
 typedef void (*hlx_kb_fn)(const hlx_attn_desc_t *, const float *, const char *, float *, int,
                           const char *, size_t, size_t, float *, float *, float *,
-                          const char *, const char *, size_t, float);
+                          const char *, const char *, size_t, const hlx_kv_far_t *, float);
 #define HLX_KB_DEF(n, bf, vbf, D) \
     static __attribute__((noinline)) void hlx_kb_##n##_##bf##_##vbf##_##D( \
         const hlx_attn_desc_t *d, const float *q, const char *kn, float *sc, int nt, \
         const char *vr, size_t vts, size_t vcs, float *m, float *s, float *o, \
-        const char *pfk, const char *pfv, size_t pfstep, float ku) \
+        const char *pfk, const char *pfv, size_t pfstep, const hlx_kv_far_t *far, float ku) \
     { \
         hlx_kb_body(n, bf, vbf, D, d, q, kn, sc, nt, vr, vts, vcs, m, s, o, pfk, pfv, pfstep, \
-                    ku); \
+                    far, ku); \
     }
 #define HLX_KB_DEF_G(bf, vbf) \
     HLX_KB_DEF(1, bf, vbf, 0) HLX_KB_DEF(2, bf, vbf, 0) HLX_KB_DEF(3, bf, vbf, 0) \
@@ -593,60 +619,26 @@ HLX_KB_DEF_G(4, 4) HLX_KB_DEF(8, 4, 4, 128)
     static __attribute__((noinline, target("avx512vbmi"))) void hlx_kb_##n##_3_3_##D( \
         const hlx_attn_desc_t *d, const float *q, const char *kn, float *sc, int nt, \
         const char *vr, size_t vts, size_t vcs, float *m, float *s, float *o, \
-        const char *pfk, const char *pfv, size_t pfstep, float ku) \
+        const char *pfk, const char *pfv, size_t pfstep, const hlx_kv_far_t *far, float ku) \
     { \
         hlx_kb_body(n, 3, 3, D, d, q, kn, sc, nt, vr, vts, vcs, m, s, o, pfk, pfv, pfstep, \
-                    ku); \
+                    far, ku); \
     }
 HLX_KB_DEF_T(1, 0) HLX_KB_DEF_T(2, 0) HLX_KB_DEF_T(3, 0) HLX_KB_DEF_T(4, 0)
 HLX_KB_DEF_T(5, 0) HLX_KB_DEF_T(6, 0) HLX_KB_DEF_T(7, 0) HLX_KB_DEF_T(8, 0)
 HLX_KB_DEF_T(8, 128)
 static int hlx_kb_fp8t; /* set at init: the CPU has AVX512_VBMI */
-/* set at init from HELIX_KV_PREFETCH: bf16 and fp8 KV prefetched in software (1), left to
- * the hardware prefetchers (0), or whichever is faster at the moment (2, the default) */
-static atomic_int hlx_kb_swpf = HLX_KV_PREFETCH_AUTO;
-/* auto, in calls of at least HLX_KB_TUNE_MIN blocks (shorter ones run the last choice):
- * rounds of HLX_KB_ROUND segments of HLX_KB_SEG blocks (2048 tokens, about 50 us of bf16
- * on a Zen 5 core) begin with four timed trial segments, hardware, software, software,
- * hardware (a linear drift of the machine cancels), and the rest run the mode whose faster
- * trial was faster (one trial caught by an interrupt does not decide). Rounds run across
- * calls: a call starts with trials only when HLX_KB_ROUND segments have run, by any call
- * or thread, since the last ones (so shards of 16K-64K tokens do not each pay for them);
- * the trials cost 2 segments in 32 in the slower mode. */
-#define HLX_KB_SEG       64
-#define HLX_KB_ROUND     32
-#define HLX_KB_TUNE_MIN  (8 * HLX_KB_SEG)
-/* segments run in the chosen mode since the last trials (starts due) */
-static atomic_int hlx_kb_untimed = HLX_KB_ROUND;
-
-/* auto, at the start of segment ph of a round (t0: the time its previous segment started):
- * the mode of the segment that starts (0 hardware, 1 software) */
-static int hlx_kb_tune(size_t ph, uint64_t *t0, uint64_t trial[2])
-{
-    uint64_t now;
-    int swpf;
-
-    if (ph > 4) { /* the chosen mode (another thread's trials may have changed it) */
-        atomic_fetch_add_explicit(&hlx_kb_untimed, 1, memory_order_relaxed);
-        return atomic_load_explicit(&hlx_kv_prefetch_pick, memory_order_relaxed) > 0;
-    }
-    now = __rdtsc();
-    if (ph >= 1) { /* the segment just done was trial ph - 1 */
-        const int md = ph == 2 || ph == 3;
-        if (now - *t0 < trial[md])
-            trial[md] = now - *t0;
-    }
-    if (ph < 4) {
-        swpf = ph == 1 || ph == 2;
-    } else {
-        swpf = trial[1] < trial[0];
-        trial[0] = trial[1] = UINT64_MAX;
-        atomic_store_explicit(&hlx_kv_prefetch_pick, swpf, memory_order_relaxed);
-        atomic_store_explicit(&hlx_kb_untimed, 0, memory_order_relaxed);
-    }
-    *t0 = now;
-    return swpf;
-}
+/* set at init from HELIX_KV_PREFETCH (HLX_KV_PREFETCH_*): the KV left to the hardware
+ * prefetchers (bf16 and fp8; f32 takes software), prefetched in software (the next blocks
+ * into L1), software plus the far prefetch into L2, or whichever of these is the fastest at
+ * the moment (auto, the default: hlx_kv_tune_*, in segments of HLX_KB_SEG blocks) */
+static atomic_int hlx_kb_pfmode = HLX_KV_PREFETCH_AUTO;
+#define HLX_KB_SEG (HLX_KV_TUNE_SEG / HLX_KB)
+/* auto's candidates: bf16 and fp8 KV, f32 KV (the hardware prefetchers alone: 58-67 ms at
+ * 1M tokens on a Zen 5 core against 45-49 with software prefetches) */
+static const int hlx_kb_modes[3] = { HLX_KV_PREFETCH_HARDWARE, HLX_KV_PREFETCH_SOFTWARE,
+                                     HLX_KV_PREFETCH_SOFTWARE_L2 };
+static const int hlx_kb_modes_f32[2] = { HLX_KV_PREFETCH_SOFTWARE, HLX_KV_PREFETCH_SOFTWARE_L2 };
 #define HLX_KB_ROW(bf, vbf) \
     { hlx_kb_1_##bf##_##vbf##_0, hlx_kb_2_##bf##_##vbf##_0, hlx_kb_3_##bf##_##vbf##_0, \
       hlx_kb_4_##bf##_##vbf##_0, hlx_kb_5_##bf##_##vbf##_0, hlx_kb_6_##bf##_##vbf##_0, \
@@ -775,7 +767,7 @@ static int hlx_kb_covers(const hlx_attn_desc_t *d)
 static void hlx_attn_kb_avx512(const hlx_attn_desc_t *d)
 {
     const int alias = d->v == d->k;
-    const int setting = atomic_load_explicit(&hlx_kb_swpf, memory_order_relaxed);
+    const int setting = atomic_load_explicit(&hlx_kb_pfmode, memory_order_relaxed);
     const int pick = atomic_load_explicit(&hlx_kv_prefetch_pick, memory_order_relaxed);
     /* fp8: by table lookups where the CPU has AVX512_VBMI (not for v == k: its values are
      * unpacked by the type-2 widening) */
@@ -799,12 +791,14 @@ static void hlx_attn_kb_avx512(const hlx_attn_desc_t *d)
     float sc[HLX_HMAX * 32] __attribute__((aligned(64))); /* scores: [head][2][16] */
     float kf[HLX_KB_WIDE_DK * HLX_KB] __attribute__((aligned(64)));
     size_t pfstep, b, nblk = (d->len + HLX_KB - 1) / HLX_KB;
-    /* auto: short calls take the last long call's choice (none yet: hardware) */
-    int swpf = setting != HLX_KV_PREFETCH_AUTO ? setting : pick > 0;
-    const int tune = setting == HLX_KV_PREFETCH_AUTO && BF != 0 && d->group <= 8 &&
-                     nblk >= HLX_KB_TUNE_MIN;
-    uint64_t t0 = 0, trial[2] = { UINT64_MAX, UINT64_MAX };
-    size_t off = 0; /* auto: the round's segment this call starts at */
+    /* auto: short calls take the last long call's choice (none yet: hardware; f32 takes
+     * software for hardware) */
+    int mode = setting != HLX_KV_PREFETCH_AUTO ? setting
+               : pick >= 0                     ? pick
+                                               : HLX_KV_PREFETCH_HARDWARE;
+    const int tune = setting == HLX_KV_PREFETCH_AUTO && d->group <= 8 &&
+                     d->len >= HLX_KV_TUNE_MIN;
+    hlx_kv_tune_t tn;
     int h0, g0, g, e;
 
     if (!hlx_kb_covers(d)) {
@@ -839,15 +833,13 @@ static void hlx_attn_kb_avx512(const hlx_attn_desc_t *d)
                     hlx_kb_tab[bt][KVA][G - 1](d, d->q + (size_t)(h0 + g0) * d->dk,
                                                kwide ? (const char *)kf : d->k,
                                                sc + (size_t)g0 * 32, 0, NULL, 0, 0, m, s, oh,
-                                               NULL, NULL, 0, 1.0f);
+                                               NULL, NULL, 0, NULL, 1.0f);
             }
             ku = bt == 4 ? HLX_FP8H_UNIT : 1.0f;
         }
-        if (tune) { /* trials now when due, else the chosen mode up to the round's end */
-            off = atomic_load_explicit(&hlx_kb_untimed, memory_order_relaxed) >= HLX_KB_ROUND
-                      ? 0 : 5;
-            swpf = off ? pick > 0 : hlx_kb_tune(0, &t0, trial);
-        }
+        if (tune)
+            mode = BF == 0 ? hlx_kv_tune_begin(&tn, hlx_kb_modes_f32, 2)
+                           : hlx_kv_tune_begin(&tn, hlx_kb_modes, 3);
         for (b = 0; b < nblk; b++) {
             const size_t j = b * HLX_KB;
             const int nt = (int)(d->len - j < HLX_KB ? d->len - j : HLX_KB);
@@ -856,11 +848,15 @@ static void hlx_attn_kb_avx512(const hlx_attn_desc_t *d)
             const char *vr = alias ? (const char *)vt : (const char *)d->v + j * vsb;
             /* one head chunk streams the shard: prefetch the keys of the block after next
              * and the values of the next block (several chunks find the block in cache).
-             * bf16 and fp8 only when swpf says so: on a Zen 5 core the hardware prefetchers
-             * alone were 8-11% faster most of the time (1M tokens: 24.3 against 26.2 ms),
-             * but in some phases of the shared machine they fell behind (53 ms against 32
-             * with software prefetches), hence the timed choice above */
-            const int pf = (BF == 0 || swpf) && nt == HLX_KB && H <= 8 && b + 2 < nblk;
+             * bf16 and fp8 only when the mode says so: on a Zen 5 core the hardware
+             * prefetchers alone were 8-11% faster most of the time (1M tokens: 24.3 against
+             * 26.2 ms), but in some phases of the shared machine they fell behind (53 ms
+             * against 32 with software prefetches), and on a Zen 4 core software with the
+             * far prefetch was the fastest for every type, hence the timed choice above */
+            const int pf = (BF == 0 || mode != HLX_KV_PREFETCH_HARDWARE) && nt == HLX_KB &&
+                           H <= 8 && b + 2 < nblk;
+            hlx_kv_far_t far = { NULL, NULL, 0, 0, 0 };
+            const hlx_kv_far_t *fp = NULL;
             const char *pk = pf ? kb + 2 * kbb : NULL;
             const char *pv = pf ? (alias ? kb + kbb : vr + HLX_KB * vsb) : NULL;
             /* the type this step reads the next block's keys and this block's values as
@@ -870,6 +866,13 @@ static void hlx_attn_kb_avx512(const hlx_attn_desc_t *d)
                                     hlx_kb_fp8_clean(kn, (size_t)d->dk * HLX_KB)) &&
                                    hlx_kb_fp8_clean(vr, (size_t)d->dv * HLX_KB)
                                ? 4 : KT;
+            if (mode == HLX_KV_PREFETCH_SOFTWARE_L2 && H <= 8 &&
+                b + HLX_KV_FAR / HLX_KB < nblk) { /* v == k: no values */
+                hlx_kv_far_set(&far, kb + HLX_KV_FAR / HLX_KB * kbb, kbb,
+                               alias ? NULL : vr + HLX_KV_FAR * vsb, alias ? 0 : HLX_KB * vsb,
+                               d->dk);
+                fp = &far;
+            }
             if (alias)
                 hlx_kb_unblock(BF, kb, d->dv, vt);
             if (kwide && kn != NULL)
@@ -894,15 +897,16 @@ static void hlx_attn_kb_avx512(const hlx_attn_desc_t *d)
                 }
                 if (G == 8 && !alias && d->dk == 128 && d->dv == 128)
                     hlx_kb_tab128[bt](d, qg, kn, scg, nt, vr, vts, vcs, m + g0,
-                                      s + (size_t)g0 * 16, og, pkc, pvc, pfstep, ku);
+                                      s + (size_t)g0 * 16, og, pkc, pvc, pfstep, fp, ku);
                 else
                     hlx_kb_tab[bt][KVA][G - 1](d, qg, kwide && kn ? (const char *)kf : kn,
                                                scg, nt, vr, vts, vcs, m + g0,
-                                               s + (size_t)g0 * 16, og, pkc, pvc, pfstep, ku);
+                                               s + (size_t)g0 * 16, og, pkc, pvc, pfstep, fp,
+                                               ku);
             }
             ku = bt == 4 ? HLX_FP8H_UNIT : 1.0f;
             if (tune && (b + 1) % HLX_KB_SEG == 0)
-                swpf = hlx_kb_tune(((b + 1) / HLX_KB_SEG + off) % HLX_KB_ROUND, &t0, trial);
+                mode = hlx_kv_tune_next(&tn, (b + 1) / HLX_KB_SEG);
         }
         for (g = 0; g < H; g++) {
             float *og = oh + (size_t)g * d->dv;
@@ -1498,7 +1502,7 @@ void hlx_kernels_avx512(hlx_kernels_t *k)
     k->kv_layout = hlx_kb_layout;
     __builtin_cpu_init();
     hlx_kb_fp8t = hlx_kernels_fp8_vbmi();
-    atomic_store_explicit(&hlx_kb_swpf, hlx_kernels_kv_prefetch(), memory_order_relaxed);
+    atomic_store_explicit(&hlx_kb_pfmode, hlx_kernels_kv_prefetch(), memory_order_relaxed);
     k->attn      = hlx_attn_kb_avx512;
     k->attn_covers = hlx_kb_covers;
     k->merge   = hlx_merge_avx512;

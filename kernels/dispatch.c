@@ -88,7 +88,7 @@ hlx_status_t hlx_kernels_init(const char *name, hlx_kernels_t *k)
 }
 
 /* The kernels' settings table: HELIX_KERNELS, the variant when no name is given,
- * HELIX_KV_PREFETCH, the software prefetch of the avx512 attention's bf16 and fp8 KV, and
+ * HELIX_KV_PREFETCH, how the vector attentions prefetch their KV, and
  * HELIX_FP8_LOOKUP, how that attention widens fp8 KV. */
 typedef struct hlx_kernels_settings {
     char variant[HLX_PARAM_STRLEN];
@@ -100,12 +100,15 @@ static const hlx_param_t hlx_kernels_params[] = {
     { "KERNELS", HLX_PT_STRING, "auto", 0, 0, offsetof(hlx_kernels_settings_t, variant),
       "kernel variant when --kernels is not given: auto (the best this CPU runs for the KV "
       "type), scalar, avx2, avx512, amx", NULL },
-    { "KV_PREFETCH", HLX_PT_INT, "auto", 0, 2, offsetof(hlx_kernels_settings_t, kv_prefetch),
-      "the avx512 attention's bf16 and fp8 KV: auto (2): timed both ways on each long shard "
-      "(16K tokens and more), the faster kept and re-timed every 64K tokens; software (1): "
-      "prefetched in software; hardware (0): left to the hardware prefetchers (on a Zen 5 "
-      "core 8-11% faster than software most of the time, 1.6x slower at others); f32 KV is "
-      "prefetched in software either way", "hardware|software|auto" },
+    { "KV_PREFETCH", HLX_PT_INT, "auto", 0, 3, offsetof(hlx_kernels_settings_t, kv_prefetch),
+      "how the avx512 and avx2 attentions bring in their KV: auto (2): the modes below "
+      "timed on each long shard (16K tokens and more), the fastest kept and re-timed every "
+      "64K tokens; software (1): the next blocks prefetched in software; software-l2 (3): "
+      "that and the KV 256 tokens ahead into L2 (on a Zen 4 core 1.5x faster for f32 KV, "
+      "1.07x for bf16); hardware (0): avx512 bf16 and fp8 left to the hardware prefetchers "
+      "(on a Zen 5 core 8-11% faster than software most of the time, 1.6x slower at "
+      "others), software otherwise",
+      "hardware|software|auto|software-l2" },
     { "FP8_LOOKUP", HLX_PT_INT, "1", 0, 1, offsetof(hlx_kernels_settings_t, fp8_lookup),
       "1: the avx512 attention widens fp8 KV by byte-table lookups where the CPU has "
       "AVX512_VBMI; 0: by the fp16 widening every AVX-512 CPU has (as without VBMI, e.g. "

@@ -6,6 +6,7 @@
 
 #include <math.h>
 #include <stdatomic.h>
+#include <stdint.h>
 #include <string.h>
 
 /* Variant tables filled by each ISA file; they start from the reference. */
@@ -30,9 +31,73 @@ static inline int hlx_attn_shape_fits(const hlx_attn_desc_t *d, int width, int b
             d->kv_dtype == HLX_DTYPE_FP8);
 }
 
-/* HELIX_KV_PREFETCH=auto: the mode the avx512 attention's last long call chose (0
- * hardware, 1 software; -1 none yet); defined in dispatch.c, plain C. */
+/* HELIX_KV_PREFETCH=auto: the mode the vector attentions' last long call chose
+ * (HLX_KV_PREFETCH_HARDWARE, _SOFTWARE, _SOFTWARE_L2; -1 none yet); defined in dispatch.c,
+ * plain C. */
 extern atomic_int hlx_kv_prefetch_pick;
+
+/* The far prefetch (HELIX_KV_PREFETCH=software-l2, or auto's choice): the key and value
+ * blocks HLX_KV_FAR tokens ahead into L2 (prefetcht1), spread over the score loop of the
+ * chunk that streams the shard, r bytes of each per key dimension (kb, vb: the two blocks'
+ * sizes; vb 0: no values, v == k). On a Zen 4 core the hardware prefetchers and the near
+ * software prefetches left the avx512 f32 kernel at half the speed of a plain loop (1M
+ * tokens: 81 ms, 0.45 of the roofline; with this 52 ms, 0.70) and bf16 at 48 ms (44.5 with
+ * it); the same prefetches as a burst at the block's start gained a third of that; 4 to 32
+ * blocks ahead measured alike. */
+#define HLX_KV_FAR 256
+typedef struct hlx_kv_far {
+    const char *k, *v;
+    size_t kb, vb, r;
+} hlx_kv_far_t;
+
+/* The far prefetch's share of key dimension e (f NULL: none). */
+static inline __attribute__((always_inline)) void hlx_kv_far_dim(const hlx_kv_far_t *f, int e)
+{
+    size_t l;
+
+    if (f == NULL)
+        return;
+    for (l = ((size_t)e * f->r + 63) / 64 * 64; l < (size_t)(e + 1) * f->r; l += 64) {
+        if (l < f->kb)
+            __builtin_prefetch(f->k + l, 0, 2);
+        if (l < f->vb)
+            __builtin_prefetch(f->v + l, 0, 2);
+    }
+}
+
+/* The far prefetch of a key block kb bytes long at k and a value block vb bytes long at v,
+ * spread over dk key dimensions. */
+static inline void hlx_kv_far_set(hlx_kv_far_t *f, const char *k, size_t kb, const char *v,
+                                  size_t vb, int dk)
+{
+    f->k = k;
+    f->kb = kb;
+    f->v = v;
+    f->vb = vb;
+    f->r = ((kb > vb ? kb : vb) + (size_t)dk - 1) / (size_t)dk;
+}
+
+/* HELIX_KV_PREFETCH=auto (kvpf.c): a call over a shard of at least HLX_KV_TUNE_MIN tokens
+ * cuts it into segments of HLX_KV_TUNE_SEG tokens; rounds of HLX_KV_TUNE_ROUND segments
+ * (counted across calls and threads) begin with timed trial segments of each of the
+ * call's candidate modes, in order and back (a linear drift of the machine cancels), and
+ * the rest of the round runs the mode whose faster trial was the fastest (one trial caught
+ * by an interrupt does not decide). A call starts with trials only when a round's worth of
+ * segments has run since the last ones, so shards of 16K-64K tokens do not each pay for
+ * them; shorter calls run the last choice (hardware before any). */
+#define HLX_KV_TUNE_SEG   2048
+#define HLX_KV_TUNE_ROUND 32
+#define HLX_KV_TUNE_MIN   (8 * HLX_KV_TUNE_SEG)
+typedef struct hlx_kv_tune {
+    const int *modes; /* the candidates, n of them (at most 3) */
+    int n;
+    size_t off;          /* the round's segment the call started at */
+    uint64_t t0, trial[4]; /* the last segment's start; each mode's fastest trial */
+} hlx_kv_tune_t;
+/* The mode of a long call's first segment. */
+int hlx_kv_tune_begin(hlx_kv_tune_t *t, const int *modes, int n);
+/* The mode of the call's segment seg (1, 2, ...), at its start. */
+int hlx_kv_tune_next(hlx_kv_tune_t *t, size_t seg);
 
 /* The avx512 attention widens fp8 KV by AVX512_VBMI byte lookups: the CPU has them and
  * HELIX_FP8_LOOKUP is 1 (dispatch.c; hlx_kernels_fp8_widening reports it). */

@@ -173,15 +173,19 @@ extern const struct hlx_param_table hlx_kernels_param_table;
 /* HELIX_KERNELS read through that table: NULL when it is not set (or "auto"), else its value
  * copied into buf. */
 const char *hlx_kernels_env_variant(char *buf, size_t n);
-/* HELIX_KV_PREFETCH from the same table: 1 when the avx512 attention prefetches bf16 and
- * fp8 KV in software, 0 when it leaves them to the hardware prefetchers, 2
- * (HLX_KV_PREFETCH_AUTO, the default) when it times both on every shard of 16K tokens or
- * more and keeps the faster; read when a variant's table is filled (a bad value:
- * reported, the default). */
-#define HLX_KV_PREFETCH_AUTO 2
+/* HELIX_KV_PREFETCH from the same table, how the avx512 and avx2 attentions bring in their
+ * KV: HARDWARE, left to the hardware prefetchers (avx512 bf16 and fp8; otherwise taken as
+ * SOFTWARE); SOFTWARE, the next blocks prefetched into L1 as the kernel goes; SOFTWARE_L2,
+ * that and the KV 256 tokens ahead into L2; AUTO (the default), the modes the call can
+ * take timed on every shard of 16K tokens or more and the fastest kept. Read when a
+ * variant's table is filled (a bad value: reported, the default). */
+#define HLX_KV_PREFETCH_HARDWARE    0
+#define HLX_KV_PREFETCH_SOFTWARE    1
+#define HLX_KV_PREFETCH_AUTO        2
+#define HLX_KV_PREFETCH_SOFTWARE_L2 3
 int hlx_kernels_kv_prefetch(void);
-/* Under auto, the mode the last such shard chose: 0 hardware, 1 software, -1 none yet
- * (shorter shards run that mode; hardware before any). */
+/* Under auto, the mode the last such shard chose (HLX_KV_PREFETCH_HARDWARE, _SOFTWARE or
+ * _SOFTWARE_L2), -1 none yet (shorter shards run that mode; hardware before any). */
 int hlx_kernels_kv_prefetch_pick(void);
 /* HELIX_FP8_LOOKUP: 1 (the default) when the avx512 attention may widen fp8 KV by
  * AVX512_VBMI byte lookups, 0 when it takes the fp16 widening of CPUs without them. */

@@ -161,11 +161,13 @@ static void kt_check_attn(const hlx_kernels_t *ref, const hlx_kernels_t *var, kt
     kt_attn_case(var, r, 8, 128, 128, 1000, HLX_DTYPE_BF16, 1e-3);
     /* long sequence with GQA group 8 */
     kt_attn_case(var, r, 8, 128, 128, quick ? 3000 : 20000, HLX_DTYPE_BF16, 3.0);
-    /* shards long enough for HELIX_KV_PREFETCH=auto (the default) to time its two prefetch
+    /* shards long enough for HELIX_KV_PREFETCH=auto (the default) to time its prefetch
      * modes per 2048-token segment and switch within the call: past the first choice (16K
-     * tokens) and, in full runs, into the second round of trials (64K), bf16 and fp8 */
+     * tokens) and, in full runs, into the second round of trials (64K), every KV type (f32
+     * chooses between two modes, bf16 and fp8 among three) */
     kt_attn_case(var, r, 8, 128, 128, quick ? 17000 : 66000 + 45, HLX_DTYPE_BF16, 3.0);
     kt_attn_case(var, r, 8, 128, 128, 17000 + 13, HLX_DTYPE_FP8, 3.0);
+    kt_attn_case(var, r, 8, 128, 128, 17000 + 7, HLX_DTYPE_F32, 3.0);
     /* Gemma 2's soft-capped scores, every cap with every KV type: caps below and near the
      * scores' spread (q amplitude 10 and more: raw scores of several units) and one far
      * above it (1e6: tanh of tiny arguments, where 1 - e^(-2u) would lose its digits);
@@ -186,7 +188,8 @@ static void kt_check_attn(const hlx_kernels_t *ref, const hlx_kernels_t *var, kt
         kt_attn_case(var, r, 8, 128, 128, quick ? 3000 : 17000 + 13, types[it % 3], 10.0);
     }
     kt_softcap = 0.0f;
-    if (!strcmp(var->name, "avx512") && hlx_kernels_kv_prefetch() == HLX_KV_PREFETCH_AUTO)
+    if ((!strcmp(var->name, "avx512") || !strcmp(var->name, "avx2")) &&
+        hlx_kernels_kv_prefetch() == HLX_KV_PREFETCH_AUTO)
         kt_report(var->name, "kv prefetch auto", hlx_kernels_kv_prefetch_pick() >= 0,
                   "no prefetch mode chosen after shards of 17K tokens and more (pick %d)",
                   hlx_kernels_kv_prefetch_pick());

@@ -1,0 +1,83 @@
+/* HELIX_KV_PREFETCH=auto for the vector attentions (avx512, avx2): the timed choice of how
+ * a long shard's KV is brought in (hardware prefetchers, software prefetches of the next
+ * blocks, those plus the far prefetch into L2), made per segment of the shard and shared by
+ * every call and thread of the process. Plain x86-64 (the TSC); the variants call it. */
+#include "hlx_kernels_priv.h"
+
+#include <stdint.h>
+#if defined(__x86_64__) || defined(__i386__)
+#include <x86intrin.h>
+#define HLX_KV_TICKS() __rdtsc()
+#else
+#include <time.h>
+static uint64_t hlx_kv_ticks(void)
+{
+    struct timespec ts;
+
+    clock_gettime(CLOCK_MONOTONIC, &ts);
+    return (uint64_t)ts.tv_sec * 1000000000u + (uint64_t)ts.tv_nsec;
+}
+#define HLX_KV_TICKS() hlx_kv_ticks()
+#endif
+
+/* segments run in the chosen mode since the last trials (starts due) */
+static atomic_int hlx_kv_untimed = HLX_KV_TUNE_ROUND;
+
+/* At the start of segment ph of a round (t->t0: when its previous segment started): the
+ * mode of the segment that starts. Trials are segments 0 .. 2n - 1 (the modes in order, then
+ * back), the choice is made at 2n; later segments run the choice. */
+static int hlx_kv_tune_at(hlx_kv_tune_t *t, size_t ph)
+{
+    const size_t trials = 2 * (size_t)t->n;
+    uint64_t now;
+    int mode, i;
+
+    if (ph > trials) { /* the chosen mode (another thread's trials may have changed it) */
+        atomic_fetch_add_explicit(&hlx_kv_untimed, 1, memory_order_relaxed);
+        return atomic_load_explicit(&hlx_kv_prefetch_pick, memory_order_relaxed);
+    }
+    now = HLX_KV_TICKS();
+    if (ph >= 1) { /* the segment just done was trial ph - 1 */
+        const int md = t->modes[ph - 1 < (size_t)t->n ? ph - 1 : trials - ph];
+        if (now - t->t0 < t->trial[md])
+            t->trial[md] = now - t->t0;
+    }
+    if (ph < trials) {
+        mode = t->modes[ph < (size_t)t->n ? ph : trials - 1 - ph];
+    } else {
+        mode = t->modes[0];
+        for (i = 1; i < t->n; i++)
+            if (t->trial[t->modes[i]] < t->trial[mode])
+                mode = t->modes[i];
+        for (i = 0; i < 4; i++)
+            t->trial[i] = UINT64_MAX;
+        atomic_store_explicit(&hlx_kv_prefetch_pick, mode, memory_order_relaxed);
+        atomic_store_explicit(&hlx_kv_untimed, 0, memory_order_relaxed);
+    }
+    t->t0 = now;
+    return mode;
+}
+
+int hlx_kv_tune_begin(hlx_kv_tune_t *t, const int *modes, int n)
+{
+    const int pick = atomic_load_explicit(&hlx_kv_prefetch_pick, memory_order_relaxed);
+    int i;
+
+    t->modes = modes;
+    t->n = n;
+    t->t0 = 0;
+    for (i = 0; i < 4; i++)
+        t->trial[i] = UINT64_MAX;
+    /* trials now when due, else the chosen mode up to the round's end */
+    if (atomic_load_explicit(&hlx_kv_untimed, memory_order_relaxed) >= HLX_KV_TUNE_ROUND) {
+        t->off = 0;
+        return hlx_kv_tune_at(t, 0);
+    }
+    t->off = 2 * (size_t)n + 1;
+    return pick >= 0 ? pick : HLX_KV_PREFETCH_HARDWARE;
+}
+
+int hlx_kv_tune_next(hlx_kv_tune_t *t, size_t seg)
+{
+    return hlx_kv_tune_at(t, (seg + t->off) % HLX_KV_TUNE_ROUND);
+}
