@@ -700,14 +700,9 @@ static void hlx_attn_kb_avx2(const hlx_attn_desc_t *d)
              * goes into the P.V in units of HLX_FP8T_UNIT */
             const float vu = bt == 3 ? HLX_FP8T_UNIT : 1.0f;
             hlx_kv_far_t far;
-            const hlx_kv_far_t *fp = NULL;
-            if (mode == HLX_KV_PREFETCH_SOFTWARE_L2 && H <= 8 &&
-                b + HLX_KV_FAR / HLX_KB2 < nblk) { /* v == k: no values */
-                hlx_kv_far_set(&far, kb + HLX_KV_FAR / HLX_KB2 * kbb, kbb,
-                               alias ? NULL : vr + HLX_KV_FAR * vsb, alias ? 0 : HLX_KB2 * vsb,
-                               d->dk);
-                fp = &far;
-            }
+            const hlx_kv_far_t *fp = H <= 8 ? hlx_kv_far_at(&far, mode, b, nblk, HLX_KB2, kb,
+                                                             kbb, vr, vsb, alias, d->dk)
+                                            : NULL;
             if (alias)
                 hlx_kb2_unblock(BF, kb, d->dv, vt);
             if (kwide && kn != NULL)

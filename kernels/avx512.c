@@ -855,8 +855,10 @@ static void hlx_attn_kb_avx512(const hlx_attn_desc_t *d)
              * far prefetch was the fastest for every type, hence the timed choice above */
             const int pf = (BF == 0 || mode != HLX_KV_PREFETCH_HARDWARE) && nt == HLX_KB &&
                            H <= 8 && b + 2 < nblk;
-            hlx_kv_far_t far = { NULL, NULL, 0, 0, 0 };
-            const hlx_kv_far_t *fp = NULL;
+            hlx_kv_far_t far;
+            const hlx_kv_far_t *fp = H <= 8 ? hlx_kv_far_at(&far, mode, b, nblk, HLX_KB, kb, kbb,
+                                                            vr, vsb, alias, d->dk)
+                                            : NULL;
             const char *pk = pf ? kb + 2 * kbb : NULL;
             const char *pv = pf ? (alias ? kb + kbb : vr + HLX_KB * vsb) : NULL;
             /* the type this step reads the next block's keys and this block's values as
@@ -866,13 +868,6 @@ static void hlx_attn_kb_avx512(const hlx_attn_desc_t *d)
                                     hlx_kb_fp8_clean(kn, (size_t)d->dk * HLX_KB)) &&
                                    hlx_kb_fp8_clean(vr, (size_t)d->dv * HLX_KB)
                                ? 4 : KT;
-            if (mode == HLX_KV_PREFETCH_SOFTWARE_L2 && H <= 8 &&
-                b + HLX_KV_FAR / HLX_KB < nblk) { /* v == k: no values */
-                hlx_kv_far_set(&far, kb + HLX_KV_FAR / HLX_KB * kbb, kbb,
-                               alias ? NULL : vr + HLX_KV_FAR * vsb, alias ? 0 : HLX_KB * vsb,
-                               d->dk);
-                fp = &far;
-            }
             if (alias)
                 hlx_kb_unblock(BF, kb, d->dv, vt);
             if (kwide && kn != NULL)

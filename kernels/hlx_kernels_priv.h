@@ -65,17 +65,14 @@ static inline __attribute__((always_inline)) void hlx_kv_far_dim(const hlx_kv_fa
     }
 }
 
-/* The far prefetch of a key block kb bytes long at k and a value block vb bytes long at v,
- * spread over dk key dimensions. */
-static inline void hlx_kv_far_set(hlx_kv_far_t *f, const char *k, size_t kb, const char *v,
-                                  size_t vb, int dk)
-{
-    f->k = k;
-    f->kb = kb;
-    f->v = v;
-    f->vb = vb;
-    f->r = ((kb > vb ? kb : vb) + (size_t)dk - 1) / (size_t)dk;
-}
+/* The far prefetch at block b of a shard of nblk blocks of `block` tokens (the block's
+ * keys at kb, kbb bytes a block; its values at vr, vsb bytes a token; alias, v == k: no
+ * values), spread over dk key dimensions: f filled when the mode is software-l2 and the
+ * shard reaches that far, else NULL (kvpf.c: a call of its own, once per block; inlined
+ * into the avx2 block loop it cost that kernel 8-15% in cache through the code's layout). */
+const hlx_kv_far_t *hlx_kv_far_at(hlx_kv_far_t *f, int mode, size_t b, size_t nblk, int block,
+                                  const char *kb, size_t kbb, const char *vr, size_t vsb,
+                                  int alias, int dk);
 
 /* HELIX_KV_PREFETCH=auto (kvpf.c): a call over a shard of at least HLX_KV_TUNE_MIN tokens
  * cuts it into segments of HLX_KV_TUNE_SEG tokens; rounds of HLX_KV_TUNE_ROUND segments

@@ -20,6 +20,22 @@ static uint64_t hlx_kv_ticks(void)
 #define HLX_KV_TICKS() hlx_kv_ticks()
 #endif
 
+const hlx_kv_far_t *hlx_kv_far_at(hlx_kv_far_t *f, int mode, size_t b, size_t nblk, int block,
+                                  const char *kb, size_t kbb, const char *vr, size_t vsb,
+                                  int alias, int dk)
+{
+    const size_t ahead = HLX_KV_FAR / (size_t)block;
+
+    if (mode != HLX_KV_PREFETCH_SOFTWARE_L2 || b + ahead >= nblk)
+        return NULL;
+    f->k = kb + ahead * kbb;
+    f->kb = kbb;
+    f->v = alias ? NULL : vr + HLX_KV_FAR * vsb;
+    f->vb = alias ? 0 : (size_t)block * vsb;
+    f->r = ((f->kb > f->vb ? f->kb : f->vb) + (size_t)dk - 1) / (size_t)dk;
+    return f;
+}
+
 /* segments run in the chosen mode since the last trials (starts due) */
 static atomic_int hlx_kv_untimed = HLX_KV_TUNE_ROUND;
 
