@@ -310,9 +310,9 @@ hlx_kb2_pv_w(const int G, const int VBF, const float *p, const float *corr, int 
  * and values are read as 1 / HLX_FP8T_UNIT of their value; 1 otherwise). */
 static inline __attribute__((always_inline)) void
 hlx_kb2_body(const int G, const int BF, const int VBF, const int ORD, const int WR,
-             const int D, const int FAR, const hlx_attn_desc_t *d, const float *q, const char *kn, float *sc,
-             int nt, const char *vr, size_t vts, size_t vcs, float *m, float *s, float *o,
-             const char *pfk, const char *pfv, size_t pfstep, int ksh,
+             const int D, const int FAR, const hlx_attn_desc_t *d, const float *q,
+             const char *kn, float *sc, int nt, const char *vr, size_t vts, size_t vcs,
+             float *m, float *s, float *o, const char *pfk, const char *pfv, size_t pfstep, int ksh,
              const hlx_kv_far_t *far, float *kw, float *vw, float ku, float vu)
 {
     const int dk = D ? D : d->dk, dv = D ? D : d->dv;
