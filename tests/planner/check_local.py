@@ -271,6 +271,23 @@ try:
             rc, out, err = run(["plan", "--model", "tiny", "--hw", "local", "--context", "1M",
                                 "--json"], {"HELIX_HW_FILE": out_file})
             check(rc == 0 and json.loads(out)["predictor"] == "local", f"read back: {err}")
+        # the collective part binds its ranks one to a core when they have one each (as the
+        # decode does), and leaves more ranks than cores unbound: unbound, two ranks shared
+        # one of two vCPUs in a third of the runs and step_us read 48 us instead of 1-5
+        helixrun = os.path.join(os.path.dirname(HELIX), "..", "launcher", "helixrun")
+        ncpu = len(os.sched_getaffinity(0))
+        for n in (2, ncpu + 1):
+            e = dict(os.environ, HELIX_BENCH_LOCAL_CPU="1")
+            p = subprocess.run([helixrun, "-n", str(n), HELIX, "bench", "local", "--comm-child"],
+                               capture_output=True, text=True, timeout=300, env=e)
+            cpus = {int(m.group(1)): int(m.group(2)) for m in
+                    re.finditer(r"rank (\d+) bound to cpu (-?\d+)", p.stdout + p.stderr)}
+            want = ("distinct cpus" if n <= ncpu else "unbound")
+            ok = (p.returncode == 0 and len(cpus) == n and
+                  (len(set(cpus.values())) == n and min(cpus.values()) >= 0 if n <= ncpu
+                   else set(cpus.values()) == {-1}))
+            check(ok, f"bench local's collective part, {n} ranks on {ncpu} cpus: {want}: "
+                      f"{cpus} (exit {p.returncode})")
         # plan --hw local with no file yet: measures first, stores it, then plans
         fresh = os.path.join(tmp, "fresh", "hw.json")
         rc, out, err = run(["plan", "--model", "tiny", "--hw", "local", "--context", "64K",
