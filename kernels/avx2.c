@@ -587,13 +587,11 @@ static int hlx_kb2_covers(const hlx_attn_desc_t *d)
     return hlx_attn_shape_fits(d, 16, 1);
 }
 
-/* set at init from HELIX_KV_PREFETCH (HLX_KV_PREFETCH_*): software-l2 adds the far
- * prefetch into L2 (hlx_kv_far_t; on a Zen 4 core, 1M tokens: f32 89 -> 70 ms, bf16 70 ->
- * 64, fp8 71 -> 65), auto times it against software alone on long shards, hardware and
- * software are this variant's software prefetches alone */
-static atomic_int hlx_kb2_pfmode = HLX_KV_PREFETCH_AUTO;
+/* HELIX_KV_PREFETCH (kvpf.c): software-l2 adds the far prefetch into L2 (hlx_kv_far_t; on
+ * a Zen 4 core, 1M tokens: f32 89 -> 70 ms, bf16 70 -> 64, fp8 71 -> 65), auto times it
+ * against software alone on long shards, hardware and software are this variant's software
+ * prefetches alone */
 #define HLX_KB2_SEG (HLX_KV_TUNE_SEG / HLX_KB2)
-static const int hlx_kb2_modes[2] = { HLX_KV_PREFETCH_SOFTWARE, HLX_KV_PREFETCH_SOFTWARE_L2 };
 
 static void hlx_attn_kb_avx2(const hlx_attn_desc_t *d)
 {
@@ -625,11 +623,8 @@ static void hlx_attn_kb_avx2(const hlx_attn_desc_t *d)
     float ku = 1.0f; /* the units of the scores in sc (fp8 type 3: 1 / HLX_FP8T_UNIT) */
     /* HELIX_KV_PREFETCH: the far prefetch or not (this variant always prefetches the next
      * blocks in software); auto times the two on long shards (hlx_kv_tune_*) */
-    const int setting = atomic_load_explicit(&hlx_kb2_pfmode, memory_order_relaxed);
-    const int pick = atomic_load_explicit(&hlx_kv_prefetch_pick, memory_order_relaxed);
-    int mode = setting != HLX_KV_PREFETCH_AUTO ? setting : pick;
-    const int tune = setting == HLX_KV_PREFETCH_AUTO && d->group <= 8 &&
-                     d->len >= HLX_KV_TUNE_MIN;
+    int is_auto, mode = hlx_kv_mode(&is_auto);
+    const int tune = is_auto && d->group <= 8 && d->len >= HLX_KV_TUNE_MIN;
     hlx_kv_tune_t tn;
 
     if (!hlx_kb2_covers(d)) {
@@ -670,7 +665,7 @@ static void hlx_attn_kb_avx2(const hlx_attn_desc_t *d)
             ku = bt == 3 ? HLX_FP8T_UNIT : 1.0f;
         }
         if (tune)
-            mode = hlx_kv_tune_begin(&tn, hlx_kb2_modes, 2);
+            mode = hlx_kv_tune_begin(&tn, 0);
         for (b = 0; b < nblk; b++) {
             const size_t j = b * HLX_KB2;
             const int nt = (int)(d->len - j < HLX_KB2 ? d->len - j : HLX_KB2);
@@ -834,7 +829,7 @@ void hlx_kernels_avx2(hlx_kernels_t *k)
     hlx_kernels_reference(k);
     k->name      = "avx2";
     k->kv_layout = hlx_kb2_layout;
-    atomic_store_explicit(&hlx_kb2_pfmode, hlx_kernels_kv_prefetch(), memory_order_relaxed);
+    hlx_kv_prefetch_load();
     k->attn      = hlx_attn_kb_avx2;
     k->attn_covers = hlx_kb2_covers;
     k->merge   = hlx_merge_avx2;

@@ -628,17 +628,11 @@ HLX_KB_DEF_T(1, 0) HLX_KB_DEF_T(2, 0) HLX_KB_DEF_T(3, 0) HLX_KB_DEF_T(4, 0)
 HLX_KB_DEF_T(5, 0) HLX_KB_DEF_T(6, 0) HLX_KB_DEF_T(7, 0) HLX_KB_DEF_T(8, 0)
 HLX_KB_DEF_T(8, 128)
 static int hlx_kb_fp8t; /* set at init: the CPU has AVX512_VBMI */
-/* set at init from HELIX_KV_PREFETCH (HLX_KV_PREFETCH_*): the KV left to the hardware
- * prefetchers (bf16 and fp8; f32 takes software), prefetched in software (the next blocks
- * into L1), software plus the far prefetch into L2, or whichever of these is the fastest at
- * the moment (auto, the default: hlx_kv_tune_*, in segments of HLX_KB_SEG blocks) */
-static atomic_int hlx_kb_pfmode = HLX_KV_PREFETCH_AUTO;
+/* HELIX_KV_PREFETCH (kvpf.c): the KV left to the hardware prefetchers (bf16 and fp8; f32
+ * takes software), prefetched in software (the next blocks into L1), software plus the far
+ * prefetch into L2, or whichever of these is the fastest at the moment (auto, the default:
+ * hlx_kv_tune_*, in segments of HLX_KB_SEG blocks) */
 #define HLX_KB_SEG (HLX_KV_TUNE_SEG / HLX_KB)
-/* auto's candidates: bf16 and fp8 KV, f32 KV (the hardware prefetchers alone: 58-67 ms at
- * 1M tokens on a Zen 5 core against 45-49 with software prefetches) */
-static const int hlx_kb_modes[3] = { HLX_KV_PREFETCH_HARDWARE, HLX_KV_PREFETCH_SOFTWARE,
-                                     HLX_KV_PREFETCH_SOFTWARE_L2 };
-static const int hlx_kb_modes_f32[2] = { HLX_KV_PREFETCH_SOFTWARE, HLX_KV_PREFETCH_SOFTWARE_L2 };
 #define HLX_KB_ROW(bf, vbf) \
     { hlx_kb_1_##bf##_##vbf##_0, hlx_kb_2_##bf##_##vbf##_0, hlx_kb_3_##bf##_##vbf##_0, \
       hlx_kb_4_##bf##_##vbf##_0, hlx_kb_5_##bf##_##vbf##_0, hlx_kb_6_##bf##_##vbf##_0, \
@@ -767,8 +761,6 @@ static int hlx_kb_covers(const hlx_attn_desc_t *d)
 static void hlx_attn_kb_avx512(const hlx_attn_desc_t *d)
 {
     const int alias = d->v == d->k;
-    const int setting = atomic_load_explicit(&hlx_kb_pfmode, memory_order_relaxed);
-    const int pick = atomic_load_explicit(&hlx_kv_prefetch_pick, memory_order_relaxed);
     /* fp8: by table lookups where the CPU has AVX512_VBMI (not for v == k: its values are
      * unpacked by the type-2 widening) */
     const int BF = d->kv_dtype == HLX_DTYPE_BF16 ? 1
@@ -793,11 +785,8 @@ static void hlx_attn_kb_avx512(const hlx_attn_desc_t *d)
     size_t pfstep, b, nblk = (d->len + HLX_KB - 1) / HLX_KB;
     /* auto: short calls take the last long call's choice (none yet: hardware; f32 takes
      * software for hardware) */
-    int mode = setting != HLX_KV_PREFETCH_AUTO ? setting
-               : pick >= 0                     ? pick
-                                               : HLX_KV_PREFETCH_HARDWARE;
-    const int tune = setting == HLX_KV_PREFETCH_AUTO && d->group <= 8 &&
-                     d->len >= HLX_KV_TUNE_MIN;
+    int is_auto, mode = hlx_kv_mode(&is_auto);
+    const int tune = is_auto && d->group <= 8 && d->len >= HLX_KV_TUNE_MIN;
     hlx_kv_tune_t tn;
     int h0, g0, g, e;
 
@@ -838,8 +827,7 @@ static void hlx_attn_kb_avx512(const hlx_attn_desc_t *d)
             ku = bt == 4 ? HLX_FP8H_UNIT : 1.0f;
         }
         if (tune)
-            mode = BF == 0 ? hlx_kv_tune_begin(&tn, hlx_kb_modes_f32, 2)
-                           : hlx_kv_tune_begin(&tn, hlx_kb_modes, 3);
+            mode = hlx_kv_tune_begin(&tn, BF != 0);
         for (b = 0; b < nblk; b++) {
             const size_t j = b * HLX_KB;
             const int nt = (int)(d->len - j < HLX_KB ? d->len - j : HLX_KB);
@@ -1497,7 +1485,7 @@ void hlx_kernels_avx512(hlx_kernels_t *k)
     k->kv_layout = hlx_kb_layout;
     __builtin_cpu_init();
     hlx_kb_fp8t = hlx_kernels_fp8_vbmi();
-    atomic_store_explicit(&hlx_kb_pfmode, hlx_kernels_kv_prefetch(), memory_order_relaxed);
+    hlx_kv_prefetch_load();
     k->attn      = hlx_attn_kb_avx512;
     k->attn_covers = hlx_kb_covers;
     k->merge   = hlx_merge_avx512;

@@ -85,14 +85,20 @@ const hlx_kv_far_t *hlx_kv_far_at(hlx_kv_far_t *f, int mode, size_t b, size_t nb
 #define HLX_KV_TUNE_SEG   2048
 #define HLX_KV_TUNE_ROUND 32
 #define HLX_KV_TUNE_MIN   (8 * HLX_KV_TUNE_SEG)
+/* Reads HELIX_KV_PREFETCH (a variant's fill calls it, as it fills its table). */
+void hlx_kv_prefetch_load(void);
+/* The mode a call starts in: the setting, or under auto (*is_auto set) the last long
+ * call's choice, hardware before any. */
+int hlx_kv_mode(int *is_auto);
 typedef struct hlx_kv_tune {
     const int *modes; /* the candidates, n of them (at most 3) */
     int n;
     size_t off;          /* the round's segment the call started at */
     uint64_t t0, trial[4]; /* the last segment's start; each mode's fastest trial */
 } hlx_kv_tune_t;
-/* The mode of a long call's first segment. */
-int hlx_kv_tune_begin(hlx_kv_tune_t *t, const int *modes, int n);
+/* The mode of a long call's first segment; the candidates are hardware, software and
+ * software-l2 (with_hardware), or the two software modes. */
+int hlx_kv_tune_begin(hlx_kv_tune_t *t, int with_hardware);
 /* The mode of the call's segment seg (1, 2, ...), at its start. */
 int hlx_kv_tune_next(hlx_kv_tune_t *t, size_t seg);
 

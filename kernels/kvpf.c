@@ -1,24 +1,35 @@
-/* HELIX_KV_PREFETCH=auto for the vector attentions (avx512, avx2): the timed choice of how
- * a long shard's KV is brought in (hardware prefetchers, software prefetches of the next
- * blocks, those plus the far prefetch into L2), made per segment of the shard and shared by
- * every call and thread of the process. Plain x86-64 (the TSC); the variants call it. */
+/* HELIX_KV_PREFETCH for the vector attentions (avx512, avx2): the setting, the far
+ * prefetch's blocks, and auto's timed choice of how a long shard's KV is brought in
+ * (hardware prefetchers, software prefetches of the next blocks, those plus the far
+ * prefetch into L2), made per segment of the shard and shared by every call and thread of
+ * the process. Plain C; the variants call it. */
 #include "hlx_kernels_priv.h"
+#include "hlx_time.h"
 
 #include <stdint.h>
-#if defined(__x86_64__) || defined(__i386__)
-#include <x86intrin.h>
-#define HLX_KV_TICKS() __rdtsc()
-#else
-#include <time.h>
-static uint64_t hlx_kv_ticks(void)
-{
-    struct timespec ts;
 
-    clock_gettime(CLOCK_MONOTONIC, &ts);
-    return (uint64_t)ts.tv_sec * 1000000000u + (uint64_t)ts.tv_nsec;
+/* HELIX_KV_PREFETCH as the last variant table filled read it (HLX_KV_PREFETCH_*) */
+static atomic_int hlx_kv_setting = HLX_KV_PREFETCH_AUTO;
+/* auto's candidates: with the hardware prefetchers alone (avx512 bf16 and fp8), and the
+ * two software modes (f32 KV, whose hardware-only reads took 58-67 ms at 1M tokens on a
+ * Zen 5 core against 45-49, and the avx2 variant, which always prefetches the next blocks) */
+static const int hlx_kv_modes_hw[3] = { HLX_KV_PREFETCH_HARDWARE, HLX_KV_PREFETCH_SOFTWARE,
+                                        HLX_KV_PREFETCH_SOFTWARE_L2 };
+static const int hlx_kv_modes_sw[2] = { HLX_KV_PREFETCH_SOFTWARE, HLX_KV_PREFETCH_SOFTWARE_L2 };
+
+void hlx_kv_prefetch_load(void)
+{
+    atomic_store_explicit(&hlx_kv_setting, hlx_kernels_kv_prefetch(), memory_order_relaxed);
 }
-#define HLX_KV_TICKS() hlx_kv_ticks()
-#endif
+
+int hlx_kv_mode(int *is_auto)
+{
+    const int set = atomic_load_explicit(&hlx_kv_setting, memory_order_relaxed);
+    const int pick = atomic_load_explicit(&hlx_kv_prefetch_pick, memory_order_relaxed);
+
+    *is_auto = set == HLX_KV_PREFETCH_AUTO;
+    return !*is_auto ? set : pick >= 0 ? pick : HLX_KV_PREFETCH_HARDWARE;
+}
 
 const hlx_kv_far_t *hlx_kv_far_at(hlx_kv_far_t *f, int mode, size_t b, size_t nblk, int block,
                                   const char *kb, size_t kbb, const char *vr, size_t vsb,
@@ -52,7 +63,7 @@ static int hlx_kv_tune_at(hlx_kv_tune_t *t, size_t ph)
         atomic_fetch_add_explicit(&hlx_kv_untimed, 1, memory_order_relaxed);
         return atomic_load_explicit(&hlx_kv_prefetch_pick, memory_order_relaxed);
     }
-    now = HLX_KV_TICKS();
+    now = hlx_now_ns();
     if (ph >= 1) { /* the segment just done was trial ph - 1 */
         const int md = t->modes[ph - 1 < (size_t)t->n ? ph - 1 : trials - ph];
         if (now - t->t0 < t->trial[md])
@@ -74,13 +85,12 @@ static int hlx_kv_tune_at(hlx_kv_tune_t *t, size_t ph)
     return mode;
 }
 
-int hlx_kv_tune_begin(hlx_kv_tune_t *t, const int *modes, int n)
+int hlx_kv_tune_begin(hlx_kv_tune_t *t, int with_hardware)
 {
-    const int pick = atomic_load_explicit(&hlx_kv_prefetch_pick, memory_order_relaxed);
-    int i;
+    int i, is_auto;
 
-    t->modes = modes;
-    t->n = n;
+    t->modes = with_hardware ? hlx_kv_modes_hw : hlx_kv_modes_sw;
+    t->n = with_hardware ? 3 : 2;
     t->t0 = 0;
     for (i = 0; i < 4; i++)
         t->trial[i] = UINT64_MAX;
@@ -89,8 +99,8 @@ int hlx_kv_tune_begin(hlx_kv_tune_t *t, const int *modes, int n)
         t->off = 0;
         return hlx_kv_tune_at(t, 0);
     }
-    t->off = 2 * (size_t)n + 1;
-    return pick >= 0 ? pick : HLX_KV_PREFETCH_HARDWARE;
+    t->off = 2 * (size_t)t->n + 1;
+    return hlx_kv_mode(&is_auto);
 }
 
 int hlx_kv_tune_next(hlx_kv_tune_t *t, size_t seg)
