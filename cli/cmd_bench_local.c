@@ -461,6 +461,17 @@ static void *hlx_bl_reader_main(void *arg)
     return NULL;
 }
 
+/* The k-th CPU (from 0) of set, or -1 when it has fewer. */
+static int hlx_bl_nth_cpu(const cpu_set_t *set, int k)
+{
+    int cpu;
+
+    for (cpu = 0; cpu < CPU_SETSIZE; cpu++)
+        if (CPU_ISSET(cpu, set) && k-- == 0)
+            return cpu;
+    return -1;
+}
+
 /* KV GB/s per reader with n readers at once on the first n cores of this process. */
 static double hlx_bl_readers(int n, const hlx_kernels_t *k, uint16_t **bufs)
 {
@@ -469,14 +480,13 @@ static double hlx_bl_readers(int n, const hlx_kernels_t *k, uint16_t **bufs)
     atomic_int go = 0;
     cpu_set_t set;
     double sum = 0;
-    int i, cpu = 0, started = 0;
+    int i, started = 0;
 
     if (n < 1 || n > HLX_HW_MAX_READERS || sched_getaffinity(0, sizeof(set), &set) != 0)
         return 0;
     for (i = 0; i < n; i++) {
-        while (cpu < CPU_SETSIZE && !CPU_ISSET(cpu, &set))
-            cpu++;
-        r[i] = (hlx_bl_reader_t){ .go = &go, .cpu = cpu < CPU_SETSIZE ? cpu++ : 0, .k = k,
+        const int cpu = hlx_bl_nth_cpu(&set, i);
+        r[i] = (hlx_bl_reader_t){ .go = &go, .cpu = cpu >= 0 ? cpu : 0, .k = k,
                                   .buf = &bufs[i] };
     }
     for (i = 0; i < n && pthread_create(&th[i], NULL, hlx_bl_reader_main, &r[i]) == 0; i++)
@@ -656,18 +666,14 @@ static hlx_status_t hlx_bl_after_compute(hlx_comm_t *w, void *buf, hlx_hw_coll_t
 static int hlx_bl_bind_rank(int local_rank, int local_size)
 {
     cpu_set_t allowed, one;
-    int cpu, k = 0;
+    int cpu;
 
     if (sched_getaffinity(0, sizeof(allowed), &allowed) != 0 ||
-        local_size > CPU_COUNT(&allowed))
+        local_size > CPU_COUNT(&allowed) || (cpu = hlx_bl_nth_cpu(&allowed, local_rank)) < 0)
         return -1;
-    for (cpu = 0; cpu < CPU_SETSIZE; cpu++)
-        if (CPU_ISSET(cpu, &allowed) && k++ == local_rank) {
-            CPU_ZERO(&one);
-            CPU_SET(cpu, &one);
-            return sched_setaffinity(0, sizeof(one), &one) == 0 ? cpu : -1;
-        }
-    return -1;
+    CPU_ZERO(&one);
+    CPU_SET(cpu, &one);
+    return sched_setaffinity(0, sizeof(one), &one) == 0 ? cpu : -1;
 }
 
 /* Measures the collectives over the world of this job; rank 0 prints one JSON object. */
@@ -916,10 +922,9 @@ int hlx_bench_local_measure(const char *path, int quiet, hlx_hw_local_t *hw, cha
         fprintf(stderr, "helix bench local: measuring this machine (a few seconds)...\n");
     /* the compute part on one core, as a bound rank runs */
     if (sched_getaffinity(0, sizeof(old), &old) == 0) {
-        for (cpu = 0; cpu < CPU_SETSIZE && !CPU_ISSET(cpu, &old); cpu++)
-            ;
+        cpu = hlx_bl_nth_cpu(&old, 0);
         CPU_ZERO(&one);
-        CPU_SET(cpu < CPU_SETSIZE ? cpu : 0, &one);
+        CPU_SET(cpu >= 0 ? cpu : 0, &one);
         sched_setaffinity(0, sizeof(one), &one);
         rc = hlx_bl_compute(hw, err, errlen);
         sched_setaffinity(0, sizeof(old), &old);
