@@ -687,7 +687,7 @@ static int hlx_bl_comm_child(void)
     hlx_status_t st;
     char host[64] = "", *hosts = NULL;
     void *buf = NULL, *aux = NULL;
-    int n, j, same = 1, rc = 1;
+    int n, j, cpu, same = 1, rc = 1;
 
     hlx_comm_params_default(&cp);
     if ((st = hlx_boot_init(cp.timeout_s, &boot)) != HLX_OK) {
@@ -701,11 +701,9 @@ static int hlx_bl_comm_child(void)
         goto out;
     }
     hlx_bl_job_cores = hlx_bl_ncores();
+    cpu = hlx_bl_bind_rank(info.local_rank, info.local_size);
     if (getenv("HELIX_BENCH_LOCAL_CPU") != NULL) /* tests: say where the rank runs */
-        fprintf(stderr, "helix bench local: rank %d bound to cpu %d\n", info.rank,
-                hlx_bl_bind_rank(info.local_rank, info.local_size));
-    else
-        (void)hlx_bl_bind_rank(info.local_rank, info.local_size);
+        fprintf(stderr, "helix bench local: rank %d bound to cpu %d\n", info.rank, cpu);
     if ((st = hlx_comm_world(boot, &cp, &w)) != HLX_OK) {
         fprintf(stderr, "helix bench local: transport: %s\n", hlx_status_str(st));
         goto out;
