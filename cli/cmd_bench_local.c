@@ -28,6 +28,9 @@
 #include <unistd.h>
 
 #define HLX_BL_DRAM_BYTES ((size_t)1 << 30) /* streamed buffer: larger than the LLC seen */
+/* DRAM attention: calls over this much KV in turn across the streamed buffer (a decode
+ * step's shard per layer, 1M tokens of the tiny preset), the median of seven */
+#define HLX_BL_DRAM_CALL ((size_t)128 << 20)
 
 /* The flags, parsed from the table below. */
 typedef struct hlx_bl_args {
@@ -181,9 +184,10 @@ static void hlx_bl_attn_call(void *arg)
     a->c->k->attn(&a->d);
 }
 
-/* Seconds of one attention call over len tokens (inner repeats when short). */
+/* Seconds of one attention call over len tokens (inner repeats when short); warm: the
+ * span is brought into the cache first. */
 static double hlx_bl_attn_once(const hlx_bl_attn_ctx_t *c, hlx_dtype_t t, int group, int dk,
-                               int dv, size_t len, int reps)
+                               int dv, size_t len, int reps, int warm)
 {
     size_t es = (size_t)hlx_dtype_bytes(t);
     hlx_bl_attn_call_t a = {
@@ -194,7 +198,7 @@ static double hlx_bl_attn_once(const hlx_bl_attn_ctx_t *c, hlx_dtype_t t, int gr
     };
     int i;
 
-    for (i = 0; i < 64 && c->span > a.bytes; i++) /* bring the whole span into the cache */
+    for (i = 0; warm && i < 64 && c->span > a.bytes; i++) /* the whole span into the cache */
         hlx_bl_attn_call(&a);
     return hlx_bl_typical(hlx_bl_attn_call, &a, reps);
 }
@@ -329,7 +333,7 @@ static int hlx_bl_compute(hlx_hw_local_t *hw, char *err, size_t errlen)
             double es = hlx_dtype_bytes(t), tok_bytes = 2.0 * d * es;
             /* in cache: 64 KiB and 1 MiB of KV give the cost per call and per token */
             size_t l1 = (size_t)(65536.0 / tok_bytes), l2 = (size_t)(1048576.0 / tok_bytes);
-            size_t ld = (size_t)((double)HLX_BL_DRAM_BYTES / tok_bytes);
+            size_t ld = (size_t)((double)HLX_BL_DRAM_CALL / tok_bytes);
             double t1, t2, slope, call, td;
             hlx_hw_attn_t *a;
             hlx_kernels_t ka;
@@ -340,11 +344,17 @@ static int hlx_bl_compute(hlx_hw_local_t *hw, char *err, size_t errlen)
                 ka = k;
             c.k = &ka;
             c.span = span;
-            t1 = hlx_bl_attn_once(&c, t, g, d, d, l1, 7);
-            t2 = hlx_bl_attn_once(&c, t, g, d, d, l2, 5);
+            t1 = hlx_bl_attn_once(&c, t, g, d, d, l1, 7, 1);
+            t2 = hlx_bl_attn_once(&c, t, g, d, d, l2, 5, 1);
             slope = (t2 - t1) / (double)(l2 - l1);
-            c.span = 0;
-            td = hlx_bl_attn_once(&c, t, g, d, d, ld, 3);
+            /* DRAM: one call over the whole gigabyte, median of three, caught the shared
+             * machine's slow phases (tens of ms in which a Zen 4 VM's core streamed at
+             * 0.6x) in most runs: the tiny preset's bf16 rate read 7.8-9.6 ns a token
+             * where its decode ran at 6.4-6.6, and every 64K and 1M step was predicted
+             * 1.1-1.5x too slow; seven calls of a decode's shard size keep the typical
+             * one */
+            c.span = HLX_BL_DRAM_BYTES;
+            td = hlx_bl_attn_once(&c, t, g, d, d, ld, 7, 0);
             if (!(slope > 0))
                 slope = t2 / (double)l2;
             call = fmax(0.0, t1 - slope * (double)l1);
