@@ -28,8 +28,8 @@
 #include <unistd.h>
 
 #define HLX_BL_DRAM_BYTES ((size_t)1 << 30) /* streamed buffer: larger than the LLC seen */
-/* DRAM attention: calls over this much KV in turn across the streamed buffer (a decode
- * step's shard per layer, 1M tokens of the tiny preset), the median of seven */
+/* DRAM timings: calls over this much KV or weights in turn across the streamed buffer (a
+ * decode step's shard per layer, 1M tokens of the tiny preset) */
 #define HLX_BL_DRAM_CALL ((size_t)128 << 20)
 
 /* The flags, parsed from the table below. */
@@ -220,15 +220,18 @@ static void hlx_bl_gemm_call(void *arg)
                g->y, 0);
 }
 
+/* Seconds of one GEMM call (inner repeats when short); warm: the span is brought into the
+ * cache first. */
 static double hlx_bl_gemm_once(const hlx_kernels_t *k, const char *w, size_t span,
-                               hlx_dtype_t t, int M, int N, int K, float *x, float *y, int reps)
+                               hlx_dtype_t t, int M, int N, int K, float *x, float *y, int reps,
+                               int warm)
 {
     hlx_bl_gemm_call_t g = { .k = k, .w = w, .span = span, .t = t, .M = M, .N = N, .K = K,
                              .x = x, .y = y,
                              .bytes = (size_t)N * K * (size_t)hlx_dtype_bytes(t) };
     int i;
 
-    for (i = 0; i < 256 && span > g.bytes && (size_t)i * g.bytes < 2 * span; i++)
+    for (i = 0; warm && i < 256 && span > g.bytes && (size_t)i * g.bytes < 2 * span; i++)
         hlx_bl_gemm_call(&g);
     return hlx_bl_typical(hlx_bl_gemm_call, &g, reps);
 }
@@ -280,17 +283,96 @@ static void hlx_bl_curve_finish(hlx_hw_local_t *hw, double rounds[][HLX_HW_MAX_C
     hw->llc_mib = best >= 2 ? best : sysfs_mib > 0 ? sysfs_mib : 2.0;
 }
 
+/* The kernels are timed in HLX_BL_KROUNDS rounds spread over the compute part (seconds),
+ * each timing every shape once, and the median round kept per timing: timed all at once
+ * (0.4 s of attention), a slow phase of the shared machine (tens of ms to seconds in which
+ * a Zen 4 VM's core ran its attention at 0.6-0.7x, in cache or not) set every rate of a
+ * run; over a grid, 5 of 18 runs read the tiny preset's bf16 rate at 8.2-10.9 ns a token
+ * against 6.6-7.2 in the others. */
+#define HLX_BL_KROUNDS 5
+#define HLX_BL_GEMM_K 16384 /* DRAM GEMM: K x N weights of HLX_BL_DRAM_CALL bytes */
+static const hlx_dtype_t hlx_bl_dts[2] = { HLX_DTYPE_F32, HLX_DTYPE_BF16 };
+/* in cache: 256, 384 and 512 square weights (0.25-1 MiB of f32: the matrices of a model
+ * whose weights fit a last-level cache; larger ones stream from DRAM), a least-squares line
+ * through the three (two points made one noisy timing a call cost of 26 us; 1024 x 1024,
+ * 4 MiB, ran at half the small ones' rate with the prefetching kernel and set the line for
+ * all) */
+static const int hlx_bl_gemm_sq[3] = { 256, 384, 512 };
+
+typedef struct hlx_bl_kbench {
+    const hlx_kernels_t *k;  /* GEMMs */
+    hlx_kernels_t ka[2][2];  /* attention: the variant per shape and KV type */
+    hlx_bl_attn_ctx_t c;
+    const char *big;         /* HLX_BL_DRAM_BYTES, filled */
+    size_t span;             /* "in cache" rotation */
+    float *x, *y;
+    /* seconds per round: attention [shape][type][64 KiB, 1 MiB, DRAM]; GEMM
+     * [type][rows][256, 384, 512 square, DRAM (rows 1 and 8)] */
+    double attn[2][2][3][HLX_BL_KROUNDS], gemm[2][4][4][HLX_BL_KROUNDS];
+} hlx_bl_kbench_t;
+
+/* Tokens of the attention timings: 64 KiB and 1 MiB of KV in cache (cost per call and per
+ * token), a DRAM call's worth. */
+static void hlx_bl_attn_lens(hlx_dtype_t t, int d, size_t *l1, size_t *l2, size_t *ld)
+{
+    const double tok = 2.0 * d * hlx_dtype_bytes(t);
+
+    *l1 = (size_t)(65536.0 / tok), *l2 = (size_t)(1048576.0 / tok);
+    *ld = (size_t)((double)HLX_BL_DRAM_CALL / tok);
+}
+
+static int hlx_bl_gemm_dram_n(hlx_dtype_t t)
+{
+    return (int)((double)HLX_BL_DRAM_CALL / hlx_dtype_bytes(t) / HLX_BL_GEMM_K);
+}
+
+/* Round r of the kernel timings. DRAM: calls of a decode shard's size in turn across the
+ * gigabyte, so none finds its operands in the cache (one call over all of it, median of
+ * three, caught a slow phase in most runs: the tiny preset's bf16 rate read 7.8-9.6 ns a
+ * token where its decode ran at 6.4-6.6, every 64K and 1M step predicted 1.1-1.5x too
+ * slow). */
+static void hlx_bl_kround(hlx_bl_kbench_t *b, int r)
+{
+    int si, ti, mi, j;
+
+    for (si = 0; si < 2; si++)
+        for (ti = 0; ti < 2; ti++) {
+            const int g = hlx_bl_shapes[si][0], d = hlx_bl_shapes[si][1];
+            size_t l1, l2, ld;
+
+            hlx_bl_attn_lens(hlx_bl_dts[ti], d, &l1, &l2, &ld);
+            b->c.k = &b->ka[si][ti];
+            b->c.span = b->span;
+            b->attn[si][ti][0][r] = hlx_bl_attn_once(&b->c, hlx_bl_dts[ti], g, d, d, l1, 3, 1);
+            b->attn[si][ti][1][r] = hlx_bl_attn_once(&b->c, hlx_bl_dts[ti], g, d, d, l2, 3, 1);
+            b->c.span = HLX_BL_DRAM_BYTES;
+            b->attn[si][ti][2][r] = hlx_bl_attn_once(&b->c, hlx_bl_dts[ti], g, d, d, ld, 2, 0);
+        }
+    for (ti = 0; ti < 2; ti++)
+        for (mi = 0; mi < 4; mi++) {
+            const int M = hlx_bl_rows[mi];
+            for (j = 0; j < 3; j++)
+                b->gemm[ti][mi][j][r] =
+                    hlx_bl_gemm_once(b->k, b->big, b->span, hlx_bl_dts[ti], M, hlx_bl_gemm_sq[j],
+                                     hlx_bl_gemm_sq[j], b->x, b->y, 3, 1);
+            if (mi == 0 || mi == 3)
+                b->gemm[ti][mi][3][r] =
+                    hlx_bl_gemm_once(b->k, b->big, HLX_BL_DRAM_BYTES, hlx_bl_dts[ti], M,
+                                     hlx_bl_gemm_dram_n(hlx_bl_dts[ti]), HLX_BL_GEMM_K, b->x, b->y, 2,
+                                     0);
+        }
+}
+
 static int hlx_bl_compute(hlx_hw_local_t *hw, char *err, size_t errlen)
 {
     double rounds[3][HLX_HW_MAX_CURVE], sysfs_mib;
     int ncurve;
     hlx_kernels_t k;
     hlx_bl_attn_ctx_t c;
+    hlx_bl_kbench_t b;
     uint16_t *big;
     float *x, *y;
-    int si, ti, mi;
-    size_t span;
-    const hlx_dtype_t dts[2] = { HLX_DTYPE_F32, HLX_DTYPE_BF16 };
+    int si, ti, mi, r, cr;
 
     if (hlx_kernels_init(NULL, &k) != HLX_OK) {
         snprintf(err, errlen, "no kernel variant runs on this CPU");
@@ -325,65 +407,50 @@ static int hlx_bl_compute(hlx_hw_local_t *hw, char *err, size_t errlen)
     /* "in cache": rotating over a quarter of the last-level cache (4 to 64 MiB), so each
      * call finds its operands in the shared cache but not in the core's own, as in a
      * decode step where every layer's weights and KV come round once per step */
-    span = (size_t)hlx_hw_cached_span_mib(hw->llc_mib) << 20;
+    b = (hlx_bl_kbench_t){ .k = &k, .big = (const char *)big, .x = x, .y = y,
+                           .span = (size_t)hlx_hw_cached_span_mib(hw->llc_mib) << 20 };
+    b.c = c;
     for (si = 0; si < 2; si++)
-        for (ti = 0; ti < 2; ti++) {
-            int g = hlx_bl_shapes[si][0], d = hlx_bl_shapes[si][1];
-            hlx_dtype_t t = dts[ti];
-            double es = hlx_dtype_bytes(t), tok_bytes = 2.0 * d * es;
-            /* in cache: 64 KiB and 1 MiB of KV give the cost per call and per token */
-            size_t l1 = (size_t)(65536.0 / tok_bytes), l2 = (size_t)(1048576.0 / tok_bytes);
-            size_t ld = (size_t)((double)HLX_BL_DRAM_CALL / tok_bytes);
-            double t1, t2, slope, call, td;
-            hlx_hw_attn_t *a;
-            hlx_kernels_t ka;
-
+        for (ti = 0; ti < 2; ti++)
             /* the variant the runtime takes for this KV type and head size on one core
              * (f32 KV: the blocked-key avx512 kernel where auto's bf16 choice is amx) */
-            if (hlx_kernels_init_shape(NULL, t, d, 0, 1, &ka, NULL, 0) != HLX_OK)
-                ka = k;
-            c.k = &ka;
-            c.span = span;
-            t1 = hlx_bl_attn_once(&c, t, g, d, d, l1, 7, 1);
-            t2 = hlx_bl_attn_once(&c, t, g, d, d, l2, 5, 1);
+            if (hlx_kernels_init_shape(NULL, hlx_bl_dts[ti], hlx_bl_shapes[si][1], 0, 1, &b.ka[si][ti],
+                                       NULL, 0) != HLX_OK)
+                b.ka[si][ti] = k;
+    /* the kernels in rounds, the curve between them (the curve of round 1 sized the span) */
+    for (r = 0, cr = 1; r < HLX_BL_KROUNDS; r++) {
+        hlx_bl_kround(&b, r);
+        if (r % 2 == 1 && cr < 3 && hlx_bl_curve_round(rounds[cr++]) != ncurve)
+            memcpy(rounds[cr - 1], rounds[0], sizeof(rounds[0]));
+    }
+    while (cr < 3)
+        memcpy(rounds[cr++], rounds[0], sizeof(rounds[0]));
+    for (si = 0; si < 2; si++)
+        for (ti = 0; ti < 2; ti++) {
+            const int g = hlx_bl_shapes[si][0], d = hlx_bl_shapes[si][1];
+            size_t l1, l2, ld;
+            double t1 = hlx_bl_median(b.attn[si][ti][0], HLX_BL_KROUNDS);
+            double t2 = hlx_bl_median(b.attn[si][ti][1], HLX_BL_KROUNDS);
+            double td = hlx_bl_median(b.attn[si][ti][2], HLX_BL_KROUNDS);
+            double slope, call;
+            hlx_bl_attn_lens(hlx_bl_dts[ti], d, &l1, &l2, &ld);
             slope = (t2 - t1) / (double)(l2 - l1);
-            /* DRAM: one call over the whole gigabyte, median of three, caught the shared
-             * machine's slow phases (tens of ms in which a Zen 4 VM's core streamed at
-             * 0.6x) in most runs: the tiny preset's bf16 rate read 7.8-9.6 ns a token
-             * where its decode ran at 6.4-6.6, and every 64K and 1M step was predicted
-             * 1.1-1.5x too slow; seven calls of a decode's shard size keep the typical
-             * one */
-            c.span = HLX_BL_DRAM_BYTES;
-            td = hlx_bl_attn_once(&c, t, g, d, d, ld, 7, 0);
             if (!(slope > 0))
                 slope = t2 / (double)l2;
             call = fmax(0.0, t1 - slope * (double)l1);
-            a = &hw->attn[hw->nattn++];
-            *a = (hlx_hw_attn_t){ t, g, d, d, 1, call * 1e6, slope * 1e9 };
-            a = &hw->attn[hw->nattn++];
-            *a = (hlx_hw_attn_t){ t, g, d, d, 0, call * 1e6,
-                                  fmax(slope, (td - call) / (double)ld) * 1e9 };
+            hw->attn[hw->nattn++] = (hlx_hw_attn_t){ hlx_bl_dts[ti], g, d, d, 1, call * 1e6, slope * 1e9 };
+            hw->attn[hw->nattn++] = (hlx_hw_attn_t){ hlx_bl_dts[ti], g, d, d, 0, call * 1e6,
+                                                     fmax(slope, (td - call) / (double)ld) * 1e9 };
         }
-    if (hlx_bl_curve_round(rounds[1]) != ncurve) /* the curve again, seconds later */
-        memcpy(rounds[1], rounds[0], sizeof(rounds[0]));
     for (ti = 0; ti < 2; ti++)
         for (mi = 0; mi < 4; mi++) {
-            hlx_dtype_t t = dts[ti];
-            int M = hlx_bl_rows[mi], Kd = 16384;
-            double es = hlx_dtype_bytes(t);
-            /* in cache: 256, 384 and 512 square weights (0.25-1 MiB of f32: the matrices of
-             * a model whose weights fit a last-level cache; larger ones stream from DRAM),
-             * a least-squares line through the three (two points made one noisy timing a
-             * call cost of 26 us; 1024 x 1024, 4 MiB, ran at half the small ones' rate
-             * with the prefetching kernel and set the line for all); DRAM: 1 GiB */
-            static const int sq[3] = { 256, 384, 512 };
-            double tb[3], bb[3], mb = 0, mt = 0, sxx = 0, sxy = 0, slope, call;
-            int Nd = (int)((double)HLX_BL_DRAM_BYTES / es / Kd), j;
-            double td, bd = (double)Kd * Nd * es;
+            const double es = hlx_dtype_bytes(hlx_bl_dts[ti]);
+            double tb[3], bb[3], mb = 0, mt = 0, sxx = 0, sxy = 0, slope, call, td, bd;
+            int j;
 
             for (j = 0; j < 3; j++) {
-                tb[j] = hlx_bl_gemm_once(&k, (const char *)big, span, t, M, sq[j], sq[j], x, y, 7);
-                bb[j] = (double)sq[j] * sq[j] * es;
+                tb[j] = hlx_bl_median(b.gemm[ti][mi][j], HLX_BL_KROUNDS);
+                bb[j] = (double)hlx_bl_gemm_sq[j] * hlx_bl_gemm_sq[j] * es;
                 mb += bb[j] / 3, mt += tb[j] / 3;
             }
             for (j = 0; j < 3; j++)
@@ -392,15 +459,15 @@ static int hlx_bl_compute(hlx_hw_local_t *hw, char *err, size_t errlen)
             if (!(slope > 0))
                 slope = tb[2] / bb[2];
             call = fmax(0.0, mt - slope * mb);
-            hw->gemm[hw->ngemm++] = (hlx_hw_gemm_t){ t, M, 1, call * 1e6, 1e-9 / slope };
+            hw->gemm[hw->ngemm++] = (hlx_hw_gemm_t){ hlx_bl_dts[ti], hlx_bl_rows[mi], 1, call * 1e6,
+                                                     1e-9 / slope };
             if (mi == 0 || mi == 3) {
-                td = hlx_bl_gemm_once(&k, (const char *)big, 0, t, M, Nd, Kd, x, y, 3);
-                hw->gemm[hw->ngemm++] =
-                    (hlx_hw_gemm_t){ t, M, 0, call * 1e6, bd / fmax(td - call, 1e-9) * 1e-9 };
+                td = hlx_bl_median(b.gemm[ti][mi][3], HLX_BL_KROUNDS);
+                bd = (double)HLX_BL_GEMM_K * hlx_bl_gemm_dram_n(hlx_bl_dts[ti]) * es;
+                hw->gemm[hw->ngemm++] = (hlx_hw_gemm_t){ hlx_bl_dts[ti], hlx_bl_rows[mi], 0, call * 1e6,
+                                                         bd / fmax(td - call, 1e-9) * 1e-9 };
             }
         }
-    if (hlx_bl_curve_round(rounds[2]) != ncurve)
-        memcpy(rounds[2], rounds[0], sizeof(rounds[0]));
     hlx_bl_curve_finish(hw, rounds, 3, ncurve, sysfs_mib);
     hlx_kernels_free_huge(big); free(x); free(y); free(c.q); free(c.o); free(c.lse);
     return 0;
