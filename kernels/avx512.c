@@ -1280,14 +1280,17 @@ hlx_gemm_rows_avx512(const int MR, int N, int K, const float *x, const void *w, 
                 const size_t wi = (size_t)(k0 + ki) * N + n;
                 const __m512 w0 = hlx_w16(w, bf, wi, m0), w1 = hlx_w16(w, bf, wi + 16, m1);
                 /* the same columns of the next block of k (bf16: 64 bytes a row, f32: two
-                 * lines): a decode step finds its weights in L3 or DRAM, where this took the
-                 * 4K batch-8 step's GEMMs from 325 to 180 us; from L2 (a loop over 1 MB of
-                 * weights) the f32 prefetches cost up to a third */
+                 * lines) into L2: a decode step finds its weights in L3 or DRAM, where this
+                 * took the 4K batch-8 step's GEMMs from 325 to 180 us. Into L2, not L1:
+                 * with N a multiple of 1024 f32 columns the 8 rows lie 4 KiB apart, in one
+                 * L1 set, and 8 more lines prefetched into that set evicted the block's
+                 * own (Zen 4, one row of x: N 1024 x K 256 from L2 48 -> 69 GB/s, 8192 x
+                 * 8192 from DRAM 21 -> 28 f32 and 20 -> 30 bf16; 512 x 512 76-80 -> 71-74) */
                 if (k0 + 8 + ki < K) {
                     const char *pf = (const char *)w + (wi + (size_t)8 * N) * (bf ? 2 : 4);
-                    _mm_prefetch(pf, _MM_HINT_T0);
+                    _mm_prefetch(pf, _MM_HINT_T1);
                     if (!bf)
-                        _mm_prefetch(pf + 64, _MM_HINT_T0);
+                        _mm_prefetch(pf + 64, _MM_HINT_T1);
                 }
                 hlx_gemm_fma_rows(MR, xt + ki * 8, w0, w1, a0, a1);
             }
