@@ -68,8 +68,9 @@ static const char hlx_bl_usage_head[] =
 "  - the attention kernel (f32 and bf16 KV, the shapes of the runtime's models) with its\n"
 "    KV in the last-level cache and streamed from DRAM: cost per call and per token;\n"
 "  - the GEMM kernel at 1, 2, 4 and 8 rows (f32 and bf16 weights): weight GB/s;\n"
+"    the kernel timings in five rounds, the median round kept;\n"
 "  - the attention kernel streaming its KV from DRAM alone and with one kernel per\n"
-"    core at once (what ranks sharing the memory get each);\n"
+"    core at once (the slowest of them: what the ranks sharing the memory wait for);\n"
 "  - all-to-all, all-reduce and all-gather latency and bandwidth over the transport\n"
 "    between 2 ranks of this host (link class shm; 10th percentile), and with more\n"
 "    ranks than cores (median: the wait for the ranks sharing a core).\n"
@@ -358,8 +359,8 @@ static void hlx_bl_kround(hlx_bl_kbench_t *b, int r)
             if (mi == 0 || mi == 3)
                 b->gemm[ti][mi][3][r] =
                     hlx_bl_gemm_once(b->k, b->big, HLX_BL_DRAM_BYTES, hlx_bl_dts[ti], M,
-                                     hlx_bl_gemm_dram_n(hlx_bl_dts[ti]), HLX_BL_GEMM_K, b->x, b->y, 2,
-                                     0);
+                                     hlx_bl_gemm_dram_n(hlx_bl_dts[ti]), HLX_BL_GEMM_K, b->x,
+                                     b->y, 2, 0);
         }
 }
 
@@ -414,8 +415,8 @@ static int hlx_bl_compute(hlx_hw_local_t *hw, char *err, size_t errlen)
         for (ti = 0; ti < 2; ti++)
             /* the variant the runtime takes for this KV type and head size on one core
              * (f32 KV: the blocked-key avx512 kernel where auto's bf16 choice is amx) */
-            if (hlx_kernels_init_shape(NULL, hlx_bl_dts[ti], hlx_bl_shapes[si][1], 0, 1, &b.ka[si][ti],
-                                       NULL, 0) != HLX_OK)
+            if (hlx_kernels_init_shape(NULL, hlx_bl_dts[ti], hlx_bl_shapes[si][1], 0, 1,
+                                       &b.ka[si][ti], NULL, 0) != HLX_OK)
                 b.ka[si][ti] = k;
     /* the kernels in rounds, the curve between them (the curve of round 1 sized the span) */
     for (r = 0, cr = 1; r < HLX_BL_KROUNDS; r++) {
@@ -428,23 +429,26 @@ static int hlx_bl_compute(hlx_hw_local_t *hw, char *err, size_t errlen)
     for (si = 0; si < 2; si++)
         for (ti = 0; ti < 2; ti++) {
             const int g = hlx_bl_shapes[si][0], d = hlx_bl_shapes[si][1];
+            const hlx_dtype_t t = hlx_bl_dts[ti];
             size_t l1, l2, ld;
             double t1 = hlx_bl_median(b.attn[si][ti][0], HLX_BL_KROUNDS);
             double t2 = hlx_bl_median(b.attn[si][ti][1], HLX_BL_KROUNDS);
             double td = hlx_bl_median(b.attn[si][ti][2], HLX_BL_KROUNDS);
             double slope, call;
-            hlx_bl_attn_lens(hlx_bl_dts[ti], d, &l1, &l2, &ld);
+            hlx_bl_attn_lens(t, d, &l1, &l2, &ld);
             slope = (t2 - t1) / (double)(l2 - l1);
             if (!(slope > 0))
                 slope = t2 / (double)l2;
             call = fmax(0.0, t1 - slope * (double)l1);
-            hw->attn[hw->nattn++] = (hlx_hw_attn_t){ hlx_bl_dts[ti], g, d, d, 1, call * 1e6, slope * 1e9 };
-            hw->attn[hw->nattn++] = (hlx_hw_attn_t){ hlx_bl_dts[ti], g, d, d, 0, call * 1e6,
+            hw->attn[hw->nattn++] = (hlx_hw_attn_t){ t, g, d, d, 1, call * 1e6, slope * 1e9 };
+            hw->attn[hw->nattn++] = (hlx_hw_attn_t){ t, g, d, d, 0, call * 1e6,
                                                      fmax(slope, (td - call) / (double)ld) * 1e9 };
         }
     for (ti = 0; ti < 2; ti++)
         for (mi = 0; mi < 4; mi++) {
-            const double es = hlx_dtype_bytes(hlx_bl_dts[ti]);
+            const hlx_dtype_t t = hlx_bl_dts[ti];
+            const int M = hlx_bl_rows[mi];
+            const double es = hlx_dtype_bytes(t);
             double tb[3], bb[3], mb = 0, mt = 0, sxx = 0, sxy = 0, slope, call, td, bd;
             int j;
 
@@ -459,12 +463,11 @@ static int hlx_bl_compute(hlx_hw_local_t *hw, char *err, size_t errlen)
             if (!(slope > 0))
                 slope = tb[2] / bb[2];
             call = fmax(0.0, mt - slope * mb);
-            hw->gemm[hw->ngemm++] = (hlx_hw_gemm_t){ hlx_bl_dts[ti], hlx_bl_rows[mi], 1, call * 1e6,
-                                                     1e-9 / slope };
+            hw->gemm[hw->ngemm++] = (hlx_hw_gemm_t){ t, M, 1, call * 1e6, 1e-9 / slope };
             if (mi == 0 || mi == 3) {
                 td = hlx_bl_median(b.gemm[ti][mi][3], HLX_BL_KROUNDS);
-                bd = (double)HLX_BL_GEMM_K * hlx_bl_gemm_dram_n(hlx_bl_dts[ti]) * es;
-                hw->gemm[hw->ngemm++] = (hlx_hw_gemm_t){ hlx_bl_dts[ti], hlx_bl_rows[mi], 0, call * 1e6,
+                bd = (double)HLX_BL_GEMM_K * hlx_bl_gemm_dram_n(t) * es;
+                hw->gemm[hw->ngemm++] = (hlx_hw_gemm_t){ t, M, 0, call * 1e6,
                                                          bd / fmax(td - call, 1e-9) * 1e-9 };
             }
         }
@@ -550,10 +553,9 @@ static int hlx_bl_nth_cpu(const cpu_set_t *set, int k)
 }
 
 /* KV GB/s of the slowest of n readers at once on the first n cores of this process: the
- * ranks' collectives wait for the slowest rank (with the mean, every two-rank point of a
- * Zen 4 grid but one was predicted faster than measured, by 5% in the middle and 20% at
- * worst, where the single-rank points sat at 1.00; the two readers of a round differed by
- * up to 1.9x). */
+ * ranks' collectives wait for the slowest rank (with the mean, 7 of the 8 two-rank 64K and
+ * 1M points of a Zen 4 grid were predicted faster than measured, 0.80-0.98, where the
+ * single-rank ones sat at 1.00-1.04; the two readers of a round differed by up to 1.9x). */
 static double hlx_bl_readers(int n, const hlx_kernels_t *k, uint16_t **bufs)
 {
     hlx_bl_reader_t r[HLX_HW_MAX_READERS];
