@@ -999,6 +999,8 @@ int hlx_bench_local_measure(const char *path, int quiet, hlx_hw_local_t *hw, cha
     int rc, cpu;
 
     memset(hw, 0, sizeof(*hw));
+    if (path && hlx_hw_local_writable(path, err, errlen) != HLX_OK) /* before the seconds */
+        return 1;
     hlx_bl_facts(hw);
     if (!quiet)
         fprintf(stderr, "helix bench local: measuring this machine (a few seconds)...\n");
@@ -1094,6 +1096,10 @@ int hlx_cmd_bench_local(int argc, char **argv)
     else if (hlx_hw_local_path(path, sizeof(path)) != 0) {
         fprintf(stderr, "helix bench local: no place for the hw file: set HELIX_HW_FILE or "
                         "HOME, or give --out\n");
+        return 2;
+    }
+    if (hlx_hw_local_writable(path, err, sizeof(err)) != HLX_OK) {
+        fprintf(stderr, "helix bench local: %s%s\n", a.out ? "--out: " : "", err);
         return 2;
     }
     if (hlx_bench_local_measure(path, a.quiet, &hw, err, sizeof(err)) != 0) {

@@ -93,6 +93,9 @@ int hlx_hw_local_path(char *buf, size_t len);
 
 /* Reads a hw file; errors as "file:line:column: key: reason" (HLX_ERR_PARSE / HLX_ERR_IO). */
 hlx_status_t hlx_hw_local_load(const char *path, hlx_hw_local_t *hw, char *err, size_t errlen);
+/* Whether a hw file can be written at path (its parent folder created): checked before a
+ * measurement of seconds, so a bad path costs none (HLX_ERR_IO, the reason in err). */
+hlx_status_t hlx_hw_local_writable(const char *path, char *err, size_t errlen);
 /* Writes hw as JSON (creating the parent folder), atomically (temporary file + rename). */
 hlx_status_t hlx_hw_local_save(const char *path, const hlx_hw_local_t *hw, char *err,
                                size_t errlen);

@@ -322,6 +322,21 @@ static int hlx_mkdir_parents(const char *path)
     return 0;
 }
 
+hlx_status_t hlx_hw_local_writable(const char *path, char *err, size_t errlen)
+{
+    struct stat sb;
+
+    if (hlx_mkdir_parents(path) != 0) {
+        snprintf(err, errlen, "%s: cannot create its folder: %s", path, strerror(errno));
+        return HLX_ERR_IO;
+    }
+    if (stat(path, &sb) == 0 && S_ISDIR(sb.st_mode)) {
+        snprintf(err, errlen, "%s: is a folder", path);
+        return HLX_ERR_IO;
+    }
+    return hlx_out_check(path, err, errlen) == HLX_OK ? HLX_OK : HLX_ERR_IO;
+}
+
 hlx_status_t hlx_hw_local_save(const char *path, const hlx_hw_local_t *hw, char *err,
                                size_t errlen)
 {
