@@ -820,16 +820,18 @@ int hlx_cmd_bench(int argc, char **argv)
                hlx_dtype_name(!strcmp(o.kernel, "merge") ? HLX_DTYPE_F32 : o.dtype));
         if (!strcmp(o.kernel, "attention") &&
             (!strcmp(kern.name, "avx512") || !strcmp(kern.name, "avx2"))) {
-            static const char *const mode[] = { "hardware", "software", "auto", "software-l2" };
             const int set = hlx_kernels_kv_prefetch(), pick = hlx_kernels_kv_prefetch_pick();
-            printf("  KV prefetch (HELIX_KV_PREFETCH): %s%s%s%s\n", mode[set],
+            char sname[32], pname[32];
+            printf("  KV prefetch (HELIX_KV_PREFETCH): %s%s%s%s\n",
+                   hlx_kernels_kv_prefetch_name(set, sname, sizeof(sname)),
                    set == HLX_KV_PREFETCH_HARDWARE &&
                            (o.dtype == HLX_DTYPE_F32 || !strcmp(kern.name, "avx2"))
                        ? " (taken as software here)" : "",
                    set != HLX_KV_PREFETCH_AUTO ? ""
                    : pick >= 0 ? ", the fastest on the last long shard: "
                                : ", no shard long enough to time (hardware)",
-                   set == HLX_KV_PREFETCH_AUTO && pick >= 0 ? mode[pick] : "");
+                   set == HLX_KV_PREFETCH_AUTO && pick >= 0
+                       ? hlx_kernels_kv_prefetch_name(pick, pname, sizeof(pname)) : "");
         }
         if (!strcmp(o.kernel, "attention") && o.dtype == HLX_DTYPE_FP8) {
             const char *w = hlx_kernels_fp8_widening(kern.name);

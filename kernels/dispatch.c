@@ -159,6 +159,18 @@ int hlx_kernels_kv_prefetch(void)
     return hlx_kernels_settings().kv_prefetch;
 }
 
+const char *hlx_kernels_kv_prefetch_name(int mode, char *buf, size_t len)
+{
+    size_t i;
+
+    for (i = 0; i < sizeof(hlx_kernels_params) / sizeof(hlx_kernels_params[0]); i++)
+        if (!strcmp(hlx_kernels_params[i].name, "KV_PREFETCH") &&
+            hlx_param_choice(&hlx_kernels_params[i], mode, buf, len) != NULL)
+            return buf;
+    snprintf(buf, len, "%d", mode);
+    return buf;
+}
+
 const hlx_param_table_t hlx_kernels_param_table = {
     "kernels", hlx_kernels_params, sizeof(hlx_kernels_params) / sizeof(hlx_kernels_params[0]),
     sizeof(hlx_kernels_settings_t), NULL,

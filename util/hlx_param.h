@@ -66,5 +66,8 @@ hlx_status_t hlx_param_check_env(const hlx_param_table_t *const *tables, size_t 
 void hlx_param_warn_unknown(const hlx_param_table_t *const *tables, size_t ntables,
                             const char *const *extra_known, size_t nextra);
 const char *hlx_param_src_str(hlx_param_src_t src);
+/* The name choices gives an integer parameter's value v ("software-l2"), copied into buf;
+ * NULL when it names none (no choices, or v out of them). */
+const char *hlx_param_choice(const hlx_param_t *p, int v, char *buf, size_t len);
 
 #endif

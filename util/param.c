@@ -41,23 +41,34 @@ static int hlx_param_clamp(double d)
     return d < INT_MIN ? INT_MIN : d > INT_MAX ? INT_MAX : (int)d;
 }
 
+const char *hlx_param_choice(const hlx_param_t *p, int v, char *buf, size_t len)
+{
+    const char *c = p->type == HLX_PT_INT ? p->choices : NULL;
+    const int k = v - hlx_param_clamp(p->min);
+    int i;
+
+    for (i = 0; c != NULL && i < k; i++) {
+        c = strchr(c, '|');
+        c = c ? c + 1 : NULL;
+    }
+    if (k >= 0 && c != NULL && *c) {
+        const char *bar = strchr(c, '|');
+        snprintf(buf, len, "%.*s", bar ? (int)(bar - c) : (int)strlen(c), c);
+        return buf;
+    }
+    return NULL;
+}
+
 /* A value as helix info shows it: choices by name ("auto (2)"), numbers, strings. */
 static void hlx_param_format(const hlx_param_t *p, const void *val, char *buf, size_t len)
 {
     if (p->type == HLX_PT_INT && p->choices != NULL) {
-        const int v = *(const int *)val, k = v - hlx_param_clamp(p->min);
-        const char *c = p->choices;
-        int i;
-        for (i = 0; c != NULL && i < k; i++) {
-            c = strchr(c, '|');
-            c = c ? c + 1 : NULL;
-        }
-        if (k >= 0 && c != NULL && *c) {
-            const char *bar = strchr(c, '|');
-            snprintf(buf, len, "%.*s (%d)", bar ? (int)(bar - c) : (int)strlen(c), c, v);
-            return;
-        }
-        snprintf(buf, len, "%d", v);
+        const int v = *(const int *)val;
+        char name[HLX_PARAM_STRLEN];
+        if (hlx_param_choice(p, v, name, sizeof(name)) != NULL)
+            snprintf(buf, len, "%s (%d)", name, v);
+        else
+            snprintf(buf, len, "%d", v);
     } else if (p->type == HLX_PT_INT) {
         snprintf(buf, len, "%d", *(const int *)val);
     } else if (p->type == HLX_PT_DOUBLE) {

@@ -187,6 +187,9 @@ int hlx_kernels_kv_prefetch(void);
 /* Under auto, the mode the last such shard chose (HLX_KV_PREFETCH_HARDWARE, _SOFTWARE or
  * _SOFTWARE_L2), -1 none yet (shorter shards run that mode; hardware before any). */
 int hlx_kernels_kv_prefetch_pick(void);
+/* A mode's name as HELIX_KV_PREFETCH spells it ("software-l2") in buf (a value that names
+ * none: its number); returns buf. */
+const char *hlx_kernels_kv_prefetch_name(int mode, char *buf, size_t len);
 /* HELIX_FP8_LOOKUP: 1 (the default) when the avx512 attention may widen fp8 KV by
  * AVX512_VBMI byte lookups, 0 when it takes the fp16 widening of CPUs without them. */
 int hlx_kernels_fp8_lookup(void);

@@ -84,6 +84,17 @@ def check_edges(helix, fails):
                        timeout=60)
     if p.returncode != 2 or '--mla and --softcap' not in p.stderr:
         fails.append('--mla --softcap: exit %d, %r' % (p.returncode, p.stderr.strip()))
+    # the text names HELIX_KV_PREFETCH's mode as the setting spells it (avx512 and avx2)
+    for v in ['avx512', 'avx2']:
+        env = dict(os.environ, HELIX_KV_PREFETCH='software-l2')
+        p = subprocess.run([helix, 'bench', 'attention', '--reps', '1', '--bw-bytes', '64M',
+                            '--context', '256', '--variant', v], capture_output=True,
+                           text=True, timeout=300, env=env)
+        if p.returncode == 2 and 'not a kernel variant this CPU runs' in p.stderr:
+            continue
+        if p.returncode != 0 or 'KV prefetch (HELIX_KV_PREFETCH): software-l2\n' not in p.stdout:
+            fails.append('HELIX_KV_PREFETCH=software-l2 --variant %s: exit %d, %r' %
+                         (v, p.returncode, p.stdout[-400:]))
     for dev in ['--device=tpu', '--device=']:
         p = subprocess.run(base + [dev], capture_output=True, text=True, timeout=60)
         if p.returncode != 2 or 'expected cpu or cuda' not in p.stderr:

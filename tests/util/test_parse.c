@@ -338,6 +338,21 @@ static void test_param(void **state)
     assert_non_null(strstr(out, "HELIX_TEST_PARSE_C"));
     assert_non_null(strstr(out, "mid (1)"));
     free(out);
+    { /* a value's name alone, and none for a value the choices do not name */
+        const hlx_param_t *pc = NULL;
+        char name[16];
+        size_t i;
+        for (i = 0; i < test_table.nparams; i++)
+            if (!strcmp(test_table.params[i].name, "TEST_PARSE_C"))
+                pc = &test_table.params[i];
+        assert_non_null(pc);
+        assert_ptr_equal(hlx_param_choice(pc, 1, name, sizeof(name)), name);
+        assert_string_equal(name, "mid");
+        assert_non_null(hlx_param_choice(pc, 2, name, sizeof(name)));
+        assert_null(hlx_param_choice(pc, 3, name, sizeof(name)));
+        assert_null(hlx_param_choice(pc, -1, name, sizeof(name)));
+        assert_null(hlx_param_choice(&test_table.params[0], 0, name, sizeof(name)));
+    }
     setenv("HELIX_TEST_PARSE_N", "64K", 1);
     assert_int_equal(hlx_param_load(&test_table, &set, src), HLX_OK);
     assert_int_equal(set.n, 65536);
