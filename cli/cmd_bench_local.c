@@ -291,6 +291,7 @@ static void hlx_bl_curve_finish(hlx_hw_local_t *hw, double rounds[][HLX_HW_MAX_C
  * run; over a grid, 5 of 18 runs read the tiny preset's bf16 rate at 8.2-10.9 ns a token
  * against 6.6-7.2 in the others. */
 #define HLX_BL_KROUNDS 5
+_Static_assert(HLX_BL_KROUNDS >= 4, "the curve's rounds 2, 3 follow kernel rounds 2, 4");
 #define HLX_BL_GEMM_K 16384 /* DRAM GEMM: K x N weights of HLX_BL_DRAM_CALL bytes */
 static const hlx_dtype_t hlx_bl_dts[2] = { HLX_DTYPE_F32, HLX_DTYPE_BF16 };
 /* in cache: 256, 384 and 512 square weights (0.25-1 MiB of f32: the matrices of a model
@@ -369,11 +370,10 @@ static int hlx_bl_compute(hlx_hw_local_t *hw, char *err, size_t errlen)
     double rounds[3][HLX_HW_MAX_CURVE], sysfs_mib;
     int ncurve;
     hlx_kernels_t k;
-    hlx_bl_attn_ctx_t c;
-    hlx_bl_kbench_t b;
+    hlx_bl_kbench_t b = { .k = &k };
+    hlx_bl_attn_ctx_t *c = &b.c;
     uint16_t *big;
-    float *x, *y;
-    int si, ti, mi, r, cr;
+    int si, ti, mi, r;
 
     if (hlx_kernels_init(NULL, &k) != HLX_OK) {
         snprintf(err, errlen, "no kernel variant runs on this CPU");
@@ -390,27 +390,25 @@ static int hlx_bl_compute(hlx_hw_local_t *hw, char *err, size_t errlen)
     ncurve = hlx_bl_curve_round(rounds[0]);
     hlx_bl_curve_finish(hw, rounds, 1, ncurve, sysfs_mib); /* the span below: round 1 */
     big = hlx_kernels_alloc_huge(HLX_BL_DRAM_BYTES);
-    x = calloc(8 * 16384, sizeof(float));
-    y = calloc(8 * 32768, sizeof(float));
-    c.q = calloc(128 * 128, sizeof(float));
-    c.o = calloc(128 * 128, sizeof(float));
-    c.lse = calloc(128, sizeof(float));
-    if (!big || !x || !y || !c.q || !c.o || !c.lse) {
+    b.x = calloc(8 * HLX_BL_GEMM_K, sizeof(float));
+    b.y = calloc(8 * 32768, sizeof(float));
+    c->q = calloc(128 * 128, sizeof(float));
+    c->o = calloc(128 * 128, sizeof(float));
+    c->lse = calloc(128, sizeof(float));
+    if (!big || !b.x || !b.y || !c->q || !c->o || !c->lse) {
         snprintf(err, errlen, "cannot allocate %zu MiB for the measurements",
                  HLX_BL_DRAM_BYTES >> 20);
-        hlx_kernels_free_huge(big); free(x); free(y); free(c.q); free(c.o); free(c.lse);
+        hlx_kernels_free_huge(big); free(b.x); free(b.y); free(c->q); free(c->o); free(c->lse);
         return 1;
     }
     hlx_bl_fill(big, HLX_BL_DRAM_BYTES / 2, 1);
-    hlx_bl_fill((uint16_t *)x, 8 * 16384 * 2, 2);
-    hlx_bl_fill((uint16_t *)c.q, 128 * 128 * 2, 3);
-    c.kv = (const char *)big;
+    hlx_bl_fill((uint16_t *)b.x, 8 * HLX_BL_GEMM_K * 2, 2);
+    hlx_bl_fill((uint16_t *)c->q, 128 * 128 * 2, 3);
+    b.big = c->kv = (const char *)big;
     /* "in cache": rotating over a quarter of the last-level cache (4 to 64 MiB), so each
      * call finds its operands in the shared cache but not in the core's own, as in a
      * decode step where every layer's weights and KV come round once per step */
-    b = (hlx_bl_kbench_t){ .k = &k, .big = (const char *)big, .x = x, .y = y,
-                           .span = (size_t)hlx_hw_cached_span_mib(hw->llc_mib) << 20 };
-    b.c = c;
+    b.span = (size_t)hlx_hw_cached_span_mib(hw->llc_mib) << 20;
     for (si = 0; si < 2; si++)
         for (ti = 0; ti < 2; ti++)
             /* the variant the runtime takes for this KV type and head size on one core
@@ -418,14 +416,13 @@ static int hlx_bl_compute(hlx_hw_local_t *hw, char *err, size_t errlen)
             if (hlx_kernels_init_shape(NULL, hlx_bl_dts[ti], hlx_bl_shapes[si][1], 0, 1,
                                        &b.ka[si][ti], NULL, 0) != HLX_OK)
                 b.ka[si][ti] = k;
-    /* the kernels in rounds, the curve between them (the curve of round 1 sized the span) */
-    for (r = 0, cr = 1; r < HLX_BL_KROUNDS; r++) {
+    /* the kernels in rounds, the curve's second and third rounds between them (its first
+     * sized the span) */
+    for (r = 0; r < HLX_BL_KROUNDS; r++) {
         hlx_bl_kround(&b, r);
-        if (r % 2 == 1 && cr < 3 && hlx_bl_curve_round(rounds[cr++]) != ncurve)
-            memcpy(rounds[cr - 1], rounds[0], sizeof(rounds[0]));
+        if ((r == 1 || r == 3) && hlx_bl_curve_round(rounds[(r + 1) / 2]) != ncurve)
+            memcpy(rounds[(r + 1) / 2], rounds[0], sizeof(rounds[0]));
     }
-    while (cr < 3)
-        memcpy(rounds[cr++], rounds[0], sizeof(rounds[0]));
     for (si = 0; si < 2; si++)
         for (ti = 0; ti < 2; ti++) {
             const int g = hlx_bl_shapes[si][0], d = hlx_bl_shapes[si][1];
@@ -472,7 +469,7 @@ static int hlx_bl_compute(hlx_hw_local_t *hw, char *err, size_t errlen)
             }
         }
     hlx_bl_curve_finish(hw, rounds, 3, ncurve, sysfs_mib);
-    hlx_kernels_free_huge(big); free(x); free(y); free(c.q); free(c.o); free(c.lse);
+    hlx_kernels_free_huge(big); free(b.x); free(b.y); free(c->q); free(c->o); free(c->lse);
     return 0;
 }
 
