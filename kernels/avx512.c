@@ -428,13 +428,10 @@ hlx_kb_f32_pieces(const int G, const int dk, const float *q, const char *kn, flo
 
     /* step c: score piece c (while there is one), then P.V pass c + 1 - lead (once due) */
     for (c = 0; c < pieces + lead - 1; c++) {
-        if (c < pieces)
-        {
-            if (far != NULL) /* a loop of its own, as hlx_kb_scores */
-                hlx_kb_f32_scores_piece(G, 1, dk, c, q, kn, sc, pfk, far);
-            else
-                hlx_kb_f32_scores_piece(G, 0, dk, c, q, kn, sc, pfk, NULL);
-        }
+        if (c < pieces && far != NULL) /* a loop of its own, as hlx_kb_scores */
+            hlx_kb_f32_scores_piece(G, 1, dk, c, q, kn, sc, pfk, far);
+        else if (c < pieces)
+            hlx_kb_f32_scores_piece(G, 0, dk, c, q, kn, sc, pfk, NULL);
         if (c + 1 >= lead)
             hlx_pv_cols_avx512(G, 0, 2, p, cv, dk, vr, vts, vcs, nt, o, pfv, pfv2, pfstep / 2,
                                32 * (c + 1 - lead), 32 * (c + 2 - lead));
