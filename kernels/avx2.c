@@ -624,7 +624,7 @@ static void hlx_attn_kb_avx2(const hlx_attn_desc_t *d)
     /* HELIX_KV_PREFETCH: the far prefetch or not (this variant always prefetches the next
      * blocks in software); auto times the two on long shards (hlx_kv_tune_*) */
     int is_auto, mode = hlx_kv_mode(&is_auto);
-    const int tune = is_auto && d->group <= 8 && d->len >= HLX_KV_TUNE_MIN;
+    const int tune = hlx_kv_tunes(d, is_auto);
     hlx_kv_tune_t tn;
 
     if (!hlx_kb2_covers(d)) {

@@ -783,7 +783,7 @@ static void hlx_attn_kb_avx512(const hlx_attn_desc_t *d)
     /* auto: short calls take the last long call's choice (none yet: hardware; f32 takes
      * software for hardware) */
     int is_auto, mode = hlx_kv_mode(&is_auto);
-    const int tune = is_auto && d->group <= 8 && d->len >= HLX_KV_TUNE_MIN;
+    const int tune = hlx_kv_tunes(d, is_auto);
     hlx_kv_tune_t tn;
     int h0, g0, g, e;
 

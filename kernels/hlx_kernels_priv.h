@@ -85,6 +85,12 @@ const hlx_kv_far_t *hlx_kv_far_at(hlx_kv_far_t *f, int mode, size_t b, size_t nb
 #define HLX_KV_TUNE_SEG   2048
 #define HLX_KV_TUNE_ROUND 32
 #define HLX_KV_TUNE_MIN   (8 * HLX_KV_TUNE_SEG)
+/* Whether a call times the modes (auto, a shard of at least HLX_KV_TUNE_MIN tokens, up to
+ * 8 query heads a KV head: one head chunk streams the shard). */
+static inline int hlx_kv_tunes(const hlx_attn_desc_t *d, int is_auto)
+{
+    return is_auto && d->group <= 8 && d->len >= HLX_KV_TUNE_MIN;
+}
 /* Reads HELIX_KV_PREFETCH (a variant's fill calls it, as it fills its table). */
 void hlx_kv_prefetch_load(void);
 /* The mode a call starts in: the setting, or under auto (*is_auto set) the last long
