@@ -1249,25 +1249,25 @@ hlx_gemm_fma_rows(const int MR, const float *xk, __m512 w0, __m512 w1, __m512 *a
 }
 
 /* MR (1..8) rows of y[M][N] (+)= x[M][K] W[K][N] over columns [n0, n1): the MR x 32
- * block of y in 2 x MR registers while 8 rows of W pass (8 sequential streams, each
+ * block of y in 2 x MR registers while KB rows of W pass (KB sequential streams, each
  * 16-column weight vector widened once and applied to every row), so y goes through
- * memory once per 8 rows of W, and x comes as broadcasts (packed per block of k, one
+ * memory once per KB rows of W, and x comes as broadcasts (packed per block of k, one
  * base address for all). Each element is summed in the order of k whatever the column
- * range and the row count: a thread's column range, or a request alone or in a batch,
- * rounds the same. MR is a constant at every call (the switch below), so the row loops
- * unroll into registers. */
+ * range, the row count and KB: a thread's column range, or a request alone or in a
+ * batch, rounds the same. MR is a constant at every call (the switch below), so the row
+ * loops unroll into registers.
+ * KB and the prefetch follow MR (hlx_gemm_kb, hlx_gemm_pf_at). */
 static inline __attribute__((always_inline)) void
 hlx_gemm_rows_avx512(const int MR, int N, int K, const float *x, const void *w, int bf,
                      float *y, int accumulate, int n0, int n1)
 {
-    float xt[8 * 8] __attribute__((aligned(64))); /* x of this block of k, [ki][m] */
-    int k0, n, m, ki;
+    const int KB = hlx_gemm_kb(MR);
+    float xt[HLX_GEMM_KB_MANY * 8] __attribute__((aligned(64))); /* x of this block, [ki][m] */
+    int k0, n, ki;
 
-    for (k0 = 0; k0 < K; k0 += 8) {
-        const int kb = K - k0 < 8 ? K - k0 : 8, load = accumulate || k0 > 0;
-        for (ki = 0; ki < kb; ki++) /* one base address for every broadcast below */
-            for (m = 0; m < MR; m++)
-                xt[ki * 8 + m] = x[(size_t)m * K + k0 + ki];
+    for (k0 = 0; k0 < K; k0 += KB) {
+        const int kb = K - k0 < KB ? K - k0 : KB, load = accumulate || k0 > 0;
+        hlx_gemm_pack_x(MR, K, x, k0, kb, xt);
         for (n = n0; n < n1; n += 32) {
             __mmask16 m0, m1;
             __m512 a0[8], a1[8];
@@ -1276,15 +1276,17 @@ hlx_gemm_rows_avx512(const int MR, int N, int K, const float *x, const void *w, 
             for (ki = 0; ki < kb; ki++) {
                 const size_t wi = (size_t)(k0 + ki) * N + n;
                 const __m512 w0 = hlx_w16(w, bf, wi, m0), w1 = hlx_w16(w, bf, wi + 16, m1);
-                /* the same columns of the next block of k (bf16: 64 bytes a row, f32: two
-                 * lines) into L2: a decode step finds its weights in L3 or DRAM, where this
-                 * took the 4K batch-8 step's GEMMs from 325 to 180 us. Into L2, not L1:
+                size_t pi;
+                /* into L2, bf16 64 bytes of a row, f32 two lines (hlx_gemm_pf_at). A
+                 * decode step finds its weights in L3 or DRAM, where the first of these
+                 * (the next block's columns) took the 4K batch-8 step's GEMMs from 325 to
+                 * 180 us. Into L2, not L1:
                  * with N a multiple of 1024 f32 columns the 8 rows lie 4 KiB apart, in one
                  * L1 set, and 8 more lines prefetched into that set evicted the block's
                  * own (Zen 4, one row of x: N 1024 x K 256 from L2 48 -> 69 GB/s, 8192 x
                  * 8192 from DRAM 21 -> 28 f32 and 20 -> 30 bf16; 512 x 512 76-80 -> 71-74) */
-                if (k0 + 8 + ki < K) {
-                    const char *pf = (const char *)w + (wi + (size_t)8 * N) * (bf ? 2 : 4);
+                if (hlx_gemm_pf_at(MR, N, K, n0, n1, n, k0 + ki, &pi)) {
+                    const char *pf = (const char *)w + pi * (bf ? 2 : 4);
                     _mm_prefetch(pf, _MM_HINT_T1);
                     if (!bf)
                         _mm_prefetch(pf + 64, _MM_HINT_T1);

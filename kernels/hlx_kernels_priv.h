@@ -115,6 +115,53 @@ int hlx_kernels_fp8_vbmi(void);
 /* Zeroes columns [n0, n1) of the M rows of y (row stride N). */
 void hlx_gemm_zero_cols(int M, int N, float *y, int n0, int n1);
 
+/* The row GEMMs (avx512.c, avx2.c: up to 8 rows of x, W streamed once) keep a block of y
+ * in registers while KB rows of W pass, and prefetch W into L2. Up to 4 rows the loop
+ * waits on W: KB 8, and the same columns of the next block of k fetched a whole pass
+ * ahead. From 5 rows y through memory every 8 rows of W costs more than the FMAs can
+ * hide: KB 64, and each row's stream fetched HLX_GEMM_PF_COLS columns ahead (measured in
+ * docs/kernels.md, "Projections"). */
+#define HLX_GEMM_KB_FEW  8
+#define HLX_GEMM_KB_MANY 64
+#define HLX_GEMM_PF_COLS 128
+
+static inline int hlx_gemm_kb(int MR) { return MR <= 4 ? HLX_GEMM_KB_FEW : HLX_GEMM_KB_MANY; }
+
+/* x[m][k0 + ki] for MR rows and kb terms into xt[ki][8]: every broadcast from one base. */
+static inline void hlx_gemm_pack_x(int MR, int K, const float *x, int k0, int kb, float *xt)
+{
+    int ki, m;
+
+    for (ki = 0; ki < kb; ki++)
+        for (m = 0; m < MR; m++)
+            xt[ki * 8 + m] = x[(size_t)m * K + k0 + ki];
+}
+
+/* The element of W to prefetch while row k, column n of [n0, n1) is read, into *pi; 0
+ * when there is none. MR <= 4: the same column HLX_GEMM_KB_FEW rows on. From 5 rows: the
+ * column HLX_GEMM_PF_COLS on in the order the passes read the range (past n1, the start
+ * of the row HLX_GEMM_KB_MANY on). */
+static inline __attribute__((always_inline)) int
+hlx_gemm_pf_at(int MR, int N, int K, int n0, int n1, int n, int k, size_t *pi)
+{
+    int pn = n + HLX_GEMM_PF_COLS;
+
+    if (MR <= 4) {
+        if (k + HLX_GEMM_KB_FEW >= K)
+            return 0;
+        *pi = (size_t)(k + HLX_GEMM_KB_FEW) * N + n;
+        return 1;
+    }
+    if (pn >= n1) {
+        pn = n0 + (pn - n1);
+        k += HLX_GEMM_KB_MANY;
+    }
+    if (pn >= n1 || k >= K)
+        return 0;
+    *pi = (size_t)k * N + pn;
+    return 1;
+}
+
 /* Probe loops of each ISA file (probe.c times them). */
 double hlx_probe_fma_avx2(uint64_t n);     /* n x 12 FMAs of 8 lanes */
 double hlx_probe_fma_avx512(uint64_t n);   /* n x 16 FMAs of 16 lanes */
