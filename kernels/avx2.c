@@ -1,6 +1,7 @@
 /* AVX2+FMA variant: 8-lane fp32 vectors, 4 query heads per KV load (16 ymm registers),
- * bf16 KV widened by shifts, bf16-weight GEMV. Built with -mavx2 -mfma; only entered after
- * dispatch.c has checked the CPU. */
+ * bf16 KV widened by shifts, row GEMMs (bf16 weights, f32 up to 8 rows; more f32 rows go
+ * to OpenBLAS). Built with -mavx2 -mfma; only entered after dispatch.c has checked the
+ * CPU. */
 #include "hlx_kernels_priv.h"
 
 #include <cblas.h>
@@ -773,28 +774,111 @@ static void hlx_attn_kb_avx2(const hlx_attn_desc_t *d)
     }
 }
 
-/* y[M][n0..n1) (+)= x[M][K] W[K][n0..n1) with bf16 W (row stride N): rows streamed in
- * order, 8 columns a vector, scalar tail columns. */
-static void hlx_gemm_bf16_avx2(int M, int N, int K, const float *x, const uint16_t *w,
+/* 8 bf16 or f32 weights at element i -> 8 floats. */
+static inline __m256 hlx_w8(const void *w, int bf, size_t i)
+{
+    if (bf)
+        return _mm256_castsi256_ps(_mm256_slli_epi32(
+            _mm256_cvtepu16_epi32(_mm_loadu_si128((const __m128i *)((const uint16_t *)w + i))),
+            16));
+    return _mm256_loadu_ps((const float *)w + i);
+}
+
+/* MR rows x NV vectors of 8 columns of y at n (+)= the kb terms from k0 (x packed in xt),
+ * in registers for all of them; pfl lines of W prefetched per row (the caller spreads one
+ * line per 64 bytes of a row over the blocks). */
+static inline __attribute__((always_inline)) void
+hlx_gemm_block_avx2(const int MR, const int NV, int N, int K, const float *xt, const void *w,
+                    int bf, float *y, int k0, int kb, int load, int n0, int n1, int n, int pfl)
+{
+    __m256 a[8][4];
+    int m, v, ki, l;
+
+    for (m = 0; m < MR; m++)
+        for (v = 0; v < NV; v++)
+            a[m][v] = load ? _mm256_loadu_ps(y + (size_t)m * N + n + 8 * v) : _mm256_setzero_ps();
+    for (ki = 0; ki < kb; ki++) {
+        const size_t wi = (size_t)(k0 + ki) * N + n;
+        __m256 wv[4];
+        size_t pi;
+        for (v = 0; v < NV; v++)
+            wv[v] = hlx_w8(w, bf, wi + 8 * (size_t)v);
+        if (pfl && hlx_gemm_pf_at(MR, N, K, n0, n1, n, k0 + ki, &pi))
+            for (l = 0; l < pfl; l++)
+                _mm_prefetch((const char *)w + pi * (bf ? 2 : 4) + 64 * l, _MM_HINT_T1);
+        for (m = 0; m < MR; m++) {
+            const __m256 b = _mm256_set1_ps(xt[ki * 8 + m]);
+            for (v = 0; v < NV; v++)
+                a[m][v] = _mm256_fmadd_ps(b, wv[v], a[m][v]);
+        }
+    }
+    for (m = 0; m < MR; m++)
+        for (v = 0; v < NV; v++)
+            _mm256_storeu_ps(y + (size_t)m * N + n + 8 * v, a[m][v]);
+}
+
+/* MR (1..8) rows of y (+)= x W over columns [n0, n1), W streamed once: the avx512 row
+ * kernel's scheme (hlx_gemm_kb, hlx_gemm_pf_at) in 16 registers, so a block is 32
+ * columns for 1-2 rows, 16 for 3-4 and 8 from 5 (at most 8 accumulators); then blocks of
+ * 8, and the columns past the last vector one at a time. Every element is summed by one
+ * FMA per term in the order of k, vector or not, so a row rounds the same alone, in a
+ * batch and in any column range. */
+static inline __attribute__((always_inline)) void
+hlx_gemm_rows_avx2(const int MR, int N, int K, const float *x, const void *w, int bf,
+                   float *y, int accumulate, int n0, int n1)
+{
+    const int KB = hlx_gemm_kb(MR), NV = MR <= 2 ? 4 : MR <= 4 ? 2 : 1;
+    const int bytes = 8 * NV * (bf ? 2 : 4); /* of a row in a block: 16 to 128 */
+    const int per = bytes < 64 ? 64 / bytes : 1, lines = bytes < 64 ? 1 : bytes / 64;
+    float xt[HLX_GEMM_KB_MANY * 8] __attribute__((aligned(32))); /* [ki][m] */
+    int k0, n, j, m, ki;
+
+    for (k0 = 0; k0 < K; k0 += KB) {
+        const int kb = K - k0 < KB ? K - k0 : KB, load = accumulate || k0 > 0;
+        hlx_gemm_pack_x(MR, K, x, k0, kb, xt);
+        for (n = n0, j = 0; n + 8 * NV <= n1; n += 8 * NV, j++)
+            hlx_gemm_block_avx2(MR, NV, N, K, xt, w, bf, y, k0, kb, load, n0, n1, n,
+                                j % per == 0 ? lines : 0);
+        for (; NV > 1 && n + 8 <= n1; n += 8)
+            hlx_gemm_block_avx2(MR, 1, N, K, xt, w, bf, y, k0, kb, load, n0, n1, n, 1);
+        for (; n < n1; n++)
+            for (m = 0; m < MR; m++) {
+                float *yr = y + (size_t)m * N + n, acc = load ? *yr : 0.0f;
+                for (ki = 0; ki < kb; ki++) {
+                    const size_t wi = (size_t)(k0 + ki) * N + n;
+                    acc = fmaf(xt[ki * 8 + m],
+                               bf ? hlx_bf16_to_f32(((const uint16_t *)w)[wi])
+                                  : ((const float *)w)[wi],
+                               acc);
+                }
+                *yr = acc;
+            }
+    }
+}
+
+/* M rows in blocks of up to 8, each streaming W (bf16 at any M; f32 up to 8 rows). */
+static void hlx_gemm_hand_avx2(int M, int N, int K, const float *x, const void *w, int bf,
                                float *y, int accumulate, int n0, int n1)
 {
-    int m, kk, n;
+    int m0;
 
-    if (!accumulate)
-        hlx_gemm_zero_cols(M, N, y, n0, n1);
-    for (m = 0; m < M; m++) {
-        float *yr = y + (size_t)m * N;
-        for (kk = 0; kk < K; kk++) {
-            const uint16_t *wr = w + (size_t)kk * N;
-            float a = x[(size_t)m * K + kk];
-            __m256 av = _mm256_set1_ps(a);
-            for (n = n0; n + 8 <= n1; n += 8) {
-                __m256 wv = _mm256_castsi256_ps(_mm256_slli_epi32(
-                    _mm256_cvtepu16_epi32(_mm_loadu_si128((const __m128i *)(wr + n))), 16));
-                _mm256_storeu_ps(yr + n, _mm256_fmadd_ps(av, wv, _mm256_loadu_ps(yr + n)));
-            }
-            for (; n < n1; n++)
-                yr[n] += a * hlx_bf16_to_f32(wr[n]);
+    if (K == 0) { /* no terms: y is zero unless it accumulates */
+        if (!accumulate)
+            hlx_gemm_zero_cols(M, N, y, n0, n1);
+        return;
+    }
+    for (m0 = 0; m0 < M; m0 += 8) {
+        const float *xm = x + (size_t)m0 * K;
+        float *ym = y + (size_t)m0 * N;
+        switch (M - m0) {
+        case 1: hlx_gemm_rows_avx2(1, N, K, xm, w, bf, ym, accumulate, n0, n1); break;
+        case 2: hlx_gemm_rows_avx2(2, N, K, xm, w, bf, ym, accumulate, n0, n1); break;
+        case 3: hlx_gemm_rows_avx2(3, N, K, xm, w, bf, ym, accumulate, n0, n1); break;
+        case 4: hlx_gemm_rows_avx2(4, N, K, xm, w, bf, ym, accumulate, n0, n1); break;
+        case 5: hlx_gemm_rows_avx2(5, N, K, xm, w, bf, ym, accumulate, n0, n1); break;
+        case 6: hlx_gemm_rows_avx2(6, N, K, xm, w, bf, ym, accumulate, n0, n1); break;
+        case 7: hlx_gemm_rows_avx2(7, N, K, xm, w, bf, ym, accumulate, n0, n1); break;
+        default: hlx_gemm_rows_avx2(8, N, K, xm, w, bf, ym, accumulate, n0, n1); break;
         }
     }
 }
@@ -804,8 +888,8 @@ static void hlx_gemm_cols_avx2(int M, int N, int K, const float *x, const void *
 {
     if (n1 <= n0)
         return;
-    if (w_dtype == HLX_DTYPE_BF16) {
-        hlx_gemm_bf16_avx2(M, N, K, x, (const uint16_t *)w, y, accumulate, n0, n1);
+    if (w_dtype == HLX_DTYPE_BF16 || (w_dtype == HLX_DTYPE_F32 && M <= 8)) {
+        hlx_gemm_hand_avx2(M, N, K, x, w, w_dtype == HLX_DTYPE_BF16, y, accumulate, n0, n1);
         return;
     }
     if (w_dtype != HLX_DTYPE_F32) {

@@ -320,13 +320,12 @@ static void kt_check_elem(const hlx_kernels_t *ref, const hlx_kernels_t *var, kt
 }
 
 /* The hand-written kernels compute every column alone, summed in the order of k: bf16
- * weights always, f32 in the avx512 tables at any row count. The rest is OpenBLAS sgemm
- * (avx2's f32), whose rounding may change with the rows and the column range
- * (docs/kernels.md). */
+ * weights always, f32 in the avx512 tables at any row count and in avx2's up to 8 rows.
+ * The rest is OpenBLAS sgemm (avx2's f32 from 9 rows), whose rounding may change with the
+ * rows and the column range (docs/kernels.md). */
 static int kt_gemm_by_hand(const hlx_kernels_t *var, hlx_dtype_t t, int M)
 {
-    (void)M;
-    return t == HLX_DTYPE_BF16 || strcmp(var->name, "avx2") != 0;
+    return t == HLX_DTYPE_BF16 || strcmp(var->name, "avx2") != 0 || M <= 8;
 }
 
 static void kt_check_gemm(const hlx_kernels_t *ref, const hlx_kernels_t *var, kt_rng_t *r)
