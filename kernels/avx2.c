@@ -870,16 +870,7 @@ static void hlx_gemm_hand_avx2(int M, int N, int K, const float *x, const void *
     for (m0 = 0; m0 < M; m0 += 8) {
         const float *xm = x + (size_t)m0 * K;
         float *ym = y + (size_t)m0 * N;
-        switch (M - m0) {
-        case 1: hlx_gemm_rows_avx2(1, N, K, xm, w, bf, ym, accumulate, n0, n1); break;
-        case 2: hlx_gemm_rows_avx2(2, N, K, xm, w, bf, ym, accumulate, n0, n1); break;
-        case 3: hlx_gemm_rows_avx2(3, N, K, xm, w, bf, ym, accumulate, n0, n1); break;
-        case 4: hlx_gemm_rows_avx2(4, N, K, xm, w, bf, ym, accumulate, n0, n1); break;
-        case 5: hlx_gemm_rows_avx2(5, N, K, xm, w, bf, ym, accumulate, n0, n1); break;
-        case 6: hlx_gemm_rows_avx2(6, N, K, xm, w, bf, ym, accumulate, n0, n1); break;
-        case 7: hlx_gemm_rows_avx2(7, N, K, xm, w, bf, ym, accumulate, n0, n1); break;
-        default: hlx_gemm_rows_avx2(8, N, K, xm, w, bf, ym, accumulate, n0, n1); break;
-        }
+        HLX_GEMM_BY_ROWS(M - m0, hlx_gemm_rows_avx2, N, K, xm, w, bf, ym, accumulate, n0, n1);
     }
 }
 

@@ -1302,16 +1302,7 @@ hlx_gemm_rows_avx512(const int MR, int N, int K, const float *x, const void *w, 
 static void hlx_gemm_few_avx512(int M, int N, int K, const float *x, const void *w, int bf,
                                 float *y, int accumulate, int n0, int n1)
 {
-    switch (M) {
-    case 1: hlx_gemm_rows_avx512(1, N, K, x, w, bf, y, accumulate, n0, n1); break;
-    case 2: hlx_gemm_rows_avx512(2, N, K, x, w, bf, y, accumulate, n0, n1); break;
-    case 3: hlx_gemm_rows_avx512(3, N, K, x, w, bf, y, accumulate, n0, n1); break;
-    case 4: hlx_gemm_rows_avx512(4, N, K, x, w, bf, y, accumulate, n0, n1); break;
-    case 5: hlx_gemm_rows_avx512(5, N, K, x, w, bf, y, accumulate, n0, n1); break;
-    case 6: hlx_gemm_rows_avx512(6, N, K, x, w, bf, y, accumulate, n0, n1); break;
-    case 7: hlx_gemm_rows_avx512(7, N, K, x, w, bf, y, accumulate, n0, n1); break;
-    default: hlx_gemm_rows_avx512(8, N, K, x, w, bf, y, accumulate, n0, n1); break;
-    }
+    HLX_GEMM_BY_ROWS(M, hlx_gemm_rows_avx512, N, K, x, w, bf, y, accumulate, n0, n1);
 }
 
 /* More than 8 rows (a prefill chunk): W in panels of HLX_GEMM_PK rows of k x HLX_GEMM_PN
@@ -1379,28 +1370,17 @@ static void hlx_gemm_panel_avx512(int N, int K, const float *x, const float *p, 
 {
     float xt[HLX_GEMM_PK * 8] __attribute__((aligned(64))); /* x of 8 rows, [k][m] */
     const int kk = kz - ka, calls = (M + 7) / 8 * ((nz - na + 31) / 32);
-    int m0, k, m, n, call = 0;
+    int m0, n, call = 0;
 
     for (m0 = 0; m0 < M; m0 += 8) {
         const int mr = M - m0 < 8 ? M - m0 : 8;
         const float *xm = x + (size_t)m0 * K;
         float *ym = y + (size_t)m0 * N;
-        for (k = 0; k < kk; k++)
-            for (m = 0; m < mr; m++)
-                xt[k * 8 + m] = xm[(size_t)m * K + ka + k];
+        hlx_gemm_pack_x(mr, K, xm, ka, kk, xt);
         for (n = na; n < nz; n += 32) {
             const float *ws = p + (size_t)(n - na) / 32 * (size_t)kk * 32;
             hlx_gemm_fetch_avx512(nx, (int)((int64_t)nx->lines * ++call / calls));
-            switch (mr) {
-            case 1: hlx_gemm_micro_avx512(1, N, kk, xt, ws, ym, n, nz, load); break;
-            case 2: hlx_gemm_micro_avx512(2, N, kk, xt, ws, ym, n, nz, load); break;
-            case 3: hlx_gemm_micro_avx512(3, N, kk, xt, ws, ym, n, nz, load); break;
-            case 4: hlx_gemm_micro_avx512(4, N, kk, xt, ws, ym, n, nz, load); break;
-            case 5: hlx_gemm_micro_avx512(5, N, kk, xt, ws, ym, n, nz, load); break;
-            case 6: hlx_gemm_micro_avx512(6, N, kk, xt, ws, ym, n, nz, load); break;
-            case 7: hlx_gemm_micro_avx512(7, N, kk, xt, ws, ym, n, nz, load); break;
-            default: hlx_gemm_micro_avx512(8, N, kk, xt, ws, ym, n, nz, load); break;
-            }
+            HLX_GEMM_BY_ROWS(mr, hlx_gemm_micro_avx512, N, kk, xt, ws, ym, n, nz, load);
         }
     }
 }

@@ -127,6 +127,22 @@ void hlx_gemm_zero_cols(int M, int N, float *y, int n0, int n1);
 
 static inline int hlx_gemm_kb(int MR) { return MR <= 4 ? HLX_GEMM_KB_FEW : HLX_GEMM_KB_MANY; }
 
+/* _fn(MR, ...) with MR the constant 1..8 that equals M (8 for more): the row kernels take
+ * MR as a constant so that their loops over the rows unroll into registers. */
+#define HLX_GEMM_BY_ROWS(_M, _fn, ...)                  \
+    do {                                                \
+        switch (_M) {                                   \
+        case 1: _fn(1, __VA_ARGS__); break;             \
+        case 2: _fn(2, __VA_ARGS__); break;             \
+        case 3: _fn(3, __VA_ARGS__); break;             \
+        case 4: _fn(4, __VA_ARGS__); break;             \
+        case 5: _fn(5, __VA_ARGS__); break;             \
+        case 6: _fn(6, __VA_ARGS__); break;             \
+        case 7: _fn(7, __VA_ARGS__); break;             \
+        default: _fn(8, __VA_ARGS__); break;            \
+        }                                               \
+    } while (0)
+
 /* x[m][k0 + ki] for MR rows and kb terms into xt[ki][8]: every broadcast from one base. */
 static inline void hlx_gemm_pack_x(int MR, int K, const float *x, int k0, int kb, float *xt)
 {
