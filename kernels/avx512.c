@@ -1254,8 +1254,8 @@ hlx_gemm_fma_rows(const int MR, const float *xk, __m512 w0, __m512 w1, __m512 *a
  * memory once per KB rows of W, and x comes as broadcasts (packed per block of k, one
  * base address for all). Each element is summed in the order of k whatever the column
  * range, the row count and KB: a thread's column range, or a request alone or in a
- * batch, rounds the same. MR is a constant at every call (the switch below), so the row
- * loops unroll into registers.
+ * batch, rounds the same. MR is a constant at every call (HLX_GEMM_BY_ROWS below), so
+ * the row loops unroll into registers.
  * KB and the prefetch follow MR (hlx_gemm_kb, hlx_gemm_pf_at). */
 static inline __attribute__((always_inline)) void
 hlx_gemm_rows_avx512(const int MR, int N, int K, const float *x, const void *w, int bf,
@@ -1280,11 +1280,11 @@ hlx_gemm_rows_avx512(const int MR, int N, int K, const float *x, const void *w, 
                 /* into L2, bf16 64 bytes of a row, f32 two lines (hlx_gemm_pf_at). A
                  * decode step finds its weights in L3 or DRAM, where the first of these
                  * (the next block's columns) took the 4K batch-8 step's GEMMs from 325 to
-                 * 180 us. Into L2, not L1:
-                 * with N a multiple of 1024 f32 columns the 8 rows lie 4 KiB apart, in one
-                 * L1 set, and 8 more lines prefetched into that set evicted the block's
-                 * own (Zen 4, one row of x: N 1024 x K 256 from L2 48 -> 69 GB/s, 8192 x
-                 * 8192 from DRAM 21 -> 28 f32 and 20 -> 30 bf16; 512 x 512 76-80 -> 71-74) */
+                 * 180 us. Into L2, not L1: with N a multiple of 1024 f32 columns the 8 rows
+                 * lie 4 KiB apart, in one L1 set, and 8 more lines prefetched into that set
+                 * evicted the block's own (Zen 4, one row of x: N 1024 x K 256 from L2 48
+                 * -> 69 GB/s, 8192 x 8192 from DRAM 21 -> 28 f32 and 20 -> 30 bf16; 512 x
+                 * 512 76-80 -> 71-74) */
                 if (hlx_gemm_pf_at(MR, N, K, n0, n1, n, k0 + ki, &pi)) {
                     const char *pf = (const char *)w + pi * (bf ? 2 : 4);
                     _mm_prefetch(pf, _MM_HINT_T1);
