@@ -792,7 +792,10 @@ hlx_gemm_block_avx2(const int MR, const int NV, int N, int K, const float *xt, c
                     int bf, float *y, int k0, int kb, int load, int n0, int n1, int n, int pfl)
 {
     __m256 a[8][4];
-    int m, v, ki, l;
+    int m, v, ki, l, pn, dk;
+
+    if (pfl && !hlx_gemm_pf_at(MR, n0, n1, n, &pn, &dk))
+        pfl = 0;
 
     for (m = 0; m < MR; m++)
         for (v = 0; v < NV; v++)
@@ -800,12 +803,13 @@ hlx_gemm_block_avx2(const int MR, const int NV, int N, int K, const float *xt, c
     for (ki = 0; ki < kb; ki++) {
         const size_t wi = (size_t)(k0 + ki) * N + n;
         __m256 wv[4];
-        size_t pi;
         for (v = 0; v < NV; v++)
             wv[v] = hlx_w8(w, bf, wi + 8 * (size_t)v);
-        if (pfl && hlx_gemm_pf_at(MR, N, K, n0, n1, n, k0 + ki, &pi))
+        if (pfl && k0 + ki + dk < K)
             for (l = 0; l < pfl; l++)
-                _mm_prefetch((const char *)w + pi * (bf ? 2 : 4) + 64 * l, _MM_HINT_T1);
+                _mm_prefetch((const char *)w +
+                                 ((size_t)(k0 + ki + dk) * N + (size_t)pn) * (bf ? 2 : 4) + 64 * l,
+                             _MM_HINT_T1);
         for (m = 0; m < MR; m++) {
             const __m256 b = _mm256_set1_ps(xt[ki * 8 + m]);
             for (v = 0; v < NV; v++)

@@ -1271,12 +1271,13 @@ hlx_gemm_rows_avx512(const int MR, int N, int K, const float *x, const void *w, 
         for (n = n0; n < n1; n += 32) {
             __mmask16 m0, m1;
             __m512 a0[8], a1[8];
+            int pn, dk;
+            const int pf = hlx_gemm_pf_at(MR, n0, n1, n, &pn, &dk);
             hlx_gemm_masks(n, n1, &m0, &m1);
             hlx_gemm_y_in(MR, y, N, n, m0, m1, load, a0, a1);
             for (ki = 0; ki < kb; ki++) {
                 const size_t wi = (size_t)(k0 + ki) * N + n;
                 const __m512 w0 = hlx_w16(w, bf, wi, m0), w1 = hlx_w16(w, bf, wi + 16, m1);
-                size_t pi;
                 /* into L2, bf16 64 bytes of a row, f32 two lines (hlx_gemm_pf_at). A
                  * decode step finds its weights in L3 or DRAM, where the first of these
                  * (the next block's columns) took the 4K batch-8 step's GEMMs from 325 to
@@ -1285,11 +1286,12 @@ hlx_gemm_rows_avx512(const int MR, int N, int K, const float *x, const void *w, 
                  * evicted the block's own (Zen 4, one row of x: N 1024 x K 256 from L2 48
                  * -> 69 GB/s, 8192 x 8192 from DRAM 21 -> 28 f32 and 20 -> 30 bf16; 512 x
                  * 512 76-80 -> 71-74) */
-                if (hlx_gemm_pf_at(MR, N, K, n0, n1, n, k0 + ki, &pi)) {
-                    const char *pf = (const char *)w + pi * (bf ? 2 : 4);
-                    _mm_prefetch(pf, _MM_HINT_T1);
+                if (pf && k0 + ki + dk < K) {
+                    const char *p = (const char *)w +
+                                    ((size_t)(k0 + ki + dk) * N + (size_t)pn) * (bf ? 2 : 4);
+                    _mm_prefetch(p, _MM_HINT_T1);
                     if (!bf)
-                        _mm_prefetch(pf + 64, _MM_HINT_T1);
+                        _mm_prefetch(p + 64, _MM_HINT_T1);
                 }
                 hlx_gemm_fma_rows(MR, xt + ki * 8, w0, w1, a0, a1);
             }

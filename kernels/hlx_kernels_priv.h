@@ -153,29 +153,26 @@ static inline void hlx_gemm_pack_x(int MR, int K, const float *x, int k0, int kb
             xt[ki * 8 + m] = x[(size_t)m * K + k0 + ki];
 }
 
-/* The element of W to prefetch while row k, column n of [n0, n1) is read, into *pi; 0
- * when there is none. MR <= 4: the same column HLX_GEMM_KB_FEW rows on. From 5 rows: the
- * column HLX_GEMM_PF_COLS on in the order the passes read the range (past n1, the start
- * of the row HLX_GEMM_KB_MANY on). */
+/* Where the row kernels prefetch W while they read the block of columns at n of [n0, n1):
+ * for row k, the element (k + *dk) x N + *pn when k + *dk < K; 0 when there is none for
+ * this block. MR <= 4: the same columns HLX_GEMM_KB_FEW rows on. From 5 rows: the column
+ * HLX_GEMM_PF_COLS on in the order the passes read the range (past n1, the start of the
+ * range HLX_GEMM_KB_MANY rows on). Once per block, outside the loop over k. */
 static inline __attribute__((always_inline)) int
-hlx_gemm_pf_at(int MR, int N, int K, int n0, int n1, int n, int k, size_t *pi)
+hlx_gemm_pf_at(int MR, int n0, int n1, int n, int *pn, int *dk)
 {
-    int pn = n + HLX_GEMM_PF_COLS;
-
     if (MR <= 4) {
-        if (k + HLX_GEMM_KB_FEW >= K)
-            return 0;
-        *pi = (size_t)(k + HLX_GEMM_KB_FEW) * N + n;
+        *pn = n;
+        *dk = HLX_GEMM_KB_FEW;
         return 1;
     }
-    if (pn >= n1) {
-        pn = n0 + (pn - n1);
-        k += HLX_GEMM_KB_MANY;
+    *pn = n + HLX_GEMM_PF_COLS;
+    *dk = 0;
+    if (*pn >= n1) {
+        *pn = n0 + (*pn - n1);
+        *dk = HLX_GEMM_KB_MANY;
     }
-    if (pn >= n1 || k >= K)
-        return 0;
-    *pi = (size_t)k * N + pn;
-    return 1;
+    return *pn < n1;
 }
 
 /* Probe loops of each ISA file (probe.c times them). */
