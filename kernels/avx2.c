@@ -46,6 +46,13 @@ static inline void hlx_v_pair_bf16(const uint16_t *p, HLX_V *lo, HLX_V *hi)
     *hi = _mm256_castsi256_ps(_mm256_and_si256(x, _mm256_set1_epi32((int)0xffff0000u)));
 }
 
+/* 8 bf16 in order -> 8 floats. */
+static inline HLX_V hlx_v_bf16_8(const uint16_t *p)
+{
+    return _mm256_castsi256_ps(
+        _mm256_slli_epi32(_mm256_cvtepu16_epi32(_mm_loadu_si128((const __m128i *)p)), 16));
+}
+
 /* 8 fp8 e4m3 bytes -> 8 floats, exactly (see avx512.c). */
 static inline HLX_V hlx_v_fp8_8(const uint8_t *p)
 {
@@ -546,10 +553,8 @@ static void hlx_kb2_unblock(int BF, const char *kb, int dv, float *vt)
         for (i = 0; i < 8; i++) {
             if (BF == 1) { /* natural token order */
                 const uint16_t *x = (const uint16_t *)(kb + (size_t)(e + i) * 32);
-                r[0][i] = _mm256_castsi256_ps(_mm256_slli_epi32(
-                    _mm256_cvtepu16_epi32(_mm_loadu_si128((const __m128i *)x)), 16));
-                r[1][i] = _mm256_castsi256_ps(_mm256_slli_epi32(
-                    _mm256_cvtepu16_epi32(_mm_loadu_si128((const __m128i *)(x + 8))), 16));
+                r[0][i] = hlx_v_bf16_8(x);
+                r[1][i] = hlx_v_bf16_8(x + 8);
             } else {
                 hlx_kb2_load(BF, kb, e + i, &r[0][i], &r[1][i]);
             }
@@ -777,11 +782,7 @@ static void hlx_attn_kb_avx2(const hlx_attn_desc_t *d)
 /* 8 bf16 or f32 weights at element i -> 8 floats. */
 static inline __m256 hlx_w8(const void *w, int bf, size_t i)
 {
-    if (bf)
-        return _mm256_castsi256_ps(_mm256_slli_epi32(
-            _mm256_cvtepu16_epi32(_mm_loadu_si128((const __m128i *)((const uint16_t *)w + i))),
-            16));
-    return _mm256_loadu_ps((const float *)w + i);
+    return bf ? hlx_v_bf16_8((const uint16_t *)w + i) : _mm256_loadu_ps((const float *)w + i);
 }
 
 /* MR rows x NV vectors of 8 columns of y at n (+)= the kb terms from k0 (x packed in xt),
