@@ -792,10 +792,12 @@ int hlx_cmd_bench(int argc, char **argv)
         else
             printf("\"w_dtype\": \"%s\", \"m\": %d, \"n\": %d, \"k\": %d, ",
                    hlx_dtype_name(o.dtype), o.m, o.n, o.k);
-        /* kv_bytes: the bytes the kernel must read (KV, partials or weights) */
+        /* kv_bytes: the bytes the kernel must read (KV, partials or weights); ratios in six
+         * significant digits, so that a slow run's small fractions still check against the
+         * times they come from (bench_json.py) */
         printf("\"kv_bytes\": %.0f, \"flops\": %.0f, \"seconds\": %.6g, \"gbps\": %.4g, "
                "\"gflops\": %.4g, \"bw_gbps\": %.4g, \"peak_gflops\": %.4g, \"peak_isa\": \"%s\", "
-               "\"roofline_seconds\": %.6g, \"bound\": \"%s\", \"roofline_fraction\": %.4f",
+               "\"roofline_seconds\": %.6g, \"bound\": \"%s\", \"roofline_fraction\": %.6g",
                r.bytes, r.flops, r.seconds, r.bytes / r.seconds * 1e-9, r.flops / r.seconds * 1e-9,
                r.bw_gbps, r.peak_gflops, hlx_bench_peak_isa, t_roof,
                r.bytes / r.bw_gbps > r.flops / r.peak_gflops ? "memory" : "compute", frac);
@@ -804,11 +806,11 @@ int hlx_cmd_bench(int argc, char **argv)
                    r.seconds_1, r.seconds_1 / r.seconds);
         if (sf_gbps > 0)
             printf(", \"stream_fma_gbps\": %.4g, \"stream_fma_flops_per_byte\": %.4g, "
-                   "\"stream_fma_seconds\": %.6g, \"stream_fma_fraction\": %.4f", sf_gbps,
+                   "\"stream_fma_seconds\": %.6g, \"stream_fma_fraction\": %.6g", sf_gbps,
                    sf_fpb, r.bytes / (sf_gbps * 1e9), r.bytes / (sf_gbps * 1e9) / r.seconds);
         if (clen)
             printf(", \"incache_context\": %zu, \"incache_seconds\": %.6g, "
-                   "\"incache_gflops\": %.4g, \"compute_efficiency\": %.4f",
+                   "\"incache_gflops\": %.4g, \"compute_efficiency\": %.6g",
                    clen, rcache.seconds, rcache.flops / rcache.seconds * 1e-9,
                    rcache.flops / rcache.seconds * 1e-9 / r.peak_gflops);
         hlx_bench_targets(&o, 1, frac, clen ? rcache.flops / rcache.seconds * 1e-9 / r.peak_gflops : 0.0,
