@@ -792,7 +792,7 @@ static inline __attribute__((always_inline)) void
 hlx_gemm_block_avx2(const int MR, const int NV, int N, int K, const float *xt, const void *w,
                     int bf, float *y, int k0, int kb, int load, int n0, int n1, int n, int pfl)
 {
-    __m256 a[8][4];
+    __m256 a[8][8];
     int m, v, ki, l, pn, dk;
 
     if (pfl && !hlx_gemm_pf_at(MR, n0, n1, n, &pn, &dk))
@@ -803,7 +803,7 @@ hlx_gemm_block_avx2(const int MR, const int NV, int N, int K, const float *xt, c
             a[m][v] = load ? _mm256_loadu_ps(y + (size_t)m * N + n + 8 * v) : _mm256_setzero_ps();
     for (ki = 0; ki < kb; ki++) {
         const size_t wi = (size_t)(k0 + ki) * N + n;
-        __m256 wv[4];
+        __m256 wv[8];
         for (v = 0; v < NV; v++)
             wv[v] = hlx_w8(w, bf, wi + 8 * (size_t)v);
         if (pfl && k0 + ki + dk < K)
@@ -823,8 +823,9 @@ hlx_gemm_block_avx2(const int MR, const int NV, int N, int K, const float *xt, c
 }
 
 /* MR (1..8) rows of y (+)= x W over columns [n0, n1), W streamed once: the avx512 row
- * kernel's scheme (hlx_gemm_kb, hlx_gemm_pf_at) in 16 registers, so a block is 32
- * columns for 1-2 rows, 16 for 3-4 and 8 from 5 (at most 8 accumulators); then blocks of
+ * kernel's scheme (hlx_gemm_kb, hlx_gemm_pf_at) in 16 registers, so a block is 64
+ * columns for one row, 32 for 2, 16 for 3-4 and 8 from 5 (8 accumulators: the FMA's
+ * latency times its two ports on these cores; one row's 32 columns were 4); then blocks of
  * 8, and the columns past the last vector one at a time. Every element is summed by one
  * FMA per term in the order of k, vector or not, so a row rounds the same alone, in a
  * batch and in any column range. */
@@ -832,8 +833,8 @@ static inline __attribute__((always_inline)) void
 hlx_gemm_rows_avx2(const int MR, int N, int K, const float *x, const void *w, int bf,
                    float *y, int accumulate, int n0, int n1)
 {
-    const int KB = hlx_gemm_kb(MR), NV = MR <= 2 ? 4 : MR <= 4 ? 2 : 1;
-    const int bytes = 8 * NV * (bf ? 2 : 4); /* of a row in a block: 16 to 128 */
+    const int KB = hlx_gemm_kb(MR), NV = MR == 1 ? 8 : MR == 2 ? 4 : MR <= 4 ? 2 : 1;
+    const int bytes = 8 * NV * (bf ? 2 : 4); /* of a row in a block: 16 to 256 */
     const int per = bytes < 64 ? 64 / bytes : 1, lines = bytes < 64 ? 1 : bytes / 64;
     float xt[HLX_GEMM_KB_MANY * 8] __attribute__((aligned(32))); /* [ki][m] */
     int k0, n, j, m, ki;
