@@ -158,7 +158,8 @@ static const char hlx_bench_usage_head[] =
     "stream_fma_fraction: the time of a plain loop that reads the same bytes and issues\n"
     "the call's flops per byte as FMAs (no widening, no softmax), over the kernel's\n"
     "time: how close the kernel is to what this core does reading and computing at\n"
-    "once, where the roofline assumes the two overlap perfectly.\n"
+    "once, where the roofline assumes the two overlap perfectly (the loop's own\n"
+    "roofline fraction: stream_fma_roofline_fraction).\n"
     "Sizes are checked against this machine's memory first (exit 2 naming the flags).\n"
     "A flag the chosen kernel does not read (--parts with attention, --context with\n"
     "gemv, --group or --head-dim with --mla, ...) is refused (exit 2) naming it.\n"
@@ -806,8 +807,10 @@ int hlx_cmd_bench(int argc, char **argv)
                    r.seconds_1, r.seconds_1 / r.seconds);
         if (sf_gbps > 0)
             printf(", \"stream_fma_gbps\": %.4g, \"stream_fma_flops_per_byte\": %.4g, "
-                   "\"stream_fma_seconds\": %.6g, \"stream_fma_fraction\": %.6g", sf_gbps,
-                   sf_fpb, r.bytes / (sf_gbps * 1e9), r.bytes / (sf_gbps * 1e9) / r.seconds);
+                   "\"stream_fma_seconds\": %.6g, \"stream_fma_fraction\": %.6g, "
+                   "\"stream_fma_roofline_fraction\": %.6g", sf_gbps, sf_fpb,
+                   r.bytes / (sf_gbps * 1e9), r.bytes / (sf_gbps * 1e9) / r.seconds,
+                   t_roof / (r.bytes / (sf_gbps * 1e9)));
         if (clen)
             printf(", \"incache_context\": %zu, \"incache_seconds\": %.6g, "
                    "\"incache_gflops\": %.4g, \"compute_efficiency\": %.6g",
@@ -855,8 +858,9 @@ int hlx_cmd_bench(int argc, char **argv)
                r.bytes / r.bw_gbps > r.flops / r.peak_gflops ? "memory" : "compute", frac);
         if (sf_gbps > 0)
             printf("  the same bytes streamed issuing %.4g flop/byte as plain FMAs (measured "
-                   "after it): %.2f GB/s, %.4g s: stream_fma_fraction %.3f\n", sf_fpb, sf_gbps,
-                   r.bytes / (sf_gbps * 1e9), r.bytes / (sf_gbps * 1e9) / r.seconds);
+                   "after it): %.2f GB/s, %.4g s: stream_fma_fraction %.3f (the loop: %.3f "
+                   "of the roofline)\n", sf_fpb, sf_gbps, r.bytes / (sf_gbps * 1e9),
+                   r.bytes / (sf_gbps * 1e9) / r.seconds, t_roof / (r.bytes / (sf_gbps * 1e9)));
         if (o.threads > 1)
             printf("  %d threads (limits above: all %d cores at once): one thread %.6f s, "
                    "speedup %.2fx\n", o.threads, o.threads, r.seconds_1, r.seconds_1 / r.seconds);

@@ -14,7 +14,8 @@ import sys
 
 KEYS = ['kv_bytes', 'flops', 'seconds', 'gbps', 'gflops', 'bw_gbps', 'peak_gflops',
         'roofline_seconds', 'roofline_fraction', 'stream_fma_gbps', 'stream_fma_flops_per_byte',
-        'stream_fma_seconds', 'stream_fma_fraction', 'incache_seconds', 'compute_efficiency']
+        'stream_fma_seconds', 'stream_fma_fraction', 'stream_fma_roofline_fraction',
+        'incache_seconds', 'compute_efficiency']
 
 
 def close(a, b, rel=2e-3):
@@ -45,6 +46,10 @@ def check(helix, extra, fails):
                      (what, d['stream_fma_seconds']))
     if not close(d['stream_fma_fraction'], d['stream_fma_seconds'] / d['seconds']):
         fails.append('%s: stream_fma_fraction is not stream_fma_seconds / seconds' % what)
+    if not close(d['stream_fma_roofline_fraction'],
+                 d['roofline_seconds'] / d['stream_fma_seconds']):
+        fails.append('%s: stream_fma_roofline_fraction is not roofline_seconds / '
+                     'stream_fma_seconds' % what)
     roof = max(d['kv_bytes'] / (d['bw_gbps'] * 1e9), d['flops'] / (d['peak_gflops'] * 1e9))
     if not close(d['roofline_seconds'], roof):
         fails.append('%s: roofline_seconds %g, recomputed %g' % (what, d['roofline_seconds'], roof))

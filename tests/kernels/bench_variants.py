@@ -2,7 +2,8 @@
 """Every attention kernel variant this machine runs, at the issue's shapes, as a Markdown
 table for docs/kernels.md: `helix bench attention ... --json` per row (each run measures its
 own limits: read bandwidth, FMA peak, and the same bytes streamed at the call's flops per
-byte as plain FMAs: stream_fma_fraction), every row in turn, ROUNDS rounds, the median and
+byte as plain FMAs: stream_fma_fraction, that loop's time over the kernel's, and the loop's
+own roofline fraction), every row in turn, ROUNDS rounds, the median and
 range per column. One core (taskset -c CORE), OpenBLAS on one thread.
 
 usage: bench_variants.py HELIX [--rounds N] [--core C] [--variants avx512,avx2]
@@ -24,7 +25,7 @@ ROWS = [  # label, args, environment, the variants it applies to (None: all)
     ('MLA, fp32, 64K', ['--mla', '--kv-dtype', 'fp32', '--context', '64K'], {}, None),
 ]
 KEYS = ['seconds', 'bw_gbps', 'peak_gflops', 'roofline_fraction', 'incache_gflops',
-        'compute_efficiency', 'stream_fma_fraction']
+        'compute_efficiency', 'stream_fma_fraction', 'stream_fma_roofline_fraction']
 
 
 def usage(msg):
@@ -74,8 +75,8 @@ def main():
                 print('round %d %-16s %-7s %.4f s fraction %.3f' %
                       (r + 1, label, v, d['seconds'], d['roofline_fraction']), file=sys.stderr)
     print('| config | variant | seconds | read_bw GB/s | FMA peak | roofline_fraction | '
-          'in-cache GFLOP/s | eff | stream_fma_fraction |')
-    print('|---|---|---|---|---|---|---|---|---|')
+          'in-cache GFLOP/s | eff | stream_fma_fraction | plain loop\'s roofline_fraction |')
+    print('|---|---|---|---|---|---|---|---|---|---|')
     for v in variants:
         for label, _, _, only in ROWS:
             if only is not None and v not in only:
@@ -87,9 +88,10 @@ def main():
                 if len(cols[i]) == 1:
                     return fmt % med
                 return (fmt + ' (' + fmt + '-' + fmt + ')') % (med, min(cols[i]), max(cols[i]))
-            print('| %s | %s | %s | %s | %s | %s | %s | %s | %s |' %
+            print('| %s | %s | %s | %s | %s | %s | %s | %s | %s | %s |' %
                   (label, v, cell(0, '%.4f'), cell(1, '%.1f'), cell(2, '%.0f'),
-                   cell(3, '%.3f'), cell(4, '%.0f'), cell(5, '%.2f'), cell(6, '%.3f')))
+                   cell(3, '%.3f'), cell(4, '%.0f'), cell(5, '%.2f'), cell(6, '%.3f'),
+                   cell(7, '%.3f')))
     return 0
 
 
