@@ -11,7 +11,9 @@
 #include <pthread.h>
 #include <sched.h>
 #include <stdatomic.h>
+#include <stdint.h>
 #include <stdlib.h>
+#include <string.h>
 #include <sys/syscall.h>
 #include <unistd.h>
 
@@ -272,11 +274,27 @@ static void hlx_pool_for(hlx_pool_t *pool, void (*fn)(void *arg, int i, int n), 
  * never on timing, so results are the same from run to run. */
 #define HLX_POOL_CHUNKS 4
 
+/* Where the chunks' partials go in work: each chunk's o in cache lines of its own. The
+ * kernels accumulate o in memory block by block, so two chunks that meet inside one line
+ * (work not 64-byte aligned, as malloc gives it, or group x dv not a multiple of 16) pass
+ * it between their cores at every block: at group 4, head 32, 1M tokens that made a
+ * two-thread call as slow as one thread (4.0 ms against 2.1 aligned, AMD EPYC Zen 5).
+ * o_i at base + i * ostride, lse_i at base + n * ostride + i * group; compacted to the
+ * merge's layout (o_parts[n][group][dv], lse_parts[n][group]) after the chunks. */
+#define HLX_POOL_LINE_FLOATS 16
+
+static size_t hlx_pool_attn_ostride(const hlx_attn_desc_t *d)
+{
+    const size_t gd = (size_t)d->group * (size_t)d->dv;
+    return (gd + HLX_POOL_LINE_FLOATS - 1) / HLX_POOL_LINE_FLOATS * HLX_POOL_LINE_FLOATS;
+}
+
 typedef struct hlx_pool_attn_job {
     const hlx_kernels_t   *k;
     const hlx_attn_desc_t *d;
-    float                 *work;
-    size_t                 chunk; /* tokens per chunk, a multiple of the layout's blocks */
+    float                 *base;    /* work, 64-byte aligned */
+    size_t                 ostride; /* floats between the chunks' o (whole lines) */
+    size_t                 chunk;   /* tokens per chunk, a multiple of the layout's blocks */
 } hlx_pool_attn_job_t;
 
 static size_t hlx_pool_attn_align(const hlx_kernels_t *k)
@@ -305,15 +323,15 @@ static void hlx_pool_attn_part(void *arg, int i, int n)
     p.len = j1 - j0;
     p.k = (const char *)d->k + j0 * d->k_stride * es;
     p.v = d->v == d->k ? p.k : (const void *)((const char *)d->v + j0 * d->v_stride * es);
-    p.o = j->work + (size_t)i * d->group * d->dv;
-    p.lse = j->work + (size_t)n * d->group * d->dv + (size_t)i * d->group;
+    p.o = j->base + (size_t)i * j->ostride;
+    p.lse = j->base + (size_t)n * j->ostride + (size_t)i * d->group;
     j->k->attn(&p);
 }
 
 size_t hlx_pool_attn_work_floats(const hlx_pool_t *pool, const hlx_attn_desc_t *d)
 {
-    return (size_t)HLX_POOL_CHUNKS * (size_t)hlx_pool_size(pool) * (size_t)d->group *
-           ((size_t)d->dv + 1);
+    return HLX_POOL_LINE_FLOATS - 1 + (size_t)HLX_POOL_CHUNKS * (size_t)hlx_pool_size(pool) *
+                                          (hlx_pool_attn_ostride(d) + (size_t)d->group);
 }
 
 void hlx_pool_attn(hlx_pool_t *pool, const hlx_kernels_t *k, const hlx_attn_desc_t *d,
@@ -321,8 +339,10 @@ void hlx_pool_attn(hlx_pool_t *pool, const hlx_kernels_t *k, const hlx_attn_desc
 {
     const int T = hlx_pool_size(pool);
     const size_t al = hlx_pool_attn_align(k);
-    hlx_pool_attn_job_t job = { k, d, work, 0 };
-    size_t blocks = (d->len + al - 1) / al, n = (size_t)HLX_POOL_CHUNKS * (size_t)T, per;
+    const size_t gd = (size_t)d->group * (size_t)d->dv;
+    float *base = (float *)(((uintptr_t)work + 63) & ~(uintptr_t)63);
+    hlx_pool_attn_job_t job = { k, d, base, hlx_pool_attn_ostride(d), 0 };
+    size_t blocks = (d->len + al - 1) / al, n = (size_t)HLX_POOL_CHUNKS * (size_t)T, per, i;
 
     if (T == 1 || d->len <= al) {
         k->attn(d);
@@ -334,7 +354,12 @@ void hlx_pool_attn(hlx_pool_t *pool, const hlx_kernels_t *k, const hlx_attn_desc
     n = (blocks + per - 1) / per; /* every chunk non-empty */
     job.chunk = per * al;
     hlx_pool_for(pool, hlx_pool_attn_part, &job, (int)n);
-    k->merge((int)n, d->group, d->dv, work, work + n * (size_t)d->group * d->dv, d->o, d->lse);
+    if (job.ostride != gd) { /* to the merge's layout, in place, front to back */
+        for (i = 1; i < n; i++)
+            memmove(base + i * gd, base + i * job.ostride, gd * sizeof(float));
+        memmove(base + n * gd, base + n * job.ostride, n * (size_t)d->group * sizeof(float));
+    }
+    k->merge((int)n, d->group, d->dv, base, base + n * gd, d->o, d->lse);
 }
 
 /* ---- GEMM split over output columns ---- */

@@ -44,8 +44,11 @@ static void kt_report(const char *variant, const char *what, int ok, const char 
 }
 
 /* When set, the variant's attention runs split over this pool (hlx_pool_attn): the partials'
- * merge adds its rounding, so the bound doubles. */
+ * merge adds its rounding, so the bound doubles. Its work area starts kt_pool_off floats
+ * into an allocation (the split lays the partials out on cache lines of its own whatever
+ * the caller's alignment). */
 static hlx_pool_t *kt_pool;
+static int         kt_pool_off;
 
 /* When set, every problem soft-caps its scores at this (hlx_attn_desc_t.softcap). */
 static float kt_softcap;
@@ -83,8 +86,9 @@ static void kt_attn_case_x(const hlx_kernels_t *var, kt_rng_t *r,
     dl.k = kl;
     dl.v = vl;
     if (kt_pool != NULL) {
-        float *work = malloc(sizeof(float) * hlx_pool_attn_work_floats(kt_pool, &dl));
-        hlx_pool_attn(kt_pool, var, &dl, work);
+        float *work = malloc(sizeof(float) * (hlx_pool_attn_work_floats(kt_pool, &dl) +
+                                              (size_t)kt_pool_off));
+        hlx_pool_attn(kt_pool, var, &dl, work + kt_pool_off);
         free(work);
     } else {
         var->attn(&dl);
@@ -433,6 +437,11 @@ static void kt_check_pool(const hlx_kernels_t *var, kt_rng_t *r, int quick)
                 kt_attn_case(var, r, 8, 128, 128, lens[i], types[ti], 2.0);
         kt_attn_case(var, r, 8, 128, 128, quick ? 3000 : 20000, HLX_DTYPE_BF16, 3.0);
         kt_attn_case(var, r, 12, 64, 96, 301, HLX_DTYPE_F32, 1.0);
+        /* group x dv not a multiple of a cache line (the partials compacted for the merge),
+         * and work at every float offset of a line */
+        for (kt_pool_off = 1; kt_pool_off < 16; kt_pool_off += quick ? 7 : 1)
+            kt_attn_case(var, r, 3, 32, 24, 500, types[kt_pool_off % 3], 1.0);
+        kt_pool_off = 0;
         kt_attn_case_x(var, r, 128, 576, 512, 150, HLX_DTYPE_BF16, 1.0, 1);
         kt_attn_case_x(var, r, 128, 576, 512, 150, HLX_DTYPE_FP8, 1.0, 1);
         kt_check_pool_jobs(var, r, T);
