@@ -274,26 +274,31 @@ static void hlx_pool_for(hlx_pool_t *pool, void (*fn)(void *arg, int i, int n), 
  * never on timing, so results are the same from run to run. */
 #define HLX_POOL_CHUNKS 4
 
-/* Where the chunks' partials go in work: each chunk's o in cache lines of its own. The
- * kernels accumulate o in memory block by block, so two chunks that meet inside one line
- * (work not 64-byte aligned, as malloc gives it, or group x dv not a multiple of 16) pass
- * it between their cores at every block: at group 4, head 32, 1M tokens that made a
- * two-thread call as slow as one thread (4.0 ms against 2.1 aligned, AMD EPYC Zen 5).
- * o_i at base + i * ostride, lse_i at base + n * ostride + i * group; compacted to the
- * merge's layout (o_parts[n][group][dv], lse_parts[n][group]) after the chunks. */
-#define HLX_POOL_LINE_FLOATS 16
+/* Where the chunks' partials go in work: each chunk's o on pages of its own, a free page
+ * after it. The kernels accumulate o in memory block by block, so every line of a partial
+ * is written by its thread all through the chunk. Two partials back to back made the
+ * thread of one pay for the other's lines: sharing a line (work not 64-byte aligned, as
+ * malloc gives it) made a two-thread call at group 4, head 32 as slow as one thread (4.0
+ * ms against 2.1 at 1M tokens, AMD EPYC Zen 5); on lines of their own but in one page, the
+ * thread of every other chunk still ran 10-25% slower at group 8, head 128 (14-16 ms a
+ * call against 12.2-12.8 with a page between them; the hardware prefetchers, which stay
+ * within a 4 KiB page, reaching the next partial is the likely cause). o_i at base + i *
+ * ostride, lse_i at base + n * ostride + i * group; compacted to the merge's layout
+ * (o_parts[n][group][dv], lse_parts[n][group]) after the chunks. */
+#define HLX_POOL_PAGE_FLOATS 1024
 
 static size_t hlx_pool_attn_ostride(const hlx_attn_desc_t *d)
 {
     const size_t gd = (size_t)d->group * (size_t)d->dv;
-    return (gd + HLX_POOL_LINE_FLOATS - 1) / HLX_POOL_LINE_FLOATS * HLX_POOL_LINE_FLOATS;
+    return (gd + HLX_POOL_PAGE_FLOATS - 1) / HLX_POOL_PAGE_FLOATS * HLX_POOL_PAGE_FLOATS +
+           HLX_POOL_PAGE_FLOATS;
 }
 
 typedef struct hlx_pool_attn_job {
     const hlx_kernels_t   *k;
     const hlx_attn_desc_t *d;
-    float                 *base;    /* work, 64-byte aligned */
-    size_t                 ostride; /* floats between the chunks' o (whole lines) */
+    float                 *base;    /* work, 4 KiB aligned */
+    size_t                 ostride; /* floats between the chunks' o (whole pages) */
     size_t                 chunk;   /* tokens per chunk, a multiple of the layout's blocks */
 } hlx_pool_attn_job_t;
 
@@ -330,7 +335,7 @@ static void hlx_pool_attn_part(void *arg, int i, int n)
 
 size_t hlx_pool_attn_work_floats(const hlx_pool_t *pool, const hlx_attn_desc_t *d)
 {
-    return HLX_POOL_LINE_FLOATS - 1 + (size_t)HLX_POOL_CHUNKS * (size_t)hlx_pool_size(pool) *
+    return HLX_POOL_PAGE_FLOATS - 1 + (size_t)HLX_POOL_CHUNKS * (size_t)hlx_pool_size(pool) *
                                           (hlx_pool_attn_ostride(d) + (size_t)d->group);
 }
 
@@ -340,7 +345,7 @@ void hlx_pool_attn(hlx_pool_t *pool, const hlx_kernels_t *k, const hlx_attn_desc
     const int T = hlx_pool_size(pool);
     const size_t al = hlx_pool_attn_align(k);
     const size_t gd = (size_t)d->group * (size_t)d->dv;
-    float *base = (float *)(((uintptr_t)work + 63) & ~(uintptr_t)63);
+    float *base = (float *)(((uintptr_t)work + 4095) & ~(uintptr_t)4095);
     hlx_pool_attn_job_t job = { k, d, base, hlx_pool_attn_ostride(d), 0 };
     size_t blocks = (d->len + al - 1) / al, n = (size_t)HLX_POOL_CHUNKS * (size_t)T, per, i;
 
@@ -354,11 +359,10 @@ void hlx_pool_attn(hlx_pool_t *pool, const hlx_kernels_t *k, const hlx_attn_desc
     n = (blocks + per - 1) / per; /* every chunk non-empty */
     job.chunk = per * al;
     hlx_pool_for(pool, hlx_pool_attn_part, &job, (int)n);
-    if (job.ostride != gd) { /* to the merge's layout, in place, front to back */
-        for (i = 1; i < n; i++)
-            memmove(base + i * gd, base + i * job.ostride, gd * sizeof(float));
-        memmove(base + n * gd, base + n * job.ostride, n * (size_t)d->group * sizeof(float));
-    }
+    /* to the merge's layout, in place, front to back */
+    for (i = 1; i < n; i++)
+        memmove(base + i * gd, base + i * job.ostride, gd * sizeof(float));
+    memmove(base + n * gd, base + n * job.ostride, n * (size_t)d->group * sizeof(float));
     k->merge((int)n, d->group, d->dv, base, base + n * gd, d->o, d->lse);
 }
 

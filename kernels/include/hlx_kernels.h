@@ -257,7 +257,7 @@ void hlx_pool_run(hlx_pool_t *pool, void (*fn)(void *arg, int t, int nt), void *
  * each claimed by a thread that computes its partial (o_i, lse_i) with k->attn, then the
  * caller merges them with k->merge (the exact LSE merge). d as for k->attn (KV in k's
  * layout). work: hlx_pool_attn_work_floats() floats, any alignment (the partials are laid
- * out on cache lines of their own inside it). T = 1 or a shard of at most one
+ * out on pages of their own inside it). T = 1 or a shard of at most one
  * block: k->attn(d) itself. The result differs from one thread's only by the rounding of
  * the split and the merge (fp32, a few ulp of o; --check's tolerance is far above it). */
 size_t hlx_pool_attn_work_floats(const hlx_pool_t *pool, const hlx_attn_desc_t *d);
