@@ -437,8 +437,8 @@ static void kt_check_pool(const hlx_kernels_t *var, kt_rng_t *r, int quick)
                 kt_attn_case(var, r, 8, 128, 128, lens[i], types[ti], 2.0);
         kt_attn_case(var, r, 8, 128, 128, quick ? 3000 : 20000, HLX_DTYPE_BF16, 3.0);
         kt_attn_case(var, r, 12, 64, 96, 301, HLX_DTYPE_F32, 1.0);
-        /* group x dv not a multiple of a cache line (the partials compacted for the merge),
-         * and work at every float offset of a line */
+        /* group x dv not a multiple of a cache line (the partials, on pages of their own,
+         * compacted for the merge), and work at every float offset of a line */
         for (kt_pool_off = 1; kt_pool_off < 16; kt_pool_off += quick ? 7 : 1)
             kt_attn_case(var, r, 3, 32, 24, 500, types[kt_pool_off % 3], 1.0);
         kt_pool_off = 0;
