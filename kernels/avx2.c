@@ -795,7 +795,7 @@ hlx_gemm_block_avx2(const int MR, const int NV, int N, int K, const float *xt, c
     __m256 a[8][8];
     int m, v, ki, l, pn, dk;
 
-    if (pfl && !hlx_gemm_pf_at(MR, n0, n1, n, &pn, &dk))
+    if (pfl && !hlx_gemm_pf_at(MR, 0, n0, n1, n, &pn, &dk))
         pfl = 0;
 
     for (m = 0; m < MR; m++)

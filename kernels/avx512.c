@@ -1272,7 +1272,7 @@ hlx_gemm_rows_avx512(const int MR, int N, int K, const float *x, const void *w, 
             __mmask16 m0, m1;
             __m512 a0[8], a1[8];
             int pn, dk;
-            const int pf = hlx_gemm_pf_at(MR, n0, n1, n, &pn, &dk);
+            const int pf = hlx_gemm_pf_at(MR, 1, n0, n1, n, &pn, &dk);
             hlx_gemm_masks(n, n1, &m0, &m1);
             hlx_gemm_y_in(MR, y, N, n, m0, m1, load, a0, a1);
             for (ki = 0; ki < kb; ki++) {
@@ -1280,12 +1280,12 @@ hlx_gemm_rows_avx512(const int MR, int N, int K, const float *x, const void *w, 
                 const __m512 w0 = hlx_w16(w, bf, wi, m0), w1 = hlx_w16(w, bf, wi + 16, m1);
                 /* into L2, bf16 64 bytes of a row, f32 two lines (hlx_gemm_pf_at). A
                  * decode step finds its weights in L3 or DRAM, where the first of these
-                 * (the next block's columns) took the 4K batch-8 step's GEMMs from 325 to
-                 * 180 us. Into L2, not L1: with N a multiple of 1024 f32 columns the 8 rows
-                 * lie 4 KiB apart, in one L1 set, and 8 more lines prefetched into that set
-                 * evicted the block's own (Zen 4, one row of x: N 1024 x K 256 from L2 48
-                 * -> 69 GB/s, 8192 x 8192 from DRAM 21 -> 28 f32 and 20 -> 30 bf16; 512 x
-                 * 512 76-80 -> 71-74) */
+                 * (then the next block's columns) took the 4K batch-8 step's GEMMs from
+                 * 325 to 180 us. Into L2, not L1: with N a multiple of 1024 f32 columns
+                 * the 8 rows lie 4 KiB apart, in one L1 set, and 8 more lines prefetched
+                 * into that set evicted the block's own (Zen 4, one row of x: N 1024 x K
+                 * 256 from L2 48 -> 69 GB/s, 8192 x 8192 from DRAM 21 -> 28 f32 and 20 ->
+                 * 30 bf16; 512 x 512 76-80 -> 71-74) */
                 if (pf && k0 + ki + dk < K) {
                     const char *p = (const char *)w +
                                     ((size_t)(k0 + ki + dk) * N + (size_t)pn) * (bf ? 2 : 4);

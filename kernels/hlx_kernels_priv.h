@@ -116,11 +116,9 @@ int hlx_kernels_fp8_vbmi(void);
 void hlx_gemm_zero_cols(int M, int N, float *y, int n0, int n1);
 
 /* The row GEMMs (avx512.c, avx2.c: up to 8 rows of x, W streamed once) keep a block of y
- * in registers while KB rows of W pass, and prefetch W into L2. Up to 4 rows the loop
- * waits on W: KB 8, and the same columns of the next block of k fetched a whole pass
- * ahead. From 5 rows y through memory every 8 rows of W costs more than the FMAs can
- * hide: KB 64, and each row's stream fetched HLX_GEMM_PF_COLS columns ahead (measured in
- * docs/kernels.md, "Projections"). */
+ * in registers while KB rows of W pass, and prefetch W into L2 (hlx_gemm_pf_at). Up to 4
+ * rows the loop waits on W: KB 8. From 5 rows y through memory every 8 rows of W costs
+ * more than the FMAs can hide: KB 64 (measured in docs/kernels.md, "Projections"). */
 #define HLX_GEMM_KB_FEW  8
 #define HLX_GEMM_KB_MANY 64
 #define HLX_GEMM_PF_COLS 128
@@ -155,13 +153,19 @@ static inline void hlx_gemm_pack_x(int MR, int K, const float *x, int k0, int kb
 
 /* Where the row kernels prefetch W while they read the block of columns at n of [n0, n1):
  * for row k, the element (k + *dk) x N + *pn when k + *dk < K; 0 when there is none for
- * this block. MR <= 4: the same columns HLX_GEMM_KB_FEW rows on. From 5 rows: the column
+ * this block. ahead (avx512 at every row count, avx2 from 5 rows): the column
  * HLX_GEMM_PF_COLS on in the order the passes read the range (past n1, the start of the
- * range HLX_GEMM_KB_MANY rows on). Once per block, outside the loop over k. */
+ * range a block of KB rows on). Otherwise (avx2 up to 4 rows): the same columns of the
+ * next block of HLX_GEMM_KB_FEW rows, a whole pass over the range ahead. On the Zen 5
+ * kind, one row of x: the avx512 kernel read bf16 W from DRAM at 22-28 GB/s the second
+ * way against 29-33 the first (8192 x 8192, 16384 x 3072), and an lm-head of 128K columns
+ * (the next block 2 MiB ahead, past the L2) took 33-43 ms a step against 20-22; the avx2
+ * kernel went the other way (3072 x 8192: 26-30 GB/s the second way, 14 the first). Once
+ * per block, outside the loop over k. */
 static inline __attribute__((always_inline)) int
-hlx_gemm_pf_at(int MR, int n0, int n1, int n, int *pn, int *dk)
+hlx_gemm_pf_at(int MR, int ahead, int n0, int n1, int n, int *pn, int *dk)
 {
-    if (MR <= 4) {
+    if (MR <= 4 && !ahead) {
         *pn = n;
         *dk = HLX_GEMM_KB_FEW;
         return 1;
@@ -170,7 +174,7 @@ hlx_gemm_pf_at(int MR, int n0, int n1, int n, int *pn, int *dk)
     *dk = 0;
     if (*pn >= n1) {
         *pn = n0 + (*pn - n1);
-        *dk = HLX_GEMM_KB_MANY;
+        *dk = hlx_gemm_kb(MR);
     }
     return *pn < n1;
 }
