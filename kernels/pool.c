@@ -286,6 +286,7 @@ static void hlx_pool_for(hlx_pool_t *pool, void (*fn)(void *arg, int i, int n), 
  * ostride, lse_i at base + n * ostride + i * group; compacted to the merge's layout
  * (o_parts[n][group][dv], lse_parts[n][group]) after the chunks. */
 #define HLX_POOL_PAGE_FLOATS 1024
+#define HLX_POOL_PAGE_BYTES  ((uintptr_t)HLX_POOL_PAGE_FLOATS * sizeof(float))
 
 static size_t hlx_pool_attn_ostride(const hlx_attn_desc_t *d)
 {
@@ -345,14 +346,16 @@ void hlx_pool_attn(hlx_pool_t *pool, const hlx_kernels_t *k, const hlx_attn_desc
     const int T = hlx_pool_size(pool);
     const size_t al = hlx_pool_attn_align(k);
     const size_t gd = (size_t)d->group * (size_t)d->dv;
-    float *base = (float *)(((uintptr_t)work + 4095) & ~(uintptr_t)4095);
-    hlx_pool_attn_job_t job = { k, d, base, hlx_pool_attn_ostride(d), 0 };
+    hlx_pool_attn_job_t job;
     size_t blocks = (d->len + al - 1) / al, n = (size_t)HLX_POOL_CHUNKS * (size_t)T, per, i;
+    float *base;
 
     if (T == 1 || d->len <= al) {
         k->attn(d);
         return;
     }
+    base = (float *)(((uintptr_t)work + HLX_POOL_PAGE_BYTES - 1) & ~(HLX_POOL_PAGE_BYTES - 1));
+    job = (hlx_pool_attn_job_t){ k, d, base, hlx_pool_attn_ostride(d), 0 };
     if (n > blocks)
         n = blocks;
     per = (blocks + n - 1) / n;

@@ -45,8 +45,8 @@ static void kt_report(const char *variant, const char *what, int ok, const char 
 
 /* When set, the variant's attention runs split over this pool (hlx_pool_attn): the partials'
  * merge adds its rounding, so the bound doubles. Its work area starts kt_pool_off floats
- * into an allocation (the split lays the partials out on cache lines of its own whatever
- * the caller's alignment). */
+ * into an allocation (the split lays the partials out on pages of their own whatever the
+ * caller's alignment). */
 static hlx_pool_t *kt_pool;
 static int         kt_pool_off;
 
