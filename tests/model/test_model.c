@@ -148,6 +148,34 @@ static void test_gemma2_9b(void **state)
     assert_true(hlx_model_attn_tokens(&m, 8192.0) == 6144.0);
 }
 
+/* Gemma-3-27B's text model: Gemma 3's layer (q/k head norms, windows of 1024 on five
+ * layers of every six, the sixth whole-context with its own RoPE base and a linear factor
+ * 8) and a tied head. Parameters from the shapes by hand: embedding 262208 x 5376, per
+ * layer q, k, v, o (5376 x (4096 + 2 x 2048) + 4096 x 5376), the three FFN matrices
+ * (3 x 5376 x 21504) and the norms (4 x 5376 + 2 x 128), the final norm. */
+static void test_gemma3_27b(void **state)
+{
+    const double layer = 5376.0 * (4096 + 2 * 2048) + 4096.0 * 5376 + 3.0 * 5376 * 21504 +
+                         4.0 * 5376 + 2 * 128;
+    hlx_model_t m;
+
+    (void)state;
+    preset_shapes("gemma-3-27b", &m, 62, 5376, 32, 16, 128, 21504, 262208,
+                  262208.0 * 5376 + 62 * layer + 5376);
+    assert_true(m.tie_embeddings && m.post_norms && m.embed_scale && m.qk_norm &&
+                m.ffn_act == HLX_ACT_GELU_TANH && m.attn_scalar == 168.0);
+    assert_true(m.attn_softcap == 0.0 && m.final_softcap == 0.0);
+    assert_true(m.rope_kind == HLX_ROPE_LINEAR && m.rope_factor == 8.0 &&
+                m.rope_theta == 1e6 && m.rope_local_theta == 1e4);
+    assert_int_equal(hlx_model_layer_window(&m, 0), 1024);
+    assert_int_equal(hlx_model_layer_window(&m, 4), 1024);
+    assert_int_equal(hlx_model_layer_window(&m, 5), 0);
+    assert_int_equal(hlx_model_layer_window(&m, 60), 1024);
+    assert_int_equal(hlx_model_layer_window(&m, 61), 1024);
+    /* at 128K tokens 10 of the 62 layers read the whole context, 52 read 1024 positions */
+    assert_true(hlx_model_attn_tokens(&m, 131072.0) == (10.0 * 131072 + 52.0 * 1024) / 62);
+}
+
 /* Llama-3.2-3B: a tied head and Llama 3.1's RoPE scaling over 128K; 3,212,749,824
  * parameters as published (6,425,499,648 bytes of bf16). */
 static void test_llama32_3b(void **state)
@@ -468,7 +496,7 @@ static void test_unknown_preset(void **state)
     assert_non_null(strstr(err, "path longer than 1023 characters"));
     assert_int_equal(hlx_model_load("llama-406b", &m, err, sizeof(err)), HLX_ERR_NOT_FOUND);
     assert_non_null(strstr(err, "llama-406b"));
-    assert_non_null(strstr(err, "deepseek-r1, gemma-2-9b, helix-fig1, internlm2.5-7b-1m, "
+    assert_non_null(strstr(err, "deepseek-r1, gemma-2-9b, gemma-3-27b, helix-fig1, internlm2.5-7b-1m, "
                                 "llama-3.2-3b, llama-405b, mistral-7b-v0.1, qwen2.5-7b-1m, "
                                 "qwen3-235b-a22b, tiny"));
 }
@@ -966,6 +994,7 @@ int main(int argc, char **argv)
         cmocka_unit_test(test_internlm25),
         cmocka_unit_test(test_mistral7b),
         cmocka_unit_test(test_gemma2_9b),
+        cmocka_unit_test(test_gemma3_27b),
         cmocka_unit_test(test_llama32_3b),
         cmocka_unit_test(test_rope_longrope),
     };
