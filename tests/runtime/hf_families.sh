@@ -21,11 +21,33 @@ set -u
 helix=$1 data=$2 helixrun=$3 fwd=$4
 . "$(dirname "$0")/report.sh" # $dir (removed at exit), fail=0, json_field FILE EXPR
 
+# The forwards (pure Python, about 0.7 s each, 60 of them) run in the background two at a
+# time as checkpoints are made (the test runs alone, so both cores are its own), and
+# both_decode takes each one's output when it needs it.
+# fwd_start CKPT: starts the forward of CKPT over $dir/prompt (written before any)
+declare -A fwd_pid
+fwd_start() {
+    while [ "$(jobs -rp | wc -l)" -ge 2 ]; do wait -n; done
+    (python3 "$fwd" "$1" "$dir/prompt" 6 >"$1.fwd" 2>"$1.fwd.err"; echo $? >"$1.fwd.rc") &
+    fwd_pid[$1]=$!
+}
+# fwd_get CKPT: its forward's output in $dir/py.json and its errors in $dir/err (run now
+# when not started); its exit status
+fwd_get() {
+    if [ -n "${fwd_pid[$1]-}" ]; then
+        wait "${fwd_pid[$1]}" 2>/dev/null
+        unset "fwd_pid[$1]"
+    else
+        (python3 "$fwd" "$1" "$dir/prompt" 6 >"$1.fwd" 2>"$1.fwd.err"; echo $? >"$1.fwd.rc")
+    fi
+    cp "$1.fwd" "$dir/py.json" && cp "$1.fwd.err" "$dir/err" && [ "$(cat "$1.fwd.rc")" = 0 ]
+}
+
 # both_decode CKPT WHAT: the forward's and helix's 7 tokens for $dir/prompt into $want and
 # $got (f32 KV: the cache holds what the reference holds); 1 (after a FAIL line) when
 # either run failed
 both_decode() {
-    python3 "$fwd" "$1" "$dir/prompt" 6 >"$dir/py.json" 2>"$dir/err" &&
+    fwd_get "$1" &&
         "$helix" decode --model "$1" --context 0 --steps 6 --prompt-ids "$dir/prompt" \
             --kv-dtype f32 --json >"$dir/hx.json" 2>>"$dir/err" ||
         { echo "FAIL: $2: $(cat "$dir/err")"; fail=1; return 1; }
@@ -36,15 +58,21 @@ both_decode() {
 # 1. against the independent forward: 12 prompt tokens, 6 decoded
 echo "3 77 501 9 13 200 7 1 300 42 65 128" >"$dir/prompt"
 declare -A first
-for fam in dense phi3 glm glm4 gemma2 gemma3 internlm2 qwen2 qwen3 qwen2-moe qwen3-moe \
-    mixtral moe-mla deepseek-v2; do
+families="dense phi3 glm glm4 gemma2 gemma3 internlm2 qwen2 qwen3 qwen2-moe qwen3-moe mixtral
+    moe-mla deepseek-v2"
+for fam in $families; do
     # qwen2-moe: seed 1, where the shared expert's gate changes the tokens (at 11 it does not)
     seed=11
     [ $fam = qwen2-moe ] && seed=1
     for dt in f32 bf16; do
+        "$helix" model synth --family "$fam" --dtype $dt --seed $seed --out "$dir/$fam-$dt" \
+            >/dev/null && fwd_start "$dir/$fam-$dt" || { echo "FAIL: synth $fam $dt"; fail=1; }
+    done
+done
+for fam in $families; do
+    for dt in f32 bf16; do
         ck=$dir/$fam-$dt
-        "$helix" model synth --family "$fam" --dtype $dt --seed $seed --out "$ck" >/dev/null ||
-            { echo "FAIL: synth $fam $dt"; fail=1; continue; }
+        [ -d "$ck" ] || continue
         both_decode "$ck" "$fam $dt" || continue
         gap=$(json_field "$dir/py.json" "'%.2g' % d['min_gap_rel']")
         echo "$fam $dt: transformers-style $want, helix $got (smallest top-2 gap $gap of the largest logit)"
@@ -93,24 +121,36 @@ echo "moe-mla fp8: transformers-style $want, helix $got"
 # original 32) and its long set (an original 8, below the 12-token prompt, so transformers'
 # prefill already takes it). Each must decode as the forward does and otherwise than the
 # same weights unscaled.
-config_case() { # NAME FAMILY JSON [same]: keys merged into the family's f32 config.json;
-    # they must change the tokens, or with "same" keep them
+# config_case NAME FAMILY JSON [same]: keys merged into the family's f32 config.json, its
+# forward started; finish_cases then checks the cases in order: they must change the
+# tokens, or with "same" keep them
+declare -A ropetok case_fam case_same # each case's tokens, family and "same"
+cases=()
+config_case() {
     cp -r "$dir/$2-f32" "$dir/$1"
     python3 -c 'import json, sys; c = json.load(open(sys.argv[1])); c.update(json.loads(sys.argv[2])); json.dump(c, open(sys.argv[1], "w"))' \
-        "$dir/$1/config.json" "$3"
-    both_decode "$dir/$1" "$1" || return
-    echo "$1: transformers-style $want, helix $got (without the keys ${first[$2]-?})"
-    [ "$want" = "$got" ] || { echo "FAIL: $1: other tokens than the forward"; fail=1; }
-    if [ "${4-}" = same ]; then
-        [ "$want" = "${first[$2]-x}" ] ||
-            { echo "FAIL: $1: other tokens than without the keys"; fail=1; }
-    else
-        [ "$want" != "${first[$2]-x}" ] ||
-            { echo "FAIL: $1: the same tokens as without the keys"; fail=1; }
-    fi
-    ropetok[$1]=$want
+        "$dir/$1/config.json" "$3" && fwd_start "$dir/$1"
+    cases+=("$1")
+    case_fam[$1]=$2 case_same[$1]=${4-}
 }
-declare -A ropetok # each case's tokens
+finish_cases() {
+    local c f
+    for c in "${cases[@]}"; do
+        f=${case_fam[$c]}
+        both_decode "$dir/$c" "$c" || continue
+        echo "$c: transformers-style $want, helix $got (without the keys ${first[$f]-?})"
+        [ "$want" = "$got" ] || { echo "FAIL: $c: other tokens than the forward"; fail=1; }
+        if [ "${case_same[$c]}" = same ]; then
+            [ "$want" = "${first[$f]-x}" ] ||
+                { echo "FAIL: $c: other tokens than without the keys"; fail=1; }
+        else
+            [ "$want" != "${first[$f]-x}" ] ||
+                { echo "FAIL: $c: the same tokens as without the keys"; fail=1; }
+        fi
+        ropetok[$c]=$want
+    done
+    cases=()
+}
 config_case llama3 dense '{"rope_scaling": {"rope_type": "llama3", "factor": 8.0,
     "low_freq_factor": 1.0, "high_freq_factor": 4.0, "original_max_position_embeddings": 64}}'
 config_case linear dense '{"rope_scaling": {"type": "linear", "factor": 4.0}}'
@@ -160,6 +200,7 @@ config_case window-qwen2-all qwen2 '{"use_sliding_window": true, "sliding_window
     "max_window_layers": 0}'
 config_case window-qwen3 qwen3 '{"use_sliding_window": true, "sliding_window": 4,
     "layer_types": ["full_attention", "sliding_attention"]}'
+finish_cases
 [ "${ropetok[window-qwen2]-a}" != "${ropetok[window-qwen2-all]-a}" ] ||
     { echo "FAIL: window-qwen2: max_window_layers 1 and 0 decode alike"; fail=1; }
 
@@ -177,6 +218,7 @@ config_case gemma2-types gemma2 '{"layer_types": null}' same
 config_case gemma3-scale gemma3 '{"query_pre_attn_scalar": 200}'
 config_case gemma3-localbase gemma3 '{"rope_local_base_freq": 10.0}'
 config_case gemma3-linear gemma3 '{"rope_scaling": {"rope_type": "linear", "factor": 8.0}}'
+finish_cases
 cp -r "$dir/gemma3-f32" "$dir/gemma3-types"
 python3 - "$dir/gemma3-types/config.json" <<'PY'
 import json, sys
@@ -231,10 +273,14 @@ python3 "$fwd" "$dir/theta" "$dir/prompt" 6 >"$dir/py.json" &&
     ropetok[theta]=$(json_field "$dir/py.json" "[d['prefill_token']] + d['tokens']")
 [ "${ropetok[theta]-x}" != "${first[dense]-x}" ] ||
     { echo "FAIL: theta 500000 decodes as 10000 in the forward"; fail=1; }
-for case in theta llama3 qwen-yarn longrope-long yarn dynamic-8; do
+v5_cases="theta llama3 qwen-yarn longrope-long yarn dynamic-8"
+for case in $v5_cases; do
     [ -d "$dir/$case" ] || continue
     cp -r "$dir/$case" "$dir/$case-v5"
-    to_v5 "$dir/$case-v5/config.json"
+    to_v5 "$dir/$case-v5/config.json" && fwd_start "$dir/$case-v5"
+done
+for case in $v5_cases; do
+    [ -d "$dir/$case-v5" ] || continue
     both_decode "$dir/$case-v5" "$case in v5's form" || continue
     before=${ropetok[$case]-}
     [ $case = yarn ] && before=$(cat "$dir/yarn.tokens")
