@@ -103,7 +103,7 @@ static const hlx_param_t hlx_kernels_params[] = {
     { "KV_PREFETCH", HLX_PT_INT, "auto", 0, 3, offsetof(hlx_kernels_settings_t, kv_prefetch),
       "how the avx512 and avx2 attentions bring in their KV: auto (2): the modes below "
       "timed on each long shard (16K tokens and more), the fastest kept and re-timed every "
-      "64K tokens; software (1): the next blocks prefetched in software; software-l2 (3): "
+      "256K tokens; software (1): the next blocks prefetched in software; software-l2 (3): "
       "that and the KV 256 tokens ahead into L2 (on a Zen 4 core 1.5x faster for f32 KV, "
       "1.07x for bf16); hardware (0): avx512 bf16 and fp8 left to the hardware prefetchers "
       "(on a Zen 5 core 8-11% faster than software most of the time, 1.6x slower at "

@@ -80,10 +80,12 @@ const hlx_kv_far_t *hlx_kv_far_at(hlx_kv_far_t *f, int mode, size_t b, size_t nb
  * call's candidate modes, in order and back (a linear drift of the machine cancels), and
  * the rest of the round runs the mode whose faster trial was the fastest (one trial caught
  * by an interrupt does not decide). A call starts with trials only when a round's worth of
- * segments has run since the last ones, so shards of 16K-64K tokens do not each pay for
- * them; shorter calls run the last choice (hardware before any). */
+ * segments has run since the last ones, so shards of 16K-256K tokens do not each pay for
+ * them; shorter calls run the last choice (hardware before any). 128 segments (256K
+ * tokens, 6-7 ms of bf16 GQA 8 on one core) where 32 made the six trial segments cost
+ * 1.5-4% of a 1M-token call (docs/kernels.md). */
 #define HLX_KV_TUNE_SEG   2048
-#define HLX_KV_TUNE_ROUND 32
+#define HLX_KV_TUNE_ROUND 128
 #define HLX_KV_TUNE_MIN   (8 * HLX_KV_TUNE_SEG)
 /* Whether a call times the modes (auto, a shard of at least HLX_KV_TUNE_MIN tokens, up to
  * 8 query heads a KV head: one head chunk streams the shard). */
