@@ -1257,13 +1257,54 @@ hlx_gemm_fma_rows(const int MR, const float *xk, __m512 w0, __m512 w1, __m512 *a
  * batch, rounds the same. MR is a constant at every call (HLX_GEMM_BY_ROWS below), so
  * the row loops unroll into registers.
  * KB and the prefetch follow MR (hlx_gemm_kb, hlx_gemm_pf_at). */
+/* The kb terms of one block of y (MR rows x the 32 columns at n) from rows k0.. of W, BF
+ * (bf16) and PF constant: the loop then holds no test but its own (a test of the weight
+ * type and of the prefetch in every term left the few-row kernel front-end bound: one
+ * row from L3 at 25 GB/s, four at 15). PF 0: no prefetch; 1: row k0 + ki + dk of every
+ * term (dk 0, always inside W); 2: the same while inside W (dk past the block). Prefetch
+ * into L2, bf16 64 bytes of a row, f32 two lines (hlx_gemm_pf_at). A decode step finds its
+ * weights in L3 or DRAM, where the first of these (then the next block's columns) took the
+ * 4K batch-8 step's GEMMs from 325 to 180 us. Into L2, not L1: with N a multiple of 1024
+ * f32 columns the 8 rows lie 4 KiB apart, in one L1 set, and 8 more lines prefetched into
+ * that set evicted the block's own (Zen 4, one row of x: N 1024 x K 256 from L2 48 -> 69
+ * GB/s, 8192 x 8192 from DRAM 21 -> 28 f32 and 20 -> 30 bf16; 512 x 512 76-80 -> 71-74). */
 static inline __attribute__((always_inline)) void
-hlx_gemm_rows_avx512(const int MR, int N, int K, const float *x, const void *w, int bf,
+hlx_gemm_terms_avx512(const int MR, const int BF, const int PF, int kb, int N, int K, int k0,
+                      int n, int pn, int dk, const void *w, const float *xt, __mmask16 m0,
+                      __mmask16 m1, __m512 *a0, __m512 *a1)
+{
+    int ki;
+
+#define HLX_GEMM_TERM() \
+    do { \
+        const size_t wi = (size_t)(k0 + ki) * N + n; \
+        const __m512 w0 = hlx_w16(w, BF, wi, m0), w1 = hlx_w16(w, BF, wi + 16, m1); \
+        if (PF == 1 || (PF == 2 && k0 + ki + dk < K)) { \
+            const char *p = (const char *)w + \
+                            ((size_t)(k0 + ki + dk) * N + (size_t)pn) * (BF ? 2 : 4); \
+            _mm_prefetch(p, _MM_HINT_T1); \
+            if (!BF) \
+                _mm_prefetch(p + 64, _MM_HINT_T1); \
+        } \
+        hlx_gemm_fma_rows(MR, xt + ki * 8, w0, w1, a0, a1); \
+    } while (0)
+    /* up to 4 rows the 8 terms unrolled; from 5 rows (64 terms, 16 accumulators) unrolling
+     * cost f32 at 8 rows 15% in L3 */
+    if (MR <= 4)
+        _Pragma("GCC unroll 8") for (ki = 0; ki < kb; ki++) HLX_GEMM_TERM();
+    else
+        for (ki = 0; ki < kb; ki++)
+            HLX_GEMM_TERM();
+#undef HLX_GEMM_TERM
+}
+
+static inline __attribute__((always_inline)) void
+hlx_gemm_rows_avx512(const int MR, const int BF, int N, int K, const float *x, const void *w,
                      float *y, int accumulate, int n0, int n1)
 {
     const int KB = hlx_gemm_kb(MR);
     float xt[HLX_GEMM_KB_MANY * 8] __attribute__((aligned(64))); /* x of this block, [ki][m] */
-    int k0, n, ki;
+    int k0, n;
 
     for (k0 = 0; k0 < K; k0 += KB) {
         const int kb = K - k0 < KB ? K - k0 : KB, load = accumulate || k0 > 0;
@@ -1275,36 +1316,42 @@ hlx_gemm_rows_avx512(const int MR, int N, int K, const float *x, const void *w, 
             const int pf = hlx_gemm_pf_at(MR, 1, n0, n1, n, &pn, &dk);
             hlx_gemm_masks(n, n1, &m0, &m1);
             hlx_gemm_y_in(MR, y, N, n, m0, m1, load, a0, a1);
-            for (ki = 0; ki < kb; ki++) {
-                const size_t wi = (size_t)(k0 + ki) * N + n;
-                const __m512 w0 = hlx_w16(w, bf, wi, m0), w1 = hlx_w16(w, bf, wi + 16, m1);
-                /* into L2, bf16 64 bytes of a row, f32 two lines (hlx_gemm_pf_at). A
-                 * decode step finds its weights in L3 or DRAM, where the first of these
-                 * (then the next block's columns) took the 4K batch-8 step's GEMMs from
-                 * 325 to 180 us. Into L2, not L1: with N a multiple of 1024 f32 columns
-                 * the 8 rows lie 4 KiB apart, in one L1 set, and 8 more lines prefetched
-                 * into that set evicted the block's own (Zen 4, one row of x: N 1024 x K
-                 * 256 from L2 48 -> 69 GB/s, 8192 x 8192 from DRAM 21 -> 28 f32 and 20 ->
-                 * 30 bf16; 512 x 512 76-80 -> 71-74) */
-                if (pf && k0 + ki + dk < K) {
-                    const char *p = (const char *)w +
-                                    ((size_t)(k0 + ki + dk) * N + (size_t)pn) * (bf ? 2 : 4);
-                    _mm_prefetch(p, _MM_HINT_T1);
-                    if (!bf)
-                        _mm_prefetch(p + 64, _MM_HINT_T1);
-                }
-                hlx_gemm_fma_rows(MR, xt + ki * 8, w0, w1, a0, a1);
-            }
+            if (pf && dk == 0 && kb == KB) /* the common case: a whole block, same rows */
+                hlx_gemm_terms_avx512(MR, BF, 1, KB, N, K, k0, n, pn, 0, w, xt, m0, m1, a0, a1);
+            else if (pf)
+                hlx_gemm_terms_avx512(MR, BF, 2, kb, N, K, k0, n, pn, dk, w, xt, m0, m1, a0,
+                                      a1);
+            else
+                hlx_gemm_terms_avx512(MR, BF, 0, kb, N, K, k0, n, pn, dk, w, xt, m0, m1, a0,
+                                      a1);
             hlx_gemm_y_out(MR, y, N, n, m0, m1, a0, a1);
         }
     }
+}
+
+/* The row kernel with the weight type a constant. */
+static inline __attribute__((always_inline)) void
+hlx_gemm_rows_f32_avx512(const int MR, int N, int K, const float *x, const void *w, float *y,
+                         int accumulate, int n0, int n1)
+{
+    hlx_gemm_rows_avx512(MR, 0, N, K, x, w, y, accumulate, n0, n1);
+}
+
+static inline __attribute__((always_inline)) void
+hlx_gemm_rows_bf16_avx512(const int MR, int N, int K, const float *x, const void *w, float *y,
+                          int accumulate, int n0, int n1)
+{
+    hlx_gemm_rows_avx512(MR, 1, N, K, x, w, y, accumulate, n0, n1);
 }
 
 /* Up to 8 rows: W streamed once (a decode batch). */
 static void hlx_gemm_few_avx512(int M, int N, int K, const float *x, const void *w, int bf,
                                 float *y, int accumulate, int n0, int n1)
 {
-    HLX_GEMM_BY_ROWS(M, hlx_gemm_rows_avx512, N, K, x, w, bf, y, accumulate, n0, n1);
+    if (bf)
+        HLX_GEMM_BY_ROWS(M, hlx_gemm_rows_bf16_avx512, N, K, x, w, y, accumulate, n0, n1);
+    else
+        HLX_GEMM_BY_ROWS(M, hlx_gemm_rows_f32_avx512, N, K, x, w, y, accumulate, n0, n1);
 }
 
 /* More than 8 rows (a prefill chunk): W in panels of HLX_GEMM_PK rows of k x HLX_GEMM_PN
