@@ -1248,15 +1248,6 @@ hlx_gemm_fma_rows(const int MR, const float *xk, __m512 w0, __m512 w1, __m512 *a
     }
 }
 
-/* MR (1..8) rows of y[M][N] (+)= x[M][K] W[K][N] over columns [n0, n1): the MR x 32
- * block of y in 2 x MR registers while KB rows of W pass (KB sequential streams, each
- * 16-column weight vector widened once and applied to every row), so y goes through
- * memory once per KB rows of W, and x comes as broadcasts (packed per block of k, one
- * base address for all). Each element is summed in the order of k whatever the column
- * range, the row count and KB: a thread's column range, or a request alone or in a
- * batch, rounds the same. MR is a constant at every call (HLX_GEMM_BY_ROWS below), so
- * the row loops unroll into registers.
- * KB and the prefetch follow MR (hlx_gemm_kb, hlx_gemm_pf_at). */
 /* The kb terms of one block of y (MR rows x the 32 columns at n) from rows k0.. of W, BF
  * (bf16) and PF constant: the loop then holds no test but its own (a test of the weight
  * type and of the prefetch in every term left the few-row kernel front-end bound: one
@@ -1269,35 +1260,49 @@ hlx_gemm_fma_rows(const int MR, const float *xk, __m512 w0, __m512 w1, __m512 *a
  * that set evicted the block's own (Zen 4, one row of x: N 1024 x K 256 from L2 48 -> 69
  * GB/s, 8192 x 8192 from DRAM 21 -> 28 f32 and 20 -> 30 bf16; 512 x 512 76-80 -> 71-74). */
 static inline __attribute__((always_inline)) void
+hlx_gemm_term_avx512(const int MR, const int BF, const int PF, int ki, int N, int K, int k0,
+                     int n, int pn, int dk, const void *w, const float *xt, __mmask16 m0,
+                     __mmask16 m1, __m512 *a0, __m512 *a1)
+{
+    const size_t wi = (size_t)(k0 + ki) * N + n;
+    const __m512 w0 = hlx_w16(w, BF, wi, m0), w1 = hlx_w16(w, BF, wi + 16, m1);
+
+    if (PF == 1 || (PF == 2 && k0 + ki + dk < K)) {
+        const char *p =
+            (const char *)w + ((size_t)(k0 + ki + dk) * N + (size_t)pn) * (BF ? 2 : 4);
+        _mm_prefetch(p, _MM_HINT_T1);
+        if (!BF)
+            _mm_prefetch(p + 64, _MM_HINT_T1);
+    }
+    hlx_gemm_fma_rows(MR, xt + ki * 8, w0, w1, a0, a1);
+}
+
+static inline __attribute__((always_inline)) void
 hlx_gemm_terms_avx512(const int MR, const int BF, const int PF, int kb, int N, int K, int k0,
                       int n, int pn, int dk, const void *w, const float *xt, __mmask16 m0,
                       __mmask16 m1, __m512 *a0, __m512 *a1)
 {
     int ki;
 
-#define HLX_GEMM_TERM() \
-    do { \
-        const size_t wi = (size_t)(k0 + ki) * N + n; \
-        const __m512 w0 = hlx_w16(w, BF, wi, m0), w1 = hlx_w16(w, BF, wi + 16, m1); \
-        if (PF == 1 || (PF == 2 && k0 + ki + dk < K)) { \
-            const char *p = (const char *)w + \
-                            ((size_t)(k0 + ki + dk) * N + (size_t)pn) * (BF ? 2 : 4); \
-            _mm_prefetch(p, _MM_HINT_T1); \
-            if (!BF) \
-                _mm_prefetch(p + 64, _MM_HINT_T1); \
-        } \
-        hlx_gemm_fma_rows(MR, xt + ki * 8, w0, w1, a0, a1); \
-    } while (0)
     /* up to 4 rows the 8 terms unrolled; from 5 rows (64 terms, 16 accumulators) unrolling
      * cost f32 at 8 rows 15% in L3 */
     if (MR <= 4)
-        _Pragma("GCC unroll 8") for (ki = 0; ki < kb; ki++) HLX_GEMM_TERM();
+        _Pragma("GCC unroll 8") for (ki = 0; ki < kb; ki++)
+            hlx_gemm_term_avx512(MR, BF, PF, ki, N, K, k0, n, pn, dk, w, xt, m0, m1, a0, a1);
     else
         for (ki = 0; ki < kb; ki++)
-            HLX_GEMM_TERM();
-#undef HLX_GEMM_TERM
+            hlx_gemm_term_avx512(MR, BF, PF, ki, N, K, k0, n, pn, dk, w, xt, m0, m1, a0, a1);
 }
 
+/* MR (1..8) rows of y[M][N] (+)= x[M][K] W[K][N] over columns [n0, n1): the MR x 32
+ * block of y in 2 x MR registers while KB rows of W pass (KB sequential streams, each
+ * 16-column weight vector widened once and applied to every row), so y goes through
+ * memory once per KB rows of W, and x comes as broadcasts (packed per block of k, one
+ * base address for all). Each element is summed in the order of k whatever the column
+ * range, the row count and KB: a thread's column range, or a request alone or in a
+ * batch, rounds the same. MR is a constant at every call (HLX_GEMM_BY_ROWS below), so
+ * the row loops unroll into registers.
+ * KB and the prefetch follow MR (hlx_gemm_kb, hlx_gemm_pf_at). */
 static inline __attribute__((always_inline)) void
 hlx_gemm_rows_avx512(const int MR, const int BF, int N, int K, const float *x, const void *w,
                      float *y, int accumulate, int n0, int n1)

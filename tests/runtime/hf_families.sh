@@ -25,10 +25,15 @@ helix=$1 data=$2 helixrun=$3 fwd=$4
 # time as checkpoints are made (the test runs alone, so both cores are its own), and
 # both_decode takes each one's output when it needs it.
 # fwd_start CKPT: starts the forward of CKPT over $dir/prompt (written before any)
+# fwd_run CKPT: the forward into CKPT.fwd, its errors and exit status beside it
 declare -A fwd_pid
+fwd_run() {
+    python3 "$fwd" "$1" "$dir/prompt" 6 >"$1.fwd" 2>"$1.fwd.err"
+    echo $? >"$1.fwd.rc"
+}
 fwd_start() {
     while [ "$(jobs -rp | wc -l)" -ge 2 ]; do wait -n; done
-    (python3 "$fwd" "$1" "$dir/prompt" 6 >"$1.fwd" 2>"$1.fwd.err"; echo $? >"$1.fwd.rc") &
+    fwd_run "$1" &
     fwd_pid[$1]=$!
 }
 # fwd_get CKPT: its forward's output in $dir/py.json and its errors in $dir/err (run now
@@ -38,7 +43,7 @@ fwd_get() {
         wait "${fwd_pid[$1]}" 2>/dev/null
         unset "fwd_pid[$1]"
     else
-        (python3 "$fwd" "$1" "$dir/prompt" 6 >"$1.fwd" 2>"$1.fwd.err"; echo $? >"$1.fwd.rc")
+        fwd_run "$1"
     fi
     cp "$1.fwd" "$dir/py.json" && cp "$1.fwd.err" "$dir/err" && [ "$(cat "$1.fwd.rc")" = 0 ]
 }
