@@ -25,6 +25,7 @@ build: setup
 build-gpu: setup
 	[ -f build-gpu/build.ninja ] || meson setup build-gpu -Dcuda=enabled -Dbuildtype=release $(MESON_OPTS)
 	ninja -C build-gpu
+	bash ci/device-libs.sh build-gpu
 	du -sh build-gpu
 
 demo: build
