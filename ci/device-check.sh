@@ -71,7 +71,7 @@ echo "LD_LIBRARY_PATH=${LD_LIBRARY_PATH:-}"
 step nvidia-smi 30 nvidia-smi
 step ldd 30 sh -c "ldd $helix $helixrun $build/tests/gpu/test_backend_cuda | grep -i 'not found' && exit 1 || echo 'all libraries found'"
 # cuBLAS is opened at the first f32 GEMM (kernels/cuda/elementwise.cu), not linked
-step cublas 30 sh -c "ldconfig -p | grep -q 'libcublas.so.13 ' || ls /usr/local/cuda/lib64/libcublas.so.13 || for d in \$(echo \"\${LD_LIBRARY_PATH:-}\" | tr : ' '); do ls \$d/libcublas.so.13 && exit 0; done; exit 1"
+step cublas 30 sh -c "ldconfig -p | grep 'libcublas.so.13 ' && exit 0; for d in /usr/local/cuda/lib64 \$(echo \"\${LD_LIBRARY_PATH:-}\" | tr : ' '); do ls \$d/libcublas.so.13 2>/dev/null && exit 0; done; echo 'no libcublas.so.13'; exit 1"
 step info 30 "$helix" info
 
 # The gpu suite, run directly (tests/gpu/meson.build and tests/kernels/meson.build).
@@ -107,7 +107,7 @@ step decode-cuda-1rank-json 60 "$helix" decode --device cuda --context 65536 --s
 # ranks on one GPU, so the 2-rank runs above use the host transport).
 HELIX_NCCL=on step decode-cuda-1rank-nccl 60 "$helix" decode --device cuda --context 65536 \
     --steps 4 --check --json
-HWLOC_COMPONENTS=-pci step decode-cuda-2rank-json 60 "$helixrun" --no-prefix -n 2 \
+HELIX_GPU_SHARE=1 step decode-cuda-2rank-json 60 "$helixrun" --no-prefix -n 2 \
     --timeout 55 -- "$helix" decode --device cuda --kvp 2 --context 65536 --steps 4 --check --json
 # Prompts of different lengths (3, 45 and 4 tokens): chunked prefill of each, then every
 # request at its own position, on the device, --check against the fp64 reference.
@@ -139,7 +139,7 @@ rm -rf "$ckdir"
 step decode-cuda-window 60 "$helix" decode --device cuda \
     --model tests/runtime/data/tiny-window.json --context 300 --steps 40 --batch 3 \
     --prompt-ids tests/runtime/data/prompt3_long.txt --prefill-chunk 8 --check --json
-HWLOC_COMPONENTS=-pci step decode-cuda-window-kvp2 60 "$helixrun" --no-prefix -n 2 \
+HELIX_GPU_SHARE=1 step decode-cuda-window-kvp2 60 "$helixrun" --no-prefix -n 2 \
     --oversubscribe -- "$helix" decode --device cuda --kvp 2 \
     --model tests/runtime/data/tiny-window.json --context 300 --steps 6 --batch 3 \
     --prompt-ids tests/runtime/data/prompt3_long.txt --prefill-chunk 16 --check --json
@@ -151,6 +151,22 @@ step decode-cuda-gemma 60 "$helix" decode --device cuda \
 step decode-cuda-dynamic 60 "$helix" decode --device cuda \
     --model tests/runtime/data/tiny-dynamic.json --prompt-ids "$out/ragged.txt" --batch 3 \
     --context 600 --steps 6 --prefill-chunk 8 --check --json
+
+# Where Nsight Compute is there (it reads the counters on the Firecracker machines), one
+# launch of each attention kernel at 1M tokens profiled: speed of light, occupancy, launch
+# figures and warp stalls. The clocks are left as they are (--clock-control none).
+ncu=$(command -v ncu || ls /opt/nvidia/nsight-compute/*/ncu 2>/dev/null | head -n 1)
+if [ -n "$ncu" ]; then
+    for shape in "gqa8 --group 8" "mla --mla"; do
+        set -- $shape
+        name=$1
+        shift
+        step "ncu-attn-$name" 90 "$ncu" --clock-control none --section SpeedOfLight \
+            --section Occupancy --section LaunchStats --section WarpStateStats \
+            -k regex:hlx_cu_attn --launch-count 1 "$helix" bench attention --device cuda \
+            --kv-dtype bf16 --context 1M "$@"
+    done
+fi
 
 # One summary: every step's rc and the JSON objects the steps printed.
 python3 - "$out" <<'PY' || echo "device-check: summary.json not written"

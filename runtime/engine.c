@@ -501,8 +501,10 @@ static hlx_status_t hlx_engine_place(hlx_engine_t *eng, char *err, size_t errlen
              nd.name, nd.node_src);
     hlx_host_summary(eng->topo, nd.name, eng->info.local_rank, &me);
     /* A host-backend run uses cores, not GPUs: its hosts count as CPU-only, so a GPU
-     * machine runs more ranks than it has GPUs (as a machine without GPUs does). */
-    if (strcmp(eng->be.ops->name, "cuda"))
+     * machine runs more ranks than it has GPUs (as a machine without GPUs does). So does a
+     * device run with HELIX_GPU_SHARE=1: each rank then takes GPU local rank mod count
+     * (hlx_engine_device). */
+    if (strcmp(eng->be.ops->name, "cuda") || js.gpu_share)
         me.ngpus = me.ndomains = 0;
     all = calloc((size_t)n, sizeof(*all));
     hashes = calloc((size_t)n, sizeof(*hashes));

@@ -246,6 +246,9 @@ hlx_status_t hlx_phase_a2a(hlx_engine_t *eng, int b0, int b1); /* blocking */
 hlx_status_t hlx_phase_merge(hlx_engine_t *eng, int l);
 hlx_status_t hlx_phase_oproj(hlx_engine_t *eng, int l);
 hlx_status_t hlx_phase_allreduce(hlx_engine_t *eng, int l, hlx_phase_id_t ph);
+/* n floats of the backend buffer y summed over all N ranks in place (NCCL on the queue, or
+ * the host transport after a queue sync): the prefill's rows. */
+hlx_status_t hlx_phase_allreduce_buf(hlx_engine_t *eng, float *y, size_t n);
 /* post_norms: rows rows of y, layer l's summed attention output (ffn 0) or FFN output
  * (ffn 1), through that output's RMSNorm before the residual add. Nothing for a model
  * without them. Decode and prefill alike. */

@@ -529,6 +529,18 @@ hlx_status_t hlx_phase_post_norm(hlx_engine_t *eng, int l, float *y, int rows, i
                   (float)eng->m.norm_eps);
 }
 
+/* Sums n floats of a backend buffer over all N ranks in place, rows of any count (the
+ * prefill's chunk): NCCL on the queue, else the host transport on the synced buffer. */
+hlx_status_t hlx_phase_allreduce_buf(hlx_engine_t *eng, float *y, size_t n)
+{
+    hlx_status_t st;
+
+    if (eng->nccl_world != NULL)
+        return hlx_engine_nccl_allreduce(eng, y, n);
+    st = HLX_BE_SYNC(eng);
+    return st == HLX_OK ? hlx_comm_allreduce_sum_f32(eng->world, y, n) : st;
+}
+
 /* Sums the partial outputs y of all N ranks (TP = N) and adds them to the residual x. */
 hlx_status_t hlx_phase_allreduce(hlx_engine_t *eng, int l, hlx_phase_id_t ph)
 {

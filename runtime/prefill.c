@@ -27,7 +27,9 @@
 
 #define HLX_BE(_eng, _op, ...) (_eng)->be.ops->_op(&(_eng)->be, (_eng)->q, __VA_ARGS__)
 
-/* Buffers of a chunk of up to R = B x C rows, allocated once per prefill. */
+/* Buffers of a chunk of up to R = B x C rows, allocated once per prefill: the floats in the
+ * backend's memory (the kernels write them; on the CUDA backend managed memory, which the
+ * host reads after a queue sync), the counts and offsets on the host. */
 typedef struct hlx_prefill {
     int     C, R;    /* tokens per chunk, rows per chunk */
     int     nb;      /* requests in the present chunk */
@@ -39,15 +41,26 @@ typedef struct hlx_prefill {
     hlx_mla_rows_t mla; /* MLA models: latent rows, absorbed queries, W_UV output */
 } hlx_prefill_t;
 
-static void hlx_prefill_free(hlx_prefill_t *p)
+static void hlx_prefill_free(hlx_engine_t *eng, hlx_prefill_t *p)
 {
-    free(p->x); free(p->hn); free(p->qkv); free(p->opart); free(p->lsepart);
-    free(p->sendbuf); free(p->recvbuf); free(p->oparts); free(p->lseparts);
-    free(p->omerged); free(p->lsem); free(p->y); free(p->gu); free(p->act);
-    free(p->aq); free(p->ao); free(p->alse); free(p->am); free(p->amlse);
+    float **bufs[] = { &p->x, &p->hn, &p->qkv, &p->opart, &p->lsepart, &p->sendbuf,
+                       &p->recvbuf, &p->oparts, &p->lseparts, &p->omerged, &p->lsem, &p->y,
+                       &p->gu, &p->act, &p->aq, &p->ao, &p->alse, &p->am, &p->amlse };
+    size_t i;
+
+    for (i = 0; i < sizeof(bufs) / sizeof(bufs[0]); i++)
+        if (*bufs[i] != NULL)
+            eng->be.ops->mem_free(&eng->be, *bufs[i], 0);
     free(p->xs_displ); free(p->xr_displ); free(p->sc); free(p->sd); free(p->rc); free(p->rd);
     free(p->rq);
     hlx_mla_rows_free(&p->mla);
+}
+
+/* n floats from one of the backend's buffers to another, in queue order (copy_to with two
+ * backend pointers: a memcpy on the host, a device copy on CUDA). */
+static hlx_status_t hlx_prefill_copy(hlx_engine_t *eng, float *dst, const float *src, size_t n)
+{
+    return eng->be.ops->copy_to(&eng->be, eng->q, dst, src, sizeof(float) * n);
 }
 
 static hlx_status_t hlx_prefill_alloc(hlx_engine_t *eng, hlx_prefill_t *p)
@@ -95,27 +108,33 @@ static hlx_status_t hlx_prefill_alloc(hlx_engine_t *eng, hlx_prefill_t *p)
         sblk += R * (size_t)eng->xh_count[j] * (dv + 1);
         rblk += R * (size_t)L->q_slice * (dv + 1);
     }
-    HLX_PALLOC(p->x, R * H);
-    HLX_PALLOC(p->hn, R * H);
-    HLX_PALLOC(p->qkv, R * (size_t)eng->qkv_cols);
-    HLX_PALLOC(p->opart, R * (size_t)L->q_local * dv);
-    HLX_PALLOC(p->lsepart, R * (size_t)L->q_local);
-    HLX_PALLOC(p->sendbuf, sblk);
-    HLX_PALLOC(p->recvbuf, rblk);
-    HLX_PALLOC(p->oparts, R * (size_t)L->q_slice * dv * (size_t)L->kvp);
-    HLX_PALLOC(p->lseparts, R * (size_t)L->q_slice * (size_t)L->kvp);
-    HLX_PALLOC(p->omerged, R * (size_t)L->q_slice * dv);
-    HLX_PALLOC(p->lsem, R * (size_t)L->q_slice);
-    HLX_PALLOC(p->y, R * H);
-    HLX_PALLOC(p->gu, R * 2 * (size_t)L->ffn_count);
-    HLX_PALLOC(p->act, R * (size_t)L->ffn_count);
-    /* [C x group] queries, [2][C x group] partials (prefix, own rows), the merge */
-    HLX_PALLOC(p->aq, (size_t)p->C * (size_t)L->group * (size_t)eng->m.head_dim);
-    HLX_PALLOC(p->ao, 2 * (size_t)p->C * (size_t)L->group * dv);
-    HLX_PALLOC(p->alse, 2 * (size_t)p->C * (size_t)L->group);
-    HLX_PALLOC(p->am, (size_t)p->C * (size_t)L->group * dv);
-    HLX_PALLOC(p->amlse, (size_t)p->C * (size_t)L->group);
 #undef HLX_PALLOC
+    /* the sizes are bounded by the row check above and the engine's own buffers */
+#define HLX_PBUF(_p, _n) \
+    if (eng->be.ops->mem_alloc(&eng->be, sizeof(float) * ((size_t)(_n) > 0 ? (size_t)(_n) : 1), \
+                               0, (void **)&(_p)) != HLX_OK) \
+        return HLX_ERR_NOMEM
+    HLX_PBUF(p->x, R * H);
+    HLX_PBUF(p->hn, R * H);
+    HLX_PBUF(p->qkv, R * (size_t)eng->qkv_cols);
+    HLX_PBUF(p->opart, R * (size_t)L->q_local * dv);
+    HLX_PBUF(p->lsepart, R * (size_t)L->q_local);
+    HLX_PBUF(p->sendbuf, sblk);
+    HLX_PBUF(p->recvbuf, rblk);
+    HLX_PBUF(p->oparts, R * (size_t)L->q_slice * dv * (size_t)L->kvp);
+    HLX_PBUF(p->lseparts, R * (size_t)L->q_slice * (size_t)L->kvp);
+    HLX_PBUF(p->omerged, R * (size_t)L->q_slice * dv);
+    HLX_PBUF(p->lsem, R * (size_t)L->q_slice);
+    HLX_PBUF(p->y, R * H);
+    HLX_PBUF(p->gu, R * 2 * (size_t)L->ffn_count);
+    HLX_PBUF(p->act, R * (size_t)L->ffn_count);
+    /* [C x group] queries, [2][C x group] partials (prefix, own rows), the merge */
+    HLX_PBUF(p->aq, (size_t)p->C * (size_t)L->group * (size_t)eng->m.head_dim);
+    HLX_PBUF(p->ao, 2 * (size_t)p->C * (size_t)L->group * dv);
+    HLX_PBUF(p->alse, 2 * (size_t)p->C * (size_t)L->group);
+    HLX_PBUF(p->am, (size_t)p->C * (size_t)L->group * dv);
+    HLX_PBUF(p->amlse, (size_t)p->C * (size_t)L->group);
+#undef HLX_PBUF
     return eng->mla != NULL ? hlx_mla_rows_alloc(eng, p->R, &p->mla) : HLX_OK;
 }
 
@@ -193,10 +212,11 @@ static hlx_status_t hlx_prefill_attn_head(hlx_engine_t *eng, hlx_prefill_t *p, i
         hlx_mla_rows_attn_desc(eng, l, &p->mla, k, p->rq[k], c, &d);
         dk = d.dk;
     } else {
-        for (i = 0; i < c; i++) /* the queries of the c rows, [c][group][dk] */
-            memcpy(p->aq + (size_t)i * G * dk,
-                   p->qkv + ((size_t)k * c + i) * eng->qkv_cols + (size_t)kh * G * dk,
-                   sizeof(float) * (size_t)G * dk);
+        for (i = 0; i < c && st == HLX_OK; i++) /* the queries of the c rows, [c][group][dk] */
+            st = hlx_prefill_copy(eng, p->aq + (size_t)i * G * dk,
+                                  p->qkv + ((size_t)k * c + i) * eng->qkv_cols +
+                                      (size_t)kh * G * dk,
+                                  (size_t)G * dk);
         d = (hlx_attn_desc_t){
             .dk = dk, .dv = dv, .kv_dtype = eng->kv_dtype, .k_stride = (size_t)dk,
             .v_stride = (size_t)dv, .scale = eng->attn_scale,
@@ -241,10 +261,11 @@ static hlx_status_t hlx_prefill_attn_head(hlx_engine_t *eng, hlx_prefill_t *p, i
     }
     for (i = 0; i < c && st == HLX_OK; i++) {
         size_t r = (size_t)k * c + i;
-        memcpy(p->opart + (r * L->q_local + (size_t)kh * G) * dv, p->am + (size_t)i * G * dv,
-               sizeof(float) * (size_t)G * dv);
-        memcpy(p->lsepart + r * L->q_local + (size_t)kh * G, p->amlse + (size_t)i * G,
-               sizeof(float) * (size_t)G);
+        st = hlx_prefill_copy(eng, p->opart + (r * L->q_local + (size_t)kh * G) * dv,
+                              p->am + (size_t)i * G * dv, (size_t)G * dv);
+        if (st == HLX_OK)
+            st = hlx_prefill_copy(eng, p->lsepart + r * L->q_local + (size_t)kh * G,
+                                  p->amlse + (size_t)i * G, (size_t)G);
     }
     return st;
 }
@@ -283,11 +304,17 @@ static hlx_status_t hlx_prefill_merge_oproj(hlx_engine_t *eng, hlx_prefill_t *p,
                            .displ = p->xr_displ, .b0 = 0, .b1 = R };
     hlx_status_t st;
 
-    st = hlx_comm_alltoallv(eng->kvp_comm, p->sendbuf, p->sc, p->sd, p->recvbuf, p->rc, p->rd);
+    /* the transport reads what the queue wrote (the backend's memory is host-visible) */
+    st = hlx_engine_sync(eng);
+    if (st == HLX_OK)
+        st = hlx_comm_alltoallv(eng->kvp_comm, p->sendbuf, p->sc, p->sd, p->recvbuf, p->rc,
+                                p->rd);
     if (st == HLX_OK)
         st = HLX_BE(eng, unpack, &xd, cnt, R, p->recvbuf, p->oparts, p->lseparts);
     if (st == HLX_OK)
         st = HLX_BE(eng, merge, L->kvp, (int)nh, dv, p->oparts, p->lseparts, p->omerged, p->lsem);
+    if (st == HLX_OK)
+        st = hlx_engine_sync(eng);
     if (st == HLX_OK)
         st = hlx_check_finite(eng, p->omerged, nh * (size_t)dv, "the merged prefill attention", l);
     /* MLA: the merged heads from latent to value space (W_UV) first. */
@@ -299,7 +326,7 @@ static hlx_status_t hlx_prefill_merge_oproj(hlx_engine_t *eng, hlx_prefill_t *p,
         st = HLX_BE(eng, gemm, R, eng->m.hidden, cnt * eng->m.v_head_dim, in,
                     eng->layers[l].wo, eng->w_dtype, p->y, 0);
     if (st == HLX_OK)
-        st = hlx_comm_allreduce_sum_f32(eng->world, p->y, n);
+        st = hlx_phase_allreduce_buf(eng, p->y, n);
     if (st == HLX_OK)
         st = hlx_phase_post_norm(eng, l, p->y, R, 0);
     if (st == HLX_OK)
@@ -328,11 +355,13 @@ static hlx_status_t hlx_prefill_ffn(hlx_engine_t *eng, hlx_prefill_t *p, int l, 
             st = HLX_BE(eng, gemm, R, m->hidden, Fc, p->act, W->wdown, eng->w_dtype, p->y, 0);
     }
     if (st == HLX_OK)
-        st = hlx_comm_allreduce_sum_f32(eng->world, p->y, n);
+        st = hlx_phase_allreduce_buf(eng, p->y, n);
     if (st == HLX_OK)
         st = hlx_phase_post_norm(eng, l, p->y, R, 1);
     if (st == HLX_OK)
         st = HLX_BE(eng, add, p->x, p->y, n);
+    if (st == HLX_OK)
+        st = hlx_engine_sync(eng);
     if (st == HLX_OK)
         st = hlx_check_finite(eng, p->x, n, "the prefill hidden state", l);
     return st;
@@ -437,7 +466,7 @@ hlx_status_t hlx_prefill_run(hlx_engine_t *eng)
         st = hlx_phase_head(eng);
         eng->prefilling = 0;
     }
-    hlx_prefill_free(&p);
+    hlx_prefill_free(eng, &p);
     return st;
 }
 

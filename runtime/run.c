@@ -2,6 +2,7 @@
  * timings and the report; the HOP-B benchmark; abort. */
 #define _GNU_SOURCE
 #include "hlx_file.h"
+#include "hlx_backend_cuda.h"
 #include "hlx_engine_int.h"
 
 #include "hlx_log.h"
@@ -30,6 +31,18 @@ static double hlx_median(double *v, int n)
     return n % 2 ? v[n / 2] : 0.5 * (v[n / 2 - 1] + v[n / 2]);
 }
 
+/* A failed step's status in words, with the CUDA backend's own words for its last failure
+ * (the op and the CUDA error) when it has them. */
+static const char *hlx_run_status_str(hlx_status_t st, char *buf, size_t len)
+{
+    const char *cu = hlx_backend_cuda_error();
+
+    if (cu[0] == '\0')
+        return hlx_status_str(st);
+    snprintf(buf, len, "%s (%s)", hlx_status_str(st), cu);
+    return buf;
+}
+
 /* The prompt (prefill.c), timed from a barrier to the last rank's end, and its check: the
  * hidden state, logits and token after the last prompt token against the reference. */
 static hlx_status_t hlx_run_prefill(hlx_engine_t *eng, hlx_run_report_t *rep, char *err,
@@ -37,13 +50,15 @@ static hlx_status_t hlx_run_prefill(hlx_engine_t *eng, hlx_run_report_t *rep, ch
 {
     uint64_t t0 = hlx_now_ns();
     hlx_status_t st = hlx_prefill_run(eng);
+    char sbuf[384];
 
     if (st == HLX_OK)
         st = hlx_comm_barrier(eng->world);
     if (st != HLX_OK)
         return eng->errmsg[0] ? hlx_engine_fail(err, errlen, st, "%s", eng->errmsg)
                               : hlx_engine_fail(err, errlen, st, "prefill failed on rank %d: "
-                                                "%s", eng->info.rank, hlx_status_str(st));
+                                                "%s", eng->info.rank,
+                                                hlx_run_status_str(st, sbuf, sizeof(sbuf)));
     rep->prefill_ms = (double)(hlx_now_ns() - t0) * 1e-6;
     rep->prompt_len = eng->cfg.prompt_len;
     memcpy(eng->prefill_tokens, eng->tokens, sizeof(int) * (size_t)eng->cfg.batch);
@@ -186,9 +201,11 @@ hlx_status_t hlx_engine_run(hlx_engine_t *eng, hlx_run_report_t *rep, char *err,
         if (st != HLX_OK) {
             if (eng->errmsg[0])
                 hlx_engine_fail(err, errlen, st, "%s", eng->errmsg);
-            else
+            else {
+                char sbuf[384];
                 hlx_engine_fail(err, errlen, st, "decode step %d failed on rank %d: %s", s,
-                                eng->info.rank, hlx_status_str(st));
+                                eng->info.rank, hlx_run_status_str(st, sbuf, sizeof(sbuf)));
+            }
             break;
         }
         step_ms[s] = (double)(hlx_now_ns() - t0) * 1e-6;

@@ -25,6 +25,10 @@ static const hlx_param_t hlx_jobplace_params[] = {
     { "NET_DEVICE", HLX_PT_STRING, "auto", 0, 0, offsetof(hlx_jobplace_settings_t, net_device),
       "auto: set UCX_NET_DEVICES to the rank's placed NIC when it is unset; off: leave UCX "
       "to choose", NULL },
+    { "GPU_SHARE", HLX_PT_INT, "0", 0, 1, offsetof(hlx_jobplace_settings_t, gpu_share),
+      "1: a node may run more ranks than it has GPUs, the ranks sharing them (placed as on a "
+      "CPU-only node, each rank on GPU local rank mod count: tests on one GPU, MPS); 0: one "
+      "GPU per rank", NULL },
 };
 
 static const hlx_param_table_t hlx_jobplace_table = {

@@ -138,7 +138,8 @@ static hlx_status_t hlx_place_build_slots(hlx_place_ctx_t *x, int nranks, char *
         /* ranks are already on their hosts: a host takes as many slots as it has ranks */
         for (n = 0; n < c->nnodes; n++) {
             if (!x->cpu_only && x->node_ranks[n] > c->nodes[n].gpus) {
-                hlx_topo_seterr(err, errlen, "node %s runs %d rank(s) but has %d GPU(s)",
+                hlx_topo_seterr(err, errlen, "node %s runs %d rank(s) but has %d GPU(s) "
+                                "(HELIX_GPU_SHARE=1 lets ranks share them)",
                                 c->nodes[n].name, x->node_ranks[n], c->nodes[n].gpus);
                 return HLX_ERR_INVALID;
             }

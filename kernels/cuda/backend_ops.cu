@@ -11,12 +11,7 @@
 
 #define HLX_CU_GRID_MAX 65535u // blocks per grid dimension used for rows (y and z limits)
 
-static hlx_status_t hlx_cu_launched(void)
-{
-    cudaError_t e = cudaGetLastError();
-    return e == cudaSuccess ? HLX_OK : e == cudaErrorMemoryAllocation ? HLX_ERR_NOMEM
-                                                                      : HLX_ERR_INTERNAL;
-}
+#define hlx_cu_launched() hlx_cuda_note((int)cudaGetLastError(), __func__, NULL)
 
 // Blocks for n elements at 256 threads, capped; kernels loop with a grid stride.
 static unsigned hlx_cu_blocks(size_t n)

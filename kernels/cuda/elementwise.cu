@@ -8,11 +8,37 @@
 #include <dlfcn.h>
 #include <math.h>
 #include <mutex>
+#include <stdio.h>
 
-static hlx_status_t hlx_cu_last(void)
+// The last failure's words, per host thread (a rank drives its device from one thread).
+static thread_local char hlx_cu_why[480];
+
+extern "C" const char *hlx_cuda_error_text(void)
 {
-    return cudaGetLastError() == cudaSuccess ? HLX_OK : HLX_ERR_INTERNAL;
+    return hlx_cu_why;
 }
+
+extern "C" void hlx_cuda_error_clear(void)
+{
+    hlx_cu_why[0] = '\0';
+}
+
+extern "C" hlx_status_t hlx_cuda_note(int err, const char *what, const char *why)
+{
+    cudaError_t e = (cudaError_t)err;
+
+    if (e == cudaSuccess && why == NULL)
+        return HLX_OK;
+    if (why != NULL)
+        snprintf(hlx_cu_why, sizeof(hlx_cu_why), "%s: %s", what, why);
+    else
+        snprintf(hlx_cu_why, sizeof(hlx_cu_why), "%s: %s (%s)", what, cudaGetErrorName(e),
+                 cudaGetErrorString(e));
+    return e == cudaErrorMemoryAllocation ? HLX_ERR_NOMEM :
+           e == cudaSuccess ? HLX_ERR_UNSUPPORTED : HLX_ERR_INTERNAL;
+}
+
+#define hlx_cu_last() hlx_cuda_note((int)cudaGetLastError(), __func__, NULL)
 
 __global__ void hlx_cu_swiglu(float *y, const float *g, const float *u, int n)
 {
@@ -93,6 +119,7 @@ static struct {
     hlx_cublas_create_fn create;
     hlx_cublas_stream_fn set_stream;
     hlx_cublas_sgemm_fn  sgemm;
+    char                 why[200]; // dlerror() when the library did not load
 } hlx_cublas;
 
 #define HLX_STR_(x) #x
@@ -105,8 +132,10 @@ static bool hlx_cublas_load(void)
         void *lib = dlopen("libcublas.so." HLX_STR(CUBLAS_VER_MAJOR), RTLD_NOW | RTLD_LOCAL);
         if (lib == NULL)
             lib = dlopen("libcublas.so", RTLD_NOW | RTLD_LOCAL);
-        if (lib == NULL)
+        if (lib == NULL) {
+            snprintf(hlx_cublas.why, sizeof(hlx_cublas.why), "%s", dlerror());
             return;
+        }
         hlx_cublas.create = (hlx_cublas_create_fn)dlsym(lib, "cublasCreate_v2");
         hlx_cublas.set_stream = (hlx_cublas_stream_fn)dlsym(lib, "cublasSetStream_v2");
         hlx_cublas.sgemm = (hlx_cublas_sgemm_fn)dlsym(lib, "cublasSgemm_v2");
@@ -140,13 +169,14 @@ extern "C" hlx_status_t hlx_cuda_gemm(int M, int N, int K, const float *x, const
         size_t blocks = ((size_t)M * N + 255) / 256;
         if (need > part_n) {
             // the old area may still be read by queued work on this stream
-            if (cudaStreamSynchronize(cs) != cudaSuccess)
-                return HLX_ERR_INTERNAL;
+            cudaError_t e = cudaStreamSynchronize(cs);
+            if (e != cudaSuccess)
+                return hlx_cuda_note((int)e, __func__, NULL);
             cudaFree(part);
             part = NULL, part_n = 0;
-            if (cudaMalloc((void **)&part, need * sizeof(float)) != cudaSuccess) {
+            if ((e = cudaMalloc((void **)&part, need * sizeof(float))) != cudaSuccess) {
                 (void)cudaGetLastError();
-                return HLX_ERR_NOMEM;
+                return hlx_cuda_note((int)e, __func__, NULL);
             }
             part_n = need;
         }
@@ -159,17 +189,32 @@ extern "C" hlx_status_t hlx_cuda_gemm(int M, int N, int K, const float *x, const
         return hlx_cu_last();
     }
     if (w_dtype != HLX_DTYPE_F32)
-        return HLX_ERR_UNSUPPORTED;
+        return hlx_cuda_note(0, __func__, "weights neither f32 nor bf16");
     if (h == NULL) { // the handle exists only once cuBLAS is open
-        if (!hlx_cublas_load())
-            return HLX_ERR_UNSUPPORTED; // no libcublas.so.N on the library path
-        if (hlx_cublas.create(&h) != CUBLAS_STATUS_SUCCESS) {
+        char why[400];
+        cublasStatus_t cst;
+        if (!hlx_cublas_load()) { // no libcublas.so.N on the library path
+            snprintf(why, sizeof(why), "f32 weights need cuBLAS, which did not load (%s); "
+                     "put its folder on LD_LIBRARY_PATH", hlx_cublas.why[0] ? hlx_cublas.why
+                                                                         : "symbols missing");
+            return hlx_cuda_note(0, __func__, why);
+        }
+        if ((cst = hlx_cublas.create(&h)) != CUBLAS_STATUS_SUCCESS) {
             h = NULL;
-            return HLX_ERR_UNSUPPORTED;
+            snprintf(why, sizeof(why), "cublasCreate failed (status %d)", (int)cst);
+            return hlx_cuda_note(0, __func__, why);
         }
     }
-    if (hlx_cublas.set_stream(h, cs) != CUBLAS_STATUS_SUCCESS)
+    {
+        char why[64];
+        cublasStatus_t cst = hlx_cublas.set_stream(h, cs);
+        if (cst == CUBLAS_STATUS_SUCCESS)
+            cst = hlx_cublas.sgemm(h, CUBLAS_OP_N, CUBLAS_OP_N, N, M, K, &one, (const float *)w,
+                                   N, x, K, &beta, y, N);
+        if (cst == CUBLAS_STATUS_SUCCESS)
+            return HLX_OK;
+        snprintf(why, sizeof(why), "cuBLAS sgemm failed (status %d)", (int)cst);
+        hlx_cuda_note(0, __func__, why);
         return HLX_ERR_INTERNAL;
-    return hlx_cublas.sgemm(h, CUBLAS_OP_N, CUBLAS_OP_N, N, M, K, &one, (const float *)w, N, x,
-                            K, &beta, y, N) == CUBLAS_STATUS_SUCCESS ? HLX_OK : HLX_ERR_INTERNAL;
+    }
 }

@@ -63,6 +63,15 @@ hlx_status_t hlx_cuda_gemm(int M, int N, int K, const float *x, const void *w,
  * HLX_ERR_UNSUPPORTED when no libcublas.so.N is on the loader's path. */
 hlx_status_t hlx_cuda_blas_open(void);
 
+/* The last failure of a CUDA call or launch on this host thread, in words ("hlx_cuda_gemm:
+ * cudaErrorInvalidValue (invalid argument)"), "" when none since hlx_cuda_error_clear: the
+ * runtime appends it to a failed step's message. hlx_cuda_note records one (err: a
+ * cudaError_t, 0 for none; what: the function that saw it; why: text, or NULL for the CUDA
+ * error's own words) and returns its status (HLX_OK for err 0 and why NULL). */
+const char  *hlx_cuda_error_text(void);
+void         hlx_cuda_error_clear(void);
+hlx_status_t hlx_cuda_note(int err, const char *what, const char *why);
+
 /* The CUDA execution backend's per-layer kernels (backend_ops.cu), as the ops of
  * runtime/hlx_backend.h with device pointers, enqueued on stream; none synchronises. */
 hlx_status_t hlx_cuda_rmsnorm_rows(float *y, const float *x, const float *w, int rows, int n,

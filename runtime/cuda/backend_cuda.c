@@ -41,13 +41,15 @@ static hlx_cuda_state_t *hlx_cu_st(hlx_backend_t *be)
     return (hlx_cuda_state_t *)be->priv;
 }
 
-static hlx_status_t hlx_cu_err(cudaError_t e)
+/* A CUDA call's status, its words kept for the step's error message (hlx_cuda_note) */
+static hlx_status_t hlx_cu_err_at(cudaError_t e, const char *what)
 {
     if (e == cudaSuccess)
         return HLX_OK;
     (void)cudaGetLastError(); /* clear a sticky launch error's record, not the context */
-    return e == cudaErrorMemoryAllocation ? HLX_ERR_NOMEM : HLX_ERR_INTERNAL;
+    return hlx_cuda_note((int)e, what, NULL);
 }
+#define hlx_cu_err(e) hlx_cu_err_at((e), __func__)
 
 static cudaStream_t hlx_cu_stream(hlx_be_queue_t *q)
 {
@@ -82,6 +84,7 @@ static hlx_status_t hlx_cu_wait(hlx_backend_t *be, cudaStream_t s, cudaEvent_t e
             if (hlx_cu_now() > deadline) {
                 hlx_error("cuda: device work did not finish within %.0f s",
                           cs && cs->timeout_s > 0 ? cs->timeout_s : 600.0);
+                (void)hlx_cuda_note(0, __func__, "device work did not finish in time");
                 return HLX_ERR_TIMEOUT;
             }
             sched_yield();
@@ -461,6 +464,11 @@ hlx_status_t hlx_backend_cuda_open(hlx_backend_t *be, int dev, double timeout_s,
      * then if the library is missing; bf16 weights never need it) */
     (void)hlx_cuda_blas_open();
     return HLX_OK;
+}
+
+const char *hlx_backend_cuda_error(void)
+{
+    return hlx_cuda_error_text();
 }
 
 void *hlx_backend_cuda_stream(hlx_be_queue_t *q)

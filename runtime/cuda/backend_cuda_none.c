@@ -53,3 +53,8 @@ void *hlx_backend_cuda_stream(hlx_be_queue_t *q)
     (void)q;
     return NULL;
 }
+
+const char *hlx_backend_cuda_error(void)
+{
+    return "";
+}

@@ -24,6 +24,9 @@ int          hlx_backend_cuda_device(const hlx_backend_t *be);
 /* The CUDA stream of a queue of this backend (a cudaStream_t), for work enqueued beside
  * the backend's own (NCCL collectives); NULL in a build without CUDA. */
 void        *hlx_backend_cuda_stream(hlx_be_queue_t *q);
+/* The last CUDA failure this thread saw, in words ("" when none, and in a build without
+ * CUDA): a failed step's message carries it. */
+const char  *hlx_backend_cuda_error(void);
 /* Frees the backend's state (hlx_backend_fini). */
 void         hlx_backend_cuda_fini(hlx_backend_t *be);
 

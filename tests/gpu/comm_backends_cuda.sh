@@ -18,7 +18,7 @@ trap 'rm -rf "$dir"' EXIT
 two() { # device, output file, extra args
     local dev=$1 out=$2
     shift 2
-    HWLOC_COMPONENTS=-pci timeout -k 5 200 "$helixrun" --no-prefix -n 2 --timeout 180 -- \
+    HELIX_GPU_SHARE=1 timeout -k 5 200 "$helixrun" --no-prefix -n 2 --timeout 180 -- \
         "$helix" decode --json --kvp 2 --device "$dev" "$@" >"$out" 2>"$out.err" ||
         { echo "FAIL: 2 ranks --device $dev: exit $?"; cat "$out" "$out.err"; exit 1; }
 }

@@ -11,10 +11,10 @@ if ! "$helix" info 2>/dev/null | grep -q '^devices:   [0-9]* CUDA device'; then
     echo "no CUDA device: skipped"; "$helix" info 2>&1 | grep '^devices:'
     exit 77
 fi
-# Placement gives each rank its own GPU and refuses more ranks than GPUs on a node; hiding
-# the PCI devices from hwloc makes it CPU-only, and each rank then takes GPU local rank
+# Placement gives each rank its own GPU and refuses more ranks than GPUs on a node;
+# HELIX_GPU_SHARE=1 places as on a CPU-only node, and each rank then takes GPU local rank
 # mod device count: several ranks share the one GPU.
-[ "$np" -gt 1 ] && export HWLOC_COMPONENTS=-pci
+[ "$np" -gt 1 ] && export HELIX_GPU_SHARE=1
 HLX_EXPECT='device="cuda"' bash "$here/../runtime/run_decode.sh" "$launcher" "$np" "$helix" \
     "$helixrun" --device cuda "$@" || exit 1
 args=("$@")

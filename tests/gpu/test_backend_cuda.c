@@ -109,7 +109,10 @@ static void test_norm_rope_swiglu_add_pad(void)
     hb.ops->glu(&hb, NULL, act, gu, R, N, HLX_ACT_SILU);
     CHECK(cb.ops->glu(&cb, cq, dact, dgu, R, N, HLX_ACT_SILU) == HLX_OK, "swiglu");
     CHECK(rel_err(dact, act, R * N) < 1e-5, "swiglu differs: %g", rel_err(dact, act, R * N));
-    /* add: y = x + act, exact */
+    /* add: x + act, exact on the device's own operands (its RoPE and SwiGLU above differ
+     * from the host's by rounding) */
+    CHECK(cb.ops->copy_from(&cb, cq, y, dx, sizeof(y)) == HLX_OK &&
+          cb.ops->copy_from(&cb, cq, act, dact, sizeof(act)) == HLX_OK, "fetch add operands");
     for (i = 0; i < R * N; i++)
         y[i] += act[i];
     CHECK(cb.ops->add(&cb, cq, dx, dact, R * N) == HLX_OK, "add");
@@ -279,6 +282,48 @@ static void test_attn_fp8(int group, size_t len)
     free(kv), free(q), free(o);
 }
 
+/* The merge of thousands of parts (a long shard's splits over a whole device) against the
+ * host's: heads of an element count that is no multiple of 32, parts that are empty
+ * (lse -inf) and one head that is empty everywhere (zeros and -inf). */
+static void test_merge_many(int nparts, int nheads, int dv)
+{
+    size_t no = (size_t)nparts * nheads * dv, nl = (size_t)nparts * nheads, i;
+    float *op = malloc(sizeof(float) * no), *lp = malloc(sizeof(float) * nl);
+    float *om = calloc((size_t)nheads * dv, sizeof(float)), *lm = calloc(nheads, sizeof(float));
+    float *dop, *dlp, *dom, *dlm;
+    unsigned s = 11;
+
+    if (!op || !lp || !om || !lm) {
+        CHECK(0, "allocation");
+        goto out;
+    }
+    for (i = 0; i < no; i++)
+        op[i] = frand(&s);
+    for (i = 0; i < nl; i++)
+        lp[i] = frand(&s) * 20 + (i % 7 == 0 ? -1e30f : 0.0f);
+    for (i = 0; i < (size_t)nparts; i++) {
+        lp[i * nheads + nheads - 1] = -INFINITY; /* the last head: empty in every part */
+        if (i % 5 == 0)
+            lp[i * nheads] = -INFINITY;
+    }
+    dop = dev_of(op, no), dlp = dev_of(lp, nl);
+    dom = dev_of(om, (size_t)nheads * dv), dlm = dev_of(lm, nheads);
+    CHECK(dop && dlp && dom && dlm, "device copies");
+    if (dop && dlp && dom && dlm) {
+        hb.ops->merge(&hb, NULL, nparts, nheads, dv, op, lp, om, lm);
+        CHECK(cb.ops->merge(&cb, cq, nparts, nheads, dv, dop, dlp, dom, dlm) == HLX_OK,
+              "merge %d parts", nparts);
+        CHECK(rel_err(dom, om, (size_t)nheads * dv) < 1e-5, "merge of %d parts: o differs %g",
+              nparts, rel_err(dom, om, (size_t)nheads * dv));
+        CHECK(rel_err(dlm, lm, nheads) < 1e-6, "merge of %d parts: lse differs %g", nparts,
+              rel_err(dlm, lm, nheads));
+    }
+    cb.ops->mem_free(&cb, dop, 0), cb.ops->mem_free(&cb, dlp, 0);
+    cb.ops->mem_free(&cb, dom, 0), cb.ops->mem_free(&cb, dlm, 0);
+out:
+    free(op), free(lp), free(om), free(lm);
+}
+
 /* 3 peers with 2, 3, 3 heads (8 over KVP 3), 5 requests, packed [1, 4) then merged. */
 static void test_pack_unpack_merge_argmax(void)
 {
@@ -388,6 +433,8 @@ int main(void)
         }
         CHECK(hlx_cuda_attn_set_variant("fastest") == HLX_ERR_INVALID, "bad variant taken");
     }
+    test_merge_many(2640, 9, 100);
+    test_merge_many(1, 3, 512);
     test_pack_unpack_merge_argmax();
     cb.ops->queue_destroy(&cb, cq);
     hlx_backend_fini(&cb);

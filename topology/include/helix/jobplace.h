@@ -93,11 +93,13 @@ int hlx_place_net_device(const hlx_placement_t *placement, const hlx_topo_t *top
 hlx_status_t hlx_place_write_json(const hlx_placement_t *placement, const hlx_cluster_t *cluster,
                                   const char *path, char *err, size_t errlen);
 
-/* Settings (HELIX_CLUSTER, HELIX_PLACEMENT_DUMP, HELIX_NET_DEVICE), for `helix info`. */
+/* Settings (HELIX_CLUSTER, HELIX_PLACEMENT_DUMP, HELIX_NET_DEVICE, HELIX_GPU_SHARE), for
+ * `helix info`. */
 typedef struct hlx_jobplace_settings {
     char cluster[256];    /* cluster file or preset naming the job's hosts, "" none */
     char dump[256];       /* JSON path prefix, "" none */
     char net_device[256]; /* "auto" or "off" */
+    int  gpu_share;       /* 1: a node's ranks may outnumber its GPUs and share them */
 } hlx_jobplace_settings_t;
 struct hlx_param_table;
 const struct hlx_param_table *hlx_jobplace_param_table(void);
