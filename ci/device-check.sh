@@ -82,7 +82,7 @@ step gpu-nccl-world1 60 "$build/tests/gpu/test_nccl"
 # multi-rank steps below are the likeliest to hang on a first run).
 step bench-attn-bf16-gqa8 60 "$helix" bench attention --device cuda --kv-dtype bf16 \
     --context 1M --group 8 --json
-for v in warp tokens; do
+for v in warp tokens mma; do
     step "bench-attn-bf16-gqa8-$v" 60 "$helix" bench attention --device cuda --kv-dtype bf16 \
         --context 1M --group 8 --variant "$v" --json
 done
@@ -152,12 +152,24 @@ step decode-cuda-dynamic 60 "$helix" decode --device cuda \
     --model tests/runtime/data/tiny-dynamic.json --prompt-ids "$out/ragged.txt" --batch 3 \
     --context 600 --steps 6 --prefill-chunk 8 --check --json
 
+# The tensor-core kernel (HELIX_CUDA_ATTN=mma: bf16 KV, heads of 128) inside the decode:
+# a 64K context over 3 requests, ragged prompts through the chunked prefill (its attention
+# calls carry 8 rows x the group as one head set) and KVP 2 on the one GPU, all --check.
+HELIX_CUDA_ATTN=mma step decode-cuda-mma 60 "$helix" decode --device cuda \
+    --model tests/runtime/data/head128.json --context 65536 --batch 3 --steps 6 --check --json
+HELIX_CUDA_ATTN=mma step decode-cuda-mma-prompt 60 "$helix" decode --device cuda \
+    --model tests/runtime/data/head128.json --prompt-ids "$out/ragged.txt" --batch 3 \
+    --context 3000 --steps 4 --prefill-chunk 8 --check --json
+HELIX_CUDA_ATTN=mma HELIX_GPU_SHARE=1 step decode-cuda-mma-kvp2 60 "$helixrun" --no-prefix -n 2 \
+    --timeout 55 -- "$helix" decode --device cuda --kvp 2 \
+    --model tests/runtime/data/head128.json --context 20000 --batch 4 --steps 4 --check --json
+
 # Where Nsight Compute is there (it reads the counters on the Firecracker machines), one
 # launch of each attention kernel at 1M tokens profiled: speed of light, occupancy, launch
 # figures and warp stalls. The clocks are left as they are (--clock-control none).
 ncu=$(command -v ncu || ls /opt/nvidia/nsight-compute/*/ncu 2>/dev/null | head -n 1)
 if [ -n "$ncu" ]; then
-    for shape in "gqa8 --group 8" "mla --mla"; do
+    for shape in "gqa8 --group 8" "gqa8-mma --group 8 --variant mma" "mla --mla"; do
         set -- $shape
         name=$1
         shift

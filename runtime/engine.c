@@ -61,6 +61,10 @@ static const hlx_param_t hlx_runtime_params[] = {
       "prompt prefill: chunked (--prefill-chunk tokens per pass through every layer) or "
       "steps (one decode step per prompt token, the exactness yardstick; same on every "
       "rank)", "chunked|steps" },
+    { "CUDA_ATTN", HLX_PT_STRING, "auto", 0, 0, offsetof(hlx_runtime_settings_t, cuda_attn),
+      "attention kernel of --device cuda: auto, warp, tokens or mma (tensor cores: bf16 KV, "
+      "heads of 64 or 128; a shape it does not take fails the step); docs/gpu.md",
+      "auto|warp|tokens|mma" },
 };
 
 static const hlx_param_table_t hlx_runtime_table = {
@@ -1012,6 +1016,10 @@ static hlx_status_t hlx_engine_device(hlx_engine_t *eng, char *err, size_t errle
             how = "local rank mod device count";
         }
         st = hlx_backend_cuda_open(&eng->be, gpu, t, why, sizeof(why));
+        if (st == HLX_OK && hlx_backend_cuda_set_attn(eng->set.cuda_attn) != HLX_OK) {
+            snprintf(why, sizeof(why), "HELIX_CUDA_ATTN=%.64s not taken", eng->set.cuda_attn);
+            st = HLX_ERR_INVALID;
+        }
         if (st != HLX_OK)
             return hlx_engine_fail(err, errlen, HLX_ERR_INVALID, "--device cuda: rank %d "
                                    "cannot use GPU %d: %s", eng->info.rank, gpu, why);

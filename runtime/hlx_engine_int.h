@@ -43,7 +43,8 @@ typedef struct hlx_tl_event {
 } hlx_tl_event_t;
 
 /* The runtime's settings (HELIX_BIND, HELIX_THREADS, HELIX_STEP_WATCHDOG, HELIX_FAULT,
- * HELIX_DEVICE, HELIX_NCCL, HELIX_STAGE, HELIX_EP, HELIX_PREFILL), filled from the table in engine.c. */
+ * HELIX_DEVICE, HELIX_NCCL, HELIX_STAGE, HELIX_EP, HELIX_PREFILL, HELIX_CUDA_ATTN), filled
+ * from the table in engine.c. */
 typedef struct hlx_runtime_settings {
     char   bind[HLX_PARAM_STRLEN];
     int    threads;
@@ -54,6 +55,7 @@ typedef struct hlx_runtime_settings {
     char   stage[HLX_PARAM_STRLEN];
     int    ep;
     char   prefill[HLX_PARAM_STRLEN];
+    char   cuda_attn[HLX_PARAM_STRLEN];
 } hlx_runtime_settings_t;
 
 /* The engine's communicators, for their backend choice and report. */

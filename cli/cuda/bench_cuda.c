@@ -112,10 +112,11 @@ static const hlx_flag_t hlx_bc_flag_list[HLX_BC_COUNT] = {
                      "MLA absorbed shape: 128 heads, key 576, value 512 within it" },
     [HLX_BC_REPS] = { "reps", HLX_FT_INT, "10", 1, 1000, 0, 0, NULL, HLX_BC_OFF(reps), "R",
                       "timed runs, the best kept" },
-    [HLX_BC_VARIANT] = { "variant", HLX_FT_CHOICE, "auto", 0, 0, 0, 0, "auto|warp|tokens",
+    [HLX_BC_VARIANT] = { "variant", HLX_FT_CHOICE, "auto", 0, 0, 0, 0, "auto|warp|tokens|mma",
                          HLX_BC_OFF(variant), "V",
-                         "auto, warp (a warp per head walks the tokens) or tokens\n"
-                         "(lanes over 32 tokens; GQA shapes up to 256)" },
+                         "auto, warp (a warp per head walks the tokens), tokens\n"
+                         "(lanes over 32 tokens; GQA shapes up to 256) or mma (tensor\n"
+                         "cores; bf16 KV, heads of 64 or 128)" },
     [HLX_BC_JSON] = { "json", HLX_FT_BOOL, NULL, 0, 0, 0, 0, NULL, HLX_BC_OFF(json), NULL,
                       "one JSON object" },
 };
@@ -136,7 +137,7 @@ static const char hlx_bc_usage_tail[] =
 
 int hlx_bench_attention_cuda(int argc, char **argv)
 {
-    static const char *const variants[] = { "auto", "warp", "tokens" };
+    static const char *const variants[] = { "auto", "warp", "tokens", "mma" };
     hlx_bc_args_t a;
     int given[HLX_FLAGS_MAX];
     hlx_dtype_t t;
@@ -230,8 +231,8 @@ int hlx_bench_attention_cuda(int argc, char **argv)
         goto out;
     }
     if (hlx_cuda_attn_variant_for(&at.d) == NULL) {
-        fprintf(stderr, "helix bench: --variant tokens does not take this shape (dk %d, dv %d%s)\n",
-                dk, dv, mla ? ", MLA" : "");
+        fprintf(stderr, "helix bench: --variant %s does not take this shape (dk %d, dv %d%s, "
+                "%s KV)\n", variants[a.variant], dk, dv, mla ? ", MLA" : "", hlx_dtype_name(t));
         rc = 2;
         goto out;
     }

@@ -37,8 +37,9 @@ hlx_status_t hlx_cuda_attn(const hlx_attn_desc_t *d, int nsplit, float *work, vo
 
 /* The attention kernel hlx_cuda_attn uses (process-wide): "auto" (default: "tokens" where
  * the shape allows, else "warp"), "warp" (one warp per query head walks the tokens, any
- * shape, MLA) or "tokens" (lanes over 32 tokens at once: dk, dv multiples of 4 up to 256,
- * separate K and V). HLX_ERR_INVALID for another name. */
+ * shape, MLA), "tokens" (lanes over 32 tokens at once: dk, dv multiples of 4 up to 256,
+ * separate K and V) or "mma" (tensor cores, a warp per 16 heads: bf16 KV, dk and dv 64 or
+ * 128, rows 16-byte aligned). HLX_ERR_INVALID for another name. */
 hlx_status_t hlx_cuda_attn_set_variant(const char *name);
 /* The variant hlx_cuda_attn runs for d, NULL when the chosen one does not take d's shape
  * (hlx_cuda_attn then answers HLX_ERR_UNSUPPORTED). */

@@ -466,6 +466,11 @@ hlx_status_t hlx_backend_cuda_open(hlx_backend_t *be, int dev, double timeout_s,
     return HLX_OK;
 }
 
+hlx_status_t hlx_backend_cuda_set_attn(const char *variant)
+{
+    return hlx_cuda_attn_set_variant(variant);
+}
+
 const char *hlx_backend_cuda_error(void)
 {
     return hlx_cuda_error_text();

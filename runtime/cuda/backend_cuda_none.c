@@ -58,3 +58,9 @@ const char *hlx_backend_cuda_error(void)
 {
     return "";
 }
+
+hlx_status_t hlx_backend_cuda_set_attn(const char *variant)
+{
+    (void)variant;
+    return HLX_ERR_INVALID;
+}

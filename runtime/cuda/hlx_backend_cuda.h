@@ -19,6 +19,9 @@ hlx_status_t hlx_backend_cuda_init(hlx_backend_t *be, char *why, size_t whylen);
  * of every host wait on the device (queue_sync, copy_from, argmax). */
 hlx_status_t hlx_backend_cuda_open(hlx_backend_t *be, int dev, double timeout_s, char *why,
                                    size_t whylen);
+/* The attention kernel of every later call (process-wide): auto, warp, tokens or mma
+ * (HELIX_CUDA_ATTN); HLX_ERR_INVALID for another name or in a build without CUDA. */
+hlx_status_t hlx_backend_cuda_set_attn(const char *variant);
 /* Device the backend is bound to, -1 before open. */
 int          hlx_backend_cuda_device(const hlx_backend_t *be);
 /* The CUDA stream of a queue of this backend (a cudaStream_t), for work enqueued beside
