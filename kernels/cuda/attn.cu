@@ -664,7 +664,7 @@ extern "C" const char *hlx_cuda_attn_variant_for(const hlx_attn_desc_t *d)
               (d->dv == 64 || d->dv == 128) && d->k_stride % 8 == 0 && d->v_stride % 8 == 0 &&
               ((uintptr_t)d->k & 15) == 0 && ((uintptr_t)d->v & 15) == 0;
 
-    if (hlx_cu_attn_variant == 3)
+    if (hlx_cu_attn_variant == 3 || (hlx_cu_attn_variant == 0 && mma))
         return mma ? "mma" : NULL; // mma asked for a shape it does not take
     if (hlx_cu_attn_variant == 1 || (hlx_cu_attn_variant == 0 && !fits))
         return "warp";
@@ -762,7 +762,9 @@ extern "C" int hlx_cuda_attn_splits_desc(const hlx_attn_desc_t *d)
         (void)cudaGetLastError();
         return hlx_cuda_attn_splits_for(d->len, d->group);
     }
-    for (int k = 4; k >= 1; k--) {
+    // the mma kernel streams its split at HBM speed: one wave (k = 1) keeps the splits, and
+    // the merge over them, 4x fewer (the merge of 3168 parts was 30 us of a 180 us call)
+    for (int k = p.mma ? 1 : 4; k >= 1; k--) {
         size_t n = (size_t)k * (size_t)sms * (size_t)per_sm / (size_t)chunks;
         if (n >= 1 && d->len / n >= 256)
             return n > 65535 ? 65535 : (int)n;

@@ -162,6 +162,8 @@ static void test_gemm(hlx_dtype_t wt)
 }
 
 /* KV append then attention over a shard of rows, both backends in the row layout. */
+static float test_cap; /* the soft-cap of test_append_attn's scores (Gemma 2), 0 none */
+
 static void test_append_attn(hlx_dtype_t kt, int group, size_t len)
 {
     enum { DK = 128, DV = 128, SH = 2 };
@@ -214,7 +216,7 @@ static void test_append_attn(hlx_dtype_t kt, int group, size_t len)
                               .k = (char *)kc + hlx_kv_slot(rows, 1, DK, cap, 1, 0, 0) * es,
                               .v = (char *)vc + hlx_kv_slot(rows, 0, DV, cap, 1, 0, 0) * es,
                               .k_stride = DK, .v_stride = DV, .scale = 0.0883883f,
-                              .o = o, .lse = lse };
+                              .softcap = test_cap, .o = o, .lse = lse };
         hlx_attn_desc_t dd = d;
         float ref_lse[128];
         dd.q = dq, dd.o = dout, dd.lse = dlse;
@@ -432,6 +434,9 @@ int main(void)
         for (i = 0; i < sizeof(variants) / sizeof(variants[0]); i++) {
             CHECK(hlx_cuda_attn_set_variant(variants[i]) == HLX_OK, "variant %s", variants[i]);
             test_append_attn(HLX_DTYPE_BF16, 8, 5000);
+            test_cap = 0.3f; /* scores of about +-1 capped hard */
+            test_append_attn(HLX_DTYPE_BF16, 8, 1500);
+            test_cap = 0.0f;
             test_append_attn(HLX_DTYPE_F32, 8, 777);
             test_append_attn(HLX_DTYPE_BF16, 128, 3000); /* a 128-head group */
             test_append_attn(HLX_DTYPE_BF16, 3, 31);     /* under one 32-token step */
