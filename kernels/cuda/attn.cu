@@ -507,6 +507,190 @@ hlx_cu_attn_mma(int group, size_t len, const float *__restrict__ q,
     }
 }
 
+// The "mma" variant for MLA's absorbed shape (the value is the first dv elements of the key
+// row; bf16; dk 576 / dv 512, and 96 / 64 for the small test models): the key is too long
+// and the value too wide for one warp's registers, so a block holds HG groups of 16 heads,
+// each group DS warps. Warp (g, s) computes the partial scores of its group over the s-th
+// DS-th of the key's elements; the DS partials meet in shared memory and every warp of the
+// group adds them in the same order, runs the same online softmax, and accumulates P V for
+// its own DS-th of the value's elements. The block stages each 32-token tile of key rows
+// once (cp.async, two tiles in flight) for all its warps.
+template <int DK, int DV, int HG, int DS>
+__global__ void __launch_bounds__(32 * HG * DS)
+hlx_cu_attn_mma_wide(int group, size_t len, const float *__restrict__ q,
+                     const __nv_bfloat16 *__restrict__ k, size_t ks, float scale, float cap,
+                     float *work_o, float *work_lse)
+{
+    extern __shared__ float4 hlx_cu_smem_wide[];
+    constexpr int KL = DK + HLX_MMA_PAD, NT = HLX_MMA_T / 8;
+    constexpr int KS = DK / 16 / DS, VN = DV / 8 / DS; // k-steps, value n-tiles per warp
+    __nv_bfloat16 *const stile = (__nv_bfloat16 *)hlx_cu_smem_wide;
+    float *const spart = (float *)(stile + 2 * HLX_MMA_T * KL); // [HG][DS][16][T]
+    const int lane = threadIdx.x, w = threadIdx.y, hg = w / DS, sl = w % DS;
+    const int gq = lane >> 2, c = lane & 3, nthr = 32 * HG * DS, tid = w * 32 + lane;
+    const int h0 = blockIdx.x * 16 * HG + 16 * hg, e0 = sl * KS * 16, v0 = sl * VN * 8;
+    const size_t per = (len + gridDim.y - 1) / gridDim.y;
+    const size_t j0 = per * blockIdx.y, j1 = j0 + per < len ? j0 + per : len;
+    const int ntiles = j1 > j0 ? (int)((j1 - j0 + HLX_MMA_T - 1) / HLX_MMA_T) : 0;
+    uint32_t qh[KS][4], ql[KS][4];
+    float o[VN][4];
+    float m[2] = { -INFINITY, -INFINITY }, l[2] = { 0.0f, 0.0f };
+
+    auto load = [&](int b, size_t j) { // tile from row j into stage b, rows past j1 zeroed
+        __nv_bfloat16 *dst = stile + b * HLX_MMA_T * KL;
+        for (int i = tid; i < HLX_MMA_T * (DK / 8); i += nthr) {
+            int row = i / (DK / 8), col = (i % (DK / 8)) * 8;
+            bool ok = j + row < j1;
+            hlx_cp16(dst + row * KL + col, k + (ok ? (j + row) * ks + col : 0), ok);
+        }
+        asm volatile("cp.async.commit_group;\n" ::);
+    };
+    if (ntiles > 0)
+        load(0, j0);
+#pragma unroll
+    for (int s = 0; s < KS; s++) {
+#pragma unroll
+        for (int r = 0; r < 4; r++) {
+            int h = h0 + gq + (r & 1) * 8, e = e0 + 16 * s + 2 * c + (r >> 1) * 8;
+            float x0 = 0.0f, x1 = 0.0f;
+            if (h < group) {
+                x0 = q[(size_t)h * DK + e] * scale;
+                x1 = q[(size_t)h * DK + e + 1] * scale;
+            }
+            hlx_split2(x0, x1, &qh[s][r], &ql[s][r]);
+        }
+    }
+#pragma unroll
+    for (int n = 0; n < VN; n++)
+        o[n][0] = o[n][1] = o[n][2] = o[n][3] = 0.0f;
+
+    for (int t = 0; t < ntiles; t++) {
+        const size_t jt = j0 + (size_t)t * HLX_MMA_T;
+        const __nv_bfloat16 *K = stile + (t & 1) * HLX_MMA_T * KL;
+        float sc[NT][4];
+        if (t + 1 < ntiles) {
+            load((t + 1) & 1, jt + HLX_MMA_T);
+            asm volatile("cp.async.wait_group 1;\n" ::);
+        } else {
+            asm volatile("cp.async.wait_group 0;\n" ::);
+        }
+        __syncthreads(); // the tile is in, from every thread's copies
+#pragma unroll
+        for (int nt = 0; nt < NT; nt++) {
+            sc[nt][0] = sc[nt][1] = sc[nt][2] = sc[nt][3] = 0.0f;
+#pragma unroll
+            for (int s = 0; s < KS; s++) {
+                uint32_t f[2];
+                // two 8 x 8 matrices (this k-step's two halves) with ldmatrix.x2
+                uint32_t a = (uint32_t)__cvta_generic_to_shared(
+                    K + (nt * 8 + (lane & 7)) * KL + e0 + 16 * s + 8 * ((lane >> 3) & 1));
+                asm volatile("ldmatrix.sync.aligned.m8n8.x2.shared.b16 {%0, %1}, [%2];\n"
+                             : "=r"(f[0]), "=r"(f[1]) : "r"(a));
+                hlx_mma(sc[nt], qh[s], f[0], f[1]);
+                hlx_mma(sc[nt], ql[s], f[0], f[1]);
+            }
+        }
+        {
+            float *mine = spart + ((size_t)(hg * DS + sl) * 16) * HLX_MMA_T;
+#pragma unroll
+            for (int nt = 0; nt < NT; nt++)
+#pragma unroll
+                for (int r = 0; r < 4; r++)
+                    mine[(gq + 8 * (r >> 1)) * HLX_MMA_T + nt * 8 + 2 * c + (r & 1)] = sc[nt][r];
+        }
+        __syncthreads(); // every slice's partial scores are in
+        {
+            const float *grp = spart + (size_t)hg * DS * 16 * HLX_MMA_T;
+            float mx[2] = { m[0], m[1] }, corr[2], rs[2] = { 0.0f, 0.0f };
+#pragma unroll
+            for (int nt = 0; nt < NT; nt++) {
+#pragma unroll
+                for (int r = 0; r < 4; r++) {
+                    int at = (gq + 8 * (r >> 1)) * HLX_MMA_T + nt * 8 + 2 * c + (r & 1);
+                    size_t tok = jt + nt * 8 + 2 * c + (r & 1);
+                    float x = grp[at];
+                    for (int u = 1; u < DS; u++) // the slices in order: the same sum everywhere
+                        x += grp[u * 16 * HLX_MMA_T + at];
+                    if (cap > 0.0f)
+                        x = cap * tanhf(x / cap);
+                    x = tok < j1 ? x : -INFINITY;
+                    sc[nt][r] = x;
+                    mx[r >> 1] = fmaxf(mx[r >> 1], x);
+                }
+            }
+#pragma unroll
+            for (int i = 0; i < 2; i++) {
+                mx[i] = fmaxf(mx[i], __shfl_xor_sync(0xffffffffu, mx[i], 1));
+                mx[i] = fmaxf(mx[i], __shfl_xor_sync(0xffffffffu, mx[i], 2));
+                corr[i] = __expf(m[i] - mx[i]);
+                m[i] = mx[i];
+            }
+#pragma unroll
+            for (int nt = 0; nt < NT; nt++) {
+#pragma unroll
+                for (int r = 0; r < 4; r++) {
+                    float p = __expf(sc[nt][r] - m[r >> 1]);
+                    sc[nt][r] = p;
+                    rs[r >> 1] += p;
+                }
+            }
+#pragma unroll
+            for (int i = 0; i < 2; i++) {
+                rs[i] += __shfl_xor_sync(0xffffffffu, rs[i], 1);
+                rs[i] += __shfl_xor_sync(0xffffffffu, rs[i], 2);
+                l[i] = l[i] * corr[i] + rs[i];
+            }
+#pragma unroll
+            for (int n = 0; n < VN; n++) {
+                o[n][0] *= corr[0]; o[n][1] *= corr[0];
+                o[n][2] *= corr[1]; o[n][3] *= corr[1];
+            }
+        }
+#pragma unroll
+        for (int u = 0; u < HLX_MMA_T / 16; u++) {
+            uint32_t ph[4], pl[4];
+            hlx_split2(sc[2 * u][0], sc[2 * u][1], &ph[0], &pl[0]);
+            hlx_split2(sc[2 * u][2], sc[2 * u][3], &ph[1], &pl[1]);
+            hlx_split2(sc[2 * u + 1][0], sc[2 * u + 1][1], &ph[2], &pl[2]);
+            hlx_split2(sc[2 * u + 1][2], sc[2 * u + 1][3], &ph[3], &pl[3]);
+#pragma unroll
+            for (int n = 0; n < VN; n += 2) {
+                uint32_t f[4];
+                hlx_ldsm4_t(f, K + (16 * u + (lane & 7) + ((lane >> 3) & 1) * 8) * KL + v0 +
+                                   8 * n + (lane >> 4) * 8);
+                hlx_mma(o[n], ph, f[0], f[1]);
+                hlx_mma(o[n], pl, f[0], f[1]);
+                hlx_mma(o[n + 1], ph, f[2], f[3]);
+                hlx_mma(o[n + 1], pl, f[2], f[3]);
+            }
+        }
+        __syncthreads(); // the stage and the partial scores are free again
+    }
+#pragma unroll
+    for (int i = 0; i < 2; i++) {
+        int h = h0 + gq + 8 * i;
+        float inv = l[i] > 0.0f ? 1.0f / l[i] : 0.0f;
+        if (h >= group)
+            continue;
+        float *out = work_o + ((size_t)blockIdx.y * group + h) * DV + v0;
+#pragma unroll
+        for (int n = 0; n < VN; n++)
+            *(float2 *)(out + 8 * n + 2 * c) = make_float2(o[n][2 * i] * inv,
+                                                           o[n][2 * i + 1] * inv);
+        if (c == 0 && sl == 0)
+            work_lse[(size_t)blockIdx.y * group + h] = l[i] > 0.0f ? m[i] + logf(l[i])
+                                                                   : -INFINITY;
+    }
+}
+
+// The wide kernel's shapes: its shared memory (two key tiles and the partial scores)
+template <int DK, int DV, int HG, int DS>
+static size_t hlx_cu_wide_smem(void)
+{
+    return 2 * sizeof(__nv_bfloat16) * HLX_MMA_T * (DK + HLX_MMA_PAD) +
+           sizeof(float) * (size_t)HG * DS * 16 * HLX_MMA_T;
+}
+
 // o = sum_p exp(lse_p - m) o_p / sum_p exp(lse_p - m), lse = m + log(sum). grid: (head,
 // chunk of 32 elements), block 32 x 32: the block's 1024 threads find m and the sum over
 // the parts together, then warp w adds parts w, w + 32, ... (four loads in flight) for its
@@ -660,9 +844,11 @@ extern "C" const char *hlx_cuda_attn_variant_for(const hlx_attn_desc_t *d)
                                    32 * ((size_t)d->dk + 4 + (size_t)d->dv));
     int fits = !v_in_k && d->dk % 4 == 0 && d->dv % 4 == 0 && d->dk <= 256 && d->dv <= 256 &&
                need <= 48 * 1024;
-    int mma = !v_in_k && d->kv_dtype == HLX_DTYPE_BF16 && (d->dk == 64 || d->dk == 128) &&
-              (d->dv == 64 || d->dv == 128) && d->k_stride % 8 == 0 && d->v_stride % 8 == 0 &&
-              ((uintptr_t)d->k & 15) == 0 && ((uintptr_t)d->v & 15) == 0;
+    int rows16 = d->kv_dtype == HLX_DTYPE_BF16 && d->k_stride % 8 == 0 &&
+                 d->v_stride % 8 == 0 && ((uintptr_t)d->k & 15) == 0 &&
+                 ((uintptr_t)d->v & 15) == 0;
+    int mma = rows16 && (v_in_k ? (d->dk == 576 && d->dv == 512) || (d->dk == 96 && d->dv == 64)
+                                : (d->dk == 64 || d->dk == 128) && (d->dv == 64 || d->dv == 128));
 
     if (hlx_cu_attn_variant == 3 || (hlx_cu_attn_variant == 0 && mma))
         return mma ? "mma" : NULL; // mma asked for a shape it does not take
@@ -680,12 +866,16 @@ typedef void (*hlx_cu_tok_fn)(int, int, int, size_t, int, const float *, const v
 typedef void (*hlx_cu_mma_fn)(int, size_t, const float *, const __nv_bfloat16 *,
                               const __nv_bfloat16 *, size_t, size_t, float, float, float *,
                               float *);
+typedef void (*hlx_cu_wide_fn)(int, size_t, const float *, const __nv_bfloat16 *, size_t, float,
+                               float, float *, float *);
 
 // The kernel hlx_cuda_attn launches for d, its tile and shared memory.
 typedef struct hlx_cu_plan {
     hlx_cu_split_fn split; // the warp kernel, or NULL
     hlx_cu_tok_fn   tok;   // the tokens kernel, or NULL
     hlx_cu_mma_fn   mma;   // the mma kernel, or NULL
+    hlx_cu_wide_fn  wide;  // the mma kernel for MLA's shape, or NULL
+    int             heads, warps; // the wide kernel's heads and warps per block
     int             tile, v_in_k;
     size_t          smem;
 } hlx_cu_plan_t;
@@ -698,6 +888,25 @@ static int hlx_cu_attn_plan(const hlx_attn_desc_t *d, hlx_cu_plan_t *p)
     p->v_in_k = d->v == d->k && d->v_stride == d->k_stride && d->dv <= d->dk;
     if (v == NULL)
         return -1;
+    if (!strcmp(v, "mma") && p->v_in_k) {
+        // blocks of 2 x 16 heads in 4 warps each (576 / 512), or 16 heads in 2 (96 / 64)
+        static bool raised[2];
+        int big = d->dk == 576, i = big ? 0 : 1;
+        p->wide = big ? hlx_cu_attn_mma_wide<576, 512, 2, 4> : hlx_cu_attn_mma_wide<96, 64, 1, 2>;
+        p->smem = big ? hlx_cu_wide_smem<576, 512, 2, 4>() : hlx_cu_wide_smem<96, 64, 1, 2>();
+        p->heads = big ? 32 : 16;
+        p->warps = big ? 8 : 2;
+        p->tile = HLX_MMA_T;
+        if (!raised[i]) { // above 48 KiB only once the limit is raised (per device: once here)
+            if (cudaFuncSetAttribute(p->wide, cudaFuncAttributeMaxDynamicSharedMemorySize,
+                                     (int)p->smem) != cudaSuccess) {
+                (void)cudaGetLastError();
+                return -1;
+            }
+            raised[i] = true;
+        }
+        return 0;
+    }
     if (!strcmp(v, "mma")) {
         // two stages of a 32-token tile of K and V in bf16, rows padded by 8
         p->tile = HLX_MMA_T;
@@ -749,11 +958,15 @@ extern "C" int hlx_cuda_attn_splits_desc(const hlx_attn_desc_t *d)
         return hlx_cuda_attn_splits_for(d->len, d->group);
     if (p.mma != NULL)
         chunks = (d->group + 15) / 16; // 16 heads per block
+    if (p.wide != NULL)
+        chunks = (d->group + p.heads - 1) / p.heads;
     e = cudaGetDevice(&dev);
     if (e == cudaSuccess)
         e = cudaDeviceGetAttribute(&sms, cudaDevAttrMultiProcessorCount, dev);
     if (e == cudaSuccess)
-        e = p.mma ? cudaOccupancyMaxActiveBlocksPerMultiprocessor(&per_sm, p.mma, 32, p.smem)
+        e = p.wide ? cudaOccupancyMaxActiveBlocksPerMultiprocessor(&per_sm, p.wide,
+                                                                   32 * p.warps, p.smem)
+            : p.mma ? cudaOccupancyMaxActiveBlocksPerMultiprocessor(&per_sm, p.mma, 32, p.smem)
             : p.tok ? cudaOccupancyMaxActiveBlocksPerMultiprocessor(&per_sm, p.tok,
                                                                     32 * HLX_CU_HEADS, p.smem)
                     : cudaOccupancyMaxActiveBlocksPerMultiprocessor(&per_sm, p.split,
@@ -764,7 +977,7 @@ extern "C" int hlx_cuda_attn_splits_desc(const hlx_attn_desc_t *d)
     }
     // the mma kernel streams its split at HBM speed: one wave (k = 1) keeps the splits, and
     // the merge over them, 4x fewer (the merge of 3168 parts was 30 us of a 180 us call)
-    for (int k = p.mma ? 1 : 4; k >= 1; k--) {
+    for (int k = p.mma || p.wide ? 1 : 4; k >= 1; k--) {
         size_t n = (size_t)k * (size_t)sms * (size_t)per_sm / (size_t)chunks;
         if (n >= 1 && d->len / n >= 256)
             return n > 65535 ? 65535 : (int)n;
@@ -792,7 +1005,13 @@ extern "C" hlx_status_t hlx_cuda_attn(const hlx_attn_desc_t *d, int nsplit, floa
     if (hlx_cu_attn_plan(d, &p) != 0)
         return hlx_cuda_note(0, __func__, "the tokens kernel was asked for a shape it does "
                              "not take (dk, dv multiples of 4 up to 256, K and V apart)");
-    if (p.mma) {
+    if (p.wide) {
+        dim3 grid((unsigned)((d->group + p.heads - 1) / p.heads), (unsigned)nsplit);
+        p.wide<<<grid, dim3(32, p.warps), p.smem, st>>>(d->group, d->len, d->q,
+                                                         (const __nv_bfloat16 *)d->k,
+                                                         d->k_stride, d->scale, d->softcap,
+                                                         wo, wl);
+    } else if (p.mma) {
         dim3 grid((unsigned)((d->group + 15) / 16), (unsigned)nsplit);
         p.mma<<<grid, 32, p.smem, st>>>(d->group, d->len, d->q, (const __nv_bfloat16 *)d->k,
                                         (const __nv_bfloat16 *)d->v, d->k_stride, d->v_stride,
