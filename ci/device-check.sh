@@ -164,13 +164,10 @@ HELIX_CUDA_ATTN=mma HELIX_GPU_SHARE=1 step decode-cuda-mma-kvp2 60 "$helixrun" -
     --timeout 55 -- "$helix" decode --device cuda --kvp 2 \
     --model tests/runtime/data/head128.json --context 20000 --batch 4 --steps 4 --check --json
 
-# MLA (absorbed: the value is the latent head of the key row) on the device: tiny-mla (key
-# 96, value 64) through the mma kernel and the warp kernel, with a prompt, --check.
-for v in mma warp; do
-    HELIX_CUDA_ATTN=$v step "decode-cuda-mla-$v" 60 "$helix" decode --device cuda \
-        --model tests/runtime/data/tiny-mla.json --prompt-ids "$out/ragged.txt" --batch 3 \
-        --context 2000 --steps 4 --prefill-chunk 8 --check --json
-done
+# A 1M-token decode step end to end (head128: 2 layers, 2 KV heads of 128, bf16 KV, 4
+# requests: 8.6 GB of KV read per step), its phases in the JSON report.
+step decode-cuda-1M 100 "$helix" decode --device cuda --model tests/runtime/data/head128.json \
+    --context 1M --batch 4 --steps 8 --json
 
 # Where Nsight Compute is there (it reads the counters on the Firecracker machines), one
 # launch of each attention kernel at 1M tokens profiled: speed of light, occupancy, launch

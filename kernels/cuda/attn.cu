@@ -412,16 +412,20 @@ hlx_cu_attn_mma(int group, size_t len, const float *__restrict__ q,
         // S = Q K^T: per 8 tokens, B fragments of two k-steps per ldmatrix.x4
 #pragma unroll
         for (int nt = 0; nt < HLX_MMA_T / 8; nt++) {
+            float lo[4] = { 0.0f, 0.0f, 0.0f, 0.0f }; // q's remainder: a second chain
             sc[nt][0] = sc[nt][1] = sc[nt][2] = sc[nt][3] = 0.0f;
 #pragma unroll
             for (int s = 0; s < DK / 16; s += 2) {
                 uint32_t f[4];
                 hlx_ldsm4(f, K + (nt * 8 + (lane & 7)) * KL + 16 * s + 8 * (lane >> 3));
                 hlx_mma(sc[nt], qh[s], f[0], f[1]);
-                hlx_mma(sc[nt], ql[s], f[0], f[1]);
+                hlx_mma(lo, ql[s], f[0], f[1]);
                 hlx_mma(sc[nt], qh[s + 1], f[2], f[3]);
-                hlx_mma(sc[nt], ql[s + 1], f[2], f[3]);
+                hlx_mma(lo, ql[s + 1], f[2], f[3]);
             }
+#pragma unroll
+            for (int r = 0; r < 4; r++)
+                sc[nt][r] += lo[r];
         }
         // the online softmax of rows gq (i = 0) and gq + 8 (i = 1); tokens past j1: -inf
         {
@@ -577,6 +581,7 @@ hlx_cu_attn_mma_wide(int group, size_t len, const float *__restrict__ q,
         __syncthreads(); // the tile is in, from every thread's copies
 #pragma unroll
         for (int nt = 0; nt < NT; nt++) {
+            float lo[4] = { 0.0f, 0.0f, 0.0f, 0.0f }; // q's remainder: a second chain
             sc[nt][0] = sc[nt][1] = sc[nt][2] = sc[nt][3] = 0.0f;
 #pragma unroll
             for (int s = 0; s < KS; s++) {
@@ -587,8 +592,11 @@ hlx_cu_attn_mma_wide(int group, size_t len, const float *__restrict__ q,
                 asm volatile("ldmatrix.sync.aligned.m8n8.x2.shared.b16 {%0, %1}, [%2];\n"
                              : "=r"(f[0]), "=r"(f[1]) : "r"(a));
                 hlx_mma(sc[nt], qh[s], f[0], f[1]);
-                hlx_mma(sc[nt], ql[s], f[0], f[1]);
+                hlx_mma(lo, ql[s], f[0], f[1]);
             }
+#pragma unroll
+            for (int r = 0; r < 4; r++)
+                sc[nt][r] += lo[r];
         }
         {
             float *mine = spart + ((size_t)(hg * DS + sl) * 16) * HLX_MMA_T;
