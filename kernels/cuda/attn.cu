@@ -356,15 +356,70 @@ __device__ __forceinline__ void hlx_mma_load(__nv_bfloat16 *sK, __nv_bfloat16 *s
     asm volatile("cp.async.commit_group;\n" ::);
 }
 
+// fp8 KV: a tile of raw e4m3 rows (rows past j1 zeroed) into raw [T][DK] and [T][DV]
 template <int DK, int DV>
+__device__ __forceinline__ void hlx_mma_load8(unsigned char *rk, unsigned char *rv,
+                                              const unsigned char *k, const unsigned char *v,
+                                              size_t ks, size_t vs, size_t j, size_t j1,
+                                              int lane)
+{
+#pragma unroll
+    for (int i = lane; i < HLX_MMA_T * (DK / 16); i += 32) {
+        int row = i / (DK / 16), col = (i % (DK / 16)) * 16;
+        bool ok = j + row < j1;
+        hlx_cp16(rk + row * DK + col, k + (ok ? (j + row) * ks + col : 0), ok);
+    }
+#pragma unroll
+    for (int i = lane; i < HLX_MMA_T * (DV / 16); i += 32) {
+        int row = i / (DV / 16), col = (i % (DV / 16)) * 16;
+        bool ok = j + row < j1;
+        hlx_cp16(rv + row * DV + col, v + (ok ? (j + row) * vs + col : 0), ok);
+    }
+    asm volatile("cp.async.commit_group;\n" ::);
+}
+
+// 16 e4m3 values to 16 bf16 (exact: e4m3's 3 mantissa bits and its exponents fit bf16)
+__device__ __forceinline__ void hlx_f8x16_bf16(uint4 u, __nv_bfloat16 *dst)
+{
+    const __nv_fp8x2_storage_t *h = (const __nv_fp8x2_storage_t *)&u;
+    uint32_t w[8];
+#pragma unroll
+    for (int x = 0; x < 8; x++) {
+        __half2_raw hr = __nv_cvt_fp8x2_to_halfraw2(h[x], __NV_E4M3);
+        __nv_bfloat162 b = __float22bfloat162_rn(__half22float2(*(const __half2 *)&hr));
+        w[x] = *(uint32_t *)&b;
+    }
+    ((uint4 *)dst)[0] = make_uint4(w[0], w[1], w[2], w[3]);
+    ((uint4 *)dst)[1] = make_uint4(w[4], w[5], w[6], w[7]);
+}
+
+// raw fp8 rows [T][d] to the bf16 tile [T][d + PAD]
+template <int D>
+__device__ __forceinline__ void hlx_mma_widen(__nv_bfloat16 *dst, const unsigned char *raw,
+                                              int lane)
+{
+#pragma unroll
+    for (int i = lane; i < HLX_MMA_T * (D / 16); i += 32) {
+        int row = i / (D / 16), col = (i % (D / 16)) * 16;
+        hlx_f8x16_bf16(*(const uint4 *)(raw + row * D + col),
+                       dst + row * (D + HLX_MMA_PAD) + col);
+    }
+}
+
+// F8: fp8 e4m3 KV, copied raw (two tiles in flight) and widened to bf16 in shared memory
+// just before its tile's products; else bf16 KV straight into the two bf16 stages.
+template <int DK, int DV, bool F8>
 __global__ void __launch_bounds__(32)
-hlx_cu_attn_mma(int group, size_t len, const float *__restrict__ q,
-                const __nv_bfloat16 *__restrict__ k, const __nv_bfloat16 *__restrict__ v,
-                size_t ks, size_t vs, float scale, float cap, float *work_o, float *work_lse)
+hlx_cu_attn_mma(int group, size_t len, const float *__restrict__ q, const void *__restrict__ kp,
+                const void *__restrict__ vp, size_t ks, size_t vs, float scale, float cap,
+                float *work_o, float *work_lse)
 {
     extern __shared__ float4 hlx_cu_smem_mma[];
     __nv_bfloat16 *sbase = (__nv_bfloat16 *)hlx_cu_smem_mma;
+    const __nv_bfloat16 *k = (const __nv_bfloat16 *)kp, *v = (const __nv_bfloat16 *)vp;
     const int KL = DK + HLX_MMA_PAD, VL = DV + HLX_MMA_PAD;
+    // fp8: one bf16 tile (K then V), then two raw stages of T x (DK + DV) bytes
+    unsigned char *const raw = (unsigned char *)(sbase + HLX_MMA_T * (KL + VL));
     const int lane = threadIdx.x, gq = lane >> 2, c = lane & 3, h0 = blockIdx.x * 16;
     const size_t per = (len + gridDim.y - 1) / gridDim.y;
     const size_t j0 = per * blockIdx.y, j1 = j0 + per < len ? j0 + per : len;
@@ -376,8 +431,13 @@ hlx_cu_attn_mma(int group, size_t len, const float *__restrict__ q,
     float o[DV / 8][4];
     float m[2] = { -INFINITY, -INFINITY }, l[2] = { 0.0f, 0.0f };
 
-    if (ntiles > 0)
-        hlx_mma_load<DK, DV>(sbase, sV0, k, v, ks, vs, j0, j1, lane);
+    if (ntiles > 0) {
+        if constexpr (F8)
+            hlx_mma_load8<DK, DV>(raw, raw + HLX_MMA_T * DK, (const unsigned char *)kp,
+                                  (const unsigned char *)vp, ks, vs, j0, j1, lane);
+        else
+            hlx_mma_load<DK, DV>(sbase, sV0, k, v, ks, vs, j0, j1, lane);
+    }
     // Q's fragments (rows: heads h0 + gq and h0 + gq + 8, scaled; absent heads 0)
 #pragma unroll
     for (int s = 0; s < DK / 16; s++) {
@@ -402,13 +462,27 @@ hlx_cu_attn_mma(int group, size_t len, const float *__restrict__ q,
         const __nv_bfloat16 *K = sbase + b * HLX_MMA_T * KL, *V = sV0 + b * HLX_MMA_T * VL;
         float sc[HLX_MMA_T / 8][4];
         if (t + 1 < ntiles) {
-            hlx_mma_load<DK, DV>(sbase + nb * HLX_MMA_T * KL, sV0 + nb * HLX_MMA_T * VL, k, v,
-                                 ks, vs, jt + HLX_MMA_T, j1, lane);
+            if constexpr (F8)
+                hlx_mma_load8<DK, DV>(raw + nb * HLX_MMA_T * (DK + DV),
+                                      raw + nb * HLX_MMA_T * (DK + DV) + HLX_MMA_T * DK,
+                                      (const unsigned char *)kp, (const unsigned char *)vp, ks,
+                                      vs, jt + HLX_MMA_T, j1, lane);
+            else
+                hlx_mma_load<DK, DV>(sbase + nb * HLX_MMA_T * KL, sV0 + nb * HLX_MMA_T * VL, k,
+                                     v, ks, vs, jt + HLX_MMA_T, j1, lane);
             asm volatile("cp.async.wait_group 1;\n" ::);
         } else {
             asm volatile("cp.async.wait_group 0;\n" ::);
         }
         __syncwarp();
+        if constexpr (F8) { // this tile's raw rows widened into the one bf16 tile
+            const unsigned char *r = raw + b * HLX_MMA_T * (DK + DV);
+            hlx_mma_widen<DK>(sbase, r, lane);
+            hlx_mma_widen<DV>(sbase + HLX_MMA_T * KL, r + HLX_MMA_T * DK, lane);
+            K = sbase;
+            V = sbase + HLX_MMA_T * KL;
+            __syncwarp();
+        }
         // S = Q K^T: per 8 tokens, B fragments of two k-steps per ldmatrix.x4
 #pragma unroll
         for (int nt = 0; nt < HLX_MMA_T / 8; nt++) {
@@ -855,8 +929,14 @@ extern "C" const char *hlx_cuda_attn_variant_for(const hlx_attn_desc_t *d)
     int rows16 = d->kv_dtype == HLX_DTYPE_BF16 && d->k_stride % 8 == 0 &&
                  d->v_stride % 8 == 0 && ((uintptr_t)d->k & 15) == 0 &&
                  ((uintptr_t)d->v & 15) == 0;
-    int mma = rows16 && (v_in_k ? (d->dk == 576 && d->dv == 512) || (d->dk == 96 && d->dv == 64)
-                                : (d->dk == 64 || d->dk == 128) && (d->dv == 64 || d->dv == 128));
+    int rows16_f8 = d->kv_dtype == HLX_DTYPE_FP8 && d->k_stride % 16 == 0 &&
+                    d->v_stride % 16 == 0 && ((uintptr_t)d->k & 15) == 0 &&
+                    ((uintptr_t)d->v & 15) == 0;
+    int gqa_mma = !v_in_k && (d->dk == 64 || d->dk == 128) && (d->dv == 64 || d->dv == 128);
+    int mma = (rows16 && (v_in_k ? (d->dk == 576 && d->dv == 512) ||
+                                       (d->dk == 96 && d->dv == 64)
+                                 : gqa_mma)) ||
+              (rows16_f8 && gqa_mma);
 
     if (hlx_cu_attn_variant == 3 || (hlx_cu_attn_variant == 0 && mma))
         return mma ? "mma" : NULL; // mma asked for a shape it does not take
@@ -871,9 +951,8 @@ typedef void (*hlx_cu_split_fn)(int, int, int, size_t, int, const float *, const
 typedef void (*hlx_cu_tok_fn)(int, int, int, size_t, int, const float *, const void *,
                               const void *, size_t, size_t, float, float, int, float *,
                               float *);
-typedef void (*hlx_cu_mma_fn)(int, size_t, const float *, const __nv_bfloat16 *,
-                              const __nv_bfloat16 *, size_t, size_t, float, float, float *,
-                              float *);
+typedef void (*hlx_cu_mma_fn)(int, size_t, const float *, const void *, const void *, size_t,
+                              size_t, float, float, float *, float *);
 typedef void (*hlx_cu_wide_fn)(int, size_t, const float *, const __nv_bfloat16 *, size_t, float,
                                float, float *, float *);
 
@@ -916,13 +995,20 @@ static int hlx_cu_attn_plan(const hlx_attn_desc_t *d, hlx_cu_plan_t *p)
         return 0;
     }
     if (!strcmp(v, "mma")) {
-        // two stages of a 32-token tile of K and V in bf16, rows padded by 8
+        // two stages of a 32-token tile of K and V in bf16, rows padded by 8; fp8: one bf16
+        // tile and two raw stages
+        static const hlx_cu_mma_fn fns[2][2][2] = {
+            { { hlx_cu_attn_mma<64, 64, false>, hlx_cu_attn_mma<64, 128, false> },
+              { hlx_cu_attn_mma<128, 64, false>, hlx_cu_attn_mma<128, 128, false> } },
+            { { hlx_cu_attn_mma<64, 64, true>, hlx_cu_attn_mma<64, 128, true> },
+              { hlx_cu_attn_mma<128, 64, true>, hlx_cu_attn_mma<128, 128, true> } },
+        };
+        int f8 = d->kv_dtype == HLX_DTYPE_FP8;
+        size_t tile = sizeof(__nv_bfloat16) * HLX_MMA_T *
+                      ((size_t)d->dk + HLX_MMA_PAD + (size_t)d->dv + HLX_MMA_PAD);
         p->tile = HLX_MMA_T;
-        p->smem = 2 * sizeof(__nv_bfloat16) * HLX_MMA_T *
-                  ((size_t)d->dk + HLX_MMA_PAD + (size_t)d->dv + HLX_MMA_PAD);
-        p->mma = d->dk == 64 ? (d->dv == 64 ? hlx_cu_attn_mma<64, 64> : hlx_cu_attn_mma<64, 128>)
-                             : (d->dv == 64 ? hlx_cu_attn_mma<128, 64>
-                                            : hlx_cu_attn_mma<128, 128>);
+        p->smem = f8 ? tile + 2 * (size_t)HLX_MMA_T * ((size_t)d->dk + (size_t)d->dv) : 2 * tile;
+        p->mma = fns[f8][d->dk == 128][d->dv == 128];
         return 0;
     }
     if (!strcmp(v, "tokens")) {
@@ -1021,9 +1107,8 @@ extern "C" hlx_status_t hlx_cuda_attn(const hlx_attn_desc_t *d, int nsplit, floa
                                                          wo, wl);
     } else if (p.mma) {
         dim3 grid((unsigned)((d->group + 15) / 16), (unsigned)nsplit);
-        p.mma<<<grid, 32, p.smem, st>>>(d->group, d->len, d->q, (const __nv_bfloat16 *)d->k,
-                                        (const __nv_bfloat16 *)d->v, d->k_stride, d->v_stride,
-                                        d->scale, d->softcap, wo, wl);
+        p.mma<<<grid, 32, p.smem, st>>>(d->group, d->len, d->q, d->k, d->v, d->k_stride,
+                                        d->v_stride, d->scale, d->softcap, wo, wl);
     } else {
         dim3 grid((unsigned)((d->group + HLX_CU_HEADS - 1) / HLX_CU_HEADS), (unsigned)nsplit);
         dim3 block(32, HLX_CU_HEADS);
