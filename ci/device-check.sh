@@ -165,9 +165,15 @@ HELIX_CUDA_ATTN=mma HELIX_GPU_SHARE=1 step decode-cuda-mma-kvp2 60 "$helixrun" -
     --model tests/runtime/data/head128.json --context 20000 --batch 4 --steps 4 --check --json
 
 # A 1M-token decode step end to end (head128: 2 layers, 2 KV heads of 128, bf16 KV, 4
-# requests: 8.6 GB of KV read per step), its phases in the JSON report.
-step decode-cuda-1M 100 "$helix" decode --device cuda --model tests/runtime/data/head128.json \
-    --context 1M --batch 4 --steps 8 --json
+# requests: 8.6 GB of KV read per step), its phases timed on the device in the JSON report;
+# then the phase clock on the device under a check, and with HOP-B on 2 ranks.
+HELIX_PHASE_CLOCK=device step decode-cuda-1M 100 "$helix" decode --device cuda \
+    --model tests/runtime/data/head128.json --context 1M --batch 4 --steps 8 --json
+HELIX_PHASE_CLOCK=device step decode-cuda-clock 60 "$helix" decode --device cuda \
+    --model tests/runtime/data/head128.json --context 30000 --batch 4 --steps 6 --check --json
+HELIX_PHASE_CLOCK=device HELIX_GPU_SHARE=1 step decode-cuda-clock-hopb 60 "$helixrun" \
+    --no-prefix -n 2 --timeout 55 -- "$helix" decode --device cuda --kvp 2 --hopb on \
+    --model tests/runtime/data/head128.json --context 30000 --batch 4 --steps 6 --check --json
 
 # Where Nsight Compute is there (it reads the counters on the Firecracker machines), one
 # launch of each attention kernel at 1M tokens profiled: speed of light, occupancy, launch

@@ -65,6 +65,11 @@ static const hlx_param_t hlx_runtime_params[] = {
       "attention kernel of --device cuda: auto, warp, tokens or mma (tensor cores: bf16 KV, "
       "heads of 64 or 128; a shape it does not take fails the step); docs/gpu.md",
       "auto|warp|tokens|mma" },
+    { "PHASE_CLOCK", HLX_PT_STRING, "host", 0, 0, offsetof(hlx_runtime_settings_t, phase_clock),
+      "what times the phases of --json's phase_ms: host (the host's clock around each "
+      "phase; on a GPU that is the launches, the queue's work landing in the phase that "
+      "waits for it) or device (with --device cuda: timing events on the queue, each "
+      "phase's device time; on the cpu backend the same as host)", "host|device" },
 };
 
 static const hlx_param_table_t hlx_runtime_table = {
@@ -996,6 +1001,17 @@ static hlx_status_t hlx_engine_backend(hlx_engine_t *eng, char *err, size_t errl
     return HLX_OK;
 }
 
+void hlx_engine_clock(hlx_engine_t *eng, int ph)
+{
+    hlx_status_t st;
+
+    if (!eng->dev_clock)
+        return;
+    st = hlx_backend_cuda_clock(&eng->be, eng->q, ph);
+    if (st != HLX_OK && eng->clock_st == HLX_OK)
+        eng->clock_st = st;
+}
+
 /* After placement: a CUDA backend takes the rank's placed GPU, or local rank mod the
  * device count; then the backend's queue. */
 static hlx_status_t hlx_engine_device(hlx_engine_t *eng, char *err, size_t errlen)
@@ -1023,6 +1039,7 @@ static hlx_status_t hlx_engine_device(hlx_engine_t *eng, char *err, size_t errle
         if (st != HLX_OK)
             return hlx_engine_fail(err, errlen, HLX_ERR_INVALID, "--device cuda: rank %d "
                                    "cannot use GPU %d: %s", eng->info.rank, gpu, why);
+        eng->dev_clock = !strcmp(eng->set.phase_clock, "device");
         snprintf(eng->device_note + used, sizeof(eng->device_note) - used, "%sGPU %d of %d (%s)",
                  used ? "; " : "", gpu, n, how);
         hlx_info(HLX_SUB_TOPO, "rank %d: cuda backend on GPU %d of %d (%s)", eng->info.rank,

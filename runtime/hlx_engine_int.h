@@ -43,7 +43,7 @@ typedef struct hlx_tl_event {
 } hlx_tl_event_t;
 
 /* The runtime's settings (HELIX_BIND, HELIX_THREADS, HELIX_STEP_WATCHDOG, HELIX_FAULT,
- * HELIX_DEVICE, HELIX_NCCL, HELIX_STAGE, HELIX_EP, HELIX_PREFILL, HELIX_CUDA_ATTN), filled
+ * HELIX_DEVICE, HELIX_NCCL, HELIX_STAGE, HELIX_EP, HELIX_PREFILL, HELIX_CUDA_ATTN, HELIX_PHASE_CLOCK), filled
  * from the table in engine.c. */
 typedef struct hlx_runtime_settings {
     char   bind[HLX_PARAM_STRLEN];
@@ -56,6 +56,7 @@ typedef struct hlx_runtime_settings {
     int    ep;
     char   prefill[HLX_PARAM_STRLEN];
     char   cuda_attn[HLX_PARAM_STRLEN];
+    char   phase_clock[HLX_PARAM_STRLEN];
 } hlx_runtime_settings_t;
 
 /* The engine's communicators, for their backend choice and report. */
@@ -138,6 +139,8 @@ struct hlx_engine {
     hlx_comm_req_t **reqs;                     /* [batch]: exchanges in flight */
     int    *tokens;
     uint64_t phase_ns[HLX_PHASE_COUNT];
+    int      dev_clock; /* phases timed on the device queue (HELIX_PHASE_CLOCK=device, cuda) */
+    hlx_status_t clock_st; /* the first failed mark of this step */
     /* the phase running now (a static name), for the step watchdog's message */
     _Atomic(const char *) wd_where;
     uint64_t kv_bytes;
@@ -188,6 +191,9 @@ hlx_status_t hlx_engine_nccl_open(hlx_engine_t *eng, char *err, size_t errlen);
 void         hlx_engine_nccl_close(hlx_engine_t *eng); /* also frees the staging */
 /* Host wait for the queue: with NCCL, also its asynchronous errors (aborted on a deadline). */
 hlx_status_t hlx_engine_sync(hlx_engine_t *eng);
+/* The phase clock on the device queue (dev_clock): a mark starting phase ph (-1: none);
+ * nothing on the host's clock. A mark that fails is kept in clock_st for the step's end. */
+void         hlx_engine_clock(hlx_engine_t *eng, int ph);
 /* The exchange, all-reduce and all-gather of the phases through NCCL on the queue. */
 hlx_status_t hlx_engine_nccl_a2a(hlx_engine_t *eng);
 hlx_status_t hlx_engine_nccl_allreduce(hlx_engine_t *eng, float *buf, size_t n);

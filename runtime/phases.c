@@ -17,8 +17,11 @@
     do { \
         uint64_t _t0 = hlx_now_ns(); \
         atomic_store_explicit(&(_eng)->wd_where, hlx_phase_name(_ph), memory_order_relaxed); \
+        hlx_engine_clock(_eng, _ph); \
         __VA_ARGS__; \
-        (_eng)->phase_ns[_ph] += hlx_now_ns() - _t0; \
+        hlx_engine_clock(_eng, -1); \
+        if (!(_eng)->dev_clock) \
+            (_eng)->phase_ns[_ph] += hlx_now_ns() - _t0; \
     } while (0)
 
 #define HLX_BE(_eng, _op, ...) (_eng)->be.ops->_op(&(_eng)->be, (_eng)->q, __VA_ARGS__)
@@ -276,6 +279,7 @@ hlx_status_t hlx_phase_attn(hlx_engine_t *eng, int l, int b0, int b1,
     hlx_status_t st = HLX_OK;
     uint64_t t0 = hlx_now_ns(), tp = 0;
 
+    hlx_engine_clock(eng, HLX_PHASE_ATTN);
     for (b = b0; b < b1 && st == HLX_OK; b++) {
         /* the request's slots, with the token just appended where this rank owns it */
         const int64_t len = hlx_engine_row_kv_len(eng, b) +
@@ -316,9 +320,13 @@ hlx_status_t hlx_phase_attn(hlx_engine_t *eng, int l, int b0, int b1,
                 eng->lsepart[(size_t)b * L->q_local + kh] = -INFINITY;
     if ((eng->fault_now & HLX_FAULT_NAN) && b0 == 0)
         eng->opart[0] = NAN;
-    /* Time spent progressing exchanges is the exchange's, not attention's. */
-    eng->phase_ns[HLX_PHASE_ATTN] += hlx_now_ns() - t0 - tp;
-    eng->phase_ns[HLX_PHASE_A2A] += tp;
+    /* Time spent progressing exchanges is the exchange's, not attention's (on the host's
+     * clock; the device's sees the attention's kernels only). */
+    hlx_engine_clock(eng, -1);
+    if (!eng->dev_clock) {
+        eng->phase_ns[HLX_PHASE_ATTN] += hlx_now_ns() - t0 - tp;
+        eng->phase_ns[HLX_PHASE_A2A] += tp;
+    }
     return st;
 }
 

@@ -190,12 +190,25 @@ hlx_status_t hlx_engine_run(hlx_engine_t *eng, hlx_run_report_t *rep, char *err,
         uint64_t t0 = hlx_now_ns();
         char what[96];
         memset(eng->phase_ns, 0, sizeof(eng->phase_ns));
+        if (eng->dev_clock) { /* marks left by the prefill or the last step's check: dropped */
+            uint64_t drop[HLX_PHASE_COUNT] = { 0 };
+            eng->clock_st = hlx_backend_cuda_clock_read(&eng->be, drop, HLX_PHASE_COUNT);
+        }
         if (wd != NULL) {
             snprintf(what, sizeof(what), "rank %d: decode step %d (HELIX_STEP_WATCHDOG)",
                      eng->info.rank, s);
             hlx_watchdog_arm(wd, eng->set.step_watchdog, 1, what);
         }
         st = hlx_schedule_step(eng);
+        if (st == HLX_OK && eng->dev_clock) { /* the device's phase times, once it is done */
+            st = eng->clock_st;
+            if (st == HLX_OK)
+                st = hlx_backend_cuda_clock_read(&eng->be, eng->phase_ns, HLX_PHASE_COUNT);
+            if (st != HLX_OK)
+                hlx_engine_set_errmsg(eng, "HELIX_PHASE_CLOCK=device: reading the phase "
+                                      "clock failed on rank %d: %s", eng->info.rank,
+                                      hlx_status_str(st));
+        }
         if (wd != NULL)
             hlx_watchdog_disarm(wd);
         if (st != HLX_OK) {

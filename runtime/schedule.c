@@ -112,9 +112,12 @@ static hlx_status_t hlx_schedule_hopb_attn(hlx_engine_t *eng, int l)
         t0 = hlx_now_ns();
         atomic_store_explicit(&eng->wd_where, hlx_phase_name(HLX_PHASE_A2A),
                               memory_order_relaxed);
+        hlx_engine_clock(eng, HLX_PHASE_A2A);
         st2 = hlx_comm_wait(eng->reqs[k]);
         eng->reqs[k] = NULL;
-        eng->phase_ns[HLX_PHASE_A2A] += hlx_now_ns() - t0;
+        hlx_engine_clock(eng, -1);
+        if (!eng->dev_clock)
+            eng->phase_ns[HLX_PHASE_A2A] += hlx_now_ns() - t0;
         hlx_tl_end(eng, l, k, hlx_now_ns());
         if (st == HLX_OK)
             st = st2;

@@ -34,6 +34,11 @@ typedef struct hlx_cuda_state {
     int            tokens_n;
     hlx_be_event_t ev[HLX_CUDA_EVENTS];
     int            ev_n, ev_next;
+    /* the phase clock (hlx_backend_cuda_clock): timing events recorded this step, each
+     * starting the interval of its phase (-1: none), created as needed and reused */
+    cudaEvent_t   *mk_ev;
+    int           *mk_ph;
+    int            mk_n, mk_made, mk_cap;
 } hlx_cuda_state_t;
 
 static hlx_cuda_state_t *hlx_cu_st(hlx_backend_t *be)
@@ -466,6 +471,55 @@ hlx_status_t hlx_backend_cuda_open(hlx_backend_t *be, int dev, double timeout_s,
     return HLX_OK;
 }
 
+hlx_status_t hlx_backend_cuda_clock(hlx_backend_t *be, hlx_be_queue_t *q, int phase)
+{
+    hlx_cuda_state_t *cs = hlx_cu_st(be);
+
+    if (cs == NULL)
+        return HLX_ERR_INVALID;
+    if (cs->mk_n == cs->mk_cap) {
+        int cap = cs->mk_cap ? 2 * cs->mk_cap : 256;
+        cudaEvent_t *ev = realloc(cs->mk_ev, sizeof(*ev) * (size_t)cap);
+        int *ph;
+        if (ev == NULL)
+            return HLX_ERR_NOMEM;
+        cs->mk_ev = ev;
+        if ((ph = realloc(cs->mk_ph, sizeof(*ph) * (size_t)cap)) == NULL)
+            return HLX_ERR_NOMEM;
+        cs->mk_ph = ph;
+        cs->mk_cap = cap;
+    }
+    if (cs->mk_n == cs->mk_made) { /* timing enabled: the default flags */
+        hlx_status_t st = hlx_cu_err(cudaEventCreate(&cs->mk_ev[cs->mk_made]));
+        if (st != HLX_OK)
+            return st;
+        cs->mk_made++;
+    }
+    cs->mk_ph[cs->mk_n] = phase;
+    return hlx_cu_err(cudaEventRecord(cs->mk_ev[cs->mk_n++], hlx_cu_stream(q)));
+}
+
+hlx_status_t hlx_backend_cuda_clock_read(hlx_backend_t *be, uint64_t *phase_ns, int nphases)
+{
+    hlx_cuda_state_t *cs = hlx_cu_st(be);
+    hlx_status_t st = HLX_OK;
+    int i;
+
+    if (cs == NULL || cs->mk_n == 0)
+        return HLX_OK;
+    st = hlx_cu_wait(be, NULL, cs->mk_ev[cs->mk_n - 1]);
+    for (i = 0; st == HLX_OK && i + 1 < cs->mk_n; i++) {
+        float ms = 0.0f;
+        if (cs->mk_ph[i] < 0 || cs->mk_ph[i] >= nphases)
+            continue;
+        st = hlx_cu_err(cudaEventElapsedTime(&ms, cs->mk_ev[i], cs->mk_ev[i + 1]));
+        if (st == HLX_OK && ms > 0.0f)
+            phase_ns[cs->mk_ph[i]] += (uint64_t)((double)ms * 1e6);
+    }
+    cs->mk_n = 0;
+    return st;
+}
+
 hlx_status_t hlx_backend_cuda_set_attn(const char *variant)
 {
     return hlx_cuda_attn_set_variant(variant);
@@ -498,9 +552,13 @@ void hlx_backend_cuda_fini(hlx_backend_t *be)
     if (cs->device >= 0) {
         for (i = 0; i < cs->ev_n; i++)
             (void)cudaEventDestroy(cs->ev[i].e);
+        for (i = 0; i < cs->mk_made; i++)
+            (void)cudaEventDestroy(cs->mk_ev[i]);
         (void)cudaFree(cs->work);
         (void)cudaFree(cs->tokens);
     }
+    free(cs->mk_ev);
+    free(cs->mk_ph);
     free(cs);
     be->priv = NULL;
 }

@@ -64,3 +64,15 @@ hlx_status_t hlx_backend_cuda_set_attn(const char *variant)
     (void)variant;
     return HLX_ERR_INVALID;
 }
+
+hlx_status_t hlx_backend_cuda_clock(hlx_backend_t *be, hlx_be_queue_t *q, int phase)
+{
+    (void)be; (void)q; (void)phase;
+    return HLX_ERR_INVALID;
+}
+
+hlx_status_t hlx_backend_cuda_clock_read(hlx_backend_t *be, uint64_t *phase_ns, int nphases)
+{
+    (void)be; (void)phase_ns; (void)nphases;
+    return HLX_ERR_INVALID;
+}

@@ -6,6 +6,7 @@
 #include "hlx_backend.h"
 
 #include <stddef.h>
+#include <stdint.h>
 
 /* The ops table, "cuda" (NULL in a build without CUDA). */
 const hlx_backend_ops_t *hlx_backend_cuda_ops(void);
@@ -22,6 +23,12 @@ hlx_status_t hlx_backend_cuda_open(hlx_backend_t *be, int dev, double timeout_s,
 /* The attention kernel of every later call (process-wide): auto, warp, tokens or mma
  * (HELIX_CUDA_ATTN); HLX_ERR_INVALID for another name or in a build without CUDA. */
 hlx_status_t hlx_backend_cuda_set_attn(const char *variant);
+/* The phase clock on the device (HELIX_PHASE_CLOCK=device): a timing event recorded on q
+ * that starts an interval of phase (an HLX_PHASE_* index; -1: time of no phase); and, once
+ * the step's work is queued, a wait for the last one and each interval's device time added
+ * to phase_ns[its phase], the marks then cleared. HLX_ERR_INVALID in a build without CUDA. */
+hlx_status_t hlx_backend_cuda_clock(hlx_backend_t *be, hlx_be_queue_t *q, int phase);
+hlx_status_t hlx_backend_cuda_clock_read(hlx_backend_t *be, uint64_t *phase_ns, int nphases);
 /* Device the backend is bound to, -1 before open. */
 int          hlx_backend_cuda_device(const hlx_backend_t *be);
 /* The CUDA stream of a queue of this backend (a cudaStream_t), for work enqueued beside
