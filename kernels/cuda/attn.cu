@@ -333,6 +333,85 @@ __device__ __forceinline__ void hlx_split2(float x0, float x1, uint32_t *hi, uin
     *lo = hlx_pack_bf16(x0 - hf.x, x1 - hf.y);
 }
 
+// The online softmax of one tile on S's fragments (rows gq: i = 0 and gq + 8: i = 1; a lane
+// holds tokens 2c and 2c + 1 of every 8): the soft-cap (Gemma 2), tokens past j1 -inf, the
+// running maximum m and sum l, the accumulators o rescaled; sc becomes P.
+template <int NO>
+__device__ __forceinline__ void hlx_mma_softmax(float (&sc)[HLX_MMA_T / 8][4], float (&m)[2],
+                                                float (&l)[2], float (&o)[NO][4], size_t jt,
+                                                size_t j1, int c, float cap)
+{
+    float mx[2] = { m[0], m[1] }, corr[2], rs[2] = { 0.0f, 0.0f };
+#pragma unroll
+    for (int nt = 0; nt < HLX_MMA_T / 8; nt++) {
+#pragma unroll
+        for (int r = 0; r < 4; r++) {
+            size_t tok = jt + nt * 8 + 2 * c + (r & 1);
+            float x = sc[nt][r];
+            if (cap > 0.0f)
+                x = cap * tanhf(x / cap);
+            x = tok < j1 ? x : -INFINITY;
+            sc[nt][r] = x;
+            mx[r >> 1] = fmaxf(mx[r >> 1], x);
+        }
+    }
+#pragma unroll
+    for (int i = 0; i < 2; i++) {
+        mx[i] = fmaxf(mx[i], __shfl_xor_sync(0xffffffffu, mx[i], 1));
+        mx[i] = fmaxf(mx[i], __shfl_xor_sync(0xffffffffu, mx[i], 2));
+        corr[i] = __expf(m[i] - mx[i]); // 0 on the first tile (m = -inf)
+        m[i] = mx[i];
+    }
+#pragma unroll
+    for (int nt = 0; nt < HLX_MMA_T / 8; nt++) {
+#pragma unroll
+        for (int r = 0; r < 4; r++) {
+            float p = __expf(sc[nt][r] - m[r >> 1]);
+            sc[nt][r] = p;
+            rs[r >> 1] += p;
+        }
+    }
+#pragma unroll
+    for (int i = 0; i < 2; i++) {
+        rs[i] += __shfl_xor_sync(0xffffffffu, rs[i], 1);
+        rs[i] += __shfl_xor_sync(0xffffffffu, rs[i], 2);
+        l[i] = l[i] * corr[i] + rs[i];
+    }
+#pragma unroll
+    for (int n = 0; n < NO; n++) {
+        o[n][0] *= corr[0]; o[n][1] *= corr[0];
+        o[n][2] *= corr[1]; o[n][3] *= corr[1];
+    }
+}
+
+// O += P V over one tile: P's A fragments from S's (16 tokens per k-step, each split into
+// bf16 and remainder), V's B fragments of two 8-element column tiles per
+// ldmatrix.x4.trans, V's rows ld elements apart.
+template <int NO>
+__device__ __forceinline__ void hlx_mma_pv(float (&o)[NO][4],
+                                           const float (&sc)[HLX_MMA_T / 8][4],
+                                           const __nv_bfloat16 *V, int ld, int lane)
+{
+#pragma unroll
+    for (int u = 0; u < HLX_MMA_T / 16; u++) {
+        uint32_t ph[4], pl[4];
+        hlx_split2(sc[2 * u][0], sc[2 * u][1], &ph[0], &pl[0]);
+        hlx_split2(sc[2 * u][2], sc[2 * u][3], &ph[1], &pl[1]);
+        hlx_split2(sc[2 * u + 1][0], sc[2 * u + 1][1], &ph[2], &pl[2]);
+        hlx_split2(sc[2 * u + 1][2], sc[2 * u + 1][3], &ph[3], &pl[3]);
+#pragma unroll
+        for (int n = 0; n < NO; n += 2) {
+            uint32_t f[4];
+            hlx_ldsm4_t(f, V + (16 * u + (lane & 7) + ((lane >> 3) & 1) * 8) * ld + 8 * n +
+                               (lane >> 4) * 8);
+            hlx_mma(o[n], ph, f[0], f[1]);
+            hlx_mma(o[n], pl, f[0], f[1]);
+            hlx_mma(o[n + 1], ph, f[2], f[3]);
+            hlx_mma(o[n + 1], pl, f[2], f[3]);
+        }
+    }
+}
+
 // One tile of T tokens from row j (rows past j1 zero-filled) into sK [T][DK + PAD] and
 // sV [T][DV + PAD].
 template <int DK, int DV>
@@ -501,70 +580,8 @@ hlx_cu_attn_mma(int group, size_t len, const float *__restrict__ q, const void *
             for (int r = 0; r < 4; r++)
                 sc[nt][r] += lo[r];
         }
-        // the online softmax of rows gq (i = 0) and gq + 8 (i = 1); tokens past j1: -inf
-        {
-            float mx[2] = { m[0], m[1] }, corr[2], rs[2] = { 0.0f, 0.0f };
-#pragma unroll
-            for (int nt = 0; nt < HLX_MMA_T / 8; nt++) {
-#pragma unroll
-                for (int r = 0; r < 4; r++) {
-                    size_t tok = jt + nt * 8 + 2 * c + (r & 1);
-                    float x = sc[nt][r];
-                    if (cap > 0.0f) // Gemma 2's soft-capping
-                        x = cap * tanhf(x / cap);
-                    x = tok < j1 ? x : -INFINITY;
-                    sc[nt][r] = x;
-                    mx[r >> 1] = fmaxf(mx[r >> 1], x);
-                }
-            }
-#pragma unroll
-            for (int i = 0; i < 2; i++) {
-                mx[i] = fmaxf(mx[i], __shfl_xor_sync(0xffffffffu, mx[i], 1));
-                mx[i] = fmaxf(mx[i], __shfl_xor_sync(0xffffffffu, mx[i], 2));
-                corr[i] = __expf(m[i] - mx[i]); // 0 on the first tile (m = -inf)
-                m[i] = mx[i];
-            }
-#pragma unroll
-            for (int nt = 0; nt < HLX_MMA_T / 8; nt++) {
-#pragma unroll
-                for (int r = 0; r < 4; r++) {
-                    float p = __expf(sc[nt][r] - m[r >> 1]);
-                    sc[nt][r] = p;
-                    rs[r >> 1] += p;
-                }
-            }
-#pragma unroll
-            for (int i = 0; i < 2; i++) {
-                rs[i] += __shfl_xor_sync(0xffffffffu, rs[i], 1);
-                rs[i] += __shfl_xor_sync(0xffffffffu, rs[i], 2);
-                l[i] = l[i] * corr[i] + rs[i];
-            }
-#pragma unroll
-            for (int n = 0; n < DV / 8; n++) {
-                o[n][0] *= corr[0]; o[n][1] *= corr[0];
-                o[n][2] *= corr[1]; o[n][3] *= corr[1];
-            }
-        }
-        // O += P V: P's A fragments from S's (16 tokens per k-step), V's B fragments of two
-        // 8-element column tiles per ldmatrix.x4.trans
-#pragma unroll
-        for (int u = 0; u < HLX_MMA_T / 16; u++) {
-            uint32_t ph[4], pl[4];
-            hlx_split2(sc[2 * u][0], sc[2 * u][1], &ph[0], &pl[0]);
-            hlx_split2(sc[2 * u][2], sc[2 * u][3], &ph[1], &pl[1]);
-            hlx_split2(sc[2 * u + 1][0], sc[2 * u + 1][1], &ph[2], &pl[2]);
-            hlx_split2(sc[2 * u + 1][2], sc[2 * u + 1][3], &ph[3], &pl[3]);
-#pragma unroll
-            for (int n = 0; n < DV / 8; n += 2) {
-                uint32_t f[4];
-                hlx_ldsm4_t(f, V + (16 * u + (lane & 7) + ((lane >> 3) & 1) * 8) * VL + 8 * n +
-                                   (lane >> 4) * 8);
-                hlx_mma(o[n], ph, f[0], f[1]);
-                hlx_mma(o[n], pl, f[0], f[1]);
-                hlx_mma(o[n + 1], ph, f[2], f[3]);
-                hlx_mma(o[n + 1], pl, f[2], f[3]);
-            }
-        }
+        hlx_mma_softmax<DV / 8>(sc, m, l, o, jt, j1, c, cap);
+        hlx_mma_pv<DV / 8>(o, sc, V, VL, lane);
         __syncwarp(); // every lane is done with this stage before it is loaded again
     }
     // the partial of this split: o / l and lse per head (rows past the group not written)
@@ -683,69 +700,20 @@ hlx_cu_attn_mma_wide(int group, size_t len, const float *__restrict__ q,
         __syncthreads(); // every slice's partial scores are in
         {
             const float *grp = spart + (size_t)hg * DS * 16 * HLX_MMA_T;
-            float mx[2] = { m[0], m[1] }, corr[2], rs[2] = { 0.0f, 0.0f };
 #pragma unroll
             for (int nt = 0; nt < NT; nt++) {
 #pragma unroll
                 for (int r = 0; r < 4; r++) {
                     int at = (gq + 8 * (r >> 1)) * HLX_MMA_T + nt * 8 + 2 * c + (r & 1);
-                    size_t tok = jt + nt * 8 + 2 * c + (r & 1);
                     float x = grp[at];
                     for (int u = 1; u < DS; u++) // the slices in order: the same sum everywhere
                         x += grp[u * 16 * HLX_MMA_T + at];
-                    if (cap > 0.0f)
-                        x = cap * tanhf(x / cap);
-                    x = tok < j1 ? x : -INFINITY;
                     sc[nt][r] = x;
-                    mx[r >> 1] = fmaxf(mx[r >> 1], x);
                 }
             }
-#pragma unroll
-            for (int i = 0; i < 2; i++) {
-                mx[i] = fmaxf(mx[i], __shfl_xor_sync(0xffffffffu, mx[i], 1));
-                mx[i] = fmaxf(mx[i], __shfl_xor_sync(0xffffffffu, mx[i], 2));
-                corr[i] = __expf(m[i] - mx[i]);
-                m[i] = mx[i];
-            }
-#pragma unroll
-            for (int nt = 0; nt < NT; nt++) {
-#pragma unroll
-                for (int r = 0; r < 4; r++) {
-                    float p = __expf(sc[nt][r] - m[r >> 1]);
-                    sc[nt][r] = p;
-                    rs[r >> 1] += p;
-                }
-            }
-#pragma unroll
-            for (int i = 0; i < 2; i++) {
-                rs[i] += __shfl_xor_sync(0xffffffffu, rs[i], 1);
-                rs[i] += __shfl_xor_sync(0xffffffffu, rs[i], 2);
-                l[i] = l[i] * corr[i] + rs[i];
-            }
-#pragma unroll
-            for (int n = 0; n < VN; n++) {
-                o[n][0] *= corr[0]; o[n][1] *= corr[0];
-                o[n][2] *= corr[1]; o[n][3] *= corr[1];
-            }
         }
-#pragma unroll
-        for (int u = 0; u < HLX_MMA_T / 16; u++) {
-            uint32_t ph[4], pl[4];
-            hlx_split2(sc[2 * u][0], sc[2 * u][1], &ph[0], &pl[0]);
-            hlx_split2(sc[2 * u][2], sc[2 * u][3], &ph[1], &pl[1]);
-            hlx_split2(sc[2 * u + 1][0], sc[2 * u + 1][1], &ph[2], &pl[2]);
-            hlx_split2(sc[2 * u + 1][2], sc[2 * u + 1][3], &ph[3], &pl[3]);
-#pragma unroll
-            for (int n = 0; n < VN; n += 2) {
-                uint32_t f[4];
-                hlx_ldsm4_t(f, K + (16 * u + (lane & 7) + ((lane >> 3) & 1) * 8) * KL + v0 +
-                                   8 * n + (lane >> 4) * 8);
-                hlx_mma(o[n], ph, f[0], f[1]);
-                hlx_mma(o[n], pl, f[0], f[1]);
-                hlx_mma(o[n + 1], ph, f[2], f[3]);
-                hlx_mma(o[n + 1], pl, f[2], f[3]);
-            }
-        }
+        hlx_mma_softmax<VN>(sc, m, l, o, jt, j1, c, cap);
+        hlx_mma_pv<VN>(o, sc, K + v0, KL, lane);
         __syncthreads(); // the stage and the partial scores are free again
     }
 #pragma unroll
