@@ -333,6 +333,59 @@ __device__ __forceinline__ void hlx_split2(float x0, float x1, uint32_t *hi, uin
     *lo = hlx_pack_bf16(x0 - hf.x, x1 - hf.y);
 }
 
+// Q's A fragments for KS k-steps from element e0 of rows dk apart (heads h0 + gq and
+// h0 + gq + 8, scaled, each split into bf16 and remainder; heads past the group 0), and the
+// accumulators zeroed.
+template <int KS, int NO>
+__device__ __forceinline__ void hlx_mma_start(uint32_t (&qh)[KS][4], uint32_t (&ql)[KS][4],
+                                              float (&o)[NO][4], const float *q, int dk,
+                                              int group, int h0, int e0, int gq, int c,
+                                              float scale)
+{
+#pragma unroll
+    for (int s = 0; s < KS; s++) {
+#pragma unroll
+        for (int r = 0; r < 4; r++) {
+            int h = h0 + gq + (r & 1) * 8, e = e0 + 16 * s + 2 * c + (r >> 1) * 8;
+            float x0 = 0.0f, x1 = 0.0f;
+            if (h < group) {
+                x0 = q[(size_t)h * dk + e] * scale;
+                x1 = q[(size_t)h * dk + e + 1] * scale;
+            }
+            hlx_split2(x0, x1, &qh[s][r], &ql[s][r]);
+        }
+    }
+#pragma unroll
+    for (int n = 0; n < NO; n++)
+        o[n][0] = o[n][1] = o[n][2] = o[n][3] = 0.0f;
+}
+
+// The split's partial: o / l into row h of out (rows dv apart, from element v0) and, where
+// with_lse, the LSE (-inf with nothing seen), for the two rows of the lane (past the group
+// not written).
+template <int NO>
+__device__ __forceinline__ void hlx_mma_finish(const float (&o)[NO][4], const float (&m)[2],
+                                               const float (&l)[2], float *work_o,
+                                               float *work_lse, int group, int h0, int gq,
+                                               int c, int dv, int v0, bool with_lse)
+{
+#pragma unroll
+    for (int i = 0; i < 2; i++) {
+        int h = h0 + gq + 8 * i;
+        float inv = l[i] > 0.0f ? 1.0f / l[i] : 0.0f;
+        if (h >= group)
+            continue;
+        float *out = work_o + ((size_t)blockIdx.y * group + h) * dv + v0;
+#pragma unroll
+        for (int n = 0; n < NO; n++)
+            *(float2 *)(out + 8 * n + 2 * c) = make_float2(o[n][2 * i] * inv,
+                                                           o[n][2 * i + 1] * inv);
+        if (c == 0 && with_lse)
+            work_lse[(size_t)blockIdx.y * group + h] = l[i] > 0.0f ? m[i] + logf(l[i])
+                                                                   : -INFINITY;
+    }
+}
+
 // The online softmax of one tile on S's fragments (rows gq: i = 0 and gq + 8: i = 1; a lane
 // holds tokens 2c and 2c + 1 of every 8): the soft-cap (Gemma 2), tokens past j1 -inf, the
 // running maximum m and sum l, the accumulators o rescaled; sc becomes P.
@@ -517,23 +570,7 @@ hlx_cu_attn_mma(int group, size_t len, const float *__restrict__ q, const void *
         else
             hlx_mma_load<DK, DV>(sbase, sV0, k, v, ks, vs, j0, j1, lane);
     }
-    // Q's fragments (rows: heads h0 + gq and h0 + gq + 8, scaled; absent heads 0)
-#pragma unroll
-    for (int s = 0; s < DK / 16; s++) {
-#pragma unroll
-        for (int r = 0; r < 4; r++) {
-            int h = h0 + gq + (r & 1) * 8, e = 16 * s + 2 * c + (r >> 1) * 8;
-            float x0 = 0.0f, x1 = 0.0f;
-            if (h < group) {
-                x0 = q[(size_t)h * DK + e] * scale;
-                x1 = q[(size_t)h * DK + e + 1] * scale;
-            }
-            hlx_split2(x0, x1, &qh[s][r], &ql[s][r]);
-        }
-    }
-#pragma unroll
-    for (int n = 0; n < DV / 8; n++)
-        o[n][0] = o[n][1] = o[n][2] = o[n][3] = 0.0f;
+    hlx_mma_start<DK / 16, DV / 8>(qh, ql, o, q, DK, group, h0, 0, gq, c, scale);
 
     for (int t = 0; t < ntiles; t++) {
         const size_t jt = j0 + (size_t)t * HLX_MMA_T;
@@ -584,22 +621,7 @@ hlx_cu_attn_mma(int group, size_t len, const float *__restrict__ q, const void *
         hlx_mma_pv<DV / 8>(o, sc, V, VL, lane);
         __syncwarp(); // every lane is done with this stage before it is loaded again
     }
-    // the partial of this split: o / l and lse per head (rows past the group not written)
-#pragma unroll
-    for (int i = 0; i < 2; i++) {
-        int h = h0 + gq + 8 * i;
-        float inv = l[i] > 0.0f ? 1.0f / l[i] : 0.0f;
-        if (h >= group)
-            continue;
-        float *out = work_o + ((size_t)blockIdx.y * group + h) * DV;
-#pragma unroll
-        for (int n = 0; n < DV / 8; n++)
-            *(float2 *)(out + 8 * n + 2 * c) = make_float2(o[n][2 * i] * inv,
-                                                           o[n][2 * i + 1] * inv);
-        if (c == 0)
-            work_lse[(size_t)blockIdx.y * group + h] = l[i] > 0.0f ? m[i] + logf(l[i])
-                                                                   : -INFINITY;
-    }
+    hlx_mma_finish<DV / 8>(o, m, l, work_o, work_lse, group, h0, gq, c, DV, 0, true);
 }
 
 // The "mma" variant for MLA's absorbed shape (the value is the first dv elements of the key
@@ -642,22 +664,7 @@ hlx_cu_attn_mma_wide(int group, size_t len, const float *__restrict__ q,
     };
     if (ntiles > 0)
         load(0, j0);
-#pragma unroll
-    for (int s = 0; s < KS; s++) {
-#pragma unroll
-        for (int r = 0; r < 4; r++) {
-            int h = h0 + gq + (r & 1) * 8, e = e0 + 16 * s + 2 * c + (r >> 1) * 8;
-            float x0 = 0.0f, x1 = 0.0f;
-            if (h < group) {
-                x0 = q[(size_t)h * DK + e] * scale;
-                x1 = q[(size_t)h * DK + e + 1] * scale;
-            }
-            hlx_split2(x0, x1, &qh[s][r], &ql[s][r]);
-        }
-    }
-#pragma unroll
-    for (int n = 0; n < VN; n++)
-        o[n][0] = o[n][1] = o[n][2] = o[n][3] = 0.0f;
+    hlx_mma_start<KS, VN>(qh, ql, o, q, DK, group, h0, e0, gq, c, scale);
 
     for (int t = 0; t < ntiles; t++) {
         const size_t jt = j0 + (size_t)t * HLX_MMA_T;
@@ -716,21 +723,7 @@ hlx_cu_attn_mma_wide(int group, size_t len, const float *__restrict__ q,
         hlx_mma_pv<VN>(o, sc, K + v0, KL, lane);
         __syncthreads(); // the stage and the partial scores are free again
     }
-#pragma unroll
-    for (int i = 0; i < 2; i++) {
-        int h = h0 + gq + 8 * i;
-        float inv = l[i] > 0.0f ? 1.0f / l[i] : 0.0f;
-        if (h >= group)
-            continue;
-        float *out = work_o + ((size_t)blockIdx.y * group + h) * DV + v0;
-#pragma unroll
-        for (int n = 0; n < VN; n++)
-            *(float2 *)(out + 8 * n + 2 * c) = make_float2(o[n][2 * i] * inv,
-                                                           o[n][2 * i + 1] * inv);
-        if (c == 0 && sl == 0)
-            work_lse[(size_t)blockIdx.y * group + h] = l[i] > 0.0f ? m[i] + logf(l[i])
-                                                                   : -INFINITY;
-    }
+    hlx_mma_finish<VN>(o, m, l, work_o, work_lse, group, h0, gq, c, DV, v0, sl == 0);
 }
 
 // The wide kernel's shapes: its shared memory (two key tiles and the partial scores)
