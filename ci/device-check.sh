@@ -1,9 +1,12 @@
 #!/usr/bin/env bash
-# Every check that needs a GPU, in under 8 minutes, from a build made on the CPU machine:
-# the gpu test suite (run directly, no meson needed), decode with --device cuda on 1 and 2
-# ranks (one GPU) with --check, generate with prompts of different lengths (--check), and `helix bench attention --device cuda` at 1M tokens
-# (bf16 and fp8 KV at GQA group 8, MLA) against the copy kernel's HBM bandwidth measured in
-# the same run. Each step's output, steps.jsonl (step, exit code, seconds) and one
+# Every check that needs a GPU, in under 2 minutes on an H200 (7 at most), from a build made
+# on the CPU machine: the gpu test suite (run directly, no meson needed), `helix bench
+# attention --device cuda` at 1M tokens for every kernel (bf16 and fp8 KV at GQA group 8,
+# MLA) against the copy kernel's HBM bandwidth measured in the same run, decode with
+# --device cuda on 1 and 2 ranks (one GPU) with --check, prompts of different lengths, the
+# checkpoint families, the tensor-core kernel inside decodes, a 1M-token step with the
+# phases on the device clock, and Nsight Compute profiles of the attention kernels where
+# ncu is there. Each step's output, steps.jsonl (step, exit code, seconds) and one
 # summary.json go into OUT.
 #
 #   bash ci/device-check.sh [OUT]       (default: $OUT, else ./device-out)
@@ -13,8 +16,8 @@
 # build-gpu/ over; the script rebuilds only when build-gpu/ is missing and meson is there.
 # Where the device machine lacks those libraries (another distribution's CUDA image), they
 # are unpacked there from devlibs.tar.xz without replacing any file it has; NCCL and cuBLAS
-# come from the machine itself (its CUDA toolkit or its Python packages' lib folders). Nothing waits
-# forever: every step has a timeout; the exit status is non-zero if any step failed
+# come from the machine itself (its CUDA toolkit or its Python packages' lib folders).
+# Nothing waits forever: every step has a timeout; the exit status is non-zero if any step failed
 # (77 = skipped counts as passed).
 set -u
 cd "$(dirname "$0")/.."
