@@ -899,7 +899,11 @@ extern "C" const char *hlx_cuda_attn_variant_for(const hlx_attn_desc_t *d)
                                  : gqa_mma)) ||
               (rows16_f8 && gqa_mma);
 
-    if (hlx_cu_attn_variant == 3 || (hlx_cu_attn_variant == 0 && mma))
+    // auto takes mma for the shapes it has run on a GPU (GQA 128/128 in bf16 and fp8, MLA);
+    // heads of 64 only when asked for, until test_backend_cuda's cases for them have run
+    int mma_run = mma && (v_in_k || (d->dk == 128 && d->dv == 128));
+
+    if (hlx_cu_attn_variant == 3 || (hlx_cu_attn_variant == 0 && mma_run))
         return mma ? "mma" : NULL; // mma asked for a shape it does not take
     if (hlx_cu_attn_variant == 1 || (hlx_cu_attn_variant == 0 && !fits))
         return "warp";

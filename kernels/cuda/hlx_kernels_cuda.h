@@ -35,8 +35,8 @@ int hlx_cuda_attn_splits_desc(const hlx_attn_desc_t *d);
  * kv_dtype f32, bf16 or fp8 e4m3; dk, dv <= 1024. stream: a cudaStream_t or NULL. */
 hlx_status_t hlx_cuda_attn(const hlx_attn_desc_t *d, int nsplit, float *work, void *stream);
 
-/* The attention kernel hlx_cuda_attn uses (process-wide): "auto" (default: "mma" where the
- * shape allows, else "tokens" where it allows, else "warp"), "warp" (one warp per query head walks the tokens, any
+/* The attention kernel hlx_cuda_attn uses (process-wide): "auto" (default: "mma" for the
+ * shapes it has run on a GPU, else "tokens" where the shape allows, else "warp"), "warp" (one warp per query head walks the tokens, any
  * shape, MLA), "tokens" (lanes over 32 tokens at once: dk, dv multiples of 4 up to 256,
  * separate K and V) or "mma" (tensor cores, a warp per 16 heads: bf16 KV, dk and dv 64 or
  * 128, rows 16-byte aligned). HLX_ERR_INVALID for another name. */

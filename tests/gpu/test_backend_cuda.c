@@ -245,52 +245,68 @@ done:
     free(kc), free(vc), free(q), free(o);
 }
 
-/* MLA's absorbed shape (the value is the first dv elements of each bf16 key row) against
- * the host backend: group heads over len tokens, key dk, value dv. */
-static void test_attn_mla(int group, size_t len, int dk, int dv)
+/* One attention shape against the host backend: group heads over len tokens of KV type kt
+ * (bf16, or fp8 e4m3 of random finite bytes), key dk, value dv; alias: MLA's absorbed
+ * layout (the value is the first dv elements of each key row), else K rows then V rows.
+ * Skipped where the chosen variant does not take the shape. */
+static void test_attn_shape(hlx_dtype_t kt, int group, size_t len, int dk, int dv, int alias)
 {
-    size_t nk = len * (size_t)dk, i;
-    void *kc = malloc(nk * 2), *dkc = NULL;
+    size_t es = kt == HLX_DTYPE_FP8 ? 1 : 2, nk = len * (size_t)dk;
+    size_t n = alias ? nk : nk + len * (size_t)dv, i;
+    unsigned char *kv = malloc(n * es);
+    void *dkv = NULL;
     float *q = malloc(sizeof(float) * group * dk), *o = malloc(sizeof(float) * group * dv);
     float *lse = malloc(sizeof(float) * group), *dq, *dout, *dlse;
     unsigned s = 13;
 
-    if (!kc || !q || !o || !lse) {
+    if (!kv || !q || !o || !lse) {
         CHECK(0, "allocation");
         goto out;
     }
-    for (i = 0; i < nk; i++)
-        hlx_dtype_store(kc, HLX_DTYPE_BF16, i, frand(&s));
+    for (i = 0; i < n; i++) {
+        if (kt == HLX_DTYPE_FP8) {
+            unsigned char b;
+            do {
+                s = s * 1103515245u + 12345u;
+                b = (unsigned char)(s >> 16);
+            } while ((b & 0x7f) == 0x7f || (b & 0x78) == 0x78); /* no NaN, no huge values */
+            kv[i] = b;
+        } else {
+            hlx_dtype_store(kv, HLX_DTYPE_BF16, i, frand(&s));
+        }
+    }
     for (i = 0; i < (size_t)group * dk; i++)
-        q[i] = frand(&s) * 1.5f;
-    CHECK(cb.ops->mem_alloc(&cb, nk * 2, 1, &dkc) == HLX_OK, "MLA KV alloc");
-    if (dkc == NULL)
+        q[i] = frand(&s) * (kt == HLX_DTYPE_FP8 ? 0.05f : 1.5f);
+    CHECK(cb.ops->mem_alloc(&cb, n * es, 1, &dkv) == HLX_OK, "KV alloc");
+    if (dkv == NULL)
         goto out;
-    cb.ops->copy_to(&cb, cq, dkc, kc, nk * 2);
+    cb.ops->copy_to(&cb, cq, dkv, kv, n * es);
     dq = dev_of(q, (size_t)group * dk), dout = dev_of(o, (size_t)group * dv);
     dlse = dev_of(lse, group);
     {
-        hlx_attn_desc_t d = { .group = group, .dk = dk, .dv = dv, .len = len,
-                              .kv_dtype = HLX_DTYPE_BF16, .q = q, .k = kc, .v = kc,
-                              .k_stride = (size_t)dk, .v_stride = (size_t)dk,
+        hlx_attn_desc_t d = { .group = group, .dk = dk, .dv = dv, .len = len, .kv_dtype = kt,
+                              .q = q, .k = kv, .v = alias ? kv : kv + nk * es,
+                              .k_stride = (size_t)dk, .v_stride = alias ? (size_t)dk : (size_t)dv,
                               .scale = 1.0f / sqrtf((float)dk), .o = o, .lse = lse };
         hlx_attn_desc_t dd = d;
-        dd.q = dq, dd.k = dkc, dd.v = dkc, dd.o = dout, dd.lse = dlse;
-        if (hlx_cuda_attn_variant_for(&dd) != NULL) { /* tokens takes no MLA shape */
+        dd.q = dq, dd.k = dkv, dd.v = alias ? dkv : (char *)dkv + nk * es;
+        dd.o = dout, dd.lse = dlse;
+        if (hlx_cuda_attn_variant_for(&dd) != NULL) {
+            const char *v = hlx_cuda_attn_variant_for(&dd);
             hb.ops->attn(&hb, NULL, &d);
-            CHECK(cb.ops->attn(&cb, cq, &dd) == HLX_OK, "attn MLA %d/%d (%s)", dk, dv,
-                  hlx_cuda_attn_variant_for(&dd));
-            CHECK(rel_err(dout, o, (size_t)group * dv) < 2e-4, "attn MLA %d/%d (%s) group %d "
-                  "len %zu: o differs %g", dk, dv, hlx_cuda_attn_variant_for(&dd), group, len,
-                  rel_err(dout, o, (size_t)group * dv));
-            CHECK(rel_err(dlse, lse, group) < 2e-5, "attn MLA %d/%d lse differs %g", dk, dv,
-                  rel_err(dlse, lse, group));
+            CHECK(cb.ops->attn(&cb, cq, &dd) == HLX_OK, "attn %s %d/%d%s (%s)",
+                  hlx_dtype_name(kt), dk, dv, alias ? " MLA" : "", v);
+            CHECK(rel_err(dout, o, (size_t)group * dv) < 2e-4, "attn %s %d/%d%s (%s) group %d "
+                  "len %zu: o differs %g", hlx_dtype_name(kt), dk, dv, alias ? " MLA" : "", v,
+                  group, len, rel_err(dout, o, (size_t)group * dv));
+            CHECK(rel_err(dlse, lse, group) < 2e-5, "attn %s %d/%d%s (%s): lse differs %g",
+                  hlx_dtype_name(kt), dk, dv, alias ? " MLA" : "", v, rel_err(dlse, lse, group));
         }
     }
-    cb.ops->mem_free(&cb, dkc, 1), cb.ops->mem_free(&cb, dq, 0);
+    cb.ops->mem_free(&cb, dkv, 1), cb.ops->mem_free(&cb, dq, 0);
     cb.ops->mem_free(&cb, dout, 0), cb.ops->mem_free(&cb, dlse, 0);
 out:
-    free(kc), free(q), free(o), free(lse);
+    free(kv), free(q), free(o), free(lse);
 }
 
 /* fp8 e4m3 KV (random finite bytes) through both kernels against the host backend. */
@@ -489,9 +505,14 @@ int main(void)
             test_append_attn(HLX_DTYPE_BF16, 128, 3000); /* a 128-head group */
             test_append_attn(HLX_DTYPE_BF16, 3, 31);     /* under one 32-token step */
             test_attn_fp8(8, 4097);
-            test_attn_mla(128, 3000, 576, 512);
-            test_attn_mla(16, 1000, 576, 512); /* one block of 32 heads, half of it empty */
-            test_attn_mla(8, 777, 96, 64);
+            test_attn_shape(HLX_DTYPE_BF16, 128, 3000, 576, 512, 1); /* MLA */
+            test_attn_shape(HLX_DTYPE_BF16, 16, 1000, 576, 512, 1); /* half a block empty */
+            test_attn_shape(HLX_DTYPE_BF16, 8, 777, 96, 64, 1);
+            /* the GQA head sizes besides 128 (Llama 3.2 1B: 64), groups of 7 and 28 */
+            test_attn_shape(HLX_DTYPE_BF16, 8, 3000, 64, 64, 0);
+            test_attn_shape(HLX_DTYPE_BF16, 7, 1000, 64, 128, 0);
+            test_attn_shape(HLX_DTYPE_BF16, 28, 2000, 128, 64, 0);
+            test_attn_shape(HLX_DTYPE_FP8, 8, 2500, 64, 64, 0);
         }
         CHECK(hlx_cuda_attn_set_variant("fastest") == HLX_ERR_INVALID, "bad variant taken");
     }
