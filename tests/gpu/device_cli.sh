@@ -48,4 +48,24 @@ done
 timeout -k 5 60 "$helix" decode --device gpu --context 64 >/dev/null 2>"$out/err"
 [ $? -eq 2 ] || fail "--device gpu: not exit 2"
 grep -q -- '--device' "$out/err" || fail "--device gpu: flag not named"
+# The device settings: a value outside their choices exits 2 naming the variable; on the
+# cpu backend the CUDA kernel choice, the device phase clock and GPU sharing change nothing
+# (the same tokens as without them).
+for bad in HELIX_CUDA_ATTN=fastest HELIX_PHASE_CLOCK=gpu HELIX_GPU_SHARE=2; do
+    env "$bad" timeout -k 5 60 "$helix" decode --device cpu --context 64 --steps 1 \
+        >/dev/null 2>"$out/err"
+    rc=$?
+    [ "$rc" -eq 2 ] || fail "$bad: exit $rc, expected 2"
+    grep -q "${bad%%=*}" "$out/err" || fail "$bad: not named: $(cat "$out/err")"
+done
+timeout -k 5 60 "$helix" decode --device cpu --context 300 --steps 3 --json >"$out/plain" 2>&1 ||
+    fail "plain cpu decode"
+HELIX_CUDA_ATTN=mma HELIX_PHASE_CLOCK=device HELIX_GPU_SHARE=1 timeout -k 5 60 "$helix" \
+    decode --device cpu --context 300 --steps 3 --json >"$out/set" 2>&1 ||
+    fail "cpu decode with the device settings: $(tail -3 "$out/set")"
+python3 - "$out/plain" "$out/set" <<'PY' || fail "the device settings changed a cpu run"
+import json, sys
+a, b = (json.loads(next(l for l in open(f) if l.startswith("{"))) for f in sys.argv[1:])
+assert a["tokens"] == b["tokens"] and a["hidden_hash"] == b["hidden_hash"], (a["tokens"], b["tokens"])
+PY
 echo ok
