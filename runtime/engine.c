@@ -1040,8 +1040,12 @@ static hlx_status_t hlx_engine_device(hlx_engine_t *eng, char *err, size_t errle
             return hlx_engine_fail(err, errlen, HLX_ERR_INVALID, "--device cuda: rank %d "
                                    "cannot use GPU %d: %s", eng->info.rank, gpu, why);
         eng->dev_clock = !strcmp(eng->set.phase_clock, "device");
-        snprintf(eng->device_note + used, sizeof(eng->device_note) - used, "%sGPU %d of %d (%s)",
-                 used ? "; " : "", gpu, n, how);
+        snprintf(eng->device_note + used, sizeof(eng->device_note) - used,
+                 "%sGPU %d of %d (%s); attention kernel %s (HELIX_CUDA_ATTN=%.16s)",
+                 used ? "; " : "", gpu, n, how,
+                 hlx_backend_cuda_attn_kernel(eng->m.head_dim, eng->m.v_head_dim, eng->kv_dtype,
+                                              0),
+                 eng->set.cuda_attn);
         hlx_info(HLX_SUB_TOPO, "rank %d: cuda backend on GPU %d of %d (%s)", eng->info.rank,
                  gpu, n, how);
     }

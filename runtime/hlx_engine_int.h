@@ -78,7 +78,7 @@ struct hlx_engine {
     hlx_comm_t      *world, *kvp_comm;
     hlx_backend_t    be;
     hlx_be_queue_t  *q;
-    char             device_note[192]; /* --device: what was chosen and why */
+    char             device_note[320]; /* --device: what was chosen and why */
     struct hlx_nccl *nccl_world, *nccl_kvp; /* NCCL collectives on the queue, or NULL */
     /* the backend carrying each communicator's collectives (HLX_ENGINE_COMM_*) and why,
      * agreed by its members (engine_nccl.c) */

@@ -520,6 +520,19 @@ hlx_status_t hlx_backend_cuda_clock_read(hlx_backend_t *be, uint64_t *phase_ns, 
     return st;
 }
 
+const char *hlx_backend_cuda_attn_kernel(int dk, int dv, hlx_dtype_t kv_dtype, int v_in_k)
+{
+    /* the choice depends on the shape, the type and the rows' alignment: device KV rows
+     * start 256-byte aligned (cudaMalloc) and are dk or dv elements long */
+    hlx_attn_desc_t d = { .group = 1, .dk = dk, .dv = dv, .kv_dtype = kv_dtype,
+                          .k = (const void *)(uintptr_t)256,
+                          .v = (const void *)(uintptr_t)(v_in_k ? 256 : 512),
+                          .k_stride = (size_t)dk, .v_stride = (size_t)(v_in_k ? dk : dv) };
+    const char *v = hlx_cuda_attn_variant_for(&d);
+
+    return v != NULL ? v : "none (the chosen kernel does not take this shape)";
+}
+
 hlx_status_t hlx_backend_cuda_set_attn(const char *variant)
 {
     return hlx_cuda_attn_set_variant(variant);

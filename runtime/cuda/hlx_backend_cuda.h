@@ -20,6 +20,10 @@ hlx_status_t hlx_backend_cuda_init(hlx_backend_t *be, char *why, size_t whylen);
  * of every host wait on the device (queue_sync, copy_from, argmax). */
 hlx_status_t hlx_backend_cuda_open(hlx_backend_t *be, int dev, double timeout_s, char *why,
                                    size_t whylen);
+/* The attention kernel the device runs for heads of dk / dv elements of kv_dtype (v_in_k:
+ * MLA's value inside the key row) under the present choice: "mma", "tokens", "warp", or
+ * why none; "none" in a build without CUDA. */
+const char  *hlx_backend_cuda_attn_kernel(int dk, int dv, hlx_dtype_t kv_dtype, int v_in_k);
 /* The attention kernel of every later call (process-wide): auto, warp, tokens or mma
  * (HELIX_CUDA_ATTN); HLX_ERR_INVALID for another name or in a build without CUDA. */
 hlx_status_t hlx_backend_cuda_set_attn(const char *variant);

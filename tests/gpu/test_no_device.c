@@ -38,6 +38,31 @@ int main(void)
     for (i = 0; i < n && i < 8; i++)
         has_cuda |= !strcmp(names[i], "cuda");
     CHECK(has_cuda == d.compiled, "backend list and build disagree about cuda");
+    /* the attention kernel named for a shape, without a device: the host-side choice */
+    if (d.compiled) {
+        CHECK(!strcmp(hlx_backend_cuda_attn_kernel(128, 128, HLX_DTYPE_BF16, 0), "mma"),
+              "bf16 128/128: %s", hlx_backend_cuda_attn_kernel(128, 128, HLX_DTYPE_BF16, 0));
+        CHECK(!strcmp(hlx_backend_cuda_attn_kernel(576, 512, HLX_DTYPE_BF16, 1), "mma"),
+              "MLA 576/512: %s", hlx_backend_cuda_attn_kernel(576, 512, HLX_DTYPE_BF16, 1));
+        CHECK(!strcmp(hlx_backend_cuda_attn_kernel(32, 32, HLX_DTYPE_BF16, 0), "tokens"),
+              "bf16 32/32: %s", hlx_backend_cuda_attn_kernel(32, 32, HLX_DTYPE_BF16, 0));
+        CHECK(!strcmp(hlx_backend_cuda_attn_kernel(128, 128, HLX_DTYPE_F32, 0), "tokens"),
+              "f32 128/128: %s", hlx_backend_cuda_attn_kernel(128, 128, HLX_DTYPE_F32, 0));
+        CHECK(!strcmp(hlx_backend_cuda_attn_kernel(64, 64, HLX_DTYPE_BF16, 0), "tokens"),
+              "bf16 64/64 (mma only when asked for): %s",
+              hlx_backend_cuda_attn_kernel(64, 64, HLX_DTYPE_BF16, 0));
+        CHECK(hlx_backend_cuda_set_attn("mma") == HLX_OK &&
+                  !strcmp(hlx_backend_cuda_attn_kernel(64, 64, HLX_DTYPE_BF16, 0), "mma") &&
+                  !strncmp(hlx_backend_cuda_attn_kernel(32, 32, HLX_DTYPE_BF16, 0), "none", 4),
+              "HELIX_CUDA_ATTN=mma: 64/64 %s, 32/32 %s",
+              hlx_backend_cuda_attn_kernel(64, 64, HLX_DTYPE_BF16, 0),
+              hlx_backend_cuda_attn_kernel(32, 32, HLX_DTYPE_BF16, 0));
+        CHECK(hlx_backend_cuda_set_attn("auto") == HLX_OK, "back to auto");
+        CHECK(hlx_backend_cuda_set_attn("fastest") == HLX_ERR_INVALID, "a bad kernel taken");
+    } else {
+        CHECK(!strcmp(hlx_backend_cuda_attn_kernel(128, 128, HLX_DTYPE_BF16, 0), "none"),
+              "no CUDA in the build, yet a kernel named");
+    }
     CHECK(hlx_backend_init("cuda", NULL, HLX_DTYPE_BF16, &be) == HLX_ERR_UNSUPPORTED,
           "the cuda backend started without a device");
     CHECK(hlx_backend_init("host", NULL, HLX_DTYPE_BF16, &be) == HLX_OK, "host backend");

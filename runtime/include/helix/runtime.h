@@ -150,7 +150,7 @@ typedef struct hlx_run_report {
     double   hopb_predicted_ms;        /* pipeline model per layer, chosen size */
     uint64_t hidden_hash;              /* hash of the final hidden state (bitwise) */
     char     device[16];               /* execution backend's device: cpu or cuda */
-    char     device_note[192];         /* why auto chose it, and the device used */
+    char     device_note[320];         /* why auto chose it, and the device used */
     char     kernels_note[320];        /* the kernel variant and why it was chosen */
     int      ep, tpf;                  /* MoE split: EP groups x TPF ranks each */
     int      experts_first, experts_rank; /* routed experts this rank holds (slices) */
