@@ -110,7 +110,7 @@ static void *hlx_zalloc(size_t n, size_t size)
 
 /* Zeroed backend memory for what the backend's operations read or write (weights, step
  * buffers); NULL on failure. Host backend: calloc. */
-static void *hlx_be_zalloc(hlx_engine_t *eng, size_t n, size_t size)
+void *hlx_be_zalloc(hlx_engine_t *eng, size_t n, size_t size)
 {
     void *p = NULL;
 
@@ -119,7 +119,7 @@ static void *hlx_be_zalloc(hlx_engine_t *eng, size_t n, size_t size)
     return eng->be.ops->mem_alloc(&eng->be, n * size, 0, &p) == HLX_OK ? p : NULL;
 }
 
-static void hlx_be_free(hlx_engine_t *eng, void *p)
+void hlx_be_free(hlx_engine_t *eng, void *p)
 {
     if (p != NULL)
         eng->be.ops->mem_free(&eng->be, p, 0);

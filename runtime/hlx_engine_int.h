@@ -191,6 +191,10 @@ hlx_status_t hlx_engine_nccl_open(hlx_engine_t *eng, char *err, size_t errlen);
 void         hlx_engine_nccl_close(hlx_engine_t *eng); /* also frees the staging */
 /* Host wait for the queue: with NCCL, also its asynchronous errors (aborted on a deadline). */
 hlx_status_t hlx_engine_sync(hlx_engine_t *eng);
+/* n zeroed elements of size bytes in the backend's memory (NULL on overflow or failure),
+ * and its free (NULL taken): the step's buffers and the prefill's. */
+void        *hlx_be_zalloc(hlx_engine_t *eng, size_t n, size_t size);
+void         hlx_be_free(hlx_engine_t *eng, void *p);
 /* The phase clock on the device queue (dev_clock): a mark starting phase ph (-1: none);
  * nothing on the host's clock. A mark that fails is kept in clock_st for the step's end. */
 void         hlx_engine_clock(hlx_engine_t *eng, int ph);

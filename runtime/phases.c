@@ -538,7 +538,8 @@ hlx_status_t hlx_phase_post_norm(hlx_engine_t *eng, int l, float *y, int rows, i
 }
 
 /* Sums n floats of a backend buffer over all N ranks in place, rows of any count (the
- * prefill's chunk): NCCL on the queue, else the host transport on the synced buffer. */
+ * prefill's chunk): NCCL on the queue, else the host transport on the synced buffer (the
+ * decode's ucx-staged path, below, has pinned buffers of the step's rows only). */
 hlx_status_t hlx_phase_allreduce_buf(hlx_engine_t *eng, float *y, size_t n)
 {
     hlx_status_t st;
@@ -556,12 +557,10 @@ hlx_status_t hlx_phase_allreduce(hlx_engine_t *eng, int l, hlx_phase_id_t ph)
     hlx_status_t st;
 
     HLX_TIMED(eng, ph, {
-        if (eng->nccl_world != NULL)
-            st = hlx_engine_nccl_allreduce(eng, eng->y, n);
-        else if (eng->stage_world != NULL) /* ucx-staged: through pinned host memory */
+        if (eng->nccl_world == NULL && eng->stage_world != NULL) /* ucx-staged: pinned */
             st = hlx_phase_allreduce_staged(eng, n);
-        else if ((st = HLX_BE_SYNC(eng)) == HLX_OK)
-            st = hlx_comm_allreduce_sum_f32(eng->world, eng->y, n);
+        else
+            st = hlx_phase_allreduce_buf(eng, eng->y, n);
     });
     if (st == HLX_OK)
         st = hlx_phase_post_norm(eng, l, eng->y, eng->cfg.batch, ph == HLX_PHASE_FFN_AR);

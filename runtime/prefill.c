@@ -49,8 +49,7 @@ static void hlx_prefill_free(hlx_engine_t *eng, hlx_prefill_t *p)
     size_t i;
 
     for (i = 0; i < sizeof(bufs) / sizeof(bufs[0]); i++)
-        if (*bufs[i] != NULL)
-            eng->be.ops->mem_free(&eng->be, *bufs[i], 0);
+        hlx_be_free(eng, *bufs[i]);
     free(p->xs_displ); free(p->xr_displ); free(p->sc); free(p->sd); free(p->rc); free(p->rd);
     free(p->rq);
     hlx_mla_rows_free(&p->mla);
@@ -109,10 +108,8 @@ static hlx_status_t hlx_prefill_alloc(hlx_engine_t *eng, hlx_prefill_t *p)
         rblk += R * (size_t)L->q_slice * (dv + 1);
     }
 #undef HLX_PALLOC
-    /* the sizes are bounded by the row check above and the engine's own buffers */
 #define HLX_PBUF(_p, _n) \
-    if (eng->be.ops->mem_alloc(&eng->be, sizeof(float) * ((size_t)(_n) > 0 ? (size_t)(_n) : 1), \
-                               0, (void **)&(_p)) != HLX_OK) \
+    if (((_p) = hlx_be_zalloc(eng, (size_t)(_n), sizeof(*(_p)))) == NULL) \
         return HLX_ERR_NOMEM
     HLX_PBUF(p->x, R * H);
     HLX_PBUF(p->hn, R * H);

@@ -186,14 +186,14 @@ hlx_status_t hlx_engine_run(hlx_engine_t *eng, hlx_run_report_t *rep, char *err,
         steps = 0; /* the prefill's tokens already end every request */
         rep->steps = 0;
     }
+    if (st == HLX_OK && eng->dev_clock) { /* the prefill's head left marks: not a step's */
+        uint64_t drop[HLX_PHASE_COUNT] = { 0 };
+        st = hlx_backend_cuda_clock_read(&eng->be, drop, HLX_PHASE_COUNT);
+    }
     for (s = 0; s < steps && st == HLX_OK; s++) {
         uint64_t t0 = hlx_now_ns();
         char what[96];
         memset(eng->phase_ns, 0, sizeof(eng->phase_ns));
-        if (eng->dev_clock) { /* marks left by the prefill or the last step's check: dropped */
-            uint64_t drop[HLX_PHASE_COUNT] = { 0 };
-            eng->clock_st = hlx_backend_cuda_clock_read(&eng->be, drop, HLX_PHASE_COUNT);
-        }
         if (wd != NULL) {
             snprintf(what, sizeof(what), "rank %d: decode step %d (HELIX_STEP_WATCHDOG)",
                      eng->info.rank, s);
