@@ -309,51 +309,6 @@ out:
     free(kv), free(q), free(o), free(lse);
 }
 
-/* fp8 e4m3 KV (random finite bytes) through both kernels against the host backend. */
-static void test_attn_fp8(int group, size_t len)
-{
-    enum { DK = 128, DV = 128 };
-    unsigned char *kv = malloc(len * (DK + DV));
-    float *q = malloc(sizeof(float) * group * DK), *o = malloc(sizeof(float) * group * DV);
-    float lse[128], *dq, *dout, *dlse;
-    void *dkv = NULL;
-    unsigned s = 9;
-    size_t i;
-
-    for (i = 0; i < len * (DK + DV); i++) {
-        unsigned char b;
-        do {
-            s = s * 1103515245u + 12345u;
-            b = (unsigned char)(s >> 16);
-        } while ((b & 0x7f) == 0x7f || (b & 0x78) == 0x78); /* no NaN, no huge values */
-        kv[i] = b;
-    }
-    for (i = 0; i < (size_t)group * DK; i++)
-        q[i] = frand(&s) * 0.05f;
-    CHECK(cb.ops->mem_alloc(&cb, len * (DK + DV), 1, &dkv) == HLX_OK, "fp8 KV alloc");
-    cb.ops->copy_to(&cb, cq, dkv, kv, len * (DK + DV));
-    dq = dev_of(q, (size_t)group * DK), dout = dev_of(o, (size_t)group * DV), dlse = dev_of(lse, 128);
-    {
-        hlx_attn_desc_t d = { .group = group, .dk = DK, .dv = DV, .len = len,
-                              .kv_dtype = HLX_DTYPE_FP8, .q = q, .k = kv, .v = kv + len * DK,
-                              .k_stride = DK, .v_stride = DV, .scale = 0.0883883f,
-                              .o = o, .lse = lse };
-        hlx_attn_desc_t dd = d;
-        dd.q = dq, dd.k = dkv, dd.v = (char *)dkv + len * DK, dd.o = dout, dd.lse = dlse;
-        if (hlx_cuda_attn_variant_for(&dd) == NULL)
-            goto done; /* a variant asked for that does not take fp8 (mma) */
-        hb.ops->attn(&hb, NULL, &d);
-        CHECK(cb.ops->attn(&cb, cq, &dd) == HLX_OK, "attn fp8");
-        CHECK(rel_err(dout, o, (size_t)group * DV) < 2e-4, "attn fp8 (%s) group %d: o differs %g",
-              hlx_cuda_attn_variant_for(&dd), group, rel_err(dout, o, (size_t)group * DV));
-        CHECK(rel_err(dlse, lse, group) < 2e-5, "attn fp8 lse differs %g", rel_err(dlse, lse, group));
-    }
-done:
-    cb.ops->mem_free(&cb, dkv, 1), cb.ops->mem_free(&cb, dq, 0);
-    cb.ops->mem_free(&cb, dout, 0), cb.ops->mem_free(&cb, dlse, 0);
-    free(kv), free(q), free(o);
-}
-
 /* The merge of thousands of parts (a long shard's splits over a whole device) against the
  * host's: heads of an element count that is no multiple of 32, parts that are empty
  * (lse -inf) and one head that is empty everywhere (zeros and -inf). */
@@ -504,7 +459,7 @@ int main(void)
             test_append_attn(HLX_DTYPE_F32, 8, 777);
             test_append_attn(HLX_DTYPE_BF16, 128, 3000); /* a 128-head group */
             test_append_attn(HLX_DTYPE_BF16, 3, 31);     /* under one 32-token step */
-            test_attn_fp8(8, 4097);
+            test_attn_shape(HLX_DTYPE_FP8, 8, 4097, 128, 128, 0);
             test_attn_shape(HLX_DTYPE_BF16, 128, 3000, 576, 512, 1); /* MLA */
             test_attn_shape(HLX_DTYPE_BF16, 16, 1000, 576, 512, 1); /* half a block empty */
             test_attn_shape(HLX_DTYPE_BF16, 8, 777, 96, 64, 1);
