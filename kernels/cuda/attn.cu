@@ -465,48 +465,32 @@ __device__ __forceinline__ void hlx_mma_pv(float (&o)[NO][4],
     }
 }
 
-// One tile of T tokens from row j (rows past j1 zero-filled) into sK [T][DK + PAD] and
-// sV [T][DV + PAD].
-template <int DK, int DV>
-__device__ __forceinline__ void hlx_mma_load(__nv_bfloat16 *sK, __nv_bfloat16 *sV,
-                                             const __nv_bfloat16 *k, const __nv_bfloat16 *v,
-                                             size_t ks, size_t vs, size_t j, size_t j1,
-                                             int lane)
+// T rows of B bytes (a multiple of 16) from row j of src on (rows stride bytes apart; rows
+// past j1 zero-filled) into dst rows ld bytes apart: 16 bytes per cp.async, thread tid of
+// nthr. The callers commit the group.
+template <int B>
+__device__ __forceinline__ void hlx_cp_rows(unsigned char *dst, int ld,
+                                            const unsigned char *src, size_t stride, size_t j,
+                                            size_t j1, int tid, int nthr)
 {
 #pragma unroll
-    for (int i = lane; i < HLX_MMA_T * (DK / 8); i += 32) {
-        int row = i / (DK / 8), col = (i % (DK / 8)) * 8;
+    for (int i = tid; i < HLX_MMA_T * (B / 16); i += nthr) {
+        int row = i / (B / 16), col = (i % (B / 16)) * 16;
         bool ok = j + row < j1;
-        hlx_cp16(sK + row * (DK + HLX_MMA_PAD) + col, k + (ok ? (j + row) * ks + col : 0), ok);
+        hlx_cp16(dst + row * ld + col, src + (ok ? (j + row) * stride + col : 0), ok);
     }
-#pragma unroll
-    for (int i = lane; i < HLX_MMA_T * (DV / 8); i += 32) {
-        int row = i / (DV / 8), col = (i % (DV / 8)) * 8;
-        bool ok = j + row < j1;
-        hlx_cp16(sV + row * (DV + HLX_MMA_PAD) + col, v + (ok ? (j + row) * vs + col : 0), ok);
-    }
-    asm volatile("cp.async.commit_group;\n" ::);
 }
 
-// fp8 KV: a tile of raw e4m3 rows (rows past j1 zeroed) into raw [T][DK] and [T][DV]
-template <int DK, int DV>
-__device__ __forceinline__ void hlx_mma_load8(unsigned char *rk, unsigned char *rv,
-                                              const unsigned char *k, const unsigned char *v,
-                                              size_t ks, size_t vs, size_t j, size_t j1,
-                                              int lane)
+// One tile of T tokens from row j: K rows of KB bytes into dk (rows kld bytes apart), V
+// rows of VB bytes into dv; ks, vs: the rows' strides in bytes. bf16 goes straight into
+// the padded tiles, fp8 into raw stages.
+template <int KB, int VB>
+__device__ __forceinline__ void hlx_mma_load(unsigned char *dk, int kld, unsigned char *dv,
+                                             int vld, const void *k, const void *v, size_t ks,
+                                             size_t vs, size_t j, size_t j1, int lane)
 {
-#pragma unroll
-    for (int i = lane; i < HLX_MMA_T * (DK / 16); i += 32) {
-        int row = i / (DK / 16), col = (i % (DK / 16)) * 16;
-        bool ok = j + row < j1;
-        hlx_cp16(rk + row * DK + col, k + (ok ? (j + row) * ks + col : 0), ok);
-    }
-#pragma unroll
-    for (int i = lane; i < HLX_MMA_T * (DV / 16); i += 32) {
-        int row = i / (DV / 16), col = (i % (DV / 16)) * 16;
-        bool ok = j + row < j1;
-        hlx_cp16(rv + row * DV + col, v + (ok ? (j + row) * vs + col : 0), ok);
-    }
+    hlx_cp_rows<KB>(dk, kld, (const unsigned char *)k, ks, j, j1, lane, 32);
+    hlx_cp_rows<VB>(dv, vld, (const unsigned char *)v, vs, j, j1, lane, 32);
     asm volatile("cp.async.commit_group;\n" ::);
 }
 
@@ -548,7 +532,6 @@ hlx_cu_attn_mma(int group, size_t len, const float *__restrict__ q, const void *
 {
     extern __shared__ float4 hlx_cu_smem_mma[];
     __nv_bfloat16 *sbase = (__nv_bfloat16 *)hlx_cu_smem_mma;
-    const __nv_bfloat16 *k = (const __nv_bfloat16 *)kp, *v = (const __nv_bfloat16 *)vp;
     const int KL = DK + HLX_MMA_PAD, VL = DV + HLX_MMA_PAD;
     // fp8: one bf16 tile (K then V), then two raw stages of T x (DK + DV) bytes
     unsigned char *const raw = (unsigned char *)(sbase + HLX_MMA_T * (KL + VL));
@@ -562,14 +545,20 @@ hlx_cu_attn_mma(int group, size_t len, const float *__restrict__ q, const void *
     uint32_t qh[DK / 16][4], ql[DK / 16][4];
     float o[DV / 8][4];
     float m[2] = { -INFINITY, -INFINITY }, l[2] = { 0.0f, 0.0f };
+    // the tile from row j into stage b: bf16 rows into the padded tiles, fp8 rows raw
+    auto load = [&](int b, size_t j) {
+        if constexpr (F8) {
+            unsigned char *r = raw + b * HLX_MMA_T * (DK + DV);
+            hlx_mma_load<DK, DV>(r, DK, r + HLX_MMA_T * DK, DV, kp, vp, ks, vs, j, j1, lane);
+        } else {
+            hlx_mma_load<2 * DK, 2 * DV>((unsigned char *)(sbase + b * HLX_MMA_T * KL), 2 * KL,
+                                         (unsigned char *)(sV0 + b * HLX_MMA_T * VL), 2 * VL,
+                                         kp, vp, 2 * ks, 2 * vs, j, j1, lane);
+        }
+    };
 
-    if (ntiles > 0) {
-        if constexpr (F8)
-            hlx_mma_load8<DK, DV>(raw, raw + HLX_MMA_T * DK, (const unsigned char *)kp,
-                                  (const unsigned char *)vp, ks, vs, j0, j1, lane);
-        else
-            hlx_mma_load<DK, DV>(sbase, sV0, k, v, ks, vs, j0, j1, lane);
-    }
+    if (ntiles > 0)
+        load(0, j0);
     hlx_mma_start<DK / 16, DV / 8>(qh, ql, o, q, DK, group, h0, 0, gq, c, scale);
 
     for (int t = 0; t < ntiles; t++) {
@@ -578,14 +567,7 @@ hlx_cu_attn_mma(int group, size_t len, const float *__restrict__ q, const void *
         const __nv_bfloat16 *K = sbase + b * HLX_MMA_T * KL, *V = sV0 + b * HLX_MMA_T * VL;
         float sc[HLX_MMA_T / 8][4];
         if (t + 1 < ntiles) {
-            if constexpr (F8)
-                hlx_mma_load8<DK, DV>(raw + nb * HLX_MMA_T * (DK + DV),
-                                      raw + nb * HLX_MMA_T * (DK + DV) + HLX_MMA_T * DK,
-                                      (const unsigned char *)kp, (const unsigned char *)vp, ks,
-                                      vs, jt + HLX_MMA_T, j1, lane);
-            else
-                hlx_mma_load<DK, DV>(sbase + nb * HLX_MMA_T * KL, sV0 + nb * HLX_MMA_T * VL, k,
-                                     v, ks, vs, jt + HLX_MMA_T, j1, lane);
+            load(nb, jt + HLX_MMA_T);
             asm volatile("cp.async.wait_group 1;\n" ::);
         } else {
             asm volatile("cp.async.wait_group 0;\n" ::);
@@ -654,12 +636,8 @@ hlx_cu_attn_mma_wide(int group, size_t len, const float *__restrict__ q,
     float m[2] = { -INFINITY, -INFINITY }, l[2] = { 0.0f, 0.0f };
 
     auto load = [&](int b, size_t j) { // tile from row j into stage b, rows past j1 zeroed
-        __nv_bfloat16 *dst = stile + b * HLX_MMA_T * KL;
-        for (int i = tid; i < HLX_MMA_T * (DK / 8); i += nthr) {
-            int row = i / (DK / 8), col = (i % (DK / 8)) * 8;
-            bool ok = j + row < j1;
-            hlx_cp16(dst + row * KL + col, k + (ok ? (j + row) * ks + col : 0), ok);
-        }
+        hlx_cp_rows<2 * DK>((unsigned char *)(stile + b * HLX_MMA_T * KL), 2 * KL,
+                            (const unsigned char *)k, 2 * ks, j, j1, tid, nthr);
         asm volatile("cp.async.commit_group;\n" ::);
     };
     if (ntiles > 0)
