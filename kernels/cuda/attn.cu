@@ -865,17 +865,13 @@ extern "C" const char *hlx_cuda_attn_variant_for(const hlx_attn_desc_t *d)
                                    32 * ((size_t)d->dk + 4 + (size_t)d->dv));
     int fits = !v_in_k && d->dk % 4 == 0 && d->dv % 4 == 0 && d->dk <= 256 && d->dv <= 256 &&
                need <= 48 * 1024;
-    int rows16 = d->kv_dtype == HLX_DTYPE_BF16 && d->k_stride % 8 == 0 &&
-                 d->v_stride % 8 == 0 && ((uintptr_t)d->k & 15) == 0 &&
-                 ((uintptr_t)d->v & 15) == 0;
-    int rows16_f8 = d->kv_dtype == HLX_DTYPE_FP8 && d->k_stride % 16 == 0 &&
-                    d->v_stride % 16 == 0 && ((uintptr_t)d->k & 15) == 0 &&
-                    ((uintptr_t)d->v & 15) == 0;
-    int gqa_mma = !v_in_k && (d->dk == 64 || d->dk == 128) && (d->dv == 64 || d->dv == 128);
-    int mma = (rows16 && (v_in_k ? (d->dk == 576 && d->dv == 512) ||
-                                       (d->dk == 96 && d->dv == 64)
-                                 : gqa_mma)) ||
-              (rows16_f8 && gqa_mma);
+    // the mma kernels copy 16-byte pieces of bf16 or fp8 rows
+    size_t es = d->kv_dtype == HLX_DTYPE_BF16 ? 2 : d->kv_dtype == HLX_DTYPE_FP8 ? 1 : 0;
+    int rows16 = es && d->k_stride * es % 16 == 0 && d->v_stride * es % 16 == 0 &&
+                 ((uintptr_t)d->k & 15) == 0 && ((uintptr_t)d->v & 15) == 0;
+    int gqa = !v_in_k && (d->dk == 64 || d->dk == 128) && (d->dv == 64 || d->dv == 128);
+    int mla = v_in_k && es == 2 && ((d->dk == 576 && d->dv == 512) || (d->dk == 96 && d->dv == 64));
+    int mma = rows16 && (gqa || mla);
 
     // auto takes mma for the shapes it has run on a GPU (GQA 128/128 in bf16 and fp8, MLA);
     // heads of 64 only when asked for, until test_backend_cuda's cases for them have run
@@ -905,7 +901,8 @@ typedef struct hlx_cu_plan {
     hlx_cu_tok_fn   tok;   // the tokens kernel, or NULL
     hlx_cu_mma_fn   mma;   // the mma kernel, or NULL
     hlx_cu_wide_fn  wide;  // the mma kernel for MLA's shape, or NULL
-    int             heads, warps; // the wide kernel's heads and warps per block
+    const void     *fn;           // the kernel chosen, for the occupancy query
+    int             heads, warps; // query heads and warps per block
     int             tile, v_in_k;
     size_t          smem;
 } hlx_cu_plan_t;
@@ -924,6 +921,7 @@ static int hlx_cu_attn_plan(const hlx_attn_desc_t *d, hlx_cu_plan_t *p)
         int big = d->dk == 576, i = big ? 0 : 1;
         p->wide = big ? hlx_cu_attn_mma_wide<576, 512, 2, 4> : hlx_cu_attn_mma_wide<96, 64, 1, 2>;
         p->smem = big ? hlx_cu_wide_smem<576, 512, 2, 4>() : hlx_cu_wide_smem<96, 64, 1, 2>();
+        p->fn = (const void *)p->wide;
         p->heads = big ? 32 : 16;
         p->warps = big ? 8 : 2;
         p->tile = HLX_MMA_T;
@@ -952,6 +950,9 @@ static int hlx_cu_attn_plan(const hlx_attn_desc_t *d, hlx_cu_plan_t *p)
         p->tile = HLX_MMA_T;
         p->smem = f8 ? tile + 2 * (size_t)HLX_MMA_T * ((size_t)d->dk + (size_t)d->dv) : 2 * tile;
         p->mma = fns[f8][d->dk == 128][d->dv == 128];
+        p->fn = (const void *)p->mma;
+        p->heads = 16; // one warp
+        p->warps = 1;
         return 0;
     }
     if (!strcmp(v, "tokens")) {
@@ -962,6 +963,8 @@ static int hlx_cu_attn_plan(const hlx_attn_desc_t *d, hlx_cu_plan_t *p)
         p->tile = 32 * (steps < 1 ? 1 : steps > 4 ? 4 : steps);
         p->smem = qb + row * (size_t)p->tile;
         p->tok = d->dv <= 128 ? hlx_cu_attn_tok<1> : hlx_cu_attn_tok<2>;
+        p->fn = (const void *)p->tok;
+        p->heads = p->warps = HLX_CU_HEADS; // a warp per head
         return 0;
     }
     {
@@ -979,6 +982,8 @@ static int hlx_cu_attn_plan(const hlx_attn_desc_t *d, hlx_cu_plan_t *p)
                    nk == 8 && nv == 8 ? hlx_cu_attn_split<8, 8> :
                    nk == 18 && nv == 16 ? hlx_cu_attn_split<18, 16> :
                    hlx_cu_attn_split<HLX_CU_DMAX / 32, HLX_CU_DMAX / 32>;
+        p->fn = (const void *)p->split;
+        p->heads = p->warps = HLX_CU_HEADS; // a warp per head
     }
     return 0;
 }
@@ -987,32 +992,23 @@ extern "C" int hlx_cuda_attn_splits_desc(const hlx_attn_desc_t *d)
 {
     // whole waves: k x (resident blocks of this kernel on the device) blocks in all, k up
     // to 4, at least 256 tokens per split; the group's head chunks share a split
-    int chunks = (d->group + HLX_CU_HEADS - 1) / HLX_CU_HEADS, dev = 0, sms = 0, per_sm = 0;
+    int chunks, dev = 0, sms = 0, per_sm = 0;
     hlx_cu_plan_t p;
     cudaError_t e;
 
-    if (chunks < 1 || hlx_cu_attn_plan(d, &p) != 0)
+    if (d->group < 1 || hlx_cu_attn_plan(d, &p) != 0)
         return hlx_cuda_attn_splits_for(d->len, d->group);
-    if (p.mma != NULL)
-        chunks = (d->group + 15) / 16; // 16 heads per block
-    if (p.wide != NULL)
-        chunks = (d->group + p.heads - 1) / p.heads;
+    chunks = (d->group + p.heads - 1) / p.heads;
     e = cudaGetDevice(&dev);
     if (e == cudaSuccess)
         e = cudaDeviceGetAttribute(&sms, cudaDevAttrMultiProcessorCount, dev);
     if (e == cudaSuccess)
-        e = p.wide ? cudaOccupancyMaxActiveBlocksPerMultiprocessor(&per_sm, p.wide,
-                                                                   32 * p.warps, p.smem)
-            : p.mma ? cudaOccupancyMaxActiveBlocksPerMultiprocessor(&per_sm, p.mma, 32, p.smem)
-            : p.tok ? cudaOccupancyMaxActiveBlocksPerMultiprocessor(&per_sm, p.tok,
-                                                                    32 * HLX_CU_HEADS, p.smem)
-                    : cudaOccupancyMaxActiveBlocksPerMultiprocessor(&per_sm, p.split,
-                                                                    32 * HLX_CU_HEADS, p.smem);
+        e = cudaOccupancyMaxActiveBlocksPerMultiprocessor(&per_sm, p.fn, 32 * p.warps, p.smem);
     if (e != cudaSuccess || sms < 1 || per_sm < 1) {
         (void)cudaGetLastError();
         return hlx_cuda_attn_splits_for(d->len, d->group);
     }
-    // the mma kernel streams its split at HBM speed: one wave (k = 1) keeps the splits, and
+    // the mma kernels stream their split at HBM speed: one wave (k = 1) keeps the splits, and
     // the merge over them, 4x fewer (the merge of 3168 parts was 30 us of a 180 us call)
     for (int k = p.mma || p.wide ? 1 : 4; k >= 1; k--) {
         size_t n = (size_t)k * (size_t)sms * (size_t)per_sm / (size_t)chunks;
@@ -1040,22 +1036,19 @@ extern "C" hlx_status_t hlx_cuda_attn(const hlx_attn_desc_t *d, int nsplit, floa
     if (d->len == 0)
         return hlx_cuda_merge(0, d->group, d->dv, wo, wl, d->o, d->lse, stream);
     if (hlx_cu_attn_plan(d, &p) != 0)
-        return hlx_cuda_note(0, __func__, "the tokens kernel was asked for a shape it does "
-                             "not take (dk, dv multiples of 4 up to 256, K and V apart)");
-    if (p.wide) {
+        return hlx_cuda_note(0, __func__, "the attention kernel asked for (HELIX_CUDA_ATTN, "
+                             "--variant) does not take this shape or KV type");
+    {
         dim3 grid((unsigned)((d->group + p.heads - 1) / p.heads), (unsigned)nsplit);
-        p.wide<<<grid, dim3(32, p.warps), p.smem, st>>>(d->group, d->len, d->q,
-                                                         (const __nv_bfloat16 *)d->k,
-                                                         d->k_stride, d->scale, d->softcap,
-                                                         wo, wl);
-    } else if (p.mma) {
-        dim3 grid((unsigned)((d->group + 15) / 16), (unsigned)nsplit);
-        p.mma<<<grid, 32, p.smem, st>>>(d->group, d->len, d->q, d->k, d->v, d->k_stride,
-                                        d->v_stride, d->scale, d->softcap, wo, wl);
-    } else {
-        dim3 grid((unsigned)((d->group + HLX_CU_HEADS - 1) / HLX_CU_HEADS), (unsigned)nsplit);
-        dim3 block(32, HLX_CU_HEADS);
-        if (p.tok)
+        dim3 block(32, p.warps);
+        if (p.wide)
+            p.wide<<<grid, block, p.smem, st>>>(d->group, d->len, d->q,
+                                                (const __nv_bfloat16 *)d->k, d->k_stride,
+                                                d->scale, d->softcap, wo, wl);
+        else if (p.mma)
+            p.mma<<<grid, block, p.smem, st>>>(d->group, d->len, d->q, d->k, d->v, d->k_stride,
+                                               d->v_stride, d->scale, d->softcap, wo, wl);
+        else if (p.tok)
             p.tok<<<grid, block, p.smem, st>>>(d->group, d->dk, d->dv, d->len, (int)d->kv_dtype,
                                                d->q, d->k, d->v, d->k_stride, d->v_stride,
                                                d->scale, d->softcap, p.tile, wo, wl);
@@ -1065,8 +1058,11 @@ extern "C" hlx_status_t hlx_cuda_attn(const hlx_attn_desc_t *d, int nsplit, floa
                                                  d->k_stride, d->v_stride, d->scale,
                                                  d->softcap, p.tile, p.v_in_k, wo, wl);
     }
-    if (hlx_cu_status(cudaGetLastError()) != HLX_OK)
-        return HLX_ERR_INTERNAL;
+    {
+        hlx_status_t s = hlx_cu_status(cudaGetLastError());
+        if (s != HLX_OK)
+            return s;
+    }
     return hlx_cuda_merge(nsplit, d->group, d->dv, wo, wl, d->o, d->lse, stream);
 }
 

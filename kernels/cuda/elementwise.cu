@@ -182,8 +182,9 @@ extern "C" hlx_status_t hlx_cuda_gemm(int M, int N, int K, const float *x, const
         }
         hlx_cu_gemm_bf16<<<dim3((unsigned)((N + 255) / 256), (unsigned)ksplit), 256, 0, cs>>>(
             M, N, K, x, (const __nv_bfloat16 *)w, part, kper);
-        if (hlx_cu_last() != HLX_OK)
-            return HLX_ERR_INTERNAL;
+        hlx_status_t st = hlx_cu_last();
+        if (st != HLX_OK)
+            return st;
         hlx_cu_gemm_sum<<<(unsigned)(blocks > 65535 ? 65535 : blocks), 256, 0, cs>>>(
             M, N, ksplit, part, y, accumulate);
         return hlx_cu_last();
