@@ -13,7 +13,7 @@ cd "$(dirname "$0")/.."
 build=${1:-build-gpu}
 [ -x "$build/cli/helix" ] || { echo "device-libs: no $build/cli/helix: run make build-gpu first" >&2; exit 2; }
 list=$(mktemp)
-trap 'rm -f "$list"' EXIT
+trap 'rm -f "$list" "$list".*' EXIT
 multi=/usr/lib/x86_64-linux-gnu
 # the plugin folders, loaded by path at run time (ldd cannot see them)
 plugins=()

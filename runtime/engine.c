@@ -1001,13 +1001,10 @@ static hlx_status_t hlx_engine_backend(hlx_engine_t *eng, char *err, size_t errl
     return HLX_OK;
 }
 
-void hlx_engine_clock(hlx_engine_t *eng, int ph)
+void hlx_engine_clock_mark(hlx_engine_t *eng, int ph)
 {
-    hlx_status_t st;
+    hlx_status_t st = hlx_backend_cuda_clock(&eng->be, eng->q, ph);
 
-    if (!eng->dev_clock)
-        return;
-    st = hlx_backend_cuda_clock(&eng->be, eng->q, ph);
     if (st != HLX_OK && eng->clock_st == HLX_OK)
         eng->clock_st = st;
 }
