@@ -124,7 +124,7 @@ step generate-cuda-ragged 60 "$helix" generate --device cuda --prompt-ids "$out/
 # wqkv, read on the host as any checkpoint; Gemma 3's windows, GeGLU and 1 + w norms):
 # checkpoints written here, --check against the
 # fp64 reference. MoE layers run on the cpu backend only (--device cuda refuses them), so no
-# MoE family here.
+# MoE family here (MLA below).
 ckdir=$(mktemp -d) # not under $out: the checkpoints need not come back
 # (gemma2: the attention scores soft-capped in both device kernels, the logits in pad_rows)
 for fam in qwen2 qwen3 glm glm4 internlm2 gemma2 gemma3; do
@@ -166,6 +166,22 @@ HELIX_CUDA_ATTN=mma step decode-cuda-mma-prompt 60 "$helix" decode --device cuda
 HELIX_CUDA_ATTN=mma HELIX_GPU_SHARE=1 step decode-cuda-mma-kvp2 60 "$helixrun" --no-prefix -n 2 \
     --timeout 55 -- "$helix" decode --device cuda --kvp 2 \
     --model tests/runtime/data/head128.json --context 20000 --batch 4 --steps 4 --check --json
+
+# MLA (DeepSeek's absorbed form) on the device: the latent rows and their append (one row,
+# no values), the absorbed queries (one GEMM per head over all rows, its columns gathered
+# and scattered by copy_rows), the MLA attention kernels (tiny-mla 96/64, mla-ds-heads
+# 576/512) and W_UV after the merge. Ragged prompts through the chunked prefill, KVP 2 on
+# the one GPU, all --check; then mla-ds-heads at 64K tokens, its phases on the device clock.
+step decode-cuda-mla 60 "$helix" decode --device cuda --model tests/runtime/data/tiny-mla.json \
+    --prompt-ids "$out/ragged.txt" --batch 3 --context 300 --steps 6 --prefill-chunk 8 \
+    --check --json
+step decode-cuda-mla-ds 60 "$helix" decode --device cuda \
+    --model tests/runtime/data/mla-ds-heads.json --context 64 --batch 2 --steps 4 --check --json
+HELIX_GPU_SHARE=1 step decode-cuda-mla-kvp2 60 "$helixrun" --no-prefix -n 2 --timeout 55 -- \
+    "$helix" decode --device cuda --kvp 2 --model tests/runtime/data/mla-ds-heads.json \
+    --context 64 --batch 2 --steps 4 --check --json
+HELIX_PHASE_CLOCK=device step decode-cuda-mla-64k 60 "$helix" decode --device cuda \
+    --model tests/runtime/data/mla-ds-heads.json --context 65536 --batch 4 --steps 6 --json
 
 # A 1M-token decode step end to end (head128: 2 layers, 2 KV heads of 128, bf16 KV, 4
 # requests: 8.6 GB of KV read per step), its phases timed on the device in the JSON report;

@@ -18,6 +18,10 @@ static hlx_status_t st_palloc(hlx_backend_t *be, size_t n, void **p)
 static void st_pfree(hlx_backend_t *be, void *p) { (void)be; (void)p; }
 static hlx_status_t st_copy(hlx_backend_t *be, hlx_be_queue_t *q, void *d, const void *s, size_t n)
 { (void)be; (void)q; (void)d; (void)s; (void)n; return HLX_ERR_UNSUPPORTED; }
+static hlx_status_t st_crows(hlx_backend_t *be, hlx_be_queue_t *q, float *d, size_t ldd,
+                             const float *s, size_t lds, int r, int n)
+{ (void)be; (void)q; (void)d; (void)ldd; (void)s; (void)lds; (void)r; (void)n;
+  return HLX_ERR_UNSUPPORTED; }
 static hlx_status_t st_qcreate(hlx_backend_t *be, hlx_be_queue_t **q)
 { (void)be; (void)q; return HLX_ERR_UNSUPPORTED; }
 static void st_qdestroy(hlx_backend_t *be, hlx_be_queue_t *q) { (void)be; (void)q; }
@@ -71,6 +75,7 @@ void hlx_backend_fill_stubs(hlx_backend_ops_t *o)
     HLX_STUB(mem_alloc, st_alloc);     HLX_STUB(mem_free, st_free);
     HLX_STUB(pinned_alloc, st_palloc); HLX_STUB(pinned_free, st_pfree);
     HLX_STUB(copy_to, st_copy);        HLX_STUB(copy_from, st_copy);
+    HLX_STUB(copy_rows, st_crows);
     HLX_STUB(queue_create, st_qcreate); HLX_STUB(queue_destroy, st_qdestroy);
     HLX_STUB(queue_sync, st_qsync);    HLX_STUB(event_record, st_evrec);
     HLX_STUB(event_sync, st_evsync);   HLX_STUB(rmsnorm, st_rmsnorm);
@@ -137,6 +142,19 @@ static hlx_status_t host_copy(hlx_backend_t *be, hlx_be_queue_t *q, void *dst, c
     (void)be; (void)q;
     if (bytes)
         memmove(dst, src, bytes);
+    return HLX_OK;
+}
+
+static hlx_status_t host_copy_rows(hlx_backend_t *be, hlx_be_queue_t *q, float *dst,
+                                   size_t ldd, const float *src, size_t lds, int rows, int n)
+{
+    int r;
+
+    (void)be; (void)q;
+    if (rows < 0 || n < 0 || ldd < (size_t)n || lds < (size_t)n)
+        return HLX_ERR_INVALID;
+    for (r = 0; r < rows && n > 0; r++)
+        memcpy(dst + (size_t)r * ldd, src + (size_t)r * lds, sizeof(float) * (size_t)n);
     return HLX_OK;
 }
 
@@ -351,7 +369,7 @@ static const hlx_backend_ops_t hlx_backend_host = {
     .name = "host",
     .mem_alloc = host_alloc, .mem_free = host_free,
     .pinned_alloc = host_palloc, .pinned_free = host_pfree,
-    .copy_to = host_copy, .copy_from = host_copy,
+    .copy_to = host_copy, .copy_from = host_copy, .copy_rows = host_copy_rows,
     .queue_create = host_qcreate, .queue_destroy = host_qdestroy, .queue_sync = host_qsync,
     .event_record = host_evrec, .event_sync = host_evsync,
     .rmsnorm = host_rmsnorm, .gemm = host_gemm, .rope = host_rope, .kv_append = host_append,

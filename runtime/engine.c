@@ -940,18 +940,17 @@ static hlx_status_t hlx_engine_backend(hlx_engine_t *eng, char *err, size_t errl
     } else if (strcmp(dev, "cpu"))
         return hlx_engine_fail(err, errlen, HLX_ERR_INVALID, "%s%s: expected cpu, cuda or "
                                "auto", src, dev);
-    /* MLA and MoE keep host-side steps (rope parts, routing, expert slices in host memory)
-     * that the CUDA backend does not run yet. A sliding window runs: the device reads KV in
-     * rows (blocks of 1), so a window's slots are always read in place
-     * (hlx_phase_attn_from never copies on the host) */
-    if (name != NULL && (eng->m.attn == HLX_ATTN_MLA || eng->m.experts > 0)) {
-        const char *what = eng->m.attn == HLX_ATTN_MLA ? "MLA attention" : "MoE layers";
+    /* MoE layers keep host-side steps (routing, expert slices in host memory) that the CUDA
+     * backend does not run yet. MLA runs (its gathers and scatters are backend copies). A
+     * sliding window runs: the device reads KV in rows (blocks of 1), so a window's slots
+     * are always read in place (hlx_phase_attn_from never copies on the host) */
+    if (name != NULL && eng->m.experts > 0) {
         if (!strcmp(dev, "cuda"))
-            return hlx_engine_fail(err, errlen, HLX_ERR_INVALID, "%scuda: model %s: %s run on "
-                                   "the cpu backend only; use --device cpu", src, eng->m.name,
-                                   what);
-        snprintf(eng->device_note, sizeof(eng->device_note), "auto chose cpu: %s run on the "
-                 "cpu backend only", what);
+            return hlx_engine_fail(err, errlen, HLX_ERR_INVALID, "%scuda: model %s: MoE "
+                                   "layers run on the cpu backend only; use --device cpu",
+                                   src, eng->m.name);
+        snprintf(eng->device_note, sizeof(eng->device_note), "auto chose cpu: MoE layers "
+                 "run on the cpu backend only");
         name = NULL;
     }
     /* the kernel variant (and so the KV layout) is chosen for the head size and the threads

@@ -68,9 +68,14 @@ typedef struct hlx_backend_ops {
     hlx_status_t (*pinned_alloc)(hlx_backend_t *be, size_t bytes, void **p_p);
     void         (*pinned_free)(hlx_backend_t *be, void *p);
     hlx_status_t (*copy_to)(hlx_backend_t *be, hlx_be_queue_t *q, void *dst, const void *src,
-                            size_t bytes);   /* host -> backend */
+                            size_t bytes);   /* host -> backend (or backend -> backend) */
     hlx_status_t (*copy_from)(hlx_backend_t *be, hlx_be_queue_t *q, void *dst,
                               const void *src, size_t bytes); /* backend -> host */
+    /* dst[r][0..n) = src[r][0..n) for rows rows of floats, row r at dst + r * ldd and
+     * src + r * lds (ldd, lds >= n; backend memory, not overlapping): the strided gathers
+     * and scatters of a step (MLA's heads into one GEMM's rows and back) */
+    hlx_status_t (*copy_rows)(hlx_backend_t *be, hlx_be_queue_t *q, float *dst, size_t ldd,
+                              const float *src, size_t lds, int rows, int n);
     /* queue and events: work on one queue runs in order */
     hlx_status_t (*queue_create)(hlx_backend_t *be, hlx_be_queue_t **q_p);
     void         (*queue_destroy)(hlx_backend_t *be, hlx_be_queue_t *q);

@@ -25,16 +25,24 @@ typedef struct hlx_mla_layer {
     void  *wuv;      /* [q_slice][kv_lora][v]: W_UV of the heads this rank owns */
 } hlx_mla_layer_t;
 
+/* Row buffers of the MLA phases: the decode step's B rows (one per request), or the
+ * prefill's R = n x C rows; backend memory. */
+typedef struct hlx_mla_rows {
+    int    R;
+    float *qa;   /* [R][q_lora] */
+    float *q;    /* [R][Q*qk]: per head [nope | rope] */
+    float *kva;  /* [R][kv_lora + rope]: kv_a_proj_with_mqa output */
+    float *kvn;  /* [R][kv_lora + rope]: the new cache rows [c | k_rope] */
+    float *qabs; /* [R][Q][kv_lora + rope]: absorbed queries [W_UK q_nope | q_rope] */
+    float *ov;   /* [R][q_slice][v]: merged heads up-projected by W_UV */
+    float *gin, *gout; /* one head's rows (or the latent's c) gathered for a GEMM / norm */
+} hlx_mla_rows_t;
+
 typedef struct hlx_mla {
     int   ql, r, nope, rope, qk, v; /* q_lora, kv_lora, nope, rope, nope + rope, v */
     int   q_cols;                   /* Q * qk */
     hlx_mla_layer_t *layers;
-    float *qa;   /* [B][q_lora] */
-    float *q;    /* [B][Q*qk]: per head [nope | rope] */
-    float *kva;  /* [B][kv_lora + rope]: kv_a_proj_with_mqa output */
-    float *kvn;  /* [B][kv_lora + rope]: the new cache row [c | k_rope] */
-    float *qabs; /* [B][Q][kv_lora + rope]: absorbed queries [W_UK q_nope | q_rope] */
-    float *ov;   /* [B][q_slice][v]: merged heads up-projected by W_UV */
+    hlx_mla_rows_t   step;          /* the decode step's B rows */
 } hlx_mla_t;
 
 /* Elements per KV cache row of the keys and values, and per head of the exchanged partial
@@ -71,16 +79,9 @@ const float *hlx_mla_up(hlx_engine_t *eng, int l, hlx_status_t *st_p);
 
 /* ---- chunked prefill: R = B x C rows, row b * C + i holding token i of request b */
 
-/* The prefill's MLA buffers for R rows (the step's hold B). */
-typedef struct hlx_mla_rows {
-    int    R;
-    float *qa, *q, *kva, *kvn, *qabs; /* as in hlx_mla_t, [R][...] */
-    float *ov;                        /* [R][q_slice][v] */
-    float *gin, *gout;                /* one head's rows gathered for a GEMM */
-} hlx_mla_rows_t;
-
-hlx_status_t hlx_mla_rows_alloc(const hlx_engine_t *eng, int rows, hlx_mla_rows_t *rw);
-void         hlx_mla_rows_free(hlx_mla_rows_t *rw);
+/* The prefill's buffers for R rows (the step's are made by hlx_mla_create). */
+hlx_status_t hlx_mla_rows_alloc(hlx_engine_t *eng, int rows, hlx_mla_rows_t *rw);
+void         hlx_mla_rows_free(hlx_engine_t *eng, hlx_mla_rows_t *rw);
 
 /* hlx_mla_qkv over the n x c rows of x (rows k c .. k c + c - 1: request rq[k]'s tokens at
  * positions pos0 .. pos0 + c - 1): norm into hn, latent rows, queries, RoPE at each row's

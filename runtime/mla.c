@@ -80,9 +80,11 @@ static hlx_status_t hlx_mla_read(hlx_engine_t *eng, int l, const char *what, int
                          sizeof(eng->errmsg));
 }
 
-static void *hlx_mla_alloc(size_t n, size_t size)
+/* Zeroed backend memory (weights are filled in place from the host: host memory, or
+ * managed memory on a device, as the engine's own) */
+static void *hlx_mla_alloc(hlx_engine_t *eng, size_t n, size_t size)
 {
-    return calloc(n ? n : 1, size);
+    return hlx_be_zalloc(eng, n ? n : 1, size);
 }
 
 static hlx_status_t hlx_mla_layer_load(hlx_engine_t *eng, hlx_mla_t *M, int l)
@@ -96,14 +98,14 @@ static hlx_status_t hlx_mla_layer_load(hlx_engine_t *eng, hlx_mla_t *M, int l)
     int64_t h, i, j;
     hlx_status_t st;
 
-    W->qa_norm  = hlx_mla_alloc((size_t)ql, sizeof(float));
-    W->wqa      = hlx_mla_alloc((size_t)(H * ql), es);
-    W->wqb      = hlx_mla_alloc((size_t)((ql > 0 ? ql : H) * M->q_cols), es);
-    W->wkva     = hlx_mla_alloc((size_t)(H * (r + M->rope)), es);
-    W->kva_norm = hlx_mla_alloc((size_t)r, sizeof(float));
-    W->wuk      = hlx_mla_alloc((size_t)(Q * M->nope * r), es);
-    W->wuv      = hlx_mla_alloc((size_t)((int64_t)L->q_slice * r * M->v), es);
-    tmp         = hlx_mla_alloc((size_t)(r * M->nope), sizeof(float));
+    W->qa_norm  = hlx_mla_alloc(eng, (size_t)ql, sizeof(float));
+    W->wqa      = hlx_mla_alloc(eng, (size_t)(H * ql), es);
+    W->wqb      = hlx_mla_alloc(eng, (size_t)((ql > 0 ? ql : H) * M->q_cols), es);
+    W->wkva     = hlx_mla_alloc(eng, (size_t)(H * (r + M->rope)), es);
+    W->kva_norm = hlx_mla_alloc(eng, (size_t)r, sizeof(float));
+    W->wuk      = hlx_mla_alloc(eng, (size_t)(Q * M->nope * r), es);
+    W->wuv      = hlx_mla_alloc(eng, (size_t)((int64_t)L->q_slice * r * M->v), es);
+    tmp         = calloc((size_t)(r * M->nope) + 1, sizeof(float));
     if (!W->qa_norm || !W->wqa || !W->wqb || !W->wkva || !W->kva_norm || !W->wuk || !W->wuv ||
         !tmp) {
         free(tmp);
@@ -148,7 +150,6 @@ out:
 hlx_status_t hlx_mla_create(hlx_engine_t *eng)
 {
     const hlx_model_t *m = &eng->m;
-    size_t B = (size_t)eng->cfg.batch, Q = (size_t)m->q_heads;
     hlx_mla_t *M = calloc(1, sizeof(*M));
     hlx_status_t st;
     int l;
@@ -162,16 +163,12 @@ hlx_status_t hlx_mla_create(hlx_engine_t *eng)
     M->rope   = m->qk_rope_dim;
     M->qk     = M->nope + M->rope;
     M->v      = m->v_head_dim;
-    M->q_cols = (int)Q * M->qk;
+    M->q_cols = m->q_heads * M->qk;
     M->layers = calloc((size_t)m->layers, sizeof(*M->layers));
-    M->qa     = hlx_mla_alloc(B * (size_t)M->ql, sizeof(float));
-    M->q      = hlx_mla_alloc(B * (size_t)M->q_cols, sizeof(float));
-    M->kva    = hlx_mla_alloc(B * (size_t)(M->r + M->rope), sizeof(float));
-    M->kvn    = hlx_mla_alloc(B * (size_t)(M->r + M->rope), sizeof(float));
-    M->qabs   = hlx_mla_alloc(B * Q * (size_t)(M->r + M->rope), sizeof(float));
-    M->ov     = hlx_mla_alloc(B * (size_t)eng->lay.q_slice * (size_t)M->v, sizeof(float));
-    if (!M->layers || !M->qa || !M->q || !M->kva || !M->kvn || !M->qabs || !M->ov)
+    if (M->layers == NULL)
         return HLX_ERR_NOMEM;
+    if ((st = hlx_mla_rows_alloc(eng, eng->cfg.batch, &M->step)) != HLX_OK)
+        return st;
     for (l = 0; l < m->layers; l++)
         if ((st = hlx_mla_layer_load(eng, M, l)) != HLX_OK)
             return st;
@@ -187,73 +184,195 @@ void hlx_mla_destroy(hlx_engine_t *eng)
         return;
     for (l = 0; M->layers && l < eng->m.layers; l++) {
         hlx_mla_layer_t *W = &M->layers[l];
-        free(W->wqa); free(W->qa_norm); free(W->wqb); free(W->wkva); free(W->kva_norm);
-        free(W->wuk); free(W->wuv);
+        void *w[] = { W->wqa, W->qa_norm, W->wqb, W->wkva, W->kva_norm, W->wuk, W->wuv };
+        size_t i;
+        for (i = 0; i < sizeof(w) / sizeof(w[0]); i++)
+            hlx_be_free(eng, w[i]);
     }
     free(M->layers);
-    free(M->qa); free(M->q); free(M->kva); free(M->kvn); free(M->qabs); free(M->ov);
+    hlx_mla_rows_free(eng, &M->step);
     free(M);
     eng->mla = NULL;
 }
 
-hlx_status_t hlx_mla_qkv(hlx_engine_t *eng, int l)
+/* ---- row buffers: the decode step's B rows and the prefill's R = n x C rows */
+
+void hlx_mla_rows_free(hlx_engine_t *eng, hlx_mla_rows_t *rw)
 {
-    const hlx_model_t *m = &eng->m;
-    const hlx_layout_t *L = &eng->lay;
-    hlx_mla_t *M = eng->mla;
-    hlx_mla_layer_t *W = &M->layers[l];
-    hlx_layer_w_t *E = &eng->layers[l];
-    int B = eng->cfg.batch, H = m->hidden, Q = m->q_heads, kd = M->r + M->rope, b, h;
-    float eps = (float)m->norm_eps;
+    float *bufs[] = { rw->qa, rw->q, rw->kva, rw->kvn, rw->qabs, rw->ov, rw->gin, rw->gout };
+    size_t i;
+
+    for (i = 0; i < sizeof(bufs) / sizeof(bufs[0]); i++)
+        hlx_be_free(eng, bufs[i]);
+    memset(rw, 0, sizeof(*rw));
+}
+
+hlx_status_t hlx_mla_rows_alloc(hlx_engine_t *eng, int rows, hlx_mla_rows_t *rw)
+{
+    const hlx_mla_t *M = eng->mla;
+    size_t R = (size_t)rows, Q = (size_t)eng->m.q_heads, kd = (size_t)(M->r + M->rope);
+    size_t wide = (size_t)(M->r > M->nope ? M->r : M->nope);
+
+    memset(rw, 0, sizeof(*rw));
+    rw->R    = rows;
+    rw->qa   = hlx_mla_alloc(eng, R * (size_t)M->ql, sizeof(float));
+    rw->q    = hlx_mla_alloc(eng, R * (size_t)M->q_cols, sizeof(float));
+    rw->kva  = hlx_mla_alloc(eng, R * kd, sizeof(float));
+    rw->kvn  = hlx_mla_alloc(eng, R * kd, sizeof(float));
+    rw->qabs = hlx_mla_alloc(eng, R * Q * kd, sizeof(float));
+    rw->ov   = hlx_mla_alloc(eng, R * (size_t)eng->lay.q_slice * (size_t)M->v, sizeof(float));
+    rw->gin  = hlx_mla_alloc(eng, R * wide, sizeof(float));
+    rw->gout = hlx_mla_alloc(eng, R * (wide > (size_t)M->v ? wide : (size_t)M->v),
+                             sizeof(float));
+    if (!rw->qa || !rw->q || !rw->kva || !rw->kvn || !rw->qabs || !rw->ov || !rw->gin ||
+        !rw->gout) {
+        hlx_mla_rows_free(eng, rw);
+        return HLX_ERR_NOMEM;
+    }
+    return HLX_OK;
+}
+
+/* rows rows of n floats between two strided backend buffers, in queue order */
+#define HLX_MLA_ROWS(_eng, _dst, _ldd, _src, _lds, _rows, _n) \
+    HLX_BE(_eng, copy_rows, _dst, (size_t)(_ldd), _src, (size_t)(_lds), _rows, _n)
+
+/* The latent rows of R rows of hn (before RoPE): kva = kv_a hn, kvn = [norm(c) | k_rope]
+ * (the norm over the gathered c columns, then scattered back). */
+static hlx_status_t hlx_mla_latent(hlx_engine_t *eng, const hlx_mla_layer_t *W,
+                                   hlx_mla_rows_t *rw, const float *hn, int R)
+{
+    const hlx_mla_t *M = eng->mla;
+    const int kd = M->r + M->rope;
     hlx_status_t st;
 
-    st = HLX_BE(eng, rmsnorm, eng->hn, eng->x, E->attn_norm, B, H, eps);
+    st = HLX_BE(eng, gemm, R, kd, eng->m.hidden, hn, W->wkva, eng->w_dtype, rw->kva, 0);
+    if (st == HLX_OK)
+        st = HLX_MLA_ROWS(eng, rw->gin, M->r, rw->kva, kd, R, M->r);
+    if (st == HLX_OK)
+        st = HLX_BE(eng, rmsnorm, rw->gout, rw->gin, W->kva_norm, R, M->r,
+                    (float)eng->m.norm_eps);
+    if (st == HLX_OK)
+        st = HLX_MLA_ROWS(eng, rw->kvn, kd, rw->gout, M->r, R, M->r);
+    if (st == HLX_OK)
+        st = HLX_MLA_ROWS(eng, rw->kvn + M->r, kd, rw->kva + M->r, kd, R, M->rope);
+    return st;
+}
+
+/* The queries of R rows of hn (before RoPE), per head [nope | rope]: q_b(norm(q_a hn)), or
+ * q_proj hn. */
+static hlx_status_t hlx_mla_queries(hlx_engine_t *eng, const hlx_mla_layer_t *W,
+                                    hlx_mla_rows_t *rw, const float *hn, int R)
+{
+    const hlx_mla_t *M = eng->mla;
+    const int H = eng->m.hidden;
+    hlx_status_t st;
+
+    if (M->ql == 0)
+        return HLX_BE(eng, gemm, R, M->q_cols, H, hn, W->wqb, eng->w_dtype, rw->q, 0);
+    st = HLX_BE(eng, gemm, R, M->ql, H, hn, W->wqa, eng->w_dtype, rw->qa, 0);
+    if (st == HLX_OK)
+        st = HLX_BE(eng, rmsnorm, rw->qa, rw->qa, W->qa_norm, R, M->ql, (float)eng->m.norm_eps);
+    if (st == HLX_OK)
+        st = HLX_BE(eng, gemm, R, M->q_cols, M->ql, rw->qa, W->wqb, eng->w_dtype, rw->q, 0);
+    return st;
+}
+
+/* The absorbed queries of R rows (after RoPE), per head [W_UK[h] q_nope[h] | q_rope[h]]:
+ * one GEMM per head over all rows, its nope columns gathered and its output scattered. */
+static hlx_status_t hlx_mla_absorb(hlx_engine_t *eng, const hlx_mla_layer_t *W,
+                                   hlx_mla_rows_t *rw, int R)
+{
+    const hlx_mla_t *M = eng->mla;
+    const int Q = eng->m.q_heads, kd = M->r + M->rope;
+    hlx_status_t st = HLX_OK;
+    int h;
+
+    for (h = 0; h < Q && st == HLX_OK; h++) {
+        const float *qh = rw->q + (size_t)h * M->qk;
+        float *dst = rw->qabs + (size_t)h * kd;
+        st = HLX_MLA_ROWS(eng, rw->gin, M->nope, qh, M->q_cols, R, M->nope);
+        if (st == HLX_OK)
+            st = HLX_BE(eng, gemm, R, M->r, M->nope, rw->gin,
+                        (const char *)W->wuk + (size_t)h * M->nope * M->r * eng->w_esize,
+                        eng->w_dtype, rw->gout, 0);
+        if (st == HLX_OK)
+            st = HLX_MLA_ROWS(eng, dst, (size_t)Q * kd, rw->gout, M->r, R, M->r);
+        if (st == HLX_OK)
+            st = HLX_MLA_ROWS(eng, dst + M->r, (size_t)Q * kd, qh + M->nope, M->q_cols, R,
+                              M->rope);
+    }
+    return st;
+}
+
+/* W_UV on R rows of merged latent heads omerged ([R][q_slice][kv_lora]) into rw->ov
+ * ([R][q_slice][v]): one GEMM per head over all rows. */
+static hlx_status_t hlx_mla_wuv(hlx_engine_t *eng, const hlx_mla_layer_t *W, hlx_mla_rows_t *rw,
+                                const float *omerged, int R)
+{
+    const hlx_mla_t *M = eng->mla;
+    const int n = eng->lay.q_slice;
+    hlx_status_t st = HLX_OK;
+    int h;
+
+    for (h = 0; h < n && st == HLX_OK; h++) {
+        st = HLX_MLA_ROWS(eng, rw->gin, M->r, omerged + (size_t)h * M->r, (size_t)n * M->r, R,
+                          M->r);
+        if (st == HLX_OK)
+            st = HLX_BE(eng, gemm, R, M->v, M->r, rw->gin,
+                        (const char *)W->wuv + (size_t)h * M->r * M->v * eng->w_esize,
+                        eng->w_dtype, rw->gout, 0);
+        if (st == HLX_OK)
+            st = HLX_MLA_ROWS(eng, rw->ov + (size_t)h * M->v, (size_t)n * M->v, rw->gout, M->v,
+                              R, M->v);
+    }
+    return st;
+}
+
+/* The append of latent row k_new of request shard `shard` at its slot t. */
+static hlx_status_t hlx_mla_append(hlx_engine_t *eng, int l, size_t shard, size_t t,
+                                   const float *k_new)
+{
+    hlx_kv_append_desc_t d = {
+        .kc = eng->layers[l].kc, .vc = NULL, .kv_dtype = eng->kv_dtype,
+        .layout = eng->be.k.kv_layout, .dk = eng->mla->r + eng->mla->rope, .dv = 0,
+        .cap = (size_t)eng->cap, .shard0 = shard, .t = t, .nheads = 1, .k_new = k_new,
+        .v_new = NULL,
+    };
+
+    return HLX_BE(eng, kv_append, &d);
+}
+
+/* ---- the decode step (B rows, request b at its own position) */
+
+hlx_status_t hlx_mla_qkv(hlx_engine_t *eng, int l)
+{
+    const hlx_layout_t *L = &eng->lay;
+    hlx_mla_t *M = eng->mla;
+    hlx_mla_rows_t *S = &M->step;
+    const hlx_mla_layer_t *W = &M->layers[l];
+    int B = eng->cfg.batch, kd = M->r + M->rope, b;
+    hlx_status_t st;
+
+    st = HLX_BE(eng, rmsnorm, eng->hn, eng->x, eng->layers[l].attn_norm, B, eng->m.hidden,
+                (float)eng->m.norm_eps);
     /* The latent row: c = norm(kv_a x)[:kv_lora], k_rope = RoPE(kv_a x [kv_lora:]). */
     if (st == HLX_OK)
-        st = HLX_BE(eng, gemm, B, kd, H, eng->hn, W->wkva, eng->w_dtype, M->kva, 0);
-    for (b = 0; b < B && st == HLX_OK; b++) {
-        st = HLX_BE(eng, rmsnorm, M->kvn + (size_t)b * kd, M->kva + (size_t)b * kd, W->kva_norm,
-                    1, M->r, eps);
-        memcpy(M->kvn + (size_t)b * kd + M->r, M->kva + (size_t)b * kd + M->r,
-               sizeof(float) * (size_t)M->rope);
-    }
+        st = hlx_mla_latent(eng, W, S, eng->hn, B);
     if (st == HLX_OK) /* at each request's position */
-        st = hlx_phase_rope(eng, l, M->kvn + M->r, (size_t)kd, 1, M->rope, M->rope);
-    /* Queries per head [nope | rope]: q_b(norm(q_a x)), or q_proj x. */
-    if (st == HLX_OK && M->ql > 0) {
-        st = HLX_BE(eng, gemm, B, M->ql, H, eng->hn, W->wqa, eng->w_dtype, M->qa, 0);
-        if (st == HLX_OK)
-            st = HLX_BE(eng, rmsnorm, M->qa, M->qa, W->qa_norm, B, M->ql, eps);
-        if (st == HLX_OK)
-            st = HLX_BE(eng, gemm, B, M->q_cols, M->ql, M->qa, W->wqb, eng->w_dtype, M->q, 0);
-    } else if (st == HLX_OK) {
-        st = HLX_BE(eng, gemm, B, M->q_cols, H, eng->hn, W->wqb, eng->w_dtype, M->q, 0);
-    }
+        st = hlx_phase_rope(eng, l, S->kvn + M->r, (size_t)kd, 1, M->rope, M->rope);
     if (st == HLX_OK)
-        st = hlx_phase_rope(eng, l, M->q + M->nope, (size_t)M->q_cols, Q, M->qk, M->rope);
-    /* Absorbed query of head h: [W_UK[h] q_nope[h] | q_rope[h]] (kv_lora + rope). */
-    for (b = 0; b < B && st == HLX_OK; b++)
-        for (h = 0; h < Q && st == HLX_OK; h++) {
-            const float *qh = M->q + (size_t)b * M->q_cols + (size_t)h * M->qk;
-            float *dst = M->qabs + ((size_t)b * Q + h) * kd;
-            st = HLX_BE(eng, gemm, 1, M->r, M->nope, qh,
-                        (const char *)W->wuk + (size_t)h * M->nope * M->r * eng->w_esize,
-                        eng->w_dtype, dst, 0);
-            memcpy(dst + M->r, qh + M->nope, sizeof(float) * (size_t)M->rope);
-        }
+        st = hlx_mla_queries(eng, W, S, eng->hn, B);
+    if (st == HLX_OK)
+        st = hlx_phase_rope(eng, l, S->q + M->nope, (size_t)M->q_cols, eng->m.q_heads, M->qk,
+                            M->rope);
+    if (st == HLX_OK)
+        st = hlx_mla_absorb(eng, W, S, B);
     /* Staggered append of [c | k_rope] by the owner of each request's position: one row,
      * no separate value cache. */
-    for (b = 0; b < B && st == HLX_OK && !(eng->fault_now & HLX_FAULT_SKIP_APPEND); b++) {
-        hlx_kv_append_desc_t d = {
-            .kc = E->kc, .vc = NULL, .kv_dtype = eng->kv_dtype,
-            .layout = eng->be.k.kv_layout, .dk = kd, .dv = 0,
-            .cap = (size_t)eng->cap, .shard0 = (size_t)b,
-            .t = (size_t)hlx_engine_row_kv_len(eng, b),
-            .nheads = 1, .k_new = M->kvn + (size_t)b * kd, .v_new = NULL,
-        };
+    for (b = 0; b < B && st == HLX_OK && !(eng->fault_now & HLX_FAULT_SKIP_APPEND); b++)
         if (hlx_layout_kv_owner(L, hlx_engine_row_pos(eng, b)) == L->kvp_rank)
-            st = HLX_BE(eng, kv_append, &d);
-    }
+            st = hlx_mla_append(eng, l, (size_t)b, (size_t)hlx_engine_row_kv_len(eng, b),
+                                S->kvn + (size_t)b * kd);
     return st;
 }
 
@@ -270,7 +389,7 @@ void hlx_mla_attn_desc(const hlx_engine_t *eng, int l, int b, size_t len, hlx_at
     d->dv       = M->r;
     d->len      = len;
     d->kv_dtype = eng->kv_dtype;
-    d->q        = M->qabs + (size_t)b * Q * kd;
+    d->q        = M->step.qabs + (size_t)b * Q * kd;
     d->k        = k;
     d->v        = k; /* the value is the latent: the head of the key row */
     d->k_stride = (size_t)kd;
@@ -284,132 +403,50 @@ void hlx_mla_attn_desc(const hlx_engine_t *eng, int l, int b, size_t len, hlx_at
 
 const float *hlx_mla_up(hlx_engine_t *eng, int l, hlx_status_t *st_p)
 {
-    const hlx_mla_t *M = eng->mla;
-    const hlx_mla_layer_t *W = &M->layers[l];
-    int B = eng->cfg.batch, n = eng->lay.q_slice, b, h;
-    hlx_status_t st = HLX_OK;
+    hlx_mla_t *M = eng->mla;
 
-    for (b = 0; b < B && st == HLX_OK; b++)
-        for (h = 0; h < n && st == HLX_OK; h++)
-            st = HLX_BE(eng, gemm, 1, M->v, M->r, eng->omerged + ((size_t)b * n + h) * M->r,
-                        (const char *)W->wuv + (size_t)h * M->r * M->v * eng->w_esize,
-                        eng->w_dtype, M->ov + ((size_t)b * n + h) * M->v, 0);
-    *st_p = st;
-    return M->ov;
+    *st_p = hlx_mla_wuv(eng, &M->layers[l], &M->step, eng->omerged, eng->cfg.batch);
+    return M->step.ov;
 }
 
 /* ---- chunked prefill: n x C rows (row k * C + i holds token i of the chunk's k-th request) */
 
-void hlx_mla_rows_free(hlx_mla_rows_t *rw)
-{
-    free(rw->qa); free(rw->q); free(rw->kva); free(rw->kvn); free(rw->qabs); free(rw->ov);
-    free(rw->gin); free(rw->gout);
-    memset(rw, 0, sizeof(*rw));
-}
-
-hlx_status_t hlx_mla_rows_alloc(const hlx_engine_t *eng, int rows, hlx_mla_rows_t *rw)
-{
-    const hlx_mla_t *M = eng->mla;
-    size_t R = (size_t)rows, Q = (size_t)eng->m.q_heads, kd = (size_t)(M->r + M->rope);
-    size_t wide = (size_t)(M->r > M->nope ? M->r : M->nope);
-
-    memset(rw, 0, sizeof(*rw));
-    rw->R    = rows;
-    rw->qa   = hlx_mla_alloc(R * (size_t)M->ql, sizeof(float));
-    rw->q    = hlx_mla_alloc(R * (size_t)M->q_cols, sizeof(float));
-    rw->kva  = hlx_mla_alloc(R * kd, sizeof(float));
-    rw->kvn  = hlx_mla_alloc(R * kd, sizeof(float));
-    rw->qabs = hlx_mla_alloc(R * Q * kd, sizeof(float));
-    rw->ov   = hlx_mla_alloc(R * (size_t)eng->lay.q_slice * (size_t)M->v, sizeof(float));
-    rw->gin  = hlx_mla_alloc(R * wide, sizeof(float));
-    rw->gout = hlx_mla_alloc(R * (wide > (size_t)M->v ? wide : (size_t)M->v), sizeof(float));
-    if (!rw->qa || !rw->q || !rw->kva || !rw->kvn || !rw->qabs || !rw->ov || !rw->gin ||
-        !rw->gout) {
-        hlx_mla_rows_free(rw);
-        return HLX_ERR_NOMEM;
-    }
-    return HLX_OK;
-}
-
-/* dst[r][0..n) (leading dimension ldd) = src[r][0..n) (ld lds) for rows rows */
-static void hlx_mla_copy_rows(float *dst, size_t ldd, const float *src, size_t lds, int rows,
-                              int n)
-{
-    int r;
-
-    for (r = 0; r < rows; r++)
-        memcpy(dst + (size_t)r * ldd, src + (size_t)r * lds, sizeof(float) * (size_t)n);
-}
-
 hlx_status_t hlx_mla_rows_qkv(hlx_engine_t *eng, int l, hlx_mla_rows_t *rw, const float *x,
                               float *hn, int n, const int *rq, int c, int64_t pos0)
 {
-    const hlx_model_t *m = &eng->m;
     const hlx_layout_t *L = &eng->lay;
     hlx_mla_t *M = eng->mla;
-    hlx_mla_layer_t *W = &M->layers[l];
-    hlx_layer_w_t *E = &eng->layers[l];
-    int R = n * c, H = m->hidden, Q = m->q_heads, kd = M->r + M->rope;
-    int r, i, k, h;
-    float eps = (float)m->norm_eps;
+    const hlx_mla_layer_t *W = &M->layers[l];
+    int R = n * c, Q = eng->m.q_heads, kd = M->r + M->rope;
+    int i, k;
     const hlx_rope_tab_t *theta = &eng->rope;
     hlx_status_t st;
 
-    st = HLX_BE(eng, rmsnorm, hn, x, E->attn_norm, R, H, eps);
+    st = HLX_BE(eng, rmsnorm, hn, x, eng->layers[l].attn_norm, R, eng->m.hidden,
+                (float)eng->m.norm_eps);
     /* The latent rows [c | k_rope], RoPE at each token's position: the rows of token i of
      * every request are c rows apart. */
     if (st == HLX_OK)
-        st = HLX_BE(eng, gemm, R, kd, H, hn, W->wkva, eng->w_dtype, rw->kva, 0);
-    for (r = 0; r < R && st == HLX_OK; r++) {
-        st = HLX_BE(eng, rmsnorm, rw->kvn + (size_t)r * kd, rw->kva + (size_t)r * kd,
-                    W->kva_norm, 1, M->r, eps);
-        memcpy(rw->kvn + (size_t)r * kd + M->r, rw->kva + (size_t)r * kd + M->r,
-               sizeof(float) * (size_t)M->rope);
-    }
+        st = hlx_mla_latent(eng, W, rw, hn, R);
     for (i = 0; i < c && st == HLX_OK; i++)
         st = HLX_BE(eng, rope, rw->kvn + (size_t)i * kd + M->r, n, (size_t)c * kd, 1, M->rope,
                     M->rope, pos0 + i, theta);
-    if (st == HLX_OK && M->ql > 0) {
-        st = HLX_BE(eng, gemm, R, M->ql, H, hn, W->wqa, eng->w_dtype, rw->qa, 0);
-        if (st == HLX_OK)
-            st = HLX_BE(eng, rmsnorm, rw->qa, rw->qa, W->qa_norm, R, M->ql, eps);
-        if (st == HLX_OK)
-            st = HLX_BE(eng, gemm, R, M->q_cols, M->ql, rw->qa, W->wqb, eng->w_dtype, rw->q, 0);
-    } else if (st == HLX_OK) {
-        st = HLX_BE(eng, gemm, R, M->q_cols, H, hn, W->wqb, eng->w_dtype, rw->q, 0);
-    }
+    if (st == HLX_OK)
+        st = hlx_mla_queries(eng, W, rw, hn, R);
     for (i = 0; i < c && st == HLX_OK; i++)
         st = HLX_BE(eng, rope, rw->q + (size_t)i * M->q_cols + M->nope, n,
                     (size_t)c * M->q_cols, Q, M->qk, M->rope, pos0 + i, theta);
-    /* Absorption per head over all R rows at once: [R][nope] x W_UK[h] -> [R][kv_lora]. */
-    for (h = 0; h < Q && st == HLX_OK; h++) {
-        hlx_mla_copy_rows(rw->gin, (size_t)M->nope, rw->q + (size_t)h * M->qk,
-                          (size_t)M->q_cols, R, M->nope);
-        st = HLX_BE(eng, gemm, R, M->r, M->nope, rw->gin,
-                    (const char *)W->wuk + (size_t)h * M->nope * M->r * eng->w_esize,
-                    eng->w_dtype, rw->gout, 0);
-        if (st != HLX_OK)
-            break;
-        hlx_mla_copy_rows(rw->qabs + (size_t)h * kd, (size_t)Q * kd, rw->gout, (size_t)M->r, R,
-                          M->r);
-        hlx_mla_copy_rows(rw->qabs + (size_t)h * kd + M->r, (size_t)Q * kd,
-                          rw->q + (size_t)h * M->qk + M->nope, (size_t)M->q_cols, R, M->rope);
-    }
+    if (st == HLX_OK)
+        st = hlx_mla_absorb(eng, W, rw, R);
     /* Staggered append: the owner of each position stores its latent rows. */
     for (i = 0; i < c && st == HLX_OK; i++) {
         int64_t pos = pos0 + i;
         if (hlx_layout_kv_owner(L, pos) != L->kvp_rank)
             continue;
-        for (k = 0; k < n && st == HLX_OK; k++) {
-            hlx_kv_append_desc_t d = {
-                .kc = E->kc, .vc = NULL, .kv_dtype = eng->kv_dtype,
-                .layout = eng->be.k.kv_layout, .dk = kd, .dv = 0,
-                .cap = (size_t)eng->cap, .shard0 = (size_t)rq[k],
-                .t = (size_t)hlx_layout_kv_count(L, L->kvp_rank, pos), .nheads = 1,
-                .k_new = rw->kvn + ((size_t)k * c + i) * kd, .v_new = NULL,
-            };
-            st = HLX_BE(eng, kv_append, &d);
-        }
+        for (k = 0; k < n && st == HLX_OK; k++)
+            st = hlx_mla_append(eng, l, (size_t)rq[k],
+                                (size_t)hlx_layout_kv_count(L, L->kvp_rank, pos),
+                                rw->kvn + ((size_t)k * c + i) * kd);
     }
     return st;
 }
@@ -430,20 +467,5 @@ void hlx_mla_rows_attn_desc(const hlx_engine_t *eng, int l, const hlx_mla_rows_t
 hlx_status_t hlx_mla_rows_up(hlx_engine_t *eng, int l, hlx_mla_rows_t *rw, const float *omerged,
                              int R)
 {
-    const hlx_mla_t *M = eng->mla;
-    const hlx_mla_layer_t *W = &M->layers[l];
-    int n = eng->lay.q_slice, h;
-    hlx_status_t st = HLX_OK;
-
-    for (h = 0; h < n && st == HLX_OK; h++) {
-        hlx_mla_copy_rows(rw->gin, (size_t)M->r, omerged + (size_t)h * M->r, (size_t)n * M->r,
-                          R, M->r);
-        st = HLX_BE(eng, gemm, R, M->v, M->r, rw->gin,
-                    (const char *)W->wuv + (size_t)h * M->r * M->v * eng->w_esize,
-                    eng->w_dtype, rw->gout, 0);
-        if (st == HLX_OK)
-            hlx_mla_copy_rows(rw->ov + (size_t)h * M->v, (size_t)n * M->v, rw->gout,
-                              (size_t)M->v, R, M->v);
-    }
-    return st;
+    return hlx_mla_wuv(eng, &eng->mla->layers[l], rw, omerged, R);
 }

@@ -52,7 +52,7 @@ static void hlx_prefill_free(hlx_engine_t *eng, hlx_prefill_t *p)
         hlx_be_free(eng, *bufs[i]);
     free(p->xs_displ); free(p->xr_displ); free(p->sc); free(p->sd); free(p->rc); free(p->rd);
     free(p->rq);
-    hlx_mla_rows_free(&p->mla);
+    hlx_mla_rows_free(eng, &p->mla);
 }
 
 /* n floats from one of the backend's buffers to another, in queue order (copy_to with two

@@ -264,7 +264,9 @@ extern "C" hlx_status_t hlx_cuda_kv_append(void *kc, void *vc, hlx_dtype_t kv_dt
 {
     int d = dk > dv ? dk : dv;
 
-    if (dk < 1 || dv < 1 || t >= cap || nheads < 0 || (unsigned)nheads > HLX_CU_GRID_MAX ||
+    /* dv 0: no value rows (MLA's one latent row per token; vc may be NULL) */
+    if (dk < 1 || dv < 0 || (dv > 0 && vc == NULL) || t >= cap || nheads < 0 ||
+        (unsigned)nheads > HLX_CU_GRID_MAX ||
         (kv_dtype != HLX_DTYPE_F32 && kv_dtype != HLX_DTYPE_BF16 &&
          kv_dtype != HLX_DTYPE_FP8))
         return HLX_ERR_INVALID;

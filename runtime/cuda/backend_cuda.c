@@ -177,6 +177,21 @@ static hlx_status_t cu_copy_from(hlx_backend_t *be, hlx_be_queue_t *q, void *dst
     return st == HLX_OK ? hlx_cu_wait(be, hlx_cu_stream(q), NULL) : st;
 }
 
+/* Strided rows between two backend buffers: one 2-D copy on the queue. */
+static hlx_status_t cu_copy_rows(hlx_backend_t *be, hlx_be_queue_t *q, float *dst, size_t ldd,
+                                 const float *src, size_t lds, int rows, int n)
+{
+    (void)be;
+    if (rows < 0 || n < 0 || ldd < (size_t)n || lds < (size_t)n ||
+        ldd > SIZE_MAX / sizeof(float) || lds > SIZE_MAX / sizeof(float))
+        return HLX_ERR_INVALID;
+    if (rows == 0 || n == 0)
+        return HLX_OK;
+    return hlx_cu_err(cudaMemcpy2DAsync(dst, ldd * sizeof(float), src, lds * sizeof(float),
+                                        (size_t)n * sizeof(float), (size_t)rows,
+                                        cudaMemcpyDefault, hlx_cu_stream(q)));
+}
+
 /* ---- queue and events */
 
 static hlx_status_t cu_qcreate(hlx_backend_t *be, hlx_be_queue_t **q_p)
@@ -396,7 +411,7 @@ static const hlx_backend_ops_t hlx_backend_cuda = {
     .name = "cuda",
     .mem_alloc = cu_alloc, .mem_free = cu_free,
     .pinned_alloc = cu_palloc, .pinned_free = cu_pfree,
-    .copy_to = cu_copy_to, .copy_from = cu_copy_from,
+    .copy_to = cu_copy_to, .copy_from = cu_copy_from, .copy_rows = cu_copy_rows,
     .queue_create = cu_qcreate, .queue_destroy = cu_qdestroy, .queue_sync = cu_qsync,
     .event_record = cu_evrec, .event_sync = cu_evsync,
     .rmsnorm = cu_rmsnorm, .gemm = cu_gemm, .rope = cu_rope, .kv_append = cu_append,

@@ -126,8 +126,54 @@ static void test_norm_rope_swiglu_add_pad(void)
     CHECK(cb.ops->pad_rows(&cb, cq, dpad, 256, dx, N, R, -INFINITY, 0.5f) == HLX_OK, "pad cap");
     CHECK(rel_err(dpad, pad, R * 256) < 1e-6, "pad_rows capped differs: %g",
           rel_err(dpad, pad, R * 256));
+    /* strided rows (MLA's gathers and scatters): 37 columns from column 5 of x's rows into
+     * rows 40 apart at column 3, the rest of the destination untouched */
+    for (i = 0; i < R * 256; i++)
+        pad[i] = (float)i;
+    cb.ops->copy_to(&cb, cq, dpad, pad, sizeof(pad));
+    hb.ops->copy_rows(&hb, NULL, pad + 3, 40, x + 5, N, R, 37);
+    CHECK(cb.ops->copy_rows(&cb, cq, dpad + 3, 40, dx + 5, N, R, 37) == HLX_OK, "copy_rows");
+    CHECK(cb.ops->queue_sync(&cb, cq) == HLX_OK, "sync");
+    CHECK(rel_err(dpad, pad, R * 256) == 0, "copy_rows differs");
+    CHECK(cb.ops->copy_rows(&cb, cq, dpad, 10, dx, N, R, 11) == HLX_ERR_INVALID,
+          "copy_rows with ldd < n accepted");
     cb.ops->mem_free(&cb, dx, 0), cb.ops->mem_free(&cb, dw, 0), cb.ops->mem_free(&cb, dy, 0);
     cb.ops->mem_free(&cb, dgu, 0), cb.ops->mem_free(&cb, dact, 0), cb.ops->mem_free(&cb, dpad, 0);
+}
+
+/* MLA's append: one latent row per token, no value rows (dv 0, vc NULL), as the host's. */
+static void test_append_latent(hlx_dtype_t kt)
+{
+    enum { DK = 96, SH = 3, CAP = 20 };
+    const hlx_kv_layout_t rows = { 1, 1, 1, 1 };
+    size_t es = (size_t)hlx_dtype_bytes(kt), n = SH * hlx_kv_shard_elems(rows, 1, DK, CAP);
+    unsigned char *kc = calloc(n, es), *back = malloc(n * es);
+    float kn[DK], *dkn;
+    void *dkc = NULL;
+    unsigned s = 5;
+    int e;
+
+    for (e = 0; e < DK; e++)
+        kn[e] = frand(&s);
+    dkn = dev_of(kn, DK);
+    CHECK(kc && back && dkn && cb.ops->mem_alloc(&cb, n * es, 1, &dkc) == HLX_OK, "alloc");
+    if (dkc != NULL && kc && back && dkn) {
+        hlx_kv_append_desc_t a = { .kc = kc, .vc = NULL, .kv_dtype = kt, .layout = rows,
+                                   .dk = DK, .dv = 0, .cap = CAP, .shard0 = 1, .t = 7,
+                                   .nheads = 1, .k_new = kn, .v_new = NULL };
+        hlx_kv_append_desc_t da = a;
+        cb.ops->copy_to(&cb, cq, dkc, kc, n * es);
+        da.kc = dkc, da.k_new = dkn;
+        CHECK(hb.ops->kv_append(&hb, NULL, &a) == HLX_OK, "host latent append");
+        CHECK(cb.ops->kv_append(&cb, cq, &da) == HLX_OK, "latent append (dv 0)");
+        CHECK(cb.ops->copy_from(&cb, cq, back, dkc, n * es) == HLX_OK, "copy_from");
+        CHECK(!memcmp(back, kc, n * es), "latent append differs (%s)", hlx_dtype_name(kt));
+    }
+    if (dkc != NULL)
+        cb.ops->mem_free(&cb, dkc, 1);
+    if (dkn != NULL)
+        cb.ops->mem_free(&cb, dkn, 0);
+    free(kc), free(back);
 }
 
 static void test_gemm(hlx_dtype_t wt)
@@ -444,6 +490,8 @@ int main(void)
         return 1;
     }
     test_norm_rope_swiglu_add_pad();
+    test_append_latent(HLX_DTYPE_BF16);
+    test_append_latent(HLX_DTYPE_FP8);
     test_gemm(HLX_DTYPE_F32);
     test_gemm(HLX_DTYPE_BF16);
     {

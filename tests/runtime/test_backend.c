@@ -33,6 +33,7 @@ static void test_stubs(void **state)
     assert_int_equal(ops.add(&be, NULL, x, x, 4), HLX_ERR_UNSUPPORTED);
     assert_int_equal(ops.argmax(&be, NULL, x, 1, 1, 4, 4, (int *)x), HLX_ERR_UNSUPPORTED);
     assert_int_equal(ops.queue_sync(&be, NULL), HLX_ERR_UNSUPPORTED);
+    assert_int_equal(ops.copy_rows(&be, NULL, x, 1, x, 1, 1, 1), HLX_ERR_UNSUPPORTED);
     ops.mem_free(&be, NULL, 0); /* a no-op, not a crash */
     assert_int_equal(hlx_backend_init("no-such-backend", NULL, HLX_DTYPE_BF16, &be), HLX_ERR_INVALID);
 }
@@ -177,12 +178,38 @@ static void test_append_argmax(void **state)
     hlx_backend_fini(&be);
 }
 
+/* Strided rows: n columns of each source row into the destination's rows at their own
+ * stride, nothing else written; a stride shorter than a row is refused. */
+static void test_copy_rows(void **state)
+{
+    enum { R = 4, LS = 10, LD = 5, N = 3 };
+    float src[R * LS], dst[R * LD];
+    hlx_backend_t be;
+    int r, c;
+
+    (void)state;
+    assert_int_equal(hlx_backend_init("host", "scalar", HLX_DTYPE_BF16, &be), HLX_OK);
+    for (r = 0; r < R * LS; r++)
+        src[r] = (float)r;
+    for (r = 0; r < R * LD; r++)
+        dst[r] = -1.0f;
+    assert_int_equal(be.ops->copy_rows(&be, NULL, dst + 1, LD, src + 2, LS, R, N), HLX_OK);
+    for (r = 0; r < R; r++)
+        for (c = 0; c < LD; c++)
+            assert_true(dst[r * LD + c] == (c >= 1 && c < 1 + N ? src[r * LS + 2 + c - 1] : -1.0f));
+    assert_int_equal(be.ops->copy_rows(&be, NULL, dst, 2, src, LS, R, N), HLX_ERR_INVALID);
+    assert_int_equal(be.ops->copy_rows(&be, NULL, dst, LD, src, 2, R, N), HLX_ERR_INVALID);
+    assert_int_equal(be.ops->copy_rows(&be, NULL, dst, LD, src, LS, 0, N), HLX_OK);
+    hlx_backend_fini(&be);
+}
+
 int main(void)
 {
     const struct CMUnitTest tests[] = {
         cmocka_unit_test(test_stubs),
         cmocka_unit_test(test_pack_unpack),
         cmocka_unit_test(test_append_argmax),
+        cmocka_unit_test(test_copy_rows),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }
