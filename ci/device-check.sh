@@ -123,8 +123,7 @@ step generate-cuda-ragged 60 "$helix" generate --device cuda --prompt-ids "$out/
 # each head, and GLM-4-0414's output norms after the NCCL all-reduce; InternLM2's grouped
 # wqkv, read on the host as any checkpoint; Gemma 3's windows, GeGLU and 1 + w norms):
 # checkpoints written here, --check against the
-# fp64 reference. MoE layers run on the cpu backend only (--device cuda refuses them), so no
-# MoE family here (MLA below).
+# fp64 reference (MLA and MoE below).
 ckdir=$(mktemp -d) # not under $out: the checkpoints need not come back
 # (gemma2: the attention scores soft-capped in both device kernels, the logits in pad_rows)
 for fam in qwen2 qwen3 glm glm4 internlm2 gemma2 gemma3; do
@@ -182,6 +181,27 @@ HELIX_GPU_SHARE=1 step decode-cuda-mla-kvp2 60 "$helixrun" --no-prefix -n 2 --ti
     --context 64 --batch 2 --steps 4 --check --json
 HELIX_PHASE_CLOCK=device step decode-cuda-mla-64k 60 "$helix" decode --device cuda \
     --model tests/runtime/data/mla-ds-heads.json --context 65536 --batch 4 --steps 6 --json
+
+# MoE FFNs on the device: the routing on the host (fp64, after a queue sync), each expert's
+# rows gathered, its SwiGLU on its columns, weight x output scattered into the rows
+# (gather_rows, scatter_add); softmax and sigmoid gating, EP 2 over 2 ranks on the one GPU,
+# DeepSeek's MLA + MoE with ragged prompts through the prefill, and Qwen2-MoE's shared gate
+# from a checkpoint; all --check.
+step decode-cuda-moe 60 "$helix" decode --device cuda --model tests/runtime/data/tiny-moe.json \
+    --batch 3 --context 501 --steps 6 --check --json
+HELIX_GPU_SHARE=1 step decode-cuda-moe-ep2 60 "$helixrun" --no-prefix -n 2 --timeout 55 -- \
+    "$helix" decode --device cuda --kvp 2 --ep 2 \
+    --model tests/runtime/data/tiny-moe-sigmoid.json --batch 3 --context 501 --steps 6 \
+    --check --json
+step decode-cuda-mla-moe 60 "$helix" decode --device cuda \
+    --model tests/runtime/data/tiny-mla-moe.json --prompt-ids "$out/ragged.txt" --batch 3 \
+    --context 300 --steps 6 --prefill-chunk 8 --check --json
+ckdir=$(mktemp -d)
+"$helix" model synth --family qwen2-moe --seed 3 --out "$ckdir/qwen2-moe" >/dev/null 2>&1 || true
+step decode-cuda-qwen2-moe 60 "$helix" decode --device cuda --model "$ckdir/qwen2-moe" \
+    --prompt-ids "$out/ragged.txt" --batch 3 --context 300 --steps 4 --prefill-chunk 8 \
+    --check --json
+rm -rf "$ckdir"
 
 # A 1M-token decode step end to end (head128: 2 layers, 2 KV heads of 128, bf16 KV, 4
 # requests: 8.6 GB of KV read per step), its phases timed on the device in the JSON report;

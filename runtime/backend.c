@@ -65,6 +65,13 @@ static hlx_status_t st_pad(hlx_backend_t *be, hlx_be_queue_t *q, float *d, int d
                            int sc, int r, float f, float cap)
 { (void)be; (void)q; (void)d; (void)dc; (void)s; (void)sc; (void)r; (void)f; (void)cap;
   return HLX_ERR_UNSUPPORTED; }
+static hlx_status_t st_gather(hlx_backend_t *be, hlx_be_queue_t *q, float *d, const float *s,
+                              const int *idx, int r, int n)
+{ (void)be; (void)q; (void)d; (void)s; (void)idx; (void)r; (void)n; return HLX_ERR_UNSUPPORTED; }
+static hlx_status_t st_scatter(hlx_backend_t *be, hlx_be_queue_t *q, float *y, const float *x,
+                               const int *idx, const float *w, int r, int n)
+{ (void)be; (void)q; (void)y; (void)x; (void)idx; (void)w; (void)r; (void)n;
+  return HLX_ERR_UNSUPPORTED; }
 static hlx_status_t st_argmax(hlx_backend_t *be, hlx_be_queue_t *q, const float *lg, int n, int B,
                               int V, int pad, int *t)
 { (void)be; (void)q; (void)lg; (void)n; (void)B; (void)V; (void)pad; (void)t; return HLX_ERR_UNSUPPORTED; }
@@ -84,6 +91,7 @@ void hlx_backend_fill_stubs(hlx_backend_ops_t *o)
     HLX_STUB(pack, st_pack);           HLX_STUB(unpack, st_unpack);
     HLX_STUB(merge, st_merge);         HLX_STUB(add, st_add);
     HLX_STUB(glu, st_glu);       HLX_STUB(pad_rows, st_pad);
+    HLX_STUB(gather_rows, st_gather); HLX_STUB(scatter_add, st_scatter);
     HLX_STUB(argmax, st_argmax);
 #undef HLX_STUB
 }
@@ -341,6 +349,36 @@ static hlx_status_t host_pad(hlx_backend_t *be, hlx_be_queue_t *q, float *dst, i
     return HLX_OK;
 }
 
+static hlx_status_t host_gather(hlx_backend_t *be, hlx_be_queue_t *q, float *dst,
+                                const float *src, const int *idx, int rows, int n)
+{
+    int r;
+
+    (void)be; (void)q;
+    if (rows < 0 || n < 0 || idx == NULL)
+        return HLX_ERR_INVALID;
+    for (r = 0; r < rows && n > 0; r++)
+        memcpy(dst + (size_t)r * n, src + (size_t)idx[r] * n, sizeof(float) * (size_t)n);
+    return HLX_OK;
+}
+
+static hlx_status_t host_scatter(hlx_backend_t *be, hlx_be_queue_t *q, float *y, const float *x,
+                                 const int *idx, const float *w, int rows, int n)
+{
+    int r, i;
+
+    (void)be; (void)q;
+    if (rows < 0 || n < 0 || w == NULL)
+        return HLX_ERR_INVALID;
+    for (r = 0; r < rows; r++) {
+        float *yr = y + (size_t)(idx != NULL ? idx[r] : r) * n, wr = w[r];
+        const float *xr = x + (size_t)r * n;
+        for (i = 0; i < n; i++)
+            yr[i] += wr * xr[i];
+    }
+    return HLX_OK;
+}
+
 static hlx_status_t host_argmax(hlx_backend_t *be, hlx_be_queue_t *q, const float *logits,
                                 int n, int B, int vocab, int pad, int *tokens)
 {
@@ -374,7 +412,8 @@ static const hlx_backend_ops_t hlx_backend_host = {
     .event_record = host_evrec, .event_sync = host_evsync,
     .rmsnorm = host_rmsnorm, .gemm = host_gemm, .rope = host_rope, .kv_append = host_append,
     .attn = host_attn, .pack = host_pack, .unpack = host_unpack, .merge = host_merge,
-    .add = host_add, .glu = host_glu, .pad_rows = host_pad, .argmax = host_argmax,
+    .add = host_add, .glu = host_glu, .pad_rows = host_pad, .gather_rows = host_gather,
+    .scatter_add = host_scatter, .argmax = host_argmax,
 };
 
 /* Backends compiled in, chosen once at init. */

@@ -940,19 +940,10 @@ static hlx_status_t hlx_engine_backend(hlx_engine_t *eng, char *err, size_t errl
     } else if (strcmp(dev, "cpu"))
         return hlx_engine_fail(err, errlen, HLX_ERR_INVALID, "%s%s: expected cpu, cuda or "
                                "auto", src, dev);
-    /* MoE layers keep host-side steps (routing, expert slices in host memory) that the CUDA
-     * backend does not run yet. MLA runs (its gathers and scatters are backend copies). A
+    /* Every layer op, MLA's and MoE's included, runs on the chosen backend (MoE routing is
+     * computed on the host after a queue sync, from host-readable backend memory). A
      * sliding window runs: the device reads KV in rows (blocks of 1), so a window's slots
      * are always read in place (hlx_phase_attn_from never copies on the host) */
-    if (name != NULL && eng->m.experts > 0) {
-        if (!strcmp(dev, "cuda"))
-            return hlx_engine_fail(err, errlen, HLX_ERR_INVALID, "%scuda: model %s: MoE "
-                                   "layers run on the cpu backend only; use --device cpu",
-                                   src, eng->m.name);
-        snprintf(eng->device_note, sizeof(eng->device_note), "auto chose cpu: MoE layers "
-                 "run on the cpu backend only");
-        name = NULL;
-    }
     /* the kernel variant (and so the KV layout) is chosen for the head size and the threads
      * per rank, here, before the cache is allocated */
     eng->threads = eng->cfg.threads > 0 ? eng->cfg.threads : eng->set.threads;
@@ -1267,7 +1258,7 @@ void hlx_engine_destroy(hlx_engine_t *eng)
             eng->be.ops->mem_free(&eng->be, W->vc, 1);
     }
     free(eng->layers);
-    hlx_moe_destroy(eng->moe);
+    hlx_moe_destroy(eng);
     hlx_mla_destroy(eng);
     hlx_wsrc_fini(&eng->ws);
     free(eng->embed);

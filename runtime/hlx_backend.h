@@ -114,6 +114,14 @@ typedef struct hlx_backend_ops {
      * copied as cap x tanh(src / cap) (Gemma 2's final logit soft-capping), fill as it is */
     hlx_status_t (*pad_rows)(hlx_backend_t *be, hlx_be_queue_t *q, float *dst, int dcols,
                              const float *src, int scols, int rows, float fill, float cap);
+    /* dst[r][0..n) = src[idx[r]][0..n) for rows rows: the rows routed to one MoE expert
+     * gathered (idx in backend memory) */
+    hlx_status_t (*gather_rows)(hlx_backend_t *be, hlx_be_queue_t *q, float *dst,
+                                const float *src, const int *idx, int rows, int n);
+    /* y[idx[r]][0..n) += w[r] x[r][0..n) for r in order (idx NULL: row r; idx and w in backend memory; no index twice): an
+     * expert's weighted output added into its rows */
+    hlx_status_t (*scatter_add)(hlx_backend_t *be, hlx_be_queue_t *q, float *y, const float *x,
+                                const int *idx, const float *w, int rows, int n);
     /* tokens[b] = argmax over the all-gathered logits [n][B][pad] (rank r holds columns
      * [V r / n, V (r+1) / n)); ties go to the lowest index */
     hlx_status_t (*argmax)(hlx_backend_t *be, hlx_be_queue_t *q, const float *logits, int n,

@@ -59,6 +59,6 @@ hlx_status_t hlx_moe_ffn(hlx_engine_t *eng, int l);
 hlx_status_t hlx_moe_reserve(hlx_engine_t *eng, int rows);
 /* EP, TPF, experts and MoE weight bytes of this rank. */
 void         hlx_moe_report(const hlx_engine_t *eng, hlx_run_report_t *rep);
-void         hlx_moe_destroy(hlx_moe_t *moe);
+void         hlx_moe_destroy(hlx_engine_t *eng);
 
 #endif

@@ -160,11 +160,11 @@ void hlx_moe_route(const hlx_model_t *m, const double *logits, const float *bias
 /* ---- the engine's MoE state */
 
 typedef struct hlx_moe_w {
-    float *router;      /* [H][E] */
-    float *bias;        /* [E] (sigmoid scoring), else NULL */
-    void  *sgu, *sdown; /* shared: [H][2 sc] (gate, then up), [sc][H] */
-    float *sgate;       /* [H]: the shared output's sigmoid gate (shared_gate), else NULL */
-    void **egu, **edown; /* per local expert: [H][2 cc], [cc][H] */
+    float *router;      /* [H][E], host: the routing is computed on the host in fp64 */
+    float *bias;        /* [E] (sigmoid scoring), else NULL; host */
+    void  *sgu, *sdown; /* shared: [H][2 sc] (gate, then up), [sc][H]; backend */
+    float *sgate;       /* [H]: the shared output's sigmoid gate (shared_gate), else NULL; host */
+    void **egu, **edown; /* per local expert: [H][2 cc], [cc][H]; backend */
 } hlx_moe_w_t;
 
 struct hlx_moe {
@@ -175,16 +175,22 @@ struct hlx_moe {
     double          *logits, *scratch; /* [E], [3 E] */
     int              cap;     /* rows the buffers below hold (B, or B x C in prefill) */
     size_t           cmax;    /* the widest column count: shared or one expert's */
+    /* host: the routing of every row, and the rows of each local expert in turn */
     int             *sel;     /* [cap][top_k] chosen experts */
     float           *selw;    /* [cap][top_k] their weights */
-    int             *rows;    /* [cap] rows routed to the expert at hand */
-    float           *roww;    /* [cap] their weights */
+    int             *hidx;    /* [cap][top_k]: expert 0's rows, then expert 1's, ... */
+    float           *hw;      /* [cap][top_k]: their weights; then [cap] shared gates */
+    int             *first, *count; /* [expert_count + 1]: each expert's run in hidx */
+    /* backend: the same lists (copied each layer), the gathered rows and their FFN */
+    int             *idx;     /* [cap][top_k] */
+    float           *bw;      /* [cap][top_k + 1]: the weights, then the shared gates */
     float           *xin, *gu, *act, *out; /* [cap][H], [cap][2 cmax], [cap][cmax], [cap][H] */
 };
 
-static void *hlx_moe_zalloc(size_t n, size_t size)
+/* Zeroed backend memory (weights are filled in place from the host, as the engine's) */
+static void *hlx_moe_zalloc(hlx_engine_t *eng, size_t n, size_t size)
 {
-    return calloc(n ? n : 1, size);
+    return hlx_be_zalloc(eng, n ? n : 1, size);
 }
 
 /* Rows [r0, +nr) x cols [c0, +nc) of tensor `name` ([rows][cols] in runtime orientation). */
@@ -215,8 +221,8 @@ static hlx_status_t hlx_moe_build_layer(hlx_engine_t *eng, int l, hlx_moe_w_t *W
             return st; \
     } while (0)
     W->router = malloc(sizeof(float) * (size_t)(H * E));
-    W->sgu    = hlx_moe_zalloc((size_t)(H * 2 * sc), es);
-    W->sdown  = hlx_moe_zalloc((size_t)(sc * H), es);
+    W->sgu    = hlx_moe_zalloc(eng, (size_t)(H * 2 * sc), es);
+    W->sdown  = hlx_moe_zalloc(eng, (size_t)(sc * H), es);
     W->egu    = calloc((size_t)ml->expert_count + 1, sizeof(void *));
     W->edown  = calloc((size_t)ml->expert_count + 1, sizeof(void *));
     if (!W->router || !W->sgu || !W->sdown || !W->egu || !W->edown)
@@ -249,8 +255,8 @@ static hlx_status_t hlx_moe_build_layer(hlx_engine_t *eng, int l, hlx_moe_w_t *W
     /* Only this EP group's experts, and only this rank's columns of each. */
     for (j = 0; j < ml->expert_count; j++) {
         int e = ml->expert_first + j;
-        W->egu[j]   = hlx_moe_zalloc((size_t)(H * 2 * cc), es);
-        W->edown[j] = hlx_moe_zalloc((size_t)(cc * H), es);
+        W->egu[j]   = hlx_moe_zalloc(eng, (size_t)(H * 2 * cc), es);
+        W->edown[j] = hlx_moe_zalloc(eng, (size_t)(cc * H), es);
         if (!W->egu[j] || !W->edown[j])
             return HLX_ERR_NOMEM;
         if (cc == 0)
@@ -269,28 +275,49 @@ static hlx_status_t hlx_moe_build_layer(hlx_engine_t *eng, int l, hlx_moe_w_t *W
     return HLX_OK;
 }
 
+/* The row buffers, host and backend (none when cap is 0) */
+static void hlx_moe_rows_free(hlx_engine_t *eng, hlx_moe_t *moe)
+{
+    float *bufs[] = { moe->bw, moe->xin, moe->gu, moe->act, moe->out };
+    size_t i;
+
+    free(moe->sel); free(moe->selw); free(moe->hidx); free(moe->hw);
+    hlx_be_free(eng, moe->idx);
+    for (i = 0; i < sizeof(bufs) / sizeof(bufs[0]); i++)
+        hlx_be_free(eng, bufs[i]);
+    moe->sel = moe->hidx = moe->idx = NULL;
+    moe->selw = moe->hw = moe->bw = moe->xin = moe->gu = moe->act = moe->out = NULL;
+    moe->cap = 0;
+}
+
 hlx_status_t hlx_moe_reserve(hlx_engine_t *eng, int rows)
 {
     hlx_moe_t *moe = eng->moe;
     size_t R = (size_t)(rows > 0 ? rows : 1), H = (size_t)eng->m.hidden,
            K = (size_t)eng->m.top_k, cm = moe->cmax;
+    hlx_status_t st;
 
     if (rows <= moe->cap)
         return HLX_OK;
-    free(moe->sel); free(moe->selw); free(moe->rows); free(moe->roww); free(moe->xin);
-    free(moe->out); free(moe->gu); free(moe->act);
-    moe->cap  = 0;
+    /* the queue may still read the old buffers */
+    if (moe->cap > 0 && (st = eng->be.ops->queue_sync(&eng->be, eng->q)) != HLX_OK)
+        return st;
+    hlx_moe_rows_free(eng, moe);
     moe->sel  = calloc(R * K, sizeof(int));
     moe->selw = calloc(R * K, sizeof(float));
-    moe->rows = calloc(R, sizeof(int));
-    moe->roww = calloc(R, sizeof(float));
-    moe->xin  = calloc(R * H, sizeof(float));
-    moe->out  = calloc(R * H, sizeof(float));
-    moe->gu   = hlx_moe_zalloc(R * 2 * cm, sizeof(float));
-    moe->act  = hlx_moe_zalloc(R * cm, sizeof(float));
-    if (!moe->sel || !moe->selw || !moe->rows || !moe->roww || !moe->xin || !moe->out ||
-        !moe->gu || !moe->act)
+    moe->hidx = calloc(R * K, sizeof(int));
+    moe->hw   = calloc(R * (K + 1), sizeof(float));
+    moe->idx  = hlx_moe_zalloc(eng, R * K, sizeof(int));
+    moe->bw   = hlx_moe_zalloc(eng, R * (K + 1), sizeof(float));
+    moe->xin  = hlx_moe_zalloc(eng, R * H, sizeof(float));
+    moe->out  = hlx_moe_zalloc(eng, R * H, sizeof(float));
+    moe->gu   = hlx_moe_zalloc(eng, R * 2 * cm, sizeof(float));
+    moe->act  = hlx_moe_zalloc(eng, R * cm, sizeof(float));
+    if (!moe->sel || !moe->selw || !moe->hidx || !moe->hw || !moe->idx || !moe->bw ||
+        !moe->xin || !moe->out || !moe->gu || !moe->act) {
+        hlx_moe_rows_free(eng, moe);
         return HLX_ERR_NOMEM;
+    }
     moe->cap = (int)R;
     return HLX_OK;
 }
@@ -316,7 +343,9 @@ hlx_status_t hlx_moe_build(hlx_engine_t *eng)
     moe->w       = calloc((size_t)moe->nl, sizeof(*moe->w));
     moe->logits  = calloc(E, sizeof(double));
     moe->scratch = calloc(3 * E, sizeof(double));
-    if (!moe->w || !moe->logits || !moe->scratch ||
+    moe->first   = calloc((size_t)moe->lay.expert_count + 1, sizeof(int));
+    moe->count   = calloc((size_t)moe->lay.expert_count + 1, sizeof(int));
+    if (!moe->w || !moe->logits || !moe->scratch || !moe->first || !moe->count ||
         hlx_moe_reserve(eng, (int)B) != HLX_OK)
         return HLX_ERR_NOMEM;
     for (l = m->dense_layers; l < m->layers; l++)
@@ -325,8 +354,9 @@ hlx_status_t hlx_moe_build(hlx_engine_t *eng)
     return HLX_OK;
 }
 
-void hlx_moe_destroy(hlx_moe_t *moe)
+void hlx_moe_destroy(hlx_engine_t *eng)
 {
+    hlx_moe_t *moe = eng->moe;
     int l, j;
 
     if (moe == NULL)
@@ -334,16 +364,17 @@ void hlx_moe_destroy(hlx_moe_t *moe)
     for (l = 0; moe->w && l < moe->nl; l++) {
         hlx_moe_w_t *W = &moe->w[l];
         for (j = 0; j < moe->lay.expert_count; j++) {
-            free(W->egu ? W->egu[j] : NULL);
-            free(W->edown ? W->edown[j] : NULL);
+            hlx_be_free(eng, W->egu ? W->egu[j] : NULL);
+            hlx_be_free(eng, W->edown ? W->edown[j] : NULL);
         }
-        free(W->router); free(W->bias); free(W->sgu); free(W->sdown); free(W->sgate);
+        free(W->router); free(W->bias); free(W->sgate);
+        hlx_be_free(eng, W->sgu); hlx_be_free(eng, W->sdown);
         free(W->egu); free(W->edown);
     }
-    free(moe->w); free(moe->logits); free(moe->scratch); free(moe->sel); free(moe->selw);
-    free(moe->rows); free(moe->roww); free(moe->xin); free(moe->gu); free(moe->act);
-    free(moe->out);
+    hlx_moe_rows_free(eng, moe);
+    free(moe->w); free(moe->logits); free(moe->scratch); free(moe->first); free(moe->count);
     free(moe);
+    eng->moe = NULL;
 }
 
 void hlx_moe_report(const hlx_engine_t *eng, hlx_run_report_t *rep)
@@ -374,42 +405,68 @@ static void hlx_moe_logits(const float *x, const float *router, int H, int E, do
             out[e] += (double)x[i] * router[(size_t)i * E + e];
 }
 
-/* Expert j (local index) on the rows routed to it: gather their normalised inputs (hn),
- * gate/up over this rank's columns, SwiGLU, down, and add weight x output to y. */
-static hlx_status_t hlx_moe_expert(hlx_engine_t *eng, const hlx_moe_w_t *W, int j, int B,
-                                   const float *hn, float *y_all)
+/* The routing of B rows of hn (host-readable: the queue is synced first) into this rank's
+ * expert lists: expert j's rows at hidx[first[j] .. + count[j]) with their weights in hw,
+ * in row order; then the shared gate of each row (shared_gate models) at hw + B K. Both
+ * copied to the backend's idx and bw. */
+static hlx_status_t hlx_moe_lists(hlx_engine_t *eng, const hlx_moe_w_t *W, const float *hn,
+                                  int B)
 {
     hlx_moe_t *moe = eng->moe;
     const hlx_model_t *m = &eng->m;
-    int H = m->hidden, K = m->top_k, e = moe->lay.expert_first + j;
-    int cc = moe->lay.col_count, nb = 0, b, k, r, i;
+    int H = m->hidden, E = m->experts, K = m->top_k, n = 0, b, j, k;
+    size_t nw = (size_t)B * K;
     hlx_status_t st;
 
-    for (b = 0; b < B; b++)
-        for (k = 0; k < K; k++)
-            if (moe->sel[(size_t)b * K + k] == e) {
-                moe->rows[nb] = b;
-                moe->roww[nb++] = moe->selw[(size_t)b * K + k];
-            }
-    if (nb == 0 || cc == 0)
-        return HLX_OK;
-    for (r = 0; r < nb; r++)
-        memcpy(moe->xin + (size_t)r * H, hn + (size_t)moe->rows[r] * H,
-               sizeof(float) * (size_t)H);
-    st = HLX_BE(eng, gemm, nb, 2 * cc, H, moe->xin, W->egu[j], eng->w_dtype, moe->gu, 0);
-    if (st == HLX_OK)
-        st = HLX_BE(eng, glu, moe->act, moe->gu, nb, cc, HLX_ACT_SILU);
-    if (st == HLX_OK)
-        st = HLX_BE(eng, gemm, nb, H, cc, moe->act, W->edown[j], eng->w_dtype, moe->out, 0);
-    if (st != HLX_OK)
-        return st;
-    for (r = 0; r < nb; r++) {
-        float *y = y_all + (size_t)moe->rows[r] * H, wr = moe->roww[r];
-        const float *o = moe->out + (size_t)r * H;
-        for (i = 0; i < H; i++)
-            y[i] += wr * o[i];
+    /* the same on every rank: replicated input and router, fp64 in one order */
+    for (b = 0; b < B; b++) {
+        hlx_moe_logits(hn + (size_t)b * H, W->router, H, E, moe->logits);
+        hlx_moe_route(m, moe->logits, W->bias, moe->scratch, moe->sel + (size_t)b * K,
+                      moe->selw + (size_t)b * K);
     }
-    return HLX_OK;
+    for (j = 0; j < moe->lay.expert_count; j++) {
+        int e = moe->lay.expert_first + j;
+        moe->first[j] = n;
+        for (b = 0; b < B; b++)
+            for (k = 0; k < K; k++)
+                if (moe->sel[(size_t)b * K + k] == e) {
+                    moe->hidx[n] = b;
+                    moe->hw[n++] = moe->selw[(size_t)b * K + k];
+                }
+        moe->count[j] = n - moe->first[j];
+    }
+    /* Qwen2-MoE: the shared output times sigmoid(hn . w) per row, in fp64 over the
+     * replicated input and gate, so every rank scales its share by the same factor */
+    for (b = 0; b < B && W->sgate != NULL; b++) {
+        const float *h = hn + (size_t)b * H;
+        double z = 0.0;
+        int i;
+        for (i = 0; i < H; i++)
+            z += (double)h[i] * W->sgate[i];
+        moe->hw[nw + (size_t)b] = (float)(1.0 / (1.0 + exp(-z)));
+    }
+    st = eng->be.ops->copy_to(&eng->be, eng->q, moe->idx, moe->hidx, sizeof(int) * (size_t)n);
+    if (st == HLX_OK)
+        st = eng->be.ops->copy_to(&eng->be, eng->q, moe->bw, moe->hw,
+                                  sizeof(float) * (nw + (W->sgate != NULL ? (size_t)B : 0)));
+    return st;
+}
+
+/* The gate/up GEMM, SwiGLU and down GEMM of one expert slice ([H][2 c], [c][H]) over the
+ * rows rows of in, into out. */
+static hlx_status_t hlx_moe_swiglu(hlx_engine_t *eng, const void *wgu, const void *wdown,
+                                   int c, const float *in, float *out, int rows)
+{
+    hlx_moe_t *moe = eng->moe;
+    const int H = eng->m.hidden;
+    hlx_status_t st;
+
+    st = HLX_BE(eng, gemm, rows, 2 * c, H, in, wgu, eng->w_dtype, moe->gu, 0);
+    if (st == HLX_OK)
+        st = HLX_BE(eng, glu, moe->act, moe->gu, rows, c, HLX_ACT_SILU);
+    if (st == HLX_OK)
+        st = HLX_BE(eng, gemm, rows, H, c, moe->act, wdown, eng->w_dtype, out, 0);
+    return st;
 }
 
 hlx_status_t hlx_moe_ffn_rows(hlx_engine_t *eng, int l, const float *x, float *hn, float *y,
@@ -418,49 +475,50 @@ hlx_status_t hlx_moe_ffn_rows(hlx_engine_t *eng, int l, const float *x, float *h
     hlx_moe_t *moe = eng->moe;
     const hlx_model_t *m = &eng->m;
     const hlx_moe_w_t *W = &moe->w[l - m->dense_layers];
-    int H = m->hidden, E = m->experts, K = m->top_k, sc, b, j;
+    int H = m->hidden, K = m->top_k, sc = moe->lay.shared_count, cc = moe->lay.col_count, j;
     uint64_t t0 = hlx_now_ns();
     hlx_status_t st;
 
     atomic_store_explicit(&eng->wd_where, hlx_phase_name(HLX_PHASE_MOE), memory_order_relaxed);
-    sc = moe->lay.shared_count;
+    hlx_engine_clock(eng, HLX_PHASE_MOE);
     st = hlx_moe_reserve(eng, B);
     if (st == HLX_OK)
         st = HLX_BE(eng, rmsnorm, hn, x, eng->layers[l].ffn_norm, B, H, (float)m->norm_eps);
-    /* Routing per row: the same on every rank (replicated input and router). */
-    for (b = 0; b < B && st == HLX_OK; b++) {
-        hlx_moe_logits(hn + (size_t)b * H, W->router, H, E, moe->logits);
-        hlx_moe_route(m, moe->logits, W->bias, moe->scratch, moe->sel + (size_t)b * K,
-                      moe->selw + (size_t)b * K);
-    }
-    /* Shared experts: this rank's columns for every row (as a dense FFN). */
+    /* the routing reads hn on the host (a stream sync on a device) */
+    if (st == HLX_OK)
+        st = hlx_engine_sync(eng);
+    if (st == HLX_OK)
+        st = hlx_moe_lists(eng, W, hn, B);
+    /* Shared experts: this rank's columns for every row (as a dense FFN), scaled by the
+     * gate where the model has one (y = 0, then y += g out). */
     if (st == HLX_OK && sc > 0) {
-        st = HLX_BE(eng, gemm, B, 2 * sc, H, hn, W->sgu, eng->w_dtype, moe->gu, 0);
-        if (st == HLX_OK)
-            st = HLX_BE(eng, glu, moe->act, moe->gu, B, sc, HLX_ACT_SILU);
-        if (st == HLX_OK)
-            st = HLX_BE(eng, gemm, B, H, sc, moe->act, W->sdown, eng->w_dtype, y, 0);
-        /* Qwen2-MoE: times sigmoid(hn . w) per row, in fp64 over the replicated input and
-         * gate, so every rank scales its share of the sum by the same factor */
-        for (b = 0; b < B && st == HLX_OK && W->sgate != NULL; b++) {
-            const float *h = hn + (size_t)b * H;
-            float *yb = y + (size_t)b * H, g;
-            double z = 0.0;
-            int i;
-            for (i = 0; i < H; i++)
-                z += (double)h[i] * W->sgate[i];
-            g = (float)(1.0 / (1.0 + exp(-z)));
-            for (i = 0; i < H; i++)
-                yb[i] *= g;
+        st = hlx_moe_swiglu(eng, W->sgu, W->sdown, sc, hn, W->sgate != NULL ? moe->out : y, B);
+        if (st == HLX_OK && W->sgate != NULL) {
+            st = HLX_BE(eng, pad_rows, y, H, y, 0, B, 0.0f, 0.0f);
+            if (st == HLX_OK)
+                st = HLX_BE(eng, scatter_add, y, moe->out, NULL, moe->bw + (size_t)B * K, B,
+                            H);
         }
     } else if (st == HLX_OK) {
-        memset(y, 0, sizeof(float) * (size_t)B * (size_t)H);
+        st = HLX_BE(eng, pad_rows, y, H, y, 0, B, 0.0f, 0.0f); /* y = 0 */
     }
-    /* Routed experts of this EP group: each (row, expert) pair only here, on this
-     * rank's columns; the all-reduce that follows sums the ranks. */
-    for (j = 0; j < moe->lay.expert_count && st == HLX_OK; j++)
-        st = hlx_moe_expert(eng, W, j, B, hn, y);
-    eng->phase_ns[HLX_PHASE_MOE] += hlx_now_ns() - t0;
+    /* Routed experts of this EP group: each (row, expert) pair only here, on this rank's
+     * columns: the expert's rows gathered, its FFN, weight x output added to their rows.
+     * The all-reduce that follows sums the ranks. */
+    for (j = 0; j < moe->lay.expert_count && st == HLX_OK; j++) {
+        const int *idx = moe->idx + moe->first[j];
+        int nb = moe->count[j];
+        if (nb == 0 || cc == 0)
+            continue;
+        st = HLX_BE(eng, gather_rows, moe->xin, hn, idx, nb, H);
+        if (st == HLX_OK)
+            st = hlx_moe_swiglu(eng, W->egu[j], W->edown[j], cc, moe->xin, moe->out, nb);
+        if (st == HLX_OK)
+            st = HLX_BE(eng, scatter_add, y, moe->out, idx, moe->bw + moe->first[j], nb, H);
+    }
+    hlx_engine_clock(eng, -1);
+    if (!eng->dev_clock)
+        eng->phase_ns[HLX_PHASE_MOE] += hlx_now_ns() - t0;
     return st;
 }
 

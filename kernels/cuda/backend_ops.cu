@@ -1,6 +1,6 @@
 // The small per-layer kernels of the CUDA execution backend: batched RMSNorm, RoPE and
 // SwiGLU rows, KV append in rows, the exchange's pack and unpack, add, row padding, the
-// greedy argmax, and a device-to-device copy that measures the HBM bandwidth.
+// MoE's row gather and weighted scatter-add, the greedy argmax, and a device-to-device copy that measures the HBM bandwidth.
 #include "hlx_kernels_cuda.h"
 
 #include <cuda_bf16.h>
@@ -149,6 +149,32 @@ __global__ void hlx_cu_pad_rows(float *dst, int dcols, const float *src, int sco
             dst[k] = fill;
         else
             dst[k] = cap > 0.0f ? cap * tanhf(src[r * scols + c] / cap) : src[r * scols + c];
+    }
+}
+
+// dst[r][0..n) = src[idx[r]][0..n): the rows routed to one expert, gathered.
+__global__ void hlx_cu_gather_rows(float *dst, const float *src, const int *idx, int rows,
+                                   int n)
+{
+    size_t total = (size_t)rows * n;
+    for (size_t k = blockIdx.x * (size_t)blockDim.x + threadIdx.x; k < total;
+         k += (size_t)gridDim.x * blockDim.x) {
+        size_t r = k / n, c = k % n;
+        dst[k] = src[(size_t)idx[r] * n + c];
+    }
+}
+
+// y[idx[r]][c] += w[r] x[r][c] (idx NULL: row r), rounded as the host's: the product, then
+// the sum (no fused multiply-add). No row index twice, so no two threads share an element.
+__global__ void hlx_cu_scatter_add(float *y, const float *x, const int *idx, const float *w,
+                                   int rows, int n)
+{
+    size_t total = (size_t)rows * n;
+    for (size_t k = blockIdx.x * (size_t)blockDim.x + threadIdx.x; k < total;
+         k += (size_t)gridDim.x * blockDim.x) {
+        size_t r = k / n, c = k % n, to = idx != NULL ? (size_t)idx[r] : r;
+        float *yy = y + to * n + c;
+        *yy = __fadd_rn(*yy, __fmul_rn(w[r], x[k]));
     }
 }
 
@@ -325,6 +351,30 @@ extern "C" hlx_status_t hlx_cuda_pad_rows(float *dst, int dcols, const float *sr
         return HLX_OK;
     hlx_cu_pad_rows<<<hlx_cu_blocks((size_t)rows * dcols), 256, 0, (cudaStream_t)stream>>>(
         dst, dcols, src, scols, rows, fill, cap);
+    return hlx_cu_launched();
+}
+
+extern "C" hlx_status_t hlx_cuda_gather_rows(float *dst, const float *src, const int *idx,
+                                             int rows, int n, void *stream)
+{
+    if (rows < 0 || n < 0 || idx == NULL)
+        return HLX_ERR_INVALID;
+    if ((size_t)rows * n == 0)
+        return HLX_OK;
+    hlx_cu_gather_rows<<<hlx_cu_blocks((size_t)rows * n), 256, 0, (cudaStream_t)stream>>>(
+        dst, src, idx, rows, n);
+    return hlx_cu_launched();
+}
+
+extern "C" hlx_status_t hlx_cuda_scatter_add(float *y, const float *x, const int *idx,
+                                             const float *w, int rows, int n, void *stream)
+{
+    if (rows < 0 || n < 0 || w == NULL)
+        return HLX_ERR_INVALID;
+    if ((size_t)rows * n == 0)
+        return HLX_OK;
+    hlx_cu_scatter_add<<<hlx_cu_blocks((size_t)rows * n), 256, 0, (cudaStream_t)stream>>>(
+        y, x, idx, w, rows, n);
     return hlx_cu_launched();
 }
 

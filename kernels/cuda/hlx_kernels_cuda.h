@@ -100,6 +100,13 @@ hlx_status_t hlx_cuda_add(float *x, const float *y, size_t n, void *stream);
 /* cap > 0: the copied values as cap x tanh(src / cap) */
 hlx_status_t hlx_cuda_pad_rows(float *dst, int dcols, const float *src, int scols, int rows,
                                float fill, float cap, void *stream);
+/* dst[r][0..n) = src[idx[r]][0..n) for rows rows (idx: device memory) */
+hlx_status_t hlx_cuda_gather_rows(float *dst, const float *src, const int *idx, int rows, int n,
+                                  void *stream);
+/* y[idx[r]][0..n) += w[r] x[r][0..n) in row order, the product rounded before the sum as
+ * on a host without FMA contraction (idx NULL: row r; no index twice) */
+hlx_status_t hlx_cuda_scatter_add(float *y, const float *x, const int *idx, const float *w,
+                                  int rows, int n, void *stream);
 /* tokens: device memory, [B] */
 hlx_status_t hlx_cuda_argmax(const float *logits, int n, int B, int vocab, int pad,
                              int *tokens, void *stream);

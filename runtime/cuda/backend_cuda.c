@@ -381,6 +381,20 @@ static hlx_status_t cu_pad(hlx_backend_t *be, hlx_be_queue_t *q, float *dst, int
 }
 
 /* tokens is host memory (the schedule's token ids): the one host sync of a step. */
+static hlx_status_t cu_gather(hlx_backend_t *be, hlx_be_queue_t *q, float *dst,
+                              const float *src, const int *idx, int rows, int n)
+{
+    (void)be;
+    return hlx_cuda_gather_rows(dst, src, idx, rows, n, hlx_cu_stream(q));
+}
+
+static hlx_status_t cu_scatter(hlx_backend_t *be, hlx_be_queue_t *q, float *y, const float *x,
+                               const int *idx, const float *w, int rows, int n)
+{
+    (void)be;
+    return hlx_cuda_scatter_add(y, x, idx, w, rows, n, hlx_cu_stream(q));
+}
+
 static hlx_status_t cu_argmax(hlx_backend_t *be, hlx_be_queue_t *q, const float *logits,
                               int n, int B, int vocab, int pad, int *tokens)
 {
@@ -416,7 +430,8 @@ static const hlx_backend_ops_t hlx_backend_cuda = {
     .event_record = cu_evrec, .event_sync = cu_evsync,
     .rmsnorm = cu_rmsnorm, .gemm = cu_gemm, .rope = cu_rope, .kv_append = cu_append,
     .attn = cu_attn, .pack = cu_pack, .unpack = cu_unpack, .merge = cu_merge,
-    .add = cu_add, .glu = cu_glu, .pad_rows = cu_pad, .argmax = cu_argmax,
+    .add = cu_add, .glu = cu_glu, .pad_rows = cu_pad, .gather_rows = cu_gather,
+    .scatter_add = cu_scatter, .argmax = cu_argmax,
 };
 
 const hlx_backend_ops_t *hlx_backend_cuda_ops(void)

@@ -141,6 +141,48 @@ static void test_norm_rope_swiglu_add_pad(void)
     cb.ops->mem_free(&cb, dgu, 0), cb.ops->mem_free(&cb, dact, 0), cb.ops->mem_free(&cb, dpad, 0);
 }
 
+/* MoE's rows: gather by index and the weighted scatter-add, against the host's (the
+ * device rounds each product before the sum, as the host does without FMA contraction:
+ * within 1e-6 either way). */
+static void test_gather_scatter(void)
+{
+    enum { R = 9, N = 300, NB = 4 };
+    const int hidx[NB] = { 7, 0, 3, 8 };
+    const float hw[NB] = { 0.3f, -1.7f, 0.01f, 2.5f };
+    unsigned s = 17;
+    float *src = malloc(sizeof(float) * R * N), *y = malloc(sizeof(float) * R * N);
+    float *g = malloc(sizeof(float) * NB * N), *dsrc, *dy, *dg, *dw;
+    int *didx = NULL, i;
+
+    for (i = 0; i < R * N; i++)
+        src[i] = frand(&s) * 3, y[i] = frand(&s);
+    dsrc = dev_of(src, R * N), dy = dev_of(y, R * N), dg = dev_of(y, NB * N);
+    dw = dev_of(hw, NB);
+    CHECK(cb.ops->mem_alloc(&cb, sizeof(hidx), 0, (void **)&didx) == HLX_OK, "idx alloc");
+    if (didx == NULL || !dsrc || !dy || !dg || !dw)
+        goto out;
+    cb.ops->copy_to(&cb, cq, didx, hidx, sizeof(hidx));
+    hb.ops->gather_rows(&hb, NULL, g, src, hidx, NB, N);
+    CHECK(cb.ops->gather_rows(&cb, cq, dg, dsrc, didx, NB, N) == HLX_OK, "gather_rows");
+    CHECK(cb.ops->queue_sync(&cb, cq) == HLX_OK, "sync");
+    CHECK(rel_err(dg, g, NB * N) == 0, "gather_rows differs");
+    hb.ops->scatter_add(&hb, NULL, y, g, hidx, hw, NB, N);
+    CHECK(cb.ops->scatter_add(&cb, cq, dy, dg, didx, dw, NB, N) == HLX_OK, "scatter_add");
+    CHECK(cb.ops->queue_sync(&cb, cq) == HLX_OK, "sync");
+    CHECK(rel_err(dy, y, R * N) < 1e-6, "scatter_add differs: %g", rel_err(dy, y, R * N));
+    hb.ops->scatter_add(&hb, NULL, y, g, NULL, hw, NB, N);
+    CHECK(cb.ops->scatter_add(&cb, cq, dy, dg, NULL, dw, NB, N) == HLX_OK, "scatter_add rows");
+    CHECK(cb.ops->queue_sync(&cb, cq) == HLX_OK, "sync");
+    CHECK(rel_err(dy, y, R * N) < 1e-6, "scatter_add (no index) differs: %g",
+          rel_err(dy, y, R * N));
+out:
+    if (didx != NULL)
+        cb.ops->mem_free(&cb, didx, 0);
+    cb.ops->mem_free(&cb, dsrc, 0), cb.ops->mem_free(&cb, dy, 0);
+    cb.ops->mem_free(&cb, dg, 0), cb.ops->mem_free(&cb, dw, 0);
+    free(src), free(y), free(g);
+}
+
 /* MLA's append: one latent row per token, no value rows (dv 0, vc NULL), as the host's. */
 static void test_append_latent(hlx_dtype_t kt)
 {
@@ -490,6 +532,7 @@ int main(void)
         return 1;
     }
     test_norm_rope_swiglu_add_pad();
+    test_gather_scatter();
     test_append_latent(HLX_DTYPE_BF16);
     test_append_latent(HLX_DTYPE_FP8);
     test_gemm(HLX_DTYPE_F32);

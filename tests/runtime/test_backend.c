@@ -34,6 +34,7 @@ static void test_stubs(void **state)
     assert_int_equal(ops.argmax(&be, NULL, x, 1, 1, 4, 4, (int *)x), HLX_ERR_UNSUPPORTED);
     assert_int_equal(ops.queue_sync(&be, NULL), HLX_ERR_UNSUPPORTED);
     assert_int_equal(ops.copy_rows(&be, NULL, x, 1, x, 1, 1, 1), HLX_ERR_UNSUPPORTED);
+    assert_int_equal(ops.scatter_add(&be, NULL, x, x, NULL, x, 1, 1), HLX_ERR_UNSUPPORTED);
     ops.mem_free(&be, NULL, 0); /* a no-op, not a crash */
     assert_int_equal(hlx_backend_init("no-such-backend", NULL, HLX_DTYPE_BF16, &be), HLX_ERR_INVALID);
 }
@@ -203,6 +204,43 @@ static void test_copy_rows(void **state)
     hlx_backend_fini(&be);
 }
 
+/* MoE's rows: a gather by index, then a weighted add into indexed rows in order (and with
+ * no index: row r), each checked element by element against the same sums written out. */
+static void test_gather_scatter(void **state)
+{
+    enum { R = 5, N = 7, NB = 3 };
+    const int idx[NB] = { 4, 0, 2 };
+    const float w[NB] = { 0.5f, -2.0f, 0.25f };
+    float src[R * N], dst[NB * N], y[R * N], y0[R * N];
+    hlx_backend_t be;
+    int r, c;
+
+    (void)state;
+    assert_int_equal(hlx_backend_init("host", "scalar", HLX_DTYPE_BF16, &be), HLX_OK);
+    for (r = 0; r < R * N; r++)
+        src[r] = (float)(r * 3 % 11) - 4.0f, y[r] = y0[r] = (float)(r % 5);
+    assert_int_equal(be.ops->gather_rows(&be, NULL, dst, src, idx, NB, N), HLX_OK);
+    for (r = 0; r < NB; r++)
+        for (c = 0; c < N; c++)
+            assert_true(dst[r * N + c] == src[idx[r] * N + c]);
+    assert_int_equal(be.ops->scatter_add(&be, NULL, y, dst, idx, w, NB, N), HLX_OK);
+    for (r = 0; r < R; r++) {
+        int k = r == 4 ? 0 : r == 0 ? 1 : r == 2 ? 2 : -1;
+        for (c = 0; c < N; c++)
+            assert_true(y[r * N + c] == (k < 0 ? y0[r * N + c]
+                                               : y0[r * N + c] + w[k] * src[r * N + c]));
+    }
+    memcpy(y, y0, sizeof(y));
+    assert_int_equal(be.ops->scatter_add(&be, NULL, y, src, NULL, w, NB, N), HLX_OK);
+    for (r = 0; r < R; r++)
+        for (c = 0; c < N; c++)
+            assert_true(y[r * N + c] == (r < NB ? y0[r * N + c] + w[r] * src[r * N + c]
+                                                : y0[r * N + c]));
+    assert_int_equal(be.ops->gather_rows(&be, NULL, dst, src, NULL, NB, N), HLX_ERR_INVALID);
+    assert_int_equal(be.ops->scatter_add(&be, NULL, y, src, idx, NULL, NB, N), HLX_ERR_INVALID);
+    hlx_backend_fini(&be);
+}
+
 int main(void)
 {
     const struct CMUnitTest tests[] = {
@@ -210,6 +248,7 @@ int main(void)
         cmocka_unit_test(test_pack_unpack),
         cmocka_unit_test(test_append_argmax),
         cmocka_unit_test(test_copy_rows),
+        cmocka_unit_test(test_gather_scatter),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }
