@@ -38,6 +38,8 @@ static hlx_status_t st_gemm(hlx_backend_t *be, hlx_be_queue_t *q, int M, int N, 
                             const float *x, const void *w, hlx_dtype_t dt, float *y, int acc)
 { (void)be; (void)q; (void)M; (void)N; (void)K; (void)x; (void)w; (void)dt; (void)y; (void)acc;
   return HLX_ERR_UNSUPPORTED; }
+static hlx_status_t st_gemm_b(hlx_backend_t *be, hlx_be_queue_t *q, const hlx_gemm_batch_desc_t *d)
+{ (void)be; (void)q; (void)d; return HLX_ERR_UNSUPPORTED; }
 static hlx_status_t st_rope(hlx_backend_t *be, hlx_be_queue_t *q, float *x, int rows, size_t ld,
                             int nh, int hd, int rd, int64_t pos, const hlx_rope_tab_t *th)
 { (void)be; (void)q; (void)x; (void)rows; (void)ld; (void)nh; (void)hd; (void)rd; (void)pos;
@@ -87,6 +89,7 @@ void hlx_backend_fill_stubs(hlx_backend_ops_t *o)
     HLX_STUB(queue_sync, st_qsync);    HLX_STUB(event_record, st_evrec);
     HLX_STUB(event_sync, st_evsync);   HLX_STUB(rmsnorm, st_rmsnorm);
     HLX_STUB(gemm, st_gemm);           HLX_STUB(rope, st_rope);
+    HLX_STUB(gemm_batched, st_gemm_b);
     HLX_STUB(kv_append, st_append);    HLX_STUB(attn, st_attn);
     HLX_STUB(pack, st_pack);           HLX_STUB(unpack, st_unpack);
     HLX_STUB(merge, st_merge);         HLX_STUB(add, st_add);
@@ -215,6 +218,47 @@ static hlx_status_t host_gemm(hlx_backend_t *be, hlx_be_queue_t *q, int M, int N
     else
         be->k.gemm(M, N, K, x, w, w_dtype, y, accumulate);
     return HLX_OK;
+}
+
+/* Each GEMM of the batch through host_gemm: in place where the rows are packed, else its x
+ * (and y when accumulating) copied into packed rows first and y copied back. */
+static hlx_status_t host_gemm_batched(hlx_backend_t *be, hlx_be_queue_t *q,
+                                      const hlx_gemm_batch_desc_t *d)
+{
+    const size_t es = (size_t)hlx_dtype_bytes(d->w_dtype);
+    const int packed = d->ldx == (size_t)d->K && d->ldy == (size_t)d->N;
+    float *xs = NULL, *ys = NULL;
+    hlx_status_t st = HLX_OK;
+    int b;
+
+    if (d->batch < 0 || d->M < 1 || d->N < 1 || d->K < 1 || d->ldx < (size_t)d->K ||
+        d->ldy < (size_t)d->N || es == 0)
+        return HLX_ERR_INVALID;
+    if (!packed && d->batch > 0) {
+        xs = malloc(sizeof(float) * (size_t)d->M * (size_t)d->K);
+        ys = malloc(sizeof(float) * (size_t)d->M * (size_t)d->N);
+        if (xs == NULL || ys == NULL) {
+            free(xs), free(ys);
+            return HLX_ERR_NOMEM;
+        }
+    }
+    for (b = 0; b < d->batch && st == HLX_OK; b++) {
+        const float *xb = d->x + (size_t)b * d->sx;
+        const void *wb = (const char *)d->w + (size_t)b * d->sw * es;
+        float *yb = d->y + (size_t)b * d->sy;
+        if (packed) {
+            st = host_gemm(be, q, d->M, d->N, d->K, xb, wb, d->w_dtype, yb, d->accumulate);
+            continue;
+        }
+        (void)host_copy_rows(be, q, xs, (size_t)d->K, xb, d->ldx, d->M, d->K);
+        if (d->accumulate)
+            (void)host_copy_rows(be, q, ys, (size_t)d->N, yb, d->ldy, d->M, d->N);
+        st = host_gemm(be, q, d->M, d->N, d->K, xs, wb, d->w_dtype, ys, d->accumulate);
+        if (st == HLX_OK)
+            (void)host_copy_rows(be, q, yb, d->ldy, ys, (size_t)d->N, d->M, d->N);
+    }
+    free(xs), free(ys);
+    return st;
 }
 
 static hlx_status_t host_rope(hlx_backend_t *be, hlx_be_queue_t *q, float *x, int rows,
@@ -410,7 +454,8 @@ static const hlx_backend_ops_t hlx_backend_host = {
     .copy_to = host_copy, .copy_from = host_copy, .copy_rows = host_copy_rows,
     .queue_create = host_qcreate, .queue_destroy = host_qdestroy, .queue_sync = host_qsync,
     .event_record = host_evrec, .event_sync = host_evsync,
-    .rmsnorm = host_rmsnorm, .gemm = host_gemm, .rope = host_rope, .kv_append = host_append,
+    .rmsnorm = host_rmsnorm, .gemm = host_gemm, .gemm_batched = host_gemm_batched,
+    .rope = host_rope, .kv_append = host_append,
     .attn = host_attn, .pack = host_pack, .unpack = host_unpack, .merge = host_merge,
     .add = host_add, .glu = host_glu, .pad_rows = host_pad, .gather_rows = host_gather,
     .scatter_add = host_scatter, .argmax = host_argmax,

@@ -58,6 +58,22 @@ typedef struct hlx_xchg_desc {
     int          b0, b1;       /* requests to pack or unpack */
 } hlx_xchg_desc_t;
 
+/* batch GEMMs y_b[M][N] (+)= x_b[M][K] W_b[K][N] (b < batch), each operand at its own
+ * stride: x_b = x + b sx with rows ldx apart, W_b = w + b sw elements (w_dtype), y_b =
+ * y + b sy with rows ldy apart (ldx >= K, ldy >= N). MLA's heads: one call where a loop of
+ * gathers, GEMMs and scatters did the work. */
+typedef struct hlx_gemm_batch_desc {
+    int          batch, M, N, K;
+    const float *x;
+    size_t       ldx, sx;
+    const void  *w;
+    size_t       sw;
+    hlx_dtype_t  w_dtype;
+    float       *y;
+    size_t       ldy, sy;
+    int          accumulate;
+} hlx_gemm_batch_desc_t;
+
 typedef struct hlx_backend_ops {
     const char *name;
     /* memory: huge = a large streamed buffer (KV), 2 MiB aligned where possible */
@@ -88,6 +104,8 @@ typedef struct hlx_backend_ops {
     hlx_status_t (*gemm)(hlx_backend_t *be, hlx_be_queue_t *q, int M, int N, int K,
                          const float *x, const void *w, hlx_dtype_t w_dtype, float *y,
                          int accumulate);
+    hlx_status_t (*gemm_batched)(hlx_backend_t *be, hlx_be_queue_t *q,
+                                 const hlx_gemm_batch_desc_t *d);
     /* RoPE on rows rows of nheads heads each, row r at x + r * ld; r->inv_freq in this
      * backend's memory */
     hlx_status_t (*rope)(hlx_backend_t *be, hlx_be_queue_t *q, float *x, int rows, size_t ld,

@@ -35,7 +35,7 @@ typedef struct hlx_mla_rows {
     float *kvn;  /* [R][kv_lora + rope]: the new cache rows [c | k_rope] */
     float *qabs; /* [R][Q][kv_lora + rope]: absorbed queries [W_UK q_nope | q_rope] */
     float *ov;   /* [R][q_slice][v]: merged heads up-projected by W_UV */
-    float *gin, *gout; /* one head's rows (or the latent's c) gathered for a GEMM / norm */
+    float *gin, *gout; /* the latent's c gathered for its norm, [R][kv_lora] */
 } hlx_mla_rows_t;
 
 typedef struct hlx_mla {

@@ -211,7 +211,6 @@ hlx_status_t hlx_mla_rows_alloc(hlx_engine_t *eng, int rows, hlx_mla_rows_t *rw)
 {
     const hlx_mla_t *M = eng->mla;
     size_t R = (size_t)rows, Q = (size_t)eng->m.q_heads, kd = (size_t)(M->r + M->rope);
-    size_t wide = (size_t)(M->r > M->nope ? M->r : M->nope);
 
     memset(rw, 0, sizeof(*rw));
     rw->R    = rows;
@@ -221,9 +220,8 @@ hlx_status_t hlx_mla_rows_alloc(hlx_engine_t *eng, int rows, hlx_mla_rows_t *rw)
     rw->kvn  = hlx_mla_alloc(eng, R * kd, sizeof(float));
     rw->qabs = hlx_mla_alloc(eng, R * Q * kd, sizeof(float));
     rw->ov   = hlx_mla_alloc(eng, R * (size_t)eng->lay.q_slice * (size_t)M->v, sizeof(float));
-    rw->gin  = hlx_mla_alloc(eng, R * wide, sizeof(float));
-    rw->gout = hlx_mla_alloc(eng, R * (wide > (size_t)M->v ? wide : (size_t)M->v),
-                             sizeof(float));
+    rw->gin  = hlx_mla_alloc(eng, R * (size_t)M->r, sizeof(float));
+    rw->gout = hlx_mla_alloc(eng, R * (size_t)M->r, sizeof(float));
     if (!rw->qa || !rw->q || !rw->kva || !rw->kvn || !rw->qabs || !rw->ov || !rw->gin ||
         !rw->gout) {
         hlx_mla_rows_free(eng, rw);
@@ -278,54 +276,43 @@ static hlx_status_t hlx_mla_queries(hlx_engine_t *eng, const hlx_mla_layer_t *W,
 }
 
 /* The absorbed queries of R rows (after RoPE), per head [W_UK[h] q_nope[h] | q_rope[h]]:
- * one GEMM per head over all rows, its nope columns gathered and its output scattered. */
+ * one batch of Q GEMMs (head h: the nope columns of every row, [R][nope] x W_UK[h]) and
+ * one copy of every (row, head)'s rope part. */
 static hlx_status_t hlx_mla_absorb(hlx_engine_t *eng, const hlx_mla_layer_t *W,
                                    hlx_mla_rows_t *rw, int R)
 {
     const hlx_mla_t *M = eng->mla;
     const int Q = eng->m.q_heads, kd = M->r + M->rope;
-    hlx_status_t st = HLX_OK;
-    int h;
+    const hlx_gemm_batch_desc_t g = {
+        .batch = Q, .M = R, .N = M->r, .K = M->nope,
+        .x = rw->q, .ldx = (size_t)M->q_cols, .sx = (size_t)M->qk,
+        .w = W->wuk, .sw = (size_t)M->nope * (size_t)M->r, .w_dtype = eng->w_dtype,
+        .y = rw->qabs, .ldy = (size_t)Q * kd, .sy = (size_t)kd,
+    };
+    hlx_status_t st = (int64_t)R * Q > INT32_MAX ? HLX_ERR_INVALID
+                                                 : HLX_BE(eng, gemm_batched, &g);
 
-    for (h = 0; h < Q && st == HLX_OK; h++) {
-        const float *qh = rw->q + (size_t)h * M->qk;
-        float *dst = rw->qabs + (size_t)h * kd;
-        st = HLX_MLA_ROWS(eng, rw->gin, M->nope, qh, M->q_cols, R, M->nope);
-        if (st == HLX_OK)
-            st = HLX_BE(eng, gemm, R, M->r, M->nope, rw->gin,
-                        (const char *)W->wuk + (size_t)h * M->nope * M->r * eng->w_esize,
-                        eng->w_dtype, rw->gout, 0);
-        if (st == HLX_OK)
-            st = HLX_MLA_ROWS(eng, dst, (size_t)Q * kd, rw->gout, M->r, R, M->r);
-        if (st == HLX_OK)
-            st = HLX_MLA_ROWS(eng, dst + M->r, (size_t)Q * kd, qh + M->nope, M->q_cols, R,
-                              M->rope);
-    }
+    /* (row, head) pairs are R x Q rows of qk floats in q and of kd in qabs */
+    if (st == HLX_OK)
+        st = HLX_MLA_ROWS(eng, rw->qabs + M->r, kd, rw->q + M->nope, M->qk, R * Q, M->rope);
     return st;
 }
 
 /* W_UV on R rows of merged latent heads omerged ([R][q_slice][kv_lora]) into rw->ov
- * ([R][q_slice][v]): one GEMM per head over all rows. */
+ * ([R][q_slice][v]): one batch of q_slice GEMMs. */
 static hlx_status_t hlx_mla_wuv(hlx_engine_t *eng, const hlx_mla_layer_t *W, hlx_mla_rows_t *rw,
                                 const float *omerged, int R)
 {
     const hlx_mla_t *M = eng->mla;
     const int n = eng->lay.q_slice;
-    hlx_status_t st = HLX_OK;
-    int h;
+    const hlx_gemm_batch_desc_t g = {
+        .batch = n, .M = R, .N = M->v, .K = M->r,
+        .x = omerged, .ldx = (size_t)n * M->r, .sx = (size_t)M->r,
+        .w = W->wuv, .sw = (size_t)M->r * (size_t)M->v, .w_dtype = eng->w_dtype,
+        .y = rw->ov, .ldy = (size_t)n * M->v, .sy = (size_t)M->v,
+    };
 
-    for (h = 0; h < n && st == HLX_OK; h++) {
-        st = HLX_MLA_ROWS(eng, rw->gin, M->r, omerged + (size_t)h * M->r, (size_t)n * M->r, R,
-                          M->r);
-        if (st == HLX_OK)
-            st = HLX_BE(eng, gemm, R, M->v, M->r, rw->gin,
-                        (const char *)W->wuv + (size_t)h * M->r * M->v * eng->w_esize,
-                        eng->w_dtype, rw->gout, 0);
-        if (st == HLX_OK)
-            st = HLX_MLA_ROWS(eng, rw->ov + (size_t)h * M->v, (size_t)n * M->v, rw->gout, M->v,
-                              R, M->v);
-    }
-    return st;
+    return HLX_BE(eng, gemm_batched, &g);
 }
 
 /* The append of latent row k_new of request shard `shard` at its slot t. */

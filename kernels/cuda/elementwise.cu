@@ -70,38 +70,47 @@ extern "C" hlx_status_t hlx_cuda_swiglu(float *y, const float *gate, const float
 }
 
 // bf16-weight GEMM for decode widths: one thread per output column (coalesced weight rows),
-// grid.y splits K into partial sums part[split][M][N] (cuBLAS has no fp32 x bf16 product);
-// a second kernel adds the splits in a fixed order, so results are the same run to run.
-__global__ void hlx_cu_gemm_bf16(int M, int N, int K, const float *__restrict__ x,
-                                 const __nv_bfloat16 *__restrict__ w, float *part, int kper)
+// grid.y splits K into partial sums part[batch][split][M][N] (cuBLAS has no fp32 x bf16
+// product), grid.z is the batch (x_b = x + b sx with rows ldx apart, W_b = w + b sw); a
+// second kernel adds the splits in a fixed order, so results are the same run to run.
+__global__ void hlx_cu_gemm_bf16(int M, int N, int K, const float *__restrict__ x, size_t ldx,
+                                 size_t sx, const __nv_bfloat16 *__restrict__ w, size_t sw,
+                                 float *part, int kper)
 {
     int n = blockIdx.x * blockDim.x + threadIdx.x;
     int k0 = blockIdx.y * kper, k1 = k0 + kper < K ? k0 + kper : K;
     if (n >= N)
         return;
+    x += (size_t)blockIdx.z * sx;
+    w += (size_t)blockIdx.z * sw;
+    part += ((size_t)blockIdx.z * gridDim.y + blockIdx.y) * M * N;
     for (int m0 = 0; m0 < M; m0 += 4) {
         float acc[4] = { 0.0f, 0.0f, 0.0f, 0.0f };
         int mb = M - m0 < 4 ? M - m0 : 4;
         for (int k = k0; k < k1; k++) {
             float wv = __bfloat162float(w[(size_t)k * N + n]);
             for (int i = 0; i < mb; i++)
-                acc[i] += x[(size_t)(m0 + i) * K + k] * wv;
+                acc[i] += x[(size_t)(m0 + i) * ldx + k] * wv;
         }
         for (int i = 0; i < mb; i++)
-            part[((size_t)blockIdx.y * M + m0 + i) * N + n] = acc[i];
+            part[(size_t)(m0 + i) * N + n] = acc[i];
     }
 }
 
-__global__ void hlx_cu_gemm_sum(int M, int N, int nsplit, const float *part, float *y,
-                                int accumulate)
+// y_b[m][n] (rows ldy apart, y_b = y + b sy) = (y_b if accumulate) + the nsplit partial
+// sums of element (b, m, n), in split order.
+__global__ void hlx_cu_gemm_sum(int batch, int M, int N, int nsplit, const float *part,
+                                float *y, size_t ldy, size_t sy, int accumulate)
 {
-    size_t total = (size_t)M * N;
+    size_t mn = (size_t)M * N, total = mn * batch;
     for (size_t i = blockIdx.x * (size_t)blockDim.x + threadIdx.x; i < total;
          i += (size_t)gridDim.x * blockDim.x) {
-        float a = accumulate ? y[i] : 0.0f;
+        size_t b = i / mn, j = i % mn;
+        float *yy = y + b * sy + (j / N) * ldy + j % N;
+        float a = accumulate ? *yy : 0.0f;
         for (int s = 0; s < nsplit; s++)
-            a += part[(size_t)s * total + i];
-        y[i] = a;
+            a += part[(b * nsplit + s) * mn + j];
+        *yy = a;
     }
 }
 
@@ -115,10 +124,16 @@ typedef cublasStatus_t (*hlx_cublas_sgemm_fn)(cublasHandle_t, cublasOperation_t,
                                               cublasOperation_t, int, int, int, const float *,
                                               const float *, int, const float *, int,
                                               const float *, float *, int);
+typedef cublasStatus_t (*hlx_cublas_sgemm_sb_fn)(cublasHandle_t, cublasOperation_t,
+                                                 cublasOperation_t, int, int, int,
+                                                 const float *, const float *, int, long long,
+                                                 const float *, int, long long, const float *,
+                                                 float *, int, long long, int);
 static struct {
-    hlx_cublas_create_fn create;
-    hlx_cublas_stream_fn set_stream;
-    hlx_cublas_sgemm_fn  sgemm;
+    hlx_cublas_create_fn   create;
+    hlx_cublas_stream_fn   set_stream;
+    hlx_cublas_sgemm_fn    sgemm;
+    hlx_cublas_sgemm_sb_fn sgemm_sb; // strided batched
     char                 why[200]; // dlerror() when the library did not load
 } hlx_cublas;
 
@@ -139,8 +154,10 @@ static bool hlx_cublas_load(void)
         hlx_cublas.create = (hlx_cublas_create_fn)dlsym(lib, "cublasCreate_v2");
         hlx_cublas.set_stream = (hlx_cublas_stream_fn)dlsym(lib, "cublasSetStream_v2");
         hlx_cublas.sgemm = (hlx_cublas_sgemm_fn)dlsym(lib, "cublasSgemm_v2");
+        hlx_cublas.sgemm_sb = (hlx_cublas_sgemm_sb_fn)dlsym(lib, "cublasSgemmStridedBatched");
     });
-    return hlx_cublas.create && hlx_cublas.set_stream && hlx_cublas.sgemm;
+    return hlx_cublas.create && hlx_cublas.set_stream && hlx_cublas.sgemm &&
+           hlx_cublas.sgemm_sb;
 }
 
 extern "C" hlx_status_t hlx_cuda_blas_open(void)
@@ -148,11 +165,13 @@ extern "C" hlx_status_t hlx_cuda_blas_open(void)
     return hlx_cublas_load() ? HLX_OK : HLX_ERR_UNSUPPORTED;
 }
 
-// Row-major y = x W is column-major y^T = W^T x^T: cuBLAS gets (N x K) W and (K x M) x.
-// One cuBLAS handle and one split-K area per host thread (a rank drives one device).
-extern "C" hlx_status_t hlx_cuda_gemm(int M, int N, int K, const float *x, const void *w,
-                                      hlx_dtype_t w_dtype, float *y, int accumulate,
-                                      void *stream)
+// Row-major y = x W is column-major y^T = W^T x^T: cuBLAS gets (N x K) W and (K x M) x, a
+// batch of them at strides (in elements). One cuBLAS handle and one split-K area per host
+// thread (a rank drives one device).
+extern "C" hlx_status_t hlx_cuda_gemm_batched(int batch, int M, int N, int K, const float *x,
+                                              size_t ldx, size_t sx, const void *w, size_t sw,
+                                              hlx_dtype_t w_dtype, float *y, size_t ldy,
+                                              size_t sy, int accumulate, void *stream)
 {
     static thread_local cublasHandle_t h = NULL;
     static thread_local float *part = NULL;
@@ -160,13 +179,16 @@ extern "C" hlx_status_t hlx_cuda_gemm(int M, int N, int K, const float *x, const
     const float one = 1.0f, beta = accumulate ? 1.0f : 0.0f;
     cudaStream_t cs = (cudaStream_t)stream;
 
-    if (M < 1 || N < 1 || K < 1)
+    if (batch < 0 || M < 1 || N < 1 || K < 1 || ldx < (size_t)K || ldy < (size_t)N ||
+        batch > 65535 || ldx > INT32_MAX || ldy > INT32_MAX)
         return HLX_ERR_INVALID;
+    if (batch == 0)
+        return HLX_OK;
     if (w_dtype == HLX_DTYPE_BF16) {
         int ksplit = K / 256 < 1 ? 1 : K / 256 > 64 ? 64 : K / 256;
         int kper = (K + ksplit - 1) / ksplit;
-        size_t need = (size_t)ksplit * M * N;
-        size_t blocks = ((size_t)M * N + 255) / 256;
+        size_t need = (size_t)batch * ksplit * M * N;
+        size_t blocks = ((size_t)batch * M * N + 255) / 256;
         if (need > part_n) {
             // the old area may still be read by queued work on this stream
             cudaError_t e = cudaStreamSynchronize(cs);
@@ -180,13 +202,14 @@ extern "C" hlx_status_t hlx_cuda_gemm(int M, int N, int K, const float *x, const
             }
             part_n = need;
         }
-        hlx_cu_gemm_bf16<<<dim3((unsigned)((N + 255) / 256), (unsigned)ksplit), 256, 0, cs>>>(
-            M, N, K, x, (const __nv_bfloat16 *)w, part, kper);
+        hlx_cu_gemm_bf16<<<dim3((unsigned)((N + 255) / 256), (unsigned)ksplit, (unsigned)batch),
+                           256, 0, cs>>>(M, N, K, x, ldx, sx, (const __nv_bfloat16 *)w, sw,
+                                         part, kper);
         hlx_status_t st = hlx_cu_last();
         if (st != HLX_OK)
             return st;
         hlx_cu_gemm_sum<<<(unsigned)(blocks > 65535 ? 65535 : blocks), 256, 0, cs>>>(
-            M, N, ksplit, part, y, accumulate);
+            batch, M, N, ksplit, part, y, ldy, sy, accumulate);
         return hlx_cu_last();
     }
     if (w_dtype != HLX_DTYPE_F32)
@@ -209,13 +232,25 @@ extern "C" hlx_status_t hlx_cuda_gemm(int M, int N, int K, const float *x, const
     {
         char why[64];
         cublasStatus_t cst = hlx_cublas.set_stream(h, cs);
-        if (cst == CUBLAS_STATUS_SUCCESS)
+        if (cst == CUBLAS_STATUS_SUCCESS && batch == 1)
             cst = hlx_cublas.sgemm(h, CUBLAS_OP_N, CUBLAS_OP_N, N, M, K, &one, (const float *)w,
-                                   N, x, K, &beta, y, N);
+                                   N, x, (int)ldx, &beta, y, (int)ldy);
+        else if (cst == CUBLAS_STATUS_SUCCESS)
+            cst = hlx_cublas.sgemm_sb(h, CUBLAS_OP_N, CUBLAS_OP_N, N, M, K, &one,
+                                      (const float *)w, N, (long long)sw, x, (int)ldx,
+                                      (long long)sx, &beta, y, (int)ldy, (long long)sy, batch);
         if (cst == CUBLAS_STATUS_SUCCESS)
             return HLX_OK;
         snprintf(why, sizeof(why), "cuBLAS sgemm failed (status %d)", (int)cst);
         hlx_cuda_note(0, __func__, why);
         return HLX_ERR_INTERNAL;
     }
+}
+
+extern "C" hlx_status_t hlx_cuda_gemm(int M, int N, int K, const float *x, const void *w,
+                                      hlx_dtype_t w_dtype, float *y, int accumulate,
+                                      void *stream)
+{
+    return hlx_cuda_gemm_batched(1, M, N, K, x, (size_t)(K > 0 ? K : 0), 0, w, 0, w_dtype, y,
+                                 (size_t)(N > 0 ? N : 0), 0, accumulate, stream);
 }

@@ -60,6 +60,12 @@ hlx_status_t hlx_cuda_swiglu(float *y, const float *gate, const float *up, int n
  * product): the same bits run to run. */
 hlx_status_t hlx_cuda_gemm(int M, int N, int K, const float *x, const void *w,
                            hlx_dtype_t w_dtype, float *y, int accumulate, void *stream);
+/* batch of them: y_b = y + b sy (rows ldy apart) (+)= x_b = x + b sx (rows ldx apart) times
+ * W_b = w + b sw elements (f32: cuBLAS's strided batched GEMM; bf16: grid.z) */
+hlx_status_t hlx_cuda_gemm_batched(int batch, int M, int N, int K, const float *x, size_t ldx,
+                                   size_t sx, const void *w, size_t sw, hlx_dtype_t w_dtype,
+                                   float *y, size_t ldy, size_t sy, int accumulate,
+                                   void *stream);
 /* Opens cuBLAS (dlopen, once per process; hlx_cuda_gemm does it at its first f32 call):
  * HLX_ERR_UNSUPPORTED when no libcublas.so.N is on the loader's path. */
 hlx_status_t hlx_cuda_blas_open(void);

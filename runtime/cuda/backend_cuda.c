@@ -270,6 +270,15 @@ static hlx_status_t cu_gemm(hlx_backend_t *be, hlx_be_queue_t *q, int M, int N, 
     return hlx_cuda_gemm(M, N, K, x, w, w_dtype, y, accumulate, hlx_cu_stream(q));
 }
 
+static hlx_status_t cu_gemm_batched(hlx_backend_t *be, hlx_be_queue_t *q,
+                                    const hlx_gemm_batch_desc_t *d)
+{
+    (void)be;
+    return hlx_cuda_gemm_batched(d->batch, d->M, d->N, d->K, d->x, d->ldx, d->sx, d->w, d->sw,
+                                 d->w_dtype, d->y, d->ldy, d->sy, d->accumulate,
+                                 hlx_cu_stream(q));
+}
+
 static hlx_status_t cu_rope(hlx_backend_t *be, hlx_be_queue_t *q, float *x, int rows,
                             size_t ld, int nheads, int hd, int rot_dim, int64_t pos,
                             const hlx_rope_tab_t *r)
@@ -428,7 +437,8 @@ static const hlx_backend_ops_t hlx_backend_cuda = {
     .copy_to = cu_copy_to, .copy_from = cu_copy_from, .copy_rows = cu_copy_rows,
     .queue_create = cu_qcreate, .queue_destroy = cu_qdestroy, .queue_sync = cu_qsync,
     .event_record = cu_evrec, .event_sync = cu_evsync,
-    .rmsnorm = cu_rmsnorm, .gemm = cu_gemm, .rope = cu_rope, .kv_append = cu_append,
+    .rmsnorm = cu_rmsnorm, .gemm = cu_gemm, .gemm_batched = cu_gemm_batched,
+    .rope = cu_rope, .kv_append = cu_append,
     .attn = cu_attn, .pack = cu_pack, .unpack = cu_unpack, .merge = cu_merge,
     .add = cu_add, .glu = cu_glu, .pad_rows = cu_pad, .gather_rows = cu_gather,
     .scatter_add = cu_scatter, .argmax = cu_argmax,

@@ -249,6 +249,47 @@ static void test_gemm(hlx_dtype_t wt)
     free(x), free(y), free(w);
 }
 
+/* A batch of GEMMs at strides, MLA's shapes (the heads' columns interleaved in the rows of
+ * x and y), against the host's: K below and above one split of the bf16 kernel. */
+static void test_gemm_batched(hlx_dtype_t wt, int K)
+{
+    enum { NB = 8, M = 3, N = 64 };
+    const size_t sx = (size_t)K + 16, ldx = NB * sx, sy = N + 16, ldy = NB * sy;
+    const size_t nx = M * ldx, ny = M * ldy, nw = (size_t)NB * K * N;
+    size_t es = (size_t)hlx_dtype_bytes(wt), i;
+    unsigned s = 19;
+    float *x = malloc(sizeof(float) * nx), *y = malloc(sizeof(float) * ny), *dx, *dy;
+    void *w = calloc(nw, es), *dw = NULL;
+    int acc;
+
+    for (i = 0; i < nx; i++)
+        x[i] = frand(&s);
+    for (i = 0; i < nw; i++)
+        hlx_dtype_store(w, wt, i, frand(&s) * 0.1f);
+    for (i = 0; i < ny; i++)
+        y[i] = 0.25f;
+    dx = dev_of(x, nx), dy = dev_of(y, ny);
+    CHECK(cb.ops->mem_alloc(&cb, nw * es, 0, &dw) == HLX_OK, "alloc w");
+    if (dw == NULL || dx == NULL || dy == NULL)
+        goto out;
+    cb.ops->copy_to(&cb, cq, dw, w, nw * es);
+    for (acc = 1; acc >= 0; acc--) { /* onto 0.25 (and the gaps kept), then over it */
+        hlx_gemm_batch_desc_t d = { .batch = NB, .M = M, .N = N, .K = K, .x = x, .ldx = ldx,
+                                    .sx = sx, .w = w, .sw = (size_t)K * N, .w_dtype = wt,
+                                    .y = y, .ldy = ldy, .sy = sy, .accumulate = acc };
+        hlx_gemm_batch_desc_t dd = d;
+        dd.x = dx, dd.w = dw, dd.y = dy;
+        hb.ops->gemm_batched(&hb, NULL, &d);
+        CHECK(cb.ops->gemm_batched(&cb, cq, &dd) == HLX_OK, "gemm_batched %s K %d",
+              hlx_dtype_name(wt), K);
+        CHECK(rel_err(dy, y, ny) < 1e-4, "gemm_batched %s K %d accumulate %d differs: %g",
+              hlx_dtype_name(wt), K, acc, rel_err(dy, y, ny));
+    }
+out:
+    cb.ops->mem_free(&cb, dx, 0), cb.ops->mem_free(&cb, dy, 0), cb.ops->mem_free(&cb, dw, 0);
+    free(x), free(y), free(w);
+}
+
 /* KV append then attention over a shard of rows, both backends in the row layout. */
 static float test_cap; /* the soft-cap of test_append_attn's scores (Gemma 2), 0 none */
 
@@ -537,6 +578,9 @@ int main(void)
     test_append_latent(HLX_DTYPE_FP8);
     test_gemm(HLX_DTYPE_F32);
     test_gemm(HLX_DTYPE_BF16);
+    test_gemm_batched(HLX_DTYPE_F32, 32);
+    test_gemm_batched(HLX_DTYPE_BF16, 32);
+    test_gemm_batched(HLX_DTYPE_BF16, 600);
     {
         /* both attention kernels, each on GQA shapes (the warp one also takes MLA) */
         static const char *const variants[] = { "warp", "tokens", "mma", "auto" };
