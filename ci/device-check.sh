@@ -167,9 +167,9 @@ HELIX_CUDA_ATTN=mma HELIX_GPU_SHARE=1 step decode-cuda-mma-kvp2 60 "$helixrun" -
     --model tests/runtime/data/head128.json --context 20000 --batch 4 --steps 4 --check --json
 
 # MLA (DeepSeek's absorbed form) on the device: the latent rows and their append (one row,
-# no values), the absorbed queries (one GEMM per head over all rows, its columns gathered
-# and scattered by copy_rows), the MLA attention kernels (tiny-mla 96/64, mla-ds-heads
-# 576/512) and W_UV after the merge. Ragged prompts through the chunked prefill, KVP 2 on
+# no values), the absorbed queries (a strided batched GEMM over the heads, the rope parts by
+# copy_rows), the MLA attention kernels (tiny-mla 96/64, mla-ds-heads 576/512) and W_UV
+# (batched again) after the merge. Ragged prompts through the chunked prefill, KVP 2 on
 # the one GPU, all --check; then mla-ds-heads at 64K tokens, its phases on the device clock.
 step decode-cuda-mla 60 "$helix" decode --device cuda --model tests/runtime/data/tiny-mla.json \
     --prompt-ids "$out/ragged.txt" --batch 3 --context 300 --steps 6 --prefill-chunk 8 \
