@@ -195,6 +195,26 @@ double hlx_schedule_model(int B, int M, double c, double m1, double mB)
     return cm + (nb - 2) * fmax(cm, mm) + fmax(c * last, mm) + ml;
 }
 
+/* The attention of one request and layer on a device backend timed on the host clock:
+ * there the step's phase time is the launches' (HELIX_PHASE_CLOCK=host), so every layer's
+ * attention runs once more between two queue syncs (its partials are scratch until the
+ * next step writes them). */
+static hlx_status_t hlx_schedule_device_attn(hlx_engine_t *eng, double *c_ms)
+{
+    const int B = eng->cfg.batch;
+    hlx_status_t st = hlx_engine_sync(eng);
+    uint64_t t0 = hlx_now_ns();
+    int l;
+
+    for (l = 0; l < eng->m.layers && st == HLX_OK; l++)
+        st = hlx_phase_attn(eng, l, 0, B, NULL, 0);
+    if (st == HLX_OK)
+        st = hlx_engine_sync(eng);
+    if (st == HLX_OK)
+        *c_ms = (double)(hlx_now_ns() - t0) * 1e-6 / ((double)eng->m.layers * B);
+    return st;
+}
+
 hlx_status_t hlx_schedule_decide(hlx_engine_t *eng)
 {
     int B = eng->cfg.batch, M, best = B, r, i, n = eng->info.size;
@@ -210,6 +230,8 @@ hlx_status_t hlx_schedule_decide(hlx_engine_t *eng)
      * the exchange of one request and of the batch, and po, the CPU time of posting one,
      * which every extra micro-batch adds and no overlap hides. */
     mine[0] = (double)eng->phase_ns[HLX_PHASE_ATTN] * 1e-6 / ((double)eng->m.layers * B);
+    if (strcmp(eng->be.ops->name, "host") && !eng->dev_clock)
+        st = hlx_schedule_device_attn(eng, &mine[0]);
     mine[2] = DBL_MAX;
     for (i = 0; i < 3 && st == HLX_OK; i++) {
         st = hlx_comm_barrier(eng->kvp_comm);
