@@ -151,6 +151,7 @@ struct hlx_engine {
     int        mb;
     int        hopb_decided;
     double     hopb_c_ms, hopb_m1_ms, hopb_mb_ms, hopb_pred_ms;
+    uint64_t   hopb_attn_ns; /* this step's attention between queue syncs (device, host clock) */
     uint64_t   step_t0;
     hlx_tl_event_t *tl;      /* timeline of the current step (--timeline) */
     int        tl_n, tl_cap;

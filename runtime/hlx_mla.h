@@ -85,7 +85,7 @@ void         hlx_mla_rows_free(hlx_engine_t *eng, hlx_mla_rows_t *rw);
 
 /* hlx_mla_qkv over the n x c rows of x (rows k c .. k c + c - 1: request rq[k]'s tokens at
  * positions pos0 .. pos0 + c - 1): norm into hn, latent rows, queries, RoPE at each row's
- * position, absorption (one GEMM per head over all rows), and the append of each position's
+ * position, absorption (one batched GEMM over the heads), and the append of each position's
  * latent rows, into its request's shard, by the position's owner. */
 hlx_status_t hlx_mla_rows_qkv(hlx_engine_t *eng, int l, hlx_mla_rows_t *rw, const float *x,
                               float *hn, int n, const int *rq, int c, int64_t pos0);
@@ -95,8 +95,8 @@ hlx_status_t hlx_mla_rows_qkv(hlx_engine_t *eng, int l, hlx_mla_rows_t *rw, cons
 void         hlx_mla_rows_attn_desc(const hlx_engine_t *eng, int l, const hlx_mla_rows_t *rw,
                                     int k, int req, int c, hlx_attn_desc_t *d);
 
-/* W_UV on the merged latent heads omerged ([R][q_slice][kv_lora]) into rw->ov (one GEMM
- * per head over all rows). */
+/* W_UV on the merged latent heads omerged ([R][q_slice][kv_lora]) into rw->ov (one batched
+ * GEMM over the heads). */
 hlx_status_t hlx_mla_rows_up(hlx_engine_t *eng, int l, hlx_mla_rows_t *rw, const float *omerged,
                              int R);
 

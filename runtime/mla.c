@@ -289,8 +289,14 @@ static hlx_status_t hlx_mla_absorb(hlx_engine_t *eng, const hlx_mla_layer_t *W,
         .w = W->wuk, .sw = (size_t)M->nope * (size_t)M->r, .w_dtype = eng->w_dtype,
         .y = rw->qabs, .ldy = (size_t)Q * kd, .sy = (size_t)kd,
     };
-    hlx_status_t st = (int64_t)R * Q > INT32_MAX ? HLX_ERR_INVALID
-                                                 : HLX_BE(eng, gemm_batched, &g);
+    hlx_status_t st;
+
+    if ((int64_t)R * Q > INT32_MAX) {
+        hlx_engine_set_errmsg(eng, "MLA: %d rows x %d query heads exceed 2^31 - 1 (lower "
+                              "--prefill-chunk or --batch)", R, Q);
+        return HLX_ERR_INVALID;
+    }
+    st = HLX_BE(eng, gemm_batched, &g);
 
     /* (row, head) pairs are R x Q rows of qk floats in q and of kd in qabs */
     if (st == HLX_OK)

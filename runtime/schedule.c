@@ -67,13 +67,25 @@ static hlx_status_t hlx_schedule_progress(hlx_engine_t *eng, int l)
     return HLX_OK;
 }
 
+/* Whether HOP-B auto's first step times its attention between two queue syncs: on a
+ * device backend with the host's phase clock, where the phase time is the launches'. */
+static int hlx_schedule_queue_timed(const hlx_engine_t *eng)
+{
+    return !eng->hopb_decided && !eng->dev_clock && strcmp(eng->be.ops->name, "host");
+}
+
 static hlx_status_t hlx_schedule_lockstep_attn(hlx_engine_t *eng, int l)
 {
     int B = eng->cfg.batch;
+    const int timed = hlx_schedule_queue_timed(eng);
     uint64_t t0 = hlx_now_ns(), t1;
-    hlx_status_t st;
+    hlx_status_t st = timed ? hlx_engine_sync(eng) : HLX_OK;
+    uint64_t ta = hlx_now_ns();
 
-    st = hlx_phase_attn(eng, l, 0, B, NULL, 0);
+    if (st == HLX_OK)
+        st = hlx_phase_attn(eng, l, 0, B, NULL, 0);
+    if (st == HLX_OK && timed && (st = hlx_engine_sync(eng)) == HLX_OK)
+        eng->hopb_attn_ns += hlx_now_ns() - ta;
     if (st == HLX_OK)
         st = hlx_phase_pack(eng, 0, B);
     t1 = hlx_now_ns();
@@ -148,6 +160,7 @@ hlx_status_t hlx_schedule_step(hlx_engine_t *eng)
     while (eng->fault_now & HLX_FAULT_HANG) /* only the step watchdog ends this */
         pause();
     eng->tl_n = 0;
+    eng->hopb_attn_ns = 0;
     eng->step_t0 = hlx_now_ns();
     /* every layer, row and head of this step is at eng->pos: its RoPE cos and sin once */
     hlx_rope_fill_cs(eng->rope_freq_h, eng->rope.mscale, eng->m.rope_dim, eng->pos,
@@ -195,26 +208,6 @@ double hlx_schedule_model(int B, int M, double c, double m1, double mB)
     return cm + (nb - 2) * fmax(cm, mm) + fmax(c * last, mm) + ml;
 }
 
-/* The attention of one request and layer on a device backend timed on the host clock:
- * there the step's phase time is the launches' (HELIX_PHASE_CLOCK=host), so every layer's
- * attention runs once more between two queue syncs (its partials are scratch until the
- * next step writes them). */
-static hlx_status_t hlx_schedule_device_attn(hlx_engine_t *eng, double *c_ms)
-{
-    const int B = eng->cfg.batch;
-    hlx_status_t st = hlx_engine_sync(eng);
-    uint64_t t0 = hlx_now_ns();
-    int l;
-
-    for (l = 0; l < eng->m.layers && st == HLX_OK; l++)
-        st = hlx_phase_attn(eng, l, 0, B, NULL, 0);
-    if (st == HLX_OK)
-        st = hlx_engine_sync(eng);
-    if (st == HLX_OK)
-        *c_ms = (double)(hlx_now_ns() - t0) * 1e-6 / ((double)eng->m.layers * B);
-    return st;
-}
-
 hlx_status_t hlx_schedule_decide(hlx_engine_t *eng)
 {
     int B = eng->cfg.batch, M, best = B, r, i, n = eng->info.size;
@@ -229,9 +222,9 @@ hlx_status_t hlx_schedule_decide(hlx_engine_t *eng)
      * the first connection set-up), best of three, re-sending the same data: m1 and mB,
      * the exchange of one request and of the batch, and po, the CPU time of posting one,
      * which every extra micro-batch adds and no overlap hides. */
-    mine[0] = (double)eng->phase_ns[HLX_PHASE_ATTN] * 1e-6 / ((double)eng->m.layers * B);
-    if (strcmp(eng->be.ops->name, "host") && !eng->dev_clock)
-        st = hlx_schedule_device_attn(eng, &mine[0]);
+    mine[0] = (double)(hlx_schedule_queue_timed(eng) ? eng->hopb_attn_ns
+                                                     : eng->phase_ns[HLX_PHASE_ATTN]) *
+              1e-6 / ((double)eng->m.layers * B);
     mine[2] = DBL_MAX;
     for (i = 0; i < 3 && st == HLX_OK; i++) {
         st = hlx_comm_barrier(eng->kvp_comm);

@@ -72,10 +72,13 @@ extern "C" hlx_status_t hlx_cuda_swiglu(float *y, const float *gate, const float
 // bf16-weight GEMM for decode widths: one thread per output column (coalesced weight rows),
 // grid.y splits K into partial sums part[batch][split][M][N] (cuBLAS has no fp32 x bf16
 // product), grid.z is the batch (x_b = x + b sx with rows ldx apart, W_b = w + b sw); a
-// second kernel adds the splits in a fixed order, so results are the same run to run.
+// second kernel adds the splits in a fixed order, so results are the same run to run. One
+// split (part NULL): the sums go straight to y_b (rows ldy apart, y_b = y + b sy), added
+// to it when accumulating, as the second kernel would.
 __global__ void hlx_cu_gemm_bf16(int M, int N, int K, const float *__restrict__ x, size_t ldx,
                                  size_t sx, const __nv_bfloat16 *__restrict__ w, size_t sw,
-                                 float *part, int kper)
+                                 float *part, int kper, float *y, size_t ldy, size_t sy,
+                                 int accumulate)
 {
     int n = blockIdx.x * blockDim.x + threadIdx.x;
     int k0 = blockIdx.y * kper, k1 = k0 + kper < K ? k0 + kper : K;
@@ -83,7 +86,10 @@ __global__ void hlx_cu_gemm_bf16(int M, int N, int K, const float *__restrict__ 
         return;
     x += (size_t)blockIdx.z * sx;
     w += (size_t)blockIdx.z * sw;
-    part += ((size_t)blockIdx.z * gridDim.y + blockIdx.y) * M * N;
+    if (part != NULL)
+        part += ((size_t)blockIdx.z * gridDim.y + blockIdx.y) * M * N;
+    else
+        y += (size_t)blockIdx.z * sy;
     for (int m0 = 0; m0 < M; m0 += 4) {
         float acc[4] = { 0.0f, 0.0f, 0.0f, 0.0f };
         int mb = M - m0 < 4 ? M - m0 : 4;
@@ -92,8 +98,14 @@ __global__ void hlx_cu_gemm_bf16(int M, int N, int K, const float *__restrict__ 
             for (int i = 0; i < mb; i++)
                 acc[i] += x[(size_t)(m0 + i) * ldx + k] * wv;
         }
-        for (int i = 0; i < mb; i++)
-            part[(size_t)(m0 + i) * N + n] = acc[i];
+        for (int i = 0; i < mb; i++) {
+            if (part != NULL) {
+                part[(size_t)(m0 + i) * N + n] = acc[i];
+            } else {
+                float *yy = y + (size_t)(m0 + i) * ldy + n;
+                *yy = (accumulate ? *yy : 0.0f) + acc[i];
+            }
+        }
     }
 }
 
@@ -187,7 +199,7 @@ extern "C" hlx_status_t hlx_cuda_gemm_batched(int batch, int M, int N, int K, co
     if (w_dtype == HLX_DTYPE_BF16) {
         int ksplit = K / 256 < 1 ? 1 : K / 256 > 64 ? 64 : K / 256;
         int kper = (K + ksplit - 1) / ksplit;
-        size_t need = (size_t)batch * ksplit * M * N;
+        size_t need = ksplit > 1 ? (size_t)batch * ksplit * M * N : 0;
         size_t blocks = ((size_t)batch * M * N + 255) / 256;
         if (need > part_n) {
             // the old area may still be read by queued work on this stream
@@ -204,9 +216,10 @@ extern "C" hlx_status_t hlx_cuda_gemm_batched(int batch, int M, int N, int K, co
         }
         hlx_cu_gemm_bf16<<<dim3((unsigned)((N + 255) / 256), (unsigned)ksplit, (unsigned)batch),
                            256, 0, cs>>>(M, N, K, x, ldx, sx, (const __nv_bfloat16 *)w, sw,
-                                         part, kper);
+                                         ksplit > 1 ? part : NULL, kper, y, ldy, sy,
+                                         accumulate);
         hlx_status_t st = hlx_cu_last();
-        if (st != HLX_OK)
+        if (st != HLX_OK || ksplit == 1) // one split: the kernel wrote y
             return st;
         hlx_cu_gemm_sum<<<(unsigned)(blocks > 65535 ? 65535 : blocks), 256, 0, cs>>>(
             batch, M, N, ksplit, part, y, ldy, sy, accumulate);

@@ -389,7 +389,6 @@ static hlx_status_t cu_pad(hlx_backend_t *be, hlx_be_queue_t *q, float *dst, int
     return hlx_cuda_pad_rows(dst, dcols, src, scols, rows, fill, cap, hlx_cu_stream(q));
 }
 
-/* tokens is host memory (the schedule's token ids): the one host sync of a step. */
 static hlx_status_t cu_gather(hlx_backend_t *be, hlx_be_queue_t *q, float *dst,
                               const float *src, const int *idx, int rows, int n)
 {
@@ -404,6 +403,7 @@ static hlx_status_t cu_scatter(hlx_backend_t *be, hlx_be_queue_t *q, float *y, c
     return hlx_cuda_scatter_add(y, x, idx, w, rows, n, hlx_cu_stream(q));
 }
 
+/* tokens is host memory (the schedule's token ids): the one host sync of a step. */
 static hlx_status_t cu_argmax(hlx_backend_t *be, hlx_be_queue_t *q, const float *logits,
                               int n, int B, int vocab, int pad, int *tokens)
 {
