@@ -119,7 +119,8 @@ step generate-cuda-ragged 60 "$helix" generate --device cuda --prompt-ids "$out/
     --context 37 --max-new 6 --prefill-chunk 8 --check --json
 
 # The families' extra operations on the device (Qwen2's q/k/v biases and Qwen3's per-head
-# norms go through the backend's add and rmsnorm, one call per row; GLM's RoPE over half of
+# norms go through the backend's add_rows and rmsnorm_heads, one call for all rows; GLM's
+# RoPE over half of
 # each head, and GLM-4-0414's output norms after the NCCL all-reduce; InternLM2's grouped
 # wqkv, read on the host as any checkpoint; Gemma 3's windows, GeGLU and 1 + w norms):
 # checkpoints written here, --check against the

@@ -34,6 +34,13 @@ static hlx_status_t st_evsync(hlx_backend_t *be, hlx_be_event_t *e)
 static hlx_status_t st_rmsnorm(hlx_backend_t *be, hlx_be_queue_t *q, float *y, const float *x,
                                const float *w, int r, int n, float eps)
 { (void)be; (void)q; (void)y; (void)x; (void)w; (void)r; (void)n; (void)eps; return HLX_ERR_UNSUPPORTED; }
+static hlx_status_t st_normh(hlx_backend_t *be, hlx_be_queue_t *q, float *x, int r, size_t ld,
+                             int nh, int hd, const float *w, float eps)
+{ (void)be; (void)q; (void)x; (void)r; (void)ld; (void)nh; (void)hd; (void)w; (void)eps;
+  return HLX_ERR_UNSUPPORTED; }
+static hlx_status_t st_addr(hlx_backend_t *be, hlx_be_queue_t *q, float *x, size_t ld,
+                            const float *b, int r, int n)
+{ (void)be; (void)q; (void)x; (void)ld; (void)b; (void)r; (void)n; return HLX_ERR_UNSUPPORTED; }
 static hlx_status_t st_gemm(hlx_backend_t *be, hlx_be_queue_t *q, int M, int N, int K,
                             const float *x, const void *w, hlx_dtype_t dt, float *y, int acc)
 { (void)be; (void)q; (void)M; (void)N; (void)K; (void)x; (void)w; (void)dt; (void)y; (void)acc;
@@ -89,7 +96,8 @@ void hlx_backend_fill_stubs(hlx_backend_ops_t *o)
     HLX_STUB(queue_sync, st_qsync);    HLX_STUB(event_record, st_evrec);
     HLX_STUB(event_sync, st_evsync);   HLX_STUB(rmsnorm, st_rmsnorm);
     HLX_STUB(gemm, st_gemm);           HLX_STUB(rope, st_rope);
-    HLX_STUB(gemm_batched, st_gemm_b);
+    HLX_STUB(gemm_batched, st_gemm_b); HLX_STUB(rmsnorm_heads, st_normh);
+    HLX_STUB(add_rows, st_addr);
     HLX_STUB(kv_append, st_append);    HLX_STUB(attn, st_attn);
     HLX_STUB(pack, st_pack);           HLX_STUB(unpack, st_unpack);
     HLX_STUB(merge, st_merge);         HLX_STUB(add, st_add);
@@ -205,6 +213,23 @@ static hlx_status_t host_rmsnorm(hlx_backend_t *be, hlx_be_queue_t *q, float *y,
     (void)q;
     for (r = 0; r < rows; r++)
         be->k.rmsnorm(y + (size_t)r * n, x + (size_t)r * n, w, n, eps);
+    return HLX_OK;
+}
+
+static hlx_status_t host_rmsnorm_heads(hlx_backend_t *be, hlx_be_queue_t *q, float *x,
+                                       int rows, size_t ld, int nheads, int hd,
+                                       const float *w, float eps)
+{
+    int r, h;
+
+    (void)q;
+    if (rows < 0 || nheads < 0 || hd < 1 || ld < (size_t)nheads * (size_t)hd)
+        return HLX_ERR_INVALID;
+    for (r = 0; r < rows; r++)
+        for (h = 0; h < nheads; h++) {
+            float *v = x + (size_t)r * ld + (size_t)h * hd;
+            be->k.rmsnorm(v, v, w, hd, eps);
+        }
     return HLX_OK;
 }
 
@@ -367,6 +392,20 @@ static hlx_status_t host_add(hlx_backend_t *be, hlx_be_queue_t *q, float *x, con
     return HLX_OK;
 }
 
+static hlx_status_t host_add_rows(hlx_backend_t *be, hlx_be_queue_t *q, float *x, size_t ld,
+                                  const float *b, int rows, int n)
+{
+    int r, i;
+
+    (void)be; (void)q;
+    if (rows < 0 || n < 0 || ld < (size_t)n)
+        return HLX_ERR_INVALID;
+    for (r = 0; r < rows; r++)
+        for (i = 0; i < n; i++)
+            x[(size_t)r * ld + i] += b[i];
+    return HLX_OK;
+}
+
 static hlx_status_t host_glu(hlx_backend_t *be, hlx_be_queue_t *q, float *act,
                              const float *gu, int rows, int n, hlx_act_t kind)
 {
@@ -454,10 +493,12 @@ static const hlx_backend_ops_t hlx_backend_host = {
     .copy_to = host_copy, .copy_from = host_copy, .copy_rows = host_copy_rows,
     .queue_create = host_qcreate, .queue_destroy = host_qdestroy, .queue_sync = host_qsync,
     .event_record = host_evrec, .event_sync = host_evsync,
-    .rmsnorm = host_rmsnorm, .gemm = host_gemm, .gemm_batched = host_gemm_batched,
+    .rmsnorm = host_rmsnorm, .rmsnorm_heads = host_rmsnorm_heads, .gemm = host_gemm,
+    .gemm_batched = host_gemm_batched,
     .rope = host_rope, .kv_append = host_append,
     .attn = host_attn, .pack = host_pack, .unpack = host_unpack, .merge = host_merge,
-    .add = host_add, .glu = host_glu, .pad_rows = host_pad, .gather_rows = host_gather,
+    .add = host_add, .add_rows = host_add_rows, .glu = host_glu, .pad_rows = host_pad,
+    .gather_rows = host_gather,
     .scatter_add = host_scatter, .argmax = host_argmax,
 };
 

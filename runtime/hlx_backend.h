@@ -102,6 +102,10 @@ typedef struct hlx_backend_ops {
     /* layer operations */
     hlx_status_t (*rmsnorm)(hlx_backend_t *be, hlx_be_queue_t *q, float *y, const float *x,
                             const float *w, int rows, int n, float eps);
+    /* in place, each of nheads heads of hd floats of rows rows normalized by w[hd] (row r
+     * at x + r * ld, head h at + h * hd): per-head q/k norms of all rows in one call */
+    hlx_status_t (*rmsnorm_heads)(hlx_backend_t *be, hlx_be_queue_t *q, float *x, int rows,
+                                  size_t ld, int nheads, int hd, const float *w, float eps);
     hlx_status_t (*gemm)(hlx_backend_t *be, hlx_be_queue_t *q, int M, int N, int K,
                          const float *x, const void *w, hlx_dtype_t w_dtype, float *y,
                          int accumulate);
@@ -125,6 +129,10 @@ typedef struct hlx_backend_ops {
                           const float *o_parts, const float *lse_parts, float *o, float *lse);
     hlx_status_t (*add)(hlx_backend_t *be, hlx_be_queue_t *q, float *x, const float *y,
                         size_t n); /* x += y */
+    /* x[r][0..n) += b[0..n) for rows rows, row r at x + r * ld (ld >= n): a bias on every
+     * row in one call */
+    hlx_status_t (*add_rows)(hlx_backend_t *be, hlx_be_queue_t *q, float *x, size_t ld,
+                             const float *b, int rows, int n);
     /* act[r][n] = f(gu[r][0..n)) * gu[r][n..2n) for rows rows, f the activation kind (silu:
      * SwiGLU, gelu_tanh: GeGLU) */
     hlx_status_t (*glu)(hlx_backend_t *be, hlx_be_queue_t *q, float *act, const float *gu,

@@ -105,17 +105,16 @@ hlx_status_t hlx_phase_qkv_extras(hlx_engine_t *eng, const hlx_layer_w_t *W, flo
     const float eps = (float)eng->m.norm_eps;
     const size_t ld = (size_t)eng->qkv_cols;
     hlx_status_t st = HLX_OK;
-    int r;
 
-    for (r = 0; r < rows && st == HLX_OK && W->bqkv != NULL; r++)
-        st = HLX_BE(eng, add, qkv + (size_t)r * ld, W->bqkv, ld);
-    /* a row's q heads are L->q_local rows of dk, its k heads the L->kv_local after them */
-    for (r = 0; r < rows && st == HLX_OK && W->qknorm != NULL; r++) {
-        float *q = qkv + (size_t)r * ld, *k = q + (size_t)L->q_local * dk;
-        st = HLX_BE(eng, rmsnorm, q, q, W->qknorm, L->q_local, dk, eps);
-        if (st == HLX_OK)
-            st = HLX_BE(eng, rmsnorm, k, k, W->qknorm + dk, L->kv_local, dk, eps);
-    }
+    if (W->bqkv != NULL)
+        st = HLX_BE(eng, add_rows, qkv, ld, W->bqkv, rows, (int)ld);
+    /* a row's q heads are L->q_local vectors of dk, its k heads the L->kv_local after them:
+     * each set over all rows in one call */
+    if (st == HLX_OK && W->qknorm != NULL)
+        st = HLX_BE(eng, rmsnorm_heads, qkv, rows, ld, L->q_local, dk, W->qknorm, eps);
+    if (st == HLX_OK && W->qknorm != NULL)
+        st = HLX_BE(eng, rmsnorm_heads, qkv + (size_t)L->q_local * dk, rows, ld, L->kv_local,
+                    dk, W->qknorm + dk, eps);
     return st;
 }
 

@@ -20,14 +20,17 @@ static unsigned hlx_cu_blocks(size_t n)
     return b < 1 ? 1u : b > 65535 ? 65535u : (unsigned)b;
 }
 
-// One block per row: the sum of squares in double (the CPU reference's order differs only
-// in rounding), then y = x / sqrt(mean + eps) * w.
+// One block per vector of n: the sum of squares in double (the CPU reference's order
+// differs only in rounding), then y = x / sqrt(mean + eps) * w. Vector i = i0 + block is
+// head i % nh of row i / nh, at (i / nh) ld + (i % nh) n (rows of one vector: nh 1, ld n).
 __global__ void hlx_cu_rmsnorm_rows(float *y, const float *x, const float *w, int n,
-                                    float eps)
+                                    float eps, size_t ld, int nh, int i0)
 {
     __shared__ double part[256];
-    const float *xr = x + (size_t)blockIdx.x * n;
-    float *yr = y + (size_t)blockIdx.x * n;
+    const int i = i0 + (int)blockIdx.x;
+    const size_t at = (size_t)(i / nh) * ld + (size_t)(i % nh) * n;
+    const float *xr = x + at;
+    float *yr = y + at;
     double ss = 0.0;
 
     for (int i = threadIdx.x; i < n; i += blockDim.x)
@@ -231,20 +234,56 @@ __global__ void hlx_cu_copy16(uint4 *dst, const uint4 *src, size_t n)
         dst[k] = src[k];
 }
 
-extern "C" hlx_status_t hlx_cuda_rmsnorm_rows(float *y, const float *x, const float *w,
-                                              int rows, int n, float eps, void *stream)
+// rows x nh vectors of n, in launches of at most HLX_CU_GRID_MAX blocks
+static hlx_status_t hlx_cu_rmsnorm_launch(float *y, const float *x, const float *w, int rows,
+                                          size_t ld, int nh, int n, float eps, void *stream)
 {
-    if (rows < 0 || n < 1)
+    if (rows < 0 || n < 1 || nh < 1 || ld < (size_t)nh * n ||
+        (int64_t)rows * nh > INT32_MAX)
         return HLX_ERR_INVALID;
-    for (int r0 = 0; r0 < rows; r0 += (int)HLX_CU_GRID_MAX) {
-        int nr = rows - r0 < (int)HLX_CU_GRID_MAX ? rows - r0 : (int)HLX_CU_GRID_MAX;
-        hlx_cu_rmsnorm_rows<<<(unsigned)nr, 256, 0, (cudaStream_t)stream>>>(
-            y + (size_t)r0 * n, x + (size_t)r0 * n, w, n, eps);
+    for (int i0 = 0; i0 < rows * nh; i0 += (int)HLX_CU_GRID_MAX) {
+        int nv = rows * nh - i0 < (int)HLX_CU_GRID_MAX ? rows * nh - i0 : (int)HLX_CU_GRID_MAX;
+        hlx_cu_rmsnorm_rows<<<(unsigned)nv, 256, 0, (cudaStream_t)stream>>>(y, x, w, n, eps, ld,
+                                                                           nh, i0);
         hlx_status_t st = hlx_cu_launched();
         if (st != HLX_OK)
             return st;
     }
     return HLX_OK;
+}
+
+extern "C" hlx_status_t hlx_cuda_rmsnorm_rows(float *y, const float *x, const float *w,
+                                              int rows, int n, float eps, void *stream)
+{
+    return hlx_cu_rmsnorm_launch(y, x, w, rows, (size_t)(n > 0 ? n : 1), 1, n, eps, stream);
+}
+
+extern "C" hlx_status_t hlx_cuda_rmsnorm_heads(float *x, int rows, size_t ld, int nheads,
+                                               int hd, const float *w, float eps,
+                                               void *stream)
+{
+    return hlx_cu_rmsnorm_launch(x, x, w, rows, ld, nheads, hd, eps, stream);
+}
+
+// x[r][c] += b[c], row r at x + r ld
+__global__ void hlx_cu_add_rows(float *x, size_t ld, const float *b, int rows, int n)
+{
+    size_t total = (size_t)rows * n;
+    for (size_t k = blockIdx.x * (size_t)blockDim.x + threadIdx.x; k < total;
+         k += (size_t)gridDim.x * blockDim.x)
+        x[(k / n) * ld + k % n] += b[k % n];
+}
+
+extern "C" hlx_status_t hlx_cuda_add_rows(float *x, size_t ld, const float *b, int rows, int n,
+                                          void *stream)
+{
+    if (rows < 0 || n < 0 || ld < (size_t)n)
+        return HLX_ERR_INVALID;
+    if ((size_t)rows * n == 0)
+        return HLX_OK;
+    hlx_cu_add_rows<<<hlx_cu_blocks((size_t)rows * n), 256, 0, (cudaStream_t)stream>>>(
+        x, ld, b, rows, n);
+    return hlx_cu_launched();
 }
 
 extern "C" hlx_status_t hlx_cuda_rope_rows(float *x, int rows, size_t ld, int nheads, int hd,

@@ -83,6 +83,12 @@ hlx_status_t hlx_cuda_note(int err, const char *what, const char *why);
  * runtime/hlx_backend.h with device pointers, enqueued on stream; none synchronises. */
 hlx_status_t hlx_cuda_rmsnorm_rows(float *y, const float *x, const float *w, int rows, int n,
                                    float eps, void *stream);
+/* in place, nheads heads of hd floats of each row (row r at x + r ld, head h at + h hd) */
+hlx_status_t hlx_cuda_rmsnorm_heads(float *x, int rows, size_t ld, int nheads, int hd,
+                                    const float *w, float eps, void *stream);
+/* x[r][0..n) += b[0..n), row r at x + r ld */
+hlx_status_t hlx_cuda_add_rows(float *x, size_t ld, const float *b, int rows, int n,
+                               void *stream);
 hlx_status_t hlx_cuda_rope_rows(float *x, int rows, size_t ld, int nheads, int hd,
                                 int rot_dim, int64_t pos, const hlx_rope_tab_t *r,
                                 void *stream);

@@ -262,6 +262,13 @@ static hlx_status_t cu_rmsnorm(hlx_backend_t *be, hlx_be_queue_t *q, float *y, c
     return hlx_cuda_rmsnorm_rows(y, x, w, rows, n, eps, hlx_cu_stream(q));
 }
 
+static hlx_status_t cu_rmsnorm_heads(hlx_backend_t *be, hlx_be_queue_t *q, float *x, int rows,
+                                     size_t ld, int nheads, int hd, const float *w, float eps)
+{
+    (void)be;
+    return hlx_cuda_rmsnorm_heads(x, rows, ld, nheads, hd, w, eps, hlx_cu_stream(q));
+}
+
 static hlx_status_t cu_gemm(hlx_backend_t *be, hlx_be_queue_t *q, int M, int N, int K,
                             const float *x, const void *w, hlx_dtype_t w_dtype, float *y,
                             int accumulate)
@@ -375,6 +382,13 @@ static hlx_status_t cu_add(hlx_backend_t *be, hlx_be_queue_t *q, float *x, const
     return hlx_cuda_add(x, y, n, hlx_cu_stream(q));
 }
 
+static hlx_status_t cu_add_rows(hlx_backend_t *be, hlx_be_queue_t *q, float *x, size_t ld,
+                                const float *b, int rows, int n)
+{
+    (void)be;
+    return hlx_cuda_add_rows(x, ld, b, rows, n, hlx_cu_stream(q));
+}
+
 static hlx_status_t cu_glu(hlx_backend_t *be, hlx_be_queue_t *q, float *act,
                            const float *gu, int rows, int n, hlx_act_t kind)
 {
@@ -437,10 +451,12 @@ static const hlx_backend_ops_t hlx_backend_cuda = {
     .copy_to = cu_copy_to, .copy_from = cu_copy_from, .copy_rows = cu_copy_rows,
     .queue_create = cu_qcreate, .queue_destroy = cu_qdestroy, .queue_sync = cu_qsync,
     .event_record = cu_evrec, .event_sync = cu_evsync,
-    .rmsnorm = cu_rmsnorm, .gemm = cu_gemm, .gemm_batched = cu_gemm_batched,
+    .rmsnorm = cu_rmsnorm, .rmsnorm_heads = cu_rmsnorm_heads, .gemm = cu_gemm,
+    .gemm_batched = cu_gemm_batched,
     .rope = cu_rope, .kv_append = cu_append,
     .attn = cu_attn, .pack = cu_pack, .unpack = cu_unpack, .merge = cu_merge,
-    .add = cu_add, .glu = cu_glu, .pad_rows = cu_pad, .gather_rows = cu_gather,
+    .add = cu_add, .add_rows = cu_add_rows, .glu = cu_glu, .pad_rows = cu_pad,
+    .gather_rows = cu_gather,
     .scatter_add = cu_scatter, .argmax = cu_argmax,
 };
 

@@ -137,6 +137,18 @@ static void test_norm_rope_swiglu_add_pad(void)
     CHECK(rel_err(dpad, pad, R * 256) == 0, "copy_rows differs");
     CHECK(cb.ops->copy_rows(&cb, cq, dpad, 10, dx, N, R, 11) == HLX_ERR_INVALID,
           "copy_rows with ldd < n accepted");
+    /* per-head norms over strided rows (Qwen3's q heads: 4 heads of 16 from column 8 of
+     * rows N apart), in place, and a bias on every row */
+    cb.ops->copy_to(&cb, cq, dx, x, sizeof(x));
+    memcpy(y, x, sizeof(y));
+    hb.ops->rmsnorm_heads(&hb, NULL, y + 8, R, N, 4, 16, w, 1e-6f);
+    CHECK(cb.ops->rmsnorm_heads(&cb, cq, dx + 8, R, N, 4, 16, dw, 1e-6f) == HLX_OK,
+          "rmsnorm_heads");
+    CHECK(rel_err(dx, y, R * N) < 1e-5, "rmsnorm_heads differs: %g", rel_err(dx, y, R * N));
+    CHECK(cb.ops->copy_to(&cb, cq, dx, y, sizeof(y)) == HLX_OK, "copy_to");
+    hb.ops->add_rows(&hb, NULL, y, N, w, R, N - 7);
+    CHECK(cb.ops->add_rows(&cb, cq, dx, N, dw, R, N - 7) == HLX_OK, "add_rows");
+    CHECK(rel_err(dx, y, R * N) == 0, "add_rows differs");
     cb.ops->mem_free(&cb, dx, 0), cb.ops->mem_free(&cb, dw, 0), cb.ops->mem_free(&cb, dy, 0);
     cb.ops->mem_free(&cb, dgu, 0), cb.ops->mem_free(&cb, dact, 0), cb.ops->mem_free(&cb, dpad, 0);
 }

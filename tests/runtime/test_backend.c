@@ -35,6 +35,8 @@ static void test_stubs(void **state)
     assert_int_equal(ops.queue_sync(&be, NULL), HLX_ERR_UNSUPPORTED);
     assert_int_equal(ops.copy_rows(&be, NULL, x, 1, x, 1, 1, 1), HLX_ERR_UNSUPPORTED);
     assert_int_equal(ops.scatter_add(&be, NULL, x, x, NULL, x, 1, 1), HLX_ERR_UNSUPPORTED);
+    assert_int_equal(ops.add_rows(&be, NULL, x, 1, x, 1, 1), HLX_ERR_UNSUPPORTED);
+    assert_int_equal(ops.rmsnorm_heads(&be, NULL, x, 1, 1, 1, 1, x, 1e-6f), HLX_ERR_UNSUPPORTED);
     ops.mem_free(&be, NULL, 0); /* a no-op, not a crash */
     assert_int_equal(hlx_backend_init("no-such-backend", NULL, HLX_DTYPE_BF16, &be), HLX_ERR_INVALID);
 }
@@ -286,6 +288,45 @@ static void test_gemm_batched(void **state)
     hlx_backend_fini(&be);
 }
 
+/* Per-head norms and a bias over strided rows: each head as the plain rmsnorm of its copy,
+ * each biased element as the sum, the columns past the heads untouched. */
+static void test_heads_bias(void **state)
+{
+    enum { R = 3, NH = 2, HD = 8, LD = 21 };
+    float x[R * LD], x0[R * LD], w[HD], b[LD], v[HD];
+    hlx_backend_t be;
+    int r, h, i;
+
+    (void)state;
+    assert_int_equal(hlx_backend_init("host", "scalar", HLX_DTYPE_BF16, &be), HLX_OK);
+    for (i = 0; i < R * LD; i++)
+        x[i] = x0[i] = (float)((i * 7) % 13) - 6.0f;
+    for (i = 0; i < HD; i++)
+        w[i] = 0.5f + 0.125f * (float)i;
+    for (i = 0; i < LD; i++)
+        b[i] = 0.25f * (float)i;
+    assert_int_equal(be.ops->rmsnorm_heads(&be, NULL, x + 1, R, LD, NH, HD, w, 1e-6f), HLX_OK);
+    for (r = 0; r < R; r++) {
+        for (h = 0; h < NH; h++) {
+            memcpy(v, x0 + r * LD + 1 + h * HD, sizeof(v));
+            assert_int_equal(be.ops->rmsnorm(&be, NULL, v, v, w, 1, HD, 1e-6f), HLX_OK);
+            assert_memory_equal(v, x + r * LD + 1 + h * HD, sizeof(v));
+        }
+        assert_true(x[r * LD] == x0[r * LD]);
+        for (i = 1 + NH * HD; i < LD; i++)
+            assert_true(x[r * LD + i] == x0[r * LD + i]);
+    }
+    memcpy(x, x0, sizeof(x));
+    assert_int_equal(be.ops->add_rows(&be, NULL, x, LD, b, R, LD - 3), HLX_OK);
+    for (r = 0; r < R; r++)
+        for (i = 0; i < LD; i++)
+            assert_true(x[r * LD + i] == (i < LD - 3 ? x0[r * LD + i] + b[i] : x0[r * LD + i]));
+    assert_int_equal(be.ops->add_rows(&be, NULL, x, 2, b, R, 3), HLX_ERR_INVALID);
+    assert_int_equal(be.ops->rmsnorm_heads(&be, NULL, x, R, 10, NH, HD, w, 1e-6f),
+                     HLX_ERR_INVALID);
+    hlx_backend_fini(&be);
+}
+
 int main(void)
 {
     const struct CMUnitTest tests[] = {
@@ -295,6 +336,7 @@ int main(void)
         cmocka_unit_test(test_copy_rows),
         cmocka_unit_test(test_gather_scatter),
         cmocka_unit_test(test_gemm_batched),
+        cmocka_unit_test(test_heads_bias),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }
