@@ -119,12 +119,11 @@ step generate-cuda-ragged 60 "$helix" generate --device cuda --prompt-ids "$out/
     --context 37 --max-new 6 --prefill-chunk 8 --check --json
 
 # The families' extra operations on the device (Qwen2's q/k/v biases and Qwen3's per-head
-# norms go through the backend's add_rows and rmsnorm_heads, one call for all rows; GLM's
-# RoPE over half of
-# each head, and GLM-4-0414's output norms after the NCCL all-reduce; InternLM2's grouped
-# wqkv, read on the host as any checkpoint; Gemma 3's windows, GeGLU and 1 + w norms):
-# checkpoints written here, --check against the
-# fp64 reference (MLA and MoE below).
+# norms go through the backend's add_rows and rmsnorm_heads, over all rows at once; GLM's
+# RoPE over half of each head, and GLM-4-0414's output norms after the NCCL all-reduce;
+# InternLM2's grouped wqkv, read on the host as any checkpoint; Gemma 3's windows, GeGLU
+# and 1 + w norms): checkpoints written here, --check against the fp64 reference (MLA and
+# MoE below).
 ckdir=$(mktemp -d) # not under $out: the checkpoints need not come back
 # (gemma2: the attention scores soft-capped in both device kernels, the logits in pad_rows)
 for fam in qwen2 qwen3 glm glm4 internlm2 gemma2 gemma3; do

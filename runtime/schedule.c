@@ -71,16 +71,16 @@ static hlx_status_t hlx_schedule_progress(hlx_engine_t *eng, int l)
  * device backend with the host's phase clock, where the phase time is the launches'. */
 static int hlx_schedule_queue_timed(const hlx_engine_t *eng)
 {
-    return !eng->hopb_decided && !eng->dev_clock && strcmp(eng->be.ops->name, "host");
+    return !eng->hopb_decided && !eng->dev_clock && !eng->prefilling &&
+           strcmp(eng->be.ops->name, "host");
 }
 
 static hlx_status_t hlx_schedule_lockstep_attn(hlx_engine_t *eng, int l)
 {
     int B = eng->cfg.batch;
     const int timed = hlx_schedule_queue_timed(eng);
-    uint64_t t0 = hlx_now_ns(), t1;
     hlx_status_t st = timed ? hlx_engine_sync(eng) : HLX_OK;
-    uint64_t ta = hlx_now_ns();
+    uint64_t t0 = hlx_now_ns(), ta = t0, t1;
 
     if (st == HLX_OK)
         st = hlx_phase_attn(eng, l, 0, B, NULL, 0);

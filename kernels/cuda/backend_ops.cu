@@ -238,13 +238,14 @@ __global__ void hlx_cu_copy16(uint4 *dst, const uint4 *src, size_t n)
 static hlx_status_t hlx_cu_rmsnorm_launch(float *y, const float *x, const float *w, int rows,
                                           size_t ld, int nh, int n, float eps, void *stream)
 {
-    if (rows < 0 || n < 1 || nh < 1 || ld < (size_t)nh * n ||
-        (int64_t)rows * nh > INT32_MAX)
+    const int64_t total = (int64_t)rows * nh;
+
+    if (rows < 0 || n < 1 || nh < 0 || ld < (size_t)nh * n || total > INT32_MAX)
         return HLX_ERR_INVALID;
-    for (int i0 = 0; i0 < rows * nh; i0 += (int)HLX_CU_GRID_MAX) {
-        int nv = rows * nh - i0 < (int)HLX_CU_GRID_MAX ? rows * nh - i0 : (int)HLX_CU_GRID_MAX;
+    for (int64_t i0 = 0; i0 < total; i0 += HLX_CU_GRID_MAX) {
+        int64_t nv = total - i0 < HLX_CU_GRID_MAX ? total - i0 : HLX_CU_GRID_MAX;
         hlx_cu_rmsnorm_rows<<<(unsigned)nv, 256, 0, (cudaStream_t)stream>>>(y, x, w, n, eps, ld,
-                                                                           nh, i0);
+                                                                           nh, (int)i0);
         hlx_status_t st = hlx_cu_launched();
         if (st != HLX_OK)
             return st;

@@ -151,6 +151,24 @@ static void test_norm_rope_swiglu_add_pad(void)
     CHECK(rel_err(dx, y, R * N) == 0, "add_rows differs");
     cb.ops->mem_free(&cb, dx, 0), cb.ops->mem_free(&cb, dw, 0), cb.ops->mem_free(&cb, dy, 0);
     cb.ops->mem_free(&cb, dgu, 0), cb.ops->mem_free(&cb, dact, 0), cb.ops->mem_free(&cb, dpad, 0);
+    {
+        /* more (row, head) vectors than one launch takes (65535 blocks): 16400 rows x 4
+         * heads of 16, rows 72 apart */
+        enum { BR = 16400, BLD = 72 };
+        float *h = malloc(sizeof(float) * BR * BLD), *dh;
+        for (i = 0; i < BR * BLD; i++)
+            h[i] = frand(&s) * 2;
+        dh = dev_of(h, BR * BLD), dw = dev_of(w, N);
+        if (h != NULL && dh != NULL && dw != NULL) {
+            hb.ops->rmsnorm_heads(&hb, NULL, h + 4, BR, BLD, 4, 16, w, 1e-6f);
+            CHECK(cb.ops->rmsnorm_heads(&cb, cq, dh + 4, BR, BLD, 4, 16, dw, 1e-6f) == HLX_OK,
+                  "rmsnorm_heads, 65600 vectors");
+            CHECK(rel_err(dh, h, BR * BLD) < 1e-5, "rmsnorm_heads over launches differs: %g",
+                  rel_err(dh, h, BR * BLD));
+        }
+        cb.ops->mem_free(&cb, dh, 0), cb.ops->mem_free(&cb, dw, 0);
+        free(h);
+    }
 }
 
 /* MoE's rows: gather by index and the weighted scatter-add, against the host's (the
@@ -263,9 +281,9 @@ static void test_gemm(hlx_dtype_t wt)
 
 /* A batch of GEMMs at strides, MLA's shapes (the heads' columns interleaved in the rows of
  * x and y), against the host's: K below and above one split of the bf16 kernel. */
-static void test_gemm_batched(hlx_dtype_t wt, int K)
+static void test_gemm_batched(hlx_dtype_t wt, int K, int M)
 {
-    enum { NB = 8, M = 3, N = 64 };
+    enum { NB = 8, N = 64 };
     const size_t sx = (size_t)K + 16, ldx = NB * sx, sy = N + 16, ldy = NB * sy;
     const size_t nx = M * ldx, ny = M * ldy, nw = (size_t)NB * K * N;
     size_t es = (size_t)hlx_dtype_bytes(wt), i;
@@ -590,9 +608,10 @@ int main(void)
     test_append_latent(HLX_DTYPE_FP8);
     test_gemm(HLX_DTYPE_F32);
     test_gemm(HLX_DTYPE_BF16);
-    test_gemm_batched(HLX_DTYPE_F32, 32);
-    test_gemm_batched(HLX_DTYPE_BF16, 32);
-    test_gemm_batched(HLX_DTYPE_BF16, 600);
+    test_gemm_batched(HLX_DTYPE_F32, 32, 3);
+    test_gemm_batched(HLX_DTYPE_BF16, 32, 3);
+    test_gemm_batched(HLX_DTYPE_BF16, 32, 6); /* the direct path's second group of 4 rows */
+    test_gemm_batched(HLX_DTYPE_BF16, 600, 6);
     {
         /* both attention kernels, each on GQA shapes (the warp one also takes MLA) */
         static const char *const variants[] = { "warp", "tokens", "mma", "auto" };
