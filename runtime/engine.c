@@ -109,7 +109,7 @@ static void *hlx_zalloc(size_t n, size_t size)
 }
 
 /* Zeroed backend memory for what the backend's operations read or write (weights, step
- * buffers); NULL on failure. Host backend: calloc. */
+ * buffers); NULL on failure. n 0 gives a valid pointer (every backend allocates a byte). */
 void *hlx_be_zalloc(hlx_engine_t *eng, size_t n, size_t size)
 {
     void *p = NULL;

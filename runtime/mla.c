@@ -80,13 +80,6 @@ static hlx_status_t hlx_mla_read(hlx_engine_t *eng, int l, const char *what, int
                          sizeof(eng->errmsg));
 }
 
-/* Zeroed backend memory (weights are filled in place from the host: host memory, or
- * managed memory on a device, as the engine's own) */
-static void *hlx_mla_alloc(hlx_engine_t *eng, size_t n, size_t size)
-{
-    return hlx_be_zalloc(eng, n ? n : 1, size);
-}
-
 static hlx_status_t hlx_mla_layer_load(hlx_engine_t *eng, hlx_mla_t *M, int l)
 {
     const hlx_model_t *m = &eng->m;
@@ -98,13 +91,13 @@ static hlx_status_t hlx_mla_layer_load(hlx_engine_t *eng, hlx_mla_t *M, int l)
     int64_t h, i, j;
     hlx_status_t st;
 
-    W->qa_norm  = hlx_mla_alloc(eng, (size_t)ql, sizeof(float));
-    W->wqa      = hlx_mla_alloc(eng, (size_t)(H * ql), es);
-    W->wqb      = hlx_mla_alloc(eng, (size_t)((ql > 0 ? ql : H) * M->q_cols), es);
-    W->wkva     = hlx_mla_alloc(eng, (size_t)(H * (r + M->rope)), es);
-    W->kva_norm = hlx_mla_alloc(eng, (size_t)r, sizeof(float));
-    W->wuk      = hlx_mla_alloc(eng, (size_t)(Q * M->nope * r), es);
-    W->wuv      = hlx_mla_alloc(eng, (size_t)((int64_t)L->q_slice * r * M->v), es);
+    W->qa_norm  = hlx_be_zalloc(eng, (size_t)ql, sizeof(float));
+    W->wqa      = hlx_be_zalloc(eng, (size_t)(H * ql), es);
+    W->wqb      = hlx_be_zalloc(eng, (size_t)((ql > 0 ? ql : H) * M->q_cols), es);
+    W->wkva     = hlx_be_zalloc(eng, (size_t)(H * (r + M->rope)), es);
+    W->kva_norm = hlx_be_zalloc(eng, (size_t)r, sizeof(float));
+    W->wuk      = hlx_be_zalloc(eng, (size_t)(Q * M->nope * r), es);
+    W->wuv      = hlx_be_zalloc(eng, (size_t)((int64_t)L->q_slice * r * M->v), es);
     tmp         = calloc((size_t)(r * M->nope) + 1, sizeof(float));
     if (!W->qa_norm || !W->wqa || !W->wqb || !W->wkva || !W->kva_norm || !W->wuk || !W->wuv ||
         !tmp) {
@@ -214,14 +207,14 @@ hlx_status_t hlx_mla_rows_alloc(hlx_engine_t *eng, int rows, hlx_mla_rows_t *rw)
 
     memset(rw, 0, sizeof(*rw));
     rw->R    = rows;
-    rw->qa   = hlx_mla_alloc(eng, R * (size_t)M->ql, sizeof(float));
-    rw->q    = hlx_mla_alloc(eng, R * (size_t)M->q_cols, sizeof(float));
-    rw->kva  = hlx_mla_alloc(eng, R * kd, sizeof(float));
-    rw->kvn  = hlx_mla_alloc(eng, R * kd, sizeof(float));
-    rw->qabs = hlx_mla_alloc(eng, R * Q * kd, sizeof(float));
-    rw->ov   = hlx_mla_alloc(eng, R * (size_t)eng->lay.q_slice * (size_t)M->v, sizeof(float));
-    rw->gin  = hlx_mla_alloc(eng, R * (size_t)M->r, sizeof(float));
-    rw->gout = hlx_mla_alloc(eng, R * (size_t)M->r, sizeof(float));
+    rw->qa   = hlx_be_zalloc(eng, R * (size_t)M->ql, sizeof(float));
+    rw->q    = hlx_be_zalloc(eng, R * (size_t)M->q_cols, sizeof(float));
+    rw->kva  = hlx_be_zalloc(eng, R * kd, sizeof(float));
+    rw->kvn  = hlx_be_zalloc(eng, R * kd, sizeof(float));
+    rw->qabs = hlx_be_zalloc(eng, R * Q * kd, sizeof(float));
+    rw->ov   = hlx_be_zalloc(eng, R * (size_t)eng->lay.q_slice * (size_t)M->v, sizeof(float));
+    rw->gin  = hlx_be_zalloc(eng, R * (size_t)M->r, sizeof(float));
+    rw->gout = hlx_be_zalloc(eng, R * (size_t)M->r, sizeof(float));
     if (!rw->qa || !rw->q || !rw->kva || !rw->kvn || !rw->qabs || !rw->ov || !rw->gin ||
         !rw->gout) {
         hlx_mla_rows_free(eng, rw);

@@ -187,12 +187,6 @@ struct hlx_moe {
     float           *xin, *gu, *act, *out; /* [cap][H], [cap][2 cmax], [cap][cmax], [cap][H] */
 };
 
-/* Zeroed backend memory (weights are filled in place from the host, as the engine's) */
-static void *hlx_moe_zalloc(hlx_engine_t *eng, size_t n, size_t size)
-{
-    return hlx_be_zalloc(eng, n ? n : 1, size);
-}
-
 /* Rows [r0, +nr) x cols [c0, +nc) of tensor `name` ([rows][cols] in runtime orientation). */
 static hlx_status_t hlx_moe_read(hlx_engine_t *eng, const char *name, int64_t rows,
                                  int64_t cols, int64_t r0, int64_t nr, int64_t c0, int64_t nc,
@@ -221,8 +215,8 @@ static hlx_status_t hlx_moe_build_layer(hlx_engine_t *eng, int l, hlx_moe_w_t *W
             return st; \
     } while (0)
     W->router = malloc(sizeof(float) * (size_t)(H * E));
-    W->sgu    = hlx_moe_zalloc(eng, (size_t)(H * 2 * sc), es);
-    W->sdown  = hlx_moe_zalloc(eng, (size_t)(sc * H), es);
+    W->sgu    = hlx_be_zalloc(eng, (size_t)(H * 2 * sc), es);
+    W->sdown  = hlx_be_zalloc(eng, (size_t)(sc * H), es);
     W->egu    = calloc((size_t)ml->expert_count + 1, sizeof(void *));
     W->edown  = calloc((size_t)ml->expert_count + 1, sizeof(void *));
     if (!W->router || !W->sgu || !W->sdown || !W->egu || !W->edown)
@@ -255,8 +249,8 @@ static hlx_status_t hlx_moe_build_layer(hlx_engine_t *eng, int l, hlx_moe_w_t *W
     /* Only this EP group's experts, and only this rank's columns of each. */
     for (j = 0; j < ml->expert_count; j++) {
         int e = ml->expert_first + j;
-        W->egu[j]   = hlx_moe_zalloc(eng, (size_t)(H * 2 * cc), es);
-        W->edown[j] = hlx_moe_zalloc(eng, (size_t)(cc * H), es);
+        W->egu[j]   = hlx_be_zalloc(eng, (size_t)(H * 2 * cc), es);
+        W->edown[j] = hlx_be_zalloc(eng, (size_t)(cc * H), es);
         if (!W->egu[j] || !W->edown[j])
             return HLX_ERR_NOMEM;
         if (cc == 0)
@@ -307,12 +301,12 @@ hlx_status_t hlx_moe_reserve(hlx_engine_t *eng, int rows)
     moe->selw = calloc(R * K, sizeof(float));
     moe->hidx = calloc(R * K, sizeof(int));
     moe->hw   = calloc(R * (K + 1), sizeof(float));
-    moe->idx  = hlx_moe_zalloc(eng, R * K, sizeof(int));
-    moe->bw   = hlx_moe_zalloc(eng, R * (K + 1), sizeof(float));
-    moe->xin  = hlx_moe_zalloc(eng, R * H, sizeof(float));
-    moe->out  = hlx_moe_zalloc(eng, R * H, sizeof(float));
-    moe->gu   = hlx_moe_zalloc(eng, R * 2 * cm, sizeof(float));
-    moe->act  = hlx_moe_zalloc(eng, R * cm, sizeof(float));
+    moe->idx  = hlx_be_zalloc(eng, R * K, sizeof(int));
+    moe->bw   = hlx_be_zalloc(eng, R * (K + 1), sizeof(float));
+    moe->xin  = hlx_be_zalloc(eng, R * H, sizeof(float));
+    moe->out  = hlx_be_zalloc(eng, R * H, sizeof(float));
+    moe->gu   = hlx_be_zalloc(eng, R * 2 * cm, sizeof(float));
+    moe->act  = hlx_be_zalloc(eng, R * cm, sizeof(float));
     if (!moe->sel || !moe->selw || !moe->hidx || !moe->hw || !moe->idx || !moe->bw ||
         !moe->xin || !moe->out || !moe->gu || !moe->act) {
         hlx_moe_rows_free(eng, moe);
