@@ -89,8 +89,7 @@ typedef struct hlx_backend_ops {
                               const void *src, size_t bytes); /* backend -> host */
     /* dst[r][0..n) = src[r][0..n) for rows rows of floats, row r at dst + r * ldd and
      * src + r * lds (ldd, lds >= n; backend memory, not overlapping): the strided gathers
-     * and scatters of a step (MLA's latent columns around their norm, the rope parts of
-     * its absorbed queries) */
+     * and scatters of a step (the rope parts of MLA's absorbed queries) */
     hlx_status_t (*copy_rows)(hlx_backend_t *be, hlx_be_queue_t *q, float *dst, size_t ldd,
                               const float *src, size_t lds, int rows, int n);
     /* queue and events: work on one queue runs in order */

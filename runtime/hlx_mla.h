@@ -31,11 +31,10 @@ typedef struct hlx_mla_rows {
     int    R;
     float *qa;   /* [R][q_lora] */
     float *q;    /* [R][Q*qk]: per head [nope | rope] */
-    float *kva;  /* [R][kv_lora + rope]: kv_a_proj_with_mqa output */
-    float *kvn;  /* [R][kv_lora + rope]: the new cache rows [c | k_rope] */
+    float *kvn;  /* [R][kv_lora + rope]: kv_a_proj_with_mqa's output, then in place the new
+                  * cache rows [c | k_rope] */
     float *qabs; /* [R][Q][kv_lora + rope]: absorbed queries [W_UK q_nope | q_rope] */
     float *ov;   /* [R][q_slice][v]: merged heads up-projected by W_UV */
-    float *gin, *gout; /* the latent's c gathered for its norm, [R][kv_lora] */
 } hlx_mla_rows_t;
 
 typedef struct hlx_mla {

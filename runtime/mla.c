@@ -192,7 +192,7 @@ void hlx_mla_destroy(hlx_engine_t *eng)
 
 void hlx_mla_rows_free(hlx_engine_t *eng, hlx_mla_rows_t *rw)
 {
-    float *bufs[] = { rw->qa, rw->q, rw->kva, rw->kvn, rw->qabs, rw->ov, rw->gin, rw->gout };
+    float *bufs[] = { rw->qa, rw->q, rw->kvn, rw->qabs, rw->ov };
     size_t i;
 
     for (i = 0; i < sizeof(bufs) / sizeof(bufs[0]); i++)
@@ -209,14 +209,10 @@ hlx_status_t hlx_mla_rows_alloc(hlx_engine_t *eng, int rows, hlx_mla_rows_t *rw)
     rw->R    = rows;
     rw->qa   = hlx_be_zalloc(eng, R * (size_t)M->ql, sizeof(float));
     rw->q    = hlx_be_zalloc(eng, R * (size_t)M->q_cols, sizeof(float));
-    rw->kva  = hlx_be_zalloc(eng, R * kd, sizeof(float));
     rw->kvn  = hlx_be_zalloc(eng, R * kd, sizeof(float));
     rw->qabs = hlx_be_zalloc(eng, R * Q * kd, sizeof(float));
     rw->ov   = hlx_be_zalloc(eng, R * (size_t)eng->lay.q_slice * (size_t)M->v, sizeof(float));
-    rw->gin  = hlx_be_zalloc(eng, R * (size_t)M->r, sizeof(float));
-    rw->gout = hlx_be_zalloc(eng, R * (size_t)M->r, sizeof(float));
-    if (!rw->qa || !rw->q || !rw->kva || !rw->kvn || !rw->qabs || !rw->ov || !rw->gin ||
-        !rw->gout) {
+    if (!rw->qa || !rw->q || !rw->kvn || !rw->qabs || !rw->ov) {
         hlx_mla_rows_free(eng, rw);
         return HLX_ERR_NOMEM;
     }
@@ -227,8 +223,8 @@ hlx_status_t hlx_mla_rows_alloc(hlx_engine_t *eng, int rows, hlx_mla_rows_t *rw)
 #define HLX_MLA_ROWS(_eng, _dst, _ldd, _src, _lds, _rows, _n) \
     HLX_BE(_eng, copy_rows, _dst, (size_t)(_ldd), _src, (size_t)(_lds), _rows, _n)
 
-/* The latent rows of R rows of hn (before RoPE): kva = kv_a hn, kvn = [norm(c) | k_rope]
- * (the norm over the gathered c columns, then scattered back). */
+/* The latent rows of R rows of hn (before RoPE): kvn = kv_a hn, then its first kv_lora
+ * columns normalised in place: [norm(c) | k_rope]. */
 static hlx_status_t hlx_mla_latent(hlx_engine_t *eng, const hlx_mla_layer_t *W,
                                    hlx_mla_rows_t *rw, const float *hn, int R)
 {
@@ -236,16 +232,10 @@ static hlx_status_t hlx_mla_latent(hlx_engine_t *eng, const hlx_mla_layer_t *W,
     const int kd = M->r + M->rope;
     hlx_status_t st;
 
-    st = HLX_BE(eng, gemm, R, kd, eng->m.hidden, hn, W->wkva, eng->w_dtype, rw->kva, 0);
+    st = HLX_BE(eng, gemm, R, kd, eng->m.hidden, hn, W->wkva, eng->w_dtype, rw->kvn, 0);
     if (st == HLX_OK)
-        st = HLX_MLA_ROWS(eng, rw->gin, M->r, rw->kva, kd, R, M->r);
-    if (st == HLX_OK)
-        st = HLX_BE(eng, rmsnorm, rw->gout, rw->gin, W->kva_norm, R, M->r,
+        st = HLX_BE(eng, rmsnorm_heads, rw->kvn, R, (size_t)kd, 1, M->r, W->kva_norm,
                     (float)eng->m.norm_eps);
-    if (st == HLX_OK)
-        st = HLX_MLA_ROWS(eng, rw->kvn, kd, rw->gout, M->r, R, M->r);
-    if (st == HLX_OK)
-        st = HLX_MLA_ROWS(eng, rw->kvn + M->r, kd, rw->kva + M->r, kd, R, M->rope);
     return st;
 }
 
