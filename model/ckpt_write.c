@@ -21,30 +21,6 @@
 #include <unistd.h>
 
 
-uint8_t hlx_f32_to_fp8(float v)
-{
-    uint8_t sign = signbit(v) ? 0x80 : 0, lo = 0, hi = 126, mid;
-    float a = fabsf(v);
-
-    if (isnan(v))
-        return 0x7f;
-    if (a >= 448.0f)
-        return sign | 126;
-    /* positive codes 0..126 increase with their value: find the neighbours of a */
-    while (hi - lo > 1) {
-        mid = (uint8_t)((lo + hi) / 2);
-        if (hlx_fp8_to_f32(mid) <= a)
-            lo = mid;
-        else
-            hi = mid;
-    }
-    {
-        float dl = a - hlx_fp8_to_f32(lo), dh = hlx_fp8_to_f32(hi) - a;
-        uint8_t c = dl < dh ? lo : dh < dl ? hi : (lo & 1) ? hi : lo;
-        return sign | c;
-    }
-}
-
 static uint16_t hlx_f32_to_f16(float f)
 {
     union { float f; uint32_t u; } v = { f };

@@ -377,7 +377,4 @@ hlx_status_t hlx_ckpt_write_file(const char *dir, const char *name, const char *
  * tensors the runtime's generator does not cover (MLA, experts). */
 float hlx_ckpt_synth_value(uint64_t seed, const hlx_hf_expect_t *t, int64_t row, int64_t col);
 
-/* Nearest e4m3 value of v (saturating to +-448, NaN kept). */
-uint8_t hlx_f32_to_fp8(float v);
-
 #endif

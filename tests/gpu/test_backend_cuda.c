@@ -146,6 +146,7 @@ static void test_norm_rope_swiglu_add_pad(void)
           "rmsnorm_heads");
     CHECK(rel_err(dx, y, R * N) < 1e-5, "rmsnorm_heads differs: %g", rel_err(dx, y, R * N));
     CHECK(cb.ops->copy_to(&cb, cq, dx, y, sizeof(y)) == HLX_OK, "copy_to");
+    cb.ops->queue_sync(&cb, cq); /* y changes on the host next */
     hb.ops->add_rows(&hb, NULL, y, N, w, R, N - 7);
     CHECK(cb.ops->add_rows(&cb, cq, dx, N, dw, R, N - 7) == HLX_OK, "add_rows");
     CHECK(rel_err(dx, y, R * N) == 0, "add_rows differs");
@@ -213,7 +214,8 @@ out:
     free(src), free(y), free(g);
 }
 
-/* MLA's append: one latent row per token, no value rows (dv 0, vc NULL), as the host's. */
+/* MLA's append: one latent row per token, no value rows (dv 0, vc NULL), as the host's (fp8:
+ * the host's nearest e4m3 byte against the device's __NV_SATFINITE conversion). */
 static void test_append_latent(hlx_dtype_t kt)
 {
     enum { DK = 96, SH = 3, CAP = 20 };

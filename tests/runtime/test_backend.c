@@ -181,6 +181,40 @@ static void test_append_argmax(void **state)
     hlx_backend_fini(&be);
 }
 
+/* fp8 KV on the host backend: each key and value element is stored as its nearest e4m3
+ * byte (the device's __NV_SATFINITE rounding; 1000 saturates to 448), the slots around it
+ * untouched. The store once wrote f32 for fp8, four bytes at the element's index. */
+static void test_append_fp8(void **state)
+{
+    enum { DK = 5, DV = 3, CAP = 4 };
+    static const hlx_kv_layout_t rows = { 1, 1, 1, 1 };
+    hlx_backend_t be;
+    uint8_t kc[2 * CAP * DK], vc[2 * CAP * DV];
+    const float kn[DK] = { 1.0f, -0.3f, 1000.0f, 1.0625f, 0x1p-9f }, vn[DV] = { 2.5f, -7.0f, 0.01f };
+    hlx_kv_append_desc_t d = { .kc = kc, .vc = vc, .kv_dtype = HLX_DTYPE_FP8, .layout = rows,
+                               .dk = DK, .dv = DV, .cap = CAP, .shard0 = 1, .t = 2,
+                               .nheads = 1, .k_new = kn, .v_new = vn };
+    size_t i;
+
+    (void)state;
+    memset(kc, 0xaa, sizeof(kc));
+    memset(vc, 0xaa, sizeof(vc));
+    assert_int_equal(hlx_backend_init(NULL, "scalar", HLX_DTYPE_BF16, &be), HLX_OK);
+    assert_int_equal(be.ops->kv_append(&be, NULL, &d), HLX_OK);
+    for (i = 0; i < sizeof(kc); i++) {
+        size_t at = (size_t)CAP * DK + 2 * DK; /* shard 1, token 2 */
+        assert_int_equal(kc[i], i >= at && i < at + DK ? hlx_f32_to_fp8(kn[i - at]) : 0xaa);
+    }
+    for (i = 0; i < sizeof(vc); i++) {
+        size_t at = (size_t)CAP * DV + 2 * DV;
+        assert_int_equal(vc[i], i >= at && i < at + DV ? hlx_f32_to_fp8(vn[i - at]) : 0xaa);
+    }
+    assert_int_equal(kc[CAP * DK + 2 * DK + 2], 0x7e); /* 1000 -> 448 */
+    assert_int_equal(kc[CAP * DK + 2 * DK + 3], 0x38); /* 1.0625, a tie, -> 1.0 (even) */
+    assert_int_equal(kc[CAP * DK + 2 * DK + 4], 0x01); /* 2^-9, the least subnormal */
+    hlx_backend_fini(&be);
+}
+
 /* Strided rows: n columns of each source row into the destination's rows at their own
  * stride, nothing else written; a stride shorter than a row is refused. */
 static void test_copy_rows(void **state)
@@ -333,6 +367,7 @@ int main(void)
         cmocka_unit_test(test_stubs),
         cmocka_unit_test(test_pack_unpack),
         cmocka_unit_test(test_append_argmax),
+        cmocka_unit_test(test_append_fp8),
         cmocka_unit_test(test_copy_rows),
         cmocka_unit_test(test_gather_scatter),
         cmocka_unit_test(test_gemm_batched),

@@ -75,11 +75,36 @@ static inline float hlx_dtype_load(const void *p, hlx_dtype_t t, size_t i)
     return ((const float *)p)[i];
 }
 
-/* Stores v as element i of an f32 or bf16 array (round to nearest even). */
+/* Nearest e4m3 value of v (ties to even; saturating to +-448 as CUDA's __NV_SATFINITE
+ * does; NaN kept): positive codes 0..126 increase with their value, so a binary search
+ * finds the two neighbours of |v|. */
+static inline uint8_t hlx_f32_to_fp8(float v)
+{
+    uint8_t sign = signbit(v) ? 0x80 : 0, lo = 0, hi = 126, mid;
+    float a = fabsf(v), dl, dh;
+
+    if (isnan(v))
+        return 0x7f;
+    if (a >= 448.0f)
+        return sign | 126;
+    while (hi - lo > 1) {
+        mid = (uint8_t)((lo + hi) / 2);
+        if (hlx_fp8_to_f32(mid) <= a)
+            lo = mid;
+        else
+            hi = mid;
+    }
+    dl = a - hlx_fp8_to_f32(lo), dh = hlx_fp8_to_f32(hi) - a;
+    return sign | (dl < dh ? lo : dh < dl ? hi : (lo & 1) ? hi : lo);
+}
+
+/* Stores v as element i of an array stored in t (round to nearest even; fp8 saturates). */
 static inline void hlx_dtype_store(void *p, hlx_dtype_t t, size_t i, float v)
 {
     if (t == HLX_DTYPE_BF16)
         ((uint16_t *)p)[i] = hlx_f32_to_bf16(v);
+    else if (t == HLX_DTYPE_FP8)
+        ((uint8_t *)p)[i] = hlx_f32_to_fp8(v);
     else
         ((float *)p)[i] = v;
 }
