@@ -29,6 +29,7 @@ typedef struct hlx_bench_opts {
     float       softcap; /* attention: scores soft-capped at this (0: none) */
     int         parts, heads;
     int         n, k, m;
+    int         strips; /* gemv: W in strips of 16 columns (HLX_W_S16) */
     int         reps;
     int         threads;
     int         json;
@@ -54,7 +55,7 @@ static hlx_pool_t *hlx_bench_pool;
 typedef struct hlx_bench_args {
     const char *variant, *kv_dtype;
     int64_t     context, group, head_dim, parts, heads, n, k, m, reps, threads, bw_bytes;
-    int         mla, json, device;
+    int         mla, json, device, w_layout;
     double      softcap;
     double      target_fraction, target_eff, target_speedup;
 } hlx_bench_args_t;
@@ -63,10 +64,11 @@ enum {
     HLX_BF_VARIANT, HLX_BF_KV_DTYPE, HLX_BF_CONTEXT, HLX_BF_GROUP, HLX_BF_HEAD_DIM,
     HLX_BF_MLA, HLX_BF_PARTS, HLX_BF_HEADS, HLX_BF_N, HLX_BF_K, HLX_BF_M, HLX_BF_REPS,
     HLX_BF_THREADS, HLX_BF_BW_BYTES, HLX_BF_TARGET_FRACTION, HLX_BF_TARGET_EFF,
-    HLX_BF_TARGET_SPEEDUP, HLX_BF_JSON, HLX_BF_DEVICE, HLX_BF_SOFTCAP, HLX_BF_COUNT
+    HLX_BF_TARGET_SPEEDUP, HLX_BF_JSON, HLX_BF_DEVICE, HLX_BF_SOFTCAP, HLX_BF_W_LAYOUT, HLX_BF_COUNT
 };
 
 enum { HLX_BENCH_DEV_CPU, HLX_BENCH_DEV_CUDA }; /* --device's choices, in order */
+enum { HLX_BENCH_WL_AUTO, HLX_BENCH_WL_ROWS, HLX_BENCH_WL_STRIPS }; /* --w-layout's */
 
 #define HLX_BF(_n, _t, _def, _lo, _hi, _f, _meta, _help) \
     { _n, _t, _def, _lo, _hi, 0, 0, NULL, offsetof(hlx_bench_args_t, _f), _meta, _help }
@@ -131,6 +133,11 @@ static const hlx_flag_t hlx_bench_flag_list[] = {
         "attention: scores soft-capped at X, s -> X tanh(s / X) (Gemma\n"
         "2's attn_logit_softcapping, 50); the flops counted are the\n"
         "same, so the fractions show the cap's cost" },
+    [HLX_BF_W_LAYOUT] = { "w-layout", HLX_FT_CHOICE, "auto", 0, 0, 0, 0, "auto|rows|strips",
+        offsetof(hlx_bench_args_t, w_layout), "auto|rows|strips",
+        "gemv: W row-major, or in strips of 16 columns (the layout\n"
+        "the runtime stores its projections in where the variant\n"
+        "reads it fast: avx512); auto: the runtime's choice" },
 };
 
 _Static_assert(sizeof(hlx_bench_flag_list) / sizeof(hlx_bench_flag_list[0]) == HLX_BF_COUNT,
@@ -509,10 +516,23 @@ static int hlx_bench_gemv(const hlx_bench_opts_t *o, const hlx_kernels_t *k,
     }
     hlx_bench_fill(w, o->dtype, nw, 5);
     hlx_bench_fill(x, HLX_DTYPE_F32, (size_t)o->m * o->k, 6);
+    if (o->strips) { /* the same W in strips, as the runtime packs it */
+        size_t sb = hlx_kernels_w_s16_bytes(o->dtype, o->k, o->n);
+        void *ws = sb ? hlx_kernels_alloc_huge(sb) : NULL;
+        if (ws == NULL) {
+            fprintf(stderr, "helix bench: %s: cannot allocate %.3g bytes for the strips\n",
+                    sizes, (double)sb);
+            hlx_kernels_free_huge(w); free(x); free(y);
+            return 2;
+        }
+        hlx_kernels_w_s16_pack(o->dtype, o->k, o->n, w, ws);
+        hlx_kernels_free_huge(w);
+        w = ws;
+    }
     r->seconds = 1e30;
     for (i = 0; i < o->reps; i++) {
         uint64_t t0 = hlx_now_ns();
-        k->gemm(o->m, o->n, o->k, x, w, o->dtype, y, 0);
+        k->gemm(o->m, o->n, o->k, x, w, o->strips ? hlx_w_s16_of(o->dtype) : o->dtype, y, 0);
         r->seconds = fmin(r->seconds, (double)(hlx_now_ns() - t0) * 1e-9);
     }
     r->bytes = (double)nw * es;
@@ -543,6 +563,7 @@ static const unsigned char hlx_bench_flag_kernels[HLX_BF_COUNT] = {
     [HLX_BF_TARGET_EFF] = HLX_BK_ATTN,
     [HLX_BF_TARGET_SPEEDUP] = HLX_BK_ATTN,
     [HLX_BF_SOFTCAP] = HLX_BK_ATTN,
+    [HLX_BF_W_LAYOUT] = HLX_BK_GEMV,
 };
 
 /* Flags that do not apply to the kernel, or to each other; given[] is hlx_flags_parse's
@@ -634,6 +655,8 @@ static int hlx_bench_parse(int argc, char **argv, hlx_bench_opts_t *o)
                              .softcap = (float)a.softcap,
                              .parts = (int)a.parts, .heads = (int)a.heads, .n = (int)a.n,
                              .k = (int)a.k, .m = (int)a.m, .reps = (int)a.reps,
+                             .strips = a.w_layout == HLX_BENCH_WL_STRIPS ? 1
+                                       : a.w_layout == HLX_BENCH_WL_ROWS ? 0 : -1,
                              .threads = (int)a.threads, .json = a.json,
                              .bw_bytes = (size_t)a.bw_bytes,
                              .target_fraction = a.target_fraction,
@@ -763,8 +786,11 @@ int hlx_cmd_bench(int argc, char **argv)
         rc = hlx_bench_attention(&o, &kern, &r, &rcache, &clen);
     else if (!strcmp(o.kernel, "merge"))
         rc = hlx_bench_merge(&o, &kern, &r);
-    else
+    else {
+        if (o.strips < 0) /* auto: as the runtime stores its projections */
+            o.strips = kern.w_s16;
         rc = hlx_bench_gemv(&o, &kern, &r);
+    }
     /* attention: the machine at the call's intensity, after the call (its bytes known) */
     if (rc == 0 && !strcmp(o.kernel, "attention") &&
         hlx_bench_stream_fma(r.bytes, r.flops, &sf_gbps, &sf_fpb) < 0) {
@@ -793,8 +819,9 @@ int hlx_cmd_bench(int argc, char **argv)
         else if (!strcmp(o.kernel, "merge"))
             printf("\"parts\": %d, \"heads\": %d, \"dv\": %d, ", o.parts, o.heads, o.dv);
         else
-            printf("\"w_dtype\": \"%s\", \"m\": %d, \"n\": %d, \"k\": %d, ",
-                   hlx_dtype_name(o.dtype), o.m, o.n, o.k);
+            printf("\"w_dtype\": \"%s\", \"w_layout\": \"%s\", \"m\": %d, \"n\": %d, "
+                   "\"k\": %d, ", hlx_dtype_name(o.dtype), o.strips ? "strips" : "rows", o.m,
+                   o.n, o.k);
         /* kv_bytes: the bytes the kernel must read (KV, partials or weights); ratios in six
          * significant digits, so that a slow run's small fractions still check against the
          * times they come from (bench_json.py) */

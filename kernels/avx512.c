@@ -1478,6 +1478,161 @@ static void hlx_gemm_w_avx512(int M, int N, int K, const float *x, const void *w
     }
 }
 
+/* Weights in strips of 16 columns ([ceil(N/16)][K][16], HLX_W_S16). Row-major W gave the
+ * few-row kernel above one stream per row of W in flight (KB of them, each advancing 64
+ * bytes per block of columns), which from DRAM read bf16 W at 21 GB/s for 1 row and 14 for
+ * 8 on the Zen 5 kind where the core reads 30-33. A strip is one sequential stream; SS
+ * strips walked at once are SS streams the hardware prefetchers follow, and MR x SS
+ * accumulators stay in registers for a whole chunk of k (docs/kernels.md, "Weights in
+ * strips"). Every element is still summed in the order of k from y (or 0), so the bits
+ * are those of the row-major kernels. */
+
+/* Terms per chunk: x of the chunk, [k][8], 128 KiB in L2. Each strip is read in runs of KC
+ * x 32 bytes (bf16; 64 for f32), and shorter runs restart the prefetchers' streams more
+ * often: bf16 8192 x 8192 from DRAM, 8 rows, 15.6 GB/s at 1024, 19 at 4096, 18.4 at 8192. */
+#define HLX_GEMM_S16_KC 4096
+
+/* Strips walked at once for MR rows: MR x SS accumulators (at most 24), and 3-6 streams. */
+#define HLX_GEMM_S16_SS(MR) ((MR) <= 3 ? 4 : (MR) == 4 ? 6 : (MR) <= 6 ? 4 : 3)
+
+static inline __attribute__((always_inline)) __m512 hlx_ws16(const void *w, int bf, size_t i)
+{
+    if (bf)
+        return _mm512_castsi512_ps(_mm512_slli_epi32(
+            _mm512_cvtepu16_epi32(_mm256_loadu_si256((const __m256i *)((const uint16_t *)w + i))),
+            16));
+    return _mm512_loadu_ps((const float *)w + i);
+}
+
+/* MR rows x the SS strips from strip s (columns 16 s .., y's past n1 not stored) over terms
+ * [k0, k0 + kc), x of those terms in xt[k][8]; load: y's sums so far, else 0. */
+static inline __attribute__((always_inline)) void
+hlx_gemm_s16_block(const int MR, const int SS, const int BF, int N, int K, const float *xt,
+                   const void *w, float *y, int s, int n1, int k0, int kc, int load)
+{
+    __m512 a[24];
+    __mmask16 mk[8];
+    int q, m, k;
+
+    for (q = 0; q < SS; q++) {
+        const int c = n1 - (s + q) * 16;
+        mk[q] = c >= 16 ? (__mmask16)0xffff : (__mmask16)((1u << c) - 1u);
+        for (m = 0; m < MR; m++)
+            a[q * MR + m] = load ? _mm512_maskz_loadu_ps(mk[q], y + (size_t)m * N + (s + q) * 16)
+                                 : _mm512_setzero_ps();
+    }
+    for (k = 0; k < kc; k++)
+        for (q = 0; q < SS; q++) {
+            const __m512 wv = hlx_ws16(w, BF, ((size_t)(s + q) * (size_t)K + (size_t)(k0 + k)) * 16);
+            for (m = 0; m < MR; m++)
+                a[q * MR + m] = _mm512_fmadd_ps(_mm512_set1_ps(xt[k * 8 + m]), wv, a[q * MR + m]);
+        }
+    for (q = 0; q < SS; q++)
+        for (m = 0; m < MR; m++)
+            _mm512_mask_storeu_ps(y + (size_t)m * N + (s + q) * 16, mk[q], a[q * MR + m]);
+}
+
+/* MR (1..8) rows over columns [n0, n1) (n0 a multiple of 16): chunk by chunk of k, the
+ * strips SS at a time, then one at a time. */
+static inline __attribute__((always_inline)) void
+hlx_gemm_s16_rows(const int MR, const int BF, int N, int K, const float *x, const void *w,
+                  float *y, int accumulate, int n0, int n1)
+{
+    float xt[HLX_GEMM_S16_KC * 8] __attribute__((aligned(64)));
+    const int SS = HLX_GEMM_S16_SS(MR), s1 = (n1 + 15) / 16;
+    int k0, s;
+
+    for (k0 = 0; k0 < K; k0 += HLX_GEMM_S16_KC) {
+        const int kc = K - k0 < HLX_GEMM_S16_KC ? K - k0 : HLX_GEMM_S16_KC;
+        const int load = accumulate || k0 > 0;
+        hlx_gemm_pack_x(MR, K, x, k0, kc, xt);
+        for (s = n0 / 16; s + SS <= s1; s += SS)
+            hlx_gemm_s16_block(MR, SS, BF, N, K, xt, w, y, s, n1, k0, kc, load);
+        for (; s < s1; s++)
+            hlx_gemm_s16_block(MR, 1, BF, N, K, xt, w, y, s, n1, k0, kc, load);
+    }
+}
+
+static inline __attribute__((always_inline)) void
+hlx_gemm_s16_bf16(const int MR, int N, int K, const float *x, const void *w, float *y,
+                  int accumulate, int n0, int n1)
+{
+    hlx_gemm_s16_rows(MR, 1, N, K, x, w, y, accumulate, n0, n1);
+}
+
+static inline __attribute__((always_inline)) void
+hlx_gemm_s16_f32(const int MR, int N, int K, const float *x, const void *w, float *y,
+                 int accumulate, int n0, int n1)
+{
+    hlx_gemm_s16_rows(MR, 0, N, K, x, w, y, accumulate, n0, n1);
+}
+
+/* A panel of strips (terms [ka, kz), columns [na, nz), na a multiple of 16) into p as
+ * hlx_gemm_pack_avx512 lays out row-major W: [32-column strip][k][32], two strips of 16 a
+ * row; a half past nz is zero. */
+static void hlx_gemm_pack_s16_avx512(const void *w, int bf, int K, int ka, int kz, int na,
+                                     int nz, float *p)
+{
+    int k, n;
+
+    for (n = na; n < nz; n += 32) {
+        float *d = p + (size_t)(n - na) / 32 * (size_t)(kz - ka) * 32;
+        const size_t s0 = ((size_t)(n / 16) * (size_t)K) * 16;
+        const int two = n + 16 < nz;
+        for (k = ka; k < kz; k++, d += 32) {
+            _mm512_store_ps(d, hlx_ws16(w, bf, s0 + (size_t)k * 16));
+            _mm512_store_ps(d + 16, two ? hlx_ws16(w, bf, s0 + ((size_t)K + (size_t)k) * 16)
+                                        : _mm512_setzero_ps());
+        }
+    }
+}
+
+/* Any M over strips: up to 8 rows walk them (a decode batch); more go over the packed
+ * panels of the row-major path, each packed from 16 strips (4 KiB runs of one strip each,
+ * which the hardware prefetchers follow: no next-panel fetch). */
+static __attribute__((noinline)) void
+hlx_gemm_s16_few_avx512(int M, int N, int K, const float *x, const void *w, int bf, float *y,
+                        int accumulate, int n0, int n1)
+{
+    if (bf)
+        HLX_GEMM_BY_ROWS(M, hlx_gemm_s16_bf16, N, K, x, w, y, accumulate, n0, n1);
+    else
+        HLX_GEMM_BY_ROWS(M, hlx_gemm_s16_f32, N, K, x, w, y, accumulate, n0, n1);
+}
+
+static __attribute__((noinline)) void
+hlx_gemm_s16_many_avx512(int M, int N, int K, const float *x, const void *w, int bf, float *y,
+                         int accumulate, int n0, int n1)
+{
+    float p[HLX_GEMM_PK * HLX_GEMM_PN] __attribute__((aligned(64)));
+    hlx_gemm_next_t nx = { 0 };
+    int pn, pk;
+
+    for (pn = n0; pn < n1; pn += HLX_GEMM_PN) {
+        const int nz = n1 - pn < HLX_GEMM_PN ? n1 : pn + HLX_GEMM_PN;
+        for (pk = 0; pk < K; pk += HLX_GEMM_PK) {
+            const int kz = K - pk < HLX_GEMM_PK ? K : pk + HLX_GEMM_PK;
+            hlx_gemm_pack_s16_avx512(w, bf, K, pk, kz, pn, nz, p);
+            hlx_gemm_panel_avx512(N, K, x, p, y, M, pn, nz, pk, kz, accumulate || pk > 0, &nx);
+        }
+    }
+}
+
+/* Up to 8 rows walk the strips (each frame with its own stack buffer: 128 KiB each). */
+static void hlx_gemm_s16_avx512(int M, int N, int K, const float *x, const void *w, int bf,
+                                float *y, int accumulate, int n0, int n1)
+{
+    if (K == 0) {
+        if (!accumulate)
+            hlx_gemm_zero_cols(M, N, y, n0, n1);
+        return;
+    }
+    if (M <= 8)
+        hlx_gemm_s16_few_avx512(M, N, K, x, w, bf, y, accumulate, n0, n1);
+    else
+        hlx_gemm_s16_many_avx512(M, N, K, x, w, bf, y, accumulate, n0, n1);
+}
+
 /* Which GEMM where (measured, docs/kernels.md): by hand for bf16 weights (BLAS has no fp32
  * x bf16 product) and f32 weights alike: W read once for up to 8 rows of x (one row: at
  * read bandwidth as OpenBLAS sgemv, whose rounding changed with the column range of a
@@ -1489,6 +1644,12 @@ static void hlx_gemm_cols_avx512(int M, int N, int K, const float *x, const void
 {
     if (n1 <= n0)
         return;
+    if ((w_dtype == hlx_w_s16_of(HLX_DTYPE_BF16) || w_dtype == hlx_w_s16_of(HLX_DTYPE_F32)) &&
+        n0 % 16 == 0) {
+        hlx_gemm_s16_avx512(M, N, K, x, w, hlx_w_elem(w_dtype) == HLX_DTYPE_BF16, y, accumulate,
+                            n0, n1);
+        return;
+    }
     if (w_dtype != HLX_DTYPE_BF16 && w_dtype != HLX_DTYPE_F32) {
         hlx_kernels_t ref;
         hlx_kernels_reference(&ref);
@@ -1529,6 +1690,7 @@ void hlx_kernels_avx512(hlx_kernels_t *k)
     k->swiglu  = hlx_swiglu_avx512;
     k->gemm    = hlx_gemm_avx512;
     k->gemm_cols = hlx_gemm_cols_avx512;
+    k->w_s16   = 1;
 }
 
 /* Machine probes for the roofline (see probe.c): n rounds of 16 independent FMA chains

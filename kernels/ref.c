@@ -185,6 +185,18 @@ static void hlx_ref_gemm_cols(int M, int N, int K, const float *x, const void *w
 
     if (n1 <= n0)
         return;
+    if (hlx_w_s16(w_dtype)) { /* strips: the same loop, element (k, j) where the strips keep it */
+        const hlx_dtype_t et = hlx_w_elem(w_dtype);
+        if (!accumulate)
+            hlx_gemm_zero_cols(M, N, y, n0, n1);
+        for (i = 0; i < M; i++)
+            for (kk = 0; kk < K; kk++) {
+                float a = x[(size_t)i * K + kk];
+                for (j = n0; j < n1; j++)
+                    y[(size_t)i * N + j] += a * hlx_dtype_load(w, et, hlx_w_s16_at(K, kk, j));
+            }
+        return;
+    }
     if (w_dtype == HLX_DTYPE_F32) {
         cblas_sgemm(CblasRowMajor, CblasNoTrans, CblasNoTrans, M, n1 - n0, K, 1.0f, x, K,
                     (const float *)w + n0, N, accumulate ? 1.0f : 0.0f, y + n0, N);
@@ -206,10 +218,41 @@ static void hlx_ref_gemm(int M, int N, int K, const float *x, const void *w,
     hlx_ref_gemm_cols(M, N, K, x, w, w_dtype, y, accumulate, 0, N);
 }
 
+size_t hlx_kernels_w_s16_bytes(hlx_dtype_t t, int K, int N)
+{
+    const size_t es = t == HLX_DTYPE_F32 ? 4 : t == HLX_DTYPE_BF16 ? 2 : 0;
+    size_t cols, n;
+
+    if (es == 0 || K < 0 || N < 0)
+        return 0;
+    cols = ((size_t)N + 15) / 16 * 16;
+    if (K > 0 && cols > SIZE_MAX / es / (size_t)K)
+        return 0;
+    n = cols * (size_t)K * es;
+    return n;
+}
+
+void hlx_kernels_w_s16_pack(hlx_dtype_t t, int K, int N, const void *src, void *dst)
+{
+    const size_t es = t == HLX_DTYPE_F32 ? 4 : 2, strips = ((size_t)N + 15) / 16;
+    size_t s;
+    int k;
+
+    for (s = 0; s < strips; s++) { /* strip by strip: dst is written in order */
+        const size_t c = (size_t)N - s * 16 < 16 ? (size_t)N - s * 16 : 16;
+        for (k = 0; k < K; k++) {
+            char *d = (char *)dst + ((s * (size_t)K + (size_t)k) * 16) * es;
+            memcpy(d, (const char *)src + ((size_t)k * (size_t)N + s * 16) * es, c * es);
+            memset(d + c * es, 0, (16 - c) * es);
+        }
+    }
+}
+
 void hlx_kernels_reference(hlx_kernels_t *k)
 {
     k->name    = "scalar";
     k->kv_layout = (hlx_kv_layout_t){ 1, 1, 1, 1 };
+    k->w_s16   = 0;
     k->attn    = hlx_ref_attn;
     k->attn_covers = NULL; /* the reference is this variant's path */
     k->merge   = hlx_ref_merge;

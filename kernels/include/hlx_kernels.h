@@ -105,8 +105,35 @@ typedef struct hlx_attn_desc {
     float       *lse;
 } hlx_attn_desc_t;
 
+/* Projection weights in strips of 16 columns: W[K][N] stored as [ceil(N/16)][K][16], the
+ * last strip's columns past N zero. A strip is one sequential stream of K x 16 elements, so
+ * a few rows of x read W at the memory's speed by walking several strips at once where
+ * row-major W made one stream per row of W (docs/kernels.md, "Weights in strips"). The
+ * gemm entries take such W when w_dtype carries HLX_W_S16 (f32 or bf16 elements); column
+ * ranges (gemm_cols) then start on a multiple of 16, as hlx_pool_gemm cuts them. */
+#define HLX_W_S16 16
+static inline int hlx_w_s16(hlx_dtype_t t) { return ((int)t & HLX_W_S16) != 0; }
+static inline hlx_dtype_t hlx_w_elem(hlx_dtype_t t) { return (hlx_dtype_t)((int)t & ~HLX_W_S16); }
+/* w_dtype | HLX_W_S16 */
+static inline hlx_dtype_t hlx_w_s16_of(hlx_dtype_t t) { return (hlx_dtype_t)((int)t | HLX_W_S16); }
+/* Index of element (k, n) of W[K][N] in strips. */
+static inline size_t hlx_w_s16_at(int K, int k, int n)
+{
+    return ((size_t)(n / 16) * (size_t)K + (size_t)k) * 16 + (size_t)(n % 16);
+}
+
+/* Bytes of W[K][N] of t (f32 or bf16) in strips; 0 when that overflows or t is another. */
+size_t hlx_kernels_w_s16_bytes(hlx_dtype_t t, int K, int N);
+/* Row-major src[K][N] of t into strips at dst (hlx_kernels_w_s16_bytes of them). */
+void hlx_kernels_w_s16_pack(hlx_dtype_t t, int K, int N, const void *src, void *dst);
+
 typedef struct hlx_kernels {
     const char *name; /* "scalar", "avx2", "avx512", "amx" */
+
+    /* 1: the gemm entries read weights in strips (HLX_W_S16) at least as fast as row-major
+     * ones, so the runtime stores its projections that way; 0: they read them correctly
+     * but slowly (the reference loop). */
+    int w_s16;
 
     /* KV shard layout the attention entry below reads: avx512 keys and values in blocks of
      * 32 tokens, keys token-innermost, values in runs of 32 elements ({32, 32, 1, 32});
@@ -145,8 +172,8 @@ typedef struct hlx_kernels {
      * 0.044715 x^3))); the scalar one in every variant (a small share of a step) */
     void (*geglu)(float *y, const float *gate, const float *up, int n);
 
-    /* y[M][N] (+)= x[M][K] * W[K][N]; W row-major in w_dtype (f32 or bf16);
-     * accumulate = 0 overwrites y. */
+    /* y[M][N] (+)= x[M][K] * W[K][N]; W row-major in w_dtype (f32 or bf16), or in strips
+     * (w_dtype | HLX_W_S16); accumulate = 0 overwrites y. */
     void (*gemm)(int M, int N, int K, const float *x, const void *w, hlx_dtype_t w_dtype,
                  float *y, int accumulate);
 

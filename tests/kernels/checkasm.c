@@ -332,6 +332,47 @@ static int kt_gemm_by_hand(const hlx_kernels_t *var, hlx_dtype_t t, int M)
     return t == HLX_DTYPE_BF16 || strcmp(var->name, "avx2") != 0 || M <= 8;
 }
 
+/* W in strips of 16 columns (HLX_W_S16): the same W packed gives the same y as row-major,
+ * bit for bit where the variant reads strips by hand (w_s16: each element summed in the
+ * order of k either way), else within the gemm tolerance of the reference; the padding
+ * of the last strip is never written to y. */
+static void kt_check_gemm_s16(const hlx_kernels_t *ref, const hlx_kernels_t *var, kt_rng_t *r,
+                              int M, int N, int K, hlx_dtype_t t, int acc)
+{
+    const size_t sb = hlx_kernels_w_s16_bytes(t, K, N);
+    float *x = malloc(sizeof(float) * M * K), *y0 = malloc(sizeof(float) * M * N);
+    float *y1 = malloc(sizeof(float) * M * N), *y2 = malloc(sizeof(float) * M * (N + 16));
+    void *w = malloc(kt_esize(t) * (size_t)K * N), *ws = malloc(sb);
+    double err = 0.0;
+    int i, same = 1, pad = 1, m;
+
+    kt_fill(r, x, HLX_DTYPE_F32, (size_t)M * K, 1.0);
+    kt_fill(r, w, t, (size_t)K * N, 1.0);
+    kt_fill(r, y0, HLX_DTYPE_F32, (size_t)M * N, 1.0);
+    memcpy(y1, y0, sizeof(float) * M * N);
+    hlx_kernels_w_s16_pack(t, K, N, w, ws);
+    ref->gemm(M, N, K, x, w, t, y0, acc);
+    /* y2's rows N apart, then 16 guard floats after the last row */
+    for (i = 0; i < M * N; i++)
+        y2[i] = y1[i];
+    for (i = M * N; i < M * (N + 16); i++)
+        y2[i] = -7.0f;
+    var->gemm(M, N, K, x, w, t, y1, acc);
+    var->gemm(M, N, K, x, ws, hlx_w_s16_of(t), y2, acc);
+    for (i = 0; i < M * N; i++) {
+        err = fmax(err, fabs((double)y0[i] - y2[i]));
+        same &= memcmp(&y1[i], &y2[i], sizeof(float)) == 0;
+    }
+    for (m = M * N; m < M * (N + 16); m++)
+        pad &= y2[m] == -7.0f;
+    kt_report(var->name, "gemm strips", pad && err <= 1e-6 * K + 1e-6 &&
+                                            (!var->w_s16 || !kt_gemm_by_hand(var, t, M) || same),
+              "%dx%dx%d %s acc %d: err %.3g against the reference, %s row-major W, guard %s",
+              M, N, K, hlx_dtype_name(t), acc, err, same ? "same bits as" : "differs from",
+              pad ? "kept" : "overwritten");
+    free(x); free(y0); free(y1); free(y2); free(w); free(ws);
+}
+
 static void kt_check_gemm(const hlx_kernels_t *ref, const hlx_kernels_t *var, kt_rng_t *r)
 {
     int it, i;
@@ -371,6 +412,14 @@ static void kt_check_gemm(const hlx_kernels_t *ref, const hlx_kernels_t *var, kt
         }
         free(x); free(y1); free(y2); free(w);
     }
+    /* N and K across the strip kernels' edges: groups of SS strips and the strips left,
+     * chunks of 4096 terms */
+    kt_check_gemm_s16(ref, var, r, 3, 40, 4100, HLX_DTYPE_BF16, 1);
+    kt_check_gemm_s16(ref, var, r, 8, 100, 8200, HLX_DTYPE_F32, 0);
+    kt_check_gemm_s16(ref, var, r, 1, 1, 4097, HLX_DTYPE_BF16, 0);
+    for (it = 0; it < 40; it++)
+        kt_check_gemm_s16(ref, var, r, kt_int(r, 1, it % 2 == 0 ? 40 : 9), kt_int(r, 1, 600),
+                          kt_int(r, 1, 300), it & 2 ? HLX_DTYPE_F32 : HLX_DTYPE_BF16, it & 1);
 }
 
 /* hlx_pool_run: every thread adds its index + 1 once per call */
@@ -466,6 +515,18 @@ static void kt_check_pool(const hlx_kernels_t *var, kt_rng_t *r, int quick)
                             : fabs((double)y1[e] - y2[e]) <= 1e-6 * K + 1e-6;
             kt_report(var->name, "pool gemm", same, "%d threads %dx%dx%d %s acc %d differs from "
                       "one thread", T, M, N, K, hlx_dtype_name(t), acc);
+            if (var->w_s16) { /* W in strips: the threads' ranges start on whole strips */
+                void *ws = malloc(hlx_kernels_w_s16_bytes(t, K, N));
+                hlx_kernels_w_s16_pack(t, K, N, w, ws);
+                memcpy(y2, y1, sizeof(float) * M * N);
+                var->gemm(M, N, K, x, ws, hlx_w_s16_of(t), y1, 1);
+                hlx_pool_gemm(kt_pool, var, M, N, K, x, ws, hlx_w_s16_of(t), y2, 1);
+                kt_report(var->name, "pool gemm strips",
+                          memcmp(y1, y2, sizeof(float) * M * N) == 0,
+                          "%d threads %dx%dx%d %s differs from one thread", T, M, N, K,
+                          hlx_dtype_name(t));
+                free(ws);
+            }
             free(x); free(y1); free(y2); free(w);
         }
         hlx_pool_destroy(kt_pool);
