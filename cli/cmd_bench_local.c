@@ -213,12 +213,14 @@ typedef struct hlx_bl_gemm_call {
     float *x, *y;
 } hlx_bl_gemm_call_t;
 
+/* W in the layout the runtime stores its projections in (strips of 16 columns where the
+ * kernels read them fast: every N here is a multiple of 16, so the bytes are the same) */
 static void hlx_bl_gemm_call(void *arg)
 {
     hlx_bl_gemm_call_t *g = arg;
 
-    g->k->gemm(g->M, g->N, g->K, g->x, g->w + hlx_bl_rot(g->rot++, g->bytes, g->span), g->t,
-               g->y, 0);
+    g->k->gemm(g->M, g->N, g->K, g->x, g->w + hlx_bl_rot(g->rot++, g->bytes, g->span),
+               g->k->w_s16 ? hlx_w_s16_of(g->t) : g->t, g->y, 0);
 }
 
 /* Seconds of one GEMM call (inner repeats when short); warm: the span is brought into the

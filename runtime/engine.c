@@ -125,6 +125,16 @@ void hlx_be_free(hlx_engine_t *eng, void *p)
         eng->be.ops->mem_free(&eng->be, p, 0);
 }
 
+hlx_status_t hlx_engine_wprep(hlx_engine_t *eng, void **w_p, int K, int N)
+{
+    hlx_dtype_t t = eng->w_dtype;
+    hlx_status_t st = eng->be.ops->weights_prepare(&eng->be, w_p, &t, K, N);
+
+    if (st == HLX_OK)
+        eng->wp_dtype = t;
+    return st;
+}
+
 /* Fills the synthetic prior context of one layer's K (is_key) or V cache through the
  * backend's copy_to, in chunks of whole blocks staged in host memory: position p lives on
  * KVP rank (p / block) % KVP. The KV memory itself is never touched from the host. */
@@ -306,6 +316,14 @@ static hlx_status_t hlx_engine_build(hlx_engine_t *eng)
                       (char *)W->wgu + (size_t)Fc * eng->w_esize, eng->w_dtype, 2 * Fc);
             HLX_WREAD(HLX_HFW_WDOWN, L->ffn_first, Fc, 0, H, W->wdown, eng->w_dtype, H);
         }
+        /* the dense projections into the gemm's layout (host: strips of 16 columns) */
+        if ((m->attn == HLX_ATTN_GQA &&
+             (st = hlx_engine_wprep(eng, &W->wqkv, (int)H, eng->qkv_cols)) != HLX_OK) ||
+            (st = hlx_engine_wprep(eng, &W->wo, L->q_slice * (int)dv, (int)H)) != HLX_OK ||
+            (l < m->dense_layers &&
+             ((st = hlx_engine_wprep(eng, &W->wgu, (int)H, 2 * Fc)) != HLX_OK ||
+              (st = hlx_engine_wprep(eng, &W->wdown, Fc, (int)H)) != HLX_OK)))
+            return st;
         /* Synthetic prior context, staged through the backend's copy_to. MLA: one latent
          * "head" (K = 1) of rows [c | k_rope], key-scaled so that scores spread, no value
          * rows. */
@@ -390,6 +408,8 @@ static hlx_status_t hlx_engine_build(hlx_engine_t *eng)
     HLX_WREAD_G(HLX_HFW_FINAL_NORM, 0, 1, 0, H, eng->final_norm, HLX_DTYPE_F32, H);
     HLX_WREAD_G(HLX_HFW_LMHEAD, 0, H, L->vocab_first, L->vocab_count, eng->lmhead, eng->w_dtype,
                 L->vocab_count);
+    if ((st = hlx_engine_wprep(eng, &eng->lmhead, (int)H, L->vocab_count)) != HLX_OK)
+        return st;
     return hlx_moe_build(eng);
 }
 
@@ -1200,6 +1220,7 @@ hlx_status_t hlx_engine_create(const hlx_run_config_t *cfg, const hlx_model_t *m
     eng->kv_dtype = cfg->kv_dtype_set ? cfg->kv_dtype : model->kv_dtype;
     /* fp8 checkpoint weights (with block scales) are dequantized to bf16 at load */
     eng->w_dtype  = model->weight_dtype == HLX_DTYPE_FP8 ? HLX_DTYPE_BF16 : model->weight_dtype;
+    eng->wp_dtype = eng->w_dtype;
     eng->kv_esize = (size_t)hlx_dtype_bytes(eng->kv_dtype);
     eng->w_esize  = (size_t)hlx_dtype_bytes(eng->w_dtype);
     st = hlx_engine_validate(eng, err, errlen);

@@ -110,6 +110,13 @@ typedef struct hlx_backend_ops {
                          int accumulate);
     hlx_status_t (*gemm_batched)(hlx_backend_t *be, hlx_be_queue_t *q,
                                  const hlx_gemm_batch_desc_t *d);
+    /* A projection's W[K][N] (*w_p, row-major in *dtype_p, from mem_alloc, filled) into the
+     * layout this backend's gemm reads fastest: may replace *w_p by a repacked copy (the
+     * original freed) and *dtype_p by the w_dtype gemm then takes for it (host: strips of
+     * 16 columns, HLX_W_S16, where the kernels read them fast). gemm_batched and any other
+     * reader keep row-major weights. The stub keeps W as it is. */
+    hlx_status_t (*weights_prepare)(hlx_backend_t *be, void **w_p, hlx_dtype_t *dtype_p, int K,
+                                    int N);
     /* RoPE on rows rows of nheads heads each, row r at x + r * ld; r->inv_freq in this
      * backend's memory */
     hlx_status_t (*rope)(hlx_backend_t *be, hlx_be_queue_t *q, float *x, int rows, size_t ld,

@@ -89,6 +89,10 @@ struct hlx_engine {
      * all-reduce / all-gather (in, then out) */
     float           *stage_send, *stage_recv, *stage_world;
     hlx_dtype_t      kv_dtype, w_dtype;
+    /* the gemm's w_dtype of the dense projections (wqkv, wo, wgu, wdown, lmhead) and the
+     * experts after weights_prepare: w_dtype, or w_dtype | HLX_W_S16 where the host
+     * backend stores them in strips; MLA's weights stay row-major in w_dtype */
+    hlx_dtype_t      wp_dtype;
     size_t           kv_esize, w_esize;
     int              qkv_cols;
     int              kv_dk, kv_dv; /* elements per K and V cache row (MLA: [c | k_rope], 0) */
@@ -195,6 +199,10 @@ hlx_status_t hlx_engine_sync(hlx_engine_t *eng);
 /* n zeroed elements of size bytes in the backend's memory (NULL on overflow or failure),
  * and its free (NULL taken): the step's buffers and the prefill's. */
 void        *hlx_be_zalloc(hlx_engine_t *eng, size_t n, size_t size);
+/* A projection W[K][N] (filled, from hlx_be_zalloc) into the backend's gemm layout
+ * (weights_prepare; *w_p may change): every one the same way, recorded in eng->wp_dtype,
+ * which the gemm calls on it then pass. */
+hlx_status_t hlx_engine_wprep(hlx_engine_t *eng, void **w_p, int K, int N);
 void         hlx_be_free(hlx_engine_t *eng, void *p);
 /* The phase clock on the device queue (dev_clock): a mark starting phase ph (-1: none);
  * nothing on the host's clock. A mark that fails is kept in clock_st for the step's end. */

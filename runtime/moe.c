@@ -239,6 +239,8 @@ static hlx_status_t hlx_moe_build_layer(hlx_engine_t *eng, int l, hlx_moe_w_t *W
         snprintf(name, sizeof(name), "model.layers.%d.mlp.shared_experts.down_proj.weight", l);
         HLX_MOE_TRY(hlx_moe_read(eng, name, Fs, H, ml->shared_first, sc, 0, H, W->sdown, dt,
                                  H));
+        HLX_MOE_TRY(hlx_engine_wprep(eng, &W->sgu, (int)H, (int)(2 * sc)));
+        HLX_MOE_TRY(hlx_engine_wprep(eng, &W->sdown, (int)sc, (int)H));
     }
     if (m->shared_gate) { /* every rank: it scales this rank's share of the shared output */
         if ((W->sgate = malloc(sizeof(float) * (size_t)H)) == NULL)
@@ -264,6 +266,9 @@ static hlx_status_t hlx_moe_build_layer(hlx_engine_t *eng, int l, hlx_moe_w_t *W
         snprintf(name, sizeof(name), "model.layers.%d.mlp.experts.%d.down_proj.weight", l, e);
         HLX_MOE_TRY(hlx_moe_read(eng, name, Fe, H, ml->col_first, cc, 0, H, W->edown[j], dt,
                                  H));
+        /* into the gemm's layout, as the dense projections (eng->wp_dtype) */
+        HLX_MOE_TRY(hlx_engine_wprep(eng, &W->egu[j], (int)H, (int)(2 * cc)));
+        HLX_MOE_TRY(hlx_engine_wprep(eng, &W->edown[j], (int)cc, (int)H));
     }
 #undef HLX_MOE_TRY
     return HLX_OK;
@@ -455,11 +460,11 @@ static hlx_status_t hlx_moe_swiglu(hlx_engine_t *eng, const void *wgu, const voi
     const int H = eng->m.hidden;
     hlx_status_t st;
 
-    st = HLX_BE(eng, gemm, rows, 2 * c, H, in, wgu, eng->w_dtype, moe->gu, 0);
+    st = HLX_BE(eng, gemm, rows, 2 * c, H, in, wgu, eng->wp_dtype, moe->gu, 0);
     if (st == HLX_OK)
         st = HLX_BE(eng, glu, moe->act, moe->gu, rows, c, HLX_ACT_SILU);
     if (st == HLX_OK)
-        st = HLX_BE(eng, gemm, rows, H, c, moe->act, wdown, eng->w_dtype, out, 0);
+        st = HLX_BE(eng, gemm, rows, H, c, moe->act, wdown, eng->wp_dtype, out, 0);
     return st;
 }
 

@@ -134,7 +134,7 @@ hlx_status_t hlx_phase_qkv(hlx_engine_t *eng, int l)
         st = HLX_BE(eng, rmsnorm, eng->hn, eng->x, W->attn_norm, B, m->hidden,
                     (float)m->norm_eps);
         if (st == HLX_OK)
-            st = HLX_BE(eng, gemm, B, eng->qkv_cols, m->hidden, eng->hn, W->wqkv, eng->w_dtype,
+            st = HLX_BE(eng, gemm, B, eng->qkv_cols, m->hidden, eng->hn, W->wqkv, eng->wp_dtype,
                         eng->qkv, 0);
         if (st == HLX_OK)
             st = hlx_phase_qkv_extras(eng, W, eng->qkv, B);
@@ -492,7 +492,7 @@ hlx_status_t hlx_phase_oproj(hlx_engine_t *eng, int l)
     HLX_TIMED(eng, HLX_PHASE_OPROJ,
               st = HLX_BE(eng, gemm, eng->cfg.batch, eng->m.hidden,
                           eng->lay.q_slice * eng->m.v_head_dim, in,
-                          eng->layers[l].wo, eng->w_dtype, eng->y, 0));
+                          eng->layers[l].wo, eng->wp_dtype, eng->y, 0));
     return st;
 }
 
@@ -585,12 +585,12 @@ hlx_status_t hlx_phase_ffn(hlx_engine_t *eng, int l)
         st = HLX_BE(eng, rmsnorm, eng->hn, eng->x, W->ffn_norm, B, m->hidden,
                     (float)m->norm_eps);
         if (st == HLX_OK)
-            st = HLX_BE(eng, gemm, B, 2 * Fc, m->hidden, eng->hn, W->wgu, eng->w_dtype,
+            st = HLX_BE(eng, gemm, B, 2 * Fc, m->hidden, eng->hn, W->wgu, eng->wp_dtype,
                         eng->gu, 0);
         if (st == HLX_OK)
             st = HLX_BE(eng, glu, eng->act, eng->gu, B, Fc, m->ffn_act);
         if (st == HLX_OK)
-            st = HLX_BE(eng, gemm, B, m->hidden, Fc, eng->act, W->wdown, eng->w_dtype, eng->y, 0);
+            st = HLX_BE(eng, gemm, B, m->hidden, Fc, eng->act, W->wdown, eng->wp_dtype, eng->y, 0);
     });
     return st;
 }
@@ -609,7 +609,7 @@ hlx_status_t hlx_phase_head(hlx_engine_t *eng)
                     (float)m->norm_eps);
         if (st == HLX_OK)
             st = HLX_BE(eng, gemm, B, L->vocab_count, m->hidden, eng->hn, eng->lmhead,
-                        eng->w_dtype, eng->lmout, 0);
+                        eng->wp_dtype, eng->lmout, 0);
         if (st == HLX_OK)
             st = HLX_BE(eng, pad_rows, eng->logits_local, L->vocab_pad, eng->lmout,
                         L->vocab_count, B, -INFINITY, (float)m->final_softcap);

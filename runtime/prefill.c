@@ -150,7 +150,7 @@ static hlx_status_t hlx_prefill_qkv(hlx_engine_t *eng, hlx_prefill_t *p, int l, 
 
     st = HLX_BE(eng, rmsnorm, p->hn, p->x, W->attn_norm, R, m->hidden, (float)m->norm_eps);
     if (st == HLX_OK)
-        st = HLX_BE(eng, gemm, R, eng->qkv_cols, m->hidden, p->hn, W->wqkv, eng->w_dtype,
+        st = HLX_BE(eng, gemm, R, eng->qkv_cols, m->hidden, p->hn, W->wqkv, eng->wp_dtype,
                     p->qkv, 0);
     if (st == HLX_OK)
         st = hlx_phase_qkv_extras(eng, W, p->qkv, R);
@@ -321,7 +321,7 @@ static hlx_status_t hlx_prefill_merge_oproj(hlx_engine_t *eng, hlx_prefill_t *p,
     }
     if (st == HLX_OK)
         st = HLX_BE(eng, gemm, R, eng->m.hidden, cnt * eng->m.v_head_dim, in,
-                    eng->layers[l].wo, eng->w_dtype, p->y, 0);
+                    eng->layers[l].wo, eng->wp_dtype, p->y, 0);
     if (st == HLX_OK)
         st = hlx_phase_allreduce_buf(eng, p->y, n);
     if (st == HLX_OK)
@@ -345,11 +345,11 @@ static hlx_status_t hlx_prefill_ffn(hlx_engine_t *eng, hlx_prefill_t *p, int l, 
     } else {
         st = HLX_BE(eng, rmsnorm, p->hn, p->x, W->ffn_norm, R, m->hidden, (float)m->norm_eps);
         if (st == HLX_OK)
-            st = HLX_BE(eng, gemm, R, 2 * Fc, m->hidden, p->hn, W->wgu, eng->w_dtype, p->gu, 0);
+            st = HLX_BE(eng, gemm, R, 2 * Fc, m->hidden, p->hn, W->wgu, eng->wp_dtype, p->gu, 0);
         if (st == HLX_OK)
             st = HLX_BE(eng, glu, p->act, p->gu, R, Fc, m->ffn_act);
         if (st == HLX_OK)
-            st = HLX_BE(eng, gemm, R, m->hidden, Fc, p->act, W->wdown, eng->w_dtype, p->y, 0);
+            st = HLX_BE(eng, gemm, R, m->hidden, Fc, p->act, W->wdown, eng->wp_dtype, p->y, 0);
     }
     if (st == HLX_OK)
         st = hlx_phase_allreduce_buf(eng, p->y, n);
