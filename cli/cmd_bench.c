@@ -502,7 +502,8 @@ static int hlx_bench_gemv(const hlx_bench_opts_t *o, const hlx_kernels_t *k,
     char sizes[96];
 
     snprintf(sizes, sizeof(sizes), "--n %d x --k %d (--m %d)", o->n, o->k, o->m);
-    if (hlx_bench_fits(sizes, (double)o->n * o->k * (double)es +
+    /* strips: the row-major W and its strips at once while it packs */
+    if (hlx_bench_fits(sizes, (double)o->n * o->k * (double)es * (o->strips ? 2.0 : 1.0) +
                                   4.0 * (double)o->m * ((double)o->n + o->k)))
         return 2;
     w = hlx_kernels_alloc_huge(nw * es);
@@ -851,6 +852,11 @@ int hlx_cmd_bench(int argc, char **argv)
         printf("kernel %s, variant %s%s, dtype %s\n", o.kernel, kern.name,
                vector_path ? "" : " (its reference loop: no vector path for this head size)",
                hlx_dtype_name(!strcmp(o.kernel, "merge") ? HLX_DTYPE_F32 : o.dtype));
+        if (!strcmp(o.kernel, "gemv"))
+            printf("W %s%s\n", o.strips ? "in strips of 16 columns" : "row-major",
+                   o.strips && !kern.w_s16 ? " (the runtime keeps W row-major here: "
+                                             "HELIX_W_STRIPS=0, or a variant that reads "
+                                             "strips by its reference loop)" : "");
         if (!strcmp(o.kernel, "attention") &&
             (!strcmp(kern.name, "avx512") || !strcmp(kern.name, "avx2"))) {
             const int set = hlx_kernels_kv_prefetch(), pick = hlx_kernels_kv_prefetch_pick();

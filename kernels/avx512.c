@@ -1480,14 +1480,14 @@ static void hlx_gemm_w_avx512(int M, int N, int K, const float *x, const void *w
 
 /* Weights in strips of 16 columns ([ceil(N/16)][K][16], HLX_W_S16). Row-major W gave the
  * few-row kernel above one stream per row of W in flight (KB of them, each advancing 64
- * bytes per block of columns), which from DRAM read bf16 W at 21 GB/s for 1 row and 14 for
- * 8 on the Zen 5 kind where the core reads 30-33. A strip is one sequential stream; SS
+ * bytes per block of columns), which from DRAM read bf16 W at 21-26 GB/s for 1 row and 13-14
+ * for 8 on the Zen 5 kind where the core reads 30-33. A strip is one sequential stream; SS
  * strips walked at once are SS streams the hardware prefetchers follow, and MR x SS
  * accumulators stay in registers for a whole chunk of k (docs/kernels.md, "Weights in
  * strips"). Every element is still summed in the order of k from y (or 0), so the bits
  * are those of the row-major kernels. */
 
-/* Terms per chunk: x of the chunk, [k][8], 128 KiB in L2. Each strip is read in runs of KC
+/* Terms per chunk: x of the chunk, [k][MR], up to 128 KiB (16 KiB a row). Each strip is read in runs of KC
  * x 32 bytes (bf16; 64 for f32), and shorter runs restart the prefetchers' streams more
  * often: bf16 8192 x 8192 from DRAM, 8 rows, 15.6 GB/s at 1024, 19 at 4096, 18.4 at 8192. */
 #define HLX_GEMM_S16_KC 4096
@@ -1505,7 +1505,7 @@ static inline __attribute__((always_inline)) __m512 hlx_ws16(const void *w, int 
 }
 
 /* MR rows x the SS strips from strip s (columns 16 s .., y's past n1 not stored) over terms
- * [k0, k0 + kc), x of those terms in xt[k][8]; load: y's sums so far, else 0. */
+ * [k0, k0 + kc), x of those terms in xt[k][MR]; load: y's sums so far, else 0. */
 static inline __attribute__((always_inline)) void
 hlx_gemm_s16_block(const int MR, const int SS, const int BF, int N, int K, const float *xt,
                    const void *w, float *y, int s, int n1, int k0, int kc, int load)
@@ -1525,7 +1525,7 @@ hlx_gemm_s16_block(const int MR, const int SS, const int BF, int N, int K, const
         for (q = 0; q < SS; q++) {
             const __m512 wv = hlx_ws16(w, BF, ((size_t)(s + q) * (size_t)K + (size_t)(k0 + k)) * 16);
             for (m = 0; m < MR; m++)
-                a[q * MR + m] = _mm512_fmadd_ps(_mm512_set1_ps(xt[k * 8 + m]), wv, a[q * MR + m]);
+                a[q * MR + m] = _mm512_fmadd_ps(_mm512_set1_ps(xt[k * MR + m]), wv, a[q * MR + m]);
         }
     for (q = 0; q < SS; q++)
         for (m = 0; m < MR; m++)
@@ -1540,12 +1540,14 @@ hlx_gemm_s16_rows(const int MR, const int BF, int N, int K, const float *x, cons
 {
     float xt[HLX_GEMM_S16_KC * 8] __attribute__((aligned(64)));
     const int SS = HLX_GEMM_S16_SS(MR), s1 = (n1 + 15) / 16;
-    int k0, s;
+    int k0, s, m;
 
     for (k0 = 0; k0 < K; k0 += HLX_GEMM_S16_KC) {
         const int kc = K - k0 < HLX_GEMM_S16_KC ? K - k0 : HLX_GEMM_S16_KC;
         const int load = accumulate || k0 > 0;
-        hlx_gemm_pack_x(MR, K, x, k0, kc, xt);
+        for (s = 0; s < kc; s++) /* x[m][k0 + k] at xt[k][m]: MR x 16 KiB at most */
+            for (m = 0; m < MR; m++)
+                xt[s * MR + m] = x[(size_t)m * K + (size_t)(k0 + s)];
         for (s = n0 / 16; s + SS <= s1; s += SS)
             hlx_gemm_s16_block(MR, SS, BF, N, K, xt, w, y, s, n1, k0, kc, load);
         for (; s < s1; s++)

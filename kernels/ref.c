@@ -234,10 +234,13 @@ size_t hlx_kernels_w_s16_bytes(hlx_dtype_t t, int K, int N)
 
 void hlx_kernels_w_s16_pack(hlx_dtype_t t, int K, int N, const void *src, void *dst)
 {
-    const size_t es = t == HLX_DTYPE_F32 ? 4 : 2, strips = ((size_t)N + 15) / 16;
+    const size_t es = t == HLX_DTYPE_F32 ? 4 : t == HLX_DTYPE_BF16 ? 2 : 0;
+    const size_t strips = N > 0 ? ((size_t)N + 15) / 16 : 0;
     size_t s;
     int k;
 
+    if (es == 0) /* f32 and bf16 only (hlx_kernels_w_s16_bytes gives 0 for the rest) */
+        return;
     for (s = 0; s < strips; s++) { /* strip by strip: dst is written in order */
         const size_t c = (size_t)N - s * 16 < 16 ? (size_t)N - s * 16 : 16;
         for (k = 0; k < K; k++) {

@@ -256,8 +256,12 @@ static hlx_status_t host_wprep(hlx_backend_t *be, void **w_p, hlx_dtype_t *t_p, 
     void *ws = NULL;
     hlx_status_t st;
 
-    if (!be->k.w_s16 || (*t_p != HLX_DTYPE_F32 && *t_p != HLX_DTYPE_BF16) || K < 1 || N < 1)
+    if (!be->k.w_s16 || (*t_p != HLX_DTYPE_F32 && *t_p != HLX_DTYPE_BF16) || K < 0 || N < 0)
         return HLX_OK;
+    if (K == 0 || N == 0) { /* no element: the same buffer is that matrix in strips */
+        *t_p = hlx_w_s16_of(*t_p);
+        return HLX_OK;
+    }
     if ((bytes = hlx_kernels_w_s16_bytes(*t_p, K, N)) == 0)
         return HLX_ERR_INVALID;
     if ((st = be->ops->mem_alloc(be, bytes, 0, &ws)) != HLX_OK)

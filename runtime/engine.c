@@ -130,9 +130,17 @@ hlx_status_t hlx_engine_wprep(hlx_engine_t *eng, void **w_p, int K, int N)
     hlx_dtype_t t = eng->w_dtype;
     hlx_status_t st = eng->be.ops->weights_prepare(&eng->be, w_p, &t, K, N);
 
-    if (st == HLX_OK)
-        eng->wp_dtype = t;
-    return st;
+    if (st != HLX_OK)
+        return st;
+    if (!eng->wp_set) /* the first: every later one must come out the same */
+        eng->wp_dtype = t, eng->wp_set = 1;
+    else if (t != eng->wp_dtype) {
+        snprintf(eng->errmsg, sizeof(eng->errmsg),
+                 "the %s backend prepared a %d x %d projection as w_dtype %d, the others as %d",
+                 eng->be.ops->name, K, N, (int)t, (int)eng->wp_dtype);
+        return HLX_ERR_INTERNAL;
+    }
+    return HLX_OK;
 }
 
 /* Fills the synthetic prior context of one layer's K (is_key) or V cache through the

@@ -89,10 +89,11 @@ struct hlx_engine {
      * all-reduce / all-gather (in, then out) */
     float           *stage_send, *stage_recv, *stage_world;
     hlx_dtype_t      kv_dtype, w_dtype;
-    /* the gemm's w_dtype of the dense projections (wqkv, wo, wgu, wdown, lmhead) and the
-     * experts after weights_prepare: w_dtype, or w_dtype | HLX_W_S16 where the host
-     * backend stores them in strips; MLA's weights stay row-major in w_dtype */
+    /* the gemm's w_dtype of the projections after weights_prepare (wqkv, wo, wgu, wdown,
+     * lmhead, the experts, MLA's wqa, wqb, wkva): w_dtype, or w_dtype | HLX_W_S16 where the
+     * host backend stores them in strips; MLA's W_UK and W_UV stay row-major in w_dtype */
     hlx_dtype_t      wp_dtype;
+    int              wp_set;   /* wp_dtype came from a weights_prepare */
     size_t           kv_esize, w_esize;
     int              qkv_cols;
     int              kv_dk, kv_dv; /* elements per K and V cache row (MLA: [c | k_rope], 0) */

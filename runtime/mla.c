@@ -119,6 +119,12 @@ static hlx_status_t hlx_mla_layer_load(hlx_engine_t *eng, hlx_mla_t *M, int l)
     }
     HLX_MREAD("kv_a_proj_with_mqa", H, r + M->rope, 0, H, 0, r + M->rope, W->wkva,
               eng->w_dtype, r + M->rope);
+    /* the plain GEMMs' weights into the gemm's layout (W_UK and W_UV, read per head at
+     * strides by gemm_batched, stay row-major) */
+    if ((ql > 0 && (st = hlx_engine_wprep(eng, &W->wqa, (int)H, (int)ql)) != HLX_OK) ||
+        (st = hlx_engine_wprep(eng, &W->wqb, (int)(ql > 0 ? ql : H), (int)M->q_cols)) != HLX_OK ||
+        (st = hlx_engine_wprep(eng, &W->wkva, (int)H, (int)(r + M->rope))) != HLX_OK)
+        goto out;
     HLX_MREAD("kv_a_layernorm", 1, r, 0, 1, 0, r, W->kva_norm, HLX_DTYPE_F32, r);
     /* kv_b_proj [kv_lora][Q * (nope + v)]: per head W_UK [kv_lora][nope] then W_UV
      * [kv_lora][v]. Every rank absorbs W_UK of all heads (it computes every head's
@@ -232,7 +238,7 @@ static hlx_status_t hlx_mla_latent(hlx_engine_t *eng, const hlx_mla_layer_t *W,
     const int kd = M->r + M->rope;
     hlx_status_t st;
 
-    st = HLX_BE(eng, gemm, R, kd, eng->m.hidden, hn, W->wkva, eng->w_dtype, rw->kvn, 0);
+    st = HLX_BE(eng, gemm, R, kd, eng->m.hidden, hn, W->wkva, eng->wp_dtype, rw->kvn, 0);
     if (st == HLX_OK)
         st = HLX_BE(eng, rmsnorm_heads, rw->kvn, R, (size_t)kd, 1, M->r, W->kva_norm,
                     (float)eng->m.norm_eps);
@@ -249,12 +255,12 @@ static hlx_status_t hlx_mla_queries(hlx_engine_t *eng, const hlx_mla_layer_t *W,
     hlx_status_t st;
 
     if (M->ql == 0)
-        return HLX_BE(eng, gemm, R, M->q_cols, H, hn, W->wqb, eng->w_dtype, rw->q, 0);
-    st = HLX_BE(eng, gemm, R, M->ql, H, hn, W->wqa, eng->w_dtype, rw->qa, 0);
+        return HLX_BE(eng, gemm, R, M->q_cols, H, hn, W->wqb, eng->wp_dtype, rw->q, 0);
+    st = HLX_BE(eng, gemm, R, M->ql, H, hn, W->wqa, eng->wp_dtype, rw->qa, 0);
     if (st == HLX_OK)
         st = HLX_BE(eng, rmsnorm, rw->qa, rw->qa, W->qa_norm, R, M->ql, (float)eng->m.norm_eps);
     if (st == HLX_OK)
-        st = HLX_BE(eng, gemm, R, M->q_cols, M->ql, rw->qa, W->wqb, eng->w_dtype, rw->q, 0);
+        st = HLX_BE(eng, gemm, R, M->q_cols, M->ql, rw->qa, W->wqb, eng->wp_dtype, rw->q, 0);
     return st;
 }
 

@@ -122,7 +122,8 @@ static inline size_t hlx_w_s16_at(int K, int k, int n)
     return ((size_t)(n / 16) * (size_t)K + (size_t)k) * 16 + (size_t)(n % 16);
 }
 
-/* Bytes of W[K][N] of t (f32 or bf16) in strips; 0 when that overflows or t is another. */
+/* Bytes of W[K][N] of t (f32 or bf16) in strips; 0 when that overflows, t is another, or
+ * the matrix is empty. */
 size_t hlx_kernels_w_s16_bytes(hlx_dtype_t t, int K, int N);
 /* Row-major src[K][N] of t into strips at dst (hlx_kernels_w_s16_bytes of them). */
 void hlx_kernels_w_s16_pack(hlx_dtype_t t, int K, int N, const void *src, void *dst);

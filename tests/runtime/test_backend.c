@@ -37,6 +37,13 @@ static void test_stubs(void **state)
     assert_int_equal(ops.scatter_add(&be, NULL, x, x, NULL, x, 1, 1), HLX_ERR_UNSUPPORTED);
     assert_int_equal(ops.add_rows(&be, NULL, x, 1, x, 1, 1), HLX_ERR_UNSUPPORTED);
     assert_int_equal(ops.rmsnorm_heads(&be, NULL, x, 1, 1, 1, 1, x, 1e-6f), HLX_ERR_UNSUPPORTED);
+    { /* weights_prepare's stub keeps W as it is */
+        void *w = x;
+        hlx_dtype_t t = HLX_DTYPE_BF16;
+        assert_int_equal(ops.weights_prepare(&be, &w, &t, 1, 2), HLX_OK);
+        assert_ptr_equal(w, x);
+        assert_int_equal(t, HLX_DTYPE_BF16);
+    }
     ops.mem_free(&be, NULL, 0); /* a no-op, not a crash */
     assert_int_equal(hlx_backend_init("no-such-backend", NULL, HLX_DTYPE_BF16, &be), HLX_ERR_INVALID);
 }
@@ -178,6 +185,49 @@ static void test_append_argmax(void **state)
     assert_int_equal(be.ops->argmax(&be, NULL, lg, 2, 2, 5, 3, tok), HLX_OK);
     assert_int_equal(tok[0], 1); /* 7 at entry 1 comes before the 7 at entry 2 */
     assert_int_equal(tok[1], 3); /* 9 at entry 3 (rank 1's second), first of two 9s */
+    hlx_backend_fini(&be);
+}
+
+/* weights_prepare on the host backend: with kernels whose GEMM reads strips fast (avx512,
+ * when this CPU runs it) W is replaced by its strips (element (k, n) at
+ * ((n / 16) K + k) 16 + n % 16, computed here again; the last strip's padding zero) and the
+ * dtype carries HLX_W_S16; an empty W only changes the dtype; the scalar kernels keep W. */
+static void test_weights_prepare(void **state)
+{
+    enum { K = 3, N = 21 };
+    hlx_backend_t be;
+    float *w, *w0;
+    hlx_dtype_t t = HLX_DTYPE_F32;
+    void *p;
+    int k, n;
+
+    (void)state;
+    assert_int_equal(hlx_backend_init(NULL, "scalar", HLX_DTYPE_BF16, &be), HLX_OK);
+    assert_int_equal(be.ops->mem_alloc(&be, sizeof(float) * K * N, 0, &p), HLX_OK);
+    w0 = p;
+    assert_int_equal(be.ops->weights_prepare(&be, &p, &t, K, N), HLX_OK);
+    assert_ptr_equal(p, w0);
+    assert_int_equal(t, HLX_DTYPE_F32);
+    be.ops->mem_free(&be, p, 0);
+    hlx_backend_fini(&be);
+    if (hlx_backend_init(NULL, "avx512", HLX_DTYPE_BF16, &be) != HLX_OK || !be.k.w_s16)
+        return; /* this CPU (or HELIX_W_STRIPS=0) keeps row-major weights */
+    assert_int_equal(be.ops->mem_alloc(&be, sizeof(float) * K * N, 0, &p), HLX_OK);
+    for (w = p, k = 0; k < K; k++)
+        for (n = 0; n < N; n++)
+            w[k * N + n] = (float)(100 * k + n + 1);
+    assert_int_equal(be.ops->weights_prepare(&be, &p, &t, K, N), HLX_OK);
+    assert_int_equal(t, hlx_w_s16_of(HLX_DTYPE_F32));
+    w = p;
+    for (k = 0; k < K; k++)
+        for (n = 0; n < 32; n++) /* two strips, the second with 11 columns of padding */
+            assert_true(w[((n / 16) * K + k) * 16 + n % 16] ==
+                        (n < N ? (float)(100 * k + n + 1) : 0.0f));
+    be.ops->mem_free(&be, p, 0);
+    t = HLX_DTYPE_BF16, p = NULL;
+    assert_int_equal(be.ops->weights_prepare(&be, &p, &t, 0, N), HLX_OK);
+    assert_null(p);
+    assert_int_equal(t, hlx_w_s16_of(HLX_DTYPE_BF16));
     hlx_backend_fini(&be);
 }
 
@@ -368,6 +418,7 @@ int main(void)
         cmocka_unit_test(test_pack_unpack),
         cmocka_unit_test(test_append_argmax),
         cmocka_unit_test(test_append_fp8),
+        cmocka_unit_test(test_weights_prepare),
         cmocka_unit_test(test_copy_rows),
         cmocka_unit_test(test_gather_scatter),
         cmocka_unit_test(test_gemm_batched),
