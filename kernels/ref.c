@@ -181,23 +181,13 @@ void hlx_gemm_zero_cols(int M, int N, float *y, int n0, int n1)
 static void hlx_ref_gemm_cols(int M, int N, int K, const float *x, const void *w,
                               hlx_dtype_t w_dtype, float *y, int accumulate, int n0, int n1)
 {
+    const int s16 = hlx_w_s16(w_dtype); /* strips: element (k, j) where they keep it */
+    const hlx_dtype_t et = hlx_w_elem(w_dtype);
     int i, j, kk;
 
     if (n1 <= n0)
         return;
-    if (hlx_w_s16(w_dtype)) { /* strips: the same loop, element (k, j) where the strips keep it */
-        const hlx_dtype_t et = hlx_w_elem(w_dtype);
-        if (!accumulate)
-            hlx_gemm_zero_cols(M, N, y, n0, n1);
-        for (i = 0; i < M; i++)
-            for (kk = 0; kk < K; kk++) {
-                float a = x[(size_t)i * K + kk];
-                for (j = n0; j < n1; j++)
-                    y[(size_t)i * N + j] += a * hlx_dtype_load(w, et, hlx_w_s16_at(K, kk, j));
-            }
-        return;
-    }
-    if (w_dtype == HLX_DTYPE_F32) {
+    if (!s16 && w_dtype == HLX_DTYPE_F32) {
         cblas_sgemm(CblasRowMajor, CblasNoTrans, CblasNoTrans, M, n1 - n0, K, 1.0f, x, K,
                     (const float *)w + n0, N, accumulate ? 1.0f : 0.0f, y + n0, N);
         return;
@@ -208,7 +198,8 @@ static void hlx_ref_gemm_cols(int M, int N, int K, const float *x, const void *w
         for (kk = 0; kk < K; kk++) {
             float a = x[(size_t)i * K + kk];
             for (j = n0; j < n1; j++)
-                y[(size_t)i * N + j] += a * hlx_dtype_load(w, w_dtype, (size_t)kk * N + j);
+                y[(size_t)i * N + j] +=
+                    a * hlx_dtype_load(w, et, s16 ? hlx_w_s16_at(K, kk, j) : (size_t)kk * N + j);
         }
 }
 
