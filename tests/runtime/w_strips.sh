@@ -15,10 +15,15 @@ for model in tiny "$data/tiny-moe.json" "$data/tiny-mla.json" "$data/tiny-mla-mo
                 --batch 3 --threads $threads --prompt-ids "$data/prompt3.txt" --json \
                 >"$dir/$w.json" || exit 1
         done
+        lay=$(json_field "$dir/0.json" "d['w_layout']")
+        if [ "$lay" != rows ]; then
+            echo "FAIL: HELIX_W_STRIPS=0 reports w_layout '$lay', not rows"
+            fail=1
+        fi
         a=$(json_field "$dir/0.json" "d['tokens'], d['hidden_hash']")
         b=$(json_field "$dir/1.json" "d['tokens'], d['hidden_hash']")
         echo "$(basename "$model") threads $threads: row-major $a"
-        echo "$(basename "$model") threads $threads: strips    $b"
+        echo "$(basename "$model") threads $threads: $(json_field "$dir/1.json" "d['w_layout']")    $b"
         if [ "$a" != "$b" ]; then
             echo "FAIL: $(basename "$model") with $threads threads decodes otherwise in strips"
             fail=1

@@ -152,6 +152,9 @@ typedef struct hlx_run_report {
     char     device[16];               /* execution backend's device: cpu or cuda */
     char     device_note[320];         /* why auto chose it, and the device used */
     char     kernels_note[320];        /* the kernel variant and why it was chosen */
+    char     w_layout[8];              /* the projections' weights: "strips" of 16 columns
+                                          (HELIX_W_STRIPS, the host backend on avx512) or
+                                          "rows" (row-major) */
     int      ep, tpf;                  /* MoE split: EP groups x TPF ranks each */
     int      experts_first, experts_rank; /* routed experts this rank holds (slices) */
     uint64_t moe_bytes_rank;           /* MoE weights allocated on this rank */
