@@ -117,7 +117,7 @@ static const hlx_param_t hlx_kernels_params[] = {
       "Skylake-X; about 1.1x slower on a Zen 5 core)", NULL },
     { "W_STRIPS", HLX_PT_INT, "1", 0, 1, offsetof(hlx_kernels_settings_t, w_strips),
       "1: projection weights stored in strips of 16 columns where the variant's GEMM reads "
-      "them fast (avx512: from DRAM 1.2-1.5x the row-major speed at 1-8 rows on a Zen 5 "
+      "them fast (avx512: from DRAM 1.1-1.9x the row-major speed at 1-8 rows on a Zen 5 "
       "core); 0: row-major everywhere (the same results, bit for bit)", NULL },
 };
 

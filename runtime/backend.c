@@ -249,7 +249,7 @@ static hlx_status_t host_gemm(hlx_backend_t *be, hlx_be_queue_t *q, int M, int N
 
 /* Strips of 16 columns where the kernels read them fast (hlx_kernels_t.w_s16): one
  * sequential stream per strip instead of one per row of W, which a decode batch's few rows
- * read from DRAM 1.2-1.5x faster (docs/kernels.md, "Weights in strips"). */
+ * read from DRAM 1.1-1.9x faster (docs/kernels.md, "Weights in strips"). */
 static hlx_status_t host_wprep(hlx_backend_t *be, void **w_p, hlx_dtype_t *t_p, int K, int N)
 {
     size_t bytes;
