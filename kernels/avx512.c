@@ -1334,29 +1334,15 @@ hlx_gemm_rows_avx512(const int MR, const int BF, int N, int K, const float *x, c
     }
 }
 
-/* The row kernel with the weight type a constant. */
-static inline __attribute__((always_inline)) void
-hlx_gemm_rows_f32_avx512(const int MR, int N, int K, const float *x, const void *w, float *y,
-                         int accumulate, int n0, int n1)
-{
-    hlx_gemm_rows_avx512(MR, 0, N, K, x, w, y, accumulate, n0, n1);
-}
-
-static inline __attribute__((always_inline)) void
-hlx_gemm_rows_bf16_avx512(const int MR, int N, int K, const float *x, const void *w, float *y,
-                          int accumulate, int n0, int n1)
-{
-    hlx_gemm_rows_avx512(MR, 1, N, K, x, w, y, accumulate, n0, n1);
-}
-
-/* Up to 8 rows: W streamed once (a decode batch). */
+/* Up to 8 rows: W streamed once (a decode batch); the row count and the weight type
+ * constants in each instance. */
 static void hlx_gemm_few_avx512(int M, int N, int K, const float *x, const void *w, int bf,
                                 float *y, int accumulate, int n0, int n1)
 {
     if (bf)
-        HLX_GEMM_BY_ROWS(M, hlx_gemm_rows_bf16_avx512, N, K, x, w, y, accumulate, n0, n1);
+        HLX_GEMM_BY_ROWS(M, hlx_gemm_rows_avx512, 1, N, K, x, w, y, accumulate, n0, n1);
     else
-        HLX_GEMM_BY_ROWS(M, hlx_gemm_rows_f32_avx512, N, K, x, w, y, accumulate, n0, n1);
+        HLX_GEMM_BY_ROWS(M, hlx_gemm_rows_avx512, 0, N, K, x, w, y, accumulate, n0, n1);
 }
 
 /* More than 8 rows (a prefill chunk): W in panels of HLX_GEMM_PK rows of k x HLX_GEMM_PN
@@ -1439,45 +1425,6 @@ static void hlx_gemm_panel_avx512(int N, int K, const float *x, const float *p, 
     }
 }
 
-/* Any M: up to 8 rows stream W once (a decode batch); more go over packed panels. */
-static void hlx_gemm_w_avx512(int M, int N, int K, const float *x, const void *w, int bf,
-                              float *y, int accumulate, int n0, int n1)
-{
-    float p[HLX_GEMM_PK * HLX_GEMM_PN] __attribute__((aligned(64)));
-    int pn, pk;
-
-    if (K == 0) { /* no terms: y is zero unless it accumulates */
-        if (!accumulate)
-            hlx_gemm_zero_cols(M, N, y, n0, n1);
-        return;
-    }
-    if (M <= 8) {
-        hlx_gemm_few_avx512(M, N, K, x, w, bf, y, accumulate, n0, n1);
-        return;
-    }
-    for (pn = n0; pn < n1; pn += HLX_GEMM_PN) {
-        const int nz = n1 - pn < HLX_GEMM_PN ? n1 : pn + HLX_GEMM_PN;
-        for (pk = 0; pk < K; pk += HLX_GEMM_PK) {
-            const int kz = K - pk < HLX_GEMM_PK ? K : pk + HLX_GEMM_PK;
-            /* the panel after this one: the next k rows of these columns, or the first of
-             * the next columns */
-            const int qn = kz < K ? pn : nz, qk = kz < K ? kz : 0;
-            const int qz = n1 - qn < HLX_GEMM_PN ? n1 : qn + HLX_GEMM_PN;
-            const size_t es = bf ? 2 : 4;
-            hlx_gemm_next_t nx = {
-                .w0 = (const char *)w + ((size_t)qk * N + (size_t)qn) * es,
-                .row_bytes = (size_t)N * es,
-                .lines_a_row = (int)(((size_t)(qz - qn) * es + 63) / 64),
-                .lines = qn < n1 ? (int)(((size_t)(qz - qn) * es + 63) / 64) *
-                                       ((K - qk < HLX_GEMM_PK ? K : qk + HLX_GEMM_PK) - qk)
-                                 : 0,
-            };
-            hlx_gemm_pack_avx512(w, bf, N, pk, kz, pn, nz, p);
-            hlx_gemm_panel_avx512(N, K, x, p, y, M, pn, nz, pk, kz, accumulate || pk > 0, &nx);
-        }
-    }
-}
-
 /* Weights in strips of 16 columns ([ceil(N/16)][K][16], HLX_W_S16). Row-major W gave the
  * few-row kernel above one stream per row of W in flight (KB of them, each advancing 64
  * bytes per block of columns), which from DRAM read bf16 W at 21-26 GB/s for 1 row and 13-14
@@ -1487,22 +1434,14 @@ static void hlx_gemm_w_avx512(int M, int N, int K, const float *x, const void *w
  * strips"). Every element is still summed in the order of k from y (or 0), so the bits
  * are those of the row-major kernels. */
 
-/* Terms per chunk: x of the chunk, [k][MR], up to 128 KiB (16 KiB a row). Each strip is read in runs of KC
- * x 32 bytes (bf16; 64 for f32), and shorter runs restart the prefetchers' streams more
- * often: bf16 8192 x 8192 from DRAM, 8 rows, 15.6 GB/s at 1024, 19 at 4096, 18.4 at 8192. */
+/* Terms per chunk: x of the chunk, [k][MR], up to 128 KiB (16 KiB a row). Each strip is
+ * read in runs of KC x 32 bytes (bf16; 64 for f32), and shorter runs restart the
+ * prefetchers' streams more often: bf16 8192 x 8192 from DRAM, 8 rows, 15.6 GB/s at 1024,
+ * 19 at 4096, 18.4 at 8192. */
 #define HLX_GEMM_S16_KC 4096
 
 /* Strips walked at once for MR rows: MR x SS accumulators (at most 24), and 3-6 streams. */
 #define HLX_GEMM_S16_SS(MR) ((MR) <= 3 ? 4 : (MR) == 4 ? 6 : (MR) <= 6 ? 4 : 3)
-
-static inline __attribute__((always_inline)) __m512 hlx_ws16(const void *w, int bf, size_t i)
-{
-    if (bf)
-        return _mm512_castsi512_ps(_mm512_slli_epi32(
-            _mm512_cvtepu16_epi32(_mm256_loadu_si256((const __m256i *)((const uint16_t *)w + i))),
-            16));
-    return _mm512_loadu_ps((const float *)w + i);
-}
 
 /* MR rows x the SS strips from strip s (columns 16 s .., y's past n1 not stored) over terms
  * [k0, k0 + kc), x of those terms in xt[k][MR]; load: y's sums so far, else 0. */
@@ -1523,7 +1462,8 @@ hlx_gemm_s16_block(const int MR, const int SS, const int BF, int N, int K, const
     }
     for (k = 0; k < kc; k++)
         for (q = 0; q < SS; q++) {
-            const __m512 wv = hlx_ws16(w, BF, ((size_t)(s + q) * (size_t)K + (size_t)(k0 + k)) * 16);
+            const size_t wi = ((size_t)(s + q) * (size_t)K + (size_t)(k0 + k)) * 16;
+            const __m512 wv = hlx_w16(w, BF, wi, 0xffff);
             for (m = 0; m < MR; m++)
                 a[q * MR + m] = _mm512_fmadd_ps(_mm512_set1_ps(xt[k * MR + m]), wv, a[q * MR + m]);
         }
@@ -1540,33 +1480,19 @@ hlx_gemm_s16_rows(const int MR, const int BF, int N, int K, const float *x, cons
 {
     float xt[HLX_GEMM_S16_KC * 8] __attribute__((aligned(64)));
     const int SS = HLX_GEMM_S16_SS(MR), s1 = (n1 + 15) / 16;
-    int k0, s, m;
+    int k0, k, s, m;
 
     for (k0 = 0; k0 < K; k0 += HLX_GEMM_S16_KC) {
         const int kc = K - k0 < HLX_GEMM_S16_KC ? K - k0 : HLX_GEMM_S16_KC;
         const int load = accumulate || k0 > 0;
-        for (s = 0; s < kc; s++) /* x[m][k0 + k] at xt[k][m]: MR x 16 KiB at most */
+        for (k = 0; k < kc; k++) /* x[m][k0 + k] at xt[k][m]: MR x 16 KiB at most */
             for (m = 0; m < MR; m++)
-                xt[s * MR + m] = x[(size_t)m * K + (size_t)(k0 + s)];
+                xt[k * MR + m] = x[(size_t)m * K + (size_t)(k0 + k)];
         for (s = n0 / 16; s + SS <= s1; s += SS)
             hlx_gemm_s16_block(MR, SS, BF, N, K, xt, w, y, s, n1, k0, kc, load);
         for (; s < s1; s++)
             hlx_gemm_s16_block(MR, 1, BF, N, K, xt, w, y, s, n1, k0, kc, load);
     }
-}
-
-static inline __attribute__((always_inline)) void
-hlx_gemm_s16_bf16(const int MR, int N, int K, const float *x, const void *w, float *y,
-                  int accumulate, int n0, int n1)
-{
-    hlx_gemm_s16_rows(MR, 1, N, K, x, w, y, accumulate, n0, n1);
-}
-
-static inline __attribute__((always_inline)) void
-hlx_gemm_s16_f32(const int MR, int N, int K, const float *x, const void *w, float *y,
-                 int accumulate, int n0, int n1)
-{
-    hlx_gemm_s16_rows(MR, 0, N, K, x, w, y, accumulate, n0, n1);
 }
 
 /* A panel of strips (terms [ka, kz), columns [na, nz), na a multiple of 16) into p as
@@ -1582,57 +1508,77 @@ static void hlx_gemm_pack_s16_avx512(const void *w, int bf, int K, int ka, int k
         const size_t s0 = ((size_t)(n / 16) * (size_t)K) * 16;
         const int two = n + 16 < nz;
         for (k = ka; k < kz; k++, d += 32) {
-            _mm512_store_ps(d, hlx_ws16(w, bf, s0 + (size_t)k * 16));
-            _mm512_store_ps(d + 16, two ? hlx_ws16(w, bf, s0 + ((size_t)K + (size_t)k) * 16)
+            _mm512_store_ps(d, hlx_w16(w, bf, s0 + (size_t)k * 16, 0xffff));
+            _mm512_store_ps(d + 16, two ? hlx_w16(w, bf, s0 + ((size_t)K + (size_t)k) * 16, 0xffff)
                                         : _mm512_setzero_ps());
         }
     }
 }
 
-/* Any M over strips: up to 8 rows walk them (a decode batch); more go over the packed
- * panels of the row-major path, each packed from 16 strips (4 KiB runs of one strip each,
- * which the hardware prefetchers follow: no next-panel fetch). */
+/* Up to 8 rows over strips (a decode batch): its own frame for the 128 KiB of x. */
 static __attribute__((noinline)) void
 hlx_gemm_s16_few_avx512(int M, int N, int K, const float *x, const void *w, int bf, float *y,
                         int accumulate, int n0, int n1)
 {
     if (bf)
-        HLX_GEMM_BY_ROWS(M, hlx_gemm_s16_bf16, N, K, x, w, y, accumulate, n0, n1);
+        HLX_GEMM_BY_ROWS(M, hlx_gemm_s16_rows, 1, N, K, x, w, y, accumulate, n0, n1);
     else
-        HLX_GEMM_BY_ROWS(M, hlx_gemm_s16_f32, N, K, x, w, y, accumulate, n0, n1);
+        HLX_GEMM_BY_ROWS(M, hlx_gemm_s16_rows, 0, N, K, x, w, y, accumulate, n0, n1);
 }
 
+/* More than 8 rows over packed panels, each from row-major W (the next panel's lines
+ * fetched while this one computes) or from 16 strips (4 KiB runs of one strip each, which
+ * the hardware prefetchers follow: no fetch). Its own frame for the 128 KiB panel. */
 static __attribute__((noinline)) void
-hlx_gemm_s16_many_avx512(int M, int N, int K, const float *x, const void *w, int bf, float *y,
-                         int accumulate, int n0, int n1)
+hlx_gemm_panels_avx512(int M, int N, int K, const float *x, const void *w, int bf, int s16,
+                       float *y, int accumulate, int n0, int n1)
 {
     float p[HLX_GEMM_PK * HLX_GEMM_PN] __attribute__((aligned(64)));
-    hlx_gemm_next_t nx = { 0 };
+    const size_t es = bf ? 2 : 4;
     int pn, pk;
 
     for (pn = n0; pn < n1; pn += HLX_GEMM_PN) {
         const int nz = n1 - pn < HLX_GEMM_PN ? n1 : pn + HLX_GEMM_PN;
         for (pk = 0; pk < K; pk += HLX_GEMM_PK) {
             const int kz = K - pk < HLX_GEMM_PK ? K : pk + HLX_GEMM_PK;
-            hlx_gemm_pack_s16_avx512(w, bf, K, pk, kz, pn, nz, p);
+            /* the panel after this one: the next k rows of these columns, or the first of
+             * the next columns */
+            const int qn = kz < K ? pn : nz, qk = kz < K ? kz : 0;
+            const int qz = n1 - qn < HLX_GEMM_PN ? n1 : qn + HLX_GEMM_PN;
+            hlx_gemm_next_t nx = {
+                .w0 = (const char *)w + ((size_t)qk * N + (size_t)qn) * es,
+                .row_bytes = (size_t)N * es,
+                .lines_a_row = (int)(((size_t)(qz - qn) * es + 63) / 64),
+                .lines = !s16 && qn < n1
+                             ? (int)(((size_t)(qz - qn) * es + 63) / 64) *
+                                   ((K - qk < HLX_GEMM_PK ? K : qk + HLX_GEMM_PK) - qk)
+                             : 0,
+            };
+            if (s16)
+                hlx_gemm_pack_s16_avx512(w, bf, K, pk, kz, pn, nz, p);
+            else
+                hlx_gemm_pack_avx512(w, bf, N, pk, kz, pn, nz, p);
             hlx_gemm_panel_avx512(N, K, x, p, y, M, pn, nz, pk, kz, accumulate || pk > 0, &nx);
         }
     }
 }
 
-/* Up to 8 rows walk the strips (each frame with its own stack buffer: 128 KiB each). */
-static void hlx_gemm_s16_avx512(int M, int N, int K, const float *x, const void *w, int bf,
-                                float *y, int accumulate, int n0, int n1)
+/* Any M, W row-major or in strips (s16): up to 8 rows stream W once (a decode batch); more
+ * go over packed panels. */
+static void hlx_gemm_w_avx512(int M, int N, int K, const float *x, const void *w, int bf,
+                              int s16, float *y, int accumulate, int n0, int n1)
 {
-    if (K == 0) {
+    if (K == 0) { /* no terms: y is zero unless it accumulates */
         if (!accumulate)
             hlx_gemm_zero_cols(M, N, y, n0, n1);
         return;
     }
-    if (M <= 8)
+    if (M > 8)
+        hlx_gemm_panels_avx512(M, N, K, x, w, bf, s16, y, accumulate, n0, n1);
+    else if (s16)
         hlx_gemm_s16_few_avx512(M, N, K, x, w, bf, y, accumulate, n0, n1);
     else
-        hlx_gemm_s16_many_avx512(M, N, K, x, w, bf, y, accumulate, n0, n1);
+        hlx_gemm_few_avx512(M, N, K, x, w, bf, y, accumulate, n0, n1);
 }
 
 /* Which GEMM where (measured, docs/kernels.md): by hand for bf16 weights (BLAS has no fp32
@@ -1648,8 +1594,8 @@ static void hlx_gemm_cols_avx512(int M, int N, int K, const float *x, const void
         return;
     if ((w_dtype == hlx_w_s16_of(HLX_DTYPE_BF16) || w_dtype == hlx_w_s16_of(HLX_DTYPE_F32)) &&
         n0 % 16 == 0) {
-        hlx_gemm_s16_avx512(M, N, K, x, w, hlx_w_elem(w_dtype) == HLX_DTYPE_BF16, y, accumulate,
-                            n0, n1);
+        hlx_gemm_w_avx512(M, N, K, x, w, hlx_w_elem(w_dtype) == HLX_DTYPE_BF16, 1, y,
+                          accumulate, n0, n1);
         return;
     }
     if (w_dtype != HLX_DTYPE_BF16 && w_dtype != HLX_DTYPE_F32) {
@@ -1659,9 +1605,9 @@ static void hlx_gemm_cols_avx512(int M, int N, int K, const float *x, const void
         return;
     }
     if (w_dtype == HLX_DTYPE_BF16) /* bf a constant in each: the widening is compiled in */
-        hlx_gemm_w_avx512(M, N, K, x, w, 1, y, accumulate, n0, n1);
+        hlx_gemm_w_avx512(M, N, K, x, w, 1, 0, y, accumulate, n0, n1);
     else
-        hlx_gemm_w_avx512(M, N, K, x, w, 0, y, accumulate, n0, n1);
+        hlx_gemm_w_avx512(M, N, K, x, w, 0, 0, y, accumulate, n0, n1);
 }
 
 static void hlx_gemm_avx512(int M, int N, int K, const float *x, const void *w,
@@ -1674,7 +1620,7 @@ static void hlx_gemm_avx512(int M, int N, int K, const float *x, const void *w,
 void hlx_kernels_gemm_f32_hand_avx512(int M, int N, int K, const float *x, const float *w,
                                       float *y, int accumulate)
 {
-    hlx_gemm_w_avx512(M, N, K, x, w, 0, y, accumulate, 0, N);
+    hlx_gemm_w_avx512(M, N, K, x, w, 0, 0, y, accumulate, 0, N);
 }
 
 void hlx_kernels_avx512(hlx_kernels_t *k)

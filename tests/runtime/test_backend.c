@@ -240,7 +240,8 @@ static void test_append_fp8(void **state)
     static const hlx_kv_layout_t rows = { 1, 1, 1, 1 };
     hlx_backend_t be;
     uint8_t kc[2 * CAP * DK], vc[2 * CAP * DV];
-    const float kn[DK] = { 1.0f, -0.3f, 1000.0f, 1.0625f, 0x1p-9f }, vn[DV] = { 2.5f, -7.0f, 0.01f };
+    const float kn[DK] = { 1.0f, -0.3f, 1000.0f, 1.0625f, 0x1p-9f };
+    const float vn[DV] = { 2.5f, -7.0f, 0.01f };
     hlx_kv_append_desc_t d = { .kc = kc, .vc = vc, .kv_dtype = HLX_DTYPE_FP8, .layout = rows,
                                .dk = DK, .dv = DV, .cap = CAP, .shard0 = 1, .t = 2,
                                .nheads = 1, .k_new = kn, .v_new = vn };
