@@ -221,31 +221,29 @@ int main(int argc, char **argv)
         double t = now();
         if (strcmp(loop, "rows") == 0)
             BY_M(M, rows, kb, pf, N, K, x, wc, y)
-        else if (strcmp(loop, "strips") == 0 && ss > 1)
-            switch (M * 10 + ss) {
-            case 12: strips_ss(1, 2, N, K, x, wc, y); break;
-            case 14: strips_ss(1, 4, N, K, x, wc, y); break;
-            case 22: strips_ss(2, 2, N, K, x, wc, y); break;
-            case 24: strips_ss(2, 4, N, K, x, wc, y); break;
-            case 42: strips_ss(4, 2, N, K, x, wc, y); break;
-            default: fprintf(stderr, "strips: M %d x SS %d not built\n", M, ss); return 2;
-            }
-        else if (strcmp(loop, "strips") == 0)
+        else if (strcmp(loop, "strips") == 0 && ss == 1)
             BY_M(M, strips, 0, kb, N, K, x, wc, y)
-        else if (strcmp(loop, "s16") == 0)
-            switch (M * 10 + ss) {
-            case 14: s16(1, 4, N, K, x, wc, y); break;
-            case 18: s16(1, 8, N, K, x, wc, y); break;
-            case 24: s16(2, 4, N, K, x, wc, y); break;
-            case 28: s16(2, 8, N, K, x, wc, y); break;
-            case 44: s16(4, 4, N, K, x, wc, y); break;
-            case 46: s16(4, 6, N, K, x, wc, y); break;
-            case 63: s16(6, 3, N, K, x, wc, y); break;
-            case 64: s16(6, 4, N, K, x, wc, y); break;
-            case 82: s16(8, 2, N, K, x, wc, y); break;
-            case 83: s16(8, 3, N, K, x, wc, y); break;
-            default: fprintf(stderr, "s16: M %d x SS %d not built\n", M, ss); return 2;
+        else if (strcmp(loop, "strips") == 0 || strcmp(loop, "s16") == 0) {
+            /* the (loop, M, SS) instances built: 32-column strips 1xx, 16-column 2xx */
+            switch ((loop[1] == '1' ? 200 : 100) + M * 10 + ss) {
+            case 112: strips_ss(1, 2, N, K, x, wc, y); break;
+            case 114: strips_ss(1, 4, N, K, x, wc, y); break;
+            case 122: strips_ss(2, 2, N, K, x, wc, y); break;
+            case 124: strips_ss(2, 4, N, K, x, wc, y); break;
+            case 142: strips_ss(4, 2, N, K, x, wc, y); break;
+            case 214: s16(1, 4, N, K, x, wc, y); break;
+            case 218: s16(1, 8, N, K, x, wc, y); break;
+            case 224: s16(2, 4, N, K, x, wc, y); break;
+            case 228: s16(2, 8, N, K, x, wc, y); break;
+            case 244: s16(4, 4, N, K, x, wc, y); break;
+            case 246: s16(4, 6, N, K, x, wc, y); break;
+            case 263: s16(6, 3, N, K, x, wc, y); break;
+            case 264: s16(6, 4, N, K, x, wc, y); break;
+            case 282: s16(8, 2, N, K, x, wc, y); break;
+            case 283: s16(8, 3, N, K, x, wc, y); break;
+            default: fprintf(stderr, "%s: M %d x SS %d not built\n", loop, M, ss); return 2;
             }
+        }
         else if (strcmp(loop, "xwin") == 0)
             BY_M(M, strips, 1, kb, N, K, x, wc, y)
         else if (strcmp(loop, "tiles") == 0)
