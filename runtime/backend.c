@@ -113,7 +113,11 @@ void hlx_backend_fill_stubs(hlx_backend_ops_t *o)
 
 /* Zeroed, on 64-byte lines: the pool's GEMM split gives each thread whole 16-column groups
  * of y, which are whole cache lines only when y starts on one (two threads writing one line
- * pass it between their cores at every block of W). */
+ * pass it between their cores at every block of W). From 2 MiB on (the weights), on 2 MiB
+ * pages as the KV (huge): a 3B model's weights faulted in 4 KiB pages took 20 s of system
+ * time on the Zen 5 VM, and the strips' packing faulted each matrix a second time. Not
+ * zeroed when huge (the KV is written before it is read). */
+#define HLX_HOST_HUGE_MIN ((size_t)2 << 20)
 static hlx_status_t host_alloc(hlx_backend_t *be, size_t bytes, int huge, void **p_p)
 {
     void *p = NULL;
@@ -123,6 +127,9 @@ static hlx_status_t host_alloc(hlx_backend_t *be, size_t bytes, int huge, void *
         bytes = 1;
     if (huge) {
         p = hlx_kernels_alloc_huge(bytes);
+    } else if (bytes >= HLX_HOST_HUGE_MIN) {
+        if ((p = hlx_kernels_alloc_huge(bytes)) != NULL)
+            memset(p, 0, bytes);
     } else if (bytes <= SIZE_MAX - 63) {
         bytes = (bytes + 63) & ~(size_t)63;
         if (posix_memalign(&p, 64, bytes) != 0)
