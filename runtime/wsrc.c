@@ -104,9 +104,9 @@ static hlx_status_t hlx_wsrc_read_synth(hlx_wsrc_t *ws, const char *name, int64_
     if (ws->cfg.family == HLX_HF_DENSE && hlx_hf_weight_parse(name, &w, &layer) == 0) {
         uint64_t key = hlx_synth_key(ws->seed, layer, (hlx_tensor_t)w);
         for (r = 0; r < nr; r++)
-            for (c = 0; c < nc; c++)
-                hlx_dtype_store(dst, dt, (size_t)(r * ld + c),
-                                hlx_synth_weight(m, key, (hlx_tensor_t)w, r0 + r, c0 + c, cols));
+            hlx_synth_weight_run(m, key, (hlx_tensor_t)w, (uint64_t)((r0 + r) * cols + c0), nc,
+                                 (char *)dst + (size_t)(r * ld) * (size_t)hlx_dtype_bytes(dt),
+                                 dt);
         return HLX_OK;
     }
     memset(&t, 0, sizeof(t));

@@ -58,6 +58,13 @@ static inline float hlx_synth_u(uint64_t key, uint64_t index)
 /* Element (row, col) of weight tensor t of a layer, rounded to the model's weight dtype. */
 float hlx_synth_weight(const hlx_model_t *m, uint64_t key, hlx_tensor_t t, int64_t row,
                        int64_t col, int64_t cols);
+/* v = a + b u, u = hlx_synth_u(key, row * cols + col): the map of weight tensor kind t
+ * (before the rounding to the model's weight dtype). */
+void hlx_synth_affine(const hlx_model_t *m, hlx_tensor_t t, float *a, float *b);
+/* Elements i0 .. i0 + n - 1 (flat: row * cols + col) of weight tensor t, as
+ * hlx_synth_weight gives them, stored into dst as dt. */
+void hlx_synth_weight_run(const hlx_model_t *m, uint64_t key, hlx_tensor_t t, uint64_t i0,
+                          int64_t n, void *dst, hlx_dtype_t dt);
 /* Value rounded through dtype (f32: unchanged; bf16: round to nearest even). */
 float hlx_round_dtype(float v, hlx_dtype_t t);
 /* Prior-context keys are scaled so that attention scores spread over several units and
@@ -74,6 +81,11 @@ static inline float hlx_synth_ctx(uint64_t key, int b, int K, int g, int64_t p, 
     float u = hlx_synth_u(key, (stream | (uint64_t)p) * (uint64_t)d + (uint64_t)e);
     return is_key ? u * HLX_SYNTH_KEY_SCALE : u;
 }
+
+/* hlx_synth_ctx for e = 0 .. d - 1 into row: the same values, a row at a time (the
+ * engine's fill of a long context; the element function stays the reference's). */
+void hlx_synth_ctx_row(uint64_t key, int b, int K, int g, int64_t p, int d, int is_key,
+                       float *row);
 
 /* First token of request b. */
 int hlx_synth_token0(const hlx_model_t *m, uint64_t seed, int b);
