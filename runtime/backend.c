@@ -537,6 +537,20 @@ static const hlx_backend_ops_t hlx_backend_host = {
     .scatter_add = host_scatter, .argmax = host_argmax,
 };
 
+uint64_t hlx_backend_wprep_bytes(const hlx_backend_t *be, hlx_dtype_t t, uint64_t K,
+                                 uint64_t N)
+{
+    uint64_t n16 = (N + 15) / 16 * 16;
+
+    /* host_wprep's conditions; a product past 2^64 saturates (the caller refuses it) */
+    if (be->ops == NULL || be->ops->weights_prepare != host_wprep || !be->k.w_s16 ||
+        (t != HLX_DTYPE_F32 && t != HLX_DTYPE_BF16) || K == 0 || N == 0)
+        return 0;
+    if (n16 < N || n16 > UINT64_MAX / K / (uint64_t)hlx_dtype_bytes(t))
+        return UINT64_MAX;
+    return K * n16 * (uint64_t)hlx_dtype_bytes(t);
+}
+
 /* Backends compiled in, chosen once at init. */
 static const hlx_backend_ops_t *const hlx_backends[] = {
     &hlx_backend_host,

@@ -736,6 +736,59 @@ static int hlx_kv_alloc_bytes(const hlx_engine_t *eng, int64_t cap, int d, int b
     return 1;
 }
 
+/* What preparing the projections (dense, MLA's, the experts') and the LM head adds to *w
+ * (the backend's weights_prepare; host with strips): each matrix's columns rounded up to
+ * 16, and, while one matrix is prepared, its original beside the copy (the largest of
+ * them). 0 on overflow. */
+static int hlx_engine_wprep_extra(const hlx_engine_t *eng, uint64_t *w)
+{
+    const hlx_model_t *m = &eng->m;
+    const hlx_layout_t *L = &eng->lay;
+    const uint64_t H = (uint64_t)m->hidden, Fc = (uint64_t)L->ffn_count;
+    const uint64_t ql = (uint64_t)m->q_lora_rank,
+                   qk = (uint64_t)m->qk_nope_dim + (uint64_t)m->qk_rope_dim;
+    const int mla = m->attn == HLX_ATTN_MLA, dense = m->dense_layers;
+    hlx_moe_layout_t ml;
+    uint64_t moe, cc, sc, ec;
+
+    memset(&ml, 0, sizeof(ml));
+    if (m->experts > 0)
+        hlx_moe_layout_init(m, L->n, eng->cfg.ep, L->rank, &ml);
+    moe = m->experts > 0 ? (uint64_t)(m->layers - dense) : 0;
+    cc = (uint64_t)ml.col_count, sc = (uint64_t)ml.shared_count;
+    ec = moe * (uint64_t)ml.expert_count; /* < 2^31 x 2^31 */
+    /* K, N, how many of them */
+    const uint64_t mat[][3] = {
+        { H, mla ? 0 : (uint64_t)eng->qkv_cols, (uint64_t)m->layers },
+        { (uint64_t)L->q_slice * (uint64_t)m->v_head_dim, H, (uint64_t)m->layers },
+        { H, 2 * Fc, (uint64_t)dense },
+        { Fc, H, (uint64_t)dense },
+        { H, (uint64_t)L->vocab_count, 1 },
+        { H, mla ? ql : 0, (uint64_t)m->layers },
+        { ql > 0 ? ql : H, mla ? (uint64_t)m->q_heads * qk : 0, (uint64_t)m->layers },
+        { H, mla ? (uint64_t)m->kv_lora_rank + (uint64_t)m->qk_rope_dim : 0,
+          (uint64_t)m->layers },
+        { H, 2 * cc, ec }, { cc, H, ec }, /* each routed expert's slice, */
+        { H, 2 * sc, moe }, { sc, H, moe }, /* the shared experts' */
+    };
+    uint64_t big = 0, add = 0, p, pad;
+    size_t i;
+
+    for (i = 0; i < sizeof(mat) / sizeof(mat[0]); i++) {
+        if (mat[i][2] == 0 || mat[i][1] == 0 ||
+            (p = hlx_backend_wprep_bytes(&eng->be, eng->w_dtype, mat[i][0], mat[i][1])) == 0)
+            continue;
+        if (p == UINT64_MAX)
+            return 0;
+        big = p > big ? p : big;
+        /* the padding: p less the row-major bytes, per matrix */
+        pad = p - mat[i][0] * mat[i][1] * (uint64_t)eng->w_esize;
+        if (!hlx_mul(&pad, mat[i][2]) || !hlx_add(&add, pad))
+            return 0;
+    }
+    return hlx_add(&add, big) && hlx_add(w, add);
+}
+
 /* Bytes this rank needs (weights, KV shard, buffers); HLX_ERR_INVALID with the sizes when
  * a product overflows 64 bits. */
 static hlx_status_t hlx_engine_bytes(hlx_engine_t *eng, uint64_t *need_p, char *err,
@@ -797,6 +850,7 @@ static hlx_status_t hlx_engine_bytes(hlx_engine_t *eng, uint64_t *need_p, char *
     }
     t = H * eng->w_esize;
     ok = ok && hlx_mul(&t, (uint64_t)L->vocab_count) && hlx_add(&w, t);
+    ok = ok && hlx_engine_wprep_extra(eng, &w);
     /* step buffers: the largest are B x (qkv_cols, 2 ffn_count, vocab_pad x N) floats */
     t = (uint64_t)eng->qkv_cols + 2 * (uint64_t)L->ffn_count + 6 * H +
         (uint64_t)L->vocab_pad * (uint64_t)(L->n + 1) +

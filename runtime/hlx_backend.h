@@ -193,6 +193,11 @@ hlx_status_t hlx_backend_set_threads(hlx_backend_t *be, int threads);
 /* Points every NULL entry of ops at a stub returning HLX_ERR_UNSUPPORTED (memory free and
  * queue destroy: no-ops). hlx_backend_init applies it to the chosen backend's table. */
 void         hlx_backend_fill_stubs(hlx_backend_ops_t *ops);
+/* Bytes weights_prepare allocates for a K x N matrix of type t beside the original, which
+ * it frees once the prepared copy is made (host with strips: K x N rounded up to 16 columns;
+ * 0 where it keeps W in place). For the engine's count of what a rank needs. */
+uint64_t     hlx_backend_wprep_bytes(const hlx_backend_t *be, hlx_dtype_t t, uint64_t K,
+                                     uint64_t N);
 /* Names of the compiled backends. */
 size_t       hlx_backend_list(const char **names, size_t max);
 

@@ -208,10 +208,20 @@ static void test_weights_prepare(void **state)
     assert_int_equal(be.ops->weights_prepare(&be, &p, &t, K, N), HLX_OK);
     assert_ptr_equal(p, w0);
     assert_int_equal(t, HLX_DTYPE_F32);
+    /* nothing allocated beside W, so nothing for the engine's count */
+    assert_true(hlx_backend_wprep_bytes(&be, HLX_DTYPE_F32, K, N) == 0);
     be.ops->mem_free(&be, p, 0);
     hlx_backend_fini(&be);
     if (hlx_backend_init(NULL, "avx512", HLX_DTYPE_BF16, &be) != HLX_OK || !be.k.w_s16)
         return; /* this CPU (or HELIX_W_STRIPS=0) keeps row-major weights */
+    /* what the engine counts: the strips' bytes (columns rounded up to 16), none for types
+     * the host does not pack or an empty matrix, saturated past 2^64 */
+    assert_true(hlx_backend_wprep_bytes(&be, HLX_DTYPE_F32, K, N) == (uint64_t)K * 32 * 4);
+    assert_true(hlx_backend_wprep_bytes(&be, HLX_DTYPE_BF16, 7, 16) == 7 * 16 * 2);
+    assert_true(hlx_backend_wprep_bytes(&be, HLX_DTYPE_FP8, K, N) == 0);
+    assert_true(hlx_backend_wprep_bytes(&be, HLX_DTYPE_F32, 0, N) == 0);
+    assert_true(hlx_backend_wprep_bytes(&be, HLX_DTYPE_F32, (uint64_t)1 << 40,
+                                        (uint64_t)1 << 40) == UINT64_MAX);
     assert_int_equal(be.ops->mem_alloc(&be, sizeof(float) * K * N, 0, &p), HLX_OK);
     for (w = p, k = 0; k < K; k++)
         for (n = 0; n < N; n++)
