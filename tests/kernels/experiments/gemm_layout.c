@@ -47,6 +47,14 @@ static inline __m512 w16(const uint16_t *w)
 
 static float xk[8192 * 8] __attribute__((aligned(64)));
 
+/* terms [k0, k0 + kc) of MR rows of x (K terms a row) into xk as [k][8] */
+static inline void pack_x(int MR, int K, int k0, int kc, const float *x)
+{
+    for (int ki = 0; ki < kc; ki++)
+        for (int m = 0; m < MR; m++)
+            xk[ki * 8 + m] = x[(size_t)m * K + k0 + ki];
+}
+
 #define YIN(MR, y, N, n, first, a0, a1)                                              \
     for (int m = 0; m < MR; m++) {                                                    \
         a0[m] = first ? _mm512_setzero_ps() : _mm512_loadu_ps(y + (size_t)m * N + n); \
@@ -68,9 +76,7 @@ static inline __attribute__((always_inline)) void
 rows(const int MR, int KB, int PF, int N, int K, const float *x, const uint16_t *w, float *y)
 {
     for (int k0 = 0; k0 < K; k0 += KB) {
-        for (int ki = 0; ki < KB; ki++)
-            for (int m = 0; m < MR; m++)
-                xk[ki * 8 + m] = x[(size_t)m * K + k0 + ki];
+        pack_x(MR, K, k0, KB, x);
         for (int n = 0; n < N; n += 32) {
             __m512 a0[8], a1[8];
             int pn = n + PF, dk = 0;
@@ -96,9 +102,7 @@ strips(const int MR, int kind, int KC, int N, int K, const float *x, const uint1
     if (kind != 2)
         KC = K;
     for (int k0 = 0; k0 < K; k0 += KC) {
-        for (int ki = 0; ki < KC; ki++)
-            for (int m = 0; m < MR; m++)
-                xk[ki * 8 + m] = x[(size_t)m * K + k0 + ki];
+        pack_x(MR, K, k0, KC, x);
         for (int s = 0; s < N / 32; s++) {
             const int n = s * 32;
             const uint16_t *wb = kind == 2 ? w + (size_t)k0 * N + (size_t)s * KC * 32
@@ -118,9 +122,7 @@ strips(const int MR, int kind, int KC, int N, int K, const float *x, const uint1
 static inline __attribute__((always_inline)) void
 strips_ss(const int MR, const int SS, int N, int K, const float *x, const uint16_t *w, float *y)
 {
-    for (int ki = 0; ki < K; ki++)
-        for (int m = 0; m < MR; m++)
-            xk[ki * 8 + m] = x[(size_t)m * K + ki];
+    pack_x(MR, K, 0, K, x);
     for (int s = 0; s + SS <= N / 32; s += SS) {
         __m512 a0[8], a1[8];
         for (int j = 0; j < MR * SS; j++)
@@ -147,9 +149,7 @@ static inline __m512 w16h(const uint16_t *w) /* 16 bf16 */
 static inline __attribute__((always_inline)) void
 s16(const int MR, const int SS, int N, int K, const float *x, const uint16_t *w, float *y)
 {
-    for (int ki = 0; ki < K; ki++)
-        for (int m = 0; m < MR; m++)
-            xk[ki * 8 + m] = x[(size_t)m * K + ki];
+    pack_x(MR, K, 0, K, x);
     for (int s = 0; s + SS <= N / 16; s += SS) {
         __m512 a[24];
         for (int j = 0; j < MR * SS; j++)
