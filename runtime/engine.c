@@ -143,15 +143,16 @@ hlx_status_t hlx_engine_wprep(hlx_engine_t *eng, void **w_p, int K, int N)
     return HLX_OK;
 }
 
-/* Token slot t's d values (row) into the stage in the layout's runs of c elements: run r
- * of the row at i0 + r b c (hlx_kv_at), its elements consecutive. The stores' type is
- * chosen once per run, not per element (a 3B model's 32K context took 12 s here). */
+/* Token slot t's d values (row) into the stage a run of the layout at a time
+ * (hlx_kv_run: c consecutive elements; the runs of one token equally far apart). The
+ * stores' type is chosen once per run, not per element (a 3B model's 32K context took 12 s
+ * here). */
 static void hlx_stage_row(void *stage, hlx_dtype_t dt, int blk, int run, int d, size_t t,
                           const float *row)
 {
-    const size_t i0 = hlx_kv_index(blk, run, d, t, 0);
-    const int c = blk <= 1 || run <= 1 ? (blk <= 1 ? d : 1) : d % run ? d : run;
-    const size_t step = blk <= 1 ? 0 : (size_t)blk * (size_t)c;
+    const int c = hlx_kv_run(blk, run, d);
+    const size_t i0 = hlx_kv_index(blk, run, d, t, 0),
+                 step = c < d ? hlx_kv_index(blk, run, d, t, c) - i0 : 0;
     int e0, k;
 
     for (e0 = 0; e0 < d; e0 += c) {

@@ -89,13 +89,8 @@ void hlx_synth_weight_run(const hlx_model_t *m, uint64_t key, hlx_tensor_t t, ui
     hlx_synth_affine(m, t, &a, &b);
     if (dt == HLX_DTYPE_BF16)
         HLX_SYNTH_RUN(uint16_t, hlx_f32_to_bf16);
-    else if (dt == HLX_DTYPE_F32)
-        HLX_SYNTH_RUN(float, HLX_SYNTH_ID);
     else
-        for (j = 0; j < n; j++)
-            hlx_dtype_store(dst, dt, (size_t)j,
-                            hlx_round_dtype(a + b * hlx_synth_u(key, i0 + (uint64_t)j),
-                                            m->weight_dtype));
+        HLX_SYNTH_RUN(float, HLX_SYNTH_ID);
 }
 
 #if defined(__x86_64__) && defined(__GNUC__) && !defined(__clang__)
@@ -104,7 +99,7 @@ __attribute__((target_clones("arch=x86-64-v4", "default"), optimize("O3")))
 void hlx_synth_ctx_row(uint64_t key, int b, int K, int g, int64_t p, int d, int is_key,
                        float *row)
 {
-    const uint64_t i0 = (((uint64_t)(b * K + g) << 40) | (uint64_t)p) * (uint64_t)d;
+    const uint64_t i0 = hlx_synth_ctx_index(b, K, g, p, d);
     const float sc = is_key ? HLX_SYNTH_KEY_SCALE : 1.0f;
     int e;
 

@@ -49,7 +49,8 @@ void hlx_rope_plain_freqs(double theta, int rot_dim, double *inv_freq);
  *   hardware prefetchers follow, instead of B rows' pieces a row apart). A C that does not
  *   divide d means C = d (rows inside the block, which is rows overall).
  * The variant chosen at init sets both (hlx_kernels_t.kv_layout); the runtime allocates,
- * fills, appends and reads back KV only through hlx_kv_elems and hlx_kv_index. */
+ * fills, appends and reads back KV only through hlx_kv_elems, hlx_kv_index and
+ * hlx_kv_run. */
 typedef struct hlx_kv_layout {
     int k_block, v_block; /* tokens per block; <= 1: rows */
     int k_chunk, v_chunk; /* elements of a token kept together inside a block; <= 1: one */
@@ -62,11 +63,18 @@ static inline size_t hlx_kv_elems(int block, int d, size_t cap)
     return (cap + b - 1) / b * b * (size_t)d;
 }
 
+/* Elements of a token that lie consecutively in the shard (a run; d elements for rows): a
+ * token's elements [r c, r c + c) are one run, at hlx_kv_index(.., t, r c) onwards. */
+static inline int hlx_kv_run(int block, int chunk, int d)
+{
+    return block <= 1 ? d : chunk <= 1 ? 1 : d % chunk ? d : chunk;
+}
+
 /* Index of element e < d of token t in a shard whose token rows are `stride` elements
  * apart (>= d; a block of B tokens is B x stride elements). */
 static inline size_t hlx_kv_at(int block, int chunk, size_t stride, int d, size_t t, int e)
 {
-    size_t b = (size_t)block, c = chunk <= 1 ? 1 : d % chunk ? (size_t)d : (size_t)chunk;
+    size_t b = (size_t)block, c = (size_t)hlx_kv_run(block, chunk, d);
 
     if (block <= 1)
         return t * stride + (size_t)e;

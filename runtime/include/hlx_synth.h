@@ -62,7 +62,8 @@ float hlx_synth_weight(const hlx_model_t *m, uint64_t key, hlx_tensor_t t, int64
  * (before the rounding to the model's weight dtype). */
 void hlx_synth_affine(const hlx_model_t *m, hlx_tensor_t t, float *a, float *b);
 /* Elements i0 .. i0 + n - 1 (flat: row * cols + col) of weight tensor t, as
- * hlx_synth_weight gives them, stored into dst as dt. */
+ * hlx_synth_weight gives them, stored into dst as dt (f32 or bf16, as hlx_wsrc_read
+ * takes). */
 void hlx_synth_weight_run(const hlx_model_t *m, uint64_t key, hlx_tensor_t t, uint64_t i0,
                           int64_t n, void *dst, hlx_dtype_t dt);
 /* Value rounded through dtype (f32: unchanged; bf16: round to nearest even). */
@@ -72,13 +73,20 @@ float hlx_round_dtype(float v, hlx_dtype_t t);
  * stream, and a wrong merge or a lost shard shows up in --check. */
 #define HLX_SYNTH_KEY_SCALE 6.0f
 
+/* Hash index of element 0 of the prior-context row of request b, global KV head g (of K),
+ * position p, d elements a row (element e: this + e). */
+static inline uint64_t hlx_synth_ctx_index(int b, int K, int g, int64_t p, int d)
+{
+    uint64_t stream = (uint64_t)(b * K + g) << 40;
+    return (stream | (uint64_t)p) * (uint64_t)d;
+}
+
 /* Element e (of d) of the prior-context key (is_key) or value of request b, global KV head
  * g (of K), position p. Not rounded. */
 static inline float hlx_synth_ctx(uint64_t key, int b, int K, int g, int64_t p, int e, int d,
                                   int is_key)
 {
-    uint64_t stream = (uint64_t)(b * K + g) << 40;
-    float u = hlx_synth_u(key, (stream | (uint64_t)p) * (uint64_t)d + (uint64_t)e);
+    float u = hlx_synth_u(key, hlx_synth_ctx_index(b, K, g, p, d) + (uint64_t)e);
     return is_key ? u * HLX_SYNTH_KEY_SCALE : u;
 }
 
