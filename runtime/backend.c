@@ -125,10 +125,9 @@ static hlx_status_t host_alloc(hlx_backend_t *be, size_t bytes, int huge, void *
     (void)be;
     if (bytes == 0)
         bytes = 1;
-    if (huge) {
+    if (huge || bytes >= HLX_HOST_HUGE_MIN) {
         p = hlx_kernels_alloc_huge(bytes);
-    } else if (bytes >= HLX_HOST_HUGE_MIN) {
-        if ((p = hlx_kernels_alloc_huge(bytes)) != NULL)
+        if (p != NULL && !huge)
             memset(p, 0, bytes);
     } else if (bytes <= SIZE_MAX - 63) {
         bytes = (bytes + 63) & ~(size_t)63;
@@ -257,13 +256,18 @@ static hlx_status_t host_gemm(hlx_backend_t *be, hlx_be_queue_t *q, int M, int N
 /* Strips of 16 columns where the kernels read them fast (hlx_kernels_t.w_s16): one
  * sequential stream per strip instead of one per row of W, which a decode batch's few rows
  * read from DRAM 1.1-1.9x faster (docs/kernels.md, "Weights in strips"). */
+static int host_packs(const hlx_backend_t *be, hlx_dtype_t t)
+{
+    return be->k.w_s16 && (t == HLX_DTYPE_F32 || t == HLX_DTYPE_BF16);
+}
+
 static hlx_status_t host_wprep(hlx_backend_t *be, void **w_p, hlx_dtype_t *t_p, int K, int N)
 {
     size_t bytes;
     void *ws = NULL;
     hlx_status_t st;
 
-    if (!be->k.w_s16 || (*t_p != HLX_DTYPE_F32 && *t_p != HLX_DTYPE_BF16) || K < 0 || N < 0)
+    if (!host_packs(be, *t_p) || K < 0 || N < 0)
         return HLX_OK;
     if (K == 0 || N == 0) { /* no element: the same buffer is that matrix in strips */
         *t_p = hlx_w_s16_of(*t_p);
@@ -537,18 +541,16 @@ static const hlx_backend_ops_t hlx_backend_host = {
     .scatter_add = host_scatter, .argmax = host_argmax,
 };
 
-uint64_t hlx_backend_wprep_bytes(const hlx_backend_t *be, hlx_dtype_t t, uint64_t K,
-                                 uint64_t N)
+uint64_t hlx_backend_wprep_bytes(const hlx_backend_t *be, hlx_dtype_t t, int K, int N)
 {
-    uint64_t n16 = (N + 15) / 16 * 16;
+    size_t n;
 
-    /* host_wprep's conditions; a product past 2^64 saturates (the caller refuses it) */
-    if (be->ops == NULL || be->ops->weights_prepare != host_wprep || !be->k.w_s16 ||
-        (t != HLX_DTYPE_F32 && t != HLX_DTYPE_BF16) || K == 0 || N == 0)
+    /* where host_wprep allocates the strips; past SIZE_MAX saturated (the caller refuses) */
+    if (be->ops == NULL || be->ops->weights_prepare != host_wprep || !host_packs(be, t) ||
+        K <= 0 || N <= 0)
         return 0;
-    if (n16 < N || n16 > UINT64_MAX / K / (uint64_t)hlx_dtype_bytes(t))
-        return UINT64_MAX;
-    return K * n16 * (uint64_t)hlx_dtype_bytes(t);
+    n = hlx_kernels_w_s16_bytes(t, K, N);
+    return n ? (uint64_t)n : UINT64_MAX;
 }
 
 /* Backends compiled in, chosen once at init. */

@@ -16,6 +16,7 @@
 
 #include <helix/jobplace.h>
 
+#include <limits.h>
 #include <math.h>
 #include <stdarg.h>
 #include <stdio.h>
@@ -776,8 +777,12 @@ static int hlx_engine_wprep_extra(const hlx_engine_t *eng, uint64_t *w)
     size_t i;
 
     for (i = 0; i < sizeof(mat) / sizeof(mat[0]); i++) {
-        if (mat[i][2] == 0 || mat[i][1] == 0 ||
-            (p = hlx_backend_wprep_bytes(&eng->be, eng->w_dtype, mat[i][0], mat[i][1])) == 0)
+        if (mat[i][2] == 0 || mat[i][1] == 0)
+            continue;
+        if (mat[i][0] > INT_MAX || mat[i][1] > INT_MAX) /* the engine's matrices are int */
+            return 0;
+        p = hlx_backend_wprep_bytes(&eng->be, eng->w_dtype, (int)mat[i][0], (int)mat[i][1]);
+        if (p == 0)
             continue;
         if (p == UINT64_MAX)
             return 0;

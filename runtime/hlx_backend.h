@@ -195,9 +195,9 @@ hlx_status_t hlx_backend_set_threads(hlx_backend_t *be, int threads);
 void         hlx_backend_fill_stubs(hlx_backend_ops_t *ops);
 /* Bytes weights_prepare allocates for a K x N matrix of type t beside the original, which
  * it frees once the prepared copy is made (host with strips: K x N rounded up to 16 columns;
- * 0 where it keeps W in place). For the engine's count of what a rank needs. */
-uint64_t     hlx_backend_wprep_bytes(const hlx_backend_t *be, hlx_dtype_t t, uint64_t K,
-                                     uint64_t N);
+ * 0 where it keeps W in place; UINT64_MAX past SIZE_MAX). For the engine's count of what a
+ * rank needs. */
+uint64_t     hlx_backend_wprep_bytes(const hlx_backend_t *be, hlx_dtype_t t, int K, int N);
 /* Names of the compiled backends. */
 size_t       hlx_backend_list(const char **names, size_t max);
 

@@ -7,6 +7,7 @@
 #include <stdarg.h>
 #include <stddef.h>
 #include <cmocka.h>
+#include <limits.h>
 #include <math.h>
 #include <stdlib.h>
 #include <string.h>
@@ -215,13 +216,15 @@ static void test_weights_prepare(void **state)
     if (hlx_backend_init(NULL, "avx512", HLX_DTYPE_BF16, &be) != HLX_OK || !be.k.w_s16)
         return; /* this CPU (or HELIX_W_STRIPS=0) keeps row-major weights */
     /* what the engine counts: the strips' bytes (columns rounded up to 16), none for types
-     * the host does not pack or an empty matrix, saturated past 2^64 */
+     * the host does not pack or an empty matrix, saturated past SIZE_MAX (32-bit hosts) */
     assert_true(hlx_backend_wprep_bytes(&be, HLX_DTYPE_F32, K, N) == (uint64_t)K * 32 * 4);
     assert_true(hlx_backend_wprep_bytes(&be, HLX_DTYPE_BF16, 7, 16) == 7 * 16 * 2);
     assert_true(hlx_backend_wprep_bytes(&be, HLX_DTYPE_FP8, K, N) == 0);
     assert_true(hlx_backend_wprep_bytes(&be, HLX_DTYPE_F32, 0, N) == 0);
-    assert_true(hlx_backend_wprep_bytes(&be, HLX_DTYPE_F32, (uint64_t)1 << 40,
-                                        (uint64_t)1 << 40) == UINT64_MAX);
+    /* the largest int matrix: 2^31 - 1 rows of 2^31 columns after the padding, no wrap */
+    assert_true(hlx_backend_wprep_bytes(&be, HLX_DTYPE_F32, INT_MAX, INT_MAX) ==
+                (SIZE_MAX > UINT32_MAX ? (uint64_t)INT_MAX * ((uint64_t)1 << 31) * 4
+                                       : UINT64_MAX));
     assert_int_equal(be.ops->mem_alloc(&be, sizeof(float) * K * N, 0, &p), HLX_OK);
     for (w = p, k = 0; k < K; k++)
         for (n = 0; n < N; n++)
