@@ -126,6 +126,31 @@ void hlx_be_free(hlx_engine_t *eng, void *p)
         eng->be.ops->mem_free(&eng->be, p, 0);
 }
 
+hlx_status_t hlx_engine_embed_row(hlx_engine_t *eng, int64_t tok, float *dst)
+{
+    const size_t H = (size_t)eng->m.hidden;
+    const float s = eng->m.embed_scale ? (float)hlx_model_embed_scale(&eng->m) : 1.0f;
+    float *row = eng->embed_row;
+    size_t i;
+
+    if (tok < 0 || tok >= eng->m.vocab)
+        return HLX_ERR_INVALID;
+    if (eng->w_dtype == HLX_DTYPE_BF16) {
+        const uint16_t *e = (const uint16_t *)eng->embed + (size_t)tok * H;
+        for (i = 0; i < H; i++) {
+            uint32_t u = (uint32_t)e[i] << 16;
+            memcpy(&row[i], &u, sizeof(u));
+        }
+    } else {
+        memcpy(row, (const float *)eng->embed + (size_t)tok * H, sizeof(float) * H);
+    }
+    if (eng->m.embed_scale)
+        for (i = 0; i < H; i++)
+            row[i] *= s;
+    /* copy_to's source may be reused on return (hlx_backend.h) */
+    return eng->be.ops->copy_to(&eng->be, eng->q, dst, row, sizeof(float) * H);
+}
+
 hlx_status_t hlx_engine_wprep(hlx_engine_t *eng, void **w_p, int K, int N)
 {
     hlx_dtype_t t = eng->w_dtype;
@@ -381,7 +406,8 @@ static hlx_status_t hlx_engine_build(hlx_engine_t *eng)
     if (m->attn == HLX_ATTN_MLA && (st = hlx_mla_create(eng)) != HLX_OK)
         return st;
     eng->kv_len     = hlx_layout_kv_count(L, L->kvp_rank, eng->cfg.context);
-    eng->embed      = malloc(sizeof(float) * (size_t)(V * H));
+    eng->embed      = hlx_kernels_alloc_huge(eng->w_esize * (size_t)(V * H));
+    eng->embed_row  = malloc(sizeof(float) * (size_t)H);
     eng->final_norm = hlx_be_zalloc(eng, (size_t)H, sizeof(float));
     eng->lmhead     = hlx_be_zalloc(eng, (size_t)(H * L->vocab_count), eng->w_esize);
     /* RoPE's frequencies with the model's scaling (helix/model.h), once, in backend
@@ -391,7 +417,7 @@ static hlx_status_t hlx_engine_build(hlx_engine_t *eng)
      * computes those once for every head, row and layer (hlx_schedule_step) */
     eng->rope_freq_h = malloc(sizeof(double) * (size_t)(m->rope_dim / 2 + 1));
     eng->rope_cs     = malloc(sizeof(float) * (size_t)(m->rope_dim + 2));
-    if (!eng->embed || !eng->final_norm || !eng->lmhead || !eng->rope_freq ||
+    if (!eng->embed || !eng->embed_row || !eng->final_norm || !eng->lmhead || !eng->rope_freq ||
         !eng->rope_freq_h || !eng->rope_cs)
         return HLX_ERR_NOMEM;
     {
@@ -431,13 +457,9 @@ static hlx_status_t hlx_engine_build(hlx_engine_t *eng)
             eng->rope_rows_seq[b] = -1;
         }
     }
-    HLX_WREAD_G(HLX_HFW_EMBED, 0, V, 0, H, eng->embed, HLX_DTYPE_F32, H);
-    if (m->embed_scale) { /* Gemma: sqrt(H) in the weights' dtype */
-        const float s = (float)hlx_model_embed_scale(m);
-        size_t i;
-        for (i = 0; i < (size_t)V * (size_t)H; i++)
-            eng->embed[i] *= s;
-    }
+    /* the embedding in w_dtype; Gemma's sqrt(H) is applied to each row read (the same f32
+     * product as scaling the table once) */
+    HLX_WREAD_G(HLX_HFW_EMBED, 0, V, 0, H, eng->embed, eng->w_dtype, H);
     HLX_WREAD_G(HLX_HFW_FINAL_NORM, 0, 1, 0, H, eng->final_norm, HLX_DTYPE_F32, H);
     HLX_WREAD_G(HLX_HFW_LMHEAD, 0, H, L->vocab_first, L->vocab_count, eng->lmhead, eng->w_dtype,
                 L->vocab_count);
@@ -836,7 +858,7 @@ static hlx_status_t hlx_engine_bytes(hlx_engine_t *eng, uint64_t *need_p, char *
                                (long long)eng->cap, eng->kv_dk, eng->kv_dv, eng->kv_esize,
                                m->layers - nwin);
     /* weights per layer: H x qkv_cols, q_slice dv x H, 3 H x ffn_count; replicated:
-     * V x H embeddings (f32), H x vocab_count LM head */
+     * V x H embeddings (w_dtype), H x vocab_count LM head */
     w = H;
     ok = hlx_mul(&w, (uint64_t)eng->qkv_cols);
     t = (uint64_t)L->q_slice * dv;
@@ -846,7 +868,7 @@ static hlx_status_t hlx_engine_bytes(hlx_engine_t *eng, uint64_t *need_p, char *
     t = 3 * H;
     ok = ok && hlx_mul(&t, (uint64_t)L->ffn_count) && hlx_add(&w, t);
     ok = ok && hlx_mul(&w, eng->w_esize) && hlx_mul(&w, (uint64_t)m->layers);
-    t = (uint64_t)m->vocab * 4;
+    t = (uint64_t)m->vocab * eng->w_esize;
     ok = ok && hlx_mul(&t, H) && hlx_add(&w, t);
     if (m->experts > 0) { /* this rank's MoE slices */
         hlx_moe_layout_t ml;
@@ -1373,7 +1395,8 @@ void hlx_engine_destroy(hlx_engine_t *eng)
     hlx_moe_destroy(eng);
     hlx_mla_destroy(eng);
     hlx_wsrc_fini(&eng->ws);
-    free(eng->embed);
+    hlx_kernels_free_huge(eng->embed);
+    free(eng->embed_row);
     free(eng->rope_freq_h);
     free(eng->rope_cs);
     free(eng->rope_rows); free(eng->rope_rows_freq_h); free(eng->rope_rows_cs);

@@ -84,7 +84,8 @@ typedef struct hlx_backend_ops {
     hlx_status_t (*pinned_alloc)(hlx_backend_t *be, size_t bytes, void **p_p);
     void         (*pinned_free)(hlx_backend_t *be, void *p);
     hlx_status_t (*copy_to)(hlx_backend_t *be, hlx_be_queue_t *q, void *dst, const void *src,
-                            size_t bytes);   /* host -> backend (or backend -> backend) */
+                            size_t bytes);   /* host -> backend (or backend -> backend);
+                                              * the source may be reused on return */
     hlx_status_t (*copy_from)(hlx_backend_t *be, hlx_be_queue_t *q, void *dst,
                               const void *src, size_t bytes); /* backend -> host */
     /* dst[r][0..n) = src[r][0..n) for rows rows of floats, row r at dst + r * ldd and

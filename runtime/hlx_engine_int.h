@@ -109,7 +109,11 @@ struct hlx_engine {
     hlx_wsrc_t       ws;     /* where the weights come from (synthetic or a checkpoint) */
     hlx_layer_w_t   *layers;
     hlx_moe_t       *moe;                /* MoE layers' weights and buffers (moe.c) */
-    float           *embed, *final_norm; /* replicated */
+    /* replicated: the V x H embedding in w_dtype (w_esize bytes an element; rows are read
+     * B at a time, so bf16 halves the largest replicated table at no cost), the norm */
+    void            *embed;
+    float           *final_norm;
+    float           *embed_row;          /* [H]: a row widened (hlx_engine_embed_row) */
     void            *lmhead;             /* [H][vocab_count] */
     /* step buffers, allocated once */
     float  *x, *hn, *qkv, *opart, *lsepart, *sendbuf, *recvbuf, *oparts, *lseparts;
@@ -224,6 +228,10 @@ hlx_status_t hlx_engine_nccl_allgather(hlx_engine_t *eng, const void *in, size_t
  * rank that would not fit in memory (need bytes). */
 hlx_status_t hlx_engine_config_agree(hlx_engine_t *eng, uint64_t need, char *err,
                                      size_t errlen);
+
+/* Token tok's embedding row into backend memory at dst (H floats): widened from w_dtype
+ * and scaled (Gemma's embed_scale) in host memory, then the backend's copy_to. */
+hlx_status_t hlx_engine_embed_row(hlx_engine_t *eng, int64_t tok, float *dst);
 
 /* ---- layer phases (phases.c): one function per phase, composed by a schedule */
 hlx_status_t hlx_phase_embed(hlx_engine_t *eng);

@@ -36,9 +36,7 @@ hlx_status_t hlx_phase_embed(hlx_engine_t *eng)
     hlx_status_t st = HLX_OK;
 
     for (b = 0; b < B && st == HLX_OK; b++)
-        st = eng->be.ops->copy_to(&eng->be, eng->q, eng->x + (size_t)b * H,
-                                  eng->embed + (size_t)eng->tokens[b] * H,
-                                  sizeof(float) * (size_t)H);
+        st = hlx_engine_embed_row(eng, eng->tokens[b], eng->x + (size_t)b * H);
     return st;
 }
 

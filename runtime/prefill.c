@@ -381,10 +381,8 @@ static hlx_status_t hlx_prefill_chunk(hlx_engine_t *eng, hlx_prefill_t *p, int p
 
     for (k = 0; k < p->nb && st == HLX_OK; k++)
         for (i = 0; i < c && st == HLX_OK; i++)
-            st = eng->be.ops->copy_to(&eng->be, eng->q, p->x + ((size_t)k * c + i) * H,
-                                      eng->embed +
-                                          (size_t)hlx_prefill_token(cfg, p->rq[k], p0 + i) * H,
-                                      sizeof(float) * (size_t)H);
+            st = hlx_engine_embed_row(eng, hlx_prefill_token(cfg, p->rq[k], p0 + i),
+                                      p->x + ((size_t)k * c + i) * H);
     for (l = 0; l < eng->m.layers && st == HLX_OK; l++) {
         st = eng->mla != NULL
                  ? hlx_mla_rows_qkv(eng, l, &p->mla, p->x, p->hn, p->nb, p->rq, c, pos0)
