@@ -5,6 +5,7 @@
 #include "hlx_synth.h"
 
 #include <stdio.h>
+#include <stdlib.h>
 #include <string.h>
 
 static int hlx_ends_with(const char *s, const char *suffix)
@@ -91,14 +92,21 @@ static hlx_status_t hlx_wsrc_read_synth(hlx_wsrc_t *ws, const char *name, int64_
     if (m->tie_embeddings && hlx_hf_weight_parse(name, &w, &layer) == 0 &&
         w == HLX_HFW_LMHEAD) {
         char emb[128];
-        hlx_status_t st = HLX_OK;
+        const size_t es = (size_t)hlx_dtype_bytes(dt);
+        char *row = malloc(es * (size_t)nr);
+        hlx_status_t st = row == NULL ? HLX_ERR_NOMEM : HLX_OK;
         hlx_hf_weight_name(HLX_HFW_EMBED, 0, emb, sizeof(emb));
-        /* head row r0 + r (hidden element h) is the embedding's column h over the vocab
-         * share: embedding rows [c0, c0 + nc), one column, into dst's row r */
-        for (r = 0; r < nr && st == HLX_OK; r++)
-            st = hlx_wsrc_read_synth(ws, emb, m->vocab, m->hidden, c0, nc, r0 + r, 1,
-                                     (char *)dst + (size_t)(r * ld) * (size_t)hlx_dtype_bytes(dt),
-                                     dt, 1);
+        /* head column c0 + c (vocabulary entry) is the embedding's row c0 + c: its hidden
+         * elements [r0, r0 + nr) read as one run, then into dst's column c */
+        for (c = 0; c < nc && st == HLX_OK; c++) {
+            st = hlx_wsrc_read_synth(ws, emb, m->vocab, m->hidden, c0 + c, 1, r0, nr, row, dt,
+                                     nr);
+            for (r = 0; r < nr && st == HLX_OK && es == 4; r++)
+                ((float *)dst)[r * ld + c] = ((const float *)row)[r];
+            for (r = 0; r < nr && st == HLX_OK && es == 2; r++)
+                ((uint16_t *)dst)[r * ld + c] = ((const uint16_t *)row)[r];
+        }
+        free(row);
         return st;
     }
     if (ws->cfg.family == HLX_HF_DENSE && hlx_hf_weight_parse(name, &w, &layer) == 0) {
