@@ -223,23 +223,32 @@ size_t hlx_kernels_w_s16_bytes(hlx_dtype_t t, int K, int N)
     return n;
 }
 
-void hlx_kernels_w_s16_pack(hlx_dtype_t t, int K, int N, const void *src, void *dst)
+void hlx_kernels_w_s16_pack_cols(hlx_dtype_t t, int K, int N, int n0, int n1, const void *src,
+                                 size_t ld, void *dst)
 {
     const size_t es = t == HLX_DTYPE_F32 ? 4 : t == HLX_DTYPE_BF16 ? 2 : 0;
-    const size_t strips = N > 0 ? ((size_t)N + 15) / 16 : 0;
-    size_t s;
+    size_t s, s1;
     int k;
 
-    if (es == 0) /* f32 and bf16 only (hlx_kernels_w_s16_bytes gives 0 for the rest) */
+    /* f32 and bf16 only (hlx_kernels_w_s16_bytes gives 0 for the rest); whole strips */
+    if (es == 0 || n0 < 0 || n0 % 16 != 0 || n1 > N || n1 <= n0 || (n1 < N && n1 % 16 != 0) ||
+        ld < (size_t)(n1 - n0))
         return;
-    for (s = 0; s < strips; s++) { /* strip by strip: dst is written in order */
-        const size_t c = (size_t)N - s * 16 < 16 ? (size_t)N - s * 16 : 16;
+    s1 = ((size_t)n1 + 15) / 16;
+    for (s = (size_t)n0 / 16; s < s1; s++) { /* strip by strip: dst is written in order */
+        const size_t c = (size_t)n1 - s * 16 < 16 ? (size_t)n1 - s * 16 : 16;
+        const char *from = (const char *)src + (s * 16 - (size_t)n0) * es;
         for (k = 0; k < K; k++) {
             char *d = (char *)dst + ((s * (size_t)K + (size_t)k) * 16) * es;
-            memcpy(d, (const char *)src + ((size_t)k * (size_t)N + s * 16) * es, c * es);
+            memcpy(d, from + (size_t)k * ld * es, c * es);
             memset(d + c * es, 0, (16 - c) * es);
         }
     }
+}
+
+void hlx_kernels_w_s16_pack(hlx_dtype_t t, int K, int N, const void *src, void *dst)
+{
+    hlx_kernels_w_s16_pack_cols(t, K, N, 0, N, src, (size_t)N, dst);
 }
 
 void hlx_kernels_reference(hlx_kernels_t *k)

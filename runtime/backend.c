@@ -81,8 +81,32 @@ static hlx_status_t st_scatter(hlx_backend_t *be, hlx_be_queue_t *q, float *y, c
                                const int *idx, const float *w, int r, int n)
 { (void)be; (void)q; (void)y; (void)x; (void)idx; (void)w; (void)r; (void)n;
   return HLX_ERR_UNSUPPORTED; }
-static hlx_status_t st_wprep(hlx_backend_t *be, void **w_p, hlx_dtype_t *t_p, int K, int N)
-{ (void)be; (void)w_p; (void)t_p; (void)K; (void)N; return HLX_OK; }
+static hlx_status_t st_wlayout(const hlx_backend_t *be, hlx_dtype_t *t_p, int K, int N,
+                               size_t *bytes_p)
+{
+    const size_t es = (size_t)hlx_dtype_bytes(*t_p);
+
+    (void)be;
+    *bytes_p = 0;
+    if (K < 0 || N < 0 || es == 0 || (K > 0 && (size_t)N > SIZE_MAX / es / (size_t)K))
+        return HLX_ERR_INVALID;
+    *bytes_p = (size_t)K * (size_t)N * es;
+    return HLX_OK;
+}
+static hlx_status_t st_wstore(hlx_backend_t *be, void *w, hlx_dtype_t t, int K, int N, int n0,
+                              int n1, const void *src, size_t ld)
+{
+    const size_t es = (size_t)hlx_dtype_bytes(t);
+    int k;
+
+    (void)be;
+    if (es == 0 || n0 < 0 || n1 > N || n1 < n0 || ld < (size_t)(n1 - n0))
+        return HLX_ERR_INVALID;
+    for (k = 0; k < K && n1 > n0; k++)
+        memcpy((char *)w + ((size_t)k * (size_t)N + (size_t)n0) * es,
+               (const char *)src + (size_t)k * ld * es, (size_t)(n1 - n0) * es);
+    return HLX_OK;
+}
 static hlx_status_t st_argmax(hlx_backend_t *be, hlx_be_queue_t *q, const float *lg, int n, int B,
                               int V, int pad, int *t)
 { (void)be; (void)q; (void)lg; (void)n; (void)B; (void)V; (void)pad; (void)t; return HLX_ERR_UNSUPPORTED; }
@@ -105,7 +129,8 @@ void hlx_backend_fill_stubs(hlx_backend_ops_t *o)
     HLX_STUB(merge, st_merge);         HLX_STUB(add, st_add);
     HLX_STUB(glu, st_glu);       HLX_STUB(pad_rows, st_pad);
     HLX_STUB(gather_rows, st_gather); HLX_STUB(scatter_add, st_scatter);
-    HLX_STUB(argmax, st_argmax);       HLX_STUB(weights_prepare, st_wprep);
+    HLX_STUB(argmax, st_argmax);       HLX_STUB(weights_layout, st_wlayout);
+    HLX_STUB(weights_store, st_wstore);
 #undef HLX_STUB
 }
 
@@ -261,26 +286,31 @@ static int host_packs(const hlx_backend_t *be, hlx_dtype_t t)
     return be->k.w_s16 && (t == HLX_DTYPE_F32 || t == HLX_DTYPE_BF16);
 }
 
-static hlx_status_t host_wprep(hlx_backend_t *be, void **w_p, hlx_dtype_t *t_p, int K, int N)
+static hlx_status_t host_wlayout(const hlx_backend_t *be, hlx_dtype_t *t_p, int K, int N,
+                                 size_t *bytes_p)
 {
-    size_t bytes;
-    void *ws = NULL;
-    hlx_status_t st;
-
-    if (!host_packs(be, *t_p) || K < 0 || N < 0)
-        return HLX_OK;
-    if (K == 0 || N == 0) { /* no element: the same buffer is that matrix in strips */
-        *t_p = hlx_w_s16_of(*t_p);
-        return HLX_OK;
-    }
-    if ((bytes = hlx_kernels_w_s16_bytes(*t_p, K, N)) == 0)
+    if (!host_packs(be, *t_p))
+        return st_wlayout(be, t_p, K, N, bytes_p);
+    *bytes_p = 0;
+    if (K < 0 || N < 0)
         return HLX_ERR_INVALID;
-    if ((st = be->ops->mem_alloc(be, bytes, 0, &ws)) != HLX_OK)
-        return st;
-    hlx_kernels_w_s16_pack(*t_p, K, N, *w_p, ws);
-    be->ops->mem_free(be, *w_p, 0);
-    *w_p = ws;
+    /* an empty matrix has no element: any buffer is it in strips */
+    if (K > 0 && N > 0 && (*bytes_p = hlx_kernels_w_s16_bytes(*t_p, K, N)) == 0)
+        return HLX_ERR_INVALID;
     *t_p = hlx_w_s16_of(*t_p);
+    return HLX_OK;
+}
+
+static hlx_status_t host_wstore(hlx_backend_t *be, void *w, hlx_dtype_t t, int K, int N, int n0,
+                                int n1, const void *src, size_t ld)
+{
+    if (!hlx_w_s16(t))
+        return st_wstore(be, w, t, K, N, n0, n1, src, ld);
+    if (n0 < 0 || n0 % 16 != 0 || n1 > N || n1 < n0 || (n1 < N && n1 % 16 != 0) ||
+        ld < (size_t)(n1 - n0))
+        return HLX_ERR_INVALID;
+    if (n1 > n0 && K > 0)
+        hlx_kernels_w_s16_pack_cols(hlx_w_elem(t), K, N, n0, n1, src, ld, w);
     return HLX_OK;
 }
 
@@ -533,25 +563,14 @@ static const hlx_backend_ops_t hlx_backend_host = {
     .queue_create = host_qcreate, .queue_destroy = host_qdestroy, .queue_sync = host_qsync,
     .event_record = host_evrec, .event_sync = host_evsync,
     .rmsnorm = host_rmsnorm, .rmsnorm_heads = host_rmsnorm_heads, .gemm = host_gemm,
-    .gemm_batched = host_gemm_batched, .weights_prepare = host_wprep,
+    .gemm_batched = host_gemm_batched, .weights_layout = host_wlayout,
+    .weights_store = host_wstore,
     .rope = host_rope, .kv_append = host_append,
     .attn = host_attn, .pack = host_pack, .unpack = host_unpack, .merge = host_merge,
     .add = host_add, .add_rows = host_add_rows, .glu = host_glu, .pad_rows = host_pad,
     .gather_rows = host_gather,
     .scatter_add = host_scatter, .argmax = host_argmax,
 };
-
-uint64_t hlx_backend_wprep_bytes(const hlx_backend_t *be, hlx_dtype_t t, int K, int N)
-{
-    size_t n;
-
-    /* where host_wprep allocates the strips; past SIZE_MAX saturated (the caller refuses) */
-    if (be->ops == NULL || be->ops->weights_prepare != host_wprep || !host_packs(be, t) ||
-        K <= 0 || N <= 0)
-        return 0;
-    n = hlx_kernels_w_s16_bytes(t, K, N);
-    return n ? (uint64_t)n : UINT64_MAX;
-}
 
 /* Backends compiled in, chosen once at init. */
 static const hlx_backend_ops_t *const hlx_backends[] = {

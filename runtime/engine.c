@@ -151,22 +151,108 @@ hlx_status_t hlx_engine_embed_row(hlx_engine_t *eng, int64_t tok, float *dst)
     return eng->be.ops->copy_to(&eng->be, eng->q, dst, row, sizeof(float) * H);
 }
 
-hlx_status_t hlx_engine_wprep(hlx_engine_t *eng, void **w_p, int K, int N)
+hlx_wpart_t hlx_wpart_hf(const hlx_model_t *m, hlx_hf_weight_t w, int l, int64_t r0, int64_t c0,
+                         int64_t nc, int64_t at)
 {
-    hlx_dtype_t t = eng->w_dtype;
-    hlx_status_t st = eng->be.ops->weights_prepare(&eng->be, w_p, &t, K, N);
+    hlx_wpart_t p = { .r0 = r0, .c0 = c0, .nc = nc, .at = at };
 
-    if (st != HLX_OK)
+    hlx_hf_weight_name(w, l, p.name, sizeof(p.name));
+    hlx_hf_weight_shape(m, w, &p.rows, &p.cols);
+    return p;
+}
+
+/* about this much scratch per group of columns: a few hundred columns of a model's K rows,
+ * so that a read is a long run of a row (synthetic) or whole rows of the checkpoint's
+ * [out][in] tensor (transposed reads) */
+#define HLX_WLOAD_SCRATCH ((size_t)2 << 20)
+
+/* Columns per group: a multiple of 16 (whole strips), at least 16. */
+static int hlx_wload_group(int K, int N, size_t es)
+{
+    size_t g = HLX_WLOAD_SCRATCH / ((size_t)(K > 0 ? K : 1) * es * 16) * 16;
+
+    g = g < 16 ? 16 : g;
+    return g >= (size_t)N ? N : (int)g;
+}
+
+size_t hlx_engine_wload_scratch(int K, int N, size_t es)
+{
+    if (K <= 0 || N <= 0 || es == 0)
+        return 0;
+    return (size_t)K * (size_t)hlx_wload_group(K, N, es) * es;
+}
+
+hlx_status_t hlx_engine_wload(hlx_engine_t *eng, void **w_p, int K, int N,
+                              const hlx_wpart_t *parts, int nparts)
+{
+    const size_t es = eng->w_esize;
+    hlx_dtype_t t = eng->w_dtype, dt = eng->w_dtype;
+    size_t bytes = 0, ld;
+    char *scratch = NULL;
+    void *w = NULL;
+    int i, n0, n1, G;
+    hlx_status_t st;
+
+    *w_p = NULL;
+    for (i = 0, n0 = 0; i < nparts; i++) { /* the parts tile the N columns */
+        for (n1 = 0; n1 < i; n1++)
+            if (parts[n1].at < parts[i].at + parts[i].nc && parts[i].at < parts[n1].at + parts[n1].nc)
+                break;
+        if (n1 < i || parts[i].at < 0 || parts[i].nc < 0 || parts[i].at + parts[i].nc > N)
+            break;
+        n0 += (int)parts[i].nc;
+    }
+    if (i < nparts || n0 != N || K < 0) {
+        snprintf(eng->errmsg, sizeof(eng->errmsg), "a %d x %d projection: its %d source "
+                 "block(s) do not tile its columns", K, N, nparts);
+        return HLX_ERR_INTERNAL;
+    }
+    if ((st = eng->be.ops->weights_layout(&eng->be, &t, K, N, &bytes)) != HLX_OK) {
+        snprintf(eng->errmsg, sizeof(eng->errmsg), "a %d x %d projection of %zu-byte elements "
+                 "exceeds this machine's address space", K, N, es);
         return st;
+    }
     if (!eng->wp_set) /* the first: every later one must come out the same */
         eng->wp_dtype = t, eng->wp_set = 1;
     else if (t != eng->wp_dtype) {
         snprintf(eng->errmsg, sizeof(eng->errmsg),
-                 "the %s backend prepared a %d x %d projection as w_dtype %d, the others as %d",
+                 "the %s backend lays out a %d x %d projection as w_dtype %d, the others as %d",
                  eng->be.ops->name, K, N, (int)t, (int)eng->wp_dtype);
         return HLX_ERR_INTERNAL;
     }
-    return HLX_OK;
+    if ((st = eng->be.ops->mem_alloc(&eng->be, bytes, 0, &w)) != HLX_OK)
+        return st;
+    *w_p = w;
+    if (K <= 0 || N <= 0)
+        return HLX_OK;
+    if (t == dt) { /* row-major: every part read in place */
+        for (i = 0; i < nparts && st == HLX_OK; i++)
+            st = hlx_wsrc_read(&eng->ws, parts[i].name, parts[i].rows, parts[i].cols,
+                               parts[i].r0, K, parts[i].c0, parts[i].nc,
+                               (char *)w + (size_t)parts[i].at * es, dt, N, eng->errmsg,
+                               sizeof(eng->errmsg));
+        return st;
+    }
+    G = hlx_wload_group(K, N, es);
+    ld = (size_t)G;
+    if ((scratch = malloc(hlx_engine_wload_scratch(K, N, es))) == NULL)
+        return HLX_ERR_NOMEM;
+    for (n0 = 0; n0 < N && st == HLX_OK; n0 = n1) {
+        n1 = N - n0 < G ? N : n0 + G;
+        for (i = 0; i < nparts && st == HLX_OK; i++) { /* each part's columns in the group */
+            int64_t lo = parts[i].at > n0 ? parts[i].at : n0;
+            int64_t hi = parts[i].at + parts[i].nc < n1 ? parts[i].at + parts[i].nc : n1;
+            if (lo < hi)
+                st = hlx_wsrc_read(&eng->ws, parts[i].name, parts[i].rows, parts[i].cols,
+                                   parts[i].r0, K, parts[i].c0 + (lo - parts[i].at), hi - lo,
+                                   scratch + (size_t)(lo - n0) * es, dt, (int64_t)ld,
+                                   eng->errmsg, sizeof(eng->errmsg));
+        }
+        if (st == HLX_OK)
+            st = eng->be.ops->weights_store(&eng->be, w, t, K, N, n0, n1, scratch, ld);
+    }
+    free(scratch);
+    return st;
 }
 
 /* Token slot t's d values (row) into the stage a run of the layout at a time
@@ -314,12 +400,9 @@ static hlx_status_t hlx_engine_build(hlx_engine_t *eng)
 
         W->attn_norm = hlx_be_zalloc(eng, (size_t)H, sizeof(float));
         W->ffn_norm  = hlx_be_zalloc(eng, (size_t)H, sizeof(float));
-        W->wqkv      = hlx_be_zalloc(eng, (size_t)(H * eng->qkv_cols), eng->w_esize);
-        W->wo        = hlx_be_zalloc(eng, (size_t)(L->q_slice * dv * H), eng->w_esize);
-        W->wgu       = hlx_be_zalloc(eng, l < m->dense_layers ? (size_t)(H * 2 * Fc) : 1, eng->w_esize);
-        W->wdown     = hlx_be_zalloc(eng, l < m->dense_layers ? (size_t)(Fc * H) : 1, eng->w_esize);
-        /* The KV shard is the big, streamed allocation: 2 MiB aligned, huge pages. */
-        if (!W->attn_norm || !W->ffn_norm || !W->wqkv || !W->wo || !W->wgu || !W->wdown)
+        /* The KV shard is the big, streamed allocation: 2 MiB aligned, huge pages. The
+         * projections: hlx_engine_wload below. */
+        if (!W->attn_norm || !W->ffn_norm)
             return HLX_ERR_NOMEM;
         if ((m->qkv_bias &&
              (W->bqkv = hlx_be_zalloc(eng, (size_t)eng->qkv_cols, sizeof(float))) == NULL) ||
@@ -340,16 +423,6 @@ static hlx_status_t hlx_engine_build(hlx_engine_t *eng)
             HLX_WREAD(HLX_HFW_POST_ATTN_NORM, 0, 1, 0, H, W->post_norm, HLX_DTYPE_F32, H);
             HLX_WREAD(HLX_HFW_POST_FFN_NORM, 0, 1, 0, H, W->post_norm + H, HLX_DTYPE_F32, H);
         }
-        if (m->attn == HLX_ATTN_GQA) { /* MLA's projections: hlx_mla_create */
-            HLX_WREAD(HLX_HFW_WQ, 0, H, (int64_t)L->q_first * dk, (int64_t)L->q_local * dk,
-                      W->wqkv, eng->w_dtype, eng->qkv_cols);
-            HLX_WREAD(HLX_HFW_WK, 0, H, (int64_t)L->kv_first * dk, (int64_t)L->kv_local * dk,
-                      (char *)W->wqkv + (size_t)L->q_local * dk * eng->w_esize, eng->w_dtype,
-                      eng->qkv_cols);
-            HLX_WREAD(HLX_HFW_WV, 0, H, (int64_t)L->kv_first * dv, (int64_t)L->kv_local * dv,
-                      (char *)W->wqkv + (size_t)(L->q_local + L->kv_local) * dk * eng->w_esize,
-                      eng->w_dtype, eng->qkv_cols);
-        }
         if (W->bqkv != NULL) { /* the same columns of the biases */
             HLX_WREAD(HLX_HFW_BQ, 0, 1, (int64_t)L->q_first * dk, (int64_t)L->q_local * dk,
                       W->bqkv, HLX_DTYPE_F32, eng->qkv_cols);
@@ -363,23 +436,39 @@ static hlx_status_t hlx_engine_build(hlx_engine_t *eng)
             HLX_WREAD(HLX_HFW_QNORM, 0, 1, 0, dk, W->qknorm, HLX_DTYPE_F32, dk);
             HLX_WREAD(HLX_HFW_KNORM, 0, 1, 0, dk, W->qknorm + dk, HLX_DTYPE_F32, dk);
         }
-        /* W_o rows of this rank's head slice. */
-        HLX_WREAD(HLX_HFW_WO, (int64_t)L->q_slice_first * dv, (int64_t)L->q_slice * dv, 0, H,
-                  W->wo, eng->w_dtype, H);
-        if (l < m->dense_layers) { /* MoE layers: hlx_moe_build */
-            HLX_WREAD(HLX_HFW_WGATE, 0, H, L->ffn_first, Fc, W->wgu, eng->w_dtype, 2 * Fc);
-            HLX_WREAD(HLX_HFW_WUP, 0, H, L->ffn_first, Fc,
-                      (char *)W->wgu + (size_t)Fc * eng->w_esize, eng->w_dtype, 2 * Fc);
-            HLX_WREAD(HLX_HFW_WDOWN, L->ffn_first, Fc, 0, H, W->wdown, eng->w_dtype, H);
+        /* The projections in the backend's gemm layout, read from the weight source: the
+         * Q, K and V columns of this rank's heads side by side (MLA's projections:
+         * hlx_mla_create), W_o's rows of its head slice, its FFN columns (gate | up) and
+         * rows (down) (MoE layers: hlx_moe_build). */
+        if (m->attn == HLX_ATTN_GQA) {
+            const hlx_wpart_t qkv[] = {
+                hlx_wpart_hf(m, HLX_HFW_WQ, l, 0, (int64_t)L->q_first * dk,
+                             (int64_t)L->q_local * dk, 0),
+                hlx_wpart_hf(m, HLX_HFW_WK, l, 0, (int64_t)L->kv_first * dk,
+                             (int64_t)L->kv_local * dk, (int64_t)L->q_local * dk),
+                hlx_wpart_hf(m, HLX_HFW_WV, l, 0, (int64_t)L->kv_first * dv,
+                             (int64_t)L->kv_local * dv, (int64_t)(L->q_local + L->kv_local) * dk),
+            };
+            if ((st = hlx_engine_wload(eng, &W->wqkv, (int)H, eng->qkv_cols, qkv, 3)) != HLX_OK)
+                return st;
         }
-        /* the dense projections into the gemm's layout (host: strips of 16 columns) */
-        if ((m->attn == HLX_ATTN_GQA &&
-             (st = hlx_engine_wprep(eng, &W->wqkv, (int)H, eng->qkv_cols)) != HLX_OK) ||
-            (st = hlx_engine_wprep(eng, &W->wo, L->q_slice * (int)dv, (int)H)) != HLX_OK ||
-            (l < m->dense_layers &&
-             ((st = hlx_engine_wprep(eng, &W->wgu, (int)H, 2 * Fc)) != HLX_OK ||
-              (st = hlx_engine_wprep(eng, &W->wdown, Fc, (int)H)) != HLX_OK)))
-            return st;
+        {
+            const hlx_wpart_t wo = hlx_wpart_hf(m, HLX_HFW_WO, l, (int64_t)L->q_slice_first * dv,
+                                                0, H, 0);
+            if ((st = hlx_engine_wload(eng, &W->wo, L->q_slice * (int)dv, (int)H, &wo, 1)) !=
+                HLX_OK)
+                return st;
+        }
+        if (l < m->dense_layers) {
+            const hlx_wpart_t gu[] = {
+                hlx_wpart_hf(m, HLX_HFW_WGATE, l, 0, L->ffn_first, Fc, 0),
+                hlx_wpart_hf(m, HLX_HFW_WUP, l, 0, L->ffn_first, Fc, Fc),
+            };
+            const hlx_wpart_t down = hlx_wpart_hf(m, HLX_HFW_WDOWN, l, L->ffn_first, 0, H, 0);
+            if ((st = hlx_engine_wload(eng, &W->wgu, (int)H, 2 * (int)Fc, gu, 2)) != HLX_OK ||
+                (st = hlx_engine_wload(eng, &W->wdown, (int)Fc, (int)H, &down, 1)) != HLX_OK)
+                return st;
+        }
         /* Synthetic prior context, staged through the backend's copy_to. MLA: one latent
          * "head" (K = 1) of rows [c | k_rope], key-scaled so that scores spread, no value
          * rows. */
@@ -409,7 +498,6 @@ static hlx_status_t hlx_engine_build(hlx_engine_t *eng)
     eng->embed      = hlx_kernels_alloc_huge(eng->w_esize * (size_t)(V * H));
     eng->embed_row  = malloc(sizeof(float) * (size_t)H);
     eng->final_norm = hlx_be_zalloc(eng, (size_t)H, sizeof(float));
-    eng->lmhead     = hlx_be_zalloc(eng, (size_t)(H * L->vocab_count), eng->w_esize);
     /* RoPE's frequencies with the model's scaling (helix/model.h), once, in backend
      * memory (written from the host like the weights) */
     eng->rope_freq  = hlx_be_zalloc(eng, (size_t)(m->rope_dim / 2), sizeof(double));
@@ -417,7 +505,7 @@ static hlx_status_t hlx_engine_build(hlx_engine_t *eng)
      * computes those once for every head, row and layer (hlx_schedule_step) */
     eng->rope_freq_h = malloc(sizeof(double) * (size_t)(m->rope_dim / 2 + 1));
     eng->rope_cs     = malloc(sizeof(float) * (size_t)(m->rope_dim + 2));
-    if (!eng->embed || !eng->embed_row || !eng->final_norm || !eng->lmhead || !eng->rope_freq ||
+    if (!eng->embed || !eng->embed_row || !eng->final_norm || !eng->rope_freq ||
         !eng->rope_freq_h || !eng->rope_cs)
         return HLX_ERR_NOMEM;
     {
@@ -461,10 +549,13 @@ static hlx_status_t hlx_engine_build(hlx_engine_t *eng)
      * product as scaling the table once) */
     HLX_WREAD_G(HLX_HFW_EMBED, 0, V, 0, H, eng->embed, eng->w_dtype, H);
     HLX_WREAD_G(HLX_HFW_FINAL_NORM, 0, 1, 0, H, eng->final_norm, HLX_DTYPE_F32, H);
-    HLX_WREAD_G(HLX_HFW_LMHEAD, 0, H, L->vocab_first, L->vocab_count, eng->lmhead, eng->w_dtype,
-                L->vocab_count);
-    if ((st = hlx_engine_wprep(eng, &eng->lmhead, (int)H, L->vocab_count)) != HLX_OK)
-        return st;
+    {
+        const hlx_wpart_t head = hlx_wpart_hf(m, HLX_HFW_LMHEAD, 0, 0, L->vocab_first,
+                                              L->vocab_count, 0);
+        if ((st = hlx_engine_wload(eng, &eng->lmhead, (int)H, L->vocab_count, &head, 1)) !=
+            HLX_OK)
+            return st;
+    }
     return hlx_moe_build(eng);
 }
 
@@ -760,11 +851,10 @@ static int hlx_kv_alloc_bytes(const hlx_engine_t *eng, int64_t cap, int d, int b
     return 1;
 }
 
-/* What preparing the projections (dense, MLA's, the experts') and the LM head adds to *w
- * (the backend's weights_prepare; host with strips): each matrix's columns rounded up to
- * 16, and, while one matrix is prepared, its original beside the copy (the largest of
- * them). 0 on overflow. */
-static int hlx_engine_wprep_extra(const hlx_engine_t *eng, uint64_t *w)
+/* What the backend's layout of the projections (dense, MLA's, the experts') and the LM
+ * head adds to *w (weights_layout; host with strips): each matrix's columns rounded up to
+ * 16, and the host scratch one matrix is read through (the largest). 0 on overflow. */
+static int hlx_engine_wlayout_extra(const hlx_engine_t *eng, uint64_t *w)
 {
     const hlx_model_t *m = &eng->m;
     const hlx_layout_t *L = &eng->lay;
@@ -795,23 +885,27 @@ static int hlx_engine_wprep_extra(const hlx_engine_t *eng, uint64_t *w)
         { H, 2 * cc, ec }, { cc, H, ec }, /* each routed expert's slice, */
         { H, 2 * sc, moe }, { sc, H, moe }, /* the shared experts' */
     };
-    uint64_t big = 0, add = 0, p, pad;
-    size_t i;
+    uint64_t big = 0, add = 0, pad;
+    size_t i, p, s;
+    hlx_dtype_t t;
 
     for (i = 0; i < sizeof(mat) / sizeof(mat[0]); i++) {
         if (mat[i][2] == 0 || mat[i][1] == 0)
             continue;
         if (mat[i][0] > INT_MAX || mat[i][1] > INT_MAX) /* the engine's matrices are int */
             return 0;
-        p = hlx_backend_wprep_bytes(&eng->be, eng->w_dtype, (int)mat[i][0], (int)mat[i][1]);
-        if (p == 0)
-            continue;
-        if (p == UINT64_MAX)
+        t = eng->w_dtype;
+        if (eng->be.ops->weights_layout(&eng->be, &t, (int)mat[i][0], (int)mat[i][1], &p) !=
+            HLX_OK)
             return 0;
-        big = p > big ? p : big;
+        if (t == eng->w_dtype) /* row-major: no padding, read in place */
+            continue;
+        s = hlx_engine_wload_scratch((int)mat[i][0], (int)mat[i][1], eng->w_esize);
+        big = s > big ? s : big;
         /* the padding: p less the row-major bytes, per matrix */
-        pad = p - mat[i][0] * mat[i][1] * (uint64_t)eng->w_esize;
-        if (!hlx_mul(&pad, mat[i][2]) || !hlx_add(&add, pad))
+        pad = (uint64_t)p - mat[i][0] * mat[i][1] * (uint64_t)eng->w_esize;
+        if ((uint64_t)p < mat[i][0] * mat[i][1] * (uint64_t)eng->w_esize ||
+            !hlx_mul(&pad, mat[i][2]) || !hlx_add(&add, pad))
             return 0;
     }
     return hlx_add(&add, big) && hlx_add(w, add);
@@ -878,7 +972,7 @@ static hlx_status_t hlx_engine_bytes(hlx_engine_t *eng, uint64_t *need_p, char *
     }
     t = H * eng->w_esize;
     ok = ok && hlx_mul(&t, (uint64_t)L->vocab_count) && hlx_add(&w, t);
-    ok = ok && hlx_engine_wprep_extra(eng, &w);
+    ok = ok && hlx_engine_wlayout_extra(eng, &w);
     /* step buffers: the largest are B x (qkv_cols, 2 ffn_count, vocab_pad x N) floats */
     t = (uint64_t)eng->qkv_cols + 2 * (uint64_t)L->ffn_count + 6 * H +
         (uint64_t)L->vocab_pad * (uint64_t)(L->n + 1) +

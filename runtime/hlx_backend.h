@@ -111,13 +111,19 @@ typedef struct hlx_backend_ops {
                          int accumulate);
     hlx_status_t (*gemm_batched)(hlx_backend_t *be, hlx_be_queue_t *q,
                                  const hlx_gemm_batch_desc_t *d);
-    /* A projection's W[K][N] (*w_p, row-major in *dtype_p, from mem_alloc, filled) into the
-     * layout this backend's gemm reads fastest: may replace *w_p by a repacked copy (the
-     * original freed) and *dtype_p by the w_dtype gemm then takes for it (host: strips of
-     * 16 columns, HLX_W_S16, where the kernels read them fast). gemm_batched and any other
-     * reader keep row-major weights. The stub keeps W as it is. */
-    hlx_status_t (*weights_prepare)(hlx_backend_t *be, void **w_p, hlx_dtype_t *dtype_p, int K,
-                                    int N);
+    /* The layout this backend's gemm reads a projection's W[K][N] of *dtype_p fastest in:
+     * *dtype_p becomes the w_dtype gemm takes for it (host: dtype | HLX_W_S16, strips of 16
+     * columns, where the kernels read them fast; unchanged: row-major) and *bytes_p the
+     * bytes of W in it (0 for an empty W). HLX_ERR_INVALID when they exceed SIZE_MAX.
+     * gemm_batched and any other reader keep row-major weights. The stub: row-major. */
+    hlx_status_t (*weights_layout)(const hlx_backend_t *be, hlx_dtype_t *dtype_p, int K, int N,
+                                   size_t *bytes_p);
+    /* Columns [n0, n1) of W[K][N] (mem_alloc memory of weights_layout's bytes; dtype as it
+     * set it) from row-major src[K][ld] in host memory, src's column 0 being W's column n0:
+     * a matrix is filled in groups of columns as they are read, with no row-major copy of
+     * it. n0 and n1 multiples of 16, or n1 = N. The stub: row-major rows copied. */
+    hlx_status_t (*weights_store)(hlx_backend_t *be, void *w, hlx_dtype_t dtype, int K, int N,
+                                  int n0, int n1, const void *src, size_t ld);
     /* RoPE on rows rows of nheads heads each, row r at x + r * ld; r->inv_freq in this
      * backend's memory */
     hlx_status_t (*rope)(hlx_backend_t *be, hlx_be_queue_t *q, float *x, int rows, size_t ld,
@@ -194,11 +200,6 @@ hlx_status_t hlx_backend_set_threads(hlx_backend_t *be, int threads);
 /* Points every NULL entry of ops at a stub returning HLX_ERR_UNSUPPORTED (memory free and
  * queue destroy: no-ops). hlx_backend_init applies it to the chosen backend's table. */
 void         hlx_backend_fill_stubs(hlx_backend_ops_t *ops);
-/* Bytes weights_prepare allocates for a K x N matrix of type t beside the original, which
- * it frees once the prepared copy is made (host with strips: K x N rounded up to 16 columns;
- * 0 where it keeps W in place; UINT64_MAX past SIZE_MAX). For the engine's count of what a
- * rank needs. */
-uint64_t     hlx_backend_wprep_bytes(const hlx_backend_t *be, hlx_dtype_t t, int K, int N);
 /* Names of the compiled backends. */
 size_t       hlx_backend_list(const char **names, size_t max);
 

@@ -89,11 +89,11 @@ struct hlx_engine {
      * all-reduce / all-gather (in, then out) */
     float           *stage_send, *stage_recv, *stage_world;
     hlx_dtype_t      kv_dtype, w_dtype;
-    /* the gemm's w_dtype of the projections after weights_prepare (wqkv, wo, wgu, wdown,
+    /* the gemm's w_dtype of the projections in the backend's layout (wqkv, wo, wgu, wdown,
      * lmhead, the experts, MLA's wqa, wqb, wkva): w_dtype, or w_dtype | HLX_W_S16 where the
      * host backend stores them in strips; MLA's W_UK and W_UV stay row-major in w_dtype */
     hlx_dtype_t      wp_dtype;
-    int              wp_set;   /* wp_dtype came from a weights_prepare */
+    int              wp_set;   /* wp_dtype came from a weights_layout */
     size_t           kv_esize, w_esize;
     int              qkv_cols;
     int              kv_dk, kv_dv; /* elements per K and V cache row (MLA: [c | k_rope], 0) */
@@ -204,10 +204,25 @@ hlx_status_t hlx_engine_sync(hlx_engine_t *eng);
 /* n zeroed elements of size bytes in the backend's memory (NULL on overflow or failure),
  * and its free (NULL taken): the step's buffers and the prefill's. */
 void        *hlx_be_zalloc(hlx_engine_t *eng, size_t n, size_t size);
-/* A projection W[K][N] (filled, from hlx_be_zalloc) into the backend's gemm layout
- * (weights_prepare; *w_p may change): every one the same way, recorded in eng->wp_dtype,
- * which the gemm calls on it then pass. */
-hlx_status_t hlx_engine_wprep(hlx_engine_t *eng, void **w_p, int K, int N);
+/* One source block of a projection matrix: rows [r0, r0 + K) x cols [c0, c0 + nc) of the
+ * tensor `name` (runtime shape rows x cols, hlx_wsrc_read) into the matrix's columns
+ * [at, at + nc). */
+typedef struct hlx_wpart {
+    char    name[160];
+    int64_t rows, cols, r0, c0, nc, at;
+} hlx_wpart_t;
+/* A dense runtime weight w of layer l as such a part (its name and shape from hlx_hf). */
+hlx_wpart_t  hlx_wpart_hf(const hlx_model_t *m, hlx_hf_weight_t w, int l, int64_t r0, int64_t c0,
+                          int64_t nc, int64_t at);
+/* A projection W[K][N] (*w_p) allocated in the backend's gemm layout (weights_layout) and
+ * filled from the parts, which must cover its N columns: row-major in place; other layouts
+ * through a few MiB of host scratch a group of columns at a time (weights_store), so no
+ * row-major copy of W exists. Every matrix the same way, recorded in eng->wp_dtype, which
+ * the gemm calls on it then pass. */
+hlx_status_t hlx_engine_wload(hlx_engine_t *eng, void **w_p, int K, int N,
+                              const hlx_wpart_t *parts, int nparts);
+/* The host scratch hlx_engine_wload uses for K x N elements of es bytes (0: none). */
+size_t       hlx_engine_wload_scratch(int K, int N, size_t es);
 void         hlx_be_free(hlx_engine_t *eng, void *p);
 /* The phase clock on the device queue (dev_clock): a mark starting phase ph (-1: none);
  * nothing on the host's clock. A mark that fails is kept in clock_st for the step's end. */

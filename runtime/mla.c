@@ -92,15 +92,11 @@ static hlx_status_t hlx_mla_layer_load(hlx_engine_t *eng, hlx_mla_t *M, int l)
     hlx_status_t st;
 
     W->qa_norm  = hlx_be_zalloc(eng, (size_t)ql, sizeof(float));
-    W->wqa      = hlx_be_zalloc(eng, (size_t)(H * ql), es);
-    W->wqb      = hlx_be_zalloc(eng, (size_t)((ql > 0 ? ql : H) * M->q_cols), es);
-    W->wkva     = hlx_be_zalloc(eng, (size_t)(H * (r + M->rope)), es);
     W->kva_norm = hlx_be_zalloc(eng, (size_t)r, sizeof(float));
     W->wuk      = hlx_be_zalloc(eng, (size_t)(Q * M->nope * r), es);
     W->wuv      = hlx_be_zalloc(eng, (size_t)((int64_t)L->q_slice * r * M->v), es);
     tmp         = calloc((size_t)(r * M->nope) + 1, sizeof(float));
-    if (!W->qa_norm || !W->wqa || !W->wqb || !W->wkva || !W->kva_norm || !W->wuk || !W->wuv ||
-        !tmp) {
+    if (!W->qa_norm || !W->kva_norm || !W->wuk || !W->wuv || !tmp) {
         free(tmp);
         return HLX_ERR_NOMEM;
     }
@@ -109,22 +105,24 @@ static hlx_status_t hlx_mla_layer_load(hlx_engine_t *eng, hlx_mla_t *M, int l)
         if ((st = hlx_mla_read(eng, l, __VA_ARGS__)) != HLX_OK) \
             goto out; \
     } while (0)
-    if (ql > 0) {
-        HLX_MREAD("q_a_proj", H, ql, 0, H, 0, ql, W->wqa, eng->w_dtype, ql);
-        HLX_MREAD("q_a_layernorm", 1, ql, 0, 1, 0, ql, W->qa_norm, HLX_DTYPE_F32, ql);
-        HLX_MREAD("q_b_proj", ql, M->q_cols, 0, ql, 0, M->q_cols, W->wqb, eng->w_dtype,
-                  M->q_cols);
-    } else {
-        HLX_MREAD("q_proj", H, M->q_cols, 0, H, 0, M->q_cols, W->wqb, eng->w_dtype, M->q_cols);
-    }
-    HLX_MREAD("kv_a_proj_with_mqa", H, r + M->rope, 0, H, 0, r + M->rope, W->wkva,
-              eng->w_dtype, r + M->rope);
-    /* the plain GEMMs' weights into the gemm's layout (W_UK and W_UV, read per head at
+    /* the plain GEMMs' weights in the gemm's layout (W_UK and W_UV, read per head at
      * strides by gemm_batched, stay row-major) */
-    if ((ql > 0 && (st = hlx_engine_wprep(eng, &W->wqa, (int)H, (int)ql)) != HLX_OK) ||
-        (st = hlx_engine_wprep(eng, &W->wqb, (int)(ql > 0 ? ql : H), (int)M->q_cols)) != HLX_OK ||
-        (st = hlx_engine_wprep(eng, &W->wkva, (int)H, (int)(r + M->rope))) != HLX_OK)
-        goto out;
+    {
+        hlx_wpart_t qa = { .rows = H, .cols = ql, .nc = ql },
+                    qb = { .rows = ql > 0 ? ql : H, .cols = M->q_cols, .nc = M->q_cols },
+                    kva = { .rows = H, .cols = r + M->rope, .nc = r + M->rope };
+        snprintf(qa.name, sizeof(qa.name), "model.layers.%d.self_attn.q_a_proj.weight", l);
+        snprintf(qb.name, sizeof(qb.name), "model.layers.%d.self_attn.%s.weight", l,
+                 ql > 0 ? "q_b_proj" : "q_proj");
+        snprintf(kva.name, sizeof(kva.name),
+                 "model.layers.%d.self_attn.kv_a_proj_with_mqa.weight", l);
+        if ((ql > 0 && (st = hlx_engine_wload(eng, &W->wqa, (int)H, (int)ql, &qa, 1)) != HLX_OK) ||
+            (st = hlx_engine_wload(eng, &W->wqb, (int)qb.rows, (int)M->q_cols, &qb, 1)) != HLX_OK ||
+            (st = hlx_engine_wload(eng, &W->wkva, (int)H, (int)(r + M->rope), &kva, 1)) != HLX_OK)
+            goto out;
+    }
+    if (ql > 0)
+        HLX_MREAD("q_a_layernorm", 1, ql, 0, 1, 0, ql, W->qa_norm, HLX_DTYPE_F32, ql);
     HLX_MREAD("kv_a_layernorm", 1, r, 0, 1, 0, r, W->kva_norm, HLX_DTYPE_F32, r);
     /* kv_b_proj [kv_lora][Q * (nope + v)]: per head W_UK [kv_lora][nope] then W_UV
      * [kv_lora][v]. Every rank absorbs W_UK of all heads (it computes every head's

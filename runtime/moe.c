@@ -196,6 +196,25 @@ static hlx_status_t hlx_moe_read(hlx_engine_t *eng, const char *name, int64_t ro
                          sizeof(eng->errmsg));
 }
 
+/* Columns [c0, c0 + c) of an FFN of F columns (model.layers.<l>.mlp.<what>.*_proj): gate |
+ * up [H][2c] and down's rows [c][H], in the gemm's layout (eng->wp_dtype). */
+static hlx_status_t hlx_moe_load_ffn(hlx_engine_t *eng, void **gu_p, void **down_p,
+                                     const char *what, int l, int64_t F, int64_t c0, int64_t c)
+{
+    const int64_t H = eng->m.hidden;
+    hlx_wpart_t gu[2] = { { .rows = H, .cols = F, .c0 = c0, .nc = c },
+                          { .rows = H, .cols = F, .c0 = c0, .nc = c, .at = c } },
+                down = { .rows = F, .cols = H, .r0 = c0, .nc = H };
+    hlx_status_t st;
+
+    snprintf(gu[0].name, sizeof(gu[0].name), "model.layers.%d.mlp.%s.gate_proj.weight", l, what);
+    snprintf(gu[1].name, sizeof(gu[1].name), "model.layers.%d.mlp.%s.up_proj.weight", l, what);
+    snprintf(down.name, sizeof(down.name), "model.layers.%d.mlp.%s.down_proj.weight", l, what);
+    if ((st = hlx_engine_wload(eng, gu_p, (int)H, (int)(2 * c), gu, 2)) != HLX_OK)
+        return st;
+    return hlx_engine_wload(eng, down_p, (int)c, (int)H, &down, 1);
+}
+
 static hlx_status_t hlx_moe_build_layer(hlx_engine_t *eng, int l, hlx_moe_w_t *W)
 {
     const hlx_model_t *m = &eng->m;
@@ -203,8 +222,6 @@ static hlx_status_t hlx_moe_build_layer(hlx_engine_t *eng, int l, hlx_moe_w_t *W
     int64_t H = m->hidden, E = m->experts, Fe = m->expert_ffn,
             Fs = (int64_t)m->shared_experts * m->expert_ffn;
     int64_t sc = ml->shared_count, cc = ml->col_count;
-    size_t es = eng->w_esize;
-    hlx_dtype_t dt = eng->w_dtype;
     char name[160];
     hlx_status_t st;
     int j;
@@ -215,11 +232,9 @@ static hlx_status_t hlx_moe_build_layer(hlx_engine_t *eng, int l, hlx_moe_w_t *W
             return st; \
     } while (0)
     W->router = malloc(sizeof(float) * (size_t)(H * E));
-    W->sgu    = hlx_be_zalloc(eng, (size_t)(H * 2 * sc), es);
-    W->sdown  = hlx_be_zalloc(eng, (size_t)(sc * H), es);
     W->egu    = calloc((size_t)ml->expert_count + 1, sizeof(void *));
     W->edown  = calloc((size_t)ml->expert_count + 1, sizeof(void *));
-    if (!W->router || !W->sgu || !W->sdown || !W->egu || !W->edown)
+    if (!W->router || !W->egu || !W->edown)
         return HLX_ERR_NOMEM;
     snprintf(name, sizeof(name), "model.layers.%d.mlp.gate.weight", l);
     HLX_MOE_TRY(hlx_moe_read(eng, name, H, E, 0, H, 0, E, W->router, HLX_DTYPE_F32, E));
@@ -229,19 +244,9 @@ static hlx_status_t hlx_moe_build_layer(hlx_engine_t *eng, int l, hlx_moe_w_t *W
         snprintf(name, sizeof(name), "model.layers.%d.mlp.gate.e_score_correction_bias", l);
         HLX_MOE_TRY(hlx_moe_read(eng, name, 1, E, 0, 1, 0, E, W->bias, HLX_DTYPE_F32, E));
     }
-    if (sc > 0) {
-        snprintf(name, sizeof(name), "model.layers.%d.mlp.shared_experts.gate_proj.weight", l);
-        HLX_MOE_TRY(hlx_moe_read(eng, name, H, Fs, 0, H, ml->shared_first, sc, W->sgu, dt,
-                                 2 * sc));
-        snprintf(name, sizeof(name), "model.layers.%d.mlp.shared_experts.up_proj.weight", l);
-        HLX_MOE_TRY(hlx_moe_read(eng, name, H, Fs, 0, H, ml->shared_first, sc,
-                                 (char *)W->sgu + (size_t)sc * es, dt, 2 * sc));
-        snprintf(name, sizeof(name), "model.layers.%d.mlp.shared_experts.down_proj.weight", l);
-        HLX_MOE_TRY(hlx_moe_read(eng, name, Fs, H, ml->shared_first, sc, 0, H, W->sdown, dt,
-                                 H));
-        HLX_MOE_TRY(hlx_engine_wprep(eng, &W->sgu, (int)H, (int)(2 * sc)));
-        HLX_MOE_TRY(hlx_engine_wprep(eng, &W->sdown, (int)sc, (int)H));
-    }
+    /* the shared experts' columns of this rank (every rank), in the gemm's layout */
+    HLX_MOE_TRY(hlx_moe_load_ffn(eng, &W->sgu, &W->sdown, "shared_experts", l, Fs,
+                                 ml->shared_first, sc));
     if (m->shared_gate) { /* every rank: it scales this rank's share of the shared output */
         if ((W->sgate = malloc(sizeof(float) * (size_t)H)) == NULL)
             return HLX_ERR_NOMEM;
@@ -250,25 +255,10 @@ static hlx_status_t hlx_moe_build_layer(hlx_engine_t *eng, int l, hlx_moe_w_t *W
     }
     /* Only this EP group's experts, and only this rank's columns of each. */
     for (j = 0; j < ml->expert_count; j++) {
-        int e = ml->expert_first + j;
-        W->egu[j]   = hlx_be_zalloc(eng, (size_t)(H * 2 * cc), es);
-        W->edown[j] = hlx_be_zalloc(eng, (size_t)(cc * H), es);
-        if (!W->egu[j] || !W->edown[j])
-            return HLX_ERR_NOMEM;
-        if (cc == 0)
-            continue;
-        snprintf(name, sizeof(name), "model.layers.%d.mlp.experts.%d.gate_proj.weight", l, e);
-        HLX_MOE_TRY(hlx_moe_read(eng, name, H, Fe, 0, H, ml->col_first, cc, W->egu[j], dt,
-                                 2 * cc));
-        snprintf(name, sizeof(name), "model.layers.%d.mlp.experts.%d.up_proj.weight", l, e);
-        HLX_MOE_TRY(hlx_moe_read(eng, name, H, Fe, 0, H, ml->col_first, cc,
-                                 (char *)W->egu[j] + (size_t)cc * es, dt, 2 * cc));
-        snprintf(name, sizeof(name), "model.layers.%d.mlp.experts.%d.down_proj.weight", l, e);
-        HLX_MOE_TRY(hlx_moe_read(eng, name, Fe, H, ml->col_first, cc, 0, H, W->edown[j], dt,
-                                 H));
-        /* into the gemm's layout, as the dense projections (eng->wp_dtype) */
-        HLX_MOE_TRY(hlx_engine_wprep(eng, &W->egu[j], (int)H, (int)(2 * cc)));
-        HLX_MOE_TRY(hlx_engine_wprep(eng, &W->edown[j], (int)cc, (int)H));
+        char what[32];
+        snprintf(what, sizeof(what), "experts.%d", ml->expert_first + j);
+        HLX_MOE_TRY(hlx_moe_load_ffn(eng, &W->egu[j], &W->edown[j], what, l, Fe, ml->col_first,
+                                     cc));
     }
 #undef HLX_MOE_TRY
     return HLX_OK;

@@ -135,6 +135,12 @@ static inline size_t hlx_w_s16_at(int K, int k, int n)
 size_t hlx_kernels_w_s16_bytes(hlx_dtype_t t, int K, int N);
 /* Row-major src[K][N] of t into strips at dst (hlx_kernels_w_s16_bytes of them). */
 void hlx_kernels_w_s16_pack(hlx_dtype_t t, int K, int N, const void *src, void *dst);
+/* Columns [n0, n1) of W[K][N] into its strips at dst from row-major src[K][ld] (src's column
+ * 0 is W's column n0): n0 a multiple of 16, n1 one too or N (the last strip then padded
+ * with zeros). Anything else writes nothing. A matrix can thus be packed in groups of columns as they
+ * are read, without a row-major copy of it. */
+void hlx_kernels_w_s16_pack_cols(hlx_dtype_t t, int K, int N, int n0, int n1, const void *src,
+                                 size_t ld, void *dst);
 
 typedef struct hlx_kernels {
     const char *name; /* "scalar", "avx2", "avx512", "amx" */

@@ -363,6 +363,54 @@ static void kt_test_elementwise(const hlx_kernels_t *k, kt_rng_t *r)
     }
 }
 
+/* W[K][N] packed into strips in groups of columns (hlx_kernels_w_s16_pack_cols, as the
+ * runtime fills a matrix while it reads it) against the index formula of hlx_w_s16_at and
+ * against the whole-matrix pack, bit for bit, the padding zero; groups of 16, 32 and 48
+ * columns from sources with longer rows; misplaced groups write nothing. */
+static void kt_test_w_s16_pack(kt_rng_t *r)
+{
+    static const int shapes[][2] = { { 1, 1 }, { 3, 16 }, { 5, 37 }, { 17, 64 }, { 2, 100 } };
+    size_t i;
+
+    for (i = 0; i < sizeof(shapes) / sizeof(shapes[0]) && !kt_fail; i++) {
+        const int K = shapes[i][0], N = shapes[i][1], G = 16 * (int)(1 + i % 3), ld = G + 5;
+        const hlx_dtype_t t = i % 2 ? HLX_DTYPE_BF16 : HLX_DTYPE_F32;
+        const size_t es = t == HLX_DTYPE_F32 ? 4 : 2, sb = hlx_kernels_w_s16_bytes(t, K, N);
+        char *w = malloc(es * (size_t)K * N), *src = malloc(es * (size_t)K * ld);
+        char *whole = malloc(sb), *groups = malloc(sb);
+        int n0, n1, k, n, ok = sb == es * (size_t)K * (size_t)((N + 15) / 16 * 16);
+
+        kt_fill(r, w, t, (size_t)K * N, 1.0);
+        memset(whole, 0x5a, sb);
+        memset(groups, 0x5a, sb);
+        hlx_kernels_w_s16_pack(t, K, N, w, whole);
+        for (n0 = 0; n0 < N; n0 = n1) {
+            n1 = N - n0 < G ? N : n0 + G;
+            memset(src, 0x77, es * (size_t)K * ld); /* past n1: must not be read into W */
+            for (k = 0; k < K; k++)
+                memcpy(src + (size_t)k * ld * es, w + ((size_t)k * N + n0) * es,
+                       (size_t)(n1 - n0) * es);
+            hlx_kernels_w_s16_pack_cols(t, K, N, n0, n1, src, (size_t)ld, groups);
+        }
+        for (k = 0; k < K && ok; k++)
+            for (n = 0; n < (N + 15) / 16 * 16 && ok; n++) {
+                const char *at = groups + hlx_w_s16_at(K, k, n) * es;
+                ok = n < N ? !memcmp(at, w + ((size_t)k * N + n) * es, es)
+                           : (es == 4 ? *(const float *)at == 0.0f : *(const uint16_t *)at == 0);
+            }
+        KT_EXPECT(ok && !memcmp(whole, groups, sb), "w_s16 pack %dx%d %s in groups of %d",
+                  K, N, hlx_dtype_name(t), G);
+        /* a group that does not start on a strip, or ends inside one short of N */
+        memcpy(whole, groups, sb);
+        if (N > 16) {
+            hlx_kernels_w_s16_pack_cols(t, K, N, 8, N, src, (size_t)ld, groups);
+            hlx_kernels_w_s16_pack_cols(t, K, N, 0, 8, src, (size_t)ld, groups);
+        }
+        KT_EXPECT(!memcmp(whole, groups, sb), "w_s16 pack %dx%d: a misplaced group wrote", K, N);
+        free(w); free(src); free(whole); free(groups);
+    }
+}
+
 int main(int argc, char **argv)
 {
     hlx_kernels_t k;
@@ -373,6 +421,7 @@ int main(int argc, char **argv)
     kt_test_attn_rising(&k);
     kt_test_merge_property(&k, &r);
     kt_test_elementwise(&k, &r);
+    kt_test_w_s16_pack(&r);
     if (kt_fail) {
         fprintf(stderr, "%d failure(s)\n", kt_fail);
         return 1;

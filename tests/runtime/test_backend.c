@@ -38,12 +38,24 @@ static void test_stubs(void **state)
     assert_int_equal(ops.scatter_add(&be, NULL, x, x, NULL, x, 1, 1), HLX_ERR_UNSUPPORTED);
     assert_int_equal(ops.add_rows(&be, NULL, x, 1, x, 1, 1), HLX_ERR_UNSUPPORTED);
     assert_int_equal(ops.rmsnorm_heads(&be, NULL, x, 1, 1, 1, 1, x, 1e-6f), HLX_ERR_UNSUPPORTED);
-    { /* weights_prepare's stub keeps W as it is */
-        void *w = x;
+    { /* the weights' stubs: row-major W, its bytes checked, groups of columns copied */
+        float w[2 * 5] = { 0 }, src[2 * 3] = { 1, 2, 3, 4, 5, 6 };
         hlx_dtype_t t = HLX_DTYPE_BF16;
-        assert_int_equal(ops.weights_prepare(&be, &w, &t, 1, 2), HLX_OK);
-        assert_ptr_equal(w, x);
+        size_t bytes = 1;
+        assert_int_equal(ops.weights_layout(&be, &t, 3, 5, &bytes), HLX_OK);
         assert_int_equal(t, HLX_DTYPE_BF16);
+        assert_true(bytes == 3 * 5 * 2);
+        assert_int_equal(ops.weights_layout(&be, &t, INT_MAX, INT_MAX, &bytes),
+                         SIZE_MAX > UINT32_MAX ? HLX_OK : HLX_ERR_INVALID);
+        assert_int_equal(ops.weights_layout(&be, &t, -1, 5, &bytes), HLX_ERR_INVALID);
+        /* columns [2, 5) of a 2 x 5 f32 W from src[2][3] */
+        assert_int_equal(ops.weights_store(&be, w, HLX_DTYPE_F32, 2, 5, 2, 5, src, 3), HLX_OK);
+        assert_true(w[0] == 0 && w[1] == 0 && w[2] == 1 && w[4] == 3 && w[5] == 0 &&
+                    w[7] == 4 && w[9] == 6);
+        assert_int_equal(ops.weights_store(&be, w, HLX_DTYPE_F32, 2, 5, 2, 6, src, 3),
+                         HLX_ERR_INVALID);
+        assert_int_equal(ops.weights_store(&be, w, HLX_DTYPE_F32, 2, 5, 2, 5, src, 2),
+                         HLX_ERR_INVALID);
     }
     ops.mem_free(&be, NULL, 0); /* a no-op, not a crash */
     assert_int_equal(hlx_backend_init("no-such-backend", NULL, HLX_DTYPE_BF16, &be), HLX_ERR_INVALID);
@@ -189,58 +201,73 @@ static void test_append_argmax(void **state)
     hlx_backend_fini(&be);
 }
 
-/* weights_prepare on the host backend: with kernels whose GEMM reads strips fast (avx512,
- * when this CPU runs it) W is replaced by its strips (element (k, n) at
- * ((n / 16) K + k) 16 + n % 16, computed here again; the last strip's padding zero) and the
- * dtype carries HLX_W_S16; an empty W only changes the dtype; the scalar kernels keep W. */
-static void test_weights_prepare(void **state)
+/* The weights' layout on the host backend: with kernels whose GEMM reads strips fast
+ * (avx512, when this CPU runs it) W is laid out in strips (element (k, n) at
+ * ((n / 16) K + k) 16 + n % 16, computed here again; the last strip's padding zero), its
+ * bytes the columns rounded up to 16, and the dtype carries HLX_W_S16; weights_store fills
+ * it a group of columns at a time (groups of 16 and the last short one, each from a source
+ * with a wider row); an empty W only changes the dtype; the scalar kernels keep W
+ * row-major, and the types the host does not pack stay so. */
+static void test_weights_layout(void **state)
 {
-    enum { K = 3, N = 21 };
+    enum { K = 3, N = 37, LD = 20 };
     hlx_backend_t be;
-    float *w, *w0;
+    float *w, src[K * LD];
     hlx_dtype_t t = HLX_DTYPE_F32;
+    size_t bytes;
     void *p;
-    int k, n;
+    int k, n, n0;
 
     (void)state;
     assert_int_equal(hlx_backend_init(NULL, "scalar", HLX_DTYPE_BF16, &be), HLX_OK);
-    assert_int_equal(be.ops->mem_alloc(&be, sizeof(float) * K * N, 0, &p), HLX_OK);
-    w0 = p;
-    assert_int_equal(be.ops->weights_prepare(&be, &p, &t, K, N), HLX_OK);
-    assert_ptr_equal(p, w0);
+    assert_int_equal(be.ops->weights_layout(&be, &t, K, N, &bytes), HLX_OK);
     assert_int_equal(t, HLX_DTYPE_F32);
-    /* nothing allocated beside W, so nothing for the engine's count */
-    assert_true(hlx_backend_wprep_bytes(&be, HLX_DTYPE_F32, K, N) == 0);
-    be.ops->mem_free(&be, p, 0);
+    assert_true(bytes == (size_t)K * N * 4);
     hlx_backend_fini(&be);
     if (hlx_backend_init(NULL, "avx512", HLX_DTYPE_BF16, &be) != HLX_OK || !be.k.w_s16)
         return; /* this CPU (or HELIX_W_STRIPS=0) keeps row-major weights */
-    /* what the engine counts: the strips' bytes (columns rounded up to 16), none for types
-     * the host does not pack or an empty matrix, saturated past SIZE_MAX (32-bit hosts) */
-    assert_true(hlx_backend_wprep_bytes(&be, HLX_DTYPE_F32, K, N) == (uint64_t)K * 32 * 4);
-    assert_true(hlx_backend_wprep_bytes(&be, HLX_DTYPE_BF16, 7, 16) == 7 * 16 * 2);
-    assert_true(hlx_backend_wprep_bytes(&be, HLX_DTYPE_FP8, K, N) == 0);
-    assert_true(hlx_backend_wprep_bytes(&be, HLX_DTYPE_F32, 0, N) == 0);
+    t = HLX_DTYPE_FP8;
+    assert_int_equal(be.ops->weights_layout(&be, &t, K, N, &bytes), HLX_OK);
+    assert_int_equal(t, HLX_DTYPE_FP8);
+    assert_true(bytes == (size_t)K * N);
+    t = HLX_DTYPE_BF16;
+    assert_int_equal(be.ops->weights_layout(&be, &t, 7, 16, &bytes), HLX_OK);
+    assert_true(bytes == 7 * 16 * 2);
+    assert_int_equal(t, hlx_w_s16_of(HLX_DTYPE_BF16));
+    t = HLX_DTYPE_BF16;
+    assert_int_equal(be.ops->weights_layout(&be, &t, 0, N, &bytes), HLX_OK);
+    assert_true(bytes == 0);
+    assert_int_equal(t, hlx_w_s16_of(HLX_DTYPE_BF16));
     /* the largest int matrix: 2^31 - 1 rows of 2^31 columns after the padding, no wrap */
-    assert_true(hlx_backend_wprep_bytes(&be, HLX_DTYPE_F32, INT_MAX, INT_MAX) ==
-                (SIZE_MAX > UINT32_MAX ? (uint64_t)INT_MAX * ((uint64_t)1 << 31) * 4
-                                       : UINT64_MAX));
-    assert_int_equal(be.ops->mem_alloc(&be, sizeof(float) * K * N, 0, &p), HLX_OK);
-    for (w = p, k = 0; k < K; k++)
-        for (n = 0; n < N; n++)
-            w[k * N + n] = (float)(100 * k + n + 1);
-    assert_int_equal(be.ops->weights_prepare(&be, &p, &t, K, N), HLX_OK);
+    t = HLX_DTYPE_F32;
+    assert_int_equal(be.ops->weights_layout(&be, &t, INT_MAX, INT_MAX, &bytes),
+                     SIZE_MAX > UINT32_MAX ? HLX_OK : HLX_ERR_INVALID);
+    if (SIZE_MAX > UINT32_MAX)
+        assert_true((uint64_t)bytes == (uint64_t)INT_MAX * ((uint64_t)1 << 31) * 4);
+    t = HLX_DTYPE_F32;
+    assert_int_equal(be.ops->weights_layout(&be, &t, K, N, &bytes), HLX_OK);
     assert_int_equal(t, hlx_w_s16_of(HLX_DTYPE_F32));
+    assert_true(bytes == (size_t)K * 48 * 4);
+    assert_int_equal(be.ops->mem_alloc(&be, bytes, 0, &p), HLX_OK);
     w = p;
+    for (k = 0; k < K * 48; k++)
+        w[k] = -1.0f; /* the padding must be written */
+    for (n0 = 0; n0 < N; n0 += 16) { /* columns [n0, n0 + 16) or the last 5 */
+        int n1 = n0 + 16 < N ? n0 + 16 : N;
+        for (k = 0; k < K; k++)
+            for (n = 0; n < LD; n++)
+                src[k * LD + n] = n0 + n < n1 ? (float)(100 * k + n0 + n + 1) : 7.0f;
+        assert_int_equal(be.ops->weights_store(&be, p, t, K, N, n0, n1, src, LD), HLX_OK);
+    }
     for (k = 0; k < K; k++)
-        for (n = 0; n < 32; n++) /* two strips, the second with 11 columns of padding */
+        for (n = 0; n < 48; n++) /* three strips, the third with 11 columns of padding */
             assert_true(w[((n / 16) * K + k) * 16 + n % 16] ==
                         (n < N ? (float)(100 * k + n + 1) : 0.0f));
+    /* groups that do not start or end on a strip, or a source row too short */
+    assert_int_equal(be.ops->weights_store(&be, p, t, K, N, 8, 16, src, LD), HLX_ERR_INVALID);
+    assert_int_equal(be.ops->weights_store(&be, p, t, K, N, 0, 20, src, LD), HLX_ERR_INVALID);
+    assert_int_equal(be.ops->weights_store(&be, p, t, K, N, 0, 16, src, 8), HLX_ERR_INVALID);
     be.ops->mem_free(&be, p, 0);
-    t = HLX_DTYPE_BF16, p = NULL;
-    assert_int_equal(be.ops->weights_prepare(&be, &p, &t, 0, N), HLX_OK);
-    assert_null(p);
-    assert_int_equal(t, hlx_w_s16_of(HLX_DTYPE_BF16));
     hlx_backend_fini(&be);
 }
 
@@ -432,7 +459,7 @@ int main(void)
         cmocka_unit_test(test_pack_unpack),
         cmocka_unit_test(test_append_argmax),
         cmocka_unit_test(test_append_fp8),
-        cmocka_unit_test(test_weights_prepare),
+        cmocka_unit_test(test_weights_layout),
         cmocka_unit_test(test_copy_rows),
         cmocka_unit_test(test_gather_scatter),
         cmocka_unit_test(test_gemm_batched),

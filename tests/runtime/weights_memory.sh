@@ -1,40 +1,62 @@
 #!/usr/bin/env bash
-# The memory a rank is checked against counts the strips' packing: with strips the start-up
-# refusal names the row-major need plus the largest prepared matrix once more (both copies
-# exist while it is packed). A bf16 model of 126 layers that fits nowhere, so both runs stop
-# at the check: the LM head (16384 x 128256 x 2 bytes, 3.914 GiB) is its largest matrix,
-# and every dimension is a multiple of 16 (no padding). Skipped (77) where the kernels keep
-# row-major weights.
-# usage: w_strips_memory.sh HELIX
+# The memory a rank is checked against counts the weights as the rank holds them. A model
+# of 126 layers that fits nowhere, so every run stops at the start-up check, whose refusal
+# names the bytes needed; differences between runs are computed here from the model's
+# shapes:
+# - bf16 against f32 weights (row-major) differ by 2 bytes an element of every projection,
+#   the LM head AND the embedding table, which is held in the weights' dtype;
+# - strips against row-major (bf16): no second copy of any matrix while it is packed (the
+#   matrices are read into their strips a group of columns at a time, through a few MiB),
+#   and every dimension here is a multiple of 16 (no padding), so the same need within
+#   the message's 0.01 GiB. Skipped where the kernels keep row-major weights.
+# usage: weights_memory.sh HELIX
 set -u
 helix=$1
 . "$(dirname "$0")/report.sh" # $dir (removed at exit), fail=0, json_field FILE EXPR
 
-"$helix" decode --context 64 --steps 1 --json >"$dir/tiny.json" || exit 1
-if [ "$(json_field "$dir/tiny.json" "d['w_layout']")" != strips ]; then
-    echo "SKIP: this machine's kernels keep row-major weights"
-    exit 77
-fi
-cat >"$dir/big.json" <<'JSON'
+model() { # $1 weight dtype
+    cat <<JSON
 { "name": "big", "attn": "gqa", "layers": 126, "hidden": 16384, "q_heads": 128,
   "kv_heads": 8, "head_dim": 128, "ffn": 53248, "vocab": 128256, "rope_theta": 500000,
-  "norm_eps": 1e-5, "weight_dtype": "bf16", "kv_dtype": "bf16" }
+  "norm_eps": 1e-5, "weight_dtype": "$1", "kv_dtype": "bf16" }
 JSON
-for w in 0 1; do
-    HELIX_W_STRIPS=$w "$helix" decode --model "$dir/big.json" --context 1K --steps 1 \
-        >"$dir/$w.out" 2>&1
-    rc=$?
-    need[$w]=$(sed -n 's/.* needs \([0-9.]*\) GiB .*/\1/p' "$dir/$w.out" | head -n 1)
-    echo "HELIX_W_STRIPS=$w: exit $rc, needs ${need[$w]:-?} GiB"
-    if [ $rc -ne 2 ] || [ -z "${need[$w]}" ]; then
+}
+# need NAME DTYPE STRIPS: the GiB the refusal names, in need_NAME
+need() {
+    model "$2" >"$dir/$1.json"
+    HELIX_W_STRIPS=$3 "$helix" decode --model "$dir/$1.json" --context 1K --steps 1 \
+        >"$dir/$1.out" 2>&1
+    local rc=$? v
+    v=$(sed -n 's/.* needs \([0-9.]*\) GiB .*/\1/p' "$dir/$1.out" | head -n 1)
+    echo "$1 (weights $2, HELIX_W_STRIPS=$3): exit $rc, needs ${v:-?} GiB"
+    if [ $rc -ne 2 ] || [ -z "$v" ]; then
         echo "FAIL: expected the start-up refusal (exit 2) naming the bytes needed"
-        cat "$dir/$w.out"
+        cat "$dir/$1.out"
         exit 1
     fi
-done
-if ! awk -v a="${need[0]}" -v b="${need[1]}" \
-    'BEGIN { d = b - a - 4202692608 / 1073741824; exit !(d > -0.011 && d < 0.011) }'; then
-    echo "FAIL: strips add $(awk -v a="${need[0]}" -v b="${need[1]}" 'BEGIN { print b - a }') GiB, not the LM head's 3.914"
+    printf -v "need_$1" '%s' "$v"
+}
+need bf16 bf16 0
+need f32 f32 0
+# elements: per layer QKV (H x (Q + 2 KV) hd), W_o (Q hd x H), FFN (3 H F); the LM head and
+# the embedding (V x H each)
+if ! awk -v a="$need_bf16" -v b="$need_f32" 'BEGIN {
+        L = 126; H = 16384; Q = 128; KV = 8; hd = 128; F = 53248; V = 128256
+        e = L * (H * (Q + 2 * KV) * hd + Q * hd * H + 3 * H * F) + 2 * V * H
+        d = b - a - 2 * e / 1073741824
+        printf "f32 - bf16: %.3f GiB, expected %.3f\n", b - a, 2 * e / 1073741824
+        exit !(d > -0.011 && d < 0.011) }'; then
+    echo "FAIL: the f32 and bf16 needs differ by other than 2 bytes an element"
+    fail=1
+fi
+"$helix" decode --context 64 --steps 1 --json >"$dir/tiny.json" || exit 1
+if [ "$(json_field "$dir/tiny.json" "d['w_layout']")" != strips ]; then
+    echo "SKIP: this machine's kernels keep row-major weights (the dtype check above passed)"
+    exit $((fail ? 1 : 77))
+fi
+need strips bf16 1
+if ! awk -v a="$need_bf16" -v b="$need_strips" 'BEGIN { d = b - a; exit !(d > -0.011 && d < 0.011) }'; then
+    echo "FAIL: strips add $(awk -v a="$need_bf16" -v b="$need_strips" 'BEGIN { print b - a }') GiB to the row-major need: a matrix counted twice?"
     fail=1
 fi
 exit $fail
