@@ -888,14 +888,14 @@ static void hlx_gemm_hand_avx2(int M, int N, int K, const float *x, const void *
  * rows go in pairs over the same HLX_S16_KS terms of the strips, which the first pair
  * brought into L1 (f32 24 KiB), y through memory between (in f32: the sums keep their
  * bits). One row takes 4 strips. Measured (Zen 5, 8192 x 8192 bf16, 8 rows): 4 rows x 1
- * strip 57 GFLOP/s, 2 x 3 85, with the prefetch below 98; rows in L2 113 of a 119 peak. */
+ * strip 57 GFLOP/s, 2 x 3 85, with the prefetch below 96-102; in L2 101-114 of a 119 peak. */
 #define HLX_S16_KS 128
 #define HLX_S16_SS(MR) ((MR) == 1 ? 4 : 3)
 #define HLX_S16_R(MR)  ((MR) == 1 ? 1 : 2)
 /* Each strip's stream is prefetched this many bytes ahead into L1, one line per line read,
  * spread over the pairs of rows (each fetches its share of the terms KS on); without it the
  * pairs after the first read L1 while no line of W was asked for, and 4-8 rows read bf16 W
- * from DRAM at 9-17 GB/s where the core reads 34 (4 rows 71 -> 97 GFLOP/s, f32 47 -> 66;
+ * from DRAM at 10-18 GB/s where the core reads 34 (4 rows 71 -> 97 GFLOP/s, f32 47 -> 66;
  * 4096 and 16384 bytes ahead within a few percent). */
 #define HLX_S16_PF 8192
 
