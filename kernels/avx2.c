@@ -1,7 +1,7 @@
 /* AVX2+FMA variant: 8-lane fp32 vectors, 4 query heads per KV load (16 ymm registers),
- * bf16 KV widened by shifts, row GEMMs (bf16 weights, f32 up to 8 rows; more f32 rows go
- * to OpenBLAS). Built with -mavx2 -mfma; only entered after dispatch.c has checked the
- * CPU. */
+ * bf16 KV widened by shifts, GEMMs by hand for weights in strips (any row count) and
+ * row-major ones (bf16, f32 up to 8 rows; more f32 rows go to OpenBLAS). Built with -mavx2
+ * -mfma; only entered after dispatch.c has checked the CPU. */
 #include "hlx_kernels_priv.h"
 
 #include <cblas.h>
@@ -880,11 +880,221 @@ static void hlx_gemm_hand_avx2(int M, int N, int K, const float *x, const void *
     }
 }
 
+/* Weights in strips of 16 columns ([ceil(N/16)][K][16], HLX_W_S16; docs/kernels.md,
+ * "Weights in strips"). A strip is one sequential stream; HLX_S16_SS strips walked at once
+ * are that many streams, where row-major W gave the row kernel KB interleaved ones. With
+ * 16 registers a block is at most 2 rows x 3 strips (12 accumulators, a strip's two
+ * vectors, the broadcast; 3 rows x 2 strips needs 17 and spilled an accumulator), so the
+ * rows go in pairs over the same HLX_S16_KS terms of the strips, which the first pair
+ * brought into L1 (f32 24 KiB), y through memory between (in f32: the sums keep their
+ * bits). One row takes 4 strips. Measured (Zen 5, 8192 x 8192 bf16, 8 rows): 4 rows x 1
+ * strip 57 GFLOP/s, 2 x 3 85, with the prefetch below 96-102; in L2 101-114 of a 119 peak. */
+#define HLX_S16_KS 128
+#define HLX_S16_SS(MR) ((MR) == 1 ? 4 : 3)
+#define HLX_S16_R(MR)  ((MR) == 1 ? 1 : 2)
+/* Each strip's stream is prefetched this many bytes ahead into L1, one line per line read,
+ * spread over the pairs of rows (each fetches its share of the terms KS on); without it the
+ * pairs after the first read L1 while no line of W was asked for, and 4-8 rows read bf16 W
+ * from DRAM at 10-18 GB/s where the core reads 34 (4 rows 71 -> 97 GFLOP/s, f32 47 -> 66;
+ * 4096 and 16384 bytes ahead within a few percent). */
+#define HLX_S16_PF 8192
+
+/* y's 16 columns at p (the first c valid, the rest neither read nor written) <-> a strip's
+ * two accumulators. bf16 keeps the even columns in the first and the odd in the second
+ * (the widening by shifts, below), f32 columns 0-7 and 8-15. */
+static inline __attribute__((always_inline)) void
+hlx_s16_y_load(const int BF, const float *p, int c, __m256 *a0, __m256 *a1)
+{
+    __m256 lo, hi;
+
+    if (c >= 16) {
+        lo = _mm256_loadu_ps(p);
+        hi = _mm256_loadu_ps(p + 8);
+    } else {
+        const __m256i i = _mm256_setr_epi32(0, 1, 2, 3, 4, 5, 6, 7);
+        lo = _mm256_maskload_ps(p, _mm256_cmpgt_epi32(_mm256_set1_epi32(c), i));
+        hi = _mm256_maskload_ps(p + 8, _mm256_cmpgt_epi32(_mm256_set1_epi32(c - 8), i));
+    }
+    if (BF) { /* 0-7, 8-15 -> 0 2 .. 14, 1 3 .. 15 */
+        const __m256 u0 = _mm256_permute2f128_ps(lo, hi, 0x20); /* 0-3, 8-11 */
+        const __m256 u1 = _mm256_permute2f128_ps(lo, hi, 0x31); /* 4-7, 12-15 */
+        lo = _mm256_shuffle_ps(u0, u1, _MM_SHUFFLE(2, 0, 2, 0));
+        hi = _mm256_shuffle_ps(u0, u1, _MM_SHUFFLE(3, 1, 3, 1));
+    }
+    *a0 = lo;
+    *a1 = hi;
+}
+
+static inline __attribute__((always_inline)) void
+hlx_s16_y_store(const int BF, float *p, int c, __m256 a0, __m256 a1)
+{
+    if (BF) { /* even, odd -> 0-7, 8-15 */
+        const __m256 u0 = _mm256_unpacklo_ps(a0, a1); /* 0-3, 8-11 */
+        const __m256 u1 = _mm256_unpackhi_ps(a0, a1); /* 4-7, 12-15 */
+        a0 = _mm256_permute2f128_ps(u0, u1, 0x20);
+        a1 = _mm256_permute2f128_ps(u0, u1, 0x31);
+    }
+    if (c >= 16) {
+        _mm256_storeu_ps(p, a0);
+        _mm256_storeu_ps(p + 8, a1);
+    } else {
+        const __m256i i = _mm256_setr_epi32(0, 1, 2, 3, 4, 5, 6, 7);
+        _mm256_maskstore_ps(p, _mm256_cmpgt_epi32(_mm256_set1_epi32(c), i), a0);
+        _mm256_maskstore_ps(p + 8, _mm256_cmpgt_epi32(_mm256_set1_epi32(c - 8), i), a1);
+    }
+}
+
+/* R rows (x and y from the group's first row) x the SS strips from strip s (columns past
+ * n1 not touched) over terms [k0, k0 + kc); load: y's sums so far, else 0. Per term and
+ * strip: its 16 weights as two vectors (bf16: even columns shifted up, odd ones shifted
+ * down and up, which needs no mask register), then 2 FMAs a row with x broadcast, in the
+ * order of k. pf (NULL: none): one line of each strip there every pstep terms, 64 bytes
+ * on each time. */
+static inline __attribute__((always_inline)) void
+hlx_gemm_s16_block_avx2(const int R, const int SS, const int BF, int N, int K, const float *x,
+                        const void *w, float *y, int s, int n1, int k0, int kc, int load,
+                        const char *pf, int pstep)
+{
+    __m256 a[4][2][2]; /* [strip][row][half]: R x SS <= 6 */
+    const size_t sbytes = (size_t)K * 16 * (BF ? 2 : 4); /* a strip */
+    int q, m, k, wait = 1;
+
+    _Pragma("GCC unroll 4") for (q = 0; q < SS; q++)
+        _Pragma("GCC unroll 4") for (m = 0; m < R; m++) {
+            __m256 lo = _mm256_setzero_ps(), hi = lo; /* locals: a is never addressed */
+            if (load)
+                hlx_s16_y_load(BF, y + (size_t)m * N + (size_t)(s + q) * 16, n1 - (s + q) * 16,
+                               &lo, &hi);
+            a[q][m][0] = lo;
+            a[q][m][1] = hi;
+        }
+    for (k = k0; k < k0 + kc; k++) {
+        if (pf != NULL && --wait == 0) {
+            _Pragma("GCC unroll 4") for (q = 0; q < SS; q++)
+                _mm_prefetch(pf + (size_t)q * sbytes, _MM_HINT_T0);
+            pf += 64;
+            wait = pstep;
+        }
+        _Pragma("GCC unroll 4") for (q = 0; q < SS; q++) {
+            const size_t wi = ((size_t)(s + q) * (size_t)K + (size_t)k) * 16;
+            __m256 w0, w1;
+            if (BF) {
+                const __m256i v =
+                    _mm256_loadu_si256((const __m256i *)((const uint16_t *)w + wi));
+                w0 = _mm256_castsi256_ps(_mm256_slli_epi32(v, 16));
+                w1 = _mm256_castsi256_ps(_mm256_slli_epi32(_mm256_srli_epi32(v, 16), 16));
+            } else {
+                hlx_v_pair_f32((const float *)w + wi, &w0, &w1);
+            }
+            _Pragma("GCC unroll 4") for (m = 0; m < R; m++) {
+                const __m256 b = _mm256_broadcast_ss(x + (size_t)m * K + k);
+                a[q][m][0] = _mm256_fmadd_ps(b, w0, a[q][m][0]);
+                a[q][m][1] = _mm256_fmadd_ps(b, w1, a[q][m][1]);
+            }
+        }
+    }
+    _Pragma("GCC unroll 4") for (q = 0; q < SS; q++)
+        _Pragma("GCC unroll 4") for (m = 0; m < R; m++)
+            hlx_s16_y_store(BF, y + (size_t)m * N + (size_t)(s + q) * 16, n1 - (s + q) * 16,
+                            a[q][m][0], a[q][m][1]);
+}
+
+/* The block for r (1, 2) rows and ss (1-4; 1-3 for two rows) strips: one function each,
+ * so that each loop gets the registers to itself (inlined into one caller, gcc kept W's
+ * vectors and the loop's pointers on the stack). */
+typedef void hlx_gemm_s16_fn(int N, int K, const float *x, const void *w, float *y, int s,
+                             int n1, int k0, int kc, int load, const char *pf, int pstep);
+#define HLX_S16_FN(_R, _SS, _BF) \
+    static __attribute__((noinline)) void hlx_gemm_s16_##_R##_##_SS##_##_BF( \
+        int N, int K, const float *x, const void *w, float *y, int s, int n1, int k0, int kc, \
+        int load, const char *pf, int pstep) \
+    { \
+        hlx_gemm_s16_block_avx2(_R, _SS, _BF, N, K, x, w, y, s, n1, k0, kc, load, pf, pstep); \
+    }
+#define HLX_S16_FNS(_BF) \
+    HLX_S16_FN(1, 1, _BF) HLX_S16_FN(1, 2, _BF) HLX_S16_FN(1, 3, _BF) HLX_S16_FN(1, 4, _BF) \
+    HLX_S16_FN(2, 1, _BF) HLX_S16_FN(2, 2, _BF) HLX_S16_FN(2, 3, _BF)
+HLX_S16_FNS(0)
+HLX_S16_FNS(1)
+/* [bf16][rows - 1][strips - 1] */
+static hlx_gemm_s16_fn *const hlx_gemm_s16_tab[2][2][4] = {
+    { { hlx_gemm_s16_1_1_0, hlx_gemm_s16_1_2_0, hlx_gemm_s16_1_3_0, hlx_gemm_s16_1_4_0 },
+      { hlx_gemm_s16_2_1_0, hlx_gemm_s16_2_2_0, hlx_gemm_s16_2_3_0, NULL } },
+    { { hlx_gemm_s16_1_1_1, hlx_gemm_s16_1_2_1, hlx_gemm_s16_1_3_1, hlx_gemm_s16_1_4_1 },
+      { hlx_gemm_s16_2_1_1, hlx_gemm_s16_2_2_1, hlx_gemm_s16_2_3_1, NULL } },
+};
+#undef HLX_S16_FNS
+#undef HLX_S16_FN
+
+/* M rows of y (+)= x W over columns [n0, n1) (n0 a multiple of 16), W in strips: the
+ * strips SS at a time (the last group fewer), each group over all of K (SS streams from
+ * start to end), KS terms at a time for every group of R rows. Every element is summed by
+ * one FMA per term in the order of k from y (or 0), as the row kernel sums it: the same
+ * bits, at any M (x is read in place, so any number of rows share each pass over W). */
+static inline __attribute__((always_inline)) void
+hlx_gemm_s16_run_avx2(const int BF, const int SS, const int R, int M, int N, int K,
+                      const float *x, const void *w, float *y, int accumulate, int n0, int n1)
+{
+    const int s1 = (n1 + 15) / 16, es = BF ? 2 : 4, tpl = 64 / (16 * es); /* terms a line */
+    const int G = (M + R - 1) / R;                                        /* row groups */
+    int s, k0, r;
+
+    for (s = n0 / 16; s < s1; s += SS) {
+        const int ss = s1 - s < SS ? s1 - s : SS;
+        for (k0 = 0; k0 < K; k0 += HLX_S16_KS) {
+            const int kc = K - k0 < HLX_S16_KS ? K - k0 : HLX_S16_KS;
+            const int load = accumulate || k0 > 0;
+            /* group g fetches the g-th G-th of the lines HLX_S16_PF bytes on (past the end
+             * of W at the last terms: a prefetch does not fault) */
+            const int share = ((kc + tpl - 1) / tpl + G - 1) / G;
+            const char *pf =
+                (const char *)w + ((size_t)s * K + (size_t)k0) * 16 * es + HLX_S16_PF;
+            for (r = 0; r < M; r += R)
+                hlx_gemm_s16_tab[BF][(M - r < R ? M - r : R) - 1][ss - 1](
+                    N, K, x + (size_t)r * K, w, y + (size_t)r * N, s, n1, k0, kc, load,
+                    pf + (size_t)(r / R) * share * 64, G * tpl);
+        }
+    }
+}
+
+static void hlx_gemm_s16_avx2(int M, int N, int K, const float *x, const void *w, int bf,
+                              float *y, int accumulate, int n0, int n1)
+{
+    if (K == 0) { /* no terms: y is zero unless it accumulates */
+        if (!accumulate)
+            hlx_gemm_zero_cols(M, N, y, n0, n1);
+        return;
+    }
+    /* the widening and the shape compiled in */
+    if (bf && M == 1)
+        hlx_gemm_s16_run_avx2(1, HLX_S16_SS(1), HLX_S16_R(1), M, N, K, x, w, y, accumulate,
+                              n0, n1);
+    else if (bf)
+        hlx_gemm_s16_run_avx2(1, HLX_S16_SS(2), HLX_S16_R(2), M, N, K, x, w, y, accumulate,
+                              n0, n1);
+    else if (M == 1)
+        hlx_gemm_s16_run_avx2(0, HLX_S16_SS(1), HLX_S16_R(1), M, N, K, x, w, y, accumulate,
+                              n0, n1);
+    else
+        hlx_gemm_s16_run_avx2(0, HLX_S16_SS(2), HLX_S16_R(2), M, N, K, x, w, y, accumulate,
+                              n0, n1);
+}
+
+/* Strips (the runtime's layout here) by hand at every row count, f32 too: OpenBLAS on the
+ * row-major copy rounds otherwise from 9 f32 rows, so HELIX_W_STRIPS=0 and 1 give the same
+ * bits up to 8 rows (a decode step) and for bf16 at any count, not for an f32 prefill
+ * (docs/kernels.md). Row-major W: the row kernel, or sgemm for f32 from 9 rows. */
 static void hlx_gemm_cols_avx2(int M, int N, int K, const float *x, const void *w,
                                hlx_dtype_t w_dtype, float *y, int accumulate, int n0, int n1)
 {
     if (n1 <= n0)
         return;
+    if ((w_dtype == hlx_w_s16_of(HLX_DTYPE_BF16) || w_dtype == hlx_w_s16_of(HLX_DTYPE_F32)) &&
+        n0 % 16 == 0) {
+        hlx_gemm_s16_avx2(M, N, K, x, w, hlx_w_elem(w_dtype) == HLX_DTYPE_BF16, y, accumulate,
+                          n0, n1);
+        return;
+    }
     if (w_dtype == HLX_DTYPE_BF16 || (w_dtype == HLX_DTYPE_F32 && M <= 8)) {
         hlx_gemm_hand_avx2(M, N, K, x, w, w_dtype == HLX_DTYPE_BF16, y, accumulate, n0, n1);
         return;
@@ -918,6 +1128,7 @@ void hlx_kernels_avx2(hlx_kernels_t *k)
     k->swiglu  = hlx_swiglu_avx2;
     k->gemm    = hlx_gemm_avx2;
     k->gemm_cols = hlx_gemm_cols_avx2;
+    k->w_s16   = 1; /* strips read faster from 1 row up (docs/kernels.md) */
 }
 
 /* Machine probes for the roofline (see probe.c). */

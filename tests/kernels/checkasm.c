@@ -332,11 +332,12 @@ static int kt_gemm_by_hand(const hlx_kernels_t *var, hlx_dtype_t t, int M)
     return t == HLX_DTYPE_BF16 || strcmp(var->name, "avx2") != 0 || M <= 8;
 }
 
-/* The variants whose GEMM reads strips by hand (avx512 and amx, which takes its GEMM):
- * named, not read from w_s16, which HELIX_W_STRIPS=0 clears. */
+/* The variants whose GEMM reads strips by hand (avx512, amx, which takes its GEMM, and
+ * avx2): named, not read from w_s16, which HELIX_W_STRIPS=0 clears. */
 static int kt_s16_by_hand(const hlx_kernels_t *var)
 {
-    return !strcmp(var->name, "avx512") || !strcmp(var->name, "amx");
+    return !strcmp(var->name, "avx512") || !strcmp(var->name, "amx") ||
+           !strcmp(var->name, "avx2");
 }
 
 /* W in strips of 16 columns (HLX_W_S16): the same W packed gives the same y as row-major,
@@ -379,6 +380,54 @@ static void kt_check_gemm_s16(const hlx_kernels_t *ref, const hlx_kernels_t *var
               M, N, K, hlx_dtype_name(t), acc, err, same ? "same bits as" : "differs from",
               pad ? "kept" : "overwritten");
     free(x); free(y0); free(y1); free(y2); free(w); free(ws);
+}
+
+/* One thread's column range [n0, n1) of W in strips (n0 on a whole strip, n1 on one or N,
+ * as hlx_pool_gemm cuts them), K = 0 included: inside, the same bits as the row-major
+ * range where the variant reads strips by hand (else within the gemm tolerance of the
+ * reference), zero or y itself for K = 0; outside, y untouched. */
+static void kt_check_gemm_s16_cols(const hlx_kernels_t *ref, const hlx_kernels_t *var,
+                                   kt_rng_t *r, int M, int N, int K, hlx_dtype_t t, int acc)
+{
+    const int groups = (N + 15) / 16, g0 = kt_int(r, 0, groups - 1);
+    const int g1 = kt_int(r, g0 + 1, groups), n0 = g0 * 16, n1 = g1 * 16 < N ? g1 * 16 : N;
+    const size_t sb = hlx_kernels_w_s16_bytes(t, K, N);
+    float *x = malloc(sizeof(float) * ((size_t)M * K + 1)), *y0 = malloc(sizeof(float) * M * N);
+    float *y1 = malloc(sizeof(float) * M * N), *y2 = malloc(sizeof(float) * M * N);
+    float *yi = malloc(sizeof(float) * M * N);
+    void *w = malloc(kt_esize(t) * ((size_t)K * N + 1)), *ws = malloc(sb + 1);
+    double err = 0.0;
+    int i, same = 1, outside = 1, zero = 1;
+
+    kt_fill(r, x, HLX_DTYPE_F32, (size_t)M * K, 1.0);
+    kt_fill(r, w, t, (size_t)K * N, 1.0);
+    kt_fill(r, yi, HLX_DTYPE_F32, (size_t)M * N, 1.0);
+    hlx_kernels_w_s16_pack(t, K, N, w, ws);
+    memcpy(y0, yi, sizeof(float) * M * N);
+    memcpy(y1, yi, sizeof(float) * M * N);
+    memcpy(y2, yi, sizeof(float) * M * N);
+    ref->gemm_cols(M, N, K, x, w, t, y0, acc, n0, n1);
+    var->gemm_cols(M, N, K, x, w, t, y1, acc, n0, n1);
+    var->gemm_cols(M, N, K, x, ws, hlx_w_s16_of(t), y2, acc, n0, n1);
+    for (i = 0; i < M * N; i++) {
+        const int n = i % N;
+        if (n < n0 || n >= n1) {
+            outside &= memcmp(&y2[i], &yi[i], sizeof(float)) == 0;
+            continue;
+        }
+        err = fmax(err, fabs((double)y0[i] - y2[i]));
+        same &= memcmp(&y1[i], &y2[i], sizeof(float)) == 0;
+        if (K == 0)
+            zero &= acc ? memcmp(&y2[i], &yi[i], sizeof(float)) == 0 : y2[i] == 0.0f;
+    }
+    kt_report(var->name, "gemm_cols strips",
+              outside && zero && err <= 1e-6 * K + 1e-6 &&
+                  (!kt_s16_by_hand(var) || !kt_gemm_by_hand(var, t, M) || same),
+              "%dx%dx%d %s acc %d columns [%d, %d): err %.3g against the reference, %s "
+              "row-major W, columns outside %s, K = 0 %s", M, N, K, hlx_dtype_name(t), acc,
+              n0, n1, err, same ? "same bits as" : "differs from",
+              outside ? "untouched" : "written", zero ? "ok" : "wrong");
+    free(x); free(y0); free(y1); free(y2); free(yi); free(w); free(ws);
 }
 
 static void kt_check_gemm(const hlx_kernels_t *ref, const hlx_kernels_t *var, kt_rng_t *r)
@@ -428,6 +477,13 @@ static void kt_check_gemm(const hlx_kernels_t *ref, const hlx_kernels_t *var, kt
     for (it = 0; it < 40; it++)
         kt_check_gemm_s16(ref, var, r, kt_int(r, 1, it % 2 == 0 ? 40 : 9), kt_int(r, 1, 600),
                           kt_int(r, 1, 300), it & 2 ? HLX_DTYPE_F32 : HLX_DTYPE_BF16, it & 1);
+    /* column ranges of a thread split, every fifth with K = 0 (both types, accumulating
+     * or not); rows 1-20 (avx2: pairs of rows over groups of 3 strips, one row over 4; 128
+     * terms a pass) */
+    for (it = 0; it < 48; it++)
+        kt_check_gemm_s16_cols(ref, var, r, kt_int(r, 1, it % 3 == 2 ? 20 : 8),
+                               kt_int(r, 1, 400), it % 5 == 4 ? 0 : kt_int(r, 1, 300),
+                               it & 2 ? HLX_DTYPE_F32 : HLX_DTYPE_BF16, it & 1);
 }
 
 /* hlx_pool_run: every thread adds its index + 1 once per call */
