@@ -137,7 +137,7 @@ static const hlx_flag_t hlx_bench_flag_list[] = {
         offsetof(hlx_bench_args_t, w_layout), "auto|rows|strips",
         "gemv: W row-major, or in strips of 16 columns (the layout\n"
         "the runtime stores its projections in where the variant\n"
-        "reads it fast: avx512); auto: the runtime's choice" },
+        "reads it fast: avx512, avx2); auto: the runtime's choice" },
 };
 
 _Static_assert(sizeof(hlx_bench_flag_list) / sizeof(hlx_bench_flag_list[0]) == HLX_BF_COUNT,
