@@ -182,15 +182,58 @@ size_t hlx_engine_wload_scratch(int K, int N, size_t es)
     return (size_t)K * (size_t)hlx_wload_group(K, N, es) * es;
 }
 
+#define HLX_WLOAD_ERR sizeof(((hlx_engine_t *)0)->errmsg) /* a thread's error message */
+
+/* A matrix in strips being read: its column groups shared out over T threads, each with
+ * its own scratch, status and message. */
+typedef struct hlx_wload_job {
+    hlx_engine_t      *eng;
+    void              *w;
+    hlx_dtype_t        t;
+    int                K, N, G, T, nparts;
+    const hlx_wpart_t *parts;
+    char              *scratch; /* T x sbytes */
+    size_t             sbytes;
+    hlx_status_t      *st;      /* [T] */
+    char              *err;     /* [T][HLX_WLOAD_ERR] */
+} hlx_wload_job_t;
+
+/* Thread t's groups of columns: t, t + T, ... (hlx_pool_run's signature). */
+static void hlx_wload_groups(void *arg, int t, int T)
+{
+    hlx_wload_job_t *j = arg;
+    hlx_engine_t *eng = j->eng;
+    const size_t es = eng->w_esize, ld = (size_t)j->G;
+    char *scratch = j->scratch + (size_t)t * j->sbytes, *err = j->err + (size_t)t * HLX_WLOAD_ERR;
+    hlx_status_t st = HLX_OK;
+    int n0, n1, i;
+
+    for (n0 = t * j->G; n0 < j->N && st == HLX_OK; n0 += T * j->G) {
+        n1 = j->N - n0 < j->G ? j->N : n0 + j->G;
+        for (i = 0; i < j->nparts && st == HLX_OK; i++) { /* each part's columns in the group */
+            const hlx_wpart_t *p = &j->parts[i];
+            int64_t lo = p->at > n0 ? p->at : n0;
+            int64_t hi = p->at + p->nc < n1 ? p->at + p->nc : n1;
+            if (lo < hi)
+                st = hlx_wsrc_read(&eng->ws, p->name, p->rows, p->cols, p->r0, j->K,
+                                   p->c0 + (lo - p->at), hi - lo, scratch + (size_t)(lo - n0) * es,
+                                   eng->w_dtype, (int64_t)ld, err, HLX_WLOAD_ERR);
+        }
+        if (st == HLX_OK)
+            st = eng->be.ops->weights_store(&eng->be, j->w, j->t, j->K, j->N, n0, n1, scratch, ld);
+    }
+    j->st[t] = st;
+}
+
 hlx_status_t hlx_engine_wload(hlx_engine_t *eng, void **w_p, int K, int N,
                               const hlx_wpart_t *parts, int nparts)
 {
     const size_t es = eng->w_esize;
     hlx_dtype_t t = eng->w_dtype, dt = eng->w_dtype;
-    size_t bytes = 0, ld;
-    char *scratch = NULL;
+    size_t bytes = 0;
+    hlx_wload_job_t job;
     void *w = NULL;
-    int i, n0, n1, G;
+    int i, n0, n1, T;
     hlx_status_t st;
 
     *w_p = NULL;
@@ -233,25 +276,30 @@ hlx_status_t hlx_engine_wload(hlx_engine_t *eng, void **w_p, int K, int N,
                                sizeof(eng->errmsg));
         return st;
     }
-    G = hlx_wload_group(K, N, es);
-    ld = (size_t)G;
-    if ((scratch = malloc(hlx_engine_wload_scratch(K, N, es))) == NULL)
-        return HLX_ERR_NOMEM;
-    for (n0 = 0; n0 < N && st == HLX_OK; n0 = n1) {
-        n1 = N - n0 < G ? N : n0 + G;
-        for (i = 0; i < nparts && st == HLX_OK; i++) { /* each part's columns in the group */
-            int64_t lo = parts[i].at > n0 ? parts[i].at : n0;
-            int64_t hi = parts[i].at + parts[i].nc < n1 ? parts[i].at + parts[i].nc : n1;
-            if (lo < hi)
-                st = hlx_wsrc_read(&eng->ws, parts[i].name, parts[i].rows, parts[i].cols,
-                                   parts[i].r0, K, parts[i].c0 + (lo - parts[i].at), hi - lo,
-                                   scratch + (size_t)(lo - n0) * es, dt, (int64_t)ld,
-                                   eng->errmsg, sizeof(eng->errmsg));
-        }
-        if (st == HLX_OK)
-            st = eng->be.ops->weights_store(&eng->be, w, t, K, N, n0, n1, scratch, ld);
-    }
-    free(scratch);
+    /* a synthetic source is pure: the groups spread over the rank's pool, at least one
+     * each (a checkpoint's reader counts bytes and keeps its error in one place: one
+     * thread) */
+    T = eng->ws.ck == NULL ? hlx_pool_size(eng->be.pool) : 1;
+    job = (hlx_wload_job_t){ .eng = eng, .w = w, .t = t, .K = K, .N = N, .parts = parts,
+                             .nparts = nparts, .G = hlx_wload_group(K, N, es), .T = T };
+    if (T > 1 && job.G > (N + 16 * T - 1) / (16 * T) * 16)
+        job.G = (N + 16 * T - 1) / (16 * T) * 16;
+    job.sbytes = (size_t)K * (size_t)job.G * es; /* <= hlx_engine_wload_scratch */
+    job.scratch = malloc(job.sbytes * (size_t)T);
+    job.st = calloc((size_t)T, sizeof(*job.st));
+    job.err = calloc((size_t)T, HLX_WLOAD_ERR);
+    if (job.scratch == NULL || job.st == NULL || job.err == NULL)
+        st = HLX_ERR_NOMEM;
+    else if (T > 1)
+        hlx_pool_run(eng->be.pool, hlx_wload_groups, &job);
+    else
+        hlx_wload_groups(&job, 0, 1);
+    for (i = 0; i < T && st == HLX_OK && job.st != NULL; i++)
+        if ((st = job.st[i]) != HLX_OK) /* the first thread's error, as one thread reports */
+            snprintf(eng->errmsg, sizeof(eng->errmsg), "%s", job.err + (size_t)i * HLX_WLOAD_ERR);
+    free(job.scratch);
+    free(job.st);
+    free(job.err);
     return st;
 }
 
@@ -853,7 +901,8 @@ static int hlx_kv_alloc_bytes(const hlx_engine_t *eng, int64_t cap, int d, int b
 
 /* What the backend's layout of the projections (dense, MLA's, the experts') and the LM
  * head adds to *w (weights_layout; host with strips): each matrix's columns rounded up to
- * 16, and the host scratch one matrix is read through (the largest). 0 on overflow. */
+ * 16, and the host scratch one matrix is read through (the largest; one per thread where
+ * they share the reading). 0 on overflow. */
 static int hlx_engine_wlayout_extra(const hlx_engine_t *eng, uint64_t *w)
 {
     const hlx_model_t *m = &eng->m;
@@ -902,13 +951,15 @@ static int hlx_engine_wlayout_extra(const hlx_engine_t *eng, uint64_t *w)
             continue;
         s = hlx_engine_wload_scratch((int)mat[i][0], (int)mat[i][1], eng->w_esize);
         big = s > big ? s : big;
+        /* (a synthetic source: one scratch per thread of the rank, hlx_engine_wload) */
         /* the padding: p less the row-major bytes, per matrix */
         pad = (uint64_t)p - mat[i][0] * mat[i][1] * (uint64_t)eng->w_esize;
         if ((uint64_t)p < mat[i][0] * mat[i][1] * (uint64_t)eng->w_esize ||
             !hlx_mul(&pad, mat[i][2]) || !hlx_add(&add, pad))
             return 0;
     }
-    return hlx_add(&add, big) && hlx_add(w, add);
+    return hlx_mul(&big, eng->ws.ck == NULL && eng->threads > 1 ? (uint64_t)eng->threads : 1) &&
+           hlx_add(&add, big) && hlx_add(w, add);
 }
 
 /* Bytes this rank needs (weights, KV shard, buffers); HLX_ERR_INVALID with the sizes when
