@@ -137,10 +137,8 @@ hlx_status_t hlx_engine_embed_row(hlx_engine_t *eng, int64_t tok, float *dst)
         return HLX_ERR_INVALID;
     if (eng->w_dtype == HLX_DTYPE_BF16) {
         const uint16_t *e = (const uint16_t *)eng->embed + (size_t)tok * H;
-        for (i = 0; i < H; i++) {
-            uint32_t u = (uint32_t)e[i] << 16;
-            memcpy(&row[i], &u, sizeof(u));
-        }
+        for (i = 0; i < H; i++)
+            row[i] = hlx_bf16_to_f32(e[i]);
     } else {
         memcpy(row, (const float *)eng->embed + (size_t)tok * H, sizeof(float) * H);
     }
@@ -233,19 +231,20 @@ hlx_status_t hlx_engine_wload(hlx_engine_t *eng, void **w_p, int K, int N,
     size_t bytes = 0;
     hlx_wload_job_t job;
     void *w = NULL;
-    int i, n0, n1, T;
+    int64_t covered = 0;
+    int i, j, T;
     hlx_status_t st;
 
     *w_p = NULL;
-    for (i = 0, n0 = 0; i < nparts; i++) { /* the parts tile the N columns */
-        for (n1 = 0; n1 < i; n1++)
-            if (parts[n1].at < parts[i].at + parts[i].nc && parts[i].at < parts[n1].at + parts[n1].nc)
+    for (i = 0; i < nparts; i++) { /* the parts tile the N columns: in range, disjoint */
+        for (j = 0; j < i; j++)
+            if (parts[j].at < parts[i].at + parts[i].nc && parts[i].at < parts[j].at + parts[j].nc)
                 break;
-        if (n1 < i || parts[i].at < 0 || parts[i].nc < 0 || parts[i].at + parts[i].nc > N)
+        if (j < i || parts[i].at < 0 || parts[i].nc < 0 || parts[i].at + parts[i].nc > N)
             break;
-        n0 += (int)parts[i].nc;
+        covered += parts[i].nc;
     }
-    if (i < nparts || n0 != N || K < 0) {
+    if (i < nparts || covered != N || K < 0) {
         snprintf(eng->errmsg, sizeof(eng->errmsg), "a %d x %d projection: its %d source "
                  "block(s) do not tile its columns", K, N, nparts);
         return HLX_ERR_INTERNAL;
