@@ -342,7 +342,9 @@ static void hlx_plan_print(FILE *f, const hlx_plan_ctx_t *ctx, const hlx_layout_
             continue;
         tsum += p->time_s;
         fprintf(f, "%-15s %12.2f %11.3f %12.3f %12.3f  %-7s %s\n", hlx_phase_name((hlx_phase_id_t)i),
-                p->time_s * 1e6, i == HLX_PHASE_HEAD || i == HLX_PHASE_PP ? 0.0 : p->time_s * 1e6 / L,
+                p->time_s * 1e6,
+                i == HLX_PHASE_HEAD || i == HLX_PHASE_EMBED || i == HLX_PHASE_PP
+                    ? 0.0 : p->time_s * 1e6 / L,
                 p->bytes / 1e6, p->flops / 1e9, hlx_bound_name(p->bound),
                 p->bound == HLX_BOUND_LINK ? hlx_link_name(p->link) : "");
     }

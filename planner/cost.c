@@ -457,6 +457,8 @@ void hlx_plan_eval(const hlx_plan_ctx_t *ctx, const hlx_layout_t *l, hlx_plan_re
     const double S_read = ceil(hlx_model_attn_tokens(m, S) / l->kvp);
     hlx_layer_cost_t lc;
     double qkv_params, o_params, t_layer_attn, t_dense, t_moe, head_b, head_f, t_head;
+    double emb_t = 0.0, emb_bytes = 0.0;
+    hlx_link_t emb_link = HLX_LINK_SELF;
     int i, Ls, stage, lmax_dense = 0, lmax_moe = 0;
     double t_stage_max = 0.0, kv_bytes_layer, Lw;
 
@@ -573,6 +575,15 @@ void hlx_plan_eval(const hlx_plan_ctx_t *ctx, const hlx_layout_t *l, hlx_plan_re
         double tm = head_b / bw, tc = head_f / ctx->peak_gemm;
         t_head = tm > tc ? tm : tc;
     }
+    /* The embedding in the head's vocabulary slices: each GPU looks up the rows it holds,
+     * one all-reduce of the step's rows over the group puts every row on every GPU (once
+     * per step, ahead of the first stage). */
+    if (nffn > 1) {
+        int d = hlx_coll_group_local(ctx, nffn, medha ? l->kvp : 1);
+        emb_t     = hlx_coll_allreduce(ctx, nffn, d, Bmb * H * act);
+        emb_bytes = 2.0 * (nffn - 1.0) / nffn * Bmb * H * act;
+        emb_link  = hlx_group_link(ctx, nffn, d);
+    }
 
     /* Per-layer times. */
     {
@@ -603,7 +614,8 @@ void hlx_plan_eval(const hlx_plan_ctx_t *ctx, const hlx_layout_t *l, hlx_plan_re
         if (m->dense_layers > lo)
             nd = (m->dense_layers < hi ? m->dense_layers : hi) - lo;
         nm = nl - nd;
-        ts = nl * t_layer_attn + nd * t_dense + nm * t_moe + (hi == m->layers ? t_head : 0.0);
+        ts = nl * t_layer_attn + nd * t_dense + nm * t_moe + (hi == m->layers ? t_head : 0.0) +
+             (lo == 0 ? emb_t : 0.0);
         if (ts > t_stage_max)
             t_stage_max = ts;
         if (nd > lmax_dense)
@@ -626,6 +638,7 @@ void hlx_plan_eval(const hlx_plan_ctx_t *ctx, const hlx_layout_t *l, hlx_plan_re
         hlx_comm(&r->phase[HLX_PHASE_FFN_AR], Ld, lc.dn_comm_t, lc.dn_comm_bytes, lc.ffn_link);
         hlx_comm(&r->phase[HLX_PHASE_FFN_AR], Lm, lc.moe_comm_t, lc.moe_comm_bytes, lc.ffn_link);
         hlx_roof(&r->phase[HLX_PHASE_HEAD], 1, head_b, head_f, bw, ctx->peak_gemm);
+        hlx_comm(&r->phase[HLX_PHASE_EMBED], 1, emb_t, emb_bytes, emb_link);
         r->hopb_saved_s = L * lc.hopb_saved;
     }
 

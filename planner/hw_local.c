@@ -754,6 +754,8 @@ hlx_status_t hlx_local_predict(const hlx_hw_local_t *hw, const hlx_model_t *m,
     p->phase_s[HLX_PHASE_FFN_AR] = L * hlx_coll_time(hw, 1, n, (double)B * H * 4.0);
     p->phase_s[HLX_PHASE_HEAD] = HLX_GEMM_MIX(cfg->w_dtype, B, (double)vc * H * wb) +
         hlx_coll_time(hw, 2, n, (double)B * vpad * 4.0 * n);
+    /* the embedding: B rows of this rank's vocabulary slice (small), summed over N ranks */
+    p->phase_s[HLX_PHASE_EMBED] = hlx_coll_time(hw, 1, n, (double)B * H * 4.0);
 #undef HLX_GEMM_MIX
 #undef HLX_MIX
     /* each collective as the step meets it, after compute (not scaled by the share below) */
@@ -761,6 +763,7 @@ hlx_status_t hlx_local_predict(const hlx_hw_local_t *hw, const hlx_model_t *m,
     wait_s[HLX_PHASE_OPROJ_AR] = L * hlx_coll_wait(hw, n);
     wait_s[HLX_PHASE_FFN_AR] = L * hlx_coll_wait(hw, n);
     wait_s[HLX_PHASE_HEAD] = hlx_coll_wait(hw, n);
+    wait_s[HLX_PHASE_EMBED] = hlx_coll_wait(hw, n);
     /* more ranks than cores: every rank's compute waits its turn on a shared core */
     for (ph = 0; ph < HLX_PHASE_COUNT; ph++) {
         if (ph == HLX_PHASE_QKV || ph == HLX_PHASE_ATTN || ph == HLX_PHASE_MERGE ||

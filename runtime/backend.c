@@ -314,6 +314,25 @@ static hlx_status_t host_wstore(hlx_backend_t *be, void *w, hlx_dtype_t t, int K
     return HLX_OK;
 }
 
+/* Element (k, n): row-major at k N + n, in strips at ((n / 16) K + k) 16 + n % 16. */
+static hlx_status_t host_wcol(const hlx_backend_t *be, const void *w, hlx_dtype_t t, int K,
+                              int N, int n, float *dst)
+{
+    const hlx_dtype_t e = hlx_w_elem(t);
+    size_t i, step;
+    int k;
+
+    (void)be;
+    if (n < 0 || n >= N || K < 0 || (e != HLX_DTYPE_F32 && e != HLX_DTYPE_BF16))
+        return HLX_ERR_INVALID;
+    i = hlx_w_s16(t) ? (size_t)(n / 16) * (size_t)K * 16 + (size_t)(n % 16) : (size_t)n;
+    step = hlx_w_s16(t) ? 16 : (size_t)N;
+    for (k = 0; k < K; k++, i += step)
+        dst[k] = e == HLX_DTYPE_BF16 ? hlx_bf16_to_f32(((const uint16_t *)w)[i])
+                                     : ((const float *)w)[i];
+    return HLX_OK;
+}
+
 /* Each GEMM of the batch through host_gemm: in place where the rows are packed, else its x
  * (and y when accumulating) copied into packed rows first and y copied back. */
 static hlx_status_t host_gemm_batched(hlx_backend_t *be, hlx_be_queue_t *q,
@@ -564,7 +583,7 @@ static const hlx_backend_ops_t hlx_backend_host = {
     .event_record = host_evrec, .event_sync = host_evsync,
     .rmsnorm = host_rmsnorm, .rmsnorm_heads = host_rmsnorm_heads, .gemm = host_gemm,
     .gemm_batched = host_gemm_batched, .weights_layout = host_wlayout,
-    .weights_store = host_wstore,
+    .weights_store = host_wstore, .weights_col = host_wcol,
     .rope = host_rope, .kv_append = host_append,
     .attn = host_attn, .pack = host_pack, .unpack = host_unpack, .merge = host_merge,
     .add = host_add, .add_rows = host_add_rows, .glu = host_glu, .pad_rows = host_pad,

@@ -126,6 +126,11 @@ void hlx_be_free(hlx_engine_t *eng, void *p)
         eng->be.ops->mem_free(&eng->be, p, 0);
 }
 
+int hlx_engine_embed_tied(const hlx_engine_t *eng)
+{
+    return eng->m.tie_embeddings && eng->be.ops->weights_col != NULL;
+}
+
 hlx_status_t hlx_engine_embed_row(hlx_engine_t *eng, int64_t tok, float *dst)
 {
     const size_t H = (size_t)eng->m.hidden;
@@ -135,16 +140,28 @@ hlx_status_t hlx_engine_embed_row(hlx_engine_t *eng, int64_t tok, float *dst)
 
     if (tok < 0 || tok >= eng->m.vocab)
         return HLX_ERR_INVALID;
-    if (eng->w_dtype == HLX_DTYPE_BF16) {
-        const uint16_t *e = (const uint16_t *)eng->embed + (size_t)tok * H;
+    tok -= eng->lay.vocab_first; /* the row in this rank's shard */
+    if (tok < 0 || tok >= eng->lay.vocab_count) {
+        /* another rank's row: -0.0, which the all-reduce's sum adds to any x as x itself
+         * (+0.0 would turn an owner's -0.0 into +0.0) */
         for (i = 0; i < H; i++)
-            row[i] = hlx_bf16_to_f32(e[i]);
-    } else {
-        memcpy(row, (const float *)eng->embed + (size_t)tok * H, sizeof(float) * H);
-    }
-    if (eng->m.embed_scale)
+            row[i] = -0.0f;
+    } else if (eng->embed == NULL) { /* tied: the LM head's column, the same values */
+        hlx_status_t st = eng->be.ops->weights_col(&eng->be, eng->lmhead, eng->wp_dtype,
+                                                   (int)H, eng->lay.vocab_count, (int)tok, row);
+        if (st != HLX_OK)
+            return st;
         for (i = 0; i < H; i++)
             row[i] *= s;
+    } else if (eng->w_dtype == HLX_DTYPE_BF16) {
+        const uint16_t *e = (const uint16_t *)eng->embed + (size_t)tok * H;
+        for (i = 0; i < H; i++)
+            row[i] = hlx_bf16_to_f32(e[i]) * s;
+    } else {
+        const float *e = (const float *)eng->embed + (size_t)tok * H;
+        for (i = 0; i < H; i++)
+            row[i] = e[i] * s;
+    }
     /* copy_to's source may be reused on return (hlx_backend.h) */
     return eng->be.ops->copy_to(&eng->be, eng->q, dst, row, sizeof(float) * H);
 }
@@ -414,7 +431,7 @@ static hlx_status_t hlx_engine_build(hlx_engine_t *eng)
 {
     const hlx_model_t *m = &eng->m;
     const hlx_layout_t *L = &eng->lay;
-    int64_t H = m->hidden, dk = m->head_dim, dv = m->v_head_dim, V = m->vocab,
+    int64_t H = m->hidden, dk = m->head_dim, dv = m->v_head_dim,
             Fc = L->ffn_count, B = eng->cfg.batch;
     int64_t kd = eng->kv_dk, vd = eng->kv_dv; /* cache rows (MLA: [c | k_rope], no V) */
     int l;
@@ -542,7 +559,9 @@ static hlx_status_t hlx_engine_build(hlx_engine_t *eng)
     if (m->attn == HLX_ATTN_MLA && (st = hlx_mla_create(eng)) != HLX_OK)
         return st;
     eng->kv_len     = hlx_layout_kv_count(L, L->kvp_rank, eng->cfg.context);
-    eng->embed      = hlx_kernels_alloc_huge(eng->w_esize * (size_t)(V * H));
+    /* a tied model on a backend whose weights the host reads: the rows from the LM head */
+    eng->embed      = hlx_engine_embed_tied(eng) ? NULL
+                      : hlx_kernels_alloc_huge(eng->w_esize * (size_t)L->vocab_count * (size_t)H);
     eng->embed_row  = malloc(sizeof(float) * (size_t)H);
     eng->final_norm = hlx_be_zalloc(eng, (size_t)H, sizeof(float));
     /* RoPE's frequencies with the model's scaling (helix/model.h), once, in backend
@@ -552,7 +571,8 @@ static hlx_status_t hlx_engine_build(hlx_engine_t *eng)
      * computes those once for every head, row and layer (hlx_schedule_step) */
     eng->rope_freq_h = malloc(sizeof(double) * (size_t)(m->rope_dim / 2 + 1));
     eng->rope_cs     = malloc(sizeof(float) * (size_t)(m->rope_dim + 2));
-    if (!eng->embed || !eng->embed_row || !eng->final_norm || !eng->rope_freq ||
+    if ((!eng->embed && !hlx_engine_embed_tied(eng)) || !eng->embed_row || !eng->final_norm ||
+        !eng->rope_freq ||
         !eng->rope_freq_h || !eng->rope_cs)
         return HLX_ERR_NOMEM;
     {
@@ -592,9 +612,12 @@ static hlx_status_t hlx_engine_build(hlx_engine_t *eng)
             eng->rope_rows_seq[b] = -1;
         }
     }
-    /* the embedding in w_dtype; Gemma's sqrt(H) is applied to each row read (the same f32
-     * product as scaling the table once) */
-    HLX_WREAD_G(HLX_HFW_EMBED, 0, V, 0, H, eng->embed, eng->w_dtype, H);
+    /* this rank's rows of the embedding (the LM head's vocabulary slice) in w_dtype;
+     * Gemma's sqrt(H) is applied to each row read (the same f32 product as scaling the
+     * table once) */
+    if (eng->embed != NULL)
+        HLX_WREAD_G(HLX_HFW_EMBED, L->vocab_first, L->vocab_count, 0, H, eng->embed,
+                    eng->w_dtype, H);
     HLX_WREAD_G(HLX_HFW_FINAL_NORM, 0, 1, 0, H, eng->final_norm, HLX_DTYPE_F32, H);
     {
         const hlx_wpart_t head = hlx_wpart_hf(m, HLX_HFW_LMHEAD, 0, 0, L->vocab_first,
@@ -1001,8 +1024,9 @@ static hlx_status_t hlx_engine_bytes(hlx_engine_t *eng, uint64_t *need_p, char *
                                "--context, or raise --kvp", eng->cfg.batch, L->kv_local,
                                (long long)eng->cap, eng->kv_dk, eng->kv_dv, eng->kv_esize,
                                m->layers - nwin);
-    /* weights per layer: H x qkv_cols, q_slice dv x H, 3 H x ffn_count; replicated:
-     * V x H embeddings (w_dtype), H x vocab_count LM head */
+    /* weights per layer: H x qkv_cols, q_slice dv x H, 3 H x ffn_count; once: the
+     * vocabulary slice of the embedding (vocab_count x H, w_dtype) and of the LM head
+     * (H x vocab_count) */
     w = H;
     ok = hlx_mul(&w, (uint64_t)eng->qkv_cols);
     t = (uint64_t)L->q_slice * dv;
@@ -1012,7 +1036,7 @@ static hlx_status_t hlx_engine_bytes(hlx_engine_t *eng, uint64_t *need_p, char *
     t = 3 * H;
     ok = ok && hlx_mul(&t, (uint64_t)L->ffn_count) && hlx_add(&w, t);
     ok = ok && hlx_mul(&w, eng->w_esize) && hlx_mul(&w, (uint64_t)m->layers);
-    t = (uint64_t)m->vocab * eng->w_esize;
+    t = hlx_engine_embed_tied(eng) ? 0 : (uint64_t)L->vocab_count * eng->w_esize;
     ok = ok && hlx_mul(&t, H) && hlx_add(&w, t);
     if (m->experts > 0) { /* this rank's MoE slices */
         hlx_moe_layout_t ml;

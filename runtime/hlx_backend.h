@@ -124,6 +124,13 @@ typedef struct hlx_backend_ops {
      * it. n0 and n1 multiples of 16, or n1 = N. The stub: row-major rows copied. */
     hlx_status_t (*weights_store)(hlx_backend_t *be, void *w, hlx_dtype_t dtype, int K, int N,
                                   int n0, int n1, const void *src, size_t ld);
+    /* Optional (NULL: weights are not readable from the host, as in device memory): column
+     * n of W[K][N] as weights_store left it (dtype as weights_layout set it) widened to f32
+     * into host memory dst[K]. A tied model's embedding rows are its LM head's columns: read
+     * this way, the rank holds no table of its own. Not on the queue: weights are written
+     * once, at start-up. */
+    hlx_status_t (*weights_col)(const hlx_backend_t *be, const void *w, hlx_dtype_t dtype,
+                                int K, int N, int n, float *dst);
     /* RoPE on rows rows of nheads heads each, row r at x + r * ld; r->inv_freq in this
      * backend's memory */
     hlx_status_t (*rope)(hlx_backend_t *be, hlx_be_queue_t *q, float *x, int rows, size_t ld,

@@ -109,8 +109,10 @@ struct hlx_engine {
     hlx_wsrc_t       ws;     /* where the weights come from (synthetic or a checkpoint) */
     hlx_layer_w_t   *layers;
     hlx_moe_t       *moe;                /* MoE layers' weights and buffers (moe.c) */
-    /* replicated: the V x H embedding in w_dtype (w_esize bytes an element; rows are read
-     * B at a time, so bf16 halves the largest replicated table at no cost), the norm */
+    /* the embedding rows of this rank's vocabulary slice (lay.vocab_first, vocab_count
+     * rows of H, as the LM head's columns) in w_dtype (w_esize bytes an element), NULL
+     * when a tied model reads them from the head (hlx_engine_embed_tied); a step's rows are
+     * all-reduced over the N ranks (hlx_phase_embed); the final norm */
     void            *embed;
     float           *final_norm;
     float           *embed_row;          /* [H]: a row widened (hlx_engine_embed_row) */
@@ -245,8 +247,16 @@ hlx_status_t hlx_engine_config_agree(hlx_engine_t *eng, uint64_t need, char *err
                                      size_t errlen);
 
 /* Token tok's embedding row into backend memory at dst (H floats): widened from w_dtype
- * and scaled (Gemma's embed_scale) in host memory, then the backend's copy_to. */
+ * and scaled (Gemma's embed_scale) in host memory, then the backend's copy_to. A token of
+ * another rank's vocabulary slice gives a row of -0.0: with N > 1 the caller sums the rows
+ * over the ranks (hlx_engine_embed_sum), which leaves the owner's values bit for bit. */
 hlx_status_t hlx_engine_embed_row(hlx_engine_t *eng, int64_t tok, float *dst);
+/* Whether the embedding rows are read from the LM head (a tied model on a backend whose
+ * weights the host reads: weights_col); then eng->embed is NULL. */
+int hlx_engine_embed_tied(const hlx_engine_t *eng);
+/* The n floats of rows made by hlx_engine_embed_row (backend memory), summed over the N
+ * ranks in place; nothing with one rank. */
+hlx_status_t hlx_engine_embed_sum(hlx_engine_t *eng, float *rows, size_t n);
 
 /* ---- layer phases (phases.c): one function per phase, composed by a schedule */
 hlx_status_t hlx_phase_embed(hlx_engine_t *eng);

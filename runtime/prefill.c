@@ -383,6 +383,8 @@ static hlx_status_t hlx_prefill_chunk(hlx_engine_t *eng, hlx_prefill_t *p, int p
         for (i = 0; i < c && st == HLX_OK; i++)
             st = hlx_engine_embed_row(eng, hlx_prefill_token(cfg, p->rq[k], p0 + i),
                                       p->x + ((size_t)k * c + i) * H);
+    if (st == HLX_OK)
+        st = hlx_engine_embed_sum(eng, p->x, (size_t)R * H);
     for (l = 0; l < eng->m.layers && st == HLX_OK; l++) {
         st = eng->mla != NULL
                  ? hlx_mla_rows_qkv(eng, l, &p->mla, p->x, p->hn, p->nb, p->rq, c, pos0)

@@ -8,7 +8,7 @@ const char *hlx_phase_name(hlx_phase_id_t p)
         [HLX_PHASE_A2A] = "all-to-all",    [HLX_PHASE_MERGE] = "merge",
         [HLX_PHASE_OPROJ] = "o-proj",      [HLX_PHASE_OPROJ_AR] = "o-allreduce",
         [HLX_PHASE_FFN] = "ffn",           [HLX_PHASE_MOE] = "moe",
-        [HLX_PHASE_FFN_AR] = "ffn-allreduce",
+        [HLX_PHASE_FFN_AR] = "ffn-allreduce", [HLX_PHASE_EMBED] = "embed",
         [HLX_PHASE_HEAD] = "lm-head",      [HLX_PHASE_PP] = "pp",
     };
     return (unsigned)p < HLX_PHASE_COUNT ? names[p] : "unknown";

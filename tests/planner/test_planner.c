@@ -84,6 +84,7 @@ static void test_paper_via_eval(void **state)
  *  FFN  3*16384*53248/8 = 327155712 params             -> 163577856 B
  *  all-reduce of 1*16384*2 B over 8 in one domain: 2*2us + 2*(7/8)*32768/900e9, twice
  *  head 128256*16384/8 params                          -> 131334144 B
+ *  embedding: the same all-reduce once per step (rows of the head's vocabulary slices)
  * all memory-bound (flops/peak is 1000x smaller). */
 static void test_full_model_tp(void **state)
 {
@@ -92,7 +93,7 @@ static void test_full_model_tp(void **state)
     hlx_plan_result_t r;
     double ar = 4e-6 + 2.0 * 7.0 / 8.0 * 32768 / 900e9;
     double layer = (18874368.0 + 134217728.0 + 16777216.0 + 163577856.0) / 8e12 + 2 * ar;
-    double ttl = 126 * layer + 131334144.0 / 8e12;
+    double ttl = 126 * layer + 131334144.0 / 8e12 + ar;
 
     (void)state;
     fx_load(&fx, "llama-405b", "gb200-nvl72", MIB_1M);
@@ -103,6 +104,8 @@ static void test_full_model_tp(void **state)
     assert_rel(r.phase[HLX_PHASE_OPROJ].bytes, 126 * 16777216.0, 1e-12, "w_o bytes");
     assert_rel(r.phase[HLX_PHASE_FFN].bytes, 126 * 163577856.0, 1e-12, "ffn bytes");
     assert_rel(r.phase[HLX_PHASE_OPROJ_AR].time_s, 126 * ar, 1e-12, "all-reduce");
+    assert_rel(r.phase[HLX_PHASE_EMBED].time_s, ar, 1e-12, "embedding all-reduce");
+    assert_int_equal(r.phase[HLX_PHASE_EMBED].link, HLX_LINK_NVLINK);
     assert_int_equal(r.phase[HLX_PHASE_ATTN].bound, HLX_BOUND_MEMORY);
     assert_int_equal(r.phase[HLX_PHASE_OPROJ_AR].bound, HLX_BOUND_LINK);
     assert_int_equal(r.phase[HLX_PHASE_OPROJ_AR].link, HLX_LINK_NVLINK);

@@ -271,6 +271,61 @@ static void test_weights_layout(void **state)
     hlx_backend_fini(&be);
 }
 
+static uint32_t f32_bits(float f)
+{
+    uint32_t u;
+    memcpy(&u, &f, sizeof(u));
+    return u;
+}
+
+/* Column n of W read back by weights_col (a tied model's embedding row) for every layout
+ * and element type the host stores: row-major (scalar kernels) and strips (avx512, where
+ * this CPU runs it), f32 and bf16, every column including the last strip's short one,
+ * stored through weights_store whole; a column outside W is refused. */
+static void test_weights_col(void **state)
+{
+    enum { K = 5, N = 37 };
+    static const char *const kern[2] = { "scalar", "avx512" };
+    static const hlx_dtype_t types[2] = { HLX_DTYPE_F32, HLX_DTYPE_BF16 };
+    float src[K * N], col[K];
+    uint16_t src16[K * N];
+    hlx_backend_t be;
+    size_t bytes;
+    void *p;
+    int v, ti, k, n;
+
+    (void)state;
+    for (k = 0; k < K * N; k++) { /* values bf16 holds exactly, signs and a -0.0 */
+        src[k] = (float)((k * 7) % 23 - 11) * 0.25f;
+        src16[k] = (uint16_t)(f32_bits(src[k]) >> 16);
+    }
+    src[3] = -0.0f;
+    src16[3] = 0x8000;
+    for (v = 0; v < 2; v++) {
+        if (hlx_backend_init(NULL, kern[v], HLX_DTYPE_BF16, &be) != HLX_OK)
+            continue; /* this CPU has no avx512 */
+        assert_non_null(be.ops->weights_col);
+        for (ti = 0; ti < 2; ti++) {
+            hlx_dtype_t t = types[ti];
+            assert_int_equal(be.ops->weights_layout(&be, &t, K, N, &bytes), HLX_OK);
+            assert_int_equal(hlx_w_s16(t), v == 1 && be.k.w_s16);
+            assert_int_equal(be.ops->mem_alloc(&be, bytes, 0, &p), HLX_OK);
+            assert_int_equal(be.ops->weights_store(&be, p, t, K, N, 0, N,
+                                                   ti ? (const void *)src16 : src, N),
+                             HLX_OK);
+            for (n = 0; n < N; n++) {
+                assert_int_equal(be.ops->weights_col(&be, p, t, K, N, n, col), HLX_OK);
+                for (k = 0; k < K; k++)
+                    assert_true(f32_bits(col[k]) == f32_bits(src[k * N + n]));
+            }
+            assert_int_equal(be.ops->weights_col(&be, p, t, K, N, N, col), HLX_ERR_INVALID);
+            assert_int_equal(be.ops->weights_col(&be, p, t, K, N, -1, col), HLX_ERR_INVALID);
+            be.ops->mem_free(&be, p, 0);
+        }
+        hlx_backend_fini(&be);
+    }
+}
+
 /* fp8 KV on the host backend: each key and value element is stored as its nearest e4m3
  * byte (the device's __NV_SATFINITE rounding; 1000 saturates to 448), the slots around it
  * untouched. The store once wrote f32 for fp8, four bytes at the element's index. */
@@ -460,6 +515,7 @@ int main(void)
         cmocka_unit_test(test_append_argmax),
         cmocka_unit_test(test_append_fp8),
         cmocka_unit_test(test_weights_layout),
+        cmocka_unit_test(test_weights_col),
         cmocka_unit_test(test_copy_rows),
         cmocka_unit_test(test_gather_scatter),
         cmocka_unit_test(test_gemm_batched),

@@ -13,6 +13,7 @@ typedef enum hlx_phase_id {
     HLX_PHASE_FFN,      /* dense SwiGLU */
     HLX_PHASE_MOE,      /* MoE FFN: router, shared experts, this rank's expert columns */
     HLX_PHASE_FFN_AR,   /* all-reduce after the FFN or MoE (the MoE combine) */
+    HLX_PHASE_EMBED,    /* the step's embedding rows (vocabulary shards) and their all-reduce */
     HLX_PHASE_HEAD,     /* final norm, LM head, logits all-gather, argmax */
     HLX_PHASE_PP,       /* pipeline stage hand-offs (planner only) */
     HLX_PHASE_COUNT
