@@ -9,6 +9,7 @@
 #include <fcntl.h>
 #include <jansson.h>
 #include <stdarg.h>
+#include <stdatomic.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -300,14 +301,17 @@ struct hlx_ckpt {
     int                nfiles;
     hlx_ckpt_tensor_t *tensors;  /* all shards, sorted by name (names borrowed) */
     size_t             count;
-    uint64_t           bytes_read;
+    _Atomic uint64_t   bytes_read;  /* reads may run on several threads */
     int                block_rows, block_cols; /* fp8 scale blocks */
     int                fused;                  /* Phi-3's qkv_proj and gate_up_proj */
     char               pfx_from[2][32], pfx_to[2][48]; /* hlx_ckpt_set_prefix */
     int                npfx;
     float              fp8_lut[256];           /* e4m3 code -> value */
-    char               err[1024];
 };
+
+/* The last error of a call on this thread: the reads of one checkpoint may run on several
+ * threads (the engine's column groups), each reporting its own. */
+static _Thread_local char hlx_ckpt_terr[1024];
 
 void hlx_ckpt_set_fp8_block(hlx_ckpt_t *ck, int rows, int cols)
 {
@@ -327,7 +331,8 @@ int hlx_ckpt_fused(const hlx_ckpt_t *ck)
 
 const char *hlx_ckpt_error(const hlx_ckpt_t *ck)
 {
-    return ck->err;
+    (void)ck;
+    return hlx_ckpt_terr;
 }
 
 hlx_status_t hlx_ckpt_set_error(hlx_ckpt_t *ck, hlx_status_t st, const char *fmt, ...)
@@ -335,7 +340,7 @@ hlx_status_t hlx_ckpt_set_error(hlx_ckpt_t *ck, hlx_status_t st, const char *fmt
     va_list ap;
 
     va_start(ap, fmt);
-    vsnprintf(ck->err, sizeof(ck->err), fmt, ap);
+    vsnprintf(hlx_ckpt_terr, sizeof(hlx_ckpt_terr), fmt, ap);
     va_end(ap);
     return st;
 }
@@ -362,7 +367,7 @@ const char *hlx_ckpt_dir(const hlx_ckpt_t *ck)
 
 uint64_t hlx_ckpt_bytes_read(const hlx_ckpt_t *ck)
 {
-    return ck->bytes_read;
+    return atomic_load_explicit(&ck->bytes_read, memory_order_relaxed);
 }
 
 void hlx_ckpt_close(hlx_ckpt_t *ck)
@@ -724,13 +729,13 @@ hlx_status_t hlx_ckpt_get(hlx_ckpt_t *ck, const char *name, int ndim, const int6
     char have[160], want[160], mapped[256];
 
     if (t == NULL)
-        return hlx_errbuf(ck->err, sizeof(ck->err), HLX_ERR_NOT_FOUND,
+        return hlx_errbuf(hlx_ckpt_terr, sizeof(hlx_ckpt_terr), HLX_ERR_NOT_FOUND,
                            "%s: tensor %s is missing", ck->dir,
                            hlx_ckpt_prefixed(ck, name, mapped, sizeof(mapped)));
     if (t->ndim != ndim || memcmp(t->shape, shape, sizeof(*shape) * (size_t)ndim) != 0) {
         hlx_shape_str(have, sizeof(have), t->ndim, t->shape);
         hlx_shape_str(want, sizeof(want), ndim, shape);
-        return hlx_errbuf(ck->err, sizeof(ck->err), HLX_ERR_MISMATCH,
+        return hlx_errbuf(hlx_ckpt_terr, sizeof(hlx_ckpt_terr), HLX_ERR_MISMATCH,
                            "%s: tensor %s: shape %s, expected %s", ck->files[t->file].name,
                            t->name, have, want);
     }
@@ -847,22 +852,22 @@ hlx_status_t hlx_ckpt_read_block(hlx_ckpt_t *ck, const hlx_ckpt_tensor_t *t, int
     float *tile;
 
     if (t->ndim > 2 || t->ndim < 1)
-        return hlx_errbuf(ck->err, sizeof(ck->err), HLX_ERR_INVALID,
+        return hlx_errbuf(hlx_ckpt_terr, sizeof(hlx_ckpt_terr), HLX_ERR_INVALID,
                            "%s: tensor %s: %d-D, a 2-D block needs a 1-D or 2-D tensor", f->name,
                            t->name, t->ndim);
     cols = t->ndim == 2 ? t->shape[1] : t->shape[0];
     if (t->dtype != HLX_ST_F32 && t->dtype != HLX_ST_BF16 && t->dtype != HLX_ST_F16 &&
         t->dtype != HLX_ST_F64 && t->dtype != HLX_ST_F8_E4M3)
-        return hlx_errbuf(ck->err, sizeof(ck->err), HLX_ERR_MISMATCH,
+        return hlx_errbuf(hlx_ckpt_terr, sizeof(hlx_ckpt_terr), HLX_ERR_MISMATCH,
                            "%s: tensor %s: dtype %s, expected a floating-point weight (F32, "
                            "BF16, F16, F8_E4M3)", f->name, t->name, hlx_st_dtype_name(t->dtype));
     if (dst_dtype != HLX_DTYPE_F32 && dst_dtype != HLX_DTYPE_BF16)
-        return hlx_errbuf(ck->err, sizeof(ck->err), HLX_ERR_UNSUPPORTED,
+        return hlx_errbuf(hlx_ckpt_terr, sizeof(hlx_ckpt_terr), HLX_ERR_UNSUPPORTED,
                            "%s: tensor %s: cannot convert to %s (f32 or bf16)", f->name, t->name,
                            hlx_dtype_name(dst_dtype));
     if (r0 < 0 || nr < 0 || c0 < 0 || nc < 0 || r0 > rows - nr || c0 > cols - nc ||
         ld < (transpose ? nr : nc))
-        return hlx_errbuf(ck->err, sizeof(ck->err), HLX_ERR_INVALID,
+        return hlx_errbuf(hlx_ckpt_terr, sizeof(hlx_ckpt_terr), HLX_ERR_INVALID,
                            "%s: tensor %s: block rows [%lld, +%lld) cols [%lld, +%lld) (ld %lld) "
                            "outside its %lld x %lld elements", f->name, t->name, (long long)r0,
                            (long long)nr, (long long)c0, (long long)nc, (long long)ld,
@@ -872,7 +877,7 @@ hlx_status_t hlx_ckpt_read_block(hlx_ckpt_t *ck, const hlx_ckpt_tensor_t *t, int
         brow = ck->block_rows;
         bcol = ck->block_cols;
         if ((rows + brow - 1) / brow != s->shape[0] || (cols + bcol - 1) / bcol != s->shape[1])
-            return hlx_errbuf(ck->err, sizeof(ck->err), HLX_ERR_MISMATCH,
+            return hlx_errbuf(hlx_ckpt_terr, sizeof(hlx_ckpt_terr), HLX_ERR_MISMATCH,
                                "%s: tensor %s: scale %s is [%lld, %lld], blocks of %lld x %lld "
                                "over [%lld, %lld] need [%lld, %lld]", f->name, t->name, s->name,
                                (long long)s->shape[0], (long long)s->shape[1], (long long)brow,
@@ -884,7 +889,8 @@ hlx_status_t hlx_ckpt_read_block(hlx_ckpt_t *ck, const hlx_ckpt_tensor_t *t, int
         for (i = 0; i < nr; i++) /* same type: rows copied as they are */
             memcpy((uint16_t *)dst + (size_t)(i * ld), base + (size_t)((r0 + i) * cols + c0) * 2,
                    (size_t)nc * 2);
-        ck->bytes_read += (uint64_t)nr * (uint64_t)nc * es;
+        atomic_fetch_add_explicit(&ck->bytes_read, (uint64_t)nr * (uint64_t)nc * es,
+                                  memory_order_relaxed);
         return HLX_OK;
     }
     /* Tiles of HLX_CK_TILE rows: converted into f32 row by row, then stored; a transposed
@@ -893,7 +899,7 @@ hlx_status_t hlx_ckpt_read_block(hlx_ckpt_t *ck, const hlx_ckpt_tensor_t *t, int
     tnc = nc + 16;
     tile = malloc(sizeof(float) * (size_t)(HLX_CK_TILE * tnc));
     if (tile == NULL)
-        return hlx_errbuf(ck->err, sizeof(ck->err), HLX_ERR_NOMEM, "%s: tensor %s: out of memory",
+        return hlx_errbuf(hlx_ckpt_terr, sizeof(hlx_ckpt_terr), HLX_ERR_NOMEM, "%s: tensor %s: out of memory",
                            f->name, t->name);
     for (i = 0; i < nr; i += HLX_CK_TILE) {
         int64_t th = nr - i < HLX_CK_TILE ? nr - i : HLX_CK_TILE, k;
@@ -931,7 +937,8 @@ hlx_status_t hlx_ckpt_read_block(hlx_ckpt_t *ck, const hlx_ckpt_tensor_t *t, int
         }
     }
     free(tile);
-    ck->bytes_read += (uint64_t)nr * (uint64_t)nc * es;
+    atomic_fetch_add_explicit(&ck->bytes_read, (uint64_t)nr * (uint64_t)nc * es,
+                                  memory_order_relaxed);
     return HLX_OK;
 }
 
@@ -945,7 +952,7 @@ hlx_status_t hlx_ckpt_read_slice(hlx_ckpt_t *ck, const hlx_ckpt_tensor_t *t, int
     hlx_status_t st;
 
     if (dim < 0 || dim >= t->ndim || first < 0 || count < 0 || first > t->shape[dim] - count)
-        return hlx_errbuf(ck->err, sizeof(ck->err), HLX_ERR_INVALID,
+        return hlx_errbuf(hlx_ckpt_terr, sizeof(hlx_ckpt_terr), HLX_ERR_INVALID,
                            "%s: tensor %s: slice [%lld, +%lld) of dimension %d is outside it",
                            ck->files[t->file].name, t->name, (long long)first, (long long)count,
                            dim);
@@ -957,7 +964,7 @@ hlx_status_t hlx_ckpt_read_slice(hlx_ckpt_t *ck, const hlx_ckpt_tensor_t *t, int
     if (t->ndim == 2)
         return hlx_ckpt_read_block(ck, t, 0, t->shape[0], first, count, 0, dst, dst_dtype, count);
     if (t->scale != NULL)
-        return hlx_errbuf(ck->err, sizeof(ck->err), HLX_ERR_UNSUPPORTED,
+        return hlx_errbuf(hlx_ckpt_terr, sizeof(hlx_ckpt_terr), HLX_ERR_UNSUPPORTED,
                            "%s: tensor %s: block-scaled tensors must be 2-D",
                            ck->files[t->file].name, t->name);
     /* N-D: a sequence of 2-D views [1][shape[dim] * inner], one per outer index. */

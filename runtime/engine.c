@@ -292,10 +292,10 @@ hlx_status_t hlx_engine_wload(hlx_engine_t *eng, void **w_p, int K, int N,
                                sizeof(eng->errmsg));
         return st;
     }
-    /* a synthetic source is pure: the groups spread over the rank's pool, at least one
-     * each (a checkpoint's reader counts bytes and keeps its error in one place: one
-     * thread) */
-    T = eng->ws.ck == NULL ? hlx_pool_size(eng->be.pool) : 1;
+    /* the groups spread over the rank's pool, at least one each: a synthetic source is
+     * pure, a checkpoint's reader counts its bytes atomically and keeps each thread's error
+     * apart (hlx_ckpt_error) */
+    T = hlx_pool_size(eng->be.pool);
     job = (hlx_wload_job_t){ .eng = eng, .w = w, .t = t, .K = K, .N = N, .parts = parts,
                              .nparts = nparts, .G = hlx_wload_group(K, N, es), .T = T };
     if (T > 1 && job.G > (N + 16 * T - 1) / (16 * T) * 16)
@@ -973,14 +973,14 @@ static int hlx_engine_wlayout_extra(const hlx_engine_t *eng, uint64_t *w)
             continue;
         s = hlx_engine_wload_scratch((int)mat[i][0], (int)mat[i][1], eng->w_esize);
         big = s > big ? s : big;
-        /* (a synthetic source: one scratch per thread of the rank, hlx_engine_wload) */
+        /* (one scratch per thread of the rank, hlx_engine_wload) */
         /* the padding: p less the row-major bytes, per matrix */
         pad = (uint64_t)p - mat[i][0] * mat[i][1] * (uint64_t)eng->w_esize;
         if ((uint64_t)p < mat[i][0] * mat[i][1] * (uint64_t)eng->w_esize ||
             !hlx_mul(&pad, mat[i][2]) || !hlx_add(&add, pad))
             return 0;
     }
-    return hlx_mul(&big, eng->ws.ck == NULL && eng->threads > 1 ? (uint64_t)eng->threads : 1) &&
+    return hlx_mul(&big, eng->threads > 1 ? (uint64_t)eng->threads : 1) &&
            hlx_add(&add, big) && hlx_add(w, add);
 }
 

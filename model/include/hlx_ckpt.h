@@ -83,7 +83,9 @@ void         hlx_ckpt_close(hlx_ckpt_t *ck);
  * 128 x 128 until set; hlx_hf_check sets it from the config). */
 void         hlx_ckpt_set_fp8_block(hlx_ckpt_t *ck, int rows, int cols);
 
-/* The last error of a call on ck (a complete one-line message). */
+/* The last error of a call on ck made by this thread (a complete one-line message): reads
+ * (hlx_ckpt_read_block, hlx_ckpt_get) may run on several threads at once, each with its own
+ * error; nothing else changes a checkpoint after hlx_ckpt_open and its setters. */
 const char *hlx_ckpt_error(const hlx_ckpt_t *ck);
 /* Records the error of a check made above this layer; returns st. */
 hlx_status_t hlx_ckpt_set_error(hlx_ckpt_t *ck, hlx_status_t st, const char *fmt, ...)

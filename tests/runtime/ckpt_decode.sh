@@ -1,7 +1,9 @@
 #!/usr/bin/env bash
 # Decoding from a `helix model synth` checkpoint (helix decode --model DIR).
 # usage: ckpt_decode.sh equal HELIX DATA          f32 and bf16 checkpoints of seed S decode
-#                                                  bitwise as tiny (f32 / bf16 weights) --seed S
+#                                                  bitwise as tiny (f32 / bf16 weights) --seed S,
+#                                                  with --threads 2 as well (the checkpoint's
+#                                                  column groups read on both threads)
 #        ckpt_decode.sh check HELIX DATA HELIXRUN KVP TPA
 #                                                  --check (with a prompt) over that layout;
 #                                                  with N > 1 each rank reads less than the
@@ -35,6 +37,20 @@ equal)
         echo "$dt: checkpoint:     $b (seed $seed from helix_synth_seed, whole read: $bytes)"
         if [ "$a" != "$b" ] || [ "$seed" != 7 ] || [ "$bytes" != True ]; then
             echo "FAIL: the $dt checkpoint does not decode as the synthetic model"
+            fail=1
+        fi
+        # two threads: the attention's split changes the bits, so against the synthetic
+        # model on two threads; every byte still read once (the counter shared by both)
+        "$helix" decode --model "$want" --seed 7 --context 300 --steps 12 --batch 2 --threads 2 \
+            --json >"$dir/a2.json" || exit 1
+        "$helix" decode --model "$dir/$dt" --context 300 --steps 12 --batch 2 --threads 2 \
+            --json >"$dir/b2.json" || exit 1
+        a=$(json_field "$dir/a2.json" "d['tokens'], d['hidden_hash']")
+        b=$(json_field "$dir/b2.json" "d['tokens'], d['hidden_hash']")
+        bytes=$(json_field "$dir/b2.json" "d['ckpt_bytes_rank0'] == d['ckpt_bytes_total'] > 0")
+        echo "$dt, --threads 2: tiny $a, checkpoint $b (whole read: $bytes)"
+        if [ "$a" != "$b" ] || [ "$bytes" != True ]; then
+            echo "FAIL: the $dt checkpoint read on two threads does not decode as the synthetic model"
             fail=1
         fi
     done
@@ -77,11 +93,14 @@ moe)
         fi
     done
     "$helix" model synth --family moe-mla --dtype fp8 --seed 3 --out "$dir/moe8" >/dev/null || exit 1
-    "$helix" decode --model "$dir/moe8" --context 40 --steps 3 --check >"$dir/out" 2>"$dir/err"
-    rc=$?
-    echo "fp8: exit $rc: $(tail -n 1 "$dir/out")"
-    [ $rc -eq 0 ] && grep -q "check:   PASS" "$dir/out" ||
-        { echo "FAIL: the fp8 checkpoint did not decode exactly"; cat "$dir/err"; fail=1; }
+    for t in 1 2; do # two threads: the block scales' dequantization on both
+        "$helix" decode --model "$dir/moe8" --context 40 --steps 3 --threads $t --check \
+            >"$dir/out" 2>"$dir/err"
+        rc=$?
+        echo "fp8, --threads $t: exit $rc: $(tail -n 1 "$dir/out")"
+        [ $rc -eq 0 ] && grep -q "check:   PASS" "$dir/out" ||
+            { echo "FAIL: the fp8 checkpoint did not decode exactly (--threads $t)"; cat "$dir/err"; fail=1; }
+    done
     # fp8 weights without a checkpoint (a model file) have no values to dequantize: refused
     sed 's/"weight_dtype": *"f32"/"weight_dtype": "fp8"/' "$data/tiny-mla-moe.json" >"$dir/fp8.json"
     "$helix" decode --model "$dir/fp8.json" --context 20 --steps 2 >"$dir/out" 2>"$dir/err"
