@@ -26,13 +26,17 @@ static size_t hlx_term_len;
 
 static void hlx_on_sigterm(int sig)
 {
-    ssize_t n = write(STDERR_FILENO, hlx_term_msg, hlx_term_len);
-    (void)n;
+    if (hlx_term_len > 0) {
+        ssize_t n = write(STDERR_FILENO, hlx_term_msg, hlx_term_len);
+        (void)n;
+    }
     _exit(128 + sig);
 }
 
 /* rank < 0: before the engine knows its rank (bootstrap, weights, KV allocation: seconds
- * at long context), the launcher's rank variable if it set one. */
+ * at long context), the launcher's rank variable if it set one. A scheduler ends every rank
+ * at once: rank 0 says so (or a process that knows no rank), the others exit quietly with
+ * the same status, which their launcher reports. */
 static void hlx_install_sigterm(const char *cmd, int rank)
 {
     static const char *const vars[] = { "PMIX_RANK", "OMPI_COMM_WORLD_RANK", "SLURM_PROCID" };
@@ -43,12 +47,14 @@ static void hlx_install_sigterm(const char *cmd, int rank)
 
     for (i = 0; rank < 0 && env == NULL && i < sizeof(vars) / sizeof(vars[0]); i++)
         env = getenv(vars[i]);
-    if (rank >= 0)
+    if (rank > 0 || (rank < 0 && env != NULL && strcmp(env, "0")))
+        n = 0; /* not rank 0: quiet */
+    else if (rank == 0)
         n = snprintf(hlx_term_msg, sizeof(hlx_term_msg),
-                     "helix %s: rank %d received SIGTERM; exiting\n", cmd, rank);
+                     "helix %s: rank 0 received SIGTERM; exiting\n", cmd);
     else if (env != NULL)
         n = snprintf(hlx_term_msg, sizeof(hlx_term_msg),
-                     "helix %s: rank %.16s received SIGTERM while starting; exiting\n", cmd, env);
+                     "helix %s: rank 0 received SIGTERM while starting; exiting\n", cmd);
     else
         n = snprintf(hlx_term_msg, sizeof(hlx_term_msg),
                      "helix %s: received SIGTERM while starting; exiting\n", cmd);
