@@ -1046,7 +1046,7 @@ static hlx_status_t hlx_cfg_dense(hlx_jdoc_t *doc, hlx_hf_config_t *c)
     hlx_model_t *m = &c->m;
     hlx_status_t st;
     char act[32];
-    int bias;
+    int bias = 0; /* hlx_cfg_bool sets it before any read; GCC -O2 cannot tell */
 
     m->attn = HLX_ATTN_GQA;
     /* every dense family's FFN but Gemma's (hlx_cfg_gemma) is SiLU(gate) x up; another

@@ -131,11 +131,12 @@ int hlx_engine_embed_tied(const hlx_engine_t *eng)
     return eng->m.tie_embeddings && eng->be.ops->weights_col != NULL;
 }
 
-hlx_status_t hlx_engine_embed_row(hlx_engine_t *eng, int64_t tok, float *dst)
+/* Token tok's row of the embedding into host memory (H floats): this rank's row widened
+ * and scaled, or -0.0 for another rank's (see hlx_engine_embed). */
+static hlx_status_t hlx_engine_embed_host(hlx_engine_t *eng, int64_t tok, float *row)
 {
     const size_t H = (size_t)eng->m.hidden;
     const float s = eng->m.embed_scale ? (float)hlx_model_embed_scale(&eng->m) : 1.0f;
-    float *row = eng->embed_row;
     size_t i;
 
     if (tok < 0 || tok >= eng->m.vocab)
@@ -162,8 +163,32 @@ hlx_status_t hlx_engine_embed_row(hlx_engine_t *eng, int64_t tok, float *dst)
         for (i = 0; i < H; i++)
             row[i] = e[i] * s;
     }
-    /* copy_to's source may be reused on return (hlx_backend.h) */
-    return eng->be.ops->copy_to(&eng->be, eng->q, dst, row, sizeof(float) * H);
+    return HLX_OK;
+}
+
+hlx_status_t hlx_engine_embed(hlx_engine_t *eng, const int *tok, int n, float *dst)
+{
+    const size_t H = (size_t)eng->m.hidden;
+    const int B = eng->cfg.batch, sum = eng->lay.n > 1;
+    float *rows = eng->embed_rows;
+    hlx_status_t st = HLX_OK;
+    int r0, i, nr;
+
+    for (r0 = 0; r0 < n && st == HLX_OK; r0 += nr) {
+        nr = n - r0 < B ? n - r0 : B;
+        for (i = 0; i < nr && st == HLX_OK; i++)
+            st = hlx_engine_embed_host(eng, tok[r0 + i], rows + (size_t)i * H);
+        /* the host transport sums host memory: before the copy, one copy for the rows */
+        if (st == HLX_OK && sum && eng->nccl_world == NULL)
+            st = hlx_comm_allreduce_sum_f32(eng->world, rows, (size_t)nr * H);
+        /* copy_to's source may be reused on return (hlx_backend.h) */
+        if (st == HLX_OK)
+            st = eng->be.ops->copy_to(&eng->be, eng->q, dst + (size_t)r0 * H, rows,
+                                      sizeof(float) * (size_t)nr * H);
+    }
+    if (st == HLX_OK && sum && eng->nccl_world != NULL) /* NCCL sums device memory */
+        st = hlx_engine_nccl_allreduce(eng, dst, (size_t)n * H);
+    return st;
 }
 
 hlx_wpart_t hlx_wpart_hf(const hlx_model_t *m, hlx_hf_weight_t w, int l, int64_t r0, int64_t c0,
@@ -562,7 +587,9 @@ static hlx_status_t hlx_engine_build(hlx_engine_t *eng)
     /* a tied model on a backend whose weights the host reads: the rows from the LM head */
     eng->embed      = hlx_engine_embed_tied(eng) ? NULL
                       : hlx_kernels_alloc_huge(eng->w_esize * (size_t)L->vocab_count * (size_t)H);
-    eng->embed_row  = malloc(sizeof(float) * (size_t)H);
+    if (eng->be.ops->pinned_alloc(&eng->be, sizeof(float) * (size_t)B * (size_t)H,
+                                  (void **)&eng->embed_rows) != HLX_OK)
+        eng->embed_rows = NULL;
     eng->final_norm = hlx_be_zalloc(eng, (size_t)H, sizeof(float));
     /* RoPE's frequencies with the model's scaling (helix/model.h), once, in backend
      * memory (written from the host like the weights) */
@@ -571,7 +598,7 @@ static hlx_status_t hlx_engine_build(hlx_engine_t *eng)
      * computes those once for every head, row and layer (hlx_schedule_step) */
     eng->rope_freq_h = malloc(sizeof(double) * (size_t)(m->rope_dim / 2 + 1));
     eng->rope_cs     = malloc(sizeof(float) * (size_t)(m->rope_dim + 2));
-    if ((!eng->embed && !hlx_engine_embed_tied(eng)) || !eng->embed_row || !eng->final_norm ||
+    if ((!eng->embed && !hlx_engine_embed_tied(eng)) || !eng->embed_rows || !eng->final_norm ||
         !eng->rope_freq ||
         !eng->rope_freq_h || !eng->rope_cs)
         return HLX_ERR_NOMEM;
@@ -1047,8 +1074,9 @@ static hlx_status_t hlx_engine_bytes(hlx_engine_t *eng, uint64_t *need_p, char *
     t = H * eng->w_esize;
     ok = ok && hlx_mul(&t, (uint64_t)L->vocab_count) && hlx_add(&w, t);
     ok = ok && hlx_engine_wlayout_extra(eng, &w);
-    /* step buffers: the largest are B x (qkv_cols, 2 ffn_count, vocab_pad x N) floats */
-    t = (uint64_t)eng->qkv_cols + 2 * (uint64_t)L->ffn_count + 6 * H +
+    /* step buffers: the largest are B x (qkv_cols, 2 ffn_count, vocab_pad x N) floats;
+     * 7 H: x, hn, y and the rest, the host's embedding rows among them */
+    t = (uint64_t)eng->qkv_cols + 2 * (uint64_t)L->ffn_count + 7 * H +
         (uint64_t)L->vocab_pad * (uint64_t)(L->n + 1) +
         4 * (uint64_t)L->q_local * (xdv + 1) * (uint64_t)L->kvp;
     ok = ok && hlx_mul(&t, B * 4) && hlx_add(&w, t);
@@ -1564,7 +1592,8 @@ void hlx_engine_destroy(hlx_engine_t *eng)
     hlx_mla_destroy(eng);
     hlx_wsrc_fini(&eng->ws);
     hlx_kernels_free_huge(eng->embed);
-    free(eng->embed_row);
+    if (eng->embed_rows != NULL)
+        eng->be.ops->pinned_free(&eng->be, eng->embed_rows);
     free(eng->rope_freq_h);
     free(eng->rope_cs);
     free(eng->rope_rows); free(eng->rope_rows_freq_h); free(eng->rope_rows_cs);

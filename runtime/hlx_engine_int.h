@@ -115,7 +115,7 @@ struct hlx_engine {
      * all-reduced over the N ranks (hlx_phase_embed); the final norm */
     void            *embed;
     float           *final_norm;
-    float           *embed_row;          /* [H]: a row widened (hlx_engine_embed_row) */
+    float           *embed_rows;         /* [batch][H] host (pinned): hlx_engine_embed */
     void            *lmhead;             /* [H][vocab_count] */
     /* step buffers, allocated once */
     float  *x, *hn, *qkv, *opart, *lsepart, *sendbuf, *recvbuf, *oparts, *lseparts;
@@ -246,17 +246,16 @@ hlx_status_t hlx_engine_nccl_allgather(hlx_engine_t *eng, const void *in, size_t
 hlx_status_t hlx_engine_config_agree(hlx_engine_t *eng, uint64_t need, char *err,
                                      size_t errlen);
 
-/* Token tok's embedding row into backend memory at dst (H floats): widened from w_dtype
- * and scaled (Gemma's embed_scale) in host memory, then the backend's copy_to. A token of
- * another rank's vocabulary slice gives a row of -0.0: with N > 1 the caller sums the rows
- * over the ranks (hlx_engine_embed_sum), which leaves the owner's values bit for bit. */
-hlx_status_t hlx_engine_embed_row(hlx_engine_t *eng, int64_t tok, float *dst);
+/* The embedding rows of tokens tok[0 .. n) into backend memory at dst (n x H floats), every
+ * rank calling it with the same tokens. Built in host memory (embed_rows) batch rows at a
+ * time: this rank's rows widened from w_dtype and scaled (Gemma's embed_scale), -0.0 for
+ * another rank's vocabulary slice; with N > 1 summed over the ranks (the host transport on
+ * the host rows before their one copy_to, NCCL on dst after), which leaves the owner's
+ * values bit for bit. */
+hlx_status_t hlx_engine_embed(hlx_engine_t *eng, const int *tok, int n, float *dst);
 /* Whether the embedding rows are read from the LM head (a tied model on a backend whose
  * weights the host reads: weights_col); then eng->embed is NULL. */
 int hlx_engine_embed_tied(const hlx_engine_t *eng);
-/* The n floats of rows made by hlx_engine_embed_row (backend memory), summed over the N
- * ranks in place; nothing with one rank. */
-hlx_status_t hlx_engine_embed_sum(hlx_engine_t *eng, float *rows, size_t n);
 
 /* ---- layer phases (phases.c): one function per phase, composed by a schedule */
 hlx_status_t hlx_phase_embed(hlx_engine_t *eng);

@@ -30,22 +30,13 @@
  * (runtime/cuda/engine_nccl.c: with NCCL's errors polled too). */
 #define HLX_BE_SYNC(_eng) hlx_engine_sync(_eng)
 
-static hlx_status_t hlx_phase_allreduce_staged(hlx_engine_t *eng, float *y, size_t n);
-
 /* The step's B rows from this rank's vocabulary slice, summed over the ranks. */
 hlx_status_t hlx_phase_embed(hlx_engine_t *eng)
 {
-    int B = eng->cfg.batch, H = eng->m.hidden, b;
-    hlx_status_t st = HLX_OK;
+    hlx_status_t st;
 
-    HLX_TIMED(eng, HLX_PHASE_EMBED, {
-        for (b = 0; b < B && st == HLX_OK; b++)
-            st = hlx_engine_embed_row(eng, eng->tokens[b], eng->x + (size_t)b * H);
-        if (st == HLX_OK && eng->lay.n > 1)
-            st = eng->nccl_world == NULL && eng->stage_world != NULL
-                     ? hlx_phase_allreduce_staged(eng, eng->x, (size_t)B * H)
-                     : hlx_engine_embed_sum(eng, eng->x, (size_t)B * H);
-    });
+    HLX_TIMED(eng, HLX_PHASE_EMBED, st = hlx_engine_embed(eng, eng->tokens, eng->cfg.batch,
+                                                          eng->x));
     return st;
 }
 
@@ -503,17 +494,17 @@ hlx_status_t hlx_phase_oproj(hlx_engine_t *eng, int l)
     return st;
 }
 
-/* y (at most B x H floats) to pinned host memory (the copy waits for the queue), summed
- * there, copied back ahead of what follows on the queue. */
-static hlx_status_t hlx_phase_allreduce_staged(hlx_engine_t *eng, float *y, size_t n)
+/* y to pinned host memory (the copy waits for the queue), summed there, copied back
+ * ahead of the add on the queue. */
+static hlx_status_t hlx_phase_allreduce_staged(hlx_engine_t *eng, size_t n)
 {
-    hlx_status_t st = eng->be.ops->copy_from(&eng->be, eng->q, eng->stage_world, y,
+    hlx_status_t st = eng->be.ops->copy_from(&eng->be, eng->q, eng->stage_world, eng->y,
                                              sizeof(float) * n);
 
     if (st == HLX_OK)
         st = hlx_comm_allreduce_sum_f32(eng->world, eng->stage_world, n);
     if (st == HLX_OK)
-        st = eng->be.ops->copy_to(&eng->be, eng->q, y, eng->stage_world, sizeof(float) * n);
+        st = eng->be.ops->copy_to(&eng->be, eng->q, eng->y, eng->stage_world, sizeof(float) * n);
     return st;
 }
 
@@ -556,11 +547,6 @@ hlx_status_t hlx_phase_allreduce_buf(hlx_engine_t *eng, float *y, size_t n)
     return st == HLX_OK ? hlx_comm_allreduce_sum_f32(eng->world, y, n) : st;
 }
 
-hlx_status_t hlx_engine_embed_sum(hlx_engine_t *eng, float *rows, size_t n)
-{
-    return eng->lay.n > 1 ? hlx_phase_allreduce_buf(eng, rows, n) : HLX_OK;
-}
-
 /* Sums the partial outputs y of all N ranks (TP = N) and adds them to the residual x. */
 hlx_status_t hlx_phase_allreduce(hlx_engine_t *eng, int l, hlx_phase_id_t ph)
 {
@@ -569,7 +555,7 @@ hlx_status_t hlx_phase_allreduce(hlx_engine_t *eng, int l, hlx_phase_id_t ph)
 
     HLX_TIMED(eng, ph, {
         if (eng->nccl_world == NULL && eng->stage_world != NULL) /* ucx-staged: pinned */
-            st = hlx_phase_allreduce_staged(eng, eng->y, n);
+            st = hlx_phase_allreduce_staged(eng, n);
         else
             st = hlx_phase_allreduce_buf(eng, eng->y, n);
     });

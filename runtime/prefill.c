@@ -34,6 +34,7 @@ typedef struct hlx_prefill {
     int     C, R;    /* tokens per chunk, rows per chunk */
     int     nb;      /* requests in the present chunk */
     int    *rq;      /* [B]: the request of each of them */
+    int    *tok;     /* [R]: the chunk's tokens, request by request */
     float  *x, *hn, *qkv, *opart, *lsepart, *sendbuf, *recvbuf, *oparts, *lseparts;
     float  *omerged, *lsem, *y, *gu, *act;
     float  *aq, *ao, *alse, *am, *amlse; /* shared-prefix attention of one (request, head) */
@@ -52,6 +53,7 @@ static void hlx_prefill_free(hlx_engine_t *eng, hlx_prefill_t *p)
         hlx_be_free(eng, *bufs[i]);
     free(p->xs_displ); free(p->xr_displ); free(p->sc); free(p->sd); free(p->rc); free(p->rd);
     free(p->rq);
+    free(p->tok);
     hlx_mla_rows_free(eng, &p->mla);
 }
 
@@ -95,6 +97,7 @@ static hlx_status_t hlx_prefill_alloc(hlx_engine_t *eng, hlx_prefill_t *p)
     HLX_PALLOC(p->rc, (size_t)L->kvp);
     HLX_PALLOC(p->rd, (size_t)L->kvp);
     HLX_PALLOC(p->rq, (size_t)eng->cfg.batch);
+    HLX_PALLOC(p->tok, R);
     /* The decode step's wire layout with R rows in place of B requests (per head xdv
      * elements and the LSE: v_head_dim, or the latent kv_lora with MLA). */
     for (j = 0; j < L->kvp; j++) {
@@ -375,16 +378,14 @@ static int hlx_prefill_token(const hlx_run_config_t *cfg, int b, int t)
 static hlx_status_t hlx_prefill_chunk(hlx_engine_t *eng, hlx_prefill_t *p, int p0, int c)
 {
     const hlx_run_config_t *cfg = &eng->cfg;
-    int H = eng->m.hidden, R = p->nb * c, k, i, l;
+    int R = p->nb * c, k, i, l;
     int64_t pos0 = eng->pos + p0;
-    hlx_status_t st = HLX_OK;
+    hlx_status_t st;
 
-    for (k = 0; k < p->nb && st == HLX_OK; k++)
-        for (i = 0; i < c && st == HLX_OK; i++)
-            st = hlx_engine_embed_row(eng, hlx_prefill_token(cfg, p->rq[k], p0 + i),
-                                      p->x + ((size_t)k * c + i) * H);
-    if (st == HLX_OK)
-        st = hlx_engine_embed_sum(eng, p->x, (size_t)R * H);
+    for (k = 0; k < p->nb; k++)
+        for (i = 0; i < c; i++)
+            p->tok[k * c + i] = hlx_prefill_token(cfg, p->rq[k], p0 + i);
+    st = hlx_engine_embed(eng, p->tok, R, p->x);
     for (l = 0; l < eng->m.layers && st == HLX_OK; l++) {
         st = eng->mla != NULL
                  ? hlx_mla_rows_qkv(eng, l, &p->mla, p->x, p->hn, p->nb, p->rq, c, pos0)
