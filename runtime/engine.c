@@ -176,12 +176,14 @@ hlx_status_t hlx_engine_embed(hlx_engine_t *eng, const int *tok, int n, float *d
 
     for (r0 = 0; r0 < n && st == HLX_OK; r0 += nr) {
         nr = n - r0 < B ? n - r0 : B;
+        /* a device may still be reading the rows of the last copy out of pinned memory
+         * (hlx_backend.h, copy_to): wait for it (a no-op on the host) */
+        st = hlx_engine_sync(eng);
         for (i = 0; i < nr && st == HLX_OK; i++)
             st = hlx_engine_embed_host(eng, tok[r0 + i], rows + (size_t)i * H);
         /* the host transport sums host memory: before the copy, one copy for the rows */
         if (st == HLX_OK && sum && eng->nccl_world == NULL)
             st = hlx_comm_allreduce_sum_f32(eng->world, rows, (size_t)nr * H);
-        /* copy_to's source may be reused on return (hlx_backend.h) */
         if (st == HLX_OK)
             st = eng->be.ops->copy_to(&eng->be, eng->q, dst + (size_t)r0 * H, rows,
                                       sizeof(float) * (size_t)nr * H);

@@ -85,7 +85,9 @@ typedef struct hlx_backend_ops {
     void         (*pinned_free)(hlx_backend_t *be, void *p);
     hlx_status_t (*copy_to)(hlx_backend_t *be, hlx_be_queue_t *q, void *dst, const void *src,
                             size_t bytes);   /* host -> backend (or backend -> backend);
-                                              * the source may be reused on return */
+                                              * the source may be reused on return,
+                                              * but for pinned_alloc memory on a device,
+                                              * which is read until the queue gets there */
     hlx_status_t (*copy_from)(hlx_backend_t *be, hlx_be_queue_t *q, void *dst,
                               const void *src, size_t bytes); /* backend -> host */
     /* dst[r][0..n) = src[r][0..n) for rows rows of floats, row r at dst + r * ldd and

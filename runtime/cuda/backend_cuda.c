@@ -155,7 +155,8 @@ static void cu_pfree(hlx_backend_t *be, void *p)
 }
 
 /* Host to backend. The source may be reused on return (cudaMemcpyAsync from pageable
- * memory returns once the source is staged). */
+ * memory returns once the source is staged), but pinned memory is read by the DMA as the
+ * stream gets there: the caller syncs before writing it again. */
 static hlx_status_t cu_copy_to(hlx_backend_t *be, hlx_be_queue_t *q, void *dst,
                                const void *src, size_t bytes)
 {

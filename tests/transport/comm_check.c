@@ -281,6 +281,38 @@ static hlx_status_t run_allreduce(check_ctx_t *ctx, hlx_comm_t *comm, hlx_comm_t
     return st;
 }
 
+/* The runtime's embedding rows (docs/architecture.md, "The embedding"): element i has one
+ * owner (rank i mod n of comm), whose value it is, and every other rank contributes -0.0;
+ * the sum must be the owner's value bit for bit on every rank, in whatever order the
+ * algorithm adds: signed zeros, infinities, a quiet NaN's payload, subnormals, the largest
+ * float. */
+static hlx_status_t run_allreduce_owned(check_ctx_t *ctx, hlx_comm_t *comm, int cid,
+                                        size_t count)
+{
+    static const uint32_t vals[] = { 0x00000000u, 0x80000000u, 0x7f800000u, 0xff800000u,
+                                     0x7fc01234u, 0x00000001u, 0x80000001u, 0x3f800000u,
+                                     0xc0600000u, 0x7f7fffffu, 0x007fffffu };
+    const size_t nv = sizeof(vals) / sizeof(vals[0]);
+    int n = hlx_comm_size(comm), me = hlx_comm_rank(comm);
+    uint32_t *buf = malloc((count + 1) * sizeof(uint32_t));
+    size_t i, nbad = 0, firstbad = 0;
+    hlx_status_t st;
+
+    for (i = 0; i < count; i++)
+        buf[i] = (int)(i % (size_t)n) == me ? vals[(i / (size_t)n) % nv] : 0x80000000u;
+    st = hlx_comm_allreduce_sum_f32(comm, (float *)buf, count);
+    CHECK(ctx, st == HLX_OK, "owned allreduce comm %d count %zu: %s", cid, count,
+          hlx_status_str(st));
+    for (i = 0; st == HLX_OK && i < count; i++)
+        if (buf[i] != vals[(i / (size_t)n) % nv] && nbad++ == 0)
+            firstbad = i;
+    CHECK(ctx, nbad == 0, "owned allreduce comm %d count %zu: %zu elements are not their "
+          "owner's bits, first [%zu] 0x%08x vs 0x%08x", cid, count, nbad, firstbad,
+          nbad ? buf[firstbad] : 0u, nbad ? vals[(firstbad / (size_t)n) % nv] : 0u);
+    free(buf);
+    return st;
+}
+
 /* The bootstrap all-gather returns every rank's record in rank order, and refuses a key
  * used before. */
 static void run_boot_checks(check_ctx_t *ctx)
@@ -364,6 +396,13 @@ static int run_checks(check_ctx_t *ctx, hlx_comm_t *world)
             goto out;
         for (c = 0; c < 3; c++)
             if (run_allreduce(ctx, subs[c], world, cids[c], t, ar_counts[k]) != HLX_OK)
+                goto out;
+    }
+    for (k = 0; k < sizeof(ar_counts) / sizeof(ar_counts[0]); k++) {
+        if (run_allreduce_owned(ctx, world, 1, ar_counts[k]) != HLX_OK)
+            goto out;
+        for (c = 0; c < 3; c++)
+            if (run_allreduce_owned(ctx, subs[c], cids[c], ar_counts[k]) != HLX_OK)
                 goto out;
     }
     for (c = 0; c < 3; c++) {
