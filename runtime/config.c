@@ -28,6 +28,7 @@ typedef struct hlx_cfg_record {
     int32_t  pid;
     char     host[64];
     uint64_t mem_need, mem_avail;
+    uint64_t mem_weights, mem_kv, mem_check; /* parts of mem_need; the rest: buffers */
     uint64_t comm_settings;  /* hash of every HELIX_COMM_* value this rank runs with */
     uint64_t inputs;         /* hash of the prompt ids, prefill chunk and sampling */
     uint64_t ckpt;           /* fingerprint of the checkpoint's files (0: none) */
@@ -222,14 +223,21 @@ static hlx_status_t hlx_config_compare(hlx_engine_t *eng, const hlx_cfg_record_t
     }
 #undef HLX_CMP_INT
     for (r = 0; r < eng->info.size; r++)
-        if (all[r].mem_need > all[r].mem_avail)
+        if (all[r].mem_need > all[r].mem_avail) {
+            const double G = 1073741824.0, need = (double)all[r].mem_need;
+            const double wt = (double)all[r].mem_weights, kv = (double)all[r].mem_kv,
+                         ck = (double)all[r].mem_check;
+            char chk[64] = "";
+            if (ck > 0)
+                snprintf(chk, sizeof(chk), ", --check %.2f", ck / G);
             return hlx_engine_fail(err, errlen, HLX_ERR_NOSPACE,
-                            "rank %d (%s) needs %.2f GiB (weights, KV shard of %lld context "
-                            "tokens%s) but %.2f GiB are available per rank on its node: use "
-                            "a larger --kvp, more nodes or a shorter --context",
-                            r, all[r].host, all[r].mem_need / 1073741824.0,
-                            (long long)me->context, me->check && r == 0 ? ", fp64 reference" : "",
-                            all[r].mem_avail / 1073741824.0);
+                            "rank %d (%s) needs %.2f GiB (weights %.2f, KV shard %.2f for %lld "
+                            "context tokens%s, buffers %.2f) but %.2f GiB are available per "
+                            "rank on its node: use a larger --kvp or --tpa, more nodes or a "
+                            "shorter --context", r, all[r].host, need / G, wt / G, kv / G,
+                            (long long)me->context, chk, (need - wt - kv - ck) / G,
+                            all[r].mem_avail / G);
+        }
     return HLX_OK;
 }
 
@@ -277,6 +285,9 @@ hlx_status_t hlx_engine_config_agree(hlx_engine_t *eng, uint64_t need, char *err
     rec.ep            = cfg->ep;
     rec.pid           = (int32_t)getpid();
     rec.mem_need      = need;
+    rec.mem_weights   = eng->mem_weights;
+    rec.mem_kv        = eng->kv_bytes;
+    rec.mem_check     = eng->mem_check;
     rec.comm_settings = hlx_comm_settings_hash();
     rec.inputs        = hlx_inputs_hash(cfg, eng->set.prefill);
     rec.prompt_len    = cfg->prompt_len;

@@ -1076,6 +1076,7 @@ static hlx_status_t hlx_engine_bytes(hlx_engine_t *eng, uint64_t *need_p, char *
     t = H * eng->w_esize;
     ok = ok && hlx_mul(&t, (uint64_t)L->vocab_count) && hlx_add(&w, t);
     ok = ok && hlx_engine_wlayout_extra(eng, &w);
+    eng->mem_weights = w; /* the rest of w: buffers */
     /* step buffers: the largest are B x (qkv_cols, 2 ffn_count, vocab_pad x N) floats;
      * 7 H: x, hn, y and the rest, the host's embedding rows among them */
     t = (uint64_t)eng->qkv_cols + 2 * (uint64_t)L->ffn_count + 7 * H +
@@ -1107,6 +1108,7 @@ static hlx_status_t hlx_engine_bytes(hlx_engine_t *eng, uint64_t *need_p, char *
         return hlx_engine_fail(err, errlen, HLX_ERR_INVALID,
                                "sizes overflow: KV %llu bytes + weights %llu bytes exceed 2^64",
                                (unsigned long long)kv, (unsigned long long)w);
+    eng->mem_check = 0;
     if (eng->cfg.check) {
         /* every rank: the appended KV rows of all ranks, gathered once at the end */
         uint64_t g = (uint64_t)m->layers, r = 0,
@@ -1127,6 +1129,7 @@ static hlx_status_t hlx_engine_bytes(hlx_engine_t *eng, uint64_t *need_p, char *
                                    "steps (the fp64 reference and the gathered KV rows) exceeds "
                                    "2^64 bytes", eng->cfg.batch, (long long)eng->cfg.context,
                                    eng->cfg.steps);
+        eng->mem_check = need - kv - w - (16u << 20);
     }
     eng->kv_bytes = kv;
     *need_p = need;

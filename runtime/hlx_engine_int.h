@@ -155,6 +155,9 @@ struct hlx_engine {
     /* the phase running now (a static name), for the step watchdog's message */
     _Atomic(const char *) wd_where;
     uint64_t kv_bytes;
+    /* of the start-up memory check (hlx_engine_bytes): the weights as held, what --check
+     * adds (the reference, gathered rows); the rest of the need is buffers */
+    uint64_t mem_weights, mem_check;
     int       *all_tokens;
     int        step;
     char       errmsg[512];  /* why a step failed, set where it was first understood */

@@ -41,13 +41,16 @@ need() {
     local rc=$? v
     v=$(sed -n 's/.*rank 0.* needs \([0-9.]*\) GiB .*/\1/p' "$dir/$1.out" | head -n 1)
     [ -n "$v" ] || v=$(sed -n 's/.* needs \([0-9.]*\) GiB .*/\1/p' "$dir/$1.out" | head -n 1)
-    echo "$1 (weights $2, HELIX_W_STRIPS=$3): exit $rc, needs ${v:-?} GiB"
-    if [ $rc -ne 2 ] || [ -z "$v" ]; then
-        echo "FAIL: expected the start-up refusal (exit 2) naming the bytes needed"
+    w=$(sed -n 's/.*rank 0.* GiB (weights \([0-9.]*\), KV shard .*/\1/p' "$dir/$1.out" | head -n 1)
+    [ -n "$w" ] || w=$(sed -n 's/.* GiB (weights \([0-9.]*\), KV shard .*/\1/p' "$dir/$1.out" | head -n 1)
+    echo "$1 (weights $2, HELIX_W_STRIPS=$3): exit $rc, needs ${v:-?} GiB, weights ${w:-?}"
+    if [ $rc -ne 2 ] || [ -z "$v" ] || [ -z "$w" ]; then
+        echo "FAIL: expected the start-up refusal (exit 2) naming the bytes needed and the weights'"
         cat "$dir/$1.out"
         exit 1
     fi
     printf -v "need_$1" '%s' "$v"
+    printf -v "weights_$1" '%s' "$w"
 }
 need bf16 bf16 0
 need f32 f32 0
@@ -60,6 +63,17 @@ if ! awk -v a="$need_bf16" -v b="$need_f32" 'BEGIN {
         printf "f32 - bf16: %.3f GiB, expected %.3f\n", b - a, 2 * e / 1073741824
         exit !(d > -0.011 && d < 0.011) }'; then
     echo "FAIL: the f32 and bf16 needs differ by other than 2 bytes an element"
+    fail=1
+fi
+# the weights item itself, bf16 row-major: 2 bytes an element of every projection, the
+# embedding and the LM head
+if ! awk -v w="$weights_bf16" 'BEGIN {
+        L = 126; H = 16384; Q = 128; KV = 8; hd = 128; F = 53248; V = 128256
+        e = L * (H * (Q + 2 * KV) * hd + Q * hd * H + 3 * H * F) + 2 * V * H
+        printf "bf16 weights: %.3f GiB, expected %.3f\n", w, 2 * e / 1073741824
+        d = w - 2 * e / 1073741824
+        exit !(d > -0.011 && d < 0.011) }'; then
+    echo "FAIL: the refusal's weights item is not the model's bf16 bytes"
     fail=1
 fi
 need tied bf16 0 1 true
