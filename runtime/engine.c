@@ -601,8 +601,7 @@ static hlx_status_t hlx_engine_build(hlx_engine_t *eng)
     eng->rope_freq_h = malloc(sizeof(double) * (size_t)(m->rope_dim / 2 + 1));
     eng->rope_cs     = malloc(sizeof(float) * (size_t)(m->rope_dim + 2));
     if ((!eng->embed && !hlx_engine_embed_tied(eng)) || !eng->embed_rows || !eng->final_norm ||
-        !eng->rope_freq ||
-        !eng->rope_freq_h || !eng->rope_cs)
+        !eng->rope_freq || !eng->rope_freq_h || !eng->rope_cs)
         return HLX_ERR_NOMEM;
     {
         double ms;
