@@ -153,6 +153,8 @@ static void hlx_decode_print_json(const hlx_run_config_t *cfg, const hlx_model_t
     json_object_set_new(o, "tokens_per_s", json_real(rep->tokens_per_s));
     json_object_set_new(o, "kv_bytes_per_rank_max", json_integer((json_int_t)rep->kv_bytes_max));
     json_object_set_new(o, "kv_bytes_per_rank_min", json_integer((json_int_t)rep->kv_bytes_min));
+    json_object_set_new(o, "weight_bytes_per_rank_max", json_integer((json_int_t)rep->w_bytes_max));
+    json_object_set_new(o, "weight_bytes_per_rank_min", json_integer((json_int_t)rep->w_bytes_min));
     json_object_set_new(o, "kv_ring_slots", json_integer((json_int_t)rep->kv_ring_rank));
     for (p = 0; p < HLX_PHASE_PP; p++) /* pipeline hand-offs: the planner's only */
         json_object_set_new(ph, hlx_phase_name((hlx_phase_id_t)p),
@@ -220,6 +222,9 @@ static void hlx_decode_print_text(const hlx_run_config_t *cfg, const hlx_model_t
                rep->experts_first + rep->experts_rank - 1, rep->moe_bytes_rank / 1048576.0);
     printf("work:    batch %d, context %lld tokens + %d steps, kv block %d\n", cfg->batch,
            (long long)cfg->context, rep->steps, cfg->kv_block);
+    printf("weights: %.2f MiB per rank (min %.2f, max %.2f over ranks)\n",
+           rep->w_bytes_rank / 1048576.0, rep->w_bytes_min / 1048576.0,
+           rep->w_bytes_max / 1048576.0);
     printf("KV:      %.2f MiB per rank (min %.2f, max %.2f over ranks)",
            rep->kv_bytes_rank / 1048576.0, rep->kv_bytes_min / 1048576.0,
            rep->kv_bytes_max / 1048576.0);

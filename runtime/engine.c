@@ -950,10 +950,10 @@ static int hlx_kv_alloc_bytes(const hlx_engine_t *eng, int64_t cap, int d, int b
 }
 
 /* What the backend's layout of the projections (dense, MLA's, the experts') and the LM
- * head adds to *w (weights_layout; host with strips): each matrix's columns rounded up to
- * 16, and the host scratch one matrix is read through (the largest; one per thread where
- * they share the reading). 0 on overflow. */
-static int hlx_engine_wlayout_extra(const hlx_engine_t *eng, uint64_t *w)
+ * head adds (weights_layout; host with strips): to *w each matrix's columns rounded up to
+ * 16, to *scratch the host scratch one matrix is read through at start-up (the largest;
+ * one per thread where they share the reading). 0 on overflow. */
+static int hlx_engine_wlayout_extra(const hlx_engine_t *eng, uint64_t *w, uint64_t *scratch)
 {
     const hlx_model_t *m = &eng->m;
     const hlx_layout_t *L = &eng->lay;
@@ -1008,8 +1008,8 @@ static int hlx_engine_wlayout_extra(const hlx_engine_t *eng, uint64_t *w)
             !hlx_mul(&pad, mat[i][2]) || !hlx_add(&add, pad))
             return 0;
     }
-    return hlx_mul(&big, eng->threads > 1 ? (uint64_t)eng->threads : 1) &&
-           hlx_add(&add, big) && hlx_add(w, add);
+    *scratch = big;
+    return hlx_mul(scratch, eng->threads > 1 ? (uint64_t)eng->threads : 1) && hlx_add(w, add);
 }
 
 /* Bytes this rank needs (weights, KV shard, buffers); HLX_ERR_INVALID with the sizes when
@@ -1074,8 +1074,9 @@ static hlx_status_t hlx_engine_bytes(hlx_engine_t *eng, uint64_t *need_p, char *
     }
     t = H * eng->w_esize;
     ok = ok && hlx_mul(&t, (uint64_t)L->vocab_count) && hlx_add(&w, t);
-    ok = ok && hlx_engine_wlayout_extra(eng, &w);
-    eng->mem_weights = w; /* the rest of w: buffers */
+    ok = ok && hlx_engine_wlayout_extra(eng, &w, &t);
+    eng->mem_weights = w; /* what w adds from here on: buffers */
+    ok = ok && hlx_add(&w, t);
     /* step buffers: the largest are B x (qkv_cols, 2 ffn_count, vocab_pad x N) floats;
      * 7 H: x, hn, y and the rest, the host's embedding rows among them */
     t = (uint64_t)eng->qkv_cols + 2 * (uint64_t)L->ffn_count + 7 * H +

@@ -113,7 +113,7 @@ hlx_status_t hlx_engine_run(hlx_engine_t *eng, hlx_run_report_t *rep, char *err,
     int steps = eng->cfg.steps, B = eng->cfg.batch, s, p, r;
     double *step_ms = calloc((size_t)(steps + 1), sizeof(double));
     double *ph_ms = calloc((size_t)(steps + 1) * HLX_PHASE_COUNT, sizeof(double));
-    uint64_t *allkv = calloc((size_t)eng->info.size, sizeof(uint64_t)), kvb;
+    uint64_t *allkv = calloc(2 * (size_t)eng->info.size, sizeof(uint64_t)), kvb[2];
     unsigned char *done = calloc((size_t)B, 1);
     hlx_watchdog_t *wd = NULL;
     hlx_status_t st = HLX_OK;
@@ -266,15 +266,21 @@ hlx_status_t hlx_engine_run(hlx_engine_t *eng, hlx_run_report_t *rep, char *err,
             hlx_engine_fail(err, errlen, st, "decode failed: %s", hlx_status_str(st));
         goto out;
     }
-    kvb = eng->kv_bytes;
-    st = hlx_comm_allgather(eng->world, &kvb, sizeof(kvb), allkv);
+    kvb[0] = eng->kv_bytes;
+    kvb[1] = eng->mem_weights;
+    st = hlx_comm_allgather(eng->world, kvb, sizeof(kvb), allkv);
     if (st != HLX_OK)
         goto out;
     rep->kv_bytes_rank = eng->kv_bytes;
+    rep->w_bytes_rank = eng->mem_weights;
     rep->kv_bytes_min = rep->kv_bytes_max = allkv[0];
+    rep->w_bytes_min = rep->w_bytes_max = allkv[1];
     for (r = 1; r < eng->info.size; r++) {
-        rep->kv_bytes_min = allkv[r] < rep->kv_bytes_min ? allkv[r] : rep->kv_bytes_min;
-        rep->kv_bytes_max = allkv[r] > rep->kv_bytes_max ? allkv[r] : rep->kv_bytes_max;
+        const uint64_t k = allkv[2 * r], w = allkv[2 * r + 1];
+        rep->kv_bytes_min = k < rep->kv_bytes_min ? k : rep->kv_bytes_min;
+        rep->kv_bytes_max = k > rep->kv_bytes_max ? k : rep->kv_bytes_max;
+        rep->w_bytes_min = w < rep->w_bytes_min ? w : rep->w_bytes_min;
+        rep->w_bytes_max = w > rep->w_bytes_max ? w : rep->w_bytes_max;
     }
     rep->kv_tokens_rank = eng->kv_len;
     rep->kv_ring_rank = eng->ring;

@@ -5,7 +5,8 @@
 # single-process reference (--check) with prompts (the prefill's rows take the same path)
 # on 1 rank, TPA 2 and KVP 3 (vocab 512 in slices of 170 and 171), for Gemma's scaled
 # embedding untied and tied; the tokens are the same on every layout, and `embed` is a
-# phase of the report.
+# phase of the report. On one rank the tied model holds exactly one V x H table less
+# (weight_bytes_per_rank).
 # usage: embed_shards.sh HELIX HELIXRUN DATA
 set -u
 helix=$1 helixrun=$2 data=$3
@@ -37,4 +38,21 @@ for m in untied tied; do
         [ "$tok" = "$ref" ] || { echo "FAIL: $m KVP $1 x TPA $2: other tokens than 1 rank"; fail=1; }
     done
 done
+# one table less when tied: vocab x hidden elements of the weights' dtype
+if ! python3 - "$dir" "$data/tiny-gemma.json" <<'PY'; then
+import json, sys
+d, m = sys.argv[1], json.load(open(sys.argv[2]))
+w = {}
+for name in ("untied", "tied"):
+    r = json.loads([l for l in open("%s/%s.1.1" % (d, name)) if l.startswith("{")][0])
+    w[name] = r["weight_bytes_per_rank_max"]
+es = {"f32": 4, "bf16": 2}[m.get("weight_dtype", "f32")]
+want = m["vocab"] * m["hidden"] * es
+print("weights untied %d, tied %d bytes: %d less, expected %d" %
+      (w["untied"], w["tied"], w["untied"] - w["tied"], want))
+sys.exit(0 if w["untied"] - w["tied"] == want else 1)
+PY
+    echo "FAIL: the tied model holds other than one embedding table less"
+    fail=1
+fi
 exit $fail

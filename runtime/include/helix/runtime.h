@@ -120,6 +120,9 @@ typedef struct hlx_run_report {
     double   phase_ms[HLX_PHASE_COUNT]; /* median per step, this rank */
     uint64_t kv_bytes_rank;            /* allocated KV bytes on this rank */
     uint64_t kv_bytes_max, kv_bytes_min; /* over ranks */
+    /* weights as held on this rank (its slices, the embedding's and head's vocabulary
+     * slice, the layout's padding and load scratch: the start-up memory check's item) */
+    uint64_t w_bytes_rank, w_bytes_max, w_bytes_min;
     int64_t  kv_tokens_rank;           /* tokens held at the end, per request */
     int64_t  kv_ring_rank;             /* slots of a windowed layer's ring on this rank
                                         * (0: every layer keeps every position) */
