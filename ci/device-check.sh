@@ -112,6 +112,13 @@ HELIX_NCCL=on step decode-cuda-1rank-nccl 60 "$helix" decode --device cuda --con
     --steps 4 --check --json
 HELIX_GPU_SHARE=1 step decode-cuda-2rank-json 60 "$helixrun" --no-prefix -n 2 \
     --timeout 55 -- "$helix" decode --device cuda --kvp 2 --context 65536 --steps 4 --check --json
+# A tied model on 2 ranks: each holds the embedding rows of its vocabulary slice (the CUDA
+# backend has no weights_col, so a slice table rather than the head's columns), a step's rows
+# and the prompt chunk's summed over the ranks from pinned host memory, --check.
+printf '1 2 3\n4 5 6 7 8\n' >"$out/tied-prompt.txt"
+HELIX_GPU_SHARE=1 step decode-cuda-2rank-tied 60 "$helixrun" --no-prefix -n 2 --timeout 55 -- \
+    "$helix" decode --device cuda --model tests/model/data/tied.json --tpa 2 --context 1000 \
+    --batch 2 --steps 4 --prompt-ids "$out/tied-prompt.txt" --check --json
 # Prompts of different lengths (3, 45 and 4 tokens): chunked prefill of each, then every
 # request at its own position, on the device, --check against the fp64 reference.
 printf '5 6 7\n%s\n3 4 5 6\n' "$(seq -s ' ' 9 53)" >"$out/ragged.txt"

@@ -1896,12 +1896,21 @@ hlx_status_t hlx_hf_check(hlx_ckpt_t *ck, const hlx_hf_config_t *c)
     for (i = 0; st == HLX_OK && i < total; i++) {
         const hlx_ckpt_tensor_t *t = hlx_ckpt_tensor(ck, i);
         if (!seen[i] && !hlx_hf_is_extra_layer(c, t->name) &&
-            !hlx_hf_is_other_model(c, t->name))
+            !hlx_hf_is_other_model(c, t->name)) {
+            const size_t nl = strlen(t->name);
+            /* a head beside tie_word_embeddings: which of the two is meant is not ours to
+             * guess (transformers ties the head to the embedding) */
+            const int head = c->tie_word_embeddings && nl >= 14 &&
+                             !strcmp(t->name + nl - 14, "lm_head.weight");
             st = hlx_ckpt_set_error(ck, HLX_ERR_MISMATCH,
-                                    "%s: tensor %s is not part of a%s %s of this config.json",
+                                    "%s: tensor %s is not part of a%s %s of this config.json%s",
                                     hlx_ckpt_file_name(ck, t->file), t->name,
                                     c->arch[0] && strchr("AEIOU", c->arch[0]) ? "n" : "",
-                                    c->arch);
+                                    c->arch,
+                                    head ? " (tie_word_embeddings is true: the head is the "
+                                           "embedding; drop this tensor, or set "
+                                           "tie_word_embeddings to false to use it)" : "");
+        }
     }
     if (st != HLX_OK && list == NULL) /* the list itself: too many tensors, no memory */
         (void)hlx_ckpt_set_error(ck, st, "%s/%s", hlx_ckpt_dir(ck), err);

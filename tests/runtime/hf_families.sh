@@ -360,4 +360,26 @@ c = json.load(open(sys.argv[1] + "/config.json"))
 idx = json.load(open(sys.argv[1] + "/model.safetensors.index.json"))
 sys.exit(0 if c["tie_word_embeddings"] is True and "lm_head.weight" not in idx["weight_map"] else 1)
 PY
+# the tied checkpoint with an lm_head.weight beside it (zeros, a shard of its own): which
+# of the two is the head is not guessed; refused, exit 2, saying what to do
+cp -r "$dir/m-dense" "$dir/m-dense-head"
+python3 - "$dir/m-dense-head" <<'PY' || { echo "FAIL: could not add lm_head.weight"; fail=1; }
+import json, struct, sys
+d = sys.argv[1]
+c = json.load(open(d + "/config.json"))
+V, H = c["vocab_size"], c["hidden_size"]
+hdr = json.dumps({"lm_head.weight": {"dtype": "F32", "shape": [V, H],
+                                     "data_offsets": [0, 4 * V * H]}}).encode()
+hdr += b" " * (-len(hdr) % 8)
+with open(d + "/model-head.safetensors", "wb") as f:
+    f.write(struct.pack("<Q", len(hdr)) + hdr + bytes(4 * V * H))
+idx = json.load(open(d + "/model.safetensors.index.json"))
+idx["weight_map"]["lm_head.weight"] = "model-head.safetensors"
+json.dump(idx, open(d + "/model.safetensors.index.json", "w"))
+PY
+"$helix" decode --model "$dir/m-dense-head" --context 30 --steps 1 >"$dir/out" 2>"$dir/err"
+rc=$?
+echo "tied, with an lm_head.weight as well: exit $rc: $(cat "$dir/err")"
+[ $rc -eq 2 ] && grep -q "tie_word_embeddings is true: the head is the embedding" "$dir/err" ||
+    { echo "FAIL: a tied checkpoint's extra lm_head.weight was not refused with the hint"; fail=1; }
 exit $fail
