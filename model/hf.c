@@ -1674,7 +1674,8 @@ hlx_status_t hlx_hf_expect(const hlx_hf_config_t *c, hlx_hf_expect_t **list_p, s
                           "with", m->layers, m->experts,
                           (long long)(per * m->layers + 8), HLX_HF_MAX_TENSORS);
 
-    HLX_ADD(hlx_elist_add(&l, dt, HLX_HFC_EMBED, HLX_HFS_REPLICATED, V, H, "%s",
+    /* the embedding's rows in the LM head's vocabulary slices (a tied head reads the same) */
+    HLX_ADD(hlx_elist_add(&l, dt, HLX_HFC_EMBED, HLX_HFS_N, V, H, "%s",
                           hlx_hf_src_name(c, HLX_HFW_EMBED, 0, nm, sizeof(nm))));
     for (li = 0; li < m->layers; li++) {
         int moe = m->experts > 0 && li >= m->dense_layers;

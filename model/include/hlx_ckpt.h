@@ -245,9 +245,10 @@ const char *hlx_hf_class_name(hlx_hf_class_t c);
 
 /* How a tensor is split over the ranks of a Helix layout. */
 typedef enum hlx_hf_split {
-    HLX_HFS_REPLICATED = 0, /* every rank: norms, router, embeddings, MLA down projections */
+    HLX_HFS_REPLICATED = 0, /* every rank: norms, router, MLA down projections */
     HLX_HFS_TPA_HEADS,      /* query heads (and KV heads, ceil(K / TPA)) over TPA */
-    HLX_HFS_N,              /* over all N = KVP x TPA ranks: W_o heads, FFN columns, vocab */
+    HLX_HFS_N,              /* over all N = KVP x TPA ranks: W_o heads, FFN columns, vocab
+                             * (the LM head's columns and the embedding's rows) */
     HLX_HFS_EXPERT          /* one expert: on one EP group, split over N / EP inside it */
 } hlx_hf_split_t;
 

@@ -1078,6 +1078,8 @@ static void test_info_json(void **state)
                 2.0 * (256 * 256 / 4 + 2 * 32 * 256 + 256 * 256 / 8) * 2);
     assert_true(json_real_value(json_object_get(r, "dense_ffn")) == ffn / 8);
     assert_true(json_real_value(json_object_get(r, "lm_head")) == 512.0 * 256 * 2 / 8);
+    /* the embedding in the head's vocabulary slices, as the runtime holds it */
+    assert_true(json_real_value(json_object_get(r, "embedding")) == 512.0 * 256 * 2 / 8);
     assert_true(json_real_value(json_object_get(o, "params")) ==
                 2.0 * (256 * 256 + 2 * 64 * 256 + 256 * 256 + 3 * 256 * 512 + 2 * 256) +
                     2 * 512 * 256 + 256);
