@@ -976,7 +976,7 @@ hlx_gemm_s16_block_avx2(const int R, const int SS, const int BF, int N, int K, c
             wait = pstep;
         }
         _Pragma("GCC unroll 4") for (q = 0; q < SS; q++) {
-            const size_t wi = ((size_t)(s + q) * (size_t)K + (size_t)k) * 16;
+            const size_t wi = hlx_w_s16_at(K, k, (s + q) * 16);
             __m256 w0, w1;
             if (BF) {
                 const __m256i v =

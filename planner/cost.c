@@ -458,7 +458,6 @@ void hlx_plan_eval(const hlx_plan_ctx_t *ctx, const hlx_layout_t *l, hlx_plan_re
     hlx_layer_cost_t lc;
     double qkv_params, o_params, t_layer_attn, t_dense, t_moe, head_b, head_f, t_head;
     double emb_t = 0.0, emb_bytes = 0.0;
-    hlx_link_t emb_link = HLX_LINK_SELF;
     int i, Ls, stage, lmax_dense = 0, lmax_moe = 0;
     double t_stage_max = 0.0, kv_bytes_layer, Lw;
 
@@ -531,6 +530,13 @@ void hlx_plan_eval(const hlx_plan_ctx_t *ctx, const hlx_layout_t *l, hlx_plan_re
         int stride = medha ? l->kvp : 1, d = hlx_coll_group_local(ctx, nffn, stride);
         double Mx = Bmb * H * act;
         lc.ffn_link = hlx_group_link(ctx, nffn, d);
+        /* the embedding in the head's vocabulary slices over this group: each GPU looks up
+         * the rows it holds, one all-reduce of the step's rows puts every row on every GPU
+         * (once per step, ahead of the first stage) */
+        if (nffn > 1) {
+            emb_t     = hlx_coll_allreduce(ctx, nffn, d, Mx);
+            emb_bytes = 2.0 * (nffn - 1.0) / nffn * Mx;
+        }
         if (m->dense_layers > 0) {
             double p = 3.0 * H * ffn_loc;
             lc.dn_b    = p * ctx->b_w;
@@ -574,15 +580,6 @@ void hlx_plan_eval(const hlx_plan_ctx_t *ctx, const hlx_layout_t *l, hlx_plan_re
     {
         double tm = head_b / bw, tc = head_f / ctx->peak_gemm;
         t_head = tm > tc ? tm : tc;
-    }
-    /* The embedding in the head's vocabulary slices: each GPU looks up the rows it holds,
-     * one all-reduce of the step's rows over the group puts every row on every GPU (once
-     * per step, ahead of the first stage). */
-    if (nffn > 1) {
-        int d = hlx_coll_group_local(ctx, nffn, medha ? l->kvp : 1);
-        emb_t     = hlx_coll_allreduce(ctx, nffn, d, Bmb * H * act);
-        emb_bytes = 2.0 * (nffn - 1.0) / nffn * Bmb * H * act;
-        emb_link  = hlx_group_link(ctx, nffn, d);
     }
 
     /* Per-layer times. */
@@ -638,7 +635,7 @@ void hlx_plan_eval(const hlx_plan_ctx_t *ctx, const hlx_layout_t *l, hlx_plan_re
         hlx_comm(&r->phase[HLX_PHASE_FFN_AR], Ld, lc.dn_comm_t, lc.dn_comm_bytes, lc.ffn_link);
         hlx_comm(&r->phase[HLX_PHASE_FFN_AR], Lm, lc.moe_comm_t, lc.moe_comm_bytes, lc.ffn_link);
         hlx_roof(&r->phase[HLX_PHASE_HEAD], 1, head_b, head_f, bw, ctx->peak_gemm);
-        hlx_comm(&r->phase[HLX_PHASE_EMBED], 1, emb_t, emb_bytes, emb_link);
+        hlx_comm(&r->phase[HLX_PHASE_EMBED], 1, emb_t, emb_bytes, lc.ffn_link);
         r->hopb_saved_s = L * lc.hopb_saved;
     }
 

@@ -314,22 +314,20 @@ static hlx_status_t host_wstore(hlx_backend_t *be, void *w, hlx_dtype_t t, int K
     return HLX_OK;
 }
 
-/* Element (k, n): row-major at k N + n, in strips at ((n / 16) K + k) 16 + n % 16. */
+/* Element (k, n): row-major at k N + n, in strips at hlx_w_s16_at (as the reference GEMM
+ * reads them). */
 static hlx_status_t host_wcol(const hlx_backend_t *be, const void *w, hlx_dtype_t t, int K,
                               int N, int n, float *dst)
 {
     const hlx_dtype_t e = hlx_w_elem(t);
-    size_t i, step;
     int k;
 
     (void)be;
     if (n < 0 || n >= N || K < 0 || (e != HLX_DTYPE_F32 && e != HLX_DTYPE_BF16))
         return HLX_ERR_INVALID;
-    i = hlx_w_s16(t) ? (size_t)(n / 16) * (size_t)K * 16 + (size_t)(n % 16) : (size_t)n;
-    step = hlx_w_s16(t) ? 16 : (size_t)N;
-    for (k = 0; k < K; k++, i += step)
-        dst[k] = e == HLX_DTYPE_BF16 ? hlx_bf16_to_f32(((const uint16_t *)w)[i])
-                                     : ((const float *)w)[i];
+    for (k = 0; k < K; k++)
+        dst[k] = hlx_dtype_load(w, e, hlx_w_s16(t) ? hlx_w_s16_at(K, k, n)
+                                                   : (size_t)k * (size_t)N + (size_t)n);
     return HLX_OK;
 }
 

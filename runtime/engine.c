@@ -154,14 +154,9 @@ static hlx_status_t hlx_engine_embed_host(hlx_engine_t *eng, int64_t tok, float 
             return st;
         for (i = 0; i < H; i++)
             row[i] *= s;
-    } else if (eng->w_dtype == HLX_DTYPE_BF16) {
-        const uint16_t *e = (const uint16_t *)eng->embed + (size_t)tok * H;
-        for (i = 0; i < H; i++)
-            row[i] = hlx_bf16_to_f32(e[i]) * s;
     } else {
-        const float *e = (const float *)eng->embed + (size_t)tok * H;
         for (i = 0; i < H; i++)
-            row[i] = e[i] * s;
+            row[i] = hlx_dtype_load(eng->embed, eng->w_dtype, (size_t)tok * H + i) * s;
     }
     return HLX_OK;
 }
@@ -232,7 +227,7 @@ typedef struct hlx_wload_job {
     hlx_engine_t      *eng;
     void              *w;
     hlx_dtype_t        t;
-    int                K, N, G, T, nparts;
+    int                K, N, G, nparts;
     const hlx_wpart_t *parts;
     char              *scratch; /* T x sbytes */
     size_t             sbytes;
@@ -324,7 +319,7 @@ hlx_status_t hlx_engine_wload(hlx_engine_t *eng, void **w_p, int K, int N,
      * apart (hlx_ckpt_error) */
     T = hlx_pool_size(eng->be.pool);
     job = (hlx_wload_job_t){ .eng = eng, .w = w, .t = t, .K = K, .N = N, .parts = parts,
-                             .nparts = nparts, .G = hlx_wload_group(K, N, es), .T = T };
+                             .nparts = nparts, .G = hlx_wload_group(K, N, es) };
     if (T > 1 && job.G > (N + 16 * T - 1) / (16 * T) * 16)
         job.G = (N + 16 * T - 1) / (16 * T) * 16;
     job.sbytes = (size_t)K * (size_t)job.G * es; /* <= hlx_engine_wload_scratch */
