@@ -171,19 +171,21 @@ size_t hlx_phase_kv_align(const hlx_engine_t *eng)
 }
 
 /* Rows [s, s + h) of a shard at src (is_key: the key rows) to rows [0, h) of one at dst,
- * element by element through the kernels' layout (elements of esize bytes). */
+ * run by run through the kernels' layout (elements of esize bytes). */
 static void hlx_phase_kv_rows(const hlx_engine_t *eng, int is_key, void *dst, const void *src,
                               size_t s, size_t h)
 {
     const hlx_kv_layout_t kl = eng->be.k.kv_layout;
     int blk = is_key ? kl.k_block : kl.v_block, chunk = is_key ? kl.k_chunk : kl.v_chunk;
-    int d = is_key ? eng->kv_dk : eng->kv_dv, e;
-    size_t t, z = eng->kv_esize;
+    int d = is_key ? eng->kv_dk : eng->kv_dv, c = hlx_kv_run(blk, chunk, d), e;
+    size_t t, z = eng->kv_esize, gap = hlx_kv_run_gap(blk, chunk, d);
 
-    for (t = 0; t < h; t++)
-        for (e = 0; e < d; e++)
-            memcpy((char *)dst + hlx_kv_index(blk, chunk, d, t, e) * z,
-                   (const char *)src + hlx_kv_index(blk, chunk, d, s + t, e) * z, z);
+    for (t = 0; t < h; t++) { /* run by run (hlx_kv_run_gap), not an index per element */
+        char *o = (char *)dst + hlx_kv_index(blk, chunk, d, t, 0) * z;
+        const char *i = (const char *)src + hlx_kv_index(blk, chunk, d, s + t, 0) * z;
+        for (e = 0; e < d; e += c, o += gap * z, i += gap * z)
+            memcpy(o, i, (size_t)c * z);
+    }
 }
 
 size_t hlx_phase_window_from(const hlx_engine_t *eng, int l, int64_t pos)

@@ -70,6 +70,14 @@ static inline int hlx_kv_run(int block, int chunk, int d)
     return block <= 1 ? d : chunk <= 1 ? 1 : d % chunk ? d : chunk;
 }
 
+/* Elements from the start of one run of a token to the start of its next run (runs of
+ * hlx_kv_run elements): element e of token t is at hlx_kv_index(.., t, 0) + e / run x gap +
+ * e % run. */
+static inline size_t hlx_kv_run_gap(int block, int chunk, int d)
+{
+    return (size_t)(block > 1 ? block : 1) * (size_t)hlx_kv_run(block, chunk, d);
+}
+
 /* Index of element e < d of token t in a shard whose token rows are `stride` elements
  * apart (>= d; a block of B tokens is B x stride elements). */
 static inline size_t hlx_kv_at(int block, int chunk, size_t stride, int d, size_t t, int e)

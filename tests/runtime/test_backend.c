@@ -131,10 +131,14 @@ static void test_pack_unpack(void **state)
 
 /* Where element e of token t of a shard with d elements per token lives in the layout
  * (block b, chunk c), written out independently of hlx_kv_index: rows; blocks of b
- * tokens, token innermost; blocks of b tokens in runs of c elements per token. */
+ * tokens, token innermost; blocks of b tokens in runs of c elements per token (a c that
+ * does not divide d: one run of d, rows inside the block). */
 static size_t kv_at(int b, int c, int d, size_t t, int e)
 {
     size_t blk = t / (size_t)b * (size_t)b * (size_t)d, in = t % (size_t)b;
+
+    if (c > 1 && d % c != 0)
+        c = d;
 
     if (b <= 1)
         return t * (size_t)d + (size_t)e;
@@ -145,8 +149,10 @@ static size_t kv_at(int b, int c, int d, size_t t, int e)
 
 static void test_append_argmax(void **state)
 {
-    /* rows; blocks of 4 tokens, keys token-innermost, values in runs of 2 of the 4 */
-    static const hlx_kv_layout_t lays[2] = { { 1, 1, 1, 1 }, { 4, 4, 1, 2 } };
+    /* rows; blocks of 4 tokens, keys token-innermost, values in runs of 2 of the 4; blocks
+     * of 4 with runs of 3 (the keys' whole row, and for the values a chunk that does not
+     * divide 4: rows inside the block) */
+    static const hlx_kv_layout_t lays[3] = { { 1, 1, 1, 1 }, { 4, 4, 1, 2 }, { 4, 4, 3, 3 } };
     enum { DK = 3, DV = 4 };
     hlx_backend_t be;
     hlx_kv_append_desc_t d;
@@ -164,7 +170,7 @@ static void test_append_argmax(void **state)
         kn[i] = (float)(i + 1);
     for (i = 0; i < 2 * DV; i++)
         vn[i] = (float)(-i - 1);
-    for (l = 0; l < 2; l++)
+    for (l = 0; l < 3; l++)
         for (t = 0; t < cap; t++) { /* every slot, shards 2 and 3 of 4 */
             const hlx_kv_layout_t lay = lays[l];
             memset(kc, 0, sizeof(kc));
