@@ -474,6 +474,10 @@ static void kt_check_gemm(const hlx_kernels_t *ref, const hlx_kernels_t *var, kt
     kt_check_gemm_s16(ref, var, r, 3, 40, 4100, HLX_DTYPE_BF16, 1);
     kt_check_gemm_s16(ref, var, r, 8, 100, 8200, HLX_DTYPE_F32, 0);
     kt_check_gemm_s16(ref, var, r, 1, 1, 4097, HLX_DTYPE_BF16, 0);
+    /* 9-16 rows: the avx512 strips in two passes of 8 rows, the second partial */
+    kt_check_gemm_s16(ref, var, r, 12, 72, 4100, HLX_DTYPE_BF16, 1);
+    kt_check_gemm_s16(ref, var, r, 16, 100, 300, HLX_DTYPE_F32, 0);
+    kt_check_gemm_s16(ref, var, r, 9, 33, 17, HLX_DTYPE_BF16, 0);
     for (it = 0; it < 40; it++)
         kt_check_gemm_s16(ref, var, r, kt_int(r, 1, it % 2 == 0 ? 40 : 9), kt_int(r, 1, 600),
                           kt_int(r, 1, 300), it & 2 ? HLX_DTYPE_F32 : HLX_DTYPE_BF16, it & 1);
