@@ -543,6 +543,33 @@ static void test_refused_layouts(void **state)
 }
 
 /* The machine as a cluster: cores as GPUs, one core's bandwidth, shm links. */
+/* 9-16 rows: two passes of the 8-row kernel on the avx512 kernels (and amx, which takes
+ * them); another variant grows the largest measured count's time (M/8 x 1/2 + 1/2). */
+static void test_gemm_passes(void **state)
+{
+    hlx_hw_local_t hw;
+    hlx_model_t m = tiny_model();
+    hlx_local_pred_t p8, p16, p12, p4;
+
+    (void)state;
+    hw_fixture(&hw); /* kernels avx512; GEMMs measured at 1 and 8 rows */
+    predict(&hw, &m, cfg_of(1, 1, 8, 1024, 0, HLX_DTYPE_BF16), &p8);
+    predict(&hw, &m, cfg_of(1, 1, 16, 1024, 0, HLX_DTYPE_BF16), &p16);
+    predict(&hw, &m, cfg_of(1, 1, 12, 1024, 0, HLX_DTYPE_BF16), &p12);
+    predict(&hw, &m, cfg_of(1, 1, 4, 1024, 0, HLX_DTYPE_BF16), &p4);
+    /* same working set share both ways only if f matches: compare at f = 0 */
+    assert_true(p8.dram_frac == 0 && p16.dram_frac == 0 && p12.dram_frac == 0);
+    assert_true(fabs(p16.phase_s[HLX_PHASE_OPROJ] - 2 * p8.phase_s[HLX_PHASE_OPROJ]) <
+                1e-12 * p16.phase_s[HLX_PHASE_OPROJ]);
+    assert_true(fabs(p12.phase_s[HLX_PHASE_OPROJ] - p8.phase_s[HLX_PHASE_OPROJ] -
+                     p4.phase_s[HLX_PHASE_OPROJ]) < 1e-12 * p12.phase_s[HLX_PHASE_OPROJ]);
+    snprintf(hw.kernels, sizeof(hw.kernels), "avx2");
+    predict(&hw, &m, cfg_of(1, 1, 16, 1024, 0, HLX_DTYPE_BF16), &p16);
+    predict(&hw, &m, cfg_of(1, 1, 8, 1024, 0, HLX_DTYPE_BF16), &p8);
+    assert_true(fabs(p16.phase_s[HLX_PHASE_OPROJ] - 1.5 * p8.phase_s[HLX_PHASE_OPROJ]) <
+                1e-12 * p16.phase_s[HLX_PHASE_OPROJ]);
+}
+
 static void test_cluster(void **state)
 {
     hlx_hw_local_t hw;
@@ -573,6 +600,7 @@ int main(void)
         cmocka_unit_test(test_uneven),
         cmocka_unit_test(test_threads),
         cmocka_unit_test(test_refused_layouts),
+        cmocka_unit_test(test_gemm_passes),
         cmocka_unit_test(test_cluster),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
