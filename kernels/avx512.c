@@ -1449,6 +1449,15 @@ static void hlx_gemm_panel_avx512(int N, int K, const float *x, const float *p, 
  * from DRAM and lost 10% in cache, so they run without. */
 #define HLX_GEMM_S16_PF 32
 
+/* Strip term wi's line HLX_GEMM_S16_PF lines on, once a line (every term f32, every second
+ * bf16), from 4 rows up; past the end of W at the last terms (a prefetch does not fault). */
+static inline __attribute__((always_inline)) void
+hlx_gemm_s16_pf(const int MR, const int BF, const void *w, size_t wi, int k)
+{
+    if (MR >= 4 && (k & BF) == 0)
+        _mm_prefetch((const char *)w + wi * (BF ? 2 : 4) + HLX_GEMM_S16_PF * 64, _MM_HINT_T0);
+}
+
 /* MR rows x the SS strips from strip s (columns 16 s .., y's past n1 not stored) over terms
  * [k0, k0 + kc), x of those terms in xt[k][MR]; load: y's sums so far, else 0. */
 static inline __attribute__((always_inline)) void
@@ -1475,11 +1484,9 @@ hlx_gemm_s16_block(const int MR, const int SS, const int BF, int N, int K, const
     if (MR * SS + MR + 1 <= 32) {
         for (k = 0; k < kc; k++)
             for (q = 0; q < SS; q++) {
-                const size_t wi = ((size_t)(s + q) * (size_t)K + (size_t)(k0 + k)) * 16;
+                const size_t wi = hlx_w_s16_at(K, k0 + k, (s + q) * 16);
                 const __m512 wv = hlx_w16(w, BF, wi, 0xffff);
-                if (MR >= 4 && (k & BF) == 0) /* a line a strip: 2 terms bf16, 1 f32 */
-                    _mm_prefetch((const char *)w + wi * (BF ? 2 : 4) + HLX_GEMM_S16_PF * 64,
-                                 _MM_HINT_T0);
+                hlx_gemm_s16_pf(MR, BF, w, wi, k);
                 for (m = 0; m < MR; m++)
                     a[q * MR + m] = _mm512_fmadd_ps(_mm512_set1_ps(xt[k * MR + m]), wv,
                                                     a[q * MR + m]);
@@ -1487,15 +1494,11 @@ hlx_gemm_s16_block(const int MR, const int SS, const int BF, int N, int K, const
     } else {
         for (k = 0; k < kc; k++) {
             __m512 wv[6];
-            if (MR >= 4 && (k & BF) == 0)
-                for (q = 0; q < SS; q++)
-                    _mm_prefetch((const char *)w + ((size_t)(s + q) * (size_t)K +
-                                                    (size_t)(k0 + k)) * 16 * (BF ? 2 : 4) +
-                                     HLX_GEMM_S16_PF * 64,
-                                 _MM_HINT_T0);
-            for (q = 0; q < SS; q++)
-                wv[q] = hlx_w16(w, BF, ((size_t)(s + q) * (size_t)K + (size_t)(k0 + k)) * 16,
-                                0xffff);
+            for (q = 0; q < SS; q++) {
+                const size_t wi = hlx_w_s16_at(K, k0 + k, (s + q) * 16);
+                hlx_gemm_s16_pf(MR, BF, w, wi, k);
+                wv[q] = hlx_w16(w, BF, wi, 0xffff);
+            }
             for (m = 0; m < MR; m++) {
                 const __m512 xb = _mm512_set1_ps(xt[k * MR + m]);
                 for (q = 0; q < SS; q++)
