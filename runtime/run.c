@@ -66,12 +66,24 @@ static hlx_status_t hlx_run_prefill(hlx_engine_t *eng, hlx_run_report_t *rep, ch
     return eng->cfg.check ? hlx_check_step(eng, eng->chk, -1, rep) : HLX_OK;
 }
 
+/* The smallest and largest of n values stride apart (the ranks' figures, gathered). */
+static void hlx_run_span(const uint64_t *v, int stride, int n, uint64_t *lo, uint64_t *hi)
+{
+    int r;
+
+    *lo = *hi = v[0];
+    for (r = 1; r < n; r++) {
+        const uint64_t x = v[(size_t)r * stride];
+        *lo = x < *lo ? x : *lo;
+        *hi = x > *hi ? x : *hi;
+    }
+}
+
 /* Checkpoint bytes read by every rank (0 with synthetic weights), and the checkpoint's. */
 static hlx_status_t hlx_run_ckpt_bytes(hlx_engine_t *eng, hlx_run_report_t *rep)
 {
     uint64_t mine = eng->ws.ck ? hlx_ckpt_bytes_read(eng->ws.ck) : 0, *all;
     size_t i;
-    int r;
     hlx_status_t st;
 
     rep->ckpt_bytes_rank = mine;
@@ -83,11 +95,8 @@ static hlx_status_t hlx_run_ckpt_bytes(hlx_engine_t *eng, hlx_run_report_t *rep)
     if ((all = calloc((size_t)eng->info.size, sizeof(*all))) == NULL)
         return HLX_ERR_NOMEM;
     st = hlx_comm_allgather(eng->world, &mine, sizeof(mine), all);
-    rep->ckpt_bytes_min = rep->ckpt_bytes_max = all[0];
-    for (r = 1; r < eng->info.size && st == HLX_OK; r++) {
-        rep->ckpt_bytes_min = all[r] < rep->ckpt_bytes_min ? all[r] : rep->ckpt_bytes_min;
-        rep->ckpt_bytes_max = all[r] > rep->ckpt_bytes_max ? all[r] : rep->ckpt_bytes_max;
-    }
+    if (st == HLX_OK)
+        hlx_run_span(all, 1, eng->info.size, &rep->ckpt_bytes_min, &rep->ckpt_bytes_max);
     free(all);
     return st;
 }
@@ -110,7 +119,7 @@ static int hlx_run_all_stopped(const hlx_engine_t *eng, const int *tok, unsigned
 
 hlx_status_t hlx_engine_run(hlx_engine_t *eng, hlx_run_report_t *rep, char *err, size_t errlen)
 {
-    int steps = eng->cfg.steps, B = eng->cfg.batch, s, p, r;
+    int steps = eng->cfg.steps, B = eng->cfg.batch, s, p;
     double *step_ms = calloc((size_t)(steps + 1), sizeof(double));
     double *ph_ms = calloc((size_t)(steps + 1) * HLX_PHASE_COUNT, sizeof(double));
     uint64_t *allkv = calloc(2 * (size_t)eng->info.size, sizeof(uint64_t)), kvb[2];
@@ -273,15 +282,8 @@ hlx_status_t hlx_engine_run(hlx_engine_t *eng, hlx_run_report_t *rep, char *err,
         goto out;
     rep->kv_bytes_rank = eng->kv_bytes;
     rep->w_bytes_rank = eng->mem_weights;
-    rep->kv_bytes_min = rep->kv_bytes_max = allkv[0];
-    rep->w_bytes_min = rep->w_bytes_max = allkv[1];
-    for (r = 1; r < eng->info.size; r++) {
-        const uint64_t k = allkv[2 * r], w = allkv[2 * r + 1];
-        rep->kv_bytes_min = k < rep->kv_bytes_min ? k : rep->kv_bytes_min;
-        rep->kv_bytes_max = k > rep->kv_bytes_max ? k : rep->kv_bytes_max;
-        rep->w_bytes_min = w < rep->w_bytes_min ? w : rep->w_bytes_min;
-        rep->w_bytes_max = w > rep->w_bytes_max ? w : rep->w_bytes_max;
-    }
+    hlx_run_span(allkv, 2, eng->info.size, &rep->kv_bytes_min, &rep->kv_bytes_max);
+    hlx_run_span(allkv + 1, 2, eng->info.size, &rep->w_bytes_min, &rep->w_bytes_max);
     rep->kv_tokens_rank = eng->kv_len;
     rep->kv_ring_rank = eng->ring;
     st = hlx_run_ckpt_bytes(eng, rep);
