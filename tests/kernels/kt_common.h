@@ -37,6 +37,21 @@ static inline int kt_int(kt_rng_t *r, int lo, int hi) /* inclusive */
     return lo + (int)(kt_next(r) % (uint64_t)(hi - lo + 1));
 }
 
+/* Stated tolerance of the fp32 reference (ref.c) vs fp64, relative to the head's error scale
+ * max_e sum_j p_j |v_j[e]| (= max |o| without cancellation), growing with the sequential
+ * sums (length and head size); and of its lse, absolute. test_ref holds the reference to
+ * them; checkasm holds a variant to them where the shape is off its vector path (the call
+ * runs the reference over the variant's layout: amx with soft-capped scores). */
+static inline double kt_tol_o(size_t len, int dk)
+{
+    return 2e-6 * (1.0 + sqrt((double)len)) + 1e-6 * sqrt((double)dk);
+}
+
+static inline double kt_tol_lse(size_t len, double lse64)
+{
+    return 2e-6 * fmax(1.0, fabs(lse64)) + 1e-6 * log1p((double)len);
+}
+
 /* fp8 e4m3 (OCP, no infinities, 0x7f/0xff NaN) -> float; exact, written from the format. */
 static inline double kt_fp8_to_f64(uint8_t b)
 {

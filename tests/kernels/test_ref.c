@@ -14,14 +14,6 @@ static int kt_fail;
         } \
     } while (0)
 
-/* Stated tolerance of the fp32 reference vs fp64, relative to the head's error scale
- * max_e sum_j p_j |v_j[e]| (= max |o| without cancellation), growing with the sequential
- * sums (length and head size). */
-static double kt_tol_o(size_t len, int dk)
-{
-    return 2e-6 * (1.0 + sqrt((double)len)) + 1e-6 * sqrt((double)dk);
-}
-
 static void kt_check_attn(const hlx_attn_desc_t *d, const char *what)
 {
     double *o64 = malloc(sizeof(double) * (size_t)(d->dv ? d->dv : 1));
@@ -41,7 +33,7 @@ static void kt_check_attn(const hlx_attn_desc_t *d, const char *what)
             continue;
         }
         if (!(err <= kt_tol_o(d->len, d->dk) * fmax(omax, 1e-30)) ||
-            !(fabs(lse64 - d->lse[g]) <= 2e-6 * fmax(1.0, fabs(lse64)) + 1e-6 * log1p((double)d->len))) {
+            !(fabs(lse64 - d->lse[g]) <= kt_tol_lse(d->len, lse64))) {
             fprintf(stderr,
                     "FAIL %s: group %d dk %d dv %d len %zu dtype %s head %d: o err %.3g "
                     "(scale %.3g, tol %.3g) lse %.9g vs %.9g\n",
