@@ -1554,12 +1554,23 @@ static void hlx_gemm_pack_s16_avx512(const void *w, int bf, int K, int ka, int k
     }
 }
 
-/* Rows over strips in passes of 8 up to this many passes, packed panels beyond. Zen 5, bf16
- * 8192 x 8192 from DRAM: 9 rows 7.9-8.0 -> 14.2-14.3 GB/s, 16 rows 6.8-6.9 -> 11.2-12.2;
- * 512 x 512 in L2: 125-173 -> 199-226 GFLOP/s. 24 to 128 rows measured faster in passes
- * too (here, where one pass streams W about as fast as it computes); the prefill's chunks
- * keep the panels, which read W once per panel wherever memory is slower. */
+/* Rows over strips in passes of 8, up to this many passes for bf16 and f32 weights, packed
+ * panels beyond. Each pass reads W once more, so the count is where the passes' faster
+ * arithmetic (the 8-row kernel's registers against the panels' 8 x 32 micro-kernel with its
+ * remainder rows) stops paying for the reads (docs/kernels.md "Weights in strips"):
+ * - bf16, 8192 x 8192 from memory, Zen 5: 9 rows 7.9-8.0 -> 14.2-14.3 GB/s, 16 rows
+ *   6.8-6.9 -> 11.2-12.2; Intel (Emerald Rapids, 15 GB/s a core): 16 rows 5.3-6.0 ->
+ *   8.8-10.2, 24 rows 4.7-5.3 -> 6.7-7.7, 32 rows 3.8-4.0 -> 4.5-5.3, 64 rows 2.2-2.3 ->
+ *   2.5-2.6, 128 rows equal (in L2 208 -> 189 GFLOP/s: panels there);
+ * - f32 reads twice the bytes a flop: on that Intel core 16 rows from memory 8.2-8.5 -> 7.3
+ *   GB/s and 32 rows 6.3 -> 3.9-5.1, where Zen 5 gained (16 rows 8.3-10.1 -> 13.7-14.2):
+ *   two passes, no more. */
+#ifndef HLX_GEMM_S16_PASSES /* -D for a trial build (bench gemv at other counts) */
 #define HLX_GEMM_S16_PASSES 2
+#endif
+#ifndef HLX_GEMM_S16_PASSES_BF16
+#define HLX_GEMM_S16_PASSES_BF16 8
+#endif
 
 /* Up to 8 rows over strips (a decode batch): its own frame for the 128 KiB of x. */
 static __attribute__((noinline)) void
@@ -1610,7 +1621,7 @@ hlx_gemm_panels_avx512(int M, int N, int K, const float *x, const void *w, int b
 }
 
 /* Any M, W row-major or in strips (s16): up to 8 rows stream W once (a decode batch); more
- * go over packed panels. */
+ * go over strips in passes of 8 (up to HLX_GEMM_S16_PASSES[_BF16]) or packed panels. */
 static void hlx_gemm_w_avx512(int M, int N, int K, const float *x, const void *w, int bf,
                               int s16, float *y, int accumulate, int n0, int n1)
 {
@@ -1619,8 +1630,9 @@ static void hlx_gemm_w_avx512(int M, int N, int K, const float *x, const void *w
             hlx_gemm_zero_cols(M, N, y, n0, n1);
         return;
     }
-    if (s16 && M > 8 && M <= HLX_GEMM_S16_PASSES * 8) {
-        /* a decode batch of 9-16: the strips in passes of 8 rows (W read once a pass) */
+    if (s16 && M > 8 && M <= (bf ? HLX_GEMM_S16_PASSES_BF16 : HLX_GEMM_S16_PASSES) * 8) {
+        /* a decode batch of 9-16 (bf16: 9-64, also a prefill chunk of 32): the strips in
+         * passes of 8 rows (W read once a pass) */
         int m0;
         for (m0 = 0; m0 < M; m0 += 8)
             hlx_gemm_s16_few_avx512(M - m0 < 8 ? M - m0 : 8, N, K, x + (size_t)m0 * K, w, bf,

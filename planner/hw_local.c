@@ -542,9 +542,10 @@ static double hlx_gemm_time(const hlx_hw_local_t *hw, hlx_dtype_t t, int M, int 
         }
     if (lo == NULL && hi == NULL) /* no point of this dtype: the read roofline */
         return wbytes / (hw->read_gbps * 1e9);
-    /* the avx512 kernels (amx takes them) run 9-16 rows as two passes of the 8-row kernel
-     * over W (kernels/avx512.c, HLX_GEMM_S16_PASSES) */
-    if (M > 8 && M <= 16 && (!strcmp(hw->kernels, "avx512") || !strcmp(hw->kernels, "amx")))
+    /* the avx512 kernels (amx takes them) run 9-16 rows of f32 weights and 9-64 of bf16 as
+     * passes of the 8-row kernel over W (kernels/avx512.c, HLX_GEMM_S16_PASSES[_BF16]) */
+    if (M > 8 && M <= (t == HLX_DTYPE_BF16 ? 64 : 16) &&
+        (!strcmp(hw->kernels, "avx512") || !strcmp(hw->kernels, "amx")))
         return hlx_gemm_time(hw, t, 8, cached, wbytes) +
                hlx_gemm_time(hw, t, M - 8, cached, wbytes);
     if (lo == NULL)

@@ -549,7 +549,8 @@ static void test_gemm_passes(void **state)
 {
     hlx_hw_local_t hw;
     hlx_model_t m = tiny_model();
-    hlx_local_pred_t p8, p16, p12, p4;
+    hlx_local_pred_t p8, p16, p12, p4, p40;
+    hlx_local_cfg_t c;
 
     (void)state;
     hw_fixture(&hw); /* kernels avx512; GEMMs measured at 1 and 8 rows */
@@ -563,6 +564,28 @@ static void test_gemm_passes(void **state)
                 1e-12 * p16.phase_s[HLX_PHASE_OPROJ]);
     assert_true(fabs(p12.phase_s[HLX_PHASE_OPROJ] - p8.phase_s[HLX_PHASE_OPROJ] -
                      p4.phase_s[HLX_PHASE_OPROJ]) < 1e-12 * p12.phase_s[HLX_PHASE_OPROJ]);
+    /* bf16 weights up to 64 rows in passes (40: five of 8), f32 past 16 on the panels
+     * (interpolated from the measured rows, not 3 passes); a short context keeps all of it
+     * in cache */
+    c = cfg_of(1, 1, 8, 256, 0, HLX_DTYPE_F32);
+    c.w_dtype = HLX_DTYPE_BF16;
+    predict(&hw, &m, c, &p8);
+    c.batch = 40;
+    predict(&hw, &m, c, &p40);
+    assert_true(p40.dram_frac == 0 && p8.dram_frac == 0);
+    assert_true(fabs(p40.phase_s[HLX_PHASE_OPROJ] - 5 * p8.phase_s[HLX_PHASE_OPROJ]) <
+                1e-12 * p40.phase_s[HLX_PHASE_OPROJ]);
+    c.w_dtype = HLX_DTYPE_F32;
+    predict(&hw, &m, c, &p40);
+    c.batch = 8;
+    predict(&hw, &m, c, &p8);
+    assert_true(p40.dram_frac == 0 && p8.dram_frac == 0);
+    assert_true(fabs(p40.phase_s[HLX_PHASE_OPROJ] - 5 * p8.phase_s[HLX_PHASE_OPROJ]) >
+                1e-3 * p40.phase_s[HLX_PHASE_OPROJ]);
+    c.batch = 16; /* f32 at 16 rows: two passes */
+    predict(&hw, &m, c, &p16);
+    assert_true(fabs(p16.phase_s[HLX_PHASE_OPROJ] - 2 * p8.phase_s[HLX_PHASE_OPROJ]) <
+                1e-12 * p16.phase_s[HLX_PHASE_OPROJ]);
     snprintf(hw.kernels, sizeof(hw.kernels), "avx2");
     predict(&hw, &m, cfg_of(1, 1, 16, 1024, 0, HLX_DTYPE_BF16), &p16);
     predict(&hw, &m, cfg_of(1, 1, 8, 1024, 0, HLX_DTYPE_BF16), &p8);
