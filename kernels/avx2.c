@@ -23,6 +23,10 @@ static inline HLX_V hlx_v_div(HLX_V a, HLX_V b) { return _mm256_div_ps(a, b); }
 static inline HLX_V hlx_v_fma(HLX_V a, HLX_V b, HLX_V c) { return _mm256_fmadd_ps(a, b, c); }
 
 static inline HLX_V hlx_v_max(HLX_V a, HLX_V b) { return _mm256_max_ps(a, b); }
+static inline unsigned hlx_v_eqmask(HLX_V a, HLX_V b)
+{
+    return (unsigned)_mm256_movemask_ps(_mm256_cmp_ps(a, b, _CMP_EQ_OQ));
+}
 
 static inline float hlx_v_rsum(HLX_V v)
 {
@@ -1126,6 +1130,7 @@ void hlx_kernels_avx2(hlx_kernels_t *k)
     k->merge   = hlx_merge_avx2;
     k->rmsnorm = hlx_rmsnorm_avx2;
     k->swiglu  = hlx_swiglu_avx2;
+    k->argmax  = hlx_argmax_avx2;
     k->gemm    = hlx_gemm_avx2;
     k->gemm_cols = hlx_gemm_cols_avx2;
     k->w_s16   = 1; /* strips read faster from 1 row up (docs/kernels.md) */

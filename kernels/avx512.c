@@ -22,6 +22,10 @@ static inline HLX_V hlx_v_mul(HLX_V a, HLX_V b) { return _mm512_mul_ps(a, b); }
 static inline HLX_V hlx_v_div(HLX_V a, HLX_V b) { return _mm512_div_ps(a, b); }
 static inline HLX_V hlx_v_fma(HLX_V a, HLX_V b, HLX_V c) { return _mm512_fmadd_ps(a, b, c); }
 static inline HLX_V hlx_v_max(HLX_V a, HLX_V b) { return _mm512_max_ps(a, b); }
+static inline unsigned hlx_v_eqmask(HLX_V a, HLX_V b)
+{
+    return _mm512_cmp_ps_mask(a, b, _CMP_EQ_OQ);
+}
 
 static inline void hlx_v_pair_f32(const float *p, HLX_V *lo, HLX_V *hi)
 {
@@ -1700,6 +1704,7 @@ void hlx_kernels_avx512(hlx_kernels_t *k)
     k->merge   = hlx_merge_avx512;
     k->rmsnorm = hlx_rmsnorm_avx512;
     k->swiglu  = hlx_swiglu_avx512;
+    k->argmax  = hlx_argmax_avx512;
     k->gemm    = hlx_gemm_avx512;
     k->gemm_cols = hlx_gemm_cols_avx512;
     k->w_s16   = 1;

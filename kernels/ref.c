@@ -159,6 +159,20 @@ static void hlx_ref_swiglu(float *y, const float *gate, const float *up, int n)
         y[i] = gate[i] / (1.0f + expf(-gate[i])) * up[i];
 }
 
+static int hlx_ref_argmax(const float *x, int n, float *max)
+{
+    float best = -INFINITY;
+    int i, arg = -1;
+
+    for (i = 0; i < n; i++)
+        if (x[i] > best) {
+            best = x[i];
+            arg  = i;
+        }
+    *max = best;
+    return arg;
+}
+
 static void hlx_ref_geglu(float *y, const float *gate, const float *up, int n)
 {
     int i;
@@ -263,6 +277,7 @@ void hlx_kernels_reference(hlx_kernels_t *k)
     k->rope    = hlx_ref_rope;
     k->swiglu  = hlx_ref_swiglu;
     k->geglu   = hlx_ref_geglu;
+    k->argmax  = hlx_ref_argmax;
     k->gemm    = hlx_ref_gemm;
     k->gemm_cols = hlx_ref_gemm_cols;
 }

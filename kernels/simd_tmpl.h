@@ -1,7 +1,8 @@
 /* Vector kernels written once over a small set of vector macros and included by each ISA
  * file (avx2.c, avx512.c) after it defines them:
  *   HLX_V (type), HLX_W (lanes), HLX_GMAX (query heads per KV load), HLX_SFX (name suffix),
- *   hlx_v_load/store/set1/zero/add/mul/fma/max/sub, hlx_v_hsum/hmax(v[HLX_W]) (lane t =
+ *   hlx_v_load/store/set1/zero/add/mul/fma/max/sub, hlx_v_eqmask (lanes equal, ordered, as
+ *   bits), hlx_v_hsum/hmax(v[HLX_W]) (lane t =
  *   sum/max of v[t]), hlx_v_exp, hlx_v_pair_f32/bf16 (2W elements ->
  *   two vectors; bf16 splits even and odd elements, so q and o use that order inside).
  * Shapes the vector path does not cover fall back to the reference (stated in each op). */
@@ -492,6 +493,46 @@ static void HLX_FN(hlx_rmsnorm)(float *y, const float *x, const float *w, int n,
         hlx_v_store(y + i, hlx_v_mul(hlx_v_mul(hlx_v_load(x + i), r), hlx_v_load(w + i)));
     for (; i < n; i++)
         y[i] = x[i] * rs * w[i];
+}
+
+/* The reference's argmax in two passes: the largest value (max(x, acc) keeps acc where x is
+ * NaN), then the first element equal to it (a value above -inf equals only itself and, for
+ * zero, the other zero: the element the reference's strict > keeps). m is one of x, so the
+ * second pass stops inside it. */
+static int HLX_FN(hlx_argmax)(const float *x, int n, float *max)
+{
+    HLX_V a0 = hlx_v_set1(-INFINITY), a1 = a0, a2 = a0, a3 = a0, mv;
+    float lanes[HLX_W], m = -INFINITY;
+    int i = 0, t;
+
+    for (; i + 4 * HLX_W <= n; i += 4 * HLX_W) {
+        a0 = hlx_v_max(hlx_v_load(x + i), a0);
+        a1 = hlx_v_max(hlx_v_load(x + i + HLX_W), a1);
+        a2 = hlx_v_max(hlx_v_load(x + i + 2 * HLX_W), a2);
+        a3 = hlx_v_max(hlx_v_load(x + i + 3 * HLX_W), a3);
+    }
+    for (; i + HLX_W <= n; i += HLX_W)
+        a0 = hlx_v_max(hlx_v_load(x + i), a0);
+    hlx_v_store(lanes, hlx_v_max(hlx_v_max(a0, a1), hlx_v_max(a2, a3)));
+    for (t = 0; t < HLX_W; t++)
+        m = lanes[t] > m ? lanes[t] : m;
+    for (; i < n; i++)
+        m = x[i] > m ? x[i] : m;
+    *max = m;
+    if (m == -INFINITY)
+        return -1;
+    mv = hlx_v_set1(m);
+    for (i = 0; i + HLX_W <= n; i += HLX_W) {
+        unsigned eq = hlx_v_eqmask(hlx_v_load(x + i), mv);
+        if (eq != 0) {
+            i += __builtin_ctz(eq);
+            break;
+        }
+    }
+    for (; i < n && x[i] != m; i++)
+        ;
+    *max = x[i]; /* the element itself: of two zeros, the first one's sign */
+    return i;
 }
 
 static void HLX_FN(hlx_swiglu)(float *y, const float *gate, const float *up, int n)

@@ -564,21 +564,23 @@ static hlx_status_t host_scatter(hlx_backend_t *be, hlx_be_queue_t *q, float *y,
 static hlx_status_t host_argmax(hlx_backend_t *be, hlx_be_queue_t *q, const float *logits,
                                 int n, int B, int vocab, int pad, int *tokens)
 {
-    int b, r, v;
+    int b, r;
 
-    (void)be; (void)q;
+    (void)q;
     for (b = 0; b < B; b++) {
         float best = -INFINITY;
         int arg = 0;
+        /* the slices in vocabulary order, each's first largest against the ones before:
+         * the first largest of the whole row (0 when nothing is above -inf) */
         for (r = 0; r < n; r++) {
             int first = (int)((int64_t)vocab * r / n);
             int cnt = (int)((int64_t)vocab * (r + 1) / n) - first;
-            const float *lg = logits + ((size_t)r * B + b) * pad;
-            for (v = 0; v < cnt; v++)
-                if (lg[v] > best) {
-                    best = lg[v];
-                    arg  = first + v;
-                }
+            float mx;
+            int v = be->k.argmax(logits + ((size_t)r * B + b) * pad, cnt, &mx);
+            if (v >= 0 && mx > best) {
+                best = mx;
+                arg  = first + v;
+            }
         }
         tokens[b] = arg;
     }

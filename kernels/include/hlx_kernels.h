@@ -195,6 +195,12 @@ typedef struct hlx_kernels {
      * 0.044715 x^3))); the scalar one in every variant (a small share of a step) */
     void (*geglu)(float *y, const float *gate, const float *up, int n);
 
+    /* Greedy decoding's argmax: the index of the first largest of x[0..n), as the loop
+     * "if (x[i] > best) best = x[i]" from best = -inf finds it (NaN never wins, -0.0 and
+     * +0.0 tie), -1 when no element is above -inf (n 0, all -inf or NaN); *max gets that
+     * element (-inf for -1). Every variant gives the same index. */
+    int (*argmax)(const float *x, int n, float *max);
+
     /* y[M][N] (+)= x[M][K] * W[K][N]; W row-major in w_dtype (f32 or bf16), or in strips
      * (w_dtype | HLX_W_S16); accumulate = 0 overwrites y. */
     void (*gemm)(int M, int N, int K, const float *x, const void *w, hlx_dtype_t w_dtype,

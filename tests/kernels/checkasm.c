@@ -281,6 +281,60 @@ static void kt_check_merge(const hlx_kernels_t *ref, const hlx_kernels_t *var, k
     }
 }
 
+/* argmax against a loop written here (strict >, from -inf, first index kept): ties of the
+ * largest at random places, NaN anywhere (also first, also all), -inf rows, signed zeros,
+ * +inf, lengths across the vector widths and a 128K vocabulary; the reference too. */
+static int kt_argmax_oracle(const float *x, int n, float *max)
+{
+    int i, a = -1;
+    float b = -INFINITY;
+
+    for (i = 0; i < n; i++)
+        if (x[i] > b)
+            b = x[i], a = i;
+    *max = b;
+    return a;
+}
+
+static void kt_check_argmax(const hlx_kernels_t *ref, const hlx_kernels_t *var, kt_rng_t *r)
+{
+    int it, i;
+
+    for (it = 0; it < 400; it++) {
+        const int n = it < 70 ? it : it == 399 ? 131072 : kt_int(r, 0, 700);
+        const int kind = it % 8;
+        float *x = malloc(sizeof(float) * (size_t)(n > 0 ? n : 1)), m0, m1, m2;
+        int a0, a1, a2;
+
+        for (i = 0; i < n; i++)
+            x[i] = kind == 0 ? -INFINITY
+                   : kind == 1 ? NAN
+                   : kind == 2 ? (kt_int(r, 0, 1) ? 0.0f : -0.0f)
+                   : kind == 3 ? (float)kt_int(r, -3, 3) /* many ties */
+                   : kind == 7 && kt_int(r, 0, 3) == 0 ? NAN /* a quarter NaN */
+                               : (float)kt_unif(r, -20.0, 20.0);
+        if (n > 0 && kind >= 3) {
+            const int k = kt_int(r, 0, 4);
+            for (i = 0; i < k; i++) /* NaN and -inf sprinkled, once at the start */
+                x[i == 0 && it % 2 ? 0 : kt_int(r, 0, n - 1)] = i % 2 ? -INFINITY : NAN;
+            if (kind == 5) /* the largest twice or more */
+                for (i = 0; i < 3; i++)
+                    x[kt_int(r, 0, n - 1)] = 25.0f;
+            if (kind == 6 && it % 3 == 0)
+                x[kt_int(r, 0, n - 1)] = INFINITY;
+        }
+        a0 = kt_argmax_oracle(x, n, &m0);
+        a1 = var->argmax(x, n, &m1);
+        a2 = ref->argmax(x, n, &m2);
+        kt_report(var->name, "argmax",
+                  a1 == a0 && a2 == a0 && (a0 < 0 ? m1 == -INFINITY && m2 == -INFINITY
+                                                   : !memcmp(&m1, &x[a0], sizeof(float)) &&
+                                                         !memcmp(&m2, &x[a0], sizeof(float))),
+                  "n %d kind %d: index %d (reference %d, loop %d)", n, kind, a1, a2, a0);
+        free(x);
+    }
+}
+
 static void kt_check_elem(const hlx_kernels_t *ref, const hlx_kernels_t *var, kt_rng_t *r)
 {
     int it, i;
@@ -785,6 +839,7 @@ int main(int argc, char **argv)
         kt_check_fp8_all(&vars[i]);
         kt_check_merge(&ref, &vars[i], &r);
         kt_check_elem(&ref, &vars[i], &r);
+        kt_check_argmax(&ref, &vars[i], &r);
         kt_check_gemm(&ref, &vars[i], &r);
         kt_check_pool(&vars[i], &r, quick);
         printf("%-8s %s\n", vars[i].name, kt_fails == before ? "ok" : "FAILED");
