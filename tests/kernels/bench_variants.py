@@ -6,7 +6,8 @@ byte as plain FMAs: stream_fma_fraction, that loop's time over the kernel's, and
 own roofline fraction), every row in turn, ROUNDS rounds, the median and
 range per column. One core (taskset -c CORE), OpenBLAS on one thread.
 
-usage: bench_variants.py HELIX [--rounds N] [--core C] [--variants avx512,avx2]
+usage: bench_variants.py HELIX [--rounds N] [--core C] [--variants amx,avx512,avx2]
+(default variants: every vector variant `helix info` lists for this CPU, best first)
 """
 import json
 import os
@@ -33,11 +34,29 @@ def usage(msg):
     sys.exit(2)
 
 
+def cpu_variants(helix):
+    """The vector variants this CPU runs, best first, from `helix info`'s kernels line
+    ("kernels:   scalar, avx2, avx512, amx (selected: amx)"); avx512 and avx2 when it
+    cannot be read."""
+    try:
+        out = subprocess.run([helix, 'info'], capture_output=True, text=True,
+                             timeout=60).stdout
+    except (OSError, subprocess.SubprocessError):
+        out = ''
+    for line in out.splitlines():
+        if line.startswith('kernels:'):
+            names = [n.strip() for n in line[len('kernels:'):].split('(')[0].split(',')]
+            names = [n for n in names if n and n != 'scalar']
+            if names:
+                return names[::-1]
+    return ['avx512', 'avx2']
+
+
 def main():
     args = sys.argv[1:]
     if not args or args[0].startswith('-'):
         usage('the helix binary is the first argument')
-    helix, rounds, core, variants = args[0], 3, '1', ['avx512', 'avx2']
+    helix, rounds, core, variants = args[0], 3, '1', None
     i = 1
     while i < len(args):
         if i + 1 >= len(args):
@@ -56,6 +75,8 @@ def main():
         else:
             usage('unknown argument %s' % args[i])
         i += 2
+    if variants is None:
+        variants = cpu_variants(helix)
     env = dict(os.environ, OPENBLAS_NUM_THREADS='1')
     res = {}
     for r in range(rounds):
