@@ -1634,17 +1634,15 @@ static void hlx_gemm_w_avx512(int M, int N, int K, const float *x, const void *w
             hlx_gemm_zero_cols(M, N, y, n0, n1);
         return;
     }
-    if (s16 && M > 8 && M <= (bf ? HLX_GEMM_S16_PASSES_BF16 : HLX_GEMM_S16_PASSES) * 8) {
-        /* a decode batch of 9-16 (bf16: 9-64, also a prefill chunk of 32): the strips in
-         * passes of 8 rows (W read once a pass) */
+    if (s16 && M <= (bf ? HLX_GEMM_S16_PASSES_BF16 : HLX_GEMM_S16_PASSES) * 8) {
+        /* a decode batch (bf16 up to 64 rows, also a prefill chunk of 32): the strips in
+         * passes of 8 rows, W read once a pass */
         int m0;
         for (m0 = 0; m0 < M; m0 += 8)
             hlx_gemm_s16_few_avx512(M - m0 < 8 ? M - m0 : 8, N, K, x + (size_t)m0 * K, w, bf,
                                     y + (size_t)m0 * N, accumulate, n0, n1);
     } else if (M > 8)
         hlx_gemm_panels_avx512(M, N, K, x, w, bf, s16, y, accumulate, n0, n1);
-    else if (s16)
-        hlx_gemm_s16_few_avx512(M, N, K, x, w, bf, y, accumulate, n0, n1);
     else
         hlx_gemm_few_avx512(M, N, K, x, w, bf, y, accumulate, n0, n1);
 }
