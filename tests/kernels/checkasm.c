@@ -69,7 +69,8 @@ static void kt_attn_case_x(const hlx_kernels_t *var, kt_rng_t *r,
      * reference's own bound (it grows with the length; at 17K soft-capped tokens its lse is
      * 2e-5 off where the vector paths' are 2e-6) */
     const int vec = hlx_kernels_attn_vector(var, t, group, dk, dv, alias, kt_softcap != 0.0f);
-    const double tol = (kt_pool ? 2.0 : 1.0) * (vec ? KT_TOL_ATTN : kt_tol_o(len, dk));
+    const double split = kt_pool ? 2.0 : 1.0;
+    const double tol = split * (vec ? KT_TOL_ATTN : kt_tol_o(len, dk));
     double *o64 = malloc(sizeof(double) * (size_t)dv);
     int g, e;
 
@@ -99,7 +100,7 @@ static void kt_attn_case_x(const hlx_kernels_t *var, kt_rng_t *r,
         var->attn(&dl);
     }
     for (g = 0; g < group; g++) {
-        double l64, S = kt_attn_f64(&a.d, g, o64, &l64), err = 0.0, lerr; /* len 0: o 0 */
+        double l64, S = kt_attn_f64(&a.d, g, o64, &l64), err = 0.0, lerr, ltol; /* len 0: o 0 */
         for (e = 0; e < dv; e++) {
             double diff = fabs(o64[e] - a.o[g * dv + e]);
             err = diff > err || diff != diff ? diff : err;
@@ -110,9 +111,8 @@ static void kt_attn_case_x(const hlx_kernels_t *var, kt_rng_t *r,
             continue;
         }
         lerr = fabs(l64 - a.lse[g]);
-        kt_report(var->name, "attn",
-                  err <= tol * S && lerr <= (vec ? tol * fmax(1.0, fabs(l64))
-                                                 : (kt_pool ? 2.0 : 1.0) * kt_tol_lse(len, l64)),
+        ltol = vec ? tol * fmax(1.0, fabs(l64)) : split * kt_tol_lse(len, l64);
+        kt_report(var->name, "attn", err <= tol * S && lerr <= ltol,
                   "group %d dk %d dv %d len %zu %s head %d%s%s: o err %.3g (S %.3g) lse %.9g vs "
                   "%.9g", group, dk, dv, len, hlx_dtype_name(t), g,
                   kt_pool ? " (thread split)" : "", kt_softcap > 0 ? " (soft-capped)" : "", err,
