@@ -10,10 +10,11 @@
 # sequence must decode bit for bit as none (hidden_hash). The windowed layers keep their KV in
 # rings (docs/architecture.md "KV layout"): a run whose appended rows outgrow the ring (the
 # window moving past 0 inside a prompt of 100 in chunks of 8, then 40 steps) passes --check
-# with the same tokens on 1 rank (a ring) and KVP 2 (none, with avx512's blocks), and at 1M tokens the KV
-# memory is that of the one whole-context layer and the rings. tiny-gemma (Gemma 3's layer: a
-# window on every other layer turning with its own base, GeGLU, the scaled embedding,
-# query_pre_attn_scalar, q/k and output norms) the same way on 1 rank, KVP 2 and 2 x 2.
+# with the same tokens on 1 rank (a ring) and KVP 2 (none, with avx512's blocks), and at 1M
+# tokens the KV memory is that of the one whole-context layer and the rings. tiny-gemma
+# (Gemma 3's layer: a window on every other layer turning with its own base, GeGLU, the
+# scaled embedding, query_pre_attn_scalar, q/k and output norms) the same way on 1 rank,
+# KVP 2 and 2 x 2.
 # usage: sliding_window.sh HELIX DATA HELIXRUN
 set -u
 helix=$1 data=$2 helixrun=$3
