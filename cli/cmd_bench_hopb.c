@@ -39,7 +39,7 @@ static const hlx_flag_t hlx_bench_hopb_flag_list[] = {
     HLX_BH("context", HLX_FT_INT, "64K", 1, INT64_C(1) << 40, context, "S",
            "KV tokens per request; K/M suffixes"),
     HLX_BH("kv-dtype", HLX_FT_STRING, NULL, 0, 0, kv_dtype, "T",
-           "f32 or bf16 (default: the model's)"),
+           "f32, bf16 or fp8 (default: the model's)"),
     HLX_BH("reps", HLX_FT_INT, "20", 1, 100000, reps, "R", "timed repetitions"),
     HLX_BH("warmup", HLX_FT_INT, "2", 0, 100000, warmup, "W",
            "untimed rounds before them, 0 for none"),
@@ -98,7 +98,7 @@ int hlx_cmd_bench_hopb(int argc, char **argv)
     if (a.kv_dtype != NULL) {
         if (hlx_dtype_parse(a.kv_dtype, &cfg.kv_dtype) != 0) {
             hlx_flags_usage_error(&hlx_bench_hopb_flags, "--kv-dtype: unknown type '%s' (f32, "
-                                  "bf16)", a.kv_dtype);
+                                  "bf16, fp8)", a.kv_dtype);
             return 2;
         }
         cfg.kv_dtype_set = 1;

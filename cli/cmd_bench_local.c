@@ -65,8 +65,8 @@ static const char hlx_bl_usage_head[] =
 "Measures this machine in a few seconds and stores it as the hw file that\n"
 "`helix plan --hw local` and `helix decode --json` (predicted_step_ms) read:\n"
 "  - one core: STREAM-like read bandwidth and fp32 FMA peak;\n"
-"  - the attention kernel (f32 and bf16 KV, the shapes of the runtime's models) with its\n"
-"    KV in the last-level cache and streamed from DRAM: cost per call and per token;\n"
+"  - the attention kernel (f32, bf16 and fp8 KV, the shapes of the runtime's models) with\n"
+"    its KV in the last-level cache and streamed from DRAM: cost per call and per token;\n"
 "  - the GEMM kernel at 1, 2, 4 and 8 rows (f32 and bf16 weights): weight GB/s;\n"
 "    the kernel timings in five rounds, the median round kept;\n"
 "  - the attention kernel streaming its KV from DRAM alone and with one kernel per\n"
@@ -121,7 +121,10 @@ static void hlx_bl_fill(uint16_t *p, size_t n, uint64_t seed)
     size_t i;
     for (i = 0; i < n; i++) {
         seed = seed * 6364136223846793005ull + 1442695040888963407ull;
-        p[i] = hlx_f32_to_bf16((float)((double)(seed >> 40) / (double)(1ull << 24)) - 0.5f);
+        /* bf16 in [-0.5, 0.5) with an even low byte: read as fp8 KV too, no byte is one of
+         * e4m3's NaNs (0x7f, 0xff), which some kernels scan for and route apart */
+        p[i] = hlx_f32_to_bf16((float)((double)(seed >> 40) / (double)(1ull << 24)) - 0.5f) &
+               0xfffeu;
     }
 }
 
@@ -295,7 +298,10 @@ static void hlx_bl_curve_finish(hlx_hw_local_t *hw, double rounds[][HLX_HW_MAX_C
 #define HLX_BL_KROUNDS 5
 _Static_assert(HLX_BL_KROUNDS >= 4, "the curve's rounds 2, 3 follow kernel rounds 2, 4");
 #define HLX_BL_GEMM_K 16384 /* DRAM GEMM: K x N weights of HLX_BL_DRAM_CALL bytes */
-static const hlx_dtype_t hlx_bl_dts[2] = { HLX_DTYPE_F32, HLX_DTYPE_BF16 };
+static const hlx_dtype_t hlx_bl_dts[2] = { HLX_DTYPE_F32, HLX_DTYPE_BF16 }; /* weights */
+/* the KV types the runtime stores (fp8 compute-bound where bf16 is not: its own timings) */
+static const hlx_dtype_t hlx_bl_kv_dts[3] = { HLX_DTYPE_F32, HLX_DTYPE_BF16, HLX_DTYPE_FP8 };
+#define HLX_BL_NKV 3
 /* in cache: 256, 384 and 512 square weights (0.25-1 MiB of f32: the matrices of a model
  * whose weights fit a last-level cache; larger ones stream from DRAM), a least-squares line
  * through the three (two points made one noisy timing a call cost of 26 us; 1024 x 1024,
@@ -305,14 +311,14 @@ static const int hlx_bl_gemm_sq[3] = { 256, 384, 512 };
 
 typedef struct hlx_bl_kbench {
     const hlx_kernels_t *k;  /* GEMMs */
-    hlx_kernels_t ka[2][2];  /* attention: the variant per shape and KV type */
+    hlx_kernels_t ka[2][HLX_BL_NKV]; /* attention: the variant per shape and KV type */
     hlx_bl_attn_ctx_t c;
     const char *big;         /* HLX_BL_DRAM_BYTES, filled */
     size_t span;             /* "in cache" rotation */
     float *x, *y;
     /* seconds per round: attention [shape][type][64 KiB, 1 MiB, DRAM]; GEMM
      * [type][rows][256, 384, 512 square, DRAM (rows 1 and 8)] */
-    double attn[2][2][3][HLX_BL_KROUNDS], gemm[2][4][4][HLX_BL_KROUNDS];
+    double attn[2][HLX_BL_NKV][3][HLX_BL_KROUNDS], gemm[2][4][4][HLX_BL_KROUNDS];
 } hlx_bl_kbench_t;
 
 /* Tokens of the attention timings: 64 KiB and 1 MiB of KV in cache (cost per call and per
@@ -340,17 +346,18 @@ static void hlx_bl_kround(hlx_bl_kbench_t *b, int r)
     int si, ti, mi, j;
 
     for (si = 0; si < 2; si++)
-        for (ti = 0; ti < 2; ti++) {
+        for (ti = 0; ti < HLX_BL_NKV; ti++) {
             const int g = hlx_bl_shapes[si][0], d = hlx_bl_shapes[si][1];
+            const hlx_dtype_t t = hlx_bl_kv_dts[ti];
             size_t l1, l2, ld;
 
-            hlx_bl_attn_lens(hlx_bl_dts[ti], d, &l1, &l2, &ld);
+            hlx_bl_attn_lens(t, d, &l1, &l2, &ld);
             b->c.k = &b->ka[si][ti];
             b->c.span = b->span;
-            b->attn[si][ti][0][r] = hlx_bl_attn_once(&b->c, hlx_bl_dts[ti], g, d, d, l1, 3, 1);
-            b->attn[si][ti][1][r] = hlx_bl_attn_once(&b->c, hlx_bl_dts[ti], g, d, d, l2, 3, 1);
+            b->attn[si][ti][0][r] = hlx_bl_attn_once(&b->c, t, g, d, d, l1, 3, 1);
+            b->attn[si][ti][1][r] = hlx_bl_attn_once(&b->c, t, g, d, d, l2, 3, 1);
             b->c.span = HLX_BL_DRAM_BYTES;
-            b->attn[si][ti][2][r] = hlx_bl_attn_once(&b->c, hlx_bl_dts[ti], g, d, d, ld, 2, 0);
+            b->attn[si][ti][2][r] = hlx_bl_attn_once(&b->c, t, g, d, d, ld, 2, 0);
         }
     for (ti = 0; ti < 2; ti++)
         for (mi = 0; mi < 4; mi++) {
@@ -412,10 +419,11 @@ static int hlx_bl_compute(hlx_hw_local_t *hw, char *err, size_t errlen)
      * decode step where every layer's weights and KV come round once per step */
     b.span = (size_t)hlx_hw_cached_span_mib(hw->llc_mib) << 20;
     for (si = 0; si < 2; si++)
-        for (ti = 0; ti < 2; ti++)
+        for (ti = 0; ti < HLX_BL_NKV; ti++)
             /* the variant the runtime takes for this KV type and head size on one core
-             * (f32 KV: the blocked-key avx512 kernel where auto's bf16 choice is amx) */
-            if (hlx_kernels_init_shape(NULL, hlx_bl_dts[ti], hlx_bl_shapes[si][1], 0, 1,
+             * (f32 and fp8 KV: the blocked-key avx512 kernel where auto's bf16 choice is
+             * amx) */
+            if (hlx_kernels_init_shape(NULL, hlx_bl_kv_dts[ti], hlx_bl_shapes[si][1], 0, 1,
                                        &b.ka[si][ti], NULL, 0) != HLX_OK)
                 b.ka[si][ti] = k;
     /* the kernels in rounds, the curve's second and third rounds between them (its first
@@ -426,9 +434,9 @@ static int hlx_bl_compute(hlx_hw_local_t *hw, char *err, size_t errlen)
             memcpy(rounds[(r + 1) / 2], rounds[0], sizeof(rounds[0]));
     }
     for (si = 0; si < 2; si++)
-        for (ti = 0; ti < 2; ti++) {
+        for (ti = 0; ti < HLX_BL_NKV; ti++) {
             const int g = hlx_bl_shapes[si][0], d = hlx_bl_shapes[si][1];
-            const hlx_dtype_t t = hlx_bl_dts[ti];
+            const hlx_dtype_t t = hlx_bl_kv_dts[ti];
             size_t l1, l2, ld;
             double t1 = hlx_bl_median(b.attn[si][ti][0], HLX_BL_KROUNDS);
             double t2 = hlx_bl_median(b.attn[si][ti][1], HLX_BL_KROUNDS);

@@ -151,6 +151,7 @@ static void hlx_decode_print_json(const hlx_run_config_t *cfg, const hlx_model_t
     json_object_set_new(o, "step_ms", json_real(rep->step_ms_median));
     json_object_set_new(o, "step_ms_min", json_real(rep->step_ms_min));
     json_object_set_new(o, "tokens_per_s", json_real(rep->tokens_per_s));
+    json_object_set_new(o, "kv_dtype", json_string(hlx_dtype_name(rep->kv_dtype)));
     json_object_set_new(o, "kv_bytes_per_rank_max", json_integer((json_int_t)rep->kv_bytes_max));
     json_object_set_new(o, "kv_bytes_per_rank_min", json_integer((json_int_t)rep->kv_bytes_min));
     json_object_set_new(o, "weight_bytes_per_rank_max", json_integer((json_int_t)rep->w_bytes_max));
@@ -225,8 +226,8 @@ static void hlx_decode_print_text(const hlx_run_config_t *cfg, const hlx_model_t
     printf("weights: %.2f MiB per rank (min %.2f, max %.2f over ranks)\n",
            rep->w_bytes_rank / 1048576.0, rep->w_bytes_min / 1048576.0,
            rep->w_bytes_max / 1048576.0);
-    printf("KV:      %.2f MiB per rank (min %.2f, max %.2f over ranks)",
-           rep->kv_bytes_rank / 1048576.0, rep->kv_bytes_min / 1048576.0,
+    printf("KV:      %.2f MiB per rank in %s (min %.2f, max %.2f over ranks)",
+           rep->kv_bytes_rank / 1048576.0, hlx_dtype_name(rep->kv_dtype), rep->kv_bytes_min / 1048576.0,
            rep->kv_bytes_max / 1048576.0);
     if (rep->kv_ring_rank > 0)
         printf("; windowed layers in rings of %lld slots per shard",

@@ -38,8 +38,10 @@ static const hlx_flag_t hlx_decode_flag_list[] = {
            "line for all) prefilled after --context, then --steps decoded\n"
            "from the token that follows the prompt"),
     HLX_RF_PREFILL_CHUNK,
-    HLX_RF("kv-dtype", HLX_FT_CHOICE, NULL, 0, 0, 0, 0, "f32|bf16", kv_dtype, "T",
-           "KV cache storage: f32 or bf16 (default: the model's)"),
+    HLX_RF("kv-dtype", HLX_FT_CHOICE, NULL, 0, 0, 0, 0, "f32|bf16|fp8", kv_dtype, "T",
+           "KV cache storage: f32, bf16 or fp8 (e4m3, scale 1: values\n"
+           "rounded to nearest, beyond +-448 saturated; half bf16's bytes)\n"
+           "(default: the model's)"),
     HLX_RF("kernels", HLX_FT_STRING, "auto", 0, 0, 0, 0, NULL, kernels, "NAME",
            "kernel variant: auto, scalar, avx2, avx512, amx (auto: the best\n"
            "this CPU runs for the KV type, head size and --threads, or\n"
@@ -189,7 +191,9 @@ int hlx_run_flags_parse(const hlx_flag_table_t *t, const char *head, const char 
     }
     if (hlx_flag_given(t, given, "kv-dtype")) {
         cfg->kv_dtype_set = 1;
-        cfg->kv_dtype = o->kv_dtype == 0 ? HLX_DTYPE_F32 : HLX_DTYPE_BF16;
+        cfg->kv_dtype = o->kv_dtype == 0   ? HLX_DTYPE_F32
+                        : o->kv_dtype == 1 ? HLX_DTYPE_BF16
+                                           : HLX_DTYPE_FP8;
     }
     o->batch_given     = hlx_flag_given(t, given, "batch");
     o->seed_given      = hlx_flag_given(t, given, "seed");

@@ -6,6 +6,7 @@
 #include "hlx_build_id.h"
 #include "hlx_decode_predict.h"
 #include "hlx_hw_local.h"
+#include "hlx_kernels.h"
 
 #include <stdio.h>
 #include <string.h>
@@ -23,6 +24,22 @@ static int hlx_dp_hopb(json_t *o, int hopb)
     if (json_is_string(v))
         return !strcmp(json_string_value(v), "on");
     return 0;
+}
+
+/* Whether the file timed the kernels this run uses: its variant, or the one auto takes for
+ * the run's KV type on a machine whose bf16 choice is the file's (bench local times each
+ * KV type with auto's variant for it: f32 and fp8 on avx512 where bf16 takes amx). */
+static int hlx_dp_same_kernels(const char *run_k, const char *kv, const hlx_hw_local_t *hw)
+{
+    hlx_kernels_t a, r;
+    hlx_dtype_t t;
+
+    if (!strcmp(run_k, hw->kernels))
+        return 1;
+    return kv != NULL && hlx_dtype_parse(kv, &t) == 0 &&
+           hlx_kernels_init_kv("auto", HLX_DTYPE_BF16, &a) == HLX_OK &&
+           !strcmp(a.name, hw->kernels) && hlx_kernels_init_kv("auto", t, &r) == HLX_OK &&
+           !strcmp(r.name, run_k);
 }
 
 /* How old the file's measurement is (a machine shared with others drifts within minutes,
@@ -47,7 +64,8 @@ static void hlx_dp_staleness(json_t *o, const hlx_hw_local_t *hw)
                                 json_integer((json_int_t)difftime(time(NULL), t)));
     }
     note[0] = '\0';
-    if (run_k != NULL && hw->kernels[0] != '\0' && strcmp(run_k, hw->kernels) != 0)
+    if (run_k != NULL && hw->kernels[0] != '\0' &&
+        !hlx_dp_same_kernels(run_k, json_string_value(json_object_get(o, "kv_dtype")), hw))
         n += (size_t)snprintf(note, sizeof(note), "the hw file measured kernels %s, this run "
                               "uses %s", hw->kernels, run_k);
     if (hw->build[0] != '\0' && strcmp(hw->build, HLX_BUILD_ID) != 0 && n < sizeof(note))

@@ -88,7 +88,7 @@ typedef struct hlx_hw_attn_raw {
 } hlx_hw_attn_raw_t;
 
 static const hlx_jfield_t hlx_attn_fields[] = {
-    { "kv_dtype", HLX_JT_STRING, offsetof(hlx_hw_attn_raw_t, kv_dtype), 1, 1, 0, 16, "f32 or bf16" },
+    { "kv_dtype", HLX_JT_STRING, offsetof(hlx_hw_attn_raw_t, kv_dtype), 1, 1, 0, 16, "f32, bf16 or fp8" },
     { "group", HLX_JT_INT, offsetof(hlx_hw_attn_raw_t, group), 1, 1, 4096, 0, "query heads per KV head" },
     { "dk", HLX_JT_INT, offsetof(hlx_hw_attn_raw_t, dk), 1, 1, 65536, 0, "key size" },
     { "dv", HLX_JT_INT, offsetof(hlx_hw_attn_raw_t, dv), 1, 1, 65536, 0, "value size" },
@@ -122,11 +122,14 @@ static const hlx_jfield_t hlx_coll_fields[] = {
     { "step_us", HLX_JT_DOUBLE, offsetof(hlx_hw_coll_t, step_us), 0, 0, 1e7, 0, "latency after compute" },
 };
 
-static hlx_status_t hlx_hw_dtype(hlx_jdoc_t *doc, const char *path, const char *s,
+/* A KV type (fp8: kv 1) or a weight type. */
+static hlx_status_t hlx_hw_dtype(hlx_jdoc_t *doc, const char *path, const char *s, int kv,
                                  hlx_dtype_t *t)
 {
-    if (hlx_dtype_parse(s, t) != 0 || (*t != HLX_DTYPE_F32 && *t != HLX_DTYPE_BF16))
-        return hlx_jdoc_fail(doc, path, HLX_ERR_PARSE, "'%s' is not f32 or bf16", s);
+    if (hlx_dtype_parse(s, t) != 0 ||
+        (*t != HLX_DTYPE_F32 && *t != HLX_DTYPE_BF16 && (!kv || *t != HLX_DTYPE_FP8)))
+        return hlx_jdoc_fail(doc, path, HLX_ERR_PARSE, "'%s' is not f32%s bf16", s,
+                             kv ? ", fp8 or" : " or");
     return HLX_OK;
 }
 
@@ -218,7 +221,7 @@ static hlx_status_t hlx_hw_read(hlx_jdoc_t *doc, hlx_hw_local_t *hw)
         if (st != HLX_OK)
             return st;
         snprintf(path, sizeof(path), "/attention/%zu/kv_dtype", i);
-        if ((st = hlx_hw_dtype(doc, path, r.kv_dtype, &o->kv_dtype)) != HLX_OK)
+        if ((st = hlx_hw_dtype(doc, path, r.kv_dtype, 1, &o->kv_dtype)) != HLX_OK)
             return st;
         o->group = r.group, o->dk = r.dk, o->dv = r.dv, o->cached = r.cached;
         o->call_us = r.call_us, o->ns_tok = r.ns_tok;
@@ -238,7 +241,7 @@ static hlx_status_t hlx_hw_read(hlx_jdoc_t *doc, hlx_hw_local_t *hw)
         if (st != HLX_OK)
             return st;
         snprintf(path, sizeof(path), "/gemm/%zu/w_dtype", i);
-        if ((st = hlx_hw_dtype(doc, path, r.w_dtype, &o->w_dtype)) != HLX_OK)
+        if ((st = hlx_hw_dtype(doc, path, r.w_dtype, 0, &o->w_dtype)) != HLX_OK)
             return st;
         o->m = r.m, o->cached = r.cached, o->call_us = r.call_us, o->gbps = r.gbps;
     }

@@ -1213,9 +1213,11 @@ static hlx_status_t hlx_engine_validate(hlx_engine_t *eng, char *err, size_t err
                                "--batch %d", cfg->micro_batch, cfg->batch);
     if (cfg->hopb < HLX_HOPB_OFF || cfg->hopb > HLX_HOPB_AUTO)
         return hlx_engine_fail(err, errlen, HLX_ERR_INVALID, "--hopb: expected on, off or auto");
-    if (eng->kv_dtype != HLX_DTYPE_F32 && eng->kv_dtype != HLX_DTYPE_BF16)
+    if (eng->kv_dtype != HLX_DTYPE_F32 && eng->kv_dtype != HLX_DTYPE_BF16 &&
+        eng->kv_dtype != HLX_DTYPE_FP8)
         return hlx_engine_fail(err, errlen, HLX_ERR_INVALID, "kv dtype %s: the runtime stores KV "
-                               "in f32 or bf16 (use --kv-dtype)", hlx_dtype_name(eng->kv_dtype));
+                               "in f32, bf16 or fp8 (use --kv-dtype)",
+                               hlx_dtype_name(eng->kv_dtype));
     if (eng->w_dtype != HLX_DTYPE_F32 && eng->w_dtype != HLX_DTYPE_BF16)
         return hlx_engine_fail(err, errlen, HLX_ERR_INVALID, "model %s: weight dtype %s: the "
                                "runtime runs f32 or bf16 weights", eng->m.name,

@@ -5,7 +5,9 @@
 
 float hlx_round_dtype(float v, hlx_dtype_t t)
 {
-    return t == HLX_DTYPE_BF16 ? hlx_bf16_to_f32(hlx_f32_to_bf16(v)) : v;
+    return t == HLX_DTYPE_BF16  ? hlx_bf16_to_f32(hlx_f32_to_bf16(v))
+           : t == HLX_DTYPE_FP8 ? hlx_fp8_to_f32(hlx_f32_to_fp8(v))
+                                : v;
 }
 
 /* v = a + b u: every weight kind is an affine map of the uniform u (b u exact where a != 0,

@@ -66,7 +66,8 @@ void hlx_synth_affine(const hlx_model_t *m, hlx_tensor_t t, float *a, float *b);
  * takes). */
 void hlx_synth_weight_run(const hlx_model_t *m, uint64_t key, hlx_tensor_t t, uint64_t i0,
                           int64_t n, void *dst, hlx_dtype_t dt);
-/* Value rounded through dtype (f32: unchanged; bf16: round to nearest even). */
+/* Value rounded through dtype (f32: unchanged; bf16, fp8 e4m3: round to nearest even, fp8
+ * saturating at +-448). */
 float hlx_round_dtype(float v, hlx_dtype_t t);
 /* Prior-context keys are scaled so that attention scores spread over several units and
  * the softmax is peaked: the attention output then carries as much signal as the residual

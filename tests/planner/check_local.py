@@ -262,6 +262,9 @@ try:
                   f"{m.get('dram_gbps_n')}")
             check(any(a["cached"] for a in m["attention"]) and
                   any(not a["cached"] for a in m["attention"]), "attention cached and DRAM")
+            check({a["kv_dtype"] for a in m["attention"]} == {"f32", "bf16", "fp8"},
+                  "attention timed for every KV type the runtime stores: "
+                  f"{sorted({a['kv_dtype'] for a in m['attention']})}")
             check("stored in " + out_file in out, "the table names the file")
             curve = m.get("read_curve", [])
             check(len(curve) >= 2 and all(c["gbps"] > 0 for c in curve) and

@@ -80,6 +80,7 @@ static void test_round_trip(void **state)
 
     (void)state;
     hw_fixture(&a);
+    a.attn[a.nattn++] = (hlx_hw_attn_t){ HLX_DTYPE_FP8, 8, 128, 128, 1, 3.5, 70.0 };
     round_trip(&a, &b, "rt");
     assert_string_equal(a.host, b.host);
     assert_string_equal(a.cpu, b.cpu);
@@ -210,6 +211,10 @@ static void test_refused(void **state)
     expect_refused(HW_HEAD "\"links\": {},\n\"attention\": [{\"kv_dtype\": \"fp4\", "
                    "\"group\": 4, \"dk\": 32, \"dv\": 32, \"cached\": true, \"call_us\": 1, "
                    "\"ns_tok\": 5}],\n" HW_GEMM "\"seconds\": 1}", 10, "kv_dtype");
+    /* fp8 is a KV type, not a weight type the GEMMs are timed in */
+    expect_refused(HW_HEAD "\"links\": {},\n" HW_ATTN "\"gemm\": [{\"w_dtype\": \"fp8\", "
+                   "\"m\": 1, \"cached\": true, \"call_us\": 1, \"gbps\": 10}],\n"
+                   "\"seconds\": 1}", 11, "w_dtype");
     /* an unknown link class */
     expect_refused(HW_HEAD HW_ATTN HW_GEMM "\"links\": {\n\"warp\": {\"ranks\": 2}}}", 12,
                    "warp");
@@ -337,6 +342,16 @@ static void test_attention_scaling(void **state)
     /* f32 measured at its own rate: 16 ns */
     predict(&hw, &m, cfg_of(1, 1, 1, 1 << 20, 0, HLX_DTYPE_F32), &p2);
     assert_true(p2.phase_s[HLX_PHASE_ATTN] > 1.9 * p1.phase_s[HLX_PHASE_ATTN]);
+    /* fp8 not measured: bf16's rate per byte, half its time per token */
+    predict(&hw, &m, cfg_of(1, 1, 1, 1 << 20, 0, HLX_DTYPE_FP8), &p2);
+    assert_true(fabs(p2.phase_s[HLX_PHASE_ATTN] -
+                     (2 * 2 * (1048576.0 + 4) * 4e-9 + 4 * 1.5e-6)) < 1e-9);
+    /* measured (compute-bound: slower per token than bf16 here), its own rate */
+    hw.attn[hw.nattn++] = (hlx_hw_attn_t){ HLX_DTYPE_FP8, 4, 32, 32, 0, 1.5, 9.0 };
+    predict(&hw, &m, cfg_of(1, 1, 1, 1 << 20, 0, HLX_DTYPE_FP8), &p2);
+    assert_true(fabs(p2.phase_s[HLX_PHASE_ATTN] -
+                     (2 * 2 * (1048576.0 + 4) * 9e-9 + 4 * 1.5e-6)) < 1e-9);
+    hw.nattn--;
     /* KVP 4 on 2 cores: two ranks per core, compute phases doubled */
     predict(&hw, &m, cfg_of(4, 1, 1, 1 << 20, 0, HLX_DTYPE_BF16), &p2);
     assert_true(fabs(p2.share - 2.0) < 1e-12);

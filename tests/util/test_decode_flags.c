@@ -62,6 +62,11 @@ static void test_values(void **state)
     assert_true(cfg.timeout_s == 2.5);
     assert_int_equal(o.json, 1);
     assert_int_equal(cfg.verbose, 1);
+    assert_int_equal(parse(&cfg, &o, "--kv-dtype fp8"), -1);
+    assert_int_equal(cfg.kv_dtype_set, 1);
+    assert_int_equal(cfg.kv_dtype, HLX_DTYPE_FP8);
+    assert_int_equal(parse(&cfg, &o, "--kv-dtype bf16"), -1);
+    assert_int_equal(cfg.kv_dtype, HLX_DTYPE_BF16);
     assert_int_equal(parse(&cfg, &o, "--ep 2 --route-margin 1e-3"), -1);
     assert_int_equal(cfg.ep, 2);
     assert_true(cfg.route_margin == 1e-3);
@@ -71,7 +76,7 @@ static void test_refused(void **state)
 {
     static const char *const bad[] = {
         "--kvp 0", "--kvp 5K", "--context 2048T", "--context 0x10", "--steps -1",
-        "--check-tol nan", "--check-tol 0", "--timeout inf", "--kv-dtype fp8",
+        "--check-tol nan", "--check-tol 0", "--timeout inf", "--kv-dtype fp4",
         "--seed 9223372036854775808", "--kernels", "--kvpp 2", "stray", "--json=1",
         "--model", "--model=", "--kernels 0123456789012345678901234567890123",
         "--ep 0", "--ep 5K", "--route-margin 0",

@@ -119,6 +119,7 @@ typedef struct hlx_run_report {
     double   tokens_per_s;             /* batch / median step time */
     double   phase_ms[HLX_PHASE_COUNT]; /* median per step, this rank */
     uint64_t kv_bytes_rank;            /* allocated KV bytes on this rank */
+    hlx_dtype_t kv_dtype;              /* the KV cache's element type (f32, bf16, fp8) */
     uint64_t kv_bytes_max, kv_bytes_min; /* over ranks */
     /* weights as held on this rank (its slices, the embedding's and head's vocabulary
      * slice, the layout's padding and load scratch: the start-up memory check's item) */
