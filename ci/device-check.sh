@@ -173,6 +173,15 @@ HELIX_CUDA_ATTN=mma HELIX_GPU_SHARE=1 step decode-cuda-mma-kvp2 60 "$helixrun" -
     --timeout 55 -- "$helix" decode --device cuda --kvp 2 \
     --model tests/runtime/data/head128.json --context 20000 --batch 4 --steps 4 --check --json
 
+# fp8 e4m3 KV on the device: the append's conversion (__NV_SATFINITE, nearest even) against
+# the reference's host rounding, the mma kernel's fp8 tiles (head 128) and the warp kernel
+# (tiny, head 32), one rank and KVP 2, all --check.
+step decode-cuda-fp8 60 "$helix" decode --device cuda --kv-dtype fp8 --context 65536 \
+    --batch 2 --steps 4 --check --json
+HELIX_CUDA_ATTN=mma HELIX_GPU_SHARE=1 step decode-cuda-mma-fp8-kvp2 60 "$helixrun" --no-prefix \
+    -n 2 --timeout 55 -- "$helix" decode --device cuda --kvp 2 --kv-dtype fp8 \
+    --model tests/runtime/data/head128.json --context 20000 --batch 4 --steps 4 --check --json
+
 # MLA (DeepSeek's absorbed form) on the device: the latent rows and their append (one row,
 # no values), the absorbed queries (a strided batched GEMM over the heads, the rope parts by
 # copy_rows), the MLA attention kernels (tiny-mla 96/64, mla-ds-heads 576/512) and W_UV

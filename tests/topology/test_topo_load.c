@@ -29,7 +29,7 @@ static hlx_topo_t *load_ok(const char *name)
     char err[1024] = "";
     hlx_status_t st = hlx_topo_load(name, &t, err, sizeof(err));
     if (st != HLX_OK)
-        fail_msg("loading %s: %s (%s)", name, err, hlx_status_str(st));
+        fail_msg("loading %s: %s (%s)", name ? name : "this machine", err, hlx_status_str(st));
     return t;
 }
 
