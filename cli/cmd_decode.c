@@ -227,8 +227,8 @@ static void hlx_decode_print_text(const hlx_run_config_t *cfg, const hlx_model_t
            rep->w_bytes_rank / 1048576.0, rep->w_bytes_min / 1048576.0,
            rep->w_bytes_max / 1048576.0);
     printf("KV:      %.2f MiB per rank in %s (min %.2f, max %.2f over ranks)",
-           rep->kv_bytes_rank / 1048576.0, hlx_dtype_name(rep->kv_dtype), rep->kv_bytes_min / 1048576.0,
-           rep->kv_bytes_max / 1048576.0);
+           rep->kv_bytes_rank / 1048576.0, hlx_dtype_name(rep->kv_dtype),
+           rep->kv_bytes_min / 1048576.0, rep->kv_bytes_max / 1048576.0);
     if (rep->kv_ring_rank > 0)
         printf("; windowed layers in rings of %lld slots per shard",
                (long long)rep->kv_ring_rank);
