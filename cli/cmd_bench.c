@@ -712,10 +712,13 @@ int hlx_cmd_bench(int argc, char **argv)
         return rc;
     /* auto: the best variant for this KV type, head size and thread count (attention), as
      * the runtime chooses */
-    st = !strcmp(o.kernel, "attention")
-             ? hlx_kernels_init_shape(o.variant, o.dtype, o.mla ? 576 : o.dk, o.softcap > 0.0f,
-                                      o.threads, &kern, NULL, 0)
-             : hlx_kernels_init(o.variant, &kern);
+    {
+        const hlx_kernels_shape_t sh = { o.mla ? 576 : o.dk, o.mla ? 128 : o.group,
+                                         o.softcap > 0.0f, o.threads };
+        st = !strcmp(o.kernel, "attention")
+                 ? hlx_kernels_init_shape(o.variant, o.dtype, &sh, &kern, NULL, 0)
+                 : hlx_kernels_init(o.variant, &kern);
+    }
     if (st != HLX_OK) {
         char why[256];
         hlx_kernels_init_error(o.variant, why, sizeof(why));

@@ -418,14 +418,15 @@ static int hlx_bl_compute(hlx_hw_local_t *hw, char *err, size_t errlen)
      * call finds its operands in the shared cache but not in the core's own, as in a
      * decode step where every layer's weights and KV come round once per step */
     b.span = (size_t)hlx_hw_cached_span_mib(hw->llc_mib) << 20;
+    /* the variant the runtime takes for this KV type and shape on one core (f32 and fp8
+     * KV: the blocked-key avx512 kernel where auto's bf16 choice is amx) */
     for (si = 0; si < 2; si++)
-        for (ti = 0; ti < HLX_BL_NKV; ti++)
-            /* the variant the runtime takes for this KV type and head size on one core
-             * (f32 and fp8 KV: the blocked-key avx512 kernel where auto's bf16 choice is
-             * amx) */
-            if (hlx_kernels_init_shape(NULL, hlx_bl_kv_dts[ti], hlx_bl_shapes[si][1], 0, 1,
-                                       &b.ka[si][ti], NULL, 0) != HLX_OK)
+        for (ti = 0; ti < HLX_BL_NKV; ti++) {
+            const hlx_kernels_shape_t sh = { hlx_bl_shapes[si][1], hlx_bl_shapes[si][0], 0, 1 };
+            if (hlx_kernels_init_shape(NULL, hlx_bl_kv_dts[ti], &sh, &b.ka[si][ti], NULL, 0) !=
+                HLX_OK)
                 b.ka[si][ti] = k;
+        }
     /* the kernels in rounds, the curve's second and third rounds between them (its first
      * sized the span) */
     for (r = 0; r < HLX_BL_KROUNDS; r++) {
@@ -1034,8 +1035,9 @@ int hlx_bench_local_measure(const char *path, int quiet, hlx_hw_local_t *hw, cha
         uint16_t *bufs[HLX_HW_MAX_READERS] = { NULL };
         hlx_kernels_t ka;
         int r, k = 0;
-        if (hlx_kernels_init_shape(NULL, HLX_DTYPE_BF16, HLX_BL_READER_HEAD, 0, 1, &ka, NULL, 0) !=
-            HLX_OK && hlx_kernels_init(NULL, &ka) != HLX_OK) {
+        const hlx_kernels_shape_t sh = { HLX_BL_READER_HEAD, HLX_BL_READER_GROUP, 0, 1 };
+        if (hlx_kernels_init_shape(NULL, HLX_DTYPE_BF16, &sh, &ka, NULL, 0) != HLX_OK &&
+            hlx_kernels_init(NULL, &ka) != HLX_OK) {
             snprintf(err, errlen, "no kernel variant runs on this CPU");
             return 1;
         }

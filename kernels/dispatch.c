@@ -233,10 +233,14 @@ hlx_status_t hlx_kernels_init_kv(const char *name, hlx_dtype_t kv_dtype, hlx_ker
 static void hlx_kx_put(char *buf, size_t n, size_t *at, const char *fmt, ...)
     __attribute__((format(printf, 4, 5)));
 
-hlx_status_t hlx_kernels_init_shape(const char *name, hlx_dtype_t kv_dtype, int head_dim,
-                                    int softcap, int threads, hlx_kernels_t *k, char *why,
+hlx_status_t hlx_kernels_init_shape(const char *name, hlx_dtype_t kv_dtype,
+                                    const hlx_kernels_shape_t *s, hlx_kernels_t *k, char *why,
                                     size_t whylen)
 {
+    static const hlx_kernels_shape_t none = { 0, 0, 0, 1 };
+    const hlx_kernels_shape_t *sh = s != NULL ? s : &none;
+    const int head_dim = sh->head_dim, group = sh->group, softcap = sh->softcap,
+              threads = sh->threads > 0 ? sh->threads : 1;
     char env[HLX_PARAM_STRLEN];
     /* NULL or "": HELIX_KERNELS when set (as hlx_kernels_init_kv); "auto": auto */
     const char *named = name != NULL && name[0] != '\0' && strcmp(name, "auto") != 0 ? name
@@ -263,6 +267,14 @@ hlx_status_t hlx_kernels_init_shape(const char *name, hlx_dtype_t kv_dtype, int 
                        "not cap them; its row kernel would run the reference loop)");
         return HLX_OK;
     }
+    if (!strcmp(k->name, "amx") && kv_dtype == HLX_DTYPE_BF16 && group > 0 &&
+        group < HLX_KERNELS_AMX_MIN_GROUP && hlx_kernels_init_kv("avx512", kv_dtype, k) == HLX_OK) {
+        if (why != NULL)
+            hlx_kx_put(why, whylen, &at, "avx512: auto for bf16 KV with %d query head%s per "
+                       "KV head < %d (amx's tile products would hold %d of their 16 columns)",
+                       group, group == 1 ? "" : "s", HLX_KERNELS_AMX_MIN_GROUP, group);
+        return HLX_OK;
+    }
     if (!strcmp(k->name, "amx") && kv_dtype == HLX_DTYPE_BF16 && threads > 1 &&
         head_dim > 0 && head_dim < HLX_KERNELS_AMX_MIN_HEAD &&
         hlx_kernels_init_kv("avx512", kv_dtype, k) == HLX_OK) {
@@ -275,8 +287,8 @@ hlx_status_t hlx_kernels_init_shape(const char *name, hlx_dtype_t kv_dtype, int 
     }
     if (why != NULL)
         hlx_kx_put(why, whylen, &at, "%s: auto, the best this CPU runs for %s KV (head size "
-                   "%d, %d thread%s per rank)", k->name, hlx_dtype_name(kv_dtype), head_dim,
-                   threads, threads == 1 ? "" : "s");
+                   "%d, group %d, %d thread%s per rank)", k->name, hlx_dtype_name(kv_dtype),
+                   head_dim, group, threads, threads == 1 ? "" : "s");
     return HLX_OK;
 }
 
@@ -397,10 +409,11 @@ size_t hlx_kernels_explain(char *buf, size_t n)
                            i + 1 < sizeof(kv) / sizeof(kv[0]) ? "," : "\n");
         if (hlx_kernels_init_kv("auto", HLX_DTYPE_BF16, &k) == HLX_OK &&
             !strcmp(k.name, "amx"))
-            hlx_kx_put(buf, n, &at, "  a rank with several threads and head size below %d "
-                       "takes avx512 for bf16 KV (amx's tiles scale worse over the cores "
-                       "there); helix decode logs the choice per run\n",
-                       HLX_KERNELS_AMX_MIN_HEAD);
+            hlx_kx_put(buf, n, &at, "  a rank with fewer than %d query heads per KV head, or "
+                       "with several threads and head size below %d, takes avx512 for bf16 "
+                       "KV (amx's tiles would run mostly empty, or scale worse over the "
+                       "cores); helix decode logs the choice per run\n",
+                       HLX_KERNELS_AMX_MIN_GROUP, HLX_KERNELS_AMX_MIN_HEAD);
     }
     return at;
 }

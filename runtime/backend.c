@@ -623,11 +623,11 @@ size_t hlx_backend_list(const char **names, size_t max)
 hlx_status_t hlx_backend_init(const char *name, const char *kernels, hlx_dtype_t kv_dtype,
                               hlx_backend_t *be)
 {
-    return hlx_backend_init_shape(name, kernels, kv_dtype, 0, 0, 1, be);
+    return hlx_backend_init_shape(name, kernels, kv_dtype, NULL, be);
 }
 
 hlx_status_t hlx_backend_init_shape(const char *name, const char *kernels, hlx_dtype_t kv_dtype,
-                                    int head_dim, int softcap, int threads, hlx_backend_t *be)
+                                    const hlx_kernels_shape_t *shape, hlx_backend_t *be)
 {
     size_t i, n = sizeof(hlx_backends) / sizeof(hlx_backends[0]);
     const hlx_backend_ops_t *ops = NULL;
@@ -645,10 +645,10 @@ hlx_status_t hlx_backend_init_shape(const char *name, const char *kernels, hlx_d
     }
     if (ops == NULL)
         return HLX_ERR_INVALID;
-    /* the variant knows the head size and the threads: it fixes the KV layout, so it is
-     * chosen here, before any cache is allocated, and never changed after */
-    st = hlx_kernels_init_shape(kernels, kv_dtype, head_dim, softcap, threads, &be->k,
-                                be->kernels_why, sizeof(be->kernels_why));
+    /* the variant knows the head size, the group and the threads: it fixes the KV layout,
+     * so it is chosen here, before any cache is allocated, and never changed after */
+    st = hlx_kernels_init_shape(kernels, kv_dtype, shape, &be->k, be->kernels_why,
+                                sizeof(be->kernels_why));
     if (st != HLX_OK)
         return st;
     be->table = *ops;

@@ -1248,6 +1248,13 @@ static hlx_status_t hlx_engine_validate(hlx_engine_t *eng, char *err, size_t err
     return hlx_layout_init(&eng->m, cfg->kvp, cfg->tpa, cfg->kv_block, 0, &eng->lay, err, errlen);
 }
 
+/* Query heads per KV head of the model's attention calls (MLA: all query heads share the
+ * latent rows), as the kernels' choice and vector paths count them. */
+static int hlx_engine_attn_group(const hlx_model_t *m)
+{
+    return m->attn == HLX_ATTN_MLA ? m->q_heads : m->q_heads / (m->kv_heads ? m->kv_heads : 1);
+}
+
 static hlx_status_t hlx_engine_backend(hlx_engine_t *eng, char *err, size_t errlen)
 {
     const char *kern = strcmp(eng->cfg.kernels, "auto") ? eng->cfg.kernels : NULL;
@@ -1280,9 +1287,13 @@ static hlx_status_t hlx_engine_backend(hlx_engine_t *eng, char *err, size_t errl
     eng->threads = eng->cfg.threads > 0 ? eng->cfg.threads : eng->set.threads;
     {
         int dk = 0, dv = 0, xdv = 0;
+        hlx_kernels_shape_t sh;
         hlx_mla_kv_dims(&eng->m, &dk, &dv, &xdv);
-        st = hlx_backend_init_shape(name, kern, eng->kv_dtype, dk, eng->m.attn_softcap > 0.0,
-                                    name == NULL ? eng->threads : 1, &eng->be);
+        sh.head_dim = dk;
+        sh.group = hlx_engine_attn_group(&eng->m);
+        sh.softcap = eng->m.attn_softcap > 0.0;
+        sh.threads = name == NULL ? eng->threads : 1;
+        st = hlx_backend_init_shape(name, kern, eng->kv_dtype, &sh, &eng->be);
     }
     if (st != HLX_OK && name != NULL && hlx_kernels_init_kv(kern, eng->kv_dtype, &eng->be.k) == HLX_OK)
         return hlx_engine_fail(err, errlen, HLX_ERR_INVALID, "%s%s: the CUDA backend "
@@ -1296,8 +1307,7 @@ static hlx_status_t hlx_engine_backend(hlx_engine_t *eng, char *err, size_t errl
      * choice is reported (the kernels line), the run is still exact */
     if (name == NULL) {
         const int mla = eng->m.attn == HLX_ATTN_MLA;
-        const int group = mla ? eng->m.q_heads
-                              : eng->m.q_heads / (eng->m.kv_heads ? eng->m.kv_heads : 1);
+        const int group = hlx_engine_attn_group(&eng->m);
         int dk = 0, dv = 0, xdv = 0;
         hlx_mla_kv_dims(&eng->m, &dk, &dv, &xdv);
         if (mla)

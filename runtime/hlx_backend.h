@@ -195,12 +195,12 @@ struct hlx_backend {
  * device can be used. */
 hlx_status_t hlx_backend_init(const char *name, const char *kernels, hlx_dtype_t kv_dtype,
                               hlx_backend_t *be);
-/* The same for a rank whose attention heads have head_dim key elements, soft-capped scores
- * (softcap != 0), run on `threads` cores (what the engine calls, before the KV cache
- * exists): auto's kernel variant may depend on these (hlx_kernels_init_shape);
- * be->kernels_why says what was chosen and why. */
+/* The same for a rank whose attention has the given shape (head size, group, soft-capped
+ * scores, cores; NULL: not known), what the engine calls before the KV cache exists:
+ * auto's kernel variant may depend on it (hlx_kernels_init_shape); be->kernels_why says
+ * what was chosen and why. */
 hlx_status_t hlx_backend_init_shape(const char *name, const char *kernels, hlx_dtype_t kv_dtype,
-                                    int head_dim, int softcap, int threads, hlx_backend_t *be);
+                                    const hlx_kernels_shape_t *shape, hlx_backend_t *be);
 void         hlx_backend_fini(hlx_backend_t *be);
 /* Runs the host backend's attention and GEMMs on `threads` cores (a persistent pool created
  * here, destroyed by hlx_backend_fini). The attention is a KV split with the exact merge:

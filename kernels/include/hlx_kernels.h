@@ -260,17 +260,30 @@ const char *hlx_kernels_fp8_widening(const char *variant);
  * which the tile variant would run on its row kernel). hlx_kernels_init = bf16. */
 hlx_status_t hlx_kernels_init_kv(const char *name, hlx_dtype_t kv_dtype, hlx_kernels_t *k);
 
-/* What the runtime calls: hlx_kernels_init_kv for a rank whose attention has keys of
- * head_dim elements (0: not known), soft-caps its scores (softcap != 0) and runs on
- * `threads` cores. A name (or HELIX_KERNELS) binds whatever the shape; auto takes "avx512"
- * instead of "amx" for bf16 KV when threads > 1 and head_dim < HLX_KERNELS_AMX_MIN_HEAD
- * (the tile path does one tile product per 16 tokens there and scales worse over the
- * rank's cores than the blocked keys), or when the scores are soft-capped (the tiles do
- * not cap; their row kernel would run the reference loop). why (may be NULL) gets one
- * line: the variant and the reason. */
-#define HLX_KERNELS_AMX_MIN_HEAD 64
-hlx_status_t hlx_kernels_init_shape(const char *name, hlx_dtype_t kv_dtype, int head_dim,
-                                    int softcap, int threads, hlx_kernels_t *k, char *why,
+/* A rank's attention as auto's choice sees it (0 in a field: not known). */
+typedef struct hlx_kernels_shape {
+    int head_dim; /* key elements per head (MLA: the latent row) */
+    int group;    /* query heads per KV head (MLA: the query heads) */
+    int softcap;  /* nonzero: the scores are soft-capped */
+    int threads;  /* cores the rank runs on (0 counts as 1) */
+} hlx_kernels_shape_t;
+
+/* What the runtime calls: hlx_kernels_init_kv for a rank whose attention has shape s (NULL:
+ * none known). A name (or HELIX_KERNELS) binds whatever the shape; auto takes "avx512"
+ * instead of "amx" for bf16 KV
+ *  - when the group is below HLX_KERNELS_AMX_MIN_GROUP: a tile product's 16 columns hold
+ *    the group's query heads, so it does at most 3/16 of its work there (Intel Xeon VM,
+ *    head 128, 1M tokens: group 1 amx 0.55-0.57 of the roofline against avx512's
+ *    0.72-0.81, group 3 0.71-0.76 against 0.86-0.87);
+ *  - when threads > 1 and head_dim < HLX_KERNELS_AMX_MIN_HEAD (the tile path does one tile
+ *    product per 16 tokens there and scaled worse over the rank's cores);
+ *  - when the scores are soft-capped (the tiles do not cap; their row kernel would run the
+ *    reference loop).
+ * why (may be NULL) gets one line: the variant and the reason. */
+#define HLX_KERNELS_AMX_MIN_HEAD  64
+#define HLX_KERNELS_AMX_MIN_GROUP 4
+hlx_status_t hlx_kernels_init_shape(const char *name, hlx_dtype_t kv_dtype,
+                                    const hlx_kernels_shape_t *s, hlx_kernels_t *k, char *why,
                                     size_t whylen);
 
 /* Why init failed for this name (NULL / "auto" / a variant), in one line naming where the

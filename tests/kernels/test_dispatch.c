@@ -1,5 +1,6 @@
 /* The variant choice for a rank's shape (hlx_kernels_init_shape): auto follows the KV type,
- * the head size and the threads per rank; a name or HELIX_KERNELS binds whatever the shape.
+ * the head size, the group and the threads per rank; a name or HELIX_KERNELS binds whatever
+ * the shape.
  * Exit 0 on success, 1 on the first failure. */
 #include "kt_common.h"
 
@@ -9,14 +10,15 @@
 
 static int kt_fail;
 
-/* Chooses for (name, kv, head size, threads) and checks the variant and the reason's start. */
-static void kt_pick_cap(const char *name, hlx_dtype_t kv, int dk, int softcap, int threads,
-                        const char *want, const char *why_has)
+/* Chooses for (name, kv, head size, group (0: not known), threads) and checks the variant
+ * and the reason's start. */
+static void kt_pick_full(const char *name, hlx_dtype_t kv, int dk, int group, int softcap,
+                         int threads, const char *want, const char *why_has)
 {
+    const hlx_kernels_shape_t sh = { dk, group, softcap, threads };
     hlx_kernels_t k, ref;
     char why[256];
-    hlx_status_t st = hlx_kernels_init_shape(name, kv, dk, softcap, threads, &k, why,
-                                             sizeof(why));
+    hlx_status_t st = hlx_kernels_init_shape(name, kv, &sh, &k, why, sizeof(why));
 
     KT_EXPECT(st == HLX_OK, "%s kv %d dk %d threads %d: status %d", name ? name : "NULL",
              (int)kv, dk, threads, (int)st);
@@ -37,7 +39,13 @@ static void kt_pick_cap(const char *name, hlx_dtype_t kv, int dk, int softcap, i
 static void kt_pick(const char *name, hlx_dtype_t kv, int dk, int threads, const char *want,
                     const char *why_has)
 {
-    kt_pick_cap(name, kv, dk, 0, threads, want, why_has);
+    kt_pick_full(name, kv, dk, 0, 0, threads, want, why_has);
+}
+
+static void kt_pick_cap(const char *name, hlx_dtype_t kv, int dk, int softcap, int threads,
+                        const char *want, const char *why_has)
+{
+    kt_pick_full(name, kv, dk, 0, softcap, threads, want, why_has);
 }
 
 int main(void)
@@ -60,6 +68,14 @@ int main(void)
         kt_pick(NULL, HLX_DTYPE_BF16, 32, 2, "avx512", "head size 32 < 64 and 2 threads");
         kt_pick(NULL, HLX_DTYPE_BF16, 63, 8, "avx512", "head size 63 < 64 and 8 threads");
         kt_pick(NULL, HLX_DTYPE_BF16, 64, 2, "amx", "auto, the best");
+        /* groups below 4: the tiles' 16 columns mostly empty; 4 and more keep amx, and a
+         * group not known (0) keeps it too */
+        kt_pick_full(NULL, HLX_DTYPE_BF16, 128, 1, 0, 1, "avx512", "1 query head per KV head < 4");
+        kt_pick_full(NULL, HLX_DTYPE_BF16, 128, 3, 0, 1, "avx512", "3 query heads per KV head");
+        kt_pick_full(NULL, HLX_DTYPE_BF16, 128, 4, 0, 1, "amx", "group 4, 1 thread");
+        kt_pick_full(NULL, HLX_DTYPE_BF16, 576, 128, 0, 1, "amx", "auto, the best");
+        kt_pick_full("amx", HLX_DTYPE_BF16, 128, 1, 0, 1, "amx", "named by --kernels");
+        kt_pick_full(NULL, HLX_DTYPE_F32, 128, 1, 0, 1, "avx512", "auto, the best");
         kt_pick("amx", HLX_DTYPE_BF16, 32, 2, "amx", "named by --kernels");
         setenv("HELIX_KERNELS", "amx", 1);
         kt_pick(NULL, HLX_DTYPE_BF16, 32, 2, "amx", "named by HELIX_KERNELS");
@@ -97,10 +113,16 @@ int main(void)
         unsetenv("HELIX_FP8_LOOKUP");
     }
 #endif
-    KT_EXPECT(hlx_kernels_init_shape("no-such", HLX_DTYPE_BF16, 32, 0, 2, &k, why, sizeof(why)) ==
-             HLX_ERR_UNSUPPORTED && why[0] == '\0', "unknown name: expected UNSUPPORTED");
-    KT_EXPECT(hlx_kernels_init_shape(NULL, HLX_DTYPE_BF16, 32, 0, 2, &k, NULL, 0) == HLX_OK,
-             "why may be NULL");
+    {
+        const hlx_kernels_shape_t sh = { 32, 4, 0, 2 };
+        KT_EXPECT(hlx_kernels_init_shape("no-such", HLX_DTYPE_BF16, &sh, &k, why,
+                                         sizeof(why)) == HLX_ERR_UNSUPPORTED && why[0] == '\0',
+                 "unknown name: expected UNSUPPORTED");
+        KT_EXPECT(hlx_kernels_init_shape(NULL, HLX_DTYPE_BF16, &sh, &k, NULL, 0) == HLX_OK,
+                 "why may be NULL");
+        KT_EXPECT(hlx_kernels_init_shape(NULL, HLX_DTYPE_BF16, NULL, &k, why, sizeof(why)) ==
+                  HLX_OK && !strcmp(k.name, best.name), "no shape: init_kv's choice");
+    }
     if (kt_fail) {
         fprintf(stderr, "%d failure(s)\n", kt_fail);
         return 1;
