@@ -389,6 +389,8 @@ static int hlx_bl_compute(hlx_hw_local_t *hw, char *err, size_t errlen)
         return 1;
     }
     snprintf(hw->kernels, sizeof(hw->kernels), "%s", k.name);
+    hw->gemm_pass_rows[0] = k.gemm_pass_rows[0];
+    hw->gemm_pass_rows[1] = k.gemm_pass_rows[1];
     snprintf(hw->build, sizeof(hw->build), "%s", HLX_BUILD_ID);
     if (hlx_kernels_probe_read_bw(HLX_BL_DRAM_BYTES, 0.25, &hw->read_gbps) != HLX_OK ||
         hlx_kernels_probe_fma_peak(0.2, &hw->fma_gflops) != HLX_OK) {

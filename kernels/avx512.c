@@ -1694,6 +1694,8 @@ void hlx_kernels_avx512(hlx_kernels_t *k)
     hlx_kernels_reference(k);
     k->name      = "avx512";
     k->kv_layout = hlx_kb_layout;
+    k->gemm_pass_rows[0] = 8 * HLX_GEMM_S16_PASSES;
+    k->gemm_pass_rows[1] = 8 * HLX_GEMM_S16_PASSES_BF16;
     __builtin_cpu_init();
     hlx_kb_fp8t = hlx_kernels_fp8_vbmi();
     hlx_kv_prefetch_load();

@@ -270,6 +270,7 @@ void hlx_kernels_reference(hlx_kernels_t *k)
     k->name    = "scalar";
     k->kv_layout = (hlx_kv_layout_t){ 1, 1, 1, 1 };
     k->w_s16   = 0;
+    k->gemm_pass_rows[0] = k->gemm_pass_rows[1] = 0;
     k->attn    = hlx_ref_attn;
     k->attn_covers = NULL; /* the reference is this variant's path */
     k->merge   = hlx_ref_merge;

@@ -69,6 +69,10 @@ typedef struct hlx_hw_local {
      * the step's cache share then comes from llc_mib alone */
     int    ncurve;
     double curve_mib[HLX_HW_MAX_CURVE], curve_gbps[HLX_HW_MAX_CURVE];
+    /* rows of x up to which the measured kernels run a GEMM as passes of their 8-row kernel
+     * over W, each pass reading W ([0] f32, [1] bf16 weights; hlx_kernels_t.gemm_pass_rows;
+     * 0: none, or a file from before the field) */
+    int    gemm_pass_rows[2];
     int    nattn, ngemm;
     hlx_hw_attn_t attn[HLX_HW_MAX_ATTN];
     hlx_hw_gemm_t gemm[HLX_HW_MAX_GEMM];

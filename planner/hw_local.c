@@ -46,6 +46,7 @@ typedef struct hlx_hw_top {
     double mem_gib, llc_mib, read_gbps, fma_gflops, seconds;
     int    dram_readers;
     double dram_gbps_1, dram_gbps_n;
+    int    pass_f32, pass_bf16;
 } hlx_hw_top_t;
 
 static const hlx_jfield_t hlx_hw_fields[] = {
@@ -65,6 +66,8 @@ static const hlx_jfield_t hlx_hw_fields[] = {
     { "dram_readers", HLX_JT_INT, offsetof(hlx_hw_top_t, dram_readers), 0, 1, HLX_HW_MAX_READERS, 0, "concurrent DRAM readers measured" },
     { "dram_gbps_1", HLX_JT_DOUBLE, offsetof(hlx_hw_top_t, dram_gbps_1), 0, 1e-3, 1e6, 0, "DRAM GB/s of one reader alone" },
     { "dram_gbps_n", HLX_JT_DOUBLE, offsetof(hlx_hw_top_t, dram_gbps_n), 0, 1e-3, 1e6, 0, "DRAM GB/s per reader, dram_readers at once" },
+    { "gemm_pass_rows_f32", HLX_JT_INT, offsetof(hlx_hw_top_t, pass_f32), 0, 0, 4096, 0, "rows of f32 weights' GEMM run in 8-row passes" },
+    { "gemm_pass_rows_bf16", HLX_JT_INT, offsetof(hlx_hw_top_t, pass_bf16), 0, 0, 4096, 0, "rows of bf16 weights' GEMM run in 8-row passes" },
     { "read_curve", HLX_JT_ANY, 0, 0, 1, 0, 0, "array of {mib, gbps}: read rate by buffer size" },
     { "attention", HLX_JT_ANY, 0, 1, 1, 0, 0, "array of attention shapes" },
     { "gemm", HLX_JT_ANY, 0, 1, 1, 0, 0, "array of GEMM points" },
@@ -180,6 +183,8 @@ static hlx_status_t hlx_hw_read(hlx_jdoc_t *doc, hlx_hw_local_t *hw)
     hw->dram_readers = top.dram_readers;
     hw->dram_gbps_1  = top.dram_gbps_1;
     hw->dram_gbps_n  = top.dram_gbps_n;
+    hw->gemm_pass_rows[0] = top.pass_f32;
+    hw->gemm_pass_rows[1] = top.pass_bf16;
 
     a = json_object_get(root, "read_curve");
     if (a != NULL) {
@@ -360,6 +365,8 @@ hlx_status_t hlx_hw_local_save(const char *path, const hlx_hw_local_t *hw, char 
     }
     if (hw->build[0] != '\0')
         json_object_set_new(o, "build", json_string(hw->build));
+    json_object_set_new(o, "gemm_pass_rows_f32", json_integer(hw->gemm_pass_rows[0]));
+    json_object_set_new(o, "gemm_pass_rows_bf16", json_integer(hw->gemm_pass_rows[1]));
     if (hw->dram_readers > 0) {
         json_object_set_new(o, "dram_readers", json_integer(hw->dram_readers));
         json_object_set_new(o, "dram_gbps_1", json_real(hw->dram_gbps_1));
@@ -545,10 +552,9 @@ static double hlx_gemm_time(const hlx_hw_local_t *hw, hlx_dtype_t t, int M, int 
         }
     if (lo == NULL && hi == NULL) /* no point of this dtype: the read roofline */
         return wbytes / (hw->read_gbps * 1e9);
-    /* the avx512 kernels (amx takes them) run 9-16 rows of f32 weights and 9-64 of bf16 as
-     * passes of the 8-row kernel over W (kernels/avx512.c, HLX_GEMM_S16_PASSES[_BF16]) */
-    if (M > 8 && M <= (t == HLX_DTYPE_BF16 ? 64 : 16) &&
-        (!strcmp(hw->kernels, "avx512") || !strcmp(hw->kernels, "amx")))
+    /* rows the kernels run as passes of their 8-row kernel over W (the hw file says up to
+     * how many: avx512 and amx 16 rows of f32 weights, 64 of bf16), each pass reading W */
+    if (M > 8 && M <= hw->gemm_pass_rows[t == HLX_DTYPE_BF16])
         return hlx_gemm_time(hw, t, 8, cached, wbytes) +
                hlx_gemm_time(hw, t, M - 8, cached, wbytes);
     if (lo == NULL)

@@ -158,6 +158,12 @@ typedef struct hlx_kernels {
      * but slowly (the reference loop). */
     int w_s16;
 
+    /* Rows of x (M) up to which the gemm entries run weights in strips as passes of their
+     * 8-row kernel over W, reading W once per pass ([0] f32, [1] bf16 weights; 0: no
+     * passes). The planner's timing of a GEMM follows it (bench local records it in the hw
+     * file). */
+    int gemm_pass_rows[2];
+
     /* KV shard layout the attention entry below reads: avx512 keys and values in blocks of
      * 32 tokens, keys token-innermost, values in runs of 32 elements ({32, 32, 1, 32});
      * avx2 keys in blocks of 16, value rows ({16, 1, 1, 1}); scalar and amx rows

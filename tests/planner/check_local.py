@@ -262,6 +262,11 @@ try:
                   f"{m.get('dram_gbps_n')}")
             check(any(a["cached"] for a in m["attention"]) and
                   any(not a["cached"] for a in m["attention"]), "attention cached and DRAM")
+            # the kernels' GEMM passes (kernels/avx512.c: 2 and 8 passes of 8 rows)
+            want_pass = (16, 64) if m["kernels"] in ("avx512", "amx") else (0, 0)
+            check((m.get("gemm_pass_rows_f32"), m.get("gemm_pass_rows_bf16")) == want_pass,
+                  f"GEMM passes recorded for {m['kernels']}: {m.get('gemm_pass_rows_f32')}, "
+                  f"{m.get('gemm_pass_rows_bf16')}")
             check({a["kv_dtype"] for a in m["attention"]} == {"f32", "bf16", "fp8"},
                   "attention timed for every KV type the runtime stores: "
                   f"{sorted({a['kv_dtype'] for a in m['attention']})}")

@@ -26,6 +26,7 @@ static void hw_fixture(hlx_hw_local_t *hw)
     snprintf(hw->host, sizeof(hw->host), "host \"quoted\"");
     snprintf(hw->cpu, sizeof(hw->cpu), "Test CPU");
     snprintf(hw->kernels, sizeof(hw->kernels), "avx512");
+    hw->gemm_pass_rows[0] = 16, hw->gemm_pass_rows[1] = 64; /* avx512's passes */
     snprintf(hw->build, sizeof(hw->build), "0123456789ab-dirty");
     snprintf(hw->measured, sizeof(hw->measured), "2026-01-02T03:04:05Z");
     hw->cores = 2;
@@ -89,6 +90,8 @@ static void test_round_trip(void **state)
     assert_int_equal(a.cores, b.cores);
     assert_int_equal(a.nattn, b.nattn);
     assert_int_equal(a.ngemm, b.ngemm);
+    assert_int_equal(b.gemm_pass_rows[0], 16);
+    assert_int_equal(b.gemm_pass_rows[1], 64);
     assert_true(fabs(a.read_gbps - b.read_gbps) < 1e-9);
     assert_true(fabs(a.llc_mib - b.llc_mib) < 1e-9);
     for (i = 0; i < a.nattn; i++) {
@@ -568,7 +571,7 @@ static void test_gemm_passes(void **state)
     hlx_local_cfg_t c;
 
     (void)state;
-    hw_fixture(&hw); /* kernels avx512; GEMMs measured at 1 and 8 rows */
+    hw_fixture(&hw); /* avx512's passes (f32 16 rows, bf16 64); GEMMs measured at 1, 8 rows */
     predict(&hw, &m, cfg_of(1, 1, 8, 1024, 0, HLX_DTYPE_BF16), &p8);
     predict(&hw, &m, cfg_of(1, 1, 16, 1024, 0, HLX_DTYPE_BF16), &p16);
     predict(&hw, &m, cfg_of(1, 1, 12, 1024, 0, HLX_DTYPE_BF16), &p12);
@@ -597,7 +600,8 @@ static void test_gemm_passes(void **state)
     assert_true(p40.dram_frac == 0 && p8.dram_frac == 0);
     assert_true(fabs(p40.phase_s[HLX_PHASE_OPROJ] - 5 * p8.phase_s[HLX_PHASE_OPROJ]) >
                 1e-3 * p40.phase_s[HLX_PHASE_OPROJ]);
-    snprintf(hw.kernels, sizeof(hw.kernels), "avx2");
+    /* no passes (avx2's kernels, or a file from before the field): interpolated */
+    hw.gemm_pass_rows[0] = hw.gemm_pass_rows[1] = 0;
     predict(&hw, &m, cfg_of(1, 1, 16, 1024, 0, HLX_DTYPE_BF16), &p16);
     predict(&hw, &m, cfg_of(1, 1, 8, 1024, 0, HLX_DTYPE_BF16), &p8);
     assert_true(fabs(p16.phase_s[HLX_PHASE_OPROJ] - 1.5 * p8.phase_s[HLX_PHASE_OPROJ]) <
