@@ -44,7 +44,7 @@ static const hlx_flag_t hlx_decode_flag_list[] = {
            "(default: the model's)"),
     HLX_RF("kernels", HLX_FT_STRING, "auto", 0, 0, 0, 0, NULL, kernels, "NAME",
            "kernel variant: auto, scalar, avx2, avx512, amx (auto: the best\n"
-           "this CPU runs for the KV type, head size and --threads, or\n"
+           "this CPU runs for the KV type, head size, group and --threads, or\n"
            "HELIX_KERNELS; `helix info` lists them; the log says why)"),
     HLX_RF("check", HLX_FT_BOOL, NULL, 0, 0, 0, 0, NULL, check, NULL,
            "recompute every step in a single-process fp64 reference and\n"
