@@ -358,6 +358,9 @@ static void hlx_stage_row(void *stage, hlx_dtype_t dt, int blk, int run, int d, 
         if (dt == HLX_DTYPE_BF16)
             for (k = 0; k < c; k++)
                 ((uint16_t *)stage)[at + (size_t)k] = hlx_f32_to_bf16(row[e0 + k]);
+        else if (dt == HLX_DTYPE_FP8)
+            for (k = 0; k < c; k++)
+                ((uint8_t *)stage)[at + (size_t)k] = hlx_f32_to_fp8(row[e0 + k]);
         else if (dt == HLX_DTYPE_F32)
             memcpy((float *)stage + at, row + e0, sizeof(float) * (size_t)c);
         else
