@@ -418,9 +418,9 @@ hlx_status_t hlx_check_kv_rows(hlx_engine_t *eng, hlx_check_t *chk, hlx_run_repo
            per_rank = (size_t)m->layers * B * L->kv_local_max * steps * row;
     int64_t *pos = malloc(sizeof(int64_t) * (size_t)(steps ? steps : 1));
     float *mine = calloc(per_rank ? per_rank : 1, sizeof(float)), *all = NULL;
-    /* One rounding step of the KV type apart at most (bf16: 2^-8 of the value, fp8 e4m3:
-     * 2^-4), with room for two: the engine rounds its fp32 value, the reference its fp64
-     * value, and a value near the midpoint of two codes may go either way. */
+    /* One step of the KV type apart at most (bf16: 2^-7 of the value, fp8 e4m3: 2^-3),
+     * with room for two: the engine rounds its fp32 value, the reference its fp64 value,
+     * and a value near the midpoint of two codes may go either way. */
     double tol = hlx_engine_kv_dtype(eng) == HLX_DTYPE_BF16  ? 1.0 / 64
                  : hlx_engine_kv_dtype(eng) == HLX_DTYPE_FP8 ? 1.0 / 4
                                                              : 1e-4;
