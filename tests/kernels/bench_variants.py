@@ -22,6 +22,8 @@ ROWS = [  # label, args, environment, the variants it applies to (None: all)
     # fp8 as AVX-512 CPUs without VBMI (Skylake-X) widen it
     ('GQA 8, fp8, 1M, no VBMI', ['--kv-dtype', 'fp8', '--context', '1M'],
      {'HELIX_FP8_LOOKUP': '0'}, ['avx512']),
+    # a small group (Llama 3.2 3B's): below 4 auto takes avx512 for bf16 where amx exists
+    ('GQA 3, bf16, 1M', ['--kv-dtype', 'bf16', '--group', '3', '--context', '1M'], {}, None),
     ('MLA, bf16, 64K', ['--mla', '--context', '64K'], {}, None),
     ('MLA, fp32, 64K', ['--mla', '--kv-dtype', 'fp32', '--context', '64K'], {}, None),
 ]
