@@ -260,30 +260,28 @@ hlx_status_t hlx_kernels_init_shape(const char *name, hlx_dtype_t kv_dtype,
                        named == name ? "--kernels" : "HELIX_KERNELS");
         return HLX_OK;
     }
-    if (!strcmp(k->name, "amx") && softcap && hlx_kernels_init_kv("avx512", kv_dtype, k) ==
-                                                   HLX_OK) {
-        if (why != NULL)
-            hlx_kx_put(why, whylen, &at, "avx512: auto for soft-capped scores (amx's tiles do "
-                       "not cap them; its row kernel would run the reference loop)");
-        return HLX_OK;
-    }
-    if (!strcmp(k->name, "amx") && kv_dtype == HLX_DTYPE_BF16 && group > 0 &&
-        group < HLX_KERNELS_AMX_MIN_GROUP && hlx_kernels_init_kv("avx512", kv_dtype, k) == HLX_OK) {
-        if (why != NULL)
-            hlx_kx_put(why, whylen, &at, "avx512: auto for bf16 KV with %d query head%s per "
-                       "KV head < %d (amx's tile products would hold %d of their 16 columns)",
-                       group, group == 1 ? "" : "s", HLX_KERNELS_AMX_MIN_GROUP, group);
-        return HLX_OK;
-    }
-    if (!strcmp(k->name, "amx") && kv_dtype == HLX_DTYPE_BF16 && threads > 1 &&
-        head_dim > 0 && head_dim < HLX_KERNELS_AMX_MIN_HEAD &&
-        hlx_kernels_init_kv("avx512", kv_dtype, k) == HLX_OK) {
-        if (why != NULL)
-            hlx_kx_put(why, whylen, &at, "avx512: auto for bf16 KV with head size %d < %d "
-                       "and %d threads per rank (amx's tiles scale worse over the rank's "
-                       "cores at this head size; one thread would take amx)", head_dim,
-                       HLX_KERNELS_AMX_MIN_HEAD, threads);
-        return HLX_OK;
+    /* auto's amx gives way to avx512 where its tiles lose (hlx_kernels.h): the first reason
+     * that holds */
+    if (!strcmp(k->name, "amx")) {
+        char r[256];
+        r[0] = '\0';
+        if (softcap)
+            snprintf(r, sizeof(r), "soft-capped scores (amx's tiles do not cap them; its row "
+                     "kernel would run the reference loop)");
+        else if (kv_dtype == HLX_DTYPE_BF16 && group > 0 && group < HLX_KERNELS_AMX_MIN_GROUP)
+            snprintf(r, sizeof(r), "bf16 KV with %d query head%s per KV head < %d (amx's tile "
+                     "products would hold %d of their 16 columns)", group,
+                     group == 1 ? "" : "s", HLX_KERNELS_AMX_MIN_GROUP, group);
+        else if (kv_dtype == HLX_DTYPE_BF16 && threads > 1 && head_dim > 0 &&
+                 head_dim < HLX_KERNELS_AMX_MIN_HEAD)
+            snprintf(r, sizeof(r), "bf16 KV with head size %d < %d and %d threads per rank "
+                     "(amx's tiles scale worse over the rank's cores at this head size; one "
+                     "thread would take amx)", head_dim, HLX_KERNELS_AMX_MIN_HEAD, threads);
+        if (r[0] != '\0' && hlx_kernels_init_kv("avx512", kv_dtype, k) == HLX_OK) {
+            if (why != NULL)
+                hlx_kx_put(why, whylen, &at, "avx512: auto for %s", r);
+            return HLX_OK;
+        }
     }
     if (why != NULL)
         hlx_kx_put(why, whylen, &at, "%s: auto, the best this CPU runs for %s KV (head size "
