@@ -361,11 +361,8 @@ static void hlx_stage_row(void *stage, hlx_dtype_t dt, int blk, int run, int d, 
         else if (dt == HLX_DTYPE_FP8)
             for (k = 0; k < c; k++)
                 ((uint8_t *)stage)[at + (size_t)k] = hlx_f32_to_fp8(row[e0 + k]);
-        else if (dt == HLX_DTYPE_F32)
+        else /* f32: the engine stores no other KV type (hlx_engine_validate) */
             memcpy((float *)stage + at, row + e0, sizeof(float) * (size_t)c);
-        else
-            for (k = 0; k < c; k++)
-                hlx_dtype_store(stage, dt, at + (size_t)k, row[e0 + k]);
     }
 }
 
@@ -1264,9 +1261,16 @@ static hlx_status_t hlx_engine_backend(hlx_engine_t *eng, char *err, size_t errl
     const char *dev = eng->cfg.device[0] ? eng->cfg.device : eng->set.device;
     const char *src = eng->cfg.device[0] ? "--device " : "HELIX_DEVICE=";
     const char *name = NULL;
+    const int mla = eng->m.attn == HLX_ATTN_MLA, capped = eng->m.attn_softcap > 0.0;
+    /* the attention's shape: keys of dk, values of dv (MLA: the head xdv of the key rows) */
+    int dk = 0, dv = 0, xdv = 0;
+    hlx_kernels_shape_t sh;
     char why[256] = "";
     hlx_status_t st;
 
+    hlx_mla_kv_dims(&eng->m, &dk, &dv, &xdv);
+    if (mla)
+        dv = xdv;
     /* cpu: the host backend; cuda: refused here, before any communication, when no device
      * can be used; auto: cuda when one can, else cpu with the reason in the report */
     if (!strcmp(dev, "cuda") || !strcmp(dev, "auto")) {
@@ -1288,16 +1292,11 @@ static hlx_status_t hlx_engine_backend(hlx_engine_t *eng, char *err, size_t errl
     /* the kernel variant (and so the KV layout) is chosen for the head size and the threads
      * per rank, here, before the cache is allocated */
     eng->threads = eng->cfg.threads > 0 ? eng->cfg.threads : eng->set.threads;
-    {
-        int dk = 0, dv = 0, xdv = 0;
-        hlx_kernels_shape_t sh;
-        hlx_mla_kv_dims(&eng->m, &dk, &dv, &xdv);
-        sh.head_dim = dk;
-        sh.group = hlx_engine_attn_group(&eng->m);
-        sh.softcap = eng->m.attn_softcap > 0.0;
-        sh.threads = name == NULL ? eng->threads : 1;
-        st = hlx_backend_init_shape(name, kern, eng->kv_dtype, &sh, &eng->be);
-    }
+    sh.head_dim = dk;
+    sh.group = hlx_engine_attn_group(&eng->m);
+    sh.softcap = capped;
+    sh.threads = name == NULL ? eng->threads : 1;
+    st = hlx_backend_init_shape(name, kern, eng->kv_dtype, &sh, &eng->be);
     if (st != HLX_OK && name != NULL && hlx_kernels_init_kv(kern, eng->kv_dtype, &eng->be.k) == HLX_OK)
         return hlx_engine_fail(err, errlen, HLX_ERR_INVALID, "%s%s: the CUDA backend "
                                "cannot start: %s", src, dev, hlx_status_str(st));
@@ -1308,21 +1307,12 @@ static hlx_status_t hlx_engine_backend(hlx_engine_t *eng, char *err, size_t errl
     }
     /* a head size off the variant's vector width runs its reference loop: say so where the
      * choice is reported (the kernels line), the run is still exact */
-    if (name == NULL) {
-        const int mla = eng->m.attn == HLX_ATTN_MLA;
-        const int group = hlx_engine_attn_group(&eng->m);
-        int dk = 0, dv = 0, xdv = 0;
-        hlx_mla_kv_dims(&eng->m, &dk, &dv, &xdv);
-        if (mla)
-            dv = xdv; /* the values are the head of the key rows */
-        if (!hlx_kernels_attn_vector(&eng->be.k, eng->kv_dtype, group, dk, dv, mla,
-                                     eng->m.attn_softcap > 0.0)) {
-            size_t at = strlen(eng->be.kernels_why);
-            snprintf(eng->be.kernels_why + at, sizeof(eng->be.kernels_why) - at,
-                     "; no vector path for head size %d x %d%s: attention runs its reference "
-                     "loop (slow)", dk, dv, eng->m.attn_softcap > 0.0 ? " with soft-capped "
-                     "scores" : "");
-        }
+    if (name == NULL &&
+        !hlx_kernels_attn_vector(&eng->be.k, eng->kv_dtype, sh.group, dk, dv, mla, capped)) {
+        size_t at = strlen(eng->be.kernels_why);
+        snprintf(eng->be.kernels_why + at, sizeof(eng->be.kernels_why) - at,
+                 "; no vector path for head size %d x %d%s: attention runs its reference "
+                 "loop (slow)", dk, dv, capped ? " with soft-capped scores" : "");
     }
     /* Several cores per rank: one pool for the whole run (threads inherit the rank's
      * binding), its KV shard and GEMMs split over it. */
