@@ -674,7 +674,7 @@ int hlx_cmd_bench(int argc, char **argv)
     hlx_kernels_t kern;
     hlx_status_t st;
     double t_roof, frac, sf_gbps = 0.0, sf_fpb = 0.0, sf_s = 0.0;
-    int c, rc, vector_path = 1;
+    int c, rc, vector_path = 1, ag, adk, adv;
 
     if (argc >= 2 && !strcmp(argv[1], "a2a"))
         return hlx_cmd_bench_a2a(argc - 1, argv + 1);
@@ -710,11 +710,12 @@ int hlx_cmd_bench(int argc, char **argv)
     rc = hlx_bench_parse(argc, argv, &o);
     if (rc >= 0)
         return rc;
-    /* auto: the best variant for this KV type, head size and thread count (attention), as
-     * the runtime chooses */
+    /* the attention's group and key and value sizes (--mla: DeepSeek's absorbed shape) */
+    ag = o.mla ? 128 : o.group, adk = o.mla ? 576 : o.dk, adv = o.mla ? 512 : o.dv;
+    /* auto: the best variant for this KV type, head size, group and thread count
+     * (attention), as the runtime chooses */
     {
-        const hlx_kernels_shape_t sh = { o.mla ? 576 : o.dk, o.mla ? 128 : o.group,
-                                         o.softcap > 0.0f, o.threads };
+        const hlx_kernels_shape_t sh = { adk, ag, o.softcap > 0.0f, o.threads };
         st = !strcmp(o.kernel, "attention")
                  ? hlx_kernels_init_shape(o.variant, o.dtype, &sh, &kern, NULL, 0)
                  : hlx_kernels_init(o.variant, &kern);
@@ -731,13 +732,12 @@ int hlx_cmd_bench(int argc, char **argv)
     /* a shape the variant's vector path does not cover runs its reference loop: say so
      * before the (long) measurement, and in the report */
     if (!strcmp(o.kernel, "attention")) {
-        const int dk = o.mla ? 576 : o.dk, dv = o.mla ? 512 : o.dv;
-        vector_path = hlx_kernels_attn_vector(&kern, o.dtype, o.mla ? 128 : o.group, dk, dv,
-                                              o.mla, o.softcap > 0.0f);
+        vector_path = hlx_kernels_attn_vector(&kern, o.dtype, ag, adk, adv, o.mla,
+                                              o.softcap > 0.0f);
         if (!vector_path)
             fprintf(stderr, "helix bench: note: %s has no vector path for head size %d x %d "
                     "(%s KV%s): it runs its reference loop, tens of times slower; the figures "
-                    "below are that loop's\n", kern.name, dk, dv, hlx_dtype_name(o.dtype),
+                    "below are that loop's\n", kern.name, adk, adv, hlx_dtype_name(o.dtype),
                     o.softcap > 0.0f ? ", soft-capped scores" : "");
     }
     /* sizes first: an impossible one is reported before the limits are measured */
@@ -816,8 +816,7 @@ int hlx_cmd_bench(int argc, char **argv)
             printf("\"kv_dtype\": \"%s\", \"context\": %zu, \"group\": %d, \"dk\": %d, "
                    "\"dv\": %d, \"kv_prefetch\": %d, \"kv_prefetch_pick\": %d, "
                    "\"fp8_widening\": \"%s\", \"vector_path\": %s, \"softcap\": %g, ",
-                   hlx_dtype_name(o.dtype), o.context, o.mla ? 128 : o.group,
-                   o.mla ? 576 : o.dk, o.mla ? 512 : o.dv, hlx_kernels_kv_prefetch(),
+                   hlx_dtype_name(o.dtype), o.context, ag, adk, adv, hlx_kernels_kv_prefetch(),
                    hlx_kernels_kv_prefetch_pick(), hlx_kernels_fp8_widening(kern.name),
                    vector_path ? "true" : "false", (double)o.softcap);
         else if (!strcmp(o.kernel, "merge"))

@@ -131,8 +131,8 @@ static hlx_status_t hlx_hw_dtype(hlx_jdoc_t *doc, const char *path, const char *
 {
     if (hlx_dtype_parse(s, t) != 0 ||
         (*t != HLX_DTYPE_F32 && *t != HLX_DTYPE_BF16 && (!kv || *t != HLX_DTYPE_FP8)))
-        return hlx_jdoc_fail(doc, path, HLX_ERR_PARSE, "'%s' is not f32%s bf16", s,
-                             kv ? ", fp8 or" : " or");
+        return hlx_jdoc_fail(doc, path, HLX_ERR_PARSE, "'%s' is not %s", s,
+                             kv ? "f32, bf16 or fp8" : "f32 or bf16");
     return HLX_OK;
 }
 
