@@ -300,8 +300,8 @@ _Static_assert(HLX_BL_KROUNDS >= 4, "the curve's rounds 2, 3 follow kernel round
 #define HLX_BL_GEMM_K 16384 /* DRAM GEMM: K x N weights of HLX_BL_DRAM_CALL bytes */
 static const hlx_dtype_t hlx_bl_dts[2] = { HLX_DTYPE_F32, HLX_DTYPE_BF16 }; /* weights */
 /* the KV types the runtime stores (fp8 compute-bound where bf16 is not: its own timings) */
-static const hlx_dtype_t hlx_bl_kv_dts[3] = { HLX_DTYPE_F32, HLX_DTYPE_BF16, HLX_DTYPE_FP8 };
-#define HLX_BL_NKV 3
+static const hlx_dtype_t hlx_bl_kv_dts[] = { HLX_DTYPE_F32, HLX_DTYPE_BF16, HLX_DTYPE_FP8 };
+#define HLX_BL_NKV ((int)(sizeof(hlx_bl_kv_dts) / sizeof(hlx_bl_kv_dts[0])))
 /* in cache: 256, 384 and 512 square weights (0.25-1 MiB of f32: the matrices of a model
  * whose weights fit a last-level cache; larger ones stream from DRAM), a least-squares line
  * through the three (two points made one noisy timing a call cost of 26 us; 1024 x 1024,
