@@ -152,6 +152,7 @@ static void hlx_decode_print_json(const hlx_run_config_t *cfg, const hlx_model_t
     json_object_set_new(o, "step_ms_min", json_real(rep->step_ms_min));
     json_object_set_new(o, "tokens_per_s", json_real(rep->tokens_per_s));
     json_object_set_new(o, "kv_dtype", json_string(hlx_dtype_name(rep->kv_dtype)));
+    json_object_set_new(o, "kv_scales", json_string(rep->kv_scales ? rep->kv_scales : "none"));
     json_object_set_new(o, "kv_bytes_per_rank_max", json_integer((json_int_t)rep->kv_bytes_max));
     json_object_set_new(o, "kv_bytes_per_rank_min", json_integer((json_int_t)rep->kv_bytes_min));
     json_object_set_new(o, "weight_bytes_per_rank_max", json_integer((json_int_t)rep->w_bytes_max));
@@ -232,6 +233,10 @@ static void hlx_decode_print_text(const hlx_run_config_t *cfg, const hlx_model_t
     if (rep->kv_ring_rank > 0)
         printf("; windowed layers in rings of %lld slots per shard",
                (long long)rep->kv_ring_rank);
+    if (rep->kv_scales != NULL && strcmp(rep->kv_scales, "none"))
+        printf("; the checkpoint's KV-cache scales %s",
+               !strcmp(rep->kv_scales, "checkpoint") ? "in use"
+                                                      : "ignored (they apply to fp8 KV)");
     printf("\n");
     printf("step:    median %.3f ms, %.1f tokens/s (batch %d)\n", rep->step_ms_median,
            rep->tokens_per_s, cfg->batch);

@@ -477,6 +477,8 @@ static void hlx_generate_print(const hlx_run_config_t *cfg, const hlx_model_t *m
         json_object_set_new(o, "seed", json_integer((json_int_t)cfg->seed));
         json_object_set_new(o, "kernels", json_string(rep->kernels));
         json_object_set_new(o, "kv_dtype", json_string(hlx_dtype_name(rep->kv_dtype)));
+        json_object_set_new(o, "kv_scales",
+                            json_string(rep->kv_scales ? rep->kv_scales : "none"));
         json_object_set_new(o, "threads", json_integer(rep->threads));
         json_object_set_new(o, "prefill_ms", json_real(rep->prefill_ms));
         json_object_set_new(o, "prefill_tokens_per_s", json_real(pf_tps));

@@ -10,6 +10,7 @@
 #include <errno.h>
 #include <getopt.h>
 #include <jansson.h>
+#include <math.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -56,7 +57,7 @@ static void hlx_synth_usage(FILE *f)
         "                                  moe-mla|deepseek-v2\n"
         "                         --out DIR [--layers N] [--seed S] [--dtype bf16|f32|fp8]\n"
         "                         [--shards N] [--model FILE|NAME]\n"
-        "                         [--max-bytes SIZE]\n\n"
+        "                         [--max-bytes SIZE] [--kv-scales K,V[,K,V...]]\n\n"
         "Writes a small Hugging Face checkpoint: config.json, the tensors in N safetensors\n"
         "shards and model.safetensors.index.json.\n\n"
         "  --family dense    LlamaForCausalLM with the dimensions of the `tiny` preset (H 256,\n"
@@ -123,13 +124,25 @@ static void hlx_synth_usage(FILE *f)
         "                    model.safetensors without an index)\n"
         "  --max-bytes SIZE  refuse to write a checkpoint larger than SIZE bytes (suffix K,\n"
         "                    M, G or T; default 8G); the size is worked out, and the free\n"
-        "                    space checked, before anything is written\n",
+        "                    space checked, before anything is written\n"
+        "  --kv-scales K,V   fp8 KV-cache scales, as llm-compressor writes them: each layer's\n"
+        "                    self_attn.k_scale and v_scale (F32, shape [1]) and a\n"
+        "                    quantization_config.kv_cache_scheme in config.json; pairs for\n"
+        "                    layers 0, 1, ..., the last pair for the layers after it. With\n"
+        "                    `helix decode --kv-dtype fp8` keys are stored as k / K and read as\n"
+        "                    stored x K (values likewise)\n",
         HLX_SYNTH_MAX_LAYERS, HLX_SYNTH_MAX_LAYERS);
 }
+
+/* Most --kv-scales pairs. */
+#define HLX_SYNTH_MAX_KVS HLX_SYNTH_MAX_LAYERS
 
 typedef struct {
     hlx_hf_config_t  cfg;
     uint64_t         seed;
+    size_t           kvs_at;   /* list entries from here on: the KV-cache scales */
+    int              nkvs;     /* --kv-scales pairs given */
+    double           kvs[2 * HLX_SYNTH_MAX_KVS];
 } hlx_synth_ctx_t;
 
 static hlx_status_t hlx_synth_fill(void *vctx, const hlx_hf_expect_t *t, size_t idx,
@@ -141,7 +154,11 @@ static hlx_status_t hlx_synth_fill(void *vctx, const hlx_hf_expect_t *t, size_t 
     hlx_hf_weight_t w;
     int layer;
 
-    (void)idx;
+    if (c->nkvs > 0 && idx >= c->kvs_at) { /* layer (idx - at) / 2's k_scale, v_scale */
+        size_t k = (idx - c->kvs_at) / 2, pair = k < (size_t)c->nkvs ? k : (size_t)c->nkvs - 1;
+        dst[0] = (float)c->kvs[2 * pair + (idx - c->kvs_at) % 2];
+        return HLX_OK;
+    }
     if (c->cfg.family != HLX_HF_DENSE) {
         for (j = 0; j < cols; j++)
             dst[j] = hlx_ckpt_synth_value(c->seed, t, row, j);
@@ -436,9 +453,73 @@ static int hlx_synth_out_check(const char *out, int *missing_p)
     return 0;
 }
 
+/* --kv-scales K,V[,K,V...]: positive finite pairs whose fp32 inverses are finite. */
+static int hlx_synth_kv_scales(const char *arg, hlx_synth_ctx_t *ctx)
+{
+    const char *p = arg;
+    int n = 0;
+
+    while (*p) {
+        char *end;
+        double v;
+        errno = 0;
+        v = strtod(p, &end);
+        if (end == p || errno != 0 || !(v > 0) || !isfinite(v) || (float)v == 0.0f ||
+            !isfinite(1.0f / (float)v) || (*end != ',' && *end != '\0') ||
+            n == 2 * HLX_SYNTH_MAX_KVS) {
+            fprintf(stderr, "helix model synth: --kv-scales '%s': value %d is not a positive "
+                    "scale (a finite number whose fp32 inverse is finite; at most %d pairs)\n",
+                    arg, n + 1, HLX_SYNTH_MAX_KVS);
+            return -1;
+        }
+        ctx->kvs[n++] = v;
+        p = *end == ',' ? end + 1 : end;
+        if (*end == ',' && *p == '\0')
+            break;
+    }
+    if (n == 0 || n % 2 != 0 || p[-1] == ',') {
+        fprintf(stderr, "helix model synth: --kv-scales '%s': expected pairs K,V (a key scale, "
+                "then a value scale) for layers 0, 1, ...\n", arg);
+        return -1;
+    }
+    ctx->nkvs = n / 2;
+    ctx->cfg.kv_scales = 1;
+    return 0;
+}
+
+/* The KV-cache scales' entries at the end of the list: k_scale, v_scale of each layer. */
+static hlx_status_t hlx_synth_kv_list(hlx_synth_ctx_t *ctx, hlx_hf_expect_t **list_p,
+                                      size_t *n_p, char *err, size_t errlen)
+{
+    const int L = ctx->cfg.m.layers;
+    hlx_hf_expect_t *v = realloc(*list_p, (*n_p + 2 * (size_t)L) * sizeof(*v));
+    int l, j;
+
+    if (v == NULL) {
+        snprintf(err, errlen, "out of memory");
+        return HLX_ERR_NOMEM;
+    }
+    *list_p = v;
+    ctx->kvs_at = *n_p;
+    for (l = 0; l < L; l++)
+        for (j = 0; j < 2; j++) {
+            hlx_hf_expect_t *e = &v[(*n_p)++];
+            memset(e, 0, sizeof(*e));
+            snprintf(e->name, sizeof(e->name), "model.layers.%d.self_attn.%s_scale", l,
+                     j ? "v" : "k");
+            e->dtype = HLX_ST_F32;
+            e->cls = HLX_HFC_NORM; /* one replicated value */
+            e->split = HLX_HFS_REPLICATED;
+            e->ndim = 1;
+            e->shape[0] = 1;
+        }
+    return HLX_OK;
+}
+
 static int hlx_cmd_model_synth(int argc, char **argv)
 {
-    enum { O_FAMILY = 1, O_OUT, O_LAYERS, O_SEED, O_DTYPE, O_SHARDS, O_MODEL, O_MAX_BYTES };
+    enum { O_FAMILY = 1, O_OUT, O_LAYERS, O_SEED, O_DTYPE, O_SHARDS, O_MODEL, O_MAX_BYTES,
+           O_KV_SCALES };
     static const struct option opts[] = {
         { "family", required_argument, NULL, O_FAMILY },
         { "out", required_argument, NULL, O_OUT },
@@ -448,10 +529,11 @@ static int hlx_cmd_model_synth(int argc, char **argv)
         { "shards", required_argument, NULL, O_SHARDS },
         { "model", required_argument, NULL, O_MODEL },
         { "max-bytes", required_argument, NULL, O_MAX_BYTES },
+        { "kv-scales", required_argument, NULL, O_KV_SCALES },
         { "help", no_argument, NULL, 'h' },
         { NULL, 0, NULL, 0 },
     };
-    const char *family = NULL, *out = NULL, *dtype = "bf16", *model = NULL;
+    const char *family = NULL, *out = NULL, *dtype = "bf16", *model = NULL, *kvs = NULL;
     long layers = 0, seed = 1, shards = 2;
     int64_t max_bytes = (int64_t)HLX_SYNTH_MAX_BYTES;
     hlx_synth_ctx_t ctx;
@@ -469,6 +551,7 @@ static int hlx_cmd_model_synth(int argc, char **argv)
         case O_OUT:    out = optarg; break;
         case O_DTYPE:  dtype = optarg; break;
         case O_MODEL:  model = optarg; break;
+        case O_KV_SCALES: kvs = optarg; break;
         case O_LAYERS:
             if (hlx_model_int("synth", "--layers", optarg, 1, HLX_SYNTH_MAX_LAYERS, &layers))
                 return 2;
@@ -517,7 +600,11 @@ static int hlx_cmd_model_synth(int argc, char **argv)
         return 2;
     ctx.seed = (uint64_t)seed;
     ctx.cfg.synth_seed = seed;
+    if (kvs != NULL && hlx_synth_kv_scales(kvs, &ctx) != 0)
+        return 2;
     st = hlx_hf_expect(&ctx.cfg, &list, &n, err, sizeof(err));
+    if (st == HLX_OK && ctx.nkvs > 0)
+        st = hlx_synth_kv_list(&ctx, &list, &n, err, sizeof(err));
     if (st == HLX_OK && (size_t)shards > n)
         shards = (long)n;
     /* the whole size first: nothing is written for a checkpoint over --max-bytes */
@@ -537,8 +624,9 @@ static int hlx_cmd_model_synth(int argc, char **argv)
         int layer;
         int64_t wrow;
         if (list[i].cls == HLX_HFC_ROUTER || list[i].cls == HLX_HFC_EXPERT ||
-            list[i].cls == HLX_HFC_SHARED)
-            continue; /* Qwen2/3-MoE: no runtime weight of the dense numbering */
+            list[i].cls == HLX_HFC_SHARED || (ctx.nkvs > 0 && i >= ctx.kvs_at))
+            continue; /* Qwen2/3-MoE: no runtime weight of the dense numbering; the KV
+                       * scales are no runtime weight either */
         if (hlx_hf_weight_at(&ctx.cfg.m, ctx.cfg.fused, list[i].name, 0, &w, &layer, &wrow)) {
             snprintf(err, sizeof(err), "%s: no runtime weight", list[i].name);
             st = HLX_ERR_INTERNAL;

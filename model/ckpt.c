@@ -791,6 +791,31 @@ static float hlx_st_load(const uint8_t *p, hlx_st_dtype_t t, size_t i)
     }
 }
 
+hlx_status_t hlx_ckpt_read_scalar(hlx_ckpt_t *ck, const hlx_ckpt_tensor_t *t, double *v_p)
+{
+    const hlx_ckpt_file_t *f = &ck->files[t->file];
+
+    if (!(t->ndim == 0 || (t->ndim == 1 && t->shape[0] == 1))) {
+        char have[160];
+        hlx_shape_str(have, sizeof(have), t->ndim, t->shape);
+        return hlx_errbuf(hlx_ckpt_terr, sizeof(hlx_ckpt_terr), HLX_ERR_MISMATCH,
+                           "%s: tensor %s: shape %s, expected one value ([] or [1])", f->name,
+                           t->name, have);
+    }
+    if (t->dtype != HLX_ST_F32 && t->dtype != HLX_ST_BF16 && t->dtype != HLX_ST_F16 &&
+        t->dtype != HLX_ST_F64)
+        return hlx_errbuf(hlx_ckpt_terr, sizeof(hlx_ckpt_terr), HLX_ERR_MISMATCH,
+                           "%s: tensor %s: dtype %s, expected F32, BF16, F16 or F64", f->name,
+                           t->name, hlx_st_dtype_name(t->dtype));
+    if (t->dtype == HLX_ST_F64)
+        memcpy(v_p, f->map + f->st.data_offset + t->begin, sizeof(*v_p));
+    else
+        *v_p = hlx_st_load(f->map + f->st.data_offset + t->begin, t->dtype, 0);
+    atomic_fetch_add_explicit(&ck->bytes_read, (uint64_t)hlx_st_dtype_size(t->dtype),
+                              memory_order_relaxed);
+    return HLX_OK;
+}
+
 /* Rows converted at a time (transposed stores write this many consecutive elements). */
 #define HLX_CK_TILE 32
 

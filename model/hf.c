@@ -780,6 +780,45 @@ static hlx_status_t hlx_cfg_sliding(hlx_jdoc_t *doc, hlx_hf_config_t *c)
                          "decode with whole-context attention", win, ctx, c->arch);
 }
 
+/* quantization_config.kv_cache_scheme (compressed-tensors, as llm-compressor writes it):
+ * per-tensor fp8 scales of each layer's keys and values, self_attn.k_scale and
+ * self_attn.v_scale (docs/model.md "fp8 KV-cache scales"). Only what the runtime does is
+ * accepted: 8-bit floats, one static scale per tensor. */
+static hlx_status_t hlx_cfg_kv_scheme(hlx_jdoc_t *doc, json_t *q, hlx_hf_config_t *c)
+{
+    static const char at[] = "/quantization_config/kv_cache_scheme";
+    json_t *k = json_object_get(q, "kv_cache_scheme"), *x;
+
+    if (k == NULL || json_is_null(k))
+        return HLX_OK;
+    if (!json_is_object(k))
+        return hlx_jdoc_fail(doc, at, HLX_ERR_PARSE, "expected an object or null");
+    x = json_object_get(k, "type");
+    if (x != NULL && !(json_is_string(x) && !strcmp(json_string_value(x), "float")))
+        return hlx_jdoc_fail(doc, "/quantization_config/kv_cache_scheme/type", HLX_ERR_PARSE,
+                             "only \"float\" (fp8 e4m3 KV) is supported");
+    x = json_object_get(k, "num_bits");
+    if (x != NULL && !(json_is_integer(x) && json_integer_value(x) == 8))
+        return hlx_jdoc_fail(doc, "/quantization_config/kv_cache_scheme/num_bits",
+                             HLX_ERR_PARSE, "only 8 is supported");
+    x = json_object_get(k, "strategy");
+    if (x != NULL && !(json_is_string(x) && !strcmp(json_string_value(x), "tensor")))
+        return hlx_jdoc_fail(doc, "/quantization_config/kv_cache_scheme/strategy",
+                             HLX_ERR_PARSE, "only \"tensor\" (one scale per layer for keys "
+                             "and one for values) is supported, not per-head scales");
+    x = json_object_get(k, "dynamic");
+    if (x != NULL && !json_is_false(x))
+        return hlx_jdoc_fail(doc, "/quantization_config/kv_cache_scheme/dynamic",
+                             HLX_ERR_PARSE, "only false (scales stored in the checkpoint) is "
+                             "supported");
+    x = json_object_get(k, "symmetric");
+    if (x != NULL && !json_is_true(x))
+        return hlx_jdoc_fail(doc, "/quantization_config/kv_cache_scheme/symmetric",
+                             HLX_ERR_PARSE, "only true is supported");
+    c->kv_scales = 1;
+    return HLX_OK;
+}
+
 /* The weights' dtype: torch_dtype, or dtype (its name since transformers 4.56 and in v5);
  * both there must agree. */
 static hlx_status_t hlx_cfg_dtype(hlx_jdoc_t *doc, hlx_hf_config_t *c)
@@ -815,13 +854,27 @@ static hlx_status_t hlx_cfg_dtype(hlx_jdoc_t *doc, hlx_hf_config_t *c)
                                  "dtype \"%s\": remove one", other, c->torch_dtype);
     }
     c->block_rows = c->block_cols = 128;
-    if (q == NULL)
+    if (q == NULL || json_is_null(q))
         return HLX_OK;
+    if (json_is_object(q) && (st = hlx_cfg_kv_scheme(doc, q, c)) != HLX_OK)
+        return st;
+    if (json_is_object(q) && c->kv_scales &&
+        !strcmp(json_string_value(json_object_get(q, "quant_method")) ?: "", "compressed-tensors")) {
+        json_t *cg = json_object_get(q, "config_groups");
+        if (cg != NULL && !json_is_null(cg) && !(json_is_object(cg) && json_object_size(cg) == 0))
+            return hlx_jdoc_fail(doc, "/quantization_config/config_groups", HLX_ERR_PARSE,
+                                 "compressed-tensors weight quantization is not supported "
+                                 "(its kv_cache_scheme is: the weights as torch_dtype, "
+                                 "config_groups empty)");
+        return HLX_OK;
+    }
     if (!json_is_object(q) ||
         strcmp(json_string_value(json_object_get(q, "quant_method")) ?: "", "fp8") ||
         strcmp(json_string_value(json_object_get(q, "fmt")) ?: "e4m3", "e4m3"))
         return hlx_jdoc_fail(doc, "/quantization_config", HLX_ERR_PARSE,
-                             "only {\"quant_method\": \"fp8\", \"fmt\": \"e4m3\"} is supported");
+                             "only {\"quant_method\": \"fp8\", \"fmt\": \"e4m3\"} (block-scaled "
+                             "weights) and a kv_cache_scheme (fp8 KV-cache scales) are "
+                             "supported");
     bs = json_object_get(q, "weight_block_size");
     if (bs != NULL) {
         json_int_t r = json_integer_value(json_array_get(bs, 0));
@@ -1537,6 +1590,16 @@ char *hlx_hf_config_text(const hlx_hf_config_t *c)
                                           "dynamic", "fmt", "e4m3", "quant_method", "fp8",
                                           "weight_block_size", c->block_rows, c->block_cols));
     }
+    if (c->kv_scales) { /* beside fp8 weights, or alone as compressed-tensors writes it */
+        json_t *qc = json_object_get(o, "quantization_config");
+        if (qc == NULL) {
+            qc = json_pack("{s:s, s:{}}", "quant_method", "compressed-tensors", "config_groups");
+            json_object_set_new(o, "quantization_config", qc);
+        }
+        json_object_set_new(qc, "kv_cache_scheme",
+                            json_pack("{s:i, s:s, s:s, s:b, s:b}", "num_bits", 8, "type", "float",
+                                      "strategy", "tensor", "dynamic", 0, "symmetric", 1));
+    }
     text = json_dumps(o, JSON_INDENT(2) | JSON_PRESERVE_ORDER);
     json_decref(o);
     return text;
@@ -1854,11 +1917,32 @@ static int hlx_hf_is_other_model(const hlx_hf_config_t *c, const char *name)
     return 0;
 }
 
+hlx_status_t hlx_hf_kv_scale(hlx_ckpt_t *ck, int layer, int value, double *v_p)
+{
+    char name[96];
+    const hlx_ckpt_tensor_t *t;
+    hlx_status_t st;
+
+    snprintf(name, sizeof(name), "model.layers.%d.self_attn.%s_scale", layer, value ? "v" : "k");
+    if ((t = hlx_ckpt_find(ck, name)) == NULL)
+        return hlx_ckpt_set_error(ck, HLX_ERR_NOT_FOUND, "%s: tensor %s is missing "
+                                  "(config.json's quantization_config.kv_cache_scheme gives "
+                                  "every layer a k_scale and a v_scale)", hlx_ckpt_dir(ck), name);
+    if ((st = hlx_ckpt_read_scalar(ck, t, v_p)) != HLX_OK)
+        return st;
+    if (!(*v_p > 0) || !isfinite(*v_p) || (float)*v_p == 0.0f || !isfinite(1.0f / (float)*v_p))
+        return hlx_ckpt_set_error(ck, HLX_ERR_MISMATCH, "%s: tensor %s: %g is not a KV-cache "
+                                  "scale (a positive finite fp32 whose inverse is finite)",
+                                  hlx_ckpt_file_name(ck, t->file), t->name, *v_p);
+    return HLX_OK;
+}
+
 hlx_status_t hlx_hf_check(hlx_ckpt_t *ck, const hlx_hf_config_t *c)
 {
     hlx_hf_expect_t *list = NULL;
     size_t n = 0, i, total = hlx_ckpt_count(ck);
     unsigned char *seen = calloc(total ? total : 1, 1);
+    int li, j;
     char err[512] = "";
     hlx_status_t st;
     const hlx_ckpt_tensor_t *t0 = hlx_ckpt_tensor(ck, 0);
@@ -1894,6 +1978,14 @@ hlx_status_t hlx_hf_check(hlx_ckpt_t *ck, const hlx_hf_config_t *c)
         else
             seen[t - t0] = 1;
     }
+    for (li = 0; st == HLX_OK && c->kv_scales && li < c->m.layers; li++)
+        for (j = 0; j < 2 && st == HLX_OK; j++) {
+            double v;
+            char name[96];
+            snprintf(name, sizeof(name), "model.layers.%d.self_attn.%s_scale", li, j ? "v" : "k");
+            if ((st = hlx_hf_kv_scale(ck, li, j, &v)) == HLX_OK)
+                seen[hlx_ckpt_find(ck, name) - t0] = 1;
+        }
     for (i = 0; st == HLX_OK && i < total; i++) {
         const hlx_ckpt_tensor_t *t = hlx_ckpt_tensor(ck, i);
         if (!seen[i] && !hlx_hf_is_extra_layer(c, t->name) &&
@@ -1903,6 +1995,8 @@ hlx_status_t hlx_hf_check(hlx_ckpt_t *ck, const hlx_hf_config_t *c)
              * guess (transformers ties the head to the embedding) */
             const int head = c->tie_word_embeddings && nl >= 14 &&
                              !strcmp(t->name + nl - 14, "lm_head.weight");
+            const int kvs = nl >= 8 && (!strcmp(t->name + nl - 8, ".k_scale") ||
+                                        !strcmp(t->name + nl - 8, ".v_scale"));
             st = hlx_ckpt_set_error(ck, HLX_ERR_MISMATCH,
                                     "%s: tensor %s is not part of a%s %s of this config.json%s",
                                     hlx_ckpt_file_name(ck, t->file), t->name,
@@ -1910,7 +2004,10 @@ hlx_status_t hlx_hf_check(hlx_ckpt_t *ck, const hlx_hf_config_t *c)
                                     c->arch,
                                     head ? " (tie_word_embeddings is true: the head is the "
                                            "embedding; drop this tensor, or set "
-                                           "tie_word_embeddings to false to use it)" : "");
+                                           "tie_word_embeddings to false to use it)"
+                                    : kvs ? " (a KV-cache scale: config.json's "
+                                            "quantization_config has no kv_cache_scheme)"
+                                          : "");
         }
     }
     if (st != HLX_OK && list == NULL) /* the list itself: too many tensors, no memory */

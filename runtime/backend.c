@@ -67,6 +67,8 @@ static hlx_status_t st_merge(hlx_backend_t *be, hlx_be_queue_t *q, int np, int n
   return HLX_ERR_UNSUPPORTED; }
 static hlx_status_t st_add(hlx_backend_t *be, hlx_be_queue_t *q, float *x, const float *y, size_t n)
 { (void)be; (void)q; (void)x; (void)y; (void)n; return HLX_ERR_UNSUPPORTED; }
+static hlx_status_t st_scale(hlx_backend_t *be, hlx_be_queue_t *q, float *x, size_t n, float s)
+{ (void)be; (void)q; (void)x; (void)n; (void)s; return HLX_ERR_UNSUPPORTED; }
 static hlx_status_t st_glu(hlx_backend_t *be, hlx_be_queue_t *q, float *a, const float *gu,
                            int r, int n, hlx_act_t k)
 { (void)be; (void)q; (void)a; (void)gu; (void)r; (void)n; (void)k; return HLX_ERR_UNSUPPORTED; }
@@ -127,6 +129,7 @@ void hlx_backend_fill_stubs(hlx_backend_ops_t *o)
     HLX_STUB(kv_append, st_append);    HLX_STUB(attn, st_attn);
     HLX_STUB(pack, st_pack);           HLX_STUB(unpack, st_unpack);
     HLX_STUB(merge, st_merge);         HLX_STUB(add, st_add);
+    HLX_STUB(scale, st_scale);
     HLX_STUB(glu, st_glu);       HLX_STUB(pad_rows, st_pad);
     HLX_STUB(gather_rows, st_gather); HLX_STUB(scatter_add, st_scatter);
     HLX_STUB(argmax, st_argmax);       HLX_STUB(weights_layout, st_wlayout);
@@ -388,7 +391,7 @@ static hlx_status_t host_rope(hlx_backend_t *be, hlx_be_queue_t *q, float *x, in
  * consecutive elements, the next run block x c further on; rows: one run of d). The index
  * arithmetic per element (four divisions) was most of an append's time. */
 static void host_append_row(void *cache, hlx_dtype_t dt, hlx_kv_layout_t lay, int is_key, int d,
-                            size_t cap, size_t s, size_t t, const float *src)
+                            size_t cap, size_t s, size_t t, const float *src, float mul)
 {
     int blk = is_key ? lay.k_block : lay.v_block, chunk = is_key ? lay.k_chunk : lay.v_chunk;
     int c = hlx_kv_run(blk, chunk, d), e0, e;
@@ -396,7 +399,8 @@ static void host_append_row(void *cache, hlx_dtype_t dt, hlx_kv_layout_t lay, in
 
     for (e0 = 0; e0 < d; e0 += c, at += gap)
         for (e = 0; e < c; e++)
-            hlx_dtype_store(cache, dt, at + (size_t)e, src[e0 + e]);
+            hlx_dtype_store(cache, dt, at + (size_t)e,
+                            mul != 0.0f ? src[e0 + e] * mul : src[e0 + e]);
 }
 
 static hlx_status_t host_append(hlx_backend_t *be, hlx_be_queue_t *q,
@@ -408,9 +412,9 @@ static hlx_status_t host_append(hlx_backend_t *be, hlx_be_queue_t *q,
     for (h = 0; h < d->nheads; h++) {
         size_t s = d->shard0 + (size_t)h;
         host_append_row(d->kc, d->kv_dtype, d->layout, 1, d->dk, d->cap, s, d->t,
-                        d->k_new + (size_t)h * d->dk);
+                        d->k_new + (size_t)h * d->dk, d->k_mul);
         host_append_row(d->vc, d->kv_dtype, d->layout, 0, d->dv, d->cap, s, d->t,
-                        d->v_new + (size_t)h * d->dv);
+                        d->v_new + (size_t)h * d->dv, d->v_mul);
     }
     return HLX_OK;
 }
@@ -488,6 +492,16 @@ static hlx_status_t host_add(hlx_backend_t *be, hlx_be_queue_t *q, float *x, con
     (void)be; (void)q;
     for (i = 0; i < n; i++)
         x[i] += y[i];
+    return HLX_OK;
+}
+
+static hlx_status_t host_scale(hlx_backend_t *be, hlx_be_queue_t *q, float *x, size_t n, float s)
+{
+    size_t i;
+
+    (void)be; (void)q;
+    for (i = 0; i < n; i++)
+        x[i] *= s;
     return HLX_OK;
 }
 
@@ -599,7 +613,7 @@ static const hlx_backend_ops_t hlx_backend_host = {
     .weights_store = host_wstore, .weights_col = host_wcol,
     .rope = host_rope, .kv_append = host_append,
     .attn = host_attn, .pack = host_pack, .unpack = host_unpack, .merge = host_merge,
-    .add = host_add, .add_rows = host_add_rows, .glu = host_glu, .pad_rows = host_pad,
+    .add = host_add, .scale = host_scale, .add_rows = host_add_rows, .glu = host_glu, .pad_rows = host_pad,
     .gather_rows = host_gather,
     .scatter_add = host_scatter, .argmax = host_argmax,
 };

@@ -385,8 +385,10 @@ static hlx_status_t hlx_fill_kv(hlx_engine_t *eng, void *cache, int l, int is_ke
     size_t jt = (size_t)hlx_layout_kv_count(L, L->kvp_rank, eng->cfg.context);
     size_t skip = ring > 0 && jt > ring ? (jt - ring) / bb * bb : 0;
     uint64_t key = hlx_synth_key(eng->cfg.seed, l, is_key ? HLX_T_KCTX : HLX_T_VCTX);
+    /* fp8 KV-cache scales: stored as x / scale (times its fp32 inverse, as the append) */
+    const float mul = 1.0f / (is_key ? eng->layers[l].k_scale : eng->layers[l].v_scale);
     hlx_status_t st = HLX_OK;
-    int b, kh;
+    int b, kh, e;
 
     for (b = 0; b < eng->cfg.batch && st == HLX_OK; b++)
         for (kh = 0; kh < L->kv_local && st == HLX_OK; kh++) {
@@ -399,6 +401,8 @@ static hlx_status_t hlx_fill_kv(hlx_engine_t *eng, void *cache, int l, int is_ke
                 int last = p == eng->cfg.context;
                 if (!last && hlx_layout_kv_owner(L, p) == L->kvp_rank) {
                     hlx_synth_ctx_row(key, b, m->kv_heads, L->kv_first + kh, p, d, is_key, row);
+                    for (e = 0; mul != 1.0f && e < d; e++)
+                        row[e] *= mul;
                     hlx_stage_row(stage, eng->kv_dtype, blk, run, d, j - j0, row);
                     j++;
                 }
@@ -480,10 +484,16 @@ static hlx_status_t hlx_engine_build(hlx_engine_t *eng)
     for (l = 0; l < m->layers; l++) {
         hlx_layer_w_t *W = &eng->layers[l];
         size_t shards = (size_t)B * (size_t)L->kv_local;
+        double ks, vs;
         const hlx_kv_layout_t kl = eng->be.k.kv_layout;
         const size_t ke = hlx_kv_shard_elems(kl, 1, (int)kd, hlx_kv_layer_cap(eng, l));
         const size_t ve = hlx_kv_shard_elems(kl, 0, (int)vd, hlx_kv_layer_cap(eng, l));
 
+        if ((st = hlx_wsrc_kv_scales(&eng->ws, eng->kv_dtype, l, &ks, &vs, eng->errmsg,
+                                     sizeof(eng->errmsg))) != HLX_OK)
+            return st;
+        W->k_scale = (float)ks;
+        W->v_scale = (float)vs;
         W->attn_norm = hlx_be_zalloc(eng, (size_t)H, sizeof(float));
         W->ffn_norm  = hlx_be_zalloc(eng, (size_t)H, sizeof(float));
         /* The KV shard is the big, streamed allocation: 2 MiB aligned, huge pages. The
@@ -1140,6 +1150,7 @@ static hlx_status_t hlx_engine_validate_load(hlx_engine_t *eng, char *err, size_
     const hlx_run_config_t *cfg = &eng->cfg;
     hlx_status_t st;
     size_t i;
+    int l;
 
     if (cfg->prompt_len < 0 || (cfg->prompt_len > 0 && cfg->prompt == NULL) ||
         cfg->prefill_chunk < 0)
@@ -1193,6 +1204,14 @@ static hlx_status_t hlx_engine_validate_load(hlx_engine_t *eng, char *err, size_
         return hlx_engine_fail(err, errlen, HLX_ERR_MISMATCH, "%s/config.json describes "
                                "another model than the one given to the engine (%s)",
                                cfg->ckpt, eng->m.name);
+    /* every layer's fp8 KV-cache scales, before the bootstrap (each rank reads them again
+     * at hlx_engine_load) */
+    for (l = 0; l < eng->m.layers; l++) {
+        double ks, vs;
+        if ((st = hlx_wsrc_kv_scales(&eng->ws, eng->kv_dtype, l, &ks, &vs, eng->errmsg,
+                                     sizeof(eng->errmsg))) != HLX_OK)
+            return hlx_engine_fail(err, errlen, st, "%s", eng->errmsg);
+    }
     return HLX_OK;
 }
 
@@ -1666,7 +1685,9 @@ float hlx_engine_kv_load(const hlx_engine_t *eng, int l, int is_key, size_t shar
                               c + hlx_kv_shard_index(eng, l, is_key, shard, t, e) * eng->kv_esize,
                               eng->kv_esize) != HLX_OK)
         return NAN;
-    return hlx_dtype_load(v, eng->kv_dtype, 0);
+    /* the value the slot stands for: fp8 KV-cache scales stored x / scale */
+    return hlx_dtype_load(v, eng->kv_dtype, 0) *
+           (is_key ? eng->layers[l].k_scale : eng->layers[l].v_scale);
 }
 
 void hlx_engine_set_errmsg(hlx_engine_t *eng, const char *fmt, ...)

@@ -42,6 +42,9 @@ typedef struct hlx_kv_append_desc {
     size_t       cap, shard0, t;
     int          nheads;
     const float *k_new, *v_new; /* [nheads][dk], [nheads][dv] */
+    /* fp8 KV-cache scales: each key element is multiplied by k_mul (1 / k_scale) and each
+     * value element by v_mul before it is rounded to kv_dtype; 0 stands for 1 (no scale) */
+    float        k_mul, v_mul;
 } hlx_kv_append_desc_t;
 
 /* Wire layout of the Helix all-to-all (see docs/transport.md): the block for KVP peer j
@@ -151,6 +154,8 @@ typedef struct hlx_backend_ops {
                           const float *o_parts, const float *lse_parts, float *o, float *lse);
     hlx_status_t (*add)(hlx_backend_t *be, hlx_be_queue_t *q, float *x, const float *y,
                         size_t n); /* x += y */
+    hlx_status_t (*scale)(hlx_backend_t *be, hlx_be_queue_t *q, float *x, size_t n,
+                          float s); /* x *= s (the merged attention times a v_scale) */
     /* x[r][0..n) += b[0..n) for rows rows, row r at x + r * ld (ld >= n): a bias on every
      * row in one call */
     hlx_status_t (*add_rows)(hlx_backend_t *be, hlx_be_queue_t *q, float *x, size_t ld,

@@ -33,6 +33,8 @@ typedef struct hlx_layer_w {
     void  *wgu;                  /* [H][2 * ffn_count]: gate columns, then up columns */
     void  *wdown;                /* [ffn_count][H] */
     void  *kc, *vc;              /* KV shards [B][kv_local] of cap slots, kernels' layout */
+    float  k_scale, v_scale;     /* fp8 KV-cache scales (hlx_wsrc_kv_scales; else 1): KV
+                                    stored as x / scale, read as stored x scale */
 } hlx_layer_w_t;
 
 /* One bar of the HOP-B timeline: attention or exchange of one micro-batch of one layer,

@@ -37,7 +37,8 @@ int                     hlx_engine_kv_dim(const hlx_engine_t *eng, int is_key);
  * position is still held while t >= its slot count - the ring; 0: every position is. */
 int64_t                 hlx_engine_kv_ring(const hlx_engine_t *eng, int l);
 /* Element e of the rank's t-th position in KV shard `shard` (= b * kv_local + kh) of layer
- * l, as f32 (from its ring slot on a windowed layer). */
+ * l, as f32 (from its ring slot on a windowed layer), times the layer's fp8 KV-cache scale:
+ * the value the slot stands for. */
 float                   hlx_engine_kv_load(const hlx_engine_t *eng, int l, int is_key,
                                            size_t shard, size_t t, int e);
 /* Sets the message of a step failure (where it was first understood). */

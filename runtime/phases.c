@@ -152,6 +152,7 @@ hlx_status_t hlx_phase_qkv(hlx_engine_t *eng, int l)
                 .t = hlx_kv_ring_slot(eng, l, (size_t)hlx_engine_row_kv_len(eng, b)),
                 .nheads = L->kv_local,
                 .k_new = kn, .v_new = kn + (size_t)L->kv_local * dk,
+                .k_mul = 1.0f / W->k_scale, .v_mul = 1.0f / W->v_scale,
             };
             if (hlx_layout_kv_owner(L, hlx_engine_row_pos(eng, b)) == L->kvp_rank)
                 st = HLX_BE(eng, kv_append, &d);
@@ -298,7 +299,7 @@ hlx_status_t hlx_phase_attn(hlx_engine_t *eng, int l, int b0, int b1,
                 .k = (const char *)W->kc + hlx_kv_shard_index(eng, l, 1, shard, 0, 0) * eng->kv_esize,
                 .v = (const char *)W->vc + hlx_kv_shard_index(eng, l, 0, shard, 0, 0) * eng->kv_esize,
                 .k_stride = (size_t)dk, .v_stride = (size_t)dv,
-                .scale = eng->attn_scale, .softcap = (float)m->attn_softcap,
+                .scale = eng->attn_scale * W->k_scale, .softcap = (float)m->attn_softcap,
                 .o = eng->opart + ((size_t)b * L->q_local + (size_t)kh * L->group) * dv,
                 .lse = eng->lsepart + (size_t)b * L->q_local + (size_t)kh * L->group,
             };
@@ -484,6 +485,15 @@ hlx_status_t hlx_phase_oproj(hlx_engine_t *eng, int l)
     hlx_status_t st = HLX_OK;
     const float *in = eng->omerged;
 
+    /* fp8 KV-cache scales: the values were stored as v / v_scale, and the merged output is
+     * linear in them (its weights sum to 1) */
+    if (eng->layers[l].v_scale != 1.0f)
+        HLX_TIMED(eng, HLX_PHASE_OPROJ,
+                  st = HLX_BE(eng, scale, eng->omerged,
+                              (size_t)eng->cfg.batch * (size_t)eng->lay.q_slice * (size_t)eng->xdv,
+                              eng->layers[l].v_scale));
+    if (st != HLX_OK)
+        return st;
     /* MLA: the merged heads go from latent to value space (W_UV) first. */
     if (eng->mla != NULL)
         HLX_TIMED(eng, HLX_PHASE_OPROJ, in = hlx_mla_up(eng, l, &st));

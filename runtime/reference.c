@@ -16,6 +16,7 @@ typedef struct {
     double *bq, *bk, *bv;  /* qkv_bias */
     double *qnorm, *knorm; /* qk_norm */
     double *post_attn_norm, *post_ffn_norm; /* post_norms */
+    float   kscale, vscale; /* fp8 KV-cache scales (hlx_wsrc_kv_scales), else 1 */
 } hlx_ref_layer_t;
 
 struct hlx_ref {
@@ -153,6 +154,11 @@ hlx_status_t hlx_ref_create_ckpt(const hlx_model_t *m, hlx_dtype_t kv_dtype, int
     }
     for (l = 0; l < m->layers; l++) {
         hlx_ref_layer_t *L = &ref->layers[l];
+        double ks, vs;
+        if (hlx_wsrc_kv_scales(&ref->ws, kv_dtype, l, &ks, &vs, werr, sizeof(werr)) != HLX_OK)
+            goto err_free;
+        L->kscale = (float)ks;
+        L->vscale = (float)vs;
         L->attn_norm = hlx_ref_tensor(&ref->ws, HLX_HFW_ATTN_NORM, l);
         if (m->attn == HLX_ATTN_GQA) { /* MLA's projections: reference_mla.c */
             L->wq    = hlx_ref_tensor(&ref->ws, HLX_HFW_WQ, l);
@@ -209,11 +215,13 @@ hlx_status_t hlx_ref_create_ckpt(const hlx_model_t *m, hlx_dtype_t kv_dtype, int
                 size_t base = (((size_t)l * batch + b) * K + g) * (size_t)ref->cap;
                 for (p = 0; p < context; p++) {
                     for (e = 0; e < dk; e++)
-                        ref->kcache[(base + p) * dk + e] = hlx_round_dtype(
-                            hlx_synth_ctx(kk, b, (int)K, g, p, e, (int)dk, 1), kv_dtype);
+                        ref->kcache[(base + p) * dk + e] = hlx_round_kv(
+                            hlx_synth_ctx(kk, b, (int)K, g, p, e, (int)dk, 1), kv_dtype,
+                            ref->layers[l].kscale);
                     for (e = 0; e < dv; e++)
-                        ref->vcache[(base + p) * dv + e] = hlx_round_dtype(
-                            hlx_synth_ctx(vk, b, (int)K, g, p, e, (int)dv, 0), kv_dtype);
+                        ref->vcache[(base + p) * dv + e] = hlx_round_kv(
+                            hlx_synth_ctx(vk, b, (int)K, g, p, e, (int)dv, 0), kv_dtype,
+                            ref->layers[l].vscale);
                 }
             }
     }
@@ -331,9 +339,11 @@ hlx_status_t hlx_ref_step(hlx_ref_t *ref, double *hidden, double *logits, int *n
                 /* The new token is stored the way the runtime stores it: fp32, then the
                  * KV dtype. */
                 for (e = 0; e < dk; e++)
-                    ref->kcache[base * dk + e] = hlx_round_dtype((float)k[g * dk + e], ref->kv_dtype);
+                    ref->kcache[base * dk + e] = hlx_round_kv((float)k[g * dk + e], ref->kv_dtype,
+                                                              ref->layers[l].kscale);
                 for (e = 0; e < dv; e++)
-                    ref->vcache[base * dv + e] = hlx_round_dtype((float)v[g * dv + e], ref->kv_dtype);
+                    ref->vcache[base * dv + e] = hlx_round_kv((float)v[g * dv + e], ref->kv_dtype,
+                                                              ref->layers[l].vscale);
             }
             /* Two-pass softmax over every position p0..pos: 0, or the first of a windowed
              * layer's window. */

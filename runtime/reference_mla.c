@@ -13,6 +13,7 @@
 typedef struct {
     double *wqa, *qa_norm, *wq; /* wq: q_b_proj [q_lora][Q*qk], or q_proj [H][Q*qk] */
     double *wkva, *kva_norm, *wkvb;
+    float   kscale; /* the fp8 KV-cache scale of the latent rows (hlx_wsrc_kv_scales), else 1 */
 } hlx_ref_mla_layer_t;
 
 struct hlx_ref_mla {
@@ -122,6 +123,10 @@ hlx_status_t hlx_ref_mla_create(hlx_wsrc_t *ws, const hlx_model_t *m, hlx_dtype_
     hlx_model_rope_freqs(&a->m, a->rope, a->rope_freq, &a->rope_ms);
     for (l = 0; l < m->layers; l++) {
         hlx_ref_mla_layer_t *L = &a->layers[l];
+        double ks, vs;
+        if (hlx_wsrc_kv_scales(ws, kv_dtype, l, &ks, &vs, NULL, 0) != HLX_OK)
+            goto err;
+        L->kscale = (float)ks;
         if (a->ql > 0) {
             L->wqa     = hlx_ref_mla_tensor(ws, l, "q_a_proj", H, a->ql);
             L->qa_norm = hlx_ref_mla_tensor(ws, l, "q_a_layernorm", 1, a->ql);
@@ -144,8 +149,8 @@ hlx_status_t hlx_ref_mla_create(hlx_wsrc_t *ws, const hlx_model_t *m, hlx_dtype_
             for (p = 0; p < context; p++) {
                 float *row = a->rows + hlx_rm_slot(a, l, b, p) * (size_t)rk;
                 for (e = 0; e < rk; e++)
-                    row[e] = hlx_round_dtype(hlx_synth_ctx(kk, b, 1, 0, p, e, (int)rk, 1),
-                                             kv_dtype);
+                    row[e] = hlx_round_kv(hlx_synth_ctx(kk, b, 1, 0, p, e, (int)rk, 1),
+                                          kv_dtype, a->layers[l].kscale);
                 hlx_rm_derive(a, l, b, p);
             }
     }
@@ -176,7 +181,7 @@ hlx_status_t hlx_ref_mla_attn(hlx_ref_mla_t *a, int l, int b, int64_t pos, const
     hlx_rm_rope(kva + a->r, a->rope, pos, rf, ms);
     row = a->rows + hlx_rm_slot(a, l, b, pos) * (size_t)rk;
     for (e = 0; e < rk; e++)
-        row[e] = hlx_round_dtype((float)kva[e], a->kv_dtype);
+        row[e] = hlx_round_kv((float)kva[e], a->kv_dtype, L->kscale);
     hlx_rm_derive(a, l, b, pos);
     /* Queries per head [nope | rope]. */
     if (a->ql > 0) {

@@ -282,6 +282,9 @@ hlx_status_t hlx_engine_run(hlx_engine_t *eng, hlx_run_report_t *rep, char *err,
         goto out;
     rep->kv_bytes_rank = eng->kv_bytes;
     rep->kv_dtype = eng->kv_dtype;
+    rep->kv_scales = !eng->ws.cfg.kv_scales || eng->ws.ck == NULL ? "none"
+                     : eng->kv_dtype == HLX_DTYPE_FP8            ? "checkpoint"
+                                                                 : "ignored";
     rep->w_bytes_rank = eng->mem_weights;
     hlx_run_span(allkv, 2, eng->info.size, &rep->kv_bytes_min, &rep->kv_bytes_max);
     hlx_run_span(allkv + 1, 2, eng->info.size, &rep->w_bytes_min, &rep->w_bytes_max);

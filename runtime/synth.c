@@ -10,6 +10,11 @@ float hlx_round_dtype(float v, hlx_dtype_t t)
                                 : v;
 }
 
+float hlx_round_kv(float v, hlx_dtype_t t, float scale)
+{
+    return scale == 1.0f ? hlx_round_dtype(v, t) : hlx_round_dtype(v * (1.0f / scale), t) * scale;
+}
+
 /* v = a + b u: every weight kind is an affine map of the uniform u (b u exact where a != 0,
  * a 0 elsewhere, so the sum rounds as the product alone did, fused or not). */
 void hlx_synth_affine(const hlx_model_t *m, hlx_tensor_t t, float *a, float *b)

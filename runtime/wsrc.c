@@ -65,6 +65,28 @@ hlx_status_t hlx_wsrc_ckpt(hlx_wsrc_t *ws, const char *dir, char *err, size_t er
     return HLX_OK;
 }
 
+hlx_status_t hlx_wsrc_kv_scales(hlx_wsrc_t *ws, hlx_dtype_t kv_dtype, int layer, double *k_p,
+                                double *v_p, char *err, size_t errlen)
+{
+    hlx_status_t st;
+
+    *k_p = *v_p = 1.0;
+    if (ws->ck == NULL || !ws->cfg.kv_scales || kv_dtype != HLX_DTYPE_FP8)
+        return HLX_OK;
+    if ((st = hlx_hf_kv_scale(ws->ck, layer, 0, k_p)) != HLX_OK ||
+        (st = hlx_hf_kv_scale(ws->ck, layer, 1, v_p)) != HLX_OK) {
+        snprintf(err, errlen, "%s", hlx_ckpt_error(ws->ck));
+        return st;
+    }
+    if (ws->cfg.m.attn == HLX_ATTN_MLA && *k_p != *v_p) {
+        snprintf(err, errlen, "%s: layer %d: k_scale %g and v_scale %g differ, and MLA's "
+                 "latent cache holds its keys and values in one row (one scale)",
+                 hlx_ckpt_dir(ws->ck), layer, *k_p, *v_p);
+        return HLX_ERR_UNSUPPORTED;
+    }
+    return HLX_OK;
+}
+
 void hlx_wsrc_fini(hlx_wsrc_t *ws)
 {
     if (ws->ck != NULL)

@@ -94,14 +94,25 @@ __device__ __forceinline__ void hlx_cu_store(void *p, int t, size_t i, float v)
 // grid.y = head; threads over max(dk, dv).
 __global__ void hlx_cu_kv_append(void *kc, void *vc, int t_dtype, int dk, int dv, size_t cap,
                                  size_t shard0, size_t t, const float *k_new,
-                                 const float *v_new)
+                                 const float *v_new, float k_mul, float v_mul)
 {
     int e = blockIdx.x * blockDim.x + threadIdx.x, h = blockIdx.y;
     size_t s = shard0 + (size_t)h;
-    if (e < dk)
-        hlx_cu_store(kc, t_dtype, (s * cap + t) * (size_t)dk + e, k_new[(size_t)h * dk + e]);
-    if (e < dv)
-        hlx_cu_store(vc, t_dtype, (s * cap + t) * (size_t)dv + e, v_new[(size_t)h * dv + e]);
+    if (e < dk) {
+        float x = k_new[(size_t)h * dk + e];
+        hlx_cu_store(kc, t_dtype, (s * cap + t) * (size_t)dk + e, k_mul != 0.0f ? x * k_mul : x);
+    }
+    if (e < dv) {
+        float x = v_new[(size_t)h * dv + e];
+        hlx_cu_store(vc, t_dtype, (s * cap + t) * (size_t)dv + e, v_mul != 0.0f ? x * v_mul : x);
+    }
+}
+
+__global__ void hlx_cu_scale(float *x, size_t n, float s)
+{
+    for (size_t i = blockIdx.x * (size_t)blockDim.x + threadIdx.x; i < n;
+         i += (size_t)gridDim.x * blockDim.x)
+        x[i] *= s;
 }
 
 // Pack of one peer: for requests b in [b0, b1), its cnt heads' outputs [cnt][dv] from opart
@@ -326,7 +337,8 @@ extern "C" hlx_status_t hlx_cuda_glu_rows(float *act, const float *gu, int rows,
 extern "C" hlx_status_t hlx_cuda_kv_append(void *kc, void *vc, hlx_dtype_t kv_dtype, int dk,
                                            int dv, size_t cap, size_t shard0, size_t t,
                                            int nheads, const float *k_new,
-                                           const float *v_new, void *stream)
+                                           const float *v_new, float k_mul, float v_mul,
+                                           void *stream)
 {
     int d = dk > dv ? dk : dv;
 
@@ -340,7 +352,7 @@ extern "C" hlx_status_t hlx_cuda_kv_append(void *kc, void *vc, hlx_dtype_t kv_dt
         return HLX_OK;
     hlx_cu_kv_append<<<dim3((unsigned)((d + 127) / 128), (unsigned)nheads), 128, 0,
                        (cudaStream_t)stream>>>(kc, vc, (int)kv_dtype, dk, dv, cap, shard0, t,
-                                               k_new, v_new);
+                                               k_new, v_new, k_mul, v_mul);
     return hlx_cu_launched();
 }
 
@@ -371,6 +383,14 @@ extern "C" hlx_status_t hlx_cuda_unpack_peer(float *oparts_j, float *lseparts_j,
         return HLX_OK;
     hlx_cu_unpack_peer<<<hlx_cu_blocks(n), 256, 0, (cudaStream_t)stream>>>(
         oparts_j, lseparts_j, src, cnt, dv, b0, b1 - b0);
+    return hlx_cu_launched();
+}
+
+extern "C" hlx_status_t hlx_cuda_scale(float *x, size_t n, float s, void *stream)
+{
+    if (n == 0)
+        return HLX_OK;
+    hlx_cu_scale<<<hlx_cu_blocks(n), 256, 0, (cudaStream_t)stream>>>(x, n, s);
     return hlx_cu_launched();
 }
 

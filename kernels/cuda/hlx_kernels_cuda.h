@@ -99,7 +99,8 @@ hlx_status_t hlx_cuda_glu_rows(float *act, const float *gu, int rows, int n, int
 /* KV in rows (blocks of 1): slot t of shards [shard0, shard0 + nheads) of cap slots. */
 hlx_status_t hlx_cuda_kv_append(void *kc, void *vc, hlx_dtype_t kv_dtype, int dk, int dv,
                                 size_t cap, size_t shard0, size_t t, int nheads,
-                                const float *k_new, const float *v_new, void *stream);
+                                const float *k_new, const float *v_new, float k_mul,
+                                float v_mul, void *stream);
 /* One peer's slice of the exchange (wire layout of hlx_backend.h): dst is the peer's block
  * at request b0; heads [h0, h0 + cnt) of rows of q_local heads. */
 hlx_status_t hlx_cuda_pack_peer(float *dst, const float *opart, const float *lsepart,
@@ -109,6 +110,7 @@ hlx_status_t hlx_cuda_pack_peer(float *dst, const float *opart, const float *lse
 hlx_status_t hlx_cuda_unpack_peer(float *oparts_j, float *lseparts_j, const float *src,
                                   int cnt, int dv, int b0, int b1, void *stream);
 hlx_status_t hlx_cuda_add(float *x, const float *y, size_t n, void *stream);
+hlx_status_t hlx_cuda_scale(float *x, size_t n, float s, void *stream); /* x *= s */
 /* cap > 0: the copied values as cap x tanh(src / cap) */
 hlx_status_t hlx_cuda_pad_rows(float *dst, int dcols, const float *src, int scols, int rows,
                                float fill, float cap, void *stream);

@@ -302,7 +302,14 @@ static hlx_status_t cu_append(hlx_backend_t *be, hlx_be_queue_t *q,
     if (d->layout.k_block > 1 || d->layout.v_block > 1)
         return HLX_ERR_INVALID; /* this backend stores KV in rows */
     return hlx_cuda_kv_append(d->kc, d->vc, d->kv_dtype, d->dk, d->dv, d->cap, d->shard0, d->t,
-                              d->nheads, d->k_new, d->v_new, hlx_cu_stream(q));
+                              d->nheads, d->k_new, d->v_new, d->k_mul, d->v_mul,
+                              hlx_cu_stream(q));
+}
+
+static hlx_status_t cu_scale(hlx_backend_t *be, hlx_be_queue_t *q, float *x, size_t n, float s)
+{
+    (void)be;
+    return hlx_cuda_scale(x, n, s, hlx_cu_stream(q));
 }
 
 static hlx_status_t cu_attn(hlx_backend_t *be, hlx_be_queue_t *q, const hlx_attn_desc_t *d)
@@ -456,7 +463,7 @@ static const hlx_backend_ops_t hlx_backend_cuda = {
     .gemm_batched = cu_gemm_batched,
     .rope = cu_rope, .kv_append = cu_append,
     .attn = cu_attn, .pack = cu_pack, .unpack = cu_unpack, .merge = cu_merge,
-    .add = cu_add, .add_rows = cu_add_rows, .glu = cu_glu, .pad_rows = cu_pad,
+    .add = cu_add, .scale = cu_scale, .add_rows = cu_add_rows, .glu = cu_glu, .pad_rows = cu_pad,
     .gather_rows = cu_gather,
     .scatter_add = cu_scatter, .argmax = cu_argmax,
 };

@@ -69,6 +69,9 @@ void hlx_synth_weight_run(const hlx_model_t *m, uint64_t key, hlx_tensor_t t, ui
 /* Value rounded through dtype (f32: unchanged; bf16, fp8 e4m3: round to nearest even, fp8
  * saturating at +-448). */
 float hlx_round_dtype(float v, hlx_dtype_t t);
+/* A KV element as a cache with a KV-cache scale holds it, read back: v times the fp32
+ * inverse of scale, rounded through dtype, times scale (scale 1: hlx_round_dtype). */
+float hlx_round_kv(float v, hlx_dtype_t t, float scale);
 /* Prior-context keys are scaled so that attention scores spread over several units and
  * the softmax is peaked: the attention output then carries as much signal as the residual
  * stream, and a wrong merge or a lost shard shows up in --check. */

@@ -120,6 +120,9 @@ typedef struct hlx_run_report {
     double   phase_ms[HLX_PHASE_COUNT]; /* median per step, this rank */
     uint64_t kv_bytes_rank;            /* allocated KV bytes on this rank */
     hlx_dtype_t kv_dtype;              /* the KV cache's element type (f32, bf16, fp8) */
+    /* the checkpoint's fp8 KV-cache scales: "checkpoint" (in use), "ignored" (the
+     * checkpoint has them, the KV is not fp8) or "none" */
+    const char *kv_scales;
     uint64_t kv_bytes_max, kv_bytes_min; /* over ranks */
     /* weights as held on this rank (its slices, the embedding's and head's vocabulary
      * slice, the layout's padding and load scratch: the start-up memory check's item) */
