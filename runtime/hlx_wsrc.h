@@ -30,7 +30,7 @@ void         hlx_wsrc_fini(hlx_wsrc_t *ws);
 /* The fp8 KV-cache scales of layer's keys and values (docs/model.md "fp8 KV-cache
  * scales"): the checkpoint's self_attn.k_scale and v_scale when its config has a
  * kv_cache_scheme and the KV is stored as fp8, else 1 and 1. MLA's one latent row takes one
- * scale: a checkpoint whose two differ is refused (HLX_ERR_UNSUPPORTED). */
+ * scale: a checkpoint whose two differ is refused (HLX_ERR_MISMATCH). */
 hlx_status_t hlx_wsrc_kv_scales(hlx_wsrc_t *ws, hlx_dtype_t kv_dtype, int layer, double *k_p,
                                 double *v_p, char *err, size_t errlen);
 

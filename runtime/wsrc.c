@@ -82,7 +82,7 @@ hlx_status_t hlx_wsrc_kv_scales(hlx_wsrc_t *ws, hlx_dtype_t kv_dtype, int layer,
         snprintf(err, errlen, "%s: layer %d: k_scale %g and v_scale %g differ, and MLA's "
                  "latent cache holds its keys and values in one row (one scale)",
                  hlx_ckpt_dir(ws->ck), layer, *k_p, *v_p);
-        return HLX_ERR_UNSUPPORTED;
+        return HLX_ERR_MISMATCH;
     }
     return HLX_OK;
 }

@@ -11,6 +11,10 @@
 #        ckpt_decode.sh moe HELIX DATA [HELIXRUN] a moe-mla checkpoint decodes exactly (1 rank,
 #                                                  and 2 ranks EP 2 with HELIXRUN), in bf16 and
 #                                                  in fp8 with block scales
+#        ckpt_decode.sh kvscales HELIX DATA HELIXRUN
+#                                                  fp8 KV-cache scales from the checkpoint:
+#                                                  --check over KVP 2 (dense, MLA), ignored
+#                                                  with bf16 KV, bad scales refused
 #        ckpt_decode.sh refuse HELIX DATA HELIXRUN truncated, corrupt and mismatched
 #                                                  checkpoints: exit 2 naming file and tensor,
 #                                                  at most one line per rank
@@ -98,6 +102,104 @@ moe)
     echo "fp8 model file: exit $rc: $(cat "$dir/err")"
     [ $rc -eq 2 ] && grep -q "weight_dtype" "$dir/err" ||
         { echo "FAIL: fp8 weights from a model file were not refused naming weight_dtype"; fail=1; }
+    ;;
+kvscales)
+    # fp8 KV-cache scales (quantization_config.kv_cache_scheme, self_attn.k_scale/v_scale):
+    # other scales on each layer, a prompt, KVP 2, HOP-B off and on; MLA's one scale; the
+    # scales ignored with bf16 KV; bad scales refused naming the tensor.
+    helixrun=$1
+    "$helix" model synth --family dense --seed 5 --kv-scales 0.03,0.07,0.125,0.5 \
+        --out "$dir/ck" >/dev/null || exit 1
+    for hopb in off on; do
+        timeout -k 5 150 "$helixrun" --no-prefix -n 2 --timeout 120 -- "$helix" decode \
+            --model "$dir/ck" --kvp 2 --batch 3 --context 45 --steps 6 --kv-dtype fp8 \
+            --hopb $hopb --prompt-ids "$data/prompt3.txt" --check --json --timeout 60 \
+            >"$dir/out" 2>"$dir/err"
+        rc=$?
+        echo "dense, KVP 2, hopb $hopb: exit $rc"
+        [ $rc -eq 0 ] || { echo "FAIL"; cat "$dir/out" "$dir/err"; exit 1; }
+        json_field "$dir/out" "'passed', d['passed'], 'max_rel_err', d['max_rel_err'], 'kv_scales', d['kv_scales'], 'hash', d['hidden_hash']"
+        ok=$(json_field "$dir/out" "d['passed'] and d['tokens_match'] and d['kv_rows_checked'] > 0 and d['kv_scales'] == 'checkpoint' and d['kv_dtype'] == 'fp8'")
+        [ "$ok" = True ] || { echo "FAIL: expected a passed check with the scales in use"; fail=1; }
+        json_field "$dir/out" "d['hidden_hash']" >>"$dir/hashes"
+    done
+    [ "$(sort -u "$dir/hashes" | wc -l)" -eq 1 ] || { echo "FAIL: HOP-B changed the bits"; fail=1; }
+    # the same checkpoint with bf16 KV: the scales are not used (and the check passes)
+    "$helix" decode --model "$dir/ck" --context 30 --steps 3 --kv-dtype bf16 --check --json \
+        >"$dir/out" 2>"$dir/err"
+    ok=$(json_field "$dir/out" "d['passed'] and d['kv_scales'] == 'ignored'")
+    echo "dense, bf16 KV: $ok"
+    [ "$ok" = True ] || { echo "FAIL: bf16 KV should ignore the scales"; cat "$dir/err"; fail=1; }
+    # MLA: one latent row, one scale (k_scale = v_scale), over KVP 2
+    "$helix" model synth --family moe-mla --seed 3 --kv-scales 0.03,0.03,0.25,0.25 \
+        --out "$dir/mla" >/dev/null || exit 1
+    timeout -k 5 150 "$helixrun" --no-prefix -n 2 --timeout 120 -- "$helix" decode \
+        --model "$dir/mla" --kvp 2 --batch 2 --context 40 --steps 3 --kv-dtype fp8 --check \
+        --json --timeout 60 >"$dir/out" 2>"$dir/err"
+    rc=$?
+    ok=$(json_field "$dir/out" "d['passed'] and d['kv_scales'] == 'checkpoint'" 2>/dev/null)
+    echo "moe-mla, KVP 2: exit $rc, $ok"
+    [ $rc -eq 0 ] && [ "$ok" = True ] || { echo "FAIL"; cat "$dir/err"; fail=1; }
+    # refused, exit 2, naming what is wrong: MLA with two different scales; a scale of 0,
+    # -1, NaN or two values; the tensors without the config's kv_cache_scheme; a
+    # per-head scheme
+    "$helix" model synth --family moe-mla --seed 3 --kv-scales 0.03,0.05 --out "$dir/mla2" \
+        >/dev/null || exit 1
+    "$helix" decode --model "$dir/mla2" --context 20 --steps 2 --kv-dtype fp8 >/dev/null \
+        2>"$dir/err"
+    rc=$?
+    echo "moe-mla, k_scale != v_scale: exit $rc: $(head -c 300 "$dir/err")"
+    [ $rc -eq 2 ] && grep -q "differ" "$dir/err" || { echo "FAIL: not refused"; fail=1; }
+    for bad in zero neg nan int scalar noscheme perhead; do
+        cp -r "$dir/ck" "$dir/$bad"
+        python3 - "$dir/$bad" $bad <<'PY'
+import glob, json, struct, sys
+d, bad = sys.argv[1], sys.argv[2]
+if bad in ('noscheme', 'perhead'):
+    c = json.load(open(d + '/config.json'))
+    if bad == 'noscheme':
+        del c['quantization_config']
+    else:
+        c['quantization_config']['kv_cache_scheme']['strategy'] = 'attn_head'
+    json.dump(c, open(d + '/config.json', 'w'), indent=2)
+    sys.exit(0)
+for f in sorted(glob.glob(d + '/*.safetensors')):
+    b = bytearray(open(f, 'rb').read())
+    n = struct.unpack('<Q', b[:8])[0]
+    h = json.loads(b[8:8 + n])
+    t = h.get('model.layers.1.self_attn.v_scale')
+    if t is None:
+        continue
+    at = 8 + n + t['data_offsets'][0]
+    if bad in ('int', 'scalar'): # I32 for F32; shape [] (as torch saves a 0-d tensor)
+        hs = b[8:8 + n].decode()
+        i = hs.index('"model.layers.1.self_attn.v_scale"')
+        a, z = ('"dtype":"F32"', '"dtype":"I32"') if bad == 'int' else ('"shape":[1]', '"shape":[] ')
+        j = hs.index(a, i)
+        hs = hs[:j] + z + hs[j + len(a):]
+        b[8:8 + n] = hs.encode()
+    else:
+        b[at:at + 4] = struct.pack('<f', {'zero': 0.0, 'neg': -1.0, 'nan': float('nan')}[bad])
+    open(f, 'wb').write(b)
+PY
+        "$helix" decode --model "$dir/$bad" --context 20 --steps 2 --kv-dtype fp8 >/dev/null \
+            2>"$dir/err"
+        rc=$?
+        case $bad in
+        noscheme) want="no kv_cache_scheme" ;;
+        perhead)  want='strategy: only "tensor"' ;;
+        int)      want="v_scale: dtype I32" ;;
+        scalar)   want="" ;;
+        *)        want="model.layers.1.self_attn.v_scale" ;;
+        esac
+        echo "$bad: exit $rc: $(head -c 300 "$dir/err")"
+        if [ -z "$want" ]; then # a 0-d scale is read as the [1] one is
+            [ $rc -eq 0 ] || { echo "FAIL: a scale of shape [] was not read"; fail=1; }
+        else
+            [ $rc -eq 2 ] && grep -qF -- "$want" "$dir/err" ||
+                { echo "FAIL: expected exit 2 naming '$want'"; fail=1; }
+        fi
+    done
     ;;
 refuse)
     helixrun=$1
