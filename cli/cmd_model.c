@@ -1124,6 +1124,9 @@ static int hlx_cmd_model_info(int argc, char **argv)
     printf("  weights %s%s, %.6g parameters%s\n\n", cfg.torch_dtype,
            cfg.fp8 ? " (linear layers fp8 e4m3, block scales)" : "", params,
            config_only ? " (from config.json; tensors not checked)" : "");
+    if (cfg.kv_scales)
+        printf("  fp8 KV-cache scales: self_attn.k_scale and v_scale per layer (used with "
+               "--kv-dtype fp8)\n\n");
     printf("  %-16s %16s %18s\n", "class", "bytes", "per rank");
     for (i = 0; i < HLX_HFC_COUNT; i++)
         if (cls_bytes[i] > 0)
