@@ -172,6 +172,11 @@ HELIX_CUDA_ATTN=mma step decode-cuda-mma-prompt 60 "$helix" decode --device cuda
 HELIX_CUDA_ATTN=mma HELIX_GPU_SHARE=1 step decode-cuda-mma-kvp2 60 "$helixrun" --no-prefix -n 2 \
     --timeout 55 -- "$helix" decode --device cuda --kvp 2 \
     --model tests/runtime/data/head128.json --context 20000 --batch 4 --steps 4 --check --json
+# fp8 KV-cache scales from a checkpoint: the device append's k_mul / v_mul and the scale op
+"$helix" model synth --family dense --seed 5 --kv-scales 0.03,0.07,0.125,0.5 \
+    --out "$ckdir/kvscales" >/dev/null 2>&1 || true
+step decode-cuda-fp8-kv-scales 60 "$helix" decode --device cuda --kv-dtype fp8 \
+    --model "$ckdir/kvscales" --context 4096 --batch 2 --steps 4 --check --json
 
 # fp8 e4m3 KV on the device: the append's conversion (__NV_SATFINITE, nearest even) against
 # the reference's host rounding, the mma kernel's fp8 tiles (head 128) and the warp kernel
