@@ -169,6 +169,13 @@ static void kt_check_attn(const hlx_kernels_t *var, kt_rng_t *r, int quick)
     kt_attn_case(var, r, 12, 128, 128, 2 * 1024 + 45, HLX_DTYPE_BF16, 4.0);
     kt_attn_case(var, r, 3, 64, 96, 32 * 5, HLX_DTYPE_BF16, 1.0);
     kt_attn_case(var, r, 8, 128, 128, 1000, HLX_DTYPE_BF16, 1e-3);
+    /* fp8 past a superblock with a tail, a 32-dimension chunk past the last 64 (dk 96,
+     * 160: the lookups widen 64 bytes at a time), partial head chunks, q over many
+     * binades, one head */
+    kt_attn_case(var, r, 8, 128, 128, 1024 + 45, HLX_DTYPE_FP8, 4.0);
+    kt_attn_case(var, r, 3, 96, 64, 32 * 5 + 7, HLX_DTYPE_FP8, 1.0);
+    kt_attn_case(var, r, 8, 160, 96, 100, HLX_DTYPE_FP8, 1e-3);
+    kt_attn_case(var, r, 1, 32, 32, 64, HLX_DTYPE_FP8, 2.0);
     /* long sequence with GQA group 8 */
     kt_attn_case(var, r, 8, 128, 128, quick ? 3000 : 20000, HLX_DTYPE_BF16, 3.0);
     /* shards long enough for HELIX_KV_PREFETCH=auto (the default) to time its prefetch
