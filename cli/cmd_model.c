@@ -57,7 +57,8 @@ static void hlx_synth_usage(FILE *f)
         "                                  moe-mla|deepseek-v2\n"
         "                         --out DIR [--layers N] [--seed S] [--dtype bf16|f32|fp8]\n"
         "                         [--shards N] [--model FILE|NAME]\n"
-        "                         [--max-bytes SIZE] [--kv-scales K,V[,K,V...]]\n\n"
+        "                         [--max-bytes SIZE] [--kv-scales K,V[,K,V...]]\n"
+        "                         [--kv-scales-per-head]\n\n"
         "Writes a small Hugging Face checkpoint: config.json, the tensors in N safetensors\n"
         "shards and model.safetensors.index.json.\n\n"
         "  --family dense    LlamaForCausalLM with the dimensions of the `tiny` preset (H 256,\n"
@@ -130,7 +131,12 @@ static void hlx_synth_usage(FILE *f)
         "                    quantization_config.kv_cache_scheme in config.json; pairs for\n"
         "                    layers 0, 1, ..., the last pair for the layers after it. With\n"
         "                    `helix decode --kv-dtype fp8` keys are stored as k / K and read as\n"
-        "                    stored x K (values likewise)\n",
+        "                    stored x K (values likewise)\n"
+        "  --kv-scales-per-head  the scales per KV head instead (kv_cache_scheme strategy\n"
+        "                    attn_head, tensors of [num_key_value_heads]): a layer's even KV\n"
+        "                    heads take its pair, the odd ones a quarter of it (where the\n"
+        "                    synthetic keys then pass 448, a head given another head's\n"
+        "                    scale shows in --check)\n",
         HLX_SYNTH_MAX_LAYERS, HLX_SYNTH_MAX_LAYERS);
 }
 
@@ -142,6 +148,7 @@ typedef struct {
     uint64_t         seed;
     size_t           kvs_at;   /* list entries from here on: the KV-cache scales */
     int              nkvs;     /* --kv-scales pairs given */
+    int              kvs_head; /* --kv-scales-per-head */
     double           kvs[2 * HLX_SYNTH_MAX_KVS];
 } hlx_synth_ctx_t;
 
@@ -156,7 +163,8 @@ static hlx_status_t hlx_synth_fill(void *vctx, const hlx_hf_expect_t *t, size_t 
 
     if (c->nkvs > 0 && idx >= c->kvs_at) { /* layer (idx - at) / 2's k_scale, v_scale */
         size_t k = (idx - c->kvs_at) / 2, pair = k < (size_t)c->nkvs ? k : (size_t)c->nkvs - 1;
-        dst[0] = (float)c->kvs[2 * pair + (idx - c->kvs_at) % 2];
+        for (j = 0; j < cols; j++) /* per head: odd heads a quarter of the pair */
+            dst[j] = (float)(c->kvs[2 * pair + (idx - c->kvs_at) % 2] * (j % 2 ? 0.25 : 1.0));
         return HLX_OK;
     }
     if (c->cfg.family != HLX_HF_DENSE) {
@@ -483,7 +491,7 @@ static int hlx_synth_kv_scales(const char *arg, hlx_synth_ctx_t *ctx)
         return -1;
     }
     ctx->nkvs = n / 2;
-    ctx->cfg.kv_scales = 1;
+    ctx->cfg.kv_scales = HLX_HF_KV_SCALES_TENSOR;
     return 0;
 }
 
@@ -508,10 +516,10 @@ static hlx_status_t hlx_synth_kv_list(hlx_synth_ctx_t *ctx, hlx_hf_expect_t **li
             snprintf(e->name, sizeof(e->name), "model.layers.%d.self_attn.%s_scale", l,
                      j ? "v" : "k");
             e->dtype = HLX_ST_F32;
-            e->cls = HLX_HFC_NORM; /* one replicated value */
+            e->cls = HLX_HFC_NORM; /* replicated values */
             e->split = HLX_HFS_REPLICATED;
             e->ndim = 1;
-            e->shape[0] = 1;
+            e->shape[0] = ctx->kvs_head && ctx->cfg.m.attn != HLX_ATTN_MLA ? ctx->cfg.m.kv_heads : 1;
         }
     return HLX_OK;
 }
@@ -519,7 +527,7 @@ static hlx_status_t hlx_synth_kv_list(hlx_synth_ctx_t *ctx, hlx_hf_expect_t **li
 static int hlx_cmd_model_synth(int argc, char **argv)
 {
     enum { O_FAMILY = 1, O_OUT, O_LAYERS, O_SEED, O_DTYPE, O_SHARDS, O_MODEL, O_MAX_BYTES,
-           O_KV_SCALES };
+           O_KV_SCALES, O_KV_SCALES_HEAD };
     static const struct option opts[] = {
         { "family", required_argument, NULL, O_FAMILY },
         { "out", required_argument, NULL, O_OUT },
@@ -530,6 +538,7 @@ static int hlx_cmd_model_synth(int argc, char **argv)
         { "model", required_argument, NULL, O_MODEL },
         { "max-bytes", required_argument, NULL, O_MAX_BYTES },
         { "kv-scales", required_argument, NULL, O_KV_SCALES },
+        { "kv-scales-per-head", no_argument, NULL, O_KV_SCALES_HEAD },
         { "help", no_argument, NULL, 'h' },
         { NULL, 0, NULL, 0 },
     };
@@ -541,7 +550,7 @@ static int hlx_cmd_model_synth(int argc, char **argv)
     size_t n = 0, i;
     char err[1024], why[160];
     hlx_status_t st;
-    int o, moe, dense, missing = 0, made = 0;
+    int o, moe, dense, missing = 0, made = 0, kvs_head = 0;
     uint64_t bytes = 0, data = 0;
 
     optind = 1;
@@ -552,6 +561,7 @@ static int hlx_cmd_model_synth(int argc, char **argv)
         case O_DTYPE:  dtype = optarg; break;
         case O_MODEL:  model = optarg; break;
         case O_KV_SCALES: kvs = optarg; break;
+        case O_KV_SCALES_HEAD: kvs_head = 1; break;
         case O_LAYERS:
             if (hlx_model_int("synth", "--layers", optarg, 1, HLX_SYNTH_MAX_LAYERS, &layers))
                 return 2;
@@ -600,8 +610,15 @@ static int hlx_cmd_model_synth(int argc, char **argv)
         return 2;
     ctx.seed = (uint64_t)seed;
     ctx.cfg.synth_seed = seed;
+    if (kvs_head && kvs == NULL) {
+        fprintf(stderr, "helix model synth: --kv-scales-per-head: needs --kv-scales\n");
+        return 2;
+    }
     if (kvs != NULL && hlx_synth_kv_scales(kvs, &ctx) != 0)
         return 2;
+    ctx.kvs_head = kvs_head;
+    if (kvs_head)
+        ctx.cfg.kv_scales = HLX_HF_KV_SCALES_HEAD;
     st = hlx_hf_expect(&ctx.cfg, &list, &n, err, sizeof(err));
     if (st == HLX_OK && ctx.nkvs > 0)
         st = hlx_synth_kv_list(&ctx, &list, &n, err, sizeof(err));
@@ -1125,8 +1142,9 @@ static int hlx_cmd_model_info(int argc, char **argv)
            cfg.fp8 ? " (linear layers fp8 e4m3, block scales)" : "", params,
            config_only ? " (from config.json; tensors not checked)" : "");
     if (cfg.kv_scales)
-        printf("  fp8 KV-cache scales: self_attn.k_scale and v_scale per layer (used with "
-               "--kv-dtype fp8)\n\n");
+        printf("  fp8 KV-cache scales: self_attn.k_scale and v_scale per layer%s (used with "
+               "--kv-dtype fp8)\n\n",
+               cfg.kv_scales == HLX_HF_KV_SCALES_HEAD ? " and KV head" : "");
     printf("  %-16s %16s %18s\n", "class", "bytes", "per rank");
     for (i = 0; i < HLX_HFC_COUNT; i++)
         if (cls_bytes[i] > 0)

@@ -41,7 +41,8 @@ static const hlx_flag_t hlx_decode_flag_list[] = {
     HLX_RF("kv-dtype", HLX_FT_CHOICE, NULL, 0, 0, 0, 0, "f32|bf16|fp8", kv_dtype, "T",
            "KV cache storage: f32, bf16 or fp8 (e4m3: values rounded to\n"
            "nearest, beyond +-448 saturated; half bf16's bytes; scale 1, or\n"
-           "a checkpoint's k_scale / v_scale per layer when it has them)\n"
+           "a checkpoint's k_scale / v_scale, per layer or KV head, when it\n"
+           "has them)\n"
            "(default: the model's)"),
     HLX_RF("kernels", HLX_FT_STRING, "auto", 0, 0, 0, 0, NULL, kernels, "NAME",
            "kernel variant: auto, scalar, avx2, avx512, amx (auto: the best\n"

@@ -791,16 +791,22 @@ static float hlx_st_load(const uint8_t *p, hlx_st_dtype_t t, size_t i)
     }
 }
 
-hlx_status_t hlx_ckpt_read_scalar(hlx_ckpt_t *ck, const hlx_ckpt_tensor_t *t, double *v_p)
+hlx_status_t hlx_ckpt_read_value(hlx_ckpt_t *ck, const hlx_ckpt_tensor_t *t, int64_t n,
+                                 int64_t i, double *v_p)
 {
     const hlx_ckpt_file_t *f = &ck->files[t->file];
+    const uint8_t *p = f->map + f->st.data_offset + t->begin;
+    int d, ones = 1;
 
-    if (!(t->ndim == 0 || (t->ndim == 1 && t->shape[0] == 1))) {
+    for (d = 0; d < t->ndim; d++) /* [], [n], [n, 1], [1, n], ...: n values, no other axis */
+        ones += t->shape[d] != 1;
+    if ((int64_t)t->numel != n || ones > 2 || i < 0 || i >= n) {
         char have[160];
         hlx_shape_str(have, sizeof(have), t->ndim, t->shape);
         return hlx_errbuf(hlx_ckpt_terr, sizeof(hlx_ckpt_terr), HLX_ERR_MISMATCH,
-                           "%s: tensor %s: shape %s, expected one value ([] or [1])", f->name,
-                           t->name, have);
+                           "%s: tensor %s: shape %s, expected %lld value%s (%s)", f->name,
+                           t->name, have, (long long)n, n == 1 ? "" : "s",
+                           n == 1 ? "[] or [1]" : "[n] or [n, 1]");
     }
     if (t->dtype != HLX_ST_F32 && t->dtype != HLX_ST_BF16 && t->dtype != HLX_ST_F16 &&
         t->dtype != HLX_ST_F64)
@@ -808,9 +814,9 @@ hlx_status_t hlx_ckpt_read_scalar(hlx_ckpt_t *ck, const hlx_ckpt_tensor_t *t, do
                            "%s: tensor %s: dtype %s, expected F32, BF16, F16 or F64", f->name,
                            t->name, hlx_st_dtype_name(t->dtype));
     if (t->dtype == HLX_ST_F64)
-        memcpy(v_p, f->map + f->st.data_offset + t->begin, sizeof(*v_p));
+        memcpy(v_p, p + 8 * (size_t)i, sizeof(*v_p));
     else
-        *v_p = hlx_st_load(f->map + f->st.data_offset + t->begin, t->dtype, 0);
+        *v_p = hlx_st_load(p, t->dtype, (size_t)i);
     atomic_fetch_add_explicit(&ck->bytes_read, (uint64_t)hlx_st_dtype_size(t->dtype),
                               memory_order_relaxed);
     return HLX_OK;

@@ -787,7 +787,7 @@ static hlx_status_t hlx_cfg_sliding(hlx_jdoc_t *doc, hlx_hf_config_t *c)
 static hlx_status_t hlx_cfg_kv_scheme(hlx_jdoc_t *doc, json_t *q, hlx_hf_config_t *c)
 {
     static const char at[] = "/quantization_config/kv_cache_scheme";
-    json_t *k = json_object_get(q, "kv_cache_scheme"), *x;
+    json_t *k = json_object_get(q, "kv_cache_scheme"), *x, *strategy;
 
     if (k == NULL || json_is_null(k))
         return HLX_OK;
@@ -801,11 +801,12 @@ static hlx_status_t hlx_cfg_kv_scheme(hlx_jdoc_t *doc, json_t *q, hlx_hf_config_
     if (x != NULL && !(json_is_integer(x) && json_integer_value(x) == 8))
         return hlx_jdoc_fail(doc, "/quantization_config/kv_cache_scheme/num_bits",
                              HLX_ERR_PARSE, "only 8 is supported");
-    x = json_object_get(k, "strategy");
-    if (x != NULL && !(json_is_string(x) && !strcmp(json_string_value(x), "tensor")))
+    x = strategy = json_object_get(k, "strategy");
+    if (x != NULL && !(json_is_string(x) && (!strcmp(json_string_value(x), "tensor") ||
+                                             !strcmp(json_string_value(x), "attn_head"))))
         return hlx_jdoc_fail(doc, "/quantization_config/kv_cache_scheme/strategy",
-                             HLX_ERR_PARSE, "only \"tensor\" (one scale per layer for keys "
-                             "and one for values) is supported, not per-head scales");
+                             HLX_ERR_PARSE, "\"tensor\" (one key and one value scale per "
+                             "layer) or \"attn_head\" (one per KV head) is supported");
     x = json_object_get(k, "dynamic");
     if (x != NULL && !json_is_false(x))
         return hlx_jdoc_fail(doc, "/quantization_config/kv_cache_scheme/dynamic",
@@ -815,7 +816,8 @@ static hlx_status_t hlx_cfg_kv_scheme(hlx_jdoc_t *doc, json_t *q, hlx_hf_config_
     if (x != NULL && !json_is_true(x))
         return hlx_jdoc_fail(doc, "/quantization_config/kv_cache_scheme/symmetric",
                              HLX_ERR_PARSE, "only true is supported");
-    c->kv_scales = 1;
+    c->kv_scales = strategy != NULL && !strcmp(json_string_value(strategy), "attn_head")
+                       ? HLX_HF_KV_SCALES_HEAD : HLX_HF_KV_SCALES_TENSOR;
     return HLX_OK;
 }
 
@@ -1598,7 +1600,9 @@ char *hlx_hf_config_text(const hlx_hf_config_t *c)
         }
         json_object_set_new(qc, "kv_cache_scheme",
                             json_pack("{s:i, s:s, s:s, s:b, s:b}", "num_bits", 8, "type", "float",
-                                      "strategy", "tensor", "dynamic", 0, "symmetric", 1));
+                                      "strategy", c->kv_scales == HLX_HF_KV_SCALES_HEAD
+                                                      ? "attn_head" : "tensor",
+                                      "dynamic", 0, "symmetric", 1));
     }
     text = json_dumps(o, JSON_INDENT(2) | JSON_PRESERVE_ORDER);
     json_decref(o);
@@ -1917,8 +1921,12 @@ static int hlx_hf_is_other_model(const hlx_hf_config_t *c, const char *name)
     return 0;
 }
 
-hlx_status_t hlx_hf_kv_scale(hlx_ckpt_t *ck, int layer, int value, double *v_p)
+hlx_status_t hlx_hf_kv_scale(hlx_ckpt_t *ck, const hlx_hf_config_t *c, int layer, int value,
+                             int head, double *v_p)
 {
+    /* MLA: one latent "head" */
+    const int per_head = c->kv_scales == HLX_HF_KV_SCALES_HEAD;
+    const int64_t n = per_head ? (c->m.attn == HLX_ATTN_MLA ? 1 : c->m.kv_heads) : 1;
     char name[96];
     const hlx_ckpt_tensor_t *t;
     hlx_status_t st;
@@ -1928,12 +1936,13 @@ hlx_status_t hlx_hf_kv_scale(hlx_ckpt_t *ck, int layer, int value, double *v_p)
         return hlx_ckpt_set_error(ck, HLX_ERR_NOT_FOUND, "%s: tensor %s is missing "
                                   "(config.json's quantization_config.kv_cache_scheme gives "
                                   "every layer a k_scale and a v_scale)", hlx_ckpt_dir(ck), name);
-    if ((st = hlx_ckpt_read_scalar(ck, t, v_p)) != HLX_OK)
+    if ((st = hlx_ckpt_read_value(ck, t, n, per_head ? head : 0, v_p)) != HLX_OK)
         return st;
     if (!(*v_p > 0) || !isfinite(*v_p) || (float)*v_p == 0.0f || !isfinite(1.0f / (float)*v_p))
-        return hlx_ckpt_set_error(ck, HLX_ERR_MISMATCH, "%s: tensor %s: %g is not a KV-cache "
+        return hlx_ckpt_set_error(ck, HLX_ERR_MISMATCH, "%s: tensor %s: %s%g is not a KV-cache "
                                   "scale (a positive finite fp32 whose inverse is finite)",
-                                  hlx_ckpt_file_name(ck, t->file), t->name, *v_p);
+                                  hlx_ckpt_file_name(ck, t->file), t->name,
+                                  n > 1 ? "value " : "", *v_p);
     return HLX_OK;
 }
 
@@ -1980,10 +1989,15 @@ hlx_status_t hlx_hf_check(hlx_ckpt_t *ck, const hlx_hf_config_t *c)
     }
     for (li = 0; st == HLX_OK && c->kv_scales && li < c->m.layers; li++)
         for (j = 0; j < 2 && st == HLX_OK; j++) {
+            const int heads = c->kv_scales == HLX_HF_KV_SCALES_HEAD && c->m.attn != HLX_ATTN_MLA
+                                  ? c->m.kv_heads : 1;
             double v;
             char name[96];
+            int h;
             snprintf(name, sizeof(name), "model.layers.%d.self_attn.%s_scale", li, j ? "v" : "k");
-            if ((st = hlx_hf_kv_scale(ck, li, j, &v)) == HLX_OK)
+            for (h = 0; h < heads && st == HLX_OK; h++)
+                st = hlx_hf_kv_scale(ck, c, li, j, h, &v);
+            if (st == HLX_OK)
                 seen[hlx_ckpt_find(ck, name) - t0] = 1;
         }
     for (i = 0; st == HLX_OK && i < total; i++) {

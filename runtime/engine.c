@@ -385,8 +385,7 @@ static hlx_status_t hlx_fill_kv(hlx_engine_t *eng, void *cache, int l, int is_ke
     size_t jt = (size_t)hlx_layout_kv_count(L, L->kvp_rank, eng->cfg.context);
     size_t skip = ring > 0 && jt > ring ? (jt - ring) / bb * bb : 0;
     uint64_t key = hlx_synth_key(eng->cfg.seed, l, is_key ? HLX_T_KCTX : HLX_T_VCTX);
-    /* fp8 KV-cache scales: stored as x / scale (times its fp32 inverse, as the append) */
-    const float mul = 1.0f / (is_key ? eng->layers[l].k_scale : eng->layers[l].v_scale);
+    const float *scale = is_key ? eng->layers[l].k_scale : eng->layers[l].v_scale;
     hlx_status_t st = HLX_OK;
     int b, kh, e;
 
@@ -395,6 +394,9 @@ static hlx_status_t hlx_fill_kv(hlx_engine_t *eng, void *cache, int l, int is_ke
             /* from the position of the first slot kept: the walk is about KVP rings long,
              * whatever the context (a 1G-token context took 49 s walking it all) */
             size_t shard = (size_t)b * L->kv_local + kh, j = skip, j0 = skip;
+            /* fp8 KV-cache scales: stored as x / scale (times its fp32 inverse, as the
+             * append) */
+            const float mul = 1.0f / scale[kh];
             int64_t p;
             for (p = skip > 0 ? hlx_layout_kv_pos(L, L->kvp_rank, (int64_t)skip) : 0;
                  p <= eng->cfg.context && st == HLX_OK; p++) {
@@ -485,15 +487,22 @@ static hlx_status_t hlx_engine_build(hlx_engine_t *eng)
         hlx_layer_w_t *W = &eng->layers[l];
         size_t shards = (size_t)B * (size_t)L->kv_local;
         double ks, vs;
+        int kh;
         const hlx_kv_layout_t kl = eng->be.k.kv_layout;
         const size_t ke = hlx_kv_shard_elems(kl, 1, (int)kd, hlx_kv_layer_cap(eng, l));
         const size_t ve = hlx_kv_shard_elems(kl, 0, (int)vd, hlx_kv_layer_cap(eng, l));
 
-        if ((st = hlx_wsrc_kv_scales(&eng->ws, eng->kv_dtype, l, &ks, &vs, eng->errmsg,
-                                     sizeof(eng->errmsg))) != HLX_OK)
-            return st;
-        W->k_scale = (float)ks;
-        W->v_scale = (float)vs;
+        W->k_scale = malloc(sizeof(float) * (size_t)L->kv_local);
+        W->v_scale = malloc(sizeof(float) * (size_t)L->kv_local);
+        if (!W->k_scale || !W->v_scale)
+            return HLX_ERR_NOMEM;
+        for (kh = 0; kh < L->kv_local; kh++) {
+            if ((st = hlx_wsrc_kv_scales(&eng->ws, eng->kv_dtype, l, L->kv_first + kh, &ks, &vs,
+                                         eng->errmsg, sizeof(eng->errmsg))) != HLX_OK)
+                return st;
+            W->k_scale[kh] = (float)ks;
+            W->v_scale[kh] = (float)vs;
+        }
         W->attn_norm = hlx_be_zalloc(eng, (size_t)H, sizeof(float));
         W->ffn_norm  = hlx_be_zalloc(eng, (size_t)H, sizeof(float));
         /* The KV shard is the big, streamed allocation: 2 MiB aligned, huge pages. The
@@ -1150,7 +1159,7 @@ static hlx_status_t hlx_engine_validate_load(hlx_engine_t *eng, char *err, size_
     const hlx_run_config_t *cfg = &eng->cfg;
     hlx_status_t st;
     size_t i;
-    int l;
+    int l, h;
 
     if (cfg->prompt_len < 0 || (cfg->prompt_len > 0 && cfg->prompt == NULL) ||
         cfg->prefill_chunk < 0)
@@ -1204,14 +1213,15 @@ static hlx_status_t hlx_engine_validate_load(hlx_engine_t *eng, char *err, size_
         return hlx_engine_fail(err, errlen, HLX_ERR_MISMATCH, "%s/config.json describes "
                                "another model than the one given to the engine (%s)",
                                cfg->ckpt, eng->m.name);
-    /* every layer's fp8 KV-cache scales, before the bootstrap (each rank reads them again
-     * at hlx_engine_load) */
-    for (l = 0; l < eng->m.layers; l++) {
-        double ks, vs;
-        if ((st = hlx_wsrc_kv_scales(&eng->ws, eng->kv_dtype, l, &ks, &vs, eng->errmsg,
-                                     sizeof(eng->errmsg))) != HLX_OK)
-            return hlx_engine_fail(err, errlen, st, "%s", eng->errmsg);
-    }
+    /* every layer's fp8 KV-cache scales, before the bootstrap (each rank reads its heads'
+     * again at hlx_engine_load) */
+    for (l = 0; l < eng->m.layers; l++)
+        for (h = 0; h < (eng->m.attn == HLX_ATTN_MLA ? 1 : eng->m.kv_heads); h++) {
+            double ks, vs;
+            if ((st = hlx_wsrc_kv_scales(&eng->ws, eng->kv_dtype, l, h, &ks, &vs, eng->errmsg,
+                                         sizeof(eng->errmsg))) != HLX_OK)
+                return hlx_engine_fail(err, errlen, st, "%s", eng->errmsg);
+        }
     return HLX_OK;
 }
 
@@ -1606,6 +1616,7 @@ void hlx_engine_destroy(hlx_engine_t *eng)
         hlx_be_free(eng, W->wqkv); hlx_be_free(eng, W->wo);
         hlx_be_free(eng, W->wgu); hlx_be_free(eng, W->wdown);
         hlx_be_free(eng, W->bqkv); hlx_be_free(eng, W->qknorm); hlx_be_free(eng, W->post_norm);
+        free(W->k_scale); free(W->v_scale);
         if (W->kc)
             eng->be.ops->mem_free(&eng->be, W->kc, 1);
         if (W->vc)
@@ -1687,7 +1698,8 @@ float hlx_engine_kv_load(const hlx_engine_t *eng, int l, int is_key, size_t shar
         return NAN;
     /* the value the slot stands for: fp8 KV-cache scales stored x / scale */
     return hlx_dtype_load(v, eng->kv_dtype, 0) *
-           (is_key ? eng->layers[l].k_scale : eng->layers[l].v_scale);
+           (is_key ? eng->layers[l].k_scale
+                   : eng->layers[l].v_scale)[shard % (size_t)eng->lay.kv_local];
 }
 
 void hlx_engine_set_errmsg(hlx_engine_t *eng, const char *fmt, ...)

@@ -155,7 +155,7 @@ typedef struct hlx_backend_ops {
     hlx_status_t (*add)(hlx_backend_t *be, hlx_be_queue_t *q, float *x, const float *y,
                         size_t n); /* x += y */
     hlx_status_t (*scale)(hlx_backend_t *be, hlx_be_queue_t *q, float *x, size_t n,
-                          float s); /* x *= s (the merged attention times a v_scale) */
+                          float s); /* x *= s (an attention output times its v_scale) */
     /* x[r][0..n) += b[0..n) for rows rows, row r at x + r * ld (ld >= n): a bias on every
      * row in one call */
     hlx_status_t (*add_rows)(hlx_backend_t *be, hlx_be_queue_t *q, float *x, size_t ld,

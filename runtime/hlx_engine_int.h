@@ -33,8 +33,9 @@ typedef struct hlx_layer_w {
     void  *wgu;                  /* [H][2 * ffn_count]: gate columns, then up columns */
     void  *wdown;                /* [ffn_count][H] */
     void  *kc, *vc;              /* KV shards [B][kv_local] of cap slots, kernels' layout */
-    float  k_scale, v_scale;     /* fp8 KV-cache scales (hlx_wsrc_kv_scales; else 1): KV
-                                    stored as x / scale, read as stored x scale */
+    float *k_scale, *v_scale;    /* [kv_local] fp8 KV-cache scales of the local KV heads
+                                    (hlx_wsrc_kv_scales; else 1; host memory): KV stored as
+                                    x / scale, read as stored x scale */
 } hlx_layer_w_t;
 
 /* One bar of the HOP-B timeline: attention or exchange of one micro-batch of one layer,
@@ -300,6 +301,14 @@ hlx_status_t hlx_phase_attn_from(hlx_engine_t *eng, const hlx_attn_desc_t *d, si
  * positions [s, d->len): hlx_phase_attn_from on a layer without a ring; on a ring, the
  * range's slots from s mod ring, in two pieces merged exactly when it wraps. */
 hlx_status_t hlx_phase_attn_window(hlx_engine_t *eng, int l, const hlx_attn_desc_t *d, size_t s);
+/* d's append (d->nheads local KV heads from shard d->shard0) with layer l's fp8 KV-cache
+ * scales (k_mul, v_mul set here): one call when the heads share their scales, else one
+ * per head. */
+hlx_status_t hlx_phase_kv_append(hlx_engine_t *eng, int l, const hlx_kv_append_desc_t *d);
+/* Layer l's fp8 value scale of local KV head kh on the attention output of one call
+ * (d->group heads x d->dv at d->o), before the exchange: the merge is linear in the
+ * partials and every partial of a head has the same scale. Nothing when it is 1. */
+hlx_status_t hlx_phase_attn_vscale(hlx_engine_t *eng, int l, int kh, const hlx_attn_desc_t *d);
 /* This rank's first slot in layer l's window of a query at pos: its slots of the positions
  * before the window's first (0 on a whole-context layer, or while the window reaches 0). */
 size_t hlx_phase_window_from(const hlx_engine_t *eng, int l, int64_t pos);

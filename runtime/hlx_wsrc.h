@@ -27,12 +27,13 @@ hlx_status_t hlx_wsrc_synth(hlx_wsrc_t *ws, const hlx_model_t *m, uint64_t seed,
 hlx_status_t hlx_wsrc_ckpt(hlx_wsrc_t *ws, const char *dir, char *err, size_t errlen);
 void         hlx_wsrc_fini(hlx_wsrc_t *ws);
 
-/* The fp8 KV-cache scales of layer's keys and values (docs/model.md "fp8 KV-cache
- * scales"): the checkpoint's self_attn.k_scale and v_scale when its config has a
- * kv_cache_scheme and the KV is stored as fp8, else 1 and 1. MLA's one latent row takes one
- * scale: a checkpoint whose two differ is refused (HLX_ERR_MISMATCH). */
-hlx_status_t hlx_wsrc_kv_scales(hlx_wsrc_t *ws, hlx_dtype_t kv_dtype, int layer, double *k_p,
-                                double *v_p, char *err, size_t errlen);
+/* The fp8 KV-cache scales of layer's keys and values of (global) KV head `head`
+ * (docs/model.md "fp8 KV-cache scales"): the checkpoint's self_attn.k_scale and v_scale
+ * (per tensor, or that head's) when its config has a kv_cache_scheme and the KV is stored
+ * as fp8, else 1 and 1. MLA's one latent row takes one scale: a checkpoint whose two differ
+ * is refused (HLX_ERR_MISMATCH). */
+hlx_status_t hlx_wsrc_kv_scales(hlx_wsrc_t *ws, hlx_dtype_t kv_dtype, int layer, int head,
+                                double *k_p, double *v_p, char *err, size_t errlen);
 
 /* Reads runtime rows [r0, r0 + nr) x cols [c0, c0 + nc) of the tensor called `name` (its
  * checkpoint name, e.g. "model.layers.3.mlp.experts.5.up_proj.weight") into

@@ -316,10 +316,10 @@ static hlx_status_t hlx_mla_append(hlx_engine_t *eng, int l, size_t shard, size_
         .kc = eng->layers[l].kc, .vc = NULL, .kv_dtype = eng->kv_dtype,
         .layout = eng->be.k.kv_layout, .dk = eng->mla->r + eng->mla->rope, .dv = 0,
         .cap = (size_t)eng->cap, .shard0 = shard, .t = t, .nheads = 1, .k_new = k_new,
-        .v_new = NULL, .k_mul = 1.0f / eng->layers[l].k_scale,
+        .v_new = NULL,
     };
 
-    return HLX_BE(eng, kv_append, &d);
+    return hlx_phase_kv_append(eng, l, &d);
 }
 
 /* ---- the decode step (B rows, request b at its own position) */
@@ -376,7 +376,7 @@ void hlx_mla_attn_desc(const hlx_engine_t *eng, int l, int b, size_t len, hlx_at
     d->v_stride = (size_t)kd;
     /* DeepSeek's softmax scale over the full query-key width (nope + rope); yarn's mscale
      * is not applied (plain RoPE). */
-    d->scale    = eng->attn_scale * eng->layers[l].k_scale; /* fp8 KV: stored c / k_scale */
+    d->scale    = eng->attn_scale * eng->layers[l].k_scale[0]; /* fp8 KV: stored c / k_scale */
     d->o        = eng->opart + (size_t)b * Q * M->r;
     d->lse      = eng->lsepart + (size_t)b * Q;
 }

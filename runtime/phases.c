@@ -152,13 +152,47 @@ hlx_status_t hlx_phase_qkv(hlx_engine_t *eng, int l)
                 .t = hlx_kv_ring_slot(eng, l, (size_t)hlx_engine_row_kv_len(eng, b)),
                 .nheads = L->kv_local,
                 .k_new = kn, .v_new = kn + (size_t)L->kv_local * dk,
-                .k_mul = 1.0f / W->k_scale, .v_mul = 1.0f / W->v_scale,
             };
             if (hlx_layout_kv_owner(L, hlx_engine_row_pos(eng, b)) == L->kvp_rank)
-                st = HLX_BE(eng, kv_append, &d);
+                st = hlx_phase_kv_append(eng, l, &d);
         }
     });
     return st;
+}
+
+hlx_status_t hlx_phase_kv_append(hlx_engine_t *eng, int l, const hlx_kv_append_desc_t *d0)
+{
+    const hlx_layer_w_t *W = &eng->layers[l];
+    const int kh0 = (int)(d0->shard0 % (size_t)eng->lay.kv_local);
+    hlx_kv_append_desc_t d = *d0;
+    hlx_status_t st = HLX_OK;
+    int h, same = 1;
+
+    for (h = 1; h < d0->nheads; h++)
+        same &= W->k_scale[kh0 + h] == W->k_scale[kh0] && W->v_scale[kh0 + h] == W->v_scale[kh0];
+    if (same || d0->nheads < 2) {
+        d.k_mul = 1.0f / W->k_scale[kh0];
+        d.v_mul = 1.0f / W->v_scale[kh0];
+        return HLX_BE(eng, kv_append, &d);
+    }
+    d.nheads = 1;
+    for (h = 0; h < d0->nheads && st == HLX_OK; h++) {
+        d.shard0 = d0->shard0 + (size_t)h;
+        d.k_new = d0->k_new + (size_t)h * (size_t)d0->dk;
+        d.v_new = d0->v_new != NULL ? d0->v_new + (size_t)h * (size_t)d0->dv : NULL;
+        d.k_mul = 1.0f / W->k_scale[kh0 + h];
+        d.v_mul = 1.0f / W->v_scale[kh0 + h];
+        st = HLX_BE(eng, kv_append, &d);
+    }
+    return st;
+}
+
+hlx_status_t hlx_phase_attn_vscale(hlx_engine_t *eng, int l, int kh, const hlx_attn_desc_t *d)
+{
+    const float s = eng->layers[l].v_scale[kh];
+
+    return s == 1.0f ? HLX_OK
+                     : HLX_BE(eng, scale, d->o, (size_t)d->group * (size_t)d->dv, s);
 }
 
 size_t hlx_phase_kv_align(const hlx_engine_t *eng)
@@ -299,11 +333,13 @@ hlx_status_t hlx_phase_attn(hlx_engine_t *eng, int l, int b0, int b1,
                 .k = (const char *)W->kc + hlx_kv_shard_index(eng, l, 1, shard, 0, 0) * eng->kv_esize,
                 .v = (const char *)W->vc + hlx_kv_shard_index(eng, l, 0, shard, 0, 0) * eng->kv_esize,
                 .k_stride = (size_t)dk, .v_stride = (size_t)dv,
-                .scale = eng->attn_scale * W->k_scale, .softcap = (float)m->attn_softcap,
+                .scale = eng->attn_scale * W->k_scale[kh], .softcap = (float)m->attn_softcap,
                 .o = eng->opart + ((size_t)b * L->q_local + (size_t)kh * L->group) * dv,
                 .lse = eng->lsepart + (size_t)b * L->q_local + (size_t)kh * L->group,
             };
             st = hlx_phase_attn_window(eng, l, &d, from);
+            if (st == HLX_OK)
+                st = hlx_phase_attn_vscale(eng, l, kh, &d);
             if (st == HLX_OK && progress != NULL) {
                 uint64_t p0 = hlx_now_ns();
                 st = progress(eng, l_arg);
@@ -485,15 +521,6 @@ hlx_status_t hlx_phase_oproj(hlx_engine_t *eng, int l)
     hlx_status_t st = HLX_OK;
     const float *in = eng->omerged;
 
-    /* fp8 KV-cache scales: the values were stored as v / v_scale, and the merged output is
-     * linear in them (its weights sum to 1) */
-    if (eng->layers[l].v_scale != 1.0f)
-        HLX_TIMED(eng, HLX_PHASE_OPROJ,
-                  st = HLX_BE(eng, scale, eng->omerged,
-                              (size_t)eng->cfg.batch * (size_t)eng->lay.q_slice * (size_t)eng->xdv,
-                              eng->layers[l].v_scale));
-    if (st != HLX_OK)
-        return st;
     /* MLA: the merged heads go from latent to value space (W_UV) first. */
     if (eng->mla != NULL)
         HLX_TIMED(eng, HLX_PHASE_OPROJ, in = hlx_mla_up(eng, l, &st));

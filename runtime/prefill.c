@@ -184,9 +184,8 @@ static hlx_status_t hlx_prefill_qkv(hlx_engine_t *eng, hlx_prefill_t *p, int l, 
                 .t = hlx_kv_ring_slot(eng, l, (size_t)hlx_layout_kv_count(L, L->kvp_rank, pos)),
                 .nheads = L->kv_local,
                 .k_new = kn, .v_new = kn + (size_t)L->kv_local * dk,
-                .k_mul = 1.0f / W->k_scale, .v_mul = 1.0f / W->v_scale,
             };
-            st = HLX_BE(eng, kv_append, &d);
+            st = hlx_phase_kv_append(eng, l, &d);
         }
     }
     return st;
@@ -220,7 +219,7 @@ static hlx_status_t hlx_prefill_attn_head(hlx_engine_t *eng, hlx_prefill_t *p, i
                                   (size_t)G * dk);
         d = (hlx_attn_desc_t){
             .dk = dk, .dv = dv, .kv_dtype = eng->kv_dtype, .k_stride = (size_t)dk,
-            .v_stride = (size_t)dv, .scale = eng->attn_scale * W->k_scale,
+            .v_stride = (size_t)dv, .scale = eng->attn_scale * W->k_scale[kh],
             .softcap = (float)m->attn_softcap, .q = p->aq,
             .k = (const char *)W->kc + hlx_kv_shard_index(eng, l, 1, shard, 0, 0) * eng->kv_esize,
             .v = (const char *)W->vc + hlx_kv_shard_index(eng, l, 0, shard, 0, 0) * eng->kv_esize,
@@ -259,6 +258,11 @@ static hlx_status_t hlx_prefill_attn_head(hlx_engine_t *eng, hlx_prefill_t *p, i
         }
         if (st == HLX_OK)
             st = HLX_BE(eng, merge, 2, (int)nq, dv, p->ao, p->alse, p->am, p->amlse);
+    }
+    /* fp8 KV-cache scales: the c rows' outputs times the head's value scale */
+    if (st == HLX_OK) {
+        hlx_attn_desc_t all = { .group = c * G, .dv = dv, .o = p->am };
+        st = hlx_phase_attn_vscale(eng, l, kh, &all);
     }
     for (i = 0; i < c && st == HLX_OK; i++) {
         size_t r = (size_t)k * c + i;
@@ -318,9 +322,6 @@ static hlx_status_t hlx_prefill_merge_oproj(hlx_engine_t *eng, hlx_prefill_t *p,
         st = hlx_engine_sync(eng);
     if (st == HLX_OK)
         st = hlx_check_finite(eng, p->omerged, nh * (size_t)dv, "the merged prefill attention", l);
-    /* fp8 KV-cache scales: values stored as v / v_scale (hlx_phase_oproj) */
-    if (st == HLX_OK && eng->layers[l].v_scale != 1.0f)
-        st = HLX_BE(eng, scale, p->omerged, nh * (size_t)dv, eng->layers[l].v_scale);
     /* MLA: the merged heads from latent to value space (W_UV) first. */
     if (st == HLX_OK && eng->mla != NULL) {
         st = hlx_mla_rows_up(eng, l, &p->mla, p->omerged, R);

@@ -16,7 +16,7 @@ typedef struct {
     double *bq, *bk, *bv;  /* qkv_bias */
     double *qnorm, *knorm; /* qk_norm */
     double *post_attn_norm, *post_ffn_norm; /* post_norms */
-    float   kscale, vscale; /* fp8 KV-cache scales (hlx_wsrc_kv_scales), else 1 */
+    float  *kscale, *vscale; /* [K] fp8 KV-cache scales per KV head (hlx_wsrc_kv_scales) */
 } hlx_ref_layer_t;
 
 struct hlx_ref {
@@ -155,10 +155,16 @@ hlx_status_t hlx_ref_create_ckpt(const hlx_model_t *m, hlx_dtype_t kv_dtype, int
     for (l = 0; l < m->layers; l++) {
         hlx_ref_layer_t *L = &ref->layers[l];
         double ks, vs;
-        if (hlx_wsrc_kv_scales(&ref->ws, kv_dtype, l, &ks, &vs, werr, sizeof(werr)) != HLX_OK)
+        if ((L->kscale = malloc(sizeof(float) * (size_t)K)) == NULL ||
+            (L->vscale = malloc(sizeof(float) * (size_t)K)) == NULL)
             goto err_free;
-        L->kscale = (float)ks;
-        L->vscale = (float)vs;
+        for (g = 0; g < K; g++) {
+            if (hlx_wsrc_kv_scales(&ref->ws, kv_dtype, l, g, &ks, &vs, werr, sizeof(werr)) !=
+                HLX_OK)
+                goto err_free;
+            L->kscale[g] = (float)ks;
+            L->vscale[g] = (float)vs;
+        }
         L->attn_norm = hlx_ref_tensor(&ref->ws, HLX_HFW_ATTN_NORM, l);
         if (m->attn == HLX_ATTN_GQA) { /* MLA's projections: reference_mla.c */
             L->wq    = hlx_ref_tensor(&ref->ws, HLX_HFW_WQ, l);
@@ -217,11 +223,11 @@ hlx_status_t hlx_ref_create_ckpt(const hlx_model_t *m, hlx_dtype_t kv_dtype, int
                     for (e = 0; e < dk; e++)
                         ref->kcache[(base + p) * dk + e] = hlx_round_kv(
                             hlx_synth_ctx(kk, b, (int)K, g, p, e, (int)dk, 1), kv_dtype,
-                            ref->layers[l].kscale);
+                            ref->layers[l].kscale[g]);
                     for (e = 0; e < dv; e++)
                         ref->vcache[(base + p) * dv + e] = hlx_round_kv(
                             hlx_synth_ctx(vk, b, (int)K, g, p, e, (int)dv, 0), kv_dtype,
-                            ref->layers[l].vscale);
+                            ref->layers[l].vscale[g]);
                 }
             }
     }
@@ -340,10 +346,10 @@ hlx_status_t hlx_ref_step(hlx_ref_t *ref, double *hidden, double *logits, int *n
                  * KV dtype. */
                 for (e = 0; e < dk; e++)
                     ref->kcache[base * dk + e] = hlx_round_kv((float)k[g * dk + e], ref->kv_dtype,
-                                                              ref->layers[l].kscale);
+                                                              ref->layers[l].kscale[g]);
                 for (e = 0; e < dv; e++)
                     ref->vcache[base * dv + e] = hlx_round_kv((float)v[g * dv + e], ref->kv_dtype,
-                                                              ref->layers[l].vscale);
+                                                              ref->layers[l].vscale[g]);
             }
             /* Two-pass softmax over every position p0..pos: 0, or the first of a windowed
              * layer's window. */
@@ -460,6 +466,7 @@ void hlx_ref_destroy(hlx_ref_t *ref)
         free(L->ffn_norm); free(L->wgate); free(L->wup); free(L->wdown);
         free(L->bq); free(L->bk); free(L->bv); free(L->qnorm); free(L->knorm);
         free(L->post_attn_norm); free(L->post_ffn_norm);
+        free(L->kscale); free(L->vscale);
     }
     free(ref->layers);
     free(ref->embed);

@@ -124,7 +124,7 @@ hlx_status_t hlx_ref_mla_create(hlx_wsrc_t *ws, const hlx_model_t *m, hlx_dtype_
     for (l = 0; l < m->layers; l++) {
         hlx_ref_mla_layer_t *L = &a->layers[l];
         double ks, vs;
-        if (hlx_wsrc_kv_scales(ws, kv_dtype, l, &ks, &vs, NULL, 0) != HLX_OK)
+        if (hlx_wsrc_kv_scales(ws, kv_dtype, l, 0, &ks, &vs, NULL, 0) != HLX_OK)
             goto err;
         L->kscale = (float)ks;
         if (a->ql > 0) {

@@ -65,16 +65,16 @@ hlx_status_t hlx_wsrc_ckpt(hlx_wsrc_t *ws, const char *dir, char *err, size_t er
     return HLX_OK;
 }
 
-hlx_status_t hlx_wsrc_kv_scales(hlx_wsrc_t *ws, hlx_dtype_t kv_dtype, int layer, double *k_p,
-                                double *v_p, char *err, size_t errlen)
+hlx_status_t hlx_wsrc_kv_scales(hlx_wsrc_t *ws, hlx_dtype_t kv_dtype, int layer, int head,
+                                double *k_p, double *v_p, char *err, size_t errlen)
 {
     hlx_status_t st;
 
     *k_p = *v_p = 1.0;
     if (ws->ck == NULL || !ws->cfg.kv_scales || kv_dtype != HLX_DTYPE_FP8)
         return HLX_OK;
-    if ((st = hlx_hf_kv_scale(ws->ck, layer, 0, k_p)) != HLX_OK ||
-        (st = hlx_hf_kv_scale(ws->ck, layer, 1, v_p)) != HLX_OK) {
+    if ((st = hlx_hf_kv_scale(ws->ck, &ws->cfg, layer, 0, head, k_p)) != HLX_OK ||
+        (st = hlx_hf_kv_scale(ws->ck, &ws->cfg, layer, 1, head, v_p)) != HLX_OK) {
         snprintf(err, errlen, "%s", hlx_ckpt_error(ws->ck));
         return st;
     }

@@ -127,9 +127,11 @@ hlx_status_t hlx_ckpt_read_block(hlx_ckpt_t *ck, const hlx_ckpt_tensor_t *t, int
                                  int64_t nr, int64_t c0, int64_t nc, int transpose, void *dst,
                                  hlx_dtype_t dst_dtype, int64_t ld);
 
-/* The one value of t (shape [] or [1]; F32, BF16, F16 or F64), as a double: a per-tensor
- * scale. HLX_ERR_MISMATCH for another shape or dtype, the reason in hlx_ckpt_error(). */
-hlx_status_t hlx_ckpt_read_scalar(hlx_ckpt_t *ck, const hlx_ckpt_tensor_t *t, double *v_p);
+/* Value i of t, a tensor of n values ([] or [1] for one, [n] or [n, 1] for several; F32,
+ * BF16, F16 or F64), as a double: a scale per tensor or per head. HLX_ERR_MISMATCH for
+ * another count, shape or dtype, the reason in hlx_ckpt_error(). */
+hlx_status_t hlx_ckpt_read_value(hlx_ckpt_t *ck, const hlx_ckpt_tensor_t *t, int64_t n,
+                                 int64_t i, double *v_p);
 
 /* ---- non-finite values ------------------------------------------------------------- */
 
@@ -189,8 +191,9 @@ typedef struct hlx_hf_config {
     int             fp8;               /* quantization_config: fp8 e4m3 linear weights */
     int             block_rows, block_cols; /* weight_block_size (128 x 128) */
     int             tie_word_embeddings;
-    /* quantization_config.kv_cache_scheme: each layer's self_attn.k_scale and v_scale (one
-     * value each) are part of the checkpoint; the runtime uses them with fp8 KV */
+    /* quantization_config.kv_cache_scheme: each layer's self_attn.k_scale and v_scale are
+     * part of the checkpoint, one value each (HLX_HF_KV_SCALES_TENSOR) or one per KV head
+     * (HLX_HF_KV_SCALES_HEAD); the runtime uses them with fp8 KV. 0: none */
     int             kv_scales;
     /* How the dense family's tensors are laid out (HLX_HF_FUSED_*, HLX_HF_ROPE_PAIRS):
      * Phi3ForCausalLM fuses self_attn.qkv_proj (q, k, v rows) and mlp.gate_up_proj (gate,
@@ -224,10 +227,15 @@ void hlx_hf_gating_set(hlx_hf_config_t *c, hlx_moe_scoring_t scoring, int norm_t
  * otherwise. */
 void hlx_hf_ckpt_name(const hlx_hf_config_t *c, const char *key, char *name, size_t len);
 
-/* Layer layer's KV-cache scale of its keys (value 0: self_attn.k_scale) or values (1:
- * self_attn.v_scale) from a checkpoint whose config has kv_scales: one positive finite
- * value whose fp32 inverse is finite; the error in hlx_ckpt_error(). */
-hlx_status_t hlx_hf_kv_scale(hlx_ckpt_t *ck, int layer, int value, double *v_p);
+#define HLX_HF_KV_SCALES_TENSOR 1 /* kv_cache_scheme strategy "tensor" */
+#define HLX_HF_KV_SCALES_HEAD   2 /* strategy "attn_head": [num_key_value_heads] */
+
+/* Layer layer's KV-cache scale of KV head `head` for its keys (value 0: self_attn.k_scale)
+ * or values (1: self_attn.v_scale), from a checkpoint whose config c has kv_scales (per
+ * tensor: every head the one value): a positive finite value whose fp32 inverse is finite;
+ * the error in hlx_ckpt_error(). */
+hlx_status_t hlx_hf_kv_scale(hlx_ckpt_t *ck, const hlx_hf_config_t *c, int layer, int value,
+                             int head, double *v_p);
 
 /* Reads dir/config.json; errors are "config.json:line:column: key: reason". */
 hlx_status_t hlx_hf_config_load(const char *dir, hlx_hf_config_t *c, char *err,

@@ -124,6 +124,21 @@ kvscales)
         json_field "$dir/out" "d['hidden_hash']" >>"$dir/hashes"
     done
     [ "$(sort -u "$dir/hashes" | wc -l)" -eq 1 ] || { echo "FAIL: HOP-B changed the bits"; fail=1; }
+    # scales per KV head (strategy attn_head): over TPA 2 each rank holds one KV head and
+    # its own scales, over KVP 2 both; with a prompt
+    "$helix" model synth --family dense --seed 5 --kv-scales 0.03,0.07,0.125,0.5 \
+        --kv-scales-per-head --out "$dir/ckh" >/dev/null || exit 1
+    for lt in "2 1" "1 2"; do
+        set -- $lt
+        timeout -k 5 150 "$helixrun" --no-prefix -n 2 --timeout 120 -- "$helix" decode \
+            --model "$dir/ckh" --kvp $1 --tpa $2 --batch 3 --context 45 --steps 6 \
+            --kv-dtype fp8 --prompt-ids "$data/prompt3.txt" --check --json --timeout 60 \
+            >"$dir/out" 2>"$dir/err"
+        rc=$?
+        ok=$(json_field "$dir/out" "d['passed'] and d['tokens_match'] and d['kv_scales'] == 'checkpoint'" 2>/dev/null)
+        echo "dense, scales per head, KVP $1 x TPA $2: exit $rc, $ok"
+        [ $rc -eq 0 ] && [ "$ok" = True ] || { echo "FAIL"; cat "$dir/err"; fail=1; }
+    done
     # the same checkpoint with bf16 KV: the scales are not used (and the check passes)
     "$helix" decode --model "$dir/ck" --context 30 --steps 3 --kv-dtype bf16 --check --json \
         >"$dir/out" 2>"$dir/err"
@@ -150,17 +165,18 @@ kvscales)
     rc=$?
     echo "moe-mla, k_scale != v_scale: exit $rc: $(head -c 300 "$dir/err")"
     [ $rc -eq 2 ] && grep -q "differ" "$dir/err" || { echo "FAIL: not refused"; fail=1; }
-    for bad in zero neg nan int scalar noscheme perhead; do
+    for bad in zero neg nan int scalar noscheme perhead channel; do
         cp -r "$dir/ck" "$dir/$bad"
         python3 - "$dir/$bad" $bad <<'PY'
 import glob, json, struct, sys
 d, bad = sys.argv[1], sys.argv[2]
-if bad in ('noscheme', 'perhead'):
+if bad in ('noscheme', 'perhead', 'channel'):
     c = json.load(open(d + '/config.json'))
     if bad == 'noscheme':
         del c['quantization_config']
-    else:
-        c['quantization_config']['kv_cache_scheme']['strategy'] = 'attn_head'
+    else: # per head: the tensors hold one value, not one per KV head
+        c['quantization_config']['kv_cache_scheme']['strategy'] = \
+            'attn_head' if bad == 'perhead' else 'channel'
     json.dump(c, open(d + '/config.json', 'w'), indent=2)
     sys.exit(0)
 for f in sorted(glob.glob(d + '/*.safetensors')):
@@ -187,7 +203,8 @@ PY
         rc=$?
         case $bad in
         noscheme) want="no kv_cache_scheme" ;;
-        perhead)  want='strategy: only "tensor"' ;;
+        perhead)  want="k_scale: shape [1], expected 2 values" ;;
+        channel)  want='strategy: "tensor"' ;;
         int)      want="v_scale: dtype I32" ;;
         scalar)   want="" ;;
         *)        want="model.layers.1.self_attn.v_scale" ;;
