@@ -179,6 +179,7 @@ static void hlx_decode_print_json(const hlx_run_config_t *cfg, const hlx_model_t
         json_object_set_new(o, "nonfinite", json_integer(rep->nonfinite));
         json_object_set_new(o, "kv_rows_checked", json_integer(rep->kv_rows_checked));
         json_object_set_new(o, "kv_rows_bad", json_integer(rep->kv_rows_bad));
+        json_object_set_new(o, "kv_elems_apart", json_integer(rep->kv_elems_apart));
         json_object_set_new(o, "kv_rows_overwritten", json_integer(rep->kv_rows_overwritten));
         json_object_set_new(o, "route_near_ties", json_integer(rep->route_near_ties));
         json_object_set_new(o, "passed", json_boolean(passed));
@@ -274,14 +275,15 @@ static void hlx_decode_print_text(const hlx_run_config_t *cfg, const hlx_model_t
     }
     if (rep->checked)
         printf("check:   %s: max_abs_err %.3e, max_rel_err %.3e (tolerance %.1e), tokens %s, "
-               "replicas %s, %lld appended KV rows compared%s%s\n",
+               "replicas %s, %lld appended KV rows compared%s%s%s\n",
                hlx_run_report_passed(rep, cfg->check_tol) ? "PASS" : "FAIL",
                rep->max_abs_err, rep->max_rel_err, cfg->check_tol,
                rep->tokens_match ? "match" : "differ",
                rep->replicas_match ? "identical" : "differ", (long long)rep->kv_rows_checked,
                rep->kv_rows_bad ? " (some differ)" : "",
                rep->kv_rows_overwritten ? " (older ones overwritten in windowed layers' rings)"
-                                        : "");
+                                        : "",
+               rep->kv_elems_apart > 0 ? " (some elements one rounding apart)" : "");
 }
 
 static void hlx_decode_print_json_cb(void *ctx, const hlx_run_config_t *cfg,

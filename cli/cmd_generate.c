@@ -500,6 +500,7 @@ static void hlx_generate_print(const hlx_run_config_t *cfg, const hlx_model_t *m
                                                       ? json_real(rep->max_rel_err) : json_null());
             json_object_set_new(o, "tokens_match", json_boolean(rep->tokens_match));
             json_object_set_new(o, "kv_rows_checked", json_integer(rep->kv_rows_checked));
+            json_object_set_new(o, "kv_elems_apart", json_integer(rep->kv_elems_apart));
             json_object_set_new(o, "kv_rows_overwritten",
                                 json_integer(rep->kv_rows_overwritten));
             json_object_set_new(o, "passed",

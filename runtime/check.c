@@ -424,6 +424,7 @@ hlx_status_t hlx_check_kv_rows(hlx_engine_t *eng, hlx_check_t *chk, hlx_run_repo
     double tol = hlx_engine_kv_dtype(eng) == HLX_DTYPE_BF16  ? 1.0 / 64
                  : hlx_engine_kv_dtype(eng) == HLX_DTYPE_FP8 ? 1.0 / 4
                                                              : 1e-4;
+    const int quant = hlx_engine_kv_dtype(eng) != HLX_DTYPE_F32;
     hlx_status_t st = HLX_OK;
     int n, l, b, kh, a, r, e;
 
@@ -486,6 +487,8 @@ hlx_status_t hlx_check_kv_rows(hlx_engine_t *eng, hlx_check_t *chk, hlx_run_repo
                             if (!(d <= dmax))
                                 dmax = isfinite(d) ? d : INFINITY;
                             vmax = fmax(vmax, fabs(want));
+                            /* both hold values of the KV type: any difference is a code */
+                            rep->kv_elems_apart += quant && d > 0;
                         }
                         if (!(dmax <= tol * fmax(vmax, 1e-3))) {
                             if (rep->kv_rows_bad++ == 0)

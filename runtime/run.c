@@ -320,10 +320,16 @@ hlx_status_t hlx_engine_run(hlx_engine_t *eng, hlx_run_report_t *rep, char *err,
         st = hlx_engine_fail(err, errlen, HLX_ERR_CHECK,
                              "check failed: max_rel_err %.3g (tolerance %.3g), tokens %s, "
                              "replicas %s, %d non-finite values, %lld of %lld appended KV "
-                             "rows differ", rep->max_rel_err, eng->cfg.check_tol,
+                             "rows differ%s", rep->max_rel_err, eng->cfg.check_tol,
                              rep->tokens_match ? "match" : "differ",
                              rep->replicas_match ? "identical" : "differ", rep->nonfinite,
-                             (long long)rep->kv_rows_bad, (long long)rep->kv_rows_checked);
+                             (long long)rep->kv_rows_bad, (long long)rep->kv_rows_checked,
+                             rep->kv_elems_apart > 0 && rep->kv_rows_bad == 0 &&
+                                     rep->tokens_match
+                                 ? "; some KV elements were rounded to the neighbouring value "
+                                   "of the KV type (a value at a midpoint; docs/model.md, "
+                                   "fp8 KV-cache scales)"
+                                 : "");
 
 out:
     hlx_watchdog_destroy(wd);

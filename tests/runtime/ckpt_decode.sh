@@ -119,7 +119,7 @@ kvscales)
         echo "dense, KVP 2, hopb $hopb: exit $rc"
         [ $rc -eq 0 ] || { echo "FAIL"; cat "$dir/out" "$dir/err"; exit 1; }
         json_field "$dir/out" "'passed', d['passed'], 'max_rel_err', d['max_rel_err'], 'kv_scales', d['kv_scales'], 'hash', d['hidden_hash']"
-        ok=$(json_field "$dir/out" "d['passed'] and d['tokens_match'] and d['kv_rows_checked'] > 0 and d['kv_scales'] == 'checkpoint' and d['kv_dtype'] == 'fp8'")
+        ok=$(json_field "$dir/out" "d['passed'] and d['tokens_match'] and d['kv_rows_checked'] > 0 and d['kv_scales'] == 'checkpoint' and d['kv_dtype'] == 'fp8' and d['kv_elems_apart'] >= 0")
         [ "$ok" = True ] || { echo "FAIL: expected a passed check with the scales in use"; fail=1; }
         json_field "$dir/out" "d['hidden_hash']" >>"$dir/hashes"
     done

@@ -137,6 +137,10 @@ typedef struct hlx_run_report {
     int      nonfinite;                /* NaN/Inf values met in the compared outputs */
     int64_t  kv_rows_checked;          /* appended KV rows compared with the reference */
     int64_t  kv_rows_bad;              /* ... of which differ */
+    int64_t  kv_elems_apart;           /* bf16 / fp8 KV: elements of the compared rows the
+                                        * engine rounded to another value than the
+                                        * reference (a value near the midpoint of two codes,
+                                        * within the rows' tolerance); 0 for f32 */
     int64_t  kv_rows_overwritten;      /* appended rows a windowed layer's ring no longer
                                         * holds (not compared) */
     int     *tokens;                   /* [steps][batch] chosen tokens (engine-owned) */
