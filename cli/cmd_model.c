@@ -58,7 +58,7 @@ static void hlx_synth_usage(FILE *f)
         "                         --out DIR [--layers N] [--seed S] [--dtype bf16|f32|fp8]\n"
         "                         [--shards N] [--model FILE|NAME]\n"
         "                         [--max-bytes SIZE] [--kv-scales K,V[,K,V...]]\n"
-        "                         [--kv-scales-per-head]\n\n"
+        "                         [--kv-scales-per-head] [--fp8-scales tensor|channel]\n\n"
         "Writes a small Hugging Face checkpoint: config.json, the tensors in N safetensors\n"
         "shards and model.safetensors.index.json.\n\n"
         "  --family dense    LlamaForCausalLM with the dimensions of the `tiny` preset (H 256,\n"
@@ -119,8 +119,14 @@ static void hlx_synth_usage(FILE *f)
         "  --layers N        transformer layers, 1 to %d (default 2, or the model's with\n"
         "                    --model, which must then be at most %d too)\n"
         "  --seed S          seed of the values (default 1)\n"
-        "  --dtype T         bf16 (default) or f32; fp8 (moe-mla only): linear weights in\n"
-        "                    e4m3 with 32 x 32 block scales (weight_scale_inv)\n"
+        "  --dtype T         bf16 (default) or f32; fp8: linear weights in e4m3, for\n"
+        "                    moe-mla and deepseek-v2 with 32 x 32 block scales\n"
+        "                    (weight_scale_inv), for dense, gemma2, gemma3, qwen2 and qwen3\n"
+        "                    as compressed-tensors writes them (weight_scale; lm_head left\n"
+        "                    in bf16)\n"
+        "  --fp8-scales S    with a dense family's fp8: channel (default, one scale per\n"
+        "                    output row: 2^-4 times 1, 1.25, 1.5, 1.75 in turn) or tensor\n"
+        "                    (one, 2^-4 x 1.25)\n"
         "  --shards N        number of safetensors files (default 2; 1 writes a single\n"
         "                    model.safetensors without an index)\n"
         "  --max-bytes SIZE  refuse to write a checkpoint larger than SIZE bytes (suffix K,\n"
@@ -138,6 +144,15 @@ static void hlx_synth_usage(FILE *f)
         "                    synthetic keys then pass 448, a head given another head's\n"
         "                    scale shows in --check)\n",
         HLX_SYNTH_MAX_LAYERS, HLX_SYNTH_MAX_LAYERS);
+}
+
+/* The scale of row r of a dense family's fp8 weights (--dtype fp8): 2^-4 times 1, 1.25,
+ * 1.5 or 1.75 by row (per tensor: times 1.25). Not powers of two, so that which scale a
+ * row takes changes its e4m3 rounding (a reader's row-to-scale mapping shows); of 3
+ * significant bits, so that e4m3 values times them are exact in bf16. */
+static float hlx_synth_ct_scale(const hlx_hf_config_t *c, int64_t r)
+{
+    return 0.0625f * (c->ct_channel ? 1.0f + 0.25f * (float)(r % 4) : 1.25f);
 }
 
 /* Most --kv-scales pairs. */
@@ -179,6 +194,12 @@ static hlx_status_t hlx_synth_fill(void *vctx, const hlx_hf_expect_t *t, size_t 
             dst[j] = hlx_ckpt_synth_value(c->seed, t, row, j);
         return HLX_OK;
     }
+    /* compressed-tensors fp8: row r's scale hlx_synth_ct_scale, its weights stored divided
+     * by it (the writer rounds them to e4m3) */
+    if (t->cls == HLX_HFC_SCALE) {
+        dst[0] = hlx_synth_ct_scale(&c->cfg, row);
+        return HLX_OK;
+    }
     if (hlx_hf_weight_at(m, c->cfg.fused, t->name, row, &w, &layer, &wrow) != 0)
         return HLX_ERR_INTERNAL;
     hlx_hf_weight_shape(m, w, &rrows, &rcols);
@@ -189,6 +210,8 @@ static hlx_status_t hlx_synth_fill(void *vctx, const hlx_hf_expect_t *t, size_t 
         /* Gemma stores a norm's weight as w - 1 (exact: w within [0.5, 1.5) in the dtype) */
         if ((c->cfg.fused & HLX_HF_GEMMA) && t->cls == HLX_HFC_NORM)
             dst[j] -= 1.0f;
+        if (t->dtype == HLX_ST_F8_E4M3)
+            dst[j] /= hlx_synth_ct_scale(&c->cfg, row);
     }
     return HLX_OK;
 }
@@ -309,6 +332,11 @@ static void hlx_synth_config(hlx_hf_config_t *c, int dense, int v2, int layers,
                 hlx_hf_gating_set(c, HLX_MOE_SOFTMAX, 0, 1.0, 1, 1);
             }
         }
+        if (!strcmp(dtype, "fp8")) { /* compressed-tensors: a scale per output channel */
+            c->fp8 = HLX_HF_FP8_CT;
+            c->ct_channel = 1;
+            m->weight_dtype = HLX_DTYPE_FP8;
+        }
         return;
     }
     c->family = HLX_HF_MOE_MLA;
@@ -340,7 +368,7 @@ static void hlx_synth_config(hlx_hf_config_t *c, int dense, int v2, int layers,
         m->moe_group_score = HLX_MOE_GROUP_MAX;
     }
     if (!strcmp(dtype, "fp8")) {
-        c->fp8 = 1;
+        c->fp8 = HLX_HF_FP8_BLOCK;
         m->weight_dtype = HLX_DTYPE_FP8;
     }
 }
@@ -527,7 +555,7 @@ static hlx_status_t hlx_synth_kv_list(hlx_synth_ctx_t *ctx, hlx_hf_expect_t **li
 static int hlx_cmd_model_synth(int argc, char **argv)
 {
     enum { O_FAMILY = 1, O_OUT, O_LAYERS, O_SEED, O_DTYPE, O_SHARDS, O_MODEL, O_MAX_BYTES,
-           O_KV_SCALES, O_KV_SCALES_HEAD };
+           O_KV_SCALES, O_KV_SCALES_HEAD, O_FP8_SCALES };
     static const struct option opts[] = {
         { "family", required_argument, NULL, O_FAMILY },
         { "out", required_argument, NULL, O_OUT },
@@ -539,6 +567,7 @@ static int hlx_cmd_model_synth(int argc, char **argv)
         { "max-bytes", required_argument, NULL, O_MAX_BYTES },
         { "kv-scales", required_argument, NULL, O_KV_SCALES },
         { "kv-scales-per-head", no_argument, NULL, O_KV_SCALES_HEAD },
+        { "fp8-scales", required_argument, NULL, O_FP8_SCALES },
         { "help", no_argument, NULL, 'h' },
         { NULL, 0, NULL, 0 },
     };
@@ -550,7 +579,7 @@ static int hlx_cmd_model_synth(int argc, char **argv)
     size_t n = 0, i;
     char err[1024], why[160];
     hlx_status_t st;
-    int o, moe, dense, missing = 0, made = 0, kvs_head = 0;
+    int o, moe, dense, missing = 0, made = 0, kvs_head = 0, fp8_tensor = 0;
     uint64_t bytes = 0, data = 0;
 
     optind = 1;
@@ -562,6 +591,14 @@ static int hlx_cmd_model_synth(int argc, char **argv)
         case O_MODEL:  model = optarg; break;
         case O_KV_SCALES: kvs = optarg; break;
         case O_KV_SCALES_HEAD: kvs_head = 1; break;
+        case O_FP8_SCALES:
+            if (strcmp(optarg, "tensor") && strcmp(optarg, "channel")) {
+                fprintf(stderr, "helix model synth: --fp8-scales: '%s' (tensor or channel)\n",
+                        optarg);
+                return 2;
+            }
+            fp8_tensor = !strcmp(optarg, "tensor");
+            break;
         case O_LAYERS:
             if (hlx_model_int("synth", "--layers", optarg, 1, HLX_SYNTH_MAX_LAYERS, &layers))
                 return 2;
@@ -598,9 +635,14 @@ static int hlx_cmd_model_synth(int argc, char **argv)
     if (hlx_synth_out_check(out, &missing) != 0)
         return 2;
     moe = dense < 0; /* moe-mla, deepseek-v2 */
-    if (strcmp(dtype, "bf16") && strcmp(dtype, "f32") && (strcmp(dtype, "fp8") || !moe)) {
-        fprintf(stderr, "helix model synth: --dtype: '%s' (bf16 or f32%s)\n", dtype,
-                moe ? " or fp8" : "; fp8 with --family moe-mla");
+    if (strcmp(dtype, "bf16") && strcmp(dtype, "f32") &&
+        (strcmp(dtype, "fp8") ||
+         (!moe && (hlx_synth_dense[dense].moe ||
+                   (hlx_synth_dense[dense].fused &
+                    (HLX_HF_FUSED_QKV | HLX_HF_FUSED_GU | HLX_HF_QKV_GROUPED)))))) {
+        fprintf(stderr, "helix model synth: --dtype: '%s' (bf16 or f32; fp8 with moe-mla, "
+                "deepseek-v2, or a dense family without fused projections or experts: "
+                "dense, gemma2, gemma3, qwen2, qwen3)\n", dtype);
         return 2;
     }
     memset(&ctx, 0, sizeof(ctx));
@@ -617,6 +659,13 @@ static int hlx_cmd_model_synth(int argc, char **argv)
     if (kvs != NULL && hlx_synth_kv_scales(kvs, &ctx) != 0)
         return 2;
     ctx.kvs_head = kvs_head;
+    if (fp8_tensor && ctx.cfg.fp8 != HLX_HF_FP8_CT) {
+        fprintf(stderr, "helix model synth: --fp8-scales: with --dtype fp8 and a dense "
+                "family\n");
+        return 2;
+    }
+    if (fp8_tensor)
+        ctx.cfg.ct_channel = 0;
     if (kvs_head)
         ctx.cfg.kv_scales = HLX_HF_KV_SCALES_HEAD;
     st = hlx_hf_expect(&ctx.cfg, &list, &n, err, sizeof(err));
@@ -641,7 +690,8 @@ static int hlx_cmd_model_synth(int argc, char **argv)
         int layer;
         int64_t wrow;
         if (list[i].cls == HLX_HFC_ROUTER || list[i].cls == HLX_HFC_EXPERT ||
-            list[i].cls == HLX_HFC_SHARED || (ctx.nkvs > 0 && i >= ctx.kvs_at))
+            list[i].cls == HLX_HFC_SHARED || list[i].cls == HLX_HFC_SCALE ||
+            (ctx.nkvs > 0 && i >= ctx.kvs_at))
             continue; /* Qwen2/3-MoE: no runtime weight of the dense numbering; the KV
                        * scales are no runtime weight either */
         if (hlx_hf_weight_at(&ctx.cfg.m, ctx.cfg.fused, list[i].name, 0, &w, &layer, &wrow)) {
@@ -1139,7 +1189,11 @@ static int hlx_cmd_model_info(int argc, char **argv)
                cfg.m.vocab);
     hlx_info_rope_print(&cfg.m);
     printf("  weights %s%s, %.6g parameters%s\n\n", cfg.torch_dtype,
-           cfg.fp8 ? " (linear layers fp8 e4m3, block scales)" : "", params,
+           cfg.fp8 == HLX_HF_FP8_BLOCK ? " (linear layers fp8 e4m3, block scales)"
+           : cfg.fp8 == HLX_HF_FP8_CT ? (cfg.ct_channel
+                                            ? " (linear layers fp8 e4m3, a scale per channel)"
+                                            : " (linear layers fp8 e4m3, a scale per tensor)")
+                                      : "", params,
            config_only ? " (from config.json; tensors not checked)" : "");
     if (cfg.kv_scales)
         printf("  fp8 KV-cache scales: self_attn.k_scale and v_scale per layer%s (used with "

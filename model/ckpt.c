@@ -605,8 +605,22 @@ static hlx_status_t hlx_ckpt_merge(hlx_ckpt_t *ck, hlx_jdoc_t *doc, char *err, s
             continue;
         snprintf(sname, sizeof(sname), "%s_scale_inv", t->name);
         s = hlx_ckpt_find(ck, sname);
-        if (s == NULL)
-            continue; /* unscaled fp8: read as is */
+        if (s == NULL) { /* compressed-tensors: <name>_scale per tensor or per row */
+            snprintf(sname, sizeof(sname), "%s_scale", t->name);
+            if ((s = hlx_ckpt_find(ck, sname)) == NULL)
+                continue; /* unscaled fp8: read as is */
+            if (t->ndim != 2 || s->dtype != HLX_ST_F32 ||
+                !(s->numel == 1 ? s->ndim <= 2
+                                : s->ndim == 2 && s->shape[0] == t->shape[0] &&
+                                      s->shape[1] == 1))
+                return hlx_errbuf(err, errlen, HLX_ERR_PARSE,
+                                   "%s: tensor %s: its scale %s must be F32 of one value ([1])"
+                                   " or one per row ([%lld, 1])", ck->files[t->file].name,
+                                   t->name, sname, (long long)t->shape[0]);
+            t->scale = s;
+            t->scale_rows = s->numel == 1 ? t->shape[0] : 1;
+            continue;
+        }
         if (t->ndim != 2 || s->ndim != 2 || s->dtype != HLX_ST_F32 || s->shape[0] < 1 ||
             s->shape[1] < 1)
             return hlx_errbuf(err, errlen, HLX_ERR_PARSE,
@@ -903,7 +917,11 @@ hlx_status_t hlx_ckpt_read_block(hlx_ckpt_t *ck, const hlx_ckpt_tensor_t *t, int
                            "outside its %lld x %lld elements", f->name, t->name, (long long)r0,
                            (long long)nr, (long long)c0, (long long)nc, (long long)ld,
                            (long long)rows, (long long)cols);
-    if (s != NULL) {
+    if (s != NULL && t->scale_rows > 0) {
+        /* compressed-tensors: one factor (a row of them) for every scale_rows rows */
+        brow = t->scale_rows;
+        bcol = cols;
+    } else if (s != NULL) {
         /* DeepSeek: scale_inv[ceil(rows / br)][ceil(cols / bc)], the last blocks partial */
         brow = ck->block_rows;
         bcol = ck->block_cols;
@@ -939,8 +957,10 @@ hlx_status_t hlx_ckpt_read_block(hlx_ckpt_t *ck, const hlx_ckpt_tensor_t *t, int
             float *out = tile + k * tnc;
             hlx_ck_convert(ck, row, t->dtype, nc, out);
             if (s != NULL) {
+                /* factors per scale row: DeepSeek's blocks across, compressed-tensors' one */
+                const int64_t scols = t->scale_rows > 0 ? 1 : s->shape[1];
                 const uint8_t *srow = ck->files[s->file].map + ck->files[s->file].st.data_offset +
-                                      s->begin + (size_t)((r0 + i + k) / brow * s->shape[1]) * 4;
+                                      s->begin + (size_t)((r0 + i + k) / brow * scols) * 4;
                 for (j = 0; j < nc;) {
                     int64_t blk = (c0 + j) / bcol, end = (blk + 1) * bcol - c0;
                     float sc;

@@ -821,6 +821,71 @@ static hlx_status_t hlx_cfg_kv_scheme(hlx_jdoc_t *doc, json_t *q, hlx_hf_config_
     return HLX_OK;
 }
 
+/* A field of a compressed-tensors quantization args object: absent, or equal to want. */
+static int hlx_ct_is(json_t *o, const char *key, const char *want_s, json_int_t want_i, int want_b)
+{
+    json_t *x = json_object_get(o, key);
+
+    if (x == NULL || json_is_null(x))
+        return 1;
+    if (want_s != NULL)
+        return json_is_string(x) && !strcmp(json_string_value(x), want_s);
+    if (want_b >= 0)
+        return json_is_boolean(x) && json_is_true(x) == want_b;
+    return json_is_integer(x) && json_integer_value(x) == want_i;
+}
+
+/* quantization_config of compressed-tensors with weight groups (llm-compressor's FP8
+ * checkpoints): one group over every Linear, fp8 e4m3 weights with a static scale per
+ * tensor or per output channel (X.weight_scale), activations dynamic or static (their
+ * X.input_scale is read for its shape and not used: the runtime computes in fp32 over the
+ * dequantized weights, as it does DeepSeek's), lm_head left out. docs/model.md. */
+static hlx_status_t hlx_cfg_ct_weights(hlx_jdoc_t *doc, json_t *q, hlx_hf_config_t *c)
+{
+    static const char at[] = "/quantization_config/config_groups";
+    json_t *cg = json_object_get(q, "config_groups"), *g, *w = NULL, *a = NULL, *t = NULL, *ig;
+    const char *gname;
+    size_t i;
+
+    if (!json_is_object(cg) || json_object_size(cg) != 1)
+        return hlx_jdoc_fail(doc, at, HLX_ERR_PARSE, "expected one group (every Linear layer "
+                             "quantized alike)");
+    json_object_foreach(cg, gname, g) {
+        (void)gname;
+        t = json_object_get(g, "targets");
+        w = json_object_get(g, "weights");
+        a = json_object_get(g, "input_activations");
+    }
+    if (!json_is_array(t) || json_array_size(t) != 1 ||
+        strcmp(json_string_value(json_array_get(t, 0)) ?: "", "Linear"))
+        return hlx_jdoc_fail(doc, at, HLX_ERR_PARSE, "the group's targets must be [\"Linear\"]");
+    if (!json_is_object(w) || !hlx_ct_is(w, "type", "float", 0, -1) ||
+        !hlx_ct_is(w, "num_bits", NULL, 8, -1) || !hlx_ct_is(w, "dynamic", NULL, 0, 0) ||
+        !hlx_ct_is(w, "symmetric", NULL, 0, 1) ||
+        !(hlx_ct_is(w, "strategy", "tensor", 0, -1) || hlx_ct_is(w, "strategy", "channel", 0, -1)))
+        return hlx_jdoc_fail(doc, at, HLX_ERR_PARSE, "the group's weights must be 8-bit float "
+                             "(e4m3), static, symmetric, one scale per tensor or per channel");
+    if (a != NULL && !json_is_null(a) &&
+        (!json_is_object(a) || !hlx_ct_is(a, "type", "float", 0, -1) ||
+         !hlx_ct_is(a, "num_bits", NULL, 8, -1)))
+        return hlx_jdoc_fail(doc, at, HLX_ERR_PARSE, "the group's input_activations must be "
+                             "null or 8-bit float");
+    ig = json_object_get(q, "ignore");
+    for (i = 0; json_is_array(ig) && i < json_array_size(ig); i++)
+        if (strcmp(json_string_value(json_array_get(ig, i)) ?: "", "lm_head"))
+            return hlx_jdoc_fail(doc, "/quantization_config/ignore", HLX_ERR_PARSE,
+                                 "only [\"lm_head\"] is read (every other Linear quantized)");
+    if (!json_is_array(ig) || json_array_size(ig) != 1)
+        return hlx_jdoc_fail(doc, "/quantization_config/ignore", HLX_ERR_PARSE,
+                             "expected [\"lm_head\"] (the head is read unquantized)");
+    c->fp8 = HLX_HF_FP8_CT;
+    c->ct_channel = json_is_string(json_object_get(w, "strategy")) &&
+                    !strcmp(json_string_value(json_object_get(w, "strategy")), "channel");
+    c->ct_input_scale = a != NULL && json_is_object(a) && json_is_false(json_object_get(a, "dynamic"));
+    c->m.weight_dtype = HLX_DTYPE_FP8;
+    return HLX_OK;
+}
+
 /* The weights' dtype: torch_dtype, or dtype (its name since transformers 4.56 and in v5);
  * both there must agree. */
 static hlx_status_t hlx_cfg_dtype(hlx_jdoc_t *doc, hlx_hf_config_t *c)
@@ -860,14 +925,15 @@ static hlx_status_t hlx_cfg_dtype(hlx_jdoc_t *doc, hlx_hf_config_t *c)
         return HLX_OK;
     if (json_is_object(q) && (st = hlx_cfg_kv_scheme(doc, q, c)) != HLX_OK)
         return st;
-    if (json_is_object(q) && c->kv_scales &&
+    if (json_is_object(q) &&
         !strcmp(json_string_value(json_object_get(q, "quant_method")) ?: "", "compressed-tensors")) {
         json_t *cg = json_object_get(q, "config_groups");
         if (cg != NULL && !json_is_null(cg) && !(json_is_object(cg) && json_object_size(cg) == 0))
-            return hlx_jdoc_fail(doc, "/quantization_config/config_groups", HLX_ERR_PARSE,
-                                 "compressed-tensors weight quantization is not supported "
-                                 "(its kv_cache_scheme is: the weights as torch_dtype, "
-                                 "config_groups empty)");
+            return hlx_cfg_ct_weights(doc, q, c);
+        if (!c->kv_scales)
+            return hlx_jdoc_fail(doc, "/quantization_config", HLX_ERR_PARSE,
+                                 "compressed-tensors with neither config_groups nor a "
+                                 "kv_cache_scheme: nothing to read");
         return HLX_OK;
     }
     if (!json_is_object(q) ||
@@ -888,7 +954,7 @@ static hlx_status_t hlx_cfg_dtype(hlx_jdoc_t *doc, hlx_hf_config_t *c)
         c->block_rows = (int)r;
         c->block_cols = (int)k;
     }
-    c->fp8 = 1;
+    c->fp8 = HLX_HF_FP8_BLOCK;
     c->m.weight_dtype = HLX_DTYPE_FP8;
     return HLX_OK;
 }
@@ -1180,9 +1246,15 @@ static hlx_status_t hlx_cfg_dense(hlx_jdoc_t *doc, hlx_hf_config_t *c)
     if (m->head_dim % 2 != 0)
         return hlx_jdoc_fail(doc, "/head_dim", HLX_ERR_PARSE, "%d is odd (RoPE rotates pairs)",
                              m->head_dim);
-    if (c->fp8)
+    if (c->fp8 == HLX_HF_FP8_BLOCK)
         return hlx_jdoc_fail(doc, "/quantization_config", HLX_ERR_PARSE,
                              "fp8 block-scaled weights are read for DeepseekV3ForCausalLM only");
+    if (c->fp8 == HLX_HF_FP8_CT &&
+        (c->moe_gqa || (c->fused & (HLX_HF_FUSED_QKV | HLX_HF_FUSED_GU | HLX_HF_QKV_GROUPED))))
+        return hlx_jdoc_fail(doc, "/quantization_config", HLX_ERR_PARSE,
+                             "compressed-tensors fp8 weights are read for dense models with "
+                             "separate q, k, v, o, gate, up and down projections (%s has %s)",
+                             c->arch, c->moe_gqa ? "routed experts" : "fused projections");
     m->v_head_dim = m->head_dim;
     m->rope_dim = m->head_dim;
     m->dense_layers = m->layers;
@@ -1592,6 +1664,20 @@ char *hlx_hf_config_text(const hlx_hf_config_t *c)
                                           "dynamic", "fmt", "e4m3", "quant_method", "fp8",
                                           "weight_block_size", c->block_rows, c->block_cols));
     }
+    if (c->fp8 == HLX_HF_FP8_CT) /* llm-compressor's FP8 form (static activations or not) */
+        json_object_set_new(
+            o, "quantization_config",
+            json_pack("{s:s, s:s, s:{s:{s:[s], s:{s:i, s:s, s:s, s:b, s:b}, s:o}}, s:[s]}",
+                      "quant_method", "compressed-tensors", "format", "float-quantized",
+                      "config_groups", "group_0", "targets", "Linear", "weights", "num_bits", 8,
+                      "type", "float", "strategy", c->ct_channel ? "channel" : "tensor",
+                      "dynamic", 0, "symmetric", 1, "input_activations",
+                      c->ct_input_scale
+                          ? json_pack("{s:i, s:s, s:s, s:b, s:b}", "num_bits", 8, "type",
+                                      "float", "strategy", "tensor", "dynamic", 0,
+                                      "symmetric", 1)
+                          : json_null(),
+                      "ignore", "lm_head"));
     if (c->kv_scales) { /* beside fp8 weights, or alone as compressed-tensors writes it */
         json_t *qc = json_object_get(o, "quantization_config");
         if (qc == NULL) {
@@ -1680,6 +1766,13 @@ static int hlx_elist_linear(hlx_elist_t *l, hlx_hf_class_t cls, hlx_hf_split_t s
         return hlx_elist_add(l, c->st_dtype, cls, split, out, in, "%s", name);
     if (hlx_elist_add(l, HLX_ST_F8_E4M3, cls, split, out, in, "%s", name) != 0)
         return -1;
+    if (c->fp8 == HLX_HF_FP8_CT) /* weight_scale [out, 1] or [1]; input_scale [1] */
+        return hlx_elist_add(l, HLX_ST_F32, HLX_HFC_SCALE, split, c->ct_channel ? out : 1,
+                             c->ct_channel ? 1 : 0, "%s_scale", name) != 0 ||
+               (c->ct_input_scale &&
+                hlx_elist_add(l, HLX_ST_F32, HLX_HFC_SCALE, HLX_HFS_REPLICATED, 1, 0,
+                              "%.*s.input_scale", (int)(strlen(name) - 7), name) != 0)
+                   ? -1 : 0;
     return hlx_elist_add(l, HLX_ST_F32, HLX_HFC_SCALE, split,
                          (out + c->block_rows - 1) / c->block_rows,
                          (in + c->block_cols - 1) / c->block_cols, "%s_scale_inv", name);
@@ -1733,7 +1826,7 @@ hlx_status_t hlx_hf_expect(const hlx_hf_config_t *c, hlx_hf_expect_t **list_p, s
     int li, j;
     /* an upper bound of the count: per layer 16 tensors and 3 per expert, each with a
      * block scale when fp8 */
-    int64_t per = (16 + 3 * (int64_t)(m->experts > 0 ? m->experts : 0)) * (c->fp8 ? 2 : 1);
+    int64_t per = (16 + 3 * (int64_t)(m->experts > 0 ? m->experts : 0)) * (c->fp8 ? 3 : 1);
 
     if (per * (int64_t)(m->layers > 0 ? m->layers : 0) + 8 > HLX_HF_MAX_TENSORS)
         return hlx_errbuf(err, errlen, HLX_ERR_INVALID, "config.json: %d layers of %d experts "
@@ -1766,14 +1859,18 @@ hlx_status_t hlx_hf_expect(const hlx_hf_config_t *c, hlx_hf_expect_t **list_p, s
                                   "%sself_attn.o_proj.weight", p));
         } else if (c->family == HLX_HF_DENSE) {
             const int64_t K = m->kv_heads, dk = m->head_dim, dv = m->v_head_dim;
-            HLX_ADD(hlx_elist_add(&l, dt, HLX_HFC_ATTN, HLX_HFS_TPA_HEADS, Q * dk, H,
-                                  "%sself_attn.q_proj.weight", p));
-            HLX_ADD(hlx_elist_add(&l, dt, HLX_HFC_ATTN, HLX_HFS_TPA_HEADS, K * dk, H,
-                                  "%sself_attn.k_proj.weight", p));
-            l.v[l.n - 1].kv = 1;
-            HLX_ADD(hlx_elist_add(&l, dt, HLX_HFC_ATTN, HLX_HFS_TPA_HEADS, K * dv, H,
-                                  "%sself_attn.v_proj.weight", p));
-            l.v[l.n - 1].kv = 1;
+            char n[128];
+            size_t at;
+            snprintf(n, sizeof(n), "%sself_attn.q_proj.weight", p);
+            HLX_ADD(hlx_elist_linear(&l, HLX_HFC_ATTN, HLX_HFS_TPA_HEADS, Q * dk, H, n));
+            at = l.n;
+            snprintf(n, sizeof(n), "%sself_attn.k_proj.weight", p);
+            HLX_ADD(hlx_elist_linear(&l, HLX_HFC_ATTN, HLX_HFS_TPA_HEADS, K * dk, H, n));
+            l.v[at].kv = 1; /* the weight, not its scales */
+            at = l.n;
+            snprintf(n, sizeof(n), "%sself_attn.v_proj.weight", p);
+            HLX_ADD(hlx_elist_linear(&l, HLX_HFC_ATTN, HLX_HFS_TPA_HEADS, K * dv, H, n));
+            l.v[at].kv = 1;
             if (m->qkv_bias) { /* Qwen2: 1-D, split as their projections' rows */
                 HLX_ADD(hlx_elist_add(&l, dt, HLX_HFC_ATTN, HLX_HFS_TPA_HEADS, Q * dk, 0,
                                       "%sself_attn.q_proj.bias", p));
@@ -1790,8 +1887,8 @@ hlx_status_t hlx_hf_expect(const hlx_hf_config_t *c, hlx_hf_expect_t **list_p, s
                 HLX_ADD(hlx_elist_add(&l, dt, HLX_HFC_NORM, HLX_HFS_REPLICATED, dk, 0,
                                       "%sself_attn.k_norm.weight", p));
             }
-            HLX_ADD(hlx_elist_add(&l, dt, HLX_HFC_ATTN, HLX_HFS_N, H, Q * dv,
-                                  "%sself_attn.o_proj.weight", p));
+            snprintf(n, sizeof(n), "%sself_attn.o_proj.weight", p);
+            HLX_ADD(hlx_elist_linear(&l, HLX_HFC_ATTN, HLX_HFS_N, H, Q * dv, n));
         } else {
             const int64_t qk = m->qk_nope_dim + m->qk_rope_dim, kvl = m->kv_lora_rank;
             char n[128];

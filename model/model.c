@@ -868,7 +868,9 @@ double hlx_model_embed_scale(const hlx_model_t *m)
 
     if (!m->embed_scale)
         return 1.0;
-    return m->weight_dtype == HLX_DTYPE_BF16 ? hlx_bf16_to_f32(hlx_f32_to_bf16(s)) : s;
+    /* fp8 linear weights: the other tensors (the embedding) and the dequantized ones bf16 */
+    return m->weight_dtype == HLX_DTYPE_BF16 || m->weight_dtype == HLX_DTYPE_FP8
+               ? hlx_bf16_to_f32(hlx_f32_to_bf16(s)) : s;
 }
 
 double hlx_model_softmax_scale(const hlx_model_t *m, int qk_dim)

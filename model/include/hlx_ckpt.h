@@ -43,8 +43,11 @@ typedef struct hlx_ckpt_tensor {
     uint64_t       begin, end;  /* byte range inside the file's data section */
     int            file;        /* shard index (hlx_ckpt_file_name) */
     /* F8_E4M3 weights: the `<name>_scale_inv` tensor (F32, one factor per block of
-     * block_rows x block_cols elements, DeepSeek's layout); NULL otherwise. */
+     * block_rows x block_cols elements, DeepSeek's layout), or the `<name>_scale` one
+     * (compressed-tensors: F32, one factor for the tensor, [1] or [1, 1], or one per row,
+     * [rows, 1]; scale_rows then says which: rows, or 1); NULL otherwise. */
     const struct hlx_ckpt_tensor *scale;
+    int64_t        scale_rows;  /* compressed-tensors: rows per factor; 0: block_rows */
 } hlx_ckpt_tensor_t;
 
 /* ---- one safetensors file in memory (no I/O: also the fuzzing entry point) ---------- */
@@ -188,7 +191,12 @@ typedef struct hlx_hf_config {
     char            arch[64];          /* architectures[0] */
     char            torch_dtype[16];   /* "bfloat16", "float32", "float16" */
     hlx_st_dtype_t  st_dtype;          /* dtype of unquantized tensors */
-    int             fp8;               /* quantization_config: fp8 e4m3 linear weights */
+    int             fp8;               /* quantization_config: fp8 e4m3 linear weights,
+                                          HLX_HF_FP8_BLOCK or HLX_HF_FP8_CT; 0: none */
+    int             ct_channel;        /* HLX_HF_FP8_CT: a scale per output channel (else
+                                          one per tensor) */
+    int             ct_input_scale;    /* HLX_HF_FP8_CT: static activations, an
+                                          X.input_scale per Linear (not used) */
     int             block_rows, block_cols; /* weight_block_size (128 x 128) */
     int             tie_word_embeddings;
     /* quantization_config.kv_cache_scheme: each layer's self_attn.k_scale and v_scale are
@@ -227,6 +235,8 @@ void hlx_hf_gating_set(hlx_hf_config_t *c, hlx_moe_scoring_t scoring, int norm_t
  * otherwise. */
 void hlx_hf_ckpt_name(const hlx_hf_config_t *c, const char *key, char *name, size_t len);
 
+#define HLX_HF_FP8_BLOCK 1 /* DeepSeek: X.weight_scale_inv per block (weight_block_size) */
+#define HLX_HF_FP8_CT    2 /* compressed-tensors: X.weight_scale per tensor or channel */
 #define HLX_HF_KV_SCALES_TENSOR 1 /* kv_cache_scheme strategy "tensor" */
 #define HLX_HF_KV_SCALES_HEAD   2 /* strategy "attn_head": [num_key_value_heads] */
 

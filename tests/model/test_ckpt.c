@@ -1034,8 +1034,13 @@ static void test_cli_flags(void **state)
     (void)state;
     assert_int_equal(sh("%s model synth --family sparse --out %s/x 2>/dev/null", helix, g_tmp), 2);
     assert_int_equal(sh("%s model synth --family dense 2>/dev/null", helix), 2);
-    assert_int_equal(sh("%s model synth --family dense --dtype fp8 --out %s/x 2>/dev/null", helix,
+    /* fp8 only where the family has no fused projections (phi3 fuses qkv) */
+    assert_int_equal(sh("%s model synth --family phi3 --dtype fp8 --out %s/x 2>/dev/null", helix,
                         g_tmp), 2);
+    assert_int_equal(sh("%s model synth --family mixtral --dtype fp8 --out %s/x 2>/dev/null",
+                        helix, g_tmp), 2);
+    assert_int_equal(sh("%s model synth --family dense --fp8-scales tensor --out %s/x "
+                        "2>/dev/null", helix, g_tmp), 2);
     assert_int_equal(sh("%s model synth --family dense --layers 0 --out %s/x 2>/dev/null", helix,
                         g_tmp), 2);
     assert_int_equal(sh("%s model info %s/nonexistent 2>/dev/null", helix, g_tmp), 2);

@@ -15,6 +15,9 @@
 #                                                  fp8 KV-cache scales from the checkpoint:
 #                                                  --check over KVP 2 (dense, MLA), ignored
 #                                                  with bf16 KV, bad scales refused
+#        ckpt_decode.sh ctfp8 HELIX DATA HELIXRUN
+#                                                  compressed-tensors fp8 weights decode as
+#                                                  their bf16 copy made by fp8_to_bf16.py
 #        ckpt_decode.sh refuse HELIX DATA HELIXRUN truncated, corrupt and mismatched
 #                                                  checkpoints: exit 2 naming file and tensor,
 #                                                  at most one line per rank
@@ -216,6 +219,85 @@ PY
             [ $rc -eq 2 ] && grep -qF -- "$want" "$dir/err" ||
                 { echo "FAIL: expected exit 2 naming '$want'"; fail=1; }
         fi
+    done
+    ;;
+ctfp8)
+    # compressed-tensors fp8 weights (llm-compressor's FP8 checkpoints): a scale per
+    # channel or per tensor, dequantized at load; the same checkpoint dequantized by
+    # fp8_to_bf16.py (its own e4m3 decoder) into a bf16 one decodes bit for bit the same,
+    # on one rank and over TPA 2 (each rank reads its rows' scales); --check passes;
+    # mis-shaped configs and a missing scale are refused
+    helixrun=$1 conv="$(dirname "$0")/fp8_to_bf16.py"
+    hash() { json_field "$1" "d['hidden_hash']"; }
+    for fam in "dense channel" "dense tensor" "gemma3 channel" "qwen2 channel"; do
+        set -- $fam
+        "$helix" model synth --family $1 --dtype fp8 --fp8-scales $2 --seed 4 \
+            --out "$dir/$1-$2" >/dev/null || exit 1
+        python3 "$conv" "$dir/$1-$2" "$dir/$1-$2-bf16" || exit 1
+        for m in "$dir/$1-$2" "$dir/$1-$2-bf16"; do
+            "$helix" decode --model "$m" --context 60 --steps 4 --check --json \
+                >"$dir/out.$(basename "$m")" 2>"$dir/err" ||
+                { echo "FAIL: $m"; cat "$dir/err"; fail=1; }
+        done
+        a=$(hash "$dir/out.$1-$2") b=$(hash "$dir/out.$1-$2-bf16")
+        ok=$(json_field "$dir/out.$1-$2" "d['passed']")
+        echo "$1, fp8 scales per $2: hidden $a, its bf16 copy $b, check $ok"
+        [ "$a" = "$b" ] && [ "$ok" = True ] || { echo "FAIL"; fail=1; }
+    done
+    for m in dense-channel dense-channel-bf16; do
+        timeout -k 5 150 "$helixrun" --no-prefix -n 2 --timeout 120 -- "$helix" decode \
+            --model "$dir/$m" --tpa 2 --context 60 --steps 4 --batch 2 --check --json \
+            --timeout 60 >"$dir/out.tpa.$m" 2>"$dir/err" || { cat "$dir/err"; fail=1; }
+    done
+    a=$(hash "$dir/out.tpa.dense-channel") b=$(hash "$dir/out.tpa.dense-channel-bf16")
+    echo "dense, TPA 2: hidden $a, its bf16 copy $b"
+    [ "$a" = "$b" ] || { echo "FAIL: TPA 2 differs from the bf16 copy"; fail=1; }
+    "$helix" model info "$dir/dense-channel" | grep -q "fp8 e4m3, a scale per channel" ||
+        { echo "FAIL: model info does not name the scales"; fail=1; }
+    # refused: a fused family; two groups, a group strategy, another ignore list (config);
+    # a missing scale tensor
+    "$helix" model synth --family phi3 --dtype fp8 --out "$dir/phi3" >/dev/null 2>"$dir/err"
+    rc=$?
+    echo "phi3 --dtype fp8: exit $rc: $(cat "$dir/err")"
+    [ $rc -eq 2 ] || { echo "FAIL: not refused"; fail=1; }
+    for bad in groups strategy ignore noscale; do
+        cp -r "$dir/dense-channel" "$dir/$bad"
+        python3 - "$dir/$bad" $bad <<'PY'
+import glob, json, struct, sys
+d, bad = sys.argv[1], sys.argv[2]
+c = json.load(open(d + '/config.json'))
+g = c['quantization_config']['config_groups']
+if bad == 'groups':
+    g['group_1'] = g['group_0']
+elif bad == 'strategy':
+    g['group_0']['weights']['strategy'] = 'group'
+elif bad == 'ignore':
+    c['quantization_config']['ignore'] = ['lm_head', 're:.*down_proj']
+json.dump(c, open(d + '/config.json', 'w'), indent=2)
+if bad == 'noscale': # the scale's name bent (same length), in its shard and the index
+    k = '"model.layers.1.mlp.up_proj.weight_scale"'
+    for f in sorted(glob.glob(d + '/*.safetensors')):
+        b = bytearray(open(f, 'rb').read())
+        n = struct.unpack('<Q', b[:8])[0]
+        h = b[8:8 + n].decode()
+        if k in h:
+            b[8:8 + n] = h.replace(k, k.replace('weight_scale', 'weight_scalx')).encode()
+            open(f, 'wb').write(b)
+    i = open(d + '/model.safetensors.index.json').read()
+    open(d + '/model.safetensors.index.json', 'w').write(
+        i.replace(k, k.replace('weight_scale', 'weight_scalx')))
+PY
+        "$helix" decode --model "$dir/$bad" --context 20 --steps 2 >/dev/null 2>"$dir/err"
+        rc=$?
+        case $bad in
+        groups)   want="config_groups: expected one group" ;;
+        strategy) want="config_groups: the group's weights must be 8-bit float" ;;
+        ignore)   want='ignore: only ["lm_head"]' ;;
+        noscale)  want="up_proj.weight_scale" ;;
+        esac
+        echo "$bad: exit $rc: $(head -c 300 "$dir/err")"
+        [ $rc -eq 2 ] && grep -qF -- "$want" "$dir/err" ||
+            { echo "FAIL: expected exit 2 naming '$want'"; fail=1; }
     done
     ;;
 refuse)
