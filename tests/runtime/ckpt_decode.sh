@@ -26,6 +26,22 @@ mode=$1 helix=$2 data=$3
 shift 3
 . "$(dirname "$0")/report.sh" # $dir (removed at exit), fail=0, json_field FILE EXPR
 
+# expect_refused NAME WANT ARGS...: `helix decode ARGS` exits 2 saying WANT (WANT "": it
+# runs, exit 0)
+expect_refused() {
+    local name=$1 want=$2 rc
+    shift 2
+    "$helix" decode "$@" >/dev/null 2>"$dir/err"
+    rc=$?
+    echo "$name: exit $rc: $(head -c 300 "$dir/err")"
+    if [ -z "$want" ]; then
+        [ $rc -eq 0 ] || { echo "FAIL: $name was not read"; fail=1; }
+    else
+        [ $rc -eq 2 ] && grep -qF -- "$want" "$dir/err" ||
+            { echo "FAIL: expected exit 2 naming '$want'"; fail=1; }
+    fi
+}
+
 case $mode in
 equal)
     # --threads 2: the checkpoint's column groups read on both threads; the attention's
@@ -201,24 +217,15 @@ for f in sorted(glob.glob(d + '/*.safetensors')):
         b[at:at + 4] = struct.pack('<f', {'zero': 0.0, 'neg': -1.0, 'nan': float('nan')}[bad])
     open(f, 'wb').write(b)
 PY
-        "$helix" decode --model "$dir/$bad" --context 20 --steps 2 --kv-dtype fp8 >/dev/null \
-            2>"$dir/err"
-        rc=$?
         case $bad in
         noscheme) want="no kv_cache_scheme" ;;
         perhead)  want="k_scale: shape [1], expected 2 values" ;;
         channel)  want='strategy: "tensor"' ;;
         int)      want="v_scale: dtype I32" ;;
-        scalar)   want="" ;;
+        scalar)   want="" ;; # a 0-d scale is read as the [1] one is
         *)        want="model.layers.1.self_attn.v_scale" ;;
         esac
-        echo "$bad: exit $rc: $(head -c 300 "$dir/err")"
-        if [ -z "$want" ]; then # a 0-d scale is read as the [1] one is
-            [ $rc -eq 0 ] || { echo "FAIL: a scale of shape [] was not read"; fail=1; }
-        else
-            [ $rc -eq 2 ] && grep -qF -- "$want" "$dir/err" ||
-                { echo "FAIL: expected exit 2 naming '$want'"; fail=1; }
-        fi
+        expect_refused $bad "$want" --model "$dir/$bad" --context 20 --steps 2 --kv-dtype fp8
     done
     ;;
 ctfp8)
@@ -287,17 +294,13 @@ if bad == 'noscale': # the scale's name bent (same length), in its shard and the
     open(d + '/model.safetensors.index.json', 'w').write(
         i.replace(k, k.replace('weight_scale', 'weight_scalx')))
 PY
-        "$helix" decode --model "$dir/$bad" --context 20 --steps 2 >/dev/null 2>"$dir/err"
-        rc=$?
         case $bad in
         groups)   want="config_groups: expected one group" ;;
         strategy) want="config_groups: the group's weights must be 8-bit float" ;;
         ignore)   want='ignore: only ["lm_head"]' ;;
         noscale)  want="up_proj.weight_scale" ;;
         esac
-        echo "$bad: exit $rc: $(head -c 300 "$dir/err")"
-        [ $rc -eq 2 ] && grep -qF -- "$want" "$dir/err" ||
-            { echo "FAIL: expected exit 2 naming '$want'"; fail=1; }
+        expect_refused $bad "$want" --model "$dir/$bad" --context 20 --steps 2
     done
     ;;
 refuse)
