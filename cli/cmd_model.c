@@ -163,7 +163,6 @@ typedef struct {
     uint64_t         seed;
     size_t           kvs_at;   /* list entries from here on: the KV-cache scales */
     int              nkvs;     /* --kv-scales pairs given */
-    int              kvs_head; /* --kv-scales-per-head */
     double           kvs[2 * HLX_SYNTH_MAX_KVS];
 } hlx_synth_ctx_t;
 
@@ -541,13 +540,12 @@ static hlx_status_t hlx_synth_kv_list(hlx_synth_ctx_t *ctx, hlx_hf_expect_t **li
         for (j = 0; j < 2; j++) {
             hlx_hf_expect_t *e = &v[(*n_p)++];
             memset(e, 0, sizeof(*e));
-            snprintf(e->name, sizeof(e->name), "model.layers.%d.self_attn.%s_scale", l,
-                     j ? "v" : "k");
+            hlx_hf_kv_scale_name(l, j, e->name, sizeof(e->name));
             e->dtype = HLX_ST_F32;
-            e->cls = HLX_HFC_NORM; /* replicated values */
+            e->cls = HLX_HFC_SCALE;
             e->split = HLX_HFS_REPLICATED;
             e->ndim = 1;
-            e->shape[0] = ctx->kvs_head && ctx->cfg.m.attn != HLX_ATTN_MLA ? ctx->cfg.m.kv_heads : 1;
+            e->shape[0] = hlx_hf_kv_scale_count(&ctx->cfg);
         }
     return HLX_OK;
 }
@@ -635,14 +633,8 @@ static int hlx_cmd_model_synth(int argc, char **argv)
     if (hlx_synth_out_check(out, &missing) != 0)
         return 2;
     moe = dense < 0; /* moe-mla, deepseek-v2 */
-    if (strcmp(dtype, "bf16") && strcmp(dtype, "f32") &&
-        (strcmp(dtype, "fp8") ||
-         (!moe && (hlx_synth_dense[dense].moe ||
-                   (hlx_synth_dense[dense].fused &
-                    (HLX_HF_FUSED_QKV | HLX_HF_FUSED_GU | HLX_HF_QKV_GROUPED)))))) {
-        fprintf(stderr, "helix model synth: --dtype: '%s' (bf16 or f32; fp8 with moe-mla, "
-                "deepseek-v2, or a dense family without fused projections or experts: "
-                "dense, gemma2, gemma3, qwen2, qwen3)\n", dtype);
+    if (strcmp(dtype, "bf16") && strcmp(dtype, "f32") && strcmp(dtype, "fp8")) {
+        fprintf(stderr, "helix model synth: --dtype: '%s' (bf16, f32 or fp8)\n", dtype);
         return 2;
     }
     memset(&ctx, 0, sizeof(ctx));
@@ -658,7 +650,12 @@ static int hlx_cmd_model_synth(int argc, char **argv)
     }
     if (kvs != NULL && hlx_synth_kv_scales(kvs, &ctx) != 0)
         return 2;
-    ctx.kvs_head = kvs_head;
+    if (ctx.cfg.fp8 == HLX_HF_FP8_CT && !hlx_hf_ct_fp8_layout(&ctx.cfg)) {
+        fprintf(stderr, "helix model synth: --dtype fp8: %s has %s; fp8 with moe-mla, "
+                "deepseek-v2, or a dense family without either: dense, gemma2, gemma3, qwen2, "
+                "qwen3\n", family, ctx.cfg.moe_gqa ? "routed experts" : "fused projections");
+        return 2;
+    }
     if (fp8_tensor && ctx.cfg.fp8 != HLX_HF_FP8_CT) {
         fprintf(stderr, "helix model synth: --fp8-scales: with --dtype fp8 and a dense "
                 "family\n");
@@ -690,10 +687,9 @@ static int hlx_cmd_model_synth(int argc, char **argv)
         int layer;
         int64_t wrow;
         if (list[i].cls == HLX_HFC_ROUTER || list[i].cls == HLX_HFC_EXPERT ||
-            list[i].cls == HLX_HFC_SHARED || list[i].cls == HLX_HFC_SCALE ||
-            (ctx.nkvs > 0 && i >= ctx.kvs_at))
-            continue; /* Qwen2/3-MoE: no runtime weight of the dense numbering; the KV
-                       * scales are no runtime weight either */
+            list[i].cls == HLX_HFC_SHARED || list[i].cls == HLX_HFC_SCALE)
+            continue; /* Qwen2/3-MoE: no runtime weight of the dense numbering; scales
+                       * (fp8 weights', the KV cache's) none either */
         if (hlx_hf_weight_at(&ctx.cfg.m, ctx.cfg.fused, list[i].name, 0, &w, &layer, &wrow)) {
             snprintf(err, sizeof(err), "%s: no runtime weight", list[i].name);
             st = HLX_ERR_INTERNAL;

@@ -1249,8 +1249,7 @@ static hlx_status_t hlx_cfg_dense(hlx_jdoc_t *doc, hlx_hf_config_t *c)
     if (c->fp8 == HLX_HF_FP8_BLOCK)
         return hlx_jdoc_fail(doc, "/quantization_config", HLX_ERR_PARSE,
                              "fp8 block-scaled weights are read for DeepseekV3ForCausalLM only");
-    if (c->fp8 == HLX_HF_FP8_CT &&
-        (c->moe_gqa || (c->fused & (HLX_HF_FUSED_QKV | HLX_HF_FUSED_GU | HLX_HF_QKV_GROUPED))))
+    if (c->fp8 == HLX_HF_FP8_CT && !hlx_hf_ct_fp8_layout(c))
         return hlx_jdoc_fail(doc, "/quantization_config", HLX_ERR_PARSE,
                              "compressed-tensors fp8 weights are read for dense models with "
                              "separate q, k, v, o, gate, up and down projections (%s has %s)",
@@ -2018,22 +2017,39 @@ static int hlx_hf_is_other_model(const hlx_hf_config_t *c, const char *name)
     return 0;
 }
 
+int hlx_hf_ct_fp8_layout(const hlx_hf_config_t *c)
+{
+    return c->family == HLX_HF_DENSE && !c->moe_gqa &&
+           !(c->fused & (HLX_HF_FUSED_QKV | HLX_HF_FUSED_GU | HLX_HF_QKV_GROUPED));
+}
+
+int hlx_hf_kv_scale_count(const hlx_hf_config_t *c)
+{
+    /* MLA: one latent "head" */
+    return c->kv_scales == HLX_HF_KV_SCALES_HEAD && c->m.attn != HLX_ATTN_MLA ? c->m.kv_heads
+                                                                              : 1;
+}
+
+const char *hlx_hf_kv_scale_name(int layer, int value, char *buf, size_t len)
+{
+    snprintf(buf, len, "model.layers.%d.self_attn.%s_scale", layer, value ? "v" : "k");
+    return buf;
+}
+
 hlx_status_t hlx_hf_kv_scale(hlx_ckpt_t *ck, const hlx_hf_config_t *c, int layer, int value,
                              int head, double *v_p)
 {
-    /* MLA: one latent "head" */
-    const int per_head = c->kv_scales == HLX_HF_KV_SCALES_HEAD;
-    const int64_t n = per_head ? (c->m.attn == HLX_ATTN_MLA ? 1 : c->m.kv_heads) : 1;
+    const int64_t n = hlx_hf_kv_scale_count(c);
     char name[96];
     const hlx_ckpt_tensor_t *t;
     hlx_status_t st;
 
-    snprintf(name, sizeof(name), "model.layers.%d.self_attn.%s_scale", layer, value ? "v" : "k");
+    hlx_hf_kv_scale_name(layer, value, name, sizeof(name));
     if ((t = hlx_ckpt_find(ck, name)) == NULL)
         return hlx_ckpt_set_error(ck, HLX_ERR_NOT_FOUND, "%s: tensor %s is missing "
                                   "(config.json's quantization_config.kv_cache_scheme gives "
                                   "every layer a k_scale and a v_scale)", hlx_ckpt_dir(ck), name);
-    if ((st = hlx_ckpt_read_value(ck, t, n, per_head ? head : 0, v_p)) != HLX_OK)
+    if ((st = hlx_ckpt_read_value(ck, t, n, n > 1 ? head : 0, v_p)) != HLX_OK)
         return st;
     if (!(*v_p > 0) || !isfinite(*v_p) || (float)*v_p == 0.0f || !isfinite(1.0f / (float)*v_p))
         return hlx_ckpt_set_error(ck, HLX_ERR_MISMATCH, "%s: tensor %s: %s%g is not a KV-cache "
@@ -2086,16 +2102,13 @@ hlx_status_t hlx_hf_check(hlx_ckpt_t *ck, const hlx_hf_config_t *c)
     }
     for (li = 0; st == HLX_OK && c->kv_scales && li < c->m.layers; li++)
         for (j = 0; j < 2 && st == HLX_OK; j++) {
-            const int heads = c->kv_scales == HLX_HF_KV_SCALES_HEAD && c->m.attn != HLX_ATTN_MLA
-                                  ? c->m.kv_heads : 1;
             double v;
             char name[96];
             int h;
-            snprintf(name, sizeof(name), "model.layers.%d.self_attn.%s_scale", li, j ? "v" : "k");
-            for (h = 0; h < heads && st == HLX_OK; h++)
+            for (h = 0; h < hlx_hf_kv_scale_count(c) && st == HLX_OK; h++)
                 st = hlx_hf_kv_scale(ck, c, li, j, h, &v);
             if (st == HLX_OK)
-                seen[hlx_ckpt_find(ck, name) - t0] = 1;
+                seen[hlx_ckpt_find(ck, hlx_hf_kv_scale_name(li, j, name, sizeof(name))) - t0] = 1;
         }
     for (i = 0; st == HLX_OK && i < total; i++) {
         const hlx_ckpt_tensor_t *t = hlx_ckpt_tensor(ck, i);

@@ -240,6 +240,15 @@ void hlx_hf_ckpt_name(const hlx_hf_config_t *c, const char *key, char *name, siz
 #define HLX_HF_KV_SCALES_TENSOR 1 /* kv_cache_scheme strategy "tensor" */
 #define HLX_HF_KV_SCALES_HEAD   2 /* strategy "attn_head": [num_key_value_heads] */
 
+/* Whether c's layout takes compressed-tensors fp8 weights: the dense family with separate
+ * q, k, v, o, gate, up and down projections (no fused ones, no routed experts). */
+int hlx_hf_ct_fp8_layout(const hlx_hf_config_t *c);
+/* Values in each KV-cache scale tensor of c: one per KV head (HLX_HF_KV_SCALES_HEAD; MLA's
+ * one latent head), else one. */
+int hlx_hf_kv_scale_count(const hlx_hf_config_t *c);
+/* "model.layers.L.self_attn.k_scale" (value 0) or "...v_scale" (1) into buf; returns buf. */
+const char *hlx_hf_kv_scale_name(int layer, int value, char *buf, size_t len);
+
 /* Layer layer's KV-cache scale of KV head `head` for its keys (value 0: self_attn.k_scale)
  * or values (1: self_attn.v_scale), from a checkpoint whose config c has kv_scales (per
  * tensor: every head the one value): a positive finite value whose fp32 inverse is finite;
