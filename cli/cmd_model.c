@@ -8,9 +8,9 @@
 #include "hlx_time.h"
 
 #include <errno.h>
+#include <float.h>
 #include <getopt.h>
 #include <jansson.h>
-#include <math.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -488,31 +488,34 @@ static int hlx_synth_out_check(const char *out, int *missing_p)
     return 0;
 }
 
-/* --kv-scales K,V[,K,V...]: positive finite pairs whose fp32 inverses are finite. */
+/* --kv-scales K,V[,K,V...]: pairs of scales in [1e-38, FLT_MAX] (positive, finite, not 0
+ * in fp32, their fp32 inverses finite). */
 static int hlx_synth_kv_scales(const char *arg, hlx_synth_ctx_t *ctx)
 {
-    const char *p = arg;
+    char buf[2048], why[160], *tok, *next;
     int n = 0;
 
-    while (*p) {
-        char *end;
-        double v;
-        errno = 0;
-        v = strtod(p, &end);
-        if (end == p || errno != 0 || !(v > 0) || !isfinite(v) || (float)v == 0.0f ||
-            !isfinite(1.0f / (float)v) || (*end != ',' && *end != '\0') ||
-            n == 2 * HLX_SYNTH_MAX_KVS) {
-            fprintf(stderr, "helix model synth: --kv-scales '%s': value %d is not a positive "
-                    "scale (a finite number whose fp32 inverse is finite; at most %d pairs)\n",
-                    arg, n + 1, HLX_SYNTH_MAX_KVS);
+    if (strlen(arg) >= sizeof(buf)) {
+        fprintf(stderr, "helix model synth: --kv-scales: longer than %zu characters\n",
+                sizeof(buf) - 1);
+        return -1;
+    }
+    strcpy(buf, arg);
+    for (tok = buf; tok != NULL; tok = next) {
+        if ((next = strchr(tok, ',')) != NULL)
+            *next++ = '\0';
+        if (n == 2 * HLX_SYNTH_MAX_KVS) {
+            fprintf(stderr, "helix model synth: --kv-scales: at most %d pairs\n",
+                    HLX_SYNTH_MAX_KVS);
             return -1;
         }
-        ctx->kvs[n++] = v;
-        p = *end == ',' ? end + 1 : end;
-        if (*end == ',' && *p == '\0')
-            break;
+        if (hlx_parse_num(tok, 1e-38, FLT_MAX, &ctx->kvs[n++], why, sizeof(why)) !=
+            HLX_OK) {
+            fprintf(stderr, "helix model synth: --kv-scales: value %d: %s\n", n, why);
+            return -1;
+        }
     }
-    if (n == 0 || n % 2 != 0 || p[-1] == ',') {
+    if (n % 2 != 0) {
         fprintf(stderr, "helix model synth: --kv-scales '%s': expected pairs K,V (a key scale, "
                 "then a value scale) for layers 0, 1, ...\n", arg);
         return -1;
@@ -589,13 +592,12 @@ static int hlx_cmd_model_synth(int argc, char **argv)
         case O_MODEL:  model = optarg; break;
         case O_KV_SCALES: kvs = optarg; break;
         case O_KV_SCALES_HEAD: kvs_head = 1; break;
-        case O_FP8_SCALES:
-            if (strcmp(optarg, "tensor") && strcmp(optarg, "channel")) {
-                fprintf(stderr, "helix model synth: --fp8-scales: '%s' (tensor or channel)\n",
-                        optarg);
+        case O_FP8_SCALES: /* index 1: tensor */
+            if (hlx_parse_choice(optarg, "channel|tensor", &fp8_tensor, why, sizeof(why)) !=
+                HLX_OK) {
+                fprintf(stderr, "helix model synth: --fp8-scales: %s\n", why);
                 return 2;
             }
-            fp8_tensor = !strcmp(optarg, "tensor");
             break;
         case O_LAYERS:
             if (hlx_model_int("synth", "--layers", optarg, 1, HLX_SYNTH_MAX_LAYERS, &layers))
