@@ -780,6 +780,20 @@ static hlx_status_t hlx_cfg_sliding(hlx_jdoc_t *doc, hlx_hf_config_t *c)
                          "decode with whole-context attention", win, ctx, c->arch);
 }
 
+/* A field of a compressed-tensors quantization args object: absent, or equal to want. */
+static int hlx_ct_is(json_t *o, const char *key, const char *want_s, json_int_t want_i, int want_b)
+{
+    json_t *x = json_object_get(o, key);
+
+    if (x == NULL)
+        return 1;
+    if (want_s != NULL)
+        return json_is_string(x) && !strcmp(json_string_value(x), want_s);
+    if (want_b >= 0)
+        return json_is_boolean(x) && json_is_true(x) == want_b;
+    return json_is_integer(x) && json_integer_value(x) == want_i;
+}
+
 /* quantization_config.kv_cache_scheme (compressed-tensors, as llm-compressor writes it):
  * per-tensor fp8 scales of each layer's keys and values, self_attn.k_scale and
  * self_attn.v_scale (docs/model.md "fp8 KV-cache scales"). Only what the runtime does is
@@ -787,52 +801,33 @@ static hlx_status_t hlx_cfg_sliding(hlx_jdoc_t *doc, hlx_hf_config_t *c)
 static hlx_status_t hlx_cfg_kv_scheme(hlx_jdoc_t *doc, json_t *q, hlx_hf_config_t *c)
 {
     static const char at[] = "/quantization_config/kv_cache_scheme";
-    json_t *k = json_object_get(q, "kv_cache_scheme"), *x, *strategy;
+    json_t *k = json_object_get(q, "kv_cache_scheme");
 
     if (k == NULL || json_is_null(k))
         return HLX_OK;
     if (!json_is_object(k))
         return hlx_jdoc_fail(doc, at, HLX_ERR_PARSE, "expected an object or null");
-    x = json_object_get(k, "type");
-    if (x != NULL && !(json_is_string(x) && !strcmp(json_string_value(x), "float")))
+    if (!hlx_ct_is(k, "type", "float", 0, -1))
         return hlx_jdoc_fail(doc, "/quantization_config/kv_cache_scheme/type", HLX_ERR_PARSE,
                              "only \"float\" (fp8 e4m3 KV) is supported");
-    x = json_object_get(k, "num_bits");
-    if (x != NULL && !(json_is_integer(x) && json_integer_value(x) == 8))
+    if (!hlx_ct_is(k, "num_bits", NULL, 8, -1))
         return hlx_jdoc_fail(doc, "/quantization_config/kv_cache_scheme/num_bits",
                              HLX_ERR_PARSE, "only 8 is supported");
-    x = strategy = json_object_get(k, "strategy");
-    if (x != NULL && !(json_is_string(x) && (!strcmp(json_string_value(x), "tensor") ||
-                                             !strcmp(json_string_value(x), "attn_head"))))
+    if (!hlx_ct_is(k, "strategy", "tensor", 0, -1) && !hlx_ct_is(k, "strategy", "attn_head", 0, -1))
         return hlx_jdoc_fail(doc, "/quantization_config/kv_cache_scheme/strategy",
                              HLX_ERR_PARSE, "\"tensor\" (one key and one value scale per "
                              "layer) or \"attn_head\" (one per KV head) is supported");
-    x = json_object_get(k, "dynamic");
-    if (x != NULL && !json_is_false(x))
+    if (!hlx_ct_is(k, "dynamic", NULL, 0, 0))
         return hlx_jdoc_fail(doc, "/quantization_config/kv_cache_scheme/dynamic",
                              HLX_ERR_PARSE, "only false (scales stored in the checkpoint) is "
                              "supported");
-    x = json_object_get(k, "symmetric");
-    if (x != NULL && !json_is_true(x))
+    if (!hlx_ct_is(k, "symmetric", NULL, 0, 1))
         return hlx_jdoc_fail(doc, "/quantization_config/kv_cache_scheme/symmetric",
                              HLX_ERR_PARSE, "only true is supported");
-    c->kv_scales = strategy != NULL && !strcmp(json_string_value(strategy), "attn_head")
+    c->kv_scales = json_object_get(k, "strategy") != NULL &&
+                           hlx_ct_is(k, "strategy", "attn_head", 0, -1)
                        ? HLX_HF_KV_SCALES_HEAD : HLX_HF_KV_SCALES_TENSOR;
     return HLX_OK;
-}
-
-/* A field of a compressed-tensors quantization args object: absent, or equal to want. */
-static int hlx_ct_is(json_t *o, const char *key, const char *want_s, json_int_t want_i, int want_b)
-{
-    json_t *x = json_object_get(o, key);
-
-    if (x == NULL || json_is_null(x))
-        return 1;
-    if (want_s != NULL)
-        return json_is_string(x) && !strcmp(json_string_value(x), want_s);
-    if (want_b >= 0)
-        return json_is_boolean(x) && json_is_true(x) == want_b;
-    return json_is_integer(x) && json_integer_value(x) == want_i;
 }
 
 /* quantization_config of compressed-tensors with weight groups (llm-compressor's FP8
@@ -843,19 +838,16 @@ static int hlx_ct_is(json_t *o, const char *key, const char *want_s, json_int_t 
 static hlx_status_t hlx_cfg_ct_weights(hlx_jdoc_t *doc, json_t *q, hlx_hf_config_t *c)
 {
     static const char at[] = "/quantization_config/config_groups";
-    json_t *cg = json_object_get(q, "config_groups"), *g, *w = NULL, *a = NULL, *t = NULL, *ig;
-    const char *gname;
+    json_t *cg = json_object_get(q, "config_groups"), *g, *w, *a, *t, *ig;
     size_t i;
 
     if (!json_is_object(cg) || json_object_size(cg) != 1)
         return hlx_jdoc_fail(doc, at, HLX_ERR_PARSE, "expected one group (every Linear layer "
                              "quantized alike)");
-    json_object_foreach(cg, gname, g) {
-        (void)gname;
-        t = json_object_get(g, "targets");
-        w = json_object_get(g, "weights");
-        a = json_object_get(g, "input_activations");
-    }
+    g = json_object_iter_value(json_object_iter(cg));
+    t = json_object_get(g, "targets");
+    w = json_object_get(g, "weights");
+    a = json_object_get(g, "input_activations");
     if (!json_is_array(t) || json_array_size(t) != 1 ||
         strcmp(json_string_value(json_array_get(t, 0)) ?: "", "Linear"))
         return hlx_jdoc_fail(doc, at, HLX_ERR_PARSE, "the group's targets must be [\"Linear\"]");
@@ -879,8 +871,8 @@ static hlx_status_t hlx_cfg_ct_weights(hlx_jdoc_t *doc, json_t *q, hlx_hf_config
         return hlx_jdoc_fail(doc, "/quantization_config/ignore", HLX_ERR_PARSE,
                              "expected [\"lm_head\"] (the head is read unquantized)");
     c->fp8 = HLX_HF_FP8_CT;
-    c->ct_channel = json_is_string(json_object_get(w, "strategy")) &&
-                    !strcmp(json_string_value(json_object_get(w, "strategy")), "channel");
+    c->ct_channel = json_object_get(w, "strategy") != NULL &&
+                    hlx_ct_is(w, "strategy", "channel", 0, -1);
     c->ct_input_scale = a != NULL && json_is_object(a) && json_is_false(json_object_get(a, "dynamic"));
     c->m.weight_dtype = HLX_DTYPE_FP8;
     return HLX_OK;
