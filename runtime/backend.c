@@ -396,11 +396,11 @@ static void host_append_row(void *cache, hlx_dtype_t dt, hlx_kv_layout_t lay, in
     int blk = is_key ? lay.k_block : lay.v_block, chunk = is_key ? lay.k_chunk : lay.v_chunk;
     int c = hlx_kv_run(blk, chunk, d), e0, e;
     size_t at = hlx_kv_slot(lay, is_key, d, cap, s, t, 0), gap = hlx_kv_run_gap(blk, chunk, d);
+    const float m = mul != 0.0f ? mul : 1.0f; /* 0: no scale (x 1 is exact) */
 
     for (e0 = 0; e0 < d; e0 += c, at += gap)
         for (e = 0; e < c; e++)
-            hlx_dtype_store(cache, dt, at + (size_t)e,
-                            mul != 0.0f ? src[e0 + e] * mul : src[e0 + e]);
+            hlx_dtype_store(cache, dt, at + (size_t)e, src[e0 + e] * m);
 }
 
 static hlx_status_t host_append(hlx_backend_t *be, hlx_be_queue_t *q,

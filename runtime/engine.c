@@ -1159,7 +1159,7 @@ static hlx_status_t hlx_engine_validate_load(hlx_engine_t *eng, char *err, size_
     const hlx_run_config_t *cfg = &eng->cfg;
     hlx_status_t st;
     size_t i;
-    int l, h;
+    int l;
 
     if (cfg->prompt_len < 0 || (cfg->prompt_len > 0 && cfg->prompt == NULL) ||
         cfg->prefill_chunk < 0)
@@ -1213,15 +1213,15 @@ static hlx_status_t hlx_engine_validate_load(hlx_engine_t *eng, char *err, size_
         return hlx_engine_fail(err, errlen, HLX_ERR_MISMATCH, "%s/config.json describes "
                                "another model than the one given to the engine (%s)",
                                cfg->ckpt, eng->m.name);
-    /* every layer's fp8 KV-cache scales, before the bootstrap (each rank reads its heads'
-     * again at hlx_engine_load) */
-    for (l = 0; l < eng->m.layers; l++)
-        for (h = 0; h < (eng->m.attn == HLX_ATTN_MLA ? 1 : eng->m.kv_heads); h++) {
-            double ks, vs;
-            if ((st = hlx_wsrc_kv_scales(&eng->ws, eng->kv_dtype, l, h, &ks, &vs, eng->errmsg,
-                                         sizeof(eng->errmsg))) != HLX_OK)
-                return hlx_engine_fail(err, errlen, st, "%s", eng->errmsg);
-        }
+    /* fp8 KV-cache scales: their values were checked with the checkpoint (hlx_hf_check);
+     * MLA's pair must also agree where the KV is fp8 (hlx_wsrc_kv_scales), said here once,
+     * before the bootstrap */
+    for (l = 0; eng->m.attn == HLX_ATTN_MLA && l < eng->m.layers; l++) {
+        double ks, vs;
+        if ((st = hlx_wsrc_kv_scales(&eng->ws, eng->kv_dtype, l, 0, &ks, &vs, eng->errmsg,
+                                     sizeof(eng->errmsg))) != HLX_OK)
+            return hlx_engine_fail(err, errlen, st, "%s", eng->errmsg);
+    }
     return HLX_OK;
 }
 

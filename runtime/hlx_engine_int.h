@@ -305,10 +305,11 @@ hlx_status_t hlx_phase_attn_window(hlx_engine_t *eng, int l, const hlx_attn_desc
  * scales (k_mul, v_mul set here): one call when the heads share their scales, else one
  * per head. */
 hlx_status_t hlx_phase_kv_append(hlx_engine_t *eng, int l, const hlx_kv_append_desc_t *d);
-/* Layer l's fp8 value scale of local KV head kh on the attention output of one call
- * (d->group heads x d->dv at d->o), before the exchange: the merge is linear in the
- * partials and every partial of a head has the same scale. Nothing when it is 1. */
-hlx_status_t hlx_phase_attn_vscale(hlx_engine_t *eng, int l, int kh, const hlx_attn_desc_t *d);
+/* Layer l's fp8 value scale of local KV head kh on the n floats of attention output at o
+ * (one call's heads, or several rows' of that head), before the exchange: the merge is
+ * linear in the partials and every partial of a head has the same scale. Nothing when it
+ * is 1. */
+hlx_status_t hlx_phase_attn_vscale(hlx_engine_t *eng, int l, int kh, float *o, size_t n);
 /* This rank's first slot in layer l's window of a query at pos: its slots of the positions
  * before the window's first (0 on a whole-context layer, or while the window reaches 0). */
 size_t hlx_phase_window_from(const hlx_engine_t *eng, int l, int64_t pos);

@@ -187,12 +187,11 @@ hlx_status_t hlx_phase_kv_append(hlx_engine_t *eng, int l, const hlx_kv_append_d
     return st;
 }
 
-hlx_status_t hlx_phase_attn_vscale(hlx_engine_t *eng, int l, int kh, const hlx_attn_desc_t *d)
+hlx_status_t hlx_phase_attn_vscale(hlx_engine_t *eng, int l, int kh, float *o, size_t n)
 {
     const float s = eng->layers[l].v_scale[kh];
 
-    return s == 1.0f ? HLX_OK
-                     : HLX_BE(eng, scale, d->o, (size_t)d->group * (size_t)d->dv, s);
+    return s == 1.0f ? HLX_OK : HLX_BE(eng, scale, o, n, s);
 }
 
 size_t hlx_phase_kv_align(const hlx_engine_t *eng)
@@ -339,7 +338,7 @@ hlx_status_t hlx_phase_attn(hlx_engine_t *eng, int l, int b0, int b1,
             };
             st = hlx_phase_attn_window(eng, l, &d, from);
             if (st == HLX_OK)
-                st = hlx_phase_attn_vscale(eng, l, kh, &d);
+                st = hlx_phase_attn_vscale(eng, l, kh, d.o, (size_t)d.group * (size_t)d.dv);
             if (st == HLX_OK && progress != NULL) {
                 uint64_t p0 = hlx_now_ns();
                 st = progress(eng, l_arg);

@@ -260,10 +260,8 @@ static hlx_status_t hlx_prefill_attn_head(hlx_engine_t *eng, hlx_prefill_t *p, i
             st = HLX_BE(eng, merge, 2, (int)nq, dv, p->ao, p->alse, p->am, p->amlse);
     }
     /* fp8 KV-cache scales: the c rows' outputs times the head's value scale */
-    if (st == HLX_OK) {
-        hlx_attn_desc_t all = { .group = c * G, .dv = dv, .o = p->am };
-        st = hlx_phase_attn_vscale(eng, l, kh, &all);
-    }
+    if (st == HLX_OK)
+        st = hlx_phase_attn_vscale(eng, l, kh, p->am, (size_t)c * G * dv);
     for (i = 0; i < c && st == HLX_OK; i++) {
         size_t r = (size_t)k * c + i;
         st = hlx_prefill_copy(eng, p->opart + (r * L->q_local + (size_t)kh * G) * dv,

@@ -98,14 +98,10 @@ __global__ void hlx_cu_kv_append(void *kc, void *vc, int t_dtype, int dk, int dv
 {
     int e = blockIdx.x * blockDim.x + threadIdx.x, h = blockIdx.y;
     size_t s = shard0 + (size_t)h;
-    if (e < dk) {
-        float x = k_new[(size_t)h * dk + e];
-        hlx_cu_store(kc, t_dtype, (s * cap + t) * (size_t)dk + e, k_mul != 0.0f ? x * k_mul : x);
-    }
-    if (e < dv) {
-        float x = v_new[(size_t)h * dv + e];
-        hlx_cu_store(vc, t_dtype, (s * cap + t) * (size_t)dv + e, v_mul != 0.0f ? x * v_mul : x);
-    }
+    if (e < dk)
+        hlx_cu_store(kc, t_dtype, (s * cap + t) * (size_t)dk + e, k_new[(size_t)h * dk + e] * k_mul);
+    if (e < dv)
+        hlx_cu_store(vc, t_dtype, (s * cap + t) * (size_t)dv + e, v_new[(size_t)h * dv + e] * v_mul);
 }
 
 __global__ void hlx_cu_scale(float *x, size_t n, float s)
@@ -350,9 +346,11 @@ extern "C" hlx_status_t hlx_cuda_kv_append(void *kc, void *vc, hlx_dtype_t kv_dt
         return HLX_ERR_INVALID;
     if (nheads == 0)
         return HLX_OK;
+    /* k_mul, v_mul 0: no scale (x 1 is exact) */
     hlx_cu_kv_append<<<dim3((unsigned)((d + 127) / 128), (unsigned)nheads), 128, 0,
                        (cudaStream_t)stream>>>(kc, vc, (int)kv_dtype, dk, dv, cap, shard0, t,
-                                               k_new, v_new, k_mul, v_mul);
+                                               k_new, v_new, k_mul != 0.0f ? k_mul : 1.0f,
+                                               v_mul != 0.0f ? v_mul : 1.0f);
     return hlx_cu_launched();
 }
 
