@@ -127,6 +127,14 @@ static void hlx_synth_usage(FILE *f)
         "  --fp8-scales S    with a dense family's fp8: channel (default, one scale per\n"
         "                    output row: 2^-4 times 1, 1.25, 1.5, 1.75 in turn) or tensor\n"
         "                    (one, 2^-4 x 1.25)\n"
+        "  --fp8-format F    with a dense family's fp8, whose form: compressed-tensors\n"
+        "                    (default, llm-compressor's), fp8 (AutoFP8's: quant_method fp8\n"
+        "                    without weight_block_size, static activation scales) or\n"
+        "                    modelopt (NVIDIA ModelOpt's quant_algo FP8); the last two take\n"
+        "                    one scale per tensor, stored with shape [], and name KV-cache\n"
+        "                    scales self_attn.k_proj.k_scale and v_proj.v_scale;\n"
+        "                    fp8-block: quant_method fp8 with weight_block_size [32, 32]\n"
+        "                    (weight_scale_inv per block, as Qwen3's FP8 releases)\n"
         "  --shards N        number of safetensors files (default 2; 1 writes a single\n"
         "                    model.safetensors without an index)\n"
         "  --max-bytes SIZE  refuse to write a checkpoint larger than SIZE bytes (suffix K,\n"
@@ -152,8 +160,11 @@ static void hlx_synth_usage(FILE *f)
  * significant bits, so that e4m3 values times them are exact in bf16. */
 static float hlx_synth_ct_scale(const hlx_hf_config_t *c, int64_t r)
 {
-    return 0.0625f * (c->ct_channel ? 1.0f + 0.25f * (float)(r % 4) : 1.25f);
+    return 0.0625f * (c->fp8_channel ? 1.0f + 0.25f * (float)(r % 4) : 1.25f);
 }
+
+/* --fp8-format fp8-block: block scales (32 x 32) on a dense family */
+#define HLX_SYNTH_FP8_BLOCK 3
 
 /* Most --kv-scales pairs. */
 #define HLX_SYNTH_MAX_KVS HLX_SYNTH_MAX_LAYERS
@@ -195,8 +206,9 @@ static hlx_status_t hlx_synth_fill(void *vctx, const hlx_hf_expect_t *t, size_t 
     }
     /* compressed-tensors fp8: row r's scale hlx_synth_ct_scale, its weights stored divided
      * by it (the writer rounds them to e4m3) */
-    if (t->cls == HLX_HFC_SCALE) {
-        dst[0] = hlx_synth_ct_scale(&c->cfg, row);
+    if (t->cls == HLX_HFC_SCALE) { /* block scales: row is the block row */
+        for (j = 0; j < (c->cfg.fp8 == HLX_HF_FP8_BLOCK ? cols : 1); j++)
+            dst[j] = hlx_synth_ct_scale(&c->cfg, row);
         return HLX_OK;
     }
     if (hlx_hf_weight_at(m, c->cfg.fused, t->name, row, &w, &layer, &wrow) != 0)
@@ -210,7 +222,8 @@ static hlx_status_t hlx_synth_fill(void *vctx, const hlx_hf_expect_t *t, size_t 
         if ((c->cfg.fused & HLX_HF_GEMMA) && t->cls == HLX_HFC_NORM)
             dst[j] -= 1.0f;
         if (t->dtype == HLX_ST_F8_E4M3)
-            dst[j] /= hlx_synth_ct_scale(&c->cfg, row);
+            dst[j] /= hlx_synth_ct_scale(&c->cfg, c->cfg.fp8 == HLX_HF_FP8_BLOCK
+                                                      ? row / c->cfg.block_rows : row);
     }
     return HLX_OK;
 }
@@ -332,8 +345,8 @@ static void hlx_synth_config(hlx_hf_config_t *c, int dense, int v2, int layers,
             }
         }
         if (!strcmp(dtype, "fp8")) { /* compressed-tensors: a scale per output channel */
-            c->fp8 = HLX_HF_FP8_CT;
-            c->ct_channel = 1;
+            c->fp8 = HLX_HF_FP8_SCALE;
+            c->fp8_channel = 1;
             m->weight_dtype = HLX_DTYPE_FP8;
         }
         return;
@@ -543,11 +556,11 @@ static hlx_status_t hlx_synth_kv_list(hlx_synth_ctx_t *ctx, hlx_hf_expect_t **li
         for (j = 0; j < 2; j++) {
             hlx_hf_expect_t *e = &v[(*n_p)++];
             memset(e, 0, sizeof(*e));
-            hlx_hf_kv_scale_name(l, j, e->name, sizeof(e->name));
+            hlx_hf_kv_scale_name(&ctx->cfg, l, j, e->name, sizeof(e->name));
             e->dtype = HLX_ST_F32;
             e->cls = HLX_HFC_SCALE;
             e->split = HLX_HFS_REPLICATED;
-            e->ndim = 1;
+            e->ndim = ctx->cfg.fp8_form > HLX_HF_QF_CT ? 0 : 1; /* [] as torch scalars */
             e->shape[0] = hlx_hf_kv_scale_count(&ctx->cfg);
         }
     return HLX_OK;
@@ -556,7 +569,7 @@ static hlx_status_t hlx_synth_kv_list(hlx_synth_ctx_t *ctx, hlx_hf_expect_t **li
 static int hlx_cmd_model_synth(int argc, char **argv)
 {
     enum { O_FAMILY = 1, O_OUT, O_LAYERS, O_SEED, O_DTYPE, O_SHARDS, O_MODEL, O_MAX_BYTES,
-           O_KV_SCALES, O_KV_SCALES_HEAD, O_FP8_SCALES };
+           O_KV_SCALES, O_KV_SCALES_HEAD, O_FP8_SCALES, O_FP8_FORMAT };
     static const struct option opts[] = {
         { "family", required_argument, NULL, O_FAMILY },
         { "out", required_argument, NULL, O_OUT },
@@ -569,6 +582,7 @@ static int hlx_cmd_model_synth(int argc, char **argv)
         { "kv-scales", required_argument, NULL, O_KV_SCALES },
         { "kv-scales-per-head", no_argument, NULL, O_KV_SCALES_HEAD },
         { "fp8-scales", required_argument, NULL, O_FP8_SCALES },
+        { "fp8-format", required_argument, NULL, O_FP8_FORMAT },
         { "help", no_argument, NULL, 'h' },
         { NULL, 0, NULL, 0 },
     };
@@ -580,7 +594,7 @@ static int hlx_cmd_model_synth(int argc, char **argv)
     size_t n = 0, i;
     char err[1024], why[160];
     hlx_status_t st;
-    int o, moe, dense, missing = 0, made = 0, kvs_head = 0, fp8_tensor = 0;
+    int o, moe, dense, missing = 0, made = 0, kvs_head = 0, fp8_tensor = -1, fp8_form = -1;
     uint64_t bytes = 0, data = 0;
 
     optind = 1;
@@ -596,6 +610,13 @@ static int hlx_cmd_model_synth(int argc, char **argv)
             if (hlx_parse_choice(optarg, "channel|tensor", &fp8_tensor, why, sizeof(why)) !=
                 HLX_OK) {
                 fprintf(stderr, "helix model synth: --fp8-scales: %s\n", why);
+                return 2;
+            }
+            break;
+        case O_FP8_FORMAT: /* the indices are HLX_HF_QF_*, then HLX_SYNTH_FP8_BLOCK */
+            if (hlx_parse_choice(optarg, "compressed-tensors|fp8|modelopt|fp8-block", &fp8_form,
+                                 why, sizeof(why)) != HLX_OK) {
+                fprintf(stderr, "helix model synth: --fp8-format: %s\n", why);
                 return 2;
             }
             break;
@@ -652,22 +673,47 @@ static int hlx_cmd_model_synth(int argc, char **argv)
     }
     if (kvs != NULL && hlx_synth_kv_scales(kvs, &ctx) != 0)
         return 2;
-    if (ctx.cfg.fp8 == HLX_HF_FP8_CT && !hlx_hf_ct_fp8_layout(&ctx.cfg)) {
+    if (ctx.cfg.fp8 == HLX_HF_FP8_SCALE && !hlx_hf_fp8_scale_layout(&ctx.cfg)) {
         fprintf(stderr, "helix model synth: --dtype fp8: %s has %s; fp8 with moe-mla, "
                 "deepseek-v2, or a dense family without either: dense, gemma2, gemma3, qwen2, "
                 "qwen3\n", family, ctx.cfg.moe_gqa ? "routed experts" : "fused projections");
         return 2;
     }
-    if (fp8_tensor && ctx.cfg.fp8 != HLX_HF_FP8_CT) {
-        fprintf(stderr, "helix model synth: --fp8-scales: with --dtype fp8 and a dense "
-                "family\n");
+    if ((fp8_tensor >= 0 || fp8_form >= 0) && ctx.cfg.fp8 != HLX_HF_FP8_SCALE) {
+        fprintf(stderr, "helix model synth: --%s: with --dtype fp8 and a dense family\n",
+                fp8_tensor >= 0 ? "fp8-scales" : "fp8-format");
         return 2;
     }
-    if (fp8_tensor)
-        ctx.cfg.ct_channel = 0;
+    if (fp8_form > HLX_HF_QF_CT && fp8_tensor >= 0 &&
+        (fp8_tensor == 0 || fp8_form == HLX_SYNTH_FP8_BLOCK)) {
+        fprintf(stderr, "helix model synth: --fp8-scales: the %s form has %s\n",
+                fp8_form == HLX_HF_QF_FP8 ? "fp8" : fp8_form == HLX_HF_QF_MODELOPT
+                                                    ? "modelopt" : "fp8-block",
+                fp8_form == HLX_SYNTH_FP8_BLOCK
+                    ? "one scale per block of 32 x 32 (leave --fp8-scales out)"
+                    : "one scale per tensor (--fp8-scales tensor, or leave it out)");
+        return 2;
+    }
+    if ((fp8_form == HLX_HF_QF_FP8 || fp8_form == HLX_HF_QF_MODELOPT) && kvs_head) {
+        fprintf(stderr, "helix model synth: --kv-scales-per-head: the %s form has one "
+                "KV-cache scale per tensor\n", fp8_form == HLX_HF_QF_FP8 ? "fp8" : "modelopt");
+        return 2;
+    }
+    if (fp8_form == HLX_SYNTH_FP8_BLOCK) /* DeepSeek's layout on a dense model (Qwen3's FP8) */
+        ctx.cfg.fp8 = HLX_HF_FP8_BLOCK;
+    else if (fp8_form > HLX_HF_QF_CT) { /* per tensor, static input scales, k_proj.k_scale */
+        ctx.cfg.fp8_form = fp8_form;
+        ctx.cfg.fp8_input_scale = 1;
+        ctx.cfg.kv_proj_names = 1;
+    }
+    if (fp8_tensor == 1 || fp8_form > HLX_HF_QF_CT)
+        ctx.cfg.fp8_channel = 0;
     if (kvs_head)
         ctx.cfg.kv_scales = HLX_HF_KV_SCALES_HEAD;
     st = hlx_hf_expect(&ctx.cfg, &list, &n, err, sizeof(err));
+    for (i = 0; st == HLX_OK && ctx.cfg.fp8_form == HLX_HF_QF_CT && i < n; i++)
+        if (list[i].ndim == 0) /* one value: llm-compressor stores [1], torch scalars [] */
+            list[i].ndim = 1;
     if (st == HLX_OK && ctx.nkvs > 0)
         st = hlx_synth_kv_list(&ctx, &list, &n, err, sizeof(err));
     if (st == HLX_OK && (size_t)shards > n)
@@ -1186,17 +1232,28 @@ static int hlx_cmd_model_info(int argc, char **argv)
                cfg.m.ffn_act == HLX_ACT_GELU_TANH ? "GeGLU (tanh GELU)" : "SwiGLU", cfg.m.ffn,
                cfg.m.vocab);
     hlx_info_rope_print(&cfg.m);
-    printf("  weights %s%s, %.6g parameters%s\n\n", cfg.torch_dtype,
-           cfg.fp8 == HLX_HF_FP8_BLOCK ? " (linear layers fp8 e4m3, block scales)"
-           : cfg.fp8 == HLX_HF_FP8_CT ? (cfg.ct_channel
-                                            ? " (linear layers fp8 e4m3, a scale per channel)"
-                                            : " (linear layers fp8 e4m3, a scale per tensor)")
-                                      : "", params,
-           config_only ? " (from config.json; tensors not checked)" : "");
-    if (cfg.kv_scales)
-        printf("  fp8 KV-cache scales: self_attn.k_scale and v_scale per layer%s (used with "
-               "--kv-dtype fp8)\n\n",
+    {
+        static const char *const form[] = { "compressed-tensors", "fp8", "modelopt" };
+        char q[160] = "";
+        if (cfg.fp8 == HLX_HF_FP8_BLOCK)
+            snprintf(q, sizeof(q), " (linear layers fp8 e4m3, block scales)");
+        else if (cfg.fp8 == HLX_HF_FP8_SCALE)
+            snprintf(q, sizeof(q), " (linear layers fp8 e4m3, a scale per %s; %s%s)",
+                     cfg.fp8_channel ? "channel" : "tensor", form[cfg.fp8_form],
+                     cfg.fp8_input_scale ? ", static input scales not used" : "");
+        printf("  weights %s%s, %.6g parameters%s\n\n", cfg.torch_dtype, q, params,
+               config_only ? " (from config.json; tensors not checked)" : "");
+    }
+    if (cfg.kv_scales) {
+        char kn[96], vn[96];
+        hlx_hf_kv_scale_name(&cfg, 0, 0, kn, sizeof(kn));
+        hlx_hf_kv_scale_name(&cfg, 0, 1, vn, sizeof(vn));
+        printf("  fp8 KV-cache scales: %s and %s per layer%s (used with --kv-dtype fp8)\n\n",
+               strstr(kn, "self_attn."), strstr(vn, "self_attn."),
                cfg.kv_scales == HLX_HF_KV_SCALES_HEAD ? " and KV head" : "");
+    } else if (cfg.kv_scales_maybe && config_only) {
+        printf("  fp8 KV-cache scales: where the tensors hold them (not checked)\n\n");
+    }
     printf("  %-16s %16s %18s\n", "class", "bytes", "per rank");
     for (i = 0; i < HLX_HFC_COUNT; i++)
         if (cls_bytes[i] > 0)

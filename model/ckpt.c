@@ -757,6 +757,25 @@ hlx_status_t hlx_ckpt_get(hlx_ckpt_t *ck, const char *name, int ndim, const int6
     return HLX_OK;
 }
 
+hlx_status_t hlx_ckpt_get_value(hlx_ckpt_t *ck, const char *name, const hlx_ckpt_tensor_t **t_p)
+{
+    const hlx_ckpt_tensor_t *t = hlx_ckpt_find(ck, name);
+    char have[160], mapped[256];
+
+    if (t == NULL)
+        return hlx_errbuf(hlx_ckpt_terr, sizeof(hlx_ckpt_terr), HLX_ERR_NOT_FOUND,
+                           "%s: tensor %s is missing", ck->dir,
+                           hlx_ckpt_prefixed(ck, name, mapped, sizeof(mapped)));
+    if (t->numel != 1 || t->ndim > 2) {
+        hlx_shape_str(have, sizeof(have), t->ndim, t->shape);
+        return hlx_errbuf(hlx_ckpt_terr, sizeof(hlx_ckpt_terr), HLX_ERR_MISMATCH,
+                           "%s: tensor %s: shape %s, expected one value ([], [1] or [1, 1])",
+                           ck->files[t->file].name, t->name, have);
+    }
+    *t_p = t;
+    return HLX_OK;
+}
+
 /* ---- conversion ---------------------------------------------------------------------- */
 
 static float hlx_f16_to_f32(uint16_t h)

@@ -118,7 +118,9 @@ static hlx_status_t hlx_w_bytes(const hlx_hf_expect_t *t, uint64_t *bytes_p, cha
 {
     uint64_t n;
 
-    if (t->ndim < 1 || t->ndim > 2 || t->shape[0] < 0 || (t->ndim == 2 && t->shape[1] < 0) ||
+    /* ndim 0: one value (shape[0] 1), written with shape [] */
+    if (t->ndim < 0 || t->ndim > 2 || t->shape[0] < 0 || (t->ndim == 2 && t->shape[1] < 0) ||
+        (t->ndim == 0 && t->shape[0] != 1) ||
         __builtin_mul_overflow((uint64_t)t->shape[0],
                                (uint64_t)(t->ndim == 2 ? t->shape[1] : 1), &n) ||
         __builtin_mul_overflow(n, (uint64_t)hlx_st_dtype_size(t->dtype), &n) ||
@@ -232,7 +234,8 @@ static hlx_status_t hlx_w_plan(const hlx_hf_expect_t *list, size_t n, int nshard
             const hlx_hf_expect_t *t = &list[i];
             json_t *shape = t->ndim == 2 ? json_pack("[I, I]", (json_int_t)t->shape[0],
                                                      (json_int_t)t->shape[1])
-                                         : json_pack("[I]", (json_int_t)t->shape[0]);
+                                         : t->ndim == 1 ? json_pack("[I]", (json_int_t)t->shape[0])
+                                                        : json_array();
             (void)hlx_w_bytes(t, &nb, err, errlen);
             json_object_set_new(hdr, t->name,
                                 json_pack("{s:s, s:o, s:[I, I]}", "dtype",

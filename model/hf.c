@@ -802,11 +802,17 @@ static hlx_status_t hlx_cfg_kv_scheme(hlx_jdoc_t *doc, json_t *q, hlx_hf_config_
 {
     static const char at[] = "/quantization_config/kv_cache_scheme";
     json_t *k = json_object_get(q, "kv_cache_scheme");
+    const int fp8 = !strcmp(json_string_value(json_object_get(q, "quant_method")) ?: "", "fp8");
 
     if (k == NULL || json_is_null(k))
         return HLX_OK;
+    if (fp8 && json_is_string(k) && !strcmp(json_string_value(k), "static")) {
+        c->kv_scales = HLX_HF_KV_SCALES_TENSOR; /* AutoFP8's form: one scale per tensor */
+        return HLX_OK;
+    }
     if (!json_is_object(k))
-        return hlx_jdoc_fail(doc, at, HLX_ERR_PARSE, "expected an object or null");
+        return hlx_jdoc_fail(doc, at, HLX_ERR_PARSE, "expected an object or null%s",
+                             fp8 ? " (or \"static\": one scale per tensor)" : "");
     if (!hlx_ct_is(k, "type", "float", 0, -1))
         return hlx_jdoc_fail(doc, "/quantization_config/kv_cache_scheme/type", HLX_ERR_PARSE,
                              "only \"float\" (fp8 e4m3 KV) is supported");
@@ -830,6 +836,27 @@ static hlx_status_t hlx_cfg_kv_scheme(hlx_jdoc_t *doc, json_t *q, hlx_hf_config_
     return HLX_OK;
 }
 
+/* An ignore list (compressed-tensors' ignore, the fp8 method's ignored_layers, ModelOpt's
+ * exclude_modules) at q[key]: the runtime reads lm_head unquantized and every other Linear
+ * quantized, so the list may name lm_head alone; absent (null) only where may_omit. */
+static hlx_status_t hlx_cfg_ignore(hlx_jdoc_t *doc, json_t *q, const char *key, const char *at,
+                                   int may_omit)
+{
+    json_t *ig = json_object_get(q, key);
+    size_t i;
+
+    if ((ig == NULL || json_is_null(ig)) && may_omit)
+        return HLX_OK;
+    for (i = 0; json_is_array(ig) && i < json_array_size(ig); i++)
+        if (strcmp(json_string_value(json_array_get(ig, i)) ?: "", "lm_head"))
+            return hlx_jdoc_fail(doc, at, HLX_ERR_PARSE,
+                                 "only [\"lm_head\"] is read (every other Linear quantized)");
+    if (!json_is_array(ig) || (json_array_size(ig) != 1 && !may_omit))
+        return hlx_jdoc_fail(doc, at, HLX_ERR_PARSE, "expected [\"lm_head\"] (the head is read "
+                             "unquantized)%s", may_omit ? " or null" : "");
+    return HLX_OK;
+}
+
 /* quantization_config of compressed-tensors with weight groups (llm-compressor's FP8
  * checkpoints): one group over every Linear, fp8 e4m3 weights with a static scale per
  * tensor or per output channel (X.weight_scale), activations dynamic or static (their
@@ -838,8 +865,8 @@ static hlx_status_t hlx_cfg_kv_scheme(hlx_jdoc_t *doc, json_t *q, hlx_hf_config_
 static hlx_status_t hlx_cfg_ct_weights(hlx_jdoc_t *doc, json_t *q, hlx_hf_config_t *c)
 {
     static const char at[] = "/quantization_config/config_groups";
-    json_t *cg = json_object_get(q, "config_groups"), *g, *w, *a, *t, *ig;
-    size_t i;
+    json_t *cg = json_object_get(q, "config_groups"), *g, *w, *a, *t;
+    hlx_status_t st;
 
     if (!json_is_object(cg) || json_object_size(cg) != 1)
         return hlx_jdoc_fail(doc, at, HLX_ERR_PARSE, "expected one group (every Linear layer "
@@ -862,29 +889,162 @@ static hlx_status_t hlx_cfg_ct_weights(hlx_jdoc_t *doc, json_t *q, hlx_hf_config
          !hlx_ct_is(a, "num_bits", NULL, 8, -1)))
         return hlx_jdoc_fail(doc, at, HLX_ERR_PARSE, "the group's input_activations must be "
                              "null or 8-bit float");
-    ig = json_object_get(q, "ignore");
-    for (i = 0; json_is_array(ig) && i < json_array_size(ig); i++)
-        if (strcmp(json_string_value(json_array_get(ig, i)) ?: "", "lm_head"))
-            return hlx_jdoc_fail(doc, "/quantization_config/ignore", HLX_ERR_PARSE,
-                                 "only [\"lm_head\"] is read (every other Linear quantized)");
-    if (!json_is_array(ig) || json_array_size(ig) != 1)
-        return hlx_jdoc_fail(doc, "/quantization_config/ignore", HLX_ERR_PARSE,
-                             "expected [\"lm_head\"] (the head is read unquantized)");
-    c->fp8 = HLX_HF_FP8_CT;
-    c->ct_channel = json_object_get(w, "strategy") != NULL &&
+    if ((st = hlx_cfg_ignore(doc, q, "ignore", "/quantization_config/ignore", 0)) != HLX_OK)
+        return st;
+    c->fp8 = HLX_HF_FP8_SCALE;
+    c->fp8_form = HLX_HF_QF_CT;
+    c->fp8_channel = json_object_get(w, "strategy") != NULL &&
                     hlx_ct_is(w, "strategy", "channel", 0, -1);
-    c->ct_input_scale = a != NULL && json_is_object(a) && json_is_false(json_object_get(a, "dynamic"));
+    c->fp8_input_scale = a != NULL && json_is_object(a) && json_is_false(json_object_get(a, "dynamic"));
     c->m.weight_dtype = HLX_DTYPE_FP8;
     return HLX_OK;
+}
+
+/* quant_method "fp8" (vLLM's Fp8Config): with weight_block_size, DeepSeek's block-scaled
+ * weights (X.weight_scale_inv; dynamic activations); without, one X.weight_scale per tensor
+ * (AutoFP8's form, static activations with an X.input_scale or dynamic). KV-cache scales:
+ * kv_cache_scheme (hlx_cfg_kv_scheme), or, undeclared, whatever the tensors hold
+ * (kv_scales_maybe, as vLLM loads them when they are there). */
+static hlx_status_t hlx_cfg_fp8(hlx_jdoc_t *doc, json_t *q, hlx_hf_config_t *c)
+{
+    json_t *bs = json_object_get(q, "weight_block_size"), *as = json_object_get(q, "activation_scheme");
+    int stat;
+    hlx_status_t st;
+
+    if (strcmp(json_string_value(json_object_get(q, "fmt")) ?: "e4m3", "e4m3"))
+        return hlx_jdoc_fail(doc, "/quantization_config/fmt", HLX_ERR_PARSE,
+                             "only \"e4m3\" is supported");
+    if (as != NULL && !json_is_null(as) && !hlx_ct_is(q, "activation_scheme", "dynamic", 0, -1) &&
+        !hlx_ct_is(q, "activation_scheme", "static", 0, -1))
+        return hlx_jdoc_fail(doc, "/quantization_config/activation_scheme", HLX_ERR_PARSE,
+                             "expected \"dynamic\" or \"static\"");
+    stat = hlx_ct_is(q, "activation_scheme", "static", 0, -1) && !json_is_null(as);
+    if ((st = hlx_cfg_ignore(doc, q, "ignored_layers", "/quantization_config/ignored_layers",
+                             1)) != HLX_OK)
+        return st;
+    c->m.weight_dtype = HLX_DTYPE_FP8;
+    if (!c->kv_scales)
+        c->kv_scales_maybe = 1;
+    if (bs == NULL || json_is_null(bs)) {
+        c->fp8 = HLX_HF_FP8_SCALE;
+        c->fp8_form = HLX_HF_QF_FP8;
+        c->fp8_input_scale = stat;
+        return HLX_OK;
+    }
+    if (stat)
+        return hlx_jdoc_fail(doc, "/quantization_config/activation_scheme", HLX_ERR_PARSE,
+                             "block-scaled weights (weight_block_size) take dynamic activations "
+                             "(as vLLM reads them)");
+    {
+        json_int_t r = json_integer_value(json_array_get(bs, 0));
+        json_int_t k = json_integer_value(json_array_get(bs, 1));
+        if (!json_is_array(bs) || json_array_size(bs) != 2 || r < 1 || k < 1 || r > 65536 ||
+            k > 65536)
+            return hlx_jdoc_fail(doc, "/quantization_config/weight_block_size", HLX_ERR_PARSE,
+                                 "expected [rows, cols], each in [1, 65536]");
+        c->block_rows = (int)r;
+        c->block_cols = (int)k;
+    }
+    c->fp8 = HLX_HF_FP8_BLOCK;
+    return HLX_OK;
+}
+
+/* NVIDIA ModelOpt's FP8 export (quant_method "modelopt", as vLLM and SGLang read it): at
+ * pointer at, quant_algo "FP8" (fp8 e4m3 weights, one X.weight_scale and one static
+ * X.input_scale per tensor), kv_cache_quant_algo "FP8" or null (KV-cache scales per tensor,
+ * self_attn.k_proj.k_scale and v_proj.v_scale), exclude_modules (or the flat form's ignore)
+ * naming lm_head alone. The flat form of config.json (quant_algo beside quant_method, a
+ * kv_cache_scheme for the KV) and the nested one ({"quantization": {...}}, also
+ * hf_quant_config.json's) are both read. */
+static hlx_status_t hlx_cfg_modelopt(hlx_jdoc_t *doc, json_t *q, const char *at,
+                                     hlx_hf_config_t *c)
+{
+    char p[128];
+    json_t *kv;
+    hlx_status_t st;
+
+    if (json_is_object(json_object_get(q, "quantization")) &&
+        json_object_get(q, "quant_algo") == NULL) { /* nested */
+        snprintf(p, sizeof(p), "%s/quantization", at);
+        return hlx_cfg_modelopt(doc, json_object_get(q, "quantization"), p, c);
+    }
+    snprintf(p, sizeof(p), "%s/quant_algo", at);
+    if (!hlx_ct_is(q, "quant_algo", "FP8", 0, -1))
+        return hlx_jdoc_fail(doc, p, HLX_ERR_PARSE, "only \"FP8\" (fp8 e4m3 weights, a scale "
+                             "per tensor) is supported%s", json_object_get(q, "quant_algo")
+                                                           ? "" : ": required key is missing");
+    kv = json_object_get(q, "kv_cache_quant_algo");
+    snprintf(p, sizeof(p), "%s/kv_cache_quant_algo", at);
+    if (kv != NULL && !json_is_null(kv) && !hlx_ct_is(q, "kv_cache_quant_algo", "FP8", 0, -1))
+        return hlx_jdoc_fail(doc, p, HLX_ERR_PARSE, "only \"FP8\" (fp8 e4m3 KV with a scale "
+                             "per tensor) or null is supported");
+    if (kv != NULL && !json_is_null(kv))
+        c->kv_scales = HLX_HF_KV_SCALES_TENSOR;
+    snprintf(p, sizeof(p), "%s/%s", at,
+             json_object_get(q, "exclude_modules") != NULL ? "exclude_modules" : "ignore");
+    if ((st = hlx_cfg_ignore(doc, q, json_object_get(q, "exclude_modules") != NULL
+                                          ? "exclude_modules" : "ignore",
+                             p, 1)) != HLX_OK)
+        return st;
+    c->fp8 = HLX_HF_FP8_SCALE;
+    c->fp8_form = HLX_HF_QF_MODELOPT;
+    c->fp8_input_scale = 1;
+    c->m.weight_dtype = HLX_DTYPE_FP8;
+    if (!c->kv_scales)
+        c->kv_scales_maybe = 1;
+    return HLX_OK;
+}
+
+/* fp8 weights with a scale per tensor or channel on a layout that does not take them */
+static hlx_status_t hlx_cfg_fp8_layout_fail(hlx_jdoc_t *doc, const char *at,
+                                            const hlx_hf_config_t *c)
+{
+    return hlx_jdoc_fail(doc, at, HLX_ERR_PARSE, "fp8 weights with a scale per tensor or "
+                         "channel are read for dense models with separate q, k, v, o, gate, up "
+                         "and down projections (%s has %s)", c->arch,
+                         c->moe_gqa ? "routed experts" : c->family == HLX_HF_DENSE
+                                                         ? "fused projections" : "MLA");
+}
+
+/* ModelOpt's older export keeps its quantization in dir/hf_quant_config.json, beside a
+ * config.json without quantization_config: read when it is there (errors at its
+ * line:column). */
+static hlx_status_t hlx_cfg_modelopt_file(const char *dir, hlx_hf_config_t *c, char *err,
+                                          size_t errlen)
+{
+    char path[2048];
+    struct stat sb;
+    hlx_jdoc_t *doc = NULL;
+    hlx_status_t st;
+
+    snprintf(path, sizeof(path), "%s/hf_quant_config.json", dir);
+    if (stat(path, &sb) != 0)
+        return HLX_OK;
+    if ((st = hlx_ckpt_regular_file(path, "quantization config", err, errlen)) != HLX_OK)
+        return st;
+    st = hlx_jdoc_load_file(path, &doc);
+    if (st == HLX_OK && !json_is_object(hlx_jdoc_root(doc)))
+        st = hlx_jdoc_fail(doc, "", HLX_ERR_PARSE, "expected an object");
+    if (st == HLX_OK && !json_is_object(json_object_get(hlx_jdoc_root(doc), "quantization")))
+        st = hlx_jdoc_fail(doc, "/quantization", HLX_ERR_PARSE, "expected an object (ModelOpt's "
+                           "quant_algo, kv_cache_quant_algo and exclude_modules)");
+    if (st == HLX_OK)
+        st = hlx_cfg_modelopt(doc, hlx_jdoc_root(doc), "", c);
+    if (st == HLX_OK && !hlx_hf_fp8_scale_layout(c))
+        st = hlx_cfg_fp8_layout_fail(doc, "/quantization", c);
+    if (st != HLX_OK)
+        snprintf(err, errlen, "%s", doc ? hlx_jdoc_error(doc) : path);
+    hlx_jdoc_free(doc);
+    return st;
 }
 
 /* The weights' dtype: torch_dtype, or dtype (its name since transformers 4.56 and in v5);
  * both there must agree. */
 static hlx_status_t hlx_cfg_dtype(hlx_jdoc_t *doc, hlx_hf_config_t *c)
 {
-    json_t *root = hlx_jdoc_root(doc), *q = json_object_get(root, "quantization_config"), *bs;
+    json_t *root = hlx_jdoc_root(doc), *q = json_object_get(root, "quantization_config");
     json_t *nd = json_object_get(root, "dtype");
-    const char *key = nd != NULL && !json_is_null(nd) ? "dtype" : "torch_dtype";
+    const char *key = nd != NULL && !json_is_null(nd) ? "dtype" : "torch_dtype", *method;
     char other[16];
     hlx_status_t st = hlx_cfg_str(doc, key, "bfloat16", c->torch_dtype, sizeof(c->torch_dtype));
 
@@ -915,10 +1075,17 @@ static hlx_status_t hlx_cfg_dtype(hlx_jdoc_t *doc, hlx_hf_config_t *c)
     c->block_rows = c->block_cols = 128;
     if (q == NULL || json_is_null(q))
         return HLX_OK;
-    if (json_is_object(q) && (st = hlx_cfg_kv_scheme(doc, q, c)) != HLX_OK)
+    method = json_string_value(json_object_get(q, "quant_method")) ?: "";
+    if (!json_is_object(q) || (strcmp(method, "compressed-tensors") && strcmp(method, "fp8") &&
+                               strcmp(method, "modelopt")))
+        return hlx_jdoc_fail(doc, json_is_object(q) ? "/quantization_config/quant_method"
+                                                    : "/quantization_config",
+                             HLX_ERR_PARSE, "supported: \"compressed-tensors\" (fp8 weights, "
+                             "fp8 KV-cache scales), \"fp8\" (block-scaled or per-tensor "
+                             "weights) and \"modelopt\" (quant_algo FP8)");
+    if ((st = hlx_cfg_kv_scheme(doc, q, c)) != HLX_OK)
         return st;
-    if (json_is_object(q) &&
-        !strcmp(json_string_value(json_object_get(q, "quant_method")) ?: "", "compressed-tensors")) {
+    if (!strcmp(method, "compressed-tensors")) {
         json_t *cg = json_object_get(q, "config_groups");
         if (cg != NULL && !json_is_null(cg) && !(json_is_object(cg) && json_object_size(cg) == 0))
             return hlx_cfg_ct_weights(doc, q, c);
@@ -928,27 +1095,8 @@ static hlx_status_t hlx_cfg_dtype(hlx_jdoc_t *doc, hlx_hf_config_t *c)
                                  "kv_cache_scheme: nothing to read");
         return HLX_OK;
     }
-    if (!json_is_object(q) ||
-        strcmp(json_string_value(json_object_get(q, "quant_method")) ?: "", "fp8") ||
-        strcmp(json_string_value(json_object_get(q, "fmt")) ?: "e4m3", "e4m3"))
-        return hlx_jdoc_fail(doc, "/quantization_config", HLX_ERR_PARSE,
-                             "only {\"quant_method\": \"fp8\", \"fmt\": \"e4m3\"} (block-scaled "
-                             "weights) and a kv_cache_scheme (fp8 KV-cache scales) are "
-                             "supported");
-    bs = json_object_get(q, "weight_block_size");
-    if (bs != NULL) {
-        json_int_t r = json_integer_value(json_array_get(bs, 0));
-        json_int_t k = json_integer_value(json_array_get(bs, 1));
-        if (!json_is_array(bs) || json_array_size(bs) != 2 || r < 1 || k < 1 || r > 65536 ||
-            k > 65536)
-            return hlx_jdoc_fail(doc, "/quantization_config/weight_block_size", HLX_ERR_PARSE,
-                                 "expected [rows, cols], each in [1, 65536]");
-        c->block_rows = (int)r;
-        c->block_cols = (int)k;
-    }
-    c->fp8 = HLX_HF_FP8_BLOCK;
-    c->m.weight_dtype = HLX_DTYPE_FP8;
-    return HLX_OK;
+    return !strcmp(method, "fp8") ? hlx_cfg_fp8(doc, q, c)
+                                  : hlx_cfg_modelopt(doc, q, "/quantization_config", c);
 }
 
 /* partial_rotary_factor (Phi-3 and Phi-4-mini 0.75, GLM 0.5: def when absent): RoPE turns
@@ -1238,14 +1386,14 @@ static hlx_status_t hlx_cfg_dense(hlx_jdoc_t *doc, hlx_hf_config_t *c)
     if (m->head_dim % 2 != 0)
         return hlx_jdoc_fail(doc, "/head_dim", HLX_ERR_PARSE, "%d is odd (RoPE rotates pairs)",
                              m->head_dim);
-    if (c->fp8 == HLX_HF_FP8_BLOCK)
+    if (c->fp8 == HLX_HF_FP8_BLOCK && !hlx_hf_fp8_scale_layout(c))
         return hlx_jdoc_fail(doc, "/quantization_config", HLX_ERR_PARSE,
-                             "fp8 block-scaled weights are read for DeepseekV3ForCausalLM only");
-    if (c->fp8 == HLX_HF_FP8_CT && !hlx_hf_ct_fp8_layout(c))
-        return hlx_jdoc_fail(doc, "/quantization_config", HLX_ERR_PARSE,
-                             "compressed-tensors fp8 weights are read for dense models with "
-                             "separate q, k, v, o, gate, up and down projections (%s has %s)",
-                             c->arch, c->moe_gqa ? "routed experts" : "fused projections");
+                             "fp8 block-scaled weights are read for DeepSeek-V2/V3 and dense "
+                             "models with separate q, k, v, o, gate, up and down projections "
+                             "(%s has %s)", c->arch,
+                             c->moe_gqa ? "routed experts" : "fused projections");
+    if (c->fp8 == HLX_HF_FP8_SCALE && !hlx_hf_fp8_scale_layout(c))
+        return hlx_cfg_fp8_layout_fail(doc, "/quantization_config", c);
     m->v_head_dim = m->head_dim;
     m->rope_dim = m->head_dim;
     m->dense_layers = m->layers;
@@ -1504,6 +1652,8 @@ hlx_status_t hlx_hf_config_load(const char *dir, hlx_hf_config_t *c, char *err,
     }
     if (st != HLX_OK)
         snprintf(err, errlen, "%s", doc ? hlx_jdoc_error(doc) : path);
+    else if (json_object_get(hlx_jdoc_root(doc), "quantization_config") == NULL)
+        st = hlx_cfg_modelopt_file(dir, c, err, errlen);
     hlx_jdoc_free(doc);
     return st;
 }
@@ -1655,21 +1805,42 @@ char *hlx_hf_config_text(const hlx_hf_config_t *c)
                                           "dynamic", "fmt", "e4m3", "quant_method", "fp8",
                                           "weight_block_size", c->block_rows, c->block_cols));
     }
-    if (c->fp8 == HLX_HF_FP8_CT) /* llm-compressor's FP8 form (static activations or not) */
+    if (c->fp8 == HLX_HF_FP8_BLOCK && c->family == HLX_HF_DENSE) /* as Qwen3's FP8 releases */
+        json_object_set_new(o, "quantization_config",
+                            json_pack("{s:s, s:s, s:s, s:[i, i], s:[s]}", "activation_scheme",
+                                      "dynamic", "fmt", "e4m3", "quant_method", "fp8",
+                                      "weight_block_size", c->block_rows, c->block_cols,
+                                      "modules_to_not_convert", "lm_head"));
+    if (c->fp8 == HLX_HF_FP8_SCALE && c->fp8_form == HLX_HF_QF_FP8) /* AutoFP8's */
+        json_object_set_new(o, "quantization_config",
+                            json_pack("{s:s, s:s, s:[s], s:o}", "quant_method", "fp8",
+                                      "activation_scheme",
+                                      c->fp8_input_scale ? "static" : "dynamic",
+                                      "ignored_layers", "lm_head", "kv_cache_scheme",
+                                      c->kv_scales ? json_string("static") : json_null()));
+    if (c->fp8 == HLX_HF_FP8_SCALE && c->fp8_form == HLX_HF_QF_MODELOPT) /* its flat form */
+        json_object_set_new(o, "quantization_config",
+                            json_pack("{s:s, s:s, s:o, s:[s], s:{s:s}}", "quant_method",
+                                      "modelopt", "quant_algo", "FP8", "kv_cache_quant_algo",
+                                      c->kv_scales ? json_string("FP8") : json_null(),
+                                      "exclude_modules", "lm_head", "producer", "name",
+                                      "modelopt"));
+    if (c->fp8 == HLX_HF_FP8_SCALE && c->fp8_form == HLX_HF_QF_CT) /* llm-compressor's */
         json_object_set_new(
             o, "quantization_config",
             json_pack("{s:s, s:s, s:{s:{s:[s], s:{s:i, s:s, s:s, s:b, s:b}, s:o}}, s:[s]}",
                       "quant_method", "compressed-tensors", "format", "float-quantized",
                       "config_groups", "group_0", "targets", "Linear", "weights", "num_bits", 8,
-                      "type", "float", "strategy", c->ct_channel ? "channel" : "tensor",
+                      "type", "float", "strategy", c->fp8_channel ? "channel" : "tensor",
                       "dynamic", 0, "symmetric", 1, "input_activations",
-                      c->ct_input_scale
+                      c->fp8_input_scale
                           ? json_pack("{s:i, s:s, s:s, s:b, s:b}", "num_bits", 8, "type",
                                       "float", "strategy", "tensor", "dynamic", 0,
                                       "symmetric", 1)
                           : json_null(),
                       "ignore", "lm_head"));
-    if (c->kv_scales) { /* beside fp8 weights, or alone as compressed-tensors writes it */
+    if (c->kv_scales && (c->fp8 != HLX_HF_FP8_SCALE || c->fp8_form == HLX_HF_QF_CT)) {
+        /* beside fp8 weights, or alone as compressed-tensors writes it */
         json_t *qc = json_object_get(o, "quantization_config");
         if (qc == NULL) {
             qc = json_pack("{s:s, s:{}}", "quant_method", "compressed-tensors", "config_groups");
@@ -1741,7 +1912,7 @@ static int hlx_elist_add(hlx_elist_t *l, hlx_st_dtype_t dt, hlx_hf_class_t cls,
     e->dtype = dt;
     e->cls = cls;
     e->split = split;
-    e->ndim = k > 0 ? 2 : 1;
+    e->ndim = k > 0 ? 2 : k == 0 ? 1 : 0; /* k < 0: one value, shape [], [1] or [1, 1] */
     e->shape[0] = r;
     e->shape[1] = k > 0 ? k : 0;
     return 0;
@@ -1757,11 +1928,11 @@ static int hlx_elist_linear(hlx_elist_t *l, hlx_hf_class_t cls, hlx_hf_split_t s
         return hlx_elist_add(l, c->st_dtype, cls, split, out, in, "%s", name);
     if (hlx_elist_add(l, HLX_ST_F8_E4M3, cls, split, out, in, "%s", name) != 0)
         return -1;
-    if (c->fp8 == HLX_HF_FP8_CT) /* weight_scale [out, 1] or [1]; input_scale [1] */
-        return hlx_elist_add(l, HLX_ST_F32, HLX_HFC_SCALE, split, c->ct_channel ? out : 1,
-                             c->ct_channel ? 1 : 0, "%s_scale", name) != 0 ||
-               (c->ct_input_scale &&
-                hlx_elist_add(l, HLX_ST_F32, HLX_HFC_SCALE, HLX_HFS_REPLICATED, 1, 0,
+    if (c->fp8 == HLX_HF_FP8_SCALE) /* weight_scale [out, 1] or one value; input_scale one */
+        return hlx_elist_add(l, HLX_ST_F32, HLX_HFC_SCALE, split, c->fp8_channel ? out : 1,
+                             c->fp8_channel ? 1 : -1, "%s_scale", name) != 0 ||
+               (c->fp8_input_scale &&
+                hlx_elist_add(l, HLX_ST_F32, HLX_HFC_SCALE, HLX_HFS_REPLICATED, 1, -1,
                               "%.*s.input_scale", (int)(strlen(name) - 7), name) != 0)
                    ? -1 : 0;
     return hlx_elist_add(l, HLX_ST_F32, HLX_HFC_SCALE, split,
@@ -2009,7 +2180,7 @@ static int hlx_hf_is_other_model(const hlx_hf_config_t *c, const char *name)
     return 0;
 }
 
-int hlx_hf_ct_fp8_layout(const hlx_hf_config_t *c)
+int hlx_hf_fp8_scale_layout(const hlx_hf_config_t *c)
 {
     return c->family == HLX_HF_DENSE && !c->moe_gqa &&
            !(c->fused & (HLX_HF_FUSED_QKV | HLX_HF_FUSED_GU | HLX_HF_QKV_GROUPED));
@@ -2022,9 +2193,15 @@ int hlx_hf_kv_scale_count(const hlx_hf_config_t *c)
                                                                               : 1;
 }
 
-const char *hlx_hf_kv_scale_name(int layer, int value, char *buf, size_t len)
+const char *hlx_hf_kv_scale_name(const hlx_hf_config_t *c, int layer, int value, char *buf,
+                                 size_t len)
 {
-    snprintf(buf, len, "model.layers.%d.self_attn.%s_scale", layer, value ? "v" : "k");
+    const char *kv = value ? "v" : "k";
+
+    if (c->kv_proj_names)
+        snprintf(buf, len, "model.layers.%d.self_attn.%s_proj.%s_scale", layer, kv, kv);
+    else
+        snprintf(buf, len, "model.layers.%d.self_attn.%s_scale", layer, kv);
     return buf;
 }
 
@@ -2036,11 +2213,12 @@ hlx_status_t hlx_hf_kv_scale(hlx_ckpt_t *ck, const hlx_hf_config_t *c, int layer
     const hlx_ckpt_tensor_t *t;
     hlx_status_t st;
 
-    hlx_hf_kv_scale_name(layer, value, name, sizeof(name));
+    hlx_hf_kv_scale_name(c, layer, value, name, sizeof(name));
     if ((t = hlx_ckpt_find(ck, name)) == NULL)
-        return hlx_ckpt_set_error(ck, HLX_ERR_NOT_FOUND, "%s: tensor %s is missing "
-                                  "(config.json's quantization_config.kv_cache_scheme gives "
-                                  "every layer a k_scale and a v_scale)", hlx_ckpt_dir(ck), name);
+        return hlx_ckpt_set_error(ck, HLX_ERR_NOT_FOUND, "%s: tensor %s is missing (%s: every "
+                                  "layer has a k_scale and a v_scale)", hlx_ckpt_dir(ck), name,
+                                  c->kv_scales_maybe ? "layer 0 has KV-cache scales"
+                                                     : "the quantization config declares KV-cache scales");
     if ((st = hlx_ckpt_read_value(ck, t, n, n > 1 ? head : 0, v_p)) != HLX_OK)
         return st;
     if (!(*v_p > 0) || !isfinite(*v_p) || (float)*v_p == 0.0f || !isfinite(1.0f / (float)*v_p))
@@ -2051,7 +2229,24 @@ hlx_status_t hlx_hf_kv_scale(hlx_ckpt_t *ck, const hlx_hf_config_t *c, int layer
     return HLX_OK;
 }
 
-hlx_status_t hlx_hf_check(hlx_ckpt_t *ck, const hlx_hf_config_t *c)
+/* What config.json leaves to the tensors (hlx_hf_check): which names the KV-cache scales
+ * have, and under the fp8 and modelopt methods without a declared scheme whether they are
+ * there at all (layer 0's key scale under either name). */
+static void hlx_hf_kv_settle(hlx_ckpt_t *ck, hlx_hf_config_t *c)
+{
+    char name[96];
+
+    if (!c->kv_scales && !c->kv_scales_maybe)
+        return;
+    c->kv_proj_names = 1;
+    if (hlx_ckpt_find(ck, hlx_hf_kv_scale_name(c, 0, 0, name, sizeof(name))) == NULL)
+        c->kv_proj_names = 0;
+    if (c->kv_scales_maybe && !c->kv_scales &&
+        hlx_ckpt_find(ck, hlx_hf_kv_scale_name(c, 0, 0, name, sizeof(name))) != NULL)
+        c->kv_scales = HLX_HF_KV_SCALES_TENSOR;
+}
+
+hlx_status_t hlx_hf_check(hlx_ckpt_t *ck, hlx_hf_config_t *c)
 {
     hlx_hf_expect_t *list = NULL;
     size_t n = 0, i, total = hlx_ckpt_count(ck);
@@ -2075,10 +2270,14 @@ hlx_status_t hlx_hf_check(hlx_ckpt_t *ck, const hlx_hf_config_t *c)
     } else if (c->fused & HLX_HF_NESTED) {
         hlx_ckpt_set_prefix(ck, "model.", "model.language_model.");
     }
+    hlx_hf_kv_settle(ck, c);
     st = hlx_hf_expect(c, &list, &n, err, sizeof(err));
     for (i = 0; st == HLX_OK && i < n; i++) {
         const hlx_ckpt_tensor_t *t;
-        st = hlx_ckpt_get(ck, list[i].name, list[i].ndim, list[i].shape, &t);
+        if (list[i].ndim == 0) /* one value: [], [1] or [1, 1] */
+            st = hlx_ckpt_get_value(ck, list[i].name, &t);
+        else
+            st = hlx_ckpt_get(ck, list[i].name, list[i].ndim, list[i].shape, &t);
         if (st != HLX_OK)
             break;
         if (t->dtype != list[i].dtype)
@@ -2100,7 +2299,7 @@ hlx_status_t hlx_hf_check(hlx_ckpt_t *ck, const hlx_hf_config_t *c)
             for (h = 0; h < hlx_hf_kv_scale_count(c) && st == HLX_OK; h++)
                 st = hlx_hf_kv_scale(ck, c, li, j, h, &v);
             if (st == HLX_OK)
-                seen[hlx_ckpt_find(ck, hlx_hf_kv_scale_name(li, j, name, sizeof(name))) - t0] = 1;
+                seen[hlx_ckpt_find(ck, hlx_hf_kv_scale_name(c, li, j, name, sizeof(name))) - t0] = 1;
         }
     for (i = 0; st == HLX_OK && i < total; i++) {
         const hlx_ckpt_tensor_t *t = hlx_ckpt_tensor(ck, i);
@@ -2121,8 +2320,11 @@ hlx_status_t hlx_hf_check(hlx_ckpt_t *ck, const hlx_hf_config_t *c)
                                     head ? " (tie_word_embeddings is true: the head is the "
                                            "embedding; drop this tensor, or set "
                                            "tie_word_embeddings to false to use it)"
-                                    : kvs ? " (a KV-cache scale: config.json's "
-                                            "quantization_config has no kv_cache_scheme)"
+                                    : kvs ? (c->kv_scales_maybe
+                                                 ? " (a KV-cache scale, where layer 0 has none)"
+                                                 : " (a KV-cache scale: config.json's "
+                                                   "quantization_config has no "
+                                                   "kv_cache_scheme)")
                                           : "");
         }
     }

@@ -115,6 +115,8 @@ void hlx_ckpt_unravel(const hlx_ckpt_tensor_t *t, uint64_t flat, int64_t *idx);
  * "file: tensor: shape [..], expected [..]" in hlx_ckpt_error(). */
 hlx_status_t hlx_ckpt_get(hlx_ckpt_t *ck, const char *name, int ndim, const int64_t *shape,
                           const hlx_ckpt_tensor_t **t_p);
+/* The same for a tensor of one value, whatever its shape ([], [1], [1, 1]). */
+hlx_status_t hlx_ckpt_get_value(hlx_ckpt_t *ck, const char *name, const hlx_ckpt_tensor_t **t_p);
 
 /* Reads t[first, first + count) along dimension dim (every other dimension whole) into dst
  * as a dense row-major array of dst_dtype (HLX_DTYPE_F32 or HLX_DTYPE_BF16), converting
@@ -192,10 +194,12 @@ typedef struct hlx_hf_config {
     char            torch_dtype[16];   /* "bfloat16", "float32", "float16" */
     hlx_st_dtype_t  st_dtype;          /* dtype of unquantized tensors */
     int             fp8;               /* quantization_config: fp8 e4m3 linear weights,
-                                          HLX_HF_FP8_BLOCK or HLX_HF_FP8_CT; 0: none */
-    int             ct_channel;        /* HLX_HF_FP8_CT: a scale per output channel (else
+                                          HLX_HF_FP8_BLOCK or HLX_HF_FP8_SCALE; 0: none */
+    int             fp8_form;          /* HLX_HF_FP8_SCALE: whose config says so (HLX_HF_QF_*:
+                                          what `model synth` writes and `model info` names) */
+    int             fp8_channel;       /* HLX_HF_FP8_SCALE: a scale per output channel (else
                                           one per tensor) */
-    int             ct_input_scale;    /* HLX_HF_FP8_CT: static activations, an
+    int             fp8_input_scale;   /* HLX_HF_FP8_SCALE: static activations, an
                                           X.input_scale per Linear (not used) */
     int             block_rows, block_cols; /* weight_block_size (128 x 128) */
     int             tie_word_embeddings;
@@ -203,6 +207,13 @@ typedef struct hlx_hf_config {
      * part of the checkpoint, one value each (HLX_HF_KV_SCALES_TENSOR) or one per KV head
      * (HLX_HF_KV_SCALES_HEAD); the runtime uses them with fp8 KV. 0: none */
     int             kv_scales;
+    /* The fp8 and modelopt methods without a declared KV scheme: scales may be there or not;
+     * hlx_hf_check sets kv_scales (per tensor) when layer 0's are. */
+    int             kv_scales_maybe;
+    /* The scales are named self_attn.k_proj.k_scale and self_attn.v_proj.v_scale (AutoFP8's
+     * and ModelOpt's names; vLLM reads both) rather than self_attn.k_scale and v_scale; set
+     * by hlx_hf_check from layer 0's, or by the synth. */
+    int             kv_proj_names;
     /* How the dense family's tensors are laid out (HLX_HF_FUSED_*, HLX_HF_ROPE_PAIRS):
      * Phi3ForCausalLM fuses self_attn.qkv_proj (q, k, v rows) and mlp.gate_up_proj (gate,
      * up rows); GlmForCausalLM fuses gate_up_proj and keeps q and k in RoPE pairs */
@@ -236,18 +247,27 @@ void hlx_hf_gating_set(hlx_hf_config_t *c, hlx_moe_scoring_t scoring, int norm_t
 void hlx_hf_ckpt_name(const hlx_hf_config_t *c, const char *key, char *name, size_t len);
 
 #define HLX_HF_FP8_BLOCK 1 /* DeepSeek: X.weight_scale_inv per block (weight_block_size) */
-#define HLX_HF_FP8_CT    2 /* compressed-tensors: X.weight_scale per tensor or channel */
+#define HLX_HF_FP8_SCALE 2 /* X.weight_scale per tensor or per output channel */
+/* Whose quantization_config gave HLX_HF_FP8_SCALE weights: llm-compressor's compressed-tensors
+ * (per tensor or channel), quant_method "fp8" without weight_block_size (AutoFP8 and vLLM's
+ * Fp8Config: per tensor), NVIDIA ModelOpt's "modelopt" with quant_algo FP8 (per tensor, static
+ * input scales; also its hf_quant_config.json) */
+#define HLX_HF_QF_CT       0
+#define HLX_HF_QF_FP8      1
+#define HLX_HF_QF_MODELOPT 2
 #define HLX_HF_KV_SCALES_TENSOR 1 /* kv_cache_scheme strategy "tensor" */
 #define HLX_HF_KV_SCALES_HEAD   2 /* strategy "attn_head": [num_key_value_heads] */
 
 /* Whether c's layout takes compressed-tensors fp8 weights: the dense family with separate
  * q, k, v, o, gate, up and down projections (no fused ones, no routed experts). */
-int hlx_hf_ct_fp8_layout(const hlx_hf_config_t *c);
+int hlx_hf_fp8_scale_layout(const hlx_hf_config_t *c);
 /* Values in each KV-cache scale tensor of c: one per KV head (HLX_HF_KV_SCALES_HEAD; MLA's
  * one latent head), else one. */
 int hlx_hf_kv_scale_count(const hlx_hf_config_t *c);
-/* "model.layers.L.self_attn.k_scale" (value 0) or "...v_scale" (1) into buf; returns buf. */
-const char *hlx_hf_kv_scale_name(int layer, int value, char *buf, size_t len);
+/* "model.layers.L.self_attn.k_scale" (value 0) or "...v_scale" (1) into buf, or with
+ * c->kv_proj_names "...self_attn.k_proj.k_scale" and "...v_proj.v_scale"; returns buf. */
+const char *hlx_hf_kv_scale_name(const hlx_hf_config_t *c, int layer, int value, char *buf,
+                                 size_t len);
 
 /* Layer layer's KV-cache scale of KV head `head` for its keys (value 0: self_attn.k_scale)
  * or values (1: self_attn.v_scale), from a checkpoint whose config c has kv_scales (per
@@ -308,8 +328,10 @@ hlx_status_t hlx_hf_expect(const hlx_hf_config_t *c, hlx_hf_expect_t **list_p, s
                            char *err, size_t errlen);
 /* Checks that ck holds exactly what c needs: every tensor present with its shape and
  * dtype, nothing unknown. The first problem goes to hlx_ckpt_error(ck). Also records in
- * ck what hlx_hf_read needs of c beyond the model (fp8 blocks, fused projections). */
-hlx_status_t hlx_hf_check(hlx_ckpt_t *ck, const hlx_hf_config_t *c);
+ * ck what hlx_hf_read needs of c beyond the model (fp8 blocks, fused projections), and
+ * settles in c what config.json leaves to the tensors: whether KV-cache scales are there
+ * (kv_scales_maybe) and under which names (kv_proj_names). */
+hlx_status_t hlx_hf_check(hlx_ckpt_t *ck, hlx_hf_config_t *c);
 /* ck's dense tensor layout (hlx_hf_config_t.fused: fused projections, RoPE pairs); set by
  * hlx_hf_check from the config. */
 void         hlx_ckpt_set_fused(hlx_ckpt_t *ck, int fused);

@@ -18,6 +18,13 @@
 #        ckpt_decode.sh ctfp8 HELIX DATA HELIXRUN
 #                                                  compressed-tensors fp8 weights decode as
 #                                                  their bf16 copy made by fp8_to_bf16.py
+#        ckpt_decode.sh fp8forms HELIX DATA HELIXRUN
+#                                                  AutoFP8's (quant_method fp8) and ModelOpt's
+#                                                  (config.json and hf_quant_config.json) fp8
+#                                                  checkpoints with KV-cache scales decode as
+#                                                  their bf16 copies and as compressed-tensors;
+#                                                  block scales on qwen3 as its bf16 copy; bad
+#                                                  configs and tensors refused
 #        ckpt_decode.sh refuse HELIX DATA HELIXRUN truncated, corrupt and mismatched
 #                                                  checkpoints: exit 2 naming file and tensor,
 #                                                  at most one line per rank
@@ -301,6 +308,148 @@ PY
         noscale)  want="up_proj.weight_scale" ;;
         esac
         expect_refused $bad "$want" --model "$dir/$bad" --context 20 --steps 2
+    done
+    ;;
+fp8forms)
+    # The per-tensor fp8 forms other than compressed-tensors: AutoFP8's (quant_method fp8
+    # without weight_block_size, static input scales, kv_cache_scheme "static") and
+    # ModelOpt's (quant_method modelopt, quant_algo FP8, kv_cache_quant_algo FP8; and the
+    # same moved into hf_quant_config.json), one-value scales of shape [], KV-cache scales
+    # named self_attn.k_proj.k_scale / v_proj.v_scale. Each decodes with fp8 KV as its bf16
+    # copy (fp8_to_bf16.py: its own decoder, the KV scales renamed to compressed-tensors'
+    # form) and as the compressed-tensors checkpoint of the same values, --check passing;
+    # over TPA 2 too. Undeclared KV scales under quant_method fp8 are used (as vLLM does).
+    helixrun=$1 conv="$(dirname "$0")/fp8_to_bf16.py"
+    run() { # run NAME MODEL ARGS...: decode with fp8 KV, check, hash into $dir/out.NAME
+        local name=$1 m=$2
+        shift 2
+        "$helix" decode --model "$m" --kv-dtype fp8 --context 60 --steps 4 --batch 2 --check \
+            --json "$@" >"$dir/out.$name" 2>"$dir/err" || { echo "FAIL: $name"; cat "$dir/err"; fail=1; }
+        echo "$name: $(json_field "$dir/out.$name" "d['hidden_hash'], d['passed'], d['kv_scales']")"
+    }
+    "$helix" model synth --family dense --dtype fp8 --fp8-scales tensor --kv-scales 0.5,0.25,2,1 \
+        --seed 4 --out "$dir/ct" >/dev/null || exit 1
+    run ct "$dir/ct"
+    want=$(json_field "$dir/out.ct" "d['hidden_hash'], d['passed'], d['kv_scales']")
+    for f in fp8 modelopt; do
+        "$helix" model synth --family dense --dtype fp8 --fp8-format $f --kv-scales 0.5,0.25,2,1 \
+            --seed 4 --out "$dir/$f" >/dev/null || exit 1
+    done
+    cp -r "$dir/modelopt" "$dir/hfq"
+    python3 - "$dir/hfq" <<'PY'
+import json, sys
+d = sys.argv[1]
+c = json.load(open(d + '/config.json'))
+q = c.pop('quantization_config')
+json.dump(c, open(d + '/config.json', 'w'), indent=2)
+json.dump({'producer': {'name': 'modelopt'},
+           'quantization': {k: q[k] for k in ('quant_algo', 'kv_cache_quant_algo',
+                                              'exclude_modules')}},
+          open(d + '/hf_quant_config.json', 'w'), indent=2)
+PY
+    cp -r "$dir/fp8" "$dir/undecl"
+    sed -i 's/"kv_cache_scheme": "static"/"kv_cache_scheme": null/' "$dir/undecl/config.json"
+    for f in fp8 modelopt hfq undecl; do
+        python3 "$conv" "$dir/$f" "$dir/$f-bf16" || exit 1
+        run $f "$dir/$f"
+        run $f-bf16 "$dir/$f-bf16"
+        for n in $f $f-bf16; do
+            [ "$(json_field "$dir/out.$n" "d['hidden_hash'], d['passed'], d['kv_scales']")" = "$want" ] ||
+                { echo "FAIL: $n does not decode as the compressed-tensors checkpoint ($want)"; fail=1; }
+        done
+    done
+    "$helix" model info "$dir/hfq" | grep -q "a scale per tensor; modelopt" ||
+        { echo "FAIL: model info does not name ModelOpt's form"; fail=1; }
+    "$helix" model info "$dir/fp8" | grep -q "self_attn.k_proj.k_scale and self_attn.v_proj.v_scale" ||
+        { echo "FAIL: model info does not name the KV scales"; fail=1; }
+    # block scales on a dense model (quant_method fp8 with weight_block_size, as Qwen3's
+    # FP8 releases): as its bf16 copy, which fp8_to_bf16.py dequantizes block by block
+    "$helix" model synth --family qwen3 --dtype fp8 --fp8-format fp8-block --kv-scales 0.5,0.25 \
+        --seed 4 --out "$dir/block" >/dev/null || exit 1
+    python3 "$conv" "$dir/block" "$dir/block-bf16" || exit 1
+    run block "$dir/block"
+    run block-bf16 "$dir/block-bf16"
+    [ "$(json_field "$dir/out.block" "d['hidden_hash'], d['passed']")" = \
+        "$(json_field "$dir/out.block-bf16" "d['hidden_hash'], d['passed']")" ] ||
+        { echo "FAIL: the block-scaled qwen3 does not decode as its bf16 copy"; fail=1; }
+    "$helix" model synth --family phi3 --dtype fp8 --fp8-format fp8-block --out "$dir/phi3" \
+        >/dev/null 2>&1 && { echo "FAIL: phi3 fp8-block was written"; fail=1; }
+    # over TPA 2 (each rank its rows' scales) and KVP 2 x TPA 2 (W_o and down over 4)
+    for m in fp8 fp8-bf16 block block-bf16; do
+        for n in 2 4; do
+            timeout -k 5 150 "$helixrun" --no-prefix -n $n --timeout 120 -- "$helix" decode \
+                --model "$dir/$m" --tpa 2 --kvp $((n / 2)) --kv-dtype fp8 --context 60 \
+                --steps 4 --batch 2 --check --json --timeout 60 >"$dir/out.n$n.$m" \
+                2>"$dir/err" || { cat "$dir/err"; fail=1; }
+        done
+    done
+    for m in fp8 block; do
+        for n in 2 4; do
+            a=$(json_field "$dir/out.n$n.$m" "d['hidden_hash'], d['passed']")
+            b=$(json_field "$dir/out.n$n.$m-bf16" "d['hidden_hash'], d['passed']")
+            echo "$m, $n ranks: $a, its bf16 copy $b"
+            [ "$a" = "$b" ] || { echo "FAIL: $n ranks differ from the bf16 copy"; fail=1; }
+        done
+    done
+    # refused, each naming what is wrong
+    for bad in nvfp4 int8kv ignored scheme blockstatic method noinput kvgone nokv0 hqnvfp4 \
+        hqbad; do
+        case $bad in
+        nvfp4 | int8kv | kvgone | noinput) src=modelopt ;;
+        hqnvfp4 | hqbad) src=hfq ;;
+        *) src=fp8 ;;
+        esac
+        cp -r "$dir/$src" "$dir/$bad"
+        python3 - "$dir/$bad" $bad <<'PY'
+import glob, json, sys
+d, bad = sys.argv[1], sys.argv[2]
+c = json.load(open(d + '/config.json'))
+q = c.get('quantization_config')
+def rename(old, new):  # a tensor's name bent (same length) in its shard and the index
+    for f in glob.glob(d + '/*.safetensors') + glob.glob(d + '/*.index.json'):
+        b = open(f, 'rb').read()
+        open(f, 'wb').write(b.replace(old.encode(), new.encode()))
+if bad == 'nvfp4':
+    q['quant_algo'] = 'NVFP4'
+elif bad == 'int8kv':
+    q['kv_cache_quant_algo'] = 'INT8'
+elif bad == 'ignored':
+    q['ignored_layers'] = ['lm_head', 'model.layers.0.mlp.down_proj']
+elif bad == 'scheme':
+    q['activation_scheme'] = 'per-token'
+elif bad == 'blockstatic':
+    q['weight_block_size'] = [128, 128]
+elif bad == 'method':
+    q['quant_method'] = 'awq'
+elif bad == 'noinput':
+    rename('"model.layers.1.mlp.up_proj.input_scale"', '"model.layers.1.mlp.up_proj.input_scalx"')
+elif bad == 'kvgone':
+    rename('"model.layers.1.self_attn.v_proj.v_scale"', '"model.layers.1.self_attn.v_proj.v_scalx"')
+elif bad == 'nokv0':  # undeclared, and layer 0 has none: layer 1's are unknown tensors
+    q['kv_cache_scheme'] = None
+    for kv in 'kv':
+        rename(f'"model.layers.0.self_attn.{kv}_proj.{kv}_scale"',
+               f'"model.layers.0.self_attn.x_proj.{kv}_scale"')
+elif bad == 'hqnvfp4':
+    json.dump({'quantization': {'quant_algo': 'NVFP4'}}, open(d + '/hf_quant_config.json', 'w'))
+elif bad == 'hqbad':
+    open(d + '/hf_quant_config.json', 'w').write('{"quantization": [1, 2]}')
+json.dump(c, open(d + '/config.json', 'w'), indent=2)
+PY
+        case $bad in
+        nvfp4)       want='config.json:22:5: quant_algo: only "FP8"' ;;
+        int8kv)      want='kv_cache_quant_algo: only "FP8"' ;;
+        ignored)     want='ignored_layers: only ["lm_head"]' ;;
+        scheme)      want='activation_scheme: expected "dynamic" or "static"' ;;
+        blockstatic) want='block-scaled weights (weight_block_size) take dynamic activations' ;;
+        method)      want='quant_method: supported: "compressed-tensors"' ;;
+        noinput)     want='tensor model.layers.1.mlp.up_proj.input_scale is missing' ;;
+        kvgone)      want='tensor model.layers.1.self_attn.v_proj.v_scale is missing' ;;
+        nokv0)       want='(a KV-cache scale, where layer 0 has none)' ;;
+        hqnvfp4)     want='hf_quant_config.json:1:19: quant_algo: only "FP8"' ;;
+        hqbad)       want='hf_quant_config.json:1:2: quantization: expected an object' ;;
+        esac
+        expect_refused $bad "$want" --model "$dir/$bad" --kv-dtype fp8 --context 20 --steps 2
     done
     ;;
 refuse)

@@ -1,11 +1,15 @@
 #!/usr/bin/env python3
-"""A bf16 copy of a compressed-tensors fp8 checkpoint, dequantized independently of the
-runtime: every F8_E4M3 tensor X with its F32 scale X_scale (one value, or one per row) is
-decoded here (OCP e4m3 by its bit fields), multiplied by its scale and stored as BF16
-(exact when the product has at most 8 significant bits, which a power-of-two scale keeps:
-checked); the scale and input_scale tensors are dropped and config.json loses its weight
-quantization. A runtime that dequantizes the same way decodes the copy bit for bit as the
-original.
+"""A bf16 copy of an fp8 checkpoint with a scale per tensor or channel (compressed-tensors,
+quant_method fp8 without blocks, ModelOpt FP8 in config.json or hf_quant_config.json) or
+per block (quant_method fp8 with weight_block_size), dequantized independently of the
+runtime: every F8_E4M3 tensor X with its F32 scale X_scale (one value, or one per row) or
+X_scale_inv (one per block) is decoded here (OCP e4m3 by its bit fields),
+multiplied by its scale and stored as BF16 (exact when the product has at most 8
+significant bits: checked); the scale and input_scale tensors are dropped and config.json
+loses its weight quantization. KV-cache scales stay, as compressed-tensors names and
+declares them (self_attn.k_proj.k_scale -> self_attn.k_scale, a kv_cache_scheme of one
+scale per tensor; also where quant_method fp8 leaves them undeclared). A runtime that
+dequantizes the same way decodes the copy bit for bit as the original.
 
 usage: fp8_to_bf16.py SRC DST
 """
@@ -55,20 +59,31 @@ def main():
             a, z = t['data_offsets']
             tensors[name] = (t['dtype'], t['shape'], data[a:z])
     out = {}
+    q0 = json.load(open(os.path.join(src, 'config.json'))).get('quantization_config') or {}
+    block = q0.get('weight_block_size', [128, 128])
     for name, (dt, shape, raw) in tensors.items():
-        if name.endswith('.weight_scale') or name.endswith('.input_scale'):
+        if name.endswith(('.weight_scale', '.weight_scale_inv', '.input_scale')):
             continue
+        for kv in 'kv':  # AutoFP8's and ModelOpt's KV-scale names
+            name = name.replace(f'.self_attn.{kv}_proj.{kv}_scale', f'.self_attn.{kv}_scale')
         if dt != 'F8_E4M3':
             out[name] = (dt, shape, raw)
             continue
-        sdt, sshape, sraw = tensors[name + '_scale']
+        rows, cols = shape
+        if name + '_scale_inv' in tensors:  # a scale per block of br x bc (weight_block_size)
+            sdt, sshape, sraw = tensors[name + '_scale_inv']
+            br, bc = block
+            assert sshape == [-(-rows // br), -(-cols // bc)], name
+        else:  # one value, or one per row
+            sdt, sshape, sraw = tensors[name + '_scale']
+            br, bc = (1, cols) if len(sraw) > 4 else (rows, cols)
         assert sdt == 'F32', name
         scales = struct.unpack(f'<{len(sraw) // 4}f', sraw)
-        rows, cols = shape
+        sc = -(-cols // bc)
         vals = bytearray()
         for r in range(rows):
-            s = scales[r if len(scales) > 1 else 0]
             for c in range(cols):
+                s = scales[(r // br) * sc + c // bc]
                 vals += struct.pack('<H', bf16_bits(e4m3(raw[r * cols + c]) * s))
         out[name] = ('BF16', shape, bytes(vals))
     hdr, off, blob = {}, 0, bytearray()
@@ -82,10 +97,19 @@ def main():
     with open(os.path.join(dst, 'model.safetensors'), 'wb') as f:
         f.write(struct.pack('<Q', len(h)) + h + blob)
     cfg = json.load(open(os.path.join(src, 'config.json')))
-    q = cfg.get('quantization_config') or {}
-    if 'kv_cache_scheme' in q:  # only the weights' quantization goes
+    q = cfg.get('quantization_config')
+    if q is None and os.path.exists(os.path.join(src, 'hf_quant_config.json')):
+        q = json.load(open(os.path.join(src, 'hf_quant_config.json')))['quantization']
+    q = q or {}
+    kvs = q.get('kv_cache_scheme')
+    undeclared = not kvs and q.get('quant_method') == 'fp8' and any(
+        n.endswith('.self_attn.k_scale') for n in out)  # used where they are (vLLM)
+    if kvs == 'static' or q.get('kv_cache_quant_algo') == 'FP8' or undeclared:
+        kvs = {'num_bits': 8, 'type': 'float', 'strategy': 'tensor', 'dynamic': False,
+               'symmetric': True}
+    if kvs:  # only the weights' quantization goes
         cfg['quantization_config'] = {'quant_method': 'compressed-tensors', 'config_groups': {},
-                                      'kv_cache_scheme': q['kv_cache_scheme']}
+                                      'kv_cache_scheme': kvs}
     else:
         cfg.pop('quantization_config', None)
     json.dump(cfg, open(os.path.join(dst, 'config.json'), 'w'), indent=2)

@@ -502,7 +502,9 @@ class Config:
         q = c.get("quantization_config")
         self.fp8_block = None
         if q is not None:  # DeepSeek-V3's fp8 release: e4m3 weights, one scale per block
-            block = q.get("weight_block_size", [128, 128]) if isinstance(q, dict) else None
+            # without weight_block_size quant_method fp8 means one scale per tensor (vLLM's
+            # Fp8Config), which DeepSeek's releases do not use
+            block = q.get("weight_block_size") if isinstance(q, dict) else None
             if not isinstance(q, dict) or q.get("quant_method") != "fp8" or \
                     q.get("fmt", "e4m3") != "e4m3" or not isinstance(block, list) or \
                     len(block) != 2 or not all(isinstance(v, int) and v > 0 for v in block):
