@@ -121,13 +121,12 @@ static void hlx_synth_usage(FILE *f)
         "  --seed S          seed of the values (default 1)\n"
         "  --dtype T         bf16 (default) or f32; fp8: linear weights in e4m3, for\n"
         "                    moe-mla and deepseek-v2 with 32 x 32 block scales\n"
-        "                    (weight_scale_inv), for dense, gemma2, gemma3, qwen2 and qwen3\n"
-        "                    as compressed-tensors writes them (weight_scale; lm_head left\n"
-        "                    in bf16)\n"
-        "  --fp8-scales S    with a dense family's fp8: channel (default, one scale per\n"
-        "                    output row: 2^-4 times 1, 1.25, 1.5, 1.75 in turn) or tensor\n"
-        "                    (one, 2^-4 x 1.25)\n"
-        "  --fp8-format F    with a dense family's fp8, whose form: compressed-tensors\n"
+        "                    (weight_scale_inv), for the other (GQA) families in the form\n"
+        "                    --fp8-format names (routers and lm_head left in bf16)\n"
+        "  --fp8-scales S    with a GQA family's fp8: channel (default, one scale per\n"
+        "                    output row) or tensor (one); each 2^-4 times 1, 1.25, 1.5 or\n"
+        "                    1.75, by tensor and row\n"
+        "  --fp8-format F    with a GQA family's fp8, whose form: compressed-tensors\n"
         "                    (default, llm-compressor's), fp8 (AutoFP8's: quant_method fp8\n"
         "                    without weight_block_size, static activation scales) or\n"
         "                    modelopt (NVIDIA ModelOpt's quant_algo FP8); the last two take\n"
@@ -154,17 +153,41 @@ static void hlx_synth_usage(FILE *f)
         HLX_SYNTH_MAX_LAYERS, HLX_SYNTH_MAX_LAYERS);
 }
 
-/* The scale of row r of a dense family's fp8 weights (--dtype fp8): 2^-4 times 1, 1.25,
- * 1.5 or 1.75 by row (per tensor: times 1.25). Not powers of two, so that which scale a
- * row takes changes its e4m3 rounding (a reader's row-to-scale mapping shows); of 3
- * significant bits, so that e4m3 values times them are exact in bf16. */
-static float hlx_synth_ct_scale(const hlx_hf_config_t *c, int64_t r)
+/* --fp8-format: what it writes (compressed-tensors, AutoFP8's fp8, ModelOpt's, and block
+ * scales as quant_method fp8 with weight_block_size) */
+enum { HLX_SYNTH_FMT_CT, HLX_SYNTH_FMT_FP8, HLX_SYNTH_FMT_MODELOPT, HLX_SYNTH_FMT_BLOCK };
+
+/* The scale of a dense family's fp8 weight (--dtype fp8) at row r, column col: 2^-4 times
+ * 1, 1.25, 1.5 or 1.75, by tensor (key: a hash of its name), and by row (per channel) or
+ * by block row and column (block scales; per tensor: the key alone). Not powers of two,
+ * so that a reader giving a weight another row's, block's or tensor's scale changes its
+ * rounding; of 3 significant bits, so that e4m3 values times them are exact in bf16. */
+static float hlx_synth_fp8_scale(const hlx_hf_config_t *c, uint32_t key, int64_t r, int64_t col)
 {
-    return 0.0625f * (c->fp8_channel ? 1.0f + 0.25f * (float)(r % 4) : 1.25f);
+    int64_t k = key;
+
+    if (c->fp8 == HLX_HF_FP8_BLOCK)
+        k += r / c->block_rows + 3 * (col / c->block_cols);
+    else if (c->fp8_channel)
+        k += r;
+    return 0.0625f * (1.0f + 0.25f * (float)(k % 4));
 }
 
-/* --fp8-format fp8-block: block scales (32 x 32) on a dense family */
-#define HLX_SYNTH_FP8_BLOCK 3
+/* The key of a weight's scales: its name's (the weight's own, or its scale's without the
+ * _scale or _scale_inv suffix) FNV-1a hash. */
+static uint32_t hlx_synth_fp8_key(const char *name)
+{
+    size_t n = strlen(name), i;
+    uint32_t h = 2166136261u;
+
+    if (n > 10 && !strcmp(name + n - 10, "_scale_inv"))
+        n -= 10;
+    else if (n > 6 && !strcmp(name + n - 6, "_scale"))
+        n -= 6;
+    for (i = 0; i < n; i++)
+        h = (h ^ (uint8_t)name[i]) * 16777619u;
+    return h;
+}
 
 /* Most --kv-scales pairs. */
 #define HLX_SYNTH_MAX_KVS HLX_SYNTH_MAX_LAYERS
@@ -204,11 +227,15 @@ static hlx_status_t hlx_synth_fill(void *vctx, const hlx_hf_expect_t *t, size_t 
             dst[j] = hlx_ckpt_synth_value(c->seed, t, row, j);
         return HLX_OK;
     }
-    /* compressed-tensors fp8: row r's scale hlx_synth_ct_scale, its weights stored divided
-     * by it (the writer rounds them to e4m3) */
-    if (t->cls == HLX_HFC_SCALE) { /* block scales: row is the block row */
+    /* fp8 weights: element (r, c)'s scale hlx_synth_fp8_scale, the weight stored divided by
+     * it (the writer rounds it to e4m3); a block scale tensor's row is the block row, its
+     * columns the block columns */
+    if (t->cls == HLX_HFC_SCALE) {
         for (j = 0; j < (c->cfg.fp8 == HLX_HF_FP8_BLOCK ? cols : 1); j++)
-            dst[j] = hlx_synth_ct_scale(&c->cfg, row);
+            dst[j] = c->cfg.fp8 == HLX_HF_FP8_BLOCK
+                         ? hlx_synth_fp8_scale(&c->cfg, hlx_synth_fp8_key(t->name),
+                                               row * c->cfg.block_rows, j * c->cfg.block_cols)
+                         : hlx_synth_fp8_scale(&c->cfg, hlx_synth_fp8_key(t->name), row, 0);
         return HLX_OK;
     }
     if (hlx_hf_weight_at(m, c->cfg.fused, t->name, row, &w, &layer, &wrow) != 0)
@@ -222,8 +249,7 @@ static hlx_status_t hlx_synth_fill(void *vctx, const hlx_hf_expect_t *t, size_t 
         if ((c->cfg.fused & HLX_HF_GEMMA) && t->cls == HLX_HFC_NORM)
             dst[j] -= 1.0f;
         if (t->dtype == HLX_ST_F8_E4M3)
-            dst[j] /= hlx_synth_ct_scale(&c->cfg, c->cfg.fp8 == HLX_HF_FP8_BLOCK
-                                                      ? row / c->cfg.block_rows : row);
+            dst[j] /= hlx_synth_fp8_scale(&c->cfg, hlx_synth_fp8_key(t->name), row, j);
     }
     return HLX_OK;
 }
@@ -344,7 +370,7 @@ static void hlx_synth_config(hlx_hf_config_t *c, int dense, int v2, int layers,
                 hlx_hf_gating_set(c, HLX_MOE_SOFTMAX, 0, 1.0, 1, 1);
             }
         }
-        if (!strcmp(dtype, "fp8")) { /* compressed-tensors: a scale per output channel */
+        if (!strcmp(dtype, "fp8")) { /* a scale per output channel (--fp8-format's default) */
             c->fp8 = HLX_HF_FP8_SCALE;
             c->fp8_channel = 1;
             m->weight_dtype = HLX_DTYPE_FP8;
@@ -560,7 +586,7 @@ static hlx_status_t hlx_synth_kv_list(hlx_synth_ctx_t *ctx, hlx_hf_expect_t **li
             e->dtype = HLX_ST_F32;
             e->cls = HLX_HFC_SCALE;
             e->split = HLX_HFS_REPLICATED;
-            e->ndim = ctx->cfg.fp8_form > HLX_HF_QF_CT ? 0 : 1; /* [] as torch scalars */
+            e->ndim = ctx->cfg.kv_proj_names ? 0 : 1; /* AutoFP8's, ModelOpt's: [] */
             e->shape[0] = hlx_hf_kv_scale_count(&ctx->cfg);
         }
     return HLX_OK;
@@ -613,7 +639,7 @@ static int hlx_cmd_model_synth(int argc, char **argv)
                 return 2;
             }
             break;
-        case O_FP8_FORMAT: /* the indices are HLX_HF_QF_*, then HLX_SYNTH_FP8_BLOCK */
+        case O_FP8_FORMAT: /* the indices are HLX_SYNTH_FMT_* */
             if (hlx_parse_choice(optarg, "compressed-tensors|fp8|modelopt|fp8-block", &fp8_form,
                                  why, sizeof(why)) != HLX_OK) {
                 fprintf(stderr, "helix model synth: --fp8-format: %s\n", why);
@@ -673,40 +699,34 @@ static int hlx_cmd_model_synth(int argc, char **argv)
     }
     if (kvs != NULL && hlx_synth_kv_scales(kvs, &ctx) != 0)
         return 2;
-    if (ctx.cfg.fp8 == HLX_HF_FP8_SCALE && !hlx_hf_fp8_scale_layout(&ctx.cfg)) {
-        fprintf(stderr, "helix model synth: --dtype fp8: %s has %s; fp8 with moe-mla, "
-                "deepseek-v2, or a dense family without either: dense, gemma2, gemma3, qwen2, "
-                "qwen3\n", family, ctx.cfg.moe_gqa ? "routed experts" : "fused projections");
-        return 2;
-    }
     if ((fp8_tensor >= 0 || fp8_form >= 0) && ctx.cfg.fp8 != HLX_HF_FP8_SCALE) {
-        fprintf(stderr, "helix model synth: --%s: with --dtype fp8 and a dense family\n",
+        fprintf(stderr, "helix model synth: --%s: with --dtype fp8 and a GQA family\n",
                 fp8_tensor >= 0 ? "fp8-scales" : "fp8-format");
         return 2;
     }
-    if (fp8_form > HLX_HF_QF_CT && fp8_tensor >= 0 &&
-        (fp8_tensor == 0 || fp8_form == HLX_SYNTH_FP8_BLOCK)) {
-        fprintf(stderr, "helix model synth: --fp8-scales: the %s form has %s\n",
-                fp8_form == HLX_HF_QF_FP8 ? "fp8" : fp8_form == HLX_HF_QF_MODELOPT
-                                                    ? "modelopt" : "fp8-block",
-                fp8_form == HLX_SYNTH_FP8_BLOCK
+    if (fp8_form > HLX_SYNTH_FMT_CT && fp8_tensor >= 0 &&
+        (fp8_tensor == 0 || fp8_form == HLX_SYNTH_FMT_BLOCK)) {
+        static const char *const name[] = { "", "fp8", "modelopt", "fp8-block" };
+        fprintf(stderr, "helix model synth: --fp8-scales: the %s form has %s\n", name[fp8_form],
+                fp8_form == HLX_SYNTH_FMT_BLOCK
                     ? "one scale per block of 32 x 32 (leave --fp8-scales out)"
                     : "one scale per tensor (--fp8-scales tensor, or leave it out)");
         return 2;
     }
-    if ((fp8_form == HLX_HF_QF_FP8 || fp8_form == HLX_HF_QF_MODELOPT) && kvs_head) {
+    if ((fp8_form == HLX_SYNTH_FMT_FP8 || fp8_form == HLX_SYNTH_FMT_MODELOPT) && kvs_head) {
         fprintf(stderr, "helix model synth: --kv-scales-per-head: the %s form has one "
-                "KV-cache scale per tensor\n", fp8_form == HLX_HF_QF_FP8 ? "fp8" : "modelopt");
+                "KV-cache scale per tensor\n", fp8_form == HLX_SYNTH_FMT_FP8 ? "fp8" : "modelopt");
         return 2;
     }
-    if (fp8_form == HLX_SYNTH_FP8_BLOCK) /* DeepSeek's layout on a dense model (Qwen3's FP8) */
+    if (fp8_form == HLX_SYNTH_FMT_BLOCK) { /* DeepSeek's layout on a dense model (Qwen3's FP8) */
         ctx.cfg.fp8 = HLX_HF_FP8_BLOCK;
-    else if (fp8_form > HLX_HF_QF_CT) { /* per tensor, static input scales, k_proj.k_scale */
-        ctx.cfg.fp8_form = fp8_form;
+    } else if (fp8_form == HLX_SYNTH_FMT_FP8 || fp8_form == HLX_SYNTH_FMT_MODELOPT) {
+        /* per tensor, static input scales, KV scales as k_proj.k_scale */
+        ctx.cfg.fp8_form = fp8_form == HLX_SYNTH_FMT_FP8 ? HLX_HF_QF_FP8 : HLX_HF_QF_MODELOPT;
         ctx.cfg.fp8_input_scale = 1;
         ctx.cfg.kv_proj_names = 1;
     }
-    if (fp8_tensor == 1 || fp8_form > HLX_HF_QF_CT)
+    if (fp8_tensor == 1 || fp8_form == HLX_SYNTH_FMT_FP8 || fp8_form == HLX_SYNTH_FMT_MODELOPT)
         ctx.cfg.fp8_channel = 0;
     if (kvs_head)
         ctx.cfg.kv_scales = HLX_HF_KV_SCALES_HEAD;
@@ -1066,6 +1086,8 @@ static int hlx_cmd_model_info(int argc, char **argv)
         fprintf(stderr, "helix model info: %s\n", err);
         return st == HLX_ERR_NOMEM || st == HLX_ERR_IO ? 1 : 2;
     }
+    if (!config_only)
+        hlx_hf_settle(ck, &cfg);
     if (!config_only && (st = hlx_hf_check(ck, &cfg)) != HLX_OK) {
         fprintf(stderr, "helix model info: %s\n", hlx_ckpt_error(ck));
         hlx_ckpt_close(ck);

@@ -8,6 +8,7 @@
 #include <errno.h>
 #include <fcntl.h>
 #include <jansson.h>
+#include <math.h>
 #include <stdarg.h>
 #include <stdatomic.h>
 #include <stdio.h>
@@ -605,27 +606,28 @@ static hlx_status_t hlx_ckpt_merge(hlx_ckpt_t *ck, hlx_jdoc_t *doc, char *err, s
             continue;
         snprintf(sname, sizeof(sname), "%s_scale_inv", t->name);
         s = hlx_ckpt_find(ck, sname);
-        if (s == NULL) { /* compressed-tensors: <name>_scale per tensor or per row */
+        if (s == NULL) { /* <name>_scale per tensor or per row (docs/model.md "fp8 weights") */
             snprintf(sname, sizeof(sname), "%s_scale", t->name);
             if ((s = hlx_ckpt_find(ck, sname)) == NULL)
                 continue; /* unscaled fp8: read as is */
-            if (t->ndim != 2 || s->dtype != HLX_ST_F32 ||
+            if (t->ndim != 2 || !hlx_st_is_scale(s->dtype) ||
                 !(s->numel == 1 ? s->ndim <= 2
                                 : s->ndim == 2 && s->shape[0] == t->shape[0] &&
                                       s->shape[1] == 1))
                 return hlx_errbuf(err, errlen, HLX_ERR_PARSE,
-                                   "%s: tensor %s: its scale %s must be F32 of one value ([1])"
-                                   " or one per row ([%lld, 1])", ck->files[t->file].name,
-                                   t->name, sname, (long long)t->shape[0]);
+                                   "%s: tensor %s: its scale %s must be F32, BF16 or F16 of one "
+                                   "value ([], [1] or [1, 1]) or one per row ([%lld, 1])",
+                                   ck->files[t->file].name, t->name, sname,
+                                   (long long)t->shape[0]);
             t->scale = s;
             t->scale_rows = s->numel == 1 ? t->shape[0] : 1;
             continue;
         }
-        if (t->ndim != 2 || s->ndim != 2 || s->dtype != HLX_ST_F32 || s->shape[0] < 1 ||
+        if (t->ndim != 2 || s->ndim != 2 || !hlx_st_is_scale(s->dtype) || s->shape[0] < 1 ||
             s->shape[1] < 1)
             return hlx_errbuf(err, errlen, HLX_ERR_PARSE,
                                "%s: tensor %s: block scales need a 2-D F8_E4M3 weight and a 2-D "
-                               "F32 %s", ck->files[t->file].name, t->name, sname);
+                               "F32, BF16 or F16 %s", ck->files[t->file].name, t->name, sname);
         t->scale = s;
     }
     return HLX_OK;
@@ -795,6 +797,11 @@ static float hlx_f16_to_f32(uint16_t h)
     return v.f;
 }
 
+int hlx_st_is_scale(hlx_st_dtype_t t)
+{
+    return t == HLX_ST_F32 || t == HLX_ST_BF16 || t == HLX_ST_F16;
+}
+
 /* Element i of a row stored in t (unaligned safe). */
 static float hlx_st_load(const uint8_t *p, hlx_st_dtype_t t, size_t i)
 {
@@ -831,9 +838,9 @@ hlx_status_t hlx_ckpt_read_value(hlx_ckpt_t *ck, const hlx_ckpt_tensor_t *t, int
     const uint8_t *p = f->map + f->st.data_offset + t->begin;
     int d, ones = 1;
 
-    for (d = 0; d < t->ndim; d++) /* [], [n], [n, 1], [1, n], ...: n values, no other axis */
+    for (d = 0; d < t->ndim; d++) /* [], [n], [n, 1], [1, n]: n values, no other axis */
         ones += t->shape[d] != 1;
-    if ((int64_t)t->numel != n || ones > 2 || i < 0 || i >= n) {
+    if ((int64_t)t->numel != n || ones > 2 || t->ndim > 2 || i < 0 || i >= n) {
         char have[160];
         hlx_shape_str(have, sizeof(have), t->ndim, t->shape);
         return hlx_errbuf(hlx_ckpt_terr, sizeof(hlx_ckpt_terr), HLX_ERR_MISMATCH,
@@ -937,7 +944,7 @@ hlx_status_t hlx_ckpt_read_block(hlx_ckpt_t *ck, const hlx_ckpt_tensor_t *t, int
                            (long long)nr, (long long)c0, (long long)nc, (long long)ld,
                            (long long)rows, (long long)cols);
     if (s != NULL && t->scale_rows > 0) {
-        /* compressed-tensors: one factor (a row of them) for every scale_rows rows */
+        /* `<name>_scale`: one factor (a row of them) for every scale_rows rows */
         brow = t->scale_rows;
         bcol = cols;
     } else if (s != NULL) {
@@ -976,14 +983,22 @@ hlx_status_t hlx_ckpt_read_block(hlx_ckpt_t *ck, const hlx_ckpt_tensor_t *t, int
             float *out = tile + k * tnc;
             hlx_ck_convert(ck, row, t->dtype, nc, out);
             if (s != NULL) {
-                /* factors per scale row: DeepSeek's blocks across, compressed-tensors' one */
+                /* factors per scale row: blocks across (weight_scale_inv), or one */
                 const int64_t scols = t->scale_rows > 0 ? 1 : s->shape[1];
-                const uint8_t *srow = ck->files[s->file].map + ck->files[s->file].st.data_offset +
-                                      s->begin + (size_t)((r0 + i + k) / brow * scols) * 4;
+                const uint8_t *sbase = ck->files[s->file].map + ck->files[s->file].st.data_offset +
+                                       s->begin;
+                const size_t srow = (size_t)((r0 + i + k) / brow * scols);
                 for (j = 0; j < nc;) {
                     int64_t blk = (c0 + j) / bcol, end = (blk + 1) * bcol - c0;
-                    float sc;
-                    memcpy(&sc, srow + (size_t)blk * 4, 4);
+                    const float sc = hlx_st_load(sbase, s->dtype, srow + (size_t)blk);
+                    if (!(sc >= 0.0f) || !isfinite(sc)) { /* 0: a block of zeros */
+                        free(tile);
+                        return hlx_errbuf(hlx_ckpt_terr, sizeof(hlx_ckpt_terr), HLX_ERR_MISMATCH,
+                                           "%s: tensor %s: value %lld is %g, not a weight "
+                                           "scale (a finite value >= 0)",
+                                           ck->files[s->file].name, s->name,
+                                           (long long)(srow + (size_t)blk), sc);
+                    }
                     if (end > nc)
                         end = nc;
                     for (; j < end; j++)

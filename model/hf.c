@@ -794,15 +794,17 @@ static int hlx_ct_is(json_t *o, const char *key, const char *want_s, json_int_t 
     return json_is_integer(x) && json_integer_value(x) == want_i;
 }
 
-/* quantization_config.kv_cache_scheme (compressed-tensors, as llm-compressor writes it):
- * per-tensor fp8 scales of each layer's keys and values, self_attn.k_scale and
- * self_attn.v_scale (docs/model.md "fp8 KV-cache scales"). Only what the runtime does is
- * accepted: 8-bit floats, one static scale per tensor. */
-static hlx_status_t hlx_cfg_kv_scheme(hlx_jdoc_t *doc, json_t *q, hlx_hf_config_t *c)
+/* quantization_config.kv_cache_scheme of quant_method `method`: compressed-tensors' object
+ * (llm-compressor; also in ModelOpt's flat form and beside block-scaled fp8) or AutoFP8's
+ * string "static" (quant_method fp8): fp8 scales of each layer's keys and values
+ * (docs/model.md "fp8 KV-cache scales"). Only what the runtime does is accepted: 8-bit
+ * floats, static, one scale per tensor or per KV head. */
+static hlx_status_t hlx_cfg_kv_scheme(hlx_jdoc_t *doc, json_t *q, const char *method,
+                                      hlx_hf_config_t *c)
 {
     static const char at[] = "/quantization_config/kv_cache_scheme";
     json_t *k = json_object_get(q, "kv_cache_scheme");
-    const int fp8 = !strcmp(json_string_value(json_object_get(q, "quant_method")) ?: "", "fp8");
+    const int fp8 = !strcmp(method, "fp8");
 
     if (k == NULL || json_is_null(k))
         return HLX_OK;
@@ -836,24 +838,58 @@ static hlx_status_t hlx_cfg_kv_scheme(hlx_jdoc_t *doc, json_t *q, hlx_hf_config_
     return HLX_OK;
 }
 
+/* Whether an ignore-list entry names modules the runtime reads unquantized anyway: the
+ * head, or a routed-expert family's routers (llm-compressor's "re:.*mlp.gate$", AutoFP8's
+ * per-layer "model.layers.N.block_sparse_moe.gate", Qwen2-MoE's shared_expert_gate). */
+static int hlx_cfg_ignore_entry(const char *e)
+{
+    static const char *const routers[] = { "mlp.gate", "block_sparse_moe.gate",
+                                           "mlp.shared_expert_gate" };
+    char re[64];
+    size_t i, n = strlen(e);
+
+    if (!strcmp(e, "lm_head"))
+        return 1;
+    for (i = 0; i < sizeof(routers) / sizeof(routers[0]); i++) {
+        size_t k = strlen(routers[i]);
+        const char *p = e + strlen("model.layers.");
+        snprintf(re, sizeof(re), "re:.*%s$", routers[i]);
+        if (!strcmp(e, re))
+            return 1;
+        if (strncmp(e, "model.layers.", strlen("model.layers.")) || n <= k + strlen("model.layers."))
+            continue;
+        while (*p >= '0' && *p <= '9')
+            p++;
+        if (p > e + strlen("model.layers.") && *p == '.' && !strcmp(p + 1, routers[i]))
+            return 1;
+    }
+    return 0;
+}
+
 /* An ignore list (compressed-tensors' ignore, the fp8 method's ignored_layers, ModelOpt's
- * exclude_modules) at q[key]: the runtime reads lm_head unquantized and every other Linear
- * quantized, so the list may name lm_head alone; absent (null) only where may_omit. */
+ * exclude_modules) at q[key]: the runtime reads lm_head and the routers unquantized and every
+ * other Linear quantized, so the list may name those alone (hlx_cfg_ignore_entry); absent
+ * (null) only where may_omit. */
 static hlx_status_t hlx_cfg_ignore(hlx_jdoc_t *doc, json_t *q, const char *key, const char *at,
                                    int may_omit)
 {
     json_t *ig = json_object_get(q, key);
     size_t i;
+    int head = 0;
 
     if ((ig == NULL || json_is_null(ig)) && may_omit)
         return HLX_OK;
-    for (i = 0; json_is_array(ig) && i < json_array_size(ig); i++)
-        if (strcmp(json_string_value(json_array_get(ig, i)) ?: "", "lm_head"))
-            return hlx_jdoc_fail(doc, at, HLX_ERR_PARSE,
-                                 "only [\"lm_head\"] is read (every other Linear quantized)");
-    if (!json_is_array(ig) || (json_array_size(ig) != 1 && !may_omit))
-        return hlx_jdoc_fail(doc, at, HLX_ERR_PARSE, "expected [\"lm_head\"] (the head is read "
-                             "unquantized)%s", may_omit ? " or null" : "");
+    for (i = 0; json_is_array(ig) && i < json_array_size(ig); i++) {
+        const char *e = json_string_value(json_array_get(ig, i));
+        if (e == NULL || !hlx_cfg_ignore_entry(e))
+            return hlx_jdoc_fail(doc, at, HLX_ERR_PARSE, "only \"lm_head\" and the routers "
+                                 "(\"re:.*mlp.gate$\", \"model.layers.N.mlp.gate\", ...) may be "
+                                 "left unquantized: every other Linear is read quantized");
+        head |= !strcmp(e, "lm_head");
+    }
+    if (!json_is_array(ig) || (!head && !may_omit))
+        return hlx_jdoc_fail(doc, at, HLX_ERR_PARSE, "expected a list naming \"lm_head\" (the "
+                             "head is read unquantized)%s", may_omit ? ", or null" : "");
     return HLX_OK;
 }
 
@@ -907,18 +943,22 @@ static hlx_status_t hlx_cfg_ct_weights(hlx_jdoc_t *doc, json_t *q, hlx_hf_config
  * (kv_scales_maybe, as vLLM loads them when they are there). */
 static hlx_status_t hlx_cfg_fp8(hlx_jdoc_t *doc, json_t *q, hlx_hf_config_t *c)
 {
-    json_t *bs = json_object_get(q, "weight_block_size"), *as = json_object_get(q, "activation_scheme");
+    json_t *bs = json_object_get(q, "weight_block_size"), *fmt = json_object_get(q, "fmt");
+    const char *as = json_string_value(json_object_get(q, "activation_scheme"));
     int stat;
     hlx_status_t st;
 
-    if (strcmp(json_string_value(json_object_get(q, "fmt")) ?: "e4m3", "e4m3"))
+    if (fmt != NULL && !json_is_null(fmt) &&
+        (!json_is_string(fmt) || strcmp(json_string_value(fmt), "e4m3")))
         return hlx_jdoc_fail(doc, "/quantization_config/fmt", HLX_ERR_PARSE,
                              "only \"e4m3\" is supported");
-    if (as != NULL && !json_is_null(as) && !hlx_ct_is(q, "activation_scheme", "dynamic", 0, -1) &&
-        !hlx_ct_is(q, "activation_scheme", "static", 0, -1))
+    /* absent or null: dynamic (vLLM requires the key; DeepSeek's releases say dynamic) */
+    if ((as == NULL && !json_is_null(json_object_get(q, "activation_scheme")) &&
+         json_object_get(q, "activation_scheme") != NULL) ||
+        (as != NULL && strcmp(as, "dynamic") && strcmp(as, "static")))
         return hlx_jdoc_fail(doc, "/quantization_config/activation_scheme", HLX_ERR_PARSE,
                              "expected \"dynamic\" or \"static\"");
-    stat = hlx_ct_is(q, "activation_scheme", "static", 0, -1) && !json_is_null(as);
+    stat = as != NULL && !strcmp(as, "static");
     if ((st = hlx_cfg_ignore(doc, q, "ignored_layers", "/quantization_config/ignored_layers",
                              1)) != HLX_OK)
         return st;
@@ -959,33 +999,41 @@ static hlx_status_t hlx_cfg_fp8(hlx_jdoc_t *doc, json_t *q, hlx_hf_config_t *c)
 static hlx_status_t hlx_cfg_modelopt(hlx_jdoc_t *doc, json_t *q, const char *at,
                                      hlx_hf_config_t *c)
 {
-    char p[128];
+    static const char *const lists[] = { "exclude_modules", "ignore" };
+    char p[160], base[96];
+    const char *algo;
     json_t *kv;
+    size_t i;
     hlx_status_t st;
 
-    if (json_is_object(json_object_get(q, "quantization")) &&
-        json_object_get(q, "quant_algo") == NULL) { /* nested */
-        snprintf(p, sizeof(p), "%s/quantization", at);
-        return hlx_cfg_modelopt(doc, json_object_get(q, "quantization"), p, c);
+    snprintf(base, sizeof(base), "%s", at);
+    if (json_object_get(q, "quantization") != NULL) { /* nested, one level (vLLM's rule) */
+        snprintf(base, sizeof(base), "%s/quantization", at);
+        q = json_object_get(q, "quantization");
+        if (!json_is_object(q))
+            return hlx_jdoc_fail(doc, base, HLX_ERR_PARSE, "expected an object (ModelOpt's "
+                                 "quant_algo, kv_cache_quant_algo and exclude_modules)");
     }
-    snprintf(p, sizeof(p), "%s/quant_algo", at);
-    if (!hlx_ct_is(q, "quant_algo", "FP8", 0, -1))
-        return hlx_jdoc_fail(doc, p, HLX_ERR_PARSE, "only \"FP8\" (fp8 e4m3 weights, a scale "
-                             "per tensor) is supported%s", json_object_get(q, "quant_algo")
-                                                           ? "" : ": required key is missing");
+    snprintf(p, sizeof(p), "%s/quant_algo", base);
+    algo = json_string_value(json_object_get(q, "quant_algo"));
+    if (algo == NULL || strcmp(algo, "FP8"))
+        return hlx_jdoc_fail(doc, p, HLX_ERR_PARSE, "%sonly \"FP8\" (fp8 e4m3 weights, a "
+                             "scale per tensor) is supported",
+                             json_object_get(q, "quant_algo") == NULL ? "required key is missing; "
+                                                                      : "");
     kv = json_object_get(q, "kv_cache_quant_algo");
-    snprintf(p, sizeof(p), "%s/kv_cache_quant_algo", at);
-    if (kv != NULL && !json_is_null(kv) && !hlx_ct_is(q, "kv_cache_quant_algo", "FP8", 0, -1))
+    snprintf(p, sizeof(p), "%s/kv_cache_quant_algo", base);
+    if (kv != NULL && !json_is_null(kv) &&
+        (!json_is_string(kv) || strcmp(json_string_value(kv), "FP8")))
         return hlx_jdoc_fail(doc, p, HLX_ERR_PARSE, "only \"FP8\" (fp8 e4m3 KV with a scale "
                              "per tensor) or null is supported");
     if (kv != NULL && !json_is_null(kv))
         c->kv_scales = HLX_HF_KV_SCALES_TENSOR;
-    snprintf(p, sizeof(p), "%s/%s", at,
-             json_object_get(q, "exclude_modules") != NULL ? "exclude_modules" : "ignore");
-    if ((st = hlx_cfg_ignore(doc, q, json_object_get(q, "exclude_modules") != NULL
-                                          ? "exclude_modules" : "ignore",
-                             p, 1)) != HLX_OK)
-        return st;
+    for (i = 0; i < sizeof(lists) / sizeof(lists[0]); i++) { /* each that is there */
+        snprintf(p, sizeof(p), "%s/%s", base, lists[i]);
+        if ((st = hlx_cfg_ignore(doc, q, lists[i], p, 1)) != HLX_OK)
+            return st;
+    }
     c->fp8 = HLX_HF_FP8_SCALE;
     c->fp8_form = HLX_HF_QF_MODELOPT;
     c->fp8_input_scale = 1;
@@ -995,15 +1043,45 @@ static hlx_status_t hlx_cfg_modelopt(hlx_jdoc_t *doc, json_t *q, const char *at,
     return HLX_OK;
 }
 
-/* fp8 weights with a scale per tensor or channel on a layout that does not take them */
-static hlx_status_t hlx_cfg_fp8_layout_fail(hlx_jdoc_t *doc, const char *at,
-                                            const hlx_hf_config_t *c)
+/* The ignore list of c's fp8 config (what the runtime reads unquantized): lm_head and, with
+ * routed experts, the routers, each layer's by name (per_layer: as AutoFP8 and ModelOpt list
+ * them) or by llm-compressor's regular expressions. */
+static json_t *hlx_hf_ignore_json(const hlx_hf_config_t *c, int per_layer)
 {
+    const char *gate = c->moe_gqa == HLX_HF_MOE_MIXTRAL ? "block_sparse_moe.gate" : "mlp.gate";
+    json_t *a = json_pack("[s]", "lm_head");
+    char e[96];
+    int l;
+
+    if (!c->moe_gqa)
+        return a;
+    if (!per_layer) {
+        snprintf(e, sizeof(e), "re:.*%s$", gate);
+        json_array_append_new(a, json_string(e));
+        if (c->m.shared_gate)
+            json_array_append_new(a, json_string("re:.*mlp.shared_expert_gate$"));
+        return a;
+    }
+    for (l = c->m.dense_layers; l < c->m.layers; l++) {
+        snprintf(e, sizeof(e), "model.layers.%d.%s", l, gate);
+        json_array_append_new(a, json_string(e));
+        if (c->m.shared_gate) {
+            snprintf(e, sizeof(e), "model.layers.%d.mlp.shared_expert_gate", l);
+            json_array_append_new(a, json_string(e));
+        }
+    }
+    return a;
+}
+
+/* fp8 weights with a scale per tensor or channel on a family that does not take them (at:
+ * where the quantization config is, in doc) */
+static hlx_status_t hlx_cfg_fp8_layout(hlx_jdoc_t *doc, const char *at, const hlx_hf_config_t *c)
+{
+    if (c->fp8 != HLX_HF_FP8_SCALE || hlx_hf_fp8_scale_layout(c))
+        return HLX_OK;
     return hlx_jdoc_fail(doc, at, HLX_ERR_PARSE, "fp8 weights with a scale per tensor or "
-                         "channel are read for dense models with separate q, k, v, o, gate, up "
-                         "and down projections (%s has %s)", c->arch,
-                         c->moe_gqa ? "routed experts" : c->family == HLX_HF_DENSE
-                                                         ? "fused projections" : "MLA");
+                         "channel are read for the GQA families; %s (MLA) takes DeepSeek's "
+                         "block scales (quant_method fp8 with weight_block_size)", c->arch);
 }
 
 /* ModelOpt's older export keeps its quantization in dir/hf_quant_config.json, beside a
@@ -1025,13 +1103,13 @@ static hlx_status_t hlx_cfg_modelopt_file(const char *dir, hlx_hf_config_t *c, c
     st = hlx_jdoc_load_file(path, &doc);
     if (st == HLX_OK && !json_is_object(hlx_jdoc_root(doc)))
         st = hlx_jdoc_fail(doc, "", HLX_ERR_PARSE, "expected an object");
-    if (st == HLX_OK && !json_is_object(json_object_get(hlx_jdoc_root(doc), "quantization")))
-        st = hlx_jdoc_fail(doc, "/quantization", HLX_ERR_PARSE, "expected an object (ModelOpt's "
-                           "quant_algo, kv_cache_quant_algo and exclude_modules)");
+    if (st == HLX_OK && json_object_get(hlx_jdoc_root(doc), "quantization") == NULL)
+        st = hlx_jdoc_fail(doc, "/quantization", HLX_ERR_PARSE, "required key is missing "
+                           "(ModelOpt's quant_algo, kv_cache_quant_algo and exclude_modules)");
     if (st == HLX_OK)
         st = hlx_cfg_modelopt(doc, hlx_jdoc_root(doc), "", c);
-    if (st == HLX_OK && !hlx_hf_fp8_scale_layout(c))
-        st = hlx_cfg_fp8_layout_fail(doc, "/quantization", c);
+    if (st == HLX_OK)
+        st = hlx_cfg_fp8_layout(doc, "/quantization", c);
     if (st != HLX_OK)
         snprintf(err, errlen, "%s", doc ? hlx_jdoc_error(doc) : path);
     hlx_jdoc_free(doc);
@@ -1083,7 +1161,7 @@ static hlx_status_t hlx_cfg_dtype(hlx_jdoc_t *doc, hlx_hf_config_t *c)
                              HLX_ERR_PARSE, "supported: \"compressed-tensors\" (fp8 weights, "
                              "fp8 KV-cache scales), \"fp8\" (block-scaled or per-tensor "
                              "weights) and \"modelopt\" (quant_algo FP8)");
-    if ((st = hlx_cfg_kv_scheme(doc, q, c)) != HLX_OK)
+    if ((st = hlx_cfg_kv_scheme(doc, q, method, c)) != HLX_OK)
         return st;
     if (!strcmp(method, "compressed-tensors")) {
         json_t *cg = json_object_get(q, "config_groups");
@@ -1386,14 +1464,6 @@ static hlx_status_t hlx_cfg_dense(hlx_jdoc_t *doc, hlx_hf_config_t *c)
     if (m->head_dim % 2 != 0)
         return hlx_jdoc_fail(doc, "/head_dim", HLX_ERR_PARSE, "%d is odd (RoPE rotates pairs)",
                              m->head_dim);
-    if (c->fp8 == HLX_HF_FP8_BLOCK && !hlx_hf_fp8_scale_layout(c))
-        return hlx_jdoc_fail(doc, "/quantization_config", HLX_ERR_PARSE,
-                             "fp8 block-scaled weights are read for DeepSeek-V2/V3 and dense "
-                             "models with separate q, k, v, o, gate, up and down projections "
-                             "(%s has %s)", c->arch,
-                             c->moe_gqa ? "routed experts" : "fused projections");
-    if (c->fp8 == HLX_HF_FP8_SCALE && !hlx_hf_fp8_scale_layout(c))
-        return hlx_cfg_fp8_layout_fail(doc, "/quantization_config", c);
     m->v_head_dim = m->head_dim;
     m->rope_dim = m->head_dim;
     m->dense_layers = m->layers;
@@ -1650,9 +1720,12 @@ hlx_status_t hlx_hf_config_load(const char *dir, hlx_hf_config_t *c, char *err,
         m->kv_dtype = HLX_DTYPE_BF16;
         m->tie_embeddings = c->tie_word_embeddings; /* the parameter count's */
     }
+    if (st == HLX_OK) /* once the family is known (the MLA one takes block scales only) */
+        st = hlx_cfg_fp8_layout(doc, "/quantization_config", c);
     if (st != HLX_OK)
         snprintf(err, errlen, "%s", doc ? hlx_jdoc_error(doc) : path);
-    else if (json_object_get(hlx_jdoc_root(doc), "quantization_config") == NULL)
+    else if (json_object_get(hlx_jdoc_root(doc), "quantization_config") == NULL ||
+             json_is_null(json_object_get(hlx_jdoc_root(doc), "quantization_config")))
         st = hlx_cfg_modelopt_file(dir, c, err, errlen);
     hlx_jdoc_free(doc);
     return st;
@@ -1811,24 +1884,27 @@ char *hlx_hf_config_text(const hlx_hf_config_t *c)
                                       "dynamic", "fmt", "e4m3", "quant_method", "fp8",
                                       "weight_block_size", c->block_rows, c->block_cols,
                                       "modules_to_not_convert", "lm_head"));
+    if (c->fp8 == HLX_HF_FP8_BLOCK && c->family == HLX_HF_DENSE && c->moe_gqa)
+        json_object_set_new(json_object_get(o, "quantization_config"), "modules_to_not_convert",
+                            hlx_hf_ignore_json(c, 1));
     if (c->fp8 == HLX_HF_FP8_SCALE && c->fp8_form == HLX_HF_QF_FP8) /* AutoFP8's */
         json_object_set_new(o, "quantization_config",
-                            json_pack("{s:s, s:s, s:[s], s:o}", "quant_method", "fp8",
+                            json_pack("{s:s, s:s, s:o, s:o}", "quant_method", "fp8",
                                       "activation_scheme",
                                       c->fp8_input_scale ? "static" : "dynamic",
-                                      "ignored_layers", "lm_head", "kv_cache_scheme",
+                                      "ignored_layers", hlx_hf_ignore_json(c, 1), "kv_cache_scheme",
                                       c->kv_scales ? json_string("static") : json_null()));
     if (c->fp8 == HLX_HF_FP8_SCALE && c->fp8_form == HLX_HF_QF_MODELOPT) /* its flat form */
         json_object_set_new(o, "quantization_config",
-                            json_pack("{s:s, s:s, s:o, s:[s], s:{s:s}}", "quant_method",
+                            json_pack("{s:s, s:s, s:o, s:o, s:{s:s}}", "quant_method",
                                       "modelopt", "quant_algo", "FP8", "kv_cache_quant_algo",
                                       c->kv_scales ? json_string("FP8") : json_null(),
-                                      "exclude_modules", "lm_head", "producer", "name",
+                                      "exclude_modules", hlx_hf_ignore_json(c, 1), "producer", "name",
                                       "modelopt"));
     if (c->fp8 == HLX_HF_FP8_SCALE && c->fp8_form == HLX_HF_QF_CT) /* llm-compressor's */
         json_object_set_new(
             o, "quantization_config",
-            json_pack("{s:s, s:s, s:{s:{s:[s], s:{s:i, s:s, s:s, s:b, s:b}, s:o}}, s:[s]}",
+            json_pack("{s:s, s:s, s:{s:{s:[s], s:{s:i, s:s, s:s, s:b, s:b}, s:o}}, s:o}",
                       "quant_method", "compressed-tensors", "format", "float-quantized",
                       "config_groups", "group_0", "targets", "Linear", "weights", "num_bits", 8,
                       "type", "float", "strategy", c->fp8_channel ? "channel" : "tensor",
@@ -1838,7 +1914,7 @@ char *hlx_hf_config_text(const hlx_hf_config_t *c)
                                       "float", "strategy", "tensor", "dynamic", 0,
                                       "symmetric", 1)
                           : json_null(),
-                      "ignore", "lm_head"));
+                      "ignore", hlx_hf_ignore_json(c, 0)));
     if (c->kv_scales && (c->fp8 != HLX_HF_FP8_SCALE || c->fp8_form == HLX_HF_QF_CT)) {
         /* beside fp8 weights, or alone as compressed-tensors writes it */
         json_t *qc = json_object_get(o, "quantization_config");
@@ -2182,8 +2258,7 @@ static int hlx_hf_is_other_model(const hlx_hf_config_t *c, const char *name)
 
 int hlx_hf_fp8_scale_layout(const hlx_hf_config_t *c)
 {
-    return c->family == HLX_HF_DENSE && !c->moe_gqa &&
-           !(c->fused & (HLX_HF_FUSED_QKV | HLX_HF_FUSED_GU | HLX_HF_QKV_GROUPED));
+    return c->family == HLX_HF_DENSE;
 }
 
 int hlx_hf_kv_scale_count(const hlx_hf_config_t *c)
@@ -2229,24 +2304,43 @@ hlx_status_t hlx_hf_kv_scale(hlx_ckpt_t *ck, const hlx_hf_config_t *c, int layer
     return HLX_OK;
 }
 
-/* What config.json leaves to the tensors (hlx_hf_check): which names the KV-cache scales
- * have, and under the fp8 and modelopt methods without a declared scheme whether they are
- * there at all (layer 0's key scale under either name). */
-static void hlx_hf_kv_settle(hlx_ckpt_t *ck, hlx_hf_config_t *c)
+/* A one-value fp8 scale's value: a weight scale finite and >= 0 (0: a matrix of zeros), an
+ * input scale (not used here; what vLLM divides activations by) finite and > 0. */
+static hlx_status_t hlx_hf_check_scale(hlx_ckpt_t *ck, const hlx_ckpt_tensor_t *t)
+{
+    const size_t n = strlen(t->name);
+    const int input = n >= 12 && !strcmp(t->name + n - 12, ".input_scale");
+    double v;
+    hlx_status_t st = hlx_ckpt_read_value(ck, t, 1, 0, &v);
+
+    if (st == HLX_OK && (!isfinite(v) || v < 0 || (input && v == 0)))
+        st = hlx_ckpt_set_error(ck, HLX_ERR_MISMATCH, "%s: tensor %s: %g is not %s scale (a "
+                                "finite value %s 0)", hlx_ckpt_file_name(ck, t->file), t->name,
+                                v, input ? "an input" : "a weight", input ? ">" : ">=");
+    return st;
+}
+
+void hlx_hf_settle(const hlx_ckpt_t *ck, hlx_hf_config_t *c)
 {
     char name[96];
+    int form, j, found = -1;
 
     if (!c->kv_scales && !c->kv_scales_maybe)
         return;
-    c->kv_proj_names = 1;
-    if (hlx_ckpt_find(ck, hlx_hf_kv_scale_name(c, 0, 0, name, sizeof(name))) == NULL)
-        c->kv_proj_names = 0;
-    if (c->kv_scales_maybe && !c->kv_scales &&
-        hlx_ckpt_find(ck, hlx_hf_kv_scale_name(c, 0, 0, name, sizeof(name))) != NULL)
+    for (form = 1; form >= 0 && found < 0; form--) /* the projections' names first */
+        for (j = 0; j < 2 && found < 0; j++) {
+            c->kv_proj_names = form;
+            if (hlx_ckpt_find(ck, hlx_hf_kv_scale_name(c, 0, j, name, sizeof(name))))
+                found = form;
+        }
+    /* none: the names the form gives them (what a missing one is called) */
+    c->kv_proj_names = found >= 0 ? found
+                                  : c->fp8 == HLX_HF_FP8_SCALE && c->fp8_form != HLX_HF_QF_CT;
+    if (c->kv_scales_maybe && found >= 0)
         c->kv_scales = HLX_HF_KV_SCALES_TENSOR;
 }
 
-hlx_status_t hlx_hf_check(hlx_ckpt_t *ck, hlx_hf_config_t *c)
+hlx_status_t hlx_hf_check(hlx_ckpt_t *ck, const hlx_hf_config_t *c)
 {
     hlx_hf_expect_t *list = NULL;
     size_t n = 0, i, total = hlx_ckpt_count(ck);
@@ -2270,7 +2364,6 @@ hlx_status_t hlx_hf_check(hlx_ckpt_t *ck, hlx_hf_config_t *c)
     } else if (c->fused & HLX_HF_NESTED) {
         hlx_ckpt_set_prefix(ck, "model.", "model.language_model.");
     }
-    hlx_hf_kv_settle(ck, c);
     st = hlx_hf_expect(c, &list, &n, err, sizeof(err));
     for (i = 0; st == HLX_OK && i < n; i++) {
         const hlx_ckpt_tensor_t *t;
@@ -2280,15 +2373,21 @@ hlx_status_t hlx_hf_check(hlx_ckpt_t *ck, hlx_hf_config_t *c)
             st = hlx_ckpt_get(ck, list[i].name, list[i].ndim, list[i].shape, &t);
         if (st != HLX_OK)
             break;
-        if (t->dtype != list[i].dtype)
+        if (t->dtype != list[i].dtype &&
+            !(list[i].cls == HLX_HFC_SCALE && hlx_st_is_scale(t->dtype)))
             st = hlx_ckpt_set_error(ck, HLX_ERR_MISMATCH,
                                     "%s: tensor %s: dtype %s, expected %s (config.json: %s%s)",
                                     hlx_ckpt_file_name(ck, t->file), t->name,
-                                    hlx_st_dtype_name(t->dtype), hlx_st_dtype_name(list[i].dtype),
-                                    list[i].dtype == HLX_ST_F8_E4M3 ? "quantization_config fp8"
-                                                                    : "torch_dtype ",
-                                    list[i].dtype == HLX_ST_F8_E4M3 ? "" : c->torch_dtype);
-        else
+                                    hlx_st_dtype_name(t->dtype),
+                                    list[i].cls == HLX_HFC_SCALE ? "F32, BF16 or F16"
+                                                                 : hlx_st_dtype_name(list[i].dtype),
+                                    list[i].dtype == HLX_ST_F8_E4M3 || list[i].cls == HLX_HFC_SCALE
+                                        ? "quantization_config fp8" : "torch_dtype ",
+                                    list[i].dtype == HLX_ST_F8_E4M3 || list[i].cls == HLX_HFC_SCALE
+                                        ? "" : c->torch_dtype);
+        else if (list[i].ndim == 0) /* a one-value scale: its value too */
+            st = hlx_hf_check_scale(ck, t);
+        if (st == HLX_OK)
             seen[t - t0] = 1;
     }
     for (li = 0; st == HLX_OK && c->kv_scales && li < c->m.layers; li++)

@@ -56,6 +56,7 @@ hlx_status_t hlx_wsrc_ckpt(hlx_wsrc_t *ws, const char *dir, char *err, size_t er
         return st;
     if ((st = hlx_ckpt_open(dir, &ws->ck, err, errlen)) != HLX_OK)
         return st;
+    hlx_hf_settle(ws->ck, &ws->cfg);
     if ((st = hlx_hf_check(ws->ck, &ws->cfg)) != HLX_OK) {
         snprintf(err, errlen, "%s", hlx_ckpt_error(ws->ck));
         hlx_wsrc_fini(ws);

@@ -32,6 +32,9 @@ typedef enum hlx_st_dtype {
 
 const char *hlx_st_dtype_name(hlx_st_dtype_t t);   /* "BF16", "F8_E4M3", ... */
 size_t      hlx_st_dtype_size(hlx_st_dtype_t t);   /* bytes per element */
+/* Whether fp8 weight scales may be stored as t: F32, or BF16 and F16 (as some releases,
+ * Qwen3's FP8 among them, store weight_scale_inv), converted to f32 when read. */
+int         hlx_st_is_scale(hlx_st_dtype_t t);
 int         hlx_st_dtype_parse(const char *s, hlx_st_dtype_t *t_p); /* -1 when unknown */
 
 typedef struct hlx_ckpt_tensor {
@@ -42,12 +45,12 @@ typedef struct hlx_ckpt_tensor {
     uint64_t       numel;
     uint64_t       begin, end;  /* byte range inside the file's data section */
     int            file;        /* shard index (hlx_ckpt_file_name) */
-    /* F8_E4M3 weights: the `<name>_scale_inv` tensor (F32, one factor per block of
-     * block_rows x block_cols elements, DeepSeek's layout), or the `<name>_scale` one
-     * (compressed-tensors: F32, one factor for the tensor, [1] or [1, 1], or one per row,
-     * [rows, 1]; scale_rows then says which: rows, or 1); NULL otherwise. */
+    /* F8_E4M3 weights: the `<name>_scale_inv` tensor (F32, BF16 or F16, one factor per
+     * block of block_rows x block_cols elements, DeepSeek's layout), or the `<name>_scale`
+     * one (one factor for the tensor, [], [1] or [1, 1], or one per row, [rows, 1];
+     * scale_rows then says which: rows, or 1); NULL otherwise. */
     const struct hlx_ckpt_tensor *scale;
-    int64_t        scale_rows;  /* compressed-tensors: rows per factor; 0: block_rows */
+    int64_t        scale_rows;  /* `<name>_scale`: rows per factor; 0: block_rows */
 } hlx_ckpt_tensor_t;
 
 /* ---- one safetensors file in memory (no I/O: also the fuzzing entry point) ---------- */
@@ -258,8 +261,9 @@ void hlx_hf_ckpt_name(const hlx_hf_config_t *c, const char *key, char *name, siz
 #define HLX_HF_KV_SCALES_TENSOR 1 /* kv_cache_scheme strategy "tensor" */
 #define HLX_HF_KV_SCALES_HEAD   2 /* strategy "attn_head": [num_key_value_heads] */
 
-/* Whether c's layout takes compressed-tensors fp8 weights: the dense family with separate
- * q, k, v, o, gate, up and down projections (no fused ones, no routed experts). */
+/* Whether c's family takes fp8 weights with a scale per tensor or channel (HLX_HF_FP8_SCALE):
+ * the GQA ones (fused projections and routed experts included); DeepSeek's MLA takes block
+ * scales only. */
 int hlx_hf_fp8_scale_layout(const hlx_hf_config_t *c);
 /* Values in each KV-cache scale tensor of c: one per KV head (HLX_HF_KV_SCALES_HEAD; MLA's
  * one latent head), else one. */
@@ -269,8 +273,8 @@ int hlx_hf_kv_scale_count(const hlx_hf_config_t *c);
 const char *hlx_hf_kv_scale_name(const hlx_hf_config_t *c, int layer, int value, char *buf,
                                  size_t len);
 
-/* Layer layer's KV-cache scale of KV head `head` for its keys (value 0: self_attn.k_scale)
- * or values (1: self_attn.v_scale), from a checkpoint whose config c has kv_scales (per
+/* Layer layer's KV-cache scale of KV head `head` for its keys (value 0) or values (1),
+ * under hlx_hf_kv_scale_name's name, from a checkpoint whose config c has kv_scales (per
  * tensor: every head the one value): a positive finite value whose fp32 inverse is finite;
  * the error in hlx_ckpt_error(). */
 hlx_status_t hlx_hf_kv_scale(hlx_ckpt_t *ck, const hlx_hf_config_t *c, int layer, int value,
@@ -326,12 +330,16 @@ typedef struct hlx_hf_expect {
  * ("config.json: ...") for a config describing more than 2^20 tensors and out of memory. */
 hlx_status_t hlx_hf_expect(const hlx_hf_config_t *c, hlx_hf_expect_t **list_p, size_t *n_p,
                            char *err, size_t errlen);
+/* Settles in c what the quantization config leaves to the tensors, before hlx_hf_check:
+ * under which names the KV-cache scales are (kv_proj_names: layer 0's k or v scale under
+ * either name; else the form's own names) and, where the config leaves them undeclared
+ * (kv_scales_maybe), whether there are any. */
+void         hlx_hf_settle(const hlx_ckpt_t *ck, hlx_hf_config_t *c);
 /* Checks that ck holds exactly what c needs: every tensor present with its shape and
- * dtype, nothing unknown. The first problem goes to hlx_ckpt_error(ck). Also records in
- * ck what hlx_hf_read needs of c beyond the model (fp8 blocks, fused projections), and
- * settles in c what config.json leaves to the tensors: whether KV-cache scales are there
- * (kv_scales_maybe) and under which names (kv_proj_names). */
-hlx_status_t hlx_hf_check(hlx_ckpt_t *ck, hlx_hf_config_t *c);
+ * dtype, nothing unknown, one-value scales finite and >= 0. The first problem goes to
+ * hlx_ckpt_error(ck). Also records in ck what hlx_hf_read needs of c beyond the model (fp8
+ * blocks, fused projections). */
+hlx_status_t hlx_hf_check(hlx_ckpt_t *ck, const hlx_hf_config_t *c);
 /* ck's dense tensor layout (hlx_hf_config_t.fused: fused projections, RoPE pairs); set by
  * hlx_hf_check from the config. */
 void         hlx_ckpt_set_fused(hlx_ckpt_t *ck, int fused);

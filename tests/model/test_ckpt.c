@@ -58,6 +58,7 @@ static hlx_ckpt_t *open_ok(const char *name, hlx_hf_config_t *cfg)
         fail_msg("%s", err);
     if (hlx_ckpt_open(dir, &ck, err, sizeof(err)) != HLX_OK)
         fail_msg("%s", err);
+    hlx_hf_settle(ck, cfg);
     if (hlx_hf_check(ck, cfg) != HLX_OK)
         fail_msg("%s", hlx_ckpt_error(ck));
     return ck;
@@ -1034,11 +1035,19 @@ static void test_cli_flags(void **state)
     (void)state;
     assert_int_equal(sh("%s model synth --family sparse --out %s/x 2>/dev/null", helix, g_tmp), 2);
     assert_int_equal(sh("%s model synth --family dense 2>/dev/null", helix), 2);
-    /* fp8 only where the family has no fused projections (phi3 fuses qkv) */
-    assert_int_equal(sh("%s model synth --family phi3 --dtype fp8 --out %s/x 2>/dev/null", helix,
+    /* the fp8 forms: per-tensor ones take no per-channel scales, nor per-head KV scales;
+     * block scales no --fp8-scales; moe-mla none of them (block scales only) */
+    assert_int_equal(sh("%s model synth --family dense --dtype fp8 --fp8-format fp8 "
+                        "--fp8-scales channel --out %s/x 2>/dev/null", helix, g_tmp), 2);
+    assert_int_equal(sh("%s model synth --family dense --dtype fp8 --fp8-format modelopt "
+                        "--kv-scales 1,1 --kv-scales-per-head --out %s/x 2>/dev/null", helix,
                         g_tmp), 2);
-    assert_int_equal(sh("%s model synth --family mixtral --dtype fp8 --out %s/x 2>/dev/null",
-                        helix, g_tmp), 2);
+    assert_int_equal(sh("%s model synth --family qwen3 --dtype fp8 --fp8-format fp8-block "
+                        "--fp8-scales tensor --out %s/x 2>/dev/null", helix, g_tmp), 2);
+    assert_int_equal(sh("%s model synth --family moe-mla --dtype fp8 --fp8-format modelopt "
+                        "--out %s/x 2>/dev/null", helix, g_tmp), 2);
+    assert_int_equal(sh("%s model synth --family dense --dtype fp8 --fp8-format awq --out %s/x "
+                        "2>/dev/null", helix, g_tmp), 2);
     assert_int_equal(sh("%s model synth --family dense --fp8-scales tensor --out %s/x "
                         "2>/dev/null", helix, g_tmp), 2);
     assert_int_equal(sh("%s model synth --family dense --layers 0 --out %s/x 2>/dev/null", helix,

@@ -797,6 +797,7 @@ static void ckpt_variant(const char *base, const char *name, const char *drop,
     assert_int_equal(hlx_ckpt_write(dir, l2, k, 1, &cfg, zero_fill, NULL, err, sizeof(err)),
                      HLX_OK);
     assert_int_equal(hlx_ckpt_open(dir, &ck, err, sizeof(err)), HLX_OK);
+    hlx_hf_settle(ck, &cfg);
     st = hlx_hf_check(ck, &cfg);
     if (needle == NULL ? st != HLX_OK : st == HLX_OK || !strstr(hlx_ckpt_error(ck), needle))
         fail_msg("%s: status %d, '%s' (wanted '%s')", name, st, hlx_ckpt_error(ck),

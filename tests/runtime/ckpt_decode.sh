@@ -23,8 +23,8 @@
 #                                                  (config.json and hf_quant_config.json) fp8
 #                                                  checkpoints with KV-cache scales decode as
 #                                                  their bf16 copies and as compressed-tensors;
-#                                                  block scales on qwen3 as its bf16 copy; bad
-#                                                  configs and tensors refused
+#                                                  block scales on qwen3 and qwen3-moe as their
+#                                                  bf16 copies; bad inputs refused
 #        ckpt_decode.sh refuse HELIX DATA HELIXRUN truncated, corrupt and mismatched
 #                                                  checkpoints: exit 2 naming file and tensor,
 #                                                  at most one line per rank
@@ -239,11 +239,14 @@ ctfp8)
     # compressed-tensors fp8 weights (llm-compressor's FP8 checkpoints): a scale per
     # channel or per tensor, dequantized at load; the same checkpoint dequantized by
     # fp8_to_bf16.py (its own e4m3 decoder) into a bf16 one decodes bit for bit the same,
+    # for Llama's layout, Gemma 3, Qwen2's biases, the fused projections of Phi-3 and
+    # InternLM2, and routed experts (Qwen3-MoE, Mixtral: their routers left unquantized),
     # on one rank and over TPA 2 (each rank reads its rows' scales); --check passes;
     # mis-shaped configs and a missing scale are refused
     helixrun=$1 conv="$(dirname "$0")/fp8_to_bf16.py"
     hash() { json_field "$1" "d['hidden_hash']"; }
-    for fam in "dense channel" "dense tensor" "gemma3 channel" "qwen2 channel"; do
+    for fam in "dense channel" "dense tensor" "gemma3 channel" "qwen2 channel" "phi3 channel" \
+        "internlm2 tensor" "qwen3-moe channel" "mixtral channel"; do
         set -- $fam
         "$helix" model synth --family $1 --dtype fp8 --fp8-scales $2 --seed 4 \
             --out "$dir/$1-$2" >/dev/null || exit 1
@@ -268,12 +271,7 @@ ctfp8)
     [ "$a" = "$b" ] || { echo "FAIL: TPA 2 differs from the bf16 copy"; fail=1; }
     "$helix" model info "$dir/dense-channel" | grep -q "fp8 e4m3, a scale per channel" ||
         { echo "FAIL: model info does not name the scales"; fail=1; }
-    # refused: a fused family; two groups, a group strategy, another ignore list (config);
-    # a missing scale tensor
-    "$helix" model synth --family phi3 --dtype fp8 --out "$dir/phi3" >/dev/null 2>"$dir/err"
-    rc=$?
-    echo "phi3 --dtype fp8: exit $rc: $(cat "$dir/err")"
-    [ $rc -eq 2 ] || { echo "FAIL: not refused"; fail=1; }
+    # refused: two groups, a group strategy, another ignore list (config); a missing scale
     for bad in groups strategy ignore noscale; do
         cp -r "$dir/dense-channel" "$dir/$bad"
         python3 - "$dir/$bad" $bad <<'PY'
@@ -304,7 +302,7 @@ PY
         case $bad in
         groups)   want="config_groups: expected one group" ;;
         strategy) want="config_groups: the group's weights must be 8-bit float" ;;
-        ignore)   want='ignore: only ["lm_head"]' ;;
+        ignore)   want='ignore: only "lm_head" and the routers' ;;
         noscale)  want="up_proj.weight_scale" ;;
         esac
         expect_refused $bad "$want" --model "$dir/$bad" --context 20 --steps 2
@@ -318,8 +316,10 @@ fp8forms)
     # named self_attn.k_proj.k_scale / v_proj.v_scale. Each decodes with fp8 KV as its bf16
     # copy (fp8_to_bf16.py: its own decoder, the KV scales renamed to compressed-tensors'
     # form) and as the compressed-tensors checkpoint of the same values, --check passing;
-    # over TPA 2 too. Undeclared KV scales under quant_method fp8 are used (as vLLM does).
-    helixrun=$1 conv="$(dirname "$0")/fp8_to_bf16.py"
+    # over 2 and 4 ranks too. Undeclared KV scales under fp8 and modelopt are used (as vLLM
+    # does). Block scales (quant_method fp8 with weight_block_size) on Qwen3 and Qwen3-MoE,
+    # also stored as BF16. Bad configs, tensors and scale values are refused.
+    helixrun=$1 conv="$(dirname "$0")/fp8_to_bf16.py" edit="$(dirname "$0")/st_edit.py"
     run() { # run NAME MODEL ARGS...: decode with fp8 KV, check, hash into $dir/out.NAME
         local name=$1 m=$2
         shift 2
@@ -327,10 +327,14 @@ fp8forms)
             --json "$@" >"$dir/out.$name" 2>"$dir/err" || { echo "FAIL: $name"; cat "$dir/err"; fail=1; }
         echo "$name: $(json_field "$dir/out.$name" "d['hidden_hash'], d['passed'], d['kv_scales']")"
     }
+    same() { # same A B: the runs A and B decoded alike
+        [ "$(json_field "$dir/out.$1" "d['hidden_hash'], d['passed'], d['kv_scales']")" = \
+            "$(json_field "$dir/out.$2" "d['hidden_hash'], d['passed'], d['kv_scales']")" ] ||
+            { echo "FAIL: $1 does not decode as $2"; fail=1; }
+    }
     "$helix" model synth --family dense --dtype fp8 --fp8-scales tensor --kv-scales 0.5,0.25,2,1 \
         --seed 4 --out "$dir/ct" >/dev/null || exit 1
     run ct "$dir/ct"
-    want=$(json_field "$dir/out.ct" "d['hidden_hash'], d['passed'], d['kv_scales']")
     for f in fp8 modelopt; do
         "$helix" model synth --family dense --dtype fp8 --fp8-format $f --kv-scales 0.5,0.25,2,1 \
             --seed 4 --out "$dir/$f" >/dev/null || exit 1
@@ -349,33 +353,37 @@ json.dump({'producer': {'name': 'modelopt'},
 PY
     cp -r "$dir/fp8" "$dir/undecl"
     sed -i 's/"kv_cache_scheme": "static"/"kv_cache_scheme": null/' "$dir/undecl/config.json"
-    for f in fp8 modelopt hfq undecl; do
+    cp -r "$dir/modelopt" "$dir/moundecl"
+    sed -i 's/"kv_cache_quant_algo": "FP8"/"kv_cache_quant_algo": null/' "$dir/moundecl/config.json"
+    for f in fp8 modelopt hfq undecl moundecl; do
         python3 "$conv" "$dir/$f" "$dir/$f-bf16" || exit 1
         run $f "$dir/$f"
         run $f-bf16 "$dir/$f-bf16"
-        for n in $f $f-bf16; do
-            [ "$(json_field "$dir/out.$n" "d['hidden_hash'], d['passed'], d['kv_scales']")" = "$want" ] ||
-                { echo "FAIL: $n does not decode as the compressed-tensors checkpoint ($want)"; fail=1; }
-        done
+        same $f ct
+        same $f-bf16 ct
     done
     "$helix" model info "$dir/hfq" | grep -q "a scale per tensor; modelopt" ||
         { echo "FAIL: model info does not name ModelOpt's form"; fail=1; }
     "$helix" model info "$dir/fp8" | grep -q "self_attn.k_proj.k_scale and self_attn.v_proj.v_scale" ||
         { echo "FAIL: model info does not name the KV scales"; fail=1; }
-    # block scales on a dense model (quant_method fp8 with weight_block_size, as Qwen3's
-    # FP8 releases): as its bf16 copy, which fp8_to_bf16.py dequantizes block by block
-    "$helix" model synth --family qwen3 --dtype fp8 --fp8-format fp8-block --kv-scales 0.5,0.25 \
-        --seed 4 --out "$dir/block" >/dev/null || exit 1
-    python3 "$conv" "$dir/block" "$dir/block-bf16" || exit 1
-    run block "$dir/block"
-    run block-bf16 "$dir/block-bf16"
-    [ "$(json_field "$dir/out.block" "d['hidden_hash'], d['passed']")" = \
-        "$(json_field "$dir/out.block-bf16" "d['hidden_hash'], d['passed']")" ] ||
-        { echo "FAIL: the block-scaled qwen3 does not decode as its bf16 copy"; fail=1; }
-    "$helix" model synth --family phi3 --dtype fp8 --fp8-format fp8-block --out "$dir/phi3" \
-        >/dev/null 2>&1 && { echo "FAIL: phi3 fp8-block was written"; fail=1; }
+    # block scales on dense models (quant_method fp8 with weight_block_size, as Qwen3's and
+    # Qwen3-MoE's FP8 releases; scales by block row and column): as their bf16 copies,
+    # which fp8_to_bf16.py dequantizes block by block; the scales stored as BF16 (as some of
+    # those releases do) decode alike
+    for fam in qwen3 qwen3-moe; do
+        "$helix" model synth --family $fam --dtype fp8 --fp8-format fp8-block \
+            --kv-scales 0.5,0.25 --seed 4 --out "$dir/$fam-block" >/dev/null || exit 1
+        python3 "$conv" "$dir/$fam-block" "$dir/$fam-block-bf16" || exit 1
+        cp -r "$dir/$fam-block" "$dir/$fam-block-s16"
+        python3 "$edit" "$dir/$fam-block-s16" cast _scale_inv BF16 || exit 1
+        for m in $fam-block $fam-block-bf16 $fam-block-s16; do
+            run $m "$dir/$m"
+        done
+        same $fam-block-bf16 $fam-block
+        same $fam-block-s16 $fam-block
+    done
     # over TPA 2 (each rank its rows' scales) and KVP 2 x TPA 2 (W_o and down over 4)
-    for m in fp8 fp8-bf16 block block-bf16; do
+    for m in fp8 fp8-bf16 qwen3-block qwen3-block-bf16; do
         for n in 2 4; do
             timeout -k 5 150 "$helixrun" --no-prefix -n $n --timeout 120 -- "$helix" decode \
                 --model "$dir/$m" --tpa 2 --kvp $((n / 2)) --kv-dtype fp8 --context 60 \
@@ -383,7 +391,7 @@ PY
                 2>"$dir/err" || { cat "$dir/err"; fail=1; }
         done
     done
-    for m in fp8 block; do
+    for m in fp8 qwen3-block; do
         for n in 2 4; do
             a=$(json_field "$dir/out.n$n.$m" "d['hidden_hash'], d['passed']")
             b=$(json_field "$dir/out.n$n.$m-bf16" "d['hidden_hash'], d['passed']")
@@ -392,25 +400,28 @@ PY
         done
     done
     # refused, each naming what is wrong
-    for bad in nvfp4 int8kv ignored scheme blockstatic method noinput kvgone nokv0 hqnvfp4 \
-        hqbad; do
+    "$helix" model synth --family moe-mla --dtype fp8 --seed 4 --out "$dir/mla" >/dev/null || exit 1
+    for bad in nvfp4 noalgo nested int8kv ignored scheme blockstatic method noinput kvgone \
+        nokv0 hqnvfp4 hqbad mlatensor nanscale negblock; do
         case $bad in
-        nvfp4 | int8kv | kvgone | noinput) src=modelopt ;;
+        nvfp4 | noalgo | nested | int8kv | kvgone | noinput) src=modelopt ;;
         hqnvfp4 | hqbad) src=hfq ;;
+        mlatensor) src=mla ;;
+        negblock) src=qwen3-block ;;
         *) src=fp8 ;;
         esac
         cp -r "$dir/$src" "$dir/$bad"
         python3 - "$dir/$bad" $bad <<'PY'
-import glob, json, sys
+import json, sys
 d, bad = sys.argv[1], sys.argv[2]
 c = json.load(open(d + '/config.json'))
 q = c.get('quantization_config')
-def rename(old, new):  # a tensor's name bent (same length) in its shard and the index
-    for f in glob.glob(d + '/*.safetensors') + glob.glob(d + '/*.index.json'):
-        b = open(f, 'rb').read()
-        open(f, 'wb').write(b.replace(old.encode(), new.encode()))
 if bad == 'nvfp4':
     q['quant_algo'] = 'NVFP4'
+elif bad == 'noalgo':
+    del q['quant_algo']
+elif bad == 'nested':  # vLLM reads the nested form whenever it is there
+    q['quantization'] = {'quant_algo': 'NVFP4'}
 elif bad == 'int8kv':
     q['kv_cache_quant_algo'] = 'INT8'
 elif bad == 'ignored':
@@ -421,33 +432,41 @@ elif bad == 'blockstatic':
     q['weight_block_size'] = [128, 128]
 elif bad == 'method':
     q['quant_method'] = 'awq'
-elif bad == 'noinput':
-    rename('"model.layers.1.mlp.up_proj.input_scale"', '"model.layers.1.mlp.up_proj.input_scalx"')
-elif bad == 'kvgone':
-    rename('"model.layers.1.self_attn.v_proj.v_scale"', '"model.layers.1.self_attn.v_proj.v_scalx"')
 elif bad == 'nokv0':  # undeclared, and layer 0 has none: layer 1's are unknown tensors
     q['kv_cache_scheme'] = None
-    for kv in 'kv':
-        rename(f'"model.layers.0.self_attn.{kv}_proj.{kv}_scale"',
-               f'"model.layers.0.self_attn.x_proj.{kv}_scale"')
 elif bad == 'hqnvfp4':
     json.dump({'quantization': {'quant_algo': 'NVFP4'}}, open(d + '/hf_quant_config.json', 'w'))
 elif bad == 'hqbad':
     open(d + '/hf_quant_config.json', 'w').write('{"quantization": [1, 2]}')
+elif bad == 'mlatensor':  # no weight_block_size: a scale per tensor, which MLA does not take
+    del q['weight_block_size']
 json.dump(c, open(d + '/config.json', 'w'), indent=2)
 PY
         case $bad in
+        noinput) python3 "$edit" "$dir/$bad" drop model.layers.1.mlp.up_proj.input_scale ;;
+        kvgone) python3 "$edit" "$dir/$bad" drop model.layers.1.self_attn.v_proj.v_scale ;;
+        nokv0) python3 "$edit" "$dir/$bad" drop model.layers.0.self_attn.k_proj.k_scale \
+            model.layers.0.self_attn.v_proj.v_scale ;;
+        nanscale) python3 "$edit" "$dir/$bad" set model.layers.0.self_attn.q_proj.weight_scale nan ;;
+        negblock) python3 "$edit" "$dir/$bad" set model.layers.1.mlp.down_proj.weight_scale_inv -1 ;;
+        esac
+        case $bad in
         nvfp4)       want='config.json:22:5: quant_algo: only "FP8"' ;;
+        noalgo)      want='quant_algo: required key is missing' ;;
+        nested)      want='config.json:31:7: quant_algo: only "FP8"' ;;
         int8kv)      want='kv_cache_quant_algo: only "FP8"' ;;
-        ignored)     want='ignored_layers: only ["lm_head"]' ;;
+        ignored)     want='ignored_layers: only "lm_head" and the routers' ;;
         scheme)      want='activation_scheme: expected "dynamic" or "static"' ;;
         blockstatic) want='block-scaled weights (weight_block_size) take dynamic activations' ;;
         method)      want='quant_method: supported: "compressed-tensors"' ;;
         noinput)     want='tensor model.layers.1.mlp.up_proj.input_scale is missing' ;;
         kvgone)      want='tensor model.layers.1.self_attn.v_proj.v_scale is missing' ;;
-        nokv0)       want='(a KV-cache scale, where layer 0 has none)' ;;
+        nokv0)       want='model.layers.1.self_attn.k_proj.k_scale is not part of a LlamaForCausalLM of this config.json (a KV-cache scale, where layer 0 has none)' ;;
         hqnvfp4)     want='hf_quant_config.json:1:19: quant_algo: only "FP8"' ;;
         hqbad)       want='hf_quant_config.json:1:2: quantization: expected an object' ;;
+        mlatensor)   want="takes DeepSeek's block scales" ;;
+        nanscale)    want='q_proj.weight_scale: nan is not a weight scale' ;;
+        negblock)    want='down_proj.weight_scale_inv: value 0 is -1, not a weight scale' ;;
         esac
         expect_refused $bad "$want" --model "$dir/$bad" --kv-dtype fp8 --context 20 --steps 2
     done

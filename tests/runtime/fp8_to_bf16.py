@@ -2,14 +2,14 @@
 """A bf16 copy of an fp8 checkpoint with a scale per tensor or channel (compressed-tensors,
 quant_method fp8 without blocks, ModelOpt FP8 in config.json or hf_quant_config.json) or
 per block (quant_method fp8 with weight_block_size), dequantized independently of the
-runtime: every F8_E4M3 tensor X with its F32 scale X_scale (one value, or one per row) or
-X_scale_inv (one per block) is decoded here (OCP e4m3 by its bit fields),
-multiplied by its scale and stored as BF16 (exact when the product has at most 8
+runtime: every F8_E4M3 tensor X with its scale X_scale (one value, or one per row) or
+X_scale_inv (one per block), F32, BF16 or F16, is decoded here (OCP e4m3 by its bit
+fields), multiplied by its scale and stored as BF16 (exact when the product has at most 8
 significant bits: checked); the scale and input_scale tensors are dropped and config.json
 loses its weight quantization. KV-cache scales stay, as compressed-tensors names and
 declares them (self_attn.k_proj.k_scale -> self_attn.k_scale, a kv_cache_scheme of one
-scale per tensor; also where quant_method fp8 leaves them undeclared). A runtime that
-dequantizes the same way decodes the copy bit for bit as the original.
+scale per tensor; also where quant_method fp8 or modelopt leaves them undeclared). A
+runtime that dequantizes the same way decodes the copy bit for bit as the original.
 
 usage: fp8_to_bf16.py SRC DST
 """
@@ -39,6 +39,18 @@ def bf16_bits(x):
     return u >> 16
 
 
+def decode_scales(dt, raw, name):
+    """F32, BF16 or F16 scale values as floats."""
+    if dt == 'F32':
+        return struct.unpack(f'<{len(raw) // 4}f', raw)
+    if dt == 'F16':
+        return struct.unpack(f'<{len(raw) // 2}e', raw)
+    if dt == 'BF16':
+        return [struct.unpack('<f', struct.pack('<I', h << 16))[0]
+                for h in struct.unpack(f'<{len(raw) // 2}H', raw)]
+    raise SystemExit(f'{name}: scale dtype {dt}')
+
+
 def read(path):
     b = open(path, 'rb').read()
     n = struct.unpack('<Q', b[:8])[0]
@@ -60,7 +72,7 @@ def main():
             tensors[name] = (t['dtype'], t['shape'], data[a:z])
     out = {}
     q0 = json.load(open(os.path.join(src, 'config.json'))).get('quantization_config') or {}
-    block = q0.get('weight_block_size', [128, 128])
+    block = q0.get('weight_block_size')  # quant_method fp8 with blocks
     for name, (dt, shape, raw) in tensors.items():
         if name.endswith(('.weight_scale', '.weight_scale_inv', '.input_scale')):
             continue
@@ -76,9 +88,8 @@ def main():
             assert sshape == [-(-rows // br), -(-cols // bc)], name
         else:  # one value, or one per row
             sdt, sshape, sraw = tensors[name + '_scale']
-            br, bc = (1, cols) if len(sraw) > 4 else (rows, cols)
-        assert sdt == 'F32', name
-        scales = struct.unpack(f'<{len(sraw) // 4}f', sraw)
+            br, bc = (rows, cols) if len(decode_scales(sdt, sraw, name)) == 1 else (1, cols)
+        scales = decode_scales(sdt, sraw, name)
         sc = -(-cols // bc)
         vals = bytearray()
         for r in range(rows):
@@ -102,7 +113,7 @@ def main():
         q = json.load(open(os.path.join(src, 'hf_quant_config.json')))['quantization']
     q = q or {}
     kvs = q.get('kv_cache_scheme')
-    undeclared = not kvs and q.get('quant_method') == 'fp8' and any(
+    undeclared = not kvs and q.get('quant_method') in ('fp8', 'modelopt') and any(
         n.endswith('.self_attn.k_scale') for n in out)  # used where they are (vLLM)
     if kvs == 'static' or q.get('kv_cache_quant_algo') == 'FP8' or undeclared:
         kvs = {'num_bits': 8, 'type': 'float', 'strategy': 'tensor', 'dynamic': False,

@@ -1,0 +1,91 @@
+#!/usr/bin/env python3
+"""Edits a safetensors checkpoint directory in place, for tests that need a tensor gone,
+a value changed or scales stored in another dtype (written here from the format's
+definition: an 8-byte little-endian header length, a JSON header, the data).
+
+usage: st_edit.py DIR drop NAME...          remove the tensors (shards and index)
+       st_edit.py DIR set NAME VALUE        every element of NAME (F32) becomes VALUE
+                                            (a float: nan and inf too)
+       st_edit.py DIR cast SUFFIX DTYPE     every F32 tensor whose name ends with SUFFIX
+                                            stored as DTYPE (BF16 or F16; the values must
+                                            be exact in it: checked)
+"""
+import glob
+import json
+import os
+import struct
+import sys
+
+
+def load(path):
+    b = open(path, 'rb').read()
+    n = struct.unpack('<Q', b[:8])[0]
+    hdr = json.loads(b[8:8 + n])
+    meta = hdr.pop('__metadata__', None)
+    data = b[8 + n:]
+    return meta, {k: (v['dtype'], v['shape'], data[v['data_offsets'][0]:v['data_offsets'][1]])
+                  for k, v in hdr.items()}
+
+
+def save(path, meta, tensors):
+    hdr, blob, off = {}, bytearray(), 0
+    if meta is not None:
+        hdr['__metadata__'] = meta
+    for k, (dt, shape, raw) in tensors.items():
+        hdr[k] = {'dtype': dt, 'shape': shape, 'data_offsets': [off, off + len(raw)]}
+        blob += raw
+        off += len(raw)
+    h = json.dumps(hdr, separators=(',', ':')).encode()
+    h += b' ' * (-len(h) % 8)
+    with open(path, 'wb') as f:
+        f.write(struct.pack('<Q', len(h)) + h + blob)
+
+
+def cast(raw, dt, name):
+    vals = struct.unpack(f'<{len(raw) // 4}f', raw)
+    if dt == 'F16':
+        out = struct.pack(f'<{len(vals)}e', *vals)
+        back = struct.unpack(f'<{len(vals)}e', out)
+    elif dt == 'BF16':
+        bits = [struct.unpack('<I', struct.pack('<f', v))[0] for v in vals]
+        if any(u & 0xffff for u in bits):
+            raise SystemExit(f'{name}: not exact in BF16')
+        out = struct.pack(f'<{len(vals)}H', *[u >> 16 for u in bits])
+        back = vals
+    else:
+        raise SystemExit(f'cast to {dt}: BF16 or F16')
+    if list(back) != list(vals):
+        raise SystemExit(f'{name}: not exact in {dt}')
+    return out
+
+
+def main():
+    d, op, args = sys.argv[1], sys.argv[2], sys.argv[3:]
+    found = set()
+    for path in sorted(glob.glob(os.path.join(d, '*.safetensors'))):
+        meta, t = load(path)
+        for k in list(t):
+            dt, shape, raw = t[k]
+            if op == 'drop' and k in args:
+                del t[k]
+                found.add(k)
+            elif op == 'set' and k == args[0]:
+                assert dt == 'F32', k
+                t[k] = (dt, shape, struct.pack('<f', float(args[1])) * (len(raw) // 4))
+                found.add(k)
+            elif op == 'cast' and k.endswith(args[0]) and dt == 'F32':
+                t[k] = (args[1], shape, cast(raw, args[1], k))
+                found.add(k)
+        save(path, meta, t)
+    if not found:
+        raise SystemExit(f'{op} {args}: no such tensor')
+    index = os.path.join(d, 'model.safetensors.index.json')
+    if op == 'drop' and os.path.exists(index):
+        j = json.load(open(index))
+        for k in args:
+            j['weight_map'].pop(k, None)
+        json.dump(j, open(index, 'w'), indent=2)
+
+
+if __name__ == '__main__':
+    main()
