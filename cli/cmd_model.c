@@ -1266,6 +1266,9 @@ static int hlx_cmd_model_info(int argc, char **argv)
         printf("  weights %s%s, %.6g parameters%s\n\n", cfg.torch_dtype, q, params,
                config_only ? " (from config.json; tensors not checked)" : "");
     }
+    if (cfg.lm_head_unused)
+        printf("  lm_head.weight: not read (tie_word_embeddings is true: the head is the "
+               "embedding, as transformers and vLLM take it)\n\n");
     if (cfg.kv_scales) {
         char kn[96], vn[96];
         hlx_hf_kv_scale_name(&cfg, 0, 0, kn, sizeof(kn));

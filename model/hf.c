@@ -2304,6 +2304,22 @@ hlx_status_t hlx_hf_kv_scale(hlx_ckpt_t *ck, const hlx_hf_config_t *c, int layer
     return HLX_OK;
 }
 
+/* The checkpoint's lm_head.weight, under the prefix its text model's tensors have (a
+ * multimodal checkpoint: language_model.lm_head.weight), or NULL. */
+static const hlx_ckpt_tensor_t *hlx_hf_find_head(const hlx_ckpt_t *ck, const hlx_hf_config_t *c)
+{
+    char name[128], nested[160];
+    int64_t hrows, row0;
+    const hlx_ckpt_tensor_t *t;
+
+    hlx_hf_weight_source(&c->m, c->fused, HLX_HFW_LMHEAD, 0, name, sizeof(name), &hrows, &row0);
+    t = hlx_ckpt_find(ck, name);
+    snprintf(nested, sizeof(nested), "language_model.%s", name);
+    if (t == NULL && (c->fused & HLX_HF_NESTED))
+        t = hlx_ckpt_find(ck, nested);
+    return t;
+}
+
 /* A one-value fp8 scale's value: a weight scale finite and >= 0 (0: a matrix of zeros), an
  * input scale (not used here; what vLLM divides activations by) finite and > 0. */
 static hlx_status_t hlx_hf_check_scale(hlx_ckpt_t *ck, const hlx_ckpt_tensor_t *t)
@@ -2325,6 +2341,7 @@ void hlx_hf_settle(const hlx_ckpt_t *ck, hlx_hf_config_t *c)
     char name[96];
     int form, j, found = -1;
 
+    c->lm_head_unused = c->tie_word_embeddings && hlx_hf_find_head(ck, c) != NULL;
     if (!c->kv_scales && !c->kv_scales_maybe)
         return;
     for (form = 1; form >= 0 && found < 0; form--) /* the projections' names first */
@@ -2390,6 +2407,8 @@ hlx_status_t hlx_hf_check(hlx_ckpt_t *ck, const hlx_hf_config_t *c)
         if (st == HLX_OK)
             seen[t - t0] = 1;
     }
+    if (st == HLX_OK && c->lm_head_unused) /* tied: not read (hlx_hf_settle) */
+        seen[hlx_hf_find_head(ck, c) - t0] = 1;
     for (li = 0; st == HLX_OK && c->kv_scales && li < c->m.layers; li++)
         for (j = 0; j < 2 && st == HLX_OK; j++) {
             double v;
@@ -2405,10 +2424,6 @@ hlx_status_t hlx_hf_check(hlx_ckpt_t *ck, const hlx_hf_config_t *c)
         if (!seen[i] && !hlx_hf_is_extra_layer(c, t->name) &&
             !hlx_hf_is_other_model(c, t->name)) {
             const size_t nl = strlen(t->name);
-            /* a head beside tie_word_embeddings: which of the two is meant is not ours to
-             * guess (transformers ties the head to the embedding) */
-            const int head = c->tie_word_embeddings && nl >= 14 &&
-                             !strcmp(t->name + nl - 14, "lm_head.weight");
             const int kvs = nl >= 8 && (!strcmp(t->name + nl - 8, ".k_scale") ||
                                         !strcmp(t->name + nl - 8, ".v_scale"));
             st = hlx_ckpt_set_error(ck, HLX_ERR_MISMATCH,
@@ -2416,10 +2431,7 @@ hlx_status_t hlx_hf_check(hlx_ckpt_t *ck, const hlx_hf_config_t *c)
                                     hlx_ckpt_file_name(ck, t->file), t->name,
                                     c->arch[0] && strchr("AEIOU", c->arch[0]) ? "n" : "",
                                     c->arch,
-                                    head ? " (tie_word_embeddings is true: the head is the "
-                                           "embedding; drop this tensor, or set "
-                                           "tie_word_embeddings to false to use it)"
-                                    : kvs ? (c->kv_scales_maybe
+                                    kvs ? (c->kv_scales_maybe
                                                  ? " (a KV-cache scale, where layer 0 has none)"
                                                  : " (a KV-cache scale: config.json's "
                                                    "quantization_config has no "
@@ -2794,8 +2806,9 @@ hlx_status_t hlx_hf_read(hlx_ckpt_t *ck, const hlx_model_t *m, hlx_hf_weight_t w
     /* fused (Phi-3, GLM): w's rows [row0, row0 + cols) of qkv_proj or gate_up_proj */
     hlx_hf_weight_source(m, hlx_ckpt_fused(ck), w, layer, name, sizeof(name), &hrows, &row0);
     hlx_hf_weight_shape(m, w, &rows, &cols);
-    /* tie_word_embeddings: the output head is the embedding matrix ([V][H] either way) */
-    if (w == HLX_HFW_LMHEAD && hlx_ckpt_find(ck, name) == NULL) {
+    /* tie_word_embeddings: the output head is the embedding matrix ([V][H] either way), an
+     * lm_head.weight beside it not read (hlx_hf_config_t.lm_head_unused) */
+    if (w == HLX_HFW_LMHEAD && (m->tie_embeddings || hlx_ckpt_find(ck, name) == NULL)) {
         char emb[128];
         hlx_hf_weight_source(m, hlx_ckpt_fused(ck), HLX_HFW_EMBED, 0, emb, sizeof(emb), &hr,
                              &hc);

@@ -870,6 +870,10 @@ static hlx_status_t hlx_engine_place(hlx_engine_t *eng, char *err, size_t errlen
         setenv("UCX_NET_DEVICES", dev, 0);
         hlx_info(HLX_SUB_TOPO, "rank %d: UCX_NET_DEVICES=%s (the placed NIC)", rank, dev);
     }
+    if (rank == 0 && eng->ws.cfg.lm_head_unused)
+        hlx_warn("%s: lm_head.weight is not read: tie_word_embeddings is true, so the head is "
+                 "the embedding (as transformers ties them and vLLM skips the tensor); set "
+                 "tie_word_embeddings to false to use it", eng->cfg.ckpt);
     if (rank == 0) {
         hlx_info(HLX_SUB_TOPO, "job placement over %d host(s) (cluster \"%s\"), hash %016llx",
                  job.nhosts, job.cluster.name, (unsigned long long)job.hash);

@@ -217,6 +217,10 @@ typedef struct hlx_hf_config {
      * and ModelOpt's names; vLLM reads both) rather than self_attn.k_scale and v_scale; set
      * by hlx_hf_check from layer 0's, or by the synth. */
     int             kv_proj_names;
+    /* tie_word_embeddings with an lm_head.weight in the checkpoint all the same: not read,
+     * the head is the embedding (as transformers ties them and vLLM skips the tensor); set
+     * by hlx_hf_settle, for the callers to say so */
+    int             lm_head_unused;
     /* How the dense family's tensors are laid out (HLX_HF_FUSED_*, HLX_HF_ROPE_PAIRS):
      * Phi3ForCausalLM fuses self_attn.qkv_proj (q, k, v rows) and mlp.gate_up_proj (gate,
      * up rows); GlmForCausalLM fuses gate_up_proj and keeps q and k in RoPE pairs */
@@ -330,10 +334,11 @@ typedef struct hlx_hf_expect {
  * ("config.json: ...") for a config describing more than 2^20 tensors and out of memory. */
 hlx_status_t hlx_hf_expect(const hlx_hf_config_t *c, hlx_hf_expect_t **list_p, size_t *n_p,
                            char *err, size_t errlen);
-/* Settles in c what the quantization config leaves to the tensors, before hlx_hf_check:
- * under which names the KV-cache scales are (kv_proj_names: layer 0's k or v scale under
- * either name; else the form's own names) and, where the config leaves them undeclared
- * (kv_scales_maybe), whether there are any. */
+/* Settles in c what the config leaves to the tensors, before hlx_hf_check: under which
+ * names the KV-cache scales are (kv_proj_names: layer 0's k or v scale under either name;
+ * else the form's own names), where the config leaves them undeclared (kv_scales_maybe)
+ * whether there are any, and whether a tied model's checkpoint holds an unused
+ * lm_head.weight (lm_head_unused). */
 void         hlx_hf_settle(const hlx_ckpt_t *ck, hlx_hf_config_t *c);
 /* Checks that ck holds exactly what c needs: every tensor present with its shape and
  * dtype, nothing unknown, one-value scales finite and >= 0. The first problem goes to
