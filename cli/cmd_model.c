@@ -98,6 +98,9 @@ static void hlx_synth_usage(FILE *f)
         "  --family qwen3-moe  Qwen3MoeForCausalLM: qwen3's attention; layer 0 dense\n"
         "                    (mlp_only_layers [0]), the others 8 routed experts top-2 (expert\n"
         "                    FFN 64, softmax router, norm_topk_prob)\n"
+        "  --family granite  GraniteForCausalLM: Llama's layer with Granite's multipliers\n"
+        "                    (embedding 12, residual 0.22, logits / 8, softmax scale 2^-4) and\n"
+        "                    a tied head\n"
         "  --family mixtral  MixtralForCausalLM: the dense family's attention, every layer 8\n"
         "                    experts top-2 of FFN 64 (block_sparse_moe, w1/w3/w2)\n"
         "  --family moe-mla  DeepseekV3ForCausalLM: MLA (q_lora 96, kv_lora 64, nope 32,\n"
@@ -272,6 +275,7 @@ static const struct {
     { "qwen2-moe", "Qwen2MoeForCausalLM", "synth-qwen2-moe", 0, 1, 0, HLX_HF_MOE_QWEN2, 0 },
     { "qwen3-moe", "Qwen3MoeForCausalLM", "synth-qwen3-moe", 0, 0, 1, HLX_HF_MOE_QWEN3, 0 },
     { "mixtral", "MixtralForCausalLM", "synth-mixtral", 0, 0, 0, HLX_HF_MOE_MIXTRAL, 0 },
+    { "granite", "GraniteForCausalLM", "synth-granite", 0, 0, 0, 0, 0 },
 };
 #define HLX_SYNTH_NDENSE (sizeof(hlx_synth_dense) / sizeof(hlx_synth_dense[0]))
 
@@ -350,6 +354,15 @@ static void hlx_synth_config(hlx_hf_config_t *c, int dense, int v2, int layers,
                 m->final_softcap = 2.0;
             }
         }
+        if (!strcmp(c->arch, "GraniteForCausalLM")) {
+            /* granite: Granite 3's multipliers in kind (embedding 12, residual 0.22,
+             * logits over 8, a softmax scale of 2^-4 where 1 / sqrt(32) would be 0.177),
+             * the head tied to the embedding as Granite 3's are */
+            m->embed_mult = 12.0;
+            m->attn_scalar = 256.0;
+            m->residual_mult = 0.22;
+            m->logits_scale = 8.0;
+        }
         if (hlx_synth_dense[dense].moe) {
             /* qwen3-moe: layer 0 dense (mlp_only_layers [0]), then MoE; qwen2-moe: every
              * layer MoE with a gated shared expert of 2 x 64 (Qwen1.5-MoE's 4 x, Qwen2-57B's
@@ -418,7 +431,8 @@ static int hlx_synth_model(hlx_hf_config_t *c, const char *name, int layers)
     char err[1024];
     hlx_status_t st;
 
-    if (c->family != HLX_HF_DENSE || c->moe_gqa || (c->fused & HLX_HF_ROPE_PAIRS)) {
+    if (c->family != HLX_HF_DENSE || c->moe_gqa || (c->fused & HLX_HF_ROPE_PAIRS) ||
+        c->m.embed_mult > 0.0) {
         fprintf(stderr, "helix model synth: --model: only with --family dense, phi3, "
                 "internlm2, qwen2 or qwen3\n");
         return -1;
@@ -429,12 +443,16 @@ static int hlx_synth_model(hlx_hf_config_t *c, const char *name, int layers)
     }
     /* the family says what the layer holds: a model that needs more decodes otherwise */
     if (m.attn_softcap > 0.0 || m.final_softcap > 0.0 || m.embed_scale ||
-        m.ffn_act != HLX_ACT_SILU || m.attn_scalar > 0.0 || m.rope_local_theta > 0.0) {
+        m.ffn_act != HLX_ACT_SILU || m.attn_scalar > 0.0 || m.rope_local_theta > 0.0 ||
+        m.embed_mult > 0.0 || m.residual_mult > 0.0 || m.logits_scale > 0.0) {
         fprintf(stderr, "helix model synth: --model %s: has %s, which %s does not hold "
-                "(--family gemma2 and gemma3 write Gemma's layer, in their own shapes)\n", name,
+                "(--family gemma2, gemma3 and granite write Gemma's and Granite's layers, in "
+                "their own shapes)\n", name,
                 m.attn_softcap > 0.0 ? "attn_softcap" : m.final_softcap > 0.0 ? "final_softcap"
                 : m.embed_scale ? "embed_scale" : m.ffn_act != HLX_ACT_SILU ? "ffn_act gelu_tanh"
-                : m.attn_scalar > 0.0 ? "attn_scalar" : "rope_local_theta", c->arch);
+                : m.embed_mult > 0.0 ? "embed_mult" : m.residual_mult > 0.0 ? "residual_mult"
+                : m.logits_scale > 0.0 ? "logits_scale" : m.attn_scalar > 0.0 ? "attn_scalar"
+                : "rope_local_theta", c->arch);
         return -1;
     }
     if (m.post_norms) {
@@ -670,7 +688,7 @@ static int hlx_cmd_model_synth(int argc, char **argv)
     if (family == NULL ||
         (dense < 0 && strcmp(family, "moe-mla") && strcmp(family, "deepseek-v2"))) {
         fprintf(stderr, "helix model synth: --family: %s (dense, phi3, glm, glm4, gemma2, gemma3, "
-                "internlm2, qwen2, qwen3, qwen2-moe, qwen3-moe, mixtral, moe-mla or "
+                "internlm2, qwen2, qwen3, granite, qwen2-moe, qwen3-moe, mixtral, moe-mla or "
                 "deepseek-v2)\n",
                 family ? family : "required");
         return 2;

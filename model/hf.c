@@ -150,6 +150,7 @@ static const struct {
     { "Glm4ForCausalLM", "glm4", HLX_HF_DENSE, HLX_HF_GLM, 1, 0, 0, 1, 0.5, 1.5625e-7 },
     { "InternLM2ForCausalLM", "internlm2", HLX_HF_DENSE, HLX_HF_INTERNLM2, 0, 0, 0, 0, 0, 1e-6 },
     { "InternLM3ForCausalLM", "internlm3", HLX_HF_DENSE, 0, 0, 0, 0, 0, 0, 1e-6 },
+    { "GraniteForCausalLM", "granite", HLX_HF_DENSE, 0, 0, 0, 0, 0, 0, 1e-6 },
     { "Gemma2ForCausalLM", "gemma2", HLX_HF_DENSE, HLX_HF_GEMMA, 0, 0, 0, 1, 0, 1e-6 },
     { "Gemma3ForCausalLM", "gemma3_text", HLX_HF_DENSE, HLX_HF_GEMMA, 0, 1, 0, 1, 0, 1e-6 },
     { "Gemma3ForConditionalGeneration", "gemma3", HLX_HF_DENSE, HLX_HF_GEMMA | HLX_HF_NESTED, 0,
@@ -163,6 +164,7 @@ static const struct {
                          "Qwen2ForCausalLM, Qwen2MoeForCausalLM, Qwen3ForCausalLM, " \
                          "Qwen3MoeForCausalLM, Phi3ForCausalLM, GlmForCausalLM, " \
                          "Glm4ForCausalLM, InternLM2ForCausalLM, InternLM3ForCausalLM, " \
+                         "GraniteForCausalLM, " \
                          "Gemma2ForCausalLM, Gemma3ForCausalLM, " \
                          "Gemma3ForConditionalGeneration (its text " \
                          "model), DeepseekV2ForCausalLM, DeepseekV3ForCausalLM"
@@ -1380,6 +1382,26 @@ static hlx_status_t hlx_cfg_gemma(hlx_jdoc_t *doc, hlx_hf_config_t *c)
     return HLX_OK;
 }
 
+/* GraniteForCausalLM (GraniteConfig): Llama's layer with four multipliers, each 1 when
+ * absent: embedding_multiplier on the embedding, attention_multiplier as the softmax scale
+ * (in place of 1 / sqrt(head_dim): attn_scalar 1 / a^2), residual_multiplier on each
+ * attention and FFN output before the residual add, logits_scaling dividing the logits. */
+static hlx_status_t hlx_cfg_granite(hlx_jdoc_t *doc, hlx_model_t *m)
+{
+    double e, a, r, s;
+    hlx_status_t st;
+
+    HLX_TRY(hlx_cfg_num(doc, "embedding_multiplier", 1.0, 1e-9, 1e9, &e));
+    HLX_TRY(hlx_cfg_num(doc, "attention_multiplier", 1.0, 1e-9, 1e9, &a));
+    HLX_TRY(hlx_cfg_num(doc, "residual_multiplier", 1.0, 1e-9, 1e9, &r));
+    HLX_TRY(hlx_cfg_num(doc, "logits_scaling", 1.0, 1e-9, 1e9, &s));
+    m->embed_mult = e != 1.0 ? e : 0.0;
+    m->attn_scalar = 1.0 / (a * a);
+    m->residual_mult = r != 1.0 ? r : 0.0;
+    m->logits_scale = s != 1.0 ? s : 0.0;
+    return HLX_OK;
+}
+
 static hlx_status_t hlx_cfg_dense(hlx_jdoc_t *doc, hlx_hf_config_t *c)
 {
     hlx_model_t *m = &c->m;
@@ -1433,6 +1455,8 @@ static hlx_status_t hlx_cfg_dense(hlx_jdoc_t *doc, hlx_hf_config_t *c)
     HLX_TRY(hlx_cfg_bool(doc, "mlp_bias", 0, &bias));
     if (bias)
         return hlx_jdoc_fail(doc, "/mlp_bias", HLX_ERR_PARSE, "FFN biases are not supported");
+    if (!strcmp(c->arch, "GraniteForCausalLM"))
+        HLX_TRY(hlx_cfg_granite(doc, m));
     /* absent: all query heads (LlamaConfig), 8 (MistralConfig, MixtralConfig), 2 of 128
      * (GlmConfig), 4 of 256 (Gemma3TextConfig) */
     HLX_TRY(hlx_cfg_int(doc, "num_key_value_heads", 0,
@@ -1819,6 +1843,16 @@ char *hlx_hf_config_text(const hlx_hf_config_t *c)
                                     ? json_real(m->final_softcap) : json_null());
         } else {
             json_object_set_new(o, "hidden_act", json_string("silu"));
+        }
+        if (!strcmp(c->arch, "GraniteForCausalLM")) { /* GraniteConfig's multipliers */
+            json_object_set_new(o, "embedding_multiplier",
+                                json_real(m->embed_mult > 0.0 ? m->embed_mult : 1.0));
+            json_object_set_new(o, "attention_multiplier",
+                                json_real(hlx_model_softmax_scale(m, m->head_dim)));
+            json_object_set_new(o, "residual_multiplier",
+                                json_real(m->residual_mult > 0.0 ? m->residual_mult : 1.0));
+            json_object_set_new(o, "logits_scaling",
+                                json_real(m->logits_scale > 0.0 ? m->logits_scale : 1.0));
         }
         if (m->qk_norm) /* Qwen3: q, k, v and o without biases */
             json_object_set_new(o, "attention_bias", json_false());

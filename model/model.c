@@ -77,6 +77,14 @@ static const hlx_jfield_t hlx_model_fields[] = {
     { "final_softcap", HLX_JT_DOUBLE, offsetof(hlx_model_raw_t, m.final_softcap), 0, 1e-6,
       1e9, 0, "logits z become final_softcap x tanh(z / final_softcap) (Gemma 2's "
       "final_logit_softcapping; default 0: none)" },
+    { "embed_mult", HLX_JT_DOUBLE, offsetof(hlx_model_raw_t, m.embed_mult), 0, 1e-9, 1e9, 0,
+      "the embedding row times embed_mult (Granite's embedding_multiplier; gqa; default 0: "
+      "none)" },
+    { "residual_mult", HLX_JT_DOUBLE, offsetof(hlx_model_raw_t, m.residual_mult), 0, 1e-9,
+      1e9, 0, "each layer's attention and FFN outputs times residual_mult before they join the "
+      "residual (Granite's residual_multiplier; gqa, dense FFN; default 0: none)" },
+    { "logits_scale", HLX_JT_DOUBLE, offsetof(hlx_model_raw_t, m.logits_scale), 0, 1e-9, 1e9,
+      0, "the logits divided by logits_scale (Granite's logits_scaling; default 0: none)" },
     { "tie_embeddings", HLX_JT_BOOL, offsetof(hlx_model_raw_t, m.tie_embeddings), 0, 0, 1, 0,
       "the LM head is the embedding matrix (tie_word_embeddings), its weights counted once" },
     { "post_norms", HLX_JT_BOOL, offsetof(hlx_model_raw_t, m.post_norms), 0, 0, 1, 0,
@@ -470,6 +478,12 @@ static hlx_status_t hlx_model_validate(hlx_jdoc_t *doc, hlx_model_raw_t *r)
                          "per request and length)");
     if (m->attn == HLX_ATTN_MLA && m->embed_scale)
         return HLX_MFAIL("embed_scale", "only with \"attn\": \"gqa\"");
+    if (m->embed_mult > 0.0 && (m->attn == HLX_ATTN_MLA || m->embed_scale))
+        return HLX_MFAIL("embed_mult", "only with \"attn\": \"gqa\" and without embed_scale "
+                         "(one factor)");
+    if (m->residual_mult > 0.0 && (m->attn == HLX_ATTN_MLA || m->experts > 0))
+        return HLX_MFAIL("residual_mult", "only with \"attn\": \"gqa\" and a dense FFN (no "
+                         "experts)");
     if (m->attn == HLX_ATTN_MLA && hlx_has(root, "attn_scalar"))
         return HLX_MFAIL("attn_scalar", "only with \"attn\": \"gqa\" (MLA's scale follows its "
                          "own rule)");
@@ -650,7 +664,7 @@ static uint64_t hlx_model_mix_double(uint64_t h, double d)
 
 /* A new field of hlx_model_t changes its size (8544 bytes on LP64 with the 57 fields
  * hashed below): add it to hlx_model_hash, then update this size. */
-_Static_assert(sizeof(hlx_model_t) == 8544 || sizeof(void *) != 8,
+_Static_assert(sizeof(hlx_model_t) == 8568 || sizeof(void *) != 8,
                "hlx_model_t changed: hash the new field in hlx_model_hash()");
 
 uint64_t hlx_model_hash(const hlx_model_t *m)
@@ -693,6 +707,9 @@ uint64_t hlx_model_hash(const hlx_model_t *m)
     h = hlx_model_mix_double(h, m->rope_local_theta);
     h = hlx_model_mix_double(h, m->attn_softcap);
     h = hlx_model_mix_double(h, m->final_softcap);
+    h = hlx_model_mix_double(h, m->embed_mult);
+    h = hlx_model_mix_double(h, m->residual_mult);
+    h = hlx_model_mix_double(h, m->logits_scale);
     return hlx_model_mix_double(h, m->norm_eps);
 }
 
@@ -866,6 +883,8 @@ double hlx_model_embed_scale(const hlx_model_t *m)
 {
     float s = (float)sqrt((double)m->hidden);
 
+    if (m->embed_mult > 0.0) /* Granite: its multiplier, as given */
+        return m->embed_mult;
     if (!m->embed_scale)
         return 1.0;
     /* fp8 linear weights: the other tensors (the embedding) and the dequantized ones bf16 */

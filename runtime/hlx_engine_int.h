@@ -327,6 +327,8 @@ hlx_status_t hlx_phase_allreduce_buf(hlx_engine_t *eng, float *y, size_t n);
  * (ffn 1), through that output's RMSNorm before the residual add. Nothing for a model
  * without them. Decode and prefill alike. */
 hlx_status_t hlx_phase_post_norm(hlx_engine_t *eng, int l, float *y, int rows, int ffn);
+/* x += y (n floats), y first times the model's residual_mult where it has one (Granite) */
+hlx_status_t hlx_phase_residual(hlx_engine_t *eng, float *x, float *y, size_t n);
 hlx_status_t hlx_phase_ffn(hlx_engine_t *eng, int l);
 hlx_status_t hlx_phase_head(hlx_engine_t *eng);
 

@@ -572,6 +572,15 @@ hlx_status_t hlx_phase_post_norm(hlx_engine_t *eng, int l, float *y, int rows, i
                   (float)eng->m.norm_eps);
 }
 
+hlx_status_t hlx_phase_residual(hlx_engine_t *eng, float *x, float *y, size_t n)
+{
+    hlx_status_t st = HLX_OK;
+
+    if (eng->m.residual_mult > 0.0)
+        st = HLX_BE(eng, scale, y, n, (float)eng->m.residual_mult);
+    return st == HLX_OK ? HLX_BE(eng, add, x, y, n) : st;
+}
+
 /* Sums n floats of a backend buffer over all N ranks in place, rows of any count (the
  * prefill's chunk): NCCL on the queue, else the host transport on the synced buffer (the
  * decode's ucx-staged path, below, has pinned buffers of the step's rows only). */
@@ -600,7 +609,7 @@ hlx_status_t hlx_phase_allreduce(hlx_engine_t *eng, int l, hlx_phase_id_t ph)
     if (st == HLX_OK)
         st = hlx_phase_post_norm(eng, l, eng->y, eng->cfg.batch, ph == HLX_PHASE_FFN_AR);
     if (st == HLX_OK)
-        st = HLX_BE(eng, add, eng->x, eng->y, n);
+        st = hlx_phase_residual(eng, eng->x, eng->y, n);
     if (st == HLX_OK)
         st = HLX_BE_SYNC(eng);
     if (st != HLX_OK)
@@ -646,6 +655,9 @@ hlx_status_t hlx_phase_head(hlx_engine_t *eng)
         if (st == HLX_OK)
             st = HLX_BE(eng, gemm, B, L->vocab_count, m->hidden, eng->hn, eng->lmhead,
                         eng->wp_dtype, eng->lmout, 0);
+        if (st == HLX_OK && m->logits_scale > 0.0) /* Granite: the logits over a scale */
+            st = HLX_BE(eng, scale, eng->lmout, (size_t)B * L->vocab_count,
+                        (float)(1.0 / m->logits_scale));
         if (st == HLX_OK)
             st = HLX_BE(eng, pad_rows, eng->logits_local, L->vocab_pad, eng->lmout,
                         L->vocab_count, B, -INFINITY, (float)m->final_softcap);

@@ -333,7 +333,7 @@ static hlx_status_t hlx_prefill_merge_oproj(hlx_engine_t *eng, hlx_prefill_t *p,
     if (st == HLX_OK)
         st = hlx_phase_post_norm(eng, l, p->y, R, 0);
     if (st == HLX_OK)
-        st = HLX_BE(eng, add, p->x, p->y, n);
+        st = hlx_phase_residual(eng, p->x, p->y, n);
     return st;
 }
 
@@ -362,7 +362,7 @@ static hlx_status_t hlx_prefill_ffn(hlx_engine_t *eng, hlx_prefill_t *p, int l, 
     if (st == HLX_OK)
         st = hlx_phase_post_norm(eng, l, p->y, R, 1);
     if (st == HLX_OK)
-        st = HLX_BE(eng, add, p->x, p->y, n);
+        st = hlx_phase_residual(eng, p->x, p->y, n);
     if (st == HLX_OK)
         st = hlx_engine_sync(eng);
     if (st == HLX_OK)

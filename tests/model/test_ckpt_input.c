@@ -1031,9 +1031,18 @@ static void test_qwen(void **state)
             "--out %s/never", HLX_SOURCE_ROOT, g_tmp);
     assert_false(exists("never"));
     /* Gemma's pieces (soft-capping here) would be dropped from the checkpoint silently */
-    refused("has attn_softcap, which Qwen2ForCausalLM does not hold (--family gemma2 and "
-            "gemma3 write Gemma's layer", NULL, "model synth --family qwen2 --model "
-            "%s/tests/model/data/softcap.json --out %s/never", HLX_SOURCE_ROOT, g_tmp);
+    refused("has attn_softcap, which Qwen2ForCausalLM does not hold (--family gemma2, "
+            "gemma3 and granite write Gemma's and Granite's layers", NULL, "model synth "
+            "--family qwen2 --model %s/tests/model/data/softcap.json --out %s/never",
+            HLX_SOURCE_ROOT, g_tmp);
+    assert_false(exists("never"));
+    /* Granite's multipliers likewise; and granite takes its own shapes */
+    refused("has embed_mult, which LlamaForCausalLM does not hold", NULL, "model synth "
+            "--family dense --model %s/tests/model/data/granite_mults.json --out %s/never",
+            HLX_SOURCE_ROOT, g_tmp);
+    assert_false(exists("never"));
+    refused("--model: only with --family dense, phi3, internlm2, qwen2 or qwen3", NULL,
+            "model synth --family granite --model tiny --out %s/never", g_tmp);
     assert_false(exists("never"));
     refused("has sliding_window, which LlamaForCausalLM does not hold (--family phi3 writes a "
             "window on every layer)", NULL, "model synth --family dense --model "

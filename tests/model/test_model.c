@@ -423,6 +423,36 @@ static void test_softcap(void **state)
                  "is outside");
 }
 
+/* Granite's multipliers: read from a model file (0 = none), hashed each, no parameters of
+ * their own; embed_mult is the embedding's factor (hlx_model_embed_scale); residual_mult
+ * refused with experts, embed_mult beside embed_scale. */
+static void test_granite(void **state)
+{
+    char err[1024];
+    hlx_model_t m, plain;
+    double *f[3];
+    int i;
+
+    (void)state;
+    load_data("granite_mults.json", &m);
+    assert_true(m.embed_mult == 12.0 && m.residual_mult == 0.22 && m.logits_scale == 8.0);
+    assert_true(hlx_model_embed_scale(&m) == 12.0);
+    assert_true(hlx_model_softmax_scale(&m, m.head_dim) == 0.0625);
+    for (i = 0; i < 3; i++) {
+        plain = m;
+        f[0] = &plain.embed_mult, f[1] = &plain.residual_mult, f[2] = &plain.logits_scale;
+        *f[i] = 0.0;
+        assert_true(hlx_model_hash(&m) != hlx_model_hash(&plain));
+        assert_true(hlx_model_params(&m) == hlx_model_params(&plain));
+    }
+    assert_int_equal(hlx_model_load("tiny", &m, err, sizeof(err)), HLX_OK);
+    assert_true(m.embed_mult == 0.0 && hlx_model_embed_scale(&m) == 1.0);
+    expect_error("granite_moe.json", HLX_ERR_PARSE, "residual_mult: only with \"attn\": "
+                 "\"gqa\" and a dense FFN");
+    expect_error("granite_gemma.json", HLX_ERR_PARSE, "embed_mult: only with \"attn\": "
+                 "\"gqa\" and without embed_scale");
+}
+
 /* sliding_window and sliding_pattern: which layers are windowed, where a window starts, and
  * that both are hashed. */
 static void test_sliding_window(void **state)
@@ -558,6 +588,7 @@ static const struct { const char *name; size_t off, size; } g_fields[] = {
     HLX_F(shared_gate), HLX_F(post_norms), HLX_F(sliding_window), HLX_F(sliding_pattern),
     HLX_F(ffn_act), HLX_F(embed_scale), HLX_F(attn_scalar), HLX_F(rope_local_theta),
     HLX_F(sliding_from), HLX_F(attn_softcap), HLX_F(final_softcap), HLX_F(tie_embeddings),
+    HLX_F(embed_mult), HLX_F(residual_mult), HLX_F(logits_scale),
 };
 
 /* RoPE scaling against the Hugging Face code written out again here, step for step as
@@ -984,6 +1015,7 @@ int main(int argc, char **argv)
         cmocka_unit_test(test_errors),
         cmocka_unit_test(test_gqa_extras),
         cmocka_unit_test(test_softcap),
+        cmocka_unit_test(test_granite),
         cmocka_unit_test(test_sliding_window),
         cmocka_unit_test(test_unknown_preset),
         cmocka_unit_test(test_mutations),

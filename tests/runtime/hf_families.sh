@@ -1,5 +1,6 @@
 #!/usr/bin/env bash
-# Hugging Face checkpoints of every family (Llama, Phi-3, GLM with RoPE in pairs over half
+# Hugging Face checkpoints of every family (Llama, Granite with its multipliers, Phi-3, GLM
+# with RoPE in pairs over half
 # of each head, GLM-4-0414 with its norms of the attention's and MLP's outputs, Gemma 3
 # (GeGLU, norms of 1 + w, windows on every other layer with their own RoPE base), Gemma 2
 # (the same layer with soft-capped attention scores and logits), Mistral,
@@ -63,8 +64,8 @@ both_decode() {
 # 1. against the independent forward: 12 prompt tokens, 6 decoded
 echo "3 77 501 9 13 200 7 1 300 42 65 128" >"$dir/prompt"
 declare -A first
-families="dense phi3 glm glm4 gemma2 gemma3 internlm2 qwen2 qwen3 qwen2-moe qwen3-moe mixtral
-    moe-mla deepseek-v2"
+families="dense phi3 glm glm4 gemma2 gemma3 internlm2 qwen2 qwen3 granite qwen2-moe qwen3-moe
+    mixtral moe-mla deepseek-v2"
 for fam in $families; do
     # qwen2-moe: seed 1, where the shared expert's gate changes the tokens (at 11 it does not)
     seed=11
@@ -310,8 +311,8 @@ done
 # checked against the fp64 reference
 args=(--steps 4 --batch 3 --prompt-ids "$data/prompt3.txt" --prefill-chunk 8 --context 40
       --check --json --timeout 60)
-for fam in qwen2 qwen3 phi3 glm glm4 gemma2 gemma3 gemma3mm internlm2 qwen2-moe qwen3-moe \
-    mixtral; do
+for fam in qwen2 qwen3 phi3 glm glm4 gemma2 gemma3 gemma3mm internlm2 granite qwen2-moe \
+    qwen3-moe mixtral; do
     ck=$dir/$fam-bf16
     "$helix" decode --model "$ck" "${args[@]}" >"$dir/$fam.1" 2>"$dir/err" ||
         { echo "FAIL: $fam, 1 rank: $(cat "$dir/err")"; fail=1; continue; }

@@ -33,7 +33,8 @@ ARCHITECTURES = ("LlamaForCausalLM", "MistralForCausalLM", "MixtralForCausalLM",
                  "Qwen2ForCausalLM", "Qwen2MoeForCausalLM", "Qwen3ForCausalLM",
                  "Qwen3MoeForCausalLM",
                  "Phi3ForCausalLM", "GlmForCausalLM", "Glm4ForCausalLM",
-                 "InternLM2ForCausalLM", "InternLM3ForCausalLM", "Gemma2ForCausalLM",
+                 "InternLM2ForCausalLM", "InternLM3ForCausalLM", "GraniteForCausalLM",
+                 "Gemma2ForCausalLM",
                  "Gemma3ForCausalLM",
                  "Gemma3ForConditionalGeneration", "DeepseekV2ForCausalLM",
                  "DeepseekV3ForCausalLM")
@@ -272,6 +273,7 @@ class Config:
         if not isinstance(c, dict):
             raise Fail(f"{path}: not a JSON object")
         self.path = path
+        self.granite = None  # GraniteConfig's multipliers (below)
         c = v5_rope(c, path)
         archs = c.get("architectures")
         if not isinstance(archs, list) or not archs:
@@ -415,6 +417,14 @@ class Config:
         # Gemma2Config: the same layer without q/k norms and local base, its pattern
         # alternating (windowed first), the scores and the logits soft-capped (cap x
         # tanh(z / cap); 50 and 30 by default, null: none).
+        # GraniteConfig: Llama's layer with its multipliers (each 1.0 when absent, as the
+        # config class says): the embedding times embedding_multiplier, the softmax scale
+        # attention_multiplier itself, each attention and MLP output times
+        # residual_multiplier before the residual add, the logits over logits_scaling
+        if self.arch == "GraniteForCausalLM":
+            self.granite = {k: number(k, 1.0) for k in (
+                "embedding_multiplier", "attention_multiplier", "residual_multiplier",
+                "logits_scaling")}
         self.layer_windows = [None] * self.layers
         self.attn_cap = self.final_cap = None
         self.local_base = None
@@ -624,6 +634,8 @@ class Decoder:
         if not want_logits:
             return None
         logits = matvec(self.lm_head, rmsnorm(x, self.norm, self.cfg.eps))
+        if self.cfg.granite is not None:
+            logits = [z / self.cfg.granite["logits_scaling"] for z in logits]
         if self.cfg.final_cap is not None:
             logits = [self.cfg.final_cap * math.tanh(z / self.cfg.final_cap) for z in logits]
         return logits
@@ -1054,6 +1066,11 @@ class Model(Decoder):
         scale = 1.0 / math.sqrt(cfg.qpas if cfg.gemma else d)
         act = gelu_tanh if cfg.gemma else silu
         x = [v * self.embed_scale for v in self.embed[token]]
+        res = 1.0
+        if cfg.granite is not None:
+            scale = cfg.granite["attention_multiplier"]
+            res = cfg.granite["residual_multiplier"]
+            x = [v * cfg.granite["embedding_multiplier"] for v in x]
         if cfg.local_base is not None:  # Gemma 3's windowed layers: a plain RoPE, own base
             local = [1.0 / cfg.local_base ** (2 * i / cfg.rotary) for i in range(cfg.rotary // 2)]
             cos_l = [math.cos(t * f) for f in local]
@@ -1085,13 +1102,13 @@ class Model(Decoder):
             o = matvec(L.wo, attn)
             if L.out_norm is not None:
                 o = rmsnorm(o, L.out_norm, eps)
-            x = add(x, o)
+            x = add(x, [res * e for e in o])
             h = rmsnorm(x, L.post_norm, eps)
             y = (self.mlp(L.wgate, L.wup, L.wdown, h, act) if L.router is None
                  else self.moe(L, h))
             if L.mlp_out_norm is not None:
                 y = rmsnorm(y, L.mlp_out_norm, eps)
-            x = add(x, y)
+            x = add(x, [res * e for e in y])
         return self.head(x, want_logits)
 
 

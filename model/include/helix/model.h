@@ -93,6 +93,14 @@ typedef struct hlx_model {
      * final_softcap x tanh(z / final_softcap); 0: none */
     double          attn_softcap;
     double          final_softcap;
+    /* Granite's multipliers (GraniteForCausalLM): the embedding row times embed_mult
+     * (embedding_multiplier), each layer's attention and FFN outputs times residual_mult
+     * (residual_multiplier) before they join the residual, the logits divided by
+     * logits_scale (logits_scaling); 0: none. Its softmax scale (attention_multiplier a) is
+     * attn_scalar = 1 / a^2. gqa with dense FFNs. */
+    double          embed_mult;
+    double          residual_mult;
+    double          logits_scale;
     int             post_norms;   /* an RMSNorm of the attention's output and of the FFN's
                                      (weights [H] each, norm_eps) before each is added to the
                                      residual: GLM-4-0414's "sandwich" norms; gqa, dense */
@@ -169,8 +177,9 @@ void hlx_model_rope_select(hlx_model_t *m, int64_t seq_len);
 /* The attention's softmax scale: 1 / sqrt(key size that q . k spans) times yarn's
  * mscale(factor, mscale_all_dim)^2 when mscale_all_dim is set (DeepSeek-V3). */
 double hlx_model_softmax_scale(const hlx_model_t *m, int qk_dim);
-/* The factor on an embedding row: sqrt(hidden) rounded to the weight dtype under
- * embed_scale (Gemma: its normalizer cast to the weights' dtype), else 1. */
+/* The factor on an embedding row: embed_mult where set (Granite), sqrt(hidden) rounded to
+ * the weight dtype under embed_scale (Gemma: its normalizer cast to the weights' dtype),
+ * else 1. */
 double hlx_model_embed_scale(const hlx_model_t *m);
 
 /* Loads a model from a JSON file or a preset name ("tiny", "llama-405b", "deepseek-r1",
