@@ -132,8 +132,9 @@ step generate-cuda-ragged 60 "$helix" generate --device cuda --prompt-ids "$out/
 # and 1 + w norms): checkpoints written here, --check against the fp64 reference (MLA and
 # MoE below).
 ckdir=$(mktemp -d) # not under $out: the checkpoints need not come back
-# (gemma2: the attention scores soft-capped in both device kernels, the logits in pad_rows)
-for fam in qwen2 qwen3 glm glm4 internlm2 gemma2 gemma3; do
+# (gemma2: the attention scores soft-capped in both device kernels, the logits in pad_rows;
+# granite: its residual multiplier and logits scale through the backend's scale op)
+for fam in qwen2 qwen3 glm glm4 internlm2 gemma2 gemma3 granite; do
     "$helix" model synth --family "$fam" --seed 3 --out "$ckdir/$fam" >/dev/null 2>&1 || true
     step "decode-cuda-$fam" 60 "$helix" decode --device cuda --model "$ckdir/$fam" \
         --prompt-ids "$out/ragged.txt" --batch 3 --context 300 --steps 4 --prefill-chunk 8 \
@@ -172,11 +173,18 @@ HELIX_CUDA_ATTN=mma step decode-cuda-mma-prompt 60 "$helix" decode --device cuda
 HELIX_CUDA_ATTN=mma HELIX_GPU_SHARE=1 step decode-cuda-mma-kvp2 60 "$helixrun" --no-prefix -n 2 \
     --timeout 55 -- "$helix" decode --device cuda --kvp 2 \
     --model tests/runtime/data/head128.json --context 20000 --batch 4 --steps 4 --check --json
-# fp8 KV-cache scales from a checkpoint: the device append's k_mul / v_mul and the scale op
+# fp8 KV-cache scales from a checkpoint: the device append's k_mul / v_mul and the scale op;
+# then ModelOpt's fp8 form (weights dequantized on the host, its k_proj.k_scale names)
+ckdir=$(mktemp -d) # the families' directory above is gone
 "$helix" model synth --family dense --seed 5 --kv-scales 0.03,0.07,0.125,0.5 \
     --out "$ckdir/kvscales" >/dev/null 2>&1 || true
 step decode-cuda-fp8-kv-scales 60 "$helix" decode --device cuda --kv-dtype fp8 \
     --model "$ckdir/kvscales" --context 4096 --batch 2 --steps 4 --check --json
+"$helix" model synth --family qwen3 --dtype fp8 --fp8-format modelopt --seed 5 \
+    --kv-scales 0.5,0.25 --out "$ckdir/modelopt" >/dev/null 2>&1 || true
+step decode-cuda-fp8-modelopt 60 "$helix" decode --device cuda --kv-dtype fp8 \
+    --model "$ckdir/modelopt" --context 4096 --batch 2 --steps 4 --check --json
+rm -rf "$ckdir"
 
 # fp8 e4m3 KV on the device: the append's conversion (__NV_SATFINITE, nearest even) against
 # the reference's host rounding, the mma kernel's fp8 tiles (head 128) and the warp kernel
