@@ -151,6 +151,11 @@ static const struct {
     { "InternLM2ForCausalLM", "internlm2", HLX_HF_DENSE, HLX_HF_INTERNLM2, 0, 0, 0, 0, 0, 1e-6 },
     { "InternLM3ForCausalLM", "internlm3", HLX_HF_DENSE, 0, 0, 0, 0, 0, 0, 1e-6 },
     { "GraniteForCausalLM", "granite", HLX_HF_DENSE, 0, 0, 0, 0, 0, 0, 1e-6 },
+    /* Qwen2-VL's and Qwen2.5-VL's text model (Qwen2's layer; the vision tower not read) */
+    { "Qwen2VLForConditionalGeneration", "qwen2_vl", HLX_HF_DENSE, HLX_HF_NESTED, 1, 0, 0, 0, 0,
+      1e-6 },
+    { "Qwen2_5_VLForConditionalGeneration", "qwen2_5_vl", HLX_HF_DENSE, HLX_HF_NESTED, 1, 0, 0,
+      0, 0, 1e-6 },
     { "Gemma2ForCausalLM", "gemma2", HLX_HF_DENSE, HLX_HF_GEMMA, 0, 0, 0, 1, 0, 1e-6 },
     { "Gemma3ForCausalLM", "gemma3_text", HLX_HF_DENSE, HLX_HF_GEMMA, 0, 1, 0, 1, 0, 1e-6 },
     { "Gemma3ForConditionalGeneration", "gemma3", HLX_HF_DENSE, HLX_HF_GEMMA | HLX_HF_NESTED, 0,
@@ -164,7 +169,8 @@ static const struct {
                          "Qwen2ForCausalLM, Qwen2MoeForCausalLM, Qwen3ForCausalLM, " \
                          "Qwen3MoeForCausalLM, Phi3ForCausalLM, GlmForCausalLM, " \
                          "Glm4ForCausalLM, InternLM2ForCausalLM, InternLM3ForCausalLM, " \
-                         "GraniteForCausalLM, " \
+                         "GraniteForCausalLM, Qwen2VLForConditionalGeneration and " \
+                         "Qwen2_5_VLForConditionalGeneration (their text model), " \
                          "Gemma2ForCausalLM, Gemma3ForCausalLM, " \
                          "Gemma3ForConditionalGeneration (its text " \
                          "model), DeepseekV2ForCausalLM, DeepseekV3ForCausalLM"
@@ -172,6 +178,13 @@ static const struct {
 int hlx_hf_gemma2(const hlx_hf_config_t *c)
 {
     return !strcmp(c->arch, "Gemma2ForCausalLM");
+}
+
+/* Qwen2-VL or Qwen2.5-VL (their text model: Qwen2's layer, multimodal RoPE) */
+static int hlx_hf_qwen_vl(const hlx_hf_config_t *c)
+{
+    return !strcmp(c->arch, "Qwen2VLForConditionalGeneration") ||
+           !strcmp(c->arch, "Qwen2_5_VLForConditionalGeneration");
 }
 
 /* c's row of hlx_hf_archs (set by hlx_cfg_family). */
@@ -519,7 +532,40 @@ static hlx_status_t hlx_cfg_rope_params(hlx_jdoc_t *doc, json_t *rp, json_t *rs,
  * with rope_theta alone would decode other tokens than the model's own implementation.
  * Keys that are not parameters of the kind are refused as well. Runs after the family's
  * shapes (longrope's arrays hold rope_dim / 2 factors). */
-static hlx_status_t hlx_cfg_rope_scaling(hlx_jdoc_t *doc, hlx_model_t *m)
+/* Qwen2-VL's multimodal RoPE (rope_scaling {"type": "mrope" or "default", "mrope_section":
+ * [t, h, w]}): the rotated pairs split into sections turned by a token's time, height and
+ * width positions, which for text are all its position, so that a text decode turns them as
+ * plain RoPE does. The sections must cover the rotated pairs; no other parameter. */
+static hlx_status_t hlx_cfg_mrope(hlx_jdoc_t *doc, json_t *r, const hlx_model_t *m)
+{
+    json_t *s = json_object_get(r, "mrope_section"), *v;
+    const char *key;
+    char path[160];
+    long long sum = 0;
+    size_t i;
+
+    snprintf(path, sizeof(path), "%s/mrope_section", hlx_rs_base(doc, r));
+    for (i = 0; json_is_array(s) && i < json_array_size(s); i++) {
+        json_int_t n = json_integer_value(json_array_get(s, i));
+        if (!json_is_integer(json_array_get(s, i)) || n < 1 || n > 65536)
+            return hlx_jdoc_fail(doc, path, HLX_ERR_PARSE, "expected positive integers (pairs "
+                                 "per section)");
+        sum += n;
+    }
+    if (!json_is_array(s) || json_array_size(s) < 1 || sum != m->rope_dim / 2)
+        return hlx_jdoc_fail(doc, path, HLX_ERR_PARSE, "expected sections that add up to the "
+                             "%d rotated pairs of a head (head_dim / 2)", m->rope_dim / 2);
+    json_object_foreach(r, key, v) {
+        if (strcmp(key, "type") && strcmp(key, "rope_type") && strcmp(key, "mrope_section")) {
+            snprintf(path, sizeof(path), "%s/%.120s", hlx_rs_base(doc, r), key);
+            return hlx_jdoc_fail(doc, path, HLX_ERR_PARSE, "not read beside mrope_section "
+                                 "(a text decode turns Qwen2-VL's sections as plain RoPE)");
+        }
+    }
+    return HLX_OK;
+}
+
+static hlx_status_t hlx_cfg_rope_scaling(hlx_jdoc_t *doc, hlx_model_t *m, int mrope)
 {
     json_t *root = hlx_jdoc_root(doc), *r = json_object_get(root, "rope_scaling"), *k, *k2;
     json_t *rp = json_object_get(root, "rope_parameters");
@@ -558,6 +604,16 @@ static hlx_status_t hlx_cfg_rope_scaling(hlx_jdoc_t *doc, hlx_model_t *m)
     kind = json_string_value(k);
     if (kind == NULL && r == rp) /* rope_parameters without a kind: the base alone */
         kind = "default";
+    if (mrope && json_object_get(r, "mrope_section") != NULL &&
+        (kind == NULL || !strcmp(kind, "mrope") || !strcmp(kind, "default")))
+        return hlx_cfg_mrope(doc, r, m);
+    if (kind != NULL && !strcmp(kind, "mrope")) {
+        snprintf(path, sizeof(path), "%s/%s", base, json_object_get(r, "rope_type") ? "rope_type"
+                                                                                     : "type");
+        return hlx_jdoc_fail(doc, path, HLX_ERR_PARSE, "\"mrope\" (Qwen2-VL's multimodal RoPE) "
+                             "is read for Qwen2VLForConditionalGeneration and "
+                             "Qwen2_5_VLForConditionalGeneration, with an mrope_section");
+    }
     if (kind != NULL && !strcmp(kind, "default"))
         return hlx_cfg_rs_keys(doc, r, HLX_ROPE_NONE, "default");
     if (kind != NULL && !strcmp(kind, "linear"))
@@ -729,7 +785,8 @@ static hlx_status_t hlx_cfg_sliding(hlx_jdoc_t *doc, hlx_hf_config_t *c)
     int use = 1, mistral = !strcmp(c->arch, "MistralForCausalLM"), from = 0;
     int noswitch = mistral || !strcmp(c->arch, "Phi3ForCausalLM") ||
                    !strcmp(c->arch, "MixtralForCausalLM");
-    int qwen = !strcmp(c->arch, "Qwen2ForCausalLM") || !strcmp(c->arch, "Qwen3ForCausalLM");
+    int qwen = !strcmp(c->arch, "Qwen2ForCausalLM") || !strcmp(c->arch, "Qwen3ForCausalLM") ||
+               hlx_hf_qwen_vl(c);
     long long win;
     char ctx[64] = "";
     hlx_status_t st;
@@ -1704,8 +1761,10 @@ hlx_status_t hlx_hf_config_load(const char *dir, hlx_hf_config_t *c, char *err,
      * (errors at their place inside text_config) */
     if (st == HLX_OK && (c->fused & HLX_HF_NESTED) &&
         (st = hlx_jdoc_scope(doc, "text_config")) == HLX_ERR_NOT_FOUND)
-        st = hlx_jdoc_fail(doc, "/text_config", HLX_ERR_PARSE, "required key is missing (the "
-                           "text model's configuration)");
+        st = hlx_hf_qwen_vl(c) /* Qwen2-VL's configs keep the text keys at the top (4.5x) */
+                 ? HLX_OK
+                 : hlx_jdoc_fail(doc, "/text_config", HLX_ERR_PARSE, "required key is missing "
+                                 "(the text model's configuration)");
     /* Gemma3TextConfig and Gemma2Config give all five (a 4B's text_config leaves out most);
      * Gemma 2's vocabulary is 256000 */
     gemma = !!(c->fused & HLX_HF_GEMMA);
@@ -1731,7 +1790,7 @@ hlx_status_t hlx_hf_config_load(const char *dir, hlx_hf_config_t *c, char *err,
     if (st == HLX_OK)
         st = c->family == HLX_HF_DENSE ? hlx_cfg_dense(doc, c) : hlx_cfg_moe_mla(doc, c);
     if (st == HLX_OK) /* after the shapes: longrope's factors are rope_dim / 2 */
-        st = hlx_cfg_rope_scaling(doc, m);
+        st = hlx_cfg_rope_scaling(doc, m, hlx_hf_qwen_vl(c));
     if (st == HLX_OK) {
         json_t *seed = json_object_get(hlx_jdoc_root(doc), "helix_synth_seed");
         c->synth_seed = json_is_integer(seed) && json_integer_value(seed) >= 0
@@ -2281,7 +2340,8 @@ static int hlx_hf_is_extra_layer(const hlx_hf_config_t *c, const char *name)
 static int hlx_hf_is_other_model(const hlx_hf_config_t *c, const char *name)
 {
     static const char *const other[] = { "vision_tower.", "multi_modal_projector.",
-                                         "model.vision_tower.", "model.multi_modal_projector." };
+                                         "model.vision_tower.", "model.multi_modal_projector.",
+                                         "visual.", "model.visual." };
     size_t i;
 
     for (i = 0; (c->fused & HLX_HF_NESTED) && i < sizeof(other) / sizeof(other[0]); i++)
@@ -2412,7 +2472,9 @@ hlx_status_t hlx_hf_check(hlx_ckpt_t *ck, const hlx_hf_config_t *c)
         hlx_ckpt_find(ck, "language_model.model.embed_tokens.weight") != NULL) {
         hlx_ckpt_set_prefix(ck, "model.", "language_model.model.");
         hlx_ckpt_set_prefix(ck, "lm_head.", "language_model.lm_head.");
-    } else if (c->fused & HLX_HF_NESTED) {
+    } else if ((c->fused & HLX_HF_NESTED) &&
+               (hlx_ckpt_find(ck, "model.language_model.embed_tokens.weight") != NULL ||
+                !hlx_hf_qwen_vl(c))) {
         hlx_ckpt_set_prefix(ck, "model.", "model.language_model.");
     }
     st = hlx_hf_expect(c, &list, &n, err, sizeof(err));

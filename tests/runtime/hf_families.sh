@@ -1,5 +1,6 @@
 #!/usr/bin/env bash
-# Hugging Face checkpoints of every family (Llama, Granite with its multipliers, Phi-3, GLM
+# Hugging Face checkpoints of every family (Llama, Granite with its multipliers, Qwen2.5-VL's
+# text model, Phi-3, GLM
 # with RoPE in pairs over half
 # of each head, GLM-4-0414 with its norms of the attention's and MLP's outputs, Gemma 3
 # (GeGLU, norms of 1 + w, windows on every other layer with their own RoPE base), Gemma 2
@@ -250,6 +251,20 @@ for form in old new; do
 done
 python3 "$(dirname "$0")/gemma3_multimodal.py" "$dir/gemma3-bf16" "$dir/gemma3mm-bf16" new ||
     { echo "FAIL: gemma3_multimodal.py bf16"; fail=1; }
+# Qwen2.5-VL: the qwen2 text model inside a Qwen2_5_VLForConditionalGeneration checkpoint
+# (text keys at the top with an mrope rope_scaling, or under text_config; its tensors under
+# model. or model.language_model.; a vision tensor beside): as the text model alone, the
+# sections of its multimodal RoPE turned by the one text position
+for form in old new; do
+    python3 "$(dirname "$0")/qwen_vl.py" "$dir/qwen2-f32" "$dir/qwen2vl-$form" $form ||
+        { echo "FAIL: qwen_vl.py $form"; fail=1; continue; }
+    both_decode "$dir/qwen2vl-$form" "qwen2.5-vl ($form)" || continue
+    echo "qwen2.5-vl ($form): transformers-style $want, helix $got"
+    [ "$want" = "$got" ] && [ "$got" = "${first[qwen2]-x}" ] ||
+        { echo "FAIL: qwen2.5-vl ($form): other tokens than its text model"; fail=1; }
+done
+python3 "$(dirname "$0")/qwen_vl.py" "$dir/qwen2-bf16" "$dir/qwen2vl-bf16" new ||
+    { echo "FAIL: qwen_vl.py bf16"; fail=1; }
 
 # transformers v5 writes rope_theta, partial_rotary_factor and the scaling into one
 # rope_parameters object: the same checkpoints in that form decode the same tokens, in
@@ -311,8 +326,8 @@ done
 # checked against the fp64 reference
 args=(--steps 4 --batch 3 --prompt-ids "$data/prompt3.txt" --prefill-chunk 8 --context 40
       --check --json --timeout 60)
-for fam in qwen2 qwen3 phi3 glm glm4 gemma2 gemma3 gemma3mm internlm2 granite qwen2-moe \
-    qwen3-moe mixtral; do
+for fam in qwen2 qwen2vl qwen3 phi3 glm glm4 gemma2 gemma3 gemma3mm internlm2 granite \
+    qwen2-moe qwen3-moe mixtral; do
     ck=$dir/$fam-bf16
     "$helix" decode --model "$ck" "${args[@]}" >"$dir/$fam.1" 2>"$dir/err" ||
         { echo "FAIL: $fam, 1 rank: $(cat "$dir/err")"; fail=1; continue; }

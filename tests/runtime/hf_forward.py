@@ -34,6 +34,7 @@ ARCHITECTURES = ("LlamaForCausalLM", "MistralForCausalLM", "MixtralForCausalLM",
                  "Qwen3MoeForCausalLM",
                  "Phi3ForCausalLM", "GlmForCausalLM", "Glm4ForCausalLM",
                  "InternLM2ForCausalLM", "InternLM3ForCausalLM", "GraniteForCausalLM",
+                 "Qwen2VLForConditionalGeneration", "Qwen2_5_VLForConditionalGeneration",
                  "Gemma2ForCausalLM",
                  "Gemma3ForCausalLM",
                  "Gemma3ForConditionalGeneration", "DeepseekV2ForCausalLM",
@@ -290,6 +291,23 @@ class Config:
                 raise Fail(f"{path}: key text_config: missing or not an object")
             c = v5_rope(dict(c["text_config"]), path)
             self.arch = "Gemma3ForCausalLM"
+        # Qwen2-VL and Qwen2.5-VL: the text model is Qwen2's (its keys at the top, or under
+        # text_config in newer configs; its tensors under model. or model.language_model.).
+        # Their multimodal RoPE turns each section of the rotated pairs by the token's time,
+        # height or width position, all three a text token's position: plain RoPE.
+        if self.arch in ("Qwen2VLForConditionalGeneration", "Qwen2_5_VLForConditionalGeneration"):
+            self.nested = True
+            if isinstance(c.get("text_config"), dict):
+                c = v5_rope(dict(c["text_config"]), path)
+            rs = c.get("rope_scaling")
+            if isinstance(rs, dict) and "mrope_section" in rs:
+                if rs.get("rope_type", rs.get("type")) not in ("mrope", "default") or \
+                        set(rs) - {"type", "rope_type", "mrope_section"}:
+                    raise Fail(f"{path}: key rope_scaling: {rs!r} not supported by this "
+                               f"reference (mrope sections alone)")
+                c = dict(c)
+                c["rope_scaling"] = None
+            self.arch = "Qwen2ForCausalLM"
 
         def integer(key, default=None):
             v = c.get(key)
