@@ -897,18 +897,33 @@ static hlx_status_t hlx_cfg_kv_scheme(hlx_jdoc_t *doc, json_t *q, const char *me
     return HLX_OK;
 }
 
-/* Whether an ignore-list entry names modules the runtime reads unquantized anyway: the
- * head, or a routed-expert family's routers (llm-compressor's "re:.*mlp.gate$", AutoFP8's
- * per-layer "model.layers.N.block_sparse_moe.gate", Qwen2-MoE's shared_expert_gate). */
+/* Whether an ignore-list entry names modules the runtime reads unquantized anyway, or not
+ * at all: the head ("lm_head", "re:.*lm_head", a multimodal checkpoint's
+ * "language_model.lm_head"), a routed-expert family's routers (llm-compressor's
+ * "re:.*mlp.gate$", AutoFP8's per-layer "model.layers.N.block_sparse_moe.gate", Qwen2-MoE's
+ * shared_expert_gate), or a multimodal checkpoint's vision tower and projector
+ * ("re:vision_tower.*", "re:multi_modal_projector.*", "re:visual.*", "model.visual", ...). */
 static int hlx_cfg_ignore_entry(const char *e)
 {
     static const char *const routers[] = { "mlp.gate", "block_sparse_moe.gate",
                                            "mlp.shared_expert_gate" };
+    static const char *const vision[] = { "vision_tower", "multi_modal_projector", "visual" };
+    const char *v = !strncmp(e, "re:", 3) ? e + 3 : e;
     char re[64];
     size_t i, n = strlen(e);
 
-    if (!strcmp(e, "lm_head"))
+    if (!strcmp(e, "lm_head") || !strcmp(e, "re:.*lm_head") || !strcmp(e, "re:.*lm_head$") ||
+        !strcmp(e, "language_model.lm_head"))
         return 1;
+    while (*v == '^' || *v == '.' || *v == '*') /* "re:^..." or "re:.*..." */
+        v++;
+    if (!strncmp(v, "model.", 6))
+        v += 6;
+    for (i = 0; i < sizeof(vision) / sizeof(vision[0]); i++) {
+        size_t k = strlen(vision[i]);
+        if (!strncmp(v, vision[i], k) && strchr(".\\$", v[k]) != NULL)
+            return 1; /* what follows: the end, a dot (escaped or not) or the anchor */
+    }
     for (i = 0; i < sizeof(routers) / sizeof(routers[0]); i++) {
         size_t k = strlen(routers[i]);
         const char *p = e + strlen("model.layers.");
@@ -943,7 +958,9 @@ static hlx_status_t hlx_cfg_ignore(hlx_jdoc_t *doc, json_t *q, const char *key, 
         if (e == NULL || !hlx_cfg_ignore_entry(e))
             return hlx_jdoc_fail(doc, at, HLX_ERR_PARSE, "only \"lm_head\" and the routers "
                                  "(\"re:.*mlp.gate$\", \"model.layers.N.mlp.gate\", ...) may be "
-                                 "left unquantized: every other Linear is read quantized");
+                                 "left unquantized, and a multimodal checkpoint's vision tower "
+                                 "(\"re:vision_tower.*\", \"re:visual.*\", ...): every other "
+                                 "Linear is read quantized");
         head |= !strcmp(e, "lm_head");
     }
     if (!json_is_array(ig) || (!head && !may_omit))

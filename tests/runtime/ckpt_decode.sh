@@ -271,8 +271,9 @@ ctfp8)
     [ "$a" = "$b" ] || { echo "FAIL: TPA 2 differs from the bf16 copy"; fail=1; }
     "$helix" model info "$dir/dense-channel" | grep -q "fp8 e4m3, a scale per channel" ||
         { echo "FAIL: model info does not name the scales"; fail=1; }
-    # refused: two groups, a group strategy, another ignore list (config); a missing scale
-    for bad in groups strategy ignore noscale; do
+    # refused: two groups, a group strategy, another ignore list (config); a missing scale;
+    # read: an ignore list naming a multimodal checkpoint's vision tower too (not read)
+    for bad in groups strategy ignore noscale vision; do
         cp -r "$dir/dense-channel" "$dir/$bad"
         python3 - "$dir/$bad" $bad <<'PY'
 import glob, json, struct, sys
@@ -285,6 +286,9 @@ elif bad == 'strategy':
     g['group_0']['weights']['strategy'] = 'group'
 elif bad == 'ignore':
     c['quantization_config']['ignore'] = ['lm_head', 're:.*down_proj']
+elif bad == 'vision':
+    c['quantization_config']['ignore'] = ['lm_head', 're:vision_tower.*',
+                                          're:multi_modal_projector.*', 're:visual.*']
 json.dump(c, open(d + '/config.json', 'w'), indent=2)
 if bad == 'noscale': # the scale's name bent (same length), in its shard and the index
     k = '"model.layers.1.mlp.up_proj.weight_scale"'
@@ -304,6 +308,7 @@ PY
         strategy) want="config_groups: the group's weights must be 8-bit float" ;;
         ignore)   want='ignore: only "lm_head" and the routers' ;;
         noscale)  want="up_proj.weight_scale" ;;
+        vision)   want="" ;;
         esac
         expect_refused $bad "$want" --model "$dir/$bad" --context 20 --steps 2
     done
