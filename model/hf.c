@@ -151,6 +151,10 @@ static const struct {
     { "InternLM2ForCausalLM", "internlm2", HLX_HF_DENSE, HLX_HF_INTERNLM2, 0, 0, 0, 0, 0, 1e-6 },
     { "InternLM3ForCausalLM", "internlm3", HLX_HF_DENSE, 0, 0, 0, 0, 0, 0, 1e-6 },
     { "GraniteForCausalLM", "granite", HLX_HF_DENSE, 0, 0, 0, 0, 0, 0, 1e-6 },
+    /* Mistral Small 3.1's text model (Mistral's layer under text_config; the vision tower and
+     * projector not read) */
+    { "Mistral3ForConditionalGeneration", "mistral3", HLX_HF_DENSE, HLX_HF_NESTED, 0, 0, 0, 0,
+      0, 1e-6 },
     /* Qwen2-VL's and Qwen2.5-VL's text model (Qwen2's layer; the vision tower not read) */
     { "Qwen2VLForConditionalGeneration", "qwen2_vl", HLX_HF_DENSE, HLX_HF_NESTED, 1, 0, 0, 0, 0,
       1e-6 },
@@ -169,7 +173,8 @@ static const struct {
                          "Qwen2ForCausalLM, Qwen2MoeForCausalLM, Qwen3ForCausalLM, " \
                          "Qwen3MoeForCausalLM, Phi3ForCausalLM, GlmForCausalLM, " \
                          "Glm4ForCausalLM, InternLM2ForCausalLM, InternLM3ForCausalLM, " \
-                         "GraniteForCausalLM, Qwen2VLForConditionalGeneration and " \
+                         "GraniteForCausalLM, Mistral3ForConditionalGeneration, " \
+                         "Qwen2VLForConditionalGeneration and " \
                          "Qwen2_5_VLForConditionalGeneration (their text model), " \
                          "Gemma2ForCausalLM, Gemma3ForCausalLM, " \
                          "Gemma3ForConditionalGeneration (its text " \
@@ -178,6 +183,13 @@ static const struct {
 int hlx_hf_gemma2(const hlx_hf_config_t *c)
 {
     return !strcmp(c->arch, "Gemma2ForCausalLM");
+}
+
+/* Mistral's layer and MistralConfig's defaults: MistralForCausalLM, or Mistral3's text model */
+static int hlx_hf_mistral(const hlx_hf_config_t *c)
+{
+    return !strcmp(c->arch, "MistralForCausalLM") ||
+           !strcmp(c->arch, "Mistral3ForConditionalGeneration");
 }
 
 /* Qwen2-VL or Qwen2.5-VL (their text model: Qwen2's layer, multimodal RoPE) */
@@ -782,7 +794,7 @@ static hlx_status_t hlx_cfg_sliding(hlx_jdoc_t *doc, hlx_hf_config_t *c)
 {
     json_t *root = hlx_jdoc_root(doc), *w = json_object_get(root, "sliding_window");
     json_t *mp = json_object_get(root, "max_position_embeddings");
-    int use = 1, mistral = !strcmp(c->arch, "MistralForCausalLM"), from = 0;
+    int use = 1, mistral = hlx_hf_mistral(c), from = 0;
     int noswitch = mistral || !strcmp(c->arch, "Phi3ForCausalLM") ||
                    !strcmp(c->arch, "MixtralForCausalLM");
     int qwen = !strcmp(c->arch, "Qwen2ForCausalLM") || !strcmp(c->arch, "Qwen3ForCausalLM") ||
@@ -1535,7 +1547,7 @@ static hlx_status_t hlx_cfg_dense(hlx_jdoc_t *doc, hlx_hf_config_t *c)
      * (GlmConfig), 4 of 256 (Gemma3TextConfig) */
     HLX_TRY(hlx_cfg_int(doc, "num_key_value_heads", 0,
                         c->fused & HLX_HF_GEMMA ? 4 : c->fused & HLX_HF_ROPE_PAIRS ? 2
-                        : strcmp(c->arch, "MistralForCausalLM") &&
+                        : !hlx_hf_mistral(c) &&
                                   strcmp(c->arch, "MixtralForCausalLM") ? m->q_heads : 8, 1,
                         &m->kv_heads));
     HLX_TRY(hlx_cfg_int(doc, "head_dim", 0,
@@ -1782,6 +1794,16 @@ hlx_status_t hlx_hf_config_load(const char *dir, hlx_hf_config_t *c, char *err,
                  ? HLX_OK
                  : hlx_jdoc_fail(doc, "/text_config", HLX_ERR_PARSE, "required key is missing "
                                  "(the text model's configuration)");
+    /* Mistral3's text model: Mistral's (Mistral Small 3.1); its later text models (ministral3,
+     * mistral4's MLA) are other layers */
+    if (st == HLX_OK && !strcmp(c->arch, "Mistral3ForConditionalGeneration")) {
+        char tt[32];
+        st = hlx_cfg_str(doc, "model_type", "mistral", tt, sizeof(tt));
+        if (st == HLX_OK && strcmp(tt, "mistral"))
+            st = hlx_jdoc_fail(doc, "/model_type", HLX_ERR_PARSE, "\"%s\" is not read: "
+                               "Mistral3ForConditionalGeneration's text model is read when it is "
+                               "Mistral's (\"mistral\", Mistral Small 3.1)", tt);
+    }
     /* Gemma3TextConfig and Gemma2Config give all five (a 4B's text_config leaves out most);
      * Gemma 2's vocabulary is 256000 */
     gemma = !!(c->fused & HLX_HF_GEMMA);

@@ -1,6 +1,6 @@
 #!/usr/bin/env bash
 # Hugging Face checkpoints of every family (Llama, Granite with its multipliers, Qwen2.5-VL's
-# text model, Phi-3, GLM
+# and Mistral Small 3.1's text models, Phi-3, GLM
 # with RoPE in pairs over half
 # of each head, GLM-4-0414 with its norms of the attention's and MLP's outputs, Gemma 3
 # (GeGLU, norms of 1 + w, windows on every other layer with their own RoPE base), Gemma 2
@@ -242,29 +242,40 @@ echo "gemma3 with layer_types: transformers-style $want, helix $got (pattern ${f
 # in the two forms transformers saved (text_config; language_model.model. or
 # model.language_model.; a vision tensor beside), decodes as the text model alone
 for form in old new; do
-    python3 "$(dirname "$0")/gemma3_multimodal.py" "$dir/gemma3-f32" "$dir/gemma3mm-$form" $form ||
-        { echo "FAIL: gemma3_multimodal.py $form"; fail=1; continue; }
+    python3 "$(dirname "$0")/multimodal.py" "$dir/gemma3-f32" "$dir/gemma3mm-$form" gemma3 $form ||
+        { echo "FAIL: multimodal.py gemma3 $form"; fail=1; continue; }
     both_decode "$dir/gemma3mm-$form" "gemma3 multimodal ($form)" || continue
     echo "gemma3 multimodal ($form): transformers-style $want, helix $got"
     [ "$want" = "$got" ] && [ "$got" = "${first[gemma3]-x}" ] ||
         { echo "FAIL: gemma3 multimodal ($form): other tokens than its text model"; fail=1; }
 done
-python3 "$(dirname "$0")/gemma3_multimodal.py" "$dir/gemma3-bf16" "$dir/gemma3mm-bf16" new ||
-    { echo "FAIL: gemma3_multimodal.py bf16"; fail=1; }
+python3 "$(dirname "$0")/multimodal.py" "$dir/gemma3-bf16" "$dir/gemma3mm-bf16" gemma3 new ||
+    { echo "FAIL: multimodal.py gemma3 bf16"; fail=1; }
 # Qwen2.5-VL: the qwen2 text model inside a Qwen2_5_VLForConditionalGeneration checkpoint
 # (text keys at the top with an mrope rope_scaling, or under text_config; its tensors under
 # model. or model.language_model.; a vision tensor beside): as the text model alone, the
 # sections of its multimodal RoPE turned by the one text position
 for form in old new; do
-    python3 "$(dirname "$0")/qwen_vl.py" "$dir/qwen2-f32" "$dir/qwen2vl-$form" $form ||
-        { echo "FAIL: qwen_vl.py $form"; fail=1; continue; }
+    python3 "$(dirname "$0")/multimodal.py" "$dir/qwen2-f32" "$dir/qwen2vl-$form" qwen2.5-vl \
+        $form || { echo "FAIL: multimodal.py qwen2.5-vl $form"; fail=1; continue; }
     both_decode "$dir/qwen2vl-$form" "qwen2.5-vl ($form)" || continue
     echo "qwen2.5-vl ($form): transformers-style $want, helix $got"
     [ "$want" = "$got" ] && [ "$got" = "${first[qwen2]-x}" ] ||
         { echo "FAIL: qwen2.5-vl ($form): other tokens than its text model"; fail=1; }
 done
-python3 "$(dirname "$0")/qwen_vl.py" "$dir/qwen2-bf16" "$dir/qwen2vl-bf16" new ||
-    { echo "FAIL: qwen_vl.py bf16"; fail=1; }
+python3 "$(dirname "$0")/multimodal.py" "$dir/qwen2-bf16" "$dir/qwen2vl-bf16" qwen2.5-vl new ||
+    { echo "FAIL: multimodal.py qwen2.5-vl bf16"; fail=1; }
+# Mistral Small 3.1: Llama's layout as Mistral's text model inside a
+# Mistral3ForConditionalGeneration checkpoint (text_config; the two tensor prefixes; its
+# vision tower and projector beside): as the text model alone
+for form in old new; do
+    python3 "$(dirname "$0")/multimodal.py" "$dir/dense-f32" "$dir/mistral3-$form" mistral3 \
+        $form || { echo "FAIL: multimodal.py mistral3 $form"; fail=1; continue; }
+    both_decode "$dir/mistral3-$form" "mistral3 ($form)" || continue
+    echo "mistral3 ($form): transformers-style $want, helix $got"
+    [ "$want" = "$got" ] && [ "$got" = "${first[dense]-x}" ] ||
+        { echo "FAIL: mistral3 ($form): other tokens than its text model"; fail=1; }
+done
 
 # transformers v5 writes rope_theta, partial_rotary_factor and the scaling into one
 # rope_parameters object: the same checkpoints in that form decode the same tokens, in

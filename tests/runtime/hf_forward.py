@@ -35,6 +35,7 @@ ARCHITECTURES = ("LlamaForCausalLM", "MistralForCausalLM", "MixtralForCausalLM",
                  "Phi3ForCausalLM", "GlmForCausalLM", "Glm4ForCausalLM",
                  "InternLM2ForCausalLM", "InternLM3ForCausalLM", "GraniteForCausalLM",
                  "Qwen2VLForConditionalGeneration", "Qwen2_5_VLForConditionalGeneration",
+                 "Mistral3ForConditionalGeneration",
                  "Gemma2ForCausalLM",
                  "Gemma3ForCausalLM",
                  "Gemma3ForConditionalGeneration", "DeepseekV2ForCausalLM",
@@ -291,6 +292,15 @@ class Config:
                 raise Fail(f"{path}: key text_config: missing or not an object")
             c = v5_rope(dict(c["text_config"]), path)
             self.arch = "Gemma3ForCausalLM"
+        # Mistral Small 3.1 (Mistral3ForConditionalGeneration): Mistral's text model under
+        # text_config, its tensors as Gemma 3's multimodal ones
+        if self.arch == "Mistral3ForConditionalGeneration":
+            self.nested = True
+            t = c.get("text_config")
+            if not isinstance(t, dict) or t.get("model_type", "mistral") != "mistral":
+                raise Fail(f"{path}: key text_config: missing, or not Mistral's")
+            c = v5_rope(dict(t), path)
+            self.arch = "MistralForCausalLM"
         # Qwen2-VL and Qwen2.5-VL: the text model is Qwen2's (its keys at the top, or under
         # text_config in newer configs; its tensors under model. or model.language_model.).
         # Their multimodal RoPE turns each section of the rotated pairs by the token's time,

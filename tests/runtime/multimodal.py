@@ -1,0 +1,118 @@
+#!/usr/bin/env python3
+"""Rewrites a text model's checkpoint as the vision-language checkpoint that holds the same
+text model, as transformers saves it, with one vision tensor that a text decode must leave
+alone. Standard library only.
+
+KIND gemma3 (a Gemma3ForCausalLM checkpoint -> Gemma3ForConditionalGeneration, Gemma 3 4B
+and up) and mistral3 (a Llama-layout checkpoint -> Mistral3ForConditionalGeneration,
+Mistral Small 3.1): the text keys under text_config (torch_dtype at the top, a
+vision_config beside it), the tensors under language_model.model. and
+language_model.lm_head. (FORM old: transformers 4.50's) or model.language_model. with
+lm_head. kept (FORM new: 4.52's).
+
+KIND qwen2.5-vl (a Qwen2ForCausalLM checkpoint -> Qwen2_5_VLForConditionalGeneration):
+FORM old (4.49-4.51) keeps the text keys at the top of config.json with rope_scaling
+{"type": "mrope", "mrope_section"} and the tensors under their text names, the vision tower
+under visual.; FORM new (4.52 on) puts the text keys under text_config with rope_scaling
+{"rope_type": "default", "mrope_section"}, the text tensors under model.language_model.
+(lm_head. kept), the vision tower under model.visual. The sections split the head's
+rotated pairs 1 : 1.5 : 1.5, as Qwen2.5-VL's [16, 24, 24] do.
+
+usage: multimodal.py SRC DST gemma3|mistral3|qwen2.5-vl old|new"""
+import json
+import os
+import struct
+import sys
+
+KINDS = {
+    # kind: (architecture, model_type, the text config's model_type, vision tensors)
+    "gemma3": ("Gemma3ForConditionalGeneration", "gemma3", "gemma3_text",
+               ["vision_tower.vision_model.post_layernorm.weight"]),
+    "mistral3": ("Mistral3ForConditionalGeneration", "mistral3", "mistral",
+                 ["vision_tower.ln_pre.weight", "multi_modal_projector.norm.weight"]),
+    "qwen2.5-vl": ("Qwen2_5_VLForConditionalGeneration", "qwen2_5_vl", "qwen2_5_vl_text",
+                   ["visual.blocks.0.norm1.weight"]),
+}
+
+
+def rename(name, kind, form):
+    if kind == "qwen2.5-vl":
+        if form == "new" and (name.startswith("model.") or name.startswith("visual.")):
+            return "model." + (name if name.startswith("visual.") else
+                               "language_model." + name[len("model."):])
+        return name
+    if name.startswith("model."):
+        rest = name[len("model."):]
+        return ("language_model.model." if form == "old" else "model.language_model.") + rest
+    if name.startswith("lm_head.") and form == "old":
+        return "language_model." + name
+    return name
+
+
+def sections(head_dim):
+    pairs = head_dim // 2
+    t = pairs // 4
+    return [t, (pairs - t) // 2, pairs - t - (pairs - t) // 2]
+
+
+def config(text, kind, form):
+    arch, mtype, ttype, _ = KINDS[kind]
+    top = {"architectures": [arch], "model_type": mtype,
+           "vision_config": {"hidden_size": 8}}
+    text.pop("architectures")
+    if kind == "qwen2.5-vl":
+        head_dim = text.get("head_dim", text["hidden_size"] // text["num_attention_heads"])
+        if form == "old":
+            text.update(top)
+            text["rope_scaling"] = {"type": "mrope", "mrope_section": sections(head_dim)}
+            return text
+        text["rope_scaling"] = {"rope_type": "default", "type": "default",
+                                "mrope_section": sections(head_dim)}
+    if kind == "gemma3":
+        top["mm_tokens_per_image"] = 256
+    if kind == "mistral3":  # MistralConfig's defaults would window and take 8 KV heads
+        text["sliding_window"] = None
+        text.setdefault("num_key_value_heads", text["num_attention_heads"])
+    text["model_type"] = ttype
+    top["torch_dtype"] = text.pop("torch_dtype")
+    top["text_config"] = text
+    return top
+
+
+def main(argv):
+    if len(argv) != 4 or argv[2] not in KINDS or argv[3] not in ("old", "new"):
+        print(__doc__, file=sys.stderr)
+        return 2
+    src, dst, kind, form = argv
+    os.makedirs(dst, exist_ok=True)
+    with open(os.path.join(src, "config.json")) as f:
+        text = json.load(f)
+    with open(os.path.join(dst, "config.json"), "w") as f:
+        json.dump(config(text, kind, form), f, indent=1)
+    files = sorted(n for n in os.listdir(src) if n.endswith(".safetensors"))
+    where = {}
+    for i, name in enumerate(files):
+        with open(os.path.join(src, name), "rb") as f:
+            blob = f.read()
+        n = struct.unpack("<Q", blob[:8])[0]
+        header = json.loads(blob[8:8 + n])
+        data = blob[8 + n:]
+        out = {k if k == "__metadata__" else rename(k, kind, form): v for k, v in header.items()}
+        for vis in KINDS[kind][3] if i == 0 else []:  # vision tensors: [4] f32 each
+            vis = rename(vis, kind, form)
+            out[vis] = {"dtype": "F32", "shape": [4],
+                        "data_offsets": [len(data), len(data) + 16]}
+            data += struct.pack("<4f", 1.0, 2.0, 3.0, 4.0)
+        hb = json.dumps(out).encode()
+        hb += b" " * (-len(hb) % 8)
+        with open(os.path.join(dst, name), "wb") as f:
+            f.write(struct.pack("<Q", len(hb)) + hb + data)
+        where.update({k: name for k in out if k != "__metadata__"})
+    if os.path.exists(os.path.join(src, "model.safetensors.index.json")):
+        with open(os.path.join(dst, "model.safetensors.index.json"), "w") as f:
+            json.dump({"metadata": {}, "weight_map": where}, f)
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main(sys.argv[1:]))
