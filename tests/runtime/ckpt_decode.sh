@@ -276,7 +276,7 @@ ctfp8)
     for bad in groups strategy ignore noscale vision; do
         cp -r "$dir/dense-channel" "$dir/$bad"
         python3 - "$dir/$bad" $bad <<'PY'
-import glob, json, struct, sys
+import json, sys
 d, bad = sys.argv[1], sys.argv[2]
 c = json.load(open(d + '/config.json'))
 g = c['quantization_config']['config_groups']
@@ -290,19 +290,9 @@ elif bad == 'vision':
     c['quantization_config']['ignore'] = ['lm_head', 're:vision_tower.*',
                                           're:multi_modal_projector.*', 're:visual.*']
 json.dump(c, open(d + '/config.json', 'w'), indent=2)
-if bad == 'noscale': # the scale's name bent (same length), in its shard and the index
-    k = '"model.layers.1.mlp.up_proj.weight_scale"'
-    for f in sorted(glob.glob(d + '/*.safetensors')):
-        b = bytearray(open(f, 'rb').read())
-        n = struct.unpack('<Q', b[:8])[0]
-        h = b[8:8 + n].decode()
-        if k in h:
-            b[8:8 + n] = h.replace(k, k.replace('weight_scale', 'weight_scalx')).encode()
-            open(f, 'wb').write(b)
-    i = open(d + '/model.safetensors.index.json').read()
-    open(d + '/model.safetensors.index.json', 'w').write(
-        i.replace(k, k.replace('weight_scale', 'weight_scalx')))
 PY
+        [ $bad = noscale ] &&
+            python3 "$(dirname "$0")/st_edit.py" "$dir/$bad" drop model.layers.1.mlp.up_proj.weight_scale
         case $bad in
         groups)   want="config_groups: expected one group" ;;
         strategy) want="config_groups: the group's weights must be 8-bit float" ;;

@@ -238,43 +238,27 @@ both_decode "$dir/gemma3-types" gemma3-types
 echo "gemma3 with layer_types: transformers-style $want, helix $got (pattern ${first[gemma3]-?})"
 [ "$want" = "$got" ] && [ "$got" = "${first[gemma3]-x}" ] ||
     { echo "FAIL: gemma3: layer_types decodes otherwise than its pattern"; fail=1; }
-# Gemma 3 4B and up: the same text model inside a Gemma3ForConditionalGeneration checkpoint,
-# in the two forms transformers saved (text_config; language_model.model. or
-# model.language_model.; a vision tensor beside), decodes as the text model alone
-for form in old new; do
-    python3 "$(dirname "$0")/multimodal.py" "$dir/gemma3-f32" "$dir/gemma3mm-$form" gemma3 $form ||
-        { echo "FAIL: multimodal.py gemma3 $form"; fail=1; continue; }
-    both_decode "$dir/gemma3mm-$form" "gemma3 multimodal ($form)" || continue
-    echo "gemma3 multimodal ($form): transformers-style $want, helix $got"
-    [ "$want" = "$got" ] && [ "$got" = "${first[gemma3]-x}" ] ||
-        { echo "FAIL: gemma3 multimodal ($form): other tokens than its text model"; fail=1; }
-done
-python3 "$(dirname "$0")/multimodal.py" "$dir/gemma3-bf16" "$dir/gemma3mm-bf16" gemma3 new ||
-    { echo "FAIL: multimodal.py gemma3 bf16"; fail=1; }
-# Qwen2.5-VL: the qwen2 text model inside a Qwen2_5_VLForConditionalGeneration checkpoint
-# (text keys at the top with an mrope rope_scaling, or under text_config; its tensors under
-# model. or model.language_model.; a vision tensor beside): as the text model alone, the
-# sections of its multimodal RoPE turned by the one text position
-for form in old new; do
-    python3 "$(dirname "$0")/multimodal.py" "$dir/qwen2-f32" "$dir/qwen2vl-$form" qwen2.5-vl \
-        $form || { echo "FAIL: multimodal.py qwen2.5-vl $form"; fail=1; continue; }
-    both_decode "$dir/qwen2vl-$form" "qwen2.5-vl ($form)" || continue
-    echo "qwen2.5-vl ($form): transformers-style $want, helix $got"
-    [ "$want" = "$got" ] && [ "$got" = "${first[qwen2]-x}" ] ||
-        { echo "FAIL: qwen2.5-vl ($form): other tokens than its text model"; fail=1; }
-done
-python3 "$(dirname "$0")/multimodal.py" "$dir/qwen2-bf16" "$dir/qwen2vl-bf16" qwen2.5-vl new ||
-    { echo "FAIL: multimodal.py qwen2.5-vl bf16"; fail=1; }
-# Mistral Small 3.1: Llama's layout as Mistral's text model inside a
-# Mistral3ForConditionalGeneration checkpoint (text_config; the two tensor prefixes; its
-# vision tower and projector beside): as the text model alone
-for form in old new; do
-    python3 "$(dirname "$0")/multimodal.py" "$dir/dense-f32" "$dir/mistral3-$form" mistral3 \
-        $form || { echo "FAIL: multimodal.py mistral3 $form"; fail=1; continue; }
-    both_decode "$dir/mistral3-$form" "mistral3 ($form)" || continue
-    echo "mistral3 ($form): transformers-style $want, helix $got"
-    [ "$want" = "$got" ] && [ "$got" = "${first[dense]-x}" ] ||
-        { echo "FAIL: mistral3 ($form): other tokens than its text model"; fail=1; }
+# Vision-language checkpoints holding a text model of the families above, in the forms
+# transformers saved them (multimodal.py; a vision tensor beside, which a text decode
+# leaves alone): each decodes as the text model alone, in the forward and in helix.
+# Gemma 3 4B and up (Gemma3ForConditionalGeneration: text_config; language_model.model. or
+# model.language_model.); Qwen2.5-VL (text keys at the top with an mrope rope_scaling, or
+# under text_config; model. or model.language_model.: the sections of its multimodal RoPE
+# turned by the one text position); Mistral Small 3.1 (Mistral3ForConditionalGeneration,
+# Mistral's text model on Llama's layout, as Gemma 3's)
+for mm in "gemma3 gemma3 gemma3mm" "qwen2 qwen2.5-vl qwen2vl" "dense mistral3 mistral3"; do
+    set -- $mm
+    for form in old new; do
+        python3 "$(dirname "$0")/multimodal.py" "$dir/$1-f32" "$dir/$3-$form" $2 $form ||
+            { echo "FAIL: multimodal.py $2 $form"; fail=1; continue; }
+        both_decode "$dir/$3-$form" "$2 ($form)" || continue
+        echo "$2 ($form): transformers-style $want, helix $got"
+        [ "$want" = "$got" ] && [ "$got" = "${first[$1]-x}" ] ||
+            { echo "FAIL: $2 ($form): other tokens than its text model"; fail=1; }
+    done
+    # bf16, for the layouts under --check below
+    python3 "$(dirname "$0")/multimodal.py" "$dir/$1-bf16" "$dir/$3-bf16" $2 new ||
+        { echo "FAIL: multimodal.py $2 bf16"; fail=1; }
 done
 
 # transformers v5 writes rope_theta, partial_rotary_factor and the scaling into one
