@@ -99,8 +99,7 @@ static void hlx_synth_usage(FILE *f)
         "                    (mlp_only_layers [0]), the others 8 routed experts top-2 (expert\n"
         "                    FFN 64, softmax router, norm_topk_prob)\n"
         "  --family granite  GraniteForCausalLM: Llama's layer with Granite's multipliers\n"
-        "                    (embedding 12, residual 0.22, logits / 8, softmax scale 2^-4) and\n"
-        "                    a tied head\n"
+        "                    (embedding 1.5, softmax scale 1/8, residual 0.8, logits / 8)\n"
         "  --family mixtral  MixtralForCausalLM: the dense family's attention, every layer 8\n"
         "                    experts top-2 of FFN 64 (block_sparse_moe, w1/w3/w2)\n"
         "  --family moe-mla  DeepseekV3ForCausalLM: MLA (q_lora 96, kv_lora 64, nope 32,\n"
@@ -355,12 +354,14 @@ static void hlx_synth_config(hlx_hf_config_t *c, int dense, int v2, int layers,
             }
         }
         if (!strcmp(c->arch, "GraniteForCausalLM")) {
-            /* granite: Granite 3's multipliers in kind (embedding 12, residual 0.22,
-             * logits over 8, a softmax scale of 2^-4 where 1 / sqrt(32) would be 0.177),
-             * the head tied to the embedding as Granite 3's are */
-            m->embed_mult = 12.0;
-            m->attn_scalar = 256.0;
-            m->residual_mult = 0.22;
+            /* granite: Granite 3's four multipliers, at values where each of the first three
+             * changes the greedy tokens of the synthetic weights (the logits' scale cannot):
+             * embedding 1.5, a softmax scale of 1/8 where 1 / sqrt(32) would be 0.177,
+             * residual 0.8, logits over 8; an untied head (a tied one makes the synthetic
+             * tokens repeat the last) */
+            m->embed_mult = 1.5;
+            m->attn_scalar = 64.0;
+            m->residual_mult = 0.8;
             m->logits_scale = 8.0;
         }
         if (hlx_synth_dense[dense].moe) {
@@ -432,7 +433,7 @@ static int hlx_synth_model(hlx_hf_config_t *c, const char *name, int layers)
     hlx_status_t st;
 
     if (c->family != HLX_HF_DENSE || c->moe_gqa || (c->fused & HLX_HF_ROPE_PAIRS) ||
-        c->m.embed_mult > 0.0) {
+        !strcmp(c->arch, "GraniteForCausalLM")) {
         fprintf(stderr, "helix model synth: --model: only with --family dense, phi3, "
                 "internlm2, qwen2 or qwen3\n");
         return -1;
@@ -1160,6 +1161,9 @@ static int hlx_cmd_model_info(int argc, char **argv)
         if (cfg.m.attn == HLX_ATTN_GQA)
             json_object_set_new(mo, "attn_softcap", json_real(cfg.m.attn_softcap));
         json_object_set_new(mo, "final_softcap", json_real(cfg.m.final_softcap));
+        json_object_update_new(mo, json_pack("{s:f, s:f, s:f}", "embed_mult", cfg.m.embed_mult,
+                                             "residual_mult", cfg.m.residual_mult,
+                                             "logits_scale", cfg.m.logits_scale));
         if (cfg.m.attn == HLX_ATTN_MLA)
             json_object_update_new(mo, json_pack("{s:i, s:i, s:i, s:i}", "q_lora_rank",
                                              cfg.m.q_lora_rank, "kv_lora_rank",
@@ -1253,6 +1257,11 @@ static int hlx_cmd_model_info(int argc, char **argv)
     if (cfg.m.final_softcap > 0.0)
         printf("  logits soft-capped: z -> %g tanh(z / %g) (final_logit_softcapping)\n",
                cfg.m.final_softcap, cfg.m.final_softcap);
+    if (cfg.m.embed_mult > 0.0 || cfg.m.residual_mult > 0.0 || cfg.m.logits_scale > 0.0)
+        printf("  multipliers: embedding x %g, softmax scale %g, attention and FFN outputs x %g, "
+               "logits / %g\n", hlx_model_embed_scale(&cfg.m),
+               hlx_model_softmax_scale(&cfg.m, cfg.m.head_dim), hlx_model_residual_mult(&cfg.m),
+               cfg.m.logits_scale > 0.0 ? cfg.m.logits_scale : 1.0);
     if (cfg.m.experts > 0) {
         printf("  MoE: %d experts top-%d + %d shared, expert FFN %d, first %d layers dense "
                "(FFN %d), %s scoring, norm_topk_prob %s, scaling %g", cfg.m.experts,
@@ -1284,9 +1293,9 @@ static int hlx_cmd_model_info(int argc, char **argv)
         printf("  weights %s%s, %.6g parameters%s\n\n", cfg.torch_dtype, q, params,
                config_only ? " (from config.json; tensors not checked)" : "");
     }
-    if (cfg.lm_head_unused)
-        printf("  lm_head.weight: not read (tie_word_embeddings is true: the head is the "
-               "embedding, as transformers and vLLM take it)\n\n");
+    if (cfg.lm_head_unused[0])
+        printf("  %s: not read (tie_word_embeddings is true: the head is the embedding, as "
+               "transformers and vLLM take it)\n\n", cfg.lm_head_unused);
     if (cfg.kv_scales) {
         char kn[96], vn[96];
         hlx_hf_kv_scale_name(&cfg, 0, 0, kn, sizeof(kn));

@@ -1673,6 +1673,12 @@ static hlx_status_t hlx_cfg_moe_mla(hlx_jdoc_t *doc, hlx_hf_config_t *c)
     double rsf;
     const int v2 = !strcmp(c->arch, "DeepseekV2ForCausalLM");
 
+    /* DeepSeek's releases keep a head of their own; its weights' reader takes lm_head.weight
+     * by name (the dense families' reader is the one that ties) */
+    if (c->tie_word_embeddings)
+        return hlx_jdoc_fail(doc, "/tie_word_embeddings", HLX_ERR_PARSE, "true is not read for "
+                             "%s (DeepSeek's checkpoints keep their own lm_head.weight)",
+                             c->arch);
     m->attn = HLX_ATTN_MLA;
     m->kv_heads = 1;
     HLX_TRY(hlx_cfg_int(doc, "q_lora_rank", 0,
@@ -1943,12 +1949,10 @@ char *hlx_hf_config_text(const hlx_hf_config_t *c)
             json_object_set_new(o, "hidden_act", json_string("silu"));
         }
         if (!strcmp(c->arch, "GraniteForCausalLM")) { /* GraniteConfig's multipliers */
-            json_object_set_new(o, "embedding_multiplier",
-                                json_real(m->embed_mult > 0.0 ? m->embed_mult : 1.0));
+            json_object_set_new(o, "embedding_multiplier", json_real(hlx_model_embed_scale(m)));
             json_object_set_new(o, "attention_multiplier",
                                 json_real(hlx_model_softmax_scale(m, m->head_dim)));
-            json_object_set_new(o, "residual_multiplier",
-                                json_real(m->residual_mult > 0.0 ? m->residual_mult : 1.0));
+            json_object_set_new(o, "residual_multiplier", json_real(hlx_model_residual_mult(m)));
             json_object_set_new(o, "logits_scaling",
                                 json_real(m->logits_scale > 0.0 ? m->logits_scale : 1.0));
         }
@@ -2437,20 +2441,32 @@ hlx_status_t hlx_hf_kv_scale(hlx_ckpt_t *ck, const hlx_hf_config_t *c, int layer
     return HLX_OK;
 }
 
-/* The checkpoint's lm_head.weight, under the prefix its text model's tensors have (a
- * multimodal checkpoint: language_model.lm_head.weight), or NULL. */
+/* A multimodal checkpoint's text model: its tensors under one of the prefixes transformers
+ * has saved them with, whichever holds the embedding (Gemma 3 and Mistral3: language_model.
+ * or model.language_model.; Qwen2-VL: none or model.language_model.). No prefix otherwise. */
+static void hlx_hf_prefixes(hlx_ckpt_t *ck, const hlx_hf_config_t *c)
+{
+    hlx_ckpt_set_prefix(ck, NULL, NULL);
+    if ((c->fused & HLX_HF_NESTED) &&
+        hlx_ckpt_find(ck, "language_model.model.embed_tokens.weight") != NULL) {
+        hlx_ckpt_set_prefix(ck, "model.", "language_model.model.");
+        hlx_ckpt_set_prefix(ck, "lm_head.", "language_model.lm_head.");
+    } else if ((c->fused & HLX_HF_NESTED) &&
+               (hlx_ckpt_find(ck, "model.language_model.embed_tokens.weight") != NULL ||
+                !hlx_hf_qwen_vl(c))) {
+        hlx_ckpt_set_prefix(ck, "model.", "model.language_model.");
+    }
+}
+
+/* The checkpoint's output head under its family's name (lm_head.weight, InternLM2's
+ * output.weight; a multimodal one's under its prefix, hlx_hf_prefixes), or NULL. */
 static const hlx_ckpt_tensor_t *hlx_hf_find_head(const hlx_ckpt_t *ck, const hlx_hf_config_t *c)
 {
-    char name[128], nested[160];
+    char name[128];
     int64_t hrows, row0;
-    const hlx_ckpt_tensor_t *t;
 
     hlx_hf_weight_source(&c->m, c->fused, HLX_HFW_LMHEAD, 0, name, sizeof(name), &hrows, &row0);
-    t = hlx_ckpt_find(ck, name);
-    snprintf(nested, sizeof(nested), "language_model.%s", name);
-    if (t == NULL && (c->fused & HLX_HF_NESTED))
-        t = hlx_ckpt_find(ck, nested);
-    return t;
+    return hlx_ckpt_find(ck, name);
 }
 
 /* A one-value fp8 scale's value: a weight scale finite and >= 0 (0: a matrix of zeros), an
@@ -2469,12 +2485,15 @@ static hlx_status_t hlx_hf_check_scale(hlx_ckpt_t *ck, const hlx_ckpt_tensor_t *
     return st;
 }
 
-void hlx_hf_settle(const hlx_ckpt_t *ck, hlx_hf_config_t *c)
+void hlx_hf_settle(hlx_ckpt_t *ck, hlx_hf_config_t *c)
 {
+    const hlx_ckpt_tensor_t *head;
     char name[96];
     int form, j, found = -1;
 
-    c->lm_head_unused = c->tie_word_embeddings && hlx_hf_find_head(ck, c) != NULL;
+    hlx_hf_prefixes(ck, c);
+    head = c->tie_word_embeddings ? hlx_hf_find_head(ck, c) : NULL;
+    snprintf(c->lm_head_unused, sizeof(c->lm_head_unused), "%s", head ? head->name : "");
     if (!c->kv_scales && !c->kv_scales_maybe)
         return;
     for (form = 1; form >= 0 && found < 0; form--) /* the projections' names first */
@@ -2504,18 +2523,7 @@ hlx_status_t hlx_hf_check(hlx_ckpt_t *ck, const hlx_hf_config_t *c)
         return HLX_ERR_NOMEM;
     hlx_ckpt_set_fp8_block(ck, c->block_rows, c->block_cols);
     hlx_ckpt_set_fused(ck, c->fused);
-    /* a multimodal checkpoint's text model: its tensors under one of the two prefixes
-     * transformers has saved them with, whichever holds the embedding */
-    hlx_ckpt_set_prefix(ck, NULL, NULL);
-    if ((c->fused & HLX_HF_NESTED) &&
-        hlx_ckpt_find(ck, "language_model.model.embed_tokens.weight") != NULL) {
-        hlx_ckpt_set_prefix(ck, "model.", "language_model.model.");
-        hlx_ckpt_set_prefix(ck, "lm_head.", "language_model.lm_head.");
-    } else if ((c->fused & HLX_HF_NESTED) &&
-               (hlx_ckpt_find(ck, "model.language_model.embed_tokens.weight") != NULL ||
-                !hlx_hf_qwen_vl(c))) {
-        hlx_ckpt_set_prefix(ck, "model.", "model.language_model.");
-    }
+    hlx_hf_prefixes(ck, c);
     st = hlx_hf_expect(c, &list, &n, err, sizeof(err));
     for (i = 0; st == HLX_OK && i < n; i++) {
         const hlx_ckpt_tensor_t *t;
@@ -2542,8 +2550,11 @@ hlx_status_t hlx_hf_check(hlx_ckpt_t *ck, const hlx_hf_config_t *c)
         if (st == HLX_OK)
             seen[t - t0] = 1;
     }
-    if (st == HLX_OK && c->lm_head_unused) /* tied: not read (hlx_hf_settle) */
-        seen[hlx_hf_find_head(ck, c) - t0] = 1;
+    if (st == HLX_OK && c->lm_head_unused[0]) { /* tied: not read (hlx_hf_settle) */
+        const hlx_ckpt_tensor_t *head = hlx_hf_find_head(ck, c);
+        if (head != NULL)
+            seen[head - t0] = 1;
+    }
     for (li = 0; st == HLX_OK && c->kv_scales && li < c->m.layers; li++)
         for (j = 0; j < 2 && st == HLX_OK; j++) {
             double v;

@@ -662,7 +662,7 @@ static uint64_t hlx_model_mix_double(uint64_t h, double d)
     return hlx_model_mix(h, bits);
 }
 
-/* A new field of hlx_model_t changes its size (8544 bytes on LP64 with the 57 fields
+/* A new field of hlx_model_t changes its size (8568 bytes on LP64 with the 60 fields
  * hashed below): add it to hlx_model_hash, then update this size. */
 _Static_assert(sizeof(hlx_model_t) == 8568 || sizeof(void *) != 8,
                "hlx_model_t changed: hash the new field in hlx_model_hash()");
@@ -890,6 +890,11 @@ double hlx_model_embed_scale(const hlx_model_t *m)
     /* fp8 linear weights: the other tensors (the embedding) and the dequantized ones bf16 */
     return m->weight_dtype == HLX_DTYPE_BF16 || m->weight_dtype == HLX_DTYPE_FP8
                ? hlx_bf16_to_f32(hlx_f32_to_bf16(s)) : s;
+}
+
+double hlx_model_residual_mult(const hlx_model_t *m)
+{
+    return m->residual_mult > 0.0 ? m->residual_mult : 1.0;
 }
 
 double hlx_model_softmax_scale(const hlx_model_t *m, int qk_dim)

@@ -104,7 +104,7 @@ int hlx_check_has_reference(const hlx_check_t *chk)
 /* Whether checkpoint tensor `name` feeds the checks of layer `layer`: the layer's own
  * tensors, the embedding ahead of layer 0, and the final norm and the output head (or the
  * tied embedding) for the logits (layer == layers). */
-static int hlx_check_feeds(const char *name, int layer, int layers)
+static int hlx_check_feeds(const char *name, int layer, int layers, const char *unused)
 {
     char embed[64], norm[64], head[64];
     int l;
@@ -113,8 +113,9 @@ static int hlx_check_feeds(const char *name, int layer, int layers)
     hlx_hf_weight_name(HLX_HFW_EMBED, 0, embed, sizeof(embed));
     hlx_hf_weight_name(HLX_HFW_FINAL_NORM, 0, norm, sizeof(norm));
     hlx_hf_weight_name(HLX_HFW_LMHEAD, 0, head, sizeof(head));
-    if (layer >= layers)
-        return !strcmp(name, norm) || !strcmp(name, head) || !strcmp(name, embed);
+    if (layer >= layers) /* a tied model's unread head (hlx_hf_settle) feeds nothing */
+        return !strcmp(name, norm) || (!strcmp(name, head) && strcmp(name, unused)) ||
+               !strcmp(name, embed);
     return (sscanf(name, "model.layers.%d.", &l) == 1 && l == layer) ||
            (layer == 0 && !strcmp(name, embed));
 }
@@ -144,7 +145,8 @@ static int hlx_check_weights(const hlx_engine_t *eng, int layer, char *why, size
         for (i = 0; i < hlx_ckpt_count(ck) && !found && !cut; i++) {
             const hlx_ckpt_tensor_t *t = hlx_ckpt_tensor(ck, i);
             hlx_ckpt_nonfinite_t nf;
-            if (!hlx_check_feeds(t->name, layer, hlx_engine_model(eng)->layers) ||
+            if (!hlx_check_feeds(t->name, layer, hlx_engine_model(eng)->layers,
+                                 hlx_engine_ckpt_head_unused(eng)) ||
                 (strstr(t->name, ".mlp.experts.") != NULL) != experts)
                 continue;
             if (t->end - t->begin > budget) {

@@ -465,6 +465,14 @@ static hlx_status_t hlx_engine_build(hlx_engine_t *eng)
     int l;
     hlx_status_t st;
 
+    /* a tied checkpoint's head beside its embedding (hlx_hf_settle): said once, where the
+     * weights are read */
+    if (hlx_engine_rank(eng) == 0 && eng->ws.cfg.lm_head_unused[0])
+        hlx_warn("%s: %s is not read: tie_word_embeddings is true, so the head is the "
+                 "embedding (as transformers ties them and vLLM skips the tensor); set "
+                 "tie_word_embeddings to false to use it", eng->cfg.ckpt,
+                 eng->ws.cfg.lm_head_unused);
+
 #define HLX_WREAD(_w, ...) \
     do { \
         if ((st = hlx_engine_wread(eng, _w, l, __VA_ARGS__)) != HLX_OK) \
@@ -870,10 +878,6 @@ static hlx_status_t hlx_engine_place(hlx_engine_t *eng, char *err, size_t errlen
         setenv("UCX_NET_DEVICES", dev, 0);
         hlx_info(HLX_SUB_TOPO, "rank %d: UCX_NET_DEVICES=%s (the placed NIC)", rank, dev);
     }
-    if (rank == 0 && eng->ws.cfg.lm_head_unused)
-        hlx_warn("%s: lm_head.weight is not read: tie_word_embeddings is true, so the head is "
-                 "the embedding (as transformers ties them and vLLM skips the tensor); set "
-                 "tie_word_embeddings to false to use it", eng->cfg.ckpt);
     if (rank == 0) {
         hlx_info(HLX_SUB_TOPO, "job placement over %d host(s) (cluster \"%s\"), hash %016llx",
                  job.nhosts, job.cluster.name, (unsigned long long)job.hash);
@@ -1671,6 +1675,10 @@ void hlx_engine_destroy(hlx_engine_t *eng)
 /* ---- accessors (hlx_engine_view.h) */
 
 const hlx_model_t *hlx_engine_model(const hlx_engine_t *eng) { return &eng->m; }
+const char *hlx_engine_ckpt_head_unused(const hlx_engine_t *eng)
+{
+    return eng->ws.cfg.lm_head_unused;
+}
 const hlx_layout_t *hlx_engine_layout(const hlx_engine_t *eng) { return &eng->lay; }
 const hlx_run_config_t *hlx_engine_config(const hlx_engine_t *eng) { return &eng->cfg; }
 hlx_dtype_t hlx_engine_kv_dtype(const hlx_engine_t *eng) { return eng->kv_dtype; }

@@ -23,6 +23,8 @@ hlx_comm_t             *hlx_engine_world(const hlx_engine_t *eng);
 int                     hlx_engine_size(const hlx_engine_t *eng);
 const char             *hlx_engine_host(const hlx_engine_t *eng);
 int                     hlx_engine_step_index(const hlx_engine_t *eng);
+/* A tied checkpoint's head tensor that is not read (hlx_hf_config_t.lm_head_unused); "". */
+const char             *hlx_engine_ckpt_head_unused(const hlx_engine_t *eng);
 /* Replicated hidden state [B][H] and the tokens chosen at the last step [B]. */
 const float            *hlx_engine_hidden(const hlx_engine_t *eng);
 const int              *hlx_engine_tokens(const hlx_engine_t *eng);

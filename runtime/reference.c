@@ -208,8 +208,7 @@ hlx_status_t hlx_ref_create_ckpt(const hlx_model_t *m, hlx_dtype_t kv_dtype, int
     ref->vcache = malloc(sizeof(float) * kvn * (size_t)dv);
     if (!ref->embed || !ref->final_norm || !ref->lmhead || !ref->kcache || !ref->vcache)
         goto err_free;
-    if (m->embed_scale || m->embed_mult > 0.0) { /* Gemma: sqrt(H) in the weights' dtype;
-                                                  * Granite: embed_mult */
+    { /* Gemma: sqrt(H) in the weights' dtype; Granite: embed_mult; else 1 */
         double s = hlx_model_embed_scale(m);
         size_t i;
         for (i = 0; i < (size_t)m->vocab * (size_t)m->hidden; i++)
@@ -383,7 +382,7 @@ attn_out:
             if (L->post_attn_norm != NULL)
                 hlx_ref_rmsnorm(y, y, L->post_attn_norm, H, m->norm_eps);
             for (e = 0; e < H; e++)
-                x[e] += m->residual_mult > 0.0 ? m->residual_mult * y[e] : y[e];
+                x[e] += hlx_model_residual_mult(m) * y[e];
             hlx_ref_rmsnorm(hn, x, L->ffn_norm, H, m->norm_eps);
             if (l >= m->dense_layers) {
                 hlx_ref_moe_ffn(ref->moe, l, hn, y, ref->pos, b);
@@ -401,7 +400,7 @@ attn_out:
             if (L->post_ffn_norm != NULL)
                 hlx_ref_rmsnorm(y, y, L->post_ffn_norm, H, m->norm_eps);
             for (e = 0; e < H; e++)
-                x[e] += m->residual_mult > 0.0 ? m->residual_mult * y[e] : y[e];
+                x[e] += hlx_model_residual_mult(m) * y[e];
         }
         hlx_ref_rmsnorm(hn, x, ref->final_norm, H, m->norm_eps);
         hlx_ref_matvec(logits + (size_t)b * V, hn, ref->lmhead, H, V);

@@ -217,10 +217,11 @@ typedef struct hlx_hf_config {
      * and ModelOpt's names; vLLM reads both) rather than self_attn.k_scale and v_scale; set
      * by hlx_hf_check from layer 0's, or by the synth. */
     int             kv_proj_names;
-    /* tie_word_embeddings with an lm_head.weight in the checkpoint all the same: not read,
-     * the head is the embedding (as transformers ties them and vLLM skips the tensor); set
-     * by hlx_hf_settle, for the callers to say so */
-    int             lm_head_unused;
+    /* tie_word_embeddings with a head in the checkpoint all the same (lm_head.weight, or its
+     * family's name for it): that tensor's name, not read, the head being the embedding (as
+     * transformers ties them and vLLM skips the tensor); "" none. Set by hlx_hf_settle, for
+     * the callers to say so. */
+    char            lm_head_unused[128];
     /* How the dense family's tensors are laid out (HLX_HF_FUSED_*, HLX_HF_ROPE_PAIRS):
      * Phi3ForCausalLM fuses self_attn.qkv_proj (q, k, v rows) and mlp.gate_up_proj (gate,
      * up rows); GlmForCausalLM fuses gate_up_proj and keeps q and k in RoPE pairs */
@@ -337,9 +338,10 @@ hlx_status_t hlx_hf_expect(const hlx_hf_config_t *c, hlx_hf_expect_t **list_p, s
 /* Settles in c what the config leaves to the tensors, before hlx_hf_check: under which
  * names the KV-cache scales are (kv_proj_names: layer 0's k or v scale under either name;
  * else the form's own names), where the config leaves them undeclared (kv_scales_maybe)
- * whether there are any, and whether a tied model's checkpoint holds an unused
- * lm_head.weight (lm_head_unused). */
-void         hlx_hf_settle(const hlx_ckpt_t *ck, hlx_hf_config_t *c);
+ * whether there are any, and whether a tied model's checkpoint holds an unused head
+ * (lm_head_unused). Also sets ck's name prefixes for a multimodal checkpoint's text model
+ * (as hlx_hf_check does), before it looks for any of these. */
+void         hlx_hf_settle(hlx_ckpt_t *ck, hlx_hf_config_t *c);
 /* Checks that ck holds exactly what c needs: every tensor present with its shape and
  * dtype, nothing unknown, one-value scales finite and >= 0. The first problem goes to
  * hlx_ckpt_error(ck). Also records in ck what hlx_hf_read needs of c beyond the model (fp8

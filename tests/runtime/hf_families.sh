@@ -238,6 +238,33 @@ both_decode "$dir/gemma3-types" gemma3-types
 echo "gemma3 with layer_types: transformers-style $want, helix $got (pattern ${first[gemma3]-?})"
 [ "$want" = "$got" ] && [ "$got" = "${first[gemma3]-x}" ] ||
     { echo "FAIL: gemma3: layer_types decodes otherwise than its pattern"; fail=1; }
+# Granite: each of its multipliers set to 1 in turn decodes other tokens (so the match
+# above rests on each), helix still those of the forward; the logits' scale, which greedy
+# tokens cannot show, divides the logits: with it, temperature T samples what T times it
+# samples without it (the same draws)
+for mult in embedding_multiplier attention_multiplier residual_multiplier; do
+    cp -r "$dir/granite-f32" "$dir/granite-$mult"
+    sed -i "s/\"$mult\": [0-9.e+-]*/\"$mult\": 1.0/" "$dir/granite-$mult/config.json"
+    both_decode "$dir/granite-$mult" "granite, $mult 1" || continue
+    echo "granite with $mult 1: transformers-style $want, helix $got"
+    [ "$want" = "$got" ] && [ "$got" != "${first[granite]-x}" ] ||
+        { echo "FAIL: granite, $mult 1: not the forward's tokens, or the same as with it"; fail=1; }
+done
+cp -r "$dir/granite-f32" "$dir/granite-nols"
+sed -i 's/"logits_scaling": [0-9.e+-]*/"logits_scaling": 1.0/' "$dir/granite-nols/config.json"
+for run in "granite-f32 0.25" "granite-nols 2" "granite-f32 2"; do
+    set -- $run
+    "$helix" generate --model "$dir/$1" --prompt-ids "$dir/prompt" --max-new 12 \
+        --temperature $2 --seed 5 --json >"$dir/$1-$2.json" 2>"$dir/err" ||
+        { echo "FAIL: generate $1 T $2: $(cat "$dir/err")"; fail=1; }
+done
+a=$(json_field "$dir/granite-f32-0.25.json" "d['tokens']")
+b=$(json_field "$dir/granite-nols-2.json" "d['tokens']")
+c=$(json_field "$dir/granite-f32-2.json" "d['tokens']")
+echo "granite sampled: logits / 8 at T 0.25 $a, unscaled at T 2 $b, logits / 8 at T 2 $c"
+[ "$a" = "$b" ] && [ "$a" != "$c" ] ||
+    { echo "FAIL: granite's logits_scaling does not divide the logits"; fail=1; }
+
 # Vision-language checkpoints holding a text model of the families above, in the forms
 # transformers saved them (multimodal.py; a vision tensor beside, which a text decode
 # leaves alone): each decodes as the text model alone, in the forward and in helix.
@@ -399,4 +426,23 @@ b=$(python3 -c "import json,sys; d=json.load(open(sys.argv[1])); print(d['tokens
     { echo "FAIL: a tied checkpoint's extra lm_head.weight was not left unread with a warning ($a / $b)"; fail=1; }
 "$helix" model info "$dir/m-dense-head" | grep -q "lm_head.weight: not read" ||
     { echo "FAIL: model info does not say the lm_head.weight is not read"; fail=1; }
+# a tied DeepSeek config (whose reader takes lm_head.weight by name) is refused; a head at
+# the top of a tied Gemma 3 multimodal checkpoint of the nested form (whose head would be
+# language_model.lm_head.weight) is a tensor the model does not have, exit 2
+cp -r "$dir/moe-mla-f32" "$dir/mla-tied"
+sed -i 's/"tie_word_embeddings": false/"tie_word_embeddings": true/' "$dir/mla-tied/config.json"
+cp -r "$dir/gemma3mm-old" "$dir/mm-head"
+python3 "$(dirname "$0")/st_edit.py" "$dir/mm-head" rename language_model.lm_head.weight \
+    lm_head.weight || fail=1
+sed -i 's/"tie_word_embeddings": false/"tie_word_embeddings": true/' "$dir/mm-head/config.json"
+for bad in "mla-tied tie_word_embeddings: true is not read" \
+    "mm-head tensor lm_head.weight is not part of"; do
+    set -- $bad
+    name=$1
+    shift
+    "$helix" decode --model "$dir/$name" --context 20 --steps 1 >/dev/null 2>"$dir/err"
+    rc=$?
+    echo "$name: exit $rc: $(cat "$dir/err")"
+    [ $rc -eq 2 ] && grep -qF "$*" "$dir/err" || { echo "FAIL: $name not refused saying '$*'"; fail=1; }
+done
 exit $fail

@@ -4,6 +4,7 @@ a value changed or scales stored in another dtype (written here from the format'
 definition: an 8-byte little-endian header length, a JSON header, the data).
 
 usage: st_edit.py DIR drop NAME...          remove the tensors (shards and index)
+       st_edit.py DIR rename NAME NEW       NAME becomes NEW (shards and index)
        st_edit.py DIR set NAME VALUE        every element of NAME (F32) becomes VALUE
                                             (a float: nan and inf too)
        st_edit.py DIR cast SUFFIX DTYPE     every F32 tensor whose name ends with SUFFIX
@@ -69,6 +70,9 @@ def main():
             if op == 'drop' and k in args:
                 del t[k]
                 found.add(k)
+            elif op == 'rename' and k == args[0]:
+                t[args[1]] = t.pop(k)
+                found.add(k)
             elif op == 'set' and k == args[0]:
                 assert dt == 'F32', k
                 t[k] = (dt, shape, struct.pack('<f', float(args[1])) * (len(raw) // 4))
@@ -80,10 +84,12 @@ def main():
     if not found:
         raise SystemExit(f'{op} {args}: no such tensor')
     index = os.path.join(d, 'model.safetensors.index.json')
-    if op == 'drop' and os.path.exists(index):
+    if op in ('drop', 'rename') and os.path.exists(index):
         j = json.load(open(index))
-        for k in args:
-            j['weight_map'].pop(k, None)
+        for k in args[:1] if op == 'rename' else args:
+            f = j['weight_map'].pop(k, None)
+            if op == 'rename' and f is not None:
+                j['weight_map'][args[1]] = f
         json.dump(j, open(index, 'w'), indent=2)
 
 

@@ -93,11 +93,11 @@ typedef struct hlx_model {
      * final_softcap x tanh(z / final_softcap); 0: none */
     double          attn_softcap;
     double          final_softcap;
-    /* Granite's multipliers (GraniteForCausalLM): the embedding row times embed_mult
-     * (embedding_multiplier), each layer's attention and FFN outputs times residual_mult
-     * (residual_multiplier) before they join the residual, the logits divided by
-     * logits_scale (logits_scaling); 0: none. Its softmax scale (attention_multiplier a) is
-     * attn_scalar = 1 / a^2. gqa with dense FFNs. */
+    /* Granite's multipliers (GraniteForCausalLM), 0: none: the embedding row times
+     * embed_mult (embedding_multiplier; gqa, not with embed_scale), each layer's attention
+     * and FFN outputs times residual_mult (residual_multiplier; gqa with dense FFNs) before
+     * they join the residual, the logits divided by logits_scale (logits_scaling; any
+     * model). Its softmax scale (attention_multiplier a) is attn_scalar = 1 / a^2. */
     double          embed_mult;
     double          residual_mult;
     double          logits_scale;
@@ -181,6 +181,9 @@ double hlx_model_softmax_scale(const hlx_model_t *m, int qk_dim);
  * the weight dtype under embed_scale (Gemma: its normalizer cast to the weights' dtype),
  * else 1. */
 double hlx_model_embed_scale(const hlx_model_t *m);
+/* The factor on each attention and FFN output before the residual add: residual_mult where
+ * set (Granite), else 1. */
+double hlx_model_residual_mult(const hlx_model_t *m);
 
 /* Loads a model from a JSON file or a preset name ("tiny", "llama-405b", "deepseek-r1",
  * "helix-fig1"). Errors go to err as "file:line:column: key: reason"; HLX_ERR_PARSE or
