@@ -1474,9 +1474,19 @@ static hlx_status_t hlx_cfg_gemma(hlx_jdoc_t *doc, hlx_hf_config_t *c)
  * attention and FFN output before the residual add, logits_scaling dividing the logits. */
 static hlx_status_t hlx_cfg_granite(hlx_jdoc_t *doc, hlx_model_t *m)
 {
+    static const char *const keys[] = { "embedding_multiplier", "attention_multiplier",
+                                        "residual_multiplier", "logits_scaling" };
     double e, a, r, s;
+    char at[48];
+    size_t i;
     hlx_status_t st;
 
+    for (i = 0; i < sizeof(keys) / sizeof(keys[0]); i++) /* null: GraniteModel would fail */
+        if (json_is_null(json_object_get(hlx_jdoc_root(doc), keys[i]))) {
+            snprintf(at, sizeof(at), "/%s", keys[i]);
+            return hlx_jdoc_fail(doc, at, HLX_ERR_PARSE, "null is not a multiplier (absent: "
+                                 "GraniteConfig's 1.0)");
+        }
     HLX_TRY(hlx_cfg_num(doc, "embedding_multiplier", 1.0, 1e-9, 1e9, &e));
     HLX_TRY(hlx_cfg_num(doc, "attention_multiplier", 1.0, 1e-9, 1e9, &a));
     HLX_TRY(hlx_cfg_num(doc, "residual_multiplier", 1.0, 1e-9, 1e9, &r));
