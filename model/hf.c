@@ -157,9 +157,9 @@ static const struct {
       0, 1e-6 },
     /* Qwen2-VL's and Qwen2.5-VL's text model (Qwen2's layer; the vision tower not read) */
     { "Qwen2VLForConditionalGeneration", "qwen2_vl", HLX_HF_DENSE, HLX_HF_NESTED, 1, 0, 0, 0, 0,
-      1e-6 },
+      1e-5 },
     { "Qwen2_5_VLForConditionalGeneration", "qwen2_5_vl", HLX_HF_DENSE, HLX_HF_NESTED, 1, 0, 0,
-      0, 0, 1e-6 },
+      0, 0, 1e-5 },
     { "Gemma2ForCausalLM", "gemma2", HLX_HF_DENSE, HLX_HF_GEMMA, 0, 0, 0, 1, 0, 1e-6 },
     { "Gemma3ForCausalLM", "gemma3_text", HLX_HF_DENSE, HLX_HF_GEMMA, 0, 1, 0, 1, 0, 1e-6 },
     { "Gemma3ForConditionalGeneration", "gemma3", HLX_HF_DENSE, HLX_HF_GEMMA | HLX_HF_NESTED, 0,
@@ -537,13 +537,6 @@ static hlx_status_t hlx_cfg_rope_params(hlx_jdoc_t *doc, json_t *rp, json_t *rs,
     return HLX_OK;
 }
 
-/* rope_scaling: absent, null or "default": none; "linear", "llama3", "yarn", "longrope" and
- * "dynamic" (its original context: max_position_embeddings, as transformers and InternLM2
- * take it) read into the model (helix/model.h: hlx_model_rope_freqs applies them, the
- * runtime and its reference alike); another kind is refused naming it, since rotating
- * with rope_theta alone would decode other tokens than the model's own implementation.
- * Keys that are not parameters of the kind are refused as well. Runs after the family's
- * shapes (longrope's arrays hold rope_dim / 2 factors). */
 /* Qwen2-VL's multimodal RoPE (rope_scaling {"type": "mrope" or "default", "mrope_section":
  * [t, h, w]}): the rotated pairs split into sections turned by a token's time, height and
  * width positions, which for text are all its position, so that a text decode turns them as
@@ -557,17 +550,25 @@ static hlx_status_t hlx_cfg_mrope(hlx_jdoc_t *doc, json_t *r, const hlx_model_t 
     size_t i;
 
     snprintf(path, sizeof(path), "%s/mrope_section", hlx_rs_base(doc, r));
-    for (i = 0; json_is_array(s) && i < json_array_size(s); i++) {
+    if (!json_is_array(s) || json_array_size(s) < 1)
+        return hlx_jdoc_fail(doc, path, HLX_ERR_PARSE, "expected a list of positive integers "
+                             "(the rotated pairs of each section)");
+    for (i = 0; i < json_array_size(s); i++) {
         json_int_t n = json_integer_value(json_array_get(s, i));
         if (!json_is_integer(json_array_get(s, i)) || n < 1 || n > 65536)
             return hlx_jdoc_fail(doc, path, HLX_ERR_PARSE, "expected positive integers (pairs "
                                  "per section)");
         sum += n;
     }
-    if (!json_is_array(s) || json_array_size(s) < 1 || sum != m->rope_dim / 2)
-        return hlx_jdoc_fail(doc, path, HLX_ERR_PARSE, "expected sections that add up to the "
-                             "%d rotated pairs of a head (head_dim / 2)", m->rope_dim / 2);
+    if (sum != m->rope_dim / 2)
+        return hlx_jdoc_fail(doc, path, HLX_ERR_PARSE, "sections of %lld pairs in all; they must "
+                             "add up to the %d rotated pairs of a head (head_dim / 2)", sum,
+                             m->rope_dim / 2);
     json_object_foreach(r, key, v) {
+        /* v5's rope_parameters also hold the base and the rotated share, read with the shapes */
+        if (!strcmp(hlx_rs_base(doc, r), "/rope_parameters") &&
+            (!strcmp(key, "rope_theta") || !strcmp(key, "partial_rotary_factor")))
+            continue;
         if (strcmp(key, "type") && strcmp(key, "rope_type") && strcmp(key, "mrope_section")) {
             snprintf(path, sizeof(path), "%s/%.120s", hlx_rs_base(doc, r), key);
             return hlx_jdoc_fail(doc, path, HLX_ERR_PARSE, "not read beside mrope_section "
@@ -577,6 +578,14 @@ static hlx_status_t hlx_cfg_mrope(hlx_jdoc_t *doc, json_t *r, const hlx_model_t 
     return HLX_OK;
 }
 
+/* rope_scaling: absent, null or "default": none; "linear", "llama3", "yarn", "longrope" and
+ * "dynamic" (its original context: max_position_embeddings, as transformers and InternLM2
+ * take it) read into the model (helix/model.h: hlx_model_rope_freqs applies them, the
+ * runtime and its reference alike); another kind is refused naming it, since rotating
+ * with rope_theta alone would decode other tokens than the model's own implementation.
+ * Keys that are not parameters of the kind are refused as well. Runs after the family's
+ * shapes (longrope's arrays hold rope_dim / 2 factors). mrope: Qwen2-VL's sections are read
+ * (hlx_cfg_mrope). */
 static hlx_status_t hlx_cfg_rope_scaling(hlx_jdoc_t *doc, hlx_model_t *m, int mrope)
 {
     json_t *root = hlx_jdoc_root(doc), *r = json_object_get(root, "rope_scaling"), *k, *k2;
@@ -717,6 +726,7 @@ static hlx_status_t hlx_cfg_rope_scaling(hlx_jdoc_t *doc, hlx_model_t *m, int mr
  * sliding_window is absent, and their first windowed layer when max_window_layers is. */
 #define HLX_QWEN_SLIDING_WINDOW    4096
 #define HLX_QWEN_MAX_WINDOW_LAYERS 28
+#define HLX_QWEN_VL_MAX_WINDOW_LAYERS 80 /* Qwen2VLTextConfig's, Qwen2_5_VLTextConfig's */
 
 /* layer_types (transformers' newer configs; Qwen2, Qwen3 and Gemma read it): *lt_p NULL when
  * absent or null, else the list, checked to hold num_hidden_layers strings, each
@@ -754,7 +764,8 @@ static int hlx_cfg_layer_sliding(json_t *lt, int l)
 /* Qwen2's and Qwen3's first windowed layer (hlx_model_t.sliding_from): layer_types when the
  * config lists them (whole-context layers first, then windowed ones: the only form
  * max_window_layers gives), else max_window_layers; *from >= layers: none windowed. */
-static hlx_status_t hlx_cfg_qwen_window_from(hlx_jdoc_t *doc, const hlx_model_t *m, int *from)
+static hlx_status_t hlx_cfg_qwen_window_from(hlx_jdoc_t *doc, const hlx_model_t *m, int def,
+                                             int *from)
 {
     json_t *lt;
     char path[48];
@@ -763,7 +774,7 @@ static hlx_status_t hlx_cfg_qwen_window_from(hlx_jdoc_t *doc, const hlx_model_t 
 
     HLX_TRY(hlx_cfg_layer_types(doc, m, &lt));
     if (lt == NULL)
-        return hlx_cfg_int(doc, "max_window_layers", 0, HLX_QWEN_MAX_WINDOW_LAYERS, 0, from);
+        return hlx_cfg_int(doc, "max_window_layers", 0, def, 0, from);
     for (*from = m->layers, l = 0; l < m->layers; l++) {
         int sliding = hlx_cfg_layer_sliding(lt, l);
         snprintf(path, sizeof(path), "/layer_types/%d", l);
@@ -823,7 +834,10 @@ static hlx_status_t hlx_cfg_sliding(hlx_jdoc_t *doc, hlx_hf_config_t *c)
     if (json_is_integer(mp))
         snprintf(ctx, sizeof(ctx), ", under max_position_embeddings %lld",
                  (long long)json_integer_value(mp));
-    if (qwen && (st = hlx_cfg_qwen_window_from(doc, &c->m, &from)) != HLX_OK)
+    if (qwen && (st = hlx_cfg_qwen_window_from(doc, &c->m, hlx_hf_qwen_vl(c)
+                                                                ? HLX_QWEN_VL_MAX_WINDOW_LAYERS
+                                                                : HLX_QWEN_MAX_WINDOW_LAYERS,
+                                                &from)) != HLX_OK)
         return st;
     if (qwen && from >= c->m.layers)
         return HLX_OK;
@@ -915,6 +929,12 @@ static hlx_status_t hlx_cfg_kv_scheme(hlx_jdoc_t *doc, json_t *q, const char *me
  * "re:.*mlp.gate$", AutoFP8's per-layer "model.layers.N.block_sparse_moe.gate", Qwen2-MoE's
  * shared_expert_gate), or a multimodal checkpoint's vision tower and projector
  * ("re:vision_tower.*", "re:multi_modal_projector.*", "re:visual.*", "model.visual", ...). */
+static int hlx_cfg_ignore_head(const char *e)
+{
+    return !strcmp(e, "lm_head") || !strcmp(e, "re:.*lm_head") || !strcmp(e, "re:.*lm_head$") ||
+           !strcmp(e, "language_model.lm_head");
+}
+
 static int hlx_cfg_ignore_entry(const char *e)
 {
     static const char *const routers[] = { "mlp.gate", "block_sparse_moe.gate",
@@ -924,17 +944,23 @@ static int hlx_cfg_ignore_entry(const char *e)
     char re[64];
     size_t i, n = strlen(e);
 
-    if (!strcmp(e, "lm_head") || !strcmp(e, "re:.*lm_head") || !strcmp(e, "re:.*lm_head$") ||
-        !strcmp(e, "language_model.lm_head"))
+    if (hlx_cfg_ignore_head(e))
         return 1;
-    while (*v == '^' || *v == '.' || *v == '*') /* "re:^..." or "re:.*..." */
-        v++;
-    if (!strncmp(v, "model.", 6))
-        v += 6;
+    /* the vision tower: "re:" then "^" or ".*" at most, "model." or "model\\." at most, the
+     * tower's name, then the end, "$", ".*" or a dot (escaped or not) and ".*"; or the plain
+     * module name, with "model." at most */
+    if (v != e && (!strncmp(v, "^", 1) || !strncmp(v, ".*", 2)))
+        v += *v == '^' ? 1 : 2;
+    if (!strncmp(v, "model.", 6) || !strncmp(v, "model\\.", 7))
+        v += v[5] == '.' ? 6 : 7;
     for (i = 0; i < sizeof(vision) / sizeof(vision[0]); i++) {
-        size_t k = strlen(vision[i]);
-        if (!strncmp(v, vision[i], k) && strchr(".\\$", v[k]) != NULL)
-            return 1; /* what follows: the end, a dot (escaped or not) or the anchor */
+        static const char *const tails[] = { "", "$", ".*", "\\..*", "..*" };
+        size_t k = strlen(vision[i]), j;
+        if (strncmp(v, vision[i], k))
+            continue;
+        for (j = 0; j < (v != e ? sizeof(tails) / sizeof(tails[0]) : 1); j++)
+            if (!strcmp(v + k, tails[j]))
+                return 1;
     }
     for (i = 0; i < sizeof(routers) / sizeof(routers[0]); i++) {
         size_t k = strlen(routers[i]);
@@ -973,11 +999,12 @@ static hlx_status_t hlx_cfg_ignore(hlx_jdoc_t *doc, json_t *q, const char *key, 
                                  "left unquantized, and a multimodal checkpoint's vision tower "
                                  "(\"re:vision_tower.*\", \"re:visual.*\", ...): every other "
                                  "Linear is read quantized");
-        head |= !strcmp(e, "lm_head");
+        head |= hlx_cfg_ignore_head(e);
     }
     if (!json_is_array(ig) || (!head && !may_omit))
-        return hlx_jdoc_fail(doc, at, HLX_ERR_PARSE, "expected a list naming \"lm_head\" (the "
-                             "head is read unquantized)%s", may_omit ? ", or null" : "");
+        return hlx_jdoc_fail(doc, at, HLX_ERR_PARSE, "expected a list naming the head "
+                             "(\"lm_head\" or \"re:.*lm_head\": it is read unquantized)%s",
+                             may_omit ? ", or null" : "");
     return HLX_OK;
 }
 
@@ -1468,6 +1495,43 @@ static hlx_status_t hlx_cfg_gemma(hlx_jdoc_t *doc, hlx_hf_config_t *c)
     return HLX_OK;
 }
 
+/* A multimodal config's text model, where its class takes several: Mistral3's is read when
+ * it is Mistral's (Mistral Small 3.1); its later text models (ministral3, mistral4's MLA)
+ * are other layers. */
+static hlx_status_t hlx_cfg_text_model_type(hlx_jdoc_t *doc, const hlx_hf_config_t *c)
+{
+    char tt[32];
+    hlx_status_t st;
+
+    if (strcmp(c->arch, "Mistral3ForConditionalGeneration"))
+        return HLX_OK;
+    if ((st = hlx_cfg_str(doc, "model_type", "mistral", tt, sizeof(tt))) != HLX_OK)
+        return st;
+    if (strcmp(tt, "mistral"))
+        return hlx_jdoc_fail(doc, "/model_type", HLX_ERR_PARSE, "\"%s\" is not read: "
+                             "Mistral3ForConditionalGeneration's text model is read when it is "
+                             "Mistral's (\"mistral\", Mistral Small 3.1)", tt);
+    return HLX_OK;
+}
+
+/* tie_word_embeddings: Gemma3TextConfig's default true, elsewhere false. A multimodal
+ * config's text_config says, or where it has no such key its top level does (transformers
+ * v5 keeps Qwen2-VL's there). */
+static hlx_status_t hlx_cfg_tie(hlx_jdoc_t *doc, hlx_hf_config_t *c)
+{
+    const int def = !!(c->fused & HLX_HF_GEMMA);
+    hlx_status_t st;
+
+    if (!(c->fused & HLX_HF_NESTED) || json_object_get(hlx_jdoc_root(doc), "tie_word_embeddings"))
+        return hlx_cfg_bool(doc, "tie_word_embeddings", def, &c->tie_word_embeddings);
+    if ((st = hlx_jdoc_scope(doc, NULL)) != HLX_OK) /* the top level, then the text again */
+        return st;
+    st = hlx_cfg_bool(doc, "tie_word_embeddings", def, &c->tie_word_embeddings);
+    if (st == HLX_OK && json_object_get(hlx_jdoc_root(doc), "text_config") != NULL)
+        st = hlx_jdoc_scope(doc, "text_config");
+    return st;
+}
+
 /* GraniteForCausalLM (GraniteConfig): Llama's layer with four multipliers, each 1 when
  * absent: embedding_multiplier on the embedding, attention_multiplier as the softmax scale
  * (in place of 1 / sqrt(head_dim): attn_scalar 1 / a^2), residual_multiplier on each
@@ -1810,16 +1874,8 @@ hlx_status_t hlx_hf_config_load(const char *dir, hlx_hf_config_t *c, char *err,
                  ? HLX_OK
                  : hlx_jdoc_fail(doc, "/text_config", HLX_ERR_PARSE, "required key is missing "
                                  "(the text model's configuration)");
-    /* Mistral3's text model: Mistral's (Mistral Small 3.1); its later text models (ministral3,
-     * mistral4's MLA) are other layers */
-    if (st == HLX_OK && !strcmp(c->arch, "Mistral3ForConditionalGeneration")) {
-        char tt[32];
-        st = hlx_cfg_str(doc, "model_type", "mistral", tt, sizeof(tt));
-        if (st == HLX_OK && strcmp(tt, "mistral"))
-            st = hlx_jdoc_fail(doc, "/model_type", HLX_ERR_PARSE, "\"%s\" is not read: "
-                               "Mistral3ForConditionalGeneration's text model is read when it is "
-                               "Mistral's (\"mistral\", Mistral Small 3.1)", tt);
-    }
+    if (st == HLX_OK)
+        st = hlx_cfg_text_model_type(doc, c);
     /* Gemma3TextConfig and Gemma2Config give all five (a 4B's text_config leaves out most);
      * Gemma 2's vocabulary is 256000 */
     gemma = !!(c->fused & HLX_HF_GEMMA);
@@ -1831,14 +1887,13 @@ hlx_status_t hlx_hf_config_load(const char *dir, hlx_hf_config_t *c, char *err,
          (st = hlx_cfg_int(doc, "vocab_size", !gemma, hlx_hf_gemma2(c) ? 256000 : 262208, 1,
                            &m->vocab)) ||
          (st = hlx_cfg_num(doc, "rope_theta",
-                           c->moe_gqa == HLX_HF_MOE_MIXTRAL ||
+                           c->moe_gqa == HLX_HF_MOE_MIXTRAL || hlx_hf_qwen_vl(c) ||
                                    (gemma && !hlx_hf_gemma2(c)) ? 1e6 : 10000.0,
                            1e-9, 1e12, &m->rope_theta)) ||
          (st = hlx_cfg_num(doc, "rms_norm_eps", hlx_hf_archs[hlx_hf_arch_index(c)].eps,
                            1e-30, 1.0, &m->norm_eps)) ||
-         (st = hlx_cfg_bool(doc, "tie_word_embeddings", !!(c->fused & HLX_HF_GEMMA),
-                            &c->tie_word_embeddings)))) {
-        /* st holds the first error (Gemma3TextConfig ties the head by default) */
+         (st = hlx_cfg_tie(doc, c)))) {
+        /* st holds the first error */
     }
     if (st == HLX_OK && !(c->fused & HLX_HF_GEMMA)) /* Gemma's window: hlx_cfg_gemma */
         st = hlx_cfg_sliding(doc, c);
@@ -1862,8 +1917,9 @@ hlx_status_t hlx_hf_config_load(const char *dir, hlx_hf_config_t *c, char *err,
         st = hlx_cfg_fp8_layout(doc, "/quantization_config", c);
     if (st != HLX_OK)
         snprintf(err, errlen, "%s", doc ? hlx_jdoc_error(doc) : path);
-    else if (json_object_get(hlx_jdoc_root(doc), "quantization_config") == NULL ||
-             json_is_null(json_object_get(hlx_jdoc_root(doc), "quantization_config")))
+    else if (hlx_jdoc_scope(doc, NULL) == HLX_OK && /* the top level: not text_config */
+             (json_object_get(hlx_jdoc_root(doc), "quantization_config") == NULL ||
+              json_is_null(json_object_get(hlx_jdoc_root(doc), "quantization_config"))))
         st = hlx_cfg_modelopt_file(dir, c, err, errlen);
     hlx_jdoc_free(doc);
     return st;

@@ -271,9 +271,10 @@ ctfp8)
     [ "$a" = "$b" ] || { echo "FAIL: TPA 2 differs from the bf16 copy"; fail=1; }
     "$helix" model info "$dir/dense-channel" | grep -q "fp8 e4m3, a scale per channel" ||
         { echo "FAIL: model info does not name the scales"; fail=1; }
-    # refused: two groups, a group strategy, another ignore list (config); a missing scale;
-    # read: an ignore list naming a multimodal checkpoint's vision tower too (not read)
-    for bad in groups strategy ignore noscale vision; do
+    # refused: two groups, a group strategy, another ignore list (config; a vision-tower
+    # pattern that matches every Linear too); a missing scale; read: an ignore list naming
+    # the head by llm-compressor's pattern and a multimodal checkpoint's vision tower
+    for bad in groups strategy ignore visall noscale vision; do
         cp -r "$dir/dense-channel" "$dir/$bad"
         python3 - "$dir/$bad" $bad <<'PY'
 import json, sys
@@ -286,9 +287,12 @@ elif bad == 'strategy':
     g['group_0']['weights']['strategy'] = 'group'
 elif bad == 'ignore':
     c['quantization_config']['ignore'] = ['lm_head', 're:.*down_proj']
+elif bad == 'visall':
+    c['quantization_config']['ignore'] = ['lm_head', 're:visual.*|.*']
 elif bad == 'vision':
-    c['quantization_config']['ignore'] = ['lm_head', 're:vision_tower.*',
-                                          're:multi_modal_projector.*', 're:visual.*']
+    c['quantization_config']['ignore'] = ['re:.*lm_head', 're:vision_tower.*',
+                                          're:multi_modal_projector.*', 're:visual.*',
+                                          're:^model\\.visual\\..*']
 json.dump(c, open(d + '/config.json', 'w'), indent=2)
 PY
         [ $bad = noscale ] &&
@@ -296,7 +300,7 @@ PY
         case $bad in
         groups)   want="config_groups: expected one group" ;;
         strategy) want="config_groups: the group's weights must be 8-bit float" ;;
-        ignore)   want='ignore: only "lm_head" and the routers' ;;
+        ignore | visall) want='ignore: only "lm_head" and the routers' ;;
         noscale)  want="up_proj.weight_scale" ;;
         vision)   want="" ;;
         esac

@@ -273,7 +273,8 @@ echo "granite sampled: logits / 8 at T 0.25 $a, unscaled at T 2 $b, logits / 8 a
 # under text_config; model. or model.language_model.: the sections of its multimodal RoPE
 # turned by the one text position); Mistral Small 3.1 (Mistral3ForConditionalGeneration,
 # Mistral's text model on Llama's layout, as Gemma 3's)
-for mm in "gemma3 gemma3 gemma3mm" "qwen2 qwen2.5-vl qwen2vl" "dense mistral3 mistral3"; do
+for mm in "gemma3 gemma3 gemma3mm" "qwen2 qwen2.5-vl qwen2vl" "qwen2 qwen2-vl qwen2vl1" \
+    "dense mistral3 mistral3"; do
     set -- $mm
     for form in old new; do
         python3 "$(dirname "$0")/multimodal.py" "$dir/$1-f32" "$dir/$3-$form" $2 $form ||
@@ -286,6 +287,37 @@ for mm in "gemma3 gemma3 gemma3mm" "qwen2 qwen2.5-vl qwen2vl" "dense mistral3 mi
     # bf16, for the layouts under --check below
     python3 "$(dirname "$0")/multimodal.py" "$dir/$1-bf16" "$dir/$3-bf16" $2 new ||
         { echo "FAIL: multimodal.py $2 bf16"; fail=1; }
+done
+# Qwen2.5-VL without rope_theta, rms_norm_eps and max_window_layers: its text config's
+# defaults (1e6, 1e-5, 80), not Qwen2's, in helix and in the forward (other tokens than
+# with the text model's 10000); and as transformers v5 saves it (text_config's
+# rope_parameters with the base and the sections, tie_word_embeddings at the top): the text
+# model's tokens
+python3 - "$dir/qwen2vl-old" "$dir/qwenvl-defaults" "$dir/qwen2vl-new" "$dir/qwenvl-v5" <<'PY' ||
+import json, shutil, sys
+old, dflt, new, v5 = sys.argv[1:5]
+shutil.copytree(old, dflt)
+c = json.load(open(dflt + "/config.json"))
+for k in ("rope_theta", "rms_norm_eps", "max_window_layers"):
+    c.pop(k, None)
+json.dump(c, open(dflt + "/config.json", "w"), indent=1)
+shutil.copytree(new, v5)
+c = json.load(open(v5 + "/config.json"))
+t = c["text_config"]
+t["rope_parameters"] = {"rope_type": "default", "rope_theta": t.pop("rope_theta"),
+                        "mrope_section": t.pop("rope_scaling")["mrope_section"]}
+c["tie_word_embeddings"] = t.pop("tie_word_embeddings")
+json.dump(c, open(v5 + "/config.json", "w"), indent=1)
+PY
+    { echo "FAIL: the Qwen2.5-VL config variants"; fail=1; }
+for v in qwenvl-defaults qwenvl-v5; do
+    both_decode "$dir/$v" "$v" || continue
+    echo "$v: transformers-style $want, helix $got (the text model: ${first[qwen2]-?})"
+    if [ $v = qwenvl-v5 ]; then
+        [ "$want" = "$got" ] && [ "$got" = "${first[qwen2]-x}" ] || { echo "FAIL: $v"; fail=1; }
+    else
+        [ "$want" = "$got" ] && [ "$got" != "${first[qwen2]-x}" ] || { echo "FAIL: $v"; fail=1; }
+    fi
 done
 
 # transformers v5 writes rope_theta, partial_rotary_factor and the scaling into one
@@ -435,8 +467,21 @@ cp -r "$dir/gemma3mm-old" "$dir/mm-head"
 python3 "$(dirname "$0")/st_edit.py" "$dir/mm-head" rename language_model.lm_head.weight \
     lm_head.weight || fail=1
 sed -i 's/"tie_word_embeddings": false/"tie_word_embeddings": true/' "$dir/mm-head/config.json"
+# and the multimodal configs: mrope sections that miss the head's pairs, mrope on a text
+# model, Mistral3 with another text model
+cp -r "$dir/qwen2vl-old" "$dir/vl-sections"
+python3 -c 'import json, sys; c = json.load(open(sys.argv[1])); c["rope_scaling"]["mrope_section"] = [1, 1, 1]; json.dump(c, open(sys.argv[1], "w"))' \
+    "$dir/vl-sections/config.json"
+cp -r "$dir/qwen2-f32" "$dir/qwen2-mrope"
+python3 -c 'import json, sys; c = json.load(open(sys.argv[1])); c["rope_scaling"] = {"type": "mrope", "mrope_section": [4, 6, 6]}; json.dump(c, open(sys.argv[1], "w"))' \
+    "$dir/qwen2-mrope/config.json"
+cp -r "$dir/mistral3-old" "$dir/ministral3"
+sed -i 's/"model_type": "mistral"/"model_type": "ministral3"/' "$dir/ministral3/config.json"
 for bad in "mla-tied tie_word_embeddings: true is not read" \
-    "mm-head tensor lm_head.weight is not part of"; do
+    "mm-head tensor lm_head.weight is not part of" \
+    "vl-sections mrope_section: sections of 3 pairs in all" \
+    "qwen2-mrope \"mrope\" (Qwen2-VL's multimodal RoPE) is read for" \
+    "ministral3 model_type: \"ministral3\" is not read"; do
     set -- $bad
     name=$1
     shift

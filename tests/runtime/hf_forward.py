@@ -247,6 +247,14 @@ class Checkpoint:
 # config
 
 
+def top_tie(text, top):
+    """A multimodal config's text_config, with the top level's tie_word_embeddings where it
+    has none of its own (transformers v5 keeps Qwen2-VL's at the top)."""
+    if "tie_word_embeddings" not in text and "tie_word_embeddings" in top:
+        text["tie_word_embeddings"] = top["tie_word_embeddings"]
+    return text
+
+
 def v5_rope(c, path):
     """transformers v5 keeps rope_theta, partial_rotary_factor and the scaling kind with its
     parameters in one rope_parameters object; read it back into the older top-level keys
@@ -299,7 +307,7 @@ class Config:
             t = c.get("text_config")
             if not isinstance(t, dict) or t.get("model_type", "mistral") != "mistral":
                 raise Fail(f"{path}: key text_config: missing, or not Mistral's")
-            c = v5_rope(dict(t), path)
+            c = v5_rope(top_tie(dict(t), c), path)
             self.arch = "MistralForCausalLM"
         # Qwen2-VL and Qwen2.5-VL: the text model is Qwen2's (its keys at the top, or under
         # text_config in newer configs; its tensors under model. or model.language_model.).
@@ -308,7 +316,9 @@ class Config:
         if self.arch in ("Qwen2VLForConditionalGeneration", "Qwen2_5_VLForConditionalGeneration"):
             self.nested = True
             if isinstance(c.get("text_config"), dict):
-                c = v5_rope(dict(c["text_config"]), path)
+                c = v5_rope(top_tie(dict(c["text_config"]), c), path)
+            # Qwen2VLTextConfig's and Qwen2_5_VLTextConfig's defaults, not Qwen2Config's
+            c = dict({"rope_theta": 1e6, "rms_norm_eps": 1e-5, "max_window_layers": 80}, **c)
             rs = c.get("rope_scaling")
             if isinstance(rs, dict) and "mrope_section" in rs:
                 if rs.get("rope_type", rs.get("type")) not in ("mrope", "default") or \

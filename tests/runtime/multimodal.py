@@ -10,7 +10,8 @@ vision_config beside it), the tensors under language_model.model. and
 language_model.lm_head. (FORM old: transformers 4.50's) or model.language_model. with
 lm_head. kept (FORM new: 4.52's).
 
-KIND qwen2.5-vl (a Qwen2ForCausalLM checkpoint -> Qwen2_5_VLForConditionalGeneration):
+KIND qwen2.5-vl and qwen2-vl (a Qwen2ForCausalLM checkpoint ->
+Qwen2_5_VLForConditionalGeneration or Qwen2VLForConditionalGeneration):
 FORM old (4.49-4.51) keeps the text keys at the top of config.json with rope_scaling
 {"type": "mrope", "mrope_section"} and the tensors under their text names, the vision tower
 under visual.; FORM new (4.52 on) puts the text keys under text_config with rope_scaling
@@ -18,7 +19,7 @@ under visual.; FORM new (4.52 on) puts the text keys under text_config with rope
 (lm_head. kept), the vision tower under model.visual. The sections split the head's
 rotated pairs 1 : 1.5 : 1.5, as Qwen2.5-VL's [16, 24, 24] do.
 
-usage: multimodal.py SRC DST gemma3|mistral3|qwen2.5-vl old|new"""
+usage: multimodal.py SRC DST gemma3|mistral3|qwen2.5-vl|qwen2-vl old|new"""
 import json
 import os
 import struct
@@ -32,11 +33,13 @@ KINDS = {
                  ["vision_tower.ln_pre.weight", "multi_modal_projector.norm.weight"]),
     "qwen2.5-vl": ("Qwen2_5_VLForConditionalGeneration", "qwen2_5_vl", "qwen2_5_vl_text",
                    ["visual.blocks.0.norm1.weight"]),
+    "qwen2-vl": ("Qwen2VLForConditionalGeneration", "qwen2_vl", "qwen2_vl_text",
+                 ["visual.blocks.0.norm1.weight"]),
 }
 
 
 def rename(name, kind, form):
-    if kind == "qwen2.5-vl":
+    if kind in ("qwen2.5-vl", "qwen2-vl"):
         if form == "new" and (name.startswith("model.") or name.startswith("visual.")):
             return "model." + (name if name.startswith("visual.") else
                                "language_model." + name[len("model."):])
@@ -60,7 +63,7 @@ def config(text, kind, form):
     top = {"architectures": [arch], "model_type": mtype,
            "vision_config": {"hidden_size": 8}}
     text.pop("architectures")
-    if kind == "qwen2.5-vl":
+    if kind in ("qwen2.5-vl", "qwen2-vl"):
         head_dim = text.get("head_dim", text["hidden_size"] // text["num_attention_heads"])
         if form == "old":
             text.update(top)
