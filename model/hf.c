@@ -1011,8 +1011,9 @@ static hlx_status_t hlx_cfg_ignore(hlx_jdoc_t *doc, json_t *q, const char *key, 
 /* quantization_config of compressed-tensors with weight groups (llm-compressor's FP8
  * checkpoints): one group over every Linear, fp8 e4m3 weights with a static scale per
  * tensor or per output channel (X.weight_scale), activations dynamic or static (their
- * X.input_scale is read for its shape and not used: the runtime computes in fp32 over the
- * dequantized weights, as it does DeepSeek's), lm_head left out. docs/model.md. */
+ * X.input_scale is read for its shape and value and not used: the runtime computes in fp32
+ * over the dequantized weights, as it does DeepSeek's), lm_head, the routers and a vision
+ * tower left out (hlx_cfg_ignore). docs/model.md "fp8 weights". */
 static hlx_status_t hlx_cfg_ct_weights(hlx_jdoc_t *doc, json_t *q, hlx_hf_config_t *c)
 {
     static const char at[] = "/quantization_config/config_groups";
