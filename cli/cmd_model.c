@@ -191,6 +191,35 @@ static uint32_t hlx_synth_fp8_key(const char *name)
     return h;
 }
 
+/* What `model info --json` says of c's quantization: the fp8 weights' form and scales
+ * (null: none), the KV-cache scales and their names (null: none; "maybe" where the config
+ * leaves it to the tensors and they were not read), a tied checkpoint's unread head. */
+static json_t *hlx_info_quant_json(const hlx_hf_config_t *c)
+{
+    static const char *const form[] = { "compressed-tensors", "fp8", "modelopt" };
+    json_t *w = json_null(), *kv = json_null();
+    char kn[96], vn[96];
+
+    if (c->fp8 == HLX_HF_FP8_BLOCK)
+        w = json_pack("{s:s, s:s, s:[i, i]}", "form", "fp8", "scales", "block", "block",
+                      c->block_rows, c->block_cols);
+    else if (c->fp8 == HLX_HF_FP8_SCALE)
+        w = json_pack("{s:s, s:s, s:b}", "form", form[c->fp8_form], "scales",
+                      c->fp8_channel ? "channel" : "tensor", "input_scales",
+                      c->fp8_input_scale);
+    if (c->kv_scales) {
+        hlx_hf_kv_scale_name(c, 0, 0, kn, sizeof(kn));
+        hlx_hf_kv_scale_name(c, 0, 1, vn, sizeof(vn));
+        kv = json_pack("{s:s, s:s, s:s}", "per",
+                       c->kv_scales == HLX_HF_KV_SCALES_HEAD ? "kv_head" : "tensor", "k",
+                       strstr(kn, "self_attn."), "v", strstr(vn, "self_attn."));
+    } else if (c->kv_scales_maybe) {
+        kv = json_string("maybe");
+    }
+    return json_pack("{s:o, s:o, s:s?}", "weights", w, "kv_cache_scales", kv,
+                     "lm_head_unused", c->lm_head_unused[0] ? c->lm_head_unused : NULL);
+}
+
 /* Most --kv-scales pairs. */
 #define HLX_SYNTH_MAX_KVS HLX_SYNTH_MAX_LAYERS
 
@@ -1198,6 +1227,7 @@ static int hlx_cmd_model_info(int argc, char **argv)
         json_object_set_new(o_, "name", json_string(cfg.m.name));
         json_object_set_new(o_, "torch_dtype", json_string(cfg.torch_dtype));
         json_object_set_new(o_, "fp8", json_boolean(cfg.fp8));
+        json_object_set_new(o_, "quantization", hlx_info_quant_json(&cfg));
         json_object_set_new(o_, "checked", json_boolean(!config_only));
         json_object_set_new(o_, "model", mo);
         json_object_set_new(o_, "params", json_real(params));

@@ -1085,6 +1085,7 @@ static hlx_status_t hlx_cfg_fp8(hlx_jdoc_t *doc, json_t *q, hlx_hf_config_t *c)
         c->fp8 = HLX_HF_FP8_SCALE;
         c->fp8_form = HLX_HF_QF_FP8;
         c->fp8_input_scale = stat;
+        c->kv_proj_names = 1; /* AutoFP8's names, until hlx_hf_settle sees the tensors */
         return HLX_OK;
     }
     if (stat)
@@ -1153,6 +1154,7 @@ static hlx_status_t hlx_cfg_modelopt(hlx_jdoc_t *doc, json_t *q, const char *at,
     c->fp8 = HLX_HF_FP8_SCALE;
     c->fp8_form = HLX_HF_QF_MODELOPT;
     c->fp8_input_scale = 1;
+    c->kv_proj_names = 1; /* ModelOpt's names, until hlx_hf_settle sees the tensors */
     c->m.weight_dtype = HLX_DTYPE_FP8;
     if (!c->kv_scales)
         c->kv_scales_maybe = 1;

@@ -365,6 +365,13 @@ PY
         { echo "FAIL: model info does not name ModelOpt's form"; fail=1; }
     "$helix" model info "$dir/fp8" | grep -q "self_attn.k_proj.k_scale and self_attn.v_proj.v_scale" ||
         { echo "FAIL: model info does not name the KV scales"; fail=1; }
+    for m in fp8 hfq; do
+        "$helix" model info "$dir/$m" --json >"$dir/info.json" || fail=1
+        q=$(python3 -c "import json, sys; q = json.load(open(sys.argv[1]))['quantization']; print(q['weights']['form'], q['weights']['scales'], q['kv_cache_scales']['k'])" "$dir/info.json")
+        echo "$m: model info --json quantization: $q"
+        case $m in fp8) want="fp8 tensor self_attn.k_proj.k_scale" ;; hfq) want="modelopt tensor self_attn.k_proj.k_scale" ;; esac
+        [ "$q" = "$want" ] || { echo "FAIL: $m: model info says $q, expected $want"; fail=1; }
+    done
     # block scales on dense models (quant_method fp8 with weight_block_size, as Qwen3's and
     # Qwen3-MoE's FP8 releases; scales by block row and column): as their bf16 copies,
     # which fp8_to_bf16.py dequantizes block by block; the scales stored as BF16 (as some of
