@@ -1530,7 +1530,7 @@ static hlx_status_t hlx_cfg_tie(hlx_jdoc_t *doc, hlx_hf_config_t *c)
     if ((st = hlx_jdoc_scope(doc, NULL)) != HLX_OK) /* the top level, then the text again */
         return st;
     st = hlx_cfg_bool(doc, "tie_word_embeddings", def, &c->tie_word_embeddings);
-    if (st == HLX_OK && json_object_get(hlx_jdoc_root(doc), "text_config") != NULL)
+    if (st == HLX_OK && json_is_object(json_object_get(hlx_jdoc_root(doc), "text_config")))
         st = hlx_jdoc_scope(doc, "text_config");
     return st;
 }
@@ -1871,12 +1871,16 @@ hlx_status_t hlx_hf_config_load(const char *dir, hlx_hf_config_t *c, char *err,
         st = hlx_cfg_dtype(doc, c);
     /* a multimodal checkpoint: its text model's keys, read as a text model's config.json
      * (errors at their place inside text_config) */
-    if (st == HLX_OK && (c->fused & HLX_HF_NESTED) &&
-        (st = hlx_jdoc_scope(doc, "text_config")) == HLX_ERR_NOT_FOUND)
+    if (st == HLX_OK && (c->fused & HLX_HF_NESTED) && hlx_hf_qwen_vl(c) &&
+        json_is_null(json_object_get(hlx_jdoc_root(doc), "text_config"))) {
+        /* null: Qwen2VLConfig builds its text config from the top-level keys, as when absent */
+    } else if (st == HLX_OK && (c->fused & HLX_HF_NESTED) &&
+               (st = hlx_jdoc_scope(doc, "text_config")) == HLX_ERR_NOT_FOUND) {
         st = hlx_hf_qwen_vl(c) /* Qwen2-VL's configs keep the text keys at the top (4.5x) */
                  ? HLX_OK
                  : hlx_jdoc_fail(doc, "/text_config", HLX_ERR_PARSE, "required key is missing "
                                  "(the text model's configuration)");
+    }
     if (st == HLX_OK)
         st = hlx_cfg_text_model_type(doc, c);
     /* Gemma3TextConfig and Gemma2Config give all five (a 4B's text_config leaves out most);

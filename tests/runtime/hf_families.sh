@@ -290,12 +290,19 @@ for mm in "gemma3 gemma3 gemma3mm" "qwen2 qwen2.5-vl qwen2vl" "qwen2 qwen2-vl qw
 done
 # Qwen2.5-VL without rope_theta, rms_norm_eps and max_window_layers: its text config's
 # defaults (1e6, 1e-5, 80), not Qwen2's, in helix and in the forward (other tokens than
-# with the text model's 10000); and as transformers v5 saves it (text_config's
-# rope_parameters with the base and the sections, tie_word_embeddings at the top): the text
-# model's tokens
-python3 - "$dir/qwen2vl-old" "$dir/qwenvl-defaults" "$dir/qwen2vl-new" "$dir/qwenvl-v5" <<'PY' ||
+# with the text model's 10000); as transformers v5 saves it (text_config's
+# rope_parameters with the base and the sections, tie_word_embeddings at the top), and
+# with "text_config": null beside the flat keys (and no tie_word_embeddings: false, the
+# class default): the text model's tokens
+python3 - "$dir/qwen2vl-old" "$dir/qwenvl-defaults" "$dir/qwen2vl-new" "$dir/qwenvl-v5" \
+    "$dir/qwenvl-null" <<'PY' ||
 import json, shutil, sys
-old, dflt, new, v5 = sys.argv[1:5]
+old, dflt, new, v5, null = sys.argv[1:6]
+shutil.copytree(old, null)
+c = json.load(open(null + "/config.json"))
+c["text_config"] = None
+c.pop("tie_word_embeddings", None)
+json.dump(c, open(null + "/config.json", "w"), indent=1)
 shutil.copytree(old, dflt)
 c = json.load(open(dflt + "/config.json"))
 for k in ("rope_theta", "rms_norm_eps", "max_window_layers"):
@@ -310,10 +317,10 @@ c["tie_word_embeddings"] = t.pop("tie_word_embeddings")
 json.dump(c, open(v5 + "/config.json", "w"), indent=1)
 PY
     { echo "FAIL: the Qwen2.5-VL config variants"; fail=1; }
-for v in qwenvl-defaults qwenvl-v5; do
+for v in qwenvl-defaults qwenvl-v5 qwenvl-null; do
     both_decode "$dir/$v" "$v" || continue
     echo "$v: transformers-style $want, helix $got (the text model: ${first[qwen2]-?})"
-    if [ $v = qwenvl-v5 ]; then
+    if [ $v != qwenvl-defaults ]; then
         [ "$want" = "$got" ] && [ "$got" = "${first[qwen2]-x}" ] || { echo "FAIL: $v"; fail=1; }
     else
         [ "$want" = "$got" ] && [ "$got" != "${first[qwen2]-x}" ] || { echo "FAIL: $v"; fail=1; }
