@@ -53,12 +53,13 @@ static void hlx_synth_usage(FILE *f)
 {
     fprintf(f,
         "usage: helix model synth --family dense|phi3|glm|glm4|gemma2|gemma3|internlm2|\n"
-        "                                  qwen2|qwen3|qwen2-moe|qwen3-moe|mixtral|\n"
+        "                                  qwen2|qwen3|granite|qwen2-moe|qwen3-moe|mixtral|\n"
         "                                  moe-mla|deepseek-v2\n"
         "                         --out DIR [--layers N] [--seed S] [--dtype bf16|f32|fp8]\n"
         "                         [--shards N] [--model FILE|NAME]\n"
         "                         [--max-bytes SIZE] [--kv-scales K,V[,K,V...]]\n"
-        "                         [--kv-scales-per-head] [--fp8-scales tensor|channel]\n\n"
+        "                         [--kv-scales-per-head] [--fp8-scales tensor|channel]\n"
+        "                         [--fp8-format compressed-tensors|fp8|modelopt|fp8-block]\n\n"
         "Writes a small Hugging Face checkpoint: config.json, the tensors in N safetensors\n"
         "shards and model.safetensors.index.json.\n\n"
         "  --family dense    LlamaForCausalLM with the dimensions of the `tiny` preset (H 256,\n"
@@ -191,12 +192,14 @@ static uint32_t hlx_synth_fp8_key(const char *name)
     return h;
 }
 
+/* The HLX_HF_QF_* forms by the names `model info` gives them (their quant_method) */
+static const char *const hlx_fp8_form_names[] = { "compressed-tensors", "fp8", "modelopt" };
+
 /* What `model info --json` says of c's quantization: the fp8 weights' form and scales
  * (null: none), the KV-cache scales and their names (null: none; "maybe" where the config
  * leaves it to the tensors and they were not read), a tied checkpoint's unread head. */
 static json_t *hlx_info_quant_json(const hlx_hf_config_t *c)
 {
-    static const char *const form[] = { "compressed-tensors", "fp8", "modelopt" };
     json_t *w = json_null(), *kv = json_null();
     char kn[96], vn[96];
 
@@ -204,7 +207,7 @@ static json_t *hlx_info_quant_json(const hlx_hf_config_t *c)
         w = json_pack("{s:s, s:s, s:[i, i]}", "form", "fp8", "scales", "block", "block",
                       c->block_rows, c->block_cols);
     else if (c->fp8 == HLX_HF_FP8_SCALE)
-        w = json_pack("{s:s, s:s, s:b}", "form", form[c->fp8_form], "scales",
+        w = json_pack("{s:s, s:s, s:b}", "form", hlx_fp8_form_names[c->fp8_form], "scales",
                       c->fp8_channel ? "channel" : "tensor", "input_scales",
                       c->fp8_input_scale);
     if (c->kv_scales) {
@@ -1312,13 +1315,12 @@ static int hlx_cmd_model_info(int argc, char **argv)
                cfg.m.vocab);
     hlx_info_rope_print(&cfg.m);
     {
-        static const char *const form[] = { "compressed-tensors", "fp8", "modelopt" };
         char q[160] = "";
         if (cfg.fp8 == HLX_HF_FP8_BLOCK)
             snprintf(q, sizeof(q), " (linear layers fp8 e4m3, block scales)");
         else if (cfg.fp8 == HLX_HF_FP8_SCALE)
             snprintf(q, sizeof(q), " (linear layers fp8 e4m3, a scale per %s; %s%s)",
-                     cfg.fp8_channel ? "channel" : "tensor", form[cfg.fp8_form],
+                     cfg.fp8_channel ? "channel" : "tensor", hlx_fp8_form_names[cfg.fp8_form],
                      cfg.fp8_input_scale ? ", static input scales not used" : "");
         printf("  weights %s%s, %.6g parameters%s\n\n", cfg.torch_dtype, q, params,
                config_only ? " (from config.json; tensors not checked)" : "");

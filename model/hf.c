@@ -1060,7 +1060,8 @@ static hlx_status_t hlx_cfg_ct_weights(hlx_jdoc_t *doc, json_t *q, hlx_hf_config
 static hlx_status_t hlx_cfg_fp8(hlx_jdoc_t *doc, json_t *q, hlx_hf_config_t *c)
 {
     json_t *bs = json_object_get(q, "weight_block_size"), *fmt = json_object_get(q, "fmt");
-    const char *as = json_string_value(json_object_get(q, "activation_scheme"));
+    json_t *asj = json_object_get(q, "activation_scheme");
+    const char *as = json_string_value(asj);
     int stat;
     hlx_status_t st;
 
@@ -1069,9 +1070,8 @@ static hlx_status_t hlx_cfg_fp8(hlx_jdoc_t *doc, json_t *q, hlx_hf_config_t *c)
         return hlx_jdoc_fail(doc, "/quantization_config/fmt", HLX_ERR_PARSE,
                              "only \"e4m3\" is supported");
     /* absent or null: dynamic (vLLM requires the key; DeepSeek's releases say dynamic) */
-    if ((as == NULL && !json_is_null(json_object_get(q, "activation_scheme")) &&
-         json_object_get(q, "activation_scheme") != NULL) ||
-        (as != NULL && strcmp(as, "dynamic") && strcmp(as, "static")))
+    if (asj != NULL && !json_is_null(asj) &&
+        (as == NULL || (strcmp(as, "dynamic") && strcmp(as, "static"))))
         return hlx_jdoc_fail(doc, "/quantization_config/activation_scheme", HLX_ERR_PARSE,
                              "expected \"dynamic\" or \"static\"");
     stat = as != NULL && !strcmp(as, "static");
@@ -1202,6 +1202,17 @@ static hlx_status_t hlx_cfg_fp8_layout(hlx_jdoc_t *doc, const char *at, const hl
                          "block scales (quant_method fp8 with weight_block_size)", c->arch);
 }
 
+/* A JSON file of the checkpoint (config.json, hf_quant_config.json) into *doc_p, which must
+ * hold an object; the error, where there is a doc, in hlx_jdoc_error(*doc_p). */
+static hlx_status_t hlx_cfg_load_object(const char *path, hlx_jdoc_t **doc_p)
+{
+    hlx_status_t st = hlx_jdoc_load_file(path, doc_p);
+
+    if (st == HLX_OK && !json_is_object(hlx_jdoc_root(*doc_p)))
+        st = hlx_jdoc_fail(*doc_p, "", HLX_ERR_PARSE, "expected an object");
+    return st;
+}
+
 /* ModelOpt's older export keeps its quantization in dir/hf_quant_config.json, beside a
  * config.json without quantization_config: read when it is there (errors at its
  * line:column). */
@@ -1218,9 +1229,7 @@ static hlx_status_t hlx_cfg_modelopt_file(const char *dir, hlx_hf_config_t *c, c
         return HLX_OK;
     if ((st = hlx_ckpt_regular_file(path, "quantization config", err, errlen)) != HLX_OK)
         return st;
-    st = hlx_jdoc_load_file(path, &doc);
-    if (st == HLX_OK && !json_is_object(hlx_jdoc_root(doc)))
-        st = hlx_jdoc_fail(doc, "", HLX_ERR_PARSE, "expected an object");
+    st = hlx_cfg_load_object(path, &doc);
     if (st == HLX_OK && json_object_get(hlx_jdoc_root(doc), "quantization") == NULL)
         st = hlx_jdoc_fail(doc, "/quantization", HLX_ERR_PARSE, "required key is missing "
                            "(ModelOpt's quant_algo, kv_cache_quant_algo and exclude_modules)");
@@ -1862,9 +1871,7 @@ hlx_status_t hlx_hf_config_load(const char *dir, hlx_hf_config_t *c, char *err,
     /* a named pipe would be read as an empty file (or block on a writer): refused by name */
     if ((st = hlx_ckpt_regular_file(path, "checkpoint config", err, errlen)) != HLX_OK)
         return st;
-    st = hlx_jdoc_load_file(path, &doc);
-    if (st == HLX_OK && !json_is_object(hlx_jdoc_root(doc)))
-        st = hlx_jdoc_fail(doc, "", HLX_ERR_PARSE, "expected an object");
+    st = hlx_cfg_load_object(path, &doc);
     if (st == HLX_OK)
         st = hlx_cfg_family(doc, c);
     if (st == HLX_OK)
@@ -2561,6 +2568,7 @@ static hlx_status_t hlx_hf_check_scale(hlx_ckpt_t *ck, const hlx_ckpt_tensor_t *
 void hlx_hf_settle(hlx_ckpt_t *ck, hlx_hf_config_t *c)
 {
     const hlx_ckpt_tensor_t *head;
+    const int form_names = c->kv_proj_names;
     char name[96];
     int form, j, found = -1;
 
@@ -2575,9 +2583,9 @@ void hlx_hf_settle(hlx_ckpt_t *ck, hlx_hf_config_t *c)
             if (hlx_ckpt_find(ck, hlx_hf_kv_scale_name(c, 0, j, name, sizeof(name))))
                 found = form;
         }
-    /* none: the names the form gives them (what a missing one is called) */
-    c->kv_proj_names = found >= 0 ? found
-                                  : c->fp8 == HLX_HF_FP8_SCALE && c->fp8_form != HLX_HF_QF_CT;
+    /* none: the names the form gives them, set with the config (what a missing one is
+     * called) */
+    c->kv_proj_names = found >= 0 ? found : form_names;
     if (c->kv_scales_maybe && found >= 0)
         c->kv_scales = HLX_HF_KV_SCALES_TENSOR;
 }

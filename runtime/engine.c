@@ -510,6 +510,8 @@ static hlx_status_t hlx_engine_build(hlx_engine_t *eng)
                 return st;
             W->k_scale[kh] = (float)ks;
             W->v_scale[kh] = (float)vs;
+            W->kv_scales_differ |= kh > 0 && (W->k_scale[kh] != W->k_scale[0] ||
+                                              W->v_scale[kh] != W->v_scale[0]);
         }
         W->attn_norm = hlx_be_zalloc(eng, (size_t)H, sizeof(float));
         W->ffn_norm  = hlx_be_zalloc(eng, (size_t)H, sizeof(float));

@@ -36,6 +36,8 @@ typedef struct hlx_layer_w {
     float *k_scale, *v_scale;    /* [kv_local] fp8 KV-cache scales of the local KV heads
                                     (hlx_wsrc_kv_scales; else 1; host memory): KV stored as
                                     x / scale, read as stored x scale */
+    int    kv_scales_differ;     /* the local heads' scales are not all one pair: appends go
+                                    head by head (hlx_phase_kv_append) */
 } hlx_layer_w_t;
 
 /* One bar of the HOP-B timeline: attention or exchange of one micro-batch of one layer,

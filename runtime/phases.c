@@ -166,11 +166,9 @@ hlx_status_t hlx_phase_kv_append(hlx_engine_t *eng, int l, const hlx_kv_append_d
     const int kh0 = (int)(d0->shard0 % (size_t)eng->lay.kv_local);
     hlx_kv_append_desc_t d = *d0;
     hlx_status_t st = HLX_OK;
-    int h, same = 1;
+    int h;
 
-    for (h = 1; h < d0->nheads; h++)
-        same &= W->k_scale[kh0 + h] == W->k_scale[kh0] && W->v_scale[kh0 + h] == W->v_scale[kh0];
-    if (same || d0->nheads < 2) {
+    if (!W->kv_scales_differ || d0->nheads < 2) {
         d.k_mul = 1.0f / W->k_scale[kh0];
         d.v_mul = 1.0f / W->v_scale[kh0];
         return HLX_BE(eng, kv_append, &d);
