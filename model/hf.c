@@ -1192,10 +1192,11 @@ static json_t *hlx_hf_ignore_json(const hlx_hf_config_t *c, int per_layer)
 }
 
 /* fp8 weights with a scale per tensor or channel on a family that does not take them (at:
- * where the quantization config is, in doc) */
+ * where the quantization config is, in doc): every GQA family does (fused projections and
+ * routed experts included); DeepSeek's MLA takes block scales only. */
 static hlx_status_t hlx_cfg_fp8_layout(hlx_jdoc_t *doc, const char *at, const hlx_hf_config_t *c)
 {
-    if (c->fp8 != HLX_HF_FP8_SCALE || hlx_hf_fp8_scale_layout(c))
+    if (c->fp8 != HLX_HF_FP8_SCALE || c->family == HLX_HF_DENSE)
         return HLX_OK;
     return hlx_jdoc_fail(doc, at, HLX_ERR_PARSE, "fp8 weights with a scale per tensor or "
                          "channel are read for the GQA families; %s (MLA) takes DeepSeek's "
@@ -2096,13 +2097,10 @@ char *hlx_hf_config_text(const hlx_hf_config_t *c)
     }
     if (c->fp8 == HLX_HF_FP8_BLOCK && c->family == HLX_HF_DENSE) /* as Qwen3's FP8 releases */
         json_object_set_new(o, "quantization_config",
-                            json_pack("{s:s, s:s, s:s, s:[i, i], s:[s]}", "activation_scheme",
+                            json_pack("{s:s, s:s, s:s, s:[i, i], s:o}", "activation_scheme",
                                       "dynamic", "fmt", "e4m3", "quant_method", "fp8",
                                       "weight_block_size", c->block_rows, c->block_cols,
-                                      "modules_to_not_convert", "lm_head"));
-    if (c->fp8 == HLX_HF_FP8_BLOCK && c->family == HLX_HF_DENSE && c->moe_gqa)
-        json_object_set_new(json_object_get(o, "quantization_config"), "modules_to_not_convert",
-                            hlx_hf_ignore_json(c, 1));
+                                      "modules_to_not_convert", hlx_hf_ignore_json(c, 1)));
     if (c->fp8 == HLX_HF_FP8_SCALE && c->fp8_form == HLX_HF_QF_FP8) /* AutoFP8's */
         json_object_set_new(o, "quantization_config",
                             json_pack("{s:s, s:s, s:o, s:o}", "quant_method", "fp8",
@@ -2471,11 +2469,6 @@ static int hlx_hf_is_other_model(const hlx_hf_config_t *c, const char *name)
         if (!strncmp(name, other[i], strlen(other[i])))
             return 1;
     return 0;
-}
-
-int hlx_hf_fp8_scale_layout(const hlx_hf_config_t *c)
-{
-    return c->family == HLX_HF_DENSE;
 }
 
 int hlx_hf_kv_scale_count(const hlx_hf_config_t *c)

@@ -266,10 +266,6 @@ void hlx_hf_ckpt_name(const hlx_hf_config_t *c, const char *key, char *name, siz
 #define HLX_HF_KV_SCALES_TENSOR 1 /* kv_cache_scheme strategy "tensor" */
 #define HLX_HF_KV_SCALES_HEAD   2 /* strategy "attn_head": [num_key_value_heads] */
 
-/* Whether c's family takes fp8 weights with a scale per tensor or channel (HLX_HF_FP8_SCALE):
- * the GQA ones (fused projections and routed experts included); DeepSeek's MLA takes block
- * scales only. */
-int hlx_hf_fp8_scale_layout(const hlx_hf_config_t *c);
 /* Values in each KV-cache scale tensor of c: one per KV head (HLX_HF_KV_SCALES_HEAD; MLA's
  * one latent head), else one. */
 int hlx_hf_kv_scale_count(const hlx_hf_config_t *c);
