@@ -738,16 +738,27 @@ void hlx_ckpt_shape_str(const hlx_ckpt_tensor_t *t, char *buf, size_t len)
     hlx_shape_str(buf, len, t->ndim, t->shape);
 }
 
+/* name's tensor into *t_p, or HLX_ERR_NOT_FOUND saying which (under its prefix) is missing */
+static hlx_status_t hlx_ckpt_lookup(hlx_ckpt_t *ck, const char *name, const hlx_ckpt_tensor_t **t_p)
+{
+    char mapped[256];
+
+    if ((*t_p = hlx_ckpt_find(ck, name)) != NULL)
+        return HLX_OK;
+    return hlx_errbuf(hlx_ckpt_terr, sizeof(hlx_ckpt_terr), HLX_ERR_NOT_FOUND,
+                      "%s: tensor %s is missing", ck->dir,
+                      hlx_ckpt_prefixed(ck, name, mapped, sizeof(mapped)));
+}
+
 hlx_status_t hlx_ckpt_get(hlx_ckpt_t *ck, const char *name, int ndim, const int64_t *shape,
                           const hlx_ckpt_tensor_t **t_p)
 {
-    const hlx_ckpt_tensor_t *t = hlx_ckpt_find(ck, name);
-    char have[160], want[160], mapped[256];
+    const hlx_ckpt_tensor_t *t;
+    char have[160], want[160];
+    hlx_status_t st = hlx_ckpt_lookup(ck, name, &t);
 
-    if (t == NULL)
-        return hlx_errbuf(hlx_ckpt_terr, sizeof(hlx_ckpt_terr), HLX_ERR_NOT_FOUND,
-                           "%s: tensor %s is missing", ck->dir,
-                           hlx_ckpt_prefixed(ck, name, mapped, sizeof(mapped)));
+    if (st != HLX_OK)
+        return st;
     if (t->ndim != ndim || memcmp(t->shape, shape, sizeof(*shape) * (size_t)ndim) != 0) {
         hlx_shape_str(have, sizeof(have), t->ndim, t->shape);
         hlx_shape_str(want, sizeof(want), ndim, shape);
@@ -761,13 +772,12 @@ hlx_status_t hlx_ckpt_get(hlx_ckpt_t *ck, const char *name, int ndim, const int6
 
 hlx_status_t hlx_ckpt_get_value(hlx_ckpt_t *ck, const char *name, const hlx_ckpt_tensor_t **t_p)
 {
-    const hlx_ckpt_tensor_t *t = hlx_ckpt_find(ck, name);
-    char have[160], mapped[256];
+    const hlx_ckpt_tensor_t *t;
+    char have[160];
+    hlx_status_t st = hlx_ckpt_lookup(ck, name, &t);
 
-    if (t == NULL)
-        return hlx_errbuf(hlx_ckpt_terr, sizeof(hlx_ckpt_terr), HLX_ERR_NOT_FOUND,
-                           "%s: tensor %s is missing", ck->dir,
-                           hlx_ckpt_prefixed(ck, name, mapped, sizeof(mapped)));
+    if (st != HLX_OK)
+        return st;
     if (t->numel != 1 || t->ndim > 2) {
         hlx_shape_str(have, sizeof(have), t->ndim, t->shape);
         return hlx_errbuf(hlx_ckpt_terr, sizeof(hlx_ckpt_terr), HLX_ERR_MISMATCH,
