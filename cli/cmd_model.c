@@ -194,11 +194,14 @@ static uint32_t hlx_synth_fp8_key(const char *name)
 
 /* The HLX_HF_QF_* forms by the names `model info` gives them (their quant_method) */
 static const char *const hlx_fp8_form_names[] = { "compressed-tensors", "fp8", "modelopt" };
+/* hlx_ckpt_packing_t.pack's names (HLX_PACK_*) */
+static const char *const hlx_pack_names[] = { "none", "gptq", "gptq_v2", "awq",
+                                              "compressed-tensors" };
 
 /* What `model info --json` says of c's quantization: the fp8 weights' form and scales
  * (null: none), the KV-cache scales and their names (null: none; "maybe" where the config
  * leaves it to the tensors and they were not read), a tied checkpoint's unread head. */
-static json_t *hlx_info_quant_json(const hlx_hf_config_t *c)
+static json_t *hlx_info_quant_json(const hlx_hf_config_t *c, size_t packed)
 {
     json_t *w = json_null(), *kv = json_null();
     char kn[96], vn[96];
@@ -210,6 +213,11 @@ static json_t *hlx_info_quant_json(const hlx_hf_config_t *c)
         w = json_pack("{s:s, s:s, s:b}", "form", hlx_fp8_form_names[c->fp8_form], "scales",
                       c->fp8_channel ? "channel" : "tensor", "input_scales",
                       c->fp8_input_scale);
+    else if (c->packing.pack)
+        w = json_pack("{s:s, s:i, s:I, s:b, s:I}", "form", hlx_pack_names[c->packing.pack],
+                      "bits", c->packing.bits, "group", (json_int_t)c->packing.group,
+                      "zero_points", c->packing.pack != HLX_PACK_CT || !c->packing.sym,
+                      "packed_layers", (json_int_t)packed);
     if (c->kv_scales) {
         hlx_hf_kv_scale_name(c, 0, 0, kn, sizeof(kn));
         hlx_hf_kv_scale_name(c, 0, 1, vn, sizeof(vn));
@@ -1230,7 +1238,7 @@ static int hlx_cmd_model_info(int argc, char **argv)
         json_object_set_new(o_, "name", json_string(cfg.m.name));
         json_object_set_new(o_, "torch_dtype", json_string(cfg.torch_dtype));
         json_object_set_new(o_, "fp8", json_boolean(cfg.fp8));
-        json_object_set_new(o_, "quantization", hlx_info_quant_json(&cfg));
+        json_object_set_new(o_, "quantization", hlx_info_quant_json(&cfg, ck ? hlx_ckpt_packed_count(ck) : 0));
         json_object_set_new(o_, "checked", json_boolean(!config_only));
         json_object_set_new(o_, "model", mo);
         json_object_set_new(o_, "params", json_real(params));
@@ -1315,13 +1323,25 @@ static int hlx_cmd_model_info(int argc, char **argv)
                cfg.m.vocab);
     hlx_info_rope_print(&cfg.m);
     {
-        char q[160] = "";
+        char q[200] = "", gs[48];
+        if (cfg.packing.group > 0)
+            snprintf(gs, sizeof(gs), "groups of %lld", (long long)cfg.packing.group);
+        else
+            snprintf(gs, sizeof(gs), "a scale per channel");
         if (cfg.fp8 == HLX_HF_FP8_BLOCK)
             snprintf(q, sizeof(q), " (linear layers fp8 e4m3, block scales)");
         else if (cfg.fp8 == HLX_HF_FP8_SCALE)
             snprintf(q, sizeof(q), " (linear layers fp8 e4m3, a scale per %s; %s%s)",
                      cfg.fp8_channel ? "channel" : "tensor", hlx_fp8_form_names[cfg.fp8_form],
                      cfg.fp8_input_scale ? ", static input scales not used" : "");
+        else if (cfg.packing.pack && config_only)
+            snprintf(q, sizeof(q), " (linear layers %d-bit integers where packed: %s, %s; "
+                     "dequantized at load)", cfg.packing.bits, hlx_pack_names[cfg.packing.pack],
+                     gs);
+        else if (cfg.packing.pack)
+            snprintf(q, sizeof(q), " (%zu linear layers %d-bit integers: %s, %s; dequantized "
+                     "at load)", hlx_ckpt_packed_count(ck), cfg.packing.bits,
+                     hlx_pack_names[cfg.packing.pack], gs);
         printf("  weights %s%s, %.6g parameters%s\n\n", cfg.torch_dtype, q, params,
                config_only ? " (from config.json; tensors not checked)" : "");
     }

@@ -308,11 +308,24 @@ struct hlx_ckpt {
     char               pfx_from[2][32], pfx_to[2][48]; /* hlx_ckpt_set_prefix */
     int                npfx;
     float              fp8_lut[256];           /* e4m3 code -> value */
+    hlx_ckpt_tensor_t *packs;    /* hlx_ckpt_set_packed's weights, sorted by name (owned) */
+    size_t             npacks;
 };
 
 /* The last error of a call on this thread: the reads of one checkpoint may run on several
  * threads (the engine's column groups), each reporting its own. */
 static _Thread_local char hlx_ckpt_terr[1024];
+
+static void hlx_ckpt_packs_free(hlx_ckpt_t *ck)
+{
+    size_t i;
+
+    for (i = 0; i < ck->npacks; i++)
+        free((char *)ck->packs[i].name);
+    free(ck->packs);
+    ck->packs = NULL;
+    ck->npacks = 0;
+}
 
 void hlx_ckpt_set_fp8_block(hlx_ckpt_t *ck, int rows, int cols)
 {
@@ -385,6 +398,7 @@ void hlx_ckpt_close(hlx_ckpt_t *ck)
     }
     free(ck->files);
     free(ck->tensors);
+    hlx_ckpt_packs_free(ck);
     free(ck);
 }
 
@@ -716,8 +730,13 @@ const hlx_ckpt_tensor_t *hlx_ckpt_find(const hlx_ckpt_t *ck, const char *name)
     hlx_ckpt_tensor_t key;
     char mapped[256];
 
+    const hlx_ckpt_tensor_t *t;
+
     key.name = hlx_ckpt_prefixed(ck, name, mapped, sizeof(mapped));
-    return bsearch(&key, ck->tensors, ck->count, sizeof(key), hlx_tensor_cmp_name);
+    t = bsearch(&key, ck->tensors, ck->count, sizeof(key), hlx_tensor_cmp_name);
+    return t != NULL || ck->npacks == 0
+               ? t
+               : bsearch(&key, ck->packs, ck->npacks, sizeof(key), hlx_tensor_cmp_name);
 }
 
 static void hlx_shape_str(char *buf, size_t len, int ndim, const int64_t *shape)
@@ -872,6 +891,354 @@ hlx_status_t hlx_ckpt_read_value(hlx_ckpt_t *ck, const hlx_ckpt_tensor_t *t, int
     return HLX_OK;
 }
 
+/* ---- integer-packed weights (docs/model.md "Integer weights") ---------------------------- */
+
+/* AWQ packs the columns 0, 2, 4, 6, 1, 3, 5, 7 of each eight into fields 0..7: column k's
+ * field. */
+static const uint8_t hlx_awq_field[8] = { 0, 4, 1, 5, 2, 6, 3, 7 };
+
+static const uint8_t *hlx_ck_data(const hlx_ckpt_t *ck, const hlx_ckpt_tensor_t *t)
+{
+    const hlx_ckpt_file_t *f = &ck->files[t->file];
+
+    return f->map + f->st.data_offset + t->begin;
+}
+
+static uint32_t hlx_ck_u32(const uint8_t *p, uint64_t i)
+{
+    uint32_t v;
+
+    memcpy(&v, p + 4 * i, 4);
+    return v; /* safetensors is little-endian, as the hosts the runtime builds for */
+}
+
+/* Field k (of `bits` bits) of word w. */
+static int32_t hlx_ck_field(uint32_t w, int k, int bits)
+{
+    return (int32_t)((w >> (k * bits)) & ((1u << bits) - 1u));
+}
+
+/* ck's stored tensor of this exact name (no prefix mapping), or NULL. */
+static const hlx_ckpt_tensor_t *hlx_ckpt_find_stored(const hlx_ckpt_t *ck, const char *name)
+{
+    hlx_ckpt_tensor_t key;
+
+    key.name = name;
+    return bsearch(&key, ck->tensors, ck->count, sizeof(key), hlx_tensor_cmp_name);
+}
+
+static const char *hlx_pack_form(int pack)
+{
+    switch (pack) {
+    case HLX_PACK_GPTQ: return "GPTQ";
+    case HLX_PACK_GPTQ_V2: return "GPTQ v2";
+    case HLX_PACK_AWQ: return "AWQ";
+    default: return "compressed-tensors pack-quantized";
+    }
+}
+
+/* Part `suffix` of the packed set base: dtype (HLX_ST_COUNT: a scale's F32, BF16 or F16)
+ * and shape [d0, d1] (d1 < 0: 1-D [d0]); *p_p NULL when absent and optional. */
+static hlx_status_t hlx_pack_part(const hlx_ckpt_t *ck, const hlx_ckpt_packing_t *pk,
+                                  const char *base, const char *suffix, int required,
+                                  hlx_st_dtype_t dtype, int64_t d0, int64_t d1,
+                                  const char *layout, const hlx_ckpt_tensor_t **p_p)
+{
+    char name[600], have[160], want[160];
+    const int64_t shape[2] = { d0, d1 };
+    const hlx_ckpt_tensor_t *p;
+
+    snprintf(name, sizeof(name), "%s%s", base, suffix);
+    *p_p = p = hlx_ckpt_find_stored(ck, name);
+    if (p == NULL)
+        return required ? hlx_errbuf(hlx_ckpt_terr, sizeof(hlx_ckpt_terr), HLX_ERR_MISMATCH,
+                                     "%s: tensor %s is missing (%s %d-bit: %s)", ck->dir, name,
+                                     hlx_pack_form(pk->pack), pk->bits, layout)
+                        : HLX_OK;
+    if (dtype == HLX_ST_COUNT ? !hlx_st_is_scale(p->dtype) : p->dtype != dtype)
+        return hlx_errbuf(hlx_ckpt_terr, sizeof(hlx_ckpt_terr), HLX_ERR_MISMATCH,
+                          "%s: tensor %s: dtype %s, expected %s (%s %d-bit: %s)",
+                          ck->files[p->file].name, name, hlx_st_dtype_name(p->dtype),
+                          dtype == HLX_ST_COUNT ? "F32, BF16 or F16" : hlx_st_dtype_name(dtype),
+                          hlx_pack_form(pk->pack), pk->bits, layout);
+    if (p->ndim != (d1 < 0 ? 1 : 2) || memcmp(p->shape, shape, 8 * (size_t)p->ndim) != 0) {
+        hlx_shape_str(have, sizeof(have), p->ndim, p->shape);
+        hlx_shape_str(want, sizeof(want), d1 < 0 ? 1 : 2, shape);
+        return hlx_errbuf(hlx_ckpt_terr, sizeof(hlx_ckpt_terr), HLX_ERR_MISMATCH,
+                          "%s: tensor %s: shape %s, expected %s (%s %d-bit, group %lld: %s)",
+                          ck->files[p->file].name, name, have, want, hlx_pack_form(pk->pack),
+                          pk->bits, (long long)pk->group, layout);
+    }
+    return HLX_OK;
+}
+
+/* compressed-tensors' weight_shape: [out, in] as I64 or I32 values. */
+static hlx_status_t hlx_pack_dims(const hlx_ckpt_t *ck, const char *base, int64_t *out_p,
+                                  int64_t *in_p, const hlx_ckpt_tensor_t **d_p)
+{
+    char name[600];
+    const hlx_ckpt_tensor_t *d;
+    const uint8_t *p;
+    int64_t v[2];
+    int k;
+
+    snprintf(name, sizeof(name), "%s.weight_shape", base);
+    if ((*d_p = d = hlx_ckpt_find_stored(ck, name)) == NULL)
+        return hlx_errbuf(hlx_ckpt_terr, sizeof(hlx_ckpt_terr), HLX_ERR_MISMATCH,
+                          "%s: tensor %s is missing (compressed-tensors pack-quantized: the "
+                          "[out, in] of %s.weight_packed)", ck->dir, name, base);
+    if (d->ndim != 1 || d->shape[0] != 2 || (d->dtype != HLX_ST_I64 && d->dtype != HLX_ST_I32))
+        return hlx_errbuf(hlx_ckpt_terr, sizeof(hlx_ckpt_terr), HLX_ERR_MISMATCH,
+                          "%s: tensor %s: %s of %lld dimension%s, expected two I64 or I32 "
+                          "values (out, in)", ck->files[d->file].name, name,
+                          hlx_st_dtype_name(d->dtype), (long long)d->numel,
+                          d->numel == 1 ? "" : "s");
+    p = hlx_ck_data(ck, d);
+    for (k = 0; k < 2; k++) {
+        if (d->dtype == HLX_ST_I64) {
+            memcpy(&v[k], p + 8 * k, 8);
+        } else {
+            int32_t w;
+            memcpy(&w, p + 4 * k, 4);
+            v[k] = w;
+        }
+        if (v[k] < 1 || v[k] > (int64_t)1 << 40)
+            return hlx_errbuf(hlx_ckpt_terr, sizeof(hlx_ckpt_terr), HLX_ERR_MISMATCH,
+                              "%s: tensor %s: value %d is %lld, not a dimension (1 to 2^40)",
+                              ck->files[d->file].name, name, k, (long long)v[k]);
+    }
+    *out_p = v[0];
+    *in_p = v[1];
+    return HLX_OK;
+}
+
+/* Every g_idx value a group in [0, groups). */
+static hlx_status_t hlx_pack_gidx(const hlx_ckpt_t *ck, const hlx_ckpt_tensor_t *g,
+                                  int64_t groups)
+{
+    const uint8_t *p = hlx_ck_data(ck, g);
+    int64_t i;
+
+    for (i = 0; i < g->shape[0]; i++) {
+        int32_t v;
+        memcpy(&v, p + 4 * i, 4);
+        if (v < 0 || v >= groups)
+            return hlx_errbuf(hlx_ckpt_terr, sizeof(hlx_ckpt_terr), HLX_ERR_MISMATCH,
+                              "%s: tensor %s: value %lld is %d, not a group (0 to %lld)",
+                              ck->files[g->file].name, g->name, (long long)i, v,
+                              (long long)groups - 1);
+    }
+    return HLX_OK;
+}
+
+/* The packed set whose words are w (name base + the form's suffix) as v. */
+static hlx_status_t hlx_pack_one(const hlx_ckpt_t *ck, const hlx_ckpt_packing_t *pk,
+                                 const hlx_ckpt_tensor_t *w, const char *base,
+                                 hlx_ckpt_tensor_t *v)
+{
+    const int64_t p = 32 / pk->bits;
+    char have[160], layout[160];
+    int64_t out = 0, in = 0, words;
+    hlx_status_t st;
+    const hlx_ckpt_tensor_t *s, *z = NULL, *g = NULL, *d = NULL;
+
+    if (w->dtype != HLX_ST_I32 || w->ndim != 2) {
+        hlx_shape_str(have, sizeof(have), w->ndim, w->shape);
+        return hlx_errbuf(hlx_ckpt_terr, sizeof(hlx_ckpt_terr), HLX_ERR_MISMATCH,
+                          "%s: tensor %s: %s %s, expected 2-D I32 (%s: packed words)",
+                          ck->files[w->file].name, w->name, hlx_st_dtype_name(w->dtype), have,
+                          hlx_pack_form(pk->pack));
+    }
+    if (pk->pack == HLX_PACK_CT) {
+        if ((st = hlx_pack_dims(ck, base, &out, &in, &d)) != HLX_OK)
+            return st;
+        words = (in + p - 1) / p;
+        if (w->shape[0] != out || w->shape[1] != words) {
+            hlx_shape_str(have, sizeof(have), 2, w->shape);
+            return hlx_errbuf(hlx_ckpt_terr, sizeof(hlx_ckpt_terr), HLX_ERR_MISMATCH,
+                              "%s: tensor %s: shape %s, expected [%lld, %lld] (%s's [out, "
+                              "in] = [%lld, %lld] in %lld-value words)",
+                              ck->files[w->file].name, w->name, have, (long long)out,
+                              (long long)words, d->name, (long long)out, (long long)in,
+                              (long long)p);
+        }
+    } else if (pk->pack == HLX_PACK_AWQ) {
+        in = w->shape[0];
+        out = w->shape[1] * 8;
+    } else {
+        in = w->shape[0] * p;
+        out = w->shape[1];
+    }
+    v->groups = pk->group > 0 ? (in + pk->group - 1) / pk->group : 1;
+    v->group = pk->group > 0 ? pk->group : in;
+    switch (pk->pack) {
+    case HLX_PACK_CT:
+        snprintf(layout, sizeof(layout), "weight_scale [out, G], weight_zero_point "
+                 "[ceil(out / %lld), G], G = %lld", (long long)p, (long long)v->groups);
+        if ((st = hlx_pack_part(ck, pk, base, ".weight_scale", 1, HLX_ST_COUNT, out, v->groups,
+                                layout, &s)) != HLX_OK ||
+            (!pk->sym && (st = hlx_pack_part(ck, pk, base, ".weight_zero_point", 1, HLX_ST_I32,
+                                             (out + p - 1) / p, v->groups, layout, &z)) != HLX_OK) ||
+            (st = hlx_pack_part(ck, pk, base, ".weight_g_idx", 0, HLX_ST_I32, in, -1, layout,
+                                &g)) != HLX_OK)
+            return st;
+        break;
+    case HLX_PACK_AWQ:
+        snprintf(layout, sizeof(layout), "qweight [in, out / 8], qzeros [G, out / 8], scales "
+                 "[G, out], G = %lld", (long long)v->groups);
+        if ((st = hlx_pack_part(ck, pk, base, ".scales", 1, HLX_ST_COUNT, v->groups, out, layout,
+                                &s)) != HLX_OK ||
+            (st = hlx_pack_part(ck, pk, base, ".qzeros", 1, HLX_ST_I32, v->groups, out / 8,
+                                layout, &z)) != HLX_OK)
+            return st;
+        break;
+    default:
+        snprintf(layout, sizeof(layout), "qweight [in / %lld, out], qzeros [G, ceil(out / %lld)], "
+                 "scales [G, out], G = %lld", (long long)p, (long long)p, (long long)v->groups);
+        if ((st = hlx_pack_part(ck, pk, base, ".scales", 1, HLX_ST_COUNT, v->groups, out, layout,
+                                &s)) != HLX_OK ||
+            (st = hlx_pack_part(ck, pk, base, ".qzeros", 1, HLX_ST_I32, v->groups,
+                                (out + p - 1) / p, layout, &z)) != HLX_OK ||
+            (st = hlx_pack_part(ck, pk, base, ".g_idx", 0, HLX_ST_I32, in, -1, layout, &g)) !=
+                HLX_OK)
+            return st;
+        break;
+    }
+    if (g != NULL && (st = hlx_pack_gidx(ck, g, v->groups)) != HLX_OK)
+        return st;
+    v->dtype = HLX_ST_I32;
+    v->ndim = 2;
+    v->shape[0] = out;
+    v->shape[1] = in;
+    v->numel = (uint64_t)out * (uint64_t)in;
+    v->begin = v->end = 0;
+    v->file = w->file;
+    v->scale = s;
+    v->scale_rows = 0;
+    v->pack = pk->pack;
+    v->bits = pk->bits;
+    v->packed = w;
+    v->zero = z;
+    v->gidx = g;
+    v->dims = d;
+    return HLX_OK;
+}
+
+hlx_status_t hlx_ckpt_set_packed(hlx_ckpt_t *ck, const hlx_ckpt_packing_t *pk,
+                                 int (*skip)(const char *name, const void *arg),
+                                 const void *arg)
+{
+    const char *suffix = pk->pack == HLX_PACK_CT ? ".weight_packed" : ".qweight";
+    const size_t sl = strlen(suffix);
+    size_t i, n = 0;
+    hlx_status_t st = HLX_OK;
+
+    hlx_ckpt_packs_free(ck);
+    if (pk->pack == 0)
+        return HLX_OK;
+    if (pk->bits != 4 && pk->bits != 8)
+        return hlx_errbuf(hlx_ckpt_terr, sizeof(hlx_ckpt_terr), HLX_ERR_INVALID,
+                          "%s: %d-bit packed weights (4 or 8)", ck->dir, pk->bits);
+    ck->packs = calloc(ck->count ? ck->count : 1, sizeof(*ck->packs));
+    if (ck->packs == NULL)
+        return hlx_errbuf(hlx_ckpt_terr, sizeof(hlx_ckpt_terr), HLX_ERR_NOMEM, "out of memory");
+    for (i = 0; i < ck->count && st == HLX_OK; i++) {
+        const hlx_ckpt_tensor_t *w = &ck->tensors[i];
+        const size_t nl = strlen(w->name);
+        hlx_ckpt_tensor_t *v = &ck->packs[n];
+        char base[512], *name;
+        if (nl <= sl || strcmp(w->name + nl - sl, suffix) || nl - sl >= sizeof(base) - 8 ||
+            (skip != NULL && skip(w->name, arg)))
+            continue;
+        memcpy(base, w->name, nl - sl);
+        base[nl - sl] = '\0';
+        if ((name = malloc(nl - sl + 8)) == NULL) {
+            st = hlx_errbuf(hlx_ckpt_terr, sizeof(hlx_ckpt_terr), HLX_ERR_NOMEM, "out of memory");
+            break;
+        }
+        memcpy(name, base, nl - sl);
+        memcpy(name + nl - sl, ".weight", 8);
+        v->name = name;
+        ck->npacks = ++n; /* freed with the others from here on */
+        if (hlx_ckpt_find_stored(ck, name) != NULL)
+            st = hlx_errbuf(hlx_ckpt_terr, sizeof(hlx_ckpt_terr), HLX_ERR_MISMATCH,
+                            "%s: tensor %s is stored both packed (%s) and as it is",
+                            ck->files[w->file].name, name, w->name);
+        else
+            st = hlx_pack_one(ck, pk, w, base, v);
+    }
+    if (st != HLX_OK) {
+        hlx_ckpt_packs_free(ck);
+        return st;
+    }
+    qsort(ck->packs, ck->npacks, sizeof(*ck->packs), hlx_tensor_cmp_name);
+    return HLX_OK;
+}
+
+size_t hlx_ckpt_packed_count(const hlx_ckpt_t *ck)
+{
+    return ck->npacks;
+}
+
+const hlx_ckpt_tensor_t *hlx_ckpt_packed_tensor(const hlx_ckpt_t *ck, size_t i)
+{
+    return i < ck->npacks ? &ck->packs[i] : NULL;
+}
+
+/* Elements [c0, c0 + nc) of row o of the packed weight t, dequantized into out: (q - z) x s
+ * in f32 (exact for F16 and BF16 scales). A scale that is not finite and >= 0 is refused. */
+static hlx_status_t hlx_ck_unpack_row(const hlx_ckpt_t *ck, const hlx_ckpt_tensor_t *t,
+                                      int64_t o, int64_t c0, int64_t nc, float *out)
+{
+    const uint8_t *pw = hlx_ck_data(ck, t->packed), *ps = hlx_ck_data(ck, t->scale);
+    const uint8_t *pz = t->zero ? hlx_ck_data(ck, t->zero) : NULL;
+    const uint8_t *pg = t->gidx ? hlx_ck_data(ck, t->gidx) : NULL;
+    const int bits = t->bits, p = 32 / bits;
+    const int32_t off = t->pack == HLX_PACK_CT ? 1 << (bits - 1) : 0;
+    const int64_t nout = t->shape[0], wcols = t->packed->shape[1];
+    const int64_t zcols = t->zero ? t->zero->shape[1] : 0;
+    int64_t j;
+
+    for (j = 0; j < nc; j++) {
+        const int64_t i = c0 + j;
+        const int64_t g = pg ? (int64_t)(int32_t)hlx_ck_u32(pg, (uint64_t)i) : i / t->group;
+        int32_t q, z = 0;
+        uint64_t si;
+        float s;
+        switch (t->pack) {
+        case HLX_PACK_AWQ: {
+            const int k = hlx_awq_field[o % 8];
+            q = hlx_ck_field(hlx_ck_u32(pw, (uint64_t)(i * wcols + o / 8)), k, 4);
+            z = hlx_ck_field(hlx_ck_u32(pz, (uint64_t)(g * zcols + o / 8)), k, 4);
+            si = (uint64_t)(g * nout + o);
+            break;
+        }
+        case HLX_PACK_CT:
+            q = hlx_ck_field(hlx_ck_u32(pw, (uint64_t)(o * wcols + i / p)), (int)(i % p), bits) -
+                off;
+            if (pz != NULL)
+                z = hlx_ck_field(hlx_ck_u32(pz, (uint64_t)(o / p * zcols + g)), (int)(o % p),
+                                 bits) - off;
+            si = (uint64_t)(o * t->groups + g);
+            break;
+        default: /* GPTQ: its zeros stored minus one, except in its v2 format */
+            q = hlx_ck_field(hlx_ck_u32(pw, (uint64_t)(i / p * nout + o)), (int)(i % p), bits);
+            z = hlx_ck_field(hlx_ck_u32(pz, (uint64_t)(g * zcols + o / p)), (int)(o % p), bits) +
+                (t->pack == HLX_PACK_GPTQ);
+            si = (uint64_t)(g * nout + o);
+            break;
+        }
+        s = hlx_st_load(ps, t->scale->dtype, si);
+        if (!(s >= 0.0f) || !isfinite(s))
+            return hlx_errbuf(hlx_ckpt_terr, sizeof(hlx_ckpt_terr), HLX_ERR_MISMATCH,
+                              "%s: tensor %s: value %llu is %g, not a weight scale (a finite "
+                              "value >= 0)", ck->files[t->scale->file].name, t->scale->name,
+                              (unsigned long long)si, s);
+        out[j] = (float)(q - z) * s;
+    }
+    return HLX_OK;
+}
+
 /* Rows converted at a time (transposed stores write this many consecutive elements). */
 #define HLX_CK_TILE 32
 
@@ -938,10 +1305,11 @@ hlx_status_t hlx_ckpt_read_block(hlx_ckpt_t *ck, const hlx_ckpt_tensor_t *t, int
                            t->name, t->ndim);
     cols = t->ndim == 2 ? t->shape[1] : t->shape[0];
     if (t->dtype != HLX_ST_F32 && t->dtype != HLX_ST_BF16 && t->dtype != HLX_ST_F16 &&
-        t->dtype != HLX_ST_F64 && t->dtype != HLX_ST_F8_E4M3)
+        t->dtype != HLX_ST_F64 && t->dtype != HLX_ST_F8_E4M3 && !t->pack)
         return hlx_errbuf(hlx_ckpt_terr, sizeof(hlx_ckpt_terr), HLX_ERR_MISMATCH,
                            "%s: tensor %s: dtype %s, expected a floating-point weight (F32, "
-                           "BF16, F16, F8_E4M3)", f->name, t->name, hlx_st_dtype_name(t->dtype));
+                           "BF16, F16, F8_E4M3) or a packed integer one", f->name, t->name,
+                           hlx_st_dtype_name(t->dtype));
     if (dst_dtype != HLX_DTYPE_F32 && dst_dtype != HLX_DTYPE_BF16)
         return hlx_errbuf(hlx_ckpt_terr, sizeof(hlx_ckpt_terr), HLX_ERR_UNSUPPORTED,
                            "%s: tensor %s: cannot convert to %s (f32 or bf16)", f->name, t->name,
@@ -953,7 +1321,9 @@ hlx_status_t hlx_ckpt_read_block(hlx_ckpt_t *ck, const hlx_ckpt_tensor_t *t, int
                            "outside its %lld x %lld elements", f->name, t->name, (long long)r0,
                            (long long)nr, (long long)c0, (long long)nc, (long long)ld,
                            (long long)rows, (long long)cols);
-    if (s != NULL && t->scale_rows > 0) {
+    if (t->pack) {
+        /* packed words: dequantized row by row (hlx_ck_unpack_row) */
+    } else if (s != NULL && t->scale_rows > 0) {
         /* `<name>_scale`: one factor (a row of them) for every scale_rows rows */
         brow = t->scale_rows;
         bcol = cols;
@@ -989,9 +1359,17 @@ hlx_status_t hlx_ckpt_read_block(hlx_ckpt_t *ck, const hlx_ckpt_tensor_t *t, int
     for (i = 0; i < nr; i += HLX_CK_TILE) {
         int64_t th = nr - i < HLX_CK_TILE ? nr - i : HLX_CK_TILE, k;
         for (k = 0; k < th; k++) {
-            const uint8_t *row = base + (size_t)((r0 + i + k) * cols + c0) * es;
             float *out = tile + k * tnc;
-            hlx_ck_convert(ck, row, t->dtype, nc, out);
+            if (t->pack) {
+                hlx_status_t st = hlx_ck_unpack_row(ck, t, r0 + i + k, c0, nc, out);
+                if (st != HLX_OK) {
+                    free(tile);
+                    return st;
+                }
+                continue;
+            }
+            hlx_ck_convert(ck, base + (size_t)((r0 + i + k) * cols + c0) * es, t->dtype, nc,
+                           out);
             if (s != NULL) {
                 /* factors per scale row: blocks across (weight_scale_inv), or one */
                 const int64_t scols = t->scale_rows > 0 ? 1 : s->shape[1];
@@ -1032,8 +1410,11 @@ hlx_status_t hlx_ckpt_read_block(hlx_ckpt_t *ck, const hlx_ckpt_tensor_t *t, int
         }
     }
     free(tile);
-    atomic_fetch_add_explicit(&ck->bytes_read, (uint64_t)nr * (uint64_t)nc * es,
-                                  memory_order_relaxed);
+    /* packed: the words' bytes of the elements (a nibble or a byte each) */
+    atomic_fetch_add_explicit(&ck->bytes_read,
+                              t->pack ? (uint64_t)nr * (uint64_t)nc * (uint64_t)t->bits / 8
+                                      : (uint64_t)nr * (uint64_t)nc * es,
+                              memory_order_relaxed);
     return HLX_OK;
 }
 

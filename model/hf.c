@@ -1008,6 +1008,156 @@ static hlx_status_t hlx_cfg_ignore(hlx_jdoc_t *doc, json_t *q, const char *key, 
     return HLX_OK;
 }
 
+/* An integer key of q: absent (*v_p = def), or an integer that ok() accepts. */
+static hlx_status_t hlx_cfg_qint(hlx_jdoc_t *doc, json_t *q, const char *key, const char *at,
+                                 json_int_t def, int (*ok)(json_int_t), const char *what,
+                                 json_int_t *v_p)
+{
+    json_t *x = json_object_get(q, key);
+    char p[160];
+
+    *v_p = def;
+    if (x == NULL && def != INT64_MIN)
+        return HLX_OK;
+    snprintf(p, sizeof(p), "%s/%s", at, key);
+    if (x == NULL)
+        return hlx_jdoc_fail(doc, at, HLX_ERR_PARSE, "required key %s is missing (%s)", key,
+                             what);
+    if (!json_is_integer(x) || !ok(json_integer_value(x)))
+        return hlx_jdoc_fail(doc, p, HLX_ERR_PARSE, "expected %s", what);
+    *v_p = json_integer_value(x);
+    return HLX_OK;
+}
+
+static int hlx_q_bits(json_int_t v) { return v == 4 || v == 8; }
+static int hlx_q_bits4(json_int_t v) { return v == 4; }
+static int hlx_q_group(json_int_t v) { return v == -1 || (v > 0 && v <= (1 << 30)); }
+static int hlx_q_group_pos(json_int_t v) { return v > 0 && v <= (1 << 30); }
+
+/* A string key of q: absent, or one of want[] (compared without case when nocase). */
+static int hlx_cfg_qstr_is(json_t *q, const char *key, const char *const *want, int nocase)
+{
+    json_t *x = json_object_get(q, key);
+    size_t i;
+
+    if (x == NULL)
+        return 1;
+    for (i = 0; json_is_string(x) && want[i] != NULL; i++)
+        if (!(nocase ? strcasecmp : strcmp)(json_string_value(x), want[i]))
+            return 1;
+    return 0;
+}
+
+/* quant_method "gptq" (AutoGPTQ, GPTQModel, optimum; docs/model.md "Integer weights"):
+ * bits 4 or 8, group_size, the zeros stored minus one (checkpoint_format gptq, the default)
+ * or as they are (gptq_v2). desc_act and sym need no reading: g_idx and the stored zeros
+ * say the same; which Linear layers are packed the tensors say. */
+static hlx_status_t hlx_cfg_gptq(hlx_jdoc_t *doc, json_t *q, hlx_hf_config_t *c)
+{
+    static const char at[] = "/quantization_config";
+    static const char *const formats[] = { "gptq", "gptq_v2", NULL };
+    const char *fkey = json_object_get(q, "checkpoint_format") ? "checkpoint_format" : "format";
+    json_t *f = json_object_get(q, fkey), *head = json_object_get(q, "lm_head");
+    json_int_t bits, group;
+    hlx_status_t st;
+    char p[96];
+
+    if ((st = hlx_cfg_qint(doc, q, "bits", at, INT64_MIN, hlx_q_bits, "4 or 8 (bits per "
+                           "weight)", &bits)) != HLX_OK ||
+        (st = hlx_cfg_qint(doc, q, "group_size", at, 128, hlx_q_group, "a group size > 0, "
+                           "or -1 (one group per row)", &group)) != HLX_OK)
+        return st;
+    snprintf(p, sizeof(p), "%s/%s", at, fkey);
+    if (f != NULL && !json_is_null(f) && !hlx_cfg_qstr_is(q, fkey, formats, 0))
+        return hlx_jdoc_fail(doc, p, HLX_ERR_PARSE, "\"gptq\" or \"gptq_v2\" (the layouts "
+                             "vLLM and transformers read; a repacked marlin checkpoint is "
+                             "not read)");
+    if (head != NULL && !json_is_false(head) && !json_is_null(head))
+        return hlx_jdoc_fail(doc, "/quantization_config/lm_head", HLX_ERR_PARSE, "a quantized "
+                             "head is not read: false");
+    c->packing.pack = f != NULL && json_is_string(f) && !strcmp(json_string_value(f), "gptq_v2")
+                          ? HLX_PACK_GPTQ_V2 : HLX_PACK_GPTQ;
+    c->packing.bits = (int)bits;
+    c->packing.group = group;
+    c->packing.sym = 0;
+    return HLX_OK;
+}
+
+/* quant_method "awq" (AutoAWQ's GEMM layout): 4 bits, a group size, zero points. */
+static hlx_status_t hlx_cfg_awq(hlx_jdoc_t *doc, json_t *q, hlx_hf_config_t *c)
+{
+    static const char at[] = "/quantization_config";
+    static const char *const versions[] = { "gemm", NULL };
+    const char *bkey = json_object_get(q, "w_bit") && !json_object_get(q, "bits") ? "w_bit" : "bits";
+    const char *gkey = json_object_get(q, "q_group_size") && !json_object_get(q, "group_size")
+                           ? "q_group_size" : "group_size";
+    json_t *zp = json_object_get(q, "zero_point");
+    json_int_t bits, group;
+    hlx_status_t st;
+
+    if ((st = hlx_cfg_qint(doc, q, bkey, at, INT64_MIN, hlx_q_bits4, "4 (AWQ's weights are "
+                           "4-bit)", &bits)) != HLX_OK ||
+        (st = hlx_cfg_qint(doc, q, gkey, at, INT64_MIN, hlx_q_group_pos, "a group size > 0",
+                           &group)) != HLX_OK)
+        return st;
+    if (zp != NULL && !json_is_true(zp))
+        return hlx_jdoc_fail(doc, "/quantization_config/zero_point", HLX_ERR_PARSE,
+                             "only true (AWQ's GEMM layout with its qzeros) is read");
+    if (!hlx_cfg_qstr_is(q, "version", versions, 1))
+        return hlx_jdoc_fail(doc, "/quantization_config/version", HLX_ERR_PARSE, "only "
+                             "\"gemm\" is read (the gemv layouts pack the words otherwise)");
+    c->packing.pack = HLX_PACK_AWQ;
+    c->packing.bits = 4;
+    c->packing.group = group;
+    c->packing.sym = 0;
+    return HLX_OK;
+}
+
+/* compressed-tensors' integer weights (llm-compressor's W4A16 and W8A16, format
+ * pack-quantized): group g of the config with weights w. */
+static hlx_status_t hlx_cfg_ct_int(hlx_jdoc_t *doc, json_t *q, json_t *g, json_t *w,
+                                   hlx_hf_config_t *c)
+{
+    static const char at[] = "/quantization_config/config_groups";
+    static const char *const orders[] = { "group", "weight", "static", "dynamic", NULL };
+    json_t *a = json_object_get(g, "input_activations"), *o = json_object_get(g, "output_activations");
+    json_t *fmt = json_object_get(g, "format") ? json_object_get(g, "format")
+                                               : json_object_get(q, "format");
+    json_t *ao = json_object_get(w, "actorder");
+    json_int_t bits, group = -1;
+    const int channel = hlx_ct_is(w, "strategy", "channel", 0, -1) &&
+                        json_object_get(w, "strategy") != NULL;
+
+    if (!json_is_string(fmt) || strcmp(json_string_value(fmt), "pack-quantized"))
+        return hlx_jdoc_fail(doc, "/quantization_config", HLX_ERR_PARSE, "integer weights are "
+                             "read in format \"pack-quantized\" (the group's format, or the "
+                             "config's)");
+    if (!json_is_integer(json_object_get(w, "num_bits")) ||
+        !hlx_q_bits(json_integer_value(json_object_get(w, "num_bits"))) ||
+        !hlx_ct_is(w, "dynamic", NULL, 0, 0) ||
+        (json_object_get(w, "symmetric") != NULL && !json_is_boolean(json_object_get(w, "symmetric"))) ||
+        (ao != NULL && !json_is_null(ao) && !hlx_cfg_qstr_is(w, "actorder", orders, 0)) ||
+        !(channel || (hlx_ct_is(w, "strategy", "group", 0, -1) &&
+                      json_object_get(w, "strategy") != NULL &&
+                      json_is_integer(json_object_get(w, "group_size")) &&
+                      hlx_q_group_pos(json_integer_value(json_object_get(w, "group_size"))))))
+        return hlx_jdoc_fail(doc, at, HLX_ERR_PARSE, "the group's integer weights must be 4 or "
+                             "8 bits, static, one scale per group (strategy group, group_size "
+                             "> 0) or per channel");
+    if ((a != NULL && !json_is_null(a)) || (o != NULL && !json_is_null(o)))
+        return hlx_jdoc_fail(doc, at, HLX_ERR_PARSE, "integer weights are read with unquantized "
+                             "activations (W4A16, W8A16): input_activations and "
+                             "output_activations null");
+    bits = json_integer_value(json_object_get(w, "num_bits"));
+    if (!channel)
+        group = json_integer_value(json_object_get(w, "group_size"));
+    c->packing.pack = HLX_PACK_CT;
+    c->packing.bits = (int)bits;
+    c->packing.group = group;
+    c->packing.sym = !json_is_false(json_object_get(w, "symmetric"));
+    return HLX_OK;
+}
+
 /* quantization_config of compressed-tensors with weight groups (llm-compressor's FP8
  * checkpoints): one group over every Linear, fp8 e4m3 weights with a static scale per
  * tensor or per output channel (X.weight_scale), activations dynamic or static (their
@@ -1030,6 +1180,9 @@ static hlx_status_t hlx_cfg_ct_weights(hlx_jdoc_t *doc, json_t *q, hlx_hf_config
     if (!json_is_array(t) || json_array_size(t) != 1 ||
         strcmp(json_string_value(json_array_get(t, 0)) ?: "", "Linear"))
         return hlx_jdoc_fail(doc, at, HLX_ERR_PARSE, "the group's targets must be [\"Linear\"]");
+    if (json_is_object(w) && json_is_string(json_object_get(w, "type")) &&
+        !strcmp(json_string_value(json_object_get(w, "type")), "int"))
+        return hlx_cfg_ct_int(doc, q, g, w, c);
     if (!json_is_object(w) || !hlx_ct_is(w, "type", "float", 0, -1) ||
         !hlx_ct_is(w, "num_bits", NULL, 8, -1) || !hlx_ct_is(w, "dynamic", NULL, 0, 0) ||
         !hlx_ct_is(w, "symmetric", NULL, 0, 1) ||
@@ -1283,12 +1436,14 @@ static hlx_status_t hlx_cfg_dtype(hlx_jdoc_t *doc, hlx_hf_config_t *c)
         return HLX_OK;
     method = json_string_value(json_object_get(q, "quant_method")) ?: "";
     if (!json_is_object(q) || (strcmp(method, "compressed-tensors") && strcmp(method, "fp8") &&
-                               strcmp(method, "modelopt")))
+                               strcmp(method, "modelopt") && strcmp(method, "gptq") &&
+                               strcmp(method, "awq")))
         return hlx_jdoc_fail(doc, json_is_object(q) ? "/quantization_config/quant_method"
                                                     : "/quantization_config",
                              HLX_ERR_PARSE, "supported: \"compressed-tensors\" (fp8 weights, "
-                             "fp8 KV-cache scales), \"fp8\" (block-scaled or per-tensor "
-                             "weights) and \"modelopt\" (quant_algo FP8)");
+                             "4- and 8-bit integer weights, fp8 KV-cache scales), \"fp8\" "
+                             "(block-scaled or per-tensor weights), \"modelopt\" (quant_algo "
+                             "FP8), \"gptq\" and \"awq\" (4- and 8-bit integer weights)");
     if ((st = hlx_cfg_kv_scheme(doc, q, method, c)) != HLX_OK)
         return st;
     if (!strcmp(method, "compressed-tensors")) {
@@ -1301,6 +1456,10 @@ static hlx_status_t hlx_cfg_dtype(hlx_jdoc_t *doc, hlx_hf_config_t *c)
                                  "kv_cache_scheme: nothing to read");
         return HLX_OK;
     }
+    if (!strcmp(method, "gptq"))
+        return hlx_cfg_gptq(doc, q, c);
+    if (!strcmp(method, "awq"))
+        return hlx_cfg_awq(doc, q, c);
     return !strcmp(method, "fp8") ? hlx_cfg_fp8(doc, q, c)
                                   : hlx_cfg_modelopt(doc, q, "/quantization_config", c);
 }
@@ -2558,6 +2717,12 @@ static hlx_status_t hlx_hf_check_scale(hlx_ckpt_t *ck, const hlx_ckpt_tensor_t *
     return st;
 }
 
+/* hlx_ckpt_set_packed's skip: a multimodal checkpoint's vision tower and projector. */
+static int hlx_hf_pack_skip(const char *name, const void *arg)
+{
+    return hlx_hf_is_other_model(arg, name);
+}
+
 void hlx_hf_settle(hlx_ckpt_t *ck, hlx_hf_config_t *c)
 {
     const hlx_ckpt_tensor_t *head;
@@ -2598,6 +2763,10 @@ hlx_status_t hlx_hf_check(hlx_ckpt_t *ck, const hlx_hf_config_t *c)
     hlx_ckpt_set_fp8_block(ck, c->block_rows, c->block_cols);
     hlx_ckpt_set_fused(ck, c->fused);
     hlx_hf_prefixes(ck, c);
+    if ((st = hlx_ckpt_set_packed(ck, &c->packing, hlx_hf_pack_skip, c)) != HLX_OK) {
+        free(seen);
+        return st;
+    }
     st = hlx_hf_expect(c, &list, &n, err, sizeof(err));
     for (i = 0; st == HLX_OK && i < n; i++) {
         const hlx_ckpt_tensor_t *t;
@@ -2607,7 +2776,20 @@ hlx_status_t hlx_hf_check(hlx_ckpt_t *ck, const hlx_hf_config_t *c)
             st = hlx_ckpt_get(ck, list[i].name, list[i].ndim, list[i].shape, &t);
         if (st != HLX_OK)
             break;
-        if (t->dtype != list[i].dtype &&
+        if (t->pack && list[i].ndim == 2 && list[i].cls != HLX_HFC_EMBED) {
+            /* a packed Linear (hlx_ckpt_set_packed): its parts are what the checkpoint holds */
+            const hlx_ckpt_tensor_t *parts[5] = { t->packed, t->scale, t->zero, t->gidx, t->dims };
+            for (j = 0; j < 5; j++)
+                if (parts[j] != NULL)
+                    seen[parts[j] - t0] = 1;
+            continue;
+        }
+        if (t->pack)
+            st = hlx_ckpt_set_error(ck, HLX_ERR_MISMATCH, "%s: tensor %s is stored packed (%s), "
+                                    "expected %s as it is (only Linear layers are read packed)",
+                                    hlx_ckpt_file_name(ck, t->file), t->name, t->packed->name,
+                                    hlx_st_dtype_name(list[i].dtype));
+        else if (t->dtype != list[i].dtype &&
             !(list[i].cls == HLX_HFC_SCALE && hlx_st_is_scale(t->dtype)))
             st = hlx_ckpt_set_error(ck, HLX_ERR_MISMATCH,
                                     "%s: tensor %s: dtype %s, expected %s (config.json: %s%s)",

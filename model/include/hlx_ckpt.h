@@ -51,7 +51,23 @@ typedef struct hlx_ckpt_tensor {
      * scale_rows then says which: rows, or 1); NULL otherwise. */
     const struct hlx_ckpt_tensor *scale;
     int64_t        scale_rows;  /* `<name>_scale`: rows per factor; 0: block_rows */
+    /* An integer-packed weight (hlx_ckpt_set_packed): HLX_PACK_* (0: an ordinary tensor).
+     * It has no bytes of its own (begin == end); its [out][in] elements are read from
+     * packed (the words), scale (above: the groups' scales), zero (the zero points; NULL:
+     * symmetric compressed-tensors), gidx (each input column's group; NULL: i / group) and
+     * dims (compressed-tensors' weight_shape); dtype is the words', I32. */
+    int            pack;
+    int            bits;        /* 4 or 8: 32 / bits fields per word */
+    int64_t        group;       /* input columns per group (the whole row: one group) */
+    int64_t        groups;      /* G: the scales' groups */
+    const struct hlx_ckpt_tensor *packed, *zero, *gidx, *dims;
 } hlx_ckpt_tensor_t;
+
+/* hlx_ckpt_tensor_t.pack: the layouts of docs/model.md "Integer weights" */
+#define HLX_PACK_GPTQ    1 /* X.qweight [in/p, out], X.qzeros stored minus one */
+#define HLX_PACK_GPTQ_V2 2 /* the same, zeros as they are (checkpoint_format gptq_v2) */
+#define HLX_PACK_AWQ     3 /* X.qweight [in, out/8] in AWQ's field order */
+#define HLX_PACK_CT      4 /* compressed-tensors pack-quantized: X.weight_packed [out, in/p] */
 
 /* ---- one safetensors file in memory (no I/O: also the fuzzing entry point) ---------- */
 
@@ -88,6 +104,30 @@ void         hlx_ckpt_close(hlx_ckpt_t *ck);
 /* Block size of fp8 weight scales (config.json quantization_config weight_block_size;
  * 128 x 128 until set; hlx_hf_check sets it from the config). */
 void         hlx_ckpt_set_fp8_block(hlx_ckpt_t *ck, int rows, int cols);
+
+/* How a checkpoint's integer weights are packed (the quantization config's form, bits and
+ * group size; group -1: one group per row). */
+typedef struct hlx_ckpt_packing {
+    int     pack;  /* HLX_PACK_*; 0: none */
+    int     bits;  /* 4 or 8 (AWQ: 4) */
+    int64_t group; /* > 0, or -1 */
+    int     sym;   /* compressed-tensors: symmetric (no weight_zero_point) */
+} hlx_ckpt_packing_t;
+
+/* Turns every packed set of ck (GPTQ's and AWQ's X.qweight with X.qzeros, X.scales and an
+ * optional X.g_idx; compressed-tensors' X.weight_packed with X.weight_scale, X.weight_shape
+ * and X.weight_zero_point or X.weight_g_idx) into a tensor X.weight of its logical [out][in]
+ * shape that hlx_ckpt_find, hlx_ckpt_get and the reads take like any other (the sets whose
+ * name skip(name, arg) says to leave, a vision tower's, are left). Checks each part's
+ * dtype and shape and every g_idx value; X.weight stored as well is refused. Replaces what
+ * an earlier call made; pk->pack 0 removes them. Errors (HLX_ERR_MISMATCH) name the tensor,
+ * in hlx_ckpt_error(). */
+hlx_status_t hlx_ckpt_set_packed(hlx_ckpt_t *ck, const hlx_ckpt_packing_t *pk,
+                                 int (*skip)(const char *name, const void *arg),
+                                 const void *arg);
+/* Packed weights made by hlx_ckpt_set_packed, by name order. */
+size_t                   hlx_ckpt_packed_count(const hlx_ckpt_t *ck);
+const hlx_ckpt_tensor_t *hlx_ckpt_packed_tensor(const hlx_ckpt_t *ck, size_t i);
 
 /* The last error of a call on ck made by this thread (a complete one-line message): reads
  * (hlx_ckpt_read_block, hlx_ckpt_get) may run on several threads at once, each with its own
@@ -205,6 +245,9 @@ typedef struct hlx_hf_config {
     int             fp8_input_scale;   /* HLX_HF_FP8_SCALE: static activations, an
                                           X.input_scale per Linear (not used) */
     int             block_rows, block_cols; /* weight_block_size (128 x 128) */
+    /* quantization_config of integer weights (GPTQ, AWQ, compressed-tensors pack-quantized):
+     * how the packed Linear layers are laid out (hlx_ckpt_set_packed); pack 0: none */
+    hlx_ckpt_packing_t packing;
     int             tie_word_embeddings;
     /* quantization_config.kv_cache_scheme: each layer's self_attn.k_scale and v_scale are
      * part of the checkpoint, one value each (HLX_HF_KV_SCALES_TENSOR) or one per KV head

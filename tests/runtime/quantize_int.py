@@ -1,0 +1,257 @@
+#!/usr/bin/env python3
+"""Quantizes a bf16 (or f32) checkpoint's Linear weights to 4- or 8-bit integers in one of
+the packed forms the runtime reads (docs/model.md "Integer weights"), independently of the
+runtime: GPTQ (checkpoint_format gptq: zeros stored minus one; or gptq_v2), AWQ's GEMM layout
+(columns 0, 2, 4, 6, 1, 3, 5, 7 of each eight in fields 0..7) or compressed-tensors'
+pack-quantized (signed values offset by 2^(bits-1), zero points packed along the output
+rows). Round to nearest per group of input columns, asymmetric (a zero point per group) or
+symmetric; with --act-order the groups are a permutation of the columns (g_idx).
+
+It also writes DST.ref: the same model with every quantized weight dequantized from the
+same integers, (q - z) x s with the product in f32, rounded to bf16 to nearest even, as
+vLLM's and transformers' dequantizers define the value. A runtime that reads the packed
+form right decodes the two bit for bit alike.
+
+Quantized: every 2-D X.weight but the embedding, the head, the routers and what --skip
+names (a substring), which stay as they are.
+
+usage: quantize_int.py SRC DST --format gptq|gptq_v2|awq|ct [--bits 4|8] [--group G]
+                       [--sym] [--act-order] [--no-gidx] [--scale-dtype F16|BF16|F32]
+                       [--skip S]...
+"""
+import argparse
+import glob
+import json
+import os
+import struct
+from array import array
+
+AWQ_ORDER = (0, 2, 4, 6, 1, 3, 5, 7)  # the column of each eight that field k holds
+
+
+def read_all(src):
+    tensors = {}
+    for f in sorted(glob.glob(os.path.join(src, '*.safetensors'))):
+        b = open(f, 'rb').read()
+        n = struct.unpack('<Q', b[:8])[0]
+        hdr = json.loads(b[8:8 + n])
+        for name, t in hdr.items():
+            if name != '__metadata__':
+                a, z = t['data_offsets']
+                tensors[name] = (t['dtype'], t['shape'], b[8 + n + a:8 + n + z])
+    return tensors
+
+
+def save(path, tensors):
+    hdr, off, blob = {}, 0, bytearray()
+    for name in sorted(tensors):
+        dt, shape, raw = tensors[name]
+        hdr[name] = {'dtype': dt, 'shape': shape, 'data_offsets': [off, off + len(raw)]}
+        blob += raw
+        off += len(raw)
+    h = json.dumps(hdr, separators=(',', ':')).encode()
+    h += b' ' * (-len(h) % 8)
+    with open(path, 'wb') as f:
+        f.write(struct.pack('<Q', len(h)) + h + blob)
+
+
+def floats(dt, raw):
+    if dt == 'F32':
+        return array('f', raw)
+    if dt == 'BF16':
+        return array('f', array('I', (h << 16 for h in array('H', raw))).tobytes())
+    raise SystemExit(f'cannot quantize {dt}')
+
+
+def f32(x):
+    return struct.unpack('<f', struct.pack('<f', x))[0]
+
+
+def bf16(x):
+    """bf16 bits of x rounded to f32, then to bf16 to nearest even."""
+    u = struct.unpack('<I', struct.pack('<f', x))[0]
+    return (u + 0x7fff + ((u >> 16) & 1)) >> 16
+
+
+def scale_round(x, dt):
+    """x as stored in the scale dtype, and its bytes."""
+    code = {'F16': '<e', 'F32': '<f'}.get(dt)
+    if code:
+        b = struct.pack(code, x)
+        return struct.unpack(code, b)[0], b
+    h = bf16(x)
+    return struct.unpack('<f', struct.pack('<I', h << 16))[0], struct.pack('<H', h)
+
+
+def pack_words(vals, bits):
+    """Consecutive values (unsigned, < 2^bits) into little-endian int32 words, field k of
+    word w holding value w * p + k; the last word padded with zeros."""
+    p = 32 // bits
+    out = array('I')
+    for w in range(0, len(vals), p):
+        v = 0
+        for k, x in enumerate(vals[w:w + p]):
+            v |= x << (bits * k)
+        out.append(v)
+    return out
+
+
+def quantize(name, rows, cols, w, a, ref):
+    bits, maxq = a.bits, (1 << a.bits) - 1
+    group = cols if a.group == -1 else a.group
+    ngroups = -(-cols // group)
+    # each column's group: i // group, or with --act-order a permutation's
+    if a.act_order:
+        perm = sorted(range(cols), key=lambda i: ((i * 7919 + len(name)) % cols, i))
+        gidx = [0] * cols
+        for j, i in enumerate(perm):
+            gidx[i] = j // group
+    else:
+        gidx = [i // group for i in range(cols)]
+    members = [[] for _ in range(ngroups)]
+    for i, g in enumerate(gidx):
+        members[g].append(i)
+    q = [[0] * cols for _ in range(rows)]   # stored unsigned values
+    z = [[0] * ngroups for _ in range(rows)]  # zero points (unsigned), per row and group
+    s = [[0.0] * ngroups for _ in range(rows)]
+    sbytes = [[b''] * ngroups for _ in range(rows)]
+    deq = array('H', bytes(2 * rows * cols))
+    half = 1 << (bits - 1)
+    for r in range(rows):
+        row = w[r * cols:(r + 1) * cols]
+        for g in range(ngroups):
+            vals = [row[i] for i in members[g]]
+            if a.sym:
+                m = max(abs(v) for v in vals)
+                sc = m / (half - 0.5) if m > 0 else 1.0
+                zp = half
+            else:
+                lo, hi = min(min(vals), 0.0), max(max(vals), 0.0)
+                sc = (hi - lo) / maxq if hi > lo else 1.0
+                zp = min(max(round(-lo / sc), 0), maxq)
+            if a.format == 'gptq' and zp == 0:
+                zp = 1  # GPTQ's v1 form stores zero minus one: 0 does not fit
+            sc, sb = scale_round(sc, a.scale_dtype)
+            s[r][g], sbytes[r][g], z[r][g] = sc, sb, zp
+            for i in members[g]:
+                qi = min(max(round(row[i] / sc) + zp, 0), maxq)
+                q[r][i] = qi
+                deq[r * cols + i] = bf16(f32((qi - zp) * sc))
+    ref[name] = ('BF16', [rows, cols], deq.tobytes())
+    out = {}
+    base = name[:-len('.weight')]
+    if a.format in ('gptq', 'gptq_v2'):
+        p = 32 // bits
+        assert cols % p == 0, name
+        words = array('I')
+        for r8 in range(cols // p):  # qweight [in / p, out]: field k of [r8][o] = q[o][r8 p + k]
+            for o in range(rows):
+                words.extend(pack_words([q[o][r8 * p + k] for k in range(p)], bits))
+        out[base + '.qweight'] = ('I32', [cols // p, rows], words.tobytes())
+        zw = array('I')
+        dz = 1 if a.format == 'gptq' else 0
+        for g in range(ngroups):
+            zw.extend(pack_words([(z[o][g] - dz) & maxq for o in range(rows)], bits))
+        out[base + '.qzeros'] = ('I32', [ngroups, -(-rows // p)], zw.tobytes())
+        out[base + '.scales'] = (a.scale_dtype, [ngroups, rows],
+                                 b''.join(sbytes[o][g] for g in range(ngroups) for o in range(rows)))
+        if not a.no_gidx:
+            out[base + '.g_idx'] = ('I32', [cols], array('i', gidx).tobytes())
+    elif a.format == 'awq':
+        assert bits == 4 and rows % 8 == 0 and not a.act_order, name
+
+        def awq_pack(get, n):  # [n, rows / 8]: field k of [i][c] = get(i, 8 c + AWQ_ORDER[k])
+            words = array('I')
+            for i in range(n):
+                for c in range(rows // 8):
+                    v = 0
+                    for k in range(8):
+                        v |= get(i, 8 * c + AWQ_ORDER[k]) << (4 * k)
+                    words.append(v)
+            return words.tobytes()
+        out[base + '.qweight'] = ('I32', [cols, rows // 8], awq_pack(lambda i, o: q[o][i], cols))
+        out[base + '.qzeros'] = ('I32', [ngroups, rows // 8], awq_pack(lambda g, o: z[o][g], ngroups))
+        out[base + '.scales'] = (a.scale_dtype, [ngroups, rows],
+                                 b''.join(sbytes[o][g] for g in range(ngroups) for o in range(rows)))
+    else:
+        # compressed-tensors stores each signed value plus 2^(bits-1): q here, unsigned, is
+        # that stored field (signed value q - half), and z the stored zero point (signed
+        # z - half; symmetric: half, no tensor), so q - z is the same difference
+        p = 32 // bits
+        words = array('I')
+        for o in range(rows):  # weight_packed [out, ceil(in / p)]
+            words.extend(pack_words([q[o][i] for i in range(cols)], bits))
+        out[base + '.weight_packed'] = ('I32', [rows, -(-cols // p)], words.tobytes())
+        out[base + '.weight_shape'] = ('I64', [2], struct.pack('<2q', rows, cols))
+        out[base + '.weight_scale'] = (a.scale_dtype, [rows, ngroups],
+                                       b''.join(sbytes[o][g] for o in range(rows) for g in range(ngroups)))
+        if not a.sym:  # weight_zero_point [ceil(out / p), G], packed along the rows
+            zw = array('I', bytes(4 * (-(-rows // p)) * ngroups))
+            for o in range(rows):
+                for g in range(ngroups):
+                    zw[(o // p) * ngroups + g] |= z[o][g] << (bits * (o % p))
+            out[base + '.weight_zero_point'] = ('I32', [-(-rows // p), ngroups], zw.tobytes())
+        if a.act_order:
+            out[base + '.weight_g_idx'] = ('I32', [cols], array('i', gidx).tobytes())
+    return out
+
+
+def main():
+    ap = argparse.ArgumentParser()
+    ap.add_argument('src')
+    ap.add_argument('dst')
+    ap.add_argument('--format', required=True, choices=['gptq', 'gptq_v2', 'awq', 'ct'])
+    ap.add_argument('--bits', type=int, default=4, choices=[4, 8])
+    ap.add_argument('--group', type=int, default=64)
+    ap.add_argument('--sym', action='store_true')
+    ap.add_argument('--act-order', action='store_true')
+    ap.add_argument('--no-gidx', action='store_true')
+    ap.add_argument('--scale-dtype', default=None, choices=['F16', 'BF16', 'F32'])
+    ap.add_argument('--skip', action='append', default=[])
+    a = ap.parse_args()
+    if a.scale_dtype is None:
+        a.scale_dtype = 'BF16' if a.format == 'ct' else 'F16'
+    tensors = read_all(a.src)
+    cfg = json.load(open(os.path.join(a.src, 'config.json')))
+    out, ref = {}, {}
+    for name, (dt, shape, raw) in tensors.items():
+        leaf = name.split('.')
+        plain = (len(shape) != 2 or not name.endswith('.weight') or
+                 any(k in name for k in ('embed_tokens', 'lm_head', 'tok_embeddings')) or
+                 name in ('output.weight',) or leaf[-2] in ('gate', 'shared_expert_gate') or
+                 any(k in name for k in a.skip))
+        if plain:
+            out[name] = ref[name] = (dt, shape, raw)
+            continue
+        out.update(quantize(name, shape[0], shape[1], floats(dt, raw), a, ref))
+    os.makedirs(a.dst, exist_ok=True)
+    os.makedirs(a.dst + '.ref', exist_ok=True)
+    save(os.path.join(a.dst, 'model.safetensors'), out)
+    save(os.path.join(a.dst + '.ref', 'model.safetensors'), ref)
+    json.dump(cfg, open(os.path.join(a.dst + '.ref', 'config.json'), 'w'), indent=2)
+    if a.format in ('gptq', 'gptq_v2'):
+        qc = {'quant_method': 'gptq', 'bits': a.bits, 'group_size': a.group,
+              'desc_act': a.act_order, 'sym': a.sym, 'damp_percent': 0.01,
+              'true_sequential': True, 'static_groups': False, 'lm_head': False,
+              'checkpoint_format': a.format}
+    elif a.format == 'awq':
+        qc = {'quant_method': 'awq', 'bits': 4, 'group_size': a.group, 'zero_point': True,
+              'version': 'gemm', 'modules_to_not_convert': None}
+    else:
+        w = {'num_bits': a.bits, 'type': 'int', 'symmetric': a.sym,
+             'strategy': 'channel' if a.group == -1 else 'group', 'dynamic': False,
+             'actorder': 'group' if a.act_order else None, 'observer': 'minmax'}
+        if a.group != -1:
+            w['group_size'] = a.group
+        qc = {'quant_method': 'compressed-tensors', 'format': 'pack-quantized',
+              'config_groups': {'group_0': {'targets': ['Linear'], 'weights': w,
+                                            'input_activations': None,
+                                            'output_activations': None,
+                                            'format': 'pack-quantized'}},
+              'ignore': ['lm_head'], 'quantization_status': 'compressed'}
+    cfg['quantization_config'] = qc
+    json.dump(cfg, open(os.path.join(a.dst, 'config.json'), 'w'), indent=2)
+
+
+if __name__ == '__main__':
+    main()
