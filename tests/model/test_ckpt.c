@@ -985,6 +985,123 @@ static void test_slice_nd(void **state)
     hlx_ckpt_close(ck);
 }
 
+/* One tensor of a hand-built model.safetensors (write_st). */
+typedef struct {
+    const char *name, *dtype;
+    int         ndim;
+    int64_t     shape[2];
+    const void *data;
+    size_t      bytes;
+} st_t;
+
+/* dir/model.safetensors holding ts[0, n), back to back. */
+static void write_st(const char *dir, const st_t *ts, int n)
+{
+    char hdr[2048], path[600];
+    size_t used = 0, off = 0, len;
+    FILE *f;
+    int i, k;
+
+    used += (size_t)snprintf(hdr + used, sizeof(hdr) - used, "{");
+    for (i = 0; i < n; i++) {
+        used += (size_t)snprintf(hdr + used, sizeof(hdr) - used, "%s\"%s\":{\"dtype\":\"%s\","
+                                 "\"shape\":[", i ? "," : "", ts[i].name, ts[i].dtype);
+        for (k = 0; k < ts[i].ndim; k++)
+            used += (size_t)snprintf(hdr + used, sizeof(hdr) - used, "%s%lld", k ? "," : "",
+                                     (long long)ts[i].shape[k]);
+        used += (size_t)snprintf(hdr + used, sizeof(hdr) - used, "],\"data_offsets\":[%zu,%zu]}",
+                                 off, off + ts[i].bytes);
+        off += ts[i].bytes;
+    }
+    used += (size_t)snprintf(hdr + used, sizeof(hdr) - used, "}");
+    assert_true(used < sizeof(hdr));
+    assert_int_equal(sh("mkdir -p %s", dir), 0);
+    snprintf(path, sizeof(path), "%s/model.safetensors", dir);
+    f = fopen(path, "wb");
+    assert_non_null(f);
+    len = used;
+    for (i = 0; i < 8; i++)
+        fputc((int)(len >> (8 * i)) & 0xff, f);
+    fwrite(hdr, 1, len, f);
+    for (i = 0; i < n; i++)
+        fwrite(ts[i].data, 1, ts[i].bytes, f);
+    fclose(f);
+}
+
+/* Reads x.weight ([rows][cols]) of dir packed as pk into out. */
+static void read_packed(const char *dir, const hlx_ckpt_packing_t *pk, int64_t rows,
+                        int64_t cols, float *out)
+{
+    char err[512];
+    hlx_ckpt_t *ck;
+    const hlx_ckpt_tensor_t *t;
+    const int64_t shape[2] = { rows, cols };
+
+    assert_int_equal(hlx_ckpt_open(dir, &ck, err, sizeof(err)), HLX_OK);
+    if (hlx_ckpt_set_packed(ck, pk, NULL, NULL) != HLX_OK)
+        fail_msg("%s", hlx_ckpt_error(ck));
+    assert_int_equal(hlx_ckpt_packed_count(ck), 1);
+    assert_int_equal(hlx_ckpt_get(ck, "x.weight", 2, shape, &t), HLX_OK);
+    assert_int_equal(hlx_ckpt_read_block(ck, t, 0, rows, 0, cols, 0, out, HLX_DTYPE_F32, cols),
+                     HLX_OK);
+    hlx_ckpt_close(ck);
+}
+
+/* The packed integer layouts against values worked out by hand from each format's
+ * definition (docs/model.md "Integer weights"), not from the test's own quantizer. */
+static void test_packed_known(void **state)
+{
+    char dir[512];
+    float out[16];
+    int i;
+
+    (void)state;
+    { /* compressed-tensors, 8 bits: signed 1 and 2 stored as 129 and 130, the word 33409
+       * (its pack_to_int32's own example); scale 0.5 */
+        const int32_t w = 33409;
+        const int64_t dims[2] = { 1, 2 };
+        const float s = 0.5f;
+        const st_t ts[] = { { "x.weight_packed", "I32", 2, { 1, 1 }, &w, 4 },
+                            { "x.weight_scale", "F32", 2, { 1, 1 }, &s, 4 },
+                            { "x.weight_shape", "I64", 1, { 2, 0 }, dims, 16 } };
+        const hlx_ckpt_packing_t pk = { HLX_PACK_CT, 8, -1, 1 };
+        snprintf(dir, sizeof(dir), "%s/pk-ct", g_tmp);
+        write_st(dir, ts, 3);
+        read_packed(dir, &pk, 1, 2, out);
+        assert_true(out[0] == 0.5f && out[1] == 1.0f);
+    }
+    { /* GPTQ, 4 bits, in 8 x out 2: column 0 holds q = 0..7 (field i: input i), column 1
+       * fifteens; zeros stored minus one: 7 (zero 8) and 0 (zero 1); scales 1 and 2 */
+        const uint32_t qw[2] = { 0x76543210u, 0xffffffffu }, qz = 0x07u;
+        const float sc[2] = { 1.0f, 2.0f };
+        const st_t ts[] = { { "x.qweight", "I32", 2, { 1, 2 }, qw, 8 },
+                            { "x.qzeros", "I32", 2, { 1, 1 }, &qz, 4 },
+                            { "x.scales", "F32", 2, { 1, 2 }, sc, 8 } };
+        const hlx_ckpt_packing_t pk = { HLX_PACK_GPTQ, 4, -1, 0 };
+        snprintf(dir, sizeof(dir), "%s/pk-gptq", g_tmp);
+        write_st(dir, ts, 3);
+        read_packed(dir, &pk, 2, 8, out);
+        for (i = 0; i < 8; i++) {
+            assert_true(out[i] == (float)(i - 8));
+            assert_true(out[8 + i] == 28.0f);
+        }
+    }
+    { /* AWQ, in 1 x out 8: field k holds column (0, 2, 4, 6, 1, 3, 5, 7)[k], here the column's
+       * own number; zeros 0, scales 1 */
+        const uint32_t qw = 0x75316420u, qz = 0;
+        const float sc[8] = { 1, 1, 1, 1, 1, 1, 1, 1 };
+        const st_t ts[] = { { "x.qweight", "I32", 2, { 1, 1 }, &qw, 4 },
+                            { "x.qzeros", "I32", 2, { 1, 1 }, &qz, 4 },
+                            { "x.scales", "F32", 2, { 1, 8 }, sc, 32 } };
+        const hlx_ckpt_packing_t pk = { HLX_PACK_AWQ, 4, 1, 0 };
+        snprintf(dir, sizeof(dir), "%s/pk-awq", g_tmp);
+        write_st(dir, ts, 3);
+        read_packed(dir, &pk, 8, 1, out);
+        for (i = 0; i < 8; i++)
+            assert_true(out[i] == (float)i);
+    }
+}
+
 static void test_parse_direct(void **state)
 {
     static const char dup[] = "{\"a\":{\"dtype\":\"F32\",\"shape\":[1],\"data_offsets\":[0,4]},"
@@ -1398,6 +1515,7 @@ int main(int argc, char **argv)
         cmocka_unit_test(test_parse_direct),
         cmocka_unit_test(test_dtypes),
         cmocka_unit_test(test_slice_nd),
+        cmocka_unit_test(test_packed_known),
         cmocka_unit_test(test_dense_roundtrip),
         cmocka_unit_test(test_dense_hf_layout),
         cmocka_unit_test(test_slice_bytes),

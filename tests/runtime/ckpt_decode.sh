@@ -25,6 +25,11 @@
 #                                                  their bf16 copies and as compressed-tensors;
 #                                                  block scales on qwen3 and qwen3-moe as their
 #                                                  bf16 copies; bad inputs refused
+#        ckpt_decode.sh int HELIX DATA HELIXRUN   GPTQ, AWQ and compressed-tensors
+#                                                  pack-quantized integer weights decode as
+#                                                  the bf16 copies quantize_int.py makes of
+#                                                  the same integers (1, 2 and 4 ranks; fused
+#                                                  and expert layouts); bad inputs refused
 #        ckpt_decode.sh refuse HELIX DATA HELIXRUN truncated, corrupt and mismatched
 #                                                  checkpoints: exit 2 naming file and tensor,
 #                                                  at most one line per rank
@@ -475,6 +480,121 @@ PY
         negblock)    want='down_proj.weight_scale_inv: value 0 is -1, not a weight scale' ;;
         esac
         expect_refused $bad "$want" --model "$dir/$bad" --kv-dtype fp8 --context 20 --steps 2
+    done
+    ;;
+int)
+    # Integer weights (docs/model.md "Integer weights"): each form quantized by
+    # quantize_int.py on its own (its packing written from each format's definition) decodes
+    # to the same hidden state as the bf16 copy it dequantizes from the same integers, with
+    # --check passing (the reference sees the weights as the runtime holds them)
+    helixrun=$1 quant="$(dirname "$0")/quantize_int.py" edit="$(dirname "$0")/st_edit.py"
+    hash() { json_field "$1" "d['hidden_hash']"; }
+    # same NAME OUT OUT.ref: the two runs' hidden hashes equal, both checks passed
+    same() {
+        local a b
+        a=$(hash "$2") b=$(hash "$3")
+        echo "$1: hidden $a, its bf16 copy $b, check $(json_field "$2" "d['passed']")"
+        [ -n "$a" ] && [ "$a" = "$b" ] && [ "$(json_field "$2" "d['passed']")" = True ] &&
+            [ "$(json_field "$3" "d['passed']")" = True ] || { echo "FAIL: $1"; fail=1; }
+    }
+    decode1() { # decode1 DIR OUT
+        "$helix" decode --model "$1" --context 60 --steps 4 --check --json >"$2" 2>"$dir/err" ||
+            { echo "FAIL: $1"; cat "$dir/err"; fail=1; }
+    }
+    for fam in dense phi3 internlm2 qwen3-moe mixtral; do
+        "$helix" model synth --family $fam --seed 6 --out "$dir/b-$fam" >/dev/null || exit 1
+    done
+    for form in "dense gptq --bits 4 --group 32 --act-order" \
+        "dense gptq_v2 --bits 8 --group -1 --sym" "dense awq --group 64" \
+        "dense ct --bits 4 --group 64 --sym" "dense ct --bits 8 --group 128 --act-order" \
+        "dense ct --bits 4 --group -1 --scale-dtype F32" \
+        "dense gptq --group 64 --no-gidx --scale-dtype BF16 --skip down_proj" \
+        "phi3 gptq --group 64" "internlm2 awq --group 32" "qwen3-moe ct --group 32" \
+        "mixtral gptq --bits 8 --group 64 --act-order"; do
+        set -- $form
+        fam=$1 fmt=$2 name=$(echo "$form" | tr -c 'a-z0-9\n' '_')
+        shift 2
+        python3 "$quant" "$dir/b-$fam" "$dir/$name" --format $fmt "$@" || exit 1
+        decode1 "$dir/$name" "$dir/out.a"
+        decode1 "$dir/$name.ref" "$dir/out.b"
+        same "$fam, $fmt $*" "$dir/out.a" "$dir/out.b"
+    done
+    # over ranks: AWQ over TPA 2 (each rank its rows of the packed words), compressed-
+    # tensors' experts over KVP 2 x TPA 2
+    python3 "$quant" "$dir/b-dense" "$dir/awq" --format awq --group 64 || exit 1
+    python3 "$quant" "$dir/b-qwen3-moe" "$dir/ctm" --format ct --bits 8 --group 32 || exit 1
+    for l in "awq 2 1 2" "ctm 4 2 2"; do
+        set -- $l
+        for m in "$1" "$1.ref"; do
+            timeout -k 5 200 "$helixrun" --no-prefix -n $2 --timeout 180 -- "$helix" decode \
+                --model "$dir/$m" --kvp $3 --tpa $4 --context 60 --steps 4 --batch 2 --check \
+                --json --timeout 60 >"$dir/out.$m" 2>"$dir/err" || { cat "$dir/err"; fail=1; }
+        done
+        same "$1 over KVP $3 x TPA $4" "$dir/out.$1" "$dir/out.$1.ref"
+    done
+    "$helix" model info --json "$dir/awq" >"$dir/info" 2>&1 || { cat "$dir/info"; fail=1; }
+    q=$(python3 -c "import json,sys; w=json.load(open(sys.argv[1]))['quantization']['weights']; print(w['form'], w['bits'], w['group'], w['packed_layers'])" "$dir/info")
+    echo "model info: $q"
+    [ "$q" = "awq 4 64 14" ] || { echo "FAIL: model info --json says '$q'"; fail=1; }
+    # refused: configs at their line:column, packed sets with a part missing, misshaped or
+    # out of range, a Linear both packed and plain, a stray part, a NaN scale
+    P=model.layers.0.self_attn.q_proj
+    for bad in bits3 marlin lmhead gemv nozero w8a8 ctfmt group0 noqzeros scales gidx both \
+        stray nanscale ctshape; do
+        case $bad in
+        gemv|nozero) src=awq ;;
+        w8a8|ctfmt|ctshape) src=ctm ;;
+        *) src=gptq ;;
+        esac
+        [ -d "$dir/gptq" ] ||
+            python3 "$quant" "$dir/b-dense" "$dir/gptq" --format gptq --group 64 || exit 1
+        rm -rf "$dir/$bad"
+        cp -r "$dir/$src" "$dir/$bad"
+        python3 - "$dir/$bad" $bad <<'PY'
+import json, sys
+d, bad = sys.argv[1], sys.argv[2]
+c = json.load(open(d + '/config.json'))
+q = c['quantization_config']
+w = q.get('config_groups', {}).get('group_0', {})
+edit = {'bits3': lambda: q.update(bits=3), 'marlin': lambda: q.update(checkpoint_format='marlin'),
+        'lmhead': lambda: q.update(lm_head=True), 'gemv': lambda: q.update(version='gemv'),
+        'nozero': lambda: q.update(zero_point=False),
+        'w8a8': lambda: w.update(input_activations={'num_bits': 8, 'type': 'int'}),
+        'ctfmt': lambda: (q.update(format='int-quantized'), w.update(format='int-quantized')),
+        'group0': lambda: q.update(group_size=0)}
+if bad in edit:
+    edit[bad]()
+json.dump(c, open(d + '/config.json', 'w'), indent=2)
+PY
+        case $bad in
+        noqzeros) python3 "$edit" "$dir/$bad" drop $P.qzeros ;;
+        scales) python3 "$edit" "$dir/$bad" rename $P.scales $P.scales_old &&
+                python3 "$edit" "$dir/$bad" rename model.layers.0.self_attn.k_proj.scales $P.scales &&
+                python3 "$edit" "$dir/$bad" rename $P.scales_old model.layers.0.self_attn.k_proj.scales ;;
+        gidx) python3 "$edit" "$dir/$bad" setint $P.g_idx 0 99 ;;
+        both) python3 "$edit" "$dir/$bad" copy model.layers.0.input_layernorm.weight $P.weight ;;
+        stray) python3 "$edit" "$dir/$bad" copy $P.g_idx model.layers.0.mlp.gate_proj.g_idx_extra ;;
+        nanscale) python3 "$edit" "$dir/$bad" setf16 model.layers.1.mlp.down_proj.scales 5 nan ;;
+        ctshape) python3 "$edit" "$dir/$bad" setint model.layers.0.self_attn.o_proj.weight_shape 1 300 ;;
+        esac
+        case $bad in
+        bits3)    want='bits: expected 4 or 8 (bits per weight)' ;;
+        marlin)   want='checkpoint_format: "gptq" or "gptq_v2"' ;;
+        lmhead)   want='lm_head: a quantized head is not read' ;;
+        gemv)     want='version: only "gemm" is read' ;;
+        nozero)   want='zero_point: only true' ;;
+        w8a8)     want='integer weights are read with unquantized activations' ;;
+        ctfmt)    want='integer weights are read in format "pack-quantized"' ;;
+        group0)   want='group_size: expected a group size > 0, or -1' ;;
+        noqzeros) want="tensor $P.qzeros is missing (GPTQ 4-bit" ;;
+        scales)   want="tensor model.layers.0.self_attn.k_proj.scales: shape [4, 256], expected [4, 64]" ;;
+        gidx)     want="tensor $P.g_idx: value 0 is 99, not a group (0 to 3)" ;;
+        both)     want="tensor $P.weight is stored both packed ($P.qweight) and as it is" ;;
+        stray)    want='tensor model.layers.0.mlp.gate_proj.g_idx_extra is not part of' ;;
+        nanscale) want='down_proj.scales: value 5 is nan, not a weight scale' ;;
+        ctshape)  want='o_proj.weight_packed: shape [256, 64], expected [256, 75]' ;;
+        esac
+        expect_refused $bad "$want" --model "$dir/$bad" --context 20 --steps 2
     done
     ;;
 refuse)

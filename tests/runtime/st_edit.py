@@ -10,6 +10,9 @@ usage: st_edit.py DIR drop NAME...          remove the tensors (shards and index
        st_edit.py DIR cast SUFFIX DTYPE     every F32 tensor whose name ends with SUFFIX
                                             stored as DTYPE (BF16 or F16; the values must
                                             be exact in it: checked)
+       st_edit.py DIR copy NAME NEW         NAME stored a second time as NEW
+       st_edit.py DIR setint NAME I VALUE   element I of NAME (I32 or I64) becomes VALUE
+       st_edit.py DIR setf16 NAME I VALUE   element I of NAME (F16, BF16 or F32) becomes VALUE
 """
 import glob
 import json
@@ -77,6 +80,19 @@ def main():
                 assert dt == 'F32', k
                 t[k] = (dt, shape, struct.pack('<f', float(args[1])) * (len(raw) // 4))
                 found.add(k)
+            elif op == 'copy' and k == args[0]:
+                t[args[1]] = t[k]
+                found.add(k)
+            elif op in ('setint', 'setf16') and k == args[0]:
+                code = {'I32': 'i', 'I64': 'q', 'F16': 'e', 'F32': 'f', 'BF16': 'H'}[dt]
+                size, i = struct.calcsize(code), int(args[1])
+                v = float(args[2]) if op == 'setf16' else int(args[2])
+                if dt == 'BF16':
+                    v = struct.unpack('<I', struct.pack('<f', v))[0] >> 16
+                b = bytearray(raw)
+                b[i * size:(i + 1) * size] = struct.pack('<' + code, v)
+                t[k] = (dt, shape, bytes(b))
+                found.add(k)
             elif op == 'cast' and k.endswith(args[0]) and dt == 'F32':
                 t[k] = (args[1], shape, cast(raw, args[1], k))
                 found.add(k)
@@ -84,11 +100,11 @@ def main():
     if not found:
         raise SystemExit(f'{op} {args}: no such tensor')
     index = os.path.join(d, 'model.safetensors.index.json')
-    if op in ('drop', 'rename') and os.path.exists(index):
+    if op in ('drop', 'rename', 'copy') and os.path.exists(index):
         j = json.load(open(index))
-        for k in args[:1] if op == 'rename' else args:
-            f = j['weight_map'].pop(k, None)
-            if op == 'rename' and f is not None:
+        for k in args[:1] if op in ('rename', 'copy') else args:
+            f = j['weight_map'].get(k) if op == 'copy' else j['weight_map'].pop(k, None)
+            if op in ('rename', 'copy') and f is not None:
                 j['weight_map'][args[1]] = f
         json.dump(j, open(index, 'w'), indent=2)
 
