@@ -210,9 +210,9 @@ static json_t *hlx_info_quant_json(const hlx_hf_config_t *c, size_t packed)
         w = json_pack("{s:s, s:s, s:[i, i]}", "form", "fp8", "scales", "block", "block",
                       c->block_rows, c->block_cols);
     else if (c->fp8 == HLX_HF_FP8_SCALE)
-        w = json_pack("{s:s, s:s, s:b}", "form", hlx_fp8_form_names[c->fp8_form], "scales",
-                      c->fp8_channel ? "channel" : "tensor", "input_scales",
-                      c->fp8_input_scale);
+        w = json_pack("{s:s, s:s, s:s, s:b}", "form", hlx_fp8_form_names[c->fp8_form], "type",
+                      c->int8 ? "int8" : "e4m3", "scales", c->fp8_channel ? "channel" : "tensor",
+                      "input_scales", c->fp8_input_scale);
     else if (c->packing.pack)
         w = json_pack("{s:s, s:i, s:I, s:b, s:I}", "form", hlx_pack_names[c->packing.pack],
                       "bits", c->packing.bits, "group", (json_int_t)c->packing.group,
@@ -1331,8 +1331,9 @@ static int hlx_cmd_model_info(int argc, char **argv)
         if (cfg.fp8 == HLX_HF_FP8_BLOCK)
             snprintf(q, sizeof(q), " (linear layers fp8 e4m3, block scales)");
         else if (cfg.fp8 == HLX_HF_FP8_SCALE)
-            snprintf(q, sizeof(q), " (linear layers fp8 e4m3, a scale per %s; %s%s)",
-                     cfg.fp8_channel ? "channel" : "tensor", hlx_fp8_form_names[cfg.fp8_form],
+            snprintf(q, sizeof(q), " (linear layers %s, a scale per %s; %s%s)",
+                     cfg.int8 ? "int8" : "fp8 e4m3", cfg.fp8_channel ? "channel" : "tensor",
+                     hlx_fp8_form_names[cfg.fp8_form],
                      cfg.fp8_input_scale ? ", static input scales not used" : "");
         else if (cfg.packing.pack && config_only)
             snprintf(q, sizeof(q), " (linear layers %d-bit integers where packed: %s, %s; "

@@ -616,14 +616,14 @@ static hlx_status_t hlx_ckpt_merge(hlx_ckpt_t *ck, hlx_jdoc_t *doc, char *err, s
         hlx_ckpt_tensor_t *t = &ck->tensors[i];
         char sname[1024];
         const hlx_ckpt_tensor_t *s;
-        if (t->dtype != HLX_ST_F8_E4M3)
+        if (t->dtype != HLX_ST_F8_E4M3 && t->dtype != HLX_ST_I8)
             continue;
         snprintf(sname, sizeof(sname), "%s_scale_inv", t->name);
-        s = hlx_ckpt_find(ck, sname);
+        s = t->dtype == HLX_ST_I8 ? NULL : hlx_ckpt_find(ck, sname); /* int8: _scale only */
         if (s == NULL) { /* <name>_scale per tensor or per row (docs/model.md "fp8 weights") */
             snprintf(sname, sizeof(sname), "%s_scale", t->name);
             if ((s = hlx_ckpt_find(ck, sname)) == NULL)
-                continue; /* unscaled fp8: read as is */
+                continue; /* unscaled fp8: read as is; int8 is refused when read */
             if (t->ndim != 2 || !hlx_st_is_scale(s->dtype) ||
                 !(s->numel == 1 ? s->ndim <= 2
                                 : s->ndim == 2 && s->shape[0] == t->shape[0] &&
@@ -855,6 +855,8 @@ static float hlx_st_load(const uint8_t *p, hlx_st_dtype_t t, size_t i)
         memcpy(&h, p + 2 * i, 2);
         return hlx_f16_to_f32(h);
     }
+    case HLX_ST_I8:
+        return (float)(int8_t)p[i];
     default: /* F8_E4M3 */
         return hlx_fp8_to_f32(p[i]);
     }
@@ -1305,11 +1307,12 @@ hlx_status_t hlx_ckpt_read_block(hlx_ckpt_t *ck, const hlx_ckpt_tensor_t *t, int
                            t->name, t->ndim);
     cols = t->ndim == 2 ? t->shape[1] : t->shape[0];
     if (t->dtype != HLX_ST_F32 && t->dtype != HLX_ST_BF16 && t->dtype != HLX_ST_F16 &&
-        t->dtype != HLX_ST_F64 && t->dtype != HLX_ST_F8_E4M3 && !t->pack)
+        t->dtype != HLX_ST_F64 && t->dtype != HLX_ST_F8_E4M3 && !t->pack &&
+        !(t->dtype == HLX_ST_I8 && s != NULL))
         return hlx_errbuf(hlx_ckpt_terr, sizeof(hlx_ckpt_terr), HLX_ERR_MISMATCH,
                            "%s: tensor %s: dtype %s, expected a floating-point weight (F32, "
-                           "BF16, F16, F8_E4M3) or a packed integer one", f->name, t->name,
-                           hlx_st_dtype_name(t->dtype));
+                           "BF16, F16, F8_E4M3), an I8 one with its _scale or a packed "
+                           "integer one", f->name, t->name, hlx_st_dtype_name(t->dtype));
     if (dst_dtype != HLX_DTYPE_F32 && dst_dtype != HLX_DTYPE_BF16)
         return hlx_errbuf(hlx_ckpt_terr, sizeof(hlx_ckpt_terr), HLX_ERR_UNSUPPORTED,
                            "%s: tensor %s: cannot convert to %s (f32 or bf16)", f->name, t->name,

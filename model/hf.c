@@ -1130,8 +1130,9 @@ static hlx_status_t hlx_cfg_ct_int(hlx_jdoc_t *doc, json_t *q, json_t *g, json_t
 
     if (!json_is_string(fmt) || strcmp(json_string_value(fmt), "pack-quantized"))
         return hlx_jdoc_fail(doc, "/quantization_config", HLX_ERR_PARSE, "integer weights are "
-                             "read in format \"pack-quantized\" (the group's format, or the "
-                             "config's)");
+                             "read in format \"pack-quantized\" (4 or 8 bits in int32 words) "
+                             "or \"int-quantized\" (one I8 each): the group's format, or the "
+                             "config's");
     if (!json_is_integer(json_object_get(w, "num_bits")) ||
         !hlx_q_bits(json_integer_value(json_object_get(w, "num_bits"))) ||
         !hlx_ct_is(w, "dynamic", NULL, 0, 0) ||
@@ -1167,8 +1168,9 @@ static hlx_status_t hlx_cfg_ct_int(hlx_jdoc_t *doc, json_t *q, json_t *g, json_t
 static hlx_status_t hlx_cfg_ct_weights(hlx_jdoc_t *doc, json_t *q, hlx_hf_config_t *c)
 {
     static const char at[] = "/quantization_config/config_groups";
-    json_t *cg = json_object_get(q, "config_groups"), *g, *w, *a, *t;
+    json_t *cg = json_object_get(q, "config_groups"), *g, *w, *a, *t, *fmt;
     hlx_status_t st;
+    int is_int;
 
     if (!json_is_object(cg) || json_object_size(cg) != 1)
         return hlx_jdoc_fail(doc, at, HLX_ERR_PARSE, "expected one group (every Linear layer "
@@ -1180,28 +1182,35 @@ static hlx_status_t hlx_cfg_ct_weights(hlx_jdoc_t *doc, json_t *q, hlx_hf_config
     if (!json_is_array(t) || json_array_size(t) != 1 ||
         strcmp(json_string_value(json_array_get(t, 0)) ?: "", "Linear"))
         return hlx_jdoc_fail(doc, at, HLX_ERR_PARSE, "the group's targets must be [\"Linear\"]");
-    if (json_is_object(w) && json_is_string(json_object_get(w, "type")) &&
-        !strcmp(json_string_value(json_object_get(w, "type")), "int"))
+    fmt = json_object_get(g, "format") ? json_object_get(g, "format") : json_object_get(q, "format");
+    is_int = json_is_object(w) && json_is_string(json_object_get(w, "type")) &&
+             !strcmp(json_string_value(json_object_get(w, "type")), "int");
+    /* integer weights: packed 4 or 8 bits (hlx_cfg_ct_int), or one I8 each (int-quantized) */
+    if (is_int && !(json_is_string(fmt) && !strcmp(json_string_value(fmt), "int-quantized")))
         return hlx_cfg_ct_int(doc, q, g, w, c);
-    if (!json_is_object(w) || !hlx_ct_is(w, "type", "float", 0, -1) ||
+    if (!json_is_object(w) || !hlx_ct_is(w, "type", is_int ? "int" : "float", 0, -1) ||
         !hlx_ct_is(w, "num_bits", NULL, 8, -1) || !hlx_ct_is(w, "dynamic", NULL, 0, 0) ||
         !hlx_ct_is(w, "symmetric", NULL, 0, 1) ||
         !(hlx_ct_is(w, "strategy", "tensor", 0, -1) || hlx_ct_is(w, "strategy", "channel", 0, -1)))
         return hlx_jdoc_fail(doc, at, HLX_ERR_PARSE, "the group's weights must be 8-bit float "
-                             "(e4m3), static, symmetric, one scale per tensor or per channel");
+                             "(e4m3) or 8-bit int, static, symmetric, one scale per tensor or "
+                             "per channel");
     if (a != NULL && !json_is_null(a) &&
-        (!json_is_object(a) || !hlx_ct_is(a, "type", "float", 0, -1) ||
-         !hlx_ct_is(a, "num_bits", NULL, 8, -1)))
+        (!json_is_object(a) || !hlx_ct_is(a, "type", is_int ? "int" : "float", 0, -1) ||
+         !hlx_ct_is(a, "num_bits", NULL, 8, -1) || !hlx_ct_is(a, "symmetric", NULL, 0, 1)))
         return hlx_jdoc_fail(doc, at, HLX_ERR_PARSE, "the group's input_activations must be "
-                             "null or 8-bit float");
+                             "null or 8-bit %s, symmetric (no input zero points)",
+                             is_int ? "int" : "float");
     if ((st = hlx_cfg_ignore(doc, q, "ignore", "/quantization_config/ignore", 0)) != HLX_OK)
         return st;
     c->fp8 = HLX_HF_FP8_SCALE;
     c->fp8_form = HLX_HF_QF_CT;
+    c->int8 = is_int;
     c->fp8_channel = json_object_get(w, "strategy") != NULL &&
                     hlx_ct_is(w, "strategy", "channel", 0, -1);
     c->fp8_input_scale = a != NULL && json_is_object(a) && json_is_false(json_object_get(a, "dynamic"));
-    c->m.weight_dtype = HLX_DTYPE_FP8;
+    if (!is_int) /* int8 keeps torch_dtype's: the planner's bytes, model info's name */
+        c->m.weight_dtype = HLX_DTYPE_FP8;
     return HLX_OK;
 }
 
@@ -2375,7 +2384,7 @@ static int hlx_elist_linear(hlx_elist_t *l, hlx_hf_class_t cls, hlx_hf_split_t s
 
     if (!c->fp8)
         return hlx_elist_add(l, c->st_dtype, cls, split, out, in, "%s", name);
-    if (hlx_elist_add(l, HLX_ST_F8_E4M3, cls, split, out, in, "%s", name) != 0)
+    if (hlx_elist_add(l, c->int8 ? HLX_ST_I8 : HLX_ST_F8_E4M3, cls, split, out, in, "%s", name) != 0)
         return -1;
     if (c->fp8 == HLX_HF_FP8_SCALE) /* weight_scale [out, 1] or one value; input_scale one */
         return hlx_elist_add(l, HLX_ST_F32, HLX_HFC_SCALE, split, c->fp8_channel ? out : 1,
@@ -2797,10 +2806,12 @@ hlx_status_t hlx_hf_check(hlx_ckpt_t *ck, const hlx_hf_config_t *c)
                                     hlx_st_dtype_name(t->dtype),
                                     list[i].cls == HLX_HFC_SCALE ? "F32, BF16 or F16"
                                                                  : hlx_st_dtype_name(list[i].dtype),
-                                    list[i].dtype == HLX_ST_F8_E4M3 || list[i].cls == HLX_HFC_SCALE
-                                        ? "quantization_config fp8" : "torch_dtype ",
-                                    list[i].dtype == HLX_ST_F8_E4M3 || list[i].cls == HLX_HFC_SCALE
-                                        ? "" : c->torch_dtype);
+                                    list[i].dtype == HLX_ST_F8_E4M3 ||
+                                            list[i].dtype == HLX_ST_I8 || list[i].cls == HLX_HFC_SCALE
+                                        ? "quantization_config " : "torch_dtype ",
+                                    list[i].dtype == HLX_ST_F8_E4M3 ||
+                                            list[i].dtype == HLX_ST_I8 || list[i].cls == HLX_HFC_SCALE
+                                        ? (c->int8 ? "int8" : "fp8") : c->torch_dtype);
         else if (list[i].ndim == 0) /* a one-value scale: its value too */
             st = hlx_hf_check_scale(ck, t);
         if (st == HLX_OK)

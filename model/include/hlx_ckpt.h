@@ -48,7 +48,8 @@ typedef struct hlx_ckpt_tensor {
     /* F8_E4M3 weights: the `<name>_scale_inv` tensor (F32, BF16 or F16, one factor per
      * block of block_rows x block_cols elements, DeepSeek's layout), or the `<name>_scale`
      * one (one factor for the tensor, [], [1] or [1, 1], or one per row, [rows, 1];
-     * scale_rows then says which: rows, or 1); NULL otherwise. */
+     * scale_rows then says which: rows, or 1); I8 weights: the `<name>_scale` one; NULL
+     * otherwise. */
     const struct hlx_ckpt_tensor *scale;
     int64_t        scale_rows;  /* `<name>_scale`: rows per factor; 0: block_rows */
     /* An integer-packed weight (hlx_ckpt_set_packed): HLX_PACK_* (0: an ordinary tensor).
@@ -242,6 +243,8 @@ typedef struct hlx_hf_config {
                                           what `model synth` writes and `model info` names) */
     int             fp8_channel;       /* HLX_HF_FP8_SCALE: a scale per output channel (else
                                           one per tensor) */
+    int             int8;              /* HLX_HF_FP8_SCALE weights stored as I8, not e4m3
+                                          (compressed-tensors int-quantized: W8A8, W8A16) */
     int             fp8_input_scale;   /* HLX_HF_FP8_SCALE: static activations, an
                                           X.input_scale per Linear (not used) */
     int             block_rows, block_cols; /* weight_block_size (128 x 128) */

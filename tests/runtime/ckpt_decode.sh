@@ -26,7 +26,7 @@
 #                                                  block scales on qwen3 and qwen3-moe as their
 #                                                  bf16 copies; bad inputs refused
 #        ckpt_decode.sh int HELIX DATA HELIXRUN   GPTQ, AWQ and compressed-tensors
-#                                                  pack-quantized integer weights decode as
+#                                                  pack-quantized and int8 weights decode as
 #                                                  the bf16 copies quantize_int.py makes of
 #                                                  the same integers (1, 2 and 4 ranks; fused
 #                                                  and expert layouts); bad inputs refused
@@ -510,7 +510,8 @@ int)
         "dense ct --bits 4 --group -1 --scale-dtype F32" \
         "dense gptq --group 64 --no-gidx --scale-dtype BF16 --skip down_proj" \
         "phi3 gptq --group 64" "internlm2 awq --group 32" "qwen3-moe ct --group 32" \
-        "mixtral gptq --bits 8 --group 64 --act-order"; do
+        "mixtral gptq --bits 8 --group 64 --act-order" "dense int8 --group -1" \
+        "dense int8 --group 0 --a8 static --scale-dtype F32" "mixtral int8 --group -1"; do
         set -- $form
         fam=$1 fmt=$2 name=$(echo "$form" | tr -c 'a-z0-9\n' '_')
         shift 2
@@ -540,14 +541,17 @@ int)
     # out of range, a Linear both packed and plain, a stray part, a NaN scale
     P=model.layers.0.self_attn.q_proj
     for bad in bits3 marlin lmhead gemv nozero w8a8 ctfmt group0 noqzeros scales gidx both \
-        stray nanscale ctshape; do
+        stray nanscale ctshape i8asym i8noscale; do
         case $bad in
         gemv|nozero) src=awq ;;
         w8a8|ctfmt|ctshape) src=ctm ;;
+        i8*) src=i8 ;;
         *) src=gptq ;;
         esac
         [ -d "$dir/gptq" ] ||
             python3 "$quant" "$dir/b-dense" "$dir/gptq" --format gptq --group 64 || exit 1
+        [ -d "$dir/i8" ] ||
+            python3 "$quant" "$dir/b-dense" "$dir/i8" --format int8 --group -1 || exit 1
         rm -rf "$dir/$bad"
         cp -r "$dir/$src" "$dir/$bad"
         python3 - "$dir/$bad" $bad <<'PY'
@@ -560,8 +564,9 @@ edit = {'bits3': lambda: q.update(bits=3), 'marlin': lambda: q.update(checkpoint
         'lmhead': lambda: q.update(lm_head=True), 'gemv': lambda: q.update(version='gemv'),
         'nozero': lambda: q.update(zero_point=False),
         'w8a8': lambda: w.update(input_activations={'num_bits': 8, 'type': 'int'}),
-        'ctfmt': lambda: (q.update(format='int-quantized'), w.update(format='int-quantized')),
-        'group0': lambda: q.update(group_size=0)}
+        'ctfmt': lambda: (q.update(format='marlin-24'), w.update(format='marlin-24')),
+        'group0': lambda: q.update(group_size=0),
+        'i8asym': lambda: w['input_activations'].update(symmetric=False)}
 if bad in edit:
     edit[bad]()
 json.dump(c, open(d + '/config.json', 'w'), indent=2)
@@ -576,6 +581,7 @@ PY
         stray) python3 "$edit" "$dir/$bad" copy $P.g_idx model.layers.0.mlp.gate_proj.g_idx_extra ;;
         nanscale) python3 "$edit" "$dir/$bad" setf16 model.layers.1.mlp.down_proj.scales 5 nan ;;
         ctshape) python3 "$edit" "$dir/$bad" setint model.layers.0.self_attn.o_proj.weight_shape 1 300 ;;
+        i8noscale) python3 "$edit" "$dir/$bad" drop model.layers.1.mlp.up_proj.weight_scale ;;
         esac
         case $bad in
         bits3)    want='bits: expected 4 or 8 (bits per weight)' ;;
@@ -593,6 +599,8 @@ PY
         stray)    want='tensor model.layers.0.mlp.gate_proj.g_idx_extra is not part of' ;;
         nanscale) want='down_proj.scales: value 5 is nan, not a weight scale' ;;
         ctshape)  want='o_proj.weight_packed: shape [256, 64], expected [256, 75]' ;;
+        i8asym)   want="input_activations must be null or 8-bit int, symmetric" ;;
+        i8noscale) want='tensor model.layers.1.mlp.up_proj.weight_scale is missing' ;;
         esac
         expect_refused $bad "$want" --model "$dir/$bad" --context 20 --steps 2
     done

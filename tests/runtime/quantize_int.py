@@ -15,9 +15,13 @@ form right decodes the two bit for bit alike.
 Quantized: every 2-D X.weight but the embedding, the head, the routers and what --skip
 names (a substring), which stay as they are.
 
-usage: quantize_int.py SRC DST --format gptq|gptq_v2|awq|ct [--bits 4|8] [--group G]
+With --format int8: compressed-tensors' int-quantized (W8A8, W8A16): one I8 per weight,
+symmetric, X.weight_scale per channel (--group -1) or per tensor (any other --group), the
+activations declared dynamic (--a8 dynamic), static (an X.input_scale each) or none.
+
+usage: quantize_int.py SRC DST --format gptq|gptq_v2|awq|ct|int8 [--bits 4|8] [--group G]
                        [--sym] [--act-order] [--no-gidx] [--scale-dtype F16|BF16|F32]
-                       [--skip S]...
+                       [--skip S]... [--a8 dynamic|static|none]
 """
 import argparse
 import glob
@@ -96,9 +100,34 @@ def pack_words(vals, bits):
     return out
 
 
+def quantize_int8(name, rows, cols, w, a, ref):
+    """compressed-tensors' int-quantized: q in [-127, 127], a scale per row or per tensor."""
+    m = [max(abs(v) for v in w[r * cols:(r + 1) * cols]) for r in range(rows)]
+    if a.group != -1:
+        m = [max(m)] * rows
+    out, deq = array('b'), array('H')
+    scales = []
+    for r in range(rows):
+        sc, sb = scale_round(m[r] / 127 if m[r] > 0 else 1.0, a.scale_dtype)
+        scales.append(sb)
+        for v in w[r * cols:(r + 1) * cols]:
+            qv = min(max(round(v / sc), -127), 127)
+            out.append(qv)
+            deq.append(bf16(f32(qv * sc)))
+    ref[name] = ('BF16', [rows, cols], deq.tobytes())
+    res = {name: ('I8', [rows, cols], out.tobytes()),
+           name + '_scale': (a.scale_dtype, [rows, 1] if a.group == -1 else [],
+                             b''.join(scales) if a.group == -1 else scales[0])}
+    if a.a8 == 'static':
+        res[name[:-len('.weight')] + '.input_scale'] = ('F32', [], struct.pack('<f', 0.03125))
+    return res
+
+
 def quantize(name, rows, cols, w, a, ref):
     bits, maxq = a.bits, (1 << a.bits) - 1
     group = cols if a.group == -1 else a.group
+    if a.format == 'int8':  # symmetric, 8 bits, per channel (--group -1) or per tensor
+        return quantize_int8(name, rows, cols, w, a, ref)
     ngroups = -(-cols // group)
     # each column's group: i // group, or with --act-order a permutation's
     if a.act_order:
@@ -200,7 +229,8 @@ def main():
     ap = argparse.ArgumentParser()
     ap.add_argument('src')
     ap.add_argument('dst')
-    ap.add_argument('--format', required=True, choices=['gptq', 'gptq_v2', 'awq', 'ct'])
+    ap.add_argument('--format', required=True, choices=['gptq', 'gptq_v2', 'awq', 'ct', 'int8'])
+    ap.add_argument('--a8', default='dynamic', choices=['dynamic', 'static', 'none'])
     ap.add_argument('--bits', type=int, default=4, choices=[4, 8])
     ap.add_argument('--group', type=int, default=64)
     ap.add_argument('--sym', action='store_true')
@@ -237,6 +267,20 @@ def main():
     elif a.format == 'awq':
         qc = {'quant_method': 'awq', 'bits': 4, 'group_size': a.group, 'zero_point': True,
               'version': 'gemm', 'modules_to_not_convert': None}
+    elif a.format == 'int8':
+        act = None if a.a8 == 'none' else {'num_bits': 8, 'type': 'int', 'symmetric': True,
+                                           'strategy': 'token' if a.a8 == 'dynamic' else 'tensor',
+                                           'dynamic': a.a8 == 'dynamic'}
+        qc = {'quant_method': 'compressed-tensors', 'format': 'int-quantized',
+              'config_groups': {'group_0': {'targets': ['Linear'],
+                                            'weights': {'num_bits': 8, 'type': 'int',
+                                                        'symmetric': True, 'dynamic': False,
+                                                        'strategy': 'channel' if a.group == -1
+                                                        else 'tensor'},
+                                            'input_activations': act,
+                                            'output_activations': None,
+                                            'format': 'int-quantized'}},
+              'ignore': ['lm_head'], 'quantization_status': 'compressed'}
     else:
         w = {'num_bits': a.bits, 'type': 'int', 'symmetric': a.sym,
              'strategy': 'channel' if a.group == -1 else 'group', 'dynamic': False,
