@@ -1346,6 +1346,10 @@ static int hlx_cmd_model_info(int argc, char **argv)
         printf("  weights %s%s, %.6g parameters%s\n\n", cfg.torch_dtype, q, params,
                config_only ? " (from config.json; tensors not checked)" : "");
     }
+    if (cfg.dca_len > 0)
+        printf("  dual_chunk_attention_config: not applied (plain attention over every "
+               "position, as transformers runs it; vLLM's dual chunk attention differs past "
+               "position %lld)\n\n", (long long)cfg.dca_len);
     if (cfg.lm_head_unused[0])
         printf("  %s: not read (tie_word_embeddings is true: the head is the embedding, as "
                "transformers and vLLM take it)\n\n", cfg.lm_head_unused);

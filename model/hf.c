@@ -1695,6 +1695,23 @@ static hlx_status_t hlx_cfg_text_model_type(hlx_jdoc_t *doc, const hlx_hf_config
     return HLX_OK;
 }
 
+/* Qwen2.5-1M's dual_chunk_attention_config ({"chunk_size": 262144, "local_size": 8192, ...}):
+ * transformers does not apply it, and neither does the runtime; vLLM's dual chunk attention
+ * equals plain attention up to chunk_size - local_size positions (its intra-chunk part
+ * alone), which c->dca_len keeps for the warning past it. A malformed one is no error here
+ * (nothing reads it), only the bound falls back to chunk_size or 1. */
+static void hlx_cfg_dca(hlx_jdoc_t *doc, hlx_hf_config_t *c)
+{
+    json_t *d = json_object_get(hlx_jdoc_root(doc), "dual_chunk_attention_config");
+    json_t *cs = json_object_get(d, "chunk_size"), *ls = json_object_get(d, "local_size");
+    json_int_t n = json_is_integer(cs) ? json_integer_value(cs) : 1;
+    json_int_t l = json_is_integer(ls) ? json_integer_value(ls) : 0;
+
+    if (!json_is_object(d))
+        return;
+    c->dca_len = n > l && l >= 0 ? n - l : n > 0 ? n : 1;
+}
+
 /* tie_word_embeddings: Gemma3TextConfig's default true, elsewhere false. A multimodal
  * config's text_config says, or where it has no such key its top level does (transformers
  * v5 keeps Qwen2-VL's there). */
@@ -2080,6 +2097,8 @@ hlx_status_t hlx_hf_config_load(const char *dir, hlx_hf_config_t *c, char *err,
     }
     if (st == HLX_OK && !(c->fused & HLX_HF_GEMMA)) /* Gemma's window: hlx_cfg_gemma */
         st = hlx_cfg_sliding(doc, c);
+    if (st == HLX_OK)
+        hlx_cfg_dca(doc, c);
     if (st == HLX_OK)
         st = c->family == HLX_HF_DENSE ? hlx_cfg_dense(doc, c) : hlx_cfg_moe_mla(doc, c);
     if (st == HLX_OK) /* after the shapes: longrope's factors are rope_dim / 2 */

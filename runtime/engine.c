@@ -473,6 +473,14 @@ static hlx_status_t hlx_engine_build(hlx_engine_t *eng)
                  "tie_word_embeddings to false to use it", eng->cfg.ckpt,
                  eng->ws.cfg.lm_head_unused);
 
+    /* Qwen2.5-1M's dual chunk attention (hlx_hf_config_t.dca_len): not applied */
+    if (hlx_engine_rank(eng) == 0 && eng->ws.cfg.dca_len > 0 &&
+        eng->cfg.context + eng->cfg.steps > eng->ws.cfg.dca_len)
+        hlx_warn("%s: dual_chunk_attention_config is not applied: attention runs over all %lld "
+                 "positions with RoPE as transformers runs the model; vLLM's dual chunk "
+                 "attention gives other results past position %lld", eng->cfg.ckpt,
+                 (long long)(eng->cfg.context + eng->cfg.steps), (long long)eng->ws.cfg.dca_len);
+
 #define HLX_WREAD(_w, ...) \
     do { \
         if ((st = hlx_engine_wread(eng, _w, l, __VA_ARGS__)) != HLX_OK) \

@@ -442,7 +442,7 @@ elif bad == 'scheme':
 elif bad == 'blockstatic':
     q['weight_block_size'] = [128, 128]
 elif bad == 'method':
-    q['quant_method'] = 'awq'
+    q['quant_method'] = 'bitsandbytes'
 elif bad == 'nokv0':  # undeclared, and layer 0 has none: layer 1's are unknown tensors
     q['kv_cache_scheme'] = None
 elif bad == 'hqnvfp4':

@@ -207,7 +207,18 @@ config_case window-qwen2-all qwen2 '{"use_sliding_window": true, "sliding_window
     "max_window_layers": 0}'
 config_case window-qwen3 qwen3 '{"use_sliding_window": true, "sliding_window": 4,
     "layer_types": ["full_attention", "sliding_attention"]}'
+# Qwen2.5-1M's dual chunk attention: not applied, as transformers runs it (the same tokens
+# as without it); a warning once the run goes past chunk_size - local_size (32 here)
+config_case qwen-dca qwen2 '{"dual_chunk_attention_config": {"chunk_size": 40,
+    "local_size": 8, "original_max_position_embeddings": 40}}' same
 finish_cases
+for ctx in 20:0 40:1; do
+    "$helix" decode --model "$dir/qwen-dca" --context ${ctx%:*} --steps 2 >/dev/null 2>"$dir/err" ||
+        { echo "FAIL: qwen-dca context ${ctx%:*}"; cat "$dir/err"; fail=1; }
+    n=$(grep -c "dual_chunk_attention_config is not applied" "$dir/err")
+    echo "qwen-dca, context ${ctx%:*}: $n warning(s)"
+    [ "$n" = "${ctx#*:}" ] || { echo "FAIL: expected ${ctx#*:}"; cat "$dir/err"; fail=1; }
+done
 [ "${ropetok[window-qwen2]-a}" != "${ropetok[window-qwen2-all]-a}" ] ||
     { echo "FAIL: window-qwen2: max_window_layers 1 and 0 decode alike"; fail=1; }
 
