@@ -59,7 +59,8 @@ static void hlx_synth_usage(FILE *f)
         "                         [--shards N] [--model FILE|NAME]\n"
         "                         [--max-bytes SIZE] [--kv-scales K,V[,K,V...]]\n"
         "                         [--kv-scales-per-head] [--fp8-scales tensor|channel]\n"
-        "                         [--fp8-format compressed-tensors|fp8|modelopt|fp8-block]\n\n"
+        "                         [--fp8-format compressed-tensors|fp8|modelopt|fp8-block|\n"
+        "                                       compressed-tensors-block]\n\n"
         "Writes a small Hugging Face checkpoint: config.json, the tensors in N safetensors\n"
         "shards and model.safetensors.index.json.\n\n"
         "  --family dense    LlamaForCausalLM with the dimensions of the `tiny` preset (H 256,\n"
@@ -136,7 +137,9 @@ static void hlx_synth_usage(FILE *f)
         "                    one scale per tensor, stored with shape [], and name KV-cache\n"
         "                    scales self_attn.k_proj.k_scale and v_proj.v_scale;\n"
         "                    fp8-block: quant_method fp8 with weight_block_size [32, 32]\n"
-        "                    (weight_scale_inv per block, as Qwen3's FP8 releases)\n"
+        "                    (weight_scale_inv per block, as Qwen3's FP8 releases);\n"
+        "                    compressed-tensors-block: llm-compressor's FP8_BLOCK (strategy\n"
+        "                    block, block_structure [32, 32], weight_scale per block)\n"
         "  --shards N        number of safetensors files (default 2; 1 writes a single\n"
         "                    model.safetensors without an index)\n"
         "  --max-bytes SIZE  refuse to write a checkpoint larger than SIZE bytes (suffix K,\n"
@@ -158,7 +161,8 @@ static void hlx_synth_usage(FILE *f)
 
 /* --fp8-format: what it writes (compressed-tensors, AutoFP8's fp8, ModelOpt's, and block
  * scales as quant_method fp8 with weight_block_size) */
-enum { HLX_SYNTH_FMT_CT, HLX_SYNTH_FMT_FP8, HLX_SYNTH_FMT_MODELOPT, HLX_SYNTH_FMT_BLOCK };
+enum { HLX_SYNTH_FMT_CT, HLX_SYNTH_FMT_FP8, HLX_SYNTH_FMT_MODELOPT, HLX_SYNTH_FMT_BLOCK,
+       HLX_SYNTH_FMT_CT_BLOCK };
 
 /* The scale of a dense family's fp8 weight (--dtype fp8) at row r, column col: 2^-4 times
  * 1, 1.25, 1.5 or 1.75, by tensor (key: a hash of its name), and by row (per channel) or
@@ -207,8 +211,9 @@ static json_t *hlx_info_quant_json(const hlx_hf_config_t *c, size_t packed)
     char kn[96], vn[96];
 
     if (c->fp8 == HLX_HF_FP8_BLOCK)
-        w = json_pack("{s:s, s:s, s:[i, i]}", "form", "fp8", "scales", "block", "block",
-                      c->block_rows, c->block_cols);
+        w = json_pack("{s:s, s:s, s:[i, i]}", "form",
+                      c->block_scale_plain ? "compressed-tensors" : "fp8", "scales", "block",
+                      "block", c->block_rows, c->block_cols);
     else if (c->fp8 == HLX_HF_FP8_SCALE)
         w = json_pack("{s:s, s:s, s:s, s:b}", "form", hlx_fp8_form_names[c->fp8_form], "type",
                       c->int8 ? "int8" : "e4m3", "scales", c->fp8_channel ? "channel" : "tensor",
@@ -699,7 +704,9 @@ static int hlx_cmd_model_synth(int argc, char **argv)
             }
             break;
         case O_FP8_FORMAT: /* the indices are HLX_SYNTH_FMT_* */
-            if (hlx_parse_choice(optarg, "compressed-tensors|fp8|modelopt|fp8-block", &fp8_form,
+            if (hlx_parse_choice(optarg,
+                                 "compressed-tensors|fp8|modelopt|fp8-block|compressed-tensors-block",
+                                 &fp8_form,
                                  why, sizeof(why)) != HLX_OK) {
                 fprintf(stderr, "helix model synth: --fp8-format: %s\n", why);
                 return 2;
@@ -764,10 +771,11 @@ static int hlx_cmd_model_synth(int argc, char **argv)
         return 2;
     }
     if (fp8_form > HLX_SYNTH_FMT_CT && fp8_tensor >= 0 &&
-        (fp8_tensor == 0 || fp8_form == HLX_SYNTH_FMT_BLOCK)) {
-        static const char *const name[] = { "", "fp8", "modelopt", "fp8-block" };
+        (fp8_tensor == 0 || fp8_form >= HLX_SYNTH_FMT_BLOCK)) {
+        static const char *const name[] = { "", "fp8", "modelopt", "fp8-block",
+                                            "compressed-tensors-block" };
         fprintf(stderr, "helix model synth: --fp8-scales: the %s form has %s\n", name[fp8_form],
-                fp8_form == HLX_SYNTH_FMT_BLOCK
+                fp8_form >= HLX_SYNTH_FMT_BLOCK
                     ? "one scale per block of 32 x 32 (leave --fp8-scales out)"
                     : "one scale per tensor (--fp8-scales tensor, or leave it out)");
         return 2;
@@ -777,8 +785,10 @@ static int hlx_cmd_model_synth(int argc, char **argv)
                 "KV-cache scale per tensor\n", fp8_form == HLX_SYNTH_FMT_FP8 ? "fp8" : "modelopt");
         return 2;
     }
-    if (fp8_form == HLX_SYNTH_FMT_BLOCK) { /* DeepSeek's layout on a dense model (Qwen3's FP8) */
+    if (fp8_form == HLX_SYNTH_FMT_BLOCK || fp8_form == HLX_SYNTH_FMT_CT_BLOCK) {
+        /* DeepSeek's layout on a dense model (Qwen3's FP8), or llm-compressor's FP8_BLOCK */
         ctx.cfg.fp8 = HLX_HF_FP8_BLOCK;
+        ctx.cfg.block_scale_plain = fp8_form == HLX_SYNTH_FMT_CT_BLOCK;
     } else if (fp8_form == HLX_SYNTH_FMT_FP8 || fp8_form == HLX_SYNTH_FMT_MODELOPT) {
         /* per tensor, static input scales, KV scales as k_proj.k_scale */
         ctx.cfg.fp8_form = fp8_form == HLX_SYNTH_FMT_FP8 ? HLX_HF_QF_FP8 : HLX_HF_QF_MODELOPT;
@@ -1329,7 +1339,9 @@ static int hlx_cmd_model_info(int argc, char **argv)
         else
             snprintf(gs, sizeof(gs), "a scale per channel");
         if (cfg.fp8 == HLX_HF_FP8_BLOCK)
-            snprintf(q, sizeof(q), " (linear layers fp8 e4m3, block scales)");
+            snprintf(q, sizeof(q), " (linear layers fp8 e4m3, block scales of %d x %d; %s)",
+                     cfg.block_rows, cfg.block_cols,
+                     cfg.block_scale_plain ? "compressed-tensors" : "fp8");
         else if (cfg.fp8 == HLX_HF_FP8_SCALE)
             snprintf(q, sizeof(q), " (linear layers %s, a scale per %s; %s%s)",
                      cfg.int8 ? "int8" : "fp8 e4m3", cfg.fp8_channel ? "channel" : "tensor",

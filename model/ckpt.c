@@ -626,15 +626,21 @@ static hlx_status_t hlx_ckpt_merge(hlx_ckpt_t *ck, hlx_jdoc_t *doc, char *err, s
                 continue; /* unscaled fp8: read as is; int8 is refused when read */
             if (t->ndim != 2 || !hlx_st_is_scale(s->dtype) ||
                 !(s->numel == 1 ? s->ndim <= 2
-                                : s->ndim == 2 && s->shape[0] == t->shape[0] &&
-                                      s->shape[1] == 1))
+                                : s->ndim == 2 && s->shape[0] >= 1 && s->shape[1] >= 1 &&
+                                      (t->dtype == HLX_ST_F8_E4M3 ||
+                                       (s->shape[0] == t->shape[0] && s->shape[1] == 1))))
                 return hlx_errbuf(err, errlen, HLX_ERR_PARSE,
                                    "%s: tensor %s: its scale %s must be F32, BF16 or F16 of one "
-                                   "value ([], [1] or [1, 1]) or one per row ([%lld, 1])",
+                                   "value ([], [1] or [1, 1]), one per row ([%lld, 1])%s",
                                    ck->files[t->file].name, t->name, sname,
-                                   (long long)t->shape[0]);
+                                   (long long)t->shape[0],
+                                   t->dtype == HLX_ST_F8_E4M3 ? " or one per block" : "");
             t->scale = s;
-            t->scale_rows = s->numel == 1 ? t->shape[0] : 1;
+            /* one value, one per row, else one per block (checked against the config's
+             * block size when read, and by the tensor list) */
+            t->scale_rows = s->numel == 1                  ? t->shape[0]
+                            : s->shape[0] == t->shape[0] && s->shape[1] == 1 ? 1
+                                                                             : 0;
             continue;
         }
         if (t->ndim != 2 || s->ndim != 2 || !hlx_st_is_scale(s->dtype) || s->shape[0] < 1 ||

@@ -1170,7 +1170,7 @@ static hlx_status_t hlx_cfg_ct_weights(hlx_jdoc_t *doc, json_t *q, hlx_hf_config
     static const char at[] = "/quantization_config/config_groups";
     json_t *cg = json_object_get(q, "config_groups"), *g, *w, *a, *t, *fmt;
     hlx_status_t st;
-    int is_int;
+    int is_int, block;
 
     if (!json_is_object(cg) || json_object_size(cg) != 1)
         return hlx_jdoc_fail(doc, at, HLX_ERR_PARSE, "expected one group (every Linear layer "
@@ -1188,13 +1188,30 @@ static hlx_status_t hlx_cfg_ct_weights(hlx_jdoc_t *doc, json_t *q, hlx_hf_config
     /* integer weights: packed 4 or 8 bits (hlx_cfg_ct_int), or one I8 each (int-quantized) */
     if (is_int && !(json_is_string(fmt) && !strcmp(json_string_value(fmt), "int-quantized")))
         return hlx_cfg_ct_int(doc, q, g, w, c);
+    block = !is_int && json_is_object(w) && json_object_get(w, "strategy") != NULL &&
+            hlx_ct_is(w, "strategy", "block", 0, -1);
     if (!json_is_object(w) || !hlx_ct_is(w, "type", is_int ? "int" : "float", 0, -1) ||
         !hlx_ct_is(w, "num_bits", NULL, 8, -1) || !hlx_ct_is(w, "dynamic", NULL, 0, 0) ||
         !hlx_ct_is(w, "symmetric", NULL, 0, 1) ||
-        !(hlx_ct_is(w, "strategy", "tensor", 0, -1) || hlx_ct_is(w, "strategy", "channel", 0, -1)))
+        !(block || hlx_ct_is(w, "strategy", "tensor", 0, -1) ||
+          hlx_ct_is(w, "strategy", "channel", 0, -1)))
         return hlx_jdoc_fail(doc, at, HLX_ERR_PARSE, "the group's weights must be 8-bit float "
                              "(e4m3) or 8-bit int, static, symmetric, one scale per tensor or "
-                             "per channel");
+                             "per channel (float also per block)");
+    if (block) { /* FP8_BLOCK: X.weight_scale per block of block_structure */
+        json_t *bs = json_object_get(w, "block_structure");
+        json_int_t r = json_integer_value(json_array_get(bs, 0));
+        json_int_t k = json_integer_value(json_array_get(bs, 1));
+        if (!json_is_array(bs) || json_array_size(bs) != 2 || r < 1 || k < 1 || r > 65536 ||
+            k > 65536)
+            return hlx_jdoc_fail(doc, at, HLX_ERR_PARSE, "the block strategy's block_structure "
+                                 "must be [rows, cols], each in [1, 65536]");
+        if (a != NULL && !json_is_null(a) && !json_is_true(json_object_get(a, "dynamic")))
+            return hlx_jdoc_fail(doc, at, HLX_ERR_PARSE, "block-scaled weights take dynamic "
+                                 "input activations (as vLLM reads them)");
+        c->block_rows = (int)r;
+        c->block_cols = (int)k;
+    }
     if (a != NULL && !json_is_null(a) &&
         (!json_is_object(a) || !hlx_ct_is(a, "type", is_int ? "int" : "float", 0, -1) ||
          !hlx_ct_is(a, "num_bits", NULL, 8, -1) || !hlx_ct_is(a, "symmetric", NULL, 0, 1)))
@@ -1203,7 +1220,8 @@ static hlx_status_t hlx_cfg_ct_weights(hlx_jdoc_t *doc, json_t *q, hlx_hf_config
                              is_int ? "int" : "float");
     if ((st = hlx_cfg_ignore(doc, q, "ignore", "/quantization_config/ignore", 0)) != HLX_OK)
         return st;
-    c->fp8 = HLX_HF_FP8_SCALE;
+    c->fp8 = block ? HLX_HF_FP8_BLOCK : HLX_HF_FP8_SCALE;
+    c->block_scale_plain = block;
     c->fp8_form = HLX_HF_QF_CT;
     c->int8 = is_int;
     c->fp8_channel = json_object_get(w, "strategy") != NULL &&
@@ -2282,7 +2300,21 @@ char *hlx_hf_config_text(const hlx_hf_config_t *c)
                                           "dynamic", "fmt", "e4m3", "quant_method", "fp8",
                                           "weight_block_size", c->block_rows, c->block_cols));
     }
-    if (c->fp8 == HLX_HF_FP8_BLOCK && c->family == HLX_HF_DENSE) /* as Qwen3's FP8 releases */
+    if (c->fp8 == HLX_HF_FP8_BLOCK && c->family == HLX_HF_DENSE && c->block_scale_plain)
+        /* llm-compressor's FP8_BLOCK scheme */
+        json_object_set_new(
+            o, "quantization_config",
+            json_pack("{s:s, s:s, s:{s:{s:[s], s:{s:i, s:s, s:s, s:[i, i], s:b, s:b}, s:{s:i, "
+                      "s:s, s:s, s:i, s:b, s:b}}}, s:o}",
+                      "quant_method", "compressed-tensors", "format", "float-quantized",
+                      "config_groups", "group_0", "targets", "Linear", "weights", "num_bits", 8,
+                      "type", "float", "strategy", "block", "block_structure", c->block_rows,
+                      c->block_cols, "dynamic", 0, "symmetric", 1, "input_activations",
+                      "num_bits", 8, "type", "float", "strategy", "group", "group_size",
+                      c->block_cols, "dynamic", 1, "symmetric", 1,
+                      "ignore", hlx_hf_ignore_json(c, 0)));
+    if (c->fp8 == HLX_HF_FP8_BLOCK && c->family == HLX_HF_DENSE && !c->block_scale_plain)
+        /* as Qwen3's FP8 releases */
         json_object_set_new(o, "quantization_config",
                             json_pack("{s:s, s:s, s:s, s:[i, i], s:o}", "activation_scheme",
                                       "dynamic", "fmt", "e4m3", "quant_method", "fp8",
@@ -2414,7 +2446,8 @@ static int hlx_elist_linear(hlx_elist_t *l, hlx_hf_class_t cls, hlx_hf_split_t s
                    ? -1 : 0;
     return hlx_elist_add(l, HLX_ST_F32, HLX_HFC_SCALE, split,
                          (out + c->block_rows - 1) / c->block_rows,
-                         (in + c->block_cols - 1) / c->block_cols, "%s_scale_inv", name);
+                         (in + c->block_cols - 1) / c->block_cols,
+                         c->block_scale_plain ? "%s_scale" : "%s_scale_inv", name);
 }
 
 /* The routed experts' tensor names: under the layer's block, the router and expert J's

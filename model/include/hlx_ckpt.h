@@ -48,8 +48,9 @@ typedef struct hlx_ckpt_tensor {
     /* F8_E4M3 weights: the `<name>_scale_inv` tensor (F32, BF16 or F16, one factor per
      * block of block_rows x block_cols elements, DeepSeek's layout), or the `<name>_scale`
      * one (one factor for the tensor, [], [1] or [1, 1], or one per row, [rows, 1];
-     * scale_rows then says which: rows, or 1); I8 weights: the `<name>_scale` one; NULL
-     * otherwise. */
+     * scale_rows then says which: rows, or 1; or, 2-D of any other shape, one per block as
+     * `_scale_inv`'s: compressed-tensors' block strategy, scale_rows 0); I8 weights: the
+     * `<name>_scale` one; NULL otherwise. */
     const struct hlx_ckpt_tensor *scale;
     int64_t        scale_rows;  /* `<name>_scale`: rows per factor; 0: block_rows */
     /* An integer-packed weight (hlx_ckpt_set_packed): HLX_PACK_* (0: an ordinary tensor).
@@ -248,6 +249,9 @@ typedef struct hlx_hf_config {
     int             fp8_input_scale;   /* HLX_HF_FP8_SCALE: static activations, an
                                           X.input_scale per Linear (not used) */
     int             block_rows, block_cols; /* weight_block_size (128 x 128) */
+    int             block_scale_plain; /* HLX_HF_FP8_BLOCK scales named X.weight_scale
+                                          (compressed-tensors' block strategy), not
+                                          X.weight_scale_inv */
     /* quantization_config of integer weights (GPTQ, AWQ, compressed-tensors pack-quantized):
      * how the packed Linear layers are laid out (hlx_ckpt_set_packed); pack 0: none */
     hlx_ckpt_packing_t packing;

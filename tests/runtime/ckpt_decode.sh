@@ -392,6 +392,16 @@ PY
         done
         same $fam-block-bf16 $fam-block
         same $fam-block-s16 $fam-block
+        # llm-compressor's FP8_BLOCK (compressed-tensors' block strategy, X.weight_scale per
+        # block): the same values as the fp8 method's blocks
+        "$helix" model synth --family $fam --dtype fp8 --fp8-format compressed-tensors-block \
+            --kv-scales 0.5,0.25 --seed 4 --out "$dir/$fam-ctblock" >/dev/null || exit 1
+        python3 "$conv" "$dir/$fam-ctblock" "$dir/$fam-ctblock-bf16" || exit 1
+        for m in $fam-ctblock $fam-ctblock-bf16; do
+            run $m "$dir/$m"
+        done
+        same $fam-ctblock $fam-block
+        same $fam-ctblock-bf16 $fam-block
     done
     # over TPA 2 (each rank its rows' scales) and KVP 2 x TPA 2 (W_o and down over 4)
     for m in fp8 fp8-bf16 qwen3-block qwen3-block-bf16; do
@@ -413,8 +423,9 @@ PY
     # refused, each naming what is wrong
     "$helix" model synth --family moe-mla --dtype fp8 --seed 4 --out "$dir/mla" >/dev/null || exit 1
     for bad in nvfp4 noalgo nested int8kv ignored scheme blockstatic method noinput kvgone \
-        nokv0 hqnvfp4 hqbad mlatensor nanscale negblock; do
+        nokv0 hqnvfp4 hqbad mlatensor nanscale negblock ctbstatic ctbshape ctbscale; do
         case $bad in
+        ctb*) src=qwen3-ctblock ;;
         nvfp4 | noalgo | nested | int8kv | kvgone | noinput) src=modelopt ;;
         hqnvfp4 | hqbad) src=hfq ;;
         mlatensor) src=mla ;;
@@ -451,6 +462,12 @@ elif bad == 'hqbad':
     open(d + '/hf_quant_config.json', 'w').write('{"quantization": [1, 2]}')
 elif bad == 'mlatensor':  # no weight_block_size: a scale per tensor, which MLA does not take
     del q['weight_block_size']
+elif bad == 'ctbstatic':
+    q['config_groups']['group_0']['input_activations']['dynamic'] = False
+elif bad == 'ctbshape':
+    q['config_groups']['group_0']['weights']['block_structure'] = [32]
+elif bad == 'ctbscale':  # another block size than the scales were written with
+    q['config_groups']['group_0']['weights']['block_structure'] = [64, 64]
 json.dump(c, open(d + '/config.json', 'w'), indent=2)
 PY
         case $bad in
@@ -468,6 +485,9 @@ PY
         int8kv)      want='kv_cache_quant_algo: only "FP8"' ;;
         ignored)     want='ignored_layers: only "lm_head" and the routers' ;;
         scheme)      want='activation_scheme: expected "dynamic" or "static"' ;;
+        ctbstatic)   want='block-scaled weights take dynamic input activations' ;;
+        ctbshape)    want="the block strategy's block_structure must be [rows, cols]" ;;
+        ctbscale)    want='q_proj.weight_scale: shape [8, 8], expected [4, 4]' ;;
         blockstatic) want='block-scaled weights (weight_block_size) take dynamic activations' ;;
         method)      want='quant_method: supported: "compressed-tensors"' ;;
         noinput)     want='tensor model.layers.1.mlp.up_proj.input_scale is missing' ;;

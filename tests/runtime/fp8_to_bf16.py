@@ -1,7 +1,8 @@
 #!/usr/bin/env python3
 """A bf16 copy of an fp8 checkpoint with a scale per tensor or channel (compressed-tensors,
 quant_method fp8 without blocks, ModelOpt FP8 in config.json or hf_quant_config.json) or
-per block (quant_method fp8 with weight_block_size), dequantized independently of the
+per block (quant_method fp8 with weight_block_size, or compressed-tensors' block strategy
+with its block_structure), dequantized independently of the
 runtime: every F8_E4M3 tensor X with its scale X_scale (one value, or one per row) or
 X_scale_inv (one per block), F32, BF16 or F16, is decoded here (OCP e4m3 by its bit
 fields), multiplied by its scale and stored as BF16 (exact when the product has at most 8
@@ -86,9 +87,17 @@ def main():
             sdt, sshape, sraw = tensors[name + '_scale_inv']
             br, bc = block
             assert sshape == [-(-rows // br), -(-cols // bc)], name
-        else:  # one value, or one per row
+        else:  # one value, one per row, or one per block (compressed-tensors' block strategy)
             sdt, sshape, sraw = tensors[name + '_scale']
-            br, bc = (rows, cols) if len(decode_scales(sdt, sraw, name)) == 1 else (1, cols)
+            n = len(decode_scales(sdt, sraw, name))
+            if n == 1:
+                br, bc = rows, cols
+            elif sshape == [rows, 1]:
+                br, bc = 1, cols
+            else:
+                g = q0['config_groups']
+                br, bc = next(iter(g.values()))['weights']['block_structure']
+                assert sshape == [-(-rows // br), -(-cols // bc)], name
         scales = decode_scales(sdt, sraw, name)
         sc = -(-cols // bc)
         vals = bytearray()
