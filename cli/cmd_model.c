@@ -198,9 +198,6 @@ static uint32_t hlx_synth_fp8_key(const char *name)
 
 /* The HLX_HF_QF_* forms by the names `model info` gives them (their quant_method) */
 static const char *const hlx_fp8_form_names[] = { "compressed-tensors", "fp8", "modelopt" };
-/* hlx_ckpt_packing_t.pack's names (HLX_PACK_*) */
-static const char *const hlx_pack_names[] = { "none", "gptq", "gptq_v2", "awq",
-                                              "compressed-tensors" };
 
 /* What `model info --json` says of c's quantization: the fp8 weights' form and scales
  * (null: none), the KV-cache scales and their names (null: none; "maybe" where the config
@@ -219,7 +216,7 @@ static json_t *hlx_info_quant_json(const hlx_hf_config_t *c, size_t packed)
                       c->int8 ? "int8" : "e4m3", "scales", c->fp8_channel ? "channel" : "tensor",
                       "input_scales", c->fp8_input_scale);
     else if (c->packing.pack)
-        w = json_pack("{s:s, s:i, s:I, s:b, s:I}", "form", hlx_pack_names[c->packing.pack],
+        w = json_pack("{s:s, s:i, s:I, s:b, s:I}", "form", hlx_ckpt_pack_name(c->packing.pack),
                       "bits", c->packing.bits, "group", (json_int_t)c->packing.group,
                       "zero_points", c->packing.pack != HLX_PACK_CT || !c->packing.sym,
                       "packed_layers", (json_int_t)packed);
@@ -1248,7 +1245,8 @@ static int hlx_cmd_model_info(int argc, char **argv)
         json_object_set_new(o_, "name", json_string(cfg.m.name));
         json_object_set_new(o_, "torch_dtype", json_string(cfg.torch_dtype));
         json_object_set_new(o_, "fp8", json_boolean(cfg.fp8));
-        json_object_set_new(o_, "quantization", hlx_info_quant_json(&cfg, ck ? hlx_ckpt_packed_count(ck) : 0));
+        json_object_set_new(o_, "quantization",
+                            hlx_info_quant_json(&cfg, ck ? hlx_ckpt_packed_count(ck) : 0));
         json_object_set_new(o_, "checked", json_boolean(!config_only));
         json_object_set_new(o_, "model", mo);
         json_object_set_new(o_, "params", json_real(params));
@@ -1349,12 +1347,12 @@ static int hlx_cmd_model_info(int argc, char **argv)
                      cfg.fp8_input_scale ? ", static input scales not used" : "");
         else if (cfg.packing.pack && config_only)
             snprintf(q, sizeof(q), " (linear layers %d-bit integers where packed: %s, %s; "
-                     "dequantized at load)", cfg.packing.bits, hlx_pack_names[cfg.packing.pack],
+                     "dequantized at load)", cfg.packing.bits, hlx_ckpt_pack_name(cfg.packing.pack),
                      gs);
         else if (cfg.packing.pack)
             snprintf(q, sizeof(q), " (%zu linear layers %d-bit integers: %s, %s; dequantized "
                      "at load)", hlx_ckpt_packed_count(ck), cfg.packing.bits,
-                     hlx_pack_names[cfg.packing.pack], gs);
+                     hlx_ckpt_pack_name(cfg.packing.pack), gs);
         printf("  weights %s%s, %.6g parameters%s\n\n", cfg.torch_dtype, q, params,
                config_only ? " (from config.json; tensors not checked)" : "");
     }

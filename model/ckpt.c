@@ -731,11 +731,28 @@ static const char *hlx_ckpt_prefixed(const hlx_ckpt_t *ck, const char *name, cha
     return name;
 }
 
+const char *hlx_ckpt_pack_name(int pack)
+{
+    static const char *const names[] = { "none", "gptq", "gptq_v2", "awq", "compressed-tensors" };
+
+    return pack >= 0 && pack <= HLX_PACK_CT ? names[pack] : "?";
+}
+
+/* For messages: "GPTQ", "AWQ", ... */
+static const char *hlx_pack_form(int pack)
+{
+    switch (pack) {
+    case HLX_PACK_GPTQ: return "GPTQ";
+    case HLX_PACK_GPTQ_V2: return "GPTQ v2";
+    case HLX_PACK_AWQ: return "AWQ";
+    default: return "compressed-tensors pack-quantized";
+    }
+}
+
 const hlx_ckpt_tensor_t *hlx_ckpt_find(const hlx_ckpt_t *ck, const char *name)
 {
     hlx_ckpt_tensor_t key;
     char mapped[256];
-
     const hlx_ckpt_tensor_t *t;
 
     key.name = hlx_ckpt_prefixed(ck, name, mapped, sizeof(mapped));
@@ -785,11 +802,18 @@ hlx_status_t hlx_ckpt_get(hlx_ckpt_t *ck, const char *name, int ndim, const int6
     if (st != HLX_OK)
         return st;
     if (t->ndim != ndim || memcmp(t->shape, shape, sizeof(*shape) * (size_t)ndim) != 0) {
+        char packed[200] = "";
         hlx_shape_str(have, sizeof(have), t->ndim, t->shape);
         hlx_shape_str(want, sizeof(want), ndim, shape);
+        if (t->pack) { /* a packed weight's shape is what its words hold */
+            char words[64];
+            hlx_shape_str(words, sizeof(words), t->packed->ndim, t->packed->shape);
+            snprintf(packed, sizeof(packed), " (packed in %s %s, %s %d-bit)", t->packed->name,
+                     words, hlx_pack_form(t->pack), t->bits);
+        }
         return hlx_errbuf(hlx_ckpt_terr, sizeof(hlx_ckpt_terr), HLX_ERR_MISMATCH,
-                           "%s: tensor %s: shape %s, expected %s", ck->files[t->file].name,
-                           t->name, have, want);
+                           "%s: tensor %s: shape %s, expected %s%s", ck->files[t->file].name,
+                           t->name, have, want, packed);
     }
     *t_p = t;
     return HLX_OK;
@@ -935,15 +959,6 @@ static const hlx_ckpt_tensor_t *hlx_ckpt_find_stored(const hlx_ckpt_t *ck, const
     return bsearch(&key, ck->tensors, ck->count, sizeof(key), hlx_tensor_cmp_name);
 }
 
-static const char *hlx_pack_form(int pack)
-{
-    switch (pack) {
-    case HLX_PACK_GPTQ: return "GPTQ";
-    case HLX_PACK_GPTQ_V2: return "GPTQ v2";
-    case HLX_PACK_AWQ: return "AWQ";
-    default: return "compressed-tensors pack-quantized";
-    }
-}
 
 /* Part `suffix` of the packed set base: dtype (HLX_ST_COUNT: a scale's F32, BF16 or F16)
  * and shape [d0, d1] (d1 < 0: 1-D [d0]); *p_p NULL when absent and optional. */
@@ -1050,12 +1065,13 @@ static hlx_status_t hlx_pack_one(const hlx_ckpt_t *ck, const hlx_ckpt_packing_t 
     hlx_status_t st;
     const hlx_ckpt_tensor_t *s, *z = NULL, *g = NULL, *d = NULL;
 
-    if (w->dtype != HLX_ST_I32 || w->ndim != 2) {
+    if (w->dtype != HLX_ST_I32 || w->ndim != 2 || w->shape[0] < 1 || w->shape[1] < 1 ||
+        w->shape[0] > (int64_t)1 << 40 || w->shape[1] > (int64_t)1 << 40) {
         hlx_shape_str(have, sizeof(have), w->ndim, w->shape);
         return hlx_errbuf(hlx_ckpt_terr, sizeof(hlx_ckpt_terr), HLX_ERR_MISMATCH,
-                          "%s: tensor %s: %s %s, expected 2-D I32 (%s: packed words)",
-                          ck->files[w->file].name, w->name, hlx_st_dtype_name(w->dtype), have,
-                          hlx_pack_form(pk->pack));
+                          "%s: tensor %s: %s %s, expected 2-D I32 of 1 to 2^40 words each way "
+                          "(%s: packed words)", ck->files[w->file].name, w->name,
+                          hlx_st_dtype_name(w->dtype), have, hlx_pack_form(pk->pack));
     }
     if (pk->pack == HLX_PACK_CT) {
         if ((st = hlx_pack_dims(ck, base, &out, &in, &d)) != HLX_OK)
@@ -1087,8 +1103,17 @@ static hlx_status_t hlx_pack_one(const hlx_ckpt_t *ck, const hlx_ckpt_packing_t 
                                 layout, &s)) != HLX_OK ||
             (!pk->sym && (st = hlx_pack_part(ck, pk, base, ".weight_zero_point", 1, HLX_ST_I32,
                                              (out + p - 1) / p, v->groups, layout, &z)) != HLX_OK) ||
-            (st = hlx_pack_part(ck, pk, base, ".weight_g_idx", 0, HLX_ST_I32, in, -1, layout,
-                                &g)) != HLX_OK)
+            (st = hlx_pack_part(ck, pk, base, ".weight_g_idx", pk->act_order, HLX_ST_I32, in, -1,
+                                layout, &g)) != HLX_OK)
+            return st;
+        if (pk->sym && (st = hlx_pack_part(ck, pk, base, ".weight_zero_point", 0, HLX_ST_I32,
+                                           (out + p - 1) / p, v->groups, layout, &z)) == HLX_OK &&
+            z != NULL)
+            return hlx_errbuf(hlx_ckpt_terr, sizeof(hlx_ckpt_terr), HLX_ERR_MISMATCH,
+                              "%s: tensor %s: the quantization config declares symmetric "
+                              "weights (no zero points), but the checkpoint holds them: set "
+                              "\"symmetric\": false", ck->files[z->file].name, z->name);
+        if (st != HLX_OK)
             return st;
         break;
     case HLX_PACK_AWQ:
@@ -1107,8 +1132,8 @@ static hlx_status_t hlx_pack_one(const hlx_ckpt_t *ck, const hlx_ckpt_packing_t 
                                 &s)) != HLX_OK ||
             (st = hlx_pack_part(ck, pk, base, ".qzeros", 1, HLX_ST_I32, v->groups,
                                 (out + p - 1) / p, layout, &z)) != HLX_OK ||
-            (st = hlx_pack_part(ck, pk, base, ".g_idx", 0, HLX_ST_I32, in, -1, layout, &g)) !=
-                HLX_OK)
+            (st = hlx_pack_part(ck, pk, base, ".g_idx", pk->act_order, HLX_ST_I32, in, -1,
+                                layout, &g)) != HLX_OK)
             return st;
         break;
     }
@@ -1155,9 +1180,14 @@ hlx_status_t hlx_ckpt_set_packed(hlx_ckpt_t *ck, const hlx_ckpt_packing_t *pk,
         const size_t nl = strlen(w->name);
         hlx_ckpt_tensor_t *v = &ck->packs[n];
         char base[512], *name;
-        if (nl <= sl || strcmp(w->name + nl - sl, suffix) || nl - sl >= sizeof(base) - 8 ||
-            (skip != NULL && skip(w->name, arg)))
+        if (nl <= sl || strcmp(w->name + nl - sl, suffix) || (skip != NULL && skip(w->name, arg)))
             continue;
+        if (nl - sl >= sizeof(base) - 8) {
+            st = hlx_errbuf(hlx_ckpt_terr, sizeof(hlx_ckpt_terr), HLX_ERR_MISMATCH,
+                            "%s: tensor %.64s...: a name of %zu characters (at most %zu)",
+                            ck->files[w->file].name, w->name, nl, sizeof(base) - 9 + sl);
+            break;
+        }
         memcpy(base, w->name, nl - sl);
         base[nl - sl] = '\0';
         if ((name = malloc(nl - sl + 8)) == NULL) {
@@ -1194,7 +1224,7 @@ const hlx_ckpt_tensor_t *hlx_ckpt_packed_tensor(const hlx_ckpt_t *ck, size_t i)
 }
 
 /* Elements [c0, c0 + nc) of row o of the packed weight t, dequantized into out: (q - z) x s
- * in f32 (exact for F16 and BF16 scales). A scale that is not finite and >= 0 is refused. */
+ * in f32 (exact for F16 and BF16 scales). A scale that is not finite is refused. */
 static hlx_status_t hlx_ck_unpack_row(const hlx_ckpt_t *ck, const hlx_ckpt_tensor_t *t,
                                       int64_t o, int64_t c0, int64_t nc, float *out)
 {
@@ -1237,10 +1267,10 @@ static hlx_status_t hlx_ck_unpack_row(const hlx_ckpt_t *ck, const hlx_ckpt_tenso
             break;
         }
         s = hlx_st_load(ps, t->scale->dtype, si);
-        if (!(s >= 0.0f) || !isfinite(s))
+        if (!isfinite(s)) /* negative ones are real: AutoRound's symmetric scales keep a sign */
             return hlx_errbuf(hlx_ckpt_terr, sizeof(hlx_ckpt_terr), HLX_ERR_MISMATCH,
                               "%s: tensor %s: value %llu is %g, not a weight scale (a finite "
-                              "value >= 0)", ck->files[t->scale->file].name, t->scale->name,
+                              "value)", ck->files[t->scale->file].name, t->scale->name,
                               (unsigned long long)si, s);
         out[j] = (float)(q - z) * s;
     }

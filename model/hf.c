@@ -1075,11 +1075,25 @@ static hlx_status_t hlx_cfg_gptq(hlx_jdoc_t *doc, json_t *q, hlx_hf_config_t *c)
     if (head != NULL && !json_is_false(head) && !json_is_null(head))
         return hlx_jdoc_fail(doc, "/quantization_config/lm_head", HLX_ERR_PARSE, "a quantized "
                              "head is not read: false");
+    if (json_is_object(json_object_get(q, "dynamic"))) {
+        /* GPTQModel's per-module rules: "-:pattern" leaves modules plain (the tensors say
+         * so anyway), "+:pattern" may give them other bits or groups, which one packing per
+         * checkpoint cannot read */
+        const char *key;
+        json_t *rule;
+        json_object_foreach(json_object_get(q, "dynamic"), key, rule)
+            if (strncmp(key, "-:", 2) &&
+                (json_object_get(rule, "bits") || json_object_get(rule, "group_size")))
+                return hlx_jdoc_fail(doc, "/quantization_config/dynamic", HLX_ERR_PARSE,
+                                     "rule \"%s\" gives some modules other bits or groups; "
+                                     "every packed module is read with the config's", key);
+    }
     c->packing.pack = f != NULL && json_is_string(f) && !strcmp(json_string_value(f), "gptq_v2")
                           ? HLX_PACK_GPTQ_V2 : HLX_PACK_GPTQ;
     c->packing.bits = (int)bits;
     c->packing.group = group;
     c->packing.sym = 0;
+    c->packing.act_order = json_is_true(json_object_get(q, "desc_act"));
     return HLX_OK;
 }
 
@@ -1088,6 +1102,7 @@ static hlx_status_t hlx_cfg_awq(hlx_jdoc_t *doc, json_t *q, hlx_hf_config_t *c)
 {
     static const char at[] = "/quantization_config";
     static const char *const versions[] = { "gemm", NULL };
+    static const char *const backends[] = { "autoawq", NULL };
     const char *bkey = json_object_get(q, "w_bit") && !json_object_get(q, "bits") ? "w_bit" : "bits";
     const char *gkey = json_object_get(q, "q_group_size") && !json_object_get(q, "group_size")
                            ? "q_group_size" : "group_size";
@@ -1097,9 +1112,12 @@ static hlx_status_t hlx_cfg_awq(hlx_jdoc_t *doc, json_t *q, hlx_hf_config_t *c)
 
     if ((st = hlx_cfg_qint(doc, q, bkey, at, INT64_MIN, hlx_q_bits4, "4 (AWQ's weights are "
                            "4-bit)", &bits)) != HLX_OK ||
-        (st = hlx_cfg_qint(doc, q, gkey, at, INT64_MIN, hlx_q_group_pos, "a group size > 0",
-                           &group)) != HLX_OK)
+        (st = hlx_cfg_qint(doc, q, gkey, at, INT64_MIN, hlx_q_group, "a group size > 0, or -1 "
+                           "(one group per row)", &group)) != HLX_OK)
         return st;
+    if (!hlx_cfg_qstr_is(q, "backend", backends, 1))
+        return hlx_jdoc_fail(doc, "/quantization_config/backend", HLX_ERR_PARSE, "only "
+                             "\"autoawq\" is read (llm-awq packs its words otherwise)");
     if (zp != NULL && !json_is_true(zp))
         return hlx_jdoc_fail(doc, "/quantization_config/zero_point", HLX_ERR_PARSE,
                              "only true (AWQ's GEMM layout with its qzeros) is read");
@@ -1113,6 +1131,14 @@ static hlx_status_t hlx_cfg_awq(hlx_jdoc_t *doc, json_t *q, hlx_hf_config_t *c)
     return HLX_OK;
 }
 
+/* compressed-tensors' format of group g: its own, else (absent or null) the config's. */
+static json_t *hlx_ct_format(json_t *q, json_t *g)
+{
+    json_t *f = json_object_get(g, "format");
+
+    return f != NULL && !json_is_null(f) ? f : json_object_get(q, "format");
+}
+
 /* compressed-tensors' integer weights (llm-compressor's W4A16 and W8A16, format
  * pack-quantized): group g of the config with weights w. */
 static hlx_status_t hlx_cfg_ct_int(hlx_jdoc_t *doc, json_t *q, json_t *g, json_t *w,
@@ -1121,8 +1147,7 @@ static hlx_status_t hlx_cfg_ct_int(hlx_jdoc_t *doc, json_t *q, json_t *g, json_t
     static const char at[] = "/quantization_config/config_groups";
     static const char *const orders[] = { "group", "weight", "static", "dynamic", NULL };
     json_t *a = json_object_get(g, "input_activations"), *o = json_object_get(g, "output_activations");
-    json_t *fmt = json_object_get(g, "format") ? json_object_get(g, "format")
-                                               : json_object_get(q, "format");
+    json_t *fmt = hlx_ct_format(q, g);
     json_t *ao = json_object_get(w, "actorder");
     json_int_t bits, group = -1;
     const int channel = hlx_ct_is(w, "strategy", "channel", 0, -1) &&
@@ -1156,6 +1181,10 @@ static hlx_status_t hlx_cfg_ct_int(hlx_jdoc_t *doc, json_t *q, json_t *g, json_t
     c->packing.bits = (int)bits;
     c->packing.group = group;
     c->packing.sym = !json_is_false(json_object_get(w, "symmetric"));
+    /* "group" (and its alias "dynamic") orders the groups by weight_g_idx; "weight" and
+     * "static" quantized in another order but keep the groups in place */
+    c->packing.act_order = json_is_string(ao) && (!strcmp(json_string_value(ao), "group") ||
+                                                  !strcmp(json_string_value(ao), "dynamic"));
     return HLX_OK;
 }
 
@@ -1182,7 +1211,7 @@ static hlx_status_t hlx_cfg_ct_weights(hlx_jdoc_t *doc, json_t *q, hlx_hf_config
     if (!json_is_array(t) || json_array_size(t) != 1 ||
         strcmp(json_string_value(json_array_get(t, 0)) ?: "", "Linear"))
         return hlx_jdoc_fail(doc, at, HLX_ERR_PARSE, "the group's targets must be [\"Linear\"]");
-    fmt = json_object_get(g, "format") ? json_object_get(g, "format") : json_object_get(q, "format");
+    fmt = hlx_ct_format(q, g);
     is_int = json_is_object(w) && json_is_string(json_object_get(w, "type")) &&
              !strcmp(json_string_value(json_object_get(w, "type")), "int");
     /* integer weights: packed 4 or 8 bits (hlx_cfg_ct_int), or one I8 each (int-quantized) */
@@ -2778,6 +2807,32 @@ static hlx_status_t hlx_hf_check_scale(hlx_ckpt_t *ck, const hlx_ckpt_tensor_t *
     return st;
 }
 
+/* A Linear's X.weight missing where packed words of it are there (X.qweight, or
+ * X.weight_packed) but config.json says nothing of them: the message says what to add. */
+static void hlx_hf_packed_hint(hlx_ckpt_t *ck, const char *name)
+{
+    static const char *const words[] = { ".qweight", ".weight_packed" };
+    const size_t n = strlen(name);
+    char alt[256];
+    size_t i;
+
+    if (n < 8 || strcmp(name + n - 7, ".weight") || n > sizeof(alt) - 16)
+        return;
+    for (i = 0; i < 2; i++) {
+        snprintf(alt, sizeof(alt), "%.*s%s", (int)(n - 7), name, words[i]);
+        if (hlx_ckpt_find(ck, alt) != NULL) {
+            (void)hlx_ckpt_set_error(ck, HLX_ERR_NOT_FOUND, "%s: tensor %s is missing, and %s "
+                                     "holds it packed, but config.json has no "
+                                     "quantization_config saying how (quant_method gptq, awq or "
+                                     "compressed-tensors, bits, group_size; an older export "
+                                     "keeps them in quantize_config.json or quant_config.json: "
+                                     "copy them into config.json as quantization_config)",
+                                     hlx_ckpt_dir(ck), name, alt);
+            return;
+        }
+    }
+}
+
 /* hlx_ckpt_set_packed's skip: a multimodal checkpoint's vision tower and projector. */
 static int hlx_hf_pack_skip(const char *name, const void *arg)
 {
@@ -2835,6 +2890,8 @@ hlx_status_t hlx_hf_check(hlx_ckpt_t *ck, const hlx_hf_config_t *c)
             st = hlx_ckpt_get_value(ck, list[i].name, &t);
         else
             st = hlx_ckpt_get(ck, list[i].name, list[i].ndim, list[i].shape, &t);
+        if (st == HLX_ERR_NOT_FOUND && !c->packing.pack && list[i].ndim == 2)
+            hlx_hf_packed_hint(ck, list[i].name);
         if (st != HLX_OK)
             break;
         if (t->pack && list[i].ndim == 2 && list[i].cls != HLX_HFC_EMBED) {
@@ -2871,7 +2928,7 @@ hlx_status_t hlx_hf_check(hlx_ckpt_t *ck, const hlx_hf_config_t *c)
     }
     if (st == HLX_OK && c->lm_head_unused[0]) { /* tied: not read (hlx_hf_settle) */
         const hlx_ckpt_tensor_t *head = hlx_hf_find_head(ck, c);
-        if (head != NULL)
+        if (head != NULL && head >= t0 && head < t0 + total) /* a stored one, not packed */
             seen[head - t0] = 1;
     }
     for (li = 0; st == HLX_OK && c->kv_scales && li < c->m.layers; li++)

@@ -114,7 +114,12 @@ typedef struct hlx_ckpt_packing {
     int     bits;  /* 4 or 8 (AWQ: 4) */
     int64_t group; /* > 0, or -1 */
     int     sym;   /* compressed-tensors: symmetric (no weight_zero_point) */
+    int     act_order; /* groups by g_idx (GPTQ's desc_act, compressed-tensors' actorder group):
+                          every packed set must hold its g_idx */
 } hlx_ckpt_packing_t;
+
+/* "gptq", "gptq_v2", "awq", "compressed-tensors" (HLX_PACK_*; "none" for 0). */
+const char *hlx_ckpt_pack_name(int pack);
 
 /* Turns every packed set of ck (GPTQ's and AWQ's X.qweight with X.qzeros, X.scales and an
  * optional X.g_idx; compressed-tensors' X.weight_packed with X.weight_scale, X.weight_shape
@@ -122,7 +127,8 @@ typedef struct hlx_ckpt_packing {
  * shape that hlx_ckpt_find, hlx_ckpt_get and the reads take like any other (the sets whose
  * name skip(name, arg) says to leave, a vision tower's, are left). Checks each part's
  * dtype and shape and every g_idx value; X.weight stored as well is refused. Replaces what
- * an earlier call made; pk->pack 0 removes them. Errors (HLX_ERR_MISMATCH) name the tensor,
+ * an earlier call made (pk->pack 0 removes them): a pointer hlx_ckpt_find gave to a packed
+ * weight before the call is not valid after it. Errors (HLX_ERR_MISMATCH) name the tensor,
  * in hlx_ckpt_error(). */
 hlx_status_t hlx_ckpt_set_packed(hlx_ckpt_t *ck, const hlx_ckpt_packing_t *pk,
                                  int (*skip)(const char *name, const void *arg),

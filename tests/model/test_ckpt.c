@@ -1064,7 +1064,7 @@ static void test_packed_known(void **state)
         const st_t ts[] = { { "x.weight_packed", "I32", 2, { 1, 1 }, &w, 4 },
                             { "x.weight_scale", "F32", 2, { 1, 1 }, &s, 4 },
                             { "x.weight_shape", "I64", 1, { 2, 0 }, dims, 16 } };
-        const hlx_ckpt_packing_t pk = { HLX_PACK_CT, 8, -1, 1 };
+        const hlx_ckpt_packing_t pk = { HLX_PACK_CT, 8, -1, 1, 0 };
         snprintf(dir, sizeof(dir), "%s/pk-ct", g_tmp);
         write_st(dir, ts, 3);
         read_packed(dir, &pk, 1, 2, out);
@@ -1077,7 +1077,7 @@ static void test_packed_known(void **state)
         const st_t ts[] = { { "x.qweight", "I32", 2, { 1, 2 }, qw, 8 },
                             { "x.qzeros", "I32", 2, { 1, 1 }, &qz, 4 },
                             { "x.scales", "F32", 2, { 1, 2 }, sc, 8 } };
-        const hlx_ckpt_packing_t pk = { HLX_PACK_GPTQ, 4, -1, 0 };
+        const hlx_ckpt_packing_t pk = { HLX_PACK_GPTQ, 4, -1, 0, 0 };
         snprintf(dir, sizeof(dir), "%s/pk-gptq", g_tmp);
         write_st(dir, ts, 3);
         read_packed(dir, &pk, 2, 8, out);
@@ -1093,7 +1093,7 @@ static void test_packed_known(void **state)
         const st_t ts[] = { { "x.qweight", "I32", 2, { 1, 1 }, &qw, 4 },
                             { "x.qzeros", "I32", 2, { 1, 1 }, &qz, 4 },
                             { "x.scales", "F32", 2, { 1, 8 }, sc, 32 } };
-        const hlx_ckpt_packing_t pk = { HLX_PACK_AWQ, 4, 1, 0 };
+        const hlx_ckpt_packing_t pk = { HLX_PACK_AWQ, 4, 1, 0, 0 };
         snprintf(dir, sizeof(dir), "%s/pk-awq", g_tmp);
         write_st(dir, ts, 3);
         read_packed(dir, &pk, 8, 1, out);

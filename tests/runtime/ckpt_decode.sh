@@ -525,7 +525,7 @@ int)
         "$helix" model synth --family $fam --seed 6 --out "$dir/b-$fam" >/dev/null || exit 1
     done
     for form in "dense gptq --bits 4 --group 32 --act-order" \
-        "dense gptq_v2 --bits 8 --group -1 --sym" "dense awq --group 64" \
+        "dense gptq_v2 --bits 8 --group -1 --sym" "dense awq --group 64" "dense awq --group -1" \
         "dense ct --bits 4 --group 64 --sym" "dense ct --bits 8 --group 128 --act-order" \
         "dense ct --bits 4 --group -1 --scale-dtype F32" \
         "dense gptq --group 64 --no-gidx --scale-dtype BF16 --skip down_proj" \
@@ -561,13 +561,20 @@ int)
     # out of range, a Linear both packed and plain, a stray part, a NaN scale
     P=model.layers.0.self_attn.q_proj
     for bad in bits3 marlin lmhead gemv nozero w8a8 ctfmt group0 noqzeros scales gidx both \
-        stray nanscale ctshape i8asym i8noscale; do
+        stray nanscale ctshape i8asym i8noscale negscale nogidx ctnogidx ctsym noconfig \
+        dynamic llmawq qwshape ctnullfmt; do
         case $bad in
-        gemv|nozero) src=awq ;;
-        w8a8|ctfmt|ctshape) src=ctm ;;
+        gemv|nozero|llmawq) src=awq ;;
+        w8a8|ctfmt|ctshape|ctsym|ctnullfmt) src=ctm ;;
         i8*) src=i8 ;;
+        nogidx) src=gptqao ;;
+        ctnogidx) src=ctao ;;
         *) src=gptq ;;
         esac
+        [ -d "$dir/gptqao" ] || python3 "$quant" "$dir/b-dense" "$dir/gptqao" --format gptq \
+            --group 64 --act-order || exit 1
+        [ -d "$dir/ctao" ] || python3 "$quant" "$dir/b-dense" "$dir/ctao" --format ct \
+            --group 64 --act-order || exit 1
         [ -d "$dir/gptq" ] ||
             python3 "$quant" "$dir/b-dense" "$dir/gptq" --format gptq --group 64 || exit 1
         [ -d "$dir/i8" ] ||
@@ -586,7 +593,12 @@ edit = {'bits3': lambda: q.update(bits=3), 'marlin': lambda: q.update(checkpoint
         'w8a8': lambda: w.update(input_activations={'num_bits': 8, 'type': 'int'}),
         'ctfmt': lambda: (q.update(format='marlin-24'), w.update(format='marlin-24')),
         'group0': lambda: q.update(group_size=0),
-        'i8asym': lambda: w['input_activations'].update(symmetric=False)}
+        'i8asym': lambda: w['input_activations'].update(symmetric=False),
+        'ctsym': lambda: w['weights'].update(symmetric=True),
+        'noconfig': lambda: c.pop('quantization_config'),
+        'dynamic': lambda: q.update(dynamic={'+:.*down_proj': {'bits': 8}, '-:.*o_proj': {}}),
+        'llmawq': lambda: q.update(backend='llm-awq'),
+        'ctnullfmt': lambda: w.update(format=None)}
 if bad in edit:
     edit[bad]()
 json.dump(c, open(d + '/config.json', 'w'), indent=2)
@@ -602,6 +614,14 @@ PY
         nanscale) python3 "$edit" "$dir/$bad" setf16 model.layers.1.mlp.down_proj.scales 5 nan ;;
         ctshape) python3 "$edit" "$dir/$bad" setint model.layers.0.self_attn.o_proj.weight_shape 1 300 ;;
         i8noscale) python3 "$edit" "$dir/$bad" drop model.layers.1.mlp.up_proj.weight_scale ;;
+        negscale) python3 "$edit" "$dir/$bad" setf16 model.layers.1.mlp.down_proj.scales 5 -0.01 ;;
+        nogidx) python3 "$edit" "$dir/$bad" drop model.layers.1.mlp.up_proj.g_idx ;;
+        ctnogidx) python3 "$edit" "$dir/$bad" drop model.layers.1.mlp.up_proj.weight_g_idx ;;
+        qwshape) # k_proj's whole packed set (64 rows) under q_proj's names (256 expected)
+            for part in qweight qzeros scales g_idx; do
+                python3 "$edit" "$dir/$bad" drop $P.$part &&
+                    python3 "$edit" "$dir/$bad" copy model.layers.0.self_attn.k_proj.$part $P.$part
+            done ;;
         esac
         case $bad in
         bits3)    want='bits: expected 4 or 8 (bits per weight)' ;;
@@ -621,6 +641,15 @@ PY
         ctshape)  want='o_proj.weight_packed: shape [256, 64], expected [256, 75]' ;;
         i8asym)   want="input_activations must be null or 8-bit int, symmetric" ;;
         i8noscale) want='tensor model.layers.1.mlp.up_proj.weight_scale is missing' ;;
+        negscale) want='' ;; # AutoRound's symmetric scales keep a sign: read
+        ctnullfmt) want='' ;; # the group's format null: the config's
+        nogidx)   want='tensor model.layers.1.mlp.up_proj.g_idx is missing' ;;
+        ctnogidx) want='tensor model.layers.1.mlp.up_proj.weight_g_idx is missing' ;;
+        ctsym)    want='weight_zero_point: the quantization config declares symmetric weights' ;;
+        noconfig) want='holds it packed, but config.json has no quantization_config' ;;
+        dynamic)  want='rule "+:.*down_proj" gives some modules other bits or groups' ;;
+        llmawq)   want='backend: only "autoawq" is read' ;;
+        qwshape)  want="q_proj.weight: shape [64, 256], expected [256, 256] (packed in $P.qweight [32, 64], GPTQ 4-bit)" ;;
         esac
         expect_refused $bad "$want" --model "$dir/$bad" --context 20 --steps 2
     done
