@@ -30,33 +30,16 @@ import os
 import struct
 from array import array
 
+from st_edit import load, save  # the format's reader and writer, beside this script
+
 AWQ_ORDER = (0, 2, 4, 6, 1, 3, 5, 7)  # the column of each eight that field k holds
 
 
 def read_all(src):
     tensors = {}
     for f in sorted(glob.glob(os.path.join(src, '*.safetensors'))):
-        b = open(f, 'rb').read()
-        n = struct.unpack('<Q', b[:8])[0]
-        hdr = json.loads(b[8:8 + n])
-        for name, t in hdr.items():
-            if name != '__metadata__':
-                a, z = t['data_offsets']
-                tensors[name] = (t['dtype'], t['shape'], b[8 + n + a:8 + n + z])
+        tensors.update(load(f)[1])
     return tensors
-
-
-def save(path, tensors):
-    hdr, off, blob = {}, 0, bytearray()
-    for name in sorted(tensors):
-        dt, shape, raw = tensors[name]
-        hdr[name] = {'dtype': dt, 'shape': shape, 'data_offsets': [off, off + len(raw)]}
-        blob += raw
-        off += len(raw)
-    h = json.dumps(hdr, separators=(',', ':')).encode()
-    h += b' ' * (-len(h) % 8)
-    with open(path, 'wb') as f:
-        f.write(struct.pack('<Q', len(h)) + h + blob)
 
 
 def floats(dt, raw):
@@ -256,8 +239,8 @@ def main():
         out.update(quantize(name, shape[0], shape[1], floats(dt, raw), a, ref))
     os.makedirs(a.dst, exist_ok=True)
     os.makedirs(a.dst + '.ref', exist_ok=True)
-    save(os.path.join(a.dst, 'model.safetensors'), out)
-    save(os.path.join(a.dst + '.ref', 'model.safetensors'), ref)
+    save(os.path.join(a.dst, 'model.safetensors'), None, dict(sorted(out.items())))
+    save(os.path.join(a.dst + '.ref', 'model.safetensors'), None, dict(sorted(ref.items())))
     json.dump(cfg, open(os.path.join(a.dst + '.ref', 'config.json'), 'w'), indent=2)
     if a.format in ('gptq', 'gptq_v2'):
         qc = {'quant_method': 'gptq', 'bits': a.bits, 'group_size': a.group,
