@@ -160,6 +160,15 @@ static const struct {
       1e-5 },
     { "Qwen2_5_VLForConditionalGeneration", "qwen2_5_vl", HLX_HF_DENSE, HLX_HF_NESTED, 1, 0, 0,
       0, 0, 1e-5 },
+    /* LLaVA 1.5, LLaVA-NeXT and LLaVA-OneVision: the text model text_config names (Llama's,
+     * Mistral's or Qwen2's layer: hlx_cfg_text_model_type), the vision tower and projector
+     * not read */
+    { "LlavaForConditionalGeneration", "llava", HLX_HF_DENSE, HLX_HF_NESTED, 0, 0, 0, 0, 0,
+      1e-6 },
+    { "LlavaNextForConditionalGeneration", "llava_next", HLX_HF_DENSE, HLX_HF_NESTED, 0, 0, 0,
+      0, 0, 1e-6 },
+    { "LlavaOnevisionForConditionalGeneration", "llava_onevision", HLX_HF_DENSE, HLX_HF_NESTED,
+      0, 0, 0, 0, 0, 1e-6 },
     { "Gemma2ForCausalLM", "gemma2", HLX_HF_DENSE, HLX_HF_GEMMA, 0, 0, 0, 1, 0, 1e-6 },
     { "Gemma3ForCausalLM", "gemma3_text", HLX_HF_DENSE, HLX_HF_GEMMA, 0, 1, 0, 1, 0, 1e-6 },
     { "Gemma3ForConditionalGeneration", "gemma3", HLX_HF_DENSE, HLX_HF_GEMMA | HLX_HF_NESTED, 0,
@@ -174,6 +183,8 @@ static const struct {
                          "Qwen3MoeForCausalLM, Phi3ForCausalLM, GlmForCausalLM, " \
                          "Glm4ForCausalLM, InternLM2ForCausalLM, InternLM3ForCausalLM, " \
                          "GraniteForCausalLM, Mistral3ForConditionalGeneration, " \
+                         "LlavaForConditionalGeneration, LlavaNextForConditionalGeneration, " \
+                         "LlavaOnevisionForConditionalGeneration (their text model), " \
                          "Qwen2VLForConditionalGeneration and " \
                          "Qwen2_5_VLForConditionalGeneration (their text model), " \
                          "Gemma2ForCausalLM, Gemma3ForCausalLM, " \
@@ -185,11 +196,43 @@ int hlx_hf_gemma2(const hlx_hf_config_t *c)
     return !strcmp(c->arch, "Gemma2ForCausalLM");
 }
 
-/* Mistral's layer and MistralConfig's defaults: MistralForCausalLM, or Mistral3's text model */
+/* Mistral's layer and MistralConfig's defaults: MistralForCausalLM, or Mistral3's or a
+ * LLaVA checkpoint's Mistral text model */
 static int hlx_hf_mistral(const hlx_hf_config_t *c)
 {
     return !strcmp(c->arch, "MistralForCausalLM") ||
-           !strcmp(c->arch, "Mistral3ForConditionalGeneration");
+           !strcmp(c->arch, "Mistral3ForConditionalGeneration") ||
+           !strcmp(c->text_type, "mistral");
+}
+
+/* A LLaVA checkpoint (its text model under text_config, hlx_cfg_text_model_type) */
+static int hlx_hf_llava(const hlx_hf_config_t *c)
+{
+    return !strncmp(c->arch, "Llava", 5);
+}
+
+/* The text classes a LLaVA checkpoint may hold, with the defaults of the keys a text_config
+ * may leave out (llava-1.5-7b-hf's gives little more than its vocabulary): LlamaConfig's,
+ * MistralConfig's, Qwen2Config's. */
+static const struct hlx_hf_text_class {
+    const char *model_type;
+    int         qkv_bias, layers, hidden, heads, ffn, vocab;
+} hlx_hf_text_classes[] = {
+    { "llama", 0, 32, 4096, 32, 11008, 32000 },
+    { "mistral", 0, 32, 4096, 32, 14336, 32000 },
+    { "qwen2", 1, 32, 4096, 32, 22016, 151936 },
+};
+#define HLX_HF_NTEXT (sizeof(hlx_hf_text_classes) / sizeof(hlx_hf_text_classes[0]))
+
+/* c's text class (a LLaVA checkpoint's), or NULL */
+static const struct hlx_hf_text_class *hlx_hf_text_class(const hlx_hf_config_t *c)
+{
+    size_t i;
+
+    for (i = 0; c->text_type[0] && i < HLX_HF_NTEXT; i++)
+        if (!strcmp(c->text_type, hlx_hf_text_classes[i].model_type))
+            return &hlx_hf_text_classes[i];
+    return NULL;
 }
 
 /* Qwen2-VL or Qwen2.5-VL (their text model: Qwen2's layer, multimodal RoPE) */
@@ -809,7 +852,7 @@ static hlx_status_t hlx_cfg_sliding(hlx_jdoc_t *doc, hlx_hf_config_t *c)
     int noswitch = mistral || !strcmp(c->arch, "Phi3ForCausalLM") ||
                    !strcmp(c->arch, "MixtralForCausalLM");
     int qwen = !strcmp(c->arch, "Qwen2ForCausalLM") || !strcmp(c->arch, "Qwen3ForCausalLM") ||
-               hlx_hf_qwen_vl(c);
+               hlx_hf_qwen_vl(c) || !strcmp(c->text_type, "qwen2");
     long long win;
     char ctx[64] = "";
     hlx_status_t st;
@@ -1726,11 +1769,25 @@ static hlx_status_t hlx_cfg_gemma(hlx_jdoc_t *doc, hlx_hf_config_t *c)
 /* A multimodal config's text model, where its class takes several: Mistral3's is read when
  * it is Mistral's (Mistral Small 3.1); its later text models (ministral3, mistral4's MLA)
  * are other layers. */
-static hlx_status_t hlx_cfg_text_model_type(hlx_jdoc_t *doc, const hlx_hf_config_t *c)
+static hlx_status_t hlx_cfg_text_model_type(hlx_jdoc_t *doc, hlx_hf_config_t *c)
 {
     char tt[32];
     hlx_status_t st;
+    size_t i;
 
+    if (hlx_hf_llava(c)) { /* LlavaConfig: llama when text_config names none */
+        if ((st = hlx_cfg_str(doc, "model_type", "llama", tt, sizeof(tt))) != HLX_OK)
+            return st;
+        for (i = 0; i < HLX_HF_NTEXT; i++)
+            if (!strcmp(tt, hlx_hf_text_classes[i].model_type)) {
+                snprintf(c->text_type, sizeof(c->text_type), "%s", tt);
+                c->m.qkv_bias = hlx_hf_text_classes[i].qkv_bias;
+                return HLX_OK;
+            }
+        return hlx_jdoc_fail(doc, "/model_type", HLX_ERR_PARSE, "\"%s\" is not read: a %s's "
+                             "text model is read when it is Llama's, Mistral's or Qwen2's "
+                             "(\"llama\", \"mistral\", \"qwen2\")", tt, c->arch);
+    }
     if (strcmp(c->arch, "Mistral3ForConditionalGeneration"))
         return HLX_OK;
     if ((st = hlx_cfg_str(doc, "model_type", "mistral", tt, sizeof(tt))) != HLX_OK)
@@ -2093,7 +2150,8 @@ hlx_status_t hlx_hf_config_load(const char *dir, hlx_hf_config_t *c, char *err,
     hlx_model_t *m = &c->m;
     hlx_status_t st;
     const char *base;
-    int gemma;
+    int gemma, req;
+    const struct hlx_hf_text_class *tc;
 
     memset(c, 0, sizeof(*c));
     m->routed_scaling = 1.0; /* the gating defaults of a model file (dense: unused) */
@@ -2124,14 +2182,19 @@ hlx_status_t hlx_hf_config_load(const char *dir, hlx_hf_config_t *c, char *err,
     if (st == HLX_OK)
         st = hlx_cfg_text_model_type(doc, c);
     /* Gemma3TextConfig and Gemma2Config give all five (a 4B's text_config leaves out most);
-     * Gemma 2's vocabulary is 256000 */
+     * Gemma 2's vocabulary is 256000; a LLaVA checkpoint's text class gives its own */
     gemma = !!(c->fused & HLX_HF_GEMMA);
+    tc = hlx_hf_text_class(c);
+    req = !gemma && tc == NULL;
     if (st == HLX_OK &&
-        ((st = hlx_cfg_int(doc, "num_hidden_layers", !gemma, 26, 1, &m->layers)) ||
-         (st = hlx_cfg_int(doc, "hidden_size", !gemma, 2304, 1, &m->hidden)) ||
-         (st = hlx_cfg_int(doc, "num_attention_heads", !gemma, 8, 1, &m->q_heads)) ||
-         (st = hlx_cfg_int(doc, "intermediate_size", !gemma, 9216, 1, &m->ffn)) ||
-         (st = hlx_cfg_int(doc, "vocab_size", !gemma, hlx_hf_gemma2(c) ? 256000 : 262208, 1,
+        ((st = hlx_cfg_int(doc, "num_hidden_layers", req, tc ? tc->layers : 26, 1,
+                           &m->layers)) ||
+         (st = hlx_cfg_int(doc, "hidden_size", req, tc ? tc->hidden : 2304, 1, &m->hidden)) ||
+         (st = hlx_cfg_int(doc, "num_attention_heads", req, tc ? tc->heads : 8, 1,
+                           &m->q_heads)) ||
+         (st = hlx_cfg_int(doc, "intermediate_size", req, tc ? tc->ffn : 9216, 1, &m->ffn)) ||
+         (st = hlx_cfg_int(doc, "vocab_size", req,
+                           tc ? tc->vocab : hlx_hf_gemma2(c) ? 256000 : 262208, 1,
                            &m->vocab)) ||
          (st = hlx_cfg_num(doc, "rope_theta",
                            c->moe_gqa == HLX_HF_MOE_MIXTRAL || hlx_hf_qwen_vl(c) ||
@@ -2711,7 +2774,8 @@ static int hlx_hf_is_other_model(const hlx_hf_config_t *c, const char *name)
 {
     static const char *const other[] = { "vision_tower.", "multi_modal_projector.",
                                          "model.vision_tower.", "model.multi_modal_projector.",
-                                         "visual.", "model.visual." };
+                                         "visual.", "model.visual.", "image_newline",
+                                         "model.image_newline" };
     size_t i;
 
     for (i = 0; (c->fused & HLX_HF_NESTED) && i < sizeof(other) / sizeof(other[0]); i++)

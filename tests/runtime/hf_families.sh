@@ -284,8 +284,11 @@ echo "granite sampled: logits / 8 at T 0.25 $a, unscaled at T 2 $b, logits / 8 a
 # under text_config; model. or model.language_model.: the sections of its multimodal RoPE
 # turned by the one text position); Mistral Small 3.1 (Mistral3ForConditionalGeneration,
 # Mistral's text model on Llama's layout, as Gemma 3's)
+# LLaVA 1.5 (Llama's text model), LLaVA-NeXT (Mistral's, with its image_newline) and
+# LLaVA-OneVision (Qwen2's biases), their vision parts under model. in the new form
 for mm in "gemma3 gemma3 gemma3mm" "qwen2 qwen2.5-vl qwen2vl" "qwen2 qwen2-vl qwen2vl1" \
-    "dense mistral3 mistral3"; do
+    "dense mistral3 mistral3" "dense llava llava" "dense llava-next llavanext" \
+    "qwen2 llava-onevision llavaov"; do
     set -- $mm
     for form in old new; do
         python3 "$(dirname "$0")/multimodal.py" "$dir/$1-f32" "$dir/$3-$form" $2 $form ||
@@ -299,6 +302,31 @@ for mm in "gemma3 gemma3 gemma3mm" "qwen2 qwen2.5-vl qwen2vl" "qwen2 qwen2-vl qw
     python3 "$(dirname "$0")/multimodal.py" "$dir/$1-bf16" "$dir/$3-bf16" $2 new ||
         { echo "FAIL: multimodal.py $2 bf16"; fail=1; }
 done
+# LLaVA 1.5's own config.json (llava-1.5-7b-hf): its text_config gives the vocabulary, the
+# norm's eps and little more, LlamaConfig's defaults the rest (7B's 32 layers of 4096); a
+# text model other than Llama's, Mistral's or Qwen2's is refused at its model_type
+mkdir -p "$dir/llava15"
+cat >"$dir/llava15/config.json" <<'JSON'
+{"architectures": ["LlavaForConditionalGeneration"], "image_token_index": 32000,
+ "model_type": "llava", "pad_token_id": 32001, "projector_hidden_act": "gelu",
+ "text_config": {"_name_or_path": "lmsys/vicuna-7b-v1.5", "architectures": ["LlamaForCausalLM"],
+                 "max_position_embeddings": 4096, "model_type": "llama", "rms_norm_eps": 1e-05,
+                 "torch_dtype": "float16", "vocab_size": 32064},
+ "tie_word_embeddings": false, "torch_dtype": "float16",
+ "vision_config": {"hidden_size": 1024, "model_type": "clip_vision_model"},
+ "vision_feature_layer": -2, "vocab_size": 32064}
+JSON
+got=$("$helix" model info --config-only --json "$dir/llava15" 2>&1 |
+      python3 -c "import json, sys; d = json.load(sys.stdin); m = d['model']; print(m['layers'], m['hidden'], m['q_heads'], m['kv_heads'], m['ffn'], m['vocab'])" 2>&1)
+echo "llava-1.5-7b's config: $got"
+[ "$got" = "32 4096 32 32 11008 32064" ] || { echo "FAIL: llava-1.5's text defaults"; fail=1; }
+sed -i 's/"model_type": "llama"/"model_type": "gemma"/' "$dir/llava15/config.json"
+"$helix" model info --config-only "$dir/llava15" >/dev/null 2>"$dir/err"
+rc=$?
+echo "llava, gemma text: exit $rc: $(cat "$dir/err")"
+[ $rc = 2 ] && grep -q 'model_type: "gemma" is not read' "$dir/err" ||
+    { echo "FAIL: a LLaVA text model other than Llama's, Mistral's, Qwen2's"; fail=1; }
+
 # Qwen2.5-VL without rope_theta, rms_norm_eps and max_window_layers: its text config's
 # defaults (1e6, 1e-5, 80), not Qwen2's, in helix and in the forward (other tokens than
 # with the text model's 10000); as transformers v5 saves it (text_config's
@@ -398,7 +426,7 @@ done
 # checked against the fp64 reference
 args=(--steps 4 --batch 3 --prompt-ids "$data/prompt3.txt" --prefill-chunk 8 --context 40
       --check --json --timeout 60)
-for fam in qwen2 qwen2vl qwen3 phi3 glm glm4 gemma2 gemma3 gemma3mm internlm2 granite \
+for fam in qwen2 qwen2vl llavaov qwen3 phi3 glm glm4 gemma2 gemma3 gemma3mm internlm2 granite \
     qwen2-moe qwen3-moe mixtral; do
     ck=$dir/$fam-bf16
     "$helix" decode --model "$ck" "${args[@]}" >"$dir/$fam.1" 2>"$dir/err" ||

@@ -35,7 +35,8 @@ ARCHITECTURES = ("LlamaForCausalLM", "MistralForCausalLM", "MixtralForCausalLM",
                  "Phi3ForCausalLM", "GlmForCausalLM", "Glm4ForCausalLM",
                  "InternLM2ForCausalLM", "InternLM3ForCausalLM", "GraniteForCausalLM",
                  "Qwen2VLForConditionalGeneration", "Qwen2_5_VLForConditionalGeneration",
-                 "Mistral3ForConditionalGeneration",
+                 "Mistral3ForConditionalGeneration", "LlavaForConditionalGeneration",
+                 "LlavaNextForConditionalGeneration", "LlavaOnevisionForConditionalGeneration",
                  "Gemma2ForCausalLM",
                  "Gemma3ForCausalLM",
                  "Gemma3ForConditionalGeneration", "DeepseekV2ForCausalLM",
@@ -309,6 +310,27 @@ class Config:
                 raise Fail(f"{path}: key text_config: missing, or not Mistral's")
             c = v5_rope(top_tie(dict(t), c), path)
             self.arch = "MistralForCausalLM"
+        # LLaVA 1.5, LLaVA-NeXT and LLaVA-OneVision: the text model text_config's model_type
+        # names (llama when none, as LlavaConfig), that class's defaults for the keys it
+        # leaves out, the tensors as Gemma 3's multimodal ones
+        if self.arch in ("LlavaForConditionalGeneration", "LlavaNextForConditionalGeneration",
+                         "LlavaOnevisionForConditionalGeneration"):
+            self.nested = True
+            t = c.get("text_config")
+            if not isinstance(t, dict):
+                raise Fail(f"{path}: key text_config: missing or not an object")
+            classes = {  # LlamaConfig's, MistralConfig's and Qwen2Config's defaults
+                "llama": ("LlamaForCausalLM", 11008, 32000),
+                "mistral": ("MistralForCausalLM", 14336, 32000),
+                "qwen2": ("Qwen2ForCausalLM", 22016, 151936)}
+            mt = t.get("model_type", "llama")
+            if mt not in classes:
+                raise Fail(f"{path}: key text_config: model_type {mt!r} not read")
+            arch, ffn, vocab = classes[mt]
+            c = v5_rope(top_tie(dict({"num_hidden_layers": 32, "hidden_size": 4096,
+                                      "num_attention_heads": 32, "intermediate_size": ffn,
+                                      "vocab_size": vocab}, **t), c), path)
+            self.arch = arch
         # Qwen2-VL and Qwen2.5-VL: the text model is Qwen2's (its keys at the top, or under
         # text_config in newer configs; its tensors under model. or model.language_model.).
         # Their multimodal RoPE turns each section of the rotated pairs by the token's time,

@@ -19,7 +19,14 @@ under visual.; FORM new (4.52 on) puts the text keys under text_config with rope
 (lm_head. kept), the vision tower under model.visual. The sections split the head's
 rotated pairs 1 : 1.5 : 1.5, as Qwen2.5-VL's [16, 24, 24] do.
 
-usage: multimodal.py SRC DST gemma3|mistral3|qwen2.5-vl|qwen2-vl old|new"""
+KIND llava (a Llama-layout checkpoint -> LlavaForConditionalGeneration, LLaVA 1.5),
+llava-next (the same as Mistral's text model -> LlavaNextForConditionalGeneration, LLaVA-NeXT
+Mistral, with its image_newline) and llava-onevision (a Qwen2ForCausalLM checkpoint ->
+LlavaOnevisionForConditionalGeneration): the text keys under text_config with its
+model_type (llama, mistral, qwen2), the tensors as Gemma 3's, the vision parts moved under
+model. too in FORM new.
+
+usage: multimodal.py SRC DST gemma3|mistral3|qwen2.5-vl|qwen2-vl|llava|llava-next|llava-onevision old|new"""
 import json
 import os
 import struct
@@ -35,10 +42,21 @@ KINDS = {
                    ["visual.blocks.0.norm1.weight"]),
     "qwen2-vl": ("Qwen2VLForConditionalGeneration", "qwen2_vl", "qwen2_vl_text",
                  ["visual.blocks.0.norm1.weight"]),
+    "llava": ("LlavaForConditionalGeneration", "llava", "llama",
+              ["vision_tower.vision_model.post_layernorm.weight",
+               "multi_modal_projector.linear_1.bias"]),
+    "llava-next": ("LlavaNextForConditionalGeneration", "llava_next", "mistral",
+                   ["vision_tower.vision_model.post_layernorm.weight", "image_newline"]),
+    "llava-onevision": ("LlavaOnevisionForConditionalGeneration", "llava_onevision", "qwen2",
+                        ["vision_tower.vision_model.post_layernorm.weight", "image_newline"]),
 }
+LLAVA = ("llava", "llava-next", "llava-onevision")
 
 
 def rename(name, kind, form):
+    if kind in LLAVA and form == "new" and name.startswith(
+            ("vision_tower.", "multi_modal_projector.", "image_newline")):
+        return "model." + name  # 4.52's: the vision parts under model. too
     if kind in ("qwen2.5-vl", "qwen2-vl"):
         if form == "new" and (name.startswith("model.") or name.startswith("visual.")):
             return "model." + (name if name.startswith("visual.") else
@@ -73,7 +91,7 @@ def config(text, kind, form):
                                 "mrope_section": sections(head_dim)}
     if kind == "gemma3":
         top["mm_tokens_per_image"] = 256
-    if kind == "mistral3":  # MistralConfig's defaults would window and take 8 KV heads
+    if kind in ("mistral3", "llava-next"):  # MistralConfig's defaults: a window, 8 KV heads
         text["sliding_window"] = None
         text.setdefault("num_key_value_heads", text["num_attention_heads"])
     text["model_type"] = ttype
