@@ -184,6 +184,13 @@ step decode-cuda-fp8-kv-scales 60 "$helix" decode --device cuda --kv-dtype fp8 \
     --kv-scales 0.5,0.25 --out "$ckdir/modelopt" >/dev/null 2>&1 || true
 step decode-cuda-fp8-modelopt 60 "$helix" decode --device cuda --kv-dtype fp8 \
     --model "$ckdir/modelopt" --context 4096 --batch 2 --steps 4 --check --json
+# GPTQ 4-bit integer weights (dequantized on the host; the device holds bf16 as for any
+# checkpoint): quantized by the test script, decoded on the device under --check
+"$helix" model synth --family qwen2 --seed 5 --out "$ckdir/q2" >/dev/null 2>&1 &&
+    python3 tests/runtime/quantize_int.py "$ckdir/q2" "$ckdir/gptq" --format gptq --group 32 \
+        --act-order >/dev/null 2>&1 || true
+step decode-cuda-gptq 60 "$helix" decode --device cuda --model "$ckdir/gptq" \
+    --context 4096 --batch 2 --steps 4 --check --json
 rm -rf "$ckdir"
 
 # fp8 e4m3 KV on the device: the append's conversion (__NV_SATFINITE, nearest even) against
