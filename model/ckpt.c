@@ -944,12 +944,6 @@ static uint32_t hlx_ck_u32(const uint8_t *p, uint64_t i)
     return v; /* safetensors is little-endian, as the hosts the runtime builds for */
 }
 
-/* Field k (of `bits` bits) of word w. */
-static int32_t hlx_ck_field(uint32_t w, int k, int bits)
-{
-    return (int32_t)((w >> (k * bits)) & ((1u << bits) - 1u));
-}
-
 /* ck's stored tensor of this exact name (no prefix mapping), or NULL. */
 static const hlx_ckpt_tensor_t *hlx_ckpt_find_stored(const hlx_ckpt_t *ck, const char *name)
 {
@@ -1224,54 +1218,81 @@ const hlx_ckpt_tensor_t *hlx_ckpt_packed_tensor(const hlx_ckpt_t *ck, size_t i)
 }
 
 /* Elements [c0, c0 + nc) of row o of the packed weight t, dequantized into out: (q - z) x s
- * in f32 (exact for F16 and BF16 scales). A scale that is not finite is refused. */
+ * in f32 (exact for F16 and BF16 scales). A scale that is not finite is refused. The
+ * indices advance by shifts and counters, not divisions, and a group's scale and zero point
+ * are read once per run of its columns: a load is a few nanoseconds an element. */
 static hlx_status_t hlx_ck_unpack_row(const hlx_ckpt_t *ck, const hlx_ckpt_tensor_t *t,
                                       int64_t o, int64_t c0, int64_t nc, float *out)
 {
     const uint8_t *pw = hlx_ck_data(ck, t->packed), *ps = hlx_ck_data(ck, t->scale);
     const uint8_t *pz = t->zero ? hlx_ck_data(ck, t->zero) : NULL;
     const uint8_t *pg = t->gidx ? hlx_ck_data(ck, t->gidx) : NULL;
-    const int bits = t->bits, p = 32 / bits;
+    const int bits = t->bits, ps2 = bits == 4 ? 3 : 2, pm = (1 << ps2) - 1;
+    const uint32_t mask = (1u << bits) - 1u;
     const int32_t off = t->pack == HLX_PACK_CT ? 1 << (bits - 1) : 0;
     const int64_t nout = t->shape[0], wcols = t->packed->shape[1];
     const int64_t zcols = t->zero ? t->zero->shape[1] : 0;
-    int64_t j;
-
-    for (j = 0; j < nc; j++) {
-        const int64_t i = c0 + j;
-        const int64_t g = pg ? (int64_t)(int32_t)hlx_ck_u32(pg, (uint64_t)i) : i / t->group;
-        int32_t q, z = 0;
-        uint64_t si;
-        float s;
+    const int awqk = hlx_awq_field[o & 7];
+    /* without g_idx: the group of column i is i / group, counted down as i advances */
+    int64_t j, i = c0, gnext = pg ? 0 : c0 / t->group, gcur = -1;
+    int64_t gleft = pg ? 0 : t->group - c0 % t->group;
+    uint32_t word = 0;
+    int32_t z = 0;
+    float s = 0.0f;
+    for (j = 0; j < nc; j++, i++) {
+        int64_t g;
+        int32_t q;
+        if (pg != NULL) {
+            g = (int32_t)hlx_ck_u32(pg, (uint64_t)i);
+        } else {
+            g = gnext;
+            if (--gleft == 0) {
+                gnext++;
+                gleft = t->group;
+            }
+        }
+        if (g != gcur) { /* a new group: its scale and zero point */
+            uint64_t si;
+            switch (t->pack) {
+            case HLX_PACK_AWQ:
+                z = (int32_t)((hlx_ck_u32(pz, (uint64_t)(g * zcols + (o >> 3))) >> (4 * awqk)) & 15u);
+                si = (uint64_t)(g * nout + o);
+                break;
+            case HLX_PACK_CT:
+                z = pz ? (int32_t)((hlx_ck_u32(pz, (uint64_t)((o >> ps2) * zcols + g)) >>
+                                    (bits * (int)(o & pm))) & mask) - off
+                       : 0;
+                si = (uint64_t)(o * t->groups + g);
+                break;
+            default: /* GPTQ: its zeros stored minus one, except in its v2 format */
+                z = (int32_t)((hlx_ck_u32(pz, (uint64_t)(g * zcols + (o >> ps2))) >>
+                               (bits * (int)(o & pm))) & mask) + (t->pack == HLX_PACK_GPTQ);
+                si = (uint64_t)(g * nout + o);
+                break;
+            }
+            s = hlx_st_load(ps, t->scale->dtype, si);
+            if (!isfinite(s)) /* negative ones are real: AutoRound's symmetric scales */
+                return hlx_errbuf(hlx_ckpt_terr, sizeof(hlx_ckpt_terr), HLX_ERR_MISMATCH,
+                                  "%s: tensor %s: value %llu is %g, not a weight scale (a "
+                                  "finite value)", ck->files[t->scale->file].name,
+                                  t->scale->name, (unsigned long long)si, s);
+            gcur = g;
+        }
         switch (t->pack) {
-        case HLX_PACK_AWQ: {
-            const int k = hlx_awq_field[o % 8];
-            q = hlx_ck_field(hlx_ck_u32(pw, (uint64_t)(i * wcols + o / 8)), k, 4);
-            z = hlx_ck_field(hlx_ck_u32(pz, (uint64_t)(g * zcols + o / 8)), k, 4);
-            si = (uint64_t)(g * nout + o);
+        case HLX_PACK_AWQ:
+            q = (int32_t)((hlx_ck_u32(pw, (uint64_t)(i * wcols + (o >> 3))) >> (4 * awqk)) & 15u);
             break;
-        }
         case HLX_PACK_CT:
-            q = hlx_ck_field(hlx_ck_u32(pw, (uint64_t)(o * wcols + i / p)), (int)(i % p), bits) -
-                off;
-            if (pz != NULL)
-                z = hlx_ck_field(hlx_ck_u32(pz, (uint64_t)(o / p * zcols + g)), (int)(o % p),
-                                 bits) - off;
-            si = (uint64_t)(o * t->groups + g);
+            if (j == 0 || (i & pm) == 0)
+                word = hlx_ck_u32(pw, (uint64_t)(o * wcols + (i >> ps2)));
+            q = (int32_t)((word >> (bits * (int)(i & pm))) & mask) - off;
             break;
-        default: /* GPTQ: its zeros stored minus one, except in its v2 format */
-            q = hlx_ck_field(hlx_ck_u32(pw, (uint64_t)(i / p * nout + o)), (int)(i % p), bits);
-            z = hlx_ck_field(hlx_ck_u32(pz, (uint64_t)(g * zcols + o / p)), (int)(o % p), bits) +
-                (t->pack == HLX_PACK_GPTQ);
-            si = (uint64_t)(g * nout + o);
+        default:
+            if (j == 0 || (i & pm) == 0)
+                word = hlx_ck_u32(pw, (uint64_t)((i >> ps2) * nout + o));
+            q = (int32_t)((word >> (bits * (int)(i & pm))) & mask);
             break;
         }
-        s = hlx_st_load(ps, t->scale->dtype, si);
-        if (!isfinite(s)) /* negative ones are real: AutoRound's symmetric scales keep a sign */
-            return hlx_errbuf(hlx_ckpt_terr, sizeof(hlx_ckpt_terr), HLX_ERR_MISMATCH,
-                              "%s: tensor %s: value %llu is %g, not a weight scale (a finite "
-                              "value)", ck->files[t->scale->file].name, t->scale->name,
-                              (unsigned long long)si, s);
         out[j] = (float)(q - z) * s;
     }
     return HLX_OK;
