@@ -169,6 +169,10 @@ static const struct {
       0, 0, 1e-6 },
     { "LlavaOnevisionForConditionalGeneration", "llava_onevision", HLX_HF_DENSE, HLX_HF_NESTED,
       0, 0, 0, 0, 0, 1e-6 },
+    /* InternVL 3 and 3.5 in transformers' own form (Qwen2's or Qwen3's text model, also
+     * Llama's), read as the LLaVA ones */
+    { "InternVLForConditionalGeneration", "internvl", HLX_HF_DENSE, HLX_HF_NESTED, 0, 0, 0, 0,
+      0, 1e-6 },
     { "Gemma2ForCausalLM", "gemma2", HLX_HF_DENSE, HLX_HF_GEMMA, 0, 0, 0, 1, 0, 1e-6 },
     { "Gemma3ForCausalLM", "gemma3_text", HLX_HF_DENSE, HLX_HF_GEMMA, 0, 1, 0, 1, 0, 1e-6 },
     { "Gemma3ForConditionalGeneration", "gemma3", HLX_HF_DENSE, HLX_HF_GEMMA | HLX_HF_NESTED, 0,
@@ -184,7 +188,8 @@ static const struct {
                          "Glm4ForCausalLM, InternLM2ForCausalLM, InternLM3ForCausalLM, " \
                          "GraniteForCausalLM, Mistral3ForConditionalGeneration, " \
                          "LlavaForConditionalGeneration, LlavaNextForConditionalGeneration, " \
-                         "LlavaOnevisionForConditionalGeneration (their text model), " \
+                         "LlavaOnevisionForConditionalGeneration, " \
+                         "InternVLForConditionalGeneration (their text model), " \
                          "Qwen2VLForConditionalGeneration and " \
                          "Qwen2_5_VLForConditionalGeneration (their text model), " \
                          "Gemma2ForCausalLM, Gemma3ForCausalLM, " \
@@ -205,22 +210,24 @@ static int hlx_hf_mistral(const hlx_hf_config_t *c)
            !strcmp(c->text_type, "mistral");
 }
 
-/* A LLaVA checkpoint (its text model under text_config, hlx_cfg_text_model_type) */
+/* A LLaVA or InternVL checkpoint (its text model under text_config, of the class its
+ * model_type names: hlx_cfg_text_model_type) */
 static int hlx_hf_llava(const hlx_hf_config_t *c)
 {
-    return !strncmp(c->arch, "Llava", 5);
+    return !strncmp(c->arch, "Llava", 5) || !strcmp(c->arch, "InternVLForConditionalGeneration");
 }
 
-/* The text classes a LLaVA checkpoint may hold, with the defaults of the keys a text_config
- * may leave out (llava-1.5-7b-hf's gives little more than its vocabulary): LlamaConfig's,
- * MistralConfig's, Qwen2Config's. */
+/* The text classes a LLaVA or InternVL checkpoint may hold, with the defaults of the keys a
+ * text_config may leave out (llava-1.5-7b-hf's gives little more than its vocabulary):
+ * LlamaConfig's, MistralConfig's, Qwen2Config's, Qwen3Config's (its q and k norms). */
 static const struct hlx_hf_text_class {
     const char *model_type;
-    int         qkv_bias, layers, hidden, heads, ffn, vocab;
+    int         qkv_bias, qk_norm, layers, hidden, heads, ffn, vocab;
 } hlx_hf_text_classes[] = {
-    { "llama", 0, 32, 4096, 32, 11008, 32000 },
-    { "mistral", 0, 32, 4096, 32, 14336, 32000 },
-    { "qwen2", 1, 32, 4096, 32, 22016, 151936 },
+    { "llama", 0, 0, 32, 4096, 32, 11008, 32000 },
+    { "mistral", 0, 0, 32, 4096, 32, 14336, 32000 },
+    { "qwen2", 1, 0, 32, 4096, 32, 22016, 151936 },
+    { "qwen3", 0, 1, 32, 4096, 32, 22016, 151936 },
 };
 #define HLX_HF_NTEXT (sizeof(hlx_hf_text_classes) / sizeof(hlx_hf_text_classes[0]))
 
@@ -852,7 +859,7 @@ static hlx_status_t hlx_cfg_sliding(hlx_jdoc_t *doc, hlx_hf_config_t *c)
     int noswitch = mistral || !strcmp(c->arch, "Phi3ForCausalLM") ||
                    !strcmp(c->arch, "MixtralForCausalLM");
     int qwen = !strcmp(c->arch, "Qwen2ForCausalLM") || !strcmp(c->arch, "Qwen3ForCausalLM") ||
-               hlx_hf_qwen_vl(c) || !strcmp(c->text_type, "qwen2");
+               hlx_hf_qwen_vl(c) || !strncmp(c->text_type, "qwen", 4);
     long long win;
     char ctx[64] = "";
     hlx_status_t st;
@@ -1782,11 +1789,13 @@ static hlx_status_t hlx_cfg_text_model_type(hlx_jdoc_t *doc, hlx_hf_config_t *c)
             if (!strcmp(tt, hlx_hf_text_classes[i].model_type)) {
                 snprintf(c->text_type, sizeof(c->text_type), "%s", tt);
                 c->m.qkv_bias = hlx_hf_text_classes[i].qkv_bias;
+                c->m.qk_norm = hlx_hf_text_classes[i].qk_norm;
                 return HLX_OK;
             }
         return hlx_jdoc_fail(doc, "/model_type", HLX_ERR_PARSE, "\"%s\" is not read: a %s's "
-                             "text model is read when it is Llama's, Mistral's or Qwen2's "
-                             "(\"llama\", \"mistral\", \"qwen2\")", tt, c->arch);
+                             "text model is read when it is Llama's, Mistral's, Qwen2's or "
+                             "Qwen3's (\"llama\", \"mistral\", \"qwen2\", \"qwen3\")", tt,
+                             c->arch);
     }
     if (strcmp(c->arch, "Mistral3ForConditionalGeneration"))
         return HLX_OK;

@@ -284,11 +284,12 @@ echo "granite sampled: logits / 8 at T 0.25 $a, unscaled at T 2 $b, logits / 8 a
 # under text_config; model. or model.language_model.: the sections of its multimodal RoPE
 # turned by the one text position); Mistral Small 3.1 (Mistral3ForConditionalGeneration,
 # Mistral's text model on Llama's layout, as Gemma 3's)
-# LLaVA 1.5 (Llama's text model), LLaVA-NeXT (Mistral's, with its image_newline) and
-# LLaVA-OneVision (Qwen2's biases), their vision parts under model. in the new form
+# LLaVA 1.5 (Llama's text model), LLaVA-NeXT (Mistral's, with its image_newline),
+# LLaVA-OneVision (Qwen2's biases) and InternVL 3.5 (Qwen3's head norms), their vision parts
+# under model. in the new form
 for mm in "gemma3 gemma3 gemma3mm" "qwen2 qwen2.5-vl qwen2vl" "qwen2 qwen2-vl qwen2vl1" \
     "dense mistral3 mistral3" "dense llava llava" "dense llava-next llavanext" \
-    "qwen2 llava-onevision llavaov"; do
+    "qwen2 llava-onevision llavaov" "qwen3 internvl internvl"; do
     set -- $mm
     for form in old new; do
         python3 "$(dirname "$0")/multimodal.py" "$dir/$1-f32" "$dir/$3-$form" $2 $form ||

@@ -37,6 +37,7 @@ ARCHITECTURES = ("LlamaForCausalLM", "MistralForCausalLM", "MixtralForCausalLM",
                  "Qwen2VLForConditionalGeneration", "Qwen2_5_VLForConditionalGeneration",
                  "Mistral3ForConditionalGeneration", "LlavaForConditionalGeneration",
                  "LlavaNextForConditionalGeneration", "LlavaOnevisionForConditionalGeneration",
+                 "InternVLForConditionalGeneration",
                  "Gemma2ForCausalLM",
                  "Gemma3ForCausalLM",
                  "Gemma3ForConditionalGeneration", "DeepseekV2ForCausalLM",
@@ -314,7 +315,8 @@ class Config:
         # names (llama when none, as LlavaConfig), that class's defaults for the keys it
         # leaves out, the tensors as Gemma 3's multimodal ones
         if self.arch in ("LlavaForConditionalGeneration", "LlavaNextForConditionalGeneration",
-                         "LlavaOnevisionForConditionalGeneration"):
+                         "LlavaOnevisionForConditionalGeneration",
+                         "InternVLForConditionalGeneration"):
             self.nested = True
             t = c.get("text_config")
             if not isinstance(t, dict):
@@ -322,7 +324,8 @@ class Config:
             classes = {  # LlamaConfig's, MistralConfig's and Qwen2Config's defaults
                 "llama": ("LlamaForCausalLM", 11008, 32000),
                 "mistral": ("MistralForCausalLM", 14336, 32000),
-                "qwen2": ("Qwen2ForCausalLM", 22016, 151936)}
+                "qwen2": ("Qwen2ForCausalLM", 22016, 151936),
+                "qwen3": ("Qwen3ForCausalLM", 22016, 151936)}
             mt = t.get("model_type", "llama")
             if mt not in classes:
                 raise Fail(f"{path}: key text_config: model_type {mt!r} not read")

@@ -24,9 +24,11 @@ llava-next (the same as Mistral's text model -> LlavaNextForConditionalGeneratio
 Mistral, with its image_newline) and llava-onevision (a Qwen2ForCausalLM checkpoint ->
 LlavaOnevisionForConditionalGeneration): the text keys under text_config with its
 model_type (llama, mistral, qwen2), the tensors as Gemma 3's, the vision parts moved under
-model. too in FORM new.
+model. too in FORM new. KIND internvl (a Qwen3ForCausalLM checkpoint ->
+InternVLForConditionalGeneration, InternVL 3.5 in transformers' form) as the LLaVA ones.
 
-usage: multimodal.py SRC DST gemma3|mistral3|qwen2.5-vl|qwen2-vl|llava|llava-next|llava-onevision old|new"""
+usage: multimodal.py SRC DST KIND old|new  (KIND: gemma3, mistral3, qwen2.5-vl, qwen2-vl,
+                                           llava, llava-next, llava-onevision, internvl)"""
 import json
 import os
 import struct
@@ -49,8 +51,10 @@ KINDS = {
                    ["vision_tower.vision_model.post_layernorm.weight", "image_newline"]),
     "llava-onevision": ("LlavaOnevisionForConditionalGeneration", "llava_onevision", "qwen2",
                         ["vision_tower.vision_model.post_layernorm.weight", "image_newline"]),
+    "internvl": ("InternVLForConditionalGeneration", "internvl", "qwen3",
+                 ["vision_tower.embeddings.cls_token", "multi_modal_projector.layer_norm.weight"]),
 }
-LLAVA = ("llava", "llava-next", "llava-onevision")
+LLAVA = ("llava", "llava-next", "llava-onevision", "internvl")
 
 
 def rename(name, kind, form):
