@@ -1212,7 +1212,8 @@ static hlx_status_t hlx_cfg_ct_int(hlx_jdoc_t *doc, json_t *q, json_t *g, json_t
         !hlx_q_bits(json_integer_value(json_object_get(w, "num_bits"))) ||
         !hlx_ct_is(w, "dynamic", NULL, 0, 0) ||
         (json_object_get(w, "symmetric") != NULL && !json_is_boolean(json_object_get(w, "symmetric"))) ||
-        (ao != NULL && !json_is_null(ao) && !hlx_cfg_qstr_is(w, "actorder", orders, 0)) ||
+        (ao != NULL && !json_is_null(ao) && !json_is_boolean(ao) &&
+         !hlx_cfg_qstr_is(w, "actorder", orders, 0)) ||
         !(channel || (hlx_ct_is(w, "strategy", "group", 0, -1) &&
                       json_object_get(w, "strategy") != NULL &&
                       json_is_integer(json_object_get(w, "group_size")) &&
@@ -1231,10 +1232,12 @@ static hlx_status_t hlx_cfg_ct_int(hlx_jdoc_t *doc, json_t *q, json_t *g, json_t
     c->packing.bits = (int)bits;
     c->packing.group = group;
     c->packing.sym = !json_is_false(json_object_get(w, "symmetric"));
-    /* "group" (and its alias "dynamic") orders the groups by weight_g_idx; "weight" and
-     * "static" quantized in another order but keep the groups in place */
-    c->packing.act_order = json_is_string(ao) && (!strcmp(json_string_value(ao), "group") ||
-                                                  !strcmp(json_string_value(ao), "dynamic"));
+    /* "group" (and its alias "dynamic"; true in compressed-tensors' first releases) orders
+     * the groups by weight_g_idx; "weight" and "static" quantized in another order but keep
+     * the groups in place */
+    c->packing.act_order = json_is_true(ao) ||
+                           (json_is_string(ao) && (!strcmp(json_string_value(ao), "group") ||
+                                                   !strcmp(json_string_value(ao), "dynamic")));
     return HLX_OK;
 }
 
