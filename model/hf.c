@@ -1268,7 +1268,8 @@ static hlx_status_t hlx_cfg_ct_weights(hlx_jdoc_t *doc, json_t *q, hlx_hf_config
     is_int = json_is_object(w) && json_is_string(json_object_get(w, "type")) &&
              !strcmp(json_string_value(json_object_get(w, "type")), "int");
     /* integer weights: packed 4 or 8 bits (hlx_cfg_ct_int), or one I8 each (int-quantized) */
-    if (is_int && !(json_is_string(fmt) && !strcmp(json_string_value(fmt), "int-quantized")))
+    if (is_int && !(json_is_string(fmt) && (!strcmp(json_string_value(fmt), "int-quantized") ||
+                                            !strcmp(json_string_value(fmt), "naive-quantized"))))
         return hlx_cfg_ct_int(doc, q, g, w, c);
     block = !is_int && json_is_object(w) && json_object_get(w, "strategy") != NULL &&
             hlx_ct_is(w, "strategy", "block", 0, -1);
@@ -1284,8 +1285,17 @@ static hlx_status_t hlx_cfg_ct_weights(hlx_jdoc_t *doc, json_t *q, hlx_hf_config
         json_t *bs = json_object_get(w, "block_structure");
         json_int_t r = json_integer_value(json_array_get(bs, 0));
         json_int_t k = json_integer_value(json_array_get(bs, 1));
-        if (!json_is_array(bs) || json_array_size(bs) != 2 || r < 1 || k < 1 || r > 65536 ||
-            k > 65536)
+        long long rs = 0, ks = 0;
+        int n = 0;
+        if (json_is_string(bs) && /* "128x128": its first releases' form */
+            sscanf(json_string_value(bs), "%lldx%lld%n", &rs, &ks, &n) == 2 &&
+            json_string_value(bs)[n] == '\0') {
+            r = (json_int_t)rs;
+            k = (json_int_t)ks;
+        } else if (!json_is_array(bs) || json_array_size(bs) != 2) {
+            r = 0;
+        }
+        if (r < 1 || k < 1 || r > 65536 || k > 65536)
             return hlx_jdoc_fail(doc, at, HLX_ERR_PARSE, "the block strategy's block_structure "
                                  "must be [rows, cols], each in [1, 65536]");
         if (a != NULL && !json_is_null(a) && !json_is_true(json_object_get(a, "dynamic")))
@@ -1294,11 +1304,14 @@ static hlx_status_t hlx_cfg_ct_weights(hlx_jdoc_t *doc, json_t *q, hlx_hf_config
         c->block_rows = (int)r;
         c->block_cols = (int)k;
     }
+    /* activations: not quantized here; static ones store an input_scale each (and, not
+     * symmetric, zero points the runtime has no place for) */
     if (a != NULL && !json_is_null(a) &&
         (!json_is_object(a) || !hlx_ct_is(a, "type", is_int ? "int" : "float", 0, -1) ||
-         !hlx_ct_is(a, "num_bits", NULL, 8, -1) || !hlx_ct_is(a, "symmetric", NULL, 0, 1)))
+         !hlx_ct_is(a, "num_bits", NULL, 8, -1) ||
+         (!json_is_true(json_object_get(a, "dynamic")) && !hlx_ct_is(a, "symmetric", NULL, 0, 1))))
         return hlx_jdoc_fail(doc, at, HLX_ERR_PARSE, "the group's input_activations must be "
-                             "null or 8-bit %s, symmetric (no input zero points)",
+                             "null or 8-bit %s, dynamic or symmetric (no input zero points)",
                              is_int ? "int" : "float");
     if ((st = hlx_cfg_ignore(doc, q, "ignore", "/quantization_config/ignore", 0)) != HLX_OK)
         return st;
@@ -1460,9 +1473,10 @@ static hlx_status_t hlx_cfg_fp8_layout(hlx_jdoc_t *doc, const char *at, const hl
 {
     if (c->fp8 != HLX_HF_FP8_SCALE || c->family == HLX_HF_DENSE)
         return HLX_OK;
-    return hlx_jdoc_fail(doc, at, HLX_ERR_PARSE, "fp8 weights with a scale per tensor or "
+    return hlx_jdoc_fail(doc, at, HLX_ERR_PARSE, "%s weights with a scale per tensor or "
                          "channel are read for the GQA families; %s (MLA) takes DeepSeek's "
-                         "block scales (quant_method fp8 with weight_block_size)", c->arch);
+                         "fp8 block scales (quant_method fp8 with weight_block_size)",
+                         c->int8 ? "int8" : "fp8", c->arch);
 }
 
 /* A JSON file of the checkpoint (config.json, hf_quant_config.json) into *doc_p, which must
@@ -1785,8 +1799,12 @@ static hlx_status_t hlx_cfg_text_model_type(hlx_jdoc_t *doc, hlx_hf_config_t *c)
     hlx_status_t st;
     size_t i;
 
-    if (hlx_hf_llava(c)) { /* LlavaConfig: llama when text_config names none */
-        if ((st = hlx_cfg_str(doc, "model_type", "llama", tt, sizeof(tt))) != HLX_OK)
+    if (hlx_hf_llava(c)) { /* when text_config names none: LlavaConfig's and LlavaNextConfig's
+                            * llama, LlavaOnevisionConfig's and InternVLConfig's qwen2 */
+        const int q = !strcmp(c->arch, "LlavaOnevisionForConditionalGeneration") ||
+                      !strcmp(c->arch, "InternVLForConditionalGeneration");
+        if ((st = hlx_cfg_str(doc, "model_type", q ? "qwen2" : "llama", tt, sizeof(tt))) !=
+            HLX_OK)
             return st;
         for (i = 0; i < HLX_HF_NTEXT; i++)
             if (!strcmp(tt, hlx_hf_text_classes[i].model_type)) {

@@ -475,11 +475,14 @@ static hlx_status_t hlx_engine_build(hlx_engine_t *eng)
 
     /* Qwen2.5-1M's dual chunk attention (hlx_hf_config_t.dca_len): not applied */
     if (hlx_engine_rank(eng) == 0 && eng->ws.cfg.dca_len > 0 &&
-        eng->cfg.context + eng->cfg.steps > eng->ws.cfg.dca_len)
-        hlx_warn("%s: dual_chunk_attention_config is not applied: attention runs over all %lld "
-                 "positions with RoPE as transformers runs the model; vLLM's dual chunk "
+        (int64_t)eng->cfg.context + eng->cfg.steps + hlx_run_prompt_max(&eng->cfg) >
+            eng->ws.cfg.dca_len) /* the prior context, the longest prompt, the steps */
+        hlx_warn("%s: dual_chunk_attention_config is not applied: attention runs over up to "
+                 "%lld positions with RoPE as transformers runs the model; vLLM's dual chunk "
                  "attention gives other results past position %lld", eng->cfg.ckpt,
-                 (long long)(eng->cfg.context + eng->cfg.steps), (long long)eng->ws.cfg.dca_len);
+                 (long long)((int64_t)eng->cfg.context + eng->cfg.steps +
+                             hlx_run_prompt_max(&eng->cfg)),
+                 (long long)eng->ws.cfg.dca_len);
 
 #define HLX_WREAD(_w, ...) \
     do { \

@@ -423,7 +423,7 @@ PY
     # refused, each naming what is wrong
     "$helix" model synth --family moe-mla --dtype fp8 --seed 4 --out "$dir/mla" >/dev/null || exit 1
     for bad in nvfp4 noalgo nested int8kv ignored scheme blockstatic method noinput kvgone \
-        nokv0 hqnvfp4 hqbad mlatensor nanscale negblock ctbstatic ctbshape ctbscale; do
+        nokv0 hqnvfp4 hqbad mlatensor nanscale negblock ctbstatic ctbshape ctbscale ctbstr; do
         case $bad in
         ctb*) src=qwen3-ctblock ;;
         nvfp4 | noalgo | nested | int8kv | kvgone | noinput) src=modelopt ;;
@@ -466,6 +466,8 @@ elif bad == 'ctbstatic':
     q['config_groups']['group_0']['input_activations']['dynamic'] = False
 elif bad == 'ctbshape':
     q['config_groups']['group_0']['weights']['block_structure'] = [32]
+elif bad == 'ctbstr':  # compressed-tensors' first releases: "rowsxcols", read
+    q['config_groups']['group_0']['weights']['block_structure'] = '32x32'
 elif bad == 'ctbscale':  # another block size than the scales were written with
     q['config_groups']['group_0']['weights']['block_structure'] = [64, 64]
 json.dump(c, open(d + '/config.json', 'w'), indent=2)
@@ -488,6 +490,7 @@ PY
         ctbstatic)   want='block-scaled weights take dynamic input activations' ;;
         ctbshape)    want="the block strategy's block_structure must be [rows, cols]" ;;
         ctbscale)    want='q_proj.weight_scale: shape [8, 8], expected [4, 4]' ;;
+        ctbstr)      want='' ;;
         blockstatic) want='block-scaled weights (weight_block_size) take dynamic activations' ;;
         method)      want='quant_method: supported: "compressed-tensors"' ;;
         noinput)     want='tensor model.layers.1.mlp.up_proj.input_scale is missing' ;;
@@ -495,7 +498,7 @@ PY
         nokv0)       want='model.layers.1.self_attn.k_proj.k_scale is not part of a LlamaForCausalLM of this config.json (a KV-cache scale, where layer 0 has none)' ;;
         hqnvfp4)     want='hf_quant_config.json:1:19: quant_algo: only "FP8"' ;;
         hqbad)       want='hf_quant_config.json:1:2: quantization: expected an object' ;;
-        mlatensor)   want="takes DeepSeek's block scales" ;;
+        mlatensor)   want="takes DeepSeek's fp8 block scales" ;;
         nanscale)    want='q_proj.weight_scale: nan is not a weight scale' ;;
         negblock)    want='down_proj.weight_scale_inv: value 0 is -1, not a weight scale' ;;
         esac
@@ -593,7 +596,7 @@ edit = {'bits3': lambda: q.update(bits=3), 'marlin': lambda: q.update(checkpoint
         'w8a8': lambda: w.update(input_activations={'num_bits': 8, 'type': 'int'}),
         'ctfmt': lambda: (q.update(format='marlin-24'), w.update(format='marlin-24')),
         'group0': lambda: q.update(group_size=0),
-        'i8asym': lambda: w['input_activations'].update(symmetric=False),
+        'i8asym': lambda: w['input_activations'].update(symmetric=False, dynamic=False),
         'ctsym': lambda: w['weights'].update(symmetric=True),
         'noconfig': lambda: c.pop('quantization_config'),
         'dynamic': lambda: q.update(dynamic={'+:.*down_proj': {'bits': 8}, '-:.*o_proj': {}}),
@@ -639,7 +642,7 @@ PY
         stray)    want='tensor model.layers.0.mlp.gate_proj.g_idx_extra is not part of' ;;
         nanscale) want='down_proj.scales: value 5 is nan, not a weight scale' ;;
         ctshape)  want='o_proj.weight_packed: shape [256, 64], expected [256, 75]' ;;
-        i8asym)   want="input_activations must be null or 8-bit int, symmetric" ;;
+        i8asym)   want="input_activations must be null or 8-bit int, dynamic or symmetric" ;;
         i8noscale) want='tensor model.layers.1.mlp.up_proj.weight_scale is missing' ;;
         negscale) want='' ;; # AutoRound's symmetric scales keep a sign: read
         ctnullfmt) want='' ;; # the group's format null: the config's

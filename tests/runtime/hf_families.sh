@@ -219,6 +219,12 @@ for ctx in 20:0 40:1; do
     echo "qwen-dca, context ${ctx%:*}: $n warning(s)"
     [ "$n" = "${ctx#*:}" ] || { echo "FAIL: expected ${ctx#*:}"; cat "$dir/err"; fail=1; }
 done
+# a prompt takes positions too: context 4 and the 45 tokens of prompt1.txt pass 32
+"$helix" decode --model "$dir/qwen-dca" --context 4 --steps 2 --prompt-ids "$data/prompt1.txt" \
+    >/dev/null 2>"$dir/err" || { echo "FAIL: qwen-dca with a prompt"; cat "$dir/err"; fail=1; }
+n=$(grep -c "dual_chunk_attention_config is not applied" "$dir/err")
+echo "qwen-dca, context 4 and a 45-token prompt: $n warning(s)"
+[ "$n" = 1 ] || { echo "FAIL: expected 1"; cat "$dir/err"; fail=1; }
 [ "${ropetok[window-qwen2]-a}" != "${ropetok[window-qwen2-all]-a}" ] ||
     { echo "FAIL: window-qwen2: max_window_layers 1 and 0 decode alike"; fail=1; }
 
@@ -303,6 +309,14 @@ for mm in "gemma3 gemma3 gemma3mm" "qwen2 qwen2.5-vl qwen2vl" "qwen2 qwen2-vl qw
     python3 "$(dirname "$0")/multimodal.py" "$dir/$1-bf16" "$dir/$3-bf16" $2 new ||
         { echo "FAIL: multimodal.py $2 bf16"; fail=1; }
 done
+# LLaVA-OneVision's text_config without a model_type: LlavaOnevisionConfig's qwen2 (its
+# biases read), where LLaVA 1.5's would be llama
+cp -r "$dir/llavaov-new" "$dir/llavaov-nomt"
+python3 -c 'import json, sys; c = json.load(open(sys.argv[1])); del c["text_config"]["model_type"]; json.dump(c, open(sys.argv[1], "w"))' \
+    "$dir/llavaov-nomt/config.json"
+"$helix" model info "$dir/llavaov-nomt" >/dev/null 2>"$dir/err" ||
+    { echo "FAIL: LLaVA-OneVision's default text model: $(cat "$dir/err")"; fail=1; }
+
 # LLaVA 1.5's own config.json (llava-1.5-7b-hf): its text_config gives the vocabulary, the
 # norm's eps and little more, LlamaConfig's defaults the rest (7B's 32 layers of 4096); a
 # text model other than Llama's, Mistral's or Qwen2's is refused at its model_type
