@@ -702,8 +702,8 @@ static int hlx_cmd_model_synth(int argc, char **argv)
             break;
         case O_FP8_FORMAT: /* the indices are HLX_SYNTH_FMT_* */
             if (hlx_parse_choice(optarg,
-                                 "compressed-tensors|fp8|modelopt|fp8-block|compressed-tensors-block",
-                                 &fp8_form,
+                                 "compressed-tensors|fp8|modelopt|fp8-block|"
+                                 "compressed-tensors-block", &fp8_form,
                                  why, sizeof(why)) != HLX_OK) {
                 fprintf(stderr, "helix model synth: --fp8-format: %s\n", why);
                 return 2;

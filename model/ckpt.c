@@ -1095,8 +1095,9 @@ static hlx_status_t hlx_pack_one(const hlx_ckpt_t *ck, const hlx_ckpt_packing_t 
                  "[ceil(out / %lld), G], G = %lld", (long long)p, (long long)v->groups);
         if ((st = hlx_pack_part(ck, pk, base, ".weight_scale", 1, HLX_ST_COUNT, out, v->groups,
                                 layout, &s)) != HLX_OK ||
-            (!pk->sym && (st = hlx_pack_part(ck, pk, base, ".weight_zero_point", 1, HLX_ST_I32,
-                                             (out + p - 1) / p, v->groups, layout, &z)) != HLX_OK) ||
+            (!pk->sym &&
+             (st = hlx_pack_part(ck, pk, base, ".weight_zero_point", 1, HLX_ST_I32,
+                                 (out + p - 1) / p, v->groups, layout, &z)) != HLX_OK) ||
             (st = hlx_pack_part(ck, pk, base, ".weight_g_idx", pk->act_order, HLX_ST_I32, in, -1,
                                 layout, &g)) != HLX_OK)
             return st;
@@ -1255,7 +1256,8 @@ static hlx_status_t hlx_ck_unpack_row(const hlx_ckpt_t *ck, const hlx_ckpt_tenso
             uint64_t si;
             switch (t->pack) {
             case HLX_PACK_AWQ:
-                z = (int32_t)((hlx_ck_u32(pz, (uint64_t)(g * zcols + (o >> 3))) >> (4 * awqk)) & 15u);
+                z = (int32_t)((hlx_ck_u32(pz, (uint64_t)(g * zcols + (o >> 3))) >>
+                               (4 * awqk)) & 15u);
                 si = (uint64_t)(g * nout + o);
                 break;
             case HLX_PACK_CT:

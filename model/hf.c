@@ -1153,7 +1153,8 @@ static hlx_status_t hlx_cfg_awq(hlx_jdoc_t *doc, json_t *q, hlx_hf_config_t *c)
     static const char at[] = "/quantization_config";
     static const char *const versions[] = { "gemm", NULL };
     static const char *const backends[] = { "autoawq", NULL };
-    const char *bkey = json_object_get(q, "w_bit") && !json_object_get(q, "bits") ? "w_bit" : "bits";
+    const char *bkey = json_object_get(q, "w_bit") && !json_object_get(q, "bits") ? "w_bit"
+                                                                                  : "bits";
     const char *gkey = json_object_get(q, "q_group_size") && !json_object_get(q, "group_size")
                            ? "q_group_size" : "group_size";
     json_t *zp = json_object_get(q, "zero_point");
@@ -1196,7 +1197,8 @@ static hlx_status_t hlx_cfg_ct_int(hlx_jdoc_t *doc, json_t *q, json_t *g, json_t
 {
     static const char at[] = "/quantization_config/config_groups";
     static const char *const orders[] = { "group", "weight", "static", "dynamic", NULL };
-    json_t *a = json_object_get(g, "input_activations"), *o = json_object_get(g, "output_activations");
+    json_t *a = json_object_get(g, "input_activations");
+    json_t *o = json_object_get(g, "output_activations");
     json_t *fmt = hlx_ct_format(q, g);
     json_t *ao = json_object_get(w, "actorder");
     json_int_t bits, group = -1;
@@ -1211,7 +1213,8 @@ static hlx_status_t hlx_cfg_ct_int(hlx_jdoc_t *doc, json_t *q, json_t *g, json_t
     if (!json_is_integer(json_object_get(w, "num_bits")) ||
         !hlx_q_bits(json_integer_value(json_object_get(w, "num_bits"))) ||
         !hlx_ct_is(w, "dynamic", NULL, 0, 0) ||
-        (json_object_get(w, "symmetric") != NULL && !json_is_boolean(json_object_get(w, "symmetric"))) ||
+        (json_object_get(w, "symmetric") != NULL &&
+         !json_is_boolean(json_object_get(w, "symmetric"))) ||
         (ao != NULL && !json_is_null(ao) && !json_is_boolean(ao) &&
          !hlx_cfg_qstr_is(w, "actorder", orders, 0)) ||
         !(channel || (hlx_ct_is(w, "strategy", "group", 0, -1) &&
@@ -2557,7 +2560,8 @@ static int hlx_elist_linear(hlx_elist_t *l, hlx_hf_class_t cls, hlx_hf_split_t s
 
     if (!c->fp8)
         return hlx_elist_add(l, c->st_dtype, cls, split, out, in, "%s", name);
-    if (hlx_elist_add(l, c->int8 ? HLX_ST_I8 : HLX_ST_F8_E4M3, cls, split, out, in, "%s", name) != 0)
+    if (hlx_elist_add(l, c->int8 ? HLX_ST_I8 : HLX_ST_F8_E4M3, cls, split, out, in, "%s",
+                      name) != 0)
         return -1;
     if (c->fp8 == HLX_HF_FP8_SCALE) /* weight_scale [out, 1] or one value; input_scale one */
         return hlx_elist_add(l, HLX_ST_F32, HLX_HFC_SCALE, split, c->fp8_channel ? out : 1,
@@ -2980,6 +2984,8 @@ hlx_status_t hlx_hf_check(hlx_ckpt_t *ck, const hlx_hf_config_t *c)
     st = hlx_hf_expect(c, &list, &n, err, sizeof(err));
     for (i = 0; st == HLX_OK && i < n; i++) {
         const hlx_ckpt_tensor_t *t;
+        const int quant = list[i].dtype == HLX_ST_F8_E4M3 || list[i].dtype == HLX_ST_I8 ||
+                          list[i].cls == HLX_HFC_SCALE; /* the quantization config's dtype */
         if (list[i].ndim == 0) /* one value: [], [1] or [1, 1] */
             st = hlx_ckpt_get_value(ck, list[i].name, &t);
         else
@@ -3009,12 +3015,8 @@ hlx_status_t hlx_hf_check(hlx_ckpt_t *ck, const hlx_hf_config_t *c)
                                     hlx_st_dtype_name(t->dtype),
                                     list[i].cls == HLX_HFC_SCALE ? "F32, BF16 or F16"
                                                                  : hlx_st_dtype_name(list[i].dtype),
-                                    list[i].dtype == HLX_ST_F8_E4M3 ||
-                                            list[i].dtype == HLX_ST_I8 || list[i].cls == HLX_HFC_SCALE
-                                        ? "quantization_config " : "torch_dtype ",
-                                    list[i].dtype == HLX_ST_F8_E4M3 ||
-                                            list[i].dtype == HLX_ST_I8 || list[i].cls == HLX_HFC_SCALE
-                                        ? (c->int8 ? "int8" : "fp8") : c->torch_dtype);
+                                    quant ? "quantization_config " : "torch_dtype ",
+                                    quant ? (c->int8 ? "int8" : "fp8") : c->torch_dtype);
         else if (list[i].ndim == 0) /* a one-value scale: its value too */
             st = hlx_hf_check_scale(ck, t);
         if (st == HLX_OK)
