@@ -751,11 +751,17 @@ static const char *hlx_pack_form(int pack)
 
 const hlx_ckpt_tensor_t *hlx_ckpt_find(const hlx_ckpt_t *ck, const char *name)
 {
-    hlx_ckpt_tensor_t key;
     char mapped[256];
+
+    return hlx_ckpt_find_exact(ck, hlx_ckpt_prefixed(ck, name, mapped, sizeof(mapped)));
+}
+
+const hlx_ckpt_tensor_t *hlx_ckpt_find_exact(const hlx_ckpt_t *ck, const char *name)
+{
+    hlx_ckpt_tensor_t key;
     const hlx_ckpt_tensor_t *t;
 
-    key.name = hlx_ckpt_prefixed(ck, name, mapped, sizeof(mapped));
+    key.name = name;
     t = bsearch(&key, ck->tensors, ck->count, sizeof(key), hlx_tensor_cmp_name);
     return t != NULL || ck->npacks == 0
                ? t

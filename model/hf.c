@@ -2931,6 +2931,32 @@ static void hlx_hf_packed_hint(hlx_ckpt_t *ck, const char *name)
     }
 }
 
+/* An X.bias of zeros beside a packed X (AutoGPTQ's QuantLinear keeps one where the layer
+ * had none; vLLM skips such biases): no part of the model, nothing lost. One that is not all
+ * zeros is still refused, as any unknown tensor. */
+static int hlx_hf_packed_zero_bias(hlx_ckpt_t *ck, const hlx_ckpt_tensor_t *t)
+{
+    const size_t n = strlen(t->name);
+    const hlx_ckpt_tensor_t *w;
+    char name[256];
+    float *v;
+    int64_t j;
+    int zero;
+
+    if (n < 6 || n > sizeof(name) - 8 || strcmp(t->name + n - 5, ".bias") || t->ndim != 1 ||
+        t->shape[0] < 1 || t->shape[0] > (int64_t)1 << 24)
+        return 0;
+    snprintf(name, sizeof(name), "%.*s.weight", (int)(n - 5), t->name);
+    if ((w = hlx_ckpt_find_exact(ck, name)) == NULL || !w->pack || w->shape[0] != t->shape[0] ||
+        (v = malloc(sizeof(float) * (size_t)t->shape[0])) == NULL)
+        return 0;
+    zero = hlx_ckpt_read_slice(ck, t, 0, 0, t->shape[0], v, HLX_DTYPE_F32) == HLX_OK;
+    for (j = 0; zero && j < t->shape[0]; j++)
+        zero = v[j] == 0.0f;
+    free(v);
+    return zero;
+}
+
 /* hlx_ckpt_set_packed's skip: a multimodal checkpoint's vision tower and projector. */
 static int hlx_hf_pack_skip(const char *name, const void *arg)
 {
@@ -3040,7 +3066,7 @@ hlx_status_t hlx_hf_check(hlx_ckpt_t *ck, const hlx_hf_config_t *c)
     for (i = 0; st == HLX_OK && i < total; i++) {
         const hlx_ckpt_tensor_t *t = hlx_ckpt_tensor(ck, i);
         if (!seen[i] && !hlx_hf_is_extra_layer(c, t->name) &&
-            !hlx_hf_is_other_model(c, t->name)) {
+            !hlx_hf_is_other_model(c, t->name) && !hlx_hf_packed_zero_bias(ck, t)) {
             const size_t nl = strlen(t->name);
             const int kvs = nl >= 8 && (!strcmp(t->name + nl - 8, ".k_scale") ||
                                         !strcmp(t->name + nl - 8, ".v_scale"));

@@ -154,6 +154,8 @@ uint64_t                 hlx_ckpt_bytes_read(const hlx_ckpt_t *ck);
 
 /* NULL when absent (no error recorded). */
 const hlx_ckpt_tensor_t *hlx_ckpt_find(const hlx_ckpt_t *ck, const char *name);
+/* The same under the name as stored, without hlx_ckpt_set_prefix's mapping. */
+const hlx_ckpt_tensor_t *hlx_ckpt_find_exact(const hlx_ckpt_t *ck, const char *name);
 /* From now on a name beginning with from (at most 2 pairs; NULL clears them) is looked up
  * as to followed by the rest: a text model's tensors under a multimodal checkpoint's prefix
  * (Gemma 3's "model." as "language_model.model."), read under the text model's names. */

@@ -565,7 +565,7 @@ int)
     P=model.layers.0.self_attn.q_proj
     for bad in bits3 marlin lmhead gemv nozero w8a8 ctfmt group0 noqzeros scales gidx both \
         stray nanscale ctshape i8asym i8noscale negscale nogidx ctnogidx ctsym noconfig \
-        dynamic llmawq qwshape ctnullfmt; do
+        dynamic llmawq qwshape ctnullfmt zbias nzbias; do
         case $bad in
         gemv|nozero|llmawq) src=awq ;;
         w8a8|ctfmt|ctshape|ctsym|ctnullfmt) src=ctm ;;
@@ -618,6 +618,9 @@ PY
         ctshape) python3 "$edit" "$dir/$bad" setint model.layers.0.self_attn.o_proj.weight_shape 1 300 ;;
         i8noscale) python3 "$edit" "$dir/$bad" drop model.layers.1.mlp.up_proj.weight_scale ;;
         negscale) python3 "$edit" "$dir/$bad" setf16 model.layers.1.mlp.down_proj.scales 5 -0.01 ;;
+        zbias|nzbias) # AutoGPTQ's bias beside a packed layer that had none: zeros, or not
+            python3 "$edit" "$dir/$bad" copy model.layers.0.input_layernorm.weight $P.bias &&
+                if [ $bad = zbias ]; then python3 "$edit" "$dir/$bad" zero $P.bias; fi ;;
         nogidx) python3 "$edit" "$dir/$bad" drop model.layers.1.mlp.up_proj.g_idx ;;
         ctnogidx) python3 "$edit" "$dir/$bad" drop model.layers.1.mlp.up_proj.weight_g_idx ;;
         qwshape) # k_proj's whole packed set (64 rows) under q_proj's names (256 expected)
@@ -645,6 +648,8 @@ PY
         i8asym)   want="input_activations must be null or 8-bit int, dynamic or symmetric" ;;
         i8noscale) want='tensor model.layers.1.mlp.up_proj.weight_scale is missing' ;;
         negscale) want='' ;; # AutoRound's symmetric scales keep a sign: read
+        zbias)    want='' ;; # vLLM skips it; zeros change nothing
+        nzbias)   want="tensor $P.bias is not part of a LlamaForCausalLM" ;;
         ctnullfmt) want='' ;; # the group's format null: the config's
         nogidx)   want='tensor model.layers.1.mlp.up_proj.g_idx is missing' ;;
         ctnogidx) want='tensor model.layers.1.mlp.up_proj.weight_g_idx is missing' ;;

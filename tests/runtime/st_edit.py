@@ -13,6 +13,7 @@ usage: st_edit.py DIR drop NAME...          remove the tensors (shards and index
        st_edit.py DIR copy NAME NEW         NAME stored a second time as NEW
        st_edit.py DIR setint NAME I VALUE   element I of NAME (I32 or I64) becomes VALUE
        st_edit.py DIR setf16 NAME I VALUE   element I of NAME (F16, BF16 or F32) becomes VALUE
+       st_edit.py DIR zero NAME             every byte of NAME zero
 """
 import glob
 import json
@@ -79,6 +80,9 @@ def main():
             elif op == 'set' and k == args[0]:
                 assert dt == 'F32', k
                 t[k] = (dt, shape, struct.pack('<f', float(args[1])) * (len(raw) // 4))
+                found.add(k)
+            elif op == 'zero' and k == args[0]:
+                t[k] = (dt, shape, bytes(len(raw)))
                 found.add(k)
             elif op == 'copy' and k == args[0]:
                 t[args[1]] = t[k]
