@@ -731,22 +731,26 @@ static const char *hlx_ckpt_prefixed(const hlx_ckpt_t *ck, const char *name, cha
     return name;
 }
 
+/* HLX_PACK_*'s names: in the configs and model info's JSON, and in messages */
+static const struct {
+    const char *name, *title;
+} hlx_pack_names[] = {
+    [0] = { "none", "unpacked" },
+    [HLX_PACK_GPTQ] = { "gptq", "GPTQ" },
+    [HLX_PACK_GPTQ_V2] = { "gptq_v2", "GPTQ v2" },
+    [HLX_PACK_AWQ] = { "awq", "AWQ" },
+    [HLX_PACK_CT] = { "compressed-tensors", "compressed-tensors pack-quantized" },
+};
+
 const char *hlx_ckpt_pack_name(int pack)
 {
-    static const char *const names[] = { "none", "gptq", "gptq_v2", "awq", "compressed-tensors" };
-
-    return pack >= 0 && pack <= HLX_PACK_CT ? names[pack] : "?";
+    return pack >= 0 && pack <= HLX_PACK_CT ? hlx_pack_names[pack].name : "?";
 }
 
 /* For messages: "GPTQ", "AWQ", ... */
 static const char *hlx_pack_form(int pack)
 {
-    switch (pack) {
-    case HLX_PACK_GPTQ: return "GPTQ";
-    case HLX_PACK_GPTQ_V2: return "GPTQ v2";
-    case HLX_PACK_AWQ: return "AWQ";
-    default: return "compressed-tensors pack-quantized";
-    }
+    return pack >= 0 && pack <= HLX_PACK_CT ? hlx_pack_names[pack].title : "?";
 }
 
 const hlx_ckpt_tensor_t *hlx_ckpt_find(const hlx_ckpt_t *ck, const char *name)

@@ -2957,6 +2957,12 @@ static int hlx_hf_packed_zero_bias(hlx_ckpt_t *ck, const hlx_ckpt_tensor_t *t)
     return zero;
 }
 
+int hlx_hf_dequantized_bf16(const hlx_hf_config_t *c)
+{
+    return c->m.weight_dtype == HLX_DTYPE_FP8 || /* fp8: held in bf16 whatever torch_dtype */
+           ((c->packing.pack || c->int8) && c->m.weight_dtype == HLX_DTYPE_BF16);
+}
+
 /* hlx_ckpt_set_packed's skip: a multimodal checkpoint's vision tower and projector. */
 static int hlx_hf_pack_skip(const char *name, const void *arg)
 {

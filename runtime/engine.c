@@ -462,6 +462,7 @@ static hlx_status_t hlx_engine_build(hlx_engine_t *eng)
     int64_t H = m->hidden, dk = m->head_dim, dv = m->v_head_dim,
             Fc = L->ffn_count, B = eng->cfg.batch;
     int64_t kd = eng->kv_dk, vd = eng->kv_dv; /* cache rows (MLA: [c | k_rope], no V) */
+    int64_t positions;
     int l;
     hlx_status_t st;
 
@@ -473,16 +474,14 @@ static hlx_status_t hlx_engine_build(hlx_engine_t *eng)
                  "tie_word_embeddings to false to use it", eng->cfg.ckpt,
                  eng->ws.cfg.lm_head_unused);
 
-    /* Qwen2.5-1M's dual chunk attention (hlx_hf_config_t.dca_len): not applied */
-    if (hlx_engine_rank(eng) == 0 && eng->ws.cfg.dca_len > 0 &&
-        (int64_t)eng->cfg.context + eng->cfg.steps + hlx_run_prompt_max(&eng->cfg) >
-            eng->ws.cfg.dca_len) /* the prior context, the longest prompt, the steps */
+    /* Qwen2.5-1M's dual chunk attention (hlx_hf_config_t.dca_len): not applied; the
+     * positions are the prior context's, the longest prompt's and the steps' */
+    positions = (int64_t)eng->cfg.context + eng->cfg.steps + hlx_run_prompt_max(&eng->cfg);
+    if (hlx_engine_rank(eng) == 0 && eng->ws.cfg.dca_len > 0 && positions > eng->ws.cfg.dca_len)
         hlx_warn("%s: dual_chunk_attention_config is not applied: attention runs over up to "
                  "%lld positions with RoPE as transformers runs the model; vLLM's dual chunk "
                  "attention gives other results past position %lld", eng->cfg.ckpt,
-                 (long long)((int64_t)eng->cfg.context + eng->cfg.steps +
-                             hlx_run_prompt_max(&eng->cfg)),
-                 (long long)eng->ws.cfg.dca_len);
+                 (long long)positions, (long long)eng->ws.cfg.dca_len);
 
 #define HLX_WREAD(_w, ...) \
     do { \

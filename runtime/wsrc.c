@@ -225,11 +225,9 @@ hlx_status_t hlx_wsrc_read(hlx_wsrc_t *ws, const char *name, int64_t rows, int64
         snprintf(err, errlen, "%s", hlx_ckpt_error(ws->ck));
         return st;
     }
-    /* fp8, int8 and packed integer weights are stored dequantized in bf16 (engine.c): an f32 read
-     * (the reference) sees the same rounded values */
-    if ((ws->cfg.m.weight_dtype == HLX_DTYPE_FP8 ||
-         ((ws->cfg.packing.pack || ws->cfg.int8) && ws->cfg.m.weight_dtype == HLX_DTYPE_BF16)) &&
-        dt == HLX_DTYPE_F32) {
+    /* quantized weights are stored dequantized in bf16 (engine.c): an f32 read (the
+     * reference) sees the same rounded values */
+    if (hlx_hf_dequantized_bf16(&ws->cfg) && dt == HLX_DTYPE_F32) {
         int64_t r, c;
         for (r = 0; r < nr; r++)
             for (c = 0; c < nc; c++) {

@@ -402,6 +402,9 @@ hlx_status_t hlx_hf_expect(const hlx_hf_config_t *c, hlx_hf_expect_t **list_p, s
  * (lm_head_unused). Also sets ck's name prefixes for a multimodal checkpoint's text model
  * (as hlx_hf_check does), before it looks for any of these. */
 void         hlx_hf_settle(hlx_ckpt_t *ck, hlx_hf_config_t *c);
+/* Whether c's linear weights are stored quantized (fp8, int8, packed integers) and held in
+ * bf16 once dequantized at load, so that an f32 read must round as the runtime holds them. */
+int          hlx_hf_dequantized_bf16(const hlx_hf_config_t *c);
 /* Checks that ck holds exactly what c needs: every tensor present with its shape and
  * dtype, nothing unknown, one-value scales finite and >= 0. The first problem goes to
  * hlx_ckpt_error(ck). Also records in ck what hlx_hf_read needs of c beyond the model (fp8

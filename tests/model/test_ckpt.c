@@ -1028,15 +1028,18 @@ static void write_st(const char *dir, const st_t *ts, int n)
     fclose(f);
 }
 
-/* Reads x.weight ([rows][cols]) of dir packed as pk into out. */
-static void read_packed(const char *dir, const hlx_ckpt_packing_t *pk, int64_t rows,
-                        int64_t cols, float *out)
+/* Writes ts[0, n) as g_tmp/sub's model.safetensors and reads its x.weight ([rows][cols]),
+ * packed as pk, into out. */
+static void read_packed(const char *sub, const st_t *ts, int n, const hlx_ckpt_packing_t *pk,
+                        int64_t rows, int64_t cols, float *out)
 {
-    char err[512];
+    char err[512], dir[512];
     hlx_ckpt_t *ck;
     const hlx_ckpt_tensor_t *t;
     const int64_t shape[2] = { rows, cols };
 
+    snprintf(dir, sizeof(dir), "%s/%s", g_tmp, sub);
+    write_st(dir, ts, n);
     assert_int_equal(hlx_ckpt_open(dir, &ck, err, sizeof(err)), HLX_OK);
     if (hlx_ckpt_set_packed(ck, pk, NULL, NULL) != HLX_OK)
         fail_msg("%s", hlx_ckpt_error(ck));
@@ -1051,7 +1054,6 @@ static void read_packed(const char *dir, const hlx_ckpt_packing_t *pk, int64_t r
  * definition (docs/model.md "Integer weights"), not from the test's own quantizer. */
 static void test_packed_known(void **state)
 {
-    char dir[512];
     float out[16];
     int i;
 
@@ -1065,9 +1067,7 @@ static void test_packed_known(void **state)
                             { "x.weight_scale", "F32", 2, { 1, 1 }, &s, 4 },
                             { "x.weight_shape", "I64", 1, { 2, 0 }, dims, 16 } };
         const hlx_ckpt_packing_t pk = { HLX_PACK_CT, 8, -1, 1, 0 };
-        snprintf(dir, sizeof(dir), "%s/pk-ct", g_tmp);
-        write_st(dir, ts, 3);
-        read_packed(dir, &pk, 1, 2, out);
+        read_packed("pk-ct", ts, 3, &pk, 1, 2, out);
         assert_true(out[0] == 0.5f && out[1] == 1.0f);
     }
     { /* GPTQ, 4 bits, in 8 x out 2: column 0 holds q = 0..7 (field i: input i), column 1
@@ -1078,9 +1078,7 @@ static void test_packed_known(void **state)
                             { "x.qzeros", "I32", 2, { 1, 1 }, &qz, 4 },
                             { "x.scales", "F32", 2, { 1, 2 }, sc, 8 } };
         const hlx_ckpt_packing_t pk = { HLX_PACK_GPTQ, 4, -1, 0, 0 };
-        snprintf(dir, sizeof(dir), "%s/pk-gptq", g_tmp);
-        write_st(dir, ts, 3);
-        read_packed(dir, &pk, 2, 8, out);
+        read_packed("pk-gptq", ts, 3, &pk, 2, 8, out);
         for (i = 0; i < 8; i++) {
             assert_true(out[i] == (float)(i - 8));
             assert_true(out[8 + i] == 28.0f);
@@ -1094,9 +1092,7 @@ static void test_packed_known(void **state)
                             { "x.qzeros", "I32", 2, { 1, 1 }, &qz, 4 },
                             { "x.scales", "F32", 2, { 1, 8 }, sc, 32 } };
         const hlx_ckpt_packing_t pk = { HLX_PACK_AWQ, 4, 1, 0, 0 };
-        snprintf(dir, sizeof(dir), "%s/pk-awq", g_tmp);
-        write_st(dir, ts, 3);
-        read_packed(dir, &pk, 8, 1, out);
+        read_packed("pk-awq", ts, 3, &pk, 8, 1, out);
         for (i = 0; i < 8; i++)
             assert_true(out[i] == (float)i);
     }
