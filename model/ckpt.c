@@ -731,6 +731,23 @@ static const char *hlx_ckpt_prefixed(const hlx_ckpt_t *ck, const char *name, cha
     return name;
 }
 
+/* Where t's bytes are in the mapping of its shard. */
+static const uint8_t *hlx_ck_data(const hlx_ckpt_t *ck, const hlx_ckpt_tensor_t *t)
+{
+    const hlx_ckpt_file_t *f = &ck->files[t->file];
+
+    return f->map + f->st.data_offset + t->begin;
+}
+
+/* ck's stored tensor of this exact name (no prefix mapping), or NULL. */
+static const hlx_ckpt_tensor_t *hlx_ckpt_find_stored(const hlx_ckpt_t *ck, const char *name)
+{
+    hlx_ckpt_tensor_t key;
+
+    key.name = name;
+    return bsearch(&key, ck->tensors, ck->count, sizeof(key), hlx_tensor_cmp_name);
+}
+
 /* HLX_PACK_*'s names: in the configs and model info's JSON, and in messages */
 static const struct {
     const char *name, *title;
@@ -763,10 +780,9 @@ const hlx_ckpt_tensor_t *hlx_ckpt_find(const hlx_ckpt_t *ck, const char *name)
 const hlx_ckpt_tensor_t *hlx_ckpt_find_exact(const hlx_ckpt_t *ck, const char *name)
 {
     hlx_ckpt_tensor_t key;
-    const hlx_ckpt_tensor_t *t;
+    const hlx_ckpt_tensor_t *t = hlx_ckpt_find_stored(ck, name);
 
     key.name = name;
-    t = bsearch(&key, ck->tensors, ck->count, sizeof(key), hlx_tensor_cmp_name);
     return t != NULL || ck->npacks == 0
                ? t
                : bsearch(&key, ck->packs, ck->npacks, sizeof(key), hlx_tensor_cmp_name);
@@ -906,7 +922,7 @@ hlx_status_t hlx_ckpt_read_value(hlx_ckpt_t *ck, const hlx_ckpt_tensor_t *t, int
                                  int64_t i, double *v_p)
 {
     const hlx_ckpt_file_t *f = &ck->files[t->file];
-    const uint8_t *p = f->map + f->st.data_offset + t->begin;
+    const uint8_t *p = hlx_ck_data(ck, t);
     int d, ones = 1;
 
     for (d = 0; d < t->ndim; d++) /* [], [n], [n, 1], [1, n]: n values, no other axis */
@@ -939,13 +955,6 @@ hlx_status_t hlx_ckpt_read_value(hlx_ckpt_t *ck, const hlx_ckpt_tensor_t *t, int
  * field. */
 static const uint8_t hlx_awq_field[8] = { 0, 4, 1, 5, 2, 6, 3, 7 };
 
-static const uint8_t *hlx_ck_data(const hlx_ckpt_t *ck, const hlx_ckpt_tensor_t *t)
-{
-    const hlx_ckpt_file_t *f = &ck->files[t->file];
-
-    return f->map + f->st.data_offset + t->begin;
-}
-
 static uint32_t hlx_ck_u32(const uint8_t *p, uint64_t i)
 {
     uint32_t v;
@@ -953,16 +962,6 @@ static uint32_t hlx_ck_u32(const uint8_t *p, uint64_t i)
     memcpy(&v, p + 4 * i, 4);
     return v; /* safetensors is little-endian, as the hosts the runtime builds for */
 }
-
-/* ck's stored tensor of this exact name (no prefix mapping), or NULL. */
-static const hlx_ckpt_tensor_t *hlx_ckpt_find_stored(const hlx_ckpt_t *ck, const char *name)
-{
-    hlx_ckpt_tensor_t key;
-
-    key.name = name;
-    return bsearch(&key, ck->tensors, ck->count, sizeof(key), hlx_tensor_cmp_name);
-}
-
 
 /* Part `suffix` of the packed set base: dtype (HLX_ST_COUNT: a scale's F32, BF16 or F16)
  * and shape [d0, d1] (d1 < 0: 1-D [d0]); *p_p NULL when absent and optional. */
@@ -1223,11 +1222,6 @@ size_t hlx_ckpt_packed_count(const hlx_ckpt_t *ck)
     return ck->npacks;
 }
 
-const hlx_ckpt_tensor_t *hlx_ckpt_packed_tensor(const hlx_ckpt_t *ck, size_t i)
-{
-    return i < ck->npacks ? &ck->packs[i] : NULL;
-}
-
 /* Elements [c0, c0 + nc) of row o of the packed weight t, dequantized into out: (q - z) x s
  * in f32 (exact for F16 and BF16 scales). A scale that is not finite is refused. The
  * indices advance by shifts and counters, not divisions, and a group's scale and zero point
@@ -1366,7 +1360,7 @@ hlx_status_t hlx_ckpt_read_block(hlx_ckpt_t *ck, const hlx_ckpt_tensor_t *t, int
     const hlx_ckpt_tensor_t *s = t->scale;
     int64_t rows = t->ndim >= 2 ? t->shape[0] : 1, cols, i, j;
     const size_t es = hlx_st_dtype_size(t->dtype);
-    const uint8_t *base = f->map + f->st.data_offset + t->begin;
+    const uint8_t *base = hlx_ck_data(ck, t);
     int64_t brow = 1, bcol = 1, tnc;
     float *tile;
 
@@ -1445,8 +1439,7 @@ hlx_status_t hlx_ckpt_read_block(hlx_ckpt_t *ck, const hlx_ckpt_tensor_t *t, int
             if (s != NULL) {
                 /* factors per scale row: blocks across (weight_scale_inv), or one */
                 const int64_t scols = t->scale_rows > 0 ? 1 : s->shape[1];
-                const uint8_t *sbase = ck->files[s->file].map + ck->files[s->file].st.data_offset +
-                                       s->begin;
+                const uint8_t *sbase = hlx_ck_data(ck, s);
                 const size_t srow = (size_t)((r0 + i + k) / brow * scols);
                 for (j = 0; j < nc;) {
                     int64_t blk = (c0 + j) / bcol, end = (blk + 1) * bcol - c0;

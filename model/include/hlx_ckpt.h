@@ -133,9 +133,8 @@ const char *hlx_ckpt_pack_name(int pack);
 hlx_status_t hlx_ckpt_set_packed(hlx_ckpt_t *ck, const hlx_ckpt_packing_t *pk,
                                  int (*skip)(const char *name, const void *arg),
                                  const void *arg);
-/* Packed weights made by hlx_ckpt_set_packed, by name order. */
-size_t                   hlx_ckpt_packed_count(const hlx_ckpt_t *ck);
-const hlx_ckpt_tensor_t *hlx_ckpt_packed_tensor(const hlx_ckpt_t *ck, size_t i);
+/* How many packed weights hlx_ckpt_set_packed made. */
+size_t hlx_ckpt_packed_count(const hlx_ckpt_t *ck);
 
 /* The last error of a call on ck made by this thread (a complete one-line message): reads
  * (hlx_ckpt_read_block, hlx_ckpt_get) may run on several threads at once, each with its own
