@@ -1070,6 +1070,17 @@ static void hlx_info_rope_print(const hlx_model_t *m)
     if (m->rope_local_theta > 0.0)
         printf("; the windowed layers theta %g, unscaled", m->rope_local_theta);
     printf("\n");
+    if (m->dca_chunk > 0) {
+        printf("  dual chunk attention (dual_chunk_attention_config, as vLLM runs it): chunks "
+               "of %d positions (chunk_size %d - local_size %d), keys rotated at their "
+               "position within their chunk; plain attention up to position %d",
+               m->dca_chunk - m->dca_local, m->dca_chunk, m->dca_local,
+               m->dca_chunk - m->dca_local);
+        if (m->dca_orig > 0)
+            printf(", the softmax scale times max(1, 0.1 ln(n / %d) + 1) for a query at "
+                   "sequence length n", m->dca_orig);
+        printf("\n");
+    }
 }
 
 static json_t *hlx_info_rope_json(const hlx_model_t *m)
@@ -1080,6 +1091,8 @@ static json_t *hlx_info_rope_json(const hlx_model_t *m)
     hlx_hf_rope_params_json(m, o);
     if (m->rope_kind == HLX_ROPE_DYNAMIC) /* config.json's top-level key */
         json_object_set_new(o, "max_position_embeddings", json_integer(m->rope_orig_ctx));
+    if (m->dca_chunk > 0)
+        json_object_set_new(o, "dual_chunk_attention", hlx_hf_dca_json(m));
     return o;
 }
 
@@ -1356,10 +1369,6 @@ static int hlx_cmd_model_info(int argc, char **argv)
         printf("  weights %s%s, %.6g parameters%s\n\n", cfg.torch_dtype, q, params,
                config_only ? " (from config.json; tensors not checked)" : "");
     }
-    if (cfg.dca_len > 0)
-        printf("  dual_chunk_attention_config: not applied (plain attention over every "
-               "position, as transformers runs it; vLLM's dual chunk attention differs past "
-               "position %lld)\n\n", (long long)cfg.dca_len);
     if (cfg.lm_head_unused[0])
         printf("  %s: not read (tie_word_embeddings is true: the head is the embedding, as "
                "transformers and vLLM take it)\n\n", cfg.lm_head_unused);

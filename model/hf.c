@@ -1832,21 +1832,54 @@ static hlx_status_t hlx_cfg_text_model_type(hlx_jdoc_t *doc, hlx_hf_config_t *c)
     return HLX_OK;
 }
 
-/* Qwen2.5-1M's dual_chunk_attention_config ({"chunk_size": 262144, "local_size": 8192, ...}):
- * transformers does not apply it, and neither does the runtime; vLLM's dual chunk attention
- * equals plain attention up to chunk_size - local_size positions (its intra-chunk part
- * alone), which c->dca_len keeps for the warning past it. A malformed one is no error here
- * (nothing reads it), only the bound falls back to chunk_size or 1. */
-static void hlx_cfg_dca(hlx_jdoc_t *doc, hlx_hf_config_t *c)
+/* Qwen2.5-1M's and Qwen3-2507's dual_chunk_attention_config ({"chunk_size": 262144,
+ * "local_size": 8192, "original_max_position_embeddings": 262144, ...}): applied as vLLM
+ * applies it (hlx_model_t.dca_chunk), with vLLM's defaults for absent keys (8192, 1024, 0).
+ * Its sparse_attention_* keys choose vLLM's approximate prefill kernels, not the model's
+ * attention: not read. hlx_cfg_dca_check refuses what it does not combine with. */
+static int hlx_dca_size(json_int_t v) { return v >= 2 && v <= (1 << 30); }
+static int hlx_dca_nonneg(json_int_t v) { return v >= 0 && v <= (1 << 30); }
+
+static hlx_status_t hlx_cfg_dca(hlx_jdoc_t *doc, hlx_hf_config_t *c)
 {
     json_t *d = json_object_get(hlx_jdoc_root(doc), "dual_chunk_attention_config");
-    json_t *cs = json_object_get(d, "chunk_size"), *ls = json_object_get(d, "local_size");
-    json_int_t n = json_is_integer(cs) ? json_integer_value(cs) : 1;
-    json_int_t l = json_is_integer(ls) ? json_integer_value(ls) : 0;
+    const char *at = "/dual_chunk_attention_config";
+    json_int_t cs, ls, orig;
+    hlx_status_t st;
 
+    if (d == NULL || json_is_null(d))
+        return HLX_OK;
     if (!json_is_object(d))
-        return;
-    c->dca_len = n > l && l >= 0 ? n - l : n > 0 ? n : 1;
+        return hlx_jdoc_fail(doc, at, HLX_ERR_PARSE, "expected an object (chunk_size, "
+                             "local_size, original_max_position_embeddings) or null");
+    if ((st = hlx_cfg_qint(doc, d, "chunk_size", at, 8192, hlx_dca_size,
+                           "an integer chunk size of at least 2", &cs)) != HLX_OK ||
+        (st = hlx_cfg_qint(doc, d, "local_size", at, 1024, hlx_dca_nonneg,
+                           "an integer local size of at least 0", &ls)) != HLX_OK ||
+        (st = hlx_cfg_qint(doc, d, "original_max_position_embeddings", at, 0, hlx_dca_nonneg,
+                           "an integer of at least 0 (0: no factor on the softmax scale)",
+                           &orig)) != HLX_OK)
+        return st;
+    if (ls >= cs)
+        return hlx_jdoc_fail(doc, json_object_get(d, "local_size")
+                                      ? "/dual_chunk_attention_config/local_size" : at,
+                             HLX_ERR_PARSE, "local_size %lld must be below chunk_size %lld "
+                             "(the chunks are chunk_size - local_size positions long)",
+                             (long long)ls, (long long)cs);
+    c->m.dca_chunk = (int)cs;
+    c->m.dca_local = (int)ls;
+    c->m.dca_orig  = (int)orig;
+    return HLX_OK;
+}
+
+/* After the shapes and the RoPE scaling: what dual chunk attention is not run with. */
+static hlx_status_t hlx_cfg_dca_check(hlx_jdoc_t *doc, const hlx_hf_config_t *c)
+{
+    char why[256];
+
+    if (hlx_model_dca_check(&c->m, why, sizeof(why)) == NULL)
+        return HLX_OK;
+    return hlx_jdoc_fail(doc, "/dual_chunk_attention_config", HLX_ERR_PARSE, "%s", why);
 }
 
 /* tie_word_embeddings: Gemma3TextConfig's default true, elsewhere false. A multimodal
@@ -2241,11 +2274,13 @@ hlx_status_t hlx_hf_config_load(const char *dir, hlx_hf_config_t *c, char *err,
     if (st == HLX_OK && !(c->fused & HLX_HF_GEMMA)) /* Gemma's window: hlx_cfg_gemma */
         st = hlx_cfg_sliding(doc, c);
     if (st == HLX_OK)
-        hlx_cfg_dca(doc, c);
+        st = hlx_cfg_dca(doc, c);
     if (st == HLX_OK)
         st = c->family == HLX_HF_DENSE ? hlx_cfg_dense(doc, c) : hlx_cfg_moe_mla(doc, c);
     if (st == HLX_OK) /* after the shapes: longrope's factors are rope_dim / 2 */
         st = hlx_cfg_rope_scaling(doc, m, hlx_hf_qwen_vl(c));
+    if (st == HLX_OK)
+        st = hlx_cfg_dca_check(doc, c);
     if (st == HLX_OK) {
         json_t *seed = json_object_get(hlx_jdoc_root(doc), "helix_synth_seed");
         c->synth_seed = json_is_integer(seed) && json_integer_value(seed) >= 0
@@ -2268,6 +2303,12 @@ hlx_status_t hlx_hf_config_load(const char *dir, hlx_hf_config_t *c, char *err,
         st = hlx_cfg_modelopt_file(dir, c, err, errlen);
     hlx_jdoc_free(doc);
     return st;
+}
+
+json_t *hlx_hf_dca_json(const hlx_model_t *m)
+{
+    return json_pack("{s:i, s:i, s:i}", "chunk_size", m->dca_chunk, "local_size",
+                     m->dca_local, "original_max_position_embeddings", m->dca_orig);
 }
 
 void hlx_hf_rope_params_json(const hlx_model_t *m, json_t *o)
@@ -2329,6 +2370,8 @@ char *hlx_hf_config_text(const hlx_hf_config_t *c)
         if (m->rope_kind == HLX_ROPE_DYNAMIC) /* the context past which its base grows */
             json_object_set_new(o, "max_position_embeddings", json_integer(m->rope_orig_ctx));
     }
+    if (m->dca_chunk > 0)
+        json_object_set_new(o, "dual_chunk_attention_config", hlx_hf_dca_json(m));
     json_object_set_new(o, "rms_norm_eps", json_real(m->norm_eps));
     json_object_set_new(o, "tie_word_embeddings", json_boolean(c->tie_word_embeddings));
     json_object_set_new(o, "torch_dtype", json_string(c->torch_dtype));

@@ -129,6 +129,15 @@ static const hlx_jfield_t hlx_model_fields[] = {
       "yarn RoPE scaling: mscale" },
     { "rope_mscale_all_dim", HLX_JT_DOUBLE, offsetof(hlx_model_raw_t, m.rope_mscale_all), 0, 0,
       1e6, 0, "yarn RoPE scaling: mscale_all_dim" },
+    { "dca_chunk_size", HLX_JT_INT, offsetof(hlx_model_raw_t, m.dca_chunk), 0, 2, 1 << 30, 0,
+      "dual chunk attention (Qwen2.5-1M's dual_chunk_attention_config): chunk_size; keys turn "
+      "at their position mod chunk_size - dca_local_size (gqa, no rope_scaling, no "
+      "sliding_window)" },
+    { "dca_local_size", HLX_JT_INT, offsetof(hlx_model_raw_t, m.dca_local), 0, 0, 1 << 30, 0,
+      "dual chunk attention: local_size (default 0)" },
+    { "dca_orig_ctx", HLX_JT_INT, offsetof(hlx_model_raw_t, m.dca_orig), 0, 0, 1 << 30, 0,
+      "dual chunk attention: original_max_position_embeddings, past which the softmax scale "
+      "grows (default 0: it does not)" },
 };
 
 const char *hlx_data_dir(void)
@@ -500,6 +509,25 @@ static hlx_status_t hlx_model_validate(hlx_jdoc_t *doc, hlx_model_raw_t *r)
         return HLX_MFAIL("sliding_pattern", "1 would make every layer attend to the whole "
                          "context: leave \"sliding_window\" out instead (0: every layer "
                          "windowed, P >= 2: every P-th layer whole)");
+    {
+        static const char *const dca_only[] = { "dca_local_size", "dca_orig_ctx" };
+        char why[200];
+        const char *f;
+        size_t i;
+        char path[64];
+        for (i = 0; i < sizeof(dca_only) / sizeof(dca_only[0]); i++)
+            if (hlx_has(root, dca_only[i]) && m->dca_chunk == 0) {
+                snprintf(path, sizeof(path), "/%s", dca_only[i]);
+                return hlx_jdoc_fail(doc, path, HLX_ERR_PARSE,
+                                     "only meaningful with \"dca_chunk_size\"");
+            }
+        if ((f = hlx_model_dca_check(m, why, sizeof(why))) != NULL) {
+            /* the key in the way where the file has it, else chunk_size's */
+            const char *key = !strcmp(f, "dca_chunk") ? "dca_local_size" : f;
+            snprintf(path, sizeof(path), "/%s", hlx_has(root, key) ? key : "dca_chunk_size");
+            return hlx_jdoc_fail(doc, path, HLX_ERR_PARSE, "%s", why);
+        }
+    }
     if (m->experts > 0) {
         if (!hlx_has(root, "top_k"))
             return HLX_MFAIL("top_k", "required key is missing (experts per token)");
@@ -662,9 +690,9 @@ static uint64_t hlx_model_mix_double(uint64_t h, double d)
     return hlx_model_mix(h, bits);
 }
 
-/* A new field of hlx_model_t changes its size (8568 bytes on LP64 with the 60 fields
+/* A new field of hlx_model_t changes its size (8584 bytes on LP64 with the 63 fields
  * hashed below): add it to hlx_model_hash, then update this size. */
-_Static_assert(sizeof(hlx_model_t) == 8568 || sizeof(void *) != 8,
+_Static_assert(sizeof(hlx_model_t) == 8584 || sizeof(void *) != 8,
                "hlx_model_t changed: hash the new field in hlx_model_hash()");
 
 uint64_t hlx_model_hash(const hlx_model_t *m)
@@ -679,7 +707,8 @@ uint64_t hlx_model_hash(const hlx_model_t *m)
         m->topk_group,   m->rope_kind,    m->rope_orig_ctx,  m->rope_long,
         m->qkv_bias,     m->qk_norm,      m->moe_group_score, m->shared_gate,
         m->post_norms,   m->sliding_window, m->sliding_pattern, m->ffn_act,
-        m->embed_scale,  m->sliding_from, m->tie_embeddings,
+        m->embed_scale,  m->sliding_from, m->tie_embeddings, m->dca_chunk,
+        m->dca_local,    m->dca_orig,
     };
     uint64_t h = 0x68656c69786d6f64ull; /* "helixmod" */
     size_t i;
@@ -895,6 +924,56 @@ double hlx_model_embed_scale(const hlx_model_t *m)
 double hlx_model_residual_mult(const hlx_model_t *m)
 {
     return m->residual_mult > 0.0 ? m->residual_mult : 1.0;
+}
+
+const char *hlx_model_dca_check(const hlx_model_t *m, char *why, size_t whylen)
+{
+    if (m->dca_chunk <= 0)
+        return NULL;
+    if (m->dca_local < 0 || m->dca_local >= m->dca_chunk) {
+        snprintf(why, whylen, "local_size %d must be at least 0 and below chunk_size %d (the "
+                 "chunks are chunk_size - local_size positions long)", m->dca_local,
+                 m->dca_chunk);
+        return "dca_chunk";
+    }
+    if (m->dca_orig < 0) {
+        snprintf(why, whylen, "original_max_position_embeddings %d is negative", m->dca_orig);
+        return "dca_orig_ctx";
+    }
+    if (m->attn != HLX_ATTN_GQA) {
+        snprintf(why, whylen, "dual chunk attention is run with GQA attention only");
+        return "attn";
+    }
+    if (m->rope_kind != HLX_ROPE_NONE) {
+        snprintf(why, whylen, "dual chunk attention with rope_scaling \"%s\" is not run (it "
+                 "turns keys and queries with the plain RoPE of rope_theta, as vLLM does): "
+                 "leave one of the two out", hlx_model_rope_kind_name(m->rope_kind));
+        return "rope_scaling";
+    }
+    if (m->sliding_window > 0) {
+        snprintf(why, whylen, "dual chunk attention with a sliding window is not run: leave "
+                 "one of the two out");
+        return "sliding_window";
+    }
+    return NULL;
+}
+
+void hlx_model_dca_split(const hlx_model_t *m, int64_t pos, hlx_dca_split_t *s)
+{
+    const int64_t len = (int64_t)m->dca_chunk - m->dca_local, c = len > 0 ? pos / len : 0;
+    const int64_t r = len > 0 ? pos % len : pos, cs = m->dca_chunk;
+
+    s->end[HLX_DCA_INTER] = c >= 2 ? (c - 1) * len : 0;
+    s->end[HLX_DCA_SUCC]  = c * len;
+    s->end[HLX_DCA_INTRA] = pos + 1;
+    s->rot[HLX_DCA_INTER] = 2 * len - 1 < cs ? 2 * len - 1 : cs;
+    s->rot[HLX_DCA_SUCC]  = r + len < cs ? r + len : cs;
+    s->rot[HLX_DCA_INTRA] = r;
+    s->mscale = 1.0;
+    if (m->dca_orig > 0) { /* vLLM's decode: the sequence pos + 1 long */
+        double f = 0.1 * log((double)(pos + 1) / m->dca_orig) + 1.0;
+        s->mscale = f > 1.0 ? f : 1.0;
+    }
 }
 
 double hlx_model_softmax_scale(const hlx_model_t *m, int qk_dim)

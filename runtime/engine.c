@@ -462,7 +462,6 @@ static hlx_status_t hlx_engine_build(hlx_engine_t *eng)
     int64_t H = m->hidden, dk = m->head_dim, dv = m->v_head_dim,
             Fc = L->ffn_count, B = eng->cfg.batch;
     int64_t kd = eng->kv_dk, vd = eng->kv_dv; /* cache rows (MLA: [c | k_rope], no V) */
-    int64_t positions;
     int l;
     hlx_status_t st;
 
@@ -473,15 +472,6 @@ static hlx_status_t hlx_engine_build(hlx_engine_t *eng)
                  "embedding (as transformers ties them and vLLM skips the tensor); set "
                  "tie_word_embeddings to false to use it", eng->cfg.ckpt,
                  eng->ws.cfg.lm_head_unused);
-
-    /* Qwen2.5-1M's dual chunk attention (hlx_hf_config_t.dca_len): not applied; the
-     * positions are the prior context's, the longest prompt's and the steps' */
-    positions = (int64_t)eng->cfg.context + eng->cfg.steps + hlx_run_prompt_max(&eng->cfg);
-    if (hlx_engine_rank(eng) == 0 && eng->ws.cfg.dca_len > 0 && positions > eng->ws.cfg.dca_len)
-        hlx_warn("%s: dual_chunk_attention_config is not applied: attention runs over up to "
-                 "%lld positions with RoPE as transformers runs the model; vLLM's dual chunk "
-                 "attention gives other results past position %lld", eng->cfg.ckpt,
-                 (long long)positions, (long long)eng->ws.cfg.dca_len);
 
 #define HLX_WREAD(_w, ...) \
     do { \
@@ -710,13 +700,19 @@ static hlx_status_t hlx_engine_buffers(hlx_engine_t *eng)
     HLX_BALLOC(eng->qkv, B * (size_t)eng->qkv_cols);
     HLX_BALLOC(eng->opart, B * (size_t)L->q_local * dv);
     HLX_BALLOC(eng->lsepart, B * (size_t)L->q_local);
-    if (eng->m.sliding_window > 0) { /* GQA only: the model refuses a window with MLA */
+    if (eng->m.sliding_window > 0 || eng->m.dca_chunk > 0) {
+        /* GQA only: the model refuses a window or dual chunk attention with MLA */
         size_t a = hlx_phase_kv_align(eng);
         if ((eng->win_k = hlx_be_zalloc(eng, a * (size_t)eng->kv_dk, eng->kv_esize)) == NULL ||
             (eng->win_v = hlx_be_zalloc(eng, a * (size_t)eng->kv_dv, eng->kv_esize)) == NULL)
             return HLX_ERR_NOMEM;
         HLX_BALLOC(eng->win_o, 4 * (size_t)L->group * dv);
         HLX_BALLOC(eng->win_lse, 4 * (size_t)L->group);
+    }
+    if (eng->m.dca_chunk > 0) { /* the succ and inter queries, the three parts' partials */
+        HLX_BALLOC(eng->dca_q, 2 * B * (size_t)L->q_local * (size_t)eng->m.head_dim);
+        HLX_BALLOC(eng->dca_o, 3 * (size_t)L->group * dv);
+        HLX_BALLOC(eng->dca_lse, 3 * (size_t)L->group);
     }
     HLX_ALLOC(eng->xh_first, (size_t)L->kvp);
     HLX_ALLOC(eng->xh_count, (size_t)L->kvp);
@@ -1659,7 +1655,8 @@ void hlx_engine_destroy(hlx_engine_t *eng)
                          eng->omerged, eng->lsem, eng->y, eng->gu, eng->act, eng->lmout,
                          eng->logits_local, eng->logits_all, eng->rope_freq,
                          eng->rope_rows_freq, eng->win_k, eng->win_v, eng->win_o,
-                         eng->win_lse, eng->rope_local_freq };
+                         eng->win_lse, eng->rope_local_freq, eng->dca_q, eng->dca_o,
+                         eng->dca_lse };
         size_t i;
         for (i = 0; i < sizeof(bufs) / sizeof(bufs[0]); i++)
             hlx_be_free(eng, bufs[i]);

@@ -129,6 +129,12 @@ struct hlx_engine {
     void   *win_k, *win_v;         /* hlx_phase_kv_align slots each, in the kernels' layout */
     float  *win_o, *win_lse;       /* [4][group][dv], [4][group]: hlx_phase_attn_from's two,
                                       then the two pieces of a ring that wraps */
+    /* dual chunk attention only (m.dca_chunk), else NULL: each row's queries rotated for
+     * the succ and the inter parts, [2][batch][q_local][head_dim] (the intra ones stay in
+     * qkv), and the partials of one (request, KV head)'s three parts, [3][group][dv] and
+     * [3][group] (hlx_phase_attn_dca; the window scratch above serves their unaligned
+     * starts) */
+    float  *dca_q, *dca_o, *dca_lse;
     double *rope_freq;             /* RoPE inverse frequencies (backend memory) */
     hlx_rope_tab_t rope;           /* them and the cos/sin factor, for the rope op */
     double *rope_freq_h;           /* the same frequencies in host memory */
@@ -283,6 +289,31 @@ hlx_status_t hlx_phase_rope(hlx_engine_t *eng, int l, float *x, size_t ld, int h
  * sequence length that rotates pos (helix/model.h: hlx_model_rope_seq, from the request's
  * prompt end), recomputed and copied to the backend (on the queue, before the rope calls
  * that read them) when that length changes. Decode and prefill alike. */
+/* Dual chunk attention (hlx_model_t.dca_chunk). The position a row at pos is rotated at:
+ * part < 0 its keys and intra queries (pos mod the chunk length; pos itself without dual
+ * chunk attention), HLX_DCA_SUCC or HLX_DCA_INTER those parts' queries. */
+int64_t      hlx_phase_rot_pos(const hlx_engine_t *eng, int64_t pos, int part);
+/* hlx_phase_rope with the rows' positions mapped by hlx_phase_rot_pos(part). */
+hlx_status_t hlx_phase_rope_part(hlx_engine_t *eng, int l, float *x, size_t ld, int heads,
+                                 int head_dim, int rot, int part);
+/* Floats of one set of rows' queries, [rows][q_local][head_dim]: the offset of the inter
+ * queries after the succ ones. */
+static inline size_t hlx_phase_dca_qn(const hlx_engine_t *eng, int rows)
+{
+    return (size_t)rows * (size_t)eng->lay.q_local * (size_t)eng->m.head_dim;
+}
+/* The q_local heads of rows rows (row r at q + r * ld, before RoPE) copied to qs and qi
+ * (row r at + r * ldq); with rot_rows, turned as the succ and the inter queries of the
+ * step's rows (hlx_phase_rope_part; the prefill turns its rows token by token). */
+hlx_status_t hlx_phase_dca_queries(hlx_engine_t *eng, int l, const float *q, size_t ld,
+                                   int rows, float *qs, float *qi, size_t ldq, int rot_rows);
+/* The partials of one (request, KV head) under dual chunk attention: d0 as for plain
+ * attention (its q the intra queries, len this rank's slots up to pos), qs and qi the succ
+ * and inter queries of its group; each part's slots on this rank attended with its own
+ * queries and the softmax scale times the part's factor, the parts merged exactly (LSE)
+ * into d0->o and d0->lse. */
+hlx_status_t hlx_phase_attn_dca(hlx_engine_t *eng, const hlx_attn_desc_t *d0,
+                                const float *qs, const float *qi, int64_t pos);
 hlx_status_t hlx_phase_rope_tab(hlx_engine_t *eng, int l, int b, int64_t pos,
                                 const hlx_rope_tab_t **tab_p);
 /* Attention partials of requests [b0, b1); between (request, KV head) units it calls

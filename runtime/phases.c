@@ -77,8 +77,18 @@ hlx_status_t hlx_phase_rope_tab(hlx_engine_t *eng, int l, int b, int64_t pos,
     return HLX_OK;
 }
 
-hlx_status_t hlx_phase_rope(hlx_engine_t *eng, int l, float *x, size_t ld, int heads,
-                            int head_dim, int rot)
+int64_t hlx_phase_rot_pos(const hlx_engine_t *eng, int64_t pos, int part)
+{
+    hlx_dca_split_t sp;
+
+    if (part < 0 || eng->m.dca_chunk <= 0)
+        return hlx_model_dca_key_pos(&eng->m, pos);
+    hlx_model_dca_split(&eng->m, pos, &sp);
+    return sp.rot[part];
+}
+
+hlx_status_t hlx_phase_rope_part(hlx_engine_t *eng, int l, float *x, size_t ld, int heads,
+                                 int head_dim, int rot, int part)
 {
     /* one call for the batch, or one per request when they sit at different positions
      * (requests at one position share the prompt end too: their prompts are of one length) */
@@ -87,11 +97,36 @@ hlx_status_t hlx_phase_rope(hlx_engine_t *eng, int l, float *x, size_t ld, int h
     hlx_status_t st = HLX_OK;
 
     for (b = 0; b < calls && st == HLX_OK; b++) {
-        st = hlx_phase_rope_tab(eng, l, b, hlx_engine_row_pos(eng, b), &tab);
+        int64_t pos = hlx_phase_rot_pos(eng, hlx_engine_row_pos(eng, b), part);
+        st = hlx_phase_rope_tab(eng, l, b, pos, &tab);
         if (st == HLX_OK)
             st = HLX_BE(eng, rope, x + (size_t)b * ld, B / calls, ld, heads, head_dim, rot,
-                        hlx_engine_row_pos(eng, b), tab);
+                        pos, tab);
     }
+    return st;
+}
+
+hlx_status_t hlx_phase_rope(hlx_engine_t *eng, int l, float *x, size_t ld, int heads,
+                            int head_dim, int rot)
+{
+    return hlx_phase_rope_part(eng, l, x, ld, heads, head_dim, rot, -1);
+}
+
+hlx_status_t hlx_phase_dca_queries(hlx_engine_t *eng, int l, const float *q, size_t ld,
+                                   int rows, float *qs, float *qi, size_t ldq, int rot_rows)
+{
+    const int qn = eng->lay.q_local * eng->m.head_dim;
+    hlx_status_t st;
+
+    st = eng->be.ops->copy_rows(&eng->be, eng->q, qs, ldq, q, ld, rows, qn);
+    if (st == HLX_OK)
+        st = eng->be.ops->copy_rows(&eng->be, eng->q, qi, ldq, q, ld, rows, qn);
+    if (st == HLX_OK && rot_rows)
+        st = hlx_phase_rope_part(eng, l, qs, ldq, eng->lay.q_local, eng->m.head_dim,
+                                 eng->m.rope_dim, HLX_DCA_SUCC);
+    if (st == HLX_OK && rot_rows)
+        st = hlx_phase_rope_part(eng, l, qi, ldq, eng->lay.q_local, eng->m.head_dim,
+                                 eng->m.rope_dim, HLX_DCA_INTER);
     return st;
 }
 
@@ -136,6 +171,12 @@ hlx_status_t hlx_phase_qkv(hlx_engine_t *eng, int l)
                         eng->qkv, 0);
         if (st == HLX_OK)
             st = hlx_phase_qkv_extras(eng, W, eng->qkv, B);
+        /* dual chunk attention: the queries of the succ and inter parts, before the intra
+         * ones turn in place */
+        if (st == HLX_OK && eng->dca_q != NULL)
+            st = hlx_phase_dca_queries(eng, l, eng->qkv, (size_t)eng->qkv_cols, B, eng->dca_q,
+                                       eng->dca_q + hlx_phase_dca_qn(eng, B),
+                                       (size_t)L->q_local * dk, 1);
         if (st == HLX_OK)
             st = hlx_phase_rope(eng, l, eng->qkv, (size_t)eng->qkv_cols, L->q_local, dk,
                                 m->rope_dim);
@@ -300,6 +341,52 @@ hlx_status_t hlx_phase_attn_window(hlx_engine_t *eng, int l, const hlx_attn_desc
     return st;
 }
 
+hlx_status_t hlx_phase_attn_dca(hlx_engine_t *eng, const hlx_attn_desc_t *d0,
+                                const float *qs, const float *qi, int64_t pos)
+{
+    const hlx_layout_t *L = &eng->lay;
+    const size_t G = (size_t)d0->group, dv = (size_t)d0->dv;
+    const float *q[3] = { qi, qs, d0->q };
+    size_t from[3], to[3], s = 0;
+    hlx_attn_desc_t d = *d0;
+    hlx_dca_split_t sp;
+    int part, n = 0, one = -1;
+    hlx_status_t st = HLX_OK;
+
+    /* each part's slots on this rank: a shard holds its positions in order */
+    hlx_model_dca_split(&eng->m, pos, &sp);
+    for (part = 0; part < 3; part++) {
+        size_t e = part == HLX_DCA_INTRA
+                       ? d0->len
+                       : (size_t)hlx_layout_kv_count(L, L->kvp_rank, sp.end[part]);
+        from[part] = s;
+        to[part] = s = e < d0->len ? (e > s ? e : s) : d0->len;
+        if (to[part] > from[part]) {
+            n++;
+            one = part;
+        }
+    }
+    d.scale = (float)((double)d0->scale * sp.mscale);
+    if (n <= 1) { /* one part (or none: every LSE -inf) straight into d0's partials */
+        d.q = q[one < 0 ? HLX_DCA_INTRA : one];
+        d.len = one < 0 ? 0 : to[one];
+        return hlx_phase_attn_from(eng, &d, one < 0 ? 0 : from[one]);
+    }
+    for (part = 0, n = 0; part < 3 && st == HLX_OK; part++) {
+        if (to[part] == from[part])
+            continue;
+        d.q = q[part];
+        d.len = to[part];
+        d.o = eng->dca_o + (size_t)n * G * dv;
+        d.lse = eng->dca_lse + (size_t)n * G;
+        st = hlx_phase_attn_from(eng, &d, from[part]);
+        n++;
+    }
+    if (st == HLX_OK)
+        st = HLX_BE(eng, merge, n, (int)G, d.dv, eng->dca_o, eng->dca_lse, d0->o, d0->lse);
+    return st;
+}
+
 hlx_status_t hlx_phase_attn(hlx_engine_t *eng, int l, int b0, int b1,
                             hlx_status_t (*progress)(hlx_engine_t *eng, int l), int l_arg)
 {
@@ -334,7 +421,14 @@ hlx_status_t hlx_phase_attn(hlx_engine_t *eng, int l, int b0, int b1,
                 .o = eng->opart + ((size_t)b * L->q_local + (size_t)kh * L->group) * dv,
                 .lse = eng->lsepart + (size_t)b * L->q_local + (size_t)kh * L->group,
             };
-            st = hlx_phase_attn_window(eng, l, &d, from);
+            if (eng->dca_q != NULL) { /* the succ and inter queries of this head group */
+                const size_t qo = (size_t)b * L->q_local * dk + (size_t)kh * L->group * dk;
+                st = hlx_phase_attn_dca(eng, &d, eng->dca_q + qo,
+                                        eng->dca_q + hlx_phase_dca_qn(eng, eng->cfg.batch) + qo,
+                                        hlx_engine_row_pos(eng, b));
+            } else {
+                st = hlx_phase_attn_window(eng, l, &d, from);
+            }
             if (st == HLX_OK)
                 st = hlx_phase_attn_vscale(eng, l, kh, d.o, (size_t)d.group * (size_t)d.dv);
             if (st == HLX_OK && progress != NULL) {

@@ -38,6 +38,7 @@ typedef struct hlx_prefill {
     float  *x, *hn, *qkv, *opart, *lsepart, *sendbuf, *recvbuf, *oparts, *lseparts;
     float  *omerged, *lsem, *y, *gu, *act;
     float  *aq, *ao, *alse, *am, *amlse; /* shared-prefix attention of one (request, head) */
+    float  *dq;      /* dual chunk attention: the succ and inter queries, [2][R][q_local][dk] */
     size_t *xs_displ, *xr_displ, *sc, *sd, *rc, *rd;
     hlx_mla_rows_t mla; /* MLA models: latent rows, absorbed queries, W_UV output */
 } hlx_prefill_t;
@@ -46,7 +47,8 @@ static void hlx_prefill_free(hlx_engine_t *eng, hlx_prefill_t *p)
 {
     float **bufs[] = { &p->x, &p->hn, &p->qkv, &p->opart, &p->lsepart, &p->sendbuf,
                        &p->recvbuf, &p->oparts, &p->lseparts, &p->omerged, &p->lsem, &p->y,
-                       &p->gu, &p->act, &p->aq, &p->ao, &p->alse, &p->am, &p->amlse };
+                       &p->gu, &p->act, &p->aq, &p->ao, &p->alse, &p->am, &p->amlse,
+                       &p->dq };
     size_t i;
 
     for (i = 0; i < sizeof(bufs) / sizeof(bufs[0]); i++)
@@ -134,6 +136,8 @@ static hlx_status_t hlx_prefill_alloc(hlx_engine_t *eng, hlx_prefill_t *p)
     HLX_PBUF(p->alse, 2 * (size_t)p->C * (size_t)L->group);
     HLX_PBUF(p->am, (size_t)p->C * (size_t)L->group * dv);
     HLX_PBUF(p->amlse, (size_t)p->C * (size_t)L->group);
+    if (eng->dca_q != NULL)
+        HLX_PBUF(p->dq, 2 * hlx_phase_dca_qn(eng, p->R));
 #undef HLX_PBUF
     return eng->mla != NULL ? hlx_mla_rows_alloc(eng, p->R, &p->mla) : HLX_OK;
 }
@@ -148,7 +152,7 @@ static hlx_status_t hlx_prefill_qkv(hlx_engine_t *eng, hlx_prefill_t *p, int l, 
     const hlx_model_t *m = &eng->m;
     hlx_layer_w_t *W = &eng->layers[l];
     int n = p->nb, dk = m->head_dim, dv = m->v_head_dim, i, k;
-    size_t ld = (size_t)c * (size_t)eng->qkv_cols;
+    size_t ld = (size_t)c * (size_t)eng->qkv_cols, qn = (size_t)L->q_local * (size_t)dk;
     hlx_status_t st;
 
     st = HLX_BE(eng, rmsnorm, p->hn, p->x, W->attn_norm, R, m->hidden, (float)m->norm_eps);
@@ -157,21 +161,35 @@ static hlx_status_t hlx_prefill_qkv(hlx_engine_t *eng, hlx_prefill_t *p, int l, 
                     p->qkv, 0);
     if (st == HLX_OK)
         st = hlx_phase_qkv_extras(eng, W, p->qkv, R);
+    /* dual chunk attention: the succ and inter queries of every row, turned below */
+    if (st == HLX_OK && p->dq != NULL)
+        st = hlx_phase_dca_queries(eng, l, p->qkv, (size_t)eng->qkv_cols, R, p->dq,
+                                   p->dq + hlx_phase_dca_qn(eng, p->R), qn, 0);
     for (i = 0; i < c && st == HLX_OK; i++) {
         float *row = p->qkv + (size_t)i * eng->qkv_cols;
-        int64_t pos = pos0 + i;
+        /* the rows' rotation (their position, or under dual chunk attention its place in
+         * its chunk) */
+        int64_t pos = pos0 + i, rp = hlx_phase_rot_pos(eng, pos, -1);
         /* the n requests' rows in one call, or one call each when each request turns with
          * its own table (dynamic NTK: the length of its own prompt) */
         int calls = eng->rope_rows != NULL ? n : 1;
         for (k = 0; k < calls && st == HLX_OK; k++) {
             const hlx_rope_tab_t *tab;
             float *x = row + (size_t)k * ld;
-            st = hlx_phase_rope_tab(eng, l, p->rq[k], pos, &tab);
+            st = hlx_phase_rope_tab(eng, l, p->rq[k], rp, &tab);
             if (st == HLX_OK)
-                st = HLX_BE(eng, rope, x, n / calls, ld, L->q_local, dk, m->rope_dim, pos, tab);
+                st = HLX_BE(eng, rope, x, n / calls, ld, L->q_local, dk, m->rope_dim, rp, tab);
             if (st == HLX_OK)
                 st = HLX_BE(eng, rope, x + (size_t)L->q_local * dk, n / calls, ld, L->kv_local,
-                            dk, m->rope_dim, pos, tab);
+                            dk, m->rope_dim, rp, tab);
+        }
+        for (k = HLX_DCA_INTER; p->dq != NULL && k <= HLX_DCA_SUCC && st == HLX_OK; k++) {
+            /* no window, no per-request table under dual chunk attention: one call */
+            float *x = p->dq + (k == HLX_DCA_INTER ? hlx_phase_dca_qn(eng, p->R) : 0) +
+                       (size_t)i * qn;
+            int64_t kp = hlx_phase_rot_pos(eng, pos, k);
+            st = HLX_BE(eng, rope, x, n, (size_t)c * qn, L->q_local, dk, m->rope_dim, kp,
+                        &eng->rope);
         }
         if (hlx_layout_kv_owner(L, pos) != L->kvp_rank)
             continue;
@@ -228,7 +246,20 @@ static hlx_status_t hlx_prefill_attn_head(hlx_engine_t *eng, hlx_prefill_t *p, i
     q0 = d.q;
     k0 = d.k;
     v0 = d.v;
-    if (hlx_model_window_start(hlx_model_layer_window(m, l), pos0 + c - 1) > 0) {
+    if (p->dq != NULL) {
+        /* dual chunk attention: each row's three parts with their own queries (no prefix
+         * shared: the parts' queries differ by row) */
+        for (i = 0; i < c && st == HLX_OK; i++) {
+            size_t qo = ((size_t)k * c + i) * hlx_phase_dca_qn(eng, 1) + (size_t)kh * G * dk;
+            d.group = G;
+            d.len = (size_t)hlx_layout_kv_count(L, L->kvp_rank, pos0 + i + 1);
+            d.q = q0 + (size_t)i * G * dk;
+            d.o = p->am + (size_t)i * G * dv;
+            d.lse = p->amlse + (size_t)i * G;
+            st = hlx_phase_attn_dca(eng, &d, p->dq + qo,
+                                    p->dq + hlx_phase_dca_qn(eng, p->R) + qo, pos0 + i);
+        }
+    } else if (hlx_model_window_start(hlx_model_layer_window(m, l), pos0 + c - 1) > 0) {
         /* a windowed layer (GQA) whose window has moved past position 0: each row over its
          * own, no prefix shared (until then the rows go as without a window, bit for bit) */
         for (i = 0; i < c && st == HLX_OK; i++) {

@@ -279,15 +279,37 @@ static void hlx_ref_rope(double *x, int rot_dim, int64_t pos, const double *inv_
     }
 }
 
+/* Dual chunk attention at position pos, from its definition (vLLM's DualChunkRotaryEmbedding
+ * tables and its decode's three block tables) rather than hlx_model_dca_split: with chunks
+ * of n = chunk_size - local_size, keys and the intra query turn at pos mod n, the succ
+ * query (keys of the previous chunk) at pos mod n + n clamped to chunk_size, the inter
+ * query (every chunk before that) at 2n - 1 clamped alike; *kpos, rot[0] inter, rot[1]
+ * succ, lim[0] and lim[1] the first positions past the inter and succ keys, *ms the
+ * softmax scale's factor. */
+static void hlx_ref_dca(const hlx_model_t *m, int64_t pos, int64_t *kpos, int64_t rot[2],
+                        int64_t lim[2], double *ms)
+{
+    int64_t n = m->dca_chunk - m->dca_local, chunk = pos / n;
+
+    *kpos  = pos - chunk * n;
+    rot[0] = 2 * n - 1 > m->dca_chunk ? m->dca_chunk : 2 * n - 1;
+    rot[1] = *kpos + n > m->dca_chunk ? m->dca_chunk : *kpos + n;
+    lim[0] = chunk > 1 ? (chunk - 1) * n : 0;
+    lim[1] = chunk * n;
+    *ms = m->dca_orig > 0 ? fmax(1.0, 0.1 * log((pos + 1.0) / m->dca_orig) + 1.0) : 1.0;
+}
+
 hlx_status_t hlx_ref_step(hlx_ref_t *ref, double *hidden, double *logits, int *next)
 {
     const hlx_model_t *m = &ref->m;
     int64_t H = m->hidden, Q = m->q_heads, K = m->kv_heads, dk = m->head_dim,
             dv = m->v_head_dim, F = m->ffn, V = m->vocab, G = Q / K, n = ref->pos + 1, p, p0;
-    double *hn = malloc(sizeof(double) * (size_t)(H + Q * dk + K * dk + K * dv + Q * dv +
+    double *hn = malloc(sizeof(double) * (size_t)(H + 3 * Q * dk + K * dk + K * dv + Q * dv +
                                                  H + 3 * F + (size_t)n));
-    double *q, *k, *v, *o, *y, *gate, *up, *act, *sc;
+    double *q, *qd, *k, *v, *o, *y, *gate, *up, *act, *sc;
     double scale = hlx_model_softmax_scale(m, (int)dk);
+    int64_t kpos = ref->pos, rot[2] = { 0, 0 }, lim[2] = { 0, 0 }; /* dual chunk attention */
+    double dms = 1.0;
     int b, l, h, g, e, local;
 
     if (hn == NULL || ref->pos >= ref->cap) {
@@ -295,7 +317,8 @@ hlx_status_t hlx_ref_step(hlx_ref_t *ref, double *hidden, double *logits, int *n
         return hn ? HLX_ERR_INVALID : HLX_ERR_NOMEM;
     }
     q = hn + H;
-    k = q + Q * dk;
+    qd = q + Q * dk; /* [2][Q][dk]: dual chunk attention's inter and succ queries */
+    k = qd + 2 * Q * dk;
     v = k + K * dk;
     o = v + K * dv;
     y = o + Q * dv;
@@ -303,6 +326,8 @@ hlx_status_t hlx_ref_step(hlx_ref_t *ref, double *hidden, double *logits, int *n
     up = gate + F;
     act = up + F;
     sc = act + F;
+    if (m->dca_chunk > 0)
+        hlx_ref_dca(m, ref->pos, &kpos, rot, lim, &dms);
     for (b = 0; b < ref->batch; b++) {
         double *x = hidden + (size_t)b * H;
         if (m->rope_kind == HLX_ROPE_DYNAMIC) {
@@ -334,13 +359,20 @@ hlx_status_t hlx_ref_step(hlx_ref_t *ref, double *hidden, double *logits, int *n
             for (g = 0; L->knorm != NULL && g < K; g++)
                 hlx_ref_rmsnorm(k + g * dk, k + g * dk, L->knorm, dk, m->norm_eps);
             local = ref->rope_local != NULL && hlx_model_layer_window(m, l) > 0;
+            /* dual chunk attention: the query turned three ways (qd[part]; intra in q) */
+            for (h = 0; m->dca_chunk > 0 && h < Q; h++)
+                for (e = 0; e < 2; e++) {
+                    memcpy(qd + (e * Q + h) * dk, q + h * dk, sizeof(double) * (size_t)dk);
+                    hlx_ref_rope(qd + (e * Q + h) * dk, m->rope_dim, rot[e], ref->rope_freq,
+                                 ref->rope_ms);
+                }
             for (h = 0; h < Q; h++)
-                hlx_ref_rope(q + h * dk, m->rope_dim, ref->pos,
+                hlx_ref_rope(q + h * dk, m->rope_dim, kpos,
                              local ? ref->rope_local : ref->rope_freq, local ? 1.0 : ref->rope_ms);
             for (g = 0; g < K; g++) {
                 size_t base = (((size_t)l * ref->batch + b) * K + g) * (size_t)ref->cap +
                               (size_t)ref->pos;
-                hlx_ref_rope(k + g * dk, m->rope_dim, ref->pos,
+                hlx_ref_rope(k + g * dk, m->rope_dim, kpos,
                              local ? ref->rope_local : ref->rope_freq, local ? 1.0 : ref->rope_ms);
                 /* The new token is stored the way the runtime stores it: fp32, then the
                  * KV dtype. */
@@ -359,10 +391,14 @@ hlx_status_t hlx_ref_step(hlx_ref_t *ref, double *hidden, double *logits, int *n
                 const float *kc = ref->kcache + base * dk, *vc = ref->vcache + base * dv;
                 double mx = -INFINITY, sum = 0.0;
                 for (p = p0; p < n; p++) {
+                    /* the query of the part p falls in (dual chunk attention), else q */
+                    const double *qh = q + h * dk;
                     double d = 0.0;
+                    if (p < lim[1])
+                        qh = qd + ((p < lim[0] ? 0 : 1) * Q + h) * dk;
                     for (e = 0; e < dk; e++)
-                        d += q[h * dk + e] * kc[p * dk + e];
-                    sc[p] = hlx_ref_softcap(d * scale, m->attn_softcap);
+                        d += qh[e] * kc[p * dk + e];
+                    sc[p] = hlx_ref_softcap(d * scale * dms, m->attn_softcap);
                     if (sc[p] > mx)
                         mx = sc[p];
                 }

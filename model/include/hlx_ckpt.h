@@ -299,10 +299,6 @@ typedef struct hlx_hf_config {
     /* `helix model synth` checkpoints: the seed of their values (also the seed of the
      * runtime's synthetic context that goes with them); -1 otherwise. */
     int64_t         synth_seed;
-    /* Qwen2.5-1M's dual_chunk_attention_config: the positions up to which vLLM's dual chunk
-     * attention equals plain attention (chunk_size - local_size); not applied here (as
-     * transformers runs these models), said where a run goes past it. 0: none */
-    int64_t         dca_len;
 } hlx_hf_config_t;
 
 /* Sets a routed-expert gating in the model and in config.json's copy of it alike
@@ -360,6 +356,9 @@ int          hlx_hf_gemma2(const hlx_hf_config_t *c);
  * the jansson object o under config.json's key names; nothing for no scaling. */
 struct json_t;
 void         hlx_hf_rope_params_json(const hlx_model_t *m, struct json_t *o);
+/* dual_chunk_attention_config's object of a model with dual chunk attention (config.json's
+ * key, model info's) */
+struct json_t *hlx_hf_dca_json(const hlx_model_t *m);
 
 /* ---- the tensors a model must have ------------------------------------------------- */
 

@@ -4,8 +4,8 @@
 # soft-capping), Gemma 3 (its text model, in either checkpoint form), InternLM2/3 and
 # DeepSeek-V2/V3 (MLA, the modeling
 # code's own layout) checkpoints (config.json + safetensors), with transformers' RoPE
-# scalings (linear, llama3, yarn, longrope, dynamic; DeepSeek's own yarn), sliding windows
-# and DeepSeek-V3's block-scaled fp8 weights,
+# scalings (linear, llama3, yarn, longrope, dynamic; DeepSeek's own yarn), sliding windows,
+# vLLM's dual chunk attention (Qwen2.5-1M) and DeepSeek-V3's block-scaled fp8 weights,
 # standard library only and sharing nothing with helix; the decode tests compare
 # `helix decode` against it.
 """usage: hf_forward.py DIR PROMPT_IDS_FILE STEPS [--json]
@@ -434,6 +434,23 @@ class Config:
         elif rs is not None:
             raise Fail(f"{path}: key rope_scaling: {rs!r} not supported by this reference "
                        f"(absent or null; linear, llama3, yarn, longrope, dynamic; DeepSeek's yarn)")
+        # dual_chunk_attention_config (Qwen2.5-1M, Qwen3-2507's 1M form): transformers ignores
+        # it; vLLM's DualChunkRotaryEmbedding and dual chunk attention apply it, and so does
+        # this reference (Model.forward). vLLM's defaults for absent keys.
+        self.dca = None
+        dca = c.get("dual_chunk_attention_config")
+        if dca is not None and self.arch not in DEEPSEEK:
+            if not isinstance(dca, dict):
+                raise Fail(f"{path}: key dual_chunk_attention_config: {dca!r} is not an object")
+            vals = [dca.get("chunk_size", 8192), dca.get("local_size", 1024),
+                    dca.get("original_max_position_embeddings", 0)]
+            if not all(isinstance(v, int) and v >= 0 for v in vals) or vals[1] >= vals[0]:
+                raise Fail(f"{path}: key dual_chunk_attention_config: {dca!r}: expected "
+                           f"integers, local_size below chunk_size")
+            if rs is not None:
+                raise Fail(f"{path}: key rope_scaling: not with dual_chunk_attention_config "
+                           f"in this reference")
+            self.dca = vals
         # Qwen3-MoE (transformers' Qwen3MoeSparseMoeBlock): layer i routes to experts unless
         # it is in mlp_only_layers or (i + 1) is not a multiple of decoder_sparse_step; softmax
         # over the experts' logits, the top num_experts_per_tok, renormalised to sum 1 when
@@ -665,6 +682,20 @@ def attend(q, keys, values, scale, cap=None):
         scores = [cap * math.tanh(s / cap) for s in scores]
     top = max(scores)
     weights = [math.exp(s - top) for s in scores]
+    total = sum(weights)
+    o = [0.0] * len(values[0])
+    for w, v in zip(weights, values):
+        o = [a + w / total * b for a, b in zip(o, v)]
+    return o
+
+
+def attend_dca(queries, bounds, keys, values, scale):
+    """One softmax over every position: a key before bounds[0] scored with queries[0], one
+    before bounds[1] with queries[1], the rest with queries[2] (dual chunk attention)."""
+    scores = [sum(map(operator.mul, queries[0 if p < bounds[0] else 1 if p < bounds[1] else 2],
+                      k)) * scale for p, k in enumerate(keys)]
+    top = max(scores)
+    weights = [math.exp(v - top) for v in scores]
     total = sum(weights)
     o = [0.0] * len(values[0])
     for w, v in zip(weights, values):
@@ -1138,6 +1169,25 @@ class Model(Decoder):
             local = [1.0 / cfg.local_base ** (2 * i / cfg.rotary) for i in range(cfg.rotary // 2)]
             cos_l = [math.cos(t * f) for f in local]
             sin_l = [math.sin(t * f) for f in local]
+        qturns = None
+        if cfg.dca is not None:
+            # vLLM's dual chunk attention, written from its definition: chunks of
+            # n = chunk_size - local_size positions; keys and the query of the own chunk
+            # ("intra") turn at t mod n, the query facing the chunk before ("succ") at
+            # t mod n + n, the one facing every older chunk ("inter") at 2n - 1, both clamped
+            # to chunk_size; one softmax over all keys, each key scored by its part's query;
+            # past original_max_position_embeddings the scores grow by 0.1 ln(len / orig) + 1
+            # (len = t + 1, as vLLM's decode has it)
+            chunk, local, orig = cfg.dca
+            n = chunk - local
+
+            def turn(pos):
+                return ([math.cos(pos * f) for f in freq], [math.sin(pos * f) for f in freq])
+            cos, sin = turn(t % n)
+            qturns = (turn(min(2 * n - 1, chunk)), turn(min(t % n + n, chunk)))
+            bounds = (max(t // n - 1, 0) * n, t // n * n)  # inter keys end, succ keys end
+            if orig > 0:
+                scale *= max(1.0, 0.1 * math.log((t + 1) / orig) + 1.0)
         for i, L in enumerate(self.layers):
             window = cfg.layer_windows[i]
             c, s = (cos_l, sin_l) if window is not None and cfg.local_base is not None \
@@ -1152,6 +1202,9 @@ class Model(Decoder):
             if L.q_norm is not None:
                 qh = [rmsnorm(e, L.q_norm, eps) for e in qh]
                 kh = [rmsnorm(e, L.k_norm, eps) for e in kh]
+            parts = None
+            if qturns is not None:  # the inter and succ queries, turned from the same q
+                parts = [[self.rope(e, *qt) for e in qh] for qt in qturns]
             qh = [self.rope(e, c, s) for e in qh]
             kh = [self.rope(e, c, s) for e in kh]
             L.keys.append(kh)
@@ -1160,6 +1213,11 @@ class Model(Decoder):
             first = 0 if window is None else max(0, len(L.keys) - window)
             for j in range(Q):
                 g = j // group
+                if parts is not None:
+                    attn.extend(attend_dca([parts[0][j], parts[1][j], qh[j]], bounds,
+                                           [ks[g] for ks in L.keys], [vs[g] for vs in L.values],
+                                           scale))
+                    continue
                 attn.extend(attend(qh[j], [ks[g] for ks in L.keys[first:]],
                                    [vs[g] for vs in L.values[first:]], scale, cfg.attn_cap))
             o = matvec(L.wo, attn)

@@ -142,7 +142,41 @@ typedef struct hlx_model {
                                          whole run (hlx_model_rope_select) */
     double          rope_short_factor[HLX_ROPE_MAX_PAIRS]; /* longrope: rope_dim / 2 each */
     double          rope_long_factor[HLX_ROPE_MAX_PAIRS];
+    /* Dual chunk attention (Qwen2.5-1M's dual_chunk_attention_config, as vLLM runs it;
+     * dca_chunk 0: none). Positions fall in chunks of len = dca_chunk - dca_local; a key is
+     * rotated at its position mod len; a query at p (in chunk c = p / len) attends to its
+     * own chunk rotated at p mod len (intra), to chunk c - 1 rotated at
+     * min(p mod len + len, dca_chunk) (succ) and to chunks before that at
+     * min(2 len - 1, dca_chunk) (inter): one softmax over the three parts. dca_orig > 0
+     * multiplies the softmax scale by max(1, 0.1 ln((p + 1) / dca_orig) + 1).
+     * hlx_model_dca_split gives a query's parts. GQA, plain RoPE, no window. */
+    int             dca_chunk;       /* chunk_size */
+    int             dca_local;       /* local_size */
+    int             dca_orig;        /* original_max_position_embeddings (0: no factor) */
 } hlx_model_t;
+
+/* The three parts of dual chunk attention a query at position pos attends to, in position
+ * order: part i covers positions [i ? end[i - 1] : 0, end[i]) with the query rotated at
+ * rot[i]; end[2] = pos + 1. A part may be empty (the first two, before chunk 2). */
+#define HLX_DCA_INTER 0
+#define HLX_DCA_SUCC  1
+#define HLX_DCA_INTRA 2
+typedef struct hlx_dca_split {
+    int64_t end[3];
+    int64_t rot[3];
+    double  mscale; /* the factor on the softmax scale (dca_orig), 1 without */
+} hlx_dca_split_t;
+void hlx_model_dca_split(const hlx_model_t *m, int64_t pos, hlx_dca_split_t *s);
+/* Whether the model's dual chunk attention is run: NULL when it is (or there is none),
+ * else the field in the way (dca_chunk: chunk_size and local_size; dca_orig_ctx, attn,
+ * rope_scaling, sliding_window) with the reason in why. */
+const char *hlx_model_dca_check(const hlx_model_t *m, char *why, size_t whylen);
+/* The position a key at pos is rotated at: pos mod (dca_chunk - dca_local) under dual
+ * chunk attention, pos itself otherwise. */
+static inline int64_t hlx_model_dca_key_pos(const hlx_model_t *m, int64_t pos)
+{
+    return m->dca_chunk > 0 ? pos % (int64_t)(m->dca_chunk - m->dca_local) : pos;
+}
 
 /* RoPE of the model's rotated size rot_dim (rope_dim): inv_freq[i] (radians per position) for
  * pairs i < rot_dim / 2 after the model's scaling, *mscale the factor on cos and sin (yarn,
