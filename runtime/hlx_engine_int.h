@@ -293,6 +293,16 @@ hlx_status_t hlx_phase_rope(hlx_engine_t *eng, int l, float *x, size_t ld, int h
  * part < 0 its keys and intra queries (pos mod the chunk length; pos itself without dual
  * chunk attention), HLX_DCA_SUCC or HLX_DCA_INTER those parts' queries. */
 int64_t      hlx_phase_rot_pos(const hlx_engine_t *eng, int64_t pos, int part);
+/* 1 when a query at pos attends as without dual chunk attention (or there is none): pos
+ * inside the first chunk and no factor on its softmax scale yet. Rows up to such a pos go
+ * the plain way, bit for bit as a model without it. */
+static inline int hlx_phase_dca_plain(const hlx_engine_t *eng, int64_t pos)
+{
+    const hlx_model_t *m = &eng->m;
+
+    return m->dca_chunk <= 0 ||
+           (pos < (int64_t)(m->dca_chunk - m->dca_local) && (m->dca_orig == 0 || pos < m->dca_orig));
+}
 /* hlx_phase_rope with the rows' positions mapped by hlx_phase_rot_pos(part). */
 hlx_status_t hlx_phase_rope_part(hlx_engine_t *eng, int l, float *x, size_t ld, int heads,
                                  int head_dim, int rot, int part);

@@ -142,6 +142,14 @@ static hlx_status_t hlx_prefill_alloc(hlx_engine_t *eng, hlx_prefill_t *p)
     return eng->mla != NULL ? hlx_mla_rows_alloc(eng, p->R, &p->mla) : HLX_OK;
 }
 
+/* Whether a chunk of c rows from pos0 attends by dual chunk attention's parts: not where
+ * its last row still attends as without (hlx_phase_dca_plain), which then goes the plain
+ * way with the prefix shared (most prompts of Qwen2.5-1M: its first chunk is 253952 long). */
+static int hlx_prefill_dca(const hlx_engine_t *eng, const hlx_prefill_t *p, int64_t pos0, int c)
+{
+    return p->dq != NULL && !hlx_phase_dca_plain(eng, pos0 + c - 1);
+}
+
 /* Norm, QKV (with the family's biases and head norms), RoPE at each token's position, and
  * the append of the positions this KVP rank owns. Rows of token i of every request are c
  * rows apart: one RoPE call per token. */
@@ -161,8 +169,9 @@ static hlx_status_t hlx_prefill_qkv(hlx_engine_t *eng, hlx_prefill_t *p, int l, 
                     p->qkv, 0);
     if (st == HLX_OK)
         st = hlx_phase_qkv_extras(eng, W, p->qkv, R);
-    /* dual chunk attention: the succ and inter queries of every row, turned below */
-    if (st == HLX_OK && p->dq != NULL)
+    /* dual chunk attention past its first chunk: the succ and inter queries of every row,
+     * turned below */
+    if (st == HLX_OK && hlx_prefill_dca(eng, p, pos0, c))
         st = hlx_phase_dca_queries(eng, l, p->qkv, (size_t)eng->qkv_cols, R, p->dq,
                                    p->dq + hlx_phase_dca_qn(eng, p->R), qn, 0);
     for (i = 0; i < c && st == HLX_OK; i++) {
@@ -183,7 +192,8 @@ static hlx_status_t hlx_prefill_qkv(hlx_engine_t *eng, hlx_prefill_t *p, int l, 
                 st = HLX_BE(eng, rope, x + (size_t)L->q_local * dk, n / calls, ld, L->kv_local,
                             dk, m->rope_dim, rp, tab);
         }
-        for (k = HLX_DCA_INTER; p->dq != NULL && k <= HLX_DCA_SUCC && st == HLX_OK; k++) {
+        for (k = HLX_DCA_INTER; hlx_prefill_dca(eng, p, pos0, c) && k <= HLX_DCA_SUCC &&
+                                st == HLX_OK; k++) {
             /* no window, no per-request table under dual chunk attention: one call */
             float *x = p->dq + (k == HLX_DCA_INTER ? hlx_phase_dca_qn(eng, p->R) : 0) +
                        (size_t)i * qn;
@@ -246,7 +256,7 @@ static hlx_status_t hlx_prefill_attn_head(hlx_engine_t *eng, hlx_prefill_t *p, i
     q0 = d.q;
     k0 = d.k;
     v0 = d.v;
-    if (p->dq != NULL) {
+    if (hlx_prefill_dca(eng, p, pos0, c)) {
         /* dual chunk attention: each row's three parts with their own queries (no prefix
          * shared: the parts' queries differ by row) */
         for (i = 0; i < c && st == HLX_OK; i++) {

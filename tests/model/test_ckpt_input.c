@@ -979,8 +979,9 @@ static void test_qwen(void **state)
     set_key("q2", "hidden_act", json_string("gelu"));
     expect_config("q2", HLX_ERR_PARSE, "hidden_act: \"gelu\" is not supported");
     set_key("q2", "hidden_act", NULL);
-    /* Qwen2.5-7B-Instruct-1M's keys: the window switched off, the dual-chunk attention
-     * settings (a serving-side sparse attention; transformers attends to everything) */
+    /* Qwen2.5-7B-Instruct-1M's keys: the window switched off, dual chunk attention (as vLLM
+     * runs it) with chunks of 262144 - 8192 positions; vLLM's defaults for absent keys;
+     * refused with a window switched on, with bad sizes and with a RoPE scaling */
     set_key("q2", "sliding_window", json_integer(32768));
     set_key("q2", "max_window_layers", json_integer(28));
     set_key("q2", "use_sliding_window", json_false());
@@ -989,6 +990,32 @@ static void test_qwen(void **state)
             json_pack("{s:i, s:i, s:i}", "chunk_size", 262144, "local_size", 8192,
                       "original_max_position_embeddings", 262144));
     expect_config("q2", HLX_OK, NULL);
+    assert_true(g_cfg.m.dca_chunk == 262144 && g_cfg.m.dca_local == 8192 &&
+                g_cfg.m.dca_orig == 262144);
+    set_key("q2", "dual_chunk_attention_config", json_object());
+    expect_config("q2", HLX_OK, NULL);
+    assert_true(g_cfg.m.dca_chunk == 8192 && g_cfg.m.dca_local == 1024 && g_cfg.m.dca_orig == 0);
+    set_key("q2", "dual_chunk_attention_config", json_pack("{s:i}", "chunk_size", 1024));
+    expect_config("q2", HLX_ERR_PARSE, "local_size 1024 must be below chunk_size 1024");
+    set_key("q2", "dual_chunk_attention_config", json_pack("{s:s}", "chunk_size", "big"));
+    expect_config("q2", HLX_ERR_PARSE, "chunk_size: expected an integer chunk size");
+    set_key("q2", "dual_chunk_attention_config", json_pack("{s:i}", "local_size", -1));
+    expect_config("q2", HLX_ERR_PARSE, "local_size: expected an integer local size");
+    set_key("q2", "dual_chunk_attention_config", json_integer(3));
+    expect_config("q2", HLX_ERR_PARSE, "dual_chunk_attention_config: expected an object");
+    set_key("q2", "dual_chunk_attention_config", json_null());
+    expect_config("q2", HLX_OK, NULL);
+    assert_int_equal(g_cfg.m.dca_chunk, 0);
+    set_key("q2", "dual_chunk_attention_config", json_object());
+    set_key("q2", "rope_scaling", json_pack("{s:s, s:f}", "type", "linear", "factor", 2.0));
+    expect_config("q2", HLX_ERR_PARSE, "dual chunk attention with rope_scaling \"linear\"");
+    set_key("q2", "rope_scaling", NULL);
+    set_key("q2", "use_sliding_window", json_true());
+    set_key("q2", "max_window_layers", json_integer(1));
+    expect_config("q2", HLX_ERR_PARSE, "dual chunk attention with a sliding window");
+    set_key("q2", "max_window_layers", json_integer(28));
+    set_key("q2", "use_sliding_window", json_false());
+    set_key("q2", "dual_chunk_attention_config", NULL);
     /* switched on (Qwen2Config, Qwen3Config): the layers from max_window_layers on, none
      * when it is at least num_hidden_layers (2 here); a window and a first layer of their
      * defaults (4096, 28) when absent; layer_types in max_window_layers' form instead */

@@ -588,7 +588,8 @@ static const struct { const char *name; size_t off, size; } g_fields[] = {
     HLX_F(shared_gate), HLX_F(post_norms), HLX_F(sliding_window), HLX_F(sliding_pattern),
     HLX_F(ffn_act), HLX_F(embed_scale), HLX_F(attn_scalar), HLX_F(rope_local_theta),
     HLX_F(sliding_from), HLX_F(attn_softcap), HLX_F(final_softcap), HLX_F(tie_embeddings),
-    HLX_F(embed_mult), HLX_F(residual_mult), HLX_F(logits_scale),
+    HLX_F(embed_mult), HLX_F(residual_mult), HLX_F(logits_scale), HLX_F(dca_chunk),
+    HLX_F(dca_local), HLX_F(dca_orig),
 };
 
 /* RoPE scaling against the Hugging Face code written out again here, step for step as

@@ -5,7 +5,8 @@
 # of each head, GLM-4-0414 with its norms of the attention's and MLP's outputs, Gemma 3
 # (GeGLU, norms of 1 + w, windows on every other layer with their own RoPE base), Gemma 2
 # (the same layer with soft-capped attention scores and logits), Mistral,
-# Mixtral and Phi-3 with sliding windows, Qwen2 and Qwen3 with theirs switched on, InternLM2
+# Mixtral and Phi-3 with sliding windows, Qwen2 and Qwen3 with theirs switched on and with
+# vLLM's dual chunk attention (Qwen2.5-1M's; the forward applies it as vLLM does), InternLM2
 # with q, k, v in one tensor grouped by KV head, Qwen2 with its q, k, v biases,
 # Qwen3 with its per-head q/k norms, Qwen3-MoE and Mixtral with routed experts, Qwen2-MoE
 # with them and a sigmoid-gated shared expert, DeepSeek-V3
@@ -207,24 +208,33 @@ config_case window-qwen2-all qwen2 '{"use_sliding_window": true, "sliding_window
     "max_window_layers": 0}'
 config_case window-qwen3 qwen3 '{"use_sliding_window": true, "sliding_window": 4,
     "layer_types": ["full_attention", "sliding_attention"]}'
-# Qwen2.5-1M's dual chunk attention: not applied, as transformers runs it (the same tokens
-# as without it); a warning once the run goes past chunk_size - local_size (32 here)
-config_case qwen-dca qwen2 '{"dual_chunk_attention_config": {"chunk_size": 40,
-    "local_size": 8, "original_max_position_embeddings": 40}}' same
+# Qwen2.5-1M's dual chunk attention as vLLM runs it (transformers ignores it; hf_forward.py
+# applies it): chunks of 5 positions with original_max_position_embeddings 8 on Qwen2, of 5
+# with no factor (its default) on Qwen3, so that the 18 positions meet all three parts
+config_case qwen-dca qwen2 '{"dual_chunk_attention_config": {"chunk_size": 8,
+    "local_size": 3, "original_max_position_embeddings": 8}}'
+config_case qwen3-dca qwen3 '{"dual_chunk_attention_config": {"chunk_size": 9,
+    "local_size": 4}}'
 finish_cases
-for ctx in 20:0 40:1; do
-    "$helix" decode --model "$dir/qwen-dca" --context ${ctx%:*} --steps 2 >/dev/null 2>"$dir/err" ||
-        { echo "FAIL: qwen-dca context ${ctx%:*}"; cat "$dir/err"; fail=1; }
-    n=$(grep -c "dual_chunk_attention_config is not applied" "$dir/err")
-    echo "qwen-dca, context ${ctx%:*}: $n warning(s)"
-    [ "$n" = "${ctx#*:}" ] || { echo "FAIL: expected ${ctx#*:}"; cat "$dir/err"; fail=1; }
+# the same checkpoint exact over ranks, prefilled in chunks whose bounds fall mid-part
+for lay in "2 --kvp 2 --kv-block 3" "4 --kvp 2 --tpa 2 --prefill-chunk 5"; do
+    timeout -k 5 150 "$helixrun" --no-prefix --oversubscribe -n ${lay%% *} --timeout 120 -- \
+        "$helix" decode --model "$dir/qwen-dca" --context 0 --steps 6 --prompt-ids \
+        "$dir/prompt" --kv-dtype f32 --check --json ${lay#* } >"$dir/hx.json" 2>"$dir/err" ||
+        { echo "FAIL: qwen-dca on ${lay#* }: $(cat "$dir/err")"; fail=1; continue; }
+    got=$(json_field "$dir/hx.json" "d['prefill_tokens'] + d['tokens'][0]")
+    echo "qwen-dca on ${lay#* }: $got"
+    [ "$got" = "${ropetok[qwen-dca]-x}" ] ||
+        { echo "FAIL: qwen-dca on ${lay#* }: other tokens than on 1 rank"; fail=1; }
 done
-# a prompt takes positions too: context 4 and the 45 tokens of prompt1.txt pass 32
-"$helix" decode --model "$dir/qwen-dca" --context 4 --steps 2 --prompt-ids "$data/prompt1.txt" \
-    >/dev/null 2>"$dir/err" || { echo "FAIL: qwen-dca with a prompt"; cat "$dir/err"; fail=1; }
-n=$(grep -c "dual_chunk_attention_config is not applied" "$dir/err")
-echo "qwen-dca, context 4 and a 45-token prompt: $n warning(s)"
-[ "$n" = 1 ] || { echo "FAIL: expected 1"; cat "$dir/err"; fail=1; }
+# not combined with a RoPE scaling: refused at the config's key
+cp -r "$dir/qwen-dca" "$dir/qwen-dca-yarn"
+python3 -c 'import json, sys; c = json.load(open(sys.argv[1])); c["rope_scaling"] = {"type": "yarn", "factor": 4.0, "original_max_position_embeddings": 64}; json.dump(c, open(sys.argv[1], "w"), indent=1)' \
+    "$dir/qwen-dca-yarn/config.json"
+"$helix" decode --model "$dir/qwen-dca-yarn" --steps 1 >/dev/null 2>"$dir/err"
+rc=$?
+{ [ $rc = 2 ] && grep -q 'config.json:[0-9]*:[0-9]*: dual_chunk_attention_config: dual chunk attention with rope_scaling "yarn" is not run' "$dir/err"; } ||
+    { echo "FAIL: qwen-dca-yarn: exit $rc, $(cat "$dir/err")"; fail=1; }
 [ "${ropetok[window-qwen2]-a}" != "${ropetok[window-qwen2-all]-a}" ] ||
     { echo "FAIL: window-qwen2: max_window_layers 1 and 0 decode alike"; fail=1; }
 

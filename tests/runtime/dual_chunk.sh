@@ -1,0 +1,112 @@
+#!/usr/bin/env bash
+# Dual chunk attention (helix/model.h: dca_chunk; Qwen2.5-1M's dual_chunk_attention_config)
+# in the runtime. tiny-dca has chunks of 24 positions (chunk_size 40 - local_size 16) and
+# original_max_position_embeddings 160. Prompts of 100, 61 and 7 tokens (prompt3_long.txt)
+# are prefilled in chunks of 16 after a context of 90, then 8 steps: every request's queries
+# meet all three parts (its own chunk, the one before, the older ones), the parts' bounds
+# fall inside one rank's kv block or another's, and past position 160 the softmax scale
+# grows. Under --check against the fp64 reference (which writes the parts out on its own):
+# on 1 rank, KVP 2, TPA 2, 2 x 2, KVP 3 with blocks of 5 and KVP 4 with blocks of 3, with 2
+# threads, with the avx2 and scalar kernels and with HOP-B micro-batches, every run must
+# give the same tokens; fp8 KV its own, on 1 rank and 2 x 2 alike; prompts of one length
+# prefilled token by token (HELIX_PREFILL=steps) those of the chunked prefill. Dual
+# chunk attention must change the tokens (the model without it decodes others), and chunks
+# longer than every sequence must decode bit for bit as none (hidden_hash: the prefill goes
+# the plain way while its rows attend as without). Bad model files
+# are refused at their key.
+# usage: dual_chunk.sh HELIX DATA HELIXRUN
+set -u
+helix=$1 data=$2 helixrun=$3
+. "$(dirname "$0")/report.sh" # $dir (removed at exit), fail=0, json_field FILE EXPR
+
+model=$data/tiny-dca.json
+args=(--context 90 --steps 8 --batch 3 --prompt-ids "$data/prompt3_long.txt"
+      --prefill-chunk 16 --check --json --timeout 60)
+run() { # NAME RANKS ARGS...: decode into $dir/NAME.json, its tokens into tok[NAME]
+    local name=$1 n=$2
+    shift 2
+    if [ "$n" = 1 ]; then
+        "$helix" decode "$@" "${args[@]}" >"$dir/$name.json" 2>"$dir/err"
+    else
+        timeout -k 5 150 "$helixrun" --no-prefix --oversubscribe -n "$n" --timeout 120 -- \
+            "$helix" decode "$@" "${args[@]}" >"$dir/$name.json" 2>"$dir/err"
+    fi || { echo "FAIL: $name: $(cat "$dir/err")"; fail=1; tok[$name]=failed; return 1; }
+    tok[$name]=$(json_field "$dir/$name.json" "d['tokens']")
+    echo "$name: $(json_field "$dir/$name.json" "d['tokens'][0]") ... (check rel err" \
+         "$(json_field "$dir/$name.json" "d['max_rel_err']"))"
+}
+declare -A tok
+run one 1 --model "$model"
+run kvp2 2 --model "$model" --kvp 2
+run tpa2 2 --model "$model" --tpa 2
+run 2x2 4 --model "$model" --kvp 2 --tpa 2
+run kvp3 3 --model "$model" --kvp 3 --kv-block 5
+run kvp4 4 --model "$model" --kvp 4 --kv-block 3
+run threads2 1 --model "$model" --threads 2
+run avx2 1 --model "$model" --kernels avx2
+run scalar 1 --model "$model" --kernels scalar
+run hopb 2 --model "$model" --kvp 2 --hopb on --micro-batch 1
+for name in kvp2 tpa2 2x2 kvp3 kvp4 threads2 avx2 scalar hopb; do
+    [ "${tok[$name]}" = "${tok[one]}" ] ||
+        { echo "FAIL: $name: other tokens than 1 rank"; fail=1; }
+done
+# prompts of one length (19 tokens each, prompt3.txt) prefilled in chunks of 7 or token by
+# token through the decode step: the same tokens
+saved=("${args[@]}")
+args=(--context 90 --steps 8 --batch 3 --prompt-ids "$data/prompt3.txt" --prefill-chunk 7
+      --check --json --timeout 60)
+run chunks 2 --model "$model" --kvp 2
+HELIX_PREFILL=steps run steps 2 --model "$model" --kvp 2
+args=("${saved[@]}")
+[ "${tok[steps]}" = "${tok[chunks]}" ] ||
+    { echo "FAIL: steps: other tokens prefilled token by token than in chunks"; fail=1; }
+# fp8 KV rounds the cache otherwise: its own tokens, the same on 1 rank and 2 x 2
+run fp8 1 --model "$model" --kv-dtype fp8
+run fp8-2x2 4 --model "$model" --kv-dtype fp8 --kvp 2 --tpa 2
+[ "${tok[fp8]}" = "${tok[fp8-2x2]}" ] ||
+    { echo "FAIL: fp8-2x2: other tokens than fp8 on 1 rank"; fail=1; }
+
+# without dual chunk attention: other tokens; chunks past every sequence (90 + 100 + 8
+# positions) and no scale factor: the same hidden states as none, bit for bit
+python3 - "$model" "$dir" <<'PY'
+import json, sys
+m = json.load(open(sys.argv[1]))
+wide = dict(m, name="tiny-dca-wide", dca_chunk_size=1000, dca_local_size=0)
+del wide["dca_orig_ctx"]
+for k in ("dca_chunk_size", "dca_local_size", "dca_orig_ctx"):
+    del m[k]
+m["name"] = "tiny-dca-wide"  # the same name: the synthetic weights are seeded by it too
+json.dump(m, open(sys.argv[2] + "/m-none.json", "w"))
+json.dump(wide, open(sys.argv[2] + "/m-wide.json", "w"))
+PY
+run none 1 --model "$dir/m-none.json"
+run wide 1 --model "$dir/m-wide.json"
+[ "${tok[none]}" != "${tok[one]}" ] ||
+    { echo "FAIL: dual chunk attention changed no token"; fail=1; }
+a=$(json_field "$dir/none.json" "d['hidden_hash']")
+b=$(json_field "$dir/wide.json" "d['hidden_hash']")
+[ "$a" = "$b" ] ||
+    { echo "FAIL: chunks past every sequence decode otherwise than none ($b, $a)"; fail=1; }
+
+# bad model files: each refused at its key (file:line:column), exit 2
+bad() { # NAME JSON-PATCH EXPECTED-TEXT
+    python3 -c 'import json, sys; m = json.load(open(sys.argv[1])); m.update(json.loads(sys.argv[2])); json.dump(m, open(sys.argv[3], "w"), indent=1)' \
+        "$model" "$2" "$dir/bad.json"
+    "$helix" decode --model "$dir/bad.json" --steps 1 >/dev/null 2>"$dir/err"
+    rc=$?
+    if [ $rc != 2 ] || ! grep -q "bad.json:[0-9]*:[0-9]*: .*$3" "$dir/err"; then
+        echo "FAIL: $1: exit $rc, $(cat "$dir/err") (expected \"$3\")"; fail=1
+    else
+        echo "$1: $(cat "$dir/err")"
+    fi
+}
+bad local-ge-chunk '{"dca_local_size": 48}' "dca_local_size: local_size 48 must be"
+bad chunk-1 '{"dca_chunk_size": 1, "dca_local_size": 0}' "dca_chunk_size: 1 is outside"
+bad rope '{"rope_scaling": "linear", "rope_factor": 2}' "rope_scaling: dual chunk attention"
+bad window '{"sliding_window": 8}' "sliding_window: dual chunk attention"
+python3 -c 'import json, sys; m = json.load(open(sys.argv[1])); del m["dca_chunk_size"]; json.dump(m, open(sys.argv[2], "w"), indent=1)' \
+    "$model" "$dir/nochunk.json"
+"$helix" decode --model "$dir/nochunk.json" --steps 1 >/dev/null 2>"$dir/err"
+[ $? = 2 ] && grep -q 'dca_local_size: only meaningful with "dca_chunk_size"' "$dir/err" ||
+    { echo "FAIL: dca_local_size without a chunk size: $(cat "$dir/err")"; fail=1; }
+exit $fail
