@@ -156,6 +156,16 @@ HELIX_GPU_SHARE=1 step decode-cuda-window-kvp2 60 "$helixrun" --no-prefix -n 2 \
 step decode-cuda-gemma 60 "$helix" decode --device cuda \
     --model tests/runtime/data/tiny-gemma.json --context 300 --steps 6 --batch 3 \
     --prompt-ids tests/runtime/data/prompt3_long.txt --prefill-chunk 16 --check --json
+# Dual chunk attention (Qwen2.5-1M's): the succ and inter queries copied and turned on the
+# device, each part's slots attended and merged; prompts past the first chunk through the
+# chunked prefill, and KVP 2 with parts' bounds inside kv blocks
+step decode-cuda-dca 60 "$helix" decode --device cuda \
+    --model tests/runtime/data/tiny-dca.json --context 90 --steps 8 --batch 3 \
+    --prompt-ids tests/runtime/data/prompt3_long.txt --prefill-chunk 16 --check --json
+HELIX_GPU_SHARE=1 step decode-cuda-dca-kvp2 60 "$helixrun" --no-prefix -n 2 \
+    --oversubscribe -- "$helix" decode --device cuda --kvp 2 --kv-block 3 \
+    --model tests/runtime/data/tiny-dca.json --context 90 --steps 8 --batch 3 \
+    --prompt-ids tests/runtime/data/prompt3_long.txt --prefill-chunk 16 --check --json
 # Dynamic NTK RoPE: each request's table copied to the device when its length changes (the
 # ragged prompts end before and after the model's 621 positions past --context 600)
 step decode-cuda-dynamic 60 "$helix" decode --device cuda \

@@ -1071,13 +1071,12 @@ static void hlx_info_rope_print(const hlx_model_t *m)
         printf("; the windowed layers theta %g, unscaled", m->rope_local_theta);
     printf("\n");
     if (m->dca_chunk > 0) {
-        printf("  dual chunk attention (dual_chunk_attention_config, as vLLM runs it): chunks "
-               "of %d positions (chunk_size %d - local_size %d), keys rotated at their "
-               "position within their chunk; plain attention up to position %d",
-               m->dca_chunk - m->dca_local, m->dca_chunk, m->dca_local,
+        printf("  dual chunk attention (as vLLM runs it): chunks of %d positions (chunk_size "
+               "%d - local_size %d),\n    keys rotated within their chunk: plain attention "
+               "up to position %d", m->dca_chunk - m->dca_local, m->dca_chunk, m->dca_local,
                m->dca_chunk - m->dca_local);
         if (m->dca_orig > 0)
-            printf(", the softmax scale times max(1, 0.1 ln(n / %d) + 1) for a query at "
+            printf(";\n    the softmax scale times max(1, 0.1 ln(n / %d) + 1) for a query at "
                    "sequence length n", m->dca_orig);
         printf("\n");
     }
