@@ -340,6 +340,10 @@ size_t hlx_phase_kv_align(const hlx_engine_t *eng);
  * backend) in another, and the two partials merged (the exact LSE merge) into d->o and
  * d->lse. d->group <= the layout's group. */
 hlx_status_t hlx_phase_attn_from(hlx_engine_t *eng, const hlx_attn_desc_t *d, size_t s);
+/* The same with the two partials of an unaligned start in o2 [2][d->group][dv] and lse2
+ * [2][d->group] (hlx_phase_attn_from: win_o and win_lse, room for one request's group). */
+hlx_status_t hlx_phase_attn_from_s(hlx_engine_t *eng, const hlx_attn_desc_t *d, size_t s,
+                                   float *o2, float *lse2);
 /* d (as above, from the shard's slot 0 of layer l, d->len the rank's positions so far) over
  * positions [s, d->len): hlx_phase_attn_from on a layer without a ring; on a ring, the
  * range's slots from s mod ring, in two pieces merged exactly when it wraps. */

@@ -270,6 +270,12 @@ size_t hlx_phase_window_from(const hlx_engine_t *eng, int l, int64_t pos)
 
 hlx_status_t hlx_phase_attn_from(hlx_engine_t *eng, const hlx_attn_desc_t *d0, size_t s)
 {
+    return hlx_phase_attn_from_s(eng, d0, s, eng->win_o, eng->win_lse);
+}
+
+hlx_status_t hlx_phase_attn_from_s(hlx_engine_t *eng, const hlx_attn_desc_t *d0, size_t s,
+                                   float *o2, float *lse2)
+{
     size_t a = hlx_phase_kv_align(eng), up = (s + a - 1) / a * a, G = (size_t)d0->group;
     hlx_attn_desc_t d = *d0, w;
     hlx_status_t st;
@@ -292,19 +298,19 @@ hlx_status_t hlx_phase_attn_from(hlx_engine_t *eng, const hlx_attn_desc_t *d0, s
     w.k = eng->win_k;
     w.v = eng->win_v;
     w.len = up - s;
-    w.o = eng->win_o;
-    w.lse = eng->win_lse;
+    w.o = o2;
+    w.lse = lse2;
     st = HLX_BE(eng, attn, &w);
     /* the rest from the boundary, where the shard's layout restarts */
     d.k = (const char *)d.k + up * d.k_stride * eng->kv_esize;
     d.v = (const char *)d.v + up * d.v_stride * eng->kv_esize;
     d.len -= up;
-    d.o = eng->win_o + G * (size_t)d.dv;
-    d.lse = eng->win_lse + G;
+    d.o = o2 + G * (size_t)d.dv;
+    d.lse = lse2 + G;
     if (st == HLX_OK)
         st = HLX_BE(eng, attn, &d);
     if (st == HLX_OK)
-        st = HLX_BE(eng, merge, 2, (int)G, d.dv, eng->win_o, eng->win_lse, d0->o, d0->lse);
+        st = HLX_BE(eng, merge, 2, (int)G, d.dv, o2, lse2, d0->o, d0->lse);
     return st;
 }
 

@@ -38,7 +38,9 @@ typedef struct hlx_prefill {
     float  *x, *hn, *qkv, *opart, *lsepart, *sendbuf, *recvbuf, *oparts, *lseparts;
     float  *omerged, *lsem, *y, *gu, *act;
     float  *aq, *ao, *alse, *am, *amlse; /* shared-prefix attention of one (request, head) */
-    float  *dq;      /* dual chunk attention: the succ and inter queries, [2][R][q_local][dk] */
+    float  *dq;      /* dual chunk attention: the succ and inter queries, [2][R][q_local][dk],
+                      * and a group's four partials, [4][C x group][dv] and [4][C x group] */
+    float  *dco, *dclse;
     size_t *xs_displ, *xr_displ, *sc, *sd, *rc, *rd;
     hlx_mla_rows_t mla; /* MLA models: latent rows, absorbed queries, W_UV output */
 } hlx_prefill_t;
@@ -48,7 +50,7 @@ static void hlx_prefill_free(hlx_engine_t *eng, hlx_prefill_t *p)
     float **bufs[] = { &p->x, &p->hn, &p->qkv, &p->opart, &p->lsepart, &p->sendbuf,
                        &p->recvbuf, &p->oparts, &p->lseparts, &p->omerged, &p->lsem, &p->y,
                        &p->gu, &p->act, &p->aq, &p->ao, &p->alse, &p->am, &p->amlse,
-                       &p->dq };
+                       &p->dq, &p->dco, &p->dclse };
     size_t i;
 
     for (i = 0; i < sizeof(bufs) / sizeof(bufs[0]); i++)
@@ -136,8 +138,11 @@ static hlx_status_t hlx_prefill_alloc(hlx_engine_t *eng, hlx_prefill_t *p)
     HLX_PBUF(p->alse, 2 * (size_t)p->C * (size_t)L->group);
     HLX_PBUF(p->am, (size_t)p->C * (size_t)L->group * dv);
     HLX_PBUF(p->amlse, (size_t)p->C * (size_t)L->group);
-    if (eng->dca_q != NULL)
+    if (eng->dca_q != NULL) {
         HLX_PBUF(p->dq, 2 * hlx_phase_dca_qn(eng, p->R));
+        HLX_PBUF(p->dco, 4 * (size_t)p->C * (size_t)L->group * dv);
+        HLX_PBUF(p->dclse, 4 * (size_t)p->C * (size_t)L->group);
+    }
 #undef HLX_PBUF
     return eng->mla != NULL ? hlx_mla_rows_alloc(eng, p->R, &p->mla) : HLX_OK;
 }
@@ -219,6 +224,100 @@ static hlx_status_t hlx_prefill_qkv(hlx_engine_t *eng, hlx_prefill_t *p, int l, 
     return st;
 }
 
+/* Rows from position pos on (at most left) in pos's chunk of dual chunk attention. */
+static int64_t hlx_prefill_dca_rows(const hlx_engine_t *eng, int64_t pos, int left)
+{
+    const int64_t n = (int64_t)eng->m.dca_chunk - eng->m.dca_local, r = n - pos % n;
+
+    return r < left ? r : left;
+}
+
+/* The group [i0, i1)'s queries of one part into p->aq, [rows][group][dk]: rows i of the
+ * chunk's k-th request from src (row r = k c + i at src + r * ld), head group kh; each row
+ * times its factor on the softmax scale (a factor on q: one call serves rows whose factors
+ * differ). */
+static hlx_status_t hlx_prefill_dca_q(hlx_engine_t *eng, hlx_prefill_t *p, const float *src,
+                                      size_t ld, int64_t pos0, int c, int k, int kh, int i0,
+                                      int i1)
+{
+    const int G = eng->lay.group, dk = eng->m.head_dim;
+    hlx_dca_split_t sp;
+    hlx_status_t st = HLX_OK;
+    int i;
+
+    for (i = i0; i < i1 && st == HLX_OK; i++) {
+        float *q = p->aq + (size_t)(i - i0) * G * dk;
+        st = hlx_prefill_copy(eng, q, src + ((size_t)k * c + i) * ld + (size_t)kh * G * dk,
+                              (size_t)G * dk);
+        hlx_model_dca_split(&eng->m, pos0 + i, &sp);
+        if (st == HLX_OK && sp.mscale != 1.0)
+            st = HLX_BE(eng, scale, q, (size_t)G * dk, (float)sp.mscale);
+    }
+    return st;
+}
+
+/* Dual chunk attention of the chunk's k-th request, local KV head kh, for its rows from i0
+ * to the end of i0's chunk of dual chunk attention (hlx_prefill_dca_rows): their inter and
+ * succ parts are the same keys for every row (one call over rows x group queries each,
+ * their queries hlx_prefill_dca_q), as is their intra part before i0's position; then each
+ * row's own rest of it; the parts merged exactly into p->am and p->amlse. d0: the head's
+ * shard and scale. */
+static hlx_status_t hlx_prefill_attn_dca(hlx_engine_t *eng, hlx_prefill_t *p,
+                                         const hlx_attn_desc_t *d0, int64_t pos0, int c, int k,
+                                         int kh, int i0)
+{
+    const hlx_layout_t *L = &eng->lay;
+    const int G = L->group, dk = eng->m.head_dim, dv = eng->xdv;
+    const int i1 = i0 + (int)hlx_prefill_dca_rows(eng, pos0 + i0, c - i0);
+    const size_t nq = (size_t)(i1 - i0) * G, qn = hlx_phase_dca_qn(eng, 1);
+    const float *src[3] = { p->dq + hlx_phase_dca_qn(eng, p->R), p->dq, p->qkv };
+    const size_t ld[3] = { qn, qn, (size_t)eng->qkv_cols };
+    int64_t from[3], to;
+    hlx_dca_split_t sp;
+    hlx_attn_desc_t d = *d0;
+    int part, n = 0, i;
+    hlx_status_t st = HLX_OK;
+
+    /* inter, succ and the intra keys before the group: each one range of slots, the same
+     * for every row of the group */
+    hlx_model_dca_split(&eng->m, pos0 + i0, &sp);
+    from[HLX_DCA_INTER] = 0;
+    from[HLX_DCA_SUCC] = sp.end[HLX_DCA_INTER];
+    from[HLX_DCA_INTRA] = sp.end[HLX_DCA_SUCC];
+    for (part = 0; part < 3 && st == HLX_OK; part++) {
+        size_t a = (size_t)hlx_layout_kv_count(L, L->kvp_rank, from[part]);
+        to = part == HLX_DCA_INTRA ? pos0 + i0 : from[part + 1];
+        d.len = (size_t)hlx_layout_kv_count(L, L->kvp_rank, to);
+        if (d.len <= a && part != HLX_DCA_INTRA) /* (the intra queries serve the rows' own) */
+            continue;
+        st = hlx_prefill_dca_q(eng, p, src[part], ld[part], pos0, c, k, kh, i0, i1);
+        if (st != HLX_OK || d.len <= a)
+            continue;
+        d.group = (int)nq;
+        d.q = p->aq;
+        d.o = p->dco + (size_t)n * nq * dv;
+        d.lse = p->dclse + (size_t)n * nq;
+        st = hlx_phase_attn_from_s(eng, &d, a, p->ao, p->alse);
+        n++;
+    }
+    /* each row's own rest of its intra part (the intra queries are still in p->aq), from
+     * the group's first position: empty on a rank that holds none of it (LSE -inf) */
+    for (i = i0; i < i1 && st == HLX_OK; i++) {
+        d.group = G;
+        d.q = p->aq + (size_t)(i - i0) * G * dk;
+        d.len = (size_t)hlx_layout_kv_count(L, L->kvp_rank, pos0 + i + 1);
+        d.o = p->dco + ((size_t)n * nq + (size_t)(i - i0) * G) * dv;
+        d.lse = p->dclse + (size_t)n * nq + (size_t)(i - i0) * G;
+        st = hlx_phase_attn_from_s(eng, &d, (size_t)hlx_layout_kv_count(L, L->kvp_rank,
+                                                                         pos0 + i0),
+                                   p->ao, p->alse);
+    }
+    if (st == HLX_OK)
+        st = HLX_BE(eng, merge, n + 1, (int)nq, dv, p->dco, p->dclse,
+                    p->am + (size_t)i0 * G * dv, p->amlse + (size_t)i0 * G);
+    return st;
+}
+
 /* Attention of the c rows of the chunk's k-th request, local KV head kh: the shared prefix
  * [0, n0) in one call over c x group queries, each row's own part [n0, len) in one call
  * each, merged. MLA: the one latent head, its c x Q absorbed queries and value = the key
@@ -257,18 +356,8 @@ static hlx_status_t hlx_prefill_attn_head(hlx_engine_t *eng, hlx_prefill_t *p, i
     k0 = d.k;
     v0 = d.v;
     if (hlx_prefill_dca(eng, p, pos0, c)) {
-        /* dual chunk attention: each row's three parts with their own queries (no prefix
-         * shared: the parts' queries differ by row) */
-        for (i = 0; i < c && st == HLX_OK; i++) {
-            size_t qo = ((size_t)k * c + i) * hlx_phase_dca_qn(eng, 1) + (size_t)kh * G * dk;
-            d.group = G;
-            d.len = (size_t)hlx_layout_kv_count(L, L->kvp_rank, pos0 + i + 1);
-            d.q = q0 + (size_t)i * G * dk;
-            d.o = p->am + (size_t)i * G * dv;
-            d.lse = p->amlse + (size_t)i * G;
-            st = hlx_phase_attn_dca(eng, &d, p->dq + qo,
-                                    p->dq + hlx_phase_dca_qn(eng, p->R) + qo, pos0 + i);
-        }
+        for (i = 0; i < c && st == HLX_OK; i = (int)(i + hlx_prefill_dca_rows(eng, pos0 + i, c - i)))
+            st = hlx_prefill_attn_dca(eng, p, &d, pos0, c, k, kh, i);
     } else if (hlx_model_window_start(hlx_model_layer_window(m, l), pos0 + c - 1) > 0) {
         /* a windowed layer (GQA) whose window has moved past position 0: each row over its
          * own, no prefix shared (until then the rows go as without a window, bit for bit) */
