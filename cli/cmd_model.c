@@ -1,6 +1,7 @@
 /* helix model: `synth` writes a small Hugging Face checkpoint (dense Llama-style or Phi-3
- * style with the runtime's synthetic weights, or DeepSeek-V3-style MoE+MLA), `info` describes one (and
- * with --scan names every tensor holding values that are not finite). */
+ * style with the runtime's synthetic weights, GQA with routed experts (Qwen-MoE, Mixtral,
+ * GLM-4.5), or DeepSeek-V3-style MoE+MLA), `info` describes one (and with --scan names
+ * every tensor holding values that are not finite). */
 #include "hlx_cmd.h"
 #include "hlx_parse.h"
 #include "hlx_ckpt.h"
@@ -54,7 +55,7 @@ static void hlx_synth_usage(FILE *f)
     fprintf(f,
         "usage: helix model synth --family dense|phi3|glm|glm4|gemma2|gemma3|internlm2|\n"
         "                                  qwen2|qwen3|granite|qwen2-moe|qwen3-moe|mixtral|\n"
-        "                                  moe-mla|deepseek-v2\n"
+        "                                  glm4-moe|moe-mla|deepseek-v2\n"
         "                         --out DIR [--layers N] [--seed S] [--dtype bf16|f32|fp8]\n"
         "                         [--shards N] [--model FILE|NAME]\n"
         "                         [--max-bytes SIZE] [--kv-scales K,V[,K,V...]]\n"
@@ -104,6 +105,13 @@ static void hlx_synth_usage(FILE *f)
         "                    (embedding 1.5, softmax scale 1/8, residual 0.8, logits / 8)\n"
         "  --family mixtral  MixtralForCausalLM: the dense family's attention, every layer 8\n"
         "                    experts top-2 of FFN 64 (block_sparse_moe, w1/w3/w2)\n"
+        "  --family glm4-moe  Glm4MoeForCausalLM (GLM-4.5): the dense family's attention with\n"
+        "                    q, k and v biases, q/k head norms and rotate_half RoPE over the\n"
+        "                    first half of each head; layer 0 dense, the others 8 routed\n"
+        "                    experts top-2 (expert FFN 64, sigmoid scores, the choice steered\n"
+        "                    by e_score_correction_bias, renormalised, times 2.5) + 2 shared;\n"
+        "                    one multi-token-prediction layer's tensors after the last layer\n"
+        "                    (num_nextn_predict_layers 1; not read by decode)\n"
         "  --family moe-mla  DeepseekV3ForCausalLM: MLA (q_lora 96, kv_lora 64, nope 32,\n"
         "                    rope 16, v 32, 4 heads), 8 routed experts top-2 + 1 shared\n"
         "                    (expert FFN 64), layer 0 dense (FFN 384), sigmoid routing\n"
@@ -240,6 +248,7 @@ typedef struct {
     hlx_hf_config_t  cfg;
     uint64_t         seed;
     size_t           kvs_at;   /* list entries from here on: the KV-cache scales */
+    size_t           mtp_at, mtp_n; /* list entries [mtp_at, + mtp_n): the MTP layers' */
     int              nkvs;     /* --kv-scales pairs given */
     double           kvs[2 * HLX_SYNTH_MAX_KVS];
 } hlx_synth_ctx_t;
@@ -259,8 +268,8 @@ static hlx_status_t hlx_synth_fill(void *vctx, const hlx_hf_expect_t *t, size_t 
             dst[j] = (float)(c->kvs[2 * pair + (idx - c->kvs_at) % 2] * (j % 2 ? 0.25 : 1.0));
         return HLX_OK;
     }
-    if (c->cfg.family != HLX_HF_DENSE) {
-        for (j = 0; j < cols; j++)
+    if (c->cfg.family != HLX_HF_DENSE || (idx >= c->mtp_at && idx < c->mtp_at + c->mtp_n)) {
+        for (j = 0; j < cols; j++) /* MLA, and the MTP layers (not read) */
             dst[j] = hlx_ckpt_synth_value(c->seed, t, row, j);
         return HLX_OK;
     }
@@ -316,6 +325,7 @@ static const struct {
     { "qwen2-moe", "Qwen2MoeForCausalLM", "synth-qwen2-moe", 0, 1, 0, HLX_HF_MOE_QWEN2, 0 },
     { "qwen3-moe", "Qwen3MoeForCausalLM", "synth-qwen3-moe", 0, 0, 1, HLX_HF_MOE_QWEN3, 0 },
     { "mixtral", "MixtralForCausalLM", "synth-mixtral", 0, 0, 0, HLX_HF_MOE_MIXTRAL, 0 },
+    { "glm4-moe", "Glm4MoeForCausalLM", "synth-glm4-moe", 0, 1, 1, HLX_HF_MOE_GLM4, 0 },
     { "granite", "GraniteForCausalLM", "synth-granite", 0, 0, 0, 0, 0 },
 };
 #define HLX_SYNTH_NDENSE (sizeof(hlx_synth_dense) / sizeof(hlx_synth_dense[0]))
@@ -424,6 +434,18 @@ static void hlx_synth_config(hlx_hf_config_t *c, int dense, int v2, int layers,
                 m->shared_experts = 2;
                 m->shared_gate = 1;
                 hlx_hf_gating_set(c, HLX_MOE_SOFTMAX, 0, 1.0, 1, 1);
+            }
+            if (c->moe_gqa == HLX_HF_MOE_GLM4) {
+                /* glm4-moe: GLM-4.5's layer: layer 0 dense (first_k_dense_replace 1), 2
+                 * shared experts (moe_intermediate_size x 2), DeepSeek-V3's sigmoid gate
+                 * with its correction bias (values in [-1, 1): it steers the choice), one
+                 * group as the releases have, times GLM-4.5's 2.5; rotate_half RoPE over
+                 * half of each head; one MTP layer after the last */
+                m->dense_layers = layers > 1 ? 1 : 0;
+                m->shared_experts = 2;
+                m->rope_dim = m->head_dim / 2;
+                hlx_hf_gating_set(c, HLX_MOE_SIGMOID, 1, 2.5, 1, 1);
+                c->mtp_layers = 1;
             }
         }
         if (!strcmp(dtype, "fp8")) { /* a scale per output channel (--fp8-format's default) */
@@ -653,6 +675,62 @@ static hlx_status_t hlx_synth_kv_list(hlx_synth_ctx_t *ctx, hlx_hf_expect_t **li
     return HLX_OK;
 }
 
+/* The multi-token-prediction layers (num_nextn_predict_layers, GLM-4.5's) appended to the
+ * list: each the tensors of one more layer of the model's last kind under
+ * model.layers.{layers + i}., plus eh_proj [H, 2H], enorm, hnorm and shared_head.norm [H],
+ * as the releases store them, so that a reader has them to leave out. */
+static hlx_status_t hlx_synth_mtp_list(hlx_synth_ctx_t *ctx, hlx_hf_expect_t **list_p,
+                                       size_t *n_p, char *err, size_t errlen)
+{
+    static const char *const norms[] = { "enorm", "hnorm", "shared_head.norm" };
+    hlx_hf_config_t c2 = ctx->cfg;
+    const int L = ctx->cfg.m.layers, H = ctx->cfg.m.hidden;
+    hlx_hf_expect_t *all = NULL, *v;
+    size_t na = 0, i;
+    hlx_status_t st;
+    int l, k;
+
+    ctx->mtp_at = *n_p;
+    if (ctx->cfg.mtp_layers <= 0)
+        return HLX_OK;
+    c2.m.layers = L + ctx->cfg.mtp_layers;
+    if ((st = hlx_hf_expect(&c2, &all, &na, err, errlen)) != HLX_OK)
+        return st;
+    v = realloc(*list_p, (*n_p + na + 4 * (size_t)ctx->cfg.mtp_layers) * sizeof(*v));
+    if (v == NULL) {
+        free(all);
+        snprintf(err, errlen, "out of memory");
+        return HLX_ERR_NOMEM;
+    }
+    *list_p = v;
+    for (i = 0; i < na; i++) {
+        int layer, at = 0;
+        if (sscanf(all[i].name, "model.layers.%d.%n", &layer, &at) == 1 && at > 0 && layer >= L)
+            v[(*n_p)++] = all[i];
+    }
+    free(all);
+    for (l = L; l < c2.m.layers; l++)
+        for (k = 0; k < 4; k++) {
+            hlx_hf_expect_t *e = &v[(*n_p)++];
+            memset(e, 0, sizeof(*e));
+            e->dtype = ctx->cfg.st_dtype;
+            e->split = HLX_HFS_REPLICATED;
+            e->shape[0] = H;
+            if (k == 0) { /* eh_proj: [embedding norm | hidden norm] -> H */
+                snprintf(e->name, sizeof(e->name), "model.layers.%d.eh_proj.weight", l);
+                e->cls = HLX_HFC_ATTN;
+                e->ndim = 2;
+                e->shape[1] = 2 * (int64_t)H;
+            } else {
+                snprintf(e->name, sizeof(e->name), "model.layers.%d.%s.weight", l, norms[k - 1]);
+                e->cls = HLX_HFC_NORM;
+                e->ndim = 1;
+            }
+        }
+    ctx->mtp_n = *n_p - ctx->mtp_at;
+    return HLX_OK;
+}
+
 static int hlx_cmd_model_synth(int argc, char **argv)
 {
     enum { O_FAMILY = 1, O_OUT, O_LAYERS, O_SEED, O_DTYPE, O_SHARDS, O_MODEL, O_MAX_BYTES,
@@ -733,8 +811,8 @@ static int hlx_cmd_model_synth(int argc, char **argv)
     if (family == NULL ||
         (dense < 0 && strcmp(family, "moe-mla") && strcmp(family, "deepseek-v2"))) {
         fprintf(stderr, "helix model synth: --family: %s (dense, phi3, glm, glm4, gemma2, gemma3, "
-                "internlm2, qwen2, qwen3, granite, qwen2-moe, qwen3-moe, mixtral, moe-mla or "
-                "deepseek-v2)\n",
+                "internlm2, qwen2, qwen3, granite, qwen2-moe, qwen3-moe, mixtral, glm4-moe, "
+                "moe-mla or deepseek-v2)\n",
                 family ? family : "required");
         return 2;
     }
@@ -797,6 +875,8 @@ static int hlx_cmd_model_synth(int argc, char **argv)
     if (kvs_head)
         ctx.cfg.kv_scales = HLX_HF_KV_SCALES_HEAD;
     st = hlx_hf_expect(&ctx.cfg, &list, &n, err, sizeof(err));
+    if (st == HLX_OK)
+        st = hlx_synth_mtp_list(&ctx, &list, &n, err, sizeof(err));
     for (i = 0; st == HLX_OK && ctx.cfg.fp8_form == HLX_HF_QF_CT && i < n; i++)
         if (list[i].ndim == 0) /* one value: llm-compressor stores [1], torch scalars [] */
             list[i].ndim = 1;
@@ -821,9 +901,10 @@ static int hlx_cmd_model_synth(int argc, char **argv)
         int layer;
         int64_t wrow;
         if (list[i].cls == HLX_HFC_ROUTER || list[i].cls == HLX_HFC_EXPERT ||
-            list[i].cls == HLX_HFC_SHARED || list[i].cls == HLX_HFC_SCALE)
+            list[i].cls == HLX_HFC_SHARED || list[i].cls == HLX_HFC_SCALE ||
+            (i >= ctx.mtp_at && i < ctx.mtp_at + ctx.mtp_n))
             continue; /* Qwen2/3-MoE: no runtime weight of the dense numbering; scales
-                       * (fp8 weights', the KV cache's) none either */
+                       * (fp8 weights', the KV cache's) none either; MTP layers: not read */
         if (hlx_hf_weight_at(&ctx.cfg.m, ctx.cfg.fused, list[i].name, 0, &w, &layer, &wrow)) {
             snprintf(err, sizeof(err), "%s: no runtime weight", list[i].name);
             st = HLX_ERR_INTERNAL;
@@ -1266,6 +1347,13 @@ static int hlx_cmd_model_info(int argc, char **argv)
         json_object_set_new(o_, "layout", json_pack("{s:i, s:i, s:i, s:i}", "kvp", (int)kvp,
                                                     "tpa", (int)tpa, "ep", (int)ep, "n", n));
         json_object_set_new(o_, "bytes_per_rank", rb);
+        if (cfg.mtp_layers > 0 || cfg.mtp_tensors > 0) /* not read: not in the bytes above */
+            json_object_set_new(o_, "left_out",
+                                json_pack("{s:s, s:i, s:i, s:I, s:I}", "what",
+                                          "multi-token prediction", "layers", cfg.mtp_layers,
+                                          "first_layer", cfg.m.layers,
+                                          "tensors", (json_int_t)cfg.mtp_tensors,
+                                          "bytes", (json_int_t)cfg.mtp_bytes));
         if (scan)
             json_object_set_new(o_, "scan", hlx_info_scan_json(&sc));
         json_dumpf(o_, stdout, JSON_INDENT(2) | JSON_PRESERVE_ORDER);
@@ -1388,6 +1476,16 @@ static int hlx_cmd_model_info(int argc, char **argv)
                    rank_bytes[i]);
     printf("  %-16s %16.0f %18.0f   (kvp %ld x tpa %ld = %d ranks, ep %ld)\n", "total", total,
            rank_total, kvp, tpa, n, ep);
+    /* the multi-token-prediction layers: in the checkpoint, not in the model decode runs */
+    if (cfg.mtp_tensors > 0)
+        printf("  %-16s %16llu %18s   (model.layers.%d.* on, %zu tensors: multi-token "
+               "prediction, num_nextn_predict_layers %d; not read)\n", "left out",
+               (unsigned long long)cfg.mtp_bytes, "-", cfg.m.layers, cfg.mtp_tensors,
+               cfg.mtp_layers);
+    else if (cfg.mtp_layers > 0)
+        printf("  %-16s %16s %18s   (model.layers.%d.* on: %d multi-token-prediction layer(s), "
+               "num_nextn_predict_layers; not read%s)\n", "left out", "-", "-", cfg.m.layers,
+               cfg.mtp_layers, config_only ? "; tensors not checked" : "; none stored");
     if (scan)
         hlx_info_scan_print(ck, &sc);
 out:

@@ -1,6 +1,6 @@
-/* Hugging Face model layout: config.json of the dense (Llama, Mistral, Phi-3) and MoE+MLA
- * (DeepSeek-V3) families, the tensors each must hold, and the map from runtime weights to
- * them. */
+/* Hugging Face model layout: config.json of the dense (Llama, Mistral, Phi-3; with routed
+ * experts: Mixtral, Qwen-MoE, GLM-4.5) and MoE+MLA (DeepSeek-V3) families, the tensors each
+ * must hold, and the map from runtime weights to them. */
 #define _GNU_SOURCE
 #include "hlx_ckpt.h"
 #include "hlx_err.h"
@@ -124,11 +124,12 @@ static int hlx_cfg_absent(hlx_jdoc_t *doc, const char *key)
  * takes no switch; GLM's by attention_bias, default true);
  * qk_norm: Qwen3's per-head q_norm and k_norm before RoPE; moe: routed experts (softmax
  * router) in place of the dense FFN, under DeepSeek's tensor names (HLX_HF_MOE_QWEN3;
- * HLX_HF_MOE_QWEN2 with a gated shared expert) or Mixtral's (block_sparse_moe, w1/w3/w2:
- * HLX_HF_MOE_MIXTRAL); post_norms: GLM-4-0414's norms of the attention's and the FFN's
- * outputs (post_self_attn_layernorm, post_mlp_layernorm); rotary: 0 where every head
- * rotates whole, else the default partial_rotary_factor (Phi-3 1, GLM 0.5); eps: the
- * class's rms_norm_eps default. */
+ * HLX_HF_MOE_QWEN2 with a gated shared expert; HLX_HF_MOE_GLM4: DeepSeek-V3's gate, its
+ * q, k, v biases and q/k norms by attention_bias and use_qk_norm) or Mixtral's
+ * (block_sparse_moe, w1/w3/w2: HLX_HF_MOE_MIXTRAL); post_norms: GLM-4-0414's norms of the
+ * attention's and the FFN's outputs (post_self_attn_layernorm, post_mlp_layernorm);
+ * rotary: 0 where every head rotates whole, else the default partial_rotary_factor (Phi-3
+ * 1, GLM and GLM-4.5 0.5); eps: the class's rms_norm_eps default. */
 #define HLX_HF_PHI3 (HLX_HF_FUSED_QKV | HLX_HF_FUSED_GU)
 #define HLX_HF_GLM  (HLX_HF_FUSED_GU | HLX_HF_ROPE_PAIRS)
 #define HLX_HF_INTERNLM2 HLX_HF_QKV_GROUPED
@@ -145,6 +146,9 @@ static const struct {
     { "Qwen2MoeForCausalLM", "qwen2_moe", HLX_HF_DENSE, 0, 1, 0, HLX_HF_MOE_QWEN2, 0, 0, 1e-6 },
     { "Qwen3MoeForCausalLM", "qwen3_moe", HLX_HF_DENSE, 0, 0, 1, HLX_HF_MOE_QWEN3, 0, 0, 1e-6 },
     { "MixtralForCausalLM", "mixtral", HLX_HF_DENSE, 0, 0, 0, HLX_HF_MOE_MIXTRAL, 0, 0, 1e-5 },
+    /* GLM-4.5, 4.5-Air, 4.6: rotate_half over the first half of each head (not GLM-4's
+     * pairs) */
+    { "Glm4MoeForCausalLM", "glm4_moe", HLX_HF_DENSE, 0, 0, 0, HLX_HF_MOE_GLM4, 0, 0.5, 1e-5 },
     { "Phi3ForCausalLM", "phi3", HLX_HF_DENSE, HLX_HF_PHI3, 0, 0, 0, 0, 1.0, 1e-5 },
     { "GlmForCausalLM", "glm", HLX_HF_DENSE, HLX_HF_GLM, 1, 0, 0, 0, 0.5, 1.5625e-7 },
     { "Glm4ForCausalLM", "glm4", HLX_HF_DENSE, HLX_HF_GLM, 1, 0, 0, 1, 0.5, 1.5625e-7 },
@@ -185,7 +189,8 @@ static const struct {
 #define HLX_HF_ARCH_LIST "LlamaForCausalLM, MistralForCausalLM, MixtralForCausalLM, " \
                          "Qwen2ForCausalLM, Qwen2MoeForCausalLM, Qwen3ForCausalLM, " \
                          "Qwen3MoeForCausalLM, Phi3ForCausalLM, GlmForCausalLM, " \
-                         "Glm4ForCausalLM, InternLM2ForCausalLM, InternLM3ForCausalLM, " \
+                         "Glm4ForCausalLM, Glm4MoeForCausalLM, InternLM2ForCausalLM, " \
+                         "InternLM3ForCausalLM, " \
                          "GraniteForCausalLM, Mistral3ForConditionalGeneration, " \
                          "LlavaForConditionalGeneration, LlavaNextForConditionalGeneration, " \
                          "LlavaOnevisionForConditionalGeneration, " \
@@ -294,7 +299,8 @@ static hlx_status_t hlx_cfg_family(hlx_jdoc_t *doc, hlx_hf_config_t *c)
     if (a == NULL)
         return hlx_jdoc_fail(doc, "/architectures", HLX_ERR_PARSE,
                              "missing, and model_type is not llama, mistral, mixtral, qwen2, "
-                             "qwen2_moe, qwen3, qwen3_moe, phi3, glm, glm4, internlm2, internlm3, "
+                             "qwen2_moe, qwen3, qwen3_moe, phi3, glm, glm4, glm4_moe, "
+                             "internlm2, internlm3, "
                              "gemma2, gemma3_text, gemma3, "
                              "deepseek_v2 or deepseek_v3");
     return hlx_jdoc_fail(doc, "/architectures/0", HLX_ERR_PARSE,
@@ -1720,6 +1726,65 @@ static hlx_status_t hlx_cfg_mixtral(hlx_jdoc_t *doc, hlx_hf_config_t *c)
     return HLX_OK;
 }
 
+/* Glm4MoeConfig's defaults for the MoE keys a config.json may leave out. */
+#define HLX_GLM4_MOE_EXPERTS      128
+#define HLX_GLM4_MOE_TOP_K        8
+#define HLX_GLM4_MOE_EXPERT_FFN   1408
+#define HLX_GLM4_MOE_SHARED       1
+#define HLX_GLM4_MOE_FIRST_DENSE  1
+
+/* GLM-4.5, GLM-4.5-Air, GLM-4.6 (Glm4MoeForCausalLM; transformers' Glm4MoeMoE, vLLM's
+ * Glm4MoE): DeepSeek-V3's MoE after the first first_k_dense_replace layers (a dense FFN of
+ * intermediate_size before): n_routed_experts of moe_intermediate_size chosen by sigmoid
+ * scores plus e_score_correction_bias (noaux_tc, groups by their two best), the chosen
+ * scores renormalised (norm_topk_prob) and times routed_scaling_factor, plus
+ * n_shared_experts x moe_intermediate_size of shared FFN; RoPE's rotate_half over the
+ * first partial_rotary_factor of each head. Absent keys: Glm4MoeConfig's defaults. */
+static hlx_status_t hlx_cfg_glm4_moe(hlx_jdoc_t *doc, hlx_hf_config_t *c)
+{
+    static const hlx_gating_keys_t keys = { "n_routed_experts", "num_experts_per_tok",
+                                            "n_group", "topk_group" };
+    hlx_model_t *m = &c->m;
+    const char *key = "n_group";
+    char why[256], path[64];
+    int norm, ng, tg;
+    double rsf;
+    hlx_status_t st;
+
+    HLX_TRY(hlx_cfg_int(doc, "n_routed_experts", 0, HLX_GLM4_MOE_EXPERTS, 1, &m->experts));
+    HLX_TRY(hlx_cfg_int(doc, "num_experts_per_tok", 0, HLX_GLM4_MOE_TOP_K, 1, &m->top_k));
+    HLX_TRY(hlx_cfg_int(doc, "moe_intermediate_size", 0, HLX_GLM4_MOE_EXPERT_FFN, 1,
+                        &m->expert_ffn));
+    HLX_TRY(hlx_cfg_int(doc, "n_shared_experts", 0, HLX_GLM4_MOE_SHARED, 0,
+                        &m->shared_experts));
+    HLX_TRY(hlx_cfg_int(doc, "first_k_dense_replace", 0, HLX_GLM4_MOE_FIRST_DENSE, 0,
+                        &m->dense_layers));
+    HLX_TRY(hlx_cfg_bool(doc, "norm_topk_prob", 1, &norm));
+    HLX_TRY(hlx_cfg_num(doc, "routed_scaling_factor", 1.0, 1e-6, 1e6, &rsf));
+    HLX_TRY(hlx_cfg_int(doc, "n_group", 0, 1, 1, &ng));
+    HLX_TRY(hlx_cfg_int(doc, "topk_group", 0, 1, 1, &tg));
+    HLX_TRY(hlx_cfg_int(doc, "num_nextn_predict_layers", 0, 0, 0, &c->mtp_layers));
+    if (m->top_k > m->experts)
+        return hlx_jdoc_fail(doc, "/num_experts_per_tok", HLX_ERR_PARSE,
+                             "%d exceeds n_routed_experts %d%s", m->top_k, m->experts,
+                             hlx_cfg_absent(doc, "num_experts_per_tok") ||
+                                     hlx_cfg_absent(doc, "n_routed_experts")
+                                 ? " (absent keys take Glm4MoeConfig's n_routed_experts 128 and "
+                                   "num_experts_per_tok 8; give the model's values)" : "");
+    if (m->dense_layers > m->layers)
+        return hlx_jdoc_fail(doc, "/first_k_dense_replace", HLX_ERR_PARSE,
+                             "%d exceeds num_hidden_layers %d", m->dense_layers, m->layers);
+    hlx_hf_gating_set(c, HLX_MOE_SIGMOID, norm, rsf, ng, tg);
+    if ((st = hlx_model_gating_check(m, &keys, &key, why, sizeof(why))) != HLX_OK) {
+        snprintf(path, sizeof(path), "/%s", key);
+        return hlx_jdoc_fail(doc, path, st, "%s%s", why,
+                             hlx_cfg_absent(doc, "n_group") || hlx_cfg_absent(doc, "topk_group")
+                                 ? " (absent keys take Glm4MoeConfig's n_group 1 and topk_group "
+                                   "1; give the model's values)" : "");
+    }
+    return hlx_cfg_partial_rotary(doc, m, hlx_hf_archs[hlx_hf_arch_index(c)].rotary);
+}
+
 /* Gemma2Config's and Gemma3TextConfig's keys beyond Llama's, with their defaults where
  * absent: hidden_activation (gelu_pytorch_tanh: GeGLU; another is refused),
  * query_pre_attn_scalar (256), sliding_window (4096; null: none) on every layer but each
@@ -1951,6 +2016,14 @@ static hlx_status_t hlx_cfg_dense(hlx_jdoc_t *doc, hlx_hf_config_t *c)
         HLX_TRY(hlx_cfg_bool(doc, "attention_bias", 1, &bias));
         m->qkv_bias = bias;
     }
+    /* GLM-4.5: the same key (Glm4MoeConfig: false when absent; true in the releases), and
+     * q and k head norms by use_qk_norm (false; GLM-4.5 and 4.6 true, 4.5-Air false) */
+    if (c->moe_gqa == HLX_HF_MOE_GLM4) {
+        HLX_TRY(hlx_cfg_bool(doc, "attention_bias", 0, &bias));
+        m->qkv_bias = bias;
+        HLX_TRY(hlx_cfg_bool(doc, "use_qk_norm", 0, &bias));
+        m->qk_norm = bias;
+    }
     /* InternLM3 (Llama's layout): "qkv_bias" puts biases on q, k and v, "bias" on o_proj and
      * the FFN; both false by default */
     if (!strcmp(c->arch, "InternLM3ForCausalLM")) {
@@ -1985,12 +2058,12 @@ static hlx_status_t hlx_cfg_dense(hlx_jdoc_t *doc, hlx_hf_config_t *c)
         return hlx_jdoc_fail(doc, "/mlp_bias", HLX_ERR_PARSE, "FFN biases are not supported");
     if (!strcmp(c->arch, "GraniteForCausalLM"))
         HLX_TRY(hlx_cfg_granite(doc, m));
-    /* absent: all query heads (LlamaConfig), 8 (MistralConfig, MixtralConfig), 2 of 128
-     * (GlmConfig), 4 of 256 (Gemma3TextConfig) */
+    /* absent: all query heads (LlamaConfig), 8 (MistralConfig, MixtralConfig,
+     * Glm4MoeConfig), 2 of 128 (GlmConfig), 4 of 256 (Gemma3TextConfig) */
     HLX_TRY(hlx_cfg_int(doc, "num_key_value_heads", 0,
                         c->fused & HLX_HF_GEMMA ? 4 : c->fused & HLX_HF_ROPE_PAIRS ? 2
-                        : !hlx_hf_mistral(c) &&
-                                  strcmp(c->arch, "MixtralForCausalLM") ? m->q_heads : 8, 1,
+                        : !hlx_hf_mistral(c) && strcmp(c->arch, "MixtralForCausalLM") &&
+                                  c->moe_gqa != HLX_HF_MOE_GLM4 ? m->q_heads : 8, 1,
                         &m->kv_heads));
     HLX_TRY(hlx_cfg_int(doc, "head_dim", 0,
                         c->fused & HLX_HF_GEMMA        ? 256
@@ -2009,10 +2082,13 @@ static hlx_status_t hlx_cfg_dense(hlx_jdoc_t *doc, hlx_hf_config_t *c)
                              "hidden_size %d", m->head_dim, m->q_heads, m->hidden);
     if (m->kv_heads > m->q_heads || m->q_heads % m->kv_heads != 0)
         return hlx_jdoc_fail(doc, "/num_key_value_heads", HLX_ERR_PARSE,
-                             "%d does not divide num_attention_heads %d%s", m->kv_heads,
+                             "%d does not divide num_attention_heads %d%s%s%s", m->kv_heads,
                              m->q_heads, hlx_cfg_absent(doc, "num_key_value_heads")
-                                 ? " (absent from config.json: that is transformers' "
-                                   "MistralConfig default; give the model's value)" : "");
+                                 ? " (absent from config.json: that is transformers' default "
+                                   "for " : "",
+                             hlx_cfg_absent(doc, "num_key_value_heads") ? c->arch : "",
+                             hlx_cfg_absent(doc, "num_key_value_heads")
+                                 ? "; give the model's value)" : "");
     if (m->head_dim % 2 != 0)
         return hlx_jdoc_fail(doc, "/head_dim", HLX_ERR_PARSE, "%d is odd (RoPE rotates pairs)",
                              m->head_dim);
@@ -2020,20 +2096,23 @@ static hlx_status_t hlx_cfg_dense(hlx_jdoc_t *doc, hlx_hf_config_t *c)
     m->rope_dim = m->head_dim;
     m->dense_layers = m->layers;
     if (hlx_hf_archs[hlx_hf_arch_index(c)].rotary == 0) {
-        /* only Phi-3's and GLM's (4, 4-0414) attention rotate part of a head; the others fail on
-         * it in transformers, or rotate the whole head */
+        /* only Phi-3's and GLM's (4, 4-0414, 4.5) attention rotate part of a head; the others
+         * fail on it in transformers, or rotate the whole head */
         double f;
         const char *at;
         HLX_TRY(hlx_cfg_rotary_factor(doc, 1.0, &f, &at));
         if (f != 1.0)
             return hlx_jdoc_fail(doc, at, HLX_ERR_PARSE,
-                                 "%g is read for Phi3ForCausalLM, GlmForCausalLM and "
-                                 "Glm4ForCausalLM only (%s rotates whole heads)", f, c->arch);
+                                 "%g is read for Phi3ForCausalLM, GlmForCausalLM, "
+                                 "Glm4ForCausalLM and Glm4MoeForCausalLM only (%s rotates "
+                                 "whole heads)", f, c->arch);
     }
     if (c->fused & HLX_HF_GEMMA)
         return hlx_cfg_gemma(doc, c);
     if (c->moe_gqa == HLX_HF_MOE_MIXTRAL)
         return hlx_cfg_mixtral(doc, c);
+    if (c->moe_gqa == HLX_HF_MOE_GLM4)
+        return hlx_cfg_glm4_moe(doc, c);
     if (c->moe_gqa)
         return hlx_cfg_qwen3_moe(doc, c);
     if (hlx_hf_archs[hlx_hf_arch_index(c)].rotary != 0)
@@ -2145,6 +2224,7 @@ static hlx_status_t hlx_cfg_moe_mla(hlx_jdoc_t *doc, hlx_hf_config_t *c)
                         1e6, &rsf));
     HLX_TRY(hlx_cfg_int(doc, "n_group", 0, v2 ? 1 : HLX_DSV3_N_GROUP, 1, &c->n_group));
     HLX_TRY(hlx_cfg_int(doc, "topk_group", 0, v2 ? 1 : HLX_DSV3_TOPK_GROUP, 1, &c->topk_group));
+    HLX_TRY(hlx_cfg_int(doc, "num_nextn_predict_layers", 0, 0, 0, &c->mtp_layers));
     c->routed_scaling_factor = rsf;
     if (v2 && (st = hlx_cfg_dsv2_gating(doc, c)) != HLX_OK)
         return st;
@@ -2410,11 +2490,24 @@ char *hlx_hf_config_text(const hlx_hf_config_t *c)
             json_object_set_new(o, "logits_scaling",
                                 json_real(m->logits_scale > 0.0 ? m->logits_scale : 1.0));
         }
-        if (m->qk_norm) /* Qwen3: q, k, v and o without biases */
+        if (m->qk_norm && c->moe_gqa != HLX_HF_MOE_GLM4) /* Qwen3: q, k, v and o unbiased */
             json_object_set_new(o, "attention_bias", json_false());
         if (c->moe_gqa == HLX_HF_MOE_MIXTRAL) { /* every layer: intermediate_size experts */
             json_object_set_new(o, "num_local_experts", json_integer(m->experts));
             json_object_set_new(o, "num_experts_per_tok", json_integer(m->top_k));
+        } else if (c->moe_gqa == HLX_HF_MOE_GLM4) { /* GLM-4.5: DeepSeek-V3's MoE keys */
+            json_object_set_new(o, "attention_bias", json_boolean(m->qkv_bias));
+            json_object_set_new(o, "use_qk_norm", json_boolean(m->qk_norm));
+            json_object_set_new(o, "n_routed_experts", json_integer(m->experts));
+            json_object_set_new(o, "num_experts_per_tok", json_integer(m->top_k));
+            json_object_set_new(o, "n_shared_experts", json_integer(m->shared_experts));
+            json_object_set_new(o, "moe_intermediate_size", json_integer(m->expert_ffn));
+            json_object_set_new(o, "first_k_dense_replace", json_integer(m->dense_layers));
+            json_object_set_new(o, "norm_topk_prob", json_boolean(c->norm_topk_prob));
+            json_object_set_new(o, "routed_scaling_factor", json_real(c->routed_scaling_factor));
+            json_object_set_new(o, "n_group", json_integer(c->n_group));
+            json_object_set_new(o, "topk_group", json_integer(c->topk_group));
+            json_object_set_new(o, "num_nextn_predict_layers", json_integer(c->mtp_layers));
         } else if (c->moe_gqa) { /* Qwen2/3-MoE: experts after the first dense_layers */
             json_t *mol = json_array();
             int l;
@@ -2458,6 +2551,8 @@ char *hlx_hf_config_text(const hlx_hf_config_t *c)
         json_object_set_new(o, "routed_scaling_factor", json_real(c->routed_scaling_factor));
         json_object_set_new(o, "n_group", json_integer(c->n_group));
         json_object_set_new(o, "topk_group", json_integer(c->topk_group));
+        if (c->mtp_layers > 0)
+            json_object_set_new(o, "num_nextn_predict_layers", json_integer(c->mtp_layers));
         if (!strcmp(c->arch, "DeepseekV2ForCausalLM"))
             json_object_set_new(o, "topk_method",
                                 json_string(c->n_group > 1 && c->topk_group < c->n_group
@@ -2832,18 +2927,29 @@ out_nomem:
     return hlx_errbuf(err, errlen, HLX_ERR_NOMEM, "config.json: out of memory listing its tensors");
 }
 
-/* Tensors a checkpoint may hold that decode does not read: layers past num_hidden_layers
- * (DeepSeek's multi-token-prediction module) and the RoPE frequency buffers older Llama
- * conversions saved (recomputed from rope_theta). */
+/* A tensor of a multi-token-prediction layer, stored past num_hidden_layers (with its own
+ * eh_proj, enorm, hnorm, shared_head.*), which decode without speculative decoding does not
+ * read: GLM-4.5's the num_nextn_predict_layers ones (transformers' Glm4MoeModel ignores
+ * them, vLLM skips them), DeepSeek's any (its module as released). */
+static int hlx_hf_is_mtp(const hlx_hf_config_t *c, const char *name)
+{
+    int layer, n = 0;
+
+    if (sscanf(name, "model.layers.%d.%n", &layer, &n) != 1 || n == 0 || layer < c->m.layers)
+        return 0;
+    return c->family == HLX_HF_MOE_MLA || layer - c->m.layers < c->mtp_layers;
+}
+
+/* Tensors a checkpoint may hold that decode does not read: the multi-token-prediction
+ * layers (hlx_hf_is_mtp) and the RoPE frequency buffers older Llama conversions saved
+ * (recomputed from rope_theta). */
 static int hlx_hf_is_extra_layer(const hlx_hf_config_t *c, const char *name)
 {
     size_t n = strlen(name), k = strlen(".rotary_emb.inv_freq");
-    int layer;
 
     if (n > k && !strcmp(name + n - k, ".rotary_emb.inv_freq"))
         return 1;
-    return c->family == HLX_HF_MOE_MLA && sscanf(name, "model.layers.%d.", &layer) == 1 &&
-           layer >= c->m.layers;
+    return hlx_hf_is_mtp(c, name);
 }
 
 /* A multimodal checkpoint's tensors beside its text model's (not read). */
@@ -3022,6 +3128,15 @@ void hlx_hf_settle(hlx_ckpt_t *ck, hlx_hf_config_t *c)
     hlx_hf_prefixes(ck, c);
     head = c->tie_word_embeddings ? hlx_hf_find_head(ck, c) : NULL;
     snprintf(c->lm_head_unused, sizeof(c->lm_head_unused), "%s", head ? head->name : "");
+    c->mtp_tensors = 0;
+    c->mtp_bytes = 0;
+    for (j = 0; (size_t)j < hlx_ckpt_count(ck); j++) {
+        const hlx_ckpt_tensor_t *t = hlx_ckpt_tensor(ck, (size_t)j);
+        if (hlx_hf_is_mtp(c, t->name)) {
+            c->mtp_tensors++;
+            c->mtp_bytes += t->end - t->begin;
+        }
+    }
     if (!c->kv_scales && !c->kv_scales_maybe)
         return;
     for (form = 1; form >= 0 && found < 0; form--) /* the projections' names first */
@@ -3119,8 +3234,17 @@ hlx_status_t hlx_hf_check(hlx_ckpt_t *ck, const hlx_hf_config_t *c)
             const size_t nl = strlen(t->name);
             const int kvs = nl >= 8 && (!strcmp(t->name + nl - 8, ".k_scale") ||
                                         !strcmp(t->name + nl - 8, ".v_scale"));
+            int layer = -1;
+            char past[200] = "";
+            /* a layer past the model's: GLM-4.5's multi-token prediction is counted by
+             * num_nextn_predict_layers */
+            if (c->moe_gqa == HLX_HF_MOE_GLM4 &&
+                sscanf(t->name, "model.layers.%d.", &layer) == 1 && layer >= c->m.layers)
+                snprintf(past, sizeof(past), " (layer %d is past num_hidden_layers %d, and "
+                         "num_nextn_predict_layers %d multi-token-prediction layers do not "
+                         "reach it)", layer, c->m.layers, c->mtp_layers);
             st = hlx_ckpt_set_error(ck, HLX_ERR_MISMATCH,
-                                    "%s: tensor %s is not part of a%s %s of this config.json%s",
+                                    "%s: tensor %s is not part of a%s %s of this config.json%s%s",
                                     hlx_ckpt_file_name(ck, t->file), t->name,
                                     c->arch[0] && strchr("AEIOU", c->arch[0]) ? "n" : "",
                                     c->arch,
@@ -3129,7 +3253,7 @@ hlx_status_t hlx_hf_check(hlx_ckpt_t *ck, const hlx_hf_config_t *c)
                                                  : " (a KV-cache scale: config.json's "
                                                    "quantization_config has no "
                                                    "kv_cache_scheme)")
-                                          : "");
+                                          : "", past);
         }
     }
     if (st != HLX_OK && list == NULL) /* the list itself: too many tensors, no memory */

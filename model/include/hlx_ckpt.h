@@ -1,5 +1,6 @@
 /* Hugging Face checkpoints: safetensors shards mapped read-only (each rank reads only its
- * slices), config.json of Llama-style and DeepSeek-V3-style models, and the writer. */
+ * slices), config.json of Llama-style, GLM-4.5-style (GQA with DeepSeek-V3's MoE) and
+ * DeepSeek-V3-style models, and the writer. */
 #ifndef HLX_CKPT_H
 #define HLX_CKPT_H
 
@@ -213,7 +214,7 @@ void hlx_ckpt_nonfinite_str(const hlx_ckpt_tensor_t *t, const hlx_ckpt_nonfinite
 
 typedef enum hlx_hf_family {
     HLX_HF_DENSE   = 0, /* LlamaForCausalLM (and Mistral, Qwen2, Qwen3, Phi-3, GLM,
-                           InternLM2) */
+                           InternLM2; with routed experts: Mixtral, Qwen2/3-MoE, GLM-4.5) */
     HLX_HF_MOE_MLA = 1  /* DeepseekV3ForCausalLM, DeepseekV2ForCausalLM */
 } hlx_hf_family_t;
 
@@ -237,6 +238,7 @@ typedef enum hlx_hf_family {
 #define HLX_HF_MOE_QWEN3   1
 #define HLX_HF_MOE_MIXTRAL 2
 #define HLX_HF_MOE_QWEN2   3
+#define HLX_HF_MOE_GLM4    4
 
 /* What config.json says beyond hlx_model_t. */
 typedef struct hlx_hf_config {
@@ -290,8 +292,17 @@ typedef struct hlx_hf_config {
      * mlp.gate and mlp.experts.J.*_proj), HLX_HF_MOE_MIXTRAL (MixtralForCausalLM:
      * block_sparse_moe.gate and block_sparse_moe.experts.J.w1/w3/w2), HLX_HF_MOE_QWEN2
      * (Qwen2MoeForCausalLM: Qwen3-MoE's names plus mlp.shared_expert.*_proj and its
-     * sigmoid mlp.shared_expert_gate) */
+     * sigmoid mlp.shared_expert_gate), HLX_HF_MOE_GLM4 (Glm4MoeForCausalLM: DeepSeek-V3's
+     * MoE, its names, sigmoid gate with mlp.gate.e_score_correction_bias and shared
+     * experts mlp.shared_experts.*_proj) */
     int             moe_gqa;
+    /* num_nextn_predict_layers (GLM-4.5, DeepSeek-V3): multi-token-prediction layers stored
+     * as model.layers.{num_hidden_layers + i}.*, which decode without speculative decoding
+     * does not read; mtp_tensors and mtp_bytes: what the checkpoint holds of them (set by
+     * hlx_hf_settle) */
+    int             mtp_layers;
+    size_t          mtp_tensors;
+    uint64_t        mtp_bytes;
     char            scoring_func[16];  /* "sigmoid" (V3) or "softmax" */
     int             norm_topk_prob;
     double          routed_scaling_factor;
@@ -396,8 +407,9 @@ hlx_status_t hlx_hf_expect(const hlx_hf_config_t *c, hlx_hf_expect_t **list_p, s
 /* Settles in c what the config leaves to the tensors, before hlx_hf_check: under which
  * names the KV-cache scales are (kv_proj_names: layer 0's k or v scale under either name;
  * else the form's own names), where the config leaves them undeclared (kv_scales_maybe)
- * whether there are any, and whether a tied model's checkpoint holds an unused head
- * (lm_head_unused). Also sets ck's name prefixes for a multimodal checkpoint's text model
+ * whether there are any, whether a tied model's checkpoint holds an unused head
+ * (lm_head_unused), and what it holds of the multi-token-prediction layers, not read
+ * (mtp_tensors, mtp_bytes). Also sets ck's name prefixes for a multimodal checkpoint's text model
  * (as hlx_hf_check does), before it looks for any of these. */
 void         hlx_hf_settle(hlx_ckpt_t *ck, hlx_hf_config_t *c);
 /* Whether c's linear weights are stored quantized (fp8, int8, packed integers) and held in

@@ -579,7 +579,8 @@ static void test_rope_parameters(void **state)
     set_key("rp", "rope_parameters", json_pack("{s:s, s:f}", "rope_type", "default",
                                                "partial_rotary_factor", 0.5));
     expect_config("rp", HLX_ERR_PARSE, "partial_rotary_factor: 0.5 is read for "
-                  "Phi3ForCausalLM, GlmForCausalLM and Glm4ForCausalLM only");
+                  "Phi3ForCausalLM, GlmForCausalLM, Glm4ForCausalLM and Glm4MoeForCausalLM "
+                  "only");
     /* Gemma's per-layer-type sets; not an object */
     set_key("rp", "rope_parameters", json_pack("{s:{s:s}, s:{s:s}}", "full_attention",
                                                "rope_type", "default", "sliding_attention",
@@ -971,8 +972,8 @@ static void test_qwen(void **state)
     /* partial_rotary_factor is Phi-3's alone */
     set_key("q2", "partial_rotary_factor", json_real(0.5));
     expect_config("q2", HLX_ERR_PARSE, "partial_rotary_factor: 0.5 is read for "
-                  "Phi3ForCausalLM, GlmForCausalLM and Glm4ForCausalLM only (Qwen2ForCausalLM "
-                  "rotates whole heads)");
+                  "Phi3ForCausalLM, GlmForCausalLM, Glm4ForCausalLM and Glm4MoeForCausalLM "
+                  "only (Qwen2ForCausalLM rotates whole heads)");
     set_key("q2", "partial_rotary_factor", json_real(1.0));
     expect_config("q2", HLX_OK, NULL);
     /* hidden_act holds for every dense family (Qwen2's default is silu too) */
@@ -1273,6 +1274,164 @@ static void test_glm4(void **state)
     set_key("glm4", "model_type", json_string("glm4"));
     assert_int_equal(hlx_hf_config_load(dir, &cfg, err, sizeof(err)), HLX_OK);
     assert_true(cfg.m.post_norms && !strcmp(cfg.arch, "Glm4ForCausalLM"));
+}
+
+/* hlx_hf_check of checkpoint name (its own config.json, after hlx_hf_settle): the status,
+ * the settled config in *cfg. */
+static hlx_status_t check_dir(const char *name, hlx_hf_config_t *cfg, char *err, size_t len)
+{
+    char dir[512];
+    hlx_ckpt_t *ck = NULL;
+    hlx_status_t st;
+
+    dir_of(dir, sizeof(dir), name);
+    assert_int_equal(hlx_hf_config_load(dir, cfg, err, len), HLX_OK);
+    assert_int_equal(hlx_ckpt_open(dir, &ck, err, len), HLX_OK);
+    hlx_hf_settle(ck, cfg);
+    st = hlx_hf_check(ck, cfg);
+    snprintf(err, len, "%s", st == HLX_OK ? "" : hlx_ckpt_error(ck));
+    hlx_ckpt_close(ck);
+    return st;
+}
+
+/* Glm4MoeForCausalLM (GLM-4.5, 4.5-Air, 4.6): GQA with q, k, v biases (attention_bias) and
+ * head norms (use_qk_norm), rotate_half over half of each head, DeepSeek-V3's MoE after
+ * first_k_dense_replace dense layers (sigmoid gate with its F32 e_score_correction_bias,
+ * shared experts of moe_intermediate_size x n_shared_experts), the multi-token-prediction
+ * layers (num_nextn_predict_layers) left out; Glm4MoeConfig's defaults for absent keys. */
+static void test_glm4_moe(void **state)
+{
+    static const char *const defaulted[] = {
+        "num_key_value_heads", "attention_bias", "use_qk_norm", "n_routed_experts",
+        "num_experts_per_tok", "moe_intermediate_size", "n_shared_experts",
+        "first_k_dense_replace", "norm_topk_prob", "routed_scaling_factor", "n_group",
+        "topk_group", "partial_rotary_factor", "rms_norm_eps", "num_nextn_predict_layers", NULL
+    };
+    char dir[512], err[1024], name[160];
+    hlx_hf_config_t cfg;
+    hlx_hf_expect_t *list = NULL;
+    size_t n = 0, i;
+    int bias_f32 = 0;
+
+    (void)state;
+    synth_cfg("g45", "--family glm4-moe --shards 1", "Glm4MoeForCausalLM", dir, sizeof(dir),
+              &cfg);
+    assert_int_equal(cfg.moe_gqa, HLX_HF_MOE_GLM4);
+    assert_int_equal(cfg.fused, 0); /* rotate_half's halves, separate projections */
+    assert_true(cfg.m.qkv_bias && cfg.m.qk_norm && cfg.m.attn == HLX_ATTN_GQA);
+    assert_int_equal(cfg.m.rope_dim, 16);
+    assert_int_equal(cfg.m.experts, 8);
+    assert_int_equal(cfg.m.top_k, 2);
+    assert_int_equal(cfg.m.expert_ffn, 64);
+    assert_int_equal(cfg.m.shared_experts, 2);
+    assert_int_equal(cfg.m.dense_layers, 1);
+    assert_int_equal(cfg.m.moe_scoring, HLX_MOE_SIGMOID);
+    assert_true(cfg.m.norm_topk_prob && cfg.m.routed_scaling == 2.5);
+    assert_int_equal(cfg.mtp_layers, 1);
+    /* the inventory: the correction bias in F32 beside bf16 weights; shared experts of
+     * 2 x 64 rows under DeepSeek's names, read by the runtime's own keys */
+    assert_int_equal(hlx_hf_expect(&cfg, &list, &n, err, sizeof(err)), HLX_OK);
+    for (i = 0; i < n; i++)
+        if (!strcmp(list[i].name, "model.layers.1.mlp.gate.e_score_correction_bias"))
+            bias_f32 = list[i].dtype == HLX_ST_F32 && list[i].shape[0] == 8;
+    free(list);
+    assert_true(bias_f32);
+    hlx_hf_ckpt_name(&cfg, "model.layers.1.mlp.shared_experts.down_proj.weight", name,
+                     sizeof(name));
+    assert_string_equal(name, "model.layers.1.mlp.shared_experts.down_proj.weight");
+    /* the synth's MTP layer 2 (a whole MoE layer plus eh_proj, enorm, hnorm, shared_head):
+     * left out, counted */
+    assert_int_equal(check_dir("g45", &cfg, err, sizeof(err)), HLX_OK);
+    assert_true(cfg.mtp_tensors >= 40 && cfg.mtp_bytes > 0);
+    assert_int_equal(sh("timeout 60 %s model info %s | grep -q '^  left out .*model.layers.2.\\* "
+                        "on, %zu tensors: multi-token prediction'", helix, dir, cfg.mtp_tensors),
+                     0);
+    ckpt_variant("g45", "g45ok", NULL, NULL, NULL, 0, NULL);
+    ckpt_variant("g45", "g45nobias", "model.layers.1.mlp.gate.e_score_correction_bias", NULL,
+                 NULL, 0, "tensor model.layers.1.mlp.gate.e_score_correction_bias is missing");
+    ckpt_variant("g45", "g45shared", NULL, "model.layers.1.mlp.shared_experts.up_proj.weight",
+                 NULL, 64, "model.layers.1.mlp.shared_experts.up_proj.weight: shape [64, 256], "
+                 "expected [128, 256]");
+    ckpt_variant("g45", "g45dense", NULL, NULL, "model.layers.0.mlp.gate.weight", 8,
+                 "tensor model.layers.0.mlp.gate.weight is not part of a Glm4MoeForCausalLM");
+    ckpt_variant("g45", "g45obias", NULL, NULL, "model.layers.0.self_attn.o_proj.bias", 1,
+                 "o_proj.bias is not part of a Glm4MoeForCausalLM");
+    /* a correction bias in bf16 is not GLM's (F32, as transformers keeps it) */
+    assert_int_equal(hlx_hf_expect(&cfg, &list, &n, err, sizeof(err)), HLX_OK);
+    for (i = 0; i < n; i++)
+        if (strstr(list[i].name, "e_score_correction_bias"))
+            list[i].dtype = HLX_ST_BF16;
+    dir_of(dir, sizeof(dir), "g45bf");
+    assert_int_equal(hlx_ckpt_write(dir, list, n, 1, &cfg, zero_fill, NULL, err, sizeof(err)),
+                     HLX_OK);
+    free(list);
+    assert_int_equal(check_dir("g45bf", &cfg, err, sizeof(err)), HLX_ERR_MISMATCH);
+    assert_non_null(strstr(err, "e_score_correction_bias: dtype BF16, expected F32"));
+    /* no MTP layer in the config: layer 2's tensors are unknown, refused with the reason */
+    dir_of(dir, sizeof(dir), "g45");
+    set_key("g45", "num_nextn_predict_layers", json_integer(0));
+    refused("model.layers.2.", "layer 2 is past num_hidden_layers 2, and "
+            "num_nextn_predict_layers 0 multi-token-prediction layers do not reach it",
+            "model info %s", dir);
+    set_key("g45", "num_nextn_predict_layers", json_integer(1));
+    /* GLM-4.5-Air's use_qk_norm false: the norms are left over; model_type alone */
+    set_key("g45", "use_qk_norm", json_false());
+    expect_config("g45", HLX_OK, NULL);
+    assert_true(!g_cfg.m.qk_norm && g_cfg.m.qkv_bias);
+    refused("_norm.weight is not part of a Glm4MoeForCausalLM", NULL,
+            "model info %s", dir);
+    set_key("g45", "use_qk_norm", json_true());
+    set_key("g45", "architectures", NULL);
+    expect_config("g45", HLX_OK, NULL);
+    assert_true(g_cfg.moe_gqa == HLX_HF_MOE_GLM4 && !strcmp(g_cfg.arch, "Glm4MoeForCausalLM"));
+    set_key("g45", "architectures", json_pack("[s]", "Glm4MoeForCausalLM"));
+    /* refused at config.json:line:column: more experts per token than experts, groups
+     * that do not hold them, dense layers past the model, a factor of 9.6 elements */
+    set_key("g45", "num_experts_per_tok", json_integer(9));
+    expect_config("g45", HLX_ERR_PARSE, "num_experts_per_tok: 9 exceeds n_routed_experts 8");
+    set_key("g45", "num_experts_per_tok", json_integer(2));
+    set_key("g45", "n_group", json_integer(8));
+    set_key("g45", "topk_group", json_integer(1));
+    expect_config("g45", HLX_ERR_PARSE, "topk_group: 1 group(s) of 1 experts hold fewer than "
+                  "num_experts_per_tok 2");
+    set_key("g45", "n_group", json_integer(3));
+    expect_config("g45", HLX_ERR_PARSE, "n_group");
+    set_key("g45", "n_group", json_integer(1));
+    set_key("g45", "first_k_dense_replace", json_integer(3));
+    expect_config("g45", HLX_ERR_PARSE, "first_k_dense_replace: 3 exceeds num_hidden_layers 2");
+    set_key("g45", "first_k_dense_replace", json_integer(1));
+    set_key("g45", "partial_rotary_factor", json_real(0.3));
+    expect_config("g45", HLX_ERR_PARSE, "partial_rotary_factor: 0.3 x head_dim 32 = 9.6 "
+                  "rotated elements per head, not a whole number");
+    set_key("g45", "partial_rotary_factor", json_real(0.5));
+    expect_config("g45", HLX_OK, NULL);
+    /* Glm4MoeConfig's defaults for every key left out */
+    drop_keys("g45", defaulted);
+    expect_config("g45", HLX_OK, NULL);
+    assert_int_equal(g_cfg.m.kv_heads, 8);
+    assert_true(!g_cfg.m.qkv_bias && !g_cfg.m.qk_norm);
+    assert_int_equal(g_cfg.m.experts, 128);
+    assert_int_equal(g_cfg.m.top_k, 8);
+    assert_int_equal(g_cfg.m.expert_ffn, 1408);
+    assert_int_equal(g_cfg.m.shared_experts, 1);
+    assert_int_equal(g_cfg.m.dense_layers, 1);
+    assert_true(g_cfg.m.norm_topk_prob && g_cfg.m.routed_scaling == 1.0 &&
+                g_cfg.m.n_group == 1 && g_cfg.m.topk_group == 1);
+    assert_int_equal(g_cfg.m.moe_scoring, HLX_MOE_SIGMOID);
+    assert_int_equal(g_cfg.m.rope_dim, 16);
+    assert_true(g_cfg.m.norm_eps == 1e-5 && g_cfg.mtp_layers == 0);
+    /* a default that then fails a check says it was absent */
+    set_key("g45", "n_routed_experts", json_integer(4));
+    expect_config("g45", HLX_ERR_PARSE, "num_experts_per_tok: 8 exceeds n_routed_experts 4 "
+                  "(absent keys take Glm4MoeConfig's");
+    /* a config in GLM-4.5-Air's form (the fuzzer's seed): its shapes, one MTP layer */
+    assert_int_equal(sh("mkdir -p %s/air && cp %s/tests/model/data/hf_config/glm4-moe.json "
+                        "%s/air/config.json", g_tmp, HLX_SOURCE_ROOT, g_tmp), 0);
+    expect_config("air", HLX_OK, NULL);
+    assert_true(g_cfg.m.q_heads == 96 && g_cfg.m.kv_heads == 8 && g_cfg.m.head_dim == 128 &&
+                g_cfg.m.rope_dim == 64 && g_cfg.m.experts == 128 && g_cfg.m.top_k == 8 &&
+                g_cfg.m.dense_layers == 1 && g_cfg.m.qkv_bias && !g_cfg.m.qk_norm &&
+                g_cfg.mtp_layers == 1 && g_cfg.m.rope_theta == 1e6);
 }
 
 /* Gemma3ForCausalLM: Gemma3TextConfig's keys and defaults, its norms' names, the window
@@ -1886,6 +2045,7 @@ int main(int argc, char **argv)
         cmocka_unit_test(test_qwen2_moe),
         cmocka_unit_test(test_glm),
         cmocka_unit_test(test_glm4),
+        cmocka_unit_test(test_glm4_moe),
         cmocka_unit_test(test_gemma2),
         cmocka_unit_test(test_gemma3),
         cmocka_unit_test(test_rope_parameters),

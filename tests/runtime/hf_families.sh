@@ -9,7 +9,9 @@
 # vLLM's dual chunk attention (Qwen2.5-1M's; the forward applies it as vLLM does), InternLM2
 # with q, k, v in one tensor grouped by KV head, Qwen2 with its q, k, v biases,
 # Qwen3 with its per-head q/k norms, Qwen3-MoE and Mixtral with routed experts, Qwen2-MoE
-# with them and a sigmoid-gated shared expert, DeepSeek-V3
+# with them and a sigmoid-gated shared expert, GLM-4.5 with GQA attention (biases, head
+# norms, rotate_half over half of each head), DeepSeek-V3's gate (sigmoid, correction bias,
+# groups) and shared experts, its multi-token-prediction layer left out, DeepSeek-V3
 # and V2 with MLA and their gates) decode as the models' own code would: hf_forward.py
 # (standard library only, independent of helix: its own safetensors reader, HF's layouts and
 # rotate_half RoPE, float64) predicts the same greedy tokens for a prompt, in f32 and bf16,
@@ -67,7 +69,7 @@ both_decode() {
 echo "3 77 501 9 13 200 7 1 300 42 65 128" >"$dir/prompt"
 declare -A first
 families="dense phi3 glm glm4 gemma2 gemma3 internlm2 qwen2 qwen3 granite qwen2-moe qwen3-moe
-    mixtral moe-mla deepseek-v2"
+    mixtral glm4-moe moe-mla deepseek-v2"
 for fam in $families; do
     # qwen2-moe: seed 1, where the shared expert's gate changes the tokens (at 11 it does not)
     seed=11
@@ -192,6 +194,9 @@ config_case internlm2-dynamic internlm2 '{"max_position_embeddings": 8,
 config_case internlm3-dynamic dense '{"architectures": ["InternLM3ForCausalLM"],
     "model_type": "internlm3", "qkv_bias": false, "bias": false, "max_position_embeddings": 8,
     "rope_scaling": {"rope_type": "dynamic", "factor": 64.0}}'
+# GLM-4.5's gate limited to the best of 4 groups of 2 experts (the releases have one group;
+# DeepSeek-V3's noaux_tc groups, scored by their two best choice values)
+config_case glm4-moe-groups glm4-moe '{"n_group": 4, "topk_group": 1}'
 
 # sliding windows, on every layer as MistralForCausalLM, MixtralForCausalLM and
 # Phi3ForCausalLM have them (the forward keeps q - window < kv <= q): windows of 5 to 7
@@ -446,13 +451,21 @@ done
     { echo "FAIL: glm4 decodes as glm: its output norms did nothing"; fail=1; }
 [ "${first[internlm2]-a}" = "${first[dense]-b}" ] ||
     { echo "FAIL: internlm2 decodes otherwise than the dense weights it holds"; fail=1; }
+# GLM-4.5's multi-token-prediction layer (model.layers.2.*, read by neither the forward nor
+# helix): left out, said once; model info's table says so
+"$helix" decode --model "$dir/glm4-moe-bf16" --context 0 --steps 1 --prompt-ids "$dir/prompt" \
+    >/dev/null 2>"$dir/err" &&
+    [ "$(grep -c 'model.layers.2.\* on (num_nextn_predict_layers 1: multi-token prediction) are not read' "$dir/err")" = 1 ] ||
+    { echo "FAIL: glm4-moe: the MTP layer not said once to be left out: $(cat "$dir/err")"; fail=1; }
+"$helix" model info "$dir/glm4-moe-bf16" | grep -q '^  left out .*(model.layers.2.\* on, [0-9]* tensors: multi-token prediction' ||
+    { echo "FAIL: glm4-moe: model info does not say the MTP layer is left out"; fail=1; }
 
 # 2. the Qwen families, Phi-3 and InternLM2 (fused qkv_proj and wqkv read by head) sharded,
 # checked against the fp64 reference
 args=(--steps 4 --batch 3 --prompt-ids "$data/prompt3.txt" --prefill-chunk 8 --context 40
       --check --json --timeout 60)
 for fam in qwen2 qwen2vl llavaov qwen3 phi3 glm glm4 gemma2 gemma3 gemma3mm internlm2 granite \
-    qwen2-moe qwen3-moe mixtral; do
+    qwen2-moe qwen3-moe mixtral glm4-moe; do
     ck=$dir/$fam-bf16
     "$helix" decode --model "$ck" "${args[@]}" >"$dir/$fam.1" 2>"$dir/err" ||
         { echo "FAIL: $fam, 1 rank: $(cat "$dir/err")"; fail=1; continue; }

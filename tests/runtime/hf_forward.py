@@ -1,6 +1,7 @@
 #!/usr/bin/env python3
 # An independent float64 reference of the Hugging Face transformers forward pass for Llama,
-# Mistral, Mixtral, Qwen2, Qwen2-MoE, Qwen3, Qwen3-MoE, Phi-3, GLM, GLM-4-0414, Gemma 2 (its
+# Mistral, Mixtral, Qwen2, Qwen2-MoE, Qwen3, Qwen3-MoE, Phi-3, GLM, GLM-4-0414, GLM-4.5
+# (Glm4MoeForCausalLM: GQA with DeepSeek-V3's gate and shared experts), Gemma 2 (its
 # soft-capping), Gemma 3 (its text model, in either checkpoint form), InternLM2/3 and
 # DeepSeek-V2/V3 (MLA, the modeling
 # code's own layout) checkpoints (config.json + safetensors), with transformers' RoPE
@@ -32,7 +33,7 @@ from array import array
 ARCHITECTURES = ("LlamaForCausalLM", "MistralForCausalLM", "MixtralForCausalLM",
                  "Qwen2ForCausalLM", "Qwen2MoeForCausalLM", "Qwen3ForCausalLM",
                  "Qwen3MoeForCausalLM",
-                 "Phi3ForCausalLM", "GlmForCausalLM", "Glm4ForCausalLM",
+                 "Phi3ForCausalLM", "GlmForCausalLM", "Glm4ForCausalLM", "Glm4MoeForCausalLM",
                  "InternLM2ForCausalLM", "InternLM3ForCausalLM", "GraniteForCausalLM",
                  "Qwen2VLForConditionalGeneration", "Qwen2_5_VLForConditionalGeneration",
                  "Mistral3ForConditionalGeneration", "LlavaForConditionalGeneration",
@@ -47,6 +48,10 @@ ARCHITECTURES = ("LlamaForCausalLM", "MistralForCausalLM", "MixtralForCausalLM",
 GLM = ("GlmForCausalLM", "Glm4ForCausalLM")
 DEEPSEEK = ("DeepseekV2ForCausalLM", "DeepseekV3ForCausalLM")
 QK_NORM = ("Qwen3ForCausalLM", "Qwen3MoeForCausalLM", "Gemma3ForCausalLM")
+# GLM-4.5, 4.5-Air, 4.6 (transformers' modeling_glm4_moe.py): not GLM-4's layer; its
+# rotate_half turns halves (gpt_neox's apply_rotary_pos_emb) over the first
+# partial_rotary_factor of each head
+GLM4_MOE = "Glm4MoeForCausalLM"
 
 
 class Fail(Exception):
@@ -383,7 +388,7 @@ class Config:
         # the configs' defaults: MistralConfig and MixtralConfig 8 KV heads, GlmConfig 2 of
         # 128, Gemma3TextConfig 4 of 256, LlamaConfig all
         self.K = integer("num_key_value_heads",
-                         8 if self.arch in ("MistralForCausalLM", "MixtralForCausalLM")
+                         8 if self.arch in ("MistralForCausalLM", "MixtralForCausalLM", GLM4_MOE)
                          else 2 if glm else 4 if gemma else self.Q)
         self.V = integer("vocab_size", 256000 if gemma2 else 262208 if gemma else None)
         if self.Q % self.K:
@@ -411,8 +416,8 @@ class Config:
                     raise Fail(f"{path}: key {key}: InternLM3's biases are not implemented by "
                                f"this reference")
         self.theta = number("rope_theta", 1e6 if mixtral or (gemma and not gemma2) else 10000.0)
-        self.eps = number("rms_norm_eps", 1e-5 if self.arch == "Phi3ForCausalLM" or mixtral
-                          else 1.5625e-7 if glm else 1e-6)
+        self.eps = number("rms_norm_eps", 1e-5 if self.arch in ("Phi3ForCausalLM", GLM4_MOE)
+                          or mixtral else 1.5625e-7 if glm else 1e-6)
         tie = c.get("tie_word_embeddings", gemma)
         if tie is None:
             tie = False
@@ -478,6 +483,40 @@ class Config:
                 # Qwen2MoeSparseMoeBlock: the routed sum plus
                 # sigmoid(shared_expert_gate(x)) x shared_expert(x)
                 self.Fs = integer("shared_expert_intermediate_size")
+        # GLM-4.5 (Glm4MoeConfig's defaults for absent keys): q, k, v biases by
+        # attention_bias, q/k head norms by use_qk_norm; the first first_k_dense_replace
+        # layers dense (intermediate_size), the others Glm4MoeMoE: n_routed_experts of
+        # moe_intermediate_size and a shared MLP of moe_intermediate_size x n_shared_experts
+        self.glm4_moe = self.arch == GLM4_MOE
+        if self.glm4_moe:
+            def flag(key, default):
+                v = c.get(key, default)
+                if not isinstance(v, bool):
+                    raise Fail(f"{path}: key {key}: {v!r} is not a boolean")
+                return v
+
+            def count(key, default):
+                v = c.get(key, default)
+                if not isinstance(v, int) or isinstance(v, bool) or v < 0:
+                    raise Fail(f"{path}: key {key}: {v!r} is not a count")
+                return v
+            self.attention_bias = flag("attention_bias", False)
+            self.use_qk_norm = flag("use_qk_norm", False)
+            self.norm_topk = flag("norm_topk_prob", True)
+            self.experts = integer("n_routed_experts", 128)
+            self.top_k = integer("num_experts_per_tok", 8)
+            self.Fe = integer("moe_intermediate_size", 1408)
+            self.n_shared = count("n_shared_experts", 1)
+            first = count("first_k_dense_replace", 1)
+            self.n_group = integer("n_group", 1)
+            self.topk_group = integer("topk_group", 1)
+            self.routed_scaling = number("routed_scaling_factor", 1.0)
+            if self.top_k > self.experts or self.experts % self.n_group or \
+                    self.topk_group > self.n_group:
+                raise Fail(f"{path}: keys n_routed_experts / num_experts_per_tok / n_group / "
+                           f"topk_group: {self.experts} / {self.top_k} / {self.n_group} / "
+                           f"{self.topk_group} not read by this reference")
+            self.sparse = [i >= first for i in range(self.layers)]
         # Mixtral (MixtralSparseMoeBlock): every layer num_local_experts experts of
         # intermediate_size, softmax, the top num_experts_per_tok renormalised to sum 1
         if self.arch == "MixtralForCausalLM":
@@ -575,8 +614,8 @@ class Config:
         # GlmForCausalLM: q, k and v biases by attention_bias (GlmConfig: true), RoPE over
         # the first half of each head (0.5) in pairs (2i, 2i+1), gate_up_proj fused
         self.glm_bias = glm and c.get("attention_bias", True) is not False
-        if self.arch in ("Phi3ForCausalLM",) + GLM:
-            factor = number("partial_rotary_factor", 0.5 if glm else 1.0)
+        if self.arch in ("Phi3ForCausalLM", GLM4_MOE) + GLM:
+            factor = number("partial_rotary_factor", 0.5 if glm or self.glm4_moe else 1.0)
             self.rotary = int(self.d * factor)
             if not 0 < self.rotary <= self.d:
                 raise Fail(f"{path}: key partial_rotary_factor: {factor} gives rotary dim "
@@ -963,6 +1002,14 @@ class Model(Decoder):
             else:
                 L.wdown = ck.matrix(p + "mlp.down_proj.weight", H, F)
             L.shared = None
+            if cfg.sparse[i] and cfg.glm4_moe:  # Glm4MoeTopkRouter's buffer, shared_experts
+                E, Fs = cfg.experts, cfg.Fe * cfg.n_shared
+                L.bias = ck.vector(p + "mlp.gate.e_score_correction_bias", E)
+                s = p + "mlp.shared_experts."
+                if Fs:
+                    L.shared = (ck.matrix(s + "gate_proj.weight", Fs, H),
+                                ck.matrix(s + "up_proj.weight", Fs, H),
+                                ck.matrix(s + "down_proj.weight", H, Fs))
             if cfg.sparse[i] and cfg.Fs:
                 s = p + "mlp.shared_expert."
                 L.shared = (ck.matrix(s + "gate_proj.weight", cfg.Fs, H),
@@ -970,7 +1017,8 @@ class Model(Decoder):
                             ck.matrix(s + "down_proj.weight", H, cfg.Fs))
                 L.shared_gate = ck.matrix(p + "mlp.shared_expert_gate.weight", 1, H)[0]
             L.bq = L.bk = L.bv = None
-            if cfg.arch in ("Qwen2ForCausalLM", "Qwen2MoeForCausalLM") or cfg.glm_bias:
+            if cfg.arch in ("Qwen2ForCausalLM", "Qwen2MoeForCausalLM") or cfg.glm_bias or \
+                    (cfg.glm4_moe and cfg.attention_bias):
                 L.bq = ck.vector(p + "self_attn.q_proj.bias", Q * d)
                 L.bk = ck.vector(p + "self_attn.k_proj.bias", K * d)
                 L.bv = ck.vector(p + "self_attn.v_proj.bias", K * d)
@@ -979,7 +1027,7 @@ class Model(Decoder):
                 L.out_norm = ck.vector(p + "post_self_attn_layernorm.weight", H)
                 L.mlp_out_norm = ck.vector(p + "post_mlp_layernorm.weight", H)
             L.q_norm = L.k_norm = None
-            if cfg.arch in QK_NORM:
+            if cfg.arch in QK_NORM or (cfg.glm4_moe and cfg.use_qk_norm):
                 L.q_norm = ck.vector(p + "self_attn.q_norm.weight", d)
                 L.k_norm = ck.vector(p + "self_attn.k_norm.weight", d)
             if cfg.gemma:
@@ -1147,6 +1195,34 @@ class Model(Decoder):
             out = [a + g * b for a, b in zip(out, self.mlp(*L.shared, h))]
         return out
 
+    def glm4_moe(self, L, h):
+        """Glm4MoeMoE: route_tokens_to_experts (sigmoid scores; the choice from them plus
+        e_score_correction_bias, in the topk_group groups best by the sum of their two best,
+        the others masked with 0.0; ties to the lowest expert), the chosen experts weighted
+        by their scores, renormalised (+ 1e-20) when norm_topk_prob, times
+        routed_scaling_factor; plus the shared experts' MLP."""
+        cfg = self.cfg
+        E, G = cfg.experts, cfg.n_group
+        scores = [1.0 / (1.0 + math.exp(-v)) for v in matvec(L.router, h)]
+        choice = [s + b for s, b in zip(scores, L.bias)]
+        per = E // G
+        gscore = [sum(sorted(choice[g * per:(g + 1) * per], reverse=True)[:2])
+                  for g in range(G)]
+        kept = sorted(range(G), key=lambda g: (-gscore[g], g))[:cfg.topk_group]
+        choice = [v if e // per in kept else 0.0 for e, v in enumerate(choice)]
+        chosen = sorted(range(E), key=lambda e: (-choice[e], e))[:cfg.top_k]
+        w = [scores[e] for e in chosen]
+        if cfg.norm_topk:
+            total = sum(w) + 1e-20
+            w = [v / total for v in w]
+        out = [0.0] * len(h)
+        for e, we in zip(chosen, w):
+            out = [a + we * cfg.routed_scaling * b
+                   for a, b in zip(out, self.mlp(*L.experts[e], h))]
+        if L.shared is not None:
+            out = add(out, self.mlp(*L.shared, h))
+        return out
+
     def forward(self, token, want_logits):
         """Feeds token at the next position; returns the logits when asked."""
         cfg = self.cfg
@@ -1226,7 +1302,7 @@ class Model(Decoder):
             x = add(x, [res * e for e in o])
             h = rmsnorm(x, L.post_norm, eps)
             y = (self.mlp(L.wgate, L.wup, L.wdown, h, act) if L.router is None
-                 else self.moe(L, h))
+                 else self.glm4_moe(L, h) if cfg.glm4_moe else self.moe(L, h))
             if L.mlp_out_norm is not None:
                 y = rmsnorm(y, L.mlp_out_norm, eps)
             x = add(x, [res * e for e in y])
