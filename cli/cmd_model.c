@@ -1157,8 +1157,8 @@ static void hlx_info_rope_print(const hlx_model_t *m)
                "up to position %d", m->dca_chunk - m->dca_local, m->dca_chunk, m->dca_local,
                m->dca_chunk - m->dca_local);
         if (m->dca_orig > 0)
-            printf(";\n    the softmax scale times max(1, 0.1 ln(n / %d) + 1) for a query at "
-                   "sequence length n", m->dca_orig);
+            printf(";\n    keys (as cached) and queries times max(1, 0.1 ln(n / %d) + 1), "
+                   "n the length of the forward that computes them", m->dca_orig);
         printf("\n");
     }
 }

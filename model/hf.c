@@ -1907,30 +1907,42 @@ static int hlx_dca_nonneg(json_int_t v) { return v >= 0 && v <= (1 << 30); }
 
 static hlx_status_t hlx_cfg_dca(hlx_jdoc_t *doc, hlx_hf_config_t *c)
 {
+    static const char *const qwen[] = { "Qwen2ForCausalLM", "Qwen2MoeForCausalLM",
+                                        "Qwen3ForCausalLM", "Qwen3MoeForCausalLM" };
     json_t *d = json_object_get(hlx_jdoc_root(doc), "dual_chunk_attention_config");
     const char *at = "/dual_chunk_attention_config";
     json_int_t cs, ls, orig;
+    size_t i;
     hlx_status_t st;
 
     if (d == NULL || json_is_null(d))
         return HLX_OK;
+    for (i = 0; i < sizeof(qwen) / sizeof(qwen[0]) && strcmp(c->arch, qwen[i]); i++)
+        ;
+    if (i == sizeof(qwen) / sizeof(qwen[0]))
+        return hlx_jdoc_fail(doc, at, HLX_ERR_PARSE, "dual chunk attention is applied to "
+                             "Qwen2ForCausalLM, Qwen2MoeForCausalLM, Qwen3ForCausalLM and "
+                             "Qwen3MoeForCausalLM only (vLLM reads the key for those alone); "
+                             "remove it to run %s", c->arch);
     if (!json_is_object(d))
         return hlx_jdoc_fail(doc, at, HLX_ERR_PARSE, "expected an object (chunk_size, "
                              "local_size, original_max_position_embeddings) or null");
     if ((st = hlx_cfg_qint(doc, d, "chunk_size", at, 8192, hlx_dca_size,
-                           "an integer chunk size of at least 2", &cs)) != HLX_OK ||
+                           "an integer chunk size from 2 to 2^30", &cs)) != HLX_OK ||
         (st = hlx_cfg_qint(doc, d, "local_size", at, 1024, hlx_dca_nonneg,
-                           "an integer local size of at least 0", &ls)) != HLX_OK ||
+                           "an integer local size from 0 to 2^30", &ls)) != HLX_OK ||
         (st = hlx_cfg_qint(doc, d, "original_max_position_embeddings", at, 0, hlx_dca_nonneg,
-                           "an integer of at least 0 (0: no factor on the softmax scale)",
+                           "an integer from 0 (no factor on keys and queries) to 2^30",
                            &orig)) != HLX_OK)
         return st;
     if (ls >= cs)
         return hlx_jdoc_fail(doc, json_object_get(d, "local_size")
                                       ? "/dual_chunk_attention_config/local_size" : at,
-                             HLX_ERR_PARSE, "local_size %lld must be below chunk_size %lld "
+                             HLX_ERR_PARSE, "local_size %lld%s must be below chunk_size %lld "
                              "(the chunks are chunk_size - local_size positions long)",
-                             (long long)ls, (long long)cs);
+                             (long long)ls, json_object_get(d, "local_size")
+                                                ? "" : " (vLLM's default, the key being absent)",
+                             (long long)cs);
     c->m.dca_chunk = (int)cs;
     c->m.dca_local = (int)ls;
     c->m.dca_orig  = (int)orig;

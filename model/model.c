@@ -969,11 +969,16 @@ void hlx_model_dca_split(const hlx_model_t *m, int64_t pos, hlx_dca_split_t *s)
     s->rot[HLX_DCA_INTER] = 2 * len - 1 < cs ? 2 * len - 1 : cs;
     s->rot[HLX_DCA_SUCC]  = r + len < cs ? r + len : cs;
     s->rot[HLX_DCA_INTRA] = r;
-    s->mscale = 1.0;
-    if (m->dca_orig > 0) { /* vLLM's decode: the sequence pos + 1 long */
-        double f = 0.1 * log((double)(pos + 1) / m->dca_orig) + 1.0;
-        s->mscale = f > 1.0 ? f : 1.0;
-    }
+}
+
+double hlx_model_dca_factor(const hlx_model_t *m, int64_t seq_len)
+{
+    double f;
+
+    if (m->dca_chunk <= 0 || m->dca_orig <= 0 || seq_len <= m->dca_orig)
+        return 1.0;
+    f = 0.1 * log((double)seq_len / m->dca_orig) + 1.0;
+    return f > 1.0 ? f : 1.0;
 }
 
 double hlx_model_softmax_scale(const hlx_model_t *m, int qk_dim)

@@ -293,16 +293,6 @@ hlx_status_t hlx_phase_rope(hlx_engine_t *eng, int l, float *x, size_t ld, int h
  * part < 0 its keys and intra queries (pos mod the chunk length; pos itself without dual
  * chunk attention), HLX_DCA_SUCC or HLX_DCA_INTER those parts' queries. */
 int64_t      hlx_phase_rot_pos(const hlx_engine_t *eng, int64_t pos, int part);
-/* 1 when a query at pos attends as without dual chunk attention (or there is none): pos
- * inside the first chunk and no factor on its softmax scale yet. Rows up to such a pos go
- * the plain way, bit for bit as a model without it. */
-static inline int hlx_phase_dca_plain(const hlx_engine_t *eng, int64_t pos)
-{
-    const hlx_model_t *m = &eng->m;
-
-    return m->dca_chunk <= 0 ||
-           (pos < (int64_t)(m->dca_chunk - m->dca_local) && (m->dca_orig == 0 || pos < m->dca_orig));
-}
 /* hlx_phase_rope with the rows' positions mapped by hlx_phase_rot_pos(part). */
 hlx_status_t hlx_phase_rope_part(hlx_engine_t *eng, int l, float *x, size_t ld, int heads,
                                  int head_dim, int rot, int part);
@@ -320,10 +310,14 @@ hlx_status_t hlx_phase_dca_queries(hlx_engine_t *eng, int l, const float *q, siz
 /* The partials of one (request, KV head) under dual chunk attention: d0 as for plain
  * attention (its q the intra queries, len this rank's slots up to pos), qs and qi the succ
  * and inter queries of its group; each part's slots on this rank attended with its own
- * queries and the softmax scale times the part's factor, the parts merged exactly (LSE)
- * into d0->o and d0->lse. */
+ * queries, the softmax scale times qf (the query's hlx_model_dca_factor), the parts merged
+ * exactly (LSE) into d0->o and d0->lse. */
 hlx_status_t hlx_phase_attn_dca(hlx_engine_t *eng, const hlx_attn_desc_t *d0,
-                                const float *qs, const float *qi, int64_t pos);
+                                const float *qs, const float *qi, int64_t pos, double qf);
+/* The length of the forward that computes request b's position pos (hlx_model_rope_seq:
+ * its prompt's end for a prompt position, pos + 1 after): dynamic NTK's frequencies and
+ * dual chunk attention's factor go by it. */
+int64_t      hlx_phase_row_seq(const hlx_engine_t *eng, int b, int64_t pos);
 hlx_status_t hlx_phase_rope_tab(hlx_engine_t *eng, int l, int b, int64_t pos,
                                 const hlx_rope_tab_t **tab_p);
 /* Attention partials of requests [b0, b1); between (request, KV head) units it calls
@@ -351,7 +345,9 @@ hlx_status_t hlx_phase_attn_window(hlx_engine_t *eng, int l, const hlx_attn_desc
 /* d's append (d->nheads local KV heads from shard d->shard0) with layer l's fp8 KV-cache
  * scales (k_mul, v_mul set here): one call when the heads share their scales, else one
  * per head. */
-hlx_status_t hlx_phase_kv_append(hlx_engine_t *eng, int l, const hlx_kv_append_desc_t *d);
+/* kf: a factor on the key (dual chunk attention's, hlx_model_dca_factor), 1 else */
+hlx_status_t hlx_phase_kv_append(hlx_engine_t *eng, int l, const hlx_kv_append_desc_t *d,
+                                 double kf);
 /* Layer l's fp8 value scale of local KV head kh on the n floats of attention output at o
  * (one call's heads, or several rows' of that head), before the exchange: the merge is
  * linear in the partials and every partial of a head has the same scale. Nothing when it

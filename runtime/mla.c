@@ -319,7 +319,7 @@ static hlx_status_t hlx_mla_append(hlx_engine_t *eng, int l, size_t shard, size_
         .v_new = NULL,
     };
 
-    return hlx_phase_kv_append(eng, l, &d);
+    return hlx_phase_kv_append(eng, l, &d, 1.0);
 }
 
 /* ---- the decode step (B rows, request b at its own position) */

@@ -40,6 +40,11 @@ hlx_status_t hlx_phase_embed(hlx_engine_t *eng)
     return st;
 }
 
+int64_t hlx_phase_row_seq(const hlx_engine_t *eng, int b, int64_t pos)
+{
+    return hlx_model_rope_seq(eng->cfg.context + hlx_run_prompt_len(&eng->cfg, b), pos);
+}
+
 hlx_status_t hlx_phase_rope_tab(hlx_engine_t *eng, int l, int b, int64_t pos,
                                 const hlx_rope_tab_t **tab_p)
 {
@@ -58,7 +63,7 @@ hlx_status_t hlx_phase_rope_tab(hlx_engine_t *eng, int l, int b, int64_t pos,
         return HLX_OK;
     t = &eng->rope_rows[b];
     fh = eng->rope_rows_freq_h + (size_t)b * (size_t)half;
-    seq = hlx_model_rope_seq(eng->cfg.context + hlx_run_prompt_len(&eng->cfg, b), pos);
+    seq = hlx_phase_row_seq(eng, b, pos);
     if (eng->rope_rows_seq[b] != seq) {
         hlx_model_rope_freqs_at(&eng->m, rot, seq, fh, &ms);
         t->mscale = (float)ms;
@@ -195,13 +200,16 @@ hlx_status_t hlx_phase_qkv(hlx_engine_t *eng, int l)
                 .k_new = kn, .v_new = kn + (size_t)L->kv_local * dk,
             };
             if (hlx_layout_kv_owner(L, hlx_engine_row_pos(eng, b)) == L->kvp_rank)
-                st = hlx_phase_kv_append(eng, l, &d);
+                st = hlx_phase_kv_append(eng, l, &d,
+                                         hlx_model_dca_factor(m, hlx_phase_row_seq(
+                                                                  eng, b, hlx_engine_row_pos(eng, b))));
         }
     });
     return st;
 }
 
-hlx_status_t hlx_phase_kv_append(hlx_engine_t *eng, int l, const hlx_kv_append_desc_t *d0)
+hlx_status_t hlx_phase_kv_append(hlx_engine_t *eng, int l, const hlx_kv_append_desc_t *d0,
+                                 double kf)
 {
     const hlx_layer_w_t *W = &eng->layers[l];
     const int kh0 = (int)(d0->shard0 % (size_t)eng->lay.kv_local);
@@ -210,7 +218,7 @@ hlx_status_t hlx_phase_kv_append(hlx_engine_t *eng, int l, const hlx_kv_append_d
     int h;
 
     if (!W->kv_scales_differ || d0->nheads < 2) {
-        d.k_mul = 1.0f / W->k_scale[kh0];
+        d.k_mul = (float)(kf / W->k_scale[kh0]);
         d.v_mul = 1.0f / W->v_scale[kh0];
         return HLX_BE(eng, kv_append, &d);
     }
@@ -219,7 +227,7 @@ hlx_status_t hlx_phase_kv_append(hlx_engine_t *eng, int l, const hlx_kv_append_d
         d.shard0 = d0->shard0 + (size_t)h;
         d.k_new = d0->k_new + (size_t)h * (size_t)d0->dk;
         d.v_new = d0->v_new != NULL ? d0->v_new + (size_t)h * (size_t)d0->dv : NULL;
-        d.k_mul = 1.0f / W->k_scale[kh0 + h];
+        d.k_mul = (float)(kf / W->k_scale[kh0 + h]);
         d.v_mul = 1.0f / W->v_scale[kh0 + h];
         st = HLX_BE(eng, kv_append, &d);
     }
@@ -348,7 +356,7 @@ hlx_status_t hlx_phase_attn_window(hlx_engine_t *eng, int l, const hlx_attn_desc
 }
 
 hlx_status_t hlx_phase_attn_dca(hlx_engine_t *eng, const hlx_attn_desc_t *d0,
-                                const float *qs, const float *qi, int64_t pos)
+                                const float *qs, const float *qi, int64_t pos, double qf)
 {
     const hlx_layout_t *L = &eng->lay;
     const size_t G = (size_t)d0->group, dv = (size_t)d0->dv;
@@ -372,7 +380,7 @@ hlx_status_t hlx_phase_attn_dca(hlx_engine_t *eng, const hlx_attn_desc_t *d0,
             one = part;
         }
     }
-    d.scale = (float)((double)d0->scale * sp.mscale);
+    d.scale = qf == 1.0 ? d0->scale : (float)((double)d0->scale * qf);
     if (n <= 1) { /* one part (or none: every LSE -inf) straight into d0's partials */
         d.q = q[one < 0 ? HLX_DCA_INTRA : one];
         d.len = one < 0 ? 0 : to[one];
@@ -429,9 +437,11 @@ hlx_status_t hlx_phase_attn(hlx_engine_t *eng, int l, int b0, int b1,
             };
             if (eng->dca_q != NULL) { /* the succ and inter queries of this head group */
                 const size_t qo = (size_t)b * L->q_local * dk + (size_t)kh * L->group * dk;
+                const int64_t pos = hlx_engine_row_pos(eng, b);
                 st = hlx_phase_attn_dca(eng, &d, eng->dca_q + qo,
                                         eng->dca_q + hlx_phase_dca_qn(eng, eng->cfg.batch) + qo,
-                                        hlx_engine_row_pos(eng, b));
+                                        pos,
+                                        hlx_model_dca_factor(m, hlx_phase_row_seq(eng, b, pos)));
             } else {
                 st = hlx_phase_attn_window(eng, l, &d, from);
             }

@@ -148,11 +148,20 @@ static hlx_status_t hlx_prefill_alloc(hlx_engine_t *eng, hlx_prefill_t *p)
 }
 
 /* Whether a chunk of c rows from pos0 attends by dual chunk attention's parts: not where
- * its last row still attends as without (hlx_phase_dca_plain), which then goes the plain
- * way with the prefix shared (most prompts of Qwen2.5-1M: its first chunk is 253952 long). */
+ * every row still attends as without it (inside the first chunk, and no request's factor
+ * on keys and queries above 1), which then goes the plain way with the prefix shared, bit
+ * for bit as a model without it (most prompts of Qwen2.5-1M: its first chunk is 253952
+ * long and its factor starts past 262144). */
 static int hlx_prefill_dca(const hlx_engine_t *eng, const hlx_prefill_t *p, int64_t pos0, int c)
 {
-    return p->dq != NULL && !hlx_phase_dca_plain(eng, pos0 + c - 1);
+    int k;
+
+    if (p->dq == NULL || pos0 + c - 1 >= (int64_t)eng->m.dca_chunk - eng->m.dca_local)
+        return p->dq != NULL;
+    for (k = 0; k < p->nb; k++)
+        if (hlx_model_dca_factor(&eng->m, hlx_phase_row_seq(eng, p->rq[k], pos0 + c - 1)) != 1.0)
+            return 1;
+    return 0;
 }
 
 /* Norm, QKV (with the family's biases and head norms), RoPE at each token's position, and
@@ -218,7 +227,8 @@ static hlx_status_t hlx_prefill_qkv(hlx_engine_t *eng, hlx_prefill_t *p, int l, 
                 .nheads = L->kv_local,
                 .k_new = kn, .v_new = kn + (size_t)L->kv_local * dk,
             };
-            st = hlx_phase_kv_append(eng, l, &d);
+            st = hlx_phase_kv_append(eng, l, &d,
+                                     hlx_model_dca_factor(m, hlx_phase_row_seq(eng, p->rq[k], pos)));
         }
     }
     return st;
@@ -234,24 +244,24 @@ static int64_t hlx_prefill_dca_rows(const hlx_engine_t *eng, int64_t pos, int le
 
 /* The group [i0, i1)'s queries of one part into p->aq, [rows][group][dk]: rows i of the
  * chunk's k-th request from src (row r = k c + i at src + r * ld), head group kh; each row
- * times its factor on the softmax scale (a factor on q: one call serves rows whose factors
- * differ). */
+ * times its factor (hlx_model_dca_factor of its forward's length, as vLLM multiplies its
+ * queries). */
 static hlx_status_t hlx_prefill_dca_q(hlx_engine_t *eng, hlx_prefill_t *p, const float *src,
                                       size_t ld, int64_t pos0, int c, int k, int kh, int i0,
                                       int i1)
 {
     const int G = eng->lay.group, dk = eng->m.head_dim;
-    hlx_dca_split_t sp;
     hlx_status_t st = HLX_OK;
+    double f;
     int i;
 
     for (i = i0; i < i1 && st == HLX_OK; i++) {
         float *q = p->aq + (size_t)(i - i0) * G * dk;
         st = hlx_prefill_copy(eng, q, src + ((size_t)k * c + i) * ld + (size_t)kh * G * dk,
                               (size_t)G * dk);
-        hlx_model_dca_split(&eng->m, pos0 + i, &sp);
-        if (st == HLX_OK && sp.mscale != 1.0)
-            st = HLX_BE(eng, scale, q, (size_t)G * dk, (float)sp.mscale);
+        f = hlx_model_dca_factor(&eng->m, hlx_phase_row_seq(eng, p->rq[k], pos0 + i));
+        if (st == HLX_OK && f != 1.0)
+            st = HLX_BE(eng, scale, q, (size_t)G * dk, (float)f);
     }
     return st;
 }

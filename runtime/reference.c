@@ -284,10 +284,9 @@ static void hlx_ref_rope(double *x, int rot_dim, int64_t pos, const double *inv_
  * of n = chunk_size - local_size, keys and the intra query turn at pos mod n, the succ
  * query (keys of the previous chunk) at pos mod n + n clamped to chunk_size, the inter
  * query (every chunk before that) at 2n - 1 clamped alike; *kpos, rot[0] inter, rot[1]
- * succ, lim[0] and lim[1] the first positions past the inter and succ keys, *ms the
- * softmax scale's factor. */
+ * succ, lim[0] and lim[1] the first positions past the inter and succ keys. */
 static void hlx_ref_dca(const hlx_model_t *m, int64_t pos, int64_t *kpos, int64_t rot[2],
-                        int64_t lim[2], double *ms)
+                        int64_t lim[2])
 {
     int64_t n = m->dca_chunk - m->dca_local, chunk = pos / n;
 
@@ -296,7 +295,15 @@ static void hlx_ref_dca(const hlx_model_t *m, int64_t pos, int64_t *kpos, int64_
     rot[1] = *kpos + n > m->dca_chunk ? m->dca_chunk : *kpos + n;
     lim[0] = chunk > 1 ? (chunk - 1) * n : 0;
     lim[1] = chunk * n;
-    *ms = m->dca_orig > 0 ? fmax(1.0, 0.1 * log((pos + 1.0) / m->dca_orig) + 1.0) : 1.0;
+}
+
+/* vLLM's factor on the key it caches and on the query of a token whose forward is len
+ * positions long (a prompt token: the prefill's, the prompt's length; a generated one:
+ * pos + 1): max(1, 0.1 ln(len / original_max_position_embeddings) + 1). */
+static double hlx_ref_dca_factor(const hlx_model_t *m, int64_t len)
+{
+    return m->dca_chunk > 0 && m->dca_orig > 0
+               ? fmax(1.0, 0.1 * log((double)len / m->dca_orig) + 1.0) : 1.0;
 }
 
 hlx_status_t hlx_ref_step(hlx_ref_t *ref, double *hidden, double *logits, int *next)
@@ -309,7 +316,7 @@ hlx_status_t hlx_ref_step(hlx_ref_t *ref, double *hidden, double *logits, int *n
     double *q, *qd, *k, *v, *o, *y, *gate, *up, *act, *sc;
     double scale = hlx_model_softmax_scale(m, (int)dk);
     int64_t kpos = ref->pos, rot[2] = { 0, 0 }, lim[2] = { 0, 0 }; /* dual chunk attention */
-    double dms = 1.0;
+    double dms;
     int b, l, h, g, e, local;
 
     if (hn == NULL || ref->pos >= ref->cap) {
@@ -327,7 +334,7 @@ hlx_status_t hlx_ref_step(hlx_ref_t *ref, double *hidden, double *logits, int *n
     act = up + F;
     sc = act + F;
     if (m->dca_chunk > 0)
-        hlx_ref_dca(m, ref->pos, &kpos, rot, lim, &dms);
+        hlx_ref_dca(m, ref->pos, &kpos, rot, lim);
     for (b = 0; b < ref->batch; b++) {
         double *x = hidden + (size_t)b * H;
         if (m->rope_kind == HLX_ROPE_DYNAMIC) {
@@ -338,6 +345,8 @@ hlx_status_t hlx_ref_step(hlx_ref_t *ref, double *hidden, double *logits, int *n
             hlx_model_rope_freqs_at(m, m->rope_dim, seq, ref->rope_freq, &ref->rope_ms);
         }
         memcpy(x, ref->embed + (size_t)ref->tokens[b] * H, sizeof(double) * (size_t)H);
+        /* dual chunk attention's factor on this token's key and query */
+        dms = hlx_ref_dca_factor(m, ref->pos < ref->pend[b] ? ref->pend[b] : ref->pos + 1);
         for (l = 0; l < m->layers; l++) {
             hlx_ref_layer_t *L = &ref->layers[l];
             hlx_ref_rmsnorm(hn, x, L->attn_norm, H, m->norm_eps);
@@ -377,7 +386,8 @@ hlx_status_t hlx_ref_step(hlx_ref_t *ref, double *hidden, double *logits, int *n
                 /* The new token is stored the way the runtime stores it: fp32, then the
                  * KV dtype. */
                 for (e = 0; e < dk; e++)
-                    ref->kcache[base * dk + e] = hlx_round_kv((float)k[g * dk + e], ref->kv_dtype,
+                    ref->kcache[base * dk + e] = hlx_round_kv((float)(k[g * dk + e] * dms),
+                                                              ref->kv_dtype,
                                                               ref->layers[l].kscale[g]);
                 for (e = 0; e < dv; e++)
                     ref->vcache[base * dv + e] = hlx_round_kv((float)v[g * dv + e], ref->kv_dtype,

@@ -162,11 +162,12 @@ hlx_status_t hlx_schedule_step(hlx_engine_t *eng)
     eng->tl_n = 0;
     eng->hopb_attn_ns = 0;
     eng->step_t0 = hlx_now_ns();
-    /* every layer, row and head of this step is at eng->pos: its RoPE cos and sin once */
-    hlx_rope_fill_cs(eng->rope_freq_h, eng->rope.mscale, eng->m.rope_dim, eng->pos,
-                     eng->rope_cs);
+    /* every layer, row and head of this step is at eng->pos: its RoPE cos and sin once (at
+     * the position keys turn at: under dual chunk attention, within their chunk) */
+    hlx_rope_fill_cs(eng->rope_freq_h, eng->rope.mscale, eng->m.rope_dim,
+                     hlx_phase_rot_pos(eng, eng->pos, -1), eng->rope_cs);
     eng->rope.cs = eng->rope_cs;
-    eng->rope.cs_pos = eng->pos;
+    eng->rope.cs_pos = hlx_phase_rot_pos(eng, eng->pos, -1);
     st = hlx_phase_embed(eng);
     for (l = 0; l < eng->m.layers && st == HLX_OK; l++) {
         st = hlx_phase_qkv(eng, l);

@@ -997,7 +997,9 @@ static void test_qwen(void **state)
     expect_config("q2", HLX_OK, NULL);
     assert_true(g_cfg.m.dca_chunk == 8192 && g_cfg.m.dca_local == 1024 && g_cfg.m.dca_orig == 0);
     set_key("q2", "dual_chunk_attention_config", json_pack("{s:i}", "chunk_size", 1024));
-    expect_config("q2", HLX_ERR_PARSE, "local_size 1024 must be below chunk_size 1024");
+    expect_config("q2", HLX_ERR_PARSE,
+                  "local_size 1024 (vLLM's default, the key being absent) must be below "
+                  "chunk_size 1024");
     set_key("q2", "dual_chunk_attention_config", json_pack("{s:s}", "chunk_size", "big"));
     expect_config("q2", HLX_ERR_PARSE, "chunk_size: expected an integer chunk size");
     set_key("q2", "dual_chunk_attention_config", json_pack("{s:i}", "local_size", -1));
@@ -1016,6 +1018,12 @@ static void test_qwen(void **state)
     expect_config("q2", HLX_ERR_PARSE, "dual chunk attention with a sliding window");
     set_key("q2", "max_window_layers", json_integer(28));
     set_key("q2", "use_sliding_window", json_false());
+    /* vLLM reads it for Qwen2, Qwen2-MoE, Qwen3 and Qwen3-MoE alone: another class refuses */
+    set_key("q2", "architectures", json_pack("[s]", "LlamaForCausalLM"));
+    set_key("q2", "model_type", json_string("llama"));
+    expect_config("q2", HLX_ERR_PARSE, "dual chunk attention is applied to Qwen2ForCausalLM");
+    set_key("q2", "architectures", json_pack("[s]", "Qwen2ForCausalLM"));
+    set_key("q2", "model_type", json_string("qwen2"));
     set_key("q2", "dual_chunk_attention_config", NULL);
     /* switched on (Qwen2Config, Qwen3Config): the layers from max_window_layers on, none
      * when it is at least num_hidden_layers (2 here); a window and a first layer of their

@@ -1,13 +1,14 @@
 #!/usr/bin/env bash
 # Dual chunk attention (helix/model.h: dca_chunk; Qwen2.5-1M's dual_chunk_attention_config)
 # in the runtime. tiny-dca has chunks of 24 positions (chunk_size 40 - local_size 16) and
-# original_max_position_embeddings 160. Prompts of 100, 61 and 7 tokens (prompt3_long.txt)
+# original_max_position_embeddings 60. Prompts of 100, 61 and 7 tokens (prompt3_long.txt)
 # are prefilled in chunks of 16 after a context of 90, then 8 steps: every request's queries
 # meet all three parts (its own chunk, the one before, the older ones), the parts' bounds
-# fall inside one rank's kv block or another's, and past position 160 the softmax scale
-# grows. Under --check against the fp64 reference (which writes the parts out on its own):
-# on 1 rank, KVP 2, TPA 2, 2 x 2, KVP 3 with blocks of 5 and KVP 4 with blocks of 3, with 2
-# threads, with the avx2 and scalar kernels and with HOP-B micro-batches, every run must
+# fall inside one rank's kv block or another's, and past 60 positions keys and queries
+# grow by vLLM's factor (a prompt's by its length's). Under --check against the fp64
+# reference (which writes the parts and the factors out on its own): on 1 rank, KVP 2,
+# TPA 2, 2 x 2, KVP 3 with blocks of 5 and KVP 4 with blocks of 3, with 2 threads, with the
+# avx2 and scalar kernels and with HOP-B micro-batches, every run must
 # give the same tokens; fp8 KV its own, on 1 rank and 2 x 2 alike; prompts of one length
 # prefilled token by token (HELIX_PREFILL=steps) those of the chunked prefill. Dual
 # chunk attention must change the tokens (the model without it decodes others), and chunks

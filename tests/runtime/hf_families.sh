@@ -214,10 +214,12 @@ config_case window-qwen2-all qwen2 '{"use_sliding_window": true, "sliding_window
 config_case window-qwen3 qwen3 '{"use_sliding_window": true, "sliding_window": 4,
     "layer_types": ["full_attention", "sliding_attention"]}'
 # Qwen2.5-1M's dual chunk attention as vLLM runs it (transformers ignores it; hf_forward.py
-# applies it): chunks of 5 positions with original_max_position_embeddings 8 on Qwen2, of 5
-# with no factor (its default) on Qwen3, so that the 18 positions meet all three parts
+# applies it): chunks of 5 positions with original_max_position_embeddings 2 on Qwen2 (the
+# factor on keys and queries, the keys' taken as they are cached, changes the tokens from
+# the fourth step on), of 5 with no factor (its default) on Qwen3, so that the 18 positions
+# meet all three parts
 config_case qwen-dca qwen2 '{"dual_chunk_attention_config": {"chunk_size": 8,
-    "local_size": 3, "original_max_position_embeddings": 8}}'
+    "local_size": 3, "original_max_position_embeddings": 2}}'
 config_case qwen3-dca qwen3 '{"dual_chunk_attention_config": {"chunk_size": 9,
     "local_size": 4}}'
 finish_cases

@@ -440,19 +440,26 @@ class Config:
             raise Fail(f"{path}: key rope_scaling: {rs!r} not supported by this reference "
                        f"(absent or null; linear, llama3, yarn, longrope, dynamic; DeepSeek's yarn)")
         # dual_chunk_attention_config (Qwen2.5-1M, Qwen3-2507's 1M form): transformers ignores
-        # it; vLLM's DualChunkRotaryEmbedding and dual chunk attention apply it, and so does
-        # this reference (Model.forward). vLLM's defaults for absent keys.
+        # it; vLLM applies it to its Qwen2, Qwen2-MoE, Qwen3 and Qwen3-MoE models (its
+        # DualChunkRotaryEmbedding and dual chunk attention), and so does this reference
+        # (Model.forward); vLLM's defaults for absent keys. Not with a RoPE scaling or a
+        # window here.
         self.dca = None
         dca = c.get("dual_chunk_attention_config")
-        if dca is not None and self.arch not in DEEPSEEK:
+        if dca is not None:
+            if self.arch not in ("Qwen2ForCausalLM", "Qwen2MoeForCausalLM", "Qwen3ForCausalLM",
+                                 "Qwen3MoeForCausalLM"):
+                raise Fail(f"{path}: key dual_chunk_attention_config: not read for {self.arch} "
+                           f"by this reference (vLLM applies it to Qwen2 and Qwen3 models only)")
             if not isinstance(dca, dict):
                 raise Fail(f"{path}: key dual_chunk_attention_config: {dca!r} is not an object")
             vals = [dca.get("chunk_size", 8192), dca.get("local_size", 1024),
                     dca.get("original_max_position_embeddings", 0)]
-            if not all(isinstance(v, int) and v >= 0 for v in vals) or vals[1] >= vals[0]:
+            if not all(isinstance(v, int) and not isinstance(v, bool) and v >= 0
+                       for v in vals) or vals[0] < 2 or vals[1] >= vals[0]:
                 raise Fail(f"{path}: key dual_chunk_attention_config: {dca!r}: expected "
-                           f"integers, local_size below chunk_size")
-            if rs is not None:
+                           f"integers, chunk_size at least 2, local_size below it")
+            if rs is not None and kind not in (None, "default"):
                 raise Fail(f"{path}: key rope_scaling: not with dual_chunk_attention_config "
                            f"in this reference")
             self.dca = vals
@@ -1245,17 +1252,22 @@ class Model(Decoder):
             local = [1.0 / cfg.local_base ** (2 * i / cfg.rotary) for i in range(cfg.rotary // 2)]
             cos_l = [math.cos(t * f) for f in local]
             sin_l = [math.sin(t * f) for f in local]
-        qturns = None
+        qturns, dca_f = None, 1.0
         if cfg.dca is not None:
             # vLLM's dual chunk attention, written from its definition: chunks of
             # n = chunk_size - local_size positions; keys and the query of the own chunk
             # ("intra") turn at t mod n, the query facing the chunk before ("succ") at
             # t mod n + n, the one facing every older chunk ("inter") at 2n - 1, both clamped
-            # to chunk_size; one softmax over all keys, each key scored by its part's query;
-            # past original_max_position_embeddings the scores grow by 0.1 ln(len / orig) + 1
-            # (len = t + 1, as vLLM's decode has it)
+            # to chunk_size; one softmax over all keys, each key scored by its part's query.
+            # Past original_max_position_embeddings vLLM multiplies each key as it caches it,
+            # and each query, by 0.1 ln(len / orig) + 1, len the length of the forward that
+            # computes the token: the prompt's for a prompt token (its prefill), t + 1 for a
+            # generated one
             chunk, local, orig = cfg.dca
             n = chunk - local
+            if any(w is not None for w in cfg.layer_windows):
+                raise Fail("dual_chunk_attention_config with a sliding window: not in this "
+                           "reference")
 
             def turn(pos):
                 return ([math.cos(pos * f) for f in freq], [math.sin(pos * f) for f in freq])
@@ -1263,7 +1275,8 @@ class Model(Decoder):
             qturns = (turn(min(2 * n - 1, chunk)), turn(min(t % n + n, chunk)))
             bounds = (max(t // n - 1, 0) * n, t // n * n)  # inter keys end, succ keys end
             if orig > 0:
-                scale *= max(1.0, 0.1 * math.log((t + 1) / orig) + 1.0)
+                dca_f = max(1.0, 0.1 * math.log(max(t + 1, self.seq_floor) / orig) + 1.0)
+                scale *= dca_f
         for i, L in enumerate(self.layers):
             window = cfg.layer_windows[i]
             c, s = (cos_l, sin_l) if window is not None and cfg.local_base is not None \
@@ -1283,6 +1296,8 @@ class Model(Decoder):
                 parts = [[self.rope(e, *qt) for e in qh] for qt in qturns]
             qh = [self.rope(e, c, s) for e in qh]
             kh = [self.rope(e, c, s) for e in kh]
+            if dca_f != 1.0:  # dual chunk attention's factor, cached with the key
+                kh = [[v * dca_f for v in e] for e in kh]
             L.keys.append(kh)
             L.values.append(vh)
             attn = []

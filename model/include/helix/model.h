@@ -147,8 +147,10 @@ typedef struct hlx_model {
      * rotated at its position mod len; a query at p (in chunk c = p / len) attends to its
      * own chunk rotated at p mod len (intra), to chunk c - 1 rotated at
      * min(p mod len + len, dca_chunk) (succ) and to chunks before that at
-     * min(2 len - 1, dca_chunk) (inter): one softmax over the three parts. dca_orig > 0
-     * multiplies the softmax scale by max(1, 0.1 ln((p + 1) / dca_orig) + 1).
+     * min(2 len - 1, dca_chunk) (inter): one softmax over the three parts. dca_orig > 0:
+     * each key, as it is cached, and each query are multiplied by hlx_model_dca_factor of
+     * the length of the forward that computes their position (hlx_model_rope_seq: the
+     * prompt's for a prompt position, p + 1 for a generated one), as vLLM does.
      * hlx_model_dca_split gives a query's parts. GQA, plain RoPE, no window. */
     int             dca_chunk;       /* chunk_size */
     int             dca_local;       /* local_size */
@@ -164,9 +166,11 @@ typedef struct hlx_model {
 typedef struct hlx_dca_split {
     int64_t end[3];
     int64_t rot[3];
-    double  mscale; /* the factor on the softmax scale (dca_orig), 1 without */
 } hlx_dca_split_t;
 void hlx_model_dca_split(const hlx_model_t *m, int64_t pos, hlx_dca_split_t *s);
+/* Dual chunk attention's factor on a key and a query computed in a forward of seq_len
+ * positions: max(1, 0.1 ln(seq_len / dca_orig) + 1), 1 where dca_orig is 0 (or no DCA). */
+double hlx_model_dca_factor(const hlx_model_t *m, int64_t seq_len);
 /* Whether the model's dual chunk attention is run: NULL when it is (or there is none),
  * else the field in the way (dca_chunk: chunk_size and local_size; dca_orig_ctx, attn,
  * rope_scaling, sliding_window) with the reason in why. */
