@@ -525,6 +525,14 @@ static int hlx_synth_model(hlx_hf_config_t *c, const char *name, int layers)
                 "hold (--family glm4 writes them, in its own shapes)\n", name, c->arch);
         return -1;
     }
+    /* dual chunk attention: read for the Qwen classes alone (as vLLM reads it) */
+    if (m.dca_chunk > 0 && strcmp(c->arch, "Qwen2ForCausalLM") &&
+        strcmp(c->arch, "Qwen3ForCausalLM")) {
+        fprintf(stderr, "helix model synth: --model %s: has dual chunk attention "
+                "(dca_chunk_size), which %s does not hold; give --family qwen2 or qwen3\n",
+                name, c->arch);
+        return -1;
+    }
     /* Phi-3's config windows every layer; Llama's has no window */
     if (m.sliding_window > 0 && (!(c->fused & HLX_HF_FUSED_QKV) || m.sliding_pattern != 0)) {
         fprintf(stderr, "helix model synth: --model %s: has sliding_window%s, which %s does "
