@@ -224,10 +224,12 @@ static json_t *hlx_info_quant_json(const hlx_hf_config_t *c, size_t packed)
                       c->int8 ? "int8" : "e4m3", "scales", c->fp8_channel ? "channel" : "tensor",
                       "input_scales", c->fp8_input_scale);
     else if (c->packing.pack)
-        w = json_pack("{s:s, s:i, s:I, s:b, s:I}", "form", hlx_ckpt_pack_name(c->packing.pack),
-                      "bits", c->packing.bits, "group", (json_int_t)c->packing.group,
-                      "zero_points", c->packing.pack != HLX_PACK_CT || !c->packing.sym,
-                      "packed_layers", (json_int_t)packed);
+        w = json_pack("{s:s, s:i, s:I, s:b, s:I, s:s?}", "form",
+                      hlx_ckpt_pack_name(c->packing.pack), "bits", c->packing.bits, "group",
+                      (json_int_t)c->packing.group, "zero_points",
+                      c->packing.pack != HLX_PACK_CT || !c->packing.sym, "packed_layers",
+                      (json_int_t)packed, "config_file",
+                      c->quant_file[0] ? c->quant_file : NULL);
     if (c->kv_scales) {
         hlx_hf_kv_scale_name(c, 0, 0, kn, sizeof(kn));
         hlx_hf_kv_scale_name(c, 0, 1, vn, sizeof(vn));
@@ -1463,6 +1465,9 @@ static int hlx_cmd_model_info(int argc, char **argv)
                      hlx_ckpt_pack_name(cfg.packing.pack), gs);
         printf("  weights %s%s, %.6g parameters%s\n\n", cfg.torch_dtype, q, params,
                config_only ? " (from config.json; tensors not checked)" : "");
+        if (cfg.quant_file[0])
+            printf("  the integer packing from %s (config.json has no quantization_config)"
+                   "\n\n", cfg.quant_file);
     }
     if (cfg.lm_head_unused[0])
         printf("  %s: not read (tie_word_embeddings is true: the head is the embedding, as "

@@ -1108,9 +1108,9 @@ static int hlx_cfg_qstr_is(json_t *q, const char *key, const char *const *want, 
  * bits 4 or 8, group_size, the zeros stored minus one (checkpoint_format gptq, the default)
  * or as they are (gptq_v2). desc_act and sym need no reading: g_idx and the stored zeros
  * say the same; which Linear layers are packed the tensors say. */
-static hlx_status_t hlx_cfg_gptq(hlx_jdoc_t *doc, json_t *q, hlx_hf_config_t *c)
+static hlx_status_t hlx_cfg_gptq(hlx_jdoc_t *doc, json_t *q, const char *at,
+                                 hlx_hf_config_t *c)
 {
-    static const char at[] = "/quantization_config";
     static const char *const formats[] = { "gptq", "gptq_v2", NULL };
     const char *fkey = json_object_get(q, "checkpoint_format") ? "checkpoint_format" : "format";
     json_t *f = json_object_get(q, fkey), *head = json_object_get(q, "lm_head");
@@ -1128,9 +1128,10 @@ static hlx_status_t hlx_cfg_gptq(hlx_jdoc_t *doc, json_t *q, hlx_hf_config_t *c)
         return hlx_jdoc_fail(doc, p, HLX_ERR_PARSE, "\"gptq\" or \"gptq_v2\" (the layouts "
                              "vLLM and transformers read; a repacked marlin checkpoint is "
                              "not read)");
-    if (head != NULL && !json_is_false(head) && !json_is_null(head))
-        return hlx_jdoc_fail(doc, "/quantization_config/lm_head", HLX_ERR_PARSE, "a quantized "
-                             "head is not read: false");
+    if (head != NULL && !json_is_false(head) && !json_is_null(head)) {
+        snprintf(p, sizeof(p), "%s/lm_head", at);
+        return hlx_jdoc_fail(doc, p, HLX_ERR_PARSE, "a quantized head is not read: false");
+    }
     if (json_is_object(json_object_get(q, "dynamic"))) {
         /* GPTQModel's per-module rules: "-:pattern" leaves modules plain (the tensors say
          * so anyway), "+:pattern" may give them other bits or groups, which one packing per
@@ -1139,10 +1140,12 @@ static hlx_status_t hlx_cfg_gptq(hlx_jdoc_t *doc, json_t *q, hlx_hf_config_t *c)
         json_t *rule;
         json_object_foreach(json_object_get(q, "dynamic"), key, rule)
             if (strncmp(key, "-:", 2) &&
-                (json_object_get(rule, "bits") || json_object_get(rule, "group_size")))
-                return hlx_jdoc_fail(doc, "/quantization_config/dynamic", HLX_ERR_PARSE,
-                                     "rule \"%s\" gives some modules other bits or groups; "
-                                     "every packed module is read with the config's", key);
+                (json_object_get(rule, "bits") || json_object_get(rule, "group_size"))) {
+                snprintf(p, sizeof(p), "%s/dynamic", at);
+                return hlx_jdoc_fail(doc, p, HLX_ERR_PARSE, "rule \"%s\" gives some modules "
+                                     "other bits or groups; every packed module is read with "
+                                     "the config's", key);
+            }
     }
     c->packing.pack = f != NULL && json_is_string(f) && !strcmp(json_string_value(f), "gptq_v2")
                           ? HLX_PACK_GPTQ_V2 : HLX_PACK_GPTQ;
@@ -1154,9 +1157,9 @@ static hlx_status_t hlx_cfg_gptq(hlx_jdoc_t *doc, json_t *q, hlx_hf_config_t *c)
 }
 
 /* quant_method "awq" (AutoAWQ's GEMM layout): 4 bits, a group size, zero points. */
-static hlx_status_t hlx_cfg_awq(hlx_jdoc_t *doc, json_t *q, hlx_hf_config_t *c)
+static hlx_status_t hlx_cfg_awq(hlx_jdoc_t *doc, json_t *q, const char *at,
+                                hlx_hf_config_t *c)
 {
-    static const char at[] = "/quantization_config";
     static const char *const versions[] = { "gemm", NULL };
     static const char *const backends[] = { "autoawq", NULL };
     const char *bkey = json_object_get(q, "w_bit") && !json_object_get(q, "bits") ? "w_bit"
@@ -1166,21 +1169,28 @@ static hlx_status_t hlx_cfg_awq(hlx_jdoc_t *doc, json_t *q, hlx_hf_config_t *c)
     json_t *zp = json_object_get(q, "zero_point");
     json_int_t bits, group;
     hlx_status_t st;
+    char p[96];
 
     if ((st = hlx_cfg_qint(doc, q, bkey, at, INT64_MIN, hlx_q_bits4, "4 (AWQ's weights are "
                            "4-bit)", &bits)) != HLX_OK ||
         (st = hlx_cfg_qint(doc, q, gkey, at, INT64_MIN, hlx_q_group, "a group size > 0, or -1 "
                            "(one group per row)", &group)) != HLX_OK)
         return st;
-    if (!hlx_cfg_qstr_is(q, "backend", backends, 1))
-        return hlx_jdoc_fail(doc, "/quantization_config/backend", HLX_ERR_PARSE, "only "
-                             "\"autoawq\" is read (llm-awq packs its words otherwise)");
-    if (zp != NULL && !json_is_true(zp))
-        return hlx_jdoc_fail(doc, "/quantization_config/zero_point", HLX_ERR_PARSE,
-                             "only true (AWQ's GEMM layout with its qzeros) is read");
-    if (!hlx_cfg_qstr_is(q, "version", versions, 1))
-        return hlx_jdoc_fail(doc, "/quantization_config/version", HLX_ERR_PARSE, "only "
-                             "\"gemm\" is read (the gemv layouts pack the words otherwise)");
+    if (!hlx_cfg_qstr_is(q, "backend", backends, 1)) {
+        snprintf(p, sizeof(p), "%s/backend", at);
+        return hlx_jdoc_fail(doc, p, HLX_ERR_PARSE, "only \"autoawq\" is read (llm-awq packs "
+                             "its words otherwise)");
+    }
+    if (zp != NULL && !json_is_true(zp)) {
+        snprintf(p, sizeof(p), "%s/zero_point", at);
+        return hlx_jdoc_fail(doc, p, HLX_ERR_PARSE, "only true (AWQ's GEMM layout with its "
+                             "qzeros) is read");
+    }
+    if (!hlx_cfg_qstr_is(q, "version", versions, 1)) {
+        snprintf(p, sizeof(p), "%s/version", at);
+        return hlx_jdoc_fail(doc, p, HLX_ERR_PARSE, "only \"gemm\" is read (the gemv layouts "
+                             "pack the words otherwise)");
+    }
     c->packing.pack = HLX_PACK_AWQ;
     c->packing.bits = 4;
     c->packing.group = group;
@@ -1529,6 +1539,63 @@ static hlx_status_t hlx_cfg_modelopt_file(const char *dir, hlx_hf_config_t *c, c
     return st;
 }
 
+/* AutoGPTQ's and AutoAWQ's older exports keep their quantization in dir/quantize_config.json
+ * (AutoGPTQ; AutoAWQ too) or dir/quant_config.json (AutoAWQ), beside a config.json without
+ * quantization_config; vLLM reads those files once told the method. Read here when one is
+ * there, the method from its quant_method, else from its keys (AutoAWQ's w_bit,
+ * q_group_size, zero_point or version: awq; bits: gptq); errors at its line:column;
+ * c->quant_file names it. */
+static hlx_status_t hlx_cfg_quant_file(const char *dir, hlx_hf_config_t *c, char *err,
+                                       size_t errlen)
+{
+    static const char *const names[] = { "quantize_config.json", "quant_config.json" };
+    static const char *const awq_keys[] = { "w_bit", "q_group_size", "zero_point", "version" };
+    char path[2048];
+    struct stat sb;
+    hlx_jdoc_t *doc = NULL;
+    const char *method;
+    json_t *q;
+    size_t i, k;
+    hlx_status_t st;
+
+    for (i = 0; i < sizeof(names) / sizeof(names[0]); i++) {
+        snprintf(path, sizeof(path), "%s/%s", dir, names[i]);
+        if (stat(path, &sb) == 0)
+            break;
+    }
+    if (i == sizeof(names) / sizeof(names[0]))
+        return HLX_OK;
+    if ((st = hlx_ckpt_regular_file(path, "quantization config", err, errlen)) != HLX_OK)
+        return st;
+    st = hlx_cfg_load_object(path, &doc);
+    if (st == HLX_OK) {
+        q = hlx_jdoc_root(doc);
+        method = json_string_value(json_object_get(q, "quant_method"));
+        for (k = 0; method == NULL && k < sizeof(awq_keys) / sizeof(awq_keys[0]); k++)
+            if (json_object_get(q, awq_keys[k]) != NULL)
+                method = "awq";
+        if (method == NULL && json_object_get(q, "bits") != NULL)
+            method = "gptq";
+        if (method != NULL && !strcmp(method, "gptq"))
+            st = hlx_cfg_gptq(doc, q, "", c);
+        else if (method != NULL && !strcmp(method, "awq"))
+            st = hlx_cfg_awq(doc, q, "", c);
+        else
+            st = hlx_jdoc_fail(doc, json_object_get(q, "quant_method") ? "/quant_method" : "",
+                               HLX_ERR_PARSE, "%s%s%s: read as GPTQ's (bits, group_size, "
+                               "desc_act) or AutoAWQ's (w_bit, q_group_size, zero_point, "
+                               "version) quantization; give quant_method \"gptq\" or \"awq\"",
+                               method ? "quant_method \"" : "not GPTQ's or AWQ's keys",
+                               method ? method : "", method ? "\" is not read" : "");
+    }
+    if (st == HLX_OK)
+        snprintf(c->quant_file, sizeof(c->quant_file), "%s", names[i]);
+    else
+        snprintf(err, errlen, "%s", doc ? hlx_jdoc_error(doc) : path);
+    hlx_jdoc_free(doc);
+    return st;
+}
+
 /* The weights' dtype: torch_dtype, or dtype (its name since transformers 4.56 and in v5);
  * both there must agree. */
 static hlx_status_t hlx_cfg_dtype(hlx_jdoc_t *doc, hlx_hf_config_t *c)
@@ -1589,9 +1656,9 @@ static hlx_status_t hlx_cfg_dtype(hlx_jdoc_t *doc, hlx_hf_config_t *c)
         return HLX_OK;
     }
     if (!strcmp(method, "gptq"))
-        return hlx_cfg_gptq(doc, q, c);
+        return hlx_cfg_gptq(doc, q, "/quantization_config", c);
     if (!strcmp(method, "awq"))
-        return hlx_cfg_awq(doc, q, c);
+        return hlx_cfg_awq(doc, q, "/quantization_config", c);
     return !strcmp(method, "fp8") ? hlx_cfg_fp8(doc, q, c)
                                   : hlx_cfg_modelopt(doc, q, "/quantization_config", c);
 }
@@ -2391,8 +2458,11 @@ hlx_status_t hlx_hf_config_load(const char *dir, hlx_hf_config_t *c, char *err,
         snprintf(err, errlen, "%s", doc ? hlx_jdoc_error(doc) : path);
     else if (hlx_jdoc_scope(doc, NULL) == HLX_OK && /* the top level: not text_config */
              (json_object_get(hlx_jdoc_root(doc), "quantization_config") == NULL ||
-              json_is_null(json_object_get(hlx_jdoc_root(doc), "quantization_config"))))
+              json_is_null(json_object_get(hlx_jdoc_root(doc), "quantization_config")))) {
         st = hlx_cfg_modelopt_file(dir, c, err, errlen);
+        if (st == HLX_OK && !c->fp8)
+            st = hlx_cfg_quant_file(dir, c, err, errlen);
+    }
     hlx_jdoc_free(doc);
     return st;
 }
@@ -3081,11 +3151,10 @@ static void hlx_hf_packed_hint(hlx_ckpt_t *ck, const char *name)
         snprintf(alt, sizeof(alt), "%.*s%s", (int)(n - 7), name, words[i]);
         if (hlx_ckpt_find(ck, alt) != NULL) {
             (void)hlx_ckpt_set_error(ck, HLX_ERR_NOT_FOUND, "%s: tensor %s is missing, and %s "
-                                     "holds it packed, but config.json has no "
-                                     "quantization_config saying how (quant_method gptq, awq or "
-                                     "compressed-tensors, bits, group_size; an older export "
-                                     "keeps them in quantize_config.json or quant_config.json: "
-                                     "copy them into config.json as quantization_config)",
+                                     "holds it packed, but no quantization config says how: "
+                                     "add config.json's quantization_config (quant_method "
+                                     "gptq, awq or compressed-tensors, bits, group_size), or "
+                                     "the export's quantize_config.json or quant_config.json",
                                      hlx_ckpt_dir(ck), name, alt);
             return;
         }

@@ -171,7 +171,7 @@ struct hlx_engine {
     uint64_t mem_weights, mem_check;
     int       *all_tokens;
     int        step;
-    char       errmsg[512];  /* why a step failed, set where it was first understood */
+    char       errmsg[1024]; /* why a step failed, set where it was first understood */
     /* the schedule: micro-batch size (batch = lockstep) and what auto measured */
     int        mb;
     int        hopb_decided;

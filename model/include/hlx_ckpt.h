@@ -266,6 +266,10 @@ typedef struct hlx_hf_config {
     /* quantization_config of integer weights (GPTQ, AWQ, compressed-tensors pack-quantized):
      * how the packed Linear layers are laid out (hlx_ckpt_set_packed); pack 0: none */
     hlx_ckpt_packing_t packing;
+    /* the file the integer packing was read from where config.json has no
+     * quantization_config (AutoGPTQ's quantize_config.json, AutoAWQ's quant_config.json);
+     * "" else */
+    char            quant_file[32];
     int             tie_word_embeddings;
     /* quantization_config.kv_cache_scheme: each layer's self_attn.k_scale and v_scale are
      * part of the checkpoint, one value each (HLX_HF_KV_SCALES_TENSOR) or one per KV head

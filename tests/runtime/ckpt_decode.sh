@@ -509,7 +509,8 @@ int)
     # Integer weights (docs/model.md "Integer weights"): each form quantized by
     # quantize_int.py on its own (its packing written from each format's definition) decodes
     # to the same hidden state as the bf16 copy it dequantizes from the same integers, with
-    # --check passing (the reference sees the weights as the runtime holds them)
+    # --check passing (the reference sees the weights as the runtime holds them); older
+    # exports' quantize_config.json and quant_config.json read in place of quantization_config
     helixrun=$1 quant="$(dirname "$0")/quantize_int.py" edit="$(dirname "$0")/st_edit.py"
     hash() { json_field "$1" "d['hidden_hash']"; }
     # same NAME OUT OUT.ref: the two runs' hidden hashes equal, both checks passed
@@ -555,6 +556,46 @@ int)
                 --json --timeout 60 >"$dir/out.$m" 2>"$dir/err" || { cat "$dir/err"; fail=1; }
         done
         same "$1 over KVP $3 x TPA $4" "$dir/out.$1" "$dir/out.$1.ref"
+    done
+    # older exports: AutoGPTQ's quantize_config.json (no quant_method: its keys say GPTQ)
+    # and AutoAWQ's quant_config.json (w_bit, q_group_size, version GEMM) beside a
+    # config.json without quantization_config decode as the same checkpoint with it
+    python3 "$quant" "$dir/b-dense" "$dir/sgptq" --format gptq --group 32 --act-order || exit 1
+    cp -r "$dir/awq" "$dir/sawq"
+    python3 - "$dir/sgptq" "$dir/sawq" <<'PY' || exit 1
+import json, sys
+for d, name in ((sys.argv[1], 'quantize_config.json'), (sys.argv[2], 'quant_config.json')):
+    c = json.load(open(d + '/config.json'))
+    q = c.pop('quantization_config')
+    if name == 'quant_config.json':  # AutoAWQ's own keys
+        side = {'zero_point': True, 'q_group_size': q['group_size'], 'w_bit': q['bits'],
+                'version': 'GEMM'}
+    else:
+        side = {k: q[k] for k in ('bits', 'group_size', 'desc_act')}
+        side.update(sym=False, true_sequential=True, damp_percent=0.01,
+                    model_file_base_name='model')
+    json.dump(c, open(d + '/config.json', 'w'), indent=2)
+    json.dump(side, open(d + '/' + name, 'w'), indent=2)
+PY
+    for m in sgptq sgptq.ref sawq; do decode1 "$dir/$m" "$dir/out.$m"; done
+    same "gptq from quantize_config.json" "$dir/out.sgptq" "$dir/out.sgptq.ref"
+    decode1 "$dir/awq" "$dir/out.awq1"
+    same "awq from quant_config.json" "$dir/out.sawq" "$dir/out.awq1"
+    "$helix" model info --json "$dir/sgptq" >"$dir/info" 2>&1 || { cat "$dir/info"; fail=1; }
+    q=$(python3 -c "import json,sys; w=json.load(open(sys.argv[1]))['quantization']['weights']; print(w['form'], w['group'], w.get('config_file'))" "$dir/info")
+    echo "model info of the sidecar: $q"
+    [ "$q" = "gptq 32 quantize_config.json" ] || { echo "FAIL: model info --json says '$q'"; fail=1; }
+    # a sidecar neither GPTQ's nor AWQ's, and one of another method: refused at its keys
+    for side in '{"damp_percent": 0.01}|not GPTQ.s or AWQ.s keys' \
+        '{"quant_method": "exl2", "bits": 4}|quant_method: quant_method "exl2" is not read' \
+        '{"bits": 3, "group_size": 32}|bits: expected 4 or 8'; do
+        rm -rf "$dir/sbad" && cp -r "$dir/sgptq" "$dir/sbad" && echo "${side%%|*}" \
+            >"$dir/sbad/quantize_config.json"
+        "$helix" decode --model "$dir/sbad" --steps 1 >/dev/null 2>"$dir/err"
+        rc=$?
+        { [ $rc = 2 ] && grep -q "quantize_config.json:[0-9]*:[0-9]*: .*${side#*|}" "$dir/err"; } ||
+            { echo "FAIL: sidecar ${side%%|*}: exit $rc, $(cat "$dir/err")"; fail=1; }
+        echo "sidecar ${side%%|*}: $(cat "$dir/err")"
     done
     "$helix" model info --json "$dir/awq" >"$dir/info" 2>&1 || { cat "$dir/info"; fail=1; }
     q=$(python3 -c "import json,sys; w=json.load(open(sys.argv[1]))['quantization']['weights']; print(w['form'], w['bits'], w['group'], w['packed_layers'])" "$dir/info")
@@ -654,7 +695,7 @@ PY
         nogidx)   want='tensor model.layers.1.mlp.up_proj.g_idx is missing' ;;
         ctnogidx) want='tensor model.layers.1.mlp.up_proj.weight_g_idx is missing' ;;
         ctsym)    want='weight_zero_point: the quantization config declares symmetric weights' ;;
-        noconfig) want='holds it packed, but config.json has no quantization_config' ;;
+        noconfig) want='holds it packed, but no quantization config says how: add config.json' ;;
         dynamic)  want='rule "+:.*down_proj" gives some modules other bits or groups' ;;
         llmawq)   want='backend: only "autoawq" is read' ;;
         qwshape)  want="q_proj.weight: shape [64, 256], expected [256, 256] (packed in $P.qweight [32, 64], GPTQ 4-bit)" ;;
