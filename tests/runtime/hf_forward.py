@@ -720,12 +720,8 @@ class Layer:
     pass
 
 
-def attend(q, keys, values, scale, cap=None):
-    """Softmax over the positions of q . key x scale (soft-capped: cap x tanh(that / cap)),
-    then the weighted sum of the values (keys and values of one KV head, one per position)."""
-    scores = [sum(map(operator.mul, q, k)) * scale for k in keys]
-    if cap is not None:
-        scores = [cap * math.tanh(s / cap) for s in scores]
+def mix(scores, values):
+    """Softmax over the scores, then the weighted sum of the values (one per position)."""
     top = max(scores)
     weights = [math.exp(s - top) for s in scores]
     total = sum(weights)
@@ -735,18 +731,20 @@ def attend(q, keys, values, scale, cap=None):
     return o
 
 
+def attend(q, keys, values, scale, cap=None):
+    """Softmax over the positions of q . key x scale (soft-capped: cap x tanh(that / cap)),
+    then the weighted sum of the values (keys and values of one KV head, one per position)."""
+    scores = [sum(map(operator.mul, q, k)) * scale for k in keys]
+    if cap is not None:
+        scores = [cap * math.tanh(s / cap) for s in scores]
+    return mix(scores, values)
+
+
 def attend_dca(queries, bounds, keys, values, scale):
     """One softmax over every position: a key before bounds[0] scored with queries[0], one
     before bounds[1] with queries[1], the rest with queries[2] (dual chunk attention)."""
-    scores = [sum(map(operator.mul, queries[0 if p < bounds[0] else 1 if p < bounds[1] else 2],
-                      k)) * scale for p, k in enumerate(keys)]
-    top = max(scores)
-    weights = [math.exp(v - top) for v in scores]
-    total = sum(weights)
-    o = [0.0] * len(values[0])
-    for w, v in zip(weights, values):
-        o = [a + w / total * b for a, b in zip(o, v)]
-    return o
+    return mix([sum(map(operator.mul, queries[0 if p < bounds[0] else 1 if p < bounds[1] else 2],
+                        k)) * scale for p, k in enumerate(keys)], values)
 
 
 class Decoder:

@@ -23,20 +23,7 @@ helix=$1 data=$2 helixrun=$3
 model=$data/tiny-window.json
 args=(--context 300 --steps 6 --batch 3 --prompt-ids "$data/prompt3_long.txt"
       --prefill-chunk 16 --check --json --timeout 60)
-run() { # NAME RANKS ARGS...: decode into $dir/NAME.json, its tokens into tok[NAME]
-    local name=$1 n=$2
-    shift 2
-    if [ "$n" = 1 ]; then
-        "$helix" decode "$@" "${args[@]}" >"$dir/$name.json" 2>"$dir/err"
-    else
-        timeout -k 5 150 "$helixrun" --no-prefix --oversubscribe -n "$n" --timeout 120 -- \
-            "$helix" decode "$@" "${args[@]}" >"$dir/$name.json" 2>"$dir/err"
-    fi || { echo "FAIL: $name: $(cat "$dir/err")"; fail=1; tok[$name]=failed; return 1; }
-    tok[$name]=$(json_field "$dir/$name.json" "d['tokens']")
-    echo "$name: $(json_field "$dir/$name.json" "d['tokens'][0]") ... (check rel err" \
-         "$(json_field "$dir/$name.json" "d['max_rel_err']"))"
-}
-declare -A tok
+declare -A tok # run NAME RANKS ARGS... (report.sh): tokens into tok[NAME]
 run one 1 --model "$model"
 run kvp2 2 --model "$model" --kvp 2
 run tpa2 2 --model "$model" --tpa 2
