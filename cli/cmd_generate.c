@@ -66,9 +66,10 @@ int hlx_run_load_model(const char *cmd, const hlx_decode_opts_t *o, hlx_run_conf
     }
     /* GLM-4.5's and DeepSeek-V3's multi-token-prediction layers: left out, said once */
     if (hc.mtp_layers > 0 && !hlx_flags_quiet_rank())
-        fprintf(stderr, "helix %s: note: %s: model.layers.%d.* on (num_nextn_predict_layers "
-                "%d: multi-token prediction) are not read; decode runs without speculative "
-                "decoding\n", cmd, o->model, hc.m.layers, hc.mtp_layers);
+        fprintf(stderr, "helix %s: note: %s: the multi-token-prediction layers "
+                "(num_nextn_predict_layers %d, model.layers.%d.* on where stored) are not read; "
+                "decode runs without speculative decoding\n", cmd, o->model, hc.mtp_layers,
+                hc.m.layers);
     *m = hc.m;
     snprintf(cfg->ckpt, sizeof(cfg->ckpt), "%s", o->model);
     if (!o->seed_given && hc.synth_seed >= 0)

@@ -7,6 +7,7 @@
 #include "hlx_gating.h"
 #include "hlx_json.h"
 
+#include <ctype.h>
 #include <errno.h>
 #include <jansson.h>
 #include <limits.h>
@@ -1038,6 +1039,35 @@ static int hlx_cfg_ignore_entry(const char *e)
  * exclude_modules) at q[key]: the runtime reads lm_head and the routers unquantized and every
  * other Linear quantized, so the list may name those alone (hlx_cfg_ignore_entry); absent
  * (null) only where may_omit. */
+/* The layer of a name "model.layers.L." + more, L in plain decimal digits (no sign, no
+ * leading zero); -1 for any other name. */
+static long hlx_hf_layer_of(const char *name)
+{
+    static const char pre[] = "model.layers.";
+    const char *p = name + sizeof(pre) - 1;
+    long l = 0;
+
+    if (strncmp(name, pre, sizeof(pre) - 1) || !isdigit((unsigned char)*p) ||
+        (p[0] == '0' && isdigit((unsigned char)p[1])))
+        return -1;
+    for (; isdigit((unsigned char)*p) && l < 100000000; p++)
+        l = l * 10 + (*p - '0');
+    return *p == '.' ? l : -1;
+}
+
+/* An ignore entry naming a module of the multi-token-prediction layers config.json
+ * declares (num_nextn_predict_layers past num_hidden_layers: never read, hlx_hf_is_mtp). */
+static int hlx_cfg_ignore_mtp(hlx_jdoc_t *doc, const char *e)
+{
+    json_t *root = hlx_jdoc_root(doc);
+    json_t *nl = json_object_get(root, "num_hidden_layers");
+    json_t *nn = json_object_get(root, "num_nextn_predict_layers");
+    long l = hlx_hf_layer_of(e);
+
+    return l >= 0 && json_is_integer(nl) && json_is_integer(nn) &&
+           l >= json_integer_value(nl) && l - json_integer_value(nl) < json_integer_value(nn);
+}
+
 static hlx_status_t hlx_cfg_ignore(hlx_jdoc_t *doc, json_t *q, const char *key, const char *at,
                                    int may_omit)
 {
@@ -1049,11 +1079,12 @@ static hlx_status_t hlx_cfg_ignore(hlx_jdoc_t *doc, json_t *q, const char *key, 
         return HLX_OK;
     for (i = 0; json_is_array(ig) && i < json_array_size(ig); i++) {
         const char *e = json_string_value(json_array_get(ig, i));
-        if (e == NULL || !hlx_cfg_ignore_entry(e))
+        if (e == NULL || (!hlx_cfg_ignore_entry(e) && !hlx_cfg_ignore_mtp(doc, e)))
             return hlx_jdoc_fail(doc, at, HLX_ERR_PARSE, "only \"lm_head\" and the routers "
                                  "(\"re:.*mlp.gate$\", \"model.layers.N.mlp.gate\", ...) may be "
                                  "left unquantized, and a multimodal checkpoint's vision tower "
-                                 "(\"re:vision_tower.*\", \"re:visual.*\", ...): every other "
+                                 "(\"re:vision_tower.*\", \"re:visual.*\", ...) or the "
+                                 "multi-token-prediction layers (not read): every other "
                                  "Linear is read quantized");
         head |= hlx_cfg_ignore_head(e);
     }
@@ -1793,6 +1824,18 @@ static hlx_status_t hlx_cfg_mixtral(hlx_jdoc_t *doc, hlx_hf_config_t *c)
     return HLX_OK;
 }
 
+/* num_nextn_predict_layers (DeepSeek-V3, GLM-4.5: 1): multi-token-prediction layers stored
+ * after the model's, not read; at most 16, so that the layers past them stay refused. */
+static hlx_status_t hlx_cfg_mtp(hlx_jdoc_t *doc, hlx_hf_config_t *c)
+{
+    hlx_status_t st = hlx_cfg_int(doc, "num_nextn_predict_layers", 0, 0, 0, &c->mtp_layers);
+
+    if (st == HLX_OK && c->mtp_layers > 16)
+        return hlx_jdoc_fail(doc, "/num_nextn_predict_layers", HLX_ERR_PARSE, "%d: at most 16 "
+                             "(the releases have 1)", c->mtp_layers);
+    return st;
+}
+
 /* Glm4MoeConfig's defaults for the MoE keys a config.json may leave out. */
 #define HLX_GLM4_MOE_EXPERTS      128
 #define HLX_GLM4_MOE_TOP_K        8
@@ -1830,7 +1873,7 @@ static hlx_status_t hlx_cfg_glm4_moe(hlx_jdoc_t *doc, hlx_hf_config_t *c)
     HLX_TRY(hlx_cfg_num(doc, "routed_scaling_factor", 1.0, 1e-6, 1e6, &rsf));
     HLX_TRY(hlx_cfg_int(doc, "n_group", 0, 1, 1, &ng));
     HLX_TRY(hlx_cfg_int(doc, "topk_group", 0, 1, 1, &tg));
-    HLX_TRY(hlx_cfg_int(doc, "num_nextn_predict_layers", 0, 0, 0, &c->mtp_layers));
+    HLX_TRY(hlx_cfg_mtp(doc, c));
     if (m->top_k > m->experts)
         return hlx_jdoc_fail(doc, "/num_experts_per_tok", HLX_ERR_PARSE,
                              "%d exceeds n_routed_experts %d%s", m->top_k, m->experts,
@@ -2303,7 +2346,7 @@ static hlx_status_t hlx_cfg_moe_mla(hlx_jdoc_t *doc, hlx_hf_config_t *c)
                         1e6, &rsf));
     HLX_TRY(hlx_cfg_int(doc, "n_group", 0, v2 ? 1 : HLX_DSV3_N_GROUP, 1, &c->n_group));
     HLX_TRY(hlx_cfg_int(doc, "topk_group", 0, v2 ? 1 : HLX_DSV3_TOPK_GROUP, 1, &c->topk_group));
-    HLX_TRY(hlx_cfg_int(doc, "num_nextn_predict_layers", 0, 0, 0, &c->mtp_layers));
+    HLX_TRY(hlx_cfg_mtp(doc, c));
     c->routed_scaling_factor = rsf;
     if (v2 && (st = hlx_cfg_dsv2_gating(doc, c)) != HLX_OK)
         return st;
@@ -3015,9 +3058,9 @@ out_nomem:
  * them, vLLM skips them), DeepSeek's any (its module as released). */
 static int hlx_hf_is_mtp(const hlx_hf_config_t *c, const char *name)
 {
-    int layer, n = 0;
+    long layer = hlx_hf_layer_of(name);
 
-    if (sscanf(name, "model.layers.%d.%n", &layer, &n) != 1 || n == 0 || layer < c->m.layers)
+    if (layer < c->m.layers)
         return 0;
     return c->family == HLX_HF_MOE_MLA || layer - c->m.layers < c->mtp_layers;
 }

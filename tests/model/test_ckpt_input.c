@@ -1408,6 +1408,31 @@ static void test_glm4_moe(void **state)
     set_key("g45", "first_k_dense_replace", json_integer(3));
     expect_config("g45", HLX_ERR_PARSE, "first_k_dense_replace: 3 exceeds num_hidden_layers 2");
     set_key("g45", "first_k_dense_replace", json_integer(1));
+    set_key("g45", "num_nextn_predict_layers", json_integer(17));
+    expect_config("g45", HLX_ERR_PARSE, "num_nextn_predict_layers: 17: at most 16");
+    set_key("g45", "num_nextn_predict_layers", json_integer(1));
+    /* a quantization ignore list may name the MTP layer's modules (never read), not a
+     * layer past it, nor the layer's number written otherwise */
+    {
+        static const char *const mods[] = { "model.layers.2.eh_proj", "model.layers.3.eh_proj",
+                                            "model.layers.02.eh_proj" };
+        int j;
+        for (j = 0; j < 3; j++) {
+            set_key("g45", "quantization_config",
+                    json_pack("{s:s, s:s, s:{s:{s:[s], s:{s:i, s:s, s:s, s:b, s:b}}}, "
+                              "s:[s, s, s]}",
+                              "quant_method", "compressed-tensors", "format", "float-quantized",
+                              "config_groups", "group_0", "targets", "Linear", "weights",
+                              "num_bits", 8, "type", "float", "strategy", "channel",
+                              "symmetric", 1, "dynamic", 0, "ignore", "lm_head",
+                              "re:.*mlp.gate$", mods[j]));
+            if (j == 0)
+                expect_config("g45", HLX_OK, NULL);
+            else
+                expect_config("g45", HLX_ERR_PARSE, "ignore: only \"lm_head\" and the routers");
+        }
+    }
+    set_key("g45", "quantization_config", NULL);
     set_key("g45", "partial_rotary_factor", json_real(0.3));
     expect_config("g45", HLX_ERR_PARSE, "partial_rotary_factor: 0.3 x head_dim 32 = 9.6 "
                   "rotated elements per head, not a whole number");

@@ -197,6 +197,23 @@ config_case internlm3-dynamic dense '{"architectures": ["InternLM3ForCausalLM"],
 # GLM-4.5's gate limited to the best of 4 groups of 2 experts (the releases have one group;
 # DeepSeek-V3's noaux_tc groups, scored by their two best choice values)
 config_case glm4-moe-groups glm4-moe '{"n_group": 4, "topk_group": 1}'
+# the same with every correction bias at -1.5, so that every choice value is below 0: the
+# other groups' experts stay out of the choice (vLLM's -inf; transformers' masked 0.0
+# would take them over the kept ones), and the forward keeps vLLM's rule
+cp -r "$dir/glm4-moe-f32" "$dir/glm4-moe-negbias"
+python3 -c 'import json, sys; c = json.load(open(sys.argv[1])); c.update(n_group=4, topk_group=1); json.dump(c, open(sys.argv[1], "w"))' \
+    "$dir/glm4-moe-negbias/config.json"
+for t in $(python3 -c 'import glob, json, struct, sys
+for p in glob.glob(sys.argv[1] + "/*.safetensors"):
+    f = open(p, "rb"); n = struct.unpack("<Q", f.read(8))[0]
+    print(" ".join(k for k in json.loads(f.read(n)) if k.endswith("e_score_correction_bias")))' \
+    "$dir/glm4-moe-negbias"); do
+    python3 "$(dirname "$0")/st_edit.py" "$dir/glm4-moe-negbias" set "$t" -1.5 ||
+        { echo "FAIL: setting $t"; fail=1; }
+done
+fwd_start "$dir/glm4-moe-negbias"
+cases+=(glm4-moe-negbias)
+case_fam[glm4-moe-negbias]=glm4-moe case_same[glm4-moe-negbias]=
 
 # sliding windows, on every layer as MistralForCausalLM, MixtralForCausalLM and
 # Phi3ForCausalLM have them (the forward keeps q - window < kv <= q): windows of 5 to 7
@@ -457,7 +474,7 @@ done
 # helix): left out, said once; model info's table says so
 "$helix" decode --model "$dir/glm4-moe-bf16" --context 0 --steps 1 --prompt-ids "$dir/prompt" \
     >/dev/null 2>"$dir/err" &&
-    [ "$(grep -c 'model.layers.2.\* on (num_nextn_predict_layers 1: multi-token prediction) are not read' "$dir/err")" = 1 ] ||
+    [ "$(grep -c 'multi-token-prediction layers (num_nextn_predict_layers 1, model.layers.2.\* on where stored) are not read' "$dir/err")" = 1 ] ||
     { echo "FAIL: glm4-moe: the MTP layer not said once to be left out: $(cat "$dir/err")"; fail=1; }
 "$helix" model info "$dir/glm4-moe-bf16" | grep -q '^  left out .*(model.layers.2.\* on, [0-9]* tensors: multi-token prediction' ||
     { echo "FAIL: glm4-moe: model info does not say the MTP layer is left out"; fail=1; }

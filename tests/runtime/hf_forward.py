@@ -896,7 +896,10 @@ class DeepSeek(Decoder):
                 gscore.append(grp[0] + grp[1] if cfg.method == "noaux_tc" and per > 1
                               else grp[0])
             kept = sorted(range(G), key=lambda g: (-gscore[g], g))[:cfg.topk_group]
-            choice = [base[e] if e // per in kept else 0.0 for e in range(E)]
+            # the other groups' experts out of the choice, as vLLM's and SGLang's grouped
+            # top-k mask them (-inf); transformers' masked_fill(0.0) differs only where a
+            # kept expert's score plus bias is below 0
+            choice = [base[e] if e // per in kept else -math.inf for e in range(E)]
         chosen = sorted(range(E), key=lambda e: (-choice[e], e))[:cfg.top_k]
         w = [scores[e] for e in chosen]
         if cfg.v2:  # one or the other
@@ -1203,7 +1206,9 @@ class Model(Decoder):
     def glm4_moe(self, L, h):
         """Glm4MoeMoE: route_tokens_to_experts (sigmoid scores; the choice from them plus
         e_score_correction_bias, in the topk_group groups best by the sum of their two best,
-        the others masked with 0.0; ties to the lowest expert), the chosen experts weighted
+        the others' experts out of the choice as vLLM's grouped top-k leaves them (-inf;
+        transformers masks them with 0.0, which differs where a kept expert's choice is below
+        0); ties to the lowest expert), the chosen experts weighted
         by their scores, renormalised (+ 1e-20) when norm_topk_prob, times
         routed_scaling_factor; plus the shared experts' MLP."""
         cfg = self.cfg
@@ -1214,7 +1219,7 @@ class Model(Decoder):
         gscore = [sum(sorted(choice[g * per:(g + 1) * per], reverse=True)[:2])
                   for g in range(G)]
         kept = sorted(range(G), key=lambda g: (-gscore[g], g))[:cfg.topk_group]
-        choice = [v if e // per in kept else 0.0 for e, v in enumerate(choice)]
+        choice = [v if e // per in kept else -math.inf for e, v in enumerate(choice)]
         chosen = sorted(range(E), key=lambda e: (-choice[e], e))[:cfg.top_k]
         w = [scores[e] for e in chosen]
         if cfg.norm_topk:
