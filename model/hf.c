@@ -1159,6 +1159,11 @@ static hlx_status_t hlx_cfg_gptq(hlx_jdoc_t *doc, json_t *q, const char *at,
         return hlx_jdoc_fail(doc, p, HLX_ERR_PARSE, "\"gptq\" or \"gptq_v2\" (the layouts "
                              "vLLM and transformers read; a repacked marlin checkpoint is "
                              "not read)");
+    if (json_is_true(json_object_get(q, "is_marlin_format"))) { /* AutoGPTQ 0.6-0.7 */
+        snprintf(p, sizeof(p), "%s/is_marlin_format", at);
+        return hlx_jdoc_fail(doc, p, HLX_ERR_PARSE, "a checkpoint repacked for Marlin is not "
+                             "read (GPTQ's own layout is: false)");
+    }
     if (head != NULL && !json_is_false(head) && !json_is_null(head)) {
         snprintf(p, sizeof(p), "%s/lm_head", at);
         return hlx_jdoc_fail(doc, p, HLX_ERR_PARSE, "a quantized head is not read: false");
@@ -1193,10 +1198,15 @@ static hlx_status_t hlx_cfg_awq(hlx_jdoc_t *doc, json_t *q, const char *at,
 {
     static const char *const versions[] = { "gemm", NULL };
     static const char *const backends[] = { "autoawq", NULL };
-    const char *bkey = json_object_get(q, "w_bit") && !json_object_get(q, "bits") ? "w_bit"
-                                                                                  : "bits";
-    const char *gkey = json_object_get(q, "q_group_size") && !json_object_get(q, "group_size")
-                           ? "q_group_size" : "group_size";
+    /* AutoAWQ's own spellings (w_bit, q_group_size) where the object uses them, or has
+     * neither spelling of the key and another of AutoAWQ's (its quant_config.json) */
+    const int own = json_object_get(q, "w_bit") || json_object_get(q, "q_group_size") ||
+                    json_object_get(q, "version");
+    const char *bkey = json_object_get(q, "bits") ? "bits"
+                       : json_object_get(q, "w_bit") || own ? "w_bit" : "bits";
+    const char *gkey = json_object_get(q, "group_size") ? "group_size"
+                       : json_object_get(q, "q_group_size") || own ? "q_group_size"
+                                                                   : "group_size";
     json_t *zp = json_object_get(q, "zero_point");
     json_int_t bits, group;
     hlx_status_t st;
@@ -1596,12 +1606,23 @@ static hlx_status_t hlx_cfg_quant_file(const char *dir, hlx_hf_config_t *c, char
     }
     if (i == sizeof(names) / sizeof(names[0]))
         return HLX_OK;
+    if (i == 0) { /* both: which one holds the packing is not for a guess */
+        char other[2048];
+        snprintf(other, sizeof(other), "%s/%s", dir, names[1]);
+        if (stat(other, &sb) == 0)
+            return hlx_errbuf(err, errlen, HLX_ERR_PARSE, "%s: both %s and %s, and config.json "
+                              "has no quantization_config: keep the one of this checkpoint's "
+                              "packing", dir, names[0], names[1]);
+    }
     if ((st = hlx_ckpt_regular_file(path, "quantization config", err, errlen)) != HLX_OK)
         return st;
     st = hlx_cfg_load_object(path, &doc);
     if (st == HLX_OK) {
         q = hlx_jdoc_root(doc);
         method = json_string_value(json_object_get(q, "quant_method"));
+        if (method == NULL && json_object_get(q, "quant_method") != NULL &&
+            !json_is_null(json_object_get(q, "quant_method")))
+            method = "(not a string)";
         for (k = 0; method == NULL && k < sizeof(awq_keys) / sizeof(awq_keys[0]); k++)
             if (json_object_get(q, awq_keys[k]) != NULL)
                 method = "awq";

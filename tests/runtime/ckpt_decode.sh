@@ -585,10 +585,14 @@ PY
     q=$(python3 -c "import json,sys; w=json.load(open(sys.argv[1]))['quantization']['weights']; print(w['form'], w['group'], w.get('config_file'))" "$dir/info")
     echo "model info of the sidecar: $q"
     [ "$q" = "gptq 32 quantize_config.json" ] || { echo "FAIL: model info --json says '$q'"; fail=1; }
-    # a sidecar neither GPTQ's nor AWQ's, and one of another method: refused at its keys
+    # a sidecar neither GPTQ's nor AWQ's, one of another method (or not a name), 3 bits, a
+    # Marlin repack, AutoAWQ's keys without its bits: refused at its keys
     for side in '{"damp_percent": 0.01}|not GPTQ.s or AWQ.s keys' \
         '{"quant_method": "exl2", "bits": 4}|quant_method: quant_method "exl2" is not read' \
-        '{"bits": 3, "group_size": 32}|bits: expected 4 or 8'; do
+        '{"bits": 3, "group_size": 32}|bits: expected 4 or 8' \
+        '{"quant_method": 5, "bits": 4}|quant_method: quant_method "(not a string)" is not read' \
+        '{"bits": 4, "group_size": 32, "is_marlin_format": true}|is_marlin_format: a checkpoint repacked for Marlin' \
+        '{"version": "GEMM", "zero_point": true}|required key w_bit is missing'; do
         rm -rf "$dir/sbad" && cp -r "$dir/sgptq" "$dir/sbad" && echo "${side%%|*}" \
             >"$dir/sbad/quantize_config.json"
         "$helix" decode --model "$dir/sbad" --steps 1 >/dev/null 2>"$dir/err"
@@ -597,6 +601,13 @@ PY
             { echo "FAIL: sidecar ${side%%|*}: exit $rc, $(cat "$dir/err")"; fail=1; }
         echo "sidecar ${side%%|*}: $(cat "$dir/err")"
     done
+    # both files: which holds the packing is not guessed
+    rm -rf "$dir/sbad" && cp -r "$dir/sgptq" "$dir/sbad" &&
+        cp "$dir/sawq/quant_config.json" "$dir/sbad/"
+    "$helix" decode --model "$dir/sbad" --steps 1 >/dev/null 2>"$dir/err"
+    rc=$?
+    { [ $rc = 2 ] && grep -q "both quantize_config.json and quant_config.json" "$dir/err"; } ||
+        { echo "FAIL: both sidecars: exit $rc, $(cat "$dir/err")"; fail=1; }
     "$helix" model info --json "$dir/awq" >"$dir/info" 2>&1 || { cat "$dir/info"; fail=1; }
     q=$(python3 -c "import json,sys; w=json.load(open(sys.argv[1]))['quantization']['weights']; print(w['form'], w['bits'], w['group'], w['packed_layers'])" "$dir/info")
     echo "model info: $q"

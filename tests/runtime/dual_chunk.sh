@@ -9,7 +9,8 @@
 # reference (which writes the parts and the factors out on its own): on 1 rank, KVP 2,
 # TPA 2, 2 x 2, KVP 3 with blocks of 5 and KVP 4 with blocks of 3, with 2 threads, with the
 # avx2 and scalar kernels and with HOP-B micro-batches, every run must
-# give the same tokens; fp8 KV its own, on 1 rank and 2 x 2 alike; prompts of one length
+# give the same tokens; fp8 KV its own, on 1 rank and 2 x 2 alike, and a checkpoint's fp8
+# scales per KV head on 1 rank and KVP 2 (its own); prompts of one length
 # prefilled token by token (HELIX_PREFILL=steps) those of the chunked prefill. Dual
 # chunk attention must change the tokens (the model without it decodes others), and chunks
 # longer than every sequence must decode bit for bit as none (hidden_hash: the prefill goes
@@ -53,6 +54,17 @@ run fp8 1 --model "$model" --kv-dtype fp8
 run fp8-2x2 4 --model "$model" --kv-dtype fp8 --kvp 2 --tpa 2
 [ "${tok[fp8]}" = "${tok[fp8-2x2]}" ] ||
     { echo "FAIL: fp8-2x2: other tokens than fp8 on 1 rank"; fail=1; }
+
+# a checkpoint's fp8 KV-cache scales per KV head (each head appended on its own, the
+# factor with its scale): Qwen2 with the same dual chunk attention, 1 rank and KVP 2
+"$helix" model synth --family qwen2 --seed 4 --kv-scales 0.03,0.07,0.125,0.5 \
+    --kv-scales-per-head --out "$dir/ph" >/dev/null || { echo "FAIL: synth"; fail=1; }
+python3 -c 'import json, sys; c = json.load(open(sys.argv[1])); c["dual_chunk_attention_config"] = {"chunk_size": 40, "local_size": 16, "original_max_position_embeddings": 60}; json.dump(c, open(sys.argv[1], "w"))' \
+    "$dir/ph/config.json"
+run ph 1 --model "$dir/ph" --kv-dtype fp8
+run ph-kvp2 2 --model "$dir/ph" --kv-dtype fp8 --kvp 2
+[ "${tok[ph]}" = "${tok[ph-kvp2]}" ] ||
+    { echo "FAIL: ph-kvp2: other tokens than on 1 rank"; fail=1; }
 
 # without dual chunk attention: other tokens; chunks past every sequence (90 + 100 + 8
 # positions) and no scale factor: the same hidden states as none, bit for bit
