@@ -1422,11 +1422,14 @@ static int hlx_cmd_model_info(int argc, char **argv)
                hlx_model_softmax_scale(&cfg.m, cfg.m.head_dim), hlx_model_residual_mult(&cfg.m),
                cfg.m.logits_scale > 0.0 ? cfg.m.logits_scale : 1.0);
     if (cfg.m.experts > 0) {
-        printf("  MoE: %d experts top-%d + %d shared, expert FFN %d, first %d layers dense "
-               "(FFN %d), %s scoring, norm_topk_prob %s, scaling %g", cfg.m.experts,
-               cfg.m.top_k, cfg.m.shared_experts, cfg.m.expert_ffn, cfg.m.dense_layers,
-               cfg.m.ffn, cfg.scoring_func, cfg.norm_topk_prob ? "true" : "false",
-               cfg.routed_scaling_factor);
+        char dense[64] = "every layer MoE";
+        if (cfg.m.dense_layers > 0)
+            snprintf(dense, sizeof(dense), "first %d layers dense (FFN %d)", cfg.m.dense_layers,
+                     cfg.m.ffn);
+        printf("  MoE: %d experts top-%d + %d shared, expert FFN %d, %s, %s scoring, "
+               "norm_topk_prob %s, scaling %g", cfg.m.experts, cfg.m.top_k,
+               cfg.m.shared_experts, cfg.m.expert_ffn, dense, cfg.scoring_func,
+               cfg.norm_topk_prob ? "true" : "false", cfg.routed_scaling_factor);
         if (cfg.m.topk_group < cfg.m.n_group)
             printf(", the best %d of %d groups by their %s", cfg.m.topk_group, cfg.m.n_group,
                    cfg.m.moe_group_score == HLX_MOE_GROUP_MAX ? "best expert"
@@ -1459,13 +1462,15 @@ static int hlx_cmd_model_info(int argc, char **argv)
             snprintf(q, sizeof(q), " (linear layers %d-bit integers where packed: %s, %s; "
                      "dequantized at load)", cfg.packing.bits, hlx_ckpt_pack_name(cfg.packing.pack),
                      gs);
-        else if (cfg.packing.pack)
+        else if (cfg.packing.pack && hlx_ckpt_packed_count(ck) > 0)
             snprintf(q, sizeof(q), " (%zu linear layers %d-bit integers: %s, %s; dequantized "
                      "at load)", hlx_ckpt_packed_count(ck), cfg.packing.bits,
                      hlx_ckpt_pack_name(cfg.packing.pack), gs);
         printf("  weights %s%s, %.6g parameters%s\n\n", cfg.torch_dtype, q, params,
                config_only ? " (from config.json; tensors not checked)" : "");
-        if (cfg.quant_file[0])
+        if (cfg.quant_file[0] && !config_only && hlx_ckpt_packed_count(ck) == 0)
+            printf("  %s is not used: no linear layer is stored packed\n\n", cfg.quant_file);
+        else if (cfg.quant_file[0])
             printf("  the integer packing from %s (config.json has no quantization_config)"
                    "\n\n", cfg.quant_file);
     }
