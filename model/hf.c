@@ -2036,21 +2036,28 @@ static hlx_status_t hlx_cfg_text_model_type(hlx_jdoc_t *doc, hlx_hf_config_t *c)
 static int hlx_dca_size(json_int_t v) { return v >= 2 && v <= (1 << 30); }
 static int hlx_dca_nonneg(json_int_t v) { return v >= 0 && v <= (1 << 30); }
 
-static hlx_status_t hlx_cfg_dca(hlx_jdoc_t *doc, hlx_hf_config_t *c)
+int hlx_hf_reads_dca(const char *arch)
 {
     static const char *const qwen[] = { "Qwen2ForCausalLM", "Qwen2MoeForCausalLM",
                                         "Qwen3ForCausalLM", "Qwen3MoeForCausalLM" };
+    size_t i;
+
+    for (i = 0; i < sizeof(qwen) / sizeof(qwen[0]); i++)
+        if (!strcmp(arch, qwen[i]))
+            return 1;
+    return 0;
+}
+
+static hlx_status_t hlx_cfg_dca(hlx_jdoc_t *doc, hlx_hf_config_t *c)
+{
     json_t *d = json_object_get(hlx_jdoc_root(doc), "dual_chunk_attention_config");
     const char *at = "/dual_chunk_attention_config";
     json_int_t cs, ls, orig;
-    size_t i;
     hlx_status_t st;
 
     if (d == NULL || json_is_null(d))
         return HLX_OK;
-    for (i = 0; i < sizeof(qwen) / sizeof(qwen[0]) && strcmp(c->arch, qwen[i]); i++)
-        ;
-    if (i == sizeof(qwen) / sizeof(qwen[0]))
+    if (!hlx_hf_reads_dca(c->arch))
         return hlx_jdoc_fail(doc, at, HLX_ERR_PARSE, "dual chunk attention is applied to "
                              "Qwen2ForCausalLM, Qwen2MoeForCausalLM, Qwen3ForCausalLM and "
                              "Qwen3MoeForCausalLM only (vLLM reads the key for those alone); "

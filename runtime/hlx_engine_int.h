@@ -303,10 +303,10 @@ static inline size_t hlx_phase_dca_qn(const hlx_engine_t *eng, int rows)
     return (size_t)rows * (size_t)eng->lay.q_local * (size_t)eng->m.head_dim;
 }
 /* The q_local heads of rows rows (row r at q + r * ld, before RoPE) copied to qs and qi
- * (row r at + r * ldq); with rot_rows, turned as the succ and the inter queries of the
- * step's rows (hlx_phase_rope_part; the prefill turns its rows token by token). */
-hlx_status_t hlx_phase_dca_queries(hlx_engine_t *eng, int l, const float *q, size_t ld,
-                                   int rows, float *qs, float *qi, size_t ldq, int rot_rows);
+ * (row r at + r * ldq), for the caller to turn as the succ and the inter queries
+ * (hlx_phase_rope_part for a step's rows; the prefill turns its rows token by token). */
+hlx_status_t hlx_phase_dca_queries(hlx_engine_t *eng, const float *q, size_t ld, int rows,
+                                   float *qs, float *qi, size_t ldq);
 /* The partials of one (request, KV head) under dual chunk attention: d0 as for plain
  * attention (its q the intra queries, len this rank's slots up to pos), qs and qi the succ
  * and inter queries of its group; each part's slots on this rank attended with its own

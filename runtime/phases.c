@@ -117,8 +117,8 @@ hlx_status_t hlx_phase_rope(hlx_engine_t *eng, int l, float *x, size_t ld, int h
     return hlx_phase_rope_part(eng, l, x, ld, heads, head_dim, rot, -1);
 }
 
-hlx_status_t hlx_phase_dca_queries(hlx_engine_t *eng, int l, const float *q, size_t ld,
-                                   int rows, float *qs, float *qi, size_t ldq, int rot_rows)
+hlx_status_t hlx_phase_dca_queries(hlx_engine_t *eng, const float *q, size_t ld, int rows,
+                                   float *qs, float *qi, size_t ldq)
 {
     const int qn = eng->lay.q_local * eng->m.head_dim;
     hlx_status_t st;
@@ -126,12 +126,6 @@ hlx_status_t hlx_phase_dca_queries(hlx_engine_t *eng, int l, const float *q, siz
     st = eng->be.ops->copy_rows(&eng->be, eng->q, qs, ldq, q, ld, rows, qn);
     if (st == HLX_OK)
         st = eng->be.ops->copy_rows(&eng->be, eng->q, qi, ldq, q, ld, rows, qn);
-    if (st == HLX_OK && rot_rows)
-        st = hlx_phase_rope_part(eng, l, qs, ldq, eng->lay.q_local, eng->m.head_dim,
-                                 eng->m.rope_dim, HLX_DCA_SUCC);
-    if (st == HLX_OK && rot_rows)
-        st = hlx_phase_rope_part(eng, l, qi, ldq, eng->lay.q_local, eng->m.head_dim,
-                                 eng->m.rope_dim, HLX_DCA_INTER);
     return st;
 }
 
@@ -161,7 +155,7 @@ hlx_status_t hlx_phase_qkv(hlx_engine_t *eng, int l)
     const hlx_layout_t *L = &eng->lay;
     const hlx_model_t *m = &eng->m;
     hlx_layer_w_t *W = &eng->layers[l];
-    int B = eng->cfg.batch, dk = m->head_dim, dv = m->v_head_dim, b;
+    int B = eng->cfg.batch, dk = m->head_dim, dv = m->v_head_dim, b, part;
     hlx_status_t st;
 
     if (eng->mla != NULL) { /* latent row and absorbed queries (mla.c) */
@@ -176,12 +170,18 @@ hlx_status_t hlx_phase_qkv(hlx_engine_t *eng, int l)
                         eng->qkv, 0);
         if (st == HLX_OK)
             st = hlx_phase_qkv_extras(eng, W, eng->qkv, B);
-        /* dual chunk attention: the queries of the succ and inter parts, before the intra
-         * ones turn in place */
+        /* dual chunk attention: the queries of the succ and inter parts, copied before the
+         * intra ones turn in place, each turned at its own position */
         if (st == HLX_OK && eng->dca_q != NULL)
-            st = hlx_phase_dca_queries(eng, l, eng->qkv, (size_t)eng->qkv_cols, B, eng->dca_q,
+            st = hlx_phase_dca_queries(eng, eng->qkv, (size_t)eng->qkv_cols, B, eng->dca_q,
                                        eng->dca_q + hlx_phase_dca_qn(eng, B),
-                                       (size_t)L->q_local * dk, 1);
+                                       (size_t)L->q_local * dk);
+        for (part = HLX_DCA_INTER; eng->dca_q != NULL && part <= HLX_DCA_SUCC && st == HLX_OK;
+             part++)
+            st = hlx_phase_rope_part(eng, l,
+                                     eng->dca_q + (part == HLX_DCA_INTER
+                                                       ? hlx_phase_dca_qn(eng, B) : 0),
+                                     (size_t)L->q_local * dk, L->q_local, dk, m->rope_dim, part);
         if (st == HLX_OK)
             st = hlx_phase_rope(eng, l, eng->qkv, (size_t)eng->qkv_cols, L->q_local, dk,
                                 m->rope_dim);
@@ -199,10 +199,10 @@ hlx_status_t hlx_phase_qkv(hlx_engine_t *eng, int l)
                 .nheads = L->kv_local,
                 .k_new = kn, .v_new = kn + (size_t)L->kv_local * dk,
             };
-            if (hlx_layout_kv_owner(L, hlx_engine_row_pos(eng, b)) == L->kvp_rank)
+            const int64_t pos = hlx_engine_row_pos(eng, b);
+            if (hlx_layout_kv_owner(L, pos) == L->kvp_rank)
                 st = hlx_phase_kv_append(eng, l, &d,
-                                         hlx_model_dca_factor(m, hlx_phase_row_seq(
-                                                                  eng, b, hlx_engine_row_pos(eng, b))));
+                                         hlx_model_dca_factor(m, hlx_phase_row_seq(eng, b, pos)));
         }
     });
     return st;

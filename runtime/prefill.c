@@ -41,6 +41,8 @@ typedef struct hlx_prefill {
     float  *dq;      /* dual chunk attention: the succ and inter queries, [2][R][q_local][dk],
                       * and a group's four partials, [4][C x group][dv] and [4][C x group] */
     float  *dco, *dclse;
+    int     dca;     /* the present chunk attends by dual chunk attention's parts
+                      * (hlx_prefill_dca, set by hlx_prefill_qkv) */
     size_t *xs_displ, *xr_displ, *sc, *sd, *rc, *rd;
     hlx_mla_rows_t mla; /* MLA models: latent rows, absorbed queries, W_UV output */
 } hlx_prefill_t;
@@ -185,9 +187,10 @@ static hlx_status_t hlx_prefill_qkv(hlx_engine_t *eng, hlx_prefill_t *p, int l, 
         st = hlx_phase_qkv_extras(eng, W, p->qkv, R);
     /* dual chunk attention past its first chunk: the succ and inter queries of every row,
      * turned below */
-    if (st == HLX_OK && hlx_prefill_dca(eng, p, pos0, c))
-        st = hlx_phase_dca_queries(eng, l, p->qkv, (size_t)eng->qkv_cols, R, p->dq,
-                                   p->dq + hlx_phase_dca_qn(eng, p->R), qn, 0);
+    p->dca = hlx_prefill_dca(eng, p, pos0, c);
+    if (st == HLX_OK && p->dca)
+        st = hlx_phase_dca_queries(eng, p->qkv, (size_t)eng->qkv_cols, R, p->dq,
+                                   p->dq + hlx_phase_dca_qn(eng, p->R), qn);
     for (i = 0; i < c && st == HLX_OK; i++) {
         float *row = p->qkv + (size_t)i * eng->qkv_cols;
         /* the rows' rotation (their position, or under dual chunk attention its place in
@@ -206,8 +209,7 @@ static hlx_status_t hlx_prefill_qkv(hlx_engine_t *eng, hlx_prefill_t *p, int l, 
                 st = HLX_BE(eng, rope, x + (size_t)L->q_local * dk, n / calls, ld, L->kv_local,
                             dk, m->rope_dim, rp, tab);
         }
-        for (k = HLX_DCA_INTER; hlx_prefill_dca(eng, p, pos0, c) && k <= HLX_DCA_SUCC &&
-                                st == HLX_OK; k++) {
+        for (k = HLX_DCA_INTER; p->dca && k <= HLX_DCA_SUCC && st == HLX_OK; k++) {
             /* no window, no per-request table under dual chunk attention: one call */
             float *x = p->dq + (k == HLX_DCA_INTER ? hlx_phase_dca_qn(eng, p->R) : 0) +
                        (size_t)i * qn;
@@ -365,7 +367,7 @@ static hlx_status_t hlx_prefill_attn_head(hlx_engine_t *eng, hlx_prefill_t *p, i
     q0 = d.q;
     k0 = d.k;
     v0 = d.v;
-    if (hlx_prefill_dca(eng, p, pos0, c)) {
+    if (p->dca) {
         for (i = 0; i < c && st == HLX_OK; i = (int)(i + hlx_prefill_dca_rows(eng, pos0 + i, c - i)))
             st = hlx_prefill_attn_dca(eng, p, &d, pos0, c, k, kh, i);
     } else if (hlx_model_window_start(hlx_model_layer_window(m, l), pos0 + c - 1) > 0) {

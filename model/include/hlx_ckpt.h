@@ -374,6 +374,9 @@ void         hlx_hf_rope_params_json(const hlx_model_t *m, struct json_t *o);
 /* dual_chunk_attention_config's object of a model with dual chunk attention (config.json's
  * key, model info's) */
 struct json_t *hlx_hf_dca_json(const hlx_model_t *m);
+/* 1 for the classes whose config.json's dual_chunk_attention_config is applied (Qwen2,
+ * Qwen2-MoE, Qwen3, Qwen3-MoE: those vLLM reads it for) */
+int          hlx_hf_reads_dca(const char *arch);
 
 /* ---- the tensors a model must have ------------------------------------------------- */
 
