@@ -1580,12 +1580,35 @@ static hlx_status_t hlx_cfg_modelopt_file(const char *dir, hlx_hf_config_t *c, c
     return st;
 }
 
+/* q's quant_method as vLLM reads it, in lower case with "compressed_tensors" spelt
+ * "compressed-tensors" ("GPTQ" is "gptq"), into buf: "" when absent or null, "(not a
+ * string)" when not a string, "(too long)" past buf. */
+static const char *hlx_cfg_quant_method(json_t *q, char *buf, size_t n)
+{
+    json_t *v = json_object_get(q, "quant_method");
+    const char *s = json_string_value(v);
+    size_t i;
+
+    if (v == NULL || json_is_null(v))
+        return "";
+    if (s == NULL)
+        return "(not a string)";
+    if (strlen(s) >= n)
+        return "(too long)";
+    for (i = 0; s[i]; i++)
+        buf[i] = (char)tolower((unsigned char)s[i]);
+    buf[i] = '\0';
+    if (!strcmp(buf, "compressed_tensors"))
+        buf[10] = '-';
+    return buf;
+}
+
 /* AutoGPTQ's and AutoAWQ's older exports keep their quantization in dir/quantize_config.json
  * (AutoGPTQ; AutoAWQ too) or dir/quant_config.json (AutoAWQ), beside a config.json without
  * quantization_config; vLLM reads those files once told the method. Read here when one is
  * there, the method from its quant_method, else from its keys (AutoAWQ's w_bit,
  * q_group_size, zero_point or version: awq; bits: gptq); errors at its line:column;
- * c->quant_file names it. */
+ * c->quant_file names it. Refused beside each other or ModelOpt's hf_quant_config.json. */
 static hlx_status_t hlx_cfg_quant_file(const char *dir, hlx_hf_config_t *c, char *err,
                                        size_t errlen)
 {
@@ -1595,6 +1618,7 @@ static hlx_status_t hlx_cfg_quant_file(const char *dir, hlx_hf_config_t *c, char
     struct stat sb;
     hlx_jdoc_t *doc = NULL;
     const char *method;
+    char mbuf[32];
     json_t *q;
     size_t i, k;
     hlx_status_t st;
@@ -1606,23 +1630,22 @@ static hlx_status_t hlx_cfg_quant_file(const char *dir, hlx_hf_config_t *c, char
     }
     if (i == sizeof(names) / sizeof(names[0]))
         return HLX_OK;
-    if (i == 0) { /* both: which one holds the packing is not for a guess */
+    for (k = 0; k < 2; k++) { /* two files: which one holds the packing is not for a guess */
         char other[2048];
-        snprintf(other, sizeof(other), "%s/%s", dir, names[1]);
-        if (stat(other, &sb) == 0)
+        const char *o = k == 0 ? "hf_quant_config.json" : names[1];
+        snprintf(other, sizeof(other), "%s/%s", dir, o);
+        if ((k == 0 || i == 0) && stat(other, &sb) == 0)
             return hlx_errbuf(err, errlen, HLX_ERR_PARSE, "%s: both %s and %s, and config.json "
                               "has no quantization_config: keep the one of this checkpoint's "
-                              "packing", dir, names[0], names[1]);
+                              "quantization", dir, k == 0 ? o : names[0], k == 0 ? names[i] : o);
     }
     if ((st = hlx_ckpt_regular_file(path, "quantization config", err, errlen)) != HLX_OK)
         return st;
     st = hlx_cfg_load_object(path, &doc);
     if (st == HLX_OK) {
         q = hlx_jdoc_root(doc);
-        method = json_string_value(json_object_get(q, "quant_method"));
-        if (method == NULL && json_object_get(q, "quant_method") != NULL &&
-            !json_is_null(json_object_get(q, "quant_method")))
-            method = "(not a string)";
+        method = hlx_cfg_quant_method(q, mbuf, sizeof(mbuf));
+        method = method[0] ? method : NULL;
         for (k = 0; method == NULL && k < sizeof(awq_keys) / sizeof(awq_keys[0]); k++)
             if (json_object_get(q, awq_keys[k]) != NULL)
                 method = "awq";
@@ -1655,7 +1678,7 @@ static hlx_status_t hlx_cfg_dtype(hlx_jdoc_t *doc, hlx_hf_config_t *c)
     json_t *root = hlx_jdoc_root(doc), *q = json_object_get(root, "quantization_config");
     json_t *nd = json_object_get(root, "dtype");
     const char *key = nd != NULL && !json_is_null(nd) ? "dtype" : "torch_dtype", *method;
-    char other[16];
+    char other[16], mbuf[32];
     hlx_status_t st = hlx_cfg_str(doc, key, "bfloat16", c->torch_dtype, sizeof(c->torch_dtype));
 
     if (st != HLX_OK)
@@ -1685,7 +1708,7 @@ static hlx_status_t hlx_cfg_dtype(hlx_jdoc_t *doc, hlx_hf_config_t *c)
     c->block_rows = c->block_cols = 128;
     if (q == NULL || json_is_null(q))
         return HLX_OK;
-    method = json_string_value(json_object_get(q, "quant_method")) ?: "";
+    method = hlx_cfg_quant_method(q, mbuf, sizeof(mbuf));
     if (!json_is_object(q) || (strcmp(method, "compressed-tensors") && strcmp(method, "fp8") &&
                                strcmp(method, "modelopt") && strcmp(method, "gptq") &&
                                strcmp(method, "awq")))
@@ -1845,11 +1868,12 @@ static hlx_status_t hlx_cfg_mixtral(hlx_jdoc_t *doc, hlx_hf_config_t *c)
     return HLX_OK;
 }
 
-/* num_nextn_predict_layers (DeepSeek-V3, GLM-4.5: 1): multi-token-prediction layers stored
- * after the model's, not read; at most 16, so that the layers past them stay refused. */
-static hlx_status_t hlx_cfg_mtp(hlx_jdoc_t *doc, hlx_hf_config_t *c)
+/* num_nextn_predict_layers (DeepSeek-V3, GLM-4.5: 1; def when absent): multi-token-
+ * prediction layers stored after the model's, not read; at most 16, so that the layers past
+ * them stay refused. */
+static hlx_status_t hlx_cfg_mtp(hlx_jdoc_t *doc, hlx_hf_config_t *c, int def)
 {
-    hlx_status_t st = hlx_cfg_int(doc, "num_nextn_predict_layers", 0, 0, 0, &c->mtp_layers);
+    hlx_status_t st = hlx_cfg_int(doc, "num_nextn_predict_layers", 0, def, 0, &c->mtp_layers);
 
     if (st == HLX_OK && c->mtp_layers > 16)
         return hlx_jdoc_fail(doc, "/num_nextn_predict_layers", HLX_ERR_PARSE, "%d: at most 16 "
@@ -1894,7 +1918,7 @@ static hlx_status_t hlx_cfg_glm4_moe(hlx_jdoc_t *doc, hlx_hf_config_t *c)
     HLX_TRY(hlx_cfg_num(doc, "routed_scaling_factor", 1.0, 1e-6, 1e6, &rsf));
     HLX_TRY(hlx_cfg_int(doc, "n_group", 0, 1, 1, &ng));
     HLX_TRY(hlx_cfg_int(doc, "topk_group", 0, 1, 1, &tg));
-    HLX_TRY(hlx_cfg_mtp(doc, c));
+    HLX_TRY(hlx_cfg_mtp(doc, c, 0));
     if (m->top_k > m->experts)
         return hlx_jdoc_fail(doc, "/num_experts_per_tok", HLX_ERR_PARSE,
                              "%d exceeds n_routed_experts %d%s", m->top_k, m->experts,
@@ -2282,6 +2306,7 @@ static hlx_status_t hlx_cfg_dense(hlx_jdoc_t *doc, hlx_hf_config_t *c)
 #define HLX_DSV3_ROUTED_SCALING        2.5
 #define HLX_DSV3_N_GROUP               8
 #define HLX_DSV3_TOPK_GROUP            4
+#define HLX_DSV3_NEXTN_LAYERS          1
 
 /* " (n_group is absent from config.json: ...)" for the gating keys left out, appended to
  * the reason a combination is refused ("" when both are given). */
@@ -2374,7 +2399,7 @@ static hlx_status_t hlx_cfg_moe_mla(hlx_jdoc_t *doc, hlx_hf_config_t *c)
                         1e6, &rsf));
     HLX_TRY(hlx_cfg_int(doc, "n_group", 0, v2 ? 1 : HLX_DSV3_N_GROUP, 1, &c->n_group));
     HLX_TRY(hlx_cfg_int(doc, "topk_group", 0, v2 ? 1 : HLX_DSV3_TOPK_GROUP, 1, &c->topk_group));
-    HLX_TRY(hlx_cfg_mtp(doc, c));
+    HLX_TRY(hlx_cfg_mtp(doc, c, v2 ? 0 : HLX_DSV3_NEXTN_LAYERS));
     c->routed_scaling_factor = rsf;
     if (v2 && (st = hlx_cfg_dsv2_gating(doc, c)) != HLX_OK)
         return st;
@@ -2531,7 +2556,7 @@ hlx_status_t hlx_hf_config_load(const char *dir, hlx_hf_config_t *c, char *err,
              (json_object_get(hlx_jdoc_root(doc), "quantization_config") == NULL ||
               json_is_null(json_object_get(hlx_jdoc_root(doc), "quantization_config")))) {
         st = hlx_cfg_modelopt_file(dir, c, err, errlen);
-        if (st == HLX_OK && !c->fp8)
+        if (st == HLX_OK)
             st = hlx_cfg_quant_file(dir, c, err, errlen);
     }
     hlx_jdoc_free(doc);
@@ -3082,15 +3107,13 @@ out_nomem:
 
 /* A tensor of a multi-token-prediction layer, stored past num_hidden_layers (with its own
  * eh_proj, enorm, hnorm, shared_head.*), which decode without speculative decoding does not
- * read: GLM-4.5's the num_nextn_predict_layers ones (transformers' Glm4MoeModel ignores
- * them, vLLM skips them), DeepSeek's any (its module as released). */
+ * read: the num_nextn_predict_layers ones (DeepSeek-V3 and GLM-4.5; transformers' models
+ * ignore them, vLLM skips them). A layer past them is refused as vLLM's loader would. */
 static int hlx_hf_is_mtp(const hlx_hf_config_t *c, const char *name)
 {
     long layer = hlx_hf_layer_of(name);
 
-    if (layer < c->m.layers)
-        return 0;
-    return c->family == HLX_HF_MOE_MLA || layer - c->m.layers < c->mtp_layers;
+    return layer >= c->m.layers && layer - c->m.layers < c->mtp_layers;
 }
 
 /* Tensors a checkpoint may hold that decode does not read: the multi-token-prediction
@@ -3388,9 +3411,9 @@ hlx_status_t hlx_hf_check(hlx_ckpt_t *ck, const hlx_hf_config_t *c)
                                         !strcmp(t->name + nl - 8, ".v_scale"));
             int layer = -1;
             char past[200] = "";
-            /* a layer past the model's: GLM-4.5's multi-token prediction is counted by
-             * num_nextn_predict_layers */
-            if (c->moe_gqa == HLX_HF_MOE_GLM4 &&
+            /* a layer past the model's: multi-token prediction (GLM-4.5's, DeepSeek's) is
+             * counted by num_nextn_predict_layers */
+            if ((c->moe_gqa == HLX_HF_MOE_GLM4 || c->family == HLX_HF_MOE_MLA) &&
                 sscanf(t->name, "model.layers.%d.", &layer) == 1 && layer >= c->m.layers)
                 snprintf(past, sizeof(past), " (layer %d is past num_hidden_layers %d, and "
                          "num_nextn_predict_layers %d multi-token-prediction layers do not "

@@ -315,7 +315,7 @@ static void test_config_defaults(void **state)
     static const char *const absent[] = { "q_lora_rank", "n_shared_experts",
                                           "first_k_dense_replace", "scoring_func",
                                           "norm_topk_prob", "routed_scaling_factor", "n_group",
-                                          "topk_group" };
+                                          "topk_group", "num_nextn_predict_layers" };
     char dir[512], err[1024] = "";
     hlx_hf_config_t cfg;
     size_t i;
@@ -338,6 +338,7 @@ static void test_config_defaults(void **state)
     assert_true(cfg.routed_scaling_factor == 2.5 && cfg.m.routed_scaling == 2.5);
     assert_true(cfg.n_group == 8 && cfg.topk_group == 4);
     assert_true(cfg.m.n_group == 8 && cfg.m.topk_group == 4);
+    assert_int_equal(cfg.mtp_layers, 1); /* DeepSeek's config class: one MTP layer */
     /* null is no query compression (q_proj), not the default */
     set_key("ds3", "q_lora_rank", json_null());
     if (hlx_hf_config_load(dir, &cfg, err, sizeof(err)) != HLX_OK)
@@ -1840,6 +1841,16 @@ static void test_deepseek_v2(void **state)
     ckpt_variant("v2", "v2ok", NULL, NULL, NULL, 0, NULL);
     ckpt_variant("v2", "v2bias", NULL, NULL, "model.layers.1.mlp.gate.e_score_correction_bias",
                  1, "e_score_correction_bias is not part of a DeepseekV2ForCausalLM");
+    /* no multi-token prediction in V2: a layer past the model is refused, unless declared */
+    assert_int_equal(cfg.mtp_layers, 0);
+    ckpt_variant("v2", "v2mtp", NULL, NULL, "model.layers.2.eh_proj.weight", 2,
+                 "(layer 2 is past num_hidden_layers 2, and num_nextn_predict_layers 0 "
+                 "multi-token-prediction layers do not reach it)");
+    set_key("v2", "num_nextn_predict_layers", json_integer(1));
+    ckpt_variant("v2", "v2mtp", NULL, NULL, "model.layers.2.eh_proj.weight", 2, NULL);
+    ckpt_variant("v2", "v2mtp", NULL, NULL, "model.layers.3.eh_proj.weight", 2,
+                 "model.layers.3.eh_proj.weight is not part of");
+    set_key("v2", "num_nextn_predict_layers", NULL);
     /* V2-Lite's other keys; gating defaults (softmax, greedy, norm_topk_prob false, 1.0) */
     set_key("v2", "aux_loss_alpha", json_real(0.001));
     set_key("v2", "seq_aux", json_true());

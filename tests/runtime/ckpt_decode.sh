@@ -608,6 +608,28 @@ PY
     rc=$?
     { [ $rc = 2 ] && grep -q "both quantize_config.json and quant_config.json" "$dir/err"; } ||
         { echo "FAIL: both sidecars: exit $rc, $(cat "$dir/err")"; fail=1; }
+    # nor beside ModelOpt's hf_quant_config.json
+    rm -rf "$dir/sbad" && cp -r "$dir/sgptq" "$dir/sbad" &&
+        echo '{"quantization": {"quant_algo": "FP8"}}' >"$dir/sbad/hf_quant_config.json"
+    "$helix" model info "$dir/sbad" >/dev/null 2>"$dir/err"
+    rc=$?
+    { [ $rc = 2 ] && grep -q "both hf_quant_config.json and quantize_config.json" "$dir/err"; } ||
+        { echo "FAIL: hf_quant_config.json and a sidecar: exit $rc, $(cat "$dir/err")"; fail=1; }
+    # quant_method in any case, as vLLM lowercases it: the sidecar's and config.json's
+    rm -rf "$dir/sbad" "$dir/awqU" && cp -r "$dir/sgptq" "$dir/sbad" && cp -r "$dir/awq" "$dir/awqU"
+    python3 - "$dir/sbad/quantize_config.json" "$dir/awqU/config.json" <<'PY' || exit 1
+import json, sys
+for f, key, m in ((sys.argv[1], None, 'GPTQ'), (sys.argv[2], 'quantization_config', 'AwQ')):
+    c = json.load(open(f))
+    (c[key] if key else c)['quant_method'] = m
+    json.dump(c, open(f, 'w'), indent=2)
+PY
+    for m in sbad awqU; do
+        "$helix" model info --json "$dir/$m" >"$dir/info" 2>&1 || { cat "$dir/info"; fail=1; }
+        q=$(python3 -c "import json,sys; w=json.load(open(sys.argv[1]))['quantization']['weights']; print(w['form'], w['group'])" "$dir/info")
+        [ "$q" = "$([ $m = sbad ] && echo gptq 32 || echo awq 64)" ] ||
+            { echo "FAIL: $m: quant_method in upper case read as '$q'"; fail=1; }
+    done
     "$helix" model info --json "$dir/awq" >"$dir/info" 2>&1 || { cat "$dir/info"; fail=1; }
     q=$(python3 -c "import json,sys; w=json.load(open(sys.argv[1]))['quantization']['weights']; print(w['form'], w['bits'], w['group'], w['packed_layers'])" "$dir/info")
     echo "model info: $q"
