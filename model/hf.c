@@ -178,6 +178,13 @@ static const struct {
      * Llama's), read as the LLaVA ones */
     { "InternVLForConditionalGeneration", "internvl", HLX_HF_DENSE, HLX_HF_NESTED, 0, 0, 0, 0,
       0, 1e-6 },
+    /* Idefics3 and SmolVLM (v1 in Idefics3's class, SmolVLM2 in its own): Llama's text model
+     * under text_config, read as the LLaVA ones; 1e-6: LlamaConfig's, a text_config without
+     * the key (without any text_config: 1e-5, hlx_cfg_text_absent) */
+    { "Idefics3ForConditionalGeneration", "idefics3", HLX_HF_DENSE, HLX_HF_NESTED, 0, 0, 0, 0,
+      0, 1e-6 },
+    { "SmolVLMForConditionalGeneration", "smolvlm", HLX_HF_DENSE, HLX_HF_NESTED, 0, 0, 0, 0,
+      0, 1e-6 },
     { "Gemma2ForCausalLM", "gemma2", HLX_HF_DENSE, HLX_HF_GEMMA, 0, 0, 0, 1, 0, 1e-6 },
     { "Gemma3ForCausalLM", "gemma3_text", HLX_HF_DENSE, HLX_HF_GEMMA, 0, 1, 0, 1, 0, 1e-6 },
     { "Gemma3ForConditionalGeneration", "gemma3", HLX_HF_DENSE, HLX_HF_GEMMA | HLX_HF_NESTED, 0,
@@ -195,7 +202,9 @@ static const struct {
                          "GraniteForCausalLM, Mistral3ForConditionalGeneration, " \
                          "LlavaForConditionalGeneration, LlavaNextForConditionalGeneration, " \
                          "LlavaOnevisionForConditionalGeneration, " \
-                         "InternVLForConditionalGeneration (their text model), " \
+                         "InternVLForConditionalGeneration, " \
+                         "Idefics3ForConditionalGeneration, " \
+                         "SmolVLMForConditionalGeneration (their text model), " \
                          "Qwen2VLForConditionalGeneration and " \
                          "Qwen2_5_VLForConditionalGeneration (their text model), " \
                          "Gemma2ForCausalLM, Gemma3ForCausalLM, " \
@@ -216,16 +225,26 @@ static int hlx_hf_mistral(const hlx_hf_config_t *c)
            !strcmp(c->text_type, "mistral");
 }
 
-/* A LLaVA or InternVL checkpoint (its text model under text_config, of the class its
- * model_type names: hlx_cfg_text_model_type) */
-static int hlx_hf_llava(const hlx_hf_config_t *c)
+/* Idefics3 or SmolVLM: vLLM builds their text model as Llama's whatever text_config names,
+ * and ties its head by text_config's tie_word_embeddings alone */
+static int hlx_hf_idefics3(const hlx_hf_config_t *c)
 {
-    return !strncmp(c->arch, "Llava", 5) || !strcmp(c->arch, "InternVLForConditionalGeneration");
+    return !strcmp(c->arch, "Idefics3ForConditionalGeneration") ||
+           !strcmp(c->arch, "SmolVLMForConditionalGeneration");
 }
 
-/* The text classes a LLaVA or InternVL checkpoint may hold, with the defaults of the keys a
- * text_config may leave out (llava-1.5-7b-hf's gives little more than its vocabulary):
- * LlamaConfig's, MistralConfig's, Qwen2Config's, Qwen3Config's (its q and k norms). */
+/* A LLaVA, InternVL, Idefics3 or SmolVLM checkpoint (its text model under text_config, of
+ * the class its model_type names: hlx_cfg_text_model_type) */
+static int hlx_hf_llava(const hlx_hf_config_t *c)
+{
+    return !strncmp(c->arch, "Llava", 5) || !strcmp(c->arch, "InternVLForConditionalGeneration") ||
+           hlx_hf_idefics3(c);
+}
+
+/* The text classes a LLaVA or InternVL checkpoint may hold (Idefics3 and SmolVLM: the first
+ * alone, hlx_cfg_text_model_type), with the defaults of the keys a text_config may leave out
+ * (llava-1.5-7b-hf's gives little more than its vocabulary): LlamaConfig's, MistralConfig's,
+ * Qwen2Config's, Qwen3Config's (its q and k norms). */
 static const struct hlx_hf_text_class {
     const char *model_type;
     int         qkv_bias, qk_norm, layers, hidden, heads, ffn, vocab;
@@ -985,7 +1004,8 @@ static hlx_status_t hlx_cfg_kv_scheme(hlx_jdoc_t *doc, json_t *q, const char *me
  * "language_model.lm_head"), a routed-expert family's routers (llm-compressor's
  * "re:.*mlp.gate$", AutoFP8's per-layer "model.layers.N.block_sparse_moe.gate", Qwen2-MoE's
  * shared_expert_gate), or a multimodal checkpoint's vision tower and projector
- * ("re:vision_tower.*", "re:multi_modal_projector.*", "re:visual.*", "model.visual", ...). */
+ * ("re:vision_tower.*", "re:multi_modal_projector.*", "re:visual.*", "model.visual",
+ * Idefics3's "re:model.vision_model.*" and "re:model.connector.*", ...). */
 static int hlx_cfg_ignore_head(const char *e)
 {
     return !strcmp(e, "lm_head") || !strcmp(e, "re:.*lm_head") || !strcmp(e, "re:.*lm_head$") ||
@@ -996,7 +1016,8 @@ static int hlx_cfg_ignore_entry(const char *e)
 {
     static const char *const routers[] = { "mlp.gate", "block_sparse_moe.gate",
                                            "mlp.shared_expert_gate" };
-    static const char *const vision[] = { "vision_tower", "multi_modal_projector", "visual" };
+    static const char *const vision[] = { "vision_tower", "multi_modal_projector", "visual",
+                                          "vision_model", "connector" };
     const char *v = !strncmp(e, "re:", 3) ? e + 3 : e;
     char re[64];
     size_t i, n = strlen(e);
@@ -2022,13 +2043,18 @@ static hlx_status_t hlx_cfg_text_model_type(hlx_jdoc_t *doc, hlx_hf_config_t *c)
     hlx_status_t st;
     size_t i;
 
-    if (hlx_hf_llava(c)) { /* when text_config names none: LlavaConfig's and LlavaNextConfig's
-                            * llama, LlavaOnevisionConfig's and InternVLConfig's qwen2 */
+    if (hlx_hf_llava(c)) { /* when text_config names none: LlavaConfig's, LlavaNextConfig's,
+                            * Idefics3Config's and SmolVLMConfig's llama,
+                            * LlavaOnevisionConfig's and InternVLConfig's qwen2 */
         const int q = !strcmp(c->arch, "LlavaOnevisionForConditionalGeneration") ||
                       !strcmp(c->arch, "InternVLForConditionalGeneration");
         if ((st = hlx_cfg_str(doc, "model_type", q ? "qwen2" : "llama", tt, sizeof(tt))) !=
             HLX_OK)
             return st;
+        if (hlx_hf_idefics3(c) && strcmp(tt, "llama"))
+            return hlx_jdoc_fail(doc, "/model_type", HLX_ERR_PARSE, "\"%s\" is not read: %s's "
+                                 "text model is read when it is Llama's (\"llama\": vLLM runs it "
+                                 "with Llama's layer whatever text_config names)", tt, c->arch);
         for (i = 0; i < HLX_HF_NTEXT; i++)
             if (!strcmp(tt, hlx_hf_text_classes[i].model_type)) {
                 snprintf(c->text_type, sizeof(c->text_type), "%s", tt);
@@ -2123,13 +2149,15 @@ static hlx_status_t hlx_cfg_dca_check(hlx_jdoc_t *doc, const hlx_hf_config_t *c)
 
 /* tie_word_embeddings: Gemma3TextConfig's default true, elsewhere false. A multimodal
  * config's text_config says, or where it has no such key its top level does (transformers
- * v5 keeps Qwen2-VL's there). */
+ * v5 keeps Qwen2-VL's there); Idefics3's and SmolVLM's text_config alone (vLLM ties by
+ * text_config's key, LlamaConfig's false without it, and reads no top-level one). */
 static hlx_status_t hlx_cfg_tie(hlx_jdoc_t *doc, hlx_hf_config_t *c)
 {
     const int def = !!(c->fused & HLX_HF_GEMMA);
     hlx_status_t st;
 
-    if (!(c->fused & HLX_HF_NESTED) || json_object_get(hlx_jdoc_root(doc), "tie_word_embeddings"))
+    if (!(c->fused & HLX_HF_NESTED) || hlx_hf_idefics3(c) ||
+        json_object_get(hlx_jdoc_root(doc), "tie_word_embeddings"))
         return hlx_cfg_bool(doc, "tie_word_embeddings", def, &c->tie_word_embeddings);
     if ((st = hlx_jdoc_scope(doc, NULL)) != HLX_OK) /* the top level, then the text again */
         return st;
@@ -2167,6 +2195,19 @@ static hlx_status_t hlx_cfg_granite(hlx_jdoc_t *doc, hlx_model_t *m)
     m->residual_mult = r != 1.0 ? r : 0.0;
     m->logits_scale = s != 1.0 ? s : 0.0;
     return HLX_OK;
+}
+
+/* Idefics3's or SmolVLM's config without a text_config (or a null one): Idefics3Config and
+ * SmolVLMConfig then build LlamaConfig's defaults with rms_norm_eps 1e-5 (*eps_p), the top
+ * level's keys being theirs, not the text model's. Read as an empty text_config. */
+static hlx_status_t hlx_cfg_text_absent(hlx_jdoc_t *doc, double *eps_p)
+{
+    json_t *empty = json_object();
+
+    if (empty == NULL || json_object_set_new(hlx_jdoc_root(doc), "text_config", empty) != 0)
+        return HLX_ERR_NOMEM;
+    *eps_p = 1e-5;
+    return hlx_jdoc_scope(doc, "text_config");
 }
 
 static hlx_status_t hlx_cfg_dense(hlx_jdoc_t *doc, hlx_hf_config_t *c)
@@ -2472,6 +2513,7 @@ hlx_status_t hlx_hf_config_load(const char *dir, hlx_hf_config_t *c, char *err,
     hlx_status_t st;
     const char *base;
     int gemma, req;
+    double eps = 0.0; /* rms_norm_eps' default: the class's, once it is known */
     const struct hlx_hf_text_class *tc;
 
     memset(c, 0, sizeof(*c));
@@ -2488,11 +2530,17 @@ hlx_status_t hlx_hf_config_load(const char *dir, hlx_hf_config_t *c, char *err,
         st = hlx_cfg_family(doc, c);
     if (st == HLX_OK)
         st = hlx_cfg_dtype(doc, c);
+    if (st == HLX_OK)
+        eps = hlx_hf_archs[hlx_hf_arch_index(c)].eps;
     /* a multimodal checkpoint: its text model's keys, read as a text model's config.json
      * (errors at their place inside text_config) */
     if (st == HLX_OK && (c->fused & HLX_HF_NESTED) && hlx_hf_qwen_vl(c) &&
         json_is_null(json_object_get(hlx_jdoc_root(doc), "text_config"))) {
         /* null: Qwen2VLConfig builds its text config from the top-level keys, as when absent */
+    } else if (st == HLX_OK && hlx_hf_idefics3(c) &&
+               (json_object_get(hlx_jdoc_root(doc), "text_config") == NULL ||
+                json_is_null(json_object_get(hlx_jdoc_root(doc), "text_config")))) {
+        st = hlx_cfg_text_absent(doc, &eps);
     } else if (st == HLX_OK && (c->fused & HLX_HF_NESTED) &&
                (st = hlx_jdoc_scope(doc, "text_config")) == HLX_ERR_NOT_FOUND) {
         st = hlx_hf_qwen_vl(c) /* Qwen2-VL's configs keep the text keys at the top (4.5x) */
@@ -2521,8 +2569,7 @@ hlx_status_t hlx_hf_config_load(const char *dir, hlx_hf_config_t *c, char *err,
                            c->moe_gqa == HLX_HF_MOE_MIXTRAL || hlx_hf_qwen_vl(c) ||
                                    (gemma && !hlx_hf_gemma2(c)) ? 1e6 : 10000.0,
                            1e-9, 1e12, &m->rope_theta)) ||
-         (st = hlx_cfg_num(doc, "rms_norm_eps", hlx_hf_archs[hlx_hf_arch_index(c)].eps,
-                           1e-30, 1.0, &m->norm_eps)) ||
+         (st = hlx_cfg_num(doc, "rms_norm_eps", eps, 1e-30, 1.0, &m->norm_eps)) ||
          (st = hlx_cfg_tie(doc, c)))) {
         /* st holds the first error */
     }
@@ -3134,7 +3181,8 @@ static int hlx_hf_is_other_model(const hlx_hf_config_t *c, const char *name)
     static const char *const other[] = { "vision_tower.", "multi_modal_projector.",
                                          "model.vision_tower.", "model.multi_modal_projector.",
                                          "visual.", "model.visual.", "image_newline",
-                                         "model.image_newline" };
+                                         "model.image_newline", "model.vision_model.",
+                                         "model.connector." };
     size_t i;
 
     for (i = 0; (c->fused & HLX_HF_NESTED) && i < sizeof(other) / sizeof(other[0]); i++)
@@ -3188,11 +3236,15 @@ hlx_status_t hlx_hf_kv_scale(hlx_ckpt_t *ck, const hlx_hf_config_t *c, int layer
 
 /* A multimodal checkpoint's text model: its tensors under one of the prefixes transformers
  * has saved them with, whichever holds the embedding (Gemma 3 and Mistral3: language_model.
- * or model.language_model.; Qwen2-VL: none or model.language_model.). No prefix otherwise. */
+ * or model.language_model.; Qwen2-VL: none or model.language_model.; Idefics3 and SmolVLM:
+ * model.text_model. alone, the one name transformers and vLLM give it). No prefix
+ * otherwise. */
 static void hlx_hf_prefixes(hlx_ckpt_t *ck, const hlx_hf_config_t *c)
 {
     hlx_ckpt_set_prefix(ck, NULL, NULL);
-    if ((c->fused & HLX_HF_NESTED) &&
+    if (hlx_hf_idefics3(c)) {
+        hlx_ckpt_set_prefix(ck, "model.", "model.text_model.");
+    } else if ((c->fused & HLX_HF_NESTED) &&
         hlx_ckpt_find(ck, "language_model.model.embed_tokens.weight") != NULL) {
         hlx_ckpt_set_prefix(ck, "model.", "language_model.model.");
         hlx_ckpt_set_prefix(ck, "lm_head.", "language_model.lm_head.");

@@ -1597,6 +1597,194 @@ static void test_gemma3(void **state)
     assert_null(strstr(err, "config.json:1:1:"));
 }
 
+/* ---- Idefics3ForConditionalGeneration and SmolVLMForConditionalGeneration ------------ */
+
+/* name/config.json (a text model's, as synth writes it) nested as arch's: its keys under
+ * text_config (model_type llama), torch_dtype and a vision_config at the top. */
+static void nest_config(const char *name, const char *arch, const char *model_type)
+{
+    char path[512];
+    json_error_t je;
+    json_t *text, *top;
+
+    snprintf(path, sizeof(path), "%s/%s/config.json", g_tmp, name);
+    text = json_load_file(path, 0, &je);
+    assert_non_null(text);
+    top = json_pack("{s:[s], s:s, s:O, s:{s:i}}", "architectures", arch, "model_type",
+                    model_type, "torch_dtype", json_object_get(text, "torch_dtype"),
+                    "vision_config", "hidden_size", 8);
+    assert_non_null(top);
+    json_object_del(text, "architectures");
+    json_object_del(text, "torch_dtype");
+    json_object_set_new(text, "model_type", json_string("llama"));
+    json_object_set_new(top, "text_config", text);
+    assert_int_equal(json_dump_file(top, path, JSON_INDENT(2) | JSON_PRESERVE_ORDER), 0);
+    json_decref(top);
+}
+
+/* Sets (or with v NULL removes) key of name/config.json's text_config; steals v. */
+static void set_text_key(const char *name, const char *key, json_t *v)
+{
+    char path[512];
+    json_error_t je;
+    json_t *c, *t;
+
+    snprintf(path, sizeof(path), "%s/%s/config.json", g_tmp, name);
+    c = json_load_file(path, 0, &je);
+    assert_non_null(c);
+    t = json_object_get(c, "text_config");
+    assert_true(json_is_object(t));
+    if (v != NULL)
+        json_object_set_new(t, key, v);
+    else
+        json_object_del(t, key);
+    assert_int_equal(json_dump_file(c, path, JSON_INDENT(2) | JSON_PRESERVE_ORDER), 0);
+    json_decref(c);
+}
+
+/* A checkpoint name with base's (nested) config.json whose text model's tensors are stored
+ * under pfx in place of model., with the tensors extra ([1, H] each, NULL-terminated)
+ * beside them; hlx_hf_check must refuse it with needle (NULL: accept it). */
+static void nested_variant(const char *base, const char *name, const char *pfx,
+                           const char *const *extra, const char *needle)
+{
+    char dir[512], err[1024] = "";
+    hlx_hf_config_t cfg;
+    hlx_hf_expect_t *list = NULL, *l2;
+    hlx_ckpt_t *ck = NULL;
+    size_t n = 0, i, k = 0, nx = 0;
+    hlx_status_t st;
+
+    dir_of(dir, sizeof(dir), base);
+    assert_int_equal(hlx_hf_config_load(dir, &cfg, err, sizeof(err)), HLX_OK);
+    assert_int_equal(hlx_hf_expect(&cfg, &list, &n, err, sizeof(err)), HLX_OK);
+    while (extra != NULL && extra[nx] != NULL)
+        nx++;
+    l2 = calloc(n + nx, sizeof(*l2));
+    assert_non_null(l2);
+    for (i = 0; i < n; i++, k++) {
+        l2[k] = list[i];
+        if (!strncmp(list[i].name, "model.", 6))
+            snprintf(l2[k].name, sizeof(l2[k].name), "%s%s", pfx, list[i].name + 6);
+    }
+    for (i = 0; i < nx; i++, k++) {
+        l2[k] = list[0];
+        snprintf(l2[k].name, sizeof(l2[k].name), "%s", extra[i]);
+        l2[k].shape[0] = 1;
+        l2[k].shape[1] = cfg.m.hidden;
+    }
+    dir_of(dir, sizeof(dir), name);
+    assert_int_equal(sh("rm -rf %s", dir), 0);
+    assert_int_equal(hlx_ckpt_write(dir, l2, k, 1, &cfg, zero_fill, NULL, err, sizeof(err)),
+                     HLX_OK);
+    /* hlx_ckpt_write writes the text model's flat config.json: the nested one back */
+    assert_int_equal(sh("cp %s/%s/config.json %s/config.json", g_tmp, base, dir), 0);
+    assert_int_equal(hlx_ckpt_open(dir, &ck, err, sizeof(err)), HLX_OK);
+    assert_int_equal(hlx_hf_config_load(dir, &cfg, err, sizeof(err)), HLX_OK);
+    hlx_hf_settle(ck, &cfg);
+    st = hlx_hf_check(ck, &cfg);
+    if (needle == NULL ? st != HLX_OK : st == HLX_OK || !strstr(hlx_ckpt_error(ck), needle))
+        fail_msg("%s: status %d, '%s' (wanted '%s')", name, st, hlx_ckpt_error(ck),
+                 needle ? needle : "accepted");
+    hlx_ckpt_close(ck);
+    free(l2);
+    free(list);
+}
+
+/* LlamaConfig's defaults in g_cfg (32 layers of 4096, 32 KV heads, FFN 11008, vocabulary
+ * vocab, rope_theta 10000) with rms_norm_eps eps and an untied head. */
+static void expect_llama_defaults(int vocab, double eps)
+{
+    assert_true(g_cfg.m.layers == 32 && g_cfg.m.hidden == 4096 && g_cfg.m.q_heads == 32 &&
+                g_cfg.m.kv_heads == 32 && g_cfg.m.ffn == 11008 && g_cfg.m.vocab == vocab &&
+                g_cfg.m.head_dim == 128 && g_cfg.m.rope_theta == 10000.0);
+    assert_true(g_cfg.m.norm_eps == eps && !g_cfg.tie_word_embeddings);
+    assert_true(!g_cfg.m.qkv_bias && !g_cfg.m.qk_norm && g_cfg.m.sliding_window == 0);
+}
+
+/* Idefics3 (and SmolVLM v1) and SmolVLM2: Llama's text model under text_config, read with
+ * LlamaConfig's defaults (absent text_config: Idefics3Config's own, rms_norm_eps 1e-5), the
+ * head tied by text_config's tie_word_embeddings alone (vLLM's reading), the tensors under
+ * model.text_model. with the vision model and connector beside them left alone. */
+static void test_idefics3(void **state)
+{
+    static const char *const arch[] = { "Idefics3ForConditionalGeneration",
+                                        "SmolVLMForConditionalGeneration" };
+    static const char *const mtype[] = { "idefics3", "smolvlm" };
+    static const char *const vision[] = { "model.vision_model.post_layernorm.weight",
+                                          "model.connector.modality_projection.proj.weight",
+                                          NULL };
+    static const char *const stray[] = { "model.vision_model.post_layernorm.weight",
+                                         "connector.modality_projection.proj.weight", NULL };
+    char name[32];
+    int a;
+
+    (void)state;
+    for (a = 0; a < 2; a++) {
+        snprintf(name, sizeof(name), "i3-%d", a);
+        synth(name, "--family dense --shards 1");
+        nest_config(name, arch[a], mtype[a]);
+        expect_config(name, HLX_OK, NULL);
+        assert_string_equal(g_cfg.arch, arch[a]);
+        assert_true(g_cfg.fused == HLX_HF_NESTED && g_cfg.m.layers == 2 &&
+                    g_cfg.m.hidden == 256 && g_cfg.m.kv_heads == 2 && g_cfg.m.vocab == 512);
+        /* the tensors: under model.text_model. with the vision model and the connector
+         * beside (not read); not under the LLaVA ones' model.language_model. (vLLM maps no
+         * other name); a tensor of no part of the model refused */
+        nested_variant(name, "i3ok", "model.text_model.", vision, NULL);
+        nested_variant(name, "i3lm", "model.language_model.", vision,
+                       "model.text_model.embed_tokens.weight");
+        nested_variant(name, "i3stray", "model.text_model.", stray,
+                       "tensor connector.modality_projection.proj.weight is not part of a");
+        /* model_type alone names the class */
+        set_key(name, "architectures", NULL);
+        expect_config(name, HLX_OK, NULL);
+        assert_string_equal(g_cfg.arch, arch[a]);
+        /* the tie: text_config's alone, never the top level's */
+        set_key(name, "tie_word_embeddings", json_true());
+        set_text_key(name, "tie_word_embeddings", NULL);
+        expect_config(name, HLX_OK, NULL);
+        assert_false(g_cfg.tie_word_embeddings);
+        set_key(name, "tie_word_embeddings", json_false());
+        set_text_key(name, "tie_word_embeddings", json_true());
+        expect_config(name, HLX_OK, NULL);
+        assert_true(g_cfg.tie_word_embeddings);
+        /* a partial text_config (no model_type: llama): LlamaConfig's defaults, its 1e-6 */
+        set_key(name, "text_config", json_pack("{s:i}", "vocab_size", 49280));
+        expect_config(name, HLX_OK, NULL);
+        expect_llama_defaults(49280, 1e-6);
+        /* none, or null: Idefics3Config's (SmolVLMConfig's) LlamaConfig, rms_norm_eps 1e-5,
+         * untied whatever the top level says; the top level's keys not the text model's */
+        set_key(name, "hidden_size", json_integer(64));
+        set_key(name, "tie_word_embeddings", json_true());
+        set_key(name, "text_config", NULL);
+        expect_config(name, HLX_OK, NULL);
+        expect_llama_defaults(32000, 1e-5);
+        set_key(name, "text_config", json_null());
+        expect_config(name, HLX_OK, NULL);
+        expect_llama_defaults(32000, 1e-5);
+        set_key(name, "text_config", json_string("x"));
+        expect_config(name, HLX_ERR_PARSE, "text_config: expected an object");
+        /* vLLM runs Llama's layer whatever text_config names: another class refused there */
+        set_key(name, "text_config", json_pack("{s:s}", "model_type", "qwen2"));
+        expect_config(name, HLX_ERR_PARSE, "model_type: \"qwen2\" is not read");
+        /* errors inside text_config at their place */
+        set_key(name, "text_config", json_pack("{s:s}", "rms_norm_eps", "x"));
+        expect_config(name, HLX_ERR_PARSE, "rms_norm_eps");
+    }
+    /* a quantization ignore list may name the vision model and the connector (never read),
+     * as llm-compressor's Idefics3 recipe does */
+    set_key("i3-1", "text_config", json_pack("{s:i}", "vocab_size", 49280));
+    set_key("i3-1", "quantization_config",
+            json_pack("{s:s, s:s, s:{s:{s:[s], s:{s:i, s:s, s:s, s:b, s:b}}}, s:[s, s, s]}",
+                      "quant_method", "compressed-tensors", "format", "float-quantized",
+                      "config_groups", "group_0", "targets", "Linear", "weights", "num_bits",
+                      8, "type", "float", "strategy", "channel", "symmetric", 1, "dynamic", 0,
+                      "ignore", "re:.*lm_head", "re:model.vision_model.*",
+                      "re:model.connector.*"));
+    expect_config("i3-1", HLX_OK, NULL);
+}
+
 /* Gemma2ForCausalLM: Gemma 3's layer without q/k norms and local base, Gemma2Config's
  * defaults (the soft-cappings 50 and 30, vocabulary 256000, rope_theta 10000, windows on
  * every other layer from the first), null caps for none, layer_types, bad caps refused. */
@@ -2092,6 +2280,7 @@ int main(int argc, char **argv)
         cmocka_unit_test(test_glm4_moe),
         cmocka_unit_test(test_gemma2),
         cmocka_unit_test(test_gemma3),
+        cmocka_unit_test(test_idefics3),
         cmocka_unit_test(test_rope_parameters),
         cmocka_unit_test(test_internlm2),
         cmocka_unit_test(test_internlm3),

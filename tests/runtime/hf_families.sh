@@ -326,12 +326,14 @@ echo "granite sampled: logits / 8 at T 0.25 $a, unscaled at T 2 $b, logits / 8 a
 # Mistral's text model on Llama's layout, as Gemma 3's)
 # LLaVA 1.5 (Llama's text model), LLaVA-NeXT (Mistral's, with its image_newline),
 # LLaVA-OneVision (Qwen2's biases) and InternVL 3.5 (Qwen3's head norms), their vision parts
-# under model. in the new form
+# under model. in the new form; Idefics3 / SmolVLM v1 and SmolVLM2 (Llama's text model under
+# model.text_model., the vision model and connector beside it: one form, new)
 for mm in "gemma3 gemma3 gemma3mm" "qwen2 qwen2.5-vl qwen2vl" "qwen2 qwen2-vl qwen2vl1" \
     "dense mistral3 mistral3" "dense llava llava" "dense llava-next llavanext" \
-    "qwen2 llava-onevision llavaov" "qwen3 internvl internvl"; do
+    "qwen2 llava-onevision llavaov" "qwen3 internvl internvl" "dense idefics3 idefics3 new" \
+    "dense smolvlm smolvlm new"; do
     set -- $mm
-    for form in old new; do
+    for form in ${4:-old new}; do
         python3 "$(dirname "$0")/multimodal.py" "$dir/$1-f32" "$dir/$3-$form" $2 $form ||
             { echo "FAIL: multimodal.py $2 $form"; fail=1; continue; }
         both_decode "$dir/$3-$form" "$2 ($form)" || continue
@@ -350,6 +352,22 @@ python3 -c 'import json, sys; c = json.load(open(sys.argv[1])); del c["text_conf
     "$dir/llavaov-nomt/config.json"
 "$helix" model info "$dir/llavaov-nomt" >/dev/null 2>"$dir/err" ||
     { echo "FAIL: LLaVA-OneVision's default text model: $(cat "$dir/err")"; fail=1; }
+
+# SmolVLM2 with a top-level tie_word_embeddings true beside a text_config without the key:
+# untied, as vLLM ties by text_config's key alone (the head differs from the embedding
+# here, so a tied read would decode other tokens)
+cp -r "$dir/smolvlm-new" "$dir/smolvlm-toptie"
+python3 -c 'import json, sys; c = json.load(open(sys.argv[1])); del c["text_config"]["tie_word_embeddings"]; c["tie_word_embeddings"] = True; json.dump(c, open(sys.argv[1], "w"))' \
+    "$dir/smolvlm-toptie/config.json"
+if "$helix" decode --model "$dir/smolvlm-toptie" --context 0 --steps 6 --prompt-ids \
+    "$dir/prompt" --kv-dtype f32 --json >"$dir/hx.json" 2>"$dir/err"; then
+    got=$(json_field "$dir/hx.json" "d['prefill_tokens'] + d['tokens'][0]")
+    echo "smolvlm, top-level tie: helix $got (the text model: ${first[dense]-?})"
+    [ "$got" = "${first[dense]-x}" ] ||
+        { echo "FAIL: smolvlm: the top level's tie_word_embeddings read"; fail=1; }
+else
+    echo "FAIL: smolvlm, top-level tie: $(cat "$dir/err")"; fail=1
+fi
 
 # LLaVA 1.5's own config.json (llava-1.5-7b-hf): its text_config gives the vocabulary, the
 # norm's eps and little more, LlamaConfig's defaults the rest (7B's 32 layers of 4096); a

@@ -38,7 +38,8 @@ ARCHITECTURES = ("LlamaForCausalLM", "MistralForCausalLM", "MixtralForCausalLM",
                  "Qwen2VLForConditionalGeneration", "Qwen2_5_VLForConditionalGeneration",
                  "Mistral3ForConditionalGeneration", "LlavaForConditionalGeneration",
                  "LlavaNextForConditionalGeneration", "LlavaOnevisionForConditionalGeneration",
-                 "InternVLForConditionalGeneration",
+                 "InternVLForConditionalGeneration", "Idefics3ForConditionalGeneration",
+                 "SmolVLMForConditionalGeneration",
                  "Gemma2ForCausalLM",
                  "Gemma3ForCausalLM",
                  "Gemma3ForConditionalGeneration", "DeepseekV2ForCausalLM",
@@ -186,12 +187,14 @@ class Checkpoint:
     def unnest(self):
         """A multimodal checkpoint (Gemma3ForConditionalGeneration): its text model's tensors
         are read by their text model's names, whichever prefix transformers saved them
-        under (language_model.model. and language_model.lm_head., or model.language_model.);
-        the vision tower's and the projector's are not read."""
+        under (language_model.model. and language_model.lm_head., or model.language_model.;
+        Idefics3's and SmolVLM's model.text_model.); the vision tower's and the projector's
+        are not read."""
         for real in list(self.where):
             for pfx, to in (("language_model.model.", "model."),
                             ("language_model.lm_head.", "lm_head."),
-                            ("model.language_model.", "model.")):
+                            ("model.language_model.", "model."),
+                            ("model.text_model.", "model.")):
                 if real.startswith(pfx):
                     self.alias[to + real[len(pfx):]] = real
 
@@ -339,6 +342,21 @@ class Config:
                                       "num_attention_heads": 32, "intermediate_size": ffn,
                                       "vocab_size": vocab}, **t), c), path)
             self.arch = arch
+        # Idefics3 and SmolVLM: Llama's text model under text_config (model_type llama when it
+        # names none), LlamaConfig's defaults for the keys it leaves out; without any
+        # text_config, Idefics3Config's own LlamaConfig (rms_norm_eps 1e-5). The head is tied
+        # by text_config's tie_word_embeddings alone (false without it), as vLLM reads it.
+        if self.arch in ("Idefics3ForConditionalGeneration", "SmolVLMForConditionalGeneration"):
+            self.nested = True
+            t = c.get("text_config")
+            if t is None:
+                t = {"rms_norm_eps": 1e-5}
+            if not isinstance(t, dict) or t.get("model_type", "llama") != "llama":
+                raise Fail(f"{path}: key text_config: not an object, or not Llama's")
+            c = v5_rope(dict({"num_hidden_layers": 32, "hidden_size": 4096,
+                              "num_attention_heads": 32, "intermediate_size": 11008,
+                              "vocab_size": 32000}, **t), path)
+            self.arch = "LlamaForCausalLM"
         # Qwen2-VL and Qwen2.5-VL: the text model is Qwen2's (its keys at the top, or under
         # text_config in newer configs; its tensors under model. or model.language_model.).
         # Their multimodal RoPE turns each section of the rotated pairs by the token's time,

@@ -27,8 +27,15 @@ model_type (llama, mistral, qwen2), the tensors as Gemma 3's, the vision parts m
 model. too in FORM new. KIND internvl (a Qwen3ForCausalLM checkpoint ->
 InternVLForConditionalGeneration, InternVL 3.5 in transformers' form) as the LLaVA ones.
 
+KIND idefics3 and smolvlm (a Llama-layout checkpoint -> Idefics3ForConditionalGeneration,
+Idefics3 and SmolVLM v1, or SmolVLMForConditionalGeneration, SmolVLM2): the text keys under
+text_config (model_type llama), the text tensors under model.text_model. with lm_head. kept,
+the vision tower under model.vision_model. and the projector under model.connector.; FORM
+new alone, the one form transformers has saved them in.
+
 usage: multimodal.py SRC DST KIND old|new  (KIND: gemma3, mistral3, qwen2.5-vl, qwen2-vl,
-                                           llava, llava-next, llava-onevision, internvl)"""
+                                           llava, llava-next, llava-onevision, internvl,
+                                           idefics3, smolvlm)"""
 import json
 import os
 import struct
@@ -53,11 +60,22 @@ KINDS = {
                         ["vision_tower.vision_model.post_layernorm.weight", "image_newline"]),
     "internvl": ("InternVLForConditionalGeneration", "internvl", "qwen3",
                  ["vision_tower.embeddings.cls_token", "multi_modal_projector.layer_norm.weight"]),
+    "idefics3": ("Idefics3ForConditionalGeneration", "idefics3", "llama",
+                 ["model.vision_model.post_layernorm.weight",
+                  "model.connector.modality_projection.proj.weight"]),
+    "smolvlm": ("SmolVLMForConditionalGeneration", "smolvlm", "llama",
+                ["model.vision_model.post_layernorm.weight",
+                 "model.connector.modality_projection.proj.weight"]),
 }
 LLAVA = ("llava", "llava-next", "llava-onevision", "internvl")
+IDEFICS3 = ("idefics3", "smolvlm")
 
 
 def rename(name, kind, form):
+    if kind in IDEFICS3:
+        if name.startswith(("model.vision_model.", "model.connector.")):
+            return name
+        return "model.text_model." + name[len("model."):] if name.startswith("model.") else name
     if kind in LLAVA and form == "new" and name.startswith(
             ("vision_tower.", "multi_modal_projector.", "image_newline")):
         return "model." + name  # 4.52's: the vision parts under model. too
@@ -105,7 +123,8 @@ def config(text, kind, form):
 
 
 def main(argv):
-    if len(argv) != 4 or argv[2] not in KINDS or argv[3] not in ("old", "new"):
+    if len(argv) != 4 or argv[2] not in KINDS or argv[3] not in ("old", "new") or \
+            (argv[2] in IDEFICS3 and argv[3] != "new"):
         print(__doc__, file=sys.stderr)
         return 2
     src, dst, kind, form = argv
