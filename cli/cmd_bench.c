@@ -30,6 +30,7 @@ typedef struct hlx_bench_opts {
     int         parts, heads;
     int         n, k, m;
     int         strips; /* gemv: W in strips of 16 columns (HLX_W_S16) */
+    int         wbits;  /* gemv: W integer-packed (hlx_wq_t) in 4 or 8 bits; 0: not */
     int         reps;
     int         threads;
     int         json;
@@ -68,7 +69,8 @@ enum {
 };
 
 enum { HLX_BENCH_DEV_CPU, HLX_BENCH_DEV_CUDA }; /* --device's choices, in order */
-enum { HLX_BENCH_WL_AUTO, HLX_BENCH_WL_ROWS, HLX_BENCH_WL_STRIPS }; /* --w-layout's */
+enum { HLX_BENCH_WL_AUTO, HLX_BENCH_WL_ROWS, HLX_BENCH_WL_STRIPS, HLX_BENCH_WL_PACKED4,
+       HLX_BENCH_WL_PACKED8 }; /* --w-layout's */
 
 #define HLX_BF(_n, _t, _def, _lo, _hi, _f, _meta, _help) \
     { _n, _t, _def, _lo, _hi, 0, 0, NULL, offsetof(hlx_bench_args_t, _f), _meta, _help }
@@ -133,11 +135,16 @@ static const hlx_flag_t hlx_bench_flag_list[] = {
         "attention: scores soft-capped at X, s -> X tanh(s / X) (Gemma\n"
         "2's attn_logit_softcapping, 50); the flops counted are the\n"
         "same, so the fractions show the cap's cost" },
-    [HLX_BF_W_LAYOUT] = { "w-layout", HLX_FT_CHOICE, "auto", 0, 0, 0, 0, "auto|rows|strips",
-        offsetof(hlx_bench_args_t, w_layout), "auto|rows|strips",
+    [HLX_BF_W_LAYOUT] = { "w-layout", HLX_FT_CHOICE, "auto", 0, 0, 0, 0,
+        "auto|rows|strips|packed4|packed8", offsetof(hlx_bench_args_t, w_layout),
+        "auto|rows|strips|packed4|packed8",
         "gemv: W row-major, or in strips of 16 columns (the layout\n"
         "the runtime stores its projections in where the variant\n"
-        "reads it fast: avx512, avx2); auto: the runtime's choice" },
+        "reads it fast: avx512, avx2); auto: the runtime's choice;\n"
+        "packed4, packed8: a GPTQ-style W of 4- or 8-bit codes in\n"
+        "groups of 128 rows kept packed (HELIX_W_PACKED), a chunk\n"
+        "dequantized to bf16 at a time (bf16 only; the bytes are the\n"
+        "packed ones)" },
 };
 
 _Static_assert(sizeof(hlx_bench_flag_list) / sizeof(hlx_bench_flag_list[0]) == HLX_BF_COUNT,
@@ -492,6 +499,67 @@ static int hlx_bench_merge(const hlx_bench_opts_t *o, const hlx_kernels_t *k,
     return 0;
 }
 
+/* gemv over a packed W (--w-layout packed4|packed8): random codes, zero points and
+ * scales in groups of 128 rows, packed as the runtime packs a checkpoint's; the bytes
+ * counted are the packed matrix's (codes, scales and zeros). */
+static int hlx_bench_gemv_packed(const hlx_bench_opts_t *o, const hlx_kernels_t *k,
+                                 hlx_bench_result_t *r, const char *sizes)
+{
+    const int G = (o->k - 1) / 128 + 1, top = (1 << o->wbits) - 1;
+    const size_t wb = hlx_kernels_wq_bytes(o->wbits, HLX_DTYPE_BF16, o->k, o->n, 128, 0);
+    const hlx_dtype_t t = (hlx_dtype_t)(HLX_W_Q | hlx_w_s16_of(HLX_DTYPE_BF16));
+    float *code = NULL, *sc = NULL, *zr = NULL, *x, *y;
+    void *w;
+    int i, n0, n1;
+    uint64_t v = 0x9e3779b97f4a7c15ull;
+
+    if (o->dtype != HLX_DTYPE_BF16) {
+        fprintf(stderr, "helix bench: --w-layout packed%d: packed weights dequantize to bf16; "
+                "give --kv-dtype bf16 (the default)\n", o->wbits);
+        return 2;
+    }
+    if (wb == 0 || hlx_bench_fits(sizes, (double)wb + 12.0 * 128.0 * (double)o->k +
+                                             4.0 * (double)o->m * ((double)o->n + o->k)))
+        return 2;
+    w = hlx_kernels_alloc_huge(wb);
+    x = malloc(sizeof(float) * (size_t)o->m * o->k);
+    y = malloc(sizeof(float) * (size_t)o->m * o->n);
+    code = malloc(sizeof(float) * (size_t)o->k * 128);
+    sc = malloc(sizeof(float) * (size_t)G * 128);
+    zr = malloc(sizeof(float) * (size_t)G * 128);
+    if (!w || !x || !y || !code || !sc || !zr ||
+        hlx_kernels_wq_init(w, o->wbits, HLX_DTYPE_BF16, o->k, o->n, 128, 0) != HLX_OK) {
+        fprintf(stderr, "helix bench: %s: cannot allocate %.3g bytes\n", sizes, (double)wb);
+        hlx_kernels_free_huge(w); free(x); free(y); free(code); free(sc); free(zr);
+        return 2;
+    }
+    hlx_bench_fill(x, HLX_DTYPE_F32, (size_t)o->m * o->k, 6);
+    for (n0 = 0; n0 < o->n; n0 += 128) { /* 128 columns at a time */
+        n1 = o->n - n0 < 128 ? o->n : n0 + 128;
+        for (i = 0; i < o->k * 128; i++) {
+            v ^= v << 13, v ^= v >> 7, v ^= v << 17;
+            code[i] = (float)(v % (uint64_t)(top + 1));
+        }
+        for (i = 0; i < G * 128; i++) {
+            v ^= v << 13, v ^= v >> 7, v ^= v << 17;
+            sc[i] = (float)((v >> 40) % 1000 + 1) * 1e-5f;
+            zr[i] = (float)(top / 2 + 1);
+        }
+        (void)hlx_kernels_wq_pack_cols(w, n0, n1, code, sc, zr, 128);
+    }
+    free(code); free(sc); free(zr);
+    r->seconds = 1e30;
+    for (i = 0; i < o->reps; i++) {
+        uint64_t t0 = hlx_now_ns();
+        hlx_kernels_gemm_cols(k, o->m, o->n, o->k, x, w, t, y, 0, 0, o->n);
+        r->seconds = fmin(r->seconds, (double)(hlx_now_ns() - t0) * 1e-9);
+    }
+    r->bytes = (double)wb;
+    r->flops = 2.0 * o->m * (double)o->n * o->k;
+    hlx_kernels_free_huge(w); free(x); free(y);
+    return 0;
+}
+
 static int hlx_bench_gemv(const hlx_bench_opts_t *o, const hlx_kernels_t *k,
                           hlx_bench_result_t *r)
 {
@@ -502,6 +570,8 @@ static int hlx_bench_gemv(const hlx_bench_opts_t *o, const hlx_kernels_t *k,
     char sizes[96];
 
     snprintf(sizes, sizeof(sizes), "--n %d x --k %d (--m %d)", o->n, o->k, o->m);
+    if (o->wbits)
+        return hlx_bench_gemv_packed(o, k, r, sizes);
     /* strips: the row-major W and its strips at once while it packs */
     if (hlx_bench_fits(sizes, (double)o->n * o->k * (double)es * (o->strips ? 2.0 : 1.0) +
                                   4.0 * (double)o->m * ((double)o->n + o->k)))
@@ -656,8 +726,10 @@ static int hlx_bench_parse(int argc, char **argv, hlx_bench_opts_t *o)
                              .softcap = (float)a.softcap,
                              .parts = (int)a.parts, .heads = (int)a.heads, .n = (int)a.n,
                              .k = (int)a.k, .m = (int)a.m, .reps = (int)a.reps,
-                             .strips = a.w_layout == HLX_BENCH_WL_STRIPS ? 1
+                             .strips = a.w_layout >= HLX_BENCH_WL_STRIPS ? 1
                                        : a.w_layout == HLX_BENCH_WL_ROWS ? 0 : -1,
+                             .wbits = a.w_layout == HLX_BENCH_WL_PACKED4 ? 4
+                                      : a.w_layout == HLX_BENCH_WL_PACKED8 ? 8 : 0,
                              .threads = (int)a.threads, .json = a.json,
                              .bw_bytes = (size_t)a.bw_bytes,
                              .target_fraction = a.target_fraction,
@@ -823,7 +895,8 @@ int hlx_cmd_bench(int argc, char **argv)
             printf("\"parts\": %d, \"heads\": %d, \"dv\": %d, ", o.parts, o.heads, o.dv);
         else
             printf("\"w_dtype\": \"%s\", \"w_layout\": \"%s\", \"m\": %d, \"n\": %d, "
-                   "\"k\": %d, ", hlx_dtype_name(o.dtype), o.strips ? "strips" : "rows", o.m,
+                   "\"k\": %d, ", hlx_dtype_name(o.dtype),
+                   o.wbits == 4 ? "packed4" : o.wbits == 8 ? "packed8" : o.strips ? "strips" : "rows", o.m,
                    o.n, o.k);
         /* kv_bytes: the bytes the kernel must read (KV, partials or weights); ratios in six
          * significant digits, so that a slow run's small fractions still check against the
@@ -855,7 +928,9 @@ int hlx_cmd_bench(int argc, char **argv)
                vector_path ? "" : " (its reference loop: no vector path for this head size)",
                hlx_dtype_name(!strcmp(o.kernel, "merge") ? HLX_DTYPE_F32 : o.dtype));
         if (!strcmp(o.kernel, "gemv"))
-            printf("W %s%s\n", o.strips ? "in strips of 16 columns" : "row-major",
+            printf("W %s%s\n", o.wbits == 4 ? "packed, 4-bit codes in groups of 128 rows"
+                               : o.wbits == 8 ? "packed, 8-bit codes in groups of 128 rows"
+                               : o.strips ? "in strips of 16 columns" : "row-major",
                    o.strips && !kern.w_s16 ? " (the runtime keeps W row-major here: "
                                              "HELIX_W_STRIPS=0, or a variant that reads "
                                              "strips by its reference loop)" : "");

@@ -115,6 +115,8 @@ static void hlx_decode_print_json(const hlx_run_config_t *cfg, const hlx_model_t
     json_object_set_new(o, "device_note", json_string(rep->device_note));
     json_object_set_new(o, "kernels_note", json_string(rep->kernels_note));
     json_object_set_new(o, "w_layout", json_string(rep->w_layout));
+    json_object_set_new(o, "w_packed", json_integer(rep->w_packed));
+    json_object_set_new(o, "w_proj_bytes_rank", json_integer((json_int_t)rep->w_proj_bytes_rank));
     json_object_set_new(o, "bound", json_boolean(rep->bound));
     json_object_set_new(o, "binding", json_string(rep->binding));
     json_object_set_new(o, "place_cpuset", json_string(rep->place_cpuset));

@@ -1119,6 +1119,60 @@ static void hlx_gemm_avx2(int M, int N, int K, const float *x, const void *w,
     hlx_gemm_cols_avx2(M, N, K, x, w, w_dtype, y, accumulate, 0, N);
 }
 
+/* 8 codes (int32) -> the rounded bf16 bits (round to nearest even, as the reference in wq.c) in the
+ * low half of each int32 lane. */
+static inline __attribute__((always_inline)) __m256i
+hlx_wq_half_avx2(__m256i q, const float *z, const float *sc)
+{
+    const __m256i u = _mm256_castps_si256(_mm256_mul_ps(
+        _mm256_sub_ps(_mm256_cvtepi32_ps(q), _mm256_loadu_ps(z)), _mm256_loadu_ps(sc)));
+    const __m256i r = _mm256_add_epi32(u, _mm256_add_epi32(_mm256_set1_epi32(0x7fff),
+        _mm256_and_si256(_mm256_srli_epi32(u, 16), _mm256_set1_epi32(1))));
+    return _mm256_srli_epi32(r, 16);
+}
+
+/* One row of a strip: 16 codes, bytes c shifted right by sh and masked to m -> 16 bf16. */
+static inline __attribute__((always_inline)) void
+hlx_wq_row_avx2(const uint8_t *c, int sh, int m, const float *z, const float *sc, uint16_t *d)
+{
+    const __m128i b = _mm_loadu_si128((const __m128i *)c), mk = _mm_set1_epi8((char)m);
+    const __m128i v = _mm_and_si128(_mm_srli_epi16(b, sh), mk); /* per byte: no carry */
+    const __m256i lo = hlx_wq_half_avx2(_mm256_cvtepu8_epi32(v), z, sc);
+    const __m256i hi = hlx_wq_half_avx2(_mm256_cvtepu8_epi32(_mm_srli_si128(v, 8)), z + 8,
+                                        sc + 8);
+    /* packus interleaves the 128-bit lanes: put the four 64-bit quarters back in order */
+    _mm256_storeu_si256((__m256i *)d,
+                        _mm256_permute4x64_epi64(_mm256_packus_epi32(lo, hi), 0xd8));
+}
+
+/* Packed weights into bf16 strips: the reference's bits (wq.c) (checkasm compares them), a
+ * row of a strip in two vectors. */
+static void hlx_wq_dequant_avx2(const hlx_wq_t *w, int k0, int kc, int s0, int s1, uint16_t *dst)
+{
+    const char *base = (const char *)w;
+    const size_t rows = w->bits == 4 ? ((size_t)w->K + 1) / 2 : (size_t)w->K;
+    int s, k;
+
+    for (s = s0; s < s1; s++) {
+        const uint8_t *code = (const uint8_t *)(base + w->codes) + (size_t)s * rows * 16;
+        const float *sc = (const float *)(base + w->scales) + (size_t)s * (size_t)w->G * 16;
+        const float *zc = (const float *)(base + w->zeros) + (size_t)s * (size_t)w->G * 16;
+        uint16_t *d = dst + (size_t)(s - s0) * (size_t)kc * 16;
+        int g = (k0 + w->kofs) / w->group, left = w->group - (k0 + w->kofs) % w->group;
+        for (k = k0; k < k0 + kc; k++, d += 16) {
+            const float *gz = zc + (size_t)g * 16, *gs = sc + (size_t)g * 16;
+            if (w->bits == 4)
+                hlx_wq_row_avx2(code + (size_t)(k >> 1) * 16, (k & 1) * 4, 15, gz, gs, d);
+            else
+                hlx_wq_row_avx2(code + (size_t)k * 16, 0, 255, gz, gs, d);
+            if (--left == 0) {
+                g++;
+                left = w->group;
+            }
+        }
+    }
+}
+
 void hlx_kernels_avx2(hlx_kernels_t *k)
 {
     hlx_kernels_reference(k);
@@ -1132,6 +1186,7 @@ void hlx_kernels_avx2(hlx_kernels_t *k)
     k->swiglu  = hlx_swiglu_avx2;
     k->argmax  = hlx_argmax_avx2;
     k->gemm    = hlx_gemm_avx2;
+    k->wq_dequant = hlx_wq_dequant_avx2;
     k->gemm_cols = hlx_gemm_cols_avx2;
     k->w_s16   = 1; /* strips read faster from 1 row up (docs/kernels.md) */
 }

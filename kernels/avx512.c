@@ -1689,6 +1689,104 @@ void hlx_kernels_gemm_f32_hand_avx512(int M, int N, int K, const float *x, const
     hlx_gemm_w_avx512(M, N, K, x, w, 0, 0, y, accumulate, 0, N);
 }
 
+/* 16 codes (as int32) of one row of a strip -> bf16((q - z) x s), rounded to nearest even
+ * as the reference (wq.c; the values are finite), stored at d. */
+static inline __attribute__((always_inline)) void
+hlx_wq_row_avx512(__m512i q, __m512 z, __m512 sc, uint16_t *d)
+{
+    const __m512i u = _mm512_castps_si512(_mm512_mul_ps(_mm512_sub_ps(_mm512_cvtepi32_ps(q), z), sc));
+    const __m512i r = _mm512_add_epi32(u, _mm512_add_epi32(_mm512_set1_epi32(0x7fff),
+        _mm512_and_si512(_mm512_srli_epi32(u, 16), _mm512_set1_epi32(1))));
+    _mm256_storeu_si256((__m256i *)d, _mm512_cvtepi32_epi16(_mm512_srli_epi32(r, 16)));
+}
+
+#if defined(__GNUC__) && !defined(__clang__) && __GNUC__ >= 10
+#define HLX_WQ_BF16_INSN 1
+/* The same with AVX512_BF16's conversion (round to nearest even, like the integer form for
+ * every normal value; it flushes subnormals, which a matrix without tiny scales never
+ * produces: hlx_wq_t.tiny). */
+static inline __attribute__((always_inline, target("avx512bf16"))) void
+hlx_wq_row_bf16_avx512(__m512i q, __m512 z, __m512 sc, uint16_t *d)
+{
+    const __m512 v = _mm512_mul_ps(_mm512_sub_ps(_mm512_cvtepi32_ps(q), z), sc);
+    _mm256_storeu_si256((__m256i *)d, (__m256i)_mm512_cvtneps_pbh(v));
+}
+#endif
+
+/* Packed weights into bf16 strips: the reference's bits (wq.c) (checkasm compares them), a
+ * row of a strip in one vector: 4-bit codes two rows to a 16-byte load. */
+#define HLX_WQ_DEQUANT_AVX512(NAME, ROW, ATTR)                                                  \
+static ATTR void NAME(const hlx_wq_t *w, int k0, int kc, int s0, int s1, uint16_t *dst)      \
+{                                                                                              \
+    const char *base = (const char *)w;                                                        \
+    const size_t rows = w->bits == 4 ? ((size_t)w->K + 1) / 2 : (size_t)w->K;                  \
+    const __m512i m4 = _mm512_set1_epi32(15);                                                  \
+    int s;                                                                                     \
+                                                                                               \
+    for (s = s0; s < s1; s++) {                                                                \
+        const uint8_t *code = (const uint8_t *)(base + w->codes) + (size_t)s * rows * 16;      \
+        const float *sc = (const float *)(base + w->scales) + (size_t)s * (size_t)w->G * 16;   \
+        const float *zc = (const float *)(base + w->zeros) + (size_t)s * (size_t)w->G * 16;    \
+        uint16_t *d = dst + (size_t)(s - s0) * (size_t)kc * 16;                                \
+        int k = k0, g = (k0 + w->kofs) / w->group;                                             \
+        int left = w->group - (k0 + w->kofs) % w->group;                                       \
+        __m512 vz = _mm512_loadu_ps(zc + (size_t)g * 16), vs = _mm512_loadu_ps(sc + (size_t)g * 16); \
+        while (k < k0 + kc) {                                                                  \
+            /* rows up to the group's end or the chunk's */                                    \
+            const int end = k0 + kc - k < left ? k0 + kc : k + left;                           \
+            if (w->bits == 4) {                                                                \
+                if (k & 1) { /* an odd row first: the high nibbles of its pair */              \
+                    const __m512i q = _mm512_cvtepu8_epi32(_mm_loadu_si128(                    \
+                        (const __m128i *)(code + (size_t)(k >> 1) * 16)));                     \
+                    ROW(_mm512_srli_epi32(q, 4), vz, vs, d);                     \
+                    d += 16, k++;                                                              \
+                }                                                                              \
+                for (; k + 1 < end; k += 2, d += 32) {                                         \
+                    const __m512i q = _mm512_cvtepu8_epi32(_mm_loadu_si128(                    \
+                        (const __m128i *)(code + (size_t)(k >> 1) * 16)));                     \
+                    ROW(_mm512_and_si512(q, m4), vz, vs, d);                     \
+                    ROW(_mm512_srli_epi32(q, 4), vz, vs, d + 16);                \
+                }                                                                              \
+                if (k < end) { /* an even row last: the low nibbles */                         \
+                    const __m512i q = _mm512_cvtepu8_epi32(_mm_loadu_si128(                    \
+                        (const __m128i *)(code + (size_t)(k >> 1) * 16)));                     \
+                    ROW(_mm512_and_si512(q, m4), vz, vs, d);                     \
+                    d += 16, k++;                                                              \
+                }                                                                              \
+            } else {                                                                           \
+                for (; k < end; k++, d += 16)                                                  \
+                    ROW(_mm512_cvtepu8_epi32(_mm_loadu_si128(                    \
+                                          (const __m128i *)(code + (size_t)k * 16))),          \
+                                      vz, vs, d);                                              \
+            }                                                                                  \
+            if (k < k0 + kc) { /* end was the group's: the next group */                       \
+                g++;                                                                           \
+                left = w->group;                                                               \
+                vz = _mm512_loadu_ps(zc + (size_t)g * 16);                                     \
+                vs = _mm512_loadu_ps(sc + (size_t)g * 16);                                     \
+            }                                                                                  \
+        }                                                                                      \
+    }                                                                                          \
+}
+HLX_WQ_DEQUANT_AVX512(hlx_wq_dequant_int_avx512, hlx_wq_row_avx512, )
+#ifdef HLX_WQ_BF16_INSN
+HLX_WQ_DEQUANT_AVX512(hlx_wq_dequant_bf16_avx512, hlx_wq_row_bf16_avx512,
+                      __attribute__((target("avx512bf16"))))
+#endif
+
+static int hlx_wq_bf16_cpu; /* AVX512_BF16 here: set once by hlx_kernels_avx512 */
+
+static void hlx_wq_dequant_avx512(const hlx_wq_t *w, int k0, int kc, int s0, int s1, uint16_t *dst)
+{
+#ifdef HLX_WQ_BF16_INSN
+    if (hlx_wq_bf16_cpu && !w->tiny) {
+        hlx_wq_dequant_bf16_avx512(w, k0, kc, s0, s1, dst);
+        return;
+    }
+#endif
+    hlx_wq_dequant_int_avx512(w, k0, kc, s0, s1, dst);
+}
+
 void hlx_kernels_avx512(hlx_kernels_t *k)
 {
     hlx_kernels_reference(k);
@@ -1707,6 +1805,8 @@ void hlx_kernels_avx512(hlx_kernels_t *k)
     k->argmax  = hlx_argmax_avx512;
     k->gemm    = hlx_gemm_avx512;
     k->gemm_cols = hlx_gemm_cols_avx512;
+    k->wq_dequant = hlx_wq_dequant_avx512;
+    hlx_wq_bf16_cpu = __builtin_cpu_supports("avx512bf16");
     k->w_s16   = 1;
 }
 

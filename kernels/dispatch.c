@@ -89,13 +89,15 @@ hlx_status_t hlx_kernels_init(const char *name, hlx_kernels_t *k)
 
 /* The kernels' settings table: HELIX_KERNELS, the variant when no name is given,
  * HELIX_KV_PREFETCH, how the vector attentions prefetch their KV,
- * HELIX_FP8_LOOKUP, how that attention widens fp8 KV, and HELIX_W_STRIPS, the layout
- * the runtime stores its projection weights in. */
+ * HELIX_FP8_LOOKUP, how that attention widens fp8 KV, HELIX_W_STRIPS, the layout
+ * the runtime stores its projection weights in, and HELIX_W_PACKED, whether it keeps a
+ * checkpoint's integer-packed weights packed. */
 typedef struct hlx_kernels_settings {
     char variant[HLX_PARAM_STRLEN];
     int  kv_prefetch;
     int  fp8_lookup;
     int  w_strips;
+    int  w_packed;
 } hlx_kernels_settings_t;
 
 static const hlx_param_t hlx_kernels_params[] = {
@@ -119,6 +121,11 @@ static const hlx_param_t hlx_kernels_params[] = {
       "1: projection weights stored in strips of 16 columns where the variant's GEMM reads "
       "them fast (avx512: from DRAM 1.1-1.9x the row-major speed at 1-8 rows on a Zen 5 "
       "core); 0: row-major everywhere (the same results, bit for bit)", NULL },
+    { "W_PACKED", HLX_PT_INT, "1", 0, 1, offsetof(hlx_kernels_settings_t, w_packed),
+      "1: a checkpoint's integer-packed weights (GPTQ, AWQ, compressed-tensors; 4 or 8 bits, "
+      "groups in order) kept packed on the host backend, a few KiB dequantized at a time "
+      "inside the GEMM (4 bits: about 0.28x the bytes of bf16; the same results, bit for "
+      "bit); 0: dequantized to bf16 at load", NULL },
 };
 
 /* The settings as the environment gives them: a bad value (of any setting) is reported by
@@ -129,6 +136,11 @@ static hlx_kernels_settings_t hlx_kernels_settings(void)
 
     (void)hlx_param_load(&hlx_kernels_param_table, &s, NULL);
     return s;
+}
+
+int hlx_kernels_w_packed(void)
+{
+    return hlx_kernels_settings().w_packed;
 }
 
 int hlx_kernels_fp8_lookup(void)

@@ -14,6 +14,9 @@ void hlx_kernels_avx2(hlx_kernels_t *k);
 void hlx_kernels_avx512(hlx_kernels_t *k);
 void hlx_kernels_amx(hlx_kernels_t *k); /* avx512 + AMX tiles (HLX_HAVE_AMX builds) */
 
+/* The reference's wq_dequant (wq.c). */
+void hlx_wq_dequant_ref(const hlx_wq_t *w, int k0, int kc, int s0, int s1, uint16_t *dst);
+
 /* The reference attention over a shard in the layout lay (see hlx_kv_at): the fallback of
  * variants whose layout uses blocks. */
 void hlx_attn_ref_layout(const hlx_attn_desc_t *d, hlx_kv_layout_t lay);

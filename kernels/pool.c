@@ -392,7 +392,8 @@ static void hlx_pool_gemm_part(void *arg, int i, int n)
         n0 = j->N;
     if (n1 > j->N)
         n1 = j->N;
-    j->k->gemm_cols(j->M, j->N, j->K, j->x, j->w, j->w_dtype, j->y, j->accumulate, n0, n1);
+    hlx_kernels_gemm_cols(j->k, j->M, j->N, j->K, j->x, j->w, j->w_dtype, j->y, j->accumulate,
+                          n0, n1);
 }
 
 void hlx_pool_gemm(hlx_pool_t *pool, const hlx_kernels_t *k, int M, int N, int K,
@@ -403,7 +404,7 @@ void hlx_pool_gemm(hlx_pool_t *pool, const hlx_kernels_t *k, int M, int N, int K
     int n = HLX_POOL_CHUNKS * hlx_pool_size(pool);
 
     if (hlx_pool_size(pool) == 1 || N < 32) {
-        k->gemm(M, N, K, x, w, w_dtype, y, accumulate);
+        hlx_kernels_gemm_cols(k, M, N, K, x, w, w_dtype, y, accumulate, 0, N);
         return;
     }
     if (n > groups)

@@ -281,4 +281,5 @@ void hlx_kernels_reference(hlx_kernels_t *k)
     k->argmax  = hlx_ref_argmax;
     k->gemm    = hlx_ref_gemm;
     k->gemm_cols = hlx_ref_gemm_cols;
+    k->wq_dequant = hlx_wq_dequant_ref;
 }

@@ -1217,6 +1217,26 @@ hlx_status_t hlx_ckpt_set_packed(hlx_ckpt_t *ck, const hlx_ckpt_packing_t *pk,
     return HLX_OK;
 }
 
+int hlx_ckpt_packed_groups(const hlx_ckpt_t *ck, const hlx_ckpt_tensor_t *t, int *bits_p,
+                           int64_t *group_p)
+{
+    const uint8_t *pg;
+    int64_t i, in;
+
+    if (t == NULL || !t->pack || t->group < 1)
+        return 0;
+    *bits_p = t->bits;
+    *group_p = t->group;
+    if (t->gidx == NULL)
+        return 1;
+    pg = hlx_ck_data(ck, t->gidx);
+    in = t->shape[1];
+    for (i = 0; i < in; i++) /* desc_act false still writes g_idx: i / group */
+        if ((int64_t)(int32_t)hlx_ck_u32(pg, (uint64_t)i) != i / t->group)
+            return 0;
+    return 1;
+}
+
 size_t hlx_ckpt_packed_count(const hlx_ckpt_t *ck)
 {
     return ck->npacks;
@@ -1227,7 +1247,8 @@ size_t hlx_ckpt_packed_count(const hlx_ckpt_t *ck)
  * indices advance by shifts and counters, not divisions, and a group's scale and zero point
  * are read once per run of its columns: a load is a few nanoseconds an element. */
 static hlx_status_t hlx_ck_unpack_row(const hlx_ckpt_t *ck, const hlx_ckpt_tensor_t *t,
-                                      int64_t o, int64_t c0, int64_t nc, float *out)
+                                      int64_t o, int64_t c0, int64_t nc, float *out,
+                                      hlx_dtype_t mode)
 {
     const uint8_t *pw = hlx_ck_data(ck, t->packed), *ps = hlx_ck_data(ck, t->scale);
     const uint8_t *pz = t->zero ? hlx_ck_data(ck, t->zero) : NULL;
@@ -1299,7 +1320,16 @@ static hlx_status_t hlx_ck_unpack_row(const hlx_ckpt_t *ck, const hlx_ckpt_tenso
             q = (int32_t)((word >> (bits * (int)(i & pm))) & mask);
             break;
         }
-        out[j] = (float)(q - z) * s;
+        /* the parts (HLX_CKPT_Q*): the field as stored, the zero point it is taken from
+         * (compressed-tensors' offset folded in), the scale */
+        if (mode == HLX_CKPT_QCODE)
+            out[j] = (float)(q + off);
+        else if (mode == HLX_CKPT_QZERO)
+            out[j] = (float)(z + off);
+        else if (mode == HLX_CKPT_QSCALE)
+            out[j] = s;
+        else
+            out[j] = (float)(q - z) * s;
     }
     return HLX_OK;
 }
@@ -1362,6 +1392,7 @@ hlx_status_t hlx_ckpt_read_block(hlx_ckpt_t *ck, const hlx_ckpt_tensor_t *t, int
     const size_t es = hlx_st_dtype_size(t->dtype);
     const uint8_t *base = hlx_ck_data(ck, t);
     int64_t brow = 1, bcol = 1, tnc;
+    hlx_dtype_t mode = HLX_DTYPE_F32; /* packed: the values, or a part (HLX_CKPT_Q*) */
     float *tile;
 
     if (t->ndim > 2 || t->ndim < 1)
@@ -1376,6 +1407,14 @@ hlx_status_t hlx_ckpt_read_block(hlx_ckpt_t *ck, const hlx_ckpt_tensor_t *t, int
                            "%s: tensor %s: dtype %s, expected a floating-point weight (F32, "
                            "BF16, F16, F8_E4M3), an I8 one with its _scale or a packed "
                            "integer one", f->name, t->name, hlx_st_dtype_name(t->dtype));
+    if (hlx_ckpt_qmode(dst_dtype) && !t->pack)
+        return hlx_errbuf(hlx_ckpt_terr, sizeof(hlx_ckpt_terr), HLX_ERR_UNSUPPORTED,
+                           "%s: tensor %s: not integer-packed: no codes, zero points or scales "
+                           "to read", f->name, t->name);
+    if (hlx_ckpt_qmode(dst_dtype)) { /* f32 reads of the packed parts */
+        mode = dst_dtype;
+        dst_dtype = HLX_DTYPE_F32;
+    }
     if (dst_dtype != HLX_DTYPE_F32 && dst_dtype != HLX_DTYPE_BF16)
         return hlx_errbuf(hlx_ckpt_terr, sizeof(hlx_ckpt_terr), HLX_ERR_UNSUPPORTED,
                            "%s: tensor %s: cannot convert to %s (f32 or bf16)", f->name, t->name,
@@ -1427,7 +1466,7 @@ hlx_status_t hlx_ckpt_read_block(hlx_ckpt_t *ck, const hlx_ckpt_tensor_t *t, int
         for (k = 0; k < th; k++) {
             float *out = tile + k * tnc;
             if (t->pack) {
-                hlx_status_t st = hlx_ck_unpack_row(ck, t, r0 + i + k, c0, nc, out);
+                hlx_status_t st = hlx_ck_unpack_row(ck, t, r0 + i + k, c0, nc, out, mode);
                 if (st != HLX_OK) {
                     free(tile);
                     return st;

@@ -276,8 +276,8 @@ static hlx_status_t host_gemm(hlx_backend_t *be, hlx_be_queue_t *q, int M, int N
     (void)q;
     if (be->pool != NULL)
         hlx_pool_gemm(be->pool, &be->k, M, N, K, x, w, w_dtype, y, accumulate);
-    else
-        be->k.gemm(M, N, K, x, w, w_dtype, y, accumulate);
+    else /* any w_dtype, packed weights (HLX_W_Q) included */
+        hlx_kernels_gemm_cols(&be->k, M, N, K, x, w, w_dtype, y, accumulate, 0, N);
     return HLX_OK;
 }
 
@@ -307,6 +307,8 @@ static hlx_status_t host_wlayout(const hlx_backend_t *be, hlx_dtype_t *t_p, int 
 static hlx_status_t host_wstore(hlx_backend_t *be, void *w, hlx_dtype_t t, int K, int N, int n0,
                                 int n1, const void *src, size_t ld)
 {
+    if (hlx_w_q(t)) /* the plain matrices of a model whose packed ones stay packed */
+        return n1 > n0 && K > 0 ? hlx_kernels_wq_plain_cols(w, n0, n1, src, ld) : HLX_OK;
     if (!hlx_w_s16(t))
         return st_wstore(be, w, t, K, N, n0, n1, src, ld);
     if (n0 < 0 || n0 % 16 != 0 || n1 > N || n1 < n0 || (n1 < N && n1 % 16 != 0) ||
@@ -328,6 +330,11 @@ static hlx_status_t host_wcol(const hlx_backend_t *be, const void *w, hlx_dtype_
     (void)be;
     if (n < 0 || n >= N || K < 0 || (e != HLX_DTYPE_F32 && e != HLX_DTYPE_BF16))
         return HLX_ERR_INVALID;
+    if (hlx_w_q(t)) { /* hlx_wq_t, packed or plain */
+        for (k = 0; k < K; k++)
+            dst[k] = hlx_kernels_wq_at(w, k, n);
+        return HLX_OK;
+    }
     for (k = 0; k < K; k++)
         dst[k] = hlx_dtype_load(w, e, hlx_w_s16(t) ? hlx_w_s16_at(K, k, n)
                                                    : (size_t)k * (size_t)N + (size_t)n);

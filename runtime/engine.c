@@ -233,7 +233,53 @@ typedef struct hlx_wload_job {
     size_t             sbytes;
     hlx_status_t      *st;      /* [T] */
     char              *err;     /* [T][HLX_WLOAD_ERR] */
+    /* kept packed (hlx_wq_t, bits 4 or 8; 0: not): groups of `group` rows from kofs, Gk of
+     * them; a thread's scratch then holds K rows of codes and Gk of zeros and of scales,
+     * f32, G columns each */
+    int                bits, kofs, Gk;
+    int64_t            group;
 } hlx_wload_job_t;
+
+/* Columns [n0, n1) of a matrix kept packed: each part's codes, then its zero points and
+ * scales read at the first row of each group, packed into the strips. */
+static hlx_status_t hlx_wload_packed(hlx_wload_job_t *j, int n0, int n1, float *scratch,
+                                     char *err)
+{
+    hlx_engine_t *eng = j->eng;
+    const int64_t ld = j->G;
+    float *code = scratch, *zero = code + (size_t)j->K * (size_t)ld;
+    float *scale = zero + (size_t)j->Gk * (size_t)ld;
+    hlx_status_t st = HLX_OK;
+    int i, g;
+
+    for (i = 0; i < j->nparts && st == HLX_OK; i++) {
+        const hlx_wpart_t *p = &j->parts[i];
+        const int64_t lo = p->at > n0 ? p->at : n0;
+        const int64_t hi = p->at + p->nc < n1 ? p->at + p->nc : n1;
+        if (lo >= hi)
+            continue;
+        st = hlx_wsrc_read(&eng->ws, p->name, p->rows, p->cols, p->r0, j->K,
+                           p->c0 + (lo - p->at), hi - lo, code + (lo - n0), HLX_CKPT_QCODE, ld,
+                           err, HLX_WLOAD_ERR);
+        for (g = 0; g < j->Gk && st == HLX_OK; g++) { /* group g from row g group - kofs */
+            const int64_t k = g == 0 ? 0 : (int64_t)g * j->group - j->kofs;
+            st = hlx_wsrc_read(&eng->ws, p->name, p->rows, p->cols, p->r0 + k, 1,
+                               p->c0 + (lo - p->at), hi - lo,
+                               zero + (size_t)g * (size_t)ld + (size_t)(lo - n0), HLX_CKPT_QZERO,
+                               ld, err, HLX_WLOAD_ERR);
+            if (st == HLX_OK)
+                st = hlx_wsrc_read(&eng->ws, p->name, p->rows, p->cols, p->r0 + k, 1,
+                                   p->c0 + (lo - p->at), hi - lo,
+                                   scale + (size_t)g * (size_t)ld + (size_t)(lo - n0),
+                                   HLX_CKPT_QSCALE, ld, err, HLX_WLOAD_ERR);
+        }
+    }
+    if (st == HLX_OK &&
+        (st = hlx_kernels_wq_pack_cols(j->w, n0, n1, code, scale, zero, (size_t)ld)) != HLX_OK)
+        snprintf(err, HLX_WLOAD_ERR, "%s: its codes, zero points or scales out of range for "
+                 "%d-bit packing", j->parts[0].name, j->bits);
+    return st;
+}
 
 /* Thread t's groups of columns: t, t + T, ... (hlx_pool_run's signature). */
 static void hlx_wload_groups(void *arg, int t, int T)
@@ -247,6 +293,10 @@ static void hlx_wload_groups(void *arg, int t, int T)
 
     for (n0 = t * j->G; n0 < j->N && st == HLX_OK; n0 += T * j->G) {
         n1 = j->N - n0 < j->G ? j->N : n0 + j->G;
+        if (j->bits > 0) {
+            st = hlx_wload_packed(j, n0, n1, (float *)scratch, err);
+            continue;
+        }
         for (i = 0; i < j->nparts && st == HLX_OK; i++) { /* each part's columns in the group */
             const hlx_wpart_t *p = &j->parts[i];
             int64_t lo = p->at > n0 ? p->at : n0;
@@ -262,14 +312,41 @@ static void hlx_wload_groups(void *arg, int t, int T)
     j->st[t] = st;
 }
 
+/* Whether a K-row matrix of these parts is kept packed (eng->wq): every part an integer-
+ * packed weight the packed GEMMs take (hlx_wsrc_packed), of one width and group size, its
+ * rows starting at one offset into the groups; then *bits_p (4 or 8), *group_p and
+ * *kofs_p, else *bits_p 0 (plain strips in the same format). */
+static void hlx_engine_wq_form(hlx_engine_t *eng, const hlx_wpart_t *parts, int nparts, int K,
+                               int *bits_p, int64_t *group_p, int *kofs_p)
+{
+    int i, bits = 0, b;
+    int64_t group = 0, g;
+
+    *bits_p = 0;
+    *group_p = 1;
+    *kofs_p = 0;
+    for (i = 0; i < nparts; i++) {
+        if (!hlx_wsrc_packed(&eng->ws, parts[i].name, &b, &g) || g > INT32_MAX - K ||
+            (i > 0 && (b != bits || g != group || parts[i].r0 % g != parts[0].r0 % g)))
+            return;
+        bits = b, group = g;
+    }
+    if (nparts > 0 && K > 0) {
+        *bits_p = bits;
+        *group_p = group;
+        *kofs_p = (int)(parts[0].r0 % group);
+    }
+}
+
 hlx_status_t hlx_engine_wload(hlx_engine_t *eng, void **w_p, int K, int N,
                               const hlx_wpart_t *parts, int nparts)
 {
     const size_t es = eng->w_esize;
     hlx_dtype_t t = eng->w_dtype, dt = eng->w_dtype;
-    size_t bytes = 0;
-    hlx_wload_job_t job;
+    size_t bytes = 0, ses;
+    hlx_wload_job_t job = { 0 };
     void *w = NULL;
+    int srows;
     int64_t covered = 0;
     int i, j, T;
     hlx_status_t st;
@@ -288,7 +365,15 @@ hlx_status_t hlx_engine_wload(hlx_engine_t *eng, void **w_p, int K, int N,
                  "block(s) do not tile its columns", K, N, nparts);
         return HLX_ERR_INTERNAL;
     }
-    if ((st = eng->be.ops->weights_layout(&eng->be, &t, K, N, &bytes)) != HLX_OK) {
+    if (eng->wq) { /* every matrix an hlx_wq_t: packed where its parts allow it */
+        hlx_engine_wq_form(eng, parts, nparts, K, &job.bits, &job.group, &job.kofs);
+        t = (hlx_dtype_t)(HLX_W_Q | hlx_w_s16_of(dt));
+        bytes = hlx_kernels_wq_bytes(job.bits, dt, K, N, (int)job.group, job.kofs);
+        st = bytes > 0 ? HLX_OK : HLX_ERR_INVALID;
+    } else {
+        st = eng->be.ops->weights_layout(&eng->be, &t, K, N, &bytes);
+    }
+    if (st != HLX_OK) {
         snprintf(eng->errmsg, sizeof(eng->errmsg), "a %d x %d projection of %zu-byte elements "
                  "exceeds this machine's address space", K, N, es);
         return st;
@@ -304,6 +389,11 @@ hlx_status_t hlx_engine_wload(hlx_engine_t *eng, void **w_p, int K, int N,
     if ((st = eng->be.ops->mem_alloc(&eng->be, bytes, 0, &w)) != HLX_OK)
         return st;
     *w_p = w;
+    eng->w_bytes += bytes;
+    if (eng->wq && (st = hlx_kernels_wq_init(w, job.bits, dt, K, N, (int)job.group,
+                                             job.kofs)) != HLX_OK)
+        return st;
+    eng->wq_packed += job.bits > 0;
     if (K <= 0 || N <= 0)
         return HLX_OK;
     if (t == dt) { /* row-major: every part read in place */
@@ -318,11 +408,16 @@ hlx_status_t hlx_engine_wload(hlx_engine_t *eng, void **w_p, int K, int N,
      * pure, a checkpoint's reader counts its bytes atomically and keeps each thread's error
      * apart (hlx_ckpt_error) */
     T = hlx_pool_size(eng->be.pool);
-    job = (hlx_wload_job_t){ .eng = eng, .w = w, .t = t, .K = K, .N = N, .parts = parts,
-                             .nparts = nparts, .G = hlx_wload_group(K, N, es) };
+    job.eng = eng, job.w = w, job.t = t, job.K = K, job.N = N, job.parts = parts;
+    job.nparts = nparts;
+    /* packed: K rows of codes and Gk of zeros and of scales, f32 */
+    job.Gk = job.bits > 0 ? (K - 1 + job.kofs) / (int)job.group + 1 : 0;
+    srows = K + 2 * job.Gk;
+    ses = job.bits > 0 ? 4 : es;
+    job.G = hlx_wload_group(srows, N, ses);
     if (T > 1 && job.G > (N + 16 * T - 1) / (16 * T) * 16)
         job.G = (N + 16 * T - 1) / (16 * T) * 16;
-    job.sbytes = (size_t)K * (size_t)job.G * es; /* <= hlx_engine_wload_scratch */
+    job.sbytes = (size_t)srows * (size_t)job.G * ses; /* ~ hlx_engine_wload_scratch */
     job.scratch = malloc(job.sbytes * (size_t)T);
     job.st = calloc((size_t)T, sizeof(*job.st));
     job.err = calloc((size_t)T, HLX_WLOAD_ERR);
@@ -465,6 +560,11 @@ static hlx_status_t hlx_engine_build(hlx_engine_t *eng)
     int l;
     hlx_status_t st;
 
+    /* a checkpoint's integer-packed weights kept packed: on the host backend (whose gemm
+     * takes hlx_wq_t), where they are read as bf16 (the dequantized form they reproduce) */
+    eng->wq = eng->ws.ck != NULL && hlx_ckpt_packed_count(eng->ws.ck) > 0 &&
+              hlx_kernels_w_packed() && !strcmp(eng->be.ops->name, "host") &&
+              eng->w_dtype == HLX_DTYPE_BF16;
     /* a tied checkpoint's head beside its embedding (hlx_hf_settle): said once, where the
      * weights are read */
     if (hlx_engine_rank(eng) == 0 && eng->ws.cfg.lm_head_unused[0])

@@ -99,6 +99,11 @@ struct hlx_engine {
      * host backend stores them in strips; MLA's W_UK and W_UV stay row-major in w_dtype */
     hlx_dtype_t      wp_dtype;
     int              wp_set;   /* wp_dtype came from a weights_layout */
+    /* integer-packed checkpoint weights kept packed (HELIX_W_PACKED, the host backend):
+     * every projection an hlx_wq_t (wp_dtype HLX_W_Q | HLX_W_S16 | bf16), wq_packed of them
+     * packed; w_bytes: the projections' bytes on this rank */
+    int              wq, wq_packed;
+    uint64_t         w_bytes;
     size_t           kv_esize, w_esize;
     int              qkv_cols;
     int              kv_dk, kv_dv; /* elements per K and V cache row (MLA: [c | k_rope], 0) */

@@ -136,7 +136,9 @@ hlx_status_t hlx_engine_run(hlx_engine_t *eng, hlx_run_report_t *rep, char *err,
     snprintf(rep->device_note, sizeof(rep->device_note), "%s", eng->device_note);
     snprintf(rep->kernels_note, sizeof(rep->kernels_note), "%s", eng->be.kernels_why);
     snprintf(rep->w_layout, sizeof(rep->w_layout), "%s",
-             hlx_w_s16(eng->wp_dtype) ? "strips" : "rows");
+             eng->wq_packed > 0 ? "packed" : hlx_w_s16(eng->wp_dtype) ? "strips" : "rows");
+    rep->w_packed = eng->wq_packed;
+    rep->w_proj_bytes_rank = eng->w_bytes;
     rep->threads = eng->threads;
     snprintf(rep->transport, sizeof(rep->transport), "%s", hlx_comm_backend(eng->world));
     snprintf(rep->place_cpuset, sizeof(rep->place_cpuset), "%s",

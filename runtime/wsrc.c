@@ -210,7 +210,8 @@ hlx_status_t hlx_wsrc_read(hlx_wsrc_t *ws, const char *name, int64_t rows, int64
     hlx_status_t st;
 
     if (rows < 1 || cols < 1 || r0 < 0 || c0 < 0 || nr < 0 || nc < 0 || r0 > rows - nr ||
-        c0 > cols - nc || ld < nc || (dt != HLX_DTYPE_F32 && dt != HLX_DTYPE_BF16)) {
+        c0 > cols - nc || ld < nc ||
+        (dt != HLX_DTYPE_F32 && dt != HLX_DTYPE_BF16 && !(hlx_ckpt_qmode(dt) && ws->ck))) {
         snprintf(err, errlen, "%s: block [%lld, +%lld) x [%lld, +%lld) (ld %lld) outside the "
                  "tensor's %lld x %lld", name, (long long)r0, (long long)nr, (long long)c0,
                  (long long)nc, (long long)ld, (long long)rows, (long long)cols);
@@ -227,7 +228,7 @@ hlx_status_t hlx_wsrc_read(hlx_wsrc_t *ws, const char *name, int64_t rows, int64
     }
     /* quantized weights are stored dequantized in bf16 (engine.c): an f32 read (the
      * reference) sees the same rounded values */
-    if (hlx_hf_dequantized_bf16(&ws->cfg) && dt == HLX_DTYPE_F32) {
+    if (hlx_hf_dequantized_bf16(&ws->cfg) && dt == HLX_DTYPE_F32) { /* not a part's read */
         int64_t r, c;
         for (r = 0; r < nr; r++)
             for (c = 0; c < nc; c++) {
@@ -236,4 +237,27 @@ hlx_status_t hlx_wsrc_read(hlx_wsrc_t *ws, const char *name, int64_t rows, int64
             }
     }
     return HLX_OK;
+}
+
+int hlx_wsrc_packed(hlx_wsrc_t *ws, const char *key, int *bits_p, int64_t *group_p)
+{
+    char name[160];
+    hlx_hf_weight_t w;
+    int64_t hrows, row0;
+    int layer;
+
+    if (ws->ck == NULL)
+        return 0;
+    if (ws->cfg.family == HLX_HF_DENSE && hlx_hf_weight_parse(key, &w, &layer) == 0) {
+        hlx_hf_weight_source(&ws->cfg.m, hlx_ckpt_fused(ws->ck), w, layer, name, sizeof(name),
+                             &hrows, &row0);
+        /* a tied head (or none stored) is read from the embedding, never packed, as
+         * hlx_hf_read does; a packed lm_head.weight beside it is not the one read */
+        if (w == HLX_HFW_LMHEAD &&
+            (ws->cfg.m.tie_embeddings || hlx_ckpt_find(ws->ck, name) == NULL))
+            return 0;
+    } else {
+        hlx_hf_ckpt_name(&ws->cfg, key, name, sizeof(name));
+    }
+    return hlx_ckpt_packed_groups(ws->ck, hlx_ckpt_find(ws->ck, name), bits_p, group_p);
 }

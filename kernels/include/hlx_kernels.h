@@ -128,8 +128,12 @@ typedef struct hlx_attn_desc {
  * gemm entries take such W when w_dtype carries HLX_W_S16 (f32 or bf16 elements); column
  * ranges (gemm_cols) then start on a multiple of 16, as hlx_pool_gemm cuts them. */
 #define HLX_W_S16 16
+#define HLX_W_Q   32 /* an hlx_wq_t matrix (below) */
 static inline int hlx_w_s16(hlx_dtype_t t) { return ((int)t & HLX_W_S16) != 0; }
-static inline hlx_dtype_t hlx_w_elem(hlx_dtype_t t) { return (hlx_dtype_t)((int)t & ~HLX_W_S16); }
+static inline hlx_dtype_t hlx_w_elem(hlx_dtype_t t)
+{
+    return (hlx_dtype_t)((int)t & ~(HLX_W_S16 | HLX_W_Q));
+}
 /* w_dtype | HLX_W_S16 */
 static inline hlx_dtype_t hlx_w_s16_of(hlx_dtype_t t) { return (hlx_dtype_t)((int)t | HLX_W_S16); }
 /* Index of element (k, n) of W[K][N] in strips. */
@@ -149,6 +153,57 @@ void hlx_kernels_w_s16_pack(hlx_dtype_t t, int K, int N, const void *src, void *
  * are read, without a row-major copy of it. */
 void hlx_kernels_w_s16_pack_cols(hlx_dtype_t t, int K, int N, int n0, int n1, const void *src,
                                  size_t ld, void *dst);
+
+/* Integer-packed weights kept packed (docs/kernels.md "Packed integer weights"): a matrix
+ * W[K][N] that begins with this header and whose gemm dequantizes a few KiB of strips at a
+ * time into bf16 scratch and runs the variant's own strip GEMM on them, so that it sums
+ * exactly what the same matrix dequantized at load (to bf16, in strips) would. The gemm
+ * entries take it when w_dtype carries HLX_W_Q (with HLX_W_S16 and its element type);
+ * bits 0 holds a matrix that is not packed (plain strips of elem after the header), so
+ * that every projection of a model can be of this one type. Element (k, n) of a packed
+ * matrix is bf16((q - z) x s), q the (k, n) code (unsigned, bits wide), z and s the zero
+ * and scale of column n in group (k + kofs) / group; (q - z) x s is exact in f32 for the
+ * F16 and BF16 scales checkpoints hold, and rounds to bf16 as the load-time conversion
+ * does. Layout after the header (each part 64-byte aligned), per strip of 16 columns:
+ * codes, 4 bits: [ceil(K / 2)][16] bytes, row 2i in the low nibble and 2i + 1 in the high
+ * one; 8 bits: [K][16] bytes; scales and zeros: [G][16] f32 each. Columns past N are 0. */
+#define HLX_WQ_MAGIC 0x31515748u /* "HWQ1" */
+typedef struct hlx_wq {
+    uint32_t magic;
+    int32_t  bits;   /* 0 (plain), 4 or 8 */
+    int32_t  elem;   /* hlx_dtype_t of the elements: BF16 (packed), F32 or BF16 (plain) */
+    int32_t  K, N;
+    int32_t  group;  /* rows per group (packed) */
+    int32_t  kofs;   /* row k's group is (k + kofs) / group, 0 <= kofs < group */
+    int32_t  G;      /* groups: (K - 1 + kofs) / group + 1 (0 when K is 0) */
+    int32_t  tiny;   /* a scale below 2^-100 (a product might be subnormal): no rounding
+                        instruction that flushes subnormals may be used on this matrix */
+    uint64_t codes;  /* byte offsets from the header: the strips (plain) or the codes */
+    uint64_t scales, zeros;
+    uint64_t bytes;  /* the whole matrix, header included */
+} hlx_wq_t;
+static inline int hlx_w_q(hlx_dtype_t t) { return ((int)t & HLX_W_Q) != 0; }
+
+/* Bytes of a K x N matrix of that kind (bits 0: plain elem strips; 4 or 8: packed, elem
+ * BF16, groups of `group` rows from kofs), header included; 0 when the arguments are
+ * outside the format or the size overflows. */
+size_t hlx_kernels_wq_bytes(int bits, hlx_dtype_t elem, int K, int N, int group, int kofs);
+/* Writes the header of such a matrix at w (hlx_kernels_wq_bytes of them) and zeroes the
+ * rest (the padding columns); HLX_ERR_INVALID where hlx_kernels_wq_bytes gives 0. */
+hlx_status_t hlx_kernels_wq_init(void *w, int bits, hlx_dtype_t elem, int K, int N, int group,
+                                 int kofs);
+/* Columns [n0, n1) of a packed matrix (n0 a multiple of 16, n1 one too or N) from
+ * row-major code[K][ld] (the codes as floats, 0 .. 2^bits - 1), scale[G][ld] and
+ * zero[G][ld] (column 0 of each is column n0); HLX_ERR_INVALID for a code out of range, a
+ * scale that is not finite, a zero point that is not a finite integer, or a range outside
+ * the matrix. */
+hlx_status_t hlx_kernels_wq_pack_cols(void *w, int n0, int n1, const float *code,
+                                      const float *scale, const float *zero, size_t ld);
+/* Columns [n0, n1) of a plain one from row-major src[K][ld] of its elem (as
+ * hlx_kernels_w_s16_pack_cols). */
+hlx_status_t hlx_kernels_wq_plain_cols(void *w, int n0, int n1, const void *src, size_t ld);
+/* Element (k, n) as f32 (the checker's and the tests' reads). */
+float hlx_kernels_wq_at(const void *w, int k, int n);
 
 typedef struct hlx_kernels {
     const char *name; /* "scalar", "avx2", "avx512", "amx" */
@@ -216,7 +271,19 @@ typedef struct hlx_kernels {
      * thread of a pool takes a range (hlx_pool_gemm). Columns outside are not touched. */
     void (*gemm_cols)(int M, int N, int K, const float *x, const void *w, hlx_dtype_t w_dtype,
                       float *y, int accumulate, int n0, int n1);
+
+    /* Rows [k0, k0 + kc) of strips [s0, s1) of a packed matrix (hlx_wq_t, bits 4 or 8)
+     * dequantized to bf16 into dst[s - s0][kc][16]; every variant writes the same bits (the
+     * gemm above then runs on them). */
+    void (*wq_dequant)(const hlx_wq_t *w, int k0, int kc, int s0, int s1, uint16_t *dst);
 } hlx_kernels_t;
+
+/* y (+)= x W over columns [n0, n1) for any w_dtype the gemm entries take, HLX_W_Q
+ * included (hlx_wq_t: its strips run through k->gemm_cols, a packed one dequantized a
+ * chunk at a time by k->wq_dequant). What hlx_pool_gemm and a backend call. */
+void hlx_kernels_gemm_cols(const hlx_kernels_t *k, int M, int N, int K, const float *x,
+                           const void *w, hlx_dtype_t w_dtype, float *y, int accumulate, int n0,
+                           int n1);
 
 /* attn_covers for a shape: group query heads per KV head, head sizes dk x dv, KV type t,
  * v_is_k for MLA's absorbed form (values read from the keys), softcap != 0 for soft-capped
@@ -255,6 +322,9 @@ const char *hlx_kernels_kv_prefetch_name(int mode, char *buf, size_t len);
 /* HELIX_FP8_LOOKUP: 1 (the default) when the avx512 attention may widen fp8 KV by
  * AVX512_VBMI byte lookups, 0 when it takes the fp16 widening of CPUs without them. */
 int hlx_kernels_fp8_lookup(void);
+/* HELIX_W_PACKED: 1 (the default) where the runtime keeps integer-packed checkpoint weights
+ * packed (hlx_wq_t), 0 where it dequantizes them at load. */
+int hlx_kernels_w_packed(void);
 /* How the named variant's attention widens fp8 KV: "lookup" (avx512 where the CPU has
  * AVX512_VBMI and HELIX_FP8_LOOKUP is 1: byte tables), "fp16" (avx512 otherwise, and avx2:
  * blocks without NaN bytes through fp16, the others exactly by arithmetic), "exact" (the

@@ -134,6 +134,13 @@ const char *hlx_ckpt_pack_name(int pack);
 hlx_status_t hlx_ckpt_set_packed(hlx_ckpt_t *ck, const hlx_ckpt_packing_t *pk,
                                  int (*skip)(const char *name, const void *arg),
                                  const void *arg);
+/* Whether the packed GEMMs can keep t packed (docs/kernels.md "Packed integer weights"):
+ * 1 when t is a packed weight whose input column i is in group i / group (no g_idx, or one
+ * that says just that, as GPTQ's desc_act false writes it), with *bits_p and *group_p (the
+ * input columns per group; the whole row for one group); 0 otherwise (not packed, or
+ * act-order's permuted groups, which are dequantized at load instead). */
+int hlx_ckpt_packed_groups(const hlx_ckpt_t *ck, const hlx_ckpt_tensor_t *t, int *bits_p,
+                           int64_t *group_p);
 /* How many packed weights hlx_ckpt_set_packed made. */
 size_t hlx_ckpt_packed_count(const hlx_ckpt_t *ck);
 
@@ -177,6 +184,21 @@ hlx_status_t hlx_ckpt_get_value(hlx_ckpt_t *ck, const char *name, const hlx_ckpt
 hlx_status_t hlx_ckpt_read_slice(hlx_ckpt_t *ck, const hlx_ckpt_tensor_t *t, int dim,
                                  int64_t first, int64_t count, void *dst,
                                  hlx_dtype_t dst_dtype);
+
+/* Reads of an integer-packed weight's parts, as f32, through hlx_ckpt_read_block (its
+ * dst_dtype) and what calls it with the caller's dtype (hlx_hf_read, hlx_wsrc_read): each
+ * element's code (the field as stored, 0 .. 2^bits - 1), the zero point of its group and
+ * its scale, so that the value read plainly is (code - zero) x scale (GPTQ's zero stored
+ * minus one has the one added; compressed-tensors' offset 2^(bits - 1) is in the zero).
+ * A tensor that is not packed: HLX_ERR_UNSUPPORTED. The packed-weight GEMMs keep the codes
+ * (docs/kernels.md "Packed integer weights"). */
+#define HLX_CKPT_QCODE  ((hlx_dtype_t)64)
+#define HLX_CKPT_QZERO  ((hlx_dtype_t)65)
+#define HLX_CKPT_QSCALE ((hlx_dtype_t)66)
+static inline int hlx_ckpt_qmode(hlx_dtype_t t)
+{
+    return t == HLX_CKPT_QCODE || t == HLX_CKPT_QZERO || t == HLX_CKPT_QSCALE;
+}
 
 /* 2-D block: rows [r0, r0 + nr) x cols [c0, c0 + nc) of t (a 1-D tensor is one row).
  * Element (r0 + i, c0 + j) goes to dst[i * ld + j], or to dst[j * ld + i] when transpose

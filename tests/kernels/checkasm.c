@@ -564,6 +564,139 @@ static void kt_check_gemm(const hlx_kernels_t *ref, const hlx_kernels_t *var, kt
                                it & 2 ? HLX_DTYPE_F32 : HLX_DTYPE_BF16, it & 1);
 }
 
+/* Packed integer weights (hlx_wq_t): the gemm over a packed matrix, on a column range of
+ * a thread split, is bit for bit the variant's gemm over the same matrix dequantized to
+ * bf16 strips element by element as the checkpoint reader does (bf16((q - z) x s)), and
+ * the reference's likewise; columns outside the range untouched; its elements read back
+ * (hlx_kernels_wq_at) equal the dequantized ones; a plain (bits 0) matrix gives the gemm
+ * over its strips. Groups of any size and offset, K across the 256-row chunks and N
+ * across the 256-column ones, 1 to 70 rows. */
+static void kt_check_wq(const hlx_kernels_t *ref, const hlx_kernels_t *var, kt_rng_t *r, int M,
+                        int N, int K, int bits, int group, int acc, double smag)
+{
+    const int kofs = kt_int(r, 0, group - 1), G = K > 0 ? (K - 1 + kofs) / group + 1 : 0;
+    const int groups = (N + 15) / 16, g0 = kt_int(r, 0, groups - 1), g1 = kt_int(r, g0 + 1, groups);
+    const int n0 = g0 * 16, n1 = g1 * 16 < N ? g1 * 16 : N;
+    const hlx_dtype_t qt = (hlx_dtype_t)(HLX_W_Q | hlx_w_s16_of(HLX_DTYPE_BF16));
+    const size_t qb = hlx_kernels_wq_bytes(bits, HLX_DTYPE_BF16, K, N, group, kofs);
+    const size_t pb = hlx_kernels_wq_bytes(0, HLX_DTYPE_BF16, K, N, 1, 0);
+    float *code = malloc(sizeof(float) * ((size_t)K * N + 1));
+    float *sc = malloc(sizeof(float) * ((size_t)G * N + 1)), *zr = malloc(sizeof(float) * ((size_t)G * N + 1));
+    uint16_t *wd = malloc(2 * ((size_t)K * N + 1));
+    void *ws = malloc(hlx_kernels_w_s16_bytes(HLX_DTYPE_BF16, K, N) + 64);
+    void *wq = aligned_alloc(64, (qb + 63) / 64 * 64), *wp = aligned_alloc(64, (pb + 63) / 64 * 64);
+    float *x = malloc(sizeof(float) * ((size_t)M * K + 1)), *yi = malloc(sizeof(float) * M * N);
+    float *y[5];
+    int i, k, n, same = 1, outside = 1, at = 1, plain = 1, bad;
+
+    for (i = 0; i < 5; i++)
+        y[i] = malloc(sizeof(float) * M * N);
+    for (i = 0; i < K * N; i++)
+        code[i] = (float)kt_int(r, 0, (1 << bits) - 1);
+    for (i = 0; i < G * N; i++) {
+        sc[i] = (float)kt_unif(r, -smag, smag);
+        zr[i] = (float)kt_int(r, 0, (1 << bits) - 1) + (bits == 4 && i % 7 == 0); /* GPTQ's +1 */
+    }
+    for (k = 0; k < K; k++)
+        for (n = 0; n < N; n++) {
+            const int g = (k + kofs) / group;
+            const float v = (float)((int)code[(size_t)k * N + n] - (int)zr[(size_t)g * N + n]) *
+                            sc[(size_t)g * N + n];
+            wd[(size_t)k * N + n] = hlx_f32_to_bf16(v);
+        }
+    hlx_kernels_w_s16_pack(HLX_DTYPE_BF16, K, N, wd, ws);
+    kt_fill(r, x, HLX_DTYPE_F32, (size_t)M * K, 1.0);
+    kt_fill(r, yi, HLX_DTYPE_F32, (size_t)M * N, 1.0);
+    bad = hlx_kernels_wq_init(wq, bits, HLX_DTYPE_BF16, K, N, group, kofs) != HLX_OK ||
+          hlx_kernels_wq_init(wp, 0, HLX_DTYPE_BF16, K, N, 1, 0) != HLX_OK;
+    /* packed in two column ranges, as the loader packs groups of columns */
+    for (n = 0; n < N && !bad; n += 48) {
+        const int e = N - n < 48 ? N : n + 48;
+        bad |= hlx_kernels_wq_pack_cols(wq, n, e, code + n, sc + n, zr + n, (size_t)N) != HLX_OK;
+        bad |= hlx_kernels_wq_plain_cols(wp, n, e, wd + n, (size_t)N) != HLX_OK;
+    }
+    for (i = 0; i < 5; i++)
+        memcpy(y[i], yi, sizeof(float) * M * N);
+    var->gemm_cols(M, N, K, x, ws, hlx_w_s16_of(HLX_DTYPE_BF16), y[0], acc, n0, n1);
+    hlx_kernels_gemm_cols(var, M, N, K, x, wq, qt, y[1], acc, n0, n1);
+    ref->gemm_cols(M, N, K, x, ws, hlx_w_s16_of(HLX_DTYPE_BF16), y[2], acc, n0, n1);
+    hlx_kernels_gemm_cols(ref, M, N, K, x, wq, qt, y[3], acc, n0, n1);
+    hlx_kernels_gemm_cols(var, M, N, K, x, wp, qt, y[4], acc, n0, n1);
+    for (i = 0; i < M * N; i++) {
+        same &= !memcmp(&y[0][i], &y[1][i], 4) && !memcmp(&y[2][i], &y[3][i], 4);
+        plain &= !memcmp(&y[0][i], &y[4][i], 4);
+        if (i % N < n0 || i % N >= n1)
+            outside &= !memcmp(&y[1][i], &yi[i], 4) && !memcmp(&y[3][i], &yi[i], 4);
+    }
+    for (i = 0; i < 20 && K > 0; i++) {
+        k = kt_int(r, 0, K - 1);
+        n = kt_int(r, 0, N - 1);
+        at &= hlx_kernels_wq_at(wq, k, n) == hlx_bf16_to_f32(wd[(size_t)k * N + n]) &&
+              hlx_kernels_wq_at(wp, k, n) == hlx_bf16_to_f32(wd[(size_t)k * N + n]);
+    }
+    kt_report(var->name, "gemm packed", !bad && same && outside && at && plain,
+              "%dx%dx%d %d-bit group %d from %d acc %d columns [%d, %d): %s the gemm over the "
+              "dequantized strips, outside %s, elements %s, plain %s%s", M, N, K, bits, group,
+              kofs, acc, n0, n1, same ? "same bits as" : "differs from",
+              outside ? "untouched" : "written", at ? "read back" : "differ",
+              plain ? "the same" : "differs", bad ? ", packing refused" : "");
+    for (i = 0; i < 5; i++)
+        free(y[i]);
+    free(code); free(sc); free(zr); free(wd); free(ws); free(wq); free(wp); free(x); free(yi);
+}
+
+/* Bad packing input is refused: a code past 2^bits - 1, a fraction, a NaN scale, a zero
+ * point that is not an integer, a range that does not start on a strip; sizes that overflow or fall outside the format are 0. */
+static void kt_check_wq_refused(const hlx_kernels_t *var)
+{
+    const size_t b = hlx_kernels_wq_bytes(4, HLX_DTYPE_BF16, 4, 16, 2, 0);
+    void *w = aligned_alloc(64, (b + 63) / 64 * 64);
+    float code[64], sc[32], zr[32];
+    int i, ok = b > 0 && hlx_kernels_wq_bytes(4, HLX_DTYPE_BF16, INT32_MAX, INT32_MAX, 128, 0) == 0 &&
+                hlx_kernels_wq_bytes(3, HLX_DTYPE_BF16, 4, 16, 2, 0) == 0 &&
+                hlx_kernels_wq_bytes(4, HLX_DTYPE_F32, 4, 16, 2, 0) == 0 &&
+                hlx_kernels_wq_bytes(4, HLX_DTYPE_BF16, 4, 16, 2, 2) == 0 &&
+                hlx_kernels_wq_bytes(0, HLX_DTYPE_FP8, 4, 16, 1, 0) == 0;
+
+    for (i = 0; i < 64; i++)
+        code[i] = (float)(i % 16);
+    for (i = 0; i < 32; i++)
+        sc[i] = 0.5f, zr[i] = 8.0f;
+    ok &= hlx_kernels_wq_init(w, 4, HLX_DTYPE_BF16, 4, 16, 2, 0) == HLX_OK &&
+          hlx_kernels_wq_pack_cols(w, 0, 16, code, sc, zr, 16) == HLX_OK;
+    code[5] = 16.0f;
+    ok &= hlx_kernels_wq_pack_cols(w, 0, 16, code, sc, zr, 16) == HLX_ERR_INVALID;
+    code[5] = 2.5f;
+    ok &= hlx_kernels_wq_pack_cols(w, 0, 16, code, sc, zr, 16) == HLX_ERR_INVALID;
+    code[5] = 5.0f;
+    sc[3] = NAN;
+    ok &= hlx_kernels_wq_pack_cols(w, 0, 16, code, sc, zr, 16) == HLX_ERR_INVALID;
+    sc[3] = 0.5f;
+    zr[7] = 7.5f;
+    ok &= hlx_kernels_wq_pack_cols(w, 0, 16, code, sc, zr, 16) == HLX_ERR_INVALID;
+    zr[7] = 8.0f;
+    ok &= hlx_kernels_wq_pack_cols(w, 8, 16, code, sc, zr, 16) == HLX_ERR_INVALID;
+    kt_report(var->name, "gemm packed: bad input", ok, "refused");
+    free(w);
+}
+
+static void kt_check_wqs(const hlx_kernels_t *ref, const hlx_kernels_t *var, kt_rng_t *r)
+{
+    static const int rows[] = { 1, 2, 3, 8, 9, 17, 64, 65, 70 };
+    int it;
+
+    kt_check_wq_refused(var);
+    kt_check_wq(ref, var, r, 1, 600, 700, 4, 128, 0, 0.02);
+    kt_check_wq(ref, var, r, 3, 300, 513, 8, 64, 1, 0.02);
+    kt_check_wq(ref, var, r, 65, 100, 257, 4, 257, 0, 0.02); /* one group of a whole column */
+    /* scales so small that products are subnormal: no conversion that flushes them */
+    kt_check_wq(ref, var, r, 2, 40, 70, 4, 32, 0, 1e-38);
+    for (it = 0; it < 24; it++)
+        kt_check_wq(ref, var, r, rows[it % 9], kt_int(r, 1, 560), kt_int(r, 1, 600),
+                    it & 1 ? 8 : 4, it % 3 == 0 ? kt_int(r, 1, 40) : 32 << (it % 3), it & 2,
+                    it % 5 == 4 ? 1e3 : 0.02);
+}
+
 /* hlx_pool_run: every thread adds its index + 1 once per call */
 static _Atomic long kt_pool_sum;
 static void kt_pool_each(void *arg, int t, int nt)
@@ -848,6 +981,7 @@ int main(int argc, char **argv)
         kt_check_elem(&ref, &vars[i], &r);
         kt_check_argmax(&ref, &vars[i], &r);
         kt_check_gemm(&ref, &vars[i], &r);
+        kt_check_wqs(&ref, &vars[i], &r);
         kt_check_pool(&vars[i], &r, quick);
         printf("%-8s %s\n", vars[i].name, kt_fails == before ? "ok" : "FAILED");
     }

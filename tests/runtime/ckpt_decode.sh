@@ -543,7 +543,33 @@ int)
         decode1 "$dir/$name" "$dir/out.a"
         decode1 "$dir/$name.ref" "$dir/out.b"
         same "$fam, $fmt $*" "$dir/out.a" "$dir/out.b"
+        # kept packed (HELIX_W_PACKED, docs/kernels.md "Packed integer weights") where the
+        # groups are in order; int8 (I8 with a scale, not packed words) dequantized at load;
+        # act-order's permuted groups too (a tensor of one group, in order, stays packed)
+        case "$fmt $*" in
+        *act-order*) want= ;;
+        int8*) want="strips False" ;;
+        *) want="packed True" ;;
+        esac
+        got=$(json_field "$dir/out.a" "d['w_layout'], d['w_packed'] > 0")
+        [ -z "$want" ] || [ "$got" = "$want" ] ||
+            { echo "FAIL: $fam, $fmt $*: weights held as '$got', expected '$want'"; fail=1; }
     done
+    # HELIX_W_PACKED=0: dequantized at load, the same bits at more than twice the bytes (4
+    # bits in groups of 32: the codes, and a zero point and a scale of f32 per group and
+    # column)
+    python3 "$quant" "$dir/b-dense" "$dir/g4" --format gptq --group 32 || exit 1
+    decode1 "$dir/g4" "$dir/out.a"
+    HELIX_W_PACKED=0 decode1 "$dir/g4" "$dir/out.b"
+    same "HELIX_W_PACKED=0" "$dir/out.a" "$dir/out.b"
+    python3 - "$dir/out.a" "$dir/out.b" <<'PY' || fail=1
+import json, sys
+a, b = (json.load(open(f)) for f in sys.argv[1:])
+print(f"projections: {a['w_proj_bytes_rank']} bytes packed ({a['w_layout']}, {a['w_packed']}), "
+      f"{b['w_proj_bytes_rank']} dequantized ({b['w_layout']})")
+assert a['w_layout'] == 'packed' and b['w_layout'] != 'packed' and b['w_packed'] == 0
+assert a['w_proj_bytes_rank'] < 0.5 * b['w_proj_bytes_rank'], 'packed weights not smaller'
+PY
     # over ranks: AWQ over TPA 2 (each rank its rows of the packed words), compressed-
     # tensors' experts over KVP 2 x TPA 2
     python3 "$quant" "$dir/b-dense" "$dir/awq" --format awq --group 64 || exit 1

@@ -19,9 +19,13 @@ With --format int8: compressed-tensors' int-quantized (W8A8, W8A16): one I8 per 
 symmetric, X.weight_scale per channel (--group -1) or per tensor (any other --group), the
 activations declared dynamic (--a8 dynamic), static (an X.input_scale each) or none.
 
+With --random (GPTQ only, no DST.ref): the words, zero points and fp16 scales drawn at
+random instead of quantized, in seconds for a few GB, for timing the runtime on a
+checkpoint of real shapes (docs/kernels.md "Packed integer weights").
+
 usage: quantize_int.py SRC DST --format gptq|gptq_v2|awq|ct|int8 [--bits 4|8] [--group G]
                        [--sym] [--act-order] [--no-gidx] [--scale-dtype F16|BF16|F32]
-                       [--skip S]... [--a8 dynamic|static|none]
+                       [--skip S]... [--a8 dynamic|static|none] [--random]
 """
 import argparse
 import glob
@@ -104,6 +108,25 @@ def quantize_int8(name, rows, cols, w, a, ref):
     if a.a8 == 'static':
         res[name[:-len('.weight')] + '.input_scale'] = ('F32', [], struct.pack('<f', 0.03125))
     return res
+
+
+def random_gptq(name, rows, cols, a):
+    """GPTQ's tensors of a rows x cols Linear with random words, zero points and scales
+    (fp16 in [2^-10, 2^-7)), groups in order."""
+    base = name[:-len('.weight')]
+    p = 32 // a.bits
+    group = cols if a.group == -1 else a.group
+    ng = -(-cols // group)
+    assert cols % p == 0 and rows % p == 0, name
+    sc = array('H', os.urandom(2 * ng * rows))
+    for i in range(len(sc)):
+        sc[i] = 0x1800 | (sc[i] & 0x0bff)  # exponent 6..8 of fp16 (bias 15), any mantissa
+    out = {base + '.qweight': ('I32', [cols // p, rows], os.urandom(4 * cols // p * rows)),
+           base + '.qzeros': ('I32', [ng, rows // p], os.urandom(4 * ng * rows // p)),
+           base + '.scales': ('F16', [ng, rows], sc.tobytes())}
+    if not a.no_gidx:
+        out[base + '.g_idx'] = ('I32', [cols], array('i', (i // group for i in range(cols))).tobytes())
+    return out
 
 
 def quantize(name, rows, cols, w, a, ref):
@@ -221,7 +244,10 @@ def main():
     ap.add_argument('--no-gidx', action='store_true')
     ap.add_argument('--scale-dtype', default=None, choices=['F16', 'BF16', 'F32'])
     ap.add_argument('--skip', action='append', default=[])
+    ap.add_argument('--random', action='store_true')
     a = ap.parse_args()
+    if a.random and (a.format not in ('gptq', 'gptq_v2') or a.act_order):
+        raise SystemExit('--random: GPTQ only, groups in order')
     if a.scale_dtype is None:
         a.scale_dtype = 'BF16' if a.format == 'ct' else 'F16'
     tensors = read_all(a.src)
@@ -236,12 +262,16 @@ def main():
         if plain:
             out[name] = ref[name] = (dt, shape, raw)
             continue
+        if a.random:
+            out.update(random_gptq(name, shape[0], shape[1], a))
+            continue
         out.update(quantize(name, shape[0], shape[1], floats(dt, raw), a, ref))
     os.makedirs(a.dst, exist_ok=True)
-    os.makedirs(a.dst + '.ref', exist_ok=True)
     save(os.path.join(a.dst, 'model.safetensors'), None, dict(sorted(out.items())))
-    save(os.path.join(a.dst + '.ref', 'model.safetensors'), None, dict(sorted(ref.items())))
-    json.dump(cfg, open(os.path.join(a.dst + '.ref', 'config.json'), 'w'), indent=2)
+    if not a.random:
+        os.makedirs(a.dst + '.ref', exist_ok=True)
+        save(os.path.join(a.dst + '.ref', 'model.safetensors'), None, dict(sorted(ref.items())))
+        json.dump(cfg, open(os.path.join(a.dst + '.ref', 'config.json'), 'w'), indent=2)
     if a.format in ('gptq', 'gptq_v2'):
         qc = {'quant_method': 'gptq', 'bits': a.bits, 'group_size': a.group,
               'desc_act': a.act_order, 'sym': a.sym, 'damp_percent': 0.01,

@@ -164,8 +164,13 @@ typedef struct hlx_run_report {
     char     device_note[320];         /* why auto chose it, and the device used */
     char     kernels_note[320];        /* the kernel variant and why it was chosen */
     char     w_layout[8];              /* the projections' weights: "strips" of 16 columns
-                                          (HELIX_W_STRIPS, the host backend on avx512) or
-                                          "rows" (row-major) */
+                                          (HELIX_W_STRIPS, the host backend on avx512),
+                                          "rows" (row-major), or "packed": a checkpoint's
+                                          integer-packed ones kept packed (HELIX_W_PACKED),
+                                          the others in strips */
+    int      w_packed;                 /* projections kept packed on this rank */
+    uint64_t w_proj_bytes_rank;        /* the projections' bytes as allocated on this rank
+                                          (w_bytes_rank: the model's estimate, unpacked) */
     int      ep, tpf;                  /* MoE split: EP groups x TPF ranks each */
     int      experts_first, experts_rank; /* routed experts this rank holds (slices) */
     uint64_t moe_bytes_rank;           /* MoE weights allocated on this rank */

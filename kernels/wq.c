@@ -1,0 +1,259 @@
+/* Packed integer weights kept packed (hlx_wq_t, docs/kernels.md "Packed integer weights"):
+ * the format's sizes, packing and element reads, the reference dequantization, and the
+ * gemm over such a matrix: chunks of its strips dequantized to bf16 into scratch and run
+ * through the variant's own strip GEMM, which sums each element in the order of k whatever
+ * the chunking, so the result is bit for bit the gemm over the matrix dequantized at
+ * load. */
+#include "hlx_kernels.h"
+
+#include <math.h>
+#include <stdint.h>
+#include <string.h>
+
+#define HLX_WQ_ALIGN 64
+
+/* f32 -> bf16, round to nearest even, for the finite values a packed matrix holds (its
+ * scales are checked finite when packed): hlx_f32_to_bf16 without its NaN branch. */
+static inline uint16_t hlx_wq_bf16(float f)
+{
+    uint32_t u;
+
+    memcpy(&u, &f, 4);
+    return (uint16_t)((u + 0x7fffu + ((u >> 16) & 1u)) >> 16);
+}
+
+/* Rows [k0, k0 + kc) of strips [s0, s1) into bf16 (the reference's wq_dequant; avx2.c and
+ * avx512.c write the same bits with vectors, checkasm compares them). */
+static void hlx_wq_dequant_body(const hlx_wq_t *w, int k0, int kc, int s0, int s1, uint16_t *dst)
+{
+    const char *base = (const char *)w;
+    const size_t rows = w->bits == 4 ? ((size_t)w->K + 1) / 2 : (size_t)w->K;
+    int s, k, j;
+
+    for (s = s0; s < s1; s++) {
+        const uint8_t *code = (const uint8_t *)(base + w->codes) + (size_t)s * rows * 16;
+        const float *sc = (const float *)(base + w->scales) + (size_t)s * (size_t)w->G * 16;
+        const float *zc = (const float *)(base + w->zeros) + (size_t)s * (size_t)w->G * 16;
+        uint16_t *d = dst + (size_t)(s - s0) * (size_t)kc * 16;
+        /* the group of row k0 and the rows left in it, counted down */
+        int g = (k0 + w->kofs) / w->group, left = w->group - (k0 + w->kofs) % w->group;
+        for (k = k0; k < k0 + kc; k++, d += 16) {
+            const float *gs = sc + (size_t)g * 16, *gz = zc + (size_t)g * 16;
+            if (w->bits == 4) {
+                const uint8_t *c = code + (size_t)(k >> 1) * 16;
+                const int sh = (k & 1) * 4;
+                for (j = 0; j < 16; j++)
+                    d[j] = hlx_wq_bf16(((float)((c[j] >> sh) & 15) - gz[j]) * gs[j]);
+            } else {
+                const uint8_t *c = code + (size_t)k * 16;
+                for (j = 0; j < 16; j++)
+                    d[j] = hlx_wq_bf16(((float)c[j] - gz[j]) * gs[j]);
+            }
+            if (--left == 0) {
+                g++;
+                left = w->group;
+            }
+        }
+    }
+}
+
+static size_t hlx_wq_up(size_t n)
+{
+    return (n + HLX_WQ_ALIGN - 1) / HLX_WQ_ALIGN * HLX_WQ_ALIGN;
+}
+
+/* The header's fields for those arguments (bytes 0: outside the format). */
+static hlx_wq_t hlx_wq_layout(int bits, hlx_dtype_t elem, int K, int N, int group, int kofs)
+{
+    hlx_wq_t h = { .magic = HLX_WQ_MAGIC, .bits = bits, .elem = (int32_t)elem, .K = K, .N = N };
+    const size_t strips = ((size_t)(N > 0 ? N : 0) + 15) / 16;
+    size_t rows, es, at, part;
+
+    if (K < 0 || N < 0)
+        return (hlx_wq_t){ 0 };
+    at = hlx_wq_up(sizeof(hlx_wq_t));
+    h.codes = at;
+    if (bits == 0) {
+        es = elem == HLX_DTYPE_F32 ? 4 : elem == HLX_DTYPE_BF16 ? 2 : 0;
+        if (es == 0 || (K > 0 && strips > SIZE_MAX / 16 / es / (size_t)K))
+            return (hlx_wq_t){ 0 };
+        h.bytes = at + hlx_wq_up(strips * 16 * es * (size_t)K);
+        return h;
+    }
+    if ((bits != 4 && bits != 8) || elem != HLX_DTYPE_BF16 || group < 1 || kofs < 0 ||
+        kofs >= group || K > INT32_MAX - group)
+        return (hlx_wq_t){ 0 };
+    h.group = group;
+    h.kofs = kofs;
+    h.G = K > 0 ? (K - 1 + kofs) / group + 1 : 0;
+    rows = bits == 4 ? ((size_t)K + 1) / 2 : (size_t)K;
+    if (rows > 0 && strips > SIZE_MAX / 64 / rows)
+        return (hlx_wq_t){ 0 };
+    part = hlx_wq_up(strips * rows * 16);
+    h.scales = at + part;
+    if (h.G > 0 && strips > SIZE_MAX / 256 / (size_t)h.G)
+        return (hlx_wq_t){ 0 };
+    part = hlx_wq_up(strips * (size_t)h.G * 16 * 4);
+    h.zeros = h.scales + part;
+    h.bytes = h.zeros + part;
+    return h;
+}
+
+size_t hlx_kernels_wq_bytes(int bits, hlx_dtype_t elem, int K, int N, int group, int kofs)
+{
+    return (size_t)hlx_wq_layout(bits, elem, K, N, group, kofs).bytes;
+}
+
+hlx_status_t hlx_kernels_wq_init(void *w, int bits, hlx_dtype_t elem, int K, int N, int group,
+                                 int kofs)
+{
+    const hlx_wq_t h = hlx_wq_layout(bits, elem, K, N, group, kofs);
+
+    if (h.bytes == 0)
+        return HLX_ERR_INVALID;
+    memset(w, 0, (size_t)h.bytes);
+    memcpy(w, &h, sizeof(h));
+    return HLX_OK;
+}
+
+static int hlx_wq_cols_ok(const hlx_wq_t *h, int n0, int n1)
+{
+    return h->magic == HLX_WQ_MAGIC && n0 >= 0 && n0 % 16 == 0 && n1 > n0 && n1 <= h->N &&
+           (n1 == h->N || n1 % 16 == 0);
+}
+
+hlx_status_t hlx_kernels_wq_pack_cols(void *w, int n0, int n1, const float *code,
+                                      const float *scale, const float *zero, size_t ld)
+{
+    hlx_wq_t *h = w;
+    char *base = w;
+    const size_t rows = h->bits == 4 ? ((size_t)h->K + 1) / 2 : (size_t)h->K;
+    const float top = (float)((1 << h->bits) - 1);
+    int n, k, g;
+
+    if (!hlx_wq_cols_ok(h, n0, n1) || (h->bits != 4 && h->bits != 8) || ld < (size_t)(n1 - n0))
+        return HLX_ERR_INVALID;
+    for (n = n0; n < n1; n++) {
+        const size_t s = (size_t)n / 16, j = (size_t)n % 16, c = (size_t)(n - n0);
+        uint8_t *cs = (uint8_t *)(base + h->codes) + s * rows * 16 + j;
+        float *ss = (float *)(base + h->scales) + s * (size_t)h->G * 16 + j;
+        float *zs = (float *)(base + h->zeros) + s * (size_t)h->G * 16 + j;
+        for (k = 0; k < h->K; k++) {
+            const float q = code[(size_t)k * ld + c];
+            if (!(q >= 0.0f && q <= top && q == floorf(q)))
+                return HLX_ERR_INVALID;
+            if (h->bits == 8)
+                cs[(size_t)k * 16] = (uint8_t)q;
+            else
+                cs[(size_t)(k / 2) * 16] |= (uint8_t)((unsigned)q << (4 * (k & 1)));
+        }
+        for (g = 0; g < h->G; g++) {
+            const float sv = scale[(size_t)g * ld + c], zv = zero[(size_t)g * ld + c];
+            /* zero points are integers (the products of a normal scale then are 0 or
+             * normal: hlx_wq_t.tiny covers the scales) */
+            if (!isfinite(sv) || !isfinite(zv) || zv != floorf(zv))
+                return HLX_ERR_INVALID;
+            if (sv != 0.0f && fabsf(sv) < 0x1p-100f)
+                h->tiny = 1;
+            ss[(size_t)g * 16] = sv;
+            zs[(size_t)g * 16] = zv;
+        }
+    }
+    return HLX_OK;
+}
+
+hlx_status_t hlx_kernels_wq_plain_cols(void *w, int n0, int n1, const void *src, size_t ld)
+{
+    const hlx_wq_t *h = w;
+
+    if (!hlx_wq_cols_ok(h, n0, n1) || h->bits != 0 || ld < (size_t)(n1 - n0))
+        return HLX_ERR_INVALID;
+    hlx_kernels_w_s16_pack_cols((hlx_dtype_t)h->elem, h->K, h->N, n0, n1, src, ld,
+                                (char *)w + h->codes);
+    return HLX_OK;
+}
+
+float hlx_kernels_wq_at(const void *w, int k, int n)
+{
+    const hlx_wq_t *h = w;
+    uint16_t v[16];
+
+    if (h->bits == 0)
+        return hlx_dtype_load((const char *)w + h->codes, (hlx_dtype_t)h->elem,
+                              hlx_w_s16_at(h->K, k, n));
+    hlx_wq_dequant_body(h, k, 1, n / 16, n / 16 + 1, v);
+    return hlx_bf16_to_f32(v[n % 16]);
+}
+
+/* Rows per dequantized chunk and strips per chunk: 256 x 16 strips of bf16 is 128 KiB of
+ * scratch, in L2, which the strip GEMM then reads. */
+#define HLX_WQ_KC 256
+#define HLX_WQ_SC 16
+
+/* Packed: chunks of HLX_WQ_SC strips x HLX_WQ_KC rows dequantized, the gemm over each with
+ * y accumulating from the second chunk of k on (at 1 row x and y in place, else x's chunk
+ * and y's columns through row-packed scratch, up to 64 rows at a time). Its own frame for
+ * the 256 KiB of scratch (pool threads have 8 MiB stacks). */
+static __attribute__((noinline)) void
+hlx_wq_gemm_packed(const hlx_kernels_t *k, int M, int N, int K, const float *x, const hlx_wq_t *h,
+                   float *y, int accumulate, int n0, int n1)
+{
+    uint16_t ws[HLX_WQ_KC * HLX_WQ_SC * 16] __attribute__((aligned(64)));
+    float xs[HLX_WQ_KC * 64] __attribute__((aligned(64)));
+    float ys[HLX_WQ_SC * 16 * 64] __attribute__((aligned(64)));
+    const hlx_dtype_t s16bf = hlx_w_s16_of(HLX_DTYPE_BF16);
+    int m, c0, k0;
+
+    for (m = 0; m < M; m += 64) {
+        const int mr = M - m < 64 ? M - m : 64;
+        const float *xm = x + (size_t)m * K;
+        float *ym = y + (size_t)m * N;
+        for (c0 = n0; c0 < n1; c0 += HLX_WQ_SC * 16) {
+            const int c1 = n1 - c0 < HLX_WQ_SC * 16 ? n1 : c0 + HLX_WQ_SC * 16, nc = c1 - c0;
+            float *yc = mr == 1 ? ym + c0 : ys;
+            int i;
+            if (mr > 1 && accumulate)
+                for (i = 0; i < mr; i++)
+                    memcpy(ys + (size_t)i * nc, ym + (size_t)i * N + c0, (size_t)nc * 4);
+            if (K == 0 && !accumulate)
+                memset(yc, 0, (size_t)mr * nc * 4);
+            for (k0 = 0; k0 < K; k0 += HLX_WQ_KC) {
+                const int kc = K - k0 < HLX_WQ_KC ? K - k0 : HLX_WQ_KC;
+                const float *xc = xm + k0;
+                k->wq_dequant(h, k0, kc, c0 / 16, (c1 + 15) / 16, ws);
+                if (mr > 1) {
+                    for (i = 0; i < mr; i++)
+                        memcpy(xs + (size_t)i * kc, xm + (size_t)i * K + k0, (size_t)kc * 4);
+                    xc = xs;
+                }
+                k->gemm_cols(mr, nc, kc, xc, ws, s16bf, yc, accumulate || k0 > 0, 0, nc);
+            }
+            if (mr > 1)
+                for (i = 0; i < mr; i++)
+                    memcpy(ym + (size_t)i * N + c0, ys + (size_t)i * nc, (size_t)nc * 4);
+        }
+    }
+}
+
+void hlx_kernels_gemm_cols(const hlx_kernels_t *k, int M, int N, int K, const float *x,
+                           const void *w, hlx_dtype_t w_dtype, float *y, int accumulate, int n0,
+                           int n1)
+{
+    const hlx_wq_t *h = w;
+
+    if (!hlx_w_q(w_dtype))
+        k->gemm_cols(M, N, K, x, w, w_dtype, y, accumulate, n0, n1);
+    else if (n1 <= n0)
+        return;
+    else if (h->bits == 0) /* plain strips: the variant's gemm on them */
+        k->gemm_cols(M, N, K, x, (const char *)w + h->codes,
+                     hlx_w_s16_of((hlx_dtype_t)h->elem), y, accumulate, n0, n1);
+    else
+        hlx_wq_gemm_packed(k, M, N, K, x, h, y, accumulate, n0, n1);
+}
+
+/* The reference variant's dequantization. */
+void hlx_wq_dequant_ref(const hlx_wq_t *w, int k0, int kc, int s0, int s1, uint16_t *dst)
+{
+    hlx_wq_dequant_body(w, k0, kc, s0, s1, dst);
+}
