@@ -312,6 +312,16 @@ static void hlx_wload_groups(void *arg, int t, int T)
     j->st[t] = st;
 }
 
+/* Whether a checkpoint's integer-packed weights are kept packed (eng->wq): on the host
+ * backend (whose gemm takes hlx_wq_t), where they are read as bf16 (the dequantized form
+ * they reproduce), unless HELIX_W_PACKED=0. */
+static int hlx_engine_wq_on(const hlx_engine_t *eng)
+{
+    return eng->ws.ck != NULL && hlx_ckpt_packed_count(eng->ws.ck) > 0 &&
+           hlx_kernels_w_packed() && !strcmp(eng->be.ops->name, "host") &&
+           eng->w_dtype == HLX_DTYPE_BF16;
+}
+
 /* Whether a K-row matrix of these parts is kept packed (eng->wq): every part an integer-
  * packed weight the packed GEMMs take (hlx_wsrc_packed), of one width and group size, its
  * rows starting at one offset into the groups; then *bits_p (4 or 8), *group_p and
@@ -560,11 +570,7 @@ static hlx_status_t hlx_engine_build(hlx_engine_t *eng)
     int l;
     hlx_status_t st;
 
-    /* a checkpoint's integer-packed weights kept packed: on the host backend (whose gemm
-     * takes hlx_wq_t), where they are read as bf16 (the dequantized form they reproduce) */
-    eng->wq = eng->ws.ck != NULL && hlx_ckpt_packed_count(eng->ws.ck) > 0 &&
-              hlx_kernels_w_packed() && !strcmp(eng->be.ops->name, "host") &&
-              eng->w_dtype == HLX_DTYPE_BF16;
+    eng->wq = hlx_engine_wq_on(eng);
     /* a tied checkpoint's head beside its embedding (hlx_hf_settle): said once, where the
      * weights are read */
     if (hlx_engine_rank(eng) == 0 && eng->ws.cfg.lm_head_unused[0])
@@ -1201,6 +1207,17 @@ static hlx_status_t hlx_engine_bytes(hlx_engine_t *eng, uint64_t *need_p, char *
         hlx_moe_layout_init(m, L->n, eng->cfg.ep, L->rank, &ml);
         t = hlx_moe_rank_bytes(m, &ml, eng->w_esize);
         ok = ok && t != UINT64_MAX && hlx_add(&w, t);
+    }
+    if (ok && hlx_engine_wq_on(eng) && !eng->ws.cfg.packing.act_order) {
+        /* kept packed: bits / 8 bytes an element and an f32 zero point and scale per group
+         * and column (docs/kernels.md "Packed integer weights"); the head and the
+         * embedding, and anything not packed, as counted */
+        const hlx_ckpt_packing_t *pk = &eng->ws.cfg.packing;
+        const uint64_t g = pk->group > 0 ? (uint64_t)pk->group : H;
+        t = w - (hlx_engine_embed_tied(eng) ? 0 : (uint64_t)L->vocab_count * eng->w_esize * H);
+        w -= t; /* the projections' elements, then their packed bytes */
+        t = t / eng->w_esize;
+        ok = hlx_mul(&t, (uint64_t)pk->bits * g + 64) && hlx_add(&w, t / (8 * g) + 1);
     }
     t = H * eng->w_esize;
     ok = ok && hlx_mul(&t, (uint64_t)L->vocab_count) && hlx_add(&w, t);
