@@ -1145,32 +1145,11 @@ hlx_wq_row_avx2(const uint8_t *c, int sh, int m, const float *z, const float *sc
                         _mm256_permute4x64_epi64(_mm256_packus_epi32(lo, hi), 0xd8));
 }
 
-/* Packed weights into bf16 strips: the reference's bits (wq.c) (checkasm compares them), a
+/* Packed weights into bf16 strips: the reference's bits (wq.c; checkasm compares them), a
  * row of a strip in two vectors. */
 static void hlx_wq_dequant_avx2(const hlx_wq_t *w, int k0, int kc, int s0, int s1, uint16_t *dst)
 {
-    const char *base = (const char *)w;
-    const size_t rows = w->bits == 4 ? ((size_t)w->K + 1) / 2 : (size_t)w->K;
-    int s, k;
-
-    for (s = s0; s < s1; s++) {
-        const uint8_t *code = (const uint8_t *)(base + w->codes) + (size_t)s * rows * 16;
-        const float *sc = (const float *)(base + w->scales) + (size_t)s * (size_t)w->G * 16;
-        const float *zc = (const float *)(base + w->zeros) + (size_t)s * (size_t)w->G * 16;
-        uint16_t *d = dst + (size_t)(s - s0) * (size_t)kc * 16;
-        int g = (k0 + w->kofs) / w->group, left = w->group - (k0 + w->kofs) % w->group;
-        for (k = k0; k < k0 + kc; k++, d += 16) {
-            const float *gz = zc + (size_t)g * 16, *gs = sc + (size_t)g * 16;
-            if (w->bits == 4)
-                hlx_wq_row_avx2(code + (size_t)(k >> 1) * 16, (k & 1) * 4, 15, gz, gs, d);
-            else
-                hlx_wq_row_avx2(code + (size_t)k * 16, 0, 255, gz, gs, d);
-            if (--left == 0) {
-                g++;
-                left = w->group;
-            }
-        }
-    }
+    hlx_wq_walk(w, k0, kc, s0, s1, dst, hlx_wq_row_avx2);
 }
 
 void hlx_kernels_avx2(hlx_kernels_t *k)

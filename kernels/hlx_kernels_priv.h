@@ -17,6 +17,40 @@ void hlx_kernels_amx(hlx_kernels_t *k); /* avx512 + AMX tiles (HLX_HAVE_AMX buil
 /* The reference's wq_dequant (wq.c). */
 void hlx_wq_dequant_ref(const hlx_wq_t *w, int k0, int kc, int s0, int s1, uint16_t *dst);
 
+/* A wq_dequant as a walk over rows [k0, k0 + kc) of strips [s0, s1) of packed w, each row
+ * dequantized by row(): the codes of its 16 columns are the bytes at c shifted right by sh
+ * and masked to m, its group's zero points and scales at z and s, the 16 bf16 values to d
+ * (inlined with each variant's row function). */
+typedef void (*hlx_wq_row_fn)(const uint8_t *c, int sh, int m, const float *z, const float *s,
+                              uint16_t *d);
+static inline __attribute__((always_inline)) void
+hlx_wq_walk(const hlx_wq_t *w, int k0, int kc, int s0, int s1, uint16_t *dst, hlx_wq_row_fn row)
+{
+    const char *base = (const char *)w;
+    const size_t rows = w->bits == 4 ? ((size_t)w->K + 1) / 2 : (size_t)w->K;
+    int s, k;
+
+    for (s = s0; s < s1; s++) {
+        const uint8_t *code = (const uint8_t *)(base + w->codes) + (size_t)s * rows * 16;
+        const float *sc = (const float *)(base + w->scales) + (size_t)s * (size_t)w->G * 16;
+        const float *zc = (const float *)(base + w->zeros) + (size_t)s * (size_t)w->G * 16;
+        uint16_t *d = dst + (size_t)(s - s0) * (size_t)kc * 16;
+        /* the group of row k0 and the rows left in it, counted down */
+        int g = (k0 + w->kofs) / w->group, left = w->group - (k0 + w->kofs) % w->group;
+        for (k = k0; k < k0 + kc; k++, d += 16) {
+            const float *gz = zc + (size_t)g * 16, *gs = sc + (size_t)g * 16;
+            if (w->bits == 4) /* two rows to 16 bytes: the odd one in the high nibbles */
+                row(code + (size_t)(k >> 1) * 16, (k & 1) * 4, 15, gz, gs, d);
+            else
+                row(code + (size_t)k * 16, 0, 255, gz, gs, d);
+            if (--left == 0) {
+                g++;
+                left = w->group;
+            }
+        }
+    }
+}
+
 /* The reference attention over a shard in the layout lay (see hlx_kv_at): the fallback of
  * variants whose layout uses blocks. */
 void hlx_attn_ref_layout(const hlx_attn_desc_t *d, hlx_kv_layout_t lay);

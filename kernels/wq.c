@@ -4,7 +4,7 @@
  * through the variant's own strip GEMM, which sums each element in the order of k whatever
  * the chunking, so the result is bit for bit the gemm over the matrix dequantized at
  * load. */
-#include "hlx_kernels.h"
+#include "hlx_kernels_priv.h"
 
 #include <math.h>
 #include <stdint.h>
@@ -22,39 +22,21 @@ static inline uint16_t hlx_wq_bf16(float f)
     return (uint16_t)((u + 0x7fffu + ((u >> 16) & 1u)) >> 16);
 }
 
+/* One row of a strip (hlx_wq_walk): bf16((q - z) x s) of its 16 columns. */
+static void hlx_wq_row_ref(const uint8_t *c, int sh, int m, const float *z, const float *sc,
+                           uint16_t *d)
+{
+    int j;
+
+    for (j = 0; j < 16; j++)
+        d[j] = hlx_wq_bf16(((float)((c[j] >> sh) & m) - z[j]) * sc[j]);
+}
+
 /* Rows [k0, k0 + kc) of strips [s0, s1) into bf16 (the reference's wq_dequant; avx2.c and
  * avx512.c write the same bits with vectors, checkasm compares them). */
 static void hlx_wq_dequant_body(const hlx_wq_t *w, int k0, int kc, int s0, int s1, uint16_t *dst)
 {
-    const char *base = (const char *)w;
-    const size_t rows = w->bits == 4 ? ((size_t)w->K + 1) / 2 : (size_t)w->K;
-    int s, k, j;
-
-    for (s = s0; s < s1; s++) {
-        const uint8_t *code = (const uint8_t *)(base + w->codes) + (size_t)s * rows * 16;
-        const float *sc = (const float *)(base + w->scales) + (size_t)s * (size_t)w->G * 16;
-        const float *zc = (const float *)(base + w->zeros) + (size_t)s * (size_t)w->G * 16;
-        uint16_t *d = dst + (size_t)(s - s0) * (size_t)kc * 16;
-        /* the group of row k0 and the rows left in it, counted down */
-        int g = (k0 + w->kofs) / w->group, left = w->group - (k0 + w->kofs) % w->group;
-        for (k = k0; k < k0 + kc; k++, d += 16) {
-            const float *gs = sc + (size_t)g * 16, *gz = zc + (size_t)g * 16;
-            if (w->bits == 4) {
-                const uint8_t *c = code + (size_t)(k >> 1) * 16;
-                const int sh = (k & 1) * 4;
-                for (j = 0; j < 16; j++)
-                    d[j] = hlx_wq_bf16(((float)((c[j] >> sh) & 15) - gz[j]) * gs[j]);
-            } else {
-                const uint8_t *c = code + (size_t)k * 16;
-                for (j = 0; j < 16; j++)
-                    d[j] = hlx_wq_bf16(((float)c[j] - gz[j]) * gs[j]);
-            }
-            if (--left == 0) {
-                g++;
-                left = w->group;
-            }
-        }
-    }
+    hlx_wq_walk(w, k0, kc, s0, s1, dst, hlx_wq_row_ref);
 }
 
 static size_t hlx_wq_up(size_t n)

@@ -762,6 +762,33 @@ static hlx_status_t zero_fill(void *ctx, const hlx_hf_expect_t *t, size_t idx, i
     return HLX_OK;
 }
 
+/* Writes the k tensors of l2 as checkpoint name with cfg's config.json (or base's, copied
+ * over it when base is not NULL: a nested one), then hlx_hf_check must refuse it with needle
+ * (NULL: accept it). */
+static void write_and_check(const char *name, const hlx_hf_expect_t *l2, size_t k,
+                            hlx_hf_config_t *cfg, const char *base, const char *needle)
+{
+    char dir[512], err[1024] = "";
+    hlx_ckpt_t *ck = NULL;
+    hlx_status_t st;
+
+    dir_of(dir, sizeof(dir), name);
+    assert_int_equal(sh("rm -rf %s", dir), 0);
+    assert_int_equal(hlx_ckpt_write(dir, l2, k, 1, cfg, zero_fill, NULL, err, sizeof(err)),
+                     HLX_OK);
+    if (base != NULL) { /* hlx_ckpt_write writes the text model's flat config.json */
+        assert_int_equal(sh("cp %s/%s/config.json %s/config.json", g_tmp, base, dir), 0);
+        assert_int_equal(hlx_hf_config_load(dir, cfg, err, sizeof(err)), HLX_OK);
+    }
+    assert_int_equal(hlx_ckpt_open(dir, &ck, err, sizeof(err)), HLX_OK);
+    hlx_hf_settle(ck, cfg);
+    st = hlx_hf_check(ck, cfg);
+    if (needle == NULL ? st != HLX_OK : st == HLX_OK || !strstr(hlx_ckpt_error(ck), needle))
+        fail_msg("%s: status %d, '%s' (wanted '%s')", name, st, hlx_ckpt_error(ck),
+                 needle ? needle : "accepted");
+    hlx_ckpt_close(ck);
+}
+
 /* A checkpoint name with base's config whose tensor list is that config's with tensor drop
  * removed (NULL: none), tensor grow given `rows` rows, and tensor extra ([rows, H]) added;
  * then hlx_hf_check must refuse it with needle (NULL: accept it). */
@@ -771,9 +798,7 @@ static void ckpt_variant(const char *base, const char *name, const char *drop,
     char dir[512], err[1024] = "";
     hlx_hf_config_t cfg;
     hlx_hf_expect_t *list = NULL, *l2;
-    hlx_ckpt_t *ck = NULL;
     size_t n = 0, i, k = 0;
-    hlx_status_t st;
 
     dir_of(dir, sizeof(dir), base);
     assert_int_equal(hlx_hf_config_load(dir, &cfg, err, sizeof(err)), HLX_OK);
@@ -794,17 +819,7 @@ static void ckpt_variant(const char *base, const char *name, const char *drop,
         l2[k].shape[0] = rows;
         l2[k++].shape[1] = cfg.m.hidden;
     }
-    dir_of(dir, sizeof(dir), name);
-    assert_int_equal(sh("rm -rf %s", dir), 0);
-    assert_int_equal(hlx_ckpt_write(dir, l2, k, 1, &cfg, zero_fill, NULL, err, sizeof(err)),
-                     HLX_OK);
-    assert_int_equal(hlx_ckpt_open(dir, &ck, err, sizeof(err)), HLX_OK);
-    hlx_hf_settle(ck, &cfg);
-    st = hlx_hf_check(ck, &cfg);
-    if (needle == NULL ? st != HLX_OK : st == HLX_OK || !strstr(hlx_ckpt_error(ck), needle))
-        fail_msg("%s: status %d, '%s' (wanted '%s')", name, st, hlx_ckpt_error(ck),
-                 needle ? needle : "accepted");
-    hlx_ckpt_close(ck);
+    write_and_check(name, l2, k, &cfg, NULL, needle);
     free(l2);
     free(list);
 }
@@ -1651,9 +1666,7 @@ static void nested_variant(const char *base, const char *name, const char *pfx,
     char dir[512], err[1024] = "";
     hlx_hf_config_t cfg;
     hlx_hf_expect_t *list = NULL, *l2;
-    hlx_ckpt_t *ck = NULL;
     size_t n = 0, i, k = 0, nx = 0;
-    hlx_status_t st;
 
     dir_of(dir, sizeof(dir), base);
     assert_int_equal(hlx_hf_config_load(dir, &cfg, err, sizeof(err)), HLX_OK);
@@ -1673,20 +1686,7 @@ static void nested_variant(const char *base, const char *name, const char *pfx,
         l2[k].shape[0] = 1;
         l2[k].shape[1] = cfg.m.hidden;
     }
-    dir_of(dir, sizeof(dir), name);
-    assert_int_equal(sh("rm -rf %s", dir), 0);
-    assert_int_equal(hlx_ckpt_write(dir, l2, k, 1, &cfg, zero_fill, NULL, err, sizeof(err)),
-                     HLX_OK);
-    /* hlx_ckpt_write writes the text model's flat config.json: the nested one back */
-    assert_int_equal(sh("cp %s/%s/config.json %s/config.json", g_tmp, base, dir), 0);
-    assert_int_equal(hlx_ckpt_open(dir, &ck, err, sizeof(err)), HLX_OK);
-    assert_int_equal(hlx_hf_config_load(dir, &cfg, err, sizeof(err)), HLX_OK);
-    hlx_hf_settle(ck, &cfg);
-    st = hlx_hf_check(ck, &cfg);
-    if (needle == NULL ? st != HLX_OK : st == HLX_OK || !strstr(hlx_ckpt_error(ck), needle))
-        fail_msg("%s: status %d, '%s' (wanted '%s')", name, st, hlx_ckpt_error(ck),
-                 needle ? needle : "accepted");
-    hlx_ckpt_close(ck);
+    write_and_check(name, l2, k, &cfg, base, needle);
     free(l2);
     free(list);
 }

@@ -123,6 +123,13 @@ echo "$want" >"$dir/yarn.tokens"
 both_decode "$dir/fp8" fp8
 echo "moe-mla fp8: transformers-style $want, helix $got"
 [ "$want" = "$got" ] || { echo "FAIL: fp8: other tokens than the forward"; fail=1; }
+# GLM-4.5-FP8's form: the same block-scaled e4m3 linears around its F32 correction biases,
+# the router and the MTP layer
+"$helix" model synth --family glm4-moe --dtype fp8 --fp8-format fp8-block --seed 11 \
+    --out "$dir/glm4-moe-fp8" >/dev/null || { echo "FAIL: synth glm4-moe fp8"; fail=1; }
+both_decode "$dir/glm4-moe-fp8" glm4-moe-fp8
+echo "glm4-moe fp8: transformers-style $want, helix $got"
+[ "$want" = "$got" ] || { echo "FAIL: glm4-moe fp8: other tokens than the forward"; fail=1; }
 
 # transformers' RoPE scalings, each in the form its models' config.json writes it: Llama
 # 3.1's llama3 (an original context of 64 puts the three bands inside the 16 pairs),

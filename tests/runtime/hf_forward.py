@@ -634,8 +634,11 @@ class Config:
                            f"this reference")
         self.rotary = self.d
         self.mla = self.arch in DEEPSEEK
+        self.fp8_block = None
         if self.mla:
             self.deepseek(c, path, integer, number)
+        elif self.arch == GLM4_MOE:
+            self.fp8_blocks(c, path)
         # GlmForCausalLM: q, k and v biases by attention_bias (GlmConfig: true), RoPE over
         # the first half of each head (0.5) in pairs (2i, 2i+1), gate_up_proj fused
         self.glm_bias = glm and c.get("attention_bias", True) is not False
@@ -650,14 +653,14 @@ class Config:
                        f"partial_rotary_factor)")
 
 
-    def deepseek(self, c, path, integer, number):
-        """DeepSeek-V2/V3 (modeling_deepseek.py): MLA sizes and the MoE gate. No default is
-        taken for the MoE keys: the checkpoints this reference reads give them all."""
+    def fp8_blocks(self, c, path):
+        """DeepSeek-V3's and GLM-4.5's fp8 releases: e4m3 weights, one scale per block
+        (self.fp8_block: rows, cols); None without a quantization_config. Without
+        weight_block_size quant_method fp8 means one scale per tensor (vLLM's Fp8Config),
+        which their releases do not use."""
         q = c.get("quantization_config")
         self.fp8_block = None
-        if q is not None:  # DeepSeek-V3's fp8 release: e4m3 weights, one scale per block
-            # without weight_block_size quant_method fp8 means one scale per tensor (vLLM's
-            # Fp8Config), which DeepSeek's releases do not use
+        if q is not None:
             block = q.get("weight_block_size") if isinstance(q, dict) else None
             if not isinstance(q, dict) or q.get("quant_method") != "fp8" or \
                     q.get("fmt", "e4m3") != "e4m3" or not isinstance(block, list) or \
@@ -665,6 +668,11 @@ class Config:
                 raise Fail(f"{path}: key quantization_config: {q!r} not read by this "
                            f"reference (fp8, e4m3, weight_block_size [rows, cols])")
             self.fp8_block = tuple(block)
+
+    def deepseek(self, c, path, integer, number):
+        """DeepSeek-V2/V3 (modeling_deepseek.py): MLA sizes and the MoE gate. No default is
+        taken for the MoE keys: the checkpoints this reference reads give them all."""
+        self.fp8_blocks(c, path)
         q_lora = c.get("q_lora_rank")
         self.q_lora = 0 if q_lora is None else integer("q_lora_rank")
         self.kv_lora = integer("kv_lora_rank")
@@ -981,6 +989,7 @@ class Model(Decoder):
 
     def __init__(self, directory, cfg):
         ck = Checkpoint(directory)
+        ck.block = cfg.fp8_block
         if cfg.nested:
             ck.unnest()
         self.load_globals(ck, cfg)
