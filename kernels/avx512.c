@@ -1774,6 +1774,150 @@ HLX_WQ_DEQUANT_AVX512(hlx_wq_dequant_bf16_avx512, hlx_wq_row_bf16_avx512,
                       __attribute__((target("avx512bf16"))))
 #endif
 
+/* The gemm over a packed matrix for up to 4 rows of x, the weights dequantized in registers
+ * (no scratch): per row of a strip, 16 codes -> bf16((q - z) x s) widened back to f32 ->
+ * MR FMAs, every element summed in the order of k from y (or 0) as the strip kernels sum
+ * it, so the bits are theirs over the dequantized matrix. SS strips at once (independent
+ * FMA chains for few rows). rne: the round to bf16 as an f32. */
+typedef __m512 (*hlx_wq_rne_fn)(__m512 v);
+
+static inline __attribute__((always_inline)) __m512 hlx_wq_rne_int(__m512 v)
+{
+    const __m512i u = _mm512_castps_si512(v);
+    const __m512i r = _mm512_add_epi32(u, _mm512_add_epi32(_mm512_set1_epi32(0x7fff),
+        _mm512_and_si512(_mm512_srli_epi32(u, 16), _mm512_set1_epi32(1))));
+    return _mm512_castsi512_ps(_mm512_and_si512(r, _mm512_set1_epi32((int)0xffff0000u)));
+}
+
+#ifdef HLX_WQ_BF16_INSN
+static inline __attribute__((always_inline, target("avx512bf16"))) __m512
+hlx_wq_rne_bf16(__m512 v)
+{
+    return _mm512_castsi512_ps(_mm512_slli_epi32(
+        _mm512_cvtepu16_epi32((__m256i)_mm512_cvtneps_pbh(v)), 16));
+}
+#endif
+
+/* The FMAs of row k of the SS strips, their weights in v[q], into the MR x SS sums. */
+static inline __attribute__((always_inline)) void
+hlx_wq_fused_fma(const int MR, const int SS, const float *x, int K, int k, const __m512 *v,
+                 __m512 *a)
+{
+    int q, m;
+
+    for (m = 0; m < MR; m++) {
+        const __m512 xb = _mm512_set1_ps(x[(size_t)m * K + k]);
+        for (q = 0; q < SS; q++)
+            a[q * MR + m] = _mm512_fmadd_ps(xb, v[q], a[q * MR + m]);
+    }
+}
+
+static inline __attribute__((always_inline)) void
+hlx_wq_fused_block(const int MR, const int SS, const hlx_wq_t *w, int N, int K, const float *x,
+                   float *y, int s, int n1, int load, hlx_wq_rne_fn rne)
+{
+    const char *base = (const char *)w;
+    const size_t rows = w->bits == 4 ? ((size_t)w->K + 1) / 2 : (size_t)w->K;
+    const __m512i m4 = _mm512_set1_epi32(15);
+    const uint8_t *cp[4];
+    const float *zp[4], *sp[4];
+    __m512 a[8], vz[4], vs[4], v0[4], v1[4];
+    __mmask16 mk[4];
+    int q, m, k = 0, end;
+
+    for (q = 0; q < SS; q++) {
+        const int c = n1 - (s + q) * 16;
+        mk[q] = c >= 16 ? (__mmask16)0xffff : (__mmask16)((1u << c) - 1u);
+        cp[q] = (const uint8_t *)(base + w->codes) + (size_t)(s + q) * rows * 16;
+        zp[q] = (const float *)(base + w->zeros) + (size_t)(s + q) * (size_t)w->G * 16;
+        sp[q] = (const float *)(base + w->scales) + (size_t)(s + q) * (size_t)w->G * 16;
+        for (m = 0; m < MR; m++)
+            a[q * MR + m] = load ? _mm512_maskz_loadu_ps(mk[q], y + (size_t)m * N + (s + q) * 16)
+                                 : _mm512_setzero_ps();
+    }
+    /* group by group: its zero points and scales in registers */
+    for (end = 0; k < K; zp[0] += 16, sp[0] += 16) {
+        end = end + w->group - (end == 0 ? w->kofs : 0);
+        end = end < K ? end : K;
+        for (q = 0; q < SS; q++) {
+            vz[q] = _mm512_loadu_ps(zp[0] + (size_t)q * (size_t)w->G * 16);
+            vs[q] = _mm512_loadu_ps(sp[0] + (size_t)q * (size_t)w->G * 16);
+        }
+        if (w->bits == 8) {
+            for (; k < end; k++) {
+                for (q = 0; q < SS; q++)
+                    v0[q] = rne(_mm512_mul_ps(_mm512_sub_ps(_mm512_cvtepi32_ps(
+                        _mm512_cvtepu8_epi32(_mm_loadu_si128((const __m128i *)(cp[q] +
+                            (size_t)k * 16)))), vz[q]), vs[q]));
+                hlx_wq_fused_fma(MR, SS, x, K, k, v0, a);
+            }
+            continue;
+        }
+        /* 4 bits: two rows to a 16-byte load, the odd one in the high nibbles */
+        while (k < end) {
+            const int two = !(k & 1) && k + 1 < end;
+            for (q = 0; q < SS; q++) {
+                const __m512i c = _mm512_cvtepu8_epi32(
+                    _mm_loadu_si128((const __m128i *)(cp[q] + (size_t)(k >> 1) * 16)));
+                v0[q] = rne(_mm512_mul_ps(_mm512_sub_ps(_mm512_cvtepi32_ps(
+                    (k & 1) ? _mm512_srli_epi32(c, 4) : _mm512_and_si512(c, m4)), vz[q]), vs[q]));
+                if (two)
+                    v1[q] = rne(_mm512_mul_ps(_mm512_sub_ps(_mm512_cvtepi32_ps(
+                        _mm512_srli_epi32(c, 4)), vz[q]), vs[q]));
+            }
+            hlx_wq_fused_fma(MR, SS, x, K, k, v0, a);
+            if (two)
+                hlx_wq_fused_fma(MR, SS, x, K, k + 1, v1, a);
+            k += 1 + two;
+        }
+    }
+    for (q = 0; q < SS; q++)
+        for (m = 0; m < MR; m++)
+            _mm512_mask_storeu_ps(y + (size_t)m * N + (s + q) * 16, mk[q], a[q * MR + m]);
+}
+
+/* Strips walked at once for MR rows: 4 for 1-2 rows, 2 for 3-4. */
+#define HLX_WQ_SS(MR) ((MR) <= 2 ? 4 : 2)
+
+/* MR a constant at each call, 1 to 4 (from 5 rows the scratch path was as fast: wq.c) */
+#define HLX_WQ_BY_ROWS4(_M, _fn, ...)                   \
+    do {                                                \
+        switch (_M) {                                   \
+        case 1: _fn(1, __VA_ARGS__); break;             \
+        case 2: _fn(2, __VA_ARGS__); break;             \
+        case 3: _fn(3, __VA_ARGS__); break;             \
+        default: _fn(4, __VA_ARGS__); break;            \
+        }                                               \
+    } while (0)
+
+static inline __attribute__((always_inline)) void
+hlx_wq_fused_rows(const int MR, const hlx_wq_t *w, int N, int K, const float *x, float *y,
+                  int accumulate, int n0, int n1, hlx_wq_rne_fn rne)
+{
+    const int SS = HLX_WQ_SS(MR), s1 = (n1 + 15) / 16;
+    int s;
+
+    for (s = n0 / 16; s + SS <= s1; s += SS)
+        hlx_wq_fused_block(MR, SS, w, N, K, x, y, s, n1, accumulate, rne);
+    for (; s < s1; s++)
+        hlx_wq_fused_block(MR, 1, w, N, K, x, y, s, n1, accumulate, rne);
+}
+
+static void hlx_wq_fused_int_avx512(int M, int N, int K, const float *x, const hlx_wq_t *w,
+                                    float *y, int accumulate, int n0, int n1)
+{
+    HLX_WQ_BY_ROWS4(M, hlx_wq_fused_rows, w, N, K, x, y, accumulate, n0, n1, hlx_wq_rne_int);
+}
+
+#ifdef HLX_WQ_BF16_INSN
+static __attribute__((target("avx512bf16"))) void
+hlx_wq_fused_bf16_avx512(int M, int N, int K, const float *x, const hlx_wq_t *w, float *y,
+                         int accumulate, int n0, int n1)
+{
+    HLX_WQ_BY_ROWS4(M, hlx_wq_fused_rows, w, N, K, x, y, accumulate, n0, n1, hlx_wq_rne_bf16);
+}
+#endif
+
 static int hlx_wq_bf16_cpu; /* AVX512_BF16 here: set once by hlx_kernels_avx512 */
 
 static void hlx_wq_dequant_avx512(const hlx_wq_t *w, int k0, int kc, int s0, int s1, uint16_t *dst)
@@ -1785,6 +1929,19 @@ static void hlx_wq_dequant_avx512(const hlx_wq_t *w, int k0, int kc, int s0, int
     }
 #endif
     hlx_wq_dequant_int_avx512(w, k0, kc, s0, s1, dst);
+}
+
+/* 1 to 4 rows over a packed matrix, dequantized in registers (K > 0, n0 on a strip). */
+static void hlx_wq_gemm_avx512(int M, int N, int K, const float *x, const hlx_wq_t *w, float *y,
+                               int accumulate, int n0, int n1)
+{
+#ifdef HLX_WQ_BF16_INSN
+    if (hlx_wq_bf16_cpu && !w->tiny) {
+        hlx_wq_fused_bf16_avx512(M, N, K, x, w, y, accumulate, n0, n1);
+        return;
+    }
+#endif
+    hlx_wq_fused_int_avx512(M, N, K, x, w, y, accumulate, n0, n1);
 }
 
 void hlx_kernels_avx512(hlx_kernels_t *k)
@@ -1806,6 +1963,7 @@ void hlx_kernels_avx512(hlx_kernels_t *k)
     k->gemm    = hlx_gemm_avx512;
     k->gemm_cols = hlx_gemm_cols_avx512;
     k->wq_dequant = hlx_wq_dequant_avx512;
+    k->wq_gemm = hlx_wq_gemm_avx512;
     hlx_wq_bf16_cpu = __builtin_cpu_supports("avx512bf16");
     k->w_s16   = 1;
 }

@@ -276,6 +276,11 @@ typedef struct hlx_kernels {
      * dequantized to bf16 into dst[s - s0][kc][16]; every variant writes the same bits (the
      * gemm above then runs on them). */
     void (*wq_dequant)(const hlx_wq_t *w, int k0, int kc, int s0, int s1, uint16_t *dst);
+    /* Optional (NULL: through wq_dequant's scratch): y (+)= x W over columns [n0, n1) (n0
+     * on a strip) of a packed W for 1 to 4 rows of x and K > 0, the weights dequantized in
+     * registers; the same bits as the gemm over the dequantized strips. */
+    void (*wq_gemm)(int M, int N, int K, const float *x, const hlx_wq_t *w, float *y,
+                    int accumulate, int n0, int n1);
 } hlx_kernels_t;
 
 /* y (+)= x W over columns [n0, n1) for any w_dtype the gemm entries take, HLX_W_Q
