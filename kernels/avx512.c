@@ -1820,7 +1820,9 @@ hlx_wq_fused_block(const int MR, const int SS, const hlx_wq_t *w, int N, int K, 
     const size_t rows = w->bits == 4 ? ((size_t)w->K + 1) / 2 : (size_t)w->K;
     const __m512i m4 = _mm512_set1_epi32(15);
     const uint8_t *cp[4];
-    const float *zp[4], *sp[4];
+    /* strip s's zero points and scales of the current group (strip s + q: q G x 16 on) */
+    const float *zp = (const float *)(base + w->zeros) + (size_t)s * (size_t)w->G * 16;
+    const float *sp = (const float *)(base + w->scales) + (size_t)s * (size_t)w->G * 16;
     __m512 a[8], vz[4], vs[4], v0[4], v1[4];
     __mmask16 mk[4];
     int q, m, k = 0, end;
@@ -1829,19 +1831,17 @@ hlx_wq_fused_block(const int MR, const int SS, const hlx_wq_t *w, int N, int K, 
         const int c = n1 - (s + q) * 16;
         mk[q] = c >= 16 ? (__mmask16)0xffff : (__mmask16)((1u << c) - 1u);
         cp[q] = (const uint8_t *)(base + w->codes) + (size_t)(s + q) * rows * 16;
-        zp[q] = (const float *)(base + w->zeros) + (size_t)(s + q) * (size_t)w->G * 16;
-        sp[q] = (const float *)(base + w->scales) + (size_t)(s + q) * (size_t)w->G * 16;
         for (m = 0; m < MR; m++)
             a[q * MR + m] = load ? _mm512_maskz_loadu_ps(mk[q], y + (size_t)m * N + (s + q) * 16)
                                  : _mm512_setzero_ps();
     }
     /* group by group: its zero points and scales in registers */
-    for (end = 0; k < K; zp[0] += 16, sp[0] += 16) {
+    for (end = 0; k < K; zp += 16, sp += 16) {
         end = end + w->group - (end == 0 ? w->kofs : 0);
         end = end < K ? end : K;
         for (q = 0; q < SS; q++) {
-            vz[q] = _mm512_loadu_ps(zp[0] + (size_t)q * (size_t)w->G * 16);
-            vs[q] = _mm512_loadu_ps(sp[0] + (size_t)q * (size_t)w->G * 16);
+            vz[q] = _mm512_loadu_ps(zp + (size_t)q * (size_t)w->G * 16);
+            vs[q] = _mm512_loadu_ps(sp + (size_t)q * (size_t)w->G * 16);
         }
         if (w->bits == 8) {
             for (; k < end; k++) {
