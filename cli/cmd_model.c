@@ -8,6 +8,8 @@
 #include "hlx_synth.h"
 #include "hlx_time.h"
 
+#include <hlx_kernels.h>
+
 #include <errno.h>
 #include <float.h>
 #include <getopt.h>
@@ -210,6 +212,23 @@ static const char *const hlx_fp8_form_names[] = { "compressed-tensors", "fp8", "
 /* What `model info --json` says of c's quantization: the fp8 weights' form and scales
  * (null: none), the KV-cache scales and their names (null: none; "maybe" where the config
  * leaves it to the tensors and they were not read), a tied checkpoint's unread head. */
+
+/* Whether decode on the CPU keeps c's packed linear layers packed (HELIX_W_PACKED, groups in
+ * order: docs/kernels.md "Packed integer weights"); else they are dequantized at load. */
+static int hlx_model_int_held(const hlx_hf_config_t *c)
+{
+    return hlx_kernels_w_packed() && !c->packing.act_order;
+}
+
+/* How decode holds them, for model info's line. */
+static const char *hlx_model_int_how(const hlx_hf_config_t *c)
+{
+    if (c->packing.act_order)
+        return "dequantized at load: act-order groups";
+    return hlx_kernels_w_packed() ? "kept packed on the CPU, dequantized at load on CUDA"
+                                  : "dequantized at load: HELIX_W_PACKED=0";
+}
+
 static json_t *hlx_info_quant_json(const hlx_hf_config_t *c, size_t packed)
 {
     json_t *w = json_null(), *kv = json_null();
@@ -224,12 +243,13 @@ static json_t *hlx_info_quant_json(const hlx_hf_config_t *c, size_t packed)
                       c->int8 ? "int8" : "e4m3", "scales", c->fp8_channel ? "channel" : "tensor",
                       "input_scales", c->fp8_input_scale);
     else if (c->packing.pack)
-        w = json_pack("{s:s, s:i, s:I, s:b, s:I, s:s?}", "form",
+        w = json_pack("{s:s, s:i, s:I, s:b, s:I, s:s?, s:s}", "form",
                       hlx_ckpt_pack_name(c->packing.pack), "bits", c->packing.bits, "group",
                       (json_int_t)c->packing.group, "zero_points",
                       c->packing.pack != HLX_PACK_CT || !c->packing.sym, "packed_layers",
                       (json_int_t)packed, "config_file",
-                      c->quant_file[0] ? c->quant_file : NULL);
+                      c->quant_file[0] ? c->quant_file : NULL, "cpu",
+                      hlx_model_int_held(c) ? "packed" : "dequantized");
     if (c->kv_scales) {
         hlx_hf_kv_scale_name(c, 0, 0, kn, sizeof(kn));
         hlx_hf_kv_scale_name(c, 0, 1, vn, sizeof(vn));
@@ -1459,12 +1479,12 @@ static int hlx_cmd_model_info(int argc, char **argv)
                      cfg.fp8_input_scale ? ", static input scales not used" : "");
         else if (cfg.packing.pack && config_only)
             snprintf(q, sizeof(q), " (linear layers %d-bit integers where packed: %s, %s; "
-                     "dequantized at load)", cfg.packing.bits, hlx_ckpt_pack_name(cfg.packing.pack),
-                     gs);
+                     "%s)", cfg.packing.bits, hlx_ckpt_pack_name(cfg.packing.pack), gs,
+                     hlx_model_int_how(&cfg));
         else if (cfg.packing.pack && hlx_ckpt_packed_count(ck) > 0)
-            snprintf(q, sizeof(q), " (%zu linear layers %d-bit integers: %s, %s; dequantized "
-                     "at load)", hlx_ckpt_packed_count(ck), cfg.packing.bits,
-                     hlx_ckpt_pack_name(cfg.packing.pack), gs);
+            snprintf(q, sizeof(q), " (%zu linear layers %d-bit integers: %s, %s; %s)",
+                     hlx_ckpt_packed_count(ck), cfg.packing.bits,
+                     hlx_ckpt_pack_name(cfg.packing.pack), gs, hlx_model_int_how(&cfg));
         printf("  weights %s%s, %.6g parameters%s\n\n", cfg.torch_dtype, q, params,
                config_only ? " (from config.json; tensors not checked)" : "");
         if (cfg.quant_file[0] && !config_only && hlx_ckpt_packed_count(ck) == 0)

@@ -657,9 +657,18 @@ PY
             { echo "FAIL: $m: quant_method in upper case read as '$q'"; fail=1; }
     done
     "$helix" model info --json "$dir/awq" >"$dir/info" 2>&1 || { cat "$dir/info"; fail=1; }
-    q=$(python3 -c "import json,sys; w=json.load(open(sys.argv[1]))['quantization']['weights']; print(w['form'], w['bits'], w['group'], w['packed_layers'])" "$dir/info")
+    q=$(python3 -c "import json,sys; w=json.load(open(sys.argv[1]))['quantization']['weights']; print(w['form'], w['bits'], w['group'], w['packed_layers'], w['cpu'])" "$dir/info")
     echo "model info: $q"
-    [ "$q" = "awq 4 64 14" ] || { echo "FAIL: model info --json says '$q'"; fail=1; }
+    [ "$q" = "awq 4 64 14 packed" ] || { echo "FAIL: model info --json says '$q'"; fail=1; }
+    # how decode holds them: dequantized with HELIX_W_PACKED=0, or act-order's groups
+    for how in "HELIX_W_PACKED=0 awq" "HELIX_W_PACKED=1 gptqao"; do
+        [ -d "$dir/gptqao" ] || python3 "$quant" "$dir/b-dense" "$dir/gptqao" --format gptq \
+            --group 64 --act-order || exit 1
+        env ${how% *} "$helix" model info --json "$dir/${how#* }" >"$dir/info" 2>&1 ||
+            { cat "$dir/info"; fail=1; }
+        q=$(python3 -c "import json,sys; print(json.load(open(sys.argv[1]))['quantization']['weights']['cpu'])" "$dir/info")
+        [ "$q" = dequantized ] || { echo "FAIL: $how: model info says the CPU holds it $q"; fail=1; }
+    done
     # refused: configs at their line:column, packed sets with a part missing, misshaped or
     # out of range, a Linear both packed and plain, a stray part, a NaN scale
     P=model.layers.0.self_attn.q_proj
