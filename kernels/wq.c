@@ -124,10 +124,12 @@ hlx_status_t hlx_kernels_wq_pack_cols(void *w, int n0, int n1, const float *code
             const float q = code[(size_t)k * ld + c];
             if (!(q >= 0.0f && q <= top && q == floorf(q)))
                 return HLX_ERR_INVALID;
-            if (h->bits == 8)
+            if (h->bits == 8) {
                 cs[(size_t)k * 16] = (uint8_t)q;
-            else
-                cs[(size_t)(k / 2) * 16] |= (uint8_t)((unsigned)q << (4 * (k & 1)));
+            } else { /* this row's nibble, the pair's other one kept */
+                uint8_t *b = cs + (size_t)(k / 2) * 16;
+                *b = (uint8_t)((*b & (0xf0u >> (4 * (k & 1)))) | ((unsigned)q << (4 * (k & 1))));
+            }
         }
         for (g = 0; g < h->G; g++) {
             const float sv = scale[(size_t)g * ld + c], zv = zero[(size_t)g * ld + c];

@@ -676,6 +676,15 @@ static void kt_check_wq_refused(const hlx_kernels_t *var)
     ok &= hlx_kernels_wq_pack_cols(w, 0, 16, code, sc, zr, 16) == HLX_ERR_INVALID;
     zr[7] = 8.0f;
     ok &= hlx_kernels_wq_pack_cols(w, 8, 16, code, sc, zr, 16) == HLX_ERR_INVALID;
+    /* packed again over other codes: each row's nibble replaced, its pair's kept */
+    for (i = 0; i < 64; i++)
+        code[i] = 15.0f;
+    ok &= hlx_kernels_wq_pack_cols(w, 0, 16, code, sc, zr, 16) == HLX_OK;
+    for (i = 0; i < 64; i++)
+        code[i] = (float)((i * 7) % 16);
+    ok &= hlx_kernels_wq_pack_cols(w, 0, 16, code, sc, zr, 16) == HLX_OK;
+    for (i = 0; i < 64; i++)
+        ok &= hlx_kernels_wq_at(w, i / 16, i % 16) == (float)((i * 7) % 16 - 8) * 0.5f;
     kt_report(var->name, "gemm packed: bad input", ok, "refused");
     free(w);
 }
