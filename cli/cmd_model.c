@@ -1228,6 +1228,7 @@ static int hlx_cmd_model_info(int argc, char **argv)
     size_t cnt = 0, i;
     double cls_bytes[HLX_HFC_COUNT] = { 0 }, rank_bytes[HLX_HFC_COUNT] = { 0 };
     double params = 0, total = 0, rank_total = 0;
+    double held = 0, held_bf16 = 0; /* per rank: the layers decode keeps packed on the CPU */
     char err[1024];
     hlx_status_t st;
 
@@ -1297,10 +1298,20 @@ static int hlx_cmd_model_info(int argc, char **argv)
         const hlx_hf_expect_t *e = &list[i];
         double el = (double)e->shape[0] * (double)(e->ndim == 2 ? e->shape[1] : 1);
         double b = el * (double)hlx_st_dtype_size(e->dtype);
+        const double rb = hlx_info_rank_bytes(&cfg, e, b, (int)tpa, n);
+        const hlx_ckpt_tensor_t *t = ck != NULL ? hlx_ckpt_find(ck, e->name) : NULL;
+        int bits;
+        int64_t group;
         cls_bytes[e->cls] += b;
-        rank_bytes[e->cls] += hlx_info_rank_bytes(&cfg, e, b, (int)tpa, n);
+        rank_bytes[e->cls] += rb;
         if (e->cls != HLX_HFC_SCALE)
             params += el;
+        /* packed on the CPU: bits / 8 bytes an element and an f32 zero point and scale per
+         * group (docs/kernels.md "Packed integer weights") instead of the bf16 counted */
+        if (t != NULL && hlx_model_int_held(&cfg) && hlx_ckpt_packed_groups(ck, t, &bits, &group)) {
+            held_bf16 += rb;
+            held += rb / 2.0 * ((double)bits / 8.0 + 8.0 / (double)group);
+        }
     }
     free(list);
     for (i = 0; i < HLX_HFC_COUNT; i++) {
@@ -1363,6 +1374,9 @@ static int hlx_cmd_model_info(int argc, char **argv)
         }
         json_object_set_new(cb, "total", json_real(total));
         json_object_set_new(rb, "total", json_real(rank_total));
+        if (held_bf16 > 0) /* what CPU decode holds: the packed layers packed */
+            json_object_set_new(o_, "cpu_bytes_per_rank",
+                                json_real(rank_total - held_bf16 + held));
         json_object_set_new(o_, "architecture", json_string(cfg.arch));
         json_object_set_new(o_, "name", json_string(cfg.m.name));
         json_object_set_new(o_, "torch_dtype", json_string(cfg.torch_dtype));
@@ -1513,6 +1527,10 @@ static int hlx_cmd_model_info(int argc, char **argv)
                    rank_bytes[i]);
     printf("  %-16s %16.0f %18.0f   (kvp %ld x tpa %ld = %d ranks, ep %ld)\n", "total", total,
            rank_total, kvp, tpa, n, ep);
+    if (held_bf16 > 0)
+        printf("  %-16s %16s %18.0f   (on the CPU: the packed linear layers kept packed, "
+               "%.0f bytes per rank of them instead of %.0f)\n", "held on CPU", "",
+               rank_total - held_bf16 + held, held, held_bf16);
     /* the multi-token-prediction layers: in the checkpoint, not in the model decode runs */
     if (cfg.mtp_tensors > 0)
         printf("  %-16s %16llu %18s   (model.layers.%d.* on, %zu tensors: multi-token "

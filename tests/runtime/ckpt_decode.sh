@@ -660,14 +660,24 @@ PY
     q=$(python3 -c "import json,sys; w=json.load(open(sys.argv[1]))['quantization']['weights']; print(w['form'], w['bits'], w['group'], w['packed_layers'], w['cpu'])" "$dir/info")
     echo "model info: $q"
     [ "$q" = "awq 4 64 14 packed" ] || { echo "FAIL: model info --json says '$q'"; fail=1; }
+    # the bytes CPU decode holds: the 14 packed layers at 4 bits and their groups' zero points
+    # and scales, less than half the dequantized total
+    python3 - "$dir/info" <<'PY' || fail=1
+import json, sys
+d = json.load(open(sys.argv[1]))
+cpu, tot = d['cpu_bytes_per_rank'], d['bytes_per_rank']['total']
+print(f"model info: {cpu:.0f} bytes per rank held on the CPU, {tot:.0f} dequantized")
+assert 0 < cpu < 0.5 * tot, (cpu, tot)
+PY
     # how decode holds them: dequantized with HELIX_W_PACKED=0, or act-order's groups
     for how in "HELIX_W_PACKED=0 awq" "HELIX_W_PACKED=1 gptqao"; do
         [ -d "$dir/gptqao" ] || python3 "$quant" "$dir/b-dense" "$dir/gptqao" --format gptq \
             --group 64 --act-order || exit 1
         env ${how% *} "$helix" model info --json "$dir/${how#* }" >"$dir/info" 2>&1 ||
             { cat "$dir/info"; fail=1; }
-        q=$(python3 -c "import json,sys; print(json.load(open(sys.argv[1]))['quantization']['weights']['cpu'])" "$dir/info")
-        [ "$q" = dequantized ] || { echo "FAIL: $how: model info says the CPU holds it $q"; fail=1; }
+        q=$(python3 -c "import json,sys; d=json.load(open(sys.argv[1])); print(d['quantization']['weights']['cpu'], 'cpu_bytes_per_rank' in d)" "$dir/info")
+        [ "$q" = "dequantized False" ] ||
+            { echo "FAIL: $how: model info says the CPU holds it '$q'"; fail=1; }
     done
     # refused: configs at their line:column, packed sets with a part missing, misshaped or
     # out of range, a Linear both packed and plain, a stray part, a NaN scale
