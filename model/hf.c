@@ -3837,6 +3837,23 @@ static void hlx_hf_norm_plus1(void *dst, hlx_dtype_t dt, int64_t nc)
     }
 }
 
+void hlx_hf_read_source(const hlx_ckpt_t *ck, const hlx_model_t *m, hlx_hf_weight_t w,
+                        int layer, char *name, size_t len, int64_t *hrows_p, int64_t *row0_p)
+{
+    /* fused (Phi-3, GLM): w's rows [row0, row0 + cols) of qkv_proj or gate_up_proj */
+    hlx_hf_weight_source(m, hlx_ckpt_fused(ck), w, layer, name, len, hrows_p, row0_p);
+    /* tie_word_embeddings: the output head is the embedding matrix ([V][H] either way), an
+     * lm_head.weight beside it not read (hlx_hf_config_t.lm_head_unused) */
+    if (w == HLX_HFW_LMHEAD && (m->tie_embeddings || hlx_ckpt_find(ck, name) == NULL)) {
+        char emb[128];
+        int64_t hr, hc;
+        hlx_hf_weight_source(m, hlx_ckpt_fused(ck), HLX_HFW_EMBED, 0, emb, sizeof(emb), &hr,
+                             &hc);
+        if (hlx_ckpt_find(ck, emb) != NULL)
+            snprintf(name, len, "%s", emb);
+    }
+}
+
 hlx_status_t hlx_hf_read(hlx_ckpt_t *ck, const hlx_model_t *m, hlx_hf_weight_t w, int layer,
                          int64_t r0, int64_t nr, int64_t c0, int64_t nc, void *dst,
                          hlx_dtype_t dst_dtype, int64_t ld)
@@ -3847,18 +3864,8 @@ hlx_status_t hlx_hf_read(hlx_ckpt_t *ck, const hlx_model_t *m, hlx_hf_weight_t w
     const size_t esz = dst_dtype == HLX_DTYPE_BF16 ? 2 : 4;
     hlx_status_t st;
 
-    /* fused (Phi-3, GLM): w's rows [row0, row0 + cols) of qkv_proj or gate_up_proj */
-    hlx_hf_weight_source(m, hlx_ckpt_fused(ck), w, layer, name, sizeof(name), &hrows, &row0);
+    hlx_hf_read_source(ck, m, w, layer, name, sizeof(name), &hrows, &row0);
     hlx_hf_weight_shape(m, w, &rows, &cols);
-    /* tie_word_embeddings: the output head is the embedding matrix ([V][H] either way), an
-     * lm_head.weight beside it not read (hlx_hf_config_t.lm_head_unused) */
-    if (w == HLX_HFW_LMHEAD && (m->tie_embeddings || hlx_ckpt_find(ck, name) == NULL)) {
-        char emb[128];
-        hlx_hf_weight_source(m, hlx_ckpt_fused(ck), HLX_HFW_EMBED, 0, emb, sizeof(emb), &hr,
-                             &hc);
-        if (hlx_ckpt_find(ck, emb) != NULL)
-            snprintf(name, sizeof(name), "%s", emb);
-    }
     if (rows == 1) { /* norms and biases: 1-D */
         const int plus1 = (hlx_ckpt_fused(ck) & HLX_HF_GEMMA) && w != HLX_HFW_BQ &&
                           w != HLX_HFW_BK && w != HLX_HFW_BV;

@@ -248,16 +248,10 @@ int hlx_wsrc_packed(hlx_wsrc_t *ws, const char *key, int *bits_p, int64_t *group
 
     if (ws->ck == NULL)
         return 0;
-    if (ws->cfg.family == HLX_HF_DENSE && hlx_hf_weight_parse(key, &w, &layer) == 0) {
-        hlx_hf_weight_source(&ws->cfg.m, hlx_ckpt_fused(ws->ck), w, layer, name, sizeof(name),
-                             &hrows, &row0);
-        /* a tied head (or none stored) is read from the embedding, never packed, as
-         * hlx_hf_read does; a packed lm_head.weight beside it is not the one read */
-        if (w == HLX_HFW_LMHEAD &&
-            (ws->cfg.m.tie_embeddings || hlx_ckpt_find(ws->ck, name) == NULL))
-            return 0;
-    } else {
+    /* the tensor hlx_wsrc_read reads (a tied head: the embedding, never packed) */
+    if (ws->cfg.family == HLX_HF_DENSE && hlx_hf_weight_parse(key, &w, &layer) == 0)
+        hlx_hf_read_source(ws->ck, &ws->cfg.m, w, layer, name, sizeof(name), &hrows, &row0);
+    else
         hlx_hf_ckpt_name(&ws->cfg, key, name, sizeof(name));
-    }
     return hlx_ckpt_packed_groups(ws->ck, hlx_ckpt_find(ws->ck, name), bits_p, group_p);
 }

@@ -514,6 +514,11 @@ void hlx_hf_weight_unmap(const hlx_model_t *m, int layout, hlx_hf_weight_t w, in
  * one. */
 int hlx_hf_weight_parse(const char *name, hlx_hf_weight_t *w_p, int *layer_p);
 
+/* The checkpoint tensor hlx_hf_read reads w of layer from: hlx_hf_weight_source's (its
+ * HF rows and first row in *hrows_p, *row0_p), or, for the output head of a tied model or
+ * of one without lm_head.weight, the embedding. */
+void hlx_hf_read_source(const hlx_ckpt_t *ck, const hlx_model_t *m, hlx_hf_weight_t w,
+                        int layer, char *name, size_t len, int64_t *hrows_p, int64_t *row0_p);
 /* Reads runtime rows [r0, r0 + nr) x cols [c0, c0 + nc) of weight w of layer into
  * dst[i * ld + j] as dst_dtype: one call per rank slice (its heads, FFN columns, vocab
  * share). The tensor's shape is checked against m first. Without lm_head.weight (tied
