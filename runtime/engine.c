@@ -570,7 +570,6 @@ static hlx_status_t hlx_engine_build(hlx_engine_t *eng)
     int l;
     hlx_status_t st;
 
-    eng->wq = hlx_engine_wq_on(eng);
     /* a tied checkpoint's head beside its embedding (hlx_hf_settle): said once, where the
      * weights are read */
     if (hlx_engine_rank(eng) == 0 && eng->ws.cfg.lm_head_unused[0])
@@ -1208,7 +1207,7 @@ static hlx_status_t hlx_engine_bytes(hlx_engine_t *eng, uint64_t *need_p, char *
         t = hlx_moe_rank_bytes(m, &ml, eng->w_esize);
         ok = ok && t != UINT64_MAX && hlx_add(&w, t);
     }
-    if (ok && hlx_engine_wq_on(eng) && !eng->ws.cfg.packing.act_order) {
+    if (ok && eng->wq && !eng->ws.cfg.packing.act_order) {
         /* kept packed: bits / 8 bytes an element and an f32 zero point and scale per group
          * and column (docs/kernels.md "Packed integer weights"); the head and the
          * embedding, and anything not packed, as counted */
@@ -1706,6 +1705,8 @@ hlx_status_t hlx_engine_create(const hlx_run_config_t *cfg, const hlx_model_t *m
         err[0] = '\0';
     if (st == HLX_OK)
         st = hlx_engine_backend(eng, err, errlen);
+    if (st == HLX_OK) /* the checkpoint (validation) and the backend known: decided once */
+        eng->wq = hlx_engine_wq_on(eng);
     if (st == HLX_OK)
         st = hlx_engine_bootstrap(eng, &cp, err, errlen);
     if (st == HLX_OK)
