@@ -1879,17 +1879,7 @@ hlx_wq_fused_block(const int MR, const int SS, const hlx_wq_t *w, int N, int K, 
 /* Strips walked at once for MR rows: 4 for 1-2 rows, 2 for 3-4. */
 #define HLX_WQ_SS(MR) ((MR) <= 2 ? 4 : 2)
 
-/* MR a constant at each call, 1 to 4 (from 5 rows the scratch path was as fast: wq.c) */
-#define HLX_WQ_BY_ROWS4(_M, _fn, ...)                   \
-    do {                                                \
-        switch (_M) {                                   \
-        case 1: _fn(1, __VA_ARGS__); break;             \
-        case 2: _fn(2, __VA_ARGS__); break;             \
-        case 3: _fn(3, __VA_ARGS__); break;             \
-        default: _fn(4, __VA_ARGS__); break;            \
-        }                                               \
-    } while (0)
-
+/* (from 5 rows the scratch path measured as fast: wq.c, HLX_GEMM_BY_ROWS4 below) */
 static inline __attribute__((always_inline)) void
 hlx_wq_fused_rows(const int MR, const hlx_wq_t *w, int N, int K, const float *x, float *y,
                   int accumulate, int n0, int n1, hlx_wq_rne_fn rne)
@@ -1906,7 +1896,7 @@ hlx_wq_fused_rows(const int MR, const hlx_wq_t *w, int N, int K, const float *x,
 static void hlx_wq_fused_int_avx512(int M, int N, int K, const float *x, const hlx_wq_t *w,
                                     float *y, int accumulate, int n0, int n1)
 {
-    HLX_WQ_BY_ROWS4(M, hlx_wq_fused_rows, w, N, K, x, y, accumulate, n0, n1, hlx_wq_rne_int);
+    HLX_GEMM_BY_ROWS4(M, hlx_wq_fused_rows, w, N, K, x, y, accumulate, n0, n1, hlx_wq_rne_int);
 }
 
 #ifdef HLX_WQ_BF16_INSN
@@ -1914,7 +1904,7 @@ static __attribute__((target("avx512bf16"))) void
 hlx_wq_fused_bf16_avx512(int M, int N, int K, const float *x, const hlx_wq_t *w, float *y,
                          int accumulate, int n0, int n1)
 {
-    HLX_WQ_BY_ROWS4(M, hlx_wq_fused_rows, w, N, K, x, y, accumulate, n0, n1, hlx_wq_rne_bf16);
+    HLX_GEMM_BY_ROWS4(M, hlx_wq_fused_rows, w, N, K, x, y, accumulate, n0, n1, hlx_wq_rne_bf16);
 }
 #endif
 

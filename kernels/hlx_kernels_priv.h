@@ -166,17 +166,27 @@ static inline int hlx_gemm_kb(int MR) { return MR <= 4 ? HLX_GEMM_KB_FEW : HLX_G
 
 /* _fn(MR, ...) with MR the constant 1..8 that equals M (8 for more): the row kernels take
  * MR as a constant so that their loops over the rows unroll into registers. */
+#define HLX_GEMM_ROWS_1_3(_fn, ...)                     \
+        case 1: _fn(1, __VA_ARGS__); break;             \
+        case 2: _fn(2, __VA_ARGS__); break;             \
+        case 3: _fn(3, __VA_ARGS__); break;
 #define HLX_GEMM_BY_ROWS(_M, _fn, ...)                  \
     do {                                                \
         switch (_M) {                                   \
-        case 1: _fn(1, __VA_ARGS__); break;             \
-        case 2: _fn(2, __VA_ARGS__); break;             \
-        case 3: _fn(3, __VA_ARGS__); break;             \
+        HLX_GEMM_ROWS_1_3(_fn, __VA_ARGS__)             \
         case 4: _fn(4, __VA_ARGS__); break;             \
         case 5: _fn(5, __VA_ARGS__); break;             \
         case 6: _fn(6, __VA_ARGS__); break;             \
         case 7: _fn(7, __VA_ARGS__); break;             \
         default: _fn(8, __VA_ARGS__); break;            \
+        }                                               \
+    } while (0)
+/* The same for kernels of at most 4 rows (4 for more). */
+#define HLX_GEMM_BY_ROWS4(_M, _fn, ...)                 \
+    do {                                                \
+        switch (_M) {                                   \
+        HLX_GEMM_ROWS_1_3(_fn, __VA_ARGS__)             \
+        default: _fn(4, __VA_ARGS__); break;            \
         }                                               \
     } while (0)
 
