@@ -1633,7 +1633,12 @@ static const char *hlx_cfg_quant_method(json_t *q, char *buf, size_t n)
 static hlx_status_t hlx_cfg_quant_file(const char *dir, hlx_hf_config_t *c, char *err,
                                        size_t errlen)
 {
-    static const char *const names[] = { "quantize_config.json", "quant_config.json" };
+    /* every quantization file a checkpoint may keep beside config.json; these read here:
+     * the last two, in that order */
+    static const char *const files[] = { "hf_quant_config.json", "quantize_config.json",
+                                         "quant_config.json" };
+    const char *const *names = files + 1;
+    const size_t nnames = 2;
     static const char *const awq_keys[] = { "w_bit", "q_group_size", "zero_point", "version" };
     char path[2048];
     struct stat sb;
@@ -1644,21 +1649,21 @@ static hlx_status_t hlx_cfg_quant_file(const char *dir, hlx_hf_config_t *c, char
     size_t i, k;
     hlx_status_t st;
 
-    for (i = 0; i < sizeof(names) / sizeof(names[0]); i++) {
+    for (i = 0; i < nnames; i++) {
         snprintf(path, sizeof(path), "%s/%s", dir, names[i]);
         if (stat(path, &sb) == 0)
             break;
     }
-    if (i == sizeof(names) / sizeof(names[0]))
+    if (i == nnames)
         return HLX_OK;
-    for (k = 0; k < 2; k++) { /* two files: which one holds the packing is not for a guess */
+    for (k = 0; k < sizeof(files) / sizeof(files[0]); k++) { /* two of them: not guessed */
         char other[2048];
-        const char *o = k == 0 ? "hf_quant_config.json" : names[1];
-        snprintf(other, sizeof(other), "%s/%s", dir, o);
-        if ((k == 0 || i == 0) && stat(other, &sb) == 0)
+        snprintf(other, sizeof(other), "%s/%s", dir, files[k]);
+        if (strcmp(files[k], names[i]) && stat(other, &sb) == 0)
             return hlx_errbuf(err, errlen, HLX_ERR_PARSE, "%s: both %s and %s, and config.json "
                               "has no quantization_config: keep the one of this checkpoint's "
-                              "quantization", dir, k == 0 ? o : names[0], k == 0 ? names[i] : o);
+                              "quantization", dir, k < i + 1 ? files[k] : names[i],
+                              k < i + 1 ? names[i] : files[k]);
     }
     if ((st = hlx_ckpt_regular_file(path, "quantization config", err, errlen)) != HLX_OK)
         return st;
