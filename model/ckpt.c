@@ -1223,7 +1223,7 @@ int hlx_ckpt_packed_groups(const hlx_ckpt_t *ck, const hlx_ckpt_tensor_t *t, int
     const uint8_t *pg;
     int64_t i, in;
 
-    if (t == NULL || !t->pack || t->group < 1)
+    if (t == NULL || !t->pack || t->group < 1 || (t->bits != 4 && t->bits != 8))
         return 0;
     *bits_p = t->bits;
     *group_p = t->group;
