@@ -1728,9 +1728,23 @@ static ATTR void NAME(const hlx_wq_t *w, int k0, int kc, int s0, int s1, uint16_
         const float *sc = (const float *)(base + w->scales) + (size_t)s * (size_t)w->G * 16;   \
         const float *zc = (const float *)(base + w->zeros) + (size_t)s * (size_t)w->G * 16;    \
         uint16_t *d = dst + (size_t)(s - s0) * (size_t)kc * 16;                                \
-        int k = k0, g = (k0 + w->kofs) / w->group;                                             \
-        int left = w->group - (k0 + w->kofs) % w->group;                                       \
-        __m512 vz = _mm512_loadu_ps(zc + (size_t)g * 16), vs = _mm512_loadu_ps(sc + (size_t)g * 16); \
+        int k = k0, g, left;                                                                   \
+        __m512 vz, vs;                                                                         \
+        if (w->gidx) { /* act order: each row's group from the table */                        \
+            const int32_t *tab = (const int32_t *)(base + w->gidx);                            \
+            for (; k < k0 + kc; k++, d += 16) {                                                \
+                const size_t gk = (size_t)tab[k] * 16;                                         \
+                __m512i q = _mm512_cvtepu8_epi32(_mm_loadu_si128((const __m128i *)(code +      \
+                    (size_t)(w->bits == 4 ? k >> 1 : k) * 16)));                               \
+                if (w->bits == 4)                                                              \
+                    q = (k & 1) ? _mm512_srli_epi32(q, 4) : _mm512_and_si512(q, m4);           \
+                ROW(q, _mm512_loadu_ps(zc + gk), _mm512_loadu_ps(sc + gk), d);                 \
+            }                                                                                  \
+            continue;                                                                          \
+        }                                                                                      \
+        g = (k0 + w->kofs) / w->group;                                                         \
+        left = w->group - (k0 + w->kofs) % w->group;                                           \
+        vz = _mm512_loadu_ps(zc + (size_t)g * 16), vs = _mm512_loadu_ps(sc + (size_t)g * 16);  \
         while (k < k0 + kc) {                                                                  \
             /* rows up to the group's end or the chunk's */                                    \
             const int end = k0 + kc - k < left ? k0 + kc : k + left;                           \
@@ -1834,6 +1848,22 @@ hlx_wq_fused_block(const int MR, const int SS, const hlx_wq_t *w, int N, int K, 
         for (m = 0; m < MR; m++)
             a[q * MR + m] = load ? _mm512_maskz_loadu_ps(mk[q], y + (size_t)m * N + (s + q) * 16)
                                  : _mm512_setzero_ps();
+    }
+    if (w->gidx) { /* act order: each row's zero points and scales from its group's */
+        const int32_t *tab = (const int32_t *)(base + w->gidx);
+        for (; k < K; k++) {
+            const size_t gk = (size_t)tab[k] * 16, row = w->bits == 4 ? (size_t)(k >> 1) : (size_t)k;
+            for (q = 0; q < SS; q++) {
+                __m512i c = _mm512_cvtepu8_epi32(
+                    _mm_loadu_si128((const __m128i *)(cp[q] + row * 16)));
+                if (w->bits == 4)
+                    c = (k & 1) ? _mm512_srli_epi32(c, 4) : _mm512_and_si512(c, m4);
+                v0[q] = rne(_mm512_mul_ps(_mm512_sub_ps(_mm512_cvtepi32_ps(c),
+                        _mm512_loadu_ps(zp + (size_t)q * (size_t)w->G * 16 + gk)),
+                    _mm512_loadu_ps(sp + (size_t)q * (size_t)w->G * 16 + gk)));
+            }
+            hlx_wq_fused_fma(MR, SS, x, K, k, v0, a);
+        }
     }
     /* group by group: its zero points and scales in registers */
     for (end = 0; k < K; zp += 16, sp += 16) {

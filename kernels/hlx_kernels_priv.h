@@ -28,6 +28,7 @@ hlx_wq_walk(const hlx_wq_t *w, int k0, int kc, int s0, int s1, uint16_t *dst, hl
 {
     const char *base = (const char *)w;
     const size_t rows = w->bits == 4 ? ((size_t)w->K + 1) / 2 : (size_t)w->K;
+    const int32_t *tab = w->gidx ? (const int32_t *)(base + w->gidx) : NULL;
     int s, k;
 
     for (s = s0; s < s1; s++) {
@@ -35,15 +36,19 @@ hlx_wq_walk(const hlx_wq_t *w, int k0, int kc, int s0, int s1, uint16_t *dst, hl
         const float *sc = (const float *)(base + w->scales) + (size_t)s * (size_t)w->G * 16;
         const float *zc = (const float *)(base + w->zeros) + (size_t)s * (size_t)w->G * 16;
         uint16_t *d = dst + (size_t)(s - s0) * (size_t)kc * 16;
-        /* the group of row k0 and the rows left in it, counted down */
-        int g = (k0 + w->kofs) / w->group, left = w->group - (k0 + w->kofs) % w->group;
+        /* the group of row k0 and the rows left in it, counted down (act order: the table's) */
+        int g = tab ? 0 : (k0 + w->kofs) / w->group;
+        int left = tab ? 0 : w->group - (k0 + w->kofs) % w->group;
         for (k = k0; k < k0 + kc; k++, d += 16) {
-            const float *gz = zc + (size_t)g * 16, *gs = sc + (size_t)g * 16;
+            const float *gz, *gs;
+            if (tab)
+                g = tab[k];
+            gz = zc + (size_t)g * 16, gs = sc + (size_t)g * 16;
             if (w->bits == 4) /* two rows to 16 bytes: the odd one in the high nibbles */
                 row(code + (size_t)(k >> 1) * 16, (k & 1) * 4, 15, gz, gs, d);
             else
                 row(code + (size_t)k * 16, 0, 255, gz, gs, d);
-            if (--left == 0) {
+            if (!tab && --left == 0) {
                 g++;
                 left = w->group;
             }

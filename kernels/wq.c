@@ -44,8 +44,10 @@ static size_t hlx_wq_up(size_t n)
     return (n + HLX_WQ_ALIGN - 1) / HLX_WQ_ALIGN * HLX_WQ_ALIGN;
 }
 
-/* The header's fields for those arguments (bytes 0: outside the format). */
-static hlx_wq_t hlx_wq_layout(int bits, hlx_dtype_t elem, int K, int N, int group, int kofs)
+/* The header's fields for those arguments (bytes 0: outside the format); ao > 0: act order
+ * with ao groups (group and kofs 0). */
+static hlx_wq_t hlx_wq_layout(int bits, hlx_dtype_t elem, int K, int N, int group, int kofs,
+                              int ao)
 {
     hlx_wq_t h = { .magic = HLX_WQ_MAGIC, .bits = bits, .elem = (int32_t)elem, .K = K, .N = N };
     const size_t strips = ((size_t)(N > 0 ? N : 0) + 15) / 16;
@@ -62,12 +64,17 @@ static hlx_wq_t hlx_wq_layout(int bits, hlx_dtype_t elem, int K, int N, int grou
         h.bytes = at + hlx_wq_up(strips * 16 * es * (size_t)K);
         return h;
     }
-    if ((bits != 4 && bits != 8) || elem != HLX_DTYPE_BF16 || group < 1 || kofs < 0 ||
-        kofs >= group || K > INT32_MAX - group)
+    if ((bits != 4 && bits != 8) || elem != HLX_DTYPE_BF16)
         return (hlx_wq_t){ 0 };
-    h.group = group;
-    h.kofs = kofs;
-    h.G = K > 0 ? (K - 1 + kofs) / group + 1 : 0;
+    if (ao > 0) {
+        h.G = ao;
+    } else {
+        if (group < 1 || kofs < 0 || kofs >= group || K > INT32_MAX - group)
+            return (hlx_wq_t){ 0 };
+        h.group = group;
+        h.kofs = kofs;
+        h.G = K > 0 ? (K - 1 + kofs) / group + 1 : 0;
+    }
     rows = bits == 4 ? ((size_t)K + 1) / 2 : (size_t)K;
     if (rows > 0 && strips > SIZE_MAX / 64 / rows)
         return (hlx_wq_t){ 0 };
@@ -78,23 +85,51 @@ static hlx_wq_t hlx_wq_layout(int bits, hlx_dtype_t elem, int K, int N, int grou
     part = hlx_wq_up(strips * (size_t)h.G * 16 * 4);
     h.zeros = h.scales + part;
     h.bytes = h.zeros + part;
+    if (ao > 0) {
+        h.gidx = h.bytes;
+        h.bytes += hlx_wq_up((size_t)K * 4);
+    }
     return h;
 }
 
 size_t hlx_kernels_wq_bytes(int bits, hlx_dtype_t elem, int K, int N, int group, int kofs)
 {
-    return (size_t)hlx_wq_layout(bits, elem, K, N, group, kofs).bytes;
+    return (size_t)hlx_wq_layout(bits, elem, K, N, group, kofs, 0).bytes;
+}
+
+size_t hlx_kernels_wq_bytes_ao(int bits, int K, int N, int G)
+{
+    return G < 1 ? 0 : (size_t)hlx_wq_layout(bits, HLX_DTYPE_BF16, K, N, 0, 0, G).bytes;
+}
+
+static hlx_status_t hlx_wq_init_layout(void *w, const hlx_wq_t *h)
+{
+    if (h->bytes == 0)
+        return HLX_ERR_INVALID;
+    memset(w, 0, (size_t)h->bytes);
+    memcpy(w, h, sizeof(*h));
+    return HLX_OK;
 }
 
 hlx_status_t hlx_kernels_wq_init(void *w, int bits, hlx_dtype_t elem, int K, int N, int group,
                                  int kofs)
 {
-    const hlx_wq_t h = hlx_wq_layout(bits, elem, K, N, group, kofs);
+    const hlx_wq_t h = hlx_wq_layout(bits, elem, K, N, group, kofs, 0);
 
-    if (h.bytes == 0)
+    return hlx_wq_init_layout(w, &h);
+}
+
+hlx_status_t hlx_kernels_wq_init_ao(void *w, int bits, int K, int N, int G, const int32_t *gidx)
+{
+    const hlx_wq_t h = G < 1 ? (hlx_wq_t){ 0 } : hlx_wq_layout(bits, HLX_DTYPE_BF16, K, N, 0, 0, G);
+    int k;
+
+    for (k = 0; k < K && h.bytes > 0; k++)
+        if (gidx[k] < 0 || gidx[k] >= G)
+            return HLX_ERR_INVALID;
+    if (hlx_wq_init_layout(w, &h) != HLX_OK)
         return HLX_ERR_INVALID;
-    memset(w, 0, (size_t)h.bytes);
-    memcpy(w, &h, sizeof(h));
+    memcpy((char *)w + h.gidx, gidx, (size_t)K * 4);
     return HLX_OK;
 }
 

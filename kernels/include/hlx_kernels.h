@@ -166,7 +166,10 @@ void hlx_kernels_w_s16_pack_cols(hlx_dtype_t t, int K, int N, int n0, int n1, co
  * F16 and BF16 scales checkpoints hold, and rounds to bf16 as the load-time conversion
  * does. Layout after the header (each part 64-byte aligned), per strip of 16 columns:
  * codes, 4 bits: [ceil(K / 2)][16] bytes, row 2i in the low nibble and 2i + 1 in the high
- * one; 8 bits: [K][16] bytes; scales and zeros: [G][16] f32 each. Columns past N are 0. */
+ * one; 8 bits: [K][16] bytes; scales and zeros: [G][16] f32 each. Columns past N are 0.
+ * In act order (GPTQ's desc_act: groups that are not runs of rows) row k's group is
+ * gidx[k] instead, an int32 table of K entries after the zeros, group and kofs 0; the rows
+ * stay in their order, so the sums are still those of the matrix dequantized at load. */
 #define HLX_WQ_MAGIC 0x31515748u /* "HWQ1" */
 typedef struct hlx_wq {
     uint32_t magic;
@@ -180,6 +183,7 @@ typedef struct hlx_wq {
                         instruction that flushes subnormals may be used on this matrix */
     uint64_t codes;  /* byte offsets from the header: the strips (plain) or the codes */
     uint64_t scales, zeros;
+    uint64_t gidx;   /* act order: the rows' groups (int32 [K]); 0 in order */
     uint64_t bytes;  /* the whole matrix, header included */
 } hlx_wq_t;
 static inline int hlx_w_q(hlx_dtype_t t) { return ((int)t & HLX_W_Q) != 0; }
@@ -192,6 +196,9 @@ size_t hlx_kernels_wq_bytes(int bits, hlx_dtype_t elem, int K, int N, int group,
  * rest (the padding columns); HLX_ERR_INVALID where hlx_kernels_wq_bytes gives 0. */
 hlx_status_t hlx_kernels_wq_init(void *w, int bits, hlx_dtype_t elem, int K, int N, int group,
                                  int kofs);
+/* The same for a packed matrix in act order: G groups, row k's gidx[k] (each in [0, G)). */
+size_t hlx_kernels_wq_bytes_ao(int bits, int K, int N, int G);
+hlx_status_t hlx_kernels_wq_init_ao(void *w, int bits, int K, int N, int G, const int32_t *gidx);
 /* Columns [n0, n1) of a packed matrix (n0 a multiple of 16, n1 one too or N) from
  * row-major code[K][ld] (the codes as floats, 0 .. 2^bits - 1), scale[G][ld] and
  * zero[G][ld] (column 0 of each is column n0); HLX_ERR_INVALID for a code out of range, a

@@ -572,13 +572,17 @@ static void kt_check_gemm(const hlx_kernels_t *ref, const hlx_kernels_t *var, kt
  * over its strips. Groups of any size and offset, K across the 256-row chunks and N
  * across the 256-column ones, 1 to 70 rows. */
 static void kt_check_wq(const hlx_kernels_t *ref, const hlx_kernels_t *var, kt_rng_t *r, int M,
-                        int N, int K, int bits, int group, int acc, double smag)
+                        int N, int K, int bits, int group, int acc, double smag, int ao)
 {
-    const int kofs = kt_int(r, 0, group - 1), G = K > 0 ? (K - 1 + kofs) / group + 1 : 0;
+    /* act order (ao): about K / group groups, each row's drawn at random */
+    const int kofs = ao ? 0 : kt_int(r, 0, group - 1);
+    const int G = ao ? K / group + 1 : K > 0 ? (K - 1 + kofs) / group + 1 : 0;
     const int groups = (N + 15) / 16, g0 = kt_int(r, 0, groups - 1), g1 = kt_int(r, g0 + 1, groups);
     const int n0 = g0 * 16, n1 = g1 * 16 < N ? g1 * 16 : N;
     const hlx_dtype_t qt = (hlx_dtype_t)(HLX_W_Q | hlx_w_s16_of(HLX_DTYPE_BF16));
-    const size_t qb = hlx_kernels_wq_bytes(bits, HLX_DTYPE_BF16, K, N, group, kofs);
+    const size_t qb = ao ? hlx_kernels_wq_bytes_ao(bits, K, N, G)
+                         : hlx_kernels_wq_bytes(bits, HLX_DTYPE_BF16, K, N, group, kofs);
+    int32_t *tab = malloc(sizeof(int32_t) * ((size_t)K + 1));
     const size_t pb = hlx_kernels_wq_bytes(0, HLX_DTYPE_BF16, K, N, 1, 0);
     float *code = malloc(sizeof(float) * ((size_t)K * N + 1));
     float *sc = malloc(sizeof(float) * ((size_t)G * N + 1)), *zr = malloc(sizeof(float) * ((size_t)G * N + 1));
@@ -598,8 +602,10 @@ static void kt_check_wq(const hlx_kernels_t *ref, const hlx_kernels_t *var, kt_r
         zr[i] = (float)kt_int(r, 0, (1 << bits) - 1) + (bits == 4 && i % 7 == 0); /* GPTQ's +1 */
     }
     for (k = 0; k < K; k++)
+        tab[k] = ao ? kt_int(r, 0, G - 1) : (k + kofs) / group;
+    for (k = 0; k < K; k++)
         for (n = 0; n < N; n++) {
-            const int g = (k + kofs) / group;
+            const int g = tab[k];
             const float v = (float)((int)code[(size_t)k * N + n] - (int)zr[(size_t)g * N + n]) *
                             sc[(size_t)g * N + n];
             wd[(size_t)k * N + n] = hlx_f32_to_bf16(v);
@@ -607,7 +613,8 @@ static void kt_check_wq(const hlx_kernels_t *ref, const hlx_kernels_t *var, kt_r
     hlx_kernels_w_s16_pack(HLX_DTYPE_BF16, K, N, wd, ws);
     kt_fill(r, x, HLX_DTYPE_F32, (size_t)M * K, 1.0);
     kt_fill(r, yi, HLX_DTYPE_F32, (size_t)M * N, 1.0);
-    bad = hlx_kernels_wq_init(wq, bits, HLX_DTYPE_BF16, K, N, group, kofs) != HLX_OK ||
+    bad = (ao ? hlx_kernels_wq_init_ao(wq, bits, K, N, G, tab)
+              : hlx_kernels_wq_init(wq, bits, HLX_DTYPE_BF16, K, N, group, kofs)) != HLX_OK ||
           hlx_kernels_wq_init(wp, 0, HLX_DTYPE_BF16, K, N, 1, 0) != HLX_OK;
     /* packed in two column ranges, as the loader packs groups of columns */
     for (n = 0; n < N && !bad; n += 48) {
@@ -635,14 +642,15 @@ static void kt_check_wq(const hlx_kernels_t *ref, const hlx_kernels_t *var, kt_r
               hlx_kernels_wq_at(wp, k, n) == hlx_bf16_to_f32(wd[(size_t)k * N + n]);
     }
     kt_report(var->name, "gemm packed", !bad && same && outside && at && plain,
-              "%dx%dx%d %d-bit group %d from %d acc %d columns [%d, %d): %s the gemm over the "
+              "%dx%dx%d %d-bit group %d from %d%s acc %d columns [%d, %d): %s the gemm over the "
               "dequantized strips, outside %s, elements %s, plain %s%s", M, N, K, bits, group,
-              kofs, acc, n0, n1, same ? "same bits as" : "differs from",
+              kofs, ao ? " act order" : "", acc, n0, n1, same ? "same bits as" : "differs from",
               outside ? "untouched" : "written", at ? "read back" : "differ",
               plain ? "the same" : "differs", bad ? ", packing refused" : "");
     for (i = 0; i < 5; i++)
         free(y[i]);
     free(code); free(sc); free(zr); free(wd); free(ws); free(wq); free(wp); free(x); free(yi);
+    free(tab);
 }
 
 /* Bad packing input is refused: a code past 2^bits - 1, a fraction, a NaN scale, a zero
@@ -656,7 +664,9 @@ static void kt_check_wq_refused(const hlx_kernels_t *var)
                 hlx_kernels_wq_bytes(3, HLX_DTYPE_BF16, 4, 16, 2, 0) == 0 &&
                 hlx_kernels_wq_bytes(4, HLX_DTYPE_F32, 4, 16, 2, 0) == 0 &&
                 hlx_kernels_wq_bytes(4, HLX_DTYPE_BF16, 4, 16, 2, 2) == 0 &&
-                hlx_kernels_wq_bytes(0, HLX_DTYPE_FP8, 4, 16, 1, 0) == 0;
+                hlx_kernels_wq_bytes(0, HLX_DTYPE_FP8, 4, 16, 1, 0) == 0 &&
+                hlx_kernels_wq_bytes_ao(4, 4, 16, 0) == 0 &&
+                hlx_kernels_wq_bytes_ao(4, 4, INT32_MAX, INT32_MAX) == 0;
 
     for (i = 0; i < 64; i++)
         code[i] = (float)(i % 16);
@@ -685,6 +695,14 @@ static void kt_check_wq_refused(const hlx_kernels_t *var)
     ok &= hlx_kernels_wq_pack_cols(w, 0, 16, code, sc, zr, 16) == HLX_OK;
     for (i = 0; i < 64; i++)
         ok &= hlx_kernels_wq_at(w, i / 16, i % 16) == (float)((i * 7) % 16 - 8) * 0.5f;
+    { /* act order: a row's group outside [0, G) */
+        const int32_t tab[4] = { 1, 0, 2, 1 };
+        const size_t ab = hlx_kernels_wq_bytes_ao(4, 4, 16, 3);
+        void *wa = aligned_alloc(64, (ab + 63) / 64 * 64);
+        ok &= ab > 0 && hlx_kernels_wq_init_ao(wa, 4, 4, 16, 2, tab) == HLX_ERR_INVALID &&
+              hlx_kernels_wq_init_ao(wa, 4, 4, 16, 3, tab) == HLX_OK;
+        free(wa);
+    }
     kt_report(var->name, "gemm packed: bad input", ok, "refused");
     free(w);
 }
@@ -695,15 +713,16 @@ static void kt_check_wqs(const hlx_kernels_t *ref, const hlx_kernels_t *var, kt_
     int it;
 
     kt_check_wq_refused(var);
-    kt_check_wq(ref, var, r, 1, 600, 700, 4, 128, 0, 0.02);
-    kt_check_wq(ref, var, r, 3, 300, 513, 8, 64, 1, 0.02);
-    kt_check_wq(ref, var, r, 65, 100, 257, 4, 257, 0, 0.02); /* one group of a whole column */
+    kt_check_wq(ref, var, r, 1, 600, 700, 4, 128, 0, 0.02, 0);
+    kt_check_wq(ref, var, r, 3, 300, 513, 8, 64, 1, 0.02, 0);
+    kt_check_wq(ref, var, r, 65, 100, 257, 4, 257, 0, 0.02, 0); /* one group of a whole column */
     /* scales so small that products are subnormal: no conversion that flushes them */
-    kt_check_wq(ref, var, r, 2, 40, 70, 4, 32, 0, 1e-38);
-    for (it = 0; it < 24; it++)
+    kt_check_wq(ref, var, r, 2, 40, 70, 4, 32, 0, 1e-38, 0);
+    kt_check_wq(ref, var, r, 2, 40, 71, 4, 16, 0, 1e-38, 1);
+    for (it = 0; it < 36; it++) /* the last 12 in act order */
         kt_check_wq(ref, var, r, rows[it % 9], kt_int(r, 1, 560), kt_int(r, 1, 600),
                     it & 1 ? 8 : 4, it % 3 == 0 ? kt_int(r, 1, 40) : 32 << (it % 3), it & 2,
-                    it % 5 == 4 ? 1e3 : 0.02);
+                    it % 5 == 4 ? 1e3 : 0.02, it >= 24);
 }
 
 /* hlx_pool_run: every thread adds its index + 1 once per call */
