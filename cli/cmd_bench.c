@@ -31,6 +31,7 @@ typedef struct hlx_bench_opts {
     int         n, k, m;
     int         strips; /* gemv: W in strips of 16 columns (HLX_W_S16) */
     int         wbits;  /* gemv: W integer-packed (hlx_wq_t) in 4 or 8 bits; 0: not */
+    int         wao;    /* gemv, packed: in act order (each row's group from a table) */
     int         reps;
     int         threads;
     int         json;
@@ -70,7 +71,7 @@ enum {
 
 enum { HLX_BENCH_DEV_CPU, HLX_BENCH_DEV_CUDA }; /* --device's choices, in order */
 enum { HLX_BENCH_WL_AUTO, HLX_BENCH_WL_ROWS, HLX_BENCH_WL_STRIPS, HLX_BENCH_WL_PACKED4,
-       HLX_BENCH_WL_PACKED8 }; /* --w-layout's */
+       HLX_BENCH_WL_PACKED8, HLX_BENCH_WL_PACKED4_AO, HLX_BENCH_WL_PACKED8_AO }; /* --w-layout's */
 
 #define HLX_BF(_n, _t, _def, _lo, _hi, _f, _meta, _help) \
     { _n, _t, _def, _lo, _hi, 0, 0, NULL, offsetof(hlx_bench_args_t, _f), _meta, _help }
@@ -136,15 +137,17 @@ static const hlx_flag_t hlx_bench_flag_list[] = {
         "2's attn_logit_softcapping, 50); the flops counted are the\n"
         "same, so the fractions show the cap's cost" },
     [HLX_BF_W_LAYOUT] = { "w-layout", HLX_FT_CHOICE, "auto", 0, 0, 0, 0,
-        "auto|rows|strips|packed4|packed8", offsetof(hlx_bench_args_t, w_layout),
-        "auto|rows|strips|packed4|packed8",
+        "auto|rows|strips|packed4|packed8|packed4-ao|packed8-ao",
+        offsetof(hlx_bench_args_t, w_layout), "auto|rows|strips|packed4|packed8|packed4-ao|packed8-ao",
         "gemv: W row-major, or in strips of 16 columns (the layout\n"
         "the runtime stores its projections in where the variant\n"
         "reads it fast: avx512, avx2); auto: the runtime's choice;\n"
         "packed4, packed8: a GPTQ-style W of 4- or 8-bit codes in\n"
         "groups of 128 rows kept packed (HELIX_W_PACKED), a chunk\n"
         "dequantized to bf16 at a time (bf16 only; the bytes are the\n"
-        "packed ones)" },
+        "packed ones); packed4-ao, packed8-ao: the same in act order\n"
+        "(GPTQ's desc_act: the rows' groups a permutation's, read\n"
+        "from a table row by row)" },
 };
 
 _Static_assert(sizeof(hlx_bench_flag_list) / sizeof(hlx_bench_flag_list[0]) == HLX_BF_COUNT,
@@ -501,12 +504,16 @@ static int hlx_bench_merge(const hlx_bench_opts_t *o, const hlx_kernels_t *k,
 
 /* gemv over a packed W (--w-layout packed4|packed8): random codes, zero points and
  * scales in groups of 128 rows, packed as the runtime packs a checkpoint's; the bytes
- * counted are the packed matrix's (codes, scales and zeros). */
+ * counted are the packed matrix's (codes, scales and zeros). In act order (-ao) row k's
+ * group is that of its place in a stride permutation of the rows, as scattered as GPTQ's
+ * desc_act makes them. */
 static int hlx_bench_gemv_packed(const hlx_bench_opts_t *o, const hlx_kernels_t *k,
                                  hlx_bench_result_t *r, const char *sizes)
 {
     const int G = (o->k - 1) / 128 + 1, top = (1 << o->wbits) - 1;
-    const size_t wb = hlx_kernels_wq_bytes(o->wbits, HLX_DTYPE_BF16, o->k, o->n, 128, 0);
+    const size_t wb = o->wao ? hlx_kernels_wq_bytes_ao(o->wbits, o->k, o->n, G)
+                             : hlx_kernels_wq_bytes(o->wbits, HLX_DTYPE_BF16, o->k, o->n, 128, 0);
+    int32_t *tab = NULL;
     const hlx_dtype_t t = (hlx_dtype_t)(HLX_W_Q | hlx_w_s16_of(HLX_DTYPE_BF16));
     float *code = NULL, *sc = NULL, *zr = NULL, *x, *y;
     void *w;
@@ -527,12 +534,17 @@ static int hlx_bench_gemv_packed(const hlx_bench_opts_t *o, const hlx_kernels_t 
     code = malloc(sizeof(float) * (size_t)o->k * 128);
     sc = malloc(sizeof(float) * (size_t)G * 128);
     zr = malloc(sizeof(float) * (size_t)G * 128);
-    if (!w || !x || !y || !code || !sc || !zr ||
-        hlx_kernels_wq_init(w, o->wbits, HLX_DTYPE_BF16, o->k, o->n, 128, 0) != HLX_OK) {
+    tab = malloc(sizeof(int32_t) * (size_t)o->k);
+    for (i = 0; tab != NULL && i < o->k; i++) /* 40503 is prime: a permutation of the rows */
+        tab[i] = (int32_t)((uint64_t)i * 40503u % (uint64_t)o->k / 128);
+    if (!w || !x || !y || !code || !sc || !zr || !tab ||
+        (o->wao ? hlx_kernels_wq_init_ao(w, o->wbits, o->k, o->n, G, tab)
+                : hlx_kernels_wq_init(w, o->wbits, HLX_DTYPE_BF16, o->k, o->n, 128, 0)) != HLX_OK) {
         fprintf(stderr, "helix bench: %s: cannot allocate %.3g bytes\n", sizes, (double)wb);
-        hlx_kernels_free_huge(w); free(x); free(y); free(code); free(sc); free(zr);
+        hlx_kernels_free_huge(w); free(x); free(y); free(code); free(sc); free(zr); free(tab);
         return 2;
     }
+    free(tab);
     hlx_bench_fill(x, HLX_DTYPE_F32, (size_t)o->m * o->k, 6);
     for (n0 = 0; n0 < o->n; n0 += 128) { /* 128 columns at a time */
         n1 = o->n - n0 < 128 ? o->n : n0 + 128;
@@ -728,8 +740,11 @@ static int hlx_bench_parse(int argc, char **argv, hlx_bench_opts_t *o)
                              .k = (int)a.k, .m = (int)a.m, .reps = (int)a.reps,
                              .strips = a.w_layout >= HLX_BENCH_WL_STRIPS ? 1
                                        : a.w_layout == HLX_BENCH_WL_ROWS ? 0 : -1,
-                             .wbits = a.w_layout == HLX_BENCH_WL_PACKED4 ? 4
-                                      : a.w_layout == HLX_BENCH_WL_PACKED8 ? 8 : 0,
+                             .wbits = a.w_layout == HLX_BENCH_WL_PACKED4 ||
+                                              a.w_layout == HLX_BENCH_WL_PACKED4_AO ? 4
+                                      : a.w_layout == HLX_BENCH_WL_PACKED8 ||
+                                              a.w_layout == HLX_BENCH_WL_PACKED8_AO ? 8 : 0,
+                             .wao = a.w_layout >= HLX_BENCH_WL_PACKED4_AO,
                              .threads = (int)a.threads, .json = a.json,
                              .bw_bytes = (size_t)a.bw_bytes,
                              .target_fraction = a.target_fraction,
@@ -896,7 +911,9 @@ int hlx_cmd_bench(int argc, char **argv)
         else
             printf("\"w_dtype\": \"%s\", \"w_layout\": \"%s\", \"m\": %d, \"n\": %d, "
                    "\"k\": %d, ", hlx_dtype_name(o.dtype),
-                   o.wbits == 4 ? "packed4" : o.wbits == 8 ? "packed8" : o.strips ? "strips" : "rows", o.m,
+                   o.wbits == 4 ? (o.wao ? "packed4-ao" : "packed4")
+                   : o.wbits == 8 ? (o.wao ? "packed8-ao" : "packed8")
+                   : o.strips ? "strips" : "rows", o.m,
                    o.n, o.k);
         /* kv_bytes: the bytes the kernel must read (KV, partials or weights); ratios in six
          * significant digits, so that a slow run's small fractions still check against the
@@ -928,9 +945,10 @@ int hlx_cmd_bench(int argc, char **argv)
                vector_path ? "" : " (its reference loop: no vector path for this head size)",
                hlx_dtype_name(!strcmp(o.kernel, "merge") ? HLX_DTYPE_F32 : o.dtype));
         if (!strcmp(o.kernel, "gemv"))
-            printf("W %s%s\n", o.wbits == 4 ? "packed, 4-bit codes in groups of 128 rows"
-                               : o.wbits == 8 ? "packed, 8-bit codes in groups of 128 rows"
-                               : o.strips ? "in strips of 16 columns" : "row-major",
+            printf("W %s%s%s\n", o.wbits == 4 ? "packed, 4-bit codes in groups of 128 rows"
+                                 : o.wbits == 8 ? "packed, 8-bit codes in groups of 128 rows"
+                                 : o.strips ? "in strips of 16 columns" : "row-major",
+                   o.wao ? ", in act order" : "",
                    o.strips && !kern.w_s16 ? " (the runtime keeps W row-major here: "
                                              "HELIX_W_STRIPS=0, or a variant that reads "
                                              "strips by its reference loop)" : "");

@@ -213,18 +213,18 @@ static const char *const hlx_fp8_form_names[] = { "compressed-tensors", "fp8", "
  * (null: none), the KV-cache scales and their names (null: none; "maybe" where the config
  * leaves it to the tensors and they were not read), a tied checkpoint's unread head. */
 
-/* Whether decode on the CPU keeps c's packed linear layers packed (HELIX_W_PACKED, groups in
- * order: docs/kernels.md "Packed integer weights"); else they are dequantized at load. */
+/* Whether decode on the CPU keeps c's packed linear layers packed (HELIX_W_PACKED, 4 or 8
+ * bits: docs/kernels.md "Packed integer weights"); else they are dequantized at load. */
 static int hlx_model_int_held(const hlx_hf_config_t *c)
 {
-    return hlx_kernels_w_packed() && !c->packing.act_order;
+    return hlx_kernels_w_packed() && (c->packing.bits == 4 || c->packing.bits == 8);
 }
 
 /* How decode holds them, for model info's line. */
 static const char *hlx_model_int_how(const hlx_hf_config_t *c)
 {
-    if (c->packing.act_order)
-        return "dequantized at load: act-order groups";
+    if (c->packing.bits != 4 && c->packing.bits != 8)
+        return "dequantized at load: the packed GEMMs take 4 and 8 bits";
     return hlx_kernels_w_packed() ? "kept packed on the CPU, dequantized at load on CUDA"
                                   : "dequantized at load: HELIX_W_PACKED=0";
 }

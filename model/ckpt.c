@@ -1233,7 +1233,7 @@ int hlx_ckpt_packed_groups(const hlx_ckpt_t *ck, const hlx_ckpt_tensor_t *t, int
     in = t->shape[1];
     for (i = 0; i < in; i++) /* desc_act false still writes g_idx: i / group */
         if ((int64_t)(int32_t)hlx_ck_u32(pg, (uint64_t)i) != i / t->group)
-            return 0;
+            return t->groups < (int64_t)1 << 24 ? 2 : 0; /* act order (read as f32) */
     return 1;
 }
 
@@ -1328,6 +1328,8 @@ static hlx_status_t hlx_ck_unpack_row(const hlx_ckpt_t *ck, const hlx_ckpt_tenso
             out[j] = (float)(z + off);
         else if (mode == HLX_CKPT_QSCALE)
             out[j] = s;
+        else if (mode == HLX_CKPT_QGROUP)
+            out[j] = (float)g;
         else
             out[j] = (float)(q - z) * s;
     }

@@ -235,9 +235,12 @@ typedef struct hlx_wload_job {
     char              *err;     /* [T][HLX_WLOAD_ERR] */
     /* kept packed (hlx_wq_t, bits 4 or 8; 0: not): groups of `group` rows from kofs, Gk of
      * them; a thread's scratch then holds K rows of codes and Gk of zeros and of scales,
-     * f32, G columns each */
+     * f32, G columns each. In act order (gtab set): row k's group is gtab[k] (the groups
+     * the K rows use, numbered in their order), read at its first row grow[g]. */
     int                bits, kofs, Gk;
     int64_t            group;
+    int32_t           *gtab;
+    int64_t           *grow;
 } hlx_wload_job_t;
 
 /* Columns [n0, n1) of a matrix kept packed: each part's codes, then its zero points and
@@ -262,7 +265,7 @@ static hlx_status_t hlx_wload_packed(hlx_wload_job_t *j, int n0, int n1, float *
                            p->c0 + (lo - p->at), hi - lo, code + (lo - n0), HLX_CKPT_QCODE, ld,
                            err, HLX_WLOAD_ERR);
         for (g = 0; g < j->Gk && st == HLX_OK; g++) { /* group g from row g group - kofs */
-            const int64_t k = g == 0 ? 0 : (int64_t)g * j->group - j->kofs;
+            const int64_t k = j->gtab ? j->grow[g] : g == 0 ? 0 : (int64_t)g * j->group - j->kofs;
             st = hlx_wsrc_read(&eng->ws, p->name, p->rows, p->cols, p->r0 + k, 1,
                                p->c0 + (lo - p->at), hi - lo,
                                zero + (size_t)g * (size_t)ld + (size_t)(lo - n0), HLX_CKPT_QZERO,
@@ -322,39 +325,101 @@ static int hlx_engine_wq_on(const hlx_engine_t *eng)
            eng->w_dtype == HLX_DTYPE_BF16;
 }
 
-/* Whether a K-row matrix of these parts is kept packed (eng->wq): every part an integer-
- * packed weight the packed GEMMs take (hlx_wsrc_packed), of one width and group size, its
- * rows starting at one offset into the groups; then *bits_p (4 or 8), *group_p and
- * *kofs_p, else *bits_p 0 (plain strips in the same format). */
-static void hlx_engine_wq_form(hlx_engine_t *eng, const hlx_wpart_t *parts, int nparts, int K,
-                               int *bits_p, int64_t *group_p, int *kofs_p)
+/* Act order: the group of each of the K rows of every part (HLX_CKPT_QGROUP, rows [r0,
+ * r0 + K)), which must agree (as GPTQ's fused projections' do: one input, one order), into
+ * j->gtab, numbered in the groups' order over the ones the rows use, and each one's first
+ * row into j->grow, j->Gk of them; j->gtab NULL where the parts disagree. */
+static hlx_status_t hlx_engine_wq_groups(hlx_engine_t *eng, const hlx_wpart_t *parts,
+                                         int nparts, int K, hlx_wload_job_t *j)
 {
-    int i, bits = 0, b;
-    int64_t group = 0, g;
+    float *f = malloc(sizeof(float) * 2 * (size_t)K);
+    int32_t *map = NULL;
+    int64_t gmax = 0;
+    hlx_status_t st = f != NULL ? HLX_OK : HLX_ERR_NOMEM;
+    int i, k, same = 1;
 
-    *bits_p = 0;
-    *group_p = 1;
-    *kofs_p = 0;
-    for (i = 0; i < nparts; i++) {
-        if (!hlx_wsrc_packed(&eng->ws, parts[i].name, &b, &g) || g > INT32_MAX - K ||
-            (i > 0 && (b != bits || g != group || parts[i].r0 % g != parts[0].r0 % g)))
-            return;
-        bits = b, group = g;
+    for (i = 0; i < nparts && st == HLX_OK && same; i++) {
+        float *fi = i == 0 ? f : f + K;
+        st = hlx_wsrc_read(&eng->ws, parts[i].name, parts[i].rows, parts[i].cols, parts[i].r0,
+                           K, parts[i].c0, 1, fi, HLX_CKPT_QGROUP, 1, eng->errmsg,
+                           sizeof(eng->errmsg));
+        for (k = 0; k < K && st == HLX_OK && same; k++) {
+            same = fi[k] == f[k];
+            gmax = (int64_t)f[k] > gmax ? (int64_t)f[k] : gmax;
+        }
     }
-    if (nparts > 0 && K > 0) {
-        *bits_p = bits;
-        *group_p = group;
-        *kofs_p = (int)(parts[0].r0 % group);
+    if (st == HLX_OK && same) {
+        j->gtab = malloc(sizeof(int32_t) * (size_t)K);
+        j->grow = malloc(sizeof(int64_t) * (size_t)K);
+        map = malloc(sizeof(int32_t) * (size_t)(gmax + 1));
+        st = j->gtab && j->grow && map ? HLX_OK : HLX_ERR_NOMEM;
     }
+    if (st == HLX_OK && same) {
+        for (k = 0; k <= gmax; k++)
+            map[k] = -1;
+        for (k = 0; k < K; k++)
+            map[(int64_t)f[k]] = 0;
+        for (k = 0, j->Gk = 0; k <= gmax; k++)
+            if (map[k] == 0)
+                map[k] = j->Gk++;
+        for (k = K - 1; k >= 0; k--) { /* the first row of each: the last one written */
+            j->gtab[k] = map[(int64_t)f[k]];
+            j->grow[j->gtab[k]] = k;
+        }
+    }
+    if (st != HLX_OK || !same) {
+        free(j->gtab);
+        free(j->grow);
+        j->gtab = NULL, j->grow = NULL, j->Gk = 0;
+    }
+    free(map);
+    free(f);
+    return st;
 }
 
-hlx_status_t hlx_engine_wload(hlx_engine_t *eng, void **w_p, int K, int N,
-                              const hlx_wpart_t *parts, int nparts)
+/* Whether a K-row matrix of these parts is kept packed (eng->wq): every part an integer-
+ * packed weight the packed GEMMs take (hlx_wsrc_packed), of one width and group size, its
+ * rows starting at one offset into the groups, or in act order with the same groups row by
+ * row; then j->bits (4 or 8), j->group and j->kofs, or j->gtab, j->grow and j->Gk (act
+ * order), else j->bits 0 (plain strips in the same format). */
+static hlx_status_t hlx_engine_wq_form(hlx_engine_t *eng, const hlx_wpart_t *parts, int nparts,
+                                       int K, hlx_wload_job_t *j)
+{
+    int i, bits = 0, b, form, ao = 0;
+    int64_t group = 0, g;
+    hlx_status_t st;
+
+    j->bits = 0;
+    j->group = 1;
+    j->kofs = 0;
+    for (i = 0; i < nparts; i++) {
+        if (!(form = hlx_wsrc_packed(&eng->ws, parts[i].name, &b, &g)) || g > INT32_MAX - K ||
+            (i > 0 && (b != bits || g != group)))
+            return HLX_OK;
+        ao |= form == 2 || parts[i].r0 % g != parts[0].r0 % g;
+        bits = b, group = g;
+    }
+    if (nparts == 0 || K <= 0)
+        return HLX_OK;
+    if (ao) {
+        if ((st = hlx_engine_wq_groups(eng, parts, nparts, K, j)) != HLX_OK || j->gtab == NULL)
+            return st;
+    } else {
+        j->group = group;
+        j->kofs = (int)(parts[0].r0 % group);
+    }
+    j->bits = bits;
+    return HLX_OK;
+}
+
+/* hlx_engine_wload with its job, which the caller frees (the act-order tables). */
+static hlx_status_t hlx_engine_wload_job(hlx_engine_t *eng, void **w_p, int K, int N,
+                                         const hlx_wpart_t *parts, int nparts,
+                                         hlx_wload_job_t *job)
 {
     const size_t es = eng->w_esize;
     hlx_dtype_t t = eng->w_dtype, dt = eng->w_dtype;
     size_t bytes = 0, ses;
-    hlx_wload_job_t job = { 0 };
     void *w = NULL;
     int srows;
     int64_t covered = 0;
@@ -376,9 +441,11 @@ hlx_status_t hlx_engine_wload(hlx_engine_t *eng, void **w_p, int K, int N,
         return HLX_ERR_INTERNAL;
     }
     if (eng->wq) { /* every matrix an hlx_wq_t: packed where its parts allow it */
-        hlx_engine_wq_form(eng, parts, nparts, K, &job.bits, &job.group, &job.kofs);
+        if ((st = hlx_engine_wq_form(eng, parts, nparts, K, job)) != HLX_OK)
+            return st;
         t = (hlx_dtype_t)(HLX_W_Q | hlx_w_s16_of(dt));
-        bytes = hlx_kernels_wq_bytes(job.bits, dt, K, N, (int)job.group, job.kofs);
+        bytes = job->gtab ? hlx_kernels_wq_bytes_ao(job->bits, K, N, job->Gk)
+                         : hlx_kernels_wq_bytes(job->bits, dt, K, N, (int)job->group, job->kofs);
         st = bytes > 0 ? HLX_OK : HLX_ERR_INVALID;
     } else {
         st = eng->be.ops->weights_layout(&eng->be, &t, K, N, &bytes);
@@ -400,10 +467,11 @@ hlx_status_t hlx_engine_wload(hlx_engine_t *eng, void **w_p, int K, int N,
         return st;
     *w_p = w;
     eng->w_bytes += bytes;
-    if (eng->wq && (st = hlx_kernels_wq_init(w, job.bits, dt, K, N, (int)job.group,
-                                             job.kofs)) != HLX_OK)
+    if (eng->wq && (st = job->gtab ? hlx_kernels_wq_init_ao(w, job->bits, K, N, job->Gk, job->gtab)
+                                   : hlx_kernels_wq_init(w, job->bits, dt, K, N, (int)job->group,
+                                                         job->kofs)) != HLX_OK)
         return st;
-    eng->wq_packed += job.bits > 0;
+    eng->wq_packed += job->bits > 0;
     if (K <= 0 || N <= 0)
         return HLX_OK;
     if (t == dt) { /* row-major: every part read in place */
@@ -418,31 +486,43 @@ hlx_status_t hlx_engine_wload(hlx_engine_t *eng, void **w_p, int K, int N,
      * pure, a checkpoint's reader counts its bytes atomically and keeps each thread's error
      * apart (hlx_ckpt_error) */
     T = hlx_pool_size(eng->be.pool);
-    job.eng = eng, job.w = w, job.t = t, job.K = K, job.N = N, job.parts = parts;
-    job.nparts = nparts;
+    job->eng = eng, job->w = w, job->t = t, job->K = K, job->N = N, job->parts = parts;
+    job->nparts = nparts;
     /* packed: K rows of codes and Gk of zeros and of scales, f32 */
-    job.Gk = job.bits > 0 ? (K - 1 + job.kofs) / (int)job.group + 1 : 0;
-    srows = K + 2 * job.Gk;
-    ses = job.bits > 0 ? 4 : es;
-    job.G = hlx_wload_group(srows, N, ses);
-    if (T > 1 && job.G > (N + 16 * T - 1) / (16 * T) * 16)
-        job.G = (N + 16 * T - 1) / (16 * T) * 16;
-    job.sbytes = (size_t)srows * (size_t)job.G * ses; /* ~ hlx_engine_wload_scratch */
-    job.scratch = malloc(job.sbytes * (size_t)T);
-    job.st = calloc((size_t)T, sizeof(*job.st));
-    job.err = calloc((size_t)T, HLX_WLOAD_ERR);
-    if (job.scratch == NULL || job.st == NULL || job.err == NULL)
+    if (job->gtab == NULL)
+        job->Gk = job->bits > 0 ? (K - 1 + job->kofs) / (int)job->group + 1 : 0;
+    srows = K + 2 * job->Gk;
+    ses = job->bits > 0 ? 4 : es;
+    job->G = hlx_wload_group(srows, N, ses);
+    if (T > 1 && job->G > (N + 16 * T - 1) / (16 * T) * 16)
+        job->G = (N + 16 * T - 1) / (16 * T) * 16;
+    job->sbytes = (size_t)srows * (size_t)job->G * ses; /* ~ hlx_engine_wload_scratch */
+    job->scratch = malloc(job->sbytes * (size_t)T);
+    job->st = calloc((size_t)T, sizeof(*job->st));
+    job->err = calloc((size_t)T, HLX_WLOAD_ERR);
+    if (job->scratch == NULL || job->st == NULL || job->err == NULL)
         st = HLX_ERR_NOMEM;
     else if (T > 1)
-        hlx_pool_run(eng->be.pool, hlx_wload_groups, &job);
+        hlx_pool_run(eng->be.pool, hlx_wload_groups, job);
     else
-        hlx_wload_groups(&job, 0, 1);
-    for (i = 0; i < T && st == HLX_OK && job.st != NULL; i++)
-        if ((st = job.st[i]) != HLX_OK) /* the first thread's error, as one thread reports */
-            snprintf(eng->errmsg, sizeof(eng->errmsg), "%s", job.err + (size_t)i * HLX_WLOAD_ERR);
-    free(job.scratch);
-    free(job.st);
-    free(job.err);
+        hlx_wload_groups(job, 0, 1);
+    for (i = 0; i < T && st == HLX_OK && job->st != NULL; i++)
+        if ((st = job->st[i]) != HLX_OK) /* the first thread's error, as one thread reports */
+            snprintf(eng->errmsg, sizeof(eng->errmsg), "%s", job->err + (size_t)i * HLX_WLOAD_ERR);
+    free(job->scratch);
+    free(job->st);
+    free(job->err);
+    return st;
+}
+
+hlx_status_t hlx_engine_wload(hlx_engine_t *eng, void **w_p, int K, int N,
+                              const hlx_wpart_t *parts, int nparts)
+{
+    hlx_wload_job_t job = { 0 };
+    const hlx_status_t st = hlx_engine_wload_job(eng, w_p, K, N, parts, nparts, &job);
+
+    free(job.gtab);
+    free(job.grow);
     return st;
 }
 
@@ -1207,13 +1287,16 @@ static hlx_status_t hlx_engine_bytes(hlx_engine_t *eng, uint64_t *need_p, char *
         t = hlx_moe_rank_bytes(m, &ml, eng->w_esize);
         ok = ok && t != UINT64_MAX && hlx_add(&w, t);
     }
-    if (ok && eng->wq && !eng->ws.cfg.packing.act_order) {
+    if (ok && eng->wq && (eng->ws.cfg.packing.bits == 4 || eng->ws.cfg.packing.bits == 8)) {
         /* kept packed: bits / 8 bytes an element and an f32 zero point and scale per group
-         * and column (docs/kernels.md "Packed integer weights"); the head and the
-         * embedding, and anything not packed, as counted */
+         * and column (docs/kernels.md "Packed integer weights"; act order's groups as
+         * many); the head and the embedding, MLA's absorbed W_UK and W_UV, and anything
+         * else not packed, as counted */
         const hlx_ckpt_packing_t *pk = &eng->ws.cfg.packing;
         const uint64_t g = pk->group > 0 ? (uint64_t)pk->group : H;
         t = w - (hlx_engine_embed_tied(eng) ? 0 : (uint64_t)L->vocab_count * eng->w_esize * H);
+        if (m->attn == HLX_ATTN_MLA) /* overflow was ruled out when w added them */
+            t -= hlx_mla_absorbed_elems(m, L) * eng->w_esize * (uint64_t)m->layers;
         w -= t; /* the projections' elements, then their packed bytes */
         t = t / eng->w_esize;
         ok = hlx_mul(&t, (uint64_t)pk->bits * g + 64) && hlx_add(&w, t / (8 * g) + 1);

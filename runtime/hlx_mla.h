@@ -52,6 +52,9 @@ void hlx_mla_kv_dims(const hlx_model_t *m, int *kv_dk, int *kv_dv, int *xdv);
 /* Weight elements of one layer's MLA projections on a rank of layout L (for the memory
  * estimate; saturates at UINT64_MAX). */
 uint64_t hlx_mla_weight_elems(const hlx_model_t *m, const hlx_layout_t *L);
+/* Of those, the absorbed W_UK and W_UV (from kv_b_proj, held plain even where the
+ * projections are kept packed). */
+uint64_t hlx_mla_absorbed_elems(const hlx_model_t *m, const hlx_layout_t *L);
 
 /* HLX_ERR_INVALID with the sizes in err when a per-request row of the MLA step (queries of
  * all heads, absorbed queries, kv_b_proj columns) does not fit the kernels' int sizes. */

@@ -33,17 +33,25 @@ static int hlx_mla_mad(uint64_t *acc, uint64_t a, uint64_t b, uint64_t c)
            !__builtin_add_overflow(*acc, a, acc);
 }
 
+uint64_t hlx_mla_absorbed_elems(const hlx_model_t *m, const hlx_layout_t *L)
+{
+    const uint64_t r = (uint64_t)m->kv_lora_rank;
+    uint64_t n = 0;
+    const int ok = hlx_mla_mad(&n, (uint64_t)m->q_heads, (uint64_t)m->qk_nope_dim, r) &&
+                   hlx_mla_mad(&n, (uint64_t)L->q_slice, r, (uint64_t)m->v_head_dim);
+
+    return ok ? n : UINT64_MAX;
+}
+
 uint64_t hlx_mla_weight_elems(const hlx_model_t *m, const hlx_layout_t *L)
 {
     uint64_t H = (uint64_t)m->hidden, Q = (uint64_t)m->q_heads, r = (uint64_t)m->kv_lora_rank;
     uint64_t ql = (uint64_t)m->q_lora_rank, qk = (uint64_t)(m->qk_nope_dim + m->qk_rope_dim);
-    uint64_t n = 0;
-    int ok = ql > 0 ? hlx_mla_mad(&n, H, ql, 1) && hlx_mla_mad(&n, ql, Q, qk)
-                    : hlx_mla_mad(&n, H, Q, qk);
+    uint64_t n = hlx_mla_absorbed_elems(m, L);
+    int ok = n != UINT64_MAX && (ql > 0 ? hlx_mla_mad(&n, H, ql, 1) && hlx_mla_mad(&n, ql, Q, qk)
+                                        : hlx_mla_mad(&n, H, Q, qk));
 
-    ok = ok && hlx_mla_mad(&n, H, r + (uint64_t)m->qk_rope_dim, 1) &&
-         hlx_mla_mad(&n, Q, (uint64_t)m->qk_nope_dim, r) &&
-         hlx_mla_mad(&n, (uint64_t)L->q_slice, r, (uint64_t)m->v_head_dim);
+    ok = ok && hlx_mla_mad(&n, H, r + (uint64_t)m->qk_rope_dim, 1);
     return ok ? n : UINT64_MAX;
 }
 

@@ -135,10 +135,11 @@ hlx_status_t hlx_ckpt_set_packed(hlx_ckpt_t *ck, const hlx_ckpt_packing_t *pk,
                                  int (*skip)(const char *name, const void *arg),
                                  const void *arg);
 /* Whether the packed GEMMs can keep t packed (docs/kernels.md "Packed integer weights"):
- * 1 when t is a packed weight whose input column i is in group i / group (no g_idx, or one
- * that says just that, as GPTQ's desc_act false writes it), with *bits_p and *group_p (the
- * input columns per group; the whole row for one group); 0 otherwise (not packed, or
- * act-order's permuted groups, which are dequantized at load instead). */
+ * 1 when t is a 4- or 8-bit packed weight whose input column i is in group i / group (no
+ * g_idx, or one that says just that, as GPTQ's desc_act false writes it), with *bits_p and
+ * *group_p (the input columns per group; the whole row for one group); 2 when its g_idx
+ * puts the columns in other groups (act order: HLX_CKPT_QGROUP reads each one's); 0
+ * otherwise (not packed, or of another width: dequantized at load instead). */
 int hlx_ckpt_packed_groups(const hlx_ckpt_t *ck, const hlx_ckpt_tensor_t *t, int *bits_p,
                            int64_t *group_p);
 /* How many packed weights hlx_ckpt_set_packed made. */
@@ -195,9 +196,11 @@ hlx_status_t hlx_ckpt_read_slice(hlx_ckpt_t *ck, const hlx_ckpt_tensor_t *t, int
 #define HLX_CKPT_QCODE  ((hlx_dtype_t)64)
 #define HLX_CKPT_QZERO  ((hlx_dtype_t)65)
 #define HLX_CKPT_QSCALE ((hlx_dtype_t)66)
+#define HLX_CKPT_QGROUP ((hlx_dtype_t)67) /* the element's group (g_idx's, or i / group) */
 static inline int hlx_ckpt_qmode(hlx_dtype_t t)
 {
-    return t == HLX_CKPT_QCODE || t == HLX_CKPT_QZERO || t == HLX_CKPT_QSCALE;
+    return t == HLX_CKPT_QCODE || t == HLX_CKPT_QZERO || t == HLX_CKPT_QSCALE ||
+           t == HLX_CKPT_QGROUP;
 }
 
 /* 2-D block: rows [r0, r0 + nr) x cols [c0, c0 + nc) of t (a 1-D tensor is one row).

@@ -525,7 +525,7 @@ int)
         "$helix" decode --model "$1" --context 60 --steps 4 --check --json >"$2" 2>"$dir/err" ||
             { echo "FAIL: $1"; cat "$dir/err"; fail=1; }
     }
-    for fam in dense phi3 internlm2 qwen3-moe mixtral; do
+    for fam in dense phi3 internlm2 qwen3-moe mixtral moe-mla; do
         "$helix" model synth --family $fam --seed 6 --out "$dir/b-$fam" >/dev/null || exit 1
     done
     for form in "dense gptq --bits 4 --group 32 --act-order" \
@@ -534,7 +534,8 @@ int)
         "dense ct --bits 4 --group -1 --scale-dtype F32" \
         "dense gptq --group 64 --no-gidx --scale-dtype BF16 --skip down_proj" \
         "phi3 gptq --group 64" "internlm2 awq --group 32" "qwen3-moe ct --group 32" \
-        "mixtral gptq --bits 8 --group 64 --act-order" "dense int8 --group -1" \
+        "mixtral gptq --bits 8 --group 64 --act-order" "moe-mla gptq --group 32" \
+        "dense int8 --group -1" \
         "dense int8 --group 0 --a8 static --scale-dtype F32" "mixtral int8 --group -1"; do
         set -- $form
         fam=$1 fmt=$2 name=$(echo "$form" | tr -c 'a-z0-9\n' '_')
@@ -543,11 +544,10 @@ int)
         decode1 "$dir/$name" "$dir/out.a"
         decode1 "$dir/$name.ref" "$dir/out.b"
         same "$fam, $fmt $*" "$dir/out.a" "$dir/out.b"
-        # kept packed (HELIX_W_PACKED, docs/kernels.md "Packed integer weights") where the
-        # groups are in order; int8 (I8 with a scale, not packed words) dequantized at load;
-        # act-order's permuted groups too (a tensor of one group, in order, stays packed)
+        # kept packed (HELIX_W_PACKED, docs/kernels.md "Packed integer weights"), act
+        # order's permuted groups included; int8 (I8 with a scale, not packed words)
+        # dequantized at load
         case "$fmt $*" in
-        *act-order*) want= ;;
         int8*) want="strips False" ;;
         *) want="packed True" ;;
         esac
@@ -570,11 +570,13 @@ print(f"projections: {a['w_proj_bytes_rank']} bytes packed ({a['w_layout']}, {a[
 assert a['w_layout'] == 'packed' and b['w_layout'] != 'packed' and b['w_packed'] == 0
 assert a['w_proj_bytes_rank'] < 0.5 * b['w_proj_bytes_rank'], 'packed weights not smaller'
 PY
-    # over ranks: AWQ over TPA 2 (each rank its rows of the packed words), compressed-
-    # tensors' experts over KVP 2 x TPA 2
+    # over ranks: AWQ over TPA 2 (each rank its rows of the packed words), GPTQ in act
+    # order over TPA 2 (each rank the groups its rows use), compressed-tensors' experts
+    # over KVP 2 x TPA 2
     python3 "$quant" "$dir/b-dense" "$dir/awq" --format awq --group 64 || exit 1
+    python3 "$quant" "$dir/b-dense" "$dir/gao" --format gptq --group 16 --act-order || exit 1
     python3 "$quant" "$dir/b-qwen3-moe" "$dir/ctm" --format ct --bits 8 --group 32 || exit 1
-    for l in "awq 2 1 2" "ctm 4 2 2"; do
+    for l in "awq 2 1 2" "gao 2 1 2" "ctm 4 2 2"; do
         set -- $l
         for m in "$1" "$1.ref"; do
             timeout -k 5 200 "$helixrun" --no-prefix -n $2 --timeout 180 -- "$helix" decode \
@@ -669,14 +671,15 @@ cpu, tot = d['cpu_bytes_per_rank'], d['bytes_per_rank']['total']
 print(f"model info: {cpu:.0f} bytes per rank held on the CPU, {tot:.0f} dequantized")
 assert 0 < cpu < 0.5 * tot, (cpu, tot)
 PY
-    # how decode holds them: dequantized with HELIX_W_PACKED=0, or act-order's groups
-    for how in "HELIX_W_PACKED=0 awq" "HELIX_W_PACKED=1 gptqao"; do
+    # how decode holds them: dequantized with HELIX_W_PACKED=0, packed in act order
+    for how in "HELIX_W_PACKED=0 awq dequantized False" "HELIX_W_PACKED=1 gptqao packed True"; do
+        set -- $how
         [ -d "$dir/gptqao" ] || python3 "$quant" "$dir/b-dense" "$dir/gptqao" --format gptq \
             --group 64 --act-order || exit 1
-        env ${how% *} "$helix" model info --json "$dir/${how#* }" >"$dir/info" 2>&1 ||
+        env $1 "$helix" model info --json "$dir/$2" >"$dir/info" 2>&1 ||
             { cat "$dir/info"; fail=1; }
         q=$(python3 -c "import json,sys; d=json.load(open(sys.argv[1])); print(d['quantization']['weights']['cpu'], 'cpu_bytes_per_rank' in d)" "$dir/info")
-        [ "$q" = "dequantized False" ] ||
+        [ "$q" = "$3 $4" ] ||
             { echo "FAIL: $how: model info says the CPU holds it '$q'"; fail=1; }
     done
     # refused: configs at their line:column, packed sets with a part missing, misshaped or
