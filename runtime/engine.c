@@ -1300,6 +1300,15 @@ static hlx_status_t hlx_engine_bytes(hlx_engine_t *eng, uint64_t *need_p, char *
         w -= t; /* the projections' elements, then their packed bytes */
         t = t / eng->w_esize;
         ok = hlx_mul(&t, (uint64_t)pk->bits * g + 64) && hlx_add(&w, t / (8 * g) + 1);
+        if (pk->act_order && pk->group > 0) {
+            /* act order: a row-parallel rank (W_o, the down projection) keeps the zero
+             * points and scales of every group its rows use, at worst all of the matrix's
+             * (as vLLM does), where the line above counted its share of them */
+            t = m->q_heads > L->q_slice ? (uint64_t)(m->q_heads - L->q_slice) * dv : 0;
+            t += m->ffn > L->ffn_count ? (uint64_t)(m->ffn - L->ffn_count) : 0;
+            t = t / g + 2;
+            ok = ok && hlx_mul(&t, 8 * H) && hlx_mul(&t, (uint64_t)m->layers) && hlx_add(&w, t);
+        }
     }
     t = H * eng->w_esize;
     ok = ok && hlx_mul(&t, (uint64_t)L->vocab_count) && hlx_add(&w, t);
