@@ -828,14 +828,18 @@ hlx_status_t hlx_ckpt_get(hlx_ckpt_t *ck, const char *name, int ndim, const int6
     if (st != HLX_OK)
         return st;
     if (t->ndim != ndim || memcmp(t->shape, shape, sizeof(*shape) * (size_t)ndim) != 0) {
-        char packed[200] = "";
+        char packed[400] = "";
         hlx_shape_str(have, sizeof(have), t->ndim, t->shape);
         hlx_shape_str(want, sizeof(want), ndim, shape);
         if (t->pack) { /* a packed weight's shape is what its words hold */
-            char words[64];
+            char words[64], why[160] = "";
             hlx_shape_str(words, sizeof(words), t->packed->ndim, t->packed->shape);
-            snprintf(packed, sizeof(packed), " (packed in %s %s, %s %d-bit)", t->packed->name,
-                     words, hlx_pack_form(t->pack), t->bits);
+            if (t->bits == 3 && ndim == 2 && shape[1] % 32 != 0) /* 32 values in 3 words */
+                snprintf(why, sizeof(why), ": its words hold the in-features in runs of 32, "
+                         "and %lld is not a multiple of 32 (vLLM refuses it too)",
+                         (long long)shape[1]);
+            snprintf(packed, sizeof(packed), " (packed in %s %s, %s %d-bit%s)", t->packed->name,
+                     words, hlx_pack_form(t->pack), t->bits, why);
         }
         return hlx_errbuf(hlx_ckpt_terr, sizeof(hlx_ckpt_terr), HLX_ERR_MISMATCH,
                            "%s: tensor %s: shape %s, expected %s%s", ck->files[t->file].name,
@@ -1057,6 +1061,51 @@ static hlx_status_t hlx_pack_gidx(const hlx_ckpt_t *ck, const hlx_ckpt_tensor_t 
     return HLX_OK;
 }
 
+/* GPTQ's [in, out] from its qweight [in x bits / 32, out] (w): 32 / bits values a word,
+ * or at 3 bits each 32 values in 3 words (AutoGPTQ's pack: a 96-bit run), and its qzeros
+ * the same along out; so at 3 bits both counts are multiples of 32, as vLLM requires. */
+static hlx_status_t hlx_pack_gptq_dims(const hlx_ckpt_t *ck, const hlx_ckpt_packing_t *pk,
+                                       const hlx_ckpt_tensor_t *w, int64_t *in_p,
+                                       int64_t *out_p)
+{
+    char have[160];
+    int64_t in;
+
+    hlx_shape_str(have, sizeof(have), 2, w->shape);
+    if (__builtin_mul_overflow(w->shape[0], (int64_t)32, &in))
+        return hlx_errbuf(hlx_ckpt_terr, sizeof(hlx_ckpt_terr), HLX_ERR_MISMATCH,
+                          "%s: tensor %s: shape %s overflows", ck->files[w->file].name,
+                          w->name, have);
+    if (in % pk->bits != 0)
+        return hlx_errbuf(hlx_ckpt_terr, sizeof(hlx_ckpt_terr), HLX_ERR_MISMATCH,
+                          "%s: tensor %s: shape %s, expected [in / 32 x %d, out]: %lld rows "
+                          "are not a multiple of %d, so the in-features are not a multiple of "
+                          "32 (%s %d-bit packs each 32 input features into %d words; vLLM "
+                          "requires the same)", ck->files[w->file].name, w->name, have,
+                          pk->bits, (long long)w->shape[0], pk->bits, hlx_pack_form(pk->pack),
+                          pk->bits, pk->bits);
+    if (pk->bits == 3 && w->shape[1] % 32 != 0)
+        return hlx_errbuf(hlx_ckpt_terr, sizeof(hlx_ckpt_terr), HLX_ERR_MISMATCH,
+                          "%s: tensor %s: shape %s: %lld out-features, not a multiple of 32 "
+                          "(%s 3-bit packs the zero points of each 32 output features into 3 "
+                          "words; vLLM requires the same)", ck->files[w->file].name, w->name,
+                          have, (long long)w->shape[1], hlx_pack_form(pk->pack));
+    *in_p = in / pk->bits;
+    *out_p = w->shape[1];
+    return HLX_OK;
+}
+
+/* The int32 words that hold n values of bits each, packed without gaps: ceil(n / (32 /
+ * bits)) at 2, 4 and 8 bits, n / 32 x 3 at 3 (n a multiple of 32 there); -1 on overflow. */
+static int64_t hlx_pack_words(int64_t n, int bits)
+{
+    int64_t b;
+
+    if (__builtin_mul_overflow(n, (int64_t)bits, &b) || b > INT64_MAX - 31)
+        return -1;
+    return (b + 31) / 32;
+}
+
 /* The packed set whose words are w (name base + the form's suffix) as v. */
 static hlx_status_t hlx_pack_one(const hlx_ckpt_t *ck, const hlx_ckpt_packing_t *pk,
                                  const hlx_ckpt_tensor_t *w, const char *base,
@@ -1064,7 +1113,7 @@ static hlx_status_t hlx_pack_one(const hlx_ckpt_t *ck, const hlx_ckpt_packing_t 
 {
     const int64_t p = 32 / pk->bits;
     char have[160], layout[160];
-    int64_t out = 0, in = 0, words;
+    int64_t out = 0, in = 0, words, zwords;
     hlx_status_t st;
     const hlx_ckpt_tensor_t *s, *z = NULL, *g = NULL, *d = NULL;
 
@@ -1092,9 +1141,16 @@ static hlx_status_t hlx_pack_one(const hlx_ckpt_t *ck, const hlx_ckpt_packing_t 
     } else if (pk->pack == HLX_PACK_AWQ) {
         in = w->shape[0];
         out = w->shape[1] * 8;
-    } else {
-        in = w->shape[0] * p;
-        out = w->shape[1];
+    } else if ((st = hlx_pack_gptq_dims(ck, pk, w, &in, &out)) != HLX_OK) {
+        return st;
+    }
+    if ((zwords = hlx_pack_words(out, pk->bits)) < 0 ||
+        __builtin_mul_overflow((uint64_t)out, (uint64_t)in, &v->numel)) {
+        hlx_shape_str(have, sizeof(have), 2, w->shape);
+        return hlx_errbuf(hlx_ckpt_terr, sizeof(hlx_ckpt_terr), HLX_ERR_MISMATCH,
+                          "%s: tensor %s: shape %s: its [out, in] = [%lld, %lld] overflows",
+                          ck->files[w->file].name, w->name, have, (long long)out,
+                          (long long)in);
     }
     v->groups = pk->group > 0 ? (in + pk->group - 1) / pk->group : 1;
     v->group = pk->group > 0 ? pk->group : in;
@@ -1130,12 +1186,17 @@ static hlx_status_t hlx_pack_one(const hlx_ckpt_t *ck, const hlx_ckpt_packing_t 
             return st;
         break;
     default:
-        snprintf(layout, sizeof(layout), "qweight [in / %lld, out], qzeros [G, ceil(out / %lld)], "
-                 "scales [G, out], G = %lld", (long long)p, (long long)p, (long long)v->groups);
+        if (pk->bits == 3) /* 32 values in 3 words */
+            snprintf(layout, sizeof(layout), "qweight [in / 32 x 3, out], qzeros [G, out / 32 "
+                     "x 3], scales [G, out], G = %lld", (long long)v->groups);
+        else
+            snprintf(layout, sizeof(layout), "qweight [in / %lld, out], qzeros [G, ceil(out / "
+                     "%lld)], scales [G, out], G = %lld", (long long)p, (long long)p,
+                     (long long)v->groups);
         if ((st = hlx_pack_part(ck, pk, base, ".scales", 1, HLX_ST_COUNT, v->groups, out, layout,
                                 &s)) != HLX_OK ||
-            (st = hlx_pack_part(ck, pk, base, ".qzeros", 1, HLX_ST_I32, v->groups,
-                                (out + p - 1) / p, layout, &z)) != HLX_OK ||
+            (st = hlx_pack_part(ck, pk, base, ".qzeros", 1, HLX_ST_I32, v->groups, zwords,
+                                layout, &z)) != HLX_OK ||
             (st = hlx_pack_part(ck, pk, base, ".g_idx", pk->act_order, HLX_ST_I32, in, -1,
                                 layout, &g)) != HLX_OK)
             return st;
@@ -1147,7 +1208,6 @@ static hlx_status_t hlx_pack_one(const hlx_ckpt_t *ck, const hlx_ckpt_packing_t 
     v->ndim = 2;
     v->shape[0] = out;
     v->shape[1] = in;
-    v->numel = (uint64_t)out * (uint64_t)in;
     v->begin = v->end = 0;
     v->file = w->file;
     v->scale = s;
@@ -1173,9 +1233,12 @@ hlx_status_t hlx_ckpt_set_packed(hlx_ckpt_t *ck, const hlx_ckpt_packing_t *pk,
     hlx_ckpt_packs_free(ck);
     if (pk->pack == 0)
         return HLX_OK;
-    if (pk->bits != 4 && pk->bits != 8)
+    if (pk->bits != 4 && pk->bits != 8 &&
+        !((pk->bits == 2 || pk->bits == 3) &&
+          (pk->pack == HLX_PACK_GPTQ || pk->pack == HLX_PACK_GPTQ_V2)))
         return hlx_errbuf(hlx_ckpt_terr, sizeof(hlx_ckpt_terr), HLX_ERR_INVALID,
-                          "%s: %d-bit packed weights (4 or 8)", ck->dir, pk->bits);
+                          "%s: %d-bit packed weights (4 or 8; GPTQ also 2 or 3)", ck->dir,
+                          pk->bits);
     ck->packs = calloc(ck->count ? ck->count : 1, sizeof(*ck->packs));
     if (ck->packs == NULL)
         return hlx_errbuf(hlx_ckpt_terr, sizeof(hlx_ckpt_terr), HLX_ERR_NOMEM, "out of memory");
@@ -1242,6 +1305,20 @@ size_t hlx_ckpt_packed_count(const hlx_ckpt_t *ck)
     return ck->npacks;
 }
 
+/* Value k (3 bits) of a run of 3-bit values (AutoGPTQ's pack: each 32 values in 3 words,
+ * value k at bits [3 k, 3 k + 3) of the run's 96, little-endian, values 10 and 21 across
+ * a word boundary), its word j at index base + j x stride of p. */
+static uint32_t hlx_ck_field3(const uint8_t *p, uint64_t base, uint64_t stride, int64_t k)
+{
+    const int b = 3 * (int)(k & 31), sh = b & 31;
+    const uint64_t j = (uint64_t)(k >> 5) * 3 + (uint64_t)(b >> 5);
+    uint32_t v = hlx_ck_u32(p, base + j * stride) >> sh;
+
+    if (sh > 29) /* the rest in the next word's low bits */
+        v |= hlx_ck_u32(p, base + (j + 1) * stride) << (32 - sh);
+    return v & 7u;
+}
+
 /* Elements [c0, c0 + nc) of row o of the packed weight t, dequantized into out: (q - z) x s
  * in f32 (exact for F16 and BF16 scales). A scale that is not finite is refused. The
  * indices advance by shifts and counters, not divisions, and a group's scale and zero point
@@ -1253,7 +1330,8 @@ static hlx_status_t hlx_ck_unpack_row(const hlx_ckpt_t *ck, const hlx_ckpt_tenso
     const uint8_t *pw = hlx_ck_data(ck, t->packed), *ps = hlx_ck_data(ck, t->scale);
     const uint8_t *pz = t->zero ? hlx_ck_data(ck, t->zero) : NULL;
     const uint8_t *pg = t->gidx ? hlx_ck_data(ck, t->gidx) : NULL;
-    const int bits = t->bits, ps2 = bits == 4 ? 3 : 2, pm = (1 << ps2) - 1;
+    /* 2^ps2 fields a word (2, 4 and 8 bits; 3 bits: hlx_ck_field3) */
+    const int bits = t->bits, ps2 = bits == 2 ? 4 : bits == 4 ? 3 : 2, pm = (1 << ps2) - 1;
     const uint32_t mask = (1u << bits) - 1u;
     const int32_t off = t->pack == HLX_PACK_CT ? 1 << (bits - 1) : 0;
     const int64_t nout = t->shape[0], wcols = t->packed->shape[1];
@@ -1292,8 +1370,12 @@ static hlx_status_t hlx_ck_unpack_row(const hlx_ckpt_t *ck, const hlx_ckpt_tenso
                 si = (uint64_t)(o * t->groups + g);
                 break;
             default: /* GPTQ: its zeros stored minus one, except in its v2 format */
-                z = (int32_t)((hlx_ck_u32(pz, (uint64_t)(g * zcols + (o >> ps2))) >>
-                               (bits * (int)(o & pm))) & mask) + (t->pack == HLX_PACK_GPTQ);
+                if (bits == 3)
+                    z = (int32_t)hlx_ck_field3(pz, (uint64_t)(g * zcols), 1, o);
+                else
+                    z = (int32_t)((hlx_ck_u32(pz, (uint64_t)(g * zcols + (o >> ps2))) >>
+                                   (bits * (int)(o & pm))) & mask);
+                z += t->pack == HLX_PACK_GPTQ;
                 si = (uint64_t)(g * nout + o);
                 break;
             }
@@ -1315,6 +1397,10 @@ static hlx_status_t hlx_ck_unpack_row(const hlx_ckpt_t *ck, const hlx_ckpt_tenso
             q = (int32_t)((word >> (bits * (int)(i & pm))) & mask) - off;
             break;
         default:
+            if (bits == 3) {
+                q = (int32_t)hlx_ck_field3(pw, (uint64_t)o, (uint64_t)nout, i);
+                break;
+            }
             if (j == 0 || (i & pm) == 0)
                 word = hlx_ck_u32(pw, (uint64_t)((i >> ps2) * nout + o));
             q = (int32_t)((word >> (bits * (int)(i & pm))) & mask);

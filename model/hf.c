@@ -1138,6 +1138,8 @@ static hlx_status_t hlx_cfg_qint(hlx_jdoc_t *doc, json_t *q, const char *key, co
 }
 
 static int hlx_q_bits(json_int_t v) { return v == 4 || v == 8; }
+/* GPTQ's widths as vLLM's GPTQ method reads them; 2 and 3 dequantized at load */
+static int hlx_q_bits_gptq(json_int_t v) { return v == 2 || v == 3 || v == 4 || v == 8; }
 static int hlx_q_bits4(json_int_t v) { return v == 4; }
 static int hlx_q_group(json_int_t v) { return v == -1 || (v > 0 && v <= (1 << 30)); }
 static int hlx_q_group_pos(json_int_t v) { return v > 0 && v <= (1 << 30); }
@@ -1157,9 +1159,9 @@ static int hlx_cfg_qstr_is(json_t *q, const char *key, const char *const *want, 
 }
 
 /* quant_method "gptq" (AutoGPTQ, GPTQModel, optimum; docs/model.md "Integer weights"):
- * bits 4 or 8, group_size, the zeros stored minus one (checkpoint_format gptq, the default)
- * or as they are (gptq_v2). desc_act and sym need no reading: g_idx and the stored zeros
- * say the same; which Linear layers are packed the tensors say. */
+ * bits 2, 3, 4 or 8, group_size, the zeros stored minus one (checkpoint_format gptq, the
+ * default) or as they are (gptq_v2). desc_act and sym need no reading: g_idx and the stored
+ * zeros say the same; which Linear layers are packed the tensors say. */
 static hlx_status_t hlx_cfg_gptq(hlx_jdoc_t *doc, json_t *q, const char *at,
                                  hlx_hf_config_t *c)
 {
@@ -1170,8 +1172,8 @@ static hlx_status_t hlx_cfg_gptq(hlx_jdoc_t *doc, json_t *q, const char *at,
     hlx_status_t st;
     char p[96];
 
-    if ((st = hlx_cfg_qint(doc, q, "bits", at, INT64_MIN, hlx_q_bits, "4 or 8 (bits per "
-                           "weight)", &bits)) != HLX_OK ||
+    if ((st = hlx_cfg_qint(doc, q, "bits", at, INT64_MIN, hlx_q_bits_gptq, "2, 3, 4 or 8 "
+                           "(bits per weight)", &bits)) != HLX_OK ||
         (st = hlx_cfg_qint(doc, q, "group_size", at, 128, hlx_q_group, "a group size > 0, "
                            "or -1 (one group per row)", &group)) != HLX_OK)
         return st;

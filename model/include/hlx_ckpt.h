@@ -60,7 +60,8 @@ typedef struct hlx_ckpt_tensor {
      * symmetric compressed-tensors), gidx (each input column's group; NULL: i / group) and
      * dims (compressed-tensors' weight_shape); dtype is the words', I32. */
     int            pack;
-    int            bits;        /* 4 or 8: 32 / bits fields per word */
+    int            bits;        /* 4 or 8: 32 / bits fields per word; GPTQ also 2 and 3
+                                   (32 values in 3 words) */
     int64_t        group;       /* input columns per group (the whole row: one group) */
     int64_t        groups;      /* G: the scales' groups */
     const struct hlx_ckpt_tensor *packed, *zero, *gidx, *dims;
@@ -112,7 +113,7 @@ void         hlx_ckpt_set_fp8_block(hlx_ckpt_t *ck, int rows, int cols);
  * group size; group -1: one group per row). */
 typedef struct hlx_ckpt_packing {
     int     pack;  /* HLX_PACK_*; 0: none */
-    int     bits;  /* 4 or 8 (AWQ: 4) */
+    int     bits;  /* 4 or 8 (AWQ: 4; GPTQ also 2 or 3, dequantized at load) */
     int64_t group; /* > 0, or -1 */
     int     sym;   /* compressed-tensors: symmetric (no weight_zero_point) */
     int     act_order; /* groups by g_idx (GPTQ's desc_act, compressed-tensors' actorder group):

@@ -1084,6 +1084,51 @@ static void test_packed_known(void **state)
             assert_true(out[8 + i] == 28.0f);
         }
     }
+    { /* GPTQ_V2, 2 bits, in 16 x out 2: column 0 holds q = i % 4 (field i: input i, 16 a
+       * word), column 1 zeros; zero points as they are, 1 and 3 (fields 0 and 1); scales 1
+       * and 0.5 */
+        const uint32_t qw[2] = { 0xe4e4e4e4u, 0 }, qz = 0xdu;
+        const float sc[2] = { 1.0f, 0.5f };
+        const st_t ts[] = { { "x.qweight", "I32", 2, { 1, 2 }, qw, 8 },
+                            { "x.qzeros", "I32", 2, { 1, 1 }, &qz, 4 },
+                            { "x.scales", "F32", 2, { 1, 2 }, sc, 8 } };
+        const hlx_ckpt_packing_t pk = { HLX_PACK_GPTQ_V2, 2, -1, 0, 0 };
+        float o2[32];
+        read_packed("pk-gptq2", ts, 3, &pk, 2, 16, o2);
+        for (i = 0; i < 16; i++) {
+            assert_true(o2[i] == (float)(i % 4 - 1));
+            assert_true(o2[16 + i] == -1.5f);
+        }
+    }
+    { /* GPTQ, 3 bits, in 32 x out 32: each 32 values in 3 words (AutoGPTQ's pack: values 10
+       * and 21 cross the words' boundaries). Column 0 holds q = i % 8, the 24-bit run
+       * 0xfac688 four times over the 96 bits; column 1 sevens; the rest 0. Zeros stored
+       * minus one: 3 for column 0 (bits 0-2), 5 for column 10 (bits 30-32: 1 << 30 of word 0
+       * and bit 0 of word 1), 6 for column 21 (bits 63-65: word 2's low two bits), 0 for
+       * the rest; scales 1, column 1's 2 */
+        static uint32_t qw[3][32];
+        static float sc[32], o3[32 * 32];
+        const uint32_t qz[3] = { 0x40000003u, 0x1u, 0x3u };
+        const st_t ts[] = { { "x.qweight", "I32", 2, { 3, 32 }, qw, sizeof(qw) },
+                            { "x.qzeros", "I32", 2, { 1, 3 }, qz, 12 },
+                            { "x.scales", "F32", 2, { 1, 32 }, sc, sizeof(sc) } };
+        const hlx_ckpt_packing_t pk = { HLX_PACK_GPTQ, 3, -1, 0, 0 };
+        int o;
+        qw[0][0] = 0x88fac688u;
+        qw[1][0] = 0xc688fac6u;
+        qw[2][0] = 0xfac688fau;
+        qw[0][1] = qw[1][1] = qw[2][1] = 0xffffffffu;
+        for (o = 0; o < 32; o++)
+            sc[o] = o == 1 ? 2.0f : 1.0f;
+        read_packed("pk-gptq3", ts, 3, &pk, 32, 32, o3);
+        for (o = 0; o < 32; o++)
+            for (i = 0; i < 32; i++) {
+                const float want = o == 0 ? (float)(i % 8 - 4) : o == 1 ? 12.0f
+                                   : o == 10 ? -6.0f : o == 21 ? -7.0f : -1.0f;
+                if (o3[o * 32 + i] != want)
+                    fail_msg("3-bit [%d][%d] is %g, expected %g", o, i, o3[o * 32 + i], want);
+            }
+    }
     { /* AWQ, in 1 x out 8: field k holds column (0, 2, 4, 6, 1, 3, 5, 7)[k], here the column's
        * own number; zeros 0, scales 1 */
         const uint32_t qw = 0x75316420u, qz = 0;

@@ -1495,6 +1495,70 @@ static void test_glm4_moe(void **state)
                 g_cfg.mtp_layers == 1 && g_cfg.m.rope_theta == 1e6);
 }
 
+/* Integer weights' bits (docs/model.md "Integer weights"): GPTQ's 2, 3, 4 or 8, in
+ * quantization_config (checkpoint_format gptq or gptq_v2) and in AutoGPTQ's
+ * quantize_config.json; AWQ's 4 only, compressed-tensors' 4 or 8; the rest refused at the
+ * key. */
+static void test_int_bits(void **state)
+{
+    static const int gptq_ok[] = { 2, 3, 4, 8 };
+    char path[512];
+    json_t *c;
+    size_t i;
+
+    (void)state;
+    assert_int_equal(sh("mkdir -p %s/qg %s/qa %s/qc %s/qs && "
+                        "cp %s/tests/model/data/hf_config/gptq.json %s/qg/config.json && "
+                        "cp %s/tests/model/data/hf_config/awq.json %s/qa/config.json && "
+                        "cp %s/tests/model/data/hf_config/ct-int.json %s/qc/config.json",
+                        g_tmp, g_tmp, g_tmp, g_tmp, HLX_SOURCE_ROOT, g_tmp, HLX_SOURCE_ROOT,
+                        g_tmp, HLX_SOURCE_ROOT, g_tmp), 0);
+    for (i = 0; i < sizeof(gptq_ok) / sizeof(gptq_ok[0]); i++) {
+        set_key_in("qg", "quantization_config", "bits", json_integer(gptq_ok[i]));
+        set_key_in("qg", "quantization_config", "checkpoint_format",
+                   json_string(i % 2 ? "gptq_v2" : "gptq"));
+        expect_config("qg", HLX_OK, NULL);
+        assert_int_equal(g_cfg.packing.bits, gptq_ok[i]);
+        assert_int_equal(g_cfg.packing.pack, i % 2 ? HLX_PACK_GPTQ_V2 : HLX_PACK_GPTQ);
+    }
+    set_key_in("qg", "quantization_config", "bits", json_integer(5));
+    expect_config("qg", HLX_ERR_PARSE, "bits: expected 2, 3, 4 or 8 (bits per weight)");
+    set_key_in("qg", "quantization_config", "bits", json_integer(1));
+    expect_config("qg", HLX_ERR_PARSE, "bits: expected 2, 3, 4 or 8 (bits per weight)");
+    /* AutoGPTQ's quantize_config.json beside a config.json without quantization_config */
+    set_key("qg", "quantization_config", NULL);
+    assert_int_equal(sh("cp %s/qg/config.json %s/qs/ && printf '{\"bits\": 3, \"group_size\": "
+                        "128, \"desc_act\": false, \"sym\": true}' >%s/qs/quantize_config.json",
+                        g_tmp, g_tmp, g_tmp), 0);
+    expect_config("qs", HLX_OK, NULL);
+    assert_true(g_cfg.packing.pack == HLX_PACK_GPTQ && g_cfg.packing.bits == 3 &&
+                g_cfg.packing.group == 128);
+    assert_int_equal(sh("printf '{\"bits\": 2, \"group_size\": 64, \"quant_method\": "
+                        "\"gptq\", \"checkpoint_format\": \"gptq_v2\"}' "
+                        ">%s/qs/quantize_config.json", g_tmp), 0);
+    expect_config("qs", HLX_OK, NULL);
+    assert_true(g_cfg.packing.pack == HLX_PACK_GPTQ_V2 && g_cfg.packing.bits == 2);
+    assert_int_equal(sh("printf '{\"bits\": 6, \"group_size\": 64}' "
+                        ">%s/qs/quantize_config.json", g_tmp), 0);
+    expect_config("qs", HLX_ERR_PARSE, "quantize_config.json:1:2: bits: expected 2, 3, 4 or 8");
+    /* AWQ: 4 bits only; compressed-tensors: 4 or 8 */
+    for (i = 2; i <= 8; i++) {
+        set_key_in("qa", "quantization_config", "bits", json_integer((json_int_t)i));
+        expect_config("qa", i == 4 ? HLX_OK : HLX_ERR_PARSE,
+                      i == 4 ? NULL : "bits: expected 4 (AWQ's weights are 4-bit)");
+        c = config_json("qc", path);
+        json_object_set_new(json_object_get(json_object_get(json_object_get(json_object_get(
+                                c, "quantization_config"), "config_groups"), "group_0"),
+                                "weights"),
+                            "num_bits", json_integer((json_int_t)i));
+        config_save(c, path);
+        expect_config("qc", i == 4 || i == 8 ? HLX_OK : HLX_ERR_PARSE,
+                      i == 4 || i == 8 ? NULL : "integer weights must be 4 or 8 bits");
+        if (i == 4 || i == 8)
+            assert_true(g_cfg.packing.pack == HLX_PACK_CT && g_cfg.packing.bits == (int)i);
+    }
+}
+
 /* Gemma3ForCausalLM: Gemma3TextConfig's keys and defaults, its norms' names, the window
  * pattern from sliding_window_pattern or layer_types, what is refused. */
 static void test_gemma3(void **state)
@@ -2258,6 +2322,7 @@ int main(int argc, char **argv)
         cmocka_unit_test(test_glm),
         cmocka_unit_test(test_glm4),
         cmocka_unit_test(test_glm4_moe),
+        cmocka_unit_test(test_int_bits),
         cmocka_unit_test(test_gemma2),
         cmocka_unit_test(test_gemma3),
         cmocka_unit_test(test_idefics3),

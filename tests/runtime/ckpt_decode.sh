@@ -536,7 +536,9 @@ int)
         "phi3 gptq --group 64" "internlm2 awq --group 32" "qwen3-moe ct --group 32" \
         "mixtral gptq --bits 8 --group 64 --act-order" "moe-mla gptq --group 32" \
         "dense int8 --group -1" \
-        "dense int8 --group 0 --a8 static --scale-dtype F32" "mixtral int8 --group -1"; do
+        "dense int8 --group 0 --a8 static --scale-dtype F32" "mixtral int8 --group -1" \
+        "dense gptq --bits 3 --group 32" "dense gptq --bits 2 --group 64 --act-order" \
+        "dense gptq_v2 --bits 3 --group -1 --sym" "dense gptq_v2 --bits 2 --group 128 --no-gidx"; do
         set -- $form
         fam=$1 fmt=$2 name=$(echo "$form" | tr -c 'a-z0-9\n' '_')
         shift 2
@@ -545,10 +547,11 @@ int)
         decode1 "$dir/$name.ref" "$dir/out.b"
         same "$fam, $fmt $*" "$dir/out.a" "$dir/out.b"
         # kept packed (HELIX_W_PACKED, docs/kernels.md "Packed integer weights"), act
-        # order's permuted groups included; int8 (I8 with a scale, not packed words)
-        # dequantized at load
+        # order's permuted groups included; int8 (I8 with a scale, not packed words) and
+        # GPTQ's 2 and 3 bits dequantized at load
         case "$fmt $*" in
         int8*) want="strips False" ;;
+        *--bits\ [23]*) want="strips False" ;;
         *) want="packed True" ;;
         esac
         got=$(json_field "$dir/out.a" "d['w_layout'], d['w_packed'] > 0")
@@ -613,11 +616,11 @@ PY
     q=$(python3 -c "import json,sys; w=json.load(open(sys.argv[1]))['quantization']['weights']; print(w['form'], w['group'], w.get('config_file'))" "$dir/info")
     echo "model info of the sidecar: $q"
     [ "$q" = "gptq 32 quantize_config.json" ] || { echo "FAIL: model info --json says '$q'"; fail=1; }
-    # a sidecar neither GPTQ's nor AWQ's, one of another method (or not a name), 3 bits, a
+    # a sidecar neither GPTQ's nor AWQ's, one of another method (or not a name), 5 bits, a
     # Marlin repack, AutoAWQ's keys without its bits: refused at its keys
     for side in '{"damp_percent": 0.01}|not GPTQ.s or AWQ.s keys' \
         '{"quant_method": "exl2", "bits": 4}|quant_method: quant_method "exl2" is not read' \
-        '{"bits": 3, "group_size": 32}|bits: expected 4 or 8' \
+        '{"bits": 5, "group_size": 32}|bits: expected 2, 3, 4 or 8' \
         '{"quant_method": 5, "bits": 4}|quant_method: quant_method "(not a string)" is not read' \
         '{"bits": 4, "group_size": 32, "is_marlin_format": true}|is_marlin_format: a checkpoint repacked for Marlin' \
         '{"version": "GEMM", "zero_point": true}|required key w_bit is missing'; do
@@ -685,12 +688,13 @@ PY
     # refused: configs at their line:column, packed sets with a part missing, misshaped or
     # out of range, a Linear both packed and plain, a stray part, a NaN scale
     P=model.layers.0.self_attn.q_proj
-    for bad in bits3 marlin lmhead gemv nozero w8a8 ctfmt group0 noqzeros scales gidx both \
-        stray nanscale ctshape i8asym i8noscale negscale nogidx ctnogidx ctsym noconfig \
-        dynamic llmawq qwshape ctnullfmt zbias nzbias; do
+    for bad in bits5 bits3 awqbits3 ctbits3 q3shape q3rows marlin lmhead gemv nozero w8a8 \
+        ctfmt group0 noqzeros scales gidx both stray nanscale ctshape i8asym i8noscale \
+        negscale nogidx ctnogidx ctsym noconfig dynamic llmawq qwshape ctnullfmt zbias nzbias; do
         case $bad in
-        gemv|nozero|llmawq) src=awq ;;
-        w8a8|ctfmt|ctshape|ctsym|ctnullfmt) src=ctm ;;
+        gemv|nozero|llmawq|awqbits3) src=awq ;;
+        w8a8|ctfmt|ctshape|ctsym|ctnullfmt|ctbits3) src=ctm ;;
+        q3*) src=g3 ;;
         i8*) src=i8 ;;
         nogidx) src=gptqao ;;
         ctnogidx) src=ctao ;;
@@ -704,6 +708,8 @@ PY
             python3 "$quant" "$dir/b-dense" "$dir/gptq" --format gptq --group 64 || exit 1
         [ -d "$dir/i8" ] ||
             python3 "$quant" "$dir/b-dense" "$dir/i8" --format int8 --group -1 || exit 1
+        [ -d "$dir/g3" ] || python3 "$quant" "$dir/b-dense" "$dir/g3" --format gptq --bits 3 \
+            --group 32 || exit 1
         rm -rf "$dir/$bad"
         cp -r "$dir/$src" "$dir/$bad"
         python3 - "$dir/$bad" $bad <<'PY'
@@ -712,7 +718,9 @@ d, bad = sys.argv[1], sys.argv[2]
 c = json.load(open(d + '/config.json'))
 q = c['quantization_config']
 w = q.get('config_groups', {}).get('group_0', {})
-edit = {'bits3': lambda: q.update(bits=3), 'marlin': lambda: q.update(checkpoint_format='marlin'),
+edit = {'bits5': lambda: q.update(bits=5), 'bits3': lambda: q.update(bits=3),
+        'awqbits3': lambda: q.update(bits=3), 'ctbits3': lambda: w['weights'].update(num_bits=3),
+        'marlin': lambda: q.update(checkpoint_format='marlin'),
         'lmhead': lambda: q.update(lm_head=True), 'gemv': lambda: q.update(version='gemv'),
         'nozero': lambda: q.update(zero_point=False),
         'w8a8': lambda: w.update(input_activations={'num_bits': 8, 'type': 'int'}),
@@ -745,14 +753,22 @@ PY
                 if [ $bad = zbias ]; then python3 "$edit" "$dir/$bad" zero $P.bias; fi ;;
         nogidx) python3 "$edit" "$dir/$bad" drop model.layers.1.mlp.up_proj.g_idx ;;
         ctnogidx) python3 "$edit" "$dir/$bad" drop model.layers.1.mlp.up_proj.weight_g_idx ;;
-        qwshape) # k_proj's whole packed set (64 rows) under q_proj's names (256 expected)
+        q3rows) # down_proj's 3-bit words (in 512) under q_proj's name: its groups disagree
+            python3 "$edit" "$dir/$bad" drop $P.qweight &&
+                python3 "$edit" "$dir/$bad" copy model.layers.0.mlp.down_proj.qweight $P.qweight ;;
+        qwshape|q3shape) # k_proj's whole packed set (64 rows) under q_proj's names (256 expected)
             for part in qweight qzeros scales g_idx; do
                 python3 "$edit" "$dir/$bad" drop $P.$part &&
                     python3 "$edit" "$dir/$bad" copy model.layers.0.self_attn.k_proj.$part $P.$part
             done ;;
         esac
         case $bad in
-        bits3)    want='bits: expected 4 or 8 (bits per weight)' ;;
+        bits5)    want='bits: expected 2, 3, 4 or 8 (bits per weight)' ;;
+        bits3)    want='model.layers.0.mlp.down_proj.qweight: shape [64, 256], expected [in / 32 x 3, out]: 64 rows are not a multiple of 3, so the in-features are not a multiple of 32' ;;
+        awqbits3) want="bits: expected 4 (AWQ's weights are 4-bit)" ;;
+        ctbits3)  want="the group's integer weights must be 4 or 8 bits" ;;
+        q3shape)  want="q_proj.weight: shape [64, 256], expected [256, 256] (packed in $P.qweight [24, 64], GPTQ 3-bit)" ;;
+        q3rows)   want="$P.scales: shape [8, 256], expected [16, 256] (GPTQ 3-bit, group 32: qweight [in / 32 x 3, out], qzeros [G, out / 32 x 3], scales [G, out], G = 16)" ;;
         marlin)   want='checkpoint_format: "gptq" or "gptq_v2"' ;;
         lmhead)   want='lm_head: a quantized head is not read' ;;
         gemv)     want='version: only "gemm" is read' ;;

@@ -1,7 +1,8 @@
 #!/usr/bin/env python3
-"""Quantizes a bf16 (or f32) checkpoint's Linear weights to 4- or 8-bit integers in one of
-the packed forms the runtime reads (docs/model.md "Integer weights"), independently of the
-runtime: GPTQ (checkpoint_format gptq: zeros stored minus one; or gptq_v2), AWQ's GEMM layout
+"""Quantizes a bf16 (or f32) checkpoint's Linear weights to 4- or 8-bit integers (GPTQ also
+2 or 3) in one of the packed forms the runtime reads (docs/model.md "Integer weights"),
+independently of the runtime: GPTQ (checkpoint_format gptq: zeros stored minus one; or
+gptq_v2; at 3 bits each 32 values in 3 words, AutoGPTQ's pack), AWQ's GEMM layout
 (columns 0, 2, 4, 6, 1, 3, 5, 7 of each eight in fields 0..7) or compressed-tensors'
 pack-quantized (signed values offset by 2^(bits-1), zero points packed along the output
 rows). Round to nearest per group of input columns, asymmetric (a zero point per group) or
@@ -23,8 +24,8 @@ With --random (GPTQ only, no DST.ref): the words, zero points and fp16 scales dr
 random instead of quantized, in seconds for a few GB, for timing the runtime on a
 checkpoint of real shapes (docs/kernels.md "Packed integer weights").
 
-usage: quantize_int.py SRC DST --format gptq|gptq_v2|awq|ct|int8 [--bits 4|8] [--group G]
-                       [--sym] [--act-order] [--no-gidx] [--scale-dtype F16|BF16|F32]
+usage: quantize_int.py SRC DST --format gptq|gptq_v2|awq|ct|int8 [--bits 2|3|4|8]
+                       [--group G] [--sym] [--act-order] [--no-gidx] [--scale-dtype F16|BF16|F32]
                        [--skip S]... [--a8 dynamic|static|none] [--random]
 """
 import argparse
@@ -87,6 +88,40 @@ def pack_words(vals, bits):
     return out
 
 
+def pack3(vals):
+    """AutoGPTQ's 3-bit pack of a multiple of 32 values (unsigned, < 8): each 32 into 3
+    words, values 0-9 in word 0 (bits 3 k), value 10 across words 0 and 1 (its low 2 bits at
+    30, its high bit at bit 0 of word 1), 11-20 in word 1 from bit 1, value 21 across words 1
+    and 2 (its low bit at 31, its high 2 bits at 0), 22-31 in word 2 from bit 2."""
+    assert len(vals) % 32 == 0
+    out = array('I')
+    for b in range(0, len(vals), 32):
+        v = vals[b:b + 32]
+        w0 = w1 = w2 = 0
+        for k in range(10):
+            w0 |= v[k] << (3 * k)
+        w0 |= (v[10] << 30) & 0xffffffff
+        w1 |= (v[10] >> 2) & 1
+        for k in range(10):
+            w1 |= v[11 + k] << (3 * k + 1)
+        w1 |= (v[21] << 31) & 0xffffffff
+        w2 |= (v[21] >> 1) & 3
+        for k in range(10):
+            w2 |= v[22 + k] << (3 * k + 2)
+        out.extend((w0, w1, w2))
+    return out
+
+
+def gptq_pack(vals, bits):
+    """GPTQ's words of consecutive values: pack_words, or at 3 bits pack3."""
+    return pack3(vals) if bits == 3 else pack_words(vals, bits)
+
+
+def gptq_block(bits):
+    """Values and words of one GPTQ packing block: (32 / bits, 1), or (32, 3) at 3 bits."""
+    return (32, 3) if bits == 3 else (32 // bits, 1)
+
+
 def quantize_int8(name, rows, cols, w, a, ref):
     """compressed-tensors' int-quantized: q in [-127, 127], a scale per row or per tensor."""
     m = [max(abs(v) for v in w[r * cols:(r + 1) * cols]) for r in range(rows)]
@@ -114,15 +149,16 @@ def random_gptq(name, rows, cols, a):
     """GPTQ's tensors of a rows x cols Linear with random words, zero points and scales
     (fp16 in [2^-10, 2^-7)), groups in order."""
     base = name[:-len('.weight')]
-    p = 32 // a.bits
+    nb, nw = gptq_block(a.bits)
     group = cols if a.group == -1 else a.group
     ng = -(-cols // group)
-    assert cols % p == 0 and rows % p == 0, name
+    assert cols % nb == 0 and rows % nb == 0, name
+    wr, zc = cols // nb * nw, rows // nb * nw  # qweight's rows, qzeros' columns
     sc = array('H', os.urandom(2 * ng * rows))
     for i in range(len(sc)):
         sc[i] = 0x1800 | (sc[i] & 0x0bff)  # exponent 6..8 of fp16 (bias 15), any mantissa
-    out = {base + '.qweight': ('I32', [cols // p, rows], os.urandom(4 * cols // p * rows)),
-           base + '.qzeros': ('I32', [ng, rows // p], os.urandom(4 * ng * rows // p)),
+    out = {base + '.qweight': ('I32', [wr, rows], os.urandom(4 * wr * rows)),
+           base + '.qzeros': ('I32', [ng, zc], os.urandom(4 * ng * zc)),
            base + '.scales': ('F16', [ng, rows], sc.tobytes())}
     if not a.no_gidx:
         out[base + '.g_idx'] = ('I32', [cols], array('i', (i // group for i in range(cols))).tobytes())
@@ -176,18 +212,22 @@ def quantize(name, rows, cols, w, a, ref):
     out = {}
     base = name[:-len('.weight')]
     if a.format in ('gptq', 'gptq_v2'):
-        p = 32 // bits
-        assert cols % p == 0, name
+        # qweight [in / nb x nw, out]: each nb inputs of column o in nw words, word j of
+        # block b at row b nw + j (nb = 32 / bits, nw = 1; at 3 bits nb = 32, nw = 3)
+        nb, nw = gptq_block(bits)
+        assert cols % nb == 0, name
+        blocks = [[gptq_pack(q[o][b * nb:(b + 1) * nb], bits) for o in range(rows)]
+                  for b in range(cols // nb)]
         words = array('I')
-        for r8 in range(cols // p):  # qweight [in / p, out]: field k of [r8][o] = q[o][r8 p + k]
-            for o in range(rows):
-                words.extend(pack_words([q[o][r8 * p + k] for k in range(p)], bits))
-        out[base + '.qweight'] = ('I32', [cols // p, rows], words.tobytes())
+        for b in range(cols // nb):
+            for j in range(nw):
+                words.extend(blocks[b][o][j] for o in range(rows))
+        out[base + '.qweight'] = ('I32', [cols // nb * nw, rows], words.tobytes())
         zw = array('I')
         dz = 1 if a.format == 'gptq' else 0
-        for g in range(ngroups):
-            zw.extend(pack_words([(z[o][g] - dz) & maxq for o in range(rows)], bits))
-        out[base + '.qzeros'] = ('I32', [ngroups, -(-rows // p)], zw.tobytes())
+        for g in range(ngroups):  # qzeros [G, ceil(out / nb) x nw], packed along out
+            zw.extend(gptq_pack([(z[o][g] - dz) & maxq for o in range(rows)], bits))
+        out[base + '.qzeros'] = ('I32', [ngroups, len(zw) // ngroups], zw.tobytes())
         out[base + '.scales'] = (a.scale_dtype, [ngroups, rows],
                                  b''.join(sbytes[o][g] for g in range(ngroups) for o in range(rows)))
         if not a.no_gidx:
@@ -237,7 +277,7 @@ def main():
     ap.add_argument('dst')
     ap.add_argument('--format', required=True, choices=['gptq', 'gptq_v2', 'awq', 'ct', 'int8'])
     ap.add_argument('--a8', default='dynamic', choices=['dynamic', 'static', 'none'])
-    ap.add_argument('--bits', type=int, default=4, choices=[4, 8])
+    ap.add_argument('--bits', type=int, default=4, choices=[2, 3, 4, 8])
     ap.add_argument('--group', type=int, default=64)
     ap.add_argument('--sym', action='store_true')
     ap.add_argument('--act-order', action='store_true')
@@ -246,6 +286,8 @@ def main():
     ap.add_argument('--skip', action='append', default=[])
     ap.add_argument('--random', action='store_true')
     a = ap.parse_args()
+    if a.bits in (2, 3) and a.format not in ('gptq', 'gptq_v2'):
+        raise SystemExit('--bits 2 and 3: GPTQ only (gptq, gptq_v2)')
     if a.random and (a.format not in ('gptq', 'gptq_v2') or a.act_order):
         raise SystemExit('--random: GPTQ only, groups in order')
     if a.scale_dtype is None:
