@@ -139,6 +139,29 @@ static int hlx_wq_cols_ok(const hlx_wq_t *h, int n0, int n1)
            (n1 == h->N || n1 % 16 == 0);
 }
 
+/* Codes c0[j] | c1[j] << sh of m columns into out (sh 0 with c1 == c0: one row's), 0 where
+ * one is not a code of 0 .. top: it differs from itself clamped to that range and made an
+ * integer (NaN, clamped to 0, differs). A plain loop, which gcc vectorizes once its
+ * comparisons may not trap (nothing here reads the FP exception flags): a packing of a
+ * model's weights spends its time here. */
+#if defined(__x86_64__) && defined(__GNUC__) && !defined(__clang__)
+__attribute__((target_clones("arch=x86-64-v4", "default"), optimize("O3", "no-trapping-math")))
+#endif
+static int hlx_wq_code_row(const float *c0, const float *c1, int m, float top, int sh,
+                           uint8_t *out)
+{
+    int ok = 1, j;
+
+    for (j = 0; j < m; j++) {
+        const float a = c0[j], b = c1[j];
+        const int qa = (int)(a > 0.0f ? (a < top ? a : top) : 0.0f);
+        const int qb = (int)(b > 0.0f ? (b < top ? b : top) : 0.0f);
+        ok &= ((float)qa == a) & ((float)qb == b);
+        out[j] = (uint8_t)(qa | qb << sh);
+    }
+    return ok;
+}
+
 hlx_status_t hlx_kernels_wq_pack_cols(void *w, int n0, int n1, const float *code,
                                       const float *scale, const float *zero, size_t ld)
 {
@@ -146,38 +169,49 @@ hlx_status_t hlx_kernels_wq_pack_cols(void *w, int n0, int n1, const float *code
     char *base = w;
     const size_t rows = h->bits == 4 ? ((size_t)h->K + 1) / 2 : (size_t)h->K;
     const float top = (float)((1 << h->bits) - 1);
+    uint8_t *codes = (uint8_t *)(base + h->codes);
     int n, k, g;
 
     if (!hlx_wq_cols_ok(h, n0, n1) || (h->bits != 4 && h->bits != 8) || ld < (size_t)(n1 - n0))
         return HLX_ERR_INVALID;
-    for (n = n0; n < n1; n++) {
-        const size_t s = (size_t)n / 16, j = (size_t)n % 16, c = (size_t)(n - n0);
-        uint8_t *cs = (uint8_t *)(base + h->codes) + s * rows * 16 + j;
-        float *ss = (float *)(base + h->scales) + s * (size_t)h->G * 16 + j;
-        float *zs = (float *)(base + h->zeros) + s * (size_t)h->G * 16 + j;
-        for (k = 0; k < h->K; k++) {
-            const float q = code[(size_t)k * ld + c];
-            if (!(q >= 0.0f && q <= top && q == floorf(q)))
+    /* row by row (a pair of rows at 4 bits), each read along its columns into bytes (up to
+     * 1024 at a time), then 16 of them to a strip; a code out of range refuses the packing */
+    for (k = 0; k < h->K; k += h->bits == 4 ? 2 : 1) {
+        const int pair = h->bits == 4 && k + 1 < h->K;
+        const float *c0 = code + (size_t)k * ld, *c1 = pair ? c0 + ld : c0;
+        uint8_t *b = codes + (size_t)n0 / 16 * rows * 16 + (size_t)(h->bits == 4 ? k / 2 : k) * 16;
+        uint8_t row[1024];
+        int m, j, e;
+        for (n = n0; n < n1; n += m) {
+            m = n1 - n < 1024 ? n1 - n : 1024;
+            if (!hlx_wq_code_row(c0 + (n - n0), c1 + (n - n0), m, top, pair ? 4 : 0, row))
                 return HLX_ERR_INVALID;
-            if (h->bits == 8) {
-                cs[(size_t)k * 16] = (uint8_t)q;
-            } else { /* this row's nibble, the pair's other one kept */
-                uint8_t *b = cs + (size_t)(k / 2) * 16;
-                *b = (uint8_t)((*b & (0xf0u >> (4 * (k & 1)))) | ((unsigned)q << (4 * (k & 1))));
+            for (j = 0; j < m; j += 16, b += rows * 16) {
+                e = m - j < 16 ? m - j : 16;
+                if (h->bits == 4 && !pair) { /* the last of an odd K: the other nibble kept */
+                    int i;
+                    for (i = 0; i < e; i++)
+                        b[i] = (uint8_t)((b[i] & 0xf0u) | row[j + i]);
+                } else {
+                    memcpy(b, row + j, (size_t)e);
+                }
             }
         }
-        for (g = 0; g < h->G; g++) {
-            const float sv = scale[(size_t)g * ld + c], zv = zero[(size_t)g * ld + c];
+    }
+    for (g = 0; g < h->G; g++)
+        for (n = n0; n < n1; n++) {
+            const size_t at = (size_t)(n / 16) * (size_t)h->G * 16 + (size_t)g * 16 + (size_t)(n % 16);
+            const float sv = scale[(size_t)g * ld + (size_t)(n - n0)];
+            const float zv = zero[(size_t)g * ld + (size_t)(n - n0)];
             /* zero points are integers (the products of a normal scale then are 0 or
              * normal: hlx_wq_t.tiny covers the scales) */
             if (!isfinite(sv) || !isfinite(zv) || zv != floorf(zv))
                 return HLX_ERR_INVALID;
             if (sv != 0.0f && fabsf(sv) < 0x1p-100f)
                 h->tiny = 1;
-            ss[(size_t)g * 16] = sv;
-            zs[(size_t)g * 16] = zv;
+            ((float *)(base + h->scales))[at] = sv;
+            ((float *)(base + h->zeros))[at] = zv;
         }
-    }
     return HLX_OK;
 }
 

@@ -678,7 +678,14 @@ static void kt_check_wq_refused(const hlx_kernels_t *var)
     ok &= hlx_kernels_wq_pack_cols(w, 0, 16, code, sc, zr, 16) == HLX_ERR_INVALID;
     code[5] = 2.5f;
     ok &= hlx_kernels_wq_pack_cols(w, 0, 16, code, sc, zr, 16) == HLX_ERR_INVALID;
+    code[5] = NAN;
+    ok &= hlx_kernels_wq_pack_cols(w, 0, 16, code, sc, zr, 16) == HLX_ERR_INVALID;
+    code[5] = INFINITY;
+    ok &= hlx_kernels_wq_pack_cols(w, 0, 16, code, sc, zr, 16) == HLX_ERR_INVALID;
     code[5] = 5.0f;
+    code[17] = -1.0f; /* the odd row of a pair */
+    ok &= hlx_kernels_wq_pack_cols(w, 0, 16, code, sc, zr, 16) == HLX_ERR_INVALID;
+    code[17] = 1.0f;
     sc[3] = NAN;
     ok &= hlx_kernels_wq_pack_cols(w, 0, 16, code, sc, zr, 16) == HLX_ERR_INVALID;
     sc[3] = 0.5f;
