@@ -367,6 +367,12 @@ static hlx_status_t hlx_engine_wq_groups(hlx_engine_t *eng, const hlx_wpart_t *p
             j->grow[j->gtab[k]] = k;
         }
     }
+    if (st == HLX_OK && !same && !eng->wq_ao_warned && eng->info.rank == 0) {
+        eng->wq_ao_warned = 1; /* once: every layer's fused matrices are alike */
+        hlx_warn("%s and the parts fused with it have different act-order groups (g_idx): "
+                 "such matrices are held in bf16, not packed (the start-up memory check "
+                 "counted them packed)", parts[0].name);
+    }
     if (st != HLX_OK || !same) {
         free(j->gtab);
         free(j->grow);
@@ -446,6 +452,15 @@ static hlx_status_t hlx_engine_wload_job(hlx_engine_t *eng, void **w_p, int K, i
         t = (hlx_dtype_t)(HLX_W_Q | hlx_w_s16_of(dt));
         bytes = job->gtab ? hlx_kernels_wq_bytes_ao(job->bits, K, N, job->Gk)
                          : hlx_kernels_wq_bytes(job->bits, dt, K, N, (int)job->group, job->kofs);
+        if (job->bits > 0 && bytes >= hlx_kernels_wq_bytes(0, dt, K, N, 1, 0)) {
+            /* no smaller packed (tiny groups, or act order's every group on a row-parallel
+             * rank's few rows): plain strips */
+            free(job->gtab);
+            free(job->grow);
+            job->gtab = NULL, job->grow = NULL;
+            job->bits = 0, job->group = 1, job->kofs = 0, job->Gk = 0;
+            bytes = hlx_kernels_wq_bytes(0, dt, K, N, 1, 0);
+        }
         st = bytes > 0 ? HLX_OK : HLX_ERR_INVALID;
     } else {
         st = eng->be.ops->weights_layout(&eng->be, &t, K, N, &bytes);
