@@ -165,6 +165,10 @@ static const struct {
       1e-5 },
     { "Qwen2_5_VLForConditionalGeneration", "qwen2_5_vl", HLX_HF_DENSE, HLX_HF_NESTED, 1, 0, 0,
       0, 0, 1e-5 },
+    /* Qwen3-VL's text model (Qwen3's layer, its q and k norms, under text_config and
+     * model.language_model.; the vision tower and its deepstack mergers not read) */
+    { "Qwen3VLForConditionalGeneration", "qwen3_vl", HLX_HF_DENSE, HLX_HF_NESTED, 0, 1, 0, 0, 0,
+      1e-6 },
     /* LLaVA 1.5, LLaVA-NeXT and LLaVA-OneVision: the text model text_config names (Llama's,
      * Mistral's or Qwen2's layer: hlx_cfg_text_model_type), the vision tower and projector
      * not read */
@@ -205,8 +209,9 @@ static const struct {
                          "InternVLForConditionalGeneration, " \
                          "Idefics3ForConditionalGeneration, " \
                          "SmolVLMForConditionalGeneration (their text model), " \
-                         "Qwen2VLForConditionalGeneration and " \
-                         "Qwen2_5_VLForConditionalGeneration (their text model), " \
+                         "Qwen2VLForConditionalGeneration, " \
+                         "Qwen2_5_VLForConditionalGeneration and " \
+                         "Qwen3VLForConditionalGeneration (their text model), " \
                          "Gemma2ForCausalLM, Gemma3ForCausalLM, " \
                          "Gemma3ForConditionalGeneration (its text " \
                          "model), DeepseekV2ForCausalLM, DeepseekV3ForCausalLM"
@@ -241,6 +246,13 @@ static int hlx_hf_llava(const hlx_hf_config_t *c)
            hlx_hf_idefics3(c);
 }
 
+/* Qwen3-VL (its text model: Qwen3's layer, interleaved multimodal RoPE; vLLM maps its
+ * tensors from model.language_model. alone and ties its head by text_config's key alone) */
+static int hlx_hf_qwen3_vl(const hlx_hf_config_t *c)
+{
+    return !strcmp(c->arch, "Qwen3VLForConditionalGeneration");
+}
+
 /* The text classes a LLaVA or InternVL checkpoint may hold (Idefics3 and SmolVLM: the first
  * alone, hlx_cfg_text_model_type), with the defaults of the keys a text_config may leave out
  * (llava-1.5-7b-hf's gives little more than its vocabulary): LlamaConfig's, MistralConfig's,
@@ -256,11 +268,18 @@ static const struct hlx_hf_text_class {
 };
 #define HLX_HF_NTEXT (sizeof(hlx_hf_text_classes) / sizeof(hlx_hf_text_classes[0]))
 
-/* c's text class (a LLaVA checkpoint's), or NULL */
+/* Qwen3-VL's text model, of one class: Qwen3VLTextConfig's defaults (Qwen3Config's numbers;
+ * its head_dim 128, 32 KV heads and rope_theta 5e6: hlx_cfg_dense, hlx_hf_config_load) */
+static const struct hlx_hf_text_class hlx_hf_qwen3_vl_text = { "qwen3_vl_text", 0, 1, 32, 4096,
+                                                               32, 22016, 151936 };
+
+/* c's text class (a LLaVA or Qwen3-VL checkpoint's), or NULL */
 static const struct hlx_hf_text_class *hlx_hf_text_class(const hlx_hf_config_t *c)
 {
     size_t i;
 
+    if (hlx_hf_qwen3_vl(c))
+        return &hlx_hf_qwen3_vl_text;
     for (i = 0; c->text_type[0] && i < HLX_HF_NTEXT; i++)
         if (!strcmp(c->text_type, hlx_hf_text_classes[i].model_type))
             return &hlx_hf_text_classes[i];
@@ -294,6 +313,22 @@ static const char *hlx_hf_model_type(const char *arch)
     return NULL;
 }
 
+/* Classes known and refused, with what reading them lacks (at their architectures entry, or
+ * their model_type where config.json names no class; exit 2). */
+static const struct {
+    const char *arch, *model_type, *why;
+} hlx_hf_refused[] = {
+    /* Qwen3-VL-MoE (30B-A3B, 235B-A22B): transformers saves each layer's routed experts
+     * fused, vLLM reads them as such (is_3d_moe_weight) */
+    { "Qwen3VLMoeForConditionalGeneration", "qwen3_vl_moe",
+      "its text model stores each layer's routed experts fused in 3-D tensors "
+      "(mlp.experts.gate_up_proj [experts, hidden_size, 2 x moe_intermediate_size], "
+      "mlp.experts.down_proj [experts, moe_intermediate_size, hidden_size]), which the "
+      "checkpoint reader (2-D tensors) does not read yet; Qwen3-VL's dense models "
+      "(Qwen3VLForConditionalGeneration) are read" },
+};
+#define HLX_HF_NREFUSED (sizeof(hlx_hf_refused) / sizeof(hlx_hf_refused[0]))
+
 static hlx_status_t hlx_cfg_family(hlx_jdoc_t *doc, hlx_hf_config_t *c)
 {
     json_t *root = hlx_jdoc_root(doc), *a = json_object_get(root, "architectures");
@@ -316,6 +351,12 @@ static hlx_status_t hlx_cfg_family(hlx_jdoc_t *doc, hlx_hf_config_t *c)
             return HLX_OK;
         }
     }
+    for (i = 0; i < HLX_HF_NREFUSED; i++)
+        if (a != NULL ? !strcmp(json_string_value(json_array_get(a, 0)), hlx_hf_refused[i].arch)
+                      : mt != NULL && !strcmp(mt, hlx_hf_refused[i].model_type))
+            return hlx_jdoc_fail(doc, a != NULL ? "/architectures/0" : "/model_type",
+                                 HLX_ERR_PARSE, "%s is not read: %s", hlx_hf_refused[i].arch,
+                                 hlx_hf_refused[i].why);
     if (a == NULL)
         return hlx_jdoc_fail(doc, "/architectures", HLX_ERR_PARSE,
                              "missing, and model_type is not llama, mistral, mixtral, qwen2, "
@@ -613,13 +654,22 @@ static hlx_status_t hlx_cfg_rope_params(hlx_jdoc_t *doc, json_t *rp, json_t *rs,
     return HLX_OK;
 }
 
+/* What a family's rope_scaling may hold of the multimodal RoPE (hlx_cfg_rope_scaling's
+ * mrope): Qwen2-VL's and Qwen2.5-VL's sections; Qwen3-VL's, also interleaved */
+#define HLX_MROPE_SECTIONS    1
+#define HLX_MROPE_INTERLEAVED 2
+
 /* Qwen2-VL's multimodal RoPE (rope_scaling {"type": "mrope" or "default", "mrope_section":
  * [t, h, w]}): the rotated pairs split into sections turned by a token's time, height and
  * width positions, which for text are all its position, so that a text decode turns them as
- * plain RoPE does. The sections must cover the rotated pairs; no other parameter. */
-static hlx_status_t hlx_cfg_mrope(hlx_jdoc_t *doc, json_t *r, const hlx_model_t *m)
+ * plain RoPE does. Qwen3-VL's "mrope_interleaved": true deals the pairs to t, h and w in
+ * turn (transformers' apply_interleaved_mrope: pair i by h when i % 3 == 1 and i < 3h, by w
+ * when i % 3 == 2 and i < 3w, else by t): for text, plain RoPE all the same. The sections
+ * must cover the rotated pairs (three when interleaved); no other parameter. */
+static hlx_status_t hlx_cfg_mrope(hlx_jdoc_t *doc, json_t *r, const hlx_model_t *m, int mrope)
 {
     json_t *s = json_object_get(r, "mrope_section"), *v;
+    json_t *il = json_object_get(r, "mrope_interleaved");
     const char *key;
     char path[160];
     long long sum = 0;
@@ -645,12 +695,27 @@ static hlx_status_t hlx_cfg_mrope(hlx_jdoc_t *doc, json_t *r, const hlx_model_t 
         if (!strcmp(hlx_rs_base(doc, r), "/rope_parameters") &&
             (!strcmp(key, "rope_theta") || !strcmp(key, "partial_rotary_factor")))
             continue;
+        if ((mrope & HLX_MROPE_INTERLEAVED) && !strcmp(key, "mrope_interleaved"))
+            continue;
         if (strcmp(key, "type") && strcmp(key, "rope_type") && strcmp(key, "mrope_section")) {
             snprintf(path, sizeof(path), "%s/%.120s", hlx_rs_base(doc, r), key);
             return hlx_jdoc_fail(doc, path, HLX_ERR_PARSE, "not read beside mrope_section "
-                                 "(a text decode turns Qwen2-VL's sections as plain RoPE)");
+                                 "(a text decode turns the sections as plain RoPE)%s",
+                                 !strcmp(key, "mrope_interleaved")
+                                     ? "; mrope_interleaved is read for "
+                                       "Qwen3VLForConditionalGeneration"
+                                     : "");
         }
     }
+    if (il == NULL || json_is_null(il))
+        return HLX_OK;
+    snprintf(path, sizeof(path), "%s/mrope_interleaved", hlx_rs_base(doc, r));
+    if (!json_is_boolean(il))
+        return hlx_jdoc_fail(doc, path, HLX_ERR_PARSE, "expected true or false");
+    if (json_is_true(il) && json_array_size(s) != 3)
+        return hlx_jdoc_fail(doc, path, HLX_ERR_PARSE, "true deals the pairs to the time, "
+                             "height and width sections in turn: mrope_section must list "
+                             "three (it lists %zu)", json_array_size(s));
     return HLX_OK;
 }
 
@@ -660,8 +725,8 @@ static hlx_status_t hlx_cfg_mrope(hlx_jdoc_t *doc, json_t *r, const hlx_model_t 
  * runtime and its reference alike); another kind is refused naming it, since rotating
  * with rope_theta alone would decode other tokens than the model's own implementation.
  * Keys that are not parameters of the kind are refused as well. Runs after the family's
- * shapes (longrope's arrays hold rope_dim / 2 factors). mrope: Qwen2-VL's sections are read
- * (hlx_cfg_mrope). */
+ * shapes (longrope's arrays hold rope_dim / 2 factors). mrope (HLX_MROPE_*): the multimodal
+ * RoPE's sections are read (hlx_cfg_mrope). */
 static hlx_status_t hlx_cfg_rope_scaling(hlx_jdoc_t *doc, hlx_model_t *m, int mrope)
 {
     json_t *root = hlx_jdoc_root(doc), *r = json_object_get(root, "rope_scaling"), *k, *k2;
@@ -703,13 +768,14 @@ static hlx_status_t hlx_cfg_rope_scaling(hlx_jdoc_t *doc, hlx_model_t *m, int mr
         kind = "default";
     if (mrope && json_object_get(r, "mrope_section") != NULL &&
         (kind == NULL || !strcmp(kind, "mrope") || !strcmp(kind, "default")))
-        return hlx_cfg_mrope(doc, r, m);
+        return hlx_cfg_mrope(doc, r, m, mrope);
     if (kind != NULL && !strcmp(kind, "mrope")) {
         snprintf(path, sizeof(path), "%s/%s", base, json_object_get(r, "rope_type") ? "rope_type"
                                                                                      : "type");
         return hlx_jdoc_fail(doc, path, HLX_ERR_PARSE, "\"mrope\" (Qwen2-VL's multimodal RoPE) "
-                             "is read for Qwen2VLForConditionalGeneration and "
-                             "Qwen2_5_VLForConditionalGeneration, with an mrope_section");
+                             "is read for Qwen2VLForConditionalGeneration, "
+                             "Qwen2_5_VLForConditionalGeneration and "
+                             "Qwen3VLForConditionalGeneration, with an mrope_section");
     }
     if (kind != NULL && !strcmp(kind, "default"))
         return hlx_cfg_rs_keys(doc, r, HLX_ROPE_NONE, "default");
@@ -2043,7 +2109,8 @@ static hlx_status_t hlx_cfg_gemma(hlx_jdoc_t *doc, hlx_hf_config_t *c)
 
 /* A multimodal config's text model, where its class takes several: Mistral3's is read when
  * it is Mistral's (Mistral Small 3.1); its later text models (ministral3, mistral4's MLA)
- * are other layers. */
+ * are other layers. Qwen3-VL's must be its own (qwen3_vl_text, the one class its config
+ * builds; another name is another checkpoint). */
 static hlx_status_t hlx_cfg_text_model_type(hlx_jdoc_t *doc, hlx_hf_config_t *c)
 {
     char tt[32];
@@ -2073,6 +2140,16 @@ static hlx_status_t hlx_cfg_text_model_type(hlx_jdoc_t *doc, hlx_hf_config_t *c)
                              "text model is read when it is Llama's, Mistral's, Qwen2's or "
                              "Qwen3's (\"llama\", \"mistral\", \"qwen2\", \"qwen3\")", tt,
                              c->arch);
+    }
+    if (hlx_hf_qwen3_vl(c)) { /* Qwen3VLConfig builds Qwen3VLTextConfig whatever it names */
+        if ((st = hlx_cfg_str(doc, "model_type", "qwen3_vl_text", tt, sizeof(tt))) != HLX_OK)
+            return st;
+        if (strcmp(tt, "qwen3_vl_text"))
+            return hlx_jdoc_fail(doc, "/model_type", HLX_ERR_PARSE, "\"%s\" is not read: "
+                                 "Qwen3VLForConditionalGeneration's text model is read when it "
+                                 "is Qwen3-VL's (\"qwen3_vl_text\": vLLM runs it with Qwen3's "
+                                 "layer whatever text_config names)", tt);
+        return HLX_OK;
     }
     if (strcmp(c->arch, "Mistral3ForConditionalGeneration"))
         return HLX_OK;
@@ -2156,14 +2233,15 @@ static hlx_status_t hlx_cfg_dca_check(hlx_jdoc_t *doc, const hlx_hf_config_t *c)
 
 /* tie_word_embeddings: Gemma3TextConfig's default true, elsewhere false. A multimodal
  * config's text_config says, or where it has no such key its top level does (transformers
- * v5 keeps Qwen2-VL's there); Idefics3's and SmolVLM's text_config alone (vLLM ties by
- * text_config's key, LlamaConfig's false without it, and reads no top-level one). */
+ * v5 keeps Qwen2-VL's there); Idefics3's, SmolVLM's and Qwen3-VL's text_config alone (vLLM
+ * ties by text_config's key, false without it: LlamaConfig's, Qwen3VLTextConfig's; it reads
+ * no top-level one). */
 static hlx_status_t hlx_cfg_tie(hlx_jdoc_t *doc, hlx_hf_config_t *c)
 {
     const int def = !!(c->fused & HLX_HF_GEMMA);
     hlx_status_t st;
 
-    if (!(c->fused & HLX_HF_NESTED) || hlx_hf_idefics3(c) ||
+    if (!(c->fused & HLX_HF_NESTED) || hlx_hf_idefics3(c) || hlx_hf_qwen3_vl(c) ||
         json_object_get(hlx_jdoc_root(doc), "tie_word_embeddings"))
         return hlx_cfg_bool(doc, "tie_word_embeddings", def, &c->tie_word_embeddings);
     if ((st = hlx_jdoc_scope(doc, NULL)) != HLX_OK) /* the top level, then the text again */
@@ -2281,15 +2359,18 @@ static hlx_status_t hlx_cfg_dense(hlx_jdoc_t *doc, hlx_hf_config_t *c)
     if (!strcmp(c->arch, "GraniteForCausalLM"))
         HLX_TRY(hlx_cfg_granite(doc, m));
     /* absent: all query heads (LlamaConfig), 8 (MistralConfig, MixtralConfig,
-     * Glm4MoeConfig), 2 of 128 (GlmConfig), 4 of 256 (Gemma3TextConfig) */
+     * Glm4MoeConfig), 2 of 128 (GlmConfig), 4 of 256 (Gemma3TextConfig), 32 whatever the
+     * query heads (Qwen3VLTextConfig; its head_dim 128, as GlmConfig's) */
     HLX_TRY(hlx_cfg_int(doc, "num_key_value_heads", 0,
                         c->fused & HLX_HF_GEMMA ? 4 : c->fused & HLX_HF_ROPE_PAIRS ? 2
+                        : hlx_hf_qwen3_vl(c) ? 32
                         : !hlx_hf_mistral(c) && strcmp(c->arch, "MixtralForCausalLM") &&
                                   c->moe_gqa != HLX_HF_MOE_GLM4 ? m->q_heads : 8, 1,
                         &m->kv_heads));
     HLX_TRY(hlx_cfg_int(doc, "head_dim", 0,
-                        c->fused & HLX_HF_GEMMA        ? 256
-                        : c->fused & HLX_HF_ROPE_PAIRS ? 128 : m->hidden / m->q_heads, 1,
+                        c->fused & HLX_HF_GEMMA ? 256
+                        : c->fused & HLX_HF_ROPE_PAIRS || hlx_hf_qwen3_vl(c) ? 128
+                        : m->hidden / m->q_heads, 1,
                         &m->head_dim));
     if (m->head_dim < 1)
         return hlx_jdoc_fail(doc, "/head_dim", HLX_ERR_PARSE,
@@ -2573,7 +2654,8 @@ hlx_status_t hlx_hf_config_load(const char *dir, hlx_hf_config_t *c, char *err,
                            tc ? tc->vocab : hlx_hf_gemma2(c) ? 256000 : 262208, 1,
                            &m->vocab)) ||
          (st = hlx_cfg_num(doc, "rope_theta",
-                           c->moe_gqa == HLX_HF_MOE_MIXTRAL || hlx_hf_qwen_vl(c) ||
+                           hlx_hf_qwen3_vl(c) ? 5e6 /* Qwen3VLTextConfig's (4.57) */
+                           : c->moe_gqa == HLX_HF_MOE_MIXTRAL || hlx_hf_qwen_vl(c) ||
                                    (gemma && !hlx_hf_gemma2(c)) ? 1e6 : 10000.0,
                            1e-9, 1e12, &m->rope_theta)) ||
          (st = hlx_cfg_num(doc, "rms_norm_eps", eps, 1e-30, 1.0, &m->norm_eps)) ||
@@ -2587,7 +2669,9 @@ hlx_status_t hlx_hf_config_load(const char *dir, hlx_hf_config_t *c, char *err,
     if (st == HLX_OK)
         st = c->family == HLX_HF_DENSE ? hlx_cfg_dense(doc, c) : hlx_cfg_moe_mla(doc, c);
     if (st == HLX_OK) /* after the shapes: longrope's factors are rope_dim / 2 */
-        st = hlx_cfg_rope_scaling(doc, m, hlx_hf_qwen_vl(c));
+        st = hlx_cfg_rope_scaling(doc, m,
+                                  hlx_hf_qwen3_vl(c) ? HLX_MROPE_SECTIONS | HLX_MROPE_INTERLEAVED
+                                  : hlx_hf_qwen_vl(c) ? HLX_MROPE_SECTIONS : 0);
     if (st == HLX_OK)
         st = hlx_cfg_dca_check(doc, c);
     if (st == HLX_OK) {
@@ -3244,13 +3328,15 @@ hlx_status_t hlx_hf_kv_scale(hlx_ckpt_t *ck, const hlx_hf_config_t *c, int layer
 /* A multimodal checkpoint's text model: its tensors under one of the prefixes transformers
  * has saved them with, whichever holds the embedding (Gemma 3 and Mistral3: language_model.
  * or model.language_model.; Qwen2-VL: none or model.language_model.; Idefics3 and SmolVLM:
- * model.text_model. alone, the one name transformers and vLLM give it). No prefix
- * otherwise. */
+ * model.text_model. alone, the one name transformers and vLLM give it; Qwen3-VL:
+ * model.language_model. alone, the one vLLM maps). No prefix otherwise. */
 static void hlx_hf_prefixes(hlx_ckpt_t *ck, const hlx_hf_config_t *c)
 {
     hlx_ckpt_set_prefix(ck, NULL, NULL);
     if (hlx_hf_idefics3(c)) {
         hlx_ckpt_set_prefix(ck, "model.", "model.text_model.");
+    } else if (hlx_hf_qwen3_vl(c)) {
+        hlx_ckpt_set_prefix(ck, "model.", "model.language_model.");
     } else if ((c->fused & HLX_HF_NESTED) &&
         hlx_ckpt_find(ck, "language_model.model.embed_tokens.weight") != NULL) {
         hlx_ckpt_set_prefix(ck, "model.", "language_model.model.");

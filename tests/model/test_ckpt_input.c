@@ -1838,6 +1838,132 @@ static void test_idefics3(void **state)
     expect_config("i3-1", HLX_OK, NULL);
 }
 
+/* ---- Qwen3VLForConditionalGeneration ---------------------------------------------------- */
+
+/* Qwen3VLTextConfig's defaults in g_cfg: 32 layers of 4096, 32 query and 32 KV heads of 128,
+ * FFN 22016, vocabulary 151936, rope_theta 5e6, rms_norm_eps 1e-6, q and k norms, untied. */
+static void expect_qwen3_vl_defaults(void)
+{
+    assert_true(g_cfg.m.layers == 32 && g_cfg.m.hidden == 4096 && g_cfg.m.q_heads == 32 &&
+                g_cfg.m.kv_heads == 32 && g_cfg.m.head_dim == 128 && g_cfg.m.ffn == 22016 &&
+                g_cfg.m.vocab == 151936 && g_cfg.m.rope_theta == 5e6);
+    assert_true(g_cfg.m.norm_eps == 1e-6 && !g_cfg.tie_word_embeddings && g_cfg.m.qk_norm &&
+                !g_cfg.m.qkv_bias && g_cfg.m.rope_kind == HLX_ROPE_NONE);
+}
+
+/* Qwen3-VL: Qwen3's text model under text_config (qwen3_vl_text alone, Qwen3VLTextConfig's
+ * defaults), its interleaved multimodal RoPE read as plain RoPE once its sections are checked,
+ * the head tied by text_config's key alone, the tensors under model.language_model. alone
+ * (vLLM's map) with the vision tower beside them; Qwen3-VL-MoE refused (3-D experts). */
+static void test_qwen3_vl(void **state)
+{
+    static const char *const vision[] = { "model.visual.blocks.0.norm1.weight",
+                                          "model.visual.deepstack_merger_list.0.norm.weight",
+                                          NULL };
+    const char *q = "q3v";
+
+    (void)state;
+    synth(q, "--family qwen3 --shards 1");
+    nest_config(q, "Qwen3VLForConditionalGeneration", "qwen3_vl");
+    set_text_key(q, "model_type", json_string("qwen3_vl_text"));
+    set_text_key(q, "rope_scaling", json_pack("{s:s, s:[i, i, i], s:b}", "rope_type", "default",
+                                              "mrope_section", 6, 5, 5, "mrope_interleaved", 1));
+    expect_config(q, HLX_OK, NULL);
+    assert_string_equal(g_cfg.arch, "Qwen3VLForConditionalGeneration");
+    assert_true(g_cfg.fused == HLX_HF_NESTED && g_cfg.m.layers == 2 && g_cfg.m.hidden == 256 &&
+                g_cfg.m.kv_heads == 2 && g_cfg.m.head_dim == 32 && g_cfg.m.vocab == 512);
+    assert_true(g_cfg.m.qk_norm && !g_cfg.m.qkv_bias && g_cfg.m.rope_kind == HLX_ROPE_NONE &&
+                g_cfg.m.rope_theta == 10000.0 && !g_cfg.tie_word_embeddings);
+    /* the tensors: under model.language_model. with the vision tower (and its deepstack
+     * mergers) beside them; not under language_model.model. nor bare model. (Qwen2-VL's
+     * older forms: vLLM maps neither for Qwen3-VL) */
+    nested_variant(q, "q3vok", "model.language_model.", vision, NULL);
+    nested_variant(q, "q3vlm", "language_model.model.", vision,
+                   "model.language_model.embed_tokens.weight");
+    nested_variant(q, "q3vflat", "model.", vision, "model.language_model.embed_tokens.weight");
+    /* the sections: three adding up to head_dim / 2 when interleaved, booleans, nothing else */
+    set_key_in(q, "text_config", "rope_scaling",
+               json_pack("{s:s, s:[i, i, i], s:b}", "rope_type", "default", "mrope_section", 6, 5,
+                         4, "mrope_interleaved", 1));
+    expect_config(q, HLX_ERR_PARSE, "mrope_section: sections of 15 pairs in all");
+    set_key_in(q, "text_config", "rope_scaling",
+               json_pack("{s:s, s:[i, i], s:b}", "rope_type", "default", "mrope_section", 6, 10,
+                         "mrope_interleaved", 1));
+    expect_config(q, HLX_ERR_PARSE, "mrope_interleaved: true deals the pairs");
+    set_key_in(q, "text_config", "rope_scaling",
+               json_pack("{s:s, s:[i, i], s:b}", "rope_type", "default", "mrope_section", 6, 10,
+                         "mrope_interleaved", 0));
+    expect_config(q, HLX_OK, NULL);
+    set_key_in(q, "text_config", "rope_scaling",
+               json_pack("{s:s, s:[i, i, i], s:s}", "rope_type", "default", "mrope_section", 6,
+                         5, 5, "mrope_interleaved", "true"));
+    expect_config(q, HLX_ERR_PARSE, "mrope_interleaved: expected true or false");
+    set_key_in(q, "text_config", "rope_scaling",
+               json_pack("{s:s, s:[i, i, i], s:b, s:f}", "rope_type", "default", "mrope_section",
+                         6, 5, 5, "mrope_interleaved", 1, "factor", 2.0));
+    expect_config(q, HLX_ERR_PARSE, "factor: not read beside mrope_section");
+    /* v5's rope_parameters: the base beside the sections */
+    set_key_in(q, "text_config", "rope_scaling", NULL);
+    set_key_in(q, "text_config", "rope_theta", NULL);
+    set_key_in(q, "text_config", "rope_parameters",
+               json_pack("{s:s, s:[i, i, i], s:b, s:f}", "rope_type", "default", "mrope_section",
+                         6, 5, 5, "mrope_interleaved", 1, "rope_theta", 5e6));
+    expect_config(q, HLX_OK, NULL);
+    assert_true(g_cfg.m.rope_theta == 5e6 && g_cfg.m.rope_kind == HLX_ROPE_NONE);
+    /* Qwen2.5-VL's sections are not interleaved: the key refused there */
+    set_key(q, "architectures", json_pack("[s]", "Qwen2_5_VLForConditionalGeneration"));
+    expect_config(q, HLX_ERR_PARSE,
+                  "mrope_interleaved is read for Qwen3VLForConditionalGeneration");
+    set_key(q, "architectures", NULL); /* model_type alone names the class */
+    expect_config(q, HLX_OK, NULL);
+    assert_string_equal(g_cfg.arch, "Qwen3VLForConditionalGeneration");
+    /* the tie: text_config's alone, never the top level's (Qwen3-VL-2B and 4B set both) */
+    set_key(q, "tie_word_embeddings", json_true());
+    set_text_key(q, "tie_word_embeddings", NULL);
+    expect_config(q, HLX_OK, NULL);
+    assert_false(g_cfg.tie_word_embeddings);
+    set_key(q, "tie_word_embeddings", json_false());
+    set_text_key(q, "tie_word_embeddings", json_true());
+    expect_config(q, HLX_OK, NULL);
+    assert_true(g_cfg.tie_word_embeddings);
+    /* an absent KV-head count is Qwen3VLTextConfig's 32, whatever the query heads: named */
+    set_text_key(q, "num_key_value_heads", NULL);
+    expect_config(q, HLX_ERR_PARSE, "transformers' default for Qwen3VLForConditionalGeneration");
+    /* text_config's keys left out: Qwen3VLTextConfig's defaults */
+    set_key(q, "text_config", json_object());
+    expect_config(q, HLX_OK, NULL);
+    expect_qwen3_vl_defaults();
+    set_key(q, "text_config", json_pack("{s:s}", "model_type", "qwen3_vl_text"));
+    expect_config(q, HLX_OK, NULL);
+    expect_qwen3_vl_defaults();
+    /* its head_dim 128 whatever hidden_size / num_attention_heads is (32 here) */
+    set_key(q, "text_config", json_pack("{s:i, s:i, s:i}", "hidden_size", 256,
+                                        "num_attention_heads", 8, "num_key_value_heads", 8));
+    expect_config(q, HLX_OK, NULL);
+    assert_true(g_cfg.m.head_dim == 128 && g_cfg.m.hidden == 256 && g_cfg.m.kv_heads == 8);
+    /* its one text class: another refused at text_config's model_type (vLLM would run
+     * Qwen3's layer whatever it names) */
+    set_key(q, "text_config", json_pack("{s:s}", "model_type", "qwen3"));
+    expect_config(q, HLX_ERR_PARSE, "model_type: \"qwen3\" is not read");
+    /* no text_config (Qwen3VLConfig's defaults describe no released model), or not an
+     * object; errors inside text_config at their place */
+    set_key(q, "text_config", NULL);
+    expect_config(q, HLX_ERR_PARSE, "text_config: required key is missing");
+    set_key(q, "text_config", json_null());
+    expect_config(q, HLX_ERR_PARSE, "text_config: expected an object");
+    set_key(q, "text_config", json_pack("{s:s}", "head_dim", "x"));
+    expect_config(q, HLX_ERR_PARSE, "head_dim: expected an integer");
+    /* Qwen3-VL-MoE: its experts fused in 3-D tensors, refused by class or by model_type */
+    set_key(q, "text_config", json_object());
+    set_key(q, "model_type", json_string("qwen3_vl_moe"));
+    expect_config(q, HLX_ERR_PARSE, "Qwen3VLMoeForConditionalGeneration is not read");
+    set_key(q, "architectures", json_pack("[s]", "Qwen3VLMoeForConditionalGeneration"));
+    expect_config(q, HLX_ERR_PARSE, "routed experts fused in 3-D tensors");
+    refused("config.json:", "Qwen3VLMoeForConditionalGeneration is not read: its text model "
+            "stores each layer's routed experts fused in 3-D tensors", "model info %s/%s",
+            g_tmp, q);
+}
+
 /* Gemma2ForCausalLM: Gemma 3's layer without q/k norms and local base, Gemma2Config's
  * defaults (the soft-cappings 50 and 30, vocabulary 256000, rope_theta 10000, windows on
  * every other layer from the first), null caps for none, layer_types, bad caps refused. */
@@ -2326,6 +2452,7 @@ int main(int argc, char **argv)
         cmocka_unit_test(test_gemma2),
         cmocka_unit_test(test_gemma3),
         cmocka_unit_test(test_idefics3),
+        cmocka_unit_test(test_qwen3_vl),
         cmocka_unit_test(test_rope_parameters),
         cmocka_unit_test(test_internlm2),
         cmocka_unit_test(test_internlm3),

@@ -334,11 +334,13 @@ echo "granite sampled: logits / 8 at T 0.25 $a, unscaled at T 2 $b, logits / 8 a
 # LLaVA 1.5 (Llama's text model), LLaVA-NeXT (Mistral's, with its image_newline),
 # LLaVA-OneVision (Qwen2's biases) and InternVL 3.5 (Qwen3's head norms), their vision parts
 # under model. in the new form; Idefics3 / SmolVLM v1 and SmolVLM2 (Llama's text model under
-# model.text_model., the vision model and connector beside it: one form, new)
+# model.text_model., the vision model and connector beside it: one form, new); Qwen3-VL
+# (Qwen3's text model under model.language_model., its interleaved multimodal RoPE, which the
+# forward deals to a text token's three equal positions: one form, new)
 for mm in "gemma3 gemma3 gemma3mm" "qwen2 qwen2.5-vl qwen2vl" "qwen2 qwen2-vl qwen2vl1" \
     "dense mistral3 mistral3" "dense llava llava" "dense llava-next llavanext" \
     "qwen2 llava-onevision llavaov" "qwen3 internvl internvl" "dense idefics3 idefics3 new" \
-    "dense smolvlm smolvlm new"; do
+    "dense smolvlm smolvlm new" "qwen3 qwen3-vl qwen3vl new"; do
     set -- $mm
     for form in ${4:-old new}; do
         python3 "$(dirname "$0")/multimodal.py" "$dir/$1-f32" "$dir/$3-$form" $2 $form ||
@@ -375,6 +377,90 @@ if "$helix" decode --model "$dir/smolvlm-toptie" --context 0 --steps 6 --prompt-
 else
     echo "FAIL: smolvlm, top-level tie: $(cat "$dir/err")"; fail=1
 fi
+
+# Qwen3-VL decodes as the Qwen3 checkpoint it was made from, to the hidden state; tied as
+# Qwen3-VL-2B and 4B are (tie_word_embeddings true in text_config and at the top, no
+# lm_head.weight) as the tied text model, in helix and in the forward; tied by text_config's
+# key alone (vLLM's Qwen3LLMForCausalLM): a top-level true beside a text_config without the
+# key reads lm_head.weight (the text model's tokens), or is refused where there is none; in
+# transformers v5's form (rope_parameters with the base, the sections and the interleave)
+# the same tokens
+hidden_of() { # CKPT OUT: helix's tokens and hidden hash of CKPT into OUT
+    "$helix" decode --model "$1" --context 0 --steps 6 --prompt-ids "$dir/prompt" \
+        --kv-dtype f32 --json >"$dir/hx.json" 2>"$dir/err" &&
+        json_field "$dir/hx.json" "d['prefill_tokens'] + d['tokens'][0], d['hidden_hash']" >"$2" ||
+        { echo "FAIL: $1: $(cat "$dir/err")"; fail=1; }
+}
+cp -r "$dir/qwen3-f32" "$dir/qwen3-tied"
+python3 "$(dirname "$0")/st_edit.py" "$dir/qwen3-tied" drop lm_head.weight &&
+    sed -i 's/"tie_word_embeddings": false/"tie_word_embeddings": true/' \
+        "$dir/qwen3-tied/config.json" &&
+    python3 "$(dirname "$0")/multimodal.py" "$dir/qwen3-tied" "$dir/qwen3vl-tied" qwen3-vl new ||
+    { echo "FAIL: the tied Qwen3-VL checkpoint"; fail=1; }
+python3 - "$dir/qwen3vl-new" "$dir/qwen3vl-tied" "$dir/qwen3vl-toptie" "$dir/qwen3vl-toptie0" \
+    "$dir/qwen3vl-v5" <<'PY' ||
+import json, shutil, sys
+new, tied, toptie, toptie0, v5 = sys.argv[1:6]
+for src, dst in ((new, toptie), (tied, toptie0)):
+    shutil.copytree(src, dst)
+    c = json.load(open(dst + "/config.json"))
+    del c["text_config"]["tie_word_embeddings"]
+    c["tie_word_embeddings"] = True
+    json.dump(c, open(dst + "/config.json", "w"), indent=1)
+shutil.copytree(new, v5)
+c = json.load(open(v5 + "/config.json"))
+t = c["text_config"]
+t["rope_parameters"] = dict(t.pop("rope_scaling"), rope_theta=t.pop("rope_theta"))
+json.dump(c, open(v5 + "/config.json", "w"), indent=1)
+PY
+    { echo "FAIL: the Qwen3-VL config variants"; fail=1; }
+hidden_of "$dir/qwen3-f32" "$dir/h.qwen3"
+hidden_of "$dir/qwen3vl-new" "$dir/h.qwen3vl"
+hidden_of "$dir/qwen3-tied" "$dir/h.qwen3-tied"
+hidden_of "$dir/qwen3vl-tied" "$dir/h.qwen3vl-tied"
+echo "qwen3-vl: helix $(cat "$dir/h.qwen3vl") (the text model: $(cat "$dir/h.qwen3"))"
+echo "qwen3-vl tied: helix $(cat "$dir/h.qwen3vl-tied") (the text model: $(cat "$dir/h.qwen3-tied"))"
+[ -s "$dir/h.qwen3" ] && cmp -s "$dir/h.qwen3" "$dir/h.qwen3vl" ||
+    { echo "FAIL: qwen3-vl: another hidden state than its text model's"; fail=1; }
+[ -s "$dir/h.qwen3-tied" ] && cmp -s "$dir/h.qwen3-tied" "$dir/h.qwen3vl-tied" &&
+    ! cmp -s "$dir/h.qwen3" "$dir/h.qwen3-tied" ||
+    { echo "FAIL: qwen3-vl tied: not its tied text model's tokens, or the untied ones"; fail=1; }
+tied_tok=$(sed 's/ [0-9a-f]*$//' "$dir/h.qwen3-tied") # its tokens, less the hash
+for v in "qwen3vl-tied $tied_tok" "qwen3vl-toptie ${first[qwen3]-x}" \
+    "qwen3vl-v5 ${first[qwen3]-x}"; do
+    set -- $v
+    name=$1
+    shift
+    both_decode "$dir/$name" "$name" || continue
+    echo "$name: transformers-style $want, helix $got (expected $*)"
+    [ "$want" = "$got" ] && [ "$got" = "$*" ] || { echo "FAIL: $name"; fail=1; }
+done
+# the older forms' names (language_model.model.: vLLM maps only model.language_model. for
+# Qwen3-VL) refused; Qwen3-VL-MoE refused by class (its 3-D experts); another text model
+cp -r "$dir/qwen3vl-new" "$dir/qwen3vl-oldname"
+python3 "$(dirname "$0")/st_edit.py" "$dir/qwen3vl-oldname" rename \
+    model.language_model.embed_tokens.weight language_model.model.embed_tokens.weight || fail=1
+cp -r "$dir/qwen3vl-new" "$dir/qwen3vl-moe"
+sed -i -e 's/"Qwen3VLForConditionalGeneration"/"Qwen3VLMoeForConditionalGeneration"/' \
+    -e 's/"model_type": "qwen3_vl"/"model_type": "qwen3_vl_moe"/' "$dir/qwen3vl-moe/config.json"
+cp -r "$dir/qwen3vl-new" "$dir/qwen3vl-qwen3"
+sed -i 's/"model_type": "qwen3_vl_text"/"model_type": "qwen3"/' "$dir/qwen3vl-qwen3/config.json"
+cp -r "$dir/qwen3vl-new" "$dir/qwen3vl-sections"
+python3 -c 'import json, sys; c = json.load(open(sys.argv[1])); c["text_config"]["rope_scaling"]["mrope_section"] = [6, 5, 4]; json.dump(c, open(sys.argv[1], "w"), indent=1)' \
+    "$dir/qwen3vl-sections/config.json"
+for bad in "qwen3vl-toptie0 tensor lm_head.weight is missing" \
+    "qwen3vl-oldname tensor model.language_model.embed_tokens.weight is missing" \
+    "qwen3vl-moe Qwen3VLMoeForConditionalGeneration is not read: its text model stores each layer's routed experts fused in 3-D tensors" \
+    "qwen3vl-qwen3 model_type: \"qwen3\" is not read" \
+    "qwen3vl-sections mrope_section: sections of 15 pairs in all"; do
+    set -- $bad
+    name=$1
+    shift
+    "$helix" decode --model "$dir/$name" --context 20 --steps 1 >/dev/null 2>"$dir/err"
+    rc=$?
+    echo "$name: exit $rc: $(cat "$dir/err")"
+    [ $rc -eq 2 ] && grep -qF "$*" "$dir/err" || { echo "FAIL: $name not refused saying '$*'"; fail=1; }
+done
 
 # LLaVA 1.5's own config.json (llava-1.5-7b-hf): its text_config gives the vocabulary, the
 # norm's eps and little more, LlamaConfig's defaults the rest (7B's 32 layers of 4096); a
@@ -508,8 +594,8 @@ done
 # checked against the fp64 reference
 args=(--steps 4 --batch 3 --prompt-ids "$data/prompt3.txt" --prefill-chunk 8 --context 40
       --check --json --timeout 60)
-for fam in qwen2 qwen2vl llavaov qwen3 phi3 glm glm4 gemma2 gemma3 gemma3mm internlm2 granite \
-    qwen2-moe qwen3-moe mixtral glm4-moe; do
+for fam in qwen2 qwen2vl llavaov qwen3 qwen3vl phi3 glm glm4 gemma2 gemma3 gemma3mm internlm2 \
+    granite qwen2-moe qwen3-moe mixtral glm4-moe; do
     ck=$dir/$fam-bf16
     "$helix" decode --model "$ck" "${args[@]}" >"$dir/$fam.1" 2>"$dir/err" ||
         { echo "FAIL: $fam, 1 rank: $(cat "$dir/err")"; fail=1; continue; }

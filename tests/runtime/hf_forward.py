@@ -39,7 +39,7 @@ ARCHITECTURES = ("LlamaForCausalLM", "MistralForCausalLM", "MixtralForCausalLM",
                  "Mistral3ForConditionalGeneration", "LlavaForConditionalGeneration",
                  "LlavaNextForConditionalGeneration", "LlavaOnevisionForConditionalGeneration",
                  "InternVLForConditionalGeneration", "Idefics3ForConditionalGeneration",
-                 "SmolVLMForConditionalGeneration",
+                 "SmolVLMForConditionalGeneration", "Qwen3VLForConditionalGeneration",
                  "Gemma2ForCausalLM",
                  "Gemma3ForCausalLM",
                  "Gemma3ForConditionalGeneration", "DeepseekV2ForCausalLM",
@@ -187,9 +187,9 @@ class Checkpoint:
     def unnest(self):
         """A multimodal checkpoint (Gemma3ForConditionalGeneration): its text model's tensors
         are read by their text model's names, whichever prefix transformers saved them
-        under (language_model.model. and language_model.lm_head., or model.language_model.;
-        Idefics3's and SmolVLM's model.text_model.); the vision tower's and the projector's
-        are not read."""
+        under (language_model.model. and language_model.lm_head., or model.language_model.,
+        Qwen3-VL's; Idefics3's and SmolVLM's model.text_model.); the vision tower's and the
+        projector's are not read."""
         for real in list(self.where):
             for pfx, to in (("language_model.model.", "model."),
                             ("language_model.lm_head.", "lm_head."),
@@ -357,6 +357,33 @@ class Config:
                               "num_attention_heads": 32, "intermediate_size": 11008,
                               "vocab_size": 32000}, **t), path)
             self.arch = "LlamaForCausalLM"
+        # Qwen3-VL: Qwen3's text model under text_config (model_type qwen3_vl_text when it
+        # names none), Qwen3VLTextConfig's defaults for the keys it leaves out (head_dim 128
+        # and 32 KV heads, not Qwen3's rule; rope_theta 5e6), its tensors under
+        # model.language_model.; the head tied by text_config's tie_word_embeddings alone (false
+        # without it), as vLLM's Qwen3LLMForCausalLM reads it. Its multimodal RoPE (below,
+        # mrope_axis) turns each rotated pair by the time, height or width position.
+        self.mrope = None  # (mrope_section, mrope_interleaved)
+        if self.arch == "Qwen3VLForConditionalGeneration":
+            self.nested = True
+            t = c.get("text_config")
+            if not isinstance(t, dict) or t.get("model_type", "qwen3_vl_text") != "qwen3_vl_text":
+                raise Fail(f"{path}: key text_config: missing, not an object, or not Qwen3-VL's")
+            rs = t.get("rope_parameters", t.get("rope_scaling"))
+            if isinstance(rs, dict) and "mrope_section" in rs:
+                if rs.get("rope_type", rs.get("type", "default")) not in ("mrope", "default") or \
+                        set(rs) - {"type", "rope_type", "mrope_section", "mrope_interleaved",
+                                   "rope_theta"}:
+                    raise Fail(f"{path}: key text_config: RoPE parameters {rs!r} not supported "
+                               f"by this reference (mrope sections alone)")
+                self.mrope = (rs["mrope_section"], rs.get("mrope_interleaved") is True)
+            c = v5_rope(dict({"num_hidden_layers": 32, "hidden_size": 4096,
+                              "num_attention_heads": 32, "num_key_value_heads": 32,
+                              "head_dim": 128, "intermediate_size": 22016,
+                              "vocab_size": 151936, "rope_theta": 5e6}, **t), path)
+            if self.mrope is not None:
+                c["rope_scaling"] = None
+            self.arch = "Qwen3ForCausalLM"
         # Qwen2-VL and Qwen2.5-VL: the text model is Qwen2's (its keys at the top, or under
         # text_config in newer configs; its tensors under model. or model.language_model.).
         # Their multimodal RoPE turns each section of the rotated pairs by the token's time,
@@ -651,6 +678,26 @@ class Config:
         if self.rotary % 2:
             raise Fail(f"{path}: rotary dim {self.rotary} is odd (head_dim, "
                        f"partial_rotary_factor)")
+        self.mrope_axis = self.mrope and self.mrope_axes(path)
+
+    def mrope_axes(self, path):
+        """Qwen3-VL's multimodal RoPE: which of a token's (time, height, width) positions
+        each rotated pair turns by. Interleaved (transformers' apply_interleaved_mrope): pair i
+        by height when i % 3 == 1 and i < 3 h, by width when i % 3 == 2 and i < 3 w, else by
+        time; otherwise in sections of t, h and w pairs (Qwen2-VL's)."""
+        sec, interleaved = self.mrope
+        half = self.rotary // 2
+        if not isinstance(sec, list) or len(sec) != 3 or sum(sec) != half or \
+                not all(isinstance(n, int) and n >= 0 for n in sec):
+            raise Fail(f"{path}: key mrope_section: {sec!r} is not three counts adding up to "
+                       f"the {half} rotated pairs")
+        if not interleaved:
+            return [0] * sec[0] + [1] * sec[1] + [2] * sec[2]
+        axis = [0] * half
+        for dim in (1, 2):
+            for i in range(dim, min(3 * sec[dim], half), 3):
+                axis[i] = dim
+        return axis
 
 
     def fp8_blocks(self, c, path):
@@ -1268,8 +1315,12 @@ class Model(Decoder):
         t = self.position
         self.position += 1
         freq, ms = self.frequencies(t), self.attn_scaling
-        cos = [math.cos(t * f) * ms for f in freq]
-        sin = [math.sin(t * f) * ms for f in freq]
+        pos = [t] * len(freq)
+        if cfg.mrope_axis:  # a text token's time, height and width positions: all t
+            thw = (t, t, t)
+            pos = [thw[a] for a in cfg.mrope_axis]
+        cos = [math.cos(p * f) * ms for p, f in zip(pos, freq)]
+        sin = [math.sin(p * f) * ms for p, f in zip(pos, freq)]
         scale = 1.0 / math.sqrt(cfg.qpas if cfg.gemma else d)
         act = gelu_tanh if cfg.gemma else silu
         x = [v * self.embed_scale for v in self.embed[token]]

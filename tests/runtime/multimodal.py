@@ -33,9 +33,17 @@ text_config (model_type llama), the text tensors under model.text_model. with lm
 the vision tower under model.vision_model. and the projector under model.connector.; FORM
 new alone, the one form transformers has saved them in.
 
+KIND qwen3-vl (a Qwen3ForCausalLM checkpoint -> Qwen3VLForConditionalGeneration, Qwen3-VL
+2B-32B): the text keys under text_config (model_type qwen3_vl_text) with rope_scaling
+{"rope_type": "default", "mrope_section", "mrope_interleaved": true}, the sections split
+the head's rotated pairs 6 : 5 : 5, as Qwen3-VL's [24, 20, 20] do; tie_word_embeddings
+there and at the top alike, as Qwen3-VL's configs write it; the text tensors under
+model.language_model. with lm_head. kept, the vision tower (with a deepstack merger) under
+model.visual.; FORM new alone, the one form transformers has saved it in (4.57 on).
+
 usage: multimodal.py SRC DST KIND old|new  (KIND: gemma3, mistral3, qwen2.5-vl, qwen2-vl,
                                            llava, llava-next, llava-onevision, internvl,
-                                           idefics3, smolvlm)"""
+                                           idefics3, smolvlm, qwen3-vl)"""
 import json
 import os
 import struct
@@ -66,9 +74,13 @@ KINDS = {
     "smolvlm": ("SmolVLMForConditionalGeneration", "smolvlm", "llama",
                 ["model.vision_model.post_layernorm.weight",
                  "model.connector.modality_projection.proj.weight"]),
+    "qwen3-vl": ("Qwen3VLForConditionalGeneration", "qwen3_vl", "qwen3_vl_text",
+                 ["model.visual.blocks.0.norm1.weight",
+                  "model.visual.deepstack_merger_list.0.norm.weight"]),
 }
 LLAVA = ("llava", "llava-next", "llava-onevision", "internvl")
 IDEFICS3 = ("idefics3", "smolvlm")
+NEW_ONLY = IDEFICS3 + ("qwen3-vl",)
 
 
 def rename(name, kind, form):
@@ -79,6 +91,10 @@ def rename(name, kind, form):
     if kind in LLAVA and form == "new" and name.startswith(
             ("vision_tower.", "multi_modal_projector.", "image_newline")):
         return "model." + name  # 4.52's: the vision parts under model. too
+    if kind == "qwen3-vl":
+        if name.startswith("model.") and not name.startswith("model.visual."):
+            return "model.language_model." + name[len("model."):]
+        return name
     if kind in ("qwen2.5-vl", "qwen2-vl"):
         if form == "new" and (name.startswith("model.") or name.startswith("visual.")):
             return "model." + (name if name.startswith("visual.") else
@@ -98,6 +114,14 @@ def sections(head_dim):
     return [t, (pairs - t) // 2, pairs - t - (pairs - t) // 2]
 
 
+def sections3(head_dim):
+    """Qwen3-VL's [24, 20, 20] of 64 pairs, for head_dim / 2 pairs: 5 / 16 to height and to
+    width each, the rest to time."""
+    pairs = head_dim // 2
+    hw = pairs * 5 // 16
+    return [pairs - 2 * hw, hw, hw]
+
+
 def config(text, kind, form):
     arch, mtype, ttype, _ = KINDS[kind]
     top = {"architectures": [arch], "model_type": mtype,
@@ -111,6 +135,12 @@ def config(text, kind, form):
             return text
         text["rope_scaling"] = {"rope_type": "default", "type": "default",
                                 "mrope_section": sections(head_dim)}
+    if kind == "qwen3-vl":
+        head_dim = text.get("head_dim", text["hidden_size"] // text["num_attention_heads"])
+        text["rope_scaling"] = {"rope_type": "default", "mrope_section": sections3(head_dim),
+                                "mrope_interleaved": True}
+        top["tie_word_embeddings"] = text.get("tie_word_embeddings", False)
+        top["vision_config"]["deepstack_visual_indexes"] = [0]
     if kind == "gemma3":
         top["mm_tokens_per_image"] = 256
     if kind in ("mistral3", "llava-next"):  # MistralConfig's defaults: a window, 8 KV heads
@@ -124,7 +154,7 @@ def config(text, kind, form):
 
 def main(argv):
     if len(argv) != 4 or argv[2] not in KINDS or argv[3] not in ("old", "new") or \
-            (argv[2] in IDEFICS3 and argv[3] != "new"):
+            (argv[2] in NEW_ONLY and argv[3] != "new"):
         print(__doc__, file=sys.stderr)
         return 2
     src, dst, kind, form = argv
