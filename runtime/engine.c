@@ -315,6 +315,36 @@ static void hlx_wload_groups(void *arg, int t, int T)
     j->st[t] = st;
 }
 
+/* The elements of the dense layers' GQA projections (QKV, W_o, gate/up and down) on this
+ * rank whose checkpoint tensors are stored plain beside packed ones (a quantizer's skipped
+ * modules: GPTQModel's "-:" rules, llm-compressor's ignore list): the memory estimate
+ * counts them at the weights' size, not packed. A fused matrix goes by its first part (its
+ * parts must all be packed to be kept so). */
+static uint64_t hlx_engine_plain_elems(hlx_engine_t *eng, const hlx_model_t *m,
+                                       const hlx_layout_t *L, uint64_t dv)
+{
+    static const hlx_hf_weight_t which[] = { HLX_HFW_WQ, HLX_HFW_WO, HLX_HFW_WGATE,
+                                             HLX_HFW_WDOWN };
+    const uint64_t H = (uint64_t)m->hidden, Fc = (uint64_t)L->ffn_count;
+    const uint64_t elems[] = { H * (uint64_t)eng->qkv_cols, (uint64_t)L->q_slice * dv * H,
+                               2 * H * Fc, Fc * H };
+    uint64_t n = 0;
+    int64_t g;
+    int l, i, b;
+
+    if (m->attn != HLX_ATTN_GQA)
+        return 0;
+    for (l = 0; l < m->layers; l++)
+        for (i = 0; i < 4; i++) {
+            const hlx_wpart_t p = hlx_wpart_hf(m, which[i], l, 0, 0, 0, 0);
+            if (i >= 2 && l >= m->dense_layers) /* a MoE layer's FFN: counted apart */
+                continue;
+            if (!hlx_wsrc_packed(&eng->ws, p.name, &b, &g))
+                n += elems[i];
+        }
+    return n;
+}
+
 /* Whether a checkpoint's integer-packed weights are kept packed (eng->wq): on the host
  * backend (whose gemm takes hlx_wq_t), where they are read as bf16 (the dequantized form
  * they reproduce), unless HELIX_W_PACKED=0. */
@@ -1312,6 +1342,7 @@ static hlx_status_t hlx_engine_bytes(hlx_engine_t *eng, uint64_t *need_p, char *
         t = w - (hlx_engine_embed_tied(eng) ? 0 : (uint64_t)L->vocab_count * eng->w_esize * H);
         if (m->attn == HLX_ATTN_MLA) /* overflow was ruled out when w added them */
             t -= hlx_mla_absorbed_elems(m, L) * eng->w_esize * (uint64_t)m->layers;
+        t -= hlx_engine_plain_elems(eng, m, L, dv) * eng->w_esize;
         w -= t; /* the projections' elements, then their packed bytes */
         t = t / eng->w_esize;
         ok = hlx_mul(&t, (uint64_t)pk->bits * g + 64) && hlx_add(&w, t / (8 * g) + 1);
