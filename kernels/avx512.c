@@ -1849,20 +1849,29 @@ hlx_wq_fused_block(const int MR, const int SS, const hlx_wq_t *w, int N, int K, 
             a[q * MR + m] = load ? _mm512_maskz_loadu_ps(mk[q], y + (size_t)m * N + (s + q) * 16)
                                  : _mm512_setzero_ps();
     }
-    if (w->gidx) { /* act order: each row's zero points and scales from its group's */
+    if (w->gidx) { /* act order: each row's zero points and scales from its group's; at 4
+                      bits a pair of rows from one load */
         const int32_t *tab = (const int32_t *)(base + w->gidx);
-        for (; k < K; k++) {
-            const size_t gk = (size_t)tab[k] * 16, row = w->bits == 4 ? (size_t)(k >> 1) : (size_t)k;
+        const size_t gs = (size_t)w->G * 16;
+        for (; k < K; k += 1 + (w->bits == 4 && k + 1 < K)) {
+            const int two = w->bits == 4 && k + 1 < K;
+            const size_t g0 = (size_t)tab[k] * 16, g1 = two ? (size_t)tab[k + 1] * 16 : g0;
+            const size_t row = w->bits == 4 ? (size_t)(k >> 1) : (size_t)k;
             for (q = 0; q < SS; q++) {
-                __m512i c = _mm512_cvtepu8_epi32(
+                const __m512i c = _mm512_cvtepu8_epi32(
                     _mm_loadu_si128((const __m128i *)(cp[q] + row * 16)));
-                if (w->bits == 4)
-                    c = (k & 1) ? _mm512_srli_epi32(c, 4) : _mm512_and_si512(c, m4);
-                v0[q] = rne(_mm512_mul_ps(_mm512_sub_ps(_mm512_cvtepi32_ps(c),
-                        _mm512_loadu_ps(zp + (size_t)q * (size_t)w->G * 16 + gk)),
-                    _mm512_loadu_ps(sp + (size_t)q * (size_t)w->G * 16 + gk)));
+                v0[q] = rne(_mm512_mul_ps(_mm512_sub_ps(_mm512_cvtepi32_ps(
+                        w->bits == 4 ? _mm512_and_si512(c, m4) : c),
+                        _mm512_loadu_ps(zp + (size_t)q * gs + g0)),
+                    _mm512_loadu_ps(sp + (size_t)q * gs + g0)));
+                if (two)
+                    v1[q] = rne(_mm512_mul_ps(_mm512_sub_ps(_mm512_cvtepi32_ps(
+                            _mm512_srli_epi32(c, 4)), _mm512_loadu_ps(zp + (size_t)q * gs + g1)),
+                        _mm512_loadu_ps(sp + (size_t)q * gs + g1)));
             }
             hlx_wq_fused_fma(MR, SS, x, K, k, v0, a);
+            if (two)
+                hlx_wq_fused_fma(MR, SS, x, K, k + 1, v1, a);
         }
     }
     /* group by group: its zero points and scales in registers */
