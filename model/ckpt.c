@@ -1,5 +1,6 @@
 /* safetensors checkpoints: header parsing with every size overflow-checked, shards mapped
- * read-only, and slices converted to f32 or bf16 as they are copied out. */
+ * read-only, and slices converted to f32 or bf16 as they are copied out; virtual weights
+ * (integer-packed ones, views of fused 3-D experts) read like stored ones. */
 #define _GNU_SOURCE
 #include "hlx_ckpt.h"
 #include "hlx_err.h"
@@ -310,6 +311,8 @@ struct hlx_ckpt {
     float              fp8_lut[256];           /* e4m3 code -> value */
     hlx_ckpt_tensor_t *packs;    /* hlx_ckpt_set_packed's weights, sorted by name (owned) */
     size_t             npacks;
+    hlx_ckpt_tensor_t *views;    /* hlx_ckpt_set_views' weights, sorted by name (owned) */
+    size_t             nviews;
 };
 
 /* The last error of a call on this thread: the reads of one checkpoint may run on several
@@ -325,6 +328,17 @@ static void hlx_ckpt_packs_free(hlx_ckpt_t *ck)
     free(ck->packs);
     ck->packs = NULL;
     ck->npacks = 0;
+}
+
+static void hlx_ckpt_views_free(hlx_ckpt_t *ck)
+{
+    size_t i;
+
+    for (i = 0; i < ck->nviews; i++)
+        free((char *)ck->views[i].name);
+    free(ck->views);
+    ck->views = NULL;
+    ck->nviews = 0;
 }
 
 void hlx_ckpt_set_fp8_block(hlx_ckpt_t *ck, int rows, int cols)
@@ -399,6 +413,7 @@ void hlx_ckpt_close(hlx_ckpt_t *ck)
     free(ck->files);
     free(ck->tensors);
     hlx_ckpt_packs_free(ck);
+    hlx_ckpt_views_free(ck);
     free(ck);
 }
 
@@ -783,9 +798,11 @@ const hlx_ckpt_tensor_t *hlx_ckpt_find_exact(const hlx_ckpt_t *ck, const char *n
     const hlx_ckpt_tensor_t *t = hlx_ckpt_find_stored(ck, name);
 
     key.name = name;
-    return t != NULL || ck->npacks == 0
-               ? t
-               : bsearch(&key, ck->packs, ck->npacks, sizeof(key), hlx_tensor_cmp_name);
+    if (t == NULL && ck->npacks > 0)
+        t = bsearch(&key, ck->packs, ck->npacks, sizeof(key), hlx_tensor_cmp_name);
+    if (t == NULL && ck->nviews > 0)
+        t = bsearch(&key, ck->views, ck->nviews, sizeof(key), hlx_tensor_cmp_name);
+    return t;
 }
 
 static void hlx_shape_str(char *buf, size_t len, int ndim, const int64_t *shape)
@@ -1300,6 +1317,99 @@ int hlx_ckpt_packed_groups(const hlx_ckpt_t *ck, const hlx_ckpt_tensor_t *t, int
     return 1;
 }
 
+/* ---- views of fused 3-D tensors ------------------------------------------------------ */
+
+/* One view: checks its tensor (stored, [experts][in][cols] exactly, floating point) and its
+ * range, every byte offset overflow-checked, and fills out (its name owned by the caller's
+ * list from here on). */
+static hlx_status_t hlx_view_one(hlx_ckpt_t *ck, const hlx_ckpt_view_t *v, hlx_ckpt_tensor_t *out)
+{
+    const int64_t want[3] = { v->experts, v->in, v->cols };
+    char mapped[256], fmapped[256], have[160], exp[160];
+    const char *name = hlx_ckpt_prefixed(ck, v->name, mapped, sizeof(mapped));
+    const char *fname = hlx_ckpt_prefixed(ck, v->fused, fmapped, sizeof(fmapped));
+    const hlx_ckpt_tensor_t *f = hlx_ckpt_find_stored(ck, fname);
+    uint64_t at, off;
+    const char *file;
+
+    if (f == NULL)
+        return hlx_errbuf(hlx_ckpt_terr, sizeof(hlx_ckpt_terr), HLX_ERR_NOT_FOUND,
+                          "%s: tensor %s is missing (the fused experts %s reads, [%lld, %lld, "
+                          "%lld])", ck->dir, fname, name, (long long)v->experts,
+                          (long long)v->in, (long long)v->cols);
+    file = ck->files[f->file].name;
+    if (f->ndim != 3 || memcmp(f->shape, want, sizeof(want)) != 0) {
+        hlx_shape_str(have, sizeof(have), f->ndim, f->shape);
+        hlx_shape_str(exp, sizeof(exp), 3, want);
+        return hlx_errbuf(hlx_ckpt_terr, sizeof(hlx_ckpt_terr), HLX_ERR_MISMATCH,
+                          "%s: tensor %s: shape %s, expected %s (fused experts: [experts, in, "
+                          "out], input-major)", file, f->name, have, exp);
+    }
+    if (f->dtype != HLX_ST_F32 && f->dtype != HLX_ST_BF16 && f->dtype != HLX_ST_F16)
+        return hlx_errbuf(hlx_ckpt_terr, sizeof(hlx_ckpt_terr), HLX_ERR_UNSUPPORTED,
+                          "%s: tensor %s: dtype %s: fused 3-D experts are read in F32, BF16 or "
+                          "F16 (quantized fused experts are not read)", file, f->name,
+                          hlx_st_dtype_name(f->dtype));
+    if (v->index < 0 || v->index >= v->experts || v->c0 < 0 || v->out < 1 ||
+        v->c0 > v->cols - v->out || v->in < 1)
+        return hlx_errbuf(hlx_ckpt_terr, sizeof(hlx_ckpt_terr), HLX_ERR_INVALID,
+                          "%s: tensor %s: expert %lld, columns [%lld, +%lld) outside it", file,
+                          f->name, (long long)v->index, (long long)v->c0, (long long)v->out);
+    if (hlx_ckpt_find_stored(ck, name) != NULL)
+        return hlx_errbuf(hlx_ckpt_terr, sizeof(hlx_ckpt_terr), HLX_ERR_INVALID,
+                          "%s: tensor %s is stored both on its own and fused in %s", file,
+                          name, f->name);
+    /* the slab's first element: (index * in * cols + c0) elements into f */
+    if (__builtin_mul_overflow((uint64_t)v->index, (uint64_t)v->in, &at) ||
+        __builtin_mul_overflow(at, (uint64_t)v->cols, &at) ||
+        __builtin_add_overflow(at, (uint64_t)v->c0, &at) ||
+        __builtin_mul_overflow(at, (uint64_t)hlx_st_dtype_size(f->dtype), &off) ||
+        __builtin_add_overflow(off, f->begin, &off) || off >= f->end ||
+        __builtin_mul_overflow((uint64_t)v->out, (uint64_t)v->in, &out->numel))
+        return hlx_errbuf(hlx_ckpt_terr, sizeof(hlx_ckpt_terr), HLX_ERR_INVALID,
+                          "%s: tensor %s: expert %lld's offset overflows", file, f->name,
+                          (long long)v->index);
+    if ((out->name = strdup(name)) == NULL)
+        return hlx_errbuf(hlx_ckpt_terr, sizeof(hlx_ckpt_terr), HLX_ERR_NOMEM, "out of memory");
+    out->dtype = f->dtype;
+    out->ndim = 2;
+    out->shape[0] = v->out;
+    out->shape[1] = v->in;
+    out->begin = out->end = off;
+    out->file = f->file;
+    out->fused = f;
+    out->stride = v->cols;
+    return HLX_OK;
+}
+
+hlx_status_t hlx_ckpt_set_views(hlx_ckpt_t *ck, const hlx_ckpt_view_t *v, size_t n)
+{
+    hlx_status_t st = HLX_OK;
+    size_t i;
+
+    hlx_ckpt_views_free(ck);
+    if (n == 0)
+        return HLX_OK;
+    if ((ck->views = calloc(n, sizeof(*ck->views))) == NULL)
+        return hlx_errbuf(hlx_ckpt_terr, sizeof(hlx_ckpt_terr), HLX_ERR_NOMEM, "out of memory");
+    for (i = 0; i < n && st == HLX_OK; i++)
+        if ((st = hlx_view_one(ck, &v[i], &ck->views[i])) == HLX_OK)
+            ck->nviews = i + 1; /* freed with the others from here on */
+    if (st != HLX_OK) {
+        hlx_ckpt_views_free(ck);
+        return st;
+    }
+    qsort(ck->views, ck->nviews, sizeof(*ck->views), hlx_tensor_cmp_name);
+    for (i = 1; i < ck->nviews; i++)
+        if (!strcmp(ck->views[i - 1].name, ck->views[i].name)) {
+            st = hlx_errbuf(hlx_ckpt_terr, sizeof(hlx_ckpt_terr), HLX_ERR_INVALID,
+                            "%s: view %s given twice", ck->dir, ck->views[i].name);
+            hlx_ckpt_views_free(ck);
+            return st;
+        }
+    return HLX_OK;
+}
+
 size_t hlx_ckpt_packed_count(const hlx_ckpt_t *ck)
 {
     return ck->npacks;
@@ -1529,15 +1639,31 @@ hlx_status_t hlx_ckpt_read_block(hlx_ckpt_t *ck, const hlx_ckpt_tensor_t *t, int
     int64_t rows = t->ndim >= 2 ? t->shape[0] : 1, cols, i, j;
     const size_t es = hlx_st_dtype_size(t->dtype);
     const uint8_t *base = hlx_ck_data(ck, t);
-    int64_t brow = 1, bcol = 1, tnc;
+    int64_t brow = 1, bcol = 1, tnc, stride;
     hlx_dtype_t mode = HLX_DTYPE_F32; /* packed: the values, or a part (HLX_CKPT_Q*) */
     float *tile;
 
+    if (t->fused != NULL) {
+        /* a view [out][in] of input-major rows: the block read from them, the other way */
+        hlx_ckpt_tensor_t sv = *t;
+        if (r0 < 0 || nr < 0 || c0 < 0 || nc < 0 || r0 > t->shape[0] - nr ||
+            c0 > t->shape[1] - nc)
+            return hlx_errbuf(hlx_ckpt_terr, sizeof(hlx_ckpt_terr), HLX_ERR_INVALID,
+                              "%s: tensor %s: block rows [%lld, +%lld) cols [%lld, +%lld) "
+                              "outside its %lld x %lld elements", f->name, t->name,
+                              (long long)r0, (long long)nr, (long long)c0, (long long)nc,
+                              (long long)t->shape[0], (long long)t->shape[1]);
+        sv.fused = NULL;
+        sv.shape[0] = t->shape[1];
+        sv.shape[1] = t->shape[0];
+        return hlx_ckpt_read_block(ck, &sv, c0, nc, r0, nr, !transpose, dst, dst_dtype, ld);
+    }
     if (t->ndim > 2 || t->ndim < 1)
         return hlx_errbuf(hlx_ckpt_terr, sizeof(hlx_ckpt_terr), HLX_ERR_INVALID,
                            "%s: tensor %s: %d-D, a 2-D block needs a 1-D or 2-D tensor", f->name,
                            t->name, t->ndim);
     cols = t->ndim == 2 ? t->shape[1] : t->shape[0];
+    stride = t->stride > 0 ? t->stride : cols; /* a view's rows lie stride apart */
     if (t->dtype != HLX_ST_F32 && t->dtype != HLX_ST_BF16 && t->dtype != HLX_ST_F16 &&
         t->dtype != HLX_ST_F64 && t->dtype != HLX_ST_F8_E4M3 && !t->pack &&
         !(t->dtype == HLX_ST_I8 && s != NULL))
@@ -1585,7 +1711,7 @@ hlx_status_t hlx_ckpt_read_block(hlx_ckpt_t *ck, const hlx_ckpt_tensor_t *t, int
     }
     if (!transpose && s == NULL && t->dtype == HLX_ST_BF16 && dst_dtype == HLX_DTYPE_BF16) {
         for (i = 0; i < nr; i++) /* same type: rows copied as they are */
-            memcpy((uint16_t *)dst + (size_t)(i * ld), base + (size_t)((r0 + i) * cols + c0) * 2,
+            memcpy((uint16_t *)dst + (size_t)(i * ld), base + (size_t)((r0 + i) * stride + c0) * 2,
                    (size_t)nc * 2);
         atomic_fetch_add_explicit(&ck->bytes_read, (uint64_t)nr * (uint64_t)nc * es,
                                   memory_order_relaxed);
@@ -1610,7 +1736,7 @@ hlx_status_t hlx_ckpt_read_block(hlx_ckpt_t *ck, const hlx_ckpt_tensor_t *t, int
         }
         for (k = 0; k < th && !t->pack; k++) {
             float *out = tile + k * tnc;
-            hlx_ck_convert(ck, base + (size_t)((r0 + i + k) * cols + c0) * es, t->dtype, nc,
+            hlx_ck_convert(ck, base + (size_t)((r0 + i + k) * stride + c0) * es, t->dtype, nc,
                            out);
             if (s != NULL) {
                 /* factors per scale row: blocks across (weight_scale_inv), or one */

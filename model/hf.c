@@ -169,6 +169,10 @@ static const struct {
      * model.language_model.; the vision tower and its deepstack mergers not read) */
     { "Qwen3VLForConditionalGeneration", "qwen3_vl", HLX_HF_DENSE, HLX_HF_NESTED, 0, 1, 0, 0, 0,
       1e-6 },
+    /* Qwen3-VL-MoE's (30B-A3B, 235B-A22B): Qwen3-MoE's layer, its routed experts stored fused
+     * in 3-D tensors and read through views of them (hlx_hf_expert_views) */
+    { "Qwen3VLMoeForConditionalGeneration", "qwen3_vl_moe", HLX_HF_DENSE, HLX_HF_NESTED, 0, 1,
+      HLX_HF_MOE_QWEN3, 0, 0, 1e-6 },
     /* LLaVA 1.5, LLaVA-NeXT and LLaVA-OneVision: the text model text_config names (Llama's,
      * Mistral's or Qwen2's layer: hlx_cfg_text_model_type), the vision tower and projector
      * not read */
@@ -210,8 +214,9 @@ static const struct {
                          "Idefics3ForConditionalGeneration, " \
                          "SmolVLMForConditionalGeneration (their text model), " \
                          "Qwen2VLForConditionalGeneration, " \
-                         "Qwen2_5_VLForConditionalGeneration and " \
-                         "Qwen3VLForConditionalGeneration (their text model), " \
+                         "Qwen2_5_VLForConditionalGeneration, " \
+                         "Qwen3VLForConditionalGeneration and " \
+                         "Qwen3VLMoeForConditionalGeneration (their text model), " \
                          "Gemma2ForCausalLM, Gemma3ForCausalLM, " \
                          "Gemma3ForConditionalGeneration (its text " \
                          "model), DeepseekV2ForCausalLM, DeepseekV3ForCausalLM"
@@ -246,11 +251,18 @@ static int hlx_hf_llava(const hlx_hf_config_t *c)
            hlx_hf_idefics3(c);
 }
 
-/* Qwen3-VL (its text model: Qwen3's layer, interleaved multimodal RoPE; vLLM maps its
- * tensors from model.language_model. alone and ties its head by text_config's key alone) */
+/* Qwen3-VL-MoE: Qwen3-VL's text model with Qwen3-MoE's layer, its experts fused */
+static int hlx_hf_qwen3_vl_moe(const hlx_hf_config_t *c)
+{
+    return !strcmp(c->arch, "Qwen3VLMoeForConditionalGeneration");
+}
+
+/* Qwen3-VL, dense or MoE (its text model: Qwen3's layer, interleaved multimodal RoPE; vLLM
+ * maps its tensors from model.language_model. alone and ties its head by text_config's key
+ * alone) */
 static int hlx_hf_qwen3_vl(const hlx_hf_config_t *c)
 {
-    return !strcmp(c->arch, "Qwen3VLForConditionalGeneration");
+    return !strcmp(c->arch, "Qwen3VLForConditionalGeneration") || hlx_hf_qwen3_vl_moe(c);
 }
 
 /* The text classes a LLaVA or InternVL checkpoint may hold (Idefics3 and SmolVLM: the first
@@ -272,6 +284,11 @@ static const struct hlx_hf_text_class {
  * its head_dim 128, 32 KV heads and rope_theta 5e6: hlx_cfg_dense, hlx_hf_config_load) */
 static const struct hlx_hf_text_class hlx_hf_qwen3_vl_text = { "qwen3_vl_text", 0, 1, 32, 4096,
                                                                32, 22016, 151936 };
+/* Qwen3-VL-MoE's: Qwen3VLMoeTextConfig's defaults (4.57: 24 layers of 2048, 16 query and 16
+ * KV heads of hidden_size / heads, FFN 5632, rope_theta 5e6, norm_topk_prob true; the expert
+ * keys required, as Qwen3-MoE's) */
+static const struct hlx_hf_text_class hlx_hf_qwen3_vl_moe_text = { "qwen3_vl_moe_text", 0, 1,
+                                                                   24, 2048, 16, 5632, 151936 };
 
 /* c's text class (a LLaVA or Qwen3-VL checkpoint's), or NULL */
 static const struct hlx_hf_text_class *hlx_hf_text_class(const hlx_hf_config_t *c)
@@ -279,7 +296,7 @@ static const struct hlx_hf_text_class *hlx_hf_text_class(const hlx_hf_config_t *
     size_t i;
 
     if (hlx_hf_qwen3_vl(c))
-        return &hlx_hf_qwen3_vl_text;
+        return hlx_hf_qwen3_vl_moe(c) ? &hlx_hf_qwen3_vl_moe_text : &hlx_hf_qwen3_vl_text;
     for (i = 0; c->text_type[0] && i < HLX_HF_NTEXT; i++)
         if (!strcmp(c->text_type, hlx_hf_text_classes[i].model_type))
             return &hlx_hf_text_classes[i];
@@ -313,21 +330,6 @@ static const char *hlx_hf_model_type(const char *arch)
     return NULL;
 }
 
-/* Classes known and refused, with what reading them lacks (at their architectures entry, or
- * their model_type where config.json names no class; exit 2). */
-static const struct {
-    const char *arch, *model_type, *why;
-} hlx_hf_refused[] = {
-    /* Qwen3-VL-MoE (30B-A3B, 235B-A22B): transformers saves each layer's routed experts
-     * fused, vLLM reads them as such (is_3d_moe_weight) */
-    { "Qwen3VLMoeForConditionalGeneration", "qwen3_vl_moe",
-      "its text model stores each layer's routed experts fused in 3-D tensors "
-      "(mlp.experts.gate_up_proj [experts, hidden_size, 2 x moe_intermediate_size], "
-      "mlp.experts.down_proj [experts, moe_intermediate_size, hidden_size]), which the "
-      "checkpoint reader (2-D tensors) does not read yet; Qwen3-VL's dense models "
-      "(Qwen3VLForConditionalGeneration) are read" },
-};
-#define HLX_HF_NREFUSED (sizeof(hlx_hf_refused) / sizeof(hlx_hf_refused[0]))
 
 static hlx_status_t hlx_cfg_family(hlx_jdoc_t *doc, hlx_hf_config_t *c)
 {
@@ -351,12 +353,6 @@ static hlx_status_t hlx_cfg_family(hlx_jdoc_t *doc, hlx_hf_config_t *c)
             return HLX_OK;
         }
     }
-    for (i = 0; i < HLX_HF_NREFUSED; i++)
-        if (a != NULL ? !strcmp(json_string_value(json_array_get(a, 0)), hlx_hf_refused[i].arch)
-                      : mt != NULL && !strcmp(mt, hlx_hf_refused[i].model_type))
-            return hlx_jdoc_fail(doc, a != NULL ? "/architectures/0" : "/model_type",
-                                 HLX_ERR_PARSE, "%s is not read: %s", hlx_hf_refused[i].arch,
-                                 hlx_hf_refused[i].why);
     if (a == NULL)
         return hlx_jdoc_fail(doc, "/architectures", HLX_ERR_PARSE,
                              "missing, and model_type is not llama, mistral, mixtral, qwen2, "
@@ -423,9 +419,10 @@ static const struct {
 #define HLX_RS_NKEYS (sizeof(hlx_rs_keys) / sizeof(hlx_rs_keys[0]))
 
 /* Every key of r is a parameter of kind (name kname): an unknown key, or one of another
- * kind, would be ignored and the model rotated other than its config says. */
+ * kind, would be ignored and the model rotated other than its config says. mrope: the
+ * multimodal RoPE's keys are read beside (yarn's, hlx_cfg_mrope_sections). */
 static hlx_status_t hlx_cfg_rs_keys(hlx_jdoc_t *doc, json_t *r, hlx_rope_kind_t kind,
-                                    const char *kname)
+                                    const char *kname, int mrope)
 {
     const char *names[HLX_RS_NKEYS], *key, *near;
     char path[160], takes[256];
@@ -444,6 +441,8 @@ static hlx_status_t hlx_cfg_rs_keys(hlx_jdoc_t *doc, json_t *r, hlx_rope_kind_t 
          * read with the model's shapes (hlx_cfg_rope_params, hlx_cfg_rotary_factor) */
         if (!strcmp(hlx_rs_base(doc, r), "/rope_parameters") &&
             (!strcmp(key, "rope_theta") || !strcmp(key, "partial_rotary_factor")))
+            continue;
+        if (mrope && (!strcmp(key, "mrope_section") || !strcmp(key, "mrope_interleaved")))
             continue;
         for (i = 0; i < HLX_RS_NKEYS && strcmp(key, hlx_rs_keys[i].key); i++)
             ;
@@ -666,11 +665,10 @@ static hlx_status_t hlx_cfg_rope_params(hlx_jdoc_t *doc, json_t *rp, json_t *rs,
  * turn (transformers' apply_interleaved_mrope: pair i by h when i % 3 == 1 and i < 3h, by w
  * when i % 3 == 2 and i < 3w, else by t): for text, plain RoPE all the same. The sections
  * must cover the rotated pairs (three when interleaved); no other parameter. */
-static hlx_status_t hlx_cfg_mrope(hlx_jdoc_t *doc, json_t *r, const hlx_model_t *m, int mrope)
+static hlx_status_t hlx_cfg_mrope_sections(hlx_jdoc_t *doc, json_t *r, const hlx_model_t *m)
 {
-    json_t *s = json_object_get(r, "mrope_section"), *v;
+    json_t *s = json_object_get(r, "mrope_section");
     json_t *il = json_object_get(r, "mrope_interleaved");
-    const char *key;
     char path[160];
     long long sum = 0;
     size_t i;
@@ -690,6 +688,42 @@ static hlx_status_t hlx_cfg_mrope(hlx_jdoc_t *doc, json_t *r, const hlx_model_t 
         return hlx_jdoc_fail(doc, path, HLX_ERR_PARSE, "sections of %lld pairs in all; they must "
                              "add up to the %d rotated pairs of a head (head_dim / 2)", sum,
                              m->rope_dim / 2);
+    if (il == NULL || json_is_null(il))
+        return HLX_OK;
+    snprintf(path, sizeof(path), "%s/mrope_interleaved", hlx_rs_base(doc, r));
+    if (!json_is_boolean(il))
+        return hlx_jdoc_fail(doc, path, HLX_ERR_PARSE, "expected true or false");
+    if (json_is_true(il) && json_array_size(s) != 3)
+        return hlx_jdoc_fail(doc, path, HLX_ERR_PARSE, "true deals the pairs to the time, "
+                             "height and width sections in turn: mrope_section must list "
+                             "three (it lists %zu)", json_array_size(s));
+    return HLX_OK;
+}
+
+/* mrope_interleaved where the family's sections are not dealt in turn (Qwen2-VL's,
+ * Qwen2.5-VL's): refused, naming the class that reads it */
+static hlx_status_t hlx_cfg_mrope_interleaved(hlx_jdoc_t *doc, json_t *r, int mrope,
+                                              const char *beside)
+{
+    char path[160];
+
+    if ((mrope & HLX_MROPE_INTERLEAVED) || json_object_get(r, "mrope_interleaved") == NULL)
+        return HLX_OK;
+    snprintf(path, sizeof(path), "%s/mrope_interleaved", hlx_rs_base(doc, r));
+    return hlx_jdoc_fail(doc, path, HLX_ERR_PARSE, "not read beside %s (a text decode turns "
+                         "the sections as plain RoPE); mrope_interleaved is read for "
+                         "Qwen3VLForConditionalGeneration", beside);
+}
+
+/* The sections (hlx_cfg_mrope_sections) and nothing else beside them but the kind. */
+static hlx_status_t hlx_cfg_mrope(hlx_jdoc_t *doc, json_t *r, const hlx_model_t *m, int mrope)
+{
+    const char *key;
+    char path[160];
+    hlx_status_t st;
+    json_t *v;
+
+    HLX_TRY(hlx_cfg_mrope_sections(doc, r, m));
     json_object_foreach(r, key, v) {
         /* v5's rope_parameters also hold the base and the rotated share, read with the shapes */
         if (!strcmp(hlx_rs_base(doc, r), "/rope_parameters") &&
@@ -707,15 +741,6 @@ static hlx_status_t hlx_cfg_mrope(hlx_jdoc_t *doc, json_t *r, const hlx_model_t 
                                      : "");
         }
     }
-    if (il == NULL || json_is_null(il))
-        return HLX_OK;
-    snprintf(path, sizeof(path), "%s/mrope_interleaved", hlx_rs_base(doc, r));
-    if (!json_is_boolean(il))
-        return hlx_jdoc_fail(doc, path, HLX_ERR_PARSE, "expected true or false");
-    if (json_is_true(il) && json_array_size(s) != 3)
-        return hlx_jdoc_fail(doc, path, HLX_ERR_PARSE, "true deals the pairs to the time, "
-                             "height and width sections in turn: mrope_section must list "
-                             "three (it lists %zu)", json_array_size(s));
     return HLX_OK;
 }
 
@@ -726,7 +751,8 @@ static hlx_status_t hlx_cfg_mrope(hlx_jdoc_t *doc, json_t *r, const hlx_model_t 
  * with rope_theta alone would decode other tokens than the model's own implementation.
  * Keys that are not parameters of the kind are refused as well. Runs after the family's
  * shapes (longrope's arrays hold rope_dim / 2 factors). mrope (HLX_MROPE_*): the multimodal
- * RoPE's sections are read (hlx_cfg_mrope). */
+ * RoPE's sections are read (hlx_cfg_mrope), beside "default" or "yarn" (the kinds vLLM's
+ * get_rope builds MRotaryEmbedding with; a text token's positions are one, so plain yarn). */
 static hlx_status_t hlx_cfg_rope_scaling(hlx_jdoc_t *doc, hlx_model_t *m, int mrope)
 {
     json_t *root = hlx_jdoc_root(doc), *r = json_object_get(root, "rope_scaling"), *k, *k2;
@@ -735,6 +761,7 @@ static hlx_status_t hlx_cfg_rope_scaling(hlx_jdoc_t *doc, hlx_model_t *m, int mr
     char path[96];
     double orig = 0;
     hlx_status_t st;
+    int mr;
 
     m->rope_kind = HLX_ROPE_NONE;
     m->rope_factor = 1.0;
@@ -778,7 +805,7 @@ static hlx_status_t hlx_cfg_rope_scaling(hlx_jdoc_t *doc, hlx_model_t *m, int mr
                              "Qwen3VLForConditionalGeneration, with an mrope_section");
     }
     if (kind != NULL && !strcmp(kind, "default"))
-        return hlx_cfg_rs_keys(doc, r, HLX_ROPE_NONE, "default");
+        return hlx_cfg_rs_keys(doc, r, HLX_ROPE_NONE, "default", 0);
     if (kind != NULL && !strcmp(kind, "linear"))
         m->rope_kind = HLX_ROPE_LINEAR;
     else if (kind != NULL && !strcmp(kind, "llama3"))
@@ -799,7 +826,14 @@ static hlx_status_t hlx_cfg_rope_scaling(hlx_jdoc_t *doc, hlx_model_t *m, int mr
                              kind ? kind : "this", kind ? "\"" : "",
                              r == rp ? "rope_type\" and the scaling keys of \"rope_parameters"
                                      : "rope_scaling");
-    if ((st = hlx_cfg_rs_keys(doc, r, m->rope_kind, kind)) != HLX_OK)
+    /* yarn with the multimodal sections (Qwen2.5-VL's and Qwen3-VL's long context): vLLM's
+     * get_rope builds MRotaryEmbedding with yarn's factor and parameters (its other kinds
+     * take no sections); a text token's three positions are one, so plain yarn */
+    mr = mrope && m->rope_kind == HLX_ROPE_YARN && json_object_get(r, "mrope_section") != NULL;
+    if (mr && ((st = hlx_cfg_mrope_interleaved(doc, r, mrope, "yarn's mrope_section")) ||
+               (st = hlx_cfg_mrope_sections(doc, r, m))))
+        return st;
+    if ((st = hlx_cfg_rs_keys(doc, r, m->rope_kind, kind, mr)) != HLX_OK)
         return st;
     if (m->rope_kind == HLX_ROPE_LONGROPE)
         return hlx_cfg_longrope(doc, r, m);
@@ -1892,7 +1926,10 @@ static hlx_status_t hlx_cfg_qwen3_moe(hlx_jdoc_t *doc, hlx_hf_config_t *c)
     HLX_TRY(hlx_cfg_int(doc, "num_experts", 1, 0, 1, &m->experts));
     HLX_TRY(hlx_cfg_int(doc, "num_experts_per_tok", 1, 0, 1, &m->top_k));
     HLX_TRY(hlx_cfg_int(doc, "moe_intermediate_size", 1, 0, 1, &m->expert_ffn));
-    HLX_TRY(hlx_cfg_bool(doc, "norm_topk_prob", HLX_QWEN3_MOE_NORM_TOPK_PROB,
+    /* Qwen3VLMoeTextConfig's: true (its router renormalises whatever the key says; vLLM
+     * reads the key) */
+    HLX_TRY(hlx_cfg_bool(doc, "norm_topk_prob",
+                         hlx_hf_qwen3_vl_moe(c) ? 1 : HLX_QWEN3_MOE_NORM_TOPK_PROB,
                          &c->norm_topk_prob));
     HLX_TRY(hlx_cfg_int(doc, "decoder_sparse_step", 0, 1, 1, &step));
     if (m->top_k > m->experts)
@@ -2142,13 +2179,14 @@ static hlx_status_t hlx_cfg_text_model_type(hlx_jdoc_t *doc, hlx_hf_config_t *c)
                              c->arch);
     }
     if (hlx_hf_qwen3_vl(c)) { /* Qwen3VLConfig builds Qwen3VLTextConfig whatever it names */
-        if ((st = hlx_cfg_str(doc, "model_type", "qwen3_vl_text", tt, sizeof(tt))) != HLX_OK)
+        const char *own = hlx_hf_text_class(c)->model_type;
+        if ((st = hlx_cfg_str(doc, "model_type", own, tt, sizeof(tt))) != HLX_OK)
             return st;
-        if (strcmp(tt, "qwen3_vl_text"))
+        if (strcmp(tt, own))
             return hlx_jdoc_fail(doc, "/model_type", HLX_ERR_PARSE, "\"%s\" is not read: "
-                                 "Qwen3VLForConditionalGeneration's text model is read when it "
-                                 "is Qwen3-VL's (\"qwen3_vl_text\": vLLM runs it with Qwen3's "
-                                 "layer whatever text_config names)", tt);
+                                 "%s's text model is read when it is its own (\"%s\": vLLM "
+                                 "runs it with Qwen3%s's layer whatever text_config names)", tt,
+                                 c->arch, own, hlx_hf_qwen3_vl_moe(c) ? "-MoE" : "");
         return HLX_OK;
     }
     if (strcmp(c->arch, "Mistral3ForConditionalGeneration"))
@@ -2363,13 +2401,15 @@ static hlx_status_t hlx_cfg_dense(hlx_jdoc_t *doc, hlx_hf_config_t *c)
      * query heads (Qwen3VLTextConfig; its head_dim 128, as GlmConfig's) */
     HLX_TRY(hlx_cfg_int(doc, "num_key_value_heads", 0,
                         c->fused & HLX_HF_GEMMA ? 4 : c->fused & HLX_HF_ROPE_PAIRS ? 2
+                        : hlx_hf_qwen3_vl_moe(c) ? 16
                         : hlx_hf_qwen3_vl(c) ? 32
                         : !hlx_hf_mistral(c) && strcmp(c->arch, "MixtralForCausalLM") &&
                                   c->moe_gqa != HLX_HF_MOE_GLM4 ? m->q_heads : 8, 1,
                         &m->kv_heads));
     HLX_TRY(hlx_cfg_int(doc, "head_dim", 0,
                         c->fused & HLX_HF_GEMMA ? 256
-                        : c->fused & HLX_HF_ROPE_PAIRS || hlx_hf_qwen3_vl(c) ? 128
+                        : c->fused & HLX_HF_ROPE_PAIRS ||
+                                (hlx_hf_qwen3_vl(c) && !hlx_hf_qwen3_vl_moe(c)) ? 128
                         : m->hidden / m->q_heads, 1,
                         &m->head_dim));
     if (m->head_dim < 1)
@@ -3472,6 +3512,60 @@ void hlx_hf_settle(hlx_ckpt_t *ck, hlx_hf_config_t *c)
         c->kv_scales = HLX_HF_KV_SCALES_TENSOR;
 }
 
+/* Qwen3-VL-MoE's routed experts, as transformers saves them (Qwen3VLMoeTextExperts) and
+ * vLLM reads them (qwen3_vl_moe.py: each fused tensor split per expert, gate_up_proj's last
+ * dimension in two halves, gate then up, each transposed to nn.Linear's [out][in]): layer l's
+ * mlp.experts.gate_up_proj [E, hidden, 2 x I] and mlp.experts.down_proj [E, I, hidden],
+ * input-major (x @ W), read through views named as Qwen3-MoE's per-expert weights
+ * (mlp.experts.e.{gate,up,down}_proj.weight, [out][in]). A layer holding neither fused
+ * tensor is read as Qwen3-MoE's, per expert (vLLM takes both forms: its expert mapping for
+ * the unfused names). Quantized fused experts are refused (hlx_ckpt_set_views: their
+ * scales would need views of their own). */
+static hlx_status_t hlx_hf_expert_views(hlx_ckpt_t *ck, const hlx_hf_config_t *c)
+{
+    const hlx_model_t *m = &c->m;
+    hlx_ckpt_view_t *v;
+    size_t n = 0, count;
+    hlx_status_t st;
+    int l, e, k;
+
+    if (!hlx_hf_qwen3_vl_moe(c))
+        return hlx_ckpt_set_views(ck, NULL, 0);
+    if (m->layers <= m->dense_layers || m->experts < 1)
+        return hlx_ckpt_set_views(ck, NULL, 0);
+    if (__builtin_mul_overflow((size_t)(m->layers - m->dense_layers), (size_t)m->experts,
+                               &count) ||
+        __builtin_mul_overflow(count, (size_t)3, &count) ||
+        (v = calloc(count, sizeof(*v))) == NULL)
+        return hlx_ckpt_set_error(ck, HLX_ERR_NOMEM, "%s: %d layers of %d experts: out of "
+                                  "memory", hlx_ckpt_dir(ck), m->layers, m->experts);
+    for (l = m->dense_layers; l < m->layers; l++) {
+        char gu[96], dn[96];
+        snprintf(gu, sizeof(gu), "model.layers.%d.mlp.experts.gate_up_proj", l);
+        snprintf(dn, sizeof(dn), "model.layers.%d.mlp.experts.down_proj", l);
+        if (hlx_ckpt_find(ck, gu) == NULL && hlx_ckpt_find(ck, dn) == NULL)
+            continue; /* stored per expert */
+        for (e = 0; e < m->experts; e++)
+            for (k = 0; k < 3; k++, n++) {
+                static const char *const part[3] = { "gate_proj", "up_proj", "down_proj" };
+                hlx_ckpt_view_t *w = &v[n];
+                snprintf(w->name, sizeof(w->name), "model.layers.%d.mlp.experts.%d.%s.weight", l,
+                         e, part[k]);
+                snprintf(w->fused, sizeof(w->fused), "model.layers.%d.mlp.experts.%s", l,
+                         k < 2 ? "gate_up_proj" : "down_proj");
+                w->experts = m->experts;
+                w->index = e;
+                w->in = k < 2 ? m->hidden : m->expert_ffn;
+                w->cols = k < 2 ? 2 * (int64_t)m->expert_ffn : m->hidden;
+                w->out = k < 2 ? m->expert_ffn : m->hidden;
+                w->c0 = k == 1 ? m->expert_ffn : 0;
+            }
+    }
+    st = hlx_ckpt_set_views(ck, v, n);
+    free(v);
+    return st;
+}
+
 hlx_status_t hlx_hf_check(hlx_ckpt_t *ck, const hlx_hf_config_t *c)
 {
     hlx_hf_expect_t *list = NULL;
@@ -3487,7 +3581,8 @@ hlx_status_t hlx_hf_check(hlx_ckpt_t *ck, const hlx_hf_config_t *c)
     hlx_ckpt_set_fp8_block(ck, c->block_rows, c->block_cols);
     hlx_ckpt_set_fused(ck, c->fused);
     hlx_hf_prefixes(ck, c);
-    if ((st = hlx_ckpt_set_packed(ck, &c->packing, hlx_hf_pack_skip, c)) != HLX_OK) {
+    if ((st = hlx_ckpt_set_packed(ck, &c->packing, hlx_hf_pack_skip, c)) != HLX_OK ||
+        (st = hlx_hf_expert_views(ck, c)) != HLX_OK) {
         free(seen);
         return st;
     }
@@ -3529,8 +3624,8 @@ hlx_status_t hlx_hf_check(hlx_ckpt_t *ck, const hlx_hf_config_t *c)
                                     quant ? (c->int8 ? "int8" : "fp8") : c->torch_dtype);
         else if (list[i].ndim == 0) /* a one-value scale: its value too */
             st = hlx_hf_check_scale(ck, t);
-        if (st == HLX_OK)
-            seen[t - t0] = 1;
+        if (st == HLX_OK) /* a view (hlx_hf_expert_views): its fused tensor is read */
+            seen[(t->fused != NULL ? t->fused : t) - t0] = 1;
     }
     if (st == HLX_OK && c->lm_head_unused[0]) { /* tied: not read (hlx_hf_settle) */
         const hlx_ckpt_tensor_t *head = hlx_hf_find_head(ck, c);

@@ -65,6 +65,12 @@ typedef struct hlx_ckpt_tensor {
     int64_t        group;       /* input columns per group (the whole row: one group) */
     int64_t        groups;      /* G: the scales' groups */
     const struct hlx_ckpt_tensor *packed, *zero, *gidx, *dims;
+    /* A view (hlx_ckpt_set_views): the stored 3-D tensor it reads, NULL otherwise. Its
+     * [out][in] element (o, i) is stored at begin + (i * stride + o) elements: one expert's
+     * slab of a fused [experts][in][cols] tensor, input-major as stored (begin == end: no
+     * bytes of its own). */
+    const struct hlx_ckpt_tensor *fused;
+    int64_t        stride;      /* a view: elements between its stored rows (cols) */
 } hlx_ckpt_tensor_t;
 
 /* hlx_ckpt_tensor_t.pack: the layouts of docs/model.md "Integer weights" */
@@ -145,6 +151,26 @@ int hlx_ckpt_packed_groups(const hlx_ckpt_t *ck, const hlx_ckpt_tensor_t *t, int
                            int64_t *group_p);
 /* How many packed weights hlx_ckpt_set_packed made. */
 size_t hlx_ckpt_packed_count(const hlx_ckpt_t *ck);
+
+/* One view of hlx_ckpt_set_views: expert index's columns [c0, c0 + out) of the stored 3-D
+ * tensor fused, of shape [experts][in][cols] exactly, as the 2-D [out][in] weight name (both
+ * names under hlx_ckpt_set_prefix's mapping). */
+typedef struct hlx_ckpt_view {
+    char    name[160], fused[160];
+    int64_t experts, in, cols; /* fused's expected shape */
+    int64_t index, c0, out;
+} hlx_ckpt_view_t;
+
+/* Makes each of v[0, n) a tensor that hlx_ckpt_find, hlx_ckpt_get and the reads take like
+ * a stored [out][in] weight (nn.Linear's orientation: a read with transpose gives the
+ * stored [in][out] rows as they are): transformers' fused 3-D experts (Qwen3-VL-MoE's
+ * mlp.experts.gate_up_proj [E, hidden, 2 x moe_intermediate] and down_proj
+ * [E, moe_intermediate, hidden]) read as per-expert weights. Replaces what an earlier call
+ * made (n 0 removes them). A missing fused tensor is HLX_ERR_NOT_FOUND, one of another
+ * shape HLX_ERR_MISMATCH naming the file, the tensor, its shape and the one expected, one
+ * not F32, BF16 or F16 HLX_ERR_UNSUPPORTED; a view stored as well, or whose range is
+ * outside its tensor, HLX_ERR_INVALID; the message in hlx_ckpt_error(). */
+hlx_status_t hlx_ckpt_set_views(hlx_ckpt_t *ck, const hlx_ckpt_view_t *v, size_t n);
 
 /* The last error of a call on ck made by this thread (a complete one-line message): reads
  * (hlx_ckpt_read_block, hlx_ckpt_get) may run on several threads at once, each with its own

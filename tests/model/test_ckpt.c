@@ -989,7 +989,7 @@ static void test_slice_nd(void **state)
 typedef struct {
     const char *name, *dtype;
     int         ndim;
-    int64_t     shape[2];
+    int64_t     shape[3];
     const void *data;
     size_t      bytes;
 } st_t;
@@ -1047,6 +1047,77 @@ static void read_packed(const char *sub, const st_t *ts, int n, const hlx_ckpt_p
     assert_int_equal(hlx_ckpt_get(ck, "x.weight", 2, shape, &t), HLX_OK);
     assert_int_equal(hlx_ckpt_read_block(ck, t, 0, rows, 0, cols, 0, out, HLX_DTYPE_F32, cols),
                      HLX_OK);
+    hlx_ckpt_close(ck);
+}
+
+/* hlx_ckpt_set_views: a fused [experts][in][cols] tensor (element (e, i, c) = 100 e + 10 i
+ * + c) read as expert e's [out][in] weights, columns [c0, c0 + out): element (o, i) is
+ * 100 e + 10 i + c0 + o, a transposed read gives the stored rows; a fused tensor missing, of
+ * another shape or dtype, and a range outside it refused naming it. */
+static void test_views(void **state)
+{
+    float f[2 * 3 * 4], out[16];
+    int8_t q[2 * 3 * 4] = { 0 };
+    const st_t ts[2] = { { "f", "F32", 3, { 2, 3, 4 }, f, sizeof(f) },
+                         { "q", "I8", 3, { 2, 3, 4 }, q, sizeof(q) } };
+    const int64_t shape[2] = { 2, 3 };
+    hlx_ckpt_view_t v[2] = { { "g.weight", "f", 2, 3, 4, 1, 0, 2 },
+                             { "u.weight", "f", 2, 3, 4, 1, 2, 2 } };
+    const hlx_ckpt_tensor_t *t;
+    char err[512], dir[512];
+    hlx_ckpt_t *ck;
+    int e, i, c, o;
+
+    (void)state;
+    for (e = 0; e < 2; e++)
+        for (i = 0; i < 3; i++)
+            for (c = 0; c < 4; c++)
+                f[(e * 3 + i) * 4 + c] = (float)(100 * e + 10 * i + c);
+    snprintf(dir, sizeof(dir), "%s/views", g_tmp);
+    write_st(dir, ts, 2);
+    assert_int_equal(hlx_ckpt_open(dir, &ck, err, sizeof(err)), HLX_OK);
+    if (hlx_ckpt_set_views(ck, v, 2) != HLX_OK)
+        fail_msg("%s", hlx_ckpt_error(ck));
+    assert_int_equal(hlx_ckpt_get(ck, "u.weight", 2, shape, &t), HLX_OK);
+    assert_true(t->fused == hlx_ckpt_find(ck, "f") && t->begin == t->end);
+    assert_int_equal(hlx_ckpt_read_block(ck, t, 0, 2, 0, 3, 0, out, HLX_DTYPE_F32, 3), HLX_OK);
+    for (o = 0; o < 2; o++)
+        for (i = 0; i < 3; i++)
+            assert_true(out[o * 3 + i] == (float)(100 + 10 * i + 2 + o));
+    /* transposed (the runtime's [in][out]): the stored rows, a block of them */
+    assert_int_equal(hlx_ckpt_read_block(ck, t, 1, 1, 1, 2, 1, out, HLX_DTYPE_F32, 1), HLX_OK);
+    assert_true(out[0] == 100 + 10 + 2 + 1 && out[1] == 100 + 20 + 2 + 1);
+    assert_int_equal(hlx_ckpt_get(ck, "g.weight", 2, shape, &t), HLX_OK);
+    assert_int_equal(hlx_ckpt_read_slice(ck, t, 0, 1, 1, out, HLX_DTYPE_F32), HLX_OK);
+    assert_true(out[0] == 101 && out[1] == 111 && out[2] == 121);
+    assert_int_equal(hlx_ckpt_read_block(ck, t, 1, 2, 0, 3, 0, out, HLX_DTYPE_F32, 3),
+                     HLX_ERR_INVALID);
+    /* refusals */
+    v[1].experts = 3;
+    assert_int_equal(hlx_ckpt_set_views(ck, v, 2), HLX_ERR_MISMATCH);
+    assert_non_null(strstr(hlx_ckpt_error(ck), "model.safetensors: tensor f: shape [2, 3, 4], "
+                                               "expected [3, 3, 4]"));
+    assert_null(hlx_ckpt_find(ck, "g.weight")); /* none kept */
+    v[1].experts = 2;
+    v[1].c0 = 3;
+    assert_int_equal(hlx_ckpt_set_views(ck, v, 2), HLX_ERR_INVALID);
+    v[1].c0 = 2;
+    v[1].index = 2;
+    assert_int_equal(hlx_ckpt_set_views(ck, v, 2), HLX_ERR_INVALID);
+    v[1].index = 1;
+    snprintf(v[1].fused, sizeof(v[1].fused), "missing");
+    assert_int_equal(hlx_ckpt_set_views(ck, v, 2), HLX_ERR_NOT_FOUND);
+    assert_non_null(strstr(hlx_ckpt_error(ck), "tensor missing is missing"));
+    snprintf(v[1].fused, sizeof(v[1].fused), "q");
+    assert_int_equal(hlx_ckpt_set_views(ck, v, 2), HLX_ERR_UNSUPPORTED);
+    assert_non_null(strstr(hlx_ckpt_error(ck), "tensor q: dtype I8"));
+    snprintf(v[1].name, sizeof(v[1].name), "f"); /* a stored name */
+    snprintf(v[1].fused, sizeof(v[1].fused), "f");
+    assert_int_equal(hlx_ckpt_set_views(ck, v, 2), HLX_ERR_INVALID);
+    assert_int_equal(hlx_ckpt_set_views(ck, v, 1), HLX_OK);
+    assert_non_null(hlx_ckpt_find(ck, "g.weight"));
+    assert_int_equal(hlx_ckpt_set_views(ck, NULL, 0), HLX_OK);
+    assert_null(hlx_ckpt_find(ck, "g.weight"));
     hlx_ckpt_close(ck);
 }
 
@@ -1557,6 +1628,7 @@ int main(int argc, char **argv)
         cmocka_unit_test(test_dtypes),
         cmocka_unit_test(test_slice_nd),
         cmocka_unit_test(test_packed_known),
+        cmocka_unit_test(test_views),
         cmocka_unit_test(test_dense_roundtrip),
         cmocka_unit_test(test_dense_hf_layout),
         cmocka_unit_test(test_slice_bytes),

@@ -1902,6 +1902,55 @@ static void test_qwen3_vl(void **state)
                json_pack("{s:s, s:[i, i, i], s:b, s:f}", "rope_type", "default", "mrope_section",
                          6, 5, 5, "mrope_interleaved", 1, "factor", 2.0));
     expect_config(q, HLX_ERR_PARSE, "factor: not read beside mrope_section");
+    /* the model card's 1M context: yarn with the sections (vLLM's get_rope builds
+     * MRotaryEmbedding with yarn's parameters), read as yarn; the sections checked all the
+     * same; yarn's keys alone beside them; kinds other than default and yarn take none */
+    set_key_in(q, "text_config", "rope_scaling",
+               json_pack("{s:s, s:[i, i, i], s:b, s:f, s:i}", "rope_type", "yarn",
+                         "mrope_section", 6, 5, 5, "mrope_interleaved", 1, "factor", 3.0,
+                         "original_max_position_embeddings", 262144));
+    expect_config(q, HLX_OK, NULL);
+    assert_true(g_cfg.m.rope_kind == HLX_ROPE_YARN && g_cfg.m.rope_factor == 3.0 &&
+                g_cfg.m.rope_orig_ctx == 262144 && g_cfg.m.rope_beta_fast == 32.0 &&
+                g_cfg.m.rope_beta_slow == 1.0 && g_cfg.m.rope_mscale == 0.0);
+    set_key_in(q, "text_config", "rope_scaling",
+               json_pack("{s:s, s:[i, i, i], s:b, s:f, s:i}", "rope_type", "yarn",
+                         "mrope_section", 6, 5, 4, "mrope_interleaved", 1, "factor", 3.0,
+                         "original_max_position_embeddings", 262144));
+    expect_config(q, HLX_ERR_PARSE, "mrope_section: sections of 15 pairs in all");
+    set_key_in(q, "text_config", "rope_scaling",
+               json_pack("{s:s, s:[i, i], s:b, s:f, s:i}", "rope_type", "yarn",
+                         "mrope_section", 6, 10, "mrope_interleaved", 1, "factor", 3.0,
+                         "original_max_position_embeddings", 262144));
+    expect_config(q, HLX_ERR_PARSE, "mrope_interleaved: true deals the pairs");
+    set_key_in(q, "text_config", "rope_scaling",
+               json_pack("{s:s, s:[i, i, i], s:f, s:i}", "rope_type", "yarn",
+                         "mrope_section", 6, 5, 0, "factor", 3.0,
+                         "original_max_position_embeddings", 262144));
+    expect_config(q, HLX_ERR_PARSE, "mrope_section: expected positive integers");
+    set_key_in(q, "text_config", "rope_scaling",
+               json_pack("{s:s, s:[i, i, i], s:b, s:f, s:f}", "rope_type", "yarn",
+                         "mrope_section", 6, 5, 5, "mrope_interleaved", 1, "factor", 3.0,
+                         "low_freq_factor", 1.0));
+    expect_config(q, HLX_ERR_PARSE, "low_freq_factor: not a parameter of rope_scaling \"yarn\"");
+    set_key_in(q, "text_config", "rope_scaling",
+               json_pack("{s:s, s:[i, i, i], s:f}", "rope_type", "linear", "mrope_section", 6,
+                         5, 5, "factor", 3.0));
+    expect_config(q, HLX_ERR_PARSE, "mrope_section: unknown key");
+    /* Qwen2.5-VL's card (yarn, factor 4 over 32768) reads the same, not interleaved */
+    set_key(q, "architectures", json_pack("[s]", "Qwen2_5_VLForConditionalGeneration"));
+    set_key_in(q, "text_config", "rope_scaling",
+               json_pack("{s:s, s:[i, i, i], s:f, s:i}", "type", "yarn", "mrope_section", 4, 6,
+                         6, "factor", 4.0, "original_max_position_embeddings", 32768));
+    expect_config(q, HLX_OK, NULL);
+    assert_true(g_cfg.m.rope_kind == HLX_ROPE_YARN && g_cfg.m.rope_factor == 4.0 &&
+                g_cfg.m.rope_orig_ctx == 32768);
+    set_key_in(q, "text_config", "rope_scaling",
+               json_pack("{s:s, s:[i, i, i], s:b, s:f, s:i}", "type", "yarn", "mrope_section",
+                         4, 6, 6, "mrope_interleaved", 1, "factor", 4.0,
+                         "original_max_position_embeddings", 32768));
+    expect_config(q, HLX_ERR_PARSE, "mrope_interleaved: not read beside yarn's mrope_section");
+    set_key(q, "architectures", json_pack("[s]", "Qwen3VLForConditionalGeneration"));
     /* v5's rope_parameters: the base beside the sections */
     set_key_in(q, "text_config", "rope_scaling", NULL);
     set_key_in(q, "text_config", "rope_theta", NULL);
@@ -1953,15 +2002,71 @@ static void test_qwen3_vl(void **state)
     expect_config(q, HLX_ERR_PARSE, "text_config: expected an object");
     set_key(q, "text_config", json_pack("{s:s}", "head_dim", "x"));
     expect_config(q, HLX_ERR_PARSE, "head_dim: expected an integer");
-    /* Qwen3-VL-MoE: its experts fused in 3-D tensors, refused by class or by model_type */
-    set_key(q, "text_config", json_object());
-    set_key(q, "model_type", json_string("qwen3_vl_moe"));
-    expect_config(q, HLX_ERR_PARSE, "Qwen3VLMoeForConditionalGeneration is not read");
-    set_key(q, "architectures", json_pack("[s]", "Qwen3VLMoeForConditionalGeneration"));
-    expect_config(q, HLX_ERR_PARSE, "routed experts fused in 3-D tensors");
-    refused("config.json:", "Qwen3VLMoeForConditionalGeneration is not read: its text model "
-            "stores each layer's routed experts fused in 3-D tensors", "model info %s/%s",
-            g_tmp, q);
+}
+
+/* Qwen3-VL-MoE: Qwen3-MoE's layer under text_config (qwen3_vl_moe_text alone), the expert
+ * keys read as Qwen3-MoE's with Qwen3VLMoeTextConfig's norm_topk_prob true when absent, its
+ * shapes' defaults (16 KV heads, head_dim hidden_size / heads, rope_theta 5e6), the
+ * interleaved sections; the experts stored per expert read as such (its fused 3-D form:
+ * tests/runtime/hf_families.sh). */
+static void test_qwen3_vl_moe(void **state)
+{
+    static const char *const vision[] = { "model.visual.blocks.0.norm1.weight", NULL };
+    const char *q = "q3vm";
+
+    (void)state;
+    synth(q, "--family qwen3-moe --shards 1");
+    nest_config(q, "Qwen3VLMoeForConditionalGeneration", "qwen3_vl_moe");
+    set_text_key(q, "model_type", json_string("qwen3_vl_moe_text"));
+    set_text_key(q, "rope_scaling", json_pack("{s:s, s:[i, i, i], s:b}", "rope_type", "default",
+                                              "mrope_section", 6, 5, 5, "mrope_interleaved", 1));
+    expect_config(q, HLX_OK, NULL);
+    assert_string_equal(g_cfg.arch, "Qwen3VLMoeForConditionalGeneration");
+    assert_true(g_cfg.fused == HLX_HF_NESTED && g_cfg.moe_gqa == HLX_HF_MOE_QWEN3 &&
+                g_cfg.m.qk_norm && g_cfg.m.experts == 8 && g_cfg.m.top_k == 2 &&
+                g_cfg.m.expert_ffn == 64 && g_cfg.m.dense_layers == 1 && g_cfg.norm_topk_prob);
+    /* the experts stored per expert (vLLM maps those names as well) under
+     * model.language_model.: read as Qwen3-MoE's */
+    nested_variant(q, "q3vmok", "model.language_model.", vision, NULL);
+    /* the 1M-context yarn with the sections, as Qwen3-VL's */
+    set_text_key(q, "rope_scaling",
+                 json_pack("{s:s, s:[i, i, i], s:b, s:f, s:i}", "rope_type", "yarn",
+                           "mrope_section", 6, 5, 5, "mrope_interleaved", 1, "factor", 3.0,
+                           "original_max_position_embeddings", 262144));
+    expect_config(q, HLX_OK, NULL);
+    assert_true(g_cfg.m.rope_kind == HLX_ROPE_YARN && g_cfg.m.rope_orig_ctx == 262144);
+    /* norm_topk_prob absent: Qwen3VLMoeTextConfig's true (Qwen3MoeConfig's is false) */
+    set_text_key(q, "norm_topk_prob", NULL);
+    expect_config(q, HLX_OK, NULL);
+    assert_true(g_cfg.norm_topk_prob);
+    set_text_key(q, "norm_topk_prob", json_false());
+    expect_config(q, HLX_OK, NULL);
+    assert_false(g_cfg.norm_topk_prob);
+    /* the expert keys required, as Qwen3-MoE's; a sparse step refused as there */
+    set_text_key(q, "num_experts", NULL);
+    expect_config(q, HLX_ERR_PARSE, "num_experts: required key is missing");
+    set_text_key(q, "num_experts", json_integer(8));
+    set_text_key(q, "decoder_sparse_step", json_integer(2));
+    expect_config(q, HLX_ERR_UNSUPPORTED, "decoder_sparse_step: 2: experts in every 2-th layer");
+    set_text_key(q, "decoder_sparse_step", json_integer(1));
+    /* its one text class */
+    set_text_key(q, "model_type", json_string("qwen3_vl_text"));
+    expect_config(q, HLX_ERR_PARSE, "model_type: \"qwen3_vl_text\" is not read: "
+                  "Qwen3VLMoeForConditionalGeneration's text model is read when it is its own "
+                  "(\"qwen3_vl_moe_text\"");
+    /* model_type alone names the class */
+    set_text_key(q, "model_type", json_string("qwen3_vl_moe_text"));
+    set_key(q, "architectures", NULL);
+    expect_config(q, HLX_OK, NULL);
+    assert_string_equal(g_cfg.arch, "Qwen3VLMoeForConditionalGeneration");
+    /* Qwen3VLMoeTextConfig's shape defaults: 16 KV heads whatever the query heads, head_dim
+     * hidden_size / heads (not Qwen3-VL's 128), rope_theta 5e6 */
+    set_key(q, "text_config",
+            json_pack("{s:i, s:i, s:i, s:i, s:i}", "hidden_size", 1024, "num_attention_heads", 16,
+                      "num_experts", 4, "num_experts_per_tok", 2, "moe_intermediate_size", 32));
+    expect_config(q, HLX_OK, NULL);
+    assert_true(g_cfg.m.kv_heads == 16 && g_cfg.m.head_dim == 64 && g_cfg.m.layers == 24 &&
+                g_cfg.m.rope_theta == 5e6 && g_cfg.m.vocab == 151936 && g_cfg.norm_topk_prob);
 }
 
 /* Gemma2ForCausalLM: Gemma 3's layer without q/k norms and local base, Gemma2Config's
@@ -2453,6 +2558,7 @@ int main(int argc, char **argv)
         cmocka_unit_test(test_gemma3),
         cmocka_unit_test(test_idefics3),
         cmocka_unit_test(test_qwen3_vl),
+        cmocka_unit_test(test_qwen3_vl_moe),
         cmocka_unit_test(test_rope_parameters),
         cmocka_unit_test(test_internlm2),
         cmocka_unit_test(test_internlm3),

@@ -425,6 +425,28 @@ echo "qwen3-vl tied: helix $(cat "$dir/h.qwen3vl-tied") (the text model: $(cat "
 [ -s "$dir/h.qwen3-tied" ] && cmp -s "$dir/h.qwen3-tied" "$dir/h.qwen3vl-tied" &&
     ! cmp -s "$dir/h.qwen3" "$dir/h.qwen3-tied" ||
     { echo "FAIL: qwen3-vl tied: not its tied text model's tokens, or the untied ones"; fail=1; }
+# Qwen3-VL's 1M context (its model card: yarn with the interleaved sections, factor 3 over
+# 262144; vLLM's get_rope builds MRotaryEmbedding with yarn's parameters): a text decode
+# turns as plain yarn does, the hidden state of its Qwen3 source under that yarn, which is
+# not the unscaled one
+python3 - "$dir/qwen3-f32" "$dir/qwen3-yarn" "$dir/qwen3vl-new" "$dir/qwen3vl-yarn" <<'PY' ||
+import json, shutil, sys
+yarn = {"rope_type": "yarn", "factor": 3.0, "original_max_position_embeddings": 262144}
+for src, dst, key in ((sys.argv[1], sys.argv[2], None), (sys.argv[3], sys.argv[4], "text_config")):
+    shutil.copytree(src, dst)
+    c = json.load(open(dst + "/config.json"))
+    t = c[key] if key else c
+    t["rope_scaling"] = dict(yarn, **{k: v for k, v in (t.get("rope_scaling") or {}).items()
+                                      if k.startswith("mrope_")})
+    json.dump(c, open(dst + "/config.json", "w"), indent=1)
+PY
+    { echo "FAIL: the yarn variants"; fail=1; }
+hidden_of "$dir/qwen3-yarn" "$dir/h.qwen3-yarn"
+hidden_of "$dir/qwen3vl-yarn" "$dir/h.qwen3vl-yarn"
+echo "qwen3-vl yarn: helix $(cat "$dir/h.qwen3vl-yarn") (the text model under yarn: $(cat "$dir/h.qwen3-yarn"))"
+[ -s "$dir/h.qwen3-yarn" ] && cmp -s "$dir/h.qwen3-yarn" "$dir/h.qwen3vl-yarn" &&
+    ! cmp -s "$dir/h.qwen3" "$dir/h.qwen3-yarn" ||
+    { echo "FAIL: qwen3-vl yarn: not its text model's hidden state under yarn, or the unscaled one"; fail=1; }
 tied_tok=$(sed 's/ [0-9a-f]*$//' "$dir/h.qwen3-tied") # its tokens, less the hash
 for v in "qwen3vl-tied $tied_tok" "qwen3vl-toptie ${first[qwen3]-x}" \
     "qwen3vl-v5 ${first[qwen3]-x}"; do
@@ -436,23 +458,84 @@ for v in "qwen3vl-tied $tied_tok" "qwen3vl-toptie ${first[qwen3]-x}" \
     [ "$want" = "$got" ] && [ "$got" = "$*" ] || { echo "FAIL: $name"; fail=1; }
 done
 # the older forms' names (language_model.model.: vLLM maps only model.language_model. for
-# Qwen3-VL) refused; Qwen3-VL-MoE refused by class (its 3-D experts); another text model
+# Qwen3-VL) refused; another text model
 cp -r "$dir/qwen3vl-new" "$dir/qwen3vl-oldname"
 python3 "$(dirname "$0")/st_edit.py" "$dir/qwen3vl-oldname" rename \
     model.language_model.embed_tokens.weight language_model.model.embed_tokens.weight || fail=1
-cp -r "$dir/qwen3vl-new" "$dir/qwen3vl-moe"
-sed -i -e 's/"Qwen3VLForConditionalGeneration"/"Qwen3VLMoeForConditionalGeneration"/' \
-    -e 's/"model_type": "qwen3_vl"/"model_type": "qwen3_vl_moe"/' "$dir/qwen3vl-moe/config.json"
 cp -r "$dir/qwen3vl-new" "$dir/qwen3vl-qwen3"
 sed -i 's/"model_type": "qwen3_vl_text"/"model_type": "qwen3"/' "$dir/qwen3vl-qwen3/config.json"
+cp -r "$dir/qwen3vl-yarn" "$dir/qwen3vl-yarnsec"
+python3 -c 'import json, sys; c = json.load(open(sys.argv[1])); c["text_config"]["rope_scaling"]["mrope_section"] = [6, 5]; json.dump(c, open(sys.argv[1], "w"), indent=1)' \
+    "$dir/qwen3vl-yarnsec/config.json"
 cp -r "$dir/qwen3vl-new" "$dir/qwen3vl-sections"
 python3 -c 'import json, sys; c = json.load(open(sys.argv[1])); c["text_config"]["rope_scaling"]["mrope_section"] = [6, 5, 4]; json.dump(c, open(sys.argv[1], "w"), indent=1)' \
     "$dir/qwen3vl-sections/config.json"
 for bad in "qwen3vl-toptie0 tensor lm_head.weight is missing" \
     "qwen3vl-oldname tensor model.language_model.embed_tokens.weight is missing" \
-    "qwen3vl-moe Qwen3VLMoeForConditionalGeneration is not read: its text model stores each layer's routed experts fused in 3-D tensors" \
     "qwen3vl-qwen3 model_type: \"qwen3\" is not read" \
-    "qwen3vl-sections mrope_section: sections of 15 pairs in all"; do
+    "qwen3vl-sections mrope_section: sections of 15 pairs in all" \
+    "qwen3vl-yarnsec mrope_section: sections of 11 pairs in all"; do
+    set -- $bad
+    name=$1
+    shift
+    "$helix" decode --model "$dir/$name" --context 20 --steps 1 >/dev/null 2>"$dir/err"
+    rc=$?
+    echo "$name: exit $rc: $(cat "$dir/err")"
+    [ $rc -eq 2 ] && grep -qF "$*" "$dir/err" || { echo "FAIL: $name not refused saying '$*'"; fail=1; }
+done
+
+# Qwen3-VL-MoE (Qwen3VLMoeForConditionalGeneration) made from the Qwen3-MoE checkpoint: its
+# routed experts fused in 3-D tensors as transformers saves them (multimodal.py), read
+# through per-expert views as vLLM splits them; the hidden state of its source on 1 rank,
+# and over ranks (KVP 2 x TPA 1 and 2 x 2, each rank an expert group) the tokens, hash and
+# check of its source under the same layout. Refused: a fused tensor of another shape (the
+# gate_up_proj of hidden x moe_intermediate, its gate half alone) and a missing one
+for dt in f32 bf16; do
+    python3 "$(dirname "$0")/multimodal.py" "$dir/qwen3-moe-$dt" "$dir/qwen3vlmoe-$dt" \
+        qwen3-vl-moe new || { echo "FAIL: multimodal.py qwen3-vl-moe $dt"; fail=1; }
+done
+hidden_of "$dir/qwen3-moe-f32" "$dir/h.qwen3moe"
+hidden_of "$dir/qwen3vlmoe-f32" "$dir/h.qwen3vlmoe"
+echo "qwen3-vl-moe: helix $(cat "$dir/h.qwen3vlmoe") (the text model: $(cat "$dir/h.qwen3moe"))"
+[ -s "$dir/h.qwen3moe" ] && cmp -s "$dir/h.qwen3moe" "$dir/h.qwen3vlmoe" ||
+    { echo "FAIL: qwen3-vl-moe: another hidden state than its text model's"; fail=1; }
+moeargs=(--steps 4 --batch 3 --prompt-ids "$data/prompt3.txt" --prefill-chunk 8 --context 40
+         --check --json --timeout 60)
+for lay in "2 1" "2 2"; do
+    set -- $lay
+    n=$(($1 * $2))
+    for ck in qwen3-moe qwen3vlmoe; do
+        timeout -k 5 150 "$helixrun" --no-prefix -n $n --timeout 120 -- "$helix" decode \
+            --model "$dir/$ck-bf16" --kvp "$1" --tpa "$2" --ep $n "${moeargs[@]}" \
+            >"$dir/out.$ck" 2>"$dir/err" ||
+            { echo "FAIL: $ck, KVP $1 x TPA $2 EP $n: $(cat "$dir/err")"; fail=1; }
+    done
+    a=$(json_field "$dir/out.qwen3-moe" "d['tokens'], d['hidden_hash'], d['max_rel_err']")
+    b=$(json_field "$dir/out.qwen3vlmoe" "d['tokens'], d['hidden_hash'], d['max_rel_err']")
+    echo "qwen3-vl-moe KVP $1 x TPA $2 EP $n: $b (qwen3-moe: $a)"
+    [ -n "$a" ] && [ "$a" = "$b" ] ||
+        { echo "FAIL: qwen3-vl-moe, KVP $1 x TPA $2 EP $n: not its text model's decode"; fail=1; }
+done
+cp -r "$dir/qwen3vlmoe-f32" "$dir/qwen3vlmoe-shape"
+python3 - "$dir/qwen3vlmoe-shape" <<'PY' || { echo "FAIL: could not reshape gate_up_proj"; fail=1; }
+import glob, json, struct, sys
+for path in glob.glob(sys.argv[1] + "/*.safetensors"):
+    blob = open(path, "rb").read()
+    n = struct.unpack("<Q", blob[:8])[0]
+    h = json.loads(blob[8:8 + n])
+    for k, v in h.items():
+        if k.endswith("layers.1.mlp.experts.gate_up_proj"):
+            e, hid, two = v["shape"]
+            v["shape"] = [e, two // 2, 2 * hid]  # the same bytes, another shape
+    hb = json.dumps(h).encode()
+    hb += b" " * (-len(hb) % 8)
+    open(path, "wb").write(struct.pack("<Q", len(hb)) + hb + blob[8 + n:])
+PY
+cp -r "$dir/qwen3vlmoe-f32" "$dir/qwen3vlmoe-nodown"
+python3 "$(dirname "$0")/st_edit.py" "$dir/qwen3vlmoe-nodown" drop \
+    model.language_model.layers.1.mlp.experts.down_proj || fail=1
+for bad in "qwen3vlmoe-shape tensor model.language_model.layers.1.mlp.experts.gate_up_proj: shape [8, 64, 512], expected [8, 256, 128]" \
+    "qwen3vlmoe-nodown tensor model.language_model.layers.1.mlp.experts.down_proj is missing"; do
     set -- $bad
     name=$1
     shift

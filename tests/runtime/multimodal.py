@@ -41,11 +41,20 @@ there and at the top alike, as Qwen3-VL's configs write it; the text tensors und
 model.language_model. with lm_head. kept, the vision tower (with a deepstack merger) under
 model.visual.; FORM new alone, the one form transformers has saved it in (4.57 on).
 
+KIND qwen3-vl-moe (a Qwen3MoeForCausalLM checkpoint -> Qwen3VLMoeForConditionalGeneration,
+Qwen3-VL-30B-A3B and 235B-A22B): as qwen3-vl (text_config's model_type qwen3_vl_moe_text),
+each MoE layer's routed experts fused as transformers' Qwen3VLMoeTextExperts holds them:
+mlp.experts.gate_up_proj [E, hidden, 2 x moe_intermediate] (expert e's gate_proj.weight
+transposed in the first half of the last dimension, its up_proj.weight in the second) and
+mlp.experts.down_proj [E, moe_intermediate, hidden] (down_proj.weight transposed), in the
+shard of expert 0's gate_proj, the per-expert tensors dropped.
+
 usage: multimodal.py SRC DST KIND old|new  (KIND: gemma3, mistral3, qwen2.5-vl, qwen2-vl,
                                            llava, llava-next, llava-onevision, internvl,
-                                           idefics3, smolvlm, qwen3-vl)"""
+                                           idefics3, smolvlm, qwen3-vl, qwen3-vl-moe)"""
 import json
 import os
+import re
 import struct
 import sys
 
@@ -77,10 +86,14 @@ KINDS = {
     "qwen3-vl": ("Qwen3VLForConditionalGeneration", "qwen3_vl", "qwen3_vl_text",
                  ["model.visual.blocks.0.norm1.weight",
                   "model.visual.deepstack_merger_list.0.norm.weight"]),
+    "qwen3-vl-moe": ("Qwen3VLMoeForConditionalGeneration", "qwen3_vl_moe", "qwen3_vl_moe_text",
+                     ["model.visual.blocks.0.norm1.weight",
+                      "model.visual.deepstack_merger_list.0.norm.weight"]),
 }
+QWEN3_VL = ("qwen3-vl", "qwen3-vl-moe")
 LLAVA = ("llava", "llava-next", "llava-onevision", "internvl")
 IDEFICS3 = ("idefics3", "smolvlm")
-NEW_ONLY = IDEFICS3 + ("qwen3-vl",)
+NEW_ONLY = IDEFICS3 + QWEN3_VL
 
 
 def rename(name, kind, form):
@@ -91,7 +104,7 @@ def rename(name, kind, form):
     if kind in LLAVA and form == "new" and name.startswith(
             ("vision_tower.", "multi_modal_projector.", "image_newline")):
         return "model." + name  # 4.52's: the vision parts under model. too
-    if kind == "qwen3-vl":
+    if kind in QWEN3_VL:
         if name.startswith("model.") and not name.startswith("model.visual."):
             return "model.language_model." + name[len("model."):]
         return name
@@ -135,7 +148,7 @@ def config(text, kind, form):
             return text
         text["rope_scaling"] = {"rope_type": "default", "type": "default",
                                 "mrope_section": sections(head_dim)}
-    if kind == "qwen3-vl":
+    if kind in QWEN3_VL:
         head_dim = text.get("head_dim", text["hidden_size"] // text["num_attention_heads"])
         text["rope_scaling"] = {"rope_type": "default", "mrope_section": sections3(head_dim),
                                 "mrope_interleaved": True}
@@ -152,6 +165,70 @@ def config(text, kind, form):
     return top
 
 
+EXPERT = re.compile(r"^model\.layers\.(\d+)\.mlp\.experts\.(\d+)\.(gate|up|down)_proj\.weight$")
+SIZES = {"F32": 4, "BF16": 2, "F16": 2}
+
+
+def transposed(raw, rows, cols, es):
+    """raw, [rows][cols] elements of es bytes, as [cols][rows]."""
+    out = bytearray(len(raw))
+    for r in range(rows):
+        for c in range(cols):
+            o = (c * rows + r) * es
+            i = (r * cols + c) * es
+            out[o:o + es] = raw[i:i + es]
+    return bytes(out)
+
+
+def fuse_experts(shards):
+    """shards: [(header, data)] of the source; the per-expert weights of each layer become
+    its fused gate_up_proj and down_proj (transformers' Qwen3VLMoeTextExperts), in the shard
+    of expert 0's gate_proj. Returns [(header, data)] with offsets rebuilt."""
+    experts = {}  # layer -> {(e, part): (shard index, info, bytes)}
+    for i, (header, data) in enumerate(shards):
+        for k, v in header.items():
+            m = EXPERT.match(k)
+            if m:
+                b, e = v["data_offsets"]
+                experts.setdefault(int(m.group(1)), {})[(int(m.group(2)), m.group(3))] = \
+                    (i, v, data[b:e])
+    extra = [[] for _ in shards]
+    for layer, parts in sorted(experts.items()):
+        n = 1 + max(e for e, _ in parts)
+        where, g0, _ = parts[(0, "gate")]
+        dt, es = g0["dtype"], SIZES[g0["dtype"]]
+        inter, hidden = g0["shape"]
+        gate_up, down = bytearray(), bytearray()
+        for e in range(n):
+            for r in range(hidden):  # row r: gate's column r, then up's
+                for part in ("gate", "up"):
+                    raw = parts[(e, part)][2]
+                    for c in range(inter):
+                        i = (c * hidden + r) * es
+                        gate_up += raw[i:i + es]
+            down += transposed(parts[(e, "down")][2], hidden, inter, es)
+        pre = "model.layers.%d.mlp.experts." % layer
+        extra[where].append((pre + "gate_up_proj", dt, [n, hidden, 2 * inter], bytes(gate_up)))
+        extra[where].append((pre + "down_proj", dt, [n, inter, hidden], bytes(down)))
+    out = []
+    for i, (header, data) in enumerate(shards):
+        h, d = {}, bytearray()
+        for k, v in header.items():
+            if k == "__metadata__":
+                h[k] = v
+                continue
+            if EXPERT.match(k):
+                continue
+            b, e = v["data_offsets"]
+            h[k] = dict(v, data_offsets=[len(d), len(d) + e - b])
+            d += data[b:e]
+        for name, dt, shape, raw in extra[i]:
+            h[name] = {"dtype": dt, "shape": shape, "data_offsets": [len(d), len(d) + len(raw)]}
+            d += raw
+        out.append((h, bytes(d)))
+    return out
+
+
 def main(argv):
     if len(argv) != 4 or argv[2] not in KINDS or argv[3] not in ("old", "new") or \
             (argv[2] in NEW_ONLY and argv[3] != "new"):
@@ -164,13 +241,17 @@ def main(argv):
     with open(os.path.join(dst, "config.json"), "w") as f:
         json.dump(config(text, kind, form), f, indent=1)
     files = sorted(n for n in os.listdir(src) if n.endswith(".safetensors"))
-    where = {}
-    for i, name in enumerate(files):
+    shards = []
+    for name in files:
         with open(os.path.join(src, name), "rb") as f:
             blob = f.read()
         n = struct.unpack("<Q", blob[:8])[0]
-        header = json.loads(blob[8:8 + n])
-        data = blob[8 + n:]
+        shards.append((json.loads(blob[8:8 + n]), blob[8 + n:]))
+    if kind == "qwen3-vl-moe":
+        shards = fuse_experts(shards)
+    where = {}
+    for i, name in enumerate(files):
+        header, data = shards[i]
         out = {k if k == "__metadata__" else rename(k, kind, form): v for k, v in header.items()}
         for vis in KINDS[kind][3] if i == 0 else []:  # vision tensors: [4] f32 each
             vis = rename(vis, kind, form)
