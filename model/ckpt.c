@@ -319,26 +319,26 @@ struct hlx_ckpt {
  * threads (the engine's column groups), each reporting its own. */
 static _Thread_local char hlx_ckpt_terr[1024];
 
-static void hlx_ckpt_packs_free(hlx_ckpt_t *ck)
+/* A list of virtual weights (packed ones, views) and their names, emptied. */
+static void hlx_ckpt_virtual_free(hlx_ckpt_tensor_t **list, size_t *n)
 {
     size_t i;
 
-    for (i = 0; i < ck->npacks; i++)
-        free((char *)ck->packs[i].name);
-    free(ck->packs);
-    ck->packs = NULL;
-    ck->npacks = 0;
+    for (i = 0; i < *n; i++)
+        free((char *)(*list)[i].name);
+    free(*list);
+    *list = NULL;
+    *n = 0;
+}
+
+static void hlx_ckpt_packs_free(hlx_ckpt_t *ck)
+{
+    hlx_ckpt_virtual_free(&ck->packs, &ck->npacks);
 }
 
 static void hlx_ckpt_views_free(hlx_ckpt_t *ck)
 {
-    size_t i;
-
-    for (i = 0; i < ck->nviews; i++)
-        free((char *)ck->views[i].name);
-    free(ck->views);
-    ck->views = NULL;
-    ck->nviews = 0;
+    hlx_ckpt_virtual_free(&ck->views, &ck->nviews);
 }
 
 void hlx_ckpt_set_fp8_block(hlx_ckpt_t *ck, int rows, int cols)

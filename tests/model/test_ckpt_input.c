@@ -1755,6 +1755,36 @@ static void expect_llama_defaults(int vocab, double eps)
     assert_true(!g_cfg.m.qkv_bias && !g_cfg.m.qk_norm && g_cfg.m.sliding_window == 0);
 }
 
+/* The head tied by text_config's tie_word_embeddings alone, never the top level's. */
+static void expect_text_tie(const char *name)
+{
+    set_key(name, "tie_word_embeddings", json_true());
+    set_text_key(name, "tie_word_embeddings", NULL);
+    expect_config(name, HLX_OK, NULL);
+    assert_false(g_cfg.tie_word_embeddings);
+    set_key(name, "tie_word_embeddings", json_false());
+    set_text_key(name, "tie_word_embeddings", json_true());
+    expect_config(name, HLX_OK, NULL);
+    assert_true(g_cfg.tie_word_embeddings);
+}
+
+/* A Qwen3-VL checkpoint (class arch, model_type mt) from a synthetic one of family: nested,
+ * its text model_type mt_text, interleaved sections [6, 5, 5] of its 16 pairs; read. */
+static void qwen3_vl_make(const char *q, const char *family, const char *arch, const char *mt)
+{
+    char flags[64], text[48];
+
+    snprintf(flags, sizeof(flags), "--family %s --shards 1", family);
+    snprintf(text, sizeof(text), "%s_text", mt);
+    synth(q, flags);
+    nest_config(q, arch, mt);
+    set_text_key(q, "model_type", json_string(text));
+    set_text_key(q, "rope_scaling", json_pack("{s:s, s:[i, i, i], s:b}", "rope_type", "default",
+                                              "mrope_section", 6, 5, 5, "mrope_interleaved", 1));
+    expect_config(q, HLX_OK, NULL);
+    assert_string_equal(g_cfg.arch, arch);
+}
+
 /* Idefics3 (and SmolVLM v1) and SmolVLM2: Llama's text model under text_config, read with
  * LlamaConfig's defaults (absent text_config: Idefics3Config's own, rms_norm_eps 1e-5), the
  * head tied by text_config's tie_word_embeddings alone (vLLM's reading), the tensors under
@@ -1794,14 +1824,7 @@ static void test_idefics3(void **state)
         expect_config(name, HLX_OK, NULL);
         assert_string_equal(g_cfg.arch, arch[a]);
         /* the tie: text_config's alone, never the top level's */
-        set_key(name, "tie_word_embeddings", json_true());
-        set_text_key(name, "tie_word_embeddings", NULL);
-        expect_config(name, HLX_OK, NULL);
-        assert_false(g_cfg.tie_word_embeddings);
-        set_key(name, "tie_word_embeddings", json_false());
-        set_text_key(name, "tie_word_embeddings", json_true());
-        expect_config(name, HLX_OK, NULL);
-        assert_true(g_cfg.tie_word_embeddings);
+        expect_text_tie(name);
         /* a partial text_config (no model_type: llama): LlamaConfig's defaults, its 1e-6 */
         set_key(name, "text_config", json_pack("{s:i}", "vocab_size", 49280));
         expect_config(name, HLX_OK, NULL);
@@ -1863,13 +1886,7 @@ static void test_qwen3_vl(void **state)
     const char *q = "q3v";
 
     (void)state;
-    synth(q, "--family qwen3 --shards 1");
-    nest_config(q, "Qwen3VLForConditionalGeneration", "qwen3_vl");
-    set_text_key(q, "model_type", json_string("qwen3_vl_text"));
-    set_text_key(q, "rope_scaling", json_pack("{s:s, s:[i, i, i], s:b}", "rope_type", "default",
-                                              "mrope_section", 6, 5, 5, "mrope_interleaved", 1));
-    expect_config(q, HLX_OK, NULL);
-    assert_string_equal(g_cfg.arch, "Qwen3VLForConditionalGeneration");
+    qwen3_vl_make(q, "qwen3", "Qwen3VLForConditionalGeneration", "qwen3_vl");
     assert_true(g_cfg.fused == HLX_HF_NESTED && g_cfg.m.layers == 2 && g_cfg.m.hidden == 256 &&
                 g_cfg.m.kv_heads == 2 && g_cfg.m.head_dim == 32 && g_cfg.m.vocab == 512);
     assert_true(g_cfg.m.qk_norm && !g_cfg.m.qkv_bias && g_cfg.m.rope_kind == HLX_ROPE_NONE &&
@@ -1967,14 +1984,7 @@ static void test_qwen3_vl(void **state)
     expect_config(q, HLX_OK, NULL);
     assert_string_equal(g_cfg.arch, "Qwen3VLForConditionalGeneration");
     /* the tie: text_config's alone, never the top level's (Qwen3-VL-2B and 4B set both) */
-    set_key(q, "tie_word_embeddings", json_true());
-    set_text_key(q, "tie_word_embeddings", NULL);
-    expect_config(q, HLX_OK, NULL);
-    assert_false(g_cfg.tie_word_embeddings);
-    set_key(q, "tie_word_embeddings", json_false());
-    set_text_key(q, "tie_word_embeddings", json_true());
-    expect_config(q, HLX_OK, NULL);
-    assert_true(g_cfg.tie_word_embeddings);
+    expect_text_tie(q);
     /* an absent KV-head count is Qwen3VLTextConfig's 32, whatever the query heads: named */
     set_text_key(q, "num_key_value_heads", NULL);
     expect_config(q, HLX_ERR_PARSE, "transformers' default for Qwen3VLForConditionalGeneration");
@@ -2015,13 +2025,7 @@ static void test_qwen3_vl_moe(void **state)
     const char *q = "q3vm";
 
     (void)state;
-    synth(q, "--family qwen3-moe --shards 1");
-    nest_config(q, "Qwen3VLMoeForConditionalGeneration", "qwen3_vl_moe");
-    set_text_key(q, "model_type", json_string("qwen3_vl_moe_text"));
-    set_text_key(q, "rope_scaling", json_pack("{s:s, s:[i, i, i], s:b}", "rope_type", "default",
-                                              "mrope_section", 6, 5, 5, "mrope_interleaved", 1));
-    expect_config(q, HLX_OK, NULL);
-    assert_string_equal(g_cfg.arch, "Qwen3VLMoeForConditionalGeneration");
+    qwen3_vl_make(q, "qwen3-moe", "Qwen3VLMoeForConditionalGeneration", "qwen3_vl_moe");
     assert_true(g_cfg.fused == HLX_HF_NESTED && g_cfg.moe_gqa == HLX_HF_MOE_QWEN3 &&
                 g_cfg.m.qk_norm && g_cfg.m.experts == 8 && g_cfg.m.top_k == 2 &&
                 g_cfg.m.expert_ffn == 64 && g_cfg.m.dense_layers == 1 && g_cfg.norm_topk_prob);

@@ -385,6 +385,16 @@ fi
 # key reads lm_head.weight (the text model's tokens), or is refused where there is none; in
 # transformers v5's form (rope_parameters with the base, the sections and the interleave)
 # the same tokens
+# refused NAME MESSAGE...: decoding $dir/NAME exits 2 with MESSAGE in its error
+refused() {
+    local name=$1
+    shift
+    "$helix" decode --model "$dir/$name" --context 20 --steps 1 >/dev/null 2>"$dir/err"
+    local rc=$?
+    echo "$name: exit $rc: $(cat "$dir/err")"
+    [ $rc -eq 2 ] && grep -qF "$*" "$dir/err" || { echo "FAIL: $name not refused saying '$*'"; fail=1; }
+}
+
 hidden_of() { # CKPT OUT: helix's tokens and hidden hash of CKPT into OUT
     "$helix" decode --model "$1" --context 0 --steps 6 --prompt-ids "$dir/prompt" \
         --kv-dtype f32 --json >"$dir/hx.json" 2>"$dir/err" &&
@@ -475,13 +485,7 @@ for bad in "qwen3vl-toptie0 tensor lm_head.weight is missing" \
     "qwen3vl-qwen3 model_type: \"qwen3\" is not read" \
     "qwen3vl-sections mrope_section: sections of 15 pairs in all" \
     "qwen3vl-yarnsec mrope_section: sections of 11 pairs in all"; do
-    set -- $bad
-    name=$1
-    shift
-    "$helix" decode --model "$dir/$name" --context 20 --steps 1 >/dev/null 2>"$dir/err"
-    rc=$?
-    echo "$name: exit $rc: $(cat "$dir/err")"
-    [ $rc -eq 2 ] && grep -qF "$*" "$dir/err" || { echo "FAIL: $name not refused saying '$*'"; fail=1; }
+    refused $bad
 done
 
 # Qwen3-VL-MoE (Qwen3VLMoeForConditionalGeneration) made from the Qwen3-MoE checkpoint: its
@@ -536,13 +540,7 @@ python3 "$(dirname "$0")/st_edit.py" "$dir/qwen3vlmoe-nodown" drop \
     model.language_model.layers.1.mlp.experts.down_proj || fail=1
 for bad in "qwen3vlmoe-shape tensor model.language_model.layers.1.mlp.experts.gate_up_proj: shape [8, 64, 512], expected [8, 256, 128]" \
     "qwen3vlmoe-nodown tensor model.language_model.layers.1.mlp.experts.down_proj is missing"; do
-    set -- $bad
-    name=$1
-    shift
-    "$helix" decode --model "$dir/$name" --context 20 --steps 1 >/dev/null 2>"$dir/err"
-    rc=$?
-    echo "$name: exit $rc: $(cat "$dir/err")"
-    [ $rc -eq 2 ] && grep -qF "$*" "$dir/err" || { echo "FAIL: $name not refused saying '$*'"; fail=1; }
+    refused $bad
 done
 
 # LLaVA 1.5's own config.json (llava-1.5-7b-hf): its text_config gives the vocabulary, the
@@ -779,12 +777,6 @@ for bad in "mla-tied tie_word_embeddings: true is not read" \
     "vl-sections mrope_section: sections of 3 pairs in all" \
     "qwen2-mrope \"mrope\" (Qwen2-VL's multimodal RoPE) is read for" \
     "ministral3 model_type: \"ministral3\" is not read"; do
-    set -- $bad
-    name=$1
-    shift
-    "$helix" decode --model "$dir/$name" --context 20 --steps 1 >/dev/null 2>"$dir/err"
-    rc=$?
-    echo "$name: exit $rc: $(cat "$dir/err")"
-    [ $rc -eq 2 ] && grep -qF "$*" "$dir/err" || { echo "FAIL: $name not refused saying '$*'"; fail=1; }
+    refused $bad
 done
 exit $fail
