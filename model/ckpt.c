@@ -1346,7 +1346,7 @@ static hlx_status_t hlx_view_one(hlx_ckpt_t *ck, const hlx_ckpt_view_t *v, hlx_c
                           "out], input-major)", file, f->name, have, exp);
     }
     if (f->dtype != HLX_ST_F32 && f->dtype != HLX_ST_BF16 && f->dtype != HLX_ST_F16)
-        return hlx_errbuf(hlx_ckpt_terr, sizeof(hlx_ckpt_terr), HLX_ERR_UNSUPPORTED,
+        return hlx_errbuf(hlx_ckpt_terr, sizeof(hlx_ckpt_terr), HLX_ERR_MISMATCH,
                           "%s: tensor %s: dtype %s: fused 3-D experts are read in F32, BF16 or "
                           "F16 (quantized fused experts are not read)", file, f->name,
                           hlx_st_dtype_name(f->dtype));

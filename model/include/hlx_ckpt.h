@@ -168,7 +168,7 @@ typedef struct hlx_ckpt_view {
  * [E, moe_intermediate, hidden]) read as per-expert weights. Replaces what an earlier call
  * made (n 0 removes them). A missing fused tensor is HLX_ERR_NOT_FOUND, one of another
  * shape HLX_ERR_MISMATCH naming the file, the tensor, its shape and the one expected, one
- * not F32, BF16 or F16 HLX_ERR_UNSUPPORTED; a view stored as well, or whose range is
+ * not F32, BF16 or F16 too (exit 2: the checkpoint is not one this reads); a view stored as well, or whose range is
  * outside its tensor, HLX_ERR_INVALID; the message in hlx_ckpt_error(). */
 hlx_status_t hlx_ckpt_set_views(hlx_ckpt_t *ck, const hlx_ckpt_view_t *v, size_t n);
 
