@@ -1558,12 +1558,56 @@ out:
     return rc;
 }
 
+/* helix model archs: the Hugging Face classes read, from the reader's own table. */
+static int hlx_cmd_model_archs(int argc, char **argv)
+{
+    const char *mt;
+    size_t i;
+    int nested, json = argc == 2 && !strcmp(argv[1], "--json");
+
+    if (argc == 2 && (!strcmp(argv[1], "--help") || !strcmp(argv[1], "-h"))) {
+        printf("usage: helix model archs [--json]\n\n"
+               "  The Hugging Face classes (config.json's architectures[0]) that decode reads,\n"
+               "  each with the model_type that names it where config.json gives no class;\n"
+               "  \"text\": a multimodal class whose text model alone is read (docs/model.md).\n"
+               "  --json: one JSON array of {\"class\", \"model_type\", \"text_only\"}.\n");
+        return 0;
+    }
+    if (argc > 2 || (argc == 2 && !json)) {
+        fprintf(stderr, "helix model archs: unexpected argument '%s' (--json, --help)\n",
+                argv[argc - 1]);
+        return 2;
+    }
+    if (json) {
+        json_t *a = json_array();
+        char *txt;
+        for (i = 0; hlx_hf_arch(i, &mt, &nested) != NULL; i++)
+            json_array_append_new(a, json_pack("{s:s, s:s, s:b}", "class",
+                                               hlx_hf_arch(i, &mt, &nested), "model_type", mt,
+                                               "text_only", nested));
+        txt = json_dumps(a, JSON_INDENT(2));
+        json_decref(a);
+        if (txt == NULL)
+            return 1;
+        printf("%s\n", txt);
+        free(txt);
+        return 0;
+    }
+    for (i = 0; hlx_hf_arch(i, &mt, &nested) != NULL; i++)
+        if (nested)
+            printf("%-40s %-18s text\n", hlx_hf_arch(i, &mt, &nested), mt);
+        else
+            printf("%-40s %s\n", hlx_hf_arch(i, &mt, &nested), mt);
+    return 0;
+}
+
 static void hlx_model_usage(FILE *f)
 {
-    fprintf(f, "usage: helix model synth|info [OPTIONS]   (helix model synth --help)\n\n"
+    fprintf(f, "usage: helix model synth|info|archs [OPTIONS]   (helix model synth --help)\n\n"
                "  synth   write a small Hugging Face checkpoint (Llama, Phi-3, Qwen2, Qwen3,\n"
                "          Qwen3-MoE, Mixtral, DeepSeek-V2 or DeepSeek-V3 layout)\n"
-               "  info    check a checkpoint and print its architecture and sizes\n");
+               "  info    check a checkpoint and print its architecture and sizes\n"
+               "  archs   list the Hugging Face classes read (--json)\n");
 }
 
 int hlx_cmd_model(int argc, char **argv)
@@ -1580,6 +1624,8 @@ int hlx_cmd_model(int argc, char **argv)
         return hlx_cmd_model_synth(argc - 1, argv + 1);
     if (!strcmp(argv[1], "info"))
         return hlx_cmd_model_info(argc - 1, argv + 1);
-    fprintf(stderr, "helix model: unknown subcommand '%s' (synth or info)\n", argv[1]);
+    if (!strcmp(argv[1], "archs"))
+        return hlx_cmd_model_archs(argc - 1, argv + 1);
+    fprintf(stderr, "helix model: unknown subcommand '%s' (synth, info or archs)\n", argv[1]);
     return 2;
 }

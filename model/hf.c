@@ -202,24 +202,19 @@ static const struct {
 };
 #define HLX_HF_NARCHS (sizeof(hlx_hf_archs) / sizeof(hlx_hf_archs[0]))
 
-#define HLX_HF_ARCH_LIST "LlamaForCausalLM, MistralForCausalLM, MixtralForCausalLM, " \
-                         "Qwen2ForCausalLM, Qwen2MoeForCausalLM, Qwen3ForCausalLM, " \
-                         "Qwen3MoeForCausalLM, Phi3ForCausalLM, GlmForCausalLM, " \
-                         "Glm4ForCausalLM, Glm4MoeForCausalLM, InternLM2ForCausalLM, " \
-                         "InternLM3ForCausalLM, " \
-                         "GraniteForCausalLM, Mistral3ForConditionalGeneration, " \
-                         "LlavaForConditionalGeneration, LlavaNextForConditionalGeneration, " \
-                         "LlavaOnevisionForConditionalGeneration, " \
-                         "InternVLForConditionalGeneration, " \
-                         "Idefics3ForConditionalGeneration, " \
-                         "SmolVLMForConditionalGeneration (their text model), " \
-                         "Qwen2VLForConditionalGeneration, " \
-                         "Qwen2_5_VLForConditionalGeneration, " \
-                         "Qwen3VLForConditionalGeneration and " \
-                         "Qwen3VLMoeForConditionalGeneration (their text model), " \
-                         "Gemma2ForCausalLM, Gemma3ForCausalLM, " \
-                         "Gemma3ForConditionalGeneration (its text " \
-                         "model), DeepseekV2ForCausalLM, DeepseekV3ForCausalLM"
+size_t hlx_hf_arch_count(void)
+{
+    return HLX_HF_NARCHS;
+}
+
+const char *hlx_hf_arch(size_t i, const char **model_type_p, int *nested_p)
+{
+    if (i >= HLX_HF_NARCHS)
+        return NULL;
+    *model_type_p = hlx_hf_archs[i].model_type;
+    *nested_p = !!(hlx_hf_archs[i].fused & HLX_HF_NESTED);
+    return hlx_hf_archs[i].arch;
+}
 
 int hlx_hf_gemma2(const hlx_hf_config_t *c)
 {
@@ -355,14 +350,14 @@ static hlx_status_t hlx_cfg_family(hlx_jdoc_t *doc, hlx_hf_config_t *c)
     }
     if (a == NULL)
         return hlx_jdoc_fail(doc, "/architectures", HLX_ERR_PARSE,
-                             "missing, and model_type is not llama, mistral, mixtral, qwen2, "
-                             "qwen2_moe, qwen3, qwen3_moe, phi3, glm, glm4, glm4_moe, "
-                             "internlm2, internlm3, "
-                             "gemma2, gemma3_text, gemma3, "
-                             "deepseek_v2 or deepseek_v3");
+                             "missing, and model_type %s%.64s%s is not one of the %zu that "
+                             "`helix model archs` lists beside their classes (docs/model.md)",
+                             mt ? "\"" : "(none)", mt ? mt : "", mt ? "\"" : "",
+                             (size_t)HLX_HF_NARCHS);
     return hlx_jdoc_fail(doc, "/architectures/0", HLX_ERR_PARSE,
-                         "%.64s is not supported (" HLX_HF_ARCH_LIST ")",
-                         json_string_value(json_array_get(a, 0)));
+                         "%.64s is not supported: `helix model archs` lists the %zu classes "
+                         "read (docs/model.md)", json_string_value(json_array_get(a, 0)),
+                         (size_t)HLX_HF_NARCHS);
 }
 
 /* Where the RoPE parameters r were read from, for error paths: transformers v5's

@@ -407,6 +407,13 @@ const char *hlx_hf_kv_scale_name(const hlx_hf_config_t *c, int layer, int value,
 hlx_status_t hlx_hf_kv_scale(hlx_ckpt_t *ck, const hlx_hf_config_t *c, int layer, int value,
                              int head, double *v_p);
 
+/* The classes hlx_hf_config_load reads (architectures[0]), hlx_hf_arch_count of them: the
+ * i-th's name, its model_type (*model_type_p, what names it where config.json gives no
+ * class) and whether it is a multimodal class whose text model alone is read (*nested_p);
+ * NULL past the last. */
+size_t      hlx_hf_arch_count(void);
+const char *hlx_hf_arch(size_t i, const char **model_type_p, int *nested_p);
+
 /* Reads dir/config.json; errors are "config.json:line:column: key: reason". */
 hlx_status_t hlx_hf_config_load(const char *dir, hlx_hf_config_t *c, char *err,
                                 size_t errlen);

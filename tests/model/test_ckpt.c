@@ -644,6 +644,47 @@ static void test_bad_headers(void **state)
     assert_int_equal(sh("sed -i 's/\"LlamaForCausalLM\"/\"GPT2LMHeadModel\"/' %s/badcfg/config.json",
                         g_tmp), 0);
     expect_refused("badcfg", "config.json:3:", "GPT2LMHeadModel is not supported");
+    { /* whole, naming where the classes read are listed (a list in the message was cut) */
+        char *err;
+        (void)info("badcfg", &err);
+        assert_non_null(strstr(err, "`helix model archs` lists the"));
+        assert_non_null(strstr(err, "classes read (docs/model.md)"));
+        free(err);
+    }
+}
+
+/* helix model archs: every class of the reader's table, in its order, with its model_type
+ * and whether its text model alone is read; --json the same; a stray argument exit 2. */
+static void test_archs_listed(void **state)
+{
+    char path[512], *out;
+    const char *mt, *arch;
+    json_t *a;
+    json_error_t je;
+    size_t i;
+    int nested;
+
+    (void)state;
+    snprintf(path, sizeof(path), "%s/archs.json", g_tmp);
+    assert_int_equal(sh("%s model archs --json >%s", helix, path), 0);
+    a = json_load_file(path, 0, &je);
+    assert_non_null(a);
+    assert_int_equal(json_array_size(a), hlx_hf_arch_count());
+    for (i = 0; (arch = hlx_hf_arch(i, &mt, &nested)) != NULL; i++) {
+        json_t *e = json_array_get(a, i);
+        assert_string_equal(json_string_value(json_object_get(e, "class")), arch);
+        assert_string_equal(json_string_value(json_object_get(e, "model_type")), mt);
+        assert_int_equal(json_is_true(json_object_get(e, "text_only")), nested);
+    }
+    json_decref(a);
+    assert_true(hlx_hf_arch_count() > 20 && hlx_hf_arch(hlx_hf_arch_count(), &mt, &nested) == NULL);
+    snprintf(path, sizeof(path), "%s/archs.txt", g_tmp);
+    assert_int_equal(sh("%s model archs >%s", helix, path), 0);
+    out = hlx_test_slurp(path, NULL);
+    assert_non_null(strstr(out, "LlamaForCausalLM"));
+    assert_non_null(strstr(out, "Qwen3VLMoeForConditionalGeneration       qwen3_vl_moe       text"));
+    free(out);
+    assert_int_equal(sh("%s model archs --bogus 2>/dev/null", helix), 2);
 }
 
 /* Checkpoints whose files are sound but whose tensors disagree with config.json. */
@@ -1635,6 +1676,7 @@ int main(int argc, char **argv)
         cmocka_unit_test(test_rank_fill),
         cmocka_unit_test(test_moe_roundtrip),
         cmocka_unit_test(test_bad_headers),
+        cmocka_unit_test(test_archs_listed),
         cmocka_unit_test(test_mismatched),
         cmocka_unit_test(test_tied),
         cmocka_unit_test(test_configs),
