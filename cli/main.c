@@ -20,7 +20,7 @@ static const struct {
     { "topo",   hlx_cmd_topo,   "show the machine or cluster and place KVP x TPA ranks" },
     { "bench",  hlx_cmd_bench,  "kernel benchmarks against this machine's roofline" },
     { "info",   hlx_cmd_info,   "version, backends and every setting with its source" },
-    { "model",  hlx_cmd_model,  "Hugging Face checkpoints: write a synthetic one, check and size one" },
+    { "model",  hlx_cmd_model,  "Hugging Face checkpoints: write a synthetic one, check and size one, list the classes read" },
 };
 
 static void hlx_usage(FILE *f)
