@@ -1768,6 +1768,16 @@ static void expect_text_tie(const char *name)
     assert_true(g_cfg.tie_word_embeddings);
 }
 
+/* Qwen3-VL's 1M-context rope_scaling in text_config: yarn, factor 3 over 262144, its
+ * interleaved sections [6, 5, last]. */
+static void set_yarn_sections(const char *q, int last)
+{
+    set_key_in(q, "text_config", "rope_scaling",
+               json_pack("{s:s, s:[i, i, i], s:b, s:f, s:i}", "rope_type", "yarn",
+                         "mrope_section", 6, 5, last, "mrope_interleaved", 1, "factor", 3.0,
+                         "original_max_position_embeddings", 262144));
+}
+
 /* A Qwen3-VL checkpoint (class arch, model_type mt) from a synthetic one of family: nested,
  * its text model_type mt_text, interleaved sections [6, 5, 5] of its 16 pairs; read. */
 static void qwen3_vl_make(const char *q, const char *family, const char *arch, const char *mt)
@@ -1922,18 +1932,12 @@ static void test_qwen3_vl(void **state)
     /* the model card's 1M context: yarn with the sections (vLLM's get_rope builds
      * MRotaryEmbedding with yarn's parameters), read as yarn; the sections checked all the
      * same; yarn's keys alone beside them; kinds other than default and yarn take none */
-    set_key_in(q, "text_config", "rope_scaling",
-               json_pack("{s:s, s:[i, i, i], s:b, s:f, s:i}", "rope_type", "yarn",
-                         "mrope_section", 6, 5, 5, "mrope_interleaved", 1, "factor", 3.0,
-                         "original_max_position_embeddings", 262144));
+    set_yarn_sections(q, 5);
     expect_config(q, HLX_OK, NULL);
     assert_true(g_cfg.m.rope_kind == HLX_ROPE_YARN && g_cfg.m.rope_factor == 3.0 &&
                 g_cfg.m.rope_orig_ctx == 262144 && g_cfg.m.rope_beta_fast == 32.0 &&
                 g_cfg.m.rope_beta_slow == 1.0 && g_cfg.m.rope_mscale == 0.0);
-    set_key_in(q, "text_config", "rope_scaling",
-               json_pack("{s:s, s:[i, i, i], s:b, s:f, s:i}", "rope_type", "yarn",
-                         "mrope_section", 6, 5, 4, "mrope_interleaved", 1, "factor", 3.0,
-                         "original_max_position_embeddings", 262144));
+    set_yarn_sections(q, 4);
     expect_config(q, HLX_ERR_PARSE, "mrope_section: sections of 15 pairs in all");
     set_key_in(q, "text_config", "rope_scaling",
                json_pack("{s:s, s:[i, i], s:b, s:f, s:i}", "rope_type", "yarn",

@@ -58,6 +58,9 @@ import re
 import struct
 import sys
 
+# Qwen3-VL's vision tower and a deepstack merger, dense or MoE
+QWEN3_VL_VISION = ["model.visual.blocks.0.norm1.weight",
+                   "model.visual.deepstack_merger_list.0.norm.weight"]
 KINDS = {
     # kind: (architecture, model_type, the text config's model_type, vision tensors)
     "gemma3": ("Gemma3ForConditionalGeneration", "gemma3", "gemma3_text",
@@ -84,11 +87,9 @@ KINDS = {
                 ["model.vision_model.post_layernorm.weight",
                  "model.connector.modality_projection.proj.weight"]),
     "qwen3-vl": ("Qwen3VLForConditionalGeneration", "qwen3_vl", "qwen3_vl_text",
-                 ["model.visual.blocks.0.norm1.weight",
-                  "model.visual.deepstack_merger_list.0.norm.weight"]),
+                 QWEN3_VL_VISION),
     "qwen3-vl-moe": ("Qwen3VLMoeForConditionalGeneration", "qwen3_vl_moe", "qwen3_vl_moe_text",
-                     ["model.visual.blocks.0.norm1.weight",
-                      "model.visual.deepstack_merger_list.0.norm.weight"]),
+                     QWEN3_VL_VISION),
 }
 QWEN3_VL = ("qwen3-vl", "qwen3-vl-moe")
 LLAVA = ("llava", "llava-next", "llava-onevision", "internvl")
