@@ -719,21 +719,17 @@ static hlx_status_t hlx_cfg_mrope(hlx_jdoc_t *doc, json_t *r, const hlx_model_t 
     json_t *v;
 
     HLX_TRY(hlx_cfg_mrope_sections(doc, r, m));
+    HLX_TRY(hlx_cfg_mrope_interleaved(doc, r, mrope, "mrope_section"));
     json_object_foreach(r, key, v) {
         /* v5's rope_parameters also hold the base and the rotated share, read with the shapes */
         if (!strcmp(hlx_rs_base(doc, r), "/rope_parameters") &&
             (!strcmp(key, "rope_theta") || !strcmp(key, "partial_rotary_factor")))
             continue;
-        if ((mrope & HLX_MROPE_INTERLEAVED) && !strcmp(key, "mrope_interleaved"))
-            continue;
-        if (strcmp(key, "type") && strcmp(key, "rope_type") && strcmp(key, "mrope_section")) {
+        if (strcmp(key, "type") && strcmp(key, "rope_type") && strcmp(key, "mrope_section") &&
+            strcmp(key, "mrope_interleaved")) {
             snprintf(path, sizeof(path), "%s/%.120s", hlx_rs_base(doc, r), key);
             return hlx_jdoc_fail(doc, path, HLX_ERR_PARSE, "not read beside mrope_section "
-                                 "(a text decode turns the sections as plain RoPE)%s",
-                                 !strcmp(key, "mrope_interleaved")
-                                     ? "; mrope_interleaved is read for "
-                                       "Qwen3VLForConditionalGeneration"
-                                     : "");
+                                 "(a text decode turns the sections as plain RoPE)");
         }
     }
     return HLX_OK;
