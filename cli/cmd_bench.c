@@ -521,8 +521,8 @@ static int hlx_bench_gemv_packed(const hlx_bench_opts_t *o, const hlx_kernels_t 
     uint64_t v = 0x9e3779b97f4a7c15ull;
 
     if (o->dtype != HLX_DTYPE_BF16) {
-        fprintf(stderr, "helix bench: --w-layout packed%d: packed weights dequantize to bf16; "
-                "give --kv-dtype bf16 (the default)\n", o->wbits);
+        fprintf(stderr, "helix bench: --w-layout packed%d%s: packed weights dequantize to "
+                "bf16; give --kv-dtype bf16 (the default)\n", o->wbits, o->wao ? "-ao" : "");
         return 2;
     }
     if (wb == 0 || hlx_bench_fits(sizes, (double)wb + 12.0 * 128.0 * (double)o->k +
