@@ -400,12 +400,12 @@ hlx_kb2_body(const int G, const int BF, const int VBF, const int ORD, const int 
         }
     }
     /* prefetch (see hlx_attn_kb_avx2): pfv NULL: pfk is this chunk's share of a later
-     * block, from the score loop, one line per 8 dimensions; ksh >= 0 (f32): pfk from the
-     * score loop, one line per 2^ksh dimensions, pfv over the P.V steps; otherwise pfk and
-     * pfv both over the P.V steps (once when they are equal) */
+     * block, from the score loop, one line per 2^ksh dimensions (ksh < 0: per 8); ksh >= 0
+     * (f32): pfk from the score loop, one line per 2^ksh dimensions, pfv over the P.V
+     * steps; otherwise pfk and pfv both over the P.V steps (once when they are equal) */
     if (kn != NULL)
         hlx_kb2_scores(G, BF, FAR, dk, q, kn, sc, pfv == NULL || ksh >= 0 ? pfk : NULL,
-                       pfv == NULL ? 3 : ksh, far, WR ? kw : NULL);
+                       pfv == NULL && ksh < 0 ? 3 : ksh, far, WR ? kw : NULL);
     if (nt > 0 && WR == 2)
         hlx_kb2_pv_w(G, VBF, p, cv, dv, vr, vts, vcs, nt, o, pfv ? pfk : NULL, pfv, pfstep,
                      vw);
@@ -683,7 +683,8 @@ static void hlx_attn_kb_avx2(const hlx_attn_desc_t *d)
             const char *kn = b + 1 < nblk ? kb + kbb : NULL;
             const char *vr = alias ? (const char *)vt : (const char *)d->v + j * vsb;
             /* Prefetch of the keys of the block after next and the values of the next block
-             * by the one or two head chunks (group up to 8) that stream the shard, spread so
+             * (bf16, fp8: also the block after next) by the one or two head chunks (group
+             * up to 8) that stream the shard, spread so
              * that lines are in flight during all of their compute (the second chunk reads
              * the block from cache; with every prefetch in the first chunk's P.V the memory
              * idled during the second: f32, 1M tokens, Zen 5, 71.5 -> 57.6 ms):
@@ -691,12 +692,16 @@ static void hlx_attn_kb_avx2(const hlx_attn_desc_t *d)
              *   its score loop (one line per C dimensions, the rate it reads this block's),
              *   the values over its P.V steps (65.7 -> 52.4 ms against the split below);
              * - bf16, fp8 (compute-bound here; the f32 scheme measured 3% slower for bf16):
-             *   one chunk both streams over its P.V steps, two chunks one stream each, the
-             *   first the values, the second the keys;
+             *   one chunk both streams over its P.V steps; two chunks one stream each, the
+             *   first the values, the second the keys, from their score loops (one line per
+             *   2 dimensions: a 4 KiB bf16 block over dk 128). The prefetch loop in the P.V
+             *   cost a Zen 3 core (AVX2 only) a tenth of its in-cache speed, and values one
+             *   block ahead arrived late: GQA 8 bf16, 1M tokens, 72-81 -> 63-68 ms
+             *   (docs/kernels.md "The avx2 kernels on an AVX2-only core");
              * more chunks (MLA) each prefetch a share from their score loops. */
             const int pf = nt == HLX_KB2 && H <= 8 && b + 2 < nblk;
             const char *pk = pf ? kb + 2 * kbb : NULL;
-            const char *pv = pf ? (alias ? kb + kbb : vr + HLX_KB2 * vsb) : NULL;
+            const char *pv = pf ? (alias ? kb + kbb : vr + (BF ? 2 : 1) * HLX_KB2 * vsb) : NULL;
             /* the type this step reads the KV as (fp8: 3 where its blocks hold no NaN) */
             const int bt = kwide ? 0 : BF == 2 ? hlx_kb2_fp8_type(fast8, kn, d->dk, vr, vsb,
                                                                 nt, d->dv) : BF;
@@ -729,7 +734,9 @@ static void hlx_attn_kb_avx2(const hlx_attn_desc_t *d)
                     pvc = pv + (size_t)c * (HLX_KB2 * vsb / (size_t)C);
                     pfs = pfstep / (size_t)C;
                 } else if (H > 4 && pk != NULL) { /* one stream each, once (pk: H <= 8) */
-                    pkc = pvc = g0 == 0 ? pv : pk;
+                    pkc = g0 == 0 ? pv : pk;
+                    pvc = NULL;
+                    ksh = 1;
                 }
                 if (H > 8 && b + 2 < nblk) {
                     const size_t part = (size_t)d->dk / 8 * 64, at = (size_t)(g0 / 4) * part;
