@@ -388,8 +388,8 @@ static hlx_status_t hlx_cfg_rs_num(hlx_jdoc_t *doc, json_t *r, const char *key, 
 
 /* The keys of a rope_scaling object and the kinds that take each (bit HLX_ROPE_*; bit 0
  * is "default", which takes none): Hugging Face's parameters of linear, llama3, yarn
- * (transformers' and DeepSeek's; yarn's attention_factor and truncate are not
- * implemented, so they are refused) and longrope. */
+ * (transformers' and DeepSeek's, with the attention_factor and truncate that transformers
+ * and vLLM read: hlx_cfg_yarn) and longrope. */
 #define HLX_RS_LR (1u << HLX_ROPE_LONGROPE)
 static const struct {
     const char *key;
@@ -409,7 +409,8 @@ static const struct {
     { "mscale_all_dim", 1u << HLX_ROPE_YARN },
     { "short_factor", HLX_RS_LR },
     { "long_factor", HLX_RS_LR },
-    { "attention_factor", HLX_RS_LR },
+    { "attention_factor", 1u << HLX_ROPE_YARN | HLX_RS_LR },
+    { "truncate", 1u << HLX_ROPE_YARN },
 };
 #define HLX_RS_NKEYS (sizeof(hlx_rs_keys) / sizeof(hlx_rs_keys[0]))
 
@@ -735,6 +736,70 @@ static hlx_status_t hlx_cfg_mrope(hlx_jdoc_t *doc, json_t *r, const hlx_model_t 
     return HLX_OK;
 }
 
+/* The top-level original_max_position_embeddings beside a llama3 or yarn r: *orig_p its
+ * value, 0 when absent or null. vLLM copies it over r's (patch_rope_parameters under
+ * transformers 4, whose own yarn and llama3 read r's key alone; under v5
+ * standardize_rope_params does the copying), so one that differs from r's would rotate
+ * otherwise there than in older transformers: refused. */
+static hlx_status_t hlx_cfg_rs_orig_top(hlx_jdoc_t *doc, json_t *r, double *orig_p)
+{
+    json_t *top = json_object_get(hlx_jdoc_root(doc), "original_max_position_embeddings");
+    double in_r = 0;
+    hlx_status_t st;
+    int o;
+
+    *orig_p = 0;
+    if (top == NULL || json_is_null(top))
+        return HLX_OK;
+    HLX_TRY(hlx_cfg_int(doc, "original_max_position_embeddings", 1, 0, 1, &o));
+    HLX_TRY(hlx_cfg_rs_num(doc, r, "original_max_position_embeddings", 0, 0, 1, 1e9, &in_r));
+    if (in_r > 0 && in_r != o)
+        return hlx_jdoc_fail(doc, "/original_max_position_embeddings", HLX_ERR_PARSE,
+                             "%d contradicts %s' original_max_position_embeddings %.0f (vLLM "
+                             "and transformers v5 rotate with the top-level one, older "
+                             "transformers with %s'): remove one", o,
+                             hlx_rs_base(doc, r) + 1, in_r, hlx_rs_base(doc, r) + 1);
+    *orig_p = o;
+    return HLX_OK;
+}
+
+/* yarn's parameters beyond the factor and original context, as transformers'
+ * _compute_yarn_parameters and vLLM's YaRNScalingRotaryEmbedding read them (DeepSeek's
+ * modeling code and vLLM's DeepseekScalingRotaryEmbedding for MLA). truncate: both round
+ * the ramp's ends to whole pairs unless it is false (gpt-oss), which is not implemented.
+ * attention_factor: both put it on cos and sin in place of the mscale ratio (GQA);
+ * vLLM's DeepSeek yarn does not read it while transformers' would, so MLA refuses it. */
+static hlx_status_t hlx_cfg_yarn(hlx_jdoc_t *doc, json_t *r, hlx_model_t *m)
+{
+    json_t *t = json_object_get(r, "truncate");
+    char path[96];
+    hlx_status_t st;
+
+    snprintf(path, sizeof(path), "%s/truncate", hlx_rs_base(doc, r));
+    if (t != NULL && !json_is_null(t) && !json_is_boolean(t))
+        return hlx_jdoc_fail(doc, path, HLX_ERR_PARSE, "expected true or false");
+    if (json_is_false(t))
+        return hlx_jdoc_fail(doc, path, HLX_ERR_UNSUPPORTED, "false (yarn's ramp between "
+                             "unrounded pair indices, as gpt-oss has it) is not implemented; "
+                             "true, the default of transformers and vLLM, is");
+    if ((st = hlx_cfg_rs_num(doc, r, "beta_fast", 0, 32.0, 1e-6, 1e6, &m->rope_beta_fast)) ||
+        (st = hlx_cfg_rs_num(doc, r, "beta_slow", 0, 1.0, 1e-6, 1e6, &m->rope_beta_slow)) ||
+        (st = hlx_cfg_rs_num(doc, r, "mscale", 0, m->attn == HLX_ATTN_MLA ? 1.0 : 0.0, 0, 1e6,
+                             &m->rope_mscale)) ||
+        (st = hlx_cfg_rs_num(doc, r, "mscale_all_dim", 0, 0.0, 0, 1e6, &m->rope_mscale_all)))
+        return st;
+    m->rope_attn_factor = 0; /* 0: from the factor and the mscale keys */
+    t = json_object_get(r, "attention_factor");
+    if (t == NULL || json_is_null(t))
+        return HLX_OK;
+    snprintf(path, sizeof(path), "%s/attention_factor", hlx_rs_base(doc, r));
+    if (m->attn == HLX_ATTN_MLA)
+        return hlx_jdoc_fail(doc, path, HLX_ERR_UNSUPPORTED, "not read for MLA: vLLM's "
+                             "DeepSeek yarn ignores it where transformers' multiplies cos and "
+                             "sin by it, so the two decode differently");
+    return hlx_cfg_rs_num(doc, r, "attention_factor", 1, 0, 1e-6, 1e6, &m->rope_attn_factor);
+}
+
 /* rope_scaling: absent, null or "default": none; "linear", "llama3", "yarn", "longrope" and
  * "dynamic" (its original context: max_position_embeddings, as transformers and InternLM2
  * take it) read into the model (helix/model.h: hlx_model_rope_freqs applies them, the
@@ -847,11 +912,17 @@ static hlx_status_t hlx_cfg_rope_scaling(hlx_jdoc_t *doc, hlx_model_t *m, int mr
         m->rope_orig_ctx = mp;
         return HLX_OK;
     }
-    /* absent: max_position_embeddings, as transformers takes it (its yarn, and v5's
-     * standardised parameters for llama3 too) */
+    /* a top-level original_max_position_embeddings is the one vLLM rotates with (it writes
+     * the top-level key over rope_scaling's; transformers v5's standardisation does the
+     * same), older transformers read rope_scaling's: the two must agree */
+    HLX_TRY(hlx_cfg_rs_orig_top(doc, r, &orig));
+    /* absent from both: max_position_embeddings, as transformers takes it (its yarn, and
+     * v5's standardised parameters for llama3 too; vLLM under v5 alike) */
     k = json_object_get(r, "original_max_position_embeddings");
-    if ((k == NULL || json_is_null(k)) &&
-        json_is_integer(json_object_get(root, "max_position_embeddings"))) {
+    if (orig > 0) {
+        /* the top-level one */
+    } else if ((k == NULL || json_is_null(k)) &&
+               json_is_integer(json_object_get(root, "max_position_embeddings"))) {
         int mp;
         HLX_TRY(hlx_cfg_int(doc, "max_position_embeddings", 1, 0, 1, &mp));
         orig = mp;
@@ -877,13 +948,7 @@ static hlx_status_t hlx_cfg_rope_scaling(hlx_jdoc_t *doc, hlx_model_t *m, int mr
                                  m->rope_low_freq);
         return HLX_OK;
     }
-    if ((st = hlx_cfg_rs_num(doc, r, "beta_fast", 0, 32.0, 1e-6, 1e6, &m->rope_beta_fast)) ||
-        (st = hlx_cfg_rs_num(doc, r, "beta_slow", 0, 1.0, 1e-6, 1e6, &m->rope_beta_slow)) ||
-        (st = hlx_cfg_rs_num(doc, r, "mscale", 0, m->attn == HLX_ATTN_MLA ? 1.0 : 0.0, 0, 1e6,
-                             &m->rope_mscale)) ||
-        (st = hlx_cfg_rs_num(doc, r, "mscale_all_dim", 0, 0.0, 0, 1e6, &m->rope_mscale_all)))
-        return st;
-    return HLX_OK;
+    return hlx_cfg_yarn(doc, r, m);
 }
 
 /* MistralConfig's sliding_window when config.json leaves it out. */
@@ -2756,6 +2821,8 @@ void hlx_hf_rope_params_json(const hlx_model_t *m, json_t *o)
         json_object_set_new(o, "beta_slow", json_real(m->rope_beta_slow));
         json_object_set_new(o, "mscale", json_real(m->rope_mscale));
         json_object_set_new(o, "mscale_all_dim", json_real(m->rope_mscale_all));
+        if (m->rope_attn_factor > 0)
+            json_object_set_new(o, "attention_factor", json_real(m->rope_attn_factor));
     } else if (m->rope_kind == HLX_ROPE_LONGROPE) { /* the factor and original as read */
         json_t *sf = json_array(), *lf = json_array();
         for (i = 0; i < m->rope_dim / 2 && i < HLX_ROPE_MAX_PAIRS; i++) {

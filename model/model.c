@@ -843,7 +843,10 @@ void hlx_model_rope_freqs(const hlx_model_t *m, int rot_dim, double *inv_freq, d
         /* DeepSeek's attention (MLA, modeling_deepseek.py) always takes the ratio, with
          * mscale 1 and mscale_all_dim 0 when absent; transformers' yarn for the other
          * families takes it only when both are set, else mscale(factor, 1) */
-        if (m->attn == HLX_ATTN_MLA || (m->rope_mscale != 0.0 && m->rope_mscale_all != 0.0))
+        if (m->rope_attn_factor > 0) /* GQA's attention_factor, given (hlx_cfg_yarn) */
+            *mscale = m->rope_attn_factor;
+        else if (m->attn == HLX_ATTN_MLA ||
+                 (m->rope_mscale != 0.0 && m->rope_mscale_all != 0.0))
             *mscale = hlx_yarn_mscale(f, m->rope_mscale) / hlx_yarn_mscale(f, m->rope_mscale_all);
         else
             *mscale = hlx_yarn_mscale(f, 1.0);

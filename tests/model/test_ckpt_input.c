@@ -15,6 +15,7 @@
 
 #include <dirent.h>
 #include <jansson.h>
+#include <math.h>
 #include <stdint.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -638,6 +639,109 @@ static void test_rope_parameters(void **state)
     set_key("rp3", "partial_rotary_factor", json_real(0.5));
     expect_config("rp3", HLX_ERR_PARSE, "partial_rotary_factor: 0.5 contradicts "
                   "rope_parameters' partial_rotary_factor 0.75");
+}
+
+/* yarn's keys as transformers and vLLM read them: the original context from the top level
+ * (which vLLM and v5 write over rope_scaling's) or rope_scaling, else max_position_embeddings,
+ * two that differ refused; the config's factor whatever max_position_embeddings says;
+ * mscale and mscale_all_dim on GQA only as a pair; attention_factor in their place (GQA),
+ * refused for MLA; truncate true read, false refused. */
+static void test_rope_yarn_rules(void **state)
+{
+    double inv[64], ms;
+
+    (void)state;
+    synth("yr", "--family qwen2 --shards 1");
+    set_key("yr", "max_position_embeddings", json_integer(32768));
+    /* the top-level original context alone: read in place of max_position_embeddings */
+    set_key("yr", "original_max_position_embeddings", json_integer(4096));
+    set_key("yr", "rope_scaling", json_pack("{s:s, s:f}", "type", "yarn", "factor", 4.0));
+    expect_config("yr", HLX_OK, NULL);
+    assert_int_equal(g_cfg.m.rope_orig_ctx, 4096);
+    /* the same in both places: read; different: refused at the top-level key */
+    set_key("yr", "rope_scaling", json_pack("{s:s, s:f, s:i}", "type", "yarn", "factor", 4.0,
+                                            "original_max_position_embeddings", 4096));
+    expect_config("yr", HLX_OK, NULL);
+    assert_int_equal(g_cfg.m.rope_orig_ctx, 4096);
+    set_key("yr", "original_max_position_embeddings", json_integer(8192));
+    expect_config("yr", HLX_ERR_PARSE, "original_max_position_embeddings: 8192 contradicts "
+                  "rope_scaling' original_max_position_embeddings 4096 (vLLM and transformers "
+                  "v5 rotate with the top-level one");
+    /* llama3 alike, and v5's rope_parameters */
+    set_key("yr", "rope_scaling", json_pack("{s:s, s:f, s:i}", "rope_type", "llama3", "factor",
+                                            8.0, "original_max_position_embeddings", 4096));
+    expect_config("yr", HLX_ERR_PARSE, "original_max_position_embeddings: 8192 contradicts");
+    set_key("yr", "rope_scaling", NULL);
+    set_key("yr", "rope_parameters", json_pack("{s:s, s:f, s:i}", "rope_type", "yarn", "factor",
+                                               4.0, "original_max_position_embeddings", 4096));
+    expect_config("yr", HLX_ERR_PARSE, "8192 contradicts rope_parameters' "
+                  "original_max_position_embeddings 4096");
+    set_key("yr", "rope_parameters", NULL);
+    set_key("yr", "original_max_position_embeddings", NULL);
+    /* neither: max_position_embeddings, as transformers and vLLM under v5 take it */
+    set_key("yr", "rope_scaling", json_pack("{s:s, s:f}", "type", "yarn", "factor", 4.0));
+    expect_config("yr", HLX_OK, NULL);
+    assert_int_equal(g_cfg.m.rope_orig_ctx, 32768);
+    /* the factor as given, not max_position_embeddings / original (32768 / 4096 = 8): vLLM
+     * and transformers since its fix of issue 38224 */
+    set_key("yr", "rope_scaling", json_pack("{s:s, s:f, s:i}", "type", "yarn", "factor", 4.0,
+                                            "original_max_position_embeddings", 4096));
+    expect_config("yr", HLX_OK, NULL);
+    assert_true(g_cfg.m.rope_factor == 4.0);
+    hlx_model_rope_freqs(&g_cfg.m, 64, inv, &ms);
+    assert_true(fabs(ms - (0.1 * log(4.0) + 1.0)) < 1e-12);
+    /* mscale alone: not read by transformers' or vLLM's yarn (mscale(factor) stays) */
+    set_key("yr", "rope_scaling", json_pack("{s:s, s:f, s:i, s:f}", "type", "yarn", "factor",
+                                            4.0, "original_max_position_embeddings", 4096,
+                                            "mscale", 3.0));
+    expect_config("yr", HLX_OK, NULL);
+    hlx_model_rope_freqs(&g_cfg.m, 64, inv, &ms);
+    assert_true(fabs(ms - (0.1 * log(4.0) + 1.0)) < 1e-12);
+    /* both: their ratio */
+    set_key("yr", "rope_scaling", json_pack("{s:s, s:f, s:i, s:f, s:f}", "type", "yarn",
+                                            "factor", 4.0, "original_max_position_embeddings",
+                                            4096, "mscale", 1.0, "mscale_all_dim", 3.0));
+    expect_config("yr", HLX_OK, NULL);
+    hlx_model_rope_freqs(&g_cfg.m, 64, inv, &ms);
+    assert_true(fabs(ms - (0.1 * log(4.0) + 1.0) / (0.3 * log(4.0) + 1.0)) < 1e-12);
+    /* attention_factor: in place of both */
+    set_key("yr", "rope_scaling", json_pack("{s:s, s:f, s:i, s:f, s:f, s:f}", "type", "yarn",
+                                            "factor", 4.0, "original_max_position_embeddings",
+                                            4096, "mscale", 1.0, "mscale_all_dim", 3.0,
+                                            "attention_factor", 1.25));
+    expect_config("yr", HLX_OK, NULL);
+    hlx_model_rope_freqs(&g_cfg.m, 64, inv, &ms);
+    assert_true(ms == 1.25);
+    set_key("yr", "rope_scaling", json_pack("{s:s, s:f, s:i, s:f}", "type", "yarn", "factor",
+                                            4.0, "original_max_position_embeddings", 4096,
+                                            "attention_factor", 0.0));
+    expect_config("yr", HLX_ERR_PARSE, "attention_factor: 0 is outside");
+    /* truncate: true (the default) read, false (gpt-oss) refused, not a boolean refused */
+    set_key("yr", "rope_scaling", json_pack("{s:s, s:f, s:i, s:b}", "type", "yarn", "factor",
+                                            4.0, "original_max_position_embeddings", 4096,
+                                            "truncate", 1));
+    expect_config("yr", HLX_OK, NULL);
+    set_key("yr", "rope_scaling", json_pack("{s:s, s:f, s:i, s:b}", "type", "yarn", "factor",
+                                            4.0, "original_max_position_embeddings", 4096,
+                                            "truncate", 0));
+    expect_config("yr", HLX_ERR_UNSUPPORTED, "truncate: false (yarn's ramp between unrounded "
+                  "pair indices");
+    refused("yr/config.json:", "truncate: false", "decode --model %s/yr --steps 1", g_tmp);
+    set_key("yr", "rope_scaling", json_pack("{s:s, s:f, s:i, s:i}", "type", "yarn", "factor",
+                                            4.0, "original_max_position_embeddings", 4096,
+                                            "truncate", 1));
+    expect_config("yr", HLX_ERR_PARSE, "truncate: expected true or false");
+    /* truncate belongs to yarn alone */
+    set_key("yr", "rope_scaling", json_pack("{s:s, s:f, s:b}", "type", "linear", "factor", 4.0,
+                                            "truncate", 1));
+    expect_config("yr", HLX_ERR_PARSE, "truncate: not a parameter of rope_scaling \"linear\"");
+    /* MLA: DeepSeek's yarn in vLLM reads no attention_factor, transformers' would */
+    synth("yr-mla", "--family moe-mla --shards 1");
+    set_key("yr-mla", "rope_scaling", json_pack("{s:s, s:f, s:i, s:f}", "type", "yarn",
+                                                "factor", 40.0,
+                                                "original_max_position_embeddings", 4096,
+                                                "attention_factor", 1.25));
+    expect_config("yr-mla", HLX_ERR_UNSUPPORTED, "attention_factor: not read for MLA");
 }
 
 /* dtype, torch_dtype's name in transformers v5: read alone, and against torch_dtype. */
@@ -2568,6 +2672,7 @@ int main(int argc, char **argv)
         cmocka_unit_test(test_qwen3_vl),
         cmocka_unit_test(test_qwen3_vl_moe),
         cmocka_unit_test(test_rope_parameters),
+        cmocka_unit_test(test_rope_yarn_rules),
         cmocka_unit_test(test_internlm2),
         cmocka_unit_test(test_internlm3),
         cmocka_unit_test(test_dtype_key),

@@ -179,6 +179,14 @@ config_case qwen-yarn-mscale qwen2 '{"rope_scaling": {"type": "yarn", "factor": 
     "original_max_position_embeddings": 64, "mscale": 1.0, "mscale_all_dim": 3.0}}'
 config_case qwen-yarn-mscale1 qwen2 '{"rope_scaling": {"type": "yarn", "factor": 4.0,
     "original_max_position_embeddings": 64, "mscale": 3.0}}'
+# attention_factor: on cos and sin in place of mscale(4) (transformers and vLLM alike);
+# the original context from the top level, which vLLM and transformers v5 write over
+# rope_scaling's: the same rotation as qwen-yarn's (checked after finish_cases); truncate
+# true is both's default
+config_case qwen-yarn-attn qwen2 '{"rope_scaling": {"type": "yarn", "factor": 4.0,
+    "original_max_position_embeddings": 64, "attention_factor": 2.5}}'
+config_case qwen-yarn-top qwen2 '{"original_max_position_embeddings": 64, "rope_scaling":
+    {"type": "yarn", "factor": 4.0, "truncate": true}}'
 for set in short:32 long:8; do
     config_case "longrope-${set%:*}" phi3 '{"original_max_position_embeddings": '"${set#*:}"',
         "max_position_embeddings": '"$((${set#*:} * 16))"', "rope_scaling": {"type": "longrope",
@@ -266,6 +274,10 @@ python3 -c 'import json, sys; c = json.load(open(sys.argv[1])); c["rope_scaling"
 rc=$?
 { [ $rc = 2 ] && grep -q 'config.json:[0-9]*:[0-9]*: dual_chunk_attention_config: dual chunk attention with rope_scaling "yarn" is not run' "$dir/err"; } ||
     { echo "FAIL: qwen-dca-yarn: exit $rc, $(cat "$dir/err")"; fail=1; }
+[ "${ropetok[qwen-yarn-top]-a}" = "${ropetok[qwen-yarn]-b}" ] ||
+    { echo "FAIL: qwen-yarn-top: other tokens than qwen-yarn's original in rope_scaling"; fail=1; }
+[ "${ropetok[qwen-yarn-attn]-a}" != "${ropetok[qwen-yarn]-a}" ] ||
+    { echo "FAIL: qwen-yarn-attn: attention_factor 2.5 decodes as mscale(4)"; fail=1; }
 [ "${ropetok[window-qwen2]-a}" != "${ropetok[window-qwen2-all]-a}" ] ||
     { echo "FAIL: window-qwen2: max_window_layers 1 and 0 decode alike"; fail=1; }
 

@@ -1166,6 +1166,14 @@ class Model(Decoder):
         if rs is None or cfg.scaling_kind == "default":
             return
         kind, factor = cfg.scaling_kind, rs.get("factor")
+        if kind in ("llama3", "yarn") and cfg.orig_top is not None:
+            # vLLM (patch_rope_parameters) and transformers v5 (standardize_rope_params)
+            # write the top-level original_max_position_embeddings over rope_scaling's
+            inner = rs.get("original_max_position_embeddings")
+            if inner is not None and inner != cfg.orig_top:
+                raise Fail(f"{cfg.path}: original_max_position_embeddings {cfg.orig_top} and "
+                           f"rope_scaling's {inner} differ: the versions disagree on which wins")
+            rs = dict(rs, original_max_position_embeddings=cfg.orig_top)
         if kind == "dynamic":
             self.dynamic, self.cached_len = factor, cfg.max_pos
         elif kind == "linear":  # _compute_linear_scaling_rope_parameters
@@ -1198,8 +1206,10 @@ class Model(Decoder):
 
             def corr_dim(rot):
                 return r * math.log(orig / (rot * 2 * math.pi)) / (2 * math.log(base))
-            low = max(math.floor(corr_dim(fast)), 0)
-            high = min(math.ceil(corr_dim(slow)), r - 1)
+            low, high = corr_dim(fast), corr_dim(slow)
+            if rs.get("truncate", True):  # false (gpt-oss): the ramp's ends unrounded
+                low, high = math.floor(low), math.ceil(high)
+            low, high = max(low, 0), min(high, r - 1)
             if low == high:
                 high += 0.001
             out = []
