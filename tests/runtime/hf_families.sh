@@ -510,6 +510,14 @@ for dt in f32 bf16; do
     python3 "$(dirname "$0")/multimodal.py" "$dir/qwen3-moe-$dt" "$dir/qwen3vlmoe-$dt" \
         qwen3-vl-moe new || { echo "FAIL: multimodal.py qwen3-vl-moe $dt"; fail=1; }
 done
+# against the forward, which reads the fused tensors on its own (gate_up_proj's halves,
+# input-major): the same tokens as helix and as the Qwen3-MoE source's per-expert tensors
+fwd_start "$dir/qwen3vlmoe-f32"
+if both_decode "$dir/qwen3vlmoe-f32" qwen3-vl-moe; then
+    echo "qwen3-vl-moe: transformers-style $want, helix $got (the text model: ${first[qwen3-moe]-?})"
+    [ "$want" = "$got" ] && [ "$got" = "${first[qwen3-moe]-x}" ] ||
+        { echo "FAIL: qwen3-vl-moe: other tokens than the forward or its text model"; fail=1; }
+fi
 hidden_of "$dir/qwen3-moe-f32" "$dir/h.qwen3moe"
 hidden_of "$dir/qwen3vlmoe-f32" "$dir/h.qwen3vlmoe"
 echo "qwen3-vl-moe: helix $(cat "$dir/h.qwen3vlmoe") (the text model: $(cat "$dir/h.qwen3moe"))"

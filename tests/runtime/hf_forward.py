@@ -2,7 +2,9 @@
 # An independent float64 reference of the Hugging Face transformers forward pass for Llama,
 # Mistral, Mixtral, Qwen2, Qwen2-MoE, Qwen3, Qwen3-MoE, Phi-3, GLM, GLM-4-0414, GLM-4.5
 # (Glm4MoeForCausalLM: GQA with DeepSeek-V3's gate and shared experts), Gemma 2 (its
-# soft-capping), Gemma 3 (its text model, in either checkpoint form), InternLM2/3 and
+# soft-capping), Gemma 3 (its text model, in either checkpoint form), the text models of
+# the vision-language classes (Qwen3-VL-MoE's routed experts read from its fused 3-D
+# tensors), InternLM2/3 and
 # DeepSeek-V2/V3 (MLA, the modeling
 # code's own layout) checkpoints (config.json + safetensors), with transformers' RoPE
 # scalings (linear, llama3, yarn, longrope, dynamic; DeepSeek's own yarn), sliding windows,
@@ -40,6 +42,7 @@ ARCHITECTURES = ("LlamaForCausalLM", "MistralForCausalLM", "MixtralForCausalLM",
                  "LlavaNextForConditionalGeneration", "LlavaOnevisionForConditionalGeneration",
                  "InternVLForConditionalGeneration", "Idefics3ForConditionalGeneration",
                  "SmolVLMForConditionalGeneration", "Qwen3VLForConditionalGeneration",
+                 "Qwen3VLMoeForConditionalGeneration",
                  "Gemma2ForCausalLM",
                  "Gemma3ForCausalLM",
                  "Gemma3ForConditionalGeneration", "DeepseekV2ForCausalLM",
@@ -232,6 +235,17 @@ class Checkpoint:
             raise Fail(f"{f.path}: tensor {name}: shape {shape}, expected [{n}]")
         return values.tolist()
 
+    def stacked(self, name, shape):
+        """A tensor of exactly shape (any rank; not fp8), its values flat in row-major order."""
+        name = self.alias.get(name, name)
+        f = self._file(name)
+        got, values = f.read(name)
+        if got != list(shape):
+            raise Fail(f"{f.path}: tensor {name}: shape {got}, expected {list(shape)}")
+        if f.tensors[name].get("dtype") == "F8_E4M3":
+            raise Fail(f"{f.path}: tensor {name}: fused F8_E4M3 experts not read here")
+        return values.tolist()
+
     def matrix(self, name, rows, cols):
         """A [rows][cols] tensor as a list of rows, each a list of floats. An F8_E4M3 one is
         dequantized as DeepSeek-V3's weight_dequant does: each block of block = (br, bc)
@@ -363,12 +377,19 @@ class Config:
         # model.language_model.; the head tied by text_config's tie_word_embeddings alone (false
         # without it), as vLLM's Qwen3LLMForCausalLM reads it. Its multimodal RoPE (below,
         # mrope_axis) turns each rotated pair by the time, height or width position.
+        # Qwen3-VL-MoE: the same with Qwen3-MoE's layer (Qwen3VLMoeTextDecoderLayer) and
+        # Qwen3VLMoeTextConfig's defaults (24 layers of 2048, 16 query and 16 KV heads of
+        # hidden_size / heads, FFN 5632, norm_topk_prob true); its routed experts fused in
+        # 3-D tensors (Qwen3VLMoeTextExperts), read in Model below.
         self.mrope = None  # (mrope_section, mrope_interleaved)
-        if self.arch == "Qwen3VLForConditionalGeneration":
+        self.fused_experts = self.arch == "Qwen3VLMoeForConditionalGeneration"
+        if self.arch in ("Qwen3VLForConditionalGeneration", "Qwen3VLMoeForConditionalGeneration"):
             self.nested = True
             t = c.get("text_config")
-            if not isinstance(t, dict) or t.get("model_type", "qwen3_vl_text") != "qwen3_vl_text":
-                raise Fail(f"{path}: key text_config: missing, not an object, or not Qwen3-VL's")
+            mt = "qwen3_vl_moe_text" if self.fused_experts else "qwen3_vl_text"
+            if not isinstance(t, dict) or t.get("model_type", mt) != mt:
+                raise Fail(f"{path}: key text_config: missing, not an object, or not "
+                           f"{self.arch}'s ({mt})")
             rs = t.get("rope_parameters", t.get("rope_scaling"))
             if isinstance(rs, dict) and "mrope_section" in rs:
                 if rs.get("rope_type", rs.get("type", "default")) not in ("mrope", "default") or \
@@ -377,13 +398,22 @@ class Config:
                     raise Fail(f"{path}: key text_config: RoPE parameters {rs!r} not supported "
                                f"by this reference (mrope sections alone)")
                 self.mrope = (rs["mrope_section"], rs.get("mrope_interleaved") is True)
-            c = v5_rope(dict({"num_hidden_layers": 32, "hidden_size": 4096,
-                              "num_attention_heads": 32, "num_key_value_heads": 32,
-                              "head_dim": 128, "intermediate_size": 22016,
-                              "vocab_size": 151936, "rope_theta": 5e6}, **t), path)
+            if self.fused_experts:
+                defaults = {"num_hidden_layers": 24, "hidden_size": 2048,
+                            "num_attention_heads": 16, "num_key_value_heads": 16,
+                            "intermediate_size": 5632, "vocab_size": 151936,
+                            "rope_theta": 5e6, "norm_topk_prob": True}
+                defaults["head_dim"] = t.get("hidden_size", 2048) // \
+                    t.get("num_attention_heads", 16)
+            else:
+                defaults = {"num_hidden_layers": 32, "hidden_size": 4096,
+                            "num_attention_heads": 32, "num_key_value_heads": 32,
+                            "head_dim": 128, "intermediate_size": 22016,
+                            "vocab_size": 151936, "rope_theta": 5e6}
+            c = v5_rope(dict(defaults, **t), path)
             if self.mrope is not None:
                 c["rope_scaling"] = None
-            self.arch = "Qwen3ForCausalLM"
+            self.arch = "Qwen3MoeForCausalLM" if self.fused_experts else "Qwen3ForCausalLM"
         # Qwen2-VL and Qwen2.5-VL: the text model is Qwen2's (its keys at the top, or under
         # text_config in newer configs; its tensors under model. or model.language_model.).
         # Their multimodal RoPE turns each section of the rotated pairs by the token's time,
@@ -1034,6 +1064,23 @@ class DeepSeek(Decoder):
 class Model(Decoder):
     """The GQA families: Llama, Mistral, Mixtral, Qwen2, Qwen2-MoE, Qwen3, Qwen3-MoE, Phi-3."""
 
+    @staticmethod
+    def fused_experts(ck, prefix, E, H, Fe):
+        """Qwen3VLMoeTextExperts' tensors: PREFIX.gate_up_proj [E, H, 2 Fe] and
+        PREFIX.down_proj [E, Fe, H], each expert's slab input-major (x @ W), gate the first
+        half of gate_up's last dimension and up the second (gate_up.chunk(2, dim=-1)); as
+        (gate, up, down) per expert in nn.Linear's [out][in]."""
+        gu = ck.stacked(prefix + "gate_up_proj", [E, H, 2 * Fe])
+        dn = ck.stacked(prefix + "down_proj", [E, Fe, H])
+        out = []
+        for j in range(E):
+            g0, d0 = j * H * 2 * Fe, j * Fe * H
+            gate = [[gu[g0 + h * 2 * Fe + k] for h in range(H)] for k in range(Fe)]
+            up = [[gu[g0 + h * 2 * Fe + Fe + k] for h in range(H)] for k in range(Fe)]
+            down = [[dn[d0 + i * H + h] for i in range(Fe)] for h in range(H)]
+            out.append((gate, up, down))
+        return out
+
     def __init__(self, directory, cfg):
         ck = Checkpoint(directory)
         ck.block = cfg.fp8_block
@@ -1077,10 +1124,13 @@ class Model(Decoder):
                 else:
                     b, names = "mlp.", ("gate_proj", "up_proj", "down_proj")
                 L.router = ck.matrix(p + b + "gate.weight", E, H)
-                L.experts = [(ck.matrix(p + f"{b}experts.{j}.{names[0]}.weight", Fe, H),
-                              ck.matrix(p + f"{b}experts.{j}.{names[1]}.weight", Fe, H),
-                              ck.matrix(p + f"{b}experts.{j}.{names[2]}.weight", H, Fe))
-                             for j in range(E)]
+                if cfg.fused_experts:
+                    L.experts = Model.fused_experts(ck, p + "mlp.experts.", E, H, Fe)
+                else:
+                    L.experts = [(ck.matrix(p + f"{b}experts.{j}.{names[0]}.weight", Fe, H),
+                                  ck.matrix(p + f"{b}experts.{j}.{names[1]}.weight", Fe, H),
+                                  ck.matrix(p + f"{b}experts.{j}.{names[2]}.weight", H, Fe))
+                                 for j in range(E)]
             else:
                 L.wdown = ck.matrix(p + "mlp.down_proj.weight", H, F)
             L.shared = None
