@@ -611,6 +611,9 @@ static void hlx_attn_kb_avx2(const hlx_attn_desc_t *d)
     const size_t vsb = alias ? (size_t)d->dv * 4 : d->v_stride * es;
     /* P.V reads value rows (the unpacked fp32 rows when v == k) */
     const size_t vts = vsb, vcs = 16 * (alias ? 4 : es);
+    /* bf16 and fp8 prefetch from a score loop: one line per 2^kdl key dimensions, a
+     * block's stream of 16 tokens x dk x es bytes over its dk dimensions */
+    const int kdl = es == 2 ? 1 : 2;
     const int VA = alias && BF != 0; /* f32 keys unpack to f32 rows: table column 0 works */
     float m[HLX_HMAX], s[HLX_HMAX];
     float vt[HLX_KB2 * 512] __attribute__((aligned(32)));
@@ -692,12 +695,12 @@ static void hlx_attn_kb_avx2(const hlx_attn_desc_t *d)
              *   its score loop (one line per C dimensions, the rate it reads this block's),
              *   the values over its P.V steps (65.7 -> 52.4 ms against the split below);
              * - bf16, fp8 (compute-bound here; the f32 scheme measured 3% slower for bf16):
-             *   one chunk both streams over its P.V steps; two chunks one stream each, the
-             *   first the values, the second the keys, from their score loops (one line per
-             *   2 dimensions: a 4 KiB bf16 block over dk 128). The prefetch loop in the P.V
-             *   cost a Zen 3 core (AVX2 only) a tenth of its in-cache speed, and values one
-             *   block ahead arrived late: GQA 8 bf16, 1M tokens, 72-81 -> 63-68 ms
-             *   (docs/kernels.md "The avx2 kernels on an AVX2-only core");
+             *   one chunk the keys from its score loop (one line per 2^kdl dimensions) and
+             *   the values over its P.V steps; two chunks one stream each from their score
+             *   loops, the first the values, the second the keys. The prefetch loop in the
+             *   P.V cost a Zen 3 core (AVX2 only) a tenth of its in-cache speed, and values
+             *   one block ahead arrived late: 1M tokens, GQA 8 bf16 71-72 -> 63-65 ms, GQA 4
+             *   44-47 -> 42 (docs/kernels.md "The avx2 kernels on an AVX2-only core");
              * more chunks (MLA) each prefetch a share from their score loops. */
             const int pf = nt == HLX_KB2 && H <= 8 && b + 2 < nblk;
             const char *pk = pf ? kb + 2 * kbb : NULL;
@@ -736,7 +739,9 @@ static void hlx_attn_kb_avx2(const hlx_attn_desc_t *d)
                 } else if (H > 4 && pk != NULL) { /* one stream each, once (pk: H <= 8) */
                     pkc = g0 == 0 ? pv : pk;
                     pvc = NULL;
-                    ksh = 1;
+                    ksh = kdl;
+                } else if (pk != NULL && !alias) { /* keys from the score loop */
+                    ksh = kdl;
                 }
                 if (H > 8 && b + 2 < nblk) {
                     const size_t part = (size_t)d->dk / 8 * 64, at = (size_t)(g0 / 4) * part;
