@@ -315,36 +315,6 @@ static void hlx_wload_groups(void *arg, int t, int T)
     j->st[t] = st;
 }
 
-/* The elements of the dense layers' GQA projections (QKV, W_o, gate/up and down) on this
- * rank whose checkpoint tensors are stored plain beside packed ones (a quantizer's skipped
- * modules: GPTQModel's "-:" rules, llm-compressor's ignore list): the memory estimate
- * counts them at the weights' size, not packed. A fused matrix goes by its first part (its
- * parts must all be packed to be kept so). */
-static uint64_t hlx_engine_plain_elems(hlx_engine_t *eng, const hlx_model_t *m,
-                                       const hlx_layout_t *L, uint64_t dv)
-{
-    static const hlx_hf_weight_t which[] = { HLX_HFW_WQ, HLX_HFW_WO, HLX_HFW_WGATE,
-                                             HLX_HFW_WDOWN };
-    const uint64_t H = (uint64_t)m->hidden, Fc = (uint64_t)L->ffn_count;
-    const uint64_t elems[] = { H * (uint64_t)eng->qkv_cols, (uint64_t)L->q_slice * dv * H,
-                               2 * H * Fc, Fc * H };
-    uint64_t n = 0;
-    int64_t g;
-    int l, i, b;
-
-    if (m->attn != HLX_ATTN_GQA)
-        return 0;
-    for (l = 0; l < m->layers; l++)
-        for (i = 0; i < 4; i++) {
-            const hlx_wpart_t p = hlx_wpart_hf(m, which[i], l, 0, 0, 0, 0);
-            if (i >= 2 && l >= m->dense_layers) /* a MoE layer's FFN: counted apart */
-                continue;
-            if (!hlx_wsrc_packed(&eng->ws, p.name, &b, &g))
-                n += elems[i];
-        }
-    return n;
-}
-
 /* Whether a checkpoint's integer-packed weights are kept packed (eng->wq): on the host
  * backend (whose gemm takes hlx_wq_t), where they are read as bf16 (the dequantized form
  * they reproduce), unless HELIX_W_PACKED=0. */
@@ -400,8 +370,8 @@ static hlx_status_t hlx_engine_wq_groups(hlx_engine_t *eng, const hlx_wpart_t *p
     if (st == HLX_OK && !same && !eng->wq_ao_warned && eng->info.rank == 0) {
         eng->wq_ao_warned = 1; /* once: every layer's fused matrices are alike */
         hlx_warn("%s and the parts fused with it have different act-order groups (g_idx): "
-                 "such matrices are held in bf16, not packed (the start-up memory check "
-                 "counted them packed)", parts[0].name);
+                 "such matrices are held in bf16, not packed (as the start-up memory check "
+                 "counted them)", parts[0].name);
     }
     if (st != HLX_OK || !same) {
         free(j->gtab);
@@ -448,6 +418,52 @@ static hlx_status_t hlx_engine_wq_form(hlx_engine_t *eng, const hlx_wpart_t *par
     return HLX_OK;
 }
 
+/* When eng->wq: the form a K x N matrix of these parts is held in (hlx_engine_wq_form's,
+ * or plain strips where packed would take no fewer bytes: tiny groups, or act order's every
+ * group on a row-parallel rank's few rows) in job, and its bytes in *bytes_p (0 beyond
+ * size_t); the caller frees job's act-order tables. The load and the start-up memory
+ * check (hlx_engine_wq_count) both size a matrix here. */
+static hlx_status_t hlx_engine_wq_size(hlx_engine_t *eng, const hlx_wpart_t *parts,
+                                       int nparts, int K, int N, hlx_wload_job_t *job,
+                                       size_t *bytes_p)
+{
+    const hlx_dtype_t dt = eng->w_dtype;
+    size_t bytes;
+    hlx_status_t st;
+
+    if ((st = hlx_engine_wq_form(eng, parts, nparts, K, job)) != HLX_OK)
+        return st;
+    bytes = job->gtab ? hlx_kernels_wq_bytes_ao(job->bits, K, N, job->Gk)
+                     : hlx_kernels_wq_bytes(job->bits, dt, K, N, (int)job->group, job->kofs);
+    if (job->bits > 0 && bytes >= hlx_kernels_wq_bytes(0, dt, K, N, 1, 0)) {
+        free(job->gtab);
+        free(job->grow);
+        job->gtab = NULL, job->grow = NULL;
+        job->bits = 0, job->group = 1, job->kofs = 0, job->Gk = 0;
+        bytes = hlx_kernels_wq_bytes(0, dt, K, N, 1, 0);
+    }
+    *bytes_p = bytes;
+    return HLX_OK;
+}
+
+/* The scratch each of T threads reads job's K x N matrix (in strips) through, job->sbytes,
+ * a group of job->G columns at a time: K rows of es-byte elements, or packed K rows of
+ * codes and job->Gk (set here in order) of zero points and of scales, f32
+ * (~ hlx_engine_wload_scratch). */
+static void hlx_wload_sbytes(hlx_wload_job_t *job, int K, int N, size_t es, int T)
+{
+    const size_t ses = job->bits > 0 ? 4 : es;
+    int srows;
+
+    if (job->gtab == NULL)
+        job->Gk = job->bits > 0 ? (K - 1 + job->kofs) / (int)job->group + 1 : 0;
+    srows = K + 2 * job->Gk;
+    job->G = hlx_wload_group(srows, N, ses);
+    if (T > 1 && job->G > (N + 16 * T - 1) / (16 * T) * 16)
+        job->G = (N + 16 * T - 1) / (16 * T) * 16;
+    job->sbytes = (size_t)srows * (size_t)job->G * ses;
+}
+
 /* hlx_engine_wload with its job, which the caller frees (the act-order tables). */
 static hlx_status_t hlx_engine_wload_job(hlx_engine_t *eng, void **w_p, int K, int N,
                                          const hlx_wpart_t *parts, int nparts,
@@ -455,9 +471,8 @@ static hlx_status_t hlx_engine_wload_job(hlx_engine_t *eng, void **w_p, int K, i
 {
     const size_t es = eng->w_esize;
     hlx_dtype_t t = eng->w_dtype, dt = eng->w_dtype;
-    size_t bytes = 0, ses;
+    size_t bytes = 0;
     void *w = NULL;
-    int srows;
     int64_t covered = 0;
     int i, j, T;
     hlx_status_t st;
@@ -477,20 +492,9 @@ static hlx_status_t hlx_engine_wload_job(hlx_engine_t *eng, void **w_p, int K, i
         return HLX_ERR_INTERNAL;
     }
     if (eng->wq) { /* every matrix an hlx_wq_t: packed where its parts allow it */
-        if ((st = hlx_engine_wq_form(eng, parts, nparts, K, job)) != HLX_OK)
+        if ((st = hlx_engine_wq_size(eng, parts, nparts, K, N, job, &bytes)) != HLX_OK)
             return st;
         t = (hlx_dtype_t)(HLX_W_Q | hlx_w_s16_of(dt));
-        bytes = job->gtab ? hlx_kernels_wq_bytes_ao(job->bits, K, N, job->Gk)
-                         : hlx_kernels_wq_bytes(job->bits, dt, K, N, (int)job->group, job->kofs);
-        if (job->bits > 0 && bytes >= hlx_kernels_wq_bytes(0, dt, K, N, 1, 0)) {
-            /* no smaller packed (tiny groups, or act order's every group on a row-parallel
-             * rank's few rows): plain strips */
-            free(job->gtab);
-            free(job->grow);
-            job->gtab = NULL, job->grow = NULL;
-            job->bits = 0, job->group = 1, job->kofs = 0, job->Gk = 0;
-            bytes = hlx_kernels_wq_bytes(0, dt, K, N, 1, 0);
-        }
         st = bytes > 0 ? HLX_OK : HLX_ERR_INVALID;
     } else {
         st = eng->be.ops->weights_layout(&eng->be, &t, K, N, &bytes);
@@ -533,15 +537,7 @@ static hlx_status_t hlx_engine_wload_job(hlx_engine_t *eng, void **w_p, int K, i
     T = hlx_pool_size(eng->be.pool);
     job->eng = eng, job->w = w, job->t = t, job->K = K, job->N = N, job->parts = parts;
     job->nparts = nparts;
-    /* packed: K rows of codes and Gk of zeros and of scales, f32 */
-    if (job->gtab == NULL)
-        job->Gk = job->bits > 0 ? (K - 1 + job->kofs) / (int)job->group + 1 : 0;
-    srows = K + 2 * job->Gk;
-    ses = job->bits > 0 ? 4 : es;
-    job->G = hlx_wload_group(srows, N, ses);
-    if (T > 1 && job->G > (N + 16 * T - 1) / (16 * T) * 16)
-        job->G = (N + 16 * T - 1) / (16 * T) * 16;
-    job->sbytes = (size_t)srows * (size_t)job->G * ses; /* ~ hlx_engine_wload_scratch */
+    hlx_wload_sbytes(job, K, N, es, T);
     job->scratch = malloc(job->sbytes * (size_t)T);
     job->st = calloc((size_t)T, sizeof(*job->st));
     job->err = calloc((size_t)T, HLX_WLOAD_ERR);
@@ -685,6 +681,42 @@ static hlx_status_t hlx_engine_wread(hlx_engine_t *eng, hlx_hf_weight_t w, int l
                          sizeof(eng->errmsg));
 }
 
+/* Layer l's projections on this rank as hlx_engine_build reads them (MLA's others:
+ * hlx_mla_create): Q | K | V of its heads (GQA), W_o's rows of its head slice, and (dense
+ * FFN layers) gate | up of its FFN columns and down's rows of them. */
+static void hlx_engine_layer_parts(const hlx_engine_t *eng, int l, hlx_wpart_t qkv[3],
+                                   hlx_wpart_t *wo, hlx_wpart_t gu[2], hlx_wpart_t *down)
+{
+    const hlx_model_t *m = &eng->m;
+    const hlx_layout_t *L = &eng->lay;
+    const int64_t H = m->hidden, dk = m->head_dim, dv = m->v_head_dim, Fc = L->ffn_count;
+
+    memset(qkv, 0, 3 * sizeof(*qkv));
+    memset(gu, 0, 2 * sizeof(*gu));
+    memset(down, 0, sizeof(*down));
+    if (m->attn == HLX_ATTN_GQA) {
+        qkv[0] = hlx_wpart_hf(m, HLX_HFW_WQ, l, 0, (int64_t)L->q_first * dk,
+                              (int64_t)L->q_local * dk, 0);
+        qkv[1] = hlx_wpart_hf(m, HLX_HFW_WK, l, 0, (int64_t)L->kv_first * dk,
+                              (int64_t)L->kv_local * dk, (int64_t)L->q_local * dk);
+        qkv[2] = hlx_wpart_hf(m, HLX_HFW_WV, l, 0, (int64_t)L->kv_first * dv,
+                              (int64_t)L->kv_local * dv, (int64_t)(L->q_local + L->kv_local) * dk);
+    }
+    *wo = hlx_wpart_hf(m, HLX_HFW_WO, l, (int64_t)L->q_slice_first * dv, 0, H, 0);
+    if (l < m->dense_layers) {
+        gu[0] = hlx_wpart_hf(m, HLX_HFW_WGATE, l, 0, L->ffn_first, Fc, 0);
+        gu[1] = hlx_wpart_hf(m, HLX_HFW_WUP, l, 0, L->ffn_first, Fc, Fc);
+        *down = hlx_wpart_hf(m, HLX_HFW_WDOWN, l, L->ffn_first, 0, H, 0);
+    }
+}
+
+/* The LM head's columns of this rank's vocabulary slice. */
+static hlx_wpart_t hlx_engine_head_part(const hlx_engine_t *eng)
+{
+    return hlx_wpart_hf(&eng->m, HLX_HFW_LMHEAD, 0, 0, eng->lay.vocab_first,
+                        eng->lay.vocab_count, 0);
+}
+
 static hlx_status_t hlx_engine_build(hlx_engine_t *eng)
 {
     const hlx_model_t *m = &eng->m;
@@ -785,33 +817,17 @@ static hlx_status_t hlx_engine_build(hlx_engine_t *eng)
          * Q, K and V columns of this rank's heads side by side (MLA's projections:
          * hlx_mla_create), W_o's rows of its head slice, its FFN columns (gate | up) and
          * rows (down) (MoE layers: hlx_moe_build). */
-        if (m->attn == HLX_ATTN_GQA) {
-            const hlx_wpart_t qkv[] = {
-                hlx_wpart_hf(m, HLX_HFW_WQ, l, 0, (int64_t)L->q_first * dk,
-                             (int64_t)L->q_local * dk, 0),
-                hlx_wpart_hf(m, HLX_HFW_WK, l, 0, (int64_t)L->kv_first * dk,
-                             (int64_t)L->kv_local * dk, (int64_t)L->q_local * dk),
-                hlx_wpart_hf(m, HLX_HFW_WV, l, 0, (int64_t)L->kv_first * dv,
-                             (int64_t)L->kv_local * dv, (int64_t)(L->q_local + L->kv_local) * dk),
-            };
-            if ((st = hlx_engine_wload(eng, &W->wqkv, (int)H, eng->qkv_cols, qkv, 3)) != HLX_OK)
-                return st;
-        }
         {
-            const hlx_wpart_t wo = hlx_wpart_hf(m, HLX_HFW_WO, l, (int64_t)L->q_slice_first * dv,
-                                                0, H, 0);
-            if ((st = hlx_engine_wload(eng, &W->wo, L->q_slice * (int)dv, (int)H, &wo, 1)) !=
-                HLX_OK)
+            hlx_wpart_t qkv[3], wo, gu[2], down;
+            hlx_engine_layer_parts(eng, l, qkv, &wo, gu, &down);
+            if ((m->attn == HLX_ATTN_GQA &&
+                 (st = hlx_engine_wload(eng, &W->wqkv, (int)H, eng->qkv_cols, qkv, 3)) != HLX_OK) ||
+                (st = hlx_engine_wload(eng, &W->wo, L->q_slice * (int)dv, (int)H, &wo, 1)) !=
+                    HLX_OK)
                 return st;
-        }
-        if (l < m->dense_layers) {
-            const hlx_wpart_t gu[] = {
-                hlx_wpart_hf(m, HLX_HFW_WGATE, l, 0, L->ffn_first, Fc, 0),
-                hlx_wpart_hf(m, HLX_HFW_WUP, l, 0, L->ffn_first, Fc, Fc),
-            };
-            const hlx_wpart_t down = hlx_wpart_hf(m, HLX_HFW_WDOWN, l, L->ffn_first, 0, H, 0);
-            if ((st = hlx_engine_wload(eng, &W->wgu, (int)H, 2 * (int)Fc, gu, 2)) != HLX_OK ||
-                (st = hlx_engine_wload(eng, &W->wdown, (int)Fc, (int)H, &down, 1)) != HLX_OK)
+            if (l < m->dense_layers &&
+                ((st = hlx_engine_wload(eng, &W->wgu, (int)H, 2 * (int)Fc, gu, 2)) != HLX_OK ||
+                 (st = hlx_engine_wload(eng, &W->wdown, (int)Fc, (int)H, &down, 1)) != HLX_OK))
                 return st;
         }
         /* Synthetic prior context, staged through the backend's copy_to. MLA: one latent
@@ -902,8 +918,7 @@ static hlx_status_t hlx_engine_build(hlx_engine_t *eng)
                     eng->w_dtype, H);
     HLX_WREAD_G(HLX_HFW_FINAL_NORM, 0, 1, 0, H, eng->final_norm, HLX_DTYPE_F32, H);
     {
-        const hlx_wpart_t head = hlx_wpart_hf(m, HLX_HFW_LMHEAD, 0, 0, L->vocab_first,
-                                              L->vocab_count, 0);
+        const hlx_wpart_t head = hlx_engine_head_part(eng);
         if ((st = hlx_engine_wload(eng, &eng->lmhead, (int)H, L->vocab_count, &head, 1)) !=
             HLX_OK)
             return st;
@@ -1165,6 +1180,91 @@ static int hlx_add(uint64_t *acc, uint64_t v)
     return !__builtin_add_overflow(*acc, v, acc);
 }
 
+hlx_status_t hlx_engine_wq_count(hlx_engine_t *eng, int K, int N, const hlx_wpart_t *parts,
+                                 int nparts, uint64_t *w, uint64_t *scratch)
+{
+    hlx_wload_job_t job = { 0 };
+    const int T = eng->threads > 1 ? eng->threads : 1;
+    size_t bytes = 0;
+    uint64_t s;
+    hlx_status_t st = hlx_engine_wq_size(eng, parts, nparts, K, N, &job, &bytes);
+
+    if (st == HLX_OK && K > 0 && N > 0) { /* (an empty one is read through none) */
+        hlx_wload_sbytes(&job, K, N, eng->w_esize, T);
+        s = job.sbytes;
+        if (!hlx_mul(&s, (uint64_t)T))
+            st = HLX_ERR_INVALID;
+        else if (s > *scratch)
+            *scratch = s;
+    }
+    free(job.gtab);
+    free(job.grow);
+    if (st == HLX_OK && (bytes == 0 || !hlx_add(w, bytes)))
+        st = HLX_ERR_INVALID;
+    if (st == HLX_ERR_INVALID)
+        snprintf(eng->errmsg, sizeof(eng->errmsg), "sizes overflow: a %d x %d projection "
+                 "(%s) kept packed exceeds this machine's address space", K, N,
+                 nparts > 0 ? parts[0].name : "");
+    return st;
+}
+
+/* The weights when they are kept packed (eng->wq) into *w: every projection matrix by
+ * matrix as hlx_engine_build, hlx_mla_create and hlx_moe_build read them, each in the form
+ * the load will hold it (hlx_engine_wq_count: packed, act order's groups those of the
+ * rank's rows, fused parts whose g_idx differ in bf16, skipped modules plain; in strips of
+ * 16 columns, with the format's header), their sum also in eng->mem_wq; the rest as
+ * hlx_engine_bytes counts it (the embedding's slice, MLA's absorbed W_UK and W_UV, the
+ * routers in f32). The largest reading scratch (all threads) into *scratch. */
+static hlx_status_t hlx_engine_wq_weights(hlx_engine_t *eng, uint64_t *w, uint64_t *scratch)
+{
+    const hlx_model_t *m = &eng->m;
+    const hlx_layout_t *L = &eng->lay;
+    const uint64_t H = (uint64_t)m->hidden, dv = (uint64_t)m->v_head_dim;
+    hlx_wpart_t qkv[3], wo, gu[2], down, head = hlx_engine_head_part(eng);
+    hlx_moe_layout_t ml;
+    hlx_status_t st = HLX_OK;
+    uint64_t t;
+    int l;
+
+    *w = 0, *scratch = 0;
+    memset(&ml, 0, sizeof(ml));
+    if (m->experts > 0) /* as hlx_moe_build lays them out */
+        hlx_moe_layout_init(m, L->n, eng->cfg.ep > 0 ? eng->cfg.ep : 1, L->rank, &ml);
+    for (l = 0; l < m->layers && st == HLX_OK; l++) {
+        hlx_engine_layer_parts(eng, l, qkv, &wo, gu, &down);
+        if (m->attn == HLX_ATTN_GQA)
+            st = hlx_engine_wq_count(eng, (int)H, eng->qkv_cols, qkv, 3, w, scratch);
+        else
+            st = hlx_mla_wq_count(eng, l, w, scratch);
+        if (st == HLX_OK)
+            st = hlx_engine_wq_count(eng, L->q_slice * (int)dv, (int)H, &wo, 1, w, scratch);
+        if (st == HLX_OK && l < m->dense_layers &&
+            (st = hlx_engine_wq_count(eng, (int)H, 2 * L->ffn_count, gu, 2, w, scratch)) ==
+                HLX_OK)
+            st = hlx_engine_wq_count(eng, L->ffn_count, (int)H, &down, 1, w, scratch);
+    }
+    if (st == HLX_OK)
+        st = hlx_engine_wq_count(eng, (int)H, L->vocab_count, &head, 1, w, scratch);
+    if (st == HLX_OK && m->experts > 0) /* the experts */
+        st = hlx_moe_wq_count(eng, &ml, w, scratch);
+    if (st != HLX_OK)
+        return st;
+    eng->mem_wq = *w;
+    /* the routers, their correction biases and shared gates in f32 */
+    if (m->experts > 0 && ((t = hlx_moe_rank_bytes(m, &ml, 0)) == UINT64_MAX || !hlx_add(w, t)))
+        return HLX_ERR_INVALID;
+    t = hlx_engine_embed_tied(eng) ? 0 : (uint64_t)L->vocab_count * eng->w_esize;
+    if (!hlx_mul(&t, H) || !hlx_add(w, t))
+        return HLX_ERR_INVALID;
+    if (m->attn == HLX_ATTN_MLA) { /* held plain, row-major */
+        t = hlx_mla_absorbed_elems(m, L);
+        if (t == UINT64_MAX || !hlx_mul(&t, eng->w_esize) || !hlx_mul(&t, (uint64_t)m->layers) ||
+            !hlx_add(w, t))
+            return HLX_ERR_INVALID;
+    }
+    return HLX_OK;
+}
+
 /* Slots of a windowed layer's ring (hlx_engine_t.ring), 0 for none: a query at p reads
  * positions from p - window + 1, and a prefill chunk appends its C rows before they attend,
  * so window + C - 1 consecutive positions are live at once. They touch at most ceil(n /
@@ -1312,53 +1412,37 @@ static hlx_status_t hlx_engine_bytes(hlx_engine_t *eng, uint64_t *need_p, char *
                                "--context, or raise --kvp", eng->cfg.batch, L->kv_local,
                                (long long)eng->cap, eng->kv_dk, eng->kv_dv, eng->kv_esize,
                                m->layers - nwin);
-    /* weights per layer: H x qkv_cols, q_slice dv x H, 3 H x ffn_count; once: the
-     * vocabulary slice of the embedding (vocab_count x H, w_dtype) and of the LM head
-     * (H x vocab_count) */
-    w = H;
-    ok = hlx_mul(&w, (uint64_t)eng->qkv_cols);
-    t = (uint64_t)L->q_slice * dv;
-    ok = ok && hlx_mul(&t, H) && hlx_add(&w, t);
-    if (m->attn == HLX_ATTN_MLA) /* q, kv_a, absorbed W_UK, W_UV of the owned heads */
-        ok = ok && hlx_add(&w, hlx_mla_weight_elems(m, L));
-    t = 3 * H;
-    ok = ok && hlx_mul(&t, (uint64_t)L->ffn_count) && hlx_add(&w, t);
-    ok = ok && hlx_mul(&w, eng->w_esize) && hlx_mul(&w, (uint64_t)m->layers);
-    t = hlx_engine_embed_tied(eng) ? 0 : (uint64_t)L->vocab_count * eng->w_esize;
-    ok = ok && hlx_mul(&t, H) && hlx_add(&w, t);
-    if (m->experts > 0) { /* this rank's MoE slices */
-        hlx_moe_layout_t ml;
-        hlx_moe_layout_init(m, L->n, eng->cfg.ep, L->rank, &ml);
-        t = hlx_moe_rank_bytes(m, &ml, eng->w_esize);
-        ok = ok && t != UINT64_MAX && hlx_add(&w, t);
-    }
-    if (ok && eng->wq && (eng->ws.cfg.packing.bits == 4 || eng->ws.cfg.packing.bits == 8)) {
-        /* kept packed: bits / 8 bytes an element and an f32 zero point and scale per group
-         * and column (docs/kernels.md "Packed integer weights"; act order's groups as
-         * many); the head and the embedding, MLA's absorbed W_UK and W_UV, and anything
-         * else not packed, as counted */
-        const hlx_ckpt_packing_t *pk = &eng->ws.cfg.packing;
-        const uint64_t g = pk->group > 0 ? (uint64_t)pk->group : H;
-        t = w - (hlx_engine_embed_tied(eng) ? 0 : (uint64_t)L->vocab_count * eng->w_esize * H);
-        if (m->attn == HLX_ATTN_MLA) /* overflow was ruled out when w added them */
-            t -= hlx_mla_absorbed_elems(m, L) * eng->w_esize * (uint64_t)m->layers;
-        t -= hlx_engine_plain_elems(eng, m, L, dv) * eng->w_esize;
-        w -= t; /* the projections' elements, then their packed bytes */
-        t = t / eng->w_esize;
-        ok = hlx_mul(&t, (uint64_t)pk->bits * g + 64) && hlx_add(&w, t / (8 * g) + 1);
-        if (pk->act_order && pk->group > 0) {
-            /* act order: a row-parallel rank (W_o, the down projection) keeps the zero
-             * points and scales of every group its rows use, at worst all of the matrix's
-             * (as vLLM does), where the line above counted its share of them */
-            t = m->q_heads > L->q_slice ? (uint64_t)(m->q_heads - L->q_slice) * dv : 0;
-            t += m->ffn > L->ffn_count ? (uint64_t)(m->ffn - L->ffn_count) : 0;
-            t = t / g + 2;
-            ok = ok && hlx_mul(&t, 8 * H) && hlx_mul(&t, (uint64_t)m->layers) && hlx_add(&w, t);
+    if (eng->wq) { /* kept packed: matrix by matrix, in the form each will be held in */
+        hlx_status_t st = hlx_engine_wq_weights(eng, &w, &t);
+        if (st != HLX_OK)
+            return hlx_engine_fail(err, errlen, st, "%s", eng->errmsg[0] ? eng->errmsg :
+                                   "sizes overflow: the weights kept packed exceed 2^64 bytes");
+        ok = 1;
+    } else {
+        /* weights per layer: H x qkv_cols, q_slice dv x H, 3 H x ffn_count; once: the
+         * vocabulary slice of the embedding (vocab_count x H, w_dtype) and of the LM head
+         * (H x vocab_count) */
+        w = H;
+        ok = hlx_mul(&w, (uint64_t)eng->qkv_cols);
+        t = (uint64_t)L->q_slice * dv;
+        ok = ok && hlx_mul(&t, H) && hlx_add(&w, t);
+        if (m->attn == HLX_ATTN_MLA) /* q, kv_a, absorbed W_UK, W_UV of the owned heads */
+            ok = ok && hlx_add(&w, hlx_mla_weight_elems(m, L));
+        t = 3 * H;
+        ok = ok && hlx_mul(&t, (uint64_t)L->ffn_count) && hlx_add(&w, t);
+        ok = ok && hlx_mul(&w, eng->w_esize) && hlx_mul(&w, (uint64_t)m->layers);
+        t = hlx_engine_embed_tied(eng) ? 0 : (uint64_t)L->vocab_count * eng->w_esize;
+        ok = ok && hlx_mul(&t, H) && hlx_add(&w, t);
+        if (m->experts > 0) { /* this rank's MoE slices */
+            hlx_moe_layout_t ml;
+            hlx_moe_layout_init(m, L->n, eng->cfg.ep, L->rank, &ml);
+            t = hlx_moe_rank_bytes(m, &ml, eng->w_esize);
+            ok = ok && t != UINT64_MAX && hlx_add(&w, t);
         }
+        t = H * eng->w_esize;
+        ok = ok && hlx_mul(&t, (uint64_t)L->vocab_count) && hlx_add(&w, t);
+        ok = ok && hlx_engine_wlayout_extra(eng, &w, &t);
     }
-    t = H * eng->w_esize;
-    ok = ok && hlx_mul(&t, (uint64_t)L->vocab_count) && hlx_add(&w, t);
-    ok = ok && hlx_engine_wlayout_extra(eng, &w, &t);
     eng->mem_weights = w; /* what w adds from here on: buffers */
     ok = ok && hlx_add(&w, t);
     /* step buffers: the largest are B x (qkv_cols, 2 ffn_count, vocab_pad x N) floats;
@@ -1800,6 +1884,15 @@ static hlx_status_t hlx_engine_alloc(hlx_engine_t *eng, char *err, size_t errlen
         return hlx_engine_fail(err, errlen, st, "reading weights: %s", eng->errmsg);
     if (st != HLX_OK)
         return hlx_engine_fail(err, errlen, st, "allocating weights and KV failed");
+    if (eng->wq) { /* the start-up memory check against what the load allocated */
+        if (eng->w_bytes > eng->mem_wq)
+            hlx_warn("the projections take %llu bytes on rank %d, more than the %llu the "
+                     "start-up memory check counted", (unsigned long long)eng->w_bytes,
+                     eng->info.rank, (unsigned long long)eng->mem_wq);
+        hlx_info(HLX_SUB_CORE, "weights: the projections take %llu bytes (%d of them packed), "
+                 "the start-up memory check counted %llu", (unsigned long long)eng->w_bytes,
+                 eng->wq_packed, (unsigned long long)eng->mem_wq);
+    }
     for (j = 0; j < eng->cfg.batch; j++)
         eng->tokens[j] = hlx_synth_token0(&eng->m, eng->cfg.seed, j);
     eng->pos = eng->cfg.context;

@@ -175,6 +175,7 @@ struct hlx_engine {
     /* of the start-up memory check (hlx_engine_bytes): the weights as held, what --check
      * adds (the reference, gathered rows); the rest of the need is buffers */
     uint64_t mem_weights, mem_check;
+    uint64_t mem_wq; /* of mem_weights, the projections' bytes counted (eng->wq; else 0) */
     int       *all_tokens;
     int        step;
     char       errmsg[1024]; /* why a step failed, set where it was first understood */
@@ -243,6 +244,13 @@ hlx_wpart_t  hlx_wpart_hf(const hlx_model_t *m, hlx_hf_weight_t w, int l, int64_
  * the gemm calls on it then pass. */
 hlx_status_t hlx_engine_wload(hlx_engine_t *eng, void **w_p, int K, int N,
                               const hlx_wpart_t *parts, int nparts);
+/* The start-up memory check's count of such a matrix when the weights are kept packed
+ * (eng->wq): adds to *w the bytes hlx_engine_wload will allocate for it, its form decided
+ * as the load decides it (packed, in act order where its parts' g_idx agree, which it reads,
+ * or plain strips), and raises *scratch to the scratch its reading takes on the rank's
+ * threads. HLX_ERR_INVALID on overflow; the message in eng->errmsg. */
+hlx_status_t hlx_engine_wq_count(hlx_engine_t *eng, int K, int N, const hlx_wpart_t *parts,
+                                 int nparts, uint64_t *w, uint64_t *scratch);
 /* The host scratch hlx_engine_wload uses for K x N elements of es bytes (0: none). */
 size_t       hlx_engine_wload_scratch(int K, int N, size_t es);
 void         hlx_be_free(hlx_engine_t *eng, void *p);

@@ -52,6 +52,10 @@ void hlx_mla_kv_dims(const hlx_model_t *m, int *kv_dk, int *kv_dv, int *xdv);
 /* Weight elements of one layer's MLA projections on a rank of layout L (for the memory
  * estimate; saturates at UINT64_MAX). */
 uint64_t hlx_mla_weight_elems(const hlx_model_t *m, const hlx_layout_t *L);
+/* Adds to *w the bytes of layer l's q_a (where the model has it), q_b (or q) and kv_a as
+ * held when the weights are kept packed (eng->wq; hlx_engine_wq_count), and raises
+ * *scratch to the scratch their reading takes. */
+hlx_status_t hlx_mla_wq_count(hlx_engine_t *eng, int l, uint64_t *w, uint64_t *scratch);
 /* Of those, the absorbed W_UK and W_UV (from kv_b_proj, held plain even where the
  * projections are kept packed). */
 uint64_t hlx_mla_absorbed_elems(const hlx_model_t *m, const hlx_layout_t *L);

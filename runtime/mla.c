@@ -88,6 +88,36 @@ static hlx_status_t hlx_mla_read(hlx_engine_t *eng, int l, const char *what, int
                          sizeof(eng->errmsg));
 }
 
+/* Layer l's projections read into the gemm's layout, each K x N whole: q_a (none without
+ * q_lora_rank), q_b (or q), kv_a. */
+static void hlx_mla_parts(const hlx_model_t *m, int l, hlx_wpart_t p[3])
+{
+    const int64_t H = m->hidden, ql = m->q_lora_rank,
+                  qc = (int64_t)m->q_heads * (m->qk_nope_dim + m->qk_rope_dim),
+                  kva = (int64_t)m->kv_lora_rank + m->qk_rope_dim;
+
+    p[0] = (hlx_wpart_t){ .rows = H, .cols = ql, .nc = ql };
+    p[1] = (hlx_wpart_t){ .rows = ql > 0 ? ql : H, .cols = qc, .nc = qc };
+    p[2] = (hlx_wpart_t){ .rows = H, .cols = kva, .nc = kva };
+    snprintf(p[0].name, sizeof(p[0].name), "model.layers.%d.self_attn.q_a_proj.weight", l);
+    snprintf(p[1].name, sizeof(p[1].name), "model.layers.%d.self_attn.%s.weight", l,
+             ql > 0 ? "q_b_proj" : "q_proj");
+    snprintf(p[2].name, sizeof(p[2].name),
+             "model.layers.%d.self_attn.kv_a_proj_with_mqa.weight", l);
+}
+
+hlx_status_t hlx_mla_wq_count(hlx_engine_t *eng, int l, uint64_t *w, uint64_t *scratch)
+{
+    hlx_wpart_t p[3];
+    hlx_status_t st = HLX_OK;
+    int i;
+
+    hlx_mla_parts(&eng->m, l, p);
+    for (i = eng->m.q_lora_rank > 0 ? 0 : 1; i < 3 && st == HLX_OK; i++)
+        st = hlx_engine_wq_count(eng, (int)p[i].rows, (int)p[i].nc, &p[i], 1, w, scratch);
+    return st;
+}
+
 static hlx_status_t hlx_mla_layer_load(hlx_engine_t *eng, hlx_mla_t *M, int l)
 {
     const hlx_model_t *m = &eng->m;
@@ -116,17 +146,14 @@ static hlx_status_t hlx_mla_layer_load(hlx_engine_t *eng, hlx_mla_t *M, int l)
     /* the plain GEMMs' weights in the gemm's layout (W_UK and W_UV, read per head at
      * strides by gemm_batched, stay row-major) */
     {
-        hlx_wpart_t qa = { .rows = H, .cols = ql, .nc = ql },
-                    qb = { .rows = ql > 0 ? ql : H, .cols = M->q_cols, .nc = M->q_cols },
-                    kva = { .rows = H, .cols = r + M->rope, .nc = r + M->rope };
-        snprintf(qa.name, sizeof(qa.name), "model.layers.%d.self_attn.q_a_proj.weight", l);
-        snprintf(qb.name, sizeof(qb.name), "model.layers.%d.self_attn.%s.weight", l,
-                 ql > 0 ? "q_b_proj" : "q_proj");
-        snprintf(kva.name, sizeof(kva.name),
-                 "model.layers.%d.self_attn.kv_a_proj_with_mqa.weight", l);
-        if ((ql > 0 && (st = hlx_engine_wload(eng, &W->wqa, (int)H, (int)ql, &qa, 1)) != HLX_OK) ||
-            (st = hlx_engine_wload(eng, &W->wqb, (int)qb.rows, (int)M->q_cols, &qb, 1)) != HLX_OK ||
-            (st = hlx_engine_wload(eng, &W->wkva, (int)H, (int)(r + M->rope), &kva, 1)) != HLX_OK)
+        hlx_wpart_t p[3];
+        hlx_mla_parts(m, l, p);
+        if ((ql > 0 && (st = hlx_engine_wload(eng, &W->wqa, (int)H, (int)ql, &p[0], 1)) !=
+                           HLX_OK) ||
+            (st = hlx_engine_wload(eng, &W->wqb, (int)p[1].rows, (int)M->q_cols, &p[1], 1)) !=
+                HLX_OK ||
+            (st = hlx_engine_wload(eng, &W->wkva, (int)H, (int)(r + M->rope), &p[2], 1)) !=
+                HLX_OK)
             goto out;
     }
     if (ql > 0)

@@ -196,23 +196,60 @@ static hlx_status_t hlx_moe_read(hlx_engine_t *eng, const char *name, int64_t ro
                          sizeof(eng->errmsg));
 }
 
-/* Columns [c0, c0 + c) of an FFN of F columns (model.layers.<l>.mlp.<what>.*_proj): gate |
- * up [H][2c] and down's rows [c][H], in the gemm's layout (eng->wp_dtype). */
-static hlx_status_t hlx_moe_load_ffn(hlx_engine_t *eng, void **gu_p, void **down_p,
-                                     const char *what, int l, int64_t F, int64_t c0, int64_t c)
+/* Columns [c0, c0 + c) of an FFN of F columns (model.layers.<l>.mlp.<what>.*_proj) as
+ * parts: gate | up [H][2c] and down's rows [c][H]. */
+static void hlx_moe_ffn_parts(int64_t H, const char *what, int l, int64_t F, int64_t c0,
+                              int64_t c, hlx_wpart_t gu[2], hlx_wpart_t *down)
 {
-    const int64_t H = eng->m.hidden;
-    hlx_wpart_t gu[2] = { { .rows = H, .cols = F, .c0 = c0, .nc = c },
-                          { .rows = H, .cols = F, .c0 = c0, .nc = c, .at = c } },
-                down = { .rows = F, .cols = H, .r0 = c0, .nc = H };
-    hlx_status_t st;
-
+    gu[0] = (hlx_wpart_t){ .rows = H, .cols = F, .c0 = c0, .nc = c };
+    gu[1] = (hlx_wpart_t){ .rows = H, .cols = F, .c0 = c0, .nc = c, .at = c };
+    *down = (hlx_wpart_t){ .rows = F, .cols = H, .r0 = c0, .nc = H };
     snprintf(gu[0].name, sizeof(gu[0].name), "model.layers.%d.mlp.%s.gate_proj.weight", l, what);
     snprintf(gu[1].name, sizeof(gu[1].name), "model.layers.%d.mlp.%s.up_proj.weight", l, what);
-    snprintf(down.name, sizeof(down.name), "model.layers.%d.mlp.%s.down_proj.weight", l, what);
+    snprintf(down->name, sizeof(down->name), "model.layers.%d.mlp.%s.down_proj.weight", l, what);
+}
+
+/* Those columns in the gemm's layout (eng->wp_dtype); with no gu_p (the start-up memory
+ * check, eng->wq), their bytes as held added to *w and their scratch to *scratch
+ * (hlx_engine_wq_count). */
+static hlx_status_t hlx_moe_load_ffn(hlx_engine_t *eng, void **gu_p, void **down_p,
+                                     const char *what, int l, int64_t F, int64_t c0, int64_t c,
+                                     uint64_t *w, uint64_t *scratch)
+{
+    const int64_t H = eng->m.hidden;
+    hlx_wpart_t gu[2], down;
+    hlx_status_t st;
+
+    hlx_moe_ffn_parts(H, what, l, F, c0, c, gu, &down);
+    if (gu_p == NULL)
+        return (st = hlx_engine_wq_count(eng, (int)H, (int)(2 * c), gu, 2, w, scratch)) !=
+                       HLX_OK ? st : hlx_engine_wq_count(eng, (int)c, (int)H, &down, 1, w,
+                                                         scratch);
     if ((st = hlx_engine_wload(eng, gu_p, (int)H, (int)(2 * c), gu, 2)) != HLX_OK)
         return st;
     return hlx_engine_wload(eng, down_p, (int)c, (int)H, &down, 1);
+}
+
+hlx_status_t hlx_moe_wq_count(hlx_engine_t *eng, const hlx_moe_layout_t *ml, uint64_t *w,
+                              uint64_t *scratch)
+{
+    const hlx_model_t *m = &eng->m;
+    const int64_t Fs = (int64_t)m->shared_experts * m->expert_ffn;
+    hlx_status_t st = HLX_OK;
+    char what[32];
+    int l, j;
+
+    for (l = m->dense_layers; l < m->layers && m->experts > 0 && st == HLX_OK; l++) {
+        /* as hlx_moe_build_layer: the shared experts' columns, then each expert's */
+        st = hlx_moe_load_ffn(eng, NULL, NULL, "shared_experts", l, Fs, ml->shared_first,
+                              ml->shared_count, w, scratch);
+        for (j = 0; j < ml->expert_count && st == HLX_OK; j++) {
+            snprintf(what, sizeof(what), "experts.%d", ml->expert_first + j);
+            st = hlx_moe_load_ffn(eng, NULL, NULL, what, l, m->expert_ffn, ml->col_first,
+                                  ml->col_count, w, scratch);
+        }
+    }
+    return st;
 }
 
 static hlx_status_t hlx_moe_build_layer(hlx_engine_t *eng, int l, hlx_moe_w_t *W)
@@ -246,7 +283,7 @@ static hlx_status_t hlx_moe_build_layer(hlx_engine_t *eng, int l, hlx_moe_w_t *W
     }
     /* the shared experts' columns of this rank (every rank), in the gemm's layout */
     HLX_MOE_TRY(hlx_moe_load_ffn(eng, &W->sgu, &W->sdown, "shared_experts", l, Fs,
-                                 ml->shared_first, sc));
+                                 ml->shared_first, sc, NULL, NULL));
     if (m->shared_gate) { /* every rank: it scales this rank's share of the shared output */
         if ((W->sgate = malloc(sizeof(float) * (size_t)H)) == NULL)
             return HLX_ERR_NOMEM;
@@ -258,7 +295,7 @@ static hlx_status_t hlx_moe_build_layer(hlx_engine_t *eng, int l, hlx_moe_w_t *W
         char what[32];
         snprintf(what, sizeof(what), "experts.%d", ml->expert_first + j);
         HLX_MOE_TRY(hlx_moe_load_ffn(eng, &W->egu[j], &W->edown[j], what, l, Fe, ml->col_first,
-                                     cc));
+                                     cc, NULL, NULL));
     }
 #undef HLX_MOE_TRY
     return HLX_OK;
