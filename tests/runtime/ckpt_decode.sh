@@ -521,9 +521,30 @@ int)
         [ -n "$a" ] && [ "$a" = "$b" ] && [ "$(json_field "$2" "d['passed']")" = True ] &&
             [ "$(json_field "$3" "d['passed']")" = True ] || { echo "FAIL: $1"; fail=1; }
     }
-    decode1() { # decode1 DIR OUT
-        "$helix" decode --model "$1" --context 60 --steps 4 --check --json >"$2" 2>"$dir/err" ||
-            { echo "FAIL: $1"; cat "$dir/err"; fail=1; }
+    decode1() { # decode1 DIR OUT (its log, at INFO, in OUT.err)
+        HELIX_DEBUG=INFO HELIX_DEBUG_SUBSYS=CORE "$helix" decode --model "$1" --context 60 \
+            --steps 4 --check --json >"$2" 2>"$2.err" ||
+            { echo "FAIL: $1"; cat "$2.err"; fail=1; }
+    }
+    # counted NAME ERR RANKS: every rank's projections kept packed take no more bytes than
+    # the start-up memory check counted for them, and it counted less than 1% more (each
+    # matrix in the form the load holds it: fused act-order parts whose groups differ in
+    # bf16, skipped modules plain, a row-parallel rank's act-order groups, the experts')
+    counted() {
+        python3 - "$1" "$2" "$3" <<'PY' || fail=1
+import re, sys
+name, err, ranks = sys.argv[1], open(sys.argv[2]).read(), int(sys.argv[3])
+got = re.findall(r'the projections take (\d+) bytes \((\d+) of them packed\), the start-up '
+                 r'memory check counted (\d+)', err)
+for held, packed, est in got:
+    print(f"{name}: projections {held} bytes held ({packed} matrices packed), "
+          f"{est} counted ({int(est) / int(held):.4f}x)")
+assert len(got) == ranks, f"FAIL: {name}: {len(got)} ranks said what they hold, not {ranks}"
+assert all(int(h) <= int(e) for h, _, e in got), \
+    f"FAIL: {name}: the memory check counted fewer projection bytes than a rank holds"
+assert all(int(e) <= 1.01 * int(h) for h, _, e in got), \
+    f"FAIL: {name}: the memory check counted over 1% more projection bytes than a rank holds"
+PY
     }
     for fam in dense phi3 internlm2 qwen3-moe mixtral moe-mla; do
         "$helix" model synth --family $fam --seed 6 --out "$dir/b-$fam" >/dev/null || exit 1
@@ -535,6 +556,8 @@ int)
         "dense gptq --group 64 --no-gidx --scale-dtype BF16 --skip down_proj" \
         "phi3 gptq --group 64" "internlm2 awq --group 32" "qwen3-moe ct --group 32" \
         "mixtral gptq --bits 8 --group 64 --act-order" "moe-mla gptq --group 32" \
+        "qwen3-moe gptq --group 32 --act-order --skip experts.1." \
+        "moe-mla gptq --group 32 --act-order --skip shared_experts.down" \
         "dense int8 --group -1" \
         "dense int8 --group 0 --a8 static --scale-dtype F32" "mixtral int8 --group -1" \
         "dense gptq --bits 3 --group 32" "dense gptq --bits 2 --group 64 --act-order" \
@@ -557,11 +580,11 @@ int)
         got=$(json_field "$dir/out.a" "d['w_layout'], d['w_packed'] > 0")
         [ -z "$want" ] || [ "$got" = "$want" ] ||
             { echo "FAIL: $fam, $fmt $*: weights held as '$got', expected '$want'"; fail=1; }
-        # the start-up memory check counts at least the projections' bytes the rank holds
-        # (skipped modules plain; not act order here: these forms give gate and up
-        # different groups, which fall back to bf16 unforeseen, docs/kernels.md)
-        case "$*" in
-        *act-order*) ;;
+        # the start-up memory check counts the projections' bytes the rank holds (act
+        # order here gives gate and up different groups: held in bf16, q, k and v the same:
+        # packed); dequantized at load, its weights at least those bytes
+        case "$want" in
+        packed*) counted "$fam, $fmt $*" "$dir/out.a.err" 1 ;;
         *) got=$(json_field "$dir/out.a" "d['weight_bytes_per_rank_max'] >= d['w_proj_bytes_rank']")
             [ "$got" = True ] || { echo "FAIL: $fam, $fmt $*: the memory check counted" \
                 "fewer weight bytes than the rank holds"; fail=1; } ;;
@@ -584,18 +607,24 @@ assert a['w_proj_bytes_rank'] < 0.5 * b['w_proj_bytes_rank'], 'packed weights no
 PY
     # over ranks: AWQ over TPA 2 (each rank its rows of the packed words), GPTQ in act
     # order over TPA 2 (each rank the groups its rows use), compressed-tensors' experts
-    # over KVP 2 x TPA 2
+    # over KVP 2 x TPA 2, GPTQ's experts in act order over TPA 2 (each rank its columns of
+    # each expert, its down projection's rows keeping every group); on each rank the
+    # memory check counts what it holds
     python3 "$quant" "$dir/b-dense" "$dir/awq" --format awq --group 64 || exit 1
     python3 "$quant" "$dir/b-dense" "$dir/gao" --format gptq --group 16 --act-order || exit 1
     python3 "$quant" "$dir/b-qwen3-moe" "$dir/ctm" --format ct --bits 8 --group 32 || exit 1
-    for l in "awq 2 1 2" "gao 2 1 2" "ctm 4 2 2"; do
+    python3 "$quant" "$dir/b-qwen3-moe" "$dir/mao" --format gptq --group 16 --act-order ||
+        exit 1
+    for l in "awq 2 1 2" "gao 2 1 2" "ctm 4 2 2" "mao 2 1 2"; do
         set -- $l
         for m in "$1" "$1.ref"; do
-            timeout -k 5 200 "$helixrun" --no-prefix -n $2 --timeout 180 -- "$helix" decode \
-                --model "$dir/$m" --kvp $3 --tpa $4 --context 60 --steps 4 --batch 2 --check \
-                --json --timeout 60 >"$dir/out.$m" 2>"$dir/err" || { cat "$dir/err"; fail=1; }
+            HELIX_DEBUG=INFO HELIX_DEBUG_SUBSYS=CORE timeout -k 5 200 "$helixrun" --no-prefix \
+                --no-collapse -n $2 --timeout 180 -- "$helix" decode --model "$dir/$m" --kvp $3 --tpa $4 \
+                --context 60 --steps 4 --batch 2 --check --json --timeout 60 \
+                >"$dir/out.$m" 2>"$dir/err.$m" || { cat "$dir/err.$m"; fail=1; }
         done
         same "$1 over KVP $3 x TPA $4" "$dir/out.$1" "$dir/out.$1.ref"
+        counted "$1 over KVP $3 x TPA $4" "$dir/err.$1" $2
     done
     # older exports: AutoGPTQ's quantize_config.json (no quant_method: its keys say GPTQ)
     # and AutoAWQ's quant_config.json (w_bit, q_group_size, version GEMM) beside a
