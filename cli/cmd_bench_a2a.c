@@ -273,7 +273,7 @@ static int a2a_run(const a2a_opts_t *o, hlx_comm_t *comm)
         if (st != HLX_OK) {
             fprintf(stderr, "helix bench a2a: %zu bytes per peer: %s\n", bytes,
                     hlx_status_str(st));
-            rc = hlx_status_exit_code(st);
+            rc = hlx_status_run_exit_code(st);
             goto out;
         }
         total_wrong += wrong;

@@ -125,7 +125,7 @@ int hlx_cmd_bench_hopb(int argc, char **argv)
         st = hlx_engine_bench_hopb(eng, (int)mb, (int)a.reps, &r, err, sizeof(err));
     if (st != HLX_OK) {
         hlx_error("helix bench hopb: %s", err);
-        rc = hlx_status_exit_code(st);
+        rc = hlx_status_run_exit_code(st);
         hlx_engine_abort(eng, rc, err);
     }
     nb = (r.batch + r.micro_batch - 1) / r.micro_batch;

@@ -353,7 +353,7 @@ int hlx_run_engine(const char *cmd, const hlx_run_config_t *cfg, const hlx_model
         print(ctx, cfg, m, &rep);
         fflush(stdout);
     }
-    rc = hlx_status_exit_code(st);
+    rc = hlx_status_run_exit_code(st); /* the run is under way: unsupported is its failure */
     if (st != HLX_OK)
         hlx_error("helix %s: %s", cmd, err);
     /* A check verdict is reached by every rank together; anything else may have left

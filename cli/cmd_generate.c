@@ -39,7 +39,7 @@ int hlx_run_load_model(const char *cmd, const hlx_decode_opts_t *o, hlx_run_conf
         st = hlx_model_load_runnable(o->model, m, err, sizeof(err));
         if (st != HLX_OK) {
             fprintf(stderr, "helix %s: %s\n", cmd, err);
-            return 2;
+            return hlx_status_exit_code(st);
         }
         return -1;
     }
@@ -51,7 +51,7 @@ int hlx_run_load_model(const char *cmd, const hlx_decode_opts_t *o, hlx_run_conf
     st = hlx_hf_config_load(o->model, &hc, err, sizeof(err));
     if (st != HLX_OK) { /* err names config.json:line:column */
         fprintf(stderr, "helix %s: %s\n", cmd, err);
-        return 2;
+        return hlx_status_exit_code(st);
     }
     {
         /* fp8 checkpoint weights (block scales) run dequantized to bf16 (runtime/engine.c) */
@@ -62,7 +62,7 @@ int hlx_run_load_model(const char *cmd, const hlx_decode_opts_t *o, hlx_run_conf
     }
     if (st != HLX_OK) {
         fprintf(stderr, "helix %s: %s/config.json: %s\n", cmd, o->model, err);
-        return 2;
+        return hlx_status_exit_code(st);
     }
     /* GLM-4.5's and DeepSeek-V3's multi-token-prediction layers: left out, said once */
     if (hc.mtp_layers > 0 && !hlx_flags_quiet_rank())
@@ -90,7 +90,7 @@ static char *hlx_read_text(const char *path, char *err, size_t errlen, int *rc_p
                                     errlen);
 
     if (st != HLX_OK) {
-        *rc_p = st == HLX_ERR_NOT_FOUND || st == HLX_ERR_INVALID ? 2 : 1;
+        *rc_p = hlx_status_exit_code(st);
         return NULL;
     }
     if (strlen(buf) != n) {

@@ -40,6 +40,10 @@ const char *hlx_status_str(hlx_status_t status)
     return "unknown status";
 }
 
+/* The exit status convention (docs/usage.md, "Exit status"): 2 when the command was
+ * refused before any work and the fix is in what it was given (flags, HELIX_* values,
+ * files, checkpoint, layout, or something they ask of this version, build or machine
+ * that it does not do); 1 when the run itself failed. */
 int hlx_status_exit_code(hlx_status_t status)
 {
     switch (status) {
@@ -50,8 +54,26 @@ int hlx_status_exit_code(hlx_status_t status)
     case HLX_ERR_MISMATCH:
     case HLX_ERR_NOSPACE:
     case HLX_ERR_NOT_FOUND:
+    case HLX_ERR_UNSUPPORTED:
         return 2;
-    default:
+    case HLX_INPROGRESS:
+    case HLX_ERR_NOMEM:
+    case HLX_ERR_IO:
+    case HLX_ERR_TIMEOUT:
+    case HLX_ERR_TRANSPORT:
+    case HLX_ERR_BOOTSTRAP:
+    case HLX_ERR_PEER:
+    case HLX_ERR_CHECK:
+    case HLX_ERR_INTERNAL:
+    case HLX_ERR_NUMERIC:
         return 1;
     }
+    return 1;
+}
+
+int hlx_status_run_exit_code(hlx_status_t status)
+{
+    /* Once the run is under way, an operation a backend turns out not to have is a run
+     * that was accepted and then failed, not input to fix. */
+    return status == HLX_ERR_UNSUPPORTED ? 1 : hlx_status_exit_code(status);
 }

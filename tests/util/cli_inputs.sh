@@ -120,5 +120,29 @@ expect 2 "bad-dupindex.xml:117: distances \"NVLinkBandwidth\" (line 114): index 
 expect 2 "bad-dupindex.xml:117:" 1 -- env HELIX_TOPO_FILE="$topo/bad-dupindex.xml" "$helix" decode --steps 1
 expect 2 "is over Core objects" 1 -- "$helix" topo --topo "$topo/bad-corematrix.xml"
 
+# The exit status convention (docs/usage.md, "Exit status"): a config.json asking for a
+# feature this version does not implement is input to fix, exit 2 like a malformed one,
+# from every command that reads it, with the file and the key named once.
+mkdir "$tmp/ck" "$tmp/ck-bad"
+hf_config() { # $1: the rope_scaling object, $2: rope_theta's value
+    printf '{\n  "architectures": ["LlamaForCausalLM"],\n  "model_type": "llama",\n'
+    printf '  "hidden_size": 256,\n  "intermediate_size": 512,\n  "num_attention_heads": 8,\n'
+    printf '  "num_key_value_heads": 2,\n  "num_hidden_layers": 2,\n  "vocab_size": 512,\n'
+    printf '  "max_position_embeddings": 4096,\n  "rms_norm_eps": 1e-05,\n'
+    printf '  "rope_scaling": %s,\n  "rope_theta": %s,\n' "$1" "$2"
+    printf '  "tie_word_embeddings": false,\n  "torch_dtype": "bfloat16"\n}\n'
+}
+hf_config '{"rope_type": "ntk-by-parts", "factor": 2.0}' 10000.0 >"$tmp/ck/config.json"
+hf_config 'null' '"fast"' >"$tmp/ck-bad/config.json"
+unimpl='config.json:12:3: rope_scaling: "ntk-by-parts" RoPE scaling is not implemented'
+expect 2 "$unimpl" 1 -- "$helix" decode --model "$tmp/ck" --steps 1
+expect 2 "$unimpl" 1 -- "$helix" model info "$tmp/ck" --config-only
+printf '1 2 3\n' >"$tmp/prompt.txt"
+expect 2 "$unimpl" 1 -- "$helix" generate --model "$tmp/ck" --prompt-ids "$tmp/prompt.txt"
+expect 2 "config.json:13:3: rope_theta: expected a finite number" 1 -- "$helix" decode --model "$tmp/ck-bad" --steps 1
+expect 2 "config.json:13:3: rope_theta: expected a finite number" 1 -- "$helix" model info "$tmp/ck-bad" --config-only
+printf '{"architectures": ["LlamaForCausalLM"], "hidden_size": }\n' >"$tmp/ck-bad/config.json"
+expect 2 "config.json:1:" 1 -- "$helix" decode --model "$tmp/ck-bad" --steps 1
+
 [ "$fails" = 0 ] || { echo "$fails case(s) failed"; exit 1; }
 echo "all cases passed"

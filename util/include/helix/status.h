@@ -13,7 +13,7 @@ typedef enum hlx_status {
     HLX_ERR_NOMEM       = -2,
     HLX_ERR_IO          = -3,  /* file or system call failed */
     HLX_ERR_TIMEOUT     = -4,  /* a deadline passed */
-    HLX_ERR_UNSUPPORTED = -5,  /* backend or operation not available */
+    HLX_ERR_UNSUPPORTED = -5,  /* not done by this version, build or machine */
     HLX_ERR_TRANSPORT   = -6,  /* UCX / NCCL / shm failure */
     HLX_ERR_BOOTSTRAP   = -7,  /* PMIx failure */
     HLX_ERR_MISMATCH    = -8,  /* ranks disagree (configuration, version) */
@@ -29,9 +29,15 @@ typedef enum hlx_status {
 /* Short human-readable name of a status ("timeout", "parse error", ...). */
 const char *hlx_status_str(hlx_status_t status);
 
-/* Process exit code for a status: 0 ok, 2 for bad input (invalid, parse, mismatch,
- * nospace), 1 otherwise. */
+/* Process exit code for a status met before any work (docs/usage.md, "Exit status"): 0 ok;
+ * 2 when the input is to be fixed: invalid, parse, mismatch, nospace, not found and
+ * unsupported (what the flags, files or checkpoint ask is not done by this version, build
+ * or machine); 1 when the run failed: out of memory, I/O, timeout, transport, bootstrap,
+ * peer, check, internal, numeric (and any other value). */
 int hlx_status_exit_code(hlx_status_t status);
+/* The same for a status met once the run is under way (after start-up checks accepted it):
+ * unsupported is then a failure of the run, 1; every other status as above. */
+int hlx_status_run_exit_code(hlx_status_t status);
 
 #ifdef __cplusplus
 }
