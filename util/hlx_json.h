@@ -59,7 +59,9 @@ const char  *hlx_jdoc_error(const hlx_jdoc_t *doc);
  * Returns 0 and sets *line and *col (1-based) when found. */
 int hlx_jdoc_locate(const hlx_jdoc_t *doc, const char *path, int *line, int *col);
 
-/* Records an error at path ("file:line:col: last-key: reason") and returns status. */
+/* Records an error at path ("file:line:col: last-key: reason") and returns status. A line
+ * longer than the 1024 bytes kept (the size of the callers' err buffers it is copied into)
+ * ends in "... (cut: N bytes in all)" instead of being cut silently. */
 hlx_status_t hlx_jdoc_fail(hlx_jdoc_t *doc, const char *path, hlx_status_t status,
                            const char *fmt, ...) __attribute__((format(printf, 4, 5)));
 

@@ -280,16 +280,32 @@ int hlx_jdoc_locate(const hlx_jdoc_t *doc, const char *path, int *line, int *col
     return 0;
 }
 
+/* The error travels on through callers' buffers of the same size (err[1024], hlx_err.h's
+ * reason-and-status shape), so a longer one is cut here, where all of them keep the mark,
+ * and visibly: its end replaced by "... (cut: TOTAL bytes in all)", at a character's first
+ * byte, never inside a UTF-8 sequence. */
+static void hlx_jdoc_mark_cut(char *err, size_t size, size_t total)
+{
+    char tail[64];
+    size_t tl = (size_t)snprintf(tail, sizeof(tail), "... (cut: %zu bytes in all)", total);
+    size_t at = size - 1 - tl;
+
+    while (at > 0 && ((unsigned char)err[at] & 0xc0) == 0x80)
+        at--;
+    memcpy(err + at, tail, tl + 1);
+}
+
 hlx_status_t hlx_jdoc_fail(hlx_jdoc_t *doc, const char *path, hlx_status_t status,
                            const char *fmt, ...)
 {
-    char msg[768], full[600];
+    char msg[sizeof(doc->err)], full[600];
     const char *key;
-    int line = 1, col = 1;
+    int line = 1, col = 1, n;
+    size_t total, keep;
     va_list ap;
 
     va_start(ap, fmt);
-    vsnprintf(msg, sizeof(msg), fmt, ap);
+    n = vsnprintf(msg, sizeof(msg), fmt, ap);
     va_end(ap);
     /* inside hlx_jdoc_scope's object: its path first */
     snprintf(full, sizeof(full), "%s%s", doc->scope_path, path);
@@ -303,8 +319,13 @@ hlx_status_t hlx_jdoc_fail(hlx_jdoc_t *doc, const char *path, hlx_status_t statu
         if (hlx_jdoc_locate(doc, parent, &line, &col) != 0)
             line = col = 1;
     }
-    snprintf(doc->err, sizeof(doc->err), "%s:%d:%d: %s: %s", doc->name, line, col,
-             key && key[1] ? key + 1 : "(top level)", msg);
+    total = (size_t)snprintf(doc->err, sizeof(doc->err), "%s:%d:%d: %s: ", doc->name, line, col,
+                             key && key[1] ? key + 1 : "(top level)");
+    total += n > 0 ? (size_t)n : 0;
+    keep = strlen(doc->err);
+    snprintf(doc->err + keep, sizeof(doc->err) - keep, "%s", msg);
+    if (total >= sizeof(doc->err))
+        hlx_jdoc_mark_cut(doc->err, sizeof(doc->err), total);
     return status;
 }
 

@@ -3,6 +3,7 @@
 #include <stdarg.h>
 #include <stddef.h>
 #include <cmocka.h>
+#include <stdio.h>
 #include <string.h>
 
 #include "hlx_json.h"
@@ -97,12 +98,69 @@ static void test_locate_nested(void **state)
     hlx_jdoc_free(doc);
 }
 
+/* A reason longer than the 768 bytes once kept whole is kept whole up to the 1024 bytes
+ * every caller's buffer holds; past that its end says it was cut and how long it was. */
+static void fail_with(const char *msg, char *out, size_t outlen)
+{
+    hlx_jdoc_t *doc = NULL;
+
+    assert_int_equal(hlx_jdoc_load_string("m.json", "{\"layers\": 3}", &doc), HLX_OK);
+    assert_int_equal(hlx_jdoc_fail(doc, "/layers", HLX_ERR_UNSUPPORTED, "%s", msg),
+                     HLX_ERR_UNSUPPORTED);
+    snprintf(out, outlen, "%s", hlx_jdoc_error(doc));
+    hlx_jdoc_free(doc);
+}
+
+static void test_fail_long(void **state)
+{
+    static const char head[] = "m.json:1:2: layers: ";
+    char msg[4096], err[2048], want[64];
+    size_t i, at, n;
+    const char *mark;
+
+    (void)state;
+    /* 900 bytes, the list kind of message: all of it, its last item included */
+    for (n = 0, i = 0; n < 900 - 9; i++)
+        n += (size_t)snprintf(msg + n, sizeof(msg) - n, "item%03zu, ", i);
+    snprintf(msg + n, sizeof(msg) - n, "%-*s", (int)(900 - n), "last");
+    assert_int_equal(strlen(msg), 900);
+    fail_with(msg, err, sizeof(err));
+    assert_int_equal(strlen(err), strlen(head) + 900);
+    assert_memory_equal(err, head, strlen(head));
+    assert_string_equal(err + strlen(head), msg);
+    assert_null(strstr(err, "(cut:"));
+
+    /* 3000 bytes: cut within 1023 bytes, the mark at the end with the whole length */
+    memset(msg, 'x', 3000);
+    msg[3000] = '\0';
+    fail_with(msg, err, sizeof(err));
+    snprintf(want, sizeof(want), "... (cut: %zu bytes in all)", strlen(head) + 3000);
+    assert_true(strlen(err) <= 1023);
+    assert_true(strlen(err) > 1023 - strlen(want) - 4);
+    assert_memory_equal(err, head, strlen(head));
+    mark = strstr(err, "...");
+    assert_non_null(mark);
+    assert_string_equal(mark, want);
+
+    /* two-byte characters: the cut falls between two, never inside one */
+    for (i = 0; i < 1500; i++)
+        memcpy(msg + 2 * i, "\xc3\xa9", 2);
+    msg[3000] = '\0';
+    fail_with(msg, err, sizeof(err));
+    mark = strstr(err, "...");
+    assert_non_null(mark);
+    at = (size_t)(mark - err) - strlen(head);
+    assert_int_equal(at % 2, 0);
+    assert_memory_equal(err + strlen(head), msg, at);
+}
+
 int main(void)
 {
     const struct CMUnitTest tests[] = {
         cmocka_unit_test(test_good),
         cmocka_unit_test(test_errors),
         cmocka_unit_test(test_locate_nested),
+        cmocka_unit_test(test_fail_long),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }
