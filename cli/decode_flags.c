@@ -115,7 +115,8 @@ static const char hlx_decode_usage_head[] =
 static const char hlx_decode_usage_tail[] =
     "  -V, --version     print the version\n"
     "\n"
-    "exit status: 0 ok, 1 runtime failure or check failure, 2 bad input\n";
+    "exit status: 0 ok, 1 the run or its check failed, 2 input refused before any work (bad,\n"
+    "or asking for what this version, build or machine does not do: docs/usage.md)\n";
 
 int hlx_decode_parse(int argc, char **argv, hlx_run_config_t *cfg, hlx_decode_opts_t *o)
 {
