@@ -98,7 +98,7 @@ hlx_status_t hlx_nccl_create(hlx_boot_t *boot, int color, int key, double timeou
     if (cudaGetDevice(&dev) != cudaSuccess) {
         (void)cudaGetLastError();
         snprintf(err, errlen, "nccl: no CUDA device selected");
-        return HLX_ERR_UNSUPPORTED;
+        return HLX_ERR_INTERNAL;
     }
     hlx_boot_get_info(boot, &info);
     c = calloc(1, sizeof(*c));
