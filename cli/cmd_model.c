@@ -213,11 +213,23 @@ static const char *const hlx_fp8_form_names[] = { "compressed-tensors", "fp8", "
  * (null: none), the KV-cache scales and their names (null: none; "maybe" where the config
  * leaves it to the tensors and they were not read), a tied checkpoint's unread head. */
 
-/* Whether decode on the CPU keeps c's packed linear layers packed (HELIX_W_PACKED, 4 or 8
- * bits: docs/kernels.md "Packed integer weights"); else they are dequantized at load. */
+/* Whether decode on the CPU keeps packed linear layers packed with this machine's kernel
+ * variant (HELIX_KERNELS or auto) and HELIX_W_PACKED (docs/kernels.md "Packed integer
+ * weights"); -1 when the variant cannot be set up. */
+static int hlx_model_w_packed(void)
+{
+    hlx_kernels_t k;
+
+    if (hlx_kernels_init(NULL, &k) != HLX_OK)
+        return -1;
+    return hlx_kernels_w_packed_for(&k);
+}
+
+/* Whether decode on the CPU keeps c's packed linear layers packed (4 or 8 bits); else they
+ * are dequantized at load. */
 static int hlx_model_int_held(const hlx_hf_config_t *c)
 {
-    return hlx_kernels_w_packed() && (c->packing.bits == 4 || c->packing.bits == 8);
+    return hlx_model_w_packed() == 1 && (c->packing.bits == 4 || c->packing.bits == 8);
 }
 
 /* How decode holds them, for model info's line. */
@@ -225,8 +237,12 @@ static const char *hlx_model_int_how(const hlx_hf_config_t *c)
 {
     if (c->packing.bits != 4 && c->packing.bits != 8)
         return "dequantized at load: the packed GEMMs take 4 and 8 bits";
-    return hlx_kernels_w_packed() ? "kept packed on the CPU, dequantized at load on CUDA"
-                                  : "dequantized at load: HELIX_W_PACKED=0";
+    if (hlx_model_w_packed() == 1)
+        return "kept packed on the CPU, dequantized at load on CUDA";
+    return hlx_kernels_w_packed() == 0
+               ? "dequantized at load: HELIX_W_PACKED=off"
+               : "dequantized at load: this CPU's kernels have no in-register packed GEMM "
+                 "(HELIX_W_PACKED=on keeps them packed, in less memory, slower)";
 }
 
 static json_t *hlx_info_quant_json(const hlx_hf_config_t *c, size_t packed)

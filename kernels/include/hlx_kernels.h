@@ -334,9 +334,15 @@ const char *hlx_kernels_kv_prefetch_name(int mode, char *buf, size_t len);
 /* HELIX_FP8_LOOKUP: 1 (the default) when the avx512 attention may widen fp8 KV by
  * AVX512_VBMI byte lookups, 0 when it takes the fp16 widening of CPUs without them. */
 int hlx_kernels_fp8_lookup(void);
-/* HELIX_W_PACKED: 1 (the default) where the runtime keeps integer-packed checkpoint weights
- * packed (hlx_wq_t), 0 where it dequantizes them at load. */
+/* HELIX_W_PACKED: 1 (on) where the runtime keeps integer-packed checkpoint weights packed
+ * (hlx_wq_t), 0 (off) where it dequantizes them at load, 2 (auto, the default): as
+ * hlx_kernels_w_packed_for decides. */
 int hlx_kernels_w_packed(void);
+/* Whether weights are kept packed for variant k: HELIX_W_PACKED on or off, or (auto) where
+ * k multiplies packed weights in registers (k->wq_gemm): through dequantized scratch, as
+ * avx2 and scalar do, a packed GEMM is slower than bf16 strips (docs/kernels.md "Packed
+ * integer weights"). */
+int hlx_kernels_w_packed_for(const hlx_kernels_t *k);
 /* How the named variant's attention widens fp8 KV: "lookup" (avx512 where the CPU has
  * AVX512_VBMI and HELIX_FP8_LOOKUP is 1: byte tables), "fp16" (avx512 otherwise, and avx2:
  * blocks without NaN bytes through fp16, the others exactly by arithmetic), "exact" (the

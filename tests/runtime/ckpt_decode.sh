@@ -512,6 +512,9 @@ int)
     # --check passing (the reference sees the weights as the runtime holds them); older
     # exports' quantize_config.json and quant_config.json read in place of quantization_config
     helixrun=$1 quant="$(dirname "$0")/quantize_int.py" edit="$(dirname "$0")/st_edit.py"
+    # the packed forms are held packed whatever this CPU's variant (its default, auto, keeps
+    # them so only where the variant multiplies them in registers: checked below)
+    export HELIX_W_PACKED=on
     hash() { json_field "$1" "d['hidden_hash']"; }
     # same NAME OUT OUT.ref: the two runs' hidden hashes equal, both checks passed
     same() {
@@ -605,6 +608,22 @@ print(f"projections: {a['w_proj_bytes_rank']} bytes packed ({a['w_layout']}, {a[
 assert a['w_layout'] == 'packed' and b['w_layout'] != 'packed' and b['w_packed'] == 0
 assert a['w_proj_bytes_rank'] < 0.5 * b['w_proj_bytes_rank'], 'packed weights not smaller'
 PY
+    # HELIX_W_PACKED=auto: dequantized at load by avx2 (its packed GEMM goes through
+    # scratch), packed by avx512 (in registers) where this CPU runs it; the same bits
+    for kv in avx2 avx512; do
+        "$helix" info 2>/dev/null | grep -q "^  $kv  *usable" || continue
+        want=strips; [ $kv = avx2 ] || want=packed
+        HELIX_W_PACKED=auto HELIX_KERNELS=$kv decode1 "$dir/g4" "$dir/out.c"
+        same "HELIX_W_PACKED=auto, $kv" "$dir/out.c" "$dir/out.a"
+        got=$(json_field "$dir/out.c" "d['w_layout']")
+        [ "$got" = $want ] ||
+            { echo "FAIL: HELIX_W_PACKED=auto, $kv: weights held as '$got', expected '$want'"; fail=1; }
+        HELIX_W_PACKED=auto HELIX_KERNELS=$kv "$helix" model info --json "$dir/g4" >"$dir/info" 2>&1 ||
+            { cat "$dir/info"; fail=1; }
+        got=$(python3 -c "import json,sys; print(json.load(open(sys.argv[1]))['quantization']['weights']['cpu'])" "$dir/info")
+        [ "$got" = "$( [ $want = packed ] && echo packed || echo dequantized)" ] ||
+            { echo "FAIL: HELIX_W_PACKED=auto, $kv: model info says '$got'"; fail=1; }
+    done
     # over ranks: AWQ over TPA 2 (each rank its rows of the packed words), GPTQ in act
     # order over TPA 2 (each rank the groups its rows use), compressed-tensors' experts
     # over KVP 2 x TPA 2, GPTQ's experts in act order over TPA 2 (each rank its columns of
@@ -713,7 +732,7 @@ print(f"model info: {cpu:.0f} bytes per rank held on the CPU, {tot:.0f} dequanti
 assert 0 < cpu < 0.5 * tot, (cpu, tot)
 PY
     # how decode holds them: dequantized with HELIX_W_PACKED=0, packed in act order
-    for how in "HELIX_W_PACKED=0 awq dequantized False" "HELIX_W_PACKED=1 gptqao packed True"; do
+    for how in "HELIX_W_PACKED=off awq dequantized False" "HELIX_W_PACKED=on gptqao packed True"; do
         set -- $how
         [ -d "$dir/gptqao" ] || python3 "$quant" "$dir/b-dense" "$dir/gptqao" --format gptq \
             --group 64 --act-order || exit 1
