@@ -453,15 +453,17 @@ static hlx_status_t hlx_engine_wq_size(hlx_engine_t *eng, const hlx_wpart_t *par
 static void hlx_wload_sbytes(hlx_wload_job_t *job, int K, int N, size_t es, int T)
 {
     const size_t ses = job->bits > 0 ? 4 : es;
-    int srows;
+    int64_t srows, cap;
 
+    /* in 64 bits: K and N reach 2^31 - 1, the groups' rows add to K */
     if (job->gtab == NULL)
-        job->Gk = job->bits > 0 ? (K - 1 + job->kofs) / (int)job->group + 1 : 0;
-    srows = K + 2 * job->Gk;
-    job->G = hlx_wload_group(srows, N, ses);
-    if (T > 1 && job->G > (N + 16 * T - 1) / (16 * T) * 16)
-        job->G = (N + 16 * T - 1) / (16 * T) * 16;
-    job->sbytes = (size_t)srows * (size_t)job->G * ses;
+        job->Gk = job->bits > 0 ? (int)(((int64_t)K - 1 + job->kofs) / job->group + 1) : 0;
+    srows = (int64_t)K + 2 * (int64_t)job->Gk;
+    job->G = hlx_wload_group(srows > INT_MAX ? INT_MAX : (int)srows, N, ses);
+    cap = ((int64_t)N + 16 * (int64_t)T - 1) / (16 * (int64_t)T) * 16;
+    if (T > 1 && job->G > cap)
+        job->G = (int)cap;
+    job->sbytes = (size_t)srows * (size_t)job->G * ses; /* G x srows x ses ~ the scratch */
 }
 
 /* hlx_engine_wload with its job, which the caller frees (the act-order tables). */
@@ -1187,9 +1189,19 @@ hlx_status_t hlx_engine_wq_count(hlx_engine_t *eng, int K, int N, const hlx_wpar
     const int T = eng->threads > 1 ? eng->threads : 1;
     size_t bytes = 0;
     uint64_t s;
-    hlx_status_t st = hlx_engine_wq_size(eng, parts, nparts, K, N, &job, &bytes);
+    hlx_status_t st;
 
-    if (st == HLX_OK && K > 0 && N > 0) { /* (an empty one is read through none) */
+    eng->errmsg[0] = '\0';
+    st = hlx_engine_wq_size(eng, parts, nparts, K, N, &job, &bytes);
+    if (st != HLX_OK) { /* the groups' read said why (or nothing: out of memory) */
+        free(job.gtab);
+        free(job.grow);
+        if (eng->errmsg[0] == '\0')
+            snprintf(eng->errmsg, sizeof(eng->errmsg), "sizing %s: %s",
+                     nparts > 0 ? parts[0].name : "a projection", hlx_status_str(st));
+        return st;
+    }
+    if (K > 0 && N > 0) { /* (an empty one is read through none) */
         hlx_wload_sbytes(&job, K, N, eng->w_esize, T);
         s = job.sbytes;
         if (!hlx_mul(&s, (uint64_t)T))
