@@ -686,8 +686,8 @@ static void hlx_attn_kb_avx2(const hlx_attn_desc_t *d)
             const char *kn = b + 1 < nblk ? kb + kbb : NULL;
             const char *vr = alias ? (const char *)vt : (const char *)d->v + j * vsb;
             /* Prefetch of the keys of the block after next and the values of the next block
-             * (bf16, fp8: also the block after next) by the one or two head chunks (group
-             * up to 8) that stream the shard, spread so
+             * (bf16, fp8: of the block after next) by the one or two head chunks (group up
+             * to 8) that stream the shard, spread so
              * that lines are in flight during all of their compute (the second chunk reads
              * the block from cache; with every prefetch in the first chunk's P.V the memory
              * idled during the second: f32, 1M tokens, Zen 5, 71.5 -> 57.6 ms):
