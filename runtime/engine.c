@@ -1182,6 +1182,8 @@ static int hlx_add(uint64_t *acc, uint64_t v)
     return !__builtin_add_overflow(*acc, v, acc);
 }
 
+static int hlx_engine_wlayout_extra(const hlx_engine_t *eng, uint64_t *w, uint64_t *scratch);
+
 hlx_status_t hlx_engine_wq_count(hlx_engine_t *eng, int K, int N, const hlx_wpart_t *parts,
                                  int nparts, uint64_t *w, uint64_t *scratch)
 {
@@ -1238,6 +1240,14 @@ static hlx_status_t hlx_engine_wq_weights(hlx_engine_t *eng, uint64_t *w, uint64
     uint64_t t;
     int l;
 
+    *w = 0, *scratch = 0;
+    /* every matrix's rows and columns within int, as the unpacked count requires */
+    if (!hlx_engine_wlayout_extra(eng, w, scratch)) {
+        snprintf(eng->errmsg, sizeof(eng->errmsg), "sizes overflow: a projection's rows, "
+                 "columns or bytes on this rank exceed what the engine's matrices take "
+                 "(2^31 - 1 rows or columns)");
+        return HLX_ERR_INVALID;
+    }
     *w = 0, *scratch = 0;
     memset(&ml, 0, sizeof(ml));
     if (m->experts > 0) /* as hlx_moe_build lays them out */
