@@ -354,6 +354,7 @@ hlx_status_t hlx_moe_build(hlx_engine_t *eng)
     size_t B = (size_t)eng->cfg.batch, E = (size_t)m->experts;
     hlx_moe_t *moe;
     hlx_status_t st;
+    uint64_t w0;
     int l;
 
     if (m->experts == 0 || m->dense_layers >= m->layers)
@@ -363,7 +364,6 @@ hlx_status_t hlx_moe_build(hlx_engine_t *eng)
     hlx_moe_layout_init(m, eng->lay.n, eng->cfg.ep > 0 ? eng->cfg.ep : 1, eng->lay.rank,
                         &moe->lay);
     moe->nl    = m->layers - m->dense_layers;
-    moe->bytes = hlx_moe_rank_bytes(m, &moe->lay, eng->w_esize);
     moe->cmax = (size_t)(moe->lay.col_count > moe->lay.shared_count ? moe->lay.col_count
                                                                      : moe->lay.shared_count);
     moe->w       = calloc((size_t)moe->nl, sizeof(*moe->w));
@@ -374,9 +374,12 @@ hlx_status_t hlx_moe_build(hlx_engine_t *eng)
     if (!moe->w || !moe->logits || !moe->scratch || !moe->first || !moe->count ||
         hlx_moe_reserve(eng, (int)B) != HLX_OK)
         return HLX_ERR_NOMEM;
+    w0 = eng->w_bytes;
     for (l = m->dense_layers; l < m->layers; l++)
         if ((st = hlx_moe_build_layer(eng, l, &moe->w[l - m->dense_layers])) != HLX_OK)
             return st;
+    /* what the experts' matrices took as loaded (packed, strips), the routers in f32 */
+    moe->bytes = eng->w_bytes - w0 + hlx_moe_rank_bytes(m, &moe->lay, 0);
     return HLX_OK;
 }
 
