@@ -587,7 +587,14 @@ PY
         # order here gives gate and up different groups: held in bf16, q, k and v the same:
         # packed); dequantized at load, its weights at least those bytes
         case "$want" in
-        packed*) counted "$fam, $fmt $*" "$dir/out.a.err" 1 ;;
+        packed*) counted "$fam, $fmt $*" "$dir/out.a.err" 1
+            # MoE: moe_bytes_per_rank as loaded, below its bf16 copy's
+            case $fam in qwen3-moe|mixtral|moe-mla)
+                a=$(json_field "$dir/out.a" "d['moe_bytes_per_rank']")
+                b=$(json_field "$dir/out.b" "d['moe_bytes_per_rank']")
+                [ -n "$a" ] && [ -n "$b" ] && [ "$a" -gt 0 ] && [ "$a" -lt "$b" ] ||
+                    { echo "FAIL: $fam, $fmt $*: moe_bytes_per_rank $a packed, $b bf16"; fail=1; } ;;
+            esac ;;
         *) got=$(json_field "$dir/out.a" "d['weight_bytes_per_rank_max'] >= d['w_proj_bytes_rank']")
             [ "$got" = True ] || { echo "FAIL: $fam, $fmt $*: the memory check counted" \
                 "fewer weight bytes than the rank holds"; fail=1; } ;;
