@@ -332,7 +332,7 @@ hlx_kb2_body(const int G, const int BF, const int VBF, const int ORD, const int 
     float mv[8] __attribute__((aligned(32))), cv[8] __attribute__((aligned(32)));
     float sv[8] __attribute__((aligned(32)));
     __m256 a0[4], a1[4], red[8], mnew, corr;
-    int g;
+    int g, rescale = 1; /* the P.V rescales o (by cv) */
 
     if (nt > 0) {
         /* token of each lane: even / odd (ORD 1), else 0-7 / 8-15; lanes past nt get -inf
@@ -351,28 +351,39 @@ hlx_kb2_body(const int G, const int BF, const int VBF, const int ORD, const int 
         const __m256 cin = _mm256_set1_ps(cap ? 2.0f * 1.44269504088896341f * d->scale * ku /
                                                     d->softcap : 0.0f);
         const __m256 cout = _mm256_set1_ps(d->softcap * 1.44269504088896341f);
+        /* the running maxima change only when a score exceeds them (a few blocks of a long
+         * shard; a NaN counts as one): then the block maxima by the tree, the rescale
+         * factors and the rescale of o and of the sums; otherwise none of that (corr = 1
+         * exactly, so the same bits), as in avx512.c */
+        int up = 0;
         _Pragma("GCC unroll 4") for (g = 0; g < G; g++) {
             const __m256 x0 = _mm256_load_ps(sc + 16 * g), x1 = _mm256_load_ps(sc + 16 * g + 8);
+            const __m256 mg = _mm256_set1_ps(m[g]);
             a0[g] = _mm256_blendv_ps(ninf, cap ? hlx_v_softcap(x0, cin, cout)
                                                : _mm256_mul_ps(x0, scale), ok0);
             a1[g] = _mm256_blendv_ps(ninf, cap ? hlx_v_softcap(x1, cin, cout)
                                                : _mm256_mul_ps(x1, scale), ok1);
             red[g] = _mm256_max_ps(a0[g], a1[g]);
+            up |= _mm256_movemask_ps(_mm256_cmp_ps(a0[g], mg, _CMP_NLE_UQ)) |
+                  _mm256_movemask_ps(_mm256_cmp_ps(a1[g], mg, _CMP_NLE_UQ));
         }
-        for (g = G; g < 8; g++)
-            red[g] = red[0];
         for (g = 0; g < 8; g++) {
             mv[g] = g < G ? m[g] : 0.0f;
             sv[g] = g < G ? s[g] : 0.0f;
         }
-        {
+        if (up) {
             const __m256 mold = _mm256_load_ps(mv);
+            for (g = G; g < 8; g++)
+                red[g] = red[0];
             mnew = _mm256_max_ps(hlx_v_hmax(red), mold);
             /* m = -inf before the first token: corr is then tiny and multiplies o = 0, s = 0 */
             corr = hlx_v_exp2n(_mm256_sub_ps(mold, mnew));
+            _mm256_store_ps(mv, mnew);
+        } else {
+            corr = _mm256_set1_ps(1.0f);
         }
-        _mm256_store_ps(mv, mnew);
         _mm256_store_ps(cv, corr);
+        rescale = up;
         _Pragma("GCC unroll 4") for (g = 0; g < G; g++) {
             const __m256 mg = _mm256_set1_ps(mv[g]);
             __m256 e0 = hlx_v_exp2n(_mm256_sub_ps(a0[g], mg));
@@ -393,7 +404,8 @@ hlx_kb2_body(const int G, const int BF, const int VBF, const int ORD, const int 
         }
         for (g = G; g < 8; g++)
             red[g] = red[0];
-        _mm256_store_ps(sv, _mm256_fmadd_ps(_mm256_load_ps(sv), corr, hlx_v_hsum(red)));
+        _mm256_store_ps(sv, up ? _mm256_fmadd_ps(_mm256_load_ps(sv), corr, hlx_v_hsum(red))
+                               : _mm256_add_ps(_mm256_load_ps(sv), hlx_v_hsum(red)));
         for (g = 0; g < G; g++) {
             m[g] = mv[g];
             s[g] = sv[g];
@@ -410,7 +422,7 @@ hlx_kb2_body(const int G, const int BF, const int VBF, const int ORD, const int 
         hlx_kb2_pv_w(G, VBF, p, cv, dv, vr, vts, vcs, nt, o, pfv ? pfk : NULL, pfv, pfstep,
                      vw);
     else if (nt > 0)
-        hlx_pv_avx2(G, VBF, 2, p, cv, dv, vr, vts, vcs, nt, o,
+        hlx_pv_avx2(G, VBF, 2, p, rescale ? cv : NULL, dv, vr, vts, vcs, nt, o,
                     pfv ? (ksh >= 0 ? pfv : pfk) : NULL, pfv, pfstep);
 }
 
