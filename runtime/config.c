@@ -229,8 +229,11 @@ static hlx_status_t hlx_config_compare(hlx_engine_t *eng, const hlx_cfg_record_t
                          ck = (double)all[r].mem_check;
             char chk[64] = "";
             /* the checkpoint's packed weights dequantized (HELIX_W_PACKED off, or auto on a
-             * variant without the in-register packed GEMM): packed they take less */
-            const char *wq = eng->wq_can && !eng->wq
+             * variant without the in-register packed GEMM): packed they take about 0.28x
+             * (4 bits) or 0.53x (8 bits), said where that would be enough */
+            const int bits = eng->ws.cfg.packing.bits;
+            const double save = wt * (bits == 4 ? 0.7 : bits == 8 ? 0.45 : 0.0);
+            const char *wq = eng->wq_can && !eng->wq && need - save <= (double)all[r].mem_avail
                                  ? ", or HELIX_W_PACKED=on to keep the checkpoint's packed "
                                    "weights packed (4 bits: about 0.28x the bytes; slower "
                                    "on kernels without the in-register packed GEMM)"
