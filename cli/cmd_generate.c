@@ -354,11 +354,7 @@ static const char hlx_generate_usage_head[] =
     "\n"
     "options:\n";
 
-static const char hlx_generate_usage_tail[] =
-    "  -V, --version     print the version\n"
-    "\n"
-    "exit status: 0 ok, 1 the run or its check failed, 2 input refused before any work (bad,\n"
-    "or asking for what this version, build or machine does not do: docs/usage.md)\n";
+static const char hlx_generate_usage_tail[] = HLX_RUN_USAGE_TAIL;
 
 /* eos_token_id of DIR/config.json (an id or a list of at most max ids; absent or null:
  * none). Ids outside the vocabulary can never be generated: dropped with a warning. The

@@ -112,11 +112,7 @@ static const char hlx_decode_usage_head[] =
     "\n"
     "options:\n";
 
-static const char hlx_decode_usage_tail[] =
-    "  -V, --version     print the version\n"
-    "\n"
-    "exit status: 0 ok, 1 the run or its check failed, 2 input refused before any work (bad,\n"
-    "or asking for what this version, build or machine does not do: docs/usage.md)\n";
+static const char hlx_decode_usage_tail[] = HLX_RUN_USAGE_TAIL;
 
 int hlx_decode_parse(int argc, char **argv, hlx_run_config_t *cfg, hlx_decode_opts_t *o)
 {

@@ -68,6 +68,14 @@ typedef struct {
     HLX_RF("json", HLX_FT_BOOL, NULL, 0, 0, 0, 0, NULL, json, NULL, \
            "print one JSON object instead of the text report")
 
+/* The end of decode's and generate's --help: the version flag and the exit status
+ * convention (docs/usage.md, "Exit status"). */
+#define HLX_RUN_USAGE_TAIL \
+    "  -V, --version     print the version\n" \
+    "\n" \
+    "exit status: 0 ok, 1 the run or its check failed, 2 input refused before any work (bad,\n" \
+    "or asking for what this version, build or machine does not do: docs/usage.md)\n"
+
 /* Parses the decode command line into cfg (from hlx_run_config_default) and o (model,
  * json). Returns -1 to go on, 0 after --help or --version, 2 after a message naming the
  * flag. */

@@ -332,7 +332,7 @@ hlx_kb2_body(const int G, const int BF, const int VBF, const int ORD, const int 
     float mv[8] __attribute__((aligned(32))), cv[8] __attribute__((aligned(32)));
     float sv[8] __attribute__((aligned(32)));
     __m256 a0[4], a1[4], red[8], mnew, corr;
-    int g, rescale = 1; /* the P.V rescales o (by cv) */
+    int g, up = 1; /* a running maximum rose: the P.V rescales o (by cv) */
 
     if (nt > 0) {
         /* token of each lane: even / odd (ORD 1), else 0-7 / 8-15; lanes past nt get -inf
@@ -355,7 +355,7 @@ hlx_kb2_body(const int G, const int BF, const int VBF, const int ORD, const int 
          * shard; a NaN counts as one): then the block maxima by the tree, the rescale
          * factors and the rescale of o and of the sums; otherwise none of that (corr = 1
          * exactly, so the same bits), as in avx512.c */
-        int up = 0;
+        up = 0;
         _Pragma("GCC unroll 4") for (g = 0; g < G; g++) {
             const __m256 x0 = _mm256_load_ps(sc + 16 * g), x1 = _mm256_load_ps(sc + 16 * g + 8);
             const __m256 mg = _mm256_set1_ps(m[g]);
@@ -383,7 +383,6 @@ hlx_kb2_body(const int G, const int BF, const int VBF, const int ORD, const int 
             corr = _mm256_set1_ps(1.0f);
         }
         _mm256_store_ps(cv, corr);
-        rescale = up;
         _Pragma("GCC unroll 4") for (g = 0; g < G; g++) {
             const __m256 mg = _mm256_set1_ps(mv[g]);
             __m256 e0 = hlx_v_exp2n(_mm256_sub_ps(a0[g], mg));
@@ -422,7 +421,7 @@ hlx_kb2_body(const int G, const int BF, const int VBF, const int ORD, const int 
         hlx_kb2_pv_w(G, VBF, p, cv, dv, vr, vts, vcs, nt, o, pfv ? pfk : NULL, pfv, pfstep,
                      vw);
     else if (nt > 0)
-        hlx_pv_avx2(G, VBF, 2, p, rescale ? cv : NULL, dv, vr, vts, vcs, nt, o,
+        hlx_pv_avx2(G, VBF, 2, p, up ? cv : NULL, dv, vr, vts, vcs, nt, o,
                     pfv ? (ksh >= 0 ? pfv : pfk) : NULL, pfv, pfstep);
 }
 
