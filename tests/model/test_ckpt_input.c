@@ -641,6 +641,14 @@ static void test_rope_parameters(void **state)
                   "rope_parameters' partial_rotary_factor 0.75");
 }
 
+/* rope_scaling: yarn with factor 4 and, when orig > 0, that original context */
+static json_t *yarn4(int orig)
+{
+    return orig > 0 ? json_pack("{s:s, s:f, s:i}", "type", "yarn", "factor", 4.0,
+                                "original_max_position_embeddings", orig)
+                    : json_pack("{s:s, s:f}", "type", "yarn", "factor", 4.0);
+}
+
 /* yarn's keys as transformers and vLLM read them: the original context from the top level
  * (which vLLM and v5 write over rope_scaling's) or rope_scaling, else max_position_embeddings,
  * two that differ refused; the config's factor whatever max_position_embeddings says;
@@ -655,12 +663,11 @@ static void test_rope_yarn_rules(void **state)
     set_key("yr", "max_position_embeddings", json_integer(32768));
     /* the top-level original context alone: read in place of max_position_embeddings */
     set_key("yr", "original_max_position_embeddings", json_integer(4096));
-    set_key("yr", "rope_scaling", json_pack("{s:s, s:f}", "type", "yarn", "factor", 4.0));
+    set_key("yr", "rope_scaling", yarn4(0));
     expect_config("yr", HLX_OK, NULL);
     assert_int_equal(g_cfg.m.rope_orig_ctx, 4096);
     /* the same in both places: read; different: refused at the top-level key */
-    set_key("yr", "rope_scaling", json_pack("{s:s, s:f, s:i}", "type", "yarn", "factor", 4.0,
-                                            "original_max_position_embeddings", 4096));
+    set_key("yr", "rope_scaling", yarn4(4096));
     expect_config("yr", HLX_OK, NULL);
     assert_int_equal(g_cfg.m.rope_orig_ctx, 4096);
     set_key("yr", "original_max_position_embeddings", json_integer(8192));
@@ -679,13 +686,12 @@ static void test_rope_yarn_rules(void **state)
     set_key("yr", "rope_parameters", NULL);
     set_key("yr", "original_max_position_embeddings", NULL);
     /* neither: max_position_embeddings, as transformers and vLLM under v5 take it */
-    set_key("yr", "rope_scaling", json_pack("{s:s, s:f}", "type", "yarn", "factor", 4.0));
+    set_key("yr", "rope_scaling", yarn4(0));
     expect_config("yr", HLX_OK, NULL);
     assert_int_equal(g_cfg.m.rope_orig_ctx, 32768);
     /* the factor as given, not max_position_embeddings / original (32768 / 4096 = 8): vLLM
      * and transformers since its fix of issue 38224 */
-    set_key("yr", "rope_scaling", json_pack("{s:s, s:f, s:i}", "type", "yarn", "factor", 4.0,
-                                            "original_max_position_embeddings", 4096));
+    set_key("yr", "rope_scaling", yarn4(4096));
     expect_config("yr", HLX_OK, NULL);
     assert_true(g_cfg.m.rope_factor == 4.0);
     hlx_model_rope_freqs(&g_cfg.m, 64, inv, &ms);
