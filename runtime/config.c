@@ -233,7 +233,7 @@ static hlx_status_t hlx_config_compare(hlx_engine_t *eng, const hlx_cfg_record_t
              * (4 bits) or 0.53x (8 bits), said where that would be enough */
             const int bits = eng->ws.cfg.packing.bits;
             const double save = wt * (bits == 4 ? 0.7 : bits == 8 ? 0.45 : 0.0);
-            const char *wq = eng->wq_can && !eng->wq && need - save <= (double)all[r].mem_avail
+            const char *wq = !eng->wq && hlx_engine_wq_can(eng) && need - save <= (double)all[r].mem_avail
                                  ? ", or HELIX_W_PACKED=on to keep the checkpoint's packed "
                                    "weights packed (4 bits: about 0.28x the bytes; slower "
                                    "on kernels without the in-register packed GEMM)"

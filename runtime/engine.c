@@ -319,7 +319,7 @@ static void hlx_wload_groups(void *arg, int t, int T)
  * (whose gemm takes hlx_wq_t), where they are read as bf16 (the dequantized form they
  * reproduce). They are (eng->wq) where HELIX_W_PACKED is on, or auto and the host's kernel
  * variant multiplies them in registers (hlx_kernels_w_packed_for). */
-static int hlx_engine_wq_can(const hlx_engine_t *eng)
+int hlx_engine_wq_can(const hlx_engine_t *eng)
 {
     return eng->ws.ck != NULL && hlx_ckpt_packed_count(eng->ws.ck) > 0 &&
            !strcmp(eng->be.ops->name, "host") && eng->w_dtype == HLX_DTYPE_BF16;
@@ -1958,10 +1958,8 @@ hlx_status_t hlx_engine_create(const hlx_run_config_t *cfg, const hlx_model_t *m
         err[0] = '\0';
     if (st == HLX_OK)
         st = hlx_engine_backend(eng, err, errlen);
-    if (st == HLX_OK) { /* the checkpoint (validation) and the backend known: decided once */
-        eng->wq_can = hlx_engine_wq_can(eng);
-        eng->wq = eng->wq_can && hlx_kernels_w_packed_for(&eng->be.k);
-    }
+    if (st == HLX_OK) /* the checkpoint (validation) and the backend known: decided once */
+        eng->wq = hlx_engine_wq_can(eng) && hlx_kernels_w_packed_for(&eng->be.k);
     if (st == HLX_OK)
         st = hlx_engine_bootstrap(eng, &cp, err, errlen);
     if (st == HLX_OK)

@@ -103,7 +103,6 @@ struct hlx_engine {
      * every projection an hlx_wq_t (wp_dtype HLX_W_Q | HLX_W_S16 | bf16), wq_packed of them
      * packed; w_bytes: the projections' bytes on this rank */
     int              wq, wq_packed;
-    int              wq_can; /* they could be (HELIX_W_PACKED auto or off chose not to) */
     int              wq_ao_warned; /* the act-order fallback to bf16 said (rank 0, once) */
     uint64_t         w_bytes;
     size_t           kv_esize, w_esize;
@@ -215,6 +214,10 @@ static inline int64_t hlx_engine_row_kv_len(const hlx_engine_t *eng, int b)
 
 /* Link class between this rank and its KVP peers (engine.c). */
 const char  *hlx_engine_a2a_link(const hlx_engine_t *eng);
+
+/* Whether the checkpoint's integer-packed weights could be kept packed (the host backend,
+ * bf16 weights); eng->wq says whether they are (HELIX_W_PACKED). */
+int hlx_engine_wq_can(const hlx_engine_t *eng);
 
 /* ---- backends of the collectives, NCCL path (runtime/cuda/engine_nccl.c) */
 /* After allocation: per communicator (the KVP group, the world) the backend of its

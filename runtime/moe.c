@@ -209,25 +209,33 @@ static void hlx_moe_ffn_parts(int64_t H, const char *what, int l, int64_t F, int
     snprintf(down->name, sizeof(down->name), "model.layers.%d.mlp.%s.down_proj.weight", l, what);
 }
 
-/* Those columns in the gemm's layout (eng->wp_dtype); with no gu_p (the start-up memory
- * check, eng->wq), their bytes as held added to *w and their scratch to *scratch
- * (hlx_engine_wq_count). */
+/* Those columns in the gemm's layout (eng->wp_dtype). */
 static hlx_status_t hlx_moe_load_ffn(hlx_engine_t *eng, void **gu_p, void **down_p,
-                                     const char *what, int l, int64_t F, int64_t c0, int64_t c,
-                                     uint64_t *w, uint64_t *scratch)
+                                     const char *what, int l, int64_t F, int64_t c0, int64_t c)
 {
     const int64_t H = eng->m.hidden;
     hlx_wpart_t gu[2], down;
     hlx_status_t st;
 
     hlx_moe_ffn_parts(H, what, l, F, c0, c, gu, &down);
-    if (gu_p == NULL)
-        return (st = hlx_engine_wq_count(eng, (int)H, (int)(2 * c), gu, 2, w, scratch)) !=
-                       HLX_OK ? st : hlx_engine_wq_count(eng, (int)c, (int)H, &down, 1, w,
-                                                         scratch);
     if ((st = hlx_engine_wload(eng, gu_p, (int)H, (int)(2 * c), gu, 2)) != HLX_OK)
         return st;
     return hlx_engine_wload(eng, down_p, (int)c, (int)H, &down, 1);
+}
+
+/* Their bytes as the load will hold them added to *w, their scratch to *scratch (the
+ * start-up memory check, eng->wq: hlx_engine_wq_count). */
+static hlx_status_t hlx_moe_count_ffn(hlx_engine_t *eng, const char *what, int l, int64_t F,
+                                      int64_t c0, int64_t c, uint64_t *w, uint64_t *scratch)
+{
+    const int64_t H = eng->m.hidden;
+    hlx_wpart_t gu[2], down;
+    hlx_status_t st;
+
+    hlx_moe_ffn_parts(H, what, l, F, c0, c, gu, &down);
+    if ((st = hlx_engine_wq_count(eng, (int)H, (int)(2 * c), gu, 2, w, scratch)) != HLX_OK)
+        return st;
+    return hlx_engine_wq_count(eng, (int)c, (int)H, &down, 1, w, scratch);
 }
 
 hlx_status_t hlx_moe_wq_count(hlx_engine_t *eng, const hlx_moe_layout_t *ml, uint64_t *w,
@@ -239,14 +247,14 @@ hlx_status_t hlx_moe_wq_count(hlx_engine_t *eng, const hlx_moe_layout_t *ml, uin
     char what[32];
     int l, j;
 
-    for (l = m->dense_layers; l < m->layers && m->experts > 0 && st == HLX_OK; l++) {
+    for (l = m->dense_layers; l < m->layers && st == HLX_OK; l++) {
         /* as hlx_moe_build_layer: the shared experts' columns, then each expert's */
-        st = hlx_moe_load_ffn(eng, NULL, NULL, "shared_experts", l, Fs, ml->shared_first,
-                              ml->shared_count, w, scratch);
+        st = hlx_moe_count_ffn(eng, "shared_experts", l, Fs, ml->shared_first,
+                               ml->shared_count, w, scratch);
         for (j = 0; j < ml->expert_count && st == HLX_OK; j++) {
             snprintf(what, sizeof(what), "experts.%d", ml->expert_first + j);
-            st = hlx_moe_load_ffn(eng, NULL, NULL, what, l, m->expert_ffn, ml->col_first,
-                                  ml->col_count, w, scratch);
+            st = hlx_moe_count_ffn(eng, what, l, m->expert_ffn, ml->col_first, ml->col_count,
+                                   w, scratch);
         }
     }
     return st;
@@ -283,7 +291,7 @@ static hlx_status_t hlx_moe_build_layer(hlx_engine_t *eng, int l, hlx_moe_w_t *W
     }
     /* the shared experts' columns of this rank (every rank), in the gemm's layout */
     HLX_MOE_TRY(hlx_moe_load_ffn(eng, &W->sgu, &W->sdown, "shared_experts", l, Fs,
-                                 ml->shared_first, sc, NULL, NULL));
+                                 ml->shared_first, sc));
     if (m->shared_gate) { /* every rank: it scales this rank's share of the shared output */
         if ((W->sgate = malloc(sizeof(float) * (size_t)H)) == NULL)
             return HLX_ERR_NOMEM;
@@ -295,7 +303,7 @@ static hlx_status_t hlx_moe_build_layer(hlx_engine_t *eng, int l, hlx_moe_w_t *W
         char what[32];
         snprintf(what, sizeof(what), "experts.%d", ml->expert_first + j);
         HLX_MOE_TRY(hlx_moe_load_ffn(eng, &W->egu[j], &W->edown[j], what, l, Fe, ml->col_first,
-                                     cc, NULL, NULL));
+                                     cc));
     }
 #undef HLX_MOE_TRY
     return HLX_OK;
