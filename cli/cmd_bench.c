@@ -974,6 +974,10 @@ int hlx_cmd_bench(int argc, char **argv)
                                           "through fp16)"
                    : !strcmp(w, "fp16") ? "through fp16 (blocks without NaN bytes; the others "
                                           "exactly by arithmetic)"
+                   : !strcmp(w, "fp32-bits")
+                       ? "as fp32 bit patterns, q scaled by 2^120 (blocks without NaN bytes, "
+                         "every |q| < 256; through fp16 past that; the others exactly by "
+                         "arithmetic)"
                                         : "exactly by arithmetic");
         }
         printf("  machine (measured now): read %.2f GB/s, fp32 FMA peak %.1f GFLOP/s (%s "

@@ -107,6 +107,30 @@ static inline void hlx_v_pair2_fp8t(const uint8_t *p, size_t stride, HLX_V *lo, 
 }
 #define HLX_V_PAIR_FP8T 1
 
+/* KV type 4 here: fp8 in blocks free of NaN bytes (as type 3) as the bits of an fp32 that
+ * is 2^-120 times the e4m3 value: the byte sign-extended, shifted so e4m3's exponent sits
+ * in the low 4 bits of fp32's (its subnormals become fp32 subnormals, exactly) and the
+ * extended sign bits cleared: 3 integer ops per 8 elements and no conversion, where type 3
+ * spends 6 per 16 with two vcvtph2ps (Zen 3, GQA 8, 1M tokens: roofline 0.56 -> 0.6x).
+ * The caller multiplies q by HLX_FP8H_UNIT (exact where every |q| < 2^8, which it checks),
+ * so each product q.k in the FMAs is exactly the true one and the scores come out in true
+ * units, and p by HLX_FP8H_UNIT for the values; DAZ must be off (as for type 3). */
+#define HLX_FP8H_UNIT 0x1p120f
+#define HLX_FP8H_QMAX 256.0f
+static inline HLX_V hlx_v_fp8h_8(const uint8_t *p)
+{
+    const __m256i x = _mm256_cvtepi8_epi32(_mm_loadl_epi64((const __m128i *)p));
+    return _mm256_castsi256_ps(
+        _mm256_and_si256(_mm256_slli_epi32(x, 20), _mm256_set1_epi32((int)0x87f00000u)));
+}
+
+static inline void hlx_v_pair_fp8h(const uint8_t *p, HLX_V *lo, HLX_V *hi)
+{
+    *lo = hlx_v_fp8h_8(p);
+    *hi = hlx_v_fp8h_8(p + 8);
+}
+#define HLX_V_PAIR_FP8H 1
+
 /* 8 vectors -> one vector whose lane t is OP over v[t]: a transpose tree. */
 #define HLX_HRED(name, OP) \
     static inline HLX_V name(const HLX_V *v) \
@@ -222,6 +246,8 @@ static inline __attribute__((always_inline)) void hlx_kb2_load(const int BF, con
         *k1 = hlx_v_fp8_8((const uint8_t *)kb + (size_t)e * 16 + 8);
     } else if (BF == 3) {
         hlx_v_pair_fp8t((const uint8_t *)kb + (size_t)e * 16, k0, k1);
+    } else if (BF == 4) {
+        hlx_v_pair_fp8h((const uint8_t *)kb + (size_t)e * 16, k0, k1);
     } else {
         *k0 = _mm256_loadu_ps((const float *)kb + (size_t)e * 16);
         *k1 = _mm256_loadu_ps((const float *)kb + (size_t)e * 16 + 8);
@@ -458,33 +484,40 @@ HLX_KB2_DEF(4, 2, 2, 0, 2, 0) HLX_KB2_DEF(4, 2, 0, 0, 1, 0) HLX_KB2_DEF(4, 2, 2,
 /* fp8 blocks without NaN bytes (type 3, widened through fp16): the same, keys and values */
 HLX_KB2_DEF_G(3, 3, 0) HLX_KB2_DEF(4, 3, 3, 0, 0, 128) HLX_KB2_DEF(4, 3, 3, 0, 2, 0)
 HLX_KB2_DEF(4, 3, 3, 0, 2, 128)
+/* and as fp32 bits (type 4, hlx_v_pair_fp8h) */
+HLX_KB2_DEF_G(4, 4, 0) HLX_KB2_DEF(4, 4, 4, 0, 0, 128) HLX_KB2_DEF(4, 4, 4, 0, 2, 0)
+HLX_KB2_DEF(4, 4, 4, 0, 2, 128)
 #define HLX_KB2_ROW(bf, vbf, ord, sfx) \
     { hlx_kb2_1_##bf##_##vbf##_##ord##_0_0##sfx, hlx_kb2_2_##bf##_##vbf##_##ord##_0_0##sfx, \
       hlx_kb2_3_##bf##_##vbf##_##ord##_0_0##sfx, hlx_kb2_4_##bf##_##vbf##_##ord##_0_0##sfx }
 /* [far prefetch][key type][values: 0 rows of the key type, 1 fp32 rows unpacked from the key
- * blocks]; type 3 (fp8 without NaN) is never given v == k */
+ * blocks]; types 3 and 4 (fp8 without NaN) are never given v == k */
 #define HLX_KB2_TAB(sfx) \
     { { HLX_KB2_ROW(0, 0, 0, sfx), HLX_KB2_ROW(0, 0, 0, sfx) }, \
       { HLX_KB2_ROW(1, 1, 1, sfx), HLX_KB2_ROW(1, 0, 1, sfx) }, \
       { HLX_KB2_ROW(2, 2, 0, sfx), HLX_KB2_ROW(2, 0, 0, sfx) }, \
-      { HLX_KB2_ROW(3, 3, 0, sfx), HLX_KB2_ROW(2, 0, 0, sfx) } }
-static const hlx_kb2_fn hlx_kb2_tab[2][4][2][4] = { HLX_KB2_TAB(), HLX_KB2_TAB(_far) };
-static const hlx_kb2_fn hlx_kb2_tab128[2][4] = {
-    { hlx_kb2_4_0_0_0_0_128, hlx_kb2_4_1_1_1_0_128, hlx_kb2_4_2_2_0_0_128, hlx_kb2_4_3_3_0_0_128 },
+      { HLX_KB2_ROW(3, 3, 0, sfx), HLX_KB2_ROW(2, 0, 0, sfx) }, \
+      { HLX_KB2_ROW(4, 4, 0, sfx), HLX_KB2_ROW(2, 0, 0, sfx) } }
+static const hlx_kb2_fn hlx_kb2_tab[2][5][2][4] = { HLX_KB2_TAB(), HLX_KB2_TAB(_far) };
+static const hlx_kb2_fn hlx_kb2_tab128[2][5] = {
+    { hlx_kb2_4_0_0_0_0_128, hlx_kb2_4_1_1_1_0_128, hlx_kb2_4_2_2_0_0_128, hlx_kb2_4_3_3_0_0_128,
+      hlx_kb2_4_4_4_0_0_128 },
     { hlx_kb2_4_0_0_0_0_128_far, hlx_kb2_4_1_1_1_0_128_far, hlx_kb2_4_2_2_0_0_128_far,
-      hlx_kb2_4_3_3_0_0_128_far },
+      hlx_kb2_4_3_3_0_0_128_far, hlx_kb2_4_4_4_0_0_128_far },
 };
 /* several chunks of fp8 KV: the first chunk writes ([far][values as for hlx_kb2_tab]), the
  * later chunks read the f32 copies (the f32 functions: fp8 is widened in token order);
- * [far][type 3][values] and, head size 128, [far][type 3] */
-static const hlx_kb2_fn hlx_kb2_wtab[2][2][2] = {
-    { { hlx_kb2_4_2_2_0_2_0, hlx_kb2_4_2_0_0_1_0 }, { hlx_kb2_4_3_3_0_2_0, hlx_kb2_4_2_0_0_1_0 } },
+ * [far][type - 2][values] and, head size 128, [far][type - 2] (types 2, 3, 4) */
+static const hlx_kb2_fn hlx_kb2_wtab[2][3][2] = {
+    { { hlx_kb2_4_2_2_0_2_0, hlx_kb2_4_2_0_0_1_0 }, { hlx_kb2_4_3_3_0_2_0, hlx_kb2_4_2_0_0_1_0 },
+      { hlx_kb2_4_4_4_0_2_0, hlx_kb2_4_2_0_0_1_0 } },
     { { hlx_kb2_4_2_2_0_2_0_far, hlx_kb2_4_2_0_0_1_0_far },
-      { hlx_kb2_4_3_3_0_2_0_far, hlx_kb2_4_2_0_0_1_0_far } },
+      { hlx_kb2_4_3_3_0_2_0_far, hlx_kb2_4_2_0_0_1_0_far },
+      { hlx_kb2_4_4_4_0_2_0_far, hlx_kb2_4_2_0_0_1_0_far } },
 };
-static const hlx_kb2_fn hlx_kb2_wtab128[2][2] = {
-    { hlx_kb2_4_2_2_0_2_128, hlx_kb2_4_3_3_0_2_128 },
-    { hlx_kb2_4_2_2_0_2_128_far, hlx_kb2_4_3_3_0_2_128_far },
+static const hlx_kb2_fn hlx_kb2_wtab128[2][3] = {
+    { hlx_kb2_4_2_2_0_2_128, hlx_kb2_4_3_3_0_2_128, hlx_kb2_4_4_4_0_2_128 },
+    { hlx_kb2_4_2_2_0_2_128_far, hlx_kb2_4_3_3_0_2_128_far, hlx_kb2_4_4_4_0_2_128_far },
 };
 
 /* No NaN byte (0x7f, 0xff) among the fp8 e4m3 bytes [p, p + n), n a multiple of 16: the
@@ -515,25 +548,26 @@ static int hlx_kb2_fp8_clean(const uint8_t *p, size_t n)
     return _mm_movemask_epi8(_mm_cmpeq_epi8(a1, _mm256_castsi256_si128(m))) == 0;
 }
 
-/* The type a step of the block pipeline reads fp8 KV as: 3 when the keys of the next block
- * (kn, dk x 16 bytes) and the nt value rows at vr hold no NaN, else 2 (exact for every
- * byte). fast 0: always 2 (v == k; or the caller's MXCSR has denormals-are-zero set:
- * vcvtph2ps converted fp16 subnormals exactly under it on the Zen 5 measured, but type 2
+/* The type a step of the block pipeline reads fp8 KV as: fast (3 or 4) when the keys of
+ * the next block (kn, dk x 16 bytes) and the nt value rows at vr hold no NaN, else 2
+ * (exact for every byte). fast 2: always 2 (v == k; or the caller's MXCSR has
+ * denormals-are-zero set: vcvtph2ps converted fp16 subnormals exactly under it on the Zen 5
+ * measured, and type 4 holds subnormals as fp32 subnormals, which it would zero; type 2
  * needs no such guarantee). Rows without padding (vsb == dv) are one range. */
 static int hlx_kb2_fp8_type(int fast, const char *kn, int dk, const char *vr, size_t vsb,
                             int nt, int dv)
 {
     int t;
 
-    if (!fast || (kn != NULL && !hlx_kb2_fp8_clean((const uint8_t *)kn, (size_t)dk * 16)))
+    if (fast == 2 || (kn != NULL && !hlx_kb2_fp8_clean((const uint8_t *)kn, (size_t)dk * 16)))
         return 2;
     if (vsb == (size_t)dv)
-        return nt <= 0 || hlx_kb2_fp8_clean((const uint8_t *)vr, (size_t)nt * (size_t)dv) ? 3
+        return nt <= 0 || hlx_kb2_fp8_clean((const uint8_t *)vr, (size_t)nt * (size_t)dv) ? fast
                                                                                         : 2;
     for (t = 0; t < nt; t++)
         if (!hlx_kb2_fp8_clean((const uint8_t *)vr + (size_t)t * vsb, (size_t)dv))
             return 2;
-    return 3;
+    return fast;
 }
 
 /* 8 x 8 fp32 transpose of rows r[i] into c (8 rows, cs floats apart). */
@@ -608,6 +642,30 @@ static int hlx_kb2_covers(const hlx_attn_desc_t *d)
     return hlx_attn_shape_fits(d, 16, 1);
 }
 
+/* q times HLX_FP8H_UNIT into qs for type 4: 1 where every head of the group fits qs
+ * (HLX_KB2_QS floats) and every |q| < HLX_FP8H_QMAX (NaN and infinities excluded), so the
+ * products are exact; 0 otherwise (the caller takes type 3). */
+#define HLX_KB2_QS (16 * 256)
+
+static int hlx_kb2_fp8h_q(const hlx_attn_desc_t *d, float *qs)
+{
+    const size_t n = (size_t)d->group * (size_t)d->dk;
+    const __m256 lim = _mm256_set1_ps(HLX_FP8H_QMAX), u = _mm256_set1_ps(HLX_FP8H_UNIT);
+    const __m256 abs = _mm256_castsi256_ps(_mm256_set1_epi32(0x7fffffff));
+    size_t i;
+
+    if (n > HLX_KB2_QS || n % 8 != 0)
+        return 0;
+    for (i = 0; i < n; i += 8) {
+        const __m256 x = _mm256_loadu_ps(d->q + i);
+        /* ordered: NaN fails */
+        if (_mm256_movemask_ps(_mm256_cmp_ps(_mm256_and_ps(x, abs), lim, _CMP_LT_OQ)) != 0xff)
+            return 0;
+        _mm256_store_ps(qs + i, _mm256_mul_ps(x, u));
+    }
+    return 1;
+}
+
 /* HELIX_KV_PREFETCH (kvpf.c): software-l2 adds the far prefetch into L2 (hlx_kv_far_t; on
  * a Zen 4 core, 1M tokens: f32 89 -> 70 ms, bf16 70 -> 64, fp8 71 -> 65), auto times it
  * against software alone on long shards, hardware and software are this variant's software
@@ -640,8 +698,12 @@ static void hlx_attn_kb_avx2(const hlx_attn_desc_t *d)
     const int kwide = alias && BF == 2 && d->group > 4 && d->dk > 256 &&
                       d->dk <= HLX_KB2_WIDE_DK;
     const int share = BF == 2 && d->group > 4 && d->dk <= 256 && d->dv <= 256;
-    /* fp8 blocks without NaN through fp16 (hlx_kb2_fp8_type) */
-    const int fast8 = BF == 2 && !alias && !(_mm_getcsr() & 0x0040 /* DAZ */);
+    /* fp8 blocks without NaN as fp32 bits (type 4) with q scaled into qs, where that
+     * is exact, else through fp16 (type 3); 2 (none) under DAZ (hlx_kb2_fp8_type) */
+    float qs[HLX_KB2_QS] __attribute__((aligned(32)));
+    const int fast = BF != 2 || alias || (_mm_getcsr() & 0x0040 /* DAZ */) ? 2
+                     : hlx_kb2_fp8h_q(d, qs)                                ? 4
+                                                                            : 3;
     size_t pfstep, b, nblk = (d->len + HLX_KB2 - 1) / HLX_KB2;
     int h0, g0, g, e;
     float ku = 1.0f; /* the units of the scores in sc (fp8 type 3: 1 / HLX_FP8T_UNIT) */
@@ -672,13 +734,13 @@ static void hlx_attn_kb_avx2(const hlx_attn_desc_t *d)
          * b; several chunks take turns per block (it stays in L1/L2 for all of them) */
         for (g0 = 0; g0 < H && nblk > 0; g0 += 4) {
             const int G = H - g0 < 4 ? H - g0 : 4;
-            const float *qg = d->q + (size_t)(h0 + g0) * d->dk;
-            const int bt = kwide ? 0 : BF == 2 ? hlx_kb2_fp8_type(fast8, d->k, d->dk, NULL, 0,
+            const int bt = kwide ? 0 : BF == 2 ? hlx_kb2_fp8_type(fast, d->k, d->dk, NULL, 0,
                                                                 0, 0) : BF;
+            const float *qg = (bt == 4 ? qs : d->q) + (size_t)(h0 + g0) * d->dk;
             if (kwide && g0 == 0)
                 hlx_kb2_widen_fp8((const char *)d->k, d->dk, kf);
             if (H > 4 && share) /* the first chunk widens block 0's keys for all */
-                (g0 == 0 ? hlx_kb2_wtab[0][bt == 3][VA] : hlx_kb2_tab[0][0][0][G - 1])(
+                (g0 == 0 ? hlx_kb2_wtab[0][bt - 2][VA] : hlx_kb2_tab[0][0][0][G - 1])(
                     d, qg, g0 == 0 ? d->k : (const char *)kw, sc + (size_t)g0 * 16, 0, NULL, 0,
                     0, m, s, oh, NULL, NULL, 0, -1, NULL, kw, vw, 1.0f, 1.0f);
             else
@@ -717,12 +779,14 @@ static void hlx_attn_kb_avx2(const hlx_attn_desc_t *d)
             const char *pk = pf ? kb + 2 * kbb : NULL;
             const char *pv = pf ? (alias ? kb + kbb : vr + (BF ? 2 : 1) * HLX_KB2 * vsb) : NULL;
             /* the type this step reads the KV as (fp8: 3 where its blocks hold no NaN) */
-            const int bt = kwide ? 0 : BF == 2 ? hlx_kb2_fp8_type(fast8, kn, d->dk, vr, vsb,
+            const int bt = kwide ? 0 : BF == 2 ? hlx_kb2_fp8_type(fast, kn, d->dk, vr, vsb,
                                                                 nt, d->dv) : BF;
-            /* type 3 reads keys and values in units of 1 / HLX_FP8T_UNIT (the copies kw
-             * and vw too): the scores of kn come out in those units, and this block's p
-             * goes into the P.V in units of HLX_FP8T_UNIT */
-            const float vu = bt == 3 ? HLX_FP8T_UNIT : 1.0f;
+            /* types 3 and 4 read keys and values in units of 1 / HLX_FP8T_UNIT and
+             * 1 / HLX_FP8H_UNIT (the copies kw and vw too): the scores of kn come out in
+             * those units (type 4: in true units, its q scaled), and this block's p goes
+             * into the P.V in units of the factor */
+            const float vu = bt == 3 ? HLX_FP8T_UNIT : bt == 4 ? HLX_FP8H_UNIT : 1.0f;
+            const float *qb = bt == 4 ? qs : d->q;
             hlx_kv_far_t far;
             const hlx_kv_far_t *fp = H <= 8 ? hlx_kv_far_at(&far, mode, b, nblk, HLX_KB2, kb,
                                                              kbb, vr, vsb, alias, d->dk)
@@ -733,7 +797,7 @@ static void hlx_attn_kb_avx2(const hlx_attn_desc_t *d)
                 hlx_kb2_widen_fp8(kn, d->dk, kf);
             for (g0 = 0; g0 < H; g0 += 4) {
                 const int G = H - g0 < 4 ? H - g0 : 4;
-                const float *qg = d->q + (size_t)(h0 + g0) * d->dk;
+                const float *qg = qb + (size_t)(h0 + g0) * d->dk;
                 float *og = oh + (size_t)g0 * d->dv;
                 float *scg = sc + (size_t)g0 * 16;
                 const char *pkc = g0 == 0 ? pk : NULL, *pvc = g0 == 0 ? pv : NULL;
@@ -769,7 +833,7 @@ static void hlx_attn_kb_avx2(const hlx_attn_desc_t *d)
                         alias ? vr : (const char *)vw, (size_t)d->dv * 4, 16 * 4, m + g0,
                         s + g0, og, pkc, pvc, pfs, ksh, fpc, kw, vw, ku, vu);
                 else if (H > 4 && share)
-                    (d128 ? hlx_kb2_wtab128[F][bt == 3] : hlx_kb2_wtab[F][bt == 3][VA])(
+                    (d128 ? hlx_kb2_wtab128[F][bt - 2] : hlx_kb2_wtab[F][bt - 2][VA])(
                         d, qg, kn, scg, nt, vr, vts, vcs, m + g0, s + g0, og, pkc, pvc, pfs,
                         ksh, fpc, kw, vw, ku, vu);
                 else if (d128)
@@ -780,7 +844,7 @@ static void hlx_attn_kb_avx2(const hlx_attn_desc_t *d)
                         d, qg, kwide && kn ? (const char *)kf : kn, scg, nt, vr, vts, vcs,
                         m + g0, s + g0, og, pkc, pvc, pfs, ksh, fpc, kw, vw, ku, vu);
             }
-            ku = vu;
+            ku = bt == 3 ? HLX_FP8T_UNIT : 1.0f;
             if (tune && (b + 1) % HLX_KB2_SEG == 0)
                 mode = hlx_kv_tune_next(&tn, (b + 1) / HLX_KB2_SEG);
         }

@@ -172,7 +172,9 @@ const char *hlx_kernels_fp8_widening(const char *variant)
 {
     if (variant == NULL || (strcmp(variant, "avx512") && strcmp(variant, "avx2")))
         return "exact";
-    return !strcmp(variant, "avx512") && hlx_kernels_fp8_vbmi() ? "lookup" : "fp16";
+    if (!strcmp(variant, "avx2"))
+        return "fp32-bits";
+    return hlx_kernels_fp8_vbmi() ? "lookup" : "fp16";
 }
 
 atomic_int hlx_kv_prefetch_pick = -1;

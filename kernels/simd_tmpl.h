@@ -27,8 +27,9 @@
  * 3 fp8 e4m3 widened another way by the ISA file that defines HLX_V_PAIR_FP8T and
  * hlx_v_pair_fp8t / hlx_v_pair2_fp8t: avx512.c by table lookups (blocked path; its own
  * element order), avx2.c through fp16 for blocks without NaN (natural order, 2^-8 of the
- * value: the caller scales scores and p back); 4 (avx512.c, HLX_V_PAIR_FP8H and
- * hlx_v_pair_fp8h) what avx2.c's 3 is, where 3 is taken by the lookups. */
+ * value: the caller scales scores and p back); 4 (HLX_V_PAIR_FP8H and hlx_v_pair_fp8h):
+ * avx512.c what avx2.c's 3 is, where 3 is taken by the lookups; avx2.c blocks without NaN
+ * as fp32 bit patterns, 2^-120 of the value (the caller scales q and p). */
 #ifndef HLX_V_PAIR_FP8T /* no KV type 3 in this ISA file */
 #define hlx_v_pair_fp8t hlx_v_pair_fp8
 #endif

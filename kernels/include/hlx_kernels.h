@@ -344,9 +344,11 @@ int hlx_kernels_w_packed(void);
  * integer weights"). */
 int hlx_kernels_w_packed_for(const hlx_kernels_t *k);
 /* How the named variant's attention widens fp8 KV: "lookup" (avx512 where the CPU has
- * AVX512_VBMI and HELIX_FP8_LOOKUP is 1: byte tables), "fp16" (avx512 otherwise, and avx2:
- * blocks without NaN bytes through fp16, the others exactly by arithmetic), "exact" (the
- * others, amx's row kernel included: arithmetic on every element). */
+ * AVX512_VBMI and HELIX_FP8_LOOKUP is 1: byte tables), "fp16" (avx512 otherwise: blocks
+ * without NaN bytes through fp16, the others exactly by arithmetic), "fp32-bits" (avx2:
+ * blocks without NaN bytes as fp32 bit patterns with q scaled by 2^120 where every |q| <
+ * 256, through fp16 past that, the others exactly by arithmetic), "exact" (the others,
+ * amx's row kernel included: arithmetic on every element). */
 const char *hlx_kernels_fp8_widening(const char *variant);
 
 /* The same for a KV cache of kv_dtype: auto takes the best variant for that type (where

@@ -10,6 +10,9 @@
 #include <getopt.h>
 #include <stdatomic.h>
 #include <time.h>
+#if defined(__x86_64__) || defined(__i386__)
+#include <xmmintrin.h>
+#endif
 
 /* Stated tolerances (variant vs reference, both fp32 accumulation in different orders;
  * attention: variant vs the fp64 answer):
@@ -179,6 +182,12 @@ static void kt_check_attn(const hlx_kernels_t *var, kt_rng_t *r, int quick)
     kt_attn_case(var, r, 3, 96, 64, 32 * 5 + 7, HLX_DTYPE_FP8, 1.0);
     kt_attn_case(var, r, 8, 160, 96, 100, HLX_DTYPE_FP8, 1e-3);
     kt_attn_case(var, r, 1, 32, 32, 64, HLX_DTYPE_FP8, 2.0);
+    /* avx2 reads fp8 blocks as fp32 bits with q scaled by 2^120 where every |q| < 256 and
+     * the group's q fits 16 x 256 floats, else through fp16: q up to 250 (scaled, the
+     * products still exact), q past 256 and a group of 17 x 256 (through fp16) */
+    kt_attn_case(var, r, 8, 128, 128, 300, HLX_DTYPE_FP8, 250.0);
+    kt_attn_case(var, r, 8, 128, 128, 300, HLX_DTYPE_FP8, 600.0);
+    kt_attn_case(var, r, 17, 256, 128, 100, HLX_DTYPE_FP8, 2.0);
     /* long sequence with GQA group 8 */
     kt_attn_case(var, r, 8, 128, 128, quick ? 3000 : 20000, HLX_DTYPE_BF16, 3.0);
     /* shards long enough for HELIX_KV_PREFETCH=auto (the default) to time its prefetch
@@ -232,17 +241,18 @@ static void kt_check_fp8_all(const hlx_kernels_t *var)
     int i, pass, bad, len;
 
     /* pass 0: every byte; pass 1: the NaN bytes replaced by 0, so a variant that widens
-     * blocks without NaN another way (avx2, avx512 without the lookups: through fp16)
-     * decodes the other 254 by it */
+     * blocks without NaN another way (avx2: as fp32 bits; avx512 without the lookups:
+     * through fp16) decodes the other 254 by it; pass 2: as pass 1 with one |q| past 256
+     * (avx2: through fp16; zero keys, so o = v still) */
     for (len = 1; len <= KT_FP8_TOK; len += KT_FP8_TOK - 1)
-        for (pass = 0; pass < 2; pass++) {
+        for (pass = 0; pass < 3; pass++) {
             for (i = 0; i < KT_FP8_TOK * 256; i++) {
                 const int b = i % 256, nan_row = len > 1 ? 37 : 0;
                 kk[i] = 0;
                 vv[i] = (pass || i / 256 != nan_row) && (b & 0x7f) == 0x7f ? 0 : (uint8_t)b;
             }
             for (i = 0; i < 256; i++)
-                q[i] = 1.0f;
+                q[i] = i == 5 && pass == 2 ? -300.0f : 1.0f;
             d.len = (size_t)len;
             d.k = kl = kt_kv_relayout(kk, HLX_DTYPE_FP8, 256, 256, (size_t)len,
                                       var->kv_layout.k_block, var->kv_layout.k_chunk);
@@ -258,8 +268,75 @@ static void kt_check_fp8_all(const hlx_kernels_t *var)
             }
             kt_report(var->name, "fp8 decode", bad == 0,
                       "%d of 256 byte values decoded wrongly over %d tokens%s", bad, len,
-                      pass ? " (no NaN among them)" : "");
+                      pass == 2 ? " (no NaN among them, a query element of -300)"
+                      : pass    ? " (no NaN among them)" : "");
         }
+}
+
+/* avx2's three ways to read fp8 KV give the same bits: blocks without NaN as fp32 bits
+ * (type 4, every |q| < 256) or through fp16 (type 3, a larger q), each against the exact
+ * widening (type 2), which the variant takes throughout when the MXCSR has
+ * denormals-are-zero set. Group 8 (two head chunks sharing the widened copies) and 3, a
+ * partial last block; key dimension 5 is zero in every token so that a q of 300 there
+ * (type 3) leaves the scores small: no subnormal p, which DAZ would read as 0. */
+static void kt_check_fp8_types(const hlx_kernels_t *var, kt_rng_t *r)
+{
+#if defined(__x86_64__) || defined(__i386__)
+    enum { KT_T = 100, KT_D = 128, KT_G = 8 };
+    static uint8_t kk[KT_T * KT_D], vv[KT_T * KT_D];
+    float q[KT_G * KT_D], o[2][KT_G * KT_D], lse[2][KT_G];
+    hlx_attn_desc_t d = { .dk = KT_D, .dv = KT_D, .len = KT_T, .kv_dtype = HLX_DTYPE_FP8,
+                          .q = q, .k_stride = KT_D, .v_stride = KT_D,
+                          .scale = 0.0883883476f };
+    const unsigned csr = _mm_getcsr();
+    void *kl, *vl;
+    int i, big, run, g, bad;
+
+    if (strcmp(var->name, "avx2") != 0)
+        return;
+    for (i = 0; i < KT_T * KT_D; i++) { /* every byte but the NaNs 0x7f, 0xff */
+        uint8_t b = (uint8_t)kt_next(r);
+        kk[i] = i % KT_D == 5 ? 0 : (b & 0x7f) == 0x7f ? 0x3f : b;
+        b = (uint8_t)kt_next(r);
+        vv[i] = (b & 0x7f) == 0x7f ? 0x3f : b;
+    }
+    /* keys over 448 in magnitude give scores of several hundred: scale the bytes' exponent
+     * down to at most 2^2 (|k| <= 7.5) */
+    for (i = 0; i < KT_T * KT_D; i++)
+        if (((kk[i] >> 3) & 0xf) > 9)
+            kk[i] = (uint8_t)((kk[i] & 0x87) | (9 << 3));
+    kl = kt_kv_relayout(kk, HLX_DTYPE_FP8, KT_D, KT_D, KT_T, var->kv_layout.k_block,
+                        var->kv_layout.k_chunk);
+    vl = kt_kv_relayout(vv, HLX_DTYPE_FP8, KT_D, KT_D, KT_T, var->kv_layout.v_block,
+                        var->kv_layout.v_chunk);
+    d.k = kl;
+    d.v = vl;
+    for (big = 0; big < 2; big++)
+        for (g = 3; g <= KT_G; g += KT_G - 3) {
+            d.group = g;
+            for (i = 0; i < g * KT_D; i++)
+                q[i] = i % KT_D == 5 && big ? 300.0f : (float)kt_unif(r, -0.5, 0.5);
+            for (run = 0; run < 2; run++) { /* run 1: DAZ, type 2 */
+                d.o = o[run];
+                d.lse = lse[run];
+                _mm_setcsr(run ? csr | 0x0040 : csr & ~0x0040u);
+                var->attn(&d);
+                _mm_setcsr(csr);
+            }
+            for (i = 0, bad = 0; i < g * KT_D; i++)
+                bad += memcmp(&o[0][i], &o[1][i], sizeof(float)) != 0;
+            for (i = 0; i < g; i++)
+                bad += memcmp(&lse[0][i], &lse[1][i], sizeof(float)) != 0;
+            kt_report(var->name, "fp8 types", bad == 0,
+                      "group %d, %s: %d of %d outputs differ from the exact widening's bits",
+                      g, big ? "a |q| of 300 (through fp16)" : "|q| < 256 (as fp32 bits)",
+                      bad, g * (KT_D + 1));
+        }
+    free(kl);
+    free(vl);
+#else
+    (void)var, (void)r;
+#endif
 }
 
 static void kt_check_merge(const hlx_kernels_t *ref, const hlx_kernels_t *var, kt_rng_t *r)
@@ -1015,6 +1092,7 @@ int main(int argc, char **argv)
         int before = kt_fails;
         kt_check_attn(&vars[i], &r, quick);
         kt_check_fp8_all(&vars[i]);
+        kt_check_fp8_types(&vars[i], &r);
         kt_check_merge(&ref, &vars[i], &r);
         kt_check_elem(&ref, &vars[i], &r);
         kt_check_argmax(&ref, &vars[i], &r);

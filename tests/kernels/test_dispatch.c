@@ -99,7 +99,7 @@ int main(void)
     KT_EXPECT(!strcmp(hlx_kernels_fp8_widening("scalar"), "exact") &&
              !strcmp(hlx_kernels_fp8_widening("amx"), "exact") &&
              !strcmp(hlx_kernels_fp8_widening(NULL), "exact") &&
-             !strcmp(hlx_kernels_fp8_widening("avx2"), "fp16"), "fp8 widening of scalar, amx, "
+             !strcmp(hlx_kernels_fp8_widening("avx2"), "fp32-bits"), "fp8 widening of scalar, amx, "
              "avx2: %s %s %s", hlx_kernels_fp8_widening("scalar"),
              hlx_kernels_fp8_widening("amx"), hlx_kernels_fp8_widening("avx2"));
 #if defined(__x86_64__) || defined(__i386__)
