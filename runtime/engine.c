@@ -212,7 +212,8 @@ static int hlx_wload_group(int K, int N, size_t es)
     return g >= (size_t)N ? N : (int)g;
 }
 
-size_t hlx_engine_wload_scratch(int K, int N, size_t es)
+/* The host scratch hlx_engine_wload uses for K x N elements of es bytes (0: none). */
+static size_t hlx_engine_wload_scratch(int K, int N, size_t es)
 {
     if (K <= 0 || N <= 0 || es == 0)
         return 0;
@@ -1188,7 +1189,7 @@ hlx_status_t hlx_engine_wq_count(hlx_engine_t *eng, int K, int N, const hlx_wpar
                                  int nparts, uint64_t *w, uint64_t *scratch)
 {
     hlx_wload_job_t job = { 0 };
-    const int T = eng->threads > 1 ? eng->threads : 1;
+    const int T = hlx_pool_size(eng->be.pool); /* the threads the load reads on */
     size_t bytes = 0;
     uint64_t s;
     hlx_status_t st;
@@ -1383,7 +1384,7 @@ static int hlx_engine_wlayout_extra(const hlx_engine_t *eng, uint64_t *w, uint64
             continue;
         s = hlx_engine_wload_scratch((int)mat[i][0], (int)mat[i][1], eng->w_esize);
         big = s > big ? s : big;
-        /* (one scratch per thread of the rank, hlx_engine_wload) */
+        /* (one scratch per thread of the rank's pool, hlx_engine_wload) */
         /* the padding: p less the row-major bytes, per matrix */
         pad = (uint64_t)p - mat[i][0] * mat[i][1] * (uint64_t)eng->w_esize;
         if ((uint64_t)p < mat[i][0] * mat[i][1] * (uint64_t)eng->w_esize ||
@@ -1391,7 +1392,7 @@ static int hlx_engine_wlayout_extra(const hlx_engine_t *eng, uint64_t *w, uint64
             return 0;
     }
     *scratch = big;
-    return hlx_mul(scratch, eng->threads > 1 ? (uint64_t)eng->threads : 1) && hlx_add(w, add);
+    return hlx_mul(scratch, (uint64_t)hlx_pool_size(eng->be.pool)) && hlx_add(w, add);
 }
 
 /* Bytes this rank needs (weights, KV shard, buffers); HLX_ERR_INVALID with the sizes when

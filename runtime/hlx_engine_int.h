@@ -255,8 +255,6 @@ hlx_status_t hlx_engine_wload(hlx_engine_t *eng, void **w_p, int K, int N,
  * threads. HLX_ERR_INVALID on overflow; the message in eng->errmsg. */
 hlx_status_t hlx_engine_wq_count(hlx_engine_t *eng, int K, int N, const hlx_wpart_t *parts,
                                  int nparts, uint64_t *w, uint64_t *scratch);
-/* The host scratch hlx_engine_wload uses for K x N elements of es bytes (0: none). */
-size_t       hlx_engine_wload_scratch(int K, int N, size_t es);
 void         hlx_be_free(hlx_engine_t *eng, void *p);
 /* The phase clock on the device queue (dev_clock): a mark starting phase ph (-1: none);
  * nothing on the host's clock. A mark that fails is kept in clock_st for the step's end. */
