@@ -1250,9 +1250,7 @@ static hlx_status_t hlx_engine_wq_weights(hlx_engine_t *eng, uint64_t *w, uint64
         return HLX_ERR_INVALID;
     }
     *w = 0, *scratch = 0;
-    memset(&ml, 0, sizeof(ml));
-    if (m->experts > 0) /* as hlx_moe_build lays them out */
-        hlx_moe_layout_init(m, L->n, eng->cfg.ep > 0 ? eng->cfg.ep : 1, L->rank, &ml);
+    hlx_moe_rank_layout(eng, &ml); /* as hlx_moe_build lays them out */
     for (l = 0; l < m->layers && st == HLX_OK; l++) {
         hlx_engine_layer_parts(eng, l, qkv, &wo, gu, &down);
         if (m->attn == HLX_ATTN_GQA)
@@ -1347,9 +1345,7 @@ static int hlx_engine_wlayout_extra(const hlx_engine_t *eng, uint64_t *w, uint64
     hlx_moe_layout_t ml;
     uint64_t moe, cc, sc, ec;
 
-    memset(&ml, 0, sizeof(ml));
-    if (m->experts > 0)
-        hlx_moe_layout_init(m, L->n, eng->cfg.ep, L->rank, &ml);
+    hlx_moe_rank_layout(eng, &ml);
     moe = m->experts > 0 ? (uint64_t)(m->layers - dense) : 0;
     cc = (uint64_t)ml.col_count, sc = (uint64_t)ml.shared_count;
     ec = moe * (uint64_t)ml.expert_count; /* < 2^31 x 2^31 */
@@ -1458,7 +1454,7 @@ static hlx_status_t hlx_engine_bytes(hlx_engine_t *eng, uint64_t *need_p, char *
         ok = ok && hlx_mul(&t, H) && hlx_add(&w, t);
         if (m->experts > 0) { /* this rank's MoE slices */
             hlx_moe_layout_t ml;
-            hlx_moe_layout_init(m, L->n, eng->cfg.ep, L->rank, &ml);
+            hlx_moe_rank_layout(eng, &ml);
             t = hlx_moe_rank_bytes(m, &ml, eng->w_esize);
             ok = ok && t != UINT64_MAX && hlx_add(&w, t);
         }

@@ -26,6 +26,9 @@ hlx_status_t hlx_moe_check_ep(const hlx_model_t *m, const char *what, int ep, in
 /* The layout of rank (0 <= rank < n) for EP width ep (hlx_moe_check_ep first). */
 void         hlx_moe_layout_init(const hlx_model_t *m, int n, int ep, int rank,
                                  hlx_moe_layout_t *ml);
+/* This engine rank's layout (its N ranks, EP width and rank; all zero for a model without
+ * routed experts): the one hlx_moe_build loads and the start-up memory check counts. */
+void         hlx_moe_rank_layout(const hlx_engine_t *eng, hlx_moe_layout_t *ml);
 /* Bytes of MoE weights one rank of this layout allocates over all MoE layers (router and
  * correction bias in f32, shared and routed slices in w_esize bytes); 0 when the model
  * has no MoE layer, UINT64_MAX when the product overflows. */

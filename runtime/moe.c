@@ -63,6 +63,16 @@ void hlx_moe_layout_init(const hlx_model_t *m, int n, int ep, int rank, hlx_moe_
     ml->shared_count = (int)(fs * (rank + 1) / n) - ml->shared_first;
 }
 
+void hlx_moe_rank_layout(const hlx_engine_t *eng, hlx_moe_layout_t *ml)
+{
+    /* cfg.ep is at least 1 from hlx_engine_validate on (the flag, HELIX_EP or 1, checked
+     * by hlx_moe_check_ep) */
+    if (eng->m.experts > 0)
+        hlx_moe_layout_init(&eng->m, eng->lay.n, eng->cfg.ep, eng->lay.rank, ml);
+    else
+        memset(ml, 0, sizeof(*ml));
+}
+
 uint64_t hlx_moe_rank_bytes(const hlx_model_t *m, const hlx_moe_layout_t *ml, size_t w_esize)
 {
     uint64_t H = (uint64_t)m->hidden, E = (uint64_t)m->experts, per, t;
@@ -369,8 +379,7 @@ hlx_status_t hlx_moe_build(hlx_engine_t *eng)
         return HLX_OK;
     if ((moe = eng->moe = calloc(1, sizeof(*moe))) == NULL)
         return HLX_ERR_NOMEM;
-    hlx_moe_layout_init(m, eng->lay.n, eng->cfg.ep > 0 ? eng->cfg.ep : 1, eng->lay.rank,
-                        &moe->lay);
+    hlx_moe_rank_layout(eng, &moe->lay);
     moe->nl    = m->layers - m->dense_layers;
     moe->cmax = (size_t)(moe->lay.col_count > moe->lay.shared_count ? moe->lay.col_count
                                                                      : moe->lay.shared_count);
