@@ -49,8 +49,12 @@ typedef struct hlx_mla {
  * first kv_lora elements of the key row: one cache) and kv_lora (the latent). */
 void hlx_mla_kv_dims(const hlx_model_t *m, int *kv_dk, int *kv_dv, int *xdv);
 
-/* Weight elements of one layer's MLA projections on a rank of layout L (for the memory
- * estimate; saturates at UINT64_MAX). */
+/* K x N of one layer's q_a (N 0 without q_lora_rank), q_b (or q) and kv_a, whole on every
+ * rank: the one table the load, the packed count and the memory estimate size them by. */
+void hlx_mla_proj_shapes(const hlx_model_t *m, int64_t shape[3][2]);
+/* Weight elements of one layer's MLA weights on a rank of layout L, held unpacked: those
+ * projections and the absorbed W_UK and W_UV (for the memory estimate; UINT64_MAX on
+ * overflow). */
 uint64_t hlx_mla_weight_elems(const hlx_model_t *m, const hlx_layout_t *L);
 /* Adds to *w the bytes of layer l's q_a (where the model has it), q_b (or q) and kv_a as
  * held when the weights are kept packed (eng->wq; hlx_engine_wq_count), and raises

@@ -43,15 +43,25 @@ uint64_t hlx_mla_absorbed_elems(const hlx_model_t *m, const hlx_layout_t *L)
     return ok ? n : UINT64_MAX;
 }
 
+void hlx_mla_proj_shapes(const hlx_model_t *m, int64_t shape[3][2])
+{
+    const int64_t H = m->hidden, ql = m->q_lora_rank,
+                  qc = (int64_t)m->q_heads * ((int64_t)m->qk_nope_dim + m->qk_rope_dim);
+
+    shape[0][0] = H, shape[0][1] = ql;
+    shape[1][0] = ql > 0 ? ql : H, shape[1][1] = qc;
+    shape[2][0] = H, shape[2][1] = (int64_t)m->kv_lora_rank + m->qk_rope_dim;
+}
+
 uint64_t hlx_mla_weight_elems(const hlx_model_t *m, const hlx_layout_t *L)
 {
-    uint64_t H = (uint64_t)m->hidden, Q = (uint64_t)m->q_heads, r = (uint64_t)m->kv_lora_rank;
-    uint64_t ql = (uint64_t)m->q_lora_rank, qk = (uint64_t)(m->qk_nope_dim + m->qk_rope_dim);
     uint64_t n = hlx_mla_absorbed_elems(m, L);
-    int ok = n != UINT64_MAX && (ql > 0 ? hlx_mla_mad(&n, H, ql, 1) && hlx_mla_mad(&n, ql, Q, qk)
-                                        : hlx_mla_mad(&n, H, Q, qk));
+    int64_t shape[3][2];
+    int i, ok = n != UINT64_MAX;
 
-    ok = ok && hlx_mla_mad(&n, H, r + (uint64_t)m->qk_rope_dim, 1);
+    hlx_mla_proj_shapes(m, shape);
+    for (i = 0; i < 3 && ok; i++)
+        ok = hlx_mla_mad(&n, (uint64_t)shape[i][0], (uint64_t)shape[i][1], 1);
     return ok ? n : UINT64_MAX;
 }
 
@@ -92,13 +102,13 @@ static hlx_status_t hlx_mla_read(hlx_engine_t *eng, int l, const char *what, int
  * q_lora_rank), q_b (or q), kv_a. */
 static void hlx_mla_parts(const hlx_model_t *m, int l, hlx_wpart_t p[3])
 {
-    const int64_t H = m->hidden, ql = m->q_lora_rank,
-                  qc = (int64_t)m->q_heads * (m->qk_nope_dim + m->qk_rope_dim),
-                  kva = (int64_t)m->kv_lora_rank + m->qk_rope_dim;
+    const int64_t ql = m->q_lora_rank;
+    int64_t shape[3][2];
+    int i;
 
-    p[0] = (hlx_wpart_t){ .rows = H, .cols = ql, .nc = ql };
-    p[1] = (hlx_wpart_t){ .rows = ql > 0 ? ql : H, .cols = qc, .nc = qc };
-    p[2] = (hlx_wpart_t){ .rows = H, .cols = kva, .nc = kva };
+    hlx_mla_proj_shapes(m, shape);
+    for (i = 0; i < 3; i++)
+        p[i] = (hlx_wpart_t){ .rows = shape[i][0], .cols = shape[i][1], .nc = shape[i][1] };
     snprintf(p[0].name, sizeof(p[0].name), "model.layers.%d.self_attn.q_a_proj.weight", l);
     snprintf(p[1].name, sizeof(p[1].name), "model.layers.%d.self_attn.%s.weight", l,
              ql > 0 ? "q_b_proj" : "q_proj");
