@@ -1183,7 +1183,56 @@ static int hlx_add(uint64_t *acc, uint64_t v)
     return !__builtin_add_overflow(*acc, v, acc);
 }
 
-static int hlx_engine_wlayout_extra(const hlx_engine_t *eng, uint64_t *w, uint64_t *scratch);
+/* The projection matrices a rank holds, by kind: K rows, N columns and how many of them
+ * (N or the count 0: none of the kind), as hlx_engine_build, hlx_mla_create and
+ * hlx_moe_build read them. */
+typedef struct hlx_wshape {
+    uint64_t K, N, count;
+} hlx_wshape_t;
+
+#define HLX_WSHAPES 12
+
+static void hlx_engine_wshapes(const hlx_engine_t *eng, hlx_wshape_t s[HLX_WSHAPES])
+{
+    const hlx_model_t *m = &eng->m;
+    const hlx_layout_t *L = &eng->lay;
+    const uint64_t H = (uint64_t)m->hidden, Fc = (uint64_t)L->ffn_count,
+                   nl = (uint64_t)m->layers, dense = (uint64_t)m->dense_layers;
+    const int mla = m->attn == HLX_ATTN_MLA;
+    int64_t ms[3][2] = { { 0 } };
+    hlx_moe_layout_t ml;
+    uint64_t moe, cc, sc, ec;
+    int i;
+
+    hlx_moe_rank_layout(eng, &ml);
+    moe = m->experts > 0 ? nl - dense : 0;
+    cc = (uint64_t)ml.col_count, sc = (uint64_t)ml.shared_count;
+    ec = moe * (uint64_t)ml.expert_count; /* < 2^31 x 2^31 */
+    if (mla) /* q_a, q_b (or q), kv_a */
+        hlx_mla_proj_shapes(m, ms);
+    s[0] = (hlx_wshape_t){ H, mla ? 0 : (uint64_t)eng->qkv_cols, nl };
+    s[1] = (hlx_wshape_t){ (uint64_t)L->q_slice * (uint64_t)m->v_head_dim, H, nl };
+    s[2] = (hlx_wshape_t){ H, 2 * Fc, dense };
+    s[3] = (hlx_wshape_t){ Fc, H, dense };
+    s[4] = (hlx_wshape_t){ H, (uint64_t)L->vocab_count, 1 };
+    for (i = 0; i < 3; i++)
+        s[5 + i] = (hlx_wshape_t){ (uint64_t)ms[i][0], (uint64_t)ms[i][1], nl };
+    s[8] = (hlx_wshape_t){ H, 2 * cc, ec }; /* each routed expert's slice, */
+    s[9] = (hlx_wshape_t){ cc, H, ec };
+    s[10] = (hlx_wshape_t){ H, 2 * sc, moe }; /* the shared experts' */
+    s[11] = (hlx_wshape_t){ sc, H, moe };
+}
+
+/* Whether every matrix's rows and columns fit the int the engine's matrices take. */
+static int hlx_engine_wshapes_fit(const hlx_wshape_t s[HLX_WSHAPES])
+{
+    int i;
+
+    for (i = 0; i < HLX_WSHAPES; i++)
+        if (s[i].count > 0 && s[i].N > 0 && (s[i].K > INT_MAX || s[i].N > INT_MAX))
+            return 0;
+    return 1;
+}
 
 hlx_status_t hlx_engine_wq_count(hlx_engine_t *eng, int K, int N, const hlx_wpart_t *parts,
                                  int nparts, uint64_t *w, uint64_t *scratch)
@@ -1236,6 +1285,7 @@ static hlx_status_t hlx_engine_wq_weights(hlx_engine_t *eng, uint64_t *w, uint64
     const hlx_layout_t *L = &eng->lay;
     const uint64_t H = (uint64_t)m->hidden, dv = (uint64_t)m->v_head_dim;
     hlx_wpart_t qkv[3], wo, gu[2], down, head = hlx_engine_head_part(eng);
+    hlx_wshape_t shapes[HLX_WSHAPES];
     hlx_moe_layout_t ml;
     hlx_status_t st = HLX_OK;
     uint64_t t;
@@ -1243,13 +1293,12 @@ static hlx_status_t hlx_engine_wq_weights(hlx_engine_t *eng, uint64_t *w, uint64
 
     *w = 0, *scratch = 0;
     /* every matrix's rows and columns within int, as the unpacked count requires */
-    if (!hlx_engine_wlayout_extra(eng, w, scratch)) {
-        snprintf(eng->errmsg, sizeof(eng->errmsg), "sizes overflow: a projection's rows, "
-                 "columns or bytes on this rank exceed what the engine's matrices take "
-                 "(2^31 - 1 rows or columns)");
+    hlx_engine_wshapes(eng, shapes);
+    if (!hlx_engine_wshapes_fit(shapes)) {
+        snprintf(eng->errmsg, sizeof(eng->errmsg), "sizes overflow: a projection's rows or "
+                 "columns on this rank exceed what the engine's matrices take (2^31 - 1)");
         return HLX_ERR_INVALID;
     }
-    *w = 0, *scratch = 0;
     hlx_moe_rank_layout(eng, &ml); /* as hlx_moe_build lays them out */
     for (l = 0; l < m->layers && st == HLX_OK; l++) {
         hlx_engine_layer_parts(eng, l, qkv, &wo, gu, &down);
@@ -1336,55 +1385,30 @@ static int hlx_kv_alloc_bytes(const hlx_engine_t *eng, int64_t cap, int d, int b
  * one per thread where they share the reading). 0 on overflow. */
 static int hlx_engine_wlayout_extra(const hlx_engine_t *eng, uint64_t *w, uint64_t *scratch)
 {
-    const hlx_model_t *m = &eng->m;
-    const hlx_layout_t *L = &eng->lay;
-    const uint64_t H = (uint64_t)m->hidden, Fc = (uint64_t)L->ffn_count;
-    const uint64_t ql = (uint64_t)m->q_lora_rank,
-                   qk = (uint64_t)m->qk_nope_dim + (uint64_t)m->qk_rope_dim;
-    const int mla = m->attn == HLX_ATTN_MLA, dense = m->dense_layers;
-    hlx_moe_layout_t ml;
-    uint64_t moe, cc, sc, ec;
-
-    hlx_moe_rank_layout(eng, &ml);
-    moe = m->experts > 0 ? (uint64_t)(m->layers - dense) : 0;
-    cc = (uint64_t)ml.col_count, sc = (uint64_t)ml.shared_count;
-    ec = moe * (uint64_t)ml.expert_count; /* < 2^31 x 2^31 */
-    /* K, N, how many of them */
-    const uint64_t mat[][3] = {
-        { H, mla ? 0 : (uint64_t)eng->qkv_cols, (uint64_t)m->layers },
-        { (uint64_t)L->q_slice * (uint64_t)m->v_head_dim, H, (uint64_t)m->layers },
-        { H, 2 * Fc, (uint64_t)dense },
-        { Fc, H, (uint64_t)dense },
-        { H, (uint64_t)L->vocab_count, 1 },
-        { H, mla ? ql : 0, (uint64_t)m->layers },
-        { ql > 0 ? ql : H, mla ? (uint64_t)m->q_heads * qk : 0, (uint64_t)m->layers },
-        { H, mla ? (uint64_t)m->kv_lora_rank + (uint64_t)m->qk_rope_dim : 0,
-          (uint64_t)m->layers },
-        { H, 2 * cc, ec }, { cc, H, ec }, /* each routed expert's slice, */
-        { H, 2 * sc, moe }, { sc, H, moe }, /* the shared experts' */
-    };
-    uint64_t big = 0, add = 0, pad;
+    hlx_wshape_t mat[HLX_WSHAPES];
+    uint64_t big = 0, add = 0, pad, rm;
     size_t i, p, s;
     hlx_dtype_t t;
 
-    for (i = 0; i < sizeof(mat) / sizeof(mat[0]); i++) {
-        if (mat[i][2] == 0 || mat[i][1] == 0)
+    hlx_engine_wshapes(eng, mat);
+    if (!hlx_engine_wshapes_fit(mat))
+        return 0;
+    for (i = 0; i < HLX_WSHAPES; i++) {
+        if (mat[i].count == 0 || mat[i].N == 0)
             continue;
-        if (mat[i][0] > INT_MAX || mat[i][1] > INT_MAX) /* the engine's matrices are int */
-            return 0;
         t = eng->w_dtype;
-        if (eng->be.ops->weights_layout(&eng->be, &t, (int)mat[i][0], (int)mat[i][1], &p) !=
+        if (eng->be.ops->weights_layout(&eng->be, &t, (int)mat[i].K, (int)mat[i].N, &p) !=
             HLX_OK)
             return 0;
         if (t == eng->w_dtype) /* row-major: no padding, read in place */
             continue;
-        s = hlx_engine_wload_scratch((int)mat[i][0], (int)mat[i][1], eng->w_esize);
+        s = hlx_engine_wload_scratch((int)mat[i].K, (int)mat[i].N, eng->w_esize);
         big = s > big ? s : big;
         /* (one scratch per thread of the rank's pool, hlx_engine_wload) */
         /* the padding: p less the row-major bytes, per matrix */
-        pad = (uint64_t)p - mat[i][0] * mat[i][1] * (uint64_t)eng->w_esize;
-        if ((uint64_t)p < mat[i][0] * mat[i][1] * (uint64_t)eng->w_esize ||
-            !hlx_mul(&pad, mat[i][2]) || !hlx_add(&add, pad))
+        rm = mat[i].K * mat[i].N * (uint64_t)eng->w_esize;
+        pad = (uint64_t)p - rm;
+        if ((uint64_t)p < rm || !hlx_mul(&pad, mat[i].count) || !hlx_add(&add, pad))
             return 0;
     }
     *scratch = big;
