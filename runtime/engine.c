@@ -242,6 +242,7 @@ typedef struct hlx_wload_job {
     int64_t            group;
     int32_t           *gtab;
     int64_t           *grow;
+    int                ao_differ; /* act order whose fused parts' groups differ: plain */
 } hlx_wload_job_t;
 
 /* Columns [n0, n1) of a matrix kept packed: each part's codes, then its zero points and
@@ -329,7 +330,8 @@ int hlx_engine_wq_can(const hlx_engine_t *eng)
 /* Act order: the group of each of the K rows of every part (HLX_CKPT_QGROUP, rows [r0,
  * r0 + K)), which must agree (as GPTQ's fused projections' do: one input, one order), into
  * j->gtab, numbered in the groups' order over the ones the rows use, and each one's first
- * row into j->grow, j->Gk of them; j->gtab NULL where the parts disagree. */
+ * row into j->grow, j->Gk of them; j->gtab NULL and j->ao_differ set where the parts
+ * disagree. */
 static hlx_status_t hlx_engine_wq_groups(hlx_engine_t *eng, const hlx_wpart_t *parts,
                                          int nparts, int K, hlx_wload_job_t *j)
 {
@@ -368,12 +370,7 @@ static hlx_status_t hlx_engine_wq_groups(hlx_engine_t *eng, const hlx_wpart_t *p
             j->grow[j->gtab[k]] = k;
         }
     }
-    if (st == HLX_OK && !same && !eng->wq_ao_warned && eng->info.rank == 0) {
-        eng->wq_ao_warned = 1; /* once: every layer's fused matrices are alike */
-        hlx_warn("%s and the parts fused with it have different act-order groups (g_idx): "
-                 "such matrices are held in bf16, not packed (as the start-up memory check "
-                 "counted them)", parts[0].name);
-    }
+    j->ao_differ = st == HLX_OK && !same; /* said by the load, not by a count */
     if (st != HLX_OK || !same) {
         free(j->gtab);
         free(j->grow);
@@ -497,6 +494,14 @@ static hlx_status_t hlx_engine_wload_job(hlx_engine_t *eng, void **w_p, int K, i
     if (eng->wq) { /* every matrix an hlx_wq_t: packed where its parts allow it */
         if ((st = hlx_engine_wq_size(eng, parts, nparts, K, N, job, &bytes)) != HLX_OK)
             return st;
+        /* here, as it is loaded, not where the start-up check counts it; once: every
+         * layer's fused matrices are alike */
+        if (job->ao_differ && !eng->wq_ao_warned && eng->info.rank == 0) {
+            eng->wq_ao_warned = 1;
+            hlx_warn("%s and the parts fused with it have different act-order groups "
+                     "(g_idx): such matrices are held in bf16, not packed (as the start-up "
+                     "memory check counted them)", parts[0].name);
+        }
         t = (hlx_dtype_t)(HLX_W_Q | hlx_w_s16_of(dt));
         st = bytes > 0 ? HLX_OK : HLX_ERR_INVALID;
     } else {

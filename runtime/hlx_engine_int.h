@@ -103,7 +103,7 @@ struct hlx_engine {
      * every projection an hlx_wq_t (wp_dtype HLX_W_Q | HLX_W_S16 | bf16), wq_packed of them
      * packed; w_bytes: the projections' bytes on this rank */
     int              wq, wq_packed;
-    int              wq_ao_warned; /* the act-order fallback to bf16 said (rank 0, once) */
+    int              wq_ao_warned; /* the act-order fallback to bf16 said (rank 0, at load, once) */
     uint64_t         w_bytes;
     size_t           kv_esize, w_esize;
     int              qkv_cols;
