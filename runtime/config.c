@@ -5,6 +5,7 @@
 #include "hlx_engine_int.h"
 
 #include "hlx_config.h"
+#include "hlx_log.h"
 #include "hlx_synth.h"
 
 #include <dirent.h>
@@ -29,6 +30,7 @@ typedef struct hlx_cfg_record {
     char     host[64];
     uint64_t mem_need, mem_avail;
     uint64_t mem_weights, mem_kv, mem_check; /* parts of mem_need; the rest: buffers */
+    uint64_t mem_need_packed; /* mem_need with the packed weights kept packed (0: none) */
     uint64_t comm_settings;  /* hash of every HELIX_COMM_* value this rank runs with */
     uint64_t inputs;         /* hash of the prompt ids, prefill chunk and sampling */
     uint64_t ckpt;           /* fingerprint of the checkpoint's files (0: none) */
@@ -227,17 +229,15 @@ static hlx_status_t hlx_config_compare(hlx_engine_t *eng, const hlx_cfg_record_t
             const double G = 1073741824.0, need = (double)all[r].mem_need;
             const double wt = (double)all[r].mem_weights, kv = (double)all[r].mem_kv,
                          ck = (double)all[r].mem_check;
-            char chk[64] = "";
-            /* the checkpoint's packed weights dequantized (HELIX_W_PACKED off, or auto on a
-             * variant without the in-register packed GEMM): packed they take about 0.28x
-             * (4 bits) or 0.53x (8 bits), said where that would be enough */
-            const int bits = eng->ws.cfg.packing.bits;
-            const double save = wt * (bits == 4 ? 0.7 : bits == 8 ? 0.45 : 0.0);
-            const char *wq = !eng->wq && hlx_engine_wq_can(eng) && need - save <= (double)all[r].mem_avail
-                                 ? ", or HELIX_W_PACKED=on to keep the checkpoint's packed "
-                                   "weights packed (4 bits: about 0.28x the bytes; slower "
-                                   "on kernels without the in-register packed GEMM)"
-                                 : "";
+            char chk[64] = "", wq[256] = "";
+            /* the checkpoint's packed weights held dequantized (HELIX_W_PACKED off, or auto
+             * on a variant without the in-register packed GEMM): named where keeping them
+             * packed, every matrix counted as the load would hold it, brings the rank
+             * within its memory */
+            if (all[r].mem_need_packed > 0 && all[r].mem_need_packed <= all[r].mem_avail)
+                snprintf(wq, sizeof(wq), ", or HELIX_W_PACKED=on to keep the checkpoint's "
+                         "packed weights packed (%.2f GiB in all; slower on kernels without "
+                         "the in-register packed GEMM)", (double)all[r].mem_need_packed / G);
             if (ck > 0)
                 snprintf(chk, sizeof(chk), ", --check %.2f", ck / G);
             return hlx_engine_fail(err, errlen, HLX_ERR_NOSPACE,
@@ -251,19 +251,25 @@ static hlx_status_t hlx_config_compare(hlx_engine_t *eng, const hlx_cfg_record_t
     return HLX_OK;
 }
 
-static uint64_t hlx_mem_available(void)
+/* Bytes a rank may take: HELIX_MEM_LIMIT, else the node's MemAvailable shared over its
+ * local ranks (UINT64_MAX where it cannot be read: not checked). */
+static uint64_t hlx_mem_available(const hlx_engine_t *eng)
 {
-    FILE *f = fopen("/proc/meminfo", "r");
+    FILE *f;
     char line[256];
     unsigned long long kb = 0;
 
-    if (f == NULL)
+    if (eng->set.mem_limit > 0) /* GiB: times 2^30, exact */
+        return (uint64_t)(eng->set.mem_limit * 1073741824.0);
+    if ((f = fopen("/proc/meminfo", "r")) == NULL)
         return UINT64_MAX;
     while (fgets(line, sizeof(line), f))
         if (sscanf(line, "MemAvailable: %llu kB", &kb) == 1)
             break;
     fclose(f);
-    return kb ? (uint64_t)kb * 1024 : UINT64_MAX;
+    return kb ? (uint64_t)kb * 1024 / (uint64_t)(eng->info.local_size > 0 ? eng->info.local_size
+                                                                           : 1)
+              : UINT64_MAX;
 }
 
 
@@ -272,7 +278,8 @@ hlx_status_t hlx_engine_config_agree(hlx_engine_t *eng, uint64_t need, char *err
 {
     const hlx_run_config_t *cfg = &eng->cfg;
     hlx_cfg_record_t rec, *all;
-    uint64_t avail = hlx_mem_available();
+    uint64_t avail = hlx_mem_available(eng);
+    char pk[80] = "";
     hlx_status_t st;
 
     memset(&rec, 0, sizeof(rec));
@@ -302,8 +309,20 @@ hlx_status_t hlx_engine_config_agree(hlx_engine_t *eng, uint64_t need, char *err
     rec.inputs        = hlx_inputs_hash(cfg, eng->set.prefill);
     rec.prompt_len    = cfg->prompt_len;
     rec.ckpt          = hlx_ckpt_fingerprint(cfg->ckpt);
-    rec.mem_avail     = avail == UINT64_MAX ? avail
-                      : avail / (uint64_t)(eng->info.local_size > 0 ? eng->info.local_size : 1);
+    rec.mem_avail     = avail;
+    /* only where this rank is refused: the packed count reads every packed matrix's
+     * act-order groups, a cost a run that fits need not pay */
+    if (need > avail)
+        rec.mem_need_packed = hlx_engine_need_packed(eng, need);
+    if (rec.mem_need_packed > 0)
+        snprintf(pk, sizeof(pk), "; %llu with the packed weights kept packed",
+                 (unsigned long long)rec.mem_need_packed);
+    hlx_info(HLX_SUB_CORE, "rank %d: the start-up memory check counts %llu bytes (weights "
+             "%llu, KV %llu, --check %llu) against %llu available (%s)%s", eng->info.rank,
+             (unsigned long long)need, (unsigned long long)rec.mem_weights,
+             (unsigned long long)rec.mem_kv, (unsigned long long)rec.mem_check,
+             (unsigned long long)avail,
+             eng->set.mem_limit > 0 ? "HELIX_MEM_LIMIT" : "MemAvailable / local ranks", pk);
     all = calloc((size_t)eng->info.size, sizeof(*all));
     if (all == NULL)
         return HLX_ERR_NOMEM;

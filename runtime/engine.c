@@ -71,6 +71,11 @@ static const hlx_param_t hlx_runtime_params[] = {
       "phase; on a GPU that is the launches, the queue's work landing in the phase that "
       "waits for it) or device (with --device cuda: timing events on the queue, each "
       "phase's device time; on the cpu backend the same as host)", "host|device" },
+    { "MEM_LIMIT", HLX_PT_DOUBLE, "0", 0, 1073741824.0,
+      offsetof(hlx_runtime_settings_t, mem_limit),
+      "GiB of memory a rank may take, as the start-up memory check counts it: 0 takes the "
+      "node's MemAvailable shared over its ranks (a container's memory limit is not read "
+      "there: give it here)", NULL },
 };
 
 static const hlx_param_table_t hlx_runtime_table = {
@@ -1281,10 +1286,11 @@ hlx_status_t hlx_engine_wq_count(hlx_engine_t *eng, int K, int N, const hlx_wpar
  * matrix as hlx_engine_build, hlx_mla_create and hlx_moe_build read them, each in the form
  * the load will hold it (hlx_engine_wq_count: packed, act order's groups those of the
  * rank's rows, fused parts whose g_idx differ in bf16, skipped modules plain; in strips of
- * 16 columns, with the format's header), their sum also in eng->mem_wq; the rest as
+ * 16 columns, with the format's header), their sum also in *proj; the rest as
  * hlx_engine_bytes counts it (the embedding's slice, MLA's absorbed W_UK and W_UV, the
  * routers in f32). The largest reading scratch (all threads) into *scratch. */
-static hlx_status_t hlx_engine_wq_weights(hlx_engine_t *eng, uint64_t *w, uint64_t *scratch)
+static hlx_status_t hlx_engine_wq_weights(hlx_engine_t *eng, uint64_t *w, uint64_t *scratch,
+                                          uint64_t *proj)
 {
     const hlx_model_t *m = &eng->m;
     const hlx_layout_t *L = &eng->lay;
@@ -1324,7 +1330,7 @@ static hlx_status_t hlx_engine_wq_weights(hlx_engine_t *eng, uint64_t *w, uint64
         st = hlx_moe_wq_count(eng, &ml, w, scratch);
     if (st != HLX_OK)
         return st;
-    eng->mem_wq = *w;
+    *proj = *w;
     /* the routers, their correction biases and shared gates in f32 */
     if (m->experts > 0 && ((t = hlx_moe_rank_bytes(m, &ml, 0)) == UINT64_MAX || !hlx_add(w, t)))
         return HLX_ERR_INVALID;
@@ -1420,6 +1426,43 @@ static int hlx_engine_wlayout_extra(const hlx_engine_t *eng, uint64_t *w, uint64
     return hlx_mul(scratch, (uint64_t)hlx_pool_size(eng->be.pool)) && hlx_add(w, add);
 }
 
+/* The weights as held unpacked (row-major, or the backend's strips with their padding)
+ * into *w_p, the largest reading scratch (all threads) into *scratch_p; 0 on overflow. */
+static int hlx_engine_plain_weights(const hlx_engine_t *eng, uint64_t *w_p, uint64_t *scratch_p)
+{
+    const hlx_layout_t *L = &eng->lay;
+    const hlx_model_t *m = &eng->m;
+    const uint64_t H = (uint64_t)m->hidden, dv = (uint64_t)m->v_head_dim;
+    uint64_t w, t = 0;
+    int ok;
+
+    /* weights per layer: H x qkv_cols, q_slice dv x H, 3 H x ffn_count; once: the
+     * vocabulary slice of the embedding (vocab_count x H, w_dtype) and of the LM head
+     * (H x vocab_count) */
+    w = H;
+    ok = hlx_mul(&w, (uint64_t)eng->qkv_cols);
+    t = (uint64_t)L->q_slice * dv;
+    ok = ok && hlx_mul(&t, H) && hlx_add(&w, t);
+    if (m->attn == HLX_ATTN_MLA) /* q, kv_a, absorbed W_UK, W_UV of the owned heads */
+        ok = ok && hlx_add(&w, hlx_mla_weight_elems(m, L));
+    t = 3 * H;
+    ok = ok && hlx_mul(&t, (uint64_t)L->ffn_count) && hlx_add(&w, t);
+    ok = ok && hlx_mul(&w, eng->w_esize) && hlx_mul(&w, (uint64_t)m->layers);
+    t = hlx_engine_embed_tied(eng) ? 0 : (uint64_t)L->vocab_count * eng->w_esize;
+    ok = ok && hlx_mul(&t, H) && hlx_add(&w, t);
+    if (m->experts > 0) { /* this rank's MoE slices */
+        hlx_moe_layout_t ml;
+        hlx_moe_rank_layout(eng, &ml);
+        t = hlx_moe_rank_bytes(m, &ml, eng->w_esize);
+        ok = ok && t != UINT64_MAX && hlx_add(&w, t);
+    }
+    t = H * eng->w_esize;
+    ok = ok && hlx_mul(&t, (uint64_t)L->vocab_count) && hlx_add(&w, t);
+    ok = ok && hlx_engine_wlayout_extra(eng, &w, &t);
+    *w_p = w, *scratch_p = t;
+    return ok;
+}
+
 /* Bytes this rank needs (weights, KV shard, buffers); HLX_ERR_INVALID with the sizes when
  * a product overflows 64 bits. */
 static hlx_status_t hlx_engine_bytes(hlx_engine_t *eng, uint64_t *need_p, char *err,
@@ -1461,35 +1504,13 @@ static hlx_status_t hlx_engine_bytes(hlx_engine_t *eng, uint64_t *need_p, char *
                                (long long)eng->cap, eng->kv_dk, eng->kv_dv, eng->kv_esize,
                                m->layers - nwin);
     if (eng->wq) { /* kept packed: matrix by matrix, in the form each will be held in */
-        hlx_status_t st = hlx_engine_wq_weights(eng, &w, &t);
+        hlx_status_t st = hlx_engine_wq_weights(eng, &w, &t, &eng->mem_wq);
         if (st != HLX_OK)
             return hlx_engine_fail(err, errlen, st, "%s", eng->errmsg[0] ? eng->errmsg :
                                    "sizes overflow: the weights kept packed exceed 2^64 bytes");
         ok = 1;
     } else {
-        /* weights per layer: H x qkv_cols, q_slice dv x H, 3 H x ffn_count; once: the
-         * vocabulary slice of the embedding (vocab_count x H, w_dtype) and of the LM head
-         * (H x vocab_count) */
-        w = H;
-        ok = hlx_mul(&w, (uint64_t)eng->qkv_cols);
-        t = (uint64_t)L->q_slice * dv;
-        ok = ok && hlx_mul(&t, H) && hlx_add(&w, t);
-        if (m->attn == HLX_ATTN_MLA) /* q, kv_a, absorbed W_UK, W_UV of the owned heads */
-            ok = ok && hlx_add(&w, hlx_mla_weight_elems(m, L));
-        t = 3 * H;
-        ok = ok && hlx_mul(&t, (uint64_t)L->ffn_count) && hlx_add(&w, t);
-        ok = ok && hlx_mul(&w, eng->w_esize) && hlx_mul(&w, (uint64_t)m->layers);
-        t = hlx_engine_embed_tied(eng) ? 0 : (uint64_t)L->vocab_count * eng->w_esize;
-        ok = ok && hlx_mul(&t, H) && hlx_add(&w, t);
-        if (m->experts > 0) { /* this rank's MoE slices */
-            hlx_moe_layout_t ml;
-            hlx_moe_rank_layout(eng, &ml);
-            t = hlx_moe_rank_bytes(m, &ml, eng->w_esize);
-            ok = ok && t != UINT64_MAX && hlx_add(&w, t);
-        }
-        t = H * eng->w_esize;
-        ok = ok && hlx_mul(&t, (uint64_t)L->vocab_count) && hlx_add(&w, t);
-        ok = ok && hlx_engine_wlayout_extra(eng, &w, &t);
+        ok = hlx_engine_plain_weights(eng, &w, &t);
     }
     eng->mem_weights = w; /* what w adds from here on: buffers */
     ok = ok && hlx_add(&w, t);
@@ -1550,6 +1571,21 @@ static hlx_status_t hlx_engine_bytes(hlx_engine_t *eng, uint64_t *need_p, char *
     eng->kv_bytes = kv;
     *need_p = need;
     return HLX_OK;
+}
+
+uint64_t hlx_engine_need_packed(hlx_engine_t *eng, uint64_t need)
+{
+    uint64_t w, s, wp, sp, proj;
+
+    if (eng->wq || !hlx_engine_wq_can(eng) || !hlx_engine_plain_weights(eng, &w, &s))
+        return 0;
+    if (hlx_engine_wq_weights(eng, &wp, &sp, &proj) != HLX_OK) {
+        eng->errmsg[0] = '\0'; /* the count's reason: this estimate just has none */
+        return 0;
+    }
+    /* need holds w + s (hlx_engine_bytes); the rest of it is the same either way */
+    need -= w + s;
+    return hlx_add(&need, wp) && hlx_add(&need, sp) ? need : 0;
 }
 
 /* ---- creation, as a list of steps */

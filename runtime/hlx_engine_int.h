@@ -48,8 +48,8 @@ typedef struct hlx_tl_event {
 } hlx_tl_event_t;
 
 /* The runtime's settings (HELIX_BIND, HELIX_THREADS, HELIX_STEP_WATCHDOG, HELIX_FAULT,
- * HELIX_DEVICE, HELIX_NCCL, HELIX_STAGE, HELIX_EP, HELIX_PREFILL, HELIX_CUDA_ATTN, HELIX_PHASE_CLOCK), filled
- * from the table in engine.c. */
+ * HELIX_DEVICE, HELIX_NCCL, HELIX_STAGE, HELIX_EP, HELIX_PREFILL, HELIX_CUDA_ATTN, HELIX_PHASE_CLOCK,
+ * HELIX_MEM_LIMIT), filled from the table in engine.c. */
 typedef struct hlx_runtime_settings {
     char   bind[HLX_PARAM_STRLEN];
     int    threads;
@@ -62,6 +62,7 @@ typedef struct hlx_runtime_settings {
     char   prefill[HLX_PARAM_STRLEN];
     char   cuda_attn[HLX_PARAM_STRLEN];
     char   phase_clock[HLX_PARAM_STRLEN];
+    double mem_limit; /* GiB per rank; 0: MemAvailable shared over the node's ranks */
 } hlx_runtime_settings_t;
 
 /* The engine's communicators, for their backend choice and report. */
@@ -218,6 +219,13 @@ const char  *hlx_engine_a2a_link(const hlx_engine_t *eng);
 /* Whether the checkpoint's integer-packed weights could be kept packed (the host backend,
  * bf16 weights); eng->wq says whether they are (HELIX_W_PACKED). */
 int hlx_engine_wq_can(const hlx_engine_t *eng);
+/* What this rank would need (hlx_engine_bytes' need) with the checkpoint's packed weights
+ * kept packed where they are held dequantized (!eng->wq and hlx_engine_wq_can): need less
+ * the weights and reading scratch as held, plus those of the packed form, every matrix in
+ * the form the load would hold it (hlx_engine_wq_count); 0 where nothing would be packed or
+ * on overflow. It reads the act-order groups (g_idx) of every packed matrix: for the
+ * memory refusal's hint (hlx_engine_config_agree), not for every start. */
+uint64_t hlx_engine_need_packed(hlx_engine_t *eng, uint64_t need);
 
 /* ---- backends of the collectives, NCCL path (runtime/cuda/engine_nccl.c) */
 /* After allocation: per communicator (the KVP group, the world) the backend of its

@@ -30,6 +30,11 @@
 #                                                  the bf16 copies quantize_int.py makes of
 #                                                  the same integers (1, 2 and 4 ranks; fused
 #                                                  and expert layouts); bad inputs refused
+#        ckpt_decode.sh packhint HELIX DATA       a 4-bit checkpoint held dequantized and
+#                                                  refused for memory is told HELIX_W_PACKED=on
+#                                                  exactly where its packed need fits
+#                                                  (HELIX_MEM_LIMIT); no act-order warning
+#                                                  before the load
 #        ckpt_decode.sh refuse HELIX DATA HELIXRUN truncated, corrupt and mismatched
 #                                                  checkpoints: exit 2 naming file and tensor,
 #                                                  at most one line per rank
@@ -863,6 +868,69 @@ PY
         esac
         expect_refused $bad "$want" --model "$dir/$bad" --context 20 --steps 2
     done
+    ;;
+packhint)
+    # The memory refusal of a rank holding a checkpoint's packed weights dequantized names
+    # HELIX_W_PACKED=on where the need with them kept packed, counted matrix by matrix as
+    # the load would hold them, fits the rank's memory, and not where it does not (a fixed
+    # ratio of all the weights offered it below the packed need: the embedding and the
+    # head stay bf16); HELIX_MEM_LIMIT sets the memory to the byte
+    quant="$(dirname "$0")/quantize_int.py"
+    "$helix" model synth --family dense --seed 6 --out "$dir/b" >/dev/null || exit 1
+    python3 "$quant" "$dir/b" "$dir/g4" --format gptq --group 32 >/dev/null || exit 1
+    python3 "$quant" "$dir/b" "$dir/gao" --format gptq --group 32 --act-order >/dev/null ||
+        exit 1
+    # counts NAME DIR PACKED [BYTES]: decode DIR with HELIX_W_PACKED=PACKED and
+    # HELIX_MEM_LIMIT=BYTES (in GiB, exact), at INFO, into $dir/NAME; its exit in rc, the
+    # memory check's need in need, the need with the packed weights kept packed (counted
+    # only on a refused rank) in pneed
+    counts() {
+        local lim=0
+        [ -z "${4:-}" ] || lim=$(awk -v b="$4" 'BEGIN { printf "%.17g", b / 1073741824 }')
+        HELIX_W_PACKED=$3 HELIX_MEM_LIMIT=$lim HELIX_DEBUG=INFO HELIX_DEBUG_SUBSYS=CORE \
+            "$helix" decode --model "$2" --context 60 --steps 2 >"$dir/$1" 2>&1
+        rc=$?
+        need=$(sed -n 's/.*memory check counts \([0-9]*\) bytes.*/\1/p' "$dir/$1")
+        pneed=$(sed -n 's/.*; \([0-9]*\) with the packed weights kept packed.*/\1/p' "$dir/$1")
+        echo "$1: exit $rc, needs ${need:-?}${pneed:+, $pneed kept packed}$(grep -q \
+            'or HELIX_W_PACKED=on to keep' "$dir/$1" && echo ', names HELIX_W_PACKED=on')"
+    }
+    # expect NAME RC HINT(0/1): the run's exit and whether the refusal named the hint
+    expect() {
+        local h=0
+        grep -q 'or HELIX_W_PACKED=on to keep' "$dir/$1" && h=1
+        [ "$rc" = "$2" ] && [ $h = "$3" ] ||
+            { echo "FAIL: $1: expected exit $2, hint $3"; cat "$dir/$1"; fail=1; }
+    }
+    counts on "$dir/g4" on
+    expect on 0 0
+    won=$need
+    counts off "$dir/g4" off
+    expect off 0 0
+    [ -n "$won" ] && [ -n "$need" ] && [ "$won" -lt "$need" ] && [ -z "$pneed" ] ||
+        { echo "FAIL: packed need $won not below the dequantized $need, or counted on a rank that fits"; fail=1; }
+    counts fits "$dir/g4" off "$won"
+    expect fits 2 1
+    [ "$pneed" = "$won" ] ||
+        { echo "FAIL: the refusal counted $pneed bytes kept packed, the packed run $won"; fail=1; }
+    counts fits_on "$dir/g4" on "$won"
+    expect fits_on 0 0
+    counts short "$dir/g4" off $((won - 1))
+    expect short 2 0
+    counts bf16 "$dir/b" off $((won - 1))
+    expect bf16 2 0
+    # act order, gate and up with different groups: held in bf16, said once at the load,
+    # never by the start-up count (refused runs load nothing)
+    for p in on off; do
+        counts "ao_$p" "$dir/gao" $p 1048576
+        expect "ao_$p" 2 0
+        ! grep -q 'act-order groups' "$dir/ao_$p" ||
+            { echo "FAIL: ao_$p: the act-order warning before any load"; fail=1; }
+    done
+    counts ao "$dir/gao" on
+    expect ao 0 0
+    n=$(grep -c 'act-order groups' "$dir/ao")
+    [ "$n" = 1 ] || { echo "FAIL: ao: the act-order warning said $n times, not once"; fail=1; }
     ;;
 refuse)
     helixrun=$1
