@@ -1436,18 +1436,21 @@ static int hlx_engine_plain_weights(const hlx_engine_t *eng, uint64_t *w_p, uint
     uint64_t w, t = 0;
     int ok;
 
-    /* weights per layer: H x qkv_cols, q_slice dv x H, 3 H x ffn_count; once: the
-     * vocabulary slice of the embedding (vocab_count x H, w_dtype) and of the LM head
-     * (H x vocab_count) */
+    /* weights per layer: H x qkv_cols, q_slice dv x H; per dense layer (every layer of a
+     * model without experts, the leading dense_layers of an MoE one: the load holds no
+     * dense FFN on an MoE layer) 3 H x ffn_count; once: the vocabulary slice of the
+     * embedding (vocab_count x H, w_dtype) and of the LM head (H x vocab_count) */
     w = H;
     ok = hlx_mul(&w, (uint64_t)eng->qkv_cols);
     t = (uint64_t)L->q_slice * dv;
     ok = ok && hlx_mul(&t, H) && hlx_add(&w, t);
     if (m->attn == HLX_ATTN_MLA) /* q, kv_a, absorbed W_UK, W_UV of the owned heads */
         ok = ok && hlx_add(&w, hlx_mla_weight_elems(m, L));
+    ok = ok && hlx_mul(&w, (uint64_t)m->layers);
     t = 3 * H;
-    ok = ok && hlx_mul(&t, (uint64_t)L->ffn_count) && hlx_add(&w, t);
-    ok = ok && hlx_mul(&w, eng->w_esize) && hlx_mul(&w, (uint64_t)m->layers);
+    ok = ok && hlx_mul(&t, (uint64_t)L->ffn_count) && hlx_mul(&t, (uint64_t)m->dense_layers) &&
+         hlx_add(&w, t);
+    ok = ok && hlx_mul(&w, eng->w_esize);
     t = hlx_engine_embed_tied(eng) ? 0 : (uint64_t)L->vocab_count * eng->w_esize;
     ok = ok && hlx_mul(&t, H) && hlx_add(&w, t);
     if (m->experts > 0) { /* this rank's MoE slices */

@@ -11,6 +11,8 @@
 #   the message's 0.01 GiB. Skipped where the kernels keep row-major weights;
 # - tied (tie_embeddings, bf16): one V x H table less, the embedding rows being read from
 #   the LM head's columns (the host backend reads its weights);
+# - an MoE model (3 leading dense layers, routed and shared experts): the dense FFN on the
+#   dense layers only, each MoE layer's experts in bf16 and its router in f32;
 # - with HELIXRUN, two ranks (KVP 2): bf16 against f32 again, with a rank's share of W_o,
 #   the FFN, the LM head AND the embedding (each rank holds the rows of its vocabulary
 #   slice, as the head holds its columns), while QKV stays whole (TPA 1).
@@ -20,17 +22,18 @@ helix=$1
 helixrun=${2:-}
 . "$(dirname "$0")/report.sh" # $dir (removed at exit), fail=0, json_field FILE EXPR
 
-model() { # $1 weight dtype [$2 true: tied embeddings]
+model() { # $1 weight dtype [$2 true: tied embeddings [$3 the MoE keys]]
     cat <<JSON
 { "name": "big", "attn": "gqa", "layers": 126, "hidden": 16384, "q_heads": 128,
   "kv_heads": 8, "head_dim": 128, "ffn": 53248, "vocab": 128256, "rope_theta": 500000,
-  "norm_eps": 1e-5, "weight_dtype": "$1", "kv_dtype": "bf16", "tie_embeddings": ${2:-false} }
+  "norm_eps": 1e-5, "weight_dtype": "$1", "kv_dtype": "bf16", "tie_embeddings": ${2:-false}
+  ${3:-} }
 JSON
 }
 # need NAME DTYPE STRIPS [KVP [TIED]]: the GiB the refusal names (rank 0's), in need_NAME
 need() {
     local kvp=${4:-1}
-    model "$2" "${5:-false}" >"$dir/$1.json"
+    model "$2" "${5:-false}" "${6:-}" >"$dir/$1.json"
     if [ "$kvp" -gt 1 ]; then
         HELIX_W_STRIPS=$3 "$helixrun" -n "$kvp" --timeout 60 -- "$helix" decode \
             --model "$dir/$1.json" --kvp "$kvp" --context 1K --steps 1 >"$dir/$1.out" 2>&1
@@ -77,6 +80,20 @@ if ! awk -v w="$weights_bf16" 'BEGIN {
     fail=1
 fi
 need tied bf16 0 1 true
+need moe bf16 0 1 false ', "experts": 64, "top_k": 8, "expert_ffn": 2048,
+  "shared_experts": 1, "dense_layers": 3'
+if ! awk -v w="$weights_moe" 'BEGIN {
+        L = 126; H = 16384; Q = 128; KV = 8; hd = 128; F = 53248; V = 128256
+        D = 3; E = 64; S = 1; Fe = 2048
+        e = L * (H * (Q + 2 * KV) * hd + Q * hd * H) + D * 3 * H * F
+        e += (L - D) * 3 * H * Fe * (E + S) + 2 * V * H
+        r = (L - D) * H * E * 4 # the routers in f32
+        printf "MoE bf16 weights: %.3f GiB, expected %.3f\n", w, (2 * e + r) / 1073741824
+        d = w - (2 * e + r) / 1073741824
+        exit !(d > -0.011 && d < 0.011) }'; then
+    echo "FAIL: the MoE model's weights are counted as other than held (a dense FFN on its MoE layers?)"
+    fail=1
+fi
 if ! awk -v a="$need_bf16" -v b="$need_tied" 'BEGIN {
         d = a - b - 2 * 128256 * 16384 / 1073741824
         printf "untied - tied: %.3f GiB, expected %.3f\n", a - b, 2 * 128256 * 16384 / 1073741824
