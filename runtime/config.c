@@ -6,6 +6,7 @@
 
 #include "hlx_config.h"
 #include "hlx_log.h"
+#include "hlx_memroom.h"
 #include "hlx_synth.h"
 
 #include <dirent.h>
@@ -31,6 +32,7 @@ typedef struct hlx_cfg_record {
     uint64_t mem_need, mem_avail;
     uint64_t mem_weights, mem_kv, mem_check; /* parts of mem_need; the rest: buffers */
     uint64_t mem_need_packed; /* mem_need with the packed weights kept packed (0: none) */
+    char     mem_src[256];    /* where mem_avail comes from (hlx_mem_available) */
     uint64_t comm_settings;  /* hash of every HELIX_COMM_* value this rank runs with */
     uint64_t inputs;         /* hash of the prompt ids, prefill chunk and sampling */
     uint64_t ckpt;           /* fingerprint of the checkpoint's files (0: none) */
@@ -243,33 +245,48 @@ static hlx_status_t hlx_config_compare(hlx_engine_t *eng, const hlx_cfg_record_t
             return hlx_engine_fail(err, errlen, HLX_ERR_NOSPACE,
                             "rank %d (%s) needs %.2f GiB (weights %.2f, KV shard %.2f for %lld "
                             "context tokens%s, buffers %.2f) but %.2f GiB are available per "
-                            "rank on its node: use a larger --kvp or --tpa, more nodes or a "
-                            "shorter --context%s", r, all[r].host, need / G, wt / G, kv / G,
-                            (long long)me->context, chk, (need - wt - kv - ck) / G,
-                            all[r].mem_avail / G, wq);
+                            "rank on its node (%.256s): use a larger --kvp or --tpa, more "
+                            "nodes or a shorter --context%s", r, all[r].host, need / G, wt / G,
+                            kv / G, (long long)me->context, chk, (need - wt - kv - ck) / G,
+                            all[r].mem_avail / G, all[r].mem_src, wq);
         }
     return HLX_OK;
 }
 
-/* Bytes a rank may take: HELIX_MEM_LIMIT, else the node's MemAvailable shared over its
- * local ranks (UINT64_MAX where it cannot be read: not checked). */
-static uint64_t hlx_mem_available(const hlx_engine_t *eng)
+/* Bytes a rank may take: HELIX_MEM_LIMIT, else the node's MemAvailable or, where smaller,
+ * the room this process's memory cgroup leaves (a Slurm job's --mem, a container's
+ * limit: hlx_mem_cgroup_room), shared over the node's local ranks (which a job's ranks
+ * share as they share the cgroup); UINT64_MAX where neither can be read: not checked. src
+ * says which. */
+static uint64_t hlx_mem_available(const hlx_engine_t *eng, char *src, size_t srclen)
 {
+    const uint64_t lr = (uint64_t)(eng->info.local_size > 0 ? eng->info.local_size : 1);
     FILE *f;
     char line[256];
     unsigned long long kb = 0;
+    uint64_t avail = UINT64_MAX;
+    hlx_memroom_t cg;
 
-    if (eng->set.mem_limit > 0) /* GiB: times 2^30, exact */
+    if (eng->set.mem_limit > 0) { /* GiB: times 2^30, exact */
+        snprintf(src, srclen, "HELIX_MEM_LIMIT");
         return (uint64_t)(eng->set.mem_limit * 1073741824.0);
-    if ((f = fopen("/proc/meminfo", "r")) == NULL)
-        return UINT64_MAX;
-    while (fgets(line, sizeof(line), f))
-        if (sscanf(line, "MemAvailable: %llu kB", &kb) == 1)
-            break;
-    fclose(f);
-    return kb ? (uint64_t)kb * 1024 / (uint64_t)(eng->info.local_size > 0 ? eng->info.local_size
-                                                                           : 1)
-              : UINT64_MAX;
+    }
+    if ((f = fopen("/proc/meminfo", "r")) != NULL) {
+        while (fgets(line, sizeof(line), f))
+            if (sscanf(line, "MemAvailable: %llu kB", &kb) == 1)
+                break;
+        fclose(f);
+    }
+    if (kb > 0)
+        avail = (uint64_t)kb * 1024;
+    snprintf(src, srclen, "MemAvailable / %d local rank(s)", (int)lr);
+    hlx_mem_cgroup_room(NULL, &cg);
+    if (cg.bytes < avail) {
+        avail = cg.bytes;
+        snprintf(src, srclen, "memory cgroup %.128s: limit %.2f GiB less its use, / %d local "
+                 "rank(s)", cg.path, (double)cg.limit / 1073741824.0, (int)lr);
+    }
+    return avail == UINT64_MAX ? avail : avail / lr;
 }
 
 
@@ -278,8 +295,8 @@ hlx_status_t hlx_engine_config_agree(hlx_engine_t *eng, uint64_t need, char *err
 {
     const hlx_run_config_t *cfg = &eng->cfg;
     hlx_cfg_record_t rec, *all;
-    uint64_t avail = hlx_mem_available(eng);
-    char pk[80] = "";
+    char pk[80] = "", src[sizeof(rec.mem_src)];
+    uint64_t avail = hlx_mem_available(eng, src, sizeof(src));
     hlx_status_t st;
 
     memset(&rec, 0, sizeof(rec));
@@ -310,6 +327,7 @@ hlx_status_t hlx_engine_config_agree(hlx_engine_t *eng, uint64_t need, char *err
     rec.prompt_len    = cfg->prompt_len;
     rec.ckpt          = hlx_ckpt_fingerprint(cfg->ckpt);
     rec.mem_avail     = avail;
+    snprintf(rec.mem_src, sizeof(rec.mem_src), "%s", src);
     /* only where this rank is refused: the packed count reads every packed matrix's
      * act-order groups, a cost a run that fits need not pay */
     if (need > avail)
@@ -321,8 +339,7 @@ hlx_status_t hlx_engine_config_agree(hlx_engine_t *eng, uint64_t need, char *err
              "%llu, KV %llu, --check %llu) against %llu available (%s)%s", eng->info.rank,
              (unsigned long long)need, (unsigned long long)rec.mem_weights,
              (unsigned long long)rec.mem_kv, (unsigned long long)rec.mem_check,
-             (unsigned long long)avail,
-             eng->set.mem_limit > 0 ? "HELIX_MEM_LIMIT" : "MemAvailable / local ranks", pk);
+             (unsigned long long)avail, src, pk);
     all = calloc((size_t)eng->info.size, sizeof(*all));
     if (all == NULL)
         return HLX_ERR_NOMEM;

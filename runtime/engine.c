@@ -74,8 +74,8 @@ static const hlx_param_t hlx_runtime_params[] = {
     { "MEM_LIMIT", HLX_PT_DOUBLE, "0", 0, 1073741824.0,
       offsetof(hlx_runtime_settings_t, mem_limit),
       "GiB of memory a rank may take, as the start-up memory check counts it: 0 takes the "
-      "node's MemAvailable shared over its ranks (a container's memory limit is not read "
-      "there: give it here)", NULL },
+      "node's MemAvailable or, where less, the room its memory cgroup's limit leaves (a "
+      "Slurm job's --mem, a container's limit), shared over the node's ranks", NULL },
 };
 
 static const hlx_param_table_t hlx_runtime_table = {
