@@ -31,6 +31,8 @@ if ! mkdir "$sub" 2>/dev/null || [ ! -w "$sub/$limit_file" ]; then
 fi
 trap 'rmdir "$sub" 2>/dev/null; rm -rf "$dir"' EXIT
 echo $((1 << 30)) >"$sub/$limit_file" || { echo "SKIP: cannot set $sub/$limit_file"; exit 77; }
+sh -c 'echo $$ > "$1/cgroup.procs"' sh "$sub" 2>/dev/null ||
+    { echo "SKIP: cannot move a process into $sub"; exit 77; }
 # in_cgroup ARGS...: helix decode ARGS run inside the cgroup
 in_cgroup() {
     sh -c 'echo $$ > "$1/cgroup.procs" && shift && exec "$@"' sh "$sub" "$helix" decode "$@"
