@@ -2,6 +2,7 @@
  * read-only, and slices converted to f32 or bf16 as they are copied out; virtual weights
  * (integer-packed ones, views of fused 3-D experts) read like stored ones. */
 #define _GNU_SOURCE
+#include "ckpt_cvt.h"
 #include "hlx_ckpt.h"
 #include "hlx_err.h"
 #include "hlx_json.h"
@@ -313,6 +314,7 @@ struct hlx_ckpt {
     size_t             npacks;
     hlx_ckpt_tensor_t *views;    /* hlx_ckpt_set_views' weights, sorted by name (owned) */
     size_t             nviews;
+    const hlx_ck_cvt_t *cvt;     /* the reads' element conversions (ckpt_cvt.h) */
 };
 
 /* The last error of a call on this thread: the reads of one checkpoint may run on several
@@ -345,6 +347,12 @@ void hlx_ckpt_set_fp8_block(hlx_ckpt_t *ck, int rows, int cols)
 {
     ck->block_rows = rows;
     ck->block_cols = cols;
+}
+
+const char *hlx_ckpt_set_cvt(hlx_ckpt_t *ck, int best)
+{
+    ck->cvt = best ? hlx_ck_cvt_best() : hlx_ck_cvt_portable();
+    return ck->cvt->name;
 }
 
 void hlx_ckpt_set_fused(hlx_ckpt_t *ck, int fused)
@@ -685,6 +693,7 @@ hlx_status_t hlx_ckpt_open(const char *dir, hlx_ckpt_t **ck_p, char *err, size_t
     }
     snprintf(ck->dir, sizeof(ck->dir), "%s", dir);
     ck->block_rows = ck->block_cols = 128;
+    ck->cvt = hlx_ck_cvt_best();
     for (f = 0; f < 256; f++)
         ck->fp8_lut[f] = hlx_fp8_to_f32((uint8_t)f);
     snprintf(path, sizeof(path), "%s/model.safetensors.index.json", dir);
@@ -886,57 +895,9 @@ hlx_status_t hlx_ckpt_get_value(hlx_ckpt_t *ck, const char *name, const hlx_ckpt
 
 /* ---- conversion ---------------------------------------------------------------------- */
 
-static float hlx_f16_to_f32(uint16_t h)
-{
-    uint32_t s = (uint32_t)(h & 0x8000u) << 16, e = (h >> 10) & 31u, m = h & 0x3ffu;
-    union { uint32_t u; float f; } v;
-
-    if (e == 0) {
-        v.f = (float)m * 0x1p-24f;
-        v.u |= s;
-        return v.f;
-    }
-    if (e == 31)
-        v.u = s | 0x7f800000u | (m << 13);
-    else
-        v.u = s | ((e + 112u) << 23) | (m << 13);
-    return v.f;
-}
-
 int hlx_st_is_scale(hlx_st_dtype_t t)
 {
     return t == HLX_ST_F32 || t == HLX_ST_BF16 || t == HLX_ST_F16;
-}
-
-/* Element i of a row stored in t (unaligned safe). */
-static float hlx_st_load(const uint8_t *p, hlx_st_dtype_t t, size_t i)
-{
-    switch (t) {
-    case HLX_ST_F32: {
-        float f;
-        memcpy(&f, p + 4 * i, 4);
-        return f;
-    }
-    case HLX_ST_F64: {
-        double d;
-        memcpy(&d, p + 8 * i, 8);
-        return (float)d;
-    }
-    case HLX_ST_BF16: {
-        uint16_t h;
-        memcpy(&h, p + 2 * i, 2);
-        return hlx_bf16_to_f32(h);
-    }
-    case HLX_ST_F16: {
-        uint16_t h;
-        memcpy(&h, p + 2 * i, 2);
-        return hlx_f16_to_f32(h);
-    }
-    case HLX_ST_I8:
-        return (float)(int8_t)p[i];
-    default: /* F8_E4M3 */
-        return hlx_fp8_to_f32(p[i]);
-    }
 }
 
 hlx_status_t hlx_ckpt_read_value(hlx_ckpt_t *ck, const hlx_ckpt_tensor_t *t, int64_t n,
@@ -971,10 +932,6 @@ hlx_status_t hlx_ckpt_read_value(hlx_ckpt_t *ck, const hlx_ckpt_tensor_t *t, int
 }
 
 /* ---- integer-packed weights (docs/model.md "Integer weights") ---------------------------- */
-
-/* AWQ packs the columns 0, 2, 4, 6, 1, 3, 5, 7 of each eight into fields 0..7: column k's
- * field. */
-static const uint8_t hlx_awq_field[8] = { 0, 4, 1, 5, 2, 6, 3, 7 };
 
 static uint32_t hlx_ck_u32(const uint8_t *p, uint64_t i)
 {
@@ -1503,32 +1460,38 @@ static void hlx_ck_codes(const hlx_ckpt_tensor_t *t, const uint8_t *pw, int64_t 
     }
 }
 
-/* Rows converted at a time (transposed stores write this many consecutive elements). */
-#define HLX_CK_TILE 32
+/* Whether the packed weight t is read across its rows (GPTQ's words, [in / p][out], but
+ * its 3-bit runs; AWQ's, [in][out / 8]): a word's fields are then a column's elements
+ * (AWQ) or a row's elements of consecutive words (GPTQ), a tile of it is best filled
+ * column by column. */
+static int hlx_ck_across(const hlx_ckpt_tensor_t *t)
+{
+    return t->pack == HLX_PACK_AWQ || (t->pack != HLX_PACK_CT && t->bits != 3);
+}
 
-/* Rows [o0, o0 + th) x columns [c0, c0 + nc) of the packed weight t into tile (row k at
- * tile + k tnc; th at most HLX_CK_TILE): (q - z) x s in f32 (exact for F16 and BF16
+/* Rows [o0, o0 + th) x columns [c0, c0 + nc) of the packed weight t into tile (element (k,
+ * j) at tile[k rs + j cs]; th at most HLX_CK_TILE; forms read across, hlx_ck_across,
+ * column by column: rs 1, cs HLX_CK_TILE): (q - z) x s in f32 (exact for F16 and BF16
  * scales), or one of its parts (mode HLX_CKPT_Q*). A scale that is not finite is refused.
  * Run by run of columns in one group (the groups advance by counters, not divisions; with
  * g_idx a run is the columns of equal g_idx): the rows' scales and zero points read once,
- * then the run's codes or the part filled in. GPTQ's words ([in / p][out]) and AWQ's
- * ([in][out / 8]) are read across the tile's rows, a word row at a time: down one row of
- * the weight they lie a power-of-two stride apart, which aliases in the caches (a load
- * spent 6.7 ns an element so). */
+ * then the run's codes or the part filled in. GPTQ's and AWQ's words are read across the
+ * tile's rows, a word row at a time: down one row of the weight they lie a power-of-two
+ * stride apart, which aliases in the caches (a load spent 6.7 ns an element so); 8 rows'
+ * words are one vector in the AVX2 conversions (ckpt_cvt.c). */
 static hlx_status_t hlx_ck_unpack_tile(const hlx_ckpt_t *ck, const hlx_ckpt_tensor_t *t,
                                        int64_t o0, int64_t th, int64_t c0, int64_t nc,
-                                       float *tile, int64_t tnc, hlx_dtype_t mode)
+                                       float *tile, int64_t rs, int64_t cs, hlx_dtype_t mode)
 {
     const uint8_t *pw = hlx_ck_data(ck, t->packed);
     const uint8_t *pg = t->gidx ? hlx_ck_data(ck, t->gidx) : NULL;
     const int bits = t->bits, ps2 = bits == 2 ? 4 : bits == 4 ? 3 : 2, pm = (1 << ps2) - 1;
-    const uint32_t mask = (1u << bits) - 1u;
     const int32_t off = t->pack == HLX_PACK_CT ? 1 << (bits - 1) : 0;
     const int64_t nout = t->shape[0], wcols = t->packed->shape[1];
     const int value = !hlx_ckpt_qmode(mode);
-    const int across = t->pack == HLX_PACK_AWQ || (t->pack != HLX_PACK_CT && bits != 3);
+    const int across = hlx_ck_across(t);
     /* without g_idx: the group of column i is i / group, the rest of it from i on */
-    int64_t j, k, n, c, m, e, i = c0, g = pg ? 0 : c0 / t->group;
+    int64_t j, k, n, c, m, i = c0, g = pg ? 0 : c0 / t->group;
     int64_t gleft = pg ? 0 : t->group - c0 % t->group;
     int32_t z[HLX_CK_TILE];
     float s[HLX_CK_TILE];
@@ -1553,81 +1516,25 @@ static hlx_status_t hlx_ck_unpack_tile(const hlx_ckpt_t *ck, const hlx_ckpt_tens
                                                     offset folded in), the scale, the group */
             for (k = 0; k < th; k++)
                 for (c = 0; c < n; c++)
-                    tile[k * tnc + j + c] = mode == HLX_CKPT_QZERO    ? (float)(z[k] + off)
-                                            : mode == HLX_CKPT_QSCALE ? s[k]
-                                                                      : (float)g;
-        } else if (!across) {
+                    tile[k * rs + (j + c) * cs] = mode == HLX_CKPT_QZERO    ? (float)(z[k] + off)
+                                                  : mode == HLX_CKPT_QSCALE ? s[k]
+                                                                            : (float)g;
+        } else if (!across) { /* row by row (cs 1) */
             for (k = 0; k < th; k++)
-                hlx_ck_codes(t, pw, o0 + k, i, n, value, z[k], s[k], tile + k * tnc + j);
+                hlx_ck_codes(t, pw, o0 + k, i, n, value, z[k], s[k], tile + k * rs + j);
         } else if (t->pack == HLX_PACK_AWQ) { /* column i + c: the tile's rows in th / 8 words */
-            for (c = 0; c < n; c++)
-                for (k = 0; k < th; k++) {
-                    const int64_t o = o0 + k;
-                    const int32_t q = (int32_t)((hlx_ck_u32(pw, (uint64_t)((i + c) * wcols +
-                        (o >> 3))) >> (4 * hlx_awq_field[o & 7])) & 15u);
-                    tile[k * tnc + j + c] = value ? (float)(q - z[k]) * s[k] : (float)q;
-                }
+            ck->cvt->awq(tile + j * cs, cs, pw, i, wcols, n, o0, th, z, s, value);
         } else { /* GPTQ: the fields of word row (i + c) / p left in the run, for each row */
             for (c = 0; c < n; c += m) {
                 const int f = (int)((i + c) & pm);
                 m = n - c < pm + 1 - f ? n - c : pm + 1 - f;
-                for (k = 0; k < th; k++) {
-                    uint32_t w = hlx_ck_u32(pw, (uint64_t)(((i + c) >> ps2) * nout + o0 + k)) >>
-                                 (bits * f);
-                    float *d = tile + k * tnc + j + c;
-                    for (e = 0; e < m; e++, w >>= bits)
-                        d[e] = value ? (float)((int32_t)(w & mask) - z[k]) * s[k]
-                                     : (float)(w & mask);
-                }
+                ck->cvt->gptq(tile + (j + c) * cs, cs, pw,
+                              (uint64_t)(((i + c) >> ps2) * nout + o0), th, bits, f, (int)m, z,
+                              s, value);
             }
         }
     }
     return HLX_OK;
-}
-
-/* n elements of a row stored as t, to f32. */
-static void hlx_ck_convert(const hlx_ckpt_t *ck, const uint8_t *p, hlx_st_dtype_t t, int64_t n,
-                           float *out)
-{
-    int64_t j;
-
-    switch (t) {
-    case HLX_ST_F8_E4M3:
-        for (j = 0; j < n; j++)
-            out[j] = ck->fp8_lut[p[j]];
-        break;
-    case HLX_ST_F32:
-        memcpy(out, p, (size_t)n * 4);
-        break;
-    case HLX_ST_BF16:
-        /* through an aligned chunk: the source may sit at any byte offset */
-        for (j = 0; j < n; j += 256) {
-            uint16_t h[256];
-            uint32_t *o = (uint32_t *)(out + j);
-            int64_t k, m = n - j < 256 ? n - j : 256;
-            memcpy(h, p + 2 * j, (size_t)m * 2);
-            for (k = 0; k < m; k++)
-                o[k] = (uint32_t)h[k] << 16;
-        }
-        break;
-    default:
-        for (j = 0; j < n; j++)
-            out[j] = hlx_st_load(p, t, (size_t)j);
-        break;
-    }
-}
-
-/* n floats to dst[at, at + n) in dst_dtype. */
-static void hlx_ck_store(void *dst, hlx_dtype_t dt, size_t at, const float *v, int64_t n)
-{
-    int64_t j;
-
-    if (dt == HLX_DTYPE_F32) {
-        memcpy((float *)dst + at, v, (size_t)n * 4);
-        return;
-    }
-    for (j = 0; j < n; j++)
-        ((uint16_t *)dst)[at + (size_t)j] = hlx_f32_to_bf16(v[j]);
 }
 
 hlx_status_t hlx_ckpt_read_block(hlx_ckpt_t *ck, const hlx_ckpt_tensor_t *t, int64_t r0,
@@ -1641,6 +1548,7 @@ hlx_status_t hlx_ckpt_read_block(hlx_ckpt_t *ck, const hlx_ckpt_tensor_t *t, int
     const uint8_t *base = hlx_ck_data(ck, t);
     int64_t brow = 1, bcol = 1, tnc, stride;
     hlx_dtype_t mode = HLX_DTYPE_F32; /* packed: the values, or a part (HLX_CKPT_Q*) */
+    int colmajor;
     float *tile;
 
     if (t->fused != NULL) {
@@ -1717,18 +1625,30 @@ hlx_status_t hlx_ckpt_read_block(hlx_ckpt_t *ck, const hlx_ckpt_tensor_t *t, int
                                   memory_order_relaxed);
         return HLX_OK;
     }
-    /* Tiles of HLX_CK_TILE rows: converted into f32 row by row, then stored; a transposed
-     * store writes HLX_CK_TILE consecutive elements per column instead of one. Tile rows
-     * are padded off a power of two so that a column walk does not alias in L1. */
-    tnc = nc + 16;
-    tile = malloc(sizeof(float) * (size_t)(HLX_CK_TILE * tnc));
+    if (s == NULL && t->dtype == HLX_ST_BF16 && dst_dtype == HLX_DTYPE_BF16) {
+        /* same type, transposed: straight from the mapping, no f32 between (a dense bf16
+         * model's whole load but the embedding's rows) */
+        ck->cvt->bf16_t((uint16_t *)dst, ld, base + (size_t)(r0 * stride + c0) * 2, stride, nr,
+                        nc);
+        atomic_fetch_add_explicit(&ck->bytes_read, (uint64_t)nr * (uint64_t)nc * es,
+                                  memory_order_relaxed);
+        return HLX_OK;
+    }
+    /* Tiles of HLX_CK_TILE rows: converted into f32 row by row (the packed forms read across
+     * their rows column by column instead), then stored; a transposed store writes
+     * HLX_CK_TILE consecutive elements per column instead of one. Tile rows are padded off
+     * a power of two so that a column walk does not alias in L1. */
+    colmajor = t->pack && hlx_ck_across(t);
+    tnc = colmajor ? HLX_CK_TILE : nc + 16;
+    tile = malloc(sizeof(float) * (size_t)(HLX_CK_TILE * (nc + 16)));
     if (tile == NULL)
         return hlx_errbuf(hlx_ckpt_terr, sizeof(hlx_ckpt_terr), HLX_ERR_NOMEM, "%s: tensor %s: out of memory",
                            f->name, t->name);
     for (i = 0; i < nr; i += HLX_CK_TILE) {
         int64_t th = nr - i < HLX_CK_TILE ? nr - i : HLX_CK_TILE, k;
         if (t->pack) {
-            hlx_status_t st = hlx_ck_unpack_tile(ck, t, r0 + i, th, c0, nc, tile, tnc, mode);
+            hlx_status_t st = hlx_ck_unpack_tile(ck, t, r0 + i, th, c0, nc, tile,
+                                                 colmajor ? 1 : tnc, colmajor ? tnc : 1, mode);
             if (st != HLX_OK) {
                 free(tile);
                 return st;
@@ -1736,8 +1656,8 @@ hlx_status_t hlx_ckpt_read_block(hlx_ckpt_t *ck, const hlx_ckpt_tensor_t *t, int
         }
         for (k = 0; k < th && !t->pack; k++) {
             float *out = tile + k * tnc;
-            hlx_ck_convert(ck, base + (size_t)((r0 + i + k) * stride + c0) * es, t->dtype, nc,
-                           out);
+            ck->cvt->convert(out, base + (size_t)((r0 + i + k) * stride + c0) * es, t->dtype,
+                             nc, ck->fp8_lut);
             if (s != NULL) {
                 /* factors per scale row: blocks across (weight_scale_inv), or one */
                 const int64_t scols = t->scale_rows > 0 ? 1 : s->shape[1];
@@ -1756,25 +1676,19 @@ hlx_status_t hlx_ckpt_read_block(hlx_ckpt_t *ck, const hlx_ckpt_tensor_t *t, int
                     }
                     if (end > nc)
                         end = nc;
-                    for (; j < end; j++)
-                        out[j] *= sc;
+                    ck->cvt->scale(out + j, end - j, sc);
+                    j = end;
                 }
             }
         }
-        if (!transpose) {
-            for (k = 0; k < th; k++)
-                hlx_ck_store(dst, dst_dtype, (size_t)((i + k) * ld), tile + k * tnc, nc);
-        } else if (dst_dtype == HLX_DTYPE_F32) {
-            float *d = (float *)dst + i;
-            for (j = 0; j < nc; j++)
-                for (k = 0; k < th; k++)
-                    d[j * ld + k] = tile[k * tnc + j];
-        } else {
-            uint16_t *d = (uint16_t *)dst + i;
-            for (j = 0; j < nc; j++)
-                for (k = 0; k < th; k++)
-                    d[j * ld + k] = hlx_f32_to_bf16(tile[k * tnc + j]);
-        }
+        if (colmajor && transpose) /* a column of the tile: a run of a row of dst */
+            ck->cvt->store(dst, dst_dtype, (size_t)i, ld, tile, tnc, nc, th);
+        else if (colmajor)
+            ck->cvt->tstore(dst, dst_dtype, (size_t)(i * ld), ld, tile, tnc, nc, th);
+        else if (!transpose)
+            ck->cvt->store(dst, dst_dtype, (size_t)(i * ld), ld, tile, tnc, th, nc);
+        else
+            ck->cvt->tstore(dst, dst_dtype, (size_t)i, ld, tile, tnc, th, nc);
     }
     free(tile);
     /* packed: the words' bytes of the elements (a nibble or a byte each) */

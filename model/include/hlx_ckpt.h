@@ -114,6 +114,10 @@ void         hlx_ckpt_close(hlx_ckpt_t *ck);
 /* Block size of fp8 weight scales (config.json quantization_config weight_block_size;
  * 128 x 128 until set; hlx_hf_check sets it from the config). */
 void         hlx_ckpt_set_fp8_block(hlx_ckpt_t *ck, int rows, int cols);
+/* The element conversions the reads use: the best this CPU runs (best 1: what
+ * hlx_ckpt_open picks; AVX2 where the CPU has it) or the portable C ones (0: what the tests
+ * hold the others to, bit for bit). Returns the set's name: "avx2" or "portable". */
+const char  *hlx_ckpt_set_cvt(hlx_ckpt_t *ck, int best);
 
 /* How a checkpoint's integer weights are packed (the quantization config's form, bits and
  * group size; group -1: one group per row). */

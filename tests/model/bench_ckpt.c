@@ -1,5 +1,6 @@
-/* model: checkpoint read throughput (slices converted out of the mapped shards) against
- * this machine's memcpy bandwidth measured in the same run. */
+/* model: checkpoint read throughput (slices converted out of the mapped shards), with the
+ * portable conversions and the best this CPU runs, against this machine's memcpy bandwidth
+ * measured in the same run. */
 #define _GNU_SOURCE
 #include <stdio.h>
 #include <stdlib.h>
@@ -30,31 +31,100 @@ static hlx_status_t fill(void *ctx, const hlx_hf_expect_t *t, size_t idx, int64_
     return HLX_OK;
 }
 
-/* Best of 3 seconds per byte moved. */
+/* A GPTQ (or AWQ) 4-bit set x.* of N x N, group 128, random words, F16 scales 1/64, as
+ * dir/model.safetensors (the writer above takes floats only). */
+static int write_packed(const char *dir, int awq)
+{
+    const size_t nw = (size_t)N * N / 8, nz = (size_t)(N / 128) * (N / 8),
+                 ns = (size_t)(N / 128) * N;
+    char hdr[1024], path[600];
+    uint32_t *w = malloc(nw * 4), x = 12345;
+    uint16_t h = 0x2400; /* 2^-6 */
+    size_t i, len;
+    FILE *f;
+
+    if (w == NULL)
+        return -1;
+    len = (size_t)snprintf(hdr, sizeof(hdr),
+        "{\"x.qweight\":{\"dtype\":\"I32\",\"shape\":[%d,%d],\"data_offsets\":[0,%zu]},"
+        "\"x.qzeros\":{\"dtype\":\"I32\",\"shape\":[%d,%d],\"data_offsets\":[%zu,%zu]},"
+        "\"x.scales\":{\"dtype\":\"F16\",\"shape\":[%d,%d],\"data_offsets\":[%zu,%zu]}}",
+        awq ? N : N / 8, awq ? N / 8 : N, nw * 4, N / 128, N / 8, nw * 4, nw * 4 + nz * 4,
+        N / 128, N, nw * 4 + nz * 4, nw * 4 + nz * 4 + ns * 2);
+    snprintf(path, sizeof(path), "mkdir -p %s", dir);
+    if (system(path) != 0)
+        return -1;
+    snprintf(path, sizeof(path), "%s/model.safetensors", dir);
+    if ((f = fopen(path, "wb")) == NULL)
+        return -1;
+    for (i = 0; i < 8; i++)
+        fputc((int)(len >> (8 * i)) & 0xff, f);
+    fwrite(hdr, 1, len, f);
+    for (i = 0; i < nw; i++) { /* xorshift */
+        x ^= x << 13, x ^= x >> 17, x ^= x << 5;
+        w[i] = x;
+    }
+    fwrite(w, 4, nw, f);
+    fwrite(w, 4, nz, f); /* zero points: random words too */
+    for (i = 0; i < ns; i++)
+        fwrite(&h, 2, 1, f);
+    free(w);
+    return fclose(f) == 0 ? 0 : -1;
+}
+
+/* What a bench reads: the whole tensor as one block, or in the weight loader's groups (G
+ * rows of the checkpoint's [out][in] a read, transposed into a [in][G] scratch, as
+ * hlx_engine_wload reads a K x N matrix: G = 2 MiB / (16 K es) x 16). */
 typedef struct {
     const char *what;
+    int         ck;       /* 0: the float tensors, 1: GPTQ, 2: AWQ */
     const char *tensor;
     int         transpose;
     hlx_dtype_t dt;
+    int         groups;
 } bench_t;
+
+/* CPU seconds of one pass of b over t. */
+static double run(hlx_ckpt_t *ck, const hlx_ckpt_tensor_t *t, const bench_t *b, void *dst)
+{
+    const int G = (int)(((size_t)2 << 20) / ((size_t)N * 2 * 16) * 16);
+    double t0 = now();
+    int n0;
+
+    if (!b->groups) {
+        if (hlx_ckpt_read_block(ck, t, 0, N, 0, N, b->transpose, dst, b->dt, N) != HLX_OK)
+            return -1;
+    } else {
+        for (n0 = 0; n0 < N; n0 += G)
+            if (hlx_ckpt_read_block(ck, t, n0, G, 0, N, 1, dst, b->dt, G) != HLX_OK)
+                return -1;
+    }
+    return now() - t0;
+}
 
 int main(void)
 {
     static const bench_t benches[] = {
-        { "bf16 -> bf16 rows", "w.bf16", 0, HLX_DTYPE_BF16 },
-        { "bf16 -> f32 rows", "w.bf16", 0, HLX_DTYPE_F32 },
-        { "bf16 -> bf16 transposed", "w.bf16", 1, HLX_DTYPE_BF16 },
-        { "bf16 -> f32 transposed", "w.bf16", 1, HLX_DTYPE_F32 },
-        { "fp8 x scale -> bf16 transposed", "w.fp8", 1, HLX_DTYPE_BF16 },
-        { "f32 -> f32 rows", "w.f32", 0, HLX_DTYPE_F32 },
+        { "bf16 -> bf16 rows", 0, "w.bf16", 0, HLX_DTYPE_BF16, 0 },
+        { "bf16 -> f32 rows", 0, "w.bf16", 0, HLX_DTYPE_F32, 0 },
+        { "bf16 -> bf16 transposed", 0, "w.bf16", 1, HLX_DTYPE_BF16, 0 },
+        { "bf16 -> bf16 loader groups", 0, "w.bf16", 1, HLX_DTYPE_BF16, 1 },
+        { "bf16 -> f32 transposed", 0, "w.bf16", 1, HLX_DTYPE_F32, 0 },
+        { "fp8 x scale -> bf16 transposed", 0, "w.fp8", 1, HLX_DTYPE_BF16, 0 },
+        { "fp8 x scale -> bf16 loader groups", 0, "w.fp8", 1, HLX_DTYPE_BF16, 1 },
+        { "f32 -> f32 rows", 0, "w.f32", 0, HLX_DTYPE_F32, 0 },
+        { "f32 -> bf16 loader groups", 0, "w.f32", 1, HLX_DTYPE_BF16, 1 },
+        { "GPTQ 4-bit -> bf16 loader groups", 1, "x.weight", 1, HLX_DTYPE_BF16, 1 },
+        { "GPTQ 4-bit codes -> f32 groups", 1, "x.weight", 1, HLX_CKPT_QCODE, 1 },
+        { "AWQ 4-bit -> bf16 loader groups", 2, "x.weight", 1, HLX_DTYPE_BF16, 1 },
     };
     hlx_hf_expect_t list[4];
-    char dir[] = "/tmp/hlx_bench_ckpt_XXXXXX", err[1024];
-    hlx_ckpt_t *ck = NULL;
+    char dir[] = "/tmp/hlx_bench_ckpt_XXXXXX", sub[64], err[1024];
+    hlx_ckpt_t *ck[3] = { NULL, NULL, NULL };
     void *src, *dst;
     double memcpy_gbs = 0, t0;
     size_t bytes = (size_t)N * N * 4, b;
-    int rep;
+    int rep, k, best;
 
     memset(list, 0, sizeof(list));
     snprintf(list[0].name, sizeof(list[0].name), "w.bf16");
@@ -73,9 +143,18 @@ int main(void)
     if (mkdtemp(dir) == NULL)
         return 1;
     if (hlx_ckpt_write(dir, list, 4, 2, NULL, fill, NULL, err, sizeof(err)) != HLX_OK ||
-        hlx_ckpt_open(dir, &ck, err, sizeof(err)) != HLX_OK) {
+        hlx_ckpt_open(dir, &ck[0], err, sizeof(err)) != HLX_OK) {
         fprintf(stderr, "bench_ckpt: %s\n", err);
         return 1;
+    }
+    for (k = 1; k <= 2; k++) {
+        const hlx_ckpt_packing_t pk = { k == 1 ? HLX_PACK_GPTQ : HLX_PACK_AWQ, 4, 128, 0, 0 };
+        snprintf(sub, sizeof(sub), "%s/%s", dir, k == 1 ? "gptq" : "awq");
+        if (write_packed(sub, k == 2) != 0 || hlx_ckpt_open(sub, &ck[k], err, sizeof(err)) ||
+            hlx_ckpt_set_packed(ck[k], &pk, NULL, NULL) != HLX_OK) {
+            fprintf(stderr, "bench_ckpt: %s: %s\n", sub, ck[k] ? hlx_ckpt_error(ck[k]) : err);
+            return 1;
+        }
     }
     src = malloc(bytes);
     dst = malloc(bytes);
@@ -91,26 +170,36 @@ int main(void)
             memcpy_gbs = (double)bytes / t0 / 1e9;
     }
     printf("checkpoint reads of a %d x %d tensor (warm page cache), GB/s of source bytes per "
-           "CPU second\n", N, N);
+           "CPU second and ns per element, best of 3; the portable conversions and the best "
+           "this CPU runs (%s)\n", N, N, hlx_ckpt_set_cvt(ck[0], 1));
     printf("machine limit, same run: memcpy %.2f GB/s (one core, %zu MiB)\n\n", memcpy_gbs,
            bytes >> 20);
+    printf("  %-34s %18s %24s\n", "", "portable", "best");
     for (b = 0; b < sizeof(benches) / sizeof(benches[0]); b++) {
-        const hlx_ckpt_tensor_t *t = hlx_ckpt_find(ck, benches[b].tensor);
-        double best = 0;
-        for (rep = 0; rep < 4; rep++) { /* the first pass faults the pages in */
-            t0 = now();
-            if (hlx_ckpt_read_block(ck, t, 0, N, 0, N, benches[b].transpose, dst, benches[b].dt,
-                                    N) != HLX_OK) {
-                fprintf(stderr, "bench_ckpt: %s\n", hlx_ckpt_error(ck));
-                return 1;
+        hlx_ckpt_t *c = ck[benches[b].ck];
+        const hlx_ckpt_tensor_t *t = hlx_ckpt_find(c, benches[b].tensor);
+        /* source bytes: the packed words' half byte an element */
+        const double sb = t->pack ? (double)N * N / 2 : (double)(t->end - t->begin);
+        printf("  %-34s", benches[b].what);
+        for (best = 0; best <= 1; best++) {
+            double tmin = 1e30, s;
+            hlx_ckpt_set_cvt(c, best);
+            for (rep = 0; rep < 4; rep++) { /* the first pass faults the pages in */
+                if ((s = run(c, t, &benches[b], dst)) < 0) {
+                    fprintf(stderr, "bench_ckpt: %s\n", hlx_ckpt_error(c));
+                    return 1;
+                }
+                if (rep > 0 && s < tmin)
+                    tmin = s;
             }
-            t0 = now() - t0;
-            if (rep > 0 && (double)(t->end - t->begin) / t0 / 1e9 > best)
-                best = (double)(t->end - t->begin) / t0 / 1e9;
+            printf("  %6.2f GB/s %5.2f ns", sb / tmin / 1e9, tmin * 1e9 / ((double)N * N));
+            if (best)
+                printf(" %5.2f x", sb / tmin / 1e9 / memcpy_gbs);
         }
-        printf("  %-32s %7.2f GB/s  %5.2f x memcpy\n", benches[b].what, best, best / memcpy_gbs);
+        printf("\n");
     }
-    hlx_ckpt_close(ck);
+    for (k = 0; k < 3; k++)
+        hlx_ckpt_close(ck[k]);
     free(src);
     free(dst);
     snprintf(err, sizeof(err), "rm -rf %s", dir);
