@@ -1,11 +1,12 @@
 /* Test helpers shared by several suites: a whole file read into memory, a shell command
- * and a helix command run with their output captured, and topology or cluster files loaded
+ * and a helix command run with their output captured, a safetensors file written, and topology or cluster files loaded
  * or the test failed with the loader's message. Include after <cmocka.h>; the loaders need
  * <helix/topology.h> (define HLX_TEST_TOPO first). */
 #ifndef HLX_TEST_FILES_H
 #define HLX_TEST_FILES_H
 
 #include <stdarg.h>
+#include <stdint.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <sys/wait.h>
@@ -45,6 +46,49 @@ static inline int hlx_test_sh(const char *fmt, ...)
     st = system(cmd);
     assert_true(st != -1 && WIFEXITED(st));
     return WEXITSTATUS(st);
+}
+
+/* One tensor of a safetensors file the tests write (hlx_test_write_st). */
+typedef struct hlx_test_st {
+    const char *name, *dtype;
+    int         ndim;
+    int64_t     shape[3];
+    const void *data;
+    size_t      bytes;
+} hlx_test_st_t;
+
+/* dir/model.safetensors (dir made as needed) holding ts[0, n), back to back. */
+static inline void hlx_test_write_st(const char *dir, const hlx_test_st_t *ts, int n)
+{
+    char hdr[4096], path[600];
+    size_t used = 0, off = 0, len;
+    FILE *f;
+    int i, k;
+
+    used += (size_t)snprintf(hdr + used, sizeof(hdr) - used, "{");
+    for (i = 0; i < n; i++) {
+        used += (size_t)snprintf(hdr + used, sizeof(hdr) - used, "%s\"%s\":{\"dtype\":\"%s\","
+                                 "\"shape\":[", i ? "," : "", ts[i].name, ts[i].dtype);
+        for (k = 0; k < ts[i].ndim; k++)
+            used += (size_t)snprintf(hdr + used, sizeof(hdr) - used, "%s%lld", k ? "," : "",
+                                     (long long)ts[i].shape[k]);
+        used += (size_t)snprintf(hdr + used, sizeof(hdr) - used, "],\"data_offsets\":[%zu,%zu]}",
+                                 off, off + ts[i].bytes);
+        off += ts[i].bytes;
+    }
+    used += (size_t)snprintf(hdr + used, sizeof(hdr) - used, "}");
+    assert_true(used < sizeof(hdr));
+    assert_int_equal(hlx_test_sh("mkdir -p %s", dir), 0);
+    snprintf(path, sizeof(path), "%s/model.safetensors", dir);
+    f = fopen(path, "wb");
+    assert_non_null(f);
+    len = used;
+    for (i = 0; i < 8; i++)
+        fputc((int)(len >> (8 * i)) & 0xff, f);
+    fwrite(hdr, 1, len, f);
+    for (i = 0; i < n; i++)
+        fwrite(ts[i].data, 1, ts[i].bytes, f);
+    fclose(f);
 }
 
 /* `helix ARGS` under timeout(1) (timeout_s, then SIGKILL 5 s later): its exit code, its

@@ -1027,52 +1027,11 @@ static void test_slice_nd(void **state)
 }
 
 /* One tensor of a hand-built model.safetensors (write_st). */
-typedef struct {
-    const char *name, *dtype;
-    int         ndim;
-    int64_t     shape[3];
-    const void *data;
-    size_t      bytes;
-} st_t;
-
-/* dir/model.safetensors holding ts[0, n), back to back. */
-static void write_st(const char *dir, const st_t *ts, int n)
-{
-    char hdr[2048], path[600];
-    size_t used = 0, off = 0, len;
-    FILE *f;
-    int i, k;
-
-    used += (size_t)snprintf(hdr + used, sizeof(hdr) - used, "{");
-    for (i = 0; i < n; i++) {
-        used += (size_t)snprintf(hdr + used, sizeof(hdr) - used, "%s\"%s\":{\"dtype\":\"%s\","
-                                 "\"shape\":[", i ? "," : "", ts[i].name, ts[i].dtype);
-        for (k = 0; k < ts[i].ndim; k++)
-            used += (size_t)snprintf(hdr + used, sizeof(hdr) - used, "%s%lld", k ? "," : "",
-                                     (long long)ts[i].shape[k]);
-        used += (size_t)snprintf(hdr + used, sizeof(hdr) - used, "],\"data_offsets\":[%zu,%zu]}",
-                                 off, off + ts[i].bytes);
-        off += ts[i].bytes;
-    }
-    used += (size_t)snprintf(hdr + used, sizeof(hdr) - used, "}");
-    assert_true(used < sizeof(hdr));
-    assert_int_equal(sh("mkdir -p %s", dir), 0);
-    snprintf(path, sizeof(path), "%s/model.safetensors", dir);
-    f = fopen(path, "wb");
-    assert_non_null(f);
-    len = used;
-    for (i = 0; i < 8; i++)
-        fputc((int)(len >> (8 * i)) & 0xff, f);
-    fwrite(hdr, 1, len, f);
-    for (i = 0; i < n; i++)
-        fwrite(ts[i].data, 1, ts[i].bytes, f);
-    fclose(f);
-}
 
 /* Writes ts[0, n) as g_tmp/sub's model.safetensors and reads its x.weight ([rows][cols]),
  * packed as pk, into out. */
-static void read_packed(const char *sub, const st_t *ts, int n, const hlx_ckpt_packing_t *pk,
-                        int64_t rows, int64_t cols, float *out)
+static void read_packed(const char *sub, const hlx_test_st_t *ts, int n,
+                        const hlx_ckpt_packing_t *pk, int64_t rows, int64_t cols, float *out)
 {
     char err[512], dir[512];
     hlx_ckpt_t *ck;
@@ -1080,7 +1039,7 @@ static void read_packed(const char *sub, const st_t *ts, int n, const hlx_ckpt_p
     const int64_t shape[2] = { rows, cols };
 
     snprintf(dir, sizeof(dir), "%s/%s", g_tmp, sub);
-    write_st(dir, ts, n);
+    hlx_test_write_st(dir, ts, n);
     assert_int_equal(hlx_ckpt_open(dir, &ck, err, sizeof(err)), HLX_OK);
     if (hlx_ckpt_set_packed(ck, pk, NULL, NULL) != HLX_OK)
         fail_msg("%s", hlx_ckpt_error(ck));
@@ -1099,7 +1058,7 @@ static void test_views(void **state)
 {
     float f[2 * 3 * 4], out[16];
     int8_t q[2 * 3 * 4] = { 0 };
-    const st_t ts[2] = { { "f", "F32", 3, { 2, 3, 4 }, f, sizeof(f) },
+    const hlx_test_st_t ts[2] = { { "f", "F32", 3, { 2, 3, 4 }, f, sizeof(f) },
                          { "q", "I8", 3, { 2, 3, 4 }, q, sizeof(q) } };
     const int64_t shape[2] = { 2, 3 };
     hlx_ckpt_view_t v[2] = { { "g.weight", "f", 2, 3, 4, 1, 0, 2 },
@@ -1115,7 +1074,7 @@ static void test_views(void **state)
             for (c = 0; c < 4; c++)
                 f[(e * 3 + i) * 4 + c] = (float)(100 * e + 10 * i + c);
     snprintf(dir, sizeof(dir), "%s/views", g_tmp);
-    write_st(dir, ts, 2);
+    hlx_test_write_st(dir, ts, 2);
     assert_int_equal(hlx_ckpt_open(dir, &ck, err, sizeof(err)), HLX_OK);
     if (hlx_ckpt_set_views(ck, v, 2) != HLX_OK)
         fail_msg("%s", hlx_ckpt_error(ck));
@@ -1175,7 +1134,7 @@ static void test_packed_known(void **state)
         const int32_t w = 33409;
         const int64_t dims[2] = { 1, 2 };
         const float s = 0.5f;
-        const st_t ts[] = { { "x.weight_packed", "I32", 2, { 1, 1 }, &w, 4 },
+        const hlx_test_st_t ts[] = { { "x.weight_packed", "I32", 2, { 1, 1 }, &w, 4 },
                             { "x.weight_scale", "F32", 2, { 1, 1 }, &s, 4 },
                             { "x.weight_shape", "I64", 1, { 2, 0 }, dims, 16 } };
         const hlx_ckpt_packing_t pk = { HLX_PACK_CT, 8, -1, 1, 0 };
@@ -1186,7 +1145,7 @@ static void test_packed_known(void **state)
        * fifteens; zeros stored minus one: 7 (zero 8) and 0 (zero 1); scales 1 and 2 */
         const uint32_t qw[2] = { 0x76543210u, 0xffffffffu }, qz = 0x07u;
         const float sc[2] = { 1.0f, 2.0f };
-        const st_t ts[] = { { "x.qweight", "I32", 2, { 1, 2 }, qw, 8 },
+        const hlx_test_st_t ts[] = { { "x.qweight", "I32", 2, { 1, 2 }, qw, 8 },
                             { "x.qzeros", "I32", 2, { 1, 1 }, &qz, 4 },
                             { "x.scales", "F32", 2, { 1, 2 }, sc, 8 } };
         const hlx_ckpt_packing_t pk = { HLX_PACK_GPTQ, 4, -1, 0, 0 };
@@ -1201,7 +1160,7 @@ static void test_packed_known(void **state)
        * and 0.5 */
         const uint32_t qw[2] = { 0xe4e4e4e4u, 0 }, qz = 0xdu;
         const float sc[2] = { 1.0f, 0.5f };
-        const st_t ts[] = { { "x.qweight", "I32", 2, { 1, 2 }, qw, 8 },
+        const hlx_test_st_t ts[] = { { "x.qweight", "I32", 2, { 1, 2 }, qw, 8 },
                             { "x.qzeros", "I32", 2, { 1, 1 }, &qz, 4 },
                             { "x.scales", "F32", 2, { 1, 2 }, sc, 8 } };
         const hlx_ckpt_packing_t pk = { HLX_PACK_GPTQ_V2, 2, -1, 0, 0 };
@@ -1221,7 +1180,7 @@ static void test_packed_known(void **state)
         static uint32_t qw[3][32];
         static float sc[32], o3[32 * 32];
         const uint32_t qz[3] = { 0x40000003u, 0x1u, 0x3u };
-        const st_t ts[] = { { "x.qweight", "I32", 2, { 3, 32 }, qw, sizeof(qw) },
+        const hlx_test_st_t ts[] = { { "x.qweight", "I32", 2, { 3, 32 }, qw, sizeof(qw) },
                             { "x.qzeros", "I32", 2, { 1, 3 }, qz, 12 },
                             { "x.scales", "F32", 2, { 1, 32 }, sc, sizeof(sc) } };
         const hlx_ckpt_packing_t pk = { HLX_PACK_GPTQ, 3, -1, 0, 0 };
@@ -1245,7 +1204,7 @@ static void test_packed_known(void **state)
        * own number; zeros 0, scales 1 */
         const uint32_t qw = 0x75316420u, qz = 0;
         const float sc[8] = { 1, 1, 1, 1, 1, 1, 1, 1 };
-        const st_t ts[] = { { "x.qweight", "I32", 2, { 1, 1 }, &qw, 4 },
+        const hlx_test_st_t ts[] = { { "x.qweight", "I32", 2, { 1, 1 }, &qw, 4 },
                             { "x.qzeros", "I32", 2, { 1, 1 }, &qz, 4 },
                             { "x.scales", "F32", 2, { 1, 8 }, sc, 32 } };
         const hlx_ckpt_packing_t pk = { HLX_PACK_AWQ, 4, 1, 0, 0 };

@@ -31,47 +31,6 @@ static uint32_t rnd(void)
     return (uint32_t)(g_rng >> 16);
 }
 
-typedef struct {
-    const char *name, *dtype;
-    int         ndim;
-    int64_t     shape[3];
-    void       *data;
-    size_t      bytes;
-} st_t;
-
-/* dir/model.safetensors holding ts[0, n), back to back. */
-static void write_st(const char *dir, const st_t *ts, int n)
-{
-    char hdr[4096], path[600];
-    size_t used = 0, off = 0, len;
-    FILE *f;
-    int i, k;
-
-    used += (size_t)snprintf(hdr + used, sizeof(hdr) - used, "{");
-    for (i = 0; i < n; i++) {
-        used += (size_t)snprintf(hdr + used, sizeof(hdr) - used, "%s\"%s\":{\"dtype\":\"%s\","
-                                 "\"shape\":[", i ? "," : "", ts[i].name, ts[i].dtype);
-        for (k = 0; k < ts[i].ndim; k++)
-            used += (size_t)snprintf(hdr + used, sizeof(hdr) - used, "%s%lld", k ? "," : "",
-                                     (long long)ts[i].shape[k]);
-        used += (size_t)snprintf(hdr + used, sizeof(hdr) - used, "],\"data_offsets\":[%zu,%zu]}",
-                                 off, off + ts[i].bytes);
-        off += ts[i].bytes;
-    }
-    used += (size_t)snprintf(hdr + used, sizeof(hdr) - used, "}");
-    assert_true(used < sizeof(hdr));
-    assert_int_equal(sh("mkdir -p %s", dir), 0);
-    snprintf(path, sizeof(path), "%s/model.safetensors", dir);
-    f = fopen(path, "wb");
-    assert_non_null(f);
-    len = used;
-    for (i = 0; i < 8; i++)
-        fputc((int)(len >> (8 * i)) & 0xff, f);
-    fwrite(hdr, 1, len, f);
-    for (i = 0; i < n; i++)
-        fwrite(ts[i].data, 1, ts[i].bytes, f);
-    fclose(f);
-}
 
 static void *rnd_bytes(size_t n)
 {
@@ -243,7 +202,7 @@ static void test_plain(void **state)
     hlx_ckpt_view_t v = { "v.weight", "fused", 2, C, 40, 1, 5, 30 };
     char dir[512], err[512];
     hlx_ckpt_t *ck;
-    st_t ts[8];
+    hlx_test_st_t ts[8];
     size_t i;
     int k;
 
@@ -263,16 +222,18 @@ static void test_plain(void **state)
     for (i = 0; i < R; i++)
         g_i8_scale[i] = (float)(rnd() % 977 + 1) * 0x1p-12f;
     k = 0;
-    ts[k++] = (st_t){ "a.f32", "F32", 2, { R, C }, g_f32, n * 4 };
-    ts[k++] = (st_t){ "a.bf16", "BF16", 2, { R, C }, g_bf16, n * 2 };
-    ts[k++] = (st_t){ "a.f16", "F16", 2, { R, C }, g_f16, n * 2 };
-    ts[k++] = (st_t){ "a.weight", "F8_E4M3", 2, { R, C }, g_fp8, n };
-    ts[k++] = (st_t){ "a.weight_scale_inv", "F32", 2, { 3, 10 }, g_fp8_scale, sizeof(g_fp8_scale) };
-    ts[k++] = (st_t){ "b.weight", "I8", 2, { R, C }, g_i8, n };
-    ts[k++] = (st_t){ "b.weight_scale", "F32", 2, { R, 1 }, g_i8_scale, sizeof(g_i8_scale) };
-    ts[k++] = (st_t){ "fused", "BF16", 3, { 2, C, 40 }, g_view, (size_t)2 * C * 40 * 2 };
+    ts[k++] = (hlx_test_st_t){ "a.f32", "F32", 2, { R, C }, g_f32, n * 4 };
+    ts[k++] = (hlx_test_st_t){ "a.bf16", "BF16", 2, { R, C }, g_bf16, n * 2 };
+    ts[k++] = (hlx_test_st_t){ "a.f16", "F16", 2, { R, C }, g_f16, n * 2 };
+    ts[k++] = (hlx_test_st_t){ "a.weight", "F8_E4M3", 2, { R, C }, g_fp8, n };
+    ts[k++] = (hlx_test_st_t){ "a.weight_scale_inv", "F32", 2, { 3, 10 }, g_fp8_scale,
+                               sizeof(g_fp8_scale) };
+    ts[k++] = (hlx_test_st_t){ "b.weight", "I8", 2, { R, C }, g_i8, n };
+    ts[k++] = (hlx_test_st_t){ "b.weight_scale", "F32", 2, { R, 1 }, g_i8_scale,
+                               sizeof(g_i8_scale) };
+    ts[k++] = (hlx_test_st_t){ "fused", "BF16", 3, { 2, C, 40 }, g_view, (size_t)2 * C * 40 * 2 };
     snprintf(dir, sizeof(dir), "%s/plain", g_tmp);
-    write_st(dir, ts, k);
+    hlx_test_write_st(dir, ts, k);
     assert_int_equal(hlx_ckpt_open(dir, &ck, err, sizeof(err)), HLX_OK);
     hlx_ckpt_set_fp8_block(ck, 16, 16);
     printf("# portable conversions against %s%s\n", hlx_ckpt_set_cvt(ck, 1),
@@ -355,7 +316,7 @@ static void packed(int awq, int bits, int act)
     const hlx_ckpt_packing_t pk = { awq ? HLX_PACK_AWQ : HLX_PACK_GPTQ, bits, GRP, 0, act };
     char dir[512], err[512];
     hlx_ckpt_t *ck;
-    st_t ts[4];
+    hlx_test_st_t ts[4];
     int i, k = 0;
 
     g_bits = bits, g_out = out, g_act = act;
@@ -367,14 +328,14 @@ static void packed(int awq, int bits, int act)
         g_sc[i] = rnd_scale();
     for (i = 0; i < IN; i++) /* runs of one column to a few */
         g_gidx[i] = (i * 7 / 3 + i / 5) % groups;
-    ts[k++] = (st_t){ "x.qweight", "I32", 2, { wr, wc }, g_qw, (size_t)(wr * wc) * 4 };
-    ts[k++] = (st_t){ "x.qzeros", "I32", 2, { groups, zc }, g_qz, (size_t)(groups * zc) * 4 };
-    ts[k++] = (st_t){ "x.scales", "F16", 2, { groups, g_out }, g_sc,
+    ts[k++] = (hlx_test_st_t){ "x.qweight", "I32", 2, { wr, wc }, g_qw, (size_t)(wr * wc) * 4 };
+    ts[k++] = (hlx_test_st_t){ "x.qzeros", "I32", 2, { groups, zc }, g_qz, (size_t)(groups * zc) * 4 };
+    ts[k++] = (hlx_test_st_t){ "x.scales", "F16", 2, { groups, g_out }, g_sc,
                       (size_t)groups * (size_t)g_out * 2 };
     if (act)
-        ts[k++] = (st_t){ "x.g_idx", "I32", 1, { IN }, g_gidx, sizeof(g_gidx) };
+        ts[k++] = (hlx_test_st_t){ "x.g_idx", "I32", 1, { IN }, g_gidx, sizeof(g_gidx) };
     snprintf(dir, sizeof(dir), "%s/%s%d%s", g_tmp, awq ? "awq" : "gptq", bits, act ? "g" : "");
-    write_st(dir, ts, k);
+    hlx_test_write_st(dir, ts, k);
     assert_int_equal(hlx_ckpt_open(dir, &ck, err, sizeof(err)), HLX_OK);
     if (hlx_ckpt_set_packed(ck, &pk, NULL, NULL) != HLX_OK)
         fail_msg("%s", hlx_ckpt_error(ck));
