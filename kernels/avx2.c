@@ -111,7 +111,7 @@ static inline void hlx_v_pair2_fp8t(const uint8_t *p, size_t stride, HLX_V *lo, 
  * is 2^-120 times the e4m3 value: the byte sign-extended, shifted so e4m3's exponent sits
  * in the low 4 bits of fp32's (its subnormals become fp32 subnormals, exactly) and the
  * extended sign bits cleared: 3 integer ops per 8 elements and no conversion, where type 3
- * spends 6 per 16 with two vcvtph2ps (Zen 3, GQA 8, 1M tokens: roofline 0.56 -> 0.6x).
+ * spends 6 per 16 with two vcvtph2ps (Zen 3, GQA 8, 1M tokens: 74-76 -> 67-71 ms).
  * The caller multiplies q by HLX_FP8H_UNIT (exact where every |q| < 2^8, which it checks),
  * so each product q.k in the FMAs is exactly the true one and the scores come out in true
  * units, and p by HLX_FP8H_UNIT for the values; DAZ must be off (as for type 3). */
