@@ -6,7 +6,7 @@
 #include <stdint.h>
 
 typedef struct hlx_memroom {
-    uint64_t bytes;     /* the room: limit less usage (reclaimable page cache not counted);
+    uint64_t bytes;     /* the room: limit less usage (page cache but shmem not counted);
                            UINT64_MAX: no limit found */
     uint64_t limit;     /* the binding cgroup's limit */
     int      version;   /* the binding cgroup's hierarchy: 1 or 2; 0: none */

@@ -4,9 +4,10 @@
  * check against MemAvailable alone would pass and the job be killed by the OOM killer
  * during the load. Reads /proc/self/mountinfo for the cgroup2 mount and the v1 memory
  * controller's, /proc/self/cgroup for this process's cgroup in each, and walks from it up
- * to the mount's root: the room at a level is its limit less its usage, where reclaimable
- * page cache (inactive_file) does not count as used; the smallest room over the levels
- * binds. */
+ * to the mount's root: the room at a level is its limit less its usage, where page cache
+ * the kernel reclaims before it kills (file pages, shared memory's excepted) does not count
+ * as used, as MemAvailable counts it available; the smallest room over the levels binds.
+ * Of several mounts of a hierarchy, the one whose root holds the process's cgroup. */
 #define _GNU_SOURCE
 #include "hlx_memroom.h"
 
@@ -67,29 +68,71 @@ static int hlx_memroom_has(const char *s, const char *word)
     return 0;
 }
 
+/* mountinfo's octal escapes (\040 a space, \011, \012, \134) decoded in place. */
+static void hlx_memroom_unescape(char *s)
+{
+    char *o = s;
+
+    for (; *s; s++, o++) {
+        if (s[0] == '\\' && s[1] >= '0' && s[1] <= '3' && s[2] >= '0' && s[2] <= '7' &&
+            s[3] >= '0' && s[3] <= '7') {
+            *o = (char)((s[1] - '0') * 64 + (s[2] - '0') * 8 + (s[3] - '0'));
+            s += 3;
+        } else {
+            *o = *s;
+        }
+    }
+    *o = '\0';
+}
+
+/* Whether fgets cut the line (it filled the buffer without reaching the line's end). */
+static int hlx_memroom_cut(const char *line, size_t size)
+{
+    const size_t n = strlen(line);
+
+    return n == size - 1 && line[n - 1] != '\n';
+}
+
+/* Whether cgroup path cg lies in the tree under root r (r itself included). */
+static int hlx_memroom_under(const char *cg, const char *r)
+{
+    const size_t n = strlen(r);
+
+    return !strcmp(r, "/") || (!strncmp(cg, r, n) && (cg[n] == '\0' || cg[n] == '/'));
+}
+
 /* The mount (point and root within the hierarchy) of the cgroup2 tree (v 2) or the v1
- * memory controller's (v 1) from mountinfo: 1 found. */
-static int hlx_memroom_mount(const char *root, int v, char *point, size_t pn, char *mroot,
-                             size_t rn)
+ * memory controller's (v 1) that shows cgroup cg, from mountinfo: of several (a bind mount
+ * of part of the tree beside the whole), the one with the longest root holding cg. 1
+ * found. */
+static int hlx_memroom_mount(const char *root, int v, const char *cg, char *point, size_t pn,
+                             char *mroot, size_t rn)
 {
     char path[4096], line[4096];
     FILE *f;
+    size_t best = 0;
     int found = 0;
 
     snprintf(path, sizeof(path), "%s/proc/self/mountinfo", root);
     if ((f = fopen(path, "r")) == NULL)
         return 0;
     /* ID PARENT MAJ:MIN ROOT POINT OPTIONS [OPTIONAL...] - TYPE SOURCE SUPER_OPTIONS */
-    while (!found && fgets(line, sizeof(line), f)) {
+    while (fgets(line, sizeof(line), f)) {
         char r[1024], p[1024], type[64], super[1024] = "";
         const char *dash = strstr(line, " - ");
-        if (dash == NULL || sscanf(line, "%*s %*s %*s %1023s %1023s", r, p) != 2 ||
-            sscanf(dash + 3, "%63s %*s %1023s", type, super) < 1)
+        if (hlx_memroom_cut(line, sizeof(line)) || dash == NULL ||
+            sscanf(line, "%*s %*s %*s %1023s %1023s", r, p) != 2 ||
+            sscanf(dash + 3, "%63s %*s %1023s", type, super) < 1 ||
+            strlen(r) >= sizeof(r) - 1 || strlen(p) >= sizeof(p) - 1) /* cut: not read */
             continue;
-        if ((v == 2 && !strcmp(type, "cgroup2")) ||
-            (v == 1 && !strcmp(type, "cgroup") && hlx_memroom_has(super, "memory"))) {
+        hlx_memroom_unescape(r);
+        hlx_memroom_unescape(p);
+        if (((v == 2 && !strcmp(type, "cgroup2")) ||
+             (v == 1 && !strcmp(type, "cgroup") && hlx_memroom_has(super, "memory"))) &&
+            hlx_memroom_under(cg, r) && (!found || strlen(r) > best)) {
             snprintf(point, pn, "%s%s", root, p);
             snprintf(mroot, rn, "%s", r);
+            best = strlen(r);
             found = 1;
         }
     }
@@ -113,11 +156,12 @@ static int hlx_memroom_self(const char *root, int v, char *cg, size_t cn)
         if (c2 == NULL)
             continue;
         *c2 = '\0';
+        if (hlx_memroom_cut(line, sizeof(line))) /* a path longer than the line: not read */
+            break;
         if ((v == 2 && !strncmp(line, "0:", 2) && c1[1] == '\0') ||
             (v == 1 && hlx_memroom_has(c1 + 1, "memory"))) {
             c2[1 + strcspn(c2 + 1, "\n")] = '\0';
-            snprintf(cg, cn, "%s", c2 + 1);
-            found = 1;
+            found = snprintf(cg, cn, "%s", c2 + 1) < (int)cn;
         }
     }
     fclose(f);
@@ -128,22 +172,22 @@ static int hlx_memroom_self(const char *root, int v, char *cg, size_t cn)
  * up to the mount's root into r where it is smaller than r's. */
 static void hlx_memroom_tree(const char *root, int v, hlx_memroom_t *r)
 {
-    static const char *const files[3][3] = {
-        { NULL, NULL, NULL },
-        { "memory.limit_in_bytes", "memory.usage_in_bytes", "total_inactive_file" },
-        { "memory.max", "memory.current", "inactive_file" },
+    /* limit, usage, and in memory.stat the page cache and the part of it in shared memory
+     * (tmpfs, which is not reclaimed without swap) */
+    static const char *const files[3][4] = {
+        { NULL, NULL, NULL, NULL },
+        { "memory.limit_in_bytes", "memory.usage_in_bytes", "total_cache", "total_shmem" },
+        { "memory.max", "memory.current", "file", "shmem" },
     };
     char point[2048], mroot[1024], cg[1024], dir[4096], path[4200];
     size_t base;
     const char *rel;
 
-    if (!hlx_memroom_mount(root, v, point, sizeof(point), mroot, sizeof(mroot)) ||
-        !hlx_memroom_self(root, v, cg, sizeof(cg)))
+    if (!hlx_memroom_self(root, v, cg, sizeof(cg)) ||
+        !hlx_memroom_mount(root, v, cg, point, sizeof(point), mroot, sizeof(mroot)))
         return;
     /* a mount of part of the tree (a container's) shows the cgroups below its root */
-    rel = cg;
-    if (strcmp(mroot, "/") != 0 && !strncmp(cg, mroot, strlen(mroot)))
-        rel = cg + strlen(mroot);
+    rel = strcmp(mroot, "/") != 0 ? cg + strlen(mroot) : cg;
     base = strlen(point);
     if (snprintf(dir, sizeof(dir), "%s%s", point, rel) >= (int)sizeof(dir))
         return;
@@ -154,12 +198,14 @@ static void hlx_memroom_tree(const char *root, int v, hlx_memroom_t *r)
         char *slash;
         snprintf(path, sizeof(path), "%s/%s", dir, files[v][0]);
         if (hlx_memroom_num(path, &lim) && lim < HLX_MEMROOM_NOLIMIT) {
-            unsigned long long room = 0, cache;
+            unsigned long long room = 0, cache, shm;
             snprintf(path, sizeof(path), "%s/%s", dir, files[v][1]);
             if (!hlx_memroom_num(path, &use))
                 use = 0;
             snprintf(path, sizeof(path), "%s/memory.stat", dir);
             cache = hlx_memroom_stat(path, files[v][2]);
+            shm = hlx_memroom_stat(path, files[v][3]);
+            cache = cache > shm ? cache - shm : 0;
             use = use > cache ? use - cache : 0;
             room = lim > use ? lim - use : 0;
             if (room < r->bytes) {

@@ -1,10 +1,11 @@
 /* util: hlx_mem_cgroup_room over fixture trees (a folder standing for /: its
  * proc/self/mountinfo, proc/self/cgroup and the cgroup files under the mount points):
- * a Slurm job's limit on cgroup v2 found from a task's cgroup below it, page cache not
- * counted as used; the smallest room over the levels binds (a parent with less room
- * than the child); v1's memory controller and its "unlimited"; a container's mount of part
- * of the tree; both hierarchies at once (the smaller binds); usage past the limit (no
- * room); no cgroup files at all (no limit). */
+ * a Slurm job's limit on cgroup v2 found from a task's cgroup below it, page cache other
+ * than shared memory not counted as used; the smallest room over the levels binds (a parent
+ * with less room than the child); v1's memory controller and its "unlimited"; a
+ * container's mount of part of the tree; of several mounts the one holding the process's
+ * cgroup, a mount point with an escaped space; both hierarchies at once (the smaller
+ * binds); usage past the limit (no room); no cgroup files at all (no limit). */
 #include <setjmp.h>
 #include <stdarg.h>
 #include <stddef.h>
@@ -75,11 +76,12 @@ static void test_v2_slurm_job(void **state)
     (void)state;
     put("proc/self/mountinfo", v2_mounts);
     put("proc/self/cgroup", "0::/system.slice/slurmstepd.scope/job_7/step_0/user/task_0\n");
-    /* the job's --mem 8 GiB: 1 GiB used, of it 0.5 GiB inactive page cache */
+    /* the job's --mem 8 GiB: 1 GiB used, of it 1 GiB page cache of which 0.5 GiB shared
+     * memory (tmpfs: not reclaimed) */
     putnum("sys/fs/cgroup/system.slice/slurmstepd.scope/job_7/memory.max", 8 * G);
     putnum("sys/fs/cgroup/system.slice/slurmstepd.scope/job_7/memory.current", 1 * G);
     put("sys/fs/cgroup/system.slice/slurmstepd.scope/job_7/memory.stat",
-        "anon 536870912\nfile 536870912\nactive_file 0\ninactive_file 536870912\n");
+        "anon 0\nfile 1073741824\nshmem 536870912\nactive_file 1\ninactive_file 1\n");
     put("sys/fs/cgroup/system.slice/slurmstepd.scope/job_7/step_0/memory.max", "max\n");
     putnum("sys/fs/cgroup/system.slice/slurmstepd.scope/job_7/step_0/memory.current", G / 2);
     put("sys/fs/cgroup/system.slice/memory.max", "max\n");
@@ -133,11 +135,12 @@ static void test_v1_memory(void **state)
     (void)state;
     put("proc/self/mountinfo", v1_mounts);
     put("proc/self/cgroup", "9:cpu,cpuacct:/x\n4:memory:/slurm/uid_0/job_3\n0::/\n");
-    /* the job: 16 GiB, 6 used of which 2 inactive page cache; the root: unlimited */
+    /* the job: 16 GiB, 6 used of which 3 page cache, 1 of it shared memory; the root:
+     * unlimited */
     putnum("sys/fs/cgroup/memory/slurm/uid_0/job_3/memory.limit_in_bytes", 16 * G);
     putnum("sys/fs/cgroup/memory/slurm/uid_0/job_3/memory.usage_in_bytes", 6 * G);
     put("sys/fs/cgroup/memory/slurm/uid_0/job_3/memory.stat",
-        "cache 2147483648\ninactive_file 1\ntotal_inactive_file 2147483648\n");
+        "cache 1\nshmem 1\ntotal_cache 3221225472\ntotal_shmem 1073741824\n");
     putnum("sys/fs/cgroup/memory/memory.limit_in_bytes", 9223372036854771712ull);
     putnum("sys/fs/cgroup/memory/memory.usage_in_bytes", 20 * G);
     hlx_mem_cgroup_room(root, &r);
@@ -160,6 +163,27 @@ static void test_container_mount(void **state)
     hlx_mem_cgroup_room(root, &r);
     assert_true(r.bytes == 2 * G);
     assert_string_equal(r.path, "/");
+}
+
+static void test_mount_holding_cgroup(void **state)
+{
+    hlx_memroom_t r;
+
+    (void)state;
+    /* a bind mount of a sibling's subtree listed first, a mount point with a space
+     * (mountinfo writes \040): the limit read is the process's own cgroup's */
+    put("proc/self/mountinfo",
+        "30 23 0:28 /y /mnt/y rw - cgroup2 cgroup2 rw\n"
+        "31 23 0:28 /a /mnt/ab rw - cgroup2 cgroup2 rw\n"
+        "32 23 0:28 / /sys/fs/cg\\040two rw - cgroup2 cgroup2 rw\n");
+    put("proc/self/cgroup", "0::/ab/c\n");
+    putnum("mnt/y/memory.max", G / 2);
+    putnum("mnt/ab/b/c/memory.max", G / 4);
+    putnum("sys/fs/cg two/ab/c/memory.max", 1 * G);
+    putnum("sys/fs/cg two/ab/c/memory.current", 0);
+    hlx_mem_cgroup_room(root, &r);
+    assert_true(r.bytes == 1 * G);
+    assert_string_equal(r.path, "/ab/c");
 }
 
 static void test_both_hierarchies(void **state)
@@ -206,6 +230,7 @@ int main(void)
         cmocka_unit_test_setup_teardown(test_over_limit, setup, teardown),
         cmocka_unit_test_setup_teardown(test_v1_memory, setup, teardown),
         cmocka_unit_test_setup_teardown(test_container_mount, setup, teardown),
+        cmocka_unit_test_setup_teardown(test_mount_holding_cgroup, setup, teardown),
         cmocka_unit_test_setup_teardown(test_both_hierarchies, setup, teardown),
         cmocka_unit_test_setup_teardown(test_no_limit, setup, teardown),
     };
