@@ -277,8 +277,11 @@ static void kt_check_fp8_all(const hlx_kernels_t *var)
  * (type 4, every |q| < 256) or through fp16 (type 3, a larger q), each against the exact
  * widening (type 2), which the variant takes throughout when the MXCSR has
  * denormals-are-zero set. Group 8 (two head chunks sharing the widened copies) and 3, a
- * partial last block; key dimension 5 is zero in every token so that a q of 300 there
- * (type 3) leaves the scores small: no subnormal p, which DAZ would read as 0. */
+ * partial last block (its padding bytes are NaN: that step takes type 2 either way, so
+ * the types also switch within a call); q small, q up to 250 over subnormal keys (type
+ * 4's scaled q near its bound, its subnormals), and a q of 300 in a key dimension that is
+ * zero in every token (type 3), the scores kept small: no subnormal p, which DAZ would
+ * read as 0. */
 static void kt_check_fp8_types(const hlx_kernels_t *var, kt_rng_t *r)
 {
 #if defined(__x86_64__) || defined(__i386__)
@@ -288,34 +291,45 @@ static void kt_check_fp8_types(const hlx_kernels_t *var, kt_rng_t *r)
     hlx_attn_desc_t d = { .dk = KT_D, .dv = KT_D, .len = KT_T, .kv_dtype = HLX_DTYPE_FP8,
                           .q = q, .k_stride = KT_D, .v_stride = KT_D,
                           .scale = 0.0883883476f };
+    static const char *const what[3] = { "|q| < 0.5 (as fp32 bits)",
+                                         "a |q| of 300 (through fp16)",
+                                         "|q| up to 250, subnormal keys (as fp32 bits)" };
     const unsigned csr = _mm_getcsr();
     void *kl, *vl;
-    int i, big, run, g, bad;
+    int i, mode, run, g, bad;
 
     if (strcmp(var->name, "avx2") != 0)
         return;
     for (i = 0; i < KT_T * KT_D; i++) { /* every byte but the NaNs 0x7f, 0xff */
         uint8_t b = (uint8_t)kt_next(r);
-        kk[i] = i % KT_D == 5 ? 0 : (b & 0x7f) == 0x7f ? 0x3f : b;
-        b = (uint8_t)kt_next(r);
         vv[i] = (b & 0x7f) == 0x7f ? 0x3f : b;
     }
-    /* keys over 448 in magnitude give scores of several hundred: scale the bytes' exponent
-     * down to at most 2^2 (|k| <= 7.5) */
-    for (i = 0; i < KT_T * KT_D; i++)
-        if (((kk[i] >> 3) & 0xf) > 9)
-            kk[i] = (uint8_t)((kk[i] & 0x87) | (9 << 3));
-    kl = kt_kv_relayout(kk, HLX_DTYPE_FP8, KT_D, KT_D, KT_T, var->kv_layout.k_block,
-                        var->kv_layout.k_chunk);
     vl = kt_kv_relayout(vv, HLX_DTYPE_FP8, KT_D, KT_D, KT_T, var->kv_layout.v_block,
                         var->kv_layout.v_chunk);
-    d.k = kl;
     d.v = vl;
-    for (big = 0; big < 2; big++)
+    /* mode 0: q small; 1: one q element of 300 where every key is 0; 2: q up to 250 with
+     * keys of exponent 0 (e4m3's subnormals, fp32 subnormals in type 4), so the scores stay
+     * within a few tens and no p is subnormal (which DAZ would read as 0) */
+    for (mode = 0; mode < 3; mode++) {
+        for (i = 0; i < KT_T * KT_D; i++) {
+            uint8_t b = (uint8_t)kt_next(r);
+            if ((b & 0x7f) == 0x7f)
+                b = 0x3f;
+            /* exponents above 9 (|k| > 7.5) would give scores of hundreds */
+            if (((b >> 3) & 0xf) > 9)
+                b = (uint8_t)((b & 0x87) | (9 << 3));
+            if (mode == 2)
+                b &= 0x87;
+            kk[i] = i % KT_D == 5 && mode == 1 ? 0 : b;
+        }
+        kl = kt_kv_relayout(kk, HLX_DTYPE_FP8, KT_D, KT_D, KT_T, var->kv_layout.k_block,
+                            var->kv_layout.k_chunk);
+        d.k = kl;
         for (g = 3; g <= KT_G; g += KT_G - 3) {
             d.group = g;
             for (i = 0; i < g * KT_D; i++)
-                q[i] = i % KT_D == 5 && big ? 300.0f : (float)kt_unif(r, -0.5, 0.5);
+                q[i] = mode == 1 && i % KT_D == 5 ? 300.0f
+                       : (float)kt_unif(r, mode == 2 ? -250.0 : -0.5, mode == 2 ? 250.0 : 0.5);
             for (run = 0; run < 2; run++) { /* run 1: DAZ, type 2 */
                 d.o = o[run];
                 d.lse = lse[run];
@@ -329,10 +343,10 @@ static void kt_check_fp8_types(const hlx_kernels_t *var, kt_rng_t *r)
                 bad += memcmp(&lse[0][i], &lse[1][i], sizeof(float)) != 0;
             kt_report(var->name, "fp8 types", bad == 0,
                       "group %d, %s: %d of %d outputs differ from the exact widening's bits",
-                      g, big ? "a |q| of 300 (through fp16)" : "|q| < 256 (as fp32 bits)",
-                      bad, g * (KT_D + 1));
+                      g, what[mode], bad, g * (KT_D + 1));
         }
-    free(kl);
+        free(kl);
+    }
     free(vl);
 #else
     (void)var, (void)r;
