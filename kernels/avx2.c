@@ -642,6 +642,13 @@ static int hlx_kb2_covers(const hlx_attn_desc_t *d)
     return hlx_attn_shape_fits(d, 16, 1);
 }
 
+/* The units a step of type bt (hlx_kb2_fp8_type) reads its KV in, the copies kw and vw
+ * included: the scores of its keys come out in units of 1 / ku (type 3: keys 2^-8 of their
+ * value; type 4's q is scaled to undo its keys' 2^-120), its values in units of 1 / vu
+ * (that block's p goes into the P.V times vu). */
+static const float hlx_kb2_ku[5] = { 1.0f, 1.0f, 1.0f, HLX_FP8T_UNIT, 1.0f };
+static const float hlx_kb2_vu[5] = { 1.0f, 1.0f, 1.0f, HLX_FP8T_UNIT, HLX_FP8H_UNIT };
+
 /* q times HLX_FP8H_UNIT into qs for type 4: 1 where every head of the group fits qs
  * (HLX_KB2_QS floats) and every |q| < HLX_FP8H_QMAX (NaN and infinities excluded), so the
  * products are exact; 0 otherwise (the caller takes type 3). */
@@ -706,7 +713,7 @@ static void hlx_attn_kb_avx2(const hlx_attn_desc_t *d)
                                                                             : 3;
     size_t pfstep, b, nblk = (d->len + HLX_KB2 - 1) / HLX_KB2;
     int h0, g0, g, e;
-    float ku = 1.0f; /* the units of the scores in sc (fp8 type 3: 1 / HLX_FP8T_UNIT) */
+    float ku = 1.0f; /* the units of the scores in sc (hlx_kb2_ku of the type they were read as) */
     /* HELIX_KV_PREFETCH: the far prefetch or not (this variant always prefetches the next
      * blocks in software); auto times the two on long shards (hlx_kv_tune_*) */
     int is_auto, mode = hlx_kv_mode(&is_auto);
@@ -748,7 +755,7 @@ static void hlx_attn_kb_avx2(const hlx_attn_desc_t *d)
                                                        sc + (size_t)g0 * 16, 0, NULL, 0, 0, m,
                                                        s, oh, NULL, NULL, 0, -1, NULL, kw, vw,
                                                        1.0f, 1.0f);
-            ku = bt == 3 ? HLX_FP8T_UNIT : 1.0f;
+            ku = hlx_kb2_ku[bt];
         }
         if (tune)
             mode = hlx_kv_tune_begin(&tn, 0);
@@ -781,11 +788,9 @@ static void hlx_attn_kb_avx2(const hlx_attn_desc_t *d)
             /* the type this step reads the KV as (fp8: 3 where its blocks hold no NaN) */
             const int bt = kwide ? 0 : BF == 2 ? hlx_kb2_fp8_type(fast, kn, d->dk, vr, vsb,
                                                                 nt, d->dv) : BF;
-            /* types 3 and 4 read keys and values in units of 1 / HLX_FP8T_UNIT and
-             * 1 / HLX_FP8H_UNIT (the copies kw and vw too): the scores of kn come out in
-             * those units (type 4: in true units, its q scaled), and this block's p goes
-             * into the P.V in units of the factor */
-            const float vu = bt == 3 ? HLX_FP8T_UNIT : bt == 4 ? HLX_FP8H_UNIT : 1.0f;
+            /* the scores of kn come out in this type's key units, and this block's p goes
+             * into the P.V in its value units (hlx_kb2_ku, hlx_kb2_vu) */
+            const float vu = hlx_kb2_vu[bt];
             const float *qb = bt == 4 ? qs : d->q;
             hlx_kv_far_t far;
             const hlx_kv_far_t *fp = H <= 8 ? hlx_kv_far_at(&far, mode, b, nblk, HLX_KB2, kb,
@@ -844,7 +849,7 @@ static void hlx_attn_kb_avx2(const hlx_attn_desc_t *d)
                         d, qg, kwide && kn ? (const char *)kf : kn, scg, nt, vr, vts, vcs,
                         m + g0, s + g0, og, pkc, pvc, pfs, ksh, fpc, kw, vw, ku, vu);
             }
-            ku = bt == 3 ? HLX_FP8T_UNIT : 1.0f;
+            ku = hlx_kb2_ku[bt];
             if (tune && (b + 1) % HLX_KB2_SEG == 0)
                 mode = hlx_kv_tune_next(&tn, (b + 1) / HLX_KB2_SEG);
         }
