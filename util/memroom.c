@@ -33,23 +33,24 @@ static int hlx_memroom_num(const char *path, unsigned long long *v)
     return ok;
 }
 
-/* The value of key in a memory.stat file (0 where absent). */
-static unsigned long long hlx_memroom_stat(const char *path, const char *key)
+/* The values of keys k0 and k1 in a memory.stat file (0 where absent), in one pass. */
+static void hlx_memroom_stat(const char *path, const char *k0, const char *k1,
+                             unsigned long long *v0, unsigned long long *v1)
 {
     FILE *f = fopen(path, "r");
     char line[256];
-    unsigned long long v = 0;
-    const size_t kl = strlen(key);
+    const size_t l0 = strlen(k0), l1 = strlen(k1);
 
+    *v0 = *v1 = 0;
     if (f == NULL)
-        return 0;
-    while (fgets(line, sizeof(line), f))
-        if (!strncmp(line, key, kl) && line[kl] == ' ') {
-            v = strtoull(line + kl + 1, NULL, 10);
-            break;
-        }
+        return;
+    while (fgets(line, sizeof(line), f)) {
+        if (!strncmp(line, k0, l0) && line[l0] == ' ')
+            *v0 = strtoull(line + l0 + 1, NULL, 10);
+        else if (!strncmp(line, k1, l1) && line[l1] == ' ')
+            *v1 = strtoull(line + l1 + 1, NULL, 10);
+    }
     fclose(f);
-    return v;
 }
 
 /* Whether the comma-separated list s (up to its end or a space) holds word. */
@@ -198,13 +199,12 @@ static void hlx_memroom_tree(const char *root, int v, hlx_memroom_t *r)
         char *slash;
         snprintf(path, sizeof(path), "%s/%s", dir, files[v][0]);
         if (hlx_memroom_num(path, &lim) && lim < HLX_MEMROOM_NOLIMIT) {
-            unsigned long long room = 0, cache, shm;
+            unsigned long long room, cache, shm;
             snprintf(path, sizeof(path), "%s/%s", dir, files[v][1]);
             if (!hlx_memroom_num(path, &use))
                 use = 0;
             snprintf(path, sizeof(path), "%s/memory.stat", dir);
-            cache = hlx_memroom_stat(path, files[v][2]);
-            shm = hlx_memroom_stat(path, files[v][3]);
+            hlx_memroom_stat(path, files[v][2], files[v][3], &cache, &shm);
             cache = cache > shm ? cache - shm : 0;
             use = use > cache ? use - cache : 0;
             room = lim > use ? lim - use : 0;
