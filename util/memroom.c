@@ -157,11 +157,11 @@ static int hlx_memroom_self(const char *root, int v, char *cg, size_t cn)
         if (c2 == NULL)
             continue;
         *c2 = '\0';
-        if (hlx_memroom_cut(line, sizeof(line))) /* a path longer than the line: not read */
-            break;
         if ((v == 2 && !strncmp(line, "0:", 2) && c1[1] == '\0') ||
             (v == 1 && hlx_memroom_has(c1 + 1, "memory"))) {
             c2[1 + strcspn(c2 + 1, "\n")] = '\0';
+            /* a longer path (a line fgets cut among them) is not read: cut, it could
+             * name a sibling (job_1 for job_12) */
             found = snprintf(cg, cn, "%s", c2 + 1) < (int)cn;
         }
     }

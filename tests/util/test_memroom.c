@@ -186,6 +186,25 @@ static void test_mount_holding_cgroup(void **state)
     assert_string_equal(r.path, "/ab/c");
 }
 
+static void test_long_path(void **state)
+{
+    char line[5200];
+    hlx_memroom_t r;
+
+    (void)state;
+    /* a cgroup path past the reader's 4 KiB line: not read at all (cut, it could name a
+     * sibling, job_1 for job_12), though an ancestor of it has a limit */
+    put("proc/self/mountinfo", v2_mounts);
+    memset(line, 'x', sizeof(line));
+    memcpy(line, "0::/j/", 6);
+    line[sizeof(line) - 2] = '\n';
+    line[sizeof(line) - 1] = '\0';
+    put("proc/self/cgroup", line);
+    putnum("sys/fs/cgroup/j/memory.max", 2 * G);
+    hlx_mem_cgroup_room(root, &r);
+    assert_true(r.bytes == UINT64_MAX);
+}
+
 static void test_both_hierarchies(void **state)
 {
     hlx_memroom_t r;
@@ -231,6 +250,7 @@ int main(void)
         cmocka_unit_test_setup_teardown(test_v1_memory, setup, teardown),
         cmocka_unit_test_setup_teardown(test_container_mount, setup, teardown),
         cmocka_unit_test_setup_teardown(test_mount_holding_cgroup, setup, teardown),
+        cmocka_unit_test_setup_teardown(test_long_path, setup, teardown),
         cmocka_unit_test_setup_teardown(test_both_hierarchies, setup, teardown),
         cmocka_unit_test_setup_teardown(test_no_limit, setup, teardown),
     };
