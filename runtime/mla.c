@@ -133,7 +133,7 @@ static hlx_status_t hlx_mla_layer_load(hlx_engine_t *eng, hlx_mla_t *M, int l)
     const hlx_model_t *m = &eng->m;
     const hlx_layout_t *L = &eng->lay;
     hlx_mla_layer_t *W = &M->layers[l];
-    int64_t H = m->hidden, Q = m->q_heads, r = M->r, ql = M->ql, kvb = (int64_t)M->nope + M->v;
+    int64_t Q = m->q_heads, r = M->r, ql = M->ql, kvb = (int64_t)M->nope + M->v;
     size_t es = eng->w_esize;
     float *tmp;
     int64_t h, i, j;
@@ -156,15 +156,13 @@ static hlx_status_t hlx_mla_layer_load(hlx_engine_t *eng, hlx_mla_t *M, int l)
     /* the plain GEMMs' weights in the gemm's layout (W_UK and W_UV, read per head at
      * strides by gemm_batched, stay row-major) */
     {
+        void **dst[3] = { &W->wqa, &W->wqb, &W->wkva };
         hlx_wpart_t p[3];
         hlx_mla_parts(m, l, p);
-        if ((ql > 0 && (st = hlx_engine_wload(eng, &W->wqa, (int)H, (int)ql, &p[0], 1)) !=
-                           HLX_OK) ||
-            (st = hlx_engine_wload(eng, &W->wqb, (int)p[1].rows, (int)M->q_cols, &p[1], 1)) !=
-                HLX_OK ||
-            (st = hlx_engine_wload(eng, &W->wkva, (int)H, (int)(r + M->rope), &p[2], 1)) !=
+        for (i = ql > 0 ? 0 : 1; i < 3; i++)
+            if ((st = hlx_engine_wload(eng, dst[i], (int)p[i].rows, (int)p[i].nc, &p[i], 1)) !=
                 HLX_OK)
-            goto out;
+                goto out;
     }
     if (ql > 0)
         HLX_MREAD("q_a_layernorm", 1, ql, 0, 1, 0, ql, W->qa_norm, HLX_DTYPE_F32, ql);
