@@ -1202,7 +1202,8 @@ typedef struct hlx_wshape {
 
 #define HLX_WSHAPES 12
 
-static void hlx_engine_wshapes(const hlx_engine_t *eng, hlx_wshape_t s[HLX_WSHAPES])
+static void hlx_engine_wshapes(const hlx_engine_t *eng, const hlx_moe_layout_t *ml,
+                               hlx_wshape_t s[HLX_WSHAPES])
 {
     const hlx_model_t *m = &eng->m;
     const hlx_layout_t *L = &eng->lay;
@@ -1210,14 +1211,12 @@ static void hlx_engine_wshapes(const hlx_engine_t *eng, hlx_wshape_t s[HLX_WSHAP
                    nl = (uint64_t)m->layers, dense = (uint64_t)m->dense_layers;
     const int mla = m->attn == HLX_ATTN_MLA;
     int64_t ms[3][2] = { { 0 } };
-    hlx_moe_layout_t ml;
     uint64_t moe, cc, sc, ec;
     int i;
 
-    hlx_moe_rank_layout(eng, &ml);
     moe = m->experts > 0 ? nl - dense : 0;
-    cc = (uint64_t)ml.col_count, sc = (uint64_t)ml.shared_count;
-    ec = moe * (uint64_t)ml.expert_count; /* < 2^31 x 2^31 */
+    cc = (uint64_t)ml->col_count, sc = (uint64_t)ml->shared_count;
+    ec = moe * (uint64_t)ml->expert_count; /* < 2^31 x 2^31 */
     if (mla) /* q_a, q_b (or q), kv_a */
         hlx_mla_proj_shapes(m, ms);
     s[0] = (hlx_wshape_t){ H, mla ? 0 : (uint64_t)eng->qkv_cols, nl };
@@ -1303,14 +1302,14 @@ static hlx_status_t hlx_engine_wq_weights(hlx_engine_t *eng, uint64_t *w, uint64
     int l;
 
     *w = 0, *scratch = 0;
+    hlx_moe_rank_layout(eng, &ml); /* as hlx_moe_build lays them out */
     /* every matrix's rows and columns within int, as the unpacked count requires */
-    hlx_engine_wshapes(eng, shapes);
+    hlx_engine_wshapes(eng, &ml, shapes);
     if (!hlx_engine_wshapes_fit(shapes)) {
         snprintf(eng->errmsg, sizeof(eng->errmsg), "sizes overflow: a projection's rows or "
                  "columns on this rank exceed what the engine's matrices take (2^31 - 1)");
         return HLX_ERR_INVALID;
     }
-    hlx_moe_rank_layout(eng, &ml); /* as hlx_moe_build lays them out */
     for (l = 0; l < m->layers && st == HLX_OK; l++) {
         hlx_engine_layer_parts(eng, l, qkv, &wo, gu, &down);
         if (m->attn == HLX_ATTN_GQA)
@@ -1394,14 +1393,15 @@ static int hlx_kv_alloc_bytes(const hlx_engine_t *eng, int64_t cap, int d, int b
  * head adds (weights_layout; host with strips): to *w each matrix's columns rounded up to
  * 16, to *scratch the host scratch one matrix is read through at start-up (the largest;
  * one per thread where they share the reading). 0 on overflow. */
-static int hlx_engine_wlayout_extra(const hlx_engine_t *eng, uint64_t *w, uint64_t *scratch)
+static int hlx_engine_wlayout_extra(const hlx_engine_t *eng, const hlx_moe_layout_t *ml,
+                                    uint64_t *w, uint64_t *scratch)
 {
     hlx_wshape_t mat[HLX_WSHAPES];
     uint64_t big = 0, add = 0, pad, rm;
     size_t i, p, s;
     hlx_dtype_t t;
 
-    hlx_engine_wshapes(eng, mat);
+    hlx_engine_wshapes(eng, ml, mat);
     if (!hlx_engine_wshapes_fit(mat))
         return 0;
     for (i = 0; i < HLX_WSHAPES; i++) {
@@ -1433,9 +1433,11 @@ static int hlx_engine_plain_weights(const hlx_engine_t *eng, uint64_t *w_p, uint
     const hlx_layout_t *L = &eng->lay;
     const hlx_model_t *m = &eng->m;
     const uint64_t H = (uint64_t)m->hidden, dv = (uint64_t)m->v_head_dim;
+    hlx_moe_layout_t ml;
     uint64_t w, t = 0;
     int ok;
 
+    hlx_moe_rank_layout(eng, &ml); /* as hlx_moe_build lays them out */
     /* weights per layer: H x qkv_cols, q_slice dv x H; per dense layer (every layer of a
      * model without experts, the leading dense_layers of an MoE one: the load holds no
      * dense FFN on an MoE layer) 3 H x ffn_count; once: the vocabulary slice of the
@@ -1454,14 +1456,12 @@ static int hlx_engine_plain_weights(const hlx_engine_t *eng, uint64_t *w_p, uint
     t = hlx_engine_embed_tied(eng) ? 0 : (uint64_t)L->vocab_count * eng->w_esize;
     ok = ok && hlx_mul(&t, H) && hlx_add(&w, t);
     if (m->experts > 0) { /* this rank's MoE slices */
-        hlx_moe_layout_t ml;
-        hlx_moe_rank_layout(eng, &ml);
         t = hlx_moe_rank_bytes(m, &ml, eng->w_esize);
         ok = ok && t != UINT64_MAX && hlx_add(&w, t);
     }
     t = H * eng->w_esize;
     ok = ok && hlx_mul(&t, (uint64_t)L->vocab_count) && hlx_add(&w, t);
-    ok = ok && hlx_engine_wlayout_extra(eng, &w, &t);
+    ok = ok && hlx_engine_wlayout_extra(eng, &ml, &w, &t);
     *w_p = w, *scratch_p = t;
     return ok;
 }
