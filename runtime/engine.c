@@ -1281,6 +1281,15 @@ hlx_status_t hlx_engine_wq_count(hlx_engine_t *eng, int K, int N, const hlx_wpar
     return st;
 }
 
+/* Adds to *w the embedding's vocabulary slice (vocab_count x H, w_dtype; none where it is
+ * tied to the LM head); 0 on overflow. */
+static int hlx_engine_add_embed(const hlx_engine_t *eng, uint64_t *w)
+{
+    uint64_t t = hlx_engine_embed_tied(eng) ? 0 : (uint64_t)eng->lay.vocab_count * eng->w_esize;
+
+    return hlx_mul(&t, (uint64_t)eng->m.hidden) && hlx_add(w, t);
+}
+
 /* The weights when they are kept packed (eng->wq) into *w: every projection matrix by
  * matrix as hlx_engine_build, hlx_mla_create and hlx_moe_build read them, each in the form
  * the load will hold it (hlx_engine_wq_count: packed, act order's groups those of the
@@ -1333,8 +1342,7 @@ static hlx_status_t hlx_engine_wq_weights(hlx_engine_t *eng, uint64_t *w, uint64
     /* the routers, their correction biases and shared gates in f32 */
     if (m->experts > 0 && ((t = hlx_moe_rank_bytes(m, &ml, 0)) == UINT64_MAX || !hlx_add(w, t)))
         return HLX_ERR_INVALID;
-    t = hlx_engine_embed_tied(eng) ? 0 : (uint64_t)L->vocab_count * eng->w_esize;
-    if (!hlx_mul(&t, H) || !hlx_add(w, t))
+    if (!hlx_engine_add_embed(eng, w))
         return HLX_ERR_INVALID;
     if (m->attn == HLX_ATTN_MLA) { /* held plain, row-major */
         t = hlx_mla_absorbed_elems(m, L);
@@ -1453,8 +1461,7 @@ static int hlx_engine_plain_weights(const hlx_engine_t *eng, uint64_t *w_p, uint
     ok = ok && hlx_mul(&t, (uint64_t)L->ffn_count) && hlx_mul(&t, (uint64_t)m->dense_layers) &&
          hlx_add(&w, t);
     ok = ok && hlx_mul(&w, eng->w_esize);
-    t = hlx_engine_embed_tied(eng) ? 0 : (uint64_t)L->vocab_count * eng->w_esize;
-    ok = ok && hlx_mul(&t, H) && hlx_add(&w, t);
+    ok = ok && hlx_engine_add_embed(eng, &w);
     if (m->experts > 0) { /* this rank's MoE slices */
         t = hlx_moe_rank_bytes(m, &ml, eng->w_esize);
         ok = ok && t != UINT64_MAX && hlx_add(&w, t);
