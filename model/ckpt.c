@@ -933,14 +933,6 @@ hlx_status_t hlx_ckpt_read_value(hlx_ckpt_t *ck, const hlx_ckpt_tensor_t *t, int
 
 /* ---- integer-packed weights (docs/model.md "Integer weights") ---------------------------- */
 
-static uint32_t hlx_ck_u32(const uint8_t *p, uint64_t i)
-{
-    uint32_t v;
-
-    memcpy(&v, p + 4 * i, 4);
-    return v; /* safetensors is little-endian, as the hosts the runtime builds for */
-}
-
 /* Part `suffix` of the packed set base: dtype (HLX_ST_COUNT: a scale's F32, BF16 or F16)
  * and shape [d0, d1] (d1 < 0: 1-D [d0]); *p_p NULL when absent and optional. */
 static hlx_status_t hlx_pack_part(const hlx_ckpt_t *ck, const hlx_ckpt_packing_t *pk,

@@ -13,14 +13,6 @@
 #include <immintrin.h>
 #endif
 
-static uint32_t hlx_ck_word(const uint8_t *p, uint64_t i)
-{
-    uint32_t v;
-
-    memcpy(&v, p + 4 * i, 4);
-    return v; /* safetensors is little-endian, as the hosts the runtime builds for */
-}
-
 /* ---- portable ------------------------------------------------------------------------ */
 
 static void hlx_ck_convert_c(float *out, const uint8_t *p, hlx_st_dtype_t t, int64_t n,
@@ -131,7 +123,7 @@ static void hlx_ck_gptq_part(float *ct, int64_t cs, const uint8_t *pw, uint64_t 
     int e;
 
     for (k = k0; k < th; k++) {
-        uint32_t x = hlx_ck_word(pw, w + (uint64_t)k) >> (bits * f);
+        uint32_t x = hlx_ck_u32(pw, w + (uint64_t)k) >> (bits * f);
         for (e = 0; e < m; e++, x >>= bits)
             ct[e * cs + k] = value ? (float)((int32_t)(x & mask) - z[k]) * s[k]
                                    : (float)(x & mask);
@@ -153,7 +145,7 @@ static void hlx_ck_awq_part(float *ct, const uint8_t *pw, uint64_t wrow, int64_t
 
     for (k = k0; k < th; k++) {
         const int64_t o = o0 + k;
-        const int32_t q = (int32_t)((hlx_ck_word(pw, wrow + (uint64_t)(o >> 3)) >>
+        const int32_t q = (int32_t)((hlx_ck_u32(pw, wrow + (uint64_t)(o >> 3)) >>
                                      (4 * hlx_awq_field[o & 7])) & 15u);
         ct[k] = value ? (float)(q - z[k]) * s[k] : (float)q;
     }
@@ -392,14 +384,6 @@ static HLX_CK_AVX2 void hlx_ck_tstore_avx2(void *dst, hlx_dtype_t dt, size_t at,
     hlx_ck_tstore_part(dst, dt, at, ld, tile, tnc, thb, th, 0, nc);
 }
 
-static uint16_t hlx_ck_half(const uint8_t *p, uint64_t i)
-{
-    uint16_t h;
-
-    memcpy(&h, p + 2 * i, 2);
-    return h;
-}
-
 /* Rows [i0, i0 + nr) x columns [j0, j0 + nc) of hlx_ck_cvt_t.bf16_t, element by element:
  * the AVX2 set's edges. */
 static void hlx_ck_bf16_t_part(uint16_t *dst, int64_t ld, const uint8_t *src, int64_t sstride,
@@ -409,8 +393,8 @@ static void hlx_ck_bf16_t_part(uint16_t *dst, int64_t ld, const uint8_t *src, in
 
     for (j = j0; j < j0 + nc; j++)
         for (i = i0; i < i0 + nr; i++)
-            dst[j * ld + i] = hlx_f32_to_bf16(hlx_bf16_to_f32(
-                hlx_ck_half(src, (uint64_t)(i * sstride + j))));
+            dst[j * ld + i] = hlx_f32_to_bf16(hlx_st_load(src, HLX_ST_BF16,
+                                                          (size_t)(i * sstride + j)));
 }
 
 /* 16 rows x 8 columns at a time, straight from the checkpoint's bytes: two 8 x 8 blocks of
@@ -492,7 +476,7 @@ static HLX_CK_AVX2 void hlx_ck_awq_avx2(float *ct, int64_t cs, const uint8_t *pw
         const uint64_t wrow = (uint64_t)((wr + c) * wcols);
         float *d = ct + c * cs;
         for (k = 0; k < th8; k += 8) {
-            const uint32_t word = hlx_ck_word(pw, wrow + (uint64_t)((o0 + k) >> 3));
+            const uint32_t word = hlx_ck_u32(pw, wrow + (uint64_t)((o0 + k) >> 3));
             const __m256i q = _mm256_and_si256(_mm256_srlv_epi32(_mm256_set1_epi32((int)word), sh),
                                                mask);
             const __m256i zv = _mm256_loadu_si256((const __m256i *)(z + k));

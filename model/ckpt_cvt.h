@@ -55,6 +55,15 @@ static inline float hlx_st_load(const uint8_t *p, hlx_st_dtype_t t, size_t i)
     }
 }
 
+/* Word i of packed 32-bit words at p (unaligned safe). */
+static inline uint32_t hlx_ck_u32(const uint8_t *p, uint64_t i)
+{
+    uint32_t v;
+
+    memcpy(&v, p + 4 * i, 4);
+    return v; /* safetensors is little-endian, as the hosts the runtime builds for */
+}
+
 /* AWQ packs the columns 0, 2, 4, 6, 1, 3, 5, 7 of each eight into fields 0..7: column k's
  * field. */
 static const uint8_t hlx_awq_field[8] = { 0, 4, 1, 5, 2, 6, 3, 7 };
