@@ -27,6 +27,7 @@ typedef struct hlx_bench_opts {
     size_t      context;
     int         group, dk, dv, mla;
     float       softcap; /* attention: scores soft-capped at this (0: none) */
+    int         fp8_scan; /* attention, fp8: kv_clean 0 (the kernel scans for NaN bytes) */
     int         parts, heads;
     int         n, k, m;
     int         strips; /* gemv: W in strips of 16 columns (HLX_W_S16) */
@@ -57,7 +58,7 @@ static hlx_pool_t *hlx_bench_pool;
 typedef struct hlx_bench_args {
     const char *variant, *kv_dtype;
     int64_t     context, group, head_dim, parts, heads, n, k, m, reps, threads, bw_bytes;
-    int         mla, json, device, w_layout;
+    int         mla, json, device, w_layout, fp8_scan;
     double      softcap;
     double      target_fraction, target_eff, target_speedup;
 } hlx_bench_args_t;
@@ -66,7 +67,8 @@ enum {
     HLX_BF_VARIANT, HLX_BF_KV_DTYPE, HLX_BF_CONTEXT, HLX_BF_GROUP, HLX_BF_HEAD_DIM,
     HLX_BF_MLA, HLX_BF_PARTS, HLX_BF_HEADS, HLX_BF_N, HLX_BF_K, HLX_BF_M, HLX_BF_REPS,
     HLX_BF_THREADS, HLX_BF_BW_BYTES, HLX_BF_TARGET_FRACTION, HLX_BF_TARGET_EFF,
-    HLX_BF_TARGET_SPEEDUP, HLX_BF_JSON, HLX_BF_DEVICE, HLX_BF_SOFTCAP, HLX_BF_W_LAYOUT, HLX_BF_COUNT
+    HLX_BF_TARGET_SPEEDUP, HLX_BF_JSON, HLX_BF_DEVICE, HLX_BF_SOFTCAP, HLX_BF_W_LAYOUT,
+    HLX_BF_FP8_SCAN, HLX_BF_COUNT
 };
 
 enum { HLX_BENCH_DEV_CPU, HLX_BENCH_DEV_CUDA }; /* --device's choices, in order */
@@ -148,6 +150,11 @@ static const hlx_flag_t hlx_bench_flag_list[] = {
         "packed ones); packed4-ao, packed8-ao: the same in act order\n"
         "(GPTQ's desc_act: the rows' groups a permutation's, read\n"
         "from a table row by row)" },
+    [HLX_BF_FP8_SCAN] = HLX_BF("fp8-scan", HLX_FT_BOOL, NULL, 0, 0, fp8_scan, NULL,
+        "attention, --kv-dtype fp8: the kernel scans each block for\n"
+        "NaN bytes before its fast widening, as for KV whose NaNs\n"
+        "nobody recorded; without it the run is the runtime's case\n"
+        "(its appends record them; this fill has none)"),
 };
 
 _Static_assert(sizeof(hlx_bench_flag_list) / sizeof(hlx_bench_flag_list[0]) == HLX_BF_COUNT,
@@ -395,7 +402,9 @@ static int hlx_bench_attn_len(const hlx_bench_opts_t *o, const hlx_kernels_t *k,
                            .v = o->mla ? kv : (char *)kv + k_elems * es,
                            .v_stride = (size_t)(o->mla ? dk : dv),
                            .scale = 1.0f / sqrtf((float)dk), .softcap = o->softcap,
-                           .o = out, .lse = lse };
+                           .o = out, .lse = lse,
+                           /* hlx_bench_fill makes no NaN byte: the runtime's appends know it */
+                           .kv_clean = !o->fp8_scan };
     r->seconds = 1e30;
     r->seconds_1 = 1e30;
     work = hlx_bench_pool ? malloc(sizeof(float) * hlx_pool_attn_work_floats(hlx_bench_pool, &d))
@@ -647,6 +656,7 @@ static const unsigned char hlx_bench_flag_kernels[HLX_BF_COUNT] = {
     [HLX_BF_TARGET_SPEEDUP] = HLX_BK_ATTN,
     [HLX_BF_SOFTCAP] = HLX_BK_ATTN,
     [HLX_BF_W_LAYOUT] = HLX_BK_GEMV,
+    [HLX_BF_FP8_SCAN] = HLX_BK_ATTN,
 };
 
 /* Flags that do not apply to the kernel, or to each other; given[] is hlx_flags_parse's
@@ -735,7 +745,7 @@ static int hlx_bench_parse(int argc, char **argv, hlx_bench_opts_t *o)
     *o = (hlx_bench_opts_t){ .kernel = argv[1], .variant = a.variant, .dtype = dtype,
                              .context = (size_t)a.context, .group = (int)a.group,
                              .dk = (int)a.head_dim, .dv = (int)a.head_dim, .mla = a.mla,
-                             .softcap = (float)a.softcap,
+                             .softcap = (float)a.softcap, .fp8_scan = a.fp8_scan,
                              .parts = (int)a.parts, .heads = (int)a.heads, .n = (int)a.n,
                              .k = (int)a.k, .m = (int)a.m, .reps = (int)a.reps,
                              .strips = a.w_layout >= HLX_BENCH_WL_STRIPS ? 1
@@ -902,10 +912,12 @@ int hlx_cmd_bench(int argc, char **argv)
         if (!strcmp(o.kernel, "attention"))
             printf("\"kv_dtype\": \"%s\", \"context\": %zu, \"group\": %d, \"dk\": %d, "
                    "\"dv\": %d, \"kv_prefetch\": %d, \"kv_prefetch_pick\": %d, "
-                   "\"fp8_widening\": \"%s\", \"vector_path\": %s, \"softcap\": %g, ",
+                   "\"fp8_widening\": \"%s\", \"fp8_scan\": %s, \"vector_path\": %s, "
+                   "\"softcap\": %g, ",
                    hlx_dtype_name(o.dtype), o.context, ag, adk, adv, hlx_kernels_kv_prefetch(),
                    hlx_kernels_kv_prefetch_pick(), hlx_kernels_fp8_widening(kern.name),
-                   vector_path ? "true" : "false", (double)o.softcap);
+                   o.fp8_scan ? "true" : "false", vector_path ? "true" : "false",
+                   (double)o.softcap);
         else if (!strcmp(o.kernel, "merge"))
             printf("\"parts\": %d, \"heads\": %d, \"dv\": %d, ", o.parts, o.heads, o.dv);
         else

@@ -549,17 +549,20 @@ static int hlx_kb2_fp8_clean(const uint8_t *p, size_t n)
 }
 
 /* The type a step of the block pipeline reads fp8 KV as: fast (3 or 4) when the keys of
- * the next block (kn, dk x 16 bytes) and the nt value rows at vr hold no NaN, else 2
+ * the next block (kn, dk x 16 bytes) and the nt value rows at vr hold no NaN (clean: the
+ * caller knows the shard holds none, hlx_attn_desc_t.kv_clean; no scan), else 2
  * (exact for every byte). fast 2: always 2 (v == k; or the caller's MXCSR has
  * denormals-are-zero set: vcvtph2ps converted fp16 subnormals exactly under it on the Zen 5
  * measured, and type 4 holds subnormals as fp32 subnormals, which it would zero; type 2
  * needs no such guarantee). Rows without padding (vsb == dv) are one range. */
-static int hlx_kb2_fp8_type(int fast, const char *kn, int dk, const char *vr, size_t vsb,
-                            int nt, int dv)
+static int hlx_kb2_fp8_type(int fast, int clean, const char *kn, int dk, const char *vr,
+                            size_t vsb, int nt, int dv)
 {
     int t;
 
-    if (fast == 2 || (kn != NULL && !hlx_kb2_fp8_clean((const uint8_t *)kn, (size_t)dk * 16)))
+    if (fast == 2 || clean)
+        return fast;
+    if (kn != NULL && !hlx_kb2_fp8_clean((const uint8_t *)kn, (size_t)dk * 16))
         return 2;
     if (vsb == (size_t)dv)
         return nt <= 0 || hlx_kb2_fp8_clean((const uint8_t *)vr, (size_t)nt * (size_t)dv) ? fast
@@ -741,8 +744,10 @@ static void hlx_attn_kb_avx2(const hlx_attn_desc_t *d)
          * b; several chunks take turns per block (it stays in L1/L2 for all of them) */
         for (g0 = 0; g0 < H && nblk > 0; g0 += 4) {
             const int G = H - g0 < 4 ? H - g0 : 4;
-            const int bt = kwide ? 0 : BF == 2 ? hlx_kb2_fp8_type(fast, d->k, d->dk, NULL, 0,
-                                                                0, 0) : BF;
+            const int bt = kwide     ? 0
+                           : BF == 2 ? hlx_kb2_fp8_type(fast, d->kv_clean, d->k, d->dk, NULL, 0,
+                                                        0, 0)
+                                     : BF;
             const float *qg = (bt == 4 ? qs : d->q) + (size_t)(h0 + g0) * d->dk;
             if (kwide && g0 == 0)
                 hlx_kb2_widen_fp8((const char *)d->k, d->dk, kf);
@@ -786,8 +791,10 @@ static void hlx_attn_kb_avx2(const hlx_attn_desc_t *d)
             const char *pk = pf ? kb + 2 * kbb : NULL;
             const char *pv = pf ? (alias ? kb + kbb : vr + (BF ? 2 : 1) * HLX_KB2 * vsb) : NULL;
             /* the type this step reads the KV as (fp8: 3 where its blocks hold no NaN) */
-            const int bt = kwide ? 0 : BF == 2 ? hlx_kb2_fp8_type(fast, kn, d->dk, vr, vsb,
-                                                                nt, d->dv) : BF;
+            const int bt = kwide     ? 0
+                           : BF == 2 ? hlx_kb2_fp8_type(fast, d->kv_clean, kn, d->dk, vr, vsb,
+                                                        nt, d->dv)
+                                     : BF;
             /* the scores of kn come out in this type's key units, and this block's p goes
              * into the P.V in its value units (hlx_kb2_ku, hlx_kb2_vu) */
             const float vu = hlx_kb2_vu[bt];

@@ -815,7 +815,8 @@ static void hlx_attn_kb_avx512(const hlx_attn_desc_t *d)
             hlx_kb_widen_fp8((const char *)d->k, d->dk, kf);
         {
             const int bt = fast8 && nblk > 0 &&
-                                   hlx_kb_fp8_clean((const char *)d->k, (size_t)d->dk * HLX_KB)
+                                   (d->kv_clean ||
+                                    hlx_kb_fp8_clean((const char *)d->k, (size_t)d->dk * HLX_KB))
                                ? 4 : KT;
             for (g0 = 0; g0 < H; g0 += 8) {
                 const int G = H - g0 < 8 ? H - g0 : 8;
@@ -853,9 +854,10 @@ static void hlx_attn_kb_avx512(const hlx_attn_desc_t *d)
             /* the type this step reads the next block's keys and this block's values as
              * (fp8 without the lookups: 4 where both hold no NaN byte) */
             const int bt = fast8 && nt == HLX_KB &&
-                                   (kn == NULL ||
-                                    hlx_kb_fp8_clean(kn, (size_t)d->dk * HLX_KB)) &&
-                                   hlx_kb_fp8_clean(vr, (size_t)d->dv * HLX_KB)
+                                   (d->kv_clean ||
+                                    ((kn == NULL ||
+                                      hlx_kb_fp8_clean(kn, (size_t)d->dk * HLX_KB)) &&
+                                     hlx_kb_fp8_clean(vr, (size_t)d->dv * HLX_KB)))
                                ? 4 : KT;
             if (alias)
                 hlx_kb_unblock(BF, kb, d->dv, vt);

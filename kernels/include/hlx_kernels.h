@@ -119,6 +119,11 @@ typedef struct hlx_attn_desc {
     float        softcap; /* 0: none */
     float       *o;
     float       *lse;
+    /* fp8 KV: 1 when the caller knows that no byte of k and v in tokens [0, len) is a NaN
+     * (0x7f, 0xff; the runtime records the NaNs its appends store, per shard), so the
+     * vector paths widen without looking; 0 (unknown): they scan each block first. A
+     * caller that sets it over a NaN byte gets a finite wrong result where NaN was due. */
+    int          kv_clean;
 } hlx_attn_desc_t;
 
 /* Projection weights in strips of 16 columns: W[K][N] stored as [ceil(N/16)][K][16], the

@@ -276,7 +276,8 @@ static void kt_check_fp8_all(const hlx_kernels_t *var)
 /* avx2's three ways to read fp8 KV give the same bits: blocks without NaN as fp32 bits
  * (type 4, every |q| < 256) or through fp16 (type 3, a larger q), each against the exact
  * widening (type 2), which the variant takes throughout when the MXCSR has
- * denormals-are-zero set. Group 8 (two head chunks sharing the widened copies) and 3, a
+ * denormals-are-zero set; and with kv_clean set (no scan for NaN bytes: the padding's NaN
+ * past len must not leak into the partial block). Group 8 (two head chunks sharing the widened copies) and 3, a
  * partial last block (its padding bytes are NaN: that step takes type 2 either way, so
  * the types also switch within a call); q small, q up to 250 over subnormal keys (type
  * 4's scaled q near its bound, its subnormals), and a q of 300 in a key dimension that is
@@ -287,7 +288,7 @@ static void kt_check_fp8_types(const hlx_kernels_t *var, kt_rng_t *r)
 #if defined(__x86_64__) || defined(__i386__)
     enum { KT_T = 100, KT_D = 128, KT_G = 8 };
     static uint8_t kk[KT_T * KT_D], vv[KT_T * KT_D];
-    float q[KT_G * KT_D], o[2][KT_G * KT_D], lse[2][KT_G];
+    float q[KT_G * KT_D], o[3][KT_G * KT_D], lse[3][KT_G];
     hlx_attn_desc_t d = { .dk = KT_D, .dv = KT_D, .len = KT_T, .kv_dtype = HLX_DTYPE_FP8,
                           .q = q, .k_stride = KT_D, .v_stride = KT_D,
                           .scale = 0.0883883476f };
@@ -330,20 +331,24 @@ static void kt_check_fp8_types(const hlx_kernels_t *var, kt_rng_t *r)
             for (i = 0; i < g * KT_D; i++)
                 q[i] = mode == 1 && i % KT_D == 5 ? 300.0f
                        : (float)kt_unif(r, mode == 2 ? -250.0 : -0.5, mode == 2 ? 250.0 : 0.5);
-            for (run = 0; run < 2; run++) { /* run 1: DAZ, type 2 */
+            for (run = 0; run < 3; run++) { /* run 1: DAZ, type 2; run 2: kv_clean */
                 d.o = o[run];
                 d.lse = lse[run];
-                _mm_setcsr(run ? csr | 0x0040 : csr & ~0x0040u);
+                d.kv_clean = run == 2;
+                _mm_setcsr(run == 1 ? csr | 0x0040 : csr & ~0x0040u);
                 var->attn(&d);
                 _mm_setcsr(csr);
             }
-            for (i = 0, bad = 0; i < g * KT_D; i++)
-                bad += memcmp(&o[0][i], &o[1][i], sizeof(float)) != 0;
-            for (i = 0; i < g; i++)
-                bad += memcmp(&lse[0][i], &lse[1][i], sizeof(float)) != 0;
-            kt_report(var->name, "fp8 types", bad == 0,
-                      "group %d, %s: %d of %d outputs differ from the exact widening's bits",
-                      g, what[mode], bad, g * (KT_D + 1));
+            d.kv_clean = 0;
+            for (run = 0; run < 3; run += 2) {
+                for (i = 0, bad = 0; i < g * KT_D; i++)
+                    bad += memcmp(&o[run][i], &o[1][i], sizeof(float)) != 0;
+                for (i = 0; i < g; i++)
+                    bad += memcmp(&lse[run][i], &lse[1][i], sizeof(float)) != 0;
+                kt_report(var->name, "fp8 types", bad == 0,
+                          "group %d, %s%s: %d of %d outputs differ from the exact widening's "
+                          "bits", g, what[mode], run ? ", kv_clean" : "", bad, g * (KT_D + 1));
+            }
         }
         free(kl);
     }
