@@ -396,18 +396,23 @@ static hlx_status_t host_rope(hlx_backend_t *be, hlx_be_queue_t *q, float *x, in
 
 /* One token's d elements into slot t of shard s: hlx_kv_slot once, then its runs (c
  * consecutive elements, the next run block x c further on; rows: one run of d). The index
- * arithmetic per element (four divisions) was most of an append's time. */
-static void host_append_row(void *cache, hlx_dtype_t dt, hlx_kv_layout_t lay, int is_key, int d,
-                            size_t cap, size_t s, size_t t, const float *src, float mul)
+ * arithmetic per element (four divisions) was most of an append's time. Returns 1 when an
+ * fp8 byte stored is a NaN (0x7f, 0xff), else 0. */
+static int host_append_row(void *cache, hlx_dtype_t dt, hlx_kv_layout_t lay, int is_key, int d,
+                           size_t cap, size_t s, size_t t, const float *src, float mul)
 {
     int blk = is_key ? lay.k_block : lay.v_block, chunk = is_key ? lay.k_chunk : lay.v_chunk;
-    int c = hlx_kv_run(blk, chunk, d), e0, e;
+    int c = hlx_kv_run(blk, chunk, d), e0, e, nan = 0;
     size_t at = hlx_kv_slot(lay, is_key, d, cap, s, t, 0), gap = hlx_kv_run_gap(blk, chunk, d);
     const float m = mul != 0.0f ? mul : 1.0f; /* 0: no scale (x 1 is exact) */
 
     for (e0 = 0; e0 < d; e0 += c, at += gap)
-        for (e = 0; e < c; e++)
+        for (e = 0; e < c; e++) {
             hlx_dtype_store(cache, dt, at + (size_t)e, src[e0 + e] * m);
+            if (dt == HLX_DTYPE_FP8)
+                nan |= (((const uint8_t *)cache)[at + (size_t)e] & 0x7f) == 0x7f;
+        }
+    return nan;
 }
 
 static hlx_status_t host_append(hlx_backend_t *be, hlx_be_queue_t *q,
@@ -418,10 +423,13 @@ static hlx_status_t host_append(hlx_backend_t *be, hlx_be_queue_t *q,
     (void)be; (void)q;
     for (h = 0; h < d->nheads; h++) {
         size_t s = d->shard0 + (size_t)h;
-        host_append_row(d->kc, d->kv_dtype, d->layout, 1, d->dk, d->cap, s, d->t,
-                        d->k_new + (size_t)h * d->dk, d->k_mul);
-        host_append_row(d->vc, d->kv_dtype, d->layout, 0, d->dv, d->cap, s, d->t,
-                        d->v_new + (size_t)h * d->dv, d->v_mul);
+        int nan = host_append_row(d->kc, d->kv_dtype, d->layout, 1, d->dk, d->cap, s, d->t,
+                                  d->k_new + (size_t)h * d->dk, d->k_mul);
+        if (d->vc != NULL) /* MLA: the latent row only */
+            nan |= host_append_row(d->vc, d->kv_dtype, d->layout, 0, d->dv, d->cap, s, d->t,
+                                   d->v_new + (size_t)h * d->dv, d->v_mul);
+        if (nan && d->nan_seen != NULL)
+            d->nan_seen[s] = 1;
     }
     return HLX_OK;
 }

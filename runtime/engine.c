@@ -583,14 +583,14 @@ hlx_status_t hlx_engine_wload(hlx_engine_t *eng, void **w_p, int K, int N,
 /* Token slot t's d values (row) into the stage a run of the layout at a time
  * (hlx_kv_run: c consecutive elements; the runs of one token equally far apart). The
  * stores' type is chosen once per run, not per element (a 3B model's 32K context took 12 s
- * here). */
-static void hlx_stage_row(void *stage, hlx_dtype_t dt, int blk, int run, int d, size_t t,
-                          const float *row)
+ * here). Returns 1 when an fp8 byte stored is a NaN (0x7f, 0xff), else 0. */
+static int hlx_stage_row(void *stage, hlx_dtype_t dt, int blk, int run, int d, size_t t,
+                         const float *row)
 {
     const int c = hlx_kv_run(blk, run, d);
     const size_t i0 = hlx_kv_index(blk, run, d, t, 0),
                  step = c < d ? hlx_kv_index(blk, run, d, t, c) - i0 : 0;
-    int e0, k;
+    int e0, k, nan = 0;
 
     for (e0 = 0; e0 < d; e0 += c) {
         const size_t at = i0 + (size_t)(e0 / c) * step;
@@ -598,11 +598,15 @@ static void hlx_stage_row(void *stage, hlx_dtype_t dt, int blk, int run, int d, 
             for (k = 0; k < c; k++)
                 ((uint16_t *)stage)[at + (size_t)k] = hlx_f32_to_bf16(row[e0 + k]);
         else if (dt == HLX_DTYPE_FP8)
-            for (k = 0; k < c; k++)
-                ((uint8_t *)stage)[at + (size_t)k] = hlx_f32_to_fp8(row[e0 + k]);
+            for (k = 0; k < c; k++) {
+                const uint8_t x = hlx_f32_to_fp8(row[e0 + k]);
+                ((uint8_t *)stage)[at + (size_t)k] = x;
+                nan |= (x & 0x7f) == 0x7f;
+            }
         else /* f32: the engine stores no other KV type (hlx_engine_validate) */
             memcpy((float *)stage + at, row + e0, sizeof(float) * (size_t)c);
     }
+    return nan;
 }
 
 /* Fills the synthetic prior context of one layer's K (is_key) or V cache through the
@@ -644,7 +648,9 @@ static hlx_status_t hlx_fill_kv(hlx_engine_t *eng, void *cache, int l, int is_ke
                     hlx_synth_ctx_row(key, b, m->kv_heads, L->kv_first + kh, p, d, is_key, row);
                     for (e = 0; mul != 1.0f && e < d; e++)
                         row[e] *= mul;
-                    hlx_stage_row(stage, eng->kv_dtype, blk, run, d, j - j0, row);
+                    if (hlx_stage_row(stage, eng->kv_dtype, blk, run, d, j - j0, row) &&
+                        eng->layers[l].kv_nan != NULL)
+                        eng->layers[l].kv_nan[shard] = 1;
                     j++;
                 }
                 /* a full chunk, the ring's end, or the rest (rounded up to whole blocks) at
@@ -803,7 +809,8 @@ static hlx_status_t hlx_engine_build(hlx_engine_t *eng)
             return HLX_ERR_NOMEM;
         if (eng->be.ops->mem_alloc(&eng->be, shards * ke * eng->kv_esize, 1, &W->kc) != HLX_OK ||
             (ve > 0 && eng->be.ops->mem_alloc(&eng->be, shards * ve * eng->kv_esize, 1,
-                                              &W->vc) != HLX_OK))
+                                              &W->vc) != HLX_OK) ||
+            (eng->kv_dtype == HLX_DTYPE_FP8 && (W->kv_nan = calloc(shards, 1)) == NULL))
             return HLX_ERR_NOMEM;
         /* Weights are filled in place: backend memory other than the KV cache is host
          * visible (host memory, or managed memory on a device). */
@@ -2075,7 +2082,7 @@ void hlx_engine_destroy(hlx_engine_t *eng)
         hlx_be_free(eng, W->wqkv); hlx_be_free(eng, W->wo);
         hlx_be_free(eng, W->wgu); hlx_be_free(eng, W->wdown);
         hlx_be_free(eng, W->bqkv); hlx_be_free(eng, W->qknorm); hlx_be_free(eng, W->post_norm);
-        free(W->k_scale); free(W->v_scale);
+        free(W->k_scale); free(W->v_scale); free(W->kv_nan);
         if (W->kc)
             eng->be.ops->mem_free(&eng->be, W->kc, 1);
         if (W->vc)

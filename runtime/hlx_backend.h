@@ -45,6 +45,9 @@ typedef struct hlx_kv_append_desc {
     /* fp8 KV-cache scales: each key element is multiplied by k_mul (1 / k_scale) and each
      * value element by v_mul before it is rounded to kv_dtype; 0 stands for 1 (no scale) */
     float        k_mul, v_mul;
+    /* fp8: per shard of the layer (host memory), set to 1 where a stored byte is a NaN
+     * (0x7f, 0xff), or where the backend cannot tell; never cleared here. NULL: none */
+    uint8_t     *nan_seen;
 } hlx_kv_append_desc_t;
 
 /* Wire layout of the Helix all-to-all (see docs/transport.md): the block for KVP peer j

@@ -38,6 +38,9 @@ typedef struct hlx_layer_w {
                                     x / scale, read as stored x scale */
     int    kv_scales_differ;     /* the local heads' scales are not all one pair: appends go
                                     head by head (hlx_phase_kv_append) */
+    uint8_t *kv_nan;             /* fp8 KV: [shards] 1 once a NaN byte was stored in the
+                                    shard (appends, the synthetic context), so its attention
+                                    scans for them (hlx_kv_clean); else NULL; host memory */
 } hlx_layer_w_t;
 
 /* One bar of the HOP-B timeline: attention or exchange of one micro-batch of one layer,
@@ -443,6 +446,13 @@ static inline size_t hlx_kv_shard_index(const hlx_engine_t *eng, int l, int is_k
 {
     return hlx_kv_slot(eng->be.k.kv_layout, is_key, is_key ? eng->kv_dk : eng->kv_dv,
                        hlx_kv_layer_cap(eng, l), shard, hlx_kv_ring_slot(eng, l, t), e);
+}
+
+/* The attention's kv_clean for shard `shard` of layer l: fp8 KV in which no NaN byte was
+ * ever stored (hlx_layer_w_t.kv_nan; sticky: a slot overwritten later keeps it set). */
+static inline int hlx_kv_clean(const hlx_engine_t *eng, int l, size_t shard)
+{
+    return eng->layers[l].kv_nan != NULL && !eng->layers[l].kv_nan[shard];
 }
 
 #endif

@@ -422,6 +422,7 @@ void hlx_mla_attn_desc(const hlx_engine_t *eng, int l, int b, size_t len, hlx_at
     d->scale    = eng->attn_scale * eng->layers[l].k_scale[0]; /* fp8 KV: stored c / k_scale */
     d->o        = eng->opart + (size_t)b * Q * M->r;
     d->lse      = eng->lsepart + (size_t)b * Q;
+    d->kv_clean = hlx_kv_clean(eng, l, (size_t)b);
 }
 
 const float *hlx_mla_up(hlx_engine_t *eng, int l, hlx_status_t *st_p)

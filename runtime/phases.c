@@ -217,6 +217,7 @@ hlx_status_t hlx_phase_kv_append(hlx_engine_t *eng, int l, const hlx_kv_append_d
     hlx_status_t st = HLX_OK;
     int h;
 
+    d.nan_seen = W->kv_nan; /* the backend records the NaN bytes it stores */
     if (!W->kv_scales_differ || d0->nheads < 2) {
         d.k_mul = (float)(kf / W->k_scale[kh0]);
         d.v_mul = 1.0f / W->v_scale[kh0];
@@ -434,6 +435,7 @@ hlx_status_t hlx_phase_attn(hlx_engine_t *eng, int l, int b0, int b1,
                 .scale = eng->attn_scale * W->k_scale[kh], .softcap = (float)m->attn_softcap,
                 .o = eng->opart + ((size_t)b * L->q_local + (size_t)kh * L->group) * dv,
                 .lse = eng->lsepart + (size_t)b * L->q_local + (size_t)kh * L->group,
+                .kv_clean = hlx_kv_clean(eng, l, shard),
             };
             if (eng->dca_q != NULL) { /* the succ and inter queries of this head group */
                 const size_t qo = (size_t)b * L->q_local * dk + (size_t)kh * L->group * dk;

@@ -362,6 +362,7 @@ static hlx_status_t hlx_prefill_attn_head(hlx_engine_t *eng, hlx_prefill_t *p, i
             .softcap = (float)m->attn_softcap, .q = p->aq,
             .k = (const char *)W->kc + hlx_kv_shard_index(eng, l, 1, shard, 0, 0) * eng->kv_esize,
             .v = (const char *)W->vc + hlx_kv_shard_index(eng, l, 0, shard, 0, 0) * eng->kv_esize,
+            .kv_clean = hlx_kv_clean(eng, l, shard),
         };
     }
     q0 = d.q;

@@ -299,8 +299,12 @@ static hlx_status_t cu_append(hlx_backend_t *be, hlx_be_queue_t *q,
                               const hlx_kv_append_desc_t *d)
 {
     (void)be;
+    int h;
+
     if (d->layout.k_block > 1 || d->layout.v_block > 1)
         return HLX_ERR_INVALID; /* this backend stores KV in rows */
+    for (h = 0; d->nan_seen != NULL && h < d->nheads; h++)
+        d->nan_seen[d->shard0 + (size_t)h] = 1; /* the bytes stay on the device: unknown */
     return hlx_cuda_kv_append(d->kc, d->vc, d->kv_dtype, d->dk, d->dv, d->cap, d->shard0, d->t,
                               d->nheads, d->k_new, d->v_new, d->k_mul, d->v_mul,
                               hlx_cu_stream(q));

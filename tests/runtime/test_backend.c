@@ -334,7 +334,9 @@ static void test_weights_col(void **state)
 
 /* fp8 KV on the host backend: each key and value element is stored as its nearest e4m3
  * byte (the device's __NV_SATFINITE rounding; 1000 saturates to 448), the slots around it
- * untouched. The store once wrote f32 for fp8, four bytes at the element's index. */
+ * untouched. The store once wrote f32 for fp8, four bytes at the element's index. The
+ * shards' NaN flags (nan_seen, which the attention's kv_clean reads): set for the shard
+ * of a key or a value that stores a NaN byte (0x7f, 0xff), and only there. */
 static void test_append_fp8(void **state)
 {
     enum { DK = 5, DV = 3, CAP = 4 };
@@ -343,9 +345,11 @@ static void test_append_fp8(void **state)
     uint8_t kc[2 * CAP * DK], vc[2 * CAP * DV];
     const float kn[DK] = { 1.0f, -0.3f, 1000.0f, 1.0625f, 0x1p-9f };
     const float vn[DV] = { 2.5f, -7.0f, 0.01f };
+    uint8_t nan_seen[2] = { 0, 0 };
     hlx_kv_append_desc_t d = { .kc = kc, .vc = vc, .kv_dtype = HLX_DTYPE_FP8, .layout = rows,
                                .dk = DK, .dv = DV, .cap = CAP, .shard0 = 1, .t = 2,
-                               .nheads = 1, .k_new = kn, .v_new = vn };
+                               .nheads = 1, .k_new = kn, .v_new = vn, .nan_seen = nan_seen };
+    float kx[DK], vx[DV];
     size_t i;
 
     (void)state;
@@ -364,6 +368,21 @@ static void test_append_fp8(void **state)
     assert_int_equal(kc[CAP * DK + 2 * DK + 2], 0x7e); /* 1000 -> 448 */
     assert_int_equal(kc[CAP * DK + 2 * DK + 3], 0x38); /* 1.0625, a tie, -> 1.0 (even) */
     assert_int_equal(kc[CAP * DK + 2 * DK + 4], 0x01); /* 2^-9, the least subnormal */
+    assert_true(nan_seen[0] == 0 && nan_seen[1] == 0); /* 448 is no NaN */
+    memcpy(kx, kn, sizeof(kx));
+    memcpy(vx, vn, sizeof(vx));
+    kx[4] = -NAN; /* shard 1's key: 0xff */
+    d.k_new = kx;
+    d.t = 3;
+    assert_int_equal(be.ops->kv_append(&be, NULL, &d), HLX_OK);
+    assert_int_equal(kc[CAP * DK + 3 * DK + 4] & 0x7f, 0x7f);
+    assert_true(nan_seen[0] == 0 && nan_seen[1] == 1);
+    vx[2] = NAN; /* shard 0's value only */
+    d.k_new = kn;
+    d.v_new = vx;
+    d.shard0 = 0;
+    assert_int_equal(be.ops->kv_append(&be, NULL, &d), HLX_OK);
+    assert_true(nan_seen[0] == 1 && nan_seen[1] == 1);
     hlx_backend_fini(&be);
 }
 
