@@ -183,6 +183,11 @@ HELIX_CUDA_ATTN=mma step decode-cuda-mma-prompt 60 "$helix" decode --device cuda
 HELIX_CUDA_ATTN=mma HELIX_GPU_SHARE=1 step decode-cuda-mma-kvp2 60 "$helixrun" --no-prefix -n 2 \
     --timeout 55 -- "$helix" decode --device cuda --kvp 2 \
     --model tests/runtime/data/head128.json --context 20000 --batch 4 --steps 4 --check --json
+# A forced kernel that does not take the model's heads (mma, the tiny model's 32-element
+# heads) is refused at start-up, exit 2 naming HELIX_CUDA_ATTN, before any step runs
+step decode-cuda-mma-refused 30 bash -c 'o=$(HELIX_CUDA_ATTN=mma "$0" decode --device cuda \
+    --context 64 --steps 1 2>&1); rc=$?; echo "$o"; echo "exit $rc"; [ "$rc" -eq 2 ] &&
+    printf "%s" "$o" | grep -q "HELIX_CUDA_ATTN=mma: that kernel does not take"' "$helix"
 # fp8 KV-cache scales from a checkpoint: the device append's k_mul / v_mul and the scale op;
 # then ModelOpt's fp8 form (weights dequantized on the host, its k_proj.k_scale names)
 ckdir=$(mktemp -d) # the families' directory above is gone

@@ -1817,6 +1817,24 @@ void hlx_engine_clock_mark(hlx_engine_t *eng, int ph)
         eng->clock_st = st;
 }
 
+/* The CUDA attention kernel HELIX_CUDA_ATTN names takes the model's attention shape (the
+ * head sizes and KV type; MLA: the latent row, its head the value): checked at start-up,
+ * where a forced kernel that does not take it was found only by the first step's launch. */
+static hlx_status_t hlx_engine_cuda_attn_fits(const hlx_engine_t *eng, char *err,
+                                              size_t errlen)
+{
+    const int mla = eng->m.attn == HLX_ATTN_MLA;
+    const char *k = hlx_backend_cuda_attn_kernel(eng->kv_dk, eng->xdv, eng->kv_dtype, mla);
+
+    if (!strcmp(k, "mma") || !strcmp(k, "tokens") || !strcmp(k, "warp"))
+        return HLX_OK;
+    return hlx_engine_fail(err, errlen, HLX_ERR_INVALID, "HELIX_CUDA_ATTN=%.32s: that kernel "
+                           "does not take this model's attention (%s%d-element keys, %d-element "
+                           "values, %s KV); HELIX_CUDA_ATTN=auto picks one that does",
+                           eng->set.cuda_attn, mla ? "MLA, " : "", eng->kv_dk, eng->xdv,
+                           hlx_dtype_name(eng->kv_dtype));
+}
+
 /* After placement: a CUDA backend takes the rank's placed GPU, or local rank mod the
  * device count; then the backend's queue. */
 static hlx_status_t hlx_engine_device(hlx_engine_t *eng, char *err, size_t errlen)
@@ -1844,12 +1862,14 @@ static hlx_status_t hlx_engine_device(hlx_engine_t *eng, char *err, size_t errle
         if (st != HLX_OK)
             return hlx_engine_fail(err, errlen, HLX_ERR_INVALID, "--device cuda: rank %d "
                                    "cannot use GPU %d: %s", eng->info.rank, gpu, why);
+        if ((st = hlx_engine_cuda_attn_fits(eng, err, errlen)) != HLX_OK)
+            return st;
         eng->dev_clock = !strcmp(eng->set.phase_clock, "device");
         snprintf(eng->device_note + used, sizeof(eng->device_note) - used,
                  "%sGPU %d of %d (%s); attention kernel %s (HELIX_CUDA_ATTN=%.16s)",
                  used ? "; " : "", gpu, n, how,
-                 hlx_backend_cuda_attn_kernel(eng->m.head_dim, eng->m.v_head_dim, eng->kv_dtype,
-                                              0),
+                 hlx_backend_cuda_attn_kernel(eng->kv_dk, eng->xdv, eng->kv_dtype,
+                                              eng->m.attn == HLX_ATTN_MLA),
                  eng->set.cuda_attn);
         hlx_info(HLX_SUB_TOPO, "rank %d: cuda backend on GPU %d of %d (%s)", eng->info.rank,
                  gpu, n, how);
