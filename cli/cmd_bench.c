@@ -698,6 +698,11 @@ static int hlx_bench_flags_apply(const hlx_bench_opts_t *o, const int *given)
                         "of the two\n");
         return 2;
     }
+    if (o->fp8_scan && o->dtype != HLX_DTYPE_FP8) {
+        fprintf(stderr, "helix bench attention: --fp8-scan: only fp8 KV is scanned for NaN "
+                        "bytes; give --kv-dtype fp8 or drop it\n");
+        return 2;
+    }
     if (given[HLX_BF_TARGET_SPEEDUP] && o->threads < 2) {
         fprintf(stderr, "helix bench attention: --target-speedup: the speedup is that of "
                         "--threads T over one thread: give --threads T > 1\n");

@@ -85,6 +85,14 @@ def check_edges(helix, fails):
                 (v == 'amx') != ('soft-capped scores' in p.stderr):
             fails.append('--softcap 50 --variant %s: exit %d, %r, stderr %r' %
                          (v, p.returncode, d, p.stderr.strip()))
+    # fp8 KV: the fill holds no NaN, so the kernel is told (kv_clean) unless --fp8-scan
+    for extra, want in [([], False), (['--fp8-scan'], True)]:
+        p = subprocess.run(base + ['--context', '256', '--kv-dtype', 'fp8'] + extra,
+                           capture_output=True, text=True, timeout=300)
+        d = json.loads(p.stdout.strip().splitlines()[-1]) if p.returncode == 0 else {}
+        if d.get('fp8_scan') is not want:
+            fails.append('fp8 %r: exit %d, fp8_scan %r' % (extra, p.returncode,
+                                                           d.get('fp8_scan')))
     p = subprocess.run(base + ['--mla', '--softcap', '50'], capture_output=True, text=True,
                        timeout=60)
     if p.returncode != 2 or '--mla and --softcap' not in p.stderr:
