@@ -1218,16 +1218,31 @@ static void hlx_gemm_avx2(int M, int N, int K, const float *x, const void *w,
     hlx_gemm_cols_avx2(M, N, K, x, w, w_dtype, y, accumulate, 0, N);
 }
 
-/* 8 codes (int32) -> the rounded bf16 bits (round to nearest even, as the reference in wq.c) in the
- * low half of each int32 lane. */
+/* 8 codes (int32) -> (q - z) x s rounded to bf16 (to nearest even, as the reference in
+ * wq.c), its bits in the high half of each int32 lane; the low half holds what the
+ * rounding carried there (the caller shifts it out or masks it off). */
 static inline __attribute__((always_inline)) __m256i
-hlx_wq_half_avx2(__m256i q, const float *z, const float *sc)
+hlx_wq_rne_avx2(__m256i q, const float *z, const float *sc)
 {
     const __m256i u = _mm256_castps_si256(_mm256_mul_ps(
         _mm256_sub_ps(_mm256_cvtepi32_ps(q), _mm256_loadu_ps(z)), _mm256_loadu_ps(sc)));
-    const __m256i r = _mm256_add_epi32(u, _mm256_add_epi32(_mm256_set1_epi32(0x7fff),
+    return _mm256_add_epi32(u, _mm256_add_epi32(_mm256_set1_epi32(0x7fff),
         _mm256_and_si256(_mm256_srli_epi32(u, 16), _mm256_set1_epi32(1))));
-    return _mm256_srli_epi32(r, 16);
+}
+
+/* The same bf16 bits in the low half of each int32 lane (the dequantized strips'). */
+static inline __attribute__((always_inline)) __m256i
+hlx_wq_half_avx2(__m256i q, const float *z, const float *sc)
+{
+    return _mm256_srli_epi32(hlx_wq_rne_avx2(q, z, sc), 16);
+}
+
+/* The same weights as floats, for the FMAs of the in-register path. */
+static inline __attribute__((always_inline)) __m256
+hlx_wq_w8_avx2(__m256i q, const float *z, const float *sc)
+{
+    return _mm256_castsi256_ps(_mm256_and_si256(hlx_wq_rne_avx2(q, z, sc),
+                                                _mm256_set1_epi32((int)0xffff0000u)));
 }
 
 /* One row of a strip: 16 codes, bytes c shifted right by sh and masked to m -> 16 bf16. */
@@ -1251,6 +1266,135 @@ static void hlx_wq_dequant_avx2(const hlx_wq_t *w, int k0, int kc, int s0, int s
     hlx_wq_walk(w, k0, kc, s0, s1, dst, hlx_wq_row_avx2);
 }
 
+/* Row k of strip q, its 16 codes as int32 in c0, c1 (4 bits: the nibble SH picks) and its
+ * group's zero points and scales at z, sc: the weights bf16((q - z) x s) as the
+ * dequantized strips hold them, then 2 FMAs a row of x into a[m][2]. */
+static inline __attribute__((always_inline)) void
+hlx_wq_row_fma_avx2(const int MR, const int BITS, const int SH, __m256i c0, __m256i c1,
+                    const float *z, const float *sc, const float *x, int K, int k,
+                    __m256 (*a)[2])
+{
+    const __m256i m4 = _mm256_set1_epi32(15);
+    const __m256 v0 = hlx_wq_w8_avx2(BITS == 8 ? c0 : SH ? _mm256_srli_epi32(c0, 4)
+                                                        : _mm256_and_si256(c0, m4), z, sc);
+    const __m256 v1 = hlx_wq_w8_avx2(BITS == 8 ? c1 : SH ? _mm256_srli_epi32(c1, 4)
+                                                        : _mm256_and_si256(c1, m4), z + 8,
+                                     sc + 8);
+    int m;
+
+    _Pragma("GCC unroll 4") for (m = 0; m < MR; m++) {
+        const __m256 b = _mm256_broadcast_ss(x + (size_t)m * K + k);
+        a[m][0] = _mm256_fmadd_ps(b, v0, a[m][0]);
+        a[m][1] = _mm256_fmadd_ps(b, v1, a[m][1]);
+    }
+}
+
+/* MR rows (1-4) x the SS strips from strip s (columns past n1 not touched) over all of K,
+ * the packed BITS-bit weights dequantized in registers: per row of the matrix and strip
+ * its 16 codes widened (at 4 bits a pair of rows from one load), each weight bf16((q - z)
+ * x s), then 2 FMAs a row of x, in the order of k from y (load) or 0: the bits of the
+ * strip GEMM over the dequantized matrix (hlx_gemm_s16_block_avx2). Each row's zero points
+ * and scales are its group's (act order: the table's). */
+static inline __attribute__((always_inline)) void
+hlx_wq_fused_block_avx2(const int MR, const int SS, const int BITS, const hlx_wq_t *w, int N,
+                        int K, const float *x, float *y, int s, int n1, int load)
+{
+    const char *base = (const char *)w;
+    const size_t rows = BITS == 4 ? ((size_t)w->K + 1) / 2 : (size_t)w->K;
+    const size_t gs = (size_t)w->G * 16, cs = rows * 16; /* a strip's groups, codes */
+    const float *zp = (const float *)(base + w->zeros) + (size_t)s * gs;
+    const float *sp = (const float *)(base + w->scales) + (size_t)s * gs;
+    const uint8_t *cp = (const uint8_t *)(base + w->codes) + (size_t)s * cs;
+    const int32_t *tab = w->gidx ? (const int32_t *)(base + w->gidx) : NULL;
+    __m256 a[4][4][2]; /* [strip][row][half] */
+    /* in order: the group of row k and the rows left in it, counted down (hlx_wq_walk) */
+    int g = tab ? 0 : w->kofs / w->group, left = tab ? 0 : w->group - w->kofs % w->group;
+    int q, m, k, two;
+    size_t at[2];
+
+    _Pragma("GCC unroll 4") for (q = 0; q < SS; q++)
+        _Pragma("GCC unroll 4") for (m = 0; m < MR; m++) {
+            __m256 lo = _mm256_setzero_ps(), hi = lo; /* locals: a is never addressed */
+            if (load)
+                hlx_s16_y_load(0, y + (size_t)m * N + (size_t)(s + q) * 16, n1 - (s + q) * 16,
+                               &lo, &hi);
+            a[q][m][0] = lo;
+            a[q][m][1] = hi;
+        }
+    /* rows k and (4 bits) k + 1 from one load of each strip's codes: the odd row in the
+     * high nibbles; each row's group is its own */
+    for (k = 0; k < K; k += 1 + two) {
+        two = BITS == 4 && k + 1 < K;
+        for (q = 0; q <= two; q++) {
+            at[q] = (size_t)(tab ? tab[k + q] : g) * 16;
+            if (!tab && --left == 0)
+                g++, left = w->group;
+        }
+        _Pragma("GCC unroll 4") for (q = 0; q < SS; q++) {
+            const uint8_t *c = cp + (size_t)q * cs + (size_t)(BITS == 4 ? k >> 1 : k) * 16;
+            const __m256i c0 = _mm256_cvtepu8_epi32(_mm_loadl_epi64((const __m128i *)c));
+            const __m256i c1 = _mm256_cvtepu8_epi32(_mm_loadl_epi64((const __m128i *)(c + 8)));
+            const float *z = zp + (size_t)q * gs, *sc = sp + (size_t)q * gs;
+            hlx_wq_row_fma_avx2(MR, BITS, 0, c0, c1, z + at[0], sc + at[0], x, K, k, a[q]);
+            if (two)
+                hlx_wq_row_fma_avx2(MR, 4, 1, c0, c1, z + at[1], sc + at[1], x, K, k + 1,
+                                    a[q]);
+        }
+    }
+    _Pragma("GCC unroll 4") for (q = 0; q < SS; q++)
+        _Pragma("GCC unroll 4") for (m = 0; m < MR; m++)
+            hlx_s16_y_store(0, y + (size_t)m * N + (size_t)(s + q) * 16, n1 - (s + q) * 16,
+                            a[q][m][0], a[q][m][1]);
+}
+
+/* Strips walked at once for MR rows (at most 8 accumulators beside the codes, the
+ * weights and the constants of the widening). */
+#define HLX_WQ2_SS(MR) ((MR) <= 2 ? 2 : 1)
+
+/* The blocks for MR rows over columns [n0, n1), one function per row count (the
+ * registers to each loop). */
+static inline __attribute__((always_inline)) void
+hlx_wq_fused_rows_avx2(const int MR, const int BITS, const hlx_wq_t *w, int N, int K,
+                       const float *x, float *y, int accumulate, int n0, int n1)
+{
+    const int SS = HLX_WQ2_SS(MR), s1 = (n1 + 15) / 16;
+    int s;
+
+    for (s = n0 / 16; s + SS <= s1; s += SS)
+        hlx_wq_fused_block_avx2(MR, SS, BITS, w, N, K, x, y, s, n1, accumulate);
+    for (; s < s1; s++)
+        hlx_wq_fused_block_avx2(MR, 1, BITS, w, N, K, x, y, s, n1, accumulate);
+}
+
+typedef void hlx_wq2_fn(const hlx_wq_t *w, int N, int K, const float *x, float *y,
+                        int accumulate, int n0, int n1);
+#define HLX_WQ2_FN(_MR, _BITS) \
+    static __attribute__((noinline)) void hlx_wq_fused_##_MR##_##_BITS##_avx2( \
+        const hlx_wq_t *w, int N, int K, const float *x, float *y, int accumulate, int n0, \
+        int n1) \
+    { \
+        hlx_wq_fused_rows_avx2(_MR, _BITS, w, N, K, x, y, accumulate, n0, n1); \
+    }
+HLX_WQ2_FN(1, 4) HLX_WQ2_FN(2, 4) HLX_WQ2_FN(3, 4) HLX_WQ2_FN(4, 4)
+HLX_WQ2_FN(1, 8) HLX_WQ2_FN(2, 8) HLX_WQ2_FN(3, 8) HLX_WQ2_FN(4, 8)
+#undef HLX_WQ2_FN
+
+/* 1 to 4 rows over a packed matrix, dequantized in registers (K > 0, n0 on a strip): about
+ * 12 vector operations per 8 weights before the FMAs, where the scratch path spends about
+ * 24 per 16 and then reads the bf16 strips back. */
+static void hlx_wq_gemm_avx2(int M, int N, int K, const float *x, const hlx_wq_t *w, float *y,
+                             int accumulate, int n0, int n1)
+{
+    static hlx_wq2_fn *const fn[2][4] = {
+        { hlx_wq_fused_1_4_avx2, hlx_wq_fused_2_4_avx2, hlx_wq_fused_3_4_avx2,
+          hlx_wq_fused_4_4_avx2 },
+        { hlx_wq_fused_1_8_avx2, hlx_wq_fused_2_8_avx2, hlx_wq_fused_3_8_avx2,
+          hlx_wq_fused_4_8_avx2 },
+    };
+
+    fn[w->bits == 8][(M < 4 ? M : 4) - 1](w, N, K, x, y, accumulate, n0, n1);
+}
+
 void hlx_kernels_avx2(hlx_kernels_t *k)
 {
     hlx_kernels_reference(k);
@@ -1265,6 +1409,7 @@ void hlx_kernels_avx2(hlx_kernels_t *k)
     k->argmax  = hlx_argmax_avx2;
     k->gemm    = hlx_gemm_avx2;
     k->wq_dequant = hlx_wq_dequant_avx2;
+    k->wq_gemm = hlx_wq_gemm_avx2;
     k->gemm_cols = hlx_gemm_cols_avx2;
     k->w_s16   = 1; /* strips read faster from 1 row up (docs/kernels.md) */
 }

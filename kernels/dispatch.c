@@ -125,9 +125,9 @@ static const hlx_param_t hlx_kernels_params[] = {
       "a checkpoint's integer-packed weights (GPTQ, AWQ, compressed-tensors; 4 or 8 bits) on "
       "the host backend: on (1) kept packed, a few KiB dequantized at a time inside the GEMM "
       "(4 bits: about 0.28x the bytes of bf16; the same results, bit for bit); off (0) "
-      "dequantized to bf16 at load; auto (2) packed where the kernel variant multiplies "
-      "packed weights in registers (avx512, amx: 1.5-2x faster from DRAM at one row), "
-      "dequantized where it would go through scratch (avx2, scalar: up to 4x slower)",
+      "dequantized to bf16 at load; auto (2) packed where the kernel variant's packed GEMM "
+      "is the faster (avx512, amx: 1.5-2x faster from DRAM at one row), dequantized where "
+      "it is slower (avx2: 2x, in registers; scalar: through scratch)",
       "off|on|auto" },
 };
 
@@ -150,7 +150,7 @@ int hlx_kernels_w_packed_for(const hlx_kernels_t *k)
 {
     const int s = hlx_kernels_w_packed();
 
-    return s == 2 ? k->wq_gemm != NULL : s;
+    return s == 2 ? k->wq_fast : s;
 }
 
 int hlx_kernels_fp8_lookup(void)

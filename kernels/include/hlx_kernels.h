@@ -293,6 +293,11 @@ typedef struct hlx_kernels {
      * registers; the same bits as the gemm over the dequantized strips. */
     void (*wq_gemm)(int M, int N, int K, const float *x, const hlx_wq_t *w, float *y,
                     int accumulate, int n0, int n1);
+    /* 1: wq_gemm reads packed weights from DRAM at least as fast as gemm reads the bf16
+     * strips at decode's row counts (avx512, amx), so HELIX_W_PACKED=auto keeps them packed;
+     * 0: slower (avx2's in-register path: 2x the strips' time at one row on a Zen 3 core),
+     * or no wq_gemm. */
+    int wq_fast;
 } hlx_kernels_t;
 
 /* y (+)= x W over columns [n0, n1) for any w_dtype the gemm entries take, HLX_W_Q
@@ -344,9 +349,9 @@ int hlx_kernels_fp8_lookup(void);
  * hlx_kernels_w_packed_for decides. */
 int hlx_kernels_w_packed(void);
 /* Whether weights are kept packed for variant k: HELIX_W_PACKED on or off, or (auto) where
- * k multiplies packed weights in registers (k->wq_gemm): through dequantized scratch, as
- * avx2 and scalar do, a packed GEMM is slower than bf16 strips (docs/kernels.md "Packed
- * integer weights"). */
+ * k's packed GEMM is as fast as its bf16 strips (k->wq_fast: avx512, amx); avx2's
+ * in-register path and scalar's scratch are slower (docs/kernels.md "Packed integer
+ * weights"). */
 int hlx_kernels_w_packed_for(const hlx_kernels_t *k);
 /* How the named variant's attention widens fp8 KV: "lookup" (avx512 where the CPU has
  * AVX512_VBMI and HELIX_FP8_LOOKUP is 1: byte tables), "fp16" (avx512 otherwise: blocks
