@@ -7,16 +7,72 @@
  * to the mount's root: the room at a level is its limit less its usage, where page cache
  * the kernel reclaims before it kills (file pages, shared memory's excepted) does not count
  * as used, as MemAvailable counts it available; the smallest room over the levels binds.
- * Of several mounts of a hierarchy, the one whose root holds the process's cgroup. */
+ * Of several mounts of a hierarchy, the one whose root holds the process's cgroup. On v2 a
+ * level's limit is the smaller of memory.max and memory.high: past high the kernel throttles
+ * the cgroup into reclaim, and a run there crawls. v1 has no such second limit (its
+ * memory.soft_limit_in_bytes is only a reclaim target under pressure on the whole machine),
+ * so only memory.limit_in_bytes counts there. Each limited level is also named by an id
+ * that ranks compare (hlx_mem_share), and the room shared over the ranks inside it. */
 #define _GNU_SOURCE
 #include "hlx_memroom.h"
 
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/stat.h>
+#include <unistd.h>
 
 /* v1's "no limit": PAGE_COUNTER_MAX rounded to pages, about 2^63; anything past 2^62 */
 #define HLX_MEMROOM_NOLIMIT (1ull << 62)
+
+/* FNV-1a over len bytes, from h. */
+static uint64_t hlx_memroom_fnv(uint64_t h, const void *data, size_t len)
+{
+    const unsigned char *p = data;
+    size_t i;
+
+    for (i = 0; i < len; i++) {
+        h ^= p[i];
+        h *= 1099511628211ull;
+    }
+    return h;
+}
+
+/* The machine's hash, the start of every cgroup id: its boot id (random at every boot, the
+ * same in every container and namespace of the machine), else its host name. */
+static uint64_t hlx_memroom_machine(const char *root)
+{
+    char path[4096], s[256] = "";
+    FILE *f;
+
+    snprintf(path, sizeof(path), "%s/proc/sys/kernel/random/boot_id", root);
+    if ((f = fopen(path, "r")) != NULL) {
+        if (fgets(s, sizeof(s), f) == NULL)
+            s[0] = '\0';
+        fclose(f);
+    }
+    s[strcspn(s, "\n")] = '\0';
+    if (s[0] == '\0' && gethostname(s, sizeof(s) - 1) != 0)
+        s[0] = '\0';
+    return hlx_memroom_fnv(1469598103934665603ull, s, strlen(s));
+}
+
+/* The id of the cgroup in folder dir of hierarchy v (name: its path, where dir cannot be
+ * read): the folder's device and inode are the cgroup's whichever mount or cgroup
+ * namespace shows it. Never 0. */
+static uint64_t hlx_memroom_id(uint64_t machine, int v, const char *dir, const char *name)
+{
+    struct stat sb;
+    uint64_t h = hlx_memroom_fnv(machine, &v, sizeof(v));
+
+    if (stat(dir, &sb) == 0) {
+        const uint64_t dev = (uint64_t)sb.st_dev, ino = (uint64_t)sb.st_ino;
+        h = hlx_memroom_fnv(hlx_memroom_fnv(h, &dev, sizeof(dev)), &ino, sizeof(ino));
+    } else {
+        h = hlx_memroom_fnv(h, name, strlen(name));
+    }
+    return h != 0 ? h : 1;
+}
 
 /* The first line of a small file as an unsigned number: 1 read (*v), 0 none (no file, or
  * "max": no limit). */
@@ -170,8 +226,9 @@ static int hlx_memroom_self(const char *root, int v, char *cg, size_t cn)
 }
 
 /* One hierarchy (v 1 or 2): the smallest room over the levels from this process's cgroup
- * up to the mount's root into r where it is smaller than r's. */
-static void hlx_memroom_tree(const char *root, int v, hlx_memroom_t *r)
+ * up to the mount's root into r where it is smaller than r's; every limited level's id into
+ * r's levels. */
+static void hlx_memroom_tree(const char *root, int v, uint64_t machine, hlx_memroom_t *r)
 {
     /* limit, usage, and in memory.stat the page cache and the part of it in shared memory
      * (tmpfs, which is not reclaimed without swap) */
@@ -195,11 +252,23 @@ static void hlx_memroom_tree(const char *root, int v, hlx_memroom_t *r)
     while (strlen(dir) > 1 && dir[strlen(dir) - 1] == '/')
         dir[strlen(dir) - 1] = '\0';
     for (;;) {
-        unsigned long long lim, use;
+        unsigned long long lim, high, use;
+        const char *file = files[v][0];
+        int limited;
         char *slash;
         snprintf(path, sizeof(path), "%s/%s", dir, files[v][0]);
-        if (hlx_memroom_num(path, &lim) && lim < HLX_MEMROOM_NOLIMIT) {
+        limited = hlx_memroom_num(path, &lim) && lim < HLX_MEMROOM_NOLIMIT;
+        snprintf(path, sizeof(path), "%s/memory.high", dir);
+        if (v == 2 && hlx_memroom_num(path, &high) && high < HLX_MEMROOM_NOLIMIT &&
+            (!limited || high < lim)) {
+            lim = high;
+            file = "memory.high";
+            limited = 1;
+        }
+        if (limited) {
             unsigned long long room, cache, shm;
+            const char *name = dir[base] != '\0' ? dir + base : "/";
+            const uint64_t id = hlx_memroom_id(machine, v, dir, name);
             snprintf(path, sizeof(path), "%s/%s", dir, files[v][1]);
             if (!hlx_memroom_num(path, &use))
                 use = 0;
@@ -208,13 +277,15 @@ static void hlx_memroom_tree(const char *root, int v, hlx_memroom_t *r)
             cache = cache > shm ? cache - shm : 0;
             use = use > cache ? use - cache : 0;
             room = lim > use ? lim - use : 0;
+            if (r->nlevels < HLX_MEMROOM_LEVELS)
+                r->level[r->nlevels++] = id;
             if (room < r->bytes) {
                 r->bytes = room;
                 r->limit = lim;
                 r->version = v;
-                snprintf(r->path, sizeof(r->path), "%s", dir + base);
-                if (r->path[0] == '\0')
-                    snprintf(r->path, sizeof(r->path), "/");
+                r->id = id;
+                snprintf(r->file, sizeof(r->file), "%s", file);
+                snprintf(r->path, sizeof(r->path), "%s", name);
             }
         }
         if (strlen(dir) <= base || (slash = strrchr(dir, '/')) == NULL ||
@@ -226,10 +297,43 @@ static void hlx_memroom_tree(const char *root, int v, hlx_memroom_t *r)
 
 void hlx_mem_cgroup_room(const char *root, hlx_memroom_t *r)
 {
+    uint64_t machine;
+    int i;
+
     memset(r, 0, sizeof(*r));
     r->bytes = UINT64_MAX;
     if (root == NULL)
         root = "";
-    hlx_memroom_tree(root, 2, r);
-    hlx_memroom_tree(root, 1, r);
+    machine = hlx_memroom_machine(root);
+    hlx_memroom_tree(root, 2, machine, r);
+    hlx_memroom_tree(root, 1, machine, r);
+    /* past HLX_MEMROOM_LEVELS levels the binding one, if not kept, takes the last place */
+    for (i = 0; i < r->nlevels && r->level[i] != r->id; i++)
+        ;
+    if (r->id != 0 && i == r->nlevels)
+        r->level[HLX_MEMROOM_LEVELS - 1] = r->id;
+}
+
+uint64_t hlx_mem_share(const hlx_memshare_t *all, int n, int me, int *div_p)
+{
+    const hlx_memshare_t *m = &all[me];
+    uint64_t share = m->avail;
+    int r, i, k = 0;
+
+    *div_p = 0;
+    if (m->fixed || m->cg_id == 0 || m->cg_room == UINT64_MAX)
+        return share;
+    for (r = 0; r < n; r++)
+        for (i = 0; i < all[r].nlevels && i < HLX_MEMROOM_LEVELS; i++)
+            if (all[r].level[i] == m->cg_id) {
+                k++;
+                break;
+            }
+    if (k < 1) /* its own levels lack it: a record not made by hlx_mem_cgroup_room */
+        k = 1;
+    if (m->cg_room / (uint64_t)k < share) {
+        share = m->cg_room / (uint64_t)k;
+        *div_p = k;
+    }
+    return share;
 }

@@ -5,7 +5,10 @@
  * with less room than the child); v1's memory controller and its "unlimited"; a
  * container's mount of part of the tree; of several mounts the one holding the process's
  * cgroup, a mount point with an escaped space; both hierarchies at once (the smaller
- * binds); usage past the limit (no room); no cgroup files at all (no limit). */
+ * binds); usage past the limit (no room); no cgroup files at all (no limit); v2's
+ * memory.high below memory.max, "max", on a parent only, and a v1 folder's memory.high not
+ * read; the ids ranks compare (one cgroup one id, siblings and machines apart); and
+ * hlx_mem_share's divisor over gathered records. */
 #include <setjmp.h>
 #include <stdarg.h>
 #include <stddef.h>
@@ -241,6 +244,194 @@ static void test_no_limit(void **state)
     assert_true(r.bytes == UINT64_MAX);
 }
 
+static void test_v2_high_below_max(void **state)
+{
+    hlx_memroom_t r;
+
+    (void)state;
+    put("proc/self/mountinfo", v2_mounts);
+    put("proc/self/cgroup", "0::/a\n");
+    putnum("sys/fs/cgroup/a/memory.max", 8 * G);
+    putnum("sys/fs/cgroup/a/memory.high", 4 * G);
+    putnum("sys/fs/cgroup/a/memory.current", 1 * G);
+    hlx_mem_cgroup_room(root, &r);
+    assert_true(r.bytes == 3 * G);
+    assert_true(r.limit == 4 * G);
+    assert_string_equal(r.file, "memory.high");
+    assert_string_equal(r.path, "/a");
+}
+
+static void test_v2_high_max(void **state)
+{
+    hlx_memroom_t r;
+
+    (void)state;
+    put("proc/self/mountinfo", v2_mounts);
+    put("proc/self/cgroup", "0::/a\n");
+    putnum("sys/fs/cgroup/a/memory.max", 8 * G);
+    put("sys/fs/cgroup/a/memory.high", "max\n");
+    putnum("sys/fs/cgroup/a/memory.current", 1 * G);
+    hlx_mem_cgroup_room(root, &r);
+    assert_true(r.bytes == 7 * G);
+    assert_true(r.limit == 8 * G);
+    assert_string_equal(r.file, "memory.max");
+}
+
+static void test_v2_high_parent_only(void **state)
+{
+    hlx_memroom_t r;
+
+    (void)state;
+    /* b: max 4 GiB, high "max"; a: max "max", high 2 GiB with 0.5 used: a's high binds */
+    put("proc/self/mountinfo", v2_mounts);
+    put("proc/self/cgroup", "0::/a/b\n");
+    putnum("sys/fs/cgroup/a/b/memory.max", 4 * G);
+    put("sys/fs/cgroup/a/b/memory.high", "max\n");
+    putnum("sys/fs/cgroup/a/b/memory.current", G / 4);
+    put("sys/fs/cgroup/a/memory.max", "max\n");
+    putnum("sys/fs/cgroup/a/memory.high", 2 * G);
+    putnum("sys/fs/cgroup/a/memory.current", G / 2);
+    hlx_mem_cgroup_room(root, &r);
+    assert_true(r.bytes == 2 * G - G / 2);
+    assert_true(r.limit == 2 * G);
+    assert_string_equal(r.file, "memory.high");
+    assert_string_equal(r.path, "/a");
+    assert_int_equal(r.nlevels, 2); /* b and a: both limited */
+}
+
+static void test_v1_no_high(void **state)
+{
+    hlx_memroom_t r;
+
+    (void)state;
+    /* v1 has no memory.high: a file of that name (or the soft limit) is no limit there */
+    put("proc/self/mountinfo", v1_mounts);
+    put("proc/self/cgroup", "4:memory:/j\n");
+    putnum("sys/fs/cgroup/memory/j/memory.limit_in_bytes", 6 * G);
+    putnum("sys/fs/cgroup/memory/j/memory.high", 1 * G);
+    putnum("sys/fs/cgroup/memory/j/memory.soft_limit_in_bytes", 1 * G);
+    putnum("sys/fs/cgroup/memory/j/memory.usage_in_bytes", 0);
+    hlx_mem_cgroup_room(root, &r);
+    assert_true(r.bytes == 6 * G);
+    assert_string_equal(r.file, "memory.limit_in_bytes");
+}
+
+/* The id of the cgroup binding a process in cgroup cg of the v2 fixture, with its levels. */
+static uint64_t id_of(const char *cg, hlx_memroom_t *r)
+{
+    char line[256];
+
+    snprintf(line, sizeof(line), "0::%s\n", cg);
+    put("proc/self/cgroup", line);
+    hlx_mem_cgroup_room(root, r);
+    return r->id;
+}
+
+static void test_ids(void **state)
+{
+    hlx_memroom_t r0, r1;
+    uint64_t job, t0, t1;
+
+    (void)state;
+    put("proc/self/mountinfo", v2_mounts);
+    put("proc/sys/kernel/random/boot_id", "6d1c3a9e-0000-4000-8000-000000000001\n");
+    putnum("sys/fs/cgroup/job/memory.max", 8 * G);
+    put("sys/fs/cgroup/job/t0/memory.max", "max\n");
+    put("sys/fs/cgroup/job/t1/memory.max", "max\n");
+    /* two tasks in one job's cgroup: bound by it, one id */
+    job = id_of("/job/t0", &r0);
+    assert_true(job != 0);
+    assert_true(id_of("/job/t1", &r1) == job);
+    assert_string_equal(r1.path, "/job");
+    /* each task with a limit of its own: two ids, the job's among both's levels */
+    putnum("sys/fs/cgroup/job/t0/memory.max", 1 * G);
+    putnum("sys/fs/cgroup/job/t1/memory.max", 1 * G);
+    t0 = id_of("/job/t0", &r0);
+    t1 = id_of("/job/t1", &r1);
+    assert_true(t0 != t1 && t0 != job && t1 != job);
+    assert_int_equal(r0.nlevels, 2);
+    assert_true(r0.level[0] == t0 && r0.level[1] == job);
+    assert_true(r1.level[0] == t1 && r1.level[1] == job);
+    /* the same cgroup path on another machine (another boot id): another id */
+    put("proc/sys/kernel/random/boot_id", "6d1c3a9e-0000-4000-8000-000000000002\n");
+    assert_true(id_of("/job/t0", &r0) != t0);
+}
+
+/* A rank's bounds for hlx_mem_share: avail, the binding cgroup (id, room) and the ids of
+ * the limited levels it sits in (the binding one first), ended by 0. */
+static hlx_memshare_t rank_of(uint64_t avail, uint64_t id, uint64_t room, ...)
+{
+    hlx_memshare_t m;
+    va_list ap;
+    uint64_t l;
+
+    memset(&m, 0, sizeof(m));
+    m.avail = avail;
+    m.cg_id = id;
+    m.cg_room = room;
+    va_start(ap, room);
+    while ((l = va_arg(ap, uint64_t)) != 0)
+        m.level[m.nlevels++] = l;
+    va_end(ap);
+    return m;
+}
+
+static void test_share(void **state)
+{
+    const uint64_t NONE = UINT64_MAX, J = 0x10, A = 0x20, B = 0x30, J2 = 0x40;
+    hlx_memshare_t s[8];
+    int d, i;
+
+    (void)state;
+    /* four ranks of one node in a Slurm job's 8 GiB cgroup (MemAvailable 64 GiB over 4):
+     * 2 GiB each, the cgroup shared over 4 */
+    for (i = 0; i < 4; i++)
+        s[i] = rank_of(16 * G, J, 8 * G, J, (uint64_t)0);
+    assert_true(hlx_mem_share(s, 4, 2, &d) == 2 * G);
+    assert_int_equal(d, 4);
+    /* and four more on another node, the same path but another machine: still 4 */
+    for (i = 4; i < 8; i++)
+        s[i] = rank_of(16 * G, J2, 8 * G, J2, (uint64_t)0);
+    assert_true(hlx_mem_share(s, 8, 5, &d) == 2 * G);
+    assert_int_equal(d, 4);
+    /* two ranks each in a 1 GiB container of its own (MemAvailable 64 GiB over 2): 1 GiB
+     * each, not 0.5 as sharing one cgroup */
+    s[0] = rank_of(32 * G, A, 1 * G, A, (uint64_t)0);
+    s[1] = rank_of(32 * G, B, 1 * G, B, (uint64_t)0);
+    assert_true(hlx_mem_share(s, 2, 0, &d) == 1 * G);
+    assert_int_equal(d, 1);
+    assert_true(hlx_mem_share(s, 2, 1, &d) == 1 * G);
+    assert_int_equal(d, 1);
+    /* rank 0 bound by a 1 GiB cgroup of its own inside the 6 GiB job that binds rank 1:
+     * rank 1 shares the job with rank 0, 3 GiB */
+    s[0] = rank_of(32 * G, A, 1 * G, A, J, (uint64_t)0);
+    s[1] = rank_of(32 * G, J, 6 * G, J, (uint64_t)0);
+    assert_true(hlx_mem_share(s, 2, 1, &d) == 3 * G);
+    assert_int_equal(d, 2);
+    /* MemAvailable over the node's ranks binds: no divisor */
+    s[0] = rank_of(2 * G, J, 6 * G, J, (uint64_t)0);
+    s[1] = rank_of(2 * G, J, 6 * G, J, (uint64_t)0);
+    assert_true(hlx_mem_share(s, 2, 0, &d) == 2 * G);
+    assert_int_equal(d, 0);
+    /* HELIX_MEM_LIMIT (fixed): that rank takes it whole, and counts in the other's share */
+    s[0] = rank_of(5 * G, J, 6 * G, J, (uint64_t)0);
+    s[0].fixed = 1;
+    s[1] = rank_of(NONE, J, 6 * G, J, (uint64_t)0);
+    assert_true(hlx_mem_share(s, 2, 0, &d) == 5 * G);
+    assert_int_equal(d, 0);
+    assert_true(hlx_mem_share(s, 2, 1, &d) == 3 * G);
+    assert_int_equal(d, 2);
+    /* nothing known: not checked (UINT64_MAX, never divided) */
+    s[0] = rank_of(NONE, 0, NONE, (uint64_t)0);
+    s[1] = rank_of(NONE, 0, NONE, (uint64_t)0);
+    assert_true(hlx_mem_share(s, 2, 0, &d) == NONE);
+    assert_int_equal(d, 0);
+    /* a cgroup with no room left: 0 */
+    s[0] = rank_of(NONE, A, 0, A, (uint64_t)0);
+    assert_true(hlx_mem_share(s, 1, 0, &d) == 0);
+    assert_int_equal(d, 1);
+}
+
 int main(void)
 {
     const struct CMUnitTest tests[] = {
@@ -253,6 +444,12 @@ int main(void)
         cmocka_unit_test_setup_teardown(test_long_path, setup, teardown),
         cmocka_unit_test_setup_teardown(test_both_hierarchies, setup, teardown),
         cmocka_unit_test_setup_teardown(test_no_limit, setup, teardown),
+        cmocka_unit_test_setup_teardown(test_v2_high_below_max, setup, teardown),
+        cmocka_unit_test_setup_teardown(test_v2_high_max, setup, teardown),
+        cmocka_unit_test_setup_teardown(test_v2_high_parent_only, setup, teardown),
+        cmocka_unit_test_setup_teardown(test_v1_no_high, setup, teardown),
+        cmocka_unit_test_setup_teardown(test_ids, setup, teardown),
+        cmocka_unit_test(test_share),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }
