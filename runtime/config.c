@@ -29,10 +29,13 @@ typedef struct hlx_cfg_record {
     int32_t  hopb, micro_batch, ep;
     int32_t  pid;
     char     host[64];
-    uint64_t mem_need, mem_avail;
+    uint64_t mem_need;
     uint64_t mem_weights, mem_kv, mem_check; /* parts of mem_need; the rest: buffers */
     uint64_t mem_need_packed; /* mem_need with the packed weights kept packed (0: none) */
-    char     mem_src[256];    /* where mem_avail comes from (hlx_mem_available) */
+    hlx_memshare_t mem;       /* the bounds on what it may take (hlx_mem_available),
+                                 shared out once gathered (hlx_mem_share) */
+    char     mem_src[160];    /* where mem.avail comes from */
+    char     mem_cg[256];     /* the cgroup binding mem.cg_room, its file and limit */
     uint64_t comm_settings;  /* hash of every HELIX_COMM_* value this rank runs with */
     uint64_t inputs;         /* hash of the prompt ids, prefill chunk and sampling */
     uint64_t ckpt;           /* fingerprint of the checkpoint's files (0: none) */
@@ -167,6 +170,60 @@ static const char *hlx_cfg_hopb_name(int32_t h)
     return h >= 0 && h < 3 ? names[h] : "?";
 }
 
+/* Every rank's share of its memory (hlx_mem_share over the gathered bounds) against its
+ * need: the first rank that does not fit is refused, with what it needs, what it may take
+ * and from where (the cgroup and the ranks its room was shared over, or MemAvailable over
+ * the node's ranks, or HELIX_MEM_LIMIT). */
+static hlx_status_t hlx_config_mem(hlx_engine_t *eng, const hlx_cfg_record_t *all, char *err,
+                                   size_t errlen)
+{
+    const int n = eng->info.size;
+    hlx_memshare_t *b = calloc((size_t)(n > 0 ? n : 1), sizeof(*b));
+    hlx_status_t st = HLX_OK;
+    int r, div;
+
+    if (b == NULL)
+        return HLX_ERR_NOMEM;
+    for (r = 0; r < n; r++)
+        b[r] = all[r].mem;
+    for (r = 0; r < n && st == HLX_OK; r++) {
+        const uint64_t avail = hlx_mem_share(b, n, r, &div);
+        const double G = 1073741824.0, need = (double)all[r].mem_need;
+        const double wt = (double)all[r].mem_weights, kv = (double)all[r].mem_kv,
+                     ck = (double)all[r].mem_check;
+        char chk[64] = "", wq[256] = "", src[320];
+        if (r == eng->info.rank)
+            hlx_info(HLX_SUB_CORE, "rank %d: %llu bytes available (%s)", r,
+                     (unsigned long long)avail,
+                     div > 0 ? all[r].mem_cg : all[r].mem_src);
+        if (all[r].mem_need <= avail)
+            continue;
+        /* the checkpoint's packed weights held dequantized (HELIX_W_PACKED off, or auto
+         * on a variant without the in-register packed GEMM): named where keeping them
+         * packed, every matrix counted as the load would hold it, brings the rank within
+         * its memory */
+        if (all[r].mem_need_packed > 0 && all[r].mem_need_packed <= avail)
+            snprintf(wq, sizeof(wq), ", or HELIX_W_PACKED=on to keep the checkpoint's "
+                     "packed weights packed (%.2f GiB in all; slower on kernels without "
+                     "the in-register packed GEMM)", (double)all[r].mem_need_packed / G);
+        if (ck > 0)
+            snprintf(chk, sizeof(chk), ", --check %.2f", ck / G);
+        if (div > 0)
+            snprintf(src, sizeof(src), "%s, / %d rank(s) in that cgroup", all[r].mem_cg, div);
+        else
+            snprintf(src, sizeof(src), "%s", all[r].mem_src);
+        st = hlx_engine_fail(err, errlen, HLX_ERR_NOSPACE,
+                             "rank %d (%s) needs %.2f GiB (weights %.2f, KV shard %.2f for "
+                             "%lld context tokens%s, buffers %.2f) but %.2f GiB are available "
+                             "to it (%s): use a larger --kvp or --tpa, more nodes or a "
+                             "shorter --context%s", r, all[r].host, need / G, wt / G, kv / G,
+                             (long long)all[r].context, chk, (need - wt - kv - ck) / G,
+                             avail / G, src, wq);
+    }
+    free(b);
+    return st;
+}
+
 static hlx_status_t hlx_config_compare(hlx_engine_t *eng, const hlx_cfg_record_t *all,
                                        char *err, size_t errlen)
 {
@@ -226,80 +283,78 @@ static hlx_status_t hlx_config_compare(hlx_engine_t *eng, const hlx_cfg_record_t
                                    "in both environments", r, all[r].host, all[r].pid);
     }
 #undef HLX_CMP_INT
-    for (r = 0; r < eng->info.size; r++)
-        if (all[r].mem_need > all[r].mem_avail) {
-            const double G = 1073741824.0, need = (double)all[r].mem_need;
-            const double wt = (double)all[r].mem_weights, kv = (double)all[r].mem_kv,
-                         ck = (double)all[r].mem_check;
-            char chk[64] = "", wq[256] = "";
-            /* the checkpoint's packed weights held dequantized (HELIX_W_PACKED off, or auto
-             * on a variant without the in-register packed GEMM): named where keeping them
-             * packed, every matrix counted as the load would hold it, brings the rank
-             * within its memory */
-            if (all[r].mem_need_packed > 0 && all[r].mem_need_packed <= all[r].mem_avail)
-                snprintf(wq, sizeof(wq), ", or HELIX_W_PACKED=on to keep the checkpoint's "
-                         "packed weights packed (%.2f GiB in all; slower on kernels without "
-                         "the in-register packed GEMM)", (double)all[r].mem_need_packed / G);
-            if (ck > 0)
-                snprintf(chk, sizeof(chk), ", --check %.2f", ck / G);
-            return hlx_engine_fail(err, errlen, HLX_ERR_NOSPACE,
-                            "rank %d (%s) needs %.2f GiB (weights %.2f, KV shard %.2f for %lld "
-                            "context tokens%s, buffers %.2f) but %.2f GiB are available per "
-                            "rank on its node (%.256s): use a larger --kvp or --tpa, more "
-                            "nodes or a shorter --context%s", r, all[r].host, need / G, wt / G,
-                            kv / G, (long long)me->context, chk, (need - wt - kv - ck) / G,
-                            all[r].mem_avail / G, all[r].mem_src, wq);
-        }
-    return HLX_OK;
+    return hlx_config_mem(eng, all, err, errlen);
 }
 
-/* Bytes a rank may take: HELIX_MEM_LIMIT, else the node's MemAvailable or, where smaller,
- * the room this process's memory cgroup leaves (a Slurm job's --mem, a container's
- * limit: hlx_mem_cgroup_room), shared over the node's local ranks (which a job's ranks
- * share as they share the cgroup); UINT64_MAX where neither can be read: not checked. src
- * says which. */
-static uint64_t hlx_mem_available(const hlx_engine_t *eng, char *src, size_t srclen)
+/* The bounds on the bytes this rank may take, into *m, each source's words into src and
+ * cg: HELIX_MEM_LIMIT (GiB per rank, overriding the rest: fixed), else the node's
+ * MemAvailable over the node's local ranks and, apart, the room this process's memory
+ * cgroup leaves (hlx_mem_cgroup_room: a Slurm job's --mem, a container's limit, v2's
+ * memory.max or memory.high, whichever is smaller) with the cgroup's id and the ids of
+ * every limited cgroup it sits in. The cgroup's room is left whole: once gathered it is
+ * shared over the ranks inside that cgroup (hlx_mem_share), one for a rank in a container
+ * of its own, every rank of the node for a Slurm job's ranks in one job cgroup. UINT64_MAX
+ * where a bound cannot be read: not checked. */
+static void hlx_mem_available(const hlx_engine_t *eng, hlx_memshare_t *m, char *src,
+                              size_t srclen, char *cg, size_t cglen)
 {
     const uint64_t lr = (uint64_t)(eng->info.local_size > 0 ? eng->info.local_size : 1);
     FILE *f;
     char line[256];
     unsigned long long kb = 0;
-    uint64_t avail = UINT64_MAX;
-    hlx_memroom_t cg;
+    hlx_memroom_t room;
+    int i;
 
+    memset(m, 0, sizeof(*m));
+    m->avail = m->cg_room = UINT64_MAX;
+    snprintf(cg, cglen, "no memory cgroup limit");
     if (eng->set.mem_limit > 0) { /* GiB: times 2^30, exact */
         snprintf(src, srclen, "HELIX_MEM_LIMIT");
-        return (uint64_t)(eng->set.mem_limit * 1073741824.0);
+        m->avail = (uint64_t)(eng->set.mem_limit * 1073741824.0);
+        m->fixed = 1;
+    } else {
+        if ((f = fopen("/proc/meminfo", "r")) != NULL) {
+            while (fgets(line, sizeof(line), f))
+                if (sscanf(line, "MemAvailable: %llu kB", &kb) == 1)
+                    break;
+            fclose(f);
+        }
+        if (kb > 0)
+            m->avail = (uint64_t)kb * 1024 / lr;
+        snprintf(src, srclen, "MemAvailable / %d local rank(s)", (int)lr);
     }
-    if ((f = fopen("/proc/meminfo", "r")) != NULL) {
-        while (fgets(line, sizeof(line), f))
-            if (sscanf(line, "MemAvailable: %llu kB", &kb) == 1)
-                break;
-        fclose(f);
-    }
-    if (kb > 0)
-        avail = (uint64_t)kb * 1024;
-    snprintf(src, srclen, "MemAvailable / %d local rank(s)", (int)lr);
-    hlx_mem_cgroup_room(NULL, &cg);
-    if (cg.bytes < avail) {
-        avail = cg.bytes;
-        snprintf(src, srclen, "memory cgroup %.128s: limit %.2f GiB less its use, / %d local "
-                 "rank(s)", cg.path, (double)cg.limit / 1073741824.0, (int)lr);
-    }
-    return avail == UINT64_MAX ? avail : avail / lr;
+    /* read under HELIX_MEM_LIMIT too: the rank counts in its cgroup's share of the others */
+    hlx_mem_cgroup_room(NULL, &room);
+    if (room.id == 0 || room.bytes == UINT64_MAX)
+        return;
+    m->cg_id = room.id;
+    m->cg_room = room.bytes;
+    for (i = 0; i < room.nlevels && i < HLX_MEMROOM_LEVELS; i++)
+        m->level[i] = room.level[i];
+    m->nlevels = i;
+    snprintf(cg, cglen, "memory cgroup %.128s: %s %.2f GiB less its use", room.path,
+             room.file, (double)room.limit / 1073741824.0);
 }
-
 
 hlx_status_t hlx_engine_config_agree(hlx_engine_t *eng, uint64_t need, char *err,
                                      size_t errlen)
 {
     const hlx_run_config_t *cfg = &eng->cfg;
     hlx_cfg_record_t rec, *all;
-    char pk[80] = "", src[sizeof(rec.mem_src)];
-    uint64_t avail = hlx_mem_available(eng, src, sizeof(src));
+    const uint64_t lr = (uint64_t)(eng->info.local_size > 0 ? eng->info.local_size : 1);
+    char pk[80] = "";
+    uint64_t least;
     hlx_status_t st;
 
     memset(&rec, 0, sizeof(rec));
+    hlx_mem_available(eng, &rec.mem, rec.mem_src, sizeof(rec.mem_src), rec.mem_cg,
+                      sizeof(rec.mem_cg));
+    /* the least this rank's share can be once gathered: its cgroup's room over the node's
+     * ranks (or more ranks, in containers of one machine under different host names: the
+     * hint below is then not offered) */
+    least = rec.mem.avail;
+    if (!rec.mem.fixed && rec.mem.cg_room != UINT64_MAX && rec.mem.cg_room / lr < least)
+        least = rec.mem.cg_room / lr;
     snprintf(rec.version, sizeof(rec.version), "%s", HLX_VERSION);
     snprintf(rec.model, sizeof(rec.model), "%s", eng->m.name);
     snprintf(rec.host, sizeof(rec.host), "%s", eng->info.host ? eng->info.host : "?");
@@ -326,20 +381,19 @@ hlx_status_t hlx_engine_config_agree(hlx_engine_t *eng, uint64_t need, char *err
     rec.inputs        = hlx_inputs_hash(cfg, eng->set.prefill);
     rec.prompt_len    = cfg->prompt_len;
     rec.ckpt          = hlx_ckpt_fingerprint(cfg->ckpt);
-    rec.mem_avail     = avail;
-    snprintf(rec.mem_src, sizeof(rec.mem_src), "%s", src);
-    /* only where this rank is refused: the packed count reads every packed matrix's
+    /* only where this rank may be refused: the packed count reads every packed matrix's
      * act-order groups, a cost a run that fits need not pay */
-    if (need > avail)
+    if (need > least)
         rec.mem_need_packed = hlx_engine_need_packed(eng, need);
     if (rec.mem_need_packed > 0)
         snprintf(pk, sizeof(pk), "; %llu with the packed weights kept packed",
                  (unsigned long long)rec.mem_need_packed);
     hlx_info(HLX_SUB_CORE, "rank %d: the start-up memory check counts %llu bytes (weights "
-             "%llu, KV %llu, --check %llu) against %llu available (%s)%s", eng->info.rank,
-             (unsigned long long)need, (unsigned long long)rec.mem_weights,
-             (unsigned long long)rec.mem_kv, (unsigned long long)rec.mem_check,
-             (unsigned long long)avail, src, pk);
+             "%llu, KV %llu, --check %llu) against %llu (%s) and %llu (%s) shared over the "
+             "ranks in that cgroup%s", eng->info.rank, (unsigned long long)need,
+             (unsigned long long)rec.mem_weights, (unsigned long long)rec.mem_kv,
+             (unsigned long long)rec.mem_check, (unsigned long long)rec.mem.avail,
+             rec.mem_src, (unsigned long long)rec.mem.cg_room, rec.mem_cg, pk);
     all = calloc((size_t)eng->info.size, sizeof(*all));
     if (all == NULL)
         return HLX_ERR_NOMEM;
