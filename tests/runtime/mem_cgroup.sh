@@ -6,9 +6,14 @@
 # OOM killer; a small decode in the same cgroup runs. Needs a memory cgroup this process
 # may create a child in (root, cgroup v1's memory controller or a v2 tree with the memory
 # controller delegated): skipped (77) otherwise.
-# usage: mem_cgroup.sh HELIX
+# With HELIXRUN, two ranks (KVP 2) that need about 0.6 GiB each: each in a
+# 1 GiB cgroup of its own, they run (the room shared over the ranks inside the cgroup, one
+# each, not over the node's two ranks); both in one 1 GiB cgroup, they are refused naming
+# 0.50 GiB and the divisor 2.
+# usage: mem_cgroup.sh HELIX [HELIXRUN]
 set -u
 helix=$1
+helixrun=${2:-}
 . "$(dirname "$0")/report.sh" # $dir (removed at exit), fail=0
 
 # the folder of this process's memory cgroup: v1's memory controller, else the v2 tree
@@ -29,7 +34,7 @@ if ! mkdir "$sub" 2>/dev/null || [ ! -w "$sub/$limit_file" ]; then
     echo "SKIP: cannot make a memory cgroup under $cg (not root, or no memory controller there)"
     exit 77
 fi
-trap 'rmdir "$sub" 2>/dev/null; rm -rf "$dir"' EXIT
+trap 'rmdir "$sub" "${sub}_r0" "${sub}_r1" 2>/dev/null; rm -rf "$dir"' EXIT
 echo $((1 << 30)) >"$sub/$limit_file" || { echo "SKIP: cannot set $sub/$limit_file"; exit 77; }
 sh -c 'echo $$ > "$1/cgroup.procs"' sh "$sub" 2>/dev/null ||
     { echo "SKIP: cannot move a process into $sub"; exit 77; }
@@ -53,6 +58,38 @@ echo "64 tokens in the same cgroup: exit $rc"
 if [ $rc -ne 0 ]; then
     echo "FAIL: a decode that fits the cgroup did not run"
     cat "$dir/small.err"
+    fail=1
+fi
+
+[ -x "$helixrun" ] || exit $fail
+# two_ranks HOW ARGS...: helix decode --kvp 2 ARGS on two ranks, each in the cgroup
+# ${sub}_r$HELIX_RANK (HOW each; helixrun sets HELIX_RANK) or both in $sub (HOW one)
+two_ranks() {
+    local how=$1
+    shift
+    "$helixrun" -n 2 --timeout 60 -- sh -c 'if [ "$1" = each ]; then d=$2_r$HELIX_RANK
+        else d=$2; fi; shift 2; echo $$ > "$d/cgroup.procs" && exec "$@"' \
+        sh "$how" "$sub" "$helix" decode --kvp 2 "$@"
+}
+for r in 0 1; do
+    mkdir "${sub}_r$r" && echo $((1 << 30)) >"${sub}_r$r/$limit_file" ||
+        { echo "FAIL: cannot make ${sub}_r$r"; exit 1; }
+done
+two_ranks each --context 2304K --steps 1 >"$dir/each.out" 2>&1
+rc=$?
+echo "2 ranks, 2304K tokens, a 1 GiB cgroup each: exit $rc"
+if [ $rc -ne 0 ]; then
+    echo "FAIL: ranks that each fit their own cgroup were refused or failed"
+    cat "$dir/each.out"
+    fail=1
+fi
+two_ranks one --context 2304K --steps 1 >"$dir/one.out" 2>&1
+rc=$?
+echo "2 ranks, 2304K tokens, one 1 GiB cgroup: exit $rc"
+grep -m1 'needs' "$dir/one.out"
+if [ $rc -ne 2 ] || ! grep -q "0\.50 GiB are available to it (memory cgroup [^:]*helix_mem_test_$$: [^)]*, / 2 rank(s) in that cgroup)" "$dir/one.out"; then
+    echo "FAIL: expected the refusal (exit 2) naming 0.50 GiB, the cgroup and the divisor 2"
+    cat "$dir/one.out"
     fail=1
 fi
 exit $fail
