@@ -192,10 +192,13 @@ static hlx_status_t hlx_config_mem(hlx_engine_t *eng, const hlx_cfg_record_t *al
         const double wt = (double)all[r].mem_weights, kv = (double)all[r].mem_kv,
                      ck = (double)all[r].mem_check;
         char chk[64] = "", wq[256] = "", src[320];
+        if (div > 0)
+            snprintf(src, sizeof(src), "%s, / %d rank(s) in that cgroup", all[r].mem_cg, div);
+        else
+            snprintf(src, sizeof(src), "%s", all[r].mem_src);
         if (r == eng->info.rank)
             hlx_info(HLX_SUB_CORE, "rank %d: %llu bytes available (%s)", r,
-                     (unsigned long long)avail,
-                     div > 0 ? all[r].mem_cg : all[r].mem_src);
+                     (unsigned long long)avail, src);
         if (all[r].mem_need <= avail)
             continue;
         /* the checkpoint's packed weights held dequantized (HELIX_W_PACKED off, or auto
@@ -208,10 +211,6 @@ static hlx_status_t hlx_config_mem(hlx_engine_t *eng, const hlx_cfg_record_t *al
                      "the in-register packed GEMM)", (double)all[r].mem_need_packed / G);
         if (ck > 0)
             snprintf(chk, sizeof(chk), ", --check %.2f", ck / G);
-        if (div > 0)
-            snprintf(src, sizeof(src), "%s, / %d rank(s) in that cgroup", all[r].mem_cg, div);
-        else
-            snprintf(src, sizeof(src), "%s", all[r].mem_src);
         st = hlx_engine_fail(err, errlen, HLX_ERR_NOSPACE,
                              "rank %d (%s) needs %.2f GiB (weights %.2f, KV shard %.2f for "
                              "%lld context tokens%s, buffers %.2f) but %.2f GiB are available "
@@ -342,7 +341,7 @@ hlx_status_t hlx_engine_config_agree(hlx_engine_t *eng, uint64_t need, char *err
     const hlx_run_config_t *cfg = &eng->cfg;
     hlx_cfg_record_t rec, *all;
     const uint64_t lr = (uint64_t)(eng->info.local_size > 0 ? eng->info.local_size : 1);
-    char pk[80] = "";
+    char pk[80] = "", cgs[sizeof(rec.mem_cg) + 80] = "";
     uint64_t least;
     hlx_status_t st;
 
@@ -388,12 +387,14 @@ hlx_status_t hlx_engine_config_agree(hlx_engine_t *eng, uint64_t need, char *err
     if (rec.mem_need_packed > 0)
         snprintf(pk, sizeof(pk), "; %llu with the packed weights kept packed",
                  (unsigned long long)rec.mem_need_packed);
+    if (rec.mem.cg_room != UINT64_MAX)
+        snprintf(cgs, sizeof(cgs), " and %llu (%s) shared over the ranks in that cgroup",
+                 (unsigned long long)rec.mem.cg_room, rec.mem_cg);
     hlx_info(HLX_SUB_CORE, "rank %d: the start-up memory check counts %llu bytes (weights "
-             "%llu, KV %llu, --check %llu) against %llu (%s) and %llu (%s) shared over the "
-             "ranks in that cgroup%s", eng->info.rank, (unsigned long long)need,
-             (unsigned long long)rec.mem_weights, (unsigned long long)rec.mem_kv,
-             (unsigned long long)rec.mem_check, (unsigned long long)rec.mem.avail,
-             rec.mem_src, (unsigned long long)rec.mem.cg_room, rec.mem_cg, pk);
+             "%llu, KV %llu, --check %llu) against %llu (%s)%s%s", eng->info.rank,
+             (unsigned long long)need, (unsigned long long)rec.mem_weights,
+             (unsigned long long)rec.mem_kv, (unsigned long long)rec.mem_check,
+             (unsigned long long)rec.mem.avail, rec.mem_src, cgs, pk);
     all = calloc((size_t)eng->info.size, sizeof(*all));
     if (all == NULL)
         return HLX_ERR_NOMEM;
