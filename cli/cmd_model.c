@@ -241,8 +241,8 @@ static const char *hlx_model_int_how(const hlx_hf_config_t *c)
         return "kept packed on the CPU, dequantized at load on CUDA";
     return hlx_kernels_w_packed() == 0
                ? "dequantized at load: HELIX_W_PACKED=off"
-               : "dequantized at load: this CPU's kernels have no in-register packed GEMM "
-                 "(HELIX_W_PACKED=on keeps them packed, in less memory, slower)";
+               : "dequantized at load: this CPU's kernels multiply bf16 faster than packed "
+                 "weights (HELIX_W_PACKED=on keeps them packed, in less memory, slower)";
 }
 
 static json_t *hlx_info_quant_json(const hlx_hf_config_t *c, size_t packed)

@@ -202,13 +202,13 @@ static hlx_status_t hlx_config_mem(hlx_engine_t *eng, const hlx_cfg_record_t *al
         if (all[r].mem_need <= avail)
             continue;
         /* the checkpoint's packed weights held dequantized (HELIX_W_PACKED off, or auto
-         * on a variant without the in-register packed GEMM): named where keeping them
-         * packed, every matrix counted as the load would hold it, brings the rank within
-         * its memory */
+         * on a variant whose packed GEMM is the slower: avx2, scalar): named where keeping
+         * them packed, every matrix counted as the load would hold it, brings the rank
+         * within its memory */
         if (all[r].mem_need_packed > 0 && all[r].mem_need_packed <= avail)
             snprintf(wq, sizeof(wq), ", or HELIX_W_PACKED=on to keep the checkpoint's "
-                     "packed weights packed (%.2f GiB in all; slower on kernels without "
-                     "the in-register packed GEMM)", (double)all[r].mem_need_packed / G);
+                     "packed weights packed (%.2f GiB in all; about 2x slower on AVX2-only "
+                     "CPUs)", (double)all[r].mem_need_packed / G);
         if (ck > 0)
             snprintf(chk, sizeof(chk), ", --check %.2f", ck / G);
         st = hlx_engine_fail(err, errlen, HLX_ERR_NOSPACE,
