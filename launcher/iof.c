@@ -3,6 +3,7 @@
  * lines of different ranks never interleave mid-line. A stderr line that several ranks
  * print alike (an error every rank detects) is printed once with the list of the others. */
 #define _GNU_SOURCE
+#include "hlx_hash.h"
 #include "hlx_launch.h"
 #include "hlx_time.h"
 
@@ -80,11 +81,7 @@ static int hlx_iof_dup_key(const char *line, size_t n, char *key, size_t *kl)
 
 static uint64_t hlx_iof_hash(const char *s, size_t n)
 {
-    uint64_t h = 1469598103934665603ull; /* FNV-1a */
-
-    for (size_t i = 0; i < n; i++)
-        h = (h ^ (unsigned char)s[i]) * 1099511628211ull;
-    return h;
+    return hlx_fnv1a(HLX_FNV1A_INIT, s, n);
 }
 
 static int hlx_iof_rank_in(const uint64_t *set, int r)

@@ -3,6 +3,7 @@
  * layout over the same hosts would cross fewer hosts or racks, and the per-peer link array. */
 #define _GNU_SOURCE
 #include "hlx_file.h"
+#include "hlx_hash.h"
 #include "topo_int.h"
 
 #include <helix/jobplace.h>
@@ -119,35 +120,24 @@ int hlx_hosts_share_machine(const hlx_host_summary_t *all, int n)
     return shared;
 }
 
-static uint64_t hlx_fnv(uint64_t h, const void *data, size_t len)
-{
-    const unsigned char *p = data;
-    size_t i;
-    for (i = 0; i < len; i++) {
-        h ^= p[i];
-        h *= 1099511628211ull;
-    }
-    return h;
-}
-
 /* The hash every rank compares: nodes, GPUs, domains, both grids and each pair's link. */
 static uint64_t hlx_job_hash(const hlx_placement_t *p, const hlx_cluster_t *c)
 {
-    uint64_t h = 1469598103934665603ull;
+    uint64_t h = HLX_FNV1A_INIT;
     int r, i, v[7];
 
-    h = hlx_fnv(h, &p->nranks, sizeof(p->nranks));
+    h = hlx_fnv1a(h, &p->nranks, sizeof(p->nranks));
     for (r = 0; r < p->nranks; r++) {
         const hlx_rank_place_t *rp = &p->ranks[r];
         v[0] = rp->node; v[1] = rp->gpu; v[2] = rp->domain; v[3] = rp->kvp_rank;
         v[4] = rp->tpa_rank; v[5] = rp->tpf_rank; v[6] = rp->ep_rank;
-        h = hlx_fnv(h, v, sizeof(v));
-        h = hlx_fnv(h, c->nodes[rp->node].name, strlen(c->nodes[rp->node].name));
+        h = hlx_fnv1a(h, v, sizeof(v));
+        h = hlx_fnv1a(h, c->nodes[rp->node].name, strlen(c->nodes[rp->node].name));
     }
     for (i = 0; i < p->npairs; i++) {
         v[0] = p->pairs[i].src; v[1] = p->pairs[i].dst; v[2] = (int)p->pairs[i].kind;
         v[3] = (int)p->pairs[i].link;
-        h = hlx_fnv(h, v, 4 * sizeof(int));
+        h = hlx_fnv1a(h, v, 4 * sizeof(int));
     }
     return h;
 }

@@ -15,6 +15,7 @@
  * that ranks compare (hlx_mem_share), and the room shared over the ranks inside it. */
 #define _GNU_SOURCE
 #include "hlx_memroom.h"
+#include "hlx_hash.h"
 
 #include <stdio.h>
 #include <stdlib.h>
@@ -24,19 +25,6 @@
 
 /* v1's "no limit": PAGE_COUNTER_MAX rounded to pages, about 2^63; anything past 2^62 */
 #define HLX_MEMROOM_NOLIMIT (1ull << 62)
-
-/* FNV-1a over len bytes, from h. */
-static uint64_t hlx_memroom_fnv(uint64_t h, const void *data, size_t len)
-{
-    const unsigned char *p = data;
-    size_t i;
-
-    for (i = 0; i < len; i++) {
-        h ^= p[i];
-        h *= 1099511628211ull;
-    }
-    return h;
-}
 
 /* The machine's hash, the start of every cgroup id: its boot id (random at every boot, the
  * same in every container and namespace of the machine), else its host name. */
@@ -54,7 +42,7 @@ static uint64_t hlx_memroom_machine(const char *root)
     s[strcspn(s, "\n")] = '\0';
     if (s[0] == '\0' && gethostname(s, sizeof(s) - 1) != 0)
         s[0] = '\0';
-    return hlx_memroom_fnv(1469598103934665603ull, s, strlen(s));
+    return hlx_fnv1a(HLX_FNV1A_INIT, s, strlen(s));
 }
 
 /* The id of the cgroup in folder dir of hierarchy v (name: its path, where dir cannot be
@@ -63,13 +51,13 @@ static uint64_t hlx_memroom_machine(const char *root)
 static uint64_t hlx_memroom_id(uint64_t machine, int v, const char *dir, const char *name)
 {
     struct stat sb;
-    uint64_t h = hlx_memroom_fnv(machine, &v, sizeof(v));
+    uint64_t h = hlx_fnv1a(machine, &v, sizeof(v));
 
     if (stat(dir, &sb) == 0) {
         const uint64_t dev = (uint64_t)sb.st_dev, ino = (uint64_t)sb.st_ino;
-        h = hlx_memroom_fnv(hlx_memroom_fnv(h, &dev, sizeof(dev)), &ino, sizeof(ino));
+        h = hlx_fnv1a(hlx_fnv1a(h, &dev, sizeof(dev)), &ino, sizeof(ino));
     } else {
-        h = hlx_memroom_fnv(h, name, strlen(name));
+        h = hlx_fnv1a(h, name, strlen(name));
     }
     return h != 0 ? h : 1;
 }
