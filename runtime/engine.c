@@ -736,12 +736,41 @@ static hlx_wpart_t hlx_engine_head_part(const hlx_engine_t *eng)
                         eng->lay.vocab_count, 0);
 }
 
+/* Layer l's projections (hlx_engine_layer_parts) to sk (hlx_engine_wput): loaded into W,
+ * or counted (W NULL). */
+static hlx_status_t hlx_engine_layer_walk(hlx_engine_t *eng, const hlx_wsink_t *sk, int l,
+                                          hlx_layer_w_t *W)
+{
+    const hlx_model_t *m = &eng->m;
+    const hlx_layout_t *L = &eng->lay;
+    const int H = m->hidden, Fc = L->ffn_count;
+    hlx_wpart_t qkv[3], wo, gu[2], down;
+    hlx_status_t st = HLX_OK;
+
+    hlx_engine_layer_parts(eng, l, qkv, &wo, gu, &down);
+    if (m->attn == HLX_ATTN_GQA)
+        st = hlx_engine_wput(eng, sk, W ? &W->wqkv : NULL, H, eng->qkv_cols, qkv, 3);
+    if (st == HLX_OK)
+        st = hlx_engine_wput(eng, sk, W ? &W->wo : NULL, L->q_slice * m->v_head_dim, H, &wo, 1);
+    if (st == HLX_OK && l < m->dense_layers &&
+        (st = hlx_engine_wput(eng, sk, W ? &W->wgu : NULL, H, 2 * Fc, gu, 2)) == HLX_OK)
+        st = hlx_engine_wput(eng, sk, W ? &W->wdown : NULL, Fc, H, &down, 1);
+    return st;
+}
+
+/* The LM head's columns (hlx_engine_head_part) to sk: into eng->lmhead or counted. */
+static hlx_status_t hlx_engine_head_walk(hlx_engine_t *eng, const hlx_wsink_t *sk)
+{
+    const hlx_wpart_t head = hlx_engine_head_part(eng);
+
+    return hlx_engine_wput(eng, sk, &eng->lmhead, eng->m.hidden, eng->lay.vocab_count, &head, 1);
+}
+
 static hlx_status_t hlx_engine_build(hlx_engine_t *eng)
 {
     const hlx_model_t *m = &eng->m;
     const hlx_layout_t *L = &eng->lay;
-    int64_t H = m->hidden, dk = m->head_dim, dv = m->v_head_dim,
-            Fc = L->ffn_count, B = eng->cfg.batch;
+    int64_t H = m->hidden, dk = m->head_dim, dv = m->v_head_dim, B = eng->cfg.batch;
     int64_t kd = eng->kv_dk, vd = eng->kv_dv; /* cache rows (MLA: [c | k_rope], no V) */
     int l;
     hlx_status_t st;
@@ -837,19 +866,8 @@ static hlx_status_t hlx_engine_build(hlx_engine_t *eng)
          * Q, K and V columns of this rank's heads side by side (MLA's projections:
          * hlx_mla_create), W_o's rows of its head slice, its FFN columns (gate | up) and
          * rows (down) (MoE layers: hlx_moe_build). */
-        {
-            hlx_wpart_t qkv[3], wo, gu[2], down;
-            hlx_engine_layer_parts(eng, l, qkv, &wo, gu, &down);
-            if ((m->attn == HLX_ATTN_GQA &&
-                 (st = hlx_engine_wload(eng, &W->wqkv, (int)H, eng->qkv_cols, qkv, 3)) != HLX_OK) ||
-                (st = hlx_engine_wload(eng, &W->wo, L->q_slice * (int)dv, (int)H, &wo, 1)) !=
-                    HLX_OK)
-                return st;
-            if (l < m->dense_layers &&
-                ((st = hlx_engine_wload(eng, &W->wgu, (int)H, 2 * (int)Fc, gu, 2)) != HLX_OK ||
-                 (st = hlx_engine_wload(eng, &W->wdown, (int)Fc, (int)H, &down, 1)) != HLX_OK))
-                return st;
-        }
+        if ((st = hlx_engine_layer_walk(eng, NULL, l, W)) != HLX_OK)
+            return st;
         /* Synthetic prior context, staged through the backend's copy_to. MLA: one latent
          * "head" (K = 1) of rows [c | k_rope], key-scaled so that scores spread, no value
          * rows. */
@@ -937,12 +955,8 @@ static hlx_status_t hlx_engine_build(hlx_engine_t *eng)
         HLX_WREAD_G(HLX_HFW_EMBED, L->vocab_first, L->vocab_count, 0, H, eng->embed,
                     eng->w_dtype, H);
     HLX_WREAD_G(HLX_HFW_FINAL_NORM, 0, 1, 0, H, eng->final_norm, HLX_DTYPE_F32, H);
-    {
-        const hlx_wpart_t head = hlx_engine_head_part(eng);
-        if ((st = hlx_engine_wload(eng, &eng->lmhead, (int)H, L->vocab_count, &head, 1)) !=
-            HLX_OK)
-            return st;
-    }
+    if ((st = hlx_engine_head_walk(eng, NULL)) != HLX_OK)
+        return st;
     return hlx_moe_build(eng);
 }
 
@@ -1250,8 +1264,10 @@ static int hlx_engine_wshapes_fit(const hlx_wshape_t s[HLX_WSHAPES])
     return 1;
 }
 
-hlx_status_t hlx_engine_wq_count(hlx_engine_t *eng, int K, int N, const hlx_wpart_t *parts,
-                                 int nparts, uint64_t *w, uint64_t *scratch)
+/* hlx_engine_wput's count of a matrix (hlx_wsink_t). */
+static hlx_status_t hlx_engine_wq_count(hlx_engine_t *eng, int K, int N,
+                                        const hlx_wpart_t *parts, int nparts, uint64_t *w,
+                                        uint64_t *scratch)
 {
     hlx_wload_job_t job = { 0 };
     const int T = hlx_pool_size(eng->be.pool); /* the threads the load reads on */
@@ -1288,6 +1304,14 @@ hlx_status_t hlx_engine_wq_count(hlx_engine_t *eng, int K, int N, const hlx_wpar
     return st;
 }
 
+hlx_status_t hlx_engine_wput(hlx_engine_t *eng, const hlx_wsink_t *sk, void **w_p, int K, int N,
+                             const hlx_wpart_t *parts, int nparts)
+{
+    if (sk == NULL)
+        return hlx_engine_wload(eng, w_p, K, N, parts, nparts);
+    return hlx_engine_wq_count(eng, K, N, parts, nparts, sk->w, sk->scratch);
+}
+
 /* Adds to *w the embedding's vocabulary slice (vocab_count x H, w_dtype; none where it is
  * tied to the LM head); 0 on overflow. */
 static int hlx_engine_add_embed(const hlx_engine_t *eng, uint64_t *w)
@@ -1298,8 +1322,8 @@ static int hlx_engine_add_embed(const hlx_engine_t *eng, uint64_t *w)
 }
 
 /* The weights when they are kept packed (eng->wq) into *w: every projection matrix by
- * matrix as hlx_engine_build, hlx_mla_create and hlx_moe_build read them, each in the form
- * the load will hold it (hlx_engine_wq_count: packed, act order's groups those of the
+ * the walks hlx_engine_build, hlx_mla_create and hlx_moe_build load them with, each in the
+ * form the load will hold it (hlx_engine_wq_count: packed, act order's groups those of the
  * rank's rows, fused parts whose g_idx differ in bf16, skipped modules plain; in strips of
  * 16 columns, with the format's header), their sum also in *proj; the rest as
  * hlx_engine_bytes counts it (the embedding's slice, MLA's absorbed W_UK and W_UV, the
@@ -1309,8 +1333,7 @@ static hlx_status_t hlx_engine_wq_weights(hlx_engine_t *eng, uint64_t *w, uint64
 {
     const hlx_model_t *m = &eng->m;
     const hlx_layout_t *L = &eng->lay;
-    const uint64_t H = (uint64_t)m->hidden, dv = (uint64_t)m->v_head_dim;
-    hlx_wpart_t qkv[3], wo, gu[2], down, head = hlx_engine_head_part(eng);
+    const hlx_wsink_t sk = { w, scratch };
     hlx_wshape_t shapes[HLX_WSHAPES];
     hlx_moe_layout_t ml;
     hlx_status_t st = HLX_OK;
@@ -1326,23 +1349,17 @@ static hlx_status_t hlx_engine_wq_weights(hlx_engine_t *eng, uint64_t *w, uint64
                  "columns on this rank exceed what the engine's matrices take (2^31 - 1)");
         return HLX_ERR_INVALID;
     }
+    /* the loops of the load (MLA's projections where GQA's QKV would be) */
     for (l = 0; l < m->layers && st == HLX_OK; l++) {
-        hlx_engine_layer_parts(eng, l, qkv, &wo, gu, &down);
-        if (m->attn == HLX_ATTN_GQA)
-            st = hlx_engine_wq_count(eng, (int)H, eng->qkv_cols, qkv, 3, w, scratch);
-        else
-            st = hlx_mla_wq_count(eng, l, w, scratch);
+        if (m->attn == HLX_ATTN_MLA)
+            st = hlx_mla_proj_walk(eng, &sk, l, NULL);
         if (st == HLX_OK)
-            st = hlx_engine_wq_count(eng, L->q_slice * (int)dv, (int)H, &wo, 1, w, scratch);
-        if (st == HLX_OK && l < m->dense_layers &&
-            (st = hlx_engine_wq_count(eng, (int)H, 2 * L->ffn_count, gu, 2, w, scratch)) ==
-                HLX_OK)
-            st = hlx_engine_wq_count(eng, L->ffn_count, (int)H, &down, 1, w, scratch);
+            st = hlx_engine_layer_walk(eng, &sk, l, NULL);
     }
     if (st == HLX_OK)
-        st = hlx_engine_wq_count(eng, (int)H, L->vocab_count, &head, 1, w, scratch);
+        st = hlx_engine_head_walk(eng, &sk);
     if (st == HLX_OK && m->experts > 0) /* the experts */
-        st = hlx_moe_wq_count(eng, &ml, w, scratch);
+        st = hlx_moe_walk_count(eng, &sk, &ml);
     if (st != HLX_OK)
         return st;
     *proj = *w;

@@ -225,7 +225,7 @@ int hlx_engine_wq_can(const hlx_engine_t *eng);
 /* What this rank would need (hlx_engine_bytes' need) with the checkpoint's packed weights
  * kept packed where they are held dequantized (!eng->wq and hlx_engine_wq_can): need less
  * the weights and reading scratch as held, plus those of the packed form, every matrix in
- * the form the load would hold it (hlx_engine_wq_count); 0 where nothing would be packed or
+ * the form the load would hold it (hlx_engine_wput); 0 where nothing would be packed or
  * on overflow. It reads the act-order groups (g_idx) of every packed matrix: for the
  * memory refusal's hint (hlx_engine_config_agree), not for every start. */
 uint64_t hlx_engine_need_packed(hlx_engine_t *eng, uint64_t need);
@@ -259,13 +259,20 @@ hlx_wpart_t  hlx_wpart_hf(const hlx_model_t *m, hlx_hf_weight_t w, int l, int64_
  * the gemm calls on it then pass. */
 hlx_status_t hlx_engine_wload(hlx_engine_t *eng, void **w_p, int K, int N,
                               const hlx_wpart_t *parts, int nparts);
-/* The start-up memory check's count of such a matrix when the weights are kept packed
- * (eng->wq): adds to *w the bytes hlx_engine_wload will allocate for it, its form decided
- * as the load decides it (packed, in act order where its parts' g_idx agree, which it reads,
- * or plain strips), and raises *scratch to the scratch its reading takes on the rank's
- * threads. HLX_ERR_INVALID on overflow; the message in eng->errmsg. */
-hlx_status_t hlx_engine_wq_count(hlx_engine_t *eng, int K, int N, const hlx_wpart_t *parts,
-                                 int nparts, uint64_t *w, uint64_t *scratch);
+/* Where a walk over the projection matrices sends each one (hlx_engine_wput): NULL loads
+ * it (hlx_engine_wload); a sink counts it for the start-up memory check when the weights
+ * are kept packed (eng->wq): adds to *w the bytes hlx_engine_wload will allocate for it,
+ * its form decided as the load decides it (packed, in act order where its parts' g_idx
+ * agree, which it reads, or plain strips), and raises *scratch to the scratch its reading
+ * takes on the rank's threads; nothing is allocated. The load and the count walk the same
+ * loops: hlx_engine_build's layers and head, hlx_mla_create's and hlx_moe_build's. */
+typedef struct hlx_wsink {
+    uint64_t *w, *scratch;
+} hlx_wsink_t;
+/* Matrix K x N from the parts to sk: loaded into *w_p (sk NULL) or counted (w_p unused).
+ * HLX_ERR_INVALID on a count's overflow; the message in eng->errmsg. */
+hlx_status_t hlx_engine_wput(hlx_engine_t *eng, const hlx_wsink_t *sk, void **w_p, int K, int N,
+                             const hlx_wpart_t *parts, int nparts);
 void         hlx_be_free(hlx_engine_t *eng, void *p);
 /* The phase clock on the device queue (dev_clock): a mark starting phase ph (-1: none);
  * nothing on the host's clock. A mark that fails is kept in clock_st for the step's end. */

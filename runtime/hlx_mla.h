@@ -56,10 +56,11 @@ void hlx_mla_proj_shapes(const hlx_model_t *m, int64_t shape[3][2]);
  * projections and the absorbed W_UK and W_UV (for the memory estimate; UINT64_MAX on
  * overflow). */
 uint64_t hlx_mla_weight_elems(const hlx_model_t *m, const hlx_layout_t *L);
-/* Adds to *w the bytes of layer l's q_a (where the model has it), q_b (or q) and kv_a as
- * held when the weights are kept packed (eng->wq; hlx_engine_wq_count), and raises
- * *scratch to the scratch their reading takes. */
-hlx_status_t hlx_mla_wq_count(hlx_engine_t *eng, int l, uint64_t *w, uint64_t *scratch);
+/* Layer l's q_a (where the model has it), q_b (or q) and kv_a to sk (hlx_engine_wput):
+ * loaded into W (hlx_mla_create), or counted (W NULL; the start-up memory check). */
+struct hlx_wsink;
+hlx_status_t hlx_mla_proj_walk(hlx_engine_t *eng, const struct hlx_wsink *sk, int l,
+                               hlx_mla_layer_t *W);
 /* Of those, the absorbed W_UK and W_UV (from kv_b_proj, held plain even where the
  * projections are kept packed). */
 uint64_t hlx_mla_absorbed_elems(const hlx_model_t *m, const hlx_layout_t *L);

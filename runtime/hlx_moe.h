@@ -35,12 +35,12 @@ void         hlx_moe_rank_layout(const hlx_engine_t *eng, hlx_moe_layout_t *ml);
 uint64_t     hlx_moe_rank_bytes(const hlx_model_t *m, const hlx_moe_layout_t *ml,
                                 size_t w_esize);
 
-/* Adds to *w the bytes of this rank's shared and routed expert slices over all MoE layers
- * as hlx_moe_build holds them when the weights are kept packed (eng->wq), each one's form
- * decided as the load decides it (hlx_engine_wq_count), and raises *scratch to the
- * scratch their reading takes; the message in eng->errmsg on failure. */
-hlx_status_t hlx_moe_wq_count(hlx_engine_t *eng, const hlx_moe_layout_t *ml, uint64_t *w,
-                              uint64_t *scratch);
+/* This rank's shared and routed expert slices over all MoE layers counted into sk
+ * (hlx_engine_wput) by the walk hlx_moe_build loads them with; the message in eng->errmsg
+ * on failure. */
+struct hlx_wsink;
+hlx_status_t hlx_moe_walk_count(hlx_engine_t *eng, const struct hlx_wsink *sk,
+                                const hlx_moe_layout_t *ml);
 
 /* Routing of one token from its router logits[E] (fp64): scores, the group-limited top-k
  * choice (on score + bias[e] with sigmoid scoring; bias may be NULL) with ties to the

@@ -116,15 +116,19 @@ static void hlx_mla_parts(const hlx_model_t *m, int l, hlx_wpart_t p[3])
              "model.layers.%d.self_attn.kv_a_proj_with_mqa.weight", l);
 }
 
-hlx_status_t hlx_mla_wq_count(hlx_engine_t *eng, int l, uint64_t *w, uint64_t *scratch)
+hlx_status_t hlx_mla_proj_walk(hlx_engine_t *eng, const hlx_wsink_t *sk, int l,
+                               hlx_mla_layer_t *W)
 {
+    void **dst[3] = { NULL, NULL, NULL };
     hlx_wpart_t p[3];
     hlx_status_t st = HLX_OK;
     int i;
 
+    if (W != NULL)
+        dst[0] = &W->wqa, dst[1] = &W->wqb, dst[2] = &W->wkva;
     hlx_mla_parts(&eng->m, l, p);
     for (i = eng->m.q_lora_rank > 0 ? 0 : 1; i < 3 && st == HLX_OK; i++)
-        st = hlx_engine_wq_count(eng, (int)p[i].rows, (int)p[i].nc, &p[i], 1, w, scratch);
+        st = hlx_engine_wput(eng, sk, dst[i], (int)p[i].rows, (int)p[i].nc, &p[i], 1);
     return st;
 }
 
@@ -155,15 +159,8 @@ static hlx_status_t hlx_mla_layer_load(hlx_engine_t *eng, hlx_mla_t *M, int l)
     } while (0)
     /* the plain GEMMs' weights in the gemm's layout (W_UK and W_UV, read per head at
      * strides by gemm_batched, stay row-major) */
-    {
-        void **dst[3] = { &W->wqa, &W->wqb, &W->wkva };
-        hlx_wpart_t p[3];
-        hlx_mla_parts(m, l, p);
-        for (i = ql > 0 ? 0 : 1; i < 3; i++)
-            if ((st = hlx_engine_wload(eng, dst[i], (int)p[i].rows, (int)p[i].nc, &p[i], 1)) !=
-                HLX_OK)
-                goto out;
-    }
+    if ((st = hlx_mla_proj_walk(eng, NULL, l, W)) != HLX_OK)
+        goto out;
     if (ql > 0)
         HLX_MREAD("q_a_layernorm", 1, ql, 0, 1, 0, ql, W->qa_norm, HLX_DTYPE_F32, ql);
     HLX_MREAD("kv_a_layernorm", 1, r, 0, 1, 0, r, W->kva_norm, HLX_DTYPE_F32, r);

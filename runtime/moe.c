@@ -219,54 +219,51 @@ static void hlx_moe_ffn_parts(int64_t H, const char *what, int l, int64_t F, int
     snprintf(down->name, sizeof(down->name), "model.layers.%d.mlp.%s.down_proj.weight", l, what);
 }
 
-/* Those columns in the gemm's layout (eng->wp_dtype). */
-static hlx_status_t hlx_moe_load_ffn(hlx_engine_t *eng, void **gu_p, void **down_p,
-                                     const char *what, int l, int64_t F, int64_t c0, int64_t c)
+/* Those columns to sk (hlx_engine_wput): loaded into *gu_p and *down_p, in the gemm's
+ * layout (eng->wp_dtype), or counted (both NULL). */
+static hlx_status_t hlx_moe_ffn_walk(hlx_engine_t *eng, const hlx_wsink_t *sk, void **gu_p,
+                                     void **down_p, const char *what, int l, int64_t F,
+                                     int64_t c0, int64_t c)
 {
     const int64_t H = eng->m.hidden;
     hlx_wpart_t gu[2], down;
     hlx_status_t st;
 
     hlx_moe_ffn_parts(H, what, l, F, c0, c, gu, &down);
-    if ((st = hlx_engine_wload(eng, gu_p, (int)H, (int)(2 * c), gu, 2)) != HLX_OK)
+    if ((st = hlx_engine_wput(eng, sk, gu_p, (int)H, (int)(2 * c), gu, 2)) != HLX_OK)
         return st;
-    return hlx_engine_wload(eng, down_p, (int)c, (int)H, &down, 1);
+    return hlx_engine_wput(eng, sk, down_p, (int)c, (int)H, &down, 1);
 }
 
-/* Their bytes as the load will hold them added to *w, their scratch to *scratch (the
- * start-up memory check, eng->wq: hlx_engine_wq_count). */
-static hlx_status_t hlx_moe_count_ffn(hlx_engine_t *eng, const char *what, int l, int64_t F,
-                                      int64_t c0, int64_t c, uint64_t *w, uint64_t *scratch)
-{
-    const int64_t H = eng->m.hidden;
-    hlx_wpart_t gu[2], down;
-    hlx_status_t st;
-
-    hlx_moe_ffn_parts(H, what, l, F, c0, c, gu, &down);
-    if ((st = hlx_engine_wq_count(eng, (int)H, (int)(2 * c), gu, 2, w, scratch)) != HLX_OK)
-        return st;
-    return hlx_engine_wq_count(eng, (int)c, (int)H, &down, 1, w, scratch);
-}
-
-hlx_status_t hlx_moe_wq_count(hlx_engine_t *eng, const hlx_moe_layout_t *ml, uint64_t *w,
-                              uint64_t *scratch)
+/* Layer l's shared experts' columns of this rank (every rank), then its EP group's
+ * experts' columns of it, to sk: loaded into W, or counted (W NULL). */
+static hlx_status_t hlx_moe_layer_walk(hlx_engine_t *eng, const hlx_wsink_t *sk,
+                                       const hlx_moe_layout_t *ml, int l, hlx_moe_w_t *W)
 {
     const hlx_model_t *m = &eng->m;
     const int64_t Fs = (int64_t)m->shared_experts * m->expert_ffn;
-    hlx_status_t st = HLX_OK;
+    hlx_status_t st;
     char what[32];
-    int l, j;
+    int j;
 
-    for (l = m->dense_layers; l < m->layers && st == HLX_OK; l++) {
-        /* as hlx_moe_build_layer: the shared experts' columns, then each expert's */
-        st = hlx_moe_count_ffn(eng, "shared_experts", l, Fs, ml->shared_first,
-                               ml->shared_count, w, scratch);
-        for (j = 0; j < ml->expert_count && st == HLX_OK; j++) {
-            snprintf(what, sizeof(what), "experts.%d", ml->expert_first + j);
-            st = hlx_moe_count_ffn(eng, what, l, m->expert_ffn, ml->col_first, ml->col_count,
-                                   w, scratch);
-        }
+    st = hlx_moe_ffn_walk(eng, sk, W ? &W->sgu : NULL, W ? &W->sdown : NULL, "shared_experts",
+                          l, Fs, ml->shared_first, ml->shared_count);
+    for (j = 0; j < ml->expert_count && st == HLX_OK; j++) {
+        snprintf(what, sizeof(what), "experts.%d", ml->expert_first + j);
+        st = hlx_moe_ffn_walk(eng, sk, W ? &W->egu[j] : NULL, W ? &W->edown[j] : NULL, what,
+                              l, m->expert_ffn, ml->col_first, ml->col_count);
     }
+    return st;
+}
+
+hlx_status_t hlx_moe_walk_count(hlx_engine_t *eng, const hlx_wsink_t *sk,
+                                const hlx_moe_layout_t *ml)
+{
+    hlx_status_t st = HLX_OK;
+    int l;
+
+    for (l = eng->m.dense_layers; l < eng->m.layers && st == HLX_OK; l++)
+        st = hlx_moe_layer_walk(eng, sk, ml, l, NULL);
     return st;
 }
 
@@ -274,12 +271,9 @@ static hlx_status_t hlx_moe_build_layer(hlx_engine_t *eng, int l, hlx_moe_w_t *W
 {
     const hlx_model_t *m = &eng->m;
     const hlx_moe_layout_t *ml = &eng->moe->lay;
-    int64_t H = m->hidden, E = m->experts, Fe = m->expert_ffn,
-            Fs = (int64_t)m->shared_experts * m->expert_ffn;
-    int64_t sc = ml->shared_count, cc = ml->col_count;
+    int64_t H = m->hidden, E = m->experts;
     char name[160];
     hlx_status_t st;
-    int j;
 
 #define HLX_MOE_TRY(_x) \
     do { \
@@ -299,24 +293,15 @@ static hlx_status_t hlx_moe_build_layer(hlx_engine_t *eng, int l, hlx_moe_w_t *W
         snprintf(name, sizeof(name), "model.layers.%d.mlp.gate.e_score_correction_bias", l);
         HLX_MOE_TRY(hlx_moe_read(eng, name, 1, E, 0, 1, 0, E, W->bias, HLX_DTYPE_F32, E));
     }
-    /* the shared experts' columns of this rank (every rank), in the gemm's layout */
-    HLX_MOE_TRY(hlx_moe_load_ffn(eng, &W->sgu, &W->sdown, "shared_experts", l, Fs,
-                                 ml->shared_first, sc));
     if (m->shared_gate) { /* every rank: it scales this rank's share of the shared output */
         if ((W->sgate = malloc(sizeof(float) * (size_t)H)) == NULL)
             return HLX_ERR_NOMEM;
         snprintf(name, sizeof(name), "model.layers.%d.mlp.shared_expert_gate.weight", l);
         HLX_MOE_TRY(hlx_moe_read(eng, name, H, 1, 0, H, 0, 1, W->sgate, HLX_DTYPE_F32, 1));
     }
-    /* Only this EP group's experts, and only this rank's columns of each. */
-    for (j = 0; j < ml->expert_count; j++) {
-        char what[32];
-        snprintf(what, sizeof(what), "experts.%d", ml->expert_first + j);
-        HLX_MOE_TRY(hlx_moe_load_ffn(eng, &W->egu[j], &W->edown[j], what, l, Fe, ml->col_first,
-                                     cc));
-    }
 #undef HLX_MOE_TRY
-    return HLX_OK;
+    /* this rank's shared columns, then its EP group's experts' columns, in the gemm's layout */
+    return hlx_moe_layer_walk(eng, NULL, ml, l, W);
 }
 
 /* The row buffers, host and backend (none when cap is 0) */
