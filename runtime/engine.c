@@ -1546,7 +1546,7 @@ static hlx_status_t hlx_engine_bytes(hlx_engine_t *eng, uint64_t *need_p, char *
     } else {
         ok = hlx_engine_plain_weights(eng, &w, &t);
     }
-    eng->mem_weights = w; /* what w adds from here on: buffers */
+    eng->mem_weights = w, eng->mem_wscratch = t; /* what w adds from here on: buffers */
     ok = ok && hlx_add(&w, t);
     /* step buffers: the largest are B x (qkv_cols, 2 ffn_count, vocab_pad x N) floats;
      * 7 H: x, hn, y and the rest, the host's embedding rows among them */
@@ -1609,16 +1609,17 @@ static hlx_status_t hlx_engine_bytes(hlx_engine_t *eng, uint64_t *need_p, char *
 
 uint64_t hlx_engine_need_packed(hlx_engine_t *eng, uint64_t need)
 {
-    uint64_t w, s, wp, sp, proj;
+    uint64_t wp, sp, proj;
 
-    if (eng->wq || !hlx_engine_wq_can(eng) || !hlx_engine_plain_weights(eng, &w, &s))
+    if (eng->wq || !hlx_engine_wq_can(eng))
         return 0;
     if (hlx_engine_wq_weights(eng, &wp, &sp, &proj) != HLX_OK) {
         eng->errmsg[0] = '\0'; /* the count's reason: this estimate just has none */
         return 0;
     }
-    /* need holds w + s (hlx_engine_bytes); the rest of it is the same either way */
-    need -= w + s;
+    /* need holds the weights and their scratch as hlx_engine_bytes counted them held
+     * unpacked; the rest of it is the same either way */
+    need -= eng->mem_weights + eng->mem_wscratch;
     return hlx_add(&need, wp) && hlx_add(&need, sp) ? need : 0;
 }
 

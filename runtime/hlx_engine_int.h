@@ -180,6 +180,7 @@ struct hlx_engine {
      * adds (the reference, gathered rows); the rest of the need is buffers */
     uint64_t mem_weights, mem_check;
     uint64_t mem_wq; /* of mem_weights, the projections' bytes counted (eng->wq; else 0) */
+    uint64_t mem_wscratch; /* the weights' reading scratch counted with mem_weights */
     int       *all_tokens;
     int        step;
     char       errmsg[1024]; /* why a step failed, set where it was first understood */
