@@ -1321,6 +1321,19 @@ static int hlx_engine_add_embed(const hlx_engine_t *eng, uint64_t *w)
     return hlx_mul(&t, (uint64_t)eng->m.hidden) && hlx_add(w, t);
 }
 
+/* Adds to *w MLA's absorbed W_UK and W_UV of every layer (w_dtype, row-major whatever the
+ * projections' form; none without MLA); 0 on overflow. */
+static int hlx_engine_add_absorbed(const hlx_engine_t *eng, uint64_t *w)
+{
+    uint64_t t;
+
+    if (eng->m.attn != HLX_ATTN_MLA)
+        return 1;
+    t = hlx_mla_absorbed_elems(&eng->m, &eng->lay);
+    return t != UINT64_MAX && hlx_mul(&t, eng->w_esize) &&
+           hlx_mul(&t, (uint64_t)eng->m.layers) && hlx_add(w, t);
+}
+
 /* The weights when they are kept packed (eng->wq) into *w: every projection matrix by
  * the walks hlx_engine_build, hlx_mla_create and hlx_moe_build load them with, each in the
  * form the load will hold it (hlx_engine_wq_count: packed, act order's groups those of the
@@ -1332,7 +1345,6 @@ static hlx_status_t hlx_engine_wq_weights(hlx_engine_t *eng, uint64_t *w, uint64
                                           uint64_t *proj)
 {
     const hlx_model_t *m = &eng->m;
-    const hlx_layout_t *L = &eng->lay;
     const hlx_wsink_t sk = { w, scratch };
     hlx_wshape_t shapes[HLX_WSHAPES];
     hlx_moe_layout_t ml;
@@ -1366,14 +1378,8 @@ static hlx_status_t hlx_engine_wq_weights(hlx_engine_t *eng, uint64_t *w, uint64
     /* the routers, their correction biases and shared gates in f32 */
     if (m->experts > 0 && ((t = hlx_moe_rank_bytes(m, &ml, 0)) == UINT64_MAX || !hlx_add(w, t)))
         return HLX_ERR_INVALID;
-    if (!hlx_engine_add_embed(eng, w))
+    if (!hlx_engine_add_embed(eng, w) || !hlx_engine_add_absorbed(eng, w))
         return HLX_ERR_INVALID;
-    if (m->attn == HLX_ATTN_MLA) { /* held plain, row-major */
-        t = hlx_mla_absorbed_elems(m, L);
-        if (t == UINT64_MAX || !hlx_mul(&t, eng->w_esize) || !hlx_mul(&t, (uint64_t)m->layers) ||
-            !hlx_add(w, t))
-            return HLX_ERR_INVALID;
-    }
     return HLX_OK;
 }
 
@@ -1478,14 +1484,16 @@ static int hlx_engine_plain_weights(const hlx_engine_t *eng, uint64_t *w_p, uint
     ok = hlx_mul(&w, (uint64_t)eng->qkv_cols);
     t = (uint64_t)L->q_slice * dv;
     ok = ok && hlx_mul(&t, H) && hlx_add(&w, t);
-    if (m->attn == HLX_ATTN_MLA) /* q, kv_a, absorbed W_UK, W_UV of the owned heads */
-        ok = ok && hlx_add(&w, hlx_mla_weight_elems(m, L));
+    if (m->attn == HLX_ATTN_MLA) { /* q_a, q_b (or q), kv_a */
+        t = hlx_mla_proj_elems(m);
+        ok = ok && t != UINT64_MAX && hlx_add(&w, t);
+    }
     ok = ok && hlx_mul(&w, (uint64_t)m->layers);
     t = 3 * H;
     ok = ok && hlx_mul(&t, (uint64_t)L->ffn_count) && hlx_mul(&t, (uint64_t)m->dense_layers) &&
          hlx_add(&w, t);
     ok = ok && hlx_mul(&w, eng->w_esize);
-    ok = ok && hlx_engine_add_embed(eng, &w);
+    ok = ok && hlx_engine_add_embed(eng, &w) && hlx_engine_add_absorbed(eng, &w);
     if (m->experts > 0) { /* this rank's MoE slices */
         t = hlx_moe_rank_bytes(m, &ml, eng->w_esize);
         ok = ok && t != UINT64_MAX && hlx_add(&w, t);

@@ -52,17 +52,17 @@ void hlx_mla_kv_dims(const hlx_model_t *m, int *kv_dk, int *kv_dv, int *xdv);
 /* K x N of one layer's q_a (N 0 without q_lora_rank), q_b (or q) and kv_a, whole on every
  * rank: the one table the load, the packed count and the memory estimate size them by. */
 void hlx_mla_proj_shapes(const hlx_model_t *m, int64_t shape[3][2]);
-/* Weight elements of one layer's MLA weights on a rank of layout L, held unpacked: those
- * projections and the absorbed W_UK and W_UV (for the memory estimate; UINT64_MAX on
- * overflow). */
-uint64_t hlx_mla_weight_elems(const hlx_model_t *m, const hlx_layout_t *L);
+/* Their weight elements in one layer (the memory estimate of the weights held unpacked;
+ * UINT64_MAX on overflow). */
+uint64_t hlx_mla_proj_elems(const hlx_model_t *m);
 /* Layer l's q_a (where the model has it), q_b (or q) and kv_a to sk (hlx_engine_wput):
  * loaded into W (hlx_mla_create), or counted (W NULL; the start-up memory check). */
 struct hlx_wsink;
 hlx_status_t hlx_mla_proj_walk(hlx_engine_t *eng, const struct hlx_wsink *sk, int l,
                                hlx_mla_layer_t *W);
-/* Of those, the absorbed W_UK and W_UV (from kv_b_proj, held plain even where the
- * projections are kept packed). */
+/* Weight elements of one layer's absorbed W_UK (every head) and W_UV (the q_slice heads of
+ * a rank of layout L), from kv_b_proj, held row-major even where the projections are kept
+ * packed; UINT64_MAX on overflow. Both weights counts add them (hlx_engine_add_absorbed). */
 uint64_t hlx_mla_absorbed_elems(const hlx_model_t *m, const hlx_layout_t *L);
 
 /* HLX_ERR_INVALID with the sizes in err when a per-request row of the MLA step (queries of

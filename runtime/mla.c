@@ -53,11 +53,11 @@ void hlx_mla_proj_shapes(const hlx_model_t *m, int64_t shape[3][2])
     shape[2][0] = H, shape[2][1] = (int64_t)m->kv_lora_rank + m->qk_rope_dim;
 }
 
-uint64_t hlx_mla_weight_elems(const hlx_model_t *m, const hlx_layout_t *L)
+uint64_t hlx_mla_proj_elems(const hlx_model_t *m)
 {
-    uint64_t n = hlx_mla_absorbed_elems(m, L);
+    uint64_t n = 0;
     int64_t shape[3][2];
-    int i, ok = n != UINT64_MAX;
+    int i, ok = 1;
 
     hlx_mla_proj_shapes(m, shape);
     for (i = 0; i < 3 && ok; i++)
