@@ -35,7 +35,6 @@ typedef struct hlx_cfg_record {
     hlx_memshare_t mem;       /* the bounds on what it may take (hlx_mem_available),
                                  shared out once gathered (hlx_mem_share) */
     char     mem_src[160];    /* where mem.avail comes from */
-    char     mem_cg[256];     /* the cgroup binding mem.cg_room, its file and limit */
     uint64_t comm_settings;  /* hash of every HELIX_COMM_* value this rank runs with */
     uint64_t inputs;         /* hash of the prompt ids, prefill chunk and sampling */
     uint64_t ckpt;           /* fingerprint of the checkpoint's files (0: none) */
@@ -180,22 +179,25 @@ static hlx_status_t hlx_config_mem(hlx_engine_t *eng, const hlx_cfg_record_t *al
     const int n = eng->info.size;
     hlx_memshare_t *b = calloc((size_t)(n > 0 ? n : 1), sizeof(*b));
     hlx_status_t st = HLX_OK;
-    int r, div;
+    int r, div, lv;
 
     if (b == NULL)
         return HLX_ERR_NOMEM;
     for (r = 0; r < n; r++)
         b[r] = all[r].mem;
     for (r = 0; r < n && st == HLX_OK; r++) {
-        const uint64_t avail = hlx_mem_share(b, n, r, &div);
+        const uint64_t avail = hlx_mem_share(b, n, r, &div, &lv);
         const double G = 1073741824.0, need = (double)all[r].mem_need;
         const double wt = (double)all[r].mem_weights, kv = (double)all[r].mem_kv,
                      ck = (double)all[r].mem_check;
         char chk[64] = "", wq[256] = "", src[320];
-        if (div > 0)
-            snprintf(src, sizeof(src), "%s, / %d rank(s) in that cgroup", all[r].mem_cg, div);
-        else
+        if (div > 0) {
+            const hlx_memlevel_t *c = &b[r].level[lv];
+            snprintf(src, sizeof(src), "memory cgroup %s: %s %.2f GiB less its use, / %d "
+                     "rank(s) in that cgroup", c->path, c->file, (double)c->limit / G, div);
+        } else {
             snprintf(src, sizeof(src), "%s", all[r].mem_src);
+        }
         if (r == eng->info.rank)
             hlx_info(HLX_SUB_CORE, "rank %d: %llu bytes available (%s)", r,
                      (unsigned long long)avail, src);
@@ -285,17 +287,16 @@ static hlx_status_t hlx_config_compare(hlx_engine_t *eng, const hlx_cfg_record_t
     return hlx_config_mem(eng, all, err, errlen);
 }
 
-/* The bounds on the bytes this rank may take, into *m, each source's words into src and
- * cg: HELIX_MEM_LIMIT (GiB per rank, overriding the rest: fixed), else the node's
- * MemAvailable over the node's local ranks and, apart, the room this process's memory
- * cgroup leaves (hlx_mem_cgroup_room: a Slurm job's --mem, a container's limit, v2's
- * memory.max or memory.high, whichever is smaller) with the cgroup's id and the ids of
- * every limited cgroup it sits in. The cgroup's room is left whole: once gathered it is
- * shared over the ranks inside that cgroup (hlx_mem_share), one for a rank in a container
- * of its own, every rank of the node for a Slurm job's ranks in one job cgroup. UINT64_MAX
- * where a bound cannot be read: not checked. */
+/* The bounds on the bytes this rank may take, into *m, the first source's words into src:
+ * HELIX_MEM_LIMIT (GiB per rank, overriding the rest: fixed), else the node's MemAvailable
+ * over the node's local ranks and, apart, every limited memory cgroup it sits in with the
+ * room each leaves (hlx_mem_cgroup_room: a Slurm job's --mem, a container's limit, v2's
+ * memory.max or memory.high, whichever is smaller). The rooms are left whole: once
+ * gathered each is shared over the ranks inside that cgroup (hlx_mem_share), one for a
+ * rank in a container of its own, every rank of the node for a Slurm job's ranks in one
+ * job cgroup. UINT64_MAX where a bound cannot be read: not checked. */
 static void hlx_mem_available(const hlx_engine_t *eng, hlx_memshare_t *m, char *src,
-                              size_t srclen, char *cg, size_t cglen)
+                              size_t srclen)
 {
     const uint64_t lr = (uint64_t)(eng->info.local_size > 0 ? eng->info.local_size : 1);
     FILE *f;
@@ -305,8 +306,7 @@ static void hlx_mem_available(const hlx_engine_t *eng, hlx_memshare_t *m, char *
     int i;
 
     memset(m, 0, sizeof(*m));
-    m->avail = m->cg_room = UINT64_MAX;
-    snprintf(cg, cglen, "no memory cgroup limit");
+    m->avail = UINT64_MAX;
     if (eng->set.mem_limit > 0) { /* GiB: times 2^30, exact */
         snprintf(src, srclen, "HELIX_MEM_LIMIT");
         m->avail = (uint64_t)(eng->set.mem_limit * 1073741824.0);
@@ -324,15 +324,9 @@ static void hlx_mem_available(const hlx_engine_t *eng, hlx_memshare_t *m, char *
     }
     /* read under HELIX_MEM_LIMIT too: the rank counts in its cgroup's share of the others */
     hlx_mem_cgroup_room(NULL, &room);
-    if (room.id == 0 || room.bytes == UINT64_MAX)
-        return;
-    m->cg_id = room.id;
-    m->cg_room = room.bytes;
     for (i = 0; i < room.nlevels && i < HLX_MEMROOM_LEVELS; i++)
         m->level[i] = room.level[i];
     m->nlevels = i;
-    snprintf(cg, cglen, "memory cgroup %.128s: %s %.2f GiB less its use", room.path,
-             room.file, (double)room.limit / 1073741824.0);
 }
 
 hlx_status_t hlx_engine_config_agree(hlx_engine_t *eng, uint64_t need, char *err,
@@ -341,19 +335,20 @@ hlx_status_t hlx_engine_config_agree(hlx_engine_t *eng, uint64_t need, char *err
     const hlx_run_config_t *cfg = &eng->cfg;
     hlx_cfg_record_t rec, *all;
     const uint64_t lr = (uint64_t)(eng->info.local_size > 0 ? eng->info.local_size : 1);
-    char pk[80] = "", cgs[sizeof(rec.mem_cg) + 80] = "";
+    char pk[80] = "", cgs[sizeof(rec.mem.level[0].path) + 96] = "";
     uint64_t least;
     hlx_status_t st;
+    int i;
 
     memset(&rec, 0, sizeof(rec));
-    hlx_mem_available(eng, &rec.mem, rec.mem_src, sizeof(rec.mem_src), rec.mem_cg,
-                      sizeof(rec.mem_cg));
-    /* the least this rank's share can be once gathered: its cgroup's room over the node's
+    hlx_mem_available(eng, &rec.mem, rec.mem_src, sizeof(rec.mem_src));
+    /* the least this rank's share can be once gathered: each cgroup's room over the node's
      * ranks (or more ranks, in containers of one machine under different host names: the
      * hint below is then not offered) */
     least = rec.mem.avail;
-    if (!rec.mem.fixed && rec.mem.cg_room != UINT64_MAX && rec.mem.cg_room / lr < least)
-        least = rec.mem.cg_room / lr;
+    for (i = 0; !rec.mem.fixed && i < rec.mem.nlevels; i++)
+        if (rec.mem.level[i].room / lr < least)
+            least = rec.mem.level[i].room / lr;
     snprintf(rec.version, sizeof(rec.version), "%s", HLX_VERSION);
     snprintf(rec.model, sizeof(rec.model), "%s", eng->m.name);
     snprintf(rec.host, sizeof(rec.host), "%s", eng->info.host ? eng->info.host : "?");
@@ -387,9 +382,10 @@ hlx_status_t hlx_engine_config_agree(hlx_engine_t *eng, uint64_t need, char *err
     if (rec.mem_need_packed > 0)
         snprintf(pk, sizeof(pk), "; %llu with the packed weights kept packed",
                  (unsigned long long)rec.mem_need_packed);
-    if (rec.mem.cg_room != UINT64_MAX)
-        snprintf(cgs, sizeof(cgs), " and %llu (%s) shared over the ranks in that cgroup",
-                 (unsigned long long)rec.mem.cg_room, rec.mem_cg);
+    if (rec.mem.nlevels > 0) /* the innermost; the others in the refusal where they bind */
+        snprintf(cgs, sizeof(cgs), " and %llu (memory cgroup %s, %d limited level(s)) shared "
+                 "over the ranks in it", (unsigned long long)rec.mem.level[0].room,
+                 rec.mem.level[0].path, rec.mem.nlevels);
     hlx_info(HLX_SUB_CORE, "rank %d: the start-up memory check counts %llu bytes (weights "
              "%llu, KV %llu, --check %llu) against %llu (%s)%s%s", eng->info.rank,
              (unsigned long long)need, (unsigned long long)rec.mem_weights,

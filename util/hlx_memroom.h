@@ -6,9 +6,21 @@
 
 #include <stdint.h>
 
-/* limited levels whose ids a room keeps (a deeper nesting keeps the innermost and the
- * binding one) */
+/* limited levels a room keeps (a deeper nesting keeps the innermost and the binding one) */
 #define HLX_MEMROOM_LEVELS 8
+
+/* One limited cgroup the process sits in: its room and how to name it. */
+typedef struct hlx_memlevel {
+    uint64_t id;        /* the cgroup on this machine: a hash of the machine (its boot id,
+                           else its host name), the hierarchy and the cgroup's folder (device
+                           and inode: the same from any cgroup namespace); never 0 */
+    uint64_t room;      /* its limit less its usage (page cache but shmem not counted) */
+    uint64_t limit;
+    char     file[24];  /* the file its limit came from: memory.max, memory.high (v2),
+                           memory.limit_in_bytes (v1) */
+    char     path[128]; /* as /proc/self/cgroup names it ("/" the root); a longer one's last
+                           127 bytes */
+} hlx_memlevel_t;
 
 typedef struct hlx_memroom {
     uint64_t bytes;     /* the room: limit less usage (page cache but shmem not counted);
@@ -18,12 +30,10 @@ typedef struct hlx_memroom {
     char     file[24];  /* the file its limit came from: memory.max, memory.high (v2),
                            memory.limit_in_bytes (v1) */
     char     path[512]; /* the binding cgroup, as /proc/self/cgroup names it ("/" the root) */
-    uint64_t id;        /* the binding cgroup on this machine: a hash of the machine (its
-                           boot id, else its host name), the hierarchy and the cgroup's
-                           folder (device and inode: the same from any cgroup namespace);
-                           0: none */
-    int      nlevels;   /* the ids of every level with a limit, the binding one among them */
-    uint64_t level[HLX_MEMROOM_LEVELS];
+    uint64_t id;        /* the binding cgroup (hlx_memlevel_t.id); 0: none */
+    int      nlevels;   /* every level with a limit, innermost first, the binding one among
+                           them */
+    hlx_memlevel_t level[HLX_MEMROOM_LEVELS];
 } hlx_memroom_t;
 
 /* The smallest room over this process's memory cgroups and their parents, in the cgroup2
@@ -38,18 +48,18 @@ void hlx_mem_cgroup_room(const char *root, hlx_memroom_t *r);
 typedef struct hlx_memshare {
     uint64_t avail;   /* its bound other than a cgroup's: the node's MemAvailable over the
                          node's ranks, or HELIX_MEM_LIMIT; UINT64_MAX: none */
-    uint64_t cg_room; /* its binding cgroup's room, whole (hlx_memroom_t.bytes) */
-    uint64_t cg_id;   /* that cgroup (hlx_memroom_t.id); 0: no cgroup limit */
-    uint64_t level[HLX_MEMROOM_LEVELS]; /* the ids of every limited cgroup it is in */
-    int32_t  nlevels;
-    int32_t  fixed;   /* 1: avail is HELIX_MEM_LIMIT, which overrides the cgroup */
+    int32_t  nlevels; /* the limited cgroups it is in (hlx_memroom_t.level), rooms whole */
+    int32_t  fixed;   /* 1: avail is HELIX_MEM_LIMIT, which overrides the cgroups */
+    hlx_memlevel_t level[HLX_MEMROOM_LEVELS];
 } hlx_memshare_t;
 
-/* The bytes rank me of n may take: the smaller of all[me].avail and its cgroup's room
- * shared over the ranks inside that cgroup (those whose levels hold its id: the id names
- * the machine, so only ranks of its node), a rank with HELIX_MEM_LIMIT (fixed) taking
- * avail alone though it counts in the others' share. *div_p: the ranks the cgroup's room
- * was shared over where it binds, else 0. UINT64_MAX: neither bound known (not checked). */
-uint64_t hlx_mem_share(const hlx_memshare_t *all, int n, int me, int *div_p);
+/* The bytes rank me of n may take: the smallest of all[me].avail and, for each limited
+ * cgroup it is in, that cgroup's room shared over the ranks inside it (those whose levels
+ * hold its id: the id names the machine, so only ranks of its node), so that ranks each in
+ * a cgroup of their own below a shared parent also share the parent; a rank with
+ * HELIX_MEM_LIMIT (fixed) takes avail alone though it counts in the others' shares.
+ * *div_p: the ranks the binding cgroup's room was shared over, else 0 (avail binds);
+ * *lv_p: that cgroup's index in all[me].level. UINT64_MAX: no bound known (not checked). */
+uint64_t hlx_mem_share(const hlx_memshare_t *all, int n, int me, int *div_p, int *lv_p);
 
 #endif

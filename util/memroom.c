@@ -62,6 +62,20 @@ static uint64_t hlx_memroom_id(uint64_t machine, int v, const char *dir, const c
     return h != 0 ? h : 1;
 }
 
+/* A limited level: its id, room, limit, the limit's file and its path (the tail where
+ * longer than the field). */
+static void hlx_memroom_level(hlx_memlevel_t *l, uint64_t id, uint64_t room, uint64_t limit,
+                              const char *file, const char *path)
+{
+    const size_t n = strlen(path), keep = sizeof(l->path) - 1;
+
+    l->id = id;
+    l->room = room;
+    l->limit = limit;
+    snprintf(l->file, sizeof(l->file), "%s", file);
+    snprintf(l->path, sizeof(l->path), "%s", n > keep ? path + (n - keep) : path);
+}
+
 /* The first line of a small file as an unsigned number: 1 read (*v), 0 none (no file, or
  * "max": no limit). */
 static int hlx_memroom_num(const char *path, unsigned long long *v)
@@ -266,7 +280,9 @@ static void hlx_memroom_tree(const char *root, int v, uint64_t machine, hlx_memr
             use = use > cache ? use - cache : 0;
             room = lim > use ? lim - use : 0;
             if (r->nlevels < HLX_MEMROOM_LEVELS)
-                r->level[r->nlevels++] = id;
+                hlx_memroom_level(&r->level[r->nlevels++], id, room, lim, file, name);
+            else if (room < r->bytes) /* past the last place: the binding one takes it */
+                hlx_memroom_level(&r->level[HLX_MEMROOM_LEVELS - 1], id, room, lim, file, name);
             if (room < r->bytes) {
                 r->bytes = room;
                 r->limit = lim;
@@ -286,7 +302,6 @@ static void hlx_memroom_tree(const char *root, int v, uint64_t machine, hlx_memr
 void hlx_mem_cgroup_room(const char *root, hlx_memroom_t *r)
 {
     uint64_t machine;
-    int i;
 
     memset(r, 0, sizeof(*r));
     r->bytes = UINT64_MAX;
@@ -295,33 +310,37 @@ void hlx_mem_cgroup_room(const char *root, hlx_memroom_t *r)
     machine = hlx_memroom_machine(root);
     hlx_memroom_tree(root, 2, machine, r);
     hlx_memroom_tree(root, 1, machine, r);
-    /* past HLX_MEMROOM_LEVELS levels the binding one, if not kept, takes the last place */
-    for (i = 0; i < r->nlevels && r->level[i] != r->id; i++)
-        ;
-    if (r->id != 0 && i == r->nlevels)
-        r->level[HLX_MEMROOM_LEVELS - 1] = r->id;
 }
 
-uint64_t hlx_mem_share(const hlx_memshare_t *all, int n, int me, int *div_p)
+/* The ranks of all[0, n) inside cgroup id (at least 1: the asking rank is). */
+static int hlx_mem_inside(const hlx_memshare_t *all, int n, uint64_t id)
 {
-    const hlx_memshare_t *m = &all[me];
-    uint64_t share = m->avail;
     int r, i, k = 0;
 
-    *div_p = 0;
-    if (m->fixed || m->cg_id == 0 || m->cg_room == UINT64_MAX)
-        return share;
     for (r = 0; r < n; r++)
         for (i = 0; i < all[r].nlevels && i < HLX_MEMROOM_LEVELS; i++)
-            if (all[r].level[i] == m->cg_id) {
+            if (all[r].level[i].id == id) {
                 k++;
                 break;
             }
-    if (k < 1) /* its own levels lack it: a record not made by hlx_mem_cgroup_room */
-        k = 1;
-    if (m->cg_room / (uint64_t)k < share) {
-        share = m->cg_room / (uint64_t)k;
-        *div_p = k;
+    return k > 0 ? k : 1;
+}
+
+uint64_t hlx_mem_share(const hlx_memshare_t *all, int n, int me, int *div_p, int *lv_p)
+{
+    const hlx_memshare_t *m = &all[me];
+    uint64_t share = m->avail;
+    int i, k;
+
+    *div_p = 0;
+    *lv_p = -1;
+    for (i = 0; !m->fixed && i < m->nlevels && i < HLX_MEMROOM_LEVELS; i++) {
+        k = hlx_mem_inside(all, n, m->level[i].id);
+        if (m->level[i].room / (uint64_t)k < share) {
+            share = m->level[i].room / (uint64_t)k;
+            *div_p = k;
+            *lv_p = i;
+        }
     }
     return share;
 }

@@ -350,16 +350,22 @@ static void test_ids(void **state)
     t1 = id_of("/job/t1", &r1);
     assert_true(t0 != t1 && t0 != job && t1 != job);
     assert_int_equal(r0.nlevels, 2);
-    assert_true(r0.level[0] == t0 && r0.level[1] == job);
-    assert_true(r1.level[0] == t1 && r1.level[1] == job);
+    assert_true(r0.level[0].id == t0 && r0.level[1].id == job);
+    assert_true(r1.level[0].id == t1 && r1.level[1].id == job);
+    /* each level's own room, limit, file and path, innermost first */
+    assert_true(r0.level[0].limit == 1 * G && r0.level[1].limit == 8 * G);
+    assert_true(r0.level[1].room == 8 * G);
+    assert_string_equal(r0.level[0].path, "/job/t0");
+    assert_string_equal(r0.level[1].path, "/job");
+    assert_string_equal(r0.level[1].file, "memory.max");
     /* the same cgroup path on another machine (another boot id): another id */
     put("proc/sys/kernel/random/boot_id", "6d1c3a9e-0000-4000-8000-000000000002\n");
     assert_true(id_of("/job/t0", &r0) != t0);
 }
 
-/* A rank's bounds for hlx_mem_share: avail, the binding cgroup (id, room) and the ids of
- * the limited levels it sits in (the binding one first), ended by 0. */
-static hlx_memshare_t rank_of(uint64_t avail, uint64_t id, uint64_t room, ...)
+/* A rank's bounds for hlx_mem_share: avail, then the limited levels it sits in as (id,
+ * room) pairs, innermost first, ended by an id of 0. */
+static hlx_memshare_t rank_of(uint64_t avail, ...)
 {
     hlx_memshare_t m;
     va_list ap;
@@ -367,69 +373,76 @@ static hlx_memshare_t rank_of(uint64_t avail, uint64_t id, uint64_t room, ...)
 
     memset(&m, 0, sizeof(m));
     m.avail = avail;
-    m.cg_id = id;
-    m.cg_room = room;
-    va_start(ap, room);
-    while ((l = va_arg(ap, uint64_t)) != 0)
-        m.level[m.nlevels++] = l;
+    va_start(ap, avail);
+    while ((l = va_arg(ap, uint64_t)) != 0) {
+        m.level[m.nlevels].id = l;
+        m.level[m.nlevels++].room = va_arg(ap, uint64_t);
+    }
     va_end(ap);
     return m;
 }
 
+/* hlx_mem_share of rank me: the share, its divisor and binding level checked */
+static void share_is(const hlx_memshare_t *s, int n, int me, uint64_t want, int div, int lv)
+{
+    int d, l;
+
+    assert_true(hlx_mem_share(s, n, me, &d, &l) == want);
+    assert_int_equal(d, div);
+    assert_int_equal(l, lv);
+}
+
 static void test_share(void **state)
 {
-    const uint64_t NONE = UINT64_MAX, J = 0x10, A = 0x20, B = 0x30, J2 = 0x40;
+    const uint64_t NONE = UINT64_MAX, J = 0x10, A = 0x20, B = 0x30, J2 = 0x40, P = 0x50;
     hlx_memshare_t s[8];
-    int d, i;
+    int i;
 
     (void)state;
     /* four ranks of one node in a Slurm job's 8 GiB cgroup (MemAvailable 64 GiB over 4):
      * 2 GiB each, the cgroup shared over 4 */
     for (i = 0; i < 4; i++)
-        s[i] = rank_of(16 * G, J, 8 * G, J, (uint64_t)0);
-    assert_true(hlx_mem_share(s, 4, 2, &d) == 2 * G);
-    assert_int_equal(d, 4);
+        s[i] = rank_of(16 * G, J, 8 * G, (uint64_t)0);
+    share_is(s, 4, 2, 2 * G, 4, 0);
     /* and four more on another node, the same path but another machine: still 4 */
     for (i = 4; i < 8; i++)
-        s[i] = rank_of(16 * G, J2, 8 * G, J2, (uint64_t)0);
-    assert_true(hlx_mem_share(s, 8, 5, &d) == 2 * G);
-    assert_int_equal(d, 4);
+        s[i] = rank_of(16 * G, J2, 8 * G, (uint64_t)0);
+    share_is(s, 8, 5, 2 * G, 4, 0);
     /* two ranks each in a 1 GiB container of its own (MemAvailable 64 GiB over 2): 1 GiB
      * each, not 0.5 as sharing one cgroup */
-    s[0] = rank_of(32 * G, A, 1 * G, A, (uint64_t)0);
-    s[1] = rank_of(32 * G, B, 1 * G, B, (uint64_t)0);
-    assert_true(hlx_mem_share(s, 2, 0, &d) == 1 * G);
-    assert_int_equal(d, 1);
-    assert_true(hlx_mem_share(s, 2, 1, &d) == 1 * G);
-    assert_int_equal(d, 1);
-    /* rank 0 bound by a 1 GiB cgroup of its own inside the 6 GiB job that binds rank 1:
-     * rank 1 shares the job with rank 0, 3 GiB */
-    s[0] = rank_of(32 * G, A, 1 * G, A, J, (uint64_t)0);
-    s[1] = rank_of(32 * G, J, 6 * G, J, (uint64_t)0);
-    assert_true(hlx_mem_share(s, 2, 1, &d) == 3 * G);
-    assert_int_equal(d, 2);
+    s[0] = rank_of(32 * G, A, 1 * G, (uint64_t)0);
+    s[1] = rank_of(32 * G, B, 1 * G, (uint64_t)0);
+    share_is(s, 2, 0, 1 * G, 1, 0);
+    share_is(s, 2, 1, 1 * G, 1, 0);
+    /* rank 0 in a 1 GiB cgroup of its own inside the 6 GiB job that binds rank 1: rank 1
+     * shares the job with rank 0, 3 GiB; rank 0 is held by its own 1 GiB */
+    s[0] = rank_of(32 * G, A, 1 * G, J, 6 * G, (uint64_t)0);
+    s[1] = rank_of(32 * G, J, 6 * G, (uint64_t)0);
+    share_is(s, 2, 1, 3 * G, 2, 0);
+    share_is(s, 2, 0, 1 * G, 1, 0);
+    /* siblings each in a 3 GiB cgroup below a 4 GiB parent: the parent shared, 2 GiB each
+     * (the binding cgroup alone would give each 3) */
+    s[0] = rank_of(32 * G, A, 3 * G, P, 4 * G, (uint64_t)0);
+    s[1] = rank_of(32 * G, B, 3 * G, P, 4 * G, (uint64_t)0);
+    share_is(s, 2, 0, 2 * G, 2, 1);
+    share_is(s, 2, 1, 2 * G, 2, 1);
     /* MemAvailable over the node's ranks binds: no divisor */
-    s[0] = rank_of(2 * G, J, 6 * G, J, (uint64_t)0);
-    s[1] = rank_of(2 * G, J, 6 * G, J, (uint64_t)0);
-    assert_true(hlx_mem_share(s, 2, 0, &d) == 2 * G);
-    assert_int_equal(d, 0);
+    s[0] = rank_of(2 * G, J, 6 * G, (uint64_t)0);
+    s[1] = rank_of(2 * G, J, 6 * G, (uint64_t)0);
+    share_is(s, 2, 0, 2 * G, 0, -1);
     /* HELIX_MEM_LIMIT (fixed): that rank takes it whole, and counts in the other's share */
-    s[0] = rank_of(5 * G, J, 6 * G, J, (uint64_t)0);
+    s[0] = rank_of(5 * G, J, 6 * G, (uint64_t)0);
     s[0].fixed = 1;
-    s[1] = rank_of(NONE, J, 6 * G, J, (uint64_t)0);
-    assert_true(hlx_mem_share(s, 2, 0, &d) == 5 * G);
-    assert_int_equal(d, 0);
-    assert_true(hlx_mem_share(s, 2, 1, &d) == 3 * G);
-    assert_int_equal(d, 2);
+    s[1] = rank_of(NONE, J, 6 * G, (uint64_t)0);
+    share_is(s, 2, 0, 5 * G, 0, -1);
+    share_is(s, 2, 1, 3 * G, 2, 0);
     /* nothing known: not checked (UINT64_MAX, never divided) */
-    s[0] = rank_of(NONE, 0, NONE, (uint64_t)0);
-    s[1] = rank_of(NONE, 0, NONE, (uint64_t)0);
-    assert_true(hlx_mem_share(s, 2, 0, &d) == NONE);
-    assert_int_equal(d, 0);
+    s[0] = rank_of(NONE, (uint64_t)0);
+    s[1] = rank_of(NONE, (uint64_t)0);
+    share_is(s, 2, 0, NONE, 0, -1);
     /* a cgroup with no room left: 0 */
-    s[0] = rank_of(NONE, A, 0, A, (uint64_t)0);
-    assert_true(hlx_mem_share(s, 1, 0, &d) == 0);
-    assert_int_equal(d, 1);
+    s[0] = rank_of(NONE, A, (uint64_t)0, (uint64_t)0);
+    share_is(s, 1, 0, 0, 1, 0);
 }
 
 int main(void)
