@@ -9,7 +9,8 @@
 # With HELIXRUN, two ranks (KVP 2) that need about 0.6 GiB each: each in a
 # 1 GiB cgroup of its own, they run (the room shared over the ranks inside the cgroup, one
 # each, not over the node's two ranks); both in one 1 GiB cgroup, they are refused naming
-# 0.50 GiB and the divisor 2.
+# 0.50 GiB and the divisor 2; each in a 1 GiB cgroup of its own below that 1 GiB cgroup,
+# they are refused naming the parent (its room shared over both).
 # usage: mem_cgroup.sh HELIX [HELIXRUN]
 set -u
 helix=$1
@@ -34,7 +35,7 @@ if ! mkdir "$sub" 2>/dev/null || [ ! -w "$sub/$limit_file" ]; then
     echo "SKIP: cannot make a memory cgroup under $cg (not root, or no memory controller there)"
     exit 77
 fi
-trap 'rmdir "$sub" "${sub}_r0" "${sub}_r1" 2>/dev/null; rm -rf "$dir"' EXIT
+trap 'rmdir "$sub/r0" "$sub/r1" "$sub" "${sub}_r0" "${sub}_r1" 2>/dev/null; rm -rf "$dir"' EXIT
 echo $((1 << 30)) >"$sub/$limit_file" || { echo "SKIP: cannot set $sub/$limit_file"; exit 77; }
 sh -c 'echo $$ > "$1/cgroup.procs"' sh "$sub" 2>/dev/null ||
     { echo "SKIP: cannot move a process into $sub"; exit 77; }
@@ -63,12 +64,14 @@ fi
 
 [ -x "$helixrun" ] || exit $fail
 # two_ranks HOW ARGS...: helix decode --kvp 2 ARGS on two ranks, each in the cgroup
-# ${sub}_r$HELIX_RANK (HOW each; helixrun sets HELIX_RANK) or both in $sub (HOW one)
+# ${sub}_r$HELIX_RANK (HOW each; helixrun sets HELIX_RANK), each in $sub/r$HELIX_RANK (HOW
+# nested) or both in $sub (HOW one)
 two_ranks() {
     local how=$1
     shift
-    "$helixrun" -n 2 --timeout 60 -- sh -c 'if [ "$1" = each ]; then d=$2_r$HELIX_RANK
-        else d=$2; fi; shift 2; echo $$ > "$d/cgroup.procs" && exec "$@"' \
+    "$helixrun" -n 2 --timeout 60 -- sh -c 'case $1 in each) d=$2_r$HELIX_RANK ;;
+        nested) d=$2/r$HELIX_RANK ;; *) d=$2 ;; esac; shift 2
+        echo $$ > "$d/cgroup.procs" && exec "$@"' \
         sh "$how" "$sub" "$helix" decode --kvp 2 "$@"
 }
 for r in 0 1; do
@@ -90,6 +93,22 @@ grep -m1 'needs' "$dir/one.out"
 if [ $rc -ne 2 ] || ! grep -q "0\.50 GiB are available to it (memory cgroup [^:]*helix_mem_test_$$: [^)]*, / 2 rank(s) in that cgroup)" "$dir/one.out"; then
     echo "FAIL: expected the refusal (exit 2) naming 0.50 GiB, the cgroup and the divisor 2"
     cat "$dir/one.out"
+    fail=1
+fi
+# siblings below a shared limited parent (v2: the parent hands the controller down, which
+# it may only while it holds no process; the ranks above have left it)
+[ "$limit_file" = memory.max ] && echo +memory >"$sub/cgroup.subtree_control" 2>/dev/null
+for r in 0 1; do
+    mkdir "$sub/r$r" && echo $((1 << 30)) >"$sub/r$r/$limit_file" ||
+        { echo "FAIL: cannot make $sub/r$r"; exit 1; }
+done
+two_ranks nested --context 2304K --steps 1 >"$dir/nested.out" 2>&1
+rc=$?
+echo "2 ranks, 2304K tokens, a 1 GiB cgroup each below one 1 GiB cgroup: exit $rc"
+grep -m1 'needs' "$dir/nested.out"
+if [ $rc -ne 2 ] || ! grep -q "0\.50 GiB are available to it (memory cgroup [^:]*helix_mem_test_$$: [^)]*, / 2 rank(s) in that cgroup)" "$dir/nested.out"; then
+    echo "FAIL: expected the refusal (exit 2) naming the parent, 0.50 GiB and the divisor 2"
+    cat "$dir/nested.out"
     fail=1
 fi
 exit $fail
