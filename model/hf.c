@@ -119,6 +119,44 @@ static int hlx_cfg_absent(hlx_jdoc_t *doc, const char *key)
     return json_object_get(hlx_jdoc_root(doc), key) == NULL;
 }
 
+/* The layer family a class's text model is built as (its "base"): what the class-dependent
+ * reads of config.json and of the tensors ask (hlx_hf_base), in place of class names.
+ * HLX_HF_BASE_TEXT: the one text_config's model_type names (hlx_hf_text_classes);
+ * HLX_HF_BASE_NONE: a class outside hlx_hf_archs (no predicate holds for it). */
+typedef enum hlx_hf_base {
+    HLX_HF_BASE_NONE = 0, HLX_HF_BASE_TEXT, HLX_HF_BASE_LLAMA, HLX_HF_BASE_MISTRAL,
+    HLX_HF_BASE_QWEN2, HLX_HF_BASE_QWEN3, HLX_HF_BASE_QWEN2_MOE, HLX_HF_BASE_QWEN3_MOE,
+    HLX_HF_BASE_MIXTRAL, HLX_HF_BASE_GLM, HLX_HF_BASE_GLM4, HLX_HF_BASE_GLM4_MOE,
+    HLX_HF_BASE_PHI3, HLX_HF_BASE_INTERNLM2, HLX_HF_BASE_INTERNLM3, HLX_HF_BASE_GRANITE,
+    HLX_HF_BASE_GEMMA2, HLX_HF_BASE_GEMMA3, HLX_HF_BASE_DEEPSEEK_V2, HLX_HF_BASE_DEEPSEEK_V3,
+    HLX_HF_NBASES
+} hlx_hf_base_t;
+
+/* the bases' names (`helix model archs`), in the enum's order */
+static const char *const hlx_hf_base_names[HLX_HF_NBASES] = {
+    "", "text_config", "llama", "mistral", "qwen2", "qwen3", "qwen2_moe", "qwen3_moe",
+    "mixtral", "glm", "glm4", "glm4_moe", "phi3", "internlm2", "internlm3", "granite", "gemma2",
+    "gemma3", "deepseek_v2", "deepseek_v3",
+};
+
+/* How a multimodal class's text model is read beyond HLX_HF_NESTED (none for Gemma 3's,
+ * and for the text models' own classes) */
+typedef enum hlx_hf_wrap {
+    HLX_HF_WRAP_NONE = 0,
+    HLX_HF_WRAP_MISTRAL3,    /* text_config's model_type must be mistral (Mistral Small 3.1) */
+    HLX_HF_WRAP_QWEN2_VL,    /* multimodal RoPE sections; text keys under text_config or, as
+                                Qwen2VLConfig takes them, at the top level */
+    HLX_HF_WRAP_QWEN3_VL,    /* interleaved sections; its own text class (Qwen3VLTextConfig,
+                                Qwen3VLMoeTextConfig); tensors under model.language_model. */
+    HLX_HF_WRAP_LLAVA,       /* text_config's class (hlx_hf_text_classes), llama when it names
+                                none */
+    HLX_HF_WRAP_LLAVA_QWEN2, /* the same, qwen2 when it names none (LlavaOnevisionConfig,
+                                InternVLConfig) */
+    HLX_HF_WRAP_IDEFICS3,    /* text_config's llama alone (vLLM builds Llama's layer whatever
+                                it names), tied by text_config's key alone, its tensors under
+                                model.text_model. */
+} hlx_hf_wrap_t;
+
 /* fused: the tensor layout (HLX_HF_FUSED_*: Phi-3's qkv_proj and gate_up_proj, GLM's
  * gate_up_proj, in place of Llama's separate projections; HLX_HF_ROPE_PAIRS: GLM's q and k
  * rotated in pairs); qkv_bias: Qwen2's q, k and v biases (always there: Qwen2Attention
@@ -130,77 +168,126 @@ static int hlx_cfg_absent(hlx_jdoc_t *doc, const char *key)
  * (block_sparse_moe, w1/w3/w2: HLX_HF_MOE_MIXTRAL); post_norms: GLM-4-0414's norms of the
  * attention's and the FFN's outputs (post_self_attn_layernorm, post_mlp_layernorm);
  * rotary: 0 where every head rotates whole, else the default partial_rotary_factor (Phi-3
- * 1, GLM and GLM-4.5 0.5); eps: the class's rms_norm_eps default. */
+ * 1, GLM and GLM-4.5 0.5); eps: the class's rms_norm_eps default; base and wrap: above. */
 #define HLX_HF_PHI3 (HLX_HF_FUSED_QKV | HLX_HF_FUSED_GU)
 #define HLX_HF_GLM  (HLX_HF_FUSED_GU | HLX_HF_ROPE_PAIRS)
 #define HLX_HF_INTERNLM2 HLX_HF_QKV_GROUPED
-static const struct {
+typedef struct hlx_hf_arch_row {
     const char     *arch, *model_type;
+    hlx_hf_base_t   base;
+    hlx_hf_wrap_t   wrap;
     hlx_hf_family_t family;
     int             fused, qkv_bias, qk_norm, moe, post_norms;
     double          rotary, eps;
-} hlx_hf_archs[] = {
-    { "LlamaForCausalLM", "llama", HLX_HF_DENSE, 0, 0, 0, 0, 0, 0, 1e-6 },
-    { "MistralForCausalLM", "mistral", HLX_HF_DENSE, 0, 0, 0, 0, 0, 0, 1e-6 },
-    { "Qwen2ForCausalLM", "qwen2", HLX_HF_DENSE, 0, 1, 0, 0, 0, 0, 1e-6 },
-    { "Qwen3ForCausalLM", "qwen3", HLX_HF_DENSE, 0, 0, 1, 0, 0, 0, 1e-6 },
-    { "Qwen2MoeForCausalLM", "qwen2_moe", HLX_HF_DENSE, 0, 1, 0, HLX_HF_MOE_QWEN2, 0, 0, 1e-6 },
-    { "Qwen3MoeForCausalLM", "qwen3_moe", HLX_HF_DENSE, 0, 0, 1, HLX_HF_MOE_QWEN3, 0, 0, 1e-6 },
-    { "MixtralForCausalLM", "mixtral", HLX_HF_DENSE, 0, 0, 0, HLX_HF_MOE_MIXTRAL, 0, 0, 1e-5 },
+} hlx_hf_arch_row_t;
+static const hlx_hf_arch_row_t hlx_hf_archs[] = {
+    { "LlamaForCausalLM", "llama", HLX_HF_BASE_LLAMA, 0, HLX_HF_DENSE, 0, 0, 0, 0, 0, 0,
+      1e-6 },
+    { "MistralForCausalLM", "mistral", HLX_HF_BASE_MISTRAL, 0, HLX_HF_DENSE, 0, 0, 0, 0, 0, 0,
+      1e-6 },
+    { "Qwen2ForCausalLM", "qwen2", HLX_HF_BASE_QWEN2, 0, HLX_HF_DENSE, 0, 1, 0, 0, 0, 0,
+      1e-6 },
+    { "Qwen3ForCausalLM", "qwen3", HLX_HF_BASE_QWEN3, 0, HLX_HF_DENSE, 0, 0, 1, 0, 0, 0,
+      1e-6 },
+    { "Qwen2MoeForCausalLM", "qwen2_moe", HLX_HF_BASE_QWEN2_MOE, 0, HLX_HF_DENSE, 0, 1, 0,
+      HLX_HF_MOE_QWEN2, 0, 0, 1e-6 },
+    { "Qwen3MoeForCausalLM", "qwen3_moe", HLX_HF_BASE_QWEN3_MOE, 0, HLX_HF_DENSE, 0, 0, 1,
+      HLX_HF_MOE_QWEN3, 0, 0, 1e-6 },
+    { "MixtralForCausalLM", "mixtral", HLX_HF_BASE_MIXTRAL, 0, HLX_HF_DENSE, 0, 0, 0,
+      HLX_HF_MOE_MIXTRAL, 0, 0, 1e-5 },
     /* GLM-4.5, 4.5-Air, 4.6: rotate_half over the first half of each head (not GLM-4's
      * pairs) */
-    { "Glm4MoeForCausalLM", "glm4_moe", HLX_HF_DENSE, 0, 0, 0, HLX_HF_MOE_GLM4, 0, 0.5, 1e-5 },
-    { "Phi3ForCausalLM", "phi3", HLX_HF_DENSE, HLX_HF_PHI3, 0, 0, 0, 0, 1.0, 1e-5 },
-    { "GlmForCausalLM", "glm", HLX_HF_DENSE, HLX_HF_GLM, 1, 0, 0, 0, 0.5, 1.5625e-7 },
-    { "Glm4ForCausalLM", "glm4", HLX_HF_DENSE, HLX_HF_GLM, 1, 0, 0, 1, 0.5, 1.5625e-7 },
-    { "InternLM2ForCausalLM", "internlm2", HLX_HF_DENSE, HLX_HF_INTERNLM2, 0, 0, 0, 0, 0, 1e-6 },
-    { "InternLM3ForCausalLM", "internlm3", HLX_HF_DENSE, 0, 0, 0, 0, 0, 0, 1e-6 },
-    { "GraniteForCausalLM", "granite", HLX_HF_DENSE, 0, 0, 0, 0, 0, 0, 1e-6 },
+    { "Glm4MoeForCausalLM", "glm4_moe", HLX_HF_BASE_GLM4_MOE, 0, HLX_HF_DENSE, 0, 0, 0,
+      HLX_HF_MOE_GLM4, 0, 0.5, 1e-5 },
+    { "Phi3ForCausalLM", "phi3", HLX_HF_BASE_PHI3, 0, HLX_HF_DENSE, HLX_HF_PHI3, 0, 0, 0, 0,
+      1.0, 1e-5 },
+    { "GlmForCausalLM", "glm", HLX_HF_BASE_GLM, 0, HLX_HF_DENSE, HLX_HF_GLM, 1, 0, 0, 0, 0.5,
+      1.5625e-7 },
+    { "Glm4ForCausalLM", "glm4", HLX_HF_BASE_GLM4, 0, HLX_HF_DENSE, HLX_HF_GLM, 1, 0, 0, 1,
+      0.5, 1.5625e-7 },
+    { "InternLM2ForCausalLM", "internlm2", HLX_HF_BASE_INTERNLM2, 0, HLX_HF_DENSE,
+      HLX_HF_INTERNLM2, 0, 0, 0, 0, 0, 1e-6 },
+    { "InternLM3ForCausalLM", "internlm3", HLX_HF_BASE_INTERNLM3, 0, HLX_HF_DENSE, 0, 0, 0, 0,
+      0, 0, 1e-6 },
+    { "GraniteForCausalLM", "granite", HLX_HF_BASE_GRANITE, 0, HLX_HF_DENSE, 0, 0, 0, 0, 0, 0,
+      1e-6 },
     /* Mistral Small 3.1's text model (Mistral's layer under text_config; the vision tower and
      * projector not read) */
-    { "Mistral3ForConditionalGeneration", "mistral3", HLX_HF_DENSE, HLX_HF_NESTED, 0, 0, 0, 0,
-      0, 1e-6 },
+    { "Mistral3ForConditionalGeneration", "mistral3", HLX_HF_BASE_MISTRAL, HLX_HF_WRAP_MISTRAL3,
+      HLX_HF_DENSE, HLX_HF_NESTED, 0, 0, 0, 0, 0, 1e-6 },
     /* Qwen2-VL's and Qwen2.5-VL's text model (Qwen2's layer; the vision tower not read) */
-    { "Qwen2VLForConditionalGeneration", "qwen2_vl", HLX_HF_DENSE, HLX_HF_NESTED, 1, 0, 0, 0, 0,
-      1e-5 },
-    { "Qwen2_5_VLForConditionalGeneration", "qwen2_5_vl", HLX_HF_DENSE, HLX_HF_NESTED, 1, 0, 0,
-      0, 0, 1e-5 },
+    { "Qwen2VLForConditionalGeneration", "qwen2_vl", HLX_HF_BASE_QWEN2, HLX_HF_WRAP_QWEN2_VL,
+      HLX_HF_DENSE, HLX_HF_NESTED, 1, 0, 0, 0, 0, 1e-5 },
+    { "Qwen2_5_VLForConditionalGeneration", "qwen2_5_vl", HLX_HF_BASE_QWEN2,
+      HLX_HF_WRAP_QWEN2_VL, HLX_HF_DENSE, HLX_HF_NESTED, 1, 0, 0, 0, 0, 1e-5 },
     /* Qwen3-VL's text model (Qwen3's layer, its q and k norms, under text_config and
      * model.language_model.; the vision tower and its deepstack mergers not read) */
-    { "Qwen3VLForConditionalGeneration", "qwen3_vl", HLX_HF_DENSE, HLX_HF_NESTED, 0, 1, 0, 0, 0,
-      1e-6 },
+    { "Qwen3VLForConditionalGeneration", "qwen3_vl", HLX_HF_BASE_QWEN3, HLX_HF_WRAP_QWEN3_VL,
+      HLX_HF_DENSE, HLX_HF_NESTED, 0, 1, 0, 0, 0, 1e-6 },
     /* Qwen3-VL-MoE's (30B-A3B, 235B-A22B): Qwen3-MoE's layer, its routed experts stored fused
      * in 3-D tensors and read through views of them (hlx_hf_expert_views) */
-    { "Qwen3VLMoeForConditionalGeneration", "qwen3_vl_moe", HLX_HF_DENSE, HLX_HF_NESTED, 0, 1,
-      HLX_HF_MOE_QWEN3, 0, 0, 1e-6 },
+    { "Qwen3VLMoeForConditionalGeneration", "qwen3_vl_moe", HLX_HF_BASE_QWEN3_MOE,
+      HLX_HF_WRAP_QWEN3_VL, HLX_HF_DENSE, HLX_HF_NESTED, 0, 1, HLX_HF_MOE_QWEN3, 0, 0, 1e-6 },
     /* LLaVA 1.5, LLaVA-NeXT and LLaVA-OneVision: the text model text_config names (Llama's,
      * Mistral's or Qwen2's layer: hlx_cfg_text_model_type), the vision tower and projector
      * not read */
-    { "LlavaForConditionalGeneration", "llava", HLX_HF_DENSE, HLX_HF_NESTED, 0, 0, 0, 0, 0,
-      1e-6 },
-    { "LlavaNextForConditionalGeneration", "llava_next", HLX_HF_DENSE, HLX_HF_NESTED, 0, 0, 0,
-      0, 0, 1e-6 },
-    { "LlavaOnevisionForConditionalGeneration", "llava_onevision", HLX_HF_DENSE, HLX_HF_NESTED,
-      0, 0, 0, 0, 0, 1e-6 },
+    { "LlavaForConditionalGeneration", "llava", HLX_HF_BASE_TEXT, HLX_HF_WRAP_LLAVA,
+      HLX_HF_DENSE, HLX_HF_NESTED, 0, 0, 0, 0, 0, 1e-6 },
+    { "LlavaNextForConditionalGeneration", "llava_next", HLX_HF_BASE_TEXT, HLX_HF_WRAP_LLAVA,
+      HLX_HF_DENSE, HLX_HF_NESTED, 0, 0, 0, 0, 0, 1e-6 },
+    { "LlavaOnevisionForConditionalGeneration", "llava_onevision", HLX_HF_BASE_TEXT,
+      HLX_HF_WRAP_LLAVA_QWEN2, HLX_HF_DENSE, HLX_HF_NESTED, 0, 0, 0, 0, 0, 1e-6 },
     /* InternVL 3 and 3.5 in transformers' own form (Qwen2's or Qwen3's text model, also
      * Llama's), read as the LLaVA ones */
-    { "InternVLForConditionalGeneration", "internvl", HLX_HF_DENSE, HLX_HF_NESTED, 0, 0, 0, 0,
-      0, 1e-6 },
+    { "InternVLForConditionalGeneration", "internvl", HLX_HF_BASE_TEXT, HLX_HF_WRAP_LLAVA_QWEN2,
+      HLX_HF_DENSE, HLX_HF_NESTED, 0, 0, 0, 0, 0, 1e-6 },
     /* Idefics3 and SmolVLM (v1 in Idefics3's class, SmolVLM2 in its own): Llama's text model
      * under text_config, read as the LLaVA ones; 1e-6: LlamaConfig's, a text_config without
      * the key (without any text_config: 1e-5, hlx_cfg_text_absent) */
-    { "Idefics3ForConditionalGeneration", "idefics3", HLX_HF_DENSE, HLX_HF_NESTED, 0, 0, 0, 0,
-      0, 1e-6 },
-    { "SmolVLMForConditionalGeneration", "smolvlm", HLX_HF_DENSE, HLX_HF_NESTED, 0, 0, 0, 0,
-      0, 1e-6 },
-    { "Gemma2ForCausalLM", "gemma2", HLX_HF_DENSE, HLX_HF_GEMMA, 0, 0, 0, 1, 0, 1e-6 },
-    { "Gemma3ForCausalLM", "gemma3_text", HLX_HF_DENSE, HLX_HF_GEMMA, 0, 1, 0, 1, 0, 1e-6 },
-    { "Gemma3ForConditionalGeneration", "gemma3", HLX_HF_DENSE, HLX_HF_GEMMA | HLX_HF_NESTED, 0,
-      1, 0, 1, 0, 1e-6 },
-    { "DeepseekV3ForCausalLM", "deepseek_v3", HLX_HF_MOE_MLA, 0, 0, 0, 0, 0, 0, 1e-6 },
-    { "DeepseekV2ForCausalLM", "deepseek_v2", HLX_HF_MOE_MLA, 0, 0, 0, 0, 0, 0, 1e-6 },
+    { "Idefics3ForConditionalGeneration", "idefics3", HLX_HF_BASE_TEXT, HLX_HF_WRAP_IDEFICS3,
+      HLX_HF_DENSE, HLX_HF_NESTED, 0, 0, 0, 0, 0, 1e-6 },
+    { "SmolVLMForConditionalGeneration", "smolvlm", HLX_HF_BASE_TEXT, HLX_HF_WRAP_IDEFICS3,
+      HLX_HF_DENSE, HLX_HF_NESTED, 0, 0, 0, 0, 0, 1e-6 },
+    { "Gemma2ForCausalLM", "gemma2", HLX_HF_BASE_GEMMA2, 0, HLX_HF_DENSE, HLX_HF_GEMMA, 0, 0,
+      0, 1, 0, 1e-6 },
+    { "Gemma3ForCausalLM", "gemma3_text", HLX_HF_BASE_GEMMA3, 0, HLX_HF_DENSE, HLX_HF_GEMMA,
+      0, 1, 0, 1, 0, 1e-6 },
+    { "Gemma3ForConditionalGeneration", "gemma3", HLX_HF_BASE_GEMMA3, 0, HLX_HF_DENSE,
+      HLX_HF_GEMMA | HLX_HF_NESTED, 0, 1, 0, 1, 0, 1e-6 },
+    { "DeepseekV3ForCausalLM", "deepseek_v3", HLX_HF_BASE_DEEPSEEK_V3, 0, HLX_HF_MOE_MLA, 0, 0,
+      0, 0, 0, 0, 1e-6 },
+    { "DeepseekV2ForCausalLM", "deepseek_v2", HLX_HF_BASE_DEEPSEEK_V2, 0, HLX_HF_MOE_MLA, 0, 0,
+      0, 0, 0, 0, 1e-6 },
 };
 #define HLX_HF_NARCHS (sizeof(hlx_hf_archs) / sizeof(hlx_hf_archs[0]))
+
+/* The text classes a LLaVA or InternVL checkpoint may hold (Idefics3 and SmolVLM: the first
+ * alone, hlx_cfg_text_model_type), with their base and the defaults of the keys a
+ * text_config may leave out (llava-1.5-7b-hf's gives little more than its vocabulary):
+ * LlamaConfig's, MistralConfig's, Qwen2Config's, Qwen3Config's (its q and k norms). */
+static const struct hlx_hf_text_class {
+    const char   *model_type;
+    hlx_hf_base_t base;
+    int           qkv_bias, qk_norm, layers, hidden, heads, ffn, vocab;
+} hlx_hf_text_classes[] = {
+    { "llama", HLX_HF_BASE_LLAMA, 0, 0, 32, 4096, 32, 11008, 32000 },
+    { "mistral", HLX_HF_BASE_MISTRAL, 0, 0, 32, 4096, 32, 14336, 32000 },
+    { "qwen2", HLX_HF_BASE_QWEN2, 1, 0, 32, 4096, 32, 22016, 151936 },
+    { "qwen3", HLX_HF_BASE_QWEN3, 0, 1, 32, 4096, 32, 22016, 151936 },
+};
+#define HLX_HF_NTEXT (sizeof(hlx_hf_text_classes) / sizeof(hlx_hf_text_classes[0]))
+
+/* Qwen3-VL's text model, of one class: Qwen3VLTextConfig's defaults (Qwen3Config's numbers;
+ * its head_dim 128, 32 KV heads and rope_theta 5e6: hlx_cfg_dense, hlx_hf_config_load) */
+static const struct hlx_hf_text_class hlx_hf_qwen3_vl_text = {
+    "qwen3_vl_text", HLX_HF_BASE_QWEN3, 0, 1, 32, 4096, 32, 22016, 151936
+};
+/* Qwen3-VL-MoE's: Qwen3VLMoeTextConfig's defaults (4.57: 24 layers of 2048, 16 query and 16
+ * KV heads of hidden_size / heads, FFN 5632, rope_theta 5e6, norm_topk_prob true; the expert
+ * keys required, as Qwen3-MoE's) */
+static const struct hlx_hf_text_class hlx_hf_qwen3_vl_moe_text = {
+    "qwen3_vl_moe_text", HLX_HF_BASE_QWEN3_MOE, 0, 1, 24, 2048, 16, 5632, 151936
+};
 
 size_t hlx_hf_arch_count(void)
 {
@@ -216,40 +303,36 @@ const char *hlx_hf_arch(size_t i, const char **model_type_p, int *nested_p)
     return hlx_hf_archs[i].arch;
 }
 
-int hlx_hf_gemma2(const hlx_hf_config_t *c)
+const char *hlx_hf_arch_base(size_t i)
 {
-    return !strcmp(c->arch, "Gemma2ForCausalLM");
+    return i < HLX_HF_NARCHS ? hlx_hf_base_names[hlx_hf_archs[i].base] : NULL;
 }
 
-/* Mistral's layer and MistralConfig's defaults: MistralForCausalLM, or Mistral3's or a
- * LLaVA checkpoint's Mistral text model */
-static int hlx_hf_mistral(const hlx_hf_config_t *c)
+const char *hlx_hf_arch_text_base(size_t i, size_t k)
 {
-    return !strcmp(c->arch, "MistralForCausalLM") ||
-           !strcmp(c->arch, "Mistral3ForConditionalGeneration") ||
-           !strcmp(c->text_type, "mistral");
+    if (i >= HLX_HF_NARCHS || hlx_hf_archs[i].base != HLX_HF_BASE_TEXT ||
+        k >= (hlx_hf_archs[i].wrap == HLX_HF_WRAP_IDEFICS3 ? 1 : HLX_HF_NTEXT))
+        return NULL;
+    return hlx_hf_base_names[hlx_hf_text_classes[k].base];
 }
 
-/* Idefics3 or SmolVLM: vLLM builds their text model as Llama's whatever text_config names,
- * and ties its head by text_config's tie_word_embeddings alone */
-static int hlx_hf_idefics3(const hlx_hf_config_t *c)
+/* arch's row of hlx_hf_archs; a row of no base, no wrap and no model_type for a class
+ * outside it (a config.json's class is one of the table's: hlx_cfg_family) */
+static const hlx_hf_arch_row_t *hlx_hf_row(const char *arch)
 {
-    return !strcmp(c->arch, "Idefics3ForConditionalGeneration") ||
-           !strcmp(c->arch, "SmolVLMForConditionalGeneration");
+    static const hlx_hf_arch_row_t none = { NULL, NULL, HLX_HF_BASE_NONE, HLX_HF_WRAP_NONE,
+                                            HLX_HF_DENSE, 0, 0, 0, 0, 0, 0, 0 };
+    size_t i;
+
+    for (i = 0; i < HLX_HF_NARCHS; i++)
+        if (!strcmp(arch, hlx_hf_archs[i].arch))
+            return &hlx_hf_archs[i];
+    return &none;
 }
 
-/* A LLaVA, InternVL, Idefics3 or SmolVLM checkpoint (its text model under text_config, of
- * the class its model_type names: hlx_cfg_text_model_type) */
-static int hlx_hf_llava(const hlx_hf_config_t *c)
+static hlx_hf_wrap_t hlx_hf_wrap(const hlx_hf_config_t *c)
 {
-    return !strncmp(c->arch, "Llava", 5) || !strcmp(c->arch, "InternVLForConditionalGeneration") ||
-           hlx_hf_idefics3(c);
-}
-
-/* Qwen3-VL-MoE: Qwen3-VL's text model with Qwen3-MoE's layer, its experts fused */
-static int hlx_hf_qwen3_vl_moe(const hlx_hf_config_t *c)
-{
-    return !strcmp(c->arch, "Qwen3VLMoeForConditionalGeneration");
+    return hlx_hf_row(c->arch)->wrap;
 }
 
 /* Qwen3-VL, dense or MoE (its text model: Qwen3's layer, interleaved multimodal RoPE; vLLM
@@ -257,33 +340,14 @@ static int hlx_hf_qwen3_vl_moe(const hlx_hf_config_t *c)
  * alone) */
 static int hlx_hf_qwen3_vl(const hlx_hf_config_t *c)
 {
-    return !strcmp(c->arch, "Qwen3VLForConditionalGeneration") || hlx_hf_qwen3_vl_moe(c);
+    return hlx_hf_wrap(c) == HLX_HF_WRAP_QWEN3_VL;
 }
 
-/* The text classes a LLaVA or InternVL checkpoint may hold (Idefics3 and SmolVLM: the first
- * alone, hlx_cfg_text_model_type), with the defaults of the keys a text_config may leave out
- * (llava-1.5-7b-hf's gives little more than its vocabulary): LlamaConfig's, MistralConfig's,
- * Qwen2Config's, Qwen3Config's (its q and k norms). */
-static const struct hlx_hf_text_class {
-    const char *model_type;
-    int         qkv_bias, qk_norm, layers, hidden, heads, ffn, vocab;
-} hlx_hf_text_classes[] = {
-    { "llama", 0, 0, 32, 4096, 32, 11008, 32000 },
-    { "mistral", 0, 0, 32, 4096, 32, 14336, 32000 },
-    { "qwen2", 1, 0, 32, 4096, 32, 22016, 151936 },
-    { "qwen3", 0, 1, 32, 4096, 32, 22016, 151936 },
-};
-#define HLX_HF_NTEXT (sizeof(hlx_hf_text_classes) / sizeof(hlx_hf_text_classes[0]))
-
-/* Qwen3-VL's text model, of one class: Qwen3VLTextConfig's defaults (Qwen3Config's numbers;
- * its head_dim 128, 32 KV heads and rope_theta 5e6: hlx_cfg_dense, hlx_hf_config_load) */
-static const struct hlx_hf_text_class hlx_hf_qwen3_vl_text = { "qwen3_vl_text", 0, 1, 32, 4096,
-                                                               32, 22016, 151936 };
-/* Qwen3-VL-MoE's: Qwen3VLMoeTextConfig's defaults (4.57: 24 layers of 2048, 16 query and 16
- * KV heads of hidden_size / heads, FFN 5632, rope_theta 5e6, norm_topk_prob true; the expert
- * keys required, as Qwen3-MoE's) */
-static const struct hlx_hf_text_class hlx_hf_qwen3_vl_moe_text = { "qwen3_vl_moe_text", 0, 1,
-                                                                   24, 2048, 16, 5632, 151936 };
+/* Qwen3-VL-MoE: Qwen3-VL's text model with Qwen3-MoE's layer, its experts fused */
+static int hlx_hf_qwen3_vl_moe(const hlx_hf_config_t *c)
+{
+    return hlx_hf_qwen3_vl(c) && hlx_hf_row(c->arch)->base == HLX_HF_BASE_QWEN3_MOE;
+}
 
 /* c's text class (a LLaVA or Qwen3-VL checkpoint's), or NULL */
 static const struct hlx_hf_text_class *hlx_hf_text_class(const hlx_hf_config_t *c)
@@ -298,31 +362,53 @@ static const struct hlx_hf_text_class *hlx_hf_text_class(const hlx_hf_config_t *
     return NULL;
 }
 
+/* The layer family c's text model is built as: its row's base, or for a LLaVA-style class
+ * the base of the text class text_config named (c->text_type; HLX_HF_BASE_TEXT until
+ * hlx_cfg_text_model_type has read it) */
+static hlx_hf_base_t hlx_hf_base(const hlx_hf_config_t *c)
+{
+    hlx_hf_base_t b = hlx_hf_row(c->arch)->base;
+
+    if (b == HLX_HF_BASE_TEXT && hlx_hf_text_class(c) != NULL)
+        return hlx_hf_text_class(c)->base;
+    return b;
+}
+
+int hlx_hf_gemma2(const hlx_hf_config_t *c)
+{
+    return hlx_hf_base(c) == HLX_HF_BASE_GEMMA2;
+}
+
+/* Mistral's layer and MistralConfig's defaults: MistralForCausalLM, or Mistral3's or a
+ * LLaVA checkpoint's Mistral text model */
+static int hlx_hf_mistral(const hlx_hf_config_t *c)
+{
+    return hlx_hf_base(c) == HLX_HF_BASE_MISTRAL;
+}
+
+/* Idefics3 or SmolVLM: vLLM builds their text model as Llama's whatever text_config names,
+ * and ties its head by text_config's tie_word_embeddings alone */
+static int hlx_hf_idefics3(const hlx_hf_config_t *c)
+{
+    return hlx_hf_wrap(c) == HLX_HF_WRAP_IDEFICS3;
+}
+
+/* A LLaVA, InternVL, Idefics3 or SmolVLM checkpoint (its text model under text_config, of
+ * the class its model_type names: hlx_cfg_text_model_type) */
+static int hlx_hf_llava(const hlx_hf_config_t *c)
+{
+    return hlx_hf_row(c->arch)->base == HLX_HF_BASE_TEXT;
+}
+
 /* Qwen2-VL or Qwen2.5-VL (their text model: Qwen2's layer, multimodal RoPE) */
 static int hlx_hf_qwen_vl(const hlx_hf_config_t *c)
 {
-    return !strcmp(c->arch, "Qwen2VLForConditionalGeneration") ||
-           !strcmp(c->arch, "Qwen2_5_VLForConditionalGeneration");
-}
-
-/* c's row of hlx_hf_archs (set by hlx_cfg_family). */
-static size_t hlx_hf_arch_index(const hlx_hf_config_t *c)
-{
-    size_t i;
-
-    for (i = 0; i < HLX_HF_NARCHS - 1 && strcmp(c->arch, hlx_hf_archs[i].arch); i++)
-        ;
-    return i;
+    return hlx_hf_wrap(c) == HLX_HF_WRAP_QWEN2_VL;
 }
 
 static const char *hlx_hf_model_type(const char *arch)
 {
-    size_t i;
-
-    for (i = 0; i < HLX_HF_NARCHS; i++)
-        if (!strcmp(arch, hlx_hf_archs[i].arch))
-            return hlx_hf_archs[i].model_type;
-    return NULL;
+    return hlx_hf_row(arch)->model_type;
 }
 
 
@@ -1037,11 +1123,15 @@ static hlx_status_t hlx_cfg_sliding(hlx_jdoc_t *doc, hlx_hf_config_t *c)
 {
     json_t *root = hlx_jdoc_root(doc), *w = json_object_get(root, "sliding_window");
     json_t *mp = json_object_get(root, "max_position_embeddings");
+    const hlx_hf_base_t b = hlx_hf_base(c);
     int use = 1, mistral = hlx_hf_mistral(c), from = 0;
-    int noswitch = mistral || !strcmp(c->arch, "Phi3ForCausalLM") ||
-                   !strcmp(c->arch, "MixtralForCausalLM");
-    int qwen = !strcmp(c->arch, "Qwen2ForCausalLM") || !strcmp(c->arch, "Qwen3ForCausalLM") ||
-               hlx_hf_qwen_vl(c) || !strncmp(c->text_type, "qwen", 4);
+    /* every layer windowed, no switch: Mistral's base (MistralForCausalLM, Mistral3, a LLaVA
+     * text_config's mistral), Phi3ForCausalLM, MixtralForCausalLM */
+    int noswitch = mistral || b == HLX_HF_BASE_PHI3 || b == HLX_HF_BASE_MIXTRAL;
+    /* the switch: Qwen2's and Qwen3's dense bases (Qwen2ForCausalLM, Qwen3ForCausalLM,
+     * Qwen2-VL and Qwen2.5-VL, a LLaVA text_config's qwen2 or qwen3), but not Qwen3-VL's
+     * (its text class has no window) nor the MoE bases (refused: their own switch) */
+    int qwen = (b == HLX_HF_BASE_QWEN2 || b == HLX_HF_BASE_QWEN3) && !hlx_hf_qwen3_vl(c);
     long long win;
     char ctx[64] = "";
     hlx_status_t st;
@@ -2124,7 +2214,7 @@ static hlx_status_t hlx_cfg_glm4_moe(hlx_jdoc_t *doc, hlx_hf_config_t *c)
                                  ? " (absent keys take Glm4MoeConfig's n_group 1 and topk_group "
                                    "1; give the model's values)" : "");
     }
-    return hlx_cfg_partial_rotary(doc, m, hlx_hf_archs[hlx_hf_arch_index(c)].rotary);
+    return hlx_cfg_partial_rotary(doc, m, hlx_hf_row(c->arch)->rotary);
 }
 
 /* Gemma2Config's and Gemma3TextConfig's keys beyond Llama's, with their defaults where
@@ -2213,8 +2303,7 @@ static hlx_status_t hlx_cfg_text_model_type(hlx_jdoc_t *doc, hlx_hf_config_t *c)
     if (hlx_hf_llava(c)) { /* when text_config names none: LlavaConfig's, LlavaNextConfig's,
                             * Idefics3Config's and SmolVLMConfig's llama,
                             * LlavaOnevisionConfig's and InternVLConfig's qwen2 */
-        const int q = !strcmp(c->arch, "LlavaOnevisionForConditionalGeneration") ||
-                      !strcmp(c->arch, "InternVLForConditionalGeneration");
+        const int q = hlx_hf_wrap(c) == HLX_HF_WRAP_LLAVA_QWEN2;
         if ((st = hlx_cfg_str(doc, "model_type", q ? "qwen2" : "llama", tt, sizeof(tt))) !=
             HLX_OK)
             return st;
@@ -2245,7 +2334,7 @@ static hlx_status_t hlx_cfg_text_model_type(hlx_jdoc_t *doc, hlx_hf_config_t *c)
                                  c->arch, own, hlx_hf_qwen3_vl_moe(c) ? "-MoE" : "");
         return HLX_OK;
     }
-    if (strcmp(c->arch, "Mistral3ForConditionalGeneration"))
+    if (hlx_hf_wrap(c) != HLX_HF_WRAP_MISTRAL3)
         return HLX_OK;
     if ((st = hlx_cfg_str(doc, "model_type", "mistral", tt, sizeof(tt))) != HLX_OK)
         return st;
@@ -2266,14 +2355,12 @@ static int hlx_dca_nonneg(json_int_t v) { return v >= 0 && v <= (1 << 30); }
 
 int hlx_hf_reads_dca(const char *arch)
 {
-    static const char *const qwen[] = { "Qwen2ForCausalLM", "Qwen2MoeForCausalLM",
-                                        "Qwen3ForCausalLM", "Qwen3MoeForCausalLM" };
-    size_t i;
+    const hlx_hf_arch_row_t *r = hlx_hf_row(arch);
 
-    for (i = 0; i < sizeof(qwen) / sizeof(qwen[0]); i++)
-        if (!strcmp(arch, qwen[i]))
-            return 1;
-    return 0;
+    /* the text classes of those bases, not Qwen2-VL's nor Qwen3-VL's (nested) */
+    return !(r->fused & HLX_HF_NESTED) &&
+           (r->base == HLX_HF_BASE_QWEN2 || r->base == HLX_HF_BASE_QWEN2_MOE ||
+            r->base == HLX_HF_BASE_QWEN3 || r->base == HLX_HF_BASE_QWEN3_MOE);
 }
 
 static hlx_status_t hlx_cfg_dca(hlx_jdoc_t *doc, hlx_hf_config_t *c)
@@ -2420,7 +2507,7 @@ static hlx_status_t hlx_cfg_dense(hlx_jdoc_t *doc, hlx_hf_config_t *c)
     }
     /* InternLM3 (Llama's layout): "qkv_bias" puts biases on q, k and v, "bias" on o_proj and
      * the FFN; both false by default */
-    if (!strcmp(c->arch, "InternLM3ForCausalLM")) {
+    if (hlx_hf_base(c) == HLX_HF_BASE_INTERNLM3) {
         static const char *const keys[] = { "qkv_bias", "bias" };
         size_t i;
         char path[16];
@@ -2450,7 +2537,7 @@ static hlx_status_t hlx_cfg_dense(hlx_jdoc_t *doc, hlx_hf_config_t *c)
     HLX_TRY(hlx_cfg_bool(doc, "mlp_bias", 0, &bias));
     if (bias)
         return hlx_jdoc_fail(doc, "/mlp_bias", HLX_ERR_PARSE, "FFN biases are not supported");
-    if (!strcmp(c->arch, "GraniteForCausalLM"))
+    if (hlx_hf_base(c) == HLX_HF_BASE_GRANITE)
         HLX_TRY(hlx_cfg_granite(doc, m));
     /* absent: all query heads (LlamaConfig), 8 (MistralConfig, MixtralConfig,
      * Glm4MoeConfig), 2 of 128 (GlmConfig), 4 of 256 (Gemma3TextConfig), 32 whatever the
@@ -2459,7 +2546,7 @@ static hlx_status_t hlx_cfg_dense(hlx_jdoc_t *doc, hlx_hf_config_t *c)
                         c->fused & HLX_HF_GEMMA ? 4 : c->fused & HLX_HF_ROPE_PAIRS ? 2
                         : hlx_hf_qwen3_vl_moe(c) ? 16
                         : hlx_hf_qwen3_vl(c) ? 32
-                        : !hlx_hf_mistral(c) && strcmp(c->arch, "MixtralForCausalLM") &&
+                        : !hlx_hf_mistral(c) && hlx_hf_base(c) != HLX_HF_BASE_MIXTRAL &&
                                   c->moe_gqa != HLX_HF_MOE_GLM4 ? m->q_heads : 8, 1,
                         &m->kv_heads));
     HLX_TRY(hlx_cfg_int(doc, "head_dim", 0,
@@ -2494,7 +2581,7 @@ static hlx_status_t hlx_cfg_dense(hlx_jdoc_t *doc, hlx_hf_config_t *c)
     m->v_head_dim = m->head_dim;
     m->rope_dim = m->head_dim;
     m->dense_layers = m->layers;
-    if (hlx_hf_archs[hlx_hf_arch_index(c)].rotary == 0) {
+    if (hlx_hf_row(c->arch)->rotary == 0) {
         /* only Phi-3's and GLM's (4, 4-0414, 4.5) attention rotate part of a head; the others
          * fail on it in transformers, or rotate the whole head */
         double f;
@@ -2514,8 +2601,8 @@ static hlx_status_t hlx_cfg_dense(hlx_jdoc_t *doc, hlx_hf_config_t *c)
         return hlx_cfg_glm4_moe(doc, c);
     if (c->moe_gqa)
         return hlx_cfg_qwen3_moe(doc, c);
-    if (hlx_hf_archs[hlx_hf_arch_index(c)].rotary != 0)
-        return hlx_cfg_partial_rotary(doc, m, hlx_hf_archs[hlx_hf_arch_index(c)].rotary);
+    if (hlx_hf_row(c->arch)->rotary != 0)
+        return hlx_cfg_partial_rotary(doc, m, hlx_hf_row(c->arch)->rotary);
     return HLX_OK;
 }
 
@@ -2592,7 +2679,7 @@ static hlx_status_t hlx_cfg_moe_mla(hlx_jdoc_t *doc, hlx_hf_config_t *c)
     hlx_model_t *m = &c->m;
     hlx_status_t st;
     double rsf;
-    const int v2 = !strcmp(c->arch, "DeepseekV2ForCausalLM");
+    const int v2 = hlx_hf_base(c) == HLX_HF_BASE_DEEPSEEK_V2;
 
     /* DeepSeek's releases keep a head of their own; its weights' reader takes lm_head.weight
      * by name (the dense families' reader is the one that ties) */
@@ -2715,7 +2802,7 @@ hlx_status_t hlx_hf_config_load(const char *dir, hlx_hf_config_t *c, char *err,
     if (st == HLX_OK)
         st = hlx_cfg_dtype(doc, c);
     if (st == HLX_OK)
-        eps = hlx_hf_archs[hlx_hf_arch_index(c)].eps;
+        eps = hlx_hf_row(c->arch)->eps;
     /* a multimodal checkpoint: its text model's keys, read as a text model's config.json
      * (errors at their place inside text_config) */
     if (st == HLX_OK && (c->fused & HLX_HF_NESTED) && hlx_hf_qwen_vl(c) &&
@@ -2896,7 +2983,7 @@ char *hlx_hf_config_text(const hlx_hf_config_t *c)
         } else {
             json_object_set_new(o, "hidden_act", json_string("silu"));
         }
-        if (!strcmp(c->arch, "GraniteForCausalLM")) { /* GraniteConfig's multipliers */
+        if (hlx_hf_base(c) == HLX_HF_BASE_GRANITE) { /* GraniteConfig's multipliers */
             json_object_set_new(o, "embedding_multiplier", json_real(hlx_model_embed_scale(m)));
             json_object_set_new(o, "attention_multiplier",
                                 json_real(hlx_model_softmax_scale(m, m->head_dim)));
@@ -2941,7 +3028,7 @@ char *hlx_hf_config_text(const hlx_hf_config_t *c)
             json_object_set_new(o, "sliding_window", json_integer(m->sliding_window));
         else if (c->fused & HLX_HF_GEMMA) /* none: Gemma3TextConfig's default is 4096 */
             json_object_set_new(o, "sliding_window", json_null());
-        if (hlx_hf_archs[hlx_hf_arch_index(c)].rotary != 0)
+        if (hlx_hf_row(c->arch)->rotary != 0)
             json_object_set_new(o, "partial_rotary_factor",
                                 json_real((double)m->rope_dim / m->head_dim));
         if (c->fused & HLX_HF_ROPE_PAIRS) /* GLM: q, k and v biases by this key */
@@ -2967,7 +3054,7 @@ char *hlx_hf_config_text(const hlx_hf_config_t *c)
         json_object_set_new(o, "topk_group", json_integer(c->topk_group));
         if (c->mtp_layers > 0)
             json_object_set_new(o, "num_nextn_predict_layers", json_integer(c->mtp_layers));
-        if (!strcmp(c->arch, "DeepseekV2ForCausalLM"))
+        if (hlx_hf_base(c) == HLX_HF_BASE_DEEPSEEK_V2)
             json_object_set_new(o, "topk_method",
                                 json_string(c->n_group > 1 && c->topk_group < c->n_group
                                                 ? "group_limited_greedy" : "greedy"));

@@ -417,6 +417,12 @@ hlx_status_t hlx_hf_kv_scale(hlx_ckpt_t *ck, const hlx_hf_config_t *c, int layer
  * NULL past the last. */
 size_t      hlx_hf_arch_count(void);
 const char *hlx_hf_arch(size_t i, const char **model_type_p, int *nested_p);
+/* The i-th class's base, the layer family its text model is built as ("llama", "mistral",
+ * "qwen3_moe", "gemma3", "deepseek_v3", ...), or "text_config" where text_config's
+ * model_type chooses it; NULL past the last. hlx_hf_arch_text_base: for such a class, the
+ * k-th base its text_config may name (NULL past the last, and for any other class). */
+const char *hlx_hf_arch_base(size_t i);
+const char *hlx_hf_arch_text_base(size_t i, size_t k);
 
 /* Reads dir/config.json; errors are "config.json:line:column: key: reason". */
 hlx_status_t hlx_hf_config_load(const char *dir, hlx_hf_config_t *c, char *err,
