@@ -1575,9 +1575,31 @@ out:
 }
 
 /* helix model archs: the Hugging Face classes read, from the reader's own table. */
+/* Row i's base for `model archs`: its name, or for a class whose text_config chooses it
+ * "text_config (llama, mistral, ...)" in buf, the choices also appended to list (when not
+ * NULL) */
+static const char *hlx_archs_base(size_t i, char *buf, size_t len, json_t *list)
+{
+    const char *tb;
+    size_t k, n;
+
+    if (hlx_hf_arch_text_base(i, 0) == NULL)
+        return hlx_hf_arch_base(i);
+    n = (size_t)snprintf(buf, len, "%s (", hlx_hf_arch_base(i));
+    for (k = 0; (tb = hlx_hf_arch_text_base(i, k)) != NULL && n < len; k++) {
+        n += (size_t)snprintf(buf + n, len - n, "%s%s", k ? ", " : "", tb);
+        if (list != NULL)
+            json_array_append_new(list, json_string(tb));
+    }
+    if (n < len)
+        snprintf(buf + n, len - n, ")");
+    return buf;
+}
+
 static int hlx_cmd_model_archs(int argc, char **argv)
 {
-    const char *mt;
+    const char *mt, *base;
+    char buf[128];
     size_t i;
     int nested, json = argc == 2 && !strcmp(argv[1], "--json");
 
@@ -1585,8 +1607,11 @@ static int hlx_cmd_model_archs(int argc, char **argv)
         printf("usage: helix model archs [--json]\n\n"
                "  The Hugging Face classes (config.json's architectures[0]) that decode reads,\n"
                "  each with the model_type that names it where config.json gives no class;\n"
-               "  \"text\": a multimodal class whose text model alone is read (docs/model.md).\n"
-               "  --json: one JSON array of {\"class\", \"model_type\", \"text_only\"}.\n");
+               "  \"text\": a multimodal class whose text model alone is read (docs/model.md);\n"
+               "  then its base: the layer family its text model is built as, or\n"
+               "  \"text_config (...)\": the one text_config's model_type names, of those listed.\n"
+               "  --json: one JSON array of {\"class\", \"model_type\", \"text_only\", \"base\"},\n"
+               "  and \"text_bases\" (the list) where \"base\" is \"text_config\".\n");
         return 0;
     }
     if (argc > 2 || (argc == 2 && !json)) {
@@ -1597,10 +1622,17 @@ static int hlx_cmd_model_archs(int argc, char **argv)
     if (json) {
         json_t *a = json_array();
         char *txt;
-        for (i = 0; hlx_hf_arch(i, &mt, &nested) != NULL; i++)
-            json_array_append_new(a, json_pack("{s:s, s:s, s:b}", "class",
-                                               hlx_hf_arch(i, &mt, &nested), "model_type", mt,
-                                               "text_only", nested));
+        for (i = 0; hlx_hf_arch(i, &mt, &nested) != NULL; i++) {
+            json_t *tb = json_array();
+            json_t *o = json_pack("{s:s, s:s, s:b, s:s}", "class", hlx_hf_arch(i, &mt, &nested),
+                                  "model_type", mt, "text_only", nested, "base",
+                                  hlx_hf_arch_base(i));
+            (void)hlx_archs_base(i, buf, sizeof(buf), tb);
+            if (json_array_size(tb) > 0)
+                json_object_set(o, "text_bases", tb);
+            json_decref(tb);
+            json_array_append_new(a, o);
+        }
         txt = json_dumps(a, JSON_INDENT(2));
         json_decref(a);
         if (txt == NULL)
@@ -1609,11 +1641,11 @@ static int hlx_cmd_model_archs(int argc, char **argv)
         free(txt);
         return 0;
     }
-    for (i = 0; hlx_hf_arch(i, &mt, &nested) != NULL; i++)
-        if (nested)
-            printf("%-40s %-18s text\n", hlx_hf_arch(i, &mt, &nested), mt);
-        else
-            printf("%-40s %s\n", hlx_hf_arch(i, &mt, &nested), mt);
+    for (i = 0; hlx_hf_arch(i, &mt, &nested) != NULL; i++) {
+        base = hlx_archs_base(i, buf, sizeof(buf), NULL);
+        printf("%-40s %-18s %-4s %s\n", hlx_hf_arch(i, &mt, &nested), mt, nested ? "text" : "",
+               base);
+    }
     return 0;
 }
 
