@@ -653,15 +653,31 @@ static void test_bad_headers(void **state)
     }
 }
 
-/* helix model archs: every class of the reader's table, in its order, with its model_type
- * and whether its text model alone is read; --json the same; a stray argument exit 2. */
+/* helix model archs: every class of the reader's table, in its order, with its model_type,
+ * whether its text model alone is read and its base (a layer family for every class; the
+ * text classes for those whose text_config chooses, and only for those); --json the same;
+ * a stray argument exit 2. */
 static void test_archs_listed(void **state)
 {
+    static const struct {
+        const char *arch, *base;
+    } known[] = {
+        { "LlamaForCausalLM", "llama" },
+        { "MistralForCausalLM", "mistral" },
+        { "Mistral3ForConditionalGeneration", "mistral" },
+        { "Qwen2_5_VLForConditionalGeneration", "qwen2" },
+        { "Qwen3VLMoeForConditionalGeneration", "qwen3_moe" },
+        { "Gemma3ForConditionalGeneration", "gemma3" },
+        { "Gemma3ForCausalLM", "gemma3" },
+        { "DeepseekV2ForCausalLM", "deepseek_v2" },
+        { "LlavaForConditionalGeneration", "text_config" },
+        { "SmolVLMForConditionalGeneration", "text_config" },
+    };
     char path[512], *out;
     const char *mt, *arch;
     json_t *a;
     json_error_t je;
-    size_t i;
+    size_t i, k, seen = 0;
     int nested;
 
     (void)state;
@@ -675,7 +691,32 @@ static void test_archs_listed(void **state)
         assert_string_equal(json_string_value(json_object_get(e, "class")), arch);
         assert_string_equal(json_string_value(json_object_get(e, "model_type")), mt);
         assert_int_equal(json_is_true(json_object_get(e, "text_only")), nested);
+        assert_true(json_is_string(json_object_get(e, "base")));
+        assert_string_equal(json_string_value(json_object_get(e, "base")), hlx_hf_arch_base(i));
+        assert_true(hlx_hf_arch_base(i)[0] != '\0');
+        /* text_bases where, and only where, text_config chooses; each a base of its own */
+        assert_int_equal(json_object_get(e, "text_bases") != NULL,
+                         !strcmp(hlx_hf_arch_base(i), "text_config"));
+        for (k = 0; k < json_array_size(json_object_get(e, "text_bases")); k++) {
+            json_t *tb = json_array_get(json_object_get(e, "text_bases"), k);
+            assert_string_equal(json_string_value(tb), hlx_hf_arch_text_base(i, k));
+            assert_string_not_equal(json_string_value(tb), "text_config");
+        }
+        for (k = 0; k < sizeof(known) / sizeof(known[0]); k++)
+            if (!strcmp(arch, known[k].arch)) {
+                assert_string_equal(hlx_hf_arch_base(i), known[k].base);
+                seen++;
+            }
+        if (!strcmp(arch, "LlavaForConditionalGeneration")) { /* any of the text classes */
+            assert_int_equal(json_array_size(json_object_get(e, "text_bases")), 4);
+            assert_string_equal(hlx_hf_arch_text_base(i, 0), "llama");
+            assert_string_equal(hlx_hf_arch_text_base(i, 2), "qwen2");
+        }
+        if (!strcmp(arch, "Idefics3ForConditionalGeneration")) /* Llama's alone */
+            assert_int_equal(json_array_size(json_object_get(e, "text_bases")), 1);
     }
+    assert_int_equal(seen, sizeof(known) / sizeof(known[0]));
+    assert_null(hlx_hf_arch_base(hlx_hf_arch_count()));
     json_decref(a);
     assert_true(hlx_hf_arch_count() > 20 && hlx_hf_arch(hlx_hf_arch_count(), &mt, &nested) == NULL);
     snprintf(path, sizeof(path), "%s/archs.txt", g_tmp);
@@ -683,6 +724,10 @@ static void test_archs_listed(void **state)
     out = hlx_test_slurp(path, NULL);
     assert_non_null(strstr(out, "LlamaForCausalLM"));
     assert_non_null(strstr(out, "Qwen3VLMoeForConditionalGeneration       qwen3_vl_moe       text"));
+    assert_non_null(strstr(out, "MistralForCausalLM                       mistral                 mistral\n"));
+    assert_non_null(strstr(out, "Idefics3ForConditionalGeneration         idefics3           text "
+                                "text_config (llama)\n"));
+    assert_non_null(strstr(out, "text_config (llama, mistral, qwen2, qwen3)\n"));
     free(out);
     assert_int_equal(sh("%s model archs --bogus 2>/dev/null", helix), 2);
 }
