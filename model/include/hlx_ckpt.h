@@ -302,7 +302,7 @@ typedef struct hlx_hf_config {
     hlx_hf_family_t family;
     char            arch[64];          /* architectures[0] */
     char            text_type[32];     /* a LLaVA checkpoint's text model: text_config's
-                                          model_type (llama, mistral or qwen2); "" else */
+                                          model_type (llama, mistral, qwen2 or qwen3); "" else */
     char            torch_dtype[16];   /* "bfloat16", "float32", "float16" */
     hlx_st_dtype_t  st_dtype;          /* dtype of unquantized tensors */
     int             fp8;               /* quantization_config: fp8 e4m3 linear weights,
