@@ -74,41 +74,37 @@ two_ranks() {
         echo $$ > "$d/cgroup.procs" && exec "$@"' \
         sh "$how" "$sub" "$helix" decode --kvp 2 "$@"
 }
-for r in 0 1; do
-    mkdir "${sub}_r$r" && echo $((1 << 30)) >"${sub}_r$r/$limit_file" ||
-        { echo "FAIL: cannot make ${sub}_r$r"; exit 1; }
-done
-two_ranks each --context 2304K --steps 1 >"$dir/each.out" 2>&1
-rc=$?
-echo "2 ranks, 2304K tokens, a 1 GiB cgroup each: exit $rc"
-if [ $rc -ne 0 ]; then
-    echo "FAIL: ranks that each fit their own cgroup were refused or failed"
-    cat "$dir/each.out"
+# limit_dirs DIR...: each made and limited to 1 GiB
+limit_dirs() {
+    local d
+    for d in "$@"; do
+        mkdir "$d" && echo $((1 << 30)) >"$d/$limit_file" || { echo "FAIL: cannot make $d"; exit 1; }
+    done
+}
+# expect_two HOW WHAT: two_ranks HOW at 2304K tokens (about 0.6 GiB a rank); WHAT "runs",
+# or "refused": exit 2 naming 0.50 GiB, the cgroup helix_mem_test_$$ and the divisor 2
+expect_two() {
+    local how=$1 what=$2 rc
+    two_ranks "$how" --context 2304K --steps 1 >"$dir/$how.out" 2>&1
+    rc=$?
+    echo "2 ranks, 2304K tokens, cgroups '$how': exit $rc"
+    grep -m1 'needs' "$dir/$how.out"
+    if [ "$what" = runs ] && [ $rc -eq 0 ]; then
+        return
+    fi
+    if [ "$what" = refused ] && [ $rc -eq 2 ] && grep -q "0\.50 GiB are available to it (memory cgroup [^:]*helix_mem_test_$$: [^)]*, / 2 rank(s) in that cgroup)" "$dir/$how.out"; then
+        return
+    fi
+    echo "FAIL: '$how': expected it $what (refused: exit 2 naming 0.50 GiB, helix_mem_test_$$ and the divisor 2)"
+    cat "$dir/$how.out"
     fail=1
-fi
-two_ranks one --context 2304K --steps 1 >"$dir/one.out" 2>&1
-rc=$?
-echo "2 ranks, 2304K tokens, one 1 GiB cgroup: exit $rc"
-grep -m1 'needs' "$dir/one.out"
-if [ $rc -ne 2 ] || ! grep -q "0\.50 GiB are available to it (memory cgroup [^:]*helix_mem_test_$$: [^)]*, / 2 rank(s) in that cgroup)" "$dir/one.out"; then
-    echo "FAIL: expected the refusal (exit 2) naming 0.50 GiB, the cgroup and the divisor 2"
-    cat "$dir/one.out"
-    fail=1
-fi
+}
+limit_dirs "${sub}_r0" "${sub}_r1"
+expect_two each runs    # a 1 GiB cgroup each: the room shared over one rank each
+expect_two one refused  # both in one 1 GiB cgroup
 # siblings below a shared limited parent (v2: the parent hands the controller down, which
-# it may only while it holds no process; the ranks above have left it)
+# it may only while it holds no process; the ranks above have left it): the parent binds
 [ "$limit_file" = memory.max ] && echo +memory >"$sub/cgroup.subtree_control" 2>/dev/null
-for r in 0 1; do
-    mkdir "$sub/r$r" && echo $((1 << 30)) >"$sub/r$r/$limit_file" ||
-        { echo "FAIL: cannot make $sub/r$r"; exit 1; }
-done
-two_ranks nested --context 2304K --steps 1 >"$dir/nested.out" 2>&1
-rc=$?
-echo "2 ranks, 2304K tokens, a 1 GiB cgroup each below one 1 GiB cgroup: exit $rc"
-grep -m1 'needs' "$dir/nested.out"
-if [ $rc -ne 2 ] || ! grep -q "0\.50 GiB are available to it (memory cgroup [^:]*helix_mem_test_$$: [^)]*, / 2 rank(s) in that cgroup)" "$dir/nested.out"; then
-    echo "FAIL: expected the refusal (exit 2) naming the parent, 0.50 GiB and the divisor 2"
-    cat "$dir/nested.out"
-    fail=1
-fi
+limit_dirs "$sub/r0" "$sub/r1"
+expect_two nested refused
 exit $fail
