@@ -443,7 +443,7 @@ static void hlx_synth_config(hlx_hf_config_t *c, int dense, int v2, int layers,
                 m->final_softcap = 2.0;
             }
         }
-        if (!strcmp(c->arch, "GraniteForCausalLM")) {
+        if (hlx_hf_granite(c)) {
             /* granite: Granite 3's four multipliers, at values where each of the first three
              * changes the greedy tokens of the synthetic weights (the logits' scale cannot):
              * embedding 1.5, a softmax scale of 1/8 where 1 / sqrt(32) would be 0.177,
@@ -535,7 +535,7 @@ static int hlx_synth_model(hlx_hf_config_t *c, const char *name, int layers)
     hlx_status_t st;
 
     if (c->family != HLX_HF_DENSE || c->moe_gqa || (c->fused & HLX_HF_ROPE_PAIRS) ||
-        !strcmp(c->arch, "GraniteForCausalLM")) {
+        hlx_hf_granite(c)) {
         fprintf(stderr, "helix model synth: --model: only with --family dense, phi3, "
                 "internlm2, qwen2 or qwen3\n");
         return -1;

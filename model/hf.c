@@ -379,6 +379,11 @@ int hlx_hf_gemma2(const hlx_hf_config_t *c)
     return hlx_hf_base(c) == HLX_HF_BASE_GEMMA2;
 }
 
+int hlx_hf_granite(const hlx_hf_config_t *c)
+{
+    return hlx_hf_base(c) == HLX_HF_BASE_GRANITE;
+}
+
 /* Mistral's layer and MistralConfig's defaults: MistralForCausalLM, or Mistral3's or a
  * LLaVA checkpoint's Mistral text model */
 static int hlx_hf_mistral(const hlx_hf_config_t *c)
@@ -2537,7 +2542,7 @@ static hlx_status_t hlx_cfg_dense(hlx_jdoc_t *doc, hlx_hf_config_t *c)
     HLX_TRY(hlx_cfg_bool(doc, "mlp_bias", 0, &bias));
     if (bias)
         return hlx_jdoc_fail(doc, "/mlp_bias", HLX_ERR_PARSE, "FFN biases are not supported");
-    if (hlx_hf_base(c) == HLX_HF_BASE_GRANITE)
+    if (hlx_hf_granite(c))
         HLX_TRY(hlx_cfg_granite(doc, m));
     /* absent: all query heads (LlamaConfig), 8 (MistralConfig, MixtralConfig,
      * Glm4MoeConfig), 2 of 128 (GlmConfig), 4 of 256 (Gemma3TextConfig), 32 whatever the
@@ -2983,7 +2988,7 @@ char *hlx_hf_config_text(const hlx_hf_config_t *c)
         } else {
             json_object_set_new(o, "hidden_act", json_string("silu"));
         }
-        if (hlx_hf_base(c) == HLX_HF_BASE_GRANITE) { /* GraniteConfig's multipliers */
+        if (hlx_hf_granite(c)) { /* GraniteConfig's multipliers */
             json_object_set_new(o, "embedding_multiplier", json_real(hlx_model_embed_scale(m)));
             json_object_set_new(o, "attention_multiplier",
                                 json_real(hlx_model_softmax_scale(m, m->head_dim)));
