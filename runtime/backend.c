@@ -410,7 +410,7 @@ static int host_append_row(void *cache, hlx_dtype_t dt, hlx_kv_layout_t lay, int
         for (e = 0; e < c; e++) {
             hlx_dtype_store(cache, dt, at + (size_t)e, src[e0 + e] * m);
             if (dt == HLX_DTYPE_FP8)
-                nan |= (((const uint8_t *)cache)[at + (size_t)e] & 0x7f) == 0x7f;
+                nan |= hlx_fp8_is_nan(((const uint8_t *)cache)[at + (size_t)e]);
         }
     return nan;
 }

@@ -601,7 +601,7 @@ static int hlx_stage_row(void *stage, hlx_dtype_t dt, int blk, int run, int d, s
             for (k = 0; k < c; k++) {
                 const uint8_t x = hlx_f32_to_fp8(row[e0 + k]);
                 ((uint8_t *)stage)[at + (size_t)k] = x;
-                nan |= (x & 0x7f) == 0x7f;
+                nan |= hlx_fp8_is_nan(x);
             }
         else /* f32: the engine stores no other KV type (hlx_engine_validate) */
             memcpy((float *)stage + at, row + e0, sizeof(float) * (size_t)c);

@@ -69,7 +69,7 @@ static int kt_fp8_has_nan(const void *p, size_t stride, size_t d, size_t len)
 
     for (t = 0; t < len; t++)
         for (e = 0; e < d; e++)
-            if ((b[t * stride + e] & 0x7f) == 0x7f)
+            if (hlx_fp8_is_nan(b[t * stride + e]))
                 return 1;
     return 0;
 }

@@ -65,6 +65,13 @@ static inline float hlx_fp8_to_f32(uint8_t b)
     return v.f;
 }
 
+/* 1 for e4m3's NaNs (0x7f, 0xff: exponent and mantissa all ones), which hlx_f32_to_fp8
+ * gives for a NaN alone. */
+static inline int hlx_fp8_is_nan(uint8_t b)
+{
+    return (b & 0x7f) == 0x7f;
+}
+
 /* Element i of an array stored in t (f32, bf16 or fp8), as float. */
 static inline float hlx_dtype_load(const void *p, hlx_dtype_t t, size_t i)
 {
