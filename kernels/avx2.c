@@ -1305,10 +1305,8 @@ hlx_wq_fused_block_avx2(const int MR, const int SS, const int BITS, const hlx_wq
     const float *zp = (const float *)(base + w->zeros) + (size_t)s * gs;
     const float *sp = (const float *)(base + w->scales) + (size_t)s * gs;
     const uint8_t *cp = (const uint8_t *)(base + w->codes) + (size_t)s * cs;
-    const int32_t *tab = w->gidx ? (const int32_t *)(base + w->gidx) : NULL;
+    hlx_wq_grp_t it = hlx_wq_grp_init(w, 0);
     __m256 a[4][4][2]; /* [strip][row][half] */
-    /* in order: the group of row k and the rows left in it, counted down (hlx_wq_walk) */
-    int g = tab ? 0 : w->kofs / w->group, left = tab ? 0 : w->group - w->kofs % w->group;
     int q, m, k, two;
     size_t at[2];
 
@@ -1325,11 +1323,8 @@ hlx_wq_fused_block_avx2(const int MR, const int SS, const int BITS, const hlx_wq
      * high nibbles; each row's group is its own */
     for (k = 0; k < K; k += 1 + two) {
         two = BITS == 4 && k + 1 < K;
-        for (q = 0; q <= two; q++) {
-            at[q] = (size_t)(tab ? tab[k + q] : g) * 16;
-            if (!tab && --left == 0)
-                g++, left = w->group;
-        }
+        for (q = 0; q <= two; q++)
+            at[q] = (size_t)hlx_wq_grp_next(w, &it, k + q) * 16;
         _Pragma("GCC unroll 4") for (q = 0; q < SS; q++) {
             const uint8_t *c = cp + (size_t)q * cs + (size_t)(BITS == 4 ? k >> 1 : k) * 16;
             const __m256i c0 = _mm256_cvtepu8_epi32(_mm_loadl_epi64((const __m128i *)c));

@@ -23,12 +23,41 @@ void hlx_wq_dequant_ref(const hlx_wq_t *w, int k0, int kc, int s0, int s1, uint1
  * (inlined with each variant's row function). */
 typedef void (*hlx_wq_row_fn)(const uint8_t *c, int sh, int m, const float *z, const float *s,
                               uint16_t *d);
+
+/* The group of each row of a packed matrix, walked in order from row k0: set up by
+ * hlx_wq_grp_init, then hlx_wq_grp_next gives row k's group and steps on (in order: a
+ * count down of the rows left in the group; act order: the table's, tab). */
+typedef struct hlx_wq_grp {
+    const int32_t *tab;
+    int            g, left;
+} hlx_wq_grp_t;
+
+static inline hlx_wq_grp_t hlx_wq_grp_init(const hlx_wq_t *w, int k0)
+{
+    const int32_t *tab = w->gidx ? (const int32_t *)((const char *)w + w->gidx) : NULL;
+
+    return (hlx_wq_grp_t){ tab, tab ? 0 : (k0 + w->kofs) / w->group,
+                           tab ? 0 : w->group - (k0 + w->kofs) % w->group };
+}
+
+static inline int hlx_wq_grp_next(const hlx_wq_t *w, hlx_wq_grp_t *it, int k)
+{
+    int g;
+
+    if (it->tab)
+        return it->tab[k];
+    g = it->g;
+    if (--it->left == 0) {
+        it->g++;
+        it->left = w->group;
+    }
+    return g;
+}
 static inline __attribute__((always_inline)) void
 hlx_wq_walk(const hlx_wq_t *w, int k0, int kc, int s0, int s1, uint16_t *dst, hlx_wq_row_fn row)
 {
     const char *base = (const char *)w;
     const size_t rows = w->bits == 4 ? ((size_t)w->K + 1) / 2 : (size_t)w->K;
-    const int32_t *tab = w->gidx ? (const int32_t *)(base + w->gidx) : NULL;
     int s, k;
 
     for (s = s0; s < s1; s++) {
@@ -36,22 +65,14 @@ hlx_wq_walk(const hlx_wq_t *w, int k0, int kc, int s0, int s1, uint16_t *dst, hl
         const float *sc = (const float *)(base + w->scales) + (size_t)s * (size_t)w->G * 16;
         const float *zc = (const float *)(base + w->zeros) + (size_t)s * (size_t)w->G * 16;
         uint16_t *d = dst + (size_t)(s - s0) * (size_t)kc * 16;
-        /* the group of row k0 and the rows left in it, counted down (act order: the table's) */
-        int g = tab ? 0 : (k0 + w->kofs) / w->group;
-        int left = tab ? 0 : w->group - (k0 + w->kofs) % w->group;
+        hlx_wq_grp_t it = hlx_wq_grp_init(w, k0);
         for (k = k0; k < k0 + kc; k++, d += 16) {
-            const float *gz, *gs;
-            if (tab)
-                g = tab[k];
-            gz = zc + (size_t)g * 16, gs = sc + (size_t)g * 16;
+            const size_t g = (size_t)hlx_wq_grp_next(w, &it, k);
+            const float *gz = zc + g * 16, *gs = sc + g * 16;
             if (w->bits == 4) /* two rows to 16 bytes: the odd one in the high nibbles */
                 row(code + (size_t)(k >> 1) * 16, (k & 1) * 4, 15, gz, gs, d);
             else
                 row(code + (size_t)k * 16, 0, 255, gz, gs, d);
-            if (!tab && --left == 0) {
-                g++;
-                left = w->group;
-            }
         }
     }
 }
