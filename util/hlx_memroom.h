@@ -16,6 +16,7 @@ typedef struct hlx_memlevel {
                            and inode: the same from any cgroup namespace); never 0 */
     uint64_t room;      /* its limit less its usage (page cache but shmem not counted) */
     uint64_t limit;
+    int32_t  version;   /* its hierarchy: 1 or 2 */
     char     file[24];  /* the file its limit came from: memory.max, memory.high (v2),
                            memory.limit_in_bytes (v1) */
     char     path[128]; /* as /proc/self/cgroup names it ("/" the root); a longer one's last
@@ -23,14 +24,8 @@ typedef struct hlx_memlevel {
 } hlx_memlevel_t;
 
 typedef struct hlx_memroom {
-    uint64_t bytes;     /* the room: limit less usage (page cache but shmem not counted);
-                           UINT64_MAX: no limit found */
-    uint64_t limit;     /* the binding cgroup's limit */
-    int      version;   /* the binding cgroup's hierarchy: 1 or 2; 0: none */
-    char     file[24];  /* the file its limit came from: memory.max, memory.high (v2),
-                           memory.limit_in_bytes (v1) */
-    char     path[512]; /* the binding cgroup, as /proc/self/cgroup names it ("/" the root) */
-    uint64_t id;        /* the binding cgroup (hlx_memlevel_t.id); 0: none */
+    uint64_t bytes;     /* the smallest room over the levels; UINT64_MAX: no limit found */
+    int      bind;      /* the level of that room (it binds); -1: none */
     int      nlevels;   /* every level with a limit, innermost first, the binding one among
                            them */
     hlx_memlevel_t level[HLX_MEMROOM_LEVELS];

@@ -65,13 +65,14 @@ static uint64_t hlx_memroom_id(uint64_t machine, int v, const char *dir, const c
 /* A limited level: its id, room, limit, the limit's file and its path (the tail where
  * longer than the field). */
 static void hlx_memroom_level(hlx_memlevel_t *l, uint64_t id, uint64_t room, uint64_t limit,
-                              const char *file, const char *path)
+                              int version, const char *file, const char *path)
 {
     const size_t n = strlen(path), keep = sizeof(l->path) - 1;
 
     l->id = id;
     l->room = room;
     l->limit = limit;
+    l->version = version;
     snprintf(l->file, sizeof(l->file), "%s", file);
     snprintf(l->path, sizeof(l->path), "%s", n > keep ? path + (n - keep) : path);
 }
@@ -279,17 +280,15 @@ static void hlx_memroom_tree(const char *root, int v, uint64_t machine, hlx_memr
             cache = cache > shm ? cache - shm : 0;
             use = use > cache ? use - cache : 0;
             room = lim > use ? lim - use : 0;
-            if (r->nlevels < HLX_MEMROOM_LEVELS)
-                hlx_memroom_level(&r->level[r->nlevels++], id, room, lim, file, name);
-            else if (room < r->bytes) /* past the last place: the binding one takes it */
-                hlx_memroom_level(&r->level[HLX_MEMROOM_LEVELS - 1], id, room, lim, file, name);
+            /* past the last place only a level that binds is kept, in that place */
+            const int at = r->nlevels < HLX_MEMROOM_LEVELS ? r->nlevels++
+                           : room < r->bytes              ? HLX_MEMROOM_LEVELS - 1
+                                                          : -1;
+            if (at >= 0)
+                hlx_memroom_level(&r->level[at], id, room, lim, v, file, name);
             if (room < r->bytes) {
                 r->bytes = room;
-                r->limit = lim;
-                r->version = v;
-                r->id = id;
-                snprintf(r->file, sizeof(r->file), "%s", file);
-                snprintf(r->path, sizeof(r->path), "%s", name);
+                r->bind = at;
             }
         }
         if (strlen(dir) <= base || (slash = strrchr(dir, '/')) == NULL ||
@@ -305,6 +304,7 @@ void hlx_mem_cgroup_room(const char *root, hlx_memroom_t *r)
 
     memset(r, 0, sizeof(*r));
     r->bytes = UINT64_MAX;
+    r->bind = -1;
     if (root == NULL)
         root = "";
     machine = hlx_memroom_machine(root);

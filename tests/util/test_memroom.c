@@ -89,10 +89,10 @@ static void test_v2_slurm_job(void **state)
     putnum("sys/fs/cgroup/system.slice/slurmstepd.scope/job_7/step_0/memory.current", G / 2);
     put("sys/fs/cgroup/system.slice/memory.max", "max\n");
     hlx_mem_cgroup_room(root, &r);
-    assert_int_equal(r.version, 2);
+    assert_int_equal(r.level[r.bind].version, 2);
     assert_true(r.bytes == 8 * G - G / 2);
-    assert_true(r.limit == 8 * G);
-    assert_string_equal(r.path, "/system.slice/slurmstepd.scope/job_7");
+    assert_true(r.level[r.bind].limit == 8 * G);
+    assert_string_equal(r.level[r.bind].path, "/system.slice/slurmstepd.scope/job_7");
 }
 
 static void test_parent_binds(void **state)
@@ -109,7 +109,7 @@ static void test_parent_binds(void **state)
     putnum("sys/fs/cgroup/a/memory.current", 8 * G);
     hlx_mem_cgroup_room(root, &r);
     assert_true(r.bytes == 2 * G);
-    assert_string_equal(r.path, "/a");
+    assert_string_equal(r.level[r.bind].path, "/a");
 }
 
 static void test_over_limit(void **state)
@@ -123,7 +123,7 @@ static void test_over_limit(void **state)
     putnum("sys/fs/cgroup/a/memory.current", 2 * G);
     hlx_mem_cgroup_room(root, &r);
     assert_true(r.bytes == 0);
-    assert_int_equal(r.version, 2);
+    assert_int_equal(r.level[r.bind].version, 2);
 }
 
 static const char *v1_mounts =
@@ -147,9 +147,9 @@ static void test_v1_memory(void **state)
     putnum("sys/fs/cgroup/memory/memory.limit_in_bytes", 9223372036854771712ull);
     putnum("sys/fs/cgroup/memory/memory.usage_in_bytes", 20 * G);
     hlx_mem_cgroup_room(root, &r);
-    assert_int_equal(r.version, 1);
+    assert_int_equal(r.level[r.bind].version, 1);
     assert_true(r.bytes == 12 * G);
-    assert_string_equal(r.path, "/slurm/uid_0/job_3");
+    assert_string_equal(r.level[r.bind].path, "/slurm/uid_0/job_3");
 }
 
 static void test_container_mount(void **state)
@@ -165,7 +165,7 @@ static void test_container_mount(void **state)
     putnum("sys/fs/cgroup/memory.current", G);
     hlx_mem_cgroup_room(root, &r);
     assert_true(r.bytes == 2 * G);
-    assert_string_equal(r.path, "/");
+    assert_string_equal(r.level[r.bind].path, "/");
 }
 
 static void test_mount_holding_cgroup(void **state)
@@ -186,7 +186,7 @@ static void test_mount_holding_cgroup(void **state)
     putnum("sys/fs/cg two/ab/c/memory.current", 0);
     hlx_mem_cgroup_room(root, &r);
     assert_true(r.bytes == 1 * G);
-    assert_string_equal(r.path, "/ab/c");
+    assert_string_equal(r.level[r.bind].path, "/ab/c");
 }
 
 static void test_long_path(void **state)
@@ -222,7 +222,7 @@ static void test_both_hierarchies(void **state)
     putnum("sys/fs/cgroup/unified/j/memory.max", 7 * G);
     putnum("sys/fs/cgroup/unified/j/memory.current", 1 * G);
     hlx_mem_cgroup_room(root, &r);
-    assert_int_equal(r.version, 1);
+    assert_int_equal(r.level[r.bind].version, 1);
     assert_true(r.bytes == 4 * G);
 }
 
@@ -237,7 +237,7 @@ static void test_no_limit(void **state)
     put("sys/fs/cgroup/user.slice/memory.max", "max\n");
     hlx_mem_cgroup_room(root, &r);
     assert_true(r.bytes == UINT64_MAX);
-    assert_int_equal(r.version, 0);
+    assert_int_equal(r.bind, -1); /* no hierarchy binds */
     teardown(NULL);
     setup(NULL);
     hlx_mem_cgroup_room(root, &r);
@@ -256,9 +256,9 @@ static void test_v2_high_below_max(void **state)
     putnum("sys/fs/cgroup/a/memory.current", 1 * G);
     hlx_mem_cgroup_room(root, &r);
     assert_true(r.bytes == 3 * G);
-    assert_true(r.limit == 4 * G);
-    assert_string_equal(r.file, "memory.high");
-    assert_string_equal(r.path, "/a");
+    assert_true(r.level[r.bind].limit == 4 * G);
+    assert_string_equal(r.level[r.bind].file, "memory.high");
+    assert_string_equal(r.level[r.bind].path, "/a");
 }
 
 static void test_v2_high_max(void **state)
@@ -273,8 +273,8 @@ static void test_v2_high_max(void **state)
     putnum("sys/fs/cgroup/a/memory.current", 1 * G);
     hlx_mem_cgroup_room(root, &r);
     assert_true(r.bytes == 7 * G);
-    assert_true(r.limit == 8 * G);
-    assert_string_equal(r.file, "memory.max");
+    assert_true(r.level[r.bind].limit == 8 * G);
+    assert_string_equal(r.level[r.bind].file, "memory.max");
 }
 
 static void test_v2_high_parent_only(void **state)
@@ -293,9 +293,9 @@ static void test_v2_high_parent_only(void **state)
     putnum("sys/fs/cgroup/a/memory.current", G / 2);
     hlx_mem_cgroup_room(root, &r);
     assert_true(r.bytes == 2 * G - G / 2);
-    assert_true(r.limit == 2 * G);
-    assert_string_equal(r.file, "memory.high");
-    assert_string_equal(r.path, "/a");
+    assert_true(r.level[r.bind].limit == 2 * G);
+    assert_string_equal(r.level[r.bind].file, "memory.high");
+    assert_string_equal(r.level[r.bind].path, "/a");
     assert_int_equal(r.nlevels, 2); /* b and a: both limited */
 }
 
@@ -313,7 +313,7 @@ static void test_v1_no_high(void **state)
     putnum("sys/fs/cgroup/memory/j/memory.usage_in_bytes", 0);
     hlx_mem_cgroup_room(root, &r);
     assert_true(r.bytes == 6 * G);
-    assert_string_equal(r.file, "memory.limit_in_bytes");
+    assert_string_equal(r.level[r.bind].file, "memory.limit_in_bytes");
 }
 
 /* The id of the cgroup binding a process in cgroup cg of the v2 fixture, with its levels. */
@@ -324,7 +324,7 @@ static uint64_t id_of(const char *cg, hlx_memroom_t *r)
     snprintf(line, sizeof(line), "0::%s\n", cg);
     put("proc/self/cgroup", line);
     hlx_mem_cgroup_room(root, r);
-    return r->id;
+    return r->bind >= 0 ? r->level[r->bind].id : 0;
 }
 
 static void test_ids(void **state)
@@ -342,7 +342,7 @@ static void test_ids(void **state)
     job = id_of("/job/t0", &r0);
     assert_true(job != 0);
     assert_true(id_of("/job/t1", &r1) == job);
-    assert_string_equal(r1.path, "/job");
+    assert_string_equal(r1.level[r1.bind].path, "/job");
     /* each task with a limit of its own: two ids, the job's among both's levels */
     putnum("sys/fs/cgroup/job/t0/memory.max", 1 * G);
     putnum("sys/fs/cgroup/job/t1/memory.max", 1 * G);
