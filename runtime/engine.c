@@ -1845,14 +1845,15 @@ void hlx_engine_clock_mark(hlx_engine_t *eng, int ph)
 
 /* The CUDA attention kernel HELIX_CUDA_ATTN names takes the model's attention shape (the
  * head sizes and KV type; MLA: the latent row, its head the value): checked at start-up,
- * where a forced kernel that does not take it was found only by the first step's launch. */
-static hlx_status_t hlx_engine_cuda_attn_fits(const hlx_engine_t *eng, char *err,
-                                              size_t errlen)
+ * where a forced kernel that does not take it was found only by the first step's launch.
+ * *k_p: the kernel's name (for the device note). */
+static hlx_status_t hlx_engine_cuda_attn_fits(const hlx_engine_t *eng, const char **k_p,
+                                              char *err, size_t errlen)
 {
     const int mla = eng->m.attn == HLX_ATTN_MLA;
-    const char *k = hlx_backend_cuda_attn_kernel(eng->kv_dk, eng->xdv, eng->kv_dtype, mla);
 
-    if (strncmp(k, "none", 4) != 0) /* a kernel's name, else why none takes it */
+    *k_p = hlx_backend_cuda_attn_kernel(eng->kv_dk, eng->xdv, eng->kv_dtype, mla);
+    if (strncmp(*k_p, "none", 4) != 0) /* a kernel's name, else why none takes it */
         return HLX_OK;
     return hlx_engine_fail(err, errlen, HLX_ERR_INVALID, "HELIX_CUDA_ATTN=%.32s: that kernel "
                            "does not take this model's attention (%s%d-element keys, %d-element "
@@ -1870,7 +1871,7 @@ static hlx_status_t hlx_engine_device(hlx_engine_t *eng, char *err, size_t errle
     if (!strcmp(eng->be.ops->name, "cuda")) {
         char why[256] = "";
         int n = hlx_backend_cuda_devices(why, sizeof(why)), gpu = -1, lr = eng->info.local_rank;
-        const char *how = "placed";
+        const char *how = "placed", *kernel = NULL;
         size_t used = strlen(eng->device_note);
         double t = eng->set.step_watchdog > 0 ? eng->set.step_watchdog : 600.0;
 
@@ -1888,15 +1889,12 @@ static hlx_status_t hlx_engine_device(hlx_engine_t *eng, char *err, size_t errle
         if (st != HLX_OK)
             return hlx_engine_fail(err, errlen, HLX_ERR_INVALID, "--device cuda: rank %d "
                                    "cannot use GPU %d: %s", eng->info.rank, gpu, why);
-        if ((st = hlx_engine_cuda_attn_fits(eng, err, errlen)) != HLX_OK)
+        if ((st = hlx_engine_cuda_attn_fits(eng, &kernel, err, errlen)) != HLX_OK)
             return st;
         eng->dev_clock = !strcmp(eng->set.phase_clock, "device");
         snprintf(eng->device_note + used, sizeof(eng->device_note) - used,
                  "%sGPU %d of %d (%s); attention kernel %s (HELIX_CUDA_ATTN=%.16s)",
-                 used ? "; " : "", gpu, n, how,
-                 hlx_backend_cuda_attn_kernel(eng->kv_dk, eng->xdv, eng->kv_dtype,
-                                              eng->m.attn == HLX_ATTN_MLA),
-                 eng->set.cuda_attn);
+                 used ? "; " : "", gpu, n, how, kernel, eng->set.cuda_attn);
         hlx_info(HLX_SUB_TOPO, "rank %d: cuda backend on GPU %d of %d (%s)", eng->info.rank,
                  gpu, n, how);
     }
