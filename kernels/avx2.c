@@ -1374,9 +1374,10 @@ HLX_WQ2_FN(1, 4) HLX_WQ2_FN(2, 4) HLX_WQ2_FN(3, 4) HLX_WQ2_FN(4, 4)
 HLX_WQ2_FN(1, 8) HLX_WQ2_FN(2, 8) HLX_WQ2_FN(3, 8) HLX_WQ2_FN(4, 8)
 #undef HLX_WQ2_FN
 
-/* 1 to 4 rows over a packed matrix, dequantized in registers (K > 0, n0 on a strip): about
- * 12 vector operations per 8 weights before the FMAs, where the scratch path spends about
- * 24 per 16 and then reads the bf16 strips back. */
+/* 1 to 8 rows over a packed matrix, dequantized in registers (K > 0, n0 on a strip), in
+ * passes of up to 4 rows: about 12 vector operations per 8 weights before the FMAs, where
+ * the scratch path spends about 24 per 16 and then reads the bf16 strips back. A second
+ * pass widens the codes again and still beats the scratch at 8 rows (docs/kernels.md). */
 static void hlx_wq_gemm_avx2(int M, int N, int K, const float *x, const hlx_wq_t *w, float *y,
                              int accumulate, int n0, int n1)
 {
@@ -1386,8 +1387,11 @@ static void hlx_wq_gemm_avx2(int M, int N, int K, const float *x, const hlx_wq_t
         { hlx_wq_fused_1_8_avx2, hlx_wq_fused_2_8_avx2, hlx_wq_fused_3_8_avx2,
           hlx_wq_fused_4_8_avx2 },
     };
+    int m;
 
-    fn[w->bits == 8][(M < 4 ? M : 4) - 1](w, N, K, x, y, accumulate, n0, n1);
+    for (m = 0; m < M; m += 4)
+        fn[w->bits == 8][(M - m < 4 ? M - m : 4) - 1](w, N, K, x + (size_t)m * K,
+                                                      y + (size_t)m * N, accumulate, n0, n1);
 }
 
 void hlx_kernels_avx2(hlx_kernels_t *k)
@@ -1405,6 +1409,7 @@ void hlx_kernels_avx2(hlx_kernels_t *k)
     k->gemm    = hlx_gemm_avx2;
     k->wq_dequant = hlx_wq_dequant_avx2;
     k->wq_gemm = hlx_wq_gemm_avx2;
+    k->wq_rows = 8;
     k->gemm_cols = hlx_gemm_cols_avx2;
     k->w_s16   = 1; /* strips read faster from 1 row up (docs/kernels.md) */
 }

@@ -1995,6 +1995,7 @@ void hlx_kernels_avx512(hlx_kernels_t *k)
     k->gemm_cols = hlx_gemm_cols_avx512;
     k->wq_dequant = hlx_wq_dequant_avx512;
     k->wq_gemm = hlx_wq_gemm_avx512;
+    k->wq_rows = 4;
     k->wq_fast = 1;
     hlx_wq_bf16_cpu = __builtin_cpu_supports("avx512bf16");
     k->w_s16   = 1;

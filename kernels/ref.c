@@ -283,5 +283,6 @@ void hlx_kernels_reference(hlx_kernels_t *k)
     k->gemm_cols = hlx_ref_gemm_cols;
     k->wq_dequant = hlx_wq_dequant_ref;
     k->wq_gemm = NULL; /* through the dequantized scratch */
+    k->wq_rows = 0;
     k->wq_fast = 0;
 }

@@ -289,10 +289,13 @@ typedef struct hlx_kernels {
      * gemm above then runs on them). */
     void (*wq_dequant)(const hlx_wq_t *w, int k0, int kc, int s0, int s1, uint16_t *dst);
     /* Optional (NULL: through wq_dequant's scratch): y (+)= x W over columns [n0, n1) (n0
-     * on a strip) of a packed W for 1 to 4 rows of x and K > 0, the weights dequantized in
-     * registers; the same bits as the gemm over the dequantized strips. */
+     * on a strip) of a packed W for 1 to wq_rows rows of x and K > 0, the weights
+     * dequantized in registers; the same bits as the gemm over the dequantized strips. */
     void (*wq_gemm)(int M, int N, int K, const float *x, const hlx_wq_t *w, float *y,
                     int accumulate, int n0, int n1);
+    /* The most rows wq_gemm takes (more go through the scratch): where widening the codes
+     * again for each pass of rows still beats dequantizing a chunk once. */
+    int wq_rows;
     /* 1: wq_gemm reads packed weights from DRAM at least as fast as gemm reads the bf16
      * strips at decode's row counts (avx512, amx), so HELIX_W_PACKED=auto keeps them packed;
      * 0: slower (avx2's in-register path: 2x the strips' time at one row on a Zen 3 core),

@@ -859,7 +859,7 @@ static void kt_check_wq_refused(const hlx_kernels_t *var)
 
 static void kt_check_wqs(const hlx_kernels_t *ref, const hlx_kernels_t *var, kt_rng_t *r)
 {
-    static const int rows[] = { 1, 2, 3, 4, 8, 9, 17, 64, 70 };
+    static const int rows[] = { 1, 2, 3, 4, 5, 6, 7, 8, 9, 17, 64, 70 };
     int it;
 
     kt_check_wq_refused(var);
@@ -869,10 +869,10 @@ static void kt_check_wqs(const hlx_kernels_t *ref, const hlx_kernels_t *var, kt_
     /* scales so small that products are subnormal: no conversion that flushes them */
     kt_check_wq(ref, var, r, 2, 40, 70, 4, 32, 0, 1e-38, 0);
     kt_check_wq(ref, var, r, 2, 40, 71, 4, 16, 0, 1e-38, 1);
-    for (it = 0; it < 36; it++) /* the last 12 in act order */
-        kt_check_wq(ref, var, r, rows[it % 9], kt_int(r, 1, 560), kt_int(r, 1, 600),
+    for (it = 0; it < 48; it++) /* the last 16 in act order */
+        kt_check_wq(ref, var, r, rows[it % 12], kt_int(r, 1, 560), kt_int(r, 1, 600),
                     it & 1 ? 8 : 4, it % 3 == 0 ? kt_int(r, 1, 40) : 32 << (it % 3), it & 2,
-                    it % 5 == 4 ? 1e3 : 0.02, it >= 24);
+                    it % 5 == 4 ? 1e3 : 0.02, it >= 32);
 }
 
 /* hlx_pool_run: every thread adds its index + 1 once per call */
