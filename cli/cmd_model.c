@@ -564,7 +564,7 @@ static int hlx_synth_model(hlx_hf_config_t *c, const char *name, int layers)
         return -1;
     }
     /* dual chunk attention: read for the Qwen classes alone (as vLLM reads it) */
-    if (m.dca_chunk > 0 && !hlx_hf_reads_dca(c->arch)) {
+    if (m.dca_chunk > 0 && !hlx_hf_reads_dca(c)) {
         fprintf(stderr, "helix model synth: --model %s: has dual chunk attention "
                 "(dca_chunk_size), which %s does not hold; give --family qwen2 or qwen3\n",
                 name, c->arch);

@@ -2358,14 +2358,16 @@ static hlx_status_t hlx_cfg_text_model_type(hlx_jdoc_t *doc, hlx_hf_config_t *c)
 static int hlx_dca_size(json_int_t v) { return v >= 2 && v <= (1 << 30); }
 static int hlx_dca_nonneg(json_int_t v) { return v >= 0 && v <= (1 << 30); }
 
-int hlx_hf_reads_dca(const char *arch)
+int hlx_hf_reads_dca(const hlx_hf_config_t *c)
 {
-    const hlx_hf_arch_row_t *r = hlx_hf_row(arch);
+    const hlx_hf_base_t b = hlx_hf_base(c); /* a LLaVA-style class: its text class's */
 
-    /* the text classes of those bases, not Qwen2-VL's nor Qwen3-VL's (nested) */
-    return !(r->fused & HLX_HF_NESTED) &&
-           (r->base == HLX_HF_BASE_QWEN2 || r->base == HLX_HF_BASE_QWEN2_MOE ||
-            r->base == HLX_HF_BASE_QWEN3 || r->base == HLX_HF_BASE_QWEN3_MOE);
+    /* the text classes of those bases, and a LLaVA, LLaVA-OneVision or InternVL text_config
+     * of qwen2 or qwen3 (vLLM builds Qwen2's or Qwen3's model from that text_config, which
+     * reads the key there), not Qwen2-VL's nor Qwen3-VL's (their multimodal RoPE) */
+    return (!(c->fused & HLX_HF_NESTED) || hlx_hf_llava(c)) &&
+           (b == HLX_HF_BASE_QWEN2 || b == HLX_HF_BASE_QWEN2_MOE || b == HLX_HF_BASE_QWEN3 ||
+            b == HLX_HF_BASE_QWEN3_MOE);
 }
 
 static hlx_status_t hlx_cfg_dca(hlx_jdoc_t *doc, hlx_hf_config_t *c)
@@ -2377,11 +2379,13 @@ static hlx_status_t hlx_cfg_dca(hlx_jdoc_t *doc, hlx_hf_config_t *c)
 
     if (d == NULL || json_is_null(d))
         return HLX_OK;
-    if (!hlx_hf_reads_dca(c->arch))
+    if (!hlx_hf_reads_dca(c))
         return hlx_jdoc_fail(doc, at, HLX_ERR_PARSE, "dual chunk attention is applied to "
                              "Qwen2ForCausalLM, Qwen2MoeForCausalLM, Qwen3ForCausalLM and "
-                             "Qwen3MoeForCausalLM only (vLLM reads the key for those alone); "
-                             "remove it to run %s", c->arch);
+                             "Qwen3MoeForCausalLM, and to a LLaVA-style text_config of qwen2 "
+                             "or qwen3, only (vLLM reads the key for those alone); remove it "
+                             "to run %s%s%s", c->arch, c->text_type[0] ? " with text model " : "",
+                             c->text_type);
     if (!json_is_object(d))
         return hlx_jdoc_fail(doc, at, HLX_ERR_PARSE, "expected an object (chunk_size, "
                              "local_size, original_max_position_embeddings) or null");

@@ -445,9 +445,10 @@ void         hlx_hf_rope_params_json(const hlx_model_t *m, struct json_t *o);
 /* dual_chunk_attention_config's object of a model with dual chunk attention (config.json's
  * key, model info's) */
 struct json_t *hlx_hf_dca_json(const hlx_model_t *m);
-/* 1 for the classes whose config.json's dual_chunk_attention_config is applied (Qwen2,
- * Qwen2-MoE, Qwen3, Qwen3-MoE: those vLLM reads it for) */
-int          hlx_hf_reads_dca(const char *arch);
+/* 1 where config.json's dual_chunk_attention_config is applied (Qwen2, Qwen2-MoE, Qwen3,
+ * Qwen3-MoE, and a LLaVA-style class's text_config of qwen2 or qwen3: those vLLM reads it
+ * for); c's text_config class read (a LLaVA-style class's text_type) */
+int          hlx_hf_reads_dca(const hlx_hf_config_t *c);
 
 /* ---- the tensors a model must have ------------------------------------------------- */
 

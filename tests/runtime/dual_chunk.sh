@@ -10,7 +10,8 @@
 # TPA 2, 2 x 2, KVP 3 with blocks of 5 and KVP 4 with blocks of 3, with 2 threads, with the
 # avx2 and scalar kernels and with HOP-B micro-batches, every run must
 # give the same tokens; fp8 KV its own, on 1 rank and 2 x 2 alike, and a checkpoint's fp8
-# scales per KV head on 1 rank and KVP 2 (its own); prompts of one length
+# scales per KV head on 1 rank and KVP 2 (its own); a Qwen2 checkpoint as LLaVA-OneVision's
+# text model the hidden states of the checkpoint itself; prompts of one length
 # prefilled token by token (HELIX_PREFILL=steps) those of the chunked prefill. Dual
 # chunk attention must change the tokens (the model without it decodes others), and chunks
 # longer than every sequence must decode bit for bit as none (hidden_hash: the prefill goes
@@ -65,6 +66,28 @@ run ph 1 --model "$dir/ph" --kv-dtype fp8
 run ph-kvp2 2 --model "$dir/ph" --kv-dtype fp8 --kvp 2
 [ "${tok[ph]}" = "${tok[ph-kvp2]}" ] ||
     { echo "FAIL: ph-kvp2: other tokens than on 1 rank"; fail=1; }
+
+# a Qwen2 checkpoint with dual chunk attention as LLaVA-OneVision's text model (the key
+# under text_config, where vLLM, building Qwen2's model from that text_config, reads it):
+# the same hidden states on KVP 2 as the Qwen2 checkpoint itself; as Qwen2.5-VL's (its
+# multimodal RoPE) refused at the key, exit 2
+"$helix" model synth --family qwen2 --seed 5 --out "$dir/q2" >/dev/null || { echo "FAIL: synth q2"; fail=1; }
+python3 -c 'import json, sys; c = json.load(open(sys.argv[1])); c["dual_chunk_attention_config"] = {"chunk_size": 40, "local_size": 16, "original_max_position_embeddings": 60}; json.dump(c, open(sys.argv[1], "w"))' \
+    "$dir/q2/config.json"
+for kind in llava-onevision qwen2.5-vl; do
+    python3 "$(dirname "$0")/multimodal.py" "$dir/q2" "$dir/q2-$kind" $kind new ||
+        { echo "FAIL: multimodal.py $kind"; fail=1; }
+done
+run q2 2 --model "$dir/q2" --kvp 2
+run q2-ov 2 --model "$dir/q2-llava-onevision" --kvp 2
+a=$(json_field "$dir/q2.json" "d['hidden_hash']")
+b=$(json_field "$dir/q2-ov.json" "d['hidden_hash']")
+[ "$a" = "$b" ] && [ "$a" != "" ] ||
+    { echo "FAIL: LLaVA-OneVision's Qwen2 text model with dual chunk attention: hidden $b, Qwen2's $a"; fail=1; }
+"$helix" decode --model "$dir/q2-qwen2.5-vl" --steps 1 >/dev/null 2>"$dir/err"
+rc=$?
+[ $rc = 2 ] && grep -q 'config.json:[0-9]*:[0-9]*: .*dual_chunk_attention_config.*remove it to run Qwen2_5_VLForConditionalGeneration' "$dir/err" ||
+    { echo "FAIL: Qwen2.5-VL with dual chunk attention: exit $rc, $(cat "$dir/err")"; fail=1; }
 
 # without dual chunk attention: other tokens; chunks past every sequence (90 + 100 + 8
 # positions) and no scale factor: the same hidden states as none, bit for bit
