@@ -55,9 +55,9 @@ static int hlx_model_int(const char *cmd, const char *flag, const char *v, long 
 static void hlx_synth_usage(FILE *f)
 {
     fprintf(f,
-        "usage: helix model synth --family dense|phi3|glm|glm4|gemma2|gemma3|internlm2|\n"
-        "                                  qwen2|qwen3|granite|qwen2-moe|qwen3-moe|mixtral|\n"
-        "                                  glm4-moe|moe-mla|deepseek-v2\n"
+        "usage: helix model synth --family dense|phi3|glm|glm4|gemma|gemma2|gemma3|\n"
+        "                                  internlm2|qwen2|qwen3|granite|qwen2-moe|\n"
+        "                                  qwen3-moe|mixtral|glm4-moe|moe-mla|deepseek-v2\n"
         "                         --out DIR [--layers N] [--seed S] [--dtype bf16|f32|fp8]\n"
         "                         [--shards N] [--model FILE|NAME]\n"
         "                         [--max-bytes SIZE] [--kv-scales K,V[,K,V...]]\n"
@@ -85,6 +85,10 @@ static void hlx_synth_usage(FILE *f)
         "                    one RoPE base (10000), the attention scores soft-capped at 1.5\n"
         "                    and the logits at 2 (Gemma 2's 50 would leave the synthetic\n"
         "                    scores alone)\n"
+        "  --family gemma    GemmaForCausalLM (Gemma 1): gemma3's shapes, norms stored as\n"
+        "                    w - 1, GeGLU and scaled embedding on Llama's layer (no q/k\n"
+        "                    head norms, no output norms, no window, no capping, a\n"
+        "                    softmax scale of 1/sqrt(head size), one RoPE base 10000)\n"
         "  --family glm4     Glm4ForCausalLM (GLM-4-0414): glm's weights plus an RMSNorm of\n"
         "                    the attention's output and of the MLP's before each residual\n"
         "                    add (post_self_attn_layernorm, post_mlp_layernorm)\n"
@@ -355,6 +359,7 @@ static const struct {
     { "phi3", "Phi3ForCausalLM", "synth-phi3", HLX_HF_FUSED_QKV | HLX_HF_FUSED_GU, 0, 0, 0, 0 },
     { "glm", "GlmForCausalLM", "synth-glm", HLX_HF_FUSED_GU | HLX_HF_ROPE_PAIRS, 1, 0, 0, 0 },
     { "glm4", "Glm4ForCausalLM", "synth-glm4", HLX_HF_FUSED_GU | HLX_HF_ROPE_PAIRS, 1, 0, 0, 1 },
+    { "gemma", "GemmaForCausalLM", "synth-gemma", HLX_HF_GEMMA, 0, 0, 0, 0 },
     { "gemma2", "Gemma2ForCausalLM", "synth-gemma2", HLX_HF_GEMMA, 0, 0, 0, 1 },
     { "gemma3", "Gemma3ForCausalLM", "synth-gemma3", HLX_HF_GEMMA, 0, 1, 0, 1 },
     { "internlm2", "InternLM2ForCausalLM", "synth-internlm2", HLX_HF_QKV_GROUPED, 0, 0, 0, 0 },
@@ -441,6 +446,14 @@ static void hlx_synth_config(hlx_hf_config_t *c, int dense, int v2, int layers,
                 m->rope_local_theta = 0.0;
                 m->attn_softcap = 1.5;
                 m->final_softcap = 2.0;
+            } else if (!m->post_norms) {
+                /* gemma (1): Llama's layer with Gemma's norms, GeGLU and embedding: one
+                 * RoPE base, every layer whole, 1 / sqrt(head size) */
+                m->rope_theta = 10000.0;
+                m->rope_local_theta = 0.0;
+                m->attn_scalar = 0.0;
+                m->sliding_window = 0;
+                m->sliding_pattern = 0;
             }
         }
         if (hlx_hf_granite(c)) {
@@ -855,7 +868,7 @@ static int hlx_cmd_model_synth(int argc, char **argv)
     dense = family != NULL ? hlx_synth_dense_index(family) : -1;
     if (family == NULL ||
         (dense < 0 && strcmp(family, "moe-mla") && strcmp(family, "deepseek-v2"))) {
-        fprintf(stderr, "helix model synth: --family: %s (dense, phi3, glm, glm4, gemma2, gemma3, "
+        fprintf(stderr, "helix model synth: --family: %s (dense, phi3, glm, glm4, gemma, gemma2, gemma3, "
                 "internlm2, qwen2, qwen3, granite, qwen2-moe, qwen3-moe, mixtral, glm4-moe, "
                 "moe-mla or deepseek-v2)\n",
                 family ? family : "required");
@@ -1435,7 +1448,8 @@ static int hlx_cmd_model_info(int argc, char **argv)
                    : "post_self_attn_layernorm, post_mlp_layernorm");
         if (cfg.fused & HLX_HF_GEMMA)
             printf("  every norm's weight stored as w - 1; the embedding times sqrt(%d); "
-                   "softmax scale 1/sqrt(%g)\n", cfg.m.hidden, cfg.m.attn_scalar);
+                   "softmax scale 1/sqrt(%g)\n", cfg.m.hidden,
+                   cfg.m.attn_scalar > 0.0 ? cfg.m.attn_scalar : (double)cfg.m.head_dim);
         if (cfg.m.attn_softcap > 0.0)
             printf("  attention scores soft-capped: s -> %g tanh(s / %g) "
                    "(attn_logit_softcapping)\n", cfg.m.attn_softcap, cfg.m.attn_softcap);

@@ -128,14 +128,15 @@ typedef enum hlx_hf_base {
     HLX_HF_BASE_QWEN2, HLX_HF_BASE_QWEN3, HLX_HF_BASE_QWEN2_MOE, HLX_HF_BASE_QWEN3_MOE,
     HLX_HF_BASE_MIXTRAL, HLX_HF_BASE_GLM, HLX_HF_BASE_GLM4, HLX_HF_BASE_GLM4_MOE,
     HLX_HF_BASE_PHI3, HLX_HF_BASE_INTERNLM2, HLX_HF_BASE_INTERNLM3, HLX_HF_BASE_GRANITE,
-    HLX_HF_BASE_GEMMA2, HLX_HF_BASE_GEMMA3, HLX_HF_BASE_DEEPSEEK_V2, HLX_HF_BASE_DEEPSEEK_V3,
+    HLX_HF_BASE_GEMMA, HLX_HF_BASE_GEMMA2, HLX_HF_BASE_GEMMA3, HLX_HF_BASE_DEEPSEEK_V2, HLX_HF_BASE_DEEPSEEK_V3,
     HLX_HF_NBASES
 } hlx_hf_base_t;
 
 /* the bases' names (`helix model archs`), in the enum's order */
 static const char *const hlx_hf_base_names[HLX_HF_NBASES] = {
     "", "text_config", "llama", "mistral", "qwen2", "qwen3", "qwen2_moe", "qwen3_moe",
-    "mixtral", "glm", "glm4", "glm4_moe", "phi3", "internlm2", "internlm3", "granite", "gemma2",
+    "mixtral", "glm", "glm4", "glm4_moe", "phi3", "internlm2", "internlm3", "granite", "gemma",
+    "gemma2",
     "gemma3", "deepseek_v2", "deepseek_v3",
 };
 
@@ -248,6 +249,10 @@ static const hlx_hf_arch_row_t hlx_hf_archs[] = {
       HLX_HF_DENSE, HLX_HF_NESTED, 0, 0, 0, 0, 0, 1e-6 },
     { "SmolVLMForConditionalGeneration", "smolvlm", HLX_HF_BASE_TEXT, HLX_HF_WRAP_IDEFICS3,
       HLX_HF_DENSE, HLX_HF_NESTED, 0, 0, 0, 0, 0, 1e-6 },
+    /* Gemma (1, 1.1, CodeGemma): Gemma's norms, GeGLU and scaled embedding on Llama's layer
+     * (post_attention_layernorm the FFN's input norm, as Llama's), no window, no capping */
+    { "GemmaForCausalLM", "gemma", HLX_HF_BASE_GEMMA, 0, HLX_HF_DENSE, HLX_HF_GEMMA, 0, 0, 0,
+      0, 0, 1e-6 },
     { "Gemma2ForCausalLM", "gemma2", HLX_HF_BASE_GEMMA2, 0, HLX_HF_DENSE, HLX_HF_GEMMA, 0, 0,
       0, 1, 0, 1e-6 },
     { "Gemma3ForCausalLM", "gemma3_text", HLX_HF_BASE_GEMMA3, 0, HLX_HF_DENSE, HLX_HF_GEMMA,
@@ -377,6 +382,12 @@ static hlx_hf_base_t hlx_hf_base(const hlx_hf_config_t *c)
 int hlx_hf_gemma2(const hlx_hf_config_t *c)
 {
     return hlx_hf_base(c) == HLX_HF_BASE_GEMMA2;
+}
+
+/* GemmaForCausalLM (Gemma 1): GemmaConfig's keys, Llama's norm names */
+static int hlx_hf_gemma1(const hlx_hf_config_t *c)
+{
+    return hlx_hf_base(c) == HLX_HF_BASE_GEMMA;
 }
 
 int hlx_hf_granite(const hlx_hf_config_t *c)
@@ -2222,30 +2233,38 @@ static hlx_status_t hlx_cfg_glm4_moe(hlx_jdoc_t *doc, hlx_hf_config_t *c)
     return hlx_cfg_partial_rotary(doc, m, hlx_hf_row(c->arch)->rotary);
 }
 
-/* Gemma2Config's and Gemma3TextConfig's keys beyond Llama's, with their defaults where
- * absent: hidden_activation (gelu_pytorch_tanh: GeGLU; another is refused),
+/* GemmaConfig's, Gemma2Config's and Gemma3TextConfig's keys beyond Llama's, with their
+ * defaults where absent: hidden_activation (gelu_pytorch_tanh: GeGLU; another is refused;
+ * Gemma 1: null too, whatever hidden_act says, as vLLM's GemmaForCausalLM runs it),
  * query_pre_attn_scalar (256), sliding_window (4096; null: none) on every layer but each
  * P-th, or as layer_types lists them (which must be such a pattern); the embedding times
  * sqrt(hidden) always. Gemma 3: P = sliding_window_pattern (6), rope_local_base_freq
  * (10000) on the windowed layers, unscaled; its softcappings, null, are refused when set.
  * Gemma 2: P = 2 (its class alternates, windowed first), one RoPE base, and
- * attn_logit_softcapping (50) and final_logit_softcapping (30), null for none. */
+ * attn_logit_softcapping (50) and final_logit_softcapping (30), null for none. Gemma 1
+ * (GemmaConfig): no window, no query_pre_attn_scalar (1 / sqrt(head_dim), as vLLM scales
+ * it whatever the key says), no capping (set: refused). */
 static hlx_status_t hlx_cfg_gemma(hlx_jdoc_t *doc, hlx_hf_config_t *c)
 {
     static const char *const caps[] = { "attn_logit_softcapping", "final_logit_softcapping" };
     json_t *root = hlx_jdoc_root(doc), *lt;
     hlx_model_t *m = &c->m;
-    const int g2 = hlx_hf_gemma2(c);
+    const int g2 = hlx_hf_gemma2(c), g1 = hlx_hf_gemma1(c);
     double *capv[] = { &m->attn_softcap, &m->final_softcap };
     char act[32], path[48];
     int pat, l, full = -1;
     size_t i;
     hlx_status_t st;
 
+    /* (Gemma 1's configs name "gelu" in hidden_act; vLLM runs the tanh form unless
+     * hidden_activation says otherwise, transformers 4.38 on hidden_act) */
     HLX_TRY(hlx_cfg_str(doc, "hidden_activation", "gelu_pytorch_tanh", act, sizeof(act)));
     if (strcmp(act, "gelu_pytorch_tanh"))
         return hlx_jdoc_fail(doc, "/hidden_activation", HLX_ERR_PARSE, "\"%s\" is not supported "
-                             "(the FFN runs GELU's tanh form: \"gelu_pytorch_tanh\")", act);
+                             "(the FFN runs GELU's tanh form: \"gelu_pytorch_tanh\"%s)", act,
+                             g1 && !strcmp(act, "gelu") ? "; vLLM would run the exact GELU "
+                             "here: remove the key for the tanh form Gemma was trained with"
+                             : "");
     m->ffn_act = HLX_ACT_GELU_TANH;
     m->embed_scale = 1;
     for (i = 0; i < sizeof(caps) / sizeof(caps[0]); i++) {
@@ -2255,7 +2274,15 @@ static hlx_status_t hlx_cfg_gemma(hlx_jdoc_t *doc, hlx_hf_config_t *c)
             HLX_TRY(hlx_cfg_num(doc, caps[i], i == 0 ? 50.0 : 30.0, 1e-6, 1e9, capv[i]));
         else if (v != NULL && !json_is_null(v))
             return hlx_jdoc_fail(doc, path, HLX_ERR_PARSE, "soft-capping is read for "
-                                 "Gemma2ForCausalLM only (Gemma 3's configs leave it null)");
+                                 "Gemma2ForCausalLM only (Gemma 3's configs leave it null, "
+                                 "GemmaConfig has none)");
+    }
+    if (g1) { /* every layer whole, scores by 1 / sqrt(head_dim) */
+        m->attn_scalar = 0.0;
+        m->sliding_window = 0;
+        m->sliding_pattern = 0;
+        m->rope_local_theta = 0.0;
+        return HLX_OK;
     }
     HLX_TRY(hlx_cfg_num(doc, "query_pre_attn_scalar", 256.0, 1e-6, 1e9, &m->attn_scalar));
     if (!g2)
@@ -2549,10 +2576,12 @@ static hlx_status_t hlx_cfg_dense(hlx_jdoc_t *doc, hlx_hf_config_t *c)
     if (hlx_hf_granite(c))
         HLX_TRY(hlx_cfg_granite(doc, m));
     /* absent: all query heads (LlamaConfig), 8 (MistralConfig, MixtralConfig,
-     * Glm4MoeConfig), 2 of 128 (GlmConfig), 4 of 256 (Gemma3TextConfig), 32 whatever the
-     * query heads (Qwen3VLTextConfig; its head_dim 128, as GlmConfig's) */
+     * Glm4MoeConfig), 2 of 128 (GlmConfig), 4 of 256 (Gemma3TextConfig), 16 whatever the
+     * query heads (GemmaConfig), 32 whatever the query heads (Qwen3VLTextConfig; its
+     * head_dim 128, as GlmConfig's) */
     HLX_TRY(hlx_cfg_int(doc, "num_key_value_heads", 0,
-                        c->fused & HLX_HF_GEMMA ? 4 : c->fused & HLX_HF_ROPE_PAIRS ? 2
+                        hlx_hf_gemma1(c) ? 16
+                        : c->fused & HLX_HF_GEMMA ? 4 : c->fused & HLX_HF_ROPE_PAIRS ? 2
                         : hlx_hf_qwen3_vl_moe(c) ? 16
                         : hlx_hf_qwen3_vl(c) ? 32
                         : !hlx_hf_mistral(c) && hlx_hf_base(c) != HLX_HF_BASE_MIXTRAL &&
@@ -2792,7 +2821,7 @@ hlx_status_t hlx_hf_config_load(const char *dir, hlx_hf_config_t *c, char *err,
     hlx_model_t *m = &c->m;
     hlx_status_t st;
     const char *base;
-    int gemma, req;
+    int gemma, g1, req;
     double eps = 0.0; /* rms_norm_eps' default: the class's, once it is known */
     const struct hlx_hf_text_class *tc;
 
@@ -2830,25 +2859,29 @@ hlx_status_t hlx_hf_config_load(const char *dir, hlx_hf_config_t *c, char *err,
     }
     if (st == HLX_OK)
         st = hlx_cfg_text_model_type(doc, c);
-    /* Gemma3TextConfig and Gemma2Config give all five (a 4B's text_config leaves out most);
-     * Gemma 2's vocabulary is 256000; a LLaVA checkpoint's text class gives its own */
+    /* Gemma3TextConfig, Gemma2Config and GemmaConfig give all five (a 4B's text_config
+     * leaves out most; GemmaConfig's are gemma-7b's); Gemma 1's and 2's vocabulary is
+     * 256000; a LLaVA checkpoint's text class gives its own */
     gemma = !!(c->fused & HLX_HF_GEMMA);
     tc = hlx_hf_text_class(c);
     req = !gemma && tc == NULL;
+    g1 = hlx_hf_gemma1(c);
     if (st == HLX_OK &&
-        ((st = hlx_cfg_int(doc, "num_hidden_layers", req, tc ? tc->layers : 26, 1,
+        ((st = hlx_cfg_int(doc, "num_hidden_layers", req, tc ? tc->layers : g1 ? 28 : 26, 1,
                            &m->layers)) ||
-         (st = hlx_cfg_int(doc, "hidden_size", req, tc ? tc->hidden : 2304, 1, &m->hidden)) ||
-         (st = hlx_cfg_int(doc, "num_attention_heads", req, tc ? tc->heads : 8, 1,
+         (st = hlx_cfg_int(doc, "hidden_size", req, tc ? tc->hidden : g1 ? 3072 : 2304, 1,
+                           &m->hidden)) ||
+         (st = hlx_cfg_int(doc, "num_attention_heads", req, tc ? tc->heads : g1 ? 16 : 8, 1,
                            &m->q_heads)) ||
-         (st = hlx_cfg_int(doc, "intermediate_size", req, tc ? tc->ffn : 9216, 1, &m->ffn)) ||
+         (st = hlx_cfg_int(doc, "intermediate_size", req, tc ? tc->ffn : g1 ? 24576 : 9216, 1,
+                           &m->ffn)) ||
          (st = hlx_cfg_int(doc, "vocab_size", req,
-                           tc ? tc->vocab : hlx_hf_gemma2(c) ? 256000 : 262208, 1,
+                           tc ? tc->vocab : hlx_hf_gemma2(c) || g1 ? 256000 : 262208, 1,
                            &m->vocab)) ||
          (st = hlx_cfg_num(doc, "rope_theta",
                            hlx_hf_qwen3_vl(c) ? 5e6 /* Qwen3VLTextConfig's (4.57) */
                            : c->moe_gqa == HLX_HF_MOE_MIXTRAL || hlx_hf_qwen_vl(c) ||
-                                   (gemma && !hlx_hf_gemma2(c)) ? 1e6 : 10000.0,
+                                   (gemma && !hlx_hf_gemma2(c) && !g1) ? 1e6 : 10000.0,
                            1e-9, 1e12, &m->rope_theta)) ||
          (st = hlx_cfg_num(doc, "rms_norm_eps", eps, 1e-30, 1.0, &m->norm_eps)) ||
          (st = hlx_cfg_tie(doc, c)))) {
@@ -2969,7 +3002,10 @@ char *hlx_hf_config_text(const hlx_hf_config_t *c)
         json_object_set_new(o, "helix_synth_seed", json_integer((json_int_t)c->synth_seed));
     if (c->family == HLX_HF_DENSE) {
         json_object_set_new(o, "head_dim", json_integer(m->head_dim));
-        if (c->fused & HLX_HF_GEMMA) { /* Gemma3TextConfig's and Gemma2Config's keys */
+        if (hlx_hf_gemma1(c)) { /* GemmaConfig's: gemma-1.1's form */
+            json_object_set_new(o, "hidden_act", json_string("gelu_pytorch_tanh"));
+            json_object_set_new(o, "hidden_activation", json_string("gelu_pytorch_tanh"));
+        } else if (c->fused & HLX_HF_GEMMA) { /* Gemma3TextConfig's and Gemma2Config's */
             json_object_set_new(o, "hidden_activation", json_string("gelu_pytorch_tanh"));
             json_object_set_new(o, "query_pre_attn_scalar", json_real(m->attn_scalar));
             if (!hlx_hf_gemma2(c)) {
@@ -3035,7 +3071,8 @@ char *hlx_hf_config_text(const hlx_hf_config_t *c)
         }
         if (m->sliding_window > 0) /* Mistral, Mixtral, Phi-3: every layer; Gemma: a pattern */
             json_object_set_new(o, "sliding_window", json_integer(m->sliding_window));
-        else if (c->fused & HLX_HF_GEMMA) /* none: Gemma3TextConfig's default is 4096 */
+        else if ((c->fused & HLX_HF_GEMMA) && !hlx_hf_gemma1(c)) /* none: Gemma3TextConfig's
+                                                                  * default is 4096 */
             json_object_set_new(o, "sliding_window", json_null());
         if (hlx_hf_row(c->arch)->rotary != 0)
             json_object_set_new(o, "partial_rotary_factor",
@@ -3961,8 +3998,9 @@ void hlx_hf_weight_source(const hlx_model_t *m, int fused, hlx_hf_weight_t w, in
         snprintf(name, len, "model.layers.%d.self_attn.qkv_proj.weight", layer);
         *hrows_p = qd + 2 * kd; /* dense: v_head_dim = head_dim */
         *row0_p = w == HLX_HFW_WQ ? 0 : w == HLX_HFW_WK ? qd : qd + kd;
-    } else if ((fused & HLX_HF_GEMMA) && (w == HLX_HFW_FFN_NORM || w == HLX_HFW_POST_ATTN_NORM ||
-                                          w == HLX_HFW_POST_FFN_NORM)) {
+    } else if ((fused & HLX_HF_GEMMA) && m->post_norms &&
+               (w == HLX_HFW_FFN_NORM || w == HLX_HFW_POST_ATTN_NORM ||
+                w == HLX_HFW_POST_FFN_NORM)) { /* Gemma 2's and 3's (Gemma 1's: Llama's) */
         snprintf(name, len, "model.layers.%d.%s", layer,
                  w == HLX_HFW_FFN_NORM        ? "pre_feedforward_layernorm.weight"
                  : w == HLX_HFW_POST_ATTN_NORM ? "post_attention_layernorm.weight"

@@ -68,8 +68,8 @@ both_decode() {
 # 1. against the independent forward: 12 prompt tokens, 6 decoded
 echo "3 77 501 9 13 200 7 1 300 42 65 128" >"$dir/prompt"
 declare -A first
-families="dense phi3 glm glm4 gemma2 gemma3 internlm2 qwen2 qwen3 granite qwen2-moe qwen3-moe
-    mixtral glm4-moe moe-mla deepseek-v2"
+families="dense phi3 glm glm4 gemma gemma2 gemma3 internlm2 qwen2 qwen3 granite qwen2-moe
+    qwen3-moe mixtral glm4-moe moe-mla deepseek-v2"
 for fam in $families; do
     # qwen2-moe: seed 1, where the shared expert's gate changes the tokens (at 11 it does not)
     seed=11
@@ -413,6 +413,24 @@ hidden_of() { # CKPT OUT: helix's tokens and hidden hash of CKPT into OUT
         json_field "$dir/hx.json" "d['prefill_tokens'] + d['tokens'][0], d['hidden_hash']" >"$2" ||
         { echo "FAIL: $1: $(cat "$dir/err")"; fail=1; }
 }
+
+# Gemma 1 (GemmaConfig): gemma-7b's first config names "gelu" in hidden_act alone, which
+# vLLM runs in the tanh form (the same tokens); hidden_activation "gelu" (vLLM's exact GELU)
+# and a soft-capping key (GemmaConfig has none) are refused at their key
+gemma_case() { # NAME JSON: gemma-f32 with JSON's keys, hidden_activation dropped for null
+    cp -r "$dir/gemma-f32" "$dir/$1"
+    python3 -c 'import json, sys; c = json.load(open(sys.argv[1])); c.update(json.loads(sys.argv[2])); [c.pop(k) for k in list(c) if c[k] is None]; json.dump(c, open(sys.argv[1], "w"))' \
+        "$dir/$1/config.json" "$2"
+}
+gemma_case gemma-act '{"hidden_act": "gelu", "hidden_activation": null}'
+gemma_case gemma-exact '{"hidden_activation": "gelu"}'
+gemma_case gemma-cap '{"final_logit_softcapping": 30.0}'
+hidden_of "$dir/gemma-f32" "$dir/gemma.ref"
+hidden_of "$dir/gemma-act" "$dir/gemma-act.out"
+cmp -s "$dir/gemma.ref" "$dir/gemma-act.out" ||
+    { echo "FAIL: gemma with hidden_act gelu alone: other tokens or hidden states than gelu_pytorch_tanh"; fail=1; }
+refused gemma-exact 'hidden_activation: "gelu" is not supported (the FFN runs GELU'"'"'s tanh form: "gelu_pytorch_tanh"; vLLM would run the exact GELU here'
+refused gemma-cap 'final_logit_softcapping: soft-capping is read for Gemma2ForCausalLM only'
 cp -r "$dir/qwen3-f32" "$dir/qwen3-tied"
 python3 "$(dirname "$0")/st_edit.py" "$dir/qwen3-tied" drop lm_head.weight &&
     sed -i 's/"tie_word_embeddings": false/"tie_word_embeddings": true/' \
@@ -695,8 +713,8 @@ done
 # checked against the fp64 reference
 args=(--steps 4 --batch 3 --prompt-ids "$data/prompt3.txt" --prefill-chunk 8 --context 40
       --check --json --timeout 60)
-for fam in qwen2 qwen2vl llavaov qwen3 qwen3vl phi3 glm glm4 gemma2 gemma3 gemma3mm internlm2 \
-    granite qwen2-moe qwen3-moe mixtral glm4-moe; do
+for fam in qwen2 qwen2vl llavaov qwen3 qwen3vl phi3 glm glm4 gemma gemma2 gemma3 gemma3mm \
+    internlm2 granite qwen2-moe qwen3-moe mixtral glm4-moe; do
     ck=$dir/$fam-bf16
     "$helix" decode --model "$ck" "${args[@]}" >"$dir/$fam.1" 2>"$dir/err" ||
         { echo "FAIL: $fam, 1 rank: $(cat "$dir/err")"; fail=1; continue; }

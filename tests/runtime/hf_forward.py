@@ -1,8 +1,8 @@
 #!/usr/bin/env python3
 # An independent float64 reference of the Hugging Face transformers forward pass for Llama,
 # Mistral, Mixtral, Qwen2, Qwen2-MoE, Qwen3, Qwen3-MoE, Phi-3, GLM, GLM-4-0414, GLM-4.5
-# (Glm4MoeForCausalLM: GQA with DeepSeek-V3's gate and shared experts), Gemma 2 (its
-# soft-capping), Gemma 3 (its text model, in either checkpoint form), the text models of
+# (Glm4MoeForCausalLM: GQA with DeepSeek-V3's gate and shared experts), Gemma 1, Gemma 2
+# (its soft-capping), Gemma 3 (its text model, in either checkpoint form), the text models of
 # the vision-language classes (Qwen3-VL-MoE's routed experts read from its fused 3-D
 # tensors), InternLM2/3 and
 # DeepSeek-V2/V3 (MLA, the modeling
@@ -43,7 +43,7 @@ ARCHITECTURES = ("LlamaForCausalLM", "MistralForCausalLM", "MixtralForCausalLM",
                  "InternVLForConditionalGeneration", "Idefics3ForConditionalGeneration",
                  "SmolVLMForConditionalGeneration", "Qwen3VLForConditionalGeneration",
                  "Qwen3VLMoeForConditionalGeneration",
-                 "Gemma2ForCausalLM",
+                 "GemmaForCausalLM", "Gemma2ForCausalLM",
                  "Gemma3ForCausalLM",
                  "Gemma3ForConditionalGeneration", "DeepseekV2ForCausalLM",
                  "DeepseekV3ForCausalLM")
@@ -454,18 +454,20 @@ class Config:
 
         mixtral = self.arch == "MixtralForCausalLM"
         glm = self.arch in GLM
-        gemma = self.gemma = self.arch in ("Gemma2ForCausalLM", "Gemma3ForCausalLM")
+        gemma = self.gemma = self.arch in ("GemmaForCausalLM", "Gemma2ForCausalLM",
+                                           "Gemma3ForCausalLM")
         gemma2 = self.arch == "Gemma2ForCausalLM"
-        self.H = integer("hidden_size", 2304 if gemma else None)
-        self.F = integer("intermediate_size", 9216 if gemma else None)
-        self.layers = integer("num_hidden_layers", 26 if gemma else None)
-        self.Q = integer("num_attention_heads", 8 if gemma else None)
+        gemma1 = self.gemma1 = self.arch == "GemmaForCausalLM"  # GemmaConfig: gemma-7b's
+        self.H = integer("hidden_size", 3072 if gemma1 else 2304 if gemma else None)
+        self.F = integer("intermediate_size", 24576 if gemma1 else 9216 if gemma else None)
+        self.layers = integer("num_hidden_layers", 28 if gemma1 else 26 if gemma else None)
+        self.Q = integer("num_attention_heads", 16 if gemma1 else 8 if gemma else None)
         # the configs' defaults: MistralConfig and MixtralConfig 8 KV heads, GlmConfig 2 of
-        # 128, Gemma3TextConfig 4 of 256, LlamaConfig all
+        # 128, Gemma3TextConfig 4 of 256, GemmaConfig 16, LlamaConfig all
         self.K = integer("num_key_value_heads",
                          8 if self.arch in ("MistralForCausalLM", "MixtralForCausalLM", GLM4_MOE)
-                         else 2 if glm else 4 if gemma else self.Q)
-        self.V = integer("vocab_size", 256000 if gemma2 else 262208 if gemma else None)
+                         else 2 if glm else 16 if gemma1 else 4 if gemma else self.Q)
+        self.V = integer("vocab_size", 256000 if gemma2 or gemma1 else 262208 if gemma else None)
         if self.Q % self.K:
             raise Fail(f"{path}: key num_key_value_heads: {self.K} does not divide "
                        f"num_attention_heads {self.Q}")
@@ -490,7 +492,8 @@ class Config:
                 if c.get(key, False) is not False:
                     raise Fail(f"{path}: key {key}: InternLM3's biases are not implemented by "
                                f"this reference")
-        self.theta = number("rope_theta", 1e6 if mixtral or (gemma and not gemma2) else 10000.0)
+        self.theta = number("rope_theta", 1e6 if mixtral or (gemma and not gemma2 and not gemma1)
+                            else 10000.0)
         self.eps = number("rms_norm_eps", 1e-5 if self.arch in ("Phi3ForCausalLM", GLM4_MOE)
                           or mixtral else 1.5625e-7 if glm else 1e-6)
         tie = c.get("tie_word_embeddings", gemma)
@@ -629,7 +632,20 @@ class Config:
         self.layer_windows = [None] * self.layers
         self.attn_cap = self.final_cap = None
         self.local_base = None
-        if gemma:
+        # GemmaConfig: Llama's layer (post_attention_layernorm the MLP's input norm) with
+        # Gemma's norms, GeGLU and embedding, no window, no capping, the softmax scale
+        # head_dim^-0.5; hidden_activation gelu_pytorch_tanh or absent (vLLM's tanh form
+        # whatever hidden_act names)
+        if gemma1:
+            act = c.get("hidden_activation")
+            if act not in (None, "gelu_pytorch_tanh"):
+                raise Fail(f"{path}: key hidden_activation: {act!r} is not implemented by this "
+                           f"reference")
+            for key in ("attn_logit_softcapping", "final_logit_softcapping"):
+                if c.get(key) is not None:
+                    raise Fail(f"{path}: key {key}: GemmaConfig has no softcapping")
+            self.qpas = float(self.d)
+        elif gemma:
             act = c.get("hidden_activation", "gelu_pytorch_tanh")
             if act != "gelu_pytorch_tanh":
                 raise Fail(f"{path}: key hidden_activation: {act!r} is not implemented by this "
@@ -1162,12 +1178,13 @@ class Model(Decoder):
             if cfg.arch in QK_NORM or (cfg.glm4_moe and cfg.use_qk_norm):
                 L.q_norm = ck.vector(p + "self_attn.q_norm.weight", d)
                 L.k_norm = ck.vector(p + "self_attn.k_norm.weight", d)
-            if cfg.gemma:
-                # Gemma's names: post_attention_layernorm is the attention's output norm,
-                # pre_feedforward_layernorm the MLP's input one; every norm scales by 1 + w
+            if cfg.gemma and not cfg.gemma1:
+                # Gemma 2's and 3's names: post_attention_layernorm is the attention's output
+                # norm, pre_feedforward_layernorm the MLP's input one (Gemma 1's: Llama's)
                 L.out_norm = L.post_norm
                 L.post_norm = ck.vector(p + "pre_feedforward_layernorm.weight", H)
                 L.mlp_out_norm = ck.vector(p + "post_feedforward_layernorm.weight", H)
+            if cfg.gemma:  # every norm scales by 1 + w
                 for key in ("input_norm", "post_norm", "out_norm", "mlp_out_norm", "q_norm",
                             "k_norm"):
                     if getattr(L, key) is not None:  # Gemma 2 has no q/k norms
