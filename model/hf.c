@@ -2256,8 +2256,8 @@ static hlx_status_t hlx_cfg_gemma(hlx_jdoc_t *doc, hlx_hf_config_t *c)
     size_t i;
     hlx_status_t st;
 
-    /* (Gemma 1's configs name "gelu" in hidden_act; vLLM runs the tanh form unless
-     * hidden_activation says otherwise, transformers 4.38 on hidden_act) */
+    /* (Gemma 1's first configs name "gelu" in hidden_act alone; vLLM runs the tanh form
+     * unless hidden_activation says otherwise: the exact GELU released was a mistake) */
     HLX_TRY(hlx_cfg_str(doc, "hidden_activation", "gelu_pytorch_tanh", act, sizeof(act)));
     if (strcmp(act, "gelu_pytorch_tanh"))
         return hlx_jdoc_fail(doc, "/hidden_activation", HLX_ERR_PARSE, "\"%s\" is not supported "
