@@ -56,7 +56,7 @@ static void hlx_synth_usage(FILE *f)
 {
     fprintf(f,
         "usage: helix model synth --family dense|phi3|glm|glm4|gemma|gemma2|gemma3|\n"
-        "                                  internlm2|qwen2|qwen3|granite|qwen2-moe|\n"
+        "                                  internlm2|qwen2|qwen3|granite|smollm3|qwen2-moe|\n"
         "                                  qwen3-moe|mixtral|glm4-moe|moe-mla|deepseek-v2\n"
         "                         --out DIR [--layers N] [--seed S] [--dtype bf16|f32|fp8]\n"
         "                         [--shards N] [--model FILE|NAME]\n"
@@ -109,6 +109,9 @@ static void hlx_synth_usage(FILE *f)
         "                    FFN 64, softmax router, norm_topk_prob)\n"
         "  --family granite  GraniteForCausalLM: Llama's layer with Granite's multipliers\n"
         "                    (embedding 1.5, softmax scale 1/8, residual 0.8, logits / 8)\n"
+        "  --family smollm3  SmolLM3ForCausalLM: the dense family's weights with every\n"
+        "                    second layer's q and k unrotated (no_rope_layers [1, 0, ...]:\n"
+        "                    SmolLM3 leaves one layer in 4 without RoPE)\n"
         "  --family mixtral  MixtralForCausalLM: the dense family's attention, every layer 8\n"
         "                    experts top-2 of FFN 64 (block_sparse_moe, w1/w3/w2)\n"
         "  --family glm4-moe  Glm4MoeForCausalLM (GLM-4.5): the dense family's attention with\n"
@@ -370,6 +373,7 @@ static const struct {
     { "mixtral", "MixtralForCausalLM", "synth-mixtral", 0, 0, 0, HLX_HF_MOE_MIXTRAL, 0 },
     { "glm4-moe", "Glm4MoeForCausalLM", "synth-glm4-moe", 0, 1, 1, HLX_HF_MOE_GLM4, 0 },
     { "granite", "GraniteForCausalLM", "synth-granite", 0, 0, 0, 0, 0 },
+    { "smollm3", "SmolLM3ForCausalLM", "synth-smollm3", 0, 0, 0, 0, 0 },
 };
 #define HLX_SYNTH_NDENSE (sizeof(hlx_synth_dense) / sizeof(hlx_synth_dense[0]))
 
@@ -456,6 +460,8 @@ static void hlx_synth_config(hlx_hf_config_t *c, int dense, int v2, int layers,
                 m->sliding_pattern = 0;
             }
         }
+        if (!strcmp(hlx_synth_dense[dense].family, "smollm3"))
+            m->nope_pattern = 2; /* smollm3: layer 1 of 2 unrotated (SmolLM3: 1 in 4) */
         if (hlx_hf_granite(c)) {
             /* granite: Granite 3's four multipliers, at values where each of the first three
              * changes the greedy tokens of the synthetic weights (the logits' scale cannot):
@@ -569,6 +575,11 @@ static int hlx_synth_model(hlx_hf_config_t *c, const char *name, int layers)
                 : m.embed_mult > 0.0 ? "embed_mult" : m.residual_mult > 0.0 ? "residual_mult"
                 : m.logits_scale > 0.0 ? "logits_scale" : m.attn_scalar > 0.0 ? "attn_scalar"
                 : "rope_local_theta", c->arch);
+        return -1;
+    }
+    if (m.nope_pattern > 0) {
+        fprintf(stderr, "helix model synth: --model %s: has nope_pattern (layers without "
+                "RoPE), which %s does not hold (--family smollm3 writes them)\n", name, c->arch);
         return -1;
     }
     if (m.post_norms) {
@@ -869,7 +880,7 @@ static int hlx_cmd_model_synth(int argc, char **argv)
     if (family == NULL ||
         (dense < 0 && strcmp(family, "moe-mla") && strcmp(family, "deepseek-v2"))) {
         fprintf(stderr, "helix model synth: --family: %s (dense, phi3, glm, glm4, gemma, gemma2, gemma3, "
-                "internlm2, qwen2, qwen3, granite, qwen2-moe, qwen3-moe, mixtral, glm4-moe, "
+                "internlm2, qwen2, qwen3, granite, smollm3, qwen2-moe, qwen3-moe, mixtral, glm4-moe, "
                 "moe-mla or deepseek-v2)\n",
                 family ? family : "required");
         return 2;
@@ -1468,6 +1479,10 @@ static int hlx_cmd_model_info(int argc, char **argv)
                    cfg.m.layers - cfg.m.layers / cfg.m.sliding_pattern, cfg.m.layers,
                    cfg.m.sliding_pattern, cfg.m.sliding_window, cfg.m.rope_local_theta > 0
                    ? ", turning with its own base (below)" : "");
+        if (cfg.m.nope_pattern > 1)
+            printf("  q and k unrotated on %d of %d layers (no_rope_layers: layer l has no RoPE "
+                   "when l + 1 is a multiple of %d)\n", cfg.m.layers / cfg.m.nope_pattern,
+                   cfg.m.layers, cfg.m.nope_pattern);
         if (cfg.fused & HLX_HF_ROPE_PAIRS)
             printf("  q and k stored with RoPE pairs (2i, 2i+1), as the runtime rotates them\n");
         if (cfg.fused & HLX_HF_QKV_GROUPED)

@@ -128,14 +128,15 @@ typedef enum hlx_hf_base {
     HLX_HF_BASE_QWEN2, HLX_HF_BASE_QWEN3, HLX_HF_BASE_QWEN2_MOE, HLX_HF_BASE_QWEN3_MOE,
     HLX_HF_BASE_MIXTRAL, HLX_HF_BASE_GLM, HLX_HF_BASE_GLM4, HLX_HF_BASE_GLM4_MOE,
     HLX_HF_BASE_PHI3, HLX_HF_BASE_INTERNLM2, HLX_HF_BASE_INTERNLM3, HLX_HF_BASE_GRANITE,
-    HLX_HF_BASE_GEMMA, HLX_HF_BASE_GEMMA2, HLX_HF_BASE_GEMMA3, HLX_HF_BASE_DEEPSEEK_V2, HLX_HF_BASE_DEEPSEEK_V3,
+    HLX_HF_BASE_SMOLLM3, HLX_HF_BASE_GEMMA, HLX_HF_BASE_GEMMA2, HLX_HF_BASE_GEMMA3, HLX_HF_BASE_DEEPSEEK_V2, HLX_HF_BASE_DEEPSEEK_V3,
     HLX_HF_NBASES
 } hlx_hf_base_t;
 
 /* the bases' names (`helix model archs`), in the enum's order */
 static const char *const hlx_hf_base_names[HLX_HF_NBASES] = {
     "", "text_config", "llama", "mistral", "qwen2", "qwen3", "qwen2_moe", "qwen3_moe",
-    "mixtral", "glm", "glm4", "glm4_moe", "phi3", "internlm2", "internlm3", "granite", "gemma",
+    "mixtral", "glm", "glm4", "glm4_moe", "phi3", "internlm2", "internlm3", "granite", "smollm3",
+    "gemma",
     "gemma2",
     "gemma3", "deepseek_v2", "deepseek_v3",
 };
@@ -211,6 +212,9 @@ static const hlx_hf_arch_row_t hlx_hf_archs[] = {
     { "InternLM3ForCausalLM", "internlm3", HLX_HF_BASE_INTERNLM3, 0, HLX_HF_DENSE, 0, 0, 0, 0,
       0, 0, 1e-6 },
     { "GraniteForCausalLM", "granite", HLX_HF_BASE_GRANITE, 0, HLX_HF_DENSE, 0, 0, 0, 0, 0, 0,
+      1e-6 },
+    /* SmolLM3: Llama's layer with every no_rope_layer_interval-th layer unrotated (NoPE) */
+    { "SmolLM3ForCausalLM", "smollm3", HLX_HF_BASE_SMOLLM3, 0, HLX_HF_DENSE, 0, 0, 0, 0, 0, 0,
       1e-6 },
     /* Mistral Small 3.1's text model (Mistral's layer under text_config; the vision tower and
      * projector not read) */
@@ -2233,6 +2237,64 @@ static hlx_status_t hlx_cfg_glm4_moe(hlx_jdoc_t *doc, hlx_hf_config_t *c)
     return hlx_cfg_partial_rotary(doc, m, hlx_hf_row(c->arch)->rotary);
 }
 
+/* SmolLM3Config's NoPE layers (hlx_model_t.nope_pattern): no_rope_layers, one 1 (RoPE) or 0
+ * (none) per layer, which must follow one pattern (the first 0 sets it: every P-th layer
+ * unrotated); without it every no_rope_layer_interval-th layer (4) is, as the class derives
+ * the list. layer_types may only say full_attention (a window is use_sliding_window's,
+ * refused by hlx_cfg_sliding). */
+static hlx_status_t hlx_cfg_smollm3(hlx_jdoc_t *doc, hlx_hf_config_t *c)
+{
+    json_t *nl = json_object_get(hlx_jdoc_root(doc), "no_rope_layers"), *lt, *v;
+    hlx_model_t *m = &c->m;
+    int interval, pat = 0, l, rope;
+    char path[48];
+    hlx_status_t st;
+
+    HLX_TRY(hlx_cfg_layer_types(doc, m, &lt));
+    for (l = 0; lt != NULL && l < m->layers; l++)
+        if (hlx_cfg_layer_sliding(lt, l)) {
+            snprintf(path, sizeof(path), "/layer_types/%d", l);
+            return hlx_jdoc_fail(doc, path, HLX_ERR_PARSE, "layer_types[%d] \"sliding_attention\" "
+                                 "is not read for %s (every layer attends to the whole "
+                                 "context; its releases list full_attention alone)", l, c->arch);
+        }
+    HLX_TRY(hlx_cfg_int(doc, "no_rope_layer_interval", 0, 4, 1, &interval));
+    if (nl == NULL || json_is_null(nl)) {
+        if (interval == 1)
+            return hlx_jdoc_fail(doc, "/no_rope_layer_interval", HLX_ERR_PARSE, "1 would leave "
+                                 "every layer without RoPE");
+        m->nope_pattern = interval <= m->layers ? interval : 0;
+        return HLX_OK;
+    }
+    if (!json_is_array(nl) || json_array_size(nl) < (size_t)m->layers)
+        return hlx_jdoc_fail(doc, "/no_rope_layers", HLX_ERR_PARSE, "expected a list of at "
+                             "least num_hidden_layers (%d) integers, 1 for a layer with RoPE, "
+                             "0 for one without", m->layers);
+    for (l = 0; l < m->layers; l++) {
+        v = json_array_get(nl, (size_t)l);
+        snprintf(path, sizeof(path), "/no_rope_layers/%d", l);
+        if (!json_is_integer(v) || (json_integer_value(v) != 0 && json_integer_value(v) != 1))
+            return hlx_jdoc_fail(doc, path, HLX_ERR_PARSE, "no_rope_layers[%d]: expected 1 "
+                                 "(RoPE) or 0 (none)", l);
+        if (pat == 0 && json_integer_value(v) == 0)
+            pat = l + 1;
+    }
+    if (pat == 1)
+        return hlx_jdoc_fail(doc, "/no_rope_layers/0", HLX_ERR_PARSE, "no_rope_layers[0] is "
+                             "0: every layer would be without RoPE in the pattern it sets (one "
+                             "layer in every P unrotated, layer P - 1 the first)");
+    for (l = 0; l < m->layers; l++) {
+        rope = (int)json_integer_value(json_array_get(nl, (size_t)l));
+        snprintf(path, sizeof(path), "/no_rope_layers/%d", l);
+        if (rope != !(pat > 1 && (l + 1) % pat == 0))
+            return hlx_jdoc_fail(doc, path, HLX_ERR_PARSE, "no_rope_layers[%d] = %d breaks the "
+                                 "pattern of one layer without RoPE in every %d (as the first "
+                                 "0 sets it; no_rope_layer_interval's form)", l, rope, pat);
+    }
+    m->nope_pattern = pat;
+    return HLX_OK;
+}
+
 /* GemmaConfig's, Gemma2Config's and Gemma3TextConfig's keys beyond Llama's, with their
  * defaults where absent: hidden_activation (gelu_pytorch_tanh: GeGLU; another is refused;
  * Gemma 1: null too, whatever hidden_act says, as vLLM's GemmaForCausalLM runs it),
@@ -2455,7 +2517,8 @@ static hlx_status_t hlx_cfg_dca_check(hlx_jdoc_t *doc, const hlx_hf_config_t *c)
  * no top-level one). */
 static hlx_status_t hlx_cfg_tie(hlx_jdoc_t *doc, hlx_hf_config_t *c)
 {
-    const int def = !!(c->fused & HLX_HF_GEMMA);
+    /* (SmolLM3Config's default is true too) */
+    const int def = !!(c->fused & HLX_HF_GEMMA) || hlx_hf_base(c) == HLX_HF_BASE_SMOLLM3;
     hlx_status_t st;
 
     if (!(c->fused & HLX_HF_NESTED) || hlx_hf_idefics3(c) || hlx_hf_qwen3_vl(c) ||
@@ -2633,6 +2696,8 @@ static hlx_status_t hlx_cfg_dense(hlx_jdoc_t *doc, hlx_hf_config_t *c)
     }
     if (c->fused & HLX_HF_GEMMA)
         return hlx_cfg_gemma(doc, c);
+    if (hlx_hf_base(c) == HLX_HF_BASE_SMOLLM3)
+        return hlx_cfg_smollm3(doc, c);
     if (c->moe_gqa == HLX_HF_MOE_MIXTRAL)
         return hlx_cfg_mixtral(doc, c);
     if (c->moe_gqa == HLX_HF_MOE_GLM4)
@@ -2881,7 +2946,9 @@ hlx_status_t hlx_hf_config_load(const char *dir, hlx_hf_config_t *c, char *err,
          (st = hlx_cfg_num(doc, "rope_theta",
                            hlx_hf_qwen3_vl(c) ? 5e6 /* Qwen3VLTextConfig's (4.57) */
                            : c->moe_gqa == HLX_HF_MOE_MIXTRAL || hlx_hf_qwen_vl(c) ||
-                                   (gemma && !hlx_hf_gemma2(c) && !g1) ? 1e6 : 10000.0,
+                                   (gemma && !hlx_hf_gemma2(c) && !g1) ? 1e6
+                           : hlx_hf_base(c) == HLX_HF_BASE_SMOLLM3 ? 2e6 /* SmolLM3Config's */
+                                                                   : 10000.0,
                            1e-9, 1e12, &m->rope_theta)) ||
          (st = hlx_cfg_num(doc, "rms_norm_eps", eps, 1e-30, 1.0, &m->norm_eps)) ||
          (st = hlx_cfg_tie(doc, c)))) {
@@ -3027,6 +3094,17 @@ char *hlx_hf_config_text(const hlx_hf_config_t *c)
                                     ? json_real(m->final_softcap) : json_null());
         } else {
             json_object_set_new(o, "hidden_act", json_string("silu"));
+        }
+        if (hlx_hf_base(c) == HLX_HF_BASE_SMOLLM3) { /* SmolLM3Config's: the list and its
+                                                      * interval, as the releases write them */
+            json_t *nl = json_array();
+            int l;
+            for (l = 0; l < m->layers; l++)
+                json_array_append_new(nl, json_integer(hlx_model_layer_rope(m, l)));
+            json_object_set_new(o, "no_rope_layers", nl);
+            json_object_set_new(o, "no_rope_layer_interval",
+                                json_integer(m->nope_pattern > 1 ? m->nope_pattern : 4));
+            json_object_set_new(o, "use_sliding_window", json_false());
         }
         if (hlx_hf_granite(c)) { /* GraniteConfig's multipliers */
             json_object_set_new(o, "embedding_multiplier", json_real(hlx_model_embed_scale(m)));

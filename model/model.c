@@ -61,6 +61,9 @@ static const hlx_jfield_t hlx_model_fields[] = {
     HLX_MF_INT(sliding_from, 0, 0, "with sliding_window: the first layer a window applies "
                "to, the layers before it attend to the whole context (Qwen2's "
                "max_window_layers; default 0)"),
+    HLX_MF_INT(nope_pattern, 0, 0, "NoPE layers: P >= 2 = every P-th layer (l + 1 a multiple "
+               "of P) turns neither queries nor keys by RoPE (SmolLM3: 4; gqa); default 0: "
+               "every layer rotates"),
     HLX_MF_STR("ffn_act", ffn_act, 0, "the FFN gate's activation: silu (SwiGLU, default) or "
                "gelu_tanh (GeGLU: Gemma)"),
     { "embed_scale", HLX_JT_BOOL, offsetof(hlx_model_raw_t, m.embed_scale), 0, 0, 1, 0,
@@ -505,6 +508,15 @@ static hlx_status_t hlx_model_validate(hlx_jdoc_t *doc, hlx_model_raw_t *r)
     if (m->sliding_from >= m->layers && m->sliding_window > 0)
         return HLX_MFAIL("sliding_from", "%d leaves no layer of the %d windowed: leave "
                          "\"sliding_window\" out instead", m->sliding_from, m->layers);
+    if (m->nope_pattern == 1)
+        return HLX_MFAIL("nope_pattern", "1 would leave every layer without RoPE (0: every "
+                         "layer rotates, P >= 2: every P-th layer unrotated)");
+    if (m->nope_pattern > 0 && m->attn == HLX_ATTN_MLA)
+        return HLX_MFAIL("nope_pattern", "only with \"attn\": \"gqa\" (MLA's heads keep "
+                         "their own unrotated part)");
+    if (m->nope_pattern > 0 && m->dca_chunk > 0)
+        return HLX_MFAIL("nope_pattern", "not with dual chunk attention (its chunks are "
+                         "rotations)");
     if (m->sliding_pattern == 1)
         return HLX_MFAIL("sliding_pattern", "1 would make every layer attend to the whole "
                          "context: leave \"sliding_window\" out instead (0: every layer "
@@ -690,7 +702,7 @@ static uint64_t hlx_model_mix_double(uint64_t h, double d)
     return hlx_model_mix(h, bits);
 }
 
-/* A new field of hlx_model_t changes its size (8584 bytes on LP64 with the 63 fields
+/* A new field of hlx_model_t changes its size (8584 bytes on LP64 with the 64 fields
  * hashed below): add it to hlx_model_hash, then update this size. */
 _Static_assert(sizeof(hlx_model_t) == 8584 || sizeof(void *) != 8,
                "hlx_model_t changed: hash the new field in hlx_model_hash()");
@@ -708,7 +720,7 @@ uint64_t hlx_model_hash(const hlx_model_t *m)
         m->qkv_bias,     m->qk_norm,      m->moe_group_score, m->shared_gate,
         m->post_norms,   m->sliding_window, m->sliding_pattern, m->ffn_act,
         m->embed_scale,  m->sliding_from, m->tie_embeddings, m->dca_chunk,
-        m->dca_local,    m->dca_orig,
+        m->dca_local,    m->dca_orig,     m->nope_pattern,
     };
     uint64_t h = 0x68656c69786d6f64ull; /* "helixmod" */
     size_t i;

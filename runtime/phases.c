@@ -101,6 +101,8 @@ hlx_status_t hlx_phase_rope_part(hlx_engine_t *eng, int l, float *x, size_t ld, 
     const hlx_rope_tab_t *tab;
     hlx_status_t st = HLX_OK;
 
+    if (!hlx_model_layer_rope(&eng->m, l)) /* a NoPE layer: q and k as projected */
+        return HLX_OK;
     for (b = 0; b < calls && st == HLX_OK; b++) {
         int64_t pos = hlx_phase_rot_pos(eng, hlx_engine_row_pos(eng, b), part);
         st = hlx_phase_rope_tab(eng, l, b, pos, &tab);

@@ -199,6 +199,8 @@ static hlx_status_t hlx_prefill_qkv(hlx_engine_t *eng, hlx_prefill_t *p, int l, 
         /* the n requests' rows in one call, or one call each when each request turns with
          * its own table (dynamic NTK: the length of its own prompt) */
         int calls = eng->rope_rows != NULL ? n : 1;
+        if (!hlx_model_layer_rope(m, l)) /* a NoPE layer: q and k as projected */
+            calls = 0;
         for (k = 0; k < calls && st == HLX_OK; k++) {
             const hlx_rope_tab_t *tab;
             float *x = row + (size_t)k * ld;

@@ -375,14 +375,17 @@ hlx_status_t hlx_ref_step(hlx_ref_t *ref, double *hidden, double *logits, int *n
                     hlx_ref_rope(qd + (e * Q + h) * dk, m->rope_dim, rot[e], ref->rope_freq,
                                  ref->rope_ms);
                 }
-            for (h = 0; h < Q; h++)
+            /* (a NoPE layer turns neither its queries nor its keys) */
+            for (h = 0; hlx_model_layer_rope(m, l) && h < Q; h++)
                 hlx_ref_rope(q + h * dk, m->rope_dim, kpos,
                              local ? ref->rope_local : ref->rope_freq, local ? 1.0 : ref->rope_ms);
             for (g = 0; g < K; g++) {
                 size_t base = (((size_t)l * ref->batch + b) * K + g) * (size_t)ref->cap +
                               (size_t)ref->pos;
-                hlx_ref_rope(k + g * dk, m->rope_dim, kpos,
-                             local ? ref->rope_local : ref->rope_freq, local ? 1.0 : ref->rope_ms);
+                if (hlx_model_layer_rope(m, l))
+                    hlx_ref_rope(k + g * dk, m->rope_dim, kpos,
+                                 local ? ref->rope_local : ref->rope_freq,
+                                 local ? 1.0 : ref->rope_ms);
                 /* The new token is stored the way the runtime stores it: fp32, then the
                  * KV dtype. */
                 for (e = 0; e < dk; e++)

@@ -343,6 +343,11 @@ static void test_errors(void **state)
     expect_error("window_pattern1.json", HLX_ERR_PARSE,
                  "window_pattern1.json:3:65: sliding_pattern: 1 would make every layer attend "
                  "to the whole context");
+    expect_error("nope_pattern1.json", HLX_ERR_PARSE,
+                 "nope_pattern1.json:3:44: nope_pattern: 1 would leave every layer without "
+                 "RoPE");
+    expect_error("nope_mla.json", HLX_ERR_PARSE,
+                 "nope_mla.json:4:3: nope_pattern: only with \"attn\": \"gqa\"");
     expect_error("post_norms_moe.json", HLX_ERR_PARSE,
                  "post_norms_moe.json:4:3: post_norms: only with a dense FFN");
     expect_error("post_norms_mla.json", HLX_ERR_PARSE,
@@ -451,6 +456,27 @@ static void test_granite(void **state)
                  "\"gqa\" and a dense FFN");
     expect_error("granite_gemma.json", HLX_ERR_PARSE, "embed_mult: only with \"attn\": "
                  "\"gqa\" and without embed_scale");
+}
+
+/* nope_pattern: which layers turn q and k by RoPE (SmolLM3: every fourth does not). */
+static void test_nope_layers(void **state)
+{
+    char err[1024];
+    hlx_model_t m;
+    int l, n = 0;
+
+    (void)state;
+    assert_int_equal(hlx_model_load("tiny", &m, err, sizeof(err)), HLX_OK);
+    assert_int_equal(m.nope_pattern, 0);
+    for (l = 0; l < 8; l++)
+        assert_true(hlx_model_layer_rope(&m, l));
+    m.layers = 36;
+    m.nope_pattern = 4; /* SmolLM3-3B: layers 3, 7, ..., 35 */
+    for (l = 0; l < m.layers; l++) {
+        assert_int_equal(hlx_model_layer_rope(&m, l), (l + 1) % 4 != 0);
+        n += !hlx_model_layer_rope(&m, l);
+    }
+    assert_int_equal(n, 9);
 }
 
 /* sliding_window and sliding_pattern: which layers are windowed, where a window starts, and
@@ -589,7 +615,7 @@ static const struct { const char *name; size_t off, size; } g_fields[] = {
     HLX_F(ffn_act), HLX_F(embed_scale), HLX_F(attn_scalar), HLX_F(rope_local_theta),
     HLX_F(sliding_from), HLX_F(attn_softcap), HLX_F(final_softcap), HLX_F(tie_embeddings),
     HLX_F(embed_mult), HLX_F(residual_mult), HLX_F(logits_scale), HLX_F(dca_chunk),
-    HLX_F(dca_local), HLX_F(dca_orig),
+    HLX_F(dca_local), HLX_F(dca_orig), HLX_F(nope_pattern),
 };
 
 /* RoPE scaling against the Hugging Face code written out again here, step for step as
@@ -1018,6 +1044,7 @@ int main(int argc, char **argv)
         cmocka_unit_test(test_softcap),
         cmocka_unit_test(test_granite),
         cmocka_unit_test(test_sliding_window),
+        cmocka_unit_test(test_nope_layers),
         cmocka_unit_test(test_unknown_preset),
         cmocka_unit_test(test_mutations),
         cmocka_unit_test(test_runnable),

@@ -68,8 +68,8 @@ both_decode() {
 # 1. against the independent forward: 12 prompt tokens, 6 decoded
 echo "3 77 501 9 13 200 7 1 300 42 65 128" >"$dir/prompt"
 declare -A first
-families="dense phi3 glm glm4 gemma gemma2 gemma3 internlm2 qwen2 qwen3 granite qwen2-moe
-    qwen3-moe mixtral glm4-moe moe-mla deepseek-v2"
+families="dense phi3 glm glm4 gemma gemma2 gemma3 internlm2 qwen2 qwen3 granite smollm3
+    qwen2-moe qwen3-moe mixtral glm4-moe moe-mla deepseek-v2"
 for fam in $families; do
     # qwen2-moe: seed 1, where the shared expert's gate changes the tokens (at 11 it does not)
     seed=11
@@ -295,6 +295,10 @@ config_case gemma2-types gemma2 '{"layer_types": null}' same
 config_case gemma3-scale gemma3 '{"query_pre_attn_scalar": 200}'
 config_case gemma3-localbase gemma3 '{"rope_local_base_freq": 10.0}'
 config_case gemma3-linear gemma3 '{"rope_scaling": {"rope_type": "linear", "factor": 8.0}}'
+# SmolLM3's NoPE layer changes the tokens (every layer turned: others, in helix as in the
+# forward), and the list derived from no_rope_layer_interval is the list itself
+config_case smollm3-rope smollm3 '{"no_rope_layers": [1, 1]}'
+config_case smollm3-interval smollm3 '{"no_rope_layers": null, "no_rope_layer_interval": 2}' same
 finish_cases
 cp -r "$dir/gemma3-f32" "$dir/gemma3-types"
 python3 - "$dir/gemma3-types/config.json" <<'PY'
@@ -431,6 +435,18 @@ cmp -s "$dir/gemma.ref" "$dir/gemma-act.out" ||
     { echo "FAIL: gemma with hidden_act gelu alone: other tokens or hidden states than gelu_pytorch_tanh"; fail=1; }
 refused gemma-exact 'hidden_activation: "gelu" is not supported (the FFN runs GELU'"'"'s tanh form: "gelu_pytorch_tanh"; vLLM would run the exact GELU here'
 refused gemma-cap 'final_logit_softcapping: soft-capping is read for Gemma2ForCausalLM only'
+# SmolLM3: a NoPE first layer (every layer unrotated in the pattern it sets), an entry that is
+# not 0 or 1, a window (use_sliding_window) and a sliding layer_types entry: refused at the key
+for c in 'smollm3-first|{"no_rope_layers": [0, 1]}|no_rope_layers[0] is 0' \
+    'smollm3-two|{"no_rope_layers": [1, 2]}|no_rope_layers[1]: expected 1' \
+    'smollm3-win|{"use_sliding_window": true, "sliding_window": 4}|use_sliding_window: true' \
+    'smollm3-types|{"layer_types": ["full_attention", "sliding_attention"]}|layer_types[1] "sliding'; do
+    IFS='|' read -r name patch key <<<"$c"
+    cp -r "$dir/smollm3-f32" "$dir/$name"
+    python3 -c 'import json, sys; c = json.load(open(sys.argv[1])); c.update(json.loads(sys.argv[2])); json.dump(c, open(sys.argv[1], "w"))' \
+        "$dir/$name/config.json" "$patch"
+    refused "$name" "$key"
+done
 cp -r "$dir/qwen3-f32" "$dir/qwen3-tied"
 python3 "$(dirname "$0")/st_edit.py" "$dir/qwen3-tied" drop lm_head.weight &&
     sed -i 's/"tie_word_embeddings": false/"tie_word_embeddings": true/' \
@@ -714,7 +730,7 @@ done
 args=(--steps 4 --batch 3 --prompt-ids "$data/prompt3.txt" --prefill-chunk 8 --context 40
       --check --json --timeout 60)
 for fam in qwen2 qwen2vl llavaov qwen3 qwen3vl phi3 glm glm4 gemma gemma2 gemma3 gemma3mm \
-    internlm2 granite qwen2-moe qwen3-moe mixtral glm4-moe; do
+    internlm2 granite smollm3 qwen2-moe qwen3-moe mixtral glm4-moe; do
     ck=$dir/$fam-bf16
     "$helix" decode --model "$ck" "${args[@]}" >"$dir/$fam.1" 2>"$dir/err" ||
         { echo "FAIL: $fam, 1 rank: $(cat "$dir/err")"; fail=1; continue; }

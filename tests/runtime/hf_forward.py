@@ -1,7 +1,8 @@
 #!/usr/bin/env python3
 # An independent float64 reference of the Hugging Face transformers forward pass for Llama,
 # Mistral, Mixtral, Qwen2, Qwen2-MoE, Qwen3, Qwen3-MoE, Phi-3, GLM, GLM-4-0414, GLM-4.5
-# (Glm4MoeForCausalLM: GQA with DeepSeek-V3's gate and shared experts), Gemma 1, Gemma 2
+# (Glm4MoeForCausalLM: GQA with DeepSeek-V3's gate and shared experts), SmolLM3 (its NoPE
+# layers), Gemma 1, Gemma 2
 # (its soft-capping), Gemma 3 (its text model, in either checkpoint form), the text models of
 # the vision-language classes (Qwen3-VL-MoE's routed experts read from its fused 3-D
 # tensors), InternLM2/3 and
@@ -43,7 +44,7 @@ ARCHITECTURES = ("LlamaForCausalLM", "MistralForCausalLM", "MixtralForCausalLM",
                  "InternVLForConditionalGeneration", "Idefics3ForConditionalGeneration",
                  "SmolVLMForConditionalGeneration", "Qwen3VLForConditionalGeneration",
                  "Qwen3VLMoeForConditionalGeneration",
-                 "GemmaForCausalLM", "Gemma2ForCausalLM",
+                 "SmolLM3ForCausalLM", "GemmaForCausalLM", "Gemma2ForCausalLM",
                  "Gemma3ForCausalLM",
                  "Gemma3ForConditionalGeneration", "DeepseekV2ForCausalLM",
                  "DeepseekV3ForCausalLM")
@@ -492,11 +493,12 @@ class Config:
                 if c.get(key, False) is not False:
                     raise Fail(f"{path}: key {key}: InternLM3's biases are not implemented by "
                                f"this reference")
+        smollm3 = self.arch == "SmolLM3ForCausalLM"
         self.theta = number("rope_theta", 1e6 if mixtral or (gemma and not gemma2 and not gemma1)
-                            else 10000.0)
+                            else 2e6 if smollm3 else 10000.0)
         self.eps = number("rms_norm_eps", 1e-5 if self.arch in ("Phi3ForCausalLM", GLM4_MOE)
                           or mixtral else 1.5625e-7 if glm else 1e-6)
-        tie = c.get("tie_word_embeddings", gemma)
+        tie = c.get("tie_word_embeddings", gemma or smollm3)
         if tie is None:
             tie = False
         if not isinstance(tie, bool):
@@ -630,6 +632,21 @@ class Config:
                 "embedding_multiplier", "attention_multiplier", "residual_multiplier",
                 "logits_scaling")}
         self.layer_windows = [None] * self.layers
+        # SmolLM3Config: no_rope_layers (1: the layer turns q and k, 0: it does not), derived
+        # when absent as every no_rope_layer_interval-th layer (4) without; other classes
+        # turn every layer
+        self.rope_layers = [1] * self.layers
+        if smollm3:
+            nl = c.get("no_rope_layers")
+            if nl is None:
+                iv = integer("no_rope_layer_interval", 4)
+                nl = [int((i + 1) % iv != 0) for i in range(self.layers)]
+            if not isinstance(nl, list) or len(nl) < self.layers or \
+                    any(v not in (0, 1) or isinstance(v, bool) for v in nl):
+                raise Fail(f"{path}: key no_rope_layers: not a list of 0 and 1 per layer")
+            self.rope_layers = nl[:self.layers]
+            if c.get("use_sliding_window"):
+                raise Fail(f"{path}: key use_sliding_window: not in this reference")
         self.attn_cap = self.final_cap = None
         self.local_base = None
         # GemmaConfig: Llama's layer (post_attention_layernorm the MLP's input norm) with
@@ -1452,8 +1469,9 @@ class Model(Decoder):
             parts = None
             if qturns is not None:  # the inter and succ queries, turned from the same q
                 parts = [[self.rope(e, *qt) for e in qh] for qt in qturns]
-            qh = [self.rope(e, c, s) for e in qh]
-            kh = [self.rope(e, c, s) for e in kh]
+            if cfg.rope_layers[i]:  # (SmolLM3's NoPE layers leave q and k as projected)
+                qh = [self.rope(e, c, s) for e in qh]
+                kh = [self.rope(e, c, s) for e in kh]
             if dca_f != 1.0:  # dual chunk attention's factor, cached with the key
                 kh = [[v * dca_f for v in e] for e in kh]
             L.keys.append(kh)

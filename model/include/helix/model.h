@@ -59,6 +59,10 @@ typedef struct hlx_model {
     int             vocab;
     double          rope_theta;
     int             rope_dim;     /* rotated elements per head (defaults to head_dim) */
+    /* NoPE layers (SmolLM3's no_rope_layers): 0 = every layer rotates q and k; P >= 2 = layer
+     * l neither rotates its queries nor the keys it caches where (l + 1) % P == 0 (SmolLM3:
+     * 4). hlx_model_layer_rope says which. */
+    int             nope_pattern;
     double          norm_eps;
     /* GQA extras of some families (Qwen2: biases on q, k and v; Qwen3: an RMSNorm of each
      * query and key head before RoPE, weights of head_dim shared by the heads) */
@@ -254,6 +258,11 @@ static inline int hlx_model_layer_window(const hlx_model_t *m, int l)
         (m->sliding_pattern > 1 && (l + 1) % m->sliding_pattern == 0))
         return 0;
     return m->sliding_window;
+}
+/* 1 when layer l turns its queries and keys by RoPE, 0 for a NoPE layer (nope_pattern). */
+static inline int hlx_model_layer_rope(const hlx_model_t *m, int l)
+{
+    return !(m->nope_pattern > 1 && (l + 1) % m->nope_pattern == 0);
 }
 /* Positions a query attends to at a sequence of seq positions, over the layers' mean:
  * seq on a whole-context layer, min(window, seq) on a windowed one (the planners' reads,
