@@ -217,14 +217,6 @@ static int hlx_wload_group(int K, int N, size_t es)
     return g >= (size_t)N ? N : (int)g;
 }
 
-/* The host scratch hlx_engine_wload uses for K x N elements of es bytes (0: none). */
-static size_t hlx_engine_wload_scratch(int K, int N, size_t es)
-{
-    if (K <= 0 || N <= 0 || es == 0)
-        return 0;
-    return (size_t)K * (size_t)hlx_wload_group(K, N, es) * es;
-}
-
 #define HLX_WLOAD_ERR sizeof(((hlx_engine_t *)0)->errmsg) /* a thread's error message */
 
 /* A matrix in strips being read: its column groups shared out over T threads, each with
@@ -421,11 +413,11 @@ static hlx_status_t hlx_engine_wq_form(hlx_engine_t *eng, const hlx_wpart_t *par
     return HLX_OK;
 }
 
-/* When eng->wq: the form a K x N matrix of these parts is held in (hlx_engine_wq_form's,
+/* Kept packed: the form a K x N matrix of these parts is held in (hlx_engine_wq_form's,
  * or plain strips where packed would take no fewer bytes: tiny groups, or act order's every
  * group on a row-parallel rank's few rows) in job, and its bytes in *bytes_p (0 beyond
  * size_t); the caller frees job's act-order tables. The load and the start-up memory
- * check (hlx_engine_wq_count) both size a matrix here. */
+ * check both size a matrix here (hlx_engine_wform). */
 static hlx_status_t hlx_engine_wq_size(hlx_engine_t *eng, const hlx_wpart_t *parts,
                                        int nparts, int K, int N, hlx_wload_job_t *job,
                                        size_t *bytes_p)
@@ -449,10 +441,31 @@ static hlx_status_t hlx_engine_wq_size(hlx_engine_t *eng, const hlx_wpart_t *par
     return HLX_OK;
 }
 
+/* The form a K x N matrix of these parts is held in (*t_p, the gemm's w_dtype) and its
+ * bytes: kept packed (packed: hlx_engine_wq_size's form, an hlx_wq_t, in job) or unpacked
+ * in the backend's layout of w_dtype (weights_layout: row-major, or strips with their
+ * padding; from the shapes alone). The load allocates this, the start-up memory check
+ * counts it (hlx_engine_wcount); read through scratch where *t_p is not w_dtype. */
+static hlx_status_t hlx_engine_wform(hlx_engine_t *eng, int packed, const hlx_wpart_t *parts,
+                                     int nparts, int K, int N, hlx_wload_job_t *job,
+                                     hlx_dtype_t *t_p, size_t *bytes_p)
+{
+    hlx_status_t st;
+
+    *t_p = eng->w_dtype;
+    if (!packed)
+        return eng->be.ops->weights_layout(&eng->be, t_p, K, N, bytes_p);
+    /* every matrix an hlx_wq_t: packed where its parts allow it */
+    if ((st = hlx_engine_wq_size(eng, parts, nparts, K, N, job, bytes_p)) != HLX_OK)
+        return st;
+    *t_p = (hlx_dtype_t)(HLX_W_Q | hlx_w_s16_of(eng->w_dtype));
+    return *bytes_p > 0 ? HLX_OK : HLX_ERR_INVALID;
+}
+
 /* The scratch each of T threads reads job's K x N matrix (in strips) through, job->sbytes,
  * a group of job->G columns at a time: K rows of es-byte elements, or packed K rows of
  * codes and job->Gk (set here in order) of zero points and of scales, f32
- * (~ hlx_engine_wload_scratch). */
+ * (hlx_wload_group). */
 static void hlx_wload_sbytes(hlx_wload_job_t *job, int K, int N, size_t es, int T)
 {
     const size_t ses = job->bits > 0 ? 4 : es;
@@ -496,25 +509,20 @@ static hlx_status_t hlx_engine_wload_job(hlx_engine_t *eng, void **w_p, int K, i
                  "block(s) do not tile its columns", K, N, nparts);
         return HLX_ERR_INTERNAL;
     }
-    if (eng->wq) { /* every matrix an hlx_wq_t: packed where its parts allow it */
-        if ((st = hlx_engine_wq_size(eng, parts, nparts, K, N, job, &bytes)) != HLX_OK)
-            return st;
-        /* here, as it is loaded, not where the start-up check counts it; once: every
-         * layer's fused matrices are alike */
-        if (job->ao_differ && !eng->wq_ao_warned && eng->info.rank == 0) {
-            eng->wq_ao_warned = 1;
-            hlx_warn("%s and the parts fused with it have different act-order groups "
-                     "(g_idx): such matrices are held in bf16, not packed (as the start-up "
-                     "memory check counted them)", parts[0].name);
-        }
-        t = (hlx_dtype_t)(HLX_W_Q | hlx_w_s16_of(dt));
-        st = bytes > 0 ? HLX_OK : HLX_ERR_INVALID;
-    } else {
-        st = eng->be.ops->weights_layout(&eng->be, &t, K, N, &bytes);
+    eng->errmsg[0] = '\0';
+    st = hlx_engine_wform(eng, eng->wq, parts, nparts, K, N, job, &t, &bytes);
+    /* here, as it is loaded, not where the start-up check counts it; once: every layer's
+     * fused matrices are alike */
+    if (st == HLX_OK && job->ao_differ && !eng->wq_ao_warned && eng->info.rank == 0) {
+        eng->wq_ao_warned = 1;
+        hlx_warn("%s and the parts fused with it have different act-order groups "
+                 "(g_idx): such matrices are held in bf16, not packed (as the start-up "
+                 "memory check counted them)", parts[0].name);
     }
-    if (st != HLX_OK) {
-        snprintf(eng->errmsg, sizeof(eng->errmsg), "a %d x %d projection of %zu-byte elements "
-                 "exceeds this machine's address space", K, N, es);
+    if (st != HLX_OK) { /* the groups' read said why, or the sizes did not fit */
+        if (eng->errmsg[0] == '\0' && st == HLX_ERR_INVALID)
+            snprintf(eng->errmsg, sizeof(eng->errmsg), "a %d x %d projection of %zu-byte "
+                     "elements exceeds this machine's address space", K, N, es);
         return st;
     }
     if (!eng->wp_set) /* the first: every later one must come out the same */
@@ -743,7 +751,7 @@ static hlx_status_t hlx_engine_layer_walk(hlx_engine_t *eng, const hlx_wsink_t *
 {
     const hlx_model_t *m = &eng->m;
     const hlx_layout_t *L = &eng->lay;
-    const int H = m->hidden, Fc = L->ffn_count;
+    const int64_t H = m->hidden, Fc = L->ffn_count;
     hlx_wpart_t qkv[3], wo, gu[2], down;
     hlx_status_t st = HLX_OK;
 
@@ -751,7 +759,8 @@ static hlx_status_t hlx_engine_layer_walk(hlx_engine_t *eng, const hlx_wsink_t *
     if (m->attn == HLX_ATTN_GQA)
         st = hlx_engine_wput(eng, sk, W ? &W->wqkv : NULL, H, eng->qkv_cols, qkv, 3);
     if (st == HLX_OK)
-        st = hlx_engine_wput(eng, sk, W ? &W->wo : NULL, L->q_slice * m->v_head_dim, H, &wo, 1);
+        st = hlx_engine_wput(eng, sk, W ? &W->wo : NULL, (int64_t)L->q_slice * m->v_head_dim, H,
+                             &wo, 1);
     if (st == HLX_OK && l < m->dense_layers &&
         (st = hlx_engine_wput(eng, sk, W ? &W->wgu : NULL, H, 2 * Fc, gu, 2)) == HLX_OK)
         st = hlx_engine_wput(eng, sk, W ? &W->wdown : NULL, Fc, H, &down, 1);
@@ -1214,102 +1223,58 @@ static int hlx_add(uint64_t *acc, uint64_t v)
     return !__builtin_add_overflow(*acc, v, acc);
 }
 
-/* The projection matrices a rank holds, by kind: K rows, N columns and how many of them
- * (N or the count 0: none of the kind), as hlx_engine_build, hlx_mla_create and
- * hlx_moe_build read them. */
-typedef struct hlx_wshape {
-    uint64_t K, N, count;
-} hlx_wshape_t;
-
-#define HLX_WSHAPES 12
-
-static void hlx_engine_wshapes(const hlx_engine_t *eng, const hlx_moe_layout_t *ml,
-                               hlx_wshape_t s[HLX_WSHAPES])
-{
-    const hlx_model_t *m = &eng->m;
-    const hlx_layout_t *L = &eng->lay;
-    const uint64_t H = (uint64_t)m->hidden, Fc = (uint64_t)L->ffn_count,
-                   nl = (uint64_t)m->layers, dense = (uint64_t)m->dense_layers;
-    const int mla = m->attn == HLX_ATTN_MLA;
-    int64_t ms[3][2] = { { 0 } };
-    uint64_t moe, cc, sc, ec;
-    int i;
-
-    moe = m->experts > 0 ? nl - dense : 0;
-    cc = (uint64_t)ml->col_count, sc = (uint64_t)ml->shared_count;
-    ec = moe * (uint64_t)ml->expert_count; /* < 2^31 x 2^31 */
-    if (mla) /* q_a, q_b (or q), kv_a */
-        hlx_mla_proj_shapes(m, ms);
-    s[0] = (hlx_wshape_t){ H, mla ? 0 : (uint64_t)eng->qkv_cols, nl };
-    s[1] = (hlx_wshape_t){ (uint64_t)L->q_slice * (uint64_t)m->v_head_dim, H, nl };
-    s[2] = (hlx_wshape_t){ H, 2 * Fc, dense };
-    s[3] = (hlx_wshape_t){ Fc, H, dense };
-    s[4] = (hlx_wshape_t){ H, (uint64_t)L->vocab_count, 1 };
-    for (i = 0; i < 3; i++)
-        s[5 + i] = (hlx_wshape_t){ (uint64_t)ms[i][0], (uint64_t)ms[i][1], nl };
-    s[8] = (hlx_wshape_t){ H, 2 * cc, ec }; /* each routed expert's slice, */
-    s[9] = (hlx_wshape_t){ cc, H, ec };
-    s[10] = (hlx_wshape_t){ H, 2 * sc, moe }; /* the shared experts' */
-    s[11] = (hlx_wshape_t){ sc, H, moe };
-}
-
-/* Whether every matrix's rows and columns fit the int the engine's matrices take. */
-static int hlx_engine_wshapes_fit(const hlx_wshape_t s[HLX_WSHAPES])
-{
-    int i;
-
-    for (i = 0; i < HLX_WSHAPES; i++)
-        if (s[i].count > 0 && s[i].N > 0 && (s[i].K > INT_MAX || s[i].N > INT_MAX))
-            return 0;
-    return 1;
-}
-
-/* hlx_engine_wput's count of a matrix (hlx_wsink_t). */
-static hlx_status_t hlx_engine_wq_count(hlx_engine_t *eng, int K, int N,
-                                        const hlx_wpart_t *parts, int nparts, uint64_t *w,
-                                        uint64_t *scratch)
+/* hlx_engine_wput's count of a matrix into sk (hlx_wsink_t): the bytes hlx_engine_wload
+ * allocates for it (hlx_engine_wform, packed or not as sk says) and the scratch its reading
+ * takes, job's sbytes on each of the pool's T threads (none where it is read in place). */
+static hlx_status_t hlx_engine_wcount(hlx_engine_t *eng, const hlx_wsink_t *sk, int K, int N,
+                                      const hlx_wpart_t *parts, int nparts)
 {
     hlx_wload_job_t job = { 0 };
     const int T = hlx_pool_size(eng->be.pool); /* the threads the load reads on */
+    hlx_dtype_t t;
     size_t bytes = 0;
     uint64_t s;
     hlx_status_t st;
 
     eng->errmsg[0] = '\0';
-    st = hlx_engine_wq_size(eng, parts, nparts, K, N, &job, &bytes);
-    if (st != HLX_OK) { /* the groups' read said why (or nothing: out of memory) */
-        free(job.gtab);
-        free(job.grow);
-        if (eng->errmsg[0] == '\0')
-            snprintf(eng->errmsg, sizeof(eng->errmsg), "sizing %s: %s",
-                     nparts > 0 ? parts[0].name : "a projection", hlx_status_str(st));
-        return st;
-    }
-    if (K > 0 && N > 0) { /* (an empty one is read through none) */
+    st = hlx_engine_wform(eng, sk->packed, parts, nparts, K, N, &job, &t, &bytes);
+    if (st == HLX_OK && t != eng->w_dtype && K > 0 && N > 0) { /* through scratch */
         hlx_wload_sbytes(&job, K, N, eng->w_esize, T);
         s = job.sbytes;
         if (!hlx_mul(&s, (uint64_t)T))
             st = HLX_ERR_INVALID;
-        else if (s > *scratch)
-            *scratch = s;
+        else if (s > *sk->scratch)
+            *sk->scratch = s;
     }
     free(job.gtab);
     free(job.grow);
-    if (st == HLX_OK && (bytes == 0 || !hlx_add(w, bytes)))
-        st = HLX_ERR_INVALID;
-    if (st == HLX_ERR_INVALID)
-        snprintf(eng->errmsg, sizeof(eng->errmsg), "sizes overflow: a %d x %d projection "
-                 "(%s) kept packed exceeds this machine's address space", K, N,
-                 nparts > 0 ? parts[0].name : "");
-    return st;
+    if (st != HLX_OK) { /* the groups' read said why (or nothing: out of memory) */
+        if (eng->errmsg[0] == '\0' && st == HLX_ERR_INVALID)
+            snprintf(eng->errmsg, sizeof(eng->errmsg), "sizes overflow: a %d x %d projection "
+                     "(%s)%s exceeds this machine's address space", K, N,
+                     nparts > 0 ? parts[0].name : "", sk->packed ? " kept packed" : "");
+        else if (eng->errmsg[0] == '\0')
+            snprintf(eng->errmsg, sizeof(eng->errmsg), "sizing %s: %s",
+                     nparts > 0 ? parts[0].name : "a projection", hlx_status_str(st));
+        return st;
+    }
+    /* the sum beyond 2^64: the caller says so with the model's sizes (errmsg empty) */
+    return hlx_add(sk->w, bytes) ? HLX_OK : HLX_ERR_INVALID;
 }
 
-hlx_status_t hlx_engine_wput(hlx_engine_t *eng, const hlx_wsink_t *sk, void **w_p, int K, int N,
-                             const hlx_wpart_t *parts, int nparts)
+hlx_status_t hlx_engine_wput(hlx_engine_t *eng, const hlx_wsink_t *sk, void **w_p, int64_t K,
+                             int64_t N, const hlx_wpart_t *parts, int nparts)
 {
+    if (K > INT_MAX || N > INT_MAX) { /* (the walks' sizes are products of model fields) */
+        snprintf(eng->errmsg, sizeof(eng->errmsg), "sizes overflow: a projection's rows or "
+                 "columns on this rank exceed what the engine's matrices take (2^31 - 1): "
+                 "%s, %lld x %lld", nparts > 0 ? parts[0].name : "a projection",
+                 (long long)K, (long long)N);
+        return HLX_ERR_INVALID;
+    }
     if (sk == NULL)
-        return hlx_engine_wload(eng, w_p, K, N, parts, nparts);
-    return hlx_engine_wq_count(eng, K, N, parts, nparts, sk->w, sk->scratch);
+        return hlx_engine_wload(eng, w_p, (int)K, (int)N, parts, nparts);
+    return hlx_engine_wcount(eng, sk, (int)K, (int)N, parts, nparts);
 }
 
 /* Adds to *w the embedding's vocabulary slice (vocab_count x H, w_dtype; none where it is
@@ -1334,33 +1299,27 @@ static int hlx_engine_add_absorbed(const hlx_engine_t *eng, uint64_t *w)
            hlx_mul(&t, (uint64_t)eng->m.layers) && hlx_add(w, t);
 }
 
-/* The weights when they are kept packed (eng->wq) into *w: every projection matrix by
- * the walks hlx_engine_build, hlx_mla_create and hlx_moe_build load them with, each in the
- * form the load will hold it (hlx_engine_wq_count: packed, act order's groups those of the
- * rank's rows, fused parts whose g_idx differ in bf16, skipped modules plain; in strips of
- * 16 columns, with the format's header), their sum also in *proj; the rest as
- * hlx_engine_bytes counts it (the embedding's slice, MLA's absorbed W_UK and W_UV, the
+/* The weights a rank will hold into *w: every projection matrix by the walks
+ * hlx_engine_build, hlx_mla_create and hlx_moe_build load them with, each counted as the
+ * load will allocate it (hlx_engine_wcount): kept packed (packed: packed, act order's
+ * groups those of the rank's rows, fused parts whose g_idx differ in bf16, skipped modules
+ * plain; in strips of 16 columns, with the format's header) or unpacked (the backend's
+ * layout in w_dtype, from the shapes alone), their sum also in *proj; then the rest, which
+ * is held the same either way (the embedding's slice, MLA's absorbed W_UK and W_UV, the
  * routers in f32). The largest reading scratch (all threads) into *scratch. */
-static hlx_status_t hlx_engine_wq_weights(hlx_engine_t *eng, uint64_t *w, uint64_t *scratch,
-                                          uint64_t *proj)
+static hlx_status_t hlx_engine_weights(hlx_engine_t *eng, int packed, uint64_t *w,
+                                       uint64_t *scratch, uint64_t *proj)
 {
     const hlx_model_t *m = &eng->m;
-    const hlx_wsink_t sk = { w, scratch };
-    hlx_wshape_t shapes[HLX_WSHAPES];
+    const hlx_wsink_t sk = { w, scratch, packed };
     hlx_moe_layout_t ml;
     hlx_status_t st = HLX_OK;
     uint64_t t;
     int l;
 
     *w = 0, *scratch = 0;
+    eng->errmsg[0] = '\0';
     hlx_moe_rank_layout(eng, &ml); /* as hlx_moe_build lays them out */
-    /* every matrix's rows and columns within int, as the unpacked count requires */
-    hlx_engine_wshapes(eng, &ml, shapes);
-    if (!hlx_engine_wshapes_fit(shapes)) {
-        snprintf(eng->errmsg, sizeof(eng->errmsg), "sizes overflow: a projection's rows or "
-                 "columns on this rank exceed what the engine's matrices take (2^31 - 1)");
-        return HLX_ERR_INVALID;
-    }
     /* the loops of the load (MLA's projections where GQA's QKV would be) */
     for (l = 0; l < m->layers && st == HLX_OK; l++) {
         if (m->attn == HLX_ATTN_MLA)
@@ -1427,84 +1386,6 @@ static int hlx_kv_alloc_bytes(const hlx_engine_t *eng, int64_t cap, int d, int b
     return 1;
 }
 
-/* What the backend's layout of the projections (dense, MLA's, the experts') and the LM
- * head adds (weights_layout; host with strips): to *w each matrix's columns rounded up to
- * 16, to *scratch the host scratch one matrix is read through at start-up (the largest;
- * one per thread where they share the reading). 0 on overflow. */
-static int hlx_engine_wlayout_extra(const hlx_engine_t *eng, const hlx_moe_layout_t *ml,
-                                    uint64_t *w, uint64_t *scratch)
-{
-    hlx_wshape_t mat[HLX_WSHAPES];
-    uint64_t big = 0, add = 0, pad, rm;
-    size_t i, p, s;
-    hlx_dtype_t t;
-
-    hlx_engine_wshapes(eng, ml, mat);
-    if (!hlx_engine_wshapes_fit(mat))
-        return 0;
-    for (i = 0; i < HLX_WSHAPES; i++) {
-        if (mat[i].count == 0 || mat[i].N == 0)
-            continue;
-        t = eng->w_dtype;
-        if (eng->be.ops->weights_layout(&eng->be, &t, (int)mat[i].K, (int)mat[i].N, &p) !=
-            HLX_OK)
-            return 0;
-        if (t == eng->w_dtype) /* row-major: no padding, read in place */
-            continue;
-        s = hlx_engine_wload_scratch((int)mat[i].K, (int)mat[i].N, eng->w_esize);
-        big = s > big ? s : big;
-        /* (one scratch per thread of the rank's pool, hlx_engine_wload) */
-        /* the padding: p less the row-major bytes, per matrix */
-        rm = mat[i].K * mat[i].N * (uint64_t)eng->w_esize;
-        pad = (uint64_t)p - rm;
-        if ((uint64_t)p < rm || !hlx_mul(&pad, mat[i].count) || !hlx_add(&add, pad))
-            return 0;
-    }
-    *scratch = big;
-    return hlx_mul(scratch, (uint64_t)hlx_pool_size(eng->be.pool)) && hlx_add(w, add);
-}
-
-/* The weights as held unpacked (row-major, or the backend's strips with their padding)
- * into *w_p, the largest reading scratch (all threads) into *scratch_p; 0 on overflow. */
-static int hlx_engine_plain_weights(const hlx_engine_t *eng, uint64_t *w_p, uint64_t *scratch_p)
-{
-    const hlx_layout_t *L = &eng->lay;
-    const hlx_model_t *m = &eng->m;
-    const uint64_t H = (uint64_t)m->hidden, dv = (uint64_t)m->v_head_dim;
-    hlx_moe_layout_t ml;
-    uint64_t w, t = 0;
-    int ok;
-
-    hlx_moe_rank_layout(eng, &ml); /* as hlx_moe_build lays them out */
-    /* weights per layer: H x qkv_cols, q_slice dv x H; per dense layer (every layer of a
-     * model without experts, the leading dense_layers of an MoE one: the load holds no
-     * dense FFN on an MoE layer) 3 H x ffn_count; once: the vocabulary slice of the
-     * embedding (vocab_count x H, w_dtype) and of the LM head (H x vocab_count) */
-    w = H;
-    ok = hlx_mul(&w, (uint64_t)eng->qkv_cols);
-    t = (uint64_t)L->q_slice * dv;
-    ok = ok && hlx_mul(&t, H) && hlx_add(&w, t);
-    if (m->attn == HLX_ATTN_MLA) { /* q_a, q_b (or q), kv_a */
-        t = hlx_mla_proj_elems(m);
-        ok = ok && t != UINT64_MAX && hlx_add(&w, t);
-    }
-    ok = ok && hlx_mul(&w, (uint64_t)m->layers);
-    t = 3 * H;
-    ok = ok && hlx_mul(&t, (uint64_t)L->ffn_count) && hlx_mul(&t, (uint64_t)m->dense_layers) &&
-         hlx_add(&w, t);
-    ok = ok && hlx_mul(&w, eng->w_esize);
-    ok = ok && hlx_engine_add_embed(eng, &w) && hlx_engine_add_absorbed(eng, &w);
-    if (m->experts > 0) { /* this rank's MoE slices */
-        t = hlx_moe_rank_bytes(m, &ml, eng->w_esize);
-        ok = ok && t != UINT64_MAX && hlx_add(&w, t);
-    }
-    t = H * eng->w_esize;
-    ok = ok && hlx_mul(&t, (uint64_t)L->vocab_count) && hlx_add(&w, t);
-    ok = ok && hlx_engine_wlayout_extra(eng, &ml, &w, &t);
-    *w_p = w, *scratch_p = t;
-    return ok;
-}
-
 /* Bytes this rank needs (weights, KV shard, buffers); HLX_ERR_INVALID with the sizes when
  * a product overflows 64 bits. */
 static hlx_status_t hlx_engine_bytes(hlx_engine_t *eng, uint64_t *need_p, char *err,
@@ -1515,6 +1396,7 @@ static hlx_status_t hlx_engine_bytes(hlx_engine_t *eng, uint64_t *need_p, char *
     uint64_t H = (uint64_t)m->hidden, dv = (uint64_t)m->v_head_dim, B = (uint64_t)eng->cfg.batch;
     uint64_t xdv = (uint64_t)eng->xdv;
     uint64_t k, v, kv, w, t, need;
+    hlx_status_t st;
     int ok, l, nwin = 0;
 
     /* windowed layers' rings, whole-context layers' cap slots */
@@ -1545,15 +1427,11 @@ static hlx_status_t hlx_engine_bytes(hlx_engine_t *eng, uint64_t *need_p, char *
                                "--context, or raise --kvp", eng->cfg.batch, L->kv_local,
                                (long long)eng->cap, eng->kv_dk, eng->kv_dv, eng->kv_esize,
                                m->layers - nwin);
-    if (eng->wq) { /* kept packed: matrix by matrix, in the form each will be held in */
-        hlx_status_t st = hlx_engine_wq_weights(eng, &w, &t, &eng->mem_wq);
-        if (st != HLX_OK)
-            return hlx_engine_fail(err, errlen, st, "%s", eng->errmsg[0] ? eng->errmsg :
-                                   "sizes overflow: the weights kept packed exceed 2^64 bytes");
-        ok = 1;
-    } else {
-        ok = hlx_engine_plain_weights(eng, &w, &t);
-    }
+    /* matrix by matrix, in the form each will be held in (kept packed or not) */
+    if ((st = hlx_engine_weights(eng, eng->wq, &w, &t, &eng->mem_proj)) != HLX_OK &&
+        eng->errmsg[0])
+        return hlx_engine_fail(err, errlen, st, "%s", eng->errmsg);
+    ok = st == HLX_OK; /* else the sum overflowed: said below with the model's sizes */
     eng->mem_weights = w, eng->mem_wscratch = t; /* what w adds from here on: buffers */
     ok = ok && hlx_add(&w, t);
     /* step buffers: the largest are B x (qkv_cols, 2 ffn_count, vocab_pad x N) floats;
@@ -1621,7 +1499,7 @@ uint64_t hlx_engine_need_packed(hlx_engine_t *eng, uint64_t need)
 
     if (eng->wq || !hlx_engine_wq_can(eng))
         return 0;
-    if (hlx_engine_wq_weights(eng, &wp, &sp, &proj) != HLX_OK) {
+    if (hlx_engine_weights(eng, 1, &wp, &sp, &proj) != HLX_OK) {
         eng->errmsg[0] = '\0'; /* the count's reason: this estimate just has none */
         return 0;
     }
@@ -2029,15 +1907,14 @@ static hlx_status_t hlx_engine_alloc(hlx_engine_t *eng, char *err, size_t errlen
         return hlx_engine_fail(err, errlen, st, "reading weights: %s", eng->errmsg);
     if (st != HLX_OK)
         return hlx_engine_fail(err, errlen, st, "allocating weights and KV failed");
-    if (eng->wq) { /* the start-up memory check against what the load allocated */
-        if (eng->w_bytes > eng->mem_wq)
-            hlx_warn("the projections take %llu bytes on rank %d, more than the %llu the "
-                     "start-up memory check counted", (unsigned long long)eng->w_bytes,
-                     eng->info.rank, (unsigned long long)eng->mem_wq);
-        hlx_info(HLX_SUB_CORE, "weights: the projections take %llu bytes (%d of them packed), "
-                 "the start-up memory check counted %llu", (unsigned long long)eng->w_bytes,
-                 eng->wq_packed, (unsigned long long)eng->mem_wq);
-    }
+    /* the start-up memory check against what the load allocated (the same walks) */
+    if (eng->w_bytes > eng->mem_proj)
+        hlx_warn("the projections take %llu bytes on rank %d, more than the %llu the "
+                 "start-up memory check counted", (unsigned long long)eng->w_bytes,
+                 eng->info.rank, (unsigned long long)eng->mem_proj);
+    hlx_info(HLX_SUB_CORE, "weights: the projections take %llu bytes (%d of them packed), "
+             "the start-up memory check counted %llu", (unsigned long long)eng->w_bytes,
+             eng->wq_packed, (unsigned long long)eng->mem_proj);
     for (j = 0; j < eng->cfg.batch; j++)
         eng->tokens[j] = hlx_synth_token0(&eng->m, eng->cfg.seed, j);
     eng->pos = eng->cfg.context;

@@ -179,7 +179,7 @@ struct hlx_engine {
     /* of the start-up memory check (hlx_engine_bytes): the weights as held, what --check
      * adds (the reference, gathered rows); the rest of the need is buffers */
     uint64_t mem_weights, mem_check;
-    uint64_t mem_wq; /* of mem_weights, the projections' bytes counted (eng->wq; else 0) */
+    uint64_t mem_proj; /* of mem_weights, the projections' bytes counted (as w_bytes) */
     uint64_t mem_wscratch; /* the weights' reading scratch counted with mem_weights */
     int       *all_tokens;
     int        step;
@@ -261,19 +261,24 @@ hlx_wpart_t  hlx_wpart_hf(const hlx_model_t *m, hlx_hf_weight_t w, int l, int64_
 hlx_status_t hlx_engine_wload(hlx_engine_t *eng, void **w_p, int K, int N,
                               const hlx_wpart_t *parts, int nparts);
 /* Where a walk over the projection matrices sends each one (hlx_engine_wput): NULL loads
- * it (hlx_engine_wload); a sink counts it for the start-up memory check when the weights
- * are kept packed (eng->wq): adds to *w the bytes hlx_engine_wload will allocate for it,
- * its form decided as the load decides it (packed, in act order where its parts' g_idx
- * agree, which it reads, or plain strips), and raises *scratch to the scratch its reading
- * takes on the rank's threads; nothing is allocated. The load and the count walk the same
- * loops: hlx_engine_build's layers and head, hlx_mla_create's and hlx_moe_build's. */
+ * it (hlx_engine_wload); a sink counts it for the start-up memory check: adds to *w the
+ * bytes hlx_engine_wload will allocate for it and raises *scratch to the scratch its
+ * reading takes on the rank's threads; nothing is allocated. Kept packed (packed 1, as
+ * with eng->wq): its form decided as the load decides it (packed, in act order where its
+ * parts' g_idx agree, which it reads, or plain strips). Unpacked (packed 0): the backend's
+ * layout of K x N in w_dtype (weights_layout: row-major, or strips with their padding),
+ * from the shapes alone, no tensor read. The load and the count walk the same loops:
+ * hlx_engine_build's layers and head, hlx_mla_create's and hlx_moe_build's. */
 typedef struct hlx_wsink {
     uint64_t *w, *scratch;
+    int       packed;
 } hlx_wsink_t;
 /* Matrix K x N from the parts to sk: loaded into *w_p (sk NULL) or counted (w_p unused).
- * HLX_ERR_INVALID on a count's overflow; the message in eng->errmsg. */
-hlx_status_t hlx_engine_wput(hlx_engine_t *eng, const hlx_wsink_t *sk, void **w_p, int K, int N,
-                             const hlx_wpart_t *parts, int nparts);
+ * HLX_ERR_INVALID where K or N exceeds the int the engine's matrices take, or on a count's
+ * overflow (eng->errmsg empty where it is the sum of the weights that overflows); the
+ * message in eng->errmsg. */
+hlx_status_t hlx_engine_wput(hlx_engine_t *eng, const hlx_wsink_t *sk, void **w_p, int64_t K,
+                             int64_t N, const hlx_wpart_t *parts, int nparts);
 void         hlx_be_free(hlx_engine_t *eng, void *p);
 /* The phase clock on the device queue (dev_clock): a mark starting phase ph (-1: none);
  * nothing on the host's clock. A mark that fails is kept in clock_st for the step's end. */

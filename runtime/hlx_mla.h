@@ -50,11 +50,8 @@ typedef struct hlx_mla {
 void hlx_mla_kv_dims(const hlx_model_t *m, int *kv_dk, int *kv_dv, int *xdv);
 
 /* K x N of one layer's q_a (N 0 without q_lora_rank), q_b (or q) and kv_a, whole on every
- * rank: the one table the load, the packed count and the memory estimate size them by. */
+ * rank: the one table their walk (hlx_mla_proj_walk) loads and counts them by. */
 void hlx_mla_proj_shapes(const hlx_model_t *m, int64_t shape[3][2]);
-/* Their weight elements in one layer (the memory estimate of the weights held unpacked;
- * UINT64_MAX on overflow). */
-uint64_t hlx_mla_proj_elems(const hlx_model_t *m);
 /* Layer l's q_a (where the model has it), q_b (or q) and kv_a to sk (hlx_engine_wput):
  * loaded into W (hlx_mla_create), or counted (W NULL; the start-up memory check). */
 struct hlx_wsink;

@@ -53,18 +53,6 @@ void hlx_mla_proj_shapes(const hlx_model_t *m, int64_t shape[3][2])
     shape[2][0] = H, shape[2][1] = (int64_t)m->kv_lora_rank + m->qk_rope_dim;
 }
 
-uint64_t hlx_mla_proj_elems(const hlx_model_t *m)
-{
-    uint64_t n = 0;
-    int64_t shape[3][2];
-    int i, ok = 1;
-
-    hlx_mla_proj_shapes(m, shape);
-    for (i = 0; i < 3 && ok; i++)
-        ok = hlx_mla_mad(&n, (uint64_t)shape[i][0], (uint64_t)shape[i][1], 1);
-    return ok ? n : UINT64_MAX;
-}
-
 hlx_status_t hlx_mla_check_sizes(const hlx_model_t *m, int batch, char *err, size_t errlen)
 {
     int64_t Q = m->q_heads, qk = (int64_t)m->qk_nope_dim + m->qk_rope_dim;
@@ -128,7 +116,7 @@ hlx_status_t hlx_mla_proj_walk(hlx_engine_t *eng, const hlx_wsink_t *sk, int l,
         dst[0] = &W->wqa, dst[1] = &W->wqb, dst[2] = &W->wkva;
     hlx_mla_parts(&eng->m, l, p);
     for (i = eng->m.q_lora_rank > 0 ? 0 : 1; i < 3 && st == HLX_OK; i++)
-        st = hlx_engine_wput(eng, sk, dst[i], (int)p[i].rows, (int)p[i].nc, &p[i], 1);
+        st = hlx_engine_wput(eng, sk, dst[i], p[i].rows, p[i].nc, &p[i], 1);
     return st;
 }
 

@@ -230,9 +230,9 @@ static hlx_status_t hlx_moe_ffn_walk(hlx_engine_t *eng, const hlx_wsink_t *sk, v
     hlx_status_t st;
 
     hlx_moe_ffn_parts(H, what, l, F, c0, c, gu, &down);
-    if ((st = hlx_engine_wput(eng, sk, gu_p, (int)H, (int)(2 * c), gu, 2)) != HLX_OK)
+    if ((st = hlx_engine_wput(eng, sk, gu_p, H, 2 * c, gu, 2)) != HLX_OK)
         return st;
-    return hlx_engine_wput(eng, sk, down_p, (int)c, (int)H, &down, 1);
+    return hlx_engine_wput(eng, sk, down_p, c, H, &down, 1);
 }
 
 /* Layer l's shared experts' columns of this rank (every rank), then its EP group's
