@@ -56,8 +56,9 @@ static void hlx_synth_usage(FILE *f)
 {
     fprintf(f,
         "usage: helix model synth --family dense|phi3|glm|glm4|gemma|gemma2|gemma3|\n"
-        "                                  internlm2|qwen2|qwen3|granite|smollm3|qwen2-moe|\n"
-        "                                  qwen3-moe|mixtral|glm4-moe|moe-mla|deepseek-v2\n"
+        "                                  internlm2|qwen2|qwen3|granite|smollm3|seed-oss|\n"
+        "                                  qwen2-moe|qwen3-moe|mixtral|glm4-moe|moe-mla|\n"
+        "                                  deepseek-v2\n"
         "                         --out DIR [--layers N] [--seed S] [--dtype bf16|f32|fp8]\n"
         "                         [--shards N] [--model FILE|NAME]\n"
         "                         [--max-bytes SIZE] [--kv-scales K,V[,K,V...]]\n"
@@ -112,6 +113,8 @@ static void hlx_synth_usage(FILE *f)
         "  --family smollm3  SmolLM3ForCausalLM: the dense family's weights with every\n"
         "                    second layer's q and k unrotated (no_rope_layers [1, 0, ...]:\n"
         "                    SmolLM3 leaves one layer in 4 without RoPE)\n"
+        "  --family seed-oss  SeedOssForCausalLM (Seed-OSS): qwen2's weights (q, k and v\n"
+        "                    biases) under Llama's names, attention_bias true\n"
         "  --family mixtral  MixtralForCausalLM: the dense family's attention, every layer 8\n"
         "                    experts top-2 of FFN 64 (block_sparse_moe, w1/w3/w2)\n"
         "  --family glm4-moe  Glm4MoeForCausalLM (GLM-4.5): the dense family's attention with\n"
@@ -374,6 +377,7 @@ static const struct {
     { "glm4-moe", "Glm4MoeForCausalLM", "synth-glm4-moe", 0, 1, 1, HLX_HF_MOE_GLM4, 0 },
     { "granite", "GraniteForCausalLM", "synth-granite", 0, 0, 0, 0, 0 },
     { "smollm3", "SmolLM3ForCausalLM", "synth-smollm3", 0, 0, 0, 0, 0 },
+    { "seed-oss", "SeedOssForCausalLM", "synth-seed-oss", 0, 1, 0, 0, 0 },
 };
 #define HLX_SYNTH_NDENSE (sizeof(hlx_synth_dense) / sizeof(hlx_synth_dense[0]))
 
@@ -880,7 +884,8 @@ static int hlx_cmd_model_synth(int argc, char **argv)
     if (family == NULL ||
         (dense < 0 && strcmp(family, "moe-mla") && strcmp(family, "deepseek-v2"))) {
         fprintf(stderr, "helix model synth: --family: %s (dense, phi3, glm, glm4, gemma, gemma2, gemma3, "
-                "internlm2, qwen2, qwen3, granite, smollm3, qwen2-moe, qwen3-moe, mixtral, glm4-moe, "
+                "internlm2, qwen2, qwen3, granite, smollm3, seed-oss, qwen2-moe, qwen3-moe, mixtral, "
+                "glm4-moe, "
                 "moe-mla or deepseek-v2)\n",
                 family ? family : "required");
         return 2;

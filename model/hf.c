@@ -128,7 +128,7 @@ typedef enum hlx_hf_base {
     HLX_HF_BASE_QWEN2, HLX_HF_BASE_QWEN3, HLX_HF_BASE_QWEN2_MOE, HLX_HF_BASE_QWEN3_MOE,
     HLX_HF_BASE_MIXTRAL, HLX_HF_BASE_GLM, HLX_HF_BASE_GLM4, HLX_HF_BASE_GLM4_MOE,
     HLX_HF_BASE_PHI3, HLX_HF_BASE_INTERNLM2, HLX_HF_BASE_INTERNLM3, HLX_HF_BASE_GRANITE,
-    HLX_HF_BASE_SMOLLM3, HLX_HF_BASE_GEMMA, HLX_HF_BASE_GEMMA2, HLX_HF_BASE_GEMMA3, HLX_HF_BASE_DEEPSEEK_V2, HLX_HF_BASE_DEEPSEEK_V3,
+    HLX_HF_BASE_SMOLLM3, HLX_HF_BASE_SEED_OSS, HLX_HF_BASE_GEMMA, HLX_HF_BASE_GEMMA2, HLX_HF_BASE_GEMMA3, HLX_HF_BASE_DEEPSEEK_V2, HLX_HF_BASE_DEEPSEEK_V3,
     HLX_HF_NBASES
 } hlx_hf_base_t;
 
@@ -136,7 +136,7 @@ typedef enum hlx_hf_base {
 static const char *const hlx_hf_base_names[HLX_HF_NBASES] = {
     "", "text_config", "llama", "mistral", "qwen2", "qwen3", "qwen2_moe", "qwen3_moe",
     "mixtral", "glm", "glm4", "glm4_moe", "phi3", "internlm2", "internlm3", "granite", "smollm3",
-    "gemma",
+    "seed_oss", "gemma",
     "gemma2",
     "gemma3", "deepseek_v2", "deepseek_v3",
 };
@@ -216,6 +216,10 @@ static const hlx_hf_arch_row_t hlx_hf_archs[] = {
     /* SmolLM3: Llama's layer with every no_rope_layer_interval-th layer unrotated (NoPE) */
     { "SmolLM3ForCausalLM", "smollm3", HLX_HF_BASE_SMOLLM3, 0, HLX_HF_DENSE, 0, 0, 0, 0, 0, 0,
       1e-6 },
+    /* Seed-OSS (36B, 512K tokens): Llama's layer and names, q, k and v biases by
+     * attention_bias (true when absent) */
+    { "SeedOssForCausalLM", "seed_oss", HLX_HF_BASE_SEED_OSS, 0, HLX_HF_DENSE, 0, 0, 0, 0, 0,
+      0, 1e-6 },
     /* Mistral Small 3.1's text model (Mistral's layer under text_config; the vision tower and
      * projector not read) */
     { "Mistral3ForConditionalGeneration", "mistral3", HLX_HF_BASE_MISTRAL, HLX_HF_WRAP_MISTRAL3,
@@ -2604,6 +2608,16 @@ static hlx_status_t hlx_cfg_dense(hlx_jdoc_t *doc, hlx_hf_config_t *c)
         HLX_TRY(hlx_cfg_bool(doc, "use_qk_norm", 0, &bias));
         m->qk_norm = bias;
     }
+    /* Seed-OSS: attention_bias (SeedOssConfig: true when absent) puts biases on q, k and v
+     * alone, attention_out_bias (false) one on o_proj, which is not run */
+    if (hlx_hf_base(c) == HLX_HF_BASE_SEED_OSS) {
+        HLX_TRY(hlx_cfg_bool(doc, "attention_bias", 1, &bias));
+        m->qkv_bias = bias;
+        HLX_TRY(hlx_cfg_bool(doc, "attention_out_bias", 0, &bias));
+        if (bias)
+            return hlx_jdoc_fail(doc, "/attention_out_bias", HLX_ERR_PARSE, "a bias on o_proj "
+                                 "is not supported (Seed-OSS's releases say false)");
+    }
     /* InternLM3 (Llama's layout): "qkv_bias" puts biases on q, k and v, "bias" on o_proj and
      * the FFN; both false by default */
     if (hlx_hf_base(c) == HLX_HF_BASE_INTERNLM3) {
@@ -2639,20 +2653,21 @@ static hlx_status_t hlx_cfg_dense(hlx_jdoc_t *doc, hlx_hf_config_t *c)
     if (hlx_hf_granite(c))
         HLX_TRY(hlx_cfg_granite(doc, m));
     /* absent: all query heads (LlamaConfig), 8 (MistralConfig, MixtralConfig,
-     * Glm4MoeConfig), 2 of 128 (GlmConfig), 4 of 256 (Gemma3TextConfig), 16 whatever the
-     * query heads (GemmaConfig), 32 whatever the query heads (Qwen3VLTextConfig; its
-     * head_dim 128, as GlmConfig's) */
+     * Glm4MoeConfig, SeedOssConfig), 2 of 128 (GlmConfig), 4 of 256 (Gemma3TextConfig), 16
+     * whatever the query heads (GemmaConfig), 32 whatever the query heads
+     * (Qwen3VLTextConfig; its head_dim 128, as GlmConfig's and SeedOssConfig's) */
     HLX_TRY(hlx_cfg_int(doc, "num_key_value_heads", 0,
                         hlx_hf_gemma1(c) ? 16
                         : c->fused & HLX_HF_GEMMA ? 4 : c->fused & HLX_HF_ROPE_PAIRS ? 2
                         : hlx_hf_qwen3_vl_moe(c) ? 16
                         : hlx_hf_qwen3_vl(c) ? 32
                         : !hlx_hf_mistral(c) && hlx_hf_base(c) != HLX_HF_BASE_MIXTRAL &&
+                                  hlx_hf_base(c) != HLX_HF_BASE_SEED_OSS &&
                                   c->moe_gqa != HLX_HF_MOE_GLM4 ? m->q_heads : 8, 1,
                         &m->kv_heads));
     HLX_TRY(hlx_cfg_int(doc, "head_dim", 0,
                         c->fused & HLX_HF_GEMMA ? 256
-                        : c->fused & HLX_HF_ROPE_PAIRS ||
+                        : c->fused & HLX_HF_ROPE_PAIRS || hlx_hf_base(c) == HLX_HF_BASE_SEED_OSS ||
                                 (hlx_hf_qwen3_vl(c) && !hlx_hf_qwen3_vl_moe(c)) ? 128
                         : m->hidden / m->q_heads, 1,
                         &m->head_dim));
@@ -3094,6 +3109,10 @@ char *hlx_hf_config_text(const hlx_hf_config_t *c)
                                     ? json_real(m->final_softcap) : json_null());
         } else {
             json_object_set_new(o, "hidden_act", json_string("silu"));
+        }
+        if (hlx_hf_base(c) == HLX_HF_BASE_SEED_OSS) { /* SeedOssConfig's bias switches */
+            json_object_set_new(o, "attention_bias", json_boolean(m->qkv_bias));
+            json_object_set_new(o, "attention_out_bias", json_false());
         }
         if (hlx_hf_base(c) == HLX_HF_BASE_SMOLLM3) { /* SmolLM3Config's: the list and its
                                                       * interval, as the releases write them */

@@ -69,7 +69,7 @@ both_decode() {
 echo "3 77 501 9 13 200 7 1 300 42 65 128" >"$dir/prompt"
 declare -A first
 families="dense phi3 glm glm4 gemma gemma2 gemma3 internlm2 qwen2 qwen3 granite smollm3
-    qwen2-moe qwen3-moe mixtral glm4-moe moe-mla deepseek-v2"
+    seed-oss qwen2-moe qwen3-moe mixtral glm4-moe moe-mla deepseek-v2"
 for fam in $families; do
     # qwen2-moe: seed 1, where the shared expert's gate changes the tokens (at 11 it does not)
     seed=11
@@ -447,6 +447,13 @@ for c in 'smollm3-first|{"no_rope_layers": [0, 1]}|no_rope_layers[0] is 0' \
         "$dir/$name/config.json" "$patch"
     refused "$name" "$key"
 done
+# Seed-OSS: its q, k and v biases are qwen2's (the same tokens); a bias on o_proj
+# (attention_out_bias) is refused at the key
+[ "${first[seed-oss]-a}" = "${first[qwen2]-b}" ] ||
+    { echo "FAIL: seed-oss: other tokens than qwen2's weights under Qwen2's class"; fail=1; }
+cp -r "$dir/seed-oss-f32" "$dir/seed-oss-outbias"
+sed -i 's/"attention_out_bias": false/"attention_out_bias": true/' "$dir/seed-oss-outbias/config.json"
+refused seed-oss-outbias 'attention_out_bias: a bias on o_proj is not supported'
 cp -r "$dir/qwen3-f32" "$dir/qwen3-tied"
 python3 "$(dirname "$0")/st_edit.py" "$dir/qwen3-tied" drop lm_head.weight &&
     sed -i 's/"tie_word_embeddings": false/"tie_word_embeddings": true/' \
@@ -730,7 +737,7 @@ done
 args=(--steps 4 --batch 3 --prompt-ids "$data/prompt3.txt" --prefill-chunk 8 --context 40
       --check --json --timeout 60)
 for fam in qwen2 qwen2vl llavaov qwen3 qwen3vl phi3 glm glm4 gemma gemma2 gemma3 gemma3mm \
-    internlm2 granite smollm3 qwen2-moe qwen3-moe mixtral glm4-moe; do
+    internlm2 granite smollm3 seed-oss qwen2-moe qwen3-moe mixtral glm4-moe; do
     ck=$dir/$fam-bf16
     "$helix" decode --model "$ck" "${args[@]}" >"$dir/$fam.1" 2>"$dir/err" ||
         { echo "FAIL: $fam, 1 rank: $(cat "$dir/err")"; fail=1; continue; }

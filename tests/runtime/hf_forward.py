@@ -2,7 +2,7 @@
 # An independent float64 reference of the Hugging Face transformers forward pass for Llama,
 # Mistral, Mixtral, Qwen2, Qwen2-MoE, Qwen3, Qwen3-MoE, Phi-3, GLM, GLM-4-0414, GLM-4.5
 # (Glm4MoeForCausalLM: GQA with DeepSeek-V3's gate and shared experts), SmolLM3 (its NoPE
-# layers), Gemma 1, Gemma 2
+# layers), Seed-OSS, Gemma 1, Gemma 2
 # (its soft-capping), Gemma 3 (its text model, in either checkpoint form), the text models of
 # the vision-language classes (Qwen3-VL-MoE's routed experts read from its fused 3-D
 # tensors), InternLM2/3 and
@@ -44,7 +44,8 @@ ARCHITECTURES = ("LlamaForCausalLM", "MistralForCausalLM", "MixtralForCausalLM",
                  "InternVLForConditionalGeneration", "Idefics3ForConditionalGeneration",
                  "SmolVLMForConditionalGeneration", "Qwen3VLForConditionalGeneration",
                  "Qwen3VLMoeForConditionalGeneration",
-                 "SmolLM3ForCausalLM", "GemmaForCausalLM", "Gemma2ForCausalLM",
+                 "SmolLM3ForCausalLM", "SeedOssForCausalLM", "GemmaForCausalLM",
+                 "Gemma2ForCausalLM",
                  "Gemma3ForCausalLM",
                  "Gemma3ForConditionalGeneration", "DeepseekV2ForCausalLM",
                  "DeepseekV3ForCausalLM")
@@ -466,7 +467,8 @@ class Config:
         # the configs' defaults: MistralConfig and MixtralConfig 8 KV heads, GlmConfig 2 of
         # 128, Gemma3TextConfig 4 of 256, GemmaConfig 16, LlamaConfig all
         self.K = integer("num_key_value_heads",
-                         8 if self.arch in ("MistralForCausalLM", "MixtralForCausalLM", GLM4_MOE)
+                         8 if self.arch in ("MistralForCausalLM", "MixtralForCausalLM", GLM4_MOE,
+                                            "SeedOssForCausalLM")
                          else 2 if glm else 16 if gemma1 else 4 if gemma else self.Q)
         self.V = integer("vocab_size", 256000 if gemma2 or gemma1 else 262208 if gemma else None)
         if self.Q % self.K:
@@ -486,7 +488,8 @@ class Config:
                            f"implemented by this reference")
             self.d = self.H // self.Q
         else:
-            self.d = integer("head_dim", 128 if glm else 256 if gemma else self.H // self.Q)
+            self.d = integer("head_dim", 128 if glm or self.arch == "SeedOssForCausalLM"
+                             else 256 if gemma else self.H // self.Q)
         if self.arch == "InternLM3ForCausalLM":
             # Llama's layout; qkv_bias (q, k, v) and bias (o_proj, the FFN) not implemented
             for key in ("qkv_bias", "bias"):
@@ -732,6 +735,12 @@ class Config:
         # GlmForCausalLM: q, k and v biases by attention_bias (GlmConfig: true), RoPE over
         # the first half of each head (0.5) in pairs (2i, 2i+1), gate_up_proj fused
         self.glm_bias = glm and c.get("attention_bias", True) is not False
+        # SeedOssConfig: q, k and v biases by attention_bias (true when absent), o_proj's by
+        # attention_out_bias (not in this reference)
+        if self.arch == "SeedOssForCausalLM":
+            self.glm_bias = c.get("attention_bias", True) is not False
+            if c.get("attention_out_bias", False) is not False:
+                raise Fail(f"{path}: key attention_out_bias: not in this reference")
         if self.arch in ("Phi3ForCausalLM", GLM4_MOE) + GLM:
             factor = number("partial_rotary_factor", 0.5 if glm or self.glm4_moe else 1.0)
             self.rotary = int(self.d * factor)
