@@ -447,6 +447,56 @@ for c in 'smollm3-first|{"no_rope_layers": [0, 1]}|no_rope_layers[0] is 0' \
         "$dir/$name/config.json" "$patch"
     refused "$name" "$key"
 done
+# the released configs of Seed-OSS-36B-Instruct, SmolLM3-3B and gemma-7b (as written on
+# their model pages; rope_scaling {"rope_type": "default"}, SmolLM3's list of 36 and
+# layer_types, Gemma's hidden_act "gelu" alone) read to their parameter counts (SmolLM3-3B's
+# and gemma-7b's as published to the unit; Seed-OSS-36B's page rounds its to 36.2B)
+python3 - "$dir" <<'PY'
+import json, os, sys
+d = sys.argv[1]
+cfgs = {
+    "real-seed": {"architectures": ["SeedOssForCausalLM"], "attention_bias": True,
+                  "attention_dropout": 0.1, "attention_out_bias": False, "bos_token_id": 0,
+                  "pad_token_id": 1, "eos_token_id": 2, "head_dim": 128, "hidden_act": "silu",
+                  "hidden_size": 5120, "initializer_range": 0.02, "intermediate_size": 27648,
+                  "max_position_embeddings": 524288, "mlp_bias": False, "model_type": "seed_oss",
+                  "num_attention_heads": 80, "num_hidden_layers": 64, "num_key_value_heads": 8,
+                  "residual_dropout": 0.1, "rms_norm_eps": 1e-06,
+                  "rope_scaling": {"rope_type": "default"}, "rope_theta": 10000000.0,
+                  "tie_word_embeddings": False, "torch_dtype": "bfloat16", "use_cache": True,
+                  "vocab_size": 155136},
+    "real-smollm3": {"architectures": ["SmolLM3ForCausalLM"], "attention_bias": False,
+                     "bos_token_id": None, "eos_token_id": 128012, "hidden_act": "silu",
+                     "hidden_size": 2048, "intermediate_size": 11008,
+                     "layer_types": ["full_attention"] * 36, "max_position_embeddings": 65536,
+                     "max_window_layers": 28, "mlp_bias": False, "model_type": "smollm3",
+                     "no_rope_layer_interval": 4,
+                     "no_rope_layers": [int((i + 1) % 4 != 0) for i in range(36)],
+                     "num_attention_heads": 16, "num_hidden_layers": 36,
+                     "num_key_value_heads": 4, "pad_token_id": 128004, "pretraining_tp": 2,
+                     "rms_norm_eps": 1e-06, "rope_scaling": None, "rope_theta": 5000000.0,
+                     "sliding_window": None, "torch_dtype": "bfloat16",
+                     "use_sliding_window": False, "vocab_size": 128256},
+    "real-gemma": {"architectures": ["GemmaForCausalLM"], "attention_bias": False,
+                   "bos_token_id": 2, "eos_token_id": 1, "head_dim": 256, "hidden_act": "gelu",
+                   "hidden_size": 3072, "intermediate_size": 24576,
+                   "max_position_embeddings": 8192, "model_type": "gemma",
+                   "num_attention_heads": 16, "num_hidden_layers": 28,
+                   "num_key_value_heads": 16, "pad_token_id": 0, "rms_norm_eps": 1e-06,
+                   "rope_scaling": None, "rope_theta": 10000.0, "torch_dtype": "bfloat16",
+                   "vocab_size": 256000},
+}
+for name, c in cfgs.items():
+    os.makedirs(os.path.join(d, name), exist_ok=True)
+    json.dump(c, open(os.path.join(d, name, "config.json"), "w"), indent=2)
+PY
+for c in 'real-seed 36151104512 0' 'real-smollm3 3075098624 4' 'real-gemma 8537680896 0'; do
+    set -- $c
+    got=$("$helix" model info --config-only --json "$dir/$1" 2>"$dir/err" |
+          python3 -c 'import json, sys; d = json.load(sys.stdin); print(int(d["params"]), d["model"]["nope_pattern"])')
+    echo "$1: $got (expected $2 parameters)"
+    [ "$got" = "$2 $3" ] || { echo "FAIL: $1: $got, not $2 parameters and nope_pattern $3: $(cat "$dir/err")"; fail=1; }
+done
 # Seed-OSS: its q, k and v biases are qwen2's (the same tokens); a bias on o_proj
 # (attention_out_bias) is refused at the key
 [ "${first[seed-oss]-a}" = "${first[qwen2]-b}" ] ||
