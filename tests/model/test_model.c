@@ -87,6 +87,17 @@ static void preset_shapes(const char *name, hlx_model_t *m, int layers, int hidd
         fail_msg("%s: %.0f parameters, published %.0f", name, hlx_model_params(m), params);
 }
 
+/* Seed-OSS-36B (512K tokens): its released config's shapes, q/k/v biases, and the
+ * parameters its config.json reads to (model/hf.c; decode_hf_families reads the same). */
+static void test_seed_oss_36b(void **state)
+{
+    hlx_model_t m;
+
+    (void)state;
+    preset_shapes("seed-oss-36b", &m, 64, 5120, 80, 8, 128, 27648, 155136, 36151104512.0);
+    assert_true(m.qkv_bias && !m.tie_embeddings && m.rope_theta == 1e7);
+}
+
 /* Qwen2.5-7B-Instruct-1M: its published shapes, q/k/v biases, 7.6B parameters. */
 static void test_qwen25(void **state)
 {
@@ -554,7 +565,7 @@ static void test_unknown_preset(void **state)
     assert_non_null(strstr(err, "llama-406b"));
     assert_non_null(strstr(err, "deepseek-r1, gemma-2-9b, gemma-3-27b, helix-fig1, internlm2.5-7b-1m, "
                                 "llama-3.2-3b, llama-405b, mistral-7b-v0.1, qwen2.5-7b-1m, "
-                                "qwen3-235b-a22b, tiny"));
+                                "qwen3-235b-a22b, seed-oss-36b, tiny"));
 }
 
 /* Decode refuses what the runtime does not run, naming the field; the planner loads it. */
@@ -1054,6 +1065,7 @@ int main(int argc, char **argv)
         cmocka_unit_test(test_internlm25),
         cmocka_unit_test(test_mistral7b),
         cmocka_unit_test(test_gemma2_9b),
+        cmocka_unit_test(test_seed_oss_36b),
         cmocka_unit_test(test_gemma3_27b),
         cmocka_unit_test(test_llama32_3b),
         cmocka_unit_test(test_rope_longrope),
