@@ -57,8 +57,8 @@ static void hlx_synth_usage(FILE *f)
     fprintf(f,
         "usage: helix model synth --family dense|phi3|glm|glm4|gemma|gemma2|gemma3|\n"
         "                                  internlm2|qwen2|qwen3|granite|smollm3|seed-oss|\n"
-        "                                  qwen2-moe|qwen3-moe|mixtral|glm4-moe|moe-mla|\n"
-        "                                  deepseek-v2\n"
+        "                                  qwen2-moe|qwen3-moe|mixtral|glm4-moe|deepseek-moe|\n"
+        "                                  moe-mla|deepseek-v2\n"
         "                         --out DIR [--layers N] [--seed S] [--dtype bf16|f32|fp8]\n"
         "                         [--shards N] [--model FILE|NAME]\n"
         "                         [--max-bytes SIZE] [--kv-scales K,V[,K,V...]]\n"
@@ -124,6 +124,9 @@ static void hlx_synth_usage(FILE *f)
         "                    by e_score_correction_bias, renormalised, times 2.5) + 2 shared;\n"
         "                    one multi-token-prediction layer's tensors after the last layer\n"
         "                    (num_nextn_predict_layers 1; not read by decode)\n"
+        "  --family deepseek-moe  DeepseekForCausalLM (DeepSeek-MoE): the dense family's\n"
+        "                    attention, layer 0 dense, the others 8 routed experts top-2\n"
+        "                    (expert FFN 64, a softmax gate, not renormalised) + 2 shared\n"
         "  --family moe-mla  DeepseekV3ForCausalLM: MLA (q_lora 96, kv_lora 64, nope 32,\n"
         "                    rope 16, v 32, 4 heads), 8 routed experts top-2 + 1 shared\n"
         "                    (expert FFN 64), layer 0 dense (FFN 384), sigmoid routing\n"
@@ -375,6 +378,8 @@ static const struct {
     { "qwen3-moe", "Qwen3MoeForCausalLM", "synth-qwen3-moe", 0, 0, 1, HLX_HF_MOE_QWEN3, 0 },
     { "mixtral", "MixtralForCausalLM", "synth-mixtral", 0, 0, 0, HLX_HF_MOE_MIXTRAL, 0 },
     { "glm4-moe", "Glm4MoeForCausalLM", "synth-glm4-moe", 0, 1, 1, HLX_HF_MOE_GLM4, 0 },
+    { "deepseek-moe", "DeepseekForCausalLM", "synth-deepseek-moe", 0, 0, 0, HLX_HF_MOE_DEEPSEEK,
+      0 },
     { "granite", "GraniteForCausalLM", "synth-granite", 0, 0, 0, 0, 0 },
     { "smollm3", "SmolLM3ForCausalLM", "synth-smollm3", 0, 0, 0, 0, 0 },
     { "seed-oss", "SeedOssForCausalLM", "synth-seed-oss", 0, 1, 0, 0, 0 },
@@ -507,6 +512,14 @@ static void hlx_synth_config(hlx_hf_config_t *c, int dense, int v2, int layers,
                 m->rope_dim = m->head_dim / 2;
                 hlx_hf_gating_set(c, HLX_MOE_SIGMOID, 1, 2.5, 1, 1);
                 c->mtp_layers = 1;
+            }
+            if (c->moe_gqa == HLX_HF_MOE_DEEPSEEK) {
+                /* deepseek-moe: DeepSeek-MoE's layer: layer 0 dense (first_k_dense_replace
+                 * 1), 2 shared experts, a softmax gate, the top 2 not renormalised
+                 * (norm_topk_prob false, as the releases) */
+                m->dense_layers = layers > 1 ? 1 : 0;
+                m->shared_experts = 2;
+                hlx_hf_gating_set(c, HLX_MOE_SOFTMAX, 0, 1.0, 1, 1);
             }
         }
         if (!strcmp(dtype, "fp8")) { /* a scale per output channel (--fp8-format's default) */
@@ -885,7 +898,7 @@ static int hlx_cmd_model_synth(int argc, char **argv)
         (dense < 0 && strcmp(family, "moe-mla") && strcmp(family, "deepseek-v2"))) {
         fprintf(stderr, "helix model synth: --family: %s (dense, phi3, glm, glm4, gemma, gemma2, gemma3, "
                 "internlm2, qwen2, qwen3, granite, smollm3, seed-oss, qwen2-moe, qwen3-moe, mixtral, "
-                "glm4-moe, "
+                "glm4-moe, deepseek-moe, "
                 "moe-mla or deepseek-v2)\n",
                 family ? family : "required");
         return 2;

@@ -128,7 +128,9 @@ typedef enum hlx_hf_base {
     HLX_HF_BASE_QWEN2, HLX_HF_BASE_QWEN3, HLX_HF_BASE_QWEN2_MOE, HLX_HF_BASE_QWEN3_MOE,
     HLX_HF_BASE_MIXTRAL, HLX_HF_BASE_GLM, HLX_HF_BASE_GLM4, HLX_HF_BASE_GLM4_MOE,
     HLX_HF_BASE_PHI3, HLX_HF_BASE_INTERNLM2, HLX_HF_BASE_INTERNLM3, HLX_HF_BASE_GRANITE,
-    HLX_HF_BASE_SMOLLM3, HLX_HF_BASE_SEED_OSS, HLX_HF_BASE_GEMMA, HLX_HF_BASE_GEMMA2, HLX_HF_BASE_GEMMA3, HLX_HF_BASE_DEEPSEEK_V2, HLX_HF_BASE_DEEPSEEK_V3,
+    HLX_HF_BASE_SMOLLM3, HLX_HF_BASE_SEED_OSS, HLX_HF_BASE_GEMMA, HLX_HF_BASE_GEMMA2,
+    HLX_HF_BASE_GEMMA3, HLX_HF_BASE_DEEPSEEK, HLX_HF_BASE_DEEPSEEK_V2,
+    HLX_HF_BASE_DEEPSEEK_V3,
     HLX_HF_NBASES
 } hlx_hf_base_t;
 
@@ -138,7 +140,7 @@ static const char *const hlx_hf_base_names[HLX_HF_NBASES] = {
     "mixtral", "glm", "glm4", "glm4_moe", "phi3", "internlm2", "internlm3", "granite", "smollm3",
     "seed_oss", "gemma",
     "gemma2",
-    "gemma3", "deepseek_v2", "deepseek_v3",
+    "gemma3", "deepseek", "deepseek_v2", "deepseek_v3",
 };
 
 /* How a multimodal class's text model is read beyond HLX_HF_NESTED (none for Gemma 3's,
@@ -197,6 +199,10 @@ static const hlx_hf_arch_row_t hlx_hf_archs[] = {
       HLX_HF_MOE_QWEN3, 0, 0, 1e-6 },
     { "MixtralForCausalLM", "mixtral", HLX_HF_BASE_MIXTRAL, 0, HLX_HF_DENSE, 0, 0, 0,
       HLX_HF_MOE_MIXTRAL, 0, 0, 1e-5 },
+    /* DeepSeek-MoE (16B): Llama's attention, DeepSeek's MoE (softmax gate, shared experts,
+     * the first layers dense) under the names DeepSeek-V2 and V3 keep */
+    { "DeepseekForCausalLM", "deepseek", HLX_HF_BASE_DEEPSEEK, 0, HLX_HF_DENSE, 0, 0, 0,
+      HLX_HF_MOE_DEEPSEEK, 0, 0, 1e-6 },
     /* GLM-4.5, 4.5-Air, 4.6: rotate_half over the first half of each head (not GLM-4's
      * pairs) */
     { "Glm4MoeForCausalLM", "glm4_moe", HLX_HF_BASE_GLM4_MOE, 0, HLX_HF_DENSE, 0, 0, 0,
@@ -2241,6 +2247,46 @@ static hlx_status_t hlx_cfg_glm4_moe(hlx_jdoc_t *doc, hlx_hf_config_t *c)
     return hlx_cfg_partial_rotary(doc, m, hlx_hf_row(c->arch)->rotary);
 }
 
+/* DeepSeek-MoE's keys (DeepseekConfig, its own code beside the checkpoint; vLLM's
+ * DeepseekForCausalLM): n_routed_experts, num_experts_per_tok and moe_intermediate_size
+ * (required), n_shared_experts (0: none), first_k_dense_replace (0), moe_layer_freq (1;
+ * other values interleave dense layers, refused), norm_topk_prob (false), scoring_func
+ * (softmax; another refused): a softmax over the experts, the top k, renormalised when
+ * norm_topk_prob, plus the shared experts' MLP of moe_intermediate_size x n_shared_experts. */
+static hlx_status_t hlx_cfg_deepseek_moe(hlx_jdoc_t *doc, hlx_hf_config_t *c)
+{
+    hlx_model_t *m = &c->m;
+    char sf[16];
+    int norm, freq;
+    hlx_status_t st;
+
+    HLX_TRY(hlx_cfg_int(doc, "n_routed_experts", 1, 0, 1, &m->experts));
+    HLX_TRY(hlx_cfg_int(doc, "num_experts_per_tok", 1, 0, 1, &m->top_k));
+    HLX_TRY(hlx_cfg_int(doc, "moe_intermediate_size", 1, 0, 1, &m->expert_ffn));
+    HLX_TRY(hlx_cfg_int(doc, "n_shared_experts", 0, 0, 0, &m->shared_experts));
+    HLX_TRY(hlx_cfg_int(doc, "first_k_dense_replace", 0, 0, 0, &m->dense_layers));
+    HLX_TRY(hlx_cfg_int(doc, "moe_layer_freq", 0, 1, 1, &freq));
+    HLX_TRY(hlx_cfg_bool(doc, "norm_topk_prob", 0, &norm));
+    HLX_TRY(hlx_cfg_str(doc, "scoring_func", "softmax", sf, sizeof(sf)));
+    if (strcmp(sf, "softmax"))
+        return hlx_jdoc_fail(doc, "/scoring_func", HLX_ERR_PARSE, "\"%s\" is not read for %s "
+                             "(its gate is a softmax: \"softmax\")", sf, c->arch);
+    if (freq != 1)
+        return hlx_jdoc_fail(doc, "/moe_layer_freq", HLX_ERR_PARSE, "%d interleaves dense "
+                             "layers among the MoE ones, which the runtime does not run (its "
+                             "dense layers are the first first_k_dense_replace; 1 in every "
+                             "release)", freq);
+    if (m->top_k > m->experts)
+        return hlx_jdoc_fail(doc, "/num_experts_per_tok", HLX_ERR_PARSE,
+                             "%d exceeds n_routed_experts %d", m->top_k, m->experts);
+    if (m->dense_layers > m->layers)
+        return hlx_jdoc_fail(doc, "/first_k_dense_replace", HLX_ERR_PARSE,
+                             "%d exceeds num_hidden_layers %d", m->dense_layers, m->layers);
+    m->shared_gate = 0;
+    hlx_hf_gating_set(c, HLX_MOE_SOFTMAX, norm, 1.0, 1, 1);
+    return HLX_OK;
+}
+
 /* SmolLM3Config's NoPE layers (hlx_model_t.nope_pattern): no_rope_layers, one 1 (RoPE) or 0
  * (none) per layer, which must follow one pattern (the first 0 sets it: every P-th layer
  * unrotated); without it every no_rope_layer_interval-th layer (4) is, as the class derives
@@ -2717,6 +2763,8 @@ static hlx_status_t hlx_cfg_dense(hlx_jdoc_t *doc, hlx_hf_config_t *c)
         return hlx_cfg_mixtral(doc, c);
     if (c->moe_gqa == HLX_HF_MOE_GLM4)
         return hlx_cfg_glm4_moe(doc, c);
+    if (c->moe_gqa == HLX_HF_MOE_DEEPSEEK)
+        return hlx_cfg_deepseek_moe(doc, c);
     if (c->moe_gqa)
         return hlx_cfg_qwen3_moe(doc, c);
     if (hlx_hf_row(c->arch)->rotary != 0)
@@ -3151,6 +3199,15 @@ char *hlx_hf_config_text(const hlx_hf_config_t *c)
             json_object_set_new(o, "n_group", json_integer(c->n_group));
             json_object_set_new(o, "topk_group", json_integer(c->topk_group));
             json_object_set_new(o, "num_nextn_predict_layers", json_integer(c->mtp_layers));
+        } else if (c->moe_gqa == HLX_HF_MOE_DEEPSEEK) { /* DeepseekConfig's keys */
+            json_object_set_new(o, "n_routed_experts", json_integer(m->experts));
+            json_object_set_new(o, "num_experts_per_tok", json_integer(m->top_k));
+            json_object_set_new(o, "n_shared_experts", json_integer(m->shared_experts));
+            json_object_set_new(o, "moe_intermediate_size", json_integer(m->expert_ffn));
+            json_object_set_new(o, "first_k_dense_replace", json_integer(m->dense_layers));
+            json_object_set_new(o, "moe_layer_freq", json_integer(1));
+            json_object_set_new(o, "norm_topk_prob", json_boolean(c->norm_topk_prob));
+            json_object_set_new(o, "scoring_func", json_string("softmax"));
         } else if (c->moe_gqa) { /* Qwen2/3-MoE: experts after the first dense_layers */
             json_t *mol = json_array();
             int l;

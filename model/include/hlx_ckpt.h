@@ -295,6 +295,7 @@ typedef enum hlx_hf_family {
 #define HLX_HF_MOE_MIXTRAL 2
 #define HLX_HF_MOE_QWEN2   3
 #define HLX_HF_MOE_GLM4    4
+#define HLX_HF_MOE_DEEPSEEK 5
 
 /* What config.json says beyond hlx_model_t. */
 typedef struct hlx_hf_config {
@@ -354,7 +355,8 @@ typedef struct hlx_hf_config {
      * (Qwen2MoeForCausalLM: Qwen3-MoE's names plus mlp.shared_expert.*_proj and its
      * sigmoid mlp.shared_expert_gate), HLX_HF_MOE_GLM4 (Glm4MoeForCausalLM: DeepSeek-V3's
      * MoE, its names, sigmoid gate with mlp.gate.e_score_correction_bias and shared
-     * experts mlp.shared_experts.*_proj) */
+     * experts mlp.shared_experts.*_proj), HLX_HF_MOE_DEEPSEEK (DeepseekForCausalLM,
+     * DeepSeek-MoE: the same names without the correction bias, a softmax gate) */
     int             moe_gqa;
     /* num_nextn_predict_layers (GLM-4.5, DeepSeek-V3): multi-token-prediction layers stored
      * as model.layers.{num_hidden_layers + i}.*, which decode without speculative decoding

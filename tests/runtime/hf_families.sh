@@ -69,7 +69,7 @@ both_decode() {
 echo "3 77 501 9 13 200 7 1 300 42 65 128" >"$dir/prompt"
 declare -A first
 families="dense phi3 glm glm4 gemma gemma2 gemma3 internlm2 qwen2 qwen3 granite smollm3
-    seed-oss qwen2-moe qwen3-moe mixtral glm4-moe moe-mla deepseek-v2"
+    seed-oss qwen2-moe qwen3-moe mixtral glm4-moe deepseek-moe moe-mla deepseek-v2"
 for fam in $families; do
     # qwen2-moe: seed 1, where the shared expert's gate changes the tokens (at 11 it does not)
     seed=11
@@ -299,6 +299,9 @@ config_case gemma3-linear gemma3 '{"rope_scaling": {"rope_type": "linear", "fact
 # forward), and the list derived from no_rope_layer_interval is the list itself
 config_case smollm3-rope smollm3 '{"no_rope_layers": [1, 1]}'
 config_case smollm3-interval smollm3 '{"no_rope_layers": null, "no_rope_layer_interval": 2}' same
+# DeepSeek-MoE's top-k renormalised (norm_topk_prob true; its releases say false) decodes
+# other tokens, in helix as in the forward
+config_case deepseek-moe-norm deepseek-moe '{"norm_topk_prob": true}'
 finish_cases
 cp -r "$dir/gemma3-f32" "$dir/gemma3-types"
 python3 - "$dir/gemma3-types/config.json" <<'PY'
@@ -504,6 +507,15 @@ done
 cp -r "$dir/seed-oss-f32" "$dir/seed-oss-outbias"
 sed -i 's/"attention_out_bias": false/"attention_out_bias": true/' "$dir/seed-oss-outbias/config.json"
 refused seed-oss-outbias 'attention_out_bias: a bias on o_proj is not supported'
+# DeepSeek-MoE: a sigmoid gate and dense layers interleaved (moe_layer_freq 2) refused
+for c in 'deepseek-moe-sigmoid|{"scoring_func": "sigmoid"}|scoring_func: "sigmoid" is not read' \
+    'deepseek-moe-freq|{"moe_layer_freq": 2}|moe_layer_freq: 2 interleaves dense layers'; do
+    IFS='|' read -r name patch key <<<"$c"
+    cp -r "$dir/deepseek-moe-f32" "$dir/$name"
+    python3 -c 'import json, sys; c = json.load(open(sys.argv[1])); c.update(json.loads(sys.argv[2])); json.dump(c, open(sys.argv[1], "w"))' \
+        "$dir/$name/config.json" "$patch"
+    refused "$name" "$key"
+done
 cp -r "$dir/qwen3-f32" "$dir/qwen3-tied"
 python3 "$(dirname "$0")/st_edit.py" "$dir/qwen3-tied" drop lm_head.weight &&
     sed -i 's/"tie_word_embeddings": false/"tie_word_embeddings": true/' \
@@ -787,7 +799,7 @@ done
 args=(--steps 4 --batch 3 --prompt-ids "$data/prompt3.txt" --prefill-chunk 8 --context 40
       --check --json --timeout 60)
 for fam in qwen2 qwen2vl llavaov qwen3 qwen3vl phi3 glm glm4 gemma gemma2 gemma3 gemma3mm \
-    internlm2 granite smollm3 seed-oss qwen2-moe qwen3-moe mixtral glm4-moe; do
+    internlm2 granite smollm3 seed-oss qwen2-moe qwen3-moe mixtral glm4-moe deepseek-moe; do
     ck=$dir/$fam-bf16
     "$helix" decode --model "$ck" "${args[@]}" >"$dir/$fam.1" 2>"$dir/err" ||
         { echo "FAIL: $fam, 1 rank: $(cat "$dir/err")"; fail=1; continue; }

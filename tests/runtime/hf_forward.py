@@ -44,7 +44,8 @@ ARCHITECTURES = ("LlamaForCausalLM", "MistralForCausalLM", "MixtralForCausalLM",
                  "InternVLForConditionalGeneration", "Idefics3ForConditionalGeneration",
                  "SmolVLMForConditionalGeneration", "Qwen3VLForConditionalGeneration",
                  "Qwen3VLMoeForConditionalGeneration",
-                 "SmolLM3ForCausalLM", "SeedOssForCausalLM", "GemmaForCausalLM",
+                 "SmolLM3ForCausalLM", "SeedOssForCausalLM", "DeepseekForCausalLM",
+                 "GemmaForCausalLM",
                  "Gemma2ForCausalLM",
                  "Gemma3ForCausalLM",
                  "Gemma3ForConditionalGeneration", "DeepseekV2ForCausalLM",
@@ -607,6 +608,24 @@ class Config:
                            f"topk_group: {self.experts} / {self.top_k} / {self.n_group} / "
                            f"{self.topk_group} not read by this reference")
             self.sparse = [i >= first for i in range(self.layers)]
+        # DeepSeek-MoE (DeepseekConfig, vLLM's DeepseekForCausalLM): Llama's attention; layer i
+        # routes when i >= first_k_dense_replace (and i % moe_layer_freq == 0): softmax over
+        # n_routed_experts, the top num_experts_per_tok, renormalised when norm_topk_prob
+        # (false by default), plus an ungated shared MLP of moe_intermediate_size x
+        # n_shared_experts under mlp.shared_experts.
+        self.deepseek_moe = self.arch == "DeepseekForCausalLM"
+        if self.deepseek_moe:
+            self.experts = integer("n_routed_experts")
+            self.top_k = integer("num_experts_per_tok")
+            self.Fe = integer("moe_intermediate_size")
+            self.n_shared = c.get("n_shared_experts") or 0
+            first = c.get("first_k_dense_replace", 0)
+            freq = integer("moe_layer_freq", 1)
+            self.norm_topk = bool(c.get("norm_topk_prob", False))
+            if c.get("scoring_func", "softmax") != "softmax" or self.top_k > self.experts:
+                raise Fail(f"{path}: keys scoring_func / num_experts_per_tok: not read by this "
+                           f"reference")
+            self.sparse = [i >= first and i % freq == 0 for i in range(self.layers)]
         # Mixtral (MixtralSparseMoeBlock): every layer num_local_experts experts of
         # intermediate_size, softmax, the top num_experts_per_tok renormalised to sum 1
         if self.arch == "MixtralForCausalLM":
@@ -1176,6 +1195,12 @@ class Model(Decoder):
             else:
                 L.wdown = ck.matrix(p + "mlp.down_proj.weight", H, F)
             L.shared = None
+            if cfg.sparse[i] and cfg.deepseek_moe and cfg.n_shared:  # ungated shared experts
+                s, Fs = p + "mlp.shared_experts.", cfg.Fe * cfg.n_shared
+                L.shared = (ck.matrix(s + "gate_proj.weight", Fs, H),
+                            ck.matrix(s + "up_proj.weight", Fs, H),
+                            ck.matrix(s + "down_proj.weight", H, Fs))
+                L.shared_gate = None
             if cfg.sparse[i] and cfg.glm4_moe:  # Glm4MoeTopkRouter's buffer, shared_experts
                 E, Fs = cfg.experts, cfg.Fe * cfg.n_shared
                 L.bias = ck.vector(p + "mlp.gate.e_score_correction_bias", E)
@@ -1374,9 +1399,11 @@ class Model(Decoder):
         for e in chosen:
             y = self.mlp(*L.experts[e], h)
             out = [a + p[e] / norm * b for a, b in zip(out, y)]
-        if L.shared is not None:
-            z = sum(a * b for a, b in zip(L.shared_gate, h))
-            g = 1.0 / (1.0 + math.exp(-z))
+        if L.shared is not None:  # Qwen2-MoE's gated by a sigmoid, DeepSeek-MoE's not
+            g = 1.0
+            if L.shared_gate is not None:
+                z = sum(a * b for a, b in zip(L.shared_gate, h))
+                g = 1.0 / (1.0 + math.exp(-z))
             out = [a + g * b for a, b in zip(out, self.mlp(*L.shared, h))]
         return out
 
