@@ -1,13 +1,17 @@
 /* hlx_file_read: whole-file input with a size bound and precise messages. Reads in chunks
  * rather than trusting the size stat() gives (pipes and /proc files report 0, a directory
- * reports a block size, ftell() on a directory gives LONG_MAX). hlx_wfile_*: output files
- * created unnamed (or under a temporary name) and renamed into place once complete;
- * hlx_out_*: one such file written through stdio. */
+ * reports a block size, ftell() on a directory gives LONG_MAX); a pipe or device that stays
+ * silent for HELIX_INPUT_TIMEOUT seconds is refused rather than waited on. hlx_wfile_*:
+ * output files created unnamed (or under a temporary name) and renamed into place once
+ * complete; hlx_out_*: one such file written through stdio. */
 #define _GNU_SOURCE
 #include "hlx_file.h"
+#include "hlx_log.h"
+#include "hlx_param.h"
 
 #include <errno.h>
 #include <fcntl.h>
+#include <poll.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -20,10 +24,13 @@ hlx_status_t hlx_file_read(const char *path, const char *what, size_t maxbytes, 
     struct stat sb;
     char *buf = NULL;
     size_t len = 0, cap = 0;
-    int fd, e;
+    int fd, e, wait_ms = -1;
 
     /* non-blocking open: a named pipe nobody writes to must not hang the open (its read
-     * then sees end of file); reads block as usual once it is open */
+     * then sees end of file). A regular file is then read blocking as usual; a pipe or
+     * device stays non-blocking, and a read that finds nothing yet waits in poll() at most
+     * HELIX_INPUT_TIMEOUT (checked at start-up): a writer that holds it open and never
+     * writes (or closes) would otherwise block the read forever */
     fd = open(path, O_RDONLY | O_CLOEXEC | O_NONBLOCK);
     if (fd < 0) {
         e = errno;
@@ -35,12 +42,6 @@ hlx_status_t hlx_file_read(const char *path, const char *what, size_t maxbytes, 
              : e == EACCES || e == EISDIR || e == ELOOP || e == ENAMETOOLONG ? HLX_ERR_INVALID
                                                                            : HLX_ERR_IO;
     }
-    if (fcntl(fd, F_SETFL, fcntl(fd, F_GETFL) & ~O_NONBLOCK) < 0) {
-        e = errno;
-        snprintf(err, errlen, "%s: cannot read the %s: %s", path, what, strerror(e));
-        close(fd);
-        return HLX_ERR_IO;
-    }
     if (fstat(fd, &sb) == 0 && S_ISDIR(sb.st_mode)) {
         snprintf(err, errlen, "%s: is a directory, not a %s", path, what);
         close(fd);
@@ -48,6 +49,17 @@ hlx_status_t hlx_file_read(const char *path, const char *what, size_t maxbytes, 
     }
     if (fstat(fd, &sb) == 0 && S_ISREG(sb.st_mode) && (unsigned long long)sb.st_size > maxbytes)
         goto too_large;
+    if (fstat(fd, &sb) == 0 && !S_ISREG(sb.st_mode)) {
+        hlx_core_settings_t cs;
+        if (hlx_param_load(&hlx_core_param_table, &cs, NULL) != HLX_OK)
+            cs.input_timeout = 60;
+        wait_ms = (int)(cs.input_timeout * 1000.0 + 0.5);
+    } else if (fcntl(fd, F_SETFL, fcntl(fd, F_GETFL) & ~O_NONBLOCK) < 0) {
+        e = errno;
+        snprintf(err, errlen, "%s: cannot read the %s: %s", path, what, strerror(e));
+        close(fd);
+        return HLX_ERR_IO;
+    }
     for (;;) {
         ssize_t n;
         if (len == cap) {
@@ -70,6 +82,19 @@ hlx_status_t hlx_file_read(const char *path, const char *what, size_t maxbytes, 
         n = read(fd, buf + len, cap - len);
         if (n < 0 && errno == EINTR)
             continue;
+        if (n < 0 && wait_ms >= 0 && (errno == EAGAIN || errno == EWOULDBLOCK)) {
+            struct pollfd pfd = { fd, POLLIN, 0 };
+            int r = poll(&pfd, 1, wait_ms);
+            if (r == 0) {
+                snprintf(err, errlen, "%s: no data for %g s after %zu byte(s): is whatever "
+                         "writes this %s stalled? (HELIX_INPUT_TIMEOUT sets the wait)", path,
+                         wait_ms / 1000.0, len, S_ISFIFO(sb.st_mode) ? "pipe" : "device");
+                free(buf);
+                close(fd);
+                return HLX_ERR_TIMEOUT;
+            }
+            continue; /* readable, hung up, or a signal: read again */
+        }
         if (n < 0) {
             e = errno;
             snprintf(err, errlen, "%s: cannot read the %s: %s", path, what, strerror(e));

@@ -11,7 +11,8 @@
 /* Reads path into a NUL-terminated buffer (free() it) of at most maxbytes. what names the
  * file's role in messages ("topology file"). Errors go to err as "path: reason":
  * HLX_ERR_NOT_FOUND (no such file), HLX_ERR_INVALID (a directory, not readable, larger
- * than maxbytes) - both bad input, exit 2 - or HLX_ERR_IO (the read itself failed). */
+ * than maxbytes) - both bad input, exit 2 - HLX_ERR_IO (the read itself failed) or
+ * HLX_ERR_TIMEOUT (a pipe or device silent for HELIX_INPUT_TIMEOUT seconds). */
 hlx_status_t hlx_file_read(const char *path, const char *what, size_t maxbytes, char **buf_p,
                            size_t *len_p, char *err, size_t errlen);
 

@@ -30,6 +30,7 @@ typedef struct {
     char debug[256];
     char debug_subsys[256];
     char data_dir[256];
+    double input_timeout; /* seconds a pipe or device read as an input file may stay silent */
 } hlx_core_settings_t;
 
 /* Reads HELIX_DEBUG / HELIX_DEBUG_SUBSYS once (through the core settings table; a

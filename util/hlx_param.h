@@ -37,8 +37,8 @@ typedef struct hlx_param_table {
     hlx_status_t (*check)(const void *values, char *why, size_t whylen);
 } hlx_param_table_t;
 
-/* The core settings of util (HELIX_DEBUG, HELIX_DEBUG_SUBSYS, HELIX_DATA_DIR), filling
- * an hlx_core_settings_t (hlx_log.h). */
+/* The core settings of util (HELIX_DEBUG, HELIX_DEBUG_SUBSYS, HELIX_DATA_DIR,
+ * HELIX_INPUT_TIMEOUT), filling an hlx_core_settings_t (hlx_log.h). */
 extern const hlx_param_table_t hlx_core_param_table;
 
 /* Fills out with defaults, then environment overrides (logged at INFO). src (may be NULL)

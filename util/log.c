@@ -1,5 +1,5 @@
 /* Logger implementation: one line per call on stderr, prefixed "helix host:pid:rank LEVEL";
- * and the core settings table (log level, subsystems, data directory). */
+ * and the core settings table (log level, subsystems, data directory, input timeout). */
 #include "hlx_log.h"
 #include "hlx_json.h"
 #include "hlx_param.h"
@@ -38,6 +38,10 @@ static const hlx_param_t hlx_core_params[] = {
     { "DATA_DIR", HLX_PT_STRING, "", 0, 0, offsetof(hlx_core_settings_t, data_dir),
       "directory holding models/ and clusters/ presets (empty: the source tree's data/, "
       "else the installed share directory)", NULL },
+    { "INPUT_TIMEOUT", HLX_PT_DOUBLE, "60", 0.001, 86400,
+      offsetof(hlx_core_settings_t, input_timeout),
+      "seconds an input file that is a pipe or device (a model, cluster, topology or prompt "
+      "file) may go without a byte before it is refused: a writer that stalled", NULL },
 };
 
 const hlx_param_table_t hlx_core_param_table = {

@@ -59,6 +59,21 @@ expect 2 "empty file" 1 -- "$helix" topo --topo "$tmp/empty.json"
 expect 2 "$tmp/dir: cannot write the topology: Is a directory" 1 -- \
     "$helix" topo --topo "$topo/hgx8.xml" --dump "$tmp/dir"
 expect 2 "/dev/zero: larger than 256 MiB" 1 -- "$helix" topo --topo /dev/zero
+# a pipe whose writer holds it open and never writes: refused after HELIX_INPUT_TIMEOUT
+# (exit 1: the input was not bad, its writer stalled), where the read used to wait forever
+mkfifo "$tmp/stall"
+for cmd in "decode --steps 1 --model" "topo --topo" "plan --hw gb200-nvl72 --context 1K --model" \
+           "generate --prompt-ids"; do
+    sleep 30 >"$tmp/stall" &
+    stall=$!
+    # shellcheck disable=SC2086
+    expect 1 "stall: no data for 0.5 s after 0 byte(s): is whatever writes this pipe stalled?" 1 \
+        -- env HELIX_INPUT_TIMEOUT=0.5 "$helix" $cmd "$tmp/stall"
+    kill "$stall" 2>/dev/null
+    wait "$stall" 2>/dev/null
+done
+expect 2 "HELIX_INPUT_TIMEOUT: '0' is outside [0.001, 86400]" 1 -- \
+    env HELIX_INPUT_TIMEOUT=0 "$helix" topo --topo "$topo/hgx8.xml"
 
 # settings: one line per bad value, no wrapper, refused before the command runs
 expect 2 "HELIX_COMM_TIMEOUT: 'abc' is not a finite decimal number" 1 -- \
