@@ -166,9 +166,10 @@ static int hlx_list_same_strategy(const hlx_list_elem_t *a, const hlx_list_elem_
 /* --set NAME=VALUE for a planner assumption (HELIX_PLAN_* without the prefix). */
 static int hlx_flag_set(const char *cmd, const char *s, hlx_plan_settings_t *set)
 {
-    char name[64];
+    char name[64], why[256];
     const char *eq = strchr(s, '=');
     hlx_status_t st;
+    size_t k;
 
     if (eq == NULL || (size_t)(eq - s) >= sizeof(name)) {
         fprintf(stderr, "helix %s: --set: expected NAME=VALUE, got '%s'\n", cmd, s);
@@ -177,6 +178,15 @@ static int hlx_flag_set(const char *cmd, const char *s, hlx_plan_settings_t *set
     snprintf(name, sizeof(name), "%.*s", (int)(eq - s), s);
     if (strncasecmp(name, "HELIX_", 6) == 0)
         memmove(name, name + 6, strlen(name + 6) + 1);
+    /* a bad value is said here, naming the flag, not by the table's log line */
+    for (k = 0; k < hlx_plan_param_table.nparams; k++)
+        if (!strcasecmp(hlx_plan_param_table.params[k].name, name) &&
+            hlx_param_check(&hlx_plan_param_table.params[k], eq + 1, why, sizeof(why)) !=
+                HLX_OK) {
+            fprintf(stderr, "helix %s: --set %s: %s\n", cmd, hlx_plan_param_table.params[k].name,
+                    why);
+            return -1;
+        }
     st = hlx_param_set(&hlx_plan_param_table, set, NULL, name, eq + 1);
     if (st == HLX_ERR_NOT_FOUND) {
         size_t i;

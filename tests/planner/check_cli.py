@@ -119,6 +119,16 @@ for args, msg in bad:
     rc, out, err = run(*args)
     check(rc == 2 and msg in err, f"{' '.join(args)}: exit {rc}, stderr {err.strip()!r}")
 
+# a bad --set value is said once, naming the flag and the setting (it was the settings
+# table's log line, "helix HOST:PID:-1 ERROR setting PLAN_HBM_RESERVE: ...")
+for cmd, val, msg in (("plan", "PLAN_HBM_RESERVE=2", "'2' is outside [0, 0.9]"),
+                      ("sweep", "helix_plan_act_bytes=1x", "'1x' is not a finite decimal")):
+    rc, out, err = run(cmd, "--model", "tiny", "--hw", "gb200-nvl72", "--context", "1K",
+                       "--set", val)
+    name = val.split("=")[0].upper().replace("HELIX_", "")
+    check(rc == 2 and err.startswith(f"helix {cmd}: --set {name}: {msg}") and
+          err.count("\n") == 1, f"{cmd} --set {val}: exit {rc}, stderr {err!r}")
+
 # ---- helix sweep over two clusters; every output parsed back
 with tempfile.TemporaryDirectory() as d:
     jl, cs, sv = (os.path.join(d, n) for n in ("p.jsonl", "p.csv", "p.svg"))
