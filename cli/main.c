@@ -1,10 +1,12 @@
 /* `helix`: one binary, one subcommand per face of the project (decode, plan, sweep, topo,
- * bench, info). Subcommands parse their own flags with getopt_long. */
+ * bench, info). Subcommands parse their own flags with getopt_long; a failed write of
+ * standard output turns success into exit 1. */
 #include "hlx_build_id.h"
 #include "hlx_cmd.h"
 #include "hlx_config.h"
 #include "hlx_json.h"
 
+#include <errno.h>
 #include <stdio.h>
 #include <string.h>
 
@@ -37,7 +39,7 @@ static void hlx_usage(FILE *f)
                "                 (or mpirun / srun --mpi=pmix; see docs/usage.md)\n");
 }
 
-int main(int argc, char **argv)
+static int hlx_main(int argc, char **argv)
 {
     size_t i;
 
@@ -75,4 +77,19 @@ int main(int argc, char **argv)
     fprintf(stderr, "helix: unknown command '%s'\n\n", argv[1]);
     hlx_usage(stderr);
     return 2;
+}
+
+/* A command's result is often its standard output (plan --json > plan.json): a write that
+ * failed there (a full disk, an I/O error) ends it with 1 and says so, never with 0 over a
+ * truncated file. stdio buffers it, so the error may first show at this flush. */
+int main(int argc, char **argv)
+{
+    int rc = hlx_main(argc, argv), e = fflush(stdout) != 0 ? errno : 0;
+
+    if (e == 0 && !ferror(stdout))
+        return rc;
+    fprintf(stderr, "helix%s%s: writing the standard output failed: %s (the output is "
+            "incomplete)\n", argc > 1 ? " " : "", argc > 1 ? argv[1] : "",
+            e != 0 ? strerror(e) : "a write error");
+    return rc != 0 ? rc : 1;
 }

@@ -75,6 +75,16 @@ done
 expect 2 "HELIX_INPUT_TIMEOUT: '0' is outside [0.001, 86400]" 1 -- \
     env HELIX_INPUT_TIMEOUT=0 "$helix" topo --topo "$topo/hgx8.xml"
 
+# standard output that cannot be written (a full disk): exit 1 naming it, where the commands
+# ended with 0 over an empty or truncated result; bad input keeps its 2
+full="writing the standard output failed: No space left on device (the output is incomplete)"
+expect 1 "helix plan: $full" 1 -- sh -c "\"$helix\" plan --model tiny --hw gb200-nvl72 --context 1K --json >/dev/full"
+expect 1 "helix topo: $full" 1 -- sh -c "\"$helix\" topo --topo \"$topo/hgx8.xml\" --json >/dev/full"
+expect 1 "helix info: $full" 1 -- sh -c "\"$helix\" info >/dev/full"
+expect 1 "helix decode: writing the standard output failed" 1 -- \
+    sh -c "\"$helix\" decode --steps 1 --context 16 --json >/dev/full"
+expect 2 "--context are required" 1 -- sh -c "\"$helix\" plan --model tiny --hw gb200-nvl72 >/dev/full"
+
 # settings: one line per bad value, no wrapper, refused before the command runs
 expect 2 "HELIX_COMM_TIMEOUT: 'abc' is not a finite decimal number" 1 -- \
     env HELIX_COMM_TIMEOUT=abc "$helix" decode --steps 1
