@@ -488,5 +488,16 @@ int main(int argc, char **argv)
     for (size_t i = 0; i < nenvset; i++)
         free(envset[i]);
     free(envset);
+    /* the ranks' stdout leaves through ours (helixrun -n 2 helix ... --json > out.json): a
+     * write there that failed (a full disk) is a failed job, never 0 over a truncated file */
+    {
+        int e = fflush(stdout) != 0 ? errno : 0;
+        if (e != 0 || ferror(stdout)) {
+            fprintf(stderr, "helixrun: writing the standard output failed: %s (the ranks' "
+                    "output is incomplete)\n", e != 0 ? strerror(e) : "a write error");
+            if (rc == 0)
+                rc = HLX_LAUNCH_EXIT_FAIL;
+        }
+    }
     return rc;
 }

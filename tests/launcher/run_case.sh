@@ -264,6 +264,16 @@ output)
     expect_rc 0
     [ "$(count "$out" "[0] 1 0/2 set forwarded")" -eq 1 ] || fail "rank 0 environment"
     [ "$(count "$out" "[1] 1 1/2 set forwarded")" -eq 1 ] || fail "rank 1 environment"
+    # A stdout that takes no write (a full disk): the job fails (1), said once, where
+    # helixrun exited 0 with the ranks' output lost; a rank's own failure keeps its code.
+    timeout -k 2 15 "$HR" -n 2 --oversubscribe "$CL" lines:3 >/dev/full 2>"$err"
+    rc=$?
+    expect_rc 1
+    expect_err '^helixrun: writing the standard output failed: .*\(the ranks. output is incomplete\)$'
+    [ "$(grep -c "standard output" "$err")" -eq 1 ] || fail "the stdout failure said more than once"
+    timeout -k 2 15 "$HR" -n 1 "$CL" exit:3:0 >/dev/full 2>"$err"
+    rc=$?
+    expect_rc 3
     expect_clean_tmp
     ;;
 
