@@ -232,6 +232,13 @@ static int hlx_load_local(const char *cmd, hlx_hw_local_t *hw, char *path, size_
         return 2;
     }
     if (access(path, F_OK) != 0) {
+        /* where no file can be stored the measurement would be lost: bad input, said
+         * before the seconds of measuring, as helix bench local does */
+        if (hlx_hw_local_writable(path, err, sizeof(err)) != HLX_OK) {
+            fprintf(stderr, "helix %s: --hw local: no hw file, and none can be stored: %s "
+                            "(set HELIX_HW_FILE to a writable path)\n", cmd, err);
+            return 2;
+        }
         fprintf(stderr, "helix %s: --hw local: no hw file at %s: measuring this machine\n",
                 cmd, path);
         if (hlx_bench_local_measure(path, 1, hw, err, sizeof(err)) != 0) {

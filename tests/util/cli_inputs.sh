@@ -75,6 +75,12 @@ done
 expect 2 "HELIX_INPUT_TIMEOUT: '0' is outside [0.001, 86400]" 1 -- \
     env HELIX_INPUT_TIMEOUT=0 "$helix" topo --topo "$topo/hgx8.xml"
 
+# plan --hw local without a hw file where none can be stored: refused (2) before measuring,
+# as helix bench local refuses it, where it said "measuring this machine" and exited 1
+expect 2 "--hw local: no hw file, and none can be stored: $tmp/empty.json/hw.json: cannot create a file there: Not a directory" 1 -- \
+    env HELIX_HW_FILE="$tmp/empty.json/hw.json" "$helix" plan --model tiny --hw local --context 1K
+quiet 2 -- sh -c "HELIX_HW_FILE=\"$tmp/empty.json/hw.json\" \"$helix\" plan --model tiny --hw local --context 1K 2>&1 | grep -q measuring && echo measured >&2; exit 2"
+
 # standard output that cannot be written (a full disk): exit 1 naming it, where the commands
 # ended with 0 over an empty or truncated result; bad input keeps its 2
 full="writing the standard output failed: No space left on device (the output is incomplete)"
