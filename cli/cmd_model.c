@@ -1316,7 +1316,7 @@ static int hlx_cmd_model_info(int argc, char **argv)
     }
     if ((st = hlx_hf_config_load(dir, &cfg, err, sizeof(err))) != HLX_OK) {
         fprintf(stderr, "helix model info: %s\n", err);
-        return st == HLX_ERR_NOMEM ? 1 : 2;
+        return hlx_status_exit_code(st); /* a read that failed or timed out: 1 */
     }
     n = (int)(kvp * tpa);
     if (kvp * tpa > 1 << 20 || cfg.m.q_heads % tpa != 0) {
@@ -1331,14 +1331,14 @@ static int hlx_cmd_model_info(int argc, char **argv)
     }
     if (!config_only && (st = hlx_ckpt_open(dir, &ck, err, sizeof(err))) != HLX_OK) {
         fprintf(stderr, "helix model info: %s\n", err);
-        return st == HLX_ERR_NOMEM || st == HLX_ERR_IO ? 1 : 2;
+        return hlx_status_exit_code(st); /* a read that failed or timed out: 1 */
     }
     if (!config_only)
         hlx_hf_settle(ck, &cfg);
     if (!config_only && (st = hlx_hf_check(ck, &cfg)) != HLX_OK) {
         fprintf(stderr, "helix model info: %s\n", hlx_ckpt_error(ck));
         hlx_ckpt_close(ck);
-        return st == HLX_ERR_NOMEM ? 1 : 2;
+        return hlx_status_exit_code(st); /* a read that failed or timed out: 1 */
     }
     if (scan && hlx_info_scan(ck, &sc) != 0) {
         fprintf(stderr, "helix model info: --scan: out of memory\n");

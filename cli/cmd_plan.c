@@ -250,7 +250,7 @@ static int hlx_load_local(const char *cmd, hlx_hw_local_t *hw, char *path, size_
     st = hlx_hw_local_load(path, hw, err, sizeof(err));
     if (st != HLX_OK) {
         fprintf(stderr, "helix %s: --hw local: %s\n", cmd, err);
-        return st == HLX_ERR_NOMEM ? 1 : 2;
+        return hlx_status_exit_code(st); /* a read that failed or timed out: 1 */
     }
     return 0;
 }
@@ -271,7 +271,7 @@ static int hlx_load_cluster(const char *cmd, const char *name, hlx_cluster_t *c)
 
     if (st != HLX_OK) {
         fprintf(stderr, "helix %s: --hw: %s\n", cmd, err);
-        return st == HLX_ERR_NOMEM ? 1 : 2;
+        return hlx_status_exit_code(st); /* a read that failed or timed out: 1 */
     }
     return 0;
 }

@@ -60,10 +60,12 @@ expect 2 "$tmp/dir: cannot write the topology: Is a directory" 1 -- \
     "$helix" topo --topo "$topo/hgx8.xml" --dump "$tmp/dir"
 expect 2 "/dev/zero: larger than 256 MiB" 1 -- "$helix" topo --topo /dev/zero
 # a pipe whose writer holds it open and never writes: refused after HELIX_INPUT_TIMEOUT
-# (exit 1: the input was not bad, its writer stalled), where the read used to wait forever
+# (exit 1: the input was not bad, its writer stalled), where the read used to wait forever;
+# plan's and sweep's --hw say it with the same 1 (they took every read failure for a 2)
 mkfifo "$tmp/stall"
 for cmd in "decode --steps 1 --model" "topo --topo" "plan --hw gb200-nvl72 --context 1K --model" \
-           "generate --prompt-ids"; do
+           "generate --prompt-ids" "plan --model tiny --context 1K --hw" \
+           "sweep --model tiny --context 1K --hw"; do
     sleep 30 >"$tmp/stall" &
     stall=$!
     # shellcheck disable=SC2086
