@@ -15,7 +15,9 @@
 #include <math.h>
 #include <stdio.h>
 #include <stdlib.h>
+#include <limits.h>
 #include <string.h>
+#include <sys/stat.h>
 #include <unistd.h>
 
 #define HLX_MAX_CLUSTERS 64
@@ -899,6 +901,27 @@ static int hlx_expand_variants(hlx_cluster_t *cl, int *n_p, const hlx_vary_t *va
     return 0;
 }
 
+/* Where an output put in place by rename lands: the real folder and the last name (into
+ * buf); 0 when path is a device or pipe written directly (several outputs may share
+ * /dev/stdout: each is written whole in turn), or its folder cannot be resolved (its
+ * hlx_out_begin says why). */
+static int hlx_out_target(const char *path, char *buf, size_t len)
+{
+    char dir[PATH_MAX], real[PATH_MAX];
+    const char *slash = strrchr(path, '/'), *name = slash ? slash + 1 : path;
+    struct stat sb;
+
+    if (stat(path, &sb) == 0 && !S_ISREG(sb.st_mode))
+        return 0;
+    if (slash == NULL)
+        snprintf(dir, sizeof(dir), ".");
+    else
+        snprintf(dir, sizeof(dir), "%.*s", slash == path ? 1 : (int)(slash - path), path);
+    if (realpath(dir, real) == NULL)
+        return 0;
+    return snprintf(buf, len, "%s/%s", real, name) < (int)len;
+}
+
 /* Measures evaluations per second: the plain evaluation loop and the whole sweep. */
 static void hlx_sweep_bench(const hlx_plan_ctx_t *ctx, const hlx_sweep_opts_t *o)
 {
@@ -1194,8 +1217,18 @@ bad_gpus:
      * is replaced until its new content is complete */
     {
         const char *paths[3] = { csv, jsonl, svg }, *flags[3] = { "csv", "jsonl", "svg" };
-        char err[4200];
-        int k;
+        char err[4200], ta[PATH_MAX + 256], tb[PATH_MAX + 256];
+        int k, j;
+        /* two outputs renamed onto one file: the second would silently replace the first */
+        for (k = 1; k < 3 && rc == 0 && !bench; k++)
+            for (j = 0; j < k && rc == 0; j++)
+                if (paths[k] && paths[j] && hlx_out_target(paths[k], ta, sizeof(ta)) &&
+                    hlx_out_target(paths[j], tb, sizeof(tb)) && !strcmp(ta, tb)) {
+                    fprintf(stderr, "helix sweep: --%s %s and --%s %s are one file (%s): "
+                                    "give each output a file of its own\n", flags[j],
+                            paths[j], flags[k], paths[k], ta);
+                    rc = 2;
+                }
         for (k = 0; k < 3 && rc == 0 && !bench; k++)
             if (paths[k] && hlx_out_begin(&outs[k], paths[k], err, sizeof(err)) != HLX_OK) {
                 fprintf(stderr, "helix sweep: --%s %s\n", flags[k], err);

@@ -129,6 +129,17 @@ for cmd, val, msg in (("plan", "PLAN_HBM_RESERVE=2", "'2' is outside [0, 0.9]"),
     check(rc == 2 and err.startswith(f"helix {cmd}: --set {name}: {msg}") and
           err.count("\n") == 1, f"{cmd} --set {val}: exit {rc}, stderr {err!r}")
 
+# two outputs onto one file (the same name, or another spelling of it): refused before the
+# sweep, nothing written, where the second silently replaced the first
+with tempfile.TemporaryDirectory() as d:
+    d = os.path.realpath(d)
+    f = os.path.join(d, "points.out")
+    for a, b in ((f, f), (f, os.path.join(d, ".", "..", os.path.basename(d), "points.out"))):
+        rc, out, err = run("sweep", "--model", "tiny", "--hw", "gb200-nvl72", "--context", "1K",
+                           "--gpus", "1-2", "--batch", "1", "--csv", a, "--jsonl", b, "--quiet")
+        check(rc == 2 and f"--csv {a} and --jsonl {b} are one file ({f})" in err and
+              not os.path.exists(f), f"sweep --csv {a} --jsonl {b}: exit {rc}, stderr {err!r}")
+
 # ---- helix sweep over two clusters; every output parsed back
 with tempfile.TemporaryDirectory() as d:
     jl, cs, sv = (os.path.join(d, n) for n in ("p.jsonl", "p.csv", "p.svg"))
