@@ -210,6 +210,19 @@ int hlx_run_flags_parse(const hlx_flag_table_t *t, const char *head, const char 
     if (hlx_flag_given(t, given, "micro-batch") && o->hopb == HLX_HOPB_OFF)
         hlx_warn("--micro-batch %lld has no effect with --hopb off (the whole batch runs in "
                  "lockstep)", (long long)o->micro_batch);
+    /* flags that only tune another flag's work: said, so a typo'd script is not trusted */
+    if (hlx_flag_given(t, given, "check-tol") && !o->check)
+        hlx_warn("--check-tol %g has no effect without --check (nothing is compared)",
+                 o->check_tol);
+    if (hlx_flag_given(t, given, "route-margin") && !o->check)
+        hlx_warn("--route-margin %g has no effect without --check (no routing is compared)",
+                 o->route_margin);
+    if (hlx_flag_given(t, given, "prefill-chunk") && o->prompt_ids == NULL)
+        hlx_warn("--prefill-chunk %lld has no effect without --prompt-ids (no prompt to "
+                 "prefill)", (long long)o->prefill_chunk);
+    if (hlx_flag_given(t, given, "eos") && o->ignore_eos)
+        hlx_warn("--eos %s has no effect with --ignore-eos (every request runs --max-new "
+                 "tokens)", o->eos);
     if (strlen(o->kernels) >= sizeof(cfg->kernels)) {
         hlx_flags_usage_error(t, "--kernels: '%.40s' is not a kernel variant (auto, scalar, "
                               "avx2, avx512, amx)", o->kernels);

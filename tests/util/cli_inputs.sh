@@ -131,6 +131,19 @@ expect 0 "unknown subsystem 'topoo' ignored (did you mean TOPO?)" 1 -- \
 
 expect 2 "unknown command 'decod' (did you mean decode?)" 1 -- "$helix" decod --steps 1
 
+# flags that only tune another flag's work, given without it: run, each said once (they
+# were taken silently)
+expect 0 "WARN --check-tol 0.5 has no effect without --check" 1 -- \
+    "$helix" decode --steps 1 --context 16 --check-tol 0.5
+expect 0 "WARN --route-margin 0.1 has no effect without --check" 1 -- \
+    "$helix" decode --steps 1 --context 16 --route-margin 0.1
+expect 0 "WARN --prefill-chunk 8 has no effect without --prompt-ids" 1 -- \
+    "$helix" decode --steps 1 --context 16 --prefill-chunk 8
+quiet 0 -- "$helix" decode --steps 1 --context 16 --check-tol 0.5 --check
+printf '1 2 3\n' >"$tmp/ids.txt"
+expect 0 "WARN --eos 5 has no effect with --ignore-eos" 1 -- \
+    "$helix" generate --prompt-ids "$tmp/ids.txt" --max-new 2 --ignore-eos --eos 5
+
 # flags: the same parser and suffix rule
 expect 2 "--kvp: '1Q' is not an integer" 1 -- "$helix" topo --topo "$topo/hgx8.xml" --kvp 1Q
 expect 2 "--kvp: '0x4' is not an integer" 1 -- "$helix" topo --topo "$topo/hgx8.xml" --kvp 0x4
