@@ -3,6 +3,7 @@
  * checks a loaded file must pass, the dump, and binding a rank to its cores. */
 #define _GNU_SOURCE
 #include "topo_int.h"
+#include "hlx_file.h"
 #include "hlx_log.h"
 
 #include <errno.h>
@@ -593,17 +594,41 @@ void hlx_topo_free(hlx_topo_t *t)
 
 hlx_status_t hlx_topo_dump(const hlx_topo_t *t, const char *path, char *err, size_t errlen)
 {
+    char *xml = NULL, oerr[4400];
+    const char *why;
+    int len = 0;
+    hlx_out_t out;
+    hlx_status_t st;
+
     if (t == NULL || path == NULL || path[0] == '\0') {
         hlx_topo_seterr(err, errlen, "topology dump: no topology or no file name");
         return HLX_ERR_INVALID;
     }
-    if (hwloc_topology_export_xml(t->hw, path, 0) < 0) {
-        int e = errno;
-        hlx_topo_seterr(err, errlen, "%s: cannot write the topology: %s", path, strerror(e));
-        /* a path that cannot be a file (a directory, a missing folder, no permission) is
-         * bad input; anything else is the disk's failure */
-        return e == EISDIR || e == ENOENT || e == ENOTDIR || e == EACCES || e == EROFS
-                   ? HLX_ERR_INVALID : HLX_ERR_IO;
+    if (hwloc_topology_export_xmlbuffer(t->hw, &xml, &len, 0) < 0 || len < 1) {
+        hlx_topo_seterr(err, errlen, "%s: cannot write the topology: hwloc cannot export it "
+                        "as XML", path);
+        return HLX_ERR_INTERNAL;
+    }
+    /* whole or not at all (hlx_out: a temporary file renamed into place), as every output
+     * file: hwloc's own export truncated an existing file first and left it cut short when
+     * the write failed */
+    st = hlx_out_begin(&out, path, oerr, sizeof(oerr));
+    if (st == HLX_OK) { /* len counts the NUL */
+        int ok = fwrite(xml, 1, (size_t)len - 1, out.f) == (size_t)len - 1 &&
+                 fflush(out.f) == 0, e = errno;
+        st = hlx_out_end(&out, ok, oerr, sizeof(oerr));
+        if (!ok) {
+            snprintf(oerr, sizeof(oerr), "%s: %s", path, strerror(e));
+            st = HLX_ERR_IO;
+        }
+    }
+    hwloc_free_xmlbuffer(t->hw, xml);
+    if (st != HLX_OK) {
+        /* "PATH: reason" from hlx_out, said as the topology's */
+        why = strncmp(oerr, path, strlen(path)) == 0 && oerr[strlen(path)] == ':'
+                  ? oerr + strlen(path) + 2 : oerr;
+        hlx_topo_seterr(err, errlen, "%s: cannot write the topology: %s", path, why);
+        return st == HLX_ERR_INVALID ? HLX_ERR_INVALID : HLX_ERR_IO;
     }
     return HLX_OK;
 }

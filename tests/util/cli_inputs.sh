@@ -56,8 +56,17 @@ expect 2 "/nonexistent/m.json: no such model file" 1 -- "$helix" decode --model 
 expect 2 "empty.json:1:1: empty file" 1 -- "$helix" decode --model "$tmp/empty.json"
 expect 2 "dup.json:1:" 1 -- "$helix" decode --model "$tmp/dup.json"
 expect 2 "empty file" 1 -- "$helix" topo --topo "$tmp/empty.json"
-expect 2 "$tmp/dir: cannot write the topology: Is a directory" 1 -- \
+expect 2 "$tmp/dir: cannot write the topology: is a directory" 1 -- \
     "$helix" topo --topo "$topo/hgx8.xml" --dump "$tmp/dir"
+# a dump that fails part way (past ulimit -f) leaves an existing file as it was and no
+# temporary beside it, where hwloc's export had truncated it to what it wrote
+echo keep >"$tmp/keep.xml"
+expect 1 "keep.xml: cannot write the topology: File too large" 1 -- sh -c "trap '' XFSZ; ulimit -f 4; \
+    exec \"$helix\" topo --topo \"$topo/hgx8.xml\" --dump \"$tmp/keep.xml\""
+if [ "$(cat "$tmp/keep.xml")" != keep ] || ls -A "$tmp" | grep -q '^\.keep'; then
+    echo "FAIL: a failed --dump changed keep.xml or left a temporary file"
+    fails=$((fails + 1))
+fi
 expect 2 "/dev/zero: larger than 256 MiB" 1 -- "$helix" topo --topo /dev/zero
 # a pipe whose writer holds it open and never writes: refused after HELIX_INPUT_TIMEOUT
 # (exit 1: the input was not bad, its writer stalled), where the read used to wait forever;

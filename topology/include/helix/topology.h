@@ -69,7 +69,8 @@ typedef struct hlx_topo_info {
  * For this system it may open NVML, the CUDA driver (cuInit) and libibverbs at run time. */
 hlx_status_t hlx_topo_load(const char *path, hlx_topo_t **topo_p, char *err, size_t errlen);
 void         hlx_topo_free(hlx_topo_t *topo);
-/* Writes the topology as hwloc XML (what HELIX_TOPO_DUMP_FILE does). */
+/* Writes the topology as hwloc XML (what HELIX_TOPO_DUMP_FILE does), whole or not at all
+ * (hlx_out): a failed write leaves an existing file as it was. */
 hlx_status_t hlx_topo_dump(const hlx_topo_t *topo, const char *path, char *err, size_t errlen);
 /* Checks a loaded topology: non-empty cpusets, every PU under the machine's cpuset, each
  * GPU and NIC under a non-I/O object with CPUs, distance matrices of nbobjs^2 sane values
