@@ -570,8 +570,11 @@ static int hlx_synth_model(hlx_hf_config_t *c, const char *name, int layers)
     char err[1024];
     hlx_status_t st;
 
-    if (c->family != HLX_HF_DENSE || c->moe_gqa || (c->fused & HLX_HF_ROPE_PAIRS) ||
-        hlx_hf_granite(c)) {
+    /* Gemma's layers (their scalar, softcaps, window pattern and four norms) come from its
+     * own shapes: a model description has none of them, and the checkpoint written from one
+     * was refused by every reader (query_pre_attn_scalar 0) */
+    if (c->family != HLX_HF_DENSE || c->moe_gqa || (c->fused & (HLX_HF_ROPE_PAIRS |
+        HLX_HF_GEMMA)) || hlx_hf_granite(c)) {
         fprintf(stderr, "helix model synth: --model: only with --family dense, phi3, "
                 "internlm2, qwen2 or qwen3\n");
         return -1;

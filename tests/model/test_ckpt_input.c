@@ -1225,6 +1225,14 @@ static void test_qwen(void **state)
     refused("--model: only with --family dense, phi3, internlm2, qwen2 or qwen3", NULL,
             "model synth --family granite --model tiny --out %s/never", g_tmp);
     assert_false(exists("never"));
+    /* Gemma's too: gemma2 and gemma3 with --model wrote a checkpoint (exit 0) that every
+     * reader refused (query_pre_attn_scalar: 0 is outside ...) */
+    refused("--model: only with --family dense, phi3, internlm2, qwen2 or qwen3", NULL,
+            "model synth --family gemma2 --model tiny --out %s/never", g_tmp);
+    assert_false(exists("never"));
+    refused("--model: only with --family dense, phi3, internlm2, qwen2 or qwen3", NULL,
+            "model synth --family gemma3 --model tiny --out %s/never", g_tmp);
+    assert_false(exists("never"));
     refused("has sliding_window, which LlamaForCausalLM does not hold (--family phi3 writes a "
             "window on every layer)", NULL, "model synth --family dense --model "
             "%s/tests/model/data/window.json --out %s/never", HLX_SOURCE_ROOT, g_tmp);
