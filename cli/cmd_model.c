@@ -1327,7 +1327,13 @@ static int hlx_cmd_model_info(int argc, char **argv)
                 cfg.m.q_heads);
         return 2;
     }
-    if (ep > 1 && (cfg.m.experts == 0 || cfg.m.experts % ep != 0 || n % ep != 0)) {
+    if (ep > 1 && cfg.m.experts == 0) {
+        fprintf(stderr, "helix model info: --ep %ld: %s has no routed experts (its FFNs are "
+                "dense, split over all N ranks); --ep splits MoE layers: use 1\n", ep,
+                cfg.arch);
+        return 2;
+    }
+    if (ep > 1 && (cfg.m.experts % ep != 0 || n % ep != 0)) {
         fprintf(stderr, "helix model info: --ep %ld must divide the %d routed experts and N = %d\n",
                 ep, cfg.m.experts, n);
         return 2;

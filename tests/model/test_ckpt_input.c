@@ -1233,6 +1233,10 @@ static void test_qwen(void **state)
     refused("--model: only with --family dense, phi3, internlm2, qwen2 or qwen3", NULL,
             "model synth --family gemma3 --model tiny --out %s/never", g_tmp);
     assert_false(exists("never"));
+    /* --ep on a dense checkpoint: said so (it read "must divide the 0 routed experts") */
+    synth("epdense", "--family dense");
+    refused("--ep 2: LlamaForCausalLM has no routed experts (its FFNs are dense", "use 1",
+            "model info %s/epdense --ep 2", g_tmp);
     refused("has sliding_window, which LlamaForCausalLM does not hold (--family phi3 writes a "
             "window on every layer)", NULL, "model synth --family dense --model "
             "%s/tests/model/data/window.json --out %s/never", HLX_SOURCE_ROOT, g_tmp);
