@@ -150,6 +150,10 @@ expect 0 "WARN --prefill-chunk 8 has no effect without --prompt-ids" 1 -- \
     "$helix" decode --steps 1 --context 16 --prefill-chunk 8
 quiet 0 -- "$helix" decode --steps 1 --context 16 --check-tol 0.5 --check
 printf '1 2 3\n' >"$tmp/ids.txt"
+# a prompt whose ids (one line copied for each of --batch requests) exceed the memory this
+# process may take: refused before the copy, where a large one met the OOM killer (137)
+expect 2 "ids.txt: 768 bytes of token ids (64 request(s) of 3 token(s)) are more than the 107 bytes this process may take (HELIX_MEM_LIMIT)" 1 -- \
+    env HELIX_MEM_LIMIT=0.0000001 "$helix" decode --prompt-ids "$tmp/ids.txt" --batch 64 --steps 1
 expect 0 "WARN --eos 5 has no effect with --ignore-eos" 1 -- \
     "$helix" generate --prompt-ids "$tmp/ids.txt" --max-new 2 --ignore-eos --eos 5
 
