@@ -10,6 +10,7 @@
 #include "hlx_sample.h"
 
 #include "hlx_log.h"
+#include "hlx_parse.h"
 #include "hlx_synth.h"
 #include "hlx_time.h"
 
@@ -37,30 +38,38 @@ static const struct {
 
 hlx_status_t hlx_fault_create(const char *spec, hlx_fault_t **f_p, char *err, size_t errlen)
 {
-    char buf[128], *save = NULL, *tok, *end;
+    char buf[128], *rest, *tok, why[160];
     hlx_fault_t f = { 0, 0, 0 };
+    int seen_rank = 0, seen_step = 0;
     size_t i;
 
     *f_p = NULL;
     if (spec == NULL || !spec[0])
         return HLX_OK;
+    /* the whole text, field by field: a fault that a typo turned into another one (a second
+     * step=, an empty field, a spec cut short) would let the test it serves pass without
+     * it */
+    if (strlen(spec) >= sizeof(buf))
+        goto bad;
     snprintf(buf, sizeof(buf), "%s", spec);
-    tok = strtok_r(buf, ":", &save);
-    for (i = 0; tok && i < sizeof(hlx_fault_kinds) / sizeof(hlx_fault_kinds[0]); i++)
+    rest = buf;
+    tok = strsep(&rest, ":");
+    for (i = 0; i < sizeof(hlx_fault_kinds) / sizeof(hlx_fault_kinds[0]); i++)
         if (!strcmp(tok, hlx_fault_kinds[i].name))
             f.kind = hlx_fault_kinds[i].kind;
     if (f.kind == 0)
         goto bad;
-    while ((tok = strtok_r(NULL, ":", &save)) != NULL) {
-        int *dst = !strncmp(tok, "rank=", 5) ? &f.rank : !strncmp(tok, "step=", 5) ? &f.step : NULL;
-        long v;
-        if (dst == NULL)
+    while ((tok = strsep(&rest, ":")) != NULL) {
+        int is_rank = !strncmp(tok, "rank=", 5), is_step = !strncmp(tok, "step=", 5);
+        int64_t v;
+        if ((!is_rank && !is_step) || (is_rank && seen_rank++) || (is_step && seen_step++) ||
+            hlx_parse_int(tok + 5, 0, 1 << 24, &v, why, sizeof(why)) != HLX_OK ||
+            strpbrk(tok + 5, "kKmMgGtT") != NULL)
             goto bad;
-        v = strtol(tok + 5, &end, 10);
-        if (end == tok + 5 || *end || v < 0 || v > 1 << 24)
-            goto bad;
-        *dst = (int)v;
+        *(is_rank ? &f.rank : &f.step) = (int)v;
     }
+    if (!seen_rank)
+        goto bad;
     *f_p = malloc(sizeof(**f_p));
     if (*f_p == NULL)
         return HLX_ERR_NOMEM;
@@ -68,7 +77,8 @@ hlx_status_t hlx_fault_create(const char *spec, hlx_fault_t **f_p, char *err, si
     return HLX_OK;
 bad:
     snprintf(err, errlen, "HELIX_FAULT=\"%s\": expected KIND:rank=R[:step=S] with KIND one "
-             "of drop-partials, skip-append, nan, kill, hang", spec);
+             "of drop-partials, skip-append, nan, kill, hang, R and S decimal, each once",
+             spec);
     return HLX_ERR_INVALID;
 }
 

@@ -140,6 +140,16 @@ expect 0 "unknown subsystem 'topoo' ignored (did you mean TOPO?)" 1 -- \
 
 expect 2 "unknown command 'decod' (did you mean decode?)" 1 -- "$helix" decod --steps 1
 
+# a scripted fault that a typo would turn into another (or none): refused, where a second
+# step= replaced the first (the fault never fired, the test it served passed) and a missing
+# rank=, an empty field or "+0" were taken
+for f in nan:rank=0:step=1:step=2 nan:step=1 nan:rank=0: nan:rank=+0 nan:rank=0:step=1K; do
+    expect 2 "HELIX_FAULT=\"$f\": expected KIND:rank=R[:step=S]" 1 -- \
+        env HELIX_FAULT="$f" "$helix" decode --steps 2 --context 4
+done
+expect 1 "non-finite value (nan) in the attention partials received from rank 0, layer 0, step 1" 1 -- \
+    env HELIX_FAULT=nan:rank=0:step=1 "$helix" decode --steps 2 --context 4
+
 # flags that only tune another flag's work, given without it: run, each said once (they
 # were taken silently)
 expect 0 "WARN --check-tol 0.5 has no effect without --check" 1 -- \
