@@ -136,13 +136,14 @@ static void hlx_synth_usage(FILE *f)
         "                    weights scaled by 2, not renormalised\n"
         "  --out DIR         directory to write (created; existing files replaced, each only\n"
         "                    once every new file is complete)\n"
-        "  --model M         dense, phi3, internlm2, qwen2 and qwen3: the shapes of model\n"
-        "                    description M\n"
+        "  --model M         dense, phi3, internlm2, qwen2, qwen3 and smollm3: the shapes\n"
+        "                    of model description M\n"
         "                    (a GQA model JSON or preset with v_head_dim = head_dim, and\n"
         "                    rope_dim = head_dim except for phi3, which writes a smaller\n"
         "                    rope_dim as partial_rotary_factor) instead of tiny's; the\n"
         "                    checkpoint then decodes as `--model M` with the family's\n"
-        "                    biases or head norms (qkv_bias, qk_norm)\n"
+        "                    biases, head norms or NoPE layers (qkv_bias, qk_norm,\n"
+        "                    nope_pattern)\n"
         "  --layers N        transformer layers, 1 to %d (default 2, or the model's with\n"
         "                    --model, which must then be at most %d too)\n"
         "  --seed S          seed of the values (default 1)\n"
@@ -576,7 +577,7 @@ static int hlx_synth_model(hlx_hf_config_t *c, const char *name, int layers)
     if (c->family != HLX_HF_DENSE || c->moe_gqa || (c->fused & (HLX_HF_ROPE_PAIRS |
         HLX_HF_GEMMA)) || hlx_hf_granite(c)) {
         fprintf(stderr, "helix model synth: --model: only with --family dense, phi3, "
-                "internlm2, qwen2 or qwen3\n");
+                "internlm2, qwen2, qwen3 or smollm3\n");
         return -1;
     }
     if ((st = hlx_model_load(name, &m, err, sizeof(err))) != HLX_OK) {
@@ -597,9 +598,10 @@ static int hlx_synth_model(hlx_hf_config_t *c, const char *name, int layers)
                 : "rope_local_theta", c->arch);
         return -1;
     }
-    if (m.nope_pattern > 0) {
+    /* NoPE layers: SmolLM3's no_rope_layers hold them (hlx_hf_config_text writes the list) */
+    if (m.nope_pattern > 0 && strcmp(c->arch, "SmolLM3ForCausalLM")) {
         fprintf(stderr, "helix model synth: --model %s: has nope_pattern (layers without "
-                "RoPE), which %s does not hold (--family smollm3 writes them)\n", name, c->arch);
+                "RoPE), which %s does not hold; give --family smollm3\n", name, c->arch);
         return -1;
     }
     if (m.post_norms) {

@@ -1074,7 +1074,7 @@ static void synth_cfg(const char *name, const char *args, const char *arch, char
 
 static void test_qwen(void **state)
 {
-    char dir[512];
+    char dir[512], args[1024];
     hlx_hf_config_t cfg;
 
     (void)state;
@@ -1222,7 +1222,7 @@ static void test_qwen(void **state)
             "--family dense --model %s/tests/model/data/granite_mults.json --out %s/never",
             HLX_SOURCE_ROOT, g_tmp);
     assert_false(exists("never"));
-    refused("--model: only with --family dense, phi3, internlm2, qwen2 or qwen3", NULL,
+    refused("--model: only with --family dense, phi3, internlm2, qwen2, qwen3 or smollm3", NULL,
             "model synth --family granite --model tiny --out %s/never", g_tmp);
     assert_false(exists("never"));
     /* Gemma's too: gemma2 and gemma3 with --model wrote a checkpoint (exit 0) that every
@@ -1241,6 +1241,18 @@ static void test_qwen(void **state)
             "window on every layer)", NULL, "model synth --family dense --model "
             "%s/tests/model/data/window.json --out %s/never", HLX_SOURCE_ROOT, g_tmp);
     assert_false(exists("never"));
+    /* NoPE layers: SmolLM3's no_rope_layers hold them (it was refused as well), Llama's
+     * config not */
+    refused("has nope_pattern (layers without RoPE), which LlamaForCausalLM does not hold; "
+            "give --family smollm3", NULL, "model synth --family dense --model "
+            "%s/tests/model/data/nope.json --out %s/never", HLX_SOURCE_ROOT, g_tmp);
+    assert_false(exists("never"));
+    snprintf(args, sizeof(args), "--family smollm3 --shards 1 --model "
+             "%s/tests/model/data/nope.json", HLX_SOURCE_ROOT);
+    synth_cfg("s3", args, "SmolLM3ForCausalLM", dir, sizeof(dir), &cfg);
+    assert_int_equal(cfg.m.layers, 3);
+    assert_int_equal(cfg.m.nope_pattern, 2);
+    assert_int_equal(cfg.m.hidden, 64);
 }
 
 /* Qwen3MoeForCausalLM: Qwen3's attention, experts after mlp_only_layers' prefix. */
