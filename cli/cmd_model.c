@@ -571,11 +571,12 @@ static int hlx_synth_model(hlx_hf_config_t *c, const char *name, int layers)
     char err[1024];
     hlx_status_t st;
 
-    /* Gemma's layers (their scalar, softcaps, window pattern and four norms) come from its
-     * own shapes: a model description has none of them, and the checkpoint written from one
-     * was refused by every reader (query_pre_attn_scalar 0) */
-    if (c->family != HLX_HF_DENSE || c->moe_gqa || (c->fused & (HLX_HF_ROPE_PAIRS |
-        HLX_HF_GEMMA)) || hlx_hf_granite(c)) {
+    /* (Gemma's families hold more than a model description says: their norms, GeGLU, the
+     * scaled embedding, Gemma 2's and 3's output norms and query_pre_attn_scalar; from M's
+     * fields alone gemma decoded otherwise than M and gemma2 and gemma3 wrote checkpoints
+     * their reader refused) */
+    if (c->family != HLX_HF_DENSE || c->moe_gqa ||
+        (c->fused & (HLX_HF_ROPE_PAIRS | HLX_HF_GEMMA)) || hlx_hf_granite(c)) {
         fprintf(stderr, "helix model synth: --model: only with --family dense, phi3, "
                 "internlm2, qwen2, qwen3 or smollm3\n");
         return -1;
