@@ -2699,12 +2699,14 @@ static hlx_status_t hlx_cfg_dense(hlx_jdoc_t *doc, hlx_hf_config_t *c)
     if (hlx_hf_granite(c))
         HLX_TRY(hlx_cfg_granite(doc, m));
     /* absent: all query heads (LlamaConfig), 8 (MistralConfig, MixtralConfig,
-     * Glm4MoeConfig, SeedOssConfig), 2 of 128 (GlmConfig), 4 of 256 (Gemma3TextConfig), 16
-     * whatever the query heads (GemmaConfig), 32 whatever the query heads
-     * (Qwen3VLTextConfig; its head_dim 128, as GlmConfig's and SeedOssConfig's) */
+     * Glm4MoeConfig, SeedOssConfig), 2 of 128 (GlmConfig), 4 of 256 (Gemma3TextConfig), 4
+     * whatever the query heads (SmolLM3Config), 16 whatever the query heads (GemmaConfig), 32
+     * whatever the query heads (Qwen3VLTextConfig; its head_dim 128, as GlmConfig's and
+     * SeedOssConfig's) */
     HLX_TRY(hlx_cfg_int(doc, "num_key_value_heads", 0,
                         hlx_hf_gemma1(c) ? 16
-                        : c->fused & HLX_HF_GEMMA ? 4 : c->fused & HLX_HF_ROPE_PAIRS ? 2
+                        : c->fused & HLX_HF_GEMMA || hlx_hf_base(c) == HLX_HF_BASE_SMOLLM3 ? 4
+                        : c->fused & HLX_HF_ROPE_PAIRS ? 2
                         : hlx_hf_qwen3_vl_moe(c) ? 16
                         : hlx_hf_qwen3_vl(c) ? 32
                         : !hlx_hf_mistral(c) && hlx_hf_base(c) != HLX_HF_BASE_MIXTRAL &&

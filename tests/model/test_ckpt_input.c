@@ -1257,6 +1257,17 @@ static void test_qwen(void **state)
     assert_int_equal(cfg.m.layers, 3);
     assert_int_equal(cfg.m.nope_pattern, 2);
     assert_int_equal(cfg.m.hidden, 64);
+    /* SmolLM3Config's defaults where the keys are absent: 4 KV heads whatever the query
+     * heads (8 here; LlamaConfig's all was taken), rope_theta 2e6, tied */
+    synth_cfg("s3d", "--family smollm3 --shards 1", "SmolLM3ForCausalLM", dir, sizeof(dir),
+              &cfg);
+    assert_int_equal(cfg.m.q_heads, 8);
+    set_key("s3d", "num_key_value_heads", NULL);
+    set_key("s3d", "rope_theta", NULL);
+    set_key("s3d", "tie_word_embeddings", NULL);
+    expect_config("s3d", HLX_OK, NULL);
+    assert_int_equal(g_cfg.m.kv_heads, 4);
+    assert_true(g_cfg.m.rope_theta == 2e6 && g_cfg.tie_word_embeddings);
 }
 
 /* Qwen3MoeForCausalLM: Qwen3's attention, experts after mlp_only_layers' prefix. */

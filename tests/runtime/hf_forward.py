@@ -466,11 +466,12 @@ class Config:
         self.layers = integer("num_hidden_layers", 28 if gemma1 else 26 if gemma else None)
         self.Q = integer("num_attention_heads", 16 if gemma1 else 8 if gemma else None)
         # the configs' defaults: MistralConfig and MixtralConfig 8 KV heads, GlmConfig 2 of
-        # 128, Gemma3TextConfig 4 of 256, GemmaConfig 16, LlamaConfig all
+        # 128, Gemma3TextConfig 4 of 256, SmolLM3Config 4, GemmaConfig 16, LlamaConfig all
         self.K = integer("num_key_value_heads",
                          8 if self.arch in ("MistralForCausalLM", "MixtralForCausalLM", GLM4_MOE,
                                             "SeedOssForCausalLM")
-                         else 2 if glm else 16 if gemma1 else 4 if gemma else self.Q)
+                         else 2 if glm else 16 if gemma1
+                         else 4 if gemma or self.arch == "SmolLM3ForCausalLM" else self.Q)
         self.V = integer("vocab_size", 256000 if gemma2 or gemma1 else 262208 if gemma else None)
         if self.Q % self.K:
             raise Fail(f"{path}: key num_key_value_heads: {self.K} does not divide "
