@@ -1408,10 +1408,11 @@ static int hlx_cmd_model_info(int argc, char **argv)
                                                  "embed_scale", cfg.m.embed_scale,
                                                  "attn_scalar", cfg.m.attn_scalar,
                                                  "rope_local_theta", cfg.m.rope_local_theta));
-        if (cfg.m.attn == HLX_ATTN_GQA)
-            json_object_set_new(mo, "nope_pattern", json_integer(cfg.m.nope_pattern));
-        if (cfg.m.attn == HLX_ATTN_GQA)
+        if (cfg.m.attn == HLX_ATTN_GQA) {
             json_object_set_new(mo, "attn_softcap", json_real(cfg.m.attn_softcap));
+            /* SmolLM3's NoPE layers: 0, or every P-th layer unrotated */
+            json_object_set_new(mo, "nope_pattern", json_integer(cfg.m.nope_pattern));
+        }
         json_object_set_new(mo, "final_softcap", json_real(cfg.m.final_softcap));
         json_object_update_new(mo, json_pack("{s:f, s:f, s:f}", "embed_mult", cfg.m.embed_mult,
                                              "residual_mult", cfg.m.residual_mult,

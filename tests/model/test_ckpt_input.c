@@ -1257,6 +1257,19 @@ static void test_qwen(void **state)
     assert_int_equal(cfg.m.layers, 3);
     assert_int_equal(cfg.m.nope_pattern, 2);
     assert_int_equal(cfg.m.hidden, 64);
+    /* model info --json says the pattern, as its text does */
+    {
+        char path[640];
+        json_error_t je;
+        json_t *o;
+        snprintf(path, sizeof(path), "%s/s3info.json", g_tmp);
+        assert_int_equal(sh("%s model info %s --json > %s", helix, dir, path), 0);
+        o = json_load_file(path, 0, &je);
+        assert_non_null(o);
+        assert_int_equal(json_integer_value(json_object_get(json_object_get(o, "model"),
+                                                            "nope_pattern")), 2);
+        json_decref(o);
+    }
     /* SmolLM3Config's defaults where the keys are absent: 4 KV heads whatever the query
      * heads (8 here; LlamaConfig's all was taken), rope_theta 2e6, tied */
     synth_cfg("s3d", "--family smollm3 --shards 1", "SmolLM3ForCausalLM", dir, sizeof(dir),
