@@ -1202,6 +1202,13 @@ static hlx_status_t hlx_cfg_sliding(hlx_jdoc_t *doc, hlx_hf_config_t *c)
     if (noswitch || qwen)
         return hlx_jdoc_fail(doc, "/sliding_window", HLX_ERR_PARSE, "%lld tokens: more than "
                              "the %d a window may span", win, INT_MAX);
+    if (json_is_true(json_object_get(root, "use_sliding_window")) &&
+        b == HLX_HF_BASE_SMOLLM3) /* SmolLM3Config's layer_types: its NoPE layers windowed */
+        return hlx_jdoc_fail(doc, "/use_sliding_window", HLX_ERR_INVALID,
+                             "true windows the layers without RoPE (no_rope_layers' 0s: a "
+                             "window of %lld tokens%s), which is not read for %s; set it false "
+                             "in a copy of config.json to decode with whole-context attention, "
+                             "as SmolLM3's releases do", win, ctx, c->arch);
     if (json_is_true(json_object_get(root, "use_sliding_window")))
         return hlx_jdoc_fail(doc, "/use_sliding_window", HLX_ERR_INVALID,
                              "true windows the layers from max_window_layers on (a window of "

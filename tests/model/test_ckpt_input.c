@@ -1281,6 +1281,15 @@ static void test_qwen(void **state)
     expect_config("s3d", HLX_OK, NULL);
     assert_int_equal(g_cfg.m.kv_heads, 4);
     assert_true(g_cfg.m.rope_theta == 2e6 && g_cfg.tie_word_embeddings);
+    /* use_sliding_window windows SmolLM3's NoPE layers (not Qwen's max_window_layers on):
+     * refused saying so; beside no sliding_window it windows nothing */
+    set_key("s3d", "use_sliding_window", json_true());
+    set_key("s3d", "sliding_window", json_integer(4));
+    expect_config("s3d", HLX_ERR_INVALID, "use_sliding_window: true windows the layers "
+                  "without RoPE (no_rope_layers' 0s: a window of 4 tokens");
+    set_key("s3d", "sliding_window", json_null());
+    expect_config("s3d", HLX_OK, NULL);
+    assert_int_equal(g_cfg.m.sliding_window, 0);
 }
 
 /* Qwen3MoeForCausalLM: Qwen3's attention, experts after mlp_only_layers' prefix. */
