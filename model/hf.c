@@ -1144,7 +1144,8 @@ static hlx_status_t hlx_cfg_qwen_window_from(hlx_jdoc_t *doc, const hlx_model_t 
  * and Qwen3ForCausalLM window when "use_sliding_window" is true (absent: 4096), the layers
  * from max_window_layers on (absent: 28) or as layer_types lists them
  * (hlx_model_t.sliding_from). Elsewhere a window that applies is refused (Qwen2-MoE's and
- * Qwen3-MoE's switch included). Never applies, so ignored: null, absent (but for Mistral and
+ * Qwen3-MoE's switch included, and SmolLM3's, off when absent, which windows its NoPE
+ * layers). Never applies, so ignored: null, absent (but for Mistral and
  * a switched-on Qwen), "use_sliding_window": false (Qwen2-style configs carry the size with
  * the switch off; it does not count where there is no switch), a window of at least
  * max_position_embeddings (Phi-3's 128k variants carry 262144), and a max_window_layers of
@@ -1166,8 +1167,10 @@ static hlx_status_t hlx_cfg_sliding(hlx_jdoc_t *doc, hlx_hf_config_t *c)
     char ctx[64] = "";
     hlx_status_t st;
 
-    /* the switch: Qwen2Config's and Qwen3Config's default off; read (and checked) first */
-    if ((st = hlx_cfg_bool(doc, "use_sliding_window", !qwen, &use)) != HLX_OK)
+    /* the switch: Qwen2Config's, Qwen3Config's and SmolLM3Config's default off; read (and
+     * checked) first */
+    if ((st = hlx_cfg_bool(doc, "use_sliding_window", !qwen && b != HLX_HF_BASE_SMOLLM3,
+                           &use)) != HLX_OK)
         return st;
 
     /* absent: MistralConfig's window of 4096 for Mistral, Qwen2Config's 4096 for a Qwen

@@ -1290,6 +1290,11 @@ static void test_qwen(void **state)
     set_key("s3d", "sliding_window", json_null());
     expect_config("s3d", HLX_OK, NULL);
     assert_int_equal(g_cfg.m.sliding_window, 0);
+    /* the switch off when absent (SmolLM3Config's False): a window beside it is not read */
+    set_key("s3d", "use_sliding_window", NULL);
+    set_key("s3d", "sliding_window", json_integer(4));
+    expect_config("s3d", HLX_OK, NULL);
+    assert_int_equal(g_cfg.m.sliding_window, 0);
 }
 
 /* Qwen3MoeForCausalLM: Qwen3's attention, experts after mlp_only_layers' prefix. */
