@@ -200,6 +200,9 @@ static void hlx_decode_print_text(const hlx_run_config_t *cfg, const hlx_model_t
     printf("helix decode: model %s (%d layers, hidden %d, %d q heads, %d kv heads, head %d, "
            "ffn %d, vocab %d)\n", m->name, m->layers, m->hidden, m->q_heads, m->kv_heads,
            m->head_dim, m->ffn, m->vocab);
+    if (m->nope_pattern > 1) /* SmolLM3's NoPE layers */
+        printf("rope:    none on %d of %d layers (layer l + 1 a multiple of %d: q and k "
+               "unrotated)\n", m->layers / m->nope_pattern, m->layers, m->nope_pattern);
     if (m->attn == HLX_ATTN_MLA)
         printf("mla:     absorbed; latent KV row kv_lora %d + rope %d, q_lora %d, nope %d, "
                "v %d\n", m->kv_lora_rank, m->qk_rope_dim, m->q_lora_rank, m->qk_nope_dim,

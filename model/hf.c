@@ -1161,16 +1161,18 @@ static hlx_status_t hlx_cfg_sliding(hlx_jdoc_t *doc, hlx_hf_config_t *c)
     int noswitch = mistral || b == HLX_HF_BASE_PHI3 || b == HLX_HF_BASE_MIXTRAL;
     /* the switch: Qwen2's and Qwen3's dense bases (Qwen2ForCausalLM, Qwen3ForCausalLM,
      * Qwen2-VL and Qwen2.5-VL, a LLaVA text_config's qwen2 or qwen3), but not Qwen3-VL's
-     * (its text class has no window) nor the MoE bases (refused: their own switch) */
+     * (its text class has no window) nor the MoE bases (their switch, off when absent, is
+     * refused when on) */
     int qwen = (b == HLX_HF_BASE_QWEN2 || b == HLX_HF_BASE_QWEN3) && !hlx_hf_qwen3_vl(c);
     long long win;
     char ctx[64] = "";
     hlx_status_t st;
 
-    /* the switch: Qwen2Config's, Qwen3Config's and SmolLM3Config's default off; read (and
-     * checked) first */
-    if ((st = hlx_cfg_bool(doc, "use_sliding_window", !qwen && b != HLX_HF_BASE_SMOLLM3,
-                           &use)) != HLX_OK)
+    /* the switch: Qwen2Config's, Qwen3Config's, Qwen2MoeConfig's, Qwen3MoeConfig's and
+     * SmolLM3Config's default off; read (and checked) first */
+    if ((st = hlx_cfg_bool(doc, "use_sliding_window",
+                           !qwen && b != HLX_HF_BASE_SMOLLM3 && b != HLX_HF_BASE_QWEN2_MOE &&
+                               b != HLX_HF_BASE_QWEN3_MOE, &use)) != HLX_OK)
         return st;
 
     /* absent: MistralConfig's window of 4096 for Mistral, Qwen2Config's 4096 for a Qwen

@@ -1314,6 +1314,13 @@ static void test_qwen3_moe(void **state)
     assert_int_equal(cfg.m.shared_experts, 0);
     assert_int_equal(cfg.m.moe_scoring, HLX_MOE_SOFTMAX);
     assert_true(cfg.m.norm_topk_prob);
+    /* use_sliding_window off when absent (Qwen3MoeConfig's and Qwen2MoeConfig's False): a
+     * sliding_window beside it is not read, where it was refused as Mistral's alone */
+    set_key("qm", "use_sliding_window", NULL);
+    set_key("qm", "sliding_window", json_integer(4));
+    expect_config("qm", HLX_OK, NULL);
+    assert_int_equal(g_cfg.m.sliding_window, 0);
+    set_key("qm", "sliding_window", json_null());
     /* the inventory: layer 0's dense mlp, layer 1's router [8, 256] and experts */
     ckpt_variant("qm", "qmok", NULL, NULL, NULL, 0, NULL);
     ckpt_variant("qm", "qmmiss", "model.layers.1.mlp.experts.7.down_proj.weight", NULL, NULL, 0,
