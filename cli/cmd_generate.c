@@ -163,12 +163,9 @@ static uint64_t hlx_prompt_room(const char **src_p)
 {
     const hlx_param_table_t *t = hlx_runtime_param_table();
     uint64_t room = UINT64_MAX;
-    unsigned long long kb = 0;
     hlx_memroom_t cg;
-    char line[256];
     void *set;
     size_t i;
-    FILE *f;
 
     *src_p = "MemAvailable";
     if ((set = calloc(1, t->size)) != NULL && hlx_param_load(t, set, NULL) == HLX_OK)
@@ -182,14 +179,7 @@ static uint64_t hlx_prompt_room(const char **src_p)
     free(set);
     if (room != UINT64_MAX)
         return room;
-    if ((f = fopen("/proc/meminfo", "r")) != NULL) {
-        while (fgets(line, sizeof(line), f))
-            if (sscanf(line, "MemAvailable: %llu kB", &kb) == 1)
-                break;
-        fclose(f);
-    }
-    if (kb > 0)
-        room = (uint64_t)kb * 1024;
+    room = hlx_mem_node_available();
     hlx_mem_cgroup_room(NULL, &cg);
     if (cg.bytes < room) {
         room = cg.bytes;

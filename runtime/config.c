@@ -299,9 +299,7 @@ static void hlx_mem_available(const hlx_engine_t *eng, hlx_memshare_t *m, char *
                               size_t srclen)
 {
     const uint64_t lr = (uint64_t)(eng->info.local_size > 0 ? eng->info.local_size : 1);
-    FILE *f;
-    char line[256];
-    unsigned long long kb = 0;
+    uint64_t node;
     hlx_memroom_t room;
     int i;
 
@@ -312,14 +310,8 @@ static void hlx_mem_available(const hlx_engine_t *eng, hlx_memshare_t *m, char *
         m->avail = (uint64_t)(eng->set.mem_limit * 1073741824.0);
         m->fixed = 1;
     } else {
-        if ((f = fopen("/proc/meminfo", "r")) != NULL) {
-            while (fgets(line, sizeof(line), f))
-                if (sscanf(line, "MemAvailable: %llu kB", &kb) == 1)
-                    break;
-            fclose(f);
-        }
-        if (kb > 0)
-            m->avail = (uint64_t)kb * 1024 / lr;
+        if ((node = hlx_mem_node_available()) != UINT64_MAX)
+            m->avail = node / lr;
         snprintf(src, srclen, "MemAvailable / %d local rank(s)", (int)lr);
     }
     /* read under HELIX_MEM_LIMIT too: the rank counts in its cgroup's share of the others */

@@ -39,6 +39,9 @@ typedef struct hlx_memroom {
  * under the mount points those name. Missing or unreadable files give no limit. */
 void hlx_mem_cgroup_room(const char *root, hlx_memroom_t *r);
 
+/* The node's MemAvailable (/proc/meminfo) in bytes; UINT64_MAX where it does not say. */
+uint64_t hlx_mem_node_available(void);
+
 /* One rank's memory bounds, as the start-up record carries them to every rank. */
 typedef struct hlx_memshare {
     uint64_t avail;   /* its bound other than a cgroup's: the node's MemAvailable over the

@@ -344,3 +344,18 @@ uint64_t hlx_mem_share(const hlx_memshare_t *all, int n, int me, int *div_p, int
     }
     return share;
 }
+
+uint64_t hlx_mem_node_available(void)
+{
+    unsigned long long kb = 0;
+    char line[256];
+    FILE *f;
+
+    if ((f = fopen("/proc/meminfo", "r")) == NULL)
+        return UINT64_MAX;
+    while (fgets(line, sizeof(line), f))
+        if (sscanf(line, "MemAvailable: %llu kB", &kb) == 1)
+            break;
+    fclose(f);
+    return kb > 0 ? (uint64_t)kb * 1024 : UINT64_MAX;
+}

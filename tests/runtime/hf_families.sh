@@ -440,16 +440,23 @@ refused gemma-exact 'hidden_activation: "gelu" is not supported (the FFN runs GE
 refused gemma-cap 'final_logit_softcapping: soft-capping is read for Gemma2ForCausalLM only'
 # SmolLM3: a NoPE first layer (every layer unrotated in the pattern it sets), an entry that is
 # not 0 or 1, a window (use_sliding_window) and a sliding layer_types entry: refused at the key
-for c in 'smollm3-first|{"no_rope_layers": [0, 1]}|no_rope_layers[0] is 0' \
+# patched_refused FAMILY 'NAME|JSON|MESSAGE'...: each NAME, the family's f32 config.json with
+# JSON's keys merged in, refused with MESSAGE (exit 2)
+patched_refused() {
+    local fam=$1 c name patch key
+    shift
+    for c in "$@"; do
+        IFS='|' read -r name patch key <<<"$c"
+        cp -r "$dir/$fam-f32" "$dir/$name"
+        python3 -c 'import json, sys; c = json.load(open(sys.argv[1])); c.update(json.loads(sys.argv[2])); json.dump(c, open(sys.argv[1], "w"))' \
+            "$dir/$name/config.json" "$patch"
+        refused "$name" "$key"
+    done
+}
+patched_refused smollm3 'smollm3-first|{"no_rope_layers": [0, 1]}|no_rope_layers[0] is 0' \
     'smollm3-two|{"no_rope_layers": [1, 2]}|no_rope_layers[1]: expected 1' \
     'smollm3-win|{"use_sliding_window": true, "sliding_window": 4}|use_sliding_window: true' \
-    'smollm3-types|{"layer_types": ["full_attention", "sliding_attention"]}|layer_types[1] "sliding'; do
-    IFS='|' read -r name patch key <<<"$c"
-    cp -r "$dir/smollm3-f32" "$dir/$name"
-    python3 -c 'import json, sys; c = json.load(open(sys.argv[1])); c.update(json.loads(sys.argv[2])); json.dump(c, open(sys.argv[1], "w"))' \
-        "$dir/$name/config.json" "$patch"
-    refused "$name" "$key"
-done
+    'smollm3-types|{"layer_types": ["full_attention", "sliding_attention"]}|layer_types[1] "sliding'
 # the released configs of Seed-OSS-36B-Instruct, SmolLM3-3B and gemma-7b (as written on
 # their model pages; rope_scaling {"rope_type": "default"}, SmolLM3's list of 36 and
 # layer_types, Gemma's hidden_act "gelu" alone) read to their parameter counts (SmolLM3-3B's
@@ -508,14 +515,9 @@ cp -r "$dir/seed-oss-f32" "$dir/seed-oss-outbias"
 sed -i 's/"attention_out_bias": false/"attention_out_bias": true/' "$dir/seed-oss-outbias/config.json"
 refused seed-oss-outbias 'attention_out_bias: a bias on o_proj is not supported'
 # DeepSeek-MoE: a sigmoid gate and dense layers interleaved (moe_layer_freq 2) refused
-for c in 'deepseek-moe-sigmoid|{"scoring_func": "sigmoid"}|scoring_func: "sigmoid" is not read' \
-    'deepseek-moe-freq|{"moe_layer_freq": 2}|moe_layer_freq: 2 interleaves dense layers'; do
-    IFS='|' read -r name patch key <<<"$c"
-    cp -r "$dir/deepseek-moe-f32" "$dir/$name"
-    python3 -c 'import json, sys; c = json.load(open(sys.argv[1])); c.update(json.loads(sys.argv[2])); json.dump(c, open(sys.argv[1], "w"))' \
-        "$dir/$name/config.json" "$patch"
-    refused "$name" "$key"
-done
+patched_refused deepseek-moe \
+    'deepseek-moe-sigmoid|{"scoring_func": "sigmoid"}|scoring_func: "sigmoid" is not read' \
+    'deepseek-moe-freq|{"moe_layer_freq": 2}|moe_layer_freq: 2 interleaves dense layers'
 cp -r "$dir/qwen3-f32" "$dir/qwen3-tied"
 python3 "$(dirname "$0")/st_edit.py" "$dir/qwen3-tied" drop lm_head.weight &&
     sed -i 's/"tie_word_embeddings": false/"tie_word_embeddings": true/' \
