@@ -138,7 +138,8 @@ int hlx_cmd_info(int argc, char **argv)
                    "the commands that declare them in a table, with their\ndefaults.\n");
             return 0;
         }
-        fprintf(stderr, "helix info: unexpected argument '%s'\n", argv[1]);
+        fprintf(stderr, "helix info: %s '%s' (helix info takes none: see helix info --help)\n",
+                argv[1][0] == '-' ? "unknown option" : "unexpected argument", argv[1]);
         return 2;
     }
     printf("helix %s (build %s)\n", HLX_VERSION, HLX_BUILD_ID);

@@ -1113,7 +1113,10 @@ static hlx_status_t hlx_engine_place(hlx_engine_t *eng, char *err, size_t errlen
         char cerr[512];
         st = hlx_cluster_load(js.cluster, &file, cerr, sizeof(cerr));
         if (st != HLX_OK) {
-            st = hlx_engine_fail(err, errlen, st == HLX_ERR_NOMEM ? st : HLX_ERR_INVALID,
+            /* bad content is bad input (exit 2); a read that failed or stalled is not */
+            st = hlx_engine_fail(err, errlen,
+                                 st == HLX_ERR_NOMEM || st == HLX_ERR_IO ||
+                                         st == HLX_ERR_TIMEOUT ? st : HLX_ERR_INVALID,
                                  "HELIX_CLUSTER=%s: %s", js.cluster, cerr);
             goto out;
         }

@@ -83,6 +83,15 @@ for cmd in "decode --steps 1 --model" "topo --topo" "plan --hw gb200-nvl72 --con
     kill "$stall" 2>/dev/null
     wait "$stall" 2>/dev/null
 done
+# HELIX_CLUSTER on a stalled pipe: the same 1 (the engine took every load failure for a 2)
+sleep 30 >"$tmp/stall" &
+stall=$!
+expect 1 "HELIX_CLUSTER=$tmp/stall: $tmp/stall: no data for 0.5 s" 1 -- \
+    env HELIX_INPUT_TIMEOUT=0.5 HELIX_CLUSTER="$tmp/stall" "$helix" decode --steps 1
+kill "$stall" 2>/dev/null
+wait "$stall" 2>/dev/null
+# helix info takes no option: an unknown one is said to be one
+expect 2 "helix info: unknown option '--json' (helix info takes none" 1 -- "$helix" info --json
 expect 2 "HELIX_INPUT_TIMEOUT: '0' is outside [0.001, 86400]" 1 -- \
     env HELIX_INPUT_TIMEOUT=0 "$helix" topo --topo "$topo/hgx8.xml"
 
