@@ -7,8 +7,6 @@
 #include "hlx_ckpt.h"
 #include "hlx_kernels.h"
 #include "hlx_log.h"
-#include "hlx_memroom.h"
-#include "hlx_param.h"
 #include "hlx_parse.h"
 
 #include <helix/model.h>
@@ -156,38 +154,6 @@ static int *hlx_prompt_split(const int *ids, const int *lens, int lines, int pmi
     return all;
 }
 
-/* The bytes this process may take, as the start-up memory check judges them (HELIX_MEM_LIMIT,
- * else the smaller of MemAvailable and the memory cgroups' room), into *src_p; UINT64_MAX
- * when none is known. */
-static uint64_t hlx_prompt_room(const char **src_p)
-{
-    const hlx_param_table_t *t = hlx_runtime_param_table();
-    uint64_t room = UINT64_MAX;
-    hlx_memroom_t cg;
-    void *set;
-    size_t i;
-
-    *src_p = "MemAvailable";
-    if ((set = calloc(1, t->size)) != NULL && hlx_param_load(t, set, NULL) == HLX_OK)
-        for (i = 0; i < t->nparams; i++)
-            if (!strcmp(t->params[i].name, "MEM_LIMIT") && t->params[i].type == HLX_PT_DOUBLE &&
-                *(const double *)((const char *)set + t->params[i].offset) > 0) {
-                *src_p = "HELIX_MEM_LIMIT";
-                room = (uint64_t)(*(const double *)((const char *)set + t->params[i].offset) *
-                                  1073741824.0);
-            }
-    free(set);
-    if (room != UINT64_MAX)
-        return room;
-    room = hlx_mem_node_available();
-    hlx_mem_cgroup_room(NULL, &cg);
-    if (cg.bytes < room) {
-        room = cg.bytes;
-        *src_p = "the memory cgroup's room";
-    }
-    return room;
-}
-
 int hlx_run_load_prompt(const char *cmd, const hlx_decode_opts_t *o, const hlx_model_t *m,
                         hlx_run_config_t *cfg, int **ids_p)
 {
@@ -274,7 +240,7 @@ int hlx_run_load_prompt(const char *cmd, const hlx_decode_opts_t *o, const hlx_m
         const char *src;
         uint64_t need = (uint64_t)sizeof(int) * (lines == 1 ? (uint64_t)pmin * (uint64_t)cfg->batch
                                                            : (uint64_t)n + (uint64_t)lines + 1),
-                 room = hlx_prompt_room(&src);
+                 room = hlx_runtime_mem_room(&src);
         if (need > room) {
             char ns[32], rs[32];
             fprintf(stderr, "helix %s: --prompt-ids %s: %s of token ids (%d request(s) of %d%s "

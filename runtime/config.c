@@ -287,6 +287,27 @@ static hlx_status_t hlx_config_compare(hlx_engine_t *eng, const hlx_cfg_record_t
     return hlx_config_mem(eng, all, err, errlen);
 }
 
+uint64_t hlx_runtime_mem_room(const char **src_p)
+{
+    hlx_runtime_settings_t set;
+    hlx_memroom_t cg;
+    uint64_t room;
+
+    memset(&set, 0, sizeof(set));
+    if (hlx_param_load(hlx_runtime_param_table(), &set, NULL) == HLX_OK && set.mem_limit > 0) {
+        *src_p = "HELIX_MEM_LIMIT";
+        return (uint64_t)(set.mem_limit * 1073741824.0); /* GiB: times 2^30, exact */
+    }
+    *src_p = "MemAvailable";
+    room = hlx_mem_node_available();
+    hlx_mem_cgroup_room(NULL, &cg);
+    if (cg.bytes < room) {
+        room = cg.bytes;
+        *src_p = "the memory cgroup's room";
+    }
+    return room;
+}
+
 /* The bounds on the bytes this rank may take, into *m, the first source's words into src:
  * HELIX_MEM_LIMIT (GiB per rank, overriding the rest: fixed), else the node's MemAvailable
  * over the node's local ranks and, apart, every limited memory cgroup it sits in with the

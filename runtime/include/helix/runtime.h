@@ -229,6 +229,11 @@ void         hlx_engine_abort(hlx_engine_t *eng, int exit_code, const char *msg)
 struct hlx_param_table;
 const struct hlx_param_table *hlx_runtime_param_table(void);
 
+/* The bytes this process may take, as the start-up memory check bounds one rank alone:
+ * HELIX_MEM_LIMIT, else the smaller of the node's MemAvailable and its memory cgroups' room;
+ * which of them into *src_p. UINT64_MAX when none is known. */
+uint64_t hlx_runtime_mem_room(const char **src_p);
+
 #ifdef __cplusplus
 }
 #endif
