@@ -4,9 +4,9 @@
 #include "hlx_build_id.h"
 #include "hlx_cmd.h"
 #include "hlx_config.h"
+#include "hlx_file.h"
 #include "hlx_json.h"
 
-#include <errno.h>
 #include <stdio.h>
 #include <string.h>
 
@@ -84,12 +84,12 @@ static int hlx_main(int argc, char **argv)
  * truncated file. stdio buffers it, so the error may first show at this flush. */
 int main(int argc, char **argv)
 {
-    int rc = hlx_main(argc, argv), e = fflush(stdout) != 0 ? errno : 0;
+    int rc = hlx_main(argc, argv);
+    char why[128];
 
-    if (e == 0 && !ferror(stdout))
+    if (hlx_stdout_flush(why, sizeof(why)) == HLX_OK)
         return rc;
     fprintf(stderr, "helix%s%s: writing the standard output failed: %s (the output is "
-            "incomplete)\n", argc > 1 ? " " : "", argc > 1 ? argv[1] : "",
-            e != 0 ? strerror(e) : "a write error");
+            "incomplete)\n", argc > 1 ? " " : "", argc > 1 ? argv[1] : "", why);
     return rc != 0 ? rc : 1;
 }

@@ -2,6 +2,7 @@
  * PMIx server), forward their output, and end the whole job on the first failure. */
 #define _GNU_SOURCE
 #include "hlx_config.h"
+#include "hlx_file.h"
 #include "hlx_json.h" /* hlx_nearest_name */
 #include "hlx_launch.h"
 #include "hlx_log.h"
@@ -491,10 +492,10 @@ int main(int argc, char **argv)
     /* the ranks' stdout leaves through ours (helixrun -n 2 helix ... --json > out.json): a
      * write there that failed (a full disk) is a failed job, never 0 over a truncated file */
     {
-        int e = fflush(stdout) != 0 ? errno : 0;
-        if (e != 0 || ferror(stdout)) {
+        char why[128];
+        if (hlx_stdout_flush(why, sizeof(why)) != HLX_OK) {
             fprintf(stderr, "helixrun: writing the standard output failed: %s (the ranks' "
-                    "output is incomplete)\n", e != 0 ? strerror(e) : "a write error");
+                    "output is incomplete)\n", why);
             if (rc == 0)
                 rc = HLX_LAUNCH_EXIT_FAIL;
         }

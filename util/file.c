@@ -24,7 +24,7 @@ hlx_status_t hlx_file_read(const char *path, const char *what, size_t maxbytes, 
     struct stat sb;
     char *buf = NULL;
     size_t len = 0, cap = 0;
-    int fd, e, wait_ms = -1;
+    int fd, e, wait_ms = -1, stat_ok;
 
     /* non-blocking open: a named pipe nobody writes to must not hang the open (its read
      * then sees end of file). A regular file is then read blocking as usual; a pipe or
@@ -42,14 +42,15 @@ hlx_status_t hlx_file_read(const char *path, const char *what, size_t maxbytes, 
              : e == EACCES || e == EISDIR || e == ELOOP || e == ENAMETOOLONG ? HLX_ERR_INVALID
                                                                            : HLX_ERR_IO;
     }
-    if (fstat(fd, &sb) == 0 && S_ISDIR(sb.st_mode)) {
+    stat_ok = fstat(fd, &sb) == 0;
+    if (stat_ok && S_ISDIR(sb.st_mode)) {
         snprintf(err, errlen, "%s: is a directory, not a %s", path, what);
         close(fd);
         return HLX_ERR_INVALID;
     }
-    if (fstat(fd, &sb) == 0 && S_ISREG(sb.st_mode) && (unsigned long long)sb.st_size > maxbytes)
+    if (stat_ok && S_ISREG(sb.st_mode) && (unsigned long long)sb.st_size > maxbytes)
         goto too_large;
-    if (fstat(fd, &sb) == 0 && !S_ISREG(sb.st_mode)) {
+    if (stat_ok && !S_ISREG(sb.st_mode)) {
         hlx_core_settings_t cs;
         if (hlx_param_load(&hlx_core_param_table, &cs, NULL) != HLX_OK)
             cs.input_timeout = 60;
@@ -378,4 +379,14 @@ hlx_status_t hlx_out_check(const char *path, char *err, size_t errlen)
     if (st == HLX_OK)
         hlx_out_end(&o, 0, err, errlen);
     return st;
+}
+
+hlx_status_t hlx_stdout_flush(char *why, size_t whylen)
+{
+    int e = fflush(stdout) != 0 ? errno : 0;
+
+    if (e == 0 && !ferror(stdout))
+        return HLX_OK;
+    snprintf(why, whylen, "%s", e != 0 ? strerror(e) : "a write error");
+    return HLX_ERR_IO;
 }

@@ -60,4 +60,9 @@ hlx_status_t hlx_out_end(hlx_out_t *o, int ok, char *err, size_t errlen);
 /* begin, then end without keeping anything: can path take a file now? */
 hlx_status_t hlx_out_check(const char *path, char *err, size_t errlen);
 
+/* Flushes standard output at a program's end: HLX_ERR_IO with the reason in why (strerror,
+ * or "a write error" where stdio kept no errno) when a write there failed (a full disk),
+ * so that a command whose result is its output never ends with 0 over a truncated file. */
+hlx_status_t hlx_stdout_flush(char *why, size_t whylen);
+
 #endif
