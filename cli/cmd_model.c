@@ -470,7 +470,7 @@ static void hlx_synth_config(hlx_hf_config_t *c, int dense, int v2, int layers,
                 m->sliding_pattern = 0;
             }
         }
-        if (!strcmp(hlx_synth_dense[dense].family, "smollm3"))
+        if (hlx_hf_reads_nope(c))
             m->nope_pattern = 2; /* smollm3: layer 1 of 2 unrotated (SmolLM3: 1 in 4) */
         if (hlx_hf_granite(c)) {
             /* granite: Granite 3's four multipliers, at values where each of the first three
@@ -600,7 +600,7 @@ static int hlx_synth_model(hlx_hf_config_t *c, const char *name, int layers)
         return -1;
     }
     /* NoPE layers: SmolLM3's no_rope_layers hold them (hlx_hf_config_text writes the list) */
-    if (m.nope_pattern > 0 && strcmp(c->arch, "SmolLM3ForCausalLM")) {
+    if (m.nope_pattern > 0 && !hlx_hf_reads_nope(c)) {
         fprintf(stderr, "helix model synth: --model %s: has nope_pattern (layers without "
                 "RoPE), which %s does not hold; give --family smollm3\n", name, c->arch);
         return -1;
@@ -902,11 +902,13 @@ static int hlx_cmd_model_synth(int argc, char **argv)
     dense = family != NULL ? hlx_synth_dense_index(family) : -1;
     if (family == NULL ||
         (dense < 0 && strcmp(family, "moe-mla") && strcmp(family, "deepseek-v2"))) {
-        fprintf(stderr, "helix model synth: --family: %s (dense, phi3, glm, glm4, gemma, gemma2, gemma3, "
-                "internlm2, qwen2, qwen3, granite, smollm3, seed-oss, qwen2-moe, qwen3-moe, mixtral, "
-                "glm4-moe, deepseek-moe, "
-                "moe-mla or deepseek-v2)\n",
-                family ? family : "required");
+        char names[512];
+        size_t f, at = 0;
+        for (f = 0; f < HLX_SYNTH_NDENSE && at < sizeof(names); f++) /* the table's families */
+            at += (size_t)snprintf(names + at, sizeof(names) - at, "%s, ",
+                                   hlx_synth_dense[f].family);
+        fprintf(stderr, "helix model synth: --family: %s (%smoe-mla or deepseek-v2)\n",
+                family ? family : "required", names);
         return 2;
     }
     if (out == NULL) {

@@ -2521,6 +2521,11 @@ int hlx_hf_reads_dca(const hlx_hf_config_t *c)
             b == HLX_HF_BASE_QWEN3_MOE);
 }
 
+int hlx_hf_reads_nope(const hlx_hf_config_t *c)
+{
+    return hlx_hf_base(c) == HLX_HF_BASE_SMOLLM3;
+}
+
 static hlx_status_t hlx_cfg_dca(hlx_jdoc_t *doc, hlx_hf_config_t *c)
 {
     json_t *d = json_object_get(hlx_jdoc_root(doc), "dual_chunk_attention_config");

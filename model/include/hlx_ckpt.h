@@ -451,6 +451,9 @@ struct json_t *hlx_hf_dca_json(const hlx_model_t *m);
  * Qwen3-MoE, and a LLaVA-style class's text_config of qwen2 or qwen3: those vLLM reads it
  * for); c's text_config class read (a LLaVA-style class's text_type) */
 int          hlx_hf_reads_dca(const hlx_hf_config_t *c);
+/* 1 where config.json's no_rope_layers (NoPE layers: hlx_model_t.nope_pattern) is read
+ * (SmolLM3ForCausalLM) */
+int          hlx_hf_reads_nope(const hlx_hf_config_t *c);
 
 /* ---- the tensors a model must have ------------------------------------------------- */
 
