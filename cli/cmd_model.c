@@ -28,7 +28,8 @@ _Static_assert((int)HLX_HFW_WQ == (int)HLX_T_WQ && (int)HLX_HFW_WDOWN == (int)HL
                (int)HLX_HFW_BQ == (int)HLX_T_BQ && (int)HLX_HFW_BV == (int)HLX_T_BV &&
                (int)HLX_HFW_QNORM == (int)HLX_T_QNORM && (int)HLX_HFW_KNORM == (int)HLX_T_KNORM &&
                (int)HLX_HFW_POST_ATTN_NORM == (int)HLX_T_POST_ATTN_NORM &&
-               (int)HLX_HFW_POST_FFN_NORM == (int)HLX_T_POST_FFN_NORM,
+               (int)HLX_HFW_POST_FFN_NORM == (int)HLX_T_POST_FFN_NORM &&
+               (int)HLX_HFW_SINKS == (int)HLX_T_SINKS && (int)HLX_HFW_BO == (int)HLX_T_BO,
                "hlx_hf_weight_t follows hlx_tensor_t");
 
 static int hlx_model_int(const char *cmd, const char *flag, const char *v, long lo, long hi,

@@ -4079,7 +4079,7 @@ static const hlx_hf_weight_t hlx_hf_weights[] = {
     HLX_HFW_ATTN_NORM, HLX_HFW_WQ, HLX_HFW_WK, HLX_HFW_WV, HLX_HFW_WO, HLX_HFW_FFN_NORM,
     HLX_HFW_WGATE, HLX_HFW_WUP, HLX_HFW_WDOWN, HLX_HFW_EMBED, HLX_HFW_FINAL_NORM,
     HLX_HFW_LMHEAD, HLX_HFW_BQ, HLX_HFW_BK, HLX_HFW_BV, HLX_HFW_QNORM, HLX_HFW_KNORM,
-    HLX_HFW_POST_ATTN_NORM, HLX_HFW_POST_FFN_NORM,
+    HLX_HFW_POST_ATTN_NORM, HLX_HFW_POST_FFN_NORM, HLX_HFW_SINKS, HLX_HFW_BO,
 };
 #define HLX_HF_NWEIGHTS (sizeof(hlx_hf_weights) / sizeof(hlx_hf_weights[0]))
 
@@ -4105,6 +4105,8 @@ void hlx_hf_weight_name(hlx_hf_weight_t w, int layer, char *name, size_t len)
         [HLX_HFW_KNORM - HLX_HFW_BQ] = "self_attn.k_norm.weight",
         [HLX_HFW_POST_ATTN_NORM - HLX_HFW_BQ] = "post_self_attn_layernorm.weight",
         [HLX_HFW_POST_FFN_NORM - HLX_HFW_BQ] = "post_mlp_layernorm.weight",
+        [HLX_HFW_SINKS - HLX_HFW_BQ] = "self_attn.sinks",
+        [HLX_HFW_BO - HLX_HFW_BQ] = "self_attn.o_proj.bias",
     };
 
     switch (w) {
@@ -4112,7 +4114,7 @@ void hlx_hf_weight_name(hlx_hf_weight_t w, int layer, char *name, size_t len)
     case HLX_HFW_FINAL_NORM: snprintf(name, len, "model.norm.weight"); break;
     case HLX_HFW_LMHEAD:     snprintf(name, len, "lm_head.weight"); break;
     case HLX_HFW_BQ: case HLX_HFW_BK: case HLX_HFW_BV: case HLX_HFW_QNORM: case HLX_HFW_KNORM:
-    case HLX_HFW_POST_ATTN_NORM: case HLX_HFW_POST_FFN_NORM:
+    case HLX_HFW_POST_ATTN_NORM: case HLX_HFW_POST_FFN_NORM: case HLX_HFW_SINKS: case HLX_HFW_BO:
         snprintf(name, len, "model.layers.%d.%s", layer, extra[w - HLX_HFW_BQ]);
         break;
     default:
@@ -4275,6 +4277,8 @@ void hlx_hf_weight_shape(const hlx_model_t *m, hlx_hf_weight_t w, int64_t *rows,
     case HLX_HFW_BK:    *rows = 1; *cols = K * dk; break;
     case HLX_HFW_BV:    *rows = 1; *cols = K * dv; break;
     case HLX_HFW_QNORM: case HLX_HFW_KNORM: *rows = 1; *cols = dk; break;
+    case HLX_HFW_SINKS: *rows = 1; *cols = Q; break;
+    case HLX_HFW_BO:    *rows = 1; *cols = H; break;
     default: *rows = *cols = 0; break;
     }
 }
@@ -4299,7 +4303,7 @@ void hlx_hf_weight_map(const hlx_model_t *m, int layout, hlx_hf_weight_t w, int6
 
     switch (w) {
     case HLX_HFW_ATTN_NORM: case HLX_HFW_FFN_NORM: case HLX_HFW_FINAL_NORM: case HLX_HFW_EMBED:
-    case HLX_HFW_POST_ATTN_NORM: case HLX_HFW_POST_FFN_NORM:
+    case HLX_HFW_POST_ATTN_NORM: case HLX_HFW_POST_FFN_NORM: case HLX_HFW_SINKS: case HLX_HFW_BO:
         *hrow = row;
         *hcol = col;
         break;
@@ -4331,7 +4335,7 @@ void hlx_hf_weight_unmap(const hlx_model_t *m, int layout, hlx_hf_weight_t w, in
 
     switch (w) {
     case HLX_HFW_ATTN_NORM: case HLX_HFW_FFN_NORM: case HLX_HFW_FINAL_NORM: case HLX_HFW_EMBED:
-    case HLX_HFW_POST_ATTN_NORM: case HLX_HFW_POST_FFN_NORM:
+    case HLX_HFW_POST_ATTN_NORM: case HLX_HFW_POST_FFN_NORM: case HLX_HFW_SINKS: case HLX_HFW_BO:
         *row = hrow;
         *col = hcol;
         break;

@@ -64,8 +64,23 @@ static const hlx_jfield_t hlx_model_fields[] = {
     HLX_MF_INT(nope_pattern, 0, 0, "NoPE layers: P >= 2 = every P-th layer (l + 1 a multiple "
                "of P) turns neither queries nor keys by RoPE (SmolLM3: 4; gqa); default 0: "
                "every layer rotates"),
-    HLX_MF_STR("ffn_act", ffn_act, 0, "the FFN gate's activation: silu (SwiGLU, default) or "
-               "gelu_tanh (GeGLU: Gemma)"),
+    HLX_MF_STR("ffn_act", ffn_act, 0, "the FFN gate's activation: silu (SwiGLU, default), "
+               "gelu_tanh (GeGLU: Gemma) or swiglu_clamp (gpt-oss: act_alpha, act_limit)"),
+    { "act_alpha", HLX_JT_DOUBLE, offsetof(hlx_model_raw_t, m.act_alpha), 0, 1e-6, 1e6, 0,
+      "swiglu_clamp: the sigmoid's gain (gpt-oss's swiglu_alpha; default 1.702)" },
+    { "act_limit", HLX_JT_DOUBLE, offsetof(hlx_model_raw_t, m.act_limit), 0, 1e-6, 1e6, 0,
+      "swiglu_clamp: gate clamped above, up on both sides at this value (gpt-oss's "
+      "swiglu_limit; default 7)" },
+    { "attn_sinks", HLX_JT_BOOL, offsetof(hlx_model_raw_t, m.attn_sinks), 0, 0, 1, 0,
+      "a learned logit per query head joins each softmax's denominator (gpt-oss's sinks; "
+      "gqa)" },
+    { "o_bias", HLX_JT_BOOL, offsetof(hlx_model_raw_t, m.o_bias), 0, 0, 1, 0,
+      "the attention's output projection adds a bias (gpt-oss; gqa)" },
+    { "router_bias", HLX_JT_BOOL, offsetof(hlx_model_raw_t, m.router_bias), 0, 0, 1, 0,
+      "the MoE router's logits add a bias (gpt-oss; with experts)" },
+    { "expert_bias", HLX_JT_BOOL, offsetof(hlx_model_raw_t, m.expert_bias), 0, 0, 1, 0,
+      "each routed expert's gate, up and down projections add a bias (gpt-oss; with "
+      "experts, no shared experts)" },
     { "embed_scale", HLX_JT_BOOL, offsetof(hlx_model_raw_t, m.embed_scale), 0, 0, 1, 0,
       "the embedding times sqrt(hidden), rounded to the weight dtype (Gemma; gqa)" },
     { "attn_scalar", HLX_JT_DOUBLE, offsetof(hlx_model_raw_t, m.attn_scalar), 0, 1e-6, 1e9, 0,
@@ -130,6 +145,9 @@ static const hlx_jfield_t hlx_model_fields[] = {
       1e6, 0, "yarn RoPE scaling: beta_slow" },
     { "rope_mscale", HLX_JT_DOUBLE, offsetof(hlx_model_raw_t, m.rope_mscale), 0, 0, 1e6, 0,
       "yarn RoPE scaling: mscale" },
+    { "rope_yarn_exact", HLX_JT_BOOL, offsetof(hlx_model_raw_t, m.rope_yarn_exact), 0, 0, 1, 0,
+      "yarn RoPE scaling: the ramp's ends as computed, not rounded to whole pairs "
+      "(transformers' truncate false: gpt-oss)" },
     { "rope_mscale_all_dim", HLX_JT_DOUBLE, offsetof(hlx_model_raw_t, m.rope_mscale_all), 0, 0,
       1e6, 0, "yarn RoPE scaling: mscale_all_dim" },
     { "dca_chunk_size", HLX_JT_INT, offsetof(hlx_model_raw_t, m.dca_chunk), 0, 2, 1 << 30, 0,
@@ -299,9 +317,10 @@ static hlx_status_t hlx_model_rope(hlx_jdoc_t *doc, hlx_model_raw_t *r)
 {
     static const char *const keys[] = { "rope_factor", "rope_orig_ctx", "rope_low_freq_factor",
                                         "rope_high_freq_factor", "rope_beta_fast",
-                                        "rope_beta_slow", "rope_mscale", "rope_mscale_all_dim" };
+                                        "rope_beta_slow", "rope_mscale", "rope_mscale_all_dim",
+                                        "rope_yarn_exact" };
     /* which kinds take each key: bit 1 linear, 2 llama3, 3 yarn, 5 dynamic */
-    static const unsigned takes[] = { 0x2e, 0x2c, 0x4, 0x4, 0x8, 0x8, 0x8, 0x8 };
+    static const unsigned takes[] = { 0x2e, 0x2c, 0x4, 0x4, 0x8, 0x8, 0x8, 0x8, 0x8 };
     json_t *root = hlx_jdoc_root(doc);
     hlx_model_t *m = &r->m;
     char path[64];
@@ -477,11 +496,33 @@ static hlx_status_t hlx_model_validate(hlx_jdoc_t *doc, hlx_model_raw_t *r)
         m->ffn_act = HLX_ACT_SILU;
     else if (!strcmp(r->ffn_act, "gelu_tanh"))
         m->ffn_act = HLX_ACT_GELU_TANH;
+    else if (!strcmp(r->ffn_act, "swiglu_clamp"))
+        m->ffn_act = HLX_ACT_SWIGLU_CLAMP;
     else
-        return HLX_MFAIL("ffn_act", "unknown activation \"%s\" (silu or gelu_tanh)", r->ffn_act);
-    if (m->ffn_act != HLX_ACT_SILU && m->experts > 0)
-        return HLX_MFAIL("ffn_act", "%s with \"experts\" > 0: the MoE layers run SwiGLU only",
-                         r->ffn_act);
+        return HLX_MFAIL("ffn_act", "unknown activation \"%s\" (silu, gelu_tanh or "
+                         "swiglu_clamp)", r->ffn_act);
+    if (m->ffn_act == HLX_ACT_GELU_TANH && m->experts > 0)
+        return HLX_MFAIL("ffn_act", "%s with \"experts\" > 0: the MoE layers run SwiGLU or "
+                         "swiglu_clamp", r->ffn_act);
+    if (m->ffn_act == HLX_ACT_SWIGLU_CLAMP) {
+        if (!hlx_has(root, "act_alpha"))
+            m->act_alpha = 1.702;
+        if (!hlx_has(root, "act_limit"))
+            m->act_limit = 7.0;
+    } else {
+        if (hlx_has(root, "act_alpha"))
+            return HLX_MFAIL("act_alpha", "only meaningful with \"ffn_act\": \"swiglu_clamp\"");
+        if (hlx_has(root, "act_limit"))
+            return HLX_MFAIL("act_limit", "only meaningful with \"ffn_act\": \"swiglu_clamp\"");
+    }
+    if (m->attn_sinks && m->attn == HLX_ATTN_MLA)
+        return HLX_MFAIL("attn_sinks", "only with \"attn\": \"gqa\"");
+    if (m->o_bias && m->attn == HLX_ATTN_MLA)
+        return HLX_MFAIL("o_bias", "only with \"attn\": \"gqa\"");
+    if (m->router_bias && m->experts == 0)
+        return HLX_MFAIL("router_bias", "only with \"experts\" > 0 (the router's bias)");
+    if (m->expert_bias && (m->experts == 0 || m->shared_experts > 0))
+        return HLX_MFAIL("expert_bias", "only with \"experts\" > 0 and no shared experts");
     if (hlx_has(root, "rope_local_theta") && m->sliding_window == 0)
         return HLX_MFAIL("rope_local_theta", "only meaningful with \"sliding_window\" (the "
                          "windowed layers' base)");
@@ -702,9 +743,9 @@ static uint64_t hlx_model_mix_double(uint64_t h, double d)
     return hlx_model_mix(h, bits);
 }
 
-/* A new field of hlx_model_t changes its size (8584 bytes on LP64 with the 64 fields
+/* A new field of hlx_model_t changes its size (8632 bytes on LP64 with the 71 fields
  * hashed below): add it to hlx_model_hash, then update this size. */
-_Static_assert(sizeof(hlx_model_t) == 8584 || sizeof(void *) != 8,
+_Static_assert(sizeof(hlx_model_t) == 8632 || sizeof(void *) != 8,
                "hlx_model_t changed: hash the new field in hlx_model_hash()");
 
 uint64_t hlx_model_hash(const hlx_model_t *m)
@@ -720,7 +761,8 @@ uint64_t hlx_model_hash(const hlx_model_t *m)
         m->qkv_bias,     m->qk_norm,      m->moe_group_score, m->shared_gate,
         m->post_norms,   m->sliding_window, m->sliding_pattern, m->ffn_act,
         m->embed_scale,  m->sliding_from, m->tie_embeddings, m->dca_chunk,
-        m->dca_local,    m->dca_orig,     m->nope_pattern,
+        m->dca_local,    m->dca_orig,     m->nope_pattern, m->attn_sinks,
+        m->o_bias,       m->router_bias,  m->expert_bias,  m->rope_yarn_exact,
     };
     uint64_t h = 0x68656c69786d6f64ull; /* "helixmod" */
     size_t i;
@@ -751,6 +793,8 @@ uint64_t hlx_model_hash(const hlx_model_t *m)
     h = hlx_model_mix_double(h, m->embed_mult);
     h = hlx_model_mix_double(h, m->residual_mult);
     h = hlx_model_mix_double(h, m->logits_scale);
+    h = hlx_model_mix_double(h, m->act_alpha);
+    h = hlx_model_mix_double(h, m->act_limit);
     return hlx_model_mix_double(h, m->norm_eps);
 }
 
@@ -795,7 +839,8 @@ double hlx_model_attn_params(const hlx_model_t *m)
            Q * m->v_head_dim * H +
            (m->qkv_bias ? Q * m->head_dim + (double)m->kv_heads * (m->head_dim + m->v_head_dim)
                         : 0.0) +
-           (m->qk_norm ? 2.0 * m->head_dim : 0.0);
+           (m->qk_norm ? 2.0 * m->head_dim : 0.0) + (m->attn_sinks ? Q : 0.0) +
+           (m->o_bias ? H : 0.0);
 }
 
 double hlx_model_params(const hlx_model_t *m)
@@ -805,7 +850,8 @@ double hlx_model_params(const hlx_model_t *m)
     double dense_ffn = 3.0 * H * m->ffn;
     double moe_ffn = m->experts > 0
         ? 3.0 * H * m->expert_ffn * (m->experts + m->shared_experts) + H * m->experts +
-              (m->shared_gate ? H : 0.0)
+              (m->shared_gate ? H : 0.0) + (m->router_bias ? m->experts : 0.0) +
+              (m->expert_bias ? (2.0 * m->expert_ffn + H) * m->experts : 0.0)
         : 0.0;
     int moe_layers = m->layers - m->dense_layers;
 
@@ -847,9 +893,14 @@ void hlx_model_rope_freqs(const hlx_model_t *m, int rot_dim, double *inv_freq, d
         return;
     }
     if (m->rope_kind == HLX_ROPE_YARN) {
-        lo = fmax(floor(hlx_yarn_dim(m->rope_beta_fast, rot_dim, m->rope_theta, orig)), 0.0);
-        hi = fmin(ceil(hlx_yarn_dim(m->rope_beta_slow, rot_dim, m->rope_theta, orig)),
-                  rot_dim - 1.0);
+        lo = hlx_yarn_dim(m->rope_beta_fast, rot_dim, m->rope_theta, orig);
+        hi = hlx_yarn_dim(m->rope_beta_slow, rot_dim, m->rope_theta, orig);
+        if (!m->rope_yarn_exact) { /* transformers' truncate (default true) */
+            lo = floor(lo);
+            hi = ceil(hi);
+        }
+        lo = fmax(lo, 0.0);
+        hi = fmin(hi, rot_dim - 1.0);
         if (lo == hi)
             hi += 0.001;
         /* DeepSeek's attention (MLA, modeling_deepseek.py) always takes the ratio, with

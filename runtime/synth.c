@@ -35,7 +35,12 @@ void hlx_synth_affine(const hlx_model_t *m, hlx_tensor_t t, float *a, float *b)
     case HLX_T_BQ:
     case HLX_T_BK:
     case HLX_T_BV: /* about a third of the projections' unit spread */
+    case HLX_T_BO:
         *b = 0.5f;
+        break;
+    case HLX_T_SINKS: /* [-4, 8): from no effect to a head the sink all but silences, about
+                         the log-sum-exp of a few hundred keys */
+        *a = 2.0f, *b = 6.0f;
         break;
     case HLX_T_WQ:
     case HLX_T_WK:

@@ -532,7 +532,9 @@ typedef enum hlx_hf_weight {
     HLX_HFW_QNORM      = 18, /* [1][dk]    q_norm.weight (Qwen3), every query head */
     HLX_HFW_KNORM      = 19, /* [1][dk]    k_norm.weight, every key head */
     HLX_HFW_POST_ATTN_NORM = 20, /* [1][H] post_self_attn_layernorm.weight (post_norms) */
-    HLX_HFW_POST_FFN_NORM  = 21  /* [1][H] post_mlp_layernorm.weight */
+    HLX_HFW_POST_FFN_NORM  = 21, /* [1][H] post_mlp_layernorm.weight */
+    HLX_HFW_SINKS      = 22, /* [1][Q]     self_attn.sinks (attn_sinks: gpt-oss) */
+    HLX_HFW_BO         = 23  /* [1][H]     self_attn.o_proj.bias (o_bias) */
 } hlx_hf_weight_t;
 
 /* Checkpoint name of runtime weight w of layer (layer ignored for global ones), in Llama's

@@ -31,6 +31,8 @@ typedef enum hlx_tensor {
     HLX_T_KNORM,         /* [dk] */
     HLX_T_POST_ATTN_NORM, /* [H] norm of the attention's output (post_norms) */
     HLX_T_POST_FFN_NORM, /* [H] norm of the FFN's output */
+    HLX_T_SINKS,         /* [Q] attention sink logits (attn_sinks) */
+    HLX_T_BO,            /* [H] W_o's bias (o_bias) */
     HLX_T_COUNT
 } hlx_tensor_t;
 

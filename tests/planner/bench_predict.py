@@ -104,6 +104,12 @@ def svg(points, path):
         f.write('\n'.join(out) + '\n')
 
 
+def tokens(text):
+    """An integer with an optional K or M suffix (2^10, 2^20), as helix reads --context."""
+    mult = {'K': 1 << 10, 'M': 1 << 20}.get(text[-1:].upper(), 1)
+    return int(text[:-1] if mult > 1 else text) * mult
+
+
 def main():
     args = [a for a in sys.argv[1:] if not a.startswith('--')]
     quick = '--quick' in sys.argv
@@ -120,6 +126,16 @@ def main():
     if len(args) < 3:
         print(__doc__)
         return 2
+    only = None
+    for i, a in enumerate(sys.argv):
+        if a == '--points':  # CTX:KVP:TPA:BATCH,... (context in tokens, K and M suffixes)
+            try:
+                only = [tuple(tokens(v) for v in q.split(':')) for q in sys.argv[i + 1].split(',')]
+            except (IndexError, ValueError):
+                only = []
+            if not only or any(len(q) != 4 or min(q) < 1 for q in only):
+                print('--points takes CTX:KVP:TPA:BATCH,... (4K:2:1:8), positive integers')
+                return 2
     helix, helixrun, outdir = args[0], args[1], args[2]
     hw = os.path.join(outdir, 'hw-local.json')
     env = dict(os.environ, HELIX_HW_FILE=hw)
@@ -136,13 +152,10 @@ def main():
     batches = [1, 8]
     if quick:
         contexts, batches = [4096, 65536], [1, 8]
-    only = None
-    for i, a in enumerate(sys.argv):
-        if a == '--points':  # CTX:KVP:TPA:BATCH,... (context in tokens)
-            only = [tuple(int(v) for v in q.split(':')) for q in sys.argv[i + 1].split(',')]
-            contexts = sorted({q[0] for q in only})
-            layouts = sorted({(q[1], q[2]) for q in only})
-            batches = sorted({q[3] for q in only})
+    if only is not None:
+        contexts = sorted({q[0] for q in only})
+        layouts = sorted({(q[1], q[2]) for q in only})
+        batches = sorted({q[3] for q in only})
     def plan_ms(hwfile, d, ctx, kvp, tpa, b, hb):
         """The local predictor's step from hwfile for a point (helix plan --hw local)."""
         cmd = [helix, 'plan', '--model', d.get('model', 'tiny'), '--hw', 'local', '--context',

@@ -86,6 +86,22 @@ typedef struct hlx_model {
      * rope_local_theta, unscaled (> 0; 0: every layer with rope_theta and the scaling) */
     hlx_act_t       ffn_act;
     int             embed_scale;
+    /* HLX_ACT_SWIGLU_CLAMP's sigmoid gain and clamp (gpt-oss: swiglu_alpha 1.702,
+     * swiglu_limit 7); unused by the other activations */
+    double          act_alpha;
+    double          act_limit;
+    /* Attention sinks (gpt-oss): a learned logit s_h per query head and layer (tensor
+     * model.layers.L.self_attn.sinks [Q]) joins every softmax of the head as one more term
+     * exp(s_h) of the denominator, with no value: the merged output of a head is scaled by
+     * 1 / (1 + exp(s_h - lse)), lse its log-sum-exp over every key; gqa */
+    int             attn_sinks;
+    /* W_o adds a bias [H] to the attention's output (self_attn.o_proj.bias; gpt-oss) */
+    int             o_bias;
+    /* MoE (gpt-oss): the router's logits add a bias [E] before the scores (mlp.gate.bias),
+     * and every routed expert's gate, up and down projections add their biases
+     * (mlp.experts.J.{gate,up,down}_proj.bias [F], [F], [H]) */
+    int             router_bias;
+    int             expert_bias;
     /* the LM head is the embedding matrix (tie_word_embeddings: Gemma, the small Llama 3.2
      * and Qwen2.5 models): its weights counted once; a model file's synthetic head is then
      * the embedding's values */
@@ -139,6 +155,9 @@ typedef struct hlx_model {
     double          rope_high_freq;  /* llama3: high_freq_factor */
     double          rope_beta_fast;  /* yarn: beta_fast (rotations) */
     double          rope_beta_slow;  /* yarn: beta_slow */
+    int             rope_yarn_exact; /* yarn: the ramp's ends as computed, not floored and
+                                        ceiled to whole pairs (transformers' truncate: false,
+                                        gpt-oss) */
     double          rope_mscale;     /* yarn: mscale */
     double          rope_mscale_all; /* yarn: mscale_all_dim (0: the softmax scale unchanged) */
     double          rope_attn_factor; /* longrope: attention_factor, on cos and sin */

@@ -17,8 +17,11 @@ typedef enum hlx_dtype {
 /* The gate's activation of a gated FFN: act = f(gate) x up. */
 typedef enum hlx_act {
     HLX_ACT_SILU      = 0, /* x sigmoid(x): SwiGLU (Llama, Qwen, ...) */
-    HLX_ACT_GELU_TANH = 1  /* GELU, tanh approximation (PyTorch's approximate="tanh"):
+    HLX_ACT_GELU_TANH = 1, /* GELU, tanh approximation (PyTorch's approximate="tanh"):
                               GeGLU (Gemma's gelu_pytorch_tanh) */
+    HLX_ACT_SWIGLU_CLAMP = 2 /* gpt-oss's clamped SwiGLU, with the model's act_alpha and
+                                act_limit: g = min(gate, limit), u = clamp(up, -limit, limit),
+                                act = g sigmoid(alpha g) (u + 1) */
 } hlx_act_t;
 
 /* Bytes per element (FP4 is 0.5). */
