@@ -70,8 +70,13 @@ static hlx_status_t st_add(hlx_backend_t *be, hlx_be_queue_t *q, float *x, const
 static hlx_status_t st_scale(hlx_backend_t *be, hlx_be_queue_t *q, float *x, size_t n, float s)
 { (void)be; (void)q; (void)x; (void)n; (void)s; return HLX_ERR_UNSUPPORTED; }
 static hlx_status_t st_glu(hlx_backend_t *be, hlx_be_queue_t *q, float *a, const float *gu,
-                           int r, int n, hlx_act_t k)
-{ (void)be; (void)q; (void)a; (void)gu; (void)r; (void)n; (void)k; return HLX_ERR_UNSUPPORTED; }
+                           int r, int n, hlx_act_t k, float al, float li)
+{ (void)be; (void)q; (void)a; (void)gu; (void)r; (void)n; (void)k; (void)al; (void)li;
+  return HLX_ERR_UNSUPPORTED; }
+static hlx_status_t st_sink(hlx_backend_t *be, hlx_be_queue_t *q, float *o, const float *l,
+                            const float *s, int r, int c, int dv)
+{ (void)be; (void)q; (void)o; (void)l; (void)s; (void)r; (void)c; (void)dv;
+  return HLX_ERR_UNSUPPORTED; }
 static hlx_status_t st_pad(hlx_backend_t *be, hlx_be_queue_t *q, float *d, int dc, const float *s,
                            int sc, int r, float f, float cap)
 { (void)be; (void)q; (void)d; (void)dc; (void)s; (void)sc; (void)r; (void)f; (void)cap;
@@ -131,6 +136,7 @@ void hlx_backend_fill_stubs(hlx_backend_ops_t *o)
     HLX_STUB(merge, st_merge);         HLX_STUB(add, st_add);
     HLX_STUB(scale, st_scale);
     HLX_STUB(glu, st_glu);       HLX_STUB(pad_rows, st_pad);
+    HLX_STUB(attn_sink, st_sink);
     HLX_STUB(gather_rows, st_gather); HLX_STUB(scatter_add, st_scatter);
     HLX_STUB(argmax, st_argmax);       HLX_STUB(weights_layout, st_wlayout);
     HLX_STUB(weights_store, st_wstore);
@@ -535,15 +541,43 @@ static hlx_status_t host_add_rows(hlx_backend_t *be, hlx_be_queue_t *q, float *x
 }
 
 static hlx_status_t host_glu(hlx_backend_t *be, hlx_be_queue_t *q, float *act,
-                             const float *gu, int rows, int n, hlx_act_t kind)
+                             const float *gu, int rows, int n, hlx_act_t kind, float alpha,
+                             float limit)
 {
     void (*f)(float *, const float *, const float *, int) =
         kind == HLX_ACT_GELU_TANH ? be->k.geglu : be->k.swiglu;
-    int r;
+    int r, i;
 
     (void)q;
+    if (kind == HLX_ACT_SWIGLU_CLAMP) { /* gpt-oss's experts: elementwise, in f32 */
+        for (r = 0; r < rows; r++)
+            for (i = 0; i < n; i++) {
+                const float *g_row = gu + (size_t)r * 2 * n;
+                float g = fminf(g_row[i], limit), u = fmaxf(fminf(g_row[n + i], limit), -limit);
+                act[(size_t)r * n + i] = g / (1.0f + expf(-alpha * g)) * (u + 1.0f);
+            }
+        return HLX_OK;
+    }
     for (r = 0; r < rows; r++)
         f(act + (size_t)r * n, gu + (size_t)r * 2 * n, gu + (size_t)r * 2 * n + n, n);
+    return HLX_OK;
+}
+
+static hlx_status_t host_attn_sink(hlx_backend_t *be, hlx_be_queue_t *q, float *o,
+                                   const float *lse, const float *sinks, int rows, int cnt,
+                                   int dv)
+{
+    int r, e;
+
+    (void)be; (void)q;
+    if (rows < 0 || cnt < 1 || dv < 0)
+        return HLX_ERR_INVALID;
+    for (r = 0; r < rows; r++) {
+        /* lse -inf (no key): the factor is 0 and o already 0 */
+        const float f = (float)(1.0 / (1.0 + exp((double)sinks[r % cnt] - (double)lse[r])));
+        for (e = 0; e < dv; e++)
+            o[(size_t)r * dv + e] *= f;
+    }
     return HLX_OK;
 }
 
@@ -628,7 +662,7 @@ static const hlx_backend_ops_t hlx_backend_host = {
     .weights_store = host_wstore, .weights_col = host_wcol,
     .rope = host_rope, .kv_append = host_append,
     .attn = host_attn, .pack = host_pack, .unpack = host_unpack, .merge = host_merge,
-    .add = host_add, .scale = host_scale, .add_rows = host_add_rows, .glu = host_glu, .pad_rows = host_pad,
+    .add = host_add, .scale = host_scale, .add_rows = host_add_rows, .glu = host_glu, .attn_sink = host_attn_sink, .pad_rows = host_pad,
     .gather_rows = host_gather,
     .scatter_add = host_scatter, .argmax = host_argmax,
 };

@@ -843,7 +843,10 @@ static hlx_status_t hlx_engine_build(hlx_engine_t *eng)
             (m->qk_norm &&
              (W->qknorm = hlx_be_zalloc(eng, (size_t)(2 * dk), sizeof(float))) == NULL) ||
             (m->post_norms &&
-             (W->post_norm = hlx_be_zalloc(eng, (size_t)(2 * H), sizeof(float))) == NULL))
+             (W->post_norm = hlx_be_zalloc(eng, (size_t)(2 * H), sizeof(float))) == NULL) ||
+            (m->attn_sinks && L->q_slice > 0 &&
+             (W->sinks = hlx_be_zalloc(eng, (size_t)L->q_slice, sizeof(float))) == NULL) ||
+            (m->o_bias && (W->bo = hlx_be_zalloc(eng, (size_t)H, sizeof(float))) == NULL))
             return HLX_ERR_NOMEM;
         if (eng->be.ops->mem_alloc(&eng->be, shards * ke * eng->kv_esize, 1, &W->kc) != HLX_OK ||
             (ve > 0 && eng->be.ops->mem_alloc(&eng->be, shards * ve * eng->kv_esize, 1,
@@ -871,6 +874,11 @@ static hlx_status_t hlx_engine_build(hlx_engine_t *eng)
             HLX_WREAD(HLX_HFW_QNORM, 0, 1, 0, dk, W->qknorm, HLX_DTYPE_F32, dk);
             HLX_WREAD(HLX_HFW_KNORM, 0, 1, 0, dk, W->qknorm + dk, HLX_DTYPE_F32, dk);
         }
+        if (W->sinks != NULL) /* the heads this rank merges after the all-to-all */
+            HLX_WREAD(HLX_HFW_SINKS, 0, 1, L->q_slice_first, L->q_slice, W->sinks,
+                      HLX_DTYPE_F32, L->q_slice);
+        if (W->bo != NULL)
+            HLX_WREAD(HLX_HFW_BO, 0, 1, 0, H, W->bo, HLX_DTYPE_F32, H);
         /* The projections in the backend's gemm layout, read from the weight source: the
          * Q, K and V columns of this rank's heads side by side (MLA's projections:
          * hlx_mla_create), W_o's rows of its head slice, its FFN columns (gate | up) and
@@ -2006,6 +2014,7 @@ void hlx_engine_destroy(hlx_engine_t *eng)
         hlx_be_free(eng, W->wqkv); hlx_be_free(eng, W->wo);
         hlx_be_free(eng, W->wgu); hlx_be_free(eng, W->wdown);
         hlx_be_free(eng, W->bqkv); hlx_be_free(eng, W->qknorm); hlx_be_free(eng, W->post_norm);
+        hlx_be_free(eng, W->sinks); hlx_be_free(eng, W->bo);
         free(W->k_scale); free(W->v_scale); free(W->kv_nan);
         if (W->kc)
             eng->be.ops->mem_free(&eng->be, W->kc, 1);

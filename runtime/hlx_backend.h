@@ -164,9 +164,15 @@ typedef struct hlx_backend_ops {
     hlx_status_t (*add_rows)(hlx_backend_t *be, hlx_be_queue_t *q, float *x, size_t ld,
                              const float *b, int rows, int n);
     /* act[r][n] = f(gu[r][0..n)) * gu[r][n..2n) for rows rows, f the activation kind (silu:
-     * SwiGLU, gelu_tanh: GeGLU) */
+     * SwiGLU, gelu_tanh: GeGLU); swiglu_clamp: g = min(gate, limit), act = g sigmoid(alpha g)
+     * (clamp(up, -limit, limit) + 1) (alpha and limit unused by the others) */
     hlx_status_t (*glu)(hlx_backend_t *be, hlx_be_queue_t *q, float *act, const float *gu,
-                        int rows, int n, hlx_act_t kind);
+                        int rows, int n, hlx_act_t kind, float alpha, float limit);
+    /* Attention sinks: o[r][0..dv) *= 1 / (1 + exp(sinks[r % cnt] - lse[r])) for rows rows of
+     * cnt heads per request: each merged head's softmax with one more term exp(sink) in its
+     * denominator and no value (lse -inf, no key: o stays 0) */
+    hlx_status_t (*attn_sink)(hlx_backend_t *be, hlx_be_queue_t *q, float *o, const float *lse,
+                              const float *sinks, int rows, int cnt, int dv);
     /* dst[r][0..dcols) = src[r][0..scols), then fill up to dcols; cap > 0: each value
      * copied as cap x tanh(src / cap) (Gemma 2's final logit soft-capping), fill as it is */
     hlx_status_t (*pad_rows)(hlx_backend_t *be, hlx_be_queue_t *q, float *dst, int dcols,

@@ -29,6 +29,10 @@ typedef struct hlx_layer_w {
     float *qknorm;               /* [2][dk]: q_norm, then k_norm weights (qk_norm; else NULL) */
     float *post_norm;            /* [2][H]: the attention's, then the FFN's output norm
                                     weights (post_norms; else NULL) */
+    float *sinks;                /* [q_slice]: the sink logits of the heads this rank merges
+                                    (attn_sinks; else NULL) */
+    float *bo;                   /* [H]: W_o's bias, added once to the all-reduced output
+                                    (o_bias; else NULL) */
     void  *wo;                   /* [q_slice * dv][H]: rows of this rank's head slice */
     void  *wgu;                  /* [H][2 * ffn_count]: gate columns, then up columns */
     void  *wdown;                /* [ffn_count][H] */
@@ -401,14 +405,19 @@ hlx_status_t hlx_phase_pack(hlx_engine_t *eng, int b0, int b1);
 hlx_status_t hlx_phase_a2a_post(hlx_engine_t *eng, int b0, int b1, hlx_comm_req_t **req_p);
 hlx_status_t hlx_phase_a2a(hlx_engine_t *eng, int b0, int b1); /* blocking */
 hlx_status_t hlx_phase_merge(hlx_engine_t *eng, int l);
+/* attn_sinks: the merged heads o ([rows][dv], rows = requests x q_slice, lse [rows]) of layer
+ * l with each head's sink in its softmax; nothing for a model without sinks. Decode and
+ * prefill alike, after the exact merge (the sink joins once, not once per KVP shard). */
+hlx_status_t hlx_phase_sinks(hlx_engine_t *eng, int l, float *o, const float *lse, int rows);
 hlx_status_t hlx_phase_oproj(hlx_engine_t *eng, int l);
 hlx_status_t hlx_phase_allreduce(hlx_engine_t *eng, int l, hlx_phase_id_t ph);
 /* n floats of the backend buffer y summed over all N ranks in place (NCCL on the queue, or
  * the host transport after a queue sync): the prefill's rows. */
 hlx_status_t hlx_phase_allreduce_buf(hlx_engine_t *eng, float *y, size_t n);
-/* post_norms: rows rows of y, layer l's summed attention output (ffn 0) or FFN output
- * (ffn 1), through that output's RMSNorm before the residual add. Nothing for a model
- * without them. Decode and prefill alike. */
+/* What follows the all-reduce of rows rows of y, layer l's summed attention output (ffn 0)
+ * or FFN output (ffn 1), before the residual add: W_o's bias (o_bias, attention), then
+ * that output's RMSNorm (post_norms). Nothing for a model without them. Decode and prefill
+ * alike. */
 hlx_status_t hlx_phase_post_norm(hlx_engine_t *eng, int l, float *y, int rows, int ffn);
 /* x += y (n floats), y first times the model's residual_mult where it has one (Granite) */
 hlx_status_t hlx_phase_residual(hlx_engine_t *eng, float *x, float *y, size_t n);

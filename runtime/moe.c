@@ -84,7 +84,15 @@ uint64_t hlx_moe_rank_bytes(const hlx_model_t *m, const hlx_moe_layout_t *ml, si
      * weights per shared and expert column */
     if (__builtin_mul_overflow(H, E, &per) || __builtin_mul_overflow(per, 4, &per) ||
         __builtin_add_overflow(per, m->moe_scoring == HLX_MOE_SIGMOID ? E * 4 : 0, &per) ||
-        __builtin_add_overflow(per, m->shared_gate ? H * 4 : 0, &per))
+        __builtin_add_overflow(per, m->shared_gate ? H * 4 : 0, &per) ||
+        __builtin_add_overflow(per, m->router_bias ? E * 4 : 0, &per))
+        return UINT64_MAX;
+    /* expert_bias, f32: gate and up of each local expert's columns, down's [H] on the
+     * expert's first TPF rank */
+    t = m->expert_bias ? (uint64_t)ml->expert_count *
+                             (2 * (uint64_t)ml->col_count + (ml->tpf_rank == 0 ? H : 0)) * 4
+                       : 0;
+    if (__builtin_add_overflow(per, t, &per))
         return UINT64_MAX;
     t = (uint64_t)ml->expert_count * (uint64_t)ml->col_count + (uint64_t)ml->shared_count;
     if (__builtin_mul_overflow(t, 3 * H, &t) || __builtin_mul_overflow(t, w_esize, &t) ||
@@ -174,7 +182,12 @@ typedef struct hlx_moe_w {
     float *bias;        /* [E] (sigmoid scoring), else NULL; host */
     void  *sgu, *sdown; /* shared: [H][2 sc] (gate, then up), [sc][H]; backend */
     float *sgate;       /* [H]: the shared output's sigmoid gate (shared_gate), else NULL; host */
+    float *rbias;       /* [E]: the router's bias on its logits (router_bias), else NULL; host */
     void **egu, **edown; /* per local expert: [H][2 cc], [cc][H]; backend */
+    /* expert_bias, per local expert (else NULL): the gate and up biases of its cc columns
+     * [2 cc] (gate, then up), and down's [H] on the expert's first TPF rank only (the FFN
+     * all-reduce sums the ranks: added once), NULL on the others; backend */
+    float **ebgu, **ebdown;
 } hlx_moe_w_t;
 
 struct hlx_moe {
@@ -299,6 +312,38 @@ static hlx_status_t hlx_moe_build_layer(hlx_engine_t *eng, int l, hlx_moe_w_t *W
         snprintf(name, sizeof(name), "model.layers.%d.mlp.shared_expert_gate.weight", l);
         HLX_MOE_TRY(hlx_moe_read(eng, name, H, 1, 0, H, 0, 1, W->sgate, HLX_DTYPE_F32, 1));
     }
+    if (m->router_bias) {
+        if ((W->rbias = malloc(sizeof(float) * (size_t)E)) == NULL)
+            return HLX_ERR_NOMEM;
+        snprintf(name, sizeof(name), "model.layers.%d.mlp.gate.bias", l);
+        HLX_MOE_TRY(hlx_moe_read(eng, name, 1, E, 0, 1, 0, E, W->rbias, HLX_DTYPE_F32, E));
+    }
+    if (m->expert_bias) {
+        const int64_t F = m->expert_ffn, cc = ml->col_count;
+        int j;
+        W->ebgu = calloc((size_t)ml->expert_count + 1, sizeof(float *));
+        W->ebdown = calloc((size_t)ml->expert_count + 1, sizeof(float *));
+        if (!W->ebgu || !W->ebdown)
+            return HLX_ERR_NOMEM;
+        for (j = 0; j < ml->expert_count; j++) {
+            const int e = ml->expert_first + j;
+            if ((W->ebgu[j] = hlx_be_zalloc(eng, (size_t)(2 * cc) + 1, sizeof(float))) == NULL ||
+                (ml->tpf_rank == 0 &&
+                 (W->ebdown[j] = hlx_be_zalloc(eng, (size_t)H, sizeof(float))) == NULL))
+                return HLX_ERR_NOMEM;
+            snprintf(name, sizeof(name), "model.layers.%d.mlp.experts.%d.gate_proj.bias", l, e);
+            HLX_MOE_TRY(hlx_moe_read(eng, name, 1, F, 0, 1, ml->col_first, cc, W->ebgu[j],
+                                     HLX_DTYPE_F32, cc));
+            snprintf(name, sizeof(name), "model.layers.%d.mlp.experts.%d.up_proj.bias", l, e);
+            HLX_MOE_TRY(hlx_moe_read(eng, name, 1, F, 0, 1, ml->col_first, cc,
+                                     W->ebgu[j] + cc, HLX_DTYPE_F32, cc));
+            if (W->ebdown[j] == NULL)
+                continue;
+            snprintf(name, sizeof(name), "model.layers.%d.mlp.experts.%d.down_proj.bias", l, e);
+            HLX_MOE_TRY(hlx_moe_read(eng, name, 1, H, 0, 1, 0, H, W->ebdown[j], HLX_DTYPE_F32,
+                                     H));
+        }
+    }
 #undef HLX_MOE_TRY
     /* this rank's shared columns, then its EP group's experts' columns, in the gemm's layout */
     return hlx_moe_layer_walk(eng, NULL, ml, l, W);
@@ -397,8 +442,11 @@ void hlx_moe_destroy(hlx_engine_t *eng)
         for (j = 0; j < moe->lay.expert_count; j++) {
             hlx_be_free(eng, W->egu ? W->egu[j] : NULL);
             hlx_be_free(eng, W->edown ? W->edown[j] : NULL);
+            hlx_be_free(eng, W->ebgu ? W->ebgu[j] : NULL);
+            hlx_be_free(eng, W->ebdown ? W->ebdown[j] : NULL);
         }
-        free(W->router); free(W->bias); free(W->sgate);
+        free(W->router); free(W->bias); free(W->sgate); free(W->rbias);
+        free(W->ebgu); free(W->ebdown);
         hlx_be_free(eng, W->sgu); hlx_be_free(eng, W->sdown);
         free(W->egu); free(W->edown);
     }
@@ -452,6 +500,8 @@ static hlx_status_t hlx_moe_lists(hlx_engine_t *eng, const hlx_moe_w_t *W, const
     /* the same on every rank: replicated input and router, fp64 in one order */
     for (b = 0; b < B; b++) {
         hlx_moe_logits(hn + (size_t)b * H, W->router, H, E, moe->logits);
+        for (j = 0; W->rbias != NULL && j < E; j++) /* gpt-oss: before the scores */
+            moe->logits[j] += W->rbias[j];
         hlx_moe_route(m, moe->logits, W->bias, moe->scratch, moe->sel + (size_t)b * K,
                       moe->selw + (size_t)b * K);
     }
@@ -483,20 +533,28 @@ static hlx_status_t hlx_moe_lists(hlx_engine_t *eng, const hlx_moe_w_t *W, const
     return st;
 }
 
-/* The gate/up GEMM, SwiGLU and down GEMM of one expert slice ([H][2 c], [c][H]) over the
- * rows rows of in, into out. */
+/* The gate/up GEMM, the gate's activation (the model's ffn_act) and down GEMM of one
+ * expert slice ([H][2 c], [c][H]) over the rows rows of in, into out; bgu ([2 c]) and bdown
+ * ([H]) their biases where given (NULL: none). */
 static hlx_status_t hlx_moe_swiglu(hlx_engine_t *eng, const void *wgu, const void *wdown,
-                                   int c, const float *in, float *out, int rows)
+                                   const float *bgu, const float *bdown, int c, const float *in,
+                                   float *out, int rows)
 {
     hlx_moe_t *moe = eng->moe;
-    const int H = eng->m.hidden;
+    const hlx_model_t *m = &eng->m;
+    const int H = m->hidden;
     hlx_status_t st;
 
     st = HLX_BE(eng, gemm, rows, 2 * c, H, in, wgu, eng->wp_dtype, moe->gu, 0);
+    if (st == HLX_OK && bgu != NULL)
+        st = HLX_BE(eng, add_rows, moe->gu, (size_t)(2 * c), bgu, rows, 2 * c);
     if (st == HLX_OK)
-        st = HLX_BE(eng, glu, moe->act, moe->gu, rows, c, HLX_ACT_SILU);
+        st = HLX_BE(eng, glu, moe->act, moe->gu, rows, c, m->ffn_act, (float)m->act_alpha,
+                    (float)m->act_limit);
     if (st == HLX_OK)
         st = HLX_BE(eng, gemm, rows, H, c, moe->act, wdown, eng->wp_dtype, out, 0);
+    if (st == HLX_OK && bdown != NULL)
+        st = HLX_BE(eng, add_rows, out, (size_t)H, bdown, rows, H);
     return st;
 }
 
@@ -523,7 +581,8 @@ hlx_status_t hlx_moe_ffn_rows(hlx_engine_t *eng, int l, const float *x, float *h
     /* Shared experts: this rank's columns for every row (as a dense FFN), scaled by the
      * gate where the model has one (y = 0, then y += g out). */
     if (st == HLX_OK && sc > 0) {
-        st = hlx_moe_swiglu(eng, W->sgu, W->sdown, sc, hn, W->sgate != NULL ? moe->out : y, B);
+        st = hlx_moe_swiglu(eng, W->sgu, W->sdown, NULL, NULL, sc, hn,
+                            W->sgate != NULL ? moe->out : y, B);
         if (st == HLX_OK && W->sgate != NULL) {
             st = HLX_BE(eng, pad_rows, y, H, y, 0, B, 0.0f, 0.0f);
             if (st == HLX_OK)
@@ -543,7 +602,8 @@ hlx_status_t hlx_moe_ffn_rows(hlx_engine_t *eng, int l, const float *x, float *h
             continue;
         st = HLX_BE(eng, gather_rows, moe->xin, hn, idx, nb, H);
         if (st == HLX_OK)
-            st = hlx_moe_swiglu(eng, W->egu[j], W->edown[j], cc, moe->xin, moe->out, nb);
+            st = hlx_moe_swiglu(eng, W->egu[j], W->edown[j], W->ebgu ? W->ebgu[j] : NULL,
+                                W->ebdown ? W->ebdown[j] : NULL, cc, moe->xin, moe->out, nb);
         if (st == HLX_OK)
             st = HLX_BE(eng, scatter_add, y, moe->out, idx, moe->bw + moe->first[j], nb, H);
     }

@@ -594,6 +594,15 @@ static size_t hlx_phase_recv_bytes(const hlx_engine_t *eng)
                             (size_t)eng->lay.q_slice * ((size_t)eng->xdv + 1));
 }
 
+hlx_status_t hlx_phase_sinks(hlx_engine_t *eng, int l, float *o, const float *lse, int rows)
+{
+    const float *s = eng->layers[l].sinks;
+
+    if (s == NULL || rows == 0)
+        return HLX_OK;
+    return HLX_BE(eng, attn_sink, o, lse, s, rows, eng->lay.q_slice, eng->xdv);
+}
+
 hlx_status_t hlx_phase_merge(hlx_engine_t *eng, int l)
 {
     const hlx_layout_t *L = &eng->lay;
@@ -613,6 +622,8 @@ hlx_status_t hlx_phase_merge(hlx_engine_t *eng, int l)
         if (st == HLX_OK)
             st = HLX_BE(eng, merge, L->kvp, (int)nh, dv, eng->oparts, eng->lseparts,
                         eng->omerged, eng->lsem);
+        if (st == HLX_OK)
+            st = hlx_phase_sinks(eng, l, eng->omerged, eng->lsem, (int)nh);
         if (st == HLX_OK)
             st = HLX_BE_SYNC(eng); /* the checks below read oparts */
     });
@@ -675,13 +686,16 @@ static hlx_status_t hlx_phase_allgather_staged(hlx_engine_t *eng, size_t bytes)
 
 hlx_status_t hlx_phase_post_norm(hlx_engine_t *eng, int l, float *y, int rows, int ffn)
 {
-    const float *w = eng->layers[l].post_norm;
+    const float *w = eng->layers[l].post_norm, *bo = eng->layers[l].bo;
+    const int H = eng->m.hidden;
+    hlx_status_t st = HLX_OK;
 
-    /* of the whole sum: every rank normalises the same all-reduced rows */
-    if (w == NULL)
-        return HLX_OK;
-    return HLX_BE(eng, rmsnorm, y, y, w + (ffn ? eng->m.hidden : 0), rows, eng->m.hidden,
-                  (float)eng->m.norm_eps);
+    /* of the whole sum: every rank adds the bias to, and normalises, the same rows */
+    if (!ffn && bo != NULL)
+        st = HLX_BE(eng, add_rows, y, (size_t)H, bo, rows, H);
+    if (w == NULL || st != HLX_OK)
+        return st;
+    return HLX_BE(eng, rmsnorm, y, y, w + (ffn ? H : 0), rows, H, (float)eng->m.norm_eps);
 }
 
 hlx_status_t hlx_phase_residual(hlx_engine_t *eng, float *x, float *y, size_t n)
@@ -745,7 +759,8 @@ hlx_status_t hlx_phase_ffn(hlx_engine_t *eng, int l)
             st = HLX_BE(eng, gemm, B, 2 * Fc, m->hidden, eng->hn, W->wgu, eng->wp_dtype,
                         eng->gu, 0);
         if (st == HLX_OK)
-            st = HLX_BE(eng, glu, eng->act, eng->gu, B, Fc, m->ffn_act);
+            st = HLX_BE(eng, glu, eng->act, eng->gu, B, Fc, m->ffn_act, (float)m->act_alpha,
+                        (float)m->act_limit);
         if (st == HLX_OK)
             st = HLX_BE(eng, gemm, B, m->hidden, Fc, eng->act, W->wdown, eng->wp_dtype, eng->y, 0);
     });

@@ -462,6 +462,8 @@ static hlx_status_t hlx_prefill_merge_oproj(hlx_engine_t *eng, hlx_prefill_t *p,
     if (st == HLX_OK)
         st = HLX_BE(eng, merge, L->kvp, (int)nh, dv, p->oparts, p->lseparts, p->omerged, p->lsem);
     if (st == HLX_OK)
+        st = hlx_phase_sinks(eng, l, p->omerged, p->lsem, (int)nh);
+    if (st == HLX_OK)
         st = hlx_engine_sync(eng);
     if (st == HLX_OK)
         st = hlx_check_finite(eng, p->omerged, nh * (size_t)dv, "the merged prefill attention", l);
@@ -498,7 +500,8 @@ static hlx_status_t hlx_prefill_ffn(hlx_engine_t *eng, hlx_prefill_t *p, int l, 
         if (st == HLX_OK)
             st = HLX_BE(eng, gemm, R, 2 * Fc, m->hidden, p->hn, W->wgu, eng->wp_dtype, p->gu, 0);
         if (st == HLX_OK)
-            st = HLX_BE(eng, glu, p->act, p->gu, R, Fc, m->ffn_act);
+            st = HLX_BE(eng, glu, p->act, p->gu, R, Fc, m->ffn_act, (float)m->act_alpha,
+                        (float)m->act_limit);
         if (st == HLX_OK)
             st = HLX_BE(eng, gemm, R, m->hidden, Fc, p->act, W->wdown, eng->wp_dtype, p->y, 0);
     }

@@ -16,6 +16,7 @@ typedef struct {
     double *bq, *bk, *bv;  /* qkv_bias */
     double *qnorm, *knorm; /* qk_norm */
     double *post_attn_norm, *post_ffn_norm; /* post_norms */
+    double *sinks, *bo;    /* [Q] attn_sinks, [H] o_bias */
     float  *kscale, *vscale; /* [K] fp8 KV-cache scales per KV head (hlx_wsrc_kv_scales) */
 } hlx_ref_layer_t;
 
@@ -176,6 +177,9 @@ hlx_status_t hlx_ref_create_ckpt(const hlx_model_t *m, hlx_dtype_t kv_dtype, int
                 goto err_free;
             if (m->qk_norm && (!(L->qnorm = hlx_ref_tensor(&ref->ws, HLX_HFW_QNORM, l)) ||
                                !(L->knorm = hlx_ref_tensor(&ref->ws, HLX_HFW_KNORM, l))))
+                goto err_free;
+            if ((m->attn_sinks && !(L->sinks = hlx_ref_tensor(&ref->ws, HLX_HFW_SINKS, l))) ||
+                (m->o_bias && !(L->bo = hlx_ref_tensor(&ref->ws, HLX_HFW_BO, l))))
                 goto err_free;
         }
         L->wo        = hlx_ref_tensor(&ref->ws, HLX_HFW_WO, l);
@@ -417,6 +421,11 @@ hlx_status_t hlx_ref_step(hlx_ref_t *ref, double *hidden, double *logits, int *n
                 }
                 for (e = 0; e < dv; e++)
                     o[h * dv + e] = 0.0;
+                /* gpt-oss's sink: one more logit in the softmax, with no value */
+                if (L->sinks != NULL && L->sinks[h] > mx)
+                    mx = L->sinks[h];
+                if (L->sinks != NULL)
+                    sum += exp(L->sinks[h] - mx);
                 for (p = p0; p < n; p++) {
                     double w = exp(sc[p] - mx);
                     sum += w;
@@ -428,6 +437,8 @@ hlx_status_t hlx_ref_step(hlx_ref_t *ref, double *hidden, double *logits, int *n
             }
 attn_out:
             hlx_ref_matvec(y, o, L->wo, Q * dv, H);
+            for (e = 0; L->bo != NULL && e < H; e++)
+                y[e] += L->bo[e];
             if (L->post_attn_norm != NULL)
                 hlx_ref_rmsnorm(y, y, L->post_attn_norm, H, m->norm_eps);
             for (e = 0; e < H; e++)
@@ -438,8 +449,15 @@ attn_out:
             } else {
                 hlx_ref_matvec(gate, hn, L->wgate, H, F);
                 hlx_ref_matvec(up, hn, L->wup, H, F);
+                for (e = 0; e < F && m->ffn_act == HLX_ACT_SWIGLU_CLAMP; e++) {
+                    const double ga = fmin(gate[e], m->act_limit);
+                    const double ua = fmax(fmin(up[e], m->act_limit), -m->act_limit);
+                    gate[e] = ga / (1.0 + exp(-m->act_alpha * ga)) * (ua + 1.0);
+                    up[e] = 1.0;
+                }
                 for (e = 0; e < F; e++)
-                    act[e] = (m->ffn_act == HLX_ACT_GELU_TANH
+                    act[e] = (m->ffn_act == HLX_ACT_SWIGLU_CLAMP ? gate[e]
+                              : m->ffn_act == HLX_ACT_GELU_TANH
                                   ? 0.5 * gate[e] * (1.0 + tanh(sqrt(2.0 / 3.14159265358979323846) *
                                                                 (gate[e] + 0.044715 * gate[e] *
                                                                                gate[e] * gate[e])))
@@ -516,7 +534,7 @@ void hlx_ref_destroy(hlx_ref_t *ref)
         free(L->attn_norm); free(L->wq); free(L->wk); free(L->wv); free(L->wo);
         free(L->ffn_norm); free(L->wgate); free(L->wup); free(L->wdown);
         free(L->bq); free(L->bk); free(L->bv); free(L->qnorm); free(L->knorm);
-        free(L->post_attn_norm); free(L->post_ffn_norm);
+        free(L->post_attn_norm); free(L->post_ffn_norm); free(L->sinks); free(L->bo);
         free(L->kscale); free(L->vscale);
     }
     free(ref->layers);

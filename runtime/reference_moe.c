@@ -14,6 +14,8 @@ typedef struct {
     double  *sgate, *sup, *sdown;      /* shared: [H][Fs], [H][Fs], [Fs][H] */
     double  *sgw;                      /* [H]: the shared output's gate (Qwen2-MoE) */
     double **gate, **up, **down;       /* expert e: [H][Fe], [H][Fe], [Fe][H] */
+    double  *rbias;                    /* [E]: on the logits (router_bias), else NULL */
+    double **bgate, **bup, **bdown;    /* expert e's biases [Fe], [Fe], [H] (expert_bias) */
 } hlx_ref_moe_layer_t;
 
 struct hlx_ref_moe {
@@ -72,6 +74,24 @@ hlx_ref_moe_t *hlx_ref_moe_create(hlx_wsrc_t *ws, const hlx_model_t *m, char *er
             snprintf(n, sizeof(n), "model.layers.%d.mlp.shared_expert_gate.weight", l);
             ok = (L->sgw = hlx_ref_read(ws, n, H, 1, err, errlen)) != NULL;
         }
+        if (ok && m->router_bias) {
+            snprintf(n, sizeof(n), "model.layers.%d.mlp.gate.bias", l);
+            ok = (L->rbias = hlx_ref_read(ws, n, 1, E, err, errlen)) != NULL;
+        }
+        if (ok && m->expert_bias) {
+            L->bgate = calloc((size_t)E, sizeof(double *));
+            L->bup   = calloc((size_t)E, sizeof(double *));
+            L->bdown = calloc((size_t)E, sizeof(double *));
+            ok = L->bgate && L->bup && L->bdown;
+            for (e = 0; ok && e < E; e++) {
+                snprintf(n, sizeof(n), "model.layers.%d.mlp.experts.%d.gate_proj.bias", l, e);
+                ok = (L->bgate[e] = hlx_ref_read(ws, n, 1, Fe, err, errlen)) != NULL;
+                snprintf(n, sizeof(n), "model.layers.%d.mlp.experts.%d.up_proj.bias", l, e);
+                ok = ok && (L->bup[e] = hlx_ref_read(ws, n, 1, Fe, err, errlen)) != NULL;
+                snprintf(n, sizeof(n), "model.layers.%d.mlp.experts.%d.down_proj.bias", l, e);
+                ok = ok && (L->bdown[e] = hlx_ref_read(ws, n, 1, H, err, errlen)) != NULL;
+            }
+        }
         L->gate = calloc((size_t)E, sizeof(double *));
         L->up   = calloc((size_t)E, sizeof(double *));
         L->down = calloc((size_t)E, sizeof(double *));
@@ -92,23 +112,33 @@ hlx_ref_moe_t *hlx_ref_moe_create(hlx_wsrc_t *ws, const hlx_model_t *m, char *er
     return moe;
 }
 
-/* y += w * down(silu(x gate) * (x up)) for one SwiGLU expert of F columns. */
+/* y += w * (down(act(x gate + bg, x up + bu)) + bd) for one expert of F columns: act
+ * silu(a) b, or gpt-oss's clamped form (ffn_act swiglu_clamp); the biases b* NULL where
+ * the model has none. */
 static void hlx_ref_moe_swiglu(hlx_ref_moe_t *moe, const double *x, const double *g,
-                               const double *u, const double *d, int64_t F, double w,
+                               const double *u, const double *d, const double *bg,
+                               const double *bu, const double *bd, int64_t F, double w,
                                double *y)
 {
-    int64_t H = moe->m.hidden, i, j;
+    const hlx_model_t *m = &moe->m;
+    int64_t H = m->hidden, i, j;
 
     for (j = 0; j < F; j++) {
-        double a = 0.0, b = 0.0;
+        double a = bg != NULL ? bg[j] : 0.0, b = bu != NULL ? bu[j] : 0.0;
         for (i = 0; i < H; i++) {
             a += x[i] * g[i * F + j];
             b += x[i] * u[i * F + j];
         }
-        moe->gate[j] = a / (1.0 + exp(-a)) * b;
+        if (m->ffn_act == HLX_ACT_SWIGLU_CLAMP) {
+            a = fmin(a, m->act_limit);
+            b = fmax(fmin(b, m->act_limit), -m->act_limit) + 1.0;
+            moe->gate[j] = a / (1.0 + exp(-m->act_alpha * a)) * b;
+        } else {
+            moe->gate[j] = a / (1.0 + exp(-a)) * b;
+        }
     }
     for (i = 0; i < H; i++) {
-        double s = 0.0;
+        double s = bd != NULL ? bd[i] : 0.0;
         for (j = 0; j < F; j++)
             s += moe->gate[j] * d[j * H + i];
         y[i] += w * s;
@@ -154,6 +184,8 @@ void hlx_ref_moe_ffn(hlx_ref_moe_t *moe, int l, const double *hn, double *y, int
         double s = 0.0;
         for (i = 0; i < H; i++)
             s += hn[i] * L->router[i * E + e];
+        if (L->rbias != NULL) /* gpt-oss: the router's own bias, before the scores */
+            s += L->rbias[e];
         moe->logit[e] = s;
         if (s > mx)
             mx = s;
@@ -208,7 +240,9 @@ void hlx_ref_moe_ffn(hlx_ref_moe_t *moe, int l, const double *hn, double *y, int
             w /= sum + 1e-20;
         w *= m->routed_scaling > 0 ? m->routed_scaling : 1.0;
         e = moe->order[k];
-        hlx_ref_moe_swiglu(moe, hn, L->gate[e], L->up[e], L->down[e], m->expert_ffn, w, y);
+        hlx_ref_moe_swiglu(moe, hn, L->gate[e], L->up[e], L->down[e],
+                           L->bgate ? L->bgate[e] : NULL, L->bup ? L->bup[e] : NULL,
+                           L->bdown ? L->bdown[e] : NULL, m->expert_ffn, w, y);
     }
     if (L->sgate != NULL) {
         /* Qwen2MoeSparseMoeBlock: sigmoid(shared_expert_gate(x)) x shared_expert(x) */
@@ -219,7 +253,7 @@ void hlx_ref_moe_ffn(hlx_ref_moe_t *moe, int l, const double *hn, double *y, int
                 z += hn[c] * L->sgw[c];
             gw = 1.0 / (1.0 + exp(-z));
         }
-        hlx_ref_moe_swiglu(moe, hn, L->sgate, L->sup, L->sdown,
+        hlx_ref_moe_swiglu(moe, hn, L->sgate, L->sup, L->sdown, NULL, NULL, NULL,
                            (int64_t)m->shared_experts * m->expert_ffn, gw, y);
     }
 }
@@ -251,8 +285,12 @@ void hlx_ref_moe_destroy(hlx_ref_moe_t *moe)
             free(L->gate ? L->gate[e] : NULL);
             free(L->up ? L->up[e] : NULL);
             free(L->down ? L->down[e] : NULL);
+            free(L->bgate ? L->bgate[e] : NULL);
+            free(L->bup ? L->bup[e] : NULL);
+            free(L->bdown ? L->bdown[e] : NULL);
         }
-        free(L->gate); free(L->up); free(L->down);
+        free(L->gate); free(L->up); free(L->down); free(L->rbias);
+        free(L->bgate); free(L->bup); free(L->bdown);
         free(L->router); free(L->bias); free(L->sgate); free(L->sup); free(L->sdown);
         free(L->sgw);
     }

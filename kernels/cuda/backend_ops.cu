@@ -64,19 +64,37 @@ __global__ void hlx_cu_rope_rows(float *x, size_t ld, int nheads, int hd, int ro
 }
 
 // act[r][i] = f(gu[r][i]) * gu[r][n + i]: f silu (kind 0) or gelu_tanh (kind 1), the host
-// kernels' formulas
-__global__ void hlx_cu_glu_rows(float *act, const float *gu, int rows, int n, int kind)
+// kernels' formulas; kind 2 gpt-oss's clamped SwiGLU (alpha, limit)
+__global__ void hlx_cu_glu_rows(float *act, const float *gu, int rows, int n, int kind,
+                                float alpha, float limit)
 {
     size_t total = (size_t)rows * n;
     for (size_t k = blockIdx.x * (size_t)blockDim.x + threadIdx.x; k < total;
          k += (size_t)gridDim.x * blockDim.x) {
         size_t r = k / n, i = k % n;
-        float g = gu[r * 2 * n + i], f;
+        float g = gu[r * 2 * n + i], u = gu[r * 2 * n + n + i], f;
+        if (kind == 2) {
+            g = fminf(g, limit);
+            act[k] = g / (1.0f + expf(-alpha * g)) * (fmaxf(fminf(u, limit), -limit) + 1.0f);
+            continue;
+        }
         if (kind == 1)
             f = 0.5f * g * (1.0f + tanhf(0.7978845608028654f * (g + 0.044715f * g * g * g)));
         else
             f = g / (1.0f + expf(-g));
-        act[k] = f * gu[r * 2 * n + n + i];
+        act[k] = f * u;
+    }
+}
+
+// o[r][e] *= 1 / (1 + exp(sinks[r % cnt] - lse[r])), in double as the host computes it
+__global__ void hlx_cu_attn_sink(float *o, const float *lse, const float *sinks, int rows,
+                                 int cnt, int dv)
+{
+    size_t total = (size_t)rows * dv;
+    for (size_t k = blockIdx.x * (size_t)blockDim.x + threadIdx.x; k < total;
+         k += (size_t)gridDim.x * blockDim.x) {
+        size_t r = k / dv;
+        o[k] *= (float)(1.0 / (1.0 + exp((double)sinks[r % cnt] - (double)lse[r])));
     }
 }
 
@@ -319,14 +337,26 @@ extern "C" hlx_status_t hlx_cuda_rope_rows(float *x, int rows, size_t ld, int nh
 }
 
 extern "C" hlx_status_t hlx_cuda_glu_rows(float *act, const float *gu, int rows, int n,
-                                          int kind, void *stream)
+                                          int kind, float alpha, float limit, void *stream)
 {
-    if (rows < 0 || n < 0 || kind < 0 || kind > 1)
+    if (rows < 0 || n < 0 || kind < 0 || kind > 2)
         return HLX_ERR_INVALID;
     if ((size_t)rows * n == 0)
         return HLX_OK;
     hlx_cu_glu_rows<<<hlx_cu_blocks((size_t)rows * n), 256, 0, (cudaStream_t)stream>>>(
-        act, gu, rows, n, kind);
+        act, gu, rows, n, kind, alpha, limit);
+    return hlx_cu_launched();
+}
+
+extern "C" hlx_status_t hlx_cuda_attn_sink(float *o, const float *lse, const float *sinks,
+                                           int rows, int cnt, int dv, void *stream)
+{
+    if (rows < 0 || cnt < 1 || dv < 0)
+        return HLX_ERR_INVALID;
+    if ((size_t)rows * dv == 0)
+        return HLX_OK;
+    hlx_cu_attn_sink<<<hlx_cu_blocks((size_t)rows * dv), 256, 0, (cudaStream_t)stream>>>(
+        o, lse, sinks, rows, cnt, dv);
     return hlx_cu_launched();
 }
 

@@ -92,10 +92,13 @@ hlx_status_t hlx_cuda_add_rows(float *x, size_t ld, const float *b, int rows, in
 hlx_status_t hlx_cuda_rope_rows(float *x, int rows, size_t ld, int nheads, int hd,
                                 int rot_dim, int64_t pos, const hlx_rope_tab_t *r,
                                 void *stream);
-/* act[r][i] = silu(gu[r][i]) * gu[r][n + i] */
-/* act[r][i] = f(gu[r][i]) * gu[r][n + i], f by kind (hlx_act_t: 0 silu, 1 gelu_tanh). */
+/* act[r][i] = f(gu[r][i]) * gu[r][n + i], f by kind (hlx_act_t: 0 silu, 1 gelu_tanh); kind
+ * 2 (swiglu_clamp): g = min(gate, limit), act = g sigmoid(alpha g) (clamp(up, +-limit) + 1). */
 hlx_status_t hlx_cuda_glu_rows(float *act, const float *gu, int rows, int n, int kind,
-                               void *stream);
+                               float alpha, float limit, void *stream);
+/* o[r][0..dv) *= 1 / (1 + exp(sinks[r % cnt] - lse[r])): attention sinks on merged heads. */
+hlx_status_t hlx_cuda_attn_sink(float *o, const float *lse, const float *sinks, int rows,
+                                int cnt, int dv, void *stream);
 /* KV in rows (blocks of 1): slot t of shards [shard0, shard0 + nheads) of cap slots. */
 hlx_status_t hlx_cuda_kv_append(void *kc, void *vc, hlx_dtype_t kv_dtype, int dk, int dv,
                                 size_t cap, size_t shard0, size_t t, int nheads,

@@ -402,10 +402,18 @@ static hlx_status_t cu_add_rows(hlx_backend_t *be, hlx_be_queue_t *q, float *x, 
 }
 
 static hlx_status_t cu_glu(hlx_backend_t *be, hlx_be_queue_t *q, float *act,
-                           const float *gu, int rows, int n, hlx_act_t kind)
+                           const float *gu, int rows, int n, hlx_act_t kind, float alpha,
+                           float limit)
 {
     (void)be;
-    return hlx_cuda_glu_rows(act, gu, rows, n, (int)kind, hlx_cu_stream(q));
+    return hlx_cuda_glu_rows(act, gu, rows, n, (int)kind, alpha, limit, hlx_cu_stream(q));
+}
+
+static hlx_status_t cu_attn_sink(hlx_backend_t *be, hlx_be_queue_t *q, float *o,
+                                 const float *lse, const float *sinks, int rows, int cnt, int dv)
+{
+    (void)be;
+    return hlx_cuda_attn_sink(o, lse, sinks, rows, cnt, dv, hlx_cu_stream(q));
 }
 
 static hlx_status_t cu_pad(hlx_backend_t *be, hlx_be_queue_t *q, float *dst, int dcols,
@@ -467,7 +475,7 @@ static const hlx_backend_ops_t hlx_backend_cuda = {
     .gemm_batched = cu_gemm_batched,
     .rope = cu_rope, .kv_append = cu_append,
     .attn = cu_attn, .pack = cu_pack, .unpack = cu_unpack, .merge = cu_merge,
-    .add = cu_add, .scale = cu_scale, .add_rows = cu_add_rows, .glu = cu_glu, .pad_rows = cu_pad,
+    .add = cu_add, .scale = cu_scale, .add_rows = cu_add_rows, .glu = cu_glu, .attn_sink = cu_attn_sink, .pad_rows = cu_pad,
     .gather_rows = cu_gather,
     .scatter_add = cu_scatter, .argmax = cu_argmax,
 };

@@ -102,12 +102,19 @@ static void test_norm_rope_swiglu_add_pad(void)
         }
     }
     CHECK(rel_err(dx, y, R * N) < 1e-5, "rope differs: %g", rel_err(dx, y, R * N));
-    /* GeGLU, then SwiGLU (whose act the add below uses) */
-    hb.ops->glu(&hb, NULL, act, gu, R, N, HLX_ACT_GELU_TANH);
-    CHECK(cb.ops->glu(&cb, cq, dact, dgu, R, N, HLX_ACT_GELU_TANH) == HLX_OK, "geglu");
+    /* GeGLU, gpt-oss's clamped SwiGLU (a limit inside the values' range, so both clamps
+     * act), then SwiGLU (whose act the add below uses) */
+    hb.ops->glu(&hb, NULL, act, gu, R, N, HLX_ACT_GELU_TANH, 0.0f, 0.0f);
+    CHECK(cb.ops->glu(&cb, cq, dact, dgu, R, N, HLX_ACT_GELU_TANH, 0.0f, 0.0f) == HLX_OK,
+          "geglu");
     CHECK(rel_err(dact, act, R * N) < 1e-5, "geglu differs: %g", rel_err(dact, act, R * N));
-    hb.ops->glu(&hb, NULL, act, gu, R, N, HLX_ACT_SILU);
-    CHECK(cb.ops->glu(&cb, cq, dact, dgu, R, N, HLX_ACT_SILU) == HLX_OK, "swiglu");
+    hb.ops->glu(&hb, NULL, act, gu, R, N, HLX_ACT_SWIGLU_CLAMP, 1.702f, 0.5f);
+    CHECK(cb.ops->glu(&cb, cq, dact, dgu, R, N, HLX_ACT_SWIGLU_CLAMP, 1.702f, 0.5f) == HLX_OK,
+          "swiglu_clamp");
+    CHECK(rel_err(dact, act, R * N) < 1e-5, "swiglu_clamp differs: %g",
+          rel_err(dact, act, R * N));
+    hb.ops->glu(&hb, NULL, act, gu, R, N, HLX_ACT_SILU, 0.0f, 0.0f);
+    CHECK(cb.ops->glu(&cb, cq, dact, dgu, R, N, HLX_ACT_SILU, 0.0f, 0.0f) == HLX_OK, "swiglu");
     CHECK(rel_err(dact, act, R * N) < 1e-5, "swiglu differs: %g", rel_err(dact, act, R * N));
     /* add: x + act, exact on the device's own operands (its RoPE and SwiGLU above differ
      * from the host's by rounding) */

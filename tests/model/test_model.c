@@ -335,9 +335,19 @@ static void test_errors(void **state)
                  "sgate_unshared.json:4:3: shared_expert_gate: gates the shared experts' "
                  "output: needs \"shared_experts\" > 0");
     expect_error("act_bad.json", HLX_ERR_PARSE, "act_bad.json:3:44: ffn_act: unknown activation "
-                 "\"gelu\" (silu or gelu_tanh)");
+                 "\"gelu\" (silu, gelu_tanh or swiglu_clamp)");
     expect_error("act_moe.json", HLX_ERR_PARSE, "act_moe.json:4:3: ffn_act: gelu_tanh with "
-                 "\"experts\" > 0: the MoE layers run SwiGLU only");
+                 "\"experts\" > 0: the MoE layers run SwiGLU or swiglu_clamp");
+    expect_error("act_limit_silu.json", HLX_ERR_PARSE, "act_limit_silu.json:3:44: act_limit: "
+                 "only meaningful with \"ffn_act\": \"swiglu_clamp\"");
+    expect_error("router_bias_dense.json", HLX_ERR_PARSE, "router_bias_dense.json:3:44: "
+                 "router_bias: only with \"experts\" > 0");
+    expect_error("expert_bias_shared.json", HLX_ERR_PARSE, "expert_bias_shared.json:4:24: "
+                 "expert_bias: only with \"experts\" > 0 and no shared experts");
+    expect_error("sinks_mla.json", HLX_ERR_PARSE,
+                 "sinks_mla.json:3:3: attn_sinks: only with \"attn\": \"gqa\"");
+    expect_error("yarn_exact_linear.json", HLX_ERR_PARSE, "yarn_exact_linear.json:4:3: "
+                 "rope_yarn_exact: not a parameter of rope_scaling \"linear\"");
     expect_error("local_theta.json", HLX_ERR_PARSE, "local_theta.json:3:44: rope_local_theta: "
                  "only meaningful with \"sliding_window\"");
     expect_error("embed_scale_mla.json", HLX_ERR_PARSE, "embed_scale_mla.json:4:3: embed_scale: "
@@ -412,6 +422,42 @@ static void test_gqa_extras(void **state)
     m.shared_gate = 1;
     assert_true(hlx_model_params(&m) - hlx_model_params(&plain) == (double)m.layers * m.hidden);
     assert_true(hlx_model_hash(&m) != hlx_model_hash(&plain));
+}
+
+/* gpt-oss's layer (attn_sinks, o_bias, router_bias, expert_bias, ffn_act swiglu_clamp):
+ * read from a model file, off by default, the activation's alpha and limit defaulting to
+ * gpt-oss's 1.702 and 7, each hashed and its weights counted: Q sinks and H o-bias per
+ * layer, E router biases and 2 F + H per expert per MoE layer. */
+static void test_gpt_oss_layer(void **state)
+{
+    hlx_model_t m, plain;
+
+    (void)state;
+    load_data("gpt_oss_layer.json", &m);
+    assert_int_equal(m.ffn_act, HLX_ACT_SWIGLU_CLAMP);
+    assert_true(m.act_alpha == 1.702 && m.act_limit == 7.0);
+    assert_true(m.attn_sinks && m.o_bias && m.router_bias && m.expert_bias);
+    plain = m;
+    plain.attn_sinks = plain.o_bias = plain.router_bias = plain.expert_bias = 0;
+    assert_true(hlx_model_params(&m) - hlx_model_params(&plain) ==
+                2.0 * (4 + 64) + 2.0 * (4 + 4 * (2 * 32 + 64)));
+#define HLX_T_FLIP(_f, _v) \
+    do { \
+        hlx_model_t o = m; \
+        o._f = (_v); \
+        assert_true(hlx_model_hash(&o) != hlx_model_hash(&m)); \
+    } while (0)
+    HLX_T_FLIP(attn_sinks, 0);
+    HLX_T_FLIP(o_bias, 0);
+    HLX_T_FLIP(router_bias, 0);
+    HLX_T_FLIP(expert_bias, 0);
+    HLX_T_FLIP(act_alpha, 1.5);
+    HLX_T_FLIP(act_limit, 6.0);
+    HLX_T_FLIP(rope_yarn_exact, 1);
+#undef HLX_T_FLIP
+    load_data("gqa_extras.json", &m);
+    assert_true(!m.attn_sinks && !m.o_bias && !m.router_bias && !m.expert_bias &&
+                m.ffn_act == HLX_ACT_SILU && m.act_alpha == 0.0 && m.act_limit == 0.0);
 }
 
 /* Gemma 2's soft-cappings: read from a model file (0 = none by default), hashed each, no
@@ -626,7 +672,9 @@ static const struct { const char *name; size_t off, size; } g_fields[] = {
     HLX_F(ffn_act), HLX_F(embed_scale), HLX_F(attn_scalar), HLX_F(rope_local_theta),
     HLX_F(sliding_from), HLX_F(attn_softcap), HLX_F(final_softcap), HLX_F(tie_embeddings),
     HLX_F(embed_mult), HLX_F(residual_mult), HLX_F(logits_scale), HLX_F(dca_chunk),
-    HLX_F(dca_local), HLX_F(dca_orig), HLX_F(nope_pattern),
+    HLX_F(dca_local), HLX_F(dca_orig), HLX_F(nope_pattern), HLX_F(act_alpha), HLX_F(act_limit),
+    HLX_F(attn_sinks), HLX_F(o_bias), HLX_F(router_bias), HLX_F(expert_bias),
+    HLX_F(rope_yarn_exact),
 };
 
 /* RoPE scaling against the Hugging Face code written out again here, step for step as
@@ -1066,6 +1114,7 @@ int main(int argc, char **argv)
         cmocka_unit_test(test_mistral7b),
         cmocka_unit_test(test_gemma2_9b),
         cmocka_unit_test(test_seed_oss_36b),
+        cmocka_unit_test(test_gpt_oss_layer),
         cmocka_unit_test(test_gemma3_27b),
         cmocka_unit_test(test_llama32_3b),
         cmocka_unit_test(test_rope_longrope),

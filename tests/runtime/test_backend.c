@@ -38,6 +38,7 @@ static void test_stubs(void **state)
     assert_int_equal(ops.scatter_add(&be, NULL, x, x, NULL, x, 1, 1), HLX_ERR_UNSUPPORTED);
     assert_int_equal(ops.add_rows(&be, NULL, x, 1, x, 1, 1), HLX_ERR_UNSUPPORTED);
     assert_int_equal(ops.rmsnorm_heads(&be, NULL, x, 1, 1, 1, 1, x, 1e-6f), HLX_ERR_UNSUPPORTED);
+    assert_int_equal(ops.attn_sink(&be, NULL, x, x, x, 1, 1, 1), HLX_ERR_UNSUPPORTED);
     { /* the weights' stubs: row-major W, its bytes checked, groups of columns copied */
         float w[2 * 5] = { 0 }, src[2 * 3] = { 1, 2, 3, 4, 5, 6 };
         hlx_dtype_t t = HLX_DTYPE_BF16;
@@ -532,6 +533,48 @@ static void test_heads_bias(void **state)
     hlx_backend_fini(&be);
 }
 
+/* gpt-oss's sinks on merged heads (2 requests x 3 heads of dv 2): each row scaled by
+ * 1 / (1 + exp(sink - lse)), the same as a softmax over the keys and the sink computed
+ * whole in double; a head without keys (lse -inf) stays 0. Its clamped SwiGLU against the
+ * formula, both clamps reached. */
+static void test_sinks_swiglu_clamp(void **state)
+{
+    enum { B = 2, C = 3, DV = 2 };
+    const float sinks[C] = { -4.0f, 0.5f, 7.5f };
+    float o[B * C * DV], lse[B * C], gu[2 * 4] = { -9.0f, 0.25f, 3.0f, 12.0f,
+                                                   -12.0f, 0.5f, -0.75f, 9.0f };
+    float act[4];
+    hlx_backend_t be;
+    int r, e;
+
+    (void)state;
+    assert_int_equal(hlx_backend_init("host", "scalar", HLX_DTYPE_BF16, &be), HLX_OK);
+    for (r = 0; r < B * C; r++) {
+        lse[r] = r == 4 ? -INFINITY : 0.75f * (float)r - 1.0f;
+        for (e = 0; e < DV; e++)
+            o[r * DV + e] = r == 4 ? 0.0f : 1.0f + (float)(r * DV + e);
+    }
+    assert_int_equal(be.ops->attn_sink(&be, NULL, o, lse, sinks, B * C, C, DV), HLX_OK);
+    for (r = 0; r < B * C; r++)
+        for (e = 0; e < DV; e++) {
+            /* keys summing to exp(lse) with output v: v exp(lse) / (exp(lse) + exp(sink)) */
+            double v = 1.0 + (double)(r * DV + e), want;
+            want = r == 4 ? 0.0 : v * exp((double)lse[r]) /
+                                      (exp((double)lse[r]) + exp((double)sinks[r % C]));
+            assert_true(fabs(o[r * DV + e] - want) <= 1e-6 * fabs(want));
+        }
+    assert_int_equal(be.ops->attn_sink(&be, NULL, o, lse, sinks, B * C, 0, DV),
+                     HLX_ERR_INVALID);
+    assert_int_equal(be.ops->glu(&be, NULL, act, gu, 1, 4, HLX_ACT_SWIGLU_CLAMP, 1.702f, 7.0f),
+                     HLX_OK);
+    for (e = 0; e < 4; e++) {
+        double g = fmin(gu[e], 7.0), u = fmax(fmin(gu[4 + e], 7.0), -7.0);
+        double want = g / (1.0 + exp(-1.702 * g)) * (u + 1.0);
+        assert_true(fabs(act[e] - want) <= 1e-6 * fabs(want) + 1e-12);
+    }
+    hlx_backend_fini(&be);
+}
+
 int main(void)
 {
     const struct CMUnitTest tests[] = {
@@ -545,6 +588,7 @@ int main(void)
         cmocka_unit_test(test_gather_scatter),
         cmocka_unit_test(test_gemm_batched),
         cmocka_unit_test(test_heads_bias),
+        cmocka_unit_test(test_sinks_swiglu_clamp),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }

@@ -86,10 +86,6 @@ typedef struct hlx_model {
      * rope_local_theta, unscaled (> 0; 0: every layer with rope_theta and the scaling) */
     hlx_act_t       ffn_act;
     int             embed_scale;
-    /* HLX_ACT_SWIGLU_CLAMP's sigmoid gain and clamp (gpt-oss: swiglu_alpha 1.702,
-     * swiglu_limit 7); unused by the other activations */
-    double          act_alpha;
-    double          act_limit;
     /* Attention sinks (gpt-oss): a learned logit s_h per query head and layer (tensor
      * model.layers.L.self_attn.sinks [Q]) joins every softmax of the head as one more term
      * exp(s_h) of the denominator, with no value: the merged output of a head is scaled by
@@ -106,6 +102,10 @@ typedef struct hlx_model {
      * and Qwen2.5 models): its weights counted once; a model file's synthetic head is then
      * the embedding's values */
     int             tie_embeddings;
+    /* HLX_ACT_SWIGLU_CLAMP's sigmoid gain and clamp (gpt-oss: swiglu_alpha 1.702,
+     * swiglu_limit 7); unused by the other activations */
+    double          act_alpha;
+    double          act_limit;
     double          attn_scalar;
     double          rope_local_theta;
     /* Gemma 2's logit soft-capping: a score s (after the softmax scale) becomes
@@ -155,14 +155,14 @@ typedef struct hlx_model {
     double          rope_high_freq;  /* llama3: high_freq_factor */
     double          rope_beta_fast;  /* yarn: beta_fast (rotations) */
     double          rope_beta_slow;  /* yarn: beta_slow */
-    int             rope_yarn_exact; /* yarn: the ramp's ends as computed, not floored and
-                                        ceiled to whole pairs (transformers' truncate: false,
-                                        gpt-oss) */
     double          rope_mscale;     /* yarn: mscale */
     double          rope_mscale_all; /* yarn: mscale_all_dim (0: the softmax scale unchanged) */
     double          rope_attn_factor; /* longrope: attention_factor, on cos and sin */
     int             rope_long;        /* longrope: 1 = long_factor, 0 = short_factor, for the
                                          whole run (hlx_model_rope_select) */
+    int             rope_yarn_exact; /* yarn: the ramp's ends as computed, not floored and
+                                        ceiled to whole pairs (transformers' truncate: false,
+                                        gpt-oss) */
     double          rope_short_factor[HLX_ROPE_MAX_PAIRS]; /* longrope: rope_dim / 2 each */
     double          rope_long_factor[HLX_ROPE_MAX_PAIRS];
     /* Dual chunk attention (Qwen2.5-1M's dual_chunk_attention_config, as vLLM runs it;
