@@ -716,11 +716,15 @@ static void hf_freqs(const hlx_model_t *m, int dim, double *out, double *ms)
         } else if (m->rope_kind == HLX_ROPE_YARN) {
             double extra = 1.0 / pow(m->rope_theta, (2.0 * i) / dim);
             double inter = 1.0 / (m->rope_factor * pow(m->rope_theta, (2.0 * i) / dim));
-            double low = floor(hf_yarn_find_correction_dim(m->rope_beta_fast, dim, m->rope_theta,
-                                                          m->rope_orig_ctx));
-            double high = ceil(hf_yarn_find_correction_dim(m->rope_beta_slow, dim, m->rope_theta,
-                                                          m->rope_orig_ctx));
+            double low = hf_yarn_find_correction_dim(m->rope_beta_fast, dim, m->rope_theta,
+                                                     m->rope_orig_ctx);
+            double high = hf_yarn_find_correction_dim(m->rope_beta_slow, dim, m->rope_theta,
+                                                      m->rope_orig_ctx);
             double ramp, mask;
+            if (!m->rope_yarn_exact) { /* truncate (true unless the config says false) */
+                low = floor(low);
+                high = ceil(high);
+            }
             low = low > 0 ? low : 0;
             high = high < dim - 1 ? high : dim - 1;
             if (low == high)
@@ -831,6 +835,31 @@ static void test_rope_scaling(void **state)
         assert_true(fabs(ma - mb) < 1e-15);
     }
     assert_true(kept > 0 && scaled > 0 && between > 0);
+    /* gpt-oss's yarn (factor 32 over 4096 positions, base 150000, head 64, truncate false):
+     * the ramp's ends as computed, which moves pairs inside the ramp off the rounded one */
+    {
+        hlx_model_t g;
+        double fa[32], fb[32], fr[32];
+        int moved = 0;
+        memset(&g, 0, sizeof(g));
+        g.rope_kind = HLX_ROPE_YARN;
+        g.rope_theta = 150000.0;
+        g.rope_factor = 32.0;
+        g.rope_orig_ctx = 4096;
+        g.rope_beta_fast = 32;
+        g.rope_beta_slow = 1;
+        hlx_model_rope_freqs(&g, 64, fr, &ma); /* rounded */
+        g.rope_yarn_exact = 1;
+        hlx_model_rope_freqs(&g, 64, fa, &ma);
+        hf_freqs(&g, 64, fb, &mb);
+        for (i = 0; i < 32; i++) {
+            if (fabs(fa[i] - fb[i]) > 1e-15 * fb[i])
+                fail_msg("gpt-oss yarn pair %d: %.17g, the formula gives %.17g", i, fa[i], fb[i]);
+            moved += fa[i] != fr[i];
+        }
+        assert_true(moved > 0);
+        assert_true(fabs(ma - (0.1 * log(32.0) + 1.0)) < 1e-15 && fabs(ma - mb) < 1e-15);
+    }
     /* DeepSeek-V3's softmax scale: (0.1 ln 40 + 1)^2 / sqrt(192); transformers' attention
      * of the GQA families keeps 1 / sqrt(d) under yarn */
     m.rope_mscale_all = 1.0;
