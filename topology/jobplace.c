@@ -10,6 +10,7 @@
 
 #include "hlx_param.h"
 
+#include <errno.h>
 #include <jansson.h>
 #include <stddef.h>
 #include <net/if.h>
@@ -474,7 +475,7 @@ hlx_status_t hlx_place_write_json(const hlx_placement_t *p, const hlx_cluster_t 
     hlx_out_t out;
     char why[4200];
     hlx_status_t st;
-    int rc;
+    int rc, e;
 
     if (root == NULL)
         return HLX_ERR_NOMEM;
@@ -482,10 +483,13 @@ hlx_status_t hlx_place_write_json(const hlx_placement_t *p, const hlx_cluster_t 
     /* whole or not at all; a path that cannot take a file is bad input (exit 2) */
     st = hlx_out_begin(&out, path, why, sizeof(why));
     if (st == HLX_OK) {
+        errno = 0;
         rc = json_dumpf(root, out.f, JSON_INDENT(1) | JSON_SORT_KEYS);
+        e = errno; /* the failed write's reason (ENOSPC, EFBIG), before the end's calls */
         st = hlx_out_end(&out, rc == 0, why, sizeof(why));
         if (st == HLX_OK && rc != 0) {
-            snprintf(why, sizeof(why), "%s: writing failed", path);
+            snprintf(why, sizeof(why), "%s: writing failed: %s (nothing replaced)", path,
+                     e != 0 ? strerror(e) : "I/O error");
             st = HLX_ERR_IO;
         }
     }

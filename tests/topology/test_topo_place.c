@@ -10,7 +10,9 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <unistd.h>
 
+#include <helix/jobplace.h>
 #include <helix/topology.h>
 #include "hlx_config.h"
 #define HLX_TEST_TOPO
@@ -473,6 +475,39 @@ static void test_memory_clusters(void **state)
     hlx_cluster_free(&c);
 }
 
+/* HELIX_PLACEMENT_DUMP's writer names why a write failed (a full disk: /dev/full behind the
+ * path), for a placement that fits stdio's buffer and one that does not, where a failure
+ * inside the JSON writer read "writing failed" and no reason. */
+static void test_dump_write_failure(void **state)
+{
+    char dir[] = "/tmp/hlx_place_dump_XXXXXX", path[64], err[4600], msg[2][4600];
+    hlx_cluster_t c;
+    hlx_placement_t *p;
+    hlx_status_t st[2];
+    int i, n[2];
+    (void)state;
+
+    assert_non_null(mkdtemp(dir));
+    snprintf(path, sizeof(path), "%s/place.0", dir);
+    assert_int_equal(symlink("/dev/full", path), 0);
+    hlx_test_mem_cluster(&c, 16, 8, 2, 0);
+    for (i = 0; i < 2; i++) {
+        p = hlx_test_place(&c, i == 0 ? 2 : 16, i == 0 ? 1 : 8, 1, NULL);
+        err[0] = '\0';
+        st[i] = hlx_place_write_json(p, &c, path, err, sizeof(err));
+        n[i] = p->nranks;
+        snprintf(msg[i], sizeof(msg[i]), "%s", err);
+        hlx_placement_free(p);
+    }
+    hlx_cluster_free(&c);
+    unlink(path);
+    rmdir(dir);
+    for (i = 0; i < 2; i++)
+        if (st[i] != HLX_ERR_IO || strstr(msg[i], "HELIX_PLACEMENT_DUMP: ") != msg[i] ||
+            strstr(msg[i], "No space left on device") == NULL)
+            fail_msg("%d ranks: status %d, '%s' names no reason", n[i], st[i], msg[i]);
+}
+
 int main(void)
 {
     const struct CMUnitTest tests[] = {
@@ -487,6 +522,7 @@ int main(void)
         cmocka_unit_test(test_cpu_only),
         cmocka_unit_test(test_ep),
         cmocka_unit_test(test_memory_clusters),
+        cmocka_unit_test(test_dump_write_failure),
     };
     unsetenv("HELIX_TOPO_FILE");
     unsetenv("HELIX_TOPO_DUMP_FILE");
