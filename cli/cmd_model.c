@@ -10,10 +10,12 @@
 
 #include <hlx_kernels.h>
 
+#include <dirent.h>
 #include <errno.h>
 #include <float.h>
 #include <getopt.h>
 #include <jansson.h>
+#include <signal.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -135,8 +137,9 @@ static void hlx_synth_usage(FILE *f)
         "                    compression, as V2-Lite), 2 shared experts, softmax top-2 from\n"
         "                    the group of 4 whose best expert leads (group_limited_greedy),\n"
         "                    weights scaled by 2, not renormalised\n"
-        "  --out DIR         directory to write (created; existing files replaced, each only\n"
-        "                    once every new file is complete)\n"
+        "  --out DIR         directory to write (a new one appears only once complete, and\n"
+        "                    not at all when synth fails or is stopped; existing files\n"
+        "                    replaced, each only once every new file is complete)\n"
         "  --model M         dense, phi3, internlm2, qwen2, qwen3 and smollm3: the shapes\n"
         "                    of model description M\n"
         "                    (a GQA model JSON or preset with v_head_dim = head_dim, and\n"
@@ -306,6 +309,8 @@ typedef struct {
     double           kvs[2 * HLX_SYNTH_MAX_KVS];
 } hlx_synth_ctx_t;
 
+static volatile sig_atomic_t hlx_synth_signal;
+
 static hlx_status_t hlx_synth_fill(void *vctx, const hlx_hf_expect_t *t, size_t idx,
                                    int64_t row, float *dst)
 {
@@ -314,6 +319,9 @@ static hlx_status_t hlx_synth_fill(void *vctx, const hlx_hf_expect_t *t, size_t 
     int64_t cols = t->ndim == 2 ? t->shape[1] : t->shape[0], j, rr, rc, rrows, rcols, wrow;
     hlx_hf_weight_t w;
     int layer;
+
+    if (hlx_synth_signal) /* SIGINT or SIGTERM: stop writing (hlx_synth_write) */
+        return HLX_ERR_IO;
 
     if (c->nkvs > 0 && idx >= c->kvs_at) { /* layer (idx - at) / 2's k_scale, v_scale */
         size_t k = (idx - c->kvs_at) / 2, pair = k < (size_t)c->nkvs ? k : (size_t)c->nkvs - 1;
@@ -824,6 +832,119 @@ static hlx_status_t hlx_synth_mtp_list(hlx_synth_ctx_t *ctx, hlx_hf_expect_t **l
     return HLX_OK;
 }
 
+/* SIGINT or SIGTERM stops a synth under way: the writer's next row refuses
+ * (hlx_synth_fill), the files not yet in place are dropped, the folder this run made is
+ * removed, and the signal is raised again. */
+static void hlx_synth_on_signal(int sig)
+{
+    hlx_synth_signal = sig;
+}
+
+/* A folder this run made and the files in it (a checkpoint's: no subfolders). */
+static void hlx_synth_remove_made(const char *dir)
+{
+    DIR *d = opendir(dir);
+    struct dirent *e;
+
+    if (d != NULL) {
+        while ((e = readdir(d)) != NULL)
+            if (strcmp(e->d_name, ".") != 0 && strcmp(e->d_name, "..") != 0)
+                (void)unlinkat(dirfd(d), e->d_name, 0);
+        closedir(d);
+    }
+    (void)rmdir(dir);
+}
+
+/* "TMP/rest" said as "OUT/rest": messages name --out, not the folder written before it. */
+static void hlx_synth_err_name(char *err, size_t errlen, const char *tmp, const char *out)
+{
+    char buf[1200];
+    size_t n = strlen(tmp);
+
+    if (strncmp(err, tmp, n) != 0)
+        return;
+    snprintf(buf, sizeof(buf), "%s%s", out, err + n);
+    snprintf(err, errlen, "%s", buf);
+}
+
+/* Writes the checkpoint: into --out itself when it exists (hlx_ckpt_write: no file in place
+ * unless all are complete), else into a hidden sibling folder (".NAME.synth-XXXXXX") renamed
+ * to --out once complete, so that a failed or interrupted run (SIGINT, SIGTERM) leaves no
+ * folder behind. Returns 0, or the exit code after saying why; a signal is raised again
+ * once the folder is gone. */
+static int hlx_synth_write(const char *out, int missing, const hlx_hf_expect_t *list,
+                           size_t n, int shards, hlx_synth_ctx_t *ctx)
+{
+    struct sigaction sa, old_int, old_term;
+    char tmp[1100], err[1200];
+    const char *dir = out, *base;
+    hlx_status_t st = HLX_OK;
+    size_t len = strlen(out);
+    mode_t mask;
+    int e, sig;
+
+    memset(&sa, 0, sizeof(sa));
+    sa.sa_handler = hlx_synth_on_signal;
+    sigemptyset(&sa.sa_mask);
+    hlx_synth_signal = 0;
+    sigaction(SIGINT, NULL, &old_int);
+    sigaction(SIGTERM, NULL, &old_term);
+    if (old_int.sa_handler != SIG_IGN) /* a background job's ignored SIGINT stays ignored */
+        sigaction(SIGINT, &sa, NULL);
+    if (old_term.sa_handler != SIG_IGN)
+        sigaction(SIGTERM, &sa, NULL);
+    if (missing) {
+        while (len > 1 && out[len - 1] == '/')
+            len--;
+        for (base = out + len; base > out && base[-1] != '/'; base--)
+            ;
+        if (len + 32 > sizeof(tmp)) {
+            fprintf(stderr, "helix model synth: --out %s: path too long; give a shorter "
+                    "one\n", out);
+            st = HLX_ERR_INVALID;
+            goto restore;
+        }
+        snprintf(tmp, sizeof(tmp), "%.*s.%.*s.synth-XXXXXX", (int)(base - out), out,
+                 (int)(len - (size_t)(base - out)), base);
+        if (mkdtemp(tmp) == NULL) {
+            e = errno;
+            fprintf(stderr, "helix model synth: --out %s: cannot create the directory: %s\n",
+                    out, strerror(e));
+            st = e == EIO || e == ENOMEM ? HLX_ERR_IO : HLX_ERR_INVALID;
+            goto restore;
+        }
+        mask = umask(0); /* mkdtemp's 0700 made what mkdir(out, 0755) would have */
+        umask(mask);
+        (void)chmod(tmp, 0755 & ~mask);
+        dir = tmp;
+    }
+    /* shards, index and config.json together: none in place unless all are complete */
+    st = hlx_ckpt_write(dir, list, n, shards, &ctx->cfg, hlx_synth_fill, ctx, err, sizeof(err));
+    if (st == HLX_OK && missing && !hlx_synth_signal && rename(tmp, out) != 0) {
+        e = errno;
+        snprintf(err, sizeof(err), "--out %s: cannot put the checkpoint in place: %s%s", out,
+                 strerror(e), e == ENOTEMPTY || e == EEXIST
+                                  ? " (the folder appeared while it was written; give a new one)"
+                                  : "");
+        st = e == ENOTEMPTY || e == EEXIST ? HLX_ERR_INVALID : HLX_ERR_IO;
+    }
+    if ((st != HLX_OK || hlx_synth_signal) && missing)
+        hlx_synth_remove_made(tmp);
+    if (st != HLX_OK && !hlx_synth_signal) {
+        if (missing)
+            hlx_synth_err_name(err, sizeof(err), tmp, out);
+        fprintf(stderr, "helix model synth: %s\n", err);
+    }
+restore:
+    sigaction(SIGINT, &old_int, NULL);
+    sigaction(SIGTERM, &old_term, NULL);
+    if ((sig = hlx_synth_signal) != 0) { /* ended as the signal would have ended it */
+        signal(sig, SIG_DFL);
+        raise(sig);
+    }
+    return st == HLX_OK ? 0 : hlx_status_exit_code(st);
+}
+
 static int hlx_cmd_model_synth(int argc, char **argv)
 {
     enum { O_FAMILY = 1, O_OUT, O_LAYERS, O_SEED, O_DTYPE, O_SHARDS, O_MODEL, O_MAX_BYTES,
@@ -852,7 +973,7 @@ static int hlx_cmd_model_synth(int argc, char **argv)
     size_t n = 0, i;
     char err[1024], why[160];
     hlx_status_t st;
-    int o, moe, dense, missing = 0, made = 0, kvs_head = 0, fp8_tensor = -1, fp8_form = -1;
+    int o, moe, dense, missing = 0, kvs_head = 0, fp8_tensor = -1, fp8_form = -1;
     uint64_t bytes = 0, data = 0;
 
     optind = 1;
@@ -1006,22 +1127,13 @@ static int hlx_cmd_model_synth(int argc, char **argv)
             st = HLX_ERR_INTERNAL;
         }
     }
-    if (st == HLX_OK && missing) {
-        if (mkdir(out, 0755) != 0) {
-            int e = errno;
-            fprintf(stderr, "helix model synth: --out %s: cannot create the directory: %s\n",
-                    out, strerror(e));
+    if (st == HLX_OK) {
+        int rc = hlx_synth_write(out, missing, list, n, (int)shards, &ctx);
+        if (rc != 0) {
             free(list);
-            return e == EIO || e == ENOMEM ? 1 : 2;
+            return rc;
         }
-        made = 1;
     }
-    /* shards, index and config.json together: none in place unless all are complete */
-    if (st == HLX_OK)
-        st = hlx_ckpt_write(out, list, n, (int)shards, &ctx.cfg, hlx_synth_fill, &ctx, err,
-                            sizeof(err));
-    if (st != HLX_OK && made)
-        (void)rmdir(out); /* the folder this run made, when nothing is left in it */
     for (i = 0; i < n; i++)
         data += (uint64_t)list[i].shape[0] * (uint64_t)(list[i].ndim == 2 ? list[i].shape[1] : 1) *
                 hlx_st_dtype_size(list[i].dtype);

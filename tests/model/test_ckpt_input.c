@@ -2687,6 +2687,30 @@ static void test_synth_no_partial(void **state)
     assert_false(exists("fresh"));
 }
 
+/* synth NAME into DIR killed by SIGTERM once its folder (or a hidden one beside it) appears
+ * and a moment later, mid-write (64 layers take about a second); the shell's status of it. */
+static int synth_killed(const char *name)
+{
+    return sh("%s model synth --family dense --layers 64 --out %s/%s >/dev/null 2>&1 & "
+              "p=$!; cd %s && i=0; while [ $i -lt 1000 ] && [ ! -d %s ] && "
+              "! ls -d .%s.* >/dev/null 2>&1; do sleep 0.01; i=$((i + 1)); done; "
+              "sleep 0.2; kill -TERM $p; wait $p", helix, g_tmp, name, g_tmp, name, name);
+}
+
+/* SIGTERM mid-write: a new folder is not left behind (nor a hidden one beside it), where the
+ * folder made first stayed, empty; a folder that existed before stays, as it was. */
+static void test_synth_killed(void **state)
+{
+    (void)state;
+    assert_int_equal(synth_killed("termed"), 128 + 15);
+    assert_false(exists("termed"));
+    assert_int_equal(sh("ls -A %s | grep -q termed", g_tmp), 1);
+    assert_int_equal(sh("mkdir %s/was-there", g_tmp), 0);
+    assert_int_equal(synth_killed("was-there"), 128 + 15);
+    assert_true(exists("was-there"));
+    assert_int_equal(sh("[ -z \"$(ls -A %s/was-there)\" ]", g_tmp), 0);
+}
+
 static void test_synth_out_errors(void **state)
 {
     (void)state;
@@ -2757,6 +2781,7 @@ int main(int argc, char **argv)
         cmocka_unit_test(test_deepseek_v2),
         cmocka_unit_test(test_synth_max_bytes),
         cmocka_unit_test(test_synth_no_partial),
+        cmocka_unit_test(test_synth_killed),
         cmocka_unit_test(test_synth_out_errors),
         cmocka_unit_test(test_not_a_checkpoint_dir),
     };
