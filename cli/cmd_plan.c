@@ -10,6 +10,7 @@
 #include "hlx_time.h"
 
 #include <errno.h>
+#include <float.h>
 #include <getopt.h>
 #include <jansson.h>
 #include <math.h>
@@ -1143,10 +1144,15 @@ bad_gpus:
                 if (vy->n < 0)
                     return 2;
             }
-            for (k = 0; k < vy->n; k++) {
-                char *end;
-                double d = strtod(ve[k].s, &end);
-                if (end == ve[k].s || *end != '\0' || !isfinite(d) || d < 0) {
+            for (k = 0; k < vy->n; k++) { /* the common number rule (hlx_parse_num) */
+                char why[160];
+                double d;
+                if (hlx_parse_num(ve[k].s, -DBL_MAX, DBL_MAX, &d, why, sizeof(why)) != HLX_OK) {
+                    fprintf(stderr, "helix sweep: --vary: '%s': element %d: %s\n", optarg,
+                            ve[k].pos, why);
+                    return 2;
+                }
+                if (d < 0) {
                     fprintf(stderr, "helix sweep: --vary: '%s': element %d ('%s') is not a "
                                     "number >= 0\n", optarg, ve[k].pos, ve[k].s);
                     return 2;

@@ -7,6 +7,7 @@
 #include <ctype.h>
 #include <stddef.h>
 #include <errno.h>
+#include <float.h>
 #include <math.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -86,7 +87,23 @@ hlx_status_t hlx_parse_num(const char *text, double min, double max, double *val
         return HLX_ERR_INVALID;
     }
     d = strtod(s, &end);
-    if (end == s || *end != '\0' || !isfinite(d) || errno == ERANGE) {
+    if (end == s || *end != '\0') {
+        snprintf(why, whylen, "'%.*s' is not a finite decimal number", HLX_PARSE_SHOW, s);
+        return HLX_ERR_INVALID;
+    }
+    /* a well-formed number a double cannot hold: strtod's ERANGE with +-HUGE_VAL past the
+     * largest, with 0 or a subnormal (precision lost) nearer 0 than the smallest normal */
+    if (errno == ERANGE && fabs(d) > 1) {
+        snprintf(why, whylen, "'%.*s' is too large to represent (beyond %g); give a smaller "
+                 "value", HLX_PARSE_SHOW, s, DBL_MAX);
+        return HLX_ERR_INVALID;
+    }
+    if (errno == ERANGE) {
+        snprintf(why, whylen, "'%.*s' underflows: too small to represent (nearer 0 than %g); "
+                 "give 0 or a value farther from 0", HLX_PARSE_SHOW, s, DBL_MIN);
+        return HLX_ERR_INVALID;
+    }
+    if (!isfinite(d)) {
         snprintf(why, whylen, "'%.*s' is not a finite decimal number", HLX_PARSE_SHOW, s);
         return HLX_ERR_INVALID;
     }

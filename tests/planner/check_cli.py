@@ -114,6 +114,15 @@ bad = [
       "rdma_gbps=25,25.0"], "--vary: '25.0' (element 2) repeats '25' (element 1)"),
     (["sweep", "--model", "tiny", "--hw", "gb200-nvl72", "--context", "1K", "--vary",
       "rdma_gbps=25", "--vary", "rdma_gbps=50"], "--vary: key 'rdma_gbps' is given twice"),
+    # a value a double cannot hold is said as such (the common number rule), where 1e-400
+    # was read as 0 and refused as "not a positive number", 4e-320 taken and 1e400 "not a
+    # number"
+    (["sweep", "--model", "tiny", "--hw", "gb200-nvl72", "--context", "1K", "--vary",
+      "rdma_us=1,1e-400"], "element 2: '1e-400' underflows: too small to represent"),
+    (["sweep", "--model", "tiny", "--hw", "gb200-nvl72", "--context", "1K", "--vary",
+      "rdma_gbps=4e-320"], "element 1: '4e-320' underflows"),
+    (["sweep", "--model", "tiny", "--hw", "gb200-nvl72", "--context", "1K", "--vary",
+      "rdma_gbps=1e400"], "element 1: '1e400' is too large to represent"),
 ]
 for args, msg in bad:
     rc, out, err = run(*args)

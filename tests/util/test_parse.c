@@ -98,6 +98,20 @@ static void test_num(void **state)
                      HLX_ERR_INVALID);
     assert_int_equal(hlx_parse_num("0x1p3", 0, 100, &d, why, sizeof(why)), HLX_ERR_INVALID);
     assert_int_equal(hlx_parse_num("1e999", 0, 1e300, &d, why, sizeof(why)), HLX_ERR_INVALID);
+    assert_non_null(strstr(why, "'1e999' is too large to represent"));
+    assert_int_equal(hlx_parse_num("-1e999", -1e300, 0, &d, why, sizeof(why)), HLX_ERR_INVALID);
+    assert_non_null(strstr(why, "'-1e999' is too large to represent"));
+    /* strtod's ERANGE with 0 or a subnormal: said as what it is, where it read "not finite" */
+    assert_int_equal(hlx_parse_num("1e-400", 0, 1, &d, why, sizeof(why)), HLX_ERR_INVALID);
+    assert_non_null(strstr(why, "'1e-400' underflows: too small to represent"));
+    assert_null(strstr(why, "finite"));
+    assert_int_equal(hlx_parse_num("-4e-320", -1, 1, &d, why, sizeof(why)), HLX_ERR_INVALID);
+    assert_non_null(strstr(why, "'-4e-320' underflows"));
+    assert_int_equal(hlx_parse_num("0e-999", 0, 1, &d, why, sizeof(why)), HLX_OK); /* exact */
+    assert_true(d == 0);
+    assert_int_equal(hlx_parse_num("2.2250738585072014e-308", 0, 1, &d, why, sizeof(why)),
+                     HLX_OK); /* the smallest normal */
+    d = 7;
     assert_int_equal(hlx_parse_num("", 0, 1, &d, why, sizeof(why)), HLX_ERR_INVALID);
     assert_int_equal(hlx_parse_num(" 1", 0, 1, &d, why, sizeof(why)), HLX_ERR_INVALID);
     assert_int_equal(hlx_parse_num("1s", 0, 10, &d, why, sizeof(why)), HLX_ERR_INVALID);
