@@ -247,21 +247,25 @@ static void hlx_run_warn_unknown(void)
         names[i] = hlx_run_params[i].name;
     for (char **e = environ; e && *e; e++) {
         size_t      len = strcspn(*e, "=");
-        char        name[128];
-        const char *near;
+        char        name[128], show[HLX_PARAM_SHOW_NAME + 32];
+        const char *near = NULL;
 
-        if (strncmp(*e, "HELIX_RUN_", 10) != 0 || len - 6 >= sizeof(name))
+        if (strncmp(*e, "HELIX_RUN_", 10) != 0)
             continue;
-        snprintf(name, sizeof(name), "%.*s", (int)(len - 6), *e + 6);
-        if (hlx_run_param_index(name) >= 0)
-            continue;
-        near = hlx_nearest_name(name, names, HLX_RUN_NPARAMS);
+        /* a name too long for the buffer is no declared one, and near none: warned too */
+        if (len - 6 < sizeof(name)) {
+            snprintf(name, sizeof(name), "%.*s", (int)(len - 6), *e + 6);
+            if (hlx_run_param_index(name) >= 0)
+                continue;
+            near = hlx_nearest_name(name, names, HLX_RUN_NPARAMS);
+        }
+        hlx_param_env_show(*e + 6, len - 6, show, sizeof(show));
         if (near)
             fprintf(stderr, "helixrun: unknown environment variable HELIX_%s (did you mean "
-                    "HELIX_%s?)\n", name, near);
+                    "HELIX_%s?)\n", show, near);
         else
             fprintf(stderr, "helixrun: unknown environment variable HELIX_%s (see helixrun "
-                    "--help)\n", name);
+                    "--help)\n", show);
     }
 }
 

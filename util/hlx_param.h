@@ -65,6 +65,11 @@ hlx_status_t hlx_param_check_env(const hlx_param_table_t *const *tables, size_t 
  * declared name. An extra_known name ending in '*' is a prefix ("RUN_*"). */
 void hlx_param_warn_unknown(const hlx_param_table_t *const *tables, size_t ntables,
                             const char *const *extra_known, size_t nextra);
+/* The name[0, len) of an environment variable as a warning shows it, into buf: whole up to
+ * HLX_PARAM_SHOW_NAME characters, else its start, "..." and its length, so that a name of
+ * any length can be warned about. */
+#define HLX_PARAM_SHOW_NAME 100
+void hlx_param_env_show(const char *name, size_t len, char *buf, size_t buflen);
 const char *hlx_param_src_str(hlx_param_src_t src);
 /* The name choices gives an integer parameter's value v ("software-l2"), copied into buf;
  * NULL when it names none (no choices, or v out of them). */

@@ -255,6 +255,14 @@ void hlx_param_print(FILE *f, const hlx_param_table_t *table, const void *values
     }
 }
 
+void hlx_param_env_show(const char *name, size_t len, char *buf, size_t buflen)
+{
+    if (len <= HLX_PARAM_SHOW_NAME)
+        snprintf(buf, buflen, "%.*s", (int)len, name);
+    else
+        snprintf(buf, buflen, "%.*s... (%zu characters)", HLX_PARAM_SHOW_NAME, name, len);
+}
+
 void hlx_param_warn_unknown(const hlx_param_table_t *const *tables, size_t ntables,
                             const char *const *extra_known, size_t nextra)
 {
@@ -268,31 +276,36 @@ void hlx_param_warn_unknown(const hlx_param_table_t *const *tables, size_t ntabl
     for (i = 0; i < nextra && n < 256; i++)
         names[n++] = extra_known[i];
     for (e = environ; e && *e; e++) {
-        char name[128];
-        const char *eq;
+        char name[128], show[HLX_PARAM_SHOW_NAME + 32];
+        const char *eq, *nm = *e + 6, *near = NULL;
+        size_t len;
         int known = 0;
         if (strncmp(*e, "HELIX_", 6))
             continue;
         eq = strchr(*e, '=');
-        if (!eq || (size_t)(eq - *e - 6) >= sizeof(name))
+        if (!eq)
             continue;
-        snprintf(name, sizeof(name), "%.*s", (int)(eq - *e - 6), *e + 6);
+        len = (size_t)(eq - nm); /* any length: a long name is warned about too */
         for (i = 0; i < n; i++) {
             size_t l = strlen(names[i]);
             /* "RUN_*" declares the variables of another program (helixrun) by prefix */
             if (l > 0 && names[i][l - 1] == '*')
-                known |= !strncmp(names[i], name, l - 1);
+                known |= len >= l - 1 && !strncmp(names[i], nm, l - 1);
             else
-                known |= !strcmp(names[i], name);
+                known |= len == l && !strncmp(names[i], nm, l);
         }
-        if (!known) {
-            const char *near = hlx_nearest_name(name, names, n);
-            if (near)
-                hlx_warn("unknown environment variable HELIX_%s (did you mean HELIX_%s?)",
-                         name, near);
-            else
-                hlx_warn("unknown environment variable HELIX_%s", name);
+        if (known)
+            continue;
+        if (len < sizeof(name)) { /* a longer one is near no declared name */
+            snprintf(name, sizeof(name), "%.*s", (int)len, nm);
+            near = hlx_nearest_name(name, names, n);
         }
+        hlx_param_env_show(nm, len, show, sizeof(show));
+        if (near)
+            hlx_warn("unknown environment variable HELIX_%s (did you mean HELIX_%s?)", show,
+                     near);
+        else
+            hlx_warn("unknown environment variable HELIX_%s", show);
     }
 }
 

@@ -1108,6 +1108,13 @@ badenv)
     expect_rc 0
     expect_err "^helixrun: unknown environment variable HELIX_RUN_TIMOUT \(did you mean HELIX_RUN_TIMEOUT\?\)"
     expect_err_lines 1
+    # a name of any length, its start shown (one of 128 characters or more was skipped)
+    long=$(printf 'X%.0s' $(seq 1 200))
+    env "HELIX_RUN_$long=1" timeout -k 2 5 "$HR" -n 1 true >"$out" 2>"$err"
+    rc=$?
+    expect_rc 0
+    expect_err "^helixrun: unknown environment variable HELIX_RUN_X{96}\.\.\. \(204 characters\) \(see helixrun --help\)$"
+    expect_err_lines 1
     # a good value still applies, and a flag still overrides it
     HELIX_RUN_PREFIX=none run 5 -n 1 sh -c 'echo plain'
     expect_rc 0

@@ -142,6 +142,11 @@ expect 0 "INVALID together: HELIX_COMM_CHUNK_SHM=100" 1 -- \
     env HELIX_COMM_CHUNK_SHM=100 sh -c "\"$helix\" info >&2"
 expect 0 "did you mean HELIX_COMM_TIMEOUT?" 1 -- env HELIX_COMM_TIMOUT=3 "$helix" topo --topo "$topo/hgx8.xml"
 quiet 0 -- env HELIX_RUN_GRACE=3 HELIX_COMM_TIMEOUT=5 "$helix" topo --topo "$topo/hgx8.xml"
+# a name of any length is warned about, its start shown (128 characters or more: silence)
+long=$(printf 'COMM_TIMEOUT_%0200d' 0)
+expect 0 "unknown environment variable HELIX_COMM_TIMEOUT_0000" 1 -- \
+    env "HELIX_$long=1" "$helix" topo --topo "$topo/hgx8.xml"
+expect 0 "... (213 characters)" 1 -- env "HELIX_$long=1" "$helix" topo --topo "$topo/hgx8.xml"
 expect 0 "HELIX_DEBUG: 'infoo' is not one of ERROR|WARN|INFO|DEBUG|TRACE (did you mean INFO?)" 1 -- \
     env HELIX_DEBUG=infoo "$helix" topo --topo "$topo/hgx8.xml"
 expect 0 "unknown subsystem 'topoo' ignored (did you mean TOPO?)" 1 -- \
