@@ -63,9 +63,8 @@ hlx_status_t hlx_fault_create(const char *spec, hlx_fault_t **f_p, char *err, si
         int is_rank = !strncmp(tok, "rank=", 5), is_step = !strncmp(tok, "step=", 5);
         int64_t v;
         if ((!is_rank && !is_step) || (is_rank && seen_rank++) || (is_step && seen_step++) ||
-            hlx_parse_int(tok + 5, 0, 1 << 24, &v, why, sizeof(why)) != HLX_OK ||
-            strpbrk(tok + 5, "kKmMgGtT") != NULL)
-            goto bad;
+            hlx_parse_int(tok + 5, 0, 1 << 24, &v, why, sizeof(why)) != HLX_OK)
+            goto bad; /* the common integer rule: step=1K is step 1024 */
         *(is_rank ? &f.rank : &f.step) = (int)v;
     }
     if (!seen_rank)
@@ -77,7 +76,8 @@ hlx_status_t hlx_fault_create(const char *spec, hlx_fault_t **f_p, char *err, si
     return HLX_OK;
 bad:
     snprintf(err, errlen, "HELIX_FAULT=\"%s\": expected KIND:rank=R[:step=S] with KIND one "
-             "of drop-partials, skip-append, nan, kill, hang, R and S decimal, each once",
+             "of drop-partials, skip-append, nan, kill, hang, R and S integers in [0, 16M] "
+             "(K, M: 2^10, 2^20), each once",
              spec);
     return HLX_ERR_INVALID;
 }

@@ -156,11 +156,13 @@ expect 2 "unknown command 'decod' (did you mean decode?)" 1 -- "$helix" decod --
 
 # a scripted fault that a typo would turn into another (or none): refused, where a second
 # step= replaced the first (the fault never fired, the test it served passed) and a missing
-# rank=, an empty field or "+0" were taken
-for f in nan:rank=0:step=1:step=2 nan:step=1 nan:rank=0: nan:rank=+0 nan:rank=0:step=1K; do
+# rank=, an empty field or "+0" were taken; rank= and step= take K, M, G, T as every
+# integer does (step=1K is step 1024), where a check of their own refused them
+for f in nan:rank=0:step=1:step=2 nan:step=1 nan:rank=0: nan:rank=+0 nan:rank=0:step=17M; do
     expect 2 "HELIX_FAULT=\"$f\": expected KIND:rank=R[:step=S]" 1 -- \
         env HELIX_FAULT="$f" "$helix" decode --steps 2 --context 4
 done
+quiet 0 -- env HELIX_FAULT=nan:rank=0:step=1K "$helix" decode --steps 2 --context 4
 expect 1 "non-finite value (nan) in the attention partials received from rank 0, layer 0, step 1" 1 -- \
     env HELIX_FAULT=nan:rank=0:step=1 "$helix" decode --steps 2 --context 4
 
