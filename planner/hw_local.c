@@ -349,9 +349,8 @@ hlx_status_t hlx_hw_local_save(const char *path, const hlx_hw_local_t *hw, char 
                                size_t errlen)
 {
     json_t *o, *a, *links;
-    hlx_out_t out;
     hlx_status_t st;
-    int i, rc;
+    int i;
 
     o = json_pack("{s:s, s:i, s:s, s:s, s:s, s:s, s:i, s:f, s:f, s:f, s:f, s:f}",
                   "format", HLX_HW_FORMAT, "version", HLX_HW_VERSION, "host", hw->host,
@@ -411,19 +410,12 @@ hlx_status_t hlx_hw_local_save(const char *path, const hlx_hw_local_t *hw, char 
         json_decref(o);
         return HLX_ERR_IO;
     }
-    /* whole or not at all (hlx_out: a temporary file renamed into place) */
-    if ((st = hlx_out_begin(&out, path, err, errlen)) != HLX_OK) {
-        json_decref(o);
-        return HLX_ERR_IO;
-    }
-    rc = json_dumpf(o, out.f, JSON_INDENT(2) | JSON_PRESERVE_ORDER | JSON_REAL_PRECISION(6));
+    /* whole or not at all (hlx_out: a temporary file renamed into place); any failure here
+     * is the machine's (exit 1) */
+    st = hlx_json_write_file(o, JSON_INDENT(2) | JSON_PRESERVE_ORDER | JSON_REAL_PRECISION(6),
+                             path, err, errlen);
     json_decref(o);
-    st = hlx_out_end(&out, rc == 0, err, errlen);
-    if (st == HLX_OK && rc != 0) {
-        snprintf(err, errlen, "%s: cannot write the JSON", path);
-        st = HLX_ERR_IO;
-    }
-    return st;
+    return st == HLX_OK ? HLX_OK : HLX_ERR_IO;
 }
 
 /* ---- the machine as a cluster ---- */

@@ -4,6 +4,7 @@
 #define _GNU_SOURCE
 #include "hlx_file.h"
 #include "hlx_hash.h"
+#include "hlx_json.h"
 #include "topo_int.h"
 
 #include <helix/jobplace.h>
@@ -472,27 +473,14 @@ hlx_status_t hlx_place_write_json(const hlx_placement_t *p, const hlx_cluster_t 
                                   const char *path, char *err, size_t errlen)
 {
     json_t *root = json_object();
-    hlx_out_t out;
     char why[4200];
     hlx_status_t st;
-    int rc, e;
 
     if (root == NULL)
         return HLX_ERR_NOMEM;
     hlx_place_json_add(root, p, c);
     /* whole or not at all; a path that cannot take a file is bad input (exit 2) */
-    st = hlx_out_begin(&out, path, why, sizeof(why));
-    if (st == HLX_OK) {
-        errno = 0;
-        rc = json_dumpf(root, out.f, JSON_INDENT(1) | JSON_SORT_KEYS);
-        e = errno; /* the failed write's reason (ENOSPC, EFBIG), before the end's calls */
-        st = hlx_out_end(&out, rc == 0, why, sizeof(why));
-        if (st == HLX_OK && rc != 0) {
-            snprintf(why, sizeof(why), "%s: writing failed: %s (nothing replaced)", path,
-                     e != 0 ? strerror(e) : "I/O error");
-            st = HLX_ERR_IO;
-        }
-    }
+    st = hlx_json_write_file(root, JSON_INDENT(1) | JSON_SORT_KEYS, path, why, sizeof(why));
     json_decref(root);
     if (st != HLX_OK)
         hlx_topo_seterr(err, errlen, "HELIX_PLACEMENT_DUMP: %s", why);

@@ -70,6 +70,12 @@ hlx_status_t hlx_jdoc_fail(hlx_jdoc_t *doc, const char *path, hlx_status_t statu
 hlx_status_t hlx_jdoc_read_object(hlx_jdoc_t *doc, json_t *obj, const char *path,
                                   const hlx_jfield_t *fields, size_t nfields, void *out);
 
+/* Writes root (json_dumpf's flags) to path whole or not at all (hlx_out: a temporary file
+ * renamed into place, the old file untouched on failure). A failed
+ * write is said once in err with its reason ("PATH: writing failed: No space left on
+ * device (nothing replaced)"); a path that cannot take a file too (hlx_out_begin). */
+hlx_status_t hlx_json_write_file(json_t *root, size_t flags, const char *path, char *err,
+                                 size_t errlen);
 /* Levenshtein-nearest name among the candidates: at most 3 edits and half of the shorter
  * of the two names (NULL if none is that close). */
 const char *hlx_nearest_name(const char *name, const char *const *candidates, size_t n);

@@ -3,6 +3,7 @@
 #include "hlx_json.h"
 #include "hlx_file.h"
 
+#include <errno.h>
 #include <limits.h>
 #include <math.h>
 #include <stdarg.h>
@@ -352,6 +353,27 @@ static size_t hlx_levenshtein(const char *a, const char *b)
         }
     }
     return row[lb];
+}
+
+hlx_status_t hlx_json_write_file(json_t *root, size_t flags, const char *path, char *err,
+                                 size_t errlen)
+{
+    hlx_out_t out;
+    hlx_status_t st;
+    int rc, e;
+
+    if ((st = hlx_out_begin(&out, path, err, errlen)) != HLX_OK)
+        return st;
+    errno = 0;
+    rc = json_dumpf(root, out.f, flags);
+    e = errno; /* the failed write's reason (ENOSPC, EFBIG), before the end's calls */
+    st = hlx_out_end(&out, rc == 0, err, errlen);
+    if (st == HLX_OK && rc != 0) {
+        snprintf(err, errlen, "%s: writing failed: %s (nothing replaced)", path,
+                 e != 0 ? strerror(e) : "I/O error");
+        st = HLX_ERR_IO;
+    }
+    return st;
 }
 
 const char *hlx_nearest_name(const char *name, const char *const *candidates, size_t n)

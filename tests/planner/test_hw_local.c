@@ -74,6 +74,22 @@ static void round_trip(const hlx_hw_local_t *hw, hlx_hw_local_t *out, const char
     unlink(path);
 }
 
+/* A save that cannot be written says why, once, with the path (a full device: the write
+ * itself fails, not the open). */
+static void test_save_full(void **state)
+{
+    hlx_hw_local_t hw;
+    char err[1024] = "";
+
+    (void)state;
+    if (access("/dev/full", W_OK) != 0)
+        skip();
+    hw_fixture(&hw);
+    assert_int_equal(hlx_hw_local_save("/dev/full", &hw, err, sizeof(err)), HLX_ERR_IO);
+    if (strstr(err, "/dev/full: writing failed: No space left on device") == NULL)
+        fail_msg("no reason in: %s", err);
+}
+
 static void test_round_trip(void **state)
 {
     hlx_hw_local_t a, b;
@@ -634,6 +650,7 @@ int main(void)
         cmocka_unit_test(test_monotonic_and_sum),
         cmocka_unit_test(test_attention_scaling),
         cmocka_unit_test(test_hopb),
+        cmocka_unit_test(test_save_full),
         cmocka_unit_test(test_dram_readers),
         cmocka_unit_test(test_step_wait),
         cmocka_unit_test(test_uneven),
