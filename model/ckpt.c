@@ -1268,12 +1268,15 @@ int hlx_ckpt_packed_groups(const hlx_ckpt_t *ck, const hlx_ckpt_tensor_t *t, int
 
 /* ---- views of fused 3-D tensors ------------------------------------------------------ */
 
-/* One view: checks its tensor (stored, [experts][in][cols] exactly, floating point) and its
- * range, every byte offset overflow-checked, and fills out (its name owned by the caller's
- * list from here on). */
+/* One view: checks its tensor (stored, [experts][in][cols] exactly, or [experts][cols] for
+ * a 1-D view; floating point) and its columns (c0 + step x (out - 1) inside cols), every
+ * byte offset overflow-checked, and fills out (its name owned by the caller's list from
+ * here on). */
 static hlx_status_t hlx_view_one(hlx_ckpt_t *ck, const hlx_ckpt_view_t *v, hlx_ckpt_tensor_t *out)
 {
-    const int64_t want[3] = { v->experts, v->in, v->cols };
+    const int64_t want3[3] = { v->experts, v->in, v->cols }, want2[2] = { v->experts, v->cols };
+    const int nd = v->vec ? 2 : 3;
+    const int64_t *want = v->vec ? want2 : want3, step = v->step > 1 ? v->step : 1;
     char mapped[256], fmapped[256], have[160], exp[160];
     const char *name = hlx_ckpt_prefixed(ck, v->name, mapped, sizeof(mapped));
     const char *fname = hlx_ckpt_prefixed(ck, v->fused, fmapped, sizeof(fmapped));
@@ -1281,53 +1284,58 @@ static hlx_status_t hlx_view_one(hlx_ckpt_t *ck, const hlx_ckpt_view_t *v, hlx_c
     uint64_t at, off;
     const char *file;
 
+    hlx_shape_str(exp, sizeof(exp), nd, want);
     if (f == NULL)
         return hlx_errbuf(hlx_ckpt_terr, sizeof(hlx_ckpt_terr), HLX_ERR_NOT_FOUND,
-                          "%s: tensor %s is missing (the fused experts %s reads, [%lld, %lld, "
-                          "%lld])", ck->dir, fname, name, (long long)v->experts,
-                          (long long)v->in, (long long)v->cols);
+                          "%s: tensor %s is missing (the fused experts %s reads, %s)", ck->dir,
+                          fname, name, exp);
     file = ck->files[f->file].name;
-    if (f->ndim != 3 || memcmp(f->shape, want, sizeof(want)) != 0) {
+    if (f->ndim != nd || memcmp(f->shape, want, sizeof(int64_t) * (size_t)nd) != 0) {
         hlx_shape_str(have, sizeof(have), f->ndim, f->shape);
-        hlx_shape_str(exp, sizeof(exp), 3, want);
         return hlx_errbuf(hlx_ckpt_terr, sizeof(hlx_ckpt_terr), HLX_ERR_MISMATCH,
-                          "%s: tensor %s: shape %s, expected %s (fused experts: [experts, in, "
-                          "out], input-major)", file, f->name, have, exp);
+                          "%s: tensor %s: shape %s, expected %s (%s)", file, f->name, have, exp,
+                          v->vec ? "fused expert biases: [experts, out]"
+                                 : "fused experts: [experts, in, out], input-major");
     }
     if (f->dtype != HLX_ST_F32 && f->dtype != HLX_ST_BF16 && f->dtype != HLX_ST_F16)
         return hlx_errbuf(hlx_ckpt_terr, sizeof(hlx_ckpt_terr), HLX_ERR_MISMATCH,
-                          "%s: tensor %s: dtype %s: fused 3-D experts are read in F32, BF16 or "
-                          "F16 (quantized fused experts are not read)", file, f->name,
-                          hlx_st_dtype_name(f->dtype));
-    if (v->index < 0 || v->index >= v->experts || v->c0 < 0 || v->out < 1 ||
-        v->c0 > v->cols - v->out || v->in < 1)
+                          "%s: tensor %s: dtype %s: fused %s are read in F32, BF16 or F16 "
+                          "(quantized fused experts are not read)", file, f->name,
+                          hlx_st_dtype_name(f->dtype), v->vec ? "expert biases" : "3-D experts");
+    /* the last column c0 + step (out - 1) inside cols, without overflow */
+    if (v->index < 0 || v->index >= v->experts || v->c0 < 0 || v->out < 1 || v->step < 0 ||
+        v->c0 >= v->cols || (v->out - 1) > (v->cols - 1 - v->c0) / step ||
+        (!v->vec && v->in < 1))
         return hlx_errbuf(hlx_ckpt_terr, sizeof(hlx_ckpt_terr), HLX_ERR_INVALID,
-                          "%s: tensor %s: expert %lld, columns [%lld, +%lld) outside it", file,
-                          f->name, (long long)v->index, (long long)v->c0, (long long)v->out);
+                          "%s: tensor %s: expert %lld, %lld columns from %lld by %lld outside it",
+                          file, f->name, (long long)v->index, (long long)v->out,
+                          (long long)v->c0, (long long)step);
     if (hlx_ckpt_find_stored(ck, name) != NULL)
         return hlx_errbuf(hlx_ckpt_terr, sizeof(hlx_ckpt_terr), HLX_ERR_INVALID,
                           "%s: tensor %s is stored both on its own and fused in %s", file,
                           name, f->name);
-    /* the slab's first element: (index * in * cols + c0) elements into f */
-    if (__builtin_mul_overflow((uint64_t)v->index, (uint64_t)v->in, &at) ||
+    /* the first element: (index * in * cols + c0) elements into f ((index * cols + c0) for
+     * a row of a 2-D one) */
+    if (__builtin_mul_overflow((uint64_t)v->index, (uint64_t)(v->vec ? 1 : v->in), &at) ||
         __builtin_mul_overflow(at, (uint64_t)v->cols, &at) ||
         __builtin_add_overflow(at, (uint64_t)v->c0, &at) ||
         __builtin_mul_overflow(at, (uint64_t)hlx_st_dtype_size(f->dtype), &off) ||
         __builtin_add_overflow(off, f->begin, &off) || off >= f->end ||
-        __builtin_mul_overflow((uint64_t)v->out, (uint64_t)v->in, &out->numel))
+        __builtin_mul_overflow((uint64_t)v->out, (uint64_t)(v->vec ? 1 : v->in), &out->numel))
         return hlx_errbuf(hlx_ckpt_terr, sizeof(hlx_ckpt_terr), HLX_ERR_INVALID,
                           "%s: tensor %s: expert %lld's offset overflows", file, f->name,
                           (long long)v->index);
     if ((out->name = strdup(name)) == NULL)
         return hlx_errbuf(hlx_ckpt_terr, sizeof(hlx_ckpt_terr), HLX_ERR_NOMEM, "out of memory");
     out->dtype = f->dtype;
-    out->ndim = 2;
+    out->ndim = v->vec ? 1 : 2;
     out->shape[0] = v->out;
-    out->shape[1] = v->in;
+    out->shape[1] = v->vec ? 0 : v->in;
     out->begin = out->end = off;
     out->file = f->file;
     out->fused = f;
     out->stride = v->cols;
+    out->cstep = step > 1 ? step : 0;
     return HLX_OK;
 }
 
@@ -1529,6 +1537,31 @@ static hlx_status_t hlx_ck_unpack_tile(const hlx_ckpt_t *ck, const hlx_ckpt_tens
     return HLX_OK;
 }
 
+/* n elements of es bytes from src, cstep elements apart, into dst (contiguous): a stepped
+ * view's row (gpt-oss's interleaved gate and up), with the 2- and 4-byte types copied as
+ * words rather than by a call per element. */
+static void hlx_ck_gather(uint8_t *dst, const uint8_t *src, size_t es, int64_t cstep, int64_t n)
+{
+    int64_t j;
+
+    if (es == 2) {
+        for (j = 0; j < n; j++) {
+            uint16_t v;
+            memcpy(&v, src + (size_t)(j * cstep) * 2, 2);
+            memcpy(dst + (size_t)j * 2, &v, 2);
+        }
+    } else if (es == 4) {
+        for (j = 0; j < n; j++) {
+            uint32_t v;
+            memcpy(&v, src + (size_t)(j * cstep) * 4, 4);
+            memcpy(dst + (size_t)j * 4, &v, 4);
+        }
+    } else {
+        for (j = 0; j < n; j++)
+            memcpy(dst + (size_t)j * es, src + (size_t)(j * cstep) * es, es);
+    }
+}
+
 hlx_status_t hlx_ckpt_read_block(hlx_ckpt_t *ck, const hlx_ckpt_tensor_t *t, int64_t r0,
                                  int64_t nr, int64_t c0, int64_t nc, int transpose, void *dst,
                                  hlx_dtype_t dst_dtype, int64_t ld)
@@ -1538,12 +1571,13 @@ hlx_status_t hlx_ckpt_read_block(hlx_ckpt_t *ck, const hlx_ckpt_tensor_t *t, int
     int64_t rows = t->ndim >= 2 ? t->shape[0] : 1, cols, i, j;
     const size_t es = hlx_st_dtype_size(t->dtype);
     const uint8_t *base = hlx_ck_data(ck, t);
-    int64_t brow = 1, bcol = 1, tnc, stride;
+    int64_t brow = 1, bcol = 1, tnc, stride, cstep;
+    uint8_t *gather = NULL; /* a strided view's elements of one row, as stored */
     hlx_dtype_t mode = HLX_DTYPE_F32; /* packed: the values, or a part (HLX_CKPT_Q*) */
     int colmajor;
     float *tile;
 
-    if (t->fused != NULL) {
+    if (t->fused != NULL && t->ndim == 2) {
         /* a view [out][in] of input-major rows: the block read from them, the other way */
         hlx_ckpt_tensor_t sv = *t;
         if (r0 < 0 || nr < 0 || c0 < 0 || nc < 0 || r0 > t->shape[0] - nr ||
@@ -1609,7 +1643,12 @@ hlx_status_t hlx_ckpt_read_block(hlx_ckpt_t *ck, const hlx_ckpt_tensor_t *t, int
                                (long long)((rows + brow - 1) / brow),
                                (long long)((cols + bcol - 1) / bcol));
     }
-    if (!transpose && s == NULL && t->dtype == HLX_ST_BF16 && dst_dtype == HLX_DTYPE_BF16) {
+    cstep = t->cstep > 1 ? t->cstep : 1; /* a view's columns lie cstep apart */
+    if (cstep > 1 && (gather = malloc(es * (size_t)(nc > 0 ? nc : 1))) == NULL)
+        return hlx_errbuf(hlx_ckpt_terr, sizeof(hlx_ckpt_terr), HLX_ERR_NOMEM,
+                          "%s: tensor %s: out of memory", f->name, t->name);
+    if (cstep == 1 && !transpose && s == NULL && t->dtype == HLX_ST_BF16 &&
+        dst_dtype == HLX_DTYPE_BF16) {
         for (i = 0; i < nr; i++) /* same type: rows copied as they are */
             memcpy((uint16_t *)dst + (size_t)(i * ld), base + (size_t)((r0 + i) * stride + c0) * 2,
                    (size_t)nc * 2);
@@ -1617,7 +1656,7 @@ hlx_status_t hlx_ckpt_read_block(hlx_ckpt_t *ck, const hlx_ckpt_tensor_t *t, int
                                   memory_order_relaxed);
         return HLX_OK;
     }
-    if (s == NULL && t->dtype == HLX_ST_BF16 && dst_dtype == HLX_DTYPE_BF16) {
+    if (cstep == 1 && s == NULL && t->dtype == HLX_ST_BF16 && dst_dtype == HLX_DTYPE_BF16) {
         /* same type, transposed: straight from the mapping, no f32 between (a dense bf16
          * model's whole load but the embedding's rows) */
         ck->cvt->bf16_t((uint16_t *)dst, ld, base + (size_t)(r0 * stride + c0) * 2, stride, nr,
@@ -1633,9 +1672,11 @@ hlx_status_t hlx_ckpt_read_block(hlx_ckpt_t *ck, const hlx_ckpt_tensor_t *t, int
     colmajor = t->pack && hlx_ck_across(t);
     tnc = colmajor ? HLX_CK_TILE : nc + 16;
     tile = malloc(sizeof(float) * (size_t)(HLX_CK_TILE * (nc + 16)));
-    if (tile == NULL)
+    if (tile == NULL) {
+        free(gather);
         return hlx_errbuf(hlx_ckpt_terr, sizeof(hlx_ckpt_terr), HLX_ERR_NOMEM, "%s: tensor %s: out of memory",
                            f->name, t->name);
+    }
     for (i = 0; i < nr; i += HLX_CK_TILE) {
         int64_t th = nr - i < HLX_CK_TILE ? nr - i : HLX_CK_TILE, k;
         if (t->pack) {
@@ -1643,13 +1684,20 @@ hlx_status_t hlx_ckpt_read_block(hlx_ckpt_t *ck, const hlx_ckpt_tensor_t *t, int
                                                  colmajor ? 1 : tnc, colmajor ? tnc : 1, mode);
             if (st != HLX_OK) {
                 free(tile);
+                free(gather);
                 return st;
             }
         }
         for (k = 0; k < th && !t->pack; k++) {
             float *out = tile + k * tnc;
-            ck->cvt->convert(out, base + (size_t)((r0 + i + k) * stride + c0) * es, t->dtype,
-                             nc, ck->fp8_lut);
+            if (cstep > 1) { /* a view's strided columns gathered first, then converted */
+                const uint8_t *row = base + (size_t)((r0 + i + k) * stride + c0 * cstep) * es;
+                hlx_ck_gather(gather, row, es, cstep, nc);
+                ck->cvt->convert(out, gather, t->dtype, nc, ck->fp8_lut);
+            } else {
+                ck->cvt->convert(out, base + (size_t)((r0 + i + k) * stride + c0) * es,
+                                 t->dtype, nc, ck->fp8_lut);
+            }
             if (s != NULL) {
                 /* factors per scale row: blocks across (weight_scale_inv), or one */
                 const int64_t scols = t->scale_rows > 0 ? 1 : s->shape[1];
@@ -1660,6 +1708,7 @@ hlx_status_t hlx_ckpt_read_block(hlx_ckpt_t *ck, const hlx_ckpt_tensor_t *t, int
                     const float sc = hlx_st_load(sbase, s->dtype, srow + (size_t)blk);
                     if (!(sc >= 0.0f) || !isfinite(sc)) { /* 0: a block of zeros */
                         free(tile);
+                        free(gather);
                         return hlx_errbuf(hlx_ckpt_terr, sizeof(hlx_ckpt_terr), HLX_ERR_MISMATCH,
                                            "%s: tensor %s: value %lld is %g, not a weight "
                                            "scale (a finite value >= 0)",
@@ -1683,6 +1732,7 @@ hlx_status_t hlx_ckpt_read_block(hlx_ckpt_t *ck, const hlx_ckpt_tensor_t *t, int
             ck->cvt->tstore(dst, dst_dtype, (size_t)i, ld, tile, tnc, th, nc);
     }
     free(tile);
+    free(gather);
     /* packed: the words' bytes of the elements (a nibble or a byte each) */
     atomic_fetch_add_explicit(&ck->bytes_read,
                               t->pack ? (uint64_t)nr * (uint64_t)nc * (uint64_t)t->bits / 8

@@ -65,12 +65,14 @@ typedef struct hlx_ckpt_tensor {
     int64_t        group;       /* input columns per group (the whole row: one group) */
     int64_t        groups;      /* G: the scales' groups */
     const struct hlx_ckpt_tensor *packed, *zero, *gidx, *dims;
-    /* A view (hlx_ckpt_set_views): the stored 3-D tensor it reads, NULL otherwise. Its
-     * [out][in] element (o, i) is stored at begin + (i * stride + o) elements: one expert's
-     * slab of a fused [experts][in][cols] tensor, input-major as stored (begin == end: no
-     * bytes of its own). */
+    /* A view (hlx_ckpt_set_views): the stored tensor it reads, NULL otherwise. Its
+     * [out][in] element (o, i) is stored at begin + (i * stride + o * cstep) elements: one
+     * expert's slab of a fused [experts][in][cols] tensor, input-major as stored; a 1-D view
+     * [out] (one expert's row of a fused [experts][cols] bias) its element o at begin +
+     * o * cstep (begin == end: no bytes of its own). */
     const struct hlx_ckpt_tensor *fused;
     int64_t        stride;      /* a view: elements between its stored rows (cols) */
+    int64_t        cstep;       /* a view: elements between its stored columns (0: 1) */
 } hlx_ckpt_tensor_t;
 
 /* hlx_ckpt_tensor_t.pack: the layouts of docs/model.md "Integer weights" */
@@ -156,20 +158,27 @@ int hlx_ckpt_packed_groups(const hlx_ckpt_t *ck, const hlx_ckpt_tensor_t *t, int
 /* How many packed weights hlx_ckpt_set_packed made. */
 size_t hlx_ckpt_packed_count(const hlx_ckpt_t *ck);
 
-/* One view of hlx_ckpt_set_views: expert index's columns [c0, c0 + out) of the stored 3-D
- * tensor fused, of shape [experts][in][cols] exactly, as the 2-D [out][in] weight name (both
- * names under hlx_ckpt_set_prefix's mapping). */
+/* One view of hlx_ckpt_set_views: expert index's columns c0, c0 + step, ..., out of them
+ * (step 0 or 1: the range [c0, c0 + out)), of the stored 3-D tensor fused, of shape
+ * [experts][in][cols] exactly, as the 2-D [out][in] weight name; with vec, of the stored
+ * 2-D tensor fused [experts][cols] (in unused) as the 1-D [out] tensor name (a fused
+ * bias). Both names under hlx_ckpt_set_prefix's mapping. gpt-oss interleaves gate and up
+ * (gate_up_proj[..., ::2] and [..., 1::2]): c0 0 and 1, step 2. */
 typedef struct hlx_ckpt_view {
     char    name[160], fused[160];
     int64_t experts, in, cols; /* fused's expected shape */
     int64_t index, c0, out;
+    int64_t step;              /* elements between the view's columns (0: 1) */
+    int     vec;               /* fused is [experts][cols], the view its row index */
 } hlx_ckpt_view_t;
 
 /* Makes each of v[0, n) a tensor that hlx_ckpt_find, hlx_ckpt_get and the reads take like
  * a stored [out][in] weight (nn.Linear's orientation: a read with transpose gives the
  * stored [in][out] rows as they are): transformers' fused 3-D experts (Qwen3-VL-MoE's
  * mlp.experts.gate_up_proj [E, hidden, 2 x moe_intermediate] and down_proj
- * [E, moe_intermediate, hidden]) read as per-expert weights. Replaces what an earlier call
+ * [E, moe_intermediate, hidden]; gpt-oss's, gate and up interleaved, and their biases
+ * [E, cols]) read as per-expert weights and biases. A view with a step is read element by
+ * element (no row copies). Replaces what an earlier call
  * made (n 0 removes them). A missing fused tensor is HLX_ERR_NOT_FOUND, one of another
  * shape HLX_ERR_MISMATCH naming the file, the tensor, its shape and the one expected, one
  * not F32, BF16 or F16 too (exit 2: the checkpoint is not one this reads); a view stored as well, or whose range is

@@ -1106,8 +1106,8 @@ static void test_views(void **state)
     const hlx_test_st_t ts[2] = { { "f", "F32", 3, { 2, 3, 4 }, f, sizeof(f) },
                          { "q", "I8", 3, { 2, 3, 4 }, q, sizeof(q) } };
     const int64_t shape[2] = { 2, 3 };
-    hlx_ckpt_view_t v[2] = { { "g.weight", "f", 2, 3, 4, 1, 0, 2 },
-                             { "u.weight", "f", 2, 3, 4, 1, 2, 2 } };
+    hlx_ckpt_view_t v[2] = { { "g.weight", "f", 2, 3, 4, 1, 0, 2, 0, 0 },
+                             { "u.weight", "f", 2, 3, 4, 1, 2, 2, 0, 0 } };
     const hlx_ckpt_tensor_t *t;
     char err[512], dir[512];
     hlx_ckpt_t *ck;
@@ -1163,6 +1163,84 @@ static void test_views(void **state)
     assert_non_null(hlx_ckpt_find(ck, "g.weight"));
     assert_int_equal(hlx_ckpt_set_views(ck, NULL, 0), HLX_OK);
     assert_null(hlx_ckpt_find(ck, "g.weight"));
+    hlx_ckpt_close(ck);
+}
+
+/* hlx_ckpt_set_views with a column step and 1-D views: gpt-oss's interleaved gate_up
+ * ([..., ::2] gate, [..., 1::2] up) of a fused [2][3][4] tensor (element (e, i, c) = 100 e +
+ * 10 i + c) and its fused [2][4] bias in BF16 (element (e, c) = 100 e + c): columns c0,
+ * c0 + 2 read plainly, transposed and bf16 to bf16 (no row copy of the contiguous path);
+ * a step past the last column, a 2-D view of the bias and a 1-D view of the 3-D tensor
+ * refused. */
+static void test_views_step(void **state)
+{
+    float f[2 * 3 * 4], out[16];
+    uint16_t b[2 * 4], ob[4];
+    const hlx_test_st_t ts[2] = { { "f", "F32", 3, { 2, 3, 4 }, f, sizeof(f) },
+                                  { "b", "BF16", 2, { 2, 4 }, b, sizeof(b) } };
+    const int64_t shape[2] = { 2, 3 }, bshape[1] = { 2 };
+    hlx_ckpt_view_t v[4] = { { "g.weight", "f", 2, 3, 4, 1, 0, 2, 2, 0 },
+                             { "u.weight", "f", 2, 3, 4, 1, 1, 2, 2, 0 },
+                             { "g.bias", "b", 2, 0, 4, 1, 0, 2, 2, 1 },
+                             { "u.bias", "b", 2, 0, 4, 0, 1, 2, 2, 1 } };
+    const hlx_ckpt_tensor_t *t;
+    char err[512], dir[512];
+    hlx_ckpt_t *ck;
+    int e, i, c, o;
+
+    (void)state;
+    for (e = 0; e < 2; e++) {
+        for (i = 0; i < 3; i++)
+            for (c = 0; c < 4; c++)
+                f[(e * 3 + i) * 4 + c] = (float)(100 * e + 10 * i + c);
+        for (c = 0; c < 4; c++) { /* small integers: exact in bf16 */
+            float x = (float)(100 * e + c);
+            uint32_t u;
+            memcpy(&u, &x, 4);
+            b[e * 4 + c] = (uint16_t)(u >> 16);
+        }
+    }
+    snprintf(dir, sizeof(dir), "%s/views_step", g_tmp);
+    hlx_test_write_st(dir, ts, 2);
+    assert_int_equal(hlx_ckpt_open(dir, &ck, err, sizeof(err)), HLX_OK);
+    if (hlx_ckpt_set_views(ck, v, 4) != HLX_OK)
+        fail_msg("%s", hlx_ckpt_error(ck));
+    assert_int_equal(hlx_ckpt_get(ck, "u.weight", 2, shape, &t), HLX_OK);
+    assert_int_equal(hlx_ckpt_read_block(ck, t, 0, 2, 0, 3, 0, out, HLX_DTYPE_F32, 3), HLX_OK);
+    for (o = 0; o < 2; o++)
+        for (i = 0; i < 3; i++)
+            assert_true(out[o * 3 + i] == (float)(100 + 10 * i + 1 + 2 * o));
+    /* transposed (the runtime's [in][out]): stored row 2, both columns */
+    assert_int_equal(hlx_ckpt_read_block(ck, t, 0, 2, 2, 1, 1, out, HLX_DTYPE_F32, 2), HLX_OK);
+    assert_true(out[0] == 121 && out[1] == 123);
+    assert_int_equal(hlx_ckpt_get(ck, "g.weight", 2, shape, &t), HLX_OK);
+    assert_int_equal(hlx_ckpt_read_slice(ck, t, 0, 1, 1, out, HLX_DTYPE_F32), HLX_OK);
+    assert_true(out[0] == 102 && out[1] == 112 && out[2] == 122);
+    /* the biases: 1-D, bf16 to bf16 and to f32, from a column on */
+    assert_int_equal(hlx_ckpt_get(ck, "g.bias", 1, bshape, &t), HLX_OK);
+    assert_true(t->fused == hlx_ckpt_find(ck, "b") && t->ndim == 1);
+    assert_int_equal(hlx_ckpt_read_block(ck, t, 0, 1, 0, 2, 0, ob, HLX_DTYPE_BF16, 2), HLX_OK);
+    assert_true(ob[0] == b[4] && ob[1] == b[6]);
+    assert_int_equal(hlx_ckpt_get(ck, "u.bias", 1, bshape, &t), HLX_OK);
+    assert_int_equal(hlx_ckpt_read_block(ck, t, 0, 1, 1, 1, 0, out, HLX_DTYPE_F32, 1), HLX_OK);
+    assert_true(out[0] == 3);
+    assert_int_equal(hlx_ckpt_read_block(ck, t, 0, 1, 1, 2, 0, out, HLX_DTYPE_F32, 2),
+                     HLX_ERR_INVALID);
+    /* refusals: the last column (1 + 2 x 2) past cols 4; the bias as a 3-D slab; the 3-D
+     * tensor as a bias */
+    v[1].out = 3;
+    assert_int_equal(hlx_ckpt_set_views(ck, v, 4), HLX_ERR_INVALID);
+    assert_null(hlx_ckpt_find(ck, "g.weight")); /* none kept */
+    v[1].out = 2;
+    v[2].vec = 0;
+    v[2].in = 1;
+    assert_int_equal(hlx_ckpt_set_views(ck, v, 4), HLX_ERR_MISMATCH);
+    assert_non_null(strstr(hlx_ckpt_error(ck), "tensor b: shape [2, 4], expected [2, 1, 4]"));
+    v[2].vec = 1;
+    snprintf(v[3].fused, sizeof(v[3].fused), "f");
+    assert_int_equal(hlx_ckpt_set_views(ck, v, 4), HLX_ERR_MISMATCH);
+    assert_non_null(strstr(hlx_ckpt_error(ck), "tensor f: shape [2, 3, 4], expected [2, 4] "
+                                               "(fused expert biases"));
     hlx_ckpt_close(ck);
 }
 
@@ -1674,6 +1752,7 @@ int main(int argc, char **argv)
         cmocka_unit_test(test_slice_nd),
         cmocka_unit_test(test_packed_known),
         cmocka_unit_test(test_views),
+        cmocka_unit_test(test_views_step),
         cmocka_unit_test(test_dense_roundtrip),
         cmocka_unit_test(test_dense_hf_layout),
         cmocka_unit_test(test_slice_bytes),
