@@ -130,7 +130,7 @@ typedef enum hlx_hf_base {
     HLX_HF_BASE_PHI3, HLX_HF_BASE_INTERNLM2, HLX_HF_BASE_INTERNLM3, HLX_HF_BASE_GRANITE,
     HLX_HF_BASE_SMOLLM3, HLX_HF_BASE_SEED_OSS, HLX_HF_BASE_GEMMA, HLX_HF_BASE_GEMMA2,
     HLX_HF_BASE_GEMMA3, HLX_HF_BASE_DEEPSEEK, HLX_HF_BASE_DEEPSEEK_V2,
-    HLX_HF_BASE_DEEPSEEK_V3,
+    HLX_HF_BASE_DEEPSEEK_V3, HLX_HF_BASE_GPT_OSS,
     HLX_HF_NBASES
 } hlx_hf_base_t;
 
@@ -140,7 +140,7 @@ static const char *const hlx_hf_base_names[HLX_HF_NBASES] = {
     "mixtral", "glm", "glm4", "glm4_moe", "phi3", "internlm2", "internlm3", "granite", "smollm3",
     "seed_oss", "gemma",
     "gemma2",
-    "gemma3", "deepseek", "deepseek_v2", "deepseek_v3",
+    "gemma3", "deepseek", "deepseek_v2", "deepseek_v3", "gpt_oss",
 };
 
 /* How a multimodal class's text model is read beyond HLX_HF_NESTED (none for Gemma 3's,
@@ -203,6 +203,12 @@ static const hlx_hf_arch_row_t hlx_hf_archs[] = {
      * the first layers dense) under the names DeepSeek-V2 and V3 keep */
     { "DeepseekForCausalLM", "deepseek", HLX_HF_BASE_DEEPSEEK, 0, HLX_HF_DENSE, 0, 0, 0,
       HLX_HF_MOE_DEEPSEEK, 0, 0, 1e-6 },
+    /* gpt-oss (20b, 120b): GQA with biases on q, k, v and o and a sink logit per head,
+     * windows on every other layer, a biased softmax router over fused experts (gate and
+     * up interleaved) with biases and a clamped SwiGLU; q, k, v biases by attention_bias
+     * (hlx_cfg_gpt_oss) */
+    { "GptOssForCausalLM", "gpt_oss", HLX_HF_BASE_GPT_OSS, 0, HLX_HF_DENSE, 0, 0, 0,
+      HLX_HF_MOE_GPT_OSS, 0, 0, 1e-5 },
     /* GLM-4.5, 4.5-Air, 4.6: rotate_half over the first half of each head (not GLM-4's
      * pairs) */
     { "Glm4MoeForCausalLM", "glm4_moe", HLX_HF_BASE_GLM4_MOE, 0, HLX_HF_DENSE, 0, 0, 0,
@@ -882,7 +888,7 @@ static hlx_status_t hlx_cfg_rs_orig_top(hlx_jdoc_t *doc, json_t *r, double *orig
 /* yarn's parameters beyond the factor and original context, as transformers'
  * _compute_yarn_parameters and vLLM's YaRNScalingRotaryEmbedding read them (DeepSeek's
  * modeling code and vLLM's DeepseekScalingRotaryEmbedding for MLA). truncate: both round
- * the ramp's ends to whole pairs unless it is false (gpt-oss), which is not implemented.
+ * the ramp's ends to whole pairs unless it is false (gpt-oss: rope_yarn_exact; GQA only).
  * attention_factor: both put it on cos and sin in place of the mscale ratio (GQA);
  * vLLM's DeepSeek yarn does not read it while transformers' would, so MLA refuses it. */
 static hlx_status_t hlx_cfg_yarn(hlx_jdoc_t *doc, json_t *r, hlx_model_t *m)
@@ -894,10 +900,11 @@ static hlx_status_t hlx_cfg_yarn(hlx_jdoc_t *doc, json_t *r, hlx_model_t *m)
     snprintf(path, sizeof(path), "%s/truncate", hlx_rs_base(doc, r));
     if (t != NULL && !json_is_null(t) && !json_is_boolean(t))
         return hlx_jdoc_fail(doc, path, HLX_ERR_PARSE, "expected true or false");
-    if (json_is_false(t))
+    if (json_is_false(t) && m->attn == HLX_ATTN_MLA)
         return hlx_jdoc_fail(doc, path, HLX_ERR_UNSUPPORTED, "false (yarn's ramp between "
-                             "unrounded pair indices, as gpt-oss has it) is not implemented; "
-                             "true, the default of transformers and vLLM, is");
+                             "unrounded pair indices) is not read for MLA: DeepSeek's yarn "
+                             "rounds them whatever it says; remove the key");
+    m->rope_yarn_exact = json_is_false(t); /* gpt-oss: the ends as computed */
     if ((st = hlx_cfg_rs_num(doc, r, "beta_fast", 0, 32.0, 1e-6, 1e6, &m->rope_beta_fast)) ||
         (st = hlx_cfg_rs_num(doc, r, "beta_slow", 0, 1.0, 1e-6, 1e6, &m->rope_beta_slow)) ||
         (st = hlx_cfg_rs_num(doc, r, "mscale", 0, m->attn == HLX_ATTN_MLA ? 1.0 : 0.0, 0, 1e6,
@@ -2025,6 +2032,12 @@ static hlx_status_t hlx_cfg_dtype(hlx_jdoc_t *doc, hlx_hf_config_t *c)
     if (q == NULL || json_is_null(q))
         return HLX_OK;
     method = hlx_cfg_quant_method(q, mbuf, sizeof(mbuf));
+    if (json_is_object(q) && !strcmp(method, "mxfp4")) /* gpt-oss's releases */
+        return hlx_jdoc_fail(doc, "/quantization_config/quant_method", HLX_ERR_UNSUPPORTED,
+                             "\"mxfp4\" (experts as 4-bit blocks and scales) is not read; "
+                             "dequantize to bf16 first (transformers: from_pretrained with "
+                             "Mxfp4Config(dequantize=True), then save_pretrained) or take a "
+                             "bf16 copy (such as the \"gpt-oss-20b-BF16\" ones)");
     if (!json_is_object(q) || (strcmp(method, "compressed-tensors") && strcmp(method, "fp8") &&
                                strcmp(method, "modelopt") && strcmp(method, "gptq") &&
                                strcmp(method, "awq")))
@@ -2299,6 +2312,113 @@ static hlx_status_t hlx_cfg_deepseek_moe(hlx_jdoc_t *doc, hlx_hf_config_t *c)
     return HLX_OK;
 }
 
+/* GptOssConfig's defaults for the keys a config.json may leave out (transformers'
+ * configuration_gpt_oss.py; gpt-oss-120b's shapes). */
+#define HLX_GPT_OSS_EXPERTS   128
+#define HLX_GPT_OSS_TOP_K     4
+#define HLX_GPT_OSS_WINDOW    128
+#define HLX_GPT_OSS_ALPHA     1.702
+#define HLX_GPT_OSS_LIMIT     7.0
+
+/* gpt-oss (GptOssForCausalLM; transformers' modeling_gpt_oss.py, vLLM's gpt_oss.py): every
+ * layer num_local_experts experts of intermediate_size, the router's logits (with its bias)
+ * cut to the num_experts_per_tok best (older configs: experts_per_token) and softmaxed over
+ * those (a softmax over all, renormalised: the same weights), each expert's gate and up with
+ * their biases through the clamped SwiGLU (swiglu_alpha, swiglu_limit), then down with its
+ * bias; a sink logit per query head; sliding_window on layers 0, 2, ... (layer_types, which
+ * must alternate so; null: no window). */
+static hlx_status_t hlx_cfg_gpt_oss(hlx_jdoc_t *doc, hlx_hf_config_t *c)
+{
+    json_t *root = hlx_jdoc_root(doc), *lt;
+    hlx_model_t *m = &c->m;
+    char path[48];
+    int k2, l;
+    hlx_status_t st;
+
+    /* its experts are fused tensors, read through views of floating-point ones only */
+    if (c->fp8 || c->packing.pack)
+        return hlx_jdoc_fail(doc, "/quantization_config", HLX_ERR_UNSUPPORTED, "%s weights are "
+                             "not read for %s: its fused experts are read in bf16, f16 or f32 "
+                             "(dequantize the checkpoint first)",
+                             c->fp8 ? (c->int8 ? "int8" : "fp8") : "integer-packed", c->arch);
+    HLX_TRY(hlx_cfg_int(doc, "num_local_experts", 0, HLX_GPT_OSS_EXPERTS, 1, &m->experts));
+    HLX_TRY(hlx_cfg_int(doc, "experts_per_token", 0, HLX_GPT_OSS_TOP_K, 1, &k2));
+    HLX_TRY(hlx_cfg_int(doc, "num_experts_per_tok", 0, k2, 1, &m->top_k));
+    if (!hlx_cfg_absent(doc, "num_experts_per_tok") && !hlx_cfg_absent(doc, "experts_per_token") &&
+        !json_is_null(json_object_get(root, "num_experts_per_tok")) &&
+        !json_is_null(json_object_get(root, "experts_per_token")) && k2 != m->top_k)
+        return hlx_jdoc_fail(doc, "/experts_per_token", HLX_ERR_PARSE, "%d contradicts "
+                             "num_experts_per_tok %d (two spellings of one key): remove one",
+                             k2, m->top_k);
+    if (m->top_k > m->experts)
+        return hlx_jdoc_fail(doc, hlx_cfg_absent(doc, "num_experts_per_tok")
+                                      ? "/experts_per_token" : "/num_experts_per_tok",
+                             HLX_ERR_PARSE, "%d exceeds num_local_experts %d%s", m->top_k,
+                             m->experts, hlx_cfg_absent(doc, "num_local_experts")
+                                 ? " (absent: GptOssConfig's 128; give the model's value)" : "");
+    HLX_TRY(hlx_cfg_num(doc, "swiglu_alpha", HLX_GPT_OSS_ALPHA, 1e-6, 1e6, &m->act_alpha));
+    HLX_TRY(hlx_cfg_num(doc, "swiglu_limit", HLX_GPT_OSS_LIMIT, -1e300, 1e6, &m->act_limit));
+    if (!(m->act_limit > 0))
+        return hlx_jdoc_fail(doc, "/swiglu_limit", HLX_ERR_PARSE, "%g: the clamp of gate and up "
+                             "must be > 0 (the releases: 7.0)", m->act_limit);
+    m->ffn_act = HLX_ACT_SWIGLU_CLAMP;
+    m->expert_ffn = m->ffn;
+    m->dense_layers = 0;
+    m->shared_experts = 0;
+    m->shared_gate = 0;
+    m->attn_sinks = 1;
+    m->router_bias = 1;
+    m->expert_bias = 1;
+    hlx_hf_gating_set(c, HLX_MOE_SOFTMAX, 1, 1.0, 1, 1);
+    /* the window: sliding_window (128; null: none) on the layers layer_types calls
+     * sliding_attention, which must be layers 0, 2, 4, ... (GptOssConfig's default) */
+    HLX_TRY(hlx_cfg_int(doc, "sliding_window", 0, HLX_GPT_OSS_WINDOW, 1, &m->sliding_window));
+    if (json_is_null(json_object_get(root, "sliding_window")))
+        m->sliding_window = 0;
+    HLX_TRY(hlx_cfg_layer_types(doc, m, &lt));
+    for (l = 0; lt != NULL && l < m->layers; l++) {
+        int sliding = hlx_cfg_layer_sliding(lt, l);
+        snprintf(path, sizeof(path), "/layer_types/%d", l);
+        if (sliding != ((l + 1) % 2 != 0))
+            return hlx_jdoc_fail(doc, path, HLX_ERR_PARSE, "layer_types[%d] is \"%s\", which "
+                                 "breaks gpt-oss's pattern (\"sliding_attention\" on layers 0, "
+                                 "2, 4, ..., \"full_attention\" on 1, 3, 5, ...: the one the "
+                                 "runtime runs)", l,
+                                 sliding ? "sliding_attention" : "full_attention");
+    }
+    m->sliding_pattern = m->sliding_window > 0 ? 2 : 0;
+    m->sliding_from = 0;
+    return HLX_OK;
+}
+
+/* gpt-oss's RoPE when config.json gives none: GptOssConfig's yarn (factor 32 over 4096
+ * positions, beta_fast 32, beta_slow 1, truncate false), put in the document as
+ * rope_scaling so that hlx_cfg_rope_scaling reads it as any other; a v5 rope_parameters
+ * without a rope_type gets those keys beside its base. */
+static hlx_status_t hlx_cfg_gpt_oss_rope(hlx_jdoc_t *doc)
+{
+    json_t *root = hlx_jdoc_root(doc), *rs = json_object_get(root, "rope_scaling");
+    json_t *rp = json_object_get(root, "rope_parameters"), *def;
+
+    if (rs != NULL && !json_is_null(rs))
+        return HLX_OK;
+    if (json_is_object(rp) && json_object_get(rp, "rope_type") != NULL)
+        return HLX_OK;
+    /* (a top-level original_max_position_embeddings is the one read: hlx_cfg_rs_orig_top) */
+    def = json_pack("{s:s, s:f, s:f, s:f, s:b}", "rope_type", "yarn", "factor", 32.0,
+                    "beta_fast", 32.0, "beta_slow", 1.0, "truncate", 0);
+    if (def != NULL && json_object_get(root, "original_max_position_embeddings") == NULL)
+        json_object_set_new(def, "original_max_position_embeddings", json_integer(4096));
+    if (def == NULL)
+        return HLX_ERR_NOMEM;
+    if (json_is_object(rp)) {
+        int rc = json_object_update_missing(rp, def);
+        json_decref(def);
+        return rc == 0 ? HLX_OK : HLX_ERR_NOMEM;
+    }
+    return json_object_set_new(root, "rope_scaling", def) == 0 ? HLX_OK : HLX_ERR_NOMEM;
+}
+
 /* SmolLM3Config's NoPE layers (hlx_model_t.nope_pattern): no_rope_layers, one 1 (RoPE) or 0
  * (none) per layer, which must follow one pattern (the first 0 sets it: every P-th layer
  * unrotated); without it every no_rope_layer_interval-th layer (4) is, as the class derives
@@ -2526,6 +2646,11 @@ int hlx_hf_reads_nope(const hlx_hf_config_t *c)
     return hlx_hf_base(c) == HLX_HF_BASE_SMOLLM3;
 }
 
+int hlx_hf_gpt_oss(const hlx_hf_config_t *c)
+{
+    return hlx_hf_base(c) == HLX_HF_BASE_GPT_OSS;
+}
+
 static hlx_status_t hlx_cfg_dca(hlx_jdoc_t *doc, hlx_hf_config_t *c)
 {
     json_t *d = json_object_get(hlx_jdoc_root(doc), "dual_chunk_attention_config");
@@ -2705,6 +2830,12 @@ static hlx_status_t hlx_cfg_dense(hlx_jdoc_t *doc, hlx_hf_config_t *c)
                                  hlx_cfg_absent(doc, "bias")
                                      ? "absent, which InternLM2Config takes as true" : "true");
     }
+    /* gpt-oss: attention_bias (GptOssConfig: true when absent) puts biases on q, k, v and
+     * o_proj alike, all read */
+    if (hlx_hf_base(c) == HLX_HF_BASE_GPT_OSS) {
+        HLX_TRY(hlx_cfg_bool(doc, "attention_bias", 1, &bias));
+        m->qkv_bias = m->o_bias = bias;
+    }
     HLX_TRY(hlx_cfg_bool(doc, "attention_bias", 0, &bias));
     if (bias && !m->qkv_bias)
         return hlx_jdoc_fail(doc, "/attention_bias", HLX_ERR_PARSE,
@@ -2728,10 +2859,12 @@ static hlx_status_t hlx_cfg_dense(hlx_jdoc_t *doc, hlx_hf_config_t *c)
                         : hlx_hf_qwen3_vl(c) ? 32
                         : !hlx_hf_mistral(c) && hlx_hf_base(c) != HLX_HF_BASE_MIXTRAL &&
                                   hlx_hf_base(c) != HLX_HF_BASE_SEED_OSS &&
+                                  hlx_hf_base(c) != HLX_HF_BASE_GPT_OSS &&
                                   c->moe_gqa != HLX_HF_MOE_GLM4 ? m->q_heads : 8, 1,
                         &m->kv_heads));
     HLX_TRY(hlx_cfg_int(doc, "head_dim", 0,
                         c->fused & HLX_HF_GEMMA ? 256
+                        : hlx_hf_base(c) == HLX_HF_BASE_GPT_OSS ? 64 /* GptOssConfig's */
                         : c->fused & HLX_HF_ROPE_PAIRS || hlx_hf_base(c) == HLX_HF_BASE_SEED_OSS ||
                                 (hlx_hf_qwen3_vl(c) && !hlx_hf_qwen3_vl_moe(c)) ? 128
                         : m->hidden / m->q_heads, 1,
@@ -2784,6 +2917,8 @@ static hlx_status_t hlx_cfg_dense(hlx_jdoc_t *doc, hlx_hf_config_t *c)
         return hlx_cfg_glm4_moe(doc, c);
     if (c->moe_gqa == HLX_HF_MOE_DEEPSEEK)
         return hlx_cfg_deepseek_moe(doc, c);
+    if (c->moe_gqa == HLX_HF_MOE_GPT_OSS)
+        return hlx_cfg_gpt_oss(doc, c);
     if (c->moe_gqa)
         return hlx_cfg_qwen3_moe(doc, c);
     if (hlx_hf_row(c->arch)->rotary != 0)
@@ -2968,7 +3103,7 @@ hlx_status_t hlx_hf_config_load(const char *dir, hlx_hf_config_t *c, char *err,
     hlx_model_t *m = &c->m;
     hlx_status_t st;
     const char *base;
-    int gemma, g1, req;
+    int gemma, g1, req, oss;
     double eps = 0.0; /* rms_norm_eps' default: the class's, once it is known */
     const struct hlx_hf_text_class *tc;
 
@@ -3011,37 +3146,43 @@ hlx_status_t hlx_hf_config_load(const char *dir, hlx_hf_config_t *c, char *err,
      * 256000; a LLaVA checkpoint's text class gives its own */
     gemma = !!(c->fused & HLX_HF_GEMMA);
     tc = hlx_hf_text_class(c);
-    req = !gemma && tc == NULL;
+    oss = hlx_hf_base(c) == HLX_HF_BASE_GPT_OSS; /* GptOssConfig's: gpt-oss-120b's shapes */
+    req = !gemma && tc == NULL && !oss;
     g1 = hlx_hf_gemma1(c);
     if (st == HLX_OK &&
-        ((st = hlx_cfg_int(doc, "num_hidden_layers", req, tc ? tc->layers : g1 ? 28 : 26, 1,
-                           &m->layers)) ||
-         (st = hlx_cfg_int(doc, "hidden_size", req, tc ? tc->hidden : g1 ? 3072 : 2304, 1,
-                           &m->hidden)) ||
-         (st = hlx_cfg_int(doc, "num_attention_heads", req, tc ? tc->heads : g1 ? 16 : 8, 1,
-                           &m->q_heads)) ||
-         (st = hlx_cfg_int(doc, "intermediate_size", req, tc ? tc->ffn : g1 ? 24576 : 9216, 1,
-                           &m->ffn)) ||
+        ((st = hlx_cfg_int(doc, "num_hidden_layers", req,
+                           tc ? tc->layers : oss ? 36 : g1 ? 28 : 26, 1, &m->layers)) ||
+         (st = hlx_cfg_int(doc, "hidden_size", req,
+                           tc ? tc->hidden : oss ? 2880 : g1 ? 3072 : 2304, 1, &m->hidden)) ||
+         (st = hlx_cfg_int(doc, "num_attention_heads", req,
+                           tc ? tc->heads : oss ? 64 : g1 ? 16 : 8, 1, &m->q_heads)) ||
+         (st = hlx_cfg_int(doc, "intermediate_size", req,
+                           tc ? tc->ffn : oss ? 2880 : g1 ? 24576 : 9216, 1, &m->ffn)) ||
          (st = hlx_cfg_int(doc, "vocab_size", req,
-                           tc ? tc->vocab : hlx_hf_gemma2(c) || g1 ? 256000 : 262208, 1,
+                           tc ? tc->vocab : oss ? 201088
+                           : hlx_hf_gemma2(c) || g1 ? 256000 : 262208, 1,
                            &m->vocab)) ||
          (st = hlx_cfg_num(doc, "rope_theta",
                            hlx_hf_qwen3_vl(c) ? 5e6 /* Qwen3VLTextConfig's (4.57) */
                            : c->moe_gqa == HLX_HF_MOE_MIXTRAL || hlx_hf_qwen_vl(c) ||
                                    (gemma && !hlx_hf_gemma2(c) && !g1) ? 1e6
                            : hlx_hf_base(c) == HLX_HF_BASE_SMOLLM3 ? 2e6 /* SmolLM3Config's */
-                                                                   : 10000.0,
+                           : oss ? 150000.0 /* GptOssConfig's */
+                                 : 10000.0,
                            1e-9, 1e12, &m->rope_theta)) ||
          (st = hlx_cfg_num(doc, "rms_norm_eps", eps, 1e-30, 1.0, &m->norm_eps)) ||
          (st = hlx_cfg_tie(doc, c)))) {
         /* st holds the first error */
     }
-    if (st == HLX_OK && !(c->fused & HLX_HF_GEMMA)) /* Gemma's window: hlx_cfg_gemma */
+    /* Gemma's window: hlx_cfg_gemma; gpt-oss's: hlx_cfg_gpt_oss */
+    if (st == HLX_OK && !(c->fused & HLX_HF_GEMMA) && !oss)
         st = hlx_cfg_sliding(doc, c);
     if (st == HLX_OK)
         st = hlx_cfg_dca(doc, c);
     if (st == HLX_OK)
         st = c->family == HLX_HF_DENSE ? hlx_cfg_dense(doc, c) : hlx_cfg_moe_mla(doc, c);
+    if (st == HLX_OK && oss) /* GptOssConfig's yarn where none is given */
+        st = hlx_cfg_gpt_oss_rope(doc);
     if (st == HLX_OK) /* after the shapes: longrope's factors are rope_dim / 2 */
         st = hlx_cfg_rope_scaling(doc, m,
                                   hlx_hf_qwen3_vl(c) ? HLX_MROPE_SECTIONS | HLX_MROPE_INTERLEAVED
@@ -3099,6 +3240,8 @@ void hlx_hf_rope_params_json(const hlx_model_t *m, json_t *o)
         json_object_set_new(o, "beta_slow", json_real(m->rope_beta_slow));
         json_object_set_new(o, "mscale", json_real(m->rope_mscale));
         json_object_set_new(o, "mscale_all_dim", json_real(m->rope_mscale_all));
+        if (m->rope_yarn_exact)
+            json_object_set_new(o, "truncate", json_false());
         if (m->rope_attn_factor > 0)
             json_object_set_new(o, "attention_factor", json_real(m->rope_attn_factor));
     } else if (m->rope_kind == HLX_ROPE_LONGROPE) { /* the factor and original as read */
@@ -3227,6 +3370,22 @@ char *hlx_hf_config_text(const hlx_hf_config_t *c)
             json_object_set_new(o, "moe_layer_freq", json_integer(1));
             json_object_set_new(o, "norm_topk_prob", json_boolean(c->norm_topk_prob));
             json_object_set_new(o, "scoring_func", json_string("softmax"));
+        } else if (c->moe_gqa == HLX_HF_MOE_GPT_OSS) { /* GptOssConfig's keys */
+            json_t *lt = json_array();
+            int l;
+            for (l = 0; l < m->layers; l++)
+                json_array_append_new(lt, json_string((l + 1) % 2 != 0 ? "sliding_attention"
+                                                                       : "full_attention"));
+            json_object_set_new(o, "attention_bias", json_boolean(m->qkv_bias));
+            json_object_set_new(o, "num_local_experts", json_integer(m->experts));
+            json_object_set_new(o, "num_experts_per_tok", json_integer(m->top_k));
+            json_object_set_new(o, "experts_per_token", json_integer(m->top_k));
+            json_object_set_new(o, "swiglu_limit", json_real(m->act_limit));
+            if (m->act_alpha != HLX_GPT_OSS_ALPHA) /* GptOssConfig has none: its 1.702 */
+                json_object_set_new(o, "swiglu_alpha", json_real(m->act_alpha));
+            json_object_set_new(o, "layer_types", lt);
+            if (m->sliding_window == 0)
+                json_object_set_new(o, "sliding_window", json_null());
         } else if (c->moe_gqa) { /* Qwen2/3-MoE: experts after the first dense_layers */
             json_t *mol = json_array();
             int l;
@@ -3481,8 +3640,8 @@ hlx_status_t hlx_hf_expect(const hlx_hf_config_t *c, hlx_hf_expect_t **list_p, s
     char p[32], nm[128];
     int li, j;
     /* an upper bound of the count: per layer 16 tensors and 3 per expert, each with a
-     * block scale when fp8 */
-    int64_t per = (16 + 3 * (int64_t)(m->experts > 0 ? m->experts : 0)) * (c->fp8 ? 3 : 1);
+     * block scale when fp8 (6 per expert with gpt-oss's biases) */
+    int64_t per = (16 + 6 * (int64_t)(m->experts > 0 ? m->experts : 0)) * (c->fp8 ? 3 : 1);
 
     if (per * (int64_t)(m->layers > 0 ? m->layers : 0) + 8 > HLX_HF_MAX_TENSORS)
         return hlx_errbuf(err, errlen, HLX_ERR_INVALID, "config.json: %d layers of %d experts "
@@ -3545,6 +3704,12 @@ hlx_status_t hlx_hf_expect(const hlx_hf_config_t *c, hlx_hf_expect_t **list_p, s
             }
             snprintf(n, sizeof(n), "%sself_attn.o_proj.weight", p);
             HLX_ADD(hlx_elist_linear(&l, HLX_HFC_ATTN, HLX_HFS_N, H, Q * dv, n));
+            if (m->o_bias) /* gpt-oss: added once, after the heads are summed */
+                HLX_ADD(hlx_elist_add(&l, dt, HLX_HFC_ATTN, HLX_HFS_REPLICATED, H, 0,
+                                      "%sself_attn.o_proj.bias", p));
+            if (m->attn_sinks) /* gpt-oss: a logit per query head, with its heads */
+                HLX_ADD(hlx_elist_add(&l, dt, HLX_HFC_ATTN, HLX_HFS_TPA_HEADS, Q, 0,
+                                      "%sself_attn.sinks", p));
         } else {
             const int64_t qk = m->qk_nope_dim + m->qk_rope_dim, kvl = m->kv_lora_rank;
             char n[128];
@@ -3602,8 +3767,15 @@ hlx_status_t hlx_hf_expect(const hlx_hf_config_t *c, hlx_hf_expect_t **list_p, s
         {
             const hlx_hf_moe_names_t *mn = hlx_hf_moe_names(c);
             int k;
-            HLX_ADD(hlx_elist_add(&l, dt, HLX_HFC_ROUTER, HLX_HFS_REPLICATED, m->experts, H,
-                                  "%s%s.gate.weight", p, mn->block));
+            if (c->moe_gqa == HLX_HF_MOE_GPT_OSS) /* gpt-oss's router, with its bias */
+                HLX_ADD(hlx_elist_add(&l, dt, HLX_HFC_ROUTER, HLX_HFS_REPLICATED, m->experts, H,
+                                      "%smlp.router.weight", p));
+            else
+                HLX_ADD(hlx_elist_add(&l, dt, HLX_HFC_ROUTER, HLX_HFS_REPLICATED, m->experts, H,
+                                      "%s%s.gate.weight", p, mn->block));
+            if (m->router_bias)
+                HLX_ADD(hlx_elist_add(&l, dt, HLX_HFC_ROUTER, HLX_HFS_REPLICATED, m->experts, 0,
+                                      "%smlp.router.bias", p));
             if (!strcmp(c->scoring_func, "sigmoid"))
                 HLX_ADD(hlx_elist_add(&l, HLX_ST_F32, HLX_HFC_ROUTER, HLX_HFS_REPLICATED,
                                       m->experts, 0, "%smlp.gate.e_score_correction_bias", p));
@@ -3615,6 +3787,11 @@ hlx_status_t hlx_hf_expect(const hlx_hf_config_t *c, hlx_hf_expect_t **list_p, s
                     HLX_ADD(hlx_elist_linear(&l, HLX_HFC_EXPERT, HLX_HFS_EXPERT,
                                              k < 2 ? m->expert_ffn : H,
                                              k < 2 ? H : m->expert_ffn, n));
+                    if (m->expert_bias) /* gpt-oss: [Fe], [Fe], [H] (views of its fused) */
+                        HLX_ADD(hlx_elist_add(&l, dt, HLX_HFC_EXPERT, HLX_HFS_EXPERT,
+                                              k < 2 ? m->expert_ffn : H, 0,
+                                              "%s%s.experts.%d.%s.bias", p, mn->block, j,
+                                              mn->part[k]));
                 }
         }
         if (m->shared_experts > 0) {
@@ -3884,45 +4061,68 @@ void hlx_hf_settle(hlx_ckpt_t *ck, hlx_hf_config_t *c)
  * (mlp.experts.e.{gate,up,down}_proj.weight, [out][in]). A layer holding neither fused
  * tensor is read as Qwen3-MoE's, per expert (vLLM takes both forms: its expert mapping for
  * the unfused names). Quantized fused experts are refused (hlx_ckpt_set_views: their
- * scales would need views of their own). */
+ * scales would need views of their own). gpt-oss's (transformers' GptOssExperts, vLLM's
+ * gpt_oss.py) the same way with gate and up interleaved along gate_up_proj's last dimension
+ * (gate [..., ::2], up [..., 1::2]: views with a step of 2) and their biases
+ * mlp.experts.gate_up_proj_bias [E, 2 x I] (interleaved alike) and down_proj_bias [E, hidden],
+ * read as 1-D views mlp.experts.e.{gate,up,down}_proj.bias; its released MXFP4 experts
+ * (gate_up_proj_blocks, ..._scales) are refused, saying how to dequantize them. */
 static hlx_status_t hlx_hf_expert_views(hlx_ckpt_t *ck, const hlx_hf_config_t *c)
 {
+    static const char *const part[3] = { "gate_proj", "up_proj", "down_proj" };
     const hlx_model_t *m = &c->m;
+    const int oss = c->moe_gqa == HLX_HF_MOE_GPT_OSS, per = oss ? 6 : 3;
+    const int64_t Fe = m->expert_ffn, H = m->hidden;
     hlx_ckpt_view_t *v;
     size_t n = 0, count;
     hlx_status_t st;
     int l, e, k;
 
-    if (!hlx_hf_qwen3_vl_moe(c))
+    if (!hlx_hf_qwen3_vl_moe(c) && !oss)
         return hlx_ckpt_set_views(ck, NULL, 0);
     if (m->layers <= m->dense_layers || m->experts < 1)
         return hlx_ckpt_set_views(ck, NULL, 0);
     if (__builtin_mul_overflow((size_t)(m->layers - m->dense_layers), (size_t)m->experts,
                                &count) ||
-        __builtin_mul_overflow(count, (size_t)3, &count) ||
+        __builtin_mul_overflow(count, (size_t)per, &count) ||
         (v = calloc(count, sizeof(*v))) == NULL)
         return hlx_ckpt_set_error(ck, HLX_ERR_NOMEM, "%s: %d layers of %d experts: out of "
                                   "memory", hlx_ckpt_dir(ck), m->layers, m->experts);
     for (l = m->dense_layers; l < m->layers; l++) {
-        char gu[96], dn[96];
+        char gu[96], dn[96], mx[112];
         snprintf(gu, sizeof(gu), "model.layers.%d.mlp.experts.gate_up_proj", l);
         snprintf(dn, sizeof(dn), "model.layers.%d.mlp.experts.down_proj", l);
+        snprintf(mx, sizeof(mx), "%s_blocks", gu);
+        if (oss && hlx_ckpt_find(ck, mx) != NULL) { /* gpt-oss's released MXFP4 experts */
+            const hlx_ckpt_tensor_t *t = hlx_ckpt_find(ck, mx);
+            free(v);
+            return hlx_ckpt_set_error(ck, HLX_ERR_UNSUPPORTED, "%s: tensor %s: MXFP4 experts "
+                                      "(4-bit blocks and scales) are not read; dequantize the "
+                                      "checkpoint to bf16 first (transformers: Mxfp4Config("
+                                      "dequantize=True), then save_pretrained) or take a bf16 "
+                                      "copy (such as the \"gpt-oss-20b-BF16\" ones)",
+                                      hlx_ckpt_file_name(ck, t->file), t->name);
+        }
         if (hlx_ckpt_find(ck, gu) == NULL && hlx_ckpt_find(ck, dn) == NULL)
             continue; /* stored per expert */
         for (e = 0; e < m->experts; e++)
-            for (k = 0; k < 3; k++, n++) {
-                static const char *const part[3] = { "gate_proj", "up_proj", "down_proj" };
-                hlx_ckpt_view_t *w = &v[n];
-                snprintf(w->name, sizeof(w->name), "model.layers.%d.mlp.experts.%d.%s.weight", l,
-                         e, part[k]);
-                snprintf(w->fused, sizeof(w->fused), "model.layers.%d.mlp.experts.%s", l,
-                         k < 2 ? "gate_up_proj" : "down_proj");
-                w->experts = m->experts;
-                w->index = e;
-                w->in = k < 2 ? m->hidden : m->expert_ffn;
-                w->cols = k < 2 ? 2 * (int64_t)m->expert_ffn : m->hidden;
-                w->out = k < 2 ? m->expert_ffn : m->hidden;
-                w->c0 = k == 1 ? m->expert_ffn : 0;
+            for (k = 0; k < per; k++, n++) {
+                /* k < 3: the weights; 3 .. 5 (gpt-oss): their biases */
+                const int w = k % 3, bias = k >= 3;
+                hlx_ckpt_view_t *x = &v[n];
+                snprintf(x->name, sizeof(x->name), "model.layers.%d.mlp.experts.%d.%s.%s", l, e,
+                         part[w], bias ? "bias" : "weight");
+                snprintf(x->fused, sizeof(x->fused), "model.layers.%d.mlp.experts.%s%s", l,
+                         w < 2 ? "gate_up_proj" : "down_proj", bias ? "_bias" : "");
+                x->experts = m->experts;
+                x->index = e;
+                x->vec = bias;
+                x->in = bias ? 0 : w < 2 ? H : Fe;
+                x->cols = w < 2 ? 2 * Fe : H;
+                x->out = w < 2 ? Fe : H;
+                /* Qwen3-VL-MoE: gate then up, halves; gpt-oss: interleaved, gate first */
+                x->c0 = w == 1 ? (oss ? 1 : Fe) : 0;
+                x->step = oss && w < 2 ? 2 : 0;
             }
     }
     st = hlx_ckpt_set_views(ck, v, n);
@@ -4054,6 +4254,14 @@ void hlx_hf_ckpt_name(const hlx_hf_config_t *c, const char *key, char *name, siz
         sscanf(key, "model.layers.%d.mlp.shared_experts.%15[a-z_].weight%n", &l, what, &n) == 2 &&
         key[n] == '\0') {
         snprintf(name, len, "model.layers.%d.mlp.shared_expert.%s.weight", l, what);
+        return;
+    }
+    n = 0;
+    /* gpt-oss's router (its experts: views under the keys' own names) */
+    if (c->moe_gqa == HLX_HF_MOE_GPT_OSS &&
+        sscanf(key, "model.layers.%d.mlp.gate.%15[a-z]%n", &l, what, &n) == 2 &&
+        key[n] == '\0' && (!strcmp(what, "weight") || !strcmp(what, "bias"))) {
+        snprintf(name, len, "model.layers.%d.mlp.router.%s", l, what);
         return;
     }
     n = 0;

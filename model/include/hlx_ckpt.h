@@ -305,6 +305,7 @@ typedef enum hlx_hf_family {
 #define HLX_HF_MOE_QWEN2   3
 #define HLX_HF_MOE_GLM4    4
 #define HLX_HF_MOE_DEEPSEEK 5
+#define HLX_HF_MOE_GPT_OSS 6
 
 /* What config.json says beyond hlx_model_t. */
 typedef struct hlx_hf_config {
@@ -365,7 +366,10 @@ typedef struct hlx_hf_config {
      * sigmoid mlp.shared_expert_gate), HLX_HF_MOE_GLM4 (Glm4MoeForCausalLM: DeepSeek-V3's
      * MoE, its names, sigmoid gate with mlp.gate.e_score_correction_bias and shared
      * experts mlp.shared_experts.*_proj), HLX_HF_MOE_DEEPSEEK (DeepseekForCausalLM,
-     * DeepSeek-MoE: the same names without the correction bias, a softmax gate) */
+     * DeepSeek-MoE: the same names without the correction bias, a softmax gate),
+     * HLX_HF_MOE_GPT_OSS (GptOssForCausalLM: mlp.router.weight and .bias, the experts fused
+     * in mlp.experts.gate_up_proj, down_proj and their biases, read through views under the
+     * DeepSeek names) */
     int             moe_gqa;
     /* num_nextn_predict_layers (GLM-4.5, DeepSeek-V3): multi-token-prediction layers stored
      * as model.layers.{num_hidden_layers + i}.*, which decode without speculative decoding
@@ -391,8 +395,9 @@ void hlx_hf_gating_set(hlx_hf_config_t *c, hlx_moe_scoring_t scoring, int norm_t
 
 /* The checkpoint's name of the tensor the runtime reads as key (its routed-expert keys are
  * DeepSeek's: model.layers.L.mlp.gate.weight, model.layers.L.mlp.experts.J.gate_proj.weight,
- * ...): Mixtral's block_sparse_moe names for a MixtralForCausalLM config, key itself
- * otherwise. */
+ * ...): Mixtral's block_sparse_moe names for a MixtralForCausalLM config, gpt-oss's
+ * mlp.router.weight and mlp.router.bias for mlp.gate.weight and mlp.gate.bias (its experts'
+ * keys are views of the fused tensors, under the keys' own names), key itself otherwise. */
 void hlx_hf_ckpt_name(const hlx_hf_config_t *c, const char *key, char *name, size_t len);
 
 #define HLX_HF_FP8_BLOCK 1 /* DeepSeek: X.weight_scale_inv per block (weight_block_size) */
@@ -463,6 +468,8 @@ int          hlx_hf_reads_dca(const hlx_hf_config_t *c);
 /* 1 where config.json's no_rope_layers (NoPE layers: hlx_model_t.nope_pattern) is read
  * (SmolLM3ForCausalLM) */
 int          hlx_hf_reads_nope(const hlx_hf_config_t *c);
+/* 1 for GptOssForCausalLM: its fused experts (gate and up interleaved), biases and sinks */
+int          hlx_hf_gpt_oss(const hlx_hf_config_t *c);
 
 /* ---- the tensors a model must have ------------------------------------------------- */
 

@@ -722,17 +722,35 @@ static void test_rope_yarn_rules(void **state)
                                             4.0, "original_max_position_embeddings", 4096,
                                             "attention_factor", 0.0));
     expect_config("yr", HLX_ERR_PARSE, "attention_factor: 0 is outside");
-    /* truncate: true (the default) read, false (gpt-oss) refused, not a boolean refused */
+    /* truncate: true (the default) read, false (gpt-oss) read as the ramp's ends unrounded
+     * (rope_yarn_exact: other frequencies inside the ramp, the same outside), refused for
+     * MLA (DeepSeek's yarn rounds them), not a boolean refused */
     set_key("yr", "rope_scaling", json_pack("{s:s, s:f, s:i, s:b}", "type", "yarn", "factor",
                                             4.0, "original_max_position_embeddings", 4096,
                                             "truncate", 1));
     expect_config("yr", HLX_OK, NULL);
-    set_key("yr", "rope_scaling", json_pack("{s:s, s:f, s:i, s:b}", "type", "yarn", "factor",
-                                            4.0, "original_max_position_embeddings", 4096,
-                                            "truncate", 0));
-    expect_config("yr", HLX_ERR_UNSUPPORTED, "truncate: false (yarn's ramp between unrounded "
-                  "pair indices");
-    refused("yr/config.json:", "truncate: false", "decode --model %s/yr --steps 1", g_tmp);
+    assert_int_equal(g_cfg.m.rope_yarn_exact, 0);
+    hlx_model_rope_freqs(&g_cfg.m, 64, inv, &ms);
+    {
+        double rounded[64];
+        int i, differ = 0;
+        memcpy(rounded, inv, sizeof(rounded));
+        set_key("yr", "rope_scaling", json_pack("{s:s, s:f, s:i, s:b}", "type", "yarn", "factor",
+                                                4.0, "original_max_position_embeddings", 4096,
+                                                "truncate", 0));
+        expect_config("yr", HLX_OK, NULL);
+        assert_int_equal(g_cfg.m.rope_yarn_exact, 1);
+        hlx_model_rope_freqs(&g_cfg.m, 64, inv, &ms);
+        for (i = 0; i < 32; i++)
+            differ += inv[i] != rounded[i];
+        assert_true(differ > 0 && inv[0] == rounded[0] && inv[31] == rounded[31]);
+    }
+    synth("ymla", "--family moe-mla --shards 1");
+    set_key("ymla", "rope_scaling", json_pack("{s:s, s:f, s:i, s:b}", "type", "yarn", "factor",
+                                              4.0, "original_max_position_embeddings", 4096,
+                                              "truncate", 0));
+    expect_config("ymla", HLX_ERR_UNSUPPORTED, "truncate: false (yarn's ramp between "
+                  "unrounded pair indices) is not read for MLA");
     set_key("yr", "rope_scaling", json_pack("{s:s, s:f, s:i, s:i}", "type", "yarn", "factor",
                                             4.0, "original_max_position_embeddings", 4096,
                                             "truncate", 1));
@@ -2543,6 +2561,134 @@ static void test_deepseek_v2(void **state)
 
 /* ---- 4 and 5: synth writes whole checkpoints or nothing ------------------------------ */
 
+/* GptOssForCausalLM's config.json (a bf16 copy's: no quantization_config) with every key
+ * absent that GptOssConfig defaults: gpt-oss-120b's shapes (36 layers of 2880, 64 query
+ * and 8 KV heads of 64, 128 experts top-4 of 2880, vocabulary 201088), rope_theta 150000,
+ * yarn factor 32 over 4096 with the ramp's ends unrounded, windows of 128 on layers 0, 2,
+ * ..., q, k, v and o biases, sinks, the router's and the experts' biases, swiglu 1.702 and
+ * 7; gpt-oss-20b's (24 layers, 32 experts) to its parameter count; experts_per_token for
+ * num_experts_per_tok; refused: the released MXFP4 quantization_config, a layer_types
+ * entry off the alternation, swiglu_limit 0 or below, the two top-k keys disagreeing, a
+ * top-k over the experts; attention_bias false: no biases on q, k, v or o. */
+static void test_gpt_oss_config(void **state)
+{
+    char path[512];
+    json_t *c, *lt;
+    int l;
+
+    (void)state;
+    assert_int_equal(sh("mkdir -p %s/oss", g_tmp), 0);
+    snprintf(path, sizeof(path), "%s/oss/config.json", g_tmp);
+    config_save(json_pack("{s:[s], s:s}", "architectures", "GptOssForCausalLM", "model_type",
+                          "gpt_oss"), path);
+    expect_config("oss", HLX_OK, NULL);
+    assert_true(g_cfg.m.layers == 36 && g_cfg.m.hidden == 2880 && g_cfg.m.q_heads == 64 &&
+                g_cfg.m.kv_heads == 8 && g_cfg.m.head_dim == 64 && g_cfg.m.vocab == 201088);
+    assert_true(g_cfg.m.experts == 128 && g_cfg.m.top_k == 4 && g_cfg.m.expert_ffn == 2880 &&
+                g_cfg.m.dense_layers == 0 && g_cfg.m.shared_experts == 0);
+    assert_true(g_cfg.m.moe_scoring == HLX_MOE_SOFTMAX && g_cfg.m.norm_topk_prob == 1);
+    assert_true(g_cfg.m.qkv_bias && g_cfg.m.o_bias && g_cfg.m.attn_sinks &&
+                g_cfg.m.router_bias && g_cfg.m.expert_bias && !g_cfg.m.tie_embeddings);
+    assert_true(g_cfg.m.ffn_act == HLX_ACT_SWIGLU_CLAMP && g_cfg.m.act_alpha == 1.702 &&
+                g_cfg.m.act_limit == 7.0);
+    assert_true(g_cfg.m.sliding_window == 128 && g_cfg.m.sliding_pattern == 2 &&
+                hlx_model_layer_window(&g_cfg.m, 0) == 128 &&
+                hlx_model_layer_window(&g_cfg.m, 1) == 0);
+    assert_true(g_cfg.m.rope_theta == 150000.0 && g_cfg.m.rope_kind == HLX_ROPE_YARN &&
+                g_cfg.m.rope_factor == 32.0 && g_cfg.m.rope_orig_ctx == 4096 &&
+                g_cfg.m.rope_beta_fast == 32.0 && g_cfg.m.rope_beta_slow == 1.0 &&
+                g_cfg.m.rope_yarn_exact == 1 && g_cfg.m.norm_eps == 1e-5);
+    /* gpt-oss-20b's keys, as its config.json writes them: 20,914,757,184 parameters */
+    lt = json_array();
+    for (l = 0; l < 24; l++)
+        json_array_append_new(lt, json_string(l % 2 ? "full_attention" : "sliding_attention"));
+    c = json_pack("{s:[s], s:s, s:b, s:i, s:i, s:s, s:i, s:i, s:o, s:i, s:i, s:i, s:i, s:i, "
+                  "s:i, s:f, s:{s:f, s:f, s:f, s:i, s:s, s:b}, s:i, s:i, s:f, s:b, s:s, s:i}",
+                  "architectures", "GptOssForCausalLM", "model_type", "gpt_oss",
+                  "attention_bias", 1, "experts_per_token", 4, "head_dim", 64, "hidden_act",
+                  "silu", "hidden_size", 2880, "intermediate_size", 2880, "layer_types", lt,
+                  "max_position_embeddings", 131072, "num_attention_heads", 64,
+                  "num_experts_per_tok", 4, "num_hidden_layers", 24, "num_key_value_heads", 8,
+                  "num_local_experts", 32, "rms_norm_eps", 1e-5, "rope_scaling", "beta_fast",
+                  32.0, "beta_slow", 1.0, "factor", 32.0, "original_max_position_embeddings",
+                  4096, "rope_type", "yarn", "truncate", 0, "rope_theta", 150000,
+                  "sliding_window", 128, "swiglu_limit", 7.0, "tie_word_embeddings", 0,
+                  "torch_dtype", "bfloat16", "vocab_size", 201088);
+    config_save(c, path);
+    expect_config("oss", HLX_OK, NULL);
+    assert_true(hlx_model_params(&g_cfg.m) == 20914757184.0);
+    assert_true(g_cfg.m.experts == 32 && g_cfg.m.layers == 24);
+    /* the older spelling alone; the two disagreeing */
+    set_key("oss", "num_experts_per_tok", NULL);
+    set_key("oss", "experts_per_token", json_integer(2));
+    expect_config("oss", HLX_OK, NULL);
+    assert_int_equal(g_cfg.m.top_k, 2);
+    expect_key("oss", "num_experts_per_tok", json_integer(4), HLX_ERR_PARSE,
+               "experts_per_token: 2 contradicts num_experts_per_tok 4", NULL);
+    expect_key("oss", "experts_per_token", json_integer(33), HLX_ERR_PARSE,
+               "33 exceeds num_local_experts 32", json_integer(4));
+    /* swiglu: alpha read, a limit of 0 or below refused */
+    expect_key("oss", "swiglu_limit", json_real(0.0), HLX_ERR_PARSE,
+               "swiglu_limit: 0: the clamp of gate and up must be > 0", json_real(7.0));
+    expect_key("oss", "swiglu_limit", json_real(-1.0), HLX_ERR_PARSE,
+               "swiglu_limit: -1: the clamp", json_real(7.0));
+    set_key("oss", "swiglu_alpha", json_real(1.5));
+    expect_config("oss", HLX_OK, NULL);
+    assert_true(g_cfg.m.act_alpha == 1.5);
+    /* layer_types: another pattern refused at the entry that breaks the alternation */
+    c = config_json("oss", path);
+    json_array_set_new(json_object_get(c, "layer_types"), 5, json_string("sliding_attention"));
+    config_save(c, path);
+    expect_config("oss", HLX_ERR_PARSE, "layer_types[5] is \"sliding_attention\", "
+                  "which breaks gpt-oss's pattern");
+    c = config_json("oss", path);
+    json_array_set_new(json_object_get(c, "layer_types"), 5, json_string("full_attention"));
+    json_array_set_new(json_object_get(c, "layer_types"), 0, json_string("full_attention"));
+    config_save(c, path);
+    expect_config("oss", HLX_ERR_PARSE, "layer_types[0] is \"full_attention\"");
+    set_key("oss", "layer_types", NULL);
+    expect_config("oss", HLX_OK, NULL);
+    assert_true(hlx_model_layer_window(&g_cfg.m, 22) == 128 &&
+                hlx_model_layer_window(&g_cfg.m, 23) == 0);
+    /* no window: sliding_window null */
+    set_key("oss", "sliding_window", json_null());
+    expect_config("oss", HLX_OK, NULL);
+    assert_true(g_cfg.m.sliding_window == 0 && hlx_model_layer_window(&g_cfg.m, 0) == 0);
+    set_key("oss", "sliding_window", json_integer(128));
+    /* truncate true: the ends rounded, as other yarn models */
+    set_key("oss", "rope_scaling", json_pack("{s:s, s:f, s:i, s:b}", "rope_type", "yarn",
+                                             "factor", 32.0, "original_max_position_embeddings",
+                                             4096, "truncate", 1));
+    expect_config("oss", HLX_OK, NULL);
+    assert_int_equal(g_cfg.m.rope_yarn_exact, 0);
+    set_key("oss", "rope_scaling", NULL);
+    /* the default yarn over a top-level original context where one is given */
+    set_key("oss", "original_max_position_embeddings", json_integer(8192));
+    expect_config("oss", HLX_OK, NULL);
+    assert_true(g_cfg.m.rope_orig_ctx == 8192 && g_cfg.m.rope_yarn_exact == 1);
+    set_key("oss", "original_max_position_embeddings", NULL);
+    /* transformers v5's rope_parameters with the base alone: the same default yarn */
+    set_key("oss", "rope_parameters", json_pack("{s:f}", "rope_theta", 150000.0));
+    expect_config("oss", HLX_OK, NULL);
+    assert_true(g_cfg.m.rope_kind == HLX_ROPE_YARN && g_cfg.m.rope_orig_ctx == 4096 &&
+                g_cfg.m.rope_factor == 32.0 && g_cfg.m.rope_yarn_exact == 1);
+    set_key("oss", "rope_parameters", NULL);
+    /* attention_bias false: no projection biases */
+    set_key("oss", "attention_bias", json_false());
+    expect_config("oss", HLX_OK, NULL);
+    assert_true(!g_cfg.m.qkv_bias && !g_cfg.m.o_bias && g_cfg.m.attn_sinks);
+    set_key("oss", "attention_bias", json_true());
+    /* the released MXFP4 experts: refused, saying to dequantize (exit 2) */
+    set_key("oss", "quantization_config",
+            json_pack("{s:[s, s, s, s], s:s}", "modules_to_not_convert",
+                      "model.layers.*.self_attn", "model.layers.*.mlp.router",
+                      "model.embed_tokens", "lm_head", "quant_method", "mxfp4"));
+    expect_config("oss", HLX_ERR_UNSUPPORTED, "quant_method: \"mxfp4\" (experts as 4-bit "
+                  "blocks and scales) is not read; dequantize to bf16 first");
+    refused("Mxfp4Config(dequantize=True)", "gpt-oss-20b-BF16",
+            "model info --config-only %s/oss", g_tmp);
+}
+
 /* Sum of the sizes of the regular files in dir. */
 static uint64_t dir_bytes(const char *dir)
 {
@@ -2779,6 +2925,7 @@ int main(int argc, char **argv)
         cmocka_unit_test(test_dtype_key),
         cmocka_unit_test(test_mixtral),
         cmocka_unit_test(test_deepseek_v2),
+        cmocka_unit_test(test_gpt_oss_config),
         cmocka_unit_test(test_synth_max_bytes),
         cmocka_unit_test(test_synth_no_partial),
         cmocka_unit_test(test_synth_killed),
