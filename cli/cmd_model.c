@@ -61,7 +61,7 @@ static void hlx_synth_usage(FILE *f)
         "usage: helix model synth --family dense|phi3|glm|glm4|gemma|gemma2|gemma3|\n"
         "                                  internlm2|qwen2|qwen3|granite|smollm3|seed-oss|\n"
         "                                  qwen2-moe|qwen3-moe|mixtral|glm4-moe|deepseek-moe|\n"
-        "                                  moe-mla|deepseek-v2\n"
+        "                                  gpt-oss|moe-mla|deepseek-v2\n"
         "                         --out DIR [--layers N] [--seed S] [--dtype bf16|f32|fp8]\n"
         "                         [--shards N] [--model FILE|NAME]\n"
         "                         [--max-bytes SIZE] [--kv-scales K,V[,K,V...]]\n"
@@ -130,6 +130,12 @@ static void hlx_synth_usage(FILE *f)
         "  --family deepseek-moe  DeepseekForCausalLM (DeepSeek-MoE): the dense family's\n"
         "                    attention, layer 0 dense, the others 8 routed experts top-2\n"
         "                    (expert FFN 64, a softmax gate, not renormalised) + 2 shared\n"
+        "  --family gpt-oss  GptOssForCausalLM: the dense family's attention with q, k, v and\n"
+        "                    o biases and a sink logit per head, a window of 6 on layers 0,\n"
+        "                    2, ..., yarn RoPE (factor 4 over 64, truncate false); every\n"
+        "                    layer 8 experts top-2 (FFN 64) under a biased softmax router,\n"
+        "                    stored fused as gpt-oss's (gate_up_proj, gate and up\n"
+        "                    interleaved, with biases), a clamped SwiGLU (limit 1.5)\n"
         "  --family moe-mla  DeepseekV3ForCausalLM: MLA (q_lora 96, kv_lora 64, nope 32,\n"
         "                    rope 16, v 32, 4 heads), 8 routed experts top-2 + 1 shared\n"
         "                    (expert FFN 64), layer 0 dense (FFN 384), sigmoid routing\n"
@@ -316,7 +322,8 @@ static hlx_status_t hlx_synth_fill(void *vctx, const hlx_hf_expect_t *t, size_t 
 {
     hlx_synth_ctx_t *c = vctx;
     const hlx_model_t *m = &c->cfg.m;
-    int64_t cols = t->ndim == 2 ? t->shape[1] : t->shape[0], j, rr, rc, rrows, rcols, wrow;
+    int64_t cols = t->ndim == 3 ? t->shape[2] : t->ndim == 2 ? t->shape[1] : t->shape[0];
+    int64_t j, rr, rc, rrows, rcols, wrow;
     hlx_hf_weight_t w;
     int layer;
 
@@ -337,8 +344,18 @@ static hlx_status_t hlx_synth_fill(void *vctx, const hlx_hf_expect_t *t, size_t 
     /* the runtime weight this row holds (a fused tensor's rows belong to several); the
      * routed experts and their router (Qwen3-MoE) take moe-mla's values */
     if (t->cls == HLX_HFC_ROUTER || t->cls == HLX_HFC_EXPERT || t->cls == HLX_HFC_SHARED) {
+        const size_t nl = strlen(t->name);
+        hlx_hf_expect_t b = *t;
+        /* gpt-oss's biases (the router's [E], the fused experts' [E][cols]): values of
+         * about 0.5 each way, as the projections' biases (a 1-D tensor's u, halved) */
+        const int bias = nl >= 4 && !strcmp(t->name + nl - 4, "bias");
+        if (bias) {
+            b.ndim = 1;
+            b.shape[0] = cols;
+        }
         for (j = 0; j < cols; j++)
-            dst[j] = hlx_ckpt_synth_value(c->seed, t, row, j);
+            dst[j] = bias ? 0.5f * hlx_ckpt_synth_value(c->seed, &b, row, j)
+                          : hlx_ckpt_synth_value(c->seed, t, row, j);
         return HLX_OK;
     }
     /* fp8 weights: element (r, c)'s scale hlx_synth_fp8_scale, the weight stored divided by
@@ -393,6 +410,7 @@ static const struct {
     { "granite", "GraniteForCausalLM", "synth-granite", 0, 0, 0, 0, 0 },
     { "smollm3", "SmolLM3ForCausalLM", "synth-smollm3", 0, 0, 0, 0, 0 },
     { "seed-oss", "SeedOssForCausalLM", "synth-seed-oss", 0, 1, 0, 0, 0 },
+    { "gpt-oss", "GptOssForCausalLM", "synth-gpt-oss", 0, 1, 0, HLX_HF_MOE_GPT_OSS, 0 },
 };
 #define HLX_SYNTH_NDENSE (sizeof(hlx_synth_dense) / sizeof(hlx_synth_dense[0]))
 
@@ -522,6 +540,31 @@ static void hlx_synth_config(hlx_hf_config_t *c, int dense, int v2, int layers,
                 m->rope_dim = m->head_dim / 2;
                 hlx_hf_gating_set(c, HLX_MOE_SIGMOID, 1, 2.5, 1, 1);
                 c->mtp_layers = 1;
+            }
+            if (c->moe_gqa == HLX_HF_MOE_GPT_OSS) {
+                /* gpt-oss: every layer MoE (intermediate_size the experts'), biases on q,
+                 * k, v and o, a sink per head, the router's bias, the experts' biases, a
+                 * clamped SwiGLU whose limit 1.5 the synthetic gates and ups reach (the
+                 * releases' 7 would leave them alone), a window of 6 on layers 0, 2, ...,
+                 * yarn (factor 4 over 64 positions, base 150000) with the ramp's ends
+                 * unrounded (truncate false: 0 and 3.12 of 16 pairs, rounded 0 and 4) */
+                m->ffn = m->expert_ffn;
+                m->o_bias = 1;
+                m->attn_sinks = 1;
+                m->router_bias = 1;
+                m->expert_bias = 1;
+                m->ffn_act = HLX_ACT_SWIGLU_CLAMP;
+                m->act_alpha = 1.702;
+                m->act_limit = 1.5;
+                m->sliding_window = 6;
+                m->sliding_pattern = 2;
+                m->rope_theta = 150000.0;
+                m->rope_kind = HLX_ROPE_YARN;
+                m->rope_factor = 4.0;
+                m->rope_orig_ctx = 64;
+                m->rope_beta_fast = 32.0;
+                m->rope_beta_slow = 1.0;
+                m->rope_yarn_exact = 1;
             }
             if (c->moe_gqa == HLX_HF_MOE_DEEPSEEK) {
                 /* deepseek-moe: DeepSeek-MoE's layer: layer 0 dense (first_k_dense_replace
@@ -945,6 +988,53 @@ restore:
     return st == HLX_OK ? 0 : hlx_status_exit_code(st);
 }
 
+/* gpt-oss's experts as its checkpoints store them: the per-expert entries of the list
+ * (the views the reader makes, hlx_hf_expert_views) replaced, per layer, by the fused
+ * mlp.experts.gate_up_proj [E, H, 2 Fe] (gate and up interleaved), gate_up_proj_bias
+ * [E, 2 Fe], down_proj [E, Fe, H] and down_proj_bias [E, H], at the first expert's place. */
+static hlx_status_t hlx_synth_gpt_oss_list(const hlx_hf_config_t *c, hlx_hf_expect_t *list,
+                                           size_t *n_p, char *err, size_t errlen)
+{
+    static const char *const fused[4] = { "gate_up_proj", "gate_up_proj_bias", "down_proj",
+                                          "down_proj_bias" };
+    const int64_t E = c->m.experts, H = c->m.hidden, Fe = c->m.expert_ffn;
+    hlx_hf_expect_t *out = malloc((*n_p + 4) * sizeof(*out));
+    size_t i, n = 0;
+    int l, e, k, at;
+
+    if (out == NULL) {
+        snprintf(err, errlen, "out of memory");
+        return HLX_ERR_NOMEM;
+    }
+    for (i = 0; i < *n_p; i++) {
+        at = 0;
+        if (sscanf(list[i].name, "model.layers.%d.mlp.experts.%d.%n", &l, &e, &at) != 2 ||
+            at == 0) {
+            out[n++] = list[i];
+            continue;
+        }
+        if (e != 0 || strcmp(list[i].name + at, "gate_proj.weight"))
+            continue; /* in the fused ones */
+        for (k = 0; k < 4; k++) { /* 6 per-expert entries or more gave way to these */
+            hlx_hf_expect_t *f = &out[n++];
+            const int bias = k % 2, gu = k < 2;
+            memset(f, 0, sizeof(*f));
+            f->ndim = bias ? 2 : 3;
+            f->shape[0] = E;
+            f->shape[1] = bias ? (gu ? 2 * Fe : H) : (gu ? H : Fe);
+            f->shape[2] = bias ? 0 : gu ? 2 * Fe : H;
+            snprintf(f->name, sizeof(f->name), "model.layers.%d.mlp.experts.%s", l, fused[k]);
+            f->dtype = c->st_dtype;
+            f->cls = HLX_HFC_EXPERT;
+            f->split = HLX_HFS_EXPERT;
+        }
+    }
+    memcpy(list, out, n * sizeof(*out));
+    free(out);
+    *n_p = n;
+    return HLX_OK;
+}
+
 static int hlx_cmd_model_synth(int argc, char **argv)
 {
     enum { O_FAMILY = 1, O_OUT, O_LAYERS, O_SEED, O_DTYPE, O_SHARDS, O_MODEL, O_MAX_BYTES,
@@ -1049,6 +1139,11 @@ static int hlx_cmd_model_synth(int argc, char **argv)
                      dtype);
     if (model != NULL && hlx_synth_model(&ctx.cfg, model, (int)layers) != 0)
         return 2;
+    if (hlx_hf_gpt_oss(&ctx.cfg) && ctx.cfg.fp8) { /* its reader takes no quantized experts */
+        fprintf(stderr, "helix model synth: --dtype fp8: not with --family gpt-oss (its fused "
+                "experts are read in bf16 or f32); give bf16 or f32\n");
+        return 2;
+    }
     ctx.seed = (uint64_t)seed;
     ctx.cfg.synth_seed = seed;
     if (kvs_head && kvs == NULL) {
@@ -1092,6 +1187,8 @@ static int hlx_cmd_model_synth(int argc, char **argv)
     if (kvs_head)
         ctx.cfg.kv_scales = HLX_HF_KV_SCALES_HEAD;
     st = hlx_hf_expect(&ctx.cfg, &list, &n, err, sizeof(err));
+    if (st == HLX_OK && hlx_hf_gpt_oss(&ctx.cfg))
+        st = hlx_synth_gpt_oss_list(&ctx.cfg, list, &n, err, sizeof(err));
     if (st == HLX_OK)
         st = hlx_synth_mtp_list(&ctx, &list, &n, err, sizeof(err));
     for (i = 0; st == HLX_OK && ctx.cfg.fp8_form == HLX_HF_QF_CT && i < n; i++)
@@ -1135,7 +1232,8 @@ static int hlx_cmd_model_synth(int argc, char **argv)
         }
     }
     for (i = 0; i < n; i++)
-        data += (uint64_t)list[i].shape[0] * (uint64_t)(list[i].ndim == 2 ? list[i].shape[1] : 1) *
+        data += (uint64_t)list[i].shape[0] * (uint64_t)(list[i].ndim >= 2 ? list[i].shape[1] : 1) *
+                (uint64_t)(list[i].ndim == 3 ? list[i].shape[2] : 1) *
                 hlx_st_dtype_size(list[i].dtype);
     free(list);
     if (st != HLX_OK) {
@@ -1345,8 +1443,9 @@ static void hlx_info_rope_print(const hlx_model_t *m)
                m->rope_factor, m->rope_orig_ctx, m->rope_low_freq, m->rope_high_freq);
     else if (m->rope_kind == HLX_ROPE_YARN)
         printf(", yarn scaling: factor %g, original context %d, beta_fast/slow %g/%g, "
-               "mscale %g, mscale_all_dim %g", m->rope_factor, m->rope_orig_ctx,
-               m->rope_beta_fast, m->rope_beta_slow, m->rope_mscale, m->rope_mscale_all);
+               "mscale %g, mscale_all_dim %g%s", m->rope_factor, m->rope_orig_ctx,
+               m->rope_beta_fast, m->rope_beta_slow, m->rope_mscale, m->rope_mscale_all,
+               m->rope_yarn_exact ? ", the ramp's ends unrounded (truncate false)" : "");
     else if (m->rope_kind == HLX_ROPE_LONGROPE)
         printf(", longrope scaling: factor %g, original context %d, attention_factor %.6g; "
                "a run rotates with long_factor when its sequences exceed %d positions, with "
@@ -1519,11 +1618,19 @@ static int hlx_cmd_model_info(int argc, char **argv)
                                                  "sliding_pattern", cfg.m.sliding_pattern,
                                                  "sliding_from", cfg.m.sliding_from,
                                                  "ffn_act", cfg.m.ffn_act == HLX_ACT_GELU_TANH
-                                                     ? "gelu_tanh" : "silu",
+                                                     ? "gelu_tanh"
+                                                     : cfg.m.ffn_act == HLX_ACT_SWIGLU_CLAMP
+                                                     ? "swiglu_clamp" : "silu",
                                                  "embed_scale", cfg.m.embed_scale,
                                                  "attn_scalar", cfg.m.attn_scalar,
                                                  "rope_local_theta", cfg.m.rope_local_theta));
         if (cfg.m.attn == HLX_ATTN_GQA) {
+            /* gpt-oss's: sinks, o_proj's bias, the clamp of its SwiGLU */
+            json_object_update_new(mo, json_pack("{s:b, s:b}", "attn_sinks", cfg.m.attn_sinks,
+                                                 "o_bias", cfg.m.o_bias));
+            if (cfg.m.ffn_act == HLX_ACT_SWIGLU_CLAMP)
+                json_object_update_new(mo, json_pack("{s:f, s:f}", "act_alpha", cfg.m.act_alpha,
+                                                     "act_limit", cfg.m.act_limit));
             json_object_set_new(mo, "attn_softcap", json_real(cfg.m.attn_softcap));
             /* SmolLM3's NoPE layers: 0, or every P-th layer unrotated */
             json_object_set_new(mo, "nope_pattern", json_integer(cfg.m.nope_pattern));
@@ -1550,8 +1657,11 @@ static int hlx_cmd_model_info(int argc, char **argv)
                                              "group_score",
                                              cfg.m.moe_group_score == HLX_MOE_GROUP_MAX
                                                  ? "max" : "top2"));
-        if (cfg.m.experts > 0)
+        if (cfg.m.experts > 0) {
             json_object_set_new(mo, "shared_expert_gate", json_boolean(cfg.m.shared_gate));
+            json_object_update_new(mo, json_pack("{s:b, s:b}", "router_bias", cfg.m.router_bias,
+                                                 "expert_bias", cfg.m.expert_bias));
+        }
         json_object_set_new(mo, "rope", hlx_info_rope_json(&cfg.m));
         for (i = 0; i < HLX_HFC_COUNT; i++) {
             if (cls_bytes[i] == 0)
@@ -1597,7 +1707,10 @@ static int hlx_cmd_model_info(int argc, char **argv)
     if (cfg.m.attn == HLX_ATTN_GQA) {
         printf(", %d KV heads of %d\n", cfg.m.kv_heads, cfg.m.head_dim);
         if (cfg.m.qkv_bias)
-            printf("  q, k and v projections with biases\n");
+            printf("  q, k and v projections with biases%s\n",
+                   cfg.m.o_bias ? ", o_proj too" : "");
+        if (cfg.m.attn_sinks)
+            printf("  a sink logit per query head joins each softmax (self_attn.sinks)\n");
         if (cfg.m.qk_norm)
             printf("  each q and k head RMS-normalised before RoPE (q_norm, k_norm)\n");
         if (cfg.m.post_norms)
@@ -1662,7 +1775,15 @@ static int hlx_cmd_model_info(int argc, char **argv)
                                                               : "two best experts");
         if (cfg.m.shared_gate)
             printf(", the shared output times a sigmoid gate (shared_expert_gate)");
+        if (cfg.m.router_bias)
+            printf(", the router's logits with a bias");
+        if (cfg.m.expert_bias)
+            printf(", each expert's gate, up and down with biases");
         printf("\n");
+        if (cfg.m.ffn_act == HLX_ACT_SWIGLU_CLAMP)
+            printf("  experts' activation: clamped SwiGLU, (up + 1) x g sigmoid(%g g) with g "
+                   "the gate clamped above at %g and up within +-%g (swiglu_alpha, "
+                   "swiglu_limit)\n", cfg.m.act_alpha, cfg.m.act_limit, cfg.m.act_limit);
     }
     else
         printf("  dense %s FFN %d, vocab %d\n",

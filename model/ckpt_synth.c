@@ -16,7 +16,7 @@ static uint64_t hlx_cs_mix(uint64_t x)
 float hlx_ckpt_synth_value(uint64_t seed, const hlx_hf_expect_t *t, int64_t row, int64_t col)
 {
     uint64_t key = hlx_cs_mix(seed), h;
-    int64_t cols = t->ndim == 2 ? t->shape[1] : t->shape[0];
+    int64_t cols = t->ndim == 3 ? t->shape[2] : t->ndim == 2 ? t->shape[1] : t->shape[0];
     const char *p;
     size_t n;
     float u;
@@ -35,5 +35,5 @@ float hlx_ckpt_synth_value(uint64_t seed, const hlx_hf_expect_t *t, int64_t row,
                                    silences, about the log-sum-exp of a few hundred keys */
     if (t->dtype == HLX_ST_F8_E4M3 || t->ndim == 1)
         return u;
-    return u * sqrtf(3.0f / (float)t->shape[1]);
+    return u * sqrtf(3.0f / (float)t->shape[1]); /* 3-D [E][in][out]: fan-in shape[1] too */
 }

@@ -113,16 +113,29 @@ hlx_status_t hlx_ckpt_space_check(const char *dir, uint64_t bytes, char *err, si
 
 /* ---- the plan: every file's size before anything is written ----------------------------- */
 
+/* The rows a tensor of the list is written as and their length: a 3-D one's first two
+ * dimensions together, a 1-D one (or one value) one row. */
+static int64_t hlx_w_rows(const hlx_hf_expect_t *t)
+{
+    return t->ndim == 3 ? t->shape[0] * t->shape[1] : t->ndim == 2 ? t->shape[0] : 1;
+}
+
+static int64_t hlx_w_cols(const hlx_hf_expect_t *t)
+{
+    return t->ndim == 3 ? t->shape[2] : t->ndim == 2 ? t->shape[1] : t->shape[0];
+}
+
 static hlx_status_t hlx_w_bytes(const hlx_hf_expect_t *t, uint64_t *bytes_p, char *err,
                                 size_t errlen)
 {
     uint64_t n;
 
-    /* ndim 0: one value (shape[0] 1), written with shape [] */
-    if (t->ndim < 0 || t->ndim > 2 || t->shape[0] < 0 || (t->ndim == 2 && t->shape[1] < 0) ||
-        (t->ndim == 0 && t->shape[0] != 1) ||
+    /* ndim 0: one value (shape[0] 1), written with shape []; 3: gpt-oss's fused experts */
+    if (t->ndim < 0 || t->ndim > 3 || t->shape[0] < 0 || (t->ndim >= 2 && t->shape[1] < 0) ||
+        (t->ndim == 3 && t->shape[2] < 0) || (t->ndim == 0 && t->shape[0] != 1) ||
         __builtin_mul_overflow((uint64_t)t->shape[0],
-                               (uint64_t)(t->ndim == 2 ? t->shape[1] : 1), &n) ||
+                               (uint64_t)(t->ndim >= 2 ? t->shape[1] : 1), &n) ||
+        __builtin_mul_overflow(n, (uint64_t)(t->ndim == 3 ? t->shape[2] : 1), &n) ||
         __builtin_mul_overflow(n, (uint64_t)hlx_st_dtype_size(t->dtype), &n) ||
         n > (uint64_t)INT64_MAX)
         return hlx_errbuf(err, errlen, HLX_ERR_INVALID,
@@ -232,7 +245,10 @@ static hlx_status_t hlx_w_plan(const hlx_hf_expect_t *list, size_t n, int nshard
             goto nomem;
         for (i = a; i < b; i++) {
             const hlx_hf_expect_t *t = &list[i];
-            json_t *shape = t->ndim == 2 ? json_pack("[I, I]", (json_int_t)t->shape[0],
+            json_t *shape = t->ndim == 3 ? json_pack("[I, I, I]", (json_int_t)t->shape[0],
+                                                     (json_int_t)t->shape[1],
+                                                     (json_int_t)t->shape[2])
+                          : t->ndim == 2 ? json_pack("[I, I]", (json_int_t)t->shape[0],
                                                      (json_int_t)t->shape[1])
                                          : t->ndim == 1 ? json_pack("[I]", (json_int_t)t->shape[0])
                                                         : json_array();
@@ -314,8 +330,8 @@ static hlx_status_t hlx_w_shard(hlx_wfile_t *w, const hlx_w_shard_t *sh,
 
     for (i = sh->a; i < sh->b; i++) {
         const hlx_hf_expect_t *t = &list[i];
-        if ((t->ndim == 2 ? t->shape[1] : t->shape[0]) > maxc)
-            maxc = t->ndim == 2 ? t->shape[1] : t->shape[0];
+        if (hlx_w_cols(t) > maxc)
+            maxc = hlx_w_cols(t);
     }
     row = malloc(sizeof(float) * (size_t)maxc);
     out = malloc(sizeof(float) * (size_t)maxc);
@@ -341,8 +357,7 @@ static hlx_status_t hlx_w_shard(hlx_wfile_t *w, const hlx_w_shard_t *sh,
             goto werr;
     for (i = sh->a; i < sh->b; i++) {
         const hlx_hf_expect_t *t = &list[i];
-        int64_t rows = t->ndim == 2 ? t->shape[0] : 1;
-        int64_t cols = t->ndim == 2 ? t->shape[1] : t->shape[0], c;
+        int64_t rows = hlx_w_rows(t), cols = hlx_w_cols(t), c;
         for (r = 0; r < rows; r++) {
             if ((st = fill(ctx, t, i, r, row)) != HLX_OK) {
                 snprintf(err, errlen, "%s: tensor %s: no values for row %lld", w->path, t->name,

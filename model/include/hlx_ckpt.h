@@ -491,8 +491,9 @@ typedef enum hlx_hf_split {
 
 typedef struct hlx_hf_expect {
     char           name[96];
-    int            ndim;
-    int64_t        shape[2];
+    int            ndim;      /* 0 (one value) to 2; 3 only in a writer's list (gpt-oss's
+                                 fused experts: rows shape[0] x shape[1] of shape[2]) */
+    int64_t        shape[3];
     hlx_st_dtype_t dtype;
     hlx_hf_class_t cls;
     hlx_hf_split_t split;

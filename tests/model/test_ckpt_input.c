@@ -2689,6 +2689,117 @@ static void test_gpt_oss_config(void **state)
             "model info --config-only %s/oss", g_tmp);
 }
 
+/* `model synth --family gpt-oss` in f32 and bf16: gpt-oss's own names and fused layout
+ * (mlp.router.weight and .bias, mlp.experts.gate_up_proj [E, H, 2F] with gate and up
+ * interleaved, its bias [E, 2F], down_proj [E, F, H], its bias [E, H], sinks, o_proj's
+ * bias), read back whole by hlx_hf_check; expert 3's views are the fused tensors' columns
+ * (gate 2o, up 2o + 1, down and the biases as stored); the runtime's keys map to gpt-oss's
+ * router; a checkpoint holding MXFP4 blocks, or missing a fused bias, refused (exit 2). */
+static void test_gpt_oss_synth(void **state)
+{
+    static const char *const dts[2] = { "f32", "bf16" };
+    char dir[512], err[1024], name[160];
+    hlx_hf_config_t cfg;
+    hlx_ckpt_t *ck = NULL;
+    const hlx_ckpt_tensor_t *gu, *gub, *t;
+    float *fused, *fb, *w;
+    int d, o, i;
+
+    (void)state;
+    for (d = 0; d < 2; d++) {
+        const int64_t H = 256, F = 64;
+        char args[64];
+        snprintf(args, sizeof(args), "--family gpt-oss --dtype %s", dts[d]);
+        synth("goss", args);
+        assert_int_equal(check_dir("goss", &cfg, err, sizeof(err)), HLX_OK);
+        assert_true(cfg.m.experts == 8 && cfg.m.expert_ffn == F && cfg.m.attn_sinks &&
+                    cfg.m.o_bias && cfg.m.router_bias && cfg.m.expert_bias &&
+                    cfg.m.act_limit == 1.5 && cfg.m.rope_yarn_exact == 1 &&
+                    cfg.m.sliding_window == 6 && cfg.m.sliding_pattern == 2);
+        dir_of(dir, sizeof(dir), "goss");
+        assert_int_equal(hlx_ckpt_open(dir, &ck, err, sizeof(err)), HLX_OK);
+        assert_int_equal(hlx_hf_check(ck, &cfg), HLX_OK);
+        assert_null(hlx_ckpt_find(ck, "model.layers.1.mlp.gate.weight"));
+        hlx_hf_ckpt_name(&cfg, "model.layers.1.mlp.gate.weight", name, sizeof(name));
+        assert_string_equal(name, "model.layers.1.mlp.router.weight");
+        hlx_hf_ckpt_name(&cfg, "model.layers.1.mlp.gate.bias", name, sizeof(name));
+        assert_string_equal(name, "model.layers.1.mlp.router.bias");
+        assert_non_null(hlx_ckpt_find(ck, name));
+        hlx_hf_ckpt_name(&cfg, "model.layers.1.mlp.experts.3.up_proj.bias", name, sizeof(name));
+        assert_string_equal(name, "model.layers.1.mlp.experts.3.up_proj.bias");
+        gu = hlx_ckpt_find(ck, "model.layers.1.mlp.experts.gate_up_proj");
+        gub = hlx_ckpt_find(ck, "model.layers.1.mlp.experts.gate_up_proj_bias");
+        assert_true(gu != NULL && gu->ndim == 3 && gu->shape[1] == H && gu->shape[2] == 2 * F);
+        assert_true(gub != NULL && gub->ndim == 2 && gub->shape[1] == 2 * F);
+        fused = malloc(sizeof(float) * (size_t)(H * 2 * F));
+        fb = malloc(sizeof(float) * (size_t)(2 * F));
+        w = malloc(sizeof(float) * (size_t)(H * F));
+        assert_true(fused != NULL && fb != NULL && w != NULL);
+        assert_int_equal(hlx_ckpt_read_slice(ck, gu, 0, 3, 1, fused, HLX_DTYPE_F32), HLX_OK);
+        assert_int_equal(hlx_ckpt_read_slice(ck, gub, 0, 3, 1, fb, HLX_DTYPE_F32), HLX_OK);
+        for (int k = 0; k < 2; k++) { /* gate: even columns, up: odd */
+            snprintf(name, sizeof(name), "model.layers.1.mlp.experts.3.%s.weight",
+                     k ? "up_proj" : "gate_proj");
+            t = hlx_ckpt_find(ck, name);
+            assert_true(t != NULL && t->shape[0] == F && t->shape[1] == H);
+            assert_int_equal(hlx_ckpt_read_block(ck, t, 0, F, 0, H, 0, w, HLX_DTYPE_F32, H),
+                             HLX_OK);
+            for (o = 0; o < F; o++)
+                for (i = 0; i < H; i++)
+                    if (w[o * H + i] != fused[i * 2 * F + 2 * o + k])
+                        fail_msg("%s [%d][%d]: %g, fused %g", name, o, i, w[o * H + i],
+                                 fused[i * 2 * F + 2 * o + k]);
+            snprintf(name, sizeof(name), "model.layers.1.mlp.experts.3.%s.bias",
+                     k ? "up_proj" : "gate_proj");
+            t = hlx_ckpt_find(ck, name);
+            assert_true(t != NULL && t->ndim == 1 && t->shape[0] == F);
+            assert_int_equal(hlx_ckpt_read_block(ck, t, 0, 1, 0, F, 0, w, HLX_DTYPE_F32, F),
+                             HLX_OK);
+            for (o = 0; o < F; o++)
+                assert_true(w[o] == fb[2 * o + k] && fabsf(w[o]) < 0.5f);
+        }
+        /* down [H][F] from down_proj [E][F][H], its bias [H] the stored row */
+        t = hlx_ckpt_find(ck, "model.layers.1.mlp.experts.3.down_proj.weight");
+        assert_true(t != NULL && t->shape[0] == H && t->shape[1] == F);
+        assert_int_equal(hlx_ckpt_read_block(ck, t, 5, 1, 0, F, 0, w, HLX_DTYPE_F32, F), HLX_OK);
+        assert_int_equal(hlx_ckpt_read_slice(ck, hlx_ckpt_find(ck,
+                             "model.layers.1.mlp.experts.down_proj"), 0, 3, 1, fused,
+                             HLX_DTYPE_F32), HLX_OK);
+        for (i = 0; i < F; i++)
+            assert_true(w[i] == fused[i * H + 5]);
+        t = hlx_ckpt_find(ck, "model.layers.1.mlp.experts.3.down_proj.bias");
+        assert_true(t != NULL && t->ndim == 1 && t->shape[0] == H);
+        free(fused);
+        free(fb);
+        free(w);
+        hlx_ckpt_close(ck);
+    }
+    /* `model info` reads it through the views */
+    assert_int_equal(sh("%s model info %s/goss >/dev/null 2>&1", helix, g_tmp), 0);
+    /* MXFP4's blocks in place of the bf16 experts; a fused bias missing */
+    assert_int_equal(sh("cp -r %s/goss %s/goss-mx && python3 %s/tests/runtime/st_edit.py "
+                        "%s/goss-mx rename model.layers.0.mlp.experts.gate_up_proj "
+                        "model.layers.0.mlp.experts.gate_up_proj_blocks", g_tmp, g_tmp,
+                        HLX_SOURCE_ROOT, g_tmp), 0);
+    assert_int_equal(check_dir("goss-mx", &cfg, err, sizeof(err)), HLX_ERR_UNSUPPORTED);
+    assert_non_null(strstr(err, "tensor model.layers.0.mlp.experts.gate_up_proj_blocks: MXFP4 "
+                                "experts (4-bit blocks and scales) are not read; dequantize"));
+    refused("gate_up_proj_blocks: MXFP4 experts", "gpt-oss-20b-BF16",
+            "model info %s/goss-mx", g_tmp);
+    assert_int_equal(sh("cp -r %s/goss %s/goss-nob && python3 %s/tests/runtime/st_edit.py "
+                        "%s/goss-nob drop model.layers.1.mlp.experts.down_proj_bias", g_tmp,
+                        g_tmp, HLX_SOURCE_ROOT, g_tmp), 0);
+    assert_int_equal(check_dir("goss-nob", &cfg, err, sizeof(err)), HLX_ERR_NOT_FOUND);
+    assert_non_null(strstr(err, "tensor model.layers.1.mlp.experts.down_proj_bias is missing"));
+    /* fp8: not written, and a quantization config of fp8 weights refused at its key */
+    refused("--dtype fp8: not with --family gpt-oss", NULL,
+            "model synth --family gpt-oss --dtype fp8 --out %s/goss-fp8", g_tmp);
+    set_key("goss", "quantization_config",
+            json_pack("{s:s, s:[i, i]}", "quant_method", "fp8", "weight_block_size", 128, 128));
+    expect_config("goss", HLX_ERR_UNSUPPORTED, "quantization_config: fp8 weights are not read "
+                  "for GptOssForCausalLM: its fused experts are read in bf16, f16 or f32");
+}
+
 /* Sum of the sizes of the regular files in dir. */
 static uint64_t dir_bytes(const char *dir)
 {
@@ -2926,6 +3037,7 @@ int main(int argc, char **argv)
         cmocka_unit_test(test_mixtral),
         cmocka_unit_test(test_deepseek_v2),
         cmocka_unit_test(test_gpt_oss_config),
+        cmocka_unit_test(test_gpt_oss_synth),
         cmocka_unit_test(test_synth_max_bytes),
         cmocka_unit_test(test_synth_no_partial),
         cmocka_unit_test(test_synth_killed),
