@@ -11,8 +11,10 @@
 # Qwen3 with its per-head q/k norms, Qwen3-MoE and Mixtral with routed experts, Qwen2-MoE
 # with them and a sigmoid-gated shared expert, GLM-4.5 with GQA attention (biases, head
 # norms, rotate_half over half of each head), DeepSeek-V3's gate (sigmoid, correction bias,
-# groups) and shared experts, its multi-token-prediction layer left out, DeepSeek-V3
-# and V2 with MLA and their gates) decode as the models' own code would: hf_forward.py
+# groups) and shared experts, its multi-token-prediction layer left out, gpt-oss with its
+# attention sinks, q, k, v and o biases, alternating windows, yarn without rounding, biased
+# router and fused experts (gate and up interleaved, with biases, a clamped SwiGLU),
+# DeepSeek-V3 and V2 with MLA and their gates) decode as the models' own code would: hf_forward.py
 # (standard library only, independent of helix: its own safetensors reader, HF's layouts and
 # rotate_half RoPE, float64) predicts the same greedy tokens for a prompt, in f32 and bf16,
 # with each RoPE scaling (llama3, linear, Qwen2.5's yarn, longrope's two sets, dynamic NTK,
@@ -69,7 +71,7 @@ both_decode() {
 echo "3 77 501 9 13 200 7 1 300 42 65 128" >"$dir/prompt"
 declare -A first
 families="dense phi3 glm glm4 gemma gemma2 gemma3 internlm2 qwen2 qwen3 granite smollm3
-    seed-oss qwen2-moe qwen3-moe mixtral glm4-moe deepseek-moe moe-mla deepseek-v2"
+    seed-oss qwen2-moe qwen3-moe mixtral glm4-moe deepseek-moe gpt-oss moe-mla deepseek-v2"
 for fam in $families; do
     # qwen2-moe: seed 1, where the shared expert's gate changes the tokens (at 11 it does not)
     seed=11
@@ -302,6 +304,17 @@ config_case smollm3-interval smollm3 '{"no_rope_layers": null, "no_rope_layer_in
 # DeepSeek-MoE's top-k renormalised (norm_topk_prob true; its releases say false) decodes
 # other tokens, in helix as in the forward
 config_case deepseek-moe-norm deepseek-moe '{"norm_topk_prob": true}'
+# gpt-oss: yarn's ends rounded (truncate true), the releases' SwiGLU limit 7 (which the
+# synthetic gates and ups do not reach), another sigmoid gain and a window of 3 each decode
+# other tokens, in helix as in the forward; the older spelling of the top-k alone and
+# layer_types left out (its class's alternation) the same ones
+config_case gpt-oss-truncate gpt-oss '{"rope_scaling": {"rope_type": "yarn", "factor": 4.0,
+    "original_max_position_embeddings": 64, "beta_fast": 32.0, "beta_slow": 1.0,
+    "truncate": true}}'
+config_case gpt-oss-limit gpt-oss '{"swiglu_limit": 7.0}'
+config_case gpt-oss-alpha gpt-oss '{"swiglu_alpha": 1.0}'
+config_case gpt-oss-window gpt-oss '{"sliding_window": 3}'
+config_case gpt-oss-types gpt-oss '{"layer_types": null, "num_experts_per_tok": null}' same
 finish_cases
 cp -r "$dir/gemma3-f32" "$dir/gemma3-types"
 python3 - "$dir/gemma3-types/config.json" <<'PY'
@@ -457,10 +470,13 @@ patched_refused smollm3 'smollm3-first|{"no_rope_layers": [0, 1]}|no_rope_layers
     'smollm3-two|{"no_rope_layers": [1, 2]}|no_rope_layers[1]: expected 1' \
     'smollm3-win|{"use_sliding_window": true, "sliding_window": 4}|use_sliding_window: true' \
     'smollm3-types|{"layer_types": ["full_attention", "sliding_attention"]}|layer_types[1] "sliding'
-# the released configs of Seed-OSS-36B-Instruct, SmolLM3-3B and gemma-7b (as written on
-# their model pages; rope_scaling {"rope_type": "default"}, SmolLM3's list of 36 and
-# layer_types, Gemma's hidden_act "gelu" alone) read to their parameter counts (SmolLM3-3B's
-# and gemma-7b's as published to the unit; Seed-OSS-36B's page rounds its to 36.2B)
+# the released configs of Seed-OSS-36B-Instruct, SmolLM3-3B, gemma-7b, gpt-oss-20b and
+# gpt-oss-120b (as written on their model pages; rope_scaling {"rope_type": "default"},
+# SmolLM3's list of 36 and layer_types, Gemma's hidden_act "gelu" alone; gpt-oss's as its
+# bf16 copies keep them, without the MXFP4 quantization_config) read to their parameter
+# counts (SmolLM3-3B's and gemma-7b's as published to the unit; Seed-OSS-36B's page rounds
+# its to 36.2B, gpt-oss's to 20.9B and 116.8B: counted from the shapes, sinks and biases
+# included)
 python3 - "$dir" <<'PY'
 import json, os, sys
 d = sys.argv[1]
@@ -496,11 +512,30 @@ cfgs = {
                    "rope_scaling": None, "rope_theta": 10000.0, "torch_dtype": "bfloat16",
                    "vocab_size": 256000},
 }
+for name, layers, experts in (("real-gpt-oss-20b", 24, 32), ("real-gpt-oss-120b", 36, 128)):
+    cfgs[name] = {
+        "architectures": ["GptOssForCausalLM"], "attention_bias": True,
+        "attention_dropout": 0.0, "eos_token_id": 200002, "experts_per_token": 4,
+        "head_dim": 64, "hidden_act": "silu", "hidden_size": 2880,
+        "initial_context_length": 4096, "initializer_range": 0.02, "intermediate_size": 2880,
+        "layer_types": ["sliding_attention" if i % 2 == 0 else "full_attention"
+                        for i in range(layers)],
+        "max_position_embeddings": 131072, "model_type": "gpt_oss", "num_attention_heads": 64,
+        "num_experts_per_tok": 4, "num_hidden_layers": layers, "num_key_value_heads": 8,
+        "num_local_experts": experts, "output_router_logits": False, "pad_token_id": 199999,
+        "rms_norm_eps": 1e-05,
+        "rope_scaling": {"beta_fast": 32.0, "beta_slow": 1.0, "factor": 32.0,
+                         "original_max_position_embeddings": 4096, "rope_type": "yarn",
+                         "truncate": False},
+        "rope_theta": 150000, "router_aux_loss_coef": 0.9, "sliding_window": 128,
+        "swiglu_limit": 7.0, "tie_word_embeddings": False, "torch_dtype": "bfloat16",
+        "use_cache": True, "vocab_size": 201088}
 for name, c in cfgs.items():
     os.makedirs(os.path.join(d, name), exist_ok=True)
     json.dump(c, open(os.path.join(d, name, "config.json"), "w"), indent=2)
 PY
-for c in 'real-seed 36151104512 0' 'real-smollm3 3075098624 4' 'real-gemma 8537680896 0'; do
+for c in 'real-seed 36151104512 0' 'real-smollm3 3075098624 4' 'real-gemma 8537680896 0' \
+    'real-gpt-oss-20b 20914757184 0' 'real-gpt-oss-120b 116829156672 0'; do
     set -- $c
     got=$("$helix" model info --config-only --json "$dir/$1" 2>"$dir/err" |
           python3 -c 'import json, sys; d = json.load(sys.stdin); print(int(d["params"]), d["model"]["nope_pattern"])')
@@ -514,6 +549,13 @@ done
 cp -r "$dir/seed-oss-f32" "$dir/seed-oss-outbias"
 sed -i 's/"attention_out_bias": false/"attention_out_bias": true/' "$dir/seed-oss-outbias/config.json"
 refused seed-oss-outbias 'attention_out_bias: a bias on o_proj is not supported'
+# gpt-oss: the released MXFP4 experts (quantization_config), a layer_types entry off the
+# alternation, a SwiGLU limit of 0 and the two spellings of the top-k disagreeing refused
+patched_refused gpt-oss \
+    'gpt-oss-mxfp4|{"quantization_config": {"quant_method": "mxfp4", "modules_to_not_convert": ["model.layers.*.self_attn", "model.layers.*.mlp.router", "model.embed_tokens", "lm_head"]}}|"mxfp4" (experts as 4-bit blocks and scales) is not read; dequantize to bf16 first' \
+    'gpt-oss-types-bad|{"layer_types": ["full_attention", "sliding_attention"]}|layer_types[0] is "full_attention", which breaks gpt-oss'"'"'s pattern' \
+    'gpt-oss-limit0|{"swiglu_limit": 0.0}|swiglu_limit: 0: the clamp of gate and up must be > 0' \
+    'gpt-oss-topk|{"experts_per_token": 3}|experts_per_token: 3 contradicts num_experts_per_tok 2'
 # DeepSeek-MoE: a sigmoid gate and dense layers interleaved (moe_layer_freq 2) refused
 patched_refused deepseek-moe \
     'deepseek-moe-sigmoid|{"scoring_func": "sigmoid"}|scoring_func: "sigmoid" is not read' \
@@ -801,7 +843,8 @@ done
 args=(--steps 4 --batch 3 --prompt-ids "$data/prompt3.txt" --prefill-chunk 8 --context 40
       --check --json --timeout 60)
 for fam in qwen2 qwen2vl llavaov qwen3 qwen3vl phi3 glm glm4 gemma gemma2 gemma3 gemma3mm \
-    internlm2 granite smollm3 seed-oss qwen2-moe qwen3-moe mixtral glm4-moe deepseek-moe; do
+    internlm2 granite smollm3 seed-oss qwen2-moe qwen3-moe mixtral glm4-moe deepseek-moe \
+    gpt-oss; do
     ck=$dir/$fam-bf16
     "$helix" decode --model "$ck" "${args[@]}" >"$dir/$fam.1" 2>"$dir/err" ||
         { echo "FAIL: $fam, 1 rank: $(cat "$dir/err")"; fail=1; continue; }
@@ -809,7 +852,7 @@ for fam in qwen2 qwen2vl llavaov qwen3 qwen3vl phi3 glm glm4 gemma gemma2 gemma3
     for lay in "2 1" "2 2"; do # TPA 2 alone: as in 2 x 2, which splits the heads too
         set -- $lay
         n=$(($1 * $2)) ep=1
-        case $fam in *moe|mixtral) ep=$n ;; esac # each rank an expert group of 8 / N experts
+        case $fam in *moe|mixtral|gpt-oss) ep=$n ;; esac # each rank an expert group of 8 / N experts
         timeout -k 5 150 "$helixrun" --no-prefix -n $n --timeout 120 -- "$helix" decode \
             --model "$ck" --kvp "$1" --tpa "$2" --ep $ep "${args[@]}" >"$dir/out" 2>"$dir/err" ||
             { echo "FAIL: $fam, KVP $1 x TPA $2 EP $ep: $(cat "$dir/err")"; fail=1; continue; }

@@ -2,7 +2,8 @@
 # An independent float64 reference of the Hugging Face transformers forward pass for Llama,
 # Mistral, Mixtral, Qwen2, Qwen2-MoE, Qwen3, Qwen3-MoE, Phi-3, GLM, GLM-4-0414, GLM-4.5
 # (Glm4MoeForCausalLM: GQA with DeepSeek-V3's gate and shared experts), SmolLM3 (its NoPE
-# layers), Seed-OSS, Gemma 1, Gemma 2
+# layers), Seed-OSS, gpt-oss (attention sinks, biases, its biased router over fused experts
+# and clamped SwiGLU), Gemma 1, Gemma 2
 # (its soft-capping), Gemma 3 (its text model, in either checkpoint form), the text models of
 # the vision-language classes (Qwen3-VL-MoE's routed experts read from its fused 3-D
 # tensors), InternLM2/3 and
@@ -49,7 +50,11 @@ ARCHITECTURES = ("LlamaForCausalLM", "MistralForCausalLM", "MixtralForCausalLM",
                  "Gemma2ForCausalLM",
                  "Gemma3ForCausalLM",
                  "Gemma3ForConditionalGeneration", "DeepseekV2ForCausalLM",
-                 "DeepseekV3ForCausalLM")
+                 "DeepseekV3ForCausalLM", "GptOssForCausalLM")
+GPT_OSS = "GptOssForCausalLM"
+# GptOssConfig's RoPE when config.json gives none
+GPT_OSS_YARN = {"rope_type": "yarn", "factor": 32.0, "beta_fast": 32.0, "beta_slow": 1.0,
+                "truncate": False, "original_max_position_embeddings": 4096}
 # GLM-4 (-hf) and GLM-4-0414: GlmConfig's and Glm4Config's defaults are the same; Glm4 adds
 # a norm of the attention's and of the MLP's output before each residual add
 GLM = ("GlmForCausalLM", "Glm4ForCausalLM")
@@ -461,18 +466,24 @@ class Config:
                                            "Gemma3ForCausalLM")
         gemma2 = self.arch == "Gemma2ForCausalLM"
         gemma1 = self.gemma1 = self.arch == "GemmaForCausalLM"  # GemmaConfig: gemma-7b's
-        self.H = integer("hidden_size", 3072 if gemma1 else 2304 if gemma else None)
-        self.F = integer("intermediate_size", 24576 if gemma1 else 9216 if gemma else None)
-        self.layers = integer("num_hidden_layers", 28 if gemma1 else 26 if gemma else None)
-        self.Q = integer("num_attention_heads", 16 if gemma1 else 8 if gemma else None)
+        oss = self.oss = self.arch == GPT_OSS  # GptOssConfig: gpt-oss-120b's shapes
+        self.H = integer("hidden_size", 3072 if gemma1 else 2304 if gemma else
+                         2880 if oss else None)
+        self.F = integer("intermediate_size", 24576 if gemma1 else 9216 if gemma else
+                         2880 if oss else None)
+        self.layers = integer("num_hidden_layers", 28 if gemma1 else 26 if gemma else
+                              36 if oss else None)
+        self.Q = integer("num_attention_heads", 16 if gemma1 else 8 if gemma else
+                         64 if oss else None)
         # the configs' defaults: MistralConfig and MixtralConfig 8 KV heads, GlmConfig 2 of
         # 128, Gemma3TextConfig 4 of 256, SmolLM3Config 4, GemmaConfig 16, LlamaConfig all
         self.K = integer("num_key_value_heads",
                          8 if self.arch in ("MistralForCausalLM", "MixtralForCausalLM", GLM4_MOE,
-                                            "SeedOssForCausalLM")
+                                            "SeedOssForCausalLM", GPT_OSS)
                          else 2 if glm else 16 if gemma1
                          else 4 if gemma or self.arch == "SmolLM3ForCausalLM" else self.Q)
-        self.V = integer("vocab_size", 256000 if gemma2 or gemma1 else 262208 if gemma else None)
+        self.V = integer("vocab_size", 256000 if gemma2 or gemma1 else 262208 if gemma else
+                         201088 if oss else None)
         if self.Q % self.K:
             raise Fail(f"{path}: key num_key_value_heads: {self.K} does not divide "
                        f"num_attention_heads {self.Q}")
@@ -491,7 +502,7 @@ class Config:
             self.d = self.H // self.Q
         else:
             self.d = integer("head_dim", 128 if glm or self.arch == "SeedOssForCausalLM"
-                             else 256 if gemma else self.H // self.Q)
+                             else 256 if gemma else 64 if oss else self.H // self.Q)
         if self.arch == "InternLM3ForCausalLM":
             # Llama's layout; qkv_bias (q, k, v) and bias (o_proj, the FFN) not implemented
             for key in ("qkv_bias", "bias"):
@@ -500,9 +511,9 @@ class Config:
                                f"this reference")
         smollm3 = self.arch == "SmolLM3ForCausalLM"
         self.theta = number("rope_theta", 1e6 if mixtral or (gemma and not gemma2 and not gemma1)
-                            else 2e6 if smollm3 else 10000.0)
+                            else 2e6 if smollm3 else 150000.0 if oss else 10000.0)
         self.eps = number("rms_norm_eps", 1e-5 if self.arch in ("Phi3ForCausalLM", GLM4_MOE)
-                          or mixtral else 1.5625e-7 if glm else 1e-6)
+                          or mixtral or oss else 1.5625e-7 if glm else 1e-6)
         tie = c.get("tie_word_embeddings", gemma or smollm3)
         if tie is None:
             tie = False
@@ -510,6 +521,8 @@ class Config:
             raise Fail(f"{path}: key tie_word_embeddings: {tie!r} is not a boolean")
         self.tied = tie
         rs = c.get("rope_scaling")
+        if oss and rs is None:
+            rs = GPT_OSS_YARN
         self.yarn = None
         self.scaling = None  # transformers' rope_scaling of the other families, read below
         kind = (rs.get("rope_type") or rs.get("type")) if isinstance(rs, dict) else None
@@ -638,6 +651,29 @@ class Config:
                 raise Fail(f"{path}: key num_experts_per_tok: {self.top_k} exceeds "
                            f"num_local_experts {self.experts}")
             self.sparse = [True] * self.layers
+        # gpt-oss (GptOssConfig, modeling_gpt_oss.py): every layer num_local_experts experts of
+        # intermediate_size; the router's logits (with its bias), their top
+        # num_experts_per_tok (older configs: experts_per_token) softmaxed among themselves;
+        # each expert's gate and up (interleaved columns of gate_up_proj, with their biases)
+        # through the clamped SwiGLU, then down and its bias. Biases on q, k, v and o by
+        # attention_bias (true); a sink logit per query head in every softmax; windows of
+        # sliding_window on the layers layer_types calls sliding (by default 0, 2, 4, ...)
+        if oss:
+            q = c.get("quantization_config")
+            if isinstance(q, dict) and q.get("quant_method") == "mxfp4":
+                raise Fail(f"{path}: key quantization_config: MXFP4 experts not read by this "
+                           f"reference (dequantize to bf16)")
+            self.experts = integer("num_local_experts", 128)
+            self.top_k = integer("num_experts_per_tok", integer("experts_per_token", 4))
+            self.Fe = self.F
+            self.norm_topk = True
+            self.sparse = [True] * self.layers
+            self.swiglu_alpha = number("swiglu_alpha", 1.702)
+            self.swiglu_limit = number("swiglu_limit", 7.0)
+            self.oss_bias = c.get("attention_bias", True) is not False
+            if self.top_k > self.experts:
+                raise Fail(f"{path}: key num_experts_per_tok: {self.top_k} exceeds "
+                           f"num_local_experts {self.experts}")
         # Gemma3TextConfig: GeGLU (gelu_pytorch_tanh), the embedding times sqrt(hidden) in the
         # weights' dtype, every norm 1 + w, the softmax scale query_pre_attn_scalar^-0.5, a
         # window on every layer but each sliding_window_pattern-th (or as layer_types says),
@@ -718,7 +754,17 @@ class Config:
         # layer_types calls sliding_attention, by default those from max_window_layers (28)
         # on. Other Qwen2-style configs (the MoE ones) are not implemented when on.
         qwen = self.arch in ("Qwen2ForCausalLM", "Qwen3ForCausalLM")
-        sw = c.get("sliding_window", 4096 if self.arch == "MistralForCausalLM" or
+        if oss:
+            sw = c.get("sliding_window", 128)
+            types = c.get("layer_types")
+            if types is None:
+                types = ["sliding_attention" if (i + 1) % 2 else "full_attention"
+                         for i in range(self.layers)]
+            if not isinstance(types, list) or len(types) != self.layers:
+                raise Fail(f"{path}: key layer_types: not a list of {self.layers} kinds")
+            self.layer_windows = [sw if t == "sliding_attention" else None for t in types]
+        sw = None if oss else \
+            c.get("sliding_window", 4096 if self.arch == "MistralForCausalLM" or
                    (qwen and c.get("use_sliding_window") is True) else None)
         if sw is not None and not self.gemma:  # Gemma's: per layer, above
             if not isinstance(sw, int) or isinstance(sw, bool) or sw < 1:
@@ -896,13 +942,22 @@ def mix(scores, values):
     return o
 
 
-def attend(q, keys, values, scale, cap=None):
+def attend(q, keys, values, scale, cap=None, sink=None):
     """Softmax over the positions of q . key x scale (soft-capped: cap x tanh(that / cap)),
-    then the weighted sum of the values (keys and values of one KV head, one per position)."""
+    then the weighted sum of the values (keys and values of one KV head, one per position).
+    sink (gpt-oss): one more logit in the softmax, whose probability is dropped (no value)."""
     scores = [sum(map(operator.mul, q, k)) * scale for k in keys]
     if cap is not None:
         scores = [cap * math.tanh(s / cap) for s in scores]
-    return mix(scores, values)
+    if sink is None:
+        return mix(scores, values)
+    top = max(max(scores), sink)
+    weights = [math.exp(s - top) for s in scores]
+    total = sum(weights) + math.exp(sink - top)
+    o = [0.0] * len(values[0])
+    for w, v in zip(weights, values):
+        o = [a + w / total * b for a, b in zip(o, v)]
+    return o
 
 
 def attend_dca(queries, bounds, keys, values, scale):
@@ -1124,7 +1179,29 @@ class DeepSeek(Decoder):
 
 
 class Model(Decoder):
-    """The GQA families: Llama, Mistral, Mixtral, Qwen2, Qwen2-MoE, Qwen3, Qwen3-MoE, Phi-3."""
+    """The GQA families: Llama, Mistral, Mixtral, Qwen2, Qwen2-MoE, Qwen3, Qwen3-MoE, Phi-3,
+    gpt-oss (and the others the Config reads)."""
+
+    @staticmethod
+    def gpt_oss_experts(ck, prefix, E, H, Fe):
+        """GptOssExperts' tensors: PREFIX.gate_up_proj [E, H, 2 Fe] input-major with gate the
+        even columns ([..., ::2]) and up the odd ones ([..., 1::2]), PREFIX.gate_up_proj_bias
+        [E, 2 Fe] interleaved alike, PREFIX.down_proj [E, Fe, H], PREFIX.down_proj_bias
+        [E, H]; as (gate, up, down, gate bias, up bias, down bias) per expert, the matrices
+        in nn.Linear's [out][in]."""
+        gu = ck.stacked(prefix + "gate_up_proj", [E, H, 2 * Fe])
+        gub = ck.stacked(prefix + "gate_up_proj_bias", [E, 2 * Fe])
+        dn = ck.stacked(prefix + "down_proj", [E, Fe, H])
+        dnb = ck.stacked(prefix + "down_proj_bias", [E, H])
+        out = []
+        for j in range(E):
+            g0, d0 = j * H * 2 * Fe, j * Fe * H
+            gate = [[gu[g0 + h * 2 * Fe + 2 * k] for h in range(H)] for k in range(Fe)]
+            up = [[gu[g0 + h * 2 * Fe + 2 * k + 1] for h in range(H)] for k in range(Fe)]
+            down = [[dn[d0 + i * H + h] for i in range(Fe)] for h in range(H)]
+            out.append((gate, up, down, gub[j * 2 * Fe:(j + 1) * 2 * Fe:2],
+                        gub[j * 2 * Fe + 1:(j + 1) * 2 * Fe:2], dnb[j * H:(j + 1) * H]))
+        return out
 
     @staticmethod
     def fused_experts(ck, prefix, E, H, Fe):
@@ -1185,8 +1262,15 @@ class Model(Decoder):
                     b, names = "block_sparse_moe.", ("w1", "w3", "w2")
                 else:
                     b, names = "mlp.", ("gate_proj", "up_proj", "down_proj")
-                L.router = ck.matrix(p + b + "gate.weight", E, H)
-                if cfg.fused_experts:
+                if cfg.oss:  # its router, with a bias; its experts fused, with biases
+                    L.router = ck.matrix(p + "mlp.router.weight", E, H)
+                    L.router_bias = ck.vector(p + "mlp.router.bias", E)
+                    L.experts = Model.gpt_oss_experts(ck, p + "mlp.experts.", E, H, Fe)
+                else:
+                    L.router = ck.matrix(p + b + "gate.weight", E, H)
+                if cfg.oss:
+                    pass
+                elif cfg.fused_experts:
                     L.experts = Model.fused_experts(ck, p + "mlp.experts.", E, H, Fe)
                 else:
                     L.experts = [(ck.matrix(p + f"{b}experts.{j}.{names[0]}.weight", Fe, H),
@@ -1216,9 +1300,13 @@ class Model(Decoder):
                             ck.matrix(s + "up_proj.weight", cfg.Fs, H),
                             ck.matrix(s + "down_proj.weight", H, cfg.Fs))
                 L.shared_gate = ck.matrix(p + "mlp.shared_expert_gate.weight", 1, H)[0]
-            L.bq = L.bk = L.bv = None
+            L.bq = L.bk = L.bv = L.bo = L.sinks = None
+            if cfg.oss:  # a sink per query head; o_proj's bias with the others
+                L.sinks = ck.vector(p + "self_attn.sinks", Q)
+                if cfg.oss_bias:
+                    L.bo = ck.vector(p + "self_attn.o_proj.bias", H)
             if cfg.arch in ("Qwen2ForCausalLM", "Qwen2MoeForCausalLM") or cfg.glm_bias or \
-                    (cfg.glm4_moe and cfg.attention_bias):
+                    (cfg.glm4_moe and cfg.attention_bias) or (cfg.oss and cfg.oss_bias):
                 L.bq = ck.vector(p + "self_attn.q_proj.bias", Q * d)
                 L.bk = ck.vector(p + "self_attn.k_proj.bias", K * d)
                 L.bv = ck.vector(p + "self_attn.v_proj.bias", K * d)
@@ -1265,7 +1353,7 @@ class Model(Decoder):
         L.wgate = ck.matrix(p + "feed_forward.w1.weight", F, H)
         L.wup = ck.matrix(p + "feed_forward.w3.weight", F, H)
         L.wdown = ck.matrix(p + "feed_forward.w2.weight", H, F)
-        L.router = L.shared = L.bq = L.bk = L.bv = L.q_norm = L.k_norm = None
+        L.router = L.shared = L.bq = L.bk = L.bv = L.bo = L.sinks = L.q_norm = L.k_norm = None
         L.out_norm = L.mlp_out_norm = None
         L.keys, L.values = [], []
 
@@ -1408,6 +1496,33 @@ class Model(Decoder):
             out = [a + g * b for a, b in zip(out, self.mlp(*L.shared, h))]
         return out
 
+    def gpt_oss_moe(self, L, h):
+        """GptOssMLP: the router's logits plus its bias, the top-k of those (ties to the
+        lowest expert), a softmax over the k chosen logits as their weights; each chosen
+        expert's gate and up with their biases, g = min(gate, limit), u = clamp(up, -limit,
+        limit), (u + 1) x g sigmoid(alpha g), then down and its bias, weighted and summed."""
+        cfg = self.cfg
+        alpha, limit = cfg.swiglu_alpha, cfg.swiglu_limit
+        logits = add(matvec(L.router, h), L.router_bias)
+        chosen = sorted(range(len(logits)), key=lambda e: (-logits[e], e))[:cfg.top_k]
+        top = max(logits[e] for e in chosen)
+        p = [math.exp(logits[e] - top) for e in chosen]
+        total = sum(p)
+        out = [0.0] * len(h)
+        for e, pe in zip(chosen, p):
+            wg, wu, wd, bg, bu, bd = L.experts[e]
+            gate, up = add(matvec(wg, h), bg), add(matvec(wu, h), bu)
+            act = []
+            for a, b in zip(gate, up):
+                g = min(a, limit)
+                u = min(max(b, -limit), limit)
+                z = alpha * g  # g sigmoid(alpha g), written to avoid overflow of exp
+                sig = 1.0 / (1.0 + math.exp(-z)) if z >= 0 else math.exp(z) / (1.0 + math.exp(z))
+                act.append((u + 1.0) * g * sig)
+            y = add(matvec(wd, act), bd)
+            out = [a + pe / total * b for a, b in zip(out, y)]
+        return out
+
     def glm4_moe(self, L, h):
         """Glm4MoeMoE: route_tokens_to_experts (sigmoid scores; the choice from them plus
         e_score_correction_bias, in the topk_group groups best by the sum of their two best,
@@ -1523,14 +1638,18 @@ class Model(Decoder):
                                            scale))
                     continue
                 attn.extend(attend(qh[j], [ks[g] for ks in L.keys[first:]],
-                                   [vs[g] for vs in L.values[first:]], scale, cfg.attn_cap))
+                                   [vs[g] for vs in L.values[first:]], scale, cfg.attn_cap,
+                                   None if L.sinks is None else L.sinks[j]))
             o = matvec(L.wo, attn)
+            if L.bo is not None:
+                o = add(o, L.bo)
             if L.out_norm is not None:
                 o = rmsnorm(o, L.out_norm, eps)
             x = add(x, [res * e for e in o])
             h = rmsnorm(x, L.post_norm, eps)
             y = (self.mlp(L.wgate, L.wup, L.wdown, h, act) if L.router is None
-                 else self.glm4_moe(L, h) if cfg.glm4_moe else self.moe(L, h))
+                 else self.glm4_moe(L, h) if cfg.glm4_moe
+                 else self.gpt_oss_moe(L, h) if cfg.oss else self.moe(L, h))
             if L.mlp_out_norm is not None:
                 y = rmsnorm(y, L.mlp_out_norm, eps)
             x = add(x, [res * e for e in y])
