@@ -98,6 +98,37 @@ static void test_seed_oss_36b(void **state)
     assert_true(m.qkv_bias && !m.tie_embeddings && m.rope_theta == 1e7);
 }
 
+/* gpt-oss-20b and gpt-oss-120b: their released configs' shapes (24 and 36 layers, 32 and
+ * 128 experts top-4 of 2880, 64 query and 8 KV heads of 64), q, k, v and o biases, sinks,
+ * the router's and experts' biases, the clamped SwiGLU, windows of 128 on every other layer
+ * and yarn without rounding, to the parameters their config.json files read to (model/hf.c;
+ * decode_hf_families reads the same): 20,914,757,184 and 116,829,156,672 (published 20.9B
+ * and 116.8B). */
+static void test_gpt_oss(void **state)
+{
+    static const struct {
+        const char *name;
+        int layers, experts;
+        double params;
+    } v[2] = { { "gpt-oss-20b", 24, 32, 20914757184.0 },
+               { "gpt-oss-120b", 36, 128, 116829156672.0 } };
+    hlx_model_t m;
+    int i;
+
+    (void)state;
+    for (i = 0; i < 2; i++) {
+        preset_shapes(v[i].name, &m, v[i].layers, 2880, 64, 8, 64, 0, 201088, v[i].params);
+        assert_true(m.experts == v[i].experts && m.top_k == 4 && m.expert_ffn == 2880 &&
+                    m.dense_layers == 0 && m.shared_experts == 0);
+        assert_true(m.qkv_bias && m.o_bias && m.attn_sinks && m.router_bias && m.expert_bias);
+        assert_true(m.ffn_act == HLX_ACT_SWIGLU_CLAMP && m.act_alpha == 1.702 &&
+                    m.act_limit == 7.0 && m.moe_scoring == HLX_MOE_SOFTMAX && m.norm_topk_prob);
+        assert_true(hlx_model_layer_window(&m, 0) == 128 && hlx_model_layer_window(&m, 1) == 0);
+        assert_true(m.rope_kind == HLX_ROPE_YARN && m.rope_yarn_exact && m.rope_factor == 32.0 &&
+                    m.rope_orig_ctx == 4096 && m.rope_theta == 150000.0 && !m.tie_embeddings);
+    }
+}
+
 /* Qwen2.5-7B-Instruct-1M: its published shapes, q/k/v biases, 7.6B parameters. */
 static void test_qwen25(void **state)
 {
@@ -609,7 +640,8 @@ static void test_unknown_preset(void **state)
     assert_non_null(strstr(err, "path longer than 1023 characters"));
     assert_int_equal(hlx_model_load("llama-406b", &m, err, sizeof(err)), HLX_ERR_NOT_FOUND);
     assert_non_null(strstr(err, "llama-406b"));
-    assert_non_null(strstr(err, "deepseek-r1, gemma-2-9b, gemma-3-27b, helix-fig1, internlm2.5-7b-1m, "
+    assert_non_null(strstr(err, "deepseek-r1, gemma-2-9b, gemma-3-27b, gpt-oss-120b, gpt-oss-20b, "
+                                "helix-fig1, internlm2.5-7b-1m, "
                                 "llama-3.2-3b, llama-405b, mistral-7b-v0.1, qwen2.5-7b-1m, "
                                 "qwen3-235b-a22b, seed-oss-36b, tiny"));
 }
@@ -1143,6 +1175,7 @@ int main(int argc, char **argv)
         cmocka_unit_test(test_mistral7b),
         cmocka_unit_test(test_gemma2_9b),
         cmocka_unit_test(test_seed_oss_36b),
+        cmocka_unit_test(test_gpt_oss),
         cmocka_unit_test(test_gpt_oss_layer),
         cmocka_unit_test(test_gemma3_27b),
         cmocka_unit_test(test_llama32_3b),
