@@ -290,6 +290,9 @@ static json_t *hlx_info_quant_json(const hlx_hf_config_t *c, size_t packed)
                       (json_int_t)packed, "config_file",
                       c->quant_file[0] ? c->quant_file : NULL, "cpu",
                       hlx_model_int_held(c) ? "packed" : "dequantized");
+    else if (c->mxfp4) /* gpt-oss's experts, decoded exactly at load */
+        w = json_pack("{s:s, s:s, s:i, s:s}", "form", "mxfp4", "layers", "routed experts",
+                      "block", 32, "cpu", "dequantized");
     if (c->kv_scales) {
         hlx_hf_kv_scale_name(c, 0, 0, kn, sizeof(kn));
         hlx_hf_kv_scale_name(c, 0, 1, vn, sizeof(vn));
@@ -1809,6 +1812,9 @@ static int hlx_cmd_model_info(int argc, char **argv)
             snprintf(q, sizeof(q), " (linear layers %d-bit integers where packed: %s, %s; "
                      "%s)", cfg.packing.bits, hlx_ckpt_pack_name(cfg.packing.pack), gs,
                      hlx_model_int_how(&cfg));
+        else if (cfg.mxfp4)
+            snprintf(q, sizeof(q), " (routed experts MXFP4: E2M1 values, an E8M0 scale per "
+                     "32; decoded to %s at load, exactly)", cfg.torch_dtype);
         else if (cfg.packing.pack && hlx_ckpt_packed_count(ck) > 0)
             snprintf(q, sizeof(q), " (%zu linear layers %d-bit integers: %s, %s; %s)",
                      hlx_ckpt_packed_count(ck), cfg.packing.bits,

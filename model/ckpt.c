@@ -6,6 +6,7 @@
 #include "hlx_ckpt.h"
 #include "hlx_err.h"
 #include "hlx_json.h"
+#include "hlx_mxfp4.h"
 
 #include <errno.h>
 #include <fcntl.h>
@@ -1268,6 +1269,70 @@ int hlx_ckpt_packed_groups(const hlx_ckpt_t *ck, const hlx_ckpt_tensor_t *t, int
 
 /* ---- views of fused 3-D tensors ------------------------------------------------------ */
 
+/* An MXFP4 view (hlx_ckpt_view_t.mx): its blocks [experts][cols][in / 32][16] and scales
+ * [experts][cols][in / 32], both U8, in = a multiple of 32, the rows c0 + step x o inside
+ * cols; out filled as a BF16 [out][in] tensor reading them. */
+static hlx_status_t hlx_view_mx(hlx_ckpt_t *ck, const hlx_ckpt_view_t *v, const char *name,
+                                const hlx_ckpt_tensor_t *b, hlx_ckpt_tensor_t *out)
+{
+    const int64_t g = v->in / HLX_MXFP4_BLOCK, step = v->step > 1 ? v->step : 1;
+    const int64_t wb[4] = { v->experts, v->cols, g, HLX_MXFP4_BLOCK_BYTES };
+    const int64_t ws[3] = { v->experts, v->cols, g };
+    const size_t nl = strlen(b->name);
+    const char *file = ck->files[b->file].name;
+    char sname[256], have[160], exp[160];
+    const hlx_ckpt_tensor_t *s;
+
+    if (v->in < HLX_MXFP4_BLOCK || v->in % HLX_MXFP4_BLOCK != 0 || nl < 7 ||
+        strcmp(b->name + nl - 7, "_blocks") != 0)
+        return hlx_errbuf(hlx_ckpt_terr, sizeof(hlx_ckpt_terr), HLX_ERR_MISMATCH,
+                          "%s: tensor %s: MXFP4 blocks of %lld inputs, a multiple of %d, named "
+                          "X_blocks", file, b->name, (long long)v->in, HLX_MXFP4_BLOCK);
+    snprintf(sname, sizeof(sname), "%.*s_scales", (int)(nl - 7), b->name);
+    if ((s = hlx_ckpt_find_stored(ck, sname)) == NULL)
+        return hlx_errbuf(hlx_ckpt_terr, sizeof(hlx_ckpt_terr), HLX_ERR_NOT_FOUND,
+                          "%s: tensor %s is missing (the MXFP4 scales of %s)", ck->dir, sname,
+                          b->name);
+    if (b->ndim != 4 || memcmp(b->shape, wb, sizeof(wb)) != 0 || b->dtype != HLX_ST_U8 ||
+        s->ndim != 3 || memcmp(s->shape, ws, sizeof(ws)) != 0 || s->dtype != HLX_ST_U8) {
+        const hlx_ckpt_tensor_t *bad = b->ndim != 4 || memcmp(b->shape, wb, sizeof(wb)) != 0 ||
+                                               b->dtype != HLX_ST_U8 ? b : s;
+        hlx_shape_str(have, sizeof(have), bad->ndim, bad->shape);
+        hlx_shape_str(exp, sizeof(exp), bad == b ? 4 : 3, bad == b ? wb : ws);
+        return hlx_errbuf(hlx_ckpt_terr, sizeof(hlx_ckpt_terr), HLX_ERR_MISMATCH,
+                          "%s: tensor %s: %s %s, expected U8 %s (MXFP4 %s: [experts, out, in / "
+                          "32%s])", ck->files[bad->file].name, bad->name,
+                          hlx_st_dtype_name(bad->dtype), have, exp,
+                          bad == b ? "blocks" : "scales", bad == b ? ", 16" : "");
+    }
+    if (v->index < 0 || v->index >= v->experts || v->c0 < 0 || v->out < 1 || v->step < 0 ||
+        v->c0 >= v->cols || (v->out - 1) > (v->cols - 1 - v->c0) / step)
+        return hlx_errbuf(hlx_ckpt_terr, sizeof(hlx_ckpt_terr), HLX_ERR_INVALID,
+                          "%s: tensor %s: expert %lld, %lld rows from %lld by %lld outside it",
+                          file, b->name, (long long)v->index, (long long)v->out,
+                          (long long)v->c0, (long long)step);
+    if (hlx_ckpt_find_stored(ck, name) != NULL)
+        return hlx_errbuf(hlx_ckpt_terr, sizeof(hlx_ckpt_terr), HLX_ERR_INVALID,
+                          "%s: tensor %s is stored both on its own and as MXFP4 in %s", file,
+                          name, b->name);
+    /* the shapes matched the files' byte ranges when they were read: index x cols + c0 +
+     * step (out - 1) < experts x cols rows, each in / 2 and in / 32 bytes, fit */
+    if ((out->name = strdup(name)) == NULL)
+        return hlx_errbuf(hlx_ckpt_terr, sizeof(hlx_ckpt_terr), HLX_ERR_NOMEM, "out of memory");
+    out->dtype = HLX_ST_BF16;
+    out->ndim = 2;
+    out->shape[0] = v->out;
+    out->shape[1] = v->in;
+    out->numel = (uint64_t)v->out * (uint64_t)v->in;
+    out->begin = out->end = b->begin;
+    out->file = b->file;
+    out->fused = b;
+    out->mxs = s;
+    out->mxrow = v->index * v->cols + v->c0;
+    out->cstep = step;
+    return HLX_OK;
+}
+
 /* One view: checks its tensor (stored, [experts][in][cols] exactly, or [experts][cols] for
  * a 1-D view; floating point) and its columns (c0 + step x (out - 1) inside cols), every
  * byte offset overflow-checked, and fills out (its name owned by the caller's list from
@@ -1289,6 +1354,8 @@ static hlx_status_t hlx_view_one(hlx_ckpt_t *ck, const hlx_ckpt_view_t *v, hlx_c
         return hlx_errbuf(hlx_ckpt_terr, sizeof(hlx_ckpt_terr), HLX_ERR_NOT_FOUND,
                           "%s: tensor %s is missing (the fused experts %s reads, %s)", ck->dir,
                           fname, name, exp);
+    if (v->mx)
+        return hlx_view_mx(ck, v, name, f, out);
     file = ck->files[f->file].name;
     if (f->ndim != nd || memcmp(f->shape, want, sizeof(int64_t) * (size_t)nd) != 0) {
         hlx_shape_str(have, sizeof(have), f->ndim, f->shape);
@@ -1562,6 +1629,52 @@ static void hlx_ck_gather(uint8_t *dst, const uint8_t *src, size_t es, int64_t c
     }
 }
 
+/* Rows [r0, +nr) x cols [c0, +nc) of an MXFP4 view (hlx_view_mx) into dst as
+ * hlx_ckpt_read_block stores a block: tiles of HLX_CK_TILE rows decoded into f32, then
+ * stored (transposed or not) in dst_dtype, exact in either. */
+static hlx_status_t hlx_ck_read_mx(hlx_ckpt_t *ck, const hlx_ckpt_tensor_t *t, int64_t r0,
+                                   int64_t nr, int64_t c0, int64_t nc, int transpose, void *dst,
+                                   hlx_dtype_t dst_dtype, int64_t ld)
+{
+    const int64_t in = t->shape[1], bb = in / 2, sb = in / HLX_MXFP4_BLOCK;
+    const uint8_t *blocks = hlx_ck_data(ck, t->fused), *scales = hlx_ck_data(ck, t->mxs);
+    const int64_t tnc = nc + 16;
+    int64_t i, k;
+    float *tile;
+
+    if (r0 < 0 || nr < 0 || c0 < 0 || nc < 0 || r0 > t->shape[0] - nr || c0 > in - nc ||
+        ld < (transpose ? nr : nc) || (dst_dtype != HLX_DTYPE_F32 && dst_dtype != HLX_DTYPE_BF16))
+        return hlx_errbuf(hlx_ckpt_terr, sizeof(hlx_ckpt_terr), HLX_ERR_INVALID,
+                          "%s: tensor %s: block rows [%lld, +%lld) cols [%lld, +%lld) (ld %lld, "
+                          "%s) outside its %lld x %lld MXFP4 elements",
+                          ck->files[t->file].name, t->name, (long long)r0, (long long)nr,
+                          (long long)c0, (long long)nc, (long long)ld,
+                          hlx_dtype_name(dst_dtype), (long long)t->shape[0], (long long)in);
+    if (nr == 0 || nc == 0)
+        return HLX_OK;
+    if ((tile = malloc(sizeof(float) * (size_t)(HLX_CK_TILE * tnc))) == NULL)
+        return hlx_errbuf(hlx_ckpt_terr, sizeof(hlx_ckpt_terr), HLX_ERR_NOMEM,
+                          "%s: tensor %s: out of memory", ck->files[t->file].name, t->name);
+    for (i = 0; i < nr; i += HLX_CK_TILE) {
+        const int64_t th = nr - i < HLX_CK_TILE ? nr - i : HLX_CK_TILE;
+        for (k = 0; k < th; k++) {
+            const int64_t row = t->mxrow + (r0 + i + k) * t->cstep;
+            hlx_mxfp4_row(blocks + (size_t)(row * bb), scales + (size_t)(row * sb), c0, nc,
+                          tile + k * tnc);
+        }
+        if (!transpose)
+            ck->cvt->store(dst, dst_dtype, (size_t)(i * ld), ld, tile, tnc, th, nc);
+        else
+            ck->cvt->tstore(dst, dst_dtype, (size_t)i, ld, tile, tnc, th, nc);
+    }
+    free(tile);
+    /* half a byte an element, a scale byte a block */
+    atomic_fetch_add_explicit(&ck->bytes_read,
+                              (uint64_t)nr * ((uint64_t)nc / 2 + (uint64_t)nc / HLX_MXFP4_BLOCK),
+                              memory_order_relaxed);
+    return HLX_OK;
+}
+
 hlx_status_t hlx_ckpt_read_block(hlx_ckpt_t *ck, const hlx_ckpt_tensor_t *t, int64_t r0,
                                  int64_t nr, int64_t c0, int64_t nc, int transpose, void *dst,
                                  hlx_dtype_t dst_dtype, int64_t ld)
@@ -1577,6 +1690,8 @@ hlx_status_t hlx_ckpt_read_block(hlx_ckpt_t *ck, const hlx_ckpt_tensor_t *t, int
     int colmajor;
     float *tile;
 
+    if (t->mxs != NULL)
+        return hlx_ck_read_mx(ck, t, r0, nr, c0, nc, transpose, dst, dst_dtype, ld);
     if (t->fused != NULL && t->ndim == 2) {
         /* a view [out][in] of input-major rows: the block read from them, the other way */
         hlx_ckpt_tensor_t sv = *t;

@@ -2032,12 +2032,16 @@ static hlx_status_t hlx_cfg_dtype(hlx_jdoc_t *doc, hlx_hf_config_t *c)
     if (q == NULL || json_is_null(q))
         return HLX_OK;
     method = hlx_cfg_quant_method(q, mbuf, sizeof(mbuf));
-    if (json_is_object(q) && !strcmp(method, "mxfp4")) /* gpt-oss's releases */
-        return hlx_jdoc_fail(doc, "/quantization_config/quant_method", HLX_ERR_UNSUPPORTED,
-                             "\"mxfp4\" (experts as 4-bit blocks and scales) is not read; "
-                             "dequantize to bf16 first (transformers: from_pretrained with "
-                             "Mxfp4Config(dequantize=True), then save_pretrained) or take a "
-                             "bf16 copy (such as the \"gpt-oss-20b-BF16\" ones)");
+    if (json_is_object(q) && !strcmp(method, "mxfp4")) { /* gpt-oss's releases */
+        if (c->moe_gqa != HLX_HF_MOE_GPT_OSS)
+            return hlx_jdoc_fail(doc, "/quantization_config/quant_method", HLX_ERR_UNSUPPORTED,
+                                 "\"mxfp4\" is read for GptOssForCausalLM's experts only, not "
+                                 "%s's", c->arch);
+        /* its experts' blocks and scales (hlx_hf_expert_views); modules_to_not_convert
+         * names what stays in torch_dtype, which is everything else */
+        c->mxfp4 = 1;
+        return HLX_OK;
+    }
     if (!json_is_object(q) || (strcmp(method, "compressed-tensors") && strcmp(method, "fp8") &&
                                strcmp(method, "modelopt") && strcmp(method, "gptq") &&
                                strcmp(method, "awq")))
@@ -4076,7 +4080,7 @@ static hlx_status_t hlx_hf_expert_views(hlx_ckpt_t *ck, const hlx_hf_config_t *c
     hlx_ckpt_view_t *v;
     size_t n = 0, count;
     hlx_status_t st;
-    int l, e, k;
+    int l, e, k, mxl;
 
     if (!hlx_hf_qwen3_vl_moe(c) && !oss)
         return hlx_ckpt_set_views(ck, NULL, 0);
@@ -4093,17 +4097,22 @@ static hlx_status_t hlx_hf_expert_views(hlx_ckpt_t *ck, const hlx_hf_config_t *c
         snprintf(gu, sizeof(gu), "model.layers.%d.mlp.experts.gate_up_proj", l);
         snprintf(dn, sizeof(dn), "model.layers.%d.mlp.experts.down_proj", l);
         snprintf(mx, sizeof(mx), "%s_blocks", gu);
-        if (oss && hlx_ckpt_find(ck, mx) != NULL) { /* gpt-oss's released MXFP4 experts */
+        mxl = oss && hlx_ckpt_find(ck, mx) != NULL; /* gpt-oss's released MXFP4 experts */
+        if (mxl && !c->mxfp4) {
             const hlx_ckpt_tensor_t *t = hlx_ckpt_find(ck, mx);
             free(v);
-            return hlx_ckpt_set_error(ck, HLX_ERR_UNSUPPORTED, "%s: tensor %s: MXFP4 experts "
-                                      "(4-bit blocks and scales) are not read; dequantize the "
-                                      "checkpoint to bf16 first (transformers: Mxfp4Config("
-                                      "dequantize=True), then save_pretrained) or take a bf16 "
-                                      "copy (such as the \"gpt-oss-20b-BF16\" ones)",
+            return hlx_ckpt_set_error(ck, HLX_ERR_MISMATCH, "%s: tensor %s: MXFP4 experts, "
+                                      "where config.json's quantization_config does not say "
+                                      "\"quant_method\": \"mxfp4\"",
                                       hlx_ckpt_file_name(ck, t->file), t->name);
         }
-        if (hlx_ckpt_find(ck, gu) == NULL && hlx_ckpt_find(ck, dn) == NULL)
+        if (!mxl && c->mxfp4) {
+            free(v);
+            return hlx_ckpt_set_error(ck, HLX_ERR_NOT_FOUND, "%s: tensor %s is missing "
+                                      "(config.json's quantization_config mxfp4: the experts as "
+                                      "MXFP4 blocks and scales)", hlx_ckpt_dir(ck), mx);
+        }
+        if (!mxl && hlx_ckpt_find(ck, gu) == NULL && hlx_ckpt_find(ck, dn) == NULL)
             continue; /* stored per expert */
         for (e = 0; e < m->experts; e++)
             for (k = 0; k < per; k++, n++) {
@@ -4113,7 +4122,9 @@ static hlx_status_t hlx_hf_expert_views(hlx_ckpt_t *ck, const hlx_hf_config_t *c
                 snprintf(x->name, sizeof(x->name), "model.layers.%d.mlp.experts.%d.%s.%s", l, e,
                          part[w], bias ? "bias" : "weight");
                 snprintf(x->fused, sizeof(x->fused), "model.layers.%d.mlp.experts.%s%s", l,
-                         w < 2 ? "gate_up_proj" : "down_proj", bias ? "_bias" : "");
+                         w < 2 ? "gate_up_proj" : "down_proj",
+                         bias ? "_bias" : mxl ? "_blocks" : "");
+                x->mx = mxl && !bias; /* MXFP4: [experts][out][in / 32][16], out-major */
                 x->experts = m->experts;
                 x->index = e;
                 x->vec = bias;
@@ -4176,7 +4187,7 @@ hlx_status_t hlx_hf_check(hlx_ckpt_t *ck, const hlx_hf_config_t *c)
                                     "expected %s as it is (only Linear layers are read packed)",
                                     hlx_ckpt_file_name(ck, t->file), t->name, t->packed->name,
                                     hlx_st_dtype_name(list[i].dtype));
-        else if (t->dtype != list[i].dtype &&
+        else if (t->dtype != list[i].dtype && t->mxs == NULL && /* MXFP4: exact in any */
             !(list[i].cls == HLX_HFC_SCALE && hlx_st_is_scale(t->dtype)))
             st = hlx_ckpt_set_error(ck, HLX_ERR_MISMATCH,
                                     "%s: tensor %s: dtype %s, expected %s (config.json: %s%s)",
@@ -4190,6 +4201,8 @@ hlx_status_t hlx_hf_check(hlx_ckpt_t *ck, const hlx_hf_config_t *c)
             st = hlx_hf_check_scale(ck, t);
         if (st == HLX_OK) /* a view (hlx_hf_expert_views): its fused tensor is read */
             seen[(t->fused != NULL ? t->fused : t) - t0] = 1;
+        if (st == HLX_OK && t->mxs != NULL) /* an MXFP4 view: its scales too */
+            seen[t->mxs - t0] = 1;
     }
     if (st == HLX_OK && c->lm_head_unused[0]) { /* tied: not read (hlx_hf_settle) */
         const hlx_ckpt_tensor_t *head = hlx_hf_find_head(ck, c);

@@ -73,6 +73,11 @@ typedef struct hlx_ckpt_tensor {
     const struct hlx_ckpt_tensor *fused;
     int64_t        stride;      /* a view: elements between its stored rows (cols) */
     int64_t        cstep;       /* a view: elements between its stored columns (0: 1) */
+    /* An MXFP4 view (hlx_ckpt_view_t.mx): fused is the X_blocks tensor, mxs X_scales; its
+     * row o is stored row mxrow + o x cstep of them ([rows][in / 32][16] and [rows][in / 32]
+     * flattened); NULL otherwise */
+    const struct hlx_ckpt_tensor *mxs;
+    int64_t        mxrow;
 } hlx_ckpt_tensor_t;
 
 /* hlx_ckpt_tensor_t.pack: the layouts of docs/model.md "Integer weights" */
@@ -170,6 +175,12 @@ typedef struct hlx_ckpt_view {
     int64_t index, c0, out;
     int64_t step;              /* elements between the view's columns (0: 1) */
     int     vec;               /* fused is [experts][cols], the view its row index */
+    /* MXFP4 (gpt-oss's released experts): fused names an X_blocks tensor [experts][cols]
+     * [in / 32][16] (U8: two E2M1 elements a byte) beside X_scales [experts][cols][in / 32]
+     * (U8: E8M0), output-major: the view's [out][in] row o is stored row c0 + step x o of
+     * the expert's cols, decoded (model/hlx_mxfp4.h); its dtype BF16, which holds every
+     * MXFP4 value exactly */
+    int     mx;
 } hlx_ckpt_view_t;
 
 /* Makes each of v[0, n) a tensor that hlx_ckpt_find, hlx_ckpt_get and the reads take like
@@ -324,6 +335,9 @@ typedef struct hlx_hf_config {
                                           one per tensor) */
     int             int8;              /* HLX_HF_FP8_SCALE weights stored as I8, not e4m3
                                           (compressed-tensors int-quantized: W8A8, W8A16) */
+    int             mxfp4;             /* quantization_config mxfp4 (gpt-oss's releases): its
+                                          experts stored as MXFP4 blocks and scales, read as
+                                          views (hlx_ckpt_view_t.mx) */
     int             fp8_input_scale;   /* HLX_HF_FP8_SCALE: static activations, an
                                           X.input_scale per Linear (not used) */
     int             block_rows, block_cols; /* weight_block_size (128 x 128) */

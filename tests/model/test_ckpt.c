@@ -1106,8 +1106,8 @@ static void test_views(void **state)
     const hlx_test_st_t ts[2] = { { "f", "F32", 3, { 2, 3, 4 }, f, sizeof(f) },
                          { "q", "I8", 3, { 2, 3, 4 }, q, sizeof(q) } };
     const int64_t shape[2] = { 2, 3 };
-    hlx_ckpt_view_t v[2] = { { "g.weight", "f", 2, 3, 4, 1, 0, 2, 0, 0 },
-                             { "u.weight", "f", 2, 3, 4, 1, 2, 2, 0, 0 } };
+    hlx_ckpt_view_t v[2] = { { "g.weight", "f", 2, 3, 4, 1, 0, 2, 0, 0, 0 },
+                             { "u.weight", "f", 2, 3, 4, 1, 2, 2, 0, 0, 0 } };
     const hlx_ckpt_tensor_t *t;
     char err[512], dir[512];
     hlx_ckpt_t *ck;
@@ -1179,10 +1179,10 @@ static void test_views_step(void **state)
     const hlx_test_st_t ts[2] = { { "f", "F32", 3, { 2, 3, 4 }, f, sizeof(f) },
                                   { "b", "BF16", 2, { 2, 4 }, b, sizeof(b) } };
     const int64_t shape[2] = { 2, 3 }, bshape[1] = { 2 };
-    hlx_ckpt_view_t v[4] = { { "g.weight", "f", 2, 3, 4, 1, 0, 2, 2, 0 },
-                             { "u.weight", "f", 2, 3, 4, 1, 1, 2, 2, 0 },
-                             { "g.bias", "b", 2, 0, 4, 1, 0, 2, 2, 1 },
-                             { "u.bias", "b", 2, 0, 4, 0, 1, 2, 2, 1 } };
+    hlx_ckpt_view_t v[4] = { { "g.weight", "f", 2, 3, 4, 1, 0, 2, 2, 0, 0 },
+                             { "u.weight", "f", 2, 3, 4, 1, 1, 2, 2, 0, 0 },
+                             { "g.bias", "b", 2, 0, 4, 1, 0, 2, 2, 1, 0 },
+                             { "u.bias", "b", 2, 0, 4, 0, 1, 2, 2, 1, 0 } };
     const hlx_ckpt_tensor_t *t;
     char err[512], dir[512];
     hlx_ckpt_t *ck;

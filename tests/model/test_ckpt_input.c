@@ -1425,6 +1425,11 @@ static void test_qwen2_moe(void **state)
     expect_config("q2m", HLX_ERR_UNSUPPORTED, "shared_expert_intermediate_size: 96 is not a "
                   "multiple of moe_intermediate_size 64");
     set_key("q2m", "shared_expert_intermediate_size", NULL);
+    /* MXFP4 is gpt-oss's form only */
+    set_key("q2m", "quantization_config", json_pack("{s:s}", "quant_method", "mxfp4"));
+    expect_config("q2m", HLX_ERR_UNSUPPORTED, "quant_method: \"mxfp4\" is read for "
+                  "GptOssForCausalLM's experts only, not Qwen2MoeForCausalLM's");
+    set_key("q2m", "quantization_config", NULL);
     expect_config("q2m", HLX_ERR_PARSE, "shared_expert_intermediate_size");
     expect_key("q2m", "shared_expert_intermediate_size", json_integer(0), HLX_ERR_PARSE,
                "shared_expert_intermediate_size", json_integer(192));
@@ -2678,15 +2683,18 @@ static void test_gpt_oss_config(void **state)
     expect_config("oss", HLX_OK, NULL);
     assert_true(!g_cfg.m.qkv_bias && !g_cfg.m.o_bias && g_cfg.m.attn_sinks);
     set_key("oss", "attention_bias", json_true());
-    /* the released MXFP4 experts: refused, saying to dequantize (exit 2) */
+    /* the released MXFP4 experts: read (their blocks and scales, hlx_hf_expert_views);
+     * the method on another class refused at its key */
     set_key("oss", "quantization_config",
             json_pack("{s:[s, s, s, s], s:s}", "modules_to_not_convert",
                       "model.layers.*.self_attn", "model.layers.*.mlp.router",
                       "model.embed_tokens", "lm_head", "quant_method", "mxfp4"));
-    expect_config("oss", HLX_ERR_UNSUPPORTED, "quant_method: \"mxfp4\" (experts as 4-bit "
-                  "blocks and scales) is not read; dequantize to bf16 first");
-    refused("Mxfp4Config(dequantize=True)", "gpt-oss-20b-BF16",
-            "model info --config-only %s/oss", g_tmp);
+    expect_config("oss", HLX_OK, NULL);
+    assert_int_equal(g_cfg.mxfp4, 1);
+    assert_int_equal(sh("%s model info --config-only %s/oss >/dev/null 2>&1", helix, g_tmp), 0);
+    set_key("oss", "quantization_config", NULL);
+    expect_config("oss", HLX_OK, NULL);
+    assert_int_equal(g_cfg.mxfp4, 0);
 }
 
 /* `model synth --family gpt-oss` in f32 and bf16: gpt-oss's own names and fused layout
@@ -2781,10 +2789,11 @@ static void test_gpt_oss_synth(void **state)
                         "%s/goss-mx rename model.layers.0.mlp.experts.gate_up_proj "
                         "model.layers.0.mlp.experts.gate_up_proj_blocks", g_tmp, g_tmp,
                         HLX_SOURCE_ROOT, g_tmp), 0);
-    assert_int_equal(check_dir("goss-mx", &cfg, err, sizeof(err)), HLX_ERR_UNSUPPORTED);
+    assert_int_equal(check_dir("goss-mx", &cfg, err, sizeof(err)), HLX_ERR_MISMATCH);
     assert_non_null(strstr(err, "tensor model.layers.0.mlp.experts.gate_up_proj_blocks: MXFP4 "
-                                "experts (4-bit blocks and scales) are not read; dequantize"));
-    refused("gate_up_proj_blocks: MXFP4 experts", "gpt-oss-20b-BF16",
+                                "experts, where config.json's quantization_config does not "
+                                "say \"quant_method\": \"mxfp4\""));
+    refused("gate_up_proj_blocks: MXFP4 experts", "quantization_config",
             "model info %s/goss-mx", g_tmp);
     assert_int_equal(sh("cp -r %s/goss %s/goss-nob && python3 %s/tests/runtime/st_edit.py "
                         "%s/goss-nob drop model.layers.1.mlp.experts.down_proj_bias", g_tmp,

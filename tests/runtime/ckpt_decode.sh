@@ -35,6 +35,10 @@
 #                                                  exactly where its packed need fits
 #                                                  (HELIX_MEM_LIMIT); no act-order warning
 #                                                  before the load
+#        ckpt_decode.sh mxfp4 HELIX DATA HELIXRUN gpt-oss's MXFP4 experts decode as the bf16
+#                                                  copy mxfp4_experts.py makes of the same
+#                                                  codes (1, 2 and 4 ranks) and as
+#                                                  hf_forward.py; bad MXFP4 sets refused
 #        ckpt_decode.sh refuse HELIX DATA HELIXRUN truncated, corrupt and mismatched
 #                                                  checkpoints: exit 2 naming file and tensor,
 #                                                  at most one line per rank
@@ -992,6 +996,66 @@ PY
     if [ $rc -ne 2 ] || [ "$lines" -ne 1 ]; then
         echo "FAIL: expected exit 2 and one line"; fail=1
     fi
+    ;;
+mxfp4)
+    # gpt-oss's released form (docs/model.md, GptOssForCausalLM): experts as MXFP4 blocks
+    # and scales, quantized by mxfp4_experts.py (written from the OCP definition), decode to
+    # the same hidden state as the bf16 copy it dequantizes from the same codes, with
+    # --check passing, on 1 rank and on 2 and 4 (EP 2, TPF 2; KVP 2 x TPA 2 with EP 4), and
+    # to the tokens of hf_forward.py reading the MXFP4 tensors itself; a missing scales
+    # tensor, blocks of another shape and MXFP4 blocks without the quantization_config
+    # refused (exit 2)
+    helixrun=$1 edit="$(dirname "$0")/st_edit.py"
+    "$helix" model synth --family gpt-oss --dtype bf16 --seed 5 --out "$dir/src" >/dev/null &&
+        python3 "$(dirname "$0")/mxfp4_experts.py" "$dir/src" "$dir/mx" || exit 1
+    grep -q '"quant_method": "mxfp4"' "$dir/mx/config.json" || { echo "FAIL: no config"; exit 1; }
+    "$helix" model info "$dir/mx" >"$dir/info" 2>&1 && grep -q "routed experts MXFP4" "$dir/info" ||
+        { echo "FAIL: model info does not say MXFP4"; cat "$dir/info"; fail=1; }
+    for run in "1 1 1 1" "2 2 1 1" "2 2 1 2" "4 2 2 4"; do
+        set -- $run
+        for d in mx mx.ref; do
+            "$helixrun" --no-prefix -n "$1" --timeout 100 -- "$helix" decode --model "$dir/$d" \
+                --kvp "$2" --tpa "$3" --ep "$4" --batch 2 --context 40 --steps 5 --check \
+                --json >"$dir/out.$d" 2>"$dir/err.$d" ||
+                { echo "FAIL: $d on $1 rank(s)"; cat "$dir/err.$d"; fail=1; }
+        done
+        a=$(json_field "$dir/out.mx" "d['hidden_hash'], d['passed'], d['tokens']")
+        b=$(json_field "$dir/out.mx.ref" "d['hidden_hash'], d['passed'], d['tokens']")
+        echo "kvp $2 x tpa $3, ep $4: MXFP4 $a; its bf16 copy $b"
+        [ -n "$a" ] && [ "$a" = "$b" ] && [ "$(json_field "$dir/out.mx" "d['passed']")" = True ] ||
+            { echo "FAIL: MXFP4 and its bf16 copy differ"; fail=1; }
+    done
+    # against the independent forward (which decodes the blocks itself), from a prompt
+    echo "5 17 300 42" >"$dir/prompt"
+    "$helix" decode --model "$dir/mx" --prompt-ids "$dir/prompt" --context 0 --batch 1 \
+        --steps 4 --json >"$dir/out.fw" 2>"$dir/err.fw" || { cat "$dir/err.fw"; fail=1; }
+    python3 "$(dirname "$0")/hf_forward.py" "$dir/mx" "$dir/prompt" 4 >"$dir/fw" ||
+        { echo "FAIL: hf_forward.py"; fail=1; }
+    a=$(json_field "$dir/out.fw" "d['tokens'][0]")
+    b=$(python3 -c 'import json, sys; print(json.load(open(sys.argv[1]))["tokens"])' "$dir/fw")
+    echo "tokens: helix $a, hf_forward.py $b"
+    [ -n "$a" ] && [ "$a" = "$b" ] || { echo "FAIL: the forward's tokens differ"; fail=1; }
+    cp -r "$dir/mx" "$dir/noscale"
+    python3 "$edit" "$dir/noscale" drop model.layers.1.mlp.experts.down_proj_scales || exit 1
+    expect_refused noscale "tensor model.layers.1.mlp.experts.down_proj_scales is missing (the MXFP4 scales of model.layers.1.mlp.experts.down_proj_blocks)" \
+        --model "$dir/noscale" --steps 1
+    cp -r "$dir/mx" "$dir/swapped"
+    python3 "$edit" "$dir/swapped" rename model.layers.0.mlp.experts.down_proj_blocks tmp &&
+        python3 "$edit" "$dir/swapped" rename model.layers.0.mlp.experts.gate_up_proj_blocks \
+            model.layers.0.mlp.experts.down_proj_blocks &&
+        python3 "$edit" "$dir/swapped" rename tmp model.layers.0.mlp.experts.gate_up_proj_blocks ||
+        exit 1
+    expect_refused swapped "tensor model.layers.0.mlp.experts.gate_up_proj_blocks: U8 [8, 256, 2, 16], expected U8 [8, 128, 8, 16] (MXFP4 blocks" \
+        --model "$dir/swapped" --steps 1
+    cp -r "$dir/mx" "$dir/noconfig"
+    python3 - "$dir/noconfig/config.json" <<'PY' || exit 1
+import json, sys
+c = json.load(open(sys.argv[1]))
+del c["quantization_config"]
+json.dump(c, open(sys.argv[1], "w"))
+PY
+    expect_refused noconfig "MXFP4 experts, where config.json's quantization_config does not say" \
+        --model "$dir/noconfig" --steps 1
     ;;
 *)
     echo "unknown mode $mode"; exit 2 ;;

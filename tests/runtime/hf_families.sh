@@ -549,10 +549,10 @@ done
 cp -r "$dir/seed-oss-f32" "$dir/seed-oss-outbias"
 sed -i 's/"attention_out_bias": false/"attention_out_bias": true/' "$dir/seed-oss-outbias/config.json"
 refused seed-oss-outbias 'attention_out_bias: a bias on o_proj is not supported'
-# gpt-oss: the released MXFP4 experts (quantization_config), a layer_types entry off the
+# gpt-oss: a quantization_config of MXFP4 over bf16 experts (no blocks), a layer_types entry off the
 # alternation, a SwiGLU limit of 0 and the two spellings of the top-k disagreeing refused
 patched_refused gpt-oss \
-    'gpt-oss-mxfp4|{"quantization_config": {"quant_method": "mxfp4", "modules_to_not_convert": ["model.layers.*.self_attn", "model.layers.*.mlp.router", "model.embed_tokens", "lm_head"]}}|"mxfp4" (experts as 4-bit blocks and scales) is not read; dequantize to bf16 first' \
+    'gpt-oss-mxfp4|{"quantization_config": {"quant_method": "mxfp4", "modules_to_not_convert": ["model.layers.*.self_attn", "model.layers.*.mlp.router", "model.embed_tokens", "lm_head"]}}|gate_up_proj_blocks is missing (config.json'"'"'s quantization_config mxfp4: the experts as MXFP4 blocks and scales)' \
     'gpt-oss-types-bad|{"layer_types": ["full_attention", "sliding_attention"]}|layer_types[0] is "full_attention", which breaks gpt-oss'"'"'s pattern' \
     'gpt-oss-limit0|{"swiglu_limit": 0.0}|swiglu_limit: 0: the clamp of gate and up must be > 0' \
     'gpt-oss-topk|{"experts_per_token": 3}|experts_per_token: 3 contradicts num_experts_per_tok 2'

@@ -3,7 +3,7 @@
 # Mistral, Mixtral, Qwen2, Qwen2-MoE, Qwen3, Qwen3-MoE, Phi-3, GLM, GLM-4-0414, GLM-4.5
 # (Glm4MoeForCausalLM: GQA with DeepSeek-V3's gate and shared experts), SmolLM3 (its NoPE
 # layers), Seed-OSS, gpt-oss (attention sinks, biases, its biased router over fused experts
-# and clamped SwiGLU), Gemma 1, Gemma 2
+# in bf16 or MXFP4 and clamped SwiGLU), Gemma 1, Gemma 2
 # (its soft-capping), Gemma 3 (its text model, in either checkpoint form), the text models of
 # the vision-language classes (Qwen3-VL-MoE's routed experts read from its fused 3-D
 # tensors), InternLM2/3 and
@@ -119,10 +119,10 @@ class SafetensorsFile:
             begin, end = t["data_offsets"]
         except (KeyError, TypeError, ValueError):
             raise Fail(f"{self.path}: tensor {name}: malformed header entry")
-        sizes = {"F32": 4, "F64": 8, "BF16": 2, "F16": 2, "F8_E4M3": 1}
+        sizes = {"F32": 4, "F64": 8, "BF16": 2, "F16": 2, "F8_E4M3": 1, "U8": 1}
         if dtype not in sizes:
             raise Fail(f"{self.path}: tensor {name}: dtype {dtype} not supported "
-                       f"(F32, BF16, F16, F64, F8_E4M3)")
+                       f"(F32, BF16, F16, F64, F8_E4M3, U8)")
         count = 1
         for s in shape:
             count *= s
@@ -150,6 +150,8 @@ class SafetensorsFile:
             values.frombytes(bits.tobytes())
         elif dtype == "F8_E4M3":
             values = array("d", [E4M3[b] for b in data])
+        elif dtype == "U8":  # bytes as they are (MXFP4 blocks and scales)
+            values = array("B", data)
         else:  # F16
             values = array("d", struct.unpack(f"<{count}e", data))
         return shape, values
@@ -168,6 +170,34 @@ def e4m3(b):
 
 
 E4M3 = [e4m3(b) for b in range(256)]
+
+
+def e2m1(c):
+    """MXFP4's element (OCP Microscaling FP4 E2M1): sign bit 3, 2 exponent bits (bias 1), 1
+    mantissa bit; exponent 0 subnormal."""
+    sign = -1.0 if c & 8 else 1.0
+    e, m = c >> 1 & 3, c & 1
+    return sign * (m / 2 if e == 0 else (1 + m / 2) * 2.0 ** (e - 1))
+
+
+E2M1 = [e2m1(c) for c in range(16)]
+
+
+def mxfp4_rows(blocks, scales, rows, n_in):
+    """MXFP4 X_blocks [rows][n_in / 32][16] and X_scales [rows][n_in / 32] (flat bytes) as
+    rows of n_in floats: byte k of a block holds elements 2k (low nibble) and 2k + 1, times
+    the block's 2^(scale - 127)."""
+    g = n_in // 32
+    out = []
+    for r in range(rows):
+        row = []
+        for b in range(g):
+            f = 2.0 ** (scales[r * g + b] - 127)
+            for k in range(16):
+                byte = blocks[(r * g + b) * 16 + k]
+                row += [E2M1[byte & 15] * f, E2M1[byte >> 4] * f]
+        out.append(row)
+    return out
 
 
 class Checkpoint:
@@ -659,10 +689,6 @@ class Config:
         # attention_bias (true); a sink logit per query head in every softmax; windows of
         # sliding_window on the layers layer_types calls sliding (by default 0, 2, 4, ...)
         if oss:
-            q = c.get("quantization_config")
-            if isinstance(q, dict) and q.get("quant_method") == "mxfp4":
-                raise Fail(f"{path}: key quantization_config: MXFP4 experts not read by this "
-                           f"reference (dequantize to bf16)")
             self.experts = integer("num_local_experts", 128)
             self.top_k = integer("num_experts_per_tok", integer("experts_per_token", 4))
             self.Fe = self.F
@@ -1189,11 +1215,27 @@ class Model(Decoder):
         [E, 2 Fe] interleaved alike, PREFIX.down_proj [E, Fe, H], PREFIX.down_proj_bias
         [E, H]; as (gate, up, down, gate bias, up bias, down bias) per expert, the matrices
         in nn.Linear's [out][in]."""
-        gu = ck.stacked(prefix + "gate_up_proj", [E, H, 2 * Fe])
         gub = ck.stacked(prefix + "gate_up_proj_bias", [E, 2 * Fe])
-        dn = ck.stacked(prefix + "down_proj", [E, Fe, H])
         dnb = ck.stacked(prefix + "down_proj_bias", [E, H])
         out = []
+        if ck.has(prefix + "gate_up_proj_blocks"):
+            # the released MXFP4 form: [E, out, in / 32, 16] blocks, [E, out, in / 32]
+            # scales, output-major (transformers' convert_moe_packed_tensors, then the
+            # transpose to the input-major layout above): gate the even out rows
+            gu = mxfp4_rows(ck.stacked(prefix + "gate_up_proj_blocks", [E, 2 * Fe, H // 32, 16]),
+                            ck.stacked(prefix + "gate_up_proj_scales", [E, 2 * Fe, H // 32]),
+                            E * 2 * Fe, H)
+            dn = mxfp4_rows(ck.stacked(prefix + "down_proj_blocks", [E, H, Fe // 32, 16]),
+                            ck.stacked(prefix + "down_proj_scales", [E, H, Fe // 32]),
+                            E * H, Fe)
+            for j in range(E):
+                out.append(([gu[j * 2 * Fe + 2 * k] for k in range(Fe)],
+                            [gu[j * 2 * Fe + 2 * k + 1] for k in range(Fe)],
+                            dn[j * H:(j + 1) * H], gub[j * 2 * Fe:(j + 1) * 2 * Fe:2],
+                            gub[j * 2 * Fe + 1:(j + 1) * 2 * Fe:2], dnb[j * H:(j + 1) * H]))
+            return out
+        gu = ck.stacked(prefix + "gate_up_proj", [E, H, 2 * Fe])
+        dn = ck.stacked(prefix + "down_proj", [E, Fe, H])
         for j in range(E):
             g0, d0 = j * H * 2 * Fe, j * Fe * H
             gate = [[gu[g0 + h * 2 * Fe + 2 * k] for h in range(H)] for k in range(Fe)]
