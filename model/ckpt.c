@@ -1991,6 +1991,22 @@ static void hlx_nf_scan(const uint8_t *p, hlx_st_dtype_t t, uint64_t n, uint64_t
     nf->count += c;
 }
 
+/* Whether t is MXFP4's E8M0 scales (U8 bytes whose 255 is NaN): X_scales beside an
+ * X_blocks, the pair an MXFP4 view reads (hlx_view_mx), known by their names alone so that
+ * a checkpoint opened without its config (runtime/check.c's scan after a non-finite value)
+ * is scanned alike. */
+static int hlx_ckpt_mx_scales(const hlx_ckpt_t *ck, const hlx_ckpt_tensor_t *t)
+{
+    const size_t n = strlen(t->name);
+    char blocks[256];
+
+    if (t->dtype != HLX_ST_U8 || n < 7 || strcmp(t->name + n - 7, "_scales") != 0 ||
+        n - 7 + sizeof("_blocks") > sizeof(blocks))
+        return 0;
+    snprintf(blocks, sizeof(blocks), "%.*s_blocks", (int)(n - 7), t->name);
+    return hlx_ckpt_find_stored(ck, blocks) != NULL;
+}
+
 void hlx_ckpt_scan_tensor(hlx_ckpt_t *ck, const hlx_ckpt_tensor_t *t, hlx_ckpt_nonfinite_t *nf)
 {
     const hlx_ckpt_file_t *f = &ck->files[t->file];
@@ -2000,6 +2016,14 @@ void hlx_ckpt_scan_tensor(hlx_ckpt_t *ck, const hlx_ckpt_tensor_t *t, hlx_ckpt_n
     uintptr_t lo, hi;
 
     memset(nf, 0, sizeof(*nf));
+    if (hlx_ckpt_mx_scales(ck, t)) { /* MXFP4's E8M0 scales: 255 is NaN, the rest finite */
+        for (at = 0; at < t->numel; at++)
+            if (base[at] == 255 && nf->count++ == 0) {
+                nf->first = at;
+                nf->bits = 255;
+            }
+        return;
+    }
     if (hlx_nf_mask(t->dtype) == 0 || t->numel == 0)
         return;
     /* read ahead (the mapping is MADV_RANDOM for slices), and let go of what was read: a

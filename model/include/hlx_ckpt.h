@@ -276,8 +276,8 @@ typedef struct hlx_ckpt_nonfinite {
 } hlx_ckpt_nonfinite_t;
 
 /* Counts the non-finite values of t by their stored bits (F64, F32, F16, BF16, F8_E4M3,
- * F8_E5M2; the fp8 weights' F32 block scales are tensors of their own; integer tensors
- * have none), straight from the mapping in a vectorised pass that reads ahead and releases
+ * F8_E5M2; the fp8 weights' F32 block scales are tensors of their own; MXFP4's E8M0 scales,
+ * U8 X_scales beside an X_blocks, their byte 255; other integer tensors have none), straight from the mapping in a vectorised pass that reads ahead and releases
  * the pages behind it: a checkpoint larger than memory is scanned once, front to back. */
 void hlx_ckpt_scan_tensor(hlx_ckpt_t *ck, const hlx_ckpt_tensor_t *t, hlx_ckpt_nonfinite_t *nf);
 /* The stored bits of a non-finite element of type t as a value: "nan", "inf" or "-inf". */

@@ -1002,7 +1002,7 @@ mxfp4)
     # and scales, quantized by mxfp4_experts.py (written from the OCP definition), decode to
     # the same hidden state as the bf16 copy it dequantizes from the same codes, with
     # --check passing, on 1 rank and on 2 and 4 (EP 2, TPF 2; KVP 2 x TPA 2 with EP 4), and
-    # to the tokens of hf_forward.py reading the MXFP4 tensors itself; a missing scales
+    # to the tokens of hf_forward.py reading the MXFP4 tensors itself; NaN scales named; a missing scales
     # tensor, blocks of another shape and MXFP4 blocks without the quantization_config
     # refused (exit 2)
     helixrun=$1 edit="$(dirname "$0")/st_edit.py"
@@ -1056,6 +1056,23 @@ json.dump(c, open(sys.argv[1], "w"))
 PY
     expect_refused noconfig "MXFP4 experts, where config.json's quantization_config does not say" \
         --model "$dir/noconfig" --steps 1
+    # E8M0 scales of 255 (NaN), every block of layer 1's down projections: named by model
+    # info --scan (exit 2) and by the decode that meets them
+    cp -r "$dir/mx" "$dir/nan"
+    python3 -c 'import sys; sys.path.insert(0, sys.argv[1]); from st_edit import load, save
+m, t = load(sys.argv[2]); n = "model.layers.1.mlp.experts.down_proj_scales"
+dt, sh, raw = t[n]; t[n] = (dt, sh, bytes([255]) * len(raw)); save(sys.argv[2], m, t)' \
+        "$(dirname "$0")" "$dir/nan/model.safetensors" || exit 1
+    "$helix" model info "$dir/nan" --scan >"$dir/scan" 2>&1
+    rc=$?
+    echo "scan: exit $rc: $(tail -1 "$dir/scan")"
+    [ $rc -eq 2 ] && grep -qF "down_proj_scales (U8 [8, 256, 2], model.safetensors): 4096 non-finite values, the first nan (bits 0xff) at [0, 0, 0]" "$dir/scan" ||
+        { echo "FAIL: the NaN scale not named by --scan"; fail=1; }
+    "$helix" decode --model "$dir/nan" --steps 3 >/dev/null 2>"$dir/err"
+    rc=$?
+    echo "decode: exit $rc: $(tail -1 "$dir/err")"
+    [ $rc -ne 0 ] && grep -qF "the checkpoint's weights are not finite: model.layers.1.mlp.experts.down_proj_scales holds 4096 non-finite values" "$dir/err" ||
+        { echo "FAIL: the NaN scale not named by decode"; fail=1; }
     ;;
 *)
     echo "unknown mode $mode"; exit 2 ;;
