@@ -1269,6 +1269,30 @@ int hlx_ckpt_packed_groups(const hlx_ckpt_t *ck, const hlx_ckpt_tensor_t *t, int
 
 /* ---- views of fused 3-D tensors ------------------------------------------------------ */
 
+/* A view's place in its tensor f (file, name): the last of its out columns (rows of an
+ * MXFP4 view: along) c0 + step (out - 1) inside cols, without overflow, and its name not
+ * stored as well (how: "fused", "as MXFP4"). */
+static hlx_status_t hlx_view_place(const hlx_ckpt_t *ck, const hlx_ckpt_view_t *v,
+                                   const char *name, const hlx_ckpt_tensor_t *f,
+                                   const char *along, const char *how)
+{
+    const int64_t step = v->step > 1 ? v->step : 1;
+    const char *file = ck->files[f->file].name;
+
+    if (v->index < 0 || v->index >= v->experts || v->c0 < 0 || v->out < 1 || v->step < 0 ||
+        v->c0 >= v->cols || (v->out - 1) > (v->cols - 1 - v->c0) / step ||
+        (!v->vec && v->in < 1))
+        return hlx_errbuf(hlx_ckpt_terr, sizeof(hlx_ckpt_terr), HLX_ERR_INVALID,
+                          "%s: tensor %s: expert %lld, %lld %s from %lld by %lld outside it",
+                          file, f->name, (long long)v->index, (long long)v->out, along,
+                          (long long)v->c0, (long long)step);
+    if (hlx_ckpt_find_stored(ck, name) != NULL)
+        return hlx_errbuf(hlx_ckpt_terr, sizeof(hlx_ckpt_terr), HLX_ERR_INVALID,
+                          "%s: tensor %s is stored both on its own and %s in %s", file, name,
+                          how, f->name);
+    return HLX_OK;
+}
+
 /* An MXFP4 view (hlx_ckpt_view_t.mx): its blocks [experts][cols][in / 32][16] and scales
  * [experts][cols][in / 32], both U8, in = a multiple of 32, the rows c0 + step x o inside
  * cols; out filled as a BF16 [out][in] tensor reading them. */
@@ -1282,6 +1306,7 @@ static hlx_status_t hlx_view_mx(hlx_ckpt_t *ck, const hlx_ckpt_view_t *v, const 
     const char *file = ck->files[b->file].name;
     char sname[256], have[160], exp[160];
     const hlx_ckpt_tensor_t *s;
+    hlx_status_t st;
 
     if (v->in < HLX_MXFP4_BLOCK || v->in % HLX_MXFP4_BLOCK != 0 || nl < 7 ||
         strcmp(b->name + nl - 7, "_blocks") != 0)
@@ -1305,16 +1330,8 @@ static hlx_status_t hlx_view_mx(hlx_ckpt_t *ck, const hlx_ckpt_view_t *v, const 
                           hlx_st_dtype_name(bad->dtype), have, exp,
                           bad == b ? "blocks" : "scales", bad == b ? ", 16" : "");
     }
-    if (v->index < 0 || v->index >= v->experts || v->c0 < 0 || v->out < 1 || v->step < 0 ||
-        v->c0 >= v->cols || (v->out - 1) > (v->cols - 1 - v->c0) / step)
-        return hlx_errbuf(hlx_ckpt_terr, sizeof(hlx_ckpt_terr), HLX_ERR_INVALID,
-                          "%s: tensor %s: expert %lld, %lld rows from %lld by %lld outside it",
-                          file, b->name, (long long)v->index, (long long)v->out,
-                          (long long)v->c0, (long long)step);
-    if (hlx_ckpt_find_stored(ck, name) != NULL)
-        return hlx_errbuf(hlx_ckpt_terr, sizeof(hlx_ckpt_terr), HLX_ERR_INVALID,
-                          "%s: tensor %s is stored both on its own and as MXFP4 in %s", file,
-                          name, b->name);
+    if ((st = hlx_view_place(ck, v, name, b, "rows", "as MXFP4")) != HLX_OK)
+        return st;
     /* the shapes matched the files' byte ranges when they were read: index x cols + c0 +
      * step (out - 1) < experts x cols rows, each in / 2 and in / 32 bytes, fit */
     if ((out->name = strdup(name)) == NULL)
@@ -1347,6 +1364,7 @@ static hlx_status_t hlx_view_one(hlx_ckpt_t *ck, const hlx_ckpt_view_t *v, hlx_c
     const char *fname = hlx_ckpt_prefixed(ck, v->fused, fmapped, sizeof(fmapped));
     const hlx_ckpt_tensor_t *f = hlx_ckpt_find_stored(ck, fname);
     uint64_t at, off;
+    hlx_status_t st;
     const char *file;
 
     hlx_shape_str(exp, sizeof(exp), nd, want);
@@ -1369,18 +1387,8 @@ static hlx_status_t hlx_view_one(hlx_ckpt_t *ck, const hlx_ckpt_view_t *v, hlx_c
                           "%s: tensor %s: dtype %s: fused %s are read in F32, BF16 or F16 "
                           "(quantized fused experts are not read)", file, f->name,
                           hlx_st_dtype_name(f->dtype), v->vec ? "expert biases" : "3-D experts");
-    /* the last column c0 + step (out - 1) inside cols, without overflow */
-    if (v->index < 0 || v->index >= v->experts || v->c0 < 0 || v->out < 1 || v->step < 0 ||
-        v->c0 >= v->cols || (v->out - 1) > (v->cols - 1 - v->c0) / step ||
-        (!v->vec && v->in < 1))
-        return hlx_errbuf(hlx_ckpt_terr, sizeof(hlx_ckpt_terr), HLX_ERR_INVALID,
-                          "%s: tensor %s: expert %lld, %lld columns from %lld by %lld outside it",
-                          file, f->name, (long long)v->index, (long long)v->out,
-                          (long long)v->c0, (long long)step);
-    if (hlx_ckpt_find_stored(ck, name) != NULL)
-        return hlx_errbuf(hlx_ckpt_terr, sizeof(hlx_ckpt_terr), HLX_ERR_INVALID,
-                          "%s: tensor %s is stored both on its own and fused in %s", file,
-                          name, f->name);
+    if ((st = hlx_view_place(ck, v, name, f, "columns", "fused")) != HLX_OK)
+        return st;
     /* the first element: (index * in * cols + c0) elements into f ((index * cols + c0) for
      * a row of a 2-D one) */
     if (__builtin_mul_overflow((uint64_t)v->index, (uint64_t)(v->vec ? 1 : v->in), &at) ||
