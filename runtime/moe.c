@@ -73,6 +73,14 @@ void hlx_moe_rank_layout(const hlx_engine_t *eng, hlx_moe_layout_t *ml)
         memset(ml, 0, sizeof(*ml));
 }
 
+/* expert_bias: whether this rank adds its experts' down bias, once per expert over the TPF
+ * group: the first TPF rank with columns (tpf_rank 0 unless TPF > expert_ffn leaves it none,
+ * and a rank without columns runs no expert) */
+static int hlx_moe_down_bias_here(const hlx_moe_layout_t *ml)
+{
+    return ml->col_first == 0 && ml->col_count > 0;
+}
+
 uint64_t hlx_moe_rank_bytes(const hlx_model_t *m, const hlx_moe_layout_t *ml, size_t w_esize)
 {
     uint64_t H = (uint64_t)m->hidden, E = (uint64_t)m->experts, per, t;
@@ -88,9 +96,10 @@ uint64_t hlx_moe_rank_bytes(const hlx_model_t *m, const hlx_moe_layout_t *ml, si
         __builtin_add_overflow(per, m->router_bias ? E * 4 : 0, &per))
         return UINT64_MAX;
     /* expert_bias, f32: gate and up of each local expert's columns, down's [H] on the
-     * expert's first TPF rank */
+     * expert's first TPF rank with columns */
     t = m->expert_bias ? (uint64_t)ml->expert_count *
-                             (2 * (uint64_t)ml->col_count + (ml->tpf_rank == 0 ? H : 0)) * 4
+                             (2 * (uint64_t)ml->col_count +
+                              (hlx_moe_down_bias_here(ml) ? H : 0)) * 4
                        : 0;
     if (__builtin_add_overflow(per, t, &per))
         return UINT64_MAX;
@@ -185,8 +194,8 @@ typedef struct hlx_moe_w {
     float *rbias;       /* [E]: the router's bias on its logits (router_bias), else NULL; host */
     void **egu, **edown; /* per local expert: [H][2 cc], [cc][H]; backend */
     /* expert_bias, per local expert (else NULL): the gate and up biases of its cc columns
-     * [2 cc] (gate, then up), and down's [H] on the expert's first TPF rank only (the FFN
-     * all-reduce sums the ranks: added once), NULL on the others; backend */
+     * [2 cc] (gate, then up), and down's [H] on the expert's first TPF rank with columns
+     * only (the FFN all-reduce sums the ranks: added once), NULL on the others; backend */
     float **ebgu, **ebdown;
 } hlx_moe_w_t;
 
@@ -328,7 +337,7 @@ static hlx_status_t hlx_moe_build_layer(hlx_engine_t *eng, int l, hlx_moe_w_t *W
         for (j = 0; j < ml->expert_count; j++) {
             const int e = ml->expert_first + j;
             if ((W->ebgu[j] = hlx_be_zalloc(eng, (size_t)(2 * cc) + 1, sizeof(float))) == NULL ||
-                (ml->tpf_rank == 0 &&
+                (hlx_moe_down_bias_here(ml) &&
                  (W->ebdown[j] = hlx_be_zalloc(eng, (size_t)H, sizeof(float))) == NULL))
                 return HLX_ERR_NOMEM;
             snprintf(name, sizeof(name), "model.layers.%d.mlp.experts.%d.gate_proj.bias", l, e);
