@@ -4080,13 +4080,37 @@ static hlx_status_t hlx_hf_expert_views(hlx_ckpt_t *ck, const hlx_hf_config_t *c
     hlx_ckpt_view_t *v;
     size_t n = 0, count;
     hlx_status_t st;
-    int l, e, k, mxl;
+    int l, e, k, mxl, nfl;
 
     if (!hlx_hf_qwen3_vl_moe(c) && !oss)
         return hlx_ckpt_set_views(ck, NULL, 0);
     if (m->layers <= m->dense_layers || m->experts < 1)
         return hlx_ckpt_set_views(ck, NULL, 0);
-    if (__builtin_mul_overflow((size_t)(m->layers - m->dense_layers), (size_t)m->experts,
+    /* the fused tensors' experts against config.json's before a view is made for each: a
+     * count the checkpoint does not hold is named as such, not tried as views (6 per
+     * expert and layer) first */
+    for (l = m->dense_layers, nfl = 0; l < m->layers; l++) {
+        int any = 0;
+        for (k = 0; k < 4; k++) {
+            const hlx_ckpt_tensor_t *t;
+            char fn[112];
+            snprintf(fn, sizeof(fn), "model.layers.%d.mlp.experts.%s%s", l,
+                     k % 2 ? "down_proj" : "gate_up_proj", k >= 2 ? "_blocks" : "");
+            if ((k >= 2 && !oss) || (t = hlx_ckpt_find(ck, fn)) == NULL)
+                continue;
+            any = 1;
+            if (t->ndim < 1 || t->shape[0] != m->experts)
+                return hlx_ckpt_set_error(ck, HLX_ERR_MISMATCH, "%s: tensor %s: %lld experts, "
+                                          "where config.json gives %d",
+                                          hlx_ckpt_file_name(ck, t->file), t->name,
+                                          t->ndim < 1 ? 0LL : (long long)t->shape[0],
+                                          m->experts);
+        }
+        nfl += any;
+    }
+    if (nfl == 0 && !c->mxfp4)
+        return hlx_ckpt_set_views(ck, NULL, 0); /* every layer stored per expert */
+    if (__builtin_mul_overflow((size_t)(nfl > 0 ? nfl : 1), (size_t)m->experts,
                                &count) ||
         __builtin_mul_overflow(count, (size_t)per, &count) ||
         (v = calloc(count, sizeof(*v))) == NULL)

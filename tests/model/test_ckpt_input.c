@@ -2800,6 +2800,13 @@ static void test_gpt_oss_synth(void **state)
                         g_tmp, HLX_SOURCE_ROOT, g_tmp), 0);
     assert_int_equal(check_dir("goss-nob", &cfg, err, sizeof(err)), HLX_ERR_NOT_FOUND);
     assert_non_null(strstr(err, "tensor model.layers.1.mlp.experts.down_proj_bias is missing"));
+    /* more experts in config.json than the fused tensors hold: named at once, before a
+     * view is made per expert (6 million of them here) */
+    assert_int_equal(sh("cp -r %s/goss %s/goss-many", g_tmp, g_tmp), 0);
+    set_key("goss-many", "num_local_experts", json_integer(1000000));
+    assert_int_equal(check_dir("goss-many", &cfg, err, sizeof(err)), HLX_ERR_MISMATCH);
+    assert_non_null(strstr(err, "tensor model.layers.0.mlp.experts.gate_up_proj: 8 experts, "
+                                "where config.json gives 1000000"));
     /* fp8: not written, and a quantization config of fp8 weights refused at its key */
     refused("--dtype fp8: not with --family gpt-oss", NULL,
             "model synth --family gpt-oss --dtype fp8 --out %s/goss-fp8", g_tmp);
