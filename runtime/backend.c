@@ -552,8 +552,10 @@ static hlx_status_t host_glu(hlx_backend_t *be, hlx_be_queue_t *q, float *act,
     if (kind == HLX_ACT_SWIGLU_CLAMP) { /* gpt-oss's experts: elementwise, in f32 */
         for (r = 0; r < rows; r++)
             for (i = 0; i < n; i++) {
+                /* clamped as torch.clamp does, a NaN kept (fminf would make it the limit) */
                 const float *g_row = gu + (size_t)r * 2 * n;
-                float g = fminf(g_row[i], limit), u = fmaxf(fminf(g_row[n + i], limit), -limit);
+                float g = g_row[i] > limit ? limit : g_row[i], u = g_row[n + i];
+                u = u > limit ? limit : u < -limit ? -limit : u;
                 act[(size_t)r * n + i] = g / (1.0f + expf(-alpha * g)) * (u + 1.0f);
             }
         return HLX_OK;

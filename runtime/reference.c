@@ -450,8 +450,11 @@ attn_out:
                 hlx_ref_matvec(gate, hn, L->wgate, H, F);
                 hlx_ref_matvec(up, hn, L->wup, H, F);
                 for (e = 0; e < F && m->ffn_act == HLX_ACT_SWIGLU_CLAMP; e++) {
-                    const double ga = fmin(gate[e], m->act_limit);
-                    const double ua = fmax(fmin(up[e], m->act_limit), -m->act_limit);
+                    /* torch.clamp's: a NaN kept (fmin would make it the limit) */
+                    const double ga = gate[e] > m->act_limit ? m->act_limit : gate[e];
+                    const double ua = up[e] > m->act_limit    ? m->act_limit
+                                      : up[e] < -m->act_limit ? -m->act_limit
+                                                              : up[e];
                     gate[e] = ga / (1.0 + exp(-m->act_alpha * ga)) * (ua + 1.0);
                     up[e] = 1.0;
                 }

@@ -130,8 +130,9 @@ static void hlx_ref_moe_swiglu(hlx_ref_moe_t *moe, const double *x, const double
             b += x[i] * u[i * F + j];
         }
         if (m->ffn_act == HLX_ACT_SWIGLU_CLAMP) {
-            a = fmin(a, m->act_limit);
-            b = fmax(fmin(b, m->act_limit), -m->act_limit) + 1.0;
+            /* torch.clamp's: a NaN kept (fmin would make it the limit) */
+            a = a > m->act_limit ? m->act_limit : a;
+            b = (b > m->act_limit ? m->act_limit : b < -m->act_limit ? -m->act_limit : b) + 1.0;
             moe->gate[j] = a / (1.0 + exp(-m->act_alpha * a)) * b;
         } else {
             moe->gate[j] = a / (1.0 + exp(-a)) * b;

@@ -73,9 +73,10 @@ __global__ void hlx_cu_glu_rows(float *act, const float *gu, int rows, int n, in
          k += (size_t)gridDim.x * blockDim.x) {
         size_t r = k / n, i = k % n;
         float g = gu[r * 2 * n + i], u = gu[r * 2 * n + n + i], f;
-        if (kind == 2) {
-            g = fminf(g, limit);
-            act[k] = g / (1.0f + expf(-alpha * g)) * (fmaxf(fminf(u, limit), -limit) + 1.0f);
+        if (kind == 2) { // clamped as torch.clamp does, a NaN kept (not fminf's limit)
+            g = g > limit ? limit : g;
+            u = u > limit ? limit : u < -limit ? -limit : u;
+            act[k] = g / (1.0f + expf(-alpha * g)) * (u + 1.0f);
             continue;
         }
         if (kind == 1)

@@ -1002,7 +1002,8 @@ mxfp4)
     # and scales, quantized by mxfp4_experts.py (written from the OCP definition), decode to
     # the same hidden state as the bf16 copy it dequantizes from the same codes, with
     # --check passing, on 1 rank and on 2 and 4 (EP 2, TPF 2; KVP 2 x TPA 2 with EP 4), and
-    # to the tokens of hf_forward.py reading the MXFP4 tensors itself; NaN scales named; a missing scales
+    # to the tokens of hf_forward.py reading the MXFP4 tensors itself; NaN scales named (of
+    # down, and of gate and up through the clamped SwiGLU); a missing scales
     # tensor, blocks of another shape and MXFP4 blocks without the quantization_config
     # refused (exit 2)
     helixrun=$1 edit="$(dirname "$0")/st_edit.py"
@@ -1073,6 +1074,19 @@ dt, sh, raw = t[n]; t[n] = (dt, sh, bytes([255]) * len(raw)); save(sys.argv[2], 
     echo "decode: exit $rc: $(tail -1 "$dir/err")"
     [ $rc -ne 0 ] && grep -qF "the checkpoint's weights are not finite: model.layers.1.mlp.experts.down_proj_scales holds 4096 non-finite values" "$dir/err" ||
         { echo "FAIL: the NaN scale not named by decode"; fail=1; }
+    # the same in layer 0's gate and up: their NaN through the clamped SwiGLU stays NaN
+    # (torch.clamp keeps it), so the decode names them too, where a clamp to the limit
+    # would decode finite tokens from them
+    cp -r "$dir/mx" "$dir/nangu"
+    python3 -c 'import sys; sys.path.insert(0, sys.argv[1]); from st_edit import load, save
+m, t = load(sys.argv[2]); n = "model.layers.0.mlp.experts.gate_up_proj_scales"
+dt, sh, raw = t[n]; t[n] = (dt, sh, bytes([255]) * len(raw)); save(sys.argv[2], m, t)' \
+        "$(dirname "$0")" "$dir/nangu/model.safetensors" || exit 1
+    "$helix" decode --model "$dir/nangu" --steps 3 >/dev/null 2>"$dir/err"
+    rc=$?
+    echo "decode (gate and up): exit $rc: $(tail -1 "$dir/err")"
+    [ $rc -ne 0 ] && grep -qF "the checkpoint's weights are not finite: model.layers.0.mlp.experts.gate_up_proj_scales holds" "$dir/err" ||
+        { echo "FAIL: the NaN gate/up scales not named by decode"; fail=1; }
     ;;
 *)
     echo "unknown mode $mode"; exit 2 ;;

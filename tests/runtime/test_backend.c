@@ -572,6 +572,13 @@ static void test_sinks_swiglu_clamp(void **state)
         double want = g / (1.0 + exp(-1.702 * g)) * (u + 1.0);
         assert_true(fabs(act[e] - want) <= 1e-6 * fabs(want) + 1e-12);
     }
+    /* a NaN gate or up stays NaN through its clamp, as torch.clamp keeps it (not the
+     * limit, which would hide it from the hidden state's finiteness check) */
+    gu[1] = NAN;
+    gu[4 + 2] = NAN;
+    assert_int_equal(be.ops->glu(&be, NULL, act, gu, 1, 4, HLX_ACT_SWIGLU_CLAMP, 1.702f, 7.0f),
+                     HLX_OK);
+    assert_true(isnan(act[1]) && isnan(act[2]) && isfinite(act[0]) && isfinite(act[3]));
     hlx_backend_fini(&be);
 }
 
