@@ -553,10 +553,7 @@ static void hlx_synth_config(hlx_hf_config_t *c, int dense, int v2, int layers,
                  * unrounded (truncate false: 0 and 3.12 of 16 pairs, rounded 0 and 4) */
                 m->ffn = m->expert_ffn;
                 m->o_bias = 1;
-                m->attn_sinks = 1;
-                m->router_bias = 1;
-                m->expert_bias = 1;
-                m->ffn_act = HLX_ACT_SWIGLU_CLAMP;
+                hlx_hf_gpt_oss_layer(c);
                 m->act_alpha = 1.702;
                 m->act_limit = 1.5;
                 m->sliding_window = 6;

@@ -2324,6 +2324,20 @@ static hlx_status_t hlx_cfg_deepseek_moe(hlx_jdoc_t *doc, hlx_hf_config_t *c)
 #define HLX_GPT_OSS_ALPHA     1.702
 #define HLX_GPT_OSS_LIMIT     7.0
 
+void hlx_hf_gpt_oss_layer(hlx_hf_config_t *c)
+{
+    hlx_model_t *m = &c->m;
+
+    m->ffn_act = HLX_ACT_SWIGLU_CLAMP;
+    m->dense_layers = 0;
+    m->shared_experts = 0;
+    m->shared_gate = 0;
+    m->attn_sinks = 1;
+    m->router_bias = 1;
+    m->expert_bias = 1;
+    hlx_hf_gating_set(c, HLX_MOE_SOFTMAX, 1, 1.0, 1, 1);
+}
+
 /* gpt-oss (GptOssForCausalLM; transformers' modeling_gpt_oss.py, vLLM's gpt_oss.py): every
  * layer num_local_experts experts of intermediate_size, the router's logits (with its bias)
  * cut to the num_experts_per_tok best (older configs: experts_per_token) and softmaxed over
@@ -2365,15 +2379,8 @@ static hlx_status_t hlx_cfg_gpt_oss(hlx_jdoc_t *doc, hlx_hf_config_t *c)
     if (!(m->act_limit > 0))
         return hlx_jdoc_fail(doc, "/swiglu_limit", HLX_ERR_PARSE, "%g: the clamp of gate and up "
                              "must be > 0 (the releases: 7.0)", m->act_limit);
-    m->ffn_act = HLX_ACT_SWIGLU_CLAMP;
     m->expert_ffn = m->ffn;
-    m->dense_layers = 0;
-    m->shared_experts = 0;
-    m->shared_gate = 0;
-    m->attn_sinks = 1;
-    m->router_bias = 1;
-    m->expert_bias = 1;
-    hlx_hf_gating_set(c, HLX_MOE_SOFTMAX, 1, 1.0, 1, 1);
+    hlx_hf_gpt_oss_layer(c);
     /* the window: sliding_window (128; null: none) on the layers layer_types calls
      * sliding_attention, which must be layers 0, 2, 4, ... (GptOssConfig's default) */
     HLX_TRY(hlx_cfg_int(doc, "sliding_window", 0, HLX_GPT_OSS_WINDOW, 1, &m->sliding_window));

@@ -401,6 +401,12 @@ typedef struct hlx_hf_config {
     int64_t         synth_seed;
 } hlx_hf_config_t;
 
+/* gpt-oss's layer in c's model, what GptOssForCausalLM fixes whatever its config.json says:
+ * every layer MoE without shared experts, a sink per query head, the router's and the
+ * experts' biases, the clamped SwiGLU (act_alpha and act_limit are the config's), a softmax
+ * over the top k logits (softmax, renormalised). The config reader and `model synth` set it
+ * through this one place. */
+void hlx_hf_gpt_oss_layer(hlx_hf_config_t *c);
 /* Sets a routed-expert gating in the model and in config.json's copy of it alike
  * (scoring_func, norm_topk_prob, routed_scaling_factor, n_group, topk_group): the two
  * must not drift apart, the config writer and the tensor list read the copy. */
