@@ -418,7 +418,7 @@ hlx_status_t hlx_phase_allreduce_buf(hlx_engine_t *eng, float *y, size_t n);
  * or FFN output (ffn 1), before the residual add: W_o's bias (o_bias, attention), then
  * that output's RMSNorm (post_norms). Nothing for a model without them. Decode and prefill
  * alike. */
-hlx_status_t hlx_phase_post_norm(hlx_engine_t *eng, int l, float *y, int rows, int ffn);
+hlx_status_t hlx_phase_out_extras(hlx_engine_t *eng, int l, float *y, int rows, int ffn);
 /* x += y (n floats), y first times the model's residual_mult where it has one (Granite) */
 hlx_status_t hlx_phase_residual(hlx_engine_t *eng, float *x, float *y, size_t n);
 hlx_status_t hlx_phase_ffn(hlx_engine_t *eng, int l);

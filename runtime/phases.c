@@ -684,7 +684,7 @@ static hlx_status_t hlx_phase_allgather_staged(hlx_engine_t *eng, size_t bytes)
     return st;
 }
 
-hlx_status_t hlx_phase_post_norm(hlx_engine_t *eng, int l, float *y, int rows, int ffn)
+hlx_status_t hlx_phase_out_extras(hlx_engine_t *eng, int l, float *y, int rows, int ffn)
 {
     const float *w = eng->layers[l].post_norm, *bo = eng->layers[l].bo;
     const int H = eng->m.hidden;
@@ -733,7 +733,7 @@ hlx_status_t hlx_phase_allreduce(hlx_engine_t *eng, int l, hlx_phase_id_t ph)
             st = hlx_phase_allreduce_buf(eng, eng->y, n);
     });
     if (st == HLX_OK)
-        st = hlx_phase_post_norm(eng, l, eng->y, eng->cfg.batch, ph == HLX_PHASE_FFN_AR);
+        st = hlx_phase_out_extras(eng, l, eng->y, eng->cfg.batch, ph == HLX_PHASE_FFN_AR);
     if (st == HLX_OK)
         st = hlx_phase_residual(eng, eng->x, eng->y, n);
     if (st == HLX_OK)

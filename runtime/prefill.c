@@ -478,7 +478,7 @@ static hlx_status_t hlx_prefill_merge_oproj(hlx_engine_t *eng, hlx_prefill_t *p,
     if (st == HLX_OK)
         st = hlx_phase_allreduce_buf(eng, p->y, n);
     if (st == HLX_OK)
-        st = hlx_phase_post_norm(eng, l, p->y, R, 0);
+        st = hlx_phase_out_extras(eng, l, p->y, R, 0);
     if (st == HLX_OK)
         st = hlx_phase_residual(eng, p->x, p->y, n);
     return st;
@@ -508,7 +508,7 @@ static hlx_status_t hlx_prefill_ffn(hlx_engine_t *eng, hlx_prefill_t *p, int l, 
     if (st == HLX_OK)
         st = hlx_phase_allreduce_buf(eng, p->y, n);
     if (st == HLX_OK)
-        st = hlx_phase_post_norm(eng, l, p->y, R, 1);
+        st = hlx_phase_out_extras(eng, l, p->y, R, 1);
     if (st == HLX_OK)
         st = hlx_phase_residual(eng, p->x, p->y, n);
     if (st == HLX_OK)
