@@ -22,17 +22,10 @@ import struct
 import sys
 from array import array
 
-from st_edit import load, save  # the format's reader and writer, beside this script
+from quantize_int import floats  # F32 / BF16 bytes as floats, beside this script
+from st_edit import load, save  # the format's reader and writer
 
 E2M1 = (0.0, 0.5, 1.0, 1.5, 2.0, 3.0, 4.0, 6.0)
-
-
-def floats(dt, raw):
-    if dt == 'F32':
-        return array('f', raw)
-    if dt == 'BF16':
-        return array('f', array('I', (h << 16 for h in array('H', raw))).tobytes())
-    raise SystemExit(f'cannot quantize {dt}')
 
 
 def store(dt, vals):
