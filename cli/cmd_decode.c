@@ -145,6 +145,7 @@ static void hlx_decode_print_json(const hlx_run_config_t *cfg, const hlx_model_t
     json_object_set_new(o, "hopb_c_ms", json_real(rep->hopb_c_ms));
     json_object_set_new(o, "hopb_m_ms", json_real(rep->hopb_m_ms));
     json_object_set_new(o, "hopb_predicted_ms", json_real(rep->hopb_predicted_ms));
+    json_object_set_new(o, "hopb_why", json_string(rep->hopb_why));
     {
         char hx[24];
         snprintf(hx, sizeof(hx), "%016llx", (unsigned long long)rep->hidden_hash);
@@ -252,7 +253,9 @@ static void hlx_decode_print_text(const hlx_run_config_t *cfg, const hlx_model_t
     else
         printf("hopb:    %s: lockstep (micro-batch = batch %d)%s",
                cfg->hopb == HLX_HOPB_OFF ? "off" : cfg->hopb == HLX_HOPB_ON ? "on" : "auto",
-               cfg->batch, rep->hopb_predicted_ms > 0 ? "" : "\n");
+               cfg->batch, rep->hopb_predicted_ms > 0 || rep->hopb_why[0] ? "" : "\n");
+    if (rep->hopb_why[0])
+        printf(": %s\n", rep->hopb_why);
     if (rep->hopb_predicted_ms > 0)
         printf(", chosen from c %.4f ms and m %.4f ms per micro-batch: model %.4f ms per "
                "layer\n", rep->hopb_c_ms, rep->hopb_m_ms, rep->hopb_predicted_ms);

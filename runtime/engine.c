@@ -1099,6 +1099,7 @@ static hlx_status_t hlx_engine_place(hlx_engine_t *eng, char *err, size_t errlen
              "from %s", rank, nd.rank_src, n, nd.size_src, eng->info.local_rank, nd.local_src,
              nd.name, nd.node_src);
     hlx_host_summary(eng->topo, nd.name, eng->info.local_rank, &me);
+    me.threads = eng->threads;
     /* A host-backend run uses cores, not GPUs: its hosts count as CPU-only, so a GPU
      * machine runs more ranks than it has GPUs (as a machine without GPUs does). So does a
      * device run with HELIX_GPU_SHARE=1: each rank then takes GPU local rank mod count
@@ -1162,6 +1163,9 @@ static hlx_status_t hlx_engine_place(hlx_engine_t *eng, char *err, size_t errlen
                  "the threads share them; bind it to %d CPUs (srun -c, taskset) or set "
                  "HELIX_BIND=on to take its placement's", eng->threads, eng->kept_ncpu,
                  eng->kept_ncpu > 1 ? "s" : "", eng->kept, eng->threads);
+    /* Ranks taking turns on cores, from every rank's CPUs at start (the same answer on
+     * every rank: the schedule depends on it) */
+    eng->oversub = hlx_job_cpu_load(all, n, &eng->job_ranks, &eng->job_cpus) > 1.0 + 1e-9;
     /* auto binds where each host's placement has the machine to itself (one host, or
      * hosts that are distinct machines: not namespaces or containers of one) and no
      * more ranks than CPUs share it */
@@ -1939,6 +1943,20 @@ static hlx_status_t hlx_engine_alloc(hlx_engine_t *eng, char *err, size_t errlen
     if (eng->cfg.hopb == HLX_HOPB_AUTO && eng->cfg.micro_batch > 0) {
         eng->mb = eng->cfg.micro_batch;
         eng->hopb_decided = 1;
+    } else if (eng->cfg.hopb == HLX_HOPB_AUTO && eng->oversub && !eng->hopb_decided &&
+               eng->cfg.kvp > 1) {
+        /* Ranks taking turns on a core cannot hide an exchange behind attention: the peer
+         * it waits for runs only when this rank stops, and each extra micro-batch adds a
+         * wait for that turn (4 ranks on 2 cores, 4K, batch 8: 2.2 ms against 1.3
+         * lockstep, docs/planner.md). The first step's timings, taken after a barrier,
+         * would not see it. */
+        eng->hopb_decided = 1;
+        eng->hopb_oversub = 1;
+        if (eng->info.rank == 0)
+            hlx_info(HLX_SUB_CORE, "hopb auto: %d rank%s x %d thread%s on %d CPU%s of one "
+                     "machine take turns on the cores: lockstep", eng->job_ranks,
+                     eng->job_ranks == 1 ? "" : "s", eng->threads, eng->threads == 1 ? "" : "s",
+                     eng->job_cpus, eng->job_cpus == 1 ? "" : "s");
     }
     return HLX_OK;
 }

@@ -84,6 +84,10 @@ struct hlx_engine {
     int              bound;        /* bound to its placement's cpuset (HELIX_BIND) */
     char             kept[256];    /* the binding it started with, kept (auto); "" none */
     int              kept_ncpu;    /* its CPUs */
+    /* ranks x threads of this machine exceed the CPUs they may run on (counted at start,
+     * before any binding): the ranks take turns on the cores (hlx_engine_place) */
+    int              oversub;
+    int              job_cpus, job_ranks; /* those counts, for the log and the report */
     hlx_model_t      m;
     hlx_layout_t     lay;
     hlx_boot_t      *boot;
@@ -191,6 +195,7 @@ struct hlx_engine {
     /* the schedule: micro-batch size (batch = lockstep) and what auto measured */
     int        mb;
     int        hopb_decided;
+    int        hopb_oversub; /* auto kept lockstep: the ranks take turns on the cores */
     double     hopb_c_ms, hopb_m1_ms, hopb_mb_ms, hopb_pred_ms;
     uint64_t   hopb_attn_ns; /* this step's attention between queue syncs (device, host clock) */
     uint64_t   step_t0;

@@ -13,6 +13,7 @@
 
 #include <errno.h>
 #include <jansson.h>
+#include <sched.h>
 #include <stddef.h>
 #include <net/if.h>
 #include <stdio.h>
@@ -71,6 +72,21 @@ void hlx_host_summary(const hlx_topo_t *t, const char *node, int local_rank,
             snprintf(s->nic, sizeof(s->nic), "%s", t->nics[0].name);
     }
     snprintf(s->node, sizeof(s->node), "%s", node && node[0] ? node : s->hostname);
+    {
+        cpu_set_t set;
+        int c, top = 0;
+        if (sched_getaffinity(0, sizeof(set), &set) == 0) {
+            for (c = 0; c < CPU_SETSIZE; c++)
+                if (CPU_ISSET(c, &set)) {
+                    if (c >= 64 * HLX_SUMMARY_CPU_WORDS)
+                        top = 1;
+                    else
+                        s->cpus[c / 64] |= 1ull << (c % 64);
+                }
+            if (top) /* a CPU the mask cannot name: unknown rather than wrong */
+                memset(s->cpus, 0, sizeof(s->cpus));
+        }
+    }
     /* the machine only when the topology is this one's (a file describes another) */
     if (t != NULL && t->info.this_system) {
         FILE *f = fopen("/proc/sys/kernel/random/boot_id", "r");
@@ -120,6 +136,71 @@ int hlx_hosts_share_machine(const hlx_host_summary_t *all, int n)
     }
     free(first);
     return shared;
+}
+
+/* Whether ranks a and b run on one machine: the same boot id, else the same node name. */
+static int hlx_same_machine(const hlx_host_summary_t *a, const hlx_host_summary_t *b)
+{
+    if (a->machine[0] != '\0' && b->machine[0] != '\0')
+        return !strcmp(a->machine, b->machine);
+    return !strcmp(a->node, b->node);
+}
+
+double hlx_job_cpu_load(const hlx_host_summary_t *all, int n, int *ranks_p, int *cpus_p)
+{
+    enum { NCPU = 64 * HLX_SUMMARY_CPU_WORDS };
+    double *load = malloc(sizeof(double) * NCPU), worst = 0;
+    int *first = malloc(sizeof(int) * (size_t)(n > 0 ? n : 1)), ng = 0, g, r, c, w;
+
+    if (ranks_p) *ranks_p = 0;
+    if (cpus_p) *cpus_p = 0;
+    if (load == NULL || first == NULL) {
+        free(load);
+        free(first);
+        return 0;
+    }
+    /* one pass per machine (its first rank): ranks x machines, machines <= hosts */
+    for (r = 0; r < n; r++) {
+        for (g = 0; g < ng && !hlx_same_machine(&all[first[g]], &all[r]); g++)
+            ;
+        if (g < ng)
+            continue;
+        first[ng++] = r;
+    }
+    for (g = 0; g < ng; g++) {
+        uint64_t uni[HLX_SUMMARY_CPU_WORDS] = { 0 };
+        double top = 0;
+        int nr = 0, ncpu = 0;
+        memset(load, 0, sizeof(double) * NCPU);
+        for (r = first[g]; r < n; r++) {
+            int k = 0, t;
+            if (!hlx_same_machine(&all[first[g]], &all[r]))
+                continue;
+            for (w = 0; w < HLX_SUMMARY_CPU_WORDS; w++)
+                k += __builtin_popcountll(all[r].cpus[w]);
+            nr++;
+            if (k == 0)
+                continue;
+            t = all[r].threads > 0 ? all[r].threads : 1;
+            for (c = 0; c < NCPU; c++)
+                if (all[r].cpus[c / 64] >> (c % 64) & 1) {
+                    load[c] += (double)t / k;
+                    uni[c / 64] |= 1ull << (c % 64);
+                }
+        }
+        for (c = 0; c < NCPU; c++)
+            top = load[c] > top ? load[c] : top;
+        for (w = 0; w < HLX_SUMMARY_CPU_WORDS; w++)
+            ncpu += __builtin_popcountll(uni[w]);
+        if (top > worst) {
+            worst = top;
+            if (ranks_p) *ranks_p = nr;
+            if (cpus_p) *cpus_p = ncpu;
+        }
+    }
+    free(load);
+    free(first);
+    return worst;
 }
 
 /* The hash every rank compares: nodes, GPUs, domains, both grids and each pair's link. */

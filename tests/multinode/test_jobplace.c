@@ -1,7 +1,11 @@
 /* multinode (unit): the job-wide placement from per-rank host summaries, worked out by hand:
  * hosts kept where the launcher put the ranks, the k-th rank of a host on its k-th GPU,
  * cluster files matched by node name, the block-layout warning (hosts and racks), link
- * arrays, the UCX device of an RDMA NIC, and agreement with hlx_place on the same cluster. */
+ * arrays, the UCX device of an RDMA NIC, agreement with hlx_place on the same cluster, and
+ * the busiest CPU's load over the ranks' CPU masks. */
+#define _GNU_SOURCE
+#include <math.h>
+#include <sched.h>
 #include <setjmp.h>
 #include <stdarg.h>
 #include <stddef.h>
@@ -334,6 +338,80 @@ static void test_share_machine(void **state)
     }
 }
 
+/* Sets rank r of s to node and machine with CPUs [lo, hi] and threads t. */
+static void hlx_t_cpus(hlx_host_summary_t *s, const char *node, const char *machine, int lo,
+                       int hi, int t)
+{
+    int c;
+
+    memset(s, 0, sizeof(*s));
+    snprintf(s->node, sizeof(s->node), "%s", node);
+    snprintf(s->machine, sizeof(s->machine), "%s", machine);
+    for (c = lo; c <= hi; c++)
+        s->cpus[c / 64] |= 1ull << (c % 64);
+    s->threads = t;
+}
+
+/* The busiest CPU's threads over the job (--hopb auto runs lockstep above 1): ranks of one
+ * machine count together, whatever their node names; masks and threads spread evenly. */
+static void test_cpu_load(void **state)
+{
+    hlx_host_summary_t s[4];
+    int ranks, cpus, r;
+
+    (void)state;
+    for (r = 0; r < 4; r++) /* helixrun -n 4 on 2 CPUs, unbound */
+        hlx_t_cpus(&s[r], "a", "m1", 0, 1, 1);
+    assert_true(fabs(hlx_job_cpu_load(s, 4, &ranks, &cpus) - 2.0) < 1e-12);
+    assert_int_equal(ranks, 4);
+    assert_int_equal(cpus, 2);
+    assert_true(fabs(hlx_job_cpu_load(s, 2, NULL, NULL) - 1.0) < 1e-12); /* 2 on 2 */
+    hlx_t_cpus(&s[0], "a", "m1", 0, 0, 1); /* bound one each */
+    hlx_t_cpus(&s[1], "a", "m1", 1, 1, 1);
+    assert_true(fabs(hlx_job_cpu_load(s, 2, NULL, NULL) - 1.0) < 1e-12);
+    s[1].threads = 2; /* two threads on one CPU */
+    assert_true(fabs(hlx_job_cpu_load(s, 2, &ranks, &cpus) - 2.0) < 1e-12);
+    assert_int_equal(cpus, 2);
+    hlx_t_cpus(&s[1], "a", "m1", 0, 0, 1); /* taskset -c 0 helixrun -n 2 */
+    assert_true(fabs(hlx_job_cpu_load(s, 2, NULL, NULL) - 2.0) < 1e-12);
+    /* namespaces of one machine (another node name, the same boot id) share its CPUs;
+     * distinct machines do not */
+    for (r = 0; r < 4; r++)
+        hlx_t_cpus(&s[r], r < 2 ? "ns0" : "ns1", "m1", 0, 1, 1);
+    assert_true(fabs(hlx_job_cpu_load(s, 4, &ranks, NULL) - 2.0) < 1e-12);
+    assert_int_equal(ranks, 4);
+    for (r = 2; r < 4; r++)
+        snprintf(s[r].machine, sizeof(s[r].machine), "m2");
+    assert_true(fabs(hlx_job_cpu_load(s, 4, &ranks, NULL) - 1.0) < 1e-12);
+    assert_int_equal(ranks, 2);
+    /* an unknown boot id falls back to the node name */
+    for (r = 0; r < 4; r++)
+        s[r].machine[0] = '\0';
+    assert_true(fabs(hlx_job_cpu_load(s, 4, NULL, NULL) - 1.0) < 1e-12);
+    /* a wide mask beside a narrow one: 1/4 + 1 on CPU 0; CPUs past the first word */
+    hlx_t_cpus(&s[0], "a", "m1", 0, 3, 1);
+    hlx_t_cpus(&s[1], "a", "m1", 0, 0, 1);
+    hlx_t_cpus(&s[2], "a", "m1", 700, 700, 3);
+    assert_true(fabs(hlx_job_cpu_load(s, 2, &ranks, &cpus) - 1.25) < 1e-12);
+    assert_int_equal(cpus, 4);
+    assert_true(fabs(hlx_job_cpu_load(s, 3, &ranks, &cpus) - 3.0) < 1e-12);
+    assert_int_equal(cpus, 5);
+    /* no rank said its CPUs: 0 */
+    memset(s, 0, sizeof(s));
+    assert_true(hlx_job_cpu_load(s, 4, &ranks, &cpus) == 0.0);
+    /* a live summary carries this process's CPUs */
+    {
+        hlx_host_summary_t f;
+        cpu_set_t set;
+        int k = 0, w;
+        hlx_host_summary(NULL, "x", 0, &f);
+        for (w = 0; w < HLX_SUMMARY_CPU_WORDS; w++)
+            k += __builtin_popcountll(f.cpus[w]);
+        assert_int_equal(sched_getaffinity(0, sizeof(set), &set), 0);
+        assert_int_equal(k, CPU_COUNT(&set));
+    }
+}
+
 /* A launcher's rank order over given nodes: block and cyclic, an empty node left out. */
 static void test_launcher_order(void **state)
 {
@@ -359,6 +437,7 @@ int main(void)
         cmocka_unit_test(test_best_of_two),
         cmocka_unit_test(test_agrees_with_place),
         cmocka_unit_test(test_share_machine),
+        cmocka_unit_test(test_cpu_load),
         cmocka_unit_test(test_launcher_order),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);

@@ -159,6 +159,7 @@ typedef struct hlx_run_report {
     double   hopb_c_ms;                /* attention of one micro-batch (first step) */
     double   hopb_m_ms;                /* exchange of one micro-batch (first step) */
     double   hopb_predicted_ms;        /* pipeline model per layer, chosen size */
+    char     hopb_why[96];             /* why auto ran lockstep without measuring, or "" */
     uint64_t hidden_hash;              /* hash of the final hidden state (bitwise) */
     char     device[16];               /* execution backend's device: cpu or cuda */
     char     device_note[320];         /* why auto chose it, and the device used */

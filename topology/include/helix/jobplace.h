@@ -16,6 +16,8 @@ extern "C" {
 
 #define HLX_HOST_SUMMARY_MAGIC 0x484c5848u /* "HXLH" */
 
+#define HLX_SUMMARY_CPU_WORDS 16 /* CPU numbers 0..1023 */
+
 /* What one rank tells the others about its host (fixed size: exchanged as bytes). */
 typedef struct hlx_host_summary {
     uint32_t magic;                       /* HLX_HOST_SUMMARY_MAGIC */
@@ -29,11 +31,22 @@ typedef struct hlx_host_summary {
     char     machine[40];                 /* the running kernel's boot id: hosts that are
                                            * network namespaces or containers of one
                                            * machine share it; "" unknown */
+    uint64_t cpus[HLX_SUMMARY_CPU_WORDS]; /* CPUs this rank may run on when it filled the
+                                           * summary (before any binding); all 0: unknown
+                                           * (CPU numbers past the mask's) */
+    int32_t  threads;                     /* cores it will use (the caller sets it; 0: 1) */
 } hlx_host_summary_t;
 
 /* Fills the summary of this host from its topology; node is the launcher's node name. */
 void hlx_host_summary(const hlx_topo_t *topo, const char *node, int local_rank,
                       hlx_host_summary_t *summary_p);
+
+/* How many threads the job asks of its busiest CPU: on each machine (hosts that are one
+ * machine count together, by boot id, else by node name) every rank's threads spread
+ * evenly over the CPUs it may run on, summed per CPU. Above 1, ranks take turns on cores.
+ * ranks_p and cpus_p (either may be NULL) get that machine's ranks and distinct CPUs.
+ * 0 when no rank said its CPUs, or on allocation failure. */
+double hlx_job_cpu_load(const hlx_host_summary_t *all, int nranks, int *ranks_p, int *cpus_p);
 
 /* Whether two hosts of the job (different node names) may be one machine: the same boot
  * id, or one not known. Their placements each split the machine's cores as if alone, so
