@@ -322,6 +322,8 @@ static void hlx_plan_usage(FILE *f)
 "  --hopb on|off     batch-wise overlap of attention and the KVP all-to-all (default on)\n"
 "  --threads T       with --hw local: cores per rank, as helix decode --threads (each\n"
 "                    attention call and GEMM split over T cores; default 1)\n"
+"  --micro-batch M   with --hw local and --hopb on: requests per micro-batch, as helix\n"
+"                    decode --micro-batch (default 1: each request its own exchange)\n"
 "  --formula F       full (default): the whole model; paper: only the Appendix A formulas,\n"
 "                    TTL = layers x (t_kv + t_w)\n"
 "  --weight-dtype T  override the model's weight dtype (f32, bf16, fp8, fp4)\n"
@@ -442,7 +444,7 @@ static int hlx_plan_print_json(FILE *f, const hlx_plan_ctx_t *ctx, const hlx_lay
  * roofline's. Other layouts keep the roofline over the machine as a cluster; note says
  * which was used. */
 static void hlx_plan_local(const hlx_model_t *m, const hlx_layout_t *l, double context,
-                           int threads, hlx_plan_result_t *r, char *path, size_t pathlen,
+                           int threads, int micro_batch, hlx_plan_result_t *r, char *path, size_t pathlen,
                            char *note, size_t notelen)
 {
     hlx_hw_local_t hw;
@@ -465,7 +467,7 @@ static void hlx_plan_local(const hlx_model_t *m, const hlx_layout_t *l, double c
     lc = (hlx_local_cfg_t){ .kvp = l->kvp, .tpa = l->tpa, .batch = l->batch, .steps = 0,
                             .kv_block = 16, .hopb = l->hopb, .context = (int64_t)context,
                             .w_dtype = m->weight_dtype, .kv_dtype = m->kv_dtype,
-                            .ep = l->ep, .threads = threads };
+                            .ep = l->ep, .threads = threads, .micro_batch = micro_batch };
     if ((m->weight_dtype != HLX_DTYPE_F32 && m->weight_dtype != HLX_DTYPE_BF16) ||
         (m->kv_dtype != HLX_DTYPE_F32 && m->kv_dtype != HLX_DTYPE_BF16)) {
         snprintf(note, notelen, "roofline over this machine as a cluster (the runtime runs "
@@ -499,7 +501,7 @@ enum {
     HLX_OPT_KVP, HLX_OPT_TPA, HLX_OPT_TPF, HLX_OPT_EP, HLX_OPT_PP, HLX_OPT_DP, HLX_OPT_HOPB,
     HLX_OPT_FORMULA, HLX_OPT_WDT, HLX_OPT_KVDT, HLX_OPT_SET, HLX_OPT_JSON, HLX_OPT_GPUS,
     HLX_OPT_STRATEGIES, HLX_OPT_CSV, HLX_OPT_JSONL, HLX_OPT_SVG, HLX_OPT_SWEEP_HW,
-    HLX_OPT_BENCH, HLX_OPT_QUIET, HLX_OPT_VARY, HLX_OPT_HELP, HLX_OPT_THREADS,
+    HLX_OPT_BENCH, HLX_OPT_QUIET, HLX_OPT_VARY, HLX_OPT_HELP, HLX_OPT_THREADS, HLX_OPT_MICRO_BATCH,
 };
 
 int hlx_cmd_plan(int argc, char **argv)
@@ -518,6 +520,7 @@ int hlx_cmd_plan(int argc, char **argv)
         { "dp", required_argument, NULL, HLX_OPT_DP },
         { "hopb", required_argument, NULL, HLX_OPT_HOPB },
         { "threads", required_argument, NULL, HLX_OPT_THREADS },
+        { "micro-batch", required_argument, NULL, HLX_OPT_MICRO_BATCH },
         { "formula", required_argument, NULL, HLX_OPT_FORMULA },
         { "weight-dtype", required_argument, NULL, HLX_OPT_WDT },
         { "kv-dtype", required_argument, NULL, HLX_OPT_KVDT },
@@ -534,7 +537,7 @@ int hlx_cmd_plan(int argc, char **argv)
     hlx_model_t m;
     hlx_cluster_t c;
     long long context = -1, v;
-    int opt, json = 0, paper = 0, wdt = -1, kvdt = -1, rc, threads = 1;
+    int opt, json = 0, paper = 0, wdt = -1, kvdt = -1, rc, threads = 1, micro_batch = 0;
     char err[512], local_path[4096] = "", local_note[1200] = "";
 
     if (hlx_param_load(&hlx_plan_param_table, &set, NULL) != HLX_OK)
@@ -579,6 +582,10 @@ int hlx_cmd_plan(int argc, char **argv)
             if (hlx_flag_int("plan", "threads", optarg, 1, 1024, &threads))
                 return 2;
             break;
+        case HLX_OPT_MICRO_BATCH:
+            if (hlx_flag_int("plan", "micro-batch", optarg, 1, 1 << 20, &micro_batch))
+                return 2;
+            break;
         case HLX_OPT_FORMULA:
             if (!strcmp(optarg, "paper")) paper = 1;
             else if (!strcmp(optarg, "full")) paper = 0;
@@ -613,6 +620,12 @@ int hlx_cmd_plan(int argc, char **argv)
                         "machine: only with --hw local (and --formula full)\n", threads);
         return 2;
     }
+    if (micro_batch > 0 && (strcmp(hw, "local") || paper || !l.hopb)) {
+        fprintf(stderr, "helix plan: --micro-batch %d: requests per HOP-B micro-batch of the "
+                        "runtime on this machine: only with --hw local and --hopb on\n",
+                micro_batch);
+        return 2;
+    }
     if ((long long)l.kvp * l.tpa > HLX_PLAN_MAX_GPUS) {
         fprintf(stderr, "helix plan: --kvp x --tpa = %d x %d = %lld exceeds %d GPUs\n", l.kvp,
                 l.tpa, (long long)l.kvp * l.tpa, HLX_PLAN_MAX_GPUS);
@@ -639,7 +652,7 @@ int hlx_cmd_plan(int argc, char **argv)
     }
     hlx_plan_eval(&ctx, &l, &r);
     if (!strcmp(hw, "local") && !paper)
-        hlx_plan_local(&m, &l, (double)context, threads, &r, local_path, sizeof(local_path),
+        hlx_plan_local(&m, &l, (double)context, threads, micro_batch, &r, local_path, sizeof(local_path),
                        local_note, sizeof(local_note));
     if (paper) { /* the Appendix A formulas alone: no compute, communication or MoE */
         r.ttl_s      = m.layers * (r.t_kv_s + r.t_w_s);

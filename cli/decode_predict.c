@@ -106,7 +106,9 @@ void hlx_decode_predict(json_t *o, const hlx_run_config_t *cfg, const hlx_model_
                             .w_dtype = m->weight_dtype,
                             .kv_dtype = cfg->kv_dtype_set ? cfg->kv_dtype : m->kv_dtype,
                             .ep = cfg->ep,
-                            .threads = (int)json_integer_value(json_object_get(o, "threads")) };
+                            .threads = (int)json_integer_value(json_object_get(o, "threads")),
+                            .micro_batch =
+                                (int)json_integer_value(json_object_get(o, "micro_batch")) };
     if (hlx_local_predict(&hw, m, &lc, &p, err, sizeof(err)) != HLX_OK)
         goto none;
     json_object_set_new(o, "predicted_step_ms", json_real(p.step_s * 1e3));

@@ -111,7 +111,9 @@ hlx_status_t hlx_hw_local_cluster(const hlx_hw_local_t *hw, hlx_cluster_t *c);
 /* One decode configuration of the runtime on this machine. */
 typedef struct hlx_local_cfg {
     int         kvp, tpa, batch, steps, kv_block;
-    int         hopb;         /* 1: attention of request b+1 overlaps the all-to-all of b */
+    int         hopb;         /* 1: attention of micro-batch i+1 overlaps the all-to-all
+                                 of micro-batch i */
+    int         micro_batch;  /* requests per micro-batch with hopb (0: one) */
     int64_t     context;
     hlx_dtype_t w_dtype, kv_dtype;
     int         ep;           /* MoE expert-parallel groups (0 or 1: TPF = N) */

@@ -635,10 +635,12 @@ hlx_status_t hlx_local_predict(const hlx_hw_local_t *hw, const hlx_model_t *m,
     int64_t n64 = (int64_t)cfg->kvp * cfg->tpa;
     hlx_helix_split_t sp;
     int n, q_local, group, kv_local, q_slice, fc, vc, vpad, ph;
-    double cap, len, kv_rank, w_rank, t_attn1, a2a_req, a2a, share, f, ws, dram_slow;
+    double cap, len, kv_rank, w_rank, t_attn1, a2a, share, f, ws, dram_slow;
     double wait_s[HLX_PHASE_COUNT] = { 0 };
     double qkv_cols, ow, Lm, e_loc, e_cols, s_cols, e_hit, e_rows;
-    int ep;
+    int ep, a2a_n = 1; /* exchanges a layer that wait for their peers' turn */
+    const int mb = cfg->micro_batch > 0 && cfg->micro_batch < B ? cfg->micro_batch
+                   : cfg->micro_batch > 0 ? B : 1;
     const int mla = m->attn == HLX_ATTN_MLA, T = cfg->threads > 1 ? cfg->threads : 1;
 
     memset(p, 0, sizeof(*p));
@@ -736,12 +738,24 @@ hlx_status_t hlx_local_predict(const hlx_hw_local_t *hw, const hlx_model_t *m,
     /* the KVP all-to-all: peer j gets [B][q_slice][dv + 1] floats */
     a2a = hlx_coll_time(hw, 0, cfg->kvp, (double)B * q_slice * (dv + 1) * 4.0 *
                                               (cfg->kvp - 1));
-    a2a_req = hlx_coll_time(hw, 0, cfg->kvp, (double)q_slice * (dv + 1) * 4.0 * (cfg->kvp - 1));
-    if (cfg->hopb && cfg->kvp > 1 && B > 1) {
-        /* per request: c + (B-1) max(c, m) + m; attention keeps its own time, the
-         * all-to-all shows what is left exposed */
-        double pipe = t_attn1 + (B - 1) * fmax(t_attn1, a2a_req) + a2a_req;
-        p->phase_s[HLX_PHASE_A2A] = L * fmax(0.0, pipe - B * t_attn1);
+    if (cfg->hopb && cfg->kvp > 1 && B > 1 && mb < B) {
+        /* micro-batches of mb requests (the last one smaller): c + (nb-1) max(c, m) + m;
+         * attention keeps its own time, the all-to-all shows what is left exposed. With
+         * more ranks than cores nothing hides: the peer an exchange waits for computes
+         * when this rank stops, so each of the nb exchanges is exposed with its wait. */
+        const int nb = (B + mb - 1) / mb, last = B - (nb - 1) * mb;
+        double m_mb = hlx_coll_time(hw, 0, cfg->kvp, (double)mb * q_slice * (dv + 1) * 4.0 *
+                                                         (cfg->kvp - 1));
+        double m_last = hlx_coll_time(hw, 0, cfg->kvp, (double)last * q_slice * (dv + 1) *
+                                                           4.0 * (cfg->kvp - 1));
+        double pipe = mb * t_attn1 + (nb - 2) * fmax(mb * t_attn1, m_mb) +
+                      fmax(last * t_attn1, m_mb) + m_last;
+        if (share > 1.0) {
+            p->phase_s[HLX_PHASE_A2A] = L * ((nb - 1) * m_mb + m_last);
+            a2a_n = nb;
+        } else {
+            p->phase_s[HLX_PHASE_A2A] = L * fmax(0.0, pipe - B * t_attn1);
+        }
     } else {
         p->phase_s[HLX_PHASE_A2A] = L * a2a;
     }
@@ -766,7 +780,7 @@ hlx_status_t hlx_local_predict(const hlx_hw_local_t *hw, const hlx_model_t *m,
 #undef HLX_GEMM_MIX
 #undef HLX_MIX
     /* each collective as the step meets it, after compute (not scaled by the share below) */
-    wait_s[HLX_PHASE_A2A] = L * hlx_coll_wait(hw, cfg->kvp);
+    wait_s[HLX_PHASE_A2A] = L * a2a_n * hlx_coll_wait(hw, cfg->kvp);
     wait_s[HLX_PHASE_OPROJ_AR] = L * hlx_coll_wait(hw, n);
     wait_s[HLX_PHASE_FFN_AR] = L * hlx_coll_wait(hw, n);
     wait_s[HLX_PHASE_HEAD] = hlx_coll_wait(hw, n);

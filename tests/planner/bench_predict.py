@@ -162,6 +162,8 @@ def main():
                str(ctx), '--kvp', str(kvp), '--tpa', str(tpa), '--batch', str(b), '--json']
         if len(hopbs) > 1:
             cmd += ['--hopb', 'on' if hb else 'off']
+        if hb and 0 < d.get('micro_batch', 0) < b:  # the size the run chose
+            cmd += ['--micro-batch', str(d['micro_batch'])]
         rc, out, err = run(cmd, dict(os.environ, HELIX_HW_FILE=hwfile), 60)
         if rc != 0:
             raise RuntimeError('helix plan failed: %s\n%s' % (' '.join(cmd), err))

@@ -123,6 +123,14 @@ bad = [
       "rdma_gbps=4e-320"], "element 1: '4e-320' underflows"),
     (["sweep", "--model", "tiny", "--hw", "gb200-nvl72", "--context", "1K", "--vary",
       "rdma_gbps=1e400"], "element 1: '1e400' is too large to represent"),
+    # --micro-batch is the runtime's HOP-B size on this machine: --hw local, --hopb on
+    (["plan", "--model", "tiny", "--hw", "hgx-h200", "--context", "1K", "--micro-batch", "2"],
+     "--micro-batch 2: requests per HOP-B micro-batch of the runtime on this machine: only "
+     "with --hw local and --hopb on"),
+    (["plan", "--model", "tiny", "--hw", "local", "--context", "1K", "--hopb", "off",
+      "--micro-batch", "2"], "only with --hw local and --hopb on"),
+    (["plan", "--model", "tiny", "--hw", "local", "--context", "1K", "--micro-batch", "0"],
+     "--micro-batch"),
 ]
 for args, msg in bad:
     rc, out, err = run(*args)

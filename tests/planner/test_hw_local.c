@@ -404,6 +404,56 @@ static void test_hopb(void **state)
     assert_true(fabs(on.step_s - off.step_s) < 1e-15);
 }
 
+/* HOP-B in micro-batches of M (the runtime's chosen size): 8 requests in 3, 3, 2 give
+ * 3c + max(3c, m3) + max(2c, m3) + m2; M = batch is lockstep. With more ranks than cores
+ * nothing hides: each micro-batch's exchange is exposed with its wait for the peers' turn
+ * (4 ranks on 2 cores), so HOP-B costs more than lockstep. */
+static void test_hopb_micro_batch(void **state)
+{
+    hlx_hw_local_t hw;
+    hlx_model_t m = tiny_model();
+    hlx_local_pred_t on, off, one;
+    hlx_local_cfg_t c3 = cfg_of(2, 1, 8, 1 << 16, 1, HLX_DTYPE_BF16);
+    double c, m3, m2, pipe;
+
+    (void)state;
+    hw_fixture(&hw);
+    hw.llc_mib = 0;
+    c3.micro_batch = 3;
+    predict(&hw, &m, c3, &on);
+    predict(&hw, &m, cfg_of(2, 1, 8, 1 << 16, 0, HLX_DTYPE_BF16), &off);
+    c = on.phase_s[HLX_PHASE_ATTN] / (2 * 8);
+    m3 = 2e-6 + 3 * 4 * 33 * 4.0 / 5e9;
+    m2 = 2e-6 + 2 * 4 * 33 * 4.0 / 5e9;
+    pipe = 3 * c + fmax(3 * c, m3) + fmax(2 * c, m3) + m2;
+    assert_true(fabs(on.phase_s[HLX_PHASE_A2A] - 2 * fmax(0.0, pipe - 8 * c)) < 1e-12);
+    c3.micro_batch = 8; /* one micro-batch: lockstep */
+    predict(&hw, &m, c3, &one);
+    assert_true(fabs(one.step_s - off.step_s) < 1e-15);
+    c3.micro_batch = 1; /* the default's size */
+    predict(&hw, &m, c3, &one);
+    predict(&hw, &m, cfg_of(2, 1, 8, 1 << 16, 1, HLX_DTYPE_BF16), &on);
+    assert_true(fabs(one.step_s - on.step_s) < 1e-15);
+
+    /* 4 ranks on 2 cores, micro-batches of 4: two exposed exchanges of 4 requests, each
+     * waiting step_us - ar_us = 100 us, against lockstep's one of 8 */
+    hw.shared.step_us = 160.0;
+    c3 = cfg_of(4, 1, 8, 1 << 12, 1, HLX_DTYPE_BF16);
+    c3.micro_batch = 4;
+    predict(&hw, &m, c3, &on);
+    predict(&hw, &m, cfg_of(4, 1, 8, 1 << 12, 0, HLX_DTYPE_BF16), &off);
+    assert_true(on.share == 2.0);
+    {
+        /* shared group: 50 us, 1 GB/s over 4 ranks; 2 heads of 33 floats to 3 peers */
+        double x4 = 50e-6 + (4 * 2 * 33 * 4.0 * 3) / 1e9;
+        double x8 = 50e-6 + (8 * 2 * 33 * 4.0 * 3) / 1e9;
+        assert_true(fabs(on.phase_s[HLX_PHASE_A2A] - 2 * (2 * x4 + 2 * 100e-6)) < 1e-12);
+        assert_true(fabs(off.phase_s[HLX_PHASE_A2A] - 2 * (x8 + 100e-6)) < 1e-12);
+    }
+    assert_true(on.step_s > off.step_s);
+    assert_true(fabs(on.phase_s[HLX_PHASE_ATTN] - off.phase_s[HLX_PHASE_ATTN]) < 1e-15);
+}
+
 /* Ranks sharing the memory: with 20 GB/s per reader alone and 16 with 2 readers, the DRAM
  * part of 2 ranks' work takes 20/16 = 1.25x as long; one rank is unchanged, and 4 ranks
  * on 2 cores run 2 at once (1.25x, then doubled for the shared cores). The figures
@@ -650,6 +700,7 @@ int main(void)
         cmocka_unit_test(test_monotonic_and_sum),
         cmocka_unit_test(test_attention_scaling),
         cmocka_unit_test(test_hopb),
+        cmocka_unit_test(test_hopb_micro_batch),
         cmocka_unit_test(test_save_full),
         cmocka_unit_test(test_dram_readers),
         cmocka_unit_test(test_step_wait),
