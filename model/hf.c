@@ -2350,7 +2350,7 @@ static hlx_status_t hlx_cfg_gpt_oss(hlx_jdoc_t *doc, hlx_hf_config_t *c)
     json_t *root = hlx_jdoc_root(doc), *lt;
     hlx_model_t *m = &c->m;
     char path[48];
-    int k2, l;
+    int k2, l, nslide;
     hlx_status_t st;
 
     /* its experts are fused tensors, read through views of floating-point ones only */
@@ -2382,27 +2382,32 @@ static hlx_status_t hlx_cfg_gpt_oss(hlx_jdoc_t *doc, hlx_hf_config_t *c)
     m->expert_ffn = m->ffn;
     hlx_hf_gpt_oss_layer(c);
     /* the window: sliding_window (128; null: none) on the layers layer_types calls
-     * sliding_attention, which must be layers 0, 2, 4, ... (GptOssConfig's default) */
+     * sliding_attention: layers 0, 2, 4, ... (GptOssConfig's default), every layer, or
+     * none (every layer full_attention: no window, whatever sliding_window says) */
     HLX_TRY(hlx_cfg_int(doc, "sliding_window", 0, HLX_GPT_OSS_WINDOW, 1, &m->sliding_window));
     if (json_is_null(json_object_get(root, "sliding_window")))
         m->sliding_window = 0;
     HLX_TRY(hlx_cfg_layer_types(doc, m, &lt));
-    for (l = 0; lt != NULL && l < m->layers; l++) {
+    for (l = 0, nslide = 0; lt != NULL && l < m->layers; l++)
+        nslide += hlx_cfg_layer_sliding(lt, l);
+    for (l = 0; lt != NULL && nslide > 0 && nslide < m->layers && l < m->layers; l++) {
         int sliding = hlx_cfg_layer_sliding(lt, l);
         snprintf(path, sizeof(path), "/layer_types/%d", l);
         if (sliding != ((l + 1) % 2 != 0))
             return hlx_jdoc_fail(doc, path, HLX_ERR_PARSE, "layer_types[%d] is \"%s\", which "
                                  "breaks gpt-oss's pattern (\"sliding_attention\" on layers 0, "
-                                 "2, 4, ..., \"full_attention\" on 1, 3, 5, ...: the one the "
-                                 "runtime runs)", l,
+                                 "2, 4, ..., \"full_attention\" on 1, 3, 5, ...; or one kind on "
+                                 "every layer: the ones the runtime runs)", l,
                                  sliding ? "sliding_attention" : "full_attention");
     }
-    m->sliding_pattern = m->sliding_window > 0 ? 2 : 0;
+    if (lt != NULL && nslide == 0)
+        m->sliding_window = 0;
+    m->sliding_pattern = m->sliding_window > 0 && !(lt != NULL && nslide == m->layers) ? 2 : 0;
     m->sliding_from = 0;
     return HLX_OK;
 }
 
-/* gpt-oss's RoPE when config.json gives none: GptOssConfig's yarn (factor 32 over 4096
+/* gpt-oss's RoPE when config.json has no rope_scaling key: GptOssConfig's yarn (factor 32 over 4096
  * positions, beta_fast 32, beta_slow 1, truncate false), put in the document as
  * rope_scaling so that hlx_cfg_rope_scaling reads it as any other; a v5 rope_parameters
  * without a rope_type gets those keys beside its base. */
@@ -2411,7 +2416,9 @@ static hlx_status_t hlx_cfg_gpt_oss_rope(hlx_jdoc_t *doc)
     json_t *root = hlx_jdoc_root(doc), *rs = json_object_get(root, "rope_scaling");
     json_t *rp = json_object_get(root, "rope_parameters"), *def;
 
-    if (rs != NULL && !json_is_null(rs))
+    /* given, even as null: GptOssConfig(rope_scaling=None) keeps plain RoPE, as the class
+     * stores what it is given (null is read as none, as for every class) */
+    if (rs != NULL)
         return HLX_OK;
     if (json_is_object(rp) && json_object_get(rp, "rope_type") != NULL)
         return HLX_OK;

@@ -2572,8 +2572,8 @@ static void test_deepseek_v2(void **state)
  * yarn factor 32 over 4096 with the ramp's ends unrounded, windows of 128 on layers 0, 2,
  * ..., q, k, v and o biases, sinks, the router's and the experts' biases, swiglu 1.702 and
  * 7; gpt-oss-20b's (24 layers, 32 experts) to its parameter count; experts_per_token for
- * num_experts_per_tok; refused: the released MXFP4 quantization_config, a layer_types
- * entry off the alternation, swiglu_limit 0 or below, the two top-k keys disagreeing, a
+ * num_experts_per_tok; layer_types of one kind on every layer (no window, or a window on
+ * each); rope_scaling null as plain RoPE; refused: a layer_types entry off the alternation, swiglu_limit 0 or below, the two top-k keys disagreeing, a
  * top-k over the experts; attention_bias false: no biases on q, k, v or o. */
 static void test_gpt_oss_config(void **state)
 {
@@ -2651,6 +2651,24 @@ static void test_gpt_oss_config(void **state)
     json_array_set_new(json_object_get(c, "layer_types"), 0, json_string("full_attention"));
     config_save(c, path);
     expect_config("oss", HLX_ERR_PARSE, "layer_types[0] is \"full_attention\"");
+    /* one kind on every layer: all full_attention is no window, all sliding_attention a
+     * window on every layer */
+    c = config_json("oss", path);
+    for (l = 0; l < 24; l++)
+        json_array_set_new(json_object_get(c, "layer_types"), l, json_string("full_attention"));
+    config_save(c, path);
+    expect_config("oss", HLX_OK, NULL);
+    assert_true(g_cfg.m.sliding_window == 0 && hlx_model_layer_window(&g_cfg.m, 0) == 0 &&
+                hlx_model_layer_window(&g_cfg.m, 22) == 0);
+    c = config_json("oss", path);
+    for (l = 0; l < 24; l++)
+        json_array_set_new(json_object_get(c, "layer_types"), l,
+                           json_string("sliding_attention"));
+    config_save(c, path);
+    expect_config("oss", HLX_OK, NULL);
+    assert_true(g_cfg.m.sliding_window == 128 && g_cfg.m.sliding_pattern == 0 &&
+                hlx_model_layer_window(&g_cfg.m, 0) == 128 &&
+                hlx_model_layer_window(&g_cfg.m, 23) == 128);
     set_key("oss", "layer_types", NULL);
     expect_config("oss", HLX_OK, NULL);
     assert_true(hlx_model_layer_window(&g_cfg.m, 22) == 128 &&
@@ -2666,7 +2684,14 @@ static void test_gpt_oss_config(void **state)
                                              4096, "truncate", 1));
     expect_config("oss", HLX_OK, NULL);
     assert_int_equal(g_cfg.m.rope_yarn_exact, 0);
+    /* rope_scaling null: plain RoPE (the class keeps the None it is given); absent: the
+     * default yarn */
+    set_key("oss", "rope_scaling", json_null());
+    expect_config("oss", HLX_OK, NULL);
+    assert_int_equal(g_cfg.m.rope_kind, HLX_ROPE_NONE);
     set_key("oss", "rope_scaling", NULL);
+    expect_config("oss", HLX_OK, NULL);
+    assert_true(g_cfg.m.rope_kind == HLX_ROPE_YARN && g_cfg.m.rope_factor == 32.0);
     /* the default yarn over a top-level original context where one is given */
     set_key("oss", "original_max_position_embeddings", json_integer(8192));
     expect_config("oss", HLX_OK, NULL);
