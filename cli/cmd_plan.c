@@ -322,8 +322,9 @@ static void hlx_plan_usage(FILE *f)
 "  --hopb on|off     batch-wise overlap of attention and the KVP all-to-all (default on)\n"
 "  --threads T       with --hw local: cores per rank, as helix decode --threads (each\n"
 "                    attention call and GEMM split over T cores; default 1)\n"
-"  --micro-batch M   with --hw local and --hopb on: requests per micro-batch, as helix\n"
-"                    decode --micro-batch (default 1: each request its own exchange)\n"
+"  --micro-batch M   with --hw local and --hopb on: requests per micro-batch (1 ..\n"
+"                    --batch, --kvp 2 or more), as helix decode --micro-batch (default\n"
+"                    1: each request its own exchange; the note says it)\n"
 "  --formula F       full (default): the whole model; paper: only the Appendix A formulas,\n"
 "                    TTL = layers x (t_kv + t_w)\n"
 "  --weight-dtype T  override the model's weight dtype (f32, bf16, fp8, fp4)\n"
@@ -444,13 +445,13 @@ static int hlx_plan_print_json(FILE *f, const hlx_plan_ctx_t *ctx, const hlx_lay
  * roofline's. Other layouts keep the roofline over the machine as a cluster; note says
  * which was used. */
 static void hlx_plan_local(const hlx_model_t *m, const hlx_layout_t *l, double context,
-                           int threads, int micro_batch, hlx_plan_result_t *r, char *path, size_t pathlen,
-                           char *note, size_t notelen)
+                           int threads, int micro_batch, hlx_plan_result_t *r, char *path,
+                           size_t pathlen, char *note, size_t notelen)
 {
     hlx_hw_local_t hw;
     hlx_local_cfg_t lc;
     hlx_local_pred_t p;
-    char err[512];
+    char err[512], mbs[64];
     int i;
 
     if (hlx_load_local("plan", &hw, path, pathlen) != 0) {
@@ -490,10 +491,14 @@ static void hlx_plan_local(const hlx_model_t *m, const hlx_layout_t *l, double c
     r->ttl_s      = p.step_s;
     r->tok_s_user = 1.0 / p.step_s;
     r->tok_s_gpu  = l->batch / (p.step_s * r->gpus);
+    mbs[0] = '\0';
+    if (l->hopb && l->kvp > 1 && l->batch > 1)
+        snprintf(mbs, sizeof(mbs), "; HOP-B micro-batches of %d request%s",
+                 micro_batch > 0 ? micro_batch : 1, micro_batch > 1 ? "s" : "");
     snprintf(note, notelen, "local: the runtime's step on this machine (%s, %d cores, measured "
              "%s); %d thread%s per rank; %.0f MiB read per step, %.0f%% of it from DRAM, "
-             "%.2f cores asked per core", hw.cpu, hw.cores, hw.measured, threads,
-             threads > 1 ? "s" : "", p.ws_bytes / 1048576.0, p.dram_frac * 100.0, p.share);
+             "%.2f cores asked per core%s", hw.cpu, hw.cores, hw.measured, threads,
+             threads > 1 ? "s" : "", p.ws_bytes / 1048576.0, p.dram_frac * 100.0, p.share, mbs);
 }
 
 enum {
@@ -583,7 +588,7 @@ int hlx_cmd_plan(int argc, char **argv)
                 return 2;
             break;
         case HLX_OPT_MICRO_BATCH:
-            if (hlx_flag_int("plan", "micro-batch", optarg, 1, 1 << 20, &micro_batch))
+            if (hlx_flag_int("plan", "micro-batch", optarg, 1, 65536, &micro_batch))
                 return 2;
             break;
         case HLX_OPT_FORMULA:
@@ -624,6 +629,11 @@ int hlx_cmd_plan(int argc, char **argv)
         fprintf(stderr, "helix plan: --micro-batch %d: requests per HOP-B micro-batch of the "
                         "runtime on this machine: only with --hw local and --hopb on\n",
                 micro_batch);
+        return 2;
+    }
+    if (micro_batch > l.batch || (micro_batch > 0 && l.kvp < 2)) {
+        fprintf(stderr, "helix plan: --micro-batch %d: expected 1 .. --batch %d, with --kvp 2 "
+                        "or more (an all-to-all to overlap)\n", micro_batch, l.batch);
         return 2;
     }
     if ((long long)l.kvp * l.tpa > HLX_PLAN_MAX_GPUS) {

@@ -67,9 +67,10 @@ static const hlx_flag_t hlx_decode_flag_list[] = {
            "overlapped with the next micro-batch's attention; auto =\n"
            "HOP-B when the pipeline model\n"
            "c + (B-1) max(c, m) + m, fed with the first step's timings,\n"
-           "predicts a gain, lockstep when the job's ranks x threads\n"
-           "exceed the CPUs they start on (ranks taking turns on a\n"
-           "core hide nothing). Results are bitwise the same"),
+           "predicts a gain; with --kvp 2 or more and no --micro-batch,\n"
+           "lockstep when some CPU is asked for more than one thread by\n"
+           "the ranks started on it (ranks taking turns on a core hide\n"
+           "nothing). Results are bitwise the same"),
     HLX_RF("micro-batch", HLX_FT_INT, NULL, 1, 65536, 0, 0, NULL, micro_batch, "M",
            "requests per micro-batch with --hopb on or auto (default:\n"
            "chosen from the first step)"),

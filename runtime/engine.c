@@ -1165,7 +1165,8 @@ static hlx_status_t hlx_engine_place(hlx_engine_t *eng, char *err, size_t errlen
                  eng->kept_ncpu > 1 ? "s" : "", eng->kept, eng->threads);
     /* Ranks taking turns on cores, from every rank's CPUs at start (the same answer on
      * every rank: the schedule depends on it) */
-    eng->oversub = hlx_job_cpu_load(all, n, &eng->job_ranks, &eng->job_cpus) > 1.0 + 1e-9;
+    eng->oversub = hlx_job_cpu_load(all, n, &eng->job_ranks, &eng->job_threads,
+                                    &eng->job_cpus) > 1.0 + 1e-9;
     /* auto binds where each host's placement has the machine to itself (one host, or
      * hosts that are distinct machines: not namespaces or containers of one) and no
      * more ranks than CPUs share it */
@@ -1953,10 +1954,11 @@ static hlx_status_t hlx_engine_alloc(hlx_engine_t *eng, char *err, size_t errlen
         eng->hopb_decided = 1;
         eng->hopb_oversub = 1;
         if (eng->info.rank == 0)
-            hlx_info(HLX_SUB_CORE, "hopb auto: %d rank%s x %d thread%s on %d CPU%s of one "
+            hlx_info(HLX_SUB_CORE, "hopb auto: %d rank%s (%d thread%s) on %d CPU%s of one "
                      "machine take turns on the cores: lockstep", eng->job_ranks,
-                     eng->job_ranks == 1 ? "" : "s", eng->threads, eng->threads == 1 ? "" : "s",
-                     eng->job_cpus, eng->job_cpus == 1 ? "" : "s");
+                     eng->job_ranks == 1 ? "" : "s", eng->job_threads,
+                     eng->job_threads == 1 ? "" : "s", eng->job_cpus,
+                     eng->job_cpus == 1 ? "" : "s");
     }
     return HLX_OK;
 }

@@ -87,7 +87,8 @@ struct hlx_engine {
     /* ranks x threads of this machine exceed the CPUs they may run on (counted at start,
      * before any binding): the ranks take turns on the cores (hlx_engine_place) */
     int              oversub;
-    int              job_cpus, job_ranks; /* those counts, for the log and the report */
+    int              job_cpus, job_ranks, job_threads; /* of the busiest machine, for the
+                                                         * log and the report */
     hlx_model_t      m;
     hlx_layout_t     lay;
     hlx_boot_t      *boot;

@@ -300,9 +300,9 @@ hlx_status_t hlx_engine_run(hlx_engine_t *eng, hlx_run_report_t *rep, char *err,
     rep->hopb_m_ms = eng->hopb_mb_ms;
     rep->hopb_predicted_ms = eng->hopb_pred_ms;
     if (eng->hopb_oversub)
-        snprintf(rep->hopb_why, sizeof(rep->hopb_why), "%d rank%s x %d thread%s on %d CPU%s "
+        snprintf(rep->hopb_why, sizeof(rep->hopb_why), "%d rank%s (%d thread%s) on %d CPU%s "
                  "take turns on the cores", eng->job_ranks, eng->job_ranks == 1 ? "" : "s",
-                 eng->threads, eng->threads == 1 ? "" : "s", eng->job_cpus,
+                 eng->job_threads, eng->job_threads == 1 ? "" : "s", eng->job_cpus,
                  eng->job_cpus == 1 ? "" : "s");
     hlx_moe_report(eng, rep);
     {

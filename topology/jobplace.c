@@ -73,19 +73,14 @@ void hlx_host_summary(const hlx_topo_t *t, const char *node, int local_rank,
     }
     snprintf(s->node, sizeof(s->node), "%s", node && node[0] ? node : s->hostname);
     {
+        /* CPU_SETSIZE (1024) CPUs, as the mask holds; a kernel with more possible CPUs
+         * fails the call (EINVAL): the mask stays empty, unknown rather than wrong */
         cpu_set_t set;
-        int c, top = 0;
-        if (sched_getaffinity(0, sizeof(set), &set) == 0) {
-            for (c = 0; c < CPU_SETSIZE; c++)
-                if (CPU_ISSET(c, &set)) {
-                    if (c >= 64 * HLX_SUMMARY_CPU_WORDS)
-                        top = 1;
-                    else
-                        s->cpus[c / 64] |= 1ull << (c % 64);
-                }
-            if (top) /* a CPU the mask cannot name: unknown rather than wrong */
-                memset(s->cpus, 0, sizeof(s->cpus));
-        }
+        int c;
+        if (sched_getaffinity(0, sizeof(set), &set) == 0)
+            for (c = 0; c < CPU_SETSIZE && c < 64 * HLX_SUMMARY_CPU_WORDS; c++)
+                if (CPU_ISSET(c, &set))
+                    s->cpus[c / 64] |= 1ull << (c % 64);
     }
     /* the machine only when the topology is this one's (a file describes another) */
     if (t != NULL && t->info.this_system) {
@@ -146,13 +141,15 @@ static int hlx_same_machine(const hlx_host_summary_t *a, const hlx_host_summary_
     return !strcmp(a->node, b->node);
 }
 
-double hlx_job_cpu_load(const hlx_host_summary_t *all, int n, int *ranks_p, int *cpus_p)
+double hlx_job_cpu_load(const hlx_host_summary_t *all, int n, int *ranks_p, int *threads_p,
+                        int *cpus_p)
 {
     enum { NCPU = 64 * HLX_SUMMARY_CPU_WORDS };
     double *load = malloc(sizeof(double) * NCPU), worst = 0;
     int *first = malloc(sizeof(int) * (size_t)(n > 0 ? n : 1)), ng = 0, g, r, c, w;
 
     if (ranks_p) *ranks_p = 0;
+    if (threads_p) *threads_p = 0;
     if (cpus_p) *cpus_p = 0;
     if (load == NULL || first == NULL) {
         free(load);
@@ -170,7 +167,7 @@ double hlx_job_cpu_load(const hlx_host_summary_t *all, int n, int *ranks_p, int 
     for (g = 0; g < ng; g++) {
         uint64_t uni[HLX_SUMMARY_CPU_WORDS] = { 0 };
         double top = 0;
-        int nr = 0, ncpu = 0;
+        int nr = 0, nt = 0, ncpu = 0;
         memset(load, 0, sizeof(double) * NCPU);
         for (r = first[g]; r < n; r++) {
             int k = 0, t;
@@ -178,10 +175,11 @@ double hlx_job_cpu_load(const hlx_host_summary_t *all, int n, int *ranks_p, int 
                 continue;
             for (w = 0; w < HLX_SUMMARY_CPU_WORDS; w++)
                 k += __builtin_popcountll(all[r].cpus[w]);
+            t = all[r].threads > 0 ? all[r].threads : 1;
             nr++;
+            nt += t;
             if (k == 0)
                 continue;
-            t = all[r].threads > 0 ? all[r].threads : 1;
             for (c = 0; c < NCPU; c++)
                 if (all[r].cpus[c / 64] >> (c % 64) & 1) {
                     load[c] += (double)t / k;
@@ -195,6 +193,7 @@ double hlx_job_cpu_load(const hlx_host_summary_t *all, int n, int *ranks_p, int 
         if (top > worst) {
             worst = top;
             if (ranks_p) *ranks_p = nr;
+            if (threads_p) *threads_p = nt;
             if (cpus_p) *cpus_p = ncpu;
         }
     }

@@ -357,48 +357,52 @@ static void hlx_t_cpus(hlx_host_summary_t *s, const char *node, const char *mach
 static void test_cpu_load(void **state)
 {
     hlx_host_summary_t s[4];
-    int ranks, cpus, r;
+    int ranks, threads, cpus, r;
 
     (void)state;
     for (r = 0; r < 4; r++) /* helixrun -n 4 on 2 CPUs, unbound */
         hlx_t_cpus(&s[r], "a", "m1", 0, 1, 1);
-    assert_true(fabs(hlx_job_cpu_load(s, 4, &ranks, &cpus) - 2.0) < 1e-12);
+    assert_true(fabs(hlx_job_cpu_load(s, 4, &ranks, &threads, &cpus) - 2.0) < 1e-12);
     assert_int_equal(ranks, 4);
+    assert_int_equal(threads, 4);
     assert_int_equal(cpus, 2);
-    assert_true(fabs(hlx_job_cpu_load(s, 2, NULL, NULL) - 1.0) < 1e-12); /* 2 on 2 */
+    assert_true(fabs(hlx_job_cpu_load(s, 2, NULL, NULL, NULL) - 1.0) < 1e-12); /* 2 on 2 */
     hlx_t_cpus(&s[0], "a", "m1", 0, 0, 1); /* bound one each */
     hlx_t_cpus(&s[1], "a", "m1", 1, 1, 1);
-    assert_true(fabs(hlx_job_cpu_load(s, 2, NULL, NULL) - 1.0) < 1e-12);
+    assert_true(fabs(hlx_job_cpu_load(s, 2, NULL, NULL, NULL) - 1.0) < 1e-12);
     s[1].threads = 2; /* two threads on one CPU */
-    assert_true(fabs(hlx_job_cpu_load(s, 2, &ranks, &cpus) - 2.0) < 1e-12);
+    assert_true(fabs(hlx_job_cpu_load(s, 2, &ranks, &threads, &cpus) - 2.0) < 1e-12);
     assert_int_equal(cpus, 2);
+    assert_int_equal(threads, 3);
     hlx_t_cpus(&s[1], "a", "m1", 0, 0, 1); /* taskset -c 0 helixrun -n 2 */
-    assert_true(fabs(hlx_job_cpu_load(s, 2, NULL, NULL) - 2.0) < 1e-12);
+    assert_true(fabs(hlx_job_cpu_load(s, 2, NULL, NULL, NULL) - 2.0) < 1e-12);
     /* namespaces of one machine (another node name, the same boot id) share its CPUs;
      * distinct machines do not */
     for (r = 0; r < 4; r++)
         hlx_t_cpus(&s[r], r < 2 ? "ns0" : "ns1", "m1", 0, 1, 1);
-    assert_true(fabs(hlx_job_cpu_load(s, 4, &ranks, NULL) - 2.0) < 1e-12);
+    assert_true(fabs(hlx_job_cpu_load(s, 4, &ranks, NULL, NULL) - 2.0) < 1e-12);
     assert_int_equal(ranks, 4);
     for (r = 2; r < 4; r++)
         snprintf(s[r].machine, sizeof(s[r].machine), "m2");
-    assert_true(fabs(hlx_job_cpu_load(s, 4, &ranks, NULL) - 1.0) < 1e-12);
+    assert_true(fabs(hlx_job_cpu_load(s, 4, &ranks, NULL, NULL) - 1.0) < 1e-12);
     assert_int_equal(ranks, 2);
     /* an unknown boot id falls back to the node name */
     for (r = 0; r < 4; r++)
         s[r].machine[0] = '\0';
-    assert_true(fabs(hlx_job_cpu_load(s, 4, NULL, NULL) - 1.0) < 1e-12);
+    assert_true(fabs(hlx_job_cpu_load(s, 4, NULL, NULL, NULL) - 1.0) < 1e-12);
     /* a wide mask beside a narrow one: 1/4 + 1 on CPU 0; CPUs past the first word */
     hlx_t_cpus(&s[0], "a", "m1", 0, 3, 1);
     hlx_t_cpus(&s[1], "a", "m1", 0, 0, 1);
     hlx_t_cpus(&s[2], "a", "m1", 700, 700, 3);
-    assert_true(fabs(hlx_job_cpu_load(s, 2, &ranks, &cpus) - 1.25) < 1e-12);
+    assert_true(fabs(hlx_job_cpu_load(s, 2, &ranks, &threads, &cpus) - 1.25) < 1e-12);
     assert_int_equal(cpus, 4);
-    assert_true(fabs(hlx_job_cpu_load(s, 3, &ranks, &cpus) - 3.0) < 1e-12);
+    assert_true(fabs(hlx_job_cpu_load(s, 3, &ranks, &threads, &cpus) - 3.0) < 1e-12);
     assert_int_equal(cpus, 5);
+    assert_int_equal(ranks, 3);
+    assert_int_equal(threads, 5);
     /* no rank said its CPUs: 0 */
     memset(s, 0, sizeof(s));
-    assert_true(hlx_job_cpu_load(s, 4, &ranks, &cpus) == 0.0);
+    assert_true(hlx_job_cpu_load(s, 4, &ranks, &threads, &cpus) == 0.0);
     /* a live summary carries this process's CPUs */
     {
         hlx_host_summary_t f;

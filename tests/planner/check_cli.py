@@ -131,6 +131,8 @@ bad = [
       "--micro-batch", "2"], "only with --hw local and --hopb on"),
     (["plan", "--model", "tiny", "--hw", "local", "--context", "1K", "--micro-batch", "0"],
      "--micro-batch"),
+    (["plan", "--model", "tiny", "--hw", "local", "--context", "1K", "--kvp", "2", "--batch",
+      "4", "--micro-batch", "5"], "--micro-batch 5: expected 1 .. --batch 4, with --kvp 2"),
 ]
 for args, msg in bad:
     rc, out, err = run(*args)

@@ -33,7 +33,7 @@ typedef struct hlx_host_summary {
                                            * machine share it; "" unknown */
     uint64_t cpus[HLX_SUMMARY_CPU_WORDS]; /* CPUs this rank may run on when it filled the
                                            * summary (before any binding); all 0: unknown
-                                           * (CPU numbers past the mask's) */
+                                           * (a kernel with more than 1024 possible CPUs) */
     int32_t  threads;                     /* cores it will use (the caller sets it; 0: 1) */
 } hlx_host_summary_t;
 
@@ -44,9 +44,10 @@ void hlx_host_summary(const hlx_topo_t *topo, const char *node, int local_rank,
 /* How many threads the job asks of its busiest CPU: on each machine (hosts that are one
  * machine count together, by boot id, else by node name) every rank's threads spread
  * evenly over the CPUs it may run on, summed per CPU. Above 1, ranks take turns on cores.
- * ranks_p and cpus_p (either may be NULL) get that machine's ranks and distinct CPUs.
- * 0 when no rank said its CPUs, or on allocation failure. */
-double hlx_job_cpu_load(const hlx_host_summary_t *all, int nranks, int *ranks_p, int *cpus_p);
+ * ranks_p, threads_p and cpus_p (any may be NULL) get that machine's ranks, their threads
+ * in all and its distinct CPUs. 0 when no rank said its CPUs, or on allocation failure. */
+double hlx_job_cpu_load(const hlx_host_summary_t *all, int nranks, int *ranks_p,
+                        int *threads_p, int *cpus_p);
 
 /* Whether two hosts of the job (different node names) may be one machine: the same boot
  * id, or one not known. Their placements each split the machine's cores as if alone, so
