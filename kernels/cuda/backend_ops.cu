@@ -87,15 +87,20 @@ __global__ void hlx_cu_glu_rows(float *act, const float *gu, int rows, int n, in
     }
 }
 
-// o[r][e] *= 1 / (1 + exp(sinks[r % cnt] - lse[r])), in double as the host computes it
+// o[r][e] *= 1 / (1 + exp(sinks[r % cnt] - lse[r])), in double as the host computes it:
+// blocks over rows, one exp per row (thread 0), the block scaling the row's dv elements
 __global__ void hlx_cu_attn_sink(float *o, const float *lse, const float *sinks, int rows,
                                  int cnt, int dv)
 {
-    size_t total = (size_t)rows * dv;
-    for (size_t k = blockIdx.x * (size_t)blockDim.x + threadIdx.x; k < total;
-         k += (size_t)gridDim.x * blockDim.x) {
-        size_t r = k / dv;
-        o[k] *= (float)(1.0 / (1.0 + exp((double)sinks[r % cnt] - (double)lse[r])));
+    __shared__ float f;
+
+    for (int r = blockIdx.x; r < rows; r += gridDim.x) { // the same rows for the whole block
+        if (threadIdx.x == 0)
+            f = (float)(1.0 / (1.0 + exp((double)sinks[r % cnt] - (double)lse[r])));
+        __syncthreads();
+        for (int e = threadIdx.x; e < dv; e += blockDim.x)
+            o[(size_t)r * dv + e] *= f;
+        __syncthreads(); // every thread has read f before the next row's is written
     }
 }
 
@@ -356,8 +361,8 @@ extern "C" hlx_status_t hlx_cuda_attn_sink(float *o, const float *lse, const flo
         return HLX_ERR_INVALID;
     if ((size_t)rows * dv == 0)
         return HLX_OK;
-    hlx_cu_attn_sink<<<hlx_cu_blocks((size_t)rows * dv), 256, 0, (cudaStream_t)stream>>>(
-        o, lse, sinks, rows, cnt, dv);
+    hlx_cu_attn_sink<<<rows < 65535 ? rows : 65535, dv < 128 ? 64 : 128, 0,
+                       (cudaStream_t)stream>>>(o, lse, sinks, rows, cnt, dv);
     return hlx_cu_launched();
 }
 

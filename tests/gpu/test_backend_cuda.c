@@ -179,6 +179,57 @@ static void test_norm_rope_swiglu_add_pad(void)
     }
 }
 
+/* Attention sinks (gpt-oss): every row of dv scaled by 1 / (1 + exp(sink - lse)), the sink
+ * of row r sinks[r % cnt]; rows past one launch's blocks (70000), dv over one block's
+ * threads (200), and an lse of -inf (no score: the sink takes it all, 0). */
+static void test_attn_sink(void)
+{
+    enum { NR = 70000, CNT = 5, DV = 200, SR = 3 };
+    float *o = malloc(sizeof(float) * (size_t)NR * SR), lse[NR], sinks[CNT];
+    float *so = malloc(sizeof(float) * SR * DV), slse[SR];
+    float *dout, *dl, *ds;
+    unsigned s = 11;
+    int i;
+
+    CHECK(o != NULL && so != NULL, "allocation");
+    if (o == NULL || so == NULL) {
+        free(o), free(so);
+        return;
+    }
+    for (i = 0; i < CNT; i++)
+        sinks[i] = frand(&s) * 4;
+    for (i = 0; i < NR; i++)
+        lse[i] = frand(&s) * 6;
+    lse[17] = -INFINITY;
+    for (i = 0; i < NR * SR; i++)
+        o[i] = frand(&s);
+    /* many rows of SR elements */
+    dout = dev_of(o, (size_t)NR * SR), dl = dev_of(lse, NR), ds = dev_of(sinks, CNT);
+    CHECK(dout && dl && ds, "allocation");
+    if (dout && dl && ds) {
+        hb.ops->attn_sink(&hb, NULL, o, lse, sinks, NR, CNT, SR);
+        CHECK(cb.ops->attn_sink(&cb, cq, dout, dl, ds, NR, CNT, SR) == HLX_OK, "attn_sink");
+        CHECK(rel_err(dout, o, (size_t)NR * SR) < 1e-6, "attn_sink differs: %g",
+              rel_err(dout, o, (size_t)NR * SR));
+    }
+    cb.ops->mem_free(&cb, dout, 0);
+    /* a few rows of DV elements */
+    for (i = 0; i < SR * DV; i++)
+        so[i] = frand(&s);
+    for (i = 0; i < SR; i++)
+        slse[i] = frand(&s);
+    dout = dev_of(so, SR * DV);
+    if (dout != NULL && dl != NULL && ds != NULL) {
+        cb.ops->copy_to(&cb, cq, dl, slse, sizeof(slse));
+        hb.ops->attn_sink(&hb, NULL, so, slse, sinks, SR, CNT, DV);
+        CHECK(cb.ops->attn_sink(&cb, cq, dout, dl, ds, SR, CNT, DV) == HLX_OK, "attn_sink dv");
+        CHECK(rel_err(dout, so, SR * DV) < 1e-6, "attn_sink over dv %d differs: %g", DV,
+              rel_err(dout, so, SR * DV));
+    }
+    cb.ops->mem_free(&cb, dout, 0), cb.ops->mem_free(&cb, dl, 0), cb.ops->mem_free(&cb, ds, 0);
+    free(o), free(so);
+}
+
 /* MoE's rows: gather by index and the weighted scatter-add, against the host's (the
  * device rounds each product before the sum, as the host does without FMA contraction:
  * within 1e-6 either way). */
@@ -612,6 +663,7 @@ int main(void)
         return 1;
     }
     test_norm_rope_swiglu_add_pad();
+    test_attn_sink();
     test_gather_scatter();
     test_append_latent(HLX_DTYPE_BF16);
     test_append_latent(HLX_DTYPE_FP8);
