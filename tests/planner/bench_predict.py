@@ -189,7 +189,7 @@ def main():
                         if rc != 0:
                             print('helix bench local failed:\n' + err)
                             return 1
-                    meas, best, pred, phm, php = [], [], None, {}, None
+                    meas, best, pred, phm, php, mbs = [], [], None, {}, None, []
                     load = os.getloadavg()[0]
                     ru0, w0 = resource.getrusage(resource.RUSAGE_CHILDREN), time.time()
                     for _ in range(reps):
@@ -200,6 +200,7 @@ def main():
                             return 1
                         meas.append(d['step_ms'])
                         best.append(d['step_ms_min'])
+                        mbs.append(d.get('micro_batch', b))
                         pred = d.get('predicted_step_ms')
                         php = d.get('predicted_phase_ms')
                         for k, v in d['phase_ms'].items():
@@ -207,6 +208,9 @@ def main():
                     if pred is None:
                         print('no prediction: %s' % d.get('predicted_error'))
                         return 1
+                    # the bracket's plan models the size most runs chose (--hopb on picks
+                    # it from each run's first step)
+                    d['micro_batch'] = max(set(mbs), key=mbs.count)
                     ru1 = resource.getrusage(resource.RUSAGE_CHILDREN)
                     # how much of a core each rank had: CPU time of the runs over wall x ranks
                     cpu = ((ru1.ru_utime + ru1.ru_stime - ru0.ru_utime - ru0.ru_stime) /
