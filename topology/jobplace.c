@@ -133,12 +133,21 @@ int hlx_hosts_share_machine(const hlx_host_summary_t *all, int n)
     return shared;
 }
 
-/* Whether ranks a and b run on one machine: the same boot id, else the same node name. */
-static int hlx_same_machine(const hlx_host_summary_t *a, const hlx_host_summary_t *b)
+/* A rank's machine for hlx_job_cpu_load: its boot id, else (unknown) its node name. */
+typedef struct hlx_mach_key {
+    int         by_node; /* 0: key is the boot id; 1: the node name */
+    const char *key;
+    int         rank;
+} hlx_mach_key_t;
+
+static int hlx_mach_key_cmp(const void *a, const void *b)
 {
-    if (a->machine[0] != '\0' && b->machine[0] != '\0')
-        return !strcmp(a->machine, b->machine);
-    return !strcmp(a->node, b->node);
+    const hlx_mach_key_t *x = a, *y = b;
+    int c = x->by_node - y->by_node;
+
+    if (c == 0)
+        c = strcmp(x->key, y->key);
+    return c != 0 ? c : x->rank - y->rank;
 }
 
 double hlx_job_cpu_load(const hlx_host_summary_t *all, int n, int *ranks_p, int *threads_p,
@@ -146,42 +155,42 @@ double hlx_job_cpu_load(const hlx_host_summary_t *all, int n, int *ranks_p, int 
 {
     enum { NCPU = 64 * HLX_SUMMARY_CPU_WORDS };
     double *load = malloc(sizeof(double) * NCPU), worst = 0;
-    int *first = malloc(sizeof(int) * (size_t)(n > 0 ? n : 1)), ng = 0, g, r, c, w;
+    hlx_mach_key_t *keys = malloc(sizeof(*keys) * (size_t)(n > 0 ? n : 1));
+    int i, j, c, w;
 
     if (ranks_p) *ranks_p = 0;
     if (threads_p) *threads_p = 0;
     if (cpus_p) *cpus_p = 0;
-    if (load == NULL || first == NULL) {
+    if (load == NULL || keys == NULL) {
         free(load);
-        free(first);
+        free(keys);
         return 0;
     }
-    /* one pass per machine (its first rank): ranks x machines, machines <= hosts */
-    for (r = 0; r < n; r++) {
-        for (g = 0; g < ng && !hlx_same_machine(&all[first[g]], &all[r]); g++)
-            ;
-        if (g < ng)
-            continue;
-        first[ng++] = r;
+    /* the ranks sorted by machine (n log n: a job of many hosts), then one pass per
+     * machine; the same order on every rank, so the same sums */
+    for (i = 0; i < n; i++) {
+        keys[i].by_node = all[i].machine[0] == '\0';
+        keys[i].key = keys[i].by_node ? all[i].node : all[i].machine;
+        keys[i].rank = i;
     }
-    for (g = 0; g < ng; g++) {
+    qsort(keys, (size_t)n, sizeof(*keys), hlx_mach_key_cmp);
+    for (i = 0; i < n; i = j) {
         uint64_t uni[HLX_SUMMARY_CPU_WORDS] = { 0 };
         double top = 0;
         int nr = 0, nt = 0, ncpu = 0;
         memset(load, 0, sizeof(double) * NCPU);
-        for (r = first[g]; r < n; r++) {
-            int k = 0, t;
-            if (!hlx_same_machine(&all[first[g]], &all[r]))
-                continue;
+        for (j = i; j < n && keys[j].by_node == keys[i].by_node &&
+                    !strcmp(keys[j].key, keys[i].key); j++) {
+            const hlx_host_summary_t *s = &all[keys[j].rank];
+            int k = 0, t = s->threads > 0 ? s->threads : 1;
             for (w = 0; w < HLX_SUMMARY_CPU_WORDS; w++)
-                k += __builtin_popcountll(all[r].cpus[w]);
-            t = all[r].threads > 0 ? all[r].threads : 1;
+                k += __builtin_popcountll(s->cpus[w]);
             nr++;
             nt += t;
             if (k == 0)
                 continue;
             for (c = 0; c < NCPU; c++)
-                if (all[r].cpus[c / 64] >> (c % 64) & 1) {
+                if (s->cpus[c / 64] >> (c % 64) & 1) {
                     load[c] += (double)t / k;
                     uni[c / 64] |= 1ull << (c % 64);
                 }
@@ -198,7 +207,7 @@ double hlx_job_cpu_load(const hlx_host_summary_t *all, int n, int *ranks_p, int 
         }
     }
     free(load);
-    free(first);
+    free(keys);
     return worst;
 }
 

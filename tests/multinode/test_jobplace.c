@@ -400,6 +400,27 @@ static void test_cpu_load(void **state)
     assert_int_equal(cpus, 5);
     assert_int_equal(ranks, 3);
     assert_int_equal(threads, 5);
+    /* a large job: 2500 machines of 8 ranks, one per CPU (1.0); a ninth rank on CPU 3
+     * of machine 1234 makes it 2.0 there, and that machine is the one named */
+    {
+        enum { NM = 2500, PER = 8 };
+        hlx_host_summary_t *big = calloc(NM * PER + 1, sizeof(*big));
+        char node[16], mach[16];
+        assert_non_null(big);
+        for (r = 0; r < NM * PER; r++) {
+            snprintf(node, sizeof(node), "n%d", r / PER);
+            snprintf(mach, sizeof(mach), "m%d", r / PER);
+            hlx_t_cpus(&big[r], node, mach, r % PER, r % PER, 1);
+        }
+        assert_true(fabs(hlx_job_cpu_load(big, NM * PER, &ranks, &threads, &cpus) - 1.0) <
+                    1e-12);
+        hlx_t_cpus(&big[NM * PER], "n1234", "m1234", 3, 3, 1);
+        assert_true(fabs(hlx_job_cpu_load(big, NM * PER + 1, &ranks, &threads, &cpus) - 2.0) <
+                    1e-12);
+        assert_int_equal(ranks, PER + 1);
+        assert_int_equal(cpus, PER);
+        free(big);
+    }
     /* no rank said its CPUs: 0 */
     memset(s, 0, sizeof(s));
     assert_true(hlx_job_cpu_load(s, 4, &ranks, &threads, &cpus) == 0.0);

@@ -42,7 +42,8 @@ void hlx_host_summary(const hlx_topo_t *topo, const char *node, int local_rank,
                       hlx_host_summary_t *summary_p);
 
 /* How many threads the job asks of its busiest CPU: on each machine (hosts that are one
- * machine count together, by boot id, else by node name) every rank's threads spread
+ * machine count together: ranks by their boot id, a rank without one by its node name;
+ * n log n in the ranks) every rank's threads spread
  * evenly over the CPUs it may run on, summed per CPU. Above 1, ranks take turns on cores.
  * ranks_p, threads_p and cpus_p (any may be NULL) get that machine's ranks, their threads
  * in all and its distinct CPUs. 0 when no rank said its CPUs, or on allocation failure. */
