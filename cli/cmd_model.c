@@ -750,6 +750,11 @@ static int hlx_synth_out_check(const char *out, int *missing_p)
                 e == ENOTDIR ? " (a part of the path is a file)" : "");
         return -1;
     }
+    if (lstat(out, &sb) == 0) { /* the name is taken by a link to nothing */
+        fprintf(stderr, "helix model synth: --out %s: a symbolic link whose target does not "
+                "exist; create the target directory or give another path\n", out);
+        return -1;
+    }
     *missing_p = 1;
     return 0;
 }

@@ -169,6 +169,16 @@ hlx_status_t hlx_wfile_open(hlx_wfile_t *w, const char *path, unsigned mode, cha
         return HLX_ERR_INVALID;
     }
     snprintf(w->path, sizeof(w->path), "%s", path);
+    {
+        /* a folder by that name cannot be replaced by the commit's rename: refused now,
+         * before anything is written (a caller putting several files in place finds out
+         * before the first) */
+        struct stat sb;
+        if (stat(path, &sb) == 0 && S_ISDIR(sb.st_mode)) {
+            snprintf(err, errlen, "%s: is a directory; remove it or write elsewhere", path);
+            return HLX_ERR_INVALID;
+        }
+    }
     name = hlx_wfile_split(w, dir, sizeof(dir));
 #ifdef O_TMPFILE
     /* unnamed only where the commit can name it without privilege (through /proc) */

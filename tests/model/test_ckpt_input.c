@@ -3023,6 +3023,18 @@ static void test_synth_out_errors(void **state)
     assert_false(exists("none"));
     refused("--out /proc/helix-x: cannot create the directory", NULL,
             "model synth --family dense --out /proc/helix-x");
+    /* a link to nothing: refused before any writing (it failed at the end, exit 1) */
+    assert_int_equal(sh("ln -s %s/nowhere/t %s/dangling", g_tmp, g_tmp), 0);
+    refused("--out", "dangling: a symbolic link whose target does not exist",
+            "model synth --family dense --out %s/dangling", g_tmp);
+    /* a folder where a file goes: refused before any file is put in place (the shards
+     * and the index were, and config.json was not) */
+    assert_int_equal(sh("mkdir -p %s/hasdir/config.json && echo keep > %s/hasdir/other",
+                        g_tmp, g_tmp), 0);
+    refused("hasdir/config.json: is a directory", NULL,
+            "model synth --family dense --shards 2 --out %s/hasdir", g_tmp);
+    assert_int_equal(sh("[ \"$(ls -A %s/hasdir | tr '\\n' ' ')\" = 'config.json other ' ]",
+                        g_tmp), 0);
     /* the file named by --out is untouched */
     {
         char path[512], *text;
