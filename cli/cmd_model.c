@@ -1607,6 +1607,16 @@ static int hlx_cmd_model_info(int argc, char **argv)
         total += cls_bytes[i];
         rank_total += rank_bytes[i];
     }
+    /* sizes past 2^64 bytes would print as rounded doubles, and no run could hold them:
+     * refused as the decode refuses them */
+    if (!(total < 18446744073709551616.0)) {
+        fprintf(stderr, "helix model info: %s/config.json: the tensors it describes take %.3g "
+                "bytes, beyond 2^64; check hidden_size, the head counts and the layer count\n",
+                dir, total);
+        free(sc.hits);
+        hlx_ckpt_close(ck);
+        return 2;
+    }
     if (json) {
         json_t *o_ = json_object(), *cb = json_object(), *rb = json_object(), *mo;
         mo = json_pack("{s:s, s:i, s:i, s:i, s:i, s:i, s:i, s:i, s:i}", "attn",

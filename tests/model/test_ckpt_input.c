@@ -3056,6 +3056,15 @@ static void test_not_a_checkpoint_dir(void **state)
     refused("plain: not a directory", NULL, "model info %s/plain", g_tmp);
     refused("/dev/null: not a directory", NULL, "model info /dev/null");
     refused("nocfg: no config.json in this directory", NULL, "model info %s/nocfg", g_tmp);
+    /* a config whose tensors take more than 2^64 bytes: refused, where --config-only
+     * printed 1759218617636143759360 (a double's rounding) with exit 0 */
+    assert_int_equal(sh("mkdir -p %s/huge && echo '{\"architectures\": [\"LlamaForCausalLM\"], "
+                        "\"hidden_size\": 100000000, \"num_attention_heads\": 1048576, "
+                        "\"num_key_value_heads\": 1048576, \"head_dim\": 1048576, "
+                        "\"intermediate_size\": 1024, \"num_hidden_layers\": 2, "
+                        "\"vocab_size\": 1000}' > %s/huge/config.json", g_tmp, g_tmp), 0);
+    refused("huge/config.json: the tensors it describes take", "beyond 2^64",
+            "model info --config-only %s/huge", g_tmp);
 }
 
 int main(int argc, char **argv)
