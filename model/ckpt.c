@@ -1999,20 +1999,42 @@ static void hlx_nf_scan(const uint8_t *p, hlx_st_dtype_t t, uint64_t n, uint64_t
     nf->count += c;
 }
 
-/* Whether t is MXFP4's E8M0 scales (U8 bytes whose 255 is NaN): X_scales beside an
- * X_blocks, the pair an MXFP4 view reads (hlx_view_mx), known by their names alone so that
- * a checkpoint opened without its config (runtime/check.c's scan after a non-finite value)
- * is scanned alike. */
-static int hlx_ckpt_mx_scales(const hlx_ckpt_t *ck, const hlx_ckpt_tensor_t *t)
+/* MXFP4's E8M0 scales (U8 bytes whose 255 is NaN) when t is X_scales beside an X_blocks,
+ * the pair an MXFP4 view reads (hlx_view_mx), known by their names alone so that a
+ * checkpoint opened without its config (runtime/check.c's scan after a non-finite value)
+ * is scanned alike: the blocks tensor, else NULL. */
+static const hlx_ckpt_tensor_t *hlx_ckpt_mx_scales(const hlx_ckpt_t *ck,
+                                                   const hlx_ckpt_tensor_t *t)
 {
     const size_t n = strlen(t->name);
     char blocks[256];
 
     if (t->dtype != HLX_ST_U8 || n < 7 || strcmp(t->name + n - 7, "_scales") != 0 ||
         n - 7 + sizeof("_blocks") > sizeof(blocks))
-        return 0;
+        return NULL;
     snprintf(blocks, sizeof(blocks), "%.*s_blocks", (int)(n - 7), t->name);
-    return hlx_ckpt_find_stored(ck, blocks) != NULL;
+    return hlx_ckpt_find_stored(ck, blocks);
+}
+
+/* Whether block i of an MXFP4 pair decodes to something not finite: scale 255 (NaN), or a
+ * scale of 2^126 or 2^127 (bytes 253, 254) under an element of magnitude 4 or more, resp.
+ * 2 or more (E2M1 codes & 7 >= 6, resp. >= 4), whose product passes f32's (and bf16's)
+ * largest value, 2^128 - 2^104. bl: the pair's blocks, 16 bytes a scale, nb of them. */
+static int hlx_ckpt_mx_bad(uint8_t s, const uint8_t *bl, uint64_t i, uint64_t nb)
+{
+    int k, min;
+
+    if (s == 255)
+        return 1;
+    if (s < 253 || bl == NULL || i >= nb)
+        return 0;
+    min = s == 254 ? 4 : 6;
+    for (k = 0; k < HLX_MXFP4_BLOCK_BYTES; k++) {
+        const uint8_t b = bl[i * HLX_MXFP4_BLOCK_BYTES + (uint64_t)k];
+        if ((b & 7) >= min || (b >> 4 & 7) >= min)
+            return 1;
+    }
+    return 0;
 }
 
 void hlx_ckpt_scan_tensor(hlx_ckpt_t *ck, const hlx_ckpt_tensor_t *t, hlx_ckpt_nonfinite_t *nf)
@@ -2021,14 +2043,20 @@ void hlx_ckpt_scan_tensor(hlx_ckpt_t *ck, const hlx_ckpt_tensor_t *t, hlx_ckpt_n
     const uint8_t *base = f->map + f->st.data_offset + t->begin;
     const size_t es = hlx_st_dtype_size(t->dtype), page = (size_t)sysconf(_SC_PAGESIZE);
     uint64_t per = HLX_NF_CHUNK / es, at = 0;
+    const hlx_ckpt_tensor_t *mx;
     uintptr_t lo, hi;
 
     memset(nf, 0, sizeof(*nf));
-    if (hlx_ckpt_mx_scales(ck, t)) { /* MXFP4's E8M0 scales: 255 is NaN, the rest finite */
+    if ((mx = hlx_ckpt_mx_scales(ck, t)) != NULL) {
+        /* MXFP4's E8M0 scales: 255 is NaN; 253 and 254 overflow under large elements */
+        const hlx_ckpt_file_t *bf = &ck->files[mx->file];
+        const uint8_t *bl = mx->dtype == HLX_ST_U8 ? bf->map + bf->st.data_offset + mx->begin
+                                                   : NULL;
+        const uint64_t nb = mx->numel / HLX_MXFP4_BLOCK_BYTES;
         for (at = 0; at < t->numel; at++)
-            if (base[at] == 255 && nf->count++ == 0) {
+            if (base[at] >= 253 && hlx_ckpt_mx_bad(base[at], bl, at, nb) && nf->count++ == 0) {
                 nf->first = at;
-                nf->bits = 255;
+                nf->bits = base[at];
             }
         return;
     }
@@ -2066,6 +2094,8 @@ const char *hlx_ckpt_nonfinite_value(hlx_st_dtype_t t, uint64_t bits)
     case HLX_ST_F16:     mant = bits & 0x3ffu; break;
     case HLX_ST_BF16:    mant = bits & 0x7fu; break;
     case HLX_ST_F8_E5M2: mant = bits & 0x3u; break;
+    case HLX_ST_U8: /* MXFP4's E8M0 scale: 255 NaN, 253 and 254 an overflowing block */
+        return bits == 255 ? "nan" : "inf (the block's values overflow)";
     default:             mant = 1; break; /* e4m3: NaN only */
     }
     return mant ? "nan" : sign ? "-inf" : "inf";

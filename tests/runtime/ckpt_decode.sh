@@ -1087,6 +1087,24 @@ dt, sh, raw = t[n]; t[n] = (dt, sh, bytes([255]) * len(raw)); save(sys.argv[2], 
     echo "decode (gate and up): exit $rc: $(tail -1 "$dir/err")"
     [ $rc -ne 0 ] && grep -qF "the checkpoint's weights are not finite: model.layers.0.mlp.experts.gate_up_proj_scales holds" "$dir/err" ||
         { echo "FAIL: the NaN gate/up scales not named by decode"; fail=1; }
+    # scales of 2^127 (254) over layer 0's gate and up: the blocks' elements of 2 or more
+    # overflow to inf (E2M1 x 2^127 passes f32's largest); --scan names the scales, as the
+    # decode that meets them does (both read "every value finite" before)
+    cp -r "$dir/mx" "$dir/big"
+    python3 -c 'import sys; sys.path.insert(0, sys.argv[1]); from st_edit import load, save
+m, t = load(sys.argv[2]); n = "model.layers.0.mlp.experts.gate_up_proj_scales"
+dt, sh, raw = t[n]; t[n] = (dt, sh, bytes([254]) * len(raw)); save(sys.argv[2], m, t)' \
+        "$(dirname "$0")" "$dir/big/model.safetensors" || exit 1
+    "$helix" model info "$dir/big" --scan >"$dir/scan" 2>&1
+    rc=$?
+    echo "scan (2^127 scales): exit $rc: $(tail -1 "$dir/scan")"
+    [ $rc -eq 2 ] && grep -F "gate_up_proj_scales" "$dir/scan" | grep -qF "the first inf (the block's values overflow) (bits 0xfe)" ||
+        { echo "FAIL: the overflowing scales not named by --scan"; fail=1; }
+    "$helix" decode --model "$dir/big" --steps 3 >/dev/null 2>"$dir/err"
+    rc=$?
+    echo "decode (2^127 scales): exit $rc: $(tail -1 "$dir/err")"
+    [ $rc -ne 0 ] && grep -qF "the checkpoint's weights are not finite: model.layers.0.mlp.experts.gate_up_proj_scales holds" "$dir/err" ||
+        { echo "FAIL: the overflowing scales not named by decode"; fail=1; }
     ;;
 *)
     echo "unknown mode $mode"; exit 2 ;;
