@@ -322,9 +322,10 @@ static void hlx_plan_usage(FILE *f)
 "  --hopb on|off     batch-wise overlap of attention and the KVP all-to-all (default on)\n"
 "  --threads T       with --hw local: cores per rank, as helix decode --threads (each\n"
 "                    attention call and GEMM split over T cores; default 1)\n"
-"  --micro-batch M   with --hw local and --hopb on: requests per micro-batch (1 ..\n"
-"                    --batch, --kvp 2 or more), as helix decode --micro-batch (default\n"
-"                    1: each request its own exchange; the note says it)\n"
+"  --micro-batch M   with --hw local: requests per HOP-B micro-batch (1 .. --batch), as\n"
+"                    helix decode --micro-batch (default 1: each request its own\n"
+"                    exchange; the note and JSON micro_batch say it; no effect with\n"
+"                    --hopb off or --kvp 1)\n"
 "  --formula F       full (default): the whole model; paper: only the Appendix A formulas,\n"
 "                    TTL = layers x (t_kv + t_w)\n"
 "  --weight-dtype T  override the model's weight dtype (f32, bf16, fp8, fp4)\n"
@@ -391,7 +392,7 @@ static void hlx_plan_print(FILE *f, const hlx_plan_ctx_t *ctx, const hlx_layout_
 
 static int hlx_plan_print_json(FILE *f, const hlx_plan_ctx_t *ctx, const hlx_layout_t *l,
                                const hlx_plan_result_t *r, int paper, const char *local_path,
-                               const char *local_note)
+                               const char *local_note, int local_mb)
 {
     char reason[512];
     json_t *o, *ph;
@@ -421,6 +422,8 @@ static int hlx_plan_print_json(FILE *f, const hlx_plan_ctx_t *ctx, const hlx_lay
         json_object_set_new(o, "hw_file", json_string(local_path));
         json_object_set_new(o, "predictor", json_string(strncmp(local_note, "local", 5) ? "roofline" : "local"));
         json_object_set_new(o, "predictor_note", json_string(local_note));
+        if (!strncmp(local_note, "local", 5) && l->hopb && l->kvp > 1 && l->batch > 1)
+            json_object_set_new(o, "micro_batch", json_integer(local_mb));
     }
     ph = json_object();
     for (i = 0; i < HLX_PHASE_COUNT && !paper; i++) {
@@ -584,7 +587,7 @@ int hlx_cmd_plan(int argc, char **argv)
             }
             break;
         case HLX_OPT_THREADS:
-            if (hlx_flag_int("plan", "threads", optarg, 1, 1024, &threads))
+            if (hlx_flag_int("plan", "threads", optarg, 1, 256, &threads))
                 return 2;
             break;
         case HLX_OPT_MICRO_BATCH:
@@ -625,16 +628,23 @@ int hlx_cmd_plan(int argc, char **argv)
                         "machine: only with --hw local (and --formula full)\n", threads);
         return 2;
     }
-    if (micro_batch > 0 && (strcmp(hw, "local") || paper || !l.hopb)) {
+    if (micro_batch > 0 && (strcmp(hw, "local") || paper)) {
         fprintf(stderr, "helix plan: --micro-batch %d: requests per HOP-B micro-batch of the "
-                        "runtime on this machine: only with --hw local and --hopb on\n",
+                        "runtime on this machine: only with --hw local (and --formula full)\n",
                 micro_batch);
         return 2;
     }
-    if (micro_batch > l.batch || (micro_batch > 0 && l.kvp < 2)) {
-        fprintf(stderr, "helix plan: --micro-batch %d: expected 1 .. --batch %d, with --kvp 2 "
-                        "or more (an all-to-all to overlap)\n", micro_batch, l.batch);
+    if (micro_batch > l.batch) {
+        fprintf(stderr, "helix plan: --micro-batch %d: expected 1 .. --batch %d\n", micro_batch,
+                l.batch);
         return 2;
+    }
+    /* a warning, not a refusal, as decode's: scripts run one command line both ways */
+    if (micro_batch > 0 && (!l.hopb || l.kvp < 2)) {
+        fprintf(stderr, "helix plan: --micro-batch %d has no effect %s\n", micro_batch,
+                !l.hopb ? "with --hopb off (the whole batch runs in lockstep)"
+                        : "with --kvp 1 (no all-to-all to overlap)");
+        micro_batch = 0;
     }
     if ((long long)l.kvp * l.tpa > HLX_PLAN_MAX_GPUS) {
         fprintf(stderr, "helix plan: --kvp x --tpa = %d x %d = %lld exceeds %d GPUs\n", l.kvp,
@@ -669,9 +679,12 @@ int hlx_cmd_plan(int argc, char **argv)
         r.tok_s_user = 1.0 / r.ttl_s;
         r.tok_s_gpu  = l.batch / (r.ttl_s * r.gpus);
     }
+    if (micro_batch > 0 && strncmp(local_note, "local", 5) != 0)
+        fprintf(stderr, "helix plan: --micro-batch %d is not modelled by the %s: its HOP-B "
+                        "overlaps one request at a time\n", micro_batch, local_note);
     if (json) {
         hlx_plan_print_json(stdout, &ctx, &l, &r, paper, local_path[0] ? local_path : NULL,
-                            local_note);
+                            local_note, micro_batch > 0 ? micro_batch : 1);
     } else if (paper) {
         printf("%s on %s, context %lld, batch %d, kvp %d, tpa %d, tpf %d (paper Appendix A)\n"
                "t_kv %.4f us/layer  t_w %.4f us/layer  TTL = %d x (t_kv + t_w) = %.4f ms\n"

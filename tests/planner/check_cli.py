@@ -126,13 +126,11 @@ bad = [
     # --micro-batch is the runtime's HOP-B size on this machine: --hw local, --hopb on
     (["plan", "--model", "tiny", "--hw", "hgx-h200", "--context", "1K", "--micro-batch", "2"],
      "--micro-batch 2: requests per HOP-B micro-batch of the runtime on this machine: only "
-     "with --hw local and --hopb on"),
-    (["plan", "--model", "tiny", "--hw", "local", "--context", "1K", "--hopb", "off",
-      "--micro-batch", "2"], "only with --hw local and --hopb on"),
+     "with --hw local"),
     (["plan", "--model", "tiny", "--hw", "local", "--context", "1K", "--micro-batch", "0"],
      "--micro-batch"),
     (["plan", "--model", "tiny", "--hw", "local", "--context", "1K", "--kvp", "2", "--batch",
-      "4", "--micro-batch", "5"], "--micro-batch 5: expected 1 .. --batch 4, with --kvp 2"),
+      "4", "--micro-batch", "5"], "--micro-batch 5: expected 1 .. --batch 4"),
 ]
 for args, msg in bad:
     rc, out, err = run(*args)

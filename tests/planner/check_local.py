@@ -112,6 +112,21 @@ try:
     rc, out, err = run(["plan", "--model", "tiny", "--hw", "local", "--context", "1M",
                         "--threads", "0"], env)
     check(rc == 2 and "threads" in err, f"--threads 0: exit {rc}: {err}")
+    # --micro-batch: the size in the note and the JSON; with --hopb off a warning and the
+    # lockstep step (as decode's), never a refusal
+    base = ["plan", "--model", "tiny", "--hw", "local", "--context", "4K", "--kvp", "2",
+            "--batch", "8", "--json"]
+    rc, out, err = run(base + ["--micro-batch", "3"], env)
+    d = json.loads(out) if rc == 0 else {}
+    check(rc == 0 and d.get("micro_batch") == 3 and
+          "micro-batches of 3 requests" in d.get("predictor_note", ""),
+          f"plan --micro-batch 3: {rc} {err} {d.get('micro_batch')} {d.get('predictor_note')}")
+    rc, out, err = run(base + ["--hopb", "off", "--micro-batch", "3"], env)
+    rc2, out2, _ = run(base + ["--hopb", "off"], env)
+    check(rc == 0 and "has no effect with --hopb off" in err and rc2 == 0 and
+          json.loads(out)["ttl_ms"] == json.loads(out2)["ttl_ms"] and
+          "micro_batch" not in json.loads(out),
+          f"plan --hopb off --micro-batch 3: {rc} {err}")
     # a layout the runtime cannot run falls back to the roofline over the cluster, named so
     rc, out, err = run(["plan", "--model", "tiny", "--hw", "local", "--context", "1M",
                         "--weight-dtype", "fp4", "--json"], env)
