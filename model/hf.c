@@ -2050,7 +2050,8 @@ static hlx_status_t hlx_cfg_dtype(hlx_jdoc_t *doc, hlx_hf_config_t *c)
                              HLX_ERR_PARSE, "supported: \"compressed-tensors\" (fp8 weights, "
                              "4- and 8-bit integer weights, fp8 KV-cache scales), \"fp8\" "
                              "(block-scaled or per-tensor weights), \"modelopt\" (quant_algo "
-                             "FP8), \"gptq\" and \"awq\" (4- and 8-bit integer weights)");
+                             "FP8), \"gptq\" and \"awq\" (4- and 8-bit integer weights), "
+                             "\"mxfp4\" (GptOssForCausalLM's experts)");
     if ((st = hlx_cfg_kv_scheme(doc, q, method, c)) != HLX_OK)
         return st;
     if (!strcmp(method, "compressed-tensors")) {
