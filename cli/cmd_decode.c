@@ -331,7 +331,12 @@ int hlx_cmd_decode(int argc, char **argv)
 
 int hlx_engine_create_failed(const char *cmd, hlx_status_t st, const char *err)
 {
-    if (err[0])
+    /* before the bootstrap the message is the command line's or the model's, the same on
+     * every rank (rank 0 alone says it): as the flags' own, without the logger's host, pid
+     * and rank; after it, which rank failed matters */
+    if (err[0] && hlx_log_rank() < 0)
+        fprintf(stderr, "helix %s: %s\n", cmd, err);
+    else if (err[0])
         hlx_error("helix %s: %s", cmd, err);
     if (hlx_flags_launcher_rank() >= 0)
         hlx_flags_quiet_exit_wait();

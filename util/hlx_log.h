@@ -38,6 +38,8 @@ typedef struct {
  * no-ops. */
 void hlx_log_init(void);
 void hlx_log_set_rank(int rank);
+/* The rank set above; -1 before the bootstrap (or without one). */
+int  hlx_log_rank(void);
 int  hlx_log_enabled(hlx_log_level_t level, unsigned subsys);
 void hlx_log_printf(hlx_log_level_t level, unsigned subsys, const char *file, int line,
                     const char *fmt, ...) __attribute__((format(printf, 5, 6)));

@@ -116,6 +116,11 @@ void hlx_log_set_rank(int rank)
     hlx_log_state.rank = rank;
 }
 
+int hlx_log_rank(void)
+{
+    return hlx_log_state.rank;
+}
+
 int hlx_log_enabled(hlx_log_level_t level, unsigned subsys)
 {
     if (!hlx_log_state.initialized)
