@@ -1057,54 +1057,47 @@ json.dump(c, open(sys.argv[1], "w"))
 PY
     expect_refused noconfig "MXFP4 experts, where config.json's quantization_config does not say" \
         --model "$dir/noconfig" --steps 1
+    # mx_scales NAME TENSOR BYTE: a copy of the MXFP4 checkpoint with every scale of
+    # TENSOR (layer L's experts) set to BYTE
+    mx_scales() {
+        cp -r "$dir/mx" "$dir/$1"
+        python3 -c 'import sys; sys.path.insert(0, sys.argv[1]); from st_edit import load, save
+m, t = load(sys.argv[2]); n = sys.argv[3]
+dt, sh, raw = t[n]; t[n] = (dt, sh, bytes([int(sys.argv[4])]) * len(raw)); save(sys.argv[2], m, t)' \
+            "$(dirname "$0")" "$dir/$1/model.safetensors" "model.layers.$2_scales" "$3" || exit 1
+    }
+    # named_by_decode NAME WHAT TENSOR: the decode of that copy fails naming TENSOR
+    named_by_decode() {
+        "$helix" decode --model "$dir/$1" --steps 3 >/dev/null 2>"$dir/err"
+        rc=$?
+        echo "decode ($2): exit $rc: $(tail -1 "$dir/err")"
+        [ $rc -ne 0 ] && grep -qF "the checkpoint's weights are not finite: model.layers.$3_scales holds" "$dir/err" ||
+            { echo "FAIL: $2 not named by decode"; fail=1; }
+    }
     # E8M0 scales of 255 (NaN), every block of layer 1's down projections: named by model
     # info --scan (exit 2) and by the decode that meets them
-    cp -r "$dir/mx" "$dir/nan"
-    python3 -c 'import sys; sys.path.insert(0, sys.argv[1]); from st_edit import load, save
-m, t = load(sys.argv[2]); n = "model.layers.1.mlp.experts.down_proj_scales"
-dt, sh, raw = t[n]; t[n] = (dt, sh, bytes([255]) * len(raw)); save(sys.argv[2], m, t)' \
-        "$(dirname "$0")" "$dir/nan/model.safetensors" || exit 1
+    mx_scales nan 1.mlp.experts.down_proj 255
     "$helix" model info "$dir/nan" --scan >"$dir/scan" 2>&1
     rc=$?
     echo "scan: exit $rc: $(tail -1 "$dir/scan")"
     [ $rc -eq 2 ] && grep -qF "down_proj_scales (U8 [8, 256, 2], model.safetensors): 4096 non-finite values, the first nan (bits 0xff) at [0, 0, 0]" "$dir/scan" ||
         { echo "FAIL: the NaN scale not named by --scan"; fail=1; }
-    "$helix" decode --model "$dir/nan" --steps 3 >/dev/null 2>"$dir/err"
-    rc=$?
-    echo "decode: exit $rc: $(tail -1 "$dir/err")"
-    [ $rc -ne 0 ] && grep -qF "the checkpoint's weights are not finite: model.layers.1.mlp.experts.down_proj_scales holds 4096 non-finite values" "$dir/err" ||
-        { echo "FAIL: the NaN scale not named by decode"; fail=1; }
+    named_by_decode nan "NaN scales" "1.mlp.experts.down_proj"
     # the same in layer 0's gate and up: their NaN through the clamped SwiGLU stays NaN
     # (torch.clamp keeps it), so the decode names them too, where a clamp to the limit
     # would decode finite tokens from them
-    cp -r "$dir/mx" "$dir/nangu"
-    python3 -c 'import sys; sys.path.insert(0, sys.argv[1]); from st_edit import load, save
-m, t = load(sys.argv[2]); n = "model.layers.0.mlp.experts.gate_up_proj_scales"
-dt, sh, raw = t[n]; t[n] = (dt, sh, bytes([255]) * len(raw)); save(sys.argv[2], m, t)' \
-        "$(dirname "$0")" "$dir/nangu/model.safetensors" || exit 1
-    "$helix" decode --model "$dir/nangu" --steps 3 >/dev/null 2>"$dir/err"
-    rc=$?
-    echo "decode (gate and up): exit $rc: $(tail -1 "$dir/err")"
-    [ $rc -ne 0 ] && grep -qF "the checkpoint's weights are not finite: model.layers.0.mlp.experts.gate_up_proj_scales holds" "$dir/err" ||
-        { echo "FAIL: the NaN gate/up scales not named by decode"; fail=1; }
+    mx_scales nangu 0.mlp.experts.gate_up_proj 255
+    named_by_decode nangu "NaN gate/up scales" "0.mlp.experts.gate_up_proj"
     # scales of 2^127 (254) over layer 0's gate and up: the blocks' elements of 2 or more
     # overflow to inf (E2M1 x 2^127 passes f32's largest); --scan names the scales, as the
     # decode that meets them does (both read "every value finite" before)
-    cp -r "$dir/mx" "$dir/big"
-    python3 -c 'import sys; sys.path.insert(0, sys.argv[1]); from st_edit import load, save
-m, t = load(sys.argv[2]); n = "model.layers.0.mlp.experts.gate_up_proj_scales"
-dt, sh, raw = t[n]; t[n] = (dt, sh, bytes([254]) * len(raw)); save(sys.argv[2], m, t)' \
-        "$(dirname "$0")" "$dir/big/model.safetensors" || exit 1
+    mx_scales big 0.mlp.experts.gate_up_proj 254
     "$helix" model info "$dir/big" --scan >"$dir/scan" 2>&1
     rc=$?
     echo "scan (2^127 scales): exit $rc: $(tail -1 "$dir/scan")"
     [ $rc -eq 2 ] && grep -F "gate_up_proj_scales" "$dir/scan" | grep -qF "the first inf (the block's values overflow) (bits 0xfe)" ||
         { echo "FAIL: the overflowing scales not named by --scan"; fail=1; }
-    "$helix" decode --model "$dir/big" --steps 3 >/dev/null 2>"$dir/err"
-    rc=$?
-    echo "decode (2^127 scales): exit $rc: $(tail -1 "$dir/err")"
-    [ $rc -ne 0 ] && grep -qF "the checkpoint's weights are not finite: model.layers.0.mlp.experts.gate_up_proj_scales holds" "$dir/err" ||
-        { echo "FAIL: the overflowing scales not named by decode"; fail=1; }
+    named_by_decode big "2^127 scales" "0.mlp.experts.gate_up_proj"
     ;;
 *)
     echo "unknown mode $mode"; exit 2 ;;
