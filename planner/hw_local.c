@@ -635,12 +635,11 @@ hlx_status_t hlx_local_predict(const hlx_hw_local_t *hw, const hlx_model_t *m,
     int64_t n64 = (int64_t)cfg->kvp * cfg->tpa;
     hlx_helix_split_t sp;
     int n, q_local, group, kv_local, q_slice, fc, vc, vpad, ph;
-    double cap, len, kv_rank, w_rank, t_attn1, a2a, share, f, ws, dram_slow;
+    double cap, len, kv_rank, w_rank, t_attn1, a2a, req, share, f, ws, dram_slow;
     double wait_s[HLX_PHASE_COUNT] = { 0 };
     double qkv_cols, ow, Lm, e_loc, e_cols, s_cols, e_hit, e_rows;
     int ep, a2a_n = 1; /* exchanges a layer that wait for their peers' turn */
-    const int mb = cfg->micro_batch > 0 && cfg->micro_batch < B ? cfg->micro_batch
-                   : cfg->micro_batch > 0 ? B : 1;
+    const int mb = cfg->micro_batch < 1 ? 1 : cfg->micro_batch < B ? cfg->micro_batch : B;
     const int mla = m->attn == HLX_ATTN_MLA, T = cfg->threads > 1 ? cfg->threads : 1;
 
     memset(p, 0, sizeof(*p));
@@ -735,26 +734,24 @@ hlx_status_t hlx_local_predict(const hlx_hw_local_t *hw, const hlx_model_t *m,
     t_attn1 = kv_local * HLX_MIX(hlx_attn_time(hw, cfg->kv_dtype, group, dk, dv, 1, len / T),
                                  hlx_attn_time(hw, cfg->kv_dtype, group, dk, dv, 0, len / T));
     p->phase_s[HLX_PHASE_ATTN] = L * B * t_attn1;
-    /* the KVP all-to-all: peer j gets [B][q_slice][dv + 1] floats */
-    a2a = hlx_coll_time(hw, 0, cfg->kvp, (double)B * q_slice * (dv + 1) * 4.0 *
-                                              (cfg->kvp - 1));
+    /* the KVP all-to-all: peer j gets [B][q_slice][dv + 1] floats, req of them a request */
+    req = (double)q_slice * (dv + 1) * 4.0 * (cfg->kvp - 1);
+    a2a = hlx_coll_time(hw, 0, cfg->kvp, B * req);
     if (cfg->hopb && cfg->kvp > 1 && B > 1 && mb < B) {
         /* micro-batches of mb requests (the last one smaller): c + (nb-1) max(c, m) + m;
          * attention keeps its own time, the all-to-all shows what is left exposed. With
          * more ranks than cores nothing hides: the peer an exchange waits for computes
          * when this rank stops, so each of the nb exchanges is exposed with its wait. */
         const int nb = (B + mb - 1) / mb, last = B - (nb - 1) * mb;
-        double m_mb = hlx_coll_time(hw, 0, cfg->kvp, (double)mb * q_slice * (dv + 1) * 4.0 *
-                                                         (cfg->kvp - 1));
-        double m_last = hlx_coll_time(hw, 0, cfg->kvp, (double)last * q_slice * (dv + 1) *
-                                                           4.0 * (cfg->kvp - 1));
-        double pipe = mb * t_attn1 + (nb - 2) * fmax(mb * t_attn1, m_mb) +
-                      fmax(last * t_attn1, m_mb) + m_last;
+        const double m_mb = hlx_coll_time(hw, 0, cfg->kvp, mb * req);
+        const double m_last = hlx_coll_time(hw, 0, cfg->kvp, last * req);
         if (share > 1.0) {
             p->phase_s[HLX_PHASE_A2A] = L * ((nb - 1) * m_mb + m_last);
             a2a_n = nb;
         } else {
-            p->phase_s[HLX_PHASE_A2A] = L * fmax(0.0, pipe - B * t_attn1);
+            p->phase_s[HLX_PHASE_A2A] =
+                L * fmax(0.0, hlx_hopb_pipeline(nb, mb * t_attn1, m_mb, last * t_attn1, m_last) -
+                                  B * t_attn1);
         }
     } else {
         p->phase_s[HLX_PHASE_A2A] = L * a2a;

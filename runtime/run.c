@@ -453,7 +453,7 @@ hlx_status_t hlx_engine_bench_hopb(hlx_engine_t *eng, int micro_batch, int reps,
     out->m_ms         = med[1];
     out->lockstep_ms  = med[2];
     out->pipelined_ms = med[3];
-    out->predicted_ms = med[0] + (nb - 1) * fmax(med[0], med[1]) + med[1];
+    out->predicted_ms = hlx_hopb_pipeline(nb, med[0], med[1], med[0], med[1]);
 out:
     free(t);
     free(all);

@@ -197,16 +197,13 @@ double hlx_schedule_model(int B, int M, double c, double m1, double mB)
     int nb = (B + M - 1) / M, last = B - (nb - 1) * M;
     double mm = B > 1 ? m1 + (M - 1) * (mB - m1) / (B - 1) : m1;
     double ml = B > 1 ? m1 + (last - 1) * (mB - m1) / (B - 1) : m1;
-    double cm = c * M;
 
     if (mm < m1)
         mm = m1;
     if (ml < m1)
         ml = m1;
     /* c + (nb - 1) max(c, m) + m, with the last micro-batch possibly smaller */
-    if (nb == 1)
-        return c * B + mB;
-    return cm + (nb - 2) * fmax(cm, mm) + fmax(c * last, mm) + ml;
+    return nb == 1 ? c * B + mB : hlx_hopb_pipeline(nb, c * M, mm, c * last, ml);
 }
 
 hlx_status_t hlx_schedule_decide(hlx_engine_t *eng)

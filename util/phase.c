@@ -1,4 +1,5 @@
-/* Names of the decode-layer phases shared by the runtime and the planner. */
+/* Names of the decode-layer phases shared by the runtime and the planner, and HOP-B's
+ * pipeline model over them. */
 #include <helix/phase.h>
 
 const char *hlx_phase_name(hlx_phase_id_t p)
@@ -12,4 +13,11 @@ const char *hlx_phase_name(hlx_phase_id_t p)
         [HLX_PHASE_HEAD] = "lm-head",      [HLX_PHASE_PP] = "pp",
     };
     return (unsigned)p < HLX_PHASE_COUNT ? names[p] : "unknown";
+}
+
+double hlx_hopb_pipeline(int nb, double c, double m, double c_last, double m_last)
+{
+    if (nb <= 1)
+        return c_last + m_last;
+    return c + (nb - 2) * (c > m ? c : m) + (c_last > m ? c_last : m) + m_last;
 }

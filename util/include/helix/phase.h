@@ -22,4 +22,10 @@ typedef enum hlx_phase_id {
 /* Short stable name ("qkv", "attention", "all-to-all", ...), used in tables and JSON keys. */
 const char *hlx_phase_name(hlx_phase_id_t p);
 
+/* HOP-B's pipeline of one layer's attention and all-to-all over nb micro-batches, each's
+ * attention c and exchange m, the last one's c_last and m_last (it may be smaller): c +
+ * (nb - 2) max(c, m) + max(c_last, m) + m_last; nb 1 (lockstep): c_last + m_last. The
+ * runtime's choice of size (hlx_schedule_model) and the local predictor both use it. */
+double hlx_hopb_pipeline(int nb, double c, double m, double c_last, double m_last);
+
 #endif
