@@ -1637,6 +1637,18 @@ static void hlx_ck_gather(uint8_t *dst, const uint8_t *src, size_t es, int64_t c
     }
 }
 
+/* A tile of th rows of nc f32 values (tnc apart) at row i of the block in dst (ld apart):
+ * its rows as dst's rows, or (transpose) as dst's columns, converted to dt. */
+static void hlx_ck_put_tile(const hlx_ckpt_t *ck, void *dst, hlx_dtype_t dt, int64_t i,
+                            int64_t ld, const float *tile, int64_t tnc, int64_t th, int64_t nc,
+                            int transpose)
+{
+    if (!transpose)
+        ck->cvt->store(dst, dt, (size_t)(i * ld), ld, tile, tnc, th, nc);
+    else
+        ck->cvt->tstore(dst, dt, (size_t)i, ld, tile, tnc, th, nc);
+}
+
 /* Rows [r0, +nr) x cols [c0, +nc) of an MXFP4 view (hlx_view_mx) into dst as
  * hlx_ckpt_read_block stores a block: tiles of HLX_CK_TILE rows decoded into f32, then
  * stored (transposed or not) in dst_dtype, exact in either. */
@@ -1670,10 +1682,7 @@ static hlx_status_t hlx_ck_read_mx(hlx_ckpt_t *ck, const hlx_ckpt_tensor_t *t, i
             hlx_mxfp4_row(blocks + (size_t)(row * bb), scales + (size_t)(row * sb), c0, nc,
                           tile + k * tnc);
         }
-        if (!transpose)
-            ck->cvt->store(dst, dst_dtype, (size_t)(i * ld), ld, tile, tnc, th, nc);
-        else
-            ck->cvt->tstore(dst, dst_dtype, (size_t)i, ld, tile, tnc, th, nc);
+        hlx_ck_put_tile(ck, dst, dst_dtype, i, ld, tile, tnc, th, nc, transpose);
     }
     free(tile);
     /* half a byte an element, a scale byte a block */
@@ -1849,10 +1858,8 @@ hlx_status_t hlx_ckpt_read_block(hlx_ckpt_t *ck, const hlx_ckpt_tensor_t *t, int
             ck->cvt->store(dst, dst_dtype, (size_t)i, ld, tile, tnc, nc, th);
         else if (colmajor)
             ck->cvt->tstore(dst, dst_dtype, (size_t)(i * ld), ld, tile, tnc, nc, th);
-        else if (!transpose)
-            ck->cvt->store(dst, dst_dtype, (size_t)(i * ld), ld, tile, tnc, th, nc);
         else
-            ck->cvt->tstore(dst, dst_dtype, (size_t)i, ld, tile, tnc, th, nc);
+            hlx_ck_put_tile(ck, dst, dst_dtype, i, ld, tile, tnc, th, nc, transpose);
     }
     free(tile);
     free(gather);
