@@ -1095,6 +1095,17 @@ static void read_packed(const char *sub, const hlx_test_st_t *ts, int n,
     hlx_ckpt_close(ck);
 }
 
+/* The fused [2][3][4] f32 tensor of the view tests: element (e, i, c) = 100 e + 10 i + c. */
+static void fused_fill(float *f)
+{
+    int e, i, c;
+
+    for (e = 0; e < 2; e++)
+        for (i = 0; i < 3; i++)
+            for (c = 0; c < 4; c++)
+                f[(e * 3 + i) * 4 + c] = (float)(100 * e + 10 * i + c);
+}
+
 /* hlx_ckpt_set_views: a fused [experts][in][cols] tensor (element (e, i, c) = 100 e + 10 i
  * + c) read as expert e's [out][in] weights, columns [c0, c0 + out): element (o, i) is
  * 100 e + 10 i + c0 + o, a transposed read gives the stored rows; a fused tensor missing, of
@@ -1111,13 +1122,10 @@ static void test_views(void **state)
     const hlx_ckpt_tensor_t *t;
     char err[512], dir[512];
     hlx_ckpt_t *ck;
-    int e, i, c, o;
+    int i, o;
 
     (void)state;
-    for (e = 0; e < 2; e++)
-        for (i = 0; i < 3; i++)
-            for (c = 0; c < 4; c++)
-                f[(e * 3 + i) * 4 + c] = (float)(100 * e + 10 * i + c);
+    fused_fill(f);
     snprintf(dir, sizeof(dir), "%s/views", g_tmp);
     hlx_test_write_st(dir, ts, 2);
     assert_int_equal(hlx_ckpt_open(dir, &ck, err, sizeof(err)), HLX_OK);
@@ -1189,10 +1197,8 @@ static void test_views_step(void **state)
     int e, i, c, o;
 
     (void)state;
+    fused_fill(f);
     for (e = 0; e < 2; e++) {
-        for (i = 0; i < 3; i++)
-            for (c = 0; c < 4; c++)
-                f[(e * 3 + i) * 4 + c] = (float)(100 * e + 10 * i + c);
         for (c = 0; c < 4; c++) { /* small integers: exact in bf16 */
             float x = (float)(100 * e + c);
             uint32_t u;
