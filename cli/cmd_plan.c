@@ -422,7 +422,7 @@ static int hlx_plan_print_json(FILE *f, const hlx_plan_ctx_t *ctx, const hlx_lay
         json_object_set_new(o, "hw_file", json_string(local_path));
         json_object_set_new(o, "predictor", json_string(strncmp(local_note, "local", 5) ? "roofline" : "local"));
         json_object_set_new(o, "predictor_note", json_string(local_note));
-        if (!strncmp(local_note, "local", 5) && l->hopb && l->kvp > 1 && l->batch > 1)
+        if (local_mb > 0) /* the HOP-B micro-batch the local predictor modelled */
             json_object_set_new(o, "micro_batch", json_integer(local_mb));
     }
     ph = json_object();
@@ -446,8 +446,9 @@ static int hlx_plan_print_json(FILE *f, const hlx_plan_ctx_t *ctx, const hlx_lay
  * local predictor's (the runtime on this machine: its kernels' measured rates, cache or
  * DRAM, ranks sharing cores, the measured collectives); bytes, flops and memory stay the
  * roofline's. Other layouts keep the roofline over the machine as a cluster; note says
- * which was used. */
-static void hlx_plan_local(const hlx_model_t *m, const hlx_layout_t *l, double context,
+ * which was used. Returns the HOP-B micro-batch size the local predictor modelled, 0 when
+ * it modelled no HOP-B, -1 when the roofline was kept. */
+static int hlx_plan_local(const hlx_model_t *m, const hlx_layout_t *l, double context,
                            int threads, int micro_batch, hlx_plan_result_t *r, char *path,
                            size_t pathlen, char *note, size_t notelen)
 {
@@ -455,18 +456,18 @@ static void hlx_plan_local(const hlx_model_t *m, const hlx_layout_t *l, double c
     hlx_local_cfg_t lc;
     hlx_local_pred_t p;
     char err[512], mbs[64];
-    int i;
+    int i, mb;
 
     if (hlx_load_local("plan", &hw, path, pathlen) != 0) {
         snprintf(note, notelen, "roofline (the hw file could not be read)");
-        return;
+        return -1;
     }
     /* the runtime's MoE split: N = KVP x TPA = EP x TPF */
     if (l->strategy != HLX_STRAT_HELIX || l->pp != 1 || l->dp != 1 ||
         (l->ep != 1 && (int64_t)l->tpf * l->ep != (int64_t)l->kvp * l->tpa)) {
         snprintf(note, notelen, "roofline over this machine as a cluster (the runtime runs "
                                 "helix layouts only)");
-        return;
+        return -1;
     }
     lc = (hlx_local_cfg_t){ .kvp = l->kvp, .tpa = l->tpa, .batch = l->batch, .steps = 0,
                             .kv_block = 16, .hopb = l->hopb, .context = (int64_t)context,
@@ -476,11 +477,11 @@ static void hlx_plan_local(const hlx_model_t *m, const hlx_layout_t *l, double c
         (m->kv_dtype != HLX_DTYPE_F32 && m->kv_dtype != HLX_DTYPE_BF16)) {
         snprintf(note, notelen, "roofline over this machine as a cluster (the runtime runs "
                                 "f32 and bf16 weights and KV only)");
-        return;
+        return -1;
     }
     if (hlx_local_predict(&hw, m, &lc, &p, err, sizeof(err)) != HLX_OK) {
         snprintf(note, notelen, "roofline over this machine as a cluster (%s)", err);
-        return;
+        return -1;
     }
     for (i = 0; i < HLX_PHASE_COUNT; i++) {
         r->phase[i].time_s = p.phase_s[i];
@@ -494,14 +495,16 @@ static void hlx_plan_local(const hlx_model_t *m, const hlx_layout_t *l, double c
     r->ttl_s      = p.step_s;
     r->tok_s_user = 1.0 / p.step_s;
     r->tok_s_gpu  = l->batch / (p.step_s * r->gpus);
+    mb = l->hopb && l->kvp > 1 && l->batch > 1 ? (micro_batch > 0 ? micro_batch : 1) : 0;
     mbs[0] = '\0';
-    if (l->hopb && l->kvp > 1 && l->batch > 1)
-        snprintf(mbs, sizeof(mbs), "; HOP-B micro-batches of %d request%s",
-                 micro_batch > 0 ? micro_batch : 1, micro_batch > 1 ? "s" : "");
+    if (mb > 0)
+        snprintf(mbs, sizeof(mbs), "; HOP-B micro-batches of %d request%s", mb,
+                 mb > 1 ? "s" : "");
     snprintf(note, notelen, "local: the runtime's step on this machine (%s, %d cores, measured "
              "%s); %d thread%s per rank; %.0f MiB read per step, %.0f%% of it from DRAM, "
              "%.2f cores asked per core%s", hw.cpu, hw.cores, hw.measured, threads,
              threads > 1 ? "s" : "", p.ws_bytes / 1048576.0, p.dram_frac * 100.0, p.share, mbs);
+    return mb;
 }
 
 enum {
@@ -546,6 +549,7 @@ int hlx_cmd_plan(int argc, char **argv)
     hlx_cluster_t c;
     long long context = -1, v;
     int opt, json = 0, paper = 0, wdt = -1, kvdt = -1, rc, threads = 1, micro_batch = 0;
+    int local_mb = -1; /* hlx_plan_local's answer; -1: the roofline */
     char err[512], local_path[4096] = "", local_note[1200] = "";
 
     if (hlx_param_load(&hlx_plan_param_table, &set, NULL) != HLX_OK)
@@ -672,19 +676,19 @@ int hlx_cmd_plan(int argc, char **argv)
     }
     hlx_plan_eval(&ctx, &l, &r);
     if (!strcmp(hw, "local") && !paper)
-        hlx_plan_local(&m, &l, (double)context, threads, micro_batch, &r, local_path, sizeof(local_path),
-                       local_note, sizeof(local_note));
+        local_mb = hlx_plan_local(&m, &l, (double)context, threads, micro_batch, &r, local_path,
+                                  sizeof(local_path), local_note, sizeof(local_note));
     if (paper) { /* the Appendix A formulas alone: no compute, communication or MoE */
         r.ttl_s      = m.layers * (r.t_kv_s + r.t_w_s);
         r.tok_s_user = 1.0 / r.ttl_s;
         r.tok_s_gpu  = l.batch / (r.ttl_s * r.gpus);
     }
-    if (micro_batch > 0 && strncmp(local_note, "local", 5) != 0)
+    if (micro_batch > 0 && local_mb < 0)
         fprintf(stderr, "helix plan: --micro-batch %d is not modelled by the %s: its HOP-B "
                         "overlaps one request at a time\n", micro_batch, local_note);
     if (json) {
         hlx_plan_print_json(stdout, &ctx, &l, &r, paper, local_path[0] ? local_path : NULL,
-                            local_note, micro_batch > 0 ? micro_batch : 1);
+                            local_note, local_mb);
     } else if (paper) {
         printf("%s on %s, context %lld, batch %d, kvp %d, tpa %d, tpf %d (paper Appendix A)\n"
                "t_kv %.4f us/layer  t_w %.4f us/layer  TTL = %d x (t_kv + t_w) = %.4f ms\n"
