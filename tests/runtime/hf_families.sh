@@ -39,7 +39,7 @@ fwd_run() {
     echo $? >"$1.fwd.rc"
 }
 fwd_start() {
-    while [ "$(jobs -rp | wc -l)" -ge 2 ]; do wait -n; done
+    while [ "$(jobs -rp | grep -cvx "$HLX_JSON_PID")" -ge 2 ]; do wait -n; done
     fwd_run "$1" &
     fwd_pid[$1]=$!
 }

@@ -55,14 +55,17 @@ def floats(dt, raw):
     raise SystemExit(f'cannot quantize {dt}')
 
 
-def f32(x):
-    return struct.unpack('<f', struct.pack('<f', x))[0]
-
-
 def bf16(x):
     """bf16 bits of x rounded to f32, then to bf16 to nearest even."""
     u = struct.unpack('<I', struct.pack('<f', x))[0]
     return (u + 0x7fff + ((u >> 16) & 1)) >> 16
+
+
+def bf16_all(prod):
+    """bf16 bits of every f32 of array('f') prod (each product rounded to f32 as it was
+    stored), to nearest even as bf16() rounds; one pass, where the
+    per-value packs took a third of a quantization's time."""
+    return array('H', ((u + 0x7fff + ((u >> 16) & 1)) >> 16 for u in array('I', prod.tobytes())))
 
 
 def scale_round(x, dt):
@@ -127,7 +130,7 @@ def quantize_int8(name, rows, cols, w, a, ref):
     m = [max(abs(v) for v in w[r * cols:(r + 1) * cols]) for r in range(rows)]
     if a.group != -1:
         m = [max(m)] * rows
-    out, deq = array('b'), array('H')
+    out, prod = array('b'), array('f')
     scales = []
     for r in range(rows):
         sc, sb = scale_round(m[r] / 127 if m[r] > 0 else 1.0, a.scale_dtype)
@@ -135,8 +138,8 @@ def quantize_int8(name, rows, cols, w, a, ref):
         for v in w[r * cols:(r + 1) * cols]:
             qv = min(max(round(v / sc), -127), 127)
             out.append(qv)
-            deq.append(bf16(f32(qv * sc)))
-    ref[name] = ('BF16', [rows, cols], deq.tobytes())
+            prod.append(qv * sc)
+    ref[name] = ('BF16', [rows, cols], bf16_all(prod).tobytes())
     res = {name: ('I8', [rows, cols], out.tobytes()),
            name + '_scale': (a.scale_dtype, [rows, 1] if a.group == -1 else [],
                              b''.join(scales) if a.group == -1 else scales[0])}
@@ -186,7 +189,7 @@ def quantize(name, rows, cols, w, a, ref):
     z = [[0] * ngroups for _ in range(rows)]  # zero points (unsigned), per row and group
     s = [[0.0] * ngroups for _ in range(rows)]
     sbytes = [[b''] * ngroups for _ in range(rows)]
-    deq = array('H', bytes(2 * rows * cols))
+    prod = array('f', bytes(4 * rows * cols))  # (q - z) x s, rounded to f32
     half = 1 << (bits - 1)
     for r in range(rows):
         row = w[r * cols:(r + 1) * cols]
@@ -204,11 +207,12 @@ def quantize(name, rows, cols, w, a, ref):
                 zp = 1  # GPTQ's v1 form stores zero minus one: 0 does not fit
             sc, sb = scale_round(sc, a.scale_dtype)
             s[r][g], sbytes[r][g], z[r][g] = sc, sb, zp
+            qr, base_i = q[r], r * cols
             for i in members[g]:
                 qi = min(max(round(row[i] / sc) + zp, 0), maxq)
-                q[r][i] = qi
-                deq[r * cols + i] = bf16(f32((qi - zp) * sc))
-    ref[name] = ('BF16', [rows, cols], deq.tobytes())
+                qr[i] = qi
+                prod[base_i + i] = (qi - zp) * sc
+    ref[name] = ('BF16', [rows, cols], bf16_all(prod).tobytes())
     out = {}
     base = name[:-len('.weight')]
     if a.format in ('gptq', 'gptq_v2'):

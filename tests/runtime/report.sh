@@ -1,13 +1,32 @@
 # Sourced by the decode test scripts, once their arguments are read: a scratch folder $dir,
 # removed when the script exits, fail=0 for the script's verdict, and json_field FILE EXPR,
 # which prints Python expression EXPR evaluated over d, the one JSON report (the first line
-# starting with '{') in FILE.
+# starting with '{') in FILE, with python3 -c's output, errors and exit status.
 dir=$(mktemp -d)
 trap 'rm -rf "$dir"' EXIT
 fail=0
 
+# json_field asks one Python process, started here as a coprocess (json_field.py), rather
+# than starting Python per call (0.1-0.2 s each on the 2-core machines). The coprocess is a
+# job of the script: a script that sources this file must wait for its own jobs by pid, never
+# with a bare `wait`, and count its jobs without $HLX_JSON_PID. Not for background jobs
+# running at the same time: the questions and answers of two would mix.
+coproc HLX_JSON { exec python3 "$(dirname "${BASH_SOURCE[0]}")/json_field.py"; }
 json_field() {
-    python3 -c "import json,sys; d=json.loads([l for l in open(sys.argv[1]) if l.startswith('{')][0]); print($2)" "$1"
+    local line out= err= part=out
+    printf '%s\t%s\n' "$1" "$2" >&"${HLX_JSON[1]}" || return 1
+    while IFS= read -r line <&"${HLX_JSON[0]}"; do
+        if [ "$line" = $'\x1e' ]; then
+            [ $part = out ] && { part=err; continue; }
+            IFS= read -r line <&"${HLX_JSON[0]}"
+            printf '%s' "$out"
+            printf '%s' "$err" >&2
+            return "$line"
+        fi
+        if [ $part = out ]; then out+=$line$'\n'; else err+=$line$'\n'; fi
+    done
+    echo "json_field: the evaluator (json_field.py) ended" >&2
+    return 1
 }
 
 # run NAME RANKS ARGS...: helix decode ARGS and the script's "${args[@]}" on RANKS ranks
