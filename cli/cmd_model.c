@@ -249,11 +249,26 @@ static int hlx_model_w_packed(void)
     return hlx_kernels_w_packed_for(&k);
 }
 
-/* Whether decode on the CPU keeps c's packed linear layers packed (4 or 8 bits); else they
- * are dequantized at load. */
+/* Whether decode on the CPU keeps c's packed linear layers packed (4 or 8 bits; MXFP4
+ * experts as 8-bit codes); else they are dequantized at load. */
 static int hlx_model_int_held(const hlx_hf_config_t *c)
 {
-    return hlx_model_w_packed() == 1 && (c->packing.bits == 4 || c->packing.bits == 8);
+    return hlx_model_w_packed() == 1 &&
+           (c->mxfp4 || c->packing.bits == 4 || c->packing.bits == 8);
+}
+
+/* How decode holds MXFP4 experts, for model info's line. */
+static void hlx_model_mx_how(const hlx_hf_config_t *c, char *buf, size_t len)
+{
+    if (hlx_model_w_packed() == 1)
+        snprintf(buf, len, "kept on the CPU as 8-bit codes with a scale per 32, 1.25 bytes a "
+                 "weight; decoded to %s at load on CUDA; exact either way", c->torch_dtype);
+    else
+        snprintf(buf, len, "decoded to %s at load, exactly: %s", c->torch_dtype,
+                 hlx_kernels_w_packed() == 0
+                     ? "HELIX_W_PACKED=off"
+                     : "this CPU's kernels multiply bf16 faster than packed weights "
+                       "(HELIX_W_PACKED=on keeps them as 8-bit codes, in less memory, slower)");
 }
 
 /* How decode holds them, for model info's line. */
@@ -290,9 +305,9 @@ static json_t *hlx_info_quant_json(const hlx_hf_config_t *c, size_t packed)
                       (json_int_t)packed, "config_file",
                       c->quant_file[0] ? c->quant_file : NULL, "cpu",
                       hlx_model_int_held(c) ? "packed" : "dequantized");
-    else if (c->mxfp4) /* gpt-oss's experts, decoded exactly at load */
+    else if (c->mxfp4) /* gpt-oss's experts: 8-bit codes on the CPU, or decoded at load */
         w = json_pack("{s:s, s:s, s:i, s:s}", "form", "mxfp4", "layers", "routed experts",
-                      "block", 32, "cpu", "dequantized");
+                      "block", 32, "cpu", hlx_model_int_held(c) ? "packed" : "dequantized");
     if (c->kv_scales) {
         hlx_hf_kv_scale_name(c, 0, 0, kn, sizeof(kn));
         hlx_hf_kv_scale_name(c, 0, 1, vn, sizeof(vn));
@@ -1806,7 +1821,7 @@ static int hlx_cmd_model_info(int argc, char **argv)
                cfg.m.vocab);
     hlx_info_rope_print(&cfg.m);
     {
-        char q[200] = "", gs[48];
+        char q[512] = "", gs[48];
         if (cfg.packing.group > 0)
             snprintf(gs, sizeof(gs), "groups of %lld", (long long)cfg.packing.group);
         else
@@ -1824,9 +1839,12 @@ static int hlx_cmd_model_info(int argc, char **argv)
             snprintf(q, sizeof(q), " (linear layers %d-bit integers where packed: %s, %s; "
                      "%s)", cfg.packing.bits, hlx_ckpt_pack_name(cfg.packing.pack), gs,
                      hlx_model_int_how(&cfg));
-        else if (cfg.mxfp4)
+        else if (cfg.mxfp4) {
+            char how[256];
+            hlx_model_mx_how(&cfg, how, sizeof(how));
             snprintf(q, sizeof(q), " (routed experts MXFP4: E2M1 values, an E8M0 scale per "
-                     "32; decoded to %s at load, exactly)", cfg.torch_dtype);
+                     "32; %s)", how);
+        }
         else if (cfg.packing.pack && hlx_ckpt_packed_count(ck) > 0)
             snprintf(q, sizeof(q), " (%zu linear layers %d-bit integers: %s, %s; %s)",
                      hlx_ckpt_packed_count(ck), cfg.packing.bits,

@@ -1253,6 +1253,11 @@ int hlx_ckpt_packed_groups(const hlx_ckpt_t *ck, const hlx_ckpt_tensor_t *t, int
     const uint8_t *pg;
     int64_t i, in;
 
+    if (t != NULL && t->mxs != NULL) { /* MXFP4: 8-bit codes, a group a block (hlx_ck_mx_part) */
+        *bits_p = 8;
+        *group_p = HLX_MXFP4_BLOCK;
+        return 1;
+    }
     if (t == NULL || !t->pack || t->group < 1 || (t->bits != 4 && t->bits != 8))
         return 0;
     *bits_p = t->bits;
@@ -1444,7 +1449,11 @@ hlx_status_t hlx_ckpt_set_views(hlx_ckpt_t *ck, const hlx_ckpt_view_t *v, size_t
 
 size_t hlx_ckpt_packed_count(const hlx_ckpt_t *ck)
 {
-    return ck->npacks;
+    size_t i, n = ck->npacks;
+
+    for (i = 0; i < ck->nviews; i++)
+        n += ck->views[i].mxs != NULL;
+    return n;
 }
 
 /* Value k (3 bits) of a run of 3-bit values (AutoGPTQ's pack: each 32 values in 3 words,
@@ -1649,19 +1658,60 @@ static void hlx_ck_put_tile(const hlx_ckpt_t *ck, void *dst, hlx_dtype_t dt, int
         ck->cvt->tstore(dst, dt, (size_t)i, ld, tile, tnc, th, nc);
 }
 
+/* Elements [c0, c0 + n) of one row of an MXFP4 matrix (as hlx_mxfp4_row) as the parts of
+ * an 8-bit packed weight (mode HLX_CKPT_Q*) whose (code - zero) x scale is the element:
+ * code 2 e + 12 for E2M1 value e (0 .. 24, -0 as 0), zero 12, scale 2^(s - 128) for scale
+ * byte s, each block of 32 a group. So the packed GEMMs (docs/kernels.md "Packed integer
+ * weights") hold gpt-oss's experts at 1.25 bytes a weight, the products exact (a power of
+ * two times a small integer) and rounded to bf16 as the load's conversion rounds the
+ * element. A scale of 255 (E8M0's NaN) is refused, naming where: row is the row of the
+ * stored [experts x cols] rows. */
+static hlx_status_t hlx_ck_mx_part(const hlx_ckpt_t *ck, const hlx_ckpt_tensor_t *t,
+                                   int64_t row, const uint8_t *blocks, const uint8_t *scales,
+                                   int64_t c0, int64_t n, hlx_dtype_t mode, float *out)
+{
+    int64_t i;
+
+    for (i = 0; i < n; i++) {
+        const int64_t c = c0 + i, blk = c / HLX_MXFP4_BLOCK;
+        const uint8_t b = blocks[c >> 1], s = scales[blk];
+        if (mode == HLX_CKPT_QCODE)
+            out[i] = 2.0f * hlx_mxfp4_e2m1[c & 1 ? b >> 4 : b & 15] + 12.0f;
+        else if (mode == HLX_CKPT_QZERO)
+            out[i] = 12.0f;
+        else if (mode == HLX_CKPT_QGROUP)
+            out[i] = (float)blk;
+        else if (s == 255)
+            return hlx_errbuf(hlx_ckpt_terr, sizeof(hlx_ckpt_terr), HLX_ERR_MISMATCH,
+                              "%s: tensor %s: scale byte 255 (E8M0's NaN) at [%lld, %lld, "
+                              "%lld]; replace it (`helix model info %s --scan` lists every such "
+                              "tensor)", ck->files[t->mxs->file].name, t->mxs->name,
+                              (long long)(row / t->mxs->shape[1]),
+                              (long long)(row % t->mxs->shape[1]), (long long)blk, ck->dir);
+        else
+            out[i] = ldexpf(1.0f, (int)s - 128);
+    }
+    return HLX_OK;
+}
+
 /* Rows [r0, +nr) x cols [c0, +nc) of an MXFP4 view (hlx_view_mx) into dst as
  * hlx_ckpt_read_block stores a block: tiles of HLX_CK_TILE rows decoded into f32, then
- * stored (transposed or not) in dst_dtype, exact in either. */
+ * stored (transposed or not) in dst_dtype, exact in either; or with dst_dtype a part
+ * (HLX_CKPT_Q*: hlx_ck_mx_part), those as f32. */
 static hlx_status_t hlx_ck_read_mx(hlx_ckpt_t *ck, const hlx_ckpt_tensor_t *t, int64_t r0,
                                    int64_t nr, int64_t c0, int64_t nc, int transpose, void *dst,
                                    hlx_dtype_t dst_dtype, int64_t ld)
 {
+    const hlx_dtype_t mode = hlx_ckpt_qmode(dst_dtype) ? dst_dtype : HLX_DTYPE_F32;
+    hlx_status_t st = HLX_OK;
     const int64_t in = t->shape[1], bb = in / 2, sb = in / HLX_MXFP4_BLOCK;
     const uint8_t *blocks = hlx_ck_data(ck, t->fused), *scales = hlx_ck_data(ck, t->mxs);
     const int64_t tnc = nc + 16;
     int64_t i, k;
     float *tile;
 
+    if (mode != HLX_DTYPE_F32)
+        dst_dtype = HLX_DTYPE_F32;
     if (r0 < 0 || nr < 0 || c0 < 0 || nc < 0 || r0 > t->shape[0] - nr || c0 > in - nc ||
         ld < (transpose ? nr : nc) || (dst_dtype != HLX_DTYPE_F32 && dst_dtype != HLX_DTYPE_BF16))
         return hlx_errbuf(hlx_ckpt_terr, sizeof(hlx_ckpt_terr), HLX_ERR_INVALID,
@@ -1675,16 +1725,23 @@ static hlx_status_t hlx_ck_read_mx(hlx_ckpt_t *ck, const hlx_ckpt_tensor_t *t, i
     if ((tile = malloc(sizeof(float) * (size_t)(HLX_CK_TILE * tnc))) == NULL)
         return hlx_errbuf(hlx_ckpt_terr, sizeof(hlx_ckpt_terr), HLX_ERR_NOMEM,
                           "%s: tensor %s: out of memory", ck->files[t->file].name, t->name);
-    for (i = 0; i < nr; i += HLX_CK_TILE) {
+    for (i = 0; i < nr && st == HLX_OK; i += HLX_CK_TILE) {
         const int64_t th = nr - i < HLX_CK_TILE ? nr - i : HLX_CK_TILE;
-        for (k = 0; k < th; k++) {
+        for (k = 0; k < th && st == HLX_OK; k++) {
             const int64_t row = t->mxrow + (r0 + i + k) * t->cstep;
-            hlx_mxfp4_row(blocks + (size_t)(row * bb), scales + (size_t)(row * sb), c0, nc,
-                          tile + k * tnc);
+            if (mode == HLX_DTYPE_F32)
+                hlx_mxfp4_row(blocks + (size_t)(row * bb), scales + (size_t)(row * sb), c0, nc,
+                              tile + k * tnc);
+            else
+                st = hlx_ck_mx_part(ck, t, row, blocks + (size_t)(row * bb),
+                                    scales + (size_t)(row * sb), c0, nc, mode, tile + k * tnc);
         }
-        hlx_ck_put_tile(ck, dst, dst_dtype, i, ld, tile, tnc, th, nc, transpose);
+        if (st == HLX_OK)
+            hlx_ck_put_tile(ck, dst, dst_dtype, i, ld, tile, tnc, th, nc, transpose);
     }
     free(tile);
+    if (st != HLX_OK)
+        return st;
     /* half a byte an element, a scale byte a block */
     atomic_fetch_add_explicit(&ck->bytes_read,
                               (uint64_t)nr * ((uint64_t)nc / 2 + (uint64_t)nc / HLX_MXFP4_BLOCK),

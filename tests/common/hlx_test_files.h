@@ -52,7 +52,7 @@ static inline int hlx_test_sh(const char *fmt, ...)
 typedef struct hlx_test_st {
     const char *name, *dtype;
     int         ndim;
-    int64_t     shape[3];
+    int64_t     shape[4];
     const void *data;
     size_t      bytes;
 } hlx_test_st_t;

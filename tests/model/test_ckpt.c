@@ -1250,6 +1250,80 @@ static void test_views_step(void **state)
     hlx_ckpt_close(ck);
 }
 
+/* An MXFP4 view's parts (HLX_CKPT_QCODE, QZERO, QSCALE: the 8-bit codes the packed GEMMs
+ * keep it as): for every element, plain and transposed, (code - zero) x scale is the value
+ * the view reads plainly, bit for bit but the sign of zero (E2M1's -0 is code 12); codes
+ * within 0 .. 24 and zero 12; scales from 2^-128 (byte 0) to 2^125 (byte 253); the view
+ * counted as packed, 8 bits in groups of 32; a scale byte of 255 refused naming its index
+ * in the scales tensor. Blocks [2 experts][2 rows][2 blocks][16], the view expert 1. */
+static void test_views_mx_parts(void **state)
+{
+    enum { E = 2, R = 2, IN = 64, NB = IN / 32 };
+    uint8_t blocks[E * R * NB * 16], scales[E * R * NB];
+    const uint8_t sb[E * R * NB] = { 1, 2, 3, 4, 0, 127, 253, 100 };
+    const hlx_test_st_t ts[2] = { { "w_blocks", "U8", 4, { E, R, NB, 16 }, blocks, sizeof(blocks) },
+                                  { "w_scales", "U8", 3, { E, R, NB }, scales, sizeof(scales) } };
+    hlx_ckpt_view_t v = { "x.weight", "w_blocks", E, IN, R, 1, 0, R, 1, 0, 1 };
+    const int64_t shape[2] = { R, IN };
+    float val[R * IN], code[R * IN], zero[R * IN], scale[R * IN], tc[IN * R], ts_[IN * R];
+    const hlx_ckpt_tensor_t *t;
+    char err[512], dir[512];
+    hlx_ckpt_t *ck;
+    uint32_t x = 7;
+    int64_t group;
+    int i, k, bits;
+
+    (void)state;
+    for (i = 0; i < (int)sizeof(blocks); i++) { /* every code on both nibbles */
+        x = x * 1103515245u + 12345u;
+        blocks[i] = (uint8_t)(i < 8 ? (uint32_t)(2 * i) | (uint32_t)(2 * i + 1) << 4 : x >> 16);
+    }
+    memcpy(scales, sb, sizeof(scales));
+    snprintf(dir, sizeof(dir), "%s/views_mx", g_tmp);
+    hlx_test_write_st(dir, ts, 2);
+    assert_int_equal(hlx_ckpt_open(dir, &ck, err, sizeof(err)), HLX_OK);
+    if (hlx_ckpt_set_views(ck, &v, 1) != HLX_OK)
+        fail_msg("%s", hlx_ckpt_error(ck));
+    assert_int_equal(hlx_ckpt_packed_count(ck), 1);
+    assert_int_equal(hlx_ckpt_get(ck, "x.weight", 2, shape, &t), HLX_OK);
+    assert_int_equal(hlx_ckpt_packed_groups(ck, t, &bits, &group), 1);
+    assert_true(bits == 8 && group == 32);
+    assert_int_equal(hlx_ckpt_read_block(ck, t, 0, R, 0, IN, 0, val, HLX_DTYPE_F32, IN), HLX_OK);
+    assert_int_equal(hlx_ckpt_read_block(ck, t, 0, R, 0, IN, 0, code, HLX_CKPT_QCODE, IN), HLX_OK);
+    assert_int_equal(hlx_ckpt_read_block(ck, t, 0, R, 0, IN, 0, zero, HLX_CKPT_QZERO, IN), HLX_OK);
+    assert_int_equal(hlx_ckpt_read_block(ck, t, 0, R, 0, IN, 0, scale, HLX_CKPT_QSCALE, IN),
+                     HLX_OK);
+    /* the runtime's reads: [in][out], from input 5 on */
+    assert_int_equal(hlx_ckpt_read_block(ck, t, 0, R, 5, IN - 5, 1, tc, HLX_CKPT_QCODE, R), HLX_OK);
+    assert_int_equal(hlx_ckpt_read_block(ck, t, 0, R, 5, IN - 5, 1, ts_, HLX_CKPT_QSCALE, R),
+                     HLX_OK);
+    for (i = 0; i < R; i++)
+        for (k = 0; k < IN; k++) {
+            const float c = code[i * IN + k], s = scale[i * IN + k];
+            assert_true(c >= 0 && c <= 24 && c == floorf(c) && zero[i * IN + k] == 12);
+            assert_true(s == ldexpf(1.0f, sb[(R + i) * NB + k / 32] - 128));
+            if ((c - 12) * s != val[i * IN + k])
+                fail_msg("row %d, input %d: (%g - 12) x %g is not %g", i, k, c, s,
+                         val[i * IN + k]);
+            if (k >= 5 && (tc[(k - 5) * R + i] != c || ts_[(k - 5) * R + i] != s))
+                fail_msg("row %d, input %d: the transposed read differs", i, k);
+        }
+    scales[(R + 1) * NB + 1] = 255; /* expert 1, row 1, block 1 */
+    hlx_ckpt_close(ck);
+    hlx_test_write_st(dir, ts, 2);
+    assert_int_equal(hlx_ckpt_open(dir, &ck, err, sizeof(err)), HLX_OK);
+    if (hlx_ckpt_set_views(ck, &v, 1) != HLX_OK)
+        fail_msg("%s", hlx_ckpt_error(ck));
+    assert_int_equal(hlx_ckpt_get(ck, "x.weight", 2, shape, &t), HLX_OK);
+    assert_int_equal(hlx_ckpt_read_block(ck, t, 0, R, 0, 32, 0, scale, HLX_CKPT_QSCALE, IN),
+                     HLX_OK); /* block 0 of both rows: finite */
+    assert_int_equal(hlx_ckpt_read_block(ck, t, 0, R, 0, IN, 0, scale, HLX_CKPT_QSCALE, IN),
+                     HLX_ERR_MISMATCH);
+    assert_non_null(strstr(hlx_ckpt_error(ck), "tensor w_scales: scale byte 255 (E8M0's NaN) "
+                                               "at [1, 1, 1]"));
+    hlx_ckpt_close(ck);
+}
+
 /* The packed integer layouts against values worked out by hand from each format's
  * definition (docs/model.md "Integer weights"), not from the test's own quantizer. */
 static void test_packed_known(void **state)
@@ -1759,6 +1833,7 @@ int main(int argc, char **argv)
         cmocka_unit_test(test_packed_known),
         cmocka_unit_test(test_views),
         cmocka_unit_test(test_views_step),
+        cmocka_unit_test(test_views_mx_parts),
         cmocka_unit_test(test_dense_roundtrip),
         cmocka_unit_test(test_dense_hf_layout),
         cmocka_unit_test(test_slice_bytes),

@@ -1001,7 +1001,8 @@ mxfp4)
     # gpt-oss's released form (docs/model.md, GptOssForCausalLM): experts as MXFP4 blocks
     # and scales, quantized by mxfp4_experts.py (written from the OCP definition), decode to
     # the same hidden state as the bf16 copy it dequantizes from the same codes, with
-    # --check passing, on 1 rank and on 2 and 4 (EP 2, TPF 2; KVP 2 x TPA 2 with EP 4), and
+    # --check passing, on 1 rank and on 2 and 4 (EP 2, TPF 2; KVP 2 x TPA 2 with EP 4; TPF
+    # 4), also kept as 8-bit codes (HELIX_W_PACKED=on, docs/kernels.md), and
     # to the tokens of hf_forward.py reading the MXFP4 tensors itself; NaN scales named (of
     # down, and of gate and up through the clamped SwiGLU); a missing scales
     # tensor, blocks of another shape and MXFP4 blocks without the quantization_config
@@ -1012,20 +1013,34 @@ mxfp4)
     grep -q '"quant_method": "mxfp4"' "$dir/mx/config.json" || { echo "FAIL: no config"; exit 1; }
     "$helix" model info "$dir/mx" >"$dir/info" 2>&1 && grep -q "routed experts MXFP4" "$dir/info" ||
         { echo "FAIL: model info does not say MXFP4"; cat "$dir/info"; fail=1; }
-    for run in "1 1 1 1" "2 2 1 1" "2 2 1 2" "4 2 2 4"; do
+    # (mx.on: the MXFP4 experts kept as 8-bit codes, HELIX_W_PACKED=on; 4 x 1 with TPF 4
+    # splits down_proj's 64 inputs into 16 a rank, half a scale block: kofs 16)
+    for run in "1 1 1 1" "2 2 1 1" "2 2 1 2" "4 2 2 4" "4 1 4 1"; do
         set -- $run
-        for d in mx mx.ref; do
-            "$helixrun" --no-prefix -n "$1" --timeout 100 -- "$helix" decode --model "$dir/$d" \
-                --kvp "$2" --tpa "$3" --ep "$4" --batch 2 --context 40 --steps 5 --check \
-                --json >"$dir/out.$d" 2>"$dir/err.$d" ||
+        for d in mx mx.ref mx.on; do
+            HELIX_W_PACKED=$([ $d = mx.on ] && echo on || echo off) \
+            "$helixrun" --no-prefix -n "$1" --timeout 100 -- "$helix" decode \
+                --model "$dir/${d%.on}" --kvp "$2" --tpa "$3" --ep "$4" --batch 2 --context 40 \
+                --steps 5 --check --json >"$dir/out.$d" 2>"$dir/err.$d" ||
                 { echo "FAIL: $d on $1 rank(s)"; cat "$dir/err.$d"; fail=1; }
         done
         a=$(json_field "$dir/out.mx" "d['hidden_hash'], d['passed'], d['tokens']")
         b=$(json_field "$dir/out.mx.ref" "d['hidden_hash'], d['passed'], d['tokens']")
+        c=$(json_field "$dir/out.mx.on" "d['hidden_hash'], d['passed'], d['tokens']")
         echo "kvp $2 x tpa $3, ep $4: MXFP4 $a; its bf16 copy $b"
         [ -n "$a" ] && [ "$a" = "$b" ] && [ "$(json_field "$dir/out.mx" "d['passed']")" = True ] ||
             { echo "FAIL: MXFP4 and its bf16 copy differ"; fail=1; }
+        [ "$c" = "$b" ] || { echo "FAIL: MXFP4 kept as 8-bit codes: $c"; fail=1; }
+        # every expert matrix of the rank packed (2 layers x 8 / EP experts x gate_up and
+        # down), in fewer bytes than the bf16 copy's
+        p=$(json_field "$dir/out.mx.on" "d['w_layout'], d['w_packed'], d['w_proj_bytes_rank'] < $(json_field "$dir/out.mx.ref" "d['w_proj_bytes_rank']")")
+        echo "  kept as 8-bit codes: $c; w_layout, w_packed, fewer bytes: $p"
+        [ "$p" = "packed $((2 * 8 / $4 * 2)) True" ] ||
+            { echo "FAIL: MXFP4 not kept packed on every rank: $p"; fail=1; }
     done
+    HELIX_W_PACKED=on "$helix" model info "$dir/mx" >"$dir/info" 2>&1 &&
+        grep -q "kept on the CPU as 8-bit codes with a scale per 32" "$dir/info" ||
+        { echo "FAIL: model info does not say the MXFP4 experts are kept as codes"; cat "$dir/info"; fail=1; }
     # against the independent forward (which decodes the blocks itself), from a prompt
     echo "5 17 300 42" >"$dir/prompt"
     "$helix" decode --model "$dir/mx" --prompt-ids "$dir/prompt" --context 0 --batch 1 \
@@ -1083,6 +1098,12 @@ dt, sh, raw = t[n]; t[n] = (dt, sh, bytes([int(sys.argv[4])]) * len(raw)); save(
     [ $rc -eq 2 ] && grep -qF "down_proj_scales (U8 [8, 256, 2], model.safetensors): 4096 non-finite values, the first nan (bits 0xff) at [0, 0, 0]" "$dir/scan" ||
         { echo "FAIL: the NaN scale not named by --scan"; fail=1; }
     named_by_decode nan "NaN scales" "1.mlp.experts.down_proj"
+    # kept as 8-bit codes, a NaN scale is refused as the codes are made, naming where
+    HELIX_W_PACKED=on "$helix" decode --model "$dir/nan" --steps 3 >/dev/null 2>"$dir/err"
+    rc=$?
+    echo "decode, kept as codes (NaN scales): exit $rc: $(tail -1 "$dir/err")"
+    [ $rc -eq 2 ] && grep -qF "tensor model.layers.1.mlp.experts.down_proj_scales: scale byte 255 (E8M0's NaN) at [0, 0, 0]; replace it" "$dir/err" ||
+        { echo "FAIL: a NaN scale kept as codes not named"; fail=1; }
     # the same in layer 0's gate and up: their NaN through the clamped SwiGLU stays NaN
     # (torch.clamp keeps it), so the decode names them too, where a clamp to the limit
     # would decode finite tokens from them
