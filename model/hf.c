@@ -2377,9 +2377,9 @@ static hlx_status_t hlx_cfg_gpt_oss(hlx_jdoc_t *doc, hlx_hf_config_t *c)
                                  ? " (absent: GptOssConfig's 128; give the model's value)" : "");
     HLX_TRY(hlx_cfg_num(doc, "swiglu_alpha", HLX_GPT_OSS_ALPHA, 1e-6, 1e6, &m->act_alpha));
     HLX_TRY(hlx_cfg_num(doc, "swiglu_limit", HLX_GPT_OSS_LIMIT, -1e300, 1e6, &m->act_limit));
-    if (!(m->act_limit > 0))
+    if (!(m->act_limit >= 1e-6)) /* the model file's act_limit: [1e-6, 1e6] */
         return hlx_jdoc_fail(doc, "/swiglu_limit", HLX_ERR_PARSE, "%g: the clamp of gate and up "
-                             "must be > 0 (the releases: 7.0)", m->act_limit);
+                             "must be > 0, at least 1e-06 (the releases: 7.0)", m->act_limit);
     m->expert_ffn = m->ffn;
     hlx_hf_gpt_oss_layer(c);
     /* the window: sliding_window (128; null: none) on the layers layer_types calls

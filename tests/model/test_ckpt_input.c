@@ -2573,8 +2573,9 @@ static void test_deepseek_v2(void **state)
  * ..., q, k, v and o biases, sinks, the router's and the experts' biases, swiglu 1.702 and
  * 7; gpt-oss-20b's (24 layers, 32 experts) to its parameter count; experts_per_token for
  * num_experts_per_tok; layer_types of one kind on every layer (no window, or a window on
- * each); rope_scaling null as plain RoPE; refused: a layer_types entry off the alternation, swiglu_limit 0 or below, the two top-k keys disagreeing, a
- * top-k over the experts; attention_bias false: no biases on q, k, v or o. */
+ * each); rope_scaling null as plain RoPE; refused: a layer_types entry off the alternation,
+ * swiglu_limit 0 or below (or under 1e-6), the two top-k keys disagreeing, a top-k over the
+ * experts; attention_bias false: no biases on q, k, v or o. */
 static void test_gpt_oss_config(void **state)
 {
     char path[512];
@@ -2637,6 +2638,9 @@ static void test_gpt_oss_config(void **state)
                "swiglu_limit: 0: the clamp of gate and up must be > 0", json_real(7.0));
     expect_key("oss", "swiglu_limit", json_real(-1.0), HLX_ERR_PARSE,
                "swiglu_limit: -1: the clamp", json_real(7.0));
+    expect_key("oss", "swiglu_limit", json_real(5e-324), HLX_ERR_PARSE,
+               "swiglu_limit: 4.94066e-324: the clamp of gate and up must be > 0, at least 1e-06",
+               json_real(7.0));
     set_key("oss", "swiglu_alpha", json_real(1.5));
     expect_config("oss", HLX_OK, NULL);
     assert_true(g_cfg.m.act_alpha == 1.5);
