@@ -389,12 +389,49 @@ out:
     return st;
 }
 
+/* The shards an index already in dir names (its weight_map's values: plain file names
+ * ending in .safetensors) that the plan p does not write, as a JSON array (NULL: none, or no
+ * readable index), to be removed once p's files are in place: a checkpoint written again
+ * with fewer shards leaves none of its old ones behind. Files the old index does not name
+ * are never touched. */
+static json_t *hlx_w_old_shards(const char *dir, const hlx_w_plan_t *p, int nshards)
+{
+    json_t *idx, *wm, *v, *old = NULL;
+    const char *key, *name;
+    char path[1200];
+    size_t len, i;
+    int s;
+
+    snprintf(path, sizeof(path), "%s/model.safetensors.index.json", dir);
+    if ((idx = json_load_file(path, 0, NULL)) == NULL)
+        return NULL;
+    wm = json_object_get(idx, "weight_map");
+    json_object_foreach(wm, key, v) {
+        if ((name = json_string_value(v)) == NULL || strchr(name, '/') || name[0] == '.' ||
+            (len = strlen(name)) <= 12 || strcmp(name + len - 12, ".safetensors") != 0)
+            continue;
+        for (s = 0; s < nshards && strcmp(p->shards[s].fname, name) != 0; s++)
+            ;
+        for (i = 0; old != NULL && i < json_array_size(old) &&
+                    strcmp(json_string_value(json_array_get(old, i)), name) != 0; i++)
+            ;
+        if (s < nshards || (old != NULL && i < json_array_size(old)))
+            continue;
+        if ((old == NULL && (old = json_array()) == NULL) ||
+            json_array_append_new(old, json_string(name)) != 0)
+            break; /* out of memory: those found so far */
+    }
+    json_decref(idx);
+    return old;
+}
+
 hlx_status_t hlx_ckpt_write(const char *dir, const hlx_hf_expect_t *list, size_t n,
                             int nshards, const hlx_hf_config_t *cfg, hlx_ckpt_fill_fn fill,
                             void *ctx, char *err, size_t errlen)
 {
     hlx_w_plan_t p;
     hlx_wfile_t *w = NULL;
+    json_t *old = NULL; /* the previous index's shards this write leaves out */
     struct stat sb;
     char path[1200];
     hlx_status_t st;
@@ -433,7 +470,8 @@ hlx_status_t hlx_ckpt_write(const char *dir, const hlx_hf_expect_t *list, size_t
         (st = hlx_w_open(&w[nw], dir, "config.json", err, errlen)) == HLX_OK)
         st = hlx_wfile_put(&w[nw++], p.config, strlen(p.config), err, errlen);
     /* shards, the index, then the other layout's entry point removed (it would shadow or
-     * contradict this one), config.json last */
+     * contradict this one), config.json last; then the previous index's other shards */
+    old = st == HLX_OK ? hlx_w_old_shards(dir, &p, nshards) : NULL;
     for (s = 0; st == HLX_OK && s < nw - (p.config != NULL); s++)
         st = hlx_wfile_commit(&w[s], err, errlen);
     if (st == HLX_OK) {
@@ -445,6 +483,14 @@ hlx_status_t hlx_ckpt_write(const char *dir, const hlx_hf_expect_t *list, size_t
     }
     if (st == HLX_OK && p.config != NULL)
         st = hlx_wfile_commit(&w[nw - 1], err, errlen);
+    for (s = 0; st == HLX_OK && s < (int)json_array_size(old); s++) {
+        snprintf(path, sizeof(path), "%s/%s", dir, json_string_value(json_array_get(old, s)));
+        if (unlink(path) != 0 && errno != ENOENT)
+            st = hlx_errbuf(err, errlen, hlx_wfile_errno_status(errno), "%s: cannot remove "
+                            "the previous checkpoint's shard (the new one is in place): %s",
+                            path, strerror(errno));
+    }
+    json_decref(old);
     for (s = 0; s < nw; s++)
         hlx_wfile_abort(&w[s]); /* nothing left to do for a committed file */
 out:

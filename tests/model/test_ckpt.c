@@ -170,10 +170,23 @@ static void test_dense_roundtrip(void **state)
     check_dense("dense_f32", 1, HLX_DTYPE_F32);
     synth("dense_one", "--family dense --dtype f32 --layers 1 --shards 1");
     check_dense("dense_one", 1, HLX_DTYPE_F32);
-    /* rewritten in place with another layout: the stale index must not win */
+    /* rewritten in place with fewer shards: the old index's other shards removed, a file
+     * it does not name kept */
+    assert_int_equal(sh("touch %s/dense_f32/notes.safetensors && %s model synth --family dense "
+                        "--dtype f32 --layers 3 --out %s/dense_f32 --shards 2 >/dev/null",
+                        g_tmp, helix, g_tmp), 0);
+    check_dense("dense_f32", 1, HLX_DTYPE_F32);
+    assert_int_equal(sh("test -f %s/dense_f32/model-00002-of-00002.safetensors && "
+                        "test -f %s/dense_f32/notes.safetensors && "
+                        "! ls %s/dense_f32/*-of-00003.safetensors 2>/dev/null", g_tmp, g_tmp,
+                        g_tmp), 0);
+    /* rewritten in place with another layout: the stale index must not win, nor its
+     * shards stay */
     assert_int_equal(sh("%s model synth --family dense --out %s/dense_f32 --shards 1 "
                         ">/dev/null", helix, g_tmp), 0);
     check_dense("dense_f32", 1, HLX_DTYPE_BF16);
+    assert_int_equal(sh("test ! -e %s/dense_f32/model.safetensors.index.json && "
+                        "! ls %s/dense_f32/model-0* 2>/dev/null", g_tmp, g_tmp), 0);
     /* another model's shapes: MQA, odd sizes, its RoPE base and epsilon */
     {
         char path[512];
