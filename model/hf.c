@@ -3665,8 +3665,10 @@ hlx_status_t hlx_hf_expect(const hlx_hf_config_t *c, hlx_hf_expect_t **list_p, s
     if (per * (int64_t)(m->layers > 0 ? m->layers : 0) + 8 > HLX_HF_MAX_TENSORS)
         return hlx_errbuf(err, errlen, HLX_ERR_INVALID, "config.json: %d layers of %d experts "
                           "describe up to %lld tensors, more than the %d a checkpoint is read "
-                          "with", m->layers, m->experts,
-                          (long long)(per * m->layers + 8), HLX_HF_MAX_TENSORS);
+                          "with (each expert's projections, biases and scales count one each, "
+                          "as the runtime reads them, also where the files fuse the experts); "
+                          "check num_hidden_layers and the expert count", m->layers,
+                          m->experts, (long long)(per * m->layers + 8), HLX_HF_MAX_TENSORS);
 
     /* the embedding's rows in the LM head's vocabulary slices (a tied head reads the same) */
     HLX_ADD(hlx_elist_add(&l, dt, HLX_HFC_EMBED, HLX_HFS_N, V, H, "%s",
