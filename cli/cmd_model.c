@@ -250,22 +250,27 @@ static int hlx_model_w_packed(void)
 }
 
 /* Whether decode on the CPU keeps c's packed linear layers packed (4 or 8 bits; MXFP4
- * experts as 8-bit codes); else they are dequantized at load. */
+ * experts as 8-bit codes); else they are dequantized at load. As the engine decides
+ * (hlx_engine_wq_can): only where the weights are read as bf16 (fp8 ones are), not f32. */
 static int hlx_model_int_held(const hlx_hf_config_t *c)
 {
-    return hlx_model_w_packed() == 1 &&
+    const hlx_dtype_t w = c->m.weight_dtype == HLX_DTYPE_FP8 ? HLX_DTYPE_BF16 : c->m.weight_dtype;
+
+    return hlx_model_w_packed() == 1 && w == HLX_DTYPE_BF16 &&
            (c->mxfp4 || c->packing.bits == 4 || c->packing.bits == 8);
 }
 
 /* How decode holds MXFP4 experts, for model info's line. */
 static void hlx_model_mx_how(const hlx_hf_config_t *c, char *buf, size_t len)
 {
-    if (hlx_model_w_packed() == 1)
+    if (hlx_model_int_held(c))
         snprintf(buf, len, "kept on the CPU as 8-bit codes with a scale per 32, 1.25 bytes a "
                  "weight; decoded to %s at load on CUDA; exact either way", c->torch_dtype);
     else
         snprintf(buf, len, "decoded to %s at load, exactly: %s", c->torch_dtype,
-                 hlx_kernels_w_packed() == 0
+                 hlx_model_w_packed() == 1
+                     ? "the packed GEMMs take bf16 weights"
+                 : hlx_kernels_w_packed() == 0
                      ? "HELIX_W_PACKED=off"
                      : "this CPU's kernels multiply bf16 faster than packed weights "
                        "(HELIX_W_PACKED=on keeps them as 8-bit codes, in less memory, slower)");
@@ -276,8 +281,10 @@ static const char *hlx_model_int_how(const hlx_hf_config_t *c)
 {
     if (c->packing.bits != 4 && c->packing.bits != 8)
         return "dequantized at load: the packed GEMMs take 4 and 8 bits";
-    if (hlx_model_w_packed() == 1)
+    if (hlx_model_int_held(c))
         return "kept packed on the CPU, dequantized at load on CUDA";
+    if (hlx_model_w_packed() == 1)
+        return "dequantized at load: the packed GEMMs take bf16 weights, not f32";
     return hlx_kernels_w_packed() == 0
                ? "dequantized at load: HELIX_W_PACKED=off"
                : "dequantized at load: this CPU's kernels multiply bf16 faster than packed "

@@ -157,10 +157,13 @@ hlx_status_t hlx_ckpt_set_packed(hlx_ckpt_t *ck, const hlx_ckpt_packing_t *pk,
  * g_idx, or one that says just that, as GPTQ's desc_act false writes it), with *bits_p and
  * *group_p (the input columns per group; the whole row for one group); 2 when its g_idx
  * puts the columns in other groups (act order: HLX_CKPT_QGROUP reads each one's); 0
- * otherwise (not packed, or of another width: dequantized at load instead). */
+ * otherwise (not packed, or of another width: dequantized at load instead). An MXFP4 view
+ * (gpt-oss's experts) is 1 with 8 bits in groups of 32: its parts are the codes 2e + 12 of
+ * its E2M1 values e, zero point 12 and scale 2^(s - 128) of its block's E8M0 byte s. */
 int hlx_ckpt_packed_groups(const hlx_ckpt_t *ck, const hlx_ckpt_tensor_t *t, int *bits_p,
                            int64_t *group_p);
-/* How many packed weights hlx_ckpt_set_packed made. */
+/* How many packed weights hlx_ckpt_set_packed made, and MXFP4 views
+ * hlx_ckpt_set_views made (both read as packed parts). */
 size_t hlx_ckpt_packed_count(const hlx_ckpt_t *ck);
 
 /* One view of hlx_ckpt_set_views: expert index's columns c0, c0 + step, ..., out of them
@@ -242,8 +245,10 @@ hlx_status_t hlx_ckpt_read_slice(hlx_ckpt_t *ck, const hlx_ckpt_tensor_t *t, int
  * element's code (the field as stored, 0 .. 2^bits - 1), the zero point of its group and
  * its scale, so that the value read plainly is (code - zero) x scale (GPTQ's zero stored
  * minus one has the one added; compressed-tensors' offset 2^(bits - 1) is in the zero).
- * A tensor that is not packed: HLX_ERR_UNSUPPORTED. The packed-weight GEMMs keep the codes
- * (docs/kernels.md "Packed integer weights"). */
+ * A tensor that is not packed: HLX_ERR_UNSUPPORTED; an MXFP4 view's parts are those
+ * hlx_ckpt_packed_groups describes (a scale byte of 255, E8M0's NaN, refused naming its
+ * index). The packed-weight GEMMs keep the codes (docs/kernels.md "Packed integer
+ * weights"). */
 #define HLX_CKPT_QCODE  ((hlx_dtype_t)64)
 #define HLX_CKPT_QZERO  ((hlx_dtype_t)65)
 #define HLX_CKPT_QSCALE ((hlx_dtype_t)66)
