@@ -525,6 +525,22 @@ int)
     # them so only where the variant multiplies them in registers: checked below)
     export HELIX_W_PACKED=on
     hash() { json_field "$1" "d['hidden_hash']"; }
+    # q_bg NAME SRC ARGS...: quantize_int.py SRC ARGS into $dir/NAME in the background, two
+    # at a time (the test runs alone: both cores are its own; each takes seconds);
+    # q_get NAME: waits for it, its output shown when it failed; its exit status
+    declare -A q_pid
+    q_bg() {
+        local name=$1 src=$2
+        shift 2
+        while [ "$(jobs -rp | grep -cvx "$HLX_JSON_PID")" -ge 2 ]; do wait -n; done
+        { python3 "$quant" "$src" "$dir/$name" "$@" >"$dir/$name.qlog" 2>&1
+          echo $? >"$dir/$name.qrc"; } &
+        q_pid[$name]=$!
+    }
+    q_get() {
+        [ -n "${q_pid[$1]-}" ] && wait "${q_pid[$1]}" 2>/dev/null
+        [ "$(cat "$dir/$1.qrc" 2>/dev/null)" = 0 ] || { cat "$dir/$1.qlog"; return 1; }
+    }
     # same NAME OUT OUT.ref: the two runs' hidden hashes equal, both checks passed
     same() {
         local a b
@@ -561,23 +577,36 @@ PY
     for fam in dense phi3 internlm2 qwen3-moe mixtral moe-mla; do
         "$helix" model synth --family $fam --seed 6 --out "$dir/b-$fam" >/dev/null || exit 1
     done
-    for form in "dense gptq --bits 4 --group 32 --act-order" \
-        "dense gptq_v2 --bits 8 --group -1 --sym" "dense awq --group 64" "dense awq --group -1" \
-        "dense ct --bits 4 --group 64 --sym" "dense ct --bits 8 --group 128 --act-order" \
-        "dense ct --bits 4 --group -1 --scale-dtype F32" \
-        "dense gptq --group 64 --no-gidx --scale-dtype BF16 --skip down_proj" \
-        "phi3 gptq --group 64" "internlm2 awq --group 32" "qwen3-moe ct --group 32" \
-        "mixtral gptq --bits 8 --group 64 --act-order" "moe-mla gptq --group 32" \
-        "qwen3-moe gptq --group 32 --act-order --skip experts.1." \
-        "moe-mla gptq --group 32 --act-order --skip shared_experts.down" \
-        "dense int8 --group -1" \
-        "dense int8 --group 0 --a8 static --scale-dtype F32" "mixtral int8 --group -1" \
-        "dense gptq --bits 3 --group 32" "dense gptq --bits 2 --group 64 --act-order" \
-        "dense gptq_v2 --bits 3 --group -1 --sym" "dense gptq_v2 --bits 2 --group 128 --no-gidx"; do
+    forms=("dense gptq --bits 4 --group 32 --act-order"
+        "dense gptq_v2 --bits 8 --group -1 --sym" "dense awq --group 64" "dense awq --group -1"
+        "dense ct --bits 4 --group 64 --sym" "dense ct --bits 8 --group 128 --act-order"
+        "dense ct --bits 4 --group -1 --scale-dtype F32"
+        "dense gptq --group 64 --no-gidx --scale-dtype BF16 --skip down_proj"
+        "phi3 gptq --group 64" "internlm2 awq --group 32" "qwen3-moe ct --group 32"
+        "mixtral gptq --bits 8 --group 64 --act-order" "moe-mla gptq --group 32"
+        "qwen3-moe gptq --group 32 --act-order --skip experts.1."
+        "moe-mla gptq --group 32 --act-order --skip shared_experts.down"
+        "dense int8 --group -1"
+        "dense int8 --group 0 --a8 static --scale-dtype F32" "mixtral int8 --group -1"
+        "dense gptq --bits 3 --group 32" "dense gptq --bits 2 --group 64 --act-order"
+        "dense gptq_v2 --bits 3 --group -1 --sym" "dense gptq_v2 --bits 2 --group 128 --no-gidx")
+    # q_form FORM: its quantization started in the background, as $dir/NAME (the form's
+    # letters and digits)
+    q_form() {
+        local name
+        name=$(echo "$1" | tr -c 'a-z0-9\n' '_')
+        set -- $1
+        q_bg "$name" "$dir/b-$1" --format "$2" "${@:3}"
+    }
+    q_form "${forms[0]}"
+    for i in "${!forms[@]}"; do
+        form=${forms[$i]}
+        # the next form quantized while this one decodes
+        [ $((i + 1)) -lt ${#forms[@]} ] && q_form "${forms[$((i + 1))]}"
         set -- $form
         fam=$1 fmt=$2 name=$(echo "$form" | tr -c 'a-z0-9\n' '_')
         shift 2
-        python3 "$quant" "$dir/b-$fam" "$dir/$name" --format $fmt "$@" || exit 1
+        q_get "$name" || exit 1
         decode1 "$dir/$name" "$dir/out.a"
         decode1 "$dir/$name.ref" "$dir/out.b"
         same "$fam, $fmt $*" "$dir/out.a" "$dir/out.b"
@@ -645,11 +674,18 @@ PY
     # over KVP 2 x TPA 2, GPTQ's experts in act order over TPA 2 (each rank its columns of
     # each expert, its down projection's rows keeping every group); on each rank the
     # memory check counts what it holds
-    python3 "$quant" "$dir/b-dense" "$dir/awq" --format awq --group 64 || exit 1
-    python3 "$quant" "$dir/b-dense" "$dir/gao" --format gptq --group 16 --act-order || exit 1
-    python3 "$quant" "$dir/b-qwen3-moe" "$dir/ctm" --format ct --bits 8 --group 32 || exit 1
-    python3 "$quant" "$dir/b-qwen3-moe" "$dir/mao" --format gptq --group 16 --act-order ||
-        exit 1
+    q_bg awq "$dir/b-dense" --format awq --group 64
+    q_bg gao "$dir/b-dense" --format gptq --group 16 --act-order
+    q_bg ctm "$dir/b-qwen3-moe" --format ct --bits 8 --group 32
+    q_bg mao "$dir/b-qwen3-moe" --format gptq --group 16 --act-order
+    # and those the sections after this one read
+    q_bg sgptq "$dir/b-dense" --format gptq --group 32 --act-order
+    q_bg gptqao "$dir/b-dense" --format gptq --group 64 --act-order
+    q_bg ctao "$dir/b-dense" --format ct --group 64 --act-order
+    q_bg gptq "$dir/b-dense" --format gptq --group 64
+    q_bg i8 "$dir/b-dense" --format int8 --group -1
+    q_bg g3 "$dir/b-dense" --format gptq --bits 3 --group 32
+    for q in awq gao ctm mao; do q_get $q || exit 1; done
     for l in "awq 2 1 2" "gao 2 1 2" "ctm 4 2 2" "mao 2 1 2"; do
         set -- $l
         for m in "$1" "$1.ref"; do
@@ -664,7 +700,7 @@ PY
     # older exports: AutoGPTQ's quantize_config.json (no quant_method: its keys say GPTQ)
     # and AutoAWQ's quant_config.json (w_bit, q_group_size, version GEMM) beside a
     # config.json without quantization_config decode as the same checkpoint with it
-    python3 "$quant" "$dir/b-dense" "$dir/sgptq" --format gptq --group 32 --act-order || exit 1
+    q_get sgptq || exit 1
     cp -r "$dir/awq" "$dir/sawq"
     python3 - "$dir/sgptq" "$dir/sawq" <<'PY' || exit 1
 import json, sys
@@ -750,8 +786,7 @@ PY
     # how decode holds them: dequantized with HELIX_W_PACKED=0, packed in act order
     for how in "HELIX_W_PACKED=off awq dequantized False" "HELIX_W_PACKED=on gptqao packed True"; do
         set -- $how
-        [ -d "$dir/gptqao" ] || python3 "$quant" "$dir/b-dense" "$dir/gptqao" --format gptq \
-            --group 64 --act-order || exit 1
+        q_get gptqao || exit 1
         env $1 "$helix" model info --json "$dir/$2" >"$dir/info" 2>&1 ||
             { cat "$dir/info"; fail=1; }
         q=$(python3 -c "import json,sys; d=json.load(open(sys.argv[1])); print(d['quantization']['weights']['cpu'], 'cpu_bytes_per_rank' in d)" "$dir/info")
@@ -773,16 +808,7 @@ PY
         ctnogidx) src=ctao ;;
         *) src=gptq ;;
         esac
-        [ -d "$dir/gptqao" ] || python3 "$quant" "$dir/b-dense" "$dir/gptqao" --format gptq \
-            --group 64 --act-order || exit 1
-        [ -d "$dir/ctao" ] || python3 "$quant" "$dir/b-dense" "$dir/ctao" --format ct \
-            --group 64 --act-order || exit 1
-        [ -d "$dir/gptq" ] ||
-            python3 "$quant" "$dir/b-dense" "$dir/gptq" --format gptq --group 64 || exit 1
-        [ -d "$dir/i8" ] ||
-            python3 "$quant" "$dir/b-dense" "$dir/i8" --format int8 --group -1 || exit 1
-        [ -d "$dir/g3" ] || python3 "$quant" "$dir/b-dense" "$dir/g3" --format gptq --bits 3 \
-            --group 32 || exit 1
+        q_get "$src" || exit 1
         rm -rf "$dir/$bad"
         cp -r "$dir/$src" "$dir/$bad"
         python3 - "$dir/$bad" $bad <<'PY'
