@@ -19,6 +19,7 @@ import json
 import os
 import struct
 import sys
+from array import array
 
 
 def e4m3(b):
@@ -32,12 +33,19 @@ def e4m3(b):
     return s * (1 + m / 8.0) * 2.0 ** (e - 7)
 
 
-def bf16_bits(x):
-    """bf16 bits of x, which must be exact in bf16."""
-    u = struct.unpack('<I', struct.pack('<f', x))[0]
-    if u & 0xffff:
-        raise SystemExit(f'{x!r} is not exact in bf16')
-    return u >> 16
+E4M3 = [e4m3(b) for b in range(256)]
+
+
+def bf16_row(vals):
+    """bf16 bits of the floats vals (an array('H')), each of which must be exact in bf16:
+    rounded to f32 as stored into an array('f') (struct.pack('<f')'s rounding), their low
+    halves checked to be zero; one that rounds past f32's range refused, as struct.pack
+    refuses it."""
+    u = array('I', array('f', vals).tobytes())
+    for x, b in zip(vals, u):
+        if b & 0xffff or (b & 0x7fffffff == 0x7f800000 and abs(x) != float('inf')):
+            raise SystemExit(f'{x!r} is not exact in bf16')
+    return array('H', (b >> 16 for b in u))
 
 
 def decode_scales(dt, raw, name):
@@ -100,12 +108,11 @@ def main():
                 assert sshape == [-(-rows // br), -(-cols // bc)], name
         scales = decode_scales(sdt, sraw, name)
         sc = -(-cols // bc)
-        vals = bytearray()
+        vals = array('H')
         for r in range(rows):
-            for c in range(cols):
-                s = scales[(r // br) * sc + c // bc]
-                vals += struct.pack('<H', bf16_bits(e4m3(raw[r * cols + c]) * s))
-        out[name] = ('BF16', shape, bytes(vals))
+            srow = scales[(r // br) * sc:(r // br + 1) * sc]
+            vals.extend(bf16_row([E4M3[raw[r * cols + c]] * srow[c // bc] for c in range(cols)]))
+        out[name] = ('BF16', shape, vals.tobytes())
     hdr, off, blob = {}, 0, bytearray()
     for name in sorted(out):
         dt, shape, raw = out[name]
