@@ -1316,8 +1316,9 @@ static hlx_status_t hlx_view_mx(hlx_ckpt_t *ck, const hlx_ckpt_view_t *v, const 
     if (v->in < HLX_MXFP4_BLOCK || v->in % HLX_MXFP4_BLOCK != 0 || nl < 7 ||
         strcmp(b->name + nl - 7, "_blocks") != 0)
         return hlx_errbuf(hlx_ckpt_terr, sizeof(hlx_ckpt_terr), HLX_ERR_MISMATCH,
-                          "%s: tensor %s: MXFP4 blocks of %lld inputs, a multiple of %d, named "
-                          "X_blocks", file, b->name, (long long)v->in, HLX_MXFP4_BLOCK);
+                          "%s: tensor %s: MXFP4 blocks need an input count that is a multiple "
+                          "of %d (this one: %lld) and a name X_blocks", file, b->name,
+                          HLX_MXFP4_BLOCK, (long long)v->in);
     snprintf(sname, sizeof(sname), "%.*s_scales", (int)(nl - 7), b->name);
     if ((s = hlx_ckpt_find_stored(ck, sname)) == NULL)
         return hlx_errbuf(hlx_ckpt_terr, sizeof(hlx_ckpt_terr), HLX_ERR_NOT_FOUND,

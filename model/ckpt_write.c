@@ -389,40 +389,68 @@ out:
     return st;
 }
 
+/* Most bytes of an old index read for its shard names: the largest real ones (DeepSeek-V3's
+ * 163 shards, about 94,000 names) take a few MB. */
+#define HLX_W_OLD_INDEX_MAX ((off_t)64 << 20)
+
 /* The shards an index already in dir names (its weight_map's values: plain file names
- * ending in .safetensors) that the plan p does not write, as a JSON array (NULL: none, or no
- * readable index), to be removed once p's files are in place: a checkpoint written again
- * with fewer shards leaves none of its old ones behind. Files the old index does not name
- * are never touched. */
+ * ending in .safetensors, each a regular file or a symbolic link there) that the plan p
+ * does not write, as a JSON object used as a set (NULL: none, or no readable index: not a
+ * regular file, larger than HLX_W_OLD_INDEX_MAX, not JSON), to be removed once p's files
+ * are in place: a checkpoint written again with fewer shards leaves none of its old ones
+ * behind. Files the old index does not name are never touched, nor a name whose path
+ * would not fit. */
 static json_t *hlx_w_old_shards(const char *dir, const hlx_w_plan_t *p, int nshards)
 {
     json_t *idx, *wm, *v, *old = NULL;
     const char *key, *name;
     char path[1200];
-    size_t len, i;
-    int s;
+    struct stat sb;
+    size_t len;
+    int s, n;
 
-    snprintf(path, sizeof(path), "%s/model.safetensors.index.json", dir);
-    if ((idx = json_load_file(path, 0, NULL)) == NULL)
+    n = snprintf(path, sizeof(path), "%s/model.safetensors.index.json", dir);
+    if (n < 0 || (size_t)n >= sizeof(path) || stat(path, &sb) != 0 || !S_ISREG(sb.st_mode) ||
+        sb.st_size > HLX_W_OLD_INDEX_MAX || (idx = json_load_file(path, 0, NULL)) == NULL)
         return NULL;
     wm = json_object_get(idx, "weight_map");
     json_object_foreach(wm, key, v) {
         if ((name = json_string_value(v)) == NULL || strchr(name, '/') || name[0] == '.' ||
-            (len = strlen(name)) <= 12 || strcmp(name + len - 12, ".safetensors") != 0)
+            (len = strlen(name)) <= 12 || strcmp(name + len - 12, ".safetensors") != 0 ||
+            (old != NULL && json_object_get(old, name) != NULL))
             continue;
         for (s = 0; s < nshards && strcmp(p->shards[s].fname, name) != 0; s++)
             ;
-        for (i = 0; old != NULL && i < json_array_size(old) &&
-                    strcmp(json_string_value(json_array_get(old, i)), name) != 0; i++)
-            ;
-        if (s < nshards || (old != NULL && i < json_array_size(old)))
+        n = snprintf(path, sizeof(path), "%s/%s", dir, name);
+        if (s < nshards || n < 0 || (size_t)n >= sizeof(path) || lstat(path, &sb) != 0 ||
+            !(S_ISREG(sb.st_mode) || S_ISLNK(sb.st_mode)))
             continue;
-        if ((old == NULL && (old = json_array()) == NULL) ||
-            json_array_append_new(old, json_string(name)) != 0)
+        if ((old == NULL && (old = json_object()) == NULL) ||
+            json_object_set_new(old, name, json_true()) != 0)
             break; /* out of memory: those found so far */
     }
     json_decref(idx);
     return old;
+}
+
+/* Removes dir's files named in old (hlx_w_old_shards), every one tried; the first failure
+ * (the new checkpoint already in place) said in err: HLX_ERR_IO, a run that failed, not a
+ * refusal of input. */
+static hlx_status_t hlx_w_drop_old(const char *dir, json_t *old, char *err, size_t errlen)
+{
+    const char *name;
+    json_t *v;
+    char path[1200];
+    hlx_status_t st = HLX_OK;
+
+    json_object_foreach(old, name, v) {
+        snprintf(path, sizeof(path), "%s/%s", dir, name); /* fits: hlx_w_old_shards */
+        if (unlink(path) != 0 && errno != ENOENT && st == HLX_OK)
+            st = hlx_errbuf(err, errlen, HLX_ERR_IO, "%s: cannot remove the previous "
+                            "checkpoint's shard (the new checkpoint is in place): %s", path,
+                            strerror(errno));
+    }
+    return st;
 }
 
 hlx_status_t hlx_ckpt_write(const char *dir, const hlx_hf_expect_t *list, size_t n,
@@ -483,13 +511,8 @@ hlx_status_t hlx_ckpt_write(const char *dir, const hlx_hf_expect_t *list, size_t
     }
     if (st == HLX_OK && p.config != NULL)
         st = hlx_wfile_commit(&w[nw - 1], err, errlen);
-    for (s = 0; st == HLX_OK && s < (int)json_array_size(old); s++) {
-        snprintf(path, sizeof(path), "%s/%s", dir, json_string_value(json_array_get(old, s)));
-        if (unlink(path) != 0 && errno != ENOENT)
-            st = hlx_errbuf(err, errlen, hlx_wfile_errno_status(errno), "%s: cannot remove "
-                            "the previous checkpoint's shard (the new one is in place): %s",
-                            path, strerror(errno));
-    }
+    if (st == HLX_OK && old != NULL)
+        st = hlx_w_drop_old(dir, old, err, errlen);
     json_decref(old);
     for (s = 0; s < nw; s++)
         hlx_wfile_abort(&w[s]); /* nothing left to do for a committed file */

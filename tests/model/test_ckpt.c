@@ -180,6 +180,20 @@ static void test_dense_roundtrip(void **state)
                         "test -f %s/dense_f32/notes.safetensors && "
                         "! ls %s/dense_f32/*-of-00003.safetensors 2>/dev/null", g_tmp, g_tmp,
                         g_tmp), 0);
+    /* what the old index names but is no file (a folder), and an old index that is a
+     * named pipe (not read: no wait), are left alone; the write succeeds */
+    assert_int_equal(sh("D=%s/dense_f32 && mkdir $D/d.safetensors && python3 -c \"import json, "
+                        "sys; p = sys.argv[1] + '/model.safetensors.index.json'; "
+                        "i = json.load(open(p)); i['weight_map']['x'] = 'd.safetensors'; "
+                        "json.dump(i, open(p, 'w'))\" $D && %s model synth --family dense "
+                        "--dtype f32 --layers 3 --out $D --shards 3 >/dev/null && "
+                        "test -d $D/d.safetensors", g_tmp, helix), 0);
+    assert_int_equal(sh("D=%s/dense_f32 && rm $D/model.safetensors.index.json && "
+                        "mkfifo $D/model.safetensors.index.json && timeout 60 %s model synth "
+                        "--family dense --dtype f32 --layers 3 --out $D --shards 3 >/dev/null && "
+                        "test -f $D/model.safetensors.index.json && rmdir $D/d.safetensors",
+                        g_tmp, helix), 0);
+    check_dense("dense_f32", 1, HLX_DTYPE_F32);
     /* rewritten in place with another layout: the stale index must not win, nor its
      * shards stay */
     assert_int_equal(sh("%s model synth --family dense --out %s/dense_f32 --shards 1 "
