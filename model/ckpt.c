@@ -294,6 +294,7 @@ out_root:
 
 typedef struct hlx_ckpt_file {
     char          *name;   /* base name */
+    char          *shown;  /* dir/name: what messages call it */
     const uint8_t *map;
     uint64_t       size;
     hlx_st_file_t  st;
@@ -397,6 +398,11 @@ const char *hlx_ckpt_file_name(const hlx_ckpt_t *ck, int file)
     return file >= 0 && file < ck->nfiles ? ck->files[file].name : "?";
 }
 
+const char *hlx_ckpt_file_path(const hlx_ckpt_t *ck, int file)
+{
+    return file >= 0 && file < ck->nfiles ? ck->files[file].shown : "?";
+}
+
 const char *hlx_ckpt_dir(const hlx_ckpt_t *ck)
 {
     return ck->dir;
@@ -418,6 +424,7 @@ void hlx_ckpt_close(hlx_ckpt_t *ck)
             munmap((void *)ck->files[i].map, ck->files[i].size);
         hlx_st_file_free(&ck->files[i].st);
         free(ck->files[i].name);
+        free(ck->files[i].shown);
     }
     free(ck->files);
     free(ck->tensors);
@@ -514,8 +521,11 @@ static int hlx_ckpt_add_file(hlx_ckpt_t *ck, const char *name)
         return -1;
     ck->files = nf;
     memset(&nf[ck->nfiles], 0, sizeof(*nf));
-    if ((nf[ck->nfiles].name = strdup(name)) == NULL)
+    if ((nf[ck->nfiles].name = strdup(name)) == NULL ||
+        asprintf(&nf[ck->nfiles].shown, "%s/%s", ck->dir, name) < 0) {
+        free(nf[ck->nfiles].name);
         return -1;
+    }
     return ck->nfiles++;
 }
 
@@ -656,7 +666,7 @@ static hlx_status_t hlx_ckpt_merge(hlx_ckpt_t *ck, hlx_jdoc_t *doc, char *err, s
                 return hlx_errbuf(err, errlen, HLX_ERR_PARSE,
                                    "%s: tensor %s: its scale %s must be F32, BF16 or F16 of one "
                                    "value ([], [1] or [1, 1]), one per row ([%lld, 1])%s",
-                                   ck->files[t->file].name, t->name, sname,
+                                   ck->files[t->file].shown, t->name, sname,
                                    (long long)t->shape[0],
                                    t->dtype == HLX_ST_F8_E4M3 ? " or one per block" : "");
             t->scale = s;
@@ -671,7 +681,7 @@ static hlx_status_t hlx_ckpt_merge(hlx_ckpt_t *ck, hlx_jdoc_t *doc, char *err, s
             s->shape[1] < 1)
             return hlx_errbuf(err, errlen, HLX_ERR_PARSE,
                                "%s: tensor %s: block scales need a 2-D F8_E4M3 weight and a 2-D "
-                               "F32, BF16 or F16 %s", ck->files[t->file].name, t->name, sname);
+                               "F32, BF16 or F16 %s", ck->files[t->file].shown, t->name, sname);
         t->scale = s;
     }
     return HLX_OK;
@@ -869,7 +879,7 @@ hlx_status_t hlx_ckpt_get(hlx_ckpt_t *ck, const char *name, int ndim, const int6
                      words, hlx_pack_form(t->pack), t->bits, why);
         }
         return hlx_errbuf(hlx_ckpt_terr, sizeof(hlx_ckpt_terr), HLX_ERR_MISMATCH,
-                           "%s: tensor %s: shape %s, expected %s%s", ck->files[t->file].name,
+                           "%s: tensor %s: shape %s, expected %s%s", ck->files[t->file].shown,
                            t->name, have, want, packed);
     }
     *t_p = t;
@@ -888,7 +898,7 @@ hlx_status_t hlx_ckpt_get_value(hlx_ckpt_t *ck, const char *name, const hlx_ckpt
         hlx_shape_str(have, sizeof(have), t->ndim, t->shape);
         return hlx_errbuf(hlx_ckpt_terr, sizeof(hlx_ckpt_terr), HLX_ERR_MISMATCH,
                            "%s: tensor %s: shape %s, expected one value ([], [1] or [1, 1])",
-                           ck->files[t->file].name, t->name, have);
+                           ck->files[t->file].shown, t->name, have);
     }
     *t_p = t;
     return HLX_OK;
@@ -914,14 +924,14 @@ hlx_status_t hlx_ckpt_read_value(hlx_ckpt_t *ck, const hlx_ckpt_tensor_t *t, int
         char have[160];
         hlx_shape_str(have, sizeof(have), t->ndim, t->shape);
         return hlx_errbuf(hlx_ckpt_terr, sizeof(hlx_ckpt_terr), HLX_ERR_MISMATCH,
-                           "%s: tensor %s: shape %s, expected %lld value%s (%s)", f->name,
+                           "%s: tensor %s: shape %s, expected %lld value%s (%s)", f->shown,
                            t->name, have, (long long)n, n == 1 ? "" : "s",
                            n == 1 ? "[] or [1]" : "[n] or [n, 1]");
     }
     if (t->dtype != HLX_ST_F32 && t->dtype != HLX_ST_BF16 && t->dtype != HLX_ST_F16 &&
         t->dtype != HLX_ST_F64)
         return hlx_errbuf(hlx_ckpt_terr, sizeof(hlx_ckpt_terr), HLX_ERR_MISMATCH,
-                           "%s: tensor %s: dtype %s, expected F32, BF16, F16 or F64", f->name,
+                           "%s: tensor %s: dtype %s, expected F32, BF16, F16 or F64", f->shown,
                            t->name, hlx_st_dtype_name(t->dtype));
     if (t->dtype == HLX_ST_F64)
         memcpy(v_p, p + 8 * (size_t)i, sizeof(*v_p));
@@ -955,7 +965,7 @@ static hlx_status_t hlx_pack_part(const hlx_ckpt_t *ck, const hlx_ckpt_packing_t
     if (dtype == HLX_ST_COUNT ? !hlx_st_is_scale(p->dtype) : p->dtype != dtype)
         return hlx_errbuf(hlx_ckpt_terr, sizeof(hlx_ckpt_terr), HLX_ERR_MISMATCH,
                           "%s: tensor %s: dtype %s, expected %s (%s %d-bit: %s)",
-                          ck->files[p->file].name, name, hlx_st_dtype_name(p->dtype),
+                          ck->files[p->file].shown, name, hlx_st_dtype_name(p->dtype),
                           dtype == HLX_ST_COUNT ? "F32, BF16 or F16" : hlx_st_dtype_name(dtype),
                           hlx_pack_form(pk->pack), pk->bits, layout);
     if (p->ndim != (d1 < 0 ? 1 : 2) || memcmp(p->shape, shape, 8 * (size_t)p->ndim) != 0) {
@@ -963,7 +973,7 @@ static hlx_status_t hlx_pack_part(const hlx_ckpt_t *ck, const hlx_ckpt_packing_t
         hlx_shape_str(want, sizeof(want), d1 < 0 ? 1 : 2, shape);
         return hlx_errbuf(hlx_ckpt_terr, sizeof(hlx_ckpt_terr), HLX_ERR_MISMATCH,
                           "%s: tensor %s: shape %s, expected %s (%s %d-bit, group %lld: %s)",
-                          ck->files[p->file].name, name, have, want, hlx_pack_form(pk->pack),
+                          ck->files[p->file].shown, name, have, want, hlx_pack_form(pk->pack),
                           pk->bits, (long long)pk->group, layout);
     }
     return HLX_OK;
@@ -987,7 +997,7 @@ static hlx_status_t hlx_pack_dims(const hlx_ckpt_t *ck, const char *base, int64_
     if (d->ndim != 1 || d->shape[0] != 2 || (d->dtype != HLX_ST_I64 && d->dtype != HLX_ST_I32))
         return hlx_errbuf(hlx_ckpt_terr, sizeof(hlx_ckpt_terr), HLX_ERR_MISMATCH,
                           "%s: tensor %s: %s of %lld dimension%s, expected two I64 or I32 "
-                          "values (out, in)", ck->files[d->file].name, name,
+                          "values (out, in)", ck->files[d->file].shown, name,
                           hlx_st_dtype_name(d->dtype), (long long)d->numel,
                           d->numel == 1 ? "" : "s");
     p = hlx_ck_data(ck, d);
@@ -1002,7 +1012,7 @@ static hlx_status_t hlx_pack_dims(const hlx_ckpt_t *ck, const char *base, int64_
         if (v[k] < 1 || v[k] > (int64_t)1 << 40)
             return hlx_errbuf(hlx_ckpt_terr, sizeof(hlx_ckpt_terr), HLX_ERR_MISMATCH,
                               "%s: tensor %s: value %d is %lld, not a dimension (1 to 2^40)",
-                              ck->files[d->file].name, name, k, (long long)v[k]);
+                              ck->files[d->file].shown, name, k, (long long)v[k]);
     }
     *out_p = v[0];
     *in_p = v[1];
@@ -1022,7 +1032,7 @@ static hlx_status_t hlx_pack_gidx(const hlx_ckpt_t *ck, const hlx_ckpt_tensor_t 
         if (v < 0 || v >= groups)
             return hlx_errbuf(hlx_ckpt_terr, sizeof(hlx_ckpt_terr), HLX_ERR_MISMATCH,
                               "%s: tensor %s: value %lld is %d, not a group (0 to %lld)",
-                              ck->files[g->file].name, g->name, (long long)i, v,
+                              ck->files[g->file].shown, g->name, (long long)i, v,
                               (long long)groups - 1);
     }
     return HLX_OK;
@@ -1041,21 +1051,21 @@ static hlx_status_t hlx_pack_gptq_dims(const hlx_ckpt_t *ck, const hlx_ckpt_pack
     hlx_shape_str(have, sizeof(have), 2, w->shape);
     if (__builtin_mul_overflow(w->shape[0], (int64_t)32, &in))
         return hlx_errbuf(hlx_ckpt_terr, sizeof(hlx_ckpt_terr), HLX_ERR_MISMATCH,
-                          "%s: tensor %s: shape %s overflows", ck->files[w->file].name,
+                          "%s: tensor %s: shape %s overflows", ck->files[w->file].shown,
                           w->name, have);
     if (in % pk->bits != 0)
         return hlx_errbuf(hlx_ckpt_terr, sizeof(hlx_ckpt_terr), HLX_ERR_MISMATCH,
                           "%s: tensor %s: shape %s, expected [in / 32 x %d, out]: %lld rows "
                           "are not a multiple of %d, so the in-features are not a multiple of "
                           "32 (%s %d-bit packs each 32 input features into %d words; vLLM "
-                          "requires the same)", ck->files[w->file].name, w->name, have,
+                          "requires the same)", ck->files[w->file].shown, w->name, have,
                           pk->bits, (long long)w->shape[0], pk->bits, hlx_pack_form(pk->pack),
                           pk->bits, pk->bits);
     if (pk->bits == 3 && w->shape[1] % 32 != 0)
         return hlx_errbuf(hlx_ckpt_terr, sizeof(hlx_ckpt_terr), HLX_ERR_MISMATCH,
                           "%s: tensor %s: shape %s: %lld out-features, not a multiple of 32 "
                           "(%s 3-bit packs the zero points of each 32 output features into 3 "
-                          "words; vLLM requires the same)", ck->files[w->file].name, w->name,
+                          "words; vLLM requires the same)", ck->files[w->file].shown, w->name,
                           have, (long long)w->shape[1], hlx_pack_form(pk->pack));
     *in_p = in / pk->bits;
     *out_p = w->shape[1];
@@ -1089,7 +1099,7 @@ static hlx_status_t hlx_pack_one(const hlx_ckpt_t *ck, const hlx_ckpt_packing_t 
         hlx_shape_str(have, sizeof(have), w->ndim, w->shape);
         return hlx_errbuf(hlx_ckpt_terr, sizeof(hlx_ckpt_terr), HLX_ERR_MISMATCH,
                           "%s: tensor %s: %s %s, expected 2-D I32 of 1 to 2^40 words each way "
-                          "(%s: packed words)", ck->files[w->file].name, w->name,
+                          "(%s: packed words)", ck->files[w->file].shown, w->name,
                           hlx_st_dtype_name(w->dtype), have, hlx_pack_form(pk->pack));
     }
     if (pk->pack == HLX_PACK_CT) {
@@ -1101,7 +1111,7 @@ static hlx_status_t hlx_pack_one(const hlx_ckpt_t *ck, const hlx_ckpt_packing_t 
             return hlx_errbuf(hlx_ckpt_terr, sizeof(hlx_ckpt_terr), HLX_ERR_MISMATCH,
                               "%s: tensor %s: shape %s, expected [%lld, %lld] (%s's [out, "
                               "in] = [%lld, %lld] in %lld-value words)",
-                              ck->files[w->file].name, w->name, have, (long long)out,
+                              ck->files[w->file].shown, w->name, have, (long long)out,
                               (long long)words, d->name, (long long)out, (long long)in,
                               (long long)p);
         }
@@ -1116,7 +1126,7 @@ static hlx_status_t hlx_pack_one(const hlx_ckpt_t *ck, const hlx_ckpt_packing_t 
         hlx_shape_str(have, sizeof(have), 2, w->shape);
         return hlx_errbuf(hlx_ckpt_terr, sizeof(hlx_ckpt_terr), HLX_ERR_MISMATCH,
                           "%s: tensor %s: shape %s: its [out, in] = [%lld, %lld] overflows",
-                          ck->files[w->file].name, w->name, have, (long long)out,
+                          ck->files[w->file].shown, w->name, have, (long long)out,
                           (long long)in);
     }
     v->groups = pk->group > 0 ? (in + pk->group - 1) / pk->group : 1;
@@ -1139,7 +1149,7 @@ static hlx_status_t hlx_pack_one(const hlx_ckpt_t *ck, const hlx_ckpt_packing_t 
             return hlx_errbuf(hlx_ckpt_terr, sizeof(hlx_ckpt_terr), HLX_ERR_MISMATCH,
                               "%s: tensor %s: the quantization config declares symmetric "
                               "weights (no zero points), but the checkpoint holds them: set "
-                              "\"symmetric\": false", ck->files[z->file].name, z->name);
+                              "\"symmetric\": false", ck->files[z->file].shown, z->name);
         if (st != HLX_OK)
             return st;
         break;
@@ -1219,7 +1229,7 @@ hlx_status_t hlx_ckpt_set_packed(hlx_ckpt_t *ck, const hlx_ckpt_packing_t *pk,
         if (nl - sl >= sizeof(base) - 8) {
             st = hlx_errbuf(hlx_ckpt_terr, sizeof(hlx_ckpt_terr), HLX_ERR_MISMATCH,
                             "%s: tensor %.64s...: a name of %zu characters (at most %zu)",
-                            ck->files[w->file].name, w->name, nl, sizeof(base) - 9 + sl);
+                            ck->files[w->file].shown, w->name, nl, sizeof(base) - 9 + sl);
             break;
         }
         memcpy(base, w->name, nl - sl);
@@ -1235,7 +1245,7 @@ hlx_status_t hlx_ckpt_set_packed(hlx_ckpt_t *ck, const hlx_ckpt_packing_t *pk,
         if (hlx_ckpt_find_stored(ck, name) != NULL)
             st = hlx_errbuf(hlx_ckpt_terr, sizeof(hlx_ckpt_terr), HLX_ERR_MISMATCH,
                             "%s: tensor %s is stored both packed (%s) and as it is",
-                            ck->files[w->file].name, name, w->name);
+                            ck->files[w->file].shown, name, w->name);
         else
             st = hlx_pack_one(ck, pk, w, base, v);
     }
@@ -1282,7 +1292,7 @@ static hlx_status_t hlx_view_place(const hlx_ckpt_t *ck, const hlx_ckpt_view_t *
                                    const char *along, const char *how)
 {
     const int64_t step = v->step > 1 ? v->step : 1;
-    const char *file = ck->files[f->file].name;
+    const char *file = ck->files[f->file].shown;
 
     if (v->index < 0 || v->index >= v->experts || v->c0 < 0 || v->out < 1 || v->step < 0 ||
         v->c0 >= v->cols || (v->out - 1) > (v->cols - 1 - v->c0) / step ||
@@ -1308,7 +1318,7 @@ static hlx_status_t hlx_view_mx(hlx_ckpt_t *ck, const hlx_ckpt_view_t *v, const 
     const int64_t wb[4] = { v->experts, v->cols, g, HLX_MXFP4_BLOCK_BYTES };
     const int64_t ws[3] = { v->experts, v->cols, g };
     const size_t nl = strlen(b->name);
-    const char *file = ck->files[b->file].name;
+    const char *file = ck->files[b->file].shown;
     char sname[256], have[160], exp[160];
     const hlx_ckpt_tensor_t *s;
     hlx_status_t st;
@@ -1332,7 +1342,7 @@ static hlx_status_t hlx_view_mx(hlx_ckpt_t *ck, const hlx_ckpt_view_t *v, const 
         hlx_shape_str(exp, sizeof(exp), bad == b ? 4 : 3, bad == b ? wb : ws);
         return hlx_errbuf(hlx_ckpt_terr, sizeof(hlx_ckpt_terr), HLX_ERR_MISMATCH,
                           "%s: tensor %s: %s %s, expected U8 %s (MXFP4 %s: [experts, out, in / "
-                          "32%s])", ck->files[bad->file].name, bad->name,
+                          "32%s])", ck->files[bad->file].shown, bad->name,
                           hlx_st_dtype_name(bad->dtype), have, exp,
                           bad == b ? "blocks" : "scales", bad == b ? ", 16" : "");
     }
@@ -1380,7 +1390,7 @@ static hlx_status_t hlx_view_one(hlx_ckpt_t *ck, const hlx_ckpt_view_t *v, hlx_c
                           fname, name, exp);
     if (v->mx)
         return hlx_view_mx(ck, v, name, f, out);
-    file = ck->files[f->file].name;
+    file = ck->files[f->file].shown;
     if (f->ndim != nd || memcmp(f->shape, want, sizeof(int64_t) * (size_t)nd) != 0) {
         hlx_shape_str(have, sizeof(have), f->ndim, f->shape);
         return hlx_errbuf(hlx_ckpt_terr, sizeof(hlx_ckpt_terr), HLX_ERR_MISMATCH,
@@ -1510,7 +1520,7 @@ static hlx_status_t hlx_ck_group(const hlx_ckpt_t *ck, const hlx_ckpt_tensor_t *
     if (!isfinite(s)) /* negative ones are real: AutoRound's symmetric scales */
         return hlx_errbuf(hlx_ckpt_terr, sizeof(hlx_ckpt_terr), HLX_ERR_MISMATCH,
                           "%s: tensor %s: value %llu is %g, not a weight scale (a finite "
-                          "value)", ck->files[t->scale->file].name, t->scale->name,
+                          "value)", ck->files[t->scale->file].shown, t->scale->name,
                           (unsigned long long)si, s);
     *z_p = z;
     *s_p = s;
@@ -1686,7 +1696,7 @@ static hlx_status_t hlx_ck_mx_part(const hlx_ckpt_t *ck, const hlx_ckpt_tensor_t
             return hlx_errbuf(hlx_ckpt_terr, sizeof(hlx_ckpt_terr), HLX_ERR_MISMATCH,
                               "%s: tensor %s: scale byte 255 (E8M0's NaN) at [%lld, %lld, "
                               "%lld]; replace it (`helix model info %s --scan` lists every such "
-                              "tensor)", ck->files[t->mxs->file].name, t->mxs->name,
+                              "tensor)", ck->files[t->mxs->file].shown, t->mxs->name,
                               (long long)(row / t->mxs->shape[1]),
                               (long long)(row % t->mxs->shape[1]), (long long)blk, ck->dir);
         else
@@ -1718,14 +1728,14 @@ static hlx_status_t hlx_ck_read_mx(hlx_ckpt_t *ck, const hlx_ckpt_tensor_t *t, i
         return hlx_errbuf(hlx_ckpt_terr, sizeof(hlx_ckpt_terr), HLX_ERR_INVALID,
                           "%s: tensor %s: block rows [%lld, +%lld) cols [%lld, +%lld) (ld %lld, "
                           "%s) outside its %lld x %lld MXFP4 elements",
-                          ck->files[t->file].name, t->name, (long long)r0, (long long)nr,
+                          ck->files[t->file].shown, t->name, (long long)r0, (long long)nr,
                           (long long)c0, (long long)nc, (long long)ld,
                           hlx_dtype_name(dst_dtype), (long long)t->shape[0], (long long)in);
     if (nr == 0 || nc == 0)
         return HLX_OK;
     if ((tile = malloc(sizeof(float) * (size_t)(HLX_CK_TILE * tnc))) == NULL)
         return hlx_errbuf(hlx_ckpt_terr, sizeof(hlx_ckpt_terr), HLX_ERR_NOMEM,
-                          "%s: tensor %s: out of memory", ck->files[t->file].name, t->name);
+                          "%s: tensor %s: out of memory", ck->files[t->file].shown, t->name);
     for (i = 0; i < nr && st == HLX_OK; i += HLX_CK_TILE) {
         const int64_t th = nr - i < HLX_CK_TILE ? nr - i : HLX_CK_TILE;
         for (k = 0; k < th && st == HLX_OK; k++) {
@@ -1774,7 +1784,7 @@ hlx_status_t hlx_ckpt_read_block(hlx_ckpt_t *ck, const hlx_ckpt_tensor_t *t, int
             c0 > t->shape[1] - nc)
             return hlx_errbuf(hlx_ckpt_terr, sizeof(hlx_ckpt_terr), HLX_ERR_INVALID,
                               "%s: tensor %s: block rows [%lld, +%lld) cols [%lld, +%lld) "
-                              "outside its %lld x %lld elements", f->name, t->name,
+                              "outside its %lld x %lld elements", f->shown, t->name,
                               (long long)r0, (long long)nr, (long long)c0, (long long)nc,
                               (long long)t->shape[0], (long long)t->shape[1]);
         sv.fused = NULL;
@@ -1784,7 +1794,7 @@ hlx_status_t hlx_ckpt_read_block(hlx_ckpt_t *ck, const hlx_ckpt_tensor_t *t, int
     }
     if (t->ndim > 2 || t->ndim < 1)
         return hlx_errbuf(hlx_ckpt_terr, sizeof(hlx_ckpt_terr), HLX_ERR_INVALID,
-                           "%s: tensor %s: %d-D, a 2-D block needs a 1-D or 2-D tensor", f->name,
+                           "%s: tensor %s: %d-D, a 2-D block needs a 1-D or 2-D tensor", f->shown,
                            t->name, t->ndim);
     cols = t->ndim == 2 ? t->shape[1] : t->shape[0];
     stride = t->stride > 0 ? t->stride : cols; /* a view's rows lie stride apart */
@@ -1794,24 +1804,24 @@ hlx_status_t hlx_ckpt_read_block(hlx_ckpt_t *ck, const hlx_ckpt_tensor_t *t, int
         return hlx_errbuf(hlx_ckpt_terr, sizeof(hlx_ckpt_terr), HLX_ERR_MISMATCH,
                            "%s: tensor %s: dtype %s, expected a floating-point weight (F32, "
                            "BF16, F16, F8_E4M3), an I8 one with its _scale or a packed "
-                           "integer one", f->name, t->name, hlx_st_dtype_name(t->dtype));
+                           "integer one", f->shown, t->name, hlx_st_dtype_name(t->dtype));
     if (hlx_ckpt_qmode(dst_dtype) && !t->pack)
         return hlx_errbuf(hlx_ckpt_terr, sizeof(hlx_ckpt_terr), HLX_ERR_UNSUPPORTED,
                            "%s: tensor %s: not integer-packed: no codes, zero points or scales "
-                           "to read", f->name, t->name);
+                           "to read", f->shown, t->name);
     if (hlx_ckpt_qmode(dst_dtype)) { /* f32 reads of the packed parts */
         mode = dst_dtype;
         dst_dtype = HLX_DTYPE_F32;
     }
     if (dst_dtype != HLX_DTYPE_F32 && dst_dtype != HLX_DTYPE_BF16)
         return hlx_errbuf(hlx_ckpt_terr, sizeof(hlx_ckpt_terr), HLX_ERR_INTERNAL,
-                           "%s: tensor %s: cannot convert to %s (f32 or bf16)", f->name, t->name,
+                           "%s: tensor %s: cannot convert to %s (f32 or bf16)", f->shown, t->name,
                            hlx_dtype_name(dst_dtype));
     if (r0 < 0 || nr < 0 || c0 < 0 || nc < 0 || r0 > rows - nr || c0 > cols - nc ||
         ld < (transpose ? nr : nc))
         return hlx_errbuf(hlx_ckpt_terr, sizeof(hlx_ckpt_terr), HLX_ERR_INVALID,
                            "%s: tensor %s: block rows [%lld, +%lld) cols [%lld, +%lld) (ld %lld) "
-                           "outside its %lld x %lld elements", f->name, t->name, (long long)r0,
+                           "outside its %lld x %lld elements", f->shown, t->name, (long long)r0,
                            (long long)nr, (long long)c0, (long long)nc, (long long)ld,
                            (long long)rows, (long long)cols);
     if (t->pack) {
@@ -1827,7 +1837,7 @@ hlx_status_t hlx_ckpt_read_block(hlx_ckpt_t *ck, const hlx_ckpt_tensor_t *t, int
         if ((rows + brow - 1) / brow != s->shape[0] || (cols + bcol - 1) / bcol != s->shape[1])
             return hlx_errbuf(hlx_ckpt_terr, sizeof(hlx_ckpt_terr), HLX_ERR_MISMATCH,
                                "%s: tensor %s: scale %s is [%lld, %lld], blocks of %lld x %lld "
-                               "over [%lld, %lld] need [%lld, %lld]", f->name, t->name, s->name,
+                               "over [%lld, %lld] need [%lld, %lld]", f->shown, t->name, s->name,
                                (long long)s->shape[0], (long long)s->shape[1], (long long)brow,
                                (long long)bcol, (long long)rows, (long long)cols,
                                (long long)((rows + brow - 1) / brow),
@@ -1836,7 +1846,7 @@ hlx_status_t hlx_ckpt_read_block(hlx_ckpt_t *ck, const hlx_ckpt_tensor_t *t, int
     cstep = t->cstep > 1 ? t->cstep : 1; /* a view's columns lie cstep apart */
     if (cstep > 1 && (gather = malloc(es * (size_t)(nc > 0 ? nc : 1))) == NULL)
         return hlx_errbuf(hlx_ckpt_terr, sizeof(hlx_ckpt_terr), HLX_ERR_NOMEM,
-                          "%s: tensor %s: out of memory", f->name, t->name);
+                          "%s: tensor %s: out of memory", f->shown, t->name);
     if (cstep == 1 && !transpose && s == NULL && t->dtype == HLX_ST_BF16 &&
         dst_dtype == HLX_DTYPE_BF16) {
         for (i = 0; i < nr; i++) /* same type: rows copied as they are */
@@ -1865,7 +1875,7 @@ hlx_status_t hlx_ckpt_read_block(hlx_ckpt_t *ck, const hlx_ckpt_tensor_t *t, int
     if (tile == NULL) {
         free(gather);
         return hlx_errbuf(hlx_ckpt_terr, sizeof(hlx_ckpt_terr), HLX_ERR_NOMEM, "%s: tensor %s: out of memory",
-                           f->name, t->name);
+                           f->shown, t->name);
     }
     for (i = 0; i < nr; i += HLX_CK_TILE) {
         int64_t th = nr - i < HLX_CK_TILE ? nr - i : HLX_CK_TILE, k;
@@ -1902,7 +1912,7 @@ hlx_status_t hlx_ckpt_read_block(hlx_ckpt_t *ck, const hlx_ckpt_tensor_t *t, int
                         return hlx_errbuf(hlx_ckpt_terr, sizeof(hlx_ckpt_terr), HLX_ERR_MISMATCH,
                                            "%s: tensor %s: value %lld is %g, not a weight "
                                            "scale (a finite value >= 0)",
-                                           ck->files[s->file].name, s->name,
+                                           ck->files[s->file].shown, s->name,
                                            (long long)(srow + (size_t)blk), sc);
                     }
                     if (end > nc)
@@ -1941,7 +1951,7 @@ hlx_status_t hlx_ckpt_read_slice(hlx_ckpt_t *ck, const hlx_ckpt_tensor_t *t, int
     if (dim < 0 || dim >= t->ndim || first < 0 || count < 0 || first > t->shape[dim] - count)
         return hlx_errbuf(hlx_ckpt_terr, sizeof(hlx_ckpt_terr), HLX_ERR_INVALID,
                            "%s: tensor %s: slice [%lld, +%lld) of dimension %d is outside it",
-                           ck->files[t->file].name, t->name, (long long)first, (long long)count,
+                           ck->files[t->file].shown, t->name, (long long)first, (long long)count,
                            dim);
     if (t->ndim == 1)
         return hlx_ckpt_read_block(ck, t, 0, 1, first, count, 0, dst, dst_dtype, count);
@@ -1953,7 +1963,7 @@ hlx_status_t hlx_ckpt_read_slice(hlx_ckpt_t *ck, const hlx_ckpt_tensor_t *t, int
     if (t->scale != NULL)
         return hlx_errbuf(hlx_ckpt_terr, sizeof(hlx_ckpt_terr), HLX_ERR_UNSUPPORTED,
                            "%s: tensor %s: block-scaled tensors must be 2-D",
-                           ck->files[t->file].name, t->name);
+                           ck->files[t->file].shown, t->name);
     /* N-D: a sequence of 2-D views [1][shape[dim] * inner], one per outer index. */
     for (d = 0; d < dim; d++)
         outer *= t->shape[d];

@@ -3922,7 +3922,7 @@ hlx_status_t hlx_hf_kv_scale(hlx_ckpt_t *ck, const hlx_hf_config_t *c, int layer
     if (!(*v_p > 0) || !isfinite(*v_p) || (float)*v_p == 0.0f || !isfinite(1.0f / (float)*v_p))
         return hlx_ckpt_set_error(ck, HLX_ERR_MISMATCH, "%s: tensor %s: %s%g is not a KV-cache "
                                   "scale (a positive finite fp32 whose inverse is finite)",
-                                  hlx_ckpt_file_name(ck, t->file), t->name,
+                                  hlx_ckpt_file_path(ck, t->file), t->name,
                                   n > 1 ? "value " : "", *v_p);
     return HLX_OK;
 }
@@ -3972,7 +3972,7 @@ static hlx_status_t hlx_hf_check_scale(hlx_ckpt_t *ck, const hlx_ckpt_tensor_t *
 
     if (st == HLX_OK && (!isfinite(v) || v < 0 || (input && v == 0)))
         st = hlx_ckpt_set_error(ck, HLX_ERR_MISMATCH, "%s: tensor %s: %g is not %s scale (a "
-                                "finite value %s 0)", hlx_ckpt_file_name(ck, t->file), t->name,
+                                "finite value %s 0)", hlx_ckpt_file_path(ck, t->file), t->name,
                                 v, input ? "an input" : "a weight", input ? ">" : ">=");
     return st;
 }
@@ -4119,7 +4119,7 @@ static hlx_status_t hlx_hf_expert_views(hlx_ckpt_t *ck, const hlx_hf_config_t *c
             if (t->ndim < 1 || t->shape[0] != m->experts)
                 return hlx_ckpt_set_error(ck, HLX_ERR_MISMATCH, "%s: tensor %s: %lld experts, "
                                           "where config.json gives %d",
-                                          hlx_ckpt_file_name(ck, t->file), t->name,
+                                          hlx_ckpt_file_path(ck, t->file), t->name,
                                           t->ndim < 1 ? 0LL : (long long)t->shape[0],
                                           m->experts);
         }
@@ -4145,7 +4145,7 @@ static hlx_status_t hlx_hf_expert_views(hlx_ckpt_t *ck, const hlx_hf_config_t *c
             return hlx_ckpt_set_error(ck, HLX_ERR_MISMATCH, "%s: tensor %s: MXFP4 experts, "
                                       "where config.json's quantization_config does not say "
                                       "\"quant_method\": \"mxfp4\"",
-                                      hlx_ckpt_file_name(ck, t->file), t->name);
+                                      hlx_ckpt_file_path(ck, t->file), t->name);
         }
         if (!mxl && c->mxfp4) {
             free(v);
@@ -4226,13 +4226,13 @@ hlx_status_t hlx_hf_check(hlx_ckpt_t *ck, const hlx_hf_config_t *c)
         if (t->pack)
             st = hlx_ckpt_set_error(ck, HLX_ERR_MISMATCH, "%s: tensor %s is stored packed (%s), "
                                     "expected %s as it is (only Linear layers are read packed)",
-                                    hlx_ckpt_file_name(ck, t->file), t->name, t->packed->name,
+                                    hlx_ckpt_file_path(ck, t->file), t->name, t->packed->name,
                                     hlx_st_dtype_name(list[i].dtype));
         else if (t->dtype != list[i].dtype && t->mxs == NULL && /* MXFP4: exact in any */
             !(list[i].cls == HLX_HFC_SCALE && hlx_st_is_scale(t->dtype)))
             st = hlx_ckpt_set_error(ck, HLX_ERR_MISMATCH,
                                     "%s: tensor %s: dtype %s, expected %s (config.json: %s%s)",
-                                    hlx_ckpt_file_name(ck, t->file), t->name,
+                                    hlx_ckpt_file_path(ck, t->file), t->name,
                                     hlx_st_dtype_name(t->dtype),
                                     list[i].cls == HLX_HFC_SCALE ? "F32, BF16 or F16"
                                                                  : hlx_st_dtype_name(list[i].dtype),
@@ -4278,7 +4278,7 @@ hlx_status_t hlx_hf_check(hlx_ckpt_t *ck, const hlx_hf_config_t *c)
                          "reach it)", layer, c->m.layers, c->mtp_layers);
             st = hlx_ckpt_set_error(ck, HLX_ERR_MISMATCH,
                                     "%s: tensor %s is not part of a%s %s of this config.json%s%s",
-                                    hlx_ckpt_file_name(ck, t->file), t->name,
+                                    hlx_ckpt_file_path(ck, t->file), t->name,
                                     c->arch[0] && strchr("AEIOU", c->arch[0]) ? "n" : "",
                                     c->arch,
                                     kvs ? (c->kv_scales_maybe
@@ -4708,7 +4708,7 @@ static hlx_status_t hlx_hf_read_rows(hlx_ckpt_t *ck, const hlx_model_t *m, hlx_h
 
     if (tmp == NULL)
         return hlx_ckpt_set_error(ck, HLX_ERR_NOMEM, "%s: tensor %s: out of memory",
-                                  hlx_ckpt_file_name(ck, t->file), t->name);
+                                  hlx_ckpt_file_path(ck, t->file), t->name);
     for (c = c0; c < c0 + nc && st == HLX_OK; c += n) {
         n = c0 + nc - c < HLX_HF_GATHER ? c0 + nc - c : HLX_HF_GATHER;
         for (q = 0; q < n; q++) {

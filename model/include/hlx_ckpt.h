@@ -209,7 +209,9 @@ hlx_status_t hlx_ckpt_set_error(hlx_ckpt_t *ck, hlx_status_t st, const char *fmt
 
 size_t                   hlx_ckpt_count(const hlx_ckpt_t *ck);
 const hlx_ckpt_tensor_t *hlx_ckpt_tensor(const hlx_ckpt_t *ck, size_t i); /* by name order */
-const char              *hlx_ckpt_file_name(const hlx_ckpt_t *ck, int file);
+const char              *hlx_ckpt_file_name(const hlx_ckpt_t *ck, int file); /* as named */
+/* The same with the checkpoint's directory before it: what error messages name. */
+const char              *hlx_ckpt_file_path(const hlx_ckpt_t *ck, int file);
 const char              *hlx_ckpt_dir(const hlx_ckpt_t *ck);
 /* Bytes of tensor data copied out so far (what this process touched of the mapping). */
 uint64_t                 hlx_ckpt_bytes_read(const hlx_ckpt_t *ck);
