@@ -11,6 +11,7 @@
 #include <errno.h>
 #include <fcntl.h>
 #include <jansson.h>
+#include <limits.h>
 #include <math.h>
 #include <stdarg.h>
 #include <stdatomic.h>
@@ -303,7 +304,7 @@ typedef struct hlx_ckpt_file {
 struct hlx_ckpt {
     char               dir[1024];
     hlx_ckpt_file_t   *files;
-    int                nfiles;
+    int                nfiles, capfiles;
     hlx_ckpt_tensor_t *tensors;  /* all shards, sorted by name (names borrowed) */
     size_t             count;
     _Atomic uint64_t   bytes_read;  /* reads may run on several threads */
@@ -508,18 +509,21 @@ static hlx_status_t hlx_ckpt_map(hlx_ckpt_t *ck, int idx, char *err, size_t errl
     return hlx_st_parse(path, f->map, f->size, idx, &f->st, err, errlen);
 }
 
+/* Adds shard name (not there yet: the index's loop keeps a set of the names it added)
+ * and returns its index, or -1 out of memory. The array grows by doubling: an index may
+ * name a great many shards. */
 static int hlx_ckpt_add_file(hlx_ckpt_t *ck, const char *name)
 {
-    int i;
     hlx_ckpt_file_t *nf;
 
-    for (i = 0; i < ck->nfiles; i++)
-        if (!strcmp(ck->files[i].name, name))
-            return i;
-    nf = realloc(ck->files, sizeof(*nf) * (size_t)(ck->nfiles + 1));
-    if (nf == NULL)
-        return -1;
-    ck->files = nf;
+    if (ck->nfiles == ck->capfiles) {
+        const int cap = ck->capfiles ? (ck->capfiles > INT_MAX / 2 ? -1 : 2 * ck->capfiles) : 4;
+        if (cap < 0 || (nf = realloc(ck->files, sizeof(*nf) * (size_t)cap)) == NULL)
+            return -1;
+        ck->files = nf;
+        ck->capfiles = cap;
+    }
+    nf = ck->files;
     memset(&nf[ck->nfiles], 0, sizeof(*nf));
     if ((nf[ck->nfiles].name = strdup(name)) == NULL ||
         asprintf(&nf[ck->nfiles].shown, "%s/%s", ck->dir, name) < 0) {
@@ -552,7 +556,7 @@ static hlx_status_t hlx_ckpt_index(hlx_ckpt_t *ck, const char *path, hlx_jdoc_t 
                                    char *err, size_t errlen)
 {
     hlx_jdoc_t *doc = NULL;
-    json_t *wm, *v;
+    json_t *wm, *v, *seen = NULL; /* the shard names added, as a set */
     const char *key;
     char at[1024];
     hlx_status_t st;
@@ -576,6 +580,10 @@ static hlx_status_t hlx_ckpt_index(hlx_ckpt_t *ck, const char *path, hlx_jdoc_t 
                                : "required key is missing (tensor name: shard file name)");
         goto fail;
     }
+    if ((seen = json_object()) == NULL) {
+        st = hlx_errbuf(err, errlen, HLX_ERR_NOMEM, "%s: out of memory", path);
+        goto fail;
+    }
     json_object_foreach(wm, key, v) {
         const char *fn = json_string_value(v);
         if (fn == NULL || fn[0] == '\0' || strchr(fn, '/') != NULL) {
@@ -584,7 +592,9 @@ static hlx_status_t hlx_ckpt_index(hlx_ckpt_t *ck, const char *path, hlx_jdoc_t 
                                 "expected the name of a file in the checkpoint directory");
             goto fail;
         }
-        if (hlx_ckpt_add_file(ck, fn) < 0) {
+        if (json_object_get(seen, fn) != NULL) /* a shard named before */
+            continue;
+        if (hlx_ckpt_add_file(ck, fn) < 0 || json_object_set_new(seen, fn, json_true()) != 0) {
             st = hlx_errbuf(err, errlen, HLX_ERR_NOMEM, "%s: out of memory", path);
             goto fail;
         }
@@ -593,10 +603,12 @@ static hlx_status_t hlx_ckpt_index(hlx_ckpt_t *ck, const char *path, hlx_jdoc_t 
         st = hlx_index_fail(doc, "/weight_map", err, errlen, "is empty (no shard named)");
         goto fail;
     }
+    json_decref(seen);
     *doc_p = doc;
     return HLX_OK;
 
 fail:
+    json_decref(seen);
     hlx_jdoc_free(doc);
     return st;
 }
