@@ -10,10 +10,15 @@ fail=0
 # than starting Python per call (0.1-0.2 s each on the 2-core machines). The coprocess is a
 # job of the script: a script that sources this file must wait for its own jobs by pid, never
 # with a bare `wait`, and count its jobs without $HLX_JSON_PID. Not for background jobs
-# running at the same time: the questions and answers of two would mix.
+# running at the same time: the questions and answers of two would mix. A FILE or EXPR with
+# a newline or a tab (the request is one line, FILE<TAB>EXPR) starts a Python of its own.
 coproc HLX_JSON { exec python3 "$(dirname "${BASH_SOURCE[0]}")/json_field.py"; }
 json_field() {
     local line out= err= part=out
+    case "$1$2" in *$'\n'*|*$'\t'*) # not one line: asked of a Python of its own
+        python3 -c "import json,sys; d=json.loads([l for l in open(sys.argv[1]) if l.startswith('{')][0]); print($2)" "$1"
+        return ;;
+    esac
     printf '%s\t%s\n' "$1" "$2" >&"${HLX_JSON[1]}" || return 1
     while IFS= read -r line <&"${HLX_JSON[0]}"; do
         if [ "$line" = $'\x1e' ]; then
