@@ -525,21 +525,14 @@ int)
     # them so only where the variant multiplies them in registers: checked below)
     export HELIX_W_PACKED=on
     hash() { json_field "$1" "d['hidden_hash']"; }
-    # q_bg NAME SRC ARGS...: quantize_int.py SRC ARGS into $dir/NAME in the background, two
-    # at a time (the test runs alone: both cores are its own; each takes seconds);
-    # q_get NAME: waits for it, its output shown when it failed; its exit status
-    declare -A q_pid
+    # q_bg NAME SRC ARGS...: quantize_int.py SRC ARGS into $dir/NAME in the background
+    # (bg_start: two at a time; each takes seconds); q_get NAME: waits for it, its output
+    # shown when it failed; its exit status
     q_bg() {
-        local name=$1 src=$2
-        shift 2
-        while [ "$(jobs -rp | grep -cvx "$HLX_JSON_PID")" -ge 2 ]; do wait -n; done
-        { python3 "$quant" "$src" "$dir/$name" "$@" >"$dir/$name.qlog" 2>&1
-          echo $? >"$dir/$name.qrc"; } &
-        q_pid[$name]=$!
+        bg_start "$dir/$1.q" python3 "$quant" "$2" "$dir/$1" "${@:3}"
     }
     q_get() {
-        [ -n "${q_pid[$1]-}" ] && wait "${q_pid[$1]}" 2>/dev/null
-        [ "$(cat "$dir/$1.qrc" 2>/dev/null)" = 0 ] || { cat "$dir/$1.qlog"; return 1; }
+        bg_wait "$dir/$1.q" || { cat "$dir/$1.q" "$dir/$1.q.err"; return 1; }
     }
     # same NAME OUT OUT.ref: the two runs' hidden hashes equal, both checks passed
     same() {

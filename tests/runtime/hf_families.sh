@@ -28,31 +28,22 @@ set -u
 helix=$1 data=$2 helixrun=$3 fwd=$4
 . "$(dirname "$0")/report.sh" # $dir (removed at exit), fail=0, json_field FILE EXPR
 
-# The forwards (pure Python, about 0.7 s each, 60 of them) run in the background two at a
+# The forwards (pure Python, 1-1.7 s each, about 120 of them) run in the background two at a
 # time as checkpoints are made (the test runs alone, so both cores are its own), and
 # both_decode takes each one's output when it needs it.
-# fwd_start CKPT: starts the forward of CKPT over $dir/prompt (written before any)
-# fwd_run CKPT: the forward into CKPT.fwd, its errors and exit status beside it
-declare -A fwd_pid
-fwd_run() {
-    python3 "$fwd" "$1" "$dir/prompt" 6 >"$1.fwd" 2>"$1.fwd.err"
-    echo $? >"$1.fwd.rc"
-}
+# fwd_start CKPT: starts the forward of CKPT over $dir/prompt (written before any) into
+# CKPT.fwd (bg_start)
 fwd_start() {
-    while [ "$(jobs -rp | grep -cvx "$HLX_JSON_PID")" -ge 2 ]; do wait -n; done
-    fwd_run "$1" &
-    fwd_pid[$1]=$!
+    bg_start "$1.fwd" python3 "$fwd" "$1" "$dir/prompt" 6
 }
 # fwd_get CKPT: its forward's output in $dir/py.json and its errors in $dir/err (run now
 # when not started); its exit status
 fwd_get() {
-    if [ -n "${fwd_pid[$1]-}" ]; then
-        wait "${fwd_pid[$1]}" 2>/dev/null
-        unset "fwd_pid[$1]"
-    else
-        fwd_run "$1"
-    fi
-    cp "$1.fwd" "$dir/py.json" && cp "$1.fwd.err" "$dir/err" && [ "$(cat "$1.fwd.rc")" = 0 ]
+    local rc
+    [ -n "${bg_pid[$1.fwd]-}" ] || fwd_start "$1"
+    bg_wait "$1.fwd"
+    rc=$?
+    cp "$1.fwd" "$dir/py.json" && cp "$1.fwd.err" "$dir/err" && return $rc
 }
 
 # both_decode CKPT WHAT: the forward's and helix's 7 tokens for $dir/prompt into $want and

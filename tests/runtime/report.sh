@@ -34,6 +34,24 @@ json_field() {
     return 1
 }
 
+# bg_start OUT CMD...: CMD in the background, two such jobs at a time (the scripts that use
+# it run alone: both cores are theirs), its output in OUT, its errors in OUT.err, its exit
+# status in OUT.rc. bg_wait OUT: waits for it (at once when waited for before); true when
+# it exited 0.
+declare -A bg_pid
+bg_start() {
+    local out=$1
+    shift
+    while [ "$(jobs -rp | grep -cvx "$HLX_JSON_PID")" -ge 2 ]; do wait -n; done
+    { "$@" >"$out" 2>"$out.err"; echo $? >"$out.rc"; } &
+    bg_pid[$out]=$!
+}
+bg_wait() {
+    [ -n "${bg_pid[$1]-}" ] && wait "${bg_pid[$1]}" 2>/dev/null
+    unset "bg_pid[$1]"
+    [ "$(cat "$1.rc" 2>/dev/null)" = 0 ]
+}
+
 # run NAME RANKS ARGS...: helix decode ARGS and the script's "${args[@]}" on RANKS ranks
 # (helixrun past 1; $helix and $helixrun set) into $dir/NAME.json, its tokens into
 # tok[NAME] (an associative array the script declares); prints the first request's tokens
