@@ -260,6 +260,18 @@ static int hlx_model_int_held(const hlx_hf_config_t *c)
            (c->mxfp4 || c->packing.bits == 4 || c->packing.bits == 8);
 }
 
+/* Why decode dequantizes packed weights it could hold (hlx_model_int_held false for a
+ * 4- or 8-bit packing or MXFP4), for model info's line. */
+static const char *hlx_model_unheld_why(void)
+{
+    if (hlx_model_w_packed() == 1)
+        return "the packed GEMMs take bf16 weights, not f32";
+    return hlx_kernels_w_packed() == 0
+               ? "HELIX_W_PACKED=off"
+               : "this CPU's kernels multiply bf16 faster than packed weights "
+                 "(HELIX_W_PACKED=on keeps them packed, in less memory, slower)";
+}
+
 /* How decode holds MXFP4 experts, for model info's line. */
 static void hlx_model_mx_how(const hlx_hf_config_t *c, char *buf, size_t len)
 {
@@ -268,27 +280,18 @@ static void hlx_model_mx_how(const hlx_hf_config_t *c, char *buf, size_t len)
                  "weight; decoded to %s at load on CUDA; exact either way", c->torch_dtype);
     else
         snprintf(buf, len, "decoded to %s at load, exactly: %s", c->torch_dtype,
-                 hlx_model_w_packed() == 1
-                     ? "the packed GEMMs take bf16 weights"
-                 : hlx_kernels_w_packed() == 0
-                     ? "HELIX_W_PACKED=off"
-                     : "this CPU's kernels multiply bf16 faster than packed weights "
-                       "(HELIX_W_PACKED=on keeps them as 8-bit codes, in less memory, slower)");
+                 hlx_model_unheld_why());
 }
 
-/* How decode holds them, for model info's line. */
-static const char *hlx_model_int_how(const hlx_hf_config_t *c)
+/* How decode holds integer-packed weights, for model info's line. */
+static void hlx_model_int_how(const hlx_hf_config_t *c, char *buf, size_t len)
 {
     if (c->packing.bits != 4 && c->packing.bits != 8)
-        return "dequantized at load: the packed GEMMs take 4 and 8 bits";
-    if (hlx_model_int_held(c))
-        return "kept packed on the CPU, dequantized at load on CUDA";
-    if (hlx_model_w_packed() == 1)
-        return "dequantized at load: the packed GEMMs take bf16 weights, not f32";
-    return hlx_kernels_w_packed() == 0
-               ? "dequantized at load: HELIX_W_PACKED=off"
-               : "dequantized at load: this CPU's kernels multiply bf16 faster than packed "
-                 "weights (HELIX_W_PACKED=on keeps them packed, in less memory, slower)";
+        snprintf(buf, len, "dequantized at load: the packed GEMMs take 4 and 8 bits");
+    else if (hlx_model_int_held(c))
+        snprintf(buf, len, "kept packed on the CPU, dequantized at load on CUDA");
+    else
+        snprintf(buf, len, "dequantized at load: %s", hlx_model_unheld_why());
 }
 
 static json_t *hlx_info_quant_json(const hlx_hf_config_t *c, size_t packed)
@@ -1828,11 +1831,15 @@ static int hlx_cmd_model_info(int argc, char **argv)
                cfg.m.vocab);
     hlx_info_rope_print(&cfg.m);
     {
-        char q[512] = "", gs[48];
+        char q[512] = "", gs[48], how[256];
         if (cfg.packing.group > 0)
             snprintf(gs, sizeof(gs), "groups of %lld", (long long)cfg.packing.group);
         else
             snprintf(gs, sizeof(gs), "a scale per channel");
+        if (cfg.mxfp4) /* how decode holds the packed weights, for the line below */
+            hlx_model_mx_how(&cfg, how, sizeof(how));
+        else
+            hlx_model_int_how(&cfg, how, sizeof(how));
         if (cfg.fp8 == HLX_HF_FP8_BLOCK)
             snprintf(q, sizeof(q), " (linear layers fp8 e4m3, block scales of %d x %d; %s)",
                      cfg.block_rows, cfg.block_cols,
@@ -1844,18 +1851,14 @@ static int hlx_cmd_model_info(int argc, char **argv)
                      cfg.fp8_input_scale ? ", static input scales not used" : "");
         else if (cfg.packing.pack && config_only)
             snprintf(q, sizeof(q), " (linear layers %d-bit integers where packed: %s, %s; "
-                     "%s)", cfg.packing.bits, hlx_ckpt_pack_name(cfg.packing.pack), gs,
-                     hlx_model_int_how(&cfg));
-        else if (cfg.mxfp4) {
-            char how[256];
-            hlx_model_mx_how(&cfg, how, sizeof(how));
+                     "%s)", cfg.packing.bits, hlx_ckpt_pack_name(cfg.packing.pack), gs, how);
+        else if (cfg.mxfp4)
             snprintf(q, sizeof(q), " (routed experts MXFP4: E2M1 values, an E8M0 scale per "
                      "32; %s)", how);
-        }
         else if (cfg.packing.pack && hlx_ckpt_packed_count(ck) > 0)
             snprintf(q, sizeof(q), " (%zu linear layers %d-bit integers: %s, %s; %s)",
                      hlx_ckpt_packed_count(ck), cfg.packing.bits,
-                     hlx_ckpt_pack_name(cfg.packing.pack), gs, hlx_model_int_how(&cfg));
+                     hlx_ckpt_pack_name(cfg.packing.pack), gs, how);
         printf("  weights %s%s, %.6g parameters%s\n\n", cfg.torch_dtype, q, params,
                config_only ? " (from config.json; tensors not checked)" : "");
         if (cfg.quant_file[0] && !config_only && hlx_ckpt_packed_count(ck) == 0)
