@@ -33,6 +33,7 @@ typedef struct hlx_bench_opts {
     int         strips; /* gemv: W in strips of 16 columns (HLX_W_S16) */
     int         wbits;  /* gemv: W integer-packed (hlx_wq_t) in 4 or 8 bits; 0: not */
     int         wao;    /* gemv, packed: in act order (each row's group from a table) */
+    int         wmx;    /* gemv, packed4: MXFP4's E2M1 nibbles, a block of 32 rows a group */
     int         reps;
     int         threads;
     int         json;
@@ -73,7 +74,8 @@ enum {
 
 enum { HLX_BENCH_DEV_CPU, HLX_BENCH_DEV_CUDA }; /* --device's choices, in order */
 enum { HLX_BENCH_WL_AUTO, HLX_BENCH_WL_ROWS, HLX_BENCH_WL_STRIPS, HLX_BENCH_WL_PACKED4,
-       HLX_BENCH_WL_PACKED8, HLX_BENCH_WL_PACKED4_AO, HLX_BENCH_WL_PACKED8_AO }; /* --w-layout's */
+       HLX_BENCH_WL_PACKED8, HLX_BENCH_WL_PACKED4_AO, HLX_BENCH_WL_PACKED8_AO,
+       HLX_BENCH_WL_MXFP4 }; /* --w-layout's */
 
 #define HLX_BF(_n, _t, _def, _lo, _hi, _f, _meta, _help) \
     { _n, _t, _def, _lo, _hi, 0, 0, NULL, offsetof(hlx_bench_args_t, _f), _meta, _help }
@@ -139,8 +141,9 @@ static const hlx_flag_t hlx_bench_flag_list[] = {
         "2's attn_logit_softcapping, 50); the flops counted are the\n"
         "same, so the fractions show the cap's cost" },
     [HLX_BF_W_LAYOUT] = { "w-layout", HLX_FT_CHOICE, "auto", 0, 0, 0, 0,
-        "auto|rows|strips|packed4|packed8|packed4-ao|packed8-ao",
-        offsetof(hlx_bench_args_t, w_layout), "auto|rows|strips|packed4|packed8|packed4-ao|packed8-ao",
+        "auto|rows|strips|packed4|packed8|packed4-ao|packed8-ao|mxfp4",
+        offsetof(hlx_bench_args_t, w_layout),
+        "auto|rows|strips|packed4|packed8|packed4-ao|packed8-ao|mxfp4",
         "gemv: W row-major, or in strips of 16 columns (the layout\n"
         "the runtime stores its projections in where the variant\n"
         "reads it fast: avx512, avx2); auto: the runtime's choice;\n"
@@ -149,7 +152,9 @@ static const hlx_flag_t hlx_bench_flag_list[] = {
         "dequantized to bf16 at a time (bf16 only; the bytes are the\n"
         "packed ones); packed4-ao, packed8-ao: the same in act order\n"
         "(GPTQ's desc_act: the rows' groups a permutation's, read\n"
-        "from a table row by row)" },
+        "from a table row by row); mxfp4: gpt-oss's experts as the\n"
+        "runtime keeps them, E2M1 nibbles looked up in a table, a\n"
+        "power-of-two scale per block of 32 rows" },
     [HLX_BF_FP8_SCAN] = HLX_BF("fp8-scan", HLX_FT_BOOL, NULL, 0, 0, fp8_scan, NULL,
         "attention, --kv-dtype fp8: the kernel scans each block for\n"
         "NaN bytes before its fast widening, as for KV whose NaNs\n"
@@ -511,17 +516,18 @@ static int hlx_bench_merge(const hlx_bench_opts_t *o, const hlx_kernels_t *k,
     return 0;
 }
 
-/* gemv over a packed W (--w-layout packed4|packed8): random codes, zero points and
- * scales in groups of 128 rows, packed as the runtime packs a checkpoint's; the bytes
+/* gemv over a packed W (--w-layout packed4|packed8|mxfp4): random codes, zero points and
+ * scales in groups of 128 rows (mxfp4: E2M1 codes through the table, zero 12, scales of
+ * powers of two, blocks of 32), packed as the runtime packs a checkpoint's; the bytes
  * counted are the packed matrix's (codes, scales and zeros). In act order (-ao) row k's
  * group is that of its place in a stride permutation of the rows, as scattered as GPTQ's
  * desc_act makes them. */
 static int hlx_bench_gemv_packed(const hlx_bench_opts_t *o, const hlx_kernels_t *k,
                                  hlx_bench_result_t *r, const char *sizes)
 {
-    const int G = (o->k - 1) / 128 + 1, top = (1 << o->wbits) - 1;
+    const int gr = o->wmx ? 32 : 128, G = (o->k - 1) / gr + 1, top = (1 << o->wbits) - 1;
     const size_t wb = o->wao ? hlx_kernels_wq_bytes_ao(o->wbits, o->k, o->n, G)
-                             : hlx_kernels_wq_bytes(o->wbits, HLX_DTYPE_BF16, o->k, o->n, 128, 0);
+                             : hlx_kernels_wq_bytes(o->wbits, HLX_DTYPE_BF16, o->k, o->n, gr, 0);
     int32_t *tab = NULL;
     const hlx_dtype_t t = (hlx_dtype_t)(HLX_W_Q | hlx_w_s16_of(HLX_DTYPE_BF16));
     float *code = NULL, *sc = NULL, *zr = NULL, *x, *y;
@@ -530,8 +536,9 @@ static int hlx_bench_gemv_packed(const hlx_bench_opts_t *o, const hlx_kernels_t 
     uint64_t v = 0x9e3779b97f4a7c15ull;
 
     if (o->dtype != HLX_DTYPE_BF16) {
-        fprintf(stderr, "helix bench: --w-layout packed%d%s: packed weights dequantize to "
-                "bf16; give --kv-dtype bf16 (the default)\n", o->wbits, o->wao ? "-ao" : "");
+        fprintf(stderr, "helix bench: --w-layout %s: packed weights dequantize to bf16; give "
+                "--kv-dtype bf16 (the default)\n", o->wmx ? "mxfp4" : o->wbits == 4
+                ? (o->wao ? "packed4-ao" : "packed4") : (o->wao ? "packed8-ao" : "packed8"));
         return 2;
     }
     if (wb == 0 || hlx_bench_fits(sizes, (double)wb + 12.0 * 128.0 * (double)o->k +
@@ -548,7 +555,8 @@ static int hlx_bench_gemv_packed(const hlx_bench_opts_t *o, const hlx_kernels_t 
         tab[i] = (int32_t)((uint64_t)i * 40503u % (uint64_t)o->k / 128);
     if (!w || !x || !y || !code || !sc || !zr || !tab ||
         (o->wao ? hlx_kernels_wq_init_ao(w, o->wbits, o->k, o->n, G, tab)
-                : hlx_kernels_wq_init(w, o->wbits, HLX_DTYPE_BF16, o->k, o->n, 128, 0)) != HLX_OK) {
+                : hlx_kernels_wq_init(w, o->wbits, HLX_DTYPE_BF16, o->k, o->n, gr, 0)) != HLX_OK ||
+        (o->wmx && hlx_kernels_wq_set_lut(w, hlx_kernels_wq_lut_e2m1) != HLX_OK)) {
         fprintf(stderr, "helix bench: %s: cannot allocate %.3g bytes\n", sizes, (double)wb);
         hlx_kernels_free_huge(w); free(x); free(y); free(code); free(sc); free(zr); free(tab);
         return 2;
@@ -559,12 +567,14 @@ static int hlx_bench_gemv_packed(const hlx_bench_opts_t *o, const hlx_kernels_t 
         n1 = o->n - n0 < 128 ? o->n : n0 + 128;
         for (i = 0; i < o->k * 128; i++) {
             v ^= v << 13, v ^= v >> 7, v ^= v << 17;
-            code[i] = (float)(v % (uint64_t)(top + 1));
+            code[i] = o->wmx ? (float)hlx_kernels_wq_lut_e2m1[v % 16]
+                             : (float)(v % (uint64_t)(top + 1));
         }
         for (i = 0; i < G * 128; i++) {
             v ^= v << 13, v ^= v >> 7, v ^= v << 17;
-            sc[i] = (float)((v >> 40) % 1000 + 1) * 1e-5f;
-            zr[i] = (float)(top / 2 + 1);
+            sc[i] = o->wmx ? ldexpf(1.0f, -(int)((v >> 40) % 8) - 4)
+                           : (float)((v >> 40) % 1000 + 1) * 1e-5f;
+            zr[i] = o->wmx ? 12.0f : (float)(top / 2 + 1);
         }
         (void)hlx_kernels_wq_pack_cols(w, n0, n1, code, sc, zr, 128);
     }
@@ -756,10 +766,13 @@ static int hlx_bench_parse(int argc, char **argv, hlx_bench_opts_t *o)
                              .strips = a.w_layout >= HLX_BENCH_WL_STRIPS ? 1
                                        : a.w_layout == HLX_BENCH_WL_ROWS ? 0 : -1,
                              .wbits = a.w_layout == HLX_BENCH_WL_PACKED4 ||
-                                              a.w_layout == HLX_BENCH_WL_PACKED4_AO ? 4
+                                              a.w_layout == HLX_BENCH_WL_PACKED4_AO ||
+                                              a.w_layout == HLX_BENCH_WL_MXFP4 ? 4
                                       : a.w_layout == HLX_BENCH_WL_PACKED8 ||
                                               a.w_layout == HLX_BENCH_WL_PACKED8_AO ? 8 : 0,
-                             .wao = a.w_layout >= HLX_BENCH_WL_PACKED4_AO,
+                             .wao = a.w_layout == HLX_BENCH_WL_PACKED4_AO ||
+                                    a.w_layout == HLX_BENCH_WL_PACKED8_AO,
+                             .wmx = a.w_layout == HLX_BENCH_WL_MXFP4,
                              .threads = (int)a.threads, .json = a.json,
                              .bw_bytes = (size_t)a.bw_bytes,
                              .target_fraction = a.target_fraction,
@@ -928,7 +941,7 @@ int hlx_cmd_bench(int argc, char **argv)
         else
             printf("\"w_dtype\": \"%s\", \"w_layout\": \"%s\", \"m\": %d, \"n\": %d, "
                    "\"k\": %d, ", hlx_dtype_name(o.dtype),
-                   o.wbits == 4 ? (o.wao ? "packed4-ao" : "packed4")
+                   o.wmx ? "mxfp4" : o.wbits == 4 ? (o.wao ? "packed4-ao" : "packed4")
                    : o.wbits == 8 ? (o.wao ? "packed8-ao" : "packed8")
                    : o.strips ? "strips" : "rows", o.m,
                    o.n, o.k);
@@ -962,7 +975,8 @@ int hlx_cmd_bench(int argc, char **argv)
                vector_path ? "" : " (its reference loop: no vector path for this head size)",
                hlx_dtype_name(!strcmp(o.kernel, "merge") ? HLX_DTYPE_F32 : o.dtype));
         if (!strcmp(o.kernel, "gemv"))
-            printf("W %s%s%s\n", o.wbits == 4 ? "packed, 4-bit codes in groups of 128 rows"
+            printf("W %s%s%s\n", o.wmx ? "packed, MXFP4's E2M1 nibbles in blocks of 32 rows"
+                                 : o.wbits == 4 ? "packed, 4-bit codes in groups of 128 rows"
                                  : o.wbits == 8 ? "packed, 8-bit codes in groups of 128 rows"
                                  : o.strips ? "in strips of 16 columns" : "row-major",
                    o.wao ? ", in act order" : "",

@@ -250,7 +250,7 @@ static int hlx_model_w_packed(void)
 }
 
 /* Whether decode on the CPU keeps c's packed linear layers packed (4 or 8 bits; MXFP4
- * experts as 8-bit codes); else they are dequantized at load. As the engine decides
+ * experts as their 4-bit E2M1 codes); else they are dequantized at load. As the engine decides
  * (hlx_engine_wq_can): only where the weights are read as bf16 (fp8 ones are), not f32. */
 static int hlx_model_int_held(const hlx_hf_config_t *c)
 {
@@ -276,8 +276,9 @@ static const char *hlx_model_unheld_why(void)
 static void hlx_model_mx_how(const hlx_hf_config_t *c, char *buf, size_t len)
 {
     if (hlx_model_int_held(c))
-        snprintf(buf, len, "kept on the CPU as 8-bit codes with a scale per 32, 1.25 bytes a "
-                 "weight; decoded to %s at load on CUDA; exact either way", c->torch_dtype);
+        snprintf(buf, len, "kept on the CPU as their 4-bit E2M1 codes with a scale per 32, "
+                 "0.75 bytes a weight; decoded to %s at load on CUDA; exact either way",
+                 c->torch_dtype);
     else
         snprintf(buf, len, "decoded to %s at load, exactly: %s", c->torch_dtype,
                  hlx_model_unheld_why());
@@ -315,7 +316,7 @@ static json_t *hlx_info_quant_json(const hlx_hf_config_t *c, size_t packed)
                       (json_int_t)packed, "config_file",
                       c->quant_file[0] ? c->quant_file : NULL, "cpu",
                       hlx_model_int_held(c) ? "packed" : "dequantized");
-    else if (c->mxfp4) /* gpt-oss's experts: 8-bit codes on the CPU, or decoded at load */
+    else if (c->mxfp4) /* gpt-oss's experts: 4-bit codes on the CPU, or decoded at load */
         w = json_pack("{s:s, s:s, s:i, s:s}", "form", "mxfp4", "layers", "routed experts",
                       "block", 32, "cpu", hlx_model_int_held(c) ? "packed" : "dequantized");
     if (c->kv_scales) {
@@ -1622,7 +1623,7 @@ static int hlx_cmd_model_info(int argc, char **argv)
             params += el;
         /* packed on the CPU: bits / 8 bytes an element and an f32 zero point and scale per
          * group (docs/kernels.md "Packed integer weights") instead of the bf16 counted */
-        if (t != NULL && hlx_model_int_held(&cfg) && hlx_ckpt_packed_groups(ck, t, &bits, &group)) {
+        if (t != NULL && hlx_model_int_held(&cfg) && hlx_ckpt_packed_groups(ck, t, &bits, &group, NULL)) {
             held_bf16 += rb;
             held += rb / 2.0 * ((double)bits / 8.0 + 8.0 / (double)group);
         }

@@ -1245,12 +1245,16 @@ hlx_wq_w8_avx2(__m256i q, const float *z, const float *sc)
                                                 _mm256_set1_epi32((int)0xffff0000u)));
 }
 
-/* One row of a strip: 16 codes, bytes c shifted right by sh and masked to m -> 16 bf16. */
+/* One row of a strip: 16 codes, bytes c shifted right by sh and masked to m (then looked
+ * up in lut, a mapped 4-bit matrix's) -> 16 bf16. */
 static inline __attribute__((always_inline)) void
-hlx_wq_row_avx2(const uint8_t *c, int sh, int m, const float *z, const float *sc, uint16_t *d)
+hlx_wq_row_avx2(const uint8_t *c, int sh, int m, const uint8_t *lut, const float *z,
+                const float *sc, uint16_t *d)
 {
     const __m128i b = _mm_loadu_si128((const __m128i *)c), mk = _mm_set1_epi8((char)m);
-    const __m128i v = _mm_and_si128(_mm_srli_epi16(b, sh), mk); /* per byte: no carry */
+    __m128i v = _mm_and_si128(_mm_srli_epi16(b, sh), mk); /* per byte: no carry */
+    if (lut != NULL)
+        v = _mm_shuffle_epi8(_mm_loadu_si128((const __m128i *)lut), v);
     const __m256i lo = hlx_wq_half_avx2(_mm256_cvtepu8_epi32(v), z, sc);
     const __m256i hi = hlx_wq_half_avx2(_mm256_cvtepu8_epi32(_mm_srli_si128(v, 8)), z + 8,
                                         sc + 8);
@@ -1291,13 +1295,15 @@ hlx_wq_row_fma_avx2(const int MR, const int BITS, const int SH, __m256i c0, __m2
 
 /* MR rows (1-4) x the SS strips from strip s (columns past n1 not touched) over all of K,
  * the packed BITS-bit weights dequantized in registers: per row of the matrix and strip
- * its 16 codes widened (at 4 bits a pair of rows from one load), each weight bf16((q - z)
- * x s), then 2 FMAs a row of x, in the order of k from y (load) or 0: the bits of the
- * strip GEMM over the dequantized matrix (hlx_gemm_s16_block_avx2). Each row's zero points
- * and scales are its group's (act order: the table's). */
+ * its 16 codes widened (at 4 bits a pair of rows from one load; LUT: the nibbles looked
+ * up in the matrix's table first, as bytes), each weight bf16((q - z) x s), then 2 FMAs a
+ * row of x, in the order of k from y (load) or 0: the bits of the strip GEMM over the
+ * dequantized matrix (hlx_gemm_s16_block_avx2). Each row's zero points and scales are its
+ * group's (act order: the table's). */
 static inline __attribute__((always_inline)) void
-hlx_wq_fused_block_avx2(const int MR, const int SS, const int BITS, const hlx_wq_t *w, int N,
-                        int K, const float *x, float *y, int s, int n1, int load)
+hlx_wq_fused_block_avx2(const int MR, const int SS, const int BITS, const int LUT,
+                        const hlx_wq_t *w, int N, int K, const float *x, float *y, int s, int n1,
+                        int load)
 {
     const char *base = (const char *)w;
     const size_t rows = BITS == 4 ? ((size_t)w->K + 1) / 2 : (size_t)w->K;
@@ -1327,9 +1333,23 @@ hlx_wq_fused_block_avx2(const int MR, const int SS, const int BITS, const hlx_wq
             at[q] = (size_t)hlx_wq_grp_next(w, &it, k + q) * 16;
         _Pragma("GCC unroll 4") for (q = 0; q < SS; q++) {
             const uint8_t *c = cp + (size_t)q * cs + (size_t)(BITS == 4 ? k >> 1 : k) * 16;
+            const float *z = zp + (size_t)q * gs, *sc = sp + (size_t)q * gs;
+            if (LUT) { /* both rows' nibbles to their codes as bytes, then as 8-bit codes */
+                const __m128i b = _mm_loadu_si128((const __m128i *)c), m4 = _mm_set1_epi8(15);
+                const __m128i t = _mm_loadu_si128((const __m128i *)w->lut);
+                const __m128i lo = _mm_shuffle_epi8(t, _mm_and_si128(b, m4));
+                const __m128i hi = _mm_shuffle_epi8(t, _mm_and_si128(_mm_srli_epi16(b, 4), m4));
+                hlx_wq_row_fma_avx2(MR, 8, 0, _mm256_cvtepu8_epi32(lo),
+                                    _mm256_cvtepu8_epi32(_mm_srli_si128(lo, 8)), z + at[0],
+                                    sc + at[0], x, K, k, a[q]);
+                if (two)
+                    hlx_wq_row_fma_avx2(MR, 8, 0, _mm256_cvtepu8_epi32(hi),
+                                        _mm256_cvtepu8_epi32(_mm_srli_si128(hi, 8)), z + at[1],
+                                        sc + at[1], x, K, k + 1, a[q]);
+                continue;
+            }
             const __m256i c0 = _mm256_cvtepu8_epi32(_mm_loadl_epi64((const __m128i *)c));
             const __m256i c1 = _mm256_cvtepu8_epi32(_mm_loadl_epi64((const __m128i *)(c + 8)));
-            const float *z = zp + (size_t)q * gs, *sc = sp + (size_t)q * gs;
             hlx_wq_row_fma_avx2(MR, BITS, 0, c0, c1, z + at[0], sc + at[0], x, K, k, a[q]);
             if (two)
                 hlx_wq_row_fma_avx2(MR, 4, 1, c0, c1, z + at[1], sc + at[1], x, K, k + 1,
@@ -1349,29 +1369,30 @@ hlx_wq_fused_block_avx2(const int MR, const int SS, const int BITS, const hlx_wq
 /* The blocks for MR rows over columns [n0, n1), one function per row count (the
  * registers to each loop). */
 static inline __attribute__((always_inline)) void
-hlx_wq_fused_rows_avx2(const int MR, const int BITS, const hlx_wq_t *w, int N, int K,
-                       const float *x, float *y, int accumulate, int n0, int n1)
+hlx_wq_fused_rows_avx2(const int MR, const int BITS, const int LUT, const hlx_wq_t *w, int N,
+                       int K, const float *x, float *y, int accumulate, int n0, int n1)
 {
     const int SS = HLX_WQ2_SS(MR), s1 = (n1 + 15) / 16;
     int s;
 
     for (s = n0 / 16; s + SS <= s1; s += SS)
-        hlx_wq_fused_block_avx2(MR, SS, BITS, w, N, K, x, y, s, n1, accumulate);
+        hlx_wq_fused_block_avx2(MR, SS, BITS, LUT, w, N, K, x, y, s, n1, accumulate);
     for (; s < s1; s++)
-        hlx_wq_fused_block_avx2(MR, 1, BITS, w, N, K, x, y, s, n1, accumulate);
+        hlx_wq_fused_block_avx2(MR, 1, BITS, LUT, w, N, K, x, y, s, n1, accumulate);
 }
 
 typedef void hlx_wq2_fn(const hlx_wq_t *w, int N, int K, const float *x, float *y,
                         int accumulate, int n0, int n1);
-#define HLX_WQ2_FN(_MR, _BITS) \
-    static __attribute__((noinline)) void hlx_wq_fused_##_MR##_##_BITS##_avx2( \
+#define HLX_WQ2_FN(_MR, _BITS, _LUT) \
+    static __attribute__((noinline)) void hlx_wq_fused_##_MR##_##_BITS##_##_LUT##_avx2( \
         const hlx_wq_t *w, int N, int K, const float *x, float *y, int accumulate, int n0, \
         int n1) \
     { \
-        hlx_wq_fused_rows_avx2(_MR, _BITS, w, N, K, x, y, accumulate, n0, n1); \
+        hlx_wq_fused_rows_avx2(_MR, _BITS, _LUT, w, N, K, x, y, accumulate, n0, n1); \
     }
-HLX_WQ2_FN(1, 4) HLX_WQ2_FN(2, 4) HLX_WQ2_FN(3, 4) HLX_WQ2_FN(4, 4)
-HLX_WQ2_FN(1, 8) HLX_WQ2_FN(2, 8) HLX_WQ2_FN(3, 8) HLX_WQ2_FN(4, 8)
+HLX_WQ2_FN(1, 4, 0) HLX_WQ2_FN(2, 4, 0) HLX_WQ2_FN(3, 4, 0) HLX_WQ2_FN(4, 4, 0)
+HLX_WQ2_FN(1, 4, 1) HLX_WQ2_FN(2, 4, 1) HLX_WQ2_FN(3, 4, 1) HLX_WQ2_FN(4, 4, 1)
+HLX_WQ2_FN(1, 8, 0) HLX_WQ2_FN(2, 8, 0) HLX_WQ2_FN(3, 8, 0) HLX_WQ2_FN(4, 8, 0)
 #undef HLX_WQ2_FN
 
 /* 1 to 8 rows over a packed matrix, dequantized in registers (K > 0, n0 on a strip), in
@@ -1381,17 +1402,20 @@ HLX_WQ2_FN(1, 8) HLX_WQ2_FN(2, 8) HLX_WQ2_FN(3, 8) HLX_WQ2_FN(4, 8)
 static void hlx_wq_gemm_avx2(int M, int N, int K, const float *x, const hlx_wq_t *w, float *y,
                              int accumulate, int n0, int n1)
 {
-    static hlx_wq2_fn *const fn[2][4] = {
-        { hlx_wq_fused_1_4_avx2, hlx_wq_fused_2_4_avx2, hlx_wq_fused_3_4_avx2,
-          hlx_wq_fused_4_4_avx2 },
-        { hlx_wq_fused_1_8_avx2, hlx_wq_fused_2_8_avx2, hlx_wq_fused_3_8_avx2,
-          hlx_wq_fused_4_8_avx2 },
+    static hlx_wq2_fn *const fn[3][4] = {
+        { hlx_wq_fused_1_4_0_avx2, hlx_wq_fused_2_4_0_avx2, hlx_wq_fused_3_4_0_avx2,
+          hlx_wq_fused_4_4_0_avx2 },
+        { hlx_wq_fused_1_4_1_avx2, hlx_wq_fused_2_4_1_avx2, hlx_wq_fused_3_4_1_avx2,
+          hlx_wq_fused_4_4_1_avx2 },
+        { hlx_wq_fused_1_8_0_avx2, hlx_wq_fused_2_8_0_avx2, hlx_wq_fused_3_8_0_avx2,
+          hlx_wq_fused_4_8_0_avx2 },
     };
+    const int form = w->bits == 8 ? 2 : w->mapped != 0;
     int m;
 
     for (m = 0; m < M; m += 4)
-        fn[w->bits == 8][(M - m < 4 ? M - m : 4) - 1](w, N, K, x + (size_t)m * K,
-                                                      y + (size_t)m * N, accumulate, n0, n1);
+        fn[form][(M - m < 4 ? M - m : 4) - 1](w, N, K, x + (size_t)m * K, y + (size_t)m * N,
+                                               accumulate, n0, n1);
 }
 
 void hlx_kernels_avx2(hlx_kernels_t *k)

@@ -1691,12 +1691,12 @@ void hlx_kernels_gemm_f32_hand_avx512(int M, int N, int K, const float *x, const
     hlx_gemm_w_avx512(M, N, K, x, w, 0, 0, y, accumulate, 0, N);
 }
 
-/* 16 codes (as int32) of one row of a strip -> bf16((q - z) x s), rounded to nearest even
+/* 16 codes (as f32) of one row of a strip -> bf16((q - z) x s), rounded to nearest even
  * as the reference (wq.c; the values are finite), stored at d. */
 static inline __attribute__((always_inline)) void
-hlx_wq_row_avx512(__m512i q, __m512 z, __m512 sc, uint16_t *d)
+hlx_wq_row_avx512(__m512 q, __m512 z, __m512 sc, uint16_t *d)
 {
-    const __m512i u = _mm512_castps_si512(_mm512_mul_ps(_mm512_sub_ps(_mm512_cvtepi32_ps(q), z), sc));
+    const __m512i u = _mm512_castps_si512(_mm512_mul_ps(_mm512_sub_ps(q, z), sc));
     const __m512i r = _mm512_add_epi32(u, _mm512_add_epi32(_mm512_set1_epi32(0x7fff),
         _mm512_and_si512(_mm512_srli_epi32(u, 16), _mm512_set1_epi32(1))));
     _mm256_storeu_si256((__m256i *)d, _mm512_cvtepi32_epi16(_mm512_srli_epi32(r, 16)));
@@ -1708,12 +1708,20 @@ hlx_wq_row_avx512(__m512i q, __m512 z, __m512 sc, uint16_t *d)
  * every normal value; it flushes subnormals, which a matrix without tiny scales never
  * produces: hlx_wq_t.tiny). */
 static inline __attribute__((always_inline, target("avx512bf16"))) void
-hlx_wq_row_bf16_avx512(__m512i q, __m512 z, __m512 sc, uint16_t *d)
+hlx_wq_row_bf16_avx512(__m512 q, __m512 z, __m512 sc, uint16_t *d)
 {
-    const __m512 v = _mm512_mul_ps(_mm512_sub_ps(_mm512_cvtepi32_ps(q), z), sc);
+    const __m512 v = _mm512_mul_ps(_mm512_sub_ps(q, z), sc);
     _mm256_storeu_si256((__m256i *)d, (__m256i)_mm512_cvtneps_pbh(v));
 }
 #endif
+
+/* A 4-bit matrix's codes as f32 by nibble (its lut: the identity but for a mapped one), a
+ * table that one permute reads (its index's low 4 bits: no mask for the low nibbles), where
+ * a conversion would read the nibble itself. */
+static inline __attribute__((always_inline)) __m512 hlx_wq_ftab_avx512(const hlx_wq_t *w)
+{
+    return _mm512_cvtepi32_ps(_mm512_cvtepu8_epi32(_mm_loadu_si128((const __m128i *)w->lut)));
+}
 
 /* Packed weights into bf16 strips: the reference's bits (wq.c) (checkasm compares them), a
  * row of a strip in one vector: 4-bit codes two rows to a 16-byte load. */
@@ -1722,7 +1730,7 @@ static ATTR void NAME(const hlx_wq_t *w, int k0, int kc, int s0, int s1, uint16_
 {                                                                                              \
     const char *base = (const char *)w;                                                        \
     const size_t rows = w->bits == 4 ? ((size_t)w->K + 1) / 2 : (size_t)w->K;                  \
-    const __m512i m4 = _mm512_set1_epi32(15);                                                  \
+    const __m512 ft = hlx_wq_ftab_avx512(w);                                                   \
     int s;                                                                                     \
                                                                                                \
     for (s = s0; s < s1; s++) {                                                                \
@@ -1738,9 +1746,9 @@ static ATTR void NAME(const hlx_wq_t *w, int k0, int kc, int s0, int s1, uint16_
                 const size_t gk = (size_t)tab[k] * 16;                                         \
                 __m512i q = _mm512_cvtepu8_epi32(_mm_loadu_si128((const __m128i *)(code +      \
                     (size_t)(w->bits == 4 ? k >> 1 : k) * 16)));                               \
-                if (w->bits == 4)                                                              \
-                    q = (k & 1) ? _mm512_srli_epi32(q, 4) : _mm512_and_si512(q, m4);           \
-                ROW(q, _mm512_loadu_ps(zc + gk), _mm512_loadu_ps(sc + gk), d);                 \
+                ROW(w->bits == 4 ? _mm512_permutexvar_ps((k & 1) ? _mm512_srli_epi32(q, 4) : q, \
+                                                         ft) : _mm512_cvtepi32_ps(q),          \
+                    _mm512_loadu_ps(zc + gk), _mm512_loadu_ps(sc + gk), d);                    \
             }                                                                                  \
             continue;                                                                          \
         }                                                                                      \
@@ -1754,26 +1762,25 @@ static ATTR void NAME(const hlx_wq_t *w, int k0, int kc, int s0, int s1, uint16_
                 if (k & 1) { /* an odd row first: the high nibbles of its pair */              \
                     const __m512i q = _mm512_cvtepu8_epi32(_mm_loadu_si128(                    \
                         (const __m128i *)(code + (size_t)(k >> 1) * 16)));                     \
-                    ROW(_mm512_srli_epi32(q, 4), vz, vs, d);                     \
+                    ROW(_mm512_permutexvar_ps(_mm512_srli_epi32(q, 4), ft), vz, vs, d);        \
                     d += 16, k++;                                                              \
                 }                                                                              \
                 for (; k + 1 < end; k += 2, d += 32) {                                         \
                     const __m512i q = _mm512_cvtepu8_epi32(_mm_loadu_si128(                    \
                         (const __m128i *)(code + (size_t)(k >> 1) * 16)));                     \
-                    ROW(_mm512_and_si512(q, m4), vz, vs, d);                     \
-                    ROW(_mm512_srli_epi32(q, 4), vz, vs, d + 16);                \
+                    ROW(_mm512_permutexvar_ps(q, ft), vz, vs, d);                              \
+                    ROW(_mm512_permutexvar_ps(_mm512_srli_epi32(q, 4), ft), vz, vs, d + 16);   \
                 }                                                                              \
                 if (k < end) { /* an even row last: the low nibbles */                         \
                     const __m512i q = _mm512_cvtepu8_epi32(_mm_loadu_si128(                    \
                         (const __m128i *)(code + (size_t)(k >> 1) * 16)));                     \
-                    ROW(_mm512_and_si512(q, m4), vz, vs, d);                     \
+                    ROW(_mm512_permutexvar_ps(q, ft), vz, vs, d);                              \
                     d += 16, k++;                                                              \
                 }                                                                              \
             } else {                                                                           \
                 for (; k < end; k++, d += 16)                                                  \
-                    ROW(_mm512_cvtepu8_epi32(_mm_loadu_si128(                    \
-                                          (const __m128i *)(code + (size_t)k * 16))),          \
-                                      vz, vs, d);                                              \
+                    ROW(_mm512_cvtepi32_ps(_mm512_cvtepu8_epi32(_mm_loadu_si128(               \
+                            (const __m128i *)(code + (size_t)k * 16)))), vz, vs, d);           \
             }                                                                                  \
             if (k < k0 + kc) { /* end was the group's: the next group */                       \
                 g++;                                                                           \
@@ -1834,7 +1841,7 @@ hlx_wq_fused_block(const int MR, const int SS, const hlx_wq_t *w, int N, int K, 
 {
     const char *base = (const char *)w;
     const size_t rows = w->bits == 4 ? ((size_t)w->K + 1) / 2 : (size_t)w->K;
-    const __m512i m4 = _mm512_set1_epi32(15);
+    const __m512 ft = hlx_wq_ftab_avx512(w); /* 4 bits: the codes by nibble */
     const uint8_t *cp[4];
     /* strip s's zero points and scales of the current group (strip s + q: q G x 16 on) */
     const float *zp = (const float *)(base + w->zeros) + (size_t)s * (size_t)w->G * 16;
@@ -1847,6 +1854,7 @@ hlx_wq_fused_block(const int MR, const int SS, const hlx_wq_t *w, int N, int K, 
         const int c = n1 - (s + q) * 16;
         mk[q] = c >= 16 ? (__mmask16)0xffff : (__mmask16)((1u << c) - 1u);
         cp[q] = (const uint8_t *)(base + w->codes) + (size_t)(s + q) * rows * 16;
+        v1[q] = _mm512_setzero_ps(); /* read only where two rows were widened */
         for (m = 0; m < MR; m++)
             a[q * MR + m] = load ? _mm512_maskz_loadu_ps(mk[q], y + (size_t)m * N + (s + q) * 16)
                                  : _mm512_setzero_ps();
@@ -1862,13 +1870,13 @@ hlx_wq_fused_block(const int MR, const int SS, const hlx_wq_t *w, int N, int K, 
             for (q = 0; q < SS; q++) {
                 const __m512i c = _mm512_cvtepu8_epi32(
                     _mm_loadu_si128((const __m128i *)(cp[q] + row * 16)));
-                v0[q] = rne(_mm512_mul_ps(_mm512_sub_ps(_mm512_cvtepi32_ps(
-                        w->bits == 4 ? _mm512_and_si512(c, m4) : c),
+                v0[q] = rne(_mm512_mul_ps(_mm512_sub_ps(
+                        w->bits == 4 ? _mm512_permutexvar_ps(c, ft) : _mm512_cvtepi32_ps(c),
                         _mm512_loadu_ps(zp + (size_t)q * gs + g0)),
                     _mm512_loadu_ps(sp + (size_t)q * gs + g0)));
                 if (two)
-                    v1[q] = rne(_mm512_mul_ps(_mm512_sub_ps(_mm512_cvtepi32_ps(
-                            _mm512_srli_epi32(c, 4)), _mm512_loadu_ps(zp + (size_t)q * gs + g1)),
+                    v1[q] = rne(_mm512_mul_ps(_mm512_sub_ps(_mm512_permutexvar_ps(
+                            _mm512_srli_epi32(c, 4), ft), _mm512_loadu_ps(zp + (size_t)q * gs + g1)),
                         _mm512_loadu_ps(sp + (size_t)q * gs + g1)));
             }
             hlx_wq_fused_fma(MR, SS, x, K, k, v0, a);
@@ -1900,11 +1908,11 @@ hlx_wq_fused_block(const int MR, const int SS, const hlx_wq_t *w, int N, int K, 
             for (q = 0; q < SS; q++) {
                 const __m512i c = _mm512_cvtepu8_epi32(
                     _mm_loadu_si128((const __m128i *)(cp[q] + (size_t)(k >> 1) * 16)));
-                v0[q] = rne(_mm512_mul_ps(_mm512_sub_ps(_mm512_cvtepi32_ps(
-                    (k & 1) ? _mm512_srli_epi32(c, 4) : _mm512_and_si512(c, m4)), vz[q]), vs[q]));
+                v0[q] = rne(_mm512_mul_ps(_mm512_sub_ps(_mm512_permutexvar_ps(
+                    (k & 1) ? _mm512_srli_epi32(c, 4) : c, ft), vz[q]), vs[q]));
                 if (two)
-                    v1[q] = rne(_mm512_mul_ps(_mm512_sub_ps(_mm512_cvtepi32_ps(
-                        _mm512_srli_epi32(c, 4)), vz[q]), vs[q]));
+                    v1[q] = rne(_mm512_mul_ps(_mm512_sub_ps(_mm512_permutexvar_ps(
+                        _mm512_srli_epi32(c, 4), ft), vz[q]), vs[q]));
             }
             hlx_wq_fused_fma(MR, SS, x, K, k, v0, a);
             if (two)

@@ -19,10 +19,11 @@ void hlx_wq_dequant_ref(const hlx_wq_t *w, int k0, int kc, int s0, int s1, uint1
 
 /* A wq_dequant as a walk over rows [k0, k0 + kc) of strips [s0, s1) of packed w, each row
  * dequantized by row(): the codes of its 16 columns are the bytes at c shifted right by sh
- * and masked to m, its group's zero points and scales at z and s, the 16 bf16 values to d
- * (inlined with each variant's row function). */
-typedef void (*hlx_wq_row_fn)(const uint8_t *c, int sh, int m, const float *z, const float *s,
-                              uint16_t *d);
+ * and masked to m, then looked up in lut where it is not NULL (a mapped 4-bit matrix), its
+ * group's zero points and scales at z and s, the 16 bf16 values to d (inlined with each
+ * variant's row function). */
+typedef void (*hlx_wq_row_fn)(const uint8_t *c, int sh, int m, const uint8_t *lut,
+                              const float *z, const float *s, uint16_t *d);
 
 /* The group of each row of a packed matrix, walked in order from row k0: set up by
  * hlx_wq_grp_init, then hlx_wq_grp_next gives row k's group and steps on (in order: a
@@ -58,6 +59,7 @@ hlx_wq_walk(const hlx_wq_t *w, int k0, int kc, int s0, int s1, uint16_t *dst, hl
 {
     const char *base = (const char *)w;
     const size_t rows = w->bits == 4 ? ((size_t)w->K + 1) / 2 : (size_t)w->K;
+    const uint8_t *lut = w->bits == 4 && w->mapped ? w->lut : NULL;
     int s, k;
 
     for (s = s0; s < s1; s++) {
@@ -70,9 +72,9 @@ hlx_wq_walk(const hlx_wq_t *w, int k0, int kc, int s0, int s1, uint16_t *dst, hl
             const size_t g = (size_t)hlx_wq_grp_next(w, &it, k);
             const float *gz = zc + g * 16, *gs = sc + g * 16;
             if (w->bits == 4) /* two rows to 16 bytes: the odd one in the high nibbles */
-                row(code + (size_t)(k >> 1) * 16, (k & 1) * 4, 15, gz, gs, d);
+                row(code + (size_t)(k >> 1) * 16, (k & 1) * 4, 15, lut, gz, gs, d);
             else
-                row(code + (size_t)k * 16, 0, 255, gz, gs, d);
+                row(code + (size_t)k * 16, 0, 255, NULL, gz, gs, d);
         }
     }
 }

@@ -23,14 +23,19 @@ static inline uint16_t hlx_wq_bf16(float f)
 }
 
 /* One row of a strip (hlx_wq_walk): bf16((q - z) x s) of its 16 columns. */
-static void hlx_wq_row_ref(const uint8_t *c, int sh, int m, const float *z, const float *sc,
-                           uint16_t *d)
+static void hlx_wq_row_ref(const uint8_t *c, int sh, int m, const uint8_t *lut, const float *z,
+                           const float *sc, uint16_t *d)
 {
     int j;
 
-    for (j = 0; j < 16; j++)
-        d[j] = hlx_wq_bf16(((float)((c[j] >> sh) & m) - z[j]) * sc[j]);
+    for (j = 0; j < 16; j++) {
+        const int n = (c[j] >> sh) & m;
+        d[j] = hlx_wq_bf16(((float)(lut ? lut[n] : n) - z[j]) * sc[j]);
+    }
 }
+
+const uint8_t hlx_kernels_wq_lut_e2m1[16] = { 12, 13, 14, 15, 16, 18, 20, 24,
+                                              12, 11, 10, 9, 8, 6, 4, 0 };
 
 /* Rows [k0, k0 + kc) of strips [s0, s1) into bf16 (the reference's wq_dequant; avx2.c and
  * avx512.c write the same bits with vectors, checkasm compares them). */
@@ -52,6 +57,10 @@ static hlx_wq_t hlx_wq_layout(int bits, hlx_dtype_t elem, int K, int N, int grou
     hlx_wq_t h = { .magic = HLX_WQ_MAGIC, .bits = bits, .elem = (int32_t)elem, .K = K, .N = N };
     const size_t strips = ((size_t)(N > 0 ? N : 0) + 15) / 16;
     size_t rows, es, at, part;
+    int n;
+
+    for (n = 0; n < 16; n++)
+        h.lut[n] = (uint8_t)n;
 
     if (K < 0 || N < 0)
         return (hlx_wq_t){ 0 };
@@ -133,6 +142,19 @@ hlx_status_t hlx_kernels_wq_init_ao(void *w, int bits, int K, int N, int G, cons
     return HLX_OK;
 }
 
+hlx_status_t hlx_kernels_wq_set_lut(void *w, const uint8_t lut[16])
+{
+    hlx_wq_t *h = w;
+    int n;
+
+    if (h->magic != HLX_WQ_MAGIC || h->bits != 4)
+        return HLX_ERR_INVALID;
+    memcpy(h->lut, lut, 16);
+    for (h->mapped = 0, n = 0; n < 16; n++)
+        h->mapped |= lut[n] != n;
+    return HLX_OK;
+}
+
 static int hlx_wq_cols_ok(const hlx_wq_t *h, int n0, int n1)
 {
     return h->magic == HLX_WQ_MAGIC && n0 >= 0 && n0 % 16 == 0 && n1 > n0 && n1 <= h->N &&
@@ -168,12 +190,17 @@ hlx_status_t hlx_kernels_wq_pack_cols(void *w, int n0, int n1, const float *code
     hlx_wq_t *h = w;
     char *base = w;
     const size_t rows = h->bits == 4 ? ((size_t)h->K + 1) / 2 : (size_t)h->K;
-    const float top = (float)((1 << h->bits) - 1);
+    const int mapped = h->bits == 4 && h->mapped;
+    const float top = mapped ? 255.0f : (float)((1 << h->bits) - 1);
     uint8_t *codes = (uint8_t *)(base + h->codes);
+    uint8_t inv[256]; /* mapped: a code's first nibble, 0xff for none */
     int n, k, g;
 
     if (!hlx_wq_cols_ok(h, n0, n1) || (h->bits != 4 && h->bits != 8) || ld < (size_t)(n1 - n0))
         return HLX_ERR_INVALID;
+    memset(inv, 0xff, sizeof(inv));
+    for (n = 15; n >= 0 && mapped; n--)
+        inv[h->lut[n]] = (uint8_t)n;
     /* row by row (a pair of rows at 4 bits), each read along its columns into bytes (up to
      * 1024 at a time), then 16 of them to a strip; a code out of range refuses the packing */
     for (k = 0; k < h->K; k += h->bits == 4 ? 2 : 1) {
@@ -184,8 +211,19 @@ hlx_status_t hlx_kernels_wq_pack_cols(void *w, int n0, int n1, const float *code
         int m, j, e;
         for (n = n0; n < n1; n += m) {
             m = n1 - n < 1024 ? n1 - n : 1024;
-            if (!hlx_wq_code_row(c0 + (n - n0), c1 + (n - n0), m, top, pair ? 4 : 0, row))
+            if (mapped) { /* each row's codes, then their nibbles */
+                uint8_t hi[1024];
+                if (!hlx_wq_code_row(c0 + (n - n0), c0 + (n - n0), m, top, 0, row) ||
+                    !hlx_wq_code_row(c1 + (n - n0), c1 + (n - n0), m, top, 0, hi))
+                    return HLX_ERR_INVALID;
+                for (j = 0; j < m; j++) {
+                    if (inv[row[j]] == 0xff || inv[hi[j]] == 0xff)
+                        return HLX_ERR_INVALID;
+                    row[j] = (uint8_t)(inv[row[j]] | (pair ? inv[hi[j]] << 4 : 0));
+                }
+            } else if (!hlx_wq_code_row(c0 + (n - n0), c1 + (n - n0), m, top, pair ? 4 : 0, row)) {
                 return HLX_ERR_INVALID;
+            }
             for (j = 0; j < m; j += 16, b += rows * 16) {
                 e = m - j < 16 ? m - j : 16;
                 if (h->bits == 4 && !pair) { /* the last of an odd K: the other nibble kept */

@@ -1270,14 +1270,19 @@ hlx_status_t hlx_ckpt_set_packed(hlx_ckpt_t *ck, const hlx_ckpt_packing_t *pk,
 }
 
 int hlx_ckpt_packed_groups(const hlx_ckpt_t *ck, const hlx_ckpt_tensor_t *t, int *bits_p,
-                           int64_t *group_p)
+                           int64_t *group_p, const uint8_t **lut_p)
 {
     const uint8_t *pg;
     int64_t i, in;
 
-    if (t != NULL && t->mxs != NULL) { /* MXFP4: 8-bit codes, a group a block (hlx_ck_mx_part) */
-        *bits_p = 8;
+    if (lut_p != NULL)
+        *lut_p = NULL;
+    if (t != NULL && t->mxs != NULL) { /* MXFP4: nibbles that stand for the codes, a group a
+                                          block (hlx_ck_mx_part) */
+        *bits_p = 4;
         *group_p = HLX_MXFP4_BLOCK;
+        if (lut_p != NULL)
+            *lut_p = hlx_mxfp4_codes;
         return 1;
     }
     if (t == NULL || !t->pack || t->group < 1 || (t->bits != 4 && t->bits != 8))
@@ -1682,12 +1687,13 @@ static void hlx_ck_put_tile(const hlx_ckpt_t *ck, void *dst, hlx_dtype_t dt, int
 }
 
 /* Elements [c0, c0 + n) of one row of an MXFP4 matrix (as hlx_mxfp4_row) as the parts of
- * an 8-bit packed weight (mode HLX_CKPT_Q*) whose (code - zero) x scale is the element:
- * code 2 e + 12 for E2M1 value e (0 .. 24, -0 as 0), zero 12, scale 2^(s - 128) for scale
- * byte s, each block of 32 a group. So the packed GEMMs (docs/kernels.md "Packed integer
- * weights") hold gpt-oss's experts at 1.25 bytes a weight, the products exact (a power of
- * two times a small integer) and rounded to bf16 as the load's conversion rounds the
- * element. A scale of 255 (E8M0's NaN) is refused, naming where: row is the row of the
+ * a packed weight (mode HLX_CKPT_Q*) whose (code - zero) x scale is the element: code
+ * 12 + 2 e for E2M1 value e (hlx_mxfp4_codes: 0 .. 24, -0 as 0), zero 12, scale
+ * 2^(s - 128) for scale byte s, each block of 32 a group. The packed GEMMs (docs/kernels.md
+ * "Packed integer weights") keep each code as the nibble that stands for it in that table
+ * (hlx_ckpt_packed_groups's lut), 0.75 bytes a weight with the group's zero and scale, the
+ * products exact (a power of two times a small integer) and rounded to bf16 as the load's
+ * conversion rounds the element. A scale of 255 (E8M0's NaN) is refused, naming where: row is the row of the
  * stored [experts x cols] rows. */
 static hlx_status_t hlx_ck_mx_part(const hlx_ckpt_t *ck, const hlx_ckpt_tensor_t *t,
                                    int64_t row, const uint8_t *blocks, const uint8_t *scales,
@@ -1699,7 +1705,7 @@ static hlx_status_t hlx_ck_mx_part(const hlx_ckpt_t *ck, const hlx_ckpt_tensor_t
         const int64_t c = c0 + i, blk = c / HLX_MXFP4_BLOCK;
         const uint8_t b = blocks[c >> 1], s = scales[blk];
         if (mode == HLX_CKPT_QCODE)
-            out[i] = 2.0f * hlx_mxfp4_e2m1[c & 1 ? b >> 4 : b & 15] + 12.0f;
+            out[i] = (float)hlx_mxfp4_codes[c & 1 ? b >> 4 : b & 15];
         else if (mode == HLX_CKPT_QZERO)
             out[i] = 12.0f;
         else if (mode == HLX_CKPT_QGROUP)

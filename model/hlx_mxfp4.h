@@ -13,6 +13,9 @@
 /* The 16 E2M1 values by code: sign bit 3, exponent bits 2..1 (bias 1), mantissa bit 0;
  * exponent 0 is subnormal (0 and 0.5). */
 extern const float hlx_mxfp4_e2m1[16];
+/* The same as the codes 12 + 2 e the packed GEMMs' table gives their nibbles (zero point
+ * 12; 0 .. 24, -0 as 0): integers, so (code - 12) x 2^(s - 128) is the element exactly. */
+extern const uint8_t hlx_mxfp4_codes[16];
 
 /* The factor of E8M0 scale byte s: 2^(s - 127); 255 is E8M0's NaN. */
 float hlx_mxfp4_scale(uint8_t s);

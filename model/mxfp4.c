@@ -10,6 +10,9 @@ const float hlx_mxfp4_e2m1[16] = {
     -0.0f, -0.5f, -1.0f, -1.5f, -2.0f, -3.0f, -4.0f, -6.0f,
 };
 
+const uint8_t hlx_mxfp4_codes[16] = { 12, 13, 14, 15, 16, 18, 20, 24,
+                                       12, 11, 10, 9, 8, 6, 4, 0 };
+
 float hlx_mxfp4_scale(uint8_t s)
 {
     return s == 255 ? NAN : ldexpf(1.0f, (int)s - 127);

@@ -237,6 +237,7 @@ typedef struct hlx_wload_job {
      * the K rows use, numbered in their order), read at its first row grow[g]. */
     int                bits, kofs, Gk;
     int64_t            group;
+    const uint8_t     *lut;       /* 4 bits: the codes the nibbles stand for (NULL: theirs) */
     int32_t           *gtab;
     int64_t           *grow;
     int                ao_differ; /* act order whose fused parts' groups differ: plain */
@@ -388,17 +389,19 @@ static hlx_status_t hlx_engine_wq_form(hlx_engine_t *eng, const hlx_wpart_t *par
 {
     int i, bits = 0, b, form, ao = 0;
     int64_t group = 0, g;
+    const uint8_t *lut = NULL, *l;
     hlx_status_t st;
 
     j->bits = 0;
     j->group = 1;
     j->kofs = 0;
+    j->lut = NULL;
     for (i = 0; i < nparts; i++) {
-        if (!(form = hlx_wsrc_packed(&eng->ws, parts[i].name, &b, &g)) || g > INT32_MAX - K ||
-            (i > 0 && (b != bits || g != group)))
+        if (!(form = hlx_wsrc_packed(&eng->ws, parts[i].name, &b, &g, &l)) ||
+            g > INT32_MAX - K || (i > 0 && (b != bits || g != group || l != lut)))
             return HLX_OK;
         ao |= form == 2 || parts[i].r0 % g != parts[0].r0 % g;
-        bits = b, group = g;
+        bits = b, group = g, lut = l;
     }
     if (nparts == 0 || K <= 0)
         return HLX_OK;
@@ -410,6 +413,7 @@ static hlx_status_t hlx_engine_wq_form(hlx_engine_t *eng, const hlx_wpart_t *par
         j->kofs = (int)(parts[0].r0 % group);
     }
     j->bits = bits;
+    j->lut = lut;
     return HLX_OK;
 }
 
@@ -540,6 +544,9 @@ static hlx_status_t hlx_engine_wload_job(hlx_engine_t *eng, void **w_p, int K, i
     if (eng->wq && (st = job->gtab ? hlx_kernels_wq_init_ao(w, job->bits, K, N, job->Gk, job->gtab)
                                    : hlx_kernels_wq_init(w, job->bits, dt, K, N, (int)job->group,
                                                          job->kofs)) != HLX_OK)
+        return st;
+    if (eng->wq && job->bits == 4 && job->lut != NULL &&
+        (st = hlx_kernels_wq_set_lut(w, job->lut)) != HLX_OK)
         return st;
     eng->wq_packed += job->bits > 0;
     if (K <= 0 || N <= 0)

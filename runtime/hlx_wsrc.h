@@ -48,9 +48,10 @@ hlx_status_t hlx_wsrc_read(hlx_wsrc_t *ws, const char *name, int64_t rows, int64
                            hlx_dtype_t dt, int64_t ld, char *err, size_t errlen);
 
 /* Whether the runtime weight `key` (hlx_wsrc_read's names) is stored integer-packed in a
- * form the packed GEMMs keep (hlx_ckpt_packed_groups: *bits_p, *group_p); then
+ * form the packed GEMMs keep (hlx_ckpt_packed_groups: *bits_p, *group_p, *lut_p); then
  * hlx_wsrc_read with dt HLX_CKPT_QCODE, QZERO or QSCALE reads its parts, through the same
  * row and column mapping as its values. 0 for a synthetic source. */
-int hlx_wsrc_packed(hlx_wsrc_t *ws, const char *key, int *bits_p, int64_t *group_p);
+int hlx_wsrc_packed(hlx_wsrc_t *ws, const char *key, int *bits_p, int64_t *group_p,
+                    const uint8_t **lut_p);
 
 #endif

@@ -239,7 +239,8 @@ hlx_status_t hlx_wsrc_read(hlx_wsrc_t *ws, const char *name, int64_t rows, int64
     return HLX_OK;
 }
 
-int hlx_wsrc_packed(hlx_wsrc_t *ws, const char *key, int *bits_p, int64_t *group_p)
+int hlx_wsrc_packed(hlx_wsrc_t *ws, const char *key, int *bits_p, int64_t *group_p,
+                    const uint8_t **lut_p)
 {
     char name[160];
     hlx_hf_weight_t w;
@@ -253,5 +254,5 @@ int hlx_wsrc_packed(hlx_wsrc_t *ws, const char *key, int *bits_p, int64_t *group
         hlx_hf_read_source(ws->ck, &ws->cfg.m, w, layer, name, sizeof(name), &hrows, &row0);
     else
         hlx_hf_ckpt_name(&ws->cfg, key, name, sizeof(name));
-    return hlx_ckpt_packed_groups(ws->ck, hlx_ckpt_find(ws->ck, name), bits_p, group_p);
+    return hlx_ckpt_packed_groups(ws->ck, hlx_ckpt_find(ws->ck, name), bits_p, group_p, lut_p);
 }

@@ -174,7 +174,10 @@ void hlx_kernels_w_s16_pack_cols(hlx_dtype_t t, int K, int N, int n0, int n1, co
  * one; 8 bits: [K][16] bytes; scales and zeros: [G][16] f32 each. Columns past N are 0.
  * In act order (GPTQ's desc_act: groups that are not runs of rows) row k's group is
  * gidx[k] instead, an int32 table of K entries after the zeros, group and kofs 0; the rows
- * stay in their order, so the sums are still those of the matrix dequantized at load. */
+ * stay in their order, so the sums are still those of the matrix dequantized at load.
+ * A 4-bit nibble n stands for the code lut[n] (0 .. 255): n itself (GPTQ, AWQ), or a code
+ * of another width a table gives (MXFP4's E2M1 values as 12 + 2 e: hlx_kernels_wq_set_lut),
+ * so q above is lut[n]; `mapped` says that lut is not the identity. */
 #define HLX_WQ_MAGIC 0x31515748u /* "HWQ1" */
 typedef struct hlx_wq {
     uint32_t magic;
@@ -186,6 +189,8 @@ typedef struct hlx_wq {
     int32_t  G;      /* groups: (K - 1 + kofs) / group + 1 (0 when K is 0) */
     int32_t  tiny;   /* a scale below 2^-100 (a product might be subnormal): no rounding
                         instruction that flushes subnormals may be used on this matrix */
+    int32_t  mapped; /* 4 bits: lut is not the identity (the vector paths look it up) */
+    uint8_t  lut[16];/* 4 bits: nibble n's code (hlx_kernels_wq_set_lut; init: n) */
     uint64_t codes;  /* byte offsets from the header: the strips (plain) or the codes */
     uint64_t scales, zeros;
     uint64_t gidx;   /* act order: the rows' groups (int32 [K]); 0 in order */
@@ -204,8 +209,16 @@ hlx_status_t hlx_kernels_wq_init(void *w, int bits, hlx_dtype_t elem, int K, int
 /* The same for a packed matrix in act order: G groups, row k's gidx[k] (each in [0, G)). */
 size_t hlx_kernels_wq_bytes_ao(int bits, int K, int N, int G);
 hlx_status_t hlx_kernels_wq_init_ao(void *w, int bits, int K, int N, int G, const int32_t *gidx);
+/* A 4-bit matrix whose nibbles stand for the codes lut[0 .. 15] (each 0 .. 255), set
+ * after its init and before its packing (which then takes those codes and stores each as
+ * the first nibble that stands for it); HLX_ERR_INVALID for another width. */
+hlx_status_t hlx_kernels_wq_set_lut(void *w, const uint8_t lut[16]);
+/* MXFP4's table: nibble n (E2M1: sign bit 3, magnitude 0, 0.5, 1, 1.5, 2, 3, 4, 6) as the
+ * code 12 + 2 e, for a zero point of 12 (the codes the checkpoint reader gives MXFP4). */
+extern const uint8_t hlx_kernels_wq_lut_e2m1[16];
 /* Columns [n0, n1) of a packed matrix (n0 a multiple of 16, n1 one too or N) from
- * row-major code[K][ld] (the codes as floats, 0 .. 2^bits - 1), scale[G][ld] and
+ * row-major code[K][ld] (the codes as floats, 0 .. 2^bits - 1, or at 4 bits with a table
+ * the values it holds), scale[G][ld] and
  * zero[G][ld] (column 0 of each is column n0); HLX_ERR_INVALID for a code out of range, a
  * scale that is not finite, a zero point that is not a finite integer, or a range outside
  * the matrix. */

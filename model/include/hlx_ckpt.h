@@ -157,11 +157,13 @@ hlx_status_t hlx_ckpt_set_packed(hlx_ckpt_t *ck, const hlx_ckpt_packing_t *pk,
  * g_idx, or one that says just that, as GPTQ's desc_act false writes it), with *bits_p and
  * *group_p (the input columns per group; the whole row for one group); 2 when its g_idx
  * puts the columns in other groups (act order: HLX_CKPT_QGROUP reads each one's); 0
- * otherwise (not packed, or of another width: dequantized at load instead). An MXFP4 view
- * (gpt-oss's experts) is 1 with 8 bits in groups of 32: its parts are the codes 2e + 12 of
- * its E2M1 values e, zero point 12 and scale 2^(s - 128) of its block's E8M0 byte s. */
+ * otherwise (not packed, or of another width: dequantized at load instead). *lut_p (where
+ * lut_p is not NULL) is NULL where the codes are the nibbles or bytes themselves. An MXFP4
+ * view (gpt-oss's experts) is 1 with 4 bits in groups of 32 and *lut_p the 16 codes its
+ * nibbles stand for: its parts are the codes 12 + 2 e of its E2M1 values e (the table's,
+ * hlx_mxfp4_codes), zero point 12 and scale 2^(s - 128) of its block's E8M0 byte s. */
 int hlx_ckpt_packed_groups(const hlx_ckpt_t *ck, const hlx_ckpt_tensor_t *t, int *bits_p,
-                           int64_t *group_p);
+                           int64_t *group_p, const uint8_t **lut_p);
 /* How many packed weights hlx_ckpt_set_packed made, and MXFP4 views
  * hlx_ckpt_set_views made (both read as packed parts). */
 size_t hlx_ckpt_packed_count(const hlx_ckpt_t *ck);

@@ -713,9 +713,10 @@ static void kt_check_gemm(const hlx_kernels_t *ref, const hlx_kernels_t *var, kt
  * the reference's likewise; columns outside the range untouched; its elements read back
  * (hlx_kernels_wq_at) equal the dequantized ones; a plain (bits 0) matrix gives the gemm
  * over its strips. Groups of any size and offset, K across the 256-row chunks and N
- * across the 256-column ones, 1 to 70 rows. */
+ * across the 256-column ones, 1 to 70 rows; at 4 bits with lut, nibbles that stand for
+ * MXFP4's codes (hlx_kernels_wq_lut_e2m1: each a value of the table, any zero point). */
 static void kt_check_wq(const hlx_kernels_t *ref, const hlx_kernels_t *var, kt_rng_t *r, int M,
-                        int N, int K, int bits, int group, int acc, double smag, int ao)
+                        int N, int K, int bits, int group, int acc, double smag, int ao, int lut)
 {
     /* act order (ao): about K / group groups, each row's drawn at random */
     const int kofs = ao ? 0 : kt_int(r, 0, group - 1);
@@ -739,10 +740,12 @@ static void kt_check_wq(const hlx_kernels_t *ref, const hlx_kernels_t *var, kt_r
     for (i = 0; i < 5; i++)
         y[i] = malloc(sizeof(float) * M * N);
     for (i = 0; i < K * N; i++)
-        code[i] = (float)kt_int(r, 0, (1 << bits) - 1);
+        code[i] = lut ? (float)hlx_kernels_wq_lut_e2m1[kt_int(r, 0, 15)]
+                      : (float)kt_int(r, 0, (1 << bits) - 1);
     for (i = 0; i < G * N; i++) {
         sc[i] = (float)kt_unif(r, -smag, smag);
-        zr[i] = (float)kt_int(r, 0, (1 << bits) - 1) + (bits == 4 && i % 7 == 0); /* GPTQ's +1 */
+        zr[i] = lut ? (float)kt_int(r, 0, 24)
+                    : (float)kt_int(r, 0, (1 << bits) - 1) + (bits == 4 && i % 7 == 0); /* GPTQ's +1 */
     }
     for (k = 0; k < K; k++)
         tab[k] = ao ? kt_int(r, 0, G - 1) : (k + kofs) / group;
@@ -758,7 +761,8 @@ static void kt_check_wq(const hlx_kernels_t *ref, const hlx_kernels_t *var, kt_r
     kt_fill(r, yi, HLX_DTYPE_F32, (size_t)M * N, 1.0);
     bad = (ao ? hlx_kernels_wq_init_ao(wq, bits, K, N, G, tab)
               : hlx_kernels_wq_init(wq, bits, HLX_DTYPE_BF16, K, N, group, kofs)) != HLX_OK ||
-          hlx_kernels_wq_init(wp, 0, HLX_DTYPE_BF16, K, N, 1, 0) != HLX_OK;
+          hlx_kernels_wq_init(wp, 0, HLX_DTYPE_BF16, K, N, 1, 0) != HLX_OK ||
+          (lut && hlx_kernels_wq_set_lut(wq, hlx_kernels_wq_lut_e2m1) != HLX_OK);
     /* packed in two column ranges, as the loader packs groups of columns */
     for (n = 0; n < N && !bad; n += 48) {
         const int e = N - n < 48 ? N : n + 48;
@@ -785,9 +789,10 @@ static void kt_check_wq(const hlx_kernels_t *ref, const hlx_kernels_t *var, kt_r
               hlx_kernels_wq_at(wp, k, n) == hlx_bf16_to_f32(wd[(size_t)k * N + n]);
     }
     kt_report(var->name, "gemm packed", !bad && same && outside && at && plain,
-              "%dx%dx%d %d-bit group %d from %d%s acc %d columns [%d, %d): %s the gemm over the "
-              "dequantized strips, outside %s, elements %s, plain %s%s", M, N, K, bits, group,
-              kofs, ao ? " act order" : "", acc, n0, n1, same ? "same bits as" : "differs from",
+              "%dx%dx%d %d-bit%s group %d from %d%s acc %d columns [%d, %d): %s the gemm over "
+              "the dequantized strips, outside %s, elements %s, plain %s%s", M, N, K, bits,
+              lut ? " E2M1" : "", group, kofs, ao ? " act order" : "", acc, n0, n1,
+              same ? "same bits as" : "differs from",
               outside ? "untouched" : "written", at ? "read back" : "differ",
               plain ? "the same" : "differs", bad ? ", packing refused" : "");
     for (i = 0; i < 5; i++)
@@ -845,6 +850,33 @@ static void kt_check_wq_refused(const hlx_kernels_t *var)
     ok &= hlx_kernels_wq_pack_cols(w, 0, 16, code, sc, zr, 16) == HLX_OK;
     for (i = 0; i < 64; i++)
         ok &= hlx_kernels_wq_at(w, i / 16, i % 16) == (float)((i * 7) % 16 - 8) * 0.5f;
+    { /* a table: only at 4 bits; a code no nibble stands for refused; 12 is nibble 0 (and
+         8, -0), 0 nibble 15; the identity leaves the matrix unmapped */
+        static const uint8_t ident[16] = { 0, 1, 2, 3, 4, 5, 6, 7, 8, 9, 10, 11, 12, 13, 14, 15 };
+        const size_t b8 = hlx_kernels_wq_bytes(8, HLX_DTYPE_BF16, 4, 16, 2, 0);
+        void *w8 = aligned_alloc(64, (b8 + 63) / 64 * 64);
+        ok &= hlx_kernels_wq_init(w8, 8, HLX_DTYPE_BF16, 4, 16, 2, 0) == HLX_OK &&
+              hlx_kernels_wq_set_lut(w8, hlx_kernels_wq_lut_e2m1) == HLX_ERR_INVALID &&
+              hlx_kernels_wq_init(w, 4, HLX_DTYPE_BF16, 4, 16, 2, 0) == HLX_OK &&
+              hlx_kernels_wq_set_lut(w, ident) == HLX_OK && !((hlx_wq_t *)w)->mapped &&
+              hlx_kernels_wq_set_lut(w, hlx_kernels_wq_lut_e2m1) == HLX_OK &&
+              ((hlx_wq_t *)w)->mapped;
+        for (i = 0; i < 64; i++)
+            code[i] = (float)hlx_kernels_wq_lut_e2m1[i % 16], zr[i / 2] = 12.0f;
+        ok &= hlx_kernels_wq_pack_cols(w, 0, 16, code, sc, zr, 16) == HLX_OK;
+        for (i = 0; i < 64; i++)
+            ok &= hlx_kernels_wq_at(w, i / 16, i % 16) ==
+                  ((float)hlx_kernels_wq_lut_e2m1[i % 16] - 12.0f) * 0.5f;
+        ok &= (((const uint8_t *)w + ((hlx_wq_t *)w)->codes)[8] & 15) == 0 &&
+              (((const uint8_t *)w + ((hlx_wq_t *)w)->codes)[15] & 15) == 15;
+        code[21] = 5.0f; /* between 4 (nibble 14) and 6 (13) */
+        ok &= hlx_kernels_wq_pack_cols(w, 0, 16, code, sc, zr, 16) == HLX_ERR_INVALID;
+        code[21] = 25.0f;
+        ok &= hlx_kernels_wq_pack_cols(w, 0, 16, code, sc, zr, 16) == HLX_ERR_INVALID;
+        code[21] = 24.0f;
+        ok &= hlx_kernels_wq_pack_cols(w, 0, 16, code, sc, zr, 16) == HLX_OK;
+        free(w8);
+    }
     { /* act order: a row's group outside [0, G) */
         const int32_t tab[4] = { 1, 0, 2, 1 };
         const size_t ab = hlx_kernels_wq_bytes_ao(4, 4, 16, 3);
@@ -863,16 +895,19 @@ static void kt_check_wqs(const hlx_kernels_t *ref, const hlx_kernels_t *var, kt_
     int it;
 
     kt_check_wq_refused(var);
-    kt_check_wq(ref, var, r, 1, 600, 700, 4, 128, 0, 0.02, 0);
-    kt_check_wq(ref, var, r, 3, 300, 513, 8, 64, 1, 0.02, 0);
-    kt_check_wq(ref, var, r, 65, 100, 257, 4, 257, 0, 0.02, 0); /* one group of a whole column */
+    kt_check_wq(ref, var, r, 1, 600, 700, 4, 128, 0, 0.02, 0, 0);
+    kt_check_wq(ref, var, r, 3, 300, 513, 8, 64, 1, 0.02, 0, 0);
+    kt_check_wq(ref, var, r, 65, 100, 257, 4, 257, 0, 0.02, 0, 0); /* one group of a whole column */
     /* scales so small that products are subnormal: no conversion that flushes them */
-    kt_check_wq(ref, var, r, 2, 40, 70, 4, 32, 0, 1e-38, 0);
-    kt_check_wq(ref, var, r, 2, 40, 71, 4, 16, 0, 1e-38, 1);
-    for (it = 0; it < 48; it++) /* the last 16 in act order */
+    kt_check_wq(ref, var, r, 2, 40, 70, 4, 32, 0, 1e-38, 0, 0);
+    kt_check_wq(ref, var, r, 2, 40, 71, 4, 16, 0, 1e-38, 1, 0);
+    /* MXFP4's nibbles: blocks of 32, a rank's rows from inside one (kofs), subnormal */
+    kt_check_wq(ref, var, r, 1, 600, 704, 4, 32, 0, 0.02, 0, 1);
+    kt_check_wq(ref, var, r, 2, 40, 71, 4, 32, 1, 1e-38, 0, 1);
+    for (it = 0; it < 48; it++) /* the last 16 in act order; every third 4-bit one E2M1 */
         kt_check_wq(ref, var, r, rows[it % 12], kt_int(r, 1, 560), kt_int(r, 1, 600),
                     it & 1 ? 8 : 4, it % 3 == 0 ? kt_int(r, 1, 40) : 32 << (it % 3), it & 2,
-                    it % 5 == 4 ? 1e3 : 0.02, it >= 32);
+                    it % 5 == 4 ? 1e3 : 0.02, it >= 32, !(it & 1) && it % 3 == 1);
 }
 
 /* hlx_pool_run: every thread adds its index + 1 once per call */

@@ -1277,12 +1277,13 @@ static void test_views_step(void **state)
     hlx_ckpt_close(ck);
 }
 
-/* An MXFP4 view's parts (HLX_CKPT_QCODE, QZERO, QSCALE: the 8-bit codes the packed GEMMs
- * keep it as): for every element, plain and transposed, (code - zero) x scale is the value
- * the view reads plainly, bit for bit but the sign of zero (E2M1's -0 is code 12); codes
- * within 0 .. 24 and zero 12; scales from 2^-128 (byte 0) to 2^125 (byte 253); the view
- * counted as packed, 8 bits in groups of 32; a scale byte of 255 refused naming its index
- * in the scales tensor. Blocks [2 experts][2 rows][2 blocks][16], the view expert 1. */
+/* An MXFP4 view's parts (HLX_CKPT_QCODE, QZERO, QSCALE: the codes the packed GEMMs keep
+ * it as): for every element, plain and transposed, (code - zero) x scale is the value the
+ * view reads plainly, bit for bit but the sign of zero (E2M1's -0 is code 12); codes
+ * within 0 .. 24, each the table's entry for the element's stored nibble, and zero 12;
+ * scales from 2^-128 (byte 0) to 2^125 (byte 253); the view counted as packed, 4 bits in
+ * groups of 32 with that table; a scale byte of 255 refused naming its index in the
+ * scales tensor. Blocks [2 experts][2 rows][2 blocks][16], the view expert 1. */
 static void test_views_mx_parts(void **state)
 {
     enum { E = 2, R = 2, IN = 64, NB = IN / 32 };
@@ -1295,6 +1296,7 @@ static void test_views_mx_parts(void **state)
     float val[R * IN], code[R * IN], zero[R * IN], scale[R * IN], tc[IN * R], ts_[IN * R];
     const hlx_ckpt_tensor_t *t;
     char err[512], dir[512];
+    const uint8_t *lut;
     hlx_ckpt_t *ck;
     uint32_t x = 7;
     int64_t group;
@@ -1313,8 +1315,8 @@ static void test_views_mx_parts(void **state)
         fail_msg("%s", hlx_ckpt_error(ck));
     assert_int_equal(hlx_ckpt_packed_count(ck), 1);
     assert_int_equal(hlx_ckpt_get(ck, "x.weight", 2, shape, &t), HLX_OK);
-    assert_int_equal(hlx_ckpt_packed_groups(ck, t, &bits, &group), 1);
-    assert_true(bits == 8 && group == 32);
+    assert_int_equal(hlx_ckpt_packed_groups(ck, t, &bits, &group, &lut), 1);
+    assert_true(bits == 4 && group == 32 && lut != NULL);
     assert_int_equal(hlx_ckpt_read_block(ck, t, 0, R, 0, IN, 0, val, HLX_DTYPE_F32, IN), HLX_OK);
     assert_int_equal(hlx_ckpt_read_block(ck, t, 0, R, 0, IN, 0, code, HLX_CKPT_QCODE, IN), HLX_OK);
     assert_int_equal(hlx_ckpt_read_block(ck, t, 0, R, 0, IN, 0, zero, HLX_CKPT_QZERO, IN), HLX_OK);
@@ -1327,7 +1329,9 @@ static void test_views_mx_parts(void **state)
     for (i = 0; i < R; i++)
         for (k = 0; k < IN; k++) {
             const float c = code[i * IN + k], s = scale[i * IN + k];
+            const uint8_t b = blocks[((R + i) * NB + k / 32) * 16 + k % 32 / 2];
             assert_true(c >= 0 && c <= 24 && c == floorf(c) && zero[i * IN + k] == 12);
+            assert_true(c == (float)lut[k & 1 ? b >> 4 : b & 15]);
             assert_true(s == ldexpf(1.0f, sb[(R + i) * NB + k / 32] - 128));
             if ((c - 12) * s != val[i * IN + k])
                 fail_msg("row %d, input %d: (%g - 12) x %g is not %g", i, k, c, s,

@@ -647,12 +647,14 @@ assert a['w_layout'] == 'packed' and b['w_layout'] != 'packed' and b['w_packed']
 assert a['w_proj_bytes_rank'] < 0.5 * b['w_proj_bytes_rank'], 'packed weights not smaller'
 PY
     # HELIX_W_PACKED=auto: dequantized at load by avx2 (its packed GEMM goes through
-    # scratch), packed by avx512 (in registers) where this CPU runs it; the same bits
+    # scratch), packed by avx512 (in registers) where this CPU runs it; the same bits as
+    # the variant's own decode of them dequantized (variants sum in orders of their own)
     for kv in avx2 avx512; do
         "$helix" info 2>/dev/null | grep -q "^  $kv  *usable" || continue
         want=strips; [ $kv = avx2 ] || want=packed
         HELIX_W_PACKED=auto HELIX_KERNELS=$kv decode1 "$dir/g4" "$dir/out.c"
-        same "HELIX_W_PACKED=auto, $kv" "$dir/out.c" "$dir/out.a"
+        HELIX_W_PACKED=0 HELIX_KERNELS=$kv decode1 "$dir/g4" "$dir/out.d"
+        same "HELIX_W_PACKED=auto, $kv" "$dir/out.c" "$dir/out.d"
         got=$(json_field "$dir/out.c" "d['w_layout']")
         [ "$got" = $want ] ||
             { echo "FAIL: HELIX_W_PACKED=auto, $kv: weights held as '$got', expected '$want'"; fail=1; }
@@ -1021,7 +1023,7 @@ mxfp4)
     # and scales, quantized by mxfp4_experts.py (written from the OCP definition), decode to
     # the same hidden state as the bf16 copy it dequantizes from the same codes, with
     # --check passing, on 1 rank and on 2 and 4 (EP 2, TPF 2; KVP 2 x TPA 2 with EP 4; TPF
-    # 4), also kept as 8-bit codes (HELIX_W_PACKED=on, docs/kernels.md), and
+    # 4), also kept as 4-bit E2M1 codes (HELIX_W_PACKED=on, docs/kernels.md), and
     # to the tokens of hf_forward.py reading the MXFP4 tensors itself; NaN scales named (of
     # down, and of gate and up through the clamped SwiGLU); a missing scales
     # tensor, blocks of another shape and MXFP4 blocks without the quantization_config
@@ -1032,7 +1034,7 @@ mxfp4)
     grep -q '"quant_method": "mxfp4"' "$dir/mx/config.json" || { echo "FAIL: no config"; exit 1; }
     "$helix" model info "$dir/mx" >"$dir/info" 2>&1 && grep -q "routed experts MXFP4" "$dir/info" ||
         { echo "FAIL: model info does not say MXFP4"; cat "$dir/info"; fail=1; }
-    # (mx.on: the MXFP4 experts kept as 8-bit codes, HELIX_W_PACKED=on; 4 x 1 with TPF 4
+    # (mx.on: the MXFP4 experts kept as their codes, HELIX_W_PACKED=on; 4 x 1 with TPF 4
     # splits down_proj's 64 inputs into 16 a rank, half a scale block: kofs 16)
     for run in "1 1 1 1" "2 2 1 1" "2 2 1 2" "4 2 2 4" "4 1 4 1"; do
         set -- $run
@@ -1049,16 +1051,26 @@ mxfp4)
         echo "kvp $2 x tpa $3, ep $4: MXFP4 $a; its bf16 copy $b"
         [ -n "$a" ] && [ "$a" = "$b" ] && [ "$(json_field "$dir/out.mx" "d['passed']")" = True ] ||
             { echo "FAIL: MXFP4 and its bf16 copy differ"; fail=1; }
-        [ "$c" = "$b" ] || { echo "FAIL: MXFP4 kept as 8-bit codes: $c"; fail=1; }
+        [ "$c" = "$b" ] || { echo "FAIL: MXFP4 kept as codes: $c"; fail=1; }
         # every expert matrix of the rank packed (2 layers x 8 / EP experts x gate_up and
-        # down), in fewer bytes than the bf16 copy's
-        p=$(json_field "$dir/out.mx.on" "d['w_layout'], d['w_packed'], d['w_proj_bytes_rank'] < $(json_field "$dir/out.mx.ref" "d['w_proj_bytes_rank']")")
-        echo "  kept as 8-bit codes: $c; w_layout, w_packed, fewer bytes: $p"
-        [ "$p" = "packed $((2 * 8 / $4 * 2)) True" ] ||
+        # down), and in 4 bits: the bytes saved against the bf16 copy's, over the bf16
+        # bytes of the rank's expert weights (layers x experts x 3 H I / ranks), are about
+        # (2 - 0.75) / 2 (4-bit codes and an f32 zero point and scale per 32 rows; TPF 4's
+        # down projections of 16 rows hold one group each: 0.5); 8-bit codes would save
+        # 0.375 at most
+        saved=$(python3 -c 'import json, sys
+c = json.load(open(sys.argv[1])); on, ref = (json.load(open(f))["w_proj_bytes_rank"] for f in sys.argv[2:4])
+n = c["num_hidden_layers"] * c["num_local_experts"] * 3 * c["hidden_size"] * c["intermediate_size"] / int(sys.argv[4])
+print(round((ref - on) / (2 * n), 3))' "$dir/mx/config.json" "$dir/out.mx.on" "$dir/out.mx.ref" "$1")
+        p=$(json_field "$dir/out.mx.on" "d['w_layout'], d['w_packed']")
+        echo "  kept as codes: $c; w_layout, w_packed: $p; saved over the experts' bf16 bytes: $saved"
+        [ "$p" = "packed $((2 * 8 / $4 * 2))" ] ||
             { echo "FAIL: MXFP4 not kept packed on every rank: $p"; fail=1; }
+        python3 -c 'import sys; sys.exit(not 0.5 <= float(sys.argv[1]) <= 0.625)' "$saved" ||
+            { echo "FAIL: MXFP4 kept packed in other than 4 bits: saved $saved"; fail=1; }
     done
     HELIX_W_PACKED=on "$helix" model info "$dir/mx" >"$dir/info" 2>&1 &&
-        grep -q "kept on the CPU as 8-bit codes with a scale per 32" "$dir/info" ||
+        grep -q "kept on the CPU as their 4-bit E2M1 codes with a scale per 32, 0.75 bytes" "$dir/info" ||
         { echo "FAIL: model info does not say the MXFP4 experts are kept as codes"; cat "$dir/info"; fail=1; }
     # against the independent forward (which decodes the blocks itself), from a prompt
     echo "5 17 300 42" >"$dir/prompt"
@@ -1100,9 +1112,10 @@ m, t = load(sys.argv[2]); n = sys.argv[3]
 dt, sh, raw = t[n]; t[n] = (dt, sh, bytes([int(sys.argv[4])]) * len(raw)); save(sys.argv[2], m, t)' \
             "$(dirname "$0")" "$dir/$1/model.safetensors" "model.layers.$2_scales" "$3" || exit 1
     }
-    # named_by_decode NAME WHAT TENSOR: the decode of that copy fails naming TENSOR
+    # named_by_decode NAME WHAT TENSOR: the decode of that copy, decoded to bf16 at load
+    # (kept as codes, below, it is refused at load instead), fails naming TENSOR
     named_by_decode() {
-        "$helix" decode --model "$dir/$1" --steps 3 >/dev/null 2>"$dir/err"
+        HELIX_W_PACKED=off "$helix" decode --model "$dir/$1" --steps 3 >/dev/null 2>"$dir/err"
         rc=$?
         echo "decode ($2): exit $rc: $(tail -1 "$dir/err")"
         [ $rc -ne 0 ] && grep -qF "the checkpoint's weights are not finite: model.layers.$3_scales holds" "$dir/err" ||
@@ -1117,7 +1130,7 @@ dt, sh, raw = t[n]; t[n] = (dt, sh, bytes([int(sys.argv[4])]) * len(raw)); save(
     [ $rc -eq 2 ] && grep -qF "down_proj_scales (U8 [8, 256, 2], model.safetensors): 4096 non-finite values, the first nan (bits 0xff) at [0, 0, 0]" "$dir/scan" ||
         { echo "FAIL: the NaN scale not named by --scan"; fail=1; }
     named_by_decode nan "NaN scales" "1.mlp.experts.down_proj"
-    # kept as 8-bit codes, a NaN scale is refused as the codes are made, naming where
+    # kept as codes, a NaN scale is refused as the codes are made, naming where
     HELIX_W_PACKED=on "$helix" decode --model "$dir/nan" --steps 3 >/dev/null 2>"$dir/err"
     rc=$?
     echo "decode, kept as codes (NaN scales): exit $rc: $(tail -1 "$dir/err")"
