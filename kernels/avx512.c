@@ -1821,6 +1821,13 @@ hlx_wq_rne_bf16(__m512 v)
 }
 #endif
 
+/* A matrix whose products are all bf16 values (hlx_wq_t.inexact 0: MXFP4's) rounds
+ * nothing: the same bits without the 3-4 operations a weight. */
+static inline __attribute__((always_inline)) __m512 hlx_wq_rne_none(__m512 v)
+{
+    return v;
+}
+
 /* The FMAs of row k of the SS strips, their weights in v[q], into the MR x SS sums. */
 static inline __attribute__((always_inline)) void
 hlx_wq_fused_fma(const int MR, const int SS, const float *x, int K, int k, const __m512 *v,
@@ -1948,6 +1955,12 @@ static void hlx_wq_fused_int_avx512(int M, int N, int K, const float *x, const h
     HLX_GEMM_BY_ROWS4(M, hlx_wq_fused_rows, w, N, K, x, y, accumulate, n0, n1, hlx_wq_rne_int);
 }
 
+static void hlx_wq_fused_exact_avx512(int M, int N, int K, const float *x, const hlx_wq_t *w,
+                                      float *y, int accumulate, int n0, int n1)
+{
+    HLX_GEMM_BY_ROWS4(M, hlx_wq_fused_rows, w, N, K, x, y, accumulate, n0, n1, hlx_wq_rne_none);
+}
+
 #ifdef HLX_WQ_BF16_INSN
 static __attribute__((target("avx512bf16"))) void
 hlx_wq_fused_bf16_avx512(int M, int N, int K, const float *x, const hlx_wq_t *w, float *y,
@@ -1974,6 +1987,10 @@ static void hlx_wq_dequant_avx512(const hlx_wq_t *w, int k0, int kc, int s0, int
 static void hlx_wq_gemm_avx512(int M, int N, int K, const float *x, const hlx_wq_t *w, float *y,
                                int accumulate, int n0, int n1)
 {
+    if (!w->inexact) {
+        hlx_wq_fused_exact_avx512(M, N, K, x, w, y, accumulate, n0, n1);
+        return;
+    }
 #ifdef HLX_WQ_BF16_INSN
     if (hlx_wq_bf16_cpu && !w->tiny) {
         hlx_wq_fused_bf16_avx512(M, N, K, x, w, y, accumulate, n0, n1);

@@ -243,10 +243,15 @@ hlx_status_t hlx_kernels_wq_pack_cols(void *w, int n0, int n1, const float *code
             const float zv = zero[(size_t)g * ld + (size_t)(n - n0)];
             /* zero points are integers (the products of a normal scale then are 0 or
              * normal: hlx_wq_t.tiny covers the scales) */
+            int e;
             if (!isfinite(sv) || !isfinite(zv) || zv != floorf(zv))
                 return HLX_ERR_INVALID;
+            /* flags only ever set (threads pack column ranges of one matrix at once) */
             if (sv != 0.0f && fabsf(sv) < 0x1p-100f)
-                h->tiny = 1;
+                __atomic_store_n(&h->tiny, 1, __ATOMIC_RELAXED);
+            if ((sv != 0.0f && (fabsf(frexpf(sv, &e)) != 0.5f || e - 1 < -133 || e - 1 > 119)) ||
+                zv < 0.0f || zv > 255.0f)
+                __atomic_store_n(&h->inexact, 1, __ATOMIC_RELAXED);
             ((float *)(base + h->scales))[at] = sv;
             ((float *)(base + h->zeros))[at] = zv;
         }

@@ -190,6 +190,9 @@ typedef struct hlx_wq {
     int32_t  tiny;   /* a scale below 2^-100 (a product might be subnormal): no rounding
                         instruction that flushes subnormals may be used on this matrix */
     int32_t  mapped; /* 4 bits: lut is not the identity (the vector paths look it up) */
+    int32_t  inexact;/* a scale that is not 0 or +-2^j (-133 <= j <= 119), or a zero point
+                        outside 0 .. 255: some product (q - z) x s may not be a bf16 value.
+                        0: every one is (MXFP4's), so its rounding to bf16 may be skipped */
     uint8_t  lut[16];/* 4 bits: nibble n's code (hlx_kernels_wq_set_lut; init: n) */
     uint64_t codes;  /* byte offsets from the header: the strips (plain) or the codes */
     uint64_t scales, zeros;

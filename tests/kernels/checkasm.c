@@ -714,9 +714,13 @@ static void kt_check_gemm(const hlx_kernels_t *ref, const hlx_kernels_t *var, kt
  * (hlx_kernels_wq_at) equal the dequantized ones; a plain (bits 0) matrix gives the gemm
  * over its strips. Groups of any size and offset, K across the 256-row chunks and N
  * across the 256-column ones, 1 to 70 rows; at 4 bits with lut, nibbles that stand for
- * MXFP4's codes (hlx_kernels_wq_lut_e2m1: each a value of the table, any zero point). */
+ * MXFP4's codes (hlx_kernels_wq_lut_e2m1: each a value of the table, any zero point).
+ * smag 0: scales +-2^j, j from p2 to p2 + 14, one in 8 of them 0 (MXFP4's), whose products
+ * are bf16 values where every j is within [-133, 119] (hlx_wq_t.inexact 0, which the
+ * GEMMs may take to skip the rounding); the flag must say so. */
 static void kt_check_wq(const hlx_kernels_t *ref, const hlx_kernels_t *var, kt_rng_t *r, int M,
-                        int N, int K, int bits, int group, int acc, double smag, int ao, int lut)
+                        int N, int K, int bits, int group, int acc, double smag, int ao, int lut,
+                        int p2)
 {
     /* act order (ao): about K / group groups, each row's drawn at random */
     const int kofs = ao ? 0 : kt_int(r, 0, group - 1);
@@ -735,7 +739,7 @@ static void kt_check_wq(const hlx_kernels_t *ref, const hlx_kernels_t *var, kt_r
     void *wq = aligned_alloc(64, (qb + 63) / 64 * 64), *wp = aligned_alloc(64, (pb + 63) / 64 * 64);
     float *x = malloc(sizeof(float) * ((size_t)M * K + 1)), *yi = malloc(sizeof(float) * M * N);
     float *y[5];
-    int i, k, n, same = 1, outside = 1, at = 1, plain = 1, bad;
+    int i, k, n, same = 1, outside = 1, at = 1, plain = 1, bad, inexact = 0;
 
     for (i = 0; i < 5; i++)
         y[i] = malloc(sizeof(float) * M * N);
@@ -743,7 +747,10 @@ static void kt_check_wq(const hlx_kernels_t *ref, const hlx_kernels_t *var, kt_r
         code[i] = lut ? (float)hlx_kernels_wq_lut_e2m1[kt_int(r, 0, 15)]
                       : (float)kt_int(r, 0, (1 << bits) - 1);
     for (i = 0; i < G * N; i++) {
-        sc[i] = (float)kt_unif(r, -smag, smag);
+        const int j = p2 + kt_int(r, 0, 14);
+        sc[i] = smag > 0 ? (float)kt_unif(r, -smag, smag)
+                : kt_int(r, 0, 7) == 0 ? 0.0f : ldexpf(kt_int(r, 0, 1) ? 1.0f : -1.0f, j);
+        inexact |= smag > 0 || (sc[i] != 0.0f && (j < -133 || j > 119));
         zr[i] = lut ? (float)kt_int(r, 0, 24)
                     : (float)kt_int(r, 0, (1 << bits) - 1) + (bits == 4 && i % 7 == 0); /* GPTQ's +1 */
     }
@@ -788,13 +795,16 @@ static void kt_check_wq(const hlx_kernels_t *ref, const hlx_kernels_t *var, kt_r
         at &= hlx_kernels_wq_at(wq, k, n) == hlx_bf16_to_f32(wd[(size_t)k * N + n]) &&
               hlx_kernels_wq_at(wp, k, n) == hlx_bf16_to_f32(wd[(size_t)k * N + n]);
     }
-    kt_report(var->name, "gemm packed", !bad && same && outside && at && plain,
-              "%dx%dx%d %d-bit%s group %d from %d%s acc %d columns [%d, %d): %s the gemm over "
-              "the dequantized strips, outside %s, elements %s, plain %s%s", M, N, K, bits,
-              lut ? " E2M1" : "", group, kofs, ao ? " act order" : "", acc, n0, n1,
+    inexact = ((const hlx_wq_t *)wq)->inexact == inexact; /* the flag right */
+    kt_report(var->name, "gemm packed", !bad && same && outside && at && plain && inexact,
+              "%dx%dx%d %d-bit%s%s group %d from %d%s acc %d columns [%d, %d): %s the gemm "
+              "over the dequantized strips, outside %s, elements %s, plain %s, inexact flag "
+              "%s%s", M, N, K, bits, lut ? " E2M1" : "", smag > 0 ? "" : " 2^j scales", group,
+              kofs, ao ? " act order" : "", acc, n0, n1,
               same ? "same bits as" : "differs from",
               outside ? "untouched" : "written", at ? "read back" : "differ",
-              plain ? "the same" : "differs", bad ? ", packing refused" : "");
+              plain ? "the same" : "differs", inexact ? "right" : "wrong",
+              bad ? ", packing refused" : "");
     for (i = 0; i < 5; i++)
         free(y[i]);
     free(code); free(sc); free(zr); free(wd); free(ws); free(wq); free(wp); free(x); free(yi);
@@ -895,19 +905,28 @@ static void kt_check_wqs(const hlx_kernels_t *ref, const hlx_kernels_t *var, kt_
     int it;
 
     kt_check_wq_refused(var);
-    kt_check_wq(ref, var, r, 1, 600, 700, 4, 128, 0, 0.02, 0, 0);
-    kt_check_wq(ref, var, r, 3, 300, 513, 8, 64, 1, 0.02, 0, 0);
-    kt_check_wq(ref, var, r, 65, 100, 257, 4, 257, 0, 0.02, 0, 0); /* one group of a whole column */
+    kt_check_wq(ref, var, r, 1, 600, 700, 4, 128, 0, 0.02, 0, 0, 0);
+    kt_check_wq(ref, var, r, 3, 300, 513, 8, 64, 1, 0.02, 0, 0, 0);
+    kt_check_wq(ref, var, r, 65, 100, 257, 4, 257, 0, 0.02, 0, 0, 0); /* one group of a whole column */
     /* scales so small that products are subnormal: no conversion that flushes them */
-    kt_check_wq(ref, var, r, 2, 40, 70, 4, 32, 0, 1e-38, 0, 0);
-    kt_check_wq(ref, var, r, 2, 40, 71, 4, 16, 0, 1e-38, 1, 0);
+    kt_check_wq(ref, var, r, 2, 40, 70, 4, 32, 0, 1e-38, 0, 0, 0);
+    kt_check_wq(ref, var, r, 2, 40, 71, 4, 16, 0, 1e-38, 1, 0, 0);
     /* MXFP4's nibbles: blocks of 32, a rank's rows from inside one (kofs), subnormal */
-    kt_check_wq(ref, var, r, 1, 600, 704, 4, 32, 0, 0.02, 0, 1);
-    kt_check_wq(ref, var, r, 2, 40, 71, 4, 32, 1, 1e-38, 0, 1);
+    kt_check_wq(ref, var, r, 1, 600, 704, 4, 32, 0, 0.02, 0, 1, 0);
+    kt_check_wq(ref, var, r, 2, 40, 71, 4, 32, 1, 1e-38, 0, 1, 0);
+    /* MXFP4's scales, powers of two: products all bf16 values at the ends of the range
+       (2^-133 .. 2^-119, 2^105 .. 2^119), or some not (from 2^-140, to 2^120) */
+    kt_check_wq(ref, var, r, 1, 300, 320, 4, 32, 0, 0, 0, 1, -133);
+    kt_check_wq(ref, var, r, 3, 300, 320, 4, 32, 1, 0, 0, 1, -7);
+    kt_check_wq(ref, var, r, 2, 100, 96, 4, 32, 0, 0, 0, 1, 105);
+    kt_check_wq(ref, var, r, 1, 300, 320, 4, 32, 0, 0, 0, 1, -140);
+    kt_check_wq(ref, var, r, 2, 100, 96, 4, 32, 0, 0, 0, 1, 106);
+    kt_check_wq(ref, var, r, 4, 200, 300, 8, 64, 1, 0, 0, 0, -10);
+    kt_check_wq(ref, var, r, 9, 200, 300, 4, 32, 0, 0, 0, 1, -7);
     for (it = 0; it < 48; it++) /* the last 16 in act order; every third 4-bit one E2M1 */
         kt_check_wq(ref, var, r, rows[it % 12], kt_int(r, 1, 560), kt_int(r, 1, 600),
                     it & 1 ? 8 : 4, it % 3 == 0 ? kt_int(r, 1, 40) : 32 << (it % 3), it & 2,
-                    it % 5 == 4 ? 1e3 : 0.02, it >= 32, !(it & 1) && it % 3 == 1);
+                    it % 5 == 4 ? 1e3 : 0.02, it >= 32, !(it & 1) && it % 3 == 1, 0);
 }
 
 /* hlx_pool_run: every thread adds its index + 1 once per call */
