@@ -1237,10 +1237,14 @@ hlx_wq_half_avx2(__m256i q, const float *z, const float *sc)
     return _mm256_srli_epi32(hlx_wq_rne_avx2(q, z, sc), 16);
 }
 
-/* The same weights as floats, for the FMAs of the in-register path. */
+/* The same weights as floats, for the FMAs of the in-register path (EXACT: a matrix whose
+ * products are bf16 values, hlx_wq_t.inexact 0: not rounded, the same bits). */
 static inline __attribute__((always_inline)) __m256
-hlx_wq_w8_avx2(__m256i q, const float *z, const float *sc)
+hlx_wq_w8_avx2(const int EXACT, __m256i q, const float *z, const float *sc)
 {
+    if (EXACT)
+        return _mm256_mul_ps(_mm256_sub_ps(_mm256_cvtepi32_ps(q), _mm256_loadu_ps(z)),
+                             _mm256_loadu_ps(sc));
     return _mm256_castsi256_ps(_mm256_and_si256(hlx_wq_rne_avx2(q, z, sc),
                                                 _mm256_set1_epi32((int)0xffff0000u)));
 }
@@ -1274,14 +1278,15 @@ static void hlx_wq_dequant_avx2(const hlx_wq_t *w, int k0, int kc, int s0, int s
  * group's zero points and scales at z, sc: the weights bf16((q - z) x s) as the
  * dequantized strips hold them, then 2 FMAs a row of x into a[m][2]. */
 static inline __attribute__((always_inline)) void
-hlx_wq_row_fma_avx2(const int MR, const int BITS, const int SH, __m256i c0, __m256i c1,
+hlx_wq_row_fma_avx2(const int MR, const int BITS, const int SH, const int EXACT, __m256i c0,
+                    __m256i c1,
                     const float *z, const float *sc, const float *x, int K, int k,
                     __m256 (*a)[2])
 {
     const __m256i m4 = _mm256_set1_epi32(15);
-    const __m256 v0 = hlx_wq_w8_avx2(BITS == 8 ? c0 : SH ? _mm256_srli_epi32(c0, 4)
+    const __m256 v0 = hlx_wq_w8_avx2(EXACT, BITS == 8 ? c0 : SH ? _mm256_srli_epi32(c0, 4)
                                                         : _mm256_and_si256(c0, m4), z, sc);
-    const __m256 v1 = hlx_wq_w8_avx2(BITS == 8 ? c1 : SH ? _mm256_srli_epi32(c1, 4)
+    const __m256 v1 = hlx_wq_w8_avx2(EXACT, BITS == 8 ? c1 : SH ? _mm256_srli_epi32(c1, 4)
                                                         : _mm256_and_si256(c1, m4), z + 8,
                                      sc + 8);
     int m;
@@ -1296,7 +1301,8 @@ hlx_wq_row_fma_avx2(const int MR, const int BITS, const int SH, __m256i c0, __m2
 /* MR rows (1-4) x the SS strips from strip s (columns past n1 not touched) over all of K,
  * the packed BITS-bit weights dequantized in registers: per row of the matrix and strip
  * its 16 codes widened (at 4 bits a pair of rows from one load; LUT: the nibbles looked
- * up in the matrix's table first, as bytes), each weight bf16((q - z) x s), then 2 FMAs a
+ * up in the matrix's table first, as bytes; 2: its products need no rounding, hlx_wq_t.
+ * inexact 0, MXFP4's), each weight bf16((q - z) x s), then 2 FMAs a
  * row of x, in the order of k from y (load) or 0: the bits of the strip GEMM over the
  * dequantized matrix (hlx_gemm_s16_block_avx2). Each row's zero points and scales are its
  * group's (act order: the table's). */
@@ -1339,20 +1345,20 @@ hlx_wq_fused_block_avx2(const int MR, const int SS, const int BITS, const int LU
                 const __m128i t = _mm_loadu_si128((const __m128i *)w->lut);
                 const __m128i lo = _mm_shuffle_epi8(t, _mm_and_si128(b, m4));
                 const __m128i hi = _mm_shuffle_epi8(t, _mm_and_si128(_mm_srli_epi16(b, 4), m4));
-                hlx_wq_row_fma_avx2(MR, 8, 0, _mm256_cvtepu8_epi32(lo),
+                hlx_wq_row_fma_avx2(MR, 8, 0, LUT == 2, _mm256_cvtepu8_epi32(lo),
                                     _mm256_cvtepu8_epi32(_mm_srli_si128(lo, 8)), z + at[0],
                                     sc + at[0], x, K, k, a[q]);
                 if (two)
-                    hlx_wq_row_fma_avx2(MR, 8, 0, _mm256_cvtepu8_epi32(hi),
+                    hlx_wq_row_fma_avx2(MR, 8, 0, LUT == 2, _mm256_cvtepu8_epi32(hi),
                                         _mm256_cvtepu8_epi32(_mm_srli_si128(hi, 8)), z + at[1],
                                         sc + at[1], x, K, k + 1, a[q]);
                 continue;
             }
             const __m256i c0 = _mm256_cvtepu8_epi32(_mm_loadl_epi64((const __m128i *)c));
             const __m256i c1 = _mm256_cvtepu8_epi32(_mm_loadl_epi64((const __m128i *)(c + 8)));
-            hlx_wq_row_fma_avx2(MR, BITS, 0, c0, c1, z + at[0], sc + at[0], x, K, k, a[q]);
+            hlx_wq_row_fma_avx2(MR, BITS, 0, 0, c0, c1, z + at[0], sc + at[0], x, K, k, a[q]);
             if (two)
-                hlx_wq_row_fma_avx2(MR, 4, 1, c0, c1, z + at[1], sc + at[1], x, K, k + 1,
+                hlx_wq_row_fma_avx2(MR, 4, 1, 0, c0, c1, z + at[1], sc + at[1], x, K, k + 1,
                                     a[q]);
         }
     }
@@ -1392,6 +1398,7 @@ typedef void hlx_wq2_fn(const hlx_wq_t *w, int N, int K, const float *x, float *
     }
 HLX_WQ2_FN(1, 4, 0) HLX_WQ2_FN(2, 4, 0) HLX_WQ2_FN(3, 4, 0) HLX_WQ2_FN(4, 4, 0)
 HLX_WQ2_FN(1, 4, 1) HLX_WQ2_FN(2, 4, 1) HLX_WQ2_FN(3, 4, 1) HLX_WQ2_FN(4, 4, 1)
+HLX_WQ2_FN(1, 4, 2) HLX_WQ2_FN(2, 4, 2) HLX_WQ2_FN(3, 4, 2) HLX_WQ2_FN(4, 4, 2)
 HLX_WQ2_FN(1, 8, 0) HLX_WQ2_FN(2, 8, 0) HLX_WQ2_FN(3, 8, 0) HLX_WQ2_FN(4, 8, 0)
 #undef HLX_WQ2_FN
 
@@ -1402,15 +1409,18 @@ HLX_WQ2_FN(1, 8, 0) HLX_WQ2_FN(2, 8, 0) HLX_WQ2_FN(3, 8, 0) HLX_WQ2_FN(4, 8, 0)
 static void hlx_wq_gemm_avx2(int M, int N, int K, const float *x, const hlx_wq_t *w, float *y,
                              int accumulate, int n0, int n1)
 {
-    static hlx_wq2_fn *const fn[3][4] = {
+    static hlx_wq2_fn *const fn[4][4] = {
         { hlx_wq_fused_1_4_0_avx2, hlx_wq_fused_2_4_0_avx2, hlx_wq_fused_3_4_0_avx2,
           hlx_wq_fused_4_4_0_avx2 },
         { hlx_wq_fused_1_4_1_avx2, hlx_wq_fused_2_4_1_avx2, hlx_wq_fused_3_4_1_avx2,
           hlx_wq_fused_4_4_1_avx2 },
+        { hlx_wq_fused_1_4_2_avx2, hlx_wq_fused_2_4_2_avx2, hlx_wq_fused_3_4_2_avx2,
+          hlx_wq_fused_4_4_2_avx2 },
         { hlx_wq_fused_1_8_0_avx2, hlx_wq_fused_2_8_0_avx2, hlx_wq_fused_3_8_0_avx2,
           hlx_wq_fused_4_8_0_avx2 },
     };
-    const int form = w->bits == 8 ? 2 : w->mapped != 0;
+    /* 4 bits: the nibbles themselves, through a table, or through it needing no rounding */
+    const int form = w->bits == 8 ? 3 : w->mapped ? 1 + !w->inexact : 0;
     int m;
 
     for (m = 0; m < M; m += 4)

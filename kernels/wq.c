@@ -147,7 +147,7 @@ hlx_status_t hlx_kernels_wq_set_lut(void *w, const uint8_t lut[16])
     hlx_wq_t *h = w;
     int n;
 
-    if (h->magic != HLX_WQ_MAGIC || h->bits != 4)
+    if (h->magic != HLX_WQ_MAGIC || h->bits != 4 || h->packed)
         return HLX_ERR_INVALID;
     memcpy(h->lut, lut, 16);
     for (h->mapped = 0, n = 0; n < 16; n++)
@@ -201,6 +201,7 @@ hlx_status_t hlx_kernels_wq_pack_cols(void *w, int n0, int n1, const float *code
     memset(inv, 0xff, sizeof(inv));
     for (n = 15; n >= 0 && mapped; n--)
         inv[h->lut[n]] = (uint8_t)n;
+    __atomic_store_n(&h->packed, 1, __ATOMIC_RELAXED);
     /* row by row (a pair of rows at 4 bits), each read along its columns into bytes (up to
      * 1024 at a time), then 16 of them to a strip; a code out of range refuses the packing */
     for (k = 0; k < h->K; k += h->bits == 4 ? 2 : 1) {

@@ -438,7 +438,7 @@ static hlx_status_t hlx_engine_wq_size(hlx_engine_t *eng, const hlx_wpart_t *par
         free(job->gtab);
         free(job->grow);
         job->gtab = NULL, job->grow = NULL;
-        job->bits = 0, job->group = 1, job->kofs = 0, job->Gk = 0;
+        job->bits = 0, job->group = 1, job->kofs = 0, job->Gk = 0, job->lut = NULL;
         bytes = hlx_kernels_wq_bytes(0, dt, K, N, 1, 0);
     }
     *bytes_p = bytes;

@@ -192,7 +192,10 @@ typedef struct hlx_wq {
     int32_t  mapped; /* 4 bits: lut is not the identity (the vector paths look it up) */
     int32_t  inexact;/* a scale that is not 0 or +-2^j (-133 <= j <= 119), or a zero point
                         outside 0 .. 255: some product (q - z) x s may not be a bf16 value.
-                        0: every one is (MXFP4's), so its rounding to bf16 may be skipped */
+                        0: every one is (MXFP4's), so its rounding to bf16 may be skipped.
+                        Kept by hlx_kernels_wq_pack_cols: whatever writes scales or zero
+                        points otherwise must set it */
+    int32_t  packed; /* pack_cols has written codes (hlx_kernels_wq_set_lut refuses then) */
     uint8_t  lut[16];/* 4 bits: nibble n's code (hlx_kernels_wq_set_lut; init: n) */
     uint64_t codes;  /* byte offsets from the header: the strips (plain) or the codes */
     uint64_t scales, zeros;
@@ -214,7 +217,8 @@ size_t hlx_kernels_wq_bytes_ao(int bits, int K, int N, int G);
 hlx_status_t hlx_kernels_wq_init_ao(void *w, int bits, int K, int N, int G, const int32_t *gidx);
 /* A 4-bit matrix whose nibbles stand for the codes lut[0 .. 15] (each 0 .. 255), set
  * after its init and before its packing (which then takes those codes and stores each as
- * the first nibble that stands for it); HLX_ERR_INVALID for another width. */
+ * the first nibble that stands for it); HLX_ERR_INVALID for another width, or once codes
+ * are packed (they would change meaning). */
 hlx_status_t hlx_kernels_wq_set_lut(void *w, const uint8_t lut[16]);
 /* MXFP4's table: nibble n (E2M1: sign bit 3, magnitude 0, 0.5, 1, 1.5, 2, 3, 4, 6) as the
  * code 12 + 2 e, for a zero point of 12 (the codes the checkpoint reader gives MXFP4). */

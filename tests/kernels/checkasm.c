@@ -885,6 +885,28 @@ static void kt_check_wq_refused(const hlx_kernels_t *var)
         ok &= hlx_kernels_wq_pack_cols(w, 0, 16, code, sc, zr, 16) == HLX_ERR_INVALID;
         code[21] = 24.0f;
         ok &= hlx_kernels_wq_pack_cols(w, 0, 16, code, sc, zr, 16) == HLX_OK;
+        /* packed: the table can no longer change what the nibbles mean */
+        ok &= hlx_kernels_wq_set_lut(w, ident) == HLX_ERR_INVALID;
+        /* the flag that products need no rounding: scales of 2^-1 and zero points 0 ..
+           255 clear; a zero point of -1 or 256, a scale of 2^-134 or 3 x 2^-2 set it */
+        ok &= !((hlx_wq_t *)w)->inexact;
+        {
+            static const float zs[] = { -1.0f, 256.0f, 255.0f, 12.0f, 12.0f };
+            static const float ss[] = { 0.5f, 0.5f, 0.5f, 0x1p-134f, 0.75f };
+            int c;
+            for (c = 0; c < 5; c++) {
+                ok &= hlx_kernels_wq_init(w, 4, HLX_DTYPE_BF16, 4, 16, 2, 0) == HLX_OK;
+                for (i = 0; i < 32; i++)
+                    sc[i] = 0.5f, zr[i] = 12.0f;
+                sc[9] = ss[c], zr[9] = zs[c];
+                for (i = 0; i < 64; i++)
+                    code[i] = (float)(i % 16);
+                ok &= hlx_kernels_wq_pack_cols(w, 0, 16, code, sc, zr, 16) == HLX_OK &&
+                      ((hlx_wq_t *)w)->inexact == (c != 2);
+            }
+            for (i = 0; i < 32; i++)
+                sc[i] = 0.5f, zr[i] = 8.0f;
+        }
         free(w8);
     }
     { /* act order: a row's group outside [0, G) */
@@ -920,6 +942,7 @@ static void kt_check_wqs(const hlx_kernels_t *ref, const hlx_kernels_t *var, kt_
     kt_check_wq(ref, var, r, 3, 300, 320, 4, 32, 1, 0, 0, 1, -7);
     kt_check_wq(ref, var, r, 2, 100, 96, 4, 32, 0, 0, 0, 1, 105);
     kt_check_wq(ref, var, r, 1, 300, 320, 4, 32, 0, 0, 0, 1, -140);
+    kt_check_wq(ref, var, r, 1, 300, 320, 4, 32, 0, 0, 0, 1, -134);
     kt_check_wq(ref, var, r, 2, 100, 96, 4, 32, 0, 0, 0, 1, 106);
     kt_check_wq(ref, var, r, 4, 200, 300, 8, 64, 1, 0, 0, 0, -10);
     kt_check_wq(ref, var, r, 9, 200, 300, 4, 32, 0, 0, 0, 1, -7);
