@@ -1699,14 +1699,24 @@ static hlx_status_t hlx_ck_mx_part(const hlx_ckpt_t *ck, const hlx_ckpt_tensor_t
                                    int64_t row, const uint8_t *blocks, const uint8_t *scales,
                                    int64_t c0, int64_t n, hlx_dtype_t mode, float *out)
 {
-    int64_t i;
+    int64_t i = 0;
 
+    if (mode == HLX_CKPT_QCODE) { /* a byte's two codes at a time (the load's most work) */
+        if (n > 0 && (c0 & 1))
+            out[i++] = (float)hlx_mxfp4_codes[blocks[c0 >> 1] >> 4];
+        for (; i + 1 < n; i += 2) {
+            const uint8_t b = blocks[(c0 + i) >> 1];
+            out[i] = (float)hlx_mxfp4_codes[b & 15];
+            out[i + 1] = (float)hlx_mxfp4_codes[b >> 4];
+        }
+        if (i < n)
+            out[i] = (float)hlx_mxfp4_codes[blocks[(c0 + i) >> 1] & 15];
+        return HLX_OK;
+    }
     for (i = 0; i < n; i++) {
         const int64_t c = c0 + i, blk = c / HLX_MXFP4_BLOCK;
-        const uint8_t b = blocks[c >> 1], s = scales[blk];
-        if (mode == HLX_CKPT_QCODE)
-            out[i] = (float)hlx_mxfp4_codes[c & 1 ? b >> 4 : b & 15];
-        else if (mode == HLX_CKPT_QZERO)
+        const uint8_t s = scales[blk];
+        if (mode == HLX_CKPT_QZERO)
             out[i] = 12.0f;
         else if (mode == HLX_CKPT_QGROUP)
             out[i] = (float)blk;

@@ -27,9 +27,19 @@ void hlx_mxfp4_row(const uint8_t *blocks, const uint8_t *scales, int64_t c0, int
         const int64_t c = c0 + i, blk = c / HLX_MXFP4_BLOCK;
         const int64_t end = (blk + 1) * HLX_MXFP4_BLOCK - c0; /* this block's last + 1 */
         const float f = hlx_mxfp4_scale(scales[blk]);
-        for (; i < n && i < end; i++) {
+        const int64_t stop = n < end ? n : end;
+        if (((c0 + i) & 1) && i < stop) { /* an odd element first: a byte's high nibble */
+            out[i] = hlx_mxfp4_e2m1[blocks[(c0 + i) >> 1] >> 4] * f;
+            i++;
+        }
+        for (; i + 1 < stop; i += 2) { /* then a byte's two elements at a time */
             const uint8_t b = blocks[(c0 + i) >> 1];
-            out[i] = hlx_mxfp4_e2m1[(c0 + i) & 1 ? b >> 4 : b & 15] * f;
+            out[i] = hlx_mxfp4_e2m1[b & 15] * f;
+            out[i + 1] = hlx_mxfp4_e2m1[b >> 4] * f;
+        }
+        if (i < stop) {
+            out[i] = hlx_mxfp4_e2m1[blocks[(c0 + i) >> 1] & 15] * f;
+            i++;
         }
     }
 }

@@ -72,12 +72,41 @@ static int write_packed(const char *dir, int awq)
     return fclose(f) == 0 ? 0 : -1;
 }
 
+/* One MXFP4 expert of N x N as gpt-oss stores it (m_blocks U8 [1, N, N / 32, 16], m_scales
+ * U8 [1, N, N / 32]): random nibbles, scale bytes 120 .. 127, as dir/model.safetensors. */
+static int write_mx(const char *dir)
+{
+    const size_t nb = (size_t)N * N / 2, ns = (size_t)N * N / 32;
+    char hdr[1024], path[600];
+    size_t i, len;
+    FILE *f;
+
+    len = (size_t)snprintf(hdr, sizeof(hdr),
+        "{\"m_blocks\":{\"dtype\":\"U8\",\"shape\":[1,%d,%d,16],\"data_offsets\":[0,%zu]},"
+        "\"m_scales\":{\"dtype\":\"U8\",\"shape\":[1,%d,%d],\"data_offsets\":[%zu,%zu]}}",
+        N, N / 32, nb, N, N / 32, nb, nb + ns);
+    snprintf(path, sizeof(path), "mkdir -p %s", dir);
+    if (system(path) != 0)
+        return -1;
+    snprintf(path, sizeof(path), "%s/model.safetensors", dir);
+    if ((f = fopen(path, "wb")) == NULL)
+        return -1;
+    for (i = 0; i < 8; i++)
+        fputc((int)(len >> (8 * i)) & 0xff, f);
+    fwrite(hdr, 1, len, f);
+    for (i = 0; i < nb; i++)
+        fputc((int)((i * 2654435761u) >> 13) & 0xff, f);
+    for (i = 0; i < ns; i++)
+        fputc(120 + (int)(i % 8), f);
+    return fclose(f) == 0 ? 0 : -1;
+}
+
 /* What a bench reads: the whole tensor as one block, or in the weight loader's groups (G
  * rows of the checkpoint's [out][in] a read, transposed into a [in][G] scratch, as
  * hlx_engine_wload reads a K x N matrix: G = 2 MiB / (16 K es) x 16). */
 typedef struct {
     const char *what;
-    int         ck;       /* 0: the float tensors, 1: GPTQ, 2: AWQ */
+    int         ck;       /* 0: the float tensors, 1: GPTQ, 2: AWQ, 3: MXFP4 (a view) */
     const char *tensor;
     int         transpose;
     hlx_dtype_t dt;
@@ -117,10 +146,14 @@ int main(void)
         { "GPTQ 4-bit -> bf16 loader groups", 1, "x.weight", 1, HLX_DTYPE_BF16, 1 },
         { "GPTQ 4-bit codes -> f32 groups", 1, "x.weight", 1, HLX_CKPT_QCODE, 1 },
         { "AWQ 4-bit -> bf16 loader groups", 2, "x.weight", 1, HLX_DTYPE_BF16, 1 },
+        { "MXFP4 -> bf16 loader groups", 3, "m.weight", 1, HLX_DTYPE_BF16, 1 },
+        { "MXFP4 codes -> f32 groups", 3, "m.weight", 1, HLX_CKPT_QCODE, 1 },
     };
+    /* gpt-oss's released form, read through an MXFP4 view as the runtime reads its experts */
+    static const hlx_ckpt_view_t mv = { "m.weight", "m_blocks", 1, N, N, 0, 0, N, 1, 0, 1 };
     hlx_hf_expect_t list[4];
     char dir[] = "/tmp/hlx_bench_ckpt_XXXXXX", sub[64], err[1024];
-    hlx_ckpt_t *ck[3] = { NULL, NULL, NULL };
+    hlx_ckpt_t *ck[4] = { NULL, NULL, NULL, NULL };
     void *src, *dst;
     double memcpy_gbs = 0, t0;
     size_t bytes = (size_t)N * N * 4, b;
@@ -156,6 +189,12 @@ int main(void)
             return 1;
         }
     }
+    snprintf(sub, sizeof(sub), "%s/mx", dir);
+    if (write_mx(sub) != 0 || hlx_ckpt_open(sub, &ck[3], err, sizeof(err)) != HLX_OK ||
+        hlx_ckpt_set_views(ck[3], &mv, 1) != HLX_OK) {
+        fprintf(stderr, "bench_ckpt: %s: %s\n", sub, ck[3] ? hlx_ckpt_error(ck[3]) : err);
+        return 1;
+    }
     src = malloc(bytes);
     dst = malloc(bytes);
     if (src == NULL || dst == NULL)
@@ -178,8 +217,9 @@ int main(void)
     for (b = 0; b < sizeof(benches) / sizeof(benches[0]); b++) {
         hlx_ckpt_t *c = ck[benches[b].ck];
         const hlx_ckpt_tensor_t *t = hlx_ckpt_find(c, benches[b].tensor);
-        /* source bytes: the packed words' half byte an element */
-        const double sb = t->pack ? (double)N * N / 2 : (double)(t->end - t->begin);
+        /* source bytes: the packed words' (and MXFP4's) half byte an element */
+        const double sb = t->pack || benches[b].ck == 3 ? (double)N * N / 2
+                                                        : (double)(t->end - t->begin);
         printf("  %-34s", benches[b].what);
         for (best = 0; best <= 1; best++) {
             double tmin = 1e30, s;
@@ -198,7 +238,7 @@ int main(void)
         }
         printf("\n");
     }
-    for (k = 0; k < 3; k++)
+    for (k = 0; k < 4; k++)
         hlx_ckpt_close(ck[k]);
     free(src);
     free(dst);
