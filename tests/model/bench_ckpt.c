@@ -31,13 +31,33 @@ static hlx_status_t fill(void *ctx, const hlx_hf_expect_t *t, size_t idx, int64_
     return HLX_OK;
 }
 
+/* dir/model.safetensors (dir made as needed) opened for writing, its header hdr (len
+ * bytes) written: the caller writes the data and closes it. */
+static FILE *st_open(const char *dir, const char *hdr, size_t len)
+{
+    char path[600];
+    FILE *f;
+    int i;
+
+    snprintf(path, sizeof(path), "mkdir -p %s", dir);
+    if (system(path) != 0)
+        return NULL;
+    snprintf(path, sizeof(path), "%s/model.safetensors", dir);
+    if ((f = fopen(path, "wb")) == NULL)
+        return NULL;
+    for (i = 0; i < 8; i++)
+        fputc((int)(len >> (8 * i)) & 0xff, f);
+    fwrite(hdr, 1, len, f);
+    return f;
+}
+
 /* A GPTQ (or AWQ) 4-bit set x.* of N x N, group 128, random words, F16 scales 1/64, as
  * dir/model.safetensors (the writer above takes floats only). */
 static int write_packed(const char *dir, int awq)
 {
     const size_t nw = (size_t)N * N / 8, nz = (size_t)(N / 128) * (N / 8),
                  ns = (size_t)(N / 128) * N;
-    char hdr[1024], path[600];
+    char hdr[1024];
     uint32_t *w = malloc(nw * 4), x = 12345;
     uint16_t h = 0x2400; /* 2^-6 */
     size_t i, len;
@@ -51,15 +71,8 @@ static int write_packed(const char *dir, int awq)
         "\"x.scales\":{\"dtype\":\"F16\",\"shape\":[%d,%d],\"data_offsets\":[%zu,%zu]}}",
         awq ? N : N / 8, awq ? N / 8 : N, nw * 4, N / 128, N / 8, nw * 4, nw * 4 + nz * 4,
         N / 128, N, nw * 4 + nz * 4, nw * 4 + nz * 4 + ns * 2);
-    snprintf(path, sizeof(path), "mkdir -p %s", dir);
-    if (system(path) != 0)
+    if ((f = st_open(dir, hdr, len)) == NULL)
         return -1;
-    snprintf(path, sizeof(path), "%s/model.safetensors", dir);
-    if ((f = fopen(path, "wb")) == NULL)
-        return -1;
-    for (i = 0; i < 8; i++)
-        fputc((int)(len >> (8 * i)) & 0xff, f);
-    fwrite(hdr, 1, len, f);
     for (i = 0; i < nw; i++) { /* xorshift */
         x ^= x << 13, x ^= x >> 17, x ^= x << 5;
         w[i] = x;
@@ -77,7 +90,7 @@ static int write_packed(const char *dir, int awq)
 static int write_mx(const char *dir)
 {
     const size_t nb = (size_t)N * N / 2, ns = (size_t)N * N / 32;
-    char hdr[1024], path[600];
+    char hdr[1024];
     size_t i, len;
     FILE *f;
 
@@ -85,15 +98,8 @@ static int write_mx(const char *dir)
         "{\"m_blocks\":{\"dtype\":\"U8\",\"shape\":[1,%d,%d,16],\"data_offsets\":[0,%zu]},"
         "\"m_scales\":{\"dtype\":\"U8\",\"shape\":[1,%d,%d],\"data_offsets\":[%zu,%zu]}}",
         N, N / 32, nb, N, N / 32, nb, nb + ns);
-    snprintf(path, sizeof(path), "mkdir -p %s", dir);
-    if (system(path) != 0)
+    if ((f = st_open(dir, hdr, len)) == NULL)
         return -1;
-    snprintf(path, sizeof(path), "%s/model.safetensors", dir);
-    if ((f = fopen(path, "wb")) == NULL)
-        return -1;
-    for (i = 0; i < 8; i++)
-        fputc((int)(len >> (8 * i)) & 0xff, f);
-    fwrite(hdr, 1, len, f);
     for (i = 0; i < nb; i++)
         fputc((int)((i * 2654435761u) >> 13) & 0xff, f);
     for (i = 0; i < ns; i++)
