@@ -1444,6 +1444,7 @@ void hlx_kernels_avx2(hlx_kernels_t *k)
     k->wq_dequant = hlx_wq_dequant_avx2;
     k->wq_gemm = hlx_wq_gemm_avx2;
     k->wq_rows = 8;
+    k->wq_rows_exact = 8;
     k->gemm_cols = hlx_gemm_cols_avx2;
     k->w_s16   = 1; /* strips read faster from 1 row up (docs/kernels.md) */
 }

@@ -284,5 +284,6 @@ void hlx_kernels_reference(hlx_kernels_t *k)
     k->wq_dequant = hlx_wq_dequant_ref;
     k->wq_gemm = NULL; /* through the dequantized scratch */
     k->wq_rows = 0;
+    k->wq_rows_exact = 0;
     k->wq_fast = 0;
 }

@@ -345,7 +345,8 @@ void hlx_kernels_gemm_cols(const hlx_kernels_t *k, int M, int N, int K, const fl
     else if (h->bits == 0) /* plain strips: the variant's gemm on them */
         k->gemm_cols(M, N, K, x, (const char *)w + h->codes,
                      hlx_w_s16_of((hlx_dtype_t)h->elem), y, accumulate, n0, n1);
-    else if (k->wq_gemm != NULL && M <= k->wq_rows && K > 0) /* a few rows: in registers */
+    else if (k->wq_gemm != NULL && K > 0 &&
+             M <= (h->inexact ? k->wq_rows : k->wq_rows_exact)) /* a few rows: in registers */
         k->wq_gemm(M, N, K, x, h, y, accumulate, n0, n1);
     else
         hlx_wq_gemm_packed(k, M, N, K, x, h, y, accumulate, n0, n1);

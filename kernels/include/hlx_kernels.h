@@ -314,8 +314,10 @@ typedef struct hlx_kernels {
     void (*wq_gemm)(int M, int N, int K, const float *x, const hlx_wq_t *w, float *y,
                     int accumulate, int n0, int n1);
     /* The most rows wq_gemm takes (more go through the scratch): where widening the codes
-     * again for each pass of rows still beats dequantizing a chunk once. */
-    int wq_rows;
+     * again for each pass of rows still beats dequantizing a chunk once; wq_rows_exact the
+     * same for a matrix whose products need no rounding (hlx_wq_t.inexact 0), cheaper to
+     * widen again. */
+    int wq_rows, wq_rows_exact;
     /* 1: wq_gemm reads packed weights from DRAM at least as fast as gemm reads the bf16
      * strips at decode's row counts (avx512, amx), so HELIX_W_PACKED=auto keeps them packed;
      * 0: slower (avx2's in-register path: 2x the strips' time at one row on a Zen 3 core),

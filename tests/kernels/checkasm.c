@@ -946,6 +946,8 @@ static void kt_check_wqs(const hlx_kernels_t *ref, const hlx_kernels_t *var, kt_
     kt_check_wq(ref, var, r, 2, 100, 96, 4, 32, 0, 0, 0, 1, 106);
     kt_check_wq(ref, var, r, 4, 200, 300, 8, 64, 1, 0, 0, 0, -10);
     kt_check_wq(ref, var, r, 9, 200, 300, 4, 32, 0, 0, 0, 1, -7);
+    kt_check_wq(ref, var, r, 6, 200, 300, 4, 32, 1, 0, 0, 1, -7);
+    kt_check_wq(ref, var, r, 8, 200, 300, 4, 32, 0, 0, 0, 1, -7);
     for (it = 0; it < 48; it++) /* the last 16 in act order; every third 4-bit one E2M1 */
         kt_check_wq(ref, var, r, rows[it % 12], kt_int(r, 1, 560), kt_int(r, 1, 600),
                     it & 1 ? 8 : 4, it % 3 == 0 ? kt_int(r, 1, 40) : 32 << (it % 3), it & 2,
