@@ -545,7 +545,7 @@ static hlx_status_t hlx_engine_wload_job(hlx_engine_t *eng, void **w_p, int K, i
                                    : hlx_kernels_wq_init(w, job->bits, dt, K, N, (int)job->group,
                                                          job->kofs)) != HLX_OK)
         return st;
-    if (eng->wq && job->bits == 4 && job->lut != NULL &&
+    if (eng->wq && job->lut != NULL && /* bits 4: only they have a table */
         (st = hlx_kernels_wq_set_lut(w, job->lut)) != HLX_OK)
         return st;
     eng->wq_packed += job->bits > 0;
