@@ -22,6 +22,30 @@ mn_ns()   { echo "$MN_PREFIX-$1"; }            # node i -> namespace
 mn_host() { echo "$MN_PREFIX-$1"; }            # node i -> host (and Slurm node) name
 mn_addr() { echo "10.77.0.$(($1 + 1))"; }      # node i -> address inside the namespaces
 
+# mn_cpu_share I N: node I's CPUs (a taskset list) when N nodes split the CPUs this process
+# may run on: consecutive equal shares, or CPU I mod C when there are more nodes than CPUs.
+# Each node then computes on CPUs of its own, as separate machines would: a launcher that
+# binds (mpirun binds a node's first rank to core 0) would otherwise stack every node's
+# first rank on the machine's core 0.
+mn_cpu_share() {
+    awk -v i="$1" -v n="$2" '$1 == "Cpus_allowed_list:" {
+        k = split($2, part, ","); c = 0
+        for (j = 1; j <= k; j++) {
+            if (split(part[j], r, "-") == 1) r[2] = r[1]
+            for (x = r[1] + 0; x <= r[2] + 0; x++) cpu[c++] = x
+        }
+        if (n > c) { print cpu[i % c]; exit }
+        lo = int(i * c / n); hi = int((i + 1) * c / n); s = cpu[lo]
+        for (x = lo + 1; x < hi; x++) s = s "," cpu[x]
+        print s; exit
+    }' /proc/self/status
+}
+
+# mn_node_cpus I: node I's CPU share, as recorded when the cluster came up.
+mn_node_cpus() {
+    awk -v h="$(mn_host "$1")" '$2 == h { print $4 }' "$MN_DIR/hosts"
+}
+
 # Runs a command inside node i's network namespace.
 mn_exec() {
     _n=$1; shift
@@ -123,7 +147,7 @@ mn_up_net() {
         ip -n "$_ns" link set lo up
         ip -n "$_ns" addr add "$(mn_addr $_i)/24" dev "$HLXMN_IF"
         ip -n "$_ns" link set "$HLXMN_IF" up
-        echo "$(mn_addr $_i) $(mn_host $_i) rack$((_i / _per))" >> "$MN_DIR/hosts"
+        echo "$(mn_addr $_i) $(mn_host $_i) rack$((_i / _per)) $(mn_cpu_share $_i "$MN_NODES")" >> "$MN_DIR/hosts"
         _i=$((_i + 1))
     done
     # rsh agent for mpirun: "AGENT [-x ...] HOST CMD..." runs CMD in HOST's namespace
@@ -132,10 +156,11 @@ mn_up_net() {
 # rsh agent of cluster $MN_TAG: maps a node address or name to its namespace
 while [ \$# -gt 0 ]; do case "\$1" in -*) shift ;; *) break ;; esac; done
 host=\$1; shift
-ns=\$(awk -v h="\$host" '\$1 == h || \$2 == h { print \$2 }' "$MN_DIR/hosts")
+line=\$(awk -v h="\$host" '\$1 == h || \$2 == h { print \$2, \$4 }' "$MN_DIR/hosts")
+ns=\${line%% *} cpus=\${line#* }
 [ -n "\$ns" ] || { echo "rsh agent: unknown host \$host" >&2; exit 255; }
-# the node's network and its own host name (as under slurmd)
-exec ip netns exec "\$ns" unshare --uts sh -c "hostname \$ns && \$*"
+# the node's network, its own host name (as under slurmd) and its share of the CPUs
+exec ip netns exec "\$ns" taskset -c "\$cpus" unshare --uts sh -c "hostname \$ns && \$*"
 EOF
     chmod +x "$MN_DIR/rsh"
 }
@@ -219,7 +244,7 @@ EOF
         _h=$(mn_host $_i)
         mkdir -p "$MN_DIR/$_h/cg"
         mn_daemon "slurmd-$_h" nsenter --net=/run/netns/"$(mn_ns $_i)" \
-            unshare --uts --mount --propagation private sh -c \
+            taskset -c "$(mn_node_cpus $_i)" unshare --uts --mount --propagation private sh -c \
             "mount --rbind /sys/fs/cgroup $MN_DIR/$_h/cg && mount -t sysfs $MN_PREFIX /sys &&
              mount --move $MN_DIR/$_h/cg /sys/fs/cgroup && hostname $_h &&
              exec slurmd -D -N $_h -f $MN_DIR/$_h/etc/slurm.conf"
@@ -247,9 +272,12 @@ mn_srun() {
 }
 
 # mpirun inside node 0 under node 0's host name, reaching the other nodes through the rsh
-# agent; its out-of-band traffic stays on the nodes' link.
+# agent; its out-of-band traffic stays on the nodes' link. Every node's processes run on
+# that node's CPU share (mn_cpu_share), unbound within it: Open MPI reads the whole
+# machine's topology, so its default binding would put each node's first rank on core 0.
 mn_mpirun() {
-    mn_exec 0 unshare --uts sh -c "hostname $(mn_host 0) && exec \"\$@\"" mpirun \
-        mpirun --allow-run-as-root --oversubscribe \
+    mn_exec 0 taskset -c "$(mn_node_cpus 0)" unshare --uts \
+        sh -c "hostname $(mn_host 0) && exec \"\$@\"" mpirun \
+        mpirun --allow-run-as-root --oversubscribe --bind-to none \
         --mca plm_rsh_agent "$MN_DIR/rsh" --mca oob_tcp_if_include "$HLXMN_IF" "$@"
 }

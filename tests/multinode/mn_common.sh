@@ -47,6 +47,15 @@ mn_rank_node() {
     mn_expect "$1" "rank $2 from PMIx_Init.* node $3 from PMIx" "rank $2 is not on node $3 (from PMIx)"
 }
 
+# mn_expect_share FILE RANK NODE: the rank ran on NODE's CPU share (ci/mn-lib.sh) and kept
+# it (placement line "(bound before start)"); nothing to check on a one-CPU machine, where
+# every share is the whole machine.
+mn_expect_share() {
+    [ "$(nproc)" -ge 2 ] || return 0
+    mn_expect "$1" "rank $2: hash [0-9a-f]+, cpus $(mn_node_cpus "$3") \(bound before start\)" \
+        "rank $2 does not run on node $3's CPU share ($(mn_node_cpus "$3"))"
+}
+
 # mn_step FILE: the median step time the run reported (ms).
 mn_step() { sed -n 's/^step: *median \([0-9.]*\) ms.*/\1/p' "$1" | head -n 1; }
 mn_a2a()  { sed -n 's/^phases:.*all-to-all \([0-9.]*\),.*/\1/p' "$1" | head -n 1; }

@@ -19,6 +19,8 @@ for mode in tcp dev; do
     mn_expect "$o" "job placement over 2 host\(s\)" "the job is not seen on two hosts ($mode)"
     mn_expect "$o" "rank 0: hash .* a2a peers over tcp; links 0:self 1:tcp 2:shm 3:tcp" "rank 0's links ($mode)"
     mn_expect "$o" "rank 1 from PMIx_Init.*local rank 0 from PMIx pmix.lrank; node [^ ]+ from PMIx pmix.hname" "rank 1's sources ($mode)"
+    # each node's ranks on its own CPU share, not every node's first rank on core 0
+    for r in 0 1 2 3; do mn_expect_share "$o" $r $((r % 2)); done
 done
 mn_expect "$MN_OUT/mpirun.dev" "rank 3: UCX_NET_DEVICES=$HLXMN_IF \(given\)" "UCX_NET_DEVICES not kept"
 echo "mpirun 2 nodes, KVP across: step $(mn_step "$MN_OUT/mpirun.tcp") ms (all-to-all $(mn_a2a "$MN_OUT/mpirun.tcp") ms) with UCX tcp; $(mn_step "$MN_OUT/mpirun.dev") ms ($(mn_a2a "$MN_OUT/mpirun.dev") ms) with UCX's choice on $HLXMN_IF"
