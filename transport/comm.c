@@ -25,6 +25,7 @@ typedef struct hlx_comm_settings {
     int    chunk_shm;
     int    chunk_net;
     int    nap_us;
+    int    tcp_seg;
 } hlx_comm_settings_t;
 
 static const hlx_param_t hlx_comm_param_list[] = {
@@ -57,6 +58,11 @@ static const hlx_param_t hlx_comm_param_list[] = {
       "with more ranks than cores on this host, a wait older than 250 us sleeps this many "
       "microseconds between progress rounds instead of yielding, so that the ranks "
       "sharing its core compute undisturbed (0: yield only, spinning)", NULL },
+    { "COMM_TCP_SEG", HLX_PT_INT, "262144", 0, 1 << 22, offsetof(hlx_comm_settings_t, tcp_seg),
+      "segment size in bytes of UCX's tcp transport on the network path, sending and "
+      "receiving (UCX_TCP_TX_SEG_SIZE / UCX_TCP_RX_SEG_SIZE when set win): an all-to-all "
+      "block up to this size goes as one eager message, with no rendezvous round trip "
+      "(0: UCX's own, 8K and 64K)", NULL },
     { "HEARTBEAT_INTERVAL", HLX_PT_DOUBLE, "1", 0.01, 60,
       offsetof(hlx_comm_settings_t, hb_interval),
       "seconds between two heartbeats a rank sends to every peer (from its own thread)", NULL },
@@ -74,6 +80,11 @@ static hlx_status_t hlx_comm_settings_rules(const void *values, char *why, size_
     if ((s->chunk_shm > 0 && s->chunk_shm < 4096) || (s->chunk_net > 0 && s->chunk_net < 4096)) {
         snprintf(why, whylen, "HELIX_COMM_CHUNK_SHM=%d / HELIX_COMM_CHUNK_NET=%d: 0 (no "
                  "chunks) or at least 4096 bytes", s->chunk_shm, s->chunk_net);
+        return HLX_ERR_INVALID;
+    }
+    if (s->tcp_seg > 0 && s->tcp_seg < 4096) {
+        snprintf(why, whylen, "HELIX_COMM_TCP_SEG=%d: 0 (UCX's own) or at least 4096 bytes",
+                 s->tcp_seg);
         return HLX_ERR_INVALID;
     }
     if (s->hb_timeout < 2 * s->hb_interval) {
@@ -758,6 +769,7 @@ hlx_status_t hlx_comm_world(hlx_boot_t *boot, const hlx_comm_params_t *p,
     snprintf(net->shm_tls, sizeof(net->shm_tls), "%s", set.shm_tls);
     net->chunk[HLX_PATH_SHM] = (size_t)set.chunk_shm;
     net->chunk[HLX_PATH_NET] = (size_t)set.chunk_net;
+    net->tcp_seg = set.tcp_seg;
     net->ucx_cuda_mem = -1;
     for (path = 0; path < HLX_PATH_COUNT; path++) {
         net->be[path].ops = hlx_comm_backends[path];

@@ -196,9 +196,37 @@ static void hlx_ucx_close(hlx_comm_be_t *be, int graceful)
     be->priv = NULL;
 }
 
+/* The network path's tcp segments (HELIX_COMM_TCP_SEG), sending and receiving, unless the
+ * user set either of UCX's own variables (UCX refuses a send segment larger than the
+ * receive one). With UCX's 8 KiB sends a 32 KiB to 256 KiB block took a rendezvous round
+ * trip or many fragments: 1.5-4x Open MPI's tcp all-to-all between namespace nodes
+ * (docs/transport.md). UCX applies a transport key to every interface whose table has
+ * the field, by its name without the transport's prefix; only tcp's has these two. */
+static hlx_status_t hlx_ucx_configure_net(hlx_comm_be_t *be, ucp_config_t *config)
+{
+    static const char *const key[2] = { "TX_SEG_SIZE", "RX_SEG_SIZE" };
+    char val[32];
+    ucs_status_t s;
+    int d;
+
+    if (be->net->tcp_seg <= 0 || getenv("UCX_TCP_TX_SEG_SIZE") != NULL ||
+        getenv("UCX_TCP_RX_SEG_SIZE") != NULL)
+        return HLX_OK;
+    snprintf(val, sizeof(val), "%d", be->net->tcp_seg);
+    for (d = 0; d < 2; d++) {
+        s = ucp_config_modify(config, key[d], val);
+        if (s != UCS_OK) {
+            hlx_error("transport: HELIX_COMM_TCP_SEG=%s: UCX refused TCP_%s: %s", val, key[d],
+                      ucs_status_string(s));
+            return HLX_ERR_INVALID;
+        }
+    }
+    return HLX_OK;
+}
+
 /* The context's transports: same-host peers get the shared-memory list (any tcp in it
  * confined to loopback, so a one-host job listens on no network interface); other hosts
- * get UCX's own choice from UCX_TLS and UCX_NET_DEVICES. */
+ * get UCX's own choice from UCX_TLS and UCX_NET_DEVICES, with larger tcp segments. */
 static hlx_status_t hlx_ucx_configure(hlx_comm_be_t *be, ucp_config_t *config)
 {
     const char *tls = be->net->shm_tls;
@@ -206,7 +234,7 @@ static hlx_status_t hlx_ucx_configure(hlx_comm_be_t *be, ucp_config_t *config)
     ucs_status_t s;
 
     if (be->path != HLX_PATH_SHM)
-        return HLX_OK;
+        return hlx_ucx_configure_net(be, config);
     /* Peer-failure mode: UCX 1.13's shared-memory transports cannot serve it, so tcp
      * (on loopback) is added for the endpoints to have a path at all. */
     if (be->net->ucx_err_peer && !strstr(tls, "tcp") && !strstr(tls, "all")) {

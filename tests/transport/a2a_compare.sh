@@ -9,6 +9,10 @@
 # both about equally; both are bound the same way (ranks round robin over the cores,
 # several per core when there are more ranks than cores): unbound, which ranks shared a
 # core changed from run to run and moved either side by 25%.
+# A2A_LAUNCHER: an executable that starts "PROGRAM ARGS..." on the job's ranks in place
+# of MPIRUN's local launch (the namespace nodes' benchmark gives one that runs mpirun
+# across nodes); A2A_MPI_BTL: Open MPI's byte transfer layers (default self,vader; across
+# nodes self,vader,tcp). A2A_WHERE names the ranks' places in the header.
 set -u
 mpirun=$1 helix=$2 mpi=$3 np=$4
 rounds=${5:-5}
@@ -16,25 +20,30 @@ rounds=${5:-5}
 sizes=${A2A_SIZES:-1K 2K 4K 8K 16K 32K 64K 128K 256K}
 out=$(mktemp -d)
 trap 'rm -rf "$out"' EXIT
+launcher=${A2A_LAUNCHER:-}
+btl=${A2A_MPI_BTL:-self,vader}
 run() { # name program...
     name=$1
     shift
-    timeout -k 5 300 "$mpirun" --oversubscribe --allow-run-as-root --map-by core \
-        --bind-to core:overload-allowed -n "$np" "$@" >>"$out/$name" ||
-        { echo "a2a_compare: $name failed"; cat "$out/$name"; exit 1; }
+    if [ -n "$launcher" ]; then
+        timeout -k 5 300 "$launcher" "$@" >>"$out/$name"
+    else
+        timeout -k 5 300 "$mpirun" --oversubscribe --allow-run-as-root --map-by core \
+            --bind-to core:overload-allowed -n "$np" "$@" >>"$out/$name"
+    fi || { echo "a2a_compare: $name failed"; cat "$out/$name"; exit 1; }
 }
 load0=$(cut -d' ' -f1-3 /proc/loadavg)
 for size in $sizes; do
     r=0
     while [ "$r" -lt "$rounds" ]; do
         run helix "$helix" bench a2a -c 1 --json -b "$size" -e "$size" "$@"
-        OMPI_MCA_btl=self,vader OMPI_MCA_pml=ob1 run mpi -x OMPI_MCA_btl -x OMPI_MCA_pml \
+        OMPI_MCA_btl=$btl OMPI_MCA_pml=ob1 run mpi -x OMPI_MCA_btl -x OMPI_MCA_pml \
             "$mpi" -c 1 -j -b "$size" -e "$size" "$@"
         r=$((r + 1))
     done
 done
 grep -q '"wrong": [1-9]' "$out/helix" "$out/mpi" && { echo "a2a_compare: wrong values"; exit 1; }
-echo "# all-to-all, $np ranks on $(nproc) cores, best of $rounds runs of the median per operation"
+echo "# all-to-all, $np ranks ${A2A_WHERE:-on $(nproc) cores}, best of $rounds runs of the median per operation"
 echo "# load average before: $load0, after: $(cut -d' ' -f1-3 /proc/loadavg)"
 printf '# %12s %12s %12s %8s %12s %12s\n' bytes/peer helix_us mpi_us ratio helix_med mpi_med
 awk '

@@ -140,6 +140,10 @@ expect 2 "HELIX_HEARTBEAT_TIMEOUT=1 s must be at least twice HELIX_HEARTBEAT_INT
     env HELIX_HEARTBEAT_TIMEOUT=1 "$helix" decode --steps 1
 expect 0 "INVALID together: HELIX_COMM_CHUNK_SHM=100" 1 -- \
     env HELIX_COMM_CHUNK_SHM=100 sh -c "\"$helix\" info >&2"
+expect 2 "HELIX_COMM_TCP_SEG=100: 0 (UCX's own) or at least 4096 bytes" 1 -- \
+    env HELIX_COMM_TCP_SEG=100 "$helix" decode --steps 1
+expect 2 "HELIX_COMM_TCP_SEG: '8M' (8388608) is outside [0, 4194304]" 1 -- \
+    env HELIX_COMM_TCP_SEG=8M "$helix" decode --steps 1
 expect 0 "did you mean HELIX_COMM_TIMEOUT?" 1 -- env HELIX_COMM_TIMOUT=3 "$helix" topo --topo "$topo/hgx8.xml"
 quiet 0 -- env HELIX_RUN_GRACE=3 HELIX_COMM_TIMEOUT=5 "$helix" topo --topo "$topo/hgx8.xml"
 # a name of any length is warned about, its start shown (128 characters or more: silence)
