@@ -29,9 +29,21 @@ want = int(sys.argv[2])
 bad = []
 if d.get("warmup") != want or d.get("reps") != 3:
     bad.append("warmup %r reps %r, expected %d and 3" % (d.get("warmup"), d.get("reps"), want))
-for k in ("c_ms", "m_ms", "lockstep_ms", "pipelined_ms", "predicted_ms"):
+keys = ("c_ms", "m_ms", "lockstep_ms", "pipelined_ms", "c_busy_ms", "predicted_ms",
+        "predicted_idle_ms")
+for k in keys:
     if not isinstance(d.get(k), (int, float)) or not math.isfinite(d[k]) or d[k] <= 0:
         bad.append("%s is %r" % (k, d.get(k)))
+if not bad:
+    # the two models, recomputed: nb micro-batches of equal size (batch 4, micro-batch 2)
+    nb = (d["batch"] + d["micro_batch"] - 1) // d["micro_batch"]
+    c, cb, m = d["c_ms"], d["c_busy_ms"], d["m_ms"]
+    for k, want_ms in (("predicted_ms", c + (nb - 1) * max(cb, m) + m),
+                       ("predicted_idle_ms", c + (nb - 1) * max(c, m) + m)):
+        if abs(d[k] - want_ms) > 1e-4 * want_ms:
+            bad.append("%s %r, expected %r from c, c_busy and m" % (k, d[k], want_ms))
+    if abs(d["model_ratio"] - d["pipelined_ms"] / d["predicted_ms"]) > 1e-3:
+        bad.append("model_ratio %r is not pipelined / predicted" % d["model_ratio"])
 for b in bad:
     print("FAIL: --warmup %d:" % want, b)
 sys.exit(1 if bad else 0)

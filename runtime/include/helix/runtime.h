@@ -193,7 +193,10 @@ typedef struct hlx_hopb_bench {
     double m_ms;          /* exchange of one micro-batch alone */
     double lockstep_ms;   /* attention of the batch, then its exchange */
     double pipelined_ms;  /* micro-batches with overlapped exchanges */
-    double predicted_ms;  /* c + (B - 1) max(c, m) + m, B micro-batches */
+    double c_busy_ms;     /* attention (and packing) of a micro-batch while the previous
+                             one's exchange is in flight, from the pipelined rounds */
+    double predicted_ms;  /* c + (nb - 1) max(c_busy, m) + m, nb micro-batches */
+    double predicted_idle_ms; /* the same with c in place of c_busy */
 } hlx_hopb_bench_t;
 
 typedef struct hlx_engine hlx_engine_t;
