@@ -26,6 +26,7 @@ typedef struct hlx_comm_settings {
     int    chunk_net;
     int    nap_us;
     int    tcp_seg;
+    int    shm_rndv;
 } hlx_comm_settings_t;
 
 static const hlx_param_t hlx_comm_param_list[] = {
@@ -63,6 +64,10 @@ static const hlx_param_t hlx_comm_param_list[] = {
       "receiving (UCX_TCP_TX_SEG_SIZE / UCX_TCP_RX_SEG_SIZE when set win): an all-to-all "
       "block up to this size goes as one eager message, with no rendezvous round trip "
       "(0: UCX's own, 8K and 64K)", NULL },
+    { "COMM_SHM_RNDV", HLX_PT_INT, "65536", 0, 1 << 30, offsetof(hlx_comm_settings_t, shm_rndv),
+      "message size in bytes from which UCX's same-host path switches from copies through "
+      "its shared segments to a rendezvous (a single copy by cma); UCX_RNDV_THRESH when "
+      "set wins (0: UCX's own choice, about 8 KiB)", NULL },
     { "HEARTBEAT_INTERVAL", HLX_PT_DOUBLE, "1", 0.01, 60,
       offsetof(hlx_comm_settings_t, hb_interval),
       "seconds between two heartbeats a rank sends to every peer (from its own thread)", NULL },
@@ -770,6 +775,7 @@ hlx_status_t hlx_comm_world(hlx_boot_t *boot, const hlx_comm_params_t *p,
     net->chunk[HLX_PATH_SHM] = (size_t)set.chunk_shm;
     net->chunk[HLX_PATH_NET] = (size_t)set.chunk_net;
     net->tcp_seg = set.tcp_seg;
+    net->shm_rndv = set.shm_rndv;
     net->ucx_cuda_mem = -1;
     for (path = 0; path < HLX_PATH_COUNT; path++) {
         net->be[path].ops = hlx_comm_backends[path];

@@ -249,6 +249,18 @@ static hlx_status_t hlx_ucx_configure(hlx_comm_be_t *be, ucp_config_t *config)
                   ucs_status_string(s));
         return HLX_ERR_INVALID;
     }
+    /* Blocks up to HELIX_COMM_SHM_RNDV go eager through the shared segments: below 64 KiB
+     * that is up to 2x faster than UCX's rendezvous by cma (docs/transport.md) */
+    if (be->net->shm_rndv > 0 && getenv("UCX_RNDV_THRESH") == NULL) {
+        char val[32];
+        snprintf(val, sizeof(val), "%d", be->net->shm_rndv);
+        s = ucp_config_modify(config, "RNDV_THRESH", val);
+        if (s != UCS_OK) {
+            hlx_error("transport: HELIX_COMM_SHM_RNDV=%s: UCX refused it: %s", val,
+                      ucs_status_string(s));
+            return HLX_ERR_INVALID;
+        }
+    }
     return HLX_OK;
 }
 
