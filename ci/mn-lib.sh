@@ -22,11 +22,11 @@ mn_ns()   { echo "$MN_PREFIX-$1"; }            # node i -> namespace
 mn_host() { echo "$MN_PREFIX-$1"; }            # node i -> host (and Slurm node) name
 mn_addr() { echo "10.77.0.$(($1 + 1))"; }      # node i -> address inside the namespaces
 
-# mn_cpu_share I N: node I's CPUs (a taskset list) when N nodes split the CPUs this process
-# may run on: consecutive equal shares, or CPU I mod C when there are more nodes than CPUs.
-# Each node then computes on CPUs of its own, as separate machines would: a launcher that
-# binds (mpirun binds a node's first rank to core 0) would otherwise stack every node's
-# first rank on the machine's core 0.
+# mn_cpu_share I N: node I's CPUs when N nodes split the CPUs this process may run on:
+# consecutive equal shares, or CPU I mod C when there are more nodes than CPUs; written as
+# hwloc and taskset write a list ("0-3,8"). Each node then computes on CPUs of its own,
+# as separate machines would: a launcher that binds (mpirun binds a node's first rank to
+# core 0) would otherwise stack every node's first rank on the machine's core 0.
 mn_cpu_share() {
     awk -v i="$1" -v n="$2" '$1 == "Cpus_allowed_list:" {
         k = split($2, part, ","); c = 0
@@ -34,28 +34,40 @@ mn_cpu_share() {
             if (split(part[j], r, "-") == 1) r[2] = r[1]
             for (x = r[1] + 0; x <= r[2] + 0; x++) cpu[c++] = x
         }
-        if (n > c) { print cpu[i % c]; exit }
-        lo = int(i * c / n); hi = int((i + 1) * c / n); s = cpu[lo]
-        for (x = lo + 1; x < hi; x++) s = s "," cpu[x]
-        print s; exit
-    }' /proc/self/status
+        if (c == 0) exit 1
+        if (n > c) { lo = i % c; hi = lo + 1 } else { lo = int(i * c / n); hi = int((i + 1) * c / n) }
+        s = ""
+        for (x = lo; x < hi; x = y + 1) {
+            for (y = x; y + 1 < hi && cpu[y + 1] == cpu[y] + 1; y++) ;
+            s = s (s == "" ? "" : ",") cpu[x] (y > x ? "-" cpu[y] : "")
+        }
+        print s; found = 1; exit
+    }
+    END { if (!found) exit 1 }' /proc/self/status
 }
 
-# mn_node_cpus I: node I's CPU share, as recorded when the cluster came up.
+# mn_node_cpus I: node I's CPU share, as recorded when the cluster came up ("" before).
 mn_node_cpus() {
+    [ -f "$MN_DIR/hosts" ] || return 0
     awk -v h="$(mn_host "$1")" '$2 == h { print $4 }' "$MN_DIR/hosts"
 }
 
-# Runs a command inside node i's network namespace.
+# Runs a command inside node i's network namespace, on the node's CPU share once the
+# cluster has one.
 mn_exec() {
     _n=$1; shift
-    ip netns exec "$(mn_ns "$_n")" "$@"
+    _c=$(mn_node_cpus "$_n")
+    if [ -n "$_c" ]; then
+        ip netns exec "$(mn_ns "$_n")" taskset -c "$_c" "$@"
+    else
+        ip netns exec "$(mn_ns "$_n")" "$@"
+    fi
 }
 
 # Why this machine cannot run the multi-node tests ("" when it can).
 mn_missing() {
     [ "$(id -u)" = 0 ] || { echo "needs root (network namespaces, Slurm daemons)"; return; }
-    for _c in ip tc nsenter unshare setpriv munged slurmctld slurmd srun sinfo mpirun; do
+    for _c in ip tc nsenter unshare setpriv taskset munged slurmctld slurmd srun sinfo mpirun; do
         command -v "$_c" >/dev/null 2>&1 || { echo "missing $_c (run ci/install-deps.sh as root)"; return; }
     done
     [ -e /usr/lib/x86_64-linux-gnu/slurm-wlm/mpi_pmix_v4.so ] ||
@@ -147,7 +159,9 @@ mn_up_net() {
         ip -n "$_ns" link set lo up
         ip -n "$_ns" addr add "$(mn_addr $_i)/24" dev "$HLXMN_IF"
         ip -n "$_ns" link set "$HLXMN_IF" up
-        echo "$(mn_addr $_i) $(mn_host $_i) rack$((_i / _per)) $(mn_cpu_share $_i "$MN_NODES")" >> "$MN_DIR/hosts"
+        _cpus=$(mn_cpu_share $_i "$MN_NODES") && [ -n "$_cpus" ] ||
+            { mn_log "no CPU share for node $_i (Cpus_allowed_list of /proc/self/status)"; return 1; }
+        echo "$(mn_addr $_i) $(mn_host $_i) rack$((_i / _per)) $_cpus" >> "$MN_DIR/hosts"
         _i=$((_i + 1))
     done
     # rsh agent for mpirun: "AGENT [-x ...] HOST CMD..." runs CMD in HOST's namespace
@@ -158,7 +172,8 @@ while [ \$# -gt 0 ]; do case "\$1" in -*) shift ;; *) break ;; esac; done
 host=\$1; shift
 line=\$(awk -v h="\$host" '\$1 == h || \$2 == h { print \$2, \$4 }' "$MN_DIR/hosts")
 ns=\${line%% *} cpus=\${line#* }
-[ -n "\$ns" ] || { echo "rsh agent: unknown host \$host" >&2; exit 255; }
+[ -n "\$ns" ] && [ -n "\$cpus" ] && [ "\$cpus" != "\$line" ] ||
+    { echo "rsh agent: unknown host \$host (or no CPU share in $MN_DIR/hosts)" >&2; exit 255; }
 # the node's network, its own host name (as under slurmd) and its share of the CPUs
 exec ip netns exec "\$ns" taskset -c "\$cpus" unshare --uts sh -c "hostname \$ns && \$*"
 EOF
@@ -276,8 +291,7 @@ mn_srun() {
 # that node's CPU share (mn_cpu_share), unbound within it: Open MPI reads the whole
 # machine's topology, so its default binding would put each node's first rank on core 0.
 mn_mpirun() {
-    mn_exec 0 taskset -c "$(mn_node_cpus 0)" unshare --uts \
-        sh -c "hostname $(mn_host 0) && exec \"\$@\"" mpirun \
+    mn_exec 0 unshare --uts sh -c "hostname $(mn_host 0) && exec \"\$@\"" mpirun \
         mpirun --allow-run-as-root --oversubscribe --bind-to none \
         --mca plm_rsh_agent "$MN_DIR/rsh" --mca oob_tcp_if_include "$HLXMN_IF" "$@"
 }

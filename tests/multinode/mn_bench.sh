@@ -3,6 +3,8 @@
 # namespace node and across two (srun, KVP across the link), next to the link's own limits
 # measured in the same run with ucx_perftest (UCX tcp: 8 B latency, 64 KiB bandwidth) over
 # loopback inside a node and over the veth between nodes. Prints figures and ratios only.
+# Each node computes on its own share of the machine's CPUs (ci/mn-lib.sh): one node's 4
+# ranks have half the CPUs two nodes' have.
 . "$MN_SRC/tests/multinode/mn_common.sh"
 command -v ucx_perftest >/dev/null 2>&1 || mn_skip "ucx_perftest is missing (ucx-utils)"
 command -v jq >/dev/null 2>&1 || mn_skip "jq is missing"
@@ -56,7 +58,7 @@ set -- $(best_decode block "-N 2 -n 4 -m block"); blk_step=$1; blk_a2a=$2
 set -- $(best_decode cyclic "-N 2 -n 4 -m cyclic"); cyc_step=$1; cyc_a2a=$2
 echo "decode KVP 2 x TPA 2, context $CTX, UCX tcp, best of $REPS runs (median ms per step / all-to-all per step):"
 echo "  (load average while measuring: $(cut -d' ' -f1-3 /proc/loadavg) on $(nproc) cores)"
-echo "  one node (4 ranks):               $one_step / $one_a2a"
+echo "  one node (4 ranks on CPUs $(mn_node_cpus 0)):  $one_step / $one_a2a"
 echo "  two nodes, KVP inside:  $blk_step / $blk_a2a"
 echo "  two nodes, KVP across:  $cyc_step / $cyc_a2a"
 awk -v a="$one_step" -v b="$cyc_step" -v c="$one_a2a" -v d="$cyc_a2a" -v l="$lat_lo" -v x="$lat_x" 'BEGIN {

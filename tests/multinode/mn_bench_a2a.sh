@@ -1,6 +1,7 @@
 #!/bin/sh
 # helix bench a2a across two namespace nodes (srun, KVP across the link) beside the same on
-# one node (4 ranks on its 2 CPUs: --overcommit); skipped (77) while this build's helix has no `bench a2a`.
+# one node (4 ranks on its CPU share, ci/mn-lib.sh: --overcommit); skipped (77) while this
+# build's helix has no `bench a2a`.
 . "$MN_SRC/tests/multinode/mn_common.sh"
 "$HELIX" bench --help 2>&1 | grep -q a2a || mn_skip "helix bench a2a does not exist in this build"
 mn_test_up ba 2

@@ -9,10 +9,11 @@
 # both about equally; both are bound the same way (ranks round robin over the cores,
 # several per core when there are more ranks than cores): unbound, which ranks shared a
 # core changed from run to run and moved either side by 25%.
-# A2A_LAUNCHER: an executable that starts "PROGRAM ARGS..." on the job's ranks in place
-# of MPIRUN's local launch (the namespace nodes' benchmark gives one that runs mpirun
-# across nodes); A2A_MPI_BTL: Open MPI's byte transfer layers (default self,vader; across
-# nodes self,vader,tcp). A2A_WHERE names the ranks' places in the header.
+# A2A_LAUNCHER: an executable that starts "PROGRAM ARGS..." on NP ranks in place of
+# MPIRUN's local launch, the same for both programs, with its own placement (the
+# namespace nodes' benchmark gives one that runs mpirun across nodes, one rank on each
+# node's CPU share); A2A_MPI_BTL: Open MPI's byte transfer layers (default self,vader;
+# across nodes self,vader,tcp). A2A_WHERE names the ranks' places in the header.
 set -u
 mpirun=$1 helix=$2 mpi=$3 np=$4
 rounds=${5:-5}
