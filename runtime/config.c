@@ -140,13 +140,16 @@ static uint64_t hlx_inputs_hash(const hlx_run_config_t *cfg, const char *prefill
 }
 
 /* Hash of the transport's settings as this rank sees them: ranks on different paths of
- * the same collective (HELIX_COMM_ALLREDUCE_SMALL, say) must be refused, not mixed. */
+ * the same collective (HELIX_COMM_ALLREDUCE_SMALL, say) must be refused, not mixed. UCX's
+ * tcp segment variables are in it too: a rank whose UCX_TCP_*_SEG_SIZE keeps UCX's 64 KiB
+ * receive segment must not meet peers that send HELIX_COMM_TCP_SEG's 256 KiB. */
 static uint64_t hlx_comm_settings_hash(void)
 {
+    static const char *const ucx_vars[] = { "UCX_TCP_TX_SEG_SIZE", "UCX_TCP_RX_SEG_SIZE" };
     const hlx_param_table_t *t = &hlx_comm_param_table;
     unsigned char *vals = calloc(1, t->size);
     uint64_t h = 0x5e77;
-    size_t i;
+    size_t i, v;
 
     if (vals == NULL || hlx_param_load(t, vals, NULL) != HLX_OK) {
         free(vals);
@@ -155,6 +158,12 @@ static uint64_t hlx_comm_settings_hash(void)
     for (i = 0; i < t->size; i++)
         h = hlx_mix64(h ^ vals[i]);
     free(vals);
+    for (v = 0; v < sizeof(ucx_vars) / sizeof(ucx_vars[0]); v++) {
+        const char *e = getenv(ucx_vars[v]);
+        h = hlx_mix64(h ^ (e != NULL ? 0x1 : 0x2));
+        for (; e != NULL && *e != '\0'; e++)
+            h = hlx_mix64(h ^ (unsigned char)*e);
+    }
     return h;
 }
 
@@ -280,8 +289,9 @@ static hlx_status_t hlx_config_compare(hlx_engine_t *eng, const hlx_cfg_record_t
         if (all[r].comm_settings != me->comm_settings)
             return hlx_engine_fail(err, errlen, HLX_ERR_MISMATCH,
                                    "transport settings: rank %d (%s pid %d) runs with other "
-                                   "HELIX_COMM_* values than this rank: compare `helix info` "
-                                   "in both environments", r, all[r].host, all[r].pid);
+                                   "HELIX_COMM_* (or UCX_TCP_*_SEG_SIZE) values than this "
+                                   "rank: compare `helix info` and those variables in both "
+                                   "environments", r, all[r].host, all[r].pid);
     }
 #undef HLX_CMP_INT
     return hlx_config_mem(eng, all, err, errlen);

@@ -196,12 +196,34 @@ static void hlx_ucx_close(hlx_comm_be_t *be, int graceful)
     be->priv = NULL;
 }
 
+/* Whether UCX may open a tcp interface under the environment's UCX_TLS and
+ * UCX_NET_DEVICES: a transport key no interface takes makes UCX warn at worker creation. */
+static int hlx_ucx_tcp_possible(void)
+{
+    const char *tls = getenv("UCX_TLS"), *dev = getenv("UCX_NET_DEVICES"), *p;
+
+    if (tls != NULL && tls[0] != '^' && !strstr(tls, "tcp") && !strstr(tls, "all"))
+        return 0;
+    if (tls != NULL && tls[0] == '^' && strstr(tls, "tcp"))
+        return 0;
+    if (dev == NULL || !strcmp(dev, "all"))
+        return 1;
+    for (p = dev; *p != '\0';) { /* a network interface has no ":port" (mlx5_0:1 has) */
+        size_t n = strcspn(p, ",");
+        if (memchr(p, ':', n) == NULL)
+            return 1;
+        p += n + (p[n] == ',');
+    }
+    return 0;
+}
+
 /* The network path's tcp segments (HELIX_COMM_TCP_SEG), sending and receiving, unless the
  * user set either of UCX's own variables (UCX refuses a send segment larger than the
- * receive one). With UCX's 8 KiB sends a 32 KiB to 256 KiB block took a rendezvous round
- * trip or many fragments: 1.5-4x Open MPI's tcp all-to-all between namespace nodes
- * (docs/transport.md). UCX applies a transport key to every interface whose table has
- * the field, by its name without the transport's prefix; only tcp's has these two. */
+ * receive one; a ucx.conf value is not looked at and is overridden). With UCX's 8 KiB
+ * sends a 32 KiB to 256 KiB block took a rendezvous round trip or many fragments:
+ * 1.2-2.6x Open MPI's tcp all-to-all between namespace nodes (docs/transport.md). UCX
+ * applies a transport key to every interface whose table has the field, by its name
+ * without the transport's prefix; only tcp's has these two. */
 static hlx_status_t hlx_ucx_configure_net(hlx_comm_be_t *be, ucp_config_t *config)
 {
     static const char *const key[2] = { "TX_SEG_SIZE", "RX_SEG_SIZE" };
@@ -209,9 +231,13 @@ static hlx_status_t hlx_ucx_configure_net(hlx_comm_be_t *be, ucp_config_t *confi
     ucs_status_t s;
     int d;
 
-    if (be->net->tcp_seg <= 0 || getenv("UCX_TCP_TX_SEG_SIZE") != NULL ||
-        getenv("UCX_TCP_RX_SEG_SIZE") != NULL)
+    if (be->net->tcp_seg <= 0 || !hlx_ucx_tcp_possible())
         return HLX_OK;
+    if (getenv("UCX_TCP_TX_SEG_SIZE") != NULL || getenv("UCX_TCP_RX_SEG_SIZE") != NULL) {
+        hlx_info(HLX_SUB_NET, "HELIX_COMM_TCP_SEG=%d not applied: UCX_TCP_TX_SEG_SIZE or "
+                 "UCX_TCP_RX_SEG_SIZE is set", be->net->tcp_seg);
+        return HLX_OK;
+    }
     snprintf(val, sizeof(val), "%d", be->net->tcp_seg);
     for (d = 0; d < 2; d++) {
         s = ucp_config_modify(config, key[d], val);
@@ -224,15 +250,46 @@ static hlx_status_t hlx_ucx_configure_net(hlx_comm_be_t *be, ucp_config_t *confi
     return HLX_OK;
 }
 
+/* The same-host path's rendezvous threshold (HELIX_COMM_SHM_RNDV): blocks below it go
+ * eager through the shared segments, up to 2x faster than UCX's rendezvous by cma below
+ * 64 KiB on host memory (docs/transport.md). *applied says whether it was set. */
+static hlx_status_t hlx_ucx_configure_rndv(hlx_comm_be_t *be, ucp_config_t *config,
+                                           int *applied)
+{
+    char val[32];
+    ucs_status_t s;
+
+    *applied = 0;
+    if (be->net->shm_rndv <= 0)
+        return HLX_OK;
+    if (getenv("UCX_RNDV_THRESH") != NULL) {
+        hlx_info(HLX_SUB_NET, "HELIX_COMM_SHM_RNDV=%d not applied: UCX_RNDV_THRESH is set",
+                 be->net->shm_rndv);
+        return HLX_OK;
+    }
+    snprintf(val, sizeof(val), "%d", be->net->shm_rndv);
+    s = ucp_config_modify(config, "RNDV_THRESH", val);
+    if (s != UCS_OK) {
+        hlx_error("transport: HELIX_COMM_SHM_RNDV=%s: UCX refused it: %s", val,
+                  ucs_status_string(s));
+        return HLX_ERR_INVALID;
+    }
+    *applied = 1;
+    return HLX_OK;
+}
+
 /* The context's transports: same-host peers get the shared-memory list (any tcp in it
- * confined to loopback, so a one-host job listens on no network interface); other hosts
- * get UCX's own choice from UCX_TLS and UCX_NET_DEVICES, with larger tcp segments. */
-static hlx_status_t hlx_ucx_configure(hlx_comm_be_t *be, ucp_config_t *config)
+ * confined to loopback, so a one-host job listens on no network interface) and, with
+ * host_tuning, the eager range of HELIX_COMM_SHM_RNDV; other hosts get UCX's own choice
+ * from UCX_TLS and UCX_NET_DEVICES, with larger tcp segments. */
+static hlx_status_t hlx_ucx_configure(hlx_comm_be_t *be, ucp_config_t *config,
+                                      int host_tuning, int *rndv_applied)
 {
     const char *tls = be->net->shm_tls;
     char with_tcp[300];
     ucs_status_t s;
 
+    *rndv_applied = 0;
     if (be->path != HLX_PATH_SHM)
         return hlx_ucx_configure_net(be, config);
     /* Peer-failure mode: UCX 1.13's shared-memory transports cannot serve it, so tcp
@@ -249,19 +306,7 @@ static hlx_status_t hlx_ucx_configure(hlx_comm_be_t *be, ucp_config_t *config)
                   ucs_status_string(s));
         return HLX_ERR_INVALID;
     }
-    /* Blocks up to HELIX_COMM_SHM_RNDV go eager through the shared segments: below 64 KiB
-     * that is up to 2x faster than UCX's rendezvous by cma (docs/transport.md) */
-    if (be->net->shm_rndv > 0 && getenv("UCX_RNDV_THRESH") == NULL) {
-        char val[32];
-        snprintf(val, sizeof(val), "%d", be->net->shm_rndv);
-        s = ucp_config_modify(config, "RNDV_THRESH", val);
-        if (s != UCS_OK) {
-            hlx_error("transport: HELIX_COMM_SHM_RNDV=%s: UCX refused it: %s", val,
-                      ucs_status_string(s));
-            return HLX_ERR_INVALID;
-        }
-    }
-    return HLX_OK;
+    return host_tuning ? hlx_ucx_configure_rndv(be, config, rndv_applied) : HLX_OK;
 }
 
 /* 1 when the context's memory types include CUDA (UCX built with CUDA and its cuda_copy
@@ -293,12 +338,51 @@ int hlx_ucx_probe_cuda_memory(void)
     return cuda;
 }
 
+/* The backend's ucp context. The same-host eager range was measured on host memory only:
+ * a context that also carries CUDA memory is made again without it. */
+static hlx_status_t hlx_ucx_context_init(hlx_comm_be_t *be, int host_tuning,
+                                         ucp_context_h *context_p)
+{
+    ucp_config_t *config;
+    ucp_params_t params;
+    ucs_status_t s;
+    hlx_status_t st;
+    int rndv;
+
+    s = ucp_config_read(NULL, NULL, &config);
+    if (s != UCS_OK) {
+        hlx_error("transport: ucp_config_read: %s", ucs_status_string(s));
+        return HLX_ERR_TRANSPORT;
+    }
+    st = hlx_ucx_configure(be, config, host_tuning, &rndv);
+    if (st != HLX_OK) {
+        ucp_config_release(config);
+        return st;
+    }
+    memset(&params, 0, sizeof(params));
+    params.field_mask = UCP_PARAM_FIELD_FEATURES | UCP_PARAM_FIELD_ESTIMATED_NUM_EPS;
+    params.features = UCP_FEATURE_TAG;
+    params.estimated_num_eps = (size_t)be->net->size;
+    s = ucp_init(&params, config, context_p);
+    ucp_config_release(config);
+    if (s != UCS_OK) {
+        hlx_error("transport: ucp_init: %s", ucs_status_string(s));
+        return HLX_ERR_TRANSPORT;
+    }
+    if (rndv && hlx_ucx_context_cuda(*context_p)) {
+        hlx_debug(HLX_SUB_NET, "same-host context carries CUDA memory: UCX's own rendezvous "
+                  "threshold (HELIX_COMM_SHM_RNDV is for host memory)");
+        ucp_cleanup(*context_p);
+        *context_p = NULL;
+        return hlx_ucx_context_init(be, 0, context_p);
+    }
+    return HLX_OK;
+}
+
 static hlx_status_t hlx_ucx_open(hlx_comm_be_t *be, hlx_boot_t *boot)
 {
     hlx_comm_net_t *net = be->net;
     struct hlx_comm_ucx *u;
-    ucp_config_t *config;
-    ucp_params_t params;
     ucp_worker_params_t wparams;
     ucp_address_t *addr = NULL;
     size_t addr_len = 0, maxlen = 0;
@@ -319,28 +403,9 @@ static hlx_status_t hlx_ucx_open(hlx_comm_be_t *be, hlx_boot_t *boot)
         goto err_free;
     }
 
-    s = ucp_config_read(NULL, NULL, &config);
-    if (s != UCS_OK) {
-        hlx_error("transport: ucp_config_read: %s", ucs_status_string(s));
-        st = HLX_ERR_TRANSPORT;
+    st = hlx_ucx_context_init(be, 1, &u->context);
+    if (st != HLX_OK)
         goto err_free;
-    }
-    st = hlx_ucx_configure(be, config);
-    if (st != HLX_OK) {
-        ucp_config_release(config);
-        goto err_free;
-    }
-    memset(&params, 0, sizeof(params));
-    params.field_mask = UCP_PARAM_FIELD_FEATURES | UCP_PARAM_FIELD_ESTIMATED_NUM_EPS;
-    params.features = UCP_FEATURE_TAG;
-    params.estimated_num_eps = (size_t)net->size;
-    s = ucp_init(&params, config, &u->context);
-    ucp_config_release(config);
-    if (s != UCS_OK) {
-        hlx_error("transport: ucp_init: %s", ucs_status_string(s));
-        st = HLX_ERR_TRANSPORT;
-        goto err_free;
-    }
     {
         int cuda = hlx_ucx_context_cuda(u->context);
         net->ucx_cuda_mem = net->ucx_cuda_mem < 0 ? cuda : net->ucx_cuda_mem && cuda;

@@ -2,6 +2,7 @@
 # Starts rank 1 differently from the others; every rank must refuse at init naming what
 # differs. usage: mismatch.sh steps|comm|ep HELIX [MODEL]
 # steps: rank 1 gets another --steps; comm: rank 1 another HELIX_COMM_ALLREDUCE_SMALL;
+# ucxseg: rank 1 sets UCX_TCP_RX_SEG_SIZE (its peers send HELIX_COMM_TCP_SEG's segments);
 # ep: rank 1 another HELIX_EP (an MoE MODEL must be given).
 rank=${PMIX_RANK:-${OMPI_COMM_WORLD_RANK:-0}}
 steps=4
@@ -9,6 +10,7 @@ if [ "$rank" = 1 ]; then
     case $1 in
     steps) steps=5 ;;
     comm)  export HELIX_COMM_ALLREDUCE_SMALL=64 ;;
+    ucxseg) export UCX_TCP_RX_SEG_SIZE=64K ;;
     ep)    export HELIX_EP=2 ;;
     esac
 fi
