@@ -61,11 +61,11 @@ static const char hlx_bench_hopb_usage_head[] =
 "  pipelined_ms  HOP-B: each micro-batch's exchange posted when its attention is done\n"
 "                and progressed during the next micro-batch's attention\n"
 "  c_busy_ms     attention (and packing) of a micro-batch while the previous one's\n"
-"                exchange is in flight (pipelined rounds): on CPU ranks the transport\n"
-"                takes cycles from it\n"
+"                exchange is in flight and progressed from inside it, in rounds of its\n"
+"                own: on CPU ranks the transport takes cycles from the attention\n"
 "  predicted_ms  c + (nb - 1) max(c_busy, m) + m for nb micro-batches\n"
-"  predicted_idle_ms  the same with c for c_busy (an exchange that costs no compute)\n"
-"  model_ratio   pipelined_ms / predicted_ms\n"
+"  predicted_idle_ms  c + (nb - 1) max(c, m) + m: an exchange that costs no compute\n"
+"  model_ratio   pipelined_ms / predicted_ms (model_ratio_idle: / predicted_idle_ms)\n"
 "  hidden_fraction  1 - max(0, pipelined - nb c) / (nb m): the share of the exchange\n"
 "                time that the pipeline hid behind attention\n"
 "Medians over --reps, slowest rank, after --warmup untimed rounds of the same schedules\n"
@@ -156,6 +156,9 @@ int hlx_cmd_bench_hopb(int argc, char **argv)
             json_object_set_new(o, "predicted_idle_ms", json_real(r.predicted_idle_ms));
             json_object_set_new(o, "hidden_fraction", json_real(hidden));
             json_object_set_new(o, "model_ratio", json_real(ratio));
+            json_object_set_new(o, "model_ratio_idle",
+                                json_real(r.predicted_idle_ms > 0
+                                              ? r.pipelined_ms / r.predicted_idle_ms : 0));
             json_object_set_new(o, "speedup", json_real(r.pipelined_ms > 0
                                                         ? r.lockstep_ms / r.pipelined_ms : 0));
             json_dumpf(o, stdout, JSON_COMPACT | JSON_REAL_PRECISION(6));

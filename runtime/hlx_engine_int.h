@@ -436,6 +436,11 @@ hlx_status_t hlx_phase_head(hlx_engine_t *eng);
 hlx_status_t hlx_schedule_step(hlx_engine_t *eng);
 /* Attention and exchange of layer l under the schedule (eng->mb). */
 hlx_status_t hlx_schedule_exchange(hlx_engine_t *eng, int l);
+/* helix bench hopb: the attention (and packing) of micro-batch k of layer 0 (micro-batches
+ * of eng->mb) while micro-batch k-1's exchange, already packed, is in flight and
+ * progressed from inside the attention as HOP-B does; then that exchange is completed.
+ * *ms: the attention's time. k >= 1. */
+hlx_status_t hlx_schedule_attn_busy(hlx_engine_t *eng, int k, double *ms);
 /* After a lockstep first step in --hopb auto/on without --micro-batch: measures the
  * exchange of one request and its posting cost, agrees on c, m and that cost over all
  * ranks, and picks the micro-batch minimising the model plus the posting cost of every

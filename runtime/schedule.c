@@ -137,6 +137,31 @@ static hlx_status_t hlx_schedule_hopb_attn(hlx_engine_t *eng, int l)
     return st;
 }
 
+hlx_status_t hlx_schedule_attn_busy(hlx_engine_t *eng, int k, double *ms)
+{
+    int B = eng->cfg.batch, M = eng->mb, nb = (B + M - 1) / M, i;
+    int b0 = k * M, b1 = b0 + M < B ? b0 + M : B;
+    hlx_status_t st, st2 = HLX_OK;
+    uint64_t t0;
+
+    if (k < 1 || k >= nb)
+        return HLX_ERR_INVALID;
+    for (i = 0; i < nb; i++)
+        eng->reqs[i] = NULL;
+    st = hlx_phase_a2a_post(eng, b0 - M, b0, &eng->reqs[k - 1]);
+    t0 = hlx_now_ns();
+    if (st == HLX_OK)
+        st = hlx_phase_attn(eng, 0, b0, b1, hlx_schedule_progress, 0);
+    if (st == HLX_OK)
+        st = hlx_phase_pack(eng, b0, b1);
+    *ms = (double)(hlx_now_ns() - t0) * 1e-6;
+    if (eng->reqs[k - 1] != NULL) {
+        st2 = hlx_comm_wait(eng->reqs[k - 1]);
+        eng->reqs[k - 1] = NULL;
+    }
+    return st != HLX_OK ? st : st2;
+}
+
 hlx_status_t hlx_schedule_exchange(hlx_engine_t *eng, int l)
 {
     return eng->mb >= eng->cfg.batch ? hlx_schedule_lockstep_attn(eng, l)

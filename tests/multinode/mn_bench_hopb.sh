@@ -52,8 +52,8 @@ field() { # FILE KEY: a number from the run's JSON, or fail
 echo "HOP-B across a shaped link: kvp 2 (one rank per node), model hopb-demo, batch 8," \
      "micro-batch 2, context $CTX, bench $REPS reps, decode $STEPS steps; load average" \
      "$(cut -d' ' -f1-3 /proc/loadavg), $(nproc) cores"
-printf '%-16s %7s %7s %7s %6s %9s %9s %9s %6s %7s %7s %9s %9s %7s\n' setting c_ms c_busy m_ms \
-    m/c lockstep pipelined predicted ratio speedup hidden dec_off dec_on speedup
+printf '%-16s %7s %7s %7s %6s %9s %9s %9s %6s %6s %7s %7s %9s %9s %7s\n' setting c_ms c_busy \
+    m_ms m/c lockstep pipelined predicted ratio r_idle speedup hidden dec_off dec_on speedup
 echo "$SETTINGS" | while IFS='|' read -r name qd; do
     [ -n "$name" ] || continue
     shape "$qd"
@@ -62,19 +62,22 @@ echo "$SETTINGS" | while IFS='|' read -r name qd; do
     c=$(field "$o" c_ms); m=$(field "$o" m_ms); cb=$(field "$o" c_busy_ms)
     lk=$(field "$o" lockstep_ms); pl=$(field "$o" pipelined_ms)
     pr=$(field "$o" predicted_ms); hid=$(field "$o" hidden_fraction)
+    pri=$(field "$o" predicted_idle_ms)
     for h in off on; do
         run "$o.dec$h" decode --model "$MODEL" --kvp 2 --batch 8 --context "$CTX" --steps "$STEPS" \
             --hopb "$h" --micro-batch 2 --json
         eval "d_$h=\$(field \"\$o.dec$h\" step_ms)"
     done
     awk -v n="$name" -v c="$c" -v cb="$cb" -v m="$m" -v lk="$lk" -v pl="$pl" -v pr="$pr" \
-        -v hid="$hid" -v doff="$d_off" -v don="$d_on" 'BEGIN {
-        printf "%-16s %7.3f %7.3f %7.3f %6.2f %9.3f %9.3f %9.3f %6.3f %7.2f %7.2f %9.3f %9.3f %7.2f\n",
+        -v pri="$pri" -v hid="$hid" -v doff="$d_off" -v don="$d_on" 'BEGIN {
+        printf "%-16s %7.3f %7.3f %7.3f %6.2f %9.3f %9.3f %9.3f %6.3f %6.3f %7.2f %7.2f %9.3f %9.3f %7.2f\n",
             n, c, cb, m, (c > 0 ? m / c : 0), lk, pl, pr, (pr > 0 ? pl / pr : 0),
-            (pl > 0 ? lk / pl : 0), hid, doff, don, (don > 0 ? doff / don : 0) }'
+            (pri > 0 ? pl / pri : 0), (pl > 0 ? lk / pl : 0), hid, doff, don,
+            (don > 0 ? doff / don : 0) }'
 done
 shape ""
 echo "c_busy = attention of a micro-batch while the previous one's exchange is in flight;" \
      "predicted = c + (nb - 1) max(c_busy, m) + m; ratio = pipelined / predicted;" \
+     "r_idle = pipelined / (c + (nb - 1) max(c, m) + m);" \
      "speedup = lockstep / pipelined (bench) and step off / step on (decode); hidden =" \
      "share of the exchange the pipeline hid; load average after: $(cut -d' ' -f1-3 /proc/loadavg)"
