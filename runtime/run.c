@@ -389,7 +389,8 @@ hlx_status_t hlx_engine_bench_hopb(hlx_engine_t *eng, int micro_batch, int reps,
     t = calloc(5 * (size_t)reps, sizeof(double));
     all = calloc(5 * (size_t)n, sizeof(double));
     if (t == NULL || all == NULL) {
-        st = HLX_ERR_NOMEM;
+        st = hlx_engine_fail(err, errlen, HLX_ERR_NOMEM, "bench hopb: no memory for %d "
+                             "rounds' timings", reps);
         goto out;
     }
     /* The queries stay as they are (zeros before any step): attention costs the same for
