@@ -27,6 +27,7 @@ typedef struct hlx_comm_settings {
     int    nap_us;
     int    tcp_seg;
     int    shm_rndv;
+    int    chunk_tcp;
 } hlx_comm_settings_t;
 
 static const hlx_param_t hlx_comm_param_list[] = {
@@ -55,6 +56,12 @@ static const hlx_param_t hlx_comm_param_list[] = {
       offsetof(hlx_comm_settings_t, chunk_net),
       "all-to-all blocks to peers on other hosts are sent in messages of at most this many "
       "bytes (0: one message per block); must be equal on every rank", NULL },
+    { "COMM_CHUNK_TCP", HLX_PT_INT, "131072", 0, 1 << 30,
+      offsetof(hlx_comm_settings_t, chunk_tcp),
+      "all-to-all blocks to peers of link class tcp go in messages of at most this many "
+      "bytes, when smaller than HELIX_COMM_CHUNK_NET: each then fits one eager tcp segment "
+      "(HELIX_COMM_TCP_SEG) and streams, where a larger one takes a rendezvous (0: "
+      "HELIX_COMM_CHUNK_NET alone); must be equal on every rank", NULL },
     { "COMM_NAP_US", HLX_PT_INT, "30", 0, 10000, offsetof(hlx_comm_settings_t, nap_us),
       "with more ranks than cores on this host, a wait older than 250 us sleeps this many "
       "microseconds between progress rounds instead of yielding, so that the ranks "
@@ -82,9 +89,11 @@ static hlx_status_t hlx_comm_settings_rules(const void *values, char *why, size_
 {
     const hlx_comm_settings_t *s = values;
 
-    if ((s->chunk_shm > 0 && s->chunk_shm < 4096) || (s->chunk_net > 0 && s->chunk_net < 4096)) {
-        snprintf(why, whylen, "HELIX_COMM_CHUNK_SHM=%d / HELIX_COMM_CHUNK_NET=%d: 0 (no "
-                 "chunks) or at least 4096 bytes", s->chunk_shm, s->chunk_net);
+    if ((s->chunk_shm > 0 && s->chunk_shm < 4096) || (s->chunk_net > 0 && s->chunk_net < 4096) ||
+        (s->chunk_tcp > 0 && s->chunk_tcp < 4096)) {
+        snprintf(why, whylen, "HELIX_COMM_CHUNK_SHM=%d / HELIX_COMM_CHUNK_NET=%d / "
+                 "HELIX_COMM_CHUNK_TCP=%d: 0 (no chunks) or at least 4096 bytes",
+                 s->chunk_shm, s->chunk_net, s->chunk_tcp);
         return HLX_ERR_INVALID;
     }
     if (s->tcp_seg > 0 && s->tcp_seg < 4096) {
@@ -774,6 +783,7 @@ hlx_status_t hlx_comm_world(hlx_boot_t *boot, const hlx_comm_params_t *p,
     snprintf(net->shm_tls, sizeof(net->shm_tls), "%s", set.shm_tls);
     net->chunk[HLX_PATH_SHM] = (size_t)set.chunk_shm;
     net->chunk[HLX_PATH_NET] = (size_t)set.chunk_net;
+    net->chunk_tcp = (size_t)set.chunk_tcp;
     net->tcp_seg = set.tcp_seg;
     net->shm_rndv = set.shm_rndv;
     net->ucx_cuda_mem = -1;
@@ -1088,12 +1098,20 @@ static const int *hlx_comm_orders(hlx_comm_t *comm)
     return comm->order;
 }
 
-/* Message size limit of the block to or from a rank of comm (0: none). */
+/* Message size limit of the block to or from a rank of comm (0: none): the path's, or the
+ * tcp one for a peer of link class tcp when smaller (the class is the pair's, the same
+ * seen from either side). */
 static size_t hlx_comm_chunk(const hlx_comm_t *comm, int peer)
 {
-    const hlx_comm_be_t *be = comm->net->peer_be[comm->world_ranks[peer]];
+    const hlx_comm_net_t *net = comm->net;
+    int w = comm->world_ranks[peer];
+    const hlx_comm_be_t *be = net->peer_be[w];
+    size_t c = be ? net->chunk[be->path] : 0;
 
-    return be ? comm->net->chunk[be->path] : 0;
+    if (be && be->path == HLX_PATH_NET && net->link[w] == HLX_LINK_TCP && net->chunk_tcp > 0 &&
+        (c == 0 || net->chunk_tcp < c))
+        c = net->chunk_tcp;
+    return c;
 }
 
 static size_t hlx_comm_nchunks(size_t len, size_t chunk)
