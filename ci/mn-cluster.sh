@@ -13,7 +13,7 @@ up)
     mn_up_net "$tag" "${3:-2}" "${4:-1}" "${5:-}" && mn_up_slurm || { mn_down; exit 1; }
     echo "cluster $tag up: $MN_NODES node(s) in $MN_RACKS rack(s); export SLURM_CONF=$MN_DIR/slurm.conf"
     echo "  srun:   ip netns exec $(mn_ns 0) srun --mpi=pmix -N 2 -n 4 CMD"
-    echo "  mpirun: ip netns exec $(mn_ns 0) taskset -c $(mn_node_cpus 0) mpirun --allow-run-as-root --bind-to none --mca plm_rsh_agent $MN_DIR/rsh -H $(mn_addr 0):2,$(mn_addr 1):2 CMD"
+    echo "  mpirun: ip netns exec $(mn_ns 0) taskset -c $(mn_node_cpus 0) unshare --uts sh -c 'hostname $(mn_host 0) && exec mpirun --allow-run-as-root --bind-to none --mca plm_rsh_agent $MN_DIR/rsh -H $(mn_addr 0):2,$(mn_addr 1):2 CMD'"
     echo "  (each node runs on its CPU share: $(awk '{ printf "%s%s %s", sep, $2, $4; sep = ", " }' "$MN_DIR/hosts"))" ;;
 down) mn_init "$tag"; mn_down ;;
 env)  mn_init "$tag"; echo "SLURM_CONF=$MN_DIR/slurm.conf" ;;

@@ -56,9 +56,9 @@ mn_node_cpus() {
 # cluster has one.
 mn_exec() {
     _n=$1; shift
-    _c=$(mn_node_cpus "$_n")
-    if [ -n "$_c" ]; then
-        ip netns exec "$(mn_ns "$_n")" taskset -c "$_c" "$@"
+    _mc=$(mn_node_cpus "$_n")
+    if [ -n "$_mc" ]; then
+        ip netns exec "$(mn_ns "$_n")" taskset -c "$_mc" "$@"
     else
         ip netns exec "$(mn_ns "$_n")" "$@"
     fi

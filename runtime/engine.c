@@ -1894,10 +1894,20 @@ static hlx_status_t hlx_engine_connect(hlx_engine_t *eng, const hlx_comm_params_
     hlx_link_t *links = NULL;
     hlx_status_t st;
 
-    /* Each peer's transport backend follows its link class in the job-wide placement. */
-    if (eng->place != NULL && (links = calloc((size_t)eng->info.size, sizeof(*links))) != NULL &&
-        hlx_place_links(eng->place, eng->info.rank, links) == eng->info.size)
+    /* Each peer's transport backend (and a tcp peer's message size) follows its link class
+     * in the job-wide placement, the same on every rank: a rank that cannot read its row
+     * fails rather than fall back to classes of its own. */
+    if (eng->place != NULL) {
+        if ((links = calloc((size_t)eng->info.size, sizeof(*links))) == NULL)
+            return hlx_engine_fail(err, errlen, HLX_ERR_NOMEM, "no memory for %d link "
+                                   "classes", eng->info.size);
+        if (hlx_place_links(eng->place, eng->info.rank, links) != eng->info.size) {
+            free(links);
+            return hlx_engine_fail(err, errlen, HLX_ERR_INVALID, "rank %d: the placement "
+                                   "gives no link class for every rank", eng->info.rank);
+        }
         p.links = links;
+    }
     st = hlx_comm_world(eng->boot, &p, &eng->world);
     free(links);
     if (st != HLX_OK)

@@ -55,7 +55,8 @@ static const hlx_param_t hlx_comm_param_list[] = {
     { "COMM_CHUNK_NET", HLX_PT_INT, "1048576", 0, 1 << 30,
       offsetof(hlx_comm_settings_t, chunk_net),
       "all-to-all blocks to peers on other hosts are sent in messages of at most this many "
-      "bytes (0: one message per block); must be equal on every rank", NULL },
+      "bytes (0: one message per block, but for HELIX_COMM_CHUNK_TCP's peers); must be "
+      "equal on every rank", NULL },
     { "COMM_CHUNK_TCP", HLX_PT_INT, "131072", 0, 1 << 30,
       offsetof(hlx_comm_settings_t, chunk_tcp),
       "all-to-all blocks to peers of link class tcp go in messages of at most this many "
@@ -1149,7 +1150,7 @@ hlx_status_t hlx_comm_p2p_ialltoallv(hlx_comm_t *comm, const void *sbuf,
                       hlx_comm_nchunks(scounts[i], hlx_comm_chunk(comm, i));
     if (nslots > (1u << 24)) {
         hlx_error("alltoallv: %zu messages in one operation; raise HELIX_COMM_CHUNK_NET / "
-                  "HELIX_COMM_CHUNK_SHM", nslots);
+                  "HELIX_COMM_CHUNK_TCP / HELIX_COMM_CHUNK_SHM (or set them to 0)", nslots);
         hlx_comm_req_put(req);
         return HLX_ERR_NOSPACE;
     }

@@ -206,7 +206,7 @@ static int hlx_ucx_tcp_possible(void)
         return 0;
     if (tls != NULL && tls[0] == '^' && strstr(tls, "tcp"))
         return 0;
-    if (dev == NULL || !strcmp(dev, "all"))
+    if (dev == NULL || !strcmp(dev, "all") || dev[0] == '^') /* ^: all but those named */
         return 1;
     for (p = dev; *p != '\0';) { /* a network interface has no ":port" (mlx5_0:1 has) */
         size_t n = strcspn(p, ",");
@@ -370,8 +370,8 @@ static hlx_status_t hlx_ucx_context_init(hlx_comm_be_t *be, int host_tuning,
         return HLX_ERR_TRANSPORT;
     }
     if (rndv && hlx_ucx_context_cuda(*context_p)) {
-        hlx_debug(HLX_SUB_NET, "same-host context carries CUDA memory: UCX's own rendezvous "
-                  "threshold (HELIX_COMM_SHM_RNDV is for host memory)");
+        hlx_info(HLX_SUB_NET, "same-host context carries CUDA memory: UCX's own rendezvous "
+                 "threshold (HELIX_COMM_SHM_RNDV is measured on host memory only)");
         ucp_cleanup(*context_p);
         *context_p = NULL;
         return hlx_ucx_context_init(be, 0, context_p);

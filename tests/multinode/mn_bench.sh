@@ -13,13 +13,16 @@ CTX=${MN_BENCH_CONTEXT:-131072}
 STEPS=${MN_BENCH_STEPS:-16}
 export UCX_TLS=tcp,self
 
-# perf SERVER_NODE ADDR TEST SIZE: ucx_perftest between node 0 and SERVER_NODE at ADDR
+# perf SERVER_NODE ADDR TEST SIZE: ucx_perftest between node 0 and SERVER_NODE at ADDR, on
+# the whole machine (not the nodes' CPU shares: two busy-polling processes on one CPU of a
+# node would measure the scheduler, not the link)
 perf() {
-    mn_exec "$1" env UCX_TLS=tcp,self timeout 60 ucx_perftest -p 13337 > "$MN_OUT/perf.srv" 2>&1 &
+    ip netns exec "$(mn_ns "$1")" env UCX_TLS=tcp,self timeout 60 ucx_perftest -p 13337 \
+        > "$MN_OUT/perf.srv" 2>&1 &
     _srv=$!
     sleep 0.5
-    mn_exec 0 env UCX_TLS=tcp,self timeout 60 ucx_perftest "$2" -p 13337 -t "$3" -s "$4" -n 5000 -w 500 \
-        > "$MN_OUT/perf.cli" 2>&1
+    ip netns exec "$(mn_ns 0)" env UCX_TLS=tcp,self timeout 60 ucx_perftest "$2" -p 13337 \
+        -t "$3" -s "$4" -n 5000 -w 500 > "$MN_OUT/perf.cli" 2>&1
     wait $_srv 2>/dev/null
     # "Final: iters latency(typical avg overall, us) bandwidth(avg overall, MB/s) msg/s(avg
     # overall)": the typical latency resists a loaded machine's outliers
