@@ -697,6 +697,12 @@ static hlx_status_t hlx_comm_assign_links(hlx_comm_net_t *net, const hlx_comm_pa
         net->peer_be[r] = path == HLX_PATH_SELF ? NULL : &net->be[path];
         if (path != HLX_PATH_SELF)
             paths |= 1 << path;
+        /* all-to-all message limit: the path's, or the tcp one for a peer of link class tcp
+         * when smaller (the class is the pair's, the same seen from either side) */
+        net->peer_chunk[r] = path == HLX_PATH_SELF ? 0 : net->chunk[path];
+        if (path == HLX_PATH_NET && net->link[r] == HLX_LINK_TCP && net->chunk_tcp > 0 &&
+            (net->peer_chunk[r] == 0 || net->chunk_tcp < net->peer_chunk[r]))
+            net->peer_chunk[r] = net->chunk_tcp;
     }
     if (p->links == NULL) {
         /* Host names are known for every pair: every rank derives the same set. */
@@ -771,8 +777,9 @@ hlx_status_t hlx_comm_world(hlx_boot_t *boot, const hlx_comm_params_t *p,
     net->peer_lost = calloc((size_t)info.size, sizeof(int));
     net->link = calloc((size_t)info.size, sizeof(*net->link));
     net->peer_be = calloc((size_t)info.size, sizeof(*net->peer_be));
+    net->peer_chunk = calloc((size_t)info.size, sizeof(*net->peer_chunk));
     net->peers = calloc((size_t)info.size, sizeof(*net->peers));
-    if (!net->peer_lost || !net->link || !net->peer_be || !net->peers) {
+    if (!net->peer_lost || !net->link || !net->peer_be || !net->peer_chunk || !net->peers) {
         st = HLX_ERR_NOMEM;
         goto err_free;
     }
@@ -862,6 +869,7 @@ err_free:
         free(net->peer_lost);
         free(net->link);
         free(net->peer_be);
+        free(net->peer_chunk);
         free(net->peers);
     }
     free(net);
@@ -1053,6 +1061,7 @@ void hlx_comm_destroy(hlx_comm_t *comm)
     free(net->peer_lost);
     free(net->link);
     free(net->peer_be);
+    free(net->peer_chunk);
     free(net->peers);
     free(net);
 }
@@ -1099,20 +1108,11 @@ static const int *hlx_comm_orders(hlx_comm_t *comm)
     return comm->order;
 }
 
-/* Message size limit of the block to or from a rank of comm (0: none): the path's, or the
- * tcp one for a peer of link class tcp when smaller (the class is the pair's, the same
- * seen from either side). */
+/* Message size limit of the block to or from a rank of comm (0: none; chosen per peer at
+ * world creation, hlx_comm_assign_links). */
 static size_t hlx_comm_chunk(const hlx_comm_t *comm, int peer)
 {
-    const hlx_comm_net_t *net = comm->net;
-    int w = comm->world_ranks[peer];
-    const hlx_comm_be_t *be = net->peer_be[w];
-    size_t c = be ? net->chunk[be->path] : 0;
-
-    if (be && be->path == HLX_PATH_NET && net->link[w] == HLX_LINK_TCP && net->chunk_tcp > 0 &&
-        (c == 0 || net->chunk_tcp < c))
-        c = net->chunk_tcp;
-    return c;
+    return comm->net->peer_chunk[comm->world_ranks[peer]];
 }
 
 static size_t hlx_comm_nchunks(size_t len, size_t chunk)

@@ -136,6 +136,7 @@ struct hlx_comm_net {
     long                  nap_ns;          /* sleep between rounds of a late wait (ranks > cores) */
     size_t                chunk[HLX_PATH_COUNT]; /* all-to-all message limit per path */
     size_t                chunk_tcp;       /* ... for peers of link class tcp, when smaller */
+    size_t               *peer_chunk;      /* per world rank: its limit, from the two above */
     int                   tcp_seg;         /* UCX tcp segment size of the network path (0: UCX's) */
     int                   shm_rndv;        /* UCX rendezvous threshold of the same-host path (0: UCX's) */
     int                   ucx_cuda_mem;    /* -1 no UCX context yet; else 1 when every one
