@@ -6,6 +6,7 @@
 #include "hlx_comm.h"
 
 #include <stdint.h>
+#include <ucp/api/ucp.h>
 
 /* Tag layout, 64 bits: communicator id (28) | operation sequence (20) | source world
  * rank (16). Receives match all 64 bits, so neither two communicators nor two
@@ -155,6 +156,13 @@ struct hlx_comm_req {
 
 /* 1 when a UCX context (created and released here) reports the CUDA memory type. */
 int hlx_ucx_probe_cuda_memory(void);
+/* ucp_config_read, reported once with what ("" or "heartbeat ") on failure. */
+hlx_status_t hlx_ucx_config_read(const char *what, ucp_config_t **config_p);
+/* A same-host context's transports: UCX_TLS = tls, a tcp entry confined to loopback (so a
+ * one-host job listens on no network interface). */
+ucs_status_t hlx_ucx_config_local(ucp_config_t *config, const char *tls);
+/* ucp_init of a context for tag matching among n ranks. */
+ucs_status_t hlx_ucx_init_tag(ucp_config_t *config, int n, ucp_context_h *context_p);
 
 void hlx_comm_slot_done(hlx_comm_slot_t *slot, hlx_status_t status, size_t got);
 

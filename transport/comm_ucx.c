@@ -298,9 +298,7 @@ static hlx_status_t hlx_ucx_configure(hlx_comm_be_t *be, ucp_config_t *config,
         snprintf(with_tcp, sizeof(with_tcp), "%s,tcp", tls);
         tls = with_tcp;
     }
-    s = ucp_config_modify(config, "TLS", tls);
-    if (s == UCS_OK && (strstr(tls, "tcp") || strstr(tls, "all")))
-        s = ucp_config_modify(config, "NET_DEVICES", "lo");
+    s = hlx_ucx_config_local(config, tls);
     if (s != UCS_OK) {
         hlx_error("transport: HELIX_COMM_SHM_TLS=\"%s\": UCX refused it: %s", tls,
                   ucs_status_string(s));
@@ -338,32 +336,55 @@ int hlx_ucx_probe_cuda_memory(void)
     return cuda;
 }
 
+hlx_status_t hlx_ucx_config_read(const char *what, ucp_config_t **config_p)
+{
+    ucs_status_t s = ucp_config_read(NULL, NULL, config_p);
+
+    if (s == UCS_OK)
+        return HLX_OK;
+    hlx_error("transport: %sucp_config_read: %s", what, ucs_status_string(s));
+    return HLX_ERR_TRANSPORT;
+}
+
+ucs_status_t hlx_ucx_config_local(ucp_config_t *config, const char *tls)
+{
+    ucs_status_t s = ucp_config_modify(config, "TLS", tls);
+
+    if (s == UCS_OK && (strstr(tls, "tcp") || strstr(tls, "all")))
+        s = ucp_config_modify(config, "NET_DEVICES", "lo");
+    return s;
+}
+
+ucs_status_t hlx_ucx_init_tag(ucp_config_t *config, int n, ucp_context_h *context_p)
+{
+    ucp_params_t params;
+
+    memset(&params, 0, sizeof(params));
+    params.field_mask = UCP_PARAM_FIELD_FEATURES | UCP_PARAM_FIELD_ESTIMATED_NUM_EPS;
+    params.features = UCP_FEATURE_TAG;
+    params.estimated_num_eps = (size_t)n;
+    return ucp_init(&params, config, context_p);
+}
+
 /* The backend's ucp context. The same-host eager range was measured on host memory only:
  * a context that also carries CUDA memory is made again without it. */
 static hlx_status_t hlx_ucx_context_init(hlx_comm_be_t *be, int host_tuning,
                                          ucp_context_h *context_p)
 {
     ucp_config_t *config;
-    ucp_params_t params;
     ucs_status_t s;
     hlx_status_t st;
     int rndv;
 
-    s = ucp_config_read(NULL, NULL, &config);
-    if (s != UCS_OK) {
-        hlx_error("transport: ucp_config_read: %s", ucs_status_string(s));
-        return HLX_ERR_TRANSPORT;
-    }
+    st = hlx_ucx_config_read("", &config);
+    if (st != HLX_OK)
+        return st;
     st = hlx_ucx_configure(be, config, host_tuning, &rndv);
     if (st != HLX_OK) {
         ucp_config_release(config);
         return st;
     }
-    memset(&params, 0, sizeof(params));
-    params.field_mask = UCP_PARAM_FIELD_FEATURES | UCP_PARAM_FIELD_ESTIMATED_NUM_EPS;
-    params.features = UCP_FEATURE_TAG;
-    params.estimated_num_eps = (size_t)be->net->size;
-    s = ucp_init(&params, config, context_p);
+    s = hlx_ucx_init_tag(config, be->net->size, context_p);
     ucp_config_release(config);
     if (s != UCS_OK) {
         hlx_error("transport: ucp_init: %s", ucs_status_string(s));

@@ -168,26 +168,15 @@ static hlx_status_t hlx_live_open(hlx_liveness_t *live, int one_host)
 {
     hlx_comm_net_t *net = live->net;
     ucp_config_t *config;
-    ucp_params_t params;
     ucp_worker_params_t wparams;
-    ucs_status_t s;
+    ucs_status_t s = UCS_OK;
 
-    s = ucp_config_read(NULL, NULL, &config);
-    if (s != UCS_OK) {
-        hlx_error("transport: heartbeat ucp_config_read: %s", ucs_status_string(s));
+    if (hlx_ucx_config_read("heartbeat ", &config) != HLX_OK)
         return HLX_ERR_TRANSPORT;
-    }
-    if (one_host) {
-        s = ucp_config_modify(config, "TLS", net->shm_tls);
-        if (s == UCS_OK && (strstr(net->shm_tls, "tcp") || strstr(net->shm_tls, "all")))
-            s = ucp_config_modify(config, "NET_DEVICES", "lo");
-    }
-    memset(&params, 0, sizeof(params));
-    params.field_mask = UCP_PARAM_FIELD_FEATURES | UCP_PARAM_FIELD_ESTIMATED_NUM_EPS;
-    params.features = UCP_FEATURE_TAG;
-    params.estimated_num_eps = (size_t)net->size;
+    if (one_host)
+        s = hlx_ucx_config_local(config, net->shm_tls);
     if (s == UCS_OK)
-        s = ucp_init(&params, config, &live->context);
+        s = hlx_ucx_init_tag(config, net->size, &live->context);
     ucp_config_release(config);
     if (s != UCS_OK) {
         hlx_error("transport: heartbeat ucp_init: %s", ucs_status_string(s));
