@@ -38,7 +38,10 @@ struct hlx_liveness {
     atomic_int        stop;
     atomic_int        quiet;    /* stop sending, keep receiving */
     pthread_t         thread;
+    pthread_mutex_t   lock;     /* with wake: ends the thread's nap at stop */
+    pthread_cond_t    wake;
     int               started;
+    int               sync;     /* lock and wake initialized */
 };
 
 #define HLX_HB_TAG 0x4842000000000000ull /* 'HB' in the top bits, source rank below */
@@ -141,6 +144,20 @@ static void hlx_live_drain(hlx_liveness_t *live)
     } while ((n > 0 || live->rx_req == NULL) && ++rounds < 10000);
 }
 
+/* Sleeps ns nanoseconds or until hlx_liveness_stop, whichever is first: a rank's exit
+ * does not wait out the rest of a 50 ms nap in pthread_join. */
+static void hlx_live_nap(hlx_liveness_t *live, int64_t ns)
+{
+    int64_t until = hlx_live_now_ns() + ns;
+    struct timespec ts = { (time_t)(until / 1000000000), (long)(until % 1000000000) };
+
+    pthread_mutex_lock(&live->lock);
+    while (!atomic_load(&live->stop) &&
+           pthread_cond_timedwait(&live->wake, &live->lock, &ts) == 0)
+        ;
+    pthread_mutex_unlock(&live->lock);
+}
+
 static void *hlx_live_main(void *arg)
 {
     hlx_liveness_t *live = arg;
@@ -148,7 +165,6 @@ static void *hlx_live_main(void *arg)
     int64_t nap = live->interval_ns / 4 < 50000000 ? live->interval_ns / 4 : 50000000;
 
     while (!atomic_load(&live->stop)) {
-        struct timespec ts = { 0, (long)nap };
         if (hlx_live_now_ns() >= next && !atomic_load(&live->quiet)) {
             hlx_live_send_all(live);
             next += live->interval_ns;
@@ -157,7 +173,7 @@ static void *hlx_live_main(void *arg)
         }
         hlx_live_drain(live);
         atomic_store(&live->drained_ns, hlx_live_now_ns());
-        nanosleep(&ts, NULL);
+        hlx_live_nap(live, nap);
     }
     return NULL;
 }
@@ -249,6 +265,28 @@ out:
     return st;
 }
 
+/* The nap's mutex and condition variable, the latter on the monotonic clock (the nap's
+ * deadline is hlx_live_now_ns's). */
+static hlx_status_t hlx_live_sync_init(hlx_liveness_t *live)
+{
+    pthread_condattr_t attr;
+    int ok;
+
+    if (pthread_condattr_init(&attr) != 0)
+        return HLX_ERR_NOMEM;
+    ok = pthread_condattr_setclock(&attr, CLOCK_MONOTONIC) == 0 &&
+         pthread_cond_init(&live->wake, &attr) == 0;
+    pthread_condattr_destroy(&attr);
+    if (!ok)
+        return HLX_ERR_INTERNAL;
+    if (pthread_mutex_init(&live->lock, NULL) != 0) {
+        pthread_cond_destroy(&live->wake);
+        return HLX_ERR_INTERNAL;
+    }
+    live->sync = 1;
+    return HLX_OK;
+}
+
 hlx_status_t hlx_liveness_start(hlx_comm_net_t *net, double interval_s, double timeout_s,
                                 hlx_liveness_t **live_p)
 {
@@ -268,6 +306,10 @@ hlx_status_t hlx_liveness_start(hlx_comm_net_t *net, double interval_s, double t
         return HLX_ERR_NOMEM;
     live->net = net;
     live->my_rank = net->rank;
+    if ((st = hlx_live_sync_init(live)) != HLX_OK) {
+        free(live);
+        return st;
+    }
     live->eps = calloc((size_t)net->size, sizeof(*live->eps));
     live->peers = calloc((size_t)net->size, sizeof(*live->peers));
     live->last_ns = calloc((size_t)net->size, sizeof(*live->last_ns));
@@ -341,7 +383,10 @@ void hlx_liveness_stop(hlx_liveness_t *live)
     if (live == NULL)
         return;
     if (live->started) {
+        pthread_mutex_lock(&live->lock);
         atomic_store(&live->stop, 1);
+        pthread_cond_signal(&live->wake);
+        pthread_mutex_unlock(&live->lock);
         pthread_join(live->thread, NULL);
     }
     if (live->worker != NULL) {
@@ -376,5 +421,9 @@ void hlx_liveness_stop(hlx_liveness_t *live)
     free(live->peers);
     free((void *)live->last_ns);
     free((void *)live->failed);
+    if (live->sync) {
+        pthread_cond_destroy(&live->wake);
+        pthread_mutex_destroy(&live->lock);
+    }
     free(live);
 }

@@ -23,14 +23,14 @@
 # and fused rows split by head over TPA; the MoE families' experts over EP 2 and 4), with
 # the same tokens on each; and the Qwen2/Qwen3 checkpoints equal to the model files they
 # were written from (synthetic weights, qkv_bias / qk_norm).
-# usage: hf_families.sh HELIX DATA HELIXRUN HF_FORWARD_PY
+# usage: hf_families.sh HELIX DATA HELIXRUN HF_FORWARD_PY [PART]
 set -u
 helix=$1 data=$2 helixrun=$3 fwd=$4
 . "$(dirname "$0")/report.sh" # $dir (removed at exit), fail=0, json_field FILE EXPR
 
-# The forwards (pure Python, 1-1.7 s each, about 120 of them) run in the background two at a
-# time as checkpoints are made (the test runs alone, so both cores are its own), and
-# both_decode takes each one's output when it needs it.
+# The forwards (pure Python, 0.8-1.5 s each, about 120 of them) run in the background two
+# at a time as checkpoints are made, and both_decode takes each one's output when it needs
+# it.
 # fwd_start CKPT: starts the forward of CKPT over $dir/prompt (written before any) into
 # CKPT.fwd (bg_start)
 fwd_start() {
@@ -57,6 +57,59 @@ both_decode() {
     want=$(json_field "$dir/py.json" "[d['prefill_token']] + d['tokens']")
     got=$(json_field "$dir/hx.json" "d['prefill_tokens'] + d['tokens'][0]")
 }
+
+# PART: forward (1 and 3, one process at a time but for a few pairs of ranks), sharded
+# (2, every family on 2 and 4 ranks; makes its own bf16 checkpoints) or all (the default)
+part=${5:-all}
+case $part in
+forward|sharded|all) ;;
+*) echo "hf_families.sh: PART is forward, sharded or all, not '$part'"; exit 2 ;;
+esac
+
+# 2. the Qwen families, Phi-3 and InternLM2 (fused qkv_proj and wqkv read by head) sharded,
+# checked against the fp64 reference
+sharded() {
+    local args fam ck tok lay n ep
+    args=(--steps 4 --batch 3 --prompt-ids "$data/prompt3.txt" --prefill-chunk 8 --context 40
+          --check --json --timeout 60)
+    for fam in qwen2 qwen2vl llavaov qwen3 qwen3vl phi3 glm glm4 gemma gemma2 gemma3 gemma3mm \
+        internlm2 granite smollm3 seed-oss qwen2-moe qwen3-moe mixtral glm4-moe deepseek-moe \
+        gpt-oss; do
+        ck=$dir/$fam-bf16
+        "$helix" decode --model "$ck" "${args[@]}" >"$dir/$fam.1" 2>"$dir/err" ||
+            { echo "FAIL: $fam, 1 rank: $(cat "$dir/err")"; fail=1; continue; }
+        tok=$(json_field "$dir/$fam.1" "d['tokens']")
+        for lay in "2 1" "2 2"; do # TPA 2 alone: as in 2 x 2, which splits the heads too
+            set -- $lay
+            n=$(($1 * $2)) ep=1
+            case $fam in *moe|mixtral|gpt-oss) ep=$n ;; esac # each rank an expert group of 8 / N experts
+            timeout -k 5 150 "$helixrun" --no-prefix -n $n --timeout 120 -- "$helix" decode \
+                --model "$ck" --kvp "$1" --tpa "$2" --ep $ep "${args[@]}" >"$dir/out" 2>"$dir/err" ||
+                { echo "FAIL: $fam, KVP $1 x TPA $2 EP $ep: $(cat "$dir/err")"; fail=1; continue; }
+            echo "$fam KVP $1 x TPA $2 EP $ep: check rel err $(json_field "$dir/out" "d['max_rel_err']")"
+            [ "$(json_field "$dir/out" "d['tokens']")" = "$tok" ] ||
+                { echo "FAIL: $fam, KVP $1 x TPA $2 EP $ep: other tokens than 1 rank"; fail=1; }
+        done
+    done
+}
+
+if [ "$part" = sharded ]; then
+    for fam in qwen2 qwen3 phi3 glm glm4 gemma gemma2 gemma3 internlm2 granite smollm3 \
+        seed-oss qwen2-moe qwen3-moe mixtral glm4-moe deepseek-moe gpt-oss; do
+        seed=11
+        [ $fam = qwen2-moe ] && seed=1 # as in 1.
+        "$helix" model synth --family "$fam" --dtype bf16 --seed $seed \
+            --out "$dir/$fam-bf16" >/dev/null || { echo "FAIL: synth $fam bf16"; fail=1; }
+    done
+    for mm in "gemma3 gemma3 gemma3mm" "qwen2 qwen2.5-vl qwen2vl" \
+        "qwen2 llava-onevision llavaov" "qwen3 qwen3-vl qwen3vl"; do
+        set -- $mm
+        python3 "$(dirname "$0")/multimodal.py" "$dir/$1-bf16" "$dir/$3-bf16" $2 new ||
+            { echo "FAIL: multimodal.py $2 bf16"; fail=1; }
+    done
+    sharded
+    exit $fail
+fi
 
 # 1. against the independent forward: 12 prompt tokens, 6 decoded
 echo "3 77 501 9 13 200 7 1 300 42 65 128" >"$dir/prompt"
@@ -829,29 +882,10 @@ done
 "$helix" model info "$dir/glm4-moe-bf16" | grep -q '^  left out .*(model.layers.2.\* on, [0-9]* tensors: multi-token prediction' ||
     { echo "FAIL: glm4-moe: model info does not say the MTP layer is left out"; fail=1; }
 
-# 2. the Qwen families, Phi-3 and InternLM2 (fused qkv_proj and wqkv read by head) sharded,
-# checked against the fp64 reference
-args=(--steps 4 --batch 3 --prompt-ids "$data/prompt3.txt" --prefill-chunk 8 --context 40
-      --check --json --timeout 60)
-for fam in qwen2 qwen2vl llavaov qwen3 qwen3vl phi3 glm glm4 gemma gemma2 gemma3 gemma3mm \
-    internlm2 granite smollm3 seed-oss qwen2-moe qwen3-moe mixtral glm4-moe deepseek-moe \
-    gpt-oss; do
-    ck=$dir/$fam-bf16
-    "$helix" decode --model "$ck" "${args[@]}" >"$dir/$fam.1" 2>"$dir/err" ||
-        { echo "FAIL: $fam, 1 rank: $(cat "$dir/err")"; fail=1; continue; }
-    tok=$(json_field "$dir/$fam.1" "d['tokens']")
-    for lay in "2 1" "2 2"; do # TPA 2 alone: as in 2 x 2, which splits the heads too
-        set -- $lay
-        n=$(($1 * $2)) ep=1
-        case $fam in *moe|mixtral|gpt-oss) ep=$n ;; esac # each rank an expert group of 8 / N experts
-        timeout -k 5 150 "$helixrun" --no-prefix -n $n --timeout 120 -- "$helix" decode \
-            --model "$ck" --kvp "$1" --tpa "$2" --ep $ep "${args[@]}" >"$dir/out" 2>"$dir/err" ||
-            { echo "FAIL: $fam, KVP $1 x TPA $2 EP $ep: $(cat "$dir/err")"; fail=1; continue; }
-        echo "$fam KVP $1 x TPA $2 EP $ep: check rel err $(json_field "$dir/out" "d['max_rel_err']")"
-        [ "$(json_field "$dir/out" "d['tokens']")" = "$tok" ] ||
-            { echo "FAIL: $fam, KVP $1 x TPA $2 EP $ep: other tokens than 1 rank"; fail=1; }
-    done
-done
+# 2. (sharded, above)
+if [ "$part" = all ]; then
+    sharded
+fi
 
 # 3. a checkpoint equals the model file it was written from (phi3: a window of 7 positions
 # on every layer, Phi-3's sliding_window, against a context of 300)

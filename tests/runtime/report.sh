@@ -34,8 +34,8 @@ json_field() {
     return 1
 }
 
-# bg_start OUT CMD...: CMD in the background, two such jobs at a time (the scripts that use
-# it run alone: both cores are theirs), its output in OUT, its errors in OUT.err, its exit
+# bg_start OUT CMD...: CMD in the background, two such jobs at a time (one a core of the
+# 2-core machines the tests are sized for), its output in OUT, its errors in OUT.err, its exit
 # status in OUT.rc. bg_wait OUT: waits for it (at once when waited for before); true when
 # it exited 0.
 declare -A bg_pid
