@@ -35,7 +35,11 @@ typedef struct hlx_cfg_record {
     hlx_memshare_t mem;       /* the bounds on what it may take (hlx_mem_available),
                                  shared out once gathered (hlx_mem_share) */
     char     mem_src[160];    /* where mem.avail comes from */
-    uint64_t comm_settings;  /* hash of every HELIX_COMM_* value this rank runs with */
+    uint64_t comm_settings;  /* hlx_comm_settings_hash: every HELIX_COMM_* value this rank
+                                runs with, and UCX's tcp segments as UCX reads them (ranks on
+                                different paths of one collective, HELIX_COMM_ALLREDUCE_SMALL
+                                say, or a rank keeping UCX's 64 KiB receive segment among
+                                peers that send HELIX_COMM_TCP_SEG's 256 KiB, are refused) */
     uint64_t inputs;         /* hash of the prompt ids, prefill chunk and sampling */
     uint64_t ckpt;           /* fingerprint of the checkpoint's files (0: none) */
     int32_t  prompt_len;
@@ -137,34 +141,6 @@ static uint64_t hlx_inputs_hash(const hlx_run_config_t *cfg, const char *prefill
     h = hlx_mix64(h ^ u);
     memcpy(&u, &cfg->top_p, sizeof(u));
     return hlx_mix64(h ^ u);
-}
-
-/* Hash of the transport's settings as this rank sees them: ranks on different paths of
- * the same collective (HELIX_COMM_ALLREDUCE_SMALL, say) must be refused, not mixed. UCX's
- * tcp segment variables are in it too: a rank whose UCX_TCP_*_SEG_SIZE keeps UCX's 64 KiB
- * receive segment must not meet peers that send HELIX_COMM_TCP_SEG's 256 KiB. */
-static uint64_t hlx_comm_settings_hash(void)
-{
-    static const char *const ucx_vars[] = { "UCX_TCP_TX_SEG_SIZE", "UCX_TCP_RX_SEG_SIZE" };
-    const hlx_param_table_t *t = &hlx_comm_param_table;
-    unsigned char *vals = calloc(1, t->size);
-    uint64_t h = 0x5e77;
-    size_t i, v;
-
-    if (vals == NULL || hlx_param_load(t, vals, NULL) != HLX_OK) {
-        free(vals);
-        return 0;
-    }
-    for (i = 0; i < t->size; i++)
-        h = hlx_mix64(h ^ vals[i]);
-    free(vals);
-    for (v = 0; v < sizeof(ucx_vars) / sizeof(ucx_vars[0]); v++) {
-        const char *e = getenv(ucx_vars[v]);
-        h = hlx_mix64(h ^ (e != NULL ? 0x1 : 0x2));
-        for (; e != NULL && *e != '\0'; e++)
-            h = hlx_mix64(h ^ (unsigned char)*e);
-    }
-    return h;
 }
 
 static const char *hlx_cfg_dtype_name(int32_t t)

@@ -3,6 +3,7 @@
 #define _GNU_SOURCE
 #include "comm_internal.h"
 
+#include "hlx_hash.h"
 #include "hlx_log.h"
 #include "hlx_param.h"
 #include "hlx_time.h"
@@ -61,8 +62,9 @@ static const hlx_param_t hlx_comm_param_list[] = {
       offsetof(hlx_comm_settings_t, chunk_tcp),
       "all-to-all blocks to peers of link class tcp go in messages of at most this many "
       "bytes, when smaller than HELIX_COMM_CHUNK_NET: each then fits one eager tcp segment "
-      "(HELIX_COMM_TCP_SEG) and streams, where a larger one takes a rendezvous (0: "
-      "HELIX_COMM_CHUNK_NET alone); must be equal on every rank", NULL },
+      "and streams, where a larger one takes a rendezvous (0: HELIX_COMM_CHUNK_NET alone); "
+      "at most HELIX_COMM_TCP_SEG - 8 (UCX's tag header; a segment UCX's variables set "
+      "gets a warning instead); must be equal on every rank", NULL },
     { "COMM_NAP_US", HLX_PT_INT, "30", 0, 10000, offsetof(hlx_comm_settings_t, nap_us),
       "with more ranks than cores on this host, a wait older than 250 us sleeps this many "
       "microseconds between progress rounds instead of yielding, so that the ranks "
@@ -85,10 +87,13 @@ static const hlx_param_t hlx_comm_param_list[] = {
       "pid) and every wait on it returns HLX_ERR_PEER; at least 2 heartbeat intervals", NULL },
 };
 
-/* The rules between the settings above (judged at every command's start-up). */
+/* The rules between the settings above and UCX's tcp segment variables, which take
+ * HELIX_COMM_TCP_SEG's place (judged at every command's start-up). */
 static hlx_status_t hlx_comm_settings_rules(const void *values, char *why, size_t whylen)
 {
     const hlx_comm_settings_t *s = values;
+    hlx_ucx_tcp_seg_t seg;
+    size_t tcp_chunk;
 
     if ((s->chunk_shm > 0 && s->chunk_shm < 4096) || (s->chunk_net > 0 && s->chunk_net < 4096) ||
         (s->chunk_tcp > 0 && s->chunk_tcp < 4096)) {
@@ -100,6 +105,21 @@ static hlx_status_t hlx_comm_settings_rules(const void *values, char *why, size_
     if (s->tcp_seg > 0 && s->tcp_seg < 4096) {
         snprintf(why, whylen, "HELIX_COMM_TCP_SEG=%d: 0 (UCX's own) or at least 4096 bytes",
                  s->tcp_seg);
+        return HLX_ERR_INVALID;
+    }
+    if (hlx_ucx_tcp_seg_env(&seg, why, whylen) != HLX_OK)
+        return HLX_ERR_INVALID;
+    /* A tcp chunk must go as one eager message: with UCX's tag header, in one segment.
+     * Where UCX's variables set the segment, UCX's value wins: a warning at world creation
+     * (comm_ucx.c), where the peers are known. */
+    tcp_chunk = hlx_comm_chunk_tcp_peer((size_t)s->chunk_net, (size_t)s->chunk_tcp);
+    if (s->chunk_tcp > 0 && tcp_chunk == (size_t)s->chunk_tcp && s->tcp_seg > 0 &&
+        seg.text[HLX_UCX_SEG_TX] == NULL && seg.text[HLX_UCX_SEG_RX] == NULL &&
+        tcp_chunk + HLX_UCX_TAG_HDR > (size_t)s->tcp_seg) {
+        snprintf(why, whylen, "HELIX_COMM_CHUNK_TCP=%d does not fit one HELIX_COMM_TCP_SEG=%d "
+                 "segment: each tcp message must go eager, so HELIX_COMM_CHUNK_TCP may be at "
+                 "most HELIX_COMM_TCP_SEG - %d (UCX's tag header), here %d, or 0",
+                 s->chunk_tcp, s->tcp_seg, HLX_UCX_TAG_HDR, s->tcp_seg - HLX_UCX_TAG_HDR);
         return HLX_ERR_INVALID;
     }
     if (s->hb_timeout < 2 * s->hb_interval) {
@@ -154,6 +174,7 @@ struct hlx_comm {
     int               *order;       /* posting order of peers: receives (size - 1
                                      * entries), then sends; filled on first use */
     int                order_ready;
+    size_t             pair_msgs;   /* all-to-all messages per pair and direction, at most */
 };
 
 void hlx_comm_params_default(hlx_comm_params_t *p)
@@ -176,6 +197,25 @@ void hlx_comm_params_default(hlx_comm_params_t *p)
 static hlx_status_t hlx_comm_settings(hlx_comm_settings_t *s)
 {
     return hlx_param_load(&hlx_comm_param_table, s, NULL);
+}
+
+uint64_t hlx_comm_settings_hash(void)
+{
+    hlx_comm_settings_t s;
+    hlx_ucx_tcp_seg_t seg;
+    char why[256];
+    uint64_t h = HLX_FNV1A_INIT;
+    int d;
+
+    memset(&s, 0, sizeof(s)); /* the padding too: the struct is hashed whole */
+    if (hlx_comm_settings(&s) != HLX_OK || hlx_ucx_tcp_seg_env(&seg, why, sizeof(why)) != HLX_OK)
+        return 0;
+    h = hlx_fnv1a(h, &s, sizeof(s));
+    for (d = 0; d < 2; d++) { /* set or not, and the value as UCX reads it */
+        uint64_t v[2] = { seg.text[d] != NULL, seg.bytes[d] };
+        h = hlx_fnv1a(h, v, sizeof(v));
+    }
+    return h;
 }
 
 hlx_status_t hlx_comm_timeout_check(const char *what, double timeout_s)
@@ -593,6 +633,7 @@ static hlx_comm_t *hlx_comm_alloc(int size)
         return NULL;
     }
     comm->size = size;
+    comm->pair_msgs = hlx_comm_pair_msgs(size);
     return comm;
 }
 
@@ -626,26 +667,15 @@ static const char *hlx_comm_link_str(hlx_link_t l)
     return (unsigned)l < HLX_LINK_COUNT ? names[l] : "?";
 }
 
-/* Every rank learns every rank's host, pid and needed paths (one bootstrap all-gather). */
-static hlx_status_t hlx_comm_exchange_peers(hlx_comm_net_t *net, const hlx_comm_params_t *p,
-                                            const hlx_boot_info_t *info)
+/* Every rank learns every rank's host and pid (one bootstrap all-gather). */
+static hlx_status_t hlx_comm_exchange_peers(hlx_comm_net_t *net, const hlx_boot_info_t *info)
 {
     hlx_comm_peer_info_t me;
     char key[64];
-    int r;
 
     memset(&me, 0, sizeof(me));
     snprintf(me.host, sizeof(me.host), "%s", info->host ? info->host : "?");
     me.pid = (int32_t)getpid();
-    if (p->links != NULL)
-        for (r = 0; r < net->size; r++)
-            if (r != net->rank) {
-                if ((unsigned)p->links[r] >= HLX_LINK_COUNT || p->links[r] == HLX_LINK_SELF) {
-                    hlx_error("communicator: link class %d for rank %d is not a peer link "
-                              "class", (int)p->links[r], r);
-                    return HLX_ERR_INVALID;
-                }
-            }
     snprintf(key, sizeof(key), "hlx.comm.peers.%d", hlx_boot_calls(net->boot));
     return hlx_boot_allgather(net->boot, key, &me, sizeof(me), net->peers);
 }
@@ -666,12 +696,12 @@ static int hlx_comm_path_of(const hlx_comm_net_t *net, hlx_link_t l, int a, int 
     }
 }
 
-/* Link class and backend of every peer, once. Paths needed anywhere in the job are
- * computed identically on every rank, so every rank opens the same backends. */
-static hlx_status_t hlx_comm_assign_links(hlx_comm_net_t *net, const hlx_comm_params_t *p,
-                                          int *paths_p)
+/* This rank's row of link classes: the caller's, else same host -> shm, other host -> tcp.
+ * Returns the first peer whose given class is not a peer link class (-1: none); the
+ * agreement that follows makes every rank refuse it. */
+static int hlx_comm_links_row(hlx_comm_net_t *net, const hlx_comm_params_t *p)
 {
-    int r, me = net->rank, nvlink = 0, paths = 0, a, b;
+    int r, me = net->rank, nvlink = 0, bad = -1;
 
     for (r = 0; r < net->size; r++) {
         int same = !strcmp(net->peers[me].host, net->peers[r].host);
@@ -681,6 +711,12 @@ static hlx_status_t hlx_comm_assign_links(hlx_comm_net_t *net, const hlx_comm_pa
             net->link[r] = p->links[r];
         else
             net->link[r] = same ? HLX_LINK_SHM : HLX_LINK_TCP;
+        if (r != me && ((unsigned)net->link[r] >= HLX_LINK_COUNT ||
+                        net->link[r] == HLX_LINK_SELF)) {
+            if (bad < 0)
+                bad = r;
+            continue;
+        }
         if (r != me && !same && (net->link[r] == HLX_LINK_SHM || net->link[r] == HLX_LINK_PCIE))
             hlx_warn("communicator: link class %s to rank %d, but it runs on host %s and "
                      "this rank on %s: using the network path", hlx_comm_link_str(net->link[r]),
@@ -692,42 +728,154 @@ static hlx_status_t hlx_comm_assign_links(hlx_comm_net_t *net, const hlx_comm_pa
         hlx_info(HLX_SUB_NET, "%d peer(s) of link class nvlink: this world's point-to-point "
                  "path to them is the same-host one (the network path across hosts); a group "
                  "on device buffers chooses NCCL itself (hlx_comm_choose_backend)", nvlink);
+    return bad;
+}
+
+/* One entry (a sees b as class l) of the link matrix, hashed for the symmetry check:
+ * (a, b, l) packed one-to-one (ranks below 2^16), then murmur3's finalizer, a nonlinear
+ * bijection. FNV-1a would not do: over entries that differ in a few low bits it is nearly
+ * additive, and the sums of a swapped pair cancelled. */
+static uint64_t hlx_comm_link_hash(int a, int b, int l)
+{
+    uint64_t x = (uint64_t)(uint16_t)a << 40 ^ (uint64_t)(uint16_t)b << 16 ^ (uint32_t)l;
+
+    x = (x ^ (x >> 33)) * 0xff51afd7ed558ccdull;
+    x = (x ^ (x >> 33)) * 0xc4ceb9fe1a85ec53ull;
+    return x ^ (x >> 33);
+}
+
+/* What each rank contributes to the agreement on the link classes. */
+typedef struct hlx_comm_links_rec {
+    int32_t  paths;     /* HLX_PATH_* bits this rank needs */
+    int32_t  given;     /* 1: the caller gave the row; 0: derived from host names */
+    int32_t  bad_peer;  /* first peer with a class that is not a peer class, or -1 */
+    int32_t  bad_class;
+    uint64_t row, col;  /* sums of hlx_comm_link_hash over the row as (me, r) and as (r, me) */
+} hlx_comm_links_rec_t;
+
+/* Rows larger than this are not gathered whole to name a disagreeing pair (n^2 bytes). */
+#define HLX_COMM_LINKS_NAME_MAX 4096
+
+/* The rows disagree somewhere: every rank gathers every row and names the same first pair. */
+static hlx_status_t hlx_comm_links_name_pair(hlx_comm_net_t *net,
+                                             const hlx_comm_links_rec_t *all)
+{
+    const size_t n = (size_t)net->size;
+    uint8_t *rows, *mine;
+    char key[64];
+    hlx_status_t st;
+    size_t a, b;
+
+    if (n > HLX_COMM_LINKS_NAME_MAX) {
+        hlx_error("communicator: the ranks' link classes disagree for some pair (each rank "
+                  "must see a peer as that peer sees it; with %zu ranks the pair is not "
+                  "named)", n);
+        return HLX_ERR_MISMATCH;
+    }
+    rows = calloc(n + 1, n);
+    if (rows == NULL)
+        return HLX_ERR_NOMEM;
+    mine = rows + n * n;
+    for (b = 0; b < n; b++)
+        mine[b] = (uint8_t)net->link[b];
+    snprintf(key, sizeof(key), "hlx.comm.links.%d", hlx_boot_calls(net->boot));
+    st = hlx_boot_allgather(net->boot, key, mine, n, rows);
+    for (a = 0; st == HLX_OK && a < n; a++)
+        for (b = a + 1; b < n; b++) {
+            if (rows[a * n + b] == rows[b * n + a])
+                continue;
+            hlx_error("communicator: rank %zu sees rank %zu as %s%s, rank %zu sees rank %zu as "
+                      "%s%s: the link classes given to the ranks must agree for every pair",
+                      a, b, hlx_comm_link_str(rows[a * n + b]),
+                      all[a].given ? "" : " (from host names)", b, a,
+                      hlx_comm_link_str(rows[b * n + a]),
+                      all[b].given ? "" : " (from host names)");
+            free(rows);
+            return HLX_ERR_MISMATCH;
+        }
+    free(rows);
+    if (st == HLX_OK) { /* the sums differed without a pair: cannot be, but refuse */
+        hlx_error("communicator: the link classes' checksums disagree but the rows do not");
+        st = HLX_ERR_INTERNAL;
+    }
+    return st;
+}
+
+/* One bootstrap all-gather: the paths every rank needs (every rank then opens the same
+ * backends), any class that is not a peer class, and whether the rows are symmetric (a
+ * matrix M equals its transpose exactly when the sum of h(a, b, M[a][b]) over all entries
+ * equals that of h(b, a, M[a][b]), but for a 2^-64 chance). Every rank gets the same
+ * records, so a disagreement fails every rank, with the same message. */
+static hlx_status_t hlx_comm_links_agree(hlx_comm_net_t *net, int given, int bad, int *paths_p)
+{
+    hlx_comm_links_rec_t mine, *all;
+    uint64_t row = 0, col = 0;
+    hlx_status_t st;
+    char key[64];
+    int r, me = net->rank, paths = 0;
+
+    memset(&mine, 0, sizeof(mine));
+    mine.given = given;
+    mine.bad_peer = bad;
+    mine.bad_class = bad >= 0 ? (int32_t)net->link[bad] : 0;
+    for (r = 0; r < net->size; r++) {
+        if (r == me)
+            continue;
+        mine.row += hlx_comm_link_hash(me, r, net->link[r]);
+        mine.col += hlx_comm_link_hash(r, me, net->link[r]);
+        if (net->peer_be[r] != NULL)
+            mine.paths |= 1 << net->peer_be[r]->path;
+    }
+    all = calloc((size_t)net->size, sizeof(*all));
+    if (all == NULL)
+        return HLX_ERR_NOMEM;
+    snprintf(key, sizeof(key), "hlx.comm.links.%d", hlx_boot_calls(net->boot));
+    st = hlx_boot_allgather(net->boot, key, &mine, sizeof(mine), all);
+    for (r = 0; st == HLX_OK && r < net->size; r++) {
+        if (all[r].bad_peer >= 0) {
+            hlx_error("communicator: rank %d gives link class %d for rank %d, which is not a "
+                      "peer link class (shm, nvlink, pcie, rdma, tcp)", r,
+                      (int)all[r].bad_class, (int)all[r].bad_peer);
+            st = HLX_ERR_INVALID;
+            break;
+        }
+        paths |= all[r].paths;
+        row += all[r].row;
+        col += all[r].col;
+    }
+    if (st == HLX_OK && row != col)
+        st = hlx_comm_links_name_pair(net, all);
+    free(all);
+    if (st == HLX_OK)
+        *paths_p = paths;
+    return st;
+}
+
+/* Backend and all-to-all message limit of every peer, from its link class. */
+static void hlx_comm_links_backends(hlx_comm_net_t *net)
+{
+    int r, me = net->rank;
+
     for (r = 0; r < net->size; r++) {
         int path = hlx_comm_path_of(net, net->link[r], me, r);
         net->peer_be[r] = path == HLX_PATH_SELF ? NULL : &net->be[path];
-        if (path != HLX_PATH_SELF)
-            paths |= 1 << path;
-        /* all-to-all message limit: the path's, or the tcp one for a peer of link class tcp
-         * when smaller (the class is the pair's, the same seen from either side) */
+        /* the path's limit, or the tcp one for a peer of link class tcp (the class is the
+         * pair's, the same seen from either side: hlx_comm_links_agree) */
         net->peer_chunk[r] = path == HLX_PATH_SELF ? 0 : net->chunk[path];
-        if (path == HLX_PATH_NET && net->link[r] == HLX_LINK_TCP && net->chunk_tcp > 0 &&
-            (net->peer_chunk[r] == 0 || net->chunk_tcp < net->peer_chunk[r]))
-            net->peer_chunk[r] = net->chunk_tcp;
+        if (path == HLX_PATH_NET && net->link[r] == HLX_LINK_TCP)
+            net->peer_chunk[r] = hlx_comm_chunk_tcp_peer(net->chunk[path], net->chunk_tcp);
     }
-    if (p->links == NULL) {
-        /* Host names are known for every pair: every rank derives the same set. */
-        for (a = 0; a < net->size; a++)
-            for (b = 0; b < net->size; b++)
-                if (a != b)
-                    paths |= strcmp(net->peers[a].host, net->peers[b].host)
-                                 ? 1 << HLX_PATH_NET : 1 << HLX_PATH_SHM;
-    } else {
-        /* Only this rank knows its row: the union of every rank's needs decides. */
-        int32_t mine = paths, *all = calloc((size_t)net->size, sizeof(*all));
-        char key[64];
-        hlx_status_t st;
-        if (all == NULL)
-            return HLX_ERR_NOMEM;
-        snprintf(key, sizeof(key), "hlx.comm.paths.%d", hlx_boot_calls(net->boot));
-        st = hlx_boot_allgather(net->boot, key, &mine, sizeof(mine), all);
-        for (r = 0; st == HLX_OK && r < net->size; r++)
-            paths |= all[r];
-        free(all);
-        if (st != HLX_OK)
-            return st;
-    }
-    *paths_p = paths;
-    return HLX_OK;
+}
+
+/* Link class, backend and message limit of every peer, once; the paths needed anywhere in
+ * the job, so that every rank opens the same backends. */
+static hlx_status_t hlx_comm_assign_links(hlx_comm_net_t *net, const hlx_comm_params_t *p,
+                                          int *paths_p)
+{
+    int bad = hlx_comm_links_row(net, p);
+
+    hlx_comm_links_backends(net);
+    return hlx_comm_links_agree(net, p->links != NULL, bad, paths_p);
 }
 
 hlx_status_t hlx_comm_world(hlx_boot_t *boot, const hlx_comm_params_t *p,
@@ -806,7 +954,7 @@ hlx_status_t hlx_comm_world(hlx_boot_t *boot, const hlx_comm_params_t *p,
     net->peers[info.rank].pid = (int32_t)getpid();
 
     if (info.size > 1) {
-        st = hlx_comm_exchange_peers(net, p, &info);
+        st = hlx_comm_exchange_peers(net, &info);
         if (st == HLX_OK)
             st = hlx_comm_assign_links(net, p, &paths);
         if (st != HLX_OK)
@@ -1108,16 +1256,13 @@ static const int *hlx_comm_orders(hlx_comm_t *comm)
     return comm->order;
 }
 
-/* Message size limit of the block to or from a rank of comm (0: none; chosen per peer at
- * world creation, hlx_comm_assign_links). */
-static size_t hlx_comm_chunk(const hlx_comm_t *comm, int peer)
+/* Message size of a block of len bytes to or from a rank of comm: the peer's limit (0:
+ * none; chosen per peer at world creation, hlx_comm_assign_links), raised for a block that
+ * would need more than the pair's share of the operation's messages (hlx_comm_msg_size). */
+static size_t hlx_comm_msg(const hlx_comm_t *comm, int peer, size_t len)
 {
-    return comm->net->peer_chunk[comm->world_ranks[peer]];
-}
-
-static size_t hlx_comm_nchunks(size_t len, size_t chunk)
-{
-    return chunk == 0 || len <= chunk ? 1 : (len + chunk - 1) / chunk;
+    return hlx_comm_msg_size(len, comm->net->peer_chunk[comm->world_ranks[peer]],
+                             comm->pair_msgs);
 }
 
 hlx_status_t hlx_comm_p2p_ialltoallv(hlx_comm_t *comm, const void *sbuf,
@@ -1143,17 +1288,13 @@ hlx_status_t hlx_comm_p2p_ialltoallv(hlx_comm_t *comm, const void *sbuf,
     /* Receives first so that eager data lands in place; every pair exchanges a message
      * even when empty, which both checks the counts and proves the peer reached here. */
     /* Blocks over a link with a chunk size go as several messages of one tag, which
-     * UCX matches in order. */
+     * UCX matches in order. Both ends split a block alike from its byte count, and each
+     * pair keeps within its share of HLX_COMM_A2A_SLOTS, so no rank runs out of slots
+     * alone (leaving its peers to wait for the deadline). */
     for (i = 0, nslots = 0; i < n; i++)
         if (i != me)
-            nslots += hlx_comm_nchunks(rcounts[i], hlx_comm_chunk(comm, i)) +
-                      hlx_comm_nchunks(scounts[i], hlx_comm_chunk(comm, i));
-    if (nslots > (1u << 24)) {
-        hlx_error("alltoallv: %zu messages in one operation; raise HELIX_COMM_CHUNK_NET / "
-                  "HELIX_COMM_CHUNK_TCP / HELIX_COMM_CHUNK_SHM (or set them to 0)", nslots);
-        hlx_comm_req_put(req);
-        return HLX_ERR_NOSPACE;
-    }
+            nslots += hlx_comm_nmsgs(rcounts[i], hlx_comm_msg(comm, i, rcounts[i])) +
+                      hlx_comm_nmsgs(scounts[i], hlx_comm_msg(comm, i, scounts[i]));
     st = hlx_comm_req_reserve(req, (int)nslots);
     if (st != HLX_OK) {
         hlx_comm_req_put(req);
@@ -1162,7 +1303,7 @@ hlx_status_t hlx_comm_p2p_ialltoallv(hlx_comm_t *comm, const void *sbuf,
     order = hlx_comm_orders(comm);
     for (i = 0; i < n - 1; i++) {
         int peer = order[i];
-        size_t chunk = hlx_comm_chunk(comm, peer), off = 0, len = rcounts[peer];
+        size_t off = 0, len = rcounts[peer], chunk = hlx_comm_msg(comm, peer, len);
         do {
             size_t part = chunk && len - off > chunk ? chunk : len - off;
             st = hlx_comm_post_recv(req, req->seq, peer, (char *)rbuf + rdispls[peer] + off,
@@ -1174,7 +1315,7 @@ hlx_status_t hlx_comm_p2p_ialltoallv(hlx_comm_t *comm, const void *sbuf,
     }
     for (i = 0; i < n - 1; i++) {
         int peer = order[n + i];
-        size_t chunk = hlx_comm_chunk(comm, peer), off = 0, len = scounts[peer];
+        size_t off = 0, len = scounts[peer], chunk = hlx_comm_msg(comm, peer, len);
         do {
             size_t part = chunk && len - off > chunk ? chunk : len - off;
             st = hlx_comm_post_send(req, req->seq, peer,

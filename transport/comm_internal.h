@@ -154,6 +154,62 @@ struct hlx_comm_req {
     hlx_comm_req_t  *next;
 };
 
+/* An all-to-all's messages (send and receive slots) are at most HLX_COMM_A2A_SLOTS, shared
+ * out evenly over its 2 (n - 1) directions: each direction may use hlx_comm_pair_msgs(n).
+ * Both ends of a pair know its byte count and n, so both split a block alike and no rank
+ * can run out of slots where its peer does not. */
+#define HLX_COMM_A2A_SLOTS (1u << 24)
+
+static inline size_t hlx_comm_pair_msgs(int n)
+{
+    return n > 1 ? HLX_COMM_A2A_SLOTS / (2 * (size_t)(n - 1)) : HLX_COMM_A2A_SLOTS;
+}
+
+/* The message size of a block of len bytes to or from a peer whose limit is chunk (0:
+ * none): chunk, unless the block would then need more than pair_msgs messages; such a
+ * block (pair_msgs x chunk is 32 GiB at 4 KiB chunks between two ranks) goes in the
+ * fewest messages of equal size that the pair's share allows. */
+static inline size_t hlx_comm_msg_size(size_t len, size_t chunk, size_t pair_msgs)
+{
+    if (chunk == 0 || len <= chunk * pair_msgs)
+        return chunk;
+    return (len + pair_msgs - 1) / pair_msgs;
+}
+
+/* Messages of a block of len bytes in messages of at most msg bytes (0: one message). */
+static inline size_t hlx_comm_nmsgs(size_t len, size_t msg)
+{
+    return msg == 0 || len <= msg ? 1 : (len + msg - 1) / msg;
+}
+
+/* The all-to-all message limit of a tcp-class peer on the network path: HELIX_COMM_CHUNK_TCP
+ * where it is set and smaller than HELIX_COMM_CHUNK_NET (or that one is 0), else the
+ * latter. */
+static inline size_t hlx_comm_chunk_tcp_peer(size_t chunk_net, size_t chunk_tcp)
+{
+    return chunk_tcp > 0 && (chunk_net == 0 || chunk_tcp < chunk_net) ? chunk_tcp : chunk_net;
+}
+
+/* UCX 1.13 sends a tagged message of up to a tcp segment less this many bytes (its tag
+ * header) as one eager message (ucx_info -e with 256 KiB segments: `tag_send:
+ * 0..<egr/short>..262137`, the first size that is not); a larger one takes more. */
+#define HLX_UCX_TAG_HDR 8
+/* UCX 1.13's own UCX_TCP_TX_SEG_SIZE (`ucx_info -c`), in force where neither
+ * HELIX_COMM_TCP_SEG nor the variable sets one (a ucx.conf aside). */
+#define HLX_UCX_TCP_TX_SEG_DEFAULT 8192
+
+/* UCX's tcp segment variables in the environment, parsed as UCX parses memory units (its
+ * own ucs_config_sscanf_memunits: a number with b, k/kb, m/mb, g/gb, t/tb in any case,
+ * inf, auto), so that 64K and 65536 are one value. */
+enum { HLX_UCX_SEG_TX = 0, HLX_UCX_SEG_RX = 1 };
+typedef struct hlx_ucx_tcp_seg {
+    const char *var[2];   /* UCX_TCP_TX_SEG_SIZE, UCX_TCP_RX_SEG_SIZE */
+    const char *text[2];  /* the environment's values; NULL when unset */
+    size_t      bytes[2]; /* as UCX reads them (0 when unset) */
+} hlx_ucx_tcp_seg_t;
+/* HLX_ERR_INVALID, the variable and its value in why, when UCX could not read a value. */
+hlx_status_t hlx_ucx_tcp_seg_env(hlx_ucx_tcp_seg_t *seg, char *why, size_t whylen);
+
 /* 1 when a UCX context (created and released here) reports the CUDA memory type. */
 int hlx_ucx_probe_cuda_memory(void);
 /* ucp_config_read, reported once with what ("" or "heartbeat ") on failure. */

@@ -8,6 +8,7 @@
 #include "hlx_time.h"
 
 #include <ucp/api/ucp.h>
+#include <ucs/config/parser.h>
 
 #include <stdio.h>
 #include <stdlib.h>
@@ -217,6 +218,62 @@ static int hlx_ucx_tcp_possible(void)
     return 0;
 }
 
+hlx_status_t hlx_ucx_tcp_seg_env(hlx_ucx_tcp_seg_t *seg, char *why, size_t whylen)
+{
+    static const char *const var[2] = { "UCX_TCP_TX_SEG_SIZE", "UCX_TCP_RX_SEG_SIZE" };
+    int d;
+
+    for (d = 0; d < 2; d++) {
+        seg->var[d] = var[d];
+        seg->text[d] = getenv(var[d]);
+        seg->bytes[d] = 0;
+        if (seg->text[d] != NULL && !ucs_config_sscanf_memunits(seg->text[d], &seg->bytes[d],
+                                                                NULL)) {
+            snprintf(why, whylen, "%s='%s': not a size UCX reads (a number with b, k, kb, "
+                     "m, mb, g, gb, t or tb, any case; inf; auto)", var[d], seg->text[d]);
+            return HLX_ERR_INVALID;
+        }
+    }
+    return HLX_OK;
+}
+
+/* Warns once where this rank's messages to tcp-class peers (HELIX_COMM_CHUNK_TCP) do not fit
+ * the tcp segment UCX sends with, which here is UCX's (its variables, or its own size under
+ * HELIX_COMM_TCP_SEG=0) and wins: each of them then takes a rendezvous. Where both are
+ * Helix settings, the settings' rules refused the pair at start-up. */
+static void hlx_ucx_check_tcp_chunk(const hlx_comm_be_t *be, const hlx_ucx_tcp_seg_t *seg)
+{
+    const hlx_comm_net_t *net = be->net;
+    size_t chunk = net->chunk_tcp, tx;
+    char from[160];
+    int r, tcp_peers = 0;
+
+    if (chunk == 0 || hlx_comm_chunk_tcp_peer(net->chunk[HLX_PATH_NET], chunk) != chunk)
+        return;
+    for (r = 0; r < net->size; r++)
+        tcp_peers += net->link[r] == HLX_LINK_TCP && net->peer_be[r] == be;
+    if (tcp_peers == 0)
+        return;
+    if (seg->text[HLX_UCX_SEG_TX] != NULL) {
+        tx = seg->bytes[HLX_UCX_SEG_TX];
+        snprintf(from, sizeof(from), "%s=%s", seg->var[HLX_UCX_SEG_TX],
+                 seg->text[HLX_UCX_SEG_TX]);
+    } else {
+        tx = HLX_UCX_TCP_TX_SEG_DEFAULT;
+        snprintf(from, sizeof(from), "UCX's own %d bytes (%s)", HLX_UCX_TCP_TX_SEG_DEFAULT,
+                 net->tcp_seg <= 0 ? "HELIX_COMM_TCP_SEG=0"
+                                   : "UCX_TCP_RX_SEG_SIZE is set, so HELIX_COMM_TCP_SEG is "
+                                     "not applied");
+    }
+    if (tx >= HLX_UCX_TAG_HDR && chunk <= tx - HLX_UCX_TAG_HDR)
+        return;
+    hlx_warn("transport: HELIX_COMM_CHUNK_TCP=%zu does not fit one tcp segment of %s with "
+             "UCX's %d-byte tag header: every all-to-all message to this rank's %d tcp-class "
+             "peer(s) takes a rendezvous (UCX's segment wins; HELIX_COMM_CHUNK_TCP at most "
+             "the segment less %d bytes, or 0, avoids it)", chunk, from, HLX_UCX_TAG_HDR,
+             tcp_peers, HLX_UCX_TAG_HDR);
+}
+
 /* The network path's tcp segments (HELIX_COMM_TCP_SEG), sending and receiving, unless the
  * user set either of UCX's own variables (UCX refuses a send segment larger than the
  * receive one; a ucx.conf value is not looked at and is overridden). With UCX's 8 KiB
@@ -227,15 +284,22 @@ static int hlx_ucx_tcp_possible(void)
 static hlx_status_t hlx_ucx_configure_net(hlx_comm_be_t *be, ucp_config_t *config)
 {
     static const char *const key[2] = { "TX_SEG_SIZE", "RX_SEG_SIZE" };
-    char val[32];
+    hlx_ucx_tcp_seg_t seg;
+    char val[32], why[256];
     ucs_status_t s;
     int d;
 
-    if (be->net->tcp_seg <= 0 || !hlx_ucx_tcp_possible())
+    if (!hlx_ucx_tcp_possible())
         return HLX_OK;
-    if (getenv("UCX_TCP_TX_SEG_SIZE") != NULL || getenv("UCX_TCP_RX_SEG_SIZE") != NULL) {
-        hlx_info(HLX_SUB_NET, "HELIX_COMM_TCP_SEG=%d not applied: UCX_TCP_TX_SEG_SIZE or "
-                 "UCX_TCP_RX_SEG_SIZE is set", be->net->tcp_seg);
+    if (hlx_ucx_tcp_seg_env(&seg, why, sizeof(why)) != HLX_OK) { /* the rules refuse it first */
+        hlx_error("transport: %s", why);
+        return HLX_ERR_INVALID;
+    }
+    if (be->net->tcp_seg <= 0 || seg.text[HLX_UCX_SEG_TX] || seg.text[HLX_UCX_SEG_RX]) {
+        if (be->net->tcp_seg > 0)
+            hlx_info(HLX_SUB_NET, "HELIX_COMM_TCP_SEG=%d not applied: UCX_TCP_TX_SEG_SIZE "
+                     "or UCX_TCP_RX_SEG_SIZE is set", be->net->tcp_seg);
+        hlx_ucx_check_tcp_chunk(be, &seg);
         return HLX_OK;
     }
     snprintf(val, sizeof(val), "%d", be->net->tcp_seg);

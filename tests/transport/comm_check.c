@@ -543,13 +543,20 @@ static void check_listeners(check_ctx_t *ctx)
 }
 
 /* --links MODE: the link class this rank gives to world rank r (NULL mode: none given,
- * the transport derives it from the host names). */
+ * the transport derives it from the host names). The modes that must be refused: asym
+ * (rank 0 sees rank 1 as nvlink, rank 1 sees rank 0 as tcp, every other pair nvlink),
+ * derived (rank 1 gives no links, so derives shm on this host; the others give tcp) and bad
+ * (rank 2 gives class 42 for rank 0). */
 static hlx_link_t links_for(const char *mode, int me, int r)
 {
     if (r == me)
         return HLX_LINK_SELF;
-    if (!strcmp(mode, "tcp"))
+    if (!strcmp(mode, "tcp") || !strcmp(mode, "derived"))
         return HLX_LINK_TCP;
+    if (!strcmp(mode, "asym"))
+        return me == 1 && r == 0 ? HLX_LINK_TCP : HLX_LINK_NVLINK;
+    if (!strcmp(mode, "bad"))
+        return me == 2 && r == 0 ? (hlx_link_t)42 : HLX_LINK_NVLINK;
     if (!strcmp(mode, "nvlink"))
         return HLX_LINK_NVLINK;
     /* mixed: same parity shares memory, different parity goes over the network */
@@ -666,6 +673,8 @@ static void usage(FILE *f)
             "  --links MODE   give the communicator link classes: tcp (every peer), nvlink,\n"
             "                 mixed (same parity shm, else tcp); default: from host names.\n"
             "                 The backend of every peer is checked against its class.\n"
+            "                 asym, derived, bad (3 ranks or more): classes the ranks\n"
+            "                 disagree on, which world creation must refuse everywhere\n"
             "  --check-listen also check that every TCP listener of this process is bound\n"
             "                 to loopback (a one-host job)\n"
             "                 The other ranks exit 3 after the expected error.\n"
@@ -691,7 +700,7 @@ int main(int argc, char **argv)
     hlx_comm_t *world = NULL;
     const char *fault = NULL, *links_mode = NULL;
     hlx_link_t *links = NULL;
-    int bench = 0, iters = 200, victim = -1, c, rc, listen_check = 0;
+    int bench = 0, iters = 200, victim = -1, c, rc, listen_check = 0, refused = 0;
     char *end;
     hlx_status_t st;
 
@@ -728,11 +737,14 @@ int main(int argc, char **argv)
         case 'l': listen_check = 1; break;
         case 'L':
             links_mode = optarg;
-            if (strcmp(optarg, "tcp") && strcmp(optarg, "nvlink") && strcmp(optarg, "mixed")) {
-                fprintf(stderr, "comm_check: --links: \"%s\" is not tcp, nvlink or mixed\n",
-                        optarg);
+            if (strcmp(optarg, "tcp") && strcmp(optarg, "nvlink") && strcmp(optarg, "mixed") &&
+                strcmp(optarg, "asym") && strcmp(optarg, "derived") && strcmp(optarg, "bad")) {
+                fprintf(stderr, "comm_check: --links: \"%s\" is not tcp, nvlink, mixed, asym, "
+                        "derived or bad\n", optarg);
                 return 2;
             }
+            refused = !strcmp(optarg, "asym") || !strcmp(optarg, "derived") ||
+                      !strcmp(optarg, "bad");
             break;
         case 'B':
             busy_s = strtod(optarg, &end);
@@ -777,7 +789,7 @@ int main(int argc, char **argv)
         return 3;
     }
 
-    if (links_mode != NULL) {
+    if (links_mode != NULL && !(!strcmp(links_mode, "derived") && info.rank == 1)) {
         links = calloc((size_t)info.size, sizeof(*links));
         for (c = 0; links && c < info.size; c++)
             links[c] = links_for(links_mode, info.rank, c);
@@ -791,6 +803,12 @@ int main(int argc, char **argv)
                 hlx_status_str(st));
         hlx_boot_fini(ctx.boot);
         return hlx_status_exit_code(st);
+    }
+    if (refused) {
+        fprintf(stderr, "comm_check rank %d: world created although --links %s gives "
+                "disagreeing link classes\n", info.rank, links_mode);
+        fflush(stderr);
+        _exit(1); /* the others may be failing: no collective teardown */
     }
     if (fault) {
         rc = run_fault(&ctx, world, fault, victim, params.timeout_s);

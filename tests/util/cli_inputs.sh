@@ -144,6 +144,24 @@ expect 2 "HELIX_COMM_TCP_SEG=100: 0 (UCX's own) or at least 4096 bytes" 1 -- \
     env HELIX_COMM_TCP_SEG=100 "$helix" decode --steps 1
 expect 2 "HELIX_COMM_TCP_SEG: '8M' (8388608) is outside [0, 4194304]" 1 -- \
     env HELIX_COMM_TCP_SEG=8M "$helix" decode --steps 1
+# a tcp chunk goes eager in one segment, with UCX's 8-byte tag header: the default chunk under
+# a smaller HELIX_COMM_TCP_SEG is refused, one byte over the limit too, the limit itself and 0
+# are not; where UCX's own variable sets the segment, UCX's value wins (no refusal here)
+expect 2 "HELIX_COMM_CHUNK_TCP=131072 does not fit one HELIX_COMM_TCP_SEG=65536 segment" 1 -- \
+    env HELIX_COMM_TCP_SEG=65536 "$helix" decode --steps 1
+expect 2 "HELIX_COMM_CHUNK_TCP=65529 does not fit one HELIX_COMM_TCP_SEG=65536 segment" 1 -- \
+    env HELIX_COMM_TCP_SEG=65536 HELIX_COMM_CHUNK_TCP=65529 "$helix" topo --topo "$topo/hgx8.xml"
+quiet 0 -- env HELIX_COMM_TCP_SEG=65536 HELIX_COMM_CHUNK_TCP=65528 "$helix" topo --topo "$topo/hgx8.xml"
+quiet 0 -- env HELIX_COMM_TCP_SEG=65536 HELIX_COMM_CHUNK_TCP=0 "$helix" topo --topo "$topo/hgx8.xml"
+quiet 0 -- env HELIX_COMM_TCP_SEG=65536 UCX_TCP_TX_SEG_SIZE=256K UCX_TCP_RX_SEG_SIZE=256K \
+    "$helix" topo --topo "$topo/hgx8.xml"
+# UCX's tcp segment variables are read as UCX reads memory units: what UCX cannot read is
+# refused at start-up naming the variable; its spellings of one size are accepted
+expect 2 "UCX_TCP_TX_SEG_SIZE='64Q': not a size UCX reads" 1 -- \
+    env UCX_TCP_TX_SEG_SIZE=64Q "$helix" decode --steps 1
+expect 2 "UCX_TCP_RX_SEG_SIZE='1.5M': not a size UCX reads" 1 -- \
+    env UCX_TCP_RX_SEG_SIZE=1.5M "$helix" topo --topo "$topo/hgx8.xml"
+quiet 0 -- env UCX_TCP_TX_SEG_SIZE=64kb UCX_TCP_RX_SEG_SIZE=1MB "$helix" topo --topo "$topo/hgx8.xml"
 expect 0 "did you mean HELIX_COMM_TIMEOUT?" 1 -- env HELIX_COMM_TIMOUT=3 "$helix" topo --topo "$topo/hgx8.xml"
 quiet 0 -- env HELIX_RUN_GRACE=3 HELIX_COMM_TIMEOUT=5 "$helix" topo --topo "$topo/hgx8.xml"
 # a name of any length is warned about, its start shown (128 characters or more: silence)

@@ -11,6 +11,7 @@
 #include <helix/cluster.h>
 #include <helix/status.h>
 #include <stddef.h>
+#include <stdint.h>
 
 typedef struct hlx_comm     hlx_comm_t;
 typedef struct hlx_comm_req hlx_comm_req_t;
@@ -141,6 +142,13 @@ hlx_status_t hlx_nccl_mode_parse(const char *s, hlx_nccl_mode_t *mode_p);
  * CUDA: ucp_context_query's memory types include CUDA), 0 otherwise and for a world with
  * no UCX context (a world of one asks a probe context). */
 int hlx_comm_device_memory(const hlx_comm_t *comm);
+
+/* A hash of every transport setting this process runs with (HELIX_COMM_*,
+ * HELIX_HEARTBEAT_*) and of UCX's tcp segment variables (UCX_TCP_TX_SEG_SIZE,
+ * UCX_TCP_RX_SEG_SIZE: set or not, and their values as UCX reads them, so that 64K and
+ * 65536 agree), for ranks to compare at start-up; 0 when a value is invalid (the
+ * settings' check reported it). */
+uint64_t hlx_comm_settings_hash(void);
 
 /* The transport's settings (HELIX_COMM_*, HELIX_HEARTBEAT_*), for `helix info` and
  * unknown-variable warnings. */

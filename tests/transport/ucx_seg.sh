@@ -1,0 +1,57 @@
+#!/bin/sh
+# UCX's tcp segment variables between ranks and against HELIX_COMM_CHUNK_TCP, 2 ranks under
+# helixrun: sizes spelled differently but equal as UCX reads them (16K / 16384, 65536 /
+# 64kb) are one setting and the decode runs; different sizes are refused at start-up by
+# the settings comparison; a segment UCX's variable sets below HELIX_COMM_CHUNK_TCP is
+# kept (UCX wins) with one warning per rank that has tcp-class peers, and none once the
+# chunk fits.
+# usage: ucx_seg.sh HELIXRUN HELIX COMM_CHECK
+# (per rank: ucx_seg.sh rank same|differ HELIX, or ucx_seg.sh rank check COMM_CHECK LOG)
+set -u
+if [ "$1" = rank ]; then
+    r=${PMIX_RANK:-0}
+    case $2 in
+    same)   if [ "$r" = 0 ]; then tx=16K rx=65536; else tx=16384 rx=64kb; fi ;;
+    differ) if [ "$r" = 0 ]; then tx=16K rx=64K; else tx=16K rx=128K; fi ;;
+    check)  exec "$3" --links tcp 2>"$4.$r" ;; # a log per rank: helixrun folds equal lines
+    esac
+    export UCX_TCP_TX_SEG_SIZE=$tx UCX_TCP_RX_SEG_SIZE=$rx
+    exec "$3" decode --kvp 2 --steps 4 --context 64 --timeout 20
+fi
+helixrun=$1 helix=$2 check=$3
+log=$(mktemp)
+trap 'rm -f "$log" "$log".0 "$log".1' EXIT
+fails=0
+fail() { echo "ucx_seg: FAIL: $*"; sed 's/^/    /' "$log" | head -30; fails=$((fails + 1)); }
+
+timeout -k 5 60 "$helixrun" -n 2 --timeout 50 -- sh "$0" rank same "$helix" >"$log" 2>&1
+rc=$?
+[ "$rc" -eq 0 ] && echo "ucx_seg: equal sizes spelled differently: accepted" ||
+    fail "equal sizes spelled differently: exit $rc, expected 0"
+
+timeout -k 5 60 "$helixrun" -n 2 --timeout 50 -- sh "$0" rank differ "$helix" >"$log" 2>&1
+rc=$?
+if [ "$rc" -eq 2 ] && grep -q 'runs with other HELIX_COMM_\* (or UCX_TCP_\*_SEG_SIZE) values' "$log"; then
+    echo "ucx_seg: 64K against 128K: refused"
+else
+    fail "64K against 128K: exit $rc (expected 2 and the transport settings named)"
+fi
+
+# every peer tcp-class (4 KiB blocks and up cross it), UCX's 16 KiB send segment
+want='HELIX_COMM_CHUNK_TCP=131072 does not fit one tcp segment of UCX_TCP_TX_SEG_SIZE=16K'
+UCX_TCP_TX_SEG_SIZE=16K UCX_TCP_RX_SEG_SIZE=64K timeout -k 5 60 "$helixrun" -n 2 \
+    --timeout 50 -- sh "$0" rank check "$check" "$log" >/dev/null 2>&1
+rc=$?
+cat "$log".[01] >"$log"
+n=$(grep -l -F "$want" "$log".[01] | wc -l)
+[ "$rc" -eq 0 ] && [ "$n" -eq 2 ] && echo "ucx_seg: chunk over UCX's segment: kept, warned" ||
+    fail "chunk over UCX's segment: exit $rc (expected 0), warned by $n of 2 ranks"
+UCX_TCP_TX_SEG_SIZE=16K UCX_TCP_RX_SEG_SIZE=64K HELIX_COMM_CHUNK_TCP=16376 \
+    timeout -k 5 60 "$helixrun" -n 2 --timeout 50 -- sh "$0" rank check "$check" "$log" \
+    >/dev/null 2>&1
+rc=$?
+cat "$log".[01] >"$log"
+n=$(grep -c 'does not fit one tcp segment' "$log")
+[ "$rc" -eq 0 ] && [ "$n" -eq 0 ] && echo "ucx_seg: chunk within UCX's segment: no warning" ||
+    fail "chunk within UCX's segment: exit $rc (expected 0), $n warning(s) (expected 0)"
+exit $((fails > 0))
