@@ -144,6 +144,10 @@ static void hlx_decode_print_json(const hlx_run_config_t *cfg, const hlx_model_t
     }
     json_object_set_new(o, "hopb_c_ms", json_real(rep->hopb_c_ms));
     json_object_set_new(o, "hopb_m_ms", json_real(rep->hopb_m_ms));
+    json_object_set_new(o, "hopb_c_busy_ms", json_real(rep->hopb_c_busy_ms));
+    json_object_set_new(o, "hopb_m1_ms", json_real(rep->hopb_m1_ms));
+    json_object_set_new(o, "hopb_m_batch_ms", json_real(rep->hopb_m_batch_ms));
+    json_object_set_new(o, "hopb_post_ms", json_real(rep->hopb_post_ms));
     json_object_set_new(o, "hopb_predicted_ms", json_real(rep->hopb_predicted_ms));
     json_object_set_new(o, "hopb_why", json_string(rep->hopb_why));
     {
@@ -248,17 +252,22 @@ static void hlx_decode_print_text(const hlx_run_config_t *cfg, const hlx_model_t
     printf("step:    median %.3f ms, %.1f tokens/s (batch %d)\n", rep->step_ms_median,
            rep->tokens_per_s, cfg->batch);
     if (rep->micro_batch < cfg->batch)
-        printf("hopb:    %s, micro-batch %d of %d%s", cfg->hopb == HLX_HOPB_AUTO ? "auto" : "on",
-               rep->micro_batch, cfg->batch, rep->hopb_predicted_ms > 0 ? "" : "\n");
+        printf("hopb:    %s, micro-batch %d of %d", cfg->hopb == HLX_HOPB_AUTO ? "auto" : "on",
+               rep->micro_batch, cfg->batch);
     else
-        printf("hopb:    %s: lockstep (micro-batch = batch %d)%s",
+        printf("hopb:    %s: lockstep (micro-batch = batch %d)",
                cfg->hopb == HLX_HOPB_OFF ? "off" : cfg->hopb == HLX_HOPB_ON ? "on" : "auto",
-               cfg->batch, rep->hopb_predicted_ms > 0 || rep->hopb_why[0] ? "" : "\n");
+               cfg->batch);
+    if (rep->hopb_predicted_ms > 0) {
+        printf(", chosen from c %.4f ms", rep->hopb_c_ms);
+        if (rep->hopb_c_busy_ms > 0)
+            printf(", c_busy %.4f ms", rep->hopb_c_busy_ms);
+        printf(" and m %.4f ms per micro-batch: model %.4f ms per layer", rep->hopb_m_ms,
+               rep->hopb_predicted_ms);
+    }
     if (rep->hopb_why[0])
-        printf(": %s\n", rep->hopb_why);
-    if (rep->hopb_predicted_ms > 0)
-        printf(", chosen from c %.4f ms and m %.4f ms per micro-batch: model %.4f ms per "
-               "layer\n", rep->hopb_c_ms, rep->hopb_m_ms, rep->hopb_predicted_ms);
+        printf("%s%s", rep->hopb_predicted_ms > 0 ? "; " : ": ", rep->hopb_why);
+    printf("\n");
     printf("phases:  ");
     for (p = 0; p < HLX_PHASE_PP; p++) /* pipeline hand-offs: the planner's only */
         printf("%s %.3f%s", hlx_phase_name((hlx_phase_id_t)p), rep->phase_ms[p],

@@ -65,9 +65,10 @@ static const hlx_flag_t hlx_decode_flag_list[] = {
            "lockstep (attention of the whole batch, then one blocking\n"
            "all-to-all); on = HOP-B micro-batches, each exchange\n"
            "overlapped with the next micro-batch's attention; auto =\n"
-           "HOP-B when the pipeline model\n"
-           "c + (B-1) max(c, m) + m, fed with the first step's timings,\n"
-           "predicts a gain; with --kvp 2 or more and no --micro-batch,\n"
+           "HOP-B when the pipeline model c + (nb-1) max(c_busy, m) + m\n"
+           "(c_busy: the attention beside an exchange in flight), fed\n"
+           "with the first step's timings and one trial, predicts a\n"
+           "gain; with --kvp 2 or more and no --micro-batch,\n"
            "lockstep when some CPU is asked for more than one thread by\n"
            "the ranks started on it (ranks taking turns on a core hide\n"
            "nothing). Results are bitwise the same"),

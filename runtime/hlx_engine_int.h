@@ -198,6 +198,9 @@ struct hlx_engine {
     int        hopb_decided;
     int        hopb_oversub; /* auto kept lockstep: the ranks take turns on the cores */
     double     hopb_c_ms, hopb_m1_ms, hopb_mb_ms, hopb_pred_ms;
+    double     hopb_cb_ms;     /* c_busy of the chosen micro-batch, 0 when not measured */
+    double     hopb_mbatch_ms, hopb_post_ms; /* the batch's exchange, posting one */
+    const char *hopb_busy_why; /* why c_busy was not measured (a static string), or NULL */
     uint64_t   hopb_attn_ns; /* this step's attention between queue syncs (device, host clock) */
     uint64_t   step_t0;
     hlx_tl_event_t *tl;      /* timeline of the current step (--timeline) */
@@ -442,13 +445,16 @@ hlx_status_t hlx_schedule_exchange(hlx_engine_t *eng, int l);
  * *ms: the attention's time. k >= 1. */
 hlx_status_t hlx_schedule_attn_busy(hlx_engine_t *eng, int k, double *ms);
 /* After a lockstep first step in --hopb auto/on without --micro-batch: measures the
- * exchange of one request and its posting cost, agrees on c, m and that cost over all
- * ranks, and picks the micro-batch minimising the model plus the posting cost of every
- * extra micro-batch. */
+ * exchange of one request and of the batch, its posting cost, and c_busy (one pipelined
+ * trial of layer 0 in two micro-batches; not on a device backend, KVP 1 or batch 1),
+ * agrees on c, c_busy, m and that cost over all ranks (the slowest's), and picks the
+ * micro-batch minimising the model plus the posting cost of every extra micro-batch. */
 hlx_status_t hlx_schedule_decide(hlx_engine_t *eng);
 /* Pipeline model: time of attention + exchange of B requests in micro-batches of M with
- * per-request attention c and micro-batch exchange m(M) = m1 + (M - 1) (mB - m1) / (B - 1). */
-double       hlx_schedule_model(int B, int M, double c, double m1, double mB);
+ * per-request attention c (the first micro-batch, and lockstep), cb (c_busy: the later
+ * ones, beside the exchange before them) and micro-batch exchange m(M) = m1 + (M - 1)
+ * (mB - m1) / (B - 1): c M + (nb - 1) max(cb M, m(M)) + m(M), the last one smaller. */
+double       hlx_schedule_model(int B, int M, double c, double cb, double m1, double mB);
 /* Writes the timeline of the last step as text with a rendering (rank 0). */
 hlx_status_t hlx_schedule_write_timeline(const hlx_engine_t *eng, const char *path, char *err,
                                          size_t errlen);

@@ -299,11 +299,18 @@ hlx_status_t hlx_engine_run(hlx_engine_t *eng, hlx_run_report_t *rep, char *err,
     rep->hopb_c_ms = eng->hopb_c_ms;
     rep->hopb_m_ms = eng->hopb_mb_ms;
     rep->hopb_predicted_ms = eng->hopb_pred_ms;
+    rep->hopb_c_busy_ms = eng->hopb_cb_ms;
+    rep->hopb_m1_ms = eng->hopb_m1_ms;
+    rep->hopb_m_batch_ms = eng->hopb_mbatch_ms;
+    rep->hopb_post_ms = eng->hopb_post_ms;
     if (eng->hopb_oversub)
         snprintf(rep->hopb_why, sizeof(rep->hopb_why), "%d rank%s (%d thread%s) on %d CPU%s "
                  "take turns on the cores", eng->job_ranks, eng->job_ranks == 1 ? "" : "s",
                  eng->job_threads, eng->job_threads == 1 ? "" : "s", eng->job_cpus,
                  eng->job_cpus == 1 ? "" : "s");
+    else if (eng->hopb_busy_why != NULL)
+        snprintf(rep->hopb_why, sizeof(rep->hopb_why), "c_busy not measured (%s), the model "
+                 "takes c for it", eng->hopb_busy_why);
     hlx_moe_report(eng, rep);
     {
         uint64_t h = 0x9e37;

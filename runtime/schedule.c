@@ -217,7 +217,7 @@ hlx_status_t hlx_schedule_step(hlx_engine_t *eng)
     return hlx_phase_head(eng);
 }
 
-double hlx_schedule_model(int B, int M, double c, double m1, double mB)
+double hlx_schedule_model(int B, int M, double c, double cb, double m1, double mB)
 {
     int nb = (B + M - 1) / M, last = B - (nb - 1) * M;
     double mm = B > 1 ? m1 + (M - 1) * (mB - m1) / (B - 1) : m1;
@@ -227,16 +227,81 @@ double hlx_schedule_model(int B, int M, double c, double m1, double mB)
         mm = m1;
     if (ml < m1)
         ml = m1;
-    /* c + (nb - 1) max(c, m) + m, with the last micro-batch possibly smaller */
-    return nb == 1 ? c * B + mB : hlx_hopb_pipeline(nb, c * M, mm, c * last, ml);
+    /* c + (nb - 1) max(c_busy, m) + m, with the last micro-batch possibly smaller: the
+     * pipeline of micro-batches at c_busy, its first one's attention (nothing in flight
+     * beside it) taken back to c */
+    return nb == 1 ? c * B + mB
+                   : hlx_hopb_pipeline(nb, cb * M, mm, cb * last, ml) - (cb - c) * M;
+}
+
+/* c_busy on this rank: a request's attention while the exchange of the micro-batch before
+ * it is in flight (on a CPU rank UCX's progress calls and the kernel's tcp work take the
+ * core it computes on; docs/transport.md). One pipelined trial of layer 0 in two
+ * micro-batches, at the lengths of the step that just ran: the second one's attention
+ * and packing untimed, timed idle, then timed again while the first one's exchange is in
+ * flight and progressed from inside it (hlx_schedule_attn_busy). The untimed run leaves
+ * its KV as warm (or as cold) for both timed ones, so their difference per request is
+ * what the exchange adds; c_busy is c plus that, never below c (a negative difference
+ * is noise). It costs about one and a half layers' attention and half an exchange, once.
+ * *why_p says why nothing was measured (*cb_p 0). */
+static hlx_status_t hlx_schedule_busy_trial(hlx_engine_t *eng, double c, double *cb_p,
+                                            const char **why_p)
+{
+    int B = eng->cfg.batch, M = (B + 1) / 2, owned, i;
+    hlx_tl_event_t *tl = eng->tl;
+    unsigned fault = eng->fault_now;
+    double idle = 0, busy = 0;
+    hlx_status_t st = HLX_OK;
+    uint64_t t0;
+
+    *cb_p = 0;
+    if (B < 2)
+        *why_p = "batch 1: one micro-batch";
+    else if (eng->lay.kvp < 2)
+        *why_p = "KVP 1: no exchange in flight";
+    else if (strcmp(eng->be.ops->name, "host")) /* its attention is the device's */
+        *why_p = "attention on the device";
+    else
+        *why_p = NULL;
+    if (*why_p != NULL)
+        return HLX_OK;
+    /* the step appended at pos - 1 on its owner: back to the lengths its attention saw */
+    eng->pos--;
+    owned = hlx_layout_kv_owner(&eng->lay, eng->pos) == eng->lay.kvp_rank;
+    eng->kv_len -= owned;
+    eng->tl = NULL; /* no step's: the trial's tests leave the last step's timeline alone */
+    eng->fault_now = 0;
+    eng->mb = M;
+    /* micro-batch 1 untimed first (its KV as warm, or as cold, for both timed runs), then
+     * idle, then beside micro-batch 0's exchange (the step packed it), the ranks aligned */
+    for (i = 0; i < 2 && st == HLX_OK; i++) {
+        t0 = hlx_now_ns();
+        st = hlx_phase_attn(eng, 0, M, B, NULL, 0);
+        if (st == HLX_OK)
+            st = hlx_phase_pack(eng, M, B);
+        idle = (double)(hlx_now_ns() - t0) * 1e-6;
+    }
+    if (st == HLX_OK)
+        st = hlx_comm_barrier(eng->kvp_comm);
+    if (st == HLX_OK)
+        st = hlx_schedule_attn_busy(eng, 1, &busy);
+    eng->mb = B;
+    eng->fault_now = fault;
+    eng->tl = tl;
+    eng->kv_len += owned;
+    eng->pos++;
+    if (st == HLX_OK)
+        *cb_p = c + fmax(0.0, (busy - idle) / (B - M));
+    return st;
 }
 
 hlx_status_t hlx_schedule_decide(hlx_engine_t *eng)
 {
     int B = eng->cfg.batch, M, best = B, r, i, n = eng->info.size;
-    double mine[4], all[4 * 64], c, m1, mB, po, t_best, t_lock, m1_min = DBL_MAX;
-    double p_min = DBL_MAX, cost_best;
+    double mine[5], all[5 * 64], c, cb, m1, mB, po, t_best, t_lock, m1_min = DBL_MAX;
+    double p_min = DBL_MAX, cost_best, trial_ms;
     double *gath = all;
+    const char *busy_why = NULL;
     hlx_status_t st = HLX_OK;
     uint64_t t0;
 
@@ -244,7 +309,8 @@ hlx_status_t hlx_schedule_decide(hlx_engine_t *eng)
      * now after a barrier (the step's own exchanges include waiting for late peers and
      * the first connection set-up), best of three, re-sending the same data: m1 and mB,
      * the exchange of one request and of the batch, and po, the CPU time of posting one,
-     * which every extra micro-batch adds and no overlap hides. */
+     * which every extra micro-batch adds and no overlap hides; then c_busy, the attention
+     * beside an exchange in flight. */
     mine[0] = (double)(hlx_schedule_queue_timed(eng) ? eng->hopb_attn_ns
                                                      : eng->phase_ns[HLX_PHASE_ATTN]) *
               1e-6 / ((double)eng->m.layers * B);
@@ -269,32 +335,40 @@ hlx_status_t hlx_schedule_decide(hlx_engine_t *eng)
         m1_min = fmin(m1_min, (double)(hlx_now_ns() - t0) * 1e-6);
         p_min = fmin(p_min, (double)(tp - t0) * 1e-6);
     }
+    t0 = hlx_now_ns();
+    if (st == HLX_OK)
+        st = hlx_schedule_busy_trial(eng, mine[0], &mine[4], &busy_why);
+    trial_ms = (double)(hlx_now_ns() - t0) * 1e-6;
     if (st != HLX_OK)
         return st;
     mine[1] = m1_min;
     mine[3] = p_min;
-    if (n > 64 && (gath = malloc(sizeof(double) * 4 * (size_t)n)) == NULL)
+    if (n > 64 && (gath = malloc(sizeof(double) * 5 * (size_t)n)) == NULL)
         return HLX_ERR_NOMEM;
     /* Every rank must choose the same size: agree on the slowest rank's figures. */
     st = hlx_comm_allgather(eng->world, mine, sizeof(mine), gath);
-    c = m1 = mB = po = 0;
+    c = cb = m1 = mB = po = 0;
     for (r = 0; r < n && st == HLX_OK; r++) {
-        c  = fmax(c, gath[4 * r]);
-        m1 = fmax(m1, gath[4 * r + 1]);
-        mB = fmax(mB, gath[4 * r + 2]);
-        po = fmax(po, gath[4 * r + 3]);
+        c  = fmax(c, gath[5 * r]);
+        m1 = fmax(m1, gath[5 * r + 1]);
+        mB = fmax(mB, gath[5 * r + 2]);
+        po = fmax(po, gath[5 * r + 3]);
+        cb = fmax(cb, gath[5 * r + 4]);
     }
     if (gath != all)
         free(gath);
     if (st != HLX_OK)
         return st;
+    /* Measured on some rank (0 where it was not): c_busy; else the model takes c. */
+    eng->hopb_busy_why = cb > 0 ? NULL : busy_why;
+    cb = cb > 0 ? fmax(cb, c) : c;
     /* The choice weighs the model plus po per extra micro-batch. auto keeps lockstep
      * unless that predicts a gain; on always splits (B > 1). */
-    t_lock = hlx_schedule_model(B, B, c, m1, mB);
+    t_lock = hlx_schedule_model(B, B, c, cb, m1, mB);
     t_best = t_lock;
     cost_best = eng->cfg.hopb == HLX_HOPB_ON && B > 1 ? DBL_MAX : t_lock;
     for (M = B - 1; M >= 1; M--) {
-        double t = hlx_schedule_model(B, M, c, m1, mB);
+        double t = hlx_schedule_model(B, M, c, cb, m1, mB);
         double cost = t + ((B + M - 1) / M - 1) * po;
         if (cost < cost_best * 0.999 || cost_best == DBL_MAX) {
             cost_best = cost;
@@ -304,10 +378,19 @@ hlx_status_t hlx_schedule_decide(hlx_engine_t *eng)
     }
     eng->mb = best;
     eng->hopb_c_ms = c * best;
+    eng->hopb_cb_ms = eng->hopb_busy_why == NULL ? cb * best : 0;
     eng->hopb_m1_ms = m1;
     eng->hopb_mb_ms = B > 1 ? fmax(m1, m1 + (best - 1) * (mB - m1) / (B - 1)) : m1;
+    eng->hopb_mbatch_ms = mB;
+    eng->hopb_post_ms = po;
     eng->hopb_pred_ms = t_best;
     eng->hopb_decided = 1;
+    if (eng->hopb_busy_why == NULL)
+        hlx_info(HLX_SUB_CORE, "hopb: c_busy %.4f ms/request (%.2f c), from a trial of "
+                 "%.4f ms on rank %d", cb, cb / c, trial_ms, eng->info.rank);
+    else
+        hlx_info(HLX_SUB_CORE, "hopb: c_busy not measured (%s): c for it",
+                 eng->hopb_busy_why);
     hlx_info(HLX_SUB_CORE, "hopb: c %.4f ms/request, m %.4f ms (1 request) .. %.4f ms (%d), "
              "post %.4f ms; micro-batch %d: predicted %.4f ms vs lockstep %.4f ms per layer",
              c, m1, mB, B, po, best, t_best, t_lock);

@@ -158,8 +158,14 @@ typedef struct hlx_run_report {
     int      threads;                  /* cores of this rank (kernels' thread pool) */
     double   hopb_c_ms;                /* attention of one micro-batch (first step) */
     double   hopb_m_ms;                /* exchange of one micro-batch (first step) */
+    /* attention of one micro-batch beside the previous one's exchange in flight, 0 when not
+     * measured (then hopb_why says why and the model takes hopb_c_ms for it) */
+    double   hopb_c_busy_ms;
+    double   hopb_m1_ms, hopb_m_batch_ms; /* exchange of one request, of the batch */
+    double   hopb_post_ms;             /* CPU time of posting one exchange */
     double   hopb_predicted_ms;        /* pipeline model per layer, chosen size */
-    char     hopb_why[96];             /* why auto ran lockstep without measuring, or "" */
+    /* why auto ran lockstep without measuring, or why c_busy was not measured, or "" */
+    char     hopb_why[96];
     uint64_t hidden_hash;              /* hash of the final hidden state (bitwise) */
     char     device[16];               /* execution backend's device: cpu or cuda */
     char     device_note[320];         /* why auto chose it, and the device used */
