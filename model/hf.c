@@ -112,6 +112,29 @@ static hlx_status_t hlx_cfg_str(hlx_jdoc_t *doc, const char *key, const char *de
     return HLX_OK;
 }
 
+/* max_position_embeddings, the context the model was trained for: *mp 0 when absent or null,
+ * else a whole number of positions in [1, 100000000], checked wherever it is given, read or
+ * not (vLLM sizes its context by it; 0, a negative or a fraction has no meaning there). Read
+ * by longrope's factor, dynamic NTK's original context, yarn's and llama3's in place of a
+ * missing original_max_position_embeddings, and the window check. */
+static hlx_status_t hlx_cfg_max_pos(hlx_jdoc_t *doc, int *mp)
+{
+    json_t *v = json_object_get(hlx_jdoc_root(doc), "max_position_embeddings");
+
+    *mp = 0;
+    if (v == NULL || json_is_null(v))
+        return HLX_OK;
+    if (!json_is_integer(v))
+        return hlx_jdoc_fail(doc, "/max_position_embeddings", HLX_ERR_PARSE, "expected an "
+                             "integer (the model's context in positions, in [1, 100000000])");
+    if (json_integer_value(v) < 1 || json_integer_value(v) > 100000000)
+        return hlx_jdoc_fail(doc, "/max_position_embeddings", HLX_ERR_PARSE, "%lld is outside "
+                             "[1, 100000000] (the model's context in positions)",
+                             (long long)json_integer_value(v));
+    *mp = (int)json_integer_value(v);
+    return HLX_OK;
+}
+
 /* Whether key is absent from the top level of config.json (a null is present): where a
  * default then fails a check, the message says it was absent. */
 static int hlx_cfg_absent(hlx_jdoc_t *doc, const char *key)
@@ -508,6 +531,23 @@ static hlx_status_t hlx_cfg_rs_num(hlx_jdoc_t *doc, json_t *r, const char *key, 
     return hlx_cfg_number_at(doc, v, path, min, max, out);
 }
 
+/* The original_max_position_embeddings of the RoPE parameters r: a whole number of
+ * positions in [1, 100000000] (*out 0 when absent and not required). A fraction is refused:
+ * transformers and vLLM would take 4096.5 as given where the runtime keeps an integer. */
+static hlx_status_t hlx_cfg_rs_orig(hlx_jdoc_t *doc, json_t *r, int required, double *out)
+{
+    char path[96];
+    hlx_status_t st;
+
+    HLX_TRY(hlx_cfg_rs_num(doc, r, "original_max_position_embeddings", required, 0, 1, 1e8,
+                           out));
+    snprintf(path, sizeof(path), "%s/original_max_position_embeddings", hlx_rs_base(doc, r));
+    if (*out != floor(*out))
+        return hlx_jdoc_fail(doc, path, HLX_ERR_PARSE, "%g is not a whole number of positions",
+                             *out);
+    return HLX_OK;
+}
+
 /* The keys of a rope_scaling object and the kinds that take each (bit HLX_ROPE_*; bit 0
  * is "default", which takes none): Hugging Face's parameters of linear, llama3, yarn
  * (transformers' and DeepSeek's, with the attention_factor and truncate that transformers
@@ -616,14 +656,16 @@ static hlx_status_t hlx_cfg_rs_factors(hlx_jdoc_t *doc, json_t *r, const char *k
  * config.json's top-level original_max_position_embeddings, else rope_scaling's; with the
  * top-level key the factor is max_position_embeddings / original (rope_scaling's "factor"
  * is then not used), else rope_scaling's factor (1 when absent); attention_factor defaults
- * to sqrt(1 + ln factor / ln original) (1 when factor <= 1). Which set rotates is chosen
- * per run (hlx_model_rope_select). */
+ * to sqrt(1 + ln factor / ln original), and to 1 when factor <= 1 (a factor below 1 is
+ * read as transformers and vLLM read it: the attention factor 1, the sets as given). Which
+ * set rotates is chosen per run (hlx_model_rope_select). */
 static hlx_status_t hlx_cfg_longrope(hlx_jdoc_t *doc, json_t *r, hlx_model_t *m)
 {
     json_t *root = hlx_jdoc_root(doc);
     json_t *top = json_object_get(root, "original_max_position_embeddings");
     const int pairs = m->rope_dim / 2;
     double orig = 0, factor = 1, unused;
+    char path[96];
     hlx_status_t st;
     int maxpos = 0, o = 0;
 
@@ -639,22 +681,18 @@ static hlx_status_t hlx_cfg_longrope(hlx_jdoc_t *doc, json_t *r, hlx_model_t *m)
         return st;
     if (top != NULL && !json_is_null(top)) {
         if ((st = hlx_cfg_int(doc, "original_max_position_embeddings", 1, 0, 1, &o)) ||
-            (st = hlx_cfg_rs_num(doc, r, "original_max_position_embeddings", 0, 1, 1, 1e8,
-                                 &unused))) /* rope_scaling's: read for its type, not used */
+            (st = hlx_cfg_rs_orig(doc, r, 0, &unused))) /* rope_scaling's: read, not used */
             return st;
-        if (json_object_get(root, "max_position_embeddings") == NULL)
+        if ((st = hlx_cfg_max_pos(doc, &maxpos)) != HLX_OK)
+            return st;
+        if (maxpos == 0)
             return hlx_jdoc_fail(doc, "/max_position_embeddings", HLX_ERR_PARSE,
                                  "required key is missing (longrope with a top-level "
                                  "original_max_position_embeddings: the factor is "
                                  "max_position_embeddings / original_max_position_embeddings)");
-        if ((st = hlx_cfg_int(doc, "max_position_embeddings", 1, 0, 1, &maxpos)) != HLX_OK)
-            return st;
         orig = o;
         factor = (double)maxpos / orig;
-        if (factor < 1.0)
-            return hlx_jdoc_fail(doc, "/max_position_embeddings", HLX_ERR_PARSE,
-                                 "%d is below original_max_position_embeddings %d: the longrope "
-                                 "factor %g must be at least 1", maxpos, o, factor);
+        snprintf(path, sizeof(path), "/original_max_position_embeddings");
     } else {
         if (json_object_get(r, "original_max_position_embeddings") == NULL ||
             json_is_null(json_object_get(r, "original_max_position_embeddings")))
@@ -662,19 +700,10 @@ static hlx_status_t hlx_cfg_longrope(hlx_jdoc_t *doc, json_t *r, hlx_model_t *m)
                                  "longrope needs original_max_position_embeddings, at the top "
                                  "level of config.json (Phi-3) or in %s; neither has it",
                                  hlx_rs_base(doc, r) + 1);
-        if ((st = hlx_cfg_rs_num(doc, r, "original_max_position_embeddings", 1, 0, 1, 1e8,
-                                 &orig)) != HLX_OK)
+        if ((st = hlx_cfg_rs_orig(doc, r, 1, &orig)) != HLX_OK)
             return st;
-        char path[96];
         snprintf(path, sizeof(path), "%s/original_max_position_embeddings",
                  hlx_rs_base(doc, r));
-        if (orig != floor(orig))
-            return hlx_jdoc_fail(doc, path, HLX_ERR_PARSE,
-                                 "%g is not a whole number of positions", orig);
-        snprintf(path, sizeof(path), "%s/factor", hlx_rs_base(doc, r));
-        if (factor < 1.0)
-            return hlx_jdoc_fail(doc, path, HLX_ERR_PARSE,
-                                 "%g is below 1 (longrope extends the context)", factor);
     }
     m->rope_orig_ctx = (int)orig;
     m->rope_factor = factor;
@@ -682,6 +711,12 @@ static hlx_status_t hlx_cfg_longrope(hlx_jdoc_t *doc, json_t *r, hlx_model_t *m)
     if ((st = hlx_cfg_rs_num(doc, r, "attention_factor", 0, 0.0, 1e-6, 1e6,
                              &m->rope_attn_factor)) != HLX_OK)
         return st;
+    if (m->rope_attn_factor == 0.0 && factor > 1.0 && orig < 2) /* ln 1 = 0 below */
+        return hlx_jdoc_fail(doc, path, HLX_ERR_PARSE, "1 with the factor %g: longrope's "
+                             "attention factor sqrt(1 + ln factor / ln original) divides by "
+                             "ln 1 = 0 (transformers and vLLM fail on it); give an original "
+                             "context of at least 2 or %s's attention_factor", factor,
+                             hlx_rs_base(doc, r) + 1);
     if (m->rope_attn_factor == 0.0)
         m->rope_attn_factor = factor <= 1.0 ? 1.0 : sqrt(1.0 + log(factor) / log(orig));
     m->rope_long = 0; /* until a run chooses */
@@ -874,7 +909,7 @@ static hlx_status_t hlx_cfg_rs_orig_top(hlx_jdoc_t *doc, json_t *r, double *orig
     if (top == NULL || json_is_null(top))
         return HLX_OK;
     HLX_TRY(hlx_cfg_int(doc, "original_max_position_embeddings", 1, 0, 1, &o));
-    HLX_TRY(hlx_cfg_rs_num(doc, r, "original_max_position_embeddings", 0, 0, 1, 1e9, &in_r));
+    HLX_TRY(hlx_cfg_rs_orig(doc, r, 0, &in_r));
     if (in_r > 0 && in_r != o)
         return hlx_jdoc_fail(doc, "/original_max_position_embeddings", HLX_ERR_PARSE,
                              "%d contradicts %s' original_max_position_embeddings %.0f (vLLM "
@@ -905,6 +940,13 @@ static hlx_status_t hlx_cfg_yarn(hlx_jdoc_t *doc, json_t *r, hlx_model_t *m)
                              "unrounded pair indices) is not read for MLA: DeepSeek's yarn "
                              "rounds them whatever it says; remove the key");
     m->rope_yarn_exact = json_is_false(t); /* gpt-oss: the ends as computed */
+    /* the ramp's ends divide by ln rope_theta (find_correction_dim) */
+    if (m->rope_theta == 1.0)
+        return hlx_jdoc_fail(doc, json_object_get(r, "rope_theta") != NULL
+                                  ? "/rope_parameters/rope_theta" : "/rope_theta",
+                             HLX_ERR_PARSE, "1 with yarn: its ramp's ends divide by ln "
+                             "rope_theta = 0 (transformers, DeepSeek's code and vLLM fail on "
+                             "it)");
     if ((st = hlx_cfg_rs_num(doc, r, "beta_fast", 0, 32.0, 1e-6, 1e6, &m->rope_beta_fast)) ||
         (st = hlx_cfg_rs_num(doc, r, "beta_slow", 0, 1.0, 1e-6, 1e6, &m->rope_beta_slow)) ||
         (st = hlx_cfg_rs_num(doc, r, "mscale", 0, m->attn == HLX_ATTN_MLA ? 1.0 : 0.0, 0, 1e6,
@@ -1025,13 +1067,13 @@ static hlx_status_t hlx_cfg_rope_scaling(hlx_jdoc_t *doc, hlx_model_t *m, int mr
         if (m->attn == HLX_ATTN_MLA)
             return hlx_jdoc_fail(doc, base, HLX_ERR_UNSUPPORTED, "\"dynamic\" RoPE scaling "
                                  "is implemented for GQA models only, not for MLA");
-        if (!json_is_integer(json_object_get(root, "max_position_embeddings")))
+        HLX_TRY(hlx_cfg_max_pos(doc, &mp));
+        if (mp == 0)
             return hlx_jdoc_fail(doc, base, HLX_ERR_PARSE, "\"dynamic\" needs the top-level "
                                  "max_position_embeddings, past which its base grows");
         if (m->rope_dim <= 2) /* the exponent rope_dim / (rope_dim - 2) */
             return hlx_jdoc_fail(doc, base, HLX_ERR_PARSE, "\"dynamic\" needs more than 2 "
                                  "rotated elements per head (it has %d)", m->rope_dim);
-        HLX_TRY(hlx_cfg_int(doc, "max_position_embeddings", 1, 0, 1, &mp));
         m->rope_orig_ctx = mp;
         return HLX_OK;
     }
@@ -1044,17 +1086,15 @@ static hlx_status_t hlx_cfg_rope_scaling(hlx_jdoc_t *doc, hlx_model_t *m, int mr
     k = json_object_get(r, "original_max_position_embeddings");
     if (orig > 0) {
         /* the top-level one */
-    } else if ((k == NULL || json_is_null(k)) &&
-               json_is_integer(json_object_get(root, "max_position_embeddings"))) {
-        int mp;
-        HLX_TRY(hlx_cfg_int(doc, "max_position_embeddings", 1, 0, 1, &mp));
-        orig = mp;
     } else if (k == NULL || json_is_null(k)) {
-        return hlx_jdoc_fail(doc, base, HLX_ERR_PARSE, "required key "
-                             "\"original_max_position_embeddings\" is missing, and there is no "
-                             "max_position_embeddings to take in its place");
-    } else if ((st = hlx_cfg_rs_num(doc, r, "original_max_position_embeddings", 1, 0, 1, 1e9,
-                                    &orig)) != HLX_OK) {
+        int mp;
+        HLX_TRY(hlx_cfg_max_pos(doc, &mp));
+        if (mp == 0)
+            return hlx_jdoc_fail(doc, base, HLX_ERR_PARSE, "required key "
+                                 "\"original_max_position_embeddings\" is missing, and there "
+                                 "is no max_position_embeddings to take in its place");
+        orig = mp;
+    } else if ((st = hlx_cfg_rs_orig(doc, r, 1, &orig)) != HLX_OK) {
         return st;
     }
     m->rope_orig_ctx = (int)orig;
@@ -1160,9 +1200,8 @@ static hlx_status_t hlx_cfg_qwen_window_from(hlx_jdoc_t *doc, const hlx_model_t 
 static hlx_status_t hlx_cfg_sliding(hlx_jdoc_t *doc, hlx_hf_config_t *c)
 {
     json_t *root = hlx_jdoc_root(doc), *w = json_object_get(root, "sliding_window");
-    json_t *mp = json_object_get(root, "max_position_embeddings");
     const hlx_hf_base_t b = hlx_hf_base(c);
-    int use = 1, mistral = hlx_hf_mistral(c), from = 0;
+    int use = 1, mistral = hlx_hf_mistral(c), from = 0, mp;
     /* every layer windowed, no switch: Mistral's base (MistralForCausalLM, Mistral3, a LLaVA
      * text_config's mistral), Phi3ForCausalLM, MixtralForCausalLM */
     int noswitch = mistral || b == HLX_HF_BASE_PHI3 || b == HLX_HF_BASE_MIXTRAL;
@@ -1193,11 +1232,11 @@ static hlx_status_t hlx_cfg_sliding(hlx_jdoc_t *doc, hlx_hf_config_t *c)
           : mistral ? HLX_MISTRAL_SLIDING_WINDOW : HLX_QWEN_SLIDING_WINDOW;
     if (!use && !noswitch)
         return HLX_OK;
-    if (json_is_integer(mp) && json_integer_value(mp) >= 1 && win >= json_integer_value(mp))
+    HLX_TRY(hlx_cfg_max_pos(doc, &mp));
+    if (mp > 0 && win >= mp)
         return HLX_OK;
-    if (json_is_integer(mp))
-        snprintf(ctx, sizeof(ctx), ", under max_position_embeddings %lld",
-                 (long long)json_integer_value(mp));
+    if (mp > 0)
+        snprintf(ctx, sizeof(ctx), ", under max_position_embeddings %d", mp);
     if (qwen && (st = hlx_cfg_qwen_window_from(doc, &c->m, hlx_hf_qwen_vl(c)
                                                                 ? HLX_QWEN_VL_MAX_WINDOW_LAYERS
                                                                 : HLX_QWEN_MAX_WINDOW_LAYERS,
@@ -3122,7 +3161,7 @@ hlx_status_t hlx_hf_config_load(const char *dir, hlx_hf_config_t *c, char *err,
     hlx_model_t *m = &c->m;
     hlx_status_t st;
     const char *base;
-    int gemma, g1, req, oss;
+    int gemma, g1, req, oss, maxpos;
     double eps = 0.0; /* rms_norm_eps' default: the class's, once it is known */
     const struct hlx_hf_text_class *tc;
 
@@ -3190,6 +3229,8 @@ hlx_status_t hlx_hf_config_load(const char *dir, hlx_hf_config_t *c, char *err,
                                  : 10000.0,
                            1e-9, 1e12, &m->rope_theta)) ||
          (st = hlx_cfg_num(doc, "rms_norm_eps", eps, 1e-30, 1.0, &m->norm_eps)) ||
+         /* checked wherever given, whether or not this model reads it */
+         (st = hlx_cfg_max_pos(doc, &maxpos)) ||
          (st = hlx_cfg_tie(doc, c)))) {
         /* st holds the first error */
     }

@@ -380,6 +380,9 @@ static hlx_status_t hlx_model_rope(hlx_jdoc_t *doc, hlx_model_raw_t *r)
             m->rope_beta_slow = 1.0;
         if (!hlx_has(root, "rope_mscale")) /* absent: DeepSeek's 1, transformers' unset */
             m->rope_mscale = m->attn == HLX_ATTN_MLA ? 1.0 : 0.0;
+        if (m->rope_theta == 1.0) /* the ramp's ends divide by ln rope_theta */
+            return HLX_MFAIL("rope_theta", "1 with rope_scaling \"yarn\": its ramp's ends "
+                             "divide by ln rope_theta = 0");
     }
     return HLX_OK;
 }

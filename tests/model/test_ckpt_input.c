@@ -768,6 +768,165 @@ static void test_rope_yarn_rules(void **state)
     expect_config("yr-mla", HLX_ERR_UNSUPPORTED, "attention_factor: not read for MLA");
 }
 
+/* yarn with factor f over original 4096, and beta_fast, beta_slow when fast > 0 */
+static json_t *yarn_f(double f, double fast, double slow)
+{
+    return fast > 0 ? json_pack("{s:s, s:f, s:i, s:f, s:f}", "type", "yarn", "factor", f,
+                                "original_max_position_embeddings", 4096, "beta_fast", fast,
+                                "beta_slow", slow)
+                    : json_pack("{s:s, s:f, s:i}", "type", "yarn", "factor", f,
+                                "original_max_position_embeddings", 4096);
+}
+
+/* Factors below 1 and the other RoPE numbers a hostile config.json may hold: read where
+ * transformers computes something defined (the same frequencies as its formulas), refused
+ * at their key where it divides by zero, where a fraction would be cut or where the
+ * implementations disagree (llama3's bands crossed). */
+static void test_rope_hostile(void **state)
+{
+    double inv[64], ms, theta;
+    int i;
+
+    (void)state;
+    synth("rh", "--family qwen2 --shards 1");
+    /* yarn, factor 0.5: transformers' and vLLM's get_mscale gives 1 below factor 1, the
+     * interpolated pairs turn 1 / 0.5 times as fast */
+    set_key("rh", "rope_scaling", yarn_f(0.5, 0, 0));
+    expect_config("rh", HLX_OK, NULL);
+    theta = g_cfg.m.rope_theta;
+    assert_true(g_cfg.m.rope_factor == 0.5);
+    hlx_model_rope_freqs(&g_cfg.m, 32, inv, &ms);
+    assert_true(ms == 1.0);
+    /* the ramp over pairs 5..12 (32 and 1 turns over 4096 positions at base 10^4: 5.2 and
+     * 11.3, rounded out); the first pairs kept, the last interpolated */
+    assert_true(inv[0] == 1.0 && fabs(inv[15] - 2.0 * pow(theta, -30.0 / 32)) < 1e-15);
+    /* with both mscale keys: their ratio, mscale(0.5, m) = 1 for each */
+    set_key("rh", "rope_scaling", json_pack("{s:s, s:f, s:i, s:f, s:f}", "type", "yarn",
+                                            "factor", 0.5, "original_max_position_embeddings",
+                                            4096, "mscale", 2.0, "mscale_all_dim", 1.0));
+    expect_config("rh", HLX_OK, NULL);
+    hlx_model_rope_freqs(&g_cfg.m, 32, inv, &ms);
+    assert_true(ms == 1.0);
+    /* beta_fast below beta_slow: transformers warns and rotates with the ramp reversed (the
+     * first pairs interpolated, the last kept), vLLM alike: read, the same frequencies */
+    set_key("rh", "rope_scaling", yarn_f(4.0, 1.0, 32.0));
+    expect_config("rh", HLX_OK, NULL);
+    hlx_model_rope_freqs(&g_cfg.m, 32, inv, &ms);
+    assert_true(inv[0] == 0.25 && inv[15] == pow(theta, -30.0 / 32));
+    /* linear, llama3 and dynamic below 1: frequencies divided by the factor as given */
+    set_key("rh", "rope_scaling", json_pack("{s:s, s:f}", "type", "linear", "factor", 0.5));
+    expect_config("rh", HLX_OK, NULL);
+    hlx_model_rope_freqs(&g_cfg.m, 32, inv, &ms);
+    for (i = 0; i < 16; i++)
+        assert_true(fabs(inv[i] - 2.0 * pow(theta, -2.0 * i / 32)) < 1e-15 * inv[i] + 1e-300);
+    set_key("rh", "rope_scaling", json_pack("{s:s, s:f, s:i}", "rope_type", "llama3", "factor",
+                                            0.5, "original_max_position_embeddings", 64));
+    expect_config("rh", HLX_OK, NULL);
+    hlx_model_rope_freqs(&g_cfg.m, 32, inv, &ms);
+    assert_true(inv[0] == 1.0 && fabs(inv[15] - 2.0 * pow(theta, -30.0 / 32)) < 1e-15);
+    set_key("rh", "max_position_embeddings", json_integer(64));
+    set_key("rh", "rope_scaling", json_pack("{s:s, s:f}", "type", "dynamic", "factor", 0.5));
+    expect_config("rh", HLX_OK, NULL);
+    hlx_model_rope_freqs_at(&g_cfg.m, 32, 128, inv, &ms);
+    /* base theta (0.5 x 128 / 64 - (0.5 - 1))^(32 / 30) = theta 1.5^(16/15) */
+    assert_true(fabs(inv[1] - pow(theta * pow(1.5, 32.0 / 30), -2.0 / 32)) < 1e-15);
+    /* an original context past max_position_embeddings: transformers warns for llama3 and
+     * reads it, as yarn does */
+    set_key("rh", "rope_scaling", yarn_f(4.0, 0, 0));
+    expect_config("rh", HLX_OK, NULL);
+    assert_int_equal(g_cfg.m.rope_orig_ctx, 4096);
+    set_key("rh", "max_position_embeddings", NULL);
+    /* refused: a fraction of a position (transformers would take 4096.5 as given) */
+    set_key("rh", "rope_scaling", json_pack("{s:s, s:f, s:f}", "type", "yarn", "factor", 4.0,
+                                            "original_max_position_embeddings", 4096.5));
+    expect_config("rh", HLX_ERR_PARSE, "original_max_position_embeddings: 4096.5 is not a "
+                  "whole number of positions");
+    set_key("rh", "original_max_position_embeddings", json_integer(4096));
+    expect_config("rh", HLX_ERR_PARSE, "original_max_position_embeddings: 4096.5 is not a "
+                  "whole number of positions");
+    set_key("rh", "original_max_position_embeddings", NULL);
+    set_key("rh", "rope_scaling", json_pack("{s:s, s:f, s:f}", "rope_type", "llama3", "factor",
+                                            8.0, "original_max_position_embeddings", 8191.9));
+    expect_config("rh", HLX_ERR_PARSE, "original_max_position_embeddings: 8191.9 is not a "
+                  "whole number");
+    /* llama3's bands crossed: transformers scales the band past original / low_freq_factor,
+     * vLLM the one past original / high_freq_factor */
+    set_key("rh", "rope_scaling", json_pack("{s:s, s:f, s:i, s:f, s:f}", "rope_type", "llama3",
+                                            "factor", 8.0, "original_max_position_embeddings",
+                                            8192, "low_freq_factor", 4.0, "high_freq_factor",
+                                            1.0));
+    expect_config("rh", HLX_ERR_PARSE, "high_freq_factor: 1 must exceed low_freq_factor 4");
+    /* mscale below 0 is outside the bounds; rope_theta 1 divides yarn's ramp ends by 0 */
+    set_key("rh", "rope_scaling", json_pack("{s:s, s:f, s:i, s:f, s:f}", "type", "yarn",
+                                            "factor", 4.0, "original_max_position_embeddings",
+                                            4096, "mscale", -1.0, "mscale_all_dim", 1.0));
+    expect_config("rh", HLX_ERR_PARSE, "mscale: -1 is outside");
+    set_key("rh", "rope_scaling", yarn_f(4.0, 0, 0));
+    expect_key("rh", "rope_theta", json_real(1.0), HLX_ERR_PARSE, "rope_theta: 1 with yarn: "
+               "its ramp's ends divide by ln rope_theta = 0", json_real(theta));
+    set_key("rh", "rope_scaling", NULL);
+    set_key("rh", "rope_theta", NULL);
+    set_key("rh", "rope_parameters", json_pack("{s:s, s:f, s:i, s:f}", "rope_type", "yarn",
+                                               "factor", 4.0,
+                                               "original_max_position_embeddings", 4096,
+                                               "rope_theta", 1.0));
+    expect_config("rh", HLX_ERR_PARSE, "rope_theta: 1 with yarn");
+    set_key("rh", "rope_parameters", NULL);
+    set_key("rh", "rope_theta", json_real(1.0));
+    expect_config("rh", HLX_OK, NULL); /* plain RoPE turns with it */
+    /* MLA (DeepSeek's yarn): factor 0.5 leaves cos, sin and the softmax scale alone */
+    synth("rh-mla", "--family moe-mla --shards 1");
+    set_key("rh-mla", "rope_scaling", json_pack("{s:s, s:f, s:i, s:f, s:f}", "type", "yarn",
+                                                "factor", 0.5,
+                                                "original_max_position_embeddings", 4096,
+                                                "mscale", 1.0, "mscale_all_dim", 1.0));
+    expect_config("rh-mla", HLX_OK, NULL);
+    hlx_model_rope_freqs(&g_cfg.m, g_cfg.m.rope_dim, inv, &ms);
+    assert_true(ms == 1.0);
+    assert_true(hlx_model_softmax_scale(&g_cfg.m, g_cfg.m.head_dim) ==
+                1.0 / sqrt((double)g_cfg.m.head_dim));
+}
+
+/* max_position_embeddings: a whole number of positions in [1, 100000000] wherever given,
+ * refused at its key (exit 2 from decode and model info) whether or not the model reads it;
+ * absent, the kinds that need it say so. */
+static void test_max_position(void **state)
+{
+    json_t *bad[] = { json_integer(0), json_integer(-1), json_real(1e30), json_string("abc"),
+                      json_real(3.5), json_integer(100000001) };
+    const char *why[] = { "0 is outside [1, 100000000]", "-1 is outside [1, 100000000]",
+                          "expected an integer", "expected an integer", "expected an integer",
+                          "100000001 is outside [1, 100000000]" };
+    size_t i;
+
+    (void)state;
+    synth("mp", "--family dense --shards 1");
+    for (i = 0; i < sizeof(bad) / sizeof(bad[0]); i++) {
+        char needle[96];
+        snprintf(needle, sizeof(needle), "max_position_embeddings: %s", why[i]);
+        expect_key("mp", "max_position_embeddings", bad[i], HLX_ERR_PARSE, needle, NULL);
+    }
+    set_key("mp", "max_position_embeddings", json_integer(0));
+    refused("mp/config.json:", "max_position_embeddings: 0 is outside",
+            "decode --model %s/mp --context 0 --steps 1", g_tmp);
+    refused("mp/config.json:", "max_position_embeddings: 0 is outside", "model info %s/mp",
+            g_tmp);
+    /* where a kind reads it, the error is still at the key, not at rope_scaling */
+    set_key("mp", "max_position_embeddings", json_string("abc"));
+    set_key("mp", "rope_scaling", json_pack("{s:s, s:f}", "type", "dynamic", "factor", 2.0));
+    expect_config("mp", HLX_ERR_PARSE, "max_position_embeddings: expected an integer");
+    set_key("mp", "rope_scaling", json_pack("{s:s, s:f}", "type", "yarn", "factor", 4.0));
+    expect_config("mp", HLX_ERR_PARSE, "max_position_embeddings: expected an integer");
+    /* null is absent: yarn then has no original context */
+    set_key("mp", "max_position_embeddings", json_null());
+    expect_config("mp", HLX_ERR_PARSE, "rope_scaling: required key "
+                  "\"original_max_position_embeddings\" is missing, and there is no "
+                  "max_position_embeddings");
+    set_key("mp", "max_position_embeddings", json_integer(100000000));
+    expect_config("mp", HLX_OK, NULL);
+    assert_int_equal(g_cfg.m.rope_orig_ctx, 100000000);
+}
+
 /* dtype, torch_dtype's name in transformers v5: read alone, and against torch_dtype. */
 static void test_dtype_key(void **state)
 {
@@ -821,7 +980,9 @@ static void set_longrope(int n, const char *key, json_t *v)
 }
 
 /* longrope (Phi-3): arrays of rope_dim / 2 = 16 positive numbers (the dense synth has
- * head_dim 32), an original context at the top level or in rope_scaling, factor >= 1 */
+ * head_dim 32), an original context at the top level or in rope_scaling, a whole number; a
+ * factor below 1 read as transformers and vLLM read it (attention factor 1), an original
+ * context of 1 under a default attention factor refused (ln 1 divides it) */
 static void test_rope_longrope(void **state)
 {
     json_t *a;
@@ -865,7 +1026,24 @@ static void test_rope_longrope(void **state)
     expect_config("lr", HLX_ERR_PARSE, "beta_fast: not a parameter of rope_scaling "
                   "\"longrope\"");
     set_longrope(16, "factor", json_real(0.5));
-    expect_config("lr", HLX_ERR_PARSE, "factor: 0.5 is below 1");
+    expect_config("lr", HLX_OK, NULL);
+    assert_true(g_cfg.m.rope_factor == 0.5 && g_cfg.m.rope_attn_factor == 1.0);
+    set_longrope(16, "factor", json_real(4.0));
+    expect_config("lr", HLX_OK, NULL);
+    assert_true(fabs(g_cfg.m.rope_attn_factor - sqrt(1.0 + log(4.0) / log(64.0))) < 1e-12);
+    {
+        json_t *r = json_pack("{s:s, s:o, s:o, s:i, s:f}", "type", "longrope", "short_factor",
+                              factors(16), "long_factor", factors(16),
+                              "original_max_position_embeddings", 1, "factor", 4.0);
+        set_key("lr", "rope_scaling", json_deep_copy(r));
+        expect_config("lr", HLX_ERR_PARSE, "original_max_position_embeddings: 1 "
+                      "with the factor 4: longrope's attention factor sqrt(1 + ln factor / ln "
+                      "original) divides by ln 1 = 0");
+        json_object_set_new(r, "attention_factor", json_real(1.5)); /* given: nothing divides */
+        set_key("lr", "rope_scaling", r);
+        expect_config("lr", HLX_OK, NULL);
+        assert_true(g_cfg.m.rope_attn_factor == 1.5);
+    }
     set_longrope(16, "attention_factor", json_integer(-1));
     expect_config("lr", HLX_ERR_PARSE, "attention_factor: -1 is outside");
     set_longrope(16, "attention_factor", json_string("1.2"));
@@ -881,12 +1059,18 @@ static void test_rope_longrope(void **state)
     set_key("lr", "original_max_position_embeddings", json_integer(64));
     expect_config("lr", HLX_ERR_PARSE, "max_position_embeddings: required key is missing "
                   "(longrope with a top-level original_max_position_embeddings");
+    /* below the original context: a factor of 0.5, attention factor 1 */
     set_key("lr", "max_position_embeddings", json_integer(32));
-    expect_config("lr", HLX_ERR_PARSE, "max_position_embeddings: 32 is below "
-                  "original_max_position_embeddings 64: the longrope factor 0.5 must be at "
-                  "least 1");
+    expect_config("lr", HLX_OK, NULL);
+    assert_true(g_cfg.m.rope_factor == 0.5 && g_cfg.m.rope_attn_factor == 1.0);
     set_key("lr", "max_position_embeddings", json_integer(2048));
     expect_config("lr", HLX_OK, NULL);
+    assert_true(g_cfg.m.rope_factor == 32.0 && g_cfg.m.rope_orig_ctx == 64);
+    expect_key("lr", "original_max_position_embeddings", json_integer(1), HLX_ERR_PARSE,
+               "original_max_position_embeddings: 1 with the factor 2048: longrope's attention "
+               "factor", json_integer(64));
+    expect_key("lr", "max_position_embeddings", json_integer(0), HLX_ERR_PARSE,
+               "max_position_embeddings: 0 is outside [1, 100000000]", json_integer(2048));
     /* rope_dim / 2 pairs from the model: the MLA family's qk_rope_head_dim 16 gives 8 */
     synth("lrmla", "--family moe-mla --shards 1");
     set_key("lrmla", "rope_scaling", json_pack("{s:s, s:o, s:o, s:i}", "rope_type", "longrope",
@@ -3097,6 +3281,8 @@ int main(int argc, char **argv)
         cmocka_unit_test(test_qwen3_vl_moe),
         cmocka_unit_test(test_rope_parameters),
         cmocka_unit_test(test_rope_yarn_rules),
+        cmocka_unit_test(test_rope_hostile),
+        cmocka_unit_test(test_max_position),
         cmocka_unit_test(test_internlm2),
         cmocka_unit_test(test_internlm3),
         cmocka_unit_test(test_dtype_key),

@@ -379,6 +379,8 @@ static void test_errors(void **state)
                  "sinks_mla.json:3:3: attn_sinks: only with \"attn\": \"gqa\"");
     expect_error("yarn_exact_linear.json", HLX_ERR_PARSE, "yarn_exact_linear.json:4:3: "
                  "rope_yarn_exact: not a parameter of rope_scaling \"linear\"");
+    expect_error("yarn_theta1.json", HLX_ERR_PARSE, "yarn_theta1.json:3:44: rope_theta: 1 "
+                 "with rope_scaling \"yarn\": its ramp's ends divide by ln rope_theta = 0");
     expect_error("local_theta.json", HLX_ERR_PARSE, "local_theta.json:3:44: rope_local_theta: "
                  "only meaningful with \"sliding_window\"");
     expect_error("embed_scale_mla.json", HLX_ERR_PARSE, "embed_scale_mla.json:4:3: embed_scale: "
