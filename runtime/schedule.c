@@ -255,16 +255,26 @@ static hlx_status_t hlx_schedule_busy_trial(hlx_engine_t *eng, double c, double 
     uint64_t t0;
 
     *cb_p = 0;
-    if (B < 2)
+    *why_p = NULL;
+    if (B < 2) /* the same on every rank, as KVP is */
         *why_p = "batch 1: one micro-batch";
     else if (eng->lay.kvp < 2)
         *why_p = "KVP 1: no exchange in flight";
-    else if (strcmp(eng->be.ops->name, "host")) /* its attention is the device's */
-        *why_p = "attention on the device";
-    else
-        *why_p = NULL;
     if (*why_p != NULL)
         return HLX_OK;
+    /* The backend is each rank's own (--device auto: a rank with a GPU and one without
+     * may share a KVP group): the group skips the trial, whose barrier and exchange are
+     * collective, when any of its ranks has its attention on a device. */
+    {
+        float device = strcmp(eng->be.ops->name, "host") != 0;
+        st = hlx_comm_allreduce_sum_f32(eng->kvp_comm, &device, 1);
+        if (st != HLX_OK)
+            return st;
+        if (device > 0) {
+            *why_p = "attention on a device in the KVP group";
+            return HLX_OK;
+        }
+    }
     /* the step appended at pos - 1 on its owner: back to the lengths its attention saw */
     eng->pos--;
     owned = hlx_layout_kv_owner(&eng->lay, eng->pos) == eng->lay.kvp_rank;

@@ -116,10 +116,17 @@ static hlx_status_t hlx_comm_settings_rules(const void *values, char *why, size_
     if (s->chunk_tcp > 0 && tcp_chunk == (size_t)s->chunk_tcp && s->tcp_seg > 0 &&
         seg.text[HLX_UCX_SEG_TX] == NULL && seg.text[HLX_UCX_SEG_RX] == NULL &&
         tcp_chunk + HLX_UCX_TAG_HDR > (size_t)s->tcp_seg) {
-        snprintf(why, whylen, "HELIX_COMM_CHUNK_TCP=%d does not fit one HELIX_COMM_TCP_SEG=%d "
-                 "segment: each tcp message must go eager, so HELIX_COMM_CHUNK_TCP may be at "
-                 "most HELIX_COMM_TCP_SEG - %d (UCX's tag header), here %d, or 0",
-                 s->chunk_tcp, s->tcp_seg, HLX_UCX_TAG_HDR, s->tcp_seg - HLX_UCX_TAG_HDR);
+        if (s->tcp_seg - HLX_UCX_TAG_HDR < 4096) /* below any chunk but 0 */
+            snprintf(why, whylen, "HELIX_COMM_CHUNK_TCP=%d does not fit one "
+                     "HELIX_COMM_TCP_SEG=%d segment less UCX's %d-byte tag header, nor does any "
+                     "chunk of 4096 bytes or more: HELIX_COMM_CHUNK_TCP=0, or a larger "
+                     "HELIX_COMM_TCP_SEG", s->chunk_tcp, s->tcp_seg, HLX_UCX_TAG_HDR);
+        else
+            snprintf(why, whylen, "HELIX_COMM_CHUNK_TCP=%d does not fit one "
+                     "HELIX_COMM_TCP_SEG=%d segment: each tcp message must go eager, so "
+                     "HELIX_COMM_CHUNK_TCP may be at most HELIX_COMM_TCP_SEG - %d (UCX's tag "
+                     "header), here %d, or 0", s->chunk_tcp, s->tcp_seg, HLX_UCX_TAG_HDR,
+                     s->tcp_seg - HLX_UCX_TAG_HDR);
         return HLX_ERR_INVALID;
     }
     if (s->hb_timeout < 2 * s->hb_interval) {

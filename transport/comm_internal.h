@@ -171,15 +171,15 @@ static inline size_t hlx_comm_pair_msgs(int n)
  * fewest messages of equal size that the pair's share allows. */
 static inline size_t hlx_comm_msg_size(size_t len, size_t chunk, size_t pair_msgs)
 {
-    if (chunk == 0 || len <= chunk * pair_msgs)
+    if (chunk == 0 || len <= chunk * pair_msgs) /* chunk <= 2^30, pair_msgs <= 2^24 */
         return chunk;
-    return (len + pair_msgs - 1) / pair_msgs;
+    return len / pair_msgs + (len % pair_msgs != 0); /* rounded up, without wrapping */
 }
 
 /* Messages of a block of len bytes in messages of at most msg bytes (0: one message). */
 static inline size_t hlx_comm_nmsgs(size_t len, size_t msg)
 {
-    return msg == 0 || len <= msg ? 1 : (len + msg - 1) / msg;
+    return msg == 0 || len <= msg ? 1 : len / msg + (len % msg != 0);
 }
 
 /* The all-to-all message limit of a tcp-class peer on the network path: HELIX_COMM_CHUNK_TCP
