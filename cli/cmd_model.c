@@ -60,8 +60,8 @@ static void hlx_synth_usage(FILE *f)
     fprintf(f,
         "usage: helix model synth --family dense|phi3|glm|glm4|gemma|gemma2|gemma3|\n"
         "                                  internlm2|qwen2|qwen3|granite|smollm3|seed-oss|\n"
-        "                                  qwen2-moe|qwen3-moe|mixtral|glm4-moe|deepseek-moe|\n"
-        "                                  gpt-oss|moe-mla|deepseek-v2\n"
+        "                                  qwen2-moe|qwen3-moe|mixtral|glm4-moe|dots1|\n"
+        "                                  deepseek-moe|gpt-oss|moe-mla|deepseek-v2\n"
         "                         --out DIR [--layers N] [--seed S] [--dtype bf16|f32|fp8]\n"
         "                         [--shards N] [--model FILE|NAME]\n"
         "                         [--max-bytes SIZE] [--kv-scales K,V[,K,V...]]\n"
@@ -127,6 +127,11 @@ static void hlx_synth_usage(FILE *f)
         "                    by e_score_correction_bias, renormalised, times 2.5) + 2 shared;\n"
         "                    one multi-token-prediction layer's tensors after the last layer\n"
         "                    (num_nextn_predict_layers 1; not read by decode)\n"
+        "  --family dots1    Dots1ForCausalLM (dots.llm1): qwen3's attention (q/k head\n"
+        "                    norms, no biases, RoPE over whole heads) with glm4-moe's MoE\n"
+        "                    (layer 0 dense, 8 routed experts top-2 chosen with the\n"
+        "                    correction bias, renormalised, times 2.5, + 2 shared); no\n"
+        "                    multi-token-prediction layer\n"
         "  --family deepseek-moe  DeepseekForCausalLM (DeepSeek-MoE): the dense family's\n"
         "                    attention, layer 0 dense, the others 8 routed experts top-2\n"
         "                    (expert FFN 64, a softmax gate, not renormalised) + 2 shared\n"
@@ -434,6 +439,7 @@ static const struct {
     { "qwen3-moe", "Qwen3MoeForCausalLM", "synth-qwen3-moe", 0, 0, 1, HLX_HF_MOE_QWEN3, 0 },
     { "mixtral", "MixtralForCausalLM", "synth-mixtral", 0, 0, 0, HLX_HF_MOE_MIXTRAL, 0 },
     { "glm4-moe", "Glm4MoeForCausalLM", "synth-glm4-moe", 0, 1, 1, HLX_HF_MOE_GLM4, 0 },
+    { "dots1", "Dots1ForCausalLM", "synth-dots1", 0, 0, 1, HLX_HF_MOE_GLM4, 0 },
     { "deepseek-moe", "DeepseekForCausalLM", "synth-deepseek-moe", 0, 0, 0, HLX_HF_MOE_DEEPSEEK,
       0 },
     { "granite", "GraniteForCausalLM", "synth-granite", 0, 0, 0, 0, 0 },
@@ -569,6 +575,14 @@ static void hlx_synth_config(hlx_hf_config_t *c, int dense, int v2, int layers,
                 m->rope_dim = m->head_dim / 2;
                 hlx_hf_gating_set(c, HLX_MOE_SIGMOID, 1, 2.5, 1, 1);
                 c->mtp_layers = 1;
+                if (!strcmp(hlx_synth_dense[dense].family, "dots1")) {
+                    /* dots1: dots.llm1's layer, the same MoE (its releases: 2 shared
+                     * experts, first_k_dense_replace 1, 2.5, one group) under Qwen3's
+                     * attention: head norms always, no biases, RoPE over whole heads, no
+                     * MTP layer */
+                    m->rope_dim = m->head_dim;
+                    c->mtp_layers = 0;
+                }
             }
             if (c->moe_gqa == HLX_HF_MOE_GPT_OSS) {
                 /* gpt-oss: every layer MoE (intermediate_size the experts'), biases on q,

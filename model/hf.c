@@ -153,7 +153,7 @@ typedef enum hlx_hf_base {
     HLX_HF_BASE_PHI3, HLX_HF_BASE_INTERNLM2, HLX_HF_BASE_INTERNLM3, HLX_HF_BASE_GRANITE,
     HLX_HF_BASE_SMOLLM3, HLX_HF_BASE_SEED_OSS, HLX_HF_BASE_GEMMA, HLX_HF_BASE_GEMMA2,
     HLX_HF_BASE_GEMMA3, HLX_HF_BASE_DEEPSEEK, HLX_HF_BASE_DEEPSEEK_V2,
-    HLX_HF_BASE_DEEPSEEK_V3, HLX_HF_BASE_GPT_OSS,
+    HLX_HF_BASE_DEEPSEEK_V3, HLX_HF_BASE_GPT_OSS, HLX_HF_BASE_DOTS1,
     HLX_HF_NBASES
 } hlx_hf_base_t;
 
@@ -163,7 +163,7 @@ static const char *const hlx_hf_base_names[HLX_HF_NBASES] = {
     "mixtral", "glm", "glm4", "glm4_moe", "phi3", "internlm2", "internlm3", "granite", "smollm3",
     "seed_oss", "gemma",
     "gemma2",
-    "gemma3", "deepseek", "deepseek_v2", "deepseek_v3", "gpt_oss",
+    "gemma3", "deepseek", "deepseek_v2", "deepseek_v3", "gpt_oss", "dots1",
 };
 
 /* How a multimodal class's text model is read beyond HLX_HF_NESTED (none for Gemma 3's,
@@ -190,8 +190,9 @@ typedef enum hlx_hf_wrap {
  * takes no switch; GLM's by attention_bias, default true);
  * qk_norm: Qwen3's per-head q_norm and k_norm before RoPE; moe: routed experts (softmax
  * router) in place of the dense FFN, under DeepSeek's tensor names (HLX_HF_MOE_QWEN3;
- * HLX_HF_MOE_QWEN2 with a gated shared expert; HLX_HF_MOE_GLM4: DeepSeek-V3's gate, its
- * q, k, v biases and q/k norms by attention_bias and use_qk_norm) or Mixtral's
+ * HLX_HF_MOE_QWEN2 with a gated shared expert; HLX_HF_MOE_GLM4: DeepSeek-V3's gate and
+ * shared experts, GLM-4.5's q, k, v biases and q/k norms by attention_bias and
+ * use_qk_norm, dots.llm1's norms always) or Mixtral's
  * (block_sparse_moe, w1/w3/w2: HLX_HF_MOE_MIXTRAL); post_norms: GLM-4-0414's norms of the
  * attention's and the FFN's outputs (post_self_attn_layernorm, post_mlp_layernorm);
  * rotary: 0 where every head rotates whole, else the default partial_rotary_factor (Phi-3
@@ -236,6 +237,10 @@ static const hlx_hf_arch_row_t hlx_hf_archs[] = {
      * pairs) */
     { "Glm4MoeForCausalLM", "glm4_moe", HLX_HF_BASE_GLM4_MOE, 0, HLX_HF_DENSE, 0, 0, 0,
       HLX_HF_MOE_GLM4, 0, 0.5, 1e-5 },
+    /* dots.llm1 (base, inst): Qwen3's attention (q/k head norms, whole heads rotated) with
+     * DeepSeek-V3's MoE (GLM-4.5's gate on GQA: hlx_cfg_dots1) */
+    { "Dots1ForCausalLM", "dots1", HLX_HF_BASE_DOTS1, 0, HLX_HF_DENSE, 0, 0, 1,
+      HLX_HF_MOE_GLM4, 0, 0, 1e-6 },
     { "Phi3ForCausalLM", "phi3", HLX_HF_BASE_PHI3, 0, HLX_HF_DENSE, HLX_HF_PHI3, 0, 0, 0, 0,
       1.0, 1e-5 },
     { "GlmForCausalLM", "glm", HLX_HF_BASE_GLM, 0, HLX_HF_DENSE, HLX_HF_GLM, 1, 0, 0, 0, 0.5,
@@ -1184,6 +1189,55 @@ static hlx_status_t hlx_cfg_qwen_window_from(hlx_jdoc_t *doc, const hlx_model_t 
     return HLX_OK;
 }
 
+/* Dots1ForCausalLM's window: transformers' Dots1Config windows the layers layer_types
+ * calls sliding_attention, by default those from max_window_layers (62) on, whenever
+ * sliding_window (4096 when absent) is not null; vLLM's dots1.py windows none. Where a
+ * window would apply (some layer windowed, the window below max_position_embeddings) the
+ * two decode differently, so it is refused; the releases window nothing (max_window_layers
+ * 62 of 62 layers). */
+#define HLX_DOTS1_SLIDING_WINDOW    4096
+#define HLX_DOTS1_MAX_WINDOW_LAYERS 62
+static hlx_status_t hlx_cfg_dots1_window(hlx_jdoc_t *doc, const hlx_model_t *m)
+{
+    json_t *root = hlx_jdoc_root(doc), *w = json_object_get(root, "sliding_window");
+    json_t *mp = json_object_get(root, "max_position_embeddings"), *lt;
+    long long win = HLX_DOTS1_SLIDING_WINDOW;
+    int from = m->layers, l;
+    char path[48] = "/max_window_layers";
+    hlx_status_t st;
+
+    if (json_is_null(w))
+        return HLX_OK;
+    if (w != NULL && (!json_is_integer(w) || json_integer_value(w) < 1))
+        return hlx_jdoc_fail(doc, "/sliding_window", HLX_ERR_PARSE,
+                             "expected a positive integer (tokens) or null");
+    if (w != NULL)
+        win = (long long)json_integer_value(w);
+    HLX_TRY(hlx_cfg_layer_types(doc, m, &lt));
+    if (lt == NULL)
+        HLX_TRY(hlx_cfg_int(doc, "max_window_layers", 0, HLX_DOTS1_MAX_WINDOW_LAYERS, 0, &from));
+    for (l = 0; lt != NULL && l < m->layers && from == m->layers; l++)
+        if (hlx_cfg_layer_sliding(lt, l)) {
+            from = l;
+            snprintf(path, sizeof(path), "/layer_types/%d", l);
+        }
+    if (from >= m->layers ||
+        (json_is_integer(mp) && json_integer_value(mp) >= 1 && win >= json_integer_value(mp)))
+        return HLX_OK;
+    return hlx_jdoc_fail(doc, lt != NULL || !hlx_cfg_absent(doc, "max_window_layers")
+                                  ? path : "/sliding_window",
+                         HLX_ERR_INVALID, "transformers' Dots1ForCausalLM windows layer %d, as "
+                         "%s says (a window of %lld tokens%s), where vLLM's attends to the "
+                         "whole context on every layer: the two decode differently past the "
+                         "window; set \"sliding_window\": null in a copy of config.json to "
+                         "decode as vLLM does (dots.llm1's releases window no layer)", from,
+                         lt != NULL ? "layer_types"
+                         : hlx_cfg_absent(doc, "max_window_layers")
+                             ? "Dots1Config's default max_window_layers 62" : "max_window_layers",
+                         win, w == NULL ? ", Dots1Config's default where sliding_window is "
+                                          "absent" : "");
+}
+
 /* sliding_window (Mistral, Mixtral, Phi-3, Qwen2, Qwen3): MistralForCausalLM,
  * MixtralForCausalLM and Phi3ForCausalLM window every layer whenever the key is set (their
  * classes have no switch), and so does the runtime (hlx_model_t.sliding_window, pattern 0);
@@ -1214,6 +1268,8 @@ static hlx_status_t hlx_cfg_sliding(hlx_jdoc_t *doc, hlx_hf_config_t *c)
     char ctx[64] = "";
     hlx_status_t st;
 
+    if (b == HLX_HF_BASE_DOTS1) /* no switch; vLLM's class windows nothing */
+        return hlx_cfg_dots1_window(doc, &c->m);
     /* the switch: Qwen2Config's, Qwen3Config's, Qwen2MoeConfig's, Qwen3MoeConfig's and
      * SmolLM3Config's default off; read (and checked) first */
     if ((st = hlx_cfg_bool(doc, "use_sliding_window",
@@ -2257,63 +2313,124 @@ static hlx_status_t hlx_cfg_mtp(hlx_jdoc_t *doc, hlx_hf_config_t *c, int def)
     return st;
 }
 
-/* Glm4MoeConfig's defaults for the MoE keys a config.json may leave out. */
-#define HLX_GLM4_MOE_EXPERTS      128
-#define HLX_GLM4_MOE_TOP_K        8
-#define HLX_GLM4_MOE_EXPERT_FFN   1408
-#define HLX_GLM4_MOE_SHARED       1
-#define HLX_GLM4_MOE_FIRST_DENSE  1
+/* DeepSeek-V3's MoE on GQA attention (transformers' Glm4MoeMoE and Dots1MoE, both
+ * DeepseekV3MoE's; vLLM's Glm4MoE and Dots1MoE): n_routed_experts of moe_intermediate_size
+ * after the first first_k_dense_replace layers (a dense FFN of intermediate_size before),
+ * chosen by sigmoid scores plus e_score_correction_bias (noaux_tc, groups by their two
+ * best), the chosen scores renormalised (norm_topk_prob) and times routed_scaling_factor,
+ * plus n_shared_experts x moe_intermediate_size of shared FFN. The keys a config.json may
+ * leave out take the class's defaults (a negative one: required, as where the class's
+ * None fails). */
+typedef struct hlx_v3_gate_defaults {
+    const char *cls; /* the config class, for messages */
+    int         experts, top_k, expert_ffn, shared, first_dense, norm_topk_prob;
+} hlx_v3_gate_defaults_t;
 
-/* GLM-4.5, GLM-4.5-Air, GLM-4.6 (Glm4MoeForCausalLM; transformers' Glm4MoeMoE, vLLM's
- * Glm4MoE): DeepSeek-V3's MoE after the first first_k_dense_replace layers (a dense FFN of
- * intermediate_size before): n_routed_experts of moe_intermediate_size chosen by sigmoid
- * scores plus e_score_correction_bias (noaux_tc, groups by their two best), the chosen
- * scores renormalised (norm_topk_prob) and times routed_scaling_factor, plus
- * n_shared_experts x moe_intermediate_size of shared FFN; RoPE's rotate_half over the
- * first partial_rotary_factor of each head. Absent keys: Glm4MoeConfig's defaults. */
-static hlx_status_t hlx_cfg_glm4_moe(hlx_jdoc_t *doc, hlx_hf_config_t *c)
+static hlx_status_t hlx_cfg_v3_gate(hlx_jdoc_t *doc, hlx_hf_config_t *c,
+                                    const hlx_v3_gate_defaults_t *d)
 {
     static const hlx_gating_keys_t keys = { "n_routed_experts", "num_experts_per_tok",
                                             "n_group", "topk_group" };
     hlx_model_t *m = &c->m;
     const char *key = "n_group";
-    char why[256], path[64];
+    char why[256], path[64], note[160] = "";
     int norm, ng, tg;
     double rsf;
     hlx_status_t st;
 
-    HLX_TRY(hlx_cfg_int(doc, "n_routed_experts", 0, HLX_GLM4_MOE_EXPERTS, 1, &m->experts));
-    HLX_TRY(hlx_cfg_int(doc, "num_experts_per_tok", 0, HLX_GLM4_MOE_TOP_K, 1, &m->top_k));
-    HLX_TRY(hlx_cfg_int(doc, "moe_intermediate_size", 0, HLX_GLM4_MOE_EXPERT_FFN, 1,
+    HLX_TRY(hlx_cfg_int(doc, "n_routed_experts", d->experts < 0, d->experts, 1, &m->experts));
+    HLX_TRY(hlx_cfg_int(doc, "num_experts_per_tok", d->top_k < 0, d->top_k, 1, &m->top_k));
+    HLX_TRY(hlx_cfg_int(doc, "moe_intermediate_size", d->expert_ffn < 0, d->expert_ffn, 1,
                         &m->expert_ffn));
-    HLX_TRY(hlx_cfg_int(doc, "n_shared_experts", 0, HLX_GLM4_MOE_SHARED, 0,
+    HLX_TRY(hlx_cfg_int(doc, "n_shared_experts", d->shared < 0, d->shared, 0,
                         &m->shared_experts));
-    HLX_TRY(hlx_cfg_int(doc, "first_k_dense_replace", 0, HLX_GLM4_MOE_FIRST_DENSE, 0,
+    HLX_TRY(hlx_cfg_int(doc, "first_k_dense_replace", d->first_dense < 0, d->first_dense, 0,
                         &m->dense_layers));
-    HLX_TRY(hlx_cfg_bool(doc, "norm_topk_prob", 1, &norm));
+    HLX_TRY(hlx_cfg_bool(doc, "norm_topk_prob", d->norm_topk_prob, &norm));
     HLX_TRY(hlx_cfg_num(doc, "routed_scaling_factor", 1.0, 1e-6, 1e6, &rsf));
     HLX_TRY(hlx_cfg_int(doc, "n_group", 0, 1, 1, &ng));
     HLX_TRY(hlx_cfg_int(doc, "topk_group", 0, 1, 1, &tg));
-    HLX_TRY(hlx_cfg_mtp(doc, c, 0));
+    if (hlx_cfg_absent(doc, "num_experts_per_tok") || hlx_cfg_absent(doc, "n_routed_experts"))
+        snprintf(note, sizeof(note), " (absent keys take %s's n_routed_experts %d and "
+                 "num_experts_per_tok %d; give the model's values)", d->cls, d->experts,
+                 d->top_k);
     if (m->top_k > m->experts)
         return hlx_jdoc_fail(doc, "/num_experts_per_tok", HLX_ERR_PARSE,
-                             "%d exceeds n_routed_experts %d%s", m->top_k, m->experts,
-                             hlx_cfg_absent(doc, "num_experts_per_tok") ||
-                                     hlx_cfg_absent(doc, "n_routed_experts")
-                                 ? " (absent keys take Glm4MoeConfig's n_routed_experts 128 and "
-                                   "num_experts_per_tok 8; give the model's values)" : "");
+                             "%d exceeds n_routed_experts %d%s", m->top_k, m->experts, note);
     if (m->dense_layers > m->layers)
         return hlx_jdoc_fail(doc, "/first_k_dense_replace", HLX_ERR_PARSE,
                              "%d exceeds num_hidden_layers %d", m->dense_layers, m->layers);
     hlx_hf_gating_set(c, HLX_MOE_SIGMOID, norm, rsf, ng, tg);
-    if ((st = hlx_model_gating_check(m, &keys, &key, why, sizeof(why))) != HLX_OK) {
-        snprintf(path, sizeof(path), "/%s", key);
-        return hlx_jdoc_fail(doc, path, st, "%s%s", why,
-                             hlx_cfg_absent(doc, "n_group") || hlx_cfg_absent(doc, "topk_group")
-                                 ? " (absent keys take Glm4MoeConfig's n_group 1 and topk_group "
-                                   "1; give the model's values)" : "");
+    if ((st = hlx_model_gating_check(m, &keys, &key, why, sizeof(why))) == HLX_OK)
+        return HLX_OK;
+    snprintf(path, sizeof(path), "/%s", key);
+    note[0] = '\0';
+    if (hlx_cfg_absent(doc, "n_group") || hlx_cfg_absent(doc, "topk_group"))
+        snprintf(note, sizeof(note), " (absent keys take %s's n_group 1 and topk_group 1; "
+                 "give the model's values)", d->cls);
+    return hlx_jdoc_fail(doc, path, st, "%s%s", why, note);
+}
+
+/* GLM-4.5, GLM-4.5-Air, GLM-4.6 (Glm4MoeForCausalLM): DeepSeek-V3's MoE (hlx_cfg_v3_gate)
+ * with Glm4MoeConfig's defaults, its multi-token-prediction layers, RoPE's rotate_half over
+ * the first partial_rotary_factor of each head. */
+static hlx_status_t hlx_cfg_glm4_moe(hlx_jdoc_t *doc, hlx_hf_config_t *c)
+{
+    static const hlx_v3_gate_defaults_t glm4_moe = { "Glm4MoeConfig", 128, 8, 1408, 1, 1, 1 };
+    hlx_status_t st;
+
+    HLX_TRY(hlx_cfg_mtp(doc, c, 0));
+    HLX_TRY(hlx_cfg_v3_gate(doc, c, &glm4_moe));
+    return hlx_cfg_partial_rotary(doc, &c->m, hlx_hf_row(c->arch)->rotary);
+}
+
+/* dots.llm1 (Dots1ForCausalLM; transformers' modeling_dots1.py, vLLM's dots1.py): Qwen3's
+ * attention (its q/k head norms read with the class's row) and DeepSeek-V3's MoE
+ * (hlx_cfg_v3_gate) with Dots1Config's defaults: n_routed_experts, num_experts_per_tok and
+ * n_shared_experts required (None in the class, which transformers' layers fail on and vLLM
+ * reads as no experts), moe_intermediate_size 1408, first_k_dense_replace 0, norm_topk_prob
+ * false. vLLM reads three more keys that transformers does not, refused where the two would
+ * decode differently: scoring_func (vLLM's grouped top-k scores with it, transformers always
+ * with a sigmoid), topk_method (vLLM adds e_score_correction_bias for noaux_tc alone,
+ * transformers always), moe_layer_freq (vLLM's dense layers between MoE ones). Nor does
+ * vLLM's class tie its head. */
+static hlx_status_t hlx_cfg_dots1(hlx_jdoc_t *doc, hlx_hf_config_t *c)
+{
+    static const hlx_v3_gate_defaults_t dots1 = { "Dots1Config", -1, -1, 1408, -1, 0, 0 };
+    /* vLLM's string keys: the value both implementations agree on, and why another parts */
+    static const struct {
+        const char *key, *want, *why;
+    } vllm_keys[] = {
+        { "scoring_func", "sigmoid", "transformers' Dots1ForCausalLM scores the experts with a "
+          "sigmoid whatever this key says, vLLM's with the function it names" },
+        { "topk_method", "noaux_tc", "vLLM's Dots1ForCausalLM adds e_score_correction_bias to "
+          "the choice for \"noaux_tc\" alone, transformers' always" },
+    };
+    char v[32], path[32];
+    int freq;
+    size_t i;
+    hlx_status_t st;
+
+    if (c->tie_word_embeddings)
+        return hlx_jdoc_fail(doc, "/tie_word_embeddings", HLX_ERR_INVALID, "true ties the head "
+                             "to the embedding in transformers' Dots1ForCausalLM, not in "
+                             "vLLM's (it reads lm_head.weight): the two decode differently "
+                             "(dots.llm1's releases say false)");
+    for (i = 0; i < sizeof(vllm_keys) / sizeof(vllm_keys[0]); i++) {
+        HLX_TRY(hlx_cfg_str(doc, vllm_keys[i].key, vllm_keys[i].want, v, sizeof(v)));
+        snprintf(path, sizeof(path), "/%s", vllm_keys[i].key);
+        if (strcmp(v, vllm_keys[i].want))
+            return hlx_jdoc_fail(doc, path, HLX_ERR_INVALID, "\"%s\": %s: the two decode "
+                                 "differently (dots.llm1's releases say \"%s\")", v,
+                                 vllm_keys[i].why, vllm_keys[i].want);
     }
-    return hlx_cfg_partial_rotary(doc, m, hlx_hf_row(c->arch)->rotary);
+    HLX_TRY(hlx_cfg_int(doc, "moe_layer_freq", 0, 1, 1, &freq));
+    if (freq != 1)
+        return hlx_jdoc_fail(doc, "/moe_layer_freq", HLX_ERR_INVALID, "%d: vLLM's "
+                             "Dots1ForCausalLM keeps a dense FFN on the layers it does not "
+                             "divide, transformers' routes every layer from "
+                             "first_k_dense_replace on (dots.llm1's releases say 1)", freq);
+    return hlx_cfg_v3_gate(doc, c, &dots1);
 }
 
 /* DeepSeek-MoE's keys (DeepseekConfig, its own code beside the checkpoint; vLLM's
@@ -2848,7 +2965,7 @@ static hlx_status_t hlx_cfg_dense(hlx_jdoc_t *doc, hlx_hf_config_t *c)
     }
     /* GLM-4.5: the same key (Glm4MoeConfig: false when absent; true in the releases), and
      * q and k head norms by use_qk_norm (false; GLM-4.5 and 4.6 true, 4.5-Air false) */
-    if (c->moe_gqa == HLX_HF_MOE_GLM4) {
+    if (hlx_hf_base(c) == HLX_HF_BASE_GLM4_MOE) {
         HLX_TRY(hlx_cfg_bool(doc, "attention_bias", 0, &bias));
         m->qkv_bias = bias;
         HLX_TRY(hlx_cfg_bool(doc, "use_qk_norm", 0, &bias));
@@ -2908,17 +3025,19 @@ static hlx_status_t hlx_cfg_dense(hlx_jdoc_t *doc, hlx_hf_config_t *c)
      * Glm4MoeConfig, SeedOssConfig), 2 of 128 (GlmConfig), 4 of 256 (Gemma3TextConfig), 4
      * whatever the query heads (SmolLM3Config), 16 whatever the query heads (GemmaConfig), 32
      * whatever the query heads (Qwen3VLTextConfig; its head_dim 128, as GlmConfig's and
-     * SeedOssConfig's) */
+     * SeedOssConfig's; Dots1Config, whose null is the query heads) */
     HLX_TRY(hlx_cfg_int(doc, "num_key_value_heads", 0,
                         hlx_hf_gemma1(c) ? 16
                         : c->fused & HLX_HF_GEMMA || hlx_hf_base(c) == HLX_HF_BASE_SMOLLM3 ? 4
                         : c->fused & HLX_HF_ROPE_PAIRS ? 2
                         : hlx_hf_qwen3_vl_moe(c) ? 16
                         : hlx_hf_qwen3_vl(c) ? 32
+                        : hlx_hf_base(c) == HLX_HF_BASE_DOTS1 &&
+                                  hlx_cfg_absent(doc, "num_key_value_heads") ? 32
                         : !hlx_hf_mistral(c) && hlx_hf_base(c) != HLX_HF_BASE_MIXTRAL &&
                                   hlx_hf_base(c) != HLX_HF_BASE_SEED_OSS &&
                                   hlx_hf_base(c) != HLX_HF_BASE_GPT_OSS &&
-                                  c->moe_gqa != HLX_HF_MOE_GLM4 ? m->q_heads : 8, 1,
+                                  hlx_hf_base(c) != HLX_HF_BASE_GLM4_MOE ? m->q_heads : 8, 1,
                         &m->kv_heads));
     HLX_TRY(hlx_cfg_int(doc, "head_dim", 0,
                         c->fused & HLX_HF_GEMMA ? 256
@@ -2971,6 +3090,8 @@ static hlx_status_t hlx_cfg_dense(hlx_jdoc_t *doc, hlx_hf_config_t *c)
         return hlx_cfg_smollm3(doc, c);
     if (c->moe_gqa == HLX_HF_MOE_MIXTRAL)
         return hlx_cfg_mixtral(doc, c);
+    if (hlx_hf_base(c) == HLX_HF_BASE_DOTS1)
+        return hlx_cfg_dots1(doc, c);
     if (c->moe_gqa == HLX_HF_MOE_GLM4)
         return hlx_cfg_glm4_moe(doc, c);
     if (c->moe_gqa == HLX_HF_MOE_DEEPSEEK)
@@ -3408,9 +3529,18 @@ char *hlx_hf_config_text(const hlx_hf_config_t *c)
         if (c->moe_gqa == HLX_HF_MOE_MIXTRAL) { /* every layer: intermediate_size experts */
             json_object_set_new(o, "num_local_experts", json_integer(m->experts));
             json_object_set_new(o, "num_experts_per_tok", json_integer(m->top_k));
-        } else if (c->moe_gqa == HLX_HF_MOE_GLM4) { /* GLM-4.5: DeepSeek-V3's MoE keys */
+        } else if (c->moe_gqa == HLX_HF_MOE_GLM4) { /* GLM-4.5, dots.llm1: DeepSeek-V3's */
             json_object_set_new(o, "attention_bias", json_boolean(m->qkv_bias));
-            json_object_set_new(o, "use_qk_norm", json_boolean(m->qk_norm));
+            if (hlx_hf_base(c) == HLX_HF_BASE_GLM4_MOE) {
+                json_object_set_new(o, "use_qk_norm", json_boolean(m->qk_norm));
+                json_object_set_new(o, "num_nextn_predict_layers", json_integer(c->mtp_layers));
+            } else { /* Dots1: the keys vLLM reads as its releases give them, no window */
+                json_object_set_new(o, "scoring_func", json_string("sigmoid"));
+                json_object_set_new(o, "topk_method", json_string("noaux_tc"));
+                json_object_set_new(o, "moe_layer_freq", json_integer(1));
+                json_object_set_new(o, "sliding_window", json_null());
+                json_object_set_new(o, "max_window_layers", json_integer(m->layers));
+            }
             json_object_set_new(o, "n_routed_experts", json_integer(m->experts));
             json_object_set_new(o, "num_experts_per_tok", json_integer(m->top_k));
             json_object_set_new(o, "n_shared_experts", json_integer(m->shared_experts));
@@ -3420,7 +3550,6 @@ char *hlx_hf_config_text(const hlx_hf_config_t *c)
             json_object_set_new(o, "routed_scaling_factor", json_real(c->routed_scaling_factor));
             json_object_set_new(o, "n_group", json_integer(c->n_group));
             json_object_set_new(o, "topk_group", json_integer(c->topk_group));
-            json_object_set_new(o, "num_nextn_predict_layers", json_integer(c->mtp_layers));
         } else if (c->moe_gqa == HLX_HF_MOE_DEEPSEEK) { /* DeepseekConfig's keys */
             json_object_set_new(o, "n_routed_experts", json_integer(m->experts));
             json_object_set_new(o, "num_experts_per_tok", json_integer(m->top_k));
@@ -4312,7 +4441,7 @@ hlx_status_t hlx_hf_check(hlx_ckpt_t *ck, const hlx_hf_config_t *c)
             char past[200] = "";
             /* a layer past the model's: multi-token prediction (GLM-4.5's, DeepSeek's) is
              * counted by num_nextn_predict_layers */
-            if ((c->moe_gqa == HLX_HF_MOE_GLM4 || c->family == HLX_HF_MOE_MLA) &&
+            if ((hlx_hf_base(c) == HLX_HF_BASE_GLM4_MOE || c->family == HLX_HF_MOE_MLA) &&
                 sscanf(t->name, "model.layers.%d.", &layer) == 1 && layer >= c->m.layers)
                 snprintf(past, sizeof(past), " (layer %d is past num_hidden_layers %d, and "
                          "num_nextn_predict_layers %d multi-token-prediction layers do not "

@@ -386,9 +386,10 @@ typedef struct hlx_hf_config {
      * mlp.gate and mlp.experts.J.*_proj), HLX_HF_MOE_MIXTRAL (MixtralForCausalLM:
      * block_sparse_moe.gate and block_sparse_moe.experts.J.w1/w3/w2), HLX_HF_MOE_QWEN2
      * (Qwen2MoeForCausalLM: Qwen3-MoE's names plus mlp.shared_expert.*_proj and its
-     * sigmoid mlp.shared_expert_gate), HLX_HF_MOE_GLM4 (Glm4MoeForCausalLM: DeepSeek-V3's
-     * MoE, its names, sigmoid gate with mlp.gate.e_score_correction_bias and shared
-     * experts mlp.shared_experts.*_proj), HLX_HF_MOE_DEEPSEEK (DeepseekForCausalLM,
+     * sigmoid mlp.shared_expert_gate), HLX_HF_MOE_GLM4 (Glm4MoeForCausalLM and
+     * Dots1ForCausalLM: DeepSeek-V3's MoE, its names, sigmoid gate with
+     * mlp.gate.e_score_correction_bias and shared experts mlp.shared_experts.*_proj),
+     * HLX_HF_MOE_DEEPSEEK (DeepseekForCausalLM,
      * DeepSeek-MoE: the same names without the correction bias, a softmax gate),
      * HLX_HF_MOE_GPT_OSS (GptOssForCausalLM: mlp.router.weight and .bias, the experts fused
      * in mlp.experts.gate_up_proj, down_proj and their biases, read through views under the

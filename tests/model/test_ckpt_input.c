@@ -1883,6 +1883,174 @@ static void test_glm4_moe(void **state)
                 g_cfg.mtp_layers == 1 && g_cfg.m.rope_theta == 1e6);
 }
 
+/* Dots1ForCausalLM (dots.llm1): Qwen3's attention (q/k head norms always, no biases, RoPE
+ * over whole heads) with GLM-4.5's DeepSeek-V3 MoE, Dots1Config's defaults; refused at
+ * config.json:line:column where transformers and vLLM would decode differently (a window on
+ * some layer, a tied head, scoring_func, topk_method, moe_layer_freq, biases) or fail (the
+ * expert counts it leaves None); the released shapes' parameter count. */
+static void test_dots1(void **state)
+{
+    static const char *const defaulted[] = {
+        "moe_intermediate_size", "first_k_dense_replace", "norm_topk_prob",
+        "routed_scaling_factor", "n_group", "topk_group", "rms_norm_eps", "scoring_func",
+        "topk_method", "moe_layer_freq", "sliding_window", "max_window_layers",
+        "attention_bias", "tie_word_embeddings", NULL
+    };
+    static const char *const required[] = { "n_routed_experts", "num_experts_per_tok",
+                                            "n_shared_experts" };
+    char dir[512], err[1024];
+    hlx_hf_config_t cfg;
+    hlx_hf_expect_t *list = NULL;
+    size_t n = 0, i;
+    int bias_f32 = 0, norms = 0;
+
+    (void)state;
+    synth_cfg("d1", "--family dots1 --shards 1", "Dots1ForCausalLM", dir, sizeof(dir), &cfg);
+    assert_int_equal(cfg.moe_gqa, HLX_HF_MOE_GLM4);
+    assert_int_equal(cfg.fused, 0);
+    assert_true(!cfg.m.qkv_bias && !cfg.m.o_bias && cfg.m.qk_norm &&
+                cfg.m.attn == HLX_ATTN_GQA);
+    assert_int_equal(cfg.m.rope_dim, 32); /* whole heads */
+    assert_true(cfg.m.experts == 8 && cfg.m.top_k == 2 && cfg.m.expert_ffn == 64 &&
+                cfg.m.shared_experts == 2 && cfg.m.dense_layers == 1);
+    assert_int_equal(cfg.m.moe_scoring, HLX_MOE_SIGMOID);
+    assert_true(cfg.m.norm_topk_prob && cfg.m.routed_scaling == 2.5 && cfg.m.n_group == 1 &&
+                cfg.m.topk_group == 1);
+    assert_true(cfg.mtp_layers == 0 && cfg.m.sliding_window == 0 && !cfg.tie_word_embeddings);
+    /* the inventory: head norms of [d], the correction bias in F32, DeepSeek's names */
+    assert_int_equal(hlx_hf_expect(&cfg, &list, &n, err, sizeof(err)), HLX_OK);
+    for (i = 0; i < n; i++) {
+        if (!strcmp(list[i].name, "model.layers.1.mlp.gate.e_score_correction_bias"))
+            bias_f32 = list[i].dtype == HLX_ST_F32 && list[i].shape[0] == 8;
+        norms += strstr(list[i].name, "self_attn.q_norm.weight") != NULL &&
+                 list[i].shape[0] == 32;
+    }
+    free(list);
+    assert_true(bias_f32 && norms == 2);
+    assert_int_equal(check_dir("d1", &cfg, err, sizeof(err)), HLX_OK);
+    ckpt_variant("d1", "d1ok", NULL, NULL, NULL, 0, NULL);
+    ckpt_variant("d1", "d1nonorm", "model.layers.0.self_attn.k_norm.weight", NULL, NULL, 0,
+                 "tensor model.layers.0.self_attn.k_norm.weight is missing");
+    ckpt_variant("d1", "d1nobias", "model.layers.1.mlp.gate.e_score_correction_bias", NULL,
+                 NULL, 0, "tensor model.layers.1.mlp.gate.e_score_correction_bias is missing");
+    ckpt_variant("d1", "d1obias", NULL, NULL, "model.layers.0.self_attn.o_proj.bias", 1,
+                 "o_proj.bias is not part of a Dots1ForCausalLM");
+    /* no multi-token-prediction layers: a layer past the model is another model's */
+    ckpt_variant("d1", "d1mtp", NULL, NULL, "model.layers.2.eh_proj.weight", 8,
+                 "tensor model.layers.2.eh_proj.weight is not part of a Dots1ForCausalLM of "
+                 "this config.json");
+    assert_int_equal(sh("timeout 60 %s model info %s | grep -q 'each q and k head "
+                        "RMS-normalised'", helix, dir), 0);
+    /* GLM-4.5's use_qk_norm is not Dots1Config's: its norms stay */
+    set_key("d1", "use_qk_norm", json_false());
+    expect_config("d1", HLX_OK, NULL);
+    assert_true(g_cfg.m.qk_norm);
+    set_key("d1", "use_qk_norm", NULL);
+    set_key("d1", "architectures", NULL); /* model_type alone */
+    expect_config("d1", HLX_OK, NULL);
+    assert_string_equal(g_cfg.arch, "Dots1ForCausalLM");
+    set_key("d1", "architectures", json_pack("[s]", "Dots1ForCausalLM"));
+    /* where transformers and vLLM part: refused at the key, exit 2 */
+    expect_key("d1", "scoring_func", json_string("softmax"), HLX_ERR_INVALID,
+               "scoring_func: \"softmax\": transformers' Dots1ForCausalLM scores the experts "
+               "with a sigmoid", json_string("sigmoid"));
+    expect_key("d1", "topk_method", json_string("greedy"), HLX_ERR_INVALID,
+               "topk_method: \"greedy\": vLLM's Dots1ForCausalLM adds e_score_correction_bias",
+               json_string("noaux_tc"));
+    expect_key("d1", "moe_layer_freq", json_integer(2), HLX_ERR_INVALID,
+               "moe_layer_freq: 2: vLLM's Dots1ForCausalLM keeps a dense FFN", json_integer(1));
+    expect_key("d1", "tie_word_embeddings", json_true(), HLX_ERR_INVALID,
+               "tie_word_embeddings: true ties the head to the embedding in transformers' "
+               "Dots1ForCausalLM, not in vLLM's", json_false());
+    expect_key("d1", "attention_bias", json_true(), HLX_ERR_PARSE,
+               "attention_bias: projection biases are not supported for Dots1ForCausalLM",
+               json_false());
+    expect_key("d1", "partial_rotary_factor", json_real(0.5), HLX_ERR_PARSE,
+               "0.5 is read for Phi3ForCausalLM", NULL);
+    set_key("d1", "tie_word_embeddings", json_true());
+    refused("tie_word_embeddings: true ties the head", NULL, "model info %s", dir);
+    set_key("d1", "tie_word_embeddings", json_false());
+    /* the expert counts Dots1Config leaves None: required (null too) */
+    for (i = 0; i < sizeof(required) / sizeof(required[0]); i++) {
+        char needle[96];
+        snprintf(needle, sizeof(needle), "%s: required key is missing", required[i]);
+        expect_key("d1", required[i], json_null(), HLX_ERR_PARSE, needle,
+                   json_integer(i == 0 ? 8 : 2));
+    }
+    expect_key("d1", "num_experts_per_tok", json_integer(9), HLX_ERR_PARSE,
+               "num_experts_per_tok: 9 exceeds n_routed_experts 8", json_integer(2));
+    expect_key("d1", "n_group", json_integer(3), HLX_ERR_PARSE, "n_group", json_integer(1));
+    expect_key("d1", "first_k_dense_replace", json_integer(3), HLX_ERR_PARSE,
+               "first_k_dense_replace: 3 exceeds num_hidden_layers 2", json_integer(1));
+    set_key("d1", "n_group", json_integer(4));
+    expect_config("d1", HLX_OK, NULL);
+    assert_true(g_cfg.m.n_group == 4 && g_cfg.m.topk_group == 1);
+    set_key("d1", "n_group", json_integer(1));
+    /* Dots1Config's 32 KV heads when absent, whatever the query heads; null: theirs */
+    expect_key("d1", "num_key_value_heads", NULL, HLX_ERR_PARSE,
+               "num_key_value_heads: 32 does not divide num_attention_heads 8 (absent from "
+               "config.json: that is transformers' default for Dots1ForCausalLM", json_null());
+    expect_config("d1", HLX_OK, NULL);
+    assert_int_equal(g_cfg.m.kv_heads, 8);
+    set_key("d1", "num_key_value_heads", json_integer(2));
+    /* windows: transformers' layers from max_window_layers on (or as layer_types says),
+     * vLLM's none; refused where one would apply, read as none where none does */
+    set_key("d1", "sliding_window", json_integer(4));
+    expect_key("d1", "max_window_layers", json_integer(1), HLX_ERR_INVALID,
+               "max_window_layers: transformers' Dots1ForCausalLM windows layer 1, as "
+               "max_window_layers says (a window of 4 tokens)", json_integer(2));
+    expect_key("d1", "layer_types", json_pack("[s, s]", "full_attention", "sliding_attention"),
+               HLX_ERR_INVALID, "1: transformers' Dots1ForCausalLM windows layer "
+               "1, as layer_types says", json_pack("[s, s]", "full_attention", "full_attention"));
+    expect_config("d1", HLX_OK, NULL);
+    assert_int_equal(g_cfg.m.sliding_window, 0);
+    set_key("d1", "layer_types", json_pack("[s]", "full_attention"));
+    expect_config("d1", HLX_ERR_PARSE, "layer_types: expected a list of num_hidden_layers (2)");
+    set_key("d1", "layer_types", NULL);
+    set_key("d1", "max_window_layers", json_integer(0));
+    set_key("d1", "max_position_embeddings", json_integer(4)); /* a window of the whole context */
+    expect_config("d1", HLX_OK, NULL);
+    set_key("d1", "max_position_embeddings", NULL);
+    set_key("d1", "sliding_window", NULL); /* Dots1Config's 4096 */
+    expect_config("d1", HLX_ERR_INVALID, "(a window of 4096 tokens, Dots1Config's default where "
+                  "sliding_window is absent)");
+    expect_key("d1", "sliding_window", json_integer(0), HLX_ERR_PARSE,
+               "sliding_window: expected a positive integer (tokens) or null", json_null());
+    expect_config("d1", HLX_OK, NULL);
+    set_key("d1", "max_window_layers", NULL);
+    /* Dots1Config's defaults for every other key left out */
+    drop_keys("d1", defaulted);
+    expect_config("d1", HLX_OK, NULL);
+    assert_true(g_cfg.m.expert_ffn == 1408 && g_cfg.m.dense_layers == 0 &&
+                !g_cfg.m.norm_topk_prob && g_cfg.m.routed_scaling == 1.0 &&
+                g_cfg.m.n_group == 1 && g_cfg.m.topk_group == 1 && g_cfg.m.norm_eps == 1e-6 &&
+                g_cfg.m.moe_scoring == HLX_MOE_SIGMOID && g_cfg.m.sliding_window == 0 &&
+                !g_cfg.m.qkv_bias && g_cfg.m.qk_norm && !g_cfg.tie_word_embeddings);
+    /* dots.llm1's shapes (the fuzzer's seed), the published 142B: embedding and head
+     * 2 x 152064 x 4096 = 1,245,708,288; 62 layers of attention (4 x 4096 x 4096 for q, k,
+     * v, o and 2 x 128 of head norms) and 2 x 4096 of norms: 62 x 67,117,312 =
+     * 4,161,273,344; layer 0's dense FFN 3 x 4096 x 10944 = 134,479,872; 61 MoE layers of
+     * 128 + 2 experts of 3 x 4096 x 1408, a router of 128 x 4096 and its 128 correction
+     * biases: 61 x 2,249,719,936 = 137,232,916,096; the final norm 4096. In all
+     * 142,774,381,696, what `model info` counts (every tensor stored); the model's own
+     * count leaves out the 61 x 128 biases (a buffer in transformers): 142,774,373,888.
+     * The active 14B: 6 + 2 experts a layer, 14,016,581,120 without the biases */
+    assert_int_equal(sh("mkdir -p %s/dots && cp %s/tests/model/data/hf_config/dots1.json "
+                        "%s/dots/config.json", g_tmp, HLX_SOURCE_ROOT, g_tmp), 0);
+    expect_config("dots", HLX_OK, NULL);
+    assert_true(g_cfg.m.layers == 62 && g_cfg.m.hidden == 4096 && g_cfg.m.q_heads == 32 &&
+                g_cfg.m.kv_heads == 32 && g_cfg.m.head_dim == 128 && g_cfg.m.rope_dim == 128 &&
+                g_cfg.m.experts == 128 && g_cfg.m.top_k == 6 && g_cfg.m.shared_experts == 2 &&
+                g_cfg.m.expert_ffn == 1408 && g_cfg.m.dense_layers == 1 && g_cfg.m.qk_norm &&
+                g_cfg.m.routed_scaling == 2.5 && g_cfg.m.norm_topk_prob &&
+                g_cfg.m.rope_theta == 1e7 && g_cfg.m.norm_eps == 1e-5 &&
+                g_cfg.m.sliding_window == 0 && g_cfg.m.vocab == 152064);
+    assert_true(hlx_model_params(&g_cfg.m) == 142774373888.0);
+    assert_int_equal(sh("timeout 60 %s model info %s/dots --config-only --json | python3 -c "
+                        "'import json, sys; sys.exit(json.load(sys.stdin)[\"params\"] != "
+                        "142774381696)'", helix, g_tmp), 0);
+}
+
 /* Integer weights' bits (docs/model.md "Integer weights"): GPTQ's 2, 3, 4 or 8, in
  * quantization_config (checkpoint_format gptq or gptq_v2) and in AutoGPTQ's
  * quantize_config.json; AWQ's 4 only, compressed-tensors' 4 or 8; the rest refused at the
@@ -3273,6 +3441,7 @@ int main(int argc, char **argv)
         cmocka_unit_test(test_glm),
         cmocka_unit_test(test_glm4),
         cmocka_unit_test(test_glm4_moe),
+        cmocka_unit_test(test_dots1),
         cmocka_unit_test(test_int_bits),
         cmocka_unit_test(test_gemma2),
         cmocka_unit_test(test_gemma3),

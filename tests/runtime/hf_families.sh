@@ -11,7 +11,8 @@
 # Qwen3 with its per-head q/k norms, Qwen3-MoE and Mixtral with routed experts, Qwen2-MoE
 # with them and a sigmoid-gated shared expert, GLM-4.5 with GQA attention (biases, head
 # norms, rotate_half over half of each head), DeepSeek-V3's gate (sigmoid, correction bias,
-# groups) and shared experts, its multi-token-prediction layer left out, gpt-oss with its
+# groups) and shared experts, its multi-token-prediction layer left out, dots.llm1 with
+# Qwen3's attention (head norms, whole heads rotated) and that MoE, gpt-oss with its
 # attention sinks, q, k, v and o biases, alternating windows, yarn without rounding, biased
 # router and fused experts (gate and up interleaved, with biases, a clamped SwiGLU),
 # DeepSeek-V3 and V2 with MLA and their gates) decode as the models' own code would: hf_forward.py
@@ -73,8 +74,8 @@ sharded() {
     args=(--steps 4 --batch 3 --prompt-ids "$data/prompt3.txt" --prefill-chunk 8 --context 40
           --check --json --timeout 60)
     for fam in qwen2 qwen2vl llavaov qwen3 qwen3vl phi3 glm glm4 gemma gemma2 gemma3 gemma3mm \
-        internlm2 granite smollm3 seed-oss qwen2-moe qwen3-moe mixtral glm4-moe deepseek-moe \
-        gpt-oss; do
+        internlm2 granite smollm3 seed-oss qwen2-moe qwen3-moe mixtral glm4-moe dots1 \
+        deepseek-moe gpt-oss; do
         ck=$dir/$fam-bf16
         "$helix" decode --model "$ck" "${args[@]}" >"$dir/$fam.1" 2>"$dir/err" ||
             { echo "FAIL: $fam, 1 rank: $(cat "$dir/err")"; fail=1; continue; }
@@ -82,7 +83,7 @@ sharded() {
         for lay in "2 1" "2 2"; do # TPA 2 alone: as in 2 x 2, which splits the heads too
             set -- $lay
             n=$(($1 * $2)) ep=1
-            case $fam in *moe|mixtral|gpt-oss) ep=$n ;; esac # each rank an expert group of 8 / N experts
+            case $fam in *moe|mixtral|gpt-oss|dots1) ep=$n ;; esac # each rank an expert group of 8 / N experts
             timeout -k 5 150 "$helixrun" --no-prefix -n $n --timeout 120 -- "$helix" decode \
                 --model "$ck" --kvp "$1" --tpa "$2" --ep $ep "${args[@]}" >"$dir/out" 2>"$dir/err" ||
                 { echo "FAIL: $fam, KVP $1 x TPA $2 EP $ep: $(cat "$dir/err")"; fail=1; continue; }
@@ -95,7 +96,7 @@ sharded() {
 
 if [ "$part" = sharded ]; then
     for fam in qwen2 qwen3 phi3 glm glm4 gemma gemma2 gemma3 internlm2 granite smollm3 \
-        seed-oss qwen2-moe qwen3-moe mixtral glm4-moe deepseek-moe gpt-oss; do
+        seed-oss qwen2-moe qwen3-moe mixtral glm4-moe dots1 deepseek-moe gpt-oss; do
         seed=11
         [ $fam = qwen2-moe ] && seed=1 # as in 1.
         "$helix" model synth --family "$fam" --dtype bf16 --seed $seed \
@@ -115,7 +116,8 @@ fi
 echo "3 77 501 9 13 200 7 1 300 42 65 128" >"$dir/prompt"
 declare -A first
 families="dense phi3 glm glm4 gemma gemma2 gemma3 internlm2 qwen2 qwen3 granite smollm3
-    seed-oss qwen2-moe qwen3-moe mixtral glm4-moe deepseek-moe gpt-oss moe-mla deepseek-v2"
+    seed-oss qwen2-moe qwen3-moe mixtral glm4-moe dots1 deepseek-moe gpt-oss moe-mla
+    deepseek-v2"
 for fam in $families; do
     # qwen2-moe: seed 1, where the shared expert's gate changes the tokens (at 11 it does not)
     seed=11
@@ -258,6 +260,8 @@ config_case internlm3-dynamic dense '{"architectures": ["InternLM3ForCausalLM"],
 # GLM-4.5's gate limited to the best of 4 groups of 2 experts (the releases have one group;
 # DeepSeek-V3's noaux_tc groups, scored by their two best choice values)
 config_case glm4-moe-groups glm4-moe '{"n_group": 4, "topk_group": 1}'
+# dots.llm1's reading of the same keys (its releases: one group too)
+config_case dots1-groups dots1 '{"n_group": 4, "topk_group": 1}'
 # the same with every correction bias at -1.5, so that every choice value is below 0: the
 # other groups' experts stay out of the choice (vLLM's -inf; transformers' masked 0.0
 # would take them over the kept ones), and the forward keeps vLLM's rule

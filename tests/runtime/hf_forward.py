@@ -1,7 +1,8 @@
 #!/usr/bin/env python3
 # An independent float64 reference of the Hugging Face transformers forward pass for Llama,
 # Mistral, Mixtral, Qwen2, Qwen2-MoE, Qwen3, Qwen3-MoE, Phi-3, GLM, GLM-4-0414, GLM-4.5
-# (Glm4MoeForCausalLM: GQA with DeepSeek-V3's gate and shared experts), SmolLM3 (its NoPE
+# (Glm4MoeForCausalLM: GQA with DeepSeek-V3's gate and shared experts), dots.llm1
+# (Dots1ForCausalLM: Qwen3's attention with the same MoE), SmolLM3 (its NoPE
 # layers), Seed-OSS, gpt-oss (attention sinks, biases, its biased router over fused experts
 # in bf16 or MXFP4 and clamped SwiGLU), Gemma 1, Gemma 2
 # (its soft-capping), Gemma 3 (its text model, in either checkpoint form), the text models of
@@ -50,7 +51,7 @@ ARCHITECTURES = ("LlamaForCausalLM", "MistralForCausalLM", "MixtralForCausalLM",
                  "Gemma2ForCausalLM",
                  "Gemma3ForCausalLM",
                  "Gemma3ForConditionalGeneration", "DeepseekV2ForCausalLM",
-                 "DeepseekV3ForCausalLM", "GptOssForCausalLM")
+                 "DeepseekV3ForCausalLM", "GptOssForCausalLM", "Dots1ForCausalLM")
 GPT_OSS = "GptOssForCausalLM"
 # GptOssConfig's RoPE when config.json gives none
 GPT_OSS_YARN = {"rope_type": "yarn", "factor": 32.0, "beta_fast": 32.0, "beta_slow": 1.0,
@@ -59,7 +60,12 @@ GPT_OSS_YARN = {"rope_type": "yarn", "factor": 32.0, "beta_fast": 32.0, "beta_sl
 # a norm of the attention's and of the MLP's output before each residual add
 GLM = ("GlmForCausalLM", "Glm4ForCausalLM")
 DEEPSEEK = ("DeepseekV2ForCausalLM", "DeepseekV3ForCausalLM")
-QK_NORM = ("Qwen3ForCausalLM", "Qwen3MoeForCausalLM", "Gemma3ForCausalLM")
+# dots.llm1 (transformers' modeling_dots1.py): Qwen3's attention (Dots1Attention is
+# Qwen3Attention: q/k head norms, rotate_half over whole heads) and DeepSeek-V3's MoE
+# (Dots1MoE, Dots1TopkRouter: DeepseekV3MoE's and DeepseekV3TopkRouter's), Dots1Config's
+# defaults
+DOTS1 = "Dots1ForCausalLM"
+QK_NORM = ("Qwen3ForCausalLM", "Qwen3MoeForCausalLM", "Gemma3ForCausalLM", DOTS1)
 # GLM-4.5, 4.5-Air, 4.6 (transformers' modeling_glm4_moe.py): not GLM-4's layer; its
 # rotate_half turns halves (gpt_neox's apply_rotary_pos_emb) over the first
 # partial_rotary_factor of each head
@@ -512,10 +518,12 @@ class Config:
         self.Q = integer("num_attention_heads", 16 if gemma1 else 8 if gemma else
                          64 if oss else None)
         # the configs' defaults: MistralConfig and MixtralConfig 8 KV heads, GlmConfig 2 of
-        # 128, Gemma3TextConfig 4 of 256, SmolLM3Config 4, GemmaConfig 16, LlamaConfig all
+        # 128, Gemma3TextConfig 4 of 256, SmolLM3Config 4, GemmaConfig 16, Dots1Config 32
+        # (null: the query heads), LlamaConfig all
         self.K = integer("num_key_value_heads",
                          8 if self.arch in ("MistralForCausalLM", "MixtralForCausalLM", GLM4_MOE,
                                             "SeedOssForCausalLM", GPT_OSS)
+                         else 32 if self.arch == DOTS1 and "num_key_value_heads" not in c
                          else 2 if glm else 16 if gemma1
                          else 4 if gemma or self.arch == "SmolLM3ForCausalLM" else self.Q)
         self.V = integer("vocab_size", 256000 if gemma2 or gemma1 else 262208 if gemma else
@@ -627,9 +635,18 @@ class Config:
         # GLM-4.5 (Glm4MoeConfig's defaults for absent keys): q, k, v biases by
         # attention_bias, q/k head norms by use_qk_norm; the first first_k_dense_replace
         # layers dense (intermediate_size), the others Glm4MoeMoE: n_routed_experts of
-        # moe_intermediate_size and a shared MLP of moe_intermediate_size x n_shared_experts
+        # moe_intermediate_size and a shared MLP of moe_intermediate_size x n_shared_experts.
+        # dots.llm1 (Dots1Config): Dots1DecoderLayer is DeepseekV3DecoderLayer's, the same
+        # layers with Dots1Config's defaults: first_k_dense_replace 0, n_routed_experts,
+        # num_experts_per_tok and n_shared_experts None (required here: the class fails on
+        # them), moe_intermediate_size 1408, norm_topk_prob false; both routers are
+        # DeepseekV3TopkRouter's (sigmoid, e_score_correction_bias in the choice, n_group /
+        # topk_group 1 / 1, routed_scaling_factor 1.0). Dots1Config has no scoring_func,
+        # topk_method nor moe_layer_freq (vLLM's keys): not read here.
         self.glm4_moe = self.arch == GLM4_MOE
-        if self.glm4_moe:
+        self.dots1 = self.arch == DOTS1
+        self.v3_moe = self.glm4_moe or self.dots1
+        if self.v3_moe:
             def flag(key, default):
                 v = c.get(key, default)
                 if not isinstance(v, bool):
@@ -641,14 +658,16 @@ class Config:
                 if not isinstance(v, int) or isinstance(v, bool) or v < 0:
                     raise Fail(f"{path}: key {key}: {v!r} is not a count")
                 return v
-            self.attention_bias = flag("attention_bias", False)
-            self.use_qk_norm = flag("use_qk_norm", False)
-            self.norm_topk = flag("norm_topk_prob", True)
-            self.experts = integer("n_routed_experts", 128)
-            self.top_k = integer("num_experts_per_tok", 8)
+            glm4 = self.glm4_moe
+            if glm4:
+                self.attention_bias = flag("attention_bias", False)
+                self.use_qk_norm = flag("use_qk_norm", False)
+            self.norm_topk = flag("norm_topk_prob", glm4)
+            self.experts = integer("n_routed_experts", 128 if glm4 else None)
+            self.top_k = integer("num_experts_per_tok", 8 if glm4 else None)
             self.Fe = integer("moe_intermediate_size", 1408)
-            self.n_shared = count("n_shared_experts", 1)
-            first = count("first_k_dense_replace", 1)
+            self.n_shared = count("n_shared_experts", 1 if glm4 else None)
+            first = count("first_k_dense_replace", 1 if glm4 else 0)
             self.n_group = integer("n_group", 1)
             self.topk_group = integer("topk_group", 1)
             self.routed_scaling = number("routed_scaling_factor", 1.0)
@@ -795,7 +814,27 @@ class Config:
             if not isinstance(types, list) or len(types) != self.layers:
                 raise Fail(f"{path}: key layer_types: not a list of {self.layers} kinds")
             self.layer_windows = [sw if t == "sliding_attention" else None for t in types]
-        sw = None if oss else \
+        def windows_from(sw, first):
+            """Qwen2Config's and Dots1Config's windows: sw on the layers layer_types calls
+            sliding_attention, by default those from max_window_layers (first) on."""
+            types = c.get("layer_types")
+            if types is None:
+                first = c.get("max_window_layers", first)
+                if not isinstance(first, int) or isinstance(first, bool) or first < 0:
+                    raise Fail(f"{path}: key max_window_layers: {first!r} is not an integer "
+                               f">= 0")
+                types = ["sliding_attention" if i >= first else "full_attention"
+                         for i in range(self.layers)]
+            if not isinstance(types, list) or len(types) != self.layers:
+                raise Fail(f"{path}: key layer_types: not a list of {self.layers} kinds")
+            return [sw if t == "sliding_attention" else None for t in types]
+        # Dots1Config: sliding_window (4096; null: none) on those layers, max_window_layers 62
+        sw = c.get("sliding_window", 4096) if self.dots1 else None
+        if sw is not None:
+            if not isinstance(sw, int) or isinstance(sw, bool) or sw < 1:
+                raise Fail(f"{path}: key sliding_window: {sw!r} is not a positive integer")
+            self.layer_windows = windows_from(sw, 62)
+        sw = None if oss or self.dots1 else \
             c.get("sliding_window", 4096 if self.arch == "MistralForCausalLM" or
                    (qwen and c.get("use_sliding_window") is True) else None)
         if sw is not None and not self.gemma:  # Gemma's: per layer, above
@@ -804,17 +843,7 @@ class Config:
             if self.arch in ("MistralForCausalLM", "MixtralForCausalLM", "Phi3ForCausalLM"):
                 self.layer_windows = [sw] * self.layers
             elif qwen and c.get("use_sliding_window") is True:
-                types = c.get("layer_types")
-                if types is None:
-                    first = c.get("max_window_layers", 28)
-                    if not isinstance(first, int) or isinstance(first, bool) or first < 0:
-                        raise Fail(f"{path}: key max_window_layers: {first!r} is not an "
-                                   f"integer >= 0")
-                    types = ["sliding_attention" if i >= first else "full_attention"
-                             for i in range(self.layers)]
-                if not isinstance(types, list) or len(types) != self.layers:
-                    raise Fail(f"{path}: key layer_types: not a list of {self.layers} kinds")
-                self.layer_windows = [sw if t == "sliding_attention" else None for t in types]
+                self.layer_windows = windows_from(sw, 28)
             elif qwen and c.get("use_sliding_window", False) is False:
                 pass
             elif c.get("use_sliding_window", False) is not False:
@@ -1334,7 +1363,7 @@ class Model(Decoder):
                             ck.matrix(s + "up_proj.weight", Fs, H),
                             ck.matrix(s + "down_proj.weight", H, Fs))
                 L.shared_gate = None
-            if cfg.sparse[i] and cfg.glm4_moe:  # Glm4MoeTopkRouter's buffer, shared_experts
+            if cfg.sparse[i] and cfg.v3_moe:  # the TopkRouter's buffer, shared_experts
                 E, Fs = cfg.experts, cfg.Fe * cfg.n_shared
                 L.bias = ck.vector(p + "mlp.gate.e_score_correction_bias", E)
                 s = p + "mlp.shared_experts."
@@ -1571,14 +1600,14 @@ class Model(Decoder):
             out = [a + pe / total * b for a, b in zip(out, y)]
         return out
 
-    def glm4_moe(self, L, h):
-        """Glm4MoeMoE: route_tokens_to_experts (sigmoid scores; the choice from them plus
-        e_score_correction_bias, in the topk_group groups best by the sum of their two best,
-        the others' experts out of the choice as vLLM's grouped top-k leaves them (-inf;
-        transformers masks them with 0.0, which differs where a kept expert's choice is below
-        0); ties to the lowest expert), the chosen experts weighted
-        by their scores, renormalised (+ 1e-20) when norm_topk_prob, times
-        routed_scaling_factor; plus the shared experts' MLP."""
+    def v3_moe(self, L, h):
+        """Glm4MoeMoE and Dots1MoE (DeepseekV3MoE's): route_tokens_to_experts (sigmoid
+        scores; the choice from them plus e_score_correction_bias, in the topk_group groups
+        best by the sum of their two best, the others' experts out of the choice as vLLM's
+        grouped top-k leaves them (-inf; transformers masks them with 0.0, which differs
+        where a kept expert's choice is below 0); ties to the lowest expert), the chosen
+        experts weighted by their scores, renormalised (+ 1e-20) when norm_topk_prob, times
+        routed_scaling_factor; plus the shared experts' MLP, unscaled."""
         cfg = self.cfg
         E, G = cfg.experts, cfg.n_group
         scores = [1.0 / (1.0 + math.exp(-v)) for v in matvec(L.router, h)]
@@ -1696,7 +1725,7 @@ class Model(Decoder):
             x = add(x, [res * e for e in o])
             h = rmsnorm(x, L.post_norm, eps)
             y = (self.mlp(L.wgate, L.wup, L.wdown, h, act) if L.router is None
-                 else self.glm4_moe(L, h) if cfg.glm4_moe
+                 else self.v3_moe(L, h) if cfg.v3_moe
                  else self.gpt_oss_moe(L, h) if cfg.oss else self.moe(L, h))
             if L.mlp_out_norm is not None:
                 y = rmsnorm(y, L.mlp_out_norm, eps)
