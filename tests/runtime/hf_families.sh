@@ -59,7 +59,8 @@ both_decode() {
     got=$(json_field "$dir/hx.json" "d['prefill_tokens'] + d['tokens'][0]")
 }
 
-# PART: forward (1 and 3, one process at a time but for a few pairs of ranks), sharded
+# PART: forward (1 and 3: one helix at a time beside the forwards, but for six jobs of 2 and
+# 4 ranks, each a second or two), sharded
 # (2, every family on 2 and 4 ranks; makes its own bf16 checkpoints) or all (the default)
 part=${5:-all}
 case $part in
@@ -430,8 +431,9 @@ for mm in "gemma3 gemma3 gemma3mm" "qwen2 qwen2.5-vl qwen2vl" "qwen2 qwen2-vl qw
         [ "$want" = "$got" ] && [ "$got" = "${first[$1]-x}" ] ||
             { echo "FAIL: $2 ($form): other tokens than its text model"; fail=1; }
     done
-    # bf16, for the layouts under --check below
-    python3 "$(dirname "$0")/multimodal.py" "$dir/$1-bf16" "$dir/$3-bf16" $2 new ||
+    # bf16, for the layouts under --check (2.; the sharded part makes its own)
+    [ "$part" = forward ] ||
+        python3 "$(dirname "$0")/multimodal.py" "$dir/$1-bf16" "$dir/$3-bf16" $2 new ||
         { echo "FAIL: multimodal.py $2 bf16"; fail=1; }
 done
 # LLaVA-OneVision's text_config without a model_type: LlavaOnevisionConfig's qwen2 (its
