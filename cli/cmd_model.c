@@ -59,7 +59,8 @@ static void hlx_synth_usage(FILE *f)
 {
     fprintf(f,
         "usage: helix model synth --family dense|phi3|glm|glm4|gemma|gemma2|gemma3|\n"
-        "                                  internlm2|qwen2|qwen3|granite|smollm3|seed-oss|\n"
+        "                                  internlm2|qwen2|qwen3|granite|granitemoe|\n"
+        "                                  smollm3|seed-oss|\n"
         "                                  qwen2-moe|qwen3-moe|mixtral|glm4-moe|dots1|\n"
         "                                  deepseek-moe|gpt-oss|moe-mla|deepseek-v2\n"
         "                         --out DIR [--layers N] [--seed S] [--dtype bf16|f32|fp8]\n"
@@ -113,6 +114,12 @@ static void hlx_synth_usage(FILE *f)
         "                    FFN 64, softmax router, norm_topk_prob)\n"
         "  --family granite  GraniteForCausalLM: Llama's layer with Granite's multipliers\n"
         "                    (embedding 1.5, softmax scale 1/8, residual 0.8, logits / 8)\n"
+        "  --family granitemoe  GraniteMoeForCausalLM (Granite 3.0/3.1 MoE): granite's layer\n"
+        "                    and multipliers (residual 0.8 on the experts' output too), every\n"
+        "                    layer 8 experts top-2 (FFN 64, the best logits softmaxed),\n"
+        "                    stored fused output-major as Granite MoE's\n"
+        "                    (block_sparse_moe.input_linear [E, 2 x 64, H]: gate rows, then\n"
+        "                    up rows; output_linear [E, H, 64]; router.layer)\n"
         "  --family smollm3  SmolLM3ForCausalLM: the dense family's weights with every\n"
         "                    second layer's q and k unrotated (no_rope_layers [1, 0, ...]:\n"
         "                    SmolLM3 leaves one layer in 4 without RoPE)\n"
@@ -387,9 +394,12 @@ static hlx_status_t hlx_synth_fill(void *vctx, const hlx_hf_expect_t *t, size_t 
             b.ndim = 1;
             b.shape[0] = cols;
         }
-        for (j = 0; j < cols; j++)
-            dst[j] = bias ? 0.5f * hlx_ckpt_synth_value(c->seed, &b, row, j)
-                          : hlx_ckpt_synth_value(c->seed, t, row, j);
+        /* Granite MoE's fused experts are output-major [E][out][in]: their fan-in is the
+         * last dimension (the values' scale; their hash stays the tensor's) */
+        if (t->ndim == 3 && c->cfg.moe_gqa == HLX_HF_MOE_GRANITE)
+            b.shape[1] = t->shape[2];
+        for (j = 0; j < cols; j++) /* (b is t but for the two cases above) */
+            dst[j] = (bias ? 0.5f : 1.0f) * hlx_ckpt_synth_value(c->seed, &b, row, j);
         return HLX_OK;
     }
     /* fp8 weights: element (r, c)'s scale hlx_synth_fp8_scale, the weight stored divided by
@@ -443,6 +453,8 @@ static const struct {
     { "deepseek-moe", "DeepseekForCausalLM", "synth-deepseek-moe", 0, 0, 0, HLX_HF_MOE_DEEPSEEK,
       0 },
     { "granite", "GraniteForCausalLM", "synth-granite", 0, 0, 0, 0, 0 },
+    { "granitemoe", "GraniteMoeForCausalLM", "synth-granitemoe", 0, 0, 0, HLX_HF_MOE_GRANITE,
+      0 },
     { "smollm3", "SmolLM3ForCausalLM", "synth-smollm3", 0, 0, 0, 0, 0 },
     { "seed-oss", "SeedOssForCausalLM", "synth-seed-oss", 0, 1, 0, 0, 0 },
     { "gpt-oss", "GptOssForCausalLM", "synth-gpt-oss", 0, 1, 0, HLX_HF_MOE_GPT_OSS, 0 },
@@ -555,8 +567,8 @@ static void hlx_synth_config(hlx_hf_config_t *c, int dense, int v2, int layers,
             m->top_k = 2;
             m->expert_ffn = 64;
             m->dense_layers = layers > 1 && c->moe_gqa == HLX_HF_MOE_QWEN3 ? 1 : 0;
-            if (c->moe_gqa == HLX_HF_MOE_MIXTRAL)
-                m->ffn = m->expert_ffn;
+            if (c->moe_gqa == HLX_HF_MOE_MIXTRAL || c->moe_gqa == HLX_HF_MOE_GRANITE)
+                m->ffn = m->expert_ffn; /* granitemoe: granite's multipliers, above */
             hlx_hf_gating_set(c, HLX_MOE_SOFTMAX, 1, 1.0, 1, 1);
             if (c->moe_gqa == HLX_HF_MOE_QWEN2) {
                 m->top_k = 4;
@@ -1033,19 +1045,16 @@ restore:
     return st == HLX_OK ? 0 : hlx_status_exit_code(st);
 }
 
-/* gpt-oss's experts as its checkpoints store them: the per-expert entries of the list
- * (the views the reader makes, hlx_hf_expert_views) replaced, per layer, by the fused
- * mlp.experts.gate_up_proj [E, H, 2 Fe] (gate and up interleaved), gate_up_proj_bias
- * [E, 2 Fe], down_proj [E, Fe, H] and down_proj_bias [E, H], at the first expert's place. */
-static hlx_status_t hlx_synth_gpt_oss_list(const hlx_hf_config_t *c, hlx_hf_expect_t *list,
-                                           size_t *n_p, char *err, size_t errlen)
+/* Fused experts as their checkpoints store them: the per-expert entries of the list (the
+ * views the reader makes, hlx_hf_expert_views) replaced, per layer, by the nf entries of
+ * fused (each name a format of the layer number), at the first expert's place. */
+static hlx_status_t hlx_synth_fused_list(hlx_hf_expect_t *list, size_t *n_p,
+                                         const hlx_hf_expect_t *fused, size_t nf, char *err,
+                                         size_t errlen)
 {
-    static const char *const fused[4] = { "gate_up_proj", "gate_up_proj_bias", "down_proj",
-                                          "down_proj_bias" };
-    const int64_t E = c->m.experts, H = c->m.hidden, Fe = c->m.expert_ffn;
-    hlx_hf_expect_t *out = malloc((*n_p + 4) * sizeof(*out));
-    size_t i, n = 0;
-    int l, e, k, at;
+    hlx_hf_expect_t *out = malloc((*n_p + nf) * sizeof(*out));
+    size_t i, k, n = 0;
+    int l, e, at;
 
     if (out == NULL) {
         snprintf(err, errlen, "out of memory");
@@ -1060,24 +1069,55 @@ static hlx_status_t hlx_synth_gpt_oss_list(const hlx_hf_config_t *c, hlx_hf_expe
         }
         if (e != 0 || strcmp(list[i].name + at, "gate_proj.weight"))
             continue; /* in the fused ones */
-        for (k = 0; k < 4; k++) { /* 6 per-expert entries or more gave way to these */
-            hlx_hf_expect_t *f = &out[n++];
-            const int bias = k % 2, gu = k < 2;
-            memset(f, 0, sizeof(*f));
-            f->ndim = bias ? 2 : 3;
-            f->shape[0] = E;
-            f->shape[1] = bias ? (gu ? 2 * Fe : H) : (gu ? H : Fe);
-            f->shape[2] = bias ? 0 : gu ? 2 * Fe : H;
-            snprintf(f->name, sizeof(f->name), "model.layers.%d.mlp.experts.%s", l, fused[k]);
-            f->dtype = c->st_dtype;
-            f->cls = HLX_HFC_EXPERT;
-            f->split = HLX_HFS_EXPERT;
+        for (k = 0; k < nf; k++, n++) { /* 3 per-expert entries or more gave way to these */
+            out[n] = fused[k];
+            snprintf(out[n].name, sizeof(out[n].name), fused[k].name, l);
         }
     }
     memcpy(list, out, n * sizeof(*out));
     free(out);
     *n_p = n;
     return HLX_OK;
+}
+
+/* One fused entry of E experts (a format of the layer number): [E][d1][d2], or [E][d1]
+ * where d2 is 0. */
+static void hlx_synth_fused_entry(hlx_hf_expect_t *f, const hlx_hf_config_t *c,
+                                  const char *name, int64_t d1, int64_t d2)
+{
+    memset(f, 0, sizeof(*f));
+    f->ndim = d2 ? 3 : 2;
+    f->shape[0] = c->m.experts;
+    f->shape[1] = d1;
+    f->shape[2] = d2;
+    snprintf(f->name, sizeof(f->name), "%s", name);
+    f->dtype = c->st_dtype;
+    f->cls = HLX_HFC_EXPERT;
+    f->split = HLX_HFS_EXPERT;
+}
+
+/* gpt-oss's: mlp.experts.gate_up_proj [E, H, 2 Fe] (gate and up interleaved),
+ * gate_up_proj_bias [E, 2 Fe], down_proj [E, Fe, H] and down_proj_bias [E, H]. Granite
+ * MoE's: block_sparse_moe.input_linear.weight [E, 2 Fe, H] (gate rows, then up rows) and
+ * output_linear.weight [E, H, Fe], output-major. */
+static hlx_status_t hlx_synth_experts_list(const hlx_hf_config_t *c, hlx_hf_expect_t *list,
+                                           size_t *n_p, char *err, size_t errlen)
+{
+    const int64_t H = c->m.hidden, Fe = c->m.expert_ffn;
+    hlx_hf_expect_t f[4];
+
+    if (c->moe_gqa == HLX_HF_MOE_GRANITE) {
+        hlx_synth_fused_entry(&f[0], c, "model.layers.%d.block_sparse_moe.input_linear.weight",
+                              2 * Fe, H);
+        hlx_synth_fused_entry(&f[1], c, "model.layers.%d.block_sparse_moe.output_linear.weight",
+                              H, Fe);
+        return hlx_synth_fused_list(list, n_p, f, 2, err, errlen);
+    }
+    hlx_synth_fused_entry(&f[0], c, "model.layers.%d.mlp.experts.gate_up_proj", H, 2 * Fe);
+    hlx_synth_fused_entry(&f[1], c, "model.layers.%d.mlp.experts.gate_up_proj_bias", 2 * Fe, 0);
+    hlx_synth_fused_entry(&f[2], c, "model.layers.%d.mlp.experts.down_proj", Fe, H);
+    hlx_synth_fused_entry(&f[3], c, "model.layers.%d.mlp.experts.down_proj_bias", H, 0);
+    return hlx_synth_fused_list(list, n_p, f, 4, err, errlen);
 }
 
 static int hlx_cmd_model_synth(int argc, char **argv)
@@ -1184,9 +1224,10 @@ static int hlx_cmd_model_synth(int argc, char **argv)
                      dtype);
     if (model != NULL && hlx_synth_model(&ctx.cfg, model, (int)layers) != 0)
         return 2;
-    if (hlx_hf_gpt_oss(&ctx.cfg) && ctx.cfg.fp8) { /* its reader takes no quantized experts */
-        fprintf(stderr, "helix model synth: --dtype fp8: not with --family gpt-oss (its fused "
-                "experts are read in bf16 or f32); give bf16 or f32\n");
+    if ((hlx_hf_gpt_oss(&ctx.cfg) || ctx.cfg.moe_gqa == HLX_HF_MOE_GRANITE) && ctx.cfg.fp8) {
+        /* their readers take no quantized experts */
+        fprintf(stderr, "helix model synth: --dtype fp8: not with --family %s (its fused "
+                "experts are read in bf16 or f32); give bf16 or f32\n", family);
         return 2;
     }
     ctx.seed = (uint64_t)seed;
@@ -1232,8 +1273,8 @@ static int hlx_cmd_model_synth(int argc, char **argv)
     if (kvs_head)
         ctx.cfg.kv_scales = HLX_HF_KV_SCALES_HEAD;
     st = hlx_hf_expect(&ctx.cfg, &list, &n, err, sizeof(err));
-    if (st == HLX_OK && hlx_hf_gpt_oss(&ctx.cfg))
-        st = hlx_synth_gpt_oss_list(&ctx.cfg, list, &n, err, sizeof(err));
+    if (st == HLX_OK && (hlx_hf_gpt_oss(&ctx.cfg) || ctx.cfg.moe_gqa == HLX_HF_MOE_GRANITE))
+        st = hlx_synth_experts_list(&ctx.cfg, list, &n, err, sizeof(err));
     if (st == HLX_OK)
         st = hlx_synth_mtp_list(&ctx, &list, &n, err, sizeof(err));
     for (i = 0; st == HLX_OK && ctx.cfg.fp8_form == HLX_HF_QF_CT && i < n; i++)

@@ -1383,13 +1383,48 @@ static hlx_status_t hlx_view_mx(hlx_ckpt_t *ck, const hlx_ckpt_view_t *v, const 
     return HLX_OK;
 }
 
+/* An output-major view (hlx_ckpt_view_t.omajor) of f, [experts][cols][in] as checked: its
+ * expert's rows c0 + step x o, each in elements, read as a stored [out][in] weight whose
+ * rows lie in x step apart; no bytes of its own (begin == end). */
+static hlx_status_t hlx_view_rows(hlx_ckpt_t *ck, const hlx_ckpt_view_t *v, const char *name,
+                                  const hlx_ckpt_tensor_t *f, hlx_ckpt_tensor_t *out)
+{
+    const int64_t step = v->step > 1 ? v->step : 1;
+    uint64_t at, off;
+
+    /* the first element: (index * cols + c0) * in elements into f */
+    if (__builtin_mul_overflow((uint64_t)v->index, (uint64_t)v->cols, &at) ||
+        __builtin_add_overflow(at, (uint64_t)v->c0, &at) ||
+        __builtin_mul_overflow(at, (uint64_t)v->in, &at) ||
+        __builtin_mul_overflow(at, (uint64_t)hlx_st_dtype_size(f->dtype), &off) ||
+        __builtin_add_overflow(off, f->begin, &off) || off >= f->end ||
+        __builtin_mul_overflow((uint64_t)v->out, (uint64_t)v->in, &out->numel))
+        return hlx_errbuf(hlx_ckpt_terr, sizeof(hlx_ckpt_terr), HLX_ERR_INVALID,
+                          "%s: tensor %s: expert %lld's offset overflows",
+                          ck->files[f->file].shown, f->name, (long long)v->index);
+    if ((out->name = strdup(name)) == NULL)
+        return hlx_errbuf(hlx_ckpt_terr, sizeof(hlx_ckpt_terr), HLX_ERR_NOMEM, "out of memory");
+    out->dtype = f->dtype;
+    out->ndim = 2;
+    out->shape[0] = v->out;
+    out->shape[1] = v->in;
+    out->begin = out->end = off;
+    out->file = f->file;
+    out->fused = f;
+    out->stride = v->in * step;
+    out->omajor = 1;
+    return HLX_OK;
+}
+
 /* One view: checks its tensor (stored, [experts][in][cols] exactly, or [experts][cols] for
  * a 1-D view; floating point) and its columns (c0 + step x (out - 1) inside cols), every
  * byte offset overflow-checked, and fills out (its name owned by the caller's list from
  * here on). */
 static hlx_status_t hlx_view_one(hlx_ckpt_t *ck, const hlx_ckpt_view_t *v, hlx_ckpt_tensor_t *out)
 {
-    const int64_t want3[3] = { v->experts, v->in, v->cols }, want2[2] = { v->experts, v->cols };
+    const int64_t want3[3] = { v->experts, v->omajor ? v->cols : v->in,
+                               v->omajor ? v->in : v->cols },
+                  want2[2] = { v->experts, v->cols };
     const int nd = v->vec ? 2 : 3;
     const int64_t *want = v->vec ? want2 : want3, step = v->step > 1 ? v->step : 1;
     char mapped[256], fmapped[256], have[160], exp[160];
@@ -1413,15 +1448,19 @@ static hlx_status_t hlx_view_one(hlx_ckpt_t *ck, const hlx_ckpt_view_t *v, hlx_c
         return hlx_errbuf(hlx_ckpt_terr, sizeof(hlx_ckpt_terr), HLX_ERR_MISMATCH,
                           "%s: tensor %s: shape %s, expected %s (%s)", file, f->name, have, exp,
                           v->vec ? "fused expert biases: [experts, out]"
-                                 : "fused experts: [experts, in, out], input-major");
+                          : v->omajor ? "fused experts: [experts, out, in], output-major"
+                                      : "fused experts: [experts, in, out], input-major");
     }
     if (f->dtype != HLX_ST_F32 && f->dtype != HLX_ST_BF16 && f->dtype != HLX_ST_F16)
         return hlx_errbuf(hlx_ckpt_terr, sizeof(hlx_ckpt_terr), HLX_ERR_MISMATCH,
                           "%s: tensor %s: dtype %s: fused %s are read in F32, BF16 or F16 "
                           "(quantized fused experts are not read)", file, f->name,
                           hlx_st_dtype_name(f->dtype), v->vec ? "expert biases" : "3-D experts");
-    if ((st = hlx_view_place(ck, v, name, f, "columns", "fused")) != HLX_OK)
+    if ((st = hlx_view_place(ck, v, name, f, v->omajor ? "rows" : "columns", "fused")) !=
+        HLX_OK)
         return st;
+    if (v->omajor && !v->vec)
+        return hlx_view_rows(ck, v, name, f, out);
     /* the first element: (index * in * cols + c0) elements into f ((index * cols + c0) for
      * a row of a 2-D one) */
     if (__builtin_mul_overflow((uint64_t)v->index, (uint64_t)(v->vec ? 1 : v->in), &at) ||
@@ -1805,7 +1844,7 @@ hlx_status_t hlx_ckpt_read_block(hlx_ckpt_t *ck, const hlx_ckpt_tensor_t *t, int
 
     if (t->mxs != NULL)
         return hlx_ck_read_mx(ck, t, r0, nr, c0, nc, transpose, dst, dst_dtype, ld);
-    if (t->fused != NULL && t->ndim == 2) {
+    if (t->fused != NULL && t->ndim == 2 && !t->omajor) {
         /* a view [out][in] of input-major rows: the block read from them, the other way */
         hlx_ckpt_tensor_t sv = *t;
         if (r0 < 0 || nr < 0 || c0 < 0 || nc < 0 || r0 > t->shape[0] - nr ||

@@ -154,6 +154,7 @@ typedef enum hlx_hf_base {
     HLX_HF_BASE_SMOLLM3, HLX_HF_BASE_SEED_OSS, HLX_HF_BASE_GEMMA, HLX_HF_BASE_GEMMA2,
     HLX_HF_BASE_GEMMA3, HLX_HF_BASE_DEEPSEEK, HLX_HF_BASE_DEEPSEEK_V2,
     HLX_HF_BASE_DEEPSEEK_V3, HLX_HF_BASE_GPT_OSS, HLX_HF_BASE_DOTS1,
+    HLX_HF_BASE_GRANITE_MOE,
     HLX_HF_NBASES
 } hlx_hf_base_t;
 
@@ -164,6 +165,7 @@ static const char *const hlx_hf_base_names[HLX_HF_NBASES] = {
     "seed_oss", "gemma",
     "gemma2",
     "gemma3", "deepseek", "deepseek_v2", "deepseek_v3", "gpt_oss", "dots1",
+    "granitemoe",
 };
 
 /* How a multimodal class's text model is read beyond HLX_HF_NESTED (none for Gemma 3's,
@@ -253,6 +255,11 @@ static const hlx_hf_arch_row_t hlx_hf_archs[] = {
       0, 0, 1e-6 },
     { "GraniteForCausalLM", "granite", HLX_HF_BASE_GRANITE, 0, HLX_HF_DENSE, 0, 0, 0, 0, 0, 0,
       1e-6 },
+    /* Granite 3.0 and 3.1 MoE (1b-a400m, 3b-a800m): Granite's layer and multipliers with
+     * Mixtral's routing over experts stored fused, output-major (hlx_cfg_granitemoe,
+     * hlx_hf_granite_views) */
+    { "GraniteMoeForCausalLM", "granitemoe", HLX_HF_BASE_GRANITE_MOE, 0, HLX_HF_DENSE, 0, 0,
+      0, HLX_HF_MOE_GRANITE, 0, 0, 1e-6 },
     /* SmolLM3: Llama's layer with every no_rope_layer_interval-th layer unrotated (NoPE) */
     { "SmolLM3ForCausalLM", "smollm3", HLX_HF_BASE_SMOLLM3, 0, HLX_HF_DENSE, 0, 0, 0, 0, 0, 0,
       1e-6 },
@@ -440,7 +447,7 @@ static int hlx_hf_gemma1(const hlx_hf_config_t *c)
 
 int hlx_hf_granite(const hlx_hf_config_t *c)
 {
-    return hlx_hf_base(c) == HLX_HF_BASE_GRANITE;
+    return hlx_hf_base(c) == HLX_HF_BASE_GRANITE || hlx_hf_base(c) == HLX_HF_BASE_GRANITE_MOE;
 }
 
 /* Mistral's layer and MistralConfig's defaults: MistralForCausalLM, or Mistral3's or a
@@ -2929,6 +2936,41 @@ static hlx_status_t hlx_cfg_granite(hlx_jdoc_t *doc, hlx_model_t *m)
     return HLX_OK;
 }
 
+/* GraniteMoeForCausalLM (GraniteMoeConfig; vLLM's granitemoe.py): Granite's layer
+ * (hlx_cfg_granite's multipliers, residual_multiplier on the routed FFN's output too) where
+ * every layer's FFN is num_local_experts (8) experts of intermediate_size, the
+ * num_experts_per_tok (2) best router logits softmaxed among themselves (GraniteMoeTopKGating;
+ * vLLM's renormalised softmax over all, the same weights). Its attention takes head_dim as
+ * hidden_size / num_attention_heads whatever the key says, and no biases in vLLM (transformers
+ * reads attention_bias: refused by hlx_cfg_dense). Refused: a head_dim other than that, a
+ * position_embedding_type other than "rope" (transformers' NoPE where vLLM rotates), quantized
+ * weights (the fused experts are read in the checkpoint's float dtype). */
+static hlx_status_t hlx_cfg_granitemoe(hlx_jdoc_t *doc, hlx_hf_config_t *c)
+{
+    const hlx_model_t *m = &c->m;
+    json_t *q = json_object_get(hlx_jdoc_root(doc), "quantization_config");
+    char pe[16];
+    hlx_status_t st;
+
+    if ((int64_t)m->hidden % m->q_heads != 0 || m->head_dim != m->hidden / m->q_heads)
+        return hlx_jdoc_fail(doc, hlx_cfg_absent(doc, "head_dim") ? "/num_attention_heads"
+                                                                  : "/head_dim",
+                             HLX_ERR_PARSE, "GraniteMoeForCausalLM takes hidden_size / "
+                             "num_attention_heads as its head size, whole: %d x %d is not "
+                             "hidden_size %d", m->head_dim, m->q_heads, m->hidden);
+    HLX_TRY(hlx_cfg_str(doc, "position_embedding_type", "rope", pe, sizeof(pe)));
+    if (strcmp(pe, "rope"))
+        return hlx_jdoc_fail(doc, "/position_embedding_type", HLX_ERR_UNSUPPORTED,
+                             "\"%s\": transformers leaves q and k unrotated, vLLM's "
+                             "GraniteMoeForCausalLM rotates them: the two decode differently "
+                             "(Granite MoE's releases say \"rope\" or leave it out)", pe);
+    if (q != NULL && !json_is_null(q))
+        return hlx_jdoc_fail(doc, "/quantization_config", HLX_ERR_UNSUPPORTED,
+                             "GraniteMoeForCausalLM's experts are read fused in the "
+                             "checkpoint's float dtype (F32, BF16, F16), not quantized");
+    return hlx_cfg_mixtral(doc, c); /* Mixtral's expert keys, defaults and routing */
+}
+
 /* Idefics3's or SmolVLM's config without a text_config (or a null one): Idefics3Config and
  * SmolVLMConfig then build LlamaConfig's defaults with rms_norm_eps 1e-5 (*eps_p), the top
  * level's keys being theirs, not the text model's. Read as an empty text_config. */
@@ -3098,6 +3140,8 @@ static hlx_status_t hlx_cfg_dense(hlx_jdoc_t *doc, hlx_hf_config_t *c)
         return hlx_cfg_deepseek_moe(doc, c);
     if (c->moe_gqa == HLX_HF_MOE_GPT_OSS)
         return hlx_cfg_gpt_oss(doc, c);
+    if (c->moe_gqa == HLX_HF_MOE_GRANITE)
+        return hlx_cfg_granitemoe(doc, c);
     if (c->moe_gqa)
         return hlx_cfg_qwen3_moe(doc, c);
     if (hlx_hf_row(c->arch)->rotary != 0)
@@ -3526,7 +3570,8 @@ char *hlx_hf_config_text(const hlx_hf_config_t *c)
         }
         if (m->qk_norm && c->moe_gqa != HLX_HF_MOE_GLM4) /* Qwen3: q, k, v and o unbiased */
             json_object_set_new(o, "attention_bias", json_false());
-        if (c->moe_gqa == HLX_HF_MOE_MIXTRAL) { /* every layer: intermediate_size experts */
+        if (c->moe_gqa == HLX_HF_MOE_MIXTRAL || c->moe_gqa == HLX_HF_MOE_GRANITE) {
+            /* Mixtral, Granite MoE: every layer intermediate_size experts */
             json_object_set_new(o, "num_local_experts", json_integer(m->experts));
             json_object_set_new(o, "num_experts_per_tok", json_integer(m->top_k));
         } else if (c->moe_gqa == HLX_HF_MOE_GLM4) { /* GLM-4.5, dots.llm1: DeepSeek-V3's */
@@ -3961,6 +4006,9 @@ hlx_status_t hlx_hf_expect(const hlx_hf_config_t *c, hlx_hf_expect_t **list_p, s
             if (c->moe_gqa == HLX_HF_MOE_GPT_OSS) /* gpt-oss's router, with its bias */
                 HLX_ADD(hlx_elist_add(&l, dt, HLX_HFC_ROUTER, HLX_HFS_REPLICATED, m->experts, H,
                                       "%smlp.router.weight", p));
+            else if (c->moe_gqa == HLX_HF_MOE_GRANITE) /* GraniteMoeTopKGating's */
+                HLX_ADD(hlx_elist_add(&l, dt, HLX_HFC_ROUTER, HLX_HFS_REPLICATED, m->experts, H,
+                                      "%sblock_sparse_moe.router.layer.weight", p));
             else
                 HLX_ADD(hlx_elist_add(&l, dt, HLX_HFC_ROUTER, HLX_HFS_REPLICATED, m->experts, H,
                                       "%s%s.gate.weight", p, mn->block));
@@ -4244,6 +4292,67 @@ void hlx_hf_settle(hlx_ckpt_t *ck, hlx_hf_config_t *c)
         c->kv_scales = HLX_HF_KV_SCALES_TENSOR;
 }
 
+/* Granite MoE's routed experts, as transformers' GraniteMoeParallelExperts holds them and
+ * vLLM's granitemoe.py splits them: layer l's block_sparse_moe.input_linear.weight
+ * [E, 2 x I, hidden] (each expert's gate rows, then its up rows: chunk(2, dim=-1) of the
+ * output, vLLM's w1 and w3) and output_linear.weight [E, hidden, I] (w2), output-major
+ * (nn.Linear's [out][in] per expert), read through output-major views named as the runtime's
+ * per-expert weights (mlp.experts.e.{gate,up,down}_proj.weight). */
+static hlx_status_t hlx_hf_granite_views(hlx_ckpt_t *ck, const hlx_hf_config_t *c)
+{
+    static const char *const part[3] = { "gate_proj", "up_proj", "down_proj" };
+    const hlx_model_t *m = &c->m;
+    const int64_t Fe = m->expert_ffn, H = m->hidden;
+    hlx_ckpt_view_t *v;
+    size_t n = 0, count;
+    hlx_status_t st;
+    int l, e, k;
+
+    if (m->layers <= m->dense_layers || m->experts < 1)
+        return hlx_ckpt_set_views(ck, NULL, 0);
+    /* the fused tensors' experts against config.json's first: a count the checkpoint does
+     * not hold is named as such, not tried as 3 views per expert and layer */
+    for (l = m->dense_layers; l < m->layers; l++)
+        for (k = 0; k < 2; k++) {
+            const hlx_ckpt_tensor_t *t;
+            char fn[112];
+            snprintf(fn, sizeof(fn), "model.layers.%d.block_sparse_moe.%s_linear.weight", l,
+                     k ? "output" : "input");
+            if ((t = hlx_ckpt_find(ck, fn)) != NULL && (t->ndim < 1 || t->shape[0] != m->experts))
+                return hlx_ckpt_set_error(ck, HLX_ERR_MISMATCH, "%s: tensor %s: %lld experts, "
+                                          "where config.json gives %d",
+                                          hlx_ckpt_file_path(ck, t->file), t->name,
+                                          t->ndim < 1 ? 0LL : (long long)t->shape[0],
+                                          m->experts);
+        }
+    if (__builtin_mul_overflow((size_t)(m->layers - m->dense_layers), (size_t)m->experts,
+                               &count) ||
+        __builtin_mul_overflow(count, (size_t)3, &count) ||
+        (v = calloc(count, sizeof(*v))) == NULL)
+        return hlx_ckpt_set_error(ck, HLX_ERR_NOMEM, "%s: %d layers of %d experts: out of "
+                                  "memory", hlx_ckpt_dir(ck), m->layers, m->experts);
+    for (l = m->dense_layers; l < m->layers; l++)
+        for (e = 0; e < m->experts; e++)
+            for (k = 0; k < 3; k++, n++) {
+                hlx_ckpt_view_t *x = &v[n];
+                snprintf(x->name, sizeof(x->name), "model.layers.%d.mlp.experts.%d.%s.weight",
+                         l, e, part[k]);
+                snprintf(x->fused, sizeof(x->fused),
+                         "model.layers.%d.block_sparse_moe.%s_linear.weight", l,
+                         k < 2 ? "input" : "output");
+                x->omajor = 1;
+                x->experts = m->experts;
+                x->index = e;
+                x->in = k < 2 ? H : Fe;
+                x->cols = k < 2 ? 2 * Fe : H; /* the fused rows */
+                x->out = k < 2 ? Fe : H;
+                x->c0 = k == 1 ? Fe : 0; /* gate the first half, up the second */
+            }
+    st = hlx_ckpt_set_views(ck, v, n);
+    free(v);
+    return st;
+}
+
 /* Qwen3-VL-MoE's routed experts, as transformers saves them (Qwen3VLMoeTextExperts) and
  * vLLM reads them (qwen3_vl_moe.py: each fused tensor split per expert, gate_up_proj's last
  * dimension in two halves, gate then up, each transposed to nn.Linear's [out][in]): layer l's
@@ -4269,6 +4378,8 @@ static hlx_status_t hlx_hf_expert_views(hlx_ckpt_t *ck, const hlx_hf_config_t *c
     hlx_status_t st;
     int l, e, k, mxl, nfl;
 
+    if (c->moe_gqa == HLX_HF_MOE_GRANITE)
+        return hlx_hf_granite_views(ck, c);
     if (!hlx_hf_qwen3_vl_moe(c) && !oss)
         return hlx_ckpt_set_views(ck, NULL, 0);
     if (m->layers <= m->dense_layers || m->experts < 1)
@@ -4486,6 +4597,13 @@ void hlx_hf_ckpt_name(const hlx_hf_config_t *c, const char *key, char *name, siz
         sscanf(key, "model.layers.%d.mlp.gate.%15[a-z]%n", &l, what, &n) == 2 &&
         key[n] == '\0' && (!strcmp(what, "weight") || !strcmp(what, "bias"))) {
         snprintf(name, len, "model.layers.%d.mlp.router.%s", l, what);
+        return;
+    }
+    n = 0;
+    /* Granite MoE's router (its experts: views under the keys' own names) */
+    if (c->moe_gqa == HLX_HF_MOE_GRANITE &&
+        sscanf(key, "model.layers.%d.mlp.gate.weight%n", &l, &n) == 1 && key[n] == '\0') {
+        snprintf(name, len, "model.layers.%d.block_sparse_moe.router.layer.weight", l);
         return;
     }
     n = 0;

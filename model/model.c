@@ -100,7 +100,7 @@ static const hlx_jfield_t hlx_model_fields[] = {
       "none)" },
     { "residual_mult", HLX_JT_DOUBLE, offsetof(hlx_model_raw_t, m.residual_mult), 0, 1e-9,
       1e9, 0, "each layer's attention and FFN outputs times residual_mult before they join the "
-      "residual (Granite's residual_multiplier; gqa, dense FFN; default 0: none)" },
+      "residual (Granite's residual_multiplier; gqa, dense or routed FFN; default 0: none)" },
     { "logits_scale", HLX_JT_DOUBLE, offsetof(hlx_model_raw_t, m.logits_scale), 0, 1e-9, 1e9,
       0, "the logits divided by logits_scale (Granite's logits_scaling; default 0: none)" },
     { "tie_embeddings", HLX_JT_BOOL, offsetof(hlx_model_raw_t, m.tie_embeddings), 0, 0, 1, 0,
@@ -537,9 +537,10 @@ static hlx_status_t hlx_model_validate(hlx_jdoc_t *doc, hlx_model_raw_t *r)
     if (m->embed_mult > 0.0 && (m->attn == HLX_ATTN_MLA || m->embed_scale))
         return HLX_MFAIL("embed_mult", "only with \"attn\": \"gqa\" and without embed_scale "
                          "(one factor)");
-    if (m->residual_mult > 0.0 && (m->attn == HLX_ATTN_MLA || m->experts > 0))
-        return HLX_MFAIL("residual_mult", "only with \"attn\": \"gqa\" and a dense FFN (no "
-                         "experts)");
+    /* with experts too (Granite MoE): the runtime scales the FFN's summed output, dense or
+     * routed, before the residual add (hlx_phase_residual) */
+    if (m->residual_mult > 0.0 && m->attn == HLX_ATTN_MLA)
+        return HLX_MFAIL("residual_mult", "only with \"attn\": \"gqa\"");
     if (m->attn == HLX_ATTN_MLA && hlx_has(root, "attn_scalar"))
         return HLX_MFAIL("attn_scalar", "only with \"attn\": \"gqa\" (MLA's scale follows its "
                          "own rule)");

@@ -73,6 +73,10 @@ typedef struct hlx_ckpt_tensor {
     const struct hlx_ckpt_tensor *fused;
     int64_t        stride;      /* a view: elements between its stored rows (cols) */
     int64_t        cstep;       /* a view: elements between its stored columns (0: 1) */
+    /* An output-major view (hlx_ckpt_view_t.omajor): its [out][in] element (o, i) at begin +
+     * (o * stride + i) elements, read as a stored [out][in] weight is (stride: in times the
+     * view's step) */
+    int            omajor;
     /* An MXFP4 view (hlx_ckpt_view_t.mx): fused is the X_blocks tensor, mxs X_scales; its
      * row o is stored row mxrow + o x cstep of them ([rows][in / 32][16] and [rows][in / 32]
      * flattened); NULL otherwise */
@@ -186,6 +190,11 @@ typedef struct hlx_ckpt_view {
      * the expert's cols, decoded (model/hlx_mxfp4.h); its dtype BF16, which holds every
      * MXFP4 value exactly */
     int     mx;
+    /* Output-major (Granite MoE's GraniteMoeParallelExperts: input_linear [experts][2 x
+     * intermediate][hidden], output_linear [experts][hidden][intermediate], nn.Linear's
+     * orientation per expert): fused is [experts][cols][in] exactly, the view's row o its
+     * expert's row c0 + step x o, read as stored (no transpose); F32, BF16 or F16 */
+    int     omajor;
 } hlx_ckpt_view_t;
 
 /* Makes each of v[0, n) a tensor that hlx_ckpt_find, hlx_ckpt_get and the reads take like
@@ -326,6 +335,7 @@ typedef enum hlx_hf_family {
 #define HLX_HF_MOE_GLM4    4
 #define HLX_HF_MOE_DEEPSEEK 5
 #define HLX_HF_MOE_GPT_OSS 6
+#define HLX_HF_MOE_GRANITE 7
 
 /* What config.json says beyond hlx_model_t. */
 typedef struct hlx_hf_config {
@@ -393,7 +403,10 @@ typedef struct hlx_hf_config {
      * DeepSeek-MoE: the same names without the correction bias, a softmax gate),
      * HLX_HF_MOE_GPT_OSS (GptOssForCausalLM: mlp.router.weight and .bias, the experts fused
      * in mlp.experts.gate_up_proj, down_proj and their biases, read through views under the
-     * DeepSeek names) */
+     * DeepSeek names), HLX_HF_MOE_GRANITE (GraniteMoeForCausalLM: the router
+     * block_sparse_moe.router.layer.weight, the experts fused output-major in
+     * block_sparse_moe.input_linear.weight and output_linear.weight, read through views
+     * under the DeepSeek names) */
     int             moe_gqa;
     /* num_nextn_predict_layers (GLM-4.5, DeepSeek-V3): multi-token-prediction layers stored
      * as model.layers.{num_hidden_layers + i}.*, which decode without speculative decoding

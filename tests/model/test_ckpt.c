@@ -1144,8 +1144,8 @@ static void test_views(void **state)
     const hlx_test_st_t ts[2] = { { "f", "F32", 3, { 2, 3, 4 }, f, sizeof(f) },
                          { "q", "I8", 3, { 2, 3, 4 }, q, sizeof(q) } };
     const int64_t shape[2] = { 2, 3 };
-    hlx_ckpt_view_t v[2] = { { "g.weight", "f", 2, 3, 4, 1, 0, 2, 0, 0, 0 },
-                             { "u.weight", "f", 2, 3, 4, 1, 2, 2, 0, 0, 0 } };
+    hlx_ckpt_view_t v[2] = { { "g.weight", "f", 2, 3, 4, 1, 0, 2, 0, 0, 0, 0 },
+                             { "u.weight", "f", 2, 3, 4, 1, 2, 2, 0, 0, 0, 0 } };
     const hlx_ckpt_tensor_t *t;
     char err[512], dir[512];
     hlx_ckpt_t *ck;
@@ -1214,10 +1214,10 @@ static void test_views_step(void **state)
     const hlx_test_st_t ts[2] = { { "f", "F32", 3, { 2, 3, 4 }, f, sizeof(f) },
                                   { "b", "BF16", 2, { 2, 4 }, b, sizeof(b) } };
     const int64_t shape[2] = { 2, 3 }, bshape[1] = { 2 };
-    hlx_ckpt_view_t v[4] = { { "g.weight", "f", 2, 3, 4, 1, 0, 2, 2, 0, 0 },
-                             { "u.weight", "f", 2, 3, 4, 1, 1, 2, 2, 0, 0 },
-                             { "g.bias", "b", 2, 0, 4, 1, 0, 2, 2, 1, 0 },
-                             { "u.bias", "b", 2, 0, 4, 0, 1, 2, 2, 1, 0 } };
+    hlx_ckpt_view_t v[4] = { { "g.weight", "f", 2, 3, 4, 1, 0, 2, 2, 0, 0, 0 },
+                             { "u.weight", "f", 2, 3, 4, 1, 1, 2, 2, 0, 0, 0 },
+                             { "g.bias", "b", 2, 0, 4, 1, 0, 2, 2, 1, 0, 0 },
+                             { "u.bias", "b", 2, 0, 4, 0, 1, 2, 2, 1, 0, 0 } };
     const hlx_ckpt_tensor_t *t;
     char err[512], dir[512];
     hlx_ckpt_t *ck;
@@ -1277,6 +1277,80 @@ static void test_views_step(void **state)
     hlx_ckpt_close(ck);
 }
 
+/* hlx_ckpt_set_views output-major (Granite MoE's input_linear [E][2 x I][H]): a fused BF16
+ * [2][4][3] tensor (element (e, r, i) = 100 e + 10 r + i, exact in bf16) read as expert 1's
+ * gate (rows 0, 1) and up (rows 2, 3) [out][in]: plainly, transposed, bf16 to bf16 both
+ * ways (the row copy and the transposing path), a block of it; the same rows with a step
+ * of 2 (rows 1, 3); its [experts, out, in] shape checked, named output-major, and a row
+ * range past the expert's refused. */
+static void test_views_omajor(void **state)
+{
+    uint16_t f[2 * 4 * 3], ob[8];
+    float out[8];
+    const hlx_test_st_t ts[1] = { { "f", "BF16", 3, { 2, 4, 3 }, f, sizeof(f) } };
+    const int64_t shape[2] = { 2, 3 };
+    hlx_ckpt_view_t v[2] = { { "g.weight", "f", 2, 3, 4, 1, 0, 2, 0, 0, 0, 1 },
+                             { "u.weight", "f", 2, 3, 4, 1, 2, 2, 0, 0, 0, 1 } };
+    const hlx_ckpt_tensor_t *t;
+    char err[512], dir[512];
+    hlx_ckpt_t *ck;
+    int e, r, i, o;
+
+    (void)state;
+    for (e = 0; e < 2; e++)
+        for (r = 0; r < 4; r++)
+            for (i = 0; i < 3; i++) {
+                float x = (float)(100 * e + 10 * r + i);
+                uint32_t u;
+                memcpy(&u, &x, 4);
+                f[(e * 4 + r) * 3 + i] = (uint16_t)(u >> 16);
+            }
+    snprintf(dir, sizeof(dir), "%s/views_omajor", g_tmp);
+    hlx_test_write_st(dir, ts, 1);
+    assert_int_equal(hlx_ckpt_open(dir, &ck, err, sizeof(err)), HLX_OK);
+    if (hlx_ckpt_set_views(ck, v, 2) != HLX_OK)
+        fail_msg("%s", hlx_ckpt_error(ck));
+    assert_int_equal(hlx_ckpt_get(ck, "u.weight", 2, shape, &t), HLX_OK);
+    assert_true(t->fused == hlx_ckpt_find(ck, "f") && t->begin == t->end && t->omajor);
+    assert_int_equal(hlx_ckpt_read_block(ck, t, 0, 2, 0, 3, 0, out, HLX_DTYPE_F32, 3), HLX_OK);
+    for (o = 0; o < 2; o++)
+        for (i = 0; i < 3; i++)
+            assert_true(out[o * 3 + i] == (float)(100 + 10 * (2 + o) + i));
+    /* transposed (the runtime's [in][out]): input 2 of both rows */
+    assert_int_equal(hlx_ckpt_read_block(ck, t, 0, 2, 2, 1, 1, out, HLX_DTYPE_F32, 2), HLX_OK);
+    assert_true(out[0] == 122 && out[1] == 132);
+    assert_int_equal(hlx_ckpt_read_block(ck, t, 1, 1, 1, 2, 0, ob, HLX_DTYPE_BF16, 2), HLX_OK);
+    assert_true(ob[0] == f[(4 + 3) * 3 + 1] && ob[1] == f[(4 + 3) * 3 + 2]);
+    assert_int_equal(hlx_ckpt_read_block(ck, t, 0, 2, 0, 3, 1, ob, HLX_DTYPE_BF16, 2), HLX_OK);
+    for (i = 0; i < 3; i++)
+        assert_true(ob[i * 2] == f[(4 + 2) * 3 + i] && ob[i * 2 + 1] == f[(4 + 3) * 3 + i]);
+    assert_int_equal(hlx_ckpt_get(ck, "g.weight", 2, shape, &t), HLX_OK);
+    assert_int_equal(hlx_ckpt_read_slice(ck, t, 0, 1, 1, out, HLX_DTYPE_F32), HLX_OK);
+    assert_true(out[0] == 110 && out[1] == 111 && out[2] == 112);
+    /* rows 1 and 3 (a step of 2) */
+    v[0].c0 = 1;
+    v[0].step = 2;
+    assert_int_equal(hlx_ckpt_set_views(ck, v, 2), HLX_OK);
+    assert_int_equal(hlx_ckpt_get(ck, "g.weight", 2, shape, &t), HLX_OK);
+    assert_int_equal(hlx_ckpt_read_block(ck, t, 0, 2, 0, 3, 0, out, HLX_DTYPE_F32, 3), HLX_OK);
+    for (o = 0; o < 2; o++)
+        for (i = 0; i < 3; i++)
+            assert_true(out[o * 3 + i] == (float)(100 + 10 * (1 + 2 * o) + i));
+    /* refusals: another shape (named output-major), rows past the expert's 4 */
+    v[0].step = 0;
+    v[0].c0 = 0;
+    v[1].in = 4;
+    assert_int_equal(hlx_ckpt_set_views(ck, v, 2), HLX_ERR_MISMATCH);
+    assert_non_null(strstr(hlx_ckpt_error(ck), "tensor f: shape [2, 4, 3], expected [2, 4, 4] "
+                                               "(fused experts: [experts, out, in], "
+                                               "output-major)"));
+    v[1].in = 3;
+    v[1].c0 = 3;
+    assert_int_equal(hlx_ckpt_set_views(ck, v, 2), HLX_ERR_INVALID);
+    assert_null(hlx_ckpt_find(ck, "g.weight")); /* none kept */
+    hlx_ckpt_close(ck);
+}
+
 /* An MXFP4 view's parts (HLX_CKPT_QCODE, QZERO, QSCALE: the codes the packed GEMMs keep
  * it as): for every element, plain and transposed, (code - zero) x scale is the value the
  * view reads plainly, bit for bit but the sign of zero (E2M1's -0 is code 12); codes
@@ -1291,7 +1365,7 @@ static void test_views_mx_parts(void **state)
     const uint8_t sb[E * R * NB] = { 1, 2, 3, 4, 0, 127, 253, 100 };
     const hlx_test_st_t ts[2] = { { "w_blocks", "U8", 4, { E, R, NB, 16 }, blocks, sizeof(blocks) },
                                   { "w_scales", "U8", 3, { E, R, NB }, scales, sizeof(scales) } };
-    hlx_ckpt_view_t v = { "x.weight", "w_blocks", E, IN, R, 1, 0, R, 1, 0, 1 };
+    hlx_ckpt_view_t v = { "x.weight", "w_blocks", E, IN, R, 1, 0, R, 1, 0, 1, 0 };
     const int64_t shape[2] = { R, IN };
     float val[R * IN], code[R * IN], zero[R * IN], scale[R * IN], tc[IN * R], ts_[IN * R];
     const hlx_ckpt_tensor_t *t;
@@ -1864,6 +1938,7 @@ int main(int argc, char **argv)
         cmocka_unit_test(test_packed_known),
         cmocka_unit_test(test_views),
         cmocka_unit_test(test_views_step),
+        cmocka_unit_test(test_views_omajor),
         cmocka_unit_test(test_views_mx_parts),
         cmocka_unit_test(test_dense_roundtrip),
         cmocka_unit_test(test_dense_hf_layout),

@@ -2051,6 +2051,119 @@ static void test_dots1(void **state)
                         "142774381696)'", helix, g_tmp), 0);
 }
 
+/* GraniteMoeForCausalLM (Granite 3.0 and 3.1 MoE): granite's multipliers over Mixtral's
+ * routing, the experts fused output-major and read through views (hlx_hf_granite_views);
+ * GraniteMoeConfig's defaults (8 experts, top 2, untied, rms_norm_eps 1e-6, each multiplier
+ * 1); refused at the key, exit 2: a head_dim other than hidden_size / heads, a NoPE
+ * position_embedding_type, attention biases, a quantization_config, top-k above the experts;
+ * the fused tensors against config.json (their experts, their shape) refused naming them;
+ * the released granite-3.0-3b-a800m's shapes counted by model info. */
+static void test_granitemoe(void **state)
+{
+    static const char *const defaulted[] = {
+        "num_local_experts", "num_experts_per_tok", "embedding_multiplier",
+        "attention_multiplier", "residual_multiplier", "logits_scaling", "rms_norm_eps",
+        "tie_word_embeddings", "num_key_value_heads", "head_dim", "rope_theta", NULL
+    };
+    char dir[512], err[1024];
+    hlx_hf_config_t cfg;
+    hlx_hf_expect_t *list = NULL;
+    size_t n = 0, i;
+    int router = 0, views = 0;
+
+    (void)state;
+    synth_cfg("gm", "--family granitemoe --shards 1", "GraniteMoeForCausalLM", dir, sizeof(dir),
+              &cfg);
+    assert_int_equal(cfg.moe_gqa, HLX_HF_MOE_GRANITE);
+    assert_true(hlx_hf_granite(&cfg));
+    assert_true(cfg.m.experts == 8 && cfg.m.top_k == 2 && cfg.m.expert_ffn == 64 &&
+                cfg.m.ffn == 64 && cfg.m.shared_experts == 0 && cfg.m.dense_layers == 0);
+    assert_true(cfg.m.moe_scoring == HLX_MOE_SOFTMAX && cfg.m.norm_topk_prob &&
+                cfg.m.routed_scaling == 1.0);
+    assert_true(cfg.m.embed_mult == 1.5 && cfg.m.attn_scalar == 64.0 &&
+                cfg.m.residual_mult == 0.8 && cfg.m.logits_scale == 8.0);
+    /* the inventory: the router under its own name, the experts as per-expert views */
+    assert_int_equal(hlx_hf_expect(&cfg, &list, &n, err, sizeof(err)), HLX_OK);
+    for (i = 0; i < n; i++) {
+        router += !strcmp(list[i].name, "model.layers.1.block_sparse_moe.router.layer.weight") &&
+                  list[i].shape[0] == 8 && list[i].shape[1] == 256;
+        views += !strcmp(list[i].name, "model.layers.1.mlp.experts.7.down_proj.weight") &&
+                 list[i].shape[0] == 256 && list[i].shape[1] == 64;
+    }
+    free(list);
+    assert_true(router == 1 && views == 1);
+    hlx_hf_ckpt_name(&cfg, "model.layers.1.mlp.gate.weight", err, sizeof(err));
+    assert_string_equal(err, "model.layers.1.block_sparse_moe.router.layer.weight");
+    assert_int_equal(check_dir("gm", &cfg, err, sizeof(err)), HLX_OK);
+    assert_int_equal(sh("timeout 60 %s model info %s >/dev/null", helix, dir), 0);
+    /* the fused tensors against config.json: 8 experts where it says 4; rows of an
+     * intermediate_size of 64 where it says 32 */
+    set_key("gm", "num_local_experts", json_integer(4));
+    assert_int_equal(check_dir("gm", &cfg, err, sizeof(err)), HLX_ERR_MISMATCH);
+    assert_non_null(strstr(err, "tensor model.layers.0.block_sparse_moe.input_linear.weight: "
+                                "8 experts, where config.json gives 4"));
+    refused("8 experts, where config.json gives 4", NULL, "model info %s", dir);
+    set_key("gm", "num_local_experts", json_integer(8));
+    set_key("gm", "intermediate_size", json_integer(32));
+    assert_int_equal(check_dir("gm", &cfg, err, sizeof(err)), HLX_ERR_MISMATCH);
+    assert_non_null(strstr(err, "input_linear.weight: shape [8, 128, 256], expected "
+                                "[8, 64, 256] (fused experts: [experts, out, in], "
+                                "output-major)"));
+    set_key("gm", "intermediate_size", json_integer(64));
+    /* model_type alone */
+    set_key("gm", "architectures", NULL);
+    expect_config("gm", HLX_OK, NULL);
+    assert_string_equal(g_cfg.arch, "GraniteMoeForCausalLM");
+    set_key("gm", "architectures", json_pack("[s]", "GraniteMoeForCausalLM"));
+    /* refused at the key, exit 2 */
+    expect_key("gm", "head_dim", json_integer(64), HLX_ERR_PARSE,
+               "head_dim: GraniteMoeForCausalLM takes hidden_size / num_attention_heads as its "
+               "head size, whole: 64 x 8 is not hidden_size 256", json_integer(32));
+    expect_key("gm", "position_embedding_type", json_string("nope"), HLX_ERR_UNSUPPORTED,
+               "position_embedding_type: \"nope\": transformers leaves q and k unrotated",
+               json_string("rope"));
+    expect_key("gm", "attention_bias", json_true(), HLX_ERR_PARSE,
+               "attention_bias: projection biases are not supported for GraniteMoeForCausalLM",
+               json_false());
+    expect_key("gm", "quantization_config", json_pack("{s:s}", "quant_method", "fp8"),
+               HLX_ERR_UNSUPPORTED, "quantization_config: GraniteMoeForCausalLM's experts are "
+               "read fused", NULL);
+    expect_key("gm", "num_experts_per_tok", json_integer(9), HLX_ERR_PARSE,
+               "num_experts_per_tok: 9 exceeds num_local_experts 8", json_integer(2));
+    expect_key("gm", "residual_multiplier", json_null(), HLX_ERR_PARSE,
+               "residual_multiplier: null is not a multiplier", json_real(0.8));
+    set_key("gm", "position_embedding_type", json_string("nope"));
+    refused("position_embedding_type", NULL, "model info %s", dir);
+    set_key("gm", "position_embedding_type", NULL);
+    /* GraniteMoeConfig's defaults for every key left out (the KV heads the query heads') */
+    drop_keys("gm", defaulted);
+    expect_config("gm", HLX_OK, NULL);
+    assert_true(g_cfg.m.experts == 8 && g_cfg.m.top_k == 2 && g_cfg.m.embed_mult == 0.0 &&
+                g_cfg.m.attn_scalar == 1.0 && g_cfg.m.residual_mult == 0.0 &&
+                g_cfg.m.logits_scale == 0.0 && g_cfg.m.norm_eps == 1e-6 &&
+                !g_cfg.tie_word_embeddings && g_cfg.m.kv_heads == 8 &&
+                g_cfg.m.head_dim == 32 && g_cfg.m.rope_theta == 10000.0);
+    /* granite-3.0-3b-a800m's shapes (the fuzzer's seed), the published 3.3B total and 800M
+     * active: the tied embedding 49155 x 1536 = 75,502,080; 32 layers of attention (q and o
+     * 1536 x 1536, k and v 512 x 1536: 6,291,456), 2 x 1536 of norms, the router 40 x 1536
+     * (61,440) and 40 experts of 3 x 512 x 1536 (94,371,840): 32 x 100,727,808 =
+     * 3,223,289,856; the final norm 1536. In all 3,298,793,472; active (8 of the 40
+     * experts): 32 x 25,230,336 + 75,502,080 + 1536 = 882,874,368 */
+    assert_int_equal(sh("mkdir -p %s/gm3b && cp %s/tests/model/data/hf_config/granitemoe-3b.json "
+                        "%s/gm3b/config.json", g_tmp, HLX_SOURCE_ROOT, g_tmp), 0);
+    expect_config("gm3b", HLX_OK, NULL);
+    assert_true(g_cfg.m.layers == 32 && g_cfg.m.hidden == 1536 && g_cfg.m.q_heads == 24 &&
+                g_cfg.m.kv_heads == 8 && g_cfg.m.head_dim == 64 && g_cfg.m.experts == 40 &&
+                g_cfg.m.top_k == 8 && g_cfg.m.expert_ffn == 512 && g_cfg.m.vocab == 49155 &&
+                g_cfg.tie_word_embeddings && g_cfg.m.embed_mult == 12.0 &&
+                g_cfg.m.residual_mult == 0.22 && g_cfg.m.logits_scale == 6.0 &&
+                g_cfg.m.attn_scalar == 4096.0);
+    assert_true(hlx_model_params(&g_cfg.m) == 3298793472.0);
+    assert_int_equal(sh("timeout 60 %s model info %s/gm3b --config-only --json | python3 -c "
+                        "'import json, sys; sys.exit(json.load(sys.stdin)[\"params\"] != "
+                        "3298793472)'", helix, g_tmp), 0);
+}
+
 /* Integer weights' bits (docs/model.md "Integer weights"): GPTQ's 2, 3, 4 or 8, in
  * quantization_config (checkpoint_format gptq or gptq_v2) and in AutoGPTQ's
  * quantize_config.json; AWQ's 4 only, compressed-tensors' 4 or 8; the rest refused at the
@@ -3442,6 +3555,7 @@ int main(int argc, char **argv)
         cmocka_unit_test(test_glm4),
         cmocka_unit_test(test_glm4_moe),
         cmocka_unit_test(test_dots1),
+        cmocka_unit_test(test_granitemoe),
         cmocka_unit_test(test_int_bits),
         cmocka_unit_test(test_gemma2),
         cmocka_unit_test(test_gemma3),

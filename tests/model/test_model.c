@@ -520,7 +520,7 @@ static void test_softcap(void **state)
 
 /* Granite's multipliers: read from a model file (0 = none), hashed each, no parameters of
  * their own; embed_mult is the embedding's factor (hlx_model_embed_scale); residual_mult
- * refused with experts, embed_mult beside embed_scale. */
+ * read with experts (Granite MoE), refused with MLA, embed_mult beside embed_scale. */
 static void test_granite(void **state)
 {
     char err[1024];
@@ -542,8 +542,11 @@ static void test_granite(void **state)
     }
     assert_int_equal(hlx_model_load("tiny", &m, err, sizeof(err)), HLX_OK);
     assert_true(m.embed_mult == 0.0 && hlx_model_embed_scale(&m) == 1.0);
-    expect_error("granite_moe.json", HLX_ERR_PARSE, "residual_mult: only with \"attn\": "
-                 "\"gqa\" and a dense FFN");
+    /* with experts (Granite MoE): the routed FFN's output scaled as a dense one's */
+    load_data("granite_moe.json", &m);
+    assert_true(m.residual_mult == 0.5 && m.experts == 4);
+    expect_error("granite_mla.json", HLX_ERR_PARSE, "residual_mult: only with \"attn\": "
+                 "\"gqa\"");
     expect_error("granite_gemma.json", HLX_ERR_PARSE, "embed_mult: only with \"attn\": "
                  "\"gqa\" and without embed_scale");
 }

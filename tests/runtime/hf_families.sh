@@ -14,7 +14,8 @@
 # groups) and shared experts, its multi-token-prediction layer left out, dots.llm1 with
 # Qwen3's attention (head norms, whole heads rotated) and that MoE, gpt-oss with its
 # attention sinks, q, k, v and o biases, alternating windows, yarn without rounding, biased
-# router and fused experts (gate and up interleaved, with biases, a clamped SwiGLU),
+# router and fused experts (gate and up interleaved, with biases, a clamped SwiGLU), Granite
+# MoE with Granite's multipliers over routed experts fused output-major,
 # DeepSeek-V3 and V2 with MLA and their gates) decode as the models' own code would: hf_forward.py
 # (standard library only, independent of helix: its own safetensors reader, HF's layouts and
 # rotate_half RoPE, float64) predicts the same greedy tokens for a prompt, in f32 and bf16,
@@ -76,7 +77,7 @@ sharded() {
           --check --json --timeout 60)
     for fam in qwen2 qwen2vl llavaov qwen3 qwen3vl phi3 glm glm4 gemma gemma2 gemma3 gemma3mm \
         internlm2 granite smollm3 seed-oss qwen2-moe qwen3-moe mixtral glm4-moe dots1 \
-        deepseek-moe gpt-oss; do
+        deepseek-moe gpt-oss granitemoe; do
         ck=$dir/$fam-bf16
         "$helix" decode --model "$ck" "${args[@]}" >"$dir/$fam.1" 2>"$dir/err" ||
             { echo "FAIL: $fam, 1 rank: $(cat "$dir/err")"; fail=1; continue; }
@@ -97,7 +98,7 @@ sharded() {
 
 if [ "$part" = sharded ]; then
     for fam in qwen2 qwen3 phi3 glm glm4 gemma gemma2 gemma3 internlm2 granite smollm3 \
-        seed-oss qwen2-moe qwen3-moe mixtral glm4-moe dots1 deepseek-moe gpt-oss; do
+        seed-oss qwen2-moe qwen3-moe mixtral glm4-moe dots1 deepseek-moe gpt-oss granitemoe; do
         seed=11
         [ $fam = qwen2-moe ] && seed=1 # as in 1.
         "$helix" model synth --family "$fam" --dtype bf16 --seed $seed \
@@ -117,8 +118,8 @@ fi
 echo "3 77 501 9 13 200 7 1 300 42 65 128" >"$dir/prompt"
 declare -A first
 families="dense phi3 glm glm4 gemma gemma2 gemma3 internlm2 qwen2 qwen3 granite smollm3
-    seed-oss qwen2-moe qwen3-moe mixtral glm4-moe dots1 deepseek-moe gpt-oss moe-mla
-    deepseek-v2"
+    seed-oss qwen2-moe qwen3-moe mixtral glm4-moe dots1 deepseek-moe gpt-oss granitemoe
+    moe-mla deepseek-v2"
 for fam in $families; do
     # qwen2-moe: seed 1, where the shared expert's gate changes the tokens (at 11 it does not)
     seed=11
@@ -263,6 +264,12 @@ config_case internlm3-dynamic dense '{"architectures": ["InternLM3ForCausalLM"],
 config_case glm4-moe-groups glm4-moe '{"n_group": 4, "topk_group": 1}'
 # dots.llm1's reading of the same keys (its releases: one group too)
 config_case dots1-groups dots1 '{"n_group": 4, "topk_group": 1}'
+# Granite MoE: residual_multiplier on the experts' output as on the attention's (2.0, where
+# the synth's 0.8 and 1.0 give the same tokens), and the top 4 and the top 1 of the router's
+# logits softmaxed among themselves
+config_case granitemoe-res granitemoe '{"residual_multiplier": 2.0}'
+config_case granitemoe-top4 granitemoe '{"num_experts_per_tok": 4}'
+config_case granitemoe-top1 granitemoe '{"num_experts_per_tok": 1}'
 # the same with every correction bias at -1.5, so that every choice value is below 0: the
 # other groups' experts stay out of the choice (vLLM's -inf; transformers' masked 0.0
 # would take them over the kept ones), and the forward keeps vLLM's rule

@@ -4,7 +4,8 @@
 # (Glm4MoeForCausalLM: GQA with DeepSeek-V3's gate and shared experts), dots.llm1
 # (Dots1ForCausalLM: Qwen3's attention with the same MoE), SmolLM3 (its NoPE
 # layers), Seed-OSS, gpt-oss (attention sinks, biases, its biased router over fused experts
-# in bf16 or MXFP4 and clamped SwiGLU), Gemma 1, Gemma 2
+# in bf16 or MXFP4 and clamped SwiGLU), Granite MoE (Granite's multipliers, its fused
+# output-major experts), Gemma 1, Gemma 2
 # (its soft-capping), Gemma 3 (its text model, in either checkpoint form), the text models of
 # the vision-language classes (Qwen3-VL-MoE's routed experts read from its fused 3-D
 # tensors), InternLM2/3 and
@@ -51,8 +52,10 @@ ARCHITECTURES = ("LlamaForCausalLM", "MistralForCausalLM", "MixtralForCausalLM",
                  "Gemma2ForCausalLM",
                  "Gemma3ForCausalLM",
                  "Gemma3ForConditionalGeneration", "DeepseekV2ForCausalLM",
-                 "DeepseekV3ForCausalLM", "GptOssForCausalLM", "Dots1ForCausalLM")
+                 "DeepseekV3ForCausalLM", "GptOssForCausalLM", "Dots1ForCausalLM",
+                 "GraniteMoeForCausalLM")
 GPT_OSS = "GptOssForCausalLM"
+GRANITE_MOE = "GraniteMoeForCausalLM"
 # GptOssConfig's RoPE when config.json gives none
 GPT_OSS_YARN = {"rope_type": "yarn", "factor": 32.0, "beta_fast": 32.0, "beta_slow": 1.0,
                 "truncate": False, "original_max_position_embeddings": 4096}
@@ -544,6 +547,13 @@ class Config:
                 raise Fail(f"{path}: key bias: InternLM2's wqkv and wo biases are not "
                            f"implemented by this reference")
             self.d = self.H // self.Q
+        elif self.arch == GRANITE_MOE:
+            # GraniteMoeAttention: head_dim = hidden_size // num_attention_heads, whole (it
+            # raises otherwise), whatever a head_dim key says
+            if self.H % self.Q or c.get("head_dim", self.H // self.Q) != self.H // self.Q:
+                raise Fail(f"{path}: GraniteMoe's head size is hidden_size {self.H} / "
+                           f"num_attention_heads {self.Q}, whole, and no other head_dim")
+            self.d = self.H // self.Q
         else:
             self.d = integer("head_dim", 128 if glm or self.arch == "SeedOssForCausalLM"
                              else 256 if gemma else 64 if oss else self.H // self.Q)
@@ -725,6 +735,23 @@ class Config:
             if self.top_k > self.experts:
                 raise Fail(f"{path}: key num_experts_per_tok: {self.top_k} exceeds "
                            f"num_local_experts {self.experts}")
+        # GraniteMoeConfig (modeling_granitemoe.py): every layer's MLP is GraniteMoeMoE,
+        # num_local_experts (8) experts of intermediate_size in two fused tensors per layer,
+        # output-major; GraniteMoeTopKGating takes the num_experts_per_tok (2) largest router
+        # logits and softmaxes them among themselves; Granite's multipliers (below) as
+        # GraniteConfig's, residual_multiplier on the MoE's output too
+        self.granite_moe = self.arch == GRANITE_MOE
+        if self.granite_moe:
+            self.experts = integer("num_local_experts", 8)
+            self.top_k = integer("num_experts_per_tok", 2)
+            self.Fe = self.F
+            self.sparse = [True] * self.layers
+            if self.top_k > self.experts:
+                raise Fail(f"{path}: key num_experts_per_tok: {self.top_k} exceeds "
+                           f"num_local_experts {self.experts}")
+            if c.get("attention_bias") or c.get("position_embedding_type", "rope") != "rope":
+                raise Fail(f"{path}: keys attention_bias / position_embedding_type: not read "
+                           f"by this reference")
         # Gemma3TextConfig: GeGLU (gelu_pytorch_tanh), the embedding times sqrt(hidden) in the
         # weights' dtype, every norm 1 + w, the softmax scale query_pre_attn_scalar^-0.5, a
         # window on every layer but each sliding_window_pattern-th (or as layer_types says),
@@ -737,7 +764,7 @@ class Config:
         # config class says): the embedding times embedding_multiplier, the softmax scale
         # attention_multiplier itself, each attention and MLP output times
         # residual_multiplier before the residual add, the logits over logits_scaling
-        if self.arch == "GraniteForCausalLM":
+        if self.arch in ("GraniteForCausalLM", GRANITE_MOE):
             self.granite = {k: number(k, 1.0) for k in (
                 "embedding_multiplier", "attention_multiplier", "residual_multiplier",
                 "logits_scaling")}
@@ -1281,6 +1308,21 @@ class Model(Decoder):
         return out
 
     @staticmethod
+    def granite_experts(ck, prefix, E, H, Fe):
+        """GraniteMoeParallelExperts' weights: PREFIX.input_linear.weight [E, 2 Fe, H] and
+        PREFIX.output_linear.weight [E, H, Fe], each expert's slab [out][in] (F.linear with
+        weight[i]); the first Fe outputs of input_linear are the gate (chunk(2, dim=-1)[0],
+        the activation's input), the next Fe the up; as (gate, up, down) per expert."""
+        gu = ck.stacked(prefix + "input_linear.weight", [E, 2 * Fe, H])
+        dn = ck.stacked(prefix + "output_linear.weight", [E, H, Fe])
+        out = []
+        for j in range(E):
+            rows = [gu[(j * 2 * Fe + r) * H:(j * 2 * Fe + r + 1) * H] for r in range(2 * Fe)]
+            down = [dn[(j * H + o) * Fe:(j * H + o + 1) * Fe] for o in range(H)]
+            out.append((rows[:Fe], rows[Fe:], down))
+        return out
+
+    @staticmethod
     def fused_experts(ck, prefix, E, H, Fe):
         """Qwen3VLMoeTextExperts' tensors: PREFIX.gate_up_proj [E, H, 2 Fe] and
         PREFIX.down_proj [E, Fe, H], each expert's slab input-major (x @ W), gate the first
@@ -1339,13 +1381,16 @@ class Model(Decoder):
                     b, names = "block_sparse_moe.", ("w1", "w3", "w2")
                 else:
                     b, names = "mlp.", ("gate_proj", "up_proj", "down_proj")
-                if cfg.oss:  # its router, with a bias; its experts fused, with biases
+                if cfg.granite_moe:  # GraniteMoeTopKGating's layer, the fused experts
+                    L.router = ck.matrix(p + "block_sparse_moe.router.layer.weight", E, H)
+                    L.experts = Model.granite_experts(ck, p + "block_sparse_moe.", E, H, Fe)
+                elif cfg.oss:  # its router, with a bias; its experts fused, with biases
                     L.router = ck.matrix(p + "mlp.router.weight", E, H)
                     L.router_bias = ck.vector(p + "mlp.router.bias", E)
                     L.experts = Model.gpt_oss_experts(ck, p + "mlp.experts.", E, H, Fe)
                 else:
                     L.router = ck.matrix(p + b + "gate.weight", E, H)
-                if cfg.oss:
+                if cfg.oss or cfg.granite_moe:
                     pass
                 elif cfg.fused_experts:
                     L.experts = Model.fused_experts(ck, p + "mlp.experts.", E, H, Fe)
@@ -1573,6 +1618,21 @@ class Model(Decoder):
             out = [a + g * b for a, b in zip(out, self.mlp(*L.shared, h))]
         return out
 
+    def granite_moe(self, L, h):
+        """GraniteMoeMoE: the router's logits, their top k (ties to the lowest expert)
+        softmaxed among themselves as the weights; each chosen expert's silu(gate) x up,
+        then its output_linear, weighted and summed."""
+        logits = matvec(L.router, h)
+        chosen = sorted(range(len(logits)), key=lambda e: (-logits[e], e))[:self.cfg.top_k]
+        top = max(logits[e] for e in chosen)
+        w = [math.exp(logits[e] - top) for e in chosen]
+        total = sum(w)
+        out = [0.0] * len(h)
+        for e, we in zip(chosen, w):
+            y = self.mlp(*L.experts[e], h)
+            out = [a + we / total * b for a, b in zip(out, y)]
+        return out
+
     def gpt_oss_moe(self, L, h):
         """GptOssMLP: the router's logits plus its bias, the top-k of those (ties to the
         lowest expert), a softmax over the k chosen logits as their weights; each chosen
@@ -1726,7 +1786,8 @@ class Model(Decoder):
             h = rmsnorm(x, L.post_norm, eps)
             y = (self.mlp(L.wgate, L.wup, L.wdown, h, act) if L.router is None
                  else self.v3_moe(L, h) if cfg.v3_moe
-                 else self.gpt_oss_moe(L, h) if cfg.oss else self.moe(L, h))
+                 else self.gpt_oss_moe(L, h) if cfg.oss
+                 else self.granite_moe(L, h) if cfg.granite_moe else self.moe(L, h))
             if L.mlp_out_norm is not None:
                 y = rmsnorm(y, L.mlp_out_norm, eps)
             x = add(x, [res * e for e in y])

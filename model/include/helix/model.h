@@ -113,9 +113,10 @@ typedef struct hlx_model {
      * final_softcap x tanh(z / final_softcap); 0: none */
     double          attn_softcap;
     double          final_softcap;
-    /* Granite's multipliers (GraniteForCausalLM), 0: none: the embedding row times
-     * embed_mult (embedding_multiplier; gqa, not with embed_scale), each layer's attention
-     * and FFN outputs times residual_mult (residual_multiplier; gqa with dense FFNs) before
+    /* Granite's multipliers (GraniteForCausalLM, GraniteMoeForCausalLM), 0: none: the
+     * embedding row times embed_mult (embedding_multiplier; gqa, not with embed_scale), each
+     * layer's attention and FFN outputs (dense or routed) times residual_mult
+     * (residual_multiplier; gqa) before
      * they join the residual, the logits divided by logits_scale (logits_scaling; any
      * model). Its softmax scale (attention_multiplier a) is attn_scalar = 1 / a^2. */
     double          embed_mult;
