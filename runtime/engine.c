@@ -839,16 +839,20 @@ static hlx_status_t hlx_engine_build(hlx_engine_t *eng)
             W->kv_scales_differ |= kh > 0 && (W->k_scale[kh] != W->k_scale[0] ||
                                               W->v_scale[kh] != W->v_scale[0]);
         }
-        W->attn_norm = hlx_be_zalloc(eng, (size_t)H, sizeof(float));
-        W->ffn_norm  = hlx_be_zalloc(eng, (size_t)H, sizeof(float));
+        /* OLMo 2 (post_norms_only): no input norms, NULL */
+        if (!m->post_norms_only &&
+            ((W->attn_norm = hlx_be_zalloc(eng, (size_t)H, sizeof(float))) == NULL ||
+             (W->ffn_norm = hlx_be_zalloc(eng, (size_t)H, sizeof(float))) == NULL))
+            return HLX_ERR_NOMEM;
         /* The KV shard is the big, streamed allocation: 2 MiB aligned, huge pages. The
          * projections: hlx_engine_wload below. */
-        if (!W->attn_norm || !W->ffn_norm)
-            return HLX_ERR_NOMEM;
         if ((m->qkv_bias &&
              (W->bqkv = hlx_be_zalloc(eng, (size_t)eng->qkv_cols, sizeof(float))) == NULL) ||
             (m->qk_norm &&
              (W->qknorm = hlx_be_zalloc(eng, (size_t)(2 * dk), sizeof(float))) == NULL) ||
+            (m->qk_norm_proj &&
+             (W->qknorm = hlx_be_zalloc(eng, (size_t)(L->q_local + L->kv_local) * (size_t)dk,
+                                        sizeof(float))) == NULL) ||
             (m->post_norms &&
              (W->post_norm = hlx_be_zalloc(eng, (size_t)(2 * H), sizeof(float))) == NULL) ||
             (m->attn_sinks && L->q_slice > 0 &&
@@ -862,8 +866,10 @@ static hlx_status_t hlx_engine_build(hlx_engine_t *eng)
             return HLX_ERR_NOMEM;
         /* Weights are filled in place: backend memory other than the KV cache is host
          * visible (host memory, or managed memory on a device). */
-        HLX_WREAD(HLX_HFW_ATTN_NORM, 0, 1, 0, H, W->attn_norm, HLX_DTYPE_F32, H);
-        HLX_WREAD(HLX_HFW_FFN_NORM, 0, 1, 0, H, W->ffn_norm, HLX_DTYPE_F32, H);
+        if (W->attn_norm != NULL) {
+            HLX_WREAD(HLX_HFW_ATTN_NORM, 0, 1, 0, H, W->attn_norm, HLX_DTYPE_F32, H);
+            HLX_WREAD(HLX_HFW_FFN_NORM, 0, 1, 0, H, W->ffn_norm, HLX_DTYPE_F32, H);
+        }
         if (W->post_norm != NULL) {
             HLX_WREAD(HLX_HFW_POST_ATTN_NORM, 0, 1, 0, H, W->post_norm, HLX_DTYPE_F32, H);
             HLX_WREAD(HLX_HFW_POST_FFN_NORM, 0, 1, 0, H, W->post_norm + H, HLX_DTYPE_F32, H);
@@ -877,7 +883,13 @@ static hlx_status_t hlx_engine_build(hlx_engine_t *eng)
                       W->bqkv + (size_t)(L->q_local + L->kv_local) * dk, HLX_DTYPE_F32,
                       eng->qkv_cols);
         }
-        if (W->qknorm != NULL) {
+        if (W->qknorm != NULL && m->qk_norm_proj) { /* OLMo 2: the columns of its heads */
+            HLX_WREAD(HLX_HFW_QNORM, 0, 1, (int64_t)L->q_first * dk, (int64_t)L->q_local * dk,
+                      W->qknorm, HLX_DTYPE_F32, (int64_t)L->q_local * dk);
+            HLX_WREAD(HLX_HFW_KNORM, 0, 1, (int64_t)L->kv_first * dk, (int64_t)L->kv_local * dk,
+                      W->qknorm + (size_t)L->q_local * dk, HLX_DTYPE_F32,
+                      (int64_t)L->kv_local * dk);
+        } else if (W->qknorm != NULL) {
             HLX_WREAD(HLX_HFW_QNORM, 0, 1, 0, dk, W->qknorm, HLX_DTYPE_F32, dk);
             HLX_WREAD(HLX_HFW_KNORM, 0, 1, 0, dk, W->qknorm + dk, HLX_DTYPE_F32, dk);
         }
@@ -1655,6 +1667,15 @@ static hlx_status_t hlx_engine_validate(hlx_engine_t *eng, char *err, size_t err
     st = hlx_engine_validate_load(eng, err, errlen);
     if (st != HLX_OK)
         return st;
+    /* OLMo 2's q and k norms span every head of the projection: under TPA > 1 each rank
+     * holds only its heads' part, and the sums of squares would have to be all-reduced over
+     * the TPA group, which the runtime does not do yet */
+    if (eng->m.qk_norm_proj && cfg->tpa > 1)
+        return hlx_engine_fail(err, errlen, HLX_ERR_INVALID, "model %s: --tpa %d: its q and "
+                               "k RMSNorms span the whole projections (qk_norm_proj, OLMo 2), "
+                               "whose heads TPA splits over ranks; the sums of squares across "
+                               "the TPA group are not computed yet: run it with --tpa 1 (any "
+                               "--kvp)", eng->m.name, cfg->tpa);
     /* Layout errors do not depend on the rank: report them before bootstrapping. */
     return hlx_layout_init(&eng->m, cfg->kvp, cfg->tpa, cfg->kv_block, 0, &eng->lay, err, errlen);
 }

@@ -327,9 +327,15 @@ int hlx_engine_embed_tied(const hlx_engine_t *eng);
 /* ---- layer phases (phases.c): one function per phase, composed by a schedule */
 hlx_status_t hlx_phase_embed(hlx_engine_t *eng);
 hlx_status_t hlx_phase_qkv(hlx_engine_t *eng, int l);    /* norm, QKV, RoPE, KV append */
+/* The input of an attention or an FFN, rows rows of x: their RMSNorm by w into hn (*in_p
+ * hn), or x itself where the layer has no input norm (w NULL: post_norms_only, OLMo 2).
+ * Decode and prefill alike. */
+hlx_status_t hlx_phase_norm_in(hlx_engine_t *eng, const float *w, float *hn, const float *x,
+                               int rows, const float **in_p);
 /* What some families add between the QKV projection and RoPE, on rows rows of qkv
  * (qkv_cols floats apart): the biases (qkv_bias), then an RMSNorm of every q and k head
- * (qk_norm). Nothing for a model without them. Decode and prefill alike. */
+ * (qk_norm) or of the whole q and the whole k (qk_norm_proj, OLMo 2). Nothing for a model
+ * without them. Decode and prefill alike. */
 hlx_status_t hlx_phase_qkv_extras(hlx_engine_t *eng, const hlx_layer_w_t *W, float *qkv,
                                   int rows);
 /* RoPE of layer l: `heads` heads of head_dim (the first rot elements turned) on each

@@ -142,6 +142,15 @@ hlx_status_t hlx_phase_qkv_extras(hlx_engine_t *eng, const hlx_layer_w_t *W, flo
 
     if (W->bqkv != NULL)
         st = HLX_BE(eng, add_rows, qkv, ld, W->bqkv, rows, (int)ld);
+    /* OLMo 2: one RMSNorm over a row's whole q (its q_local heads, every query head at TPA 1,
+     * which the engine requires) and one over its whole k */
+    if (st == HLX_OK && W->qknorm != NULL && eng->m.qk_norm_proj) {
+        st = HLX_BE(eng, rmsnorm_heads, qkv, rows, ld, 1, L->q_local * dk, W->qknorm, eps);
+        if (st == HLX_OK)
+            st = HLX_BE(eng, rmsnorm_heads, qkv + (size_t)L->q_local * dk, rows, ld, 1,
+                        L->kv_local * dk, W->qknorm + (size_t)L->q_local * dk, eps);
+        return st;
+    }
     /* a row's q heads are L->q_local vectors of dk, its k heads the L->kv_local after them:
      * each set over all rows in one call */
     if (st == HLX_OK && W->qknorm != NULL)
@@ -150,6 +159,16 @@ hlx_status_t hlx_phase_qkv_extras(hlx_engine_t *eng, const hlx_layer_w_t *W, flo
         st = HLX_BE(eng, rmsnorm_heads, qkv + (size_t)L->q_local * dk, rows, ld, L->kv_local,
                     dk, W->qknorm + dk, eps);
     return st;
+}
+
+hlx_status_t hlx_phase_norm_in(hlx_engine_t *eng, const float *w, float *hn, const float *x,
+                               int rows, const float **in_p)
+{
+    *in_p = x;
+    if (w == NULL)
+        return HLX_OK;
+    *in_p = hn;
+    return HLX_BE(eng, rmsnorm, hn, x, w, rows, eng->m.hidden, (float)eng->m.norm_eps);
 }
 
 hlx_status_t hlx_phase_qkv(hlx_engine_t *eng, int l)
@@ -165,10 +184,10 @@ hlx_status_t hlx_phase_qkv(hlx_engine_t *eng, int l)
         return st;
     }
     HLX_TIMED(eng, HLX_PHASE_QKV, {
-        st = HLX_BE(eng, rmsnorm, eng->hn, eng->x, W->attn_norm, B, m->hidden,
-                    (float)m->norm_eps);
+        const float *in;
+        st = hlx_phase_norm_in(eng, W->attn_norm, eng->hn, eng->x, B, &in);
         if (st == HLX_OK)
-            st = HLX_BE(eng, gemm, B, eng->qkv_cols, m->hidden, eng->hn, W->wqkv, eng->wp_dtype,
+            st = HLX_BE(eng, gemm, B, eng->qkv_cols, m->hidden, in, W->wqkv, eng->wp_dtype,
                         eng->qkv, 0);
         if (st == HLX_OK)
             st = hlx_phase_qkv_extras(eng, W, eng->qkv, B);
@@ -753,10 +772,10 @@ hlx_status_t hlx_phase_ffn(hlx_engine_t *eng, int l)
     if (l >= m->dense_layers && eng->moe != NULL)
         return hlx_moe_ffn(eng, l);
     HLX_TIMED(eng, HLX_PHASE_FFN, {
-        st = HLX_BE(eng, rmsnorm, eng->hn, eng->x, W->ffn_norm, B, m->hidden,
-                    (float)m->norm_eps);
+        const float *in;
+        st = hlx_phase_norm_in(eng, W->ffn_norm, eng->hn, eng->x, B, &in);
         if (st == HLX_OK)
-            st = HLX_BE(eng, gemm, B, 2 * Fc, m->hidden, eng->hn, W->wgu, eng->wp_dtype,
+            st = HLX_BE(eng, gemm, B, 2 * Fc, m->hidden, in, W->wgu, eng->wp_dtype,
                         eng->gu, 0);
         if (st == HLX_OK)
             st = HLX_BE(eng, glu, eng->act, eng->gu, B, Fc, m->ffn_act, (float)m->act_alpha,

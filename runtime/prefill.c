@@ -177,11 +177,12 @@ static hlx_status_t hlx_prefill_qkv(hlx_engine_t *eng, hlx_prefill_t *p, int l, 
     hlx_layer_w_t *W = &eng->layers[l];
     int n = p->nb, dk = m->head_dim, dv = m->v_head_dim, i, k;
     size_t ld = (size_t)c * (size_t)eng->qkv_cols, qn = (size_t)L->q_local * (size_t)dk;
+    const float *in;
     hlx_status_t st;
 
-    st = HLX_BE(eng, rmsnorm, p->hn, p->x, W->attn_norm, R, m->hidden, (float)m->norm_eps);
+    st = hlx_phase_norm_in(eng, W->attn_norm, p->hn, p->x, R, &in);
     if (st == HLX_OK)
-        st = HLX_BE(eng, gemm, R, eng->qkv_cols, m->hidden, p->hn, W->wqkv, eng->wp_dtype,
+        st = HLX_BE(eng, gemm, R, eng->qkv_cols, m->hidden, in, W->wqkv, eng->wp_dtype,
                     p->qkv, 0);
     if (st == HLX_OK)
         st = hlx_phase_qkv_extras(eng, W, p->qkv, R);
@@ -496,9 +497,10 @@ static hlx_status_t hlx_prefill_ffn(hlx_engine_t *eng, hlx_prefill_t *p, int l, 
         /* routed per row; each (row, expert) pair on that expert's TPF ranks only */
         st = hlx_moe_ffn_rows(eng, l, p->x, p->hn, p->y, R);
     } else {
-        st = HLX_BE(eng, rmsnorm, p->hn, p->x, W->ffn_norm, R, m->hidden, (float)m->norm_eps);
+        const float *in;
+        st = hlx_phase_norm_in(eng, W->ffn_norm, p->hn, p->x, R, &in);
         if (st == HLX_OK)
-            st = HLX_BE(eng, gemm, R, 2 * Fc, m->hidden, p->hn, W->wgu, eng->wp_dtype, p->gu, 0);
+            st = HLX_BE(eng, gemm, R, 2 * Fc, m->hidden, in, W->wgu, eng->wp_dtype, p->gu, 0);
         if (st == HLX_OK)
             st = HLX_BE(eng, glu, p->act, p->gu, R, Fc, m->ffn_act, (float)m->act_alpha,
                         (float)m->act_limit);

@@ -12,7 +12,9 @@
 # with them and a sigmoid-gated shared expert, GLM-4.5 with GQA attention (biases, head
 # norms, rotate_half over half of each head), DeepSeek-V3's gate (sigmoid, correction bias,
 # groups) and shared experts, its multi-token-prediction layer left out, dots.llm1 with
-# Qwen3's attention (head norms, whole heads rotated) and that MoE, gpt-oss with its
+# Qwen3's attention (head norms, whole heads rotated) and that MoE, OLMo 2 with norms of
+# the attention's and the MLP's outputs alone and q/k norms over the whole projections
+# (its TPA 2 refused), gpt-oss with its
 # attention sinks, q, k, v and o biases, alternating windows, yarn without rounding, biased
 # router and fused experts (gate and up interleaved, with biases, a clamped SwiGLU),
 # DeepSeek-V3 and V2 with MLA and their gates) decode as the models' own code would: hf_forward.py
@@ -76,7 +78,7 @@ sharded() {
           --check --json --timeout 60)
     for fam in qwen2 qwen2vl llavaov qwen3 qwen3vl phi3 glm glm4 gemma gemma2 gemma3 gemma3mm \
         internlm2 granite smollm3 seed-oss qwen2-moe qwen3-moe mixtral glm4-moe dots1 \
-        deepseek-moe gpt-oss; do
+        deepseek-moe gpt-oss olmo2; do
         ck=$dir/$fam-bf16
         "$helix" decode --model "$ck" "${args[@]}" >"$dir/$fam.1" 2>"$dir/err" ||
             { echo "FAIL: $fam, 1 rank: $(cat "$dir/err")"; fail=1; continue; }
@@ -85,6 +87,13 @@ sharded() {
             set -- $lay
             n=$(($1 * $2)) ep=1
             case $fam in *moe|mixtral|gpt-oss|dots1) ep=$n ;; esac # each rank an expert group of 8 / N experts
+            if [ $fam = olmo2 ] && [ $2 -gt 1 ]; then # its q/k norms span the TPA ranks' heads: refused
+                timeout -k 5 150 "$helixrun" --no-prefix -n $n --timeout 120 -- "$helix" decode \
+                    --model "$ck" --kvp "$1" --tpa "$2" "${args[@]}" >"$dir/out" 2>"$dir/err"
+                [ $? -eq 2 ] && grep -q "the sums of squares across the TPA group are not computed" "$dir/err" ||
+                    { echo "FAIL: $fam, KVP $1 x TPA $2: not refused with exit 2: $(cat "$dir/err")"; fail=1; }
+                continue
+            fi
             timeout -k 5 150 "$helixrun" --no-prefix -n $n --timeout 120 -- "$helix" decode \
                 --model "$ck" --kvp "$1" --tpa "$2" --ep $ep "${args[@]}" >"$dir/out" 2>"$dir/err" ||
                 { echo "FAIL: $fam, KVP $1 x TPA $2 EP $ep: $(cat "$dir/err")"; fail=1; continue; }
@@ -97,9 +106,10 @@ sharded() {
 
 if [ "$part" = sharded ]; then
     for fam in qwen2 qwen3 phi3 glm glm4 gemma gemma2 gemma3 internlm2 granite smollm3 \
-        seed-oss qwen2-moe qwen3-moe mixtral glm4-moe dots1 deepseek-moe gpt-oss; do
+        seed-oss qwen2-moe qwen3-moe mixtral glm4-moe dots1 deepseek-moe gpt-oss olmo2; do
         seed=11
         [ $fam = qwen2-moe ] && seed=1 # as in 1.
+        [ $fam = olmo2 ] && seed=4
         "$helix" model synth --family "$fam" --dtype bf16 --seed $seed \
             --out "$dir/$fam-bf16" >/dev/null || { echo "FAIL: synth $fam bf16"; fail=1; }
     done
@@ -117,12 +127,15 @@ fi
 echo "3 77 501 9 13 200 7 1 300 42 65 128" >"$dir/prompt"
 declare -A first
 families="dense phi3 glm glm4 gemma gemma2 gemma3 internlm2 qwen2 qwen3 granite smollm3
-    seed-oss qwen2-moe qwen3-moe mixtral glm4-moe dots1 deepseek-moe gpt-oss moe-mla
+    seed-oss qwen2-moe qwen3-moe mixtral glm4-moe dots1 deepseek-moe gpt-oss olmo2 moe-mla
     deepseek-v2"
 for fam in $families; do
     # qwen2-moe: seed 1, where the shared expert's gate changes the tokens (at 11 it does not)
     seed=11
     [ $fam = qwen2-moe ] && seed=1
+    # olmo2: seed 4, where per-head q/k norms or a unit input norm change the tokens (at 11
+    # they do not)
+    [ $fam = olmo2 ] && seed=4
     for dt in f32 bf16; do
         "$helix" model synth --family "$fam" --dtype $dt --seed $seed --out "$dir/$fam-$dt" \
             >/dev/null && fwd_start "$dir/$fam-$dt" || { echo "FAIL: synth $fam $dt"; fail=1; }
