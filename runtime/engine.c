@@ -1024,6 +1024,8 @@ static hlx_status_t hlx_engine_buffers(hlx_engine_t *eng)
         HLX_BALLOC(eng->win_o, 4 * (size_t)L->group * dv);
         HLX_BALLOC(eng->win_lse, 4 * (size_t)L->group);
     }
+    if (eng->m.qk_norm_proj && L->tpa > 1)
+        HLX_BALLOC(eng->qk_ss, 2 * B);
     if (eng->m.dca_chunk > 0) { /* the succ and inter queries, the three parts' partials */
         HLX_BALLOC(eng->dca_q, 2 * B * (size_t)L->q_local * (size_t)eng->m.head_dim);
         HLX_BALLOC(eng->dca_o, 3 * (size_t)L->group * dv);
@@ -1667,15 +1669,6 @@ static hlx_status_t hlx_engine_validate(hlx_engine_t *eng, char *err, size_t err
     st = hlx_engine_validate_load(eng, err, errlen);
     if (st != HLX_OK)
         return st;
-    /* OLMo 2's q and k norms span every head of the projection: under TPA > 1 each rank
-     * holds only its heads' part, and the sums of squares would have to be all-reduced over
-     * the TPA group, which the runtime does not do yet */
-    if (eng->m.qk_norm_proj && cfg->tpa > 1)
-        return hlx_engine_fail(err, errlen, HLX_ERR_INVALID, "model %s: --tpa %d: its q and "
-                               "k RMSNorms span the whole projections (qk_norm_proj, OLMo 2), "
-                               "whose heads TPA splits over ranks; the sums of squares across "
-                               "the TPA group are not computed yet: run it with --tpa 1 (any "
-                               "--kvp)", eng->m.name, cfg->tpa);
     /* Layout errors do not depend on the rank: report them before bootstrapping. */
     return hlx_layout_init(&eng->m, cfg->kvp, cfg->tpa, cfg->kv_block, 0, &eng->lay, err, errlen);
 }
@@ -1813,6 +1806,15 @@ static hlx_status_t hlx_engine_device(hlx_engine_t *eng, char *err, size_t errle
                                    "cannot use GPU %d: %s", eng->info.rank, gpu, why);
         if ((st = hlx_engine_cuda_attn_fits(eng, &kernel, err, errlen)) != HLX_OK)
             return st;
+        /* OLMo 2's q and k norms under TPA > 1 add each rank's sums of squares: the host
+         * backend's sumsq_rows and rmsnorm_ss, which the CUDA backend does not have */
+        if (eng->m.qk_norm_proj && eng->lay.tpa > 1)
+            return hlx_engine_fail(err, errlen, HLX_ERR_INVALID, "--device cuda: model %s "
+                                   "normalises its whole q and k projections (qk_norm_proj, "
+                                   "OLMo 2), which --tpa %d splits over ranks; the CUDA "
+                                   "backend does not add their sums of squares across the "
+                                   "TPA group: run it with --tpa 1 or on the CPU (--device "
+                                   "cpu)", eng->m.name, eng->lay.tpa);
         eng->dev_clock = !strcmp(eng->set.phase_clock, "device");
         snprintf(eng->device_note + used, sizeof(eng->device_note) - used,
                  "%sGPU %d of %d (%s); attention kernel %s (HELIX_CUDA_ATTN=%.16s)",
@@ -2097,7 +2099,7 @@ void hlx_engine_destroy(hlx_engine_t *eng)
                          eng->logits_local, eng->logits_all, eng->rope_freq,
                          eng->rope_rows_freq, eng->win_k, eng->win_v, eng->win_o,
                          eng->win_lse, eng->rope_local_freq, eng->dca_q, eng->dca_o,
-                         eng->dca_lse };
+                         eng->dca_lse, eng->qk_ss };
         size_t i;
         for (i = 0; i < sizeof(bufs) / sizeof(bufs[0]); i++)
             hlx_be_free(eng, bufs[i]);

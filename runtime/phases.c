@@ -131,8 +131,47 @@ hlx_status_t hlx_phase_dca_queries(hlx_engine_t *eng, const float *q, size_t ld,
     return st;
 }
 
+/* OLMo 2's q and k norms over the whole projections (qk_norm_proj), on rows rows of qkv.
+ * TPA 1: one RMSNorm over a row's q (every query head) and one over its k. TPA > 1: the
+ * shard's part of each row's sum of squares into ss [2][rows], added over the TPA group by
+ * the world's all-reduce (the KVP ranks of a shard hold the same rows, its projection being
+ * replicated: KVP rank 0's alone counts; a KV head copied to TPA / K shards counts once,
+ * from the first), then each part normalised by the whole vector's RMS. */
+static hlx_status_t hlx_phase_qk_norm_proj(hlx_engine_t *eng, const hlx_layer_w_t *W,
+                                           float *qkv, int rows, float *ss)
+{
+    const hlx_layout_t *L = &eng->lay;
+    const hlx_model_t *m = &eng->m;
+    const int dk = m->head_dim, nq = L->q_local * dk, nk = L->kv_local * dk;
+    const float eps = (float)m->norm_eps;
+    const size_t ld = (size_t)eng->qkv_cols;
+    float *k = qkv + (size_t)nq;
+    hlx_status_t st;
+
+    if (L->tpa == 1) {
+        st = HLX_BE(eng, rmsnorm_heads, qkv, rows, ld, 1, nq, W->qknorm, eps);
+        return st == HLX_OK ? HLX_BE(eng, rmsnorm_heads, k, rows, ld, 1, nk, W->qknorm + nq, eps)
+                            : st;
+    }
+    st = HLX_BE(eng, sumsq_rows, qkv, ld, rows, nq, ss);
+    if (st == HLX_OK)
+        st = HLX_BE(eng, sumsq_rows, k, ld, rows, nk, ss + rows);
+    if (st == HLX_OK && L->kvp_rank != 0)
+        st = HLX_BE(eng, scale, ss, 2 * (size_t)rows, 0.0f);
+    else if (st == HLX_OK && L->tpa > m->kv_heads && L->tpa_rank % (L->tpa / m->kv_heads) != 0)
+        st = HLX_BE(eng, scale, ss + rows, (size_t)rows, 0.0f);
+    if (st == HLX_OK)
+        st = hlx_phase_allreduce_buf(eng, ss, 2 * (size_t)rows);
+    if (st == HLX_OK)
+        st = HLX_BE(eng, rmsnorm_ss, qkv, ld, rows, nq, W->qknorm, ss, m->q_heads * dk, eps);
+    if (st == HLX_OK)
+        st = HLX_BE(eng, rmsnorm_ss, k, ld, rows, nk, W->qknorm + nq, ss + rows,
+                    m->kv_heads * dk, eps);
+    return st;
+}
+
 hlx_status_t hlx_phase_qkv_extras(hlx_engine_t *eng, const hlx_layer_w_t *W, float *qkv,
-                                  int rows)
+                                  int rows, float *ss)
 {
     const hlx_layout_t *L = &eng->lay;
     const int dk = eng->m.head_dim;
@@ -142,15 +181,8 @@ hlx_status_t hlx_phase_qkv_extras(hlx_engine_t *eng, const hlx_layer_w_t *W, flo
 
     if (W->bqkv != NULL)
         st = HLX_BE(eng, add_rows, qkv, ld, W->bqkv, rows, (int)ld);
-    /* OLMo 2: one RMSNorm over a row's whole q (its q_local heads, every query head at TPA 1,
-     * which the engine requires) and one over its whole k */
-    if (st == HLX_OK && W->qknorm != NULL && eng->m.qk_norm_proj) {
-        st = HLX_BE(eng, rmsnorm_heads, qkv, rows, ld, 1, L->q_local * dk, W->qknorm, eps);
-        if (st == HLX_OK)
-            st = HLX_BE(eng, rmsnorm_heads, qkv + (size_t)L->q_local * dk, rows, ld, 1,
-                        L->kv_local * dk, W->qknorm + (size_t)L->q_local * dk, eps);
-        return st;
-    }
+    if (st == HLX_OK && W->qknorm != NULL && eng->m.qk_norm_proj)
+        return hlx_phase_qk_norm_proj(eng, W, qkv, rows, ss);
     /* a row's q heads are L->q_local vectors of dk, its k heads the L->kv_local after them:
      * each set over all rows in one call */
     if (st == HLX_OK && W->qknorm != NULL)
@@ -190,7 +222,7 @@ hlx_status_t hlx_phase_qkv(hlx_engine_t *eng, int l)
             st = HLX_BE(eng, gemm, B, eng->qkv_cols, m->hidden, in, W->wqkv, eng->wp_dtype,
                         eng->qkv, 0);
         if (st == HLX_OK)
-            st = hlx_phase_qkv_extras(eng, W, eng->qkv, B);
+            st = hlx_phase_qkv_extras(eng, W, eng->qkv, B, eng->qk_ss);
         /* dual chunk attention: the queries of the succ and inter parts, copied before the
          * intra ones turn in place, each turned at its own position */
         if (st == HLX_OK && eng->dca_q != NULL)
