@@ -62,7 +62,7 @@ static void hlx_synth_usage(FILE *f)
         "                                  internlm2|qwen2|qwen3|granite|granitemoe|\n"
         "                                  smollm3|seed-oss|\n"
         "                                  qwen2-moe|qwen3-moe|mixtral|glm4-moe|dots1|\n"
-        "                                  deepseek-moe|gpt-oss|moe-mla|deepseek-v2\n"
+        "                                  deepseek-moe|gpt-oss|olmo2|moe-mla|deepseek-v2\n"
         "                         --out DIR [--layers N] [--seed S] [--dtype bf16|f32|fp8]\n"
         "                         [--shards N] [--model FILE|NAME]\n"
         "                         [--max-bytes SIZE] [--kv-scales K,V[,K,V...]]\n"
@@ -125,6 +125,10 @@ static void hlx_synth_usage(FILE *f)
         "                    SmolLM3 leaves one layer in 4 without RoPE)\n"
         "  --family seed-oss  SeedOssForCausalLM (Seed-OSS): qwen2's weights (q, k and v\n"
         "                    biases) under Llama's names, attention_bias true\n"
+        "  --family olmo2    Olmo2ForCausalLM (OLMo 2): the dense family's weights without\n"
+        "                    the input norms, with the attention's and the MLP's outputs\n"
+        "                    normalised (post_attention_layernorm, post_feedforward_layernorm)\n"
+        "                    and q_norm, k_norm over the whole q and k projections\n"
         "  --family mixtral  MixtralForCausalLM: the dense family's attention, every layer 8\n"
         "                    experts top-2 of FFN 64 (block_sparse_moe, w1/w3/w2)\n"
         "  --family glm4-moe  Glm4MoeForCausalLM (GLM-4.5): the dense family's attention with\n"
@@ -458,6 +462,7 @@ static const struct {
     { "smollm3", "SmolLM3ForCausalLM", "synth-smollm3", 0, 0, 0, 0, 0 },
     { "seed-oss", "SeedOssForCausalLM", "synth-seed-oss", 0, 1, 0, 0, 0 },
     { "gpt-oss", "GptOssForCausalLM", "synth-gpt-oss", 0, 1, 0, HLX_HF_MOE_GPT_OSS, 0 },
+    { "olmo2", "Olmo2ForCausalLM", "synth-olmo2", 0, 0, 0, 0, 1 },
 };
 #define HLX_SYNTH_NDENSE (sizeof(hlx_synth_dense) / sizeof(hlx_synth_dense[0]))
 
@@ -546,6 +551,8 @@ static void hlx_synth_config(hlx_hf_config_t *c, int dense, int v2, int layers,
         }
         if (hlx_hf_reads_nope(c))
             m->nope_pattern = 2; /* smollm3: layer 1 of 2 unrotated (SmolLM3: 1 in 4) */
+        if (hlx_hf_olmo2(c)) /* olmo2: output norms alone, q/k norms over the projections */
+            m->post_norms_only = m->qk_norm_proj = 1;
         if (hlx_hf_granite(c)) {
             /* granite: Granite 3's four multipliers, at values where each of the first three
              * changes the greedy tokens of the synthetic weights (the logits' scale cannot):
@@ -680,7 +687,8 @@ static int hlx_synth_model(hlx_hf_config_t *c, const char *name, int layers)
      * fields alone gemma decoded otherwise than M and gemma2 and gemma3 wrote checkpoints
      * their reader refused) */
     if (c->family != HLX_HF_DENSE || c->moe_gqa ||
-        (c->fused & (HLX_HF_ROPE_PAIRS | HLX_HF_GEMMA)) || hlx_hf_granite(c)) {
+        (c->fused & (HLX_HF_ROPE_PAIRS | HLX_HF_GEMMA)) || hlx_hf_granite(c) ||
+        hlx_hf_olmo2(c)) {
         fprintf(stderr, "helix model synth: --model: only with --family dense, phi3, "
                 "internlm2, qwen2, qwen3 or smollm3\n");
         return -1;
@@ -1724,6 +1732,10 @@ static int hlx_cmd_model_info(int argc, char **argv)
             /* gpt-oss's: sinks, o_proj's bias, the clamp of its SwiGLU */
             json_object_update_new(mo, json_pack("{s:b, s:b}", "attn_sinks", cfg.m.attn_sinks,
                                                  "o_bias", cfg.m.o_bias));
+            /* OLMo 2's: no input norms, q and k norms over the whole projections */
+            json_object_update_new(mo, json_pack("{s:b, s:b}", "post_norms_only",
+                                                 cfg.m.post_norms_only, "qk_norm_proj",
+                                                 cfg.m.qk_norm_proj));
             if (cfg.m.ffn_act == HLX_ACT_SWIGLU_CLAMP)
                 json_object_update_new(mo, json_pack("{s:f, s:f}", "act_alpha", cfg.m.act_alpha,
                                                      "act_limit", cfg.m.act_limit));
@@ -1809,9 +1821,15 @@ static int hlx_cmd_model_info(int argc, char **argv)
             printf("  a sink logit per query head joins each softmax (self_attn.sinks)\n");
         if (cfg.m.qk_norm)
             printf("  each q and k head RMS-normalised before RoPE (q_norm, k_norm)\n");
+        if (cfg.m.qk_norm_proj)
+            printf("  the whole q and the whole k projection RMS-normalised before RoPE "
+                   "(q_norm [%d], k_norm [%d])\n", cfg.m.q_heads * cfg.m.head_dim,
+                   cfg.m.kv_heads * cfg.m.head_dim);
+        if (cfg.m.post_norms_only)
+            printf("  no input norms: the attention and the MLP read the residual stream\n");
         if (cfg.m.post_norms)
             printf("  the attention's and the MLP's outputs RMS-normalised before each "
-                   "residual add (%s)\n", cfg.fused & HLX_HF_GEMMA
+                   "residual add (%s)\n", cfg.fused & HLX_HF_GEMMA || cfg.m.post_norms_only
                    ? "post_attention_layernorm, post_feedforward_layernorm"
                    : "post_self_attn_layernorm, post_mlp_layernorm");
         if (cfg.fused & HLX_HF_GEMMA)

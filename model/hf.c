@@ -155,6 +155,7 @@ typedef enum hlx_hf_base {
     HLX_HF_BASE_GEMMA3, HLX_HF_BASE_DEEPSEEK, HLX_HF_BASE_DEEPSEEK_V2,
     HLX_HF_BASE_DEEPSEEK_V3, HLX_HF_BASE_GPT_OSS, HLX_HF_BASE_DOTS1,
     HLX_HF_BASE_GRANITE_MOE,
+    HLX_HF_BASE_OLMO2,
     HLX_HF_NBASES
 } hlx_hf_base_t;
 
@@ -166,6 +167,7 @@ static const char *const hlx_hf_base_names[HLX_HF_NBASES] = {
     "gemma2",
     "gemma3", "deepseek", "deepseek_v2", "deepseek_v3", "gpt_oss", "dots1",
     "granitemoe",
+    "olmo2",
 };
 
 /* How a multimodal class's text model is read beyond HLX_HF_NESTED (none for Gemma 3's,
@@ -243,6 +245,12 @@ static const hlx_hf_arch_row_t hlx_hf_archs[] = {
      * DeepSeek-V3's MoE (GLM-4.5's gate on GQA: hlx_cfg_dots1) */
     { "Dots1ForCausalLM", "dots1", HLX_HF_BASE_DOTS1, 0, HLX_HF_DENSE, 0, 0, 1,
       HLX_HF_MOE_GLM4, 0, 0, 1e-6 },
+    /* OLMo 2 (1124-7B, 13B, 0325-32B, 0425-1B): Llama's names without the input norms,
+     * the attention's and the MLP's outputs normalised (post_attention_layernorm,
+     * post_feedforward_layernorm), q_norm and k_norm over the whole projections
+     * (hlx_cfg_olmo2) */
+    { "Olmo2ForCausalLM", "olmo2", HLX_HF_BASE_OLMO2, 0, HLX_HF_DENSE, 0, 0, 0, 0, 1, 0,
+      1e-5 },
     { "Phi3ForCausalLM", "phi3", HLX_HF_BASE_PHI3, 0, HLX_HF_DENSE, HLX_HF_PHI3, 0, 0, 0, 0,
       1.0, 1e-5 },
     { "GlmForCausalLM", "glm", HLX_HF_BASE_GLM, 0, HLX_HF_DENSE, HLX_HF_GLM, 1, 0, 0, 0, 0.5,
@@ -448,6 +456,11 @@ static int hlx_hf_gemma1(const hlx_hf_config_t *c)
 int hlx_hf_granite(const hlx_hf_config_t *c)
 {
     return hlx_hf_base(c) == HLX_HF_BASE_GRANITE || hlx_hf_base(c) == HLX_HF_BASE_GRANITE_MOE;
+}
+
+int hlx_hf_olmo2(const hlx_hf_config_t *c)
+{
+    return hlx_hf_base(c) == HLX_HF_BASE_OLMO2;
 }
 
 /* Mistral's layer and MistralConfig's defaults: MistralForCausalLM, or Mistral3's or a
@@ -2984,6 +2997,30 @@ static hlx_status_t hlx_cfg_text_absent(hlx_jdoc_t *doc, double *eps_p)
     return hlx_jdoc_scope(doc, "text_config");
 }
 
+/* OLMo 2 (Olmo2ForCausalLM, Olmo2Config's keys): Llama's projections and SwiGLU, no input
+ * norms, the attention's and the MLP's outputs normalised before the residual adds, and
+ * q_norm and k_norm each over its whole projection (weights [Q x d] and [K x d]) before
+ * RoPE. vLLM's Olmo2Attention takes hidden_size / num_attention_heads as its head size
+ * (and hidden_size as q_norm's width) whatever head_dim says, transformers' takes head_dim
+ * where given: refused where the two differ. Projection biases (attention_bias) are
+ * refused by hlx_cfg_dense; vLLM builds none. */
+static hlx_status_t hlx_cfg_olmo2(hlx_jdoc_t *doc, hlx_hf_config_t *c)
+{
+    hlx_model_t *m = &c->m;
+
+    if ((int64_t)m->head_dim * m->q_heads != m->hidden)
+        return hlx_jdoc_fail(doc, hlx_cfg_absent(doc, "head_dim") ? "/num_attention_heads"
+                                                                  : "/head_dim",
+                             HLX_ERR_PARSE, "head size %d x num_attention_heads %d is not "
+                             "hidden_size %d: vLLM's Olmo2ForCausalLM takes hidden_size / "
+                             "num_attention_heads as its head size, transformers' takes "
+                             "head_dim, and they would decode differently", m->head_dim,
+                             m->q_heads, m->hidden);
+    m->post_norms = m->post_norms_only = 1;
+    m->qk_norm_proj = 1;
+    return HLX_OK;
+}
+
 static hlx_status_t hlx_cfg_dense(hlx_jdoc_t *doc, hlx_hf_config_t *c)
 {
     hlx_model_t *m = &c->m;
@@ -3128,6 +3165,8 @@ static hlx_status_t hlx_cfg_dense(hlx_jdoc_t *doc, hlx_hf_config_t *c)
     }
     if (c->fused & HLX_HF_GEMMA)
         return hlx_cfg_gemma(doc, c);
+    if (hlx_hf_olmo2(c))
+        return hlx_cfg_olmo2(doc, c);
     if (hlx_hf_base(c) == HLX_HF_BASE_SMOLLM3)
         return hlx_cfg_smollm3(doc, c);
     if (c->moe_gqa == HLX_HF_MOE_MIXTRAL)
@@ -3891,8 +3930,9 @@ hlx_status_t hlx_hf_expect(const hlx_hf_config_t *c, hlx_hf_expect_t **list_p, s
     for (li = 0; li < m->layers; li++) {
         int moe = m->experts > 0 && li >= m->dense_layers;
         snprintf(p, sizeof(p), "model.layers.%d.", li);
-        HLX_ADD(hlx_elist_add(&l, dt, HLX_HFC_NORM, HLX_HFS_REPLICATED, H, 0, "%s",
-                              hlx_hf_src_name(c, HLX_HFW_ATTN_NORM, li, nm, sizeof(nm))));
+        if (!m->post_norms_only) /* OLMo 2: no input norms */
+            HLX_ADD(hlx_elist_add(&l, dt, HLX_HFC_NORM, HLX_HFS_REPLICATED, H, 0, "%s",
+                                  hlx_hf_src_name(c, HLX_HFW_ATTN_NORM, li, nm, sizeof(nm))));
         if (c->family == HLX_HF_DENSE && (c->fused & HLX_HF_QKV_GROUPED)) {
             /* InternLM2: one wqkv, its rows grouped by KV head, split by head as Phi-3's */
             const int64_t K = m->kv_heads, dk = m->head_dim, dv = m->v_head_dim;
@@ -3938,6 +3978,13 @@ hlx_status_t hlx_hf_expect(const hlx_hf_config_t *c, hlx_hf_expect_t **list_p, s
                 HLX_ADD(hlx_elist_add(&l, dt, HLX_HFC_NORM, HLX_HFS_REPLICATED, dk, 0,
                                       "%sself_attn.k_norm.weight", p));
             }
+            if (m->qk_norm_proj) { /* OLMo 2: the whole projections', split with their rows */
+                HLX_ADD(hlx_elist_add(&l, dt, HLX_HFC_NORM, HLX_HFS_TPA_HEADS, Q * dk, 0,
+                                      "%sself_attn.q_norm.weight", p));
+                HLX_ADD(hlx_elist_add(&l, dt, HLX_HFC_NORM, HLX_HFS_TPA_HEADS, K * dk, 0,
+                                      "%sself_attn.k_norm.weight", p));
+                l.v[l.n - 1].kv = 1;
+            }
             snprintf(n, sizeof(n), "%sself_attn.o_proj.weight", p);
             HLX_ADD(hlx_elist_linear(&l, HLX_HFC_ATTN, HLX_HFS_N, H, Q * dv, n));
             if (m->o_bias) /* gpt-oss: added once, after the heads are summed */
@@ -3973,8 +4020,9 @@ hlx_status_t hlx_hf_expect(const hlx_hf_config_t *c, hlx_hf_expect_t **list_p, s
             snprintf(n, sizeof(n), "%sself_attn.o_proj.weight", p);
             HLX_ADD(hlx_elist_linear(&l, HLX_HFC_ATTN, HLX_HFS_N, H, Q * m->v_head_dim, n));
         }
-        HLX_ADD(hlx_elist_add(&l, dt, HLX_HFC_NORM, HLX_HFS_REPLICATED, H, 0, "%s",
-                              hlx_hf_src_name(c, HLX_HFW_FFN_NORM, li, nm, sizeof(nm))));
+        if (!m->post_norms_only)
+            HLX_ADD(hlx_elist_add(&l, dt, HLX_HFC_NORM, HLX_HFS_REPLICATED, H, 0, "%s",
+                                  hlx_hf_src_name(c, HLX_HFW_FFN_NORM, li, nm, sizeof(nm))));
         if (m->post_norms) { /* GLM-4-0414: the attention's and the FFN's outputs */
             HLX_ADD(hlx_elist_add(&l, dt, HLX_HFC_NORM, HLX_HFS_REPLICATED, H, 0, "%s",
                                   hlx_hf_src_name(c, HLX_HFW_POST_ATTN_NORM, li, nm,
@@ -4730,6 +4778,11 @@ void hlx_hf_weight_source(const hlx_model_t *m, int fused, hlx_hf_weight_t w, in
                  w == HLX_HFW_FFN_NORM        ? "pre_feedforward_layernorm.weight"
                  : w == HLX_HFW_POST_ATTN_NORM ? "post_attention_layernorm.weight"
                                                : "post_feedforward_layernorm.weight");
+    } else if (m->post_norms_only &&
+               (w == HLX_HFW_POST_ATTN_NORM || w == HLX_HFW_POST_FFN_NORM)) { /* OLMo 2 */
+        snprintf(name, len, "model.layers.%d.%s", layer,
+                 w == HLX_HFW_POST_ATTN_NORM ? "post_attention_layernorm.weight"
+                                             : "post_feedforward_layernorm.weight");
     } else if ((fused & HLX_HF_FUSED_GU) && (w == HLX_HFW_WGATE || w == HLX_HFW_WUP)) {
         snprintf(name, len, "model.layers.%d.mlp.gate_up_proj.weight", layer);
         *hrows_p = 2 * (int64_t)m->ffn;
@@ -4749,13 +4802,17 @@ int hlx_hf_weight_at(const hlx_model_t *m, int fused, const char *name, int64_t 
     int layer;
     size_t i;
 
-    if (fused & (HLX_HF_QKV_GROUPED | HLX_HF_GEMMA)) {
-        /* names of their own (InternLM2's, Gemma's norms): every weight looked up by its
-         * source; InternLM2's wqkv is WQ's, which comes first */
+    if ((fused & (HLX_HF_QKV_GROUPED | HLX_HF_GEMMA)) || m->post_norms_only) {
+        /* names of their own (InternLM2's, Gemma's and OLMo 2's norms): every weight looked
+         * up by its source; InternLM2's wqkv is WQ's, which comes first */
         const int64_t d = m->head_dim, G = m->q_heads / m->kv_heads;
         if (sscanf(name, "model.layers.%d.", &layer) != 1)
             layer = 0;
         for (i = 0; i < HLX_HF_NWEIGHTS; i++) {
+            /* OLMo 2 has no input norms: Llama's FFN one is its attention's output norm */
+            if (m->post_norms_only && (hlx_hf_weights[i] == HLX_HFW_ATTN_NORM ||
+                                       hlx_hf_weights[i] == HLX_HFW_FFN_NORM))
+                continue;
             hlx_hf_weight_source(m, fused, hlx_hf_weights[i], layer, buf, sizeof(buf), &hrows,
                                  &row0);
             if (strcmp(buf, name))
@@ -4826,7 +4883,9 @@ void hlx_hf_weight_shape(const hlx_model_t *m, hlx_hf_weight_t w, int64_t *rows,
     case HLX_HFW_BQ:    *rows = 1; *cols = Q * dk; break;
     case HLX_HFW_BK:    *rows = 1; *cols = K * dk; break;
     case HLX_HFW_BV:    *rows = 1; *cols = K * dv; break;
-    case HLX_HFW_QNORM: case HLX_HFW_KNORM: *rows = 1; *cols = dk; break;
+    /* OLMo 2's (qk_norm_proj) span the whole projections, Qwen3's one head */
+    case HLX_HFW_QNORM: *rows = 1; *cols = m->qk_norm_proj ? Q * dk : dk; break;
+    case HLX_HFW_KNORM: *rows = 1; *cols = m->qk_norm_proj ? K * dk : dk; break;
     case HLX_HFW_SINKS: *rows = 1; *cols = Q; break;
     case HLX_HFW_BO:    *rows = 1; *cols = H; break;
     default: *rows = *cols = 0; break;

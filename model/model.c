@@ -108,6 +108,12 @@ static const hlx_jfield_t hlx_model_fields[] = {
     { "post_norms", HLX_JT_BOOL, offsetof(hlx_model_raw_t, m.post_norms), 0, 0, 1, 0,
       "RMSNorm of the attention's and the FFN's outputs before the residual adds (GLM-4-0414; "
       "gqa, dense)" },
+    { "post_norms_only", HLX_JT_BOOL, offsetof(hlx_model_raw_t, m.post_norms_only), 0, 0, 1,
+      0, "with post_norms: no input norms, the attention and the FFN read the residual "
+      "stream (OLMo 2)" },
+    { "qk_norm_proj", HLX_JT_BOOL, offsetof(hlx_model_raw_t, m.qk_norm_proj), 0, 0, 1, 0,
+      "RMSNorm of the whole q projection and of the whole k projection before RoPE (OLMo 2; "
+      "gqa, not with qk_norm)" },
     HLX_MF_STR("weight_dtype", weight_dtype, 0, "f32, bf16, fp8 or fp4"),
     HLX_MF_STR("kv_dtype", kv_dtype, 0, "f32, bf16, fp8 or fp4"),
     HLX_MF_INT(q_lora_rank, 0, 0, "MLA query compression rank (0: none)"),
@@ -472,6 +478,9 @@ static hlx_status_t hlx_model_validate(hlx_jdoc_t *doc, hlx_model_raw_t *r)
         if (m->post_norms)
             return HLX_MFAIL("post_norms", "only with \"attn\": \"gqa\" and a dense FFN (no "
                              "MLA model normalises its layer outputs)");
+        if (m->qk_norm_proj)
+            return HLX_MFAIL("qk_norm_proj", "only with \"attn\": \"gqa\" (MLA normalises "
+                             "its latent rows, not its projections)");
         if (m->sliding_window)
             return HLX_MFAIL("sliding_window", "only with \"attn\": \"gqa\" (no MLA model "
                              "has a window)");
@@ -625,6 +634,12 @@ static hlx_status_t hlx_model_validate(hlx_jdoc_t *doc, hlx_model_raw_t *r)
                                                          : "required key is missing (dense FFN size)");
         m->dense_layers = m->layers;
     }
+    if (m->post_norms_only && !m->post_norms)
+        return HLX_MFAIL("post_norms_only", "needs \"post_norms\": true (the layer's only "
+                         "norms are those of its outputs)");
+    if (m->qk_norm_proj && m->qk_norm)
+        return HLX_MFAIL("qk_norm_proj", "not with \"qk_norm\": q and k are normalised "
+                         "either per head (Qwen3) or over their whole projections (OLMo 2)");
     if (m->routed_scaling == 0.0)
         m->routed_scaling = 1.0;
     if (m->n_group == 0)
@@ -747,9 +762,9 @@ static uint64_t hlx_model_mix_double(uint64_t h, double d)
     return hlx_model_mix(h, bits);
 }
 
-/* A new field of hlx_model_t changes its size (8616 bytes on LP64 with the 71 fields
+/* A new field of hlx_model_t changes its size (8624 bytes on LP64 with the 73 fields
  * hashed below): add it to hlx_model_hash, then update this size. */
-_Static_assert(sizeof(hlx_model_t) == 8616 || sizeof(void *) != 8,
+_Static_assert(sizeof(hlx_model_t) == 8624 || sizeof(void *) != 8,
                "hlx_model_t changed: hash the new field in hlx_model_hash()");
 
 uint64_t hlx_model_hash(const hlx_model_t *m)
@@ -764,6 +779,7 @@ uint64_t hlx_model_hash(const hlx_model_t *m)
         m->topk_group,   m->rope_kind,    m->rope_orig_ctx,  m->rope_long,
         m->qkv_bias,     m->qk_norm,      m->moe_group_score, m->shared_gate,
         m->post_norms,   m->sliding_window, m->sliding_pattern, m->ffn_act,
+        m->post_norms_only, m->qk_norm_proj,
         m->embed_scale,  m->sliding_from, m->tie_embeddings, m->dca_chunk,
         m->dca_local,    m->dca_orig,     m->nope_pattern, m->attn_sinks,
         m->o_bias,       m->router_bias,  m->expert_bias,  m->rope_yarn_exact,
@@ -843,7 +859,9 @@ double hlx_model_attn_params(const hlx_model_t *m)
            Q * m->v_head_dim * H +
            (m->qkv_bias ? Q * m->head_dim + (double)m->kv_heads * (m->head_dim + m->v_head_dim)
                         : 0.0) +
-           (m->qk_norm ? 2.0 * m->head_dim : 0.0) + (m->attn_sinks ? Q : 0.0) +
+           (m->qk_norm ? 2.0 * m->head_dim : 0.0) +
+           (m->qk_norm_proj ? (Q + m->kv_heads) * (double)m->head_dim : 0.0) +
+           (m->attn_sinks ? Q : 0.0) +
            (m->o_bias ? H : 0.0);
 }
 
@@ -860,7 +878,10 @@ double hlx_model_params(const hlx_model_t *m)
     int moe_layers = m->layers - m->dense_layers;
 
     /* Input embedding and an output head unless tied; norms are negligible but counted. */
-    return (m->tie_embeddings ? 1.0 : 2.0) * m->vocab * H + m->layers * (attn + (m->post_norms ? 4.0 : 2.0) * H) +
+    /* norms: the two before the attention and the FFN, the two after them (post_norms), or
+     * the two after alone (post_norms_only) */
+    return (m->tie_embeddings ? 1.0 : 2.0) * m->vocab * H +
+           m->layers * (attn + (m->post_norms && !m->post_norms_only ? 4.0 : 2.0) * H) +
            m->dense_layers * dense_ffn +
            moe_layers * moe_ffn + H;
 }

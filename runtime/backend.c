@@ -38,6 +38,13 @@ static hlx_status_t st_normh(hlx_backend_t *be, hlx_be_queue_t *q, float *x, int
                              int nh, int hd, const float *w, float eps)
 { (void)be; (void)q; (void)x; (void)r; (void)ld; (void)nh; (void)hd; (void)w; (void)eps;
   return HLX_ERR_UNSUPPORTED; }
+static hlx_status_t st_sumsq(hlx_backend_t *be, hlx_be_queue_t *q, const float *x, size_t ld,
+                             int r, int n, float *ss)
+{ (void)be; (void)q; (void)x; (void)ld; (void)r; (void)n; (void)ss; return HLX_ERR_UNSUPPORTED; }
+static hlx_status_t st_normss(hlx_backend_t *be, hlx_be_queue_t *q, float *x, size_t ld, int r,
+                              int n, const float *w, const float *ss, int total, float eps)
+{ (void)be; (void)q; (void)x; (void)ld; (void)r; (void)n; (void)w; (void)ss; (void)total;
+  (void)eps; return HLX_ERR_UNSUPPORTED; }
 static hlx_status_t st_addr(hlx_backend_t *be, hlx_be_queue_t *q, float *x, size_t ld,
                             const float *b, int r, int n)
 { (void)be; (void)q; (void)x; (void)ld; (void)b; (void)r; (void)n; return HLX_ERR_UNSUPPORTED; }
@@ -131,6 +138,7 @@ void hlx_backend_fill_stubs(hlx_backend_ops_t *o)
     HLX_STUB(gemm, st_gemm);           HLX_STUB(rope, st_rope);
     HLX_STUB(gemm_batched, st_gemm_b); HLX_STUB(rmsnorm_heads, st_normh);
     HLX_STUB(add_rows, st_addr);
+    HLX_STUB(sumsq_rows, st_sumsq);    HLX_STUB(rmsnorm_ss, st_normss);
     HLX_STUB(kv_append, st_append);    HLX_STUB(attn, st_attn);
     HLX_STUB(pack, st_pack);           HLX_STUB(unpack, st_unpack);
     HLX_STUB(merge, st_merge);         HLX_STUB(add, st_add);
@@ -272,6 +280,46 @@ static hlx_status_t host_rmsnorm_heads(hlx_backend_t *be, hlx_be_queue_t *q, flo
             float *v = x + (size_t)r * ld + (size_t)h * hd;
             be->k.rmsnorm(v, v, w, hd, eps);
         }
+    return HLX_OK;
+}
+
+/* the kernels' rmsnorm (kernels/ref.c) in two halves: the sum in double, the factor rounded
+ * to float once, x * r * w */
+static hlx_status_t host_sumsq_rows(hlx_backend_t *be, hlx_be_queue_t *q, const float *x,
+                                    size_t ld, int rows, int n, float *ss)
+{
+    int r, i;
+
+    (void)be;
+    (void)q;
+    if (rows < 0 || n < 0 || ld < (size_t)n)
+        return HLX_ERR_INVALID;
+    for (r = 0; r < rows; r++) {
+        const float *v = x + (size_t)r * ld;
+        double s = 0.0;
+        for (i = 0; i < n; i++)
+            s += (double)v[i] * v[i];
+        ss[r] = (float)s;
+    }
+    return HLX_OK;
+}
+
+static hlx_status_t host_rmsnorm_ss(hlx_backend_t *be, hlx_be_queue_t *q, float *x, size_t ld,
+                                    int rows, int n, const float *w, const float *ss, int total,
+                                    float eps)
+{
+    int r, i;
+
+    (void)be;
+    (void)q;
+    if (rows < 0 || n < 0 || total < 1 || ld < (size_t)n)
+        return HLX_ERR_INVALID;
+    for (r = 0; r < rows; r++) {
+        float *v = x + (size_t)r * ld;
+        const float f = (float)(1.0 / sqrt((double)ss[r] / total + eps));
+        for (i = 0; i < n; i++)
+            v[i] = v[i] * f * w[i];
+    }
     return HLX_OK;
 }
 
@@ -660,6 +708,7 @@ static const hlx_backend_ops_t hlx_backend_host = {
     .queue_create = host_qcreate, .queue_destroy = host_qdestroy, .queue_sync = host_qsync,
     .event_record = host_evrec, .event_sync = host_evsync,
     .rmsnorm = host_rmsnorm, .rmsnorm_heads = host_rmsnorm_heads, .gemm = host_gemm,
+    .sumsq_rows = host_sumsq_rows, .rmsnorm_ss = host_rmsnorm_ss,
     .gemm_batched = host_gemm_batched, .weights_layout = host_wlayout,
     .weights_store = host_wstore, .weights_col = host_wcol,
     .rope = host_rope, .kv_append = host_append,

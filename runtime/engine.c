@@ -839,16 +839,20 @@ static hlx_status_t hlx_engine_build(hlx_engine_t *eng)
             W->kv_scales_differ |= kh > 0 && (W->k_scale[kh] != W->k_scale[0] ||
                                               W->v_scale[kh] != W->v_scale[0]);
         }
-        W->attn_norm = hlx_be_zalloc(eng, (size_t)H, sizeof(float));
-        W->ffn_norm  = hlx_be_zalloc(eng, (size_t)H, sizeof(float));
+        /* OLMo 2 (post_norms_only): no input norms, NULL */
+        if (!m->post_norms_only &&
+            ((W->attn_norm = hlx_be_zalloc(eng, (size_t)H, sizeof(float))) == NULL ||
+             (W->ffn_norm = hlx_be_zalloc(eng, (size_t)H, sizeof(float))) == NULL))
+            return HLX_ERR_NOMEM;
         /* The KV shard is the big, streamed allocation: 2 MiB aligned, huge pages. The
          * projections: hlx_engine_wload below. */
-        if (!W->attn_norm || !W->ffn_norm)
-            return HLX_ERR_NOMEM;
         if ((m->qkv_bias &&
              (W->bqkv = hlx_be_zalloc(eng, (size_t)eng->qkv_cols, sizeof(float))) == NULL) ||
             (m->qk_norm &&
              (W->qknorm = hlx_be_zalloc(eng, (size_t)(2 * dk), sizeof(float))) == NULL) ||
+            (m->qk_norm_proj &&
+             (W->qknorm = hlx_be_zalloc(eng, (size_t)(L->q_local + L->kv_local) * (size_t)dk,
+                                        sizeof(float))) == NULL) ||
             (m->post_norms &&
              (W->post_norm = hlx_be_zalloc(eng, (size_t)(2 * H), sizeof(float))) == NULL) ||
             (m->attn_sinks && L->q_slice > 0 &&
@@ -862,8 +866,10 @@ static hlx_status_t hlx_engine_build(hlx_engine_t *eng)
             return HLX_ERR_NOMEM;
         /* Weights are filled in place: backend memory other than the KV cache is host
          * visible (host memory, or managed memory on a device). */
-        HLX_WREAD(HLX_HFW_ATTN_NORM, 0, 1, 0, H, W->attn_norm, HLX_DTYPE_F32, H);
-        HLX_WREAD(HLX_HFW_FFN_NORM, 0, 1, 0, H, W->ffn_norm, HLX_DTYPE_F32, H);
+        if (W->attn_norm != NULL) {
+            HLX_WREAD(HLX_HFW_ATTN_NORM, 0, 1, 0, H, W->attn_norm, HLX_DTYPE_F32, H);
+            HLX_WREAD(HLX_HFW_FFN_NORM, 0, 1, 0, H, W->ffn_norm, HLX_DTYPE_F32, H);
+        }
         if (W->post_norm != NULL) {
             HLX_WREAD(HLX_HFW_POST_ATTN_NORM, 0, 1, 0, H, W->post_norm, HLX_DTYPE_F32, H);
             HLX_WREAD(HLX_HFW_POST_FFN_NORM, 0, 1, 0, H, W->post_norm + H, HLX_DTYPE_F32, H);
@@ -877,7 +883,13 @@ static hlx_status_t hlx_engine_build(hlx_engine_t *eng)
                       W->bqkv + (size_t)(L->q_local + L->kv_local) * dk, HLX_DTYPE_F32,
                       eng->qkv_cols);
         }
-        if (W->qknorm != NULL) {
+        if (W->qknorm != NULL && m->qk_norm_proj) { /* OLMo 2: the columns of its heads */
+            HLX_WREAD(HLX_HFW_QNORM, 0, 1, (int64_t)L->q_first * dk, (int64_t)L->q_local * dk,
+                      W->qknorm, HLX_DTYPE_F32, (int64_t)L->q_local * dk);
+            HLX_WREAD(HLX_HFW_KNORM, 0, 1, (int64_t)L->kv_first * dk, (int64_t)L->kv_local * dk,
+                      W->qknorm + (size_t)L->q_local * dk, HLX_DTYPE_F32,
+                      (int64_t)L->kv_local * dk);
+        } else if (W->qknorm != NULL) {
             HLX_WREAD(HLX_HFW_QNORM, 0, 1, 0, dk, W->qknorm, HLX_DTYPE_F32, dk);
             HLX_WREAD(HLX_HFW_KNORM, 0, 1, 0, dk, W->qknorm + dk, HLX_DTYPE_F32, dk);
         }
@@ -1012,6 +1024,8 @@ static hlx_status_t hlx_engine_buffers(hlx_engine_t *eng)
         HLX_BALLOC(eng->win_o, 4 * (size_t)L->group * dv);
         HLX_BALLOC(eng->win_lse, 4 * (size_t)L->group);
     }
+    if (eng->m.qk_norm_proj && L->tpa > 1)
+        HLX_BALLOC(eng->qk_ss, 2 * B);
     if (eng->m.dca_chunk > 0) { /* the succ and inter queries, the three parts' partials */
         HLX_BALLOC(eng->dca_q, 2 * B * (size_t)L->q_local * (size_t)eng->m.head_dim);
         HLX_BALLOC(eng->dca_o, 3 * (size_t)L->group * dv);
@@ -1792,6 +1806,15 @@ static hlx_status_t hlx_engine_device(hlx_engine_t *eng, char *err, size_t errle
                                    "cannot use GPU %d: %s", eng->info.rank, gpu, why);
         if ((st = hlx_engine_cuda_attn_fits(eng, &kernel, err, errlen)) != HLX_OK)
             return st;
+        /* OLMo 2's q and k norms under TPA > 1 add each rank's sums of squares: the host
+         * backend's sumsq_rows and rmsnorm_ss, which the CUDA backend does not have */
+        if (eng->m.qk_norm_proj && eng->lay.tpa > 1)
+            return hlx_engine_fail(err, errlen, HLX_ERR_INVALID, "--device cuda: model %s "
+                                   "normalises its whole q and k projections (qk_norm_proj, "
+                                   "OLMo 2), which --tpa %d splits over ranks; the CUDA "
+                                   "backend does not add their sums of squares across the "
+                                   "TPA group: run it with --tpa 1 or on the CPU (--device "
+                                   "cpu)", eng->m.name, eng->lay.tpa);
         eng->dev_clock = !strcmp(eng->set.phase_clock, "device");
         snprintf(eng->device_note + used, sizeof(eng->device_note) - used,
                  "%sGPU %d of %d (%s); attention kernel %s (HELIX_CUDA_ATTN=%.16s)",
@@ -2076,7 +2099,7 @@ void hlx_engine_destroy(hlx_engine_t *eng)
                          eng->logits_local, eng->logits_all, eng->rope_freq,
                          eng->rope_rows_freq, eng->win_k, eng->win_v, eng->win_o,
                          eng->win_lse, eng->rope_local_freq, eng->dca_q, eng->dca_o,
-                         eng->dca_lse };
+                         eng->dca_lse, eng->qk_ss };
         size_t i;
         for (i = 0; i < sizeof(bufs) / sizeof(bufs[0]); i++)
             hlx_be_free(eng, bufs[i]);

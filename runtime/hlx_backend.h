@@ -114,6 +114,16 @@ typedef struct hlx_backend_ops {
      * at x + r * ld, head h at + h * hd): per-head q/k norms of all rows in one call */
     hlx_status_t (*rmsnorm_heads)(hlx_backend_t *be, hlx_be_queue_t *q, float *x, int rows,
                                   size_t ld, int nheads, int hd, const float *w, float eps);
+    /* An RMSNorm whose vector is split over ranks (OLMo 2's q and k norms under TPA > 1):
+     * ss[r] = the sum of squares of x[r][0..n) (row r at x + r * ld), summed in double; then,
+     * once the ranks' sums are added, x[r][i] *= w[i] / sqrt(ss[r] / total + eps) in place,
+     * total the whole vector's length. The host backend's; the CUDA backend has none (the
+     * engine refuses such a layout there) */
+    hlx_status_t (*sumsq_rows)(hlx_backend_t *be, hlx_be_queue_t *q, const float *x, size_t ld,
+                               int rows, int n, float *ss);
+    hlx_status_t (*rmsnorm_ss)(hlx_backend_t *be, hlx_be_queue_t *q, float *x, size_t ld,
+                               int rows, int n, const float *w, const float *ss, int total,
+                               float eps);
     hlx_status_t (*gemm)(hlx_backend_t *be, hlx_be_queue_t *q, int M, int N, int K,
                          const float *x, const void *w, hlx_dtype_t w_dtype, float *y,
                          int accumulate);

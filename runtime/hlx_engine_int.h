@@ -154,6 +154,9 @@ struct hlx_engine {
      * [3][group] (hlx_phase_attn_dca; the window scratch above serves their unaligned
      * starts) */
     float  *dca_q, *dca_o, *dca_lse;
+    /* OLMo 2 (qk_norm_proj) under TPA > 1 only, else NULL: each request's sums of squares of
+     * its q and k parts, [2][batch], all-reduced (hlx_phase_qkv_extras) */
+    float  *qk_ss;
     double *rope_freq;             /* RoPE inverse frequencies (backend memory) */
     hlx_rope_tab_t rope;           /* them and the cos/sin factor, for the rope op */
     double *rope_freq_h;           /* the same frequencies in host memory */
@@ -327,11 +330,18 @@ int hlx_engine_embed_tied(const hlx_engine_t *eng);
 /* ---- layer phases (phases.c): one function per phase, composed by a schedule */
 hlx_status_t hlx_phase_embed(hlx_engine_t *eng);
 hlx_status_t hlx_phase_qkv(hlx_engine_t *eng, int l);    /* norm, QKV, RoPE, KV append */
+/* The input of an attention or an FFN, rows rows of x: their RMSNorm by w into hn (*in_p
+ * hn), or x itself where the layer has no input norm (w NULL: post_norms_only, OLMo 2).
+ * Decode and prefill alike. */
+hlx_status_t hlx_phase_norm_in(hlx_engine_t *eng, const float *w, float *hn, const float *x,
+                               int rows, const float **in_p);
 /* What some families add between the QKV projection and RoPE, on rows rows of qkv
  * (qkv_cols floats apart): the biases (qkv_bias), then an RMSNorm of every q and k head
- * (qk_norm). Nothing for a model without them. Decode and prefill alike. */
+ * (qk_norm) or of the whole q and the whole k (qk_norm_proj, OLMo 2: under TPA > 1 a
+ * collective over all ranks, its sums of squares in ss [2][rows], backend memory; NULL
+ * otherwise). Nothing for a model without them. Decode and prefill alike. */
 hlx_status_t hlx_phase_qkv_extras(hlx_engine_t *eng, const hlx_layer_w_t *W, float *qkv,
-                                  int rows);
+                                  int rows, float *ss);
 /* RoPE of layer l: `heads` heads of head_dim (the first rot elements turned) on each
  * request's row (x, rows ld floats apart), at the request's position (hlx_engine_row_pos). */
 hlx_status_t hlx_phase_rope(hlx_engine_t *eng, int l, float *x, size_t ld, int heads,

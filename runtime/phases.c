@@ -131,8 +131,47 @@ hlx_status_t hlx_phase_dca_queries(hlx_engine_t *eng, const float *q, size_t ld,
     return st;
 }
 
+/* OLMo 2's q and k norms over the whole projections (qk_norm_proj), on rows rows of qkv.
+ * TPA 1: one RMSNorm over a row's q (every query head) and one over its k. TPA > 1: the
+ * shard's part of each row's sum of squares into ss [2][rows], added over the TPA group by
+ * the world's all-reduce (the KVP ranks of a shard hold the same rows, its projection being
+ * replicated: KVP rank 0's alone counts; a KV head copied to TPA / K shards counts once,
+ * from the first), then each part normalised by the whole vector's RMS. */
+static hlx_status_t hlx_phase_qk_norm_proj(hlx_engine_t *eng, const hlx_layer_w_t *W,
+                                           float *qkv, int rows, float *ss)
+{
+    const hlx_layout_t *L = &eng->lay;
+    const hlx_model_t *m = &eng->m;
+    const int dk = m->head_dim, nq = L->q_local * dk, nk = L->kv_local * dk;
+    const float eps = (float)m->norm_eps;
+    const size_t ld = (size_t)eng->qkv_cols;
+    float *k = qkv + (size_t)nq;
+    hlx_status_t st;
+
+    if (L->tpa == 1) {
+        st = HLX_BE(eng, rmsnorm_heads, qkv, rows, ld, 1, nq, W->qknorm, eps);
+        return st == HLX_OK ? HLX_BE(eng, rmsnorm_heads, k, rows, ld, 1, nk, W->qknorm + nq, eps)
+                            : st;
+    }
+    st = HLX_BE(eng, sumsq_rows, qkv, ld, rows, nq, ss);
+    if (st == HLX_OK)
+        st = HLX_BE(eng, sumsq_rows, k, ld, rows, nk, ss + rows);
+    if (st == HLX_OK && L->kvp_rank != 0)
+        st = HLX_BE(eng, scale, ss, 2 * (size_t)rows, 0.0f);
+    else if (st == HLX_OK && L->tpa > m->kv_heads && L->tpa_rank % (L->tpa / m->kv_heads) != 0)
+        st = HLX_BE(eng, scale, ss + rows, (size_t)rows, 0.0f);
+    if (st == HLX_OK)
+        st = hlx_phase_allreduce_buf(eng, ss, 2 * (size_t)rows);
+    if (st == HLX_OK)
+        st = HLX_BE(eng, rmsnorm_ss, qkv, ld, rows, nq, W->qknorm, ss, m->q_heads * dk, eps);
+    if (st == HLX_OK)
+        st = HLX_BE(eng, rmsnorm_ss, k, ld, rows, nk, W->qknorm + nq, ss + rows,
+                    m->kv_heads * dk, eps);
+    return st;
+}
+
 hlx_status_t hlx_phase_qkv_extras(hlx_engine_t *eng, const hlx_layer_w_t *W, float *qkv,
-                                  int rows)
+                                  int rows, float *ss)
 {
     const hlx_layout_t *L = &eng->lay;
     const int dk = eng->m.head_dim;
@@ -142,6 +181,8 @@ hlx_status_t hlx_phase_qkv_extras(hlx_engine_t *eng, const hlx_layer_w_t *W, flo
 
     if (W->bqkv != NULL)
         st = HLX_BE(eng, add_rows, qkv, ld, W->bqkv, rows, (int)ld);
+    if (st == HLX_OK && W->qknorm != NULL && eng->m.qk_norm_proj)
+        return hlx_phase_qk_norm_proj(eng, W, qkv, rows, ss);
     /* a row's q heads are L->q_local vectors of dk, its k heads the L->kv_local after them:
      * each set over all rows in one call */
     if (st == HLX_OK && W->qknorm != NULL)
@@ -150,6 +191,16 @@ hlx_status_t hlx_phase_qkv_extras(hlx_engine_t *eng, const hlx_layer_w_t *W, flo
         st = HLX_BE(eng, rmsnorm_heads, qkv + (size_t)L->q_local * dk, rows, ld, L->kv_local,
                     dk, W->qknorm + dk, eps);
     return st;
+}
+
+hlx_status_t hlx_phase_norm_in(hlx_engine_t *eng, const float *w, float *hn, const float *x,
+                               int rows, const float **in_p)
+{
+    *in_p = x;
+    if (w == NULL)
+        return HLX_OK;
+    *in_p = hn;
+    return HLX_BE(eng, rmsnorm, hn, x, w, rows, eng->m.hidden, (float)eng->m.norm_eps);
 }
 
 hlx_status_t hlx_phase_qkv(hlx_engine_t *eng, int l)
@@ -165,13 +216,13 @@ hlx_status_t hlx_phase_qkv(hlx_engine_t *eng, int l)
         return st;
     }
     HLX_TIMED(eng, HLX_PHASE_QKV, {
-        st = HLX_BE(eng, rmsnorm, eng->hn, eng->x, W->attn_norm, B, m->hidden,
-                    (float)m->norm_eps);
+        const float *in;
+        st = hlx_phase_norm_in(eng, W->attn_norm, eng->hn, eng->x, B, &in);
         if (st == HLX_OK)
-            st = HLX_BE(eng, gemm, B, eng->qkv_cols, m->hidden, eng->hn, W->wqkv, eng->wp_dtype,
+            st = HLX_BE(eng, gemm, B, eng->qkv_cols, m->hidden, in, W->wqkv, eng->wp_dtype,
                         eng->qkv, 0);
         if (st == HLX_OK)
-            st = hlx_phase_qkv_extras(eng, W, eng->qkv, B);
+            st = hlx_phase_qkv_extras(eng, W, eng->qkv, B, eng->qk_ss);
         /* dual chunk attention: the queries of the succ and inter parts, copied before the
          * intra ones turn in place, each turned at its own position */
         if (st == HLX_OK && eng->dca_q != NULL)
@@ -753,10 +804,10 @@ hlx_status_t hlx_phase_ffn(hlx_engine_t *eng, int l)
     if (l >= m->dense_layers && eng->moe != NULL)
         return hlx_moe_ffn(eng, l);
     HLX_TIMED(eng, HLX_PHASE_FFN, {
-        st = HLX_BE(eng, rmsnorm, eng->hn, eng->x, W->ffn_norm, B, m->hidden,
-                    (float)m->norm_eps);
+        const float *in;
+        st = hlx_phase_norm_in(eng, W->ffn_norm, eng->hn, eng->x, B, &in);
         if (st == HLX_OK)
-            st = HLX_BE(eng, gemm, B, 2 * Fc, m->hidden, eng->hn, W->wgu, eng->wp_dtype,
+            st = HLX_BE(eng, gemm, B, 2 * Fc, m->hidden, in, W->wgu, eng->wp_dtype,
                         eng->gu, 0);
         if (st == HLX_OK)
             st = HLX_BE(eng, glu, eng->act, eng->gu, B, Fc, m->ffn_act, (float)m->act_alpha,

@@ -41,6 +41,7 @@ typedef struct hlx_prefill {
     float  *dq;      /* dual chunk attention: the succ and inter queries, [2][R][q_local][dk],
                       * and a group's four partials, [4][C x group][dv] and [4][C x group] */
     float  *dco, *dclse;
+    float  *qk_ss;   /* OLMo 2 under TPA > 1: [2][R] sums of squares of q and k, else NULL */
     int     dca;     /* the present chunk attends by dual chunk attention's parts
                       * (hlx_prefill_dca, set by hlx_prefill_qkv) */
     size_t *xs_displ, *xr_displ, *sc, *sd, *rc, *rd;
@@ -52,7 +53,7 @@ static void hlx_prefill_free(hlx_engine_t *eng, hlx_prefill_t *p)
     float **bufs[] = { &p->x, &p->hn, &p->qkv, &p->opart, &p->lsepart, &p->sendbuf,
                        &p->recvbuf, &p->oparts, &p->lseparts, &p->omerged, &p->lsem, &p->y,
                        &p->gu, &p->act, &p->aq, &p->ao, &p->alse, &p->am, &p->amlse,
-                       &p->dq, &p->dco, &p->dclse };
+                       &p->dq, &p->dco, &p->dclse, &p->qk_ss };
     size_t i;
 
     for (i = 0; i < sizeof(bufs) / sizeof(bufs[0]); i++)
@@ -140,6 +141,8 @@ static hlx_status_t hlx_prefill_alloc(hlx_engine_t *eng, hlx_prefill_t *p)
     HLX_PBUF(p->alse, 2 * (size_t)p->C * (size_t)L->group);
     HLX_PBUF(p->am, (size_t)p->C * (size_t)L->group * dv);
     HLX_PBUF(p->amlse, (size_t)p->C * (size_t)L->group);
+    if (eng->qk_ss != NULL)
+        HLX_PBUF(p->qk_ss, 2 * R);
     if (eng->dca_q != NULL) {
         HLX_PBUF(p->dq, 2 * hlx_phase_dca_qn(eng, p->R));
         HLX_PBUF(p->dco, 4 * (size_t)p->C * (size_t)L->group * dv);
@@ -177,14 +180,15 @@ static hlx_status_t hlx_prefill_qkv(hlx_engine_t *eng, hlx_prefill_t *p, int l, 
     hlx_layer_w_t *W = &eng->layers[l];
     int n = p->nb, dk = m->head_dim, dv = m->v_head_dim, i, k;
     size_t ld = (size_t)c * (size_t)eng->qkv_cols, qn = (size_t)L->q_local * (size_t)dk;
+    const float *in;
     hlx_status_t st;
 
-    st = HLX_BE(eng, rmsnorm, p->hn, p->x, W->attn_norm, R, m->hidden, (float)m->norm_eps);
+    st = hlx_phase_norm_in(eng, W->attn_norm, p->hn, p->x, R, &in);
     if (st == HLX_OK)
-        st = HLX_BE(eng, gemm, R, eng->qkv_cols, m->hidden, p->hn, W->wqkv, eng->wp_dtype,
+        st = HLX_BE(eng, gemm, R, eng->qkv_cols, m->hidden, in, W->wqkv, eng->wp_dtype,
                     p->qkv, 0);
     if (st == HLX_OK)
-        st = hlx_phase_qkv_extras(eng, W, p->qkv, R);
+        st = hlx_phase_qkv_extras(eng, W, p->qkv, R, p->qk_ss);
     /* dual chunk attention past its first chunk: the succ and inter queries of every row,
      * turned below */
     p->dca = hlx_prefill_dca(eng, p, pos0, c);
@@ -496,9 +500,10 @@ static hlx_status_t hlx_prefill_ffn(hlx_engine_t *eng, hlx_prefill_t *p, int l, 
         /* routed per row; each (row, expert) pair on that expert's TPF ranks only */
         st = hlx_moe_ffn_rows(eng, l, p->x, p->hn, p->y, R);
     } else {
-        st = HLX_BE(eng, rmsnorm, p->hn, p->x, W->ffn_norm, R, m->hidden, (float)m->norm_eps);
+        const float *in;
+        st = hlx_phase_norm_in(eng, W->ffn_norm, p->hn, p->x, R, &in);
         if (st == HLX_OK)
-            st = HLX_BE(eng, gemm, R, 2 * Fc, m->hidden, p->hn, W->wgu, eng->wp_dtype, p->gu, 0);
+            st = HLX_BE(eng, gemm, R, 2 * Fc, m->hidden, in, W->wgu, eng->wp_dtype, p->gu, 0);
         if (st == HLX_OK)
             st = HLX_BE(eng, glu, p->act, p->gu, R, Fc, m->ffn_act, (float)m->act_alpha,
                         (float)m->act_limit);

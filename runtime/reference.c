@@ -14,7 +14,7 @@
 typedef struct {
     double *attn_norm, *wq, *wk, *wv, *wo, *ffn_norm, *wgate, *wup, *wdown;
     double *bq, *bk, *bv;  /* qkv_bias */
-    double *qnorm, *knorm; /* qk_norm */
+    double *qnorm, *knorm; /* qk_norm: [dk] each; qk_norm_proj: [Q * dk], [K * dk] */
     double *post_attn_norm, *post_ffn_norm; /* post_norms */
     double *sinks, *bo;    /* [Q] attn_sinks, [H] o_bias */
     float  *kscale, *vscale; /* [K] fp8 KV-cache scales per KV head (hlx_wsrc_kv_scales) */
@@ -166,7 +166,9 @@ hlx_status_t hlx_ref_create_ckpt(const hlx_model_t *m, hlx_dtype_t kv_dtype, int
             L->kscale[g] = (float)ks;
             L->vscale[g] = (float)vs;
         }
-        L->attn_norm = hlx_ref_tensor(&ref->ws, HLX_HFW_ATTN_NORM, l);
+        /* OLMo 2 (post_norms_only): no input norms, NULL */
+        if (!m->post_norms_only)
+            L->attn_norm = hlx_ref_tensor(&ref->ws, HLX_HFW_ATTN_NORM, l);
         if (m->attn == HLX_ATTN_GQA) { /* MLA's projections: reference_mla.c */
             L->wq    = hlx_ref_tensor(&ref->ws, HLX_HFW_WQ, l);
             L->wk    = hlx_ref_tensor(&ref->ws, HLX_HFW_WK, l);
@@ -175,7 +177,7 @@ hlx_status_t hlx_ref_create_ckpt(const hlx_model_t *m, hlx_dtype_t kv_dtype, int
                                 !(L->bk = hlx_ref_tensor(&ref->ws, HLX_HFW_BK, l)) ||
                                 !(L->bv = hlx_ref_tensor(&ref->ws, HLX_HFW_BV, l))))
                 goto err_free;
-            if (m->qk_norm && (!(L->qnorm = hlx_ref_tensor(&ref->ws, HLX_HFW_QNORM, l)) ||
+            if ((m->qk_norm || m->qk_norm_proj) && (!(L->qnorm = hlx_ref_tensor(&ref->ws, HLX_HFW_QNORM, l)) ||
                                !(L->knorm = hlx_ref_tensor(&ref->ws, HLX_HFW_KNORM, l))))
                 goto err_free;
             if ((m->attn_sinks && !(L->sinks = hlx_ref_tensor(&ref->ws, HLX_HFW_SINKS, l))) ||
@@ -183,7 +185,8 @@ hlx_status_t hlx_ref_create_ckpt(const hlx_model_t *m, hlx_dtype_t kv_dtype, int
                 goto err_free;
         }
         L->wo        = hlx_ref_tensor(&ref->ws, HLX_HFW_WO, l);
-        L->ffn_norm  = hlx_ref_tensor(&ref->ws, HLX_HFW_FFN_NORM, l);
+        if (!m->post_norms_only)
+            L->ffn_norm = hlx_ref_tensor(&ref->ws, HLX_HFW_FFN_NORM, l);
         if (m->post_norms &&
             (!(L->post_attn_norm = hlx_ref_tensor(&ref->ws, HLX_HFW_POST_ATTN_NORM, l)) ||
              !(L->post_ffn_norm = hlx_ref_tensor(&ref->ws, HLX_HFW_POST_FFN_NORM, l))))
@@ -193,8 +196,8 @@ hlx_status_t hlx_ref_create_ckpt(const hlx_model_t *m, hlx_dtype_t kv_dtype, int
             L->wup   = hlx_ref_tensor(&ref->ws, HLX_HFW_WUP, l);
             L->wdown = hlx_ref_tensor(&ref->ws, HLX_HFW_WDOWN, l);
         }
-        if (!L->attn_norm || (m->attn == HLX_ATTN_GQA && (!L->wq || !L->wk || !L->wv)) ||
-            !L->wo || !L->ffn_norm ||
+        if ((!m->post_norms_only && (!L->attn_norm || !L->ffn_norm)) ||
+            (m->attn == HLX_ATTN_GQA && (!L->wq || !L->wk || !L->wv)) || !L->wo ||
             (l < m->dense_layers && (!L->wgate || !L->wup || !L->wdown)))
             goto err_free;
     }
@@ -353,7 +356,10 @@ hlx_status_t hlx_ref_step(hlx_ref_t *ref, double *hidden, double *logits, int *n
         dms = hlx_ref_dca_factor(m, ref->pos < ref->pend[b] ? ref->pend[b] : ref->pos + 1);
         for (l = 0; l < m->layers; l++) {
             hlx_ref_layer_t *L = &ref->layers[l];
-            hlx_ref_rmsnorm(hn, x, L->attn_norm, H, m->norm_eps);
+            if (L->attn_norm != NULL)
+                hlx_ref_rmsnorm(hn, x, L->attn_norm, H, m->norm_eps);
+            else /* OLMo 2: the residual stream itself */
+                memcpy(hn, x, sizeof(double) * (size_t)H);
             if (ref->mla != NULL) { /* MLA: the heads' outputs o, then the shared W_o */
                 hlx_ref_mla_attn(ref->mla, l, b, ref->pos, hn, o);
                 goto attn_out;
@@ -367,9 +373,13 @@ hlx_status_t hlx_ref_step(hlx_ref_t *ref, double *hidden, double *logits, int *n
                 k[e] += L->bk[e];
             for (e = 0; L->bv != NULL && e < K * dv; e++)
                 v[e] += L->bv[e];
-            for (h = 0; L->qnorm != NULL && h < Q; h++) /* each head on its own, in place */
+            if (m->qk_norm_proj) { /* OLMo 2: the whole q, the whole k, in place */
+                hlx_ref_rmsnorm(q, q, L->qnorm, Q * dk, m->norm_eps);
+                hlx_ref_rmsnorm(k, k, L->knorm, K * dk, m->norm_eps);
+            }
+            for (h = 0; m->qk_norm && h < Q; h++) /* each head on its own, in place */
                 hlx_ref_rmsnorm(q + h * dk, q + h * dk, L->qnorm, dk, m->norm_eps);
-            for (g = 0; L->knorm != NULL && g < K; g++)
+            for (g = 0; m->qk_norm && g < K; g++)
                 hlx_ref_rmsnorm(k + g * dk, k + g * dk, L->knorm, dk, m->norm_eps);
             local = ref->rope_local != NULL && hlx_model_layer_window(m, l) > 0;
             /* dual chunk attention: the query turned three ways (qd[part]; intra in q) */
@@ -443,7 +453,10 @@ attn_out:
                 hlx_ref_rmsnorm(y, y, L->post_attn_norm, H, m->norm_eps);
             for (e = 0; e < H; e++)
                 x[e] += hlx_model_residual_mult(m) * y[e];
-            hlx_ref_rmsnorm(hn, x, L->ffn_norm, H, m->norm_eps);
+            if (L->ffn_norm != NULL)
+                hlx_ref_rmsnorm(hn, x, L->ffn_norm, H, m->norm_eps);
+            else
+                memcpy(hn, x, sizeof(double) * (size_t)H);
             if (l >= m->dense_layers) {
                 hlx_ref_moe_ffn(ref->moe, l, hn, y, ref->pos, b);
             } else {

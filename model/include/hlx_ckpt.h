@@ -496,6 +496,9 @@ char        *hlx_hf_config_text(const hlx_hf_config_t *c);
 int          hlx_hf_gemma2(const hlx_hf_config_t *c);
 /* 1 for GraniteForCausalLM: Llama's layer with Granite's four multipliers. */
 int          hlx_hf_granite(const hlx_hf_config_t *c);
+/* 1 for Olmo2ForCausalLM: Llama's projections with only output norms (post_norms_only)
+ * and q/k norms over the whole projections (qk_norm_proj). */
+int          hlx_hf_olmo2(const hlx_hf_config_t *c);
 /* The RoPE scaling parameters of m (factor, original context and the kind's own: llama3's
  * bands, yarn's betas and mscales, longrope's factor sets and attention_factor) added to
  * the jansson object o under config.json's key names; nothing for no scaling. */

@@ -2164,6 +2164,94 @@ static void test_granitemoe(void **state)
                         "3298793472)'", helix, g_tmp), 0);
 }
 
+/* Olmo2ForCausalLM (OLMo 2): Llama's projections and FFN with the outputs' norms alone
+ * (post_attention_layernorm, post_feedforward_layernorm; no input_layernorm) and q_norm,
+ * k_norm over the whole q and k projections ([Q x d], [K x d]); Olmo2Config's defaults;
+ * refused where transformers and vLLM part (a head_dim other than hidden_size /
+ * num_attention_heads) and where neither is run (attention_bias); OLMo-2-1124-7B's shapes
+ * and parameter count. */
+static void test_olmo2(void **state)
+{
+    static const char *const defaulted[] = { "rms_norm_eps", "num_key_value_heads",
+                                             "tie_word_embeddings", "rope_theta",
+                                             "attention_bias", "hidden_act", "head_dim",
+                                             NULL };
+    char dir[512], err[1024];
+    hlx_hf_config_t cfg;
+    hlx_hf_expect_t *list = NULL;
+    size_t n = 0, i;
+    int qn = 0, kn = 0, in = 0, post = 0;
+
+    (void)state;
+    synth_cfg("o2", "--family olmo2 --shards 1", "Olmo2ForCausalLM", dir, sizeof(dir), &cfg);
+    assert_true(cfg.m.post_norms && cfg.m.post_norms_only && cfg.m.qk_norm_proj &&
+                !cfg.m.qk_norm && !cfg.m.qkv_bias && cfg.m.attn == HLX_ATTN_GQA);
+    assert_true(cfg.m.rope_dim == 32 && cfg.m.norm_eps == 1e-5 && !cfg.tie_word_embeddings);
+    /* the inventory: the norms of the whole projections, no input norms, both output ones */
+    assert_int_equal(hlx_hf_expect(&cfg, &list, &n, err, sizeof(err)), HLX_OK);
+    for (i = 0; i < n; i++) {
+        qn += strstr(list[i].name, "self_attn.q_norm.weight") != NULL &&
+              list[i].shape[0] == 8 * 32;
+        kn += strstr(list[i].name, "self_attn.k_norm.weight") != NULL &&
+              list[i].shape[0] == 2 * 32;
+        in += strstr(list[i].name, "input_layernorm") != NULL;
+        post += strstr(list[i].name, "post_attention_layernorm.weight") != NULL ||
+                strstr(list[i].name, "post_feedforward_layernorm.weight") != NULL;
+    }
+    free(list);
+    assert_true(qn == 2 && kn == 2 && in == 0 && post == 4);
+    assert_int_equal(check_dir("o2", &cfg, err, sizeof(err)), HLX_OK);
+    ckpt_variant("o2", "o2ok", NULL, NULL, NULL, 0, NULL);
+    ckpt_variant("o2", "o2nonorm", "model.layers.1.self_attn.q_norm.weight", NULL, NULL, 0,
+                 "tensor model.layers.1.self_attn.q_norm.weight is missing");
+    ckpt_variant("o2", "o2nopost", "model.layers.0.post_feedforward_layernorm.weight", NULL,
+                 NULL, 0, "tensor model.layers.0.post_feedforward_layernorm.weight is missing");
+    ckpt_variant("o2", "o2in", NULL, NULL, "model.layers.0.input_layernorm.weight", 1,
+                 "input_layernorm.weight is not part of an Olmo2ForCausalLM");
+    assert_int_equal(sh("timeout 60 %s model info %s | grep -q 'the whole q and the whole k "
+                        "projection RMS-normalised'", helix, dir), 0);
+    assert_int_equal(sh("timeout 60 %s model info %s | grep -q 'no input norms'", helix, dir),
+                     0);
+    set_key("o2", "architectures", NULL); /* model_type alone */
+    expect_config("o2", HLX_OK, NULL);
+    assert_string_equal(g_cfg.arch, "Olmo2ForCausalLM");
+    set_key("o2", "architectures", json_pack("[s]", "Olmo2ForCausalLM"));
+    /* vLLM's head size is hidden_size / num_attention_heads, transformers' head_dim */
+    expect_key("o2", "head_dim", json_integer(64), HLX_ERR_PARSE,
+               "head_dim: head size 64 x num_attention_heads 8 is not hidden_size 256", NULL);
+    expect_config("o2", HLX_OK, NULL);
+    assert_int_equal(g_cfg.m.head_dim, 32);
+    expect_key("o2", "attention_bias", json_true(), HLX_ERR_PARSE,
+               "attention_bias: projection biases are not supported for Olmo2ForCausalLM",
+               json_false());
+    expect_key("o2", "hidden_act", json_string("gelu"), HLX_ERR_PARSE,
+               "hidden_act: \"gelu\" is not supported", json_string("silu"));
+    expect_key("o2", "partial_rotary_factor", json_real(0.5), HLX_ERR_PARSE,
+               "0.5 is read for Phi3ForCausalLM", NULL);
+    /* Olmo2Config's defaults for the keys left out: the query heads' count of KV heads,
+     * 1e-5, base 10000, untied */
+    drop_keys("o2", defaulted);
+    expect_config("o2", HLX_OK, NULL);
+    assert_true(g_cfg.m.kv_heads == 8 && g_cfg.m.head_dim == 32 && g_cfg.m.norm_eps == 1e-5 &&
+                g_cfg.m.rope_theta == 10000.0 && !g_cfg.tie_word_embeddings &&
+                g_cfg.m.qk_norm_proj && g_cfg.m.post_norms_only);
+    /* OLMo-2-1124-7B's shapes: embedding and head 2 x 100352 x 4096 = 822,083,584; 32
+     * layers of attention (4 x 4096 x 4096), q and k norms (4096 each), the two output norms
+     * (4096 each) and the FFN (3 x 4096 x 11008): 32 x 202,391,552 = 6,476,529,664; the
+     * final norm 4096: 7,298,617,344 (the published 7.3B) */
+    assert_int_equal(sh("mkdir -p %s/olmo7 && cp %s/tests/model/data/hf_config/olmo2-7b.json "
+                        "%s/olmo7/config.json", g_tmp, HLX_SOURCE_ROOT, g_tmp), 0);
+    expect_config("olmo7", HLX_OK, NULL);
+    assert_true(g_cfg.m.layers == 32 && g_cfg.m.hidden == 4096 && g_cfg.m.q_heads == 32 &&
+                g_cfg.m.kv_heads == 32 && g_cfg.m.head_dim == 128 && g_cfg.m.ffn == 11008 &&
+                g_cfg.m.vocab == 100352 && g_cfg.m.rope_theta == 500000.0 &&
+                g_cfg.m.norm_eps == 1e-6 && g_cfg.m.qk_norm_proj && g_cfg.m.post_norms_only);
+    assert_true(hlx_model_params(&g_cfg.m) == 7298617344.0);
+    assert_int_equal(sh("timeout 60 %s model info %s/olmo7 --config-only --json | python3 -c "
+                        "'import json, sys; sys.exit(json.load(sys.stdin)[\"params\"] != "
+                        "7298617344)'", helix, g_tmp), 0);
+}
+
 /* Integer weights' bits (docs/model.md "Integer weights"): GPTQ's 2, 3, 4 or 8, in
  * quantization_config (checkpoint_format gptq or gptq_v2) and in AutoGPTQ's
  * quantize_config.json; AWQ's 4 only, compressed-tensors' 4 or 8; the rest refused at the
@@ -3556,6 +3644,7 @@ int main(int argc, char **argv)
         cmocka_unit_test(test_glm4_moe),
         cmocka_unit_test(test_dots1),
         cmocka_unit_test(test_granitemoe),
+        cmocka_unit_test(test_olmo2),
         cmocka_unit_test(test_int_bits),
         cmocka_unit_test(test_gemma2),
         cmocka_unit_test(test_gemma3),

@@ -404,6 +404,10 @@ static void test_errors(void **state)
                  "nope_mla.json:4:3: nope_pattern: only with \"attn\": \"gqa\"");
     expect_error("post_norms_moe.json", HLX_ERR_PARSE,
                  "post_norms_moe.json:4:3: post_norms: only with a dense FFN");
+    expect_error("post_only_alone.json", HLX_ERR_PARSE, "post_only_alone.json:3:44: "
+                 "post_norms_only: needs \"post_norms\": true");
+    expect_error("qk_norm_both.json", HLX_ERR_PARSE, "qk_norm_both.json:3:61: qk_norm_proj: "
+                 "not with \"qk_norm\"");
     expect_error("post_norms_mla.json", HLX_ERR_PARSE,
                  "post_norms_mla.json:4:3: post_norms: only with \"attn\": \"gqa\" and a "
                  "dense FFN");
@@ -432,6 +436,21 @@ static void test_gqa_extras(void **state)
     plain = m;
     plain.post_norms = 0;
     assert_true(hlx_model_params(&m) - hlx_model_params(&plain) == 3.0 * 2 * 64);
+    assert_true(hlx_model_hash(&m) != hlx_model_hash(&plain));
+    /* OLMo 2's: the input norms gone (2*H per layer fewer than post_norms alone), the q and
+     * k norms over the projections (Q*d + K*d per layer) */
+    load_data("olmo2.json", &m);
+    assert_true(m.post_norms && m.post_norms_only && m.qk_norm_proj && !m.qk_norm);
+    plain = m;
+    plain.post_norms = plain.post_norms_only = plain.qk_norm_proj = 0;
+    assert_true(hlx_model_params(&m) - hlx_model_params(&plain) == 3.0 * (4 * 16 + 2 * 16));
+    assert_true(hlx_model_hash(&m) != hlx_model_hash(&plain));
+    plain = m;
+    plain.post_norms_only = 0;
+    assert_true(hlx_model_params(&plain) - hlx_model_params(&m) == 3.0 * 2 * 64);
+    assert_true(hlx_model_hash(&m) != hlx_model_hash(&plain));
+    plain = m;
+    plain.qk_norm_proj = 0;
     assert_true(hlx_model_hash(&m) != hlx_model_hash(&plain));
     /* tie_embeddings: the head's vocab x hidden weights counted once */
     load_data("tied.json", &m);
@@ -711,7 +730,7 @@ static const struct { const char *name; size_t off, size; } g_fields[] = {
     HLX_F(embed_mult), HLX_F(residual_mult), HLX_F(logits_scale), HLX_F(dca_chunk),
     HLX_F(dca_local), HLX_F(dca_orig), HLX_F(nope_pattern), HLX_F(act_alpha), HLX_F(act_limit),
     HLX_F(attn_sinks), HLX_F(o_bias), HLX_F(router_bias), HLX_F(expert_bias),
-    HLX_F(rope_yarn_exact),
+    HLX_F(rope_yarn_exact), HLX_F(post_norms_only), HLX_F(qk_norm_proj),
 };
 
 /* RoPE scaling against the Hugging Face code written out again here, step for step as

@@ -12,7 +12,9 @@
 # with them and a sigmoid-gated shared expert, GLM-4.5 with GQA attention (biases, head
 # norms, rotate_half over half of each head), DeepSeek-V3's gate (sigmoid, correction bias,
 # groups) and shared experts, its multi-token-prediction layer left out, dots.llm1 with
-# Qwen3's attention (head norms, whole heads rotated) and that MoE, gpt-oss with its
+# Qwen3's attention (head norms, whole heads rotated) and that MoE, OLMo 2 with norms of
+# the attention's and the MLP's outputs alone and q/k norms over the whole projections
+# (their sums of squares added over the TPA ranks), gpt-oss with its
 # attention sinks, q, k, v and o biases, alternating windows, yarn without rounding, biased
 # router and fused experts (gate and up interleaved, with biases, a clamped SwiGLU), Granite
 # MoE with Granite's multipliers over routed experts fused output-major,
@@ -77,7 +79,7 @@ sharded() {
           --check --json --timeout 60)
     for fam in qwen2 qwen2vl llavaov qwen3 qwen3vl phi3 glm glm4 gemma gemma2 gemma3 gemma3mm \
         internlm2 granite smollm3 seed-oss qwen2-moe qwen3-moe mixtral glm4-moe dots1 \
-        deepseek-moe gpt-oss granitemoe; do
+        deepseek-moe gpt-oss granitemoe olmo2; do
         ck=$dir/$fam-bf16
         "$helix" decode --model "$ck" "${args[@]}" >"$dir/$fam.1" 2>"$dir/err" ||
             { echo "FAIL: $fam, 1 rank: $(cat "$dir/err")"; fail=1; continue; }
@@ -98,9 +100,11 @@ sharded() {
 
 if [ "$part" = sharded ]; then
     for fam in qwen2 qwen3 phi3 glm glm4 gemma gemma2 gemma3 internlm2 granite smollm3 \
-        seed-oss qwen2-moe qwen3-moe mixtral glm4-moe dots1 deepseek-moe gpt-oss granitemoe; do
+        seed-oss qwen2-moe qwen3-moe mixtral glm4-moe dots1 deepseek-moe gpt-oss granitemoe \
+        olmo2; do
         seed=11
         [ $fam = qwen2-moe ] && seed=1 # as in 1.
+        [ $fam = olmo2 ] && seed=4
         "$helix" model synth --family "$fam" --dtype bf16 --seed $seed \
             --out "$dir/$fam-bf16" >/dev/null || { echo "FAIL: synth $fam bf16"; fail=1; }
     done
@@ -119,11 +123,14 @@ echo "3 77 501 9 13 200 7 1 300 42 65 128" >"$dir/prompt"
 declare -A first
 families="dense phi3 glm glm4 gemma gemma2 gemma3 internlm2 qwen2 qwen3 granite smollm3
     seed-oss qwen2-moe qwen3-moe mixtral glm4-moe dots1 deepseek-moe gpt-oss granitemoe
-    moe-mla deepseek-v2"
+    olmo2 moe-mla deepseek-v2"
 for fam in $families; do
     # qwen2-moe: seed 1, where the shared expert's gate changes the tokens (at 11 it does not)
     seed=11
     [ $fam = qwen2-moe ] && seed=1
+    # olmo2: seed 4, where per-head q/k norms or a unit input norm change the tokens (at 11
+    # they do not)
+    [ $fam = olmo2 ] && seed=4
     for dt in f32 bf16; do
         "$helix" model synth --family "$fam" --dtype $dt --seed $seed --out "$dir/$fam-$dt" \
             >/dev/null && fwd_start "$dir/$fam-$dt" || { echo "FAIL: synth $fam $dt"; fail=1; }

@@ -2,7 +2,8 @@
 # An independent float64 reference of the Hugging Face transformers forward pass for Llama,
 # Mistral, Mixtral, Qwen2, Qwen2-MoE, Qwen3, Qwen3-MoE, Phi-3, GLM, GLM-4-0414, GLM-4.5
 # (Glm4MoeForCausalLM: GQA with DeepSeek-V3's gate and shared experts), dots.llm1
-# (Dots1ForCausalLM: Qwen3's attention with the same MoE), SmolLM3 (its NoPE
+# (Dots1ForCausalLM: Qwen3's attention with the same MoE), OLMo 2 (no input norms, output
+# norms, q/k norms over the whole projections), SmolLM3 (its NoPE
 # layers), Seed-OSS, gpt-oss (attention sinks, biases, its biased router over fused experts
 # in bf16 or MXFP4 and clamped SwiGLU), Granite MoE (Granite's multipliers, its fused
 # output-major experts), Gemma 1, Gemma 2
@@ -53,7 +54,7 @@ ARCHITECTURES = ("LlamaForCausalLM", "MistralForCausalLM", "MixtralForCausalLM",
                  "Gemma3ForCausalLM",
                  "Gemma3ForConditionalGeneration", "DeepseekV2ForCausalLM",
                  "DeepseekV3ForCausalLM", "GptOssForCausalLM", "Dots1ForCausalLM",
-                 "GraniteMoeForCausalLM")
+                 "GraniteMoeForCausalLM", "Olmo2ForCausalLM")
 GPT_OSS = "GptOssForCausalLM"
 GRANITE_MOE = "GraniteMoeForCausalLM"
 # GptOssConfig's RoPE when config.json gives none
@@ -69,6 +70,12 @@ DEEPSEEK = ("DeepseekV2ForCausalLM", "DeepseekV3ForCausalLM")
 # defaults
 DOTS1 = "Dots1ForCausalLM"
 QK_NORM = ("Qwen3ForCausalLM", "Qwen3MoeForCausalLM", "Gemma3ForCausalLM", DOTS1)
+# OLMo 2 (transformers' modeling_olmo2.py): Olmo2DecoderLayer has no input norms; the
+# attention's output goes through post_attention_layernorm and the MLP's through
+# post_feedforward_layernorm before each residual add; Olmo2Attention's q_norm and k_norm
+# are RMSNorms over the whole q and k projections (num_heads x head_dim, num_kv_heads x
+# head_dim) before the heads are split and turned; Olmo2Config's rms_norm_eps 1e-5
+OLMO2 = "Olmo2ForCausalLM"
 # GLM-4.5, 4.5-Air, 4.6 (transformers' modeling_glm4_moe.py): not GLM-4's layer; its
 # rotate_half turns halves (gpt_neox's apply_rotary_pos_emb) over the first
 # partial_rotary_factor of each head
@@ -566,7 +573,10 @@ class Config:
         smollm3 = self.arch == "SmolLM3ForCausalLM"
         self.theta = number("rope_theta", 1e6 if mixtral or (gemma and not gemma2 and not gemma1)
                             else 2e6 if smollm3 else 150000.0 if oss else 10000.0)
-        self.eps = number("rms_norm_eps", 1e-5 if self.arch in ("Phi3ForCausalLM", GLM4_MOE)
+        if self.arch == OLMO2 and c.get("attention_bias", False) is not False:
+            raise Fail(f"{path}: key attention_bias: OLMo 2's q, k, v and o biases are not "
+                       f"implemented by this reference")
+        self.eps = number("rms_norm_eps", 1e-5 if self.arch in ("Phi3ForCausalLM", GLM4_MOE, OLMO2)
                           or mixtral or oss else 1.5625e-7 if glm else 1e-6)
         tie = c.get("tie_word_embeddings", gemma or smollm3)
         if tie is None:
@@ -1353,8 +1363,11 @@ class Model(Decoder):
                 self.internlm2_layer(ck, cfg, p, L)
                 self.layers.append(L)
                 continue
-            L.input_norm = ck.vector(p + "input_layernorm.weight", H)
-            L.post_norm = ck.vector(p + "post_attention_layernorm.weight", H)
+            if cfg.arch == OLMO2:  # no input norms; the outputs' norms below
+                L.input_norm = L.post_norm = None
+            else:
+                L.input_norm = ck.vector(p + "input_layernorm.weight", H)
+                L.post_norm = ck.vector(p + "post_attention_layernorm.weight", H)
             if cfg.arch in GLM:
                 L.wq = ck.matrix(p + "self_attn.q_proj.weight", Q * d, H)
                 L.wk = ck.matrix(p + "self_attn.k_proj.weight", K * d, H)
@@ -1436,7 +1449,13 @@ class Model(Decoder):
             if cfg.arch == "Glm4ForCausalLM":
                 L.out_norm = ck.vector(p + "post_self_attn_layernorm.weight", H)
                 L.mlp_out_norm = ck.vector(p + "post_mlp_layernorm.weight", H)
-            L.q_norm = L.k_norm = None
+            if cfg.arch == OLMO2:
+                L.out_norm = ck.vector(p + "post_attention_layernorm.weight", H)
+                L.mlp_out_norm = ck.vector(p + "post_feedforward_layernorm.weight", H)
+            L.q_norm = L.k_norm = L.q_norm_all = L.k_norm_all = None
+            if cfg.arch == OLMO2:  # over the whole projections
+                L.q_norm_all = ck.vector(p + "self_attn.q_norm.weight", Q * d)
+                L.k_norm_all = ck.vector(p + "self_attn.k_norm.weight", K * d)
             if cfg.arch in QK_NORM or (cfg.glm4_moe and cfg.use_qk_norm):
                 L.q_norm = ck.vector(p + "self_attn.q_norm.weight", d)
                 L.k_norm = ck.vector(p + "self_attn.k_norm.weight", d)
@@ -1476,7 +1495,7 @@ class Model(Decoder):
         L.wup = ck.matrix(p + "feed_forward.w3.weight", F, H)
         L.wdown = ck.matrix(p + "feed_forward.w2.weight", H, F)
         L.router = L.shared = L.bq = L.bk = L.bv = L.bo = L.sinks = L.q_norm = L.k_norm = None
-        L.out_norm = L.mlp_out_norm = None
+        L.out_norm = L.mlp_out_norm = L.q_norm_all = L.k_norm_all = None
         L.keys, L.values = [], []
 
     def rope_params(self, cfg):
@@ -1745,10 +1764,12 @@ class Model(Decoder):
             window = cfg.layer_windows[i]
             c, s = (cos_l, sin_l) if window is not None and cfg.local_base is not None \
                 else (cos, sin)
-            h = rmsnorm(x, L.input_norm, eps)
+            h = x if L.input_norm is None else rmsnorm(x, L.input_norm, eps)
             q, k, v = matvec(L.wq, h), matvec(L.wk, h), matvec(L.wv, h)
             if L.bq is not None:
                 q, k, v = add(q, L.bq), add(k, L.bk), add(v, L.bv)
+            if L.q_norm_all is not None:
+                q, k = rmsnorm(q, L.q_norm_all, eps), rmsnorm(k, L.k_norm_all, eps)
             qh = [q[j * d:(j + 1) * d] for j in range(Q)]
             kh = [k[g * d:(g + 1) * d] for g in range(K)]
             vh = [v[g * d:(g + 1) * d] for g in range(K)]
@@ -1783,7 +1804,7 @@ class Model(Decoder):
             if L.out_norm is not None:
                 o = rmsnorm(o, L.out_norm, eps)
             x = add(x, [res * e for e in o])
-            h = rmsnorm(x, L.post_norm, eps)
+            h = x if L.post_norm is None else rmsnorm(x, L.post_norm, eps)
             y = (self.mlp(L.wgate, L.wup, L.wdown, h, act) if L.router is None
                  else self.v3_moe(L, h) if cfg.v3_moe
                  else self.gpt_oss_moe(L, h) if cfg.oss

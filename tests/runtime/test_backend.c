@@ -38,6 +38,9 @@ static void test_stubs(void **state)
     assert_int_equal(ops.scatter_add(&be, NULL, x, x, NULL, x, 1, 1), HLX_ERR_UNSUPPORTED);
     assert_int_equal(ops.add_rows(&be, NULL, x, 1, x, 1, 1), HLX_ERR_UNSUPPORTED);
     assert_int_equal(ops.rmsnorm_heads(&be, NULL, x, 1, 1, 1, 1, x, 1e-6f), HLX_ERR_UNSUPPORTED);
+    assert_int_equal(ops.sumsq_rows(&be, NULL, x, 1, 1, 1, x), HLX_ERR_UNSUPPORTED);
+    assert_int_equal(ops.rmsnorm_ss(&be, NULL, x, 1, 1, 1, x, x, 1, 1e-6f),
+                     HLX_ERR_UNSUPPORTED);
     assert_int_equal(ops.attn_sink(&be, NULL, x, x, x, 1, 1, 1), HLX_ERR_UNSUPPORTED);
     { /* the weights' stubs: row-major W, its bytes checked, groups of columns copied */
         float w[2 * 5] = { 0 }, src[2 * 3] = { 1, 2, 3, 4, 5, 6 };
@@ -533,6 +536,44 @@ static void test_heads_bias(void **state)
     hlx_backend_fini(&be);
 }
 
+/* An RMSNorm split over ranks (OLMo 2's q and k norms under TPA): strided rows cut in two
+ * parts, each part's sums of squares added, each part normalised by rmsnorm_ss with its
+ * share of the weights: equal to the plain rmsnorm of the whole row to the last bit (whole
+ * numbers here, whose sums of squares are exact in float); the columns past the parts
+ * untouched. */
+static void test_split_rmsnorm(void **state)
+{
+    enum { R = 3, N = 16, A = 6, LD = 19 };
+    float x[R * LD], x0[R * LD], w[N], v[N], ss[2 * R];
+    hlx_backend_t be;
+    int r, i;
+
+    (void)state;
+    assert_int_equal(hlx_backend_init("host", "scalar", HLX_DTYPE_BF16, &be), HLX_OK);
+    for (i = 0; i < R * LD; i++)
+        x[i] = x0[i] = (float)((i * 5) % 11) - 5.0f;
+    for (i = 0; i < N; i++)
+        w[i] = 0.5f + 0.0625f * (float)i;
+    assert_int_equal(be.ops->sumsq_rows(&be, NULL, x, LD, R, A, ss), HLX_OK);
+    assert_int_equal(be.ops->sumsq_rows(&be, NULL, x + A, LD, R, N - A, ss + R), HLX_OK);
+    for (r = 0; r < R; r++)
+        ss[r] += ss[R + r];
+    assert_int_equal(be.ops->rmsnorm_ss(&be, NULL, x, LD, R, A, w, ss, N, 1e-6f), HLX_OK);
+    assert_int_equal(be.ops->rmsnorm_ss(&be, NULL, x + A, LD, R, N - A, w + A, ss, N, 1e-6f),
+                     HLX_OK);
+    for (r = 0; r < R; r++) {
+        memcpy(v, x0 + r * LD, sizeof(v));
+        assert_int_equal(be.ops->rmsnorm(&be, NULL, v, v, w, 1, N, 1e-6f), HLX_OK);
+        assert_memory_equal(v, x + r * LD, sizeof(v));
+        for (i = N; i < LD; i++)
+            assert_true(x[r * LD + i] == x0[r * LD + i]);
+    }
+    assert_int_equal(be.ops->sumsq_rows(&be, NULL, x, 4, R, 5, ss), HLX_ERR_INVALID);
+    assert_int_equal(be.ops->rmsnorm_ss(&be, NULL, x, LD, R, A, w, ss, 0, 1e-6f),
+                     HLX_ERR_INVALID);
+    hlx_backend_fini(&be);
+}
+
 /* gpt-oss's sinks on merged heads (2 requests x 3 heads of dv 2): each row scaled by
  * 1 / (1 + exp(sink - lse)), the same as a softmax over the keys and the sink computed
  * whole in double; a head without keys (lse -inf) stays 0. Its clamped SwiGLU against the
@@ -595,6 +636,7 @@ int main(void)
         cmocka_unit_test(test_gather_scatter),
         cmocka_unit_test(test_gemm_batched),
         cmocka_unit_test(test_heads_bias),
+        cmocka_unit_test(test_split_rmsnorm),
         cmocka_unit_test(test_sinks_swiglu_clamp),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);

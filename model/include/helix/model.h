@@ -125,6 +125,12 @@ typedef struct hlx_model {
     int             post_norms;   /* an RMSNorm of the attention's output and of the FFN's
                                      (weights [H] each, norm_eps) before each is added to the
                                      residual: GLM-4-0414's "sandwich" norms; gqa, dense */
+    /* OLMo 2's layer: with post_norms, no input norms (the attention and the FFN read the
+     * residual stream itself), and an RMSNorm of the whole q projection (weights [Q x
+     * head_dim]) and of the whole k projection ([K x head_dim]) before RoPE, in place of
+     * Qwen3's per-head ones (qk_norm_proj; not with qk_norm) */
+    int             post_norms_only;
+    int             qk_norm_proj;
     hlx_dtype_t     weight_dtype;
     hlx_dtype_t     kv_dtype;
     /* MLA (attn == HLX_ATTN_MLA) */
