@@ -4346,13 +4346,39 @@ void hlx_hf_settle(hlx_ckpt_t *ck, hlx_hf_config_t *c)
  * output, vLLM's w1 and w3) and output_linear.weight [E, hidden, I] (w2), output-major
  * (nn.Linear's [out][in] per expert), read through output-major views named as the runtime's
  * per-expert weights (mlp.experts.e.{gate,up,down}_proj.weight). */
+/* A fused expert tensor t against config.json's expert count: HLX_OK, or the mismatch
+ * named (before any view is made: a count the checkpoint does not hold is not tried as
+ * views per expert and layer first). */
+static hlx_status_t hlx_hf_fused_experts(hlx_ckpt_t *ck, const hlx_ckpt_tensor_t *t, int experts)
+{
+    if (t->ndim >= 1 && t->shape[0] == experts)
+        return HLX_OK;
+    return hlx_ckpt_set_error(ck, HLX_ERR_MISMATCH, "%s: tensor %s: %lld experts, where "
+                              "config.json gives %d", hlx_ckpt_file_path(ck, t->file), t->name,
+                              t->ndim < 1 ? 0LL : (long long)t->shape[0], experts);
+}
+
+/* Room for per views of each expert of layers fused layers (overflow-checked). */
+static hlx_status_t hlx_hf_views_alloc(hlx_ckpt_t *ck, const hlx_model_t *m, size_t layers,
+                                       int per, hlx_ckpt_view_t **v_p)
+{
+    size_t count;
+
+    if (__builtin_mul_overflow(layers, (size_t)m->experts, &count) ||
+        __builtin_mul_overflow(count, (size_t)per, &count) ||
+        (*v_p = calloc(count, sizeof(**v_p))) == NULL)
+        return hlx_ckpt_set_error(ck, HLX_ERR_NOMEM, "%s: %d layers of %d experts: out of "
+                                  "memory", hlx_ckpt_dir(ck), m->layers, m->experts);
+    return HLX_OK;
+}
+
 static hlx_status_t hlx_hf_granite_views(hlx_ckpt_t *ck, const hlx_hf_config_t *c)
 {
     static const char *const part[3] = { "gate_proj", "up_proj", "down_proj" };
     const hlx_model_t *m = &c->m;
     const int64_t Fe = m->expert_ffn, H = m->hidden;
     hlx_ckpt_view_t *v;
-    size_t n = 0, count, held = 0;
+    size_t n = 0, held = 0;
     hlx_status_t st;
     int l, e, k;
 
@@ -4369,21 +4395,15 @@ static hlx_status_t hlx_hf_granite_views(hlx_ckpt_t *ck, const hlx_hf_config_t *
             char fn[112];
             snprintf(fn, sizeof(fn), "model.layers.%d.block_sparse_moe.%s_linear.weight", l,
                      k ? "output" : "input");
-            if ((t = hlx_ckpt_find(ck, fn)) != NULL && (t->ndim < 1 || t->shape[0] != m->experts))
-                return hlx_ckpt_set_error(ck, HLX_ERR_MISMATCH, "%s: tensor %s: %lld experts, "
-                                          "where config.json gives %d",
-                                          hlx_ckpt_file_path(ck, t->file), t->name,
-                                          t->ndim < 1 ? 0LL : (long long)t->shape[0],
-                                          m->experts);
+            if ((t = hlx_ckpt_find(ck, fn)) != NULL &&
+                (st = hlx_hf_fused_experts(ck, t, m->experts)) != HLX_OK)
+                return st;
             held += k == 0 && t != NULL;
         }
     if (held == 0)
         return hlx_ckpt_set_views(ck, NULL, 0); /* the per-expert tensors are looked for */
-    if (__builtin_mul_overflow(held, (size_t)m->experts, &count) ||
-        __builtin_mul_overflow(count, (size_t)3, &count) ||
-        (v = calloc(count, sizeof(*v))) == NULL)
-        return hlx_ckpt_set_error(ck, HLX_ERR_NOMEM, "%s: %d layers of %d experts: out of "
-                                  "memory", hlx_ckpt_dir(ck), m->layers, m->experts);
+    if ((st = hlx_hf_views_alloc(ck, m, held, 3, &v)) != HLX_OK)
+        return st;
     for (l = m->dense_layers; l < m->layers; l++) {
         char fn[112];
         snprintf(fn, sizeof(fn), "model.layers.%d.block_sparse_moe.input_linear.weight", l);
@@ -4432,7 +4452,7 @@ static hlx_status_t hlx_hf_expert_views(hlx_ckpt_t *ck, const hlx_hf_config_t *c
     const int oss = c->moe_gqa == HLX_HF_MOE_GPT_OSS, per = oss ? 6 : 3;
     const int64_t Fe = m->expert_ffn, H = m->hidden;
     hlx_ckpt_view_t *v;
-    size_t n = 0, count;
+    size_t n = 0;
     hlx_status_t st;
     int l, e, k, mxl, nfl;
 
@@ -4455,23 +4475,15 @@ static hlx_status_t hlx_hf_expert_views(hlx_ckpt_t *ck, const hlx_hf_config_t *c
             if ((k >= 2 && !oss) || (t = hlx_ckpt_find(ck, fn)) == NULL)
                 continue;
             any = 1;
-            if (t->ndim < 1 || t->shape[0] != m->experts)
-                return hlx_ckpt_set_error(ck, HLX_ERR_MISMATCH, "%s: tensor %s: %lld experts, "
-                                          "where config.json gives %d",
-                                          hlx_ckpt_file_path(ck, t->file), t->name,
-                                          t->ndim < 1 ? 0LL : (long long)t->shape[0],
-                                          m->experts);
+            if ((st = hlx_hf_fused_experts(ck, t, m->experts)) != HLX_OK)
+                return st;
         }
         nfl += any;
     }
     if (nfl == 0 && !c->mxfp4)
         return hlx_ckpt_set_views(ck, NULL, 0); /* every layer stored per expert */
-    if (__builtin_mul_overflow((size_t)(nfl > 0 ? nfl : 1), (size_t)m->experts,
-                               &count) ||
-        __builtin_mul_overflow(count, (size_t)per, &count) ||
-        (v = calloc(count, sizeof(*v))) == NULL)
-        return hlx_ckpt_set_error(ck, HLX_ERR_NOMEM, "%s: %d layers of %d experts: out of "
-                                  "memory", hlx_ckpt_dir(ck), m->layers, m->experts);
+    if ((st = hlx_hf_views_alloc(ck, m, (size_t)(nfl > 0 ? nfl : 1), per, &v)) != HLX_OK)
+        return st;
     for (l = m->dense_layers; l < m->layers; l++) {
         char gu[96], dn[96], mx[112];
         snprintf(gu, sizeof(gu), "model.layers.%d.mlp.experts.gate_up_proj", l);
