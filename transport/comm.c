@@ -58,13 +58,14 @@ static const hlx_param_t hlx_comm_param_list[] = {
       "all-to-all blocks to peers on other hosts are sent in messages of at most this many "
       "bytes (0: one message per block, but for HELIX_COMM_CHUNK_TCP's peers); must be "
       "equal on every rank", NULL },
-    { "COMM_CHUNK_TCP", HLX_PT_INT, "131072", 0, 1 << 30,
+    { "COMM_CHUNK_TCP", HLX_PT_INT, "auto", HLX_COMM_CHUNK_TCP_AUTO, 1 << 30,
       offsetof(hlx_comm_settings_t, chunk_tcp),
       "all-to-all blocks to peers of link class tcp go in messages of at most this many "
       "bytes, when smaller than HELIX_COMM_CHUNK_NET: each then fits one eager tcp segment "
-      "and streams, where a larger one takes a rendezvous (0: HELIX_COMM_CHUNK_NET alone); "
-      "at most HELIX_COMM_TCP_SEG - 8 (UCX's tag header; a segment UCX's variables set "
-      "gets a warning instead); must be equal on every rank", NULL },
+      "and streams, where a larger one takes a rendezvous (auto: the tcp send segment in "
+      "force less UCX's 8-byte tag header, at most 131072; 0: HELIX_COMM_CHUNK_NET alone); "
+      "a number must fit HELIX_COMM_TCP_SEG - 8 (a segment UCX's variables set gets a "
+      "warning instead); must be equal on every rank", "auto" },
     { "COMM_NAP_US", HLX_PT_INT, "30", 0, 10000, offsetof(hlx_comm_settings_t, nap_us),
       "with more ranks than cores on this host, a wait older than 250 us sleeps this many "
       "microseconds between progress rounds instead of yielding, so that the ranks "
@@ -109,23 +110,30 @@ static hlx_status_t hlx_comm_settings_rules(const void *values, char *why, size_
     }
     if (hlx_ucx_tcp_seg_env(&seg, why, whylen) != HLX_OK)
         return HLX_ERR_INVALID;
-    /* A tcp chunk must go as one eager message: with UCX's tag header, in one segment.
-     * Where UCX's variables set the segment, UCX's value wins: a warning at world creation
-     * (comm_ucx.c), where the peers are known. */
+    /* A tcp chunk set as a number must go as one eager message: with UCX's tag header, in
+     * one segment, whichever of HELIX_COMM_CHUNK_TCP and HELIX_COMM_CHUNK_NET is in force for
+     * tcp peers. Where UCX's variables set the segment, UCX's value wins: a warning at world
+     * creation (comm_ucx.c), where the peers are known. auto fits by construction. */
     tcp_chunk = hlx_comm_chunk_tcp_peer((size_t)s->chunk_net, (size_t)s->chunk_tcp);
-    if (s->chunk_tcp > 0 && tcp_chunk == (size_t)s->chunk_tcp && s->tcp_seg > 0 &&
-        seg.text[HLX_UCX_SEG_TX] == NULL && seg.text[HLX_UCX_SEG_RX] == NULL &&
-        tcp_chunk + HLX_UCX_TAG_HDR > (size_t)s->tcp_seg) {
-        if (s->tcp_seg - HLX_UCX_TAG_HDR < 4096) /* below any chunk but 0 */
-            snprintf(why, whylen, "HELIX_COMM_CHUNK_TCP=%d does not fit one "
-                     "HELIX_COMM_TCP_SEG=%d segment less UCX's %d-byte tag header, nor does any "
-                     "chunk of 4096 bytes or more: HELIX_COMM_CHUNK_TCP=0, or a larger "
-                     "HELIX_COMM_TCP_SEG", s->chunk_tcp, s->tcp_seg, HLX_UCX_TAG_HDR);
+    if (s->chunk_tcp > 0 && s->tcp_seg > 0 && seg.text[HLX_UCX_SEG_TX] == NULL &&
+        seg.text[HLX_UCX_SEG_RX] == NULL && tcp_chunk + HLX_UCX_TAG_HDR > (size_t)s->tcp_seg) {
+        char what[96];
+        if (tcp_chunk == (size_t)s->chunk_tcp)
+            snprintf(what, sizeof(what), "HELIX_COMM_CHUNK_TCP=%d", s->chunk_tcp);
         else
-            snprintf(why, whylen, "HELIX_COMM_CHUNK_TCP=%d does not fit one "
-                     "HELIX_COMM_TCP_SEG=%d segment: each tcp message must go eager, so "
-                     "HELIX_COMM_CHUNK_TCP may be at most HELIX_COMM_TCP_SEG - %d (UCX's tag "
-                     "header), here %d, or 0", s->chunk_tcp, s->tcp_seg, HLX_UCX_TAG_HDR,
+            snprintf(what, sizeof(what), "HELIX_COMM_CHUNK_NET=%d (smaller than "
+                     "HELIX_COMM_CHUNK_TCP=%d, so the tcp peers' limit)", s->chunk_net,
+                     s->chunk_tcp);
+        if (s->tcp_seg - HLX_UCX_TAG_HDR < 4096) /* below any chunk but 0 */
+            snprintf(why, whylen, "%s does not fit one HELIX_COMM_TCP_SEG=%d segment less "
+                     "UCX's %d-byte tag header, nor does any chunk of 4096 bytes or more: "
+                     "HELIX_COMM_CHUNK_TCP=0 or auto, or a larger HELIX_COMM_TCP_SEG", what,
+                     s->tcp_seg, HLX_UCX_TAG_HDR);
+        else
+            snprintf(why, whylen, "%s does not fit one HELIX_COMM_TCP_SEG=%d segment: each "
+                     "tcp message must go eager, so it may be at most HELIX_COMM_TCP_SEG - %d "
+                     "(UCX's tag header), here %d; or HELIX_COMM_CHUNK_TCP=auto (follows the "
+                     "segment) or 0", what, s->tcp_seg, HLX_UCX_TAG_HDR,
                      s->tcp_seg - HLX_UCX_TAG_HDR);
         return HLX_ERR_INVALID;
     }
@@ -946,7 +954,19 @@ hlx_status_t hlx_comm_world(hlx_boot_t *boot, const hlx_comm_params_t *p,
     snprintf(net->shm_tls, sizeof(net->shm_tls), "%s", set.shm_tls);
     net->chunk[HLX_PATH_SHM] = (size_t)set.chunk_shm;
     net->chunk[HLX_PATH_NET] = (size_t)set.chunk_net;
-    net->chunk_tcp = (size_t)set.chunk_tcp;
+    if (set.chunk_tcp == HLX_COMM_CHUNK_TCP_AUTO) { /* the rules read the same variables */
+        hlx_ucx_tcp_seg_t seg;
+        char why[256];
+        if (hlx_ucx_tcp_seg_env(&seg, why, sizeof(why)) != HLX_OK) {
+            hlx_error("transport: %s", why);
+            st = HLX_ERR_INVALID;
+            goto err_free;
+        }
+        net->chunk_tcp = hlx_comm_chunk_tcp_auto(hlx_comm_tcp_tx_seg(set.tcp_seg, &seg));
+        net->chunk_auto = 1;
+    } else {
+        net->chunk_tcp = (size_t)set.chunk_tcp;
+    }
     net->tcp_seg = set.tcp_seg;
     net->shm_rndv = set.shm_rndv;
     net->ucx_cuda_mem = -1;

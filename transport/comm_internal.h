@@ -137,6 +137,7 @@ struct hlx_comm_net {
     long                  nap_ns;          /* sleep between rounds of a late wait (ranks > cores) */
     size_t                chunk[HLX_PATH_COUNT]; /* all-to-all message limit per path */
     size_t                chunk_tcp;       /* ... for peers of link class tcp, when smaller */
+    int                   chunk_auto;      /* chunk_tcp from HELIX_COMM_CHUNK_TCP=auto */
     size_t               *peer_chunk;      /* per world rank: its limit, from the two above */
     int                   tcp_seg;         /* UCX tcp segment size of the network path (0: UCX's) */
     int                   shm_rndv;        /* UCX rendezvous threshold of the same-host path (0: UCX's) */
@@ -209,6 +210,29 @@ typedef struct hlx_ucx_tcp_seg {
 } hlx_ucx_tcp_seg_t;
 /* HLX_ERR_INVALID, the variable and its value in why, when UCX could not read a value. */
 hlx_status_t hlx_ucx_tcp_seg_env(hlx_ucx_tcp_seg_t *seg, char *why, size_t whylen);
+
+/* The tcp segment this rank sends with: HELIX_COMM_TCP_SEG where it is applied (set, and
+ * neither UCX variable is), else UCX_TCP_TX_SEG_SIZE, else UCX's own. */
+static inline size_t hlx_comm_tcp_tx_seg(int tcp_seg, const hlx_ucx_tcp_seg_t *seg)
+{
+    if (tcp_seg > 0 && seg->text[HLX_UCX_SEG_TX] == NULL && seg->text[HLX_UCX_SEG_RX] == NULL)
+        return (size_t)tcp_seg;
+    return seg->text[HLX_UCX_SEG_TX] != NULL ? seg->bytes[HLX_UCX_SEG_TX]
+                                             : HLX_UCX_TCP_TX_SEG_DEFAULT;
+}
+
+/* HELIX_COMM_CHUNK_TCP=auto: the largest message one segment of tx bytes sends eager (less
+ * the tag header), at most HLX_COMM_CHUNK_TCP_CAP; 0 (HELIX_COMM_CHUNK_NET alone) where that
+ * is below the 4096-byte minimum of a chunk. */
+#define HLX_COMM_CHUNK_TCP_AUTO (-1)
+#define HLX_COMM_CHUNK_TCP_CAP  131072
+static inline size_t hlx_comm_chunk_tcp_auto(size_t tx)
+{
+    size_t c = tx > HLX_UCX_TAG_HDR ? tx - HLX_UCX_TAG_HDR : 0;
+
+    c = c < HLX_COMM_CHUNK_TCP_CAP ? c : HLX_COMM_CHUNK_TCP_CAP;
+    return c < 4096 ? 0 : c;
+}
 
 /* 1 when a UCX context (created and released here) reports the CUDA memory type. */
 int hlx_ucx_probe_cuda_memory(void);

@@ -237,40 +237,48 @@ hlx_status_t hlx_ucx_tcp_seg_env(hlx_ucx_tcp_seg_t *seg, char *why, size_t whyle
     return HLX_OK;
 }
 
-/* Warns once where this rank's messages to tcp-class peers (HELIX_COMM_CHUNK_TCP) do not fit
- * the tcp segment UCX sends with, which here is UCX's (its variables, or its own size under
- * HELIX_COMM_TCP_SEG=0) and wins: each of them then takes a rendezvous. Where both are
- * Helix settings, the settings' rules refused the pair at start-up. */
+/* This rank's message limit to its tcp-class peers against the tcp segment UCX sends with
+ * (HELIX_COMM_TCP_SEG where applied, else UCX's variable or its own size): logged (NET,
+ * info) where it has such peers, and warned about once where a limit set as a number does
+ * not fit, as a segment from UCX wins (each message then takes a rendezvous; where both are
+ * Helix settings, the settings' rules refused the pair at start-up). auto fits. */
 static void hlx_ucx_check_tcp_chunk(const hlx_comm_be_t *be, const hlx_ucx_tcp_seg_t *seg)
 {
     const hlx_comm_net_t *net = be->net;
-    size_t chunk = net->chunk_tcp, tx;
+    size_t chunk = hlx_comm_chunk_tcp_peer(net->chunk[HLX_PATH_NET], net->chunk_tcp);
+    const size_t tx = hlx_comm_tcp_tx_seg(net->tcp_seg, seg);
+    const char *what = chunk == net->chunk_tcp ? "HELIX_COMM_CHUNK_TCP" : "HELIX_COMM_CHUNK_NET";
     char from[160];
     int r, tcp_peers = 0;
 
-    if (chunk == 0 || hlx_comm_chunk_tcp_peer(net->chunk[HLX_PATH_NET], chunk) != chunk)
-        return;
     for (r = 0; r < net->size; r++)
         tcp_peers += net->link[r] == HLX_LINK_TCP && net->peer_be[r] == be;
     if (tcp_peers == 0)
         return;
-    if (seg->text[HLX_UCX_SEG_TX] != NULL) {
-        tx = seg->bytes[HLX_UCX_SEG_TX];
+    if (net->tcp_seg > 0 && seg->text[HLX_UCX_SEG_TX] == NULL &&
+        seg->text[HLX_UCX_SEG_RX] == NULL)
+        snprintf(from, sizeof(from), "HELIX_COMM_TCP_SEG=%d", net->tcp_seg);
+    else if (seg->text[HLX_UCX_SEG_TX] != NULL)
         snprintf(from, sizeof(from), "%s=%s", seg->var[HLX_UCX_SEG_TX],
                  seg->text[HLX_UCX_SEG_TX]);
-    } else {
-        tx = HLX_UCX_TCP_TX_SEG_DEFAULT;
+    else
         snprintf(from, sizeof(from), "UCX's own %d bytes (%s)", HLX_UCX_TCP_TX_SEG_DEFAULT,
                  net->tcp_seg <= 0 ? "HELIX_COMM_TCP_SEG=0"
                                    : "UCX_TCP_RX_SEG_SIZE is set, so HELIX_COMM_TCP_SEG is "
                                      "not applied");
-    }
+    hlx_info(HLX_SUB_NET, "%d tcp-class peer(s): all-to-all messages of at most %zu bytes "
+             "(%s%s), tcp send segment %s", tcp_peers, chunk,
+             chunk == 0 ? "whole blocks: HELIX_COMM_CHUNK_NET=0 and HELIX_COMM_CHUNK_TCP=0"
+                        : what,
+             chunk != 0 && chunk == net->chunk_tcp && net->chunk_auto ? "=auto" : "", from);
+    if (net->chunk_tcp == 0 || chunk == 0 || net->chunk_auto) /* the user's choice; fits */
+        return;
     if (tx >= HLX_UCX_TAG_HDR && chunk <= tx - HLX_UCX_TAG_HDR)
         return;
-    hlx_warn("transport: HELIX_COMM_CHUNK_TCP=%zu does not fit one tcp segment of %s with "
-             "UCX's %d-byte tag header: every all-to-all message to this rank's %d tcp-class "
-             "peer(s) takes a rendezvous (UCX's segment wins; HELIX_COMM_CHUNK_TCP at most "
-             "the segment less %d bytes, or 0, avoids it)", chunk, from, HLX_UCX_TAG_HDR,
+    hlx_warn("transport: %s=%zu does not fit one tcp segment of %s with UCX's %d-byte tag "
+             "header: every all-to-all message to this rank's %d tcp-class peer(s) takes a "
+             "rendezvous (UCX's segment wins; HELIX_COMM_CHUNK_TCP=auto, or at most the "
+             "segment less %d bytes, or 0, avoids it)", what, chunk, from, HLX_UCX_TAG_HDR,
              tcp_peers, HLX_UCX_TAG_HDR);
 }
 
@@ -295,11 +303,11 @@ static hlx_status_t hlx_ucx_configure_net(hlx_comm_be_t *be, ucp_config_t *confi
         hlx_error("transport: %s", why);
         return HLX_ERR_INVALID;
     }
+    hlx_ucx_check_tcp_chunk(be, &seg);
     if (be->net->tcp_seg <= 0 || seg.text[HLX_UCX_SEG_TX] || seg.text[HLX_UCX_SEG_RX]) {
         if (be->net->tcp_seg > 0)
             hlx_info(HLX_SUB_NET, "HELIX_COMM_TCP_SEG=%d not applied: UCX_TCP_TX_SEG_SIZE "
                      "or UCX_TCP_RX_SEG_SIZE is set", be->net->tcp_seg);
-        hlx_ucx_check_tcp_chunk(be, &seg);
         return HLX_OK;
     }
     snprintf(val, sizeof(val), "%d", be->net->tcp_seg);

@@ -1,7 +1,8 @@
 /* transport (white-box): how an all-to-all block is split into messages. Small blocks keep
  * the peer's limit; a block that would need more than its pair's share of the operation's
  * messages goes in larger ones, so that no rank's count exceeds HLX_COMM_A2A_SLOTS and both
- * ends of a pair, which know its byte count and the group size, split it alike. */
+ * ends of a pair, which know its byte count and the group size, split it alike. The tcp
+ * peers' limit under HELIX_COMM_CHUNK_TCP=auto fits the send segment in force. */
 #include <setjmp.h>
 #include <stdarg.h>
 #include <stddef.h>
@@ -110,12 +111,45 @@ static void test_no_rank_fails_alone(void **state)
         assert_true(now[a] <= HLX_COMM_A2A_SLOTS);
 }
 
+/* auto: the segment in force less the tag header, capped, 0 below a 4096-byte chunk; the
+ * segment is HELIX_COMM_TCP_SEG only where neither UCX variable is set. */
+static void test_chunk_tcp_auto(void **state)
+{
+    hlx_ucx_tcp_seg_t none = { { "UCX_TCP_TX_SEG_SIZE", "UCX_TCP_RX_SEG_SIZE" }, { NULL, NULL },
+                               { 0, 0 } };
+    hlx_ucx_tcp_seg_t tx = none, rx = none;
+    size_t seg;
+
+    (void)state;
+    tx.text[HLX_UCX_SEG_TX] = "16K";
+    tx.bytes[HLX_UCX_SEG_TX] = 16384;
+    rx.text[HLX_UCX_SEG_RX] = "1M";
+    rx.bytes[HLX_UCX_SEG_RX] = 1 << 20;
+    assert_int_equal(hlx_comm_tcp_tx_seg(262144, &none), 262144);
+    assert_int_equal(hlx_comm_tcp_tx_seg(0, &none), HLX_UCX_TCP_TX_SEG_DEFAULT);
+    assert_int_equal(hlx_comm_tcp_tx_seg(262144, &tx), 16384);
+    assert_int_equal(hlx_comm_tcp_tx_seg(262144, &rx), HLX_UCX_TCP_TX_SEG_DEFAULT);
+    assert_int_equal(hlx_comm_chunk_tcp_auto(262144), HLX_COMM_CHUNK_TCP_CAP);
+    assert_int_equal(hlx_comm_chunk_tcp_auto(65536), 65528);
+    assert_int_equal(hlx_comm_chunk_tcp_auto(8192), 8184);
+    assert_int_equal(hlx_comm_chunk_tcp_auto(4104), 4096);
+    assert_int_equal(hlx_comm_chunk_tcp_auto(4103), 0);
+    assert_int_equal(hlx_comm_chunk_tcp_auto(0), 0);
+    assert_int_equal(hlx_comm_chunk_tcp_auto(SIZE_MAX), HLX_COMM_CHUNK_TCP_CAP);
+    for (seg = 0; seg < (1u << 20); seg += 97) { /* fits one segment whenever not 0 */
+        size_t c = hlx_comm_chunk_tcp_auto(seg);
+        assert_true(c == 0 || (c >= 4096 && c + HLX_UCX_TAG_HDR <= seg &&
+                               c <= HLX_COMM_CHUNK_TCP_CAP));
+    }
+}
+
 int main(void)
 {
     const struct CMUnitTest tests[] = {
         cmocka_unit_test(test_pair_share),
         cmocka_unit_test(test_split),
         cmocka_unit_test(test_no_rank_fails_alone),
+        cmocka_unit_test(test_chunk_tcp_auto),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }

@@ -2,9 +2,9 @@
 # UCX's tcp segment variables between ranks and against HELIX_COMM_CHUNK_TCP, 2 ranks under
 # helixrun: sizes spelled differently but equal as UCX reads them (16K / 16384, 65536 /
 # 64kb) are one setting and the decode runs; different sizes are refused at start-up by
-# the settings comparison; a segment UCX's variable sets below HELIX_COMM_CHUNK_TCP is
-# kept (UCX wins) with one warning per rank that has tcp-class peers, and none once the
-# chunk fits.
+# the settings comparison; a segment UCX's variable sets below a HELIX_COMM_CHUNK_TCP set as
+# a number is kept (UCX wins) with one warning per rank that has tcp-class peers, and none
+# once the chunk fits; HELIX_COMM_CHUNK_TCP=auto follows the segment.
 # usage: ucx_seg.sh HELIXRUN HELIX COMM_CHECK
 # (per rank: ucx_seg.sh rank same|differ HELIX, or ucx_seg.sh rank check COMM_CHECK LOG)
 set -u
@@ -37,15 +37,29 @@ else
     fail "64K against 128K: exit $rc (expected 2 and the transport settings named)"
 fi
 
-# every peer tcp-class (4 KiB blocks and up cross it), UCX's 16 KiB send segment
+# every peer tcp-class (4 KiB blocks and up cross it), UCX's 16 KiB send segment: a chunk
+# set above it is kept and warned about; auto (the default) follows it: 16376 bytes; a
+# chunk set within it draws no warning
 want='HELIX_COMM_CHUNK_TCP=131072 does not fit one tcp segment of UCX_TCP_TX_SEG_SIZE=16K'
-UCX_TCP_TX_SEG_SIZE=16K UCX_TCP_RX_SEG_SIZE=64K timeout -k 5 60 "$helixrun" -n 2 \
-    --timeout 50 -- sh "$0" rank check "$check" "$log" >/dev/null 2>&1
+UCX_TCP_TX_SEG_SIZE=16K UCX_TCP_RX_SEG_SIZE=64K HELIX_COMM_CHUNK_TCP=131072 \
+    timeout -k 5 60 "$helixrun" -n 2 --timeout 50 -- sh "$0" rank check "$check" "$log" \
+    >/dev/null 2>&1
 rc=$?
 cat "$log".[01] >"$log"
 n=$(grep -l -F "$want" "$log".[01] | wc -l)
 [ "$rc" -eq 0 ] && [ "$n" -eq 2 ] && echo "ucx_seg: chunk over UCX's segment: kept, warned" ||
     fail "chunk over UCX's segment: exit $rc (expected 0), warned by $n of 2 ranks"
+want='messages of at most 16376 bytes (HELIX_COMM_CHUNK_TCP=auto), tcp send segment UCX_TCP_TX_SEG_SIZE=16K'
+UCX_TCP_TX_SEG_SIZE=16K UCX_TCP_RX_SEG_SIZE=64K HELIX_DEBUG=info HELIX_DEBUG_SUBSYS=net \
+    timeout -k 5 60 "$helixrun" -n 2 --timeout 50 -- sh "$0" rank check "$check" "$log" \
+    >/dev/null 2>&1
+rc=$?
+cat "$log".[01] >"$log"
+n=$(grep -l -F "$want" "$log".[01] | wc -l)
+w=$(grep -c 'does not fit one tcp segment' "$log")
+[ "$rc" -eq 0 ] && [ "$n" -eq 2 ] && [ "$w" -eq 0 ] &&
+    echo "ucx_seg: auto chunk follows UCX's segment: 16376, no warning" ||
+    fail "auto chunk: exit $rc (expected 0), limit named by $n of 2 ranks, $w warning(s)"
 UCX_TCP_TX_SEG_SIZE=16K UCX_TCP_RX_SEG_SIZE=64K HELIX_COMM_CHUNK_TCP=16376 \
     timeout -k 5 60 "$helixrun" -n 2 --timeout 50 -- sh "$0" rank check "$check" "$log" \
     >/dev/null 2>&1

@@ -144,11 +144,19 @@ expect 2 "HELIX_COMM_TCP_SEG=100: 0 (UCX's own) or at least 4096 bytes" 1 -- \
     env HELIX_COMM_TCP_SEG=100 "$helix" decode --steps 1
 expect 2 "HELIX_COMM_TCP_SEG: '8M' (8388608) is outside [0, 4194304]" 1 -- \
     env HELIX_COMM_TCP_SEG=8M "$helix" decode --steps 1
-# a tcp chunk goes eager in one segment, with UCX's 8-byte tag header: the default chunk under
-# a smaller HELIX_COMM_TCP_SEG is refused, one byte over the limit too, the limit itself and 0
-# are not; where UCX's own variable sets the segment, UCX's value wins (no refusal here)
-expect 2 "HELIX_COMM_CHUNK_TCP=131072 does not fit one HELIX_COMM_TCP_SEG=65536 segment" 1 -- \
-    env HELIX_COMM_TCP_SEG=65536 "$helix" decode --steps 1
+# a tcp chunk goes eager in one segment, with UCX's 8-byte tag header: a chunk set one byte
+# over the limit is refused, as is HELIX_COMM_CHUNK_NET where it is the smaller (so the tcp
+# peers' limit); the limit itself, 0 and auto (the default, following the segment) are not;
+# where UCX's own variable sets the segment, UCX's value wins (no refusal here)
+quiet 0 -- env HELIX_COMM_TCP_SEG=65536 "$helix" decode --steps 1
+quiet 0 -- env HELIX_COMM_TCP_SEG=4100 "$helix" decode --steps 1
+expect 2 "HELIX_COMM_CHUNK_NET=131072 (smaller than HELIX_COMM_CHUNK_TCP=262144, so the tcp peers' limit) does not fit one HELIX_COMM_TCP_SEG=65536 segment" 1 -- \
+    env HELIX_COMM_TCP_SEG=65536 HELIX_COMM_CHUNK_NET=131072 HELIX_COMM_CHUNK_TCP=262144 \
+    "$helix" decode --steps 1
+expect 2 "HELIX_COMM_CHUNK_TCP=8192 does not fit one HELIX_COMM_TCP_SEG=4100 segment less UCX's 8-byte tag header, nor does any chunk" 1 -- \
+    env HELIX_COMM_TCP_SEG=4100 HELIX_COMM_CHUNK_TCP=8192 "$helix" decode --steps 1
+expect 2 "HELIX_COMM_CHUNK_TCP: 'bogus' is not one of auto" 1 -- \
+    env HELIX_COMM_CHUNK_TCP=bogus "$helix" decode --steps 1
 expect 2 "HELIX_COMM_CHUNK_TCP=65529 does not fit one HELIX_COMM_TCP_SEG=65536 segment" 1 -- \
     env HELIX_COMM_TCP_SEG=65536 HELIX_COMM_CHUNK_TCP=65529 "$helix" topo --topo "$topo/hgx8.xml"
 quiet 0 -- env HELIX_COMM_TCP_SEG=65536 HELIX_COMM_CHUNK_TCP=65528 "$helix" topo --topo "$topo/hgx8.xml"
