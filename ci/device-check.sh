@@ -140,6 +140,13 @@ for fam in qwen2 qwen3 glm glm4 internlm2 gemma2 gemma3 granite; do
         --prompt-ids "$out/ragged.txt" --batch 3 --context 300 --steps 4 --prefill-chunk 8 \
         --check --json
 done
+# OLMo 2's q and k norms over whole projections split by TPA 2: each rank's sums of squares
+# (the backend's sumsq_rows), all-reduced, then rmsnorm_ss, on the device
+"$helix" model synth --family olmo2 --seed 4 --out "$ckdir/olmo2" >/dev/null 2>&1 || true
+HELIX_GPU_SHARE=1 step decode-cuda-olmo2-tpa2 60 "$helixrun" --no-prefix -n 2 --timeout 55 -- \
+    "$helix" decode --device cuda --model "$ckdir/olmo2" --tpa 2 \
+    --prompt-ids "$out/ragged.txt" --batch 3 --context 300 --steps 4 --prefill-chunk 8 \
+    --check --json
 rm -rf "$ckdir"
 # Sliding windows on the device (KV in rows: every window read in place from its first
 # slot; a windowed layer's KV in a ring, read in two pieces merged when it wraps), with the

@@ -1806,15 +1806,6 @@ static hlx_status_t hlx_engine_device(hlx_engine_t *eng, char *err, size_t errle
                                    "cannot use GPU %d: %s", eng->info.rank, gpu, why);
         if ((st = hlx_engine_cuda_attn_fits(eng, &kernel, err, errlen)) != HLX_OK)
             return st;
-        /* OLMo 2's q and k norms under TPA > 1 add each rank's sums of squares: the host
-         * backend's sumsq_rows and rmsnorm_ss, which the CUDA backend does not have */
-        if (eng->m.qk_norm_proj && eng->lay.tpa > 1)
-            return hlx_engine_fail(err, errlen, HLX_ERR_INVALID, "--device cuda: model %s "
-                                   "normalises its whole q and k projections (qk_norm_proj, "
-                                   "OLMo 2), which --tpa %d splits over ranks; the CUDA "
-                                   "backend does not add their sums of squares across the "
-                                   "TPA group: run it with --tpa 1 or on the CPU (--device "
-                                   "cpu)", eng->m.name, eng->lay.tpa);
         eng->dev_clock = !strcmp(eng->set.phase_clock, "device");
         snprintf(eng->device_note + used, sizeof(eng->device_note) - used,
                  "%sGPU %d of %d (%s); attention kernel %s (HELIX_CUDA_ATTN=%.16s)",

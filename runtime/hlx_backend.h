@@ -117,8 +117,7 @@ typedef struct hlx_backend_ops {
     /* An RMSNorm whose vector is split over ranks (OLMo 2's q and k norms under TPA > 1):
      * ss[r] = the sum of squares of x[r][0..n) (row r at x + r * ld), summed in double; then,
      * once the ranks' sums are added, x[r][i] *= w[i] / sqrt(ss[r] / total + eps) in place,
-     * total the whole vector's length. The host backend's; the CUDA backend has none (the
-     * engine refuses such a layout there) */
+     * total the whole vector's length */
     hlx_status_t (*sumsq_rows)(hlx_backend_t *be, hlx_be_queue_t *q, const float *x, size_t ld,
                                int rows, int n, float *ss);
     hlx_status_t (*rmsnorm_ss)(hlx_backend_t *be, hlx_be_queue_t *q, float *x, size_t ld,

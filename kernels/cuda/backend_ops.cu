@@ -297,6 +297,72 @@ extern "C" hlx_status_t hlx_cuda_rmsnorm_heads(float *x, int rows, size_t ld, in
     return hlx_cu_rmsnorm_launch(x, x, w, rows, ld, nheads, hd, eps, stream);
 }
 
+// ss[r] = the sum of squares of x[r][0..n) (row r at x + r ld), in double as the host's
+// sumsq_rows (a tree's order: the float result differs at most in rounding). Block i0 + b.
+__global__ void hlx_cu_sumsq_rows(const float *x, size_t ld, int n, float *ss, int i0)
+{
+    __shared__ double part[256];
+    const int r = i0 + (int)blockIdx.x;
+    const float *xr = x + (size_t)r * ld;
+    double s = 0.0;
+
+    for (int i = threadIdx.x; i < n; i += blockDim.x)
+        s += (double)xr[i] * xr[i];
+    part[threadIdx.x] = s;
+    __syncthreads();
+    for (int st = blockDim.x / 2; st > 0; st >>= 1) {
+        if ((int)threadIdx.x < st)
+            part[threadIdx.x] += part[threadIdx.x + st];
+        __syncthreads();
+    }
+    if (threadIdx.x == 0)
+        ss[r] = (float)part[0];
+}
+
+// x[r][i] *= w[i] / sqrt(ss[r] / total + eps) in place: the factor rounded to float once,
+// as the host's rmsnorm_ss and the kernels' rmsnorm
+__global__ void hlx_cu_rmsnorm_ss(float *x, size_t ld, int n, const float *w, const float *ss,
+                                  int total, float eps, int i0)
+{
+    const int r = i0 + (int)blockIdx.x;
+    float *xr = x + (size_t)r * ld;
+    const float f = (float)(1.0 / sqrt((double)ss[r] / total + eps));
+
+    for (int i = threadIdx.x; i < n; i += blockDim.x)
+        xr[i] = xr[i] * f * w[i];
+}
+
+extern "C" hlx_status_t hlx_cuda_sumsq_rows(const float *x, size_t ld, int rows, int n,
+                                            float *ss, void *stream)
+{
+    if (rows < 0 || n < 0 || ld < (size_t)n)
+        return HLX_ERR_INVALID;
+    for (int i0 = 0; i0 < rows; i0 += (int)HLX_CU_GRID_MAX) {
+        int nr = rows - i0 < (int)HLX_CU_GRID_MAX ? rows - i0 : (int)HLX_CU_GRID_MAX;
+        hlx_cu_sumsq_rows<<<(unsigned)nr, 256, 0, (cudaStream_t)stream>>>(x, ld, n, ss, i0);
+        hlx_status_t st = hlx_cu_launched();
+        if (st != HLX_OK)
+            return st;
+    }
+    return HLX_OK;
+}
+
+extern "C" hlx_status_t hlx_cuda_rmsnorm_ss(float *x, size_t ld, int rows, int n, const float *w,
+                                            const float *ss, int total, float eps, void *stream)
+{
+    if (rows < 0 || n < 0 || total < 1 || ld < (size_t)n)
+        return HLX_ERR_INVALID;
+    for (int i0 = 0; i0 < rows; i0 += (int)HLX_CU_GRID_MAX) {
+        int nr = rows - i0 < (int)HLX_CU_GRID_MAX ? rows - i0 : (int)HLX_CU_GRID_MAX;
+        hlx_cu_rmsnorm_ss<<<(unsigned)nr, 256, 0, (cudaStream_t)stream>>>(x, ld, n, w, ss,
+                                                                         total, eps, i0);
+        hlx_status_t st = hlx_cu_launched();
+        if (st != HLX_OK)
+            return st;
+    }
+    return HLX_OK;
+}
+
 // x[r][c] += b[c], row r at x + r ld
 __global__ void hlx_cu_add_rows(float *x, size_t ld, const float *b, int rows, int n)
 {

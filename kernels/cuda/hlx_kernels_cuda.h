@@ -86,6 +86,12 @@ hlx_status_t hlx_cuda_rmsnorm_rows(float *y, const float *x, const float *w, int
 /* in place, nheads heads of hd floats of each row (row r at x + r ld, head h at + h hd) */
 hlx_status_t hlx_cuda_rmsnorm_heads(float *x, int rows, size_t ld, int nheads, int hd,
                                     const float *w, float eps, void *stream);
+/* OLMo 2's norms split over ranks: ss[r] = the sum of squares of x[r][0..n) (row r at
+ * x + r ld); then, the ranks' sums added, x[r][i] *= w[i] / sqrt(ss[r] / total + eps) */
+hlx_status_t hlx_cuda_sumsq_rows(const float *x, size_t ld, int rows, int n, float *ss,
+                                 void *stream);
+hlx_status_t hlx_cuda_rmsnorm_ss(float *x, size_t ld, int rows, int n, const float *w,
+                                 const float *ss, int total, float eps, void *stream);
 /* x[r][0..n) += b[0..n), row r at x + r ld */
 hlx_status_t hlx_cuda_add_rows(float *x, size_t ld, const float *b, int rows, int n,
                                void *stream);

@@ -270,6 +270,21 @@ static hlx_status_t cu_rmsnorm_heads(hlx_backend_t *be, hlx_be_queue_t *q, float
     return hlx_cuda_rmsnorm_heads(x, rows, ld, nheads, hd, w, eps, hlx_cu_stream(q));
 }
 
+static hlx_status_t cu_sumsq_rows(hlx_backend_t *be, hlx_be_queue_t *q, const float *x,
+                                  size_t ld, int rows, int n, float *ss)
+{
+    (void)be;
+    return hlx_cuda_sumsq_rows(x, ld, rows, n, ss, hlx_cu_stream(q));
+}
+
+static hlx_status_t cu_rmsnorm_ss(hlx_backend_t *be, hlx_be_queue_t *q, float *x, size_t ld,
+                                  int rows, int n, const float *w, const float *ss, int total,
+                                  float eps)
+{
+    (void)be;
+    return hlx_cuda_rmsnorm_ss(x, ld, rows, n, w, ss, total, eps, hlx_cu_stream(q));
+}
+
 static hlx_status_t cu_gemm(hlx_backend_t *be, hlx_be_queue_t *q, int M, int N, int K,
                             const float *x, const void *w, hlx_dtype_t w_dtype, float *y,
                             int accumulate)
@@ -471,7 +486,8 @@ static const hlx_backend_ops_t hlx_backend_cuda = {
     .copy_to = cu_copy_to, .copy_from = cu_copy_from, .copy_rows = cu_copy_rows,
     .queue_create = cu_qcreate, .queue_destroy = cu_qdestroy, .queue_sync = cu_qsync,
     .event_record = cu_evrec, .event_sync = cu_evsync,
-    .rmsnorm = cu_rmsnorm, .rmsnorm_heads = cu_rmsnorm_heads, .gemm = cu_gemm,
+    .rmsnorm = cu_rmsnorm, .rmsnorm_heads = cu_rmsnorm_heads, .sumsq_rows = cu_sumsq_rows,
+    .rmsnorm_ss = cu_rmsnorm_ss, .gemm = cu_gemm,
     .gemm_batched = cu_gemm_batched,
     .rope = cu_rope, .kv_append = cu_append,
     .attn = cu_attn, .pack = cu_pack, .unpack = cu_unpack, .merge = cu_merge,

@@ -152,6 +152,39 @@ static void test_norm_rope_swiglu_add_pad(void)
     CHECK(cb.ops->rmsnorm_heads(&cb, cq, dx + 8, R, N, 4, 16, dw, 1e-6f) == HLX_OK,
           "rmsnorm_heads");
     CHECK(rel_err(dx, y, R * N) < 1e-5, "rmsnorm_heads differs: %g", rel_err(dx, y, R * N));
+    /* a norm split over ranks (OLMo 2 under TPA > 1): sums of squares of 70 columns from
+     * column 9 of each row, then that part normalised as of a 150-long vector whose other
+     * part adds 2.5 to every row's sum */
+    {
+        float ss[R] = { 0 }, *dss = dev_of(ss, R);
+        CHECK(dss != NULL, "allocation");
+        if (dss != NULL) {
+            CHECK(cb.ops->copy_to(&cb, cq, dx, x, sizeof(x)) == HLX_OK, "copy_to");
+            memcpy(y, x, sizeof(y));
+            hb.ops->sumsq_rows(&hb, NULL, y + 9, N, R, 70, ss);
+            CHECK(cb.ops->sumsq_rows(&cb, cq, dx + 9, N, R, 70, dss) == HLX_OK, "sumsq_rows");
+            CHECK(cb.ops->queue_sync(&cb, cq) == HLX_OK, "sync");
+            CHECK(rel_err(dss, ss, R) < 1e-6, "sumsq_rows differs: %g", rel_err(dss, ss, R));
+            for (i = 0; i < R; i++)
+                ss[i] += 2.5f;
+            CHECK(cb.ops->copy_to(&cb, cq, dss, ss, sizeof(ss)) == HLX_OK, "copy_to");
+            hb.ops->rmsnorm_ss(&hb, NULL, y + 9, N, R, 70, w, ss, 150, 1e-6f);
+            CHECK(cb.ops->rmsnorm_ss(&cb, cq, dx + 9, N, R, 70, dw, dss, 150, 1e-6f) == HLX_OK,
+                  "rmsnorm_ss");
+            CHECK(cb.ops->queue_sync(&cb, cq) == HLX_OK, "sync");
+            CHECK(rel_err(dx, y, R * N) < 1e-6, "rmsnorm_ss differs (or touched other "
+                  "columns): %g", rel_err(dx, y, R * N));
+            CHECK(cb.ops->rmsnorm_ss(&cb, cq, dx, 10, R, 11, dw, dss, 150, 1e-6f) ==
+                  HLX_ERR_INVALID, "rmsnorm_ss with ld < n accepted");
+            cb.ops->mem_free(&cb, dss, 0);
+        }
+    }
+    cb.ops->copy_to(&cb, cq, dx, x, sizeof(x));
+    memcpy(y, x, sizeof(y));
+    hb.ops->rmsnorm_heads(&hb, NULL, y + 8, R, N, 4, 16, w, 1e-6f);
+    CHECK(cb.ops->rmsnorm_heads(&cb, cq, dx + 8, R, N, 4, 16, dw, 1e-6f) == HLX_OK,
+          "rmsnorm_heads");
+    CHECK(cb.ops->queue_sync(&cb, cq) == HLX_OK, "sync");
     CHECK(cb.ops->copy_to(&cb, cq, dx, y, sizeof(y)) == HLX_OK, "copy_to");
     cb.ops->queue_sync(&cb, cq); /* y changes on the host next */
     hb.ops->add_rows(&hb, NULL, y, N, w, R, N - 7);
