@@ -1899,6 +1899,25 @@ static hlx_status_t hlx_engine_bootstrap(hlx_engine_t *eng, hlx_comm_params_t *c
     return st;
 }
 
+/* The group of the TPA shards at this rank's KVP index (world ranks t * KVP + kvp_rank):
+ * sums over the parts of one replicated projection (OLMo 2's q and k norms). */
+static hlx_status_t hlx_engine_tpa_comm(hlx_engine_t *eng, char *err, size_t errlen)
+{
+    const int kvp = eng->lay.kvp, tpa = eng->lay.tpa;
+    int *ranks = malloc(sizeof(int) * (size_t)tpa), t;
+    hlx_status_t st;
+
+    if (ranks == NULL)
+        return HLX_ERR_NOMEM;
+    for (t = 0; t < tpa; t++)
+        ranks[t] = t * kvp + eng->lay.kvp_rank;
+    st = hlx_comm_sub(eng->world, ranks, tpa, &eng->tpa_comm);
+    free(ranks);
+    if (st != HLX_OK)
+        return hlx_engine_fail(err, errlen, st, "creating the TPA group failed: %s",
+                               hlx_status_str(st));
+    return HLX_OK;
+}
 
 static hlx_status_t hlx_engine_connect(hlx_engine_t *eng, const hlx_comm_params_t *cp,
                                        char *err, size_t errlen)
@@ -1937,6 +1956,8 @@ static hlx_status_t hlx_engine_connect(hlx_engine_t *eng, const hlx_comm_params_
     if (st != HLX_OK)
         return hlx_engine_fail(err, errlen, st, "creating the KVP group failed: %s",
                                hlx_status_str(st));
+    if (eng->m.qk_norm_proj && eng->lay.tpa > 1) /* the TPA shards of this rank's KVP index */
+        return hlx_engine_tpa_comm(eng, err, errlen);
     return HLX_OK;
 }
 
@@ -2100,6 +2121,8 @@ void hlx_engine_destroy(hlx_engine_t *eng)
     free(eng->reqs); free(eng->tl);
     free(eng->tokens); free(eng->all_tokens); free(eng->prefill_tokens); free(eng->sample_buf);
     free(eng->roff);
+    if (eng->tpa_comm)
+        hlx_comm_destroy(eng->tpa_comm);
     if (eng->kvp_comm)
         hlx_comm_destroy(eng->kvp_comm);
     if (eng->world)

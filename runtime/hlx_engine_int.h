@@ -94,6 +94,7 @@ struct hlx_engine {
     hlx_boot_t      *boot;
     hlx_boot_info_t  info;
     hlx_comm_t      *world, *kvp_comm;
+    hlx_comm_t      *tpa_comm;      /* OLMo 2 (qk_norm_proj) under TPA > 1 only, else NULL */
     hlx_backend_t    be;
     hlx_be_queue_t  *q;
     char             device_note[320]; /* --device: what was chosen and why */

@@ -133,10 +133,10 @@ hlx_status_t hlx_phase_dca_queries(hlx_engine_t *eng, const float *q, size_t ld,
 
 /* OLMo 2's q and k norms over the whole projections (qk_norm_proj), on rows rows of qkv.
  * TPA 1: one RMSNorm over a row's q (every query head) and one over its k. TPA > 1: the
- * shard's part of each row's sum of squares into ss [2][rows], added over the TPA group by
- * the world's all-reduce (the KVP ranks of a shard hold the same rows, its projection being
- * replicated: KVP rank 0's alone counts; a KV head copied to TPA / K shards counts once,
- * from the first), then each part normalised by the whole vector's RMS. */
+ * shard's part of each row's sum of squares into ss [2][rows], added over the TPA shards
+ * at this rank's KVP index (tpa_comm: every KVP index holds the same rows, the projection
+ * being replicated, and sums them in the same order; a KV head copied to TPA / K shards
+ * counts once, from the first), then each part normalised by the whole vector's RMS. */
 static hlx_status_t hlx_phase_qk_norm_proj(hlx_engine_t *eng, const hlx_layer_w_t *W,
                                            float *qkv, int rows, float *ss)
 {
@@ -156,12 +156,12 @@ static hlx_status_t hlx_phase_qk_norm_proj(hlx_engine_t *eng, const hlx_layer_w_
     st = HLX_BE(eng, sumsq_rows, qkv, ld, rows, nq, ss);
     if (st == HLX_OK)
         st = HLX_BE(eng, sumsq_rows, k, ld, rows, nk, ss + rows);
-    if (st == HLX_OK && L->kvp_rank != 0)
-        st = HLX_BE(eng, scale, ss, 2 * (size_t)rows, 0.0f);
-    else if (st == HLX_OK && L->tpa > m->kv_heads && L->tpa_rank % (L->tpa / m->kv_heads) != 0)
+    if (st == HLX_OK && L->tpa > m->kv_heads && L->tpa_rank % (L->tpa / m->kv_heads) != 0)
         st = HLX_BE(eng, scale, ss + rows, (size_t)rows, 0.0f);
     if (st == HLX_OK)
-        st = hlx_phase_allreduce_buf(eng, ss, 2 * (size_t)rows);
+        st = HLX_BE_SYNC(eng);
+    if (st == HLX_OK)
+        st = hlx_comm_allreduce_sum_f32(eng->tpa_comm, ss, 2 * (size_t)rows);
     if (st == HLX_OK)
         st = HLX_BE(eng, rmsnorm_ss, qkv, ld, rows, nq, W->qknorm, ss, m->q_heads * dk, eps);
     if (st == HLX_OK)
