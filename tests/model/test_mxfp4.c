@@ -1,6 +1,8 @@
 /* MXFP4 decoding (model/hlx_mxfp4.h) against the OCP MX encodings worked out here from the
  * bit fields: every E2M1 code, E8M0 scales across the range and its NaN, and rows read from
- * any first column and length, against an element-by-element decode. */
+ * any first column and length, against an element-by-element decode; the kernels' packed
+ * table (codes 12 + 2 e) against the same values. */
+#include "hlx_kernels.h"
 #include "hlx_mxfp4.h"
 
 #include <math.h>
@@ -27,6 +29,8 @@ static void test_codes_scales(void **state)
     for (c = 0; c < 16; c++) {
         assert_true(hlx_mxfp4_e2m1[c] == e2m1(c));
         assert_true(!!signbit(hlx_mxfp4_e2m1[c]) == (c >= 8));
+        /* the packed weights' table: the same value, as 12 + 2 e */
+        assert_true(hlx_kernels_wq_lut_e2m1[c] == 12.0 + 2.0 * e2m1(c));
     }
     assert_true(hlx_mxfp4_scale(127) == 1.0f);
     assert_true(hlx_mxfp4_scale(128) == 2.0f);
