@@ -238,8 +238,11 @@ hlx_status_t hlx_wsrc_read(hlx_wsrc_t *ws, const char *name, int64_t rows, int64
         return st;
     }
     /* weights held in bf16 while stored otherwise (F16, F32, quantized: engine.c): an f32
-     * read (the reference, the ranks' norms) sees the same rounded values */
-    if (hlx_hf_held_rounded(&ws->cfg, ws->held) && dt == HLX_DTYPE_F32) { /* not a part's */
+     * read (the reference, the ranks' norms) sees the same rounded values. The routing's
+     * correction bias is F32 in every checkpoint (hlx_hf_expect) and never rounded (the
+     * synthetic one neither): an f32 tensor of the router, not a weight held in bf16. */
+    if (hlx_hf_held_rounded(&ws->cfg, ws->held) && dt == HLX_DTYPE_F32 && /* not a part's */
+        !hlx_ends_with(name, "e_score_correction_bias")) {
         int64_t r, c;
         for (r = 0; r < nr; r++)
             for (c = 0; c < nc; c++) {
