@@ -43,8 +43,9 @@
 #                                                  a float16 checkpoint held in bf16 (the
 #                                                  default) and in f32 (--weight-dtype f32):
 #                                                  --check exact on 1 rank, KVP 2 and 2 x 2;
-#                                                  in f32 the tokens of hf_forward.py; bf16
-#                                                  holding of f32 weights checked; bad values
+#                                                  in f32 the tokens of hf_forward.py; MLA
+#                                                  and MoE on 1 rank; bf16 holding of f32
+#                                                  weights checked; bad values
 #                                                  and f32 holding of fp8 weights refused
 #        ckpt_decode.sh refuse HELIX DATA HELIXRUN truncated, corrupt and mismatched
 #                                                  checkpoints: exit 2 naming file and tensor,
@@ -1169,14 +1170,17 @@ f16)
     declare -A tok
     "$helix" model synth --family dense --dtype f32 --seed 11 --out "$dir/f32" >/dev/null ||
         exit 1
-    cp -r "$dir/f32" "$dir/f16"
-    python3 "$edit" "$dir/f16" half || exit 1
-    python3 - "$dir/f16/config.json" <<'PY' || exit 1
+    # to_f16 DIR: DIR's tensors rounded to F16, its torch_dtype float16
+    to_f16() {
+        python3 "$edit" "$1" half && python3 - "$1/config.json" <<'PY'
 import json, sys
 c = json.load(open(sys.argv[1]))
 c["torch_dtype"] = "float16"
 json.dump(c, open(sys.argv[1], "w"))
 PY
+    }
+    cp -r "$dir/f32" "$dir/f16"
+    to_f16 "$dir/f16" || exit 1
     echo "3 77 501 9 13 200 7 1 300 42 65 128" >"$dir/prompt"
     bg_start "$dir/py" python3 "$fwd" "$dir/f16" "$dir/prompt" 6 # F16 read exactly
     args=(--model "$dir/f16" --context 0 --steps 6 --prompt-ids "$dir/prompt" --kv-dtype f32
@@ -1219,6 +1223,12 @@ PY
     [ "$(json_field "$dir/gen.json" "d['tokens'][0], d['weight_dtype']")" = \
       "$(json_field "$dir/f32-1.json" "d['prefill_tokens'] + d['tokens'][0], 'f32'")" ] ||
         { echo "FAIL: generate --weight-dtype f32: other tokens or dtype than decode"; fail=1; }
+    # MLA and MoE (DeepSeek-V3's gate, its F32 correction bias kept F32) held either way
+    "$helix" model synth --family moe-mla --dtype f32 --seed 11 --out "$dir/mla" >/dev/null &&
+        to_f16 "$dir/mla" || exit 1
+    args=(--model "$dir/mla" --context 20 --steps 4 --check --json --timeout 60)
+    run mla-bf16 1
+    run mla-f32 1 --weight-dtype f32
     # bf16 holding of f32 weights rounds them, the reference too: a checkpoint and a preset
     args=(--context 20 --steps 4 --weight-dtype bf16 --check --json --timeout 60)
     run f32ck-bf16 1 --model "$dir/f32"

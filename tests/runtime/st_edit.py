@@ -12,7 +12,8 @@ usage: st_edit.py DIR drop NAME...          remove the tensors (shards and index
                                             be exact in it: checked)
        st_edit.py DIR half                  every F32 and BF16 tensor stored as F16, each
                                             value rounded to nearest (ties to even; one
-                                            beyond F16's range refused)
+                                            beyond F16's range refused), but a routing
+                                            correction bias (F32 in every checkpoint)
        st_edit.py DIR copy NAME NEW         NAME stored a second time as NEW
        st_edit.py DIR setint NAME I VALUE   element I of NAME (I32 or I64) becomes VALUE
        st_edit.py DIR setf16 NAME I VALUE   element I of NAME (F16, BF16 or F32) becomes VALUE
@@ -111,7 +112,8 @@ def main():
                 b[i * size:(i + 1) * size] = struct.pack('<' + code, v)
                 t[k] = (dt, shape, bytes(b))
                 found.add(k)
-            elif op == 'half' and dt in ('F32', 'BF16'):
+            elif op == 'half' and dt in ('F32', 'BF16') and \
+                    not k.endswith('e_score_correction_bias'):
                 t[k] = ('F16', shape, half(raw, dt, k))
                 found.add(k)
             elif op == 'cast' and k.endswith(args[0]) and dt == 'F32':
