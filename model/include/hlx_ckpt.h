@@ -560,10 +560,12 @@ hlx_status_t hlx_hf_expect(const hlx_hf_config_t *c, hlx_hf_expect_t **list_p, s
  * (as hlx_hf_check does), before it looks for any of these. */
 void         hlx_hf_settle(hlx_ckpt_t *ck, hlx_hf_config_t *c);
 /* Whether c's linear weights are stored quantized (fp8, int8, packed integers, MXFP4),
- * which the runtime holds dequantized in bf16 (or f32 where torch_dtype is float32). */
+ * which the runtime holds dequantized in bf16 (integer and MXFP4 ones in f32 where
+ * torch_dtype is float32). */
 int          hlx_hf_quantized(const hlx_hf_config_t *c);
 /* The dtype the runtime holds c's weights in when not told otherwise (`--weight-dtype`):
- * torch_dtype's for float32 and bfloat16, bf16 for float16 and every quantized form. */
+ * torch_dtype's for float32 and bfloat16 (integer and MXFP4 weights dequantized into it),
+ * bf16 for float16 and for fp8 weights. */
 hlx_dtype_t  hlx_hf_held_default(const hlx_hf_config_t *c);
 /* Whether weights of c held in `held` are the bf16 rounding of what the checkpoint stores
  * (held bf16, stored F16, F32 or quantized), so that every f32 read must round as the
