@@ -162,6 +162,7 @@ static void hlx_decode_print_json(const hlx_run_config_t *cfg, const hlx_model_t
     json_object_set_new(o, "kv_scales", json_string(rep->kv_scales ? rep->kv_scales : "none"));
     json_object_set_new(o, "kv_bytes_per_rank_max", json_integer((json_int_t)rep->kv_bytes_max));
     json_object_set_new(o, "kv_bytes_per_rank_min", json_integer((json_int_t)rep->kv_bytes_min));
+    json_object_set_new(o, "weight_dtype", json_string(hlx_dtype_name(rep->w_dtype)));
     json_object_set_new(o, "weight_bytes_per_rank_max", json_integer((json_int_t)rep->w_bytes_max));
     json_object_set_new(o, "weight_bytes_per_rank_min", json_integer((json_int_t)rep->w_bytes_min));
     json_object_set_new(o, "kv_ring_slots", json_integer((json_int_t)rep->kv_ring_rank));
@@ -235,9 +236,9 @@ static void hlx_decode_print_text(const hlx_run_config_t *cfg, const hlx_model_t
                rep->experts_first + rep->experts_rank - 1, rep->moe_bytes_rank / 1048576.0);
     printf("work:    batch %d, context %lld tokens + %d steps, kv block %d\n", cfg->batch,
            (long long)cfg->context, rep->steps, cfg->kv_block);
-    printf("weights: %.2f MiB per rank (min %.2f, max %.2f over ranks)\n",
-           rep->w_bytes_rank / 1048576.0, rep->w_bytes_min / 1048576.0,
-           rep->w_bytes_max / 1048576.0);
+    printf("weights: %.2f MiB per rank in %s (min %.2f, max %.2f over ranks)\n",
+           rep->w_bytes_rank / 1048576.0, hlx_dtype_name(rep->w_dtype),
+           rep->w_bytes_min / 1048576.0, rep->w_bytes_max / 1048576.0);
     printf("KV:      %.2f MiB per rank in %s (min %.2f, max %.2f over ranks)",
            rep->kv_bytes_rank / 1048576.0, hlx_dtype_name(rep->kv_dtype),
            rep->kv_bytes_min / 1048576.0, rep->kv_bytes_max / 1048576.0);

@@ -335,6 +335,7 @@ static const hlx_flag_t hlx_generate_flag_list[] = {
            "staggered KV layout: consecutive positions on one KVP rank"),
     HLX_RF("kv-dtype", HLX_FT_CHOICE, NULL, 0, 0, 0, 0, "f32|bf16|fp8", kv_dtype, "T",
            "KV cache storage (helix decode --help; default: the model's)"),
+    HLX_RF_WEIGHT_DTYPE,
     HLX_RF("kernels", HLX_FT_STRING, "auto", 0, 0, 0, 0, NULL, kernels, "NAME",
            "kernel variant (helix decode --help)"),
     HLX_RF("threads", HLX_FT_INT, NULL, 1, HLX_POOL_MAX, 0, 0, NULL, threads, "T",
@@ -501,6 +502,7 @@ static void hlx_generate_print(const hlx_run_config_t *cfg, const hlx_model_t *m
         json_object_set_new(o, "kv_dtype", json_string(hlx_dtype_name(rep->kv_dtype)));
         json_object_set_new(o, "kv_scales",
                             json_string(rep->kv_scales ? rep->kv_scales : "none"));
+        json_object_set_new(o, "weight_dtype", json_string(hlx_dtype_name(rep->w_dtype)));
         json_object_set_new(o, "threads", json_integer(rep->threads));
         json_object_set_new(o, "prefill_ms", json_real(rep->prefill_ms));
         json_object_set_new(o, "prefill_tokens_per_s", json_real(pf_tps));

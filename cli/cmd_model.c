@@ -1786,6 +1786,9 @@ static int hlx_cmd_model_info(int argc, char **argv)
         json_object_set_new(o_, "architecture", json_string(cfg.arch));
         json_object_set_new(o_, "name", json_string(cfg.m.name));
         json_object_set_new(o_, "torch_dtype", json_string(cfg.torch_dtype));
+        /* how decode and generate hold the weights without --weight-dtype */
+        json_object_set_new(o_, "held_dtype",
+                            json_string(hlx_dtype_name(hlx_hf_held_default(&cfg))));
         json_object_set_new(o_, "fp8", json_boolean(cfg.fp8));
         json_object_set_new(o_, "quantization",
                             hlx_info_quant_json(&cfg, ck ? hlx_ckpt_packed_count(ck) : 0));
@@ -1935,6 +1938,9 @@ static int hlx_cmd_model_info(int argc, char **argv)
                      hlx_ckpt_pack_name(cfg.packing.pack), gs, how);
         printf("  weights %s%s, %.6g parameters%s\n\n", cfg.torch_dtype, q, params,
                config_only ? " (from config.json; tensors not checked)" : "");
+        if (cfg.st_dtype == HLX_ST_F16 && !hlx_hf_quantized(&cfg))
+            printf("  decode holds them in bf16, rounded (--weight-dtype f32: exactly, in twice "
+                   "the bytes)\n\n");
         if (cfg.quant_file[0] && !config_only && hlx_ckpt_packed_count(ck) == 0)
             printf("  %s is not used: no linear layer is stored packed\n\n", cfg.quant_file);
         else if (cfg.quant_file[0])

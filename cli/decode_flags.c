@@ -44,6 +44,7 @@ static const hlx_flag_t hlx_decode_flag_list[] = {
            "a checkpoint's k_scale / v_scale, per layer or KV head, when it\n"
            "has them)\n"
            "(default: the model's)"),
+    HLX_RF_WEIGHT_DTYPE,
     HLX_RF("kernels", HLX_FT_STRING, "auto", 0, 0, 0, 0, NULL, kernels, "NAME",
            "kernel variant: auto, scalar, avx2, avx512, amx (auto: the best\n"
            "this CPU runs for the KV type, head size, group and --threads, or\n"
@@ -197,6 +198,23 @@ int hlx_run_flags_parse(const hlx_flag_table_t *t, const char *head, const char 
         cfg->kv_dtype = o->kv_dtype == 0   ? HLX_DTYPE_F32
                         : o->kv_dtype == 1 ? HLX_DTYPE_BF16
                                            : HLX_DTYPE_FP8;
+    }
+    if (hlx_flag_given(t, given, "weight-dtype")) {
+        hlx_dtype_t wd;
+        if (hlx_dtype_parse(o->weight_dtype, &wd) != 0) {
+            hlx_flags_usage_error(t, "--weight-dtype: unknown dtype '%.40s' (f32 or bf16)",
+                                  o->weight_dtype);
+            return 2;
+        }
+        if (wd != HLX_DTYPE_F32 && wd != HLX_DTYPE_BF16) {
+            hlx_flags_usage_error(t, "--weight-dtype %s: weights are held in f32 or bf16 (an "
+                                  "fp8 checkpoint runs dequantized to bf16 without the flag; "
+                                  "fp8 and fp4 weights are modelled by helix plan)",
+                                  o->weight_dtype);
+            return 2;
+        }
+        cfg->weight_dtype_set = 1;
+        cfg->weight_dtype = wd;
     }
     o->batch_given     = hlx_flag_given(t, given, "batch");
     o->seed_given      = hlx_flag_given(t, given, "seed");

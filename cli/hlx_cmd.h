@@ -36,6 +36,7 @@ typedef struct {
     const char *model;
     int64_t     kvp, tpa, batch, context, steps, kv_block, seed;
     int         kv_dtype;    /* index in "f32|bf16", when given */
+    const char *weight_dtype; /* --weight-dtype T (hlx_dtype_parse's names), when given */
     const char *kernels;
     int         check, json, verbose;
     double      check_tol, timeout, route_margin;
@@ -64,6 +65,15 @@ typedef struct {
 #define HLX_RF_CHECK_TOL \
     HLX_RF("check-tol", HLX_FT_NUM, "1e-3", 0, 0, 1e-15, 1e3, NULL, check_tol, "X", \
            "relative tolerance of --check")
+#define HLX_RF_WEIGHT_DTYPE \
+    HLX_RF("weight-dtype", HLX_FT_STRING, NULL, 0, 0, 0, 0, NULL, weight_dtype, "T", \
+           "how the weights are held: f32 or bf16. f32 holds a float16 or\n" \
+           "bfloat16 checkpoint exactly (twice bf16's bytes); bf16 rounds\n" \
+           "(--check's reference reads the rounded values); fp8 and\n" \
+           "integer checkpoints run in bf16 only (default: a checkpoint's\n" \
+           "torch_dtype for float32 and bfloat16, else bf16; a model\n" \
+           "file's or preset's weight_dtype, whose synthetic values it\n" \
+           "holds)")
 #define HLX_RF_JSON \
     HLX_RF("json", HLX_FT_BOOL, NULL, 0, 0, 0, 0, NULL, json, NULL, \
            "print one JSON object instead of the text report")

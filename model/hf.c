@@ -4294,10 +4294,23 @@ static int hlx_hf_packed_zero_bias(hlx_ckpt_t *ck, const hlx_ckpt_tensor_t *t)
     return zero;
 }
 
-int hlx_hf_dequantized_bf16(const hlx_hf_config_t *c)
+int hlx_hf_quantized(const hlx_hf_config_t *c)
 {
-    return c->m.weight_dtype == HLX_DTYPE_FP8 || /* fp8: held in bf16 whatever torch_dtype */
-           ((c->packing.pack || c->int8) && c->m.weight_dtype == HLX_DTYPE_BF16);
+    return c->m.weight_dtype == HLX_DTYPE_FP8 || c->fp8 || c->int8 || c->packing.pack ||
+           c->mxfp4;
+}
+
+hlx_dtype_t hlx_hf_held_default(const hlx_hf_config_t *c)
+{
+    /* fp8: held in bf16 whatever torch_dtype; float16: bf16 (same size) */
+    return c->m.weight_dtype == HLX_DTYPE_F32 ? HLX_DTYPE_F32 : HLX_DTYPE_BF16;
+}
+
+int hlx_hf_held_rounded(const hlx_hf_config_t *c, hlx_dtype_t held)
+{
+    return held == HLX_DTYPE_BF16 &&
+           (c->st_dtype != HLX_ST_BF16 || c->m.weight_dtype == HLX_DTYPE_FP8 || c->int8 ||
+            c->packing.pack);
 }
 
 /* hlx_ckpt_set_packed's skip: a multimodal checkpoint's vision tower and projector. */

@@ -248,9 +248,9 @@ hlx_status_t hlx_check_prepare(hlx_engine_t *eng, hlx_check_t **chk_p, char *err
     if (hlx_engine_rank(eng) == 0) {
         /* The prompt goes through the reference token by token: every prompt step but the
          * last is only a KV append (its outputs are overwritten by the next). */
-        st = hlx_ref_create_ckpt(m, hlx_engine_kv_dtype(eng), cfg->batch, cfg->context,
-                                 cfg->steps + hlx_run_prompt_max(cfg), cfg->seed,
-                                 cfg->ckpt, &chk->ref);
+        st = hlx_ref_create_ckpt(m, hlx_engine_kv_dtype(eng), hlx_engine_w_dtype(eng),
+                                 cfg->batch, cfg->context, cfg->steps + hlx_run_prompt_max(cfg),
+                                 cfg->seed, cfg->ckpt, &chk->ref);
         chk->ref_hid = malloc(sizeof(double) * (S ? S : 1) * B * (size_t)m->hidden);
         chk->ref_lg  = malloc(sizeof(double) * (S ? S : 1) * B * (size_t)m->vocab);
         chk->ref_tok = malloc(sizeof(int) * (S ? S : 1) * B);

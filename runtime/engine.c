@@ -814,6 +814,7 @@ static hlx_status_t hlx_engine_build(hlx_engine_t *eng)
         (st = hlx_wsrc_synth(&eng->ws, m, eng->cfg.seed, eng->errmsg, sizeof(eng->errmsg))) !=
         HLX_OK)
         return st;
+    hlx_wsrc_hold(&eng->ws, eng->w_dtype); /* f32 reads rounded as the matrices are held */
     eng->layers = calloc((size_t)m->layers, sizeof(*eng->layers));
     if (eng->layers == NULL)
         return HLX_ERR_NOMEM;
@@ -1609,6 +1610,17 @@ static hlx_status_t hlx_engine_validate_load(hlx_engine_t *eng, char *err, size_
         return hlx_engine_fail(err, errlen, HLX_ERR_MISMATCH, "%s/config.json describes "
                                "another model than the one given to the engine (%s)",
                                cfg->ckpt, eng->m.name);
+    /* quantized weights are dequantized into the held dtype, and only bf16 is run and
+     * checked from them (the packed GEMMs, the fp8 and MXFP4 decoders' rounding) */
+    if (cfg->weight_dtype_set && eng->w_dtype == HLX_DTYPE_F32 &&
+        hlx_hf_quantized(&eng->ws.cfg) && hlx_hf_held_default(&eng->ws.cfg) != HLX_DTYPE_F32)
+        return hlx_engine_fail(err, errlen, HLX_ERR_INVALID, "--weight-dtype f32: %s holds "
+                               "quantized weights (%s), which run dequantized in bf16: drop "
+                               "--weight-dtype or give bf16", cfg->ckpt,
+                               eng->ws.cfg.m.weight_dtype == HLX_DTYPE_FP8 ? "fp8"
+                               : eng->ws.cfg.mxfp4                         ? "MXFP4"
+                                                                           : "integer");
+    hlx_wsrc_hold(&eng->ws, eng->w_dtype);
     /* fp8 KV-cache scales: their values were checked with the checkpoint (hlx_hf_check);
      * MLA's pair must also agree where the KV is fp8 (hlx_wsrc_kv_scales), said here once,
      * before the bootstrap */
@@ -2029,8 +2041,11 @@ hlx_status_t hlx_engine_create(const hlx_run_config_t *cfg, const hlx_model_t *m
     eng->cfg      = *cfg;
     eng->m        = *model;
     eng->kv_dtype = cfg->kv_dtype_set ? cfg->kv_dtype : model->kv_dtype;
-    /* fp8 checkpoint weights (with block scales) are dequantized to bf16 at load */
-    eng->w_dtype  = model->weight_dtype == HLX_DTYPE_FP8 ? HLX_DTYPE_BF16 : model->weight_dtype;
+    /* fp8 checkpoint weights (with block scales) are dequantized to bf16 at load; a float16
+     * checkpoint's model says bf16 (hlx_hf_held_default) */
+    eng->w_dtype  = cfg->weight_dtype_set                 ? cfg->weight_dtype
+                    : model->weight_dtype == HLX_DTYPE_FP8 ? HLX_DTYPE_BF16
+                                                           : model->weight_dtype;
     eng->wp_dtype = eng->w_dtype;
     eng->kv_esize = (size_t)hlx_dtype_bytes(eng->kv_dtype);
     eng->w_esize  = (size_t)hlx_dtype_bytes(eng->w_dtype);
@@ -2148,6 +2163,7 @@ const char *hlx_engine_ckpt_head_unused(const hlx_engine_t *eng)
 const hlx_layout_t *hlx_engine_layout(const hlx_engine_t *eng) { return &eng->lay; }
 const hlx_run_config_t *hlx_engine_config(const hlx_engine_t *eng) { return &eng->cfg; }
 hlx_dtype_t hlx_engine_kv_dtype(const hlx_engine_t *eng) { return eng->kv_dtype; }
+hlx_dtype_t hlx_engine_w_dtype(const hlx_engine_t *eng) { return eng->w_dtype; }
 hlx_comm_t *hlx_engine_world(const hlx_engine_t *eng) { return eng->world; }
 int hlx_engine_size(const hlx_engine_t *eng) { return eng->info.size; }
 const char *hlx_engine_host(const hlx_engine_t *eng) { return eng->info.host ? eng->info.host : "?"; }

@@ -19,6 +19,7 @@ const hlx_model_t      *hlx_engine_model(const hlx_engine_t *eng);
 const hlx_layout_t     *hlx_engine_layout(const hlx_engine_t *eng);
 const hlx_run_config_t *hlx_engine_config(const hlx_engine_t *eng);
 hlx_dtype_t             hlx_engine_kv_dtype(const hlx_engine_t *eng);
+hlx_dtype_t             hlx_engine_w_dtype(const hlx_engine_t *eng); /* as held */
 hlx_comm_t             *hlx_engine_world(const hlx_engine_t *eng);
 int                     hlx_engine_size(const hlx_engine_t *eng);
 const char             *hlx_engine_host(const hlx_engine_t *eng);

@@ -18,10 +18,11 @@ uint64_t hlx_ref_bytes(const hlx_model_t *m, int batch, int64_t context, int ste
 hlx_status_t hlx_ref_create(const hlx_model_t *m, hlx_dtype_t kv_dtype, int batch,
                             int64_t context, int steps, uint64_t seed, hlx_ref_t **ref_p);
 /* The same with the weights of the Hugging Face checkpoint in ckpt (NULL or "": synthetic),
- * read whole; the prior context stays synthetic (seed). */
-hlx_status_t hlx_ref_create_ckpt(const hlx_model_t *m, hlx_dtype_t kv_dtype, int batch,
-                                 int64_t context, int steps, uint64_t seed, const char *ckpt,
-                                 hlx_ref_t **ref_p);
+ * read whole, as the engine holds them in w_dtype (hlx_wsrc_hold: the bf16 rounding of an
+ * F16 or F32 checkpoint held in bf16); the prior context stays synthetic (seed). */
+hlx_status_t hlx_ref_create_ckpt(const hlx_model_t *m, hlx_dtype_t kv_dtype,
+                                 hlx_dtype_t w_dtype, int batch, int64_t context, int steps,
+                                 uint64_t seed, const char *ckpt, hlx_ref_t **ref_p);
 /* The prompt length [B] of each request (tokens after the context; 0 by default): dynamic
  * NTK RoPE turns a prompt's positions with the frequencies of the prompt's whole length. */
 void         hlx_ref_set_prompt_lens(hlx_ref_t *ref, const int *lens);

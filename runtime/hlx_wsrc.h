@@ -15,6 +15,7 @@ typedef struct hlx_wsrc {
     hlx_hf_config_t cfg;  /* the model (cfg.m) and what config.json says beyond it */
     uint64_t        seed; /* synthetic values */
     hlx_ckpt_t     *ck;   /* NULL: synthetic */
+    hlx_dtype_t     held; /* the dtype the runtime holds the weights in (hlx_wsrc_hold) */
 } hlx_wsrc_t;
 
 /* Synthetic weights of model m with seed: tensors the dense generator knows (hlx_synth.h)
@@ -26,6 +27,12 @@ hlx_status_t hlx_wsrc_synth(hlx_wsrc_t *ws, const hlx_model_t *m, uint64_t seed,
 /* The checkpoint in dir: config.json, the shards, every tensor checked (hlx_hf_check). */
 hlx_status_t hlx_wsrc_ckpt(hlx_wsrc_t *ws, const char *dir, char *err, size_t errlen);
 void         hlx_wsrc_fini(hlx_wsrc_t *ws);
+/* The dtype the runtime holds ws's weights in (f32 or bf16; by default the model's weight
+ * dtype, hlx_hf_held_default for a checkpoint). Held in bf16 while the source is not
+ * (F16 or F32 tensors, quantized weights, an f32 synthetic model), every f32 read returns
+ * the bf16 rounding (hlx_hf_held_rounded): the fp64 reference and the ranks' f32 tensors
+ * (norms, biases, routers) see the values the bf16 matrices hold. */
+void         hlx_wsrc_hold(hlx_wsrc_t *ws, hlx_dtype_t held);
 
 /* The fp8 KV-cache scales of layer's keys and values of (global) KV head `head`
  * (docs/model.md "fp8 KV-cache scales"): the checkpoint's self_attn.k_scale and v_scale

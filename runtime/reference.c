@@ -103,12 +103,13 @@ uint64_t hlx_ref_bytes(const hlx_model_t *m, int batch, int64_t context, int ste
 hlx_status_t hlx_ref_create(const hlx_model_t *m, hlx_dtype_t kv_dtype, int batch,
                             int64_t context, int steps, uint64_t seed, hlx_ref_t **ref_p)
 {
-    return hlx_ref_create_ckpt(m, kv_dtype, batch, context, steps, seed, NULL, ref_p);
+    return hlx_ref_create_ckpt(m, kv_dtype, m->weight_dtype, batch, context, steps, seed, NULL,
+                               ref_p);
 }
 
-hlx_status_t hlx_ref_create_ckpt(const hlx_model_t *m, hlx_dtype_t kv_dtype, int batch,
-                                 int64_t context, int steps, uint64_t seed, const char *ckpt,
-                                 hlx_ref_t **ref_p)
+hlx_status_t hlx_ref_create_ckpt(const hlx_model_t *m, hlx_dtype_t kv_dtype,
+                                 hlx_dtype_t w_dtype, int batch, int64_t context, int steps,
+                                 uint64_t seed, const char *ckpt, hlx_ref_t **ref_p)
 {
     char werr[512];
     hlx_ref_t *ref = calloc(1, sizeof(*ref));
@@ -134,6 +135,7 @@ hlx_status_t hlx_ref_create_ckpt(const hlx_model_t *m, hlx_dtype_t kv_dtype, int
     } else if (hlx_wsrc_synth(&ref->ws, m, seed, NULL, 0) != HLX_OK) {
         goto err_free;
     }
+    hlx_wsrc_hold(&ref->ws, w_dtype); /* read what the engine holds */
     ref->layers   = calloc((size_t)m->layers, sizeof(*ref->layers));
     ref->tokens   = calloc((size_t)batch, sizeof(int));
     ref->rope_freq = malloc(sizeof(double) * (size_t)(m->rope_dim / 2 + 1));

@@ -284,6 +284,7 @@ hlx_status_t hlx_engine_run(hlx_engine_t *eng, hlx_run_report_t *rep, char *err,
         goto out;
     rep->kv_bytes_rank = eng->kv_bytes;
     rep->kv_dtype = eng->kv_dtype;
+    rep->w_dtype = eng->w_dtype;
     rep->kv_scales = !eng->ws.cfg.kv_scales || eng->ws.ck == NULL ? "none"
                      : eng->kv_dtype == HLX_DTYPE_FP8            ? "checkpoint"
                                                                  : "ignored";

@@ -44,6 +44,7 @@ hlx_status_t hlx_wsrc_synth(hlx_wsrc_t *ws, const hlx_model_t *m, uint64_t seed,
     hlx_wsrc_config(&ws->cfg, m);
     ws->cfg.synth_seed = (int64_t)(seed & INT64_MAX);
     ws->seed = seed;
+    ws->held = m->weight_dtype;
     return HLX_OK;
 }
 
@@ -63,7 +64,13 @@ hlx_status_t hlx_wsrc_ckpt(hlx_wsrc_t *ws, const char *dir, char *err, size_t er
         return st;
     }
     ws->seed = ws->cfg.synth_seed >= 0 ? (uint64_t)ws->cfg.synth_seed : 0;
+    ws->held = hlx_hf_held_default(&ws->cfg);
     return HLX_OK;
+}
+
+void hlx_wsrc_hold(hlx_wsrc_t *ws, hlx_dtype_t held)
+{
+    ws->held = held;
 }
 
 hlx_status_t hlx_wsrc_kv_scales(hlx_wsrc_t *ws, hlx_dtype_t kv_dtype, int layer, int head,
@@ -220,15 +227,22 @@ hlx_status_t hlx_wsrc_read(hlx_wsrc_t *ws, const char *name, int64_t rows, int64
     if (nr == 0 || nc == 0)
         return HLX_OK;
     if (ws->ck == NULL)
-        return hlx_wsrc_read_synth(ws, name, rows, cols, r0, nr, c0, nc, dst, dt, ld);
-    st = hlx_wsrc_read_ckpt(ws, name, rows, cols, r0, nr, c0, nc, dst, dt, ld);
+        st = hlx_wsrc_read_synth(ws, name, rows, cols, r0, nr, c0, nc, dst, dt, ld);
+    else
+        st = hlx_wsrc_read_ckpt(ws, name, rows, cols, r0, nr, c0, nc, dst, dt, ld);
     if (st != HLX_OK) {
-        snprintf(err, errlen, "%s", hlx_ckpt_error(ws->ck));
+        if (ws->ck != NULL)
+            snprintf(err, errlen, "%s", hlx_ckpt_error(ws->ck));
+        else
+            snprintf(err, errlen, "%s: %s", name, hlx_status_str(st));
         return st;
     }
-    /* quantized weights are stored dequantized in bf16 (engine.c): an f32 read (the
-     * reference) sees the same rounded values */
-    if (hlx_hf_dequantized_bf16(&ws->cfg) && dt == HLX_DTYPE_F32) { /* not a part's read */
+    /* weights held in bf16 while stored otherwise (F16, F32, quantized: engine.c): an f32
+     * read (the reference, the ranks' norms) sees the same rounded values. The routing's
+     * correction bias is F32 in every checkpoint (hlx_hf_expect) and never rounded (the
+     * synthetic one neither): an f32 tensor of the router, not a weight held in bf16. */
+    if (hlx_hf_held_rounded(&ws->cfg, ws->held) && dt == HLX_DTYPE_F32 && /* not a part's */
+        !hlx_ends_with(name, "e_score_correction_bias")) {
         int64_t r, c;
         for (r = 0; r < nr; r++)
             for (c = 0; c < nc; c++) {

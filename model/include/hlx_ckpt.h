@@ -559,9 +559,18 @@ hlx_status_t hlx_hf_expect(const hlx_hf_config_t *c, hlx_hf_expect_t **list_p, s
  * (mtp_tensors, mtp_bytes). Also sets ck's name prefixes for a multimodal checkpoint's text model
  * (as hlx_hf_check does), before it looks for any of these. */
 void         hlx_hf_settle(hlx_ckpt_t *ck, hlx_hf_config_t *c);
-/* Whether c's linear weights are stored quantized (fp8, int8, packed integers) and held in
- * bf16 once dequantized at load, so that an f32 read must round as the runtime holds them. */
-int          hlx_hf_dequantized_bf16(const hlx_hf_config_t *c);
+/* Whether c's linear weights are stored quantized (fp8, int8, packed integers, MXFP4),
+ * which the runtime holds dequantized in bf16 (integer and MXFP4 ones in f32 where
+ * torch_dtype is float32). */
+int          hlx_hf_quantized(const hlx_hf_config_t *c);
+/* The dtype the runtime holds c's weights in when not told otherwise (`--weight-dtype`):
+ * torch_dtype's for float32 and bfloat16 (integer and MXFP4 weights dequantized into it),
+ * bf16 for float16 and for fp8 weights. */
+hlx_dtype_t  hlx_hf_held_default(const hlx_hf_config_t *c);
+/* Whether weights of c held in `held` are the bf16 rounding of what the checkpoint stores
+ * (held bf16, stored F16, F32 or quantized), so that every f32 read must round as the
+ * runtime holds them: the fp64 reference then reads the values the ranks hold. */
+int          hlx_hf_held_rounded(const hlx_hf_config_t *c, hlx_dtype_t held);
 /* Checks that ck holds exactly what c needs: every tensor present with its shape and
  * dtype, nothing unknown, one-value scales finite and >= 0. The first problem goes to
  * hlx_ckpt_error(ck). Also records in ck what hlx_hf_read needs of c beyond the model (fp8

@@ -39,6 +39,14 @@
 #                                                  copy mxfp4_experts.py makes of the same
 #                                                  codes (1, 2 and 4 ranks) and as
 #                                                  hf_forward.py; bad MXFP4 sets refused
+#        ckpt_decode.sh f16 HELIX DATA HELIXRUN HF_FORWARD_PY
+#                                                  a float16 checkpoint held in bf16 (the
+#                                                  default) and in f32 (--weight-dtype f32):
+#                                                  --check exact on 1 rank, KVP 2 and 2 x 2;
+#                                                  in f32 the tokens of hf_forward.py; MLA
+#                                                  and MoE on 1 rank; bf16 holding of f32
+#                                                  weights checked; bad values
+#                                                  and f32 holding of fp8 weights refused
 #        ckpt_decode.sh refuse HELIX DATA HELIXRUN truncated, corrupt and mismatched
 #                                                  checkpoints: exit 2 naming file and tensor,
 #                                                  at most one line per rank
@@ -1151,6 +1159,102 @@ dt, sh, raw = t[n]; t[n] = (dt, sh, bytes([int(sys.argv[4])]) * len(raw)); save(
     [ $rc -eq 2 ] && grep -F "gate_up_proj_scales" "$dir/scan" | grep -qF "the first inf (the block's values overflow) (bits 0xfe)" ||
         { echo "FAIL: the overflowing scales not named by --scan"; fail=1; }
     named_by_decode big "2^127 scales" "0.mlp.experts.gate_up_proj"
+    ;;
+f16)
+    # the dense f32 checkpoint rounded to F16 (st_edit.py half) with torch_dtype float16:
+    # held in bf16 by default (each F16 value rounded again) and exactly in f32 with
+    # --weight-dtype f32; the reference reads what the ranks hold, so --check is exact
+    # either way, and the two holdings differ (the bf16 rounding of F16's 11-bit
+    # significands moves the hidden state)
+    helixrun=$1 fwd=$2 edit="$(dirname "$0")/st_edit.py"
+    declare -A tok
+    "$helix" model synth --family dense --dtype f32 --seed 11 --out "$dir/f32" >/dev/null ||
+        exit 1
+    # to_f16 DIR: DIR's tensors rounded to F16, its torch_dtype float16
+    to_f16() {
+        python3 "$edit" "$1" half && python3 - "$1/config.json" <<'PY'
+import json, sys
+c = json.load(open(sys.argv[1]))
+c["torch_dtype"] = "float16"
+json.dump(c, open(sys.argv[1], "w"))
+PY
+    }
+    cp -r "$dir/f32" "$dir/f16"
+    to_f16 "$dir/f16" || exit 1
+    echo "3 77 501 9 13 200 7 1 300 42 65 128" >"$dir/prompt"
+    bg_start "$dir/py" python3 "$fwd" "$dir/f16" "$dir/prompt" 6 # F16 read exactly
+    args=(--model "$dir/f16" --context 0 --steps 6 --prompt-ids "$dir/prompt" --kv-dtype f32
+          --check --json --timeout 60)
+    for w in bf16 f32; do
+        wf=(--weight-dtype f32)
+        [ $w = bf16 ] && wf=(--kv-block 16) # the default holding (a no-op flag in its place)
+        run "$w-1" 1 "${wf[@]}"
+        run "$w-2x1" 2 --kvp 2 "${wf[@]}"
+        run "$w-2x2" 4 --kvp 2 --tpa 2 "${wf[@]}"
+        for l in 2x1 2x2; do
+            [ "${tok[$w-$l]}" = "${tok[$w-1]}" ] ||
+                { echo "FAIL: held in $w, $l: other tokens than 1 rank"; fail=1; }
+        done
+        for l in 1 2x1 2x2; do
+            [ "$(json_field "$dir/$w-$l.json" "d['weight_dtype']")" = $w ] ||
+                { echo "FAIL: held in $w, $l: the report says another weight_dtype"; fail=1; }
+        done
+    done
+    ok=$(json_field "$dir/f32-1.json" "d['weight_bytes_per_rank_max']")
+    ob=$(json_field "$dir/bf16-1.json" "d['weight_bytes_per_rank_max']")
+    echo "weight bytes per rank: f32 $ok, bf16 $ob"
+    [ "$ok" -gt $((ob * 3 / 2)) ] 2>/dev/null ||
+        { echo "FAIL: f32 holding does not take about twice bf16's bytes"; fail=1; }
+    [ "$(json_field "$dir/f32-1.json" "d['hidden_hash']")" != \
+      "$(json_field "$dir/bf16-1.json" "d['hidden_hash']")" ] ||
+        { echo "FAIL: held in f32 and in bf16, the same hidden states"; fail=1; }
+    if bg_wait "$dir/py"; then
+        want=$(json_field "$dir/py" "[d['prefill_token']] + d['tokens']")
+        got=$(json_field "$dir/f32-1.json" "d['prefill_tokens'] + d['tokens'][0]")
+        echo "held in f32: helix $got, transformers-style $want"
+        [ "$want" = "$got" ] || { echo "FAIL: f32 holding: other tokens than the forward"; fail=1; }
+    else
+        echo "FAIL: hf_forward.py: $(cat "$dir/py.err")"; fail=1
+    fi
+    # generate holds them as decode does (its tokens: the prefill's, then the decoded)
+    "$helix" generate --model "$dir/f16" --prompt-ids "$dir/prompt" --max-new 7 \
+        --weight-dtype f32 --kv-dtype f32 --check --json >"$dir/gen.json" 2>"$dir/err" ||
+        { echo "FAIL: generate --weight-dtype f32 --check: $(cat "$dir/err")"; fail=1; }
+    [ "$(json_field "$dir/gen.json" "d['tokens'][0], d['weight_dtype']")" = \
+      "$(json_field "$dir/f32-1.json" "d['prefill_tokens'] + d['tokens'][0], 'f32'")" ] ||
+        { echo "FAIL: generate --weight-dtype f32: other tokens or dtype than decode"; fail=1; }
+    # MLA and MoE (DeepSeek-V3's gate, its F32 correction bias kept F32) held either way
+    "$helix" model synth --family moe-mla --dtype f32 --seed 11 --out "$dir/mla" >/dev/null &&
+        to_f16 "$dir/mla" || exit 1
+    args=(--model "$dir/mla" --context 20 --steps 4 --check --json --timeout 60)
+    run mla-bf16 1
+    run mla-f32 1 --weight-dtype f32
+    # bf16 holding of f32 weights rounds them, the reference too: a checkpoint and a preset
+    args=(--context 20 --steps 4 --weight-dtype bf16 --check --json --timeout 60)
+    run f32ck-bf16 1 --model "$dir/f32"
+    run tiny-bf16 1 --model tiny
+    [ "$(json_field "$dir/f32ck-bf16.json" "d['weight_dtype']")" = bf16 ] ||
+        { echo "FAIL: an f32 checkpoint held in bf16: the report says otherwise"; fail=1; }
+    # what is not a holding: exit 2 naming the flag; the names helix plan takes are read
+    for v in "" fp8 fp4 f16 fp16 float16 int4 "bf16 "; do
+        expect_refused "--weight-dtype '$v'" "--weight-dtype" --model tiny --weight-dtype "$v"
+    done
+    "$helix" generate --model tiny --prompt-ids "$dir/prompt" --weight-dtype fp8 \
+        >/dev/null 2>"$dir/err"
+    rc=$?
+    [ $rc -eq 2 ] && grep -qF -- "--weight-dtype fp8" "$dir/err" ||
+        { echo "FAIL: generate --weight-dtype fp8: exit $rc: $(cat "$dir/err")"; fail=1; }
+    for v in F32 fp32 BFloat16; do
+        expect_refused "--weight-dtype $v" "" --model tiny --weight-dtype "$v" --context 8 \
+            --steps 1
+    done
+    # fp8 weights are dequantized to bf16 only
+    "$helix" model synth --family moe-mla --dtype fp8 --seed 3 --out "$dir/fp8" >/dev/null ||
+        exit 1
+    expect_refused "fp8 checkpoint held in f32" "--weight-dtype f32: $dir/fp8 holds quantized" \
+        --model "$dir/fp8" --weight-dtype f32 --context 8 --steps 1
+    expect_refused "fp8 checkpoint held in bf16" "" --model "$dir/fp8" --weight-dtype bf16 \
+        --context 8 --steps 1
     ;;
 *)
     echo "unknown mode $mode"; exit 2 ;;

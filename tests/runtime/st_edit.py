@@ -10,6 +10,10 @@ usage: st_edit.py DIR drop NAME...          remove the tensors (shards and index
        st_edit.py DIR cast SUFFIX DTYPE     every F32 tensor whose name ends with SUFFIX
                                             stored as DTYPE (BF16 or F16; the values must
                                             be exact in it: checked)
+       st_edit.py DIR half                  every F32 and BF16 tensor stored as F16, each
+                                            value rounded to nearest (ties to even; one
+                                            beyond F16's range refused), but a routing
+                                            correction bias (F32 in every checkpoint)
        st_edit.py DIR copy NAME NEW         NAME stored a second time as NEW
        st_edit.py DIR setint NAME I VALUE   element I of NAME (I32 or I64) becomes VALUE
        st_edit.py DIR setf16 NAME I VALUE   element I of NAME (F16, BF16 or F32) becomes VALUE
@@ -64,6 +68,17 @@ def cast(raw, dt, name):
     return out
 
 
+def half(raw, dt, name):
+    """F32 or BF16 values rounded to F16 (struct's 'e' rounds to nearest even)."""
+    if dt == 'BF16':
+        raw = b''.join(b'\0\0' + raw[i:i + 2] for i in range(0, len(raw), 2))
+    vals = struct.unpack(f'<{len(raw) // 4}f', raw)
+    try:
+        return struct.pack(f'<{len(vals)}e', *vals)
+    except OverflowError:
+        raise SystemExit(f'{name}: a value beyond F16\'s range')
+
+
 def main():
     d, op, args = sys.argv[1], sys.argv[2], sys.argv[3:]
     found = set()
@@ -96,6 +111,10 @@ def main():
                 b = bytearray(raw)
                 b[i * size:(i + 1) * size] = struct.pack('<' + code, v)
                 t[k] = (dt, shape, bytes(b))
+                found.add(k)
+            elif op == 'half' and dt in ('F32', 'BF16') and \
+                    not k.endswith('e_score_correction_bias'):
+                t[k] = ('F16', shape, half(raw, dt, k))
                 found.add(k)
             elif op == 'cast' and k.endswith(args[0]) and dt == 'F32':
                 t[k] = (args[1], shape, cast(raw, args[1], k))

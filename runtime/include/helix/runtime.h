@@ -32,6 +32,10 @@ typedef struct hlx_run_config {
     double      check_tol;    /* relative tolerance (max |err| / max |ref|) */
     int         kv_dtype_set; /* 1: kv_dtype overrides the model's */
     hlx_dtype_t kv_dtype;
+    int         weight_dtype_set; /* 1: the weights are held in weight_dtype (f32 or bf16)
+                                     instead of the model's (a checkpoint's: its torch_dtype
+                                     for float32 and bfloat16, else bf16) */
+    hlx_dtype_t weight_dtype;
     char        kernels[32];  /* "auto" or a variant name */
     double      timeout_s;    /* deadline of every collective and of the bootstrap;
                                 0 = the transport's default (HELIX_COMM_TIMEOUT) */
@@ -120,6 +124,7 @@ typedef struct hlx_run_report {
     double   phase_ms[HLX_PHASE_COUNT]; /* median per step, this rank */
     uint64_t kv_bytes_rank;            /* allocated KV bytes on this rank */
     hlx_dtype_t kv_dtype;              /* the KV cache's element type (f32, bf16, fp8) */
+    hlx_dtype_t w_dtype;               /* the weights' element type as held (f32, bf16) */
     /* the checkpoint's fp8 KV-cache scales: "checkpoint" (in use), "ignored" (the
      * checkpoint has them, the KV is not fp8) or "none" */
     const char *kv_scales;
