@@ -5,6 +5,7 @@
 #include "hlx_log.h"
 #include "hlx_time.h"
 
+#include <hwloc.h>
 #include <pmix.h> /* PMIx_Error_string */
 #include <pmix_server.h>
 
@@ -133,6 +134,8 @@ typedef struct hlx_job {
     pid_t            keeper_pid;  /* ends the ranks' groups if helixrun dies, 0: none */
     int              keeper_fd;   /* rank pids (and pidfds) to the keeper; closing it
                                    * unsaid = died */
+    hwloc_topology_t topo;        /* the PMIx server's (the library keeps the pointer until
+                                   * finalize), NULL: the library loads its own */
 } hlx_job_t;
 
 /* ---- PMIx server module: runs on the library's progress thread ---- */
@@ -568,6 +571,41 @@ static void *hlx_job_fin_watchdog_main(void *arg)
     _exit(job->failed ? job->exit_code : HLX_LAUNCH_EXIT_FAIL);
 }
 
+/* The machine for the PMIx server, without I/O objects and without hwloc's gl and opencl
+ * components. Loading its own, libpmix takes every PCI device (in a VM each config-space
+ * read traps to the hypervisor) and lets gl try ten X displays; the ranks (helix loads
+ * its own topology with the PCI devices it needs) ask the server only for the cpusets'
+ * locality. hwloc_topology_init+load 45 -> 19 ms (medians of 25). On failure the library
+ * loads its own, as before. */
+static void hlx_job_topology_load(hlx_job_t *job)
+{
+    hwloc_topology_t t;
+
+    if (hwloc_topology_init(&t) != 0)
+        return;
+    hwloc_topology_set_io_types_filter(t, HWLOC_TYPE_FILTER_KEEP_NONE);
+#if HWLOC_API_VERSION >= 0x00020100
+    hwloc_topology_set_components(t, HWLOC_TOPOLOGY_COMPONENTS_FLAG_BLACKLIST, "gl");
+    hwloc_topology_set_components(t, HWLOC_TOPOLOGY_COMPONENTS_FLAG_BLACKLIST, "opencl");
+#endif
+    if (hwloc_topology_load(t) != 0) {
+        hlx_debug(HLX_SUB_LAUNCH, "hwloc_topology_load: %s; the PMIx server loads its own",
+                  strerror(errno));
+        hwloc_topology_destroy(t);
+        return;
+    }
+    job->topo = t;
+}
+
+/* After PMIx_server_finalize only: the library holds the pointer until then. */
+static void hlx_job_topology_free(hlx_job_t *job)
+{
+    if (job->topo == NULL)
+        return;
+    hwloc_topology_destroy(job->topo);
+    job->topo = NULL;
+}
+
 static void hlx_job_release_spares(hlx_job_t *job)
 {
     for (int i = 0; i < 4; i++)
@@ -610,6 +648,7 @@ static void hlx_job_server_down(hlx_job_t *job)
         hlx_warn("PMIx_server_finalize: %s", PMIx_Error_string(rc));
     job->server_up = 0;
     hlx_srv_drop_done(job);
+    hlx_job_topology_free(job);
 }
 
 static void hlx_job_signal_all(hlx_job_t *job, int sig)
@@ -2166,6 +2205,7 @@ int hlx_launch_run(const hlx_launch_opts_t *opts)
     hlx_job_t       job;
     pmix_server_module_t module = hlx_srv_module_template;
     pmix_info_t    *sinfo;
+    size_t          nsinfo;
     pmix_status_t   rc;
     sigset_t        mask;
     int             devnull = -1;
@@ -2236,11 +2276,17 @@ int hlx_launch_run(const hlx_launch_opts_t *opts)
     /* Before PMIx_server_init: the keeper is forked while helixrun has one thread. */
     hlx_keeper_start(&job);
     hlx_srv_job = &job;
-    PMIX_INFO_CREATE(sinfo, 2);
+    hlx_job_topology_load(&job);
+    nsinfo = job.topo != NULL ? 3 : 2;
+    PMIX_INFO_CREATE(sinfo, nsinfo);
     PMIX_INFO_LOAD(&sinfo[0], PMIX_SERVER_TMPDIR, job.tmpdir, PMIX_STRING);
     PMIX_INFO_LOAD(&sinfo[1], PMIX_SYSTEM_TMPDIR, job.tmpdir, PMIX_STRING);
-    rc = PMIx_server_init(&module, sinfo, 2);
-    PMIX_INFO_FREE(sinfo, 2);
+    /* PMIX_TOPOLOGY, a bare pointer: a PMIX_TOPOLOGY2 value may be copied into the info
+     * and freed with it, while the server keeps the pointer it was given */
+    if (job.topo != NULL)
+        PMIX_INFO_LOAD(&sinfo[2], PMIX_TOPOLOGY, job.topo, PMIX_POINTER);
+    rc = PMIx_server_init(&module, sinfo, nsinfo);
+    PMIX_INFO_FREE(sinfo, nsinfo);
     if (rc != PMIX_SUCCESS) {
         hlx_job_msg(&job, "PMIx_server_init failed: %s", PMIx_Error_string(rc));
         goto out_tmp;
@@ -2323,6 +2369,7 @@ out_sig:
     }
 out:
     hlx_srv_drop_done(&job);
+    hlx_job_topology_free(&job);
     hlx_guard_fini(&job.guard);
     hlx_iof_collapse_fini(&job.dup);
     hlx_srv_job = NULL;

@@ -465,6 +465,23 @@ static int hlx_topo_lib_enabled(const char *lib)
     return lib[0] != '\0' && strcmp(lib, "none") != 0;
 }
 
+/* The live machine without hwloc's gl and opencl components: they only add OS devices
+ * (X displays, OpenCL devices) below PCI devices that are found anyway, and gl alone
+ * tries ten X displays, each on a socket and on TCP port 600x, at every load (about 230
+ * of a load's 900 system calls). A file keeps whatever it holds. */
+static void hlx_topo_skip_display(hwloc_topology_t hw, const char *path)
+{
+#if HWLOC_API_VERSION >= 0x00020100
+    if (path == NULL) {
+        hwloc_topology_set_components(hw, HWLOC_TOPOLOGY_COMPONENTS_FLAG_BLACKLIST, "gl");
+        hwloc_topology_set_components(hw, HWLOC_TOPOLOGY_COMPONENTS_FLAG_BLACKLIST, "opencl");
+    }
+#else
+    (void)hw;
+    (void)path;
+#endif
+}
+
 hlx_status_t hlx_topo_load(const char *path, hlx_topo_t **topo_p, char *err, size_t errlen)
 {
     hlx_topo_t *t;
@@ -505,6 +522,7 @@ hlx_status_t hlx_topo_load(const char *path, hlx_topo_t **topo_p, char *err, siz
      * machine keeps the I/O devices that matter: GPUs, NICs and the bridges above them */
     hwloc_topology_set_io_types_filter(t->hw, path ? HWLOC_TYPE_FILTER_KEEP_ALL
                                                    : HWLOC_TYPE_FILTER_KEEP_IMPORTANT);
+    hlx_topo_skip_display(t->hw, path);
     if (path != NULL) {
         if (t->settings.thissystem)
             hwloc_topology_set_flags(t->hw, HWLOC_TOPOLOGY_FLAG_IS_THISSYSTEM);

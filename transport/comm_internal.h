@@ -241,8 +241,10 @@ hlx_status_t hlx_ucx_config_read(const char *what, ucp_config_t **config_p);
 /* A same-host context's transports: UCX_TLS = tls, a tcp entry confined to loopback (so a
  * one-host job listens on no network interface). */
 ucs_status_t hlx_ucx_config_local(ucp_config_t *config, const char *tls);
-/* ucp_init of a context for tag matching among n ranks. */
-ucs_status_t hlx_ucx_init_tag(ucp_config_t *config, int n, ucp_context_h *context_p);
+/* ucp_init of a context for tag matching among n ranks; tls is what hlx_ucx_config_local
+ * set (NULL: the environment's UCX_TLS), for the shared-memory receive pool's size. */
+ucs_status_t hlx_ucx_init_tag(ucp_config_t *config, const char *tls, int n,
+                              ucp_context_h *context_p);
 
 void hlx_comm_slot_done(hlx_comm_slot_t *slot, hlx_status_t status, size_t got);
 

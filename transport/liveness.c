@@ -192,7 +192,8 @@ static hlx_status_t hlx_live_open(hlx_liveness_t *live, int one_host)
     if (one_host)
         s = hlx_ucx_config_local(config, net->shm_tls);
     if (s == UCS_OK)
-        s = hlx_ucx_init_tag(config, net->size, &live->context);
+        s = hlx_ucx_init_tag(config, one_host ? net->shm_tls : NULL, net->size,
+                             &live->context);
     ucp_config_release(config);
     if (s != UCS_OK) {
         hlx_error("transport: heartbeat ucp_init: %s", ucs_status_string(s));
