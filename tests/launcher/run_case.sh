@@ -562,9 +562,14 @@ events)
 sighup)
     # SIGHUP to helixrun mid-decode: UCX in the ranks catches SIGHUP, so the job is ended
     # with SIGTERM; every rank goes within a few seconds (well before the 10 s grace).
+    # Sent once the ranks are past the world's creation and its PMIx fences (the weights'
+    # INFO line, which comes after it, then a second): a SIGHUP inside libpmix's start-up
+    # fence is another case (a fixed 3 s sleep could land there on a loaded machine).
     need_helix
-    start_bg -n 2 --grace 10 -- "$HX" decode --kvp 2 --context 256K --steps 100000
-    sleep 3
+    HELIX_DEBUG=INFO HELIX_DEBUG_SUBSYS=CORE \
+        start_bg -n 2 --grace 10 -- "$HX" decode --kvp 2 --context 256K --steps 100000
+    wait_for "$err" 'INFO weights: the projections take' 30
+    sleep 1
     pids=$(rank_pids)
     t1=$EPOCHREALTIME
     kill -HUP "$hpid"
