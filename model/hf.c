@@ -156,6 +156,7 @@ typedef enum hlx_hf_base {
     HLX_HF_BASE_DEEPSEEK_V3, HLX_HF_BASE_GPT_OSS, HLX_HF_BASE_DOTS1,
     HLX_HF_BASE_GRANITE_MOE,
     HLX_HF_BASE_OLMO2,
+    HLX_HF_BASE_GRANITE_MOE_SHARED,
     HLX_HF_NBASES
 } hlx_hf_base_t;
 
@@ -168,6 +169,7 @@ static const char *const hlx_hf_base_names[HLX_HF_NBASES] = {
     "gemma3", "deepseek", "deepseek_v2", "deepseek_v3", "gpt_oss", "dots1",
     "granitemoe",
     "olmo2",
+    "granitemoeshared",
 };
 
 /* How a multimodal class's text model is read beyond HLX_HF_NESTED (none for Gemma 3's,
@@ -268,6 +270,11 @@ static const hlx_hf_arch_row_t hlx_hf_archs[] = {
      * hlx_hf_granite_views) */
     { "GraniteMoeForCausalLM", "granitemoe", HLX_HF_BASE_GRANITE_MOE, 0, HLX_HF_DENSE, 0, 0,
       0, HLX_HF_MOE_GRANITE, 0, 0, 1e-6 },
+    /* Granite MoE Shared (ibm-research/moe-7b-1b-active-shared-experts): Granite MoE's layer
+     * plus a shared MLP of shared_intermediate_size beside the routed experts, stored fused
+     * (shared_mlp.input_linear, gate rows then up rows; hlx_hf_granite_views) */
+    { "GraniteMoeSharedForCausalLM", "granitemoeshared", HLX_HF_BASE_GRANITE_MOE_SHARED, 0,
+      HLX_HF_DENSE, 0, 0, 0, HLX_HF_MOE_GRANITE, 0, 0, 1e-6 },
     /* SmolLM3: Llama's layer with every no_rope_layer_interval-th layer unrotated (NoPE) */
     { "SmolLM3ForCausalLM", "smollm3", HLX_HF_BASE_SMOLLM3, 0, HLX_HF_DENSE, 0, 0, 0, 0, 0, 0,
       1e-6 },
@@ -455,7 +462,13 @@ static int hlx_hf_gemma1(const hlx_hf_config_t *c)
 
 int hlx_hf_granite(const hlx_hf_config_t *c)
 {
-    return hlx_hf_base(c) == HLX_HF_BASE_GRANITE || hlx_hf_base(c) == HLX_HF_BASE_GRANITE_MOE;
+    return hlx_hf_base(c) == HLX_HF_BASE_GRANITE || hlx_hf_base(c) == HLX_HF_BASE_GRANITE_MOE ||
+           hlx_hf_base(c) == HLX_HF_BASE_GRANITE_MOE_SHARED;
+}
+
+int hlx_hf_granite_shared(const hlx_hf_config_t *c)
+{
+    return hlx_hf_base(c) == HLX_HF_BASE_GRANITE_MOE_SHARED;
 }
 
 int hlx_hf_olmo2(const hlx_hf_config_t *c)
@@ -2949,6 +2962,35 @@ static hlx_status_t hlx_cfg_granite(hlx_jdoc_t *doc, hlx_model_t *m)
     return HLX_OK;
 }
 
+/* GraniteMoeSharedForCausalLM (GraniteMoeSharedConfig): shared_intermediate_size (0 when
+ * absent) is the width of a shared MLP (GraniteMoeSharedMLP: SiLU(gate) x up, then
+ * output_linear) every token runs beside the routed experts, its output added to theirs
+ * unweighted before residual_multiplier; 0 builds none (plain Granite MoE), as transformers
+ * and vLLM do. The runtime's shared FFN is whole experts of intermediate_size: a width that
+ * is not a multiple of it is refused, as are null (GraniteMoeSharedDecoderLayer compares it
+ * with 0 and builds nn.Linear(hidden, None x 2), which fails) and a negative one. */
+static hlx_status_t hlx_cfg_granite_shared(hlx_jdoc_t *doc, hlx_hf_config_t *c)
+{
+    hlx_model_t *m = &c->m;
+    json_t *v = json_object_get(hlx_jdoc_root(doc), "shared_intermediate_size");
+    int fs;
+    hlx_status_t st;
+
+    if (json_is_null(v))
+        return hlx_jdoc_fail(doc, "/shared_intermediate_size", HLX_ERR_PARSE,
+                             "null is not a width: GraniteMoeSharedForCausalLM would fail on "
+                             "it (give 0 for no shared MLP, absent is 0, or the model's width)");
+    HLX_TRY(hlx_cfg_int(doc, "shared_intermediate_size", 0, 0, 0, &fs));
+    if (fs % m->expert_ffn)
+        return hlx_jdoc_fail(doc, "/shared_intermediate_size", HLX_ERR_UNSUPPORTED,
+                             "%d is not a multiple of intermediate_size %d (the runtime's "
+                             "shared FFN is whole experts of the routed experts' width)", fs,
+                             m->expert_ffn);
+    m->shared_experts = fs / m->expert_ffn;
+    m->shared_gate = 0;
+    return HLX_OK;
+}
+
 /* GraniteMoeForCausalLM (GraniteMoeConfig; vLLM's granitemoe.py): Granite's layer
  * (hlx_cfg_granite's multipliers, residual_multiplier on the routed FFN's output too) where
  * every layer's FFN is num_local_experts (8) experts of intermediate_size, the
@@ -2979,9 +3021,10 @@ static hlx_status_t hlx_cfg_granitemoe(hlx_jdoc_t *doc, hlx_hf_config_t *c)
                              "(Granite MoE's releases say \"rope\" or leave it out)", pe);
     if (q != NULL && !json_is_null(q))
         return hlx_jdoc_fail(doc, "/quantization_config", HLX_ERR_UNSUPPORTED,
-                             "GraniteMoeForCausalLM's experts are read fused in the "
-                             "checkpoint's float dtype (F32, BF16, F16), not quantized");
-    return hlx_cfg_mixtral(doc, c); /* Mixtral's expert keys, defaults and routing */
+                             "%s's experts are read fused in the checkpoint's float dtype "
+                             "(F32, BF16, F16), not quantized", c->arch);
+    HLX_TRY(hlx_cfg_mixtral(doc, c)); /* Mixtral's expert keys, defaults and routing */
+    return hlx_hf_granite_shared(c) ? hlx_cfg_granite_shared(doc, c) : HLX_OK;
 }
 
 /* Idefics3's or SmolVLM's config without a text_config (or a null one): Idefics3Config and
@@ -3613,6 +3656,9 @@ char *hlx_hf_config_text(const hlx_hf_config_t *c)
             /* Mixtral, Granite MoE: every layer intermediate_size experts */
             json_object_set_new(o, "num_local_experts", json_integer(m->experts));
             json_object_set_new(o, "num_experts_per_tok", json_integer(m->top_k));
+            if (hlx_hf_granite_shared(c)) /* GraniteMoeSharedConfig's shared MLP width */
+                json_object_set_new(o, "shared_intermediate_size",
+                                    json_integer((json_int_t)m->shared_experts * m->expert_ffn));
         } else if (c->moe_gqa == HLX_HF_MOE_GLM4) { /* GLM-4.5, dots.llm1: DeepSeek-V3's */
             json_object_set_new(o, "attention_bias", json_boolean(m->qkv_bias));
             if (hlx_hf_base(c) == HLX_HF_BASE_GLM4_MOE) {
@@ -4358,14 +4404,16 @@ static hlx_status_t hlx_hf_fused_experts(hlx_ckpt_t *ck, const hlx_ckpt_tensor_t
                               t->ndim < 1 ? 0LL : (long long)t->shape[0], experts);
 }
 
-/* Room for per views of each expert of layers fused layers (overflow-checked). */
+/* Room for per views of each expert and extra more of each of layers fused layers
+ * (overflow-checked). */
 static hlx_status_t hlx_hf_views_alloc(hlx_ckpt_t *ck, const hlx_model_t *m, size_t layers,
-                                       int per, hlx_ckpt_view_t **v_p)
+                                       int per, int extra, hlx_ckpt_view_t **v_p)
 {
     size_t count;
 
-    if (__builtin_mul_overflow(layers, (size_t)m->experts, &count) ||
-        __builtin_mul_overflow(count, (size_t)per, &count) ||
+    if (__builtin_mul_overflow((size_t)m->experts, (size_t)per, &count) ||
+        __builtin_add_overflow(count, (size_t)extra, &count) ||
+        __builtin_mul_overflow(count, layers, &count) ||
         (*v_p = calloc(count, sizeof(**v_p))) == NULL)
         return hlx_ckpt_set_error(ck, HLX_ERR_NOMEM, "%s: %d layers of %d experts: out of "
                                   "memory", hlx_ckpt_dir(ck), m->layers, m->experts);
@@ -4402,7 +4450,8 @@ static hlx_status_t hlx_hf_granite_views(hlx_ckpt_t *ck, const hlx_hf_config_t *
         }
     if (held == 0)
         return hlx_ckpt_set_views(ck, NULL, 0); /* the per-expert tensors are looked for */
-    if ((st = hlx_hf_views_alloc(ck, m, held, 3, &v)) != HLX_OK)
+    /* (Granite MoE Shared: 3 more per layer, the shared MLP's, as one expert's) */
+    if ((st = hlx_hf_views_alloc(ck, m, held, 3, m->shared_experts > 0 ? 3 : 0, &v)) != HLX_OK)
         return st;
     for (l = m->dense_layers; l < m->layers; l++) {
         char fn[112];
@@ -4425,6 +4474,24 @@ static hlx_status_t hlx_hf_granite_views(hlx_ckpt_t *ck, const hlx_hf_config_t *
                 x->out = k < 2 ? Fe : H;
                 x->c0 = k == 1 ? Fe : 0; /* gate the first half, up the second */
             }
+        /* Granite MoE Shared's shared MLP (GraniteMoeSharedMLP): shared_mlp.input_linear
+         * [2 x Fs][hidden] (gate rows, then up rows: chunk(2, dim=-1)) and output_linear
+         * [hidden][Fs], plain nn.Linear weights, as the runtime's shared experts */
+        for (k = 0; m->shared_experts > 0 && k < 3; k++, n++) {
+            const int64_t Fs = (int64_t)m->shared_experts * Fe;
+            hlx_ckpt_view_t *x = &v[n];
+            snprintf(x->name, sizeof(x->name), "model.layers.%d.mlp.shared_experts.%s.weight",
+                     l, part[k]);
+            snprintf(x->fused, sizeof(x->fused), "model.layers.%d.shared_mlp.%s_linear.weight",
+                     l, k < 2 ? "input" : "output");
+            x->omajor = x->flat = 1;
+            x->experts = 1;
+            x->index = 0;
+            x->in = k < 2 ? H : Fs;
+            x->cols = k < 2 ? 2 * Fs : H;
+            x->out = k < 2 ? Fs : H;
+            x->c0 = k == 1 ? Fs : 0;
+        }
     }
     st = hlx_ckpt_set_views(ck, v, n);
     free(v);
@@ -4482,7 +4549,7 @@ static hlx_status_t hlx_hf_expert_views(hlx_ckpt_t *ck, const hlx_hf_config_t *c
     }
     if (nfl == 0 && !c->mxfp4)
         return hlx_ckpt_set_views(ck, NULL, 0); /* every layer stored per expert */
-    if ((st = hlx_hf_views_alloc(ck, m, (size_t)(nfl > 0 ? nfl : 1), per, &v)) != HLX_OK)
+    if ((st = hlx_hf_views_alloc(ck, m, (size_t)(nfl > 0 ? nfl : 1), per, 0, &v)) != HLX_OK)
         return st;
     for (l = m->dense_layers; l < m->layers; l++) {
         char gu[96], dn[96], mx[112];

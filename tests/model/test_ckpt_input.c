@@ -2169,6 +2169,75 @@ static void test_granitemoe(void **state)
                         "3298793472)'", helix, g_tmp), 0);
 }
 
+/* GraniteMoeSharedForCausalLM: Granite MoE plus a shared MLP of shared_intermediate_size
+ * (0 when absent: none) stored fused (shared_mlp.input_linear [2 x S, H]: gate rows, then
+ * up rows; output_linear [H, S]), read as the runtime's shared experts through views;
+ * refused at the key: null, negative, not an integer, not a multiple of intermediate_size. */
+static void test_granitemoeshared(void **state)
+{
+    char dir[512], err[1024];
+    hlx_hf_config_t cfg;
+    hlx_hf_expect_t *list = NULL;
+    size_t n = 0, i;
+    int shared = 0;
+
+    (void)state;
+    synth_cfg("gms", "--family granitemoeshared --shards 1", "GraniteMoeSharedForCausalLM", dir,
+              sizeof(dir), &cfg);
+    assert_int_equal(cfg.moe_gqa, HLX_HF_MOE_GRANITE);
+    assert_true(hlx_hf_granite(&cfg) && hlx_hf_granite_shared(&cfg));
+    assert_true(cfg.m.experts == 8 && cfg.m.top_k == 2 && cfg.m.expert_ffn == 64 &&
+                cfg.m.shared_experts == 2 && !cfg.m.shared_gate);
+    assert_int_equal(hlx_hf_expect(&cfg, &list, &n, err, sizeof(err)), HLX_OK);
+    for (i = 0; i < n; i++)
+        shared += !strcmp(list[i].name, "model.layers.1.mlp.shared_experts.up_proj.weight") &&
+                  list[i].shape[0] == 128 && list[i].shape[1] == 256;
+    free(list);
+    assert_int_equal(shared, 1);
+    assert_int_equal(check_dir("gms", &cfg, err, sizeof(err)), HLX_OK);
+    assert_int_equal(sh("timeout 60 %s model info %s >/dev/null", helix, dir), 0);
+    /* a width of 64 where the tensors hold 128: the fused linear named with both shapes */
+    set_key("gms", "shared_intermediate_size", json_integer(64));
+    assert_int_equal(check_dir("gms", &cfg, err, sizeof(err)), HLX_ERR_MISMATCH);
+    assert_non_null(strstr(err, "shared_mlp.input_linear.weight: shape [256, 256], expected "
+                                "[128, 256] (a fused linear: [out, in])"));
+    /* 0 and absent: no shared MLP (GraniteMoeSharedConfig's 0), so its tensors are extra */
+    set_key("gms", "shared_intermediate_size", json_integer(0));
+    assert_int_equal(check_dir("gms", &cfg, err, sizeof(err)), HLX_ERR_MISMATCH);
+    assert_non_null(strstr(err, "shared_mlp.input_linear.weight is not part of a "
+                                "GraniteMoeSharedForCausalLM"));
+    set_key("gms", "shared_intermediate_size", NULL);
+    expect_config("gms", HLX_OK, NULL);
+    assert_int_equal(g_cfg.m.shared_experts, 0);
+    refused("shared_mlp.input_linear.weight is not part of", NULL, "model info %s", dir);
+    /* refused at the key, exit 2 */
+    expect_key("gms", "shared_intermediate_size", json_null(), HLX_ERR_PARSE,
+               "shared_intermediate_size: null is not a width", NULL);
+    expect_key("gms", "shared_intermediate_size", json_integer(-128), HLX_ERR_PARSE,
+               "shared_intermediate_size: -128 is outside [0, 100000000]", NULL);
+    expect_key("gms", "shared_intermediate_size", json_string("128"), HLX_ERR_PARSE,
+               "shared_intermediate_size: expected an integer", NULL);
+    expect_key("gms", "shared_intermediate_size", json_integer(96), HLX_ERR_UNSUPPORTED,
+               "shared_intermediate_size: 96 is not a multiple of intermediate_size 64", NULL);
+    set_key("gms", "shared_intermediate_size", json_null());
+    refused("null is not a width", NULL, "model info %s", dir);
+    set_key("gms", "shared_intermediate_size", json_integer(128));
+    /* written from GraniteMoeSharedConfig's keys over granite-3.0-3b-a800m-instruct's
+     * released values, with a shared MLP of 1024 (no released GraniteMoeShared config.json
+     * was at hand): granite-3.0-3b-a800m's 3,298,793,472 parameters plus 32 layers of 3 x
+     * 1024 x 1536 (4,718,592): 3,449,788,416 */
+    assert_int_equal(sh("mkdir -p %s/gms3b && cp %s/tests/model/data/hf_config/"
+                        "granitemoeshared-3b.json %s/gms3b/config.json", g_tmp,
+                        HLX_SOURCE_ROOT, g_tmp), 0);
+    expect_config("gms3b", HLX_OK, NULL);
+    assert_true(g_cfg.m.experts == 40 && g_cfg.m.top_k == 8 && g_cfg.m.expert_ffn == 512 &&
+                g_cfg.m.shared_experts == 2);
+    assert_true(hlx_model_params(&g_cfg.m) == 3449788416.0);
+    assert_int_equal(sh("timeout 60 %s model info %s/gms3b --config-only --json | python3 -c "
+                        "'import json, sys; sys.exit(json.load(sys.stdin)[\"params\"] != "
+                        "3449788416)'", helix, g_tmp), 0);
+}
+
 /* Olmo2ForCausalLM (OLMo 2): Llama's projections and FFN with the outputs' norms alone
  * (post_attention_layernorm, post_feedforward_layernorm; no input_layernorm) and q_norm,
  * k_norm over the whole q and k projections ([Q x d], [K x d]); Olmo2Config's defaults;
@@ -3649,6 +3718,7 @@ int main(int argc, char **argv)
         cmocka_unit_test(test_glm4_moe),
         cmocka_unit_test(test_dots1),
         cmocka_unit_test(test_granitemoe),
+        cmocka_unit_test(test_granitemoeshared),
         cmocka_unit_test(test_olmo2),
         cmocka_unit_test(test_int_bits),
         cmocka_unit_test(test_gemma2),

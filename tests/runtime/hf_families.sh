@@ -17,7 +17,8 @@
 # (their sums of squares added over the TPA ranks), gpt-oss with its
 # attention sinks, q, k, v and o biases, alternating windows, yarn without rounding, biased
 # router and fused experts (gate and up interleaved, with biases, a clamped SwiGLU), Granite
-# MoE with Granite's multipliers over routed experts fused output-major,
+# MoE with Granite's multipliers over routed experts fused output-major (and Granite MoE
+# Shared's fused shared MLP beside them),
 # DeepSeek-V3 and V2 with MLA and their gates) decode as the models' own code would: hf_forward.py
 # (standard library only, independent of helix: its own safetensors reader, HF's layouts and
 # rotate_half RoPE, float64) predicts the same greedy tokens for a prompt, in f32 and bf16,
@@ -79,7 +80,7 @@ sharded() {
           --check --json --timeout 60)
     for fam in qwen2 qwen2vl llavaov qwen3 qwen3vl phi3 glm glm4 gemma gemma2 gemma3 gemma3mm \
         internlm2 granite smollm3 seed-oss qwen2-moe qwen3-moe mixtral glm4-moe dots1 \
-        deepseek-moe gpt-oss granitemoe olmo2; do
+        deepseek-moe gpt-oss granitemoe granitemoeshared olmo2; do
         ck=$dir/$fam-bf16
         "$helix" decode --model "$ck" "${args[@]}" >"$dir/$fam.1" 2>"$dir/err" ||
             { echo "FAIL: $fam, 1 rank: $(cat "$dir/err")"; fail=1; continue; }
@@ -87,7 +88,7 @@ sharded() {
         for lay in "2 1" "2 2"; do # TPA 2 alone: as in 2 x 2, which splits the heads too
             set -- $lay
             n=$(($1 * $2)) ep=1
-            case $fam in *moe|mixtral|gpt-oss|dots1) ep=$n ;; esac # each rank an expert group of 8 / N experts
+            case $fam in *moe|mixtral|gpt-oss|dots1|granitemoeshared) ep=$n ;; esac # each rank an expert group of 8 / N experts
             timeout -k 5 150 "$helixrun" --no-prefix -n $n --timeout 120 -- "$helix" decode \
                 --model "$ck" --kvp "$1" --tpa "$2" --ep $ep "${args[@]}" >"$dir/out" 2>"$dir/err" ||
                 { echo "FAIL: $fam, KVP $1 x TPA $2 EP $ep: $(cat "$dir/err")"; fail=1; continue; }
@@ -101,7 +102,7 @@ sharded() {
 if [ "$part" = sharded ]; then
     for fam in qwen2 qwen3 phi3 glm glm4 gemma gemma2 gemma3 internlm2 granite smollm3 \
         seed-oss qwen2-moe qwen3-moe mixtral glm4-moe dots1 deepseek-moe gpt-oss granitemoe \
-        olmo2; do
+        granitemoeshared olmo2; do
         seed=11
         [ $fam = qwen2-moe ] && seed=1 # as in 1.
         [ $fam = olmo2 ] && seed=4
@@ -123,7 +124,7 @@ echo "3 77 501 9 13 200 7 1 300 42 65 128" >"$dir/prompt"
 declare -A first
 families="dense phi3 glm glm4 gemma gemma2 gemma3 internlm2 qwen2 qwen3 granite smollm3
     seed-oss qwen2-moe qwen3-moe mixtral glm4-moe dots1 deepseek-moe gpt-oss granitemoe
-    olmo2 moe-mla deepseek-v2"
+    granitemoeshared olmo2 moe-mla deepseek-v2"
 for fam in $families; do
     # qwen2-moe: seed 1, where the shared expert's gate changes the tokens (at 11 it does not)
     seed=11

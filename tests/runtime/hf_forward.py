@@ -54,9 +54,16 @@ ARCHITECTURES = ("LlamaForCausalLM", "MistralForCausalLM", "MixtralForCausalLM",
                  "Gemma3ForCausalLM",
                  "Gemma3ForConditionalGeneration", "DeepseekV2ForCausalLM",
                  "DeepseekV3ForCausalLM", "GptOssForCausalLM", "Dots1ForCausalLM",
-                 "GraniteMoeForCausalLM", "Olmo2ForCausalLM")
+                 "GraniteMoeForCausalLM", "Olmo2ForCausalLM", "GraniteMoeSharedForCausalLM")
 GPT_OSS = "GptOssForCausalLM"
 GRANITE_MOE = "GraniteMoeForCausalLM"
+# Granite MoE Shared (transformers' modeling_granitemoeshared.py): GraniteMoe's layer, plus
+# GraniteMoeSharedMLP where shared_intermediate_size (0 when absent) is not 0: one fused
+# nn.Linear shared_mlp.input_linear [2 x S, H] whose output's first half is the gate, the
+# second the up, then output_linear [H, S]; its output added to the experts' unweighted,
+# the sum times residual_multiplier
+GRANITE_MOE_SHARED = "GraniteMoeSharedForCausalLM"
+GRANITE_MOES = (GRANITE_MOE, GRANITE_MOE_SHARED)
 # GptOssConfig's RoPE when config.json gives none
 GPT_OSS_YARN = {"rope_type": "yarn", "factor": 32.0, "beta_fast": 32.0, "beta_slow": 1.0,
                 "truncate": False, "original_max_position_embeddings": 4096}
@@ -554,7 +561,7 @@ class Config:
                 raise Fail(f"{path}: key bias: InternLM2's wqkv and wo biases are not "
                            f"implemented by this reference")
             self.d = self.H // self.Q
-        elif self.arch == GRANITE_MOE:
+        elif self.arch in GRANITE_MOES:
             # GraniteMoeAttention: head_dim = hidden_size // num_attention_heads, whole (it
             # raises otherwise), whatever a head_dim key says
             if self.H % self.Q or c.get("head_dim", self.H // self.Q) != self.H // self.Q:
@@ -750,7 +757,14 @@ class Config:
         # output-major; GraniteMoeTopKGating takes the num_experts_per_tok (2) largest router
         # logits and softmaxes them among themselves; Granite's multipliers (below) as
         # GraniteConfig's, residual_multiplier on the MoE's output too
-        self.granite_moe = self.arch == GRANITE_MOE
+        self.granite_moe = self.arch in GRANITE_MOES
+        self.granite_shared = 0
+        if self.arch == GRANITE_MOE_SHARED:
+            v = c.get("shared_intermediate_size", 0)
+            if not isinstance(v, int) or isinstance(v, bool) or v < 0:
+                raise Fail(f"{path}: key shared_intermediate_size: {v!r} is not a width "
+                           f"(0: no shared MLP)")
+            self.granite_shared = v
         if self.granite_moe:
             self.experts = integer("num_local_experts", 8)
             self.top_k = integer("num_experts_per_tok", 2)
@@ -774,7 +788,7 @@ class Config:
         # config class says): the embedding times embedding_multiplier, the softmax scale
         # attention_multiplier itself, each attention and MLP output times
         # residual_multiplier before the residual add, the logits over logits_scaling
-        if self.arch in ("GraniteForCausalLM", GRANITE_MOE):
+        if self.arch in ("GraniteForCausalLM",) + GRANITE_MOES:
             self.granite = {k: number(k, 1.0) for k in (
                 "embedding_multiplier", "attention_multiplier", "residual_multiplier",
                 "logits_scaling")}
@@ -1397,6 +1411,12 @@ class Model(Decoder):
                 if cfg.granite_moe:  # GraniteMoeTopKGating's layer, the fused experts
                     L.router = ck.matrix(p + "block_sparse_moe.router.layer.weight", E, H)
                     L.experts = Model.granite_experts(ck, p + "block_sparse_moe.", E, H, Fe)
+                    S = cfg.granite_shared
+                    if S:  # GraniteMoeSharedMLP: chunk(2) of input_linear's output
+                        gu = ck.matrix(p + "shared_mlp.input_linear.weight", 2 * S, H)
+                        L.granite_shared = (gu[:S], gu[S:],
+                                            ck.matrix(p + "shared_mlp.output_linear.weight",
+                                                      H, S))
                 elif cfg.oss:  # its router, with a bias; its experts fused, with biases
                     L.router = ck.matrix(p + "mlp.router.weight", E, H)
                     L.router_bias = ck.vector(p + "mlp.router.bias", E)
@@ -1650,6 +1670,8 @@ class Model(Decoder):
         for e, we in zip(chosen, w):
             y = self.mlp(*L.experts[e], h)
             out = [a + we / total * b for a, b in zip(out, y)]
+        if getattr(L, "granite_shared", None) is not None:  # moe + shared_mlp(h)
+            out = [a + b for a, b in zip(out, self.mlp(*L.granite_shared, h))]
         return out
 
     def gpt_oss_moe(self, L, h):
