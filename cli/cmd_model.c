@@ -63,7 +63,8 @@ static void hlx_synth_usage(FILE *f)
         "                                  granitemoeshared|\n"
         "                                  smollm3|seed-oss|\n"
         "                                  qwen2-moe|qwen3-moe|mixtral|glm4-moe|dots1|\n"
-        "                                  deepseek-moe|gpt-oss|olmo2|moe-mla|deepseek-v2\n"
+        "                                  deepseek-moe|gpt-oss|olmo2|olmo3|moe-mla|\n"
+        "                                  deepseek-v2\n"
         "                         --out DIR [--layers N] [--seed S] [--dtype bf16|f32|fp8]\n"
         "                         [--shards N] [--model FILE|NAME]\n"
         "                         [--max-bytes SIZE] [--kv-scales K,V[,K,V...]]\n"
@@ -133,6 +134,8 @@ static void hlx_synth_usage(FILE *f)
         "                    the input norms, with the attention's and the MLP's outputs\n"
         "                    normalised (post_attention_layernorm, post_feedforward_layernorm)\n"
         "                    and q_norm, k_norm over the whole q and k projections\n"
+        "  --family olmo3    Olmo3ForCausalLM (OLMo 3): olmo2's layer with a window of 6 on\n"
+        "                    every other layer (layer_types sliding_attention, full_attention)\n"
         "  --family mixtral  MixtralForCausalLM: the dense family's attention, every layer 8\n"
         "                    experts top-2 of FFN 64 (block_sparse_moe, w1/w3/w2)\n"
         "  --family glm4-moe  Glm4MoeForCausalLM (GLM-4.5): the dense family's attention with\n"
@@ -469,6 +472,7 @@ static const struct {
     { "seed-oss", "SeedOssForCausalLM", "synth-seed-oss", 0, 1, 0, 0, 0 },
     { "gpt-oss", "GptOssForCausalLM", "synth-gpt-oss", 0, 1, 0, HLX_HF_MOE_GPT_OSS, 0 },
     { "olmo2", "Olmo2ForCausalLM", "synth-olmo2", 0, 0, 0, 0, 1 },
+    { "olmo3", "Olmo3ForCausalLM", "synth-olmo3", 0, 0, 0, 0, 1 },
 };
 #define HLX_SYNTH_NDENSE (sizeof(hlx_synth_dense) / sizeof(hlx_synth_dense[0]))
 
@@ -559,6 +563,10 @@ static void hlx_synth_config(hlx_hf_config_t *c, int dense, int v2, int layers,
             m->nope_pattern = 2; /* smollm3: layer 1 of 2 unrotated (SmolLM3: 1 in 4) */
         if (hlx_hf_olmo2(c)) /* olmo2: output norms alone, q/k norms over the projections */
             m->post_norms_only = m->qk_norm_proj = 1;
+        if (hlx_hf_olmo3(c)) { /* olmo3: a window of 6 on layer 0 of every 2 */
+            m->sliding_window = 6;
+            m->sliding_pattern = 2;
+        }
         if (hlx_hf_granite(c)) {
             /* granite: Granite 3's four multipliers, at values where each of the first three
              * changes the greedy tokens of the synthetic weights (the logits' scale cannot):

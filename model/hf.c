@@ -157,6 +157,7 @@ typedef enum hlx_hf_base {
     HLX_HF_BASE_GRANITE_MOE,
     HLX_HF_BASE_OLMO2,
     HLX_HF_BASE_GRANITE_MOE_SHARED,
+    HLX_HF_BASE_OLMO3,
     HLX_HF_NBASES
 } hlx_hf_base_t;
 
@@ -170,6 +171,7 @@ static const char *const hlx_hf_base_names[HLX_HF_NBASES] = {
     "granitemoe",
     "olmo2",
     "granitemoeshared",
+    "olmo3",
 };
 
 /* How a multimodal class's text model is read beyond HLX_HF_NESTED (none for Gemma 3's,
@@ -252,6 +254,11 @@ static const hlx_hf_arch_row_t hlx_hf_archs[] = {
      * post_feedforward_layernorm), q_norm and k_norm over the whole projections
      * (hlx_cfg_olmo2) */
     { "Olmo2ForCausalLM", "olmo2", HLX_HF_BASE_OLMO2, 0, HLX_HF_DENSE, 0, 0, 0, 0, 1, 0,
+      1e-5 },
+    /* OLMo 3 (Olmo-3-1025-7B, -7B-Instruct, -7B-Think, 32B): OLMo 2's layer with windows on
+     * the layers layer_types calls sliding_attention, those turning with rope_theta unscaled
+     * (hlx_cfg_olmo3_window, hlx_cfg_olmo3_rope) */
+    { "Olmo3ForCausalLM", "olmo3", HLX_HF_BASE_OLMO3, 0, HLX_HF_DENSE, 0, 0, 0, 0, 1, 0,
       1e-5 },
     { "Phi3ForCausalLM", "phi3", HLX_HF_BASE_PHI3, 0, HLX_HF_DENSE, HLX_HF_PHI3, 0, 0, 0, 0,
       1.0, 1e-5 },
@@ -473,7 +480,12 @@ int hlx_hf_granite_shared(const hlx_hf_config_t *c)
 
 int hlx_hf_olmo2(const hlx_hf_config_t *c)
 {
-    return hlx_hf_base(c) == HLX_HF_BASE_OLMO2;
+    return hlx_hf_base(c) == HLX_HF_BASE_OLMO2 || hlx_hf_base(c) == HLX_HF_BASE_OLMO3;
+}
+
+int hlx_hf_olmo3(const hlx_hf_config_t *c)
+{
+    return hlx_hf_base(c) == HLX_HF_BASE_OLMO3;
 }
 
 /* Mistral's layer and MistralConfig's defaults: MistralForCausalLM, or Mistral3's or a
@@ -1284,6 +1296,104 @@ static hlx_status_t hlx_cfg_dots1_window(hlx_jdoc_t *doc, const hlx_model_t *m)
  * the switch off; it does not count where there is no switch), a window of at least
  * max_position_embeddings (Phi-3's 128k variants carry 262144), and a max_window_layers of
  * at least num_hidden_layers (Qwen2-7B's 28 of 28). */
+/* Olmo3ForCausalLM's windows (Olmo3Config; transformers' modeling_olmo3.py, vLLM's
+ * olmo2.py): sliding_window (4096) on the layers layer_types calls sliding_attention, by
+ * default three in every four ((l + 1) % 4 != 0); null: no window. The runtime's windowed
+ * layers follow one pattern, one full_attention layer in every P (the first gives it; none:
+ * every layer windowed), so another list is refused at its element. */
+#define HLX_OLMO3_SLIDING_WINDOW 4096
+#define HLX_OLMO3_PATTERN        4
+static hlx_status_t hlx_cfg_olmo3_window(hlx_jdoc_t *doc, hlx_model_t *m)
+{
+    json_t *w = json_object_get(hlx_jdoc_root(doc), "sliding_window"), *lt;
+    int pat = HLX_OLMO3_PATTERN, full = -1, nslide = 0, win, l;
+    char path[48];
+    hlx_status_t st;
+
+    m->sliding_window = m->sliding_pattern = m->sliding_from = 0;
+    HLX_TRY(hlx_cfg_layer_types(doc, m, &lt));
+    for (l = 0; lt != NULL && l < m->layers; l++) {
+        const int sliding = hlx_cfg_layer_sliding(lt, l);
+        nslide += sliding;
+        if (!sliding && full < 0)
+            full = l;
+    }
+    if (lt != NULL)
+        pat = full < 0 ? 0 : full + 1;
+    else
+        nslide = m->layers - m->layers / HLX_OLMO3_PATTERN;
+    for (l = 0; lt != NULL && l < m->layers; l++) {
+        const int is_full = !hlx_cfg_layer_sliding(lt, l);
+        snprintf(path, sizeof(path), "/layer_types/%d", l);
+        if (is_full != (pat > 0 && (l + 1) % pat == 0))
+            return hlx_jdoc_fail(doc, path, HLX_ERR_UNSUPPORTED, "layer %d is \"%s\", which "
+                                 "breaks the pattern of one full_attention layer in every %d "
+                                 "(as the first full_attention layer sets it; Olmo3Config's: "
+                                 "3 sliding_attention, then 1 full_attention): the runtime's "
+                                 "windowed layers follow one pattern", l,
+                                 is_full ? "full_attention" : "sliding_attention", pat);
+    }
+    if (json_is_null(w))
+        return HLX_OK; /* no window (hlx_cfg_olmo3_rope checks the RoPE it leaves) */
+    if (w != NULL && (!json_is_integer(w) || json_integer_value(w) < 1 ||
+                      json_integer_value(w) > INT_MAX))
+        return hlx_jdoc_fail(doc, "/sliding_window", HLX_ERR_PARSE, "expected a positive "
+                             "integer of at most %d (tokens) or null", INT_MAX);
+    win = w != NULL ? (int)json_integer_value(w) : HLX_OLMO3_SLIDING_WINDOW;
+    if (nslide == 0 || pat == 1) /* every layer full_attention */
+        return HLX_OK;
+    m->sliding_window = win;
+    m->sliding_pattern = pat;
+    return HLX_OK;
+}
+
+/* Olmo3ForCausalLM's RoPE, once rope_scaling is read: transformers' Olmo3Model (and vLLM's
+ * Olmo2Attention for Olmo3Config) turns the sliding_attention layers with the default RoPE
+ * at rope_theta and applies rope_scaling on the full_attention layers alone (OLMo 3 7B's
+ * releases: yarn, factor 8 over 8192): the windowed layers' own unscaled table at the same
+ * base (rope_local_theta). Refused: rope_theta absent (Olmo3Config's default moved from
+ * 10000 to 500000 between transformers versions; the releases give 500000), dynamic
+ * scaling with windowed layers (one base then), and a scaling with sliding_window null
+ * beside sliding_attention layers (transformers keeps those layers unscaled without a
+ * window, vLLM scales every layer: the two decode differently). */
+static hlx_status_t hlx_cfg_olmo3_rope(hlx_jdoc_t *doc, hlx_model_t *m)
+{
+    json_t *root = hlx_jdoc_root(doc), *rp = json_object_get(root, "rope_parameters"), *lt;
+    json_t *theta = json_object_get(root, "rope_theta");
+    hlx_status_t st;
+    int l, nslide = 0;
+
+    if ((theta == NULL || json_is_null(theta)) &&
+        !(json_is_object(rp) && json_object_get(rp, "rope_theta") != NULL &&
+          !json_is_null(json_object_get(rp, "rope_theta"))))
+        return hlx_jdoc_fail(doc, "/rope_theta", HLX_ERR_PARSE, "required key is missing "
+                             "(Olmo3Config's default was 10000 in transformers 4.57 and vLLM, "
+                             "500000 later; give the model's value: OLMo 3's releases say "
+                             "500000)");
+    if (m->rope_kind == HLX_ROPE_NONE)
+        return HLX_OK;
+    if (m->sliding_window == 0) {
+        HLX_TRY(hlx_cfg_layer_types(doc, m, &lt));
+        for (l = 0; l < m->layers; l++)
+            nslide += lt != NULL ? hlx_cfg_layer_sliding(lt, l)
+                                 : (l + 1) % HLX_OLMO3_PATTERN != 0;
+        if (nslide > 0 && json_is_null(json_object_get(root, "sliding_window")))
+            return hlx_jdoc_fail(doc, "/sliding_window", HLX_ERR_UNSUPPORTED,
+                                 "null beside rope scaling: transformers' Olmo3ForCausalLM "
+                                 "turns the %d sliding_attention layers unscaled, vLLM scales "
+                                 "every layer without a window; the two decode differently "
+                                 "(give the window, or no rope_scaling)", nslide);
+        return HLX_OK;
+    }
+    if (m->rope_kind == HLX_ROPE_DYNAMIC)
+        return hlx_jdoc_fail(doc, json_is_object(rp) ? "/rope_parameters" : "/rope_scaling",
+                             HLX_ERR_UNSUPPORTED, "dynamic NTK on the full_attention layers "
+                             "beside unscaled sliding_attention ones is not supported (the "
+                             "runtime's dynamic scaling grows one base for every layer)");
+    m->rope_local_theta = m->rope_theta;
+    return HLX_OK;
+}
+
 static hlx_status_t hlx_cfg_sliding(hlx_jdoc_t *doc, hlx_hf_config_t *c)
 {
     json_t *root = hlx_jdoc_root(doc), *w = json_object_get(root, "sliding_window");
@@ -1303,6 +1413,8 @@ static hlx_status_t hlx_cfg_sliding(hlx_jdoc_t *doc, hlx_hf_config_t *c)
 
     if (b == HLX_HF_BASE_DOTS1) /* no switch; vLLM's class windows nothing */
         return hlx_cfg_dots1_window(doc, &c->m);
+    if (b == HLX_HF_BASE_OLMO3) /* layer_types' windows */
+        return hlx_cfg_olmo3_window(doc, &c->m);
     /* the switch: Qwen2Config's, Qwen3Config's, Qwen2MoeConfig's, Qwen3MoeConfig's and
      * SmolLM3Config's default off; read (and checked) first */
     if ((st = hlx_cfg_bool(doc, "use_sliding_window",
@@ -3494,6 +3606,8 @@ hlx_status_t hlx_hf_config_load(const char *dir, hlx_hf_config_t *c, char *err,
         st = hlx_cfg_rope_scaling(doc, m,
                                   hlx_hf_qwen3_vl(c) ? HLX_MROPE_SECTIONS | HLX_MROPE_INTERLEAVED
                                   : hlx_hf_qwen_vl(c) ? HLX_MROPE_SECTIONS : 0);
+    if (st == HLX_OK && hlx_hf_olmo3(c)) /* the windowed layers' unscaled RoPE */
+        st = hlx_cfg_olmo3_rope(doc, m);
     if (st == HLX_OK)
         st = hlx_cfg_dca_check(doc, c);
     if (st == HLX_OK) {
@@ -3719,6 +3833,17 @@ char *hlx_hf_config_text(const hlx_hf_config_t *c)
             if (c->moe_gqa == HLX_HF_MOE_QWEN2)
                 json_object_set_new(o, "shared_expert_intermediate_size",
                                     json_integer((json_int_t)m->shared_experts * m->expert_ffn));
+        }
+        if (hlx_hf_olmo3(c)) { /* Olmo3Config's windows by layer_types, null: none */
+            json_t *lt = json_array();
+            int l;
+            for (l = 0; l < m->layers; l++)
+                json_array_append_new(lt, json_string(hlx_model_layer_window(m, l) > 0
+                                                          ? "sliding_attention"
+                                                          : "full_attention"));
+            json_object_set_new(o, "layer_types", lt);
+            if (m->sliding_window == 0)
+                json_object_set_new(o, "sliding_window", json_null());
         }
         if (m->sliding_window > 0) /* Mistral, Mixtral, Phi-3: every layer; Gemma: a pattern */
             json_object_set_new(o, "sliding_window", json_integer(m->sliding_window));

@@ -503,9 +503,12 @@ int          hlx_hf_granite(const hlx_hf_config_t *c);
 /* 1 for GraniteMoeSharedForCausalLM: Granite MoE with a shared MLP stored fused
  * (shared_mlp.input_linear, output_linear), read as the runtime's shared experts. */
 int          hlx_hf_granite_shared(const hlx_hf_config_t *c);
-/* 1 for Olmo2ForCausalLM: Llama's projections with only output norms (post_norms_only)
+/* 1 for Olmo2ForCausalLM and Olmo3ForCausalLM: Llama's projections with only output norms (post_norms_only)
  * and q/k norms over the whole projections (qk_norm_proj). */
 int          hlx_hf_olmo2(const hlx_hf_config_t *c);
+/* 1 for Olmo3ForCausalLM (OLMo 2's layer, hlx_hf_olmo2 holds too) with windows on the
+ * sliding_attention layers, which turn unscaled. */
+int          hlx_hf_olmo3(const hlx_hf_config_t *c);
 /* The RoPE scaling parameters of m (factor, original context and the kind's own: llama3's
  * bands, yarn's betas and mscales, longrope's factor sets and attention_factor) added to
  * the jansson object o under config.json's key names; nothing for no scaling. */

@@ -2326,6 +2326,86 @@ static void test_olmo2(void **state)
                         "7298617344)'", helix, g_tmp), 0);
 }
 
+/* Olmo3ForCausalLM (OLMo 3): OLMo 2's layer with sliding_window on the layers layer_types
+ * calls sliding_attention (Olmo3Config: 4096, three in four), those turning unscaled at
+ * rope_theta while rope_scaling applies to the full_attention ones (rope_local_theta);
+ * refused: a list off one pattern, dynamic scaling beside windows, a null window beside a
+ * scaling, rope_theta absent or null. */
+static void test_olmo3(void **state)
+{
+    char dir[512], err[1024];
+    hlx_hf_config_t cfg;
+
+    (void)state;
+    synth_cfg("o3", "--family olmo3 --shards 1", "Olmo3ForCausalLM", dir, sizeof(dir), &cfg);
+    assert_true(hlx_hf_olmo2(&cfg) && hlx_hf_olmo3(&cfg));
+    assert_true(cfg.m.post_norms_only && cfg.m.qk_norm_proj && cfg.m.sliding_window == 6 &&
+                cfg.m.sliding_pattern == 2 && cfg.m.rope_local_theta == 0.0);
+    assert_true(hlx_model_layer_window(&cfg.m, 0) == 6 && hlx_model_layer_window(&cfg.m, 1) == 0);
+    assert_int_equal(check_dir("o3", &cfg, err, sizeof(err)), HLX_OK);
+    assert_int_equal(sh("timeout 60 %s model info %s >/dev/null", helix, dir), 0);
+    /* a scaling: the full_attention layers' alone, the windowed ones unscaled at the base */
+    set_key("o3", "rope_scaling", json_pack("{s:s, s:f, s:i}", "rope_type", "yarn", "factor",
+                                            4.0, "original_max_position_embeddings", 64));
+    expect_config("o3", HLX_OK, NULL);
+    assert_true(g_cfg.m.rope_kind == HLX_ROPE_YARN &&
+                g_cfg.m.rope_local_theta == g_cfg.m.rope_theta);
+    expect_key("o3", "sliding_window", json_null(), HLX_ERR_UNSUPPORTED,
+               "sliding_window: null beside rope scaling", json_integer(6));
+    set_key("o3", "max_position_embeddings", json_integer(64)); /* (dynamic's context) */
+    expect_key("o3", "rope_scaling", json_pack("{s:s, s:f}", "rope_type", "dynamic", "factor",
+                                               2.0),
+               HLX_ERR_UNSUPPORTED, "rope_scaling: dynamic NTK on the full_attention layers",
+               NULL);
+    set_key("o3", "max_position_embeddings", NULL);
+    /* Olmo3Config's pattern when layer_types is absent: 2 layers, both windowed */
+    set_key("o3", "layer_types", NULL);
+    expect_config("o3", HLX_OK, NULL);
+    assert_true(g_cfg.m.sliding_window == 6 && g_cfg.m.sliding_pattern == 4 &&
+                hlx_model_layer_window(&g_cfg.m, 1) == 6);
+    set_key("o3", "layer_types", json_pack("[s, s]", "full_attention", "full_attention"));
+    expect_config("o3", HLX_OK, NULL);
+    assert_int_equal(g_cfg.m.sliding_window, 0);
+    expect_key("o3", "layer_types", json_pack("[s, s]", "full_attention", "sliding_attention"),
+               HLX_ERR_UNSUPPORTED, "1: layer 1 is \"sliding_attention\", which breaks the "
+               "pattern of one full_attention layer in every 1", NULL);
+    expect_key("o3", "layer_types", json_pack("[s]", "full_attention"), HLX_ERR_PARSE,
+               "layer_types: expected a list of num_hidden_layers (2) strings", NULL);
+    set_key("o3", "layer_types", json_pack("[s, s]", "sliding_attention", "full_attention"));
+    expect_key("o3", "sliding_window", json_integer(0), HLX_ERR_PARSE,
+               "sliding_window: expected a positive integer", NULL);
+    expect_key("o3", "sliding_window", json_string("6"), HLX_ERR_PARSE,
+               "sliding_window: expected a positive integer", NULL);
+    expect_key("o3", "sliding_window", json_integer(4294967296LL), HLX_ERR_PARSE,
+               "sliding_window: expected a positive integer of at most", json_integer(6));
+    set_key("o3", "sliding_window", json_null()); /* no scaling: no window, no difference */
+    expect_config("o3", HLX_OK, NULL);
+    assert_int_equal(g_cfg.m.sliding_window, 0);
+    set_key("o3", "sliding_window", json_integer(6));
+    expect_key("o3", "rope_theta", NULL, HLX_ERR_PARSE,
+               "rope_theta: required key is missing (Olmo3Config's default", json_real(10000.0));
+    expect_key("o3", "rope_theta", json_null(), HLX_ERR_PARSE,
+               "rope_theta: required key is missing", json_real(10000.0));
+    set_key("o3", "rope_theta", NULL);
+    refused("rope_theta: required key is missing", NULL, "model info %s", dir);
+    set_key("o3", "rope_theta", json_real(10000.0));
+    /* written from public fragments of the OLMo 3 7B releases (mlx-community's
+     * Olmo-3-7B-RLZero-Code conversion for the shapes and the layer_types, tiny-random/olmo-3
+     * for the yarn parameters and the vocabulary): OLMo 2 7B's layers at a vocabulary of
+     * 100278: 2 x 100278 x 4096 + 32 x 202,391,552 + 4096 = 7,298,011,136 */
+    assert_int_equal(sh("mkdir -p %s/olmo37 && cp %s/tests/model/data/hf_config/olmo3-7b.json "
+                        "%s/olmo37/config.json", g_tmp, HLX_SOURCE_ROOT, g_tmp), 0);
+    expect_config("olmo37", HLX_OK, NULL);
+    assert_true(g_cfg.m.layers == 32 && g_cfg.m.vocab == 100278 &&
+                g_cfg.m.sliding_window == 4096 && g_cfg.m.sliding_pattern == 4 &&
+                g_cfg.m.rope_kind == HLX_ROPE_YARN && g_cfg.m.rope_factor == 8.0 &&
+                g_cfg.m.rope_local_theta == 500000.0 && g_cfg.m.rope_theta == 500000.0);
+    assert_true(hlx_model_params(&g_cfg.m) == 7298011136.0);
+    assert_int_equal(sh("timeout 60 %s model info %s/olmo37 --config-only --json | python3 -c "
+                        "'import json, sys; sys.exit(json.load(sys.stdin)[\"params\"] != "
+                        "7298011136)'", helix, g_tmp), 0);
+}
+
 /* Integer weights' bits (docs/model.md "Integer weights"): GPTQ's 2, 3, 4 or 8, in
  * quantization_config (checkpoint_format gptq or gptq_v2) and in AutoGPTQ's
  * quantize_config.json; AWQ's 4 only, compressed-tensors' 4 or 8; the rest refused at the
@@ -3720,6 +3800,7 @@ int main(int argc, char **argv)
         cmocka_unit_test(test_granitemoe),
         cmocka_unit_test(test_granitemoeshared),
         cmocka_unit_test(test_olmo2),
+        cmocka_unit_test(test_olmo3),
         cmocka_unit_test(test_int_bits),
         cmocka_unit_test(test_gemma2),
         cmocka_unit_test(test_gemma3),

@@ -14,7 +14,8 @@
 # groups) and shared experts, its multi-token-prediction layer left out, dots.llm1 with
 # Qwen3's attention (head norms, whole heads rotated) and that MoE, OLMo 2 with norms of
 # the attention's and the MLP's outputs alone and q/k norms over the whole projections
-# (their sums of squares added over the TPA ranks), gpt-oss with its
+# (their sums of squares added over the TPA ranks), OLMo 3 with that layer and windows on
+# its sliding_attention layers (unscaled there under yarn), gpt-oss with its
 # attention sinks, q, k, v and o biases, alternating windows, yarn without rounding, biased
 # router and fused experts (gate and up interleaved, with biases, a clamped SwiGLU), Granite
 # MoE with Granite's multipliers over routed experts fused output-major (and Granite MoE
@@ -80,7 +81,7 @@ sharded() {
           --check --json --timeout 60)
     for fam in qwen2 qwen2vl llavaov qwen3 qwen3vl phi3 glm glm4 gemma gemma2 gemma3 gemma3mm \
         internlm2 granite smollm3 seed-oss qwen2-moe qwen3-moe mixtral glm4-moe dots1 \
-        deepseek-moe gpt-oss granitemoe granitemoeshared olmo2; do
+        deepseek-moe gpt-oss granitemoe granitemoeshared olmo2 olmo3; do
         ck=$dir/$fam-bf16
         "$helix" decode --model "$ck" "${args[@]}" >"$dir/$fam.1" 2>"$dir/err" ||
             { echo "FAIL: $fam, 1 rank: $(cat "$dir/err")"; fail=1; continue; }
@@ -102,7 +103,7 @@ sharded() {
 if [ "$part" = sharded ]; then
     for fam in qwen2 qwen3 phi3 glm glm4 gemma gemma2 gemma3 internlm2 granite smollm3 \
         seed-oss qwen2-moe qwen3-moe mixtral glm4-moe dots1 deepseek-moe gpt-oss granitemoe \
-        granitemoeshared olmo2; do
+        granitemoeshared olmo2 olmo3; do
         seed=11
         [ $fam = qwen2-moe ] && seed=1 # as in 1.
         [ $fam = olmo2 ] && seed=4
@@ -124,7 +125,7 @@ echo "3 77 501 9 13 200 7 1 300 42 65 128" >"$dir/prompt"
 declare -A first
 families="dense phi3 glm glm4 gemma gemma2 gemma3 internlm2 qwen2 qwen3 granite smollm3
     seed-oss qwen2-moe qwen3-moe mixtral glm4-moe dots1 deepseek-moe gpt-oss granitemoe
-    granitemoeshared olmo2 moe-mla deepseek-v2"
+    granitemoeshared olmo2 olmo3 moe-mla deepseek-v2"
 for fam in $families; do
     # qwen2-moe: seed 1, where the shared expert's gate changes the tokens (at 11 it does not)
     seed=11
@@ -278,6 +279,11 @@ config_case dots1-groups dots1 '{"n_group": 4, "topk_group": 1}'
 config_case granitemoe-res granitemoe '{"residual_multiplier": 2.0}'
 config_case granitemoe-top4 granitemoe '{"num_experts_per_tok": 4}'
 config_case granitemoe-top1 granitemoe '{"num_experts_per_tok": 1}'
+# OLMo 3: yarn on its full_attention layer alone (the windowed one turns unscaled), and no
+# window (every layer whole) each give other tokens
+config_case olmo3-yarn olmo3 '{"rope_scaling": {"rope_type": "yarn", "factor": 4.0,
+    "original_max_position_embeddings": 8}}'
+config_case olmo3-nowin olmo3 '{"sliding_window": null}'
 # the same with every correction bias at -1.5, so that every choice value is below 0: the
 # other groups' experts stay out of the choice (vLLM's -inf; transformers' masked 0.0
 # would take them over the kept ones), and the forward keeps vLLM's rule

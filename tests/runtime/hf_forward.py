@@ -54,7 +54,8 @@ ARCHITECTURES = ("LlamaForCausalLM", "MistralForCausalLM", "MixtralForCausalLM",
                  "Gemma3ForCausalLM",
                  "Gemma3ForConditionalGeneration", "DeepseekV2ForCausalLM",
                  "DeepseekV3ForCausalLM", "GptOssForCausalLM", "Dots1ForCausalLM",
-                 "GraniteMoeForCausalLM", "Olmo2ForCausalLM", "GraniteMoeSharedForCausalLM")
+                 "GraniteMoeForCausalLM", "Olmo2ForCausalLM", "GraniteMoeSharedForCausalLM",
+                 "Olmo3ForCausalLM")
 GPT_OSS = "GptOssForCausalLM"
 GRANITE_MOE = "GraniteMoeForCausalLM"
 # Granite MoE Shared (transformers' modeling_granitemoeshared.py): GraniteMoe's layer, plus
@@ -83,6 +84,13 @@ QK_NORM = ("Qwen3ForCausalLM", "Qwen3MoeForCausalLM", "Gemma3ForCausalLM", DOTS1
 # are RMSNorms over the whole q and k projections (num_heads x head_dim, num_kv_heads x
 # head_dim) before the heads are split and turned; Olmo2Config's rms_norm_eps 1e-5
 OLMO2 = "Olmo2ForCausalLM"
+# OLMo 3 (transformers' modeling_olmo3.py, modular_olmo3.py as released in 4.57): OLMo 2's
+# layer; Olmo3Config's sliding_window (4096) on the layers layer_types calls
+# sliding_attention (by default three in four: (i + 1) % 4 != 0); Olmo3Model's two rotary
+# embeddings: the sliding_attention layers turn with the default RoPE at rope_theta, the
+# full_attention ones with rope_scaling applied
+OLMO3 = "Olmo3ForCausalLM"
+OLMOS = (OLMO2, OLMO3)
 # GLM-4.5, 4.5-Air, 4.6 (transformers' modeling_glm4_moe.py): not GLM-4's layer; its
 # rotate_half turns halves (gpt_neox's apply_rotary_pos_emb) over the first
 # partial_rotary_factor of each head
@@ -580,10 +588,10 @@ class Config:
         smollm3 = self.arch == "SmolLM3ForCausalLM"
         self.theta = number("rope_theta", 1e6 if mixtral or (gemma and not gemma2 and not gemma1)
                             else 2e6 if smollm3 else 150000.0 if oss else 10000.0)
-        if self.arch == OLMO2 and c.get("attention_bias", False) is not False:
+        if self.arch in OLMOS and c.get("attention_bias", False) is not False:
             raise Fail(f"{path}: key attention_bias: OLMo 2's q, k, v and o biases are not "
                        f"implemented by this reference")
-        self.eps = number("rms_norm_eps", 1e-5 if self.arch in ("Phi3ForCausalLM", GLM4_MOE, OLMO2)
+        self.eps = number("rms_norm_eps", 1e-5 if self.arch in ("Phi3ForCausalLM", GLM4_MOE) + OLMOS
                           or mixtral or oss else 1.5625e-7 if glm else 1e-6)
         tie = c.get("tie_word_embeddings", gemma or smollm3)
         if tie is None:
@@ -865,6 +873,26 @@ class Config:
             if not isinstance(types, list) or len(types) != self.layers:
                 raise Fail(f"{path}: key layer_types: not a list of {self.layers} kinds")
             self.layer_windows = [sw if t == "sliding_attention" else None for t in types]
+        if self.arch == OLMO3:
+            if c.get("rope_theta") is None:
+                raise Fail(f"{path}: key rope_theta: missing (Olmo3Config's default differs "
+                           f"between transformers versions)")
+            sw = c.get("sliding_window", 4096)
+            types = c.get("layer_types")
+            if types is None:
+                types = ["sliding_attention" if (i + 1) % 4 else "full_attention"
+                         for i in range(self.layers)]
+            if not isinstance(types, list) or len(types) != self.layers:
+                raise Fail(f"{path}: key layer_types: not a list of {self.layers} kinds")
+            if sw is None:
+                if c.get("rope_scaling") is not None and "sliding_attention" in types:
+                    raise Fail(f"{path}: sliding_window null with rope_scaling: not in this "
+                               f"reference")
+            else:
+                if not isinstance(sw, int) or isinstance(sw, bool) or sw < 1:
+                    raise Fail(f"{path}: key sliding_window: {sw!r} is not a positive integer")
+                self.layer_windows = [sw if t == "sliding_attention" else None for t in types]
+            self.local_base = self.theta  # the sliding layers: default RoPE, rope_theta
         def windows_from(sw, first):
             """Qwen2Config's and Dots1Config's windows: sw on the layers layer_types calls
             sliding_attention, by default those from max_window_layers (first) on."""
@@ -885,7 +913,7 @@ class Config:
             if not isinstance(sw, int) or isinstance(sw, bool) or sw < 1:
                 raise Fail(f"{path}: key sliding_window: {sw!r} is not a positive integer")
             self.layer_windows = windows_from(sw, 62)
-        sw = None if oss or self.dots1 else \
+        sw = None if oss or self.dots1 or self.arch == OLMO3 else \
             c.get("sliding_window", 4096 if self.arch == "MistralForCausalLM" or
                    (qwen and c.get("use_sliding_window") is True) else None)
         if sw is not None and not self.gemma:  # Gemma's: per layer, above
@@ -1377,7 +1405,7 @@ class Model(Decoder):
                 self.internlm2_layer(ck, cfg, p, L)
                 self.layers.append(L)
                 continue
-            if cfg.arch == OLMO2:  # no input norms; the outputs' norms below
+            if cfg.arch in OLMOS:  # no input norms; the outputs' norms below
                 L.input_norm = L.post_norm = None
             else:
                 L.input_norm = ck.vector(p + "input_layernorm.weight", H)
@@ -1469,11 +1497,11 @@ class Model(Decoder):
             if cfg.arch == "Glm4ForCausalLM":
                 L.out_norm = ck.vector(p + "post_self_attn_layernorm.weight", H)
                 L.mlp_out_norm = ck.vector(p + "post_mlp_layernorm.weight", H)
-            if cfg.arch == OLMO2:
+            if cfg.arch in OLMOS:
                 L.out_norm = ck.vector(p + "post_attention_layernorm.weight", H)
                 L.mlp_out_norm = ck.vector(p + "post_feedforward_layernorm.weight", H)
             L.q_norm = L.k_norm = L.q_norm_all = L.k_norm_all = None
-            if cfg.arch == OLMO2:  # over the whole projections
+            if cfg.arch in OLMOS:  # over the whole projections
                 L.q_norm_all = ck.vector(p + "self_attn.q_norm.weight", Q * d)
                 L.k_norm_all = ck.vector(p + "self_attn.k_norm.weight", K * d)
             if cfg.arch in QK_NORM or (cfg.glm4_moe and cfg.use_qk_norm):
