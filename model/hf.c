@@ -2425,6 +2425,22 @@ static hlx_status_t hlx_cfg_qwen3_moe(hlx_jdoc_t *doc, hlx_hf_config_t *c)
     return HLX_OK;
 }
 
+/* An expert count (or width) whose null the class's layers fail on where an absent key
+ * takes its default (nn.Linear(hidden, None), topk(k=None), None x moe_intermediate_size):
+ * refused at the key instead of read as absent. */
+static hlx_status_t hlx_cfg_count_not_null(hlx_jdoc_t *doc, const hlx_hf_config_t *c,
+                                           const char *key)
+{
+    char path[80];
+
+    if (!json_is_null(json_object_get(hlx_jdoc_root(doc), key)))
+        return HLX_OK;
+    snprintf(path, sizeof(path), "/%s", key);
+    return hlx_jdoc_fail(doc, path, HLX_ERR_PARSE, "null is not a count: %s would fail on it "
+                         "(absent takes the class's default; give the model's value)",
+                         c->arch);
+}
+
 /* Mixtral: every layer's FFN is num_local_experts experts of intermediate_size, the
  * num_experts_per_tok best of a softmax router renormalised to sum 1 (transformers'
  * MixtralSparseMoeBlock); no dense FFN, no shared expert. */
@@ -2433,6 +2449,8 @@ static hlx_status_t hlx_cfg_mixtral(hlx_jdoc_t *doc, hlx_hf_config_t *c)
     hlx_model_t *m = &c->m;
     hlx_status_t st;
 
+    HLX_TRY(hlx_cfg_count_not_null(doc, c, "num_local_experts"));
+    HLX_TRY(hlx_cfg_count_not_null(doc, c, "num_experts_per_tok"));
     HLX_TRY(hlx_cfg_int(doc, "num_local_experts", 0, 8, 1, &m->experts));
     HLX_TRY(hlx_cfg_int(doc, "num_experts_per_tok", 0, 2, 1, &m->top_k));
     if (m->top_k > m->experts)
@@ -2483,6 +2501,15 @@ static hlx_status_t hlx_cfg_v3_gate(hlx_jdoc_t *doc, hlx_hf_config_t *c,
     double rsf;
     hlx_status_t st;
 
+    /* (a required one's null: "required key is missing") */
+    if (d->experts >= 0)
+        HLX_TRY(hlx_cfg_count_not_null(doc, c, "n_routed_experts"));
+    if (d->top_k >= 0)
+        HLX_TRY(hlx_cfg_count_not_null(doc, c, "num_experts_per_tok"));
+    if (d->expert_ffn >= 0)
+        HLX_TRY(hlx_cfg_count_not_null(doc, c, "moe_intermediate_size"));
+    if (d->shared >= 0)
+        HLX_TRY(hlx_cfg_count_not_null(doc, c, "n_shared_experts"));
     HLX_TRY(hlx_cfg_int(doc, "n_routed_experts", d->experts < 0, d->experts, 1, &m->experts));
     HLX_TRY(hlx_cfg_int(doc, "num_experts_per_tok", d->top_k < 0, d->top_k, 1, &m->top_k));
     HLX_TRY(hlx_cfg_int(doc, "moe_intermediate_size", d->expert_ffn < 0, d->expert_ffn, 1,
@@ -2661,6 +2688,8 @@ static hlx_status_t hlx_cfg_gpt_oss(hlx_jdoc_t *doc, hlx_hf_config_t *c)
                              "not read for %s: its fused experts are read in bf16, f16 or f32 "
                              "(dequantize the checkpoint first)",
                              c->fp8 ? (c->int8 ? "int8" : "fp8") : "integer-packed", c->arch);
+    HLX_TRY(hlx_cfg_count_not_null(doc, c, "num_local_experts"));
+    HLX_TRY(hlx_cfg_count_not_null(doc, c, "num_experts_per_tok"));
     HLX_TRY(hlx_cfg_int(doc, "num_local_experts", 0, HLX_GPT_OSS_EXPERTS, 1, &m->experts));
     HLX_TRY(hlx_cfg_int(doc, "experts_per_token", 0, HLX_GPT_OSS_TOP_K, 1, &k2));
     HLX_TRY(hlx_cfg_int(doc, "num_experts_per_tok", 0, k2, 1, &m->top_k));
@@ -3435,6 +3464,8 @@ static hlx_status_t hlx_cfg_moe_mla(hlx_jdoc_t *doc, hlx_hf_config_t *c)
     HLX_TRY(hlx_cfg_int(doc, "v_head_dim", 1, 0, 1, &m->v_head_dim));
     HLX_TRY(hlx_cfg_int(doc, "n_routed_experts", 1, 0, 1, &m->experts));
     HLX_TRY(hlx_cfg_int(doc, "num_experts_per_tok", 1, 0, 1, &m->top_k));
+    if (!v2) /* DeepseekV3MoE: None x moe_intermediate_size fails (V2's None: none) */
+        HLX_TRY(hlx_cfg_count_not_null(doc, c, "n_shared_experts"));
     HLX_TRY(hlx_cfg_int(doc, "n_shared_experts", v2, HLX_DSV3_N_SHARED_EXPERTS, 0,
                         &m->shared_experts));
     HLX_TRY(hlx_cfg_int(doc, "moe_intermediate_size", 1, 0, 1, &m->expert_ffn));

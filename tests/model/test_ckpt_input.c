@@ -2406,6 +2406,48 @@ static void test_olmo3(void **state)
                         "7298011136)'", helix, g_tmp), 0);
 }
 
+/* Expert counts given as null, which the classes' layers fail on (nn.Linear(hidden, None),
+ * topk(k=None), None x moe_intermediate_size) where an absent key takes the default:
+ * refused at the key (exit 2) in place of the default (dots.llm1's, required, are refused
+ * as missing: test_dots1); DeepSeek-MoE's n_shared_experts null
+ * is its class's "no shared experts" and is read so. */
+static void test_null_counts(void **state)
+{
+    static const struct {
+        const char *name, *family, *keys[5];
+    } cases[] = {
+        { "ncmx", "mixtral", { "num_local_experts", "num_experts_per_tok", NULL } },
+        { "ncgm", "granitemoe", { "num_local_experts", "num_experts_per_tok", NULL } },
+        { "ncgms", "granitemoeshared", { "num_local_experts", "num_experts_per_tok", NULL } },
+        { "ncg45", "glm4-moe", { "n_routed_experts", "num_experts_per_tok",
+                                 "moe_intermediate_size", "n_shared_experts", NULL } },
+        { "ncoss", "gpt-oss", { "num_local_experts", "num_experts_per_tok", NULL } },
+        { "ncv3", "moe-mla", { "n_shared_experts", NULL } },
+    };
+    char args[128], needle[96], path[512];
+    size_t i, k;
+
+    (void)state;
+    for (i = 0; i < sizeof(cases) / sizeof(cases[0]); i++) {
+        snprintf(args, sizeof(args), "--family %s --shards 1", cases[i].family);
+        synth(cases[i].name, args);
+        for (k = 0; cases[i].keys[k] != NULL; k++) {
+            json_t *c = config_json(cases[i].name, path);
+            json_t *was = json_deep_copy(json_object_get(c, cases[i].keys[k]));
+            json_decref(c);
+            snprintf(needle, sizeof(needle), "%s: null is not a count", cases[i].keys[k]);
+            expect_key(cases[i].name, cases[i].keys[k], json_null(), HLX_ERR_PARSE, needle,
+                       was);
+        }
+    }
+    set_key("ncv3", "n_shared_experts", json_null()); /* the command line: exit 2 */
+    refused("n_shared_experts: null is not a count", NULL, "model info %s/ncv3", g_tmp);
+    synth("ncds", "--family deepseek-moe --shards 1");
+    set_key("ncds", "n_shared_experts", json_null());
+    expect_config("ncds", HLX_OK, NULL);
+    assert_int_equal(g_cfg.m.shared_experts, 0);
+}
+
 /* Integer weights' bits (docs/model.md "Integer weights"): GPTQ's 2, 3, 4 or 8, in
  * quantization_config (checkpoint_format gptq or gptq_v2) and in AutoGPTQ's
  * quantize_config.json; AWQ's 4 only, compressed-tensors' 4 or 8; the rest refused at the
@@ -3801,6 +3843,7 @@ int main(int argc, char **argv)
         cmocka_unit_test(test_granitemoeshared),
         cmocka_unit_test(test_olmo2),
         cmocka_unit_test(test_olmo3),
+        cmocka_unit_test(test_null_counts),
         cmocka_unit_test(test_int_bits),
         cmocka_unit_test(test_gemma2),
         cmocka_unit_test(test_gemma3),

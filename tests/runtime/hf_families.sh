@@ -384,7 +384,7 @@ config_case gpt-oss-truncate gpt-oss '{"rope_scaling": {"rope_type": "yarn", "fa
 config_case gpt-oss-limit gpt-oss '{"swiglu_limit": 7.0}'
 config_case gpt-oss-alpha gpt-oss '{"swiglu_alpha": 1.0}'
 config_case gpt-oss-window gpt-oss '{"sliding_window": 3}'
-config_case gpt-oss-types gpt-oss '{"layer_types": null, "num_experts_per_tok": null}' same
+config_case gpt-oss-types gpt-oss '{"layer_types": null}' same
 finish_cases
 cp -r "$dir/gemma3-f32" "$dir/gemma3-types"
 python3 - "$dir/gemma3-types/config.json" <<'PY'
@@ -621,12 +621,14 @@ cp -r "$dir/seed-oss-f32" "$dir/seed-oss-outbias"
 sed -i 's/"attention_out_bias": false/"attention_out_bias": true/' "$dir/seed-oss-outbias/config.json"
 refused seed-oss-outbias 'attention_out_bias: a bias on o_proj is not supported'
 # gpt-oss: a quantization_config of MXFP4 over bf16 experts (no blocks), a layer_types entry off the
-# alternation, a SwiGLU limit of 0 and the two spellings of the top-k disagreeing refused
+# alternation, a SwiGLU limit of 0, the two spellings of the top-k disagreeing and a null top-k
+# (GptOssConfig's num_experts_per_tok is an int; the router's topk fails on None) refused
 patched_refused gpt-oss \
     'gpt-oss-mxfp4|{"quantization_config": {"quant_method": "mxfp4", "modules_to_not_convert": ["model.layers.*.self_attn", "model.layers.*.mlp.router", "model.embed_tokens", "lm_head"]}}|gate_up_proj_blocks is missing (config.json'"'"'s quantization_config mxfp4: the experts as MXFP4 blocks and scales)' \
     'gpt-oss-types-bad|{"layer_types": ["full_attention", "sliding_attention"]}|layer_types[0] is "full_attention", which breaks gpt-oss'"'"'s pattern' \
     'gpt-oss-limit0|{"swiglu_limit": 0.0}|swiglu_limit: 0: the clamp of gate and up must be > 0' \
-    'gpt-oss-topk|{"experts_per_token": 3}|experts_per_token: 3 contradicts num_experts_per_tok 2'
+    'gpt-oss-topk|{"experts_per_token": 3}|experts_per_token: 3 contradicts num_experts_per_tok 2' \
+    'gpt-oss-topk-null|{"num_experts_per_tok": null}|num_experts_per_tok: null is not a count'
 # DeepSeek-MoE: a sigmoid gate and dense layers interleaved (moe_layer_freq 2) refused
 patched_refused deepseek-moe \
     'deepseek-moe-sigmoid|{"scoring_func": "sigmoid"}|scoring_func: "sigmoid" is not read' \
