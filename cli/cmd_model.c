@@ -60,9 +60,11 @@ static void hlx_synth_usage(FILE *f)
     fprintf(f,
         "usage: helix model synth --family dense|phi3|glm|glm4|gemma|gemma2|gemma3|\n"
         "                                  internlm2|qwen2|qwen3|granite|granitemoe|\n"
+        "                                  granitemoeshared|\n"
         "                                  smollm3|seed-oss|\n"
         "                                  qwen2-moe|qwen3-moe|mixtral|glm4-moe|dots1|\n"
-        "                                  deepseek-moe|gpt-oss|olmo2|moe-mla|deepseek-v2\n"
+        "                                  deepseek-moe|gpt-oss|olmo2|olmo3|moe-mla|\n"
+        "                                  deepseek-v2\n"
         "                         --out DIR [--layers N] [--seed S] [--dtype bf16|f32|fp8]\n"
         "                         [--shards N] [--model FILE|NAME]\n"
         "                         [--max-bytes SIZE] [--kv-scales K,V[,K,V...]]\n"
@@ -114,6 +116,9 @@ static void hlx_synth_usage(FILE *f)
         "                    FFN 64, softmax router, norm_topk_prob)\n"
         "  --family granite  GraniteForCausalLM: Llama's layer with Granite's multipliers\n"
         "                    (embedding 1.5, softmax scale 1/8, residual 0.8, logits / 8)\n"
+        "  --family granitemoeshared  GraniteMoeSharedForCausalLM: granitemoe's layer with a\n"
+        "                    shared MLP of 2 x 64 beside the experts (shared_mlp.input_linear\n"
+        "                    [2 x 128, H]: gate rows, then up rows; output_linear [H, 128])\n"
         "  --family granitemoe  GraniteMoeForCausalLM (Granite 3.0/3.1 MoE): granite's layer\n"
         "                    and multipliers (residual 0.8 on the experts' output too), every\n"
         "                    layer 8 experts top-2 (FFN 64, the best logits softmaxed),\n"
@@ -129,6 +134,8 @@ static void hlx_synth_usage(FILE *f)
         "                    the input norms, with the attention's and the MLP's outputs\n"
         "                    normalised (post_attention_layernorm, post_feedforward_layernorm)\n"
         "                    and q_norm, k_norm over the whole q and k projections\n"
+        "  --family olmo3    Olmo3ForCausalLM (OLMo 3): olmo2's layer with a window of 6 on\n"
+        "                    every other layer (layer_types sliding_attention, full_attention)\n"
         "  --family mixtral  MixtralForCausalLM: the dense family's attention, every layer 8\n"
         "                    experts top-2 of FFN 64 (block_sparse_moe, w1/w3/w2)\n"
         "  --family glm4-moe  Glm4MoeForCausalLM (GLM-4.5): the dense family's attention with\n"
@@ -459,10 +466,13 @@ static const struct {
     { "granite", "GraniteForCausalLM", "synth-granite", 0, 0, 0, 0, 0 },
     { "granitemoe", "GraniteMoeForCausalLM", "synth-granitemoe", 0, 0, 0, HLX_HF_MOE_GRANITE,
       0 },
+    { "granitemoeshared", "GraniteMoeSharedForCausalLM", "synth-granitemoeshared", 0, 0, 0,
+      HLX_HF_MOE_GRANITE, 0 },
     { "smollm3", "SmolLM3ForCausalLM", "synth-smollm3", 0, 0, 0, 0, 0 },
     { "seed-oss", "SeedOssForCausalLM", "synth-seed-oss", 0, 1, 0, 0, 0 },
     { "gpt-oss", "GptOssForCausalLM", "synth-gpt-oss", 0, 1, 0, HLX_HF_MOE_GPT_OSS, 0 },
     { "olmo2", "Olmo2ForCausalLM", "synth-olmo2", 0, 0, 0, 0, 1 },
+    { "olmo3", "Olmo3ForCausalLM", "synth-olmo3", 0, 0, 0, 0, 1 },
 };
 #define HLX_SYNTH_NDENSE (sizeof(hlx_synth_dense) / sizeof(hlx_synth_dense[0]))
 
@@ -553,6 +563,10 @@ static void hlx_synth_config(hlx_hf_config_t *c, int dense, int v2, int layers,
             m->nope_pattern = 2; /* smollm3: layer 1 of 2 unrotated (SmolLM3: 1 in 4) */
         if (hlx_hf_olmo2(c)) /* olmo2: output norms alone, q/k norms over the projections */
             m->post_norms_only = m->qk_norm_proj = 1;
+        if (hlx_hf_olmo3(c)) { /* olmo3: a window of 6 on layer 0 of every 2 */
+            m->sliding_window = 6;
+            m->sliding_pattern = 2;
+        }
         if (hlx_hf_granite(c)) {
             /* granite: Granite 3's four multipliers, at values where each of the first three
              * changes the greedy tokens of the synthetic weights (the logits' scale cannot):
@@ -576,6 +590,8 @@ static void hlx_synth_config(hlx_hf_config_t *c, int dense, int v2, int layers,
             m->dense_layers = layers > 1 && c->moe_gqa == HLX_HF_MOE_QWEN3 ? 1 : 0;
             if (c->moe_gqa == HLX_HF_MOE_MIXTRAL || c->moe_gqa == HLX_HF_MOE_GRANITE)
                 m->ffn = m->expert_ffn; /* granitemoe: granite's multipliers, above */
+            if (hlx_hf_granite_shared(c)) /* its shared MLP: 2 x 64 wide, unweighted */
+                m->shared_experts = 2;
             hlx_hf_gating_set(c, HLX_MOE_SOFTMAX, 1, 1.0, 1, 1);
             if (c->moe_gqa == HLX_HF_MOE_QWEN2) {
                 m->top_k = 4;
@@ -1104,6 +1120,40 @@ static void hlx_synth_fused_entry(hlx_hf_expect_t *f, const hlx_hf_config_t *c,
     f->split = HLX_HFS_EXPERT;
 }
 
+/* Granite MoE Shared's shared MLP as its checkpoints store it: per layer, the shared
+ * experts' gate_proj entry becomes shared_mlp.input_linear.weight [2 Fs, H] (gate rows,
+ * then up rows), down_proj's shared_mlp.output_linear.weight [H, Fs], up_proj's goes
+ * (the views the reader makes, hlx_hf_granite_views). */
+static hlx_status_t hlx_synth_shared_list(const hlx_hf_config_t *c, hlx_hf_expect_t *list,
+                                          size_t *n_p)
+{
+    const int64_t H = c->m.hidden, Fs = (int64_t)c->m.shared_experts * c->m.expert_ffn;
+    size_t i, n = 0;
+    int l, at;
+
+    for (i = 0; i < *n_p; i++) {
+        hlx_hf_expect_t e = list[i];
+        at = 0;
+        if (sscanf(e.name, "model.layers.%d.mlp.shared_experts.%n", &l, &at) == 1 && at > 0) {
+            const char *w = e.name + at;
+            if (!strcmp(w, "up_proj.weight"))
+                continue; /* in input_linear */
+            if (!strcmp(w, "gate_proj.weight")) {
+                e.shape[0] = 2 * Fs;
+                e.shape[1] = H;
+                snprintf(e.name, sizeof(e.name), "model.layers.%d.shared_mlp.input_linear.weight",
+                         l);
+            } else if (!strcmp(w, "down_proj.weight")) {
+                snprintf(e.name, sizeof(e.name),
+                         "model.layers.%d.shared_mlp.output_linear.weight", l);
+            }
+        }
+        list[n++] = e;
+    }
+    *n_p = n;
+    return HLX_OK;
+}
+
 /* gpt-oss's: mlp.experts.gate_up_proj [E, H, 2 Fe] (gate and up interleaved),
  * gate_up_proj_bias [E, 2 Fe], down_proj [E, Fe, H] and down_proj_bias [E, H]. Granite
  * MoE's: block_sparse_moe.input_linear.weight [E, 2 Fe, H] (gate rows, then up rows) and
@@ -1119,7 +1169,8 @@ static hlx_status_t hlx_synth_experts_list(const hlx_hf_config_t *c, hlx_hf_expe
                               2 * Fe, H);
         hlx_synth_fused_entry(&f[1], c, "model.layers.%d.block_sparse_moe.output_linear.weight",
                               H, Fe);
-        return hlx_synth_fused_list(list, n_p, f, 2, err, errlen);
+        hlx_status_t st = hlx_synth_fused_list(list, n_p, f, 2, err, errlen);
+        return st != HLX_OK ? st : hlx_synth_shared_list(c, list, n_p);
     }
     hlx_synth_fused_entry(&f[0], c, "model.layers.%d.mlp.experts.gate_up_proj", H, 2 * Fe);
     hlx_synth_fused_entry(&f[1], c, "model.layers.%d.mlp.experts.gate_up_proj_bias", 2 * Fe, 0);

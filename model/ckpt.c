@@ -1422,11 +1422,12 @@ static hlx_status_t hlx_view_rows(hlx_ckpt_t *ck, const hlx_ckpt_view_t *v, cons
  * here on). */
 static hlx_status_t hlx_view_one(hlx_ckpt_t *ck, const hlx_ckpt_view_t *v, hlx_ckpt_tensor_t *out)
 {
+    const int flat = v->omajor && v->flat && !v->vec; /* [cols][in], one linear */
     const int64_t want3[3] = { v->experts, v->omajor ? v->cols : v->in,
                                v->omajor ? v->in : v->cols },
-                  want2[2] = { v->experts, v->cols };
-    const int nd = v->vec ? 2 : 3;
-    const int64_t *want = v->vec ? want2 : want3, step = v->step > 1 ? v->step : 1;
+                  want2[2] = { flat ? v->cols : v->experts, flat ? v->in : v->cols };
+    const int nd = v->vec || flat ? 2 : 3;
+    const int64_t *want = v->vec || flat ? want2 : want3, step = v->step > 1 ? v->step : 1;
     char mapped[256], fmapped[256], have[160], exp[160];
     const char *name = hlx_ckpt_prefixed(ck, v->name, mapped, sizeof(mapped));
     const char *fname = hlx_ckpt_prefixed(ck, v->fused, fmapped, sizeof(fmapped));
@@ -1448,6 +1449,7 @@ static hlx_status_t hlx_view_one(hlx_ckpt_t *ck, const hlx_ckpt_view_t *v, hlx_c
         return hlx_errbuf(hlx_ckpt_terr, sizeof(hlx_ckpt_terr), HLX_ERR_MISMATCH,
                           "%s: tensor %s: shape %s, expected %s (%s)", file, f->name, have, exp,
                           v->vec ? "fused expert biases: [experts, out]"
+                          : flat ? "a fused linear: [out, in]"
                           : v->omajor ? "fused experts: [experts, out, in], output-major"
                                       : "fused experts: [experts, in, out], input-major");
     }

@@ -156,6 +156,8 @@ typedef enum hlx_hf_base {
     HLX_HF_BASE_DEEPSEEK_V3, HLX_HF_BASE_GPT_OSS, HLX_HF_BASE_DOTS1,
     HLX_HF_BASE_GRANITE_MOE,
     HLX_HF_BASE_OLMO2,
+    HLX_HF_BASE_GRANITE_MOE_SHARED,
+    HLX_HF_BASE_OLMO3,
     HLX_HF_NBASES
 } hlx_hf_base_t;
 
@@ -168,6 +170,8 @@ static const char *const hlx_hf_base_names[HLX_HF_NBASES] = {
     "gemma3", "deepseek", "deepseek_v2", "deepseek_v3", "gpt_oss", "dots1",
     "granitemoe",
     "olmo2",
+    "granitemoeshared",
+    "olmo3",
 };
 
 /* How a multimodal class's text model is read beyond HLX_HF_NESTED (none for Gemma 3's,
@@ -251,6 +255,11 @@ static const hlx_hf_arch_row_t hlx_hf_archs[] = {
      * (hlx_cfg_olmo2) */
     { "Olmo2ForCausalLM", "olmo2", HLX_HF_BASE_OLMO2, 0, HLX_HF_DENSE, 0, 0, 0, 0, 1, 0,
       1e-5 },
+    /* OLMo 3 (Olmo-3-1025-7B, -7B-Instruct, -7B-Think, 32B): OLMo 2's layer with windows on
+     * the layers layer_types calls sliding_attention, those turning with rope_theta unscaled
+     * (hlx_cfg_olmo3_window, hlx_cfg_olmo3_rope) */
+    { "Olmo3ForCausalLM", "olmo3", HLX_HF_BASE_OLMO3, 0, HLX_HF_DENSE, 0, 0, 0, 0, 1, 0,
+      1e-5 },
     { "Phi3ForCausalLM", "phi3", HLX_HF_BASE_PHI3, 0, HLX_HF_DENSE, HLX_HF_PHI3, 0, 0, 0, 0,
       1.0, 1e-5 },
     { "GlmForCausalLM", "glm", HLX_HF_BASE_GLM, 0, HLX_HF_DENSE, HLX_HF_GLM, 1, 0, 0, 0, 0.5,
@@ -268,6 +277,11 @@ static const hlx_hf_arch_row_t hlx_hf_archs[] = {
      * hlx_hf_granite_views) */
     { "GraniteMoeForCausalLM", "granitemoe", HLX_HF_BASE_GRANITE_MOE, 0, HLX_HF_DENSE, 0, 0,
       0, HLX_HF_MOE_GRANITE, 0, 0, 1e-6 },
+    /* Granite MoE Shared (ibm-research/moe-7b-1b-active-shared-experts): Granite MoE's layer
+     * plus a shared MLP of shared_intermediate_size beside the routed experts, stored fused
+     * (shared_mlp.input_linear, gate rows then up rows; hlx_hf_granite_views) */
+    { "GraniteMoeSharedForCausalLM", "granitemoeshared", HLX_HF_BASE_GRANITE_MOE_SHARED, 0,
+      HLX_HF_DENSE, 0, 0, 0, HLX_HF_MOE_GRANITE, 0, 0, 1e-6 },
     /* SmolLM3: Llama's layer with every no_rope_layer_interval-th layer unrotated (NoPE) */
     { "SmolLM3ForCausalLM", "smollm3", HLX_HF_BASE_SMOLLM3, 0, HLX_HF_DENSE, 0, 0, 0, 0, 0, 0,
       1e-6 },
@@ -455,12 +469,23 @@ static int hlx_hf_gemma1(const hlx_hf_config_t *c)
 
 int hlx_hf_granite(const hlx_hf_config_t *c)
 {
-    return hlx_hf_base(c) == HLX_HF_BASE_GRANITE || hlx_hf_base(c) == HLX_HF_BASE_GRANITE_MOE;
+    return hlx_hf_base(c) == HLX_HF_BASE_GRANITE || hlx_hf_base(c) == HLX_HF_BASE_GRANITE_MOE ||
+           hlx_hf_base(c) == HLX_HF_BASE_GRANITE_MOE_SHARED;
+}
+
+int hlx_hf_granite_shared(const hlx_hf_config_t *c)
+{
+    return hlx_hf_base(c) == HLX_HF_BASE_GRANITE_MOE_SHARED;
 }
 
 int hlx_hf_olmo2(const hlx_hf_config_t *c)
 {
-    return hlx_hf_base(c) == HLX_HF_BASE_OLMO2;
+    return hlx_hf_base(c) == HLX_HF_BASE_OLMO2 || hlx_hf_base(c) == HLX_HF_BASE_OLMO3;
+}
+
+int hlx_hf_olmo3(const hlx_hf_config_t *c)
+{
+    return hlx_hf_base(c) == HLX_HF_BASE_OLMO3;
 }
 
 /* Mistral's layer and MistralConfig's defaults: MistralForCausalLM, or Mistral3's or a
@@ -1271,6 +1296,104 @@ static hlx_status_t hlx_cfg_dots1_window(hlx_jdoc_t *doc, const hlx_model_t *m)
  * the switch off; it does not count where there is no switch), a window of at least
  * max_position_embeddings (Phi-3's 128k variants carry 262144), and a max_window_layers of
  * at least num_hidden_layers (Qwen2-7B's 28 of 28). */
+/* Olmo3ForCausalLM's windows (Olmo3Config; transformers' modeling_olmo3.py, vLLM's
+ * olmo2.py): sliding_window (4096) on the layers layer_types calls sliding_attention, by
+ * default three in every four ((l + 1) % 4 != 0); null: no window. The runtime's windowed
+ * layers follow one pattern, one full_attention layer in every P (the first gives it; none:
+ * every layer windowed), so another list is refused at its element. */
+#define HLX_OLMO3_SLIDING_WINDOW 4096
+#define HLX_OLMO3_PATTERN        4
+static hlx_status_t hlx_cfg_olmo3_window(hlx_jdoc_t *doc, hlx_model_t *m)
+{
+    json_t *w = json_object_get(hlx_jdoc_root(doc), "sliding_window"), *lt;
+    int pat = HLX_OLMO3_PATTERN, full = -1, nslide = 0, win, l;
+    char path[48];
+    hlx_status_t st;
+
+    m->sliding_window = m->sliding_pattern = m->sliding_from = 0;
+    HLX_TRY(hlx_cfg_layer_types(doc, m, &lt));
+    for (l = 0; lt != NULL && l < m->layers; l++) {
+        const int sliding = hlx_cfg_layer_sliding(lt, l);
+        nslide += sliding;
+        if (!sliding && full < 0)
+            full = l;
+    }
+    if (lt != NULL)
+        pat = full < 0 ? 0 : full + 1;
+    else
+        nslide = m->layers - m->layers / HLX_OLMO3_PATTERN;
+    for (l = 0; lt != NULL && l < m->layers; l++) {
+        const int is_full = !hlx_cfg_layer_sliding(lt, l);
+        snprintf(path, sizeof(path), "/layer_types/%d", l);
+        if (is_full != (pat > 0 && (l + 1) % pat == 0))
+            return hlx_jdoc_fail(doc, path, HLX_ERR_UNSUPPORTED, "layer %d is \"%s\", which "
+                                 "breaks the pattern of one full_attention layer in every %d "
+                                 "(as the first full_attention layer sets it; Olmo3Config's: "
+                                 "3 sliding_attention, then 1 full_attention): the runtime's "
+                                 "windowed layers follow one pattern", l,
+                                 is_full ? "full_attention" : "sliding_attention", pat);
+    }
+    if (json_is_null(w))
+        return HLX_OK; /* no window (hlx_cfg_olmo3_rope checks the RoPE it leaves) */
+    if (w != NULL && (!json_is_integer(w) || json_integer_value(w) < 1 ||
+                      json_integer_value(w) > INT_MAX))
+        return hlx_jdoc_fail(doc, "/sliding_window", HLX_ERR_PARSE, "expected a positive "
+                             "integer of at most %d (tokens) or null", INT_MAX);
+    win = w != NULL ? (int)json_integer_value(w) : HLX_OLMO3_SLIDING_WINDOW;
+    if (nslide == 0 || pat == 1) /* every layer full_attention */
+        return HLX_OK;
+    m->sliding_window = win;
+    m->sliding_pattern = pat;
+    return HLX_OK;
+}
+
+/* Olmo3ForCausalLM's RoPE, once rope_scaling is read: transformers' Olmo3Model (and vLLM's
+ * Olmo2Attention for Olmo3Config) turns the sliding_attention layers with the default RoPE
+ * at rope_theta and applies rope_scaling on the full_attention layers alone (OLMo 3 7B's
+ * releases: yarn, factor 8 over 8192): the windowed layers' own unscaled table at the same
+ * base (rope_local_theta). Refused: rope_theta absent (Olmo3Config's default moved from
+ * 10000 to 500000 between transformers versions; the releases give 500000), dynamic
+ * scaling with windowed layers (one base then), and a scaling with sliding_window null
+ * beside sliding_attention layers (transformers keeps those layers unscaled without a
+ * window, vLLM scales every layer: the two decode differently). */
+static hlx_status_t hlx_cfg_olmo3_rope(hlx_jdoc_t *doc, hlx_model_t *m)
+{
+    json_t *root = hlx_jdoc_root(doc), *rp = json_object_get(root, "rope_parameters"), *lt;
+    json_t *theta = json_object_get(root, "rope_theta");
+    hlx_status_t st;
+    int l, nslide = 0;
+
+    if ((theta == NULL || json_is_null(theta)) &&
+        !(json_is_object(rp) && json_object_get(rp, "rope_theta") != NULL &&
+          !json_is_null(json_object_get(rp, "rope_theta"))))
+        return hlx_jdoc_fail(doc, "/rope_theta", HLX_ERR_PARSE, "required key is missing "
+                             "(Olmo3Config's default was 10000 in transformers 4.57 and vLLM, "
+                             "500000 later; give the model's value: OLMo 3's releases say "
+                             "500000)");
+    if (m->rope_kind == HLX_ROPE_NONE)
+        return HLX_OK;
+    if (m->sliding_window == 0) {
+        HLX_TRY(hlx_cfg_layer_types(doc, m, &lt));
+        for (l = 0; l < m->layers; l++)
+            nslide += lt != NULL ? hlx_cfg_layer_sliding(lt, l)
+                                 : (l + 1) % HLX_OLMO3_PATTERN != 0;
+        if (nslide > 0 && json_is_null(json_object_get(root, "sliding_window")))
+            return hlx_jdoc_fail(doc, "/sliding_window", HLX_ERR_UNSUPPORTED,
+                                 "null beside rope scaling: transformers' Olmo3ForCausalLM "
+                                 "turns the %d sliding_attention layers unscaled, vLLM scales "
+                                 "every layer without a window; the two decode differently "
+                                 "(give the window, or no rope_scaling)", nslide);
+        return HLX_OK;
+    }
+    if (m->rope_kind == HLX_ROPE_DYNAMIC)
+        return hlx_jdoc_fail(doc, json_is_object(rp) ? "/rope_parameters" : "/rope_scaling",
+                             HLX_ERR_UNSUPPORTED, "dynamic NTK on the full_attention layers "
+                             "beside unscaled sliding_attention ones is not supported (the "
+                             "runtime's dynamic scaling grows one base for every layer)");
+    m->rope_local_theta = m->rope_theta;
+    return HLX_OK;
+}
+
 static hlx_status_t hlx_cfg_sliding(hlx_jdoc_t *doc, hlx_hf_config_t *c)
 {
     json_t *root = hlx_jdoc_root(doc), *w = json_object_get(root, "sliding_window");
@@ -1290,6 +1413,8 @@ static hlx_status_t hlx_cfg_sliding(hlx_jdoc_t *doc, hlx_hf_config_t *c)
 
     if (b == HLX_HF_BASE_DOTS1) /* no switch; vLLM's class windows nothing */
         return hlx_cfg_dots1_window(doc, &c->m);
+    if (b == HLX_HF_BASE_OLMO3) /* layer_types' windows */
+        return hlx_cfg_olmo3_window(doc, &c->m);
     /* the switch: Qwen2Config's, Qwen3Config's, Qwen2MoeConfig's, Qwen3MoeConfig's and
      * SmolLM3Config's default off; read (and checked) first */
     if ((st = hlx_cfg_bool(doc, "use_sliding_window",
@@ -2300,6 +2425,22 @@ static hlx_status_t hlx_cfg_qwen3_moe(hlx_jdoc_t *doc, hlx_hf_config_t *c)
     return HLX_OK;
 }
 
+/* An expert count (or width) whose null the class's layers fail on where an absent key
+ * takes its default (nn.Linear(hidden, None), topk(k=None), None x moe_intermediate_size):
+ * refused at the key instead of read as absent. */
+static hlx_status_t hlx_cfg_count_not_null(hlx_jdoc_t *doc, const hlx_hf_config_t *c,
+                                           const char *key)
+{
+    char path[80];
+
+    if (!json_is_null(json_object_get(hlx_jdoc_root(doc), key)))
+        return HLX_OK;
+    snprintf(path, sizeof(path), "/%s", key);
+    return hlx_jdoc_fail(doc, path, HLX_ERR_PARSE, "null is not a count: %s would fail on it "
+                         "(absent takes the class's default; give the model's value)",
+                         c->arch);
+}
+
 /* Mixtral: every layer's FFN is num_local_experts experts of intermediate_size, the
  * num_experts_per_tok best of a softmax router renormalised to sum 1 (transformers'
  * MixtralSparseMoeBlock); no dense FFN, no shared expert. */
@@ -2308,6 +2449,8 @@ static hlx_status_t hlx_cfg_mixtral(hlx_jdoc_t *doc, hlx_hf_config_t *c)
     hlx_model_t *m = &c->m;
     hlx_status_t st;
 
+    HLX_TRY(hlx_cfg_count_not_null(doc, c, "num_local_experts"));
+    HLX_TRY(hlx_cfg_count_not_null(doc, c, "num_experts_per_tok"));
     HLX_TRY(hlx_cfg_int(doc, "num_local_experts", 0, 8, 1, &m->experts));
     HLX_TRY(hlx_cfg_int(doc, "num_experts_per_tok", 0, 2, 1, &m->top_k));
     if (m->top_k > m->experts)
@@ -2358,6 +2501,15 @@ static hlx_status_t hlx_cfg_v3_gate(hlx_jdoc_t *doc, hlx_hf_config_t *c,
     double rsf;
     hlx_status_t st;
 
+    /* (a required one's null: "required key is missing") */
+    if (d->experts >= 0)
+        HLX_TRY(hlx_cfg_count_not_null(doc, c, "n_routed_experts"));
+    if (d->top_k >= 0)
+        HLX_TRY(hlx_cfg_count_not_null(doc, c, "num_experts_per_tok"));
+    if (d->expert_ffn >= 0)
+        HLX_TRY(hlx_cfg_count_not_null(doc, c, "moe_intermediate_size"));
+    if (d->shared >= 0)
+        HLX_TRY(hlx_cfg_count_not_null(doc, c, "n_shared_experts"));
     HLX_TRY(hlx_cfg_int(doc, "n_routed_experts", d->experts < 0, d->experts, 1, &m->experts));
     HLX_TRY(hlx_cfg_int(doc, "num_experts_per_tok", d->top_k < 0, d->top_k, 1, &m->top_k));
     HLX_TRY(hlx_cfg_int(doc, "moe_intermediate_size", d->expert_ffn < 0, d->expert_ffn, 1,
@@ -2536,6 +2688,8 @@ static hlx_status_t hlx_cfg_gpt_oss(hlx_jdoc_t *doc, hlx_hf_config_t *c)
                              "not read for %s: its fused experts are read in bf16, f16 or f32 "
                              "(dequantize the checkpoint first)",
                              c->fp8 ? (c->int8 ? "int8" : "fp8") : "integer-packed", c->arch);
+    HLX_TRY(hlx_cfg_count_not_null(doc, c, "num_local_experts"));
+    HLX_TRY(hlx_cfg_count_not_null(doc, c, "num_experts_per_tok"));
     HLX_TRY(hlx_cfg_int(doc, "num_local_experts", 0, HLX_GPT_OSS_EXPERTS, 1, &m->experts));
     HLX_TRY(hlx_cfg_int(doc, "experts_per_token", 0, HLX_GPT_OSS_TOP_K, 1, &k2));
     HLX_TRY(hlx_cfg_int(doc, "num_experts_per_tok", 0, k2, 1, &m->top_k));
@@ -2949,6 +3103,35 @@ static hlx_status_t hlx_cfg_granite(hlx_jdoc_t *doc, hlx_model_t *m)
     return HLX_OK;
 }
 
+/* GraniteMoeSharedForCausalLM (GraniteMoeSharedConfig): shared_intermediate_size (0 when
+ * absent) is the width of a shared MLP (GraniteMoeSharedMLP: SiLU(gate) x up, then
+ * output_linear) every token runs beside the routed experts, its output added to theirs
+ * unweighted before residual_multiplier; 0 builds none (plain Granite MoE), as transformers
+ * and vLLM do. The runtime's shared FFN is whole experts of intermediate_size: a width that
+ * is not a multiple of it is refused, as are null (GraniteMoeSharedDecoderLayer compares it
+ * with 0 and builds nn.Linear(hidden, None x 2), which fails) and a negative one. */
+static hlx_status_t hlx_cfg_granite_shared(hlx_jdoc_t *doc, hlx_hf_config_t *c)
+{
+    hlx_model_t *m = &c->m;
+    json_t *v = json_object_get(hlx_jdoc_root(doc), "shared_intermediate_size");
+    int fs;
+    hlx_status_t st;
+
+    if (json_is_null(v))
+        return hlx_jdoc_fail(doc, "/shared_intermediate_size", HLX_ERR_PARSE,
+                             "null is not a width: GraniteMoeSharedForCausalLM would fail on "
+                             "it (give 0 for no shared MLP, absent is 0, or the model's width)");
+    HLX_TRY(hlx_cfg_int(doc, "shared_intermediate_size", 0, 0, 0, &fs));
+    if (fs % m->expert_ffn)
+        return hlx_jdoc_fail(doc, "/shared_intermediate_size", HLX_ERR_UNSUPPORTED,
+                             "%d is not a multiple of intermediate_size %d (the runtime's "
+                             "shared FFN is whole experts of the routed experts' width)", fs,
+                             m->expert_ffn);
+    m->shared_experts = fs / m->expert_ffn;
+    m->shared_gate = 0;
+    return HLX_OK;
+}
+
 /* GraniteMoeForCausalLM (GraniteMoeConfig; vLLM's granitemoe.py): Granite's layer
  * (hlx_cfg_granite's multipliers, residual_multiplier on the routed FFN's output too) where
  * every layer's FFN is num_local_experts (8) experts of intermediate_size, the
@@ -2979,9 +3162,10 @@ static hlx_status_t hlx_cfg_granitemoe(hlx_jdoc_t *doc, hlx_hf_config_t *c)
                              "(Granite MoE's releases say \"rope\" or leave it out)", pe);
     if (q != NULL && !json_is_null(q))
         return hlx_jdoc_fail(doc, "/quantization_config", HLX_ERR_UNSUPPORTED,
-                             "GraniteMoeForCausalLM's experts are read fused in the "
-                             "checkpoint's float dtype (F32, BF16, F16), not quantized");
-    return hlx_cfg_mixtral(doc, c); /* Mixtral's expert keys, defaults and routing */
+                             "%s's experts are read fused in the checkpoint's float dtype "
+                             "(F32, BF16, F16), not quantized", c->arch);
+    HLX_TRY(hlx_cfg_mixtral(doc, c)); /* Mixtral's expert keys, defaults and routing */
+    return hlx_hf_granite_shared(c) ? hlx_cfg_granite_shared(doc, c) : HLX_OK;
 }
 
 /* Idefics3's or SmolVLM's config without a text_config (or a null one): Idefics3Config and
@@ -3280,6 +3464,8 @@ static hlx_status_t hlx_cfg_moe_mla(hlx_jdoc_t *doc, hlx_hf_config_t *c)
     HLX_TRY(hlx_cfg_int(doc, "v_head_dim", 1, 0, 1, &m->v_head_dim));
     HLX_TRY(hlx_cfg_int(doc, "n_routed_experts", 1, 0, 1, &m->experts));
     HLX_TRY(hlx_cfg_int(doc, "num_experts_per_tok", 1, 0, 1, &m->top_k));
+    if (!v2) /* DeepseekV3MoE: None x moe_intermediate_size fails (V2's None: none) */
+        HLX_TRY(hlx_cfg_count_not_null(doc, c, "n_shared_experts"));
     HLX_TRY(hlx_cfg_int(doc, "n_shared_experts", v2, HLX_DSV3_N_SHARED_EXPERTS, 0,
                         &m->shared_experts));
     HLX_TRY(hlx_cfg_int(doc, "moe_intermediate_size", 1, 0, 1, &m->expert_ffn));
@@ -3451,6 +3637,8 @@ hlx_status_t hlx_hf_config_load(const char *dir, hlx_hf_config_t *c, char *err,
         st = hlx_cfg_rope_scaling(doc, m,
                                   hlx_hf_qwen3_vl(c) ? HLX_MROPE_SECTIONS | HLX_MROPE_INTERLEAVED
                                   : hlx_hf_qwen_vl(c) ? HLX_MROPE_SECTIONS : 0);
+    if (st == HLX_OK && hlx_hf_olmo3(c)) /* the windowed layers' unscaled RoPE */
+        st = hlx_cfg_olmo3_rope(doc, m);
     if (st == HLX_OK)
         st = hlx_cfg_dca_check(doc, c);
     if (st == HLX_OK) {
@@ -3613,6 +3801,9 @@ char *hlx_hf_config_text(const hlx_hf_config_t *c)
             /* Mixtral, Granite MoE: every layer intermediate_size experts */
             json_object_set_new(o, "num_local_experts", json_integer(m->experts));
             json_object_set_new(o, "num_experts_per_tok", json_integer(m->top_k));
+            if (hlx_hf_granite_shared(c)) /* GraniteMoeSharedConfig's shared MLP width */
+                json_object_set_new(o, "shared_intermediate_size",
+                                    json_integer((json_int_t)m->shared_experts * m->expert_ffn));
         } else if (c->moe_gqa == HLX_HF_MOE_GLM4) { /* GLM-4.5, dots.llm1: DeepSeek-V3's */
             json_object_set_new(o, "attention_bias", json_boolean(m->qkv_bias));
             if (hlx_hf_base(c) == HLX_HF_BASE_GLM4_MOE) {
@@ -3673,6 +3864,17 @@ char *hlx_hf_config_text(const hlx_hf_config_t *c)
             if (c->moe_gqa == HLX_HF_MOE_QWEN2)
                 json_object_set_new(o, "shared_expert_intermediate_size",
                                     json_integer((json_int_t)m->shared_experts * m->expert_ffn));
+        }
+        if (hlx_hf_olmo3(c)) { /* Olmo3Config's windows by layer_types, null: none */
+            json_t *lt = json_array();
+            int l;
+            for (l = 0; l < m->layers; l++)
+                json_array_append_new(lt, json_string(hlx_model_layer_window(m, l) > 0
+                                                          ? "sliding_attention"
+                                                          : "full_attention"));
+            json_object_set_new(o, "layer_types", lt);
+            if (m->sliding_window == 0)
+                json_object_set_new(o, "sliding_window", json_null());
         }
         if (m->sliding_window > 0) /* Mistral, Mixtral, Phi-3: every layer; Gemma: a pattern */
             json_object_set_new(o, "sliding_window", json_integer(m->sliding_window));
@@ -4371,14 +4573,16 @@ static hlx_status_t hlx_hf_fused_experts(hlx_ckpt_t *ck, const hlx_ckpt_tensor_t
                               t->ndim < 1 ? 0LL : (long long)t->shape[0], experts);
 }
 
-/* Room for per views of each expert of layers fused layers (overflow-checked). */
+/* Room for per views of each expert and extra more of each of layers fused layers
+ * (overflow-checked). */
 static hlx_status_t hlx_hf_views_alloc(hlx_ckpt_t *ck, const hlx_model_t *m, size_t layers,
-                                       int per, hlx_ckpt_view_t **v_p)
+                                       int per, int extra, hlx_ckpt_view_t **v_p)
 {
     size_t count;
 
-    if (__builtin_mul_overflow(layers, (size_t)m->experts, &count) ||
-        __builtin_mul_overflow(count, (size_t)per, &count) ||
+    if (__builtin_mul_overflow((size_t)m->experts, (size_t)per, &count) ||
+        __builtin_add_overflow(count, (size_t)extra, &count) ||
+        __builtin_mul_overflow(count, layers, &count) ||
         (*v_p = calloc(count, sizeof(**v_p))) == NULL)
         return hlx_ckpt_set_error(ck, HLX_ERR_NOMEM, "%s: %d layers of %d experts: out of "
                                   "memory", hlx_ckpt_dir(ck), m->layers, m->experts);
@@ -4415,7 +4619,8 @@ static hlx_status_t hlx_hf_granite_views(hlx_ckpt_t *ck, const hlx_hf_config_t *
         }
     if (held == 0)
         return hlx_ckpt_set_views(ck, NULL, 0); /* the per-expert tensors are looked for */
-    if ((st = hlx_hf_views_alloc(ck, m, held, 3, &v)) != HLX_OK)
+    /* (Granite MoE Shared: 3 more per layer, the shared MLP's, as one expert's) */
+    if ((st = hlx_hf_views_alloc(ck, m, held, 3, m->shared_experts > 0 ? 3 : 0, &v)) != HLX_OK)
         return st;
     for (l = m->dense_layers; l < m->layers; l++) {
         char fn[112];
@@ -4438,6 +4643,24 @@ static hlx_status_t hlx_hf_granite_views(hlx_ckpt_t *ck, const hlx_hf_config_t *
                 x->out = k < 2 ? Fe : H;
                 x->c0 = k == 1 ? Fe : 0; /* gate the first half, up the second */
             }
+        /* Granite MoE Shared's shared MLP (GraniteMoeSharedMLP): shared_mlp.input_linear
+         * [2 x Fs][hidden] (gate rows, then up rows: chunk(2, dim=-1)) and output_linear
+         * [hidden][Fs], plain nn.Linear weights, as the runtime's shared experts */
+        for (k = 0; m->shared_experts > 0 && k < 3; k++, n++) {
+            const int64_t Fs = (int64_t)m->shared_experts * Fe;
+            hlx_ckpt_view_t *x = &v[n];
+            snprintf(x->name, sizeof(x->name), "model.layers.%d.mlp.shared_experts.%s.weight",
+                     l, part[k]);
+            snprintf(x->fused, sizeof(x->fused), "model.layers.%d.shared_mlp.%s_linear.weight",
+                     l, k < 2 ? "input" : "output");
+            x->omajor = x->flat = 1;
+            x->experts = 1;
+            x->index = 0;
+            x->in = k < 2 ? H : Fs;
+            x->cols = k < 2 ? 2 * Fs : H;
+            x->out = k < 2 ? Fs : H;
+            x->c0 = k == 1 ? Fs : 0;
+        }
     }
     st = hlx_ckpt_set_views(ck, v, n);
     free(v);
@@ -4495,7 +4718,7 @@ static hlx_status_t hlx_hf_expert_views(hlx_ckpt_t *ck, const hlx_hf_config_t *c
     }
     if (nfl == 0 && !c->mxfp4)
         return hlx_ckpt_set_views(ck, NULL, 0); /* every layer stored per expert */
-    if ((st = hlx_hf_views_alloc(ck, m, (size_t)(nfl > 0 ? nfl : 1), per, &v)) != HLX_OK)
+    if ((st = hlx_hf_views_alloc(ck, m, (size_t)(nfl > 0 ? nfl : 1), per, 0, &v)) != HLX_OK)
         return st;
     for (l = m->dense_layers; l < m->layers; l++) {
         char gu[96], dn[96], mx[112];

@@ -195,6 +195,10 @@ typedef struct hlx_ckpt_view {
      * orientation per expert): fused is [experts][cols][in] exactly, the view's row o its
      * expert's row c0 + step x o, read as stored (no transpose); F32, BF16 or F16 */
     int     omajor;
+    /* With omajor: fused is a plain 2-D weight [cols][in] (no experts dimension; experts 1,
+     * index 0): rows c0 .. of one fused linear (Granite MoE Shared's shared_mlp.input_linear
+     * [2 x shared_intermediate][hidden], gate rows then up rows) */
+    int     flat;
 } hlx_ckpt_view_t;
 
 /* Makes each of v[0, n) a tensor that hlx_ckpt_find, hlx_ckpt_get and the reads take like
@@ -496,9 +500,15 @@ char        *hlx_hf_config_text(const hlx_hf_config_t *c);
 int          hlx_hf_gemma2(const hlx_hf_config_t *c);
 /* 1 for GraniteForCausalLM: Llama's layer with Granite's four multipliers. */
 int          hlx_hf_granite(const hlx_hf_config_t *c);
-/* 1 for Olmo2ForCausalLM: Llama's projections with only output norms (post_norms_only)
+/* 1 for GraniteMoeSharedForCausalLM: Granite MoE with a shared MLP stored fused
+ * (shared_mlp.input_linear, output_linear), read as the runtime's shared experts. */
+int          hlx_hf_granite_shared(const hlx_hf_config_t *c);
+/* 1 for Olmo2ForCausalLM and Olmo3ForCausalLM: Llama's projections with only output norms (post_norms_only)
  * and q/k norms over the whole projections (qk_norm_proj). */
 int          hlx_hf_olmo2(const hlx_hf_config_t *c);
+/* 1 for Olmo3ForCausalLM (OLMo 2's layer, hlx_hf_olmo2 holds too) with windows on the
+ * sliding_attention layers, which turn unscaled. */
+int          hlx_hf_olmo3(const hlx_hf_config_t *c);
 /* The RoPE scaling parameters of m (factor, original context and the kind's own: llama3's
  * bands, yarn's betas and mscales, longrope's factor sets and attention_factor) added to
  * the jansson object o under config.json's key names; nothing for no scaling. */

@@ -2169,6 +2169,75 @@ static void test_granitemoe(void **state)
                         "3298793472)'", helix, g_tmp), 0);
 }
 
+/* GraniteMoeSharedForCausalLM: Granite MoE plus a shared MLP of shared_intermediate_size
+ * (0 when absent: none) stored fused (shared_mlp.input_linear [2 x S, H]: gate rows, then
+ * up rows; output_linear [H, S]), read as the runtime's shared experts through views;
+ * refused at the key: null, negative, not an integer, not a multiple of intermediate_size. */
+static void test_granitemoeshared(void **state)
+{
+    char dir[512], err[1024];
+    hlx_hf_config_t cfg;
+    hlx_hf_expect_t *list = NULL;
+    size_t n = 0, i;
+    int shared = 0;
+
+    (void)state;
+    synth_cfg("gms", "--family granitemoeshared --shards 1", "GraniteMoeSharedForCausalLM", dir,
+              sizeof(dir), &cfg);
+    assert_int_equal(cfg.moe_gqa, HLX_HF_MOE_GRANITE);
+    assert_true(hlx_hf_granite(&cfg) && hlx_hf_granite_shared(&cfg));
+    assert_true(cfg.m.experts == 8 && cfg.m.top_k == 2 && cfg.m.expert_ffn == 64 &&
+                cfg.m.shared_experts == 2 && !cfg.m.shared_gate);
+    assert_int_equal(hlx_hf_expect(&cfg, &list, &n, err, sizeof(err)), HLX_OK);
+    for (i = 0; i < n; i++)
+        shared += !strcmp(list[i].name, "model.layers.1.mlp.shared_experts.up_proj.weight") &&
+                  list[i].shape[0] == 128 && list[i].shape[1] == 256;
+    free(list);
+    assert_int_equal(shared, 1);
+    assert_int_equal(check_dir("gms", &cfg, err, sizeof(err)), HLX_OK);
+    assert_int_equal(sh("timeout 60 %s model info %s >/dev/null", helix, dir), 0);
+    /* a width of 64 where the tensors hold 128: the fused linear named with both shapes */
+    set_key("gms", "shared_intermediate_size", json_integer(64));
+    assert_int_equal(check_dir("gms", &cfg, err, sizeof(err)), HLX_ERR_MISMATCH);
+    assert_non_null(strstr(err, "shared_mlp.input_linear.weight: shape [256, 256], expected "
+                                "[128, 256] (a fused linear: [out, in])"));
+    /* 0 and absent: no shared MLP (GraniteMoeSharedConfig's 0), so its tensors are extra */
+    set_key("gms", "shared_intermediate_size", json_integer(0));
+    assert_int_equal(check_dir("gms", &cfg, err, sizeof(err)), HLX_ERR_MISMATCH);
+    assert_non_null(strstr(err, "shared_mlp.input_linear.weight is not part of a "
+                                "GraniteMoeSharedForCausalLM"));
+    set_key("gms", "shared_intermediate_size", NULL);
+    expect_config("gms", HLX_OK, NULL);
+    assert_int_equal(g_cfg.m.shared_experts, 0);
+    refused("shared_mlp.input_linear.weight is not part of", NULL, "model info %s", dir);
+    /* refused at the key, exit 2 */
+    expect_key("gms", "shared_intermediate_size", json_null(), HLX_ERR_PARSE,
+               "shared_intermediate_size: null is not a width", NULL);
+    expect_key("gms", "shared_intermediate_size", json_integer(-128), HLX_ERR_PARSE,
+               "shared_intermediate_size: -128 is outside [0, 100000000]", NULL);
+    expect_key("gms", "shared_intermediate_size", json_string("128"), HLX_ERR_PARSE,
+               "shared_intermediate_size: expected an integer", NULL);
+    expect_key("gms", "shared_intermediate_size", json_integer(96), HLX_ERR_UNSUPPORTED,
+               "shared_intermediate_size: 96 is not a multiple of intermediate_size 64", NULL);
+    set_key("gms", "shared_intermediate_size", json_null());
+    refused("null is not a width", NULL, "model info %s", dir);
+    set_key("gms", "shared_intermediate_size", json_integer(128));
+    /* written from GraniteMoeSharedConfig's keys over granite-3.0-3b-a800m-instruct's
+     * released values, with a shared MLP of 1024 (no released GraniteMoeShared config.json
+     * was at hand): granite-3.0-3b-a800m's 3,298,793,472 parameters plus 32 layers of 3 x
+     * 1024 x 1536 (4,718,592): 3,449,788,416 */
+    assert_int_equal(sh("mkdir -p %s/gms3b && cp %s/tests/model/data/hf_config/"
+                        "granitemoeshared-3b.json %s/gms3b/config.json", g_tmp,
+                        HLX_SOURCE_ROOT, g_tmp), 0);
+    expect_config("gms3b", HLX_OK, NULL);
+    assert_true(g_cfg.m.experts == 40 && g_cfg.m.top_k == 8 && g_cfg.m.expert_ffn == 512 &&
+                g_cfg.m.shared_experts == 2);
+    assert_true(hlx_model_params(&g_cfg.m) == 3449788416.0);
+    assert_int_equal(sh("timeout 60 %s model info %s/gms3b --config-only --json | python3 -c "
+                        "'import json, sys; sys.exit(json.load(sys.stdin)[\"params\"] != "
+                        "3449788416)'", helix, g_tmp), 0);
+}
+
 /* Olmo2ForCausalLM (OLMo 2): Llama's projections and FFN with the outputs' norms alone
  * (post_attention_layernorm, post_feedforward_layernorm; no input_layernorm) and q_norm,
  * k_norm over the whole q and k projections ([Q x d], [K x d]); Olmo2Config's defaults;
@@ -2255,6 +2324,128 @@ static void test_olmo2(void **state)
     assert_int_equal(sh("timeout 60 %s model info %s/olmo7 --config-only --json | python3 -c "
                         "'import json, sys; sys.exit(json.load(sys.stdin)[\"params\"] != "
                         "7298617344)'", helix, g_tmp), 0);
+}
+
+/* Olmo3ForCausalLM (OLMo 3): OLMo 2's layer with sliding_window on the layers layer_types
+ * calls sliding_attention (Olmo3Config: 4096, three in four), those turning unscaled at
+ * rope_theta while rope_scaling applies to the full_attention ones (rope_local_theta);
+ * refused: a list off one pattern, dynamic scaling beside windows, a null window beside a
+ * scaling, rope_theta absent or null. */
+static void test_olmo3(void **state)
+{
+    char dir[512], err[1024];
+    hlx_hf_config_t cfg;
+
+    (void)state;
+    synth_cfg("o3", "--family olmo3 --shards 1", "Olmo3ForCausalLM", dir, sizeof(dir), &cfg);
+    assert_true(hlx_hf_olmo2(&cfg) && hlx_hf_olmo3(&cfg));
+    assert_true(cfg.m.post_norms_only && cfg.m.qk_norm_proj && cfg.m.sliding_window == 6 &&
+                cfg.m.sliding_pattern == 2 && cfg.m.rope_local_theta == 0.0);
+    assert_true(hlx_model_layer_window(&cfg.m, 0) == 6 && hlx_model_layer_window(&cfg.m, 1) == 0);
+    assert_int_equal(check_dir("o3", &cfg, err, sizeof(err)), HLX_OK);
+    assert_int_equal(sh("timeout 60 %s model info %s >/dev/null", helix, dir), 0);
+    /* a scaling: the full_attention layers' alone, the windowed ones unscaled at the base */
+    set_key("o3", "rope_scaling", json_pack("{s:s, s:f, s:i}", "rope_type", "yarn", "factor",
+                                            4.0, "original_max_position_embeddings", 64));
+    expect_config("o3", HLX_OK, NULL);
+    assert_true(g_cfg.m.rope_kind == HLX_ROPE_YARN &&
+                g_cfg.m.rope_local_theta == g_cfg.m.rope_theta);
+    expect_key("o3", "sliding_window", json_null(), HLX_ERR_UNSUPPORTED,
+               "sliding_window: null beside rope scaling", json_integer(6));
+    set_key("o3", "max_position_embeddings", json_integer(64)); /* (dynamic's context) */
+    expect_key("o3", "rope_scaling", json_pack("{s:s, s:f}", "rope_type", "dynamic", "factor",
+                                               2.0),
+               HLX_ERR_UNSUPPORTED, "rope_scaling: dynamic NTK on the full_attention layers",
+               NULL);
+    set_key("o3", "max_position_embeddings", NULL);
+    /* Olmo3Config's pattern when layer_types is absent: 2 layers, both windowed */
+    set_key("o3", "layer_types", NULL);
+    expect_config("o3", HLX_OK, NULL);
+    assert_true(g_cfg.m.sliding_window == 6 && g_cfg.m.sliding_pattern == 4 &&
+                hlx_model_layer_window(&g_cfg.m, 1) == 6);
+    set_key("o3", "layer_types", json_pack("[s, s]", "full_attention", "full_attention"));
+    expect_config("o3", HLX_OK, NULL);
+    assert_int_equal(g_cfg.m.sliding_window, 0);
+    expect_key("o3", "layer_types", json_pack("[s, s]", "full_attention", "sliding_attention"),
+               HLX_ERR_UNSUPPORTED, "1: layer 1 is \"sliding_attention\", which breaks the "
+               "pattern of one full_attention layer in every 1", NULL);
+    expect_key("o3", "layer_types", json_pack("[s]", "full_attention"), HLX_ERR_PARSE,
+               "layer_types: expected a list of num_hidden_layers (2) strings", NULL);
+    set_key("o3", "layer_types", json_pack("[s, s]", "sliding_attention", "full_attention"));
+    expect_key("o3", "sliding_window", json_integer(0), HLX_ERR_PARSE,
+               "sliding_window: expected a positive integer", NULL);
+    expect_key("o3", "sliding_window", json_string("6"), HLX_ERR_PARSE,
+               "sliding_window: expected a positive integer", NULL);
+    expect_key("o3", "sliding_window", json_integer(4294967296LL), HLX_ERR_PARSE,
+               "sliding_window: expected a positive integer of at most", json_integer(6));
+    set_key("o3", "sliding_window", json_null()); /* no scaling: no window, no difference */
+    expect_config("o3", HLX_OK, NULL);
+    assert_int_equal(g_cfg.m.sliding_window, 0);
+    set_key("o3", "sliding_window", json_integer(6));
+    expect_key("o3", "rope_theta", NULL, HLX_ERR_PARSE,
+               "rope_theta: required key is missing (Olmo3Config's default", json_real(10000.0));
+    expect_key("o3", "rope_theta", json_null(), HLX_ERR_PARSE,
+               "rope_theta: required key is missing", json_real(10000.0));
+    set_key("o3", "rope_theta", NULL);
+    refused("rope_theta: required key is missing", NULL, "model info %s", dir);
+    set_key("o3", "rope_theta", json_real(10000.0));
+    /* written from public fragments of the OLMo 3 7B releases (mlx-community's
+     * Olmo-3-7B-RLZero-Code conversion for the shapes and the layer_types, tiny-random/olmo-3
+     * for the yarn parameters and the vocabulary): OLMo 2 7B's layers at a vocabulary of
+     * 100278: 2 x 100278 x 4096 + 32 x 202,391,552 + 4096 = 7,298,011,136 */
+    assert_int_equal(sh("mkdir -p %s/olmo37 && cp %s/tests/model/data/hf_config/olmo3-7b.json "
+                        "%s/olmo37/config.json", g_tmp, HLX_SOURCE_ROOT, g_tmp), 0);
+    expect_config("olmo37", HLX_OK, NULL);
+    assert_true(g_cfg.m.layers == 32 && g_cfg.m.vocab == 100278 &&
+                g_cfg.m.sliding_window == 4096 && g_cfg.m.sliding_pattern == 4 &&
+                g_cfg.m.rope_kind == HLX_ROPE_YARN && g_cfg.m.rope_factor == 8.0 &&
+                g_cfg.m.rope_local_theta == 500000.0 && g_cfg.m.rope_theta == 500000.0);
+    assert_true(hlx_model_params(&g_cfg.m) == 7298011136.0);
+    assert_int_equal(sh("timeout 60 %s model info %s/olmo37 --config-only --json | python3 -c "
+                        "'import json, sys; sys.exit(json.load(sys.stdin)[\"params\"] != "
+                        "7298011136)'", helix, g_tmp), 0);
+}
+
+/* Expert counts given as null, which the classes' layers fail on (nn.Linear(hidden, None),
+ * topk(k=None), None x moe_intermediate_size) where an absent key takes the default:
+ * refused at the key (exit 2) in place of the default (dots.llm1's, required, are refused
+ * as missing: test_dots1); DeepSeek-MoE's n_shared_experts null
+ * is its class's "no shared experts" and is read so. */
+static void test_null_counts(void **state)
+{
+    static const struct {
+        const char *name, *family, *keys[5];
+    } cases[] = {
+        { "ncmx", "mixtral", { "num_local_experts", "num_experts_per_tok", NULL } },
+        { "ncgm", "granitemoe", { "num_local_experts", "num_experts_per_tok", NULL } },
+        { "ncgms", "granitemoeshared", { "num_local_experts", "num_experts_per_tok", NULL } },
+        { "ncg45", "glm4-moe", { "n_routed_experts", "num_experts_per_tok",
+                                 "moe_intermediate_size", "n_shared_experts", NULL } },
+        { "ncoss", "gpt-oss", { "num_local_experts", "num_experts_per_tok", NULL } },
+        { "ncv3", "moe-mla", { "n_shared_experts", NULL } },
+    };
+    char args[128], needle[96], path[512];
+    size_t i, k;
+
+    (void)state;
+    for (i = 0; i < sizeof(cases) / sizeof(cases[0]); i++) {
+        snprintf(args, sizeof(args), "--family %s --shards 1", cases[i].family);
+        synth(cases[i].name, args);
+        for (k = 0; cases[i].keys[k] != NULL; k++) {
+            json_t *c = config_json(cases[i].name, path);
+            json_t *was = json_deep_copy(json_object_get(c, cases[i].keys[k]));
+            json_decref(c);
+            snprintf(needle, sizeof(needle), "%s: null is not a count", cases[i].keys[k]);
+            expect_key(cases[i].name, cases[i].keys[k], json_null(), HLX_ERR_PARSE, needle,
+                       was);
+        }
+    }
+    set_key("ncv3", "n_shared_experts", json_null()); /* the command line: exit 2 */
+    refused("n_shared_experts: null is not a count", NULL, "model info %s/ncv3", g_tmp);
+    synth("ncds", "--family deepseek-moe --shards 1");
+    set_key("ncds", "n_shared_experts", json_null());
+    expect_config("ncds", HLX_OK, NULL);
+    assert_int_equal(g_cfg.m.shared_experts, 0);
 }
 
 /* Integer weights' bits (docs/model.md "Integer weights"): GPTQ's 2, 3, 4 or 8, in
@@ -3649,7 +3840,10 @@ int main(int argc, char **argv)
         cmocka_unit_test(test_glm4_moe),
         cmocka_unit_test(test_dots1),
         cmocka_unit_test(test_granitemoe),
+        cmocka_unit_test(test_granitemoeshared),
         cmocka_unit_test(test_olmo2),
+        cmocka_unit_test(test_olmo3),
+        cmocka_unit_test(test_null_counts),
         cmocka_unit_test(test_int_bits),
         cmocka_unit_test(test_gemma2),
         cmocka_unit_test(test_gemma3),

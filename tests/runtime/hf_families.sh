@@ -14,10 +14,12 @@
 # groups) and shared experts, its multi-token-prediction layer left out, dots.llm1 with
 # Qwen3's attention (head norms, whole heads rotated) and that MoE, OLMo 2 with norms of
 # the attention's and the MLP's outputs alone and q/k norms over the whole projections
-# (their sums of squares added over the TPA ranks), gpt-oss with its
+# (their sums of squares added over the TPA ranks), OLMo 3 with that layer and windows on
+# its sliding_attention layers (unscaled there under yarn), gpt-oss with its
 # attention sinks, q, k, v and o biases, alternating windows, yarn without rounding, biased
 # router and fused experts (gate and up interleaved, with biases, a clamped SwiGLU), Granite
-# MoE with Granite's multipliers over routed experts fused output-major,
+# MoE with Granite's multipliers over routed experts fused output-major (and Granite MoE
+# Shared's fused shared MLP beside them),
 # DeepSeek-V3 and V2 with MLA and their gates) decode as the models' own code would: hf_forward.py
 # (standard library only, independent of helix: its own safetensors reader, HF's layouts and
 # rotate_half RoPE, float64) predicts the same greedy tokens for a prompt, in f32 and bf16,
@@ -79,7 +81,7 @@ sharded() {
           --check --json --timeout 60)
     for fam in qwen2 qwen2vl llavaov qwen3 qwen3vl phi3 glm glm4 gemma gemma2 gemma3 gemma3mm \
         internlm2 granite smollm3 seed-oss qwen2-moe qwen3-moe mixtral glm4-moe dots1 \
-        deepseek-moe gpt-oss granitemoe olmo2; do
+        deepseek-moe gpt-oss granitemoe granitemoeshared olmo2 olmo3; do
         ck=$dir/$fam-bf16
         "$helix" decode --model "$ck" "${args[@]}" >"$dir/$fam.1" 2>"$dir/err" ||
             { echo "FAIL: $fam, 1 rank: $(cat "$dir/err")"; fail=1; continue; }
@@ -87,7 +89,7 @@ sharded() {
         for lay in "2 1" "2 2"; do # TPA 2 alone: as in 2 x 2, which splits the heads too
             set -- $lay
             n=$(($1 * $2)) ep=1
-            case $fam in *moe|mixtral|gpt-oss|dots1) ep=$n ;; esac # each rank an expert group of 8 / N experts
+            case $fam in *moe|mixtral|gpt-oss|dots1|granitemoeshared) ep=$n ;; esac # each rank an expert group of 8 / N experts
             timeout -k 5 150 "$helixrun" --no-prefix -n $n --timeout 120 -- "$helix" decode \
                 --model "$ck" --kvp "$1" --tpa "$2" --ep $ep "${args[@]}" >"$dir/out" 2>"$dir/err" ||
                 { echo "FAIL: $fam, KVP $1 x TPA $2 EP $ep: $(cat "$dir/err")"; fail=1; continue; }
@@ -101,7 +103,7 @@ sharded() {
 if [ "$part" = sharded ]; then
     for fam in qwen2 qwen3 phi3 glm glm4 gemma gemma2 gemma3 internlm2 granite smollm3 \
         seed-oss qwen2-moe qwen3-moe mixtral glm4-moe dots1 deepseek-moe gpt-oss granitemoe \
-        olmo2; do
+        granitemoeshared olmo2 olmo3; do
         seed=11
         [ $fam = qwen2-moe ] && seed=1 # as in 1.
         [ $fam = olmo2 ] && seed=4
@@ -123,7 +125,7 @@ echo "3 77 501 9 13 200 7 1 300 42 65 128" >"$dir/prompt"
 declare -A first
 families="dense phi3 glm glm4 gemma gemma2 gemma3 internlm2 qwen2 qwen3 granite smollm3
     seed-oss qwen2-moe qwen3-moe mixtral glm4-moe dots1 deepseek-moe gpt-oss granitemoe
-    olmo2 moe-mla deepseek-v2"
+    granitemoeshared olmo2 olmo3 moe-mla deepseek-v2"
 for fam in $families; do
     # qwen2-moe: seed 1, where the shared expert's gate changes the tokens (at 11 it does not)
     seed=11
@@ -277,6 +279,11 @@ config_case dots1-groups dots1 '{"n_group": 4, "topk_group": 1}'
 config_case granitemoe-res granitemoe '{"residual_multiplier": 2.0}'
 config_case granitemoe-top4 granitemoe '{"num_experts_per_tok": 4}'
 config_case granitemoe-top1 granitemoe '{"num_experts_per_tok": 1}'
+# OLMo 3: yarn on its full_attention layer alone (the windowed one turns unscaled), and no
+# window (every layer whole) each give other tokens
+config_case olmo3-yarn olmo3 '{"rope_scaling": {"rope_type": "yarn", "factor": 4.0,
+    "original_max_position_embeddings": 8}}'
+config_case olmo3-nowin olmo3 '{"sliding_window": null}'
 # the same with every correction bias at -1.5, so that every choice value is below 0: the
 # other groups' experts stay out of the choice (vLLM's -inf; transformers' masked 0.0
 # would take them over the kept ones), and the forward keeps vLLM's rule
@@ -377,7 +384,7 @@ config_case gpt-oss-truncate gpt-oss '{"rope_scaling": {"rope_type": "yarn", "fa
 config_case gpt-oss-limit gpt-oss '{"swiglu_limit": 7.0}'
 config_case gpt-oss-alpha gpt-oss '{"swiglu_alpha": 1.0}'
 config_case gpt-oss-window gpt-oss '{"sliding_window": 3}'
-config_case gpt-oss-types gpt-oss '{"layer_types": null, "num_experts_per_tok": null}' same
+config_case gpt-oss-types gpt-oss '{"layer_types": null}' same
 finish_cases
 cp -r "$dir/gemma3-f32" "$dir/gemma3-types"
 python3 - "$dir/gemma3-types/config.json" <<'PY'
@@ -614,12 +621,14 @@ cp -r "$dir/seed-oss-f32" "$dir/seed-oss-outbias"
 sed -i 's/"attention_out_bias": false/"attention_out_bias": true/' "$dir/seed-oss-outbias/config.json"
 refused seed-oss-outbias 'attention_out_bias: a bias on o_proj is not supported'
 # gpt-oss: a quantization_config of MXFP4 over bf16 experts (no blocks), a layer_types entry off the
-# alternation, a SwiGLU limit of 0 and the two spellings of the top-k disagreeing refused
+# alternation, a SwiGLU limit of 0, the two spellings of the top-k disagreeing and a null top-k
+# (GptOssConfig's num_experts_per_tok is an int; the router's topk fails on None) refused
 patched_refused gpt-oss \
     'gpt-oss-mxfp4|{"quantization_config": {"quant_method": "mxfp4", "modules_to_not_convert": ["model.layers.*.self_attn", "model.layers.*.mlp.router", "model.embed_tokens", "lm_head"]}}|gate_up_proj_blocks is missing (config.json'"'"'s quantization_config mxfp4: the experts as MXFP4 blocks and scales)' \
     'gpt-oss-types-bad|{"layer_types": ["full_attention", "sliding_attention"]}|layer_types[0] is "full_attention", which breaks gpt-oss'"'"'s pattern' \
     'gpt-oss-limit0|{"swiglu_limit": 0.0}|swiglu_limit: 0: the clamp of gate and up must be > 0' \
-    'gpt-oss-topk|{"experts_per_token": 3}|experts_per_token: 3 contradicts num_experts_per_tok 2'
+    'gpt-oss-topk|{"experts_per_token": 3}|experts_per_token: 3 contradicts num_experts_per_tok 2' \
+    'gpt-oss-topk-null|{"num_experts_per_tok": null}|num_experts_per_tok: null is not a count'
 # DeepSeek-MoE: a sigmoid gate and dense layers interleaved (moe_layer_freq 2) refused
 patched_refused deepseek-moe \
     'deepseek-moe-sigmoid|{"scoring_func": "sigmoid"}|scoring_func: "sigmoid" is not read' \

@@ -54,9 +54,17 @@ ARCHITECTURES = ("LlamaForCausalLM", "MistralForCausalLM", "MixtralForCausalLM",
                  "Gemma3ForCausalLM",
                  "Gemma3ForConditionalGeneration", "DeepseekV2ForCausalLM",
                  "DeepseekV3ForCausalLM", "GptOssForCausalLM", "Dots1ForCausalLM",
-                 "GraniteMoeForCausalLM", "Olmo2ForCausalLM")
+                 "GraniteMoeForCausalLM", "Olmo2ForCausalLM", "GraniteMoeSharedForCausalLM",
+                 "Olmo3ForCausalLM")
 GPT_OSS = "GptOssForCausalLM"
 GRANITE_MOE = "GraniteMoeForCausalLM"
+# Granite MoE Shared (transformers' modeling_granitemoeshared.py): GraniteMoe's layer, plus
+# GraniteMoeSharedMLP where shared_intermediate_size (0 when absent) is not 0: one fused
+# nn.Linear shared_mlp.input_linear [2 x S, H] whose output's first half is the gate, the
+# second the up, then output_linear [H, S]; its output added to the experts' unweighted,
+# the sum times residual_multiplier
+GRANITE_MOE_SHARED = "GraniteMoeSharedForCausalLM"
+GRANITE_MOES = (GRANITE_MOE, GRANITE_MOE_SHARED)
 # GptOssConfig's RoPE when config.json gives none
 GPT_OSS_YARN = {"rope_type": "yarn", "factor": 32.0, "beta_fast": 32.0, "beta_slow": 1.0,
                 "truncate": False, "original_max_position_embeddings": 4096}
@@ -76,6 +84,13 @@ QK_NORM = ("Qwen3ForCausalLM", "Qwen3MoeForCausalLM", "Gemma3ForCausalLM", DOTS1
 # are RMSNorms over the whole q and k projections (num_heads x head_dim, num_kv_heads x
 # head_dim) before the heads are split and turned; Olmo2Config's rms_norm_eps 1e-5
 OLMO2 = "Olmo2ForCausalLM"
+# OLMo 3 (transformers' modeling_olmo3.py, modular_olmo3.py as released in 4.57): OLMo 2's
+# layer; Olmo3Config's sliding_window (4096) on the layers layer_types calls
+# sliding_attention (by default three in four: (i + 1) % 4 != 0); Olmo3Model's two rotary
+# embeddings: the sliding_attention layers turn with the default RoPE at rope_theta, the
+# full_attention ones with rope_scaling applied
+OLMO3 = "Olmo3ForCausalLM"
+OLMOS = (OLMO2, OLMO3)
 # GLM-4.5, 4.5-Air, 4.6 (transformers' modeling_glm4_moe.py): not GLM-4's layer; its
 # rotate_half turns halves (gpt_neox's apply_rotary_pos_emb) over the first
 # partial_rotary_factor of each head
@@ -554,7 +569,7 @@ class Config:
                 raise Fail(f"{path}: key bias: InternLM2's wqkv and wo biases are not "
                            f"implemented by this reference")
             self.d = self.H // self.Q
-        elif self.arch == GRANITE_MOE:
+        elif self.arch in GRANITE_MOES:
             # GraniteMoeAttention: head_dim = hidden_size // num_attention_heads, whole (it
             # raises otherwise), whatever a head_dim key says
             if self.H % self.Q or c.get("head_dim", self.H // self.Q) != self.H // self.Q:
@@ -573,10 +588,10 @@ class Config:
         smollm3 = self.arch == "SmolLM3ForCausalLM"
         self.theta = number("rope_theta", 1e6 if mixtral or (gemma and not gemma2 and not gemma1)
                             else 2e6 if smollm3 else 150000.0 if oss else 10000.0)
-        if self.arch == OLMO2 and c.get("attention_bias", False) is not False:
+        if self.arch in OLMOS and c.get("attention_bias", False) is not False:
             raise Fail(f"{path}: key attention_bias: OLMo 2's q, k, v and o biases are not "
                        f"implemented by this reference")
-        self.eps = number("rms_norm_eps", 1e-5 if self.arch in ("Phi3ForCausalLM", GLM4_MOE, OLMO2)
+        self.eps = number("rms_norm_eps", 1e-5 if self.arch in ("Phi3ForCausalLM", GLM4_MOE) + OLMOS
                           or mixtral or oss else 1.5625e-7 if glm else 1e-6)
         tie = c.get("tie_word_embeddings", gemma or smollm3)
         if tie is None:
@@ -750,7 +765,14 @@ class Config:
         # output-major; GraniteMoeTopKGating takes the num_experts_per_tok (2) largest router
         # logits and softmaxes them among themselves; Granite's multipliers (below) as
         # GraniteConfig's, residual_multiplier on the MoE's output too
-        self.granite_moe = self.arch == GRANITE_MOE
+        self.granite_moe = self.arch in GRANITE_MOES
+        self.granite_shared = 0
+        if self.arch == GRANITE_MOE_SHARED:
+            v = c.get("shared_intermediate_size", 0)
+            if not isinstance(v, int) or isinstance(v, bool) or v < 0:
+                raise Fail(f"{path}: key shared_intermediate_size: {v!r} is not a width "
+                           f"(0: no shared MLP)")
+            self.granite_shared = v
         if self.granite_moe:
             self.experts = integer("num_local_experts", 8)
             self.top_k = integer("num_experts_per_tok", 2)
@@ -774,7 +796,7 @@ class Config:
         # config class says): the embedding times embedding_multiplier, the softmax scale
         # attention_multiplier itself, each attention and MLP output times
         # residual_multiplier before the residual add, the logits over logits_scaling
-        if self.arch in ("GraniteForCausalLM", GRANITE_MOE):
+        if self.arch in ("GraniteForCausalLM",) + GRANITE_MOES:
             self.granite = {k: number(k, 1.0) for k in (
                 "embedding_multiplier", "attention_multiplier", "residual_multiplier",
                 "logits_scaling")}
@@ -851,6 +873,26 @@ class Config:
             if not isinstance(types, list) or len(types) != self.layers:
                 raise Fail(f"{path}: key layer_types: not a list of {self.layers} kinds")
             self.layer_windows = [sw if t == "sliding_attention" else None for t in types]
+        if self.arch == OLMO3:
+            if c.get("rope_theta") is None:
+                raise Fail(f"{path}: key rope_theta: missing (Olmo3Config's default differs "
+                           f"between transformers versions)")
+            sw = c.get("sliding_window", 4096)
+            types = c.get("layer_types")
+            if types is None:
+                types = ["sliding_attention" if (i + 1) % 4 else "full_attention"
+                         for i in range(self.layers)]
+            if not isinstance(types, list) or len(types) != self.layers:
+                raise Fail(f"{path}: key layer_types: not a list of {self.layers} kinds")
+            if sw is None:
+                if c.get("rope_scaling") is not None and "sliding_attention" in types:
+                    raise Fail(f"{path}: sliding_window null with rope_scaling: not in this "
+                               f"reference")
+            else:
+                if not isinstance(sw, int) or isinstance(sw, bool) or sw < 1:
+                    raise Fail(f"{path}: key sliding_window: {sw!r} is not a positive integer")
+                self.layer_windows = [sw if t == "sliding_attention" else None for t in types]
+            self.local_base = self.theta  # the sliding layers: default RoPE, rope_theta
         def windows_from(sw, first):
             """Qwen2Config's and Dots1Config's windows: sw on the layers layer_types calls
             sliding_attention, by default those from max_window_layers (first) on."""
@@ -871,7 +913,7 @@ class Config:
             if not isinstance(sw, int) or isinstance(sw, bool) or sw < 1:
                 raise Fail(f"{path}: key sliding_window: {sw!r} is not a positive integer")
             self.layer_windows = windows_from(sw, 62)
-        sw = None if oss or self.dots1 else \
+        sw = None if oss or self.dots1 or self.arch == OLMO3 else \
             c.get("sliding_window", 4096 if self.arch == "MistralForCausalLM" or
                    (qwen and c.get("use_sliding_window") is True) else None)
         if sw is not None and not self.gemma:  # Gemma's: per layer, above
@@ -1363,7 +1405,7 @@ class Model(Decoder):
                 self.internlm2_layer(ck, cfg, p, L)
                 self.layers.append(L)
                 continue
-            if cfg.arch == OLMO2:  # no input norms; the outputs' norms below
+            if cfg.arch in OLMOS:  # no input norms; the outputs' norms below
                 L.input_norm = L.post_norm = None
             else:
                 L.input_norm = ck.vector(p + "input_layernorm.weight", H)
@@ -1397,6 +1439,12 @@ class Model(Decoder):
                 if cfg.granite_moe:  # GraniteMoeTopKGating's layer, the fused experts
                     L.router = ck.matrix(p + "block_sparse_moe.router.layer.weight", E, H)
                     L.experts = Model.granite_experts(ck, p + "block_sparse_moe.", E, H, Fe)
+                    S = cfg.granite_shared
+                    if S:  # GraniteMoeSharedMLP: chunk(2) of input_linear's output
+                        gu = ck.matrix(p + "shared_mlp.input_linear.weight", 2 * S, H)
+                        L.granite_shared = (gu[:S], gu[S:],
+                                            ck.matrix(p + "shared_mlp.output_linear.weight",
+                                                      H, S))
                 elif cfg.oss:  # its router, with a bias; its experts fused, with biases
                     L.router = ck.matrix(p + "mlp.router.weight", E, H)
                     L.router_bias = ck.vector(p + "mlp.router.bias", E)
@@ -1449,11 +1497,11 @@ class Model(Decoder):
             if cfg.arch == "Glm4ForCausalLM":
                 L.out_norm = ck.vector(p + "post_self_attn_layernorm.weight", H)
                 L.mlp_out_norm = ck.vector(p + "post_mlp_layernorm.weight", H)
-            if cfg.arch == OLMO2:
+            if cfg.arch in OLMOS:
                 L.out_norm = ck.vector(p + "post_attention_layernorm.weight", H)
                 L.mlp_out_norm = ck.vector(p + "post_feedforward_layernorm.weight", H)
             L.q_norm = L.k_norm = L.q_norm_all = L.k_norm_all = None
-            if cfg.arch == OLMO2:  # over the whole projections
+            if cfg.arch in OLMOS:  # over the whole projections
                 L.q_norm_all = ck.vector(p + "self_attn.q_norm.weight", Q * d)
                 L.k_norm_all = ck.vector(p + "self_attn.k_norm.weight", K * d)
             if cfg.arch in QK_NORM or (cfg.glm4_moe and cfg.use_qk_norm):
@@ -1650,6 +1698,8 @@ class Model(Decoder):
         for e, we in zip(chosen, w):
             y = self.mlp(*L.experts[e], h)
             out = [a + we / total * b for a, b in zip(out, y)]
+        if getattr(L, "granite_shared", None) is not None:  # moe + shared_mlp(h)
+            out = [a + b for a, b in zip(out, self.mlp(*L.granite_shared, h))]
         return out
 
     def gpt_oss_moe(self, L, h):
