@@ -147,6 +147,13 @@ HELIX_GPU_SHARE=1 step decode-cuda-olmo2-tpa2 60 "$helixrun" --no-prefix -n 2 --
     "$helix" decode --device cuda --model "$ckdir/olmo2" --tpa 2 \
     --prompt-ids "$out/ragged.txt" --batch 3 --context 300 --steps 4 --prefill-chunk 8 \
     --check --json
+# StarCoder2's LayerNorms and plain GELU-tanh MLP (the backend's layernorm and bias_act) on
+# the device, over KVP 2 x TPA 2 (the MLP's columns split, its down bias added once)
+"$helix" model synth --family starcoder2 --seed 4 --out "$ckdir/starcoder2" >/dev/null 2>&1 || true
+HELIX_GPU_SHARE=1 step decode-cuda-starcoder2 60 "$helixrun" --no-prefix -n 4 --timeout 55 -- \
+    "$helix" decode --device cuda --model "$ckdir/starcoder2" --kvp 2 --tpa 2 \
+    --prompt-ids "$out/ragged.txt" --batch 3 --context 300 --steps 4 --prefill-chunk 8 \
+    --check --json
 rm -rf "$ckdir"
 # Sliding windows on the device (KV in rows: every window read in place from its first
 # slot; a windowed layer's KV in a ring, read in two pieces merged when it wraps), with the

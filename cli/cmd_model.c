@@ -31,7 +31,10 @@ _Static_assert((int)HLX_HFW_WQ == (int)HLX_T_WQ && (int)HLX_HFW_WDOWN == (int)HL
                (int)HLX_HFW_QNORM == (int)HLX_T_QNORM && (int)HLX_HFW_KNORM == (int)HLX_T_KNORM &&
                (int)HLX_HFW_POST_ATTN_NORM == (int)HLX_T_POST_ATTN_NORM &&
                (int)HLX_HFW_POST_FFN_NORM == (int)HLX_T_POST_FFN_NORM &&
-               (int)HLX_HFW_SINKS == (int)HLX_T_SINKS && (int)HLX_HFW_BO == (int)HLX_T_BO,
+               (int)HLX_HFW_SINKS == (int)HLX_T_SINKS && (int)HLX_HFW_BO == (int)HLX_T_BO &&
+               (int)HLX_HFW_ATTN_NORM_B == (int)HLX_T_ATTN_NORM_B &&
+               (int)HLX_HFW_FINAL_NORM_B == (int)HLX_T_FINAL_NORM_B &&
+               (int)HLX_HFW_BDOWN == (int)HLX_T_BDOWN,
                "hlx_hf_weight_t follows hlx_tensor_t");
 
 static int hlx_model_int(const char *cmd, const char *flag, const char *v, long lo, long hi,
@@ -63,8 +66,8 @@ static void hlx_synth_usage(FILE *f)
         "                                  granitemoeshared|\n"
         "                                  smollm3|seed-oss|\n"
         "                                  qwen2-moe|qwen3-moe|mixtral|glm4-moe|dots1|\n"
-        "                                  deepseek-moe|gpt-oss|olmo2|olmo3|moe-mla|\n"
-        "                                  deepseek-v2\n"
+        "                                  deepseek-moe|gpt-oss|olmo2|olmo3|starcoder2|\n"
+        "                                  moe-mla|deepseek-v2\n"
         "                         --out DIR [--layers N] [--seed S] [--dtype bf16|f32|fp8]\n"
         "                         [--shards N] [--model FILE|NAME]\n"
         "                         [--max-bytes SIZE] [--kv-scales K,V[,K,V...]]\n"
@@ -136,6 +139,9 @@ static void hlx_synth_usage(FILE *f)
         "                    and q_norm, k_norm over the whole q and k projections\n"
         "  --family olmo3    Olmo3ForCausalLM (OLMo 3): olmo2's layer with a window of 6 on\n"
         "                    every other layer (layer_types sliding_attention, full_attention)\n"
+        "  --family starcoder2  Starcoder2ForCausalLM (StarCoder2): LayerNorms with biases,\n"
+        "                    biases on q, k, v and o_proj, a plain MLP mlp.c_fc ->\n"
+        "                    gelu_pytorch_tanh -> mlp.c_proj with biases (use_bias true)\n"
         "  --family mixtral  MixtralForCausalLM: the dense family's attention, every layer 8\n"
         "                    experts top-2 of FFN 64 (block_sparse_moe, w1/w3/w2)\n"
         "  --family glm4-moe  Glm4MoeForCausalLM (GLM-4.5): the dense family's attention with\n"
@@ -473,6 +479,7 @@ static const struct {
     { "gpt-oss", "GptOssForCausalLM", "synth-gpt-oss", 0, 1, 0, HLX_HF_MOE_GPT_OSS, 0 },
     { "olmo2", "Olmo2ForCausalLM", "synth-olmo2", 0, 0, 0, 0, 1 },
     { "olmo3", "Olmo3ForCausalLM", "synth-olmo3", 0, 0, 0, 0, 1 },
+    { "starcoder2", "Starcoder2ForCausalLM", "synth-starcoder2", 0, 1, 0, 0, 0 },
 };
 #define HLX_SYNTH_NDENSE (sizeof(hlx_synth_dense) / sizeof(hlx_synth_dense[0]))
 
@@ -566,6 +573,13 @@ static void hlx_synth_config(hlx_hf_config_t *c, int dense, int v2, int layers,
         if (hlx_hf_olmo3(c)) { /* olmo3: a window of 6 on layer 0 of every 2 */
             m->sliding_window = 6;
             m->sliding_pattern = 2;
+        }
+        if (hlx_hf_starcoder2(c)) {
+            /* starcoder2: LayerNorms with biases, biases on q, k, v and o_proj, the plain
+             * GELU-tanh MLP with its biases (use_bias true, as the releases); an untied head
+             * (the synthetic tokens of a tied one repeat) */
+            m->norm_layer = m->ffn_plain = m->ffn_bias = m->o_bias = 1;
+            m->ffn_act = HLX_ACT_GELU_TANH;
         }
         if (hlx_hf_granite(c)) {
             /* granite: Granite 3's four multipliers, at values where each of the first three
@@ -704,7 +718,7 @@ static int hlx_synth_model(hlx_hf_config_t *c, const char *name, int layers)
      * their reader refused) */
     if (c->family != HLX_HF_DENSE || c->moe_gqa ||
         (c->fused & (HLX_HF_ROPE_PAIRS | HLX_HF_GEMMA)) || hlx_hf_granite(c) ||
-        hlx_hf_olmo2(c)) {
+        hlx_hf_olmo2(c) || hlx_hf_starcoder2(c)) {
         fprintf(stderr, "helix model synth: --model: only with --family dense, phi3, "
                 "internlm2, qwen2, qwen3 or smollm3\n");
         return -1;
@@ -736,6 +750,13 @@ static int hlx_synth_model(hlx_hf_config_t *c, const char *name, int layers)
     if (m.post_norms) {
         fprintf(stderr, "helix model synth: --model %s: has post_norms, which %s does not "
                 "hold (--family glm4 writes them, in its own shapes)\n", name, c->arch);
+        return -1;
+    }
+    if (m.norm_layer || m.ffn_plain || m.ffn_bias) {
+        fprintf(stderr, "helix model synth: --model %s: has %s, which %s does not hold "
+                "(--family starcoder2 writes StarCoder2's layer, in its own shapes)\n", name,
+                m.norm_layer ? "norm layernorm" : m.ffn_plain ? "ffn_kind mlp" : "ffn_bias",
+                c->arch);
         return -1;
     }
     /* dual chunk attention: read for the Qwen classes alone (as vLLM reads it) */
@@ -1787,6 +1808,11 @@ static int hlx_cmd_model_info(int argc, char **argv)
             json_object_update_new(mo, json_pack("{s:b, s:b}", "post_norms_only",
                                                  cfg.m.post_norms_only, "qk_norm_proj",
                                                  cfg.m.qk_norm_proj));
+            /* StarCoder2's: LayerNorms, the plain MLP and its biases */
+            json_object_update_new(mo, json_pack("{s:s, s:s, s:b}", "norm",
+                                                 cfg.m.norm_layer ? "layernorm" : "rms",
+                                                 "ffn_kind", cfg.m.ffn_plain ? "mlp" : "glu",
+                                                 "ffn_bias", cfg.m.ffn_bias));
             if (cfg.m.ffn_act == HLX_ACT_SWIGLU_CLAMP)
                 json_object_update_new(mo, json_pack("{s:f, s:f}", "act_alpha", cfg.m.act_alpha,
                                                      "act_limit", cfg.m.act_limit));
@@ -1881,6 +1907,13 @@ static int hlx_cmd_model_info(int argc, char **argv)
                    cfg.m.kv_heads * cfg.m.head_dim);
         if (cfg.m.post_norms_only)
             printf("  no input norms: the attention and the MLP read the residual stream\n");
+        if (cfg.m.norm_layer)
+            printf("  every norm a LayerNorm (mean and variance, weight and bias; eps %g)\n",
+                   cfg.m.norm_eps);
+        if (cfg.m.ffn_plain)
+            printf("  a plain MLP: %s(x c_fc%s) c_proj%s, no gate\n",
+                   cfg.m.ffn_act == HLX_ACT_SILU ? "silu" : "gelu_tanh",
+                   cfg.m.ffn_bias ? " + b" : "", cfg.m.ffn_bias ? " + b" : "");
         if (cfg.m.post_norms)
             printf("  the attention's and the MLP's outputs RMS-normalised before each "
                    "residual add (%s)\n", cfg.fused & HLX_HF_GEMMA || cfg.m.post_norms_only
@@ -1955,7 +1988,9 @@ static int hlx_cmd_model_info(int argc, char **argv)
     }
     else
         printf("  dense %s FFN %d, vocab %d\n",
-               cfg.m.ffn_act == HLX_ACT_GELU_TANH ? "GeGLU (tanh GELU)" : "SwiGLU", cfg.m.ffn,
+               cfg.m.ffn_plain ? (cfg.m.ffn_act == HLX_ACT_GELU_TANH ? "plain tanh-GELU"
+                                                                     : "plain SiLU")
+               : cfg.m.ffn_act == HLX_ACT_GELU_TANH ? "GeGLU (tanh GELU)" : "SwiGLU", cfg.m.ffn,
                cfg.m.vocab);
     hlx_info_rope_print(&cfg.m);
     {

@@ -158,6 +158,7 @@ typedef enum hlx_hf_base {
     HLX_HF_BASE_OLMO2,
     HLX_HF_BASE_GRANITE_MOE_SHARED,
     HLX_HF_BASE_OLMO3,
+    HLX_HF_BASE_STARCODER2,
     HLX_HF_NBASES
 } hlx_hf_base_t;
 
@@ -172,6 +173,7 @@ static const char *const hlx_hf_base_names[HLX_HF_NBASES] = {
     "olmo2",
     "granitemoeshared",
     "olmo3",
+    "starcoder2",
 };
 
 /* How a multimodal class's text model is read beyond HLX_HF_NESTED (none for Gemma 3's,
@@ -260,6 +262,11 @@ static const hlx_hf_arch_row_t hlx_hf_archs[] = {
      * (hlx_cfg_olmo3_window, hlx_cfg_olmo3_rope) */
     { "Olmo3ForCausalLM", "olmo3", HLX_HF_BASE_OLMO3, 0, HLX_HF_DENSE, 0, 0, 0, 0, 1, 0,
       1e-5 },
+    /* StarCoder2 (3b, 7b, 15b): LayerNorms with biases (norm_epsilon), biases on q, k, v,
+     * o_proj and the plain MLP (use_bias), mlp.c_fc -> gelu_pytorch_tanh -> mlp.c_proj, a
+     * tied head by default, every layer windowed by sliding_window (hlx_cfg_starcoder2) */
+    { "Starcoder2ForCausalLM", "starcoder2", HLX_HF_BASE_STARCODER2, 0, HLX_HF_DENSE, 0, 0, 0,
+      0, 0, 0, 1e-5 },
     { "Phi3ForCausalLM", "phi3", HLX_HF_BASE_PHI3, 0, HLX_HF_DENSE, HLX_HF_PHI3, 0, 0, 0, 0,
       1.0, 1e-5 },
     { "GlmForCausalLM", "glm", HLX_HF_BASE_GLM, 0, HLX_HF_DENSE, HLX_HF_GLM, 1, 0, 0, 0, 0.5,
@@ -486,6 +493,11 @@ int hlx_hf_olmo2(const hlx_hf_config_t *c)
 int hlx_hf_olmo3(const hlx_hf_config_t *c)
 {
     return hlx_hf_base(c) == HLX_HF_BASE_OLMO3;
+}
+
+int hlx_hf_starcoder2(const hlx_hf_config_t *c)
+{
+    return hlx_hf_base(c) == HLX_HF_BASE_STARCODER2;
 }
 
 /* Mistral's layer and MistralConfig's defaults: MistralForCausalLM, or Mistral3's or a
@@ -1401,7 +1413,8 @@ static hlx_status_t hlx_cfg_sliding(hlx_jdoc_t *doc, hlx_hf_config_t *c)
     int use = 1, mistral = hlx_hf_mistral(c), from = 0, mp;
     /* every layer windowed, no switch: Mistral's base (MistralForCausalLM, Mistral3, a LLaVA
      * text_config's mistral), Phi3ForCausalLM, MixtralForCausalLM */
-    int noswitch = mistral || b == HLX_HF_BASE_PHI3 || b == HLX_HF_BASE_MIXTRAL;
+    int noswitch = mistral || b == HLX_HF_BASE_PHI3 || b == HLX_HF_BASE_MIXTRAL ||
+                   b == HLX_HF_BASE_STARCODER2; /* Starcoder2Model: every layer, when set */
     /* the switch: Qwen2's and Qwen3's dense bases (Qwen2ForCausalLM, Qwen3ForCausalLM,
      * Qwen2-VL and Qwen2.5-VL, a LLaVA text_config's qwen2 or qwen3), but not Qwen3-VL's
      * (its text class has no window) nor the MoE bases (their switch, off when absent, is
@@ -3059,7 +3072,8 @@ static hlx_status_t hlx_cfg_dca_check(hlx_jdoc_t *doc, const hlx_hf_config_t *c)
 static hlx_status_t hlx_cfg_tie(hlx_jdoc_t *doc, hlx_hf_config_t *c)
 {
     /* (SmolLM3Config's default is true too) */
-    const int def = !!(c->fused & HLX_HF_GEMMA) || hlx_hf_base(c) == HLX_HF_BASE_SMOLLM3;
+    const int def = !!(c->fused & HLX_HF_GEMMA) || hlx_hf_base(c) == HLX_HF_BASE_SMOLLM3 ||
+                    hlx_hf_base(c) == HLX_HF_BASE_STARCODER2; /* Starcoder2Config's too */
     hlx_status_t st;
 
     if (!(c->fused & HLX_HF_NESTED) || hlx_hf_idefics3(c) || hlx_hf_qwen3_vl(c) ||
@@ -3205,6 +3219,58 @@ static hlx_status_t hlx_cfg_olmo2(hlx_jdoc_t *doc, hlx_hf_config_t *c)
     return HLX_OK;
 }
 
+/* StarCoder2 (Starcoder2ForCausalLM, Starcoder2Config's keys and defaults): LayerNorms
+ * (nn.LayerNorm: weights and biases, eps norm_epsilon, 1e-5 when absent; rms_norm_eps is
+ * not its key), every Linear biased or none by use_bias (true when absent: q, k, v, o_proj,
+ * c_fc, c_proj), the plain MLP c_fc -> hidden_act -> c_proj, hidden_act gelu_pytorch_tanh
+ * when absent (gelu_new is the same tanh form; silu read too; the exact erf GELU refused).
+ * Read before the dense family's keys, which then leave these alone. */
+static hlx_status_t hlx_cfg_starcoder2_keys(hlx_jdoc_t *doc, hlx_hf_config_t *c)
+{
+    hlx_model_t *m = &c->m;
+    char act[32];
+    int bias;
+    hlx_status_t st;
+
+    HLX_TRY(hlx_cfg_str(doc, "hidden_act", "gelu_pytorch_tanh", act, sizeof(act)));
+    if (!strcmp(act, "gelu_pytorch_tanh") || !strcmp(act, "gelu_new"))
+        m->ffn_act = HLX_ACT_GELU_TANH;
+    else if (!strcmp(act, "silu"))
+        m->ffn_act = HLX_ACT_SILU;
+    else
+        return hlx_jdoc_fail(doc, "/hidden_act", HLX_ERR_PARSE, "\"%s\" is not supported for "
+                             "%s (its MLP runs gelu_pytorch_tanh, gelu_new or silu; the "
+                             "releases say gelu_pytorch_tanh)", act, c->arch);
+    /* null: transformers 4's nn.Linear(bias=None) builds none, v5's strict config refuses
+     * it; refused here rather than read as either */
+    if (json_is_null(json_object_get(hlx_jdoc_root(doc), "use_bias")))
+        return hlx_jdoc_fail(doc, "/use_bias", HLX_ERR_PARSE, "null: give true or false (the "
+                             "releases say true)");
+    HLX_TRY(hlx_cfg_bool(doc, "use_bias", 1, &bias));
+    m->qkv_bias = m->o_bias = m->ffn_bias = bias;
+    HLX_TRY(hlx_cfg_num(doc, "norm_epsilon", 1e-5, 1e-30, 1.0, &m->norm_eps));
+    m->norm_layer = m->ffn_plain = 1;
+    return HLX_OK;
+}
+
+/* StarCoder2's shapes: vLLM's Starcoder2Attention takes hidden_size / num_attention_heads
+ * as its head size whatever head_dim says, transformers' takes head_dim where given:
+ * refused where the two differ. */
+static hlx_status_t hlx_cfg_starcoder2(hlx_jdoc_t *doc, hlx_hf_config_t *c)
+{
+    hlx_model_t *m = &c->m;
+
+    if ((int64_t)m->head_dim * m->q_heads != m->hidden)
+        return hlx_jdoc_fail(doc, hlx_cfg_absent(doc, "head_dim") ? "/num_attention_heads"
+                                                                  : "/head_dim",
+                             HLX_ERR_PARSE, "head size %d x num_attention_heads %d is not "
+                             "hidden_size %d: vLLM's Starcoder2ForCausalLM takes hidden_size / "
+                             "num_attention_heads as its head size, transformers' takes "
+                             "head_dim, and they would decode differently", m->head_dim,
+                             m->q_heads, m->hidden);
+    return HLX_OK;
+}
+
 static hlx_status_t hlx_cfg_dense(hlx_jdoc_t *doc, hlx_hf_config_t *c)
 {
     hlx_model_t *m = &c->m;
@@ -3215,8 +3281,10 @@ static hlx_status_t hlx_cfg_dense(hlx_jdoc_t *doc, hlx_hf_config_t *c)
     m->attn = HLX_ATTN_GQA;
     /* every dense family's FFN but Gemma's (hlx_cfg_gemma) is SiLU(gate) x up; another
      * activation decodes other tokens */
+    if (hlx_hf_base(c) == HLX_HF_BASE_STARCODER2) /* its activation, biases and norms */
+        HLX_TRY(hlx_cfg_starcoder2_keys(doc, c));
     HLX_TRY(hlx_cfg_str(doc, "hidden_act", "silu", act, sizeof(act)));
-    if (strcmp(act, "silu") && !(c->fused & HLX_HF_GEMMA))
+    if (strcmp(act, "silu") && !(c->fused & HLX_HF_GEMMA) && !m->ffn_plain)
         return hlx_jdoc_fail(doc, "/hidden_act", HLX_ERR_PARSE, "\"%s\" is not supported (the "
                              "FFN runs SiLU(gate) x up: \"silu\")", act);
     /* Qwen2's biases are fixed by its class, which reads no attention_bias; GLM's key puts
@@ -3280,7 +3348,7 @@ static hlx_status_t hlx_cfg_dense(hlx_jdoc_t *doc, hlx_hf_config_t *c)
                              "projection biases are not supported for %s (q, k, v and o_proj; "
                              "Qwen2ForCausalLM's q, k and v biases are)", c->arch);
     HLX_TRY(hlx_cfg_bool(doc, "mlp_bias", 0, &bias));
-    if (bias)
+    if (bias && !m->ffn_plain)
         return hlx_jdoc_fail(doc, "/mlp_bias", HLX_ERR_PARSE, "FFN biases are not supported");
     if (hlx_hf_granite(c))
         HLX_TRY(hlx_cfg_granite(doc, m));
@@ -3351,6 +3419,8 @@ static hlx_status_t hlx_cfg_dense(hlx_jdoc_t *doc, hlx_hf_config_t *c)
         return hlx_cfg_gemma(doc, c);
     if (hlx_hf_olmo2(c))
         return hlx_cfg_olmo2(doc, c);
+    if (hlx_hf_base(c) == HLX_HF_BASE_STARCODER2)
+        return hlx_cfg_starcoder2(doc, c);
     if (hlx_hf_base(c) == HLX_HF_BASE_SMOLLM3)
         return hlx_cfg_smollm3(doc, c);
     if (c->moe_gqa == HLX_HF_MOE_MIXTRAL)
@@ -3769,6 +3839,12 @@ char *hlx_hf_config_text(const hlx_hf_config_t *c)
                                     ? json_real(m->attn_softcap) : json_null());
             json_object_set_new(o, "final_logit_softcapping", m->final_softcap > 0.0
                                     ? json_real(m->final_softcap) : json_null());
+        } else if (hlx_hf_base(c) == HLX_HF_BASE_STARCODER2) { /* Starcoder2Config's keys */
+            json_object_set_new(o, "hidden_act", json_string(m->ffn_act == HLX_ACT_SILU
+                                                             ? "silu" : "gelu_pytorch_tanh"));
+            json_object_set_new(o, "norm_epsilon", json_real(m->norm_eps));
+            json_object_set_new(o, "use_bias", json_boolean(m->ffn_bias));
+            json_object_del(o, "rms_norm_eps");
         } else {
             json_object_set_new(o, "hidden_act", json_string("silu"));
         }
@@ -4135,6 +4211,9 @@ hlx_status_t hlx_hf_expect(const hlx_hf_config_t *c, hlx_hf_expect_t **list_p, s
         if (!m->post_norms_only) /* OLMo 2: no input norms */
             HLX_ADD(hlx_elist_add(&l, dt, HLX_HFC_NORM, HLX_HFS_REPLICATED, H, 0, "%s",
                                   hlx_hf_src_name(c, HLX_HFW_ATTN_NORM, li, nm, sizeof(nm))));
+        if (m->norm_layer) /* StarCoder2: LayerNorm's bias */
+            HLX_ADD(hlx_elist_add(&l, dt, HLX_HFC_NORM, HLX_HFS_REPLICATED, H, 0, "%s",
+                                  hlx_hf_src_name(c, HLX_HFW_ATTN_NORM_B, li, nm, sizeof(nm))));
         if (c->family == HLX_HF_DENSE && (c->fused & HLX_HF_QKV_GROUPED)) {
             /* InternLM2: one wqkv, its rows grouped by KV head, split by head as Phi-3's */
             const int64_t K = m->kv_heads, dk = m->head_dim, dv = m->v_head_dim;
@@ -4225,6 +4304,22 @@ hlx_status_t hlx_hf_expect(const hlx_hf_config_t *c, hlx_hf_expect_t **list_p, s
         if (!m->post_norms_only)
             HLX_ADD(hlx_elist_add(&l, dt, HLX_HFC_NORM, HLX_HFS_REPLICATED, H, 0, "%s",
                                   hlx_hf_src_name(c, HLX_HFW_FFN_NORM, li, nm, sizeof(nm))));
+        if (m->norm_layer)
+            HLX_ADD(hlx_elist_add(&l, dt, HLX_HFC_NORM, HLX_HFS_REPLICATED, H, 0, "%s",
+                                  hlx_hf_src_name(c, HLX_HFW_FFN_NORM_B, li, nm, sizeof(nm))));
+        if (!moe && m->ffn_plain) { /* StarCoder2: c_fc [F][H] by columns, c_proj by rows */
+            HLX_ADD(hlx_elist_linear(&l, HLX_HFC_FFN, HLX_HFS_N, m->ffn, H,
+                                     hlx_hf_src_name(c, HLX_HFW_WUP, li, nm, sizeof(nm))));
+            if (m->ffn_bias)
+                HLX_ADD(hlx_elist_add(&l, dt, HLX_HFC_FFN, HLX_HFS_N, m->ffn, 0, "%s",
+                                      hlx_hf_src_name(c, HLX_HFW_BUP, li, nm, sizeof(nm))));
+            HLX_ADD(hlx_elist_linear(&l, HLX_HFC_FFN, HLX_HFS_N, H, m->ffn,
+                                     hlx_hf_src_name(c, HLX_HFW_WDOWN, li, nm, sizeof(nm))));
+            if (m->ffn_bias) /* added once, after the all-reduce */
+                HLX_ADD(hlx_elist_add(&l, dt, HLX_HFC_FFN, HLX_HFS_REPLICATED, H, 0, "%s",
+                                      hlx_hf_src_name(c, HLX_HFW_BDOWN, li, nm, sizeof(nm))));
+            continue;
+        }
         if (m->post_norms) { /* GLM-4-0414: the attention's and the FFN's outputs */
             HLX_ADD(hlx_elist_add(&l, dt, HLX_HFC_NORM, HLX_HFS_REPLICATED, H, 0, "%s",
                                   hlx_hf_src_name(c, HLX_HFW_POST_ATTN_NORM, li, nm,
@@ -4301,6 +4396,9 @@ hlx_status_t hlx_hf_expect(const hlx_hf_config_t *c, hlx_hf_expect_t **list_p, s
     }
     HLX_ADD(hlx_elist_add(&l, dt, HLX_HFC_NORM, HLX_HFS_REPLICATED, H, 0, "%s",
                           hlx_hf_src_name(c, HLX_HFW_FINAL_NORM, 0, nm, sizeof(nm))));
+    if (m->norm_layer)
+        HLX_ADD(hlx_elist_add(&l, dt, HLX_HFC_NORM, HLX_HFS_REPLICATED, H, 0, "%s",
+                              hlx_hf_src_name(c, HLX_HFW_FINAL_NORM_B, 0, nm, sizeof(nm))));
     if (!c->tie_word_embeddings)
         HLX_ADD(hlx_elist_add(&l, dt, HLX_HFC_LMHEAD, HLX_HFS_N, V, H, "%s",
                               hlx_hf_src_name(c, HLX_HFW_LMHEAD, 0, nm, sizeof(nm))));
@@ -4936,6 +5034,7 @@ static const hlx_hf_weight_t hlx_hf_weights[] = {
     HLX_HFW_WGATE, HLX_HFW_WUP, HLX_HFW_WDOWN, HLX_HFW_EMBED, HLX_HFW_FINAL_NORM,
     HLX_HFW_LMHEAD, HLX_HFW_BQ, HLX_HFW_BK, HLX_HFW_BV, HLX_HFW_QNORM, HLX_HFW_KNORM,
     HLX_HFW_POST_ATTN_NORM, HLX_HFW_POST_FFN_NORM, HLX_HFW_SINKS, HLX_HFW_BO,
+    HLX_HFW_ATTN_NORM_B, HLX_HFW_FFN_NORM_B, HLX_HFW_FINAL_NORM_B, HLX_HFW_BUP, HLX_HFW_BDOWN,
 };
 #define HLX_HF_NWEIGHTS (sizeof(hlx_hf_weights) / sizeof(hlx_hf_weights[0]))
 
@@ -4963,14 +5062,20 @@ void hlx_hf_weight_name(hlx_hf_weight_t w, int layer, char *name, size_t len)
         [HLX_HFW_POST_FFN_NORM - HLX_HFW_BQ] = "post_mlp_layernorm.weight",
         [HLX_HFW_SINKS - HLX_HFW_BQ] = "self_attn.sinks",
         [HLX_HFW_BO - HLX_HFW_BQ] = "self_attn.o_proj.bias",
+        [HLX_HFW_ATTN_NORM_B - HLX_HFW_BQ] = "input_layernorm.bias",
+        [HLX_HFW_FFN_NORM_B - HLX_HFW_BQ] = "post_attention_layernorm.bias",
+        [HLX_HFW_BUP - HLX_HFW_BQ] = "mlp.up_proj.bias",
+        [HLX_HFW_BDOWN - HLX_HFW_BQ] = "mlp.down_proj.bias",
     };
 
     switch (w) {
     case HLX_HFW_EMBED:      snprintf(name, len, "model.embed_tokens.weight"); break;
     case HLX_HFW_FINAL_NORM: snprintf(name, len, "model.norm.weight"); break;
+    case HLX_HFW_FINAL_NORM_B: snprintf(name, len, "model.norm.bias"); break;
     case HLX_HFW_LMHEAD:     snprintf(name, len, "lm_head.weight"); break;
     case HLX_HFW_BQ: case HLX_HFW_BK: case HLX_HFW_BV: case HLX_HFW_QNORM: case HLX_HFW_KNORM:
     case HLX_HFW_POST_ATTN_NORM: case HLX_HFW_POST_FFN_NORM: case HLX_HFW_SINKS: case HLX_HFW_BO:
+    case HLX_HFW_ATTN_NORM_B: case HLX_HFW_FFN_NORM_B: case HLX_HFW_BUP: case HLX_HFW_BDOWN:
         snprintf(name, len, "model.layers.%d.%s", layer, extra[w - HLX_HFW_BQ]);
         break;
     default:
@@ -5041,6 +5146,11 @@ void hlx_hf_weight_source(const hlx_model_t *m, int fused, hlx_hf_weight_t w, in
         snprintf(name, len, "model.layers.%d.%s", layer,
                  w == HLX_HFW_POST_ATTN_NORM ? "post_attention_layernorm.weight"
                                              : "post_feedforward_layernorm.weight");
+    } else if (m->ffn_plain && (w == HLX_HFW_WUP || w == HLX_HFW_WDOWN || w == HLX_HFW_BUP ||
+                                w == HLX_HFW_BDOWN)) { /* StarCoder2's plain MLP */
+        snprintf(name, len, "model.layers.%d.mlp.%s.%s", layer,
+                 w == HLX_HFW_WUP || w == HLX_HFW_BUP ? "c_fc" : "c_proj",
+                 w == HLX_HFW_WUP || w == HLX_HFW_WDOWN ? "weight" : "bias");
     } else if ((fused & HLX_HF_FUSED_GU) && (w == HLX_HFW_WGATE || w == HLX_HFW_WUP)) {
         snprintf(name, len, "model.layers.%d.mlp.gate_up_proj.weight", layer);
         *hrows_p = 2 * (int64_t)m->ffn;
@@ -5060,7 +5170,7 @@ int hlx_hf_weight_at(const hlx_model_t *m, int fused, const char *name, int64_t 
     int layer;
     size_t i;
 
-    if ((fused & (HLX_HF_QKV_GROUPED | HLX_HF_GEMMA)) || m->post_norms_only) {
+    if ((fused & (HLX_HF_QKV_GROUPED | HLX_HF_GEMMA)) || m->post_norms_only || m->ffn_plain) {
         /* names of their own (InternLM2's, Gemma's and OLMo 2's norms): every weight looked
          * up by its source; InternLM2's wqkv is WQ's, which comes first */
         const int64_t d = m->head_dim, G = m->q_heads / m->kv_heads;
@@ -5129,7 +5239,10 @@ void hlx_hf_weight_shape(const hlx_model_t *m, hlx_hf_weight_t w, int64_t *rows,
     switch (w) {
     case HLX_HFW_ATTN_NORM: case HLX_HFW_FFN_NORM: case HLX_HFW_FINAL_NORM:
     case HLX_HFW_POST_ATTN_NORM: case HLX_HFW_POST_FFN_NORM:
+    case HLX_HFW_ATTN_NORM_B: case HLX_HFW_FFN_NORM_B: case HLX_HFW_FINAL_NORM_B:
+    case HLX_HFW_BDOWN:
         *rows = 1; *cols = H; break;
+    case HLX_HFW_BUP:   *rows = 1; *cols = F; break;
     case HLX_HFW_WQ:    *cols = Q * dk; break;
     case HLX_HFW_WK:    *cols = K * dk; break;
     case HLX_HFW_WV:    *cols = K * dv; break;
@@ -5171,6 +5284,8 @@ void hlx_hf_weight_map(const hlx_model_t *m, int layout, hlx_hf_weight_t w, int6
     switch (w) {
     case HLX_HFW_ATTN_NORM: case HLX_HFW_FFN_NORM: case HLX_HFW_FINAL_NORM: case HLX_HFW_EMBED:
     case HLX_HFW_POST_ATTN_NORM: case HLX_HFW_POST_FFN_NORM: case HLX_HFW_SINKS: case HLX_HFW_BO:
+    case HLX_HFW_ATTN_NORM_B: case HLX_HFW_FFN_NORM_B: case HLX_HFW_FINAL_NORM_B:
+    case HLX_HFW_BUP: case HLX_HFW_BDOWN:
         *hrow = row;
         *hcol = col;
         break;
@@ -5203,6 +5318,8 @@ void hlx_hf_weight_unmap(const hlx_model_t *m, int layout, hlx_hf_weight_t w, in
     switch (w) {
     case HLX_HFW_ATTN_NORM: case HLX_HFW_FFN_NORM: case HLX_HFW_FINAL_NORM: case HLX_HFW_EMBED:
     case HLX_HFW_POST_ATTN_NORM: case HLX_HFW_POST_FFN_NORM: case HLX_HFW_SINKS: case HLX_HFW_BO:
+    case HLX_HFW_ATTN_NORM_B: case HLX_HFW_FFN_NORM_B: case HLX_HFW_FINAL_NORM_B:
+    case HLX_HFW_BUP: case HLX_HFW_BDOWN:
         *row = hrow;
         *col = hcol;
         break;

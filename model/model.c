@@ -27,6 +27,8 @@ typedef struct {
     char        rope_scaling[16];
     char        group_score[16];
     char        ffn_act[16];
+    char        norm[16];
+    char        ffn_kind[16];
 } hlx_model_raw_t;
 
 #define HLX_MF_INT(_k, _req, _min, _help) \
@@ -114,6 +116,14 @@ static const hlx_jfield_t hlx_model_fields[] = {
     { "qk_norm_proj", HLX_JT_BOOL, offsetof(hlx_model_raw_t, m.qk_norm_proj), 0, 0, 1, 0,
       "RMSNorm of the whole q projection and of the whole k projection before RoPE (OLMo 2; "
       "gqa, not with qk_norm)" },
+    HLX_MF_STR("norm", norm, 0, "every norm of the layer and the final one: rms (RMSNorm, "
+               "default) or layernorm (mean and variance, weights and biases: StarCoder2; gqa, "
+               "dense)"),
+    HLX_MF_STR("ffn_kind", ffn_kind, 0, "the dense FFN: glu (act(gate) x up, then down; "
+               "default) or mlp (act(up), then down, no gate: StarCoder2)"),
+    { "ffn_bias", HLX_JT_BOOL, offsetof(hlx_model_raw_t, m.ffn_bias), 0, 0, 1, 0,
+      "with \"ffn_kind\": \"mlp\": up and down add biases [ffn] and [hidden] (StarCoder2's "
+      "c_fc and c_proj)" },
     HLX_MF_STR("weight_dtype", weight_dtype, 0, "f32, bf16, fp8 or fp4"),
     HLX_MF_STR("kv_dtype", kv_dtype, 0, "f32, bf16, fp8 or fp4"),
     HLX_MF_INT(q_lora_rank, 0, 0, "MLA query compression rank (0: none)"),
@@ -394,6 +404,56 @@ static hlx_status_t hlx_model_rope(hlx_jdoc_t *doc, hlx_model_raw_t *r)
 }
 
 /* Semantic checks and defaults after the field table has read the types. */
+/* StarCoder2's keys: "norm" (rms or layernorm), "ffn_kind" (glu or mlp) and "ffn_bias",
+ * with what they do not combine with yet. After ffn_act and the FFN sizes are read. */
+static hlx_status_t hlx_model_validate_layernorm(hlx_jdoc_t *doc, hlx_model_raw_t *r)
+{
+    hlx_model_t *m = &r->m;
+
+    if (!r->norm[0] || !strcmp(r->norm, "rms"))
+        m->norm_layer = 0;
+    else if (!strcmp(r->norm, "layernorm"))
+        m->norm_layer = 1;
+    else
+        return HLX_MFAIL("norm", "unknown norm \"%s\" (rms or layernorm)", r->norm);
+    if (!r->ffn_kind[0] || !strcmp(r->ffn_kind, "glu"))
+        m->ffn_plain = 0;
+    else if (!strcmp(r->ffn_kind, "mlp"))
+        m->ffn_plain = 1;
+    else
+        return HLX_MFAIL("ffn_kind", "unknown FFN kind \"%s\" (glu or mlp)", r->ffn_kind);
+    if (m->norm_layer) {
+        /* the norms the runtime runs as LayerNorms: the two input norms and the final one */
+        if (m->attn != HLX_ATTN_GQA)
+            return HLX_MFAIL("norm", "\"layernorm\" only with \"attn\": \"gqa\" (MLA's "
+                             "latent norms are RMSNorms)");
+        if (m->experts > 0)
+            return HLX_MFAIL("norm", "\"layernorm\" only with a dense FFN (\"experts\": 0): "
+                             "the MoE layers' input norm is an RMSNorm");
+        if (m->qk_norm)
+            return HLX_MFAIL("qk_norm", "not with \"norm\": \"layernorm\" (q and k norms "
+                             "are RMSNorms; no LayerNorm model has them)");
+        if (m->qk_norm_proj)
+            return HLX_MFAIL("qk_norm_proj", "not with \"norm\": \"layernorm\" (q and k "
+                             "norms are RMSNorms; no LayerNorm model has them)");
+        if (m->post_norms)
+            return HLX_MFAIL("post_norms", "not with \"norm\": \"layernorm\" (the output "
+                             "norms are RMSNorms; no LayerNorm model has them)");
+    }
+    if (m->ffn_plain) {
+        if (m->experts > 0)
+            return HLX_MFAIL("ffn_kind", "\"mlp\" only with a dense FFN (\"experts\": 0: "
+                             "the experts are gated)");
+        if (m->ffn_act == HLX_ACT_SWIGLU_CLAMP)
+            return HLX_MFAIL("ffn_act", "\"swiglu_clamp\" is a gated activation: not with "
+                             "\"ffn_kind\": \"mlp\" (silu or gelu_tanh)");
+    }
+    if (m->ffn_bias && !m->ffn_plain)
+        return HLX_MFAIL("ffn_bias", "only with \"ffn_kind\": \"mlp\" (a gated FFN's "
+                         "biases are not run)");
+    return HLX_OK;
+}
+
 static hlx_status_t hlx_model_validate(hlx_jdoc_t *doc, hlx_model_raw_t *r)
 {
     json_t *root = hlx_jdoc_root(doc);
@@ -634,6 +694,8 @@ static hlx_status_t hlx_model_validate(hlx_jdoc_t *doc, hlx_model_raw_t *r)
                                                          : "required key is missing (dense FFN size)");
         m->dense_layers = m->layers;
     }
+    if ((st = hlx_model_validate_layernorm(doc, r)) != HLX_OK)
+        return st;
     if (m->post_norms_only && !m->post_norms)
         return HLX_MFAIL("post_norms_only", "needs \"post_norms\": true (the layer's only "
                          "norms are those of its outputs)");
@@ -762,9 +824,9 @@ static uint64_t hlx_model_mix_double(uint64_t h, double d)
     return hlx_model_mix(h, bits);
 }
 
-/* A new field of hlx_model_t changes its size (8624 bytes on LP64 with the 73 fields
+/* A new field of hlx_model_t changes its size (8640 bytes on LP64 with the 76 fields
  * hashed below): add it to hlx_model_hash, then update this size. */
-_Static_assert(sizeof(hlx_model_t) == 8624 || sizeof(void *) != 8,
+_Static_assert(sizeof(hlx_model_t) == 8640 || sizeof(void *) != 8,
                "hlx_model_t changed: hash the new field in hlx_model_hash()");
 
 uint64_t hlx_model_hash(const hlx_model_t *m)
@@ -779,7 +841,7 @@ uint64_t hlx_model_hash(const hlx_model_t *m)
         m->topk_group,   m->rope_kind,    m->rope_orig_ctx,  m->rope_long,
         m->qkv_bias,     m->qk_norm,      m->moe_group_score, m->shared_gate,
         m->post_norms,   m->sliding_window, m->sliding_pattern, m->ffn_act,
-        m->post_norms_only, m->qk_norm_proj,
+        m->post_norms_only, m->qk_norm_proj, m->norm_layer, m->ffn_plain, m->ffn_bias,
         m->embed_scale,  m->sliding_from, m->tie_embeddings, m->dca_chunk,
         m->dca_local,    m->dca_orig,     m->nope_pattern, m->attn_sinks,
         m->o_bias,       m->router_bias,  m->expert_bias,  m->rope_yarn_exact,
@@ -869,7 +931,11 @@ double hlx_model_params(const hlx_model_t *m)
 {
     double H = m->hidden;
     double attn = hlx_model_attn_params(m);
-    double dense_ffn = 3.0 * H * m->ffn;
+    /* gated: gate, up and down; plain (StarCoder2): up and down, with their biases */
+    double dense_ffn = m->ffn_plain ? 2.0 * H * m->ffn + (m->ffn_bias ? (double)m->ffn + H : 0.0)
+                                    : 3.0 * H * m->ffn;
+    /* a LayerNorm has a bias beside its weight */
+    double nw = m->norm_layer ? 2.0 : 1.0;
     double moe_ffn = m->experts > 0
         ? 3.0 * H * m->expert_ffn * (m->experts + m->shared_experts) + H * m->experts +
               (m->shared_gate ? H : 0.0) + (m->router_bias ? m->experts : 0.0) +
@@ -881,9 +947,9 @@ double hlx_model_params(const hlx_model_t *m)
     /* norms: the two before the attention and the FFN, the two after them (post_norms), or
      * the two after alone (post_norms_only) */
     return (m->tie_embeddings ? 1.0 : 2.0) * m->vocab * H +
-           m->layers * (attn + (m->post_norms && !m->post_norms_only ? 4.0 : 2.0) * H) +
+           m->layers * (attn + (m->post_norms && !m->post_norms_only ? 4.0 : 2.0) * nw * H) +
            m->dense_layers * dense_ffn +
-           moe_layers * moe_ffn + H;
+           moe_layers * moe_ffn + nw * H;
 }
 
 /* ---- RoPE frequencies and the softmax scale (formulas of the Hugging Face models) */

@@ -45,6 +45,14 @@ static hlx_status_t st_normss(hlx_backend_t *be, hlx_be_queue_t *q, float *x, si
                               int n, const float *w, const float *ss, int total, float eps)
 { (void)be; (void)q; (void)x; (void)ld; (void)r; (void)n; (void)w; (void)ss; (void)total;
   (void)eps; return HLX_ERR_UNSUPPORTED; }
+static hlx_status_t st_lnorm(hlx_backend_t *be, hlx_be_queue_t *q, float *y, const float *x,
+                             const float *w, const float *b, int r, int n, float eps)
+{ (void)be; (void)q; (void)y; (void)x; (void)w; (void)b; (void)r; (void)n; (void)eps;
+  return HLX_ERR_UNSUPPORTED; }
+static hlx_status_t st_bact(hlx_backend_t *be, hlx_be_queue_t *q, float *x, size_t ld,
+                            const float *b, int r, int n, hlx_act_t k)
+{ (void)be; (void)q; (void)x; (void)ld; (void)b; (void)r; (void)n; (void)k;
+  return HLX_ERR_UNSUPPORTED; }
 static hlx_status_t st_addr(hlx_backend_t *be, hlx_be_queue_t *q, float *x, size_t ld,
                             const float *b, int r, int n)
 { (void)be; (void)q; (void)x; (void)ld; (void)b; (void)r; (void)n; return HLX_ERR_UNSUPPORTED; }
@@ -138,6 +146,7 @@ void hlx_backend_fill_stubs(hlx_backend_ops_t *o)
     HLX_STUB(gemm, st_gemm);           HLX_STUB(rope, st_rope);
     HLX_STUB(gemm_batched, st_gemm_b); HLX_STUB(rmsnorm_heads, st_normh);
     HLX_STUB(add_rows, st_addr);
+    HLX_STUB(layernorm, st_lnorm);     HLX_STUB(bias_act, st_bact);
     HLX_STUB(sumsq_rows, st_sumsq);    HLX_STUB(rmsnorm_ss, st_normss);
     HLX_STUB(kv_append, st_append);    HLX_STUB(attn, st_attn);
     HLX_STUB(pack, st_pack);           HLX_STUB(unpack, st_unpack);
@@ -319,6 +328,33 @@ static hlx_status_t host_rmsnorm_ss(hlx_backend_t *be, hlx_be_queue_t *q, float 
         const float f = (float)(1.0 / sqrt((double)ss[r] / total + eps));
         for (i = 0; i < n; i++)
             v[i] = v[i] * f * w[i];
+    }
+    return HLX_OK;
+}
+
+static hlx_status_t host_layernorm(hlx_backend_t *be, hlx_be_queue_t *q, float *y,
+                                   const float *x, const float *w, const float *b, int rows,
+                                   int n, float eps)
+{
+    int r, i;
+
+    (void)be;
+    (void)q;
+    if (rows < 0 || n < 1)
+        return HLX_ERR_INVALID;
+    for (r = 0; r < rows; r++) {
+        const float *v = x + (size_t)r * n;
+        float *o = y + (size_t)r * n, mf, f;
+        double s = 0.0, mean, var = 0.0;
+        for (i = 0; i < n; i++)
+            s += v[i];
+        mean = s / n;
+        for (i = 0; i < n; i++)
+            var += ((double)v[i] - mean) * ((double)v[i] - mean);
+        mf = (float)mean;
+        f = (float)(1.0 / sqrt(var / n + eps));
+        for (i = 0; i < n; i++)
+            o[i] = (v[i] - mf) * f * w[i] + (b != NULL ? b[i] : 0.0f);
     }
     return HLX_OK;
 }
@@ -613,6 +649,27 @@ static hlx_status_t host_glu(hlx_backend_t *be, hlx_be_queue_t *q, float *act,
     return HLX_OK;
 }
 
+static hlx_status_t host_bias_act(hlx_backend_t *be, hlx_be_queue_t *q, float *x, size_t ld,
+                                  const float *b, int rows, int n, hlx_act_t kind)
+{
+    int r, i;
+
+    (void)be;
+    (void)q;
+    if (rows < 0 || n < 0 || ld < (size_t)n ||
+        (kind != HLX_ACT_SILU && kind != HLX_ACT_GELU_TANH))
+        return HLX_ERR_INVALID;
+    for (r = 0; r < rows; r++)
+        for (i = 0; i < n; i++) {
+            float *v = x + (size_t)r * ld + i, g = *v + (b != NULL ? b[i] : 0.0f);
+            /* the kernels' geglu and swiglu, their up factor 1 */
+            *v = kind == HLX_ACT_GELU_TANH
+                     ? 0.5f * g * (1.0f + tanhf(0.7978845608028654f * (g + 0.044715f * g * g * g)))
+                     : g / (1.0f + expf(-g));
+        }
+    return HLX_OK;
+}
+
 static hlx_status_t host_attn_sink(hlx_backend_t *be, hlx_be_queue_t *q, float *o,
                                    const float *lse, const float *sinks, int rows, int cnt,
                                    int dv)
@@ -714,6 +771,7 @@ static const hlx_backend_ops_t hlx_backend_host = {
     .rope = host_rope, .kv_append = host_append,
     .attn = host_attn, .pack = host_pack, .unpack = host_unpack, .merge = host_merge,
     .add = host_add, .scale = host_scale, .add_rows = host_add_rows, .glu = host_glu, .attn_sink = host_attn_sink, .pad_rows = host_pad,
+    .layernorm = host_layernorm, .bias_act = host_bias_act,
     .gather_rows = host_gather,
     .scatter_add = host_scatter, .argmax = host_argmax,
 };

@@ -737,7 +737,10 @@ static void hlx_engine_layer_parts(const hlx_engine_t *eng, int l, hlx_wpart_t q
                               (int64_t)L->kv_local * dv, (int64_t)(L->q_local + L->kv_local) * dk);
     }
     *wo = hlx_wpart_hf(m, HLX_HFW_WO, l, (int64_t)L->q_slice_first * dv, 0, H, 0);
-    if (l < m->dense_layers) {
+    if (l < m->dense_layers && m->ffn_plain) { /* StarCoder2: up's columns alone */
+        gu[0] = hlx_wpart_hf(m, HLX_HFW_WUP, l, 0, L->ffn_first, Fc, 0);
+        *down = hlx_wpart_hf(m, HLX_HFW_WDOWN, l, L->ffn_first, 0, H, 0);
+    } else if (l < m->dense_layers) {
         gu[0] = hlx_wpart_hf(m, HLX_HFW_WGATE, l, 0, L->ffn_first, Fc, 0);
         gu[1] = hlx_wpart_hf(m, HLX_HFW_WUP, l, 0, L->ffn_first, Fc, Fc);
         *down = hlx_wpart_hf(m, HLX_HFW_WDOWN, l, L->ffn_first, 0, H, 0);
@@ -769,7 +772,8 @@ static hlx_status_t hlx_engine_layer_walk(hlx_engine_t *eng, const hlx_wsink_t *
         st = hlx_engine_wput(eng, sk, W ? &W->wo : NULL, (int64_t)L->q_slice * m->v_head_dim, H,
                              &wo, 1);
     if (st == HLX_OK && l < m->dense_layers &&
-        (st = hlx_engine_wput(eng, sk, W ? &W->wgu : NULL, H, 2 * Fc, gu, 2)) == HLX_OK)
+        (st = hlx_engine_wput(eng, sk, W ? &W->wgu : NULL, H, m->ffn_plain ? Fc : 2 * Fc, gu,
+                              m->ffn_plain ? 1 : 2)) == HLX_OK)
         st = hlx_engine_wput(eng, sk, W ? &W->wdown : NULL, Fc, H, &down, 1);
     return st;
 }
@@ -858,7 +862,14 @@ static hlx_status_t hlx_engine_build(hlx_engine_t *eng)
              (W->post_norm = hlx_be_zalloc(eng, (size_t)(2 * H), sizeof(float))) == NULL) ||
             (m->attn_sinks && L->q_slice > 0 &&
              (W->sinks = hlx_be_zalloc(eng, (size_t)L->q_slice, sizeof(float))) == NULL) ||
-            (m->o_bias && (W->bo = hlx_be_zalloc(eng, (size_t)H, sizeof(float))) == NULL))
+            (m->o_bias && (W->bo = hlx_be_zalloc(eng, (size_t)H, sizeof(float))) == NULL) ||
+            (m->norm_layer &&
+             ((W->attn_norm_b = hlx_be_zalloc(eng, (size_t)H, sizeof(float))) == NULL ||
+              (W->ffn_norm_b = hlx_be_zalloc(eng, (size_t)H, sizeof(float))) == NULL)) ||
+            (m->ffn_bias && l < m->dense_layers &&
+             ((W->bup = hlx_be_zalloc(eng, (size_t)(L->ffn_count > 0 ? L->ffn_count : 1),
+                                      sizeof(float))) == NULL ||
+              (W->bdown = hlx_be_zalloc(eng, (size_t)H, sizeof(float))) == NULL)))
             return HLX_ERR_NOMEM;
         if (eng->be.ops->mem_alloc(&eng->be, shards * ke * eng->kv_esize, 1, &W->kc) != HLX_OK ||
             (ve > 0 && eng->be.ops->mem_alloc(&eng->be, shards * ve * eng->kv_esize, 1,
@@ -899,6 +910,16 @@ static hlx_status_t hlx_engine_build(hlx_engine_t *eng)
                       HLX_DTYPE_F32, L->q_slice);
         if (W->bo != NULL)
             HLX_WREAD(HLX_HFW_BO, 0, 1, 0, H, W->bo, HLX_DTYPE_F32, H);
+        if (W->attn_norm_b != NULL) { /* StarCoder2's LayerNorm biases */
+            HLX_WREAD(HLX_HFW_ATTN_NORM_B, 0, 1, 0, H, W->attn_norm_b, HLX_DTYPE_F32, H);
+            HLX_WREAD(HLX_HFW_FFN_NORM_B, 0, 1, 0, H, W->ffn_norm_b, HLX_DTYPE_F32, H);
+        }
+        if (W->bup != NULL) { /* its MLP's: up's of this rank's columns, down's whole */
+            if (L->ffn_count > 0)
+                HLX_WREAD(HLX_HFW_BUP, 0, 1, L->ffn_first, L->ffn_count, W->bup, HLX_DTYPE_F32,
+                          L->ffn_count);
+            HLX_WREAD(HLX_HFW_BDOWN, 0, 1, 0, H, W->bdown, HLX_DTYPE_F32, H);
+        }
         /* The projections in the backend's gemm layout, read from the weight source: the
          * Q, K and V columns of this rank's heads side by side (MLA's projections:
          * hlx_mla_create), W_o's rows of its head slice, its FFN columns (gate | up) and
@@ -938,6 +959,8 @@ static hlx_status_t hlx_engine_build(hlx_engine_t *eng)
                                   (void **)&eng->embed_rows) != HLX_OK)
         eng->embed_rows = NULL;
     eng->final_norm = hlx_be_zalloc(eng, (size_t)H, sizeof(float));
+    if (m->norm_layer && (eng->final_norm_b = hlx_be_zalloc(eng, (size_t)H, sizeof(float))) == NULL)
+        return HLX_ERR_NOMEM;
     /* RoPE's frequencies with the model's scaling (helix/model.h), once, in backend
      * memory (written from the host like the weights) */
     eng->rope_freq  = hlx_be_zalloc(eng, (size_t)(m->rope_dim / 2), sizeof(double));
@@ -992,6 +1015,8 @@ static hlx_status_t hlx_engine_build(hlx_engine_t *eng)
         HLX_WREAD_G(HLX_HFW_EMBED, L->vocab_first, L->vocab_count, 0, H, eng->embed,
                     eng->w_dtype, H);
     HLX_WREAD_G(HLX_HFW_FINAL_NORM, 0, 1, 0, H, eng->final_norm, HLX_DTYPE_F32, H);
+    if (eng->final_norm_b != NULL)
+        HLX_WREAD_G(HLX_HFW_FINAL_NORM_B, 0, 1, 0, H, eng->final_norm_b, HLX_DTYPE_F32, H);
     if ((st = hlx_engine_head_walk(eng, NULL)) != HLX_OK)
         return st;
     return hlx_moe_build(eng);
@@ -2102,6 +2127,8 @@ void hlx_engine_destroy(hlx_engine_t *eng)
         hlx_be_free(eng, W->wgu); hlx_be_free(eng, W->wdown);
         hlx_be_free(eng, W->bqkv); hlx_be_free(eng, W->qknorm); hlx_be_free(eng, W->post_norm);
         hlx_be_free(eng, W->sinks); hlx_be_free(eng, W->bo);
+        hlx_be_free(eng, W->attn_norm_b); hlx_be_free(eng, W->ffn_norm_b);
+        hlx_be_free(eng, W->bup); hlx_be_free(eng, W->bdown);
         free(W->k_scale); free(W->v_scale); free(W->kv_nan);
         if (W->kc)
             eng->be.ops->mem_free(&eng->be, W->kc, 1);
@@ -2120,7 +2147,7 @@ void hlx_engine_destroy(hlx_engine_t *eng)
     free(eng->rope_rows); free(eng->rope_rows_freq_h); free(eng->rope_rows_cs);
     free(eng->rope_rows_seq);
     {
-        void *bufs[] = { eng->final_norm, eng->lmhead, eng->x, eng->hn, eng->qkv, eng->opart,
+        void *bufs[] = { eng->final_norm, eng->final_norm_b, eng->lmhead, eng->x, eng->hn, eng->qkv, eng->opart,
                          eng->lsepart, eng->sendbuf, eng->recvbuf, eng->oparts, eng->lseparts,
                          eng->omerged, eng->lsem, eng->y, eng->gu, eng->act, eng->lmout,
                          eng->logits_local, eng->logits_all, eng->rope_freq,

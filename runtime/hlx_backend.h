@@ -123,6 +123,11 @@ typedef struct hlx_backend_ops {
     hlx_status_t (*rmsnorm_ss)(hlx_backend_t *be, hlx_be_queue_t *q, float *x, size_t ld,
                                int rows, int n, const float *w, const float *ss, int total,
                                float eps);
+    /* LayerNorm (StarCoder2): y[r][i] = (x[r][i] - mean) f w[i] + b[i] for rows rows of n
+     * floats, mean and variance (biased) of the row summed in double, f = 1 / sqrt(var +
+     * eps) rounded to float once (b NULL: no bias; y may be x) */
+    hlx_status_t (*layernorm)(hlx_backend_t *be, hlx_be_queue_t *q, float *y, const float *x,
+                              const float *w, const float *b, int rows, int n, float eps);
     hlx_status_t (*gemm)(hlx_backend_t *be, hlx_be_queue_t *q, int M, int N, int K,
                          const float *x, const void *w, hlx_dtype_t w_dtype, float *y,
                          int accumulate);
@@ -177,6 +182,11 @@ typedef struct hlx_backend_ops {
      * (clamp(up, -limit, limit) + 1) (alpha and limit unused by the others) */
     hlx_status_t (*glu)(hlx_backend_t *be, hlx_be_queue_t *q, float *act, const float *gu,
                         int rows, int n, hlx_act_t kind, float alpha, float limit);
+    /* A plain MLP's activation (StarCoder2): x[r][i] = f(x[r][i] + b[i]) in place for rows
+     * rows of n floats, row r at x + r * ld (b NULL: no bias), f silu or gelu_tanh as glu
+     * computes them (HLX_ERR_INVALID for another kind) */
+    hlx_status_t (*bias_act)(hlx_backend_t *be, hlx_be_queue_t *q, float *x, size_t ld,
+                             const float *b, int rows, int n, hlx_act_t kind);
     /* Attention sinks: o[r][0..dv) *= 1 / (1 + exp(sinks[r % cnt] - lse[r])) for rows rows of
      * cnt heads per request: each merged head's softmax with one more term exp(sink) in its
      * denominator and no value (lse -inf, no key: o stays 0) */

@@ -24,6 +24,11 @@
 
 typedef struct hlx_layer_w {
     float *attn_norm, *ffn_norm; /* [H] */
+    float *attn_norm_b, *ffn_norm_b; /* [H]: their biases, LayerNorms (norm_layer; else NULL) */
+    float *bup;                  /* [ffn_count]: the plain FFN's up bias of this rank's
+                                    columns (ffn_bias; else NULL) */
+    float *bdown;                /* [H]: its down bias, added once to the all-reduced
+                                    output (ffn_bias; else NULL) */
     void  *wqkv;                 /* [H][qkv_cols]: Q heads of the TPA shard, then K, V */
     float *bqkv;                 /* [qkv_cols]: their biases (qkv_bias; else NULL) */
     float *qknorm;               /* [2][dk]: q_norm, then k_norm weights (qk_norm; else NULL) */
@@ -140,6 +145,7 @@ struct hlx_engine {
      * all-reduced over the N ranks (hlx_phase_embed); the final norm */
     void            *embed;
     float           *final_norm;
+    float           *final_norm_b;  /* [H]: its bias, a LayerNorm (norm_layer; else NULL) */
     float           *embed_rows;         /* [batch][H] host (pinned): hlx_engine_embed */
     void            *lmhead;             /* [H][vocab_count] */
     /* step buffers, allocated once */
@@ -331,11 +337,20 @@ int hlx_engine_embed_tied(const hlx_engine_t *eng);
 /* ---- layer phases (phases.c): one function per phase, composed by a schedule */
 hlx_status_t hlx_phase_embed(hlx_engine_t *eng);
 hlx_status_t hlx_phase_qkv(hlx_engine_t *eng, int l);    /* norm, QKV, RoPE, KV append */
-/* The input of an attention or an FFN, rows rows of x: their RMSNorm by w into hn (*in_p
- * hn), or x itself where the layer has no input norm (w NULL: post_norms_only, OLMo 2).
- * Decode and prefill alike. */
-hlx_status_t hlx_phase_norm_in(hlx_engine_t *eng, const float *w, float *hn, const float *x,
-                               int rows, const float **in_p);
+/* The input of an attention or an FFN, rows rows of x: their norm by w (and b, a
+ * LayerNorm's bias: hlx_phase_norm) into hn (*in_p hn), or x itself where the layer has no
+ * input norm (w NULL: post_norms_only, OLMo 2). Decode and prefill alike. */
+hlx_status_t hlx_phase_norm_in(hlx_engine_t *eng, const float *w, const float *b, float *hn,
+                               const float *x, int rows, const float **in_p);
+/* The model's norm of rows rows of x by weights w into y: RMSNorm, or a LayerNorm with
+ * bias b (norm_layer: StarCoder2). */
+hlx_status_t hlx_phase_norm(hlx_engine_t *eng, const float *w, const float *b, float *y,
+                            const float *x, int rows);
+/* A dense FFN on rows rows of its input in (norm applied): gate | up into gu, the
+ * activation into act, down into y (this rank's part, before the all-reduce); a plain MLP
+ * (ffn_plain) up into act with its bias and activation, gu unused. Decode and prefill. */
+hlx_status_t hlx_phase_ffn_dense(hlx_engine_t *eng, const hlx_layer_w_t *W, const float *in,
+                                 float *gu, float *act, float *y, int rows);
 /* What some families add between the QKV projection and RoPE, on rows rows of qkv
  * (qkv_cols floats apart): the biases (qkv_bias), then an RMSNorm of every q and k head
  * (qk_norm) or of the whole q and the whole k (qk_norm_proj, OLMo 2: under TPA > 1 a

@@ -193,14 +193,44 @@ hlx_status_t hlx_phase_qkv_extras(hlx_engine_t *eng, const hlx_layer_w_t *W, flo
     return st;
 }
 
-hlx_status_t hlx_phase_norm_in(hlx_engine_t *eng, const float *w, float *hn, const float *x,
-                               int rows, const float **in_p)
+hlx_status_t hlx_phase_norm(hlx_engine_t *eng, const float *w, const float *b, float *y,
+                            const float *x, int rows)
+{
+    if (eng->m.norm_layer)
+        return HLX_BE(eng, layernorm, y, x, w, b, rows, eng->m.hidden, (float)eng->m.norm_eps);
+    return HLX_BE(eng, rmsnorm, y, x, w, rows, eng->m.hidden, (float)eng->m.norm_eps);
+}
+
+hlx_status_t hlx_phase_norm_in(hlx_engine_t *eng, const float *w, const float *b, float *hn,
+                               const float *x, int rows, const float **in_p)
 {
     *in_p = x;
     if (w == NULL)
         return HLX_OK;
     *in_p = hn;
-    return HLX_BE(eng, rmsnorm, hn, x, w, rows, eng->m.hidden, (float)eng->m.norm_eps);
+    return hlx_phase_norm(eng, w, b, hn, x, rows);
+}
+
+hlx_status_t hlx_phase_ffn_dense(hlx_engine_t *eng, const hlx_layer_w_t *W, const float *in,
+                                 float *gu, float *act, float *y, int rows)
+{
+    const hlx_model_t *m = &eng->m;
+    const int Fc = eng->lay.ffn_count;
+    hlx_status_t st;
+
+    if (m->ffn_plain) { /* StarCoder2: act(x W_up + b_up), no gate */
+        st = HLX_BE(eng, gemm, rows, Fc, m->hidden, in, W->wgu, eng->wp_dtype, act, 0);
+        if (st == HLX_OK)
+            st = HLX_BE(eng, bias_act, act, (size_t)Fc, W->bup, rows, Fc, m->ffn_act);
+    } else {
+        st = HLX_BE(eng, gemm, rows, 2 * Fc, m->hidden, in, W->wgu, eng->wp_dtype, gu, 0);
+        if (st == HLX_OK)
+            st = HLX_BE(eng, glu, act, gu, rows, Fc, m->ffn_act, (float)m->act_alpha,
+                        (float)m->act_limit);
+    }
+    if (st == HLX_OK)
+        st = HLX_BE(eng, gemm, rows, m->hidden, Fc, act, W->wdown, eng->wp_dtype, y, 0);
+    return st;
 }
 
 hlx_status_t hlx_phase_qkv(hlx_engine_t *eng, int l)
@@ -217,7 +247,7 @@ hlx_status_t hlx_phase_qkv(hlx_engine_t *eng, int l)
     }
     HLX_TIMED(eng, HLX_PHASE_QKV, {
         const float *in;
-        st = hlx_phase_norm_in(eng, W->attn_norm, eng->hn, eng->x, B, &in);
+        st = hlx_phase_norm_in(eng, W->attn_norm, W->attn_norm_b, eng->hn, eng->x, B, &in);
         if (st == HLX_OK)
             st = HLX_BE(eng, gemm, B, eng->qkv_cols, m->hidden, in, W->wqkv, eng->wp_dtype,
                         eng->qkv, 0);
@@ -738,12 +768,16 @@ static hlx_status_t hlx_phase_allgather_staged(hlx_engine_t *eng, size_t bytes)
 hlx_status_t hlx_phase_out_extras(hlx_engine_t *eng, int l, float *y, int rows, int ffn)
 {
     const float *w = eng->layers[l].post_norm, *bo = eng->layers[l].bo;
+    const float *bd = eng->layers[l].bdown;
     const int H = eng->m.hidden;
     hlx_status_t st = HLX_OK;
 
-    /* of the whole sum: every rank adds the bias to, and normalises, the same rows */
+    /* of the whole sum: every rank adds the bias (W_o's; the plain FFN's down, StarCoder2)
+     * to, and normalises, the same rows */
     if (!ffn && bo != NULL)
         st = HLX_BE(eng, add_rows, y, (size_t)H, bo, rows, H);
+    if (ffn && bd != NULL)
+        st = HLX_BE(eng, add_rows, y, (size_t)H, bd, rows, H);
     if (w == NULL || st != HLX_OK)
         return st;
     return HLX_BE(eng, rmsnorm, y, y, w + (ffn ? H : 0), rows, H, (float)eng->m.norm_eps);
@@ -798,22 +832,16 @@ hlx_status_t hlx_phase_ffn(hlx_engine_t *eng, int l)
 {
     const hlx_model_t *m = &eng->m;
     hlx_layer_w_t *W = &eng->layers[l];
-    int B = eng->cfg.batch, Fc = eng->lay.ffn_count;
+    int B = eng->cfg.batch;
     hlx_status_t st;
 
     if (l >= m->dense_layers && eng->moe != NULL)
         return hlx_moe_ffn(eng, l);
     HLX_TIMED(eng, HLX_PHASE_FFN, {
         const float *in;
-        st = hlx_phase_norm_in(eng, W->ffn_norm, eng->hn, eng->x, B, &in);
+        st = hlx_phase_norm_in(eng, W->ffn_norm, W->ffn_norm_b, eng->hn, eng->x, B, &in);
         if (st == HLX_OK)
-            st = HLX_BE(eng, gemm, B, 2 * Fc, m->hidden, in, W->wgu, eng->wp_dtype,
-                        eng->gu, 0);
-        if (st == HLX_OK)
-            st = HLX_BE(eng, glu, eng->act, eng->gu, B, Fc, m->ffn_act, (float)m->act_alpha,
-                        (float)m->act_limit);
-        if (st == HLX_OK)
-            st = HLX_BE(eng, gemm, B, m->hidden, Fc, eng->act, W->wdown, eng->wp_dtype, eng->y, 0);
+            st = hlx_phase_ffn_dense(eng, W, in, eng->gu, eng->act, eng->y, B);
     });
     return st;
 }
@@ -828,8 +856,7 @@ hlx_status_t hlx_phase_head(hlx_engine_t *eng)
     hlx_status_t st;
 
     HLX_TIMED(eng, HLX_PHASE_HEAD, {
-        st = HLX_BE(eng, rmsnorm, eng->hn, eng->x, eng->final_norm, B, m->hidden,
-                    (float)m->norm_eps);
+        st = hlx_phase_norm(eng, eng->final_norm, eng->final_norm_b, eng->hn, eng->x, B);
         if (st == HLX_OK)
             st = HLX_BE(eng, gemm, B, L->vocab_count, m->hidden, eng->hn, eng->lmhead,
                         eng->wp_dtype, eng->lmout, 0);

@@ -183,7 +183,7 @@ static hlx_status_t hlx_prefill_qkv(hlx_engine_t *eng, hlx_prefill_t *p, int l, 
     const float *in;
     hlx_status_t st;
 
-    st = hlx_phase_norm_in(eng, W->attn_norm, p->hn, p->x, R, &in);
+    st = hlx_phase_norm_in(eng, W->attn_norm, W->attn_norm_b, p->hn, p->x, R, &in);
     if (st == HLX_OK)
         st = HLX_BE(eng, gemm, R, eng->qkv_cols, m->hidden, in, W->wqkv, eng->wp_dtype,
                     p->qkv, 0);
@@ -492,7 +492,6 @@ static hlx_status_t hlx_prefill_ffn(hlx_engine_t *eng, hlx_prefill_t *p, int l, 
 {
     const hlx_model_t *m = &eng->m;
     hlx_layer_w_t *W = &eng->layers[l];
-    int Fc = eng->lay.ffn_count;
     size_t n = (size_t)R * m->hidden;
     hlx_status_t st;
 
@@ -501,14 +500,9 @@ static hlx_status_t hlx_prefill_ffn(hlx_engine_t *eng, hlx_prefill_t *p, int l, 
         st = hlx_moe_ffn_rows(eng, l, p->x, p->hn, p->y, R);
     } else {
         const float *in;
-        st = hlx_phase_norm_in(eng, W->ffn_norm, p->hn, p->x, R, &in);
+        st = hlx_phase_norm_in(eng, W->ffn_norm, W->ffn_norm_b, p->hn, p->x, R, &in);
         if (st == HLX_OK)
-            st = HLX_BE(eng, gemm, R, 2 * Fc, m->hidden, in, W->wgu, eng->wp_dtype, p->gu, 0);
-        if (st == HLX_OK)
-            st = HLX_BE(eng, glu, p->act, p->gu, R, Fc, m->ffn_act, (float)m->act_alpha,
-                        (float)m->act_limit);
-        if (st == HLX_OK)
-            st = HLX_BE(eng, gemm, R, m->hidden, Fc, p->act, W->wdown, eng->wp_dtype, p->y, 0);
+            st = hlx_phase_ffn_dense(eng, W, in, p->gu, p->act, p->y, R);
     }
     if (st == HLX_OK)
         st = hlx_phase_allreduce_buf(eng, p->y, n);

@@ -17,6 +17,8 @@ typedef struct {
     double *qnorm, *knorm; /* qk_norm: [dk] each; qk_norm_proj: [Q * dk], [K * dk] */
     double *post_attn_norm, *post_ffn_norm; /* post_norms */
     double *sinks, *bo;    /* [Q] attn_sinks, [H] o_bias */
+    double *attn_norm_b, *ffn_norm_b; /* [H] LayerNorms' biases (norm_layer) */
+    double *bup, *bdown;   /* [F], [H] the plain FFN's biases (ffn_bias) */
     float  *kscale, *vscale; /* [K] fp8 KV-cache scales per KV head (hlx_wsrc_kv_scales) */
 } hlx_ref_layer_t;
 
@@ -29,6 +31,7 @@ struct hlx_ref {
     hlx_wsrc_t       ws;      /* the engine's weight source, read whole */
     hlx_ref_layer_t *layers;
     double          *embed, *final_norm, *lmhead;
+    double          *final_norm_b; /* norm_layer: the final LayerNorm's bias */
     float           *kcache, *vcache; /* [L][B][K][cap][d], values rounded to kv_dtype */
     int             *tokens;
     hlx_ref_moe_t   *moe;     /* MoE layers (reference_moe.c); NULL for a dense model */
@@ -64,6 +67,29 @@ double *hlx_ref_read(hlx_wsrc_t *ws, const char *name, int64_t rows, int64_t col
 static double hlx_ref_softcap(double x, double cap)
 {
     return cap > 0.0 ? cap * tanh(x / cap) : x;
+}
+
+/* The model's norm of x[n] into y (in place allowed), in double: RMSNorm, or under
+ * norm_layer (StarCoder2's nn.LayerNorm) (x - mean) / sqrt(var + eps) w + b, the variance
+ * biased (over n). */
+static void hlx_ref_norm(const hlx_model_t *m, double *y, const double *x, const double *w,
+                         const double *b, int n)
+{
+    double mean = 0.0, var = 0.0;
+    int i;
+
+    if (!m->norm_layer) {
+        hlx_ref_rmsnorm(y, x, w, n, m->norm_eps);
+        return;
+    }
+    for (i = 0; i < n; i++)
+        mean += x[i];
+    mean /= n;
+    for (i = 0; i < n; i++)
+        var += (x[i] - mean) * (x[i] - mean);
+    var /= n;
+    for (i = 0; i < n; i++)
+        y[i] = (x[i] - mean) / sqrt(var + m->norm_eps) * w[i] + b[i];
 }
 
 /* The whole runtime weight w of layer l from the weight source, in fp64. */
@@ -194,13 +220,21 @@ hlx_status_t hlx_ref_create_ckpt(const hlx_model_t *m, hlx_dtype_t kv_dtype,
              !(L->post_ffn_norm = hlx_ref_tensor(&ref->ws, HLX_HFW_POST_FFN_NORM, l))))
             goto err_free;
         if (l < m->dense_layers) { /* MoE layers: reference_moe.c */
-            L->wgate = hlx_ref_tensor(&ref->ws, HLX_HFW_WGATE, l);
+            if (!m->ffn_plain) /* StarCoder2's plain MLP: up and down alone */
+                L->wgate = hlx_ref_tensor(&ref->ws, HLX_HFW_WGATE, l);
             L->wup   = hlx_ref_tensor(&ref->ws, HLX_HFW_WUP, l);
             L->wdown = hlx_ref_tensor(&ref->ws, HLX_HFW_WDOWN, l);
+            if (m->ffn_bias && (!(L->bup = hlx_ref_tensor(&ref->ws, HLX_HFW_BUP, l)) ||
+                                !(L->bdown = hlx_ref_tensor(&ref->ws, HLX_HFW_BDOWN, l))))
+                goto err_free;
         }
+        if (m->norm_layer &&
+            (!(L->attn_norm_b = hlx_ref_tensor(&ref->ws, HLX_HFW_ATTN_NORM_B, l)) ||
+             !(L->ffn_norm_b = hlx_ref_tensor(&ref->ws, HLX_HFW_FFN_NORM_B, l))))
+            goto err_free;
         if ((!m->post_norms_only && (!L->attn_norm || !L->ffn_norm)) ||
             (m->attn == HLX_ATTN_GQA && (!L->wq || !L->wk || !L->wv)) || !L->wo ||
-            (l < m->dense_layers && (!L->wgate || !L->wup || !L->wdown)))
+            (l < m->dense_layers && ((!m->ffn_plain && !L->wgate) || !L->wup || !L->wdown)))
             goto err_free;
     }
     if (m->experts > 0 && m->dense_layers < m->layers &&
@@ -208,6 +242,9 @@ hlx_status_t hlx_ref_create_ckpt(const hlx_model_t *m, hlx_dtype_t kv_dtype,
         goto err_free;
     ref->embed      = hlx_ref_tensor(&ref->ws, HLX_HFW_EMBED, 0);
     ref->final_norm = hlx_ref_tensor(&ref->ws, HLX_HFW_FINAL_NORM, 0);
+    if (m->norm_layer &&
+        !(ref->final_norm_b = hlx_ref_tensor(&ref->ws, HLX_HFW_FINAL_NORM_B, 0)))
+        goto err_free;
     ref->lmhead     = hlx_ref_tensor(&ref->ws, HLX_HFW_LMHEAD, 0);
     if (m->attn == HLX_ATTN_MLA &&
         hlx_ref_mla_create(&ref->ws, m, kv_dtype, batch, context, steps, seed, &ref->mla) != HLX_OK)
@@ -359,7 +396,7 @@ hlx_status_t hlx_ref_step(hlx_ref_t *ref, double *hidden, double *logits, int *n
         for (l = 0; l < m->layers; l++) {
             hlx_ref_layer_t *L = &ref->layers[l];
             if (L->attn_norm != NULL)
-                hlx_ref_rmsnorm(hn, x, L->attn_norm, H, m->norm_eps);
+                hlx_ref_norm(m, hn, x, L->attn_norm, L->attn_norm_b, H);
             else /* OLMo 2: the residual stream itself */
                 memcpy(hn, x, sizeof(double) * (size_t)H);
             if (ref->mla != NULL) { /* MLA: the heads' outputs o, then the shared W_o */
@@ -456,11 +493,23 @@ attn_out:
             for (e = 0; e < H; e++)
                 x[e] += hlx_model_residual_mult(m) * y[e];
             if (L->ffn_norm != NULL)
-                hlx_ref_rmsnorm(hn, x, L->ffn_norm, H, m->norm_eps);
+                hlx_ref_norm(m, hn, x, L->ffn_norm, L->ffn_norm_b, H);
             else
                 memcpy(hn, x, sizeof(double) * (size_t)H);
             if (l >= m->dense_layers) {
                 hlx_ref_moe_ffn(ref->moe, l, hn, y, ref->pos, b);
+            } else if (m->ffn_plain) { /* StarCoder2: act(hn W_up + b_up) W_down + b_down */
+                hlx_ref_matvec(up, hn, L->wup, H, F);
+                for (e = 0; e < F; e++) {
+                    const double u = up[e] + (L->bup != NULL ? L->bup[e] : 0.0);
+                    act[e] = m->ffn_act == HLX_ACT_GELU_TANH
+                                 ? 0.5 * u * (1.0 + tanh(sqrt(2.0 / 3.14159265358979323846) *
+                                                         (u + 0.044715 * u * u * u)))
+                                 : u / (1.0 + exp(-u));
+                }
+                hlx_ref_matvec(y, act, L->wdown, F, H);
+                for (e = 0; L->bdown != NULL && e < H; e++)
+                    y[e] += L->bdown[e];
             } else {
                 hlx_ref_matvec(gate, hn, L->wgate, H, F);
                 hlx_ref_matvec(up, hn, L->wup, H, F);
@@ -487,7 +536,7 @@ attn_out:
             for (e = 0; e < H; e++)
                 x[e] += hlx_model_residual_mult(m) * y[e];
         }
-        hlx_ref_rmsnorm(hn, x, ref->final_norm, H, m->norm_eps);
+        hlx_ref_norm(m, hn, x, ref->final_norm, ref->final_norm_b, H);
         hlx_ref_matvec(logits + (size_t)b * V, hn, ref->lmhead, H, V);
         for (e = 0; e < V && m->logits_scale > 0.0; e++) /* Granite */
             logits[(size_t)b * V + e] /= m->logits_scale;
@@ -553,11 +602,13 @@ void hlx_ref_destroy(hlx_ref_t *ref)
         free(L->ffn_norm); free(L->wgate); free(L->wup); free(L->wdown);
         free(L->bq); free(L->bk); free(L->bv); free(L->qnorm); free(L->knorm);
         free(L->post_attn_norm); free(L->post_ffn_norm); free(L->sinks); free(L->bo);
+        free(L->attn_norm_b); free(L->ffn_norm_b); free(L->bup); free(L->bdown);
         free(L->kscale); free(L->vscale);
     }
     free(ref->layers);
     free(ref->embed);
     free(ref->final_norm);
+    free(ref->final_norm_b);
     free(ref->lmhead);
     free(ref->kcache);
     free(ref->vcache);

@@ -36,6 +36,11 @@ void hlx_synth_affine(const hlx_model_t *m, hlx_tensor_t t, float *a, float *b)
     case HLX_T_BK:
     case HLX_T_BV: /* about a third of the projections' unit spread */
     case HLX_T_BO:
+    case HLX_T_ATTN_NORM_B: /* LayerNorm biases: a shift a wrong mean would not hide */
+    case HLX_T_FFN_NORM_B:
+    case HLX_T_FINAL_NORM_B:
+    case HLX_T_BUP:
+    case HLX_T_BDOWN:
         *b = 0.5f;
         break;
     case HLX_T_SINKS: /* [-4, 8): from no effect to a head the sink all but silences, about

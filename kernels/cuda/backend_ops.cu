@@ -363,6 +363,87 @@ extern "C" hlx_status_t hlx_cuda_rmsnorm_ss(float *x, size_t ld, int rows, int n
     return HLX_OK;
 }
 
+// LayerNorm (StarCoder2): y[r][i] = (x[r][i] - mean) f w[i] + b[i], a block per row, the
+// mean and the biased variance summed in double, f = 1 / sqrt(var + eps) rounded to float
+// once and the mean to float, as the host's layernorm (a tree's order: the float results
+// differ at most in rounding); b NULL: no bias. Block i0 + blockIdx.x.
+__global__ void hlx_cu_layernorm(float *y, const float *x, const float *w, const float *b,
+                                 int n, float eps, int i0)
+{
+    __shared__ double part[256];
+    const int r = i0 + (int)blockIdx.x;
+    const float *xr = x + (size_t)r * n;
+    float *yr = y + (size_t)r * n;
+    double s = 0.0, mean;
+
+    for (int i = threadIdx.x; i < n; i += blockDim.x)
+        s += xr[i];
+    part[threadIdx.x] = s;
+    __syncthreads();
+    for (int st = blockDim.x / 2; st > 0; st >>= 1) {
+        if ((int)threadIdx.x < st)
+            part[threadIdx.x] += part[threadIdx.x + st];
+        __syncthreads();
+    }
+    mean = part[0] / n;
+    __syncthreads(); // every thread has read part[0] before it is reused
+    s = 0.0;
+    for (int i = threadIdx.x; i < n; i += blockDim.x)
+        s += ((double)xr[i] - mean) * ((double)xr[i] - mean);
+    part[threadIdx.x] = s;
+    __syncthreads();
+    for (int st = blockDim.x / 2; st > 0; st >>= 1) {
+        if ((int)threadIdx.x < st)
+            part[threadIdx.x] += part[threadIdx.x + st];
+        __syncthreads();
+    }
+    const float mf = (float)mean, f = (float)(1.0 / sqrt(part[0] / n + eps));
+    for (int i = threadIdx.x; i < n; i += blockDim.x)
+        yr[i] = (xr[i] - mf) * f * w[i] + (b != NULL ? b[i] : 0.0f);
+}
+
+extern "C" hlx_status_t hlx_cuda_layernorm_rows(float *y, const float *x, const float *w,
+                                                const float *b, int rows, int n, float eps,
+                                                void *stream)
+{
+    if (rows < 0 || n < 1)
+        return HLX_ERR_INVALID;
+    for (int i0 = 0; i0 < rows; i0 += (int)HLX_CU_GRID_MAX) {
+        int nr = rows - i0 < (int)HLX_CU_GRID_MAX ? rows - i0 : (int)HLX_CU_GRID_MAX;
+        hlx_cu_layernorm<<<(unsigned)nr, 256, 0, (cudaStream_t)stream>>>(y, x, w, b, n, eps,
+                                                                        i0);
+        hlx_status_t st = hlx_cu_launched();
+        if (st != HLX_OK)
+            return st;
+    }
+    return HLX_OK;
+}
+
+// x[r][i] = f(x[r][i] + b[i]) in place, row r at x + r ld: f silu (kind 0) or gelu_tanh
+// (kind 1), glu's formulas (a plain MLP's activation, StarCoder2); b NULL: no bias
+__global__ void hlx_cu_bias_act(float *x, size_t ld, const float *b, int rows, int n, int kind)
+{
+    size_t total = (size_t)rows * n;
+    for (size_t k = blockIdx.x * (size_t)blockDim.x + threadIdx.x; k < total;
+         k += (size_t)gridDim.x * blockDim.x) {
+        float *v = x + (k / n) * ld + k % n, g = *v + (b != NULL ? b[k % n] : 0.0f);
+        *v = kind == 1 ? 0.5f * g * (1.0f + tanhf(0.7978845608028654f * (g + 0.044715f * g * g * g)))
+                       : g / (1.0f + expf(-g));
+    }
+}
+
+extern "C" hlx_status_t hlx_cuda_bias_act(float *x, size_t ld, const float *b, int rows, int n,
+                                          int kind, void *stream)
+{
+    if (rows < 0 || n < 0 || ld < (size_t)n || kind < 0 || kind > 1)
+        return HLX_ERR_INVALID;
+    if ((size_t)rows * n == 0)
+        return HLX_OK;
+    hlx_cu_bias_act<<<hlx_cu_blocks((size_t)rows * n), 256, 0, (cudaStream_t)stream>>>(
+        x, ld, b, rows, n, kind);
+    return hlx_cu_launched();
+}
+
 // x[r][c] += b[c], row r at x + r ld
 __global__ void hlx_cu_add_rows(float *x, size_t ld, const float *b, int rows, int n)
 {

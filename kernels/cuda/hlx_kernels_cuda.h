@@ -92,6 +92,13 @@ hlx_status_t hlx_cuda_sumsq_rows(const float *x, size_t ld, int rows, int n, flo
                                  void *stream);
 hlx_status_t hlx_cuda_rmsnorm_ss(float *x, size_t ld, int rows, int n, const float *w,
                                  const float *ss, int total, float eps, void *stream);
+/* StarCoder2's LayerNorm: y[r][i] = (x[r][i] - mean) / sqrt(var + eps) w[i] + b[i] over rows
+ * of n (consecutive), in double as the host's; b NULL: no bias */
+hlx_status_t hlx_cuda_layernorm_rows(float *y, const float *x, const float *w, const float *b,
+                                     int rows, int n, float eps, void *stream);
+/* x[r][i] = f(x[r][i] + b[i]) in place (row r at x + r ld): kind 0 silu, 1 gelu_tanh */
+hlx_status_t hlx_cuda_bias_act(float *x, size_t ld, const float *b, int rows, int n, int kind,
+                               void *stream);
 /* x[r][0..n) += b[0..n), row r at x + r ld */
 hlx_status_t hlx_cuda_add_rows(float *x, size_t ld, const float *b, int rows, int n,
                                void *stream);

@@ -509,6 +509,9 @@ int          hlx_hf_olmo2(const hlx_hf_config_t *c);
 /* 1 for Olmo3ForCausalLM (OLMo 2's layer, hlx_hf_olmo2 holds too) with windows on the
  * sliding_attention layers, which turn unscaled. */
 int          hlx_hf_olmo3(const hlx_hf_config_t *c);
+/* 1 for Starcoder2ForCausalLM: LayerNorms (norm_layer), biases by use_bias and the plain
+ * MLP mlp.c_fc -> act -> mlp.c_proj (ffn_plain). */
+int          hlx_hf_starcoder2(const hlx_hf_config_t *c);
 /* The RoPE scaling parameters of m (factor, original context and the kind's own: llama3's
  * bands, yarn's betas and mscales, longrope's factor sets and attention_factor) added to
  * the jansson object o under config.json's key names; nothing for no scaling. */
@@ -616,7 +619,14 @@ typedef enum hlx_hf_weight {
     HLX_HFW_POST_ATTN_NORM = 20, /* [1][H] post_self_attn_layernorm.weight (post_norms) */
     HLX_HFW_POST_FFN_NORM  = 21, /* [1][H] post_mlp_layernorm.weight */
     HLX_HFW_SINKS      = 22, /* [1][Q]     self_attn.sinks (attn_sinks: gpt-oss) */
-    HLX_HFW_BO         = 23  /* [1][H]     self_attn.o_proj.bias (o_bias) */
+    HLX_HFW_BO         = 23, /* [1][H]     self_attn.o_proj.bias (o_bias) */
+    /* StarCoder2's (norm_layer, ffn_plain with ffn_bias): the LayerNorms' biases and the
+     * plain MLP's (its weights are WUP and WDOWN: mlp.c_fc, mlp.c_proj) */
+    HLX_HFW_ATTN_NORM_B  = 24, /* [1][H] input_layernorm.bias */
+    HLX_HFW_FFN_NORM_B   = 25, /* [1][H] post_attention_layernorm.bias */
+    HLX_HFW_FINAL_NORM_B = 26, /* [1][H] model.norm.bias */
+    HLX_HFW_BUP          = 27, /* [1][F] mlp.c_fc.bias */
+    HLX_HFW_BDOWN        = 28  /* [1][H] mlp.c_proj.bias */
 } hlx_hf_weight_t;
 
 /* Checkpoint name of runtime weight w of layer (layer ignored for global ones), in Llama's

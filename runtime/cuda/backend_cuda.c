@@ -416,6 +416,23 @@ static hlx_status_t cu_add_rows(hlx_backend_t *be, hlx_be_queue_t *q, float *x, 
     return hlx_cuda_add_rows(x, ld, b, rows, n, hlx_cu_stream(q));
 }
 
+static hlx_status_t cu_layernorm(hlx_backend_t *be, hlx_be_queue_t *q, float *y,
+                                 const float *x, const float *w, const float *b, int rows, int n,
+                                 float eps)
+{
+    (void)be;
+    return hlx_cuda_layernorm_rows(y, x, w, b, rows, n, eps, hlx_cu_stream(q));
+}
+
+static hlx_status_t cu_bias_act(hlx_backend_t *be, hlx_be_queue_t *q, float *x, size_t ld,
+                                const float *b, int rows, int n, hlx_act_t kind)
+{
+    (void)be;
+    if (kind != HLX_ACT_SILU && kind != HLX_ACT_GELU_TANH)
+        return HLX_ERR_INVALID;
+    return hlx_cuda_bias_act(x, ld, b, rows, n, kind == HLX_ACT_GELU_TANH, hlx_cu_stream(q));
+}
+
 static hlx_status_t cu_glu(hlx_backend_t *be, hlx_be_queue_t *q, float *act,
                            const float *gu, int rows, int n, hlx_act_t kind, float alpha,
                            float limit)
@@ -492,6 +509,7 @@ static const hlx_backend_ops_t hlx_backend_cuda = {
     .rope = cu_rope, .kv_append = cu_append,
     .attn = cu_attn, .pack = cu_pack, .unpack = cu_unpack, .merge = cu_merge,
     .add = cu_add, .scale = cu_scale, .add_rows = cu_add_rows, .glu = cu_glu, .attn_sink = cu_attn_sink, .pad_rows = cu_pad,
+    .layernorm = cu_layernorm, .bias_act = cu_bias_act,
     .gather_rows = cu_gather,
     .scatter_add = cu_scatter, .argmax = cu_argmax,
 };

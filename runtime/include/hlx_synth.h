@@ -33,6 +33,11 @@ typedef enum hlx_tensor {
     HLX_T_POST_FFN_NORM, /* [H] norm of the FFN's output */
     HLX_T_SINKS,         /* [Q] attention sink logits (attn_sinks) */
     HLX_T_BO,            /* [H] W_o's bias (o_bias) */
+    HLX_T_ATTN_NORM_B,   /* [H] LayerNorm biases (norm_layer) */
+    HLX_T_FFN_NORM_B,    /* [H] */
+    HLX_T_FINAL_NORM_B,  /* [H], global */
+    HLX_T_BUP,           /* [F] the plain FFN's up bias (ffn_bias) */
+    HLX_T_BDOWN,         /* [H] its down bias */
     HLX_T_COUNT
 } hlx_tensor_t;
 

@@ -190,6 +190,43 @@ static void test_norm_rope_swiglu_add_pad(void)
     hb.ops->add_rows(&hb, NULL, y, N, w, R, N - 7);
     CHECK(cb.ops->add_rows(&cb, cq, dx, N, dw, R, N - 7) == HLX_OK, "add_rows");
     CHECK(rel_err(dx, y, R * N) == 0, "add_rows differs");
+    /* StarCoder2's LayerNorm (rows whose mean is far from 0: x + 3; a bias of its own), then
+     * the plain MLP's activation with its bias on 50 columns from column 6 of rows N apart,
+     * gelu_tanh and silu, the other columns untouched */
+    {
+        float xb[R * N], bias[N], *dxb, *db;
+        for (i = 0; i < R * N; i++)
+            xb[i] = x[i] + 3.0f;
+        for (i = 0; i < N; i++)
+            bias[i] = w[(i + 5) % N] - 1.0f;
+        dxb = dev_of(xb, R * N), db = dev_of(bias, N);
+        CHECK(dxb != NULL && db != NULL, "allocation");
+        if (dxb != NULL && db != NULL) {
+            hb.ops->layernorm(&hb, NULL, y, xb, w, bias, R, N, 1e-5f);
+            CHECK(cb.ops->layernorm(&cb, cq, dx, dxb, dw, db, R, N, 1e-5f) == HLX_OK,
+                  "layernorm");
+            CHECK(rel_err(dx, y, R * N) < 1e-5, "layernorm differs: %g", rel_err(dx, y, R * N));
+            hb.ops->layernorm(&hb, NULL, y, xb, w, NULL, R, N, 1e-5f);
+            CHECK(cb.ops->layernorm(&cb, cq, dx, dxb, dw, NULL, R, N, 1e-5f) == HLX_OK,
+                  "layernorm without a bias");
+            CHECK(rel_err(dx, y, R * N) < 1e-5, "layernorm without a bias differs: %g",
+                  rel_err(dx, y, R * N));
+            memcpy(y, xb, sizeof(y));
+            hb.ops->bias_act(&hb, NULL, y + 6, N, bias, R, 50, HLX_ACT_GELU_TANH);
+            CHECK(cb.ops->bias_act(&cb, cq, dxb + 6, N, db, R, 50, HLX_ACT_GELU_TANH) == HLX_OK,
+                  "bias_act gelu_tanh");
+            CHECK(rel_err(dxb, y, R * N) < 1e-5, "bias_act gelu_tanh differs: %g",
+                  rel_err(dxb, y, R * N));
+            hb.ops->bias_act(&hb, NULL, y + 6, N, bias, R, 50, HLX_ACT_SILU);
+            CHECK(cb.ops->bias_act(&cb, cq, dxb + 6, N, db, R, 50, HLX_ACT_SILU) == HLX_OK,
+                  "bias_act silu");
+            CHECK(rel_err(dxb, y, R * N) < 1e-5, "bias_act silu differs: %g",
+                  rel_err(dxb, y, R * N));
+            CHECK(cb.ops->bias_act(&cb, cq, dxb, N, db, R, 50, HLX_ACT_SWIGLU_CLAMP) ==
+                  HLX_ERR_INVALID, "bias_act with a gated activation accepted");
+        }
+        cb.ops->mem_free(&cb, dxb, 0), cb.ops->mem_free(&cb, db, 0);
+    }
     cb.ops->mem_free(&cb, dx, 0), cb.ops->mem_free(&cb, dw, 0), cb.ops->mem_free(&cb, dy, 0);
     cb.ops->mem_free(&cb, dgu, 0), cb.ops->mem_free(&cb, dact, 0), cb.ops->mem_free(&cb, dpad, 0);
     {

@@ -2448,6 +2448,120 @@ static void test_null_counts(void **state)
     assert_int_equal(g_cfg.m.shared_experts, 0);
 }
 
+/* StarCoder2 (Starcoder2ForCausalLM): LayerNorms with biases, use_bias on q, k, v, o_proj
+ * and the plain MLP (mlp.c_fc, mlp.c_proj), norm_epsilon, gelu_pytorch_tanh, a tied head
+ * and no window by default; starcoder2-3b's config.json read to its published 3.03B. */
+static void test_starcoder2(void **state)
+{
+    static const char *const defaulted[] = { "norm_epsilon", "use_bias", "hidden_act",
+                                             "tie_word_embeddings", "num_key_value_heads",
+                                             "head_dim", NULL };
+    char dir[512], err[1024];
+    hlx_hf_config_t cfg;
+    hlx_hf_expect_t *list = NULL;
+    size_t n = 0, i;
+    int fc = 0, fcb = 0, pj = 0, pjb = 0, lnb = 0, gated = 0, nb = 0;
+
+    (void)state;
+    synth_cfg("sc2", "--family starcoder2 --shards 1", "Starcoder2ForCausalLM", dir,
+              sizeof(dir), &cfg);
+    assert_true(cfg.m.norm_layer && cfg.m.ffn_plain && cfg.m.ffn_bias && cfg.m.qkv_bias &&
+                cfg.m.o_bias && cfg.m.ffn_act == HLX_ACT_GELU_TANH && cfg.m.norm_eps == 1e-5 &&
+                !cfg.tie_word_embeddings && cfg.m.sliding_window == 0);
+    /* the inventory: c_fc [F, H] and its bias [F], c_proj [H, F] and its bias [H], the two
+     * LayerNorms' biases per layer and the final one's; no gate or up projection */
+    assert_int_equal(hlx_hf_expect(&cfg, &list, &n, err, sizeof(err)), HLX_OK);
+    for (i = 0; i < n; i++) {
+        fc += strstr(list[i].name, "mlp.c_fc.weight") != NULL && list[i].shape[0] == 512 &&
+              list[i].shape[1] == 256;
+        fcb += strstr(list[i].name, "mlp.c_fc.bias") != NULL && list[i].shape[0] == 512;
+        pj += strstr(list[i].name, "mlp.c_proj.weight") != NULL && list[i].shape[0] == 256 &&
+              list[i].shape[1] == 512;
+        pjb += strstr(list[i].name, "mlp.c_proj.bias") != NULL && list[i].shape[0] == 256;
+        lnb += strstr(list[i].name, "layernorm.bias") != NULL && list[i].shape[0] == 256;
+        gated += strstr(list[i].name, "gate_proj") != NULL || strstr(list[i].name, "up_proj");
+        nb += !strcmp(list[i].name, "model.norm.bias");
+    }
+    free(list);
+    assert_true(fc == 2 && fcb == 2 && pj == 2 && pjb == 2 && lnb == 4 && gated == 0 &&
+                nb == 1);
+    assert_int_equal(check_dir("sc2", &cfg, err, sizeof(err)), HLX_OK);
+    ckpt_variant("sc2", "sc2ok", NULL, NULL, NULL, 0, NULL);
+    ckpt_variant("sc2", "sc2nob", "model.layers.1.mlp.c_proj.bias", NULL, NULL, 0,
+                 "tensor model.layers.1.mlp.c_proj.bias is missing");
+    ckpt_variant("sc2", "sc2nolnb", "model.layers.0.input_layernorm.bias", NULL, NULL, 0,
+                 "tensor model.layers.0.input_layernorm.bias is missing");
+    ckpt_variant("sc2", "sc2nonb", "model.norm.bias", NULL, NULL, 0,
+                 "tensor model.norm.bias is missing");
+    ckpt_variant("sc2", "sc2fc", NULL, "model.layers.0.mlp.c_fc.weight", NULL, 300,
+                 "model.layers.0.mlp.c_fc.weight");
+    ckpt_variant("sc2", "sc2gate", NULL, NULL, "model.layers.0.mlp.gate_proj.weight", 512,
+                 "gate_proj.weight is not part of a Starcoder2ForCausalLM");
+    assert_int_equal(sh("timeout 60 %s model info %s | grep -q 'every norm a LayerNorm'",
+                        helix, dir), 0);
+    assert_int_equal(sh("timeout 60 %s model info %s | grep -q 'a plain MLP: gelu_tanh'",
+                        helix, dir), 0);
+    set_key("sc2", "architectures", NULL); /* model_type alone */
+    expect_config("sc2", HLX_OK, NULL);
+    assert_string_equal(g_cfg.arch, "Starcoder2ForCausalLM");
+    set_key("sc2", "architectures", json_pack("[s]", "Starcoder2ForCausalLM"));
+    /* the refusals at their key: the exact GELU, an eps of 0 or below, a head size other
+     * than hidden_size / num_attention_heads */
+    expect_key("sc2", "hidden_act", json_string("gelu"), HLX_ERR_PARSE,
+               "hidden_act: \"gelu\" is not supported for Starcoder2ForCausalLM",
+               json_string("gelu_pytorch_tanh"));
+    expect_key("sc2", "hidden_act", json_integer(3), HLX_ERR_PARSE, "hidden_act",
+               json_string("gelu_pytorch_tanh"));
+    expect_key("sc2", "norm_epsilon", json_real(0.0), HLX_ERR_PARSE, "norm_epsilon",
+               json_real(1e-5));
+    expect_key("sc2", "norm_epsilon", json_real(-1e-5), HLX_ERR_PARSE, "norm_epsilon",
+               json_real(1e-5));
+    expect_key("sc2", "norm_epsilon", json_string("x"), HLX_ERR_PARSE, "norm_epsilon",
+               json_real(1e-5));
+    expect_key("sc2", "use_bias", json_string("yes"), HLX_ERR_PARSE, "use_bias",
+               json_true());
+    expect_key("sc2", "use_bias", json_null(), HLX_ERR_PARSE, "use_bias: null", json_true());
+    expect_key("sc2", "head_dim", json_integer(64), HLX_ERR_PARSE,
+               "head_dim: head size 64 x num_attention_heads 8 is not hidden_size 256", NULL);
+    /* gelu_new is the same tanh form; silu read; use_bias false: no bias at all */
+    expect_key("sc2", "hidden_act", json_string("gelu_new"), HLX_OK, NULL,
+               json_string("gelu_pytorch_tanh"));
+    expect_key("sc2", "hidden_act", json_string("silu"), HLX_OK, NULL,
+               json_string("gelu_pytorch_tanh"));
+    assert_int_equal(g_cfg.m.ffn_act, HLX_ACT_SILU);
+    expect_key("sc2", "use_bias", json_false(), HLX_OK, NULL, json_true());
+    assert_true(!g_cfg.m.qkv_bias && !g_cfg.m.o_bias && !g_cfg.m.ffn_bias &&
+                g_cfg.m.norm_layer && g_cfg.m.ffn_plain);
+    /* a window on every layer, as Mistral's (Starcoder2Model's sliding-window mask) */
+    expect_key("sc2", "sliding_window", json_integer(6), HLX_OK, NULL, NULL);
+    assert_true(g_cfg.m.sliding_window == 6 && g_cfg.m.sliding_pattern == 0 &&
+                g_cfg.m.sliding_from == 0);
+    /* Starcoder2Config's defaults for the keys left out: 1e-5, biases, gelu_pytorch_tanh, a
+     * tied head, the query heads' count of KV heads */
+    drop_keys("sc2", defaulted);
+    expect_config("sc2", HLX_OK, NULL);
+    assert_true(g_cfg.m.norm_eps == 1e-5 && g_cfg.m.ffn_bias && g_cfg.m.qkv_bias &&
+                g_cfg.m.o_bias && g_cfg.m.ffn_act == HLX_ACT_GELU_TANH &&
+                g_cfg.tie_word_embeddings && g_cfg.m.kv_heads == 8);
+    /* starcoder2-3b (tests/model/data/hf_config/starcoder2-3b.json): embedding 49152 x 3072
+     * = 150,994,944, tied; 30 layers of q and o (3072 x 3072 + 3072 each), k and v (3072 x
+     * 256 + 256 each), c_fc (3072 x 12288 + 12288), c_proj (12288 x 3072 + 3072) and two
+     * LayerNorms (2 x 3072 each): 30 x 95,979,008 = 2,879,370,240; the final LayerNorm
+     * 6144: 3,030,371,328 (the published 3.03B) */
+    assert_int_equal(sh("mkdir -p %s/sc3b && cp %s/tests/model/data/hf_config/starcoder2-3b.json "
+                        "%s/sc3b/config.json", g_tmp, HLX_SOURCE_ROOT, g_tmp), 0);
+    expect_config("sc3b", HLX_OK, NULL);
+    assert_true(g_cfg.m.layers == 30 && g_cfg.m.hidden == 3072 && g_cfg.m.q_heads == 24 &&
+                g_cfg.m.kv_heads == 2 && g_cfg.m.head_dim == 128 && g_cfg.m.ffn == 12288 &&
+                g_cfg.m.vocab == 49152 && g_cfg.m.rope_theta == 999999.4420358813 &&
+                g_cfg.m.norm_eps == 1e-5 && g_cfg.m.sliding_window == 4096 &&
+                g_cfg.tie_word_embeddings && g_cfg.m.norm_layer && g_cfg.m.ffn_bias);
+    assert_true(hlx_model_params(&g_cfg.m) == 3030371328.0);
+    assert_int_equal(sh("timeout 60 %s model info %s/sc3b --config-only --json | python3 -c "
+                        "'import json, sys; sys.exit(json.load(sys.stdin)[\"params\"] != "
+                        "3030371328)'", helix, g_tmp), 0);
+}
+
 /* Integer weights' bits (docs/model.md "Integer weights"): GPTQ's 2, 3, 4 or 8, in
  * quantization_config (checkpoint_format gptq or gptq_v2) and in AutoGPTQ's
  * quantize_config.json; AWQ's 4 only, compressed-tensors' 4 or 8; the rest refused at the
@@ -3844,6 +3958,7 @@ int main(int argc, char **argv)
         cmocka_unit_test(test_olmo2),
         cmocka_unit_test(test_olmo3),
         cmocka_unit_test(test_null_counts),
+        cmocka_unit_test(test_starcoder2),
         cmocka_unit_test(test_int_bits),
         cmocka_unit_test(test_gemma2),
         cmocka_unit_test(test_gemma3),

@@ -408,6 +408,18 @@ static void test_errors(void **state)
                  "post_norms_only: needs \"post_norms\": true");
     expect_error("qk_norm_both.json", HLX_ERR_PARSE, "qk_norm_both.json:3:61: qk_norm_proj: "
                  "not with \"qk_norm\"");
+    expect_error("layernorm_qk_norm.json", HLX_ERR_PARSE, "layernorm_qk_norm.json:3:65: "
+                 "qk_norm: not with \"norm\": \"layernorm\"");
+    expect_error("layernorm_post.json", HLX_ERR_PARSE, "layernorm_post.json:3:65: "
+                 "post_norms: not with \"norm\": \"layernorm\"");
+    expect_error("layernorm_moe.json", HLX_ERR_PARSE, "layernorm_moe.json:3:32: norm: "
+                 "\"layernorm\" only with a dense FFN");
+    expect_error("norm_unknown.json", HLX_ERR_PARSE, "norm_unknown.json:3:44: norm: unknown "
+                 "norm \"batchnorm\" (rms or layernorm)");
+    expect_error("ffn_bias_glu.json", HLX_ERR_PARSE, "ffn_bias_glu.json:3:44: ffn_bias: only "
+                 "with \"ffn_kind\": \"mlp\"");
+    expect_error("mlp_clamp.json", HLX_ERR_PARSE, "mlp_clamp.json:3:63: ffn_act: "
+                 "\"swiglu_clamp\" is a gated activation");
     expect_error("post_norms_mla.json", HLX_ERR_PARSE,
                  "post_norms_mla.json:4:3: post_norms: only with \"attn\": \"gqa\" and a "
                  "dense FFN");
@@ -451,6 +463,23 @@ static void test_gqa_extras(void **state)
     assert_true(hlx_model_hash(&m) != hlx_model_hash(&plain));
     plain = m;
     plain.qk_norm_proj = 0;
+    assert_true(hlx_model_hash(&m) != hlx_model_hash(&plain));
+    /* StarCoder2's: LayerNorms (a bias [H] beside each weight: 2 per layer and the final
+     * one), the plain MLP (up and down, 2 H F in place of 3 H F) and its biases [F] and [H] */
+    load_data("starcoder2.json", &m);
+    assert_true(m.norm_layer && m.ffn_plain && m.ffn_bias && m.qkv_bias && m.o_bias &&
+                m.ffn_act == HLX_ACT_GELU_TANH);
+    plain = m;
+    plain.norm_layer = 0;
+    assert_true(hlx_model_params(&m) - hlx_model_params(&plain) == 3.0 * 2 * 64 + 64);
+    assert_true(hlx_model_hash(&m) != hlx_model_hash(&plain));
+    plain = m;
+    plain.ffn_bias = 0;
+    assert_true(hlx_model_params(&m) - hlx_model_params(&plain) == 3.0 * (128 + 64));
+    assert_true(hlx_model_hash(&m) != hlx_model_hash(&plain));
+    plain.ffn_plain = 0;
+    assert_true(hlx_model_params(&plain) - hlx_model_params(&m) ==
+                3.0 * (64 * 128 - 128 - 64));
     assert_true(hlx_model_hash(&m) != hlx_model_hash(&plain));
     /* tie_embeddings: the head's vocab x hidden weights counted once */
     load_data("tied.json", &m);
@@ -730,7 +759,8 @@ static const struct { const char *name; size_t off, size; } g_fields[] = {
     HLX_F(embed_mult), HLX_F(residual_mult), HLX_F(logits_scale), HLX_F(dca_chunk),
     HLX_F(dca_local), HLX_F(dca_orig), HLX_F(nope_pattern), HLX_F(act_alpha), HLX_F(act_limit),
     HLX_F(attn_sinks), HLX_F(o_bias), HLX_F(router_bias), HLX_F(expert_bias),
-    HLX_F(rope_yarn_exact), HLX_F(post_norms_only), HLX_F(qk_norm_proj),
+    HLX_F(rope_yarn_exact), HLX_F(post_norms_only), HLX_F(qk_norm_proj), HLX_F(norm_layer),
+    HLX_F(ffn_plain), HLX_F(ffn_bias),
 };
 
 /* RoPE scaling against the Hugging Face code written out again here, step for step as

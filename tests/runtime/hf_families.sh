@@ -75,29 +75,43 @@ esac
 
 # 2. the Qwen families, Phi-3 and InternLM2 (fused qkv_proj and wqkv read by head) sharded,
 # checked against the fp64 reference
-sharded() {
-    local args fam ck tok lay n ep
+# sharded_fam FAM: $dir/FAM-bf16 under --check on 1 rank, KVP 2 and 2 x 2, the same tokens
+sharded_fam() {
+    local args fam=$1 ck tok lay n ep
     args=(--steps 4 --batch 3 --prompt-ids "$data/prompt3.txt" --prefill-chunk 8 --context 40
           --check --json --timeout 60)
+    ck=$dir/$fam-bf16
+    "$helix" decode --model "$ck" "${args[@]}" >"$dir/$fam.1" 2>"$dir/err" ||
+        { echo "FAIL: $fam, 1 rank: $(cat "$dir/err")"; fail=1; return; }
+    tok=$(json_field "$dir/$fam.1" "d['tokens']")
+    for lay in "2 1" "2 2"; do # TPA 2 alone: as in 2 x 2, which splits the heads too
+        set -- $lay
+        n=$(($1 * $2)) ep=1
+        case $fam in *moe|mixtral|gpt-oss|dots1|granitemoeshared) ep=$n ;; esac # each rank an expert group of 8 / N experts
+        timeout -k 5 150 "$helixrun" --no-prefix -n $n --timeout 120 -- "$helix" decode \
+            --model "$ck" --kvp "$1" --tpa "$2" --ep $ep "${args[@]}" >"$dir/out" 2>"$dir/err" ||
+            { echo "FAIL: $fam, KVP $1 x TPA $2 EP $ep: $(cat "$dir/err")"; fail=1; continue; }
+        echo "$fam KVP $1 x TPA $2 EP $ep: check rel err $(json_field "$dir/out" "d['max_rel_err']")"
+        [ "$(json_field "$dir/out" "d['tokens']")" = "$tok" ] ||
+            { echo "FAIL: $fam, KVP $1 x TPA $2 EP $ep: other tokens than 1 rank"; fail=1; }
+    done
+}
+
+sharded() {
+    local fam
     for fam in qwen2 qwen2vl llavaov qwen3 qwen3vl phi3 glm glm4 gemma gemma2 gemma3 gemma3mm \
         internlm2 granite smollm3 seed-oss qwen2-moe qwen3-moe mixtral glm4-moe dots1 \
         deepseek-moe gpt-oss granitemoe granitemoeshared olmo2 olmo3; do
-        ck=$dir/$fam-bf16
-        "$helix" decode --model "$ck" "${args[@]}" >"$dir/$fam.1" 2>"$dir/err" ||
-            { echo "FAIL: $fam, 1 rank: $(cat "$dir/err")"; fail=1; continue; }
-        tok=$(json_field "$dir/$fam.1" "d['tokens']")
-        for lay in "2 1" "2 2"; do # TPA 2 alone: as in 2 x 2, which splits the heads too
-            set -- $lay
-            n=$(($1 * $2)) ep=1
-            case $fam in *moe|mixtral|gpt-oss|dots1|granitemoeshared) ep=$n ;; esac # each rank an expert group of 8 / N experts
-            timeout -k 5 150 "$helixrun" --no-prefix -n $n --timeout 120 -- "$helix" decode \
-                --model "$ck" --kvp "$1" --tpa "$2" --ep $ep "${args[@]}" >"$dir/out" 2>"$dir/err" ||
-                { echo "FAIL: $fam, KVP $1 x TPA $2 EP $ep: $(cat "$dir/err")"; fail=1; continue; }
-            echo "$fam KVP $1 x TPA $2 EP $ep: check rel err $(json_field "$dir/out" "d['max_rel_err']")"
-            [ "$(json_field "$dir/out" "d['tokens']")" = "$tok" ] ||
-                { echo "FAIL: $fam, KVP $1 x TPA $2 EP $ep: other tokens than 1 rank"; fail=1; }
-        done
+        sharded_fam $fam
     done
+}
+
+# StarCoder2's sharded part: its bf16 checkpoint (seed 4, as in 1.) on 1, 2 and 4 ranks
+sharded_starcoder2() {
+    [ -d "$dir/starcoder2-bf16" ] ||
+        "$helix" model synth --family starcoder2 --dtype bf16 --seed 4 \
+            --out "$dir/starcoder2-bf16" >/dev/null || { echo "FAIL: synth starcoder2 bf16"; fail=1; }
+    sharded_fam starcoder2
 }
 
 if [ "$part" = sharded ]; then
@@ -117,6 +131,7 @@ if [ "$part" = sharded ]; then
             { echo "FAIL: multimodal.py $2 bf16"; fail=1; }
     done
     sharded
+    sharded_starcoder2
     exit $fail
 fi
 
@@ -911,9 +926,33 @@ done
 "$helix" model info "$dir/glm4-moe-bf16" | grep -q '^  left out .*(model.layers.2.\* on, [0-9]* tensors: multi-token prediction' ||
     { echo "FAIL: glm4-moe: model info does not say the MTP layer is left out"; fail=1; }
 
+# StarCoder2 (LayerNorms with biases, q, k, v and o biases, the plain GELU-tanh MLP with
+# biases) at seed 4, where dropping the LayerNorms' mean or their biases changes the forward's
+# tokens; then Starcoder2Config's window (every layer, as Mistral's) of 3, which must change
+# them too, and hidden_act silu
+for dt in f32 bf16; do
+    "$helix" model synth --family starcoder2 --dtype $dt --seed 4 --out "$dir/starcoder2-$dt" \
+        >/dev/null || { echo "FAIL: synth starcoder2 $dt"; fail=1; continue; }
+    both_decode "$dir/starcoder2-$dt" "starcoder2 $dt" || continue
+    echo "starcoder2 $dt: transformers-style $want, helix $got"
+    [ "$want" = "$got" ] || { echo "FAIL: starcoder2 $dt: helix decodes other tokens than the HF forward"; fail=1; }
+    [ $dt = f32 ] && first[starcoder2]=$want
+done
+for sc in 'starcoder2-win {"sliding_window": 3}' 'starcoder2-silu {"hidden_act": "silu"}'; do
+    set -- $sc
+    cp -r "$dir/starcoder2-f32" "$dir/$1"
+    python3 -c 'import json, sys; c = json.load(open(sys.argv[1])); c.update(json.loads(sys.argv[2])); json.dump(c, open(sys.argv[1], "w"))' \
+        "$dir/$1/config.json" "$2 $3" || fail=1
+    both_decode "$dir/$1" "$1" || continue
+    echo "$1: transformers-style $want, helix $got (without the key ${first[starcoder2]-?})"
+    [ "$want" = "$got" ] && [ "$want" != "${first[starcoder2]-x}" ] ||
+        { echo "FAIL: $1: other tokens than the forward, or the same as without the key"; fail=1; }
+done
+
 # 2. (sharded, above)
 if [ "$part" = all ]; then
     sharded
+    sharded_starcoder2
 fi
 
 # 3. a checkpoint equals the model file it was written from (phi3: a window of 7 positions

@@ -55,7 +55,7 @@ ARCHITECTURES = ("LlamaForCausalLM", "MistralForCausalLM", "MixtralForCausalLM",
                  "Gemma3ForConditionalGeneration", "DeepseekV2ForCausalLM",
                  "DeepseekV3ForCausalLM", "GptOssForCausalLM", "Dots1ForCausalLM",
                  "GraniteMoeForCausalLM", "Olmo2ForCausalLM", "GraniteMoeSharedForCausalLM",
-                 "Olmo3ForCausalLM")
+                 "Olmo3ForCausalLM", "Starcoder2ForCausalLM")
 GPT_OSS = "GptOssForCausalLM"
 GRANITE_MOE = "GraniteMoeForCausalLM"
 # Granite MoE Shared (transformers' modeling_granitemoeshared.py): GraniteMoe's layer, plus
@@ -91,6 +91,13 @@ OLMO2 = "Olmo2ForCausalLM"
 # full_attention ones with rope_scaling applied
 OLMO3 = "Olmo3ForCausalLM"
 OLMOS = (OLMO2, OLMO3)
+# StarCoder2 (transformers' modeling_starcoder2.py, configuration_starcoder2.py): nn.LayerNorm
+# (weight and bias, eps norm_epsilon 1e-5) for input_layernorm, post_attention_layernorm and
+# model.norm; q, k, v, o_proj and the MLP's c_fc and c_proj biased by use_bias (true); the MLP
+# c_proj(act(c_fc(x))) with hidden_act gelu_pytorch_tanh, no gate; rotate_half RoPE over whole
+# heads; the sliding-window mask on every layer when sliding_window is set (None by default);
+# Starcoder2Config ties the head by default (tie_word_embeddings true)
+STARCODER2 = "Starcoder2ForCausalLM"
 # GLM-4.5, 4.5-Air, 4.6 (transformers' modeling_glm4_moe.py): not GLM-4's layer; its
 # rotate_half turns halves (gpt_neox's apply_rotary_pos_emb) over the first
 # partial_rotary_factor of each head
@@ -919,7 +926,8 @@ class Config:
         if sw is not None and not self.gemma:  # Gemma's: per layer, above
             if not isinstance(sw, int) or isinstance(sw, bool) or sw < 1:
                 raise Fail(f"{path}: key sliding_window: {sw!r} is not a positive integer")
-            if self.arch in ("MistralForCausalLM", "MixtralForCausalLM", "Phi3ForCausalLM"):
+            if self.arch in ("MistralForCausalLM", "MixtralForCausalLM", "Phi3ForCausalLM",
+                             STARCODER2):
                 self.layer_windows = [sw] * self.layers
             elif qwen and c.get("use_sliding_window") is True:
                 self.layer_windows = windows_from(sw, 28)
@@ -931,6 +939,8 @@ class Config:
             elif "use_sliding_window" not in c:
                 raise Fail(f"{path}: key sliding_window: not implemented for {self.arch} by "
                            f"this reference")
+        if self.arch == STARCODER2:
+            self.starcoder2(c, path, number)
         self.rotary = self.d
         self.mla = self.arch in DEEPSEEK
         self.fp8_block = None
@@ -957,6 +967,27 @@ class Config:
             raise Fail(f"{path}: rotary dim {self.rotary} is odd (head_dim, "
                        f"partial_rotary_factor)")
         self.mrope_axis = self.mrope and self.mrope_axes(path)
+
+    def starcoder2(self, c, path, number):
+        """Starcoder2Config's keys beyond Llama's: norm_epsilon, use_bias, hidden_act, and its
+        default tie_word_embeddings true."""
+        if self.H % self.Q or self.d != self.H // self.Q:
+            raise Fail(f"{path}: StarCoder2's head size here is hidden_size / "
+                       f"num_attention_heads, whole")
+        self.eps = number("norm_epsilon", 1e-5)
+        bias = c.get("use_bias", True)
+        if not isinstance(bias, bool):
+            raise Fail(f"{path}: key use_bias: {bias!r} is not a boolean")
+        self.use_bias = bias
+        act = c.get("hidden_act", "gelu_pytorch_tanh")
+        acts = {"gelu_pytorch_tanh": gelu_tanh, "gelu_new": gelu_tanh, "silu": silu}
+        if act not in acts:
+            raise Fail(f"{path}: key hidden_act: {act!r} not in this reference ({', '.join(acts)})")
+        self.act = acts[act]
+        tie = c.get("tie_word_embeddings", True)
+        if not isinstance(tie, bool):
+            raise Fail(f"{path}: key tie_word_embeddings: {tie!r} is not a boolean")
+        self.tied = tie
 
     def mrope_axes(self, path):
         """Qwen3-VL's multimodal RoPE: which of a token's (time, height, width) positions
@@ -1865,6 +1896,85 @@ class Model(Decoder):
         return self.head(x, want_logits)
 
 
+def layernorm(x, w, b, eps):
+    """torch.nn.LayerNorm over the last dimension: the biased variance."""
+    n = len(x)
+    mean = sum(x) / n
+    var = sum((v - mean) ** 2 for v in x) / n
+    scale = 1.0 / math.sqrt(var + eps)
+    return [(v - mean) * scale * g + c for v, g, c in zip(x, w, b)]
+
+
+class StarCoder2(Model):
+    """Starcoder2ForCausalLM: LayerNorms with biases, biased projections, the plain MLP
+    c_proj(act(c_fc(x))), rotate_half RoPE (Model's), windows as Mistral's."""
+
+    def __init__(self, directory, cfg):
+        ck = Checkpoint(directory)
+        self.load_globals(ck, cfg)
+        H, F, Q, K, d = cfg.H, cfg.F, cfg.Q, cfg.K, cfg.d
+        self.norm_b = ck.vector("model.norm.bias", H)
+
+        def bias(name, n):
+            return ck.vector(name, n) if cfg.use_bias else [0.0] * n
+        for i in range(cfg.layers):
+            p = f"model.layers.{i}."
+            L = Layer()
+            L.ln1 = (ck.vector(p + "input_layernorm.weight", H),
+                     ck.vector(p + "input_layernorm.bias", H))
+            L.ln2 = (ck.vector(p + "post_attention_layernorm.weight", H),
+                     ck.vector(p + "post_attention_layernorm.bias", H))
+            L.wq = ck.matrix(p + "self_attn.q_proj.weight", Q * d, H)
+            L.wk = ck.matrix(p + "self_attn.k_proj.weight", K * d, H)
+            L.wv = ck.matrix(p + "self_attn.v_proj.weight", K * d, H)
+            L.wo = ck.matrix(p + "self_attn.o_proj.weight", H, Q * d)
+            L.bq, L.bk = bias(p + "self_attn.q_proj.bias", Q * d), bias(p + "self_attn.k_proj.bias", K * d)
+            L.bv, L.bo = bias(p + "self_attn.v_proj.bias", K * d), bias(p + "self_attn.o_proj.bias", H)
+            L.c_fc = ck.matrix(p + "mlp.c_fc.weight", F, H)
+            L.c_fc_b = bias(p + "mlp.c_fc.bias", F)
+            L.c_proj = ck.matrix(p + "mlp.c_proj.weight", H, F)
+            L.c_proj_b = bias(p + "mlp.c_proj.bias", H)
+            L.keys, L.values = [], []
+            self.layers.append(L)
+        self.rope_params(cfg)
+
+    def head(self, x, want_logits):
+        if not want_logits:
+            return None
+        return matvec(self.lm_head, layernorm(x, self.norm, self.norm_b, self.cfg.eps))
+
+    def forward(self, token, want_logits):
+        cfg = self.cfg
+        d, Q, K, eps = cfg.d, cfg.Q, cfg.K, cfg.eps
+        t = self.position
+        self.position += 1
+        freq, ms = self.frequencies(t), self.attn_scaling
+        cos = [math.cos(t * f) * ms for f in freq]
+        sin = [math.sin(t * f) * ms for f in freq]
+        scale = 1.0 / math.sqrt(d)
+        x = list(self.embed[token])
+        for i, L in enumerate(self.layers):
+            h = layernorm(x, *L.ln1, eps)
+            q = add(matvec(L.wq, h), L.bq)
+            k = add(matvec(L.wk, h), L.bk)
+            v = add(matvec(L.wv, h), L.bv)
+            L.keys.append([self.rope(k[g * d:(g + 1) * d], cos, sin) for g in range(K)])
+            L.values.append([v[g * d:(g + 1) * d] for g in range(K)])
+            window = cfg.layer_windows[i]
+            first = 0 if window is None else max(0, len(L.keys) - window)
+            attn = []
+            for j in range(Q):
+                g = j // (Q // K)
+                attn.extend(attend(self.rope(q[j * d:(j + 1) * d], cos, sin),
+                                   [ks[g] for ks in L.keys[first:]],
+                                   [vs[g] for vs in L.values[first:]], scale))
+            x = add(x, add(matvec(L.wo, attn), L.bo))
+            h = layernorm(x, *L.ln2, eps)
+            u = [cfg.act(a + b) for a, b in zip(matvec(L.c_fc, h), L.c_fc_b)]
+            x = add(x, add(matvec(L.c_proj, u), L.c_proj_b))
+        return self.head(x, want_logits)
+
+
 def pick(logits):
     """(argmax with ties to the lowest index, top1 - top2, that gap / max |logit|)."""
     best = 0
@@ -1921,7 +2031,8 @@ def main(argv):
         raise Fail(f"{args.dir}: not a directory")
     cfg = Config(args.dir)  # the config's errors come before the prompt's
     prompt = read_prompt(args.prompt_ids, cfg.V)
-    model = DeepSeek(args.dir, cfg) if cfg.mla else Model(args.dir, cfg)
+    model = DeepSeek(args.dir, cfg) if cfg.mla else \
+        StarCoder2(args.dir, cfg) if cfg.arch == STARCODER2 else Model(args.dir, cfg)
     model.seq_floor = len(prompt)  # transformers runs the prompt as one forward
 
     for tok in prompt[:-1]:

@@ -574,6 +574,67 @@ static void test_split_rmsnorm(void **state)
     hlx_backend_fini(&be);
 }
 
+/* StarCoder2's ops: layernorm against the formula in double (rows whose mean is far from 0,
+ * with and without a bias), bias_act's gelu_tanh and silu on strided rows against glu's
+ * with an up of 1 (the same formulas), the columns outside untouched; the gated kind and
+ * the stubs refused. */
+static void test_layernorm_bias_act(void **state)
+{
+    enum { R = 3, N = 16, LD = 19 };
+    float x[R * N], y[R * N], w[N], b[N], a[R * LD], a0[R * LD], gu[2 * N], ref[N];
+    hlx_backend_t be;
+    hlx_backend_ops_t stub = { 0 };
+    int r, i, k;
+
+    (void)state;
+    assert_int_equal(hlx_backend_init("host", "scalar", HLX_DTYPE_BF16, &be), HLX_OK);
+    for (i = 0; i < R * N; i++)
+        x[i] = 40.0f + (float)((i * 7) % 13) * 0.25f;
+    for (i = 0; i < N; i++)
+        w[i] = 0.5f + 0.0625f * (float)i, b[i] = 0.125f * (float)(i % 5) - 0.25f;
+    for (k = 0; k < 2; k++) {
+        assert_int_equal(be.ops->layernorm(&be, NULL, y, x, w, k ? b : NULL, R, N, 1e-5f),
+                         HLX_OK);
+        for (r = 0; r < R; r++) {
+            double mean = 0.0, var = 0.0;
+            for (i = 0; i < N; i++)
+                mean += x[r * N + i];
+            mean /= N;
+            for (i = 0; i < N; i++)
+                var += (x[r * N + i] - mean) * (x[r * N + i] - mean);
+            var /= N;
+            for (i = 0; i < N; i++) {
+                double want = (x[r * N + i] - mean) / sqrt(var + 1e-5) * w[i] + (k ? b[i] : 0);
+                assert_true(fabs(y[r * N + i] - want) < 1e-5);
+            }
+        }
+    }
+    for (i = 0; i < R * LD; i++)
+        a[i] = a0[i] = 0.375f * (float)((i * 5) % 17) - 3.0f;
+    for (k = 0; k < 2; k++) {
+        const hlx_act_t kind = k ? HLX_ACT_SILU : HLX_ACT_GELU_TANH;
+        memcpy(a, a0, sizeof(a));
+        assert_int_equal(be.ops->bias_act(&be, NULL, a + 2, LD, b, R, N, kind), HLX_OK);
+        for (r = 0; r < R; r++) {
+            for (i = 0; i < N; i++)
+                gu[i] = a0[r * LD + 2 + i] + b[i], gu[N + i] = 1.0f;
+            assert_int_equal(be.ops->glu(&be, NULL, ref, gu, 1, N, kind, 0.0f, 0.0f), HLX_OK);
+            assert_memory_equal(ref, a + r * LD + 2, sizeof(ref));
+            assert_true(a[r * LD] == a0[r * LD] && a[r * LD + 1] == a0[r * LD + 1] &&
+                        a[r * LD + 18] == a0[r * LD + 18]);
+        }
+    }
+    assert_int_equal(be.ops->bias_act(&be, NULL, a, LD, b, R, N, HLX_ACT_SWIGLU_CLAMP),
+                     HLX_ERR_INVALID);
+    assert_int_equal(be.ops->bias_act(&be, NULL, a, 4, b, R, N, HLX_ACT_SILU), HLX_ERR_INVALID);
+    assert_int_equal(be.ops->layernorm(&be, NULL, y, x, w, b, R, 0, 1e-5f), HLX_ERR_INVALID);
+    hlx_backend_fill_stubs(&stub);
+    assert_int_equal(stub.layernorm(&be, NULL, y, x, w, b, R, N, 1e-5f), HLX_ERR_UNSUPPORTED);
+    assert_int_equal(stub.bias_act(&be, NULL, a, LD, b, R, N, HLX_ACT_SILU),
+                     HLX_ERR_UNSUPPORTED);
+    hlx_backend_fini(&be);
+}
+
 /* gpt-oss's sinks on merged heads (2 requests x 3 heads of dv 2): each row scaled by
  * 1 / (1 + exp(sink - lse)), the same as a softmax over the keys and the sink computed
  * whole in double; a head without keys (lse -inf) stays 0. Its clamped SwiGLU against the
@@ -637,6 +698,7 @@ int main(void)
         cmocka_unit_test(test_gemm_batched),
         cmocka_unit_test(test_heads_bias),
         cmocka_unit_test(test_split_rmsnorm),
+        cmocka_unit_test(test_layernorm_bias_act),
         cmocka_unit_test(test_sinks_swiglu_clamp),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);

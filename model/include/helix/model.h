@@ -131,6 +131,14 @@ typedef struct hlx_model {
      * Qwen3's per-head ones (qk_norm_proj; not with qk_norm) */
     int             post_norms_only;
     int             qk_norm_proj;
+    /* StarCoder2's layer: every norm (the attention's and the FFN's input norms and the
+     * final one) a LayerNorm, (x - mean) / sqrt(var + norm_eps) w + b with weights and
+     * biases [H] (norm_layer; gqa, dense, none of the norms above); the FFN a plain MLP,
+     * act(x W_up + b_up) W_down + b_down with no gate (ffn_plain; dense; ffn_act silu or
+     * gelu_tanh), its two biases where ffn_bias (mlp.c_fc.bias [F], mlp.c_proj.bias [H]) */
+    int             norm_layer;
+    int             ffn_plain;
+    int             ffn_bias;
     hlx_dtype_t     weight_dtype;
     hlx_dtype_t     kv_dtype;
     /* MLA (attn == HLX_ATTN_MLA) */
