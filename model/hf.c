@@ -5461,9 +5461,21 @@ static hlx_status_t hlx_hf_read_rows(hlx_ckpt_t *ck, const hlx_model_t *m, hlx_h
     return st;
 }
 
-hlx_status_t hlx_hf_read(hlx_ckpt_t *ck, const hlx_model_t *m, hlx_hf_weight_t w, int layer,
-                         int64_t r0, int64_t nr, int64_t c0, int64_t nc, void *dst,
-                         hlx_dtype_t dst_dtype, int64_t ld)
+/* x[r][c] (r < nr, c < nc, row r at x + r ld) rounded to bf16, kept as floats */
+static void hlx_hf_round_bf16(float *x, int64_t nr, int64_t nc, int64_t ld)
+{
+    int64_t r, c;
+
+    for (r = 0; r < nr; r++)
+        for (c = 0; c < nc; c++)
+            x[r * ld + c] = hlx_bf16_to_f32(hlx_f32_to_bf16(x[r * ld + c]));
+}
+
+/* hlx_hf_read_held's reads; round: the 1-D tensors' values rounded before a Gemma norm's 1
+ * is added (the 2-D ones rounded by the caller). */
+static hlx_status_t hlx_hf_read_at(hlx_ckpt_t *ck, const hlx_model_t *m, hlx_hf_weight_t w,
+                                   int layer, int64_t r0, int64_t nr, int64_t c0, int64_t nc,
+                                   void *dst, hlx_dtype_t dst_dtype, int64_t ld, int round)
 {
     char name[128];
     int64_t rows, cols, shape[2], c, hr, hc, hrows, row0;
@@ -5489,6 +5501,8 @@ hlx_status_t hlx_hf_read(hlx_ckpt_t *ck, const hlx_model_t *m, hlx_hf_weight_t w
                                          (char *)dst + (size_t)(c - c0) * esz, dst_dtype, ld);
             }
         }
+        if (st == HLX_OK && round && dst_dtype == HLX_DTYPE_F32)
+            hlx_hf_round_bf16(dst, nr, nc, ld);
         if (st == HLX_OK && plus1)
             hlx_hf_norm_plus1(dst, dst_dtype, nc);
         return st;
@@ -5509,4 +5523,24 @@ hlx_status_t hlx_hf_read(hlx_ckpt_t *ck, const hlx_model_t *m, hlx_hf_weight_t w
     /* One checkpoint row per runtime column: RoPE pairs are reordered, and the row placed
      * in a fused tensor (Phi-3's block, InternLM2's groups). */
     return hlx_hf_read_rows(ck, m, w, t, r0, nr, c0, nc, dst, dst_dtype, ld);
+}
+
+hlx_status_t hlx_hf_read_held(hlx_ckpt_t *ck, const hlx_model_t *m, hlx_hf_weight_t w,
+                              int layer, int64_t r0, int64_t nr, int64_t c0, int64_t nc,
+                              void *dst, hlx_dtype_t dst_dtype, int64_t ld, int round)
+{
+    int64_t rows, cols;
+    hlx_status_t st = hlx_hf_read_at(ck, m, w, layer, r0, nr, c0, nc, dst, dst_dtype, ld, round);
+
+    hlx_hf_weight_shape(m, w, &rows, &cols);
+    if (st == HLX_OK && round && dst_dtype == HLX_DTYPE_F32 && rows != 1)
+        hlx_hf_round_bf16(dst, nr, nc, ld);
+    return st;
+}
+
+hlx_status_t hlx_hf_read(hlx_ckpt_t *ck, const hlx_model_t *m, hlx_hf_weight_t w, int layer,
+                         int64_t r0, int64_t nr, int64_t c0, int64_t nc, void *dst,
+                         hlx_dtype_t dst_dtype, int64_t ld)
+{
+    return hlx_hf_read_held(ck, m, w, layer, r0, nr, c0, nc, dst, dst_dtype, ld, 0);
 }

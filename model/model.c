@@ -1067,6 +1067,11 @@ void hlx_model_rope_select(hlx_model_t *m, int64_t seq_len)
 
 double hlx_model_embed_scale(const hlx_model_t *m)
 {
+    return hlx_model_embed_scale_held(m, m->weight_dtype);
+}
+
+double hlx_model_embed_scale_held(const hlx_model_t *m, hlx_dtype_t held)
+{
     float s = (float)sqrt((double)m->hidden);
 
     if (m->embed_mult > 0.0) /* Granite: its multiplier, as given */
@@ -1074,8 +1079,8 @@ double hlx_model_embed_scale(const hlx_model_t *m)
     if (!m->embed_scale)
         return 1.0;
     /* fp8 linear weights: the other tensors (the embedding) and the dequantized ones bf16 */
-    return m->weight_dtype == HLX_DTYPE_BF16 || m->weight_dtype == HLX_DTYPE_FP8
-               ? hlx_bf16_to_f32(hlx_f32_to_bf16(s)) : s;
+    return held == HLX_DTYPE_BF16 || held == HLX_DTYPE_FP8 ? hlx_bf16_to_f32(hlx_f32_to_bf16(s))
+                                                           : s;
 }
 
 double hlx_model_residual_mult(const hlx_model_t *m)

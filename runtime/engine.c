@@ -141,7 +141,7 @@ int hlx_engine_embed_tied(const hlx_engine_t *eng)
 static hlx_status_t hlx_engine_embed_host(hlx_engine_t *eng, int64_t tok, float *row)
 {
     const size_t H = (size_t)eng->m.hidden;
-    const float s = (float)hlx_model_embed_scale(&eng->m);
+    const float s = (float)hlx_model_embed_scale_held(&eng->m, eng->w_dtype);
     size_t i;
 
     if (tok < 0 || tok >= eng->m.vocab)

@@ -254,8 +254,8 @@ hlx_status_t hlx_ref_create_ckpt(const hlx_model_t *m, hlx_dtype_t kv_dtype,
     ref->vcache = malloc(sizeof(float) * kvn * (size_t)dv);
     if (!ref->embed || !ref->final_norm || !ref->lmhead || !ref->kcache || !ref->vcache)
         goto err_free;
-    { /* Gemma: sqrt(H) in the weights' dtype; Granite: embed_mult; else 1 */
-        double s = hlx_model_embed_scale(m);
+    { /* Gemma: sqrt(H) in the held weights' dtype; Granite: embed_mult; else 1 */
+        double s = hlx_model_embed_scale_held(m, ref->ws.held);
         size_t i;
         for (i = 0; i < (size_t)m->vocab * (size_t)m->hidden; i++)
             ref->embed[i] *= s;

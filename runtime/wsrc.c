@@ -177,9 +177,11 @@ static hlx_status_t hlx_wsrc_read_synth(hlx_wsrc_t *ws, const char *name, int64_
     return HLX_OK;
 }
 
+/* round: the f32 values rounded to bf16 (hlx_wsrc_read), done here where *rounded_p is set */
 static hlx_status_t hlx_wsrc_read_ckpt(hlx_wsrc_t *ws, const char *key, int64_t rows,
                                        int64_t cols, int64_t r0, int64_t nr, int64_t c0,
-                                       int64_t nc, void *dst, hlx_dtype_t dt, int64_t ld)
+                                       int64_t nc, void *dst, hlx_dtype_t dt, int64_t ld,
+                                       int round, int *rounded_p)
 {
     char ckname[160];
     const char *name = ckname; /* the checkpoint's name of the runtime's key */
@@ -189,8 +191,11 @@ static hlx_status_t hlx_wsrc_read_ckpt(hlx_wsrc_t *ws, const char *key, int64_t 
     int layer;
     hlx_status_t st;
 
-    if (ws->cfg.family == HLX_HF_DENSE && hlx_hf_weight_parse(key, &w, &layer) == 0)
-        return hlx_hf_read(ws->ck, &ws->cfg.m, w, layer, r0, nr, c0, nc, dst, dt, ld);
+    if (ws->cfg.family == HLX_HF_DENSE && hlx_hf_weight_parse(key, &w, &layer) == 0) {
+        *rounded_p = 1; /* Gemma's norms: the stored w - 1 rounded, then 1 added */
+        return hlx_hf_read_held(ws->ck, &ws->cfg.m, w, layer, r0, nr, c0, nc, dst, dt, ld,
+                                round);
+    }
     hlx_hf_ckpt_name(&ws->cfg, key, ckname, sizeof(ckname)); /* Mixtral's expert names */
     if (rows == 1) {
         shape[0] = cols;
@@ -214,6 +219,13 @@ hlx_status_t hlx_wsrc_read(hlx_wsrc_t *ws, const char *name, int64_t rows, int64
                            int64_t r0, int64_t nr, int64_t c0, int64_t nc, void *dst,
                            hlx_dtype_t dt, int64_t ld, char *err, size_t errlen)
 {
+    /* weights held in bf16 while stored otherwise (F16, F32, quantized: engine.c): an f32
+     * read (the reference, the ranks' norms) sees the same rounded values. The routing's
+     * correction bias is F32 in every checkpoint (hlx_hf_expect) and never rounded (the
+     * synthetic one neither): an f32 tensor of the router, not a weight held in bf16. */
+    const int round = hlx_hf_held_rounded(&ws->cfg, ws->held) && dt == HLX_DTYPE_F32 &&
+                      !hlx_ends_with(name, "e_score_correction_bias");
+    int rounded = 0;
     hlx_status_t st;
 
     if (rows < 1 || cols < 1 || r0 < 0 || c0 < 0 || nr < 0 || nc < 0 || r0 > rows - nr ||
@@ -229,7 +241,8 @@ hlx_status_t hlx_wsrc_read(hlx_wsrc_t *ws, const char *name, int64_t rows, int64
     if (ws->ck == NULL)
         st = hlx_wsrc_read_synth(ws, name, rows, cols, r0, nr, c0, nc, dst, dt, ld);
     else
-        st = hlx_wsrc_read_ckpt(ws, name, rows, cols, r0, nr, c0, nc, dst, dt, ld);
+        st = hlx_wsrc_read_ckpt(ws, name, rows, cols, r0, nr, c0, nc, dst, dt, ld, round,
+                                &rounded);
     if (st != HLX_OK) {
         if (ws->ck != NULL)
             snprintf(err, errlen, "%s", hlx_ckpt_error(ws->ck));
@@ -237,12 +250,7 @@ hlx_status_t hlx_wsrc_read(hlx_wsrc_t *ws, const char *name, int64_t rows, int64
             snprintf(err, errlen, "%s: %s", name, hlx_status_str(st));
         return st;
     }
-    /* weights held in bf16 while stored otherwise (F16, F32, quantized: engine.c): an f32
-     * read (the reference, the ranks' norms) sees the same rounded values. The routing's
-     * correction bias is F32 in every checkpoint (hlx_hf_expect) and never rounded (the
-     * synthetic one neither): an f32 tensor of the router, not a weight held in bf16. */
-    if (hlx_hf_held_rounded(&ws->cfg, ws->held) && dt == HLX_DTYPE_F32 && /* not a part's */
-        !hlx_ends_with(name, "e_score_correction_bias")) {
+    if (round && !rounded) { /* not a part's read (dt f32) */
         int64_t r, c;
         for (r = 0; r < nr; r++)
             for (c = 0; c < nc; c++) {

@@ -1235,6 +1235,19 @@ PY
     run tiny-bf16 1 --model tiny
     [ "$(json_field "$dir/f32ck-bf16.json" "d['weight_dtype']")" = bf16 ] ||
         { echo "FAIL: an f32 checkpoint held in bf16: the report says otherwise"; fail=1; }
+    # Gemma 3 (norms stored as w - 1, the embedding times sqrt(hidden)): its f32 checkpoint
+    # held in bf16 runs as its bf16 rounding does: each stored w - 1 rounded before its 1
+    # is added, sqrt(hidden) rounded as the held embedding
+    "$helix" model synth --family gemma3 --dtype f32 --seed 5 --out "$dir/g32" >/dev/null &&
+        cp -r "$dir/g32" "$dir/gbf" && python3 "$edit" "$dir/gbf" bf16 >/dev/null &&
+        sed -i 's/"float32"/"bfloat16"/' "$dir/gbf/config.json" || exit 1
+    args=(--context 8 --steps 4 --kv-dtype f32 --check --json --timeout 60)
+    run g32-bf16 1 --model "$dir/g32" --weight-dtype bf16
+    run gbf 1 --model "$dir/gbf"
+    [ "$(json_field "$dir/g32-bf16.json" "d['hidden_hash']")" = \
+      "$(json_field "$dir/gbf.json" "d['hidden_hash']")" ] ||
+        { echo "FAIL: gemma3's f32 checkpoint held in bf16: other hidden states than its bf16" \
+               "rounding"; fail=1; }
     # what is not a holding: exit 2 naming the flag; the names helix plan takes are read
     for v in "" fp8 fp4 f16 fp16 float16 int4 "bf16 "; do
         expect_refused "--weight-dtype '$v'" "--weight-dtype" --model tiny --weight-dtype "$v"

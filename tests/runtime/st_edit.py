@@ -14,6 +14,9 @@ usage: st_edit.py DIR drop NAME...          remove the tensors (shards and index
                                             value rounded to nearest (ties to even; one
                                             beyond F16's range refused), but a routing
                                             correction bias (F32 in every checkpoint)
+       st_edit.py DIR bf16                  every F32 tensor stored as BF16, each value
+                                            rounded to nearest (ties to even), but a
+                                            routing correction bias
        st_edit.py DIR copy NAME NEW         NAME stored a second time as NEW
        st_edit.py DIR setint NAME I VALUE   element I of NAME (I32 or I64) becomes VALUE
        st_edit.py DIR setf16 NAME I VALUE   element I of NAME (F16, BF16 or F32) becomes VALUE
@@ -79,6 +82,13 @@ def half(raw, dt, name):
         raise SystemExit(f'{name}: a value beyond F16\'s range')
 
 
+def bf16(raw):
+    """F32 values rounded to BF16 (to nearest, ties to even)."""
+    u = struct.unpack(f'<{len(raw) // 4}I', raw)
+    return struct.pack(f'<{len(u)}H',
+                       *[((x + 0x7fff + ((x >> 16) & 1)) >> 16) & 0xffff for x in u])
+
+
 def main():
     d, op, args = sys.argv[1], sys.argv[2], sys.argv[3:]
     found = set()
@@ -115,6 +125,9 @@ def main():
             elif op == 'half' and dt in ('F32', 'BF16') and \
                     not k.endswith('e_score_correction_bias'):
                 t[k] = ('F16', shape, half(raw, dt, k))
+                found.add(k)
+            elif op == 'bf16' and dt == 'F32' and not k.endswith('e_score_correction_bias'):
+                t[k] = ('BF16', shape, bf16(raw))
                 found.add(k)
             elif op == 'cast' and k.endswith(args[0]) and dt == 'F32':
                 t[k] = (args[1], shape, cast(raw, args[1], k))

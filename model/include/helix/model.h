@@ -257,6 +257,9 @@ double hlx_model_softmax_scale(const hlx_model_t *m, int qk_dim);
  * the weight dtype under embed_scale (Gemma: its normalizer cast to the weights' dtype),
  * else 1. */
 double hlx_model_embed_scale(const hlx_model_t *m);
+/* The same for the weights held in `held` (helix decode --weight-dtype): Gemma's sqrt(hidden)
+ * in the dtype the embedding is held in, as transformers casts it to the activations'. */
+double hlx_model_embed_scale_held(const hlx_model_t *m, hlx_dtype_t held);
 /* The factor on each attention and FFN output before the residual add: residual_mult where
  * set (Granite), else 1. */
 double hlx_model_residual_mult(const hlx_model_t *m);
