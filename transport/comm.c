@@ -766,6 +766,7 @@ typedef struct hlx_comm_links_rec {
     int32_t  bad_peer;  /* first peer with a class that is not a peer class, or -1 */
     int32_t  bad_class;
     uint64_t row, col;  /* sums of hlx_comm_link_hash over the row as (me, r) and as (r, me) */
+    uint64_t chunk[3];  /* the message limits in force: same host, network, tcp peers */
 } hlx_comm_links_rec_t;
 
 /* Rows larger than this are not gathered whole to name a disagreeing pair (n^2 bytes). */
@@ -816,11 +817,37 @@ static hlx_status_t hlx_comm_links_name_pair(hlx_comm_net_t *net,
     return st;
 }
 
+/* The message limits: both ends of a pair split a block alike from its byte count, so every
+ * rank must use the same ones. A command that compares its settings at start-up (decode,
+ * generate) refused a difference already; the others (comm_check, the benchmarks) and
+ * HELIX_COMM_CHUNK_TCP=auto, which follows each rank's own UCX_TCP_*_SEG_SIZE, are caught
+ * here. */
+static hlx_status_t hlx_comm_chunks_agree(const hlx_comm_links_rec_t *all, int n)
+{
+    static const char *const what[3] = { "same-host peers (HELIX_COMM_CHUNK_SHM)",
+                                         "peers on other hosts (HELIX_COMM_CHUNK_NET)",
+                                         "tcp-class peers (HELIX_COMM_CHUNK_TCP, auto from "
+                                         "UCX_TCP_TX_SEG_SIZE / HELIX_COMM_TCP_SEG)" };
+    int r, k;
+
+    for (r = 1; r < n; r++)
+        for (k = 0; k < 3; k++)
+            if (all[r].chunk[k] != all[0].chunk[k]) {
+                hlx_error("communicator: rank %d sends all-to-all blocks to %s in messages of "
+                          "at most %llu bytes, rank 0 in %llu: the limits must be equal on "
+                          "every rank (0: whole blocks)", r, what[k],
+                          (unsigned long long)all[r].chunk[k],
+                          (unsigned long long)all[0].chunk[k]);
+                return HLX_ERR_MISMATCH;
+            }
+    return HLX_OK;
+}
+
 /* One bootstrap all-gather: the paths every rank needs (every rank then opens the same
- * backends), any class that is not a peer class, and whether the rows are symmetric (a
- * matrix M equals its transpose exactly when the sum of h(a, b, M[a][b]) over all entries
- * equals that of h(b, a, M[a][b]), but for a 2^-64 chance). Every rank gets the same
- * records, so a disagreement fails every rank, with the same message. */
+ * backends), any class that is not a peer class, whether the rows are symmetric (a matrix
+ * M equals its transpose exactly when the sum of h(a, b, M[a][b]) over all entries equals
+ * that of h(b, a, M[a][b]), but for a 2^-64 chance) and the message limits. Every rank gets
+ * the same records, so a disagreement fails every rank, with the same message. */
 static hlx_status_t hlx_comm_links_agree(hlx_comm_net_t *net, int given, int bad, int *paths_p)
 {
     hlx_comm_links_rec_t mine, *all;
@@ -833,6 +860,9 @@ static hlx_status_t hlx_comm_links_agree(hlx_comm_net_t *net, int given, int bad
     mine.given = given;
     mine.bad_peer = bad;
     mine.bad_class = bad >= 0 ? (int32_t)net->link[bad] : 0;
+    mine.chunk[0] = net->chunk[HLX_PATH_SHM];
+    mine.chunk[1] = net->chunk[HLX_PATH_NET];
+    mine.chunk[2] = hlx_comm_chunk_tcp_peer(net->chunk[HLX_PATH_NET], net->chunk_tcp);
     for (r = 0; r < net->size; r++) {
         if (r == me)
             continue;
@@ -860,6 +890,8 @@ static hlx_status_t hlx_comm_links_agree(hlx_comm_net_t *net, int given, int bad
     }
     if (st == HLX_OK && row != col)
         st = hlx_comm_links_name_pair(net, all);
+    if (st == HLX_OK)
+        st = hlx_comm_chunks_agree(all, net->size);
     free(all);
     if (st == HLX_OK)
         *paths_p = paths;

@@ -4,7 +4,8 @@
 # 64kb) are one setting and the decode runs; different sizes are refused at start-up by
 # the settings comparison; a segment UCX's variable sets below a HELIX_COMM_CHUNK_TCP set as
 # a number is kept (UCX wins) with one warning per rank that has tcp-class peers, and none
-# once the chunk fits; HELIX_COMM_CHUNK_TCP=auto follows the segment.
+# once the chunk fits; HELIX_COMM_CHUNK_TCP=auto follows the segment, and a segment one rank
+# alone sets (auto then differs) is refused at world creation.
 # usage: ucx_seg.sh HELIXRUN HELIX COMM_CHECK
 # (per rank: ucx_seg.sh rank same|differ HELIX, or ucx_seg.sh rank check COMM_CHECK LOG)
 set -u
@@ -14,6 +15,8 @@ if [ "$1" = rank ]; then
     same)   if [ "$r" = 0 ]; then tx=16K rx=65536; else tx=16384 rx=64kb; fi ;;
     differ) if [ "$r" = 0 ]; then tx=16K rx=64K; else tx=16K rx=128K; fi ;;
     check)  exec "$3" --links tcp 2>"$4.$r" ;; # a log per rank: helixrun folds equal lines
+    oneseg) [ "$r" = 1 ] && export UCX_TCP_TX_SEG_SIZE=16K # rank 1 alone: auto differs
+            exec "$3" --links tcp ;;
     esac
     export UCX_TCP_TX_SEG_SIZE=$tx UCX_TCP_RX_SEG_SIZE=$rx
     exec "$3" decode --kvp 2 --steps 4 --context 64 --timeout 20
@@ -68,4 +71,13 @@ cat "$log".[01] >"$log"
 n=$(grep -c 'does not fit one tcp segment' "$log")
 [ "$rc" -eq 0 ] && [ "$n" -eq 0 ] && echo "ucx_seg: chunk within UCX's segment: no warning" ||
     fail "chunk within UCX's segment: exit $rc (expected 0), $n warning(s) (expected 0)"
+# auto from a segment one rank alone sets: the ranks would split blocks differently; refused
+# at world creation by every rank (comm_check compares no settings at start-up, as decode does)
+timeout -k 5 60 "$helixrun" -n 2 --timeout 50 -- sh "$0" rank oneseg "$check" >"$log" 2>&1
+rc=$?
+if [ "$rc" -eq 2 ] && grep -q 'rank 1 sends all-to-all blocks to tcp-class peers .* in messages of at most 16376 bytes, rank 0 in 131072' "$log"; then
+    echo "ucx_seg: auto chunk differing between ranks: refused"
+else
+    fail "auto chunk differing between ranks: exit $rc (expected 2 and the limits named)"
+fi
 exit $((fails > 0))
