@@ -637,7 +637,7 @@ hlx_status_t hlx_local_predict(const hlx_hw_local_t *hw, const hlx_model_t *m,
     int n, q_local, group, kv_local, q_slice, fc, vc, vpad, ph;
     double cap, len, kv_rank, w_rank, t_attn1, a2a, req, share, f, ws, dram_slow;
     double wait_s[HLX_PHASE_COUNT] = { 0 };
-    double qkv_cols, ow, Lm, e_loc, e_cols, s_cols, e_hit, e_rows;
+    double qkv_cols, ow, Lm, e_loc, e_cols, s_cols, e_hit, e_rows, dmat;
     int ep, a2a_n = 1; /* exchanges a layer that wait for their peers' turn */
     const int mb = cfg->micro_batch < 1 ? 1 : cfg->micro_batch < B ? cfg->micro_batch : B;
     const int mla = m->attn == HLX_ATTN_MLA, T = cfg->threads > 1 ? cfg->threads : 1;
@@ -670,6 +670,7 @@ hlx_status_t hlx_local_predict(const hlx_hw_local_t *hw, const hlx_model_t *m,
     kv_local = sp.kv_local_max;
     q_slice  = sp.q_slice_max;
     fc       = (int)(((int64_t)m->ffn + n - 1) / n);
+    dmat     = m->ffn_plain ? 2.0 : 3.0; /* dense FFN matrices: a plain MLP has no gate */
     vc       = (int)(((int64_t)m->vocab + n - 1) / n);
     vpad     = (m->vocab + n - 1) / n;
     qkv_cols = (double)q_local * dk + (double)kv_local * (dk + dv);
@@ -696,7 +697,7 @@ hlx_status_t hlx_local_predict(const hlx_hw_local_t *hw, const hlx_model_t *m,
     /* experts of this EP group hit by B requests of top_k each, and requests per hit */
     e_hit = m->experts > 0 ? e_loc * (1.0 - pow(1.0 - (double)m->top_k / m->experts, B)) : 0.0;
     e_rows = e_hit > 0 ? fmax(1.0, (double)B * m->top_k / m->experts) : 0.0;
-    w_rank  = ((L - Lm) * 3.0 * H * fc + Lm * 3.0 * H * (e_loc * e_cols + s_cols) +
+    w_rank  = ((L - Lm) * dmat * H * fc + Lm * 3.0 * H * (e_loc * e_cols + s_cols) +
                L * (H * qkv_cols + ow) + (double)vc * H) * wb +
               Lm * (double)H * m->experts * 4.0;
     ws = (kv_rank + w_rank) * n;
@@ -761,8 +762,9 @@ hlx_status_t hlx_local_predict(const hlx_hw_local_t *hw, const hlx_model_t *m,
                                   (hw->read_gbps * 2e9);
     p->phase_s[HLX_PHASE_OPROJ] = L * HLX_GEMM_MIX(cfg->w_dtype, B, ow * wb);
     p->phase_s[HLX_PHASE_OPROJ_AR] = L * hlx_coll_time(hw, 1, n, (double)B * H * 4.0);
-    p->phase_s[HLX_PHASE_FFN] = (L - Lm) * (HLX_GEMM_MIX(cfg->w_dtype, B, 2.0 * H * fc * wb) +
-                                            HLX_GEMM_MIX(cfg->w_dtype, B, (double)H * fc * wb));
+    p->phase_s[HLX_PHASE_FFN] = (L - Lm) *
+        (HLX_GEMM_MIX(cfg->w_dtype, B, (dmat - 1.0) * H * fc * wb) + /* gate | up, or up */
+         HLX_GEMM_MIX(cfg->w_dtype, B, (double)H * fc * wb));
     /* MoE: the router (f32, read whole), the shared columns for the batch, and each
      * expert hit for its share of the requests */
     p->phase_s[HLX_PHASE_MOE] = Lm * (HLX_GEMM_MIX(HLX_DTYPE_F32, B, (double)H * m->experts * 4.0) +

@@ -377,6 +377,26 @@ static void test_tied_head(void **state)
     hlx_cluster_free(&fx.c);
 }
 
+/* A plain MLP (ffn_kind mlp: StarCoder2) holds up and down, no gate: each dense layer's
+ * weights per GPU are one H x ffn / TPF matrix fewer than a gated FFN's. */
+static void test_plain_mlp(void **state)
+{
+    fixture_t fx;
+    hlx_plan_result_t r, rp;
+    hlx_layout_t l = lay(HLX_STRAT_HELIX, 1, 2, 2, 1, 1);
+
+    (void)state;
+    fx_load(&fx, "mistral-7b-v0.1", "gb200-nvl72", 65536);
+    hlx_plan_eval(&fx.ctx, &l, &r);
+    fx.m.ffn_plain = 1;
+    assert_int_equal(hlx_plan_ctx_init(&fx.ctx, &fx.m, &fx.c, 65536, NULL), HLX_OK);
+    hlx_plan_eval(&fx.ctx, &l, &rp);
+    assert_rel(r.mem_weights - rp.mem_weights, 32.0 * 4096 * 14336 / 2 * 2, 1e-9,
+               "weights, plain MLP (bf16, TP 2)");
+    assert_rel(rp.mem_kv, r.mem_kv, 1e-12, "kv bytes, plain MLP");
+    hlx_cluster_free(&fx.c);
+}
+
 static void expect_bad(const hlx_plan_ctx_t *ctx, hlx_layout_t l, const char *msg)
 {
     char err[256] = "";
@@ -574,6 +594,7 @@ int main(void)
         cmocka_unit_test(test_lockstep_per_request),
         cmocka_unit_test(test_window_memory),
         cmocka_unit_test(test_tied_head),
+        cmocka_unit_test(test_plain_mlp),
     };
 
     return cmocka_run_group_tests(tests, NULL, NULL);
