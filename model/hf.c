@@ -1366,8 +1366,8 @@ static hlx_status_t hlx_cfg_olmo3_window(hlx_jdoc_t *doc, hlx_model_t *m)
  * base (rope_local_theta). Refused: rope_theta absent (Olmo3Config's default moved from
  * 10000 to 500000 between transformers versions; the releases give 500000), dynamic
  * scaling with windowed layers (one base then), and a scaling with sliding_window null
- * beside sliding_attention layers (transformers keeps those layers unscaled without a
- * window, vLLM scales every layer: the two decode differently). */
+ * beside sliding_attention layers (vLLM scales every layer without a window, which the
+ * per-type RoPE would not; transformers cannot build those layers' mask without one). */
 static hlx_status_t hlx_cfg_olmo3_rope(hlx_jdoc_t *doc, hlx_model_t *m)
 {
     json_t *root = hlx_jdoc_root(doc), *rp = json_object_get(root, "rope_parameters"), *lt;
@@ -1391,10 +1391,11 @@ static hlx_status_t hlx_cfg_olmo3_rope(hlx_jdoc_t *doc, hlx_model_t *m)
                                  : (l + 1) % HLX_OLMO3_PATTERN != 0;
         if (nslide > 0 && json_is_null(json_object_get(root, "sliding_window")))
             return hlx_jdoc_fail(doc, "/sliding_window", HLX_ERR_UNSUPPORTED,
-                                 "null beside rope scaling: transformers' Olmo3ForCausalLM "
-                                 "turns the %d sliding_attention layers unscaled, vLLM scales "
-                                 "every layer without a window; the two decode differently "
-                                 "(give the window, or no rope_scaling)", nslide);
+                                 "null beside rope scaling: vLLM scales every layer "
+                                 "without a window, while the %d sliding_attention layers "
+                                 "would turn unscaled (transformers' Olmo3ForCausalLM cannot "
+                                 "build their mask without a window); give the window, or no "
+                                 "rope_scaling", nslide);
         return HLX_OK;
     }
     if (m->rope_kind == HLX_ROPE_DYNAMIC)
