@@ -69,8 +69,9 @@ typedef struct {
     HLX_RF("weight-dtype", HLX_FT_STRING, NULL, 0, 0, 0, 0, NULL, weight_dtype, "T", \
            "how the weights are held: f32 or bf16. f32 holds a float16 or\n" \
            "bfloat16 checkpoint exactly (twice bf16's bytes); bf16 rounds\n" \
-           "(--check's reference reads the rounded values); fp8 and\n" \
-           "integer checkpoints run in bf16 only (default: a checkpoint's\n" \
+           "(--check's reference reads the rounded values); fp8\n" \
+           "checkpoints, and integer or MXFP4 ones of torch_dtype other\n" \
+           "than float32, run in bf16 only (default: a checkpoint's\n" \
            "torch_dtype for float32 and bfloat16, else bf16; a model\n" \
            "file's or preset's weight_dtype, whose synthetic values it\n" \
            "holds)")

@@ -106,7 +106,9 @@ quiet 2 -- sh -c "HELIX_HW_FILE=\"$tmp/empty.json/hw.json\" \"$helix\" plan --mo
 full="writing the standard output failed: No space left on device (the output is incomplete)"
 expect 1 "helix plan: $full" 1 -- sh -c "\"$helix\" plan --model tiny --hw gb200-nvl72 --context 1K --json >/dev/full"
 expect 1 "helix topo: $full" 1 -- sh -c "\"$helix\" topo --topo \"$topo/hgx8.xml\" --json >/dev/full"
-expect 1 "helix info: $full" 1 -- sh -c "\"$helix\" info >/dev/full"
+# (info's output is long: glibc may have met the error at an earlier flush, whose errno is
+# gone by the last one; the failure is named either way)
+expect 1 "helix info: writing the standard output failed" 1 -- sh -c "\"$helix\" info >/dev/full"
 expect 1 "helix decode: writing the standard output failed" 1 -- \
     sh -c "\"$helix\" decode --steps 1 --context 16 --json >/dev/full"
 expect 2 "--context are required" 1 -- sh -c "\"$helix\" plan --model tiny --hw gb200-nvl72 >/dev/full"
