@@ -1078,7 +1078,8 @@ static hlx_status_t hlx_engine_buffers(hlx_engine_t *eng)
     HLX_BALLOC(eng->omerged, B * (size_t)L->q_slice * dv);
     HLX_BALLOC(eng->lsem, B * (size_t)L->q_slice);
     HLX_BALLOC(eng->y, B * H);
-    HLX_BALLOC(eng->gu, B * 2 * (size_t)L->ffn_count);
+    /* gate and up side by side; a plain MLP (ffn_plain) writes act directly: none */
+    HLX_BALLOC(eng->gu, eng->m.ffn_plain ? 1 : B * 2 * (size_t)L->ffn_count);
     HLX_BALLOC(eng->act, B * (size_t)L->ffn_count);
     HLX_BALLOC(eng->lmout, B * (size_t)L->vocab_count);
     HLX_BALLOC(eng->logits_local, B * (size_t)L->vocab_pad);

@@ -133,7 +133,7 @@ static hlx_status_t hlx_prefill_alloc(hlx_engine_t *eng, hlx_prefill_t *p)
     HLX_PBUF(p->omerged, R * (size_t)L->q_slice * dv);
     HLX_PBUF(p->lsem, R * (size_t)L->q_slice);
     HLX_PBUF(p->y, R * H);
-    HLX_PBUF(p->gu, R * 2 * (size_t)L->ffn_count);
+    HLX_PBUF(p->gu, eng->m.ffn_plain ? 1 : R * 2 * (size_t)L->ffn_count); /* plain: unused */
     HLX_PBUF(p->act, R * (size_t)L->ffn_count);
     /* [C x group] queries, [2][C x group] partials (prefix, own rows), the merge */
     HLX_PBUF(p->aq, (size_t)p->C * (size_t)L->group * (size_t)eng->m.head_dim);
