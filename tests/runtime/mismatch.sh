@@ -4,7 +4,8 @@
 # steps: rank 1 gets another --steps; comm: rank 1 another HELIX_COMM_ALLREDUCE_SMALL;
 # ucxseg: rank 1 sets UCX_TCP_RX_SEG_SIZE (its peers send HELIX_COMM_TCP_SEG's segments);
 # ep: rank 1 another HELIX_EP (an MoE MODEL must be given); wdtype: rank 1 holds the
-# weights in bf16 (--weight-dtype), the others as the model says (MODEL: an f32 one).
+# weights in bf16 (--weight-dtype), the others as the model says (the default model, tiny,
+# holds f32; a MODEL given must hold f32 too).
 rank=${PMIX_RANK:-${OMPI_COMM_WORLD_RANK:-0}}
 steps=4 extra=
 if [ "$rank" = 1 ]; then
