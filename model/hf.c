@@ -3196,6 +3196,23 @@ static hlx_status_t hlx_cfg_text_absent(hlx_jdoc_t *doc, double *eps_p)
     return hlx_jdoc_scope(doc, "text_config");
 }
 
+/* vllm_class's attention takes hidden_size / num_attention_heads as its head size whatever
+ * head_dim says, transformers' takes head_dim where given: refused where the two differ. */
+static hlx_status_t hlx_cfg_head_whole(hlx_jdoc_t *doc, const hlx_hf_config_t *c,
+                                       const char *vllm_class)
+{
+    const hlx_model_t *m = &c->m;
+
+    if ((int64_t)m->head_dim * m->q_heads == m->hidden)
+        return HLX_OK;
+    return hlx_jdoc_fail(doc, hlx_cfg_absent(doc, "head_dim") ? "/num_attention_heads"
+                                                              : "/head_dim",
+                         HLX_ERR_PARSE, "head size %d x num_attention_heads %d is not "
+                         "hidden_size %d: vLLM's %s takes hidden_size / num_attention_heads "
+                         "as its head size, transformers' takes head_dim, and they would "
+                         "decode differently", m->head_dim, m->q_heads, m->hidden, vllm_class);
+}
+
 /* OLMo 2 (Olmo2ForCausalLM, Olmo2Config's keys): Llama's projections and SwiGLU, no input
  * norms, the attention's and the MLP's outputs normalised before the residual adds, and
  * q_norm and k_norm each over its whole projection (weights [Q x d] and [K x d]) before
@@ -3206,15 +3223,9 @@ static hlx_status_t hlx_cfg_text_absent(hlx_jdoc_t *doc, double *eps_p)
 static hlx_status_t hlx_cfg_olmo2(hlx_jdoc_t *doc, hlx_hf_config_t *c)
 {
     hlx_model_t *m = &c->m;
+    hlx_status_t st;
 
-    if ((int64_t)m->head_dim * m->q_heads != m->hidden)
-        return hlx_jdoc_fail(doc, hlx_cfg_absent(doc, "head_dim") ? "/num_attention_heads"
-                                                                  : "/head_dim",
-                             HLX_ERR_PARSE, "head size %d x num_attention_heads %d is not "
-                             "hidden_size %d: vLLM's Olmo2ForCausalLM takes hidden_size / "
-                             "num_attention_heads as its head size, transformers' takes "
-                             "head_dim, and they would decode differently", m->head_dim,
-                             m->q_heads, m->hidden);
+    HLX_TRY(hlx_cfg_head_whole(doc, c, "Olmo2ForCausalLM"));
     m->post_norms = m->post_norms_only = 1;
     m->qk_norm_proj = 1;
     return HLX_OK;
@@ -3259,17 +3270,7 @@ static hlx_status_t hlx_cfg_starcoder2_keys(hlx_jdoc_t *doc, hlx_hf_config_t *c)
  * refused where the two differ. */
 static hlx_status_t hlx_cfg_starcoder2(hlx_jdoc_t *doc, hlx_hf_config_t *c)
 {
-    hlx_model_t *m = &c->m;
-
-    if ((int64_t)m->head_dim * m->q_heads != m->hidden)
-        return hlx_jdoc_fail(doc, hlx_cfg_absent(doc, "head_dim") ? "/num_attention_heads"
-                                                                  : "/head_dim",
-                             HLX_ERR_PARSE, "head size %d x num_attention_heads %d is not "
-                             "hidden_size %d: vLLM's Starcoder2ForCausalLM takes hidden_size / "
-                             "num_attention_heads as its head size, transformers' takes "
-                             "head_dim, and they would decode differently", m->head_dim,
-                             m->q_heads, m->hidden);
-    return HLX_OK;
+    return hlx_cfg_head_whole(doc, c, "Starcoder2ForCausalLM");
 }
 
 static hlx_status_t hlx_cfg_dense(hlx_jdoc_t *doc, hlx_hf_config_t *c)

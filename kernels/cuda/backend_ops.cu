@@ -20,6 +20,24 @@ static unsigned hlx_cu_blocks(size_t n)
     return b < 1 ? 1u : b > 65535 ? 65535u : (unsigned)b;
 }
 
+// The block's sum of each thread's v (blockDim.x a power of two, at most 256), in a fixed
+// tree order, returned to every thread; part is free again when it returns.
+__device__ double hlx_cu_block_sum(double *part, double v)
+{
+    double total;
+
+    part[threadIdx.x] = v;
+    __syncthreads();
+    for (int st = blockDim.x / 2; st > 0; st >>= 1) {
+        if ((int)threadIdx.x < st)
+            part[threadIdx.x] += part[threadIdx.x + st];
+        __syncthreads();
+    }
+    total = part[0];
+    __syncthreads(); // every thread has read part[0] before a caller reuses it
+    return total;
+}
+
 // One block per vector of n: the sum of squares in double (the CPU reference's order
 // differs only in rounding), then y = x / sqrt(mean + eps) * w. Vector i = i0 + block is
 // head i % nh of row i / nh, at (i / nh) ld + (i % nh) n (rows of one vector: nh 1, ld n).
@@ -35,14 +53,7 @@ __global__ void hlx_cu_rmsnorm_rows(float *y, const float *x, const float *w, in
 
     for (int i = threadIdx.x; i < n; i += blockDim.x)
         ss += (double)xr[i] * xr[i];
-    part[threadIdx.x] = ss;
-    __syncthreads();
-    for (int st = blockDim.x / 2; st > 0; st >>= 1) {
-        if ((int)threadIdx.x < st)
-            part[threadIdx.x] += part[threadIdx.x + st];
-        __syncthreads();
-    }
-    float r = (float)(1.0 / sqrt(part[0] / n + eps));
+    float r = (float)(1.0 / sqrt(hlx_cu_block_sum(part, ss) / n + eps));
     for (int i = threadIdx.x; i < n; i += blockDim.x)
         yr[i] = xr[i] * r * w[i];
 }
@@ -308,15 +319,9 @@ __global__ void hlx_cu_sumsq_rows(const float *x, size_t ld, int n, float *ss, i
 
     for (int i = threadIdx.x; i < n; i += blockDim.x)
         s += (double)xr[i] * xr[i];
-    part[threadIdx.x] = s;
-    __syncthreads();
-    for (int st = blockDim.x / 2; st > 0; st >>= 1) {
-        if ((int)threadIdx.x < st)
-            part[threadIdx.x] += part[threadIdx.x + st];
-        __syncthreads();
-    }
+    s = hlx_cu_block_sum(part, s);
     if (threadIdx.x == 0)
-        ss[r] = (float)part[0];
+        ss[r] = (float)s;
 }
 
 // x[r][i] *= w[i] / sqrt(ss[r] / total + eps) in place: the factor rounded to float once,
@@ -378,26 +383,11 @@ __global__ void hlx_cu_layernorm(float *y, const float *x, const float *w, const
 
     for (int i = threadIdx.x; i < n; i += blockDim.x)
         s += xr[i];
-    part[threadIdx.x] = s;
-    __syncthreads();
-    for (int st = blockDim.x / 2; st > 0; st >>= 1) {
-        if ((int)threadIdx.x < st)
-            part[threadIdx.x] += part[threadIdx.x + st];
-        __syncthreads();
-    }
-    mean = part[0] / n;
-    __syncthreads(); // every thread has read part[0] before it is reused
+    mean = hlx_cu_block_sum(part, s) / n;
     s = 0.0;
     for (int i = threadIdx.x; i < n; i += blockDim.x)
         s += ((double)xr[i] - mean) * ((double)xr[i] - mean);
-    part[threadIdx.x] = s;
-    __syncthreads();
-    for (int st = blockDim.x / 2; st > 0; st >>= 1) {
-        if ((int)threadIdx.x < st)
-            part[threadIdx.x] += part[threadIdx.x + st];
-        __syncthreads();
-    }
-    const float mf = (float)mean, f = (float)(1.0 / sqrt(part[0] / n + eps));
+    const float mf = (float)mean, f = (float)(1.0 / sqrt(hlx_cu_block_sum(part, s) / n + eps));
     for (int i = threadIdx.x; i < n; i += blockDim.x)
         yr[i] = (xr[i] - mf) * f * w[i] + (b != NULL ? b[i] : 0.0f);
 }
