@@ -2368,6 +2368,23 @@ void hlx_hf_gating_set(hlx_hf_config_t *c, hlx_moe_scoring_t scoring, int norm_t
  * released Qwen3-MoE models set true, Qwen1.5/Qwen2-MoE false). */
 #define HLX_QWEN3_MOE_NORM_TOPK_PROB 0
 
+/* A shared FFN of width fs (key's value) as whole experts of the routed width (width_key):
+ * m->shared_experts = fs / m->expert_ffn, or refused at key where it is not a multiple. */
+static hlx_status_t hlx_cfg_shared_whole(hlx_jdoc_t *doc, hlx_model_t *m, const char *key,
+                                         int fs, const char *width_key)
+{
+    char path[64];
+
+    if (fs % m->expert_ffn == 0) {
+        m->shared_experts = fs / m->expert_ffn;
+        return HLX_OK;
+    }
+    snprintf(path, sizeof(path), "/%s", key);
+    return hlx_jdoc_fail(doc, path, HLX_ERR_UNSUPPORTED, "%d is not a multiple of %s %d (the "
+                         "runtime's shared experts are whole experts of the routed width)",
+                         fs, width_key, m->expert_ffn);
+}
+
 /* Qwen3-MoE's and Qwen2-MoE's experts: layer l runs them unless it is in mlp_only_layers
  * or (l + 1) is not a multiple of decoder_sparse_step; the runtime's MoE layers are the
  * ones after the first dense_layers, so the dense ones must be a prefix: mlp_only_layers
@@ -2427,12 +2444,8 @@ static hlx_status_t hlx_cfg_qwen3_moe(hlx_jdoc_t *doc, hlx_hf_config_t *c)
     if (c->moe_gqa == HLX_HF_MOE_QWEN2) {
         int fs;
         HLX_TRY(hlx_cfg_int(doc, "shared_expert_intermediate_size", 1, 0, 1, &fs));
-        if (fs % m->expert_ffn)
-            return hlx_jdoc_fail(doc, "/shared_expert_intermediate_size", HLX_ERR_UNSUPPORTED,
-                                 "%d is not a multiple of moe_intermediate_size %d (the "
-                                 "runtime's shared experts are whole experts)", fs,
-                                 m->expert_ffn);
-        m->shared_experts = fs / m->expert_ffn;
+        HLX_TRY(hlx_cfg_shared_whole(doc, m, "shared_expert_intermediate_size", fs,
+                                     "moe_intermediate_size"));
         m->shared_gate = 1;
     }
     hlx_hf_gating_set(c, HLX_MOE_SOFTMAX, c->norm_topk_prob, 1.0, 1, 1);
@@ -3137,12 +3150,7 @@ static hlx_status_t hlx_cfg_granite_shared(hlx_jdoc_t *doc, hlx_hf_config_t *c)
                              "null is not a width: GraniteMoeSharedForCausalLM would fail on "
                              "it (give 0 for no shared MLP, absent is 0, or the model's width)");
     HLX_TRY(hlx_cfg_int(doc, "shared_intermediate_size", 0, 0, 0, &fs));
-    if (fs % m->expert_ffn)
-        return hlx_jdoc_fail(doc, "/shared_intermediate_size", HLX_ERR_UNSUPPORTED,
-                             "%d is not a multiple of intermediate_size %d (the runtime's "
-                             "shared FFN is whole experts of the routed experts' width)", fs,
-                             m->expert_ffn);
-    m->shared_experts = fs / m->expert_ffn;
+    HLX_TRY(hlx_cfg_shared_whole(doc, m, "shared_intermediate_size", fs, "intermediate_size"));
     m->shared_gate = 0;
     return HLX_OK;
 }
