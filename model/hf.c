@@ -3602,6 +3602,19 @@ static hlx_status_t hlx_cfg_moe_mla(hlx_jdoc_t *doc, hlx_hf_config_t *c)
     return HLX_OK;
 }
 
+/* layer_types as transformers writes it: "sliding_attention" for each windowed layer of m,
+ * "full_attention" for the others. */
+static json_t *hlx_hf_layer_types_json(const hlx_model_t *m)
+{
+    json_t *lt = json_array();
+    int l;
+
+    for (l = 0; l < m->layers; l++)
+        json_array_append_new(lt, json_string(hlx_model_layer_window(m, l) > 0
+                                                  ? "sliding_attention" : "full_attention"));
+    return lt;
+}
+
 /* The checkpoint directory itself, before its config.json: a path that is missing, not a
  * directory, or a directory without config.json is named as such (rather than as a missing
  * "DIR/config.json"). */
@@ -3837,13 +3850,7 @@ char *hlx_hf_config_text(const hlx_hf_config_t *c)
                                     json_integer(m->sliding_pattern));
                 json_object_set_new(o, "rope_local_base_freq", json_real(m->rope_local_theta));
             } else if (m->sliding_window > 0) { /* its pattern by layer_types */
-                json_t *lt = json_array();
-                int l;
-                for (l = 0; l < m->layers; l++)
-                    json_array_append_new(lt, json_string(hlx_model_layer_window(m, l) > 0
-                                                              ? "sliding_attention"
-                                                              : "full_attention"));
-                json_object_set_new(o, "layer_types", lt);
+                json_object_set_new(o, "layer_types", hlx_hf_layer_types_json(m));
             }
             json_object_set_new(o, "attn_logit_softcapping", m->attn_softcap > 0.0
                                     ? json_real(m->attn_softcap) : json_null());
@@ -3952,13 +3959,7 @@ char *hlx_hf_config_text(const hlx_hf_config_t *c)
                                     json_integer((json_int_t)m->shared_experts * m->expert_ffn));
         }
         if (hlx_hf_olmo3(c)) { /* Olmo3Config's windows by layer_types, null: none */
-            json_t *lt = json_array();
-            int l;
-            for (l = 0; l < m->layers; l++)
-                json_array_append_new(lt, json_string(hlx_model_layer_window(m, l) > 0
-                                                          ? "sliding_attention"
-                                                          : "full_attention"));
-            json_object_set_new(o, "layer_types", lt);
+            json_object_set_new(o, "layer_types", hlx_hf_layer_types_json(m));
             if (m->sliding_window == 0)
                 json_object_set_new(o, "sliding_window", json_null());
         }
