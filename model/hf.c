@@ -5472,8 +5472,7 @@ static hlx_status_t hlx_hf_read_rows(hlx_ckpt_t *ck, const hlx_model_t *m, hlx_h
     return st;
 }
 
-/* x[r][c] (r < nr, c < nc, row r at x + r ld) rounded to bf16, kept as floats */
-static void hlx_hf_round_bf16(float *x, int64_t nr, int64_t nc, int64_t ld)
+void hlx_hf_round_bf16(float *x, int64_t nr, int64_t nc, int64_t ld)
 {
     int64_t r, c;
 

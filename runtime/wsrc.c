@@ -250,14 +250,8 @@ hlx_status_t hlx_wsrc_read(hlx_wsrc_t *ws, const char *name, int64_t rows, int64
             snprintf(err, errlen, "%s: %s", name, hlx_status_str(st));
         return st;
     }
-    if (round && !rounded) { /* not a part's read (dt f32) */
-        int64_t r, c;
-        for (r = 0; r < nr; r++)
-            for (c = 0; c < nc; c++) {
-                float *v = (float *)dst + r * ld + c;
-                *v = hlx_round_dtype(*v, HLX_DTYPE_BF16);
-            }
-    }
+    if (round && !rounded) /* not a part's read (dt f32) */
+        hlx_hf_round_bf16(dst, nr, nc, ld);
     return HLX_OK;
 }
 

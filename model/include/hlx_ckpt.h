@@ -676,6 +676,9 @@ void hlx_hf_read_source(const hlx_ckpt_t *ck, const hlx_model_t *m, hlx_hf_weigh
 hlx_status_t hlx_hf_read(hlx_ckpt_t *ck, const hlx_model_t *m, hlx_hf_weight_t w, int layer,
                          int64_t r0, int64_t nr, int64_t c0, int64_t nc, void *dst,
                          hlx_dtype_t dst_dtype, int64_t ld);
+/* x[r][c] (r < nr, c < nc, row r at x + r ld) rounded to bf16, kept as floats: weights
+ * read as f32 where the runtime holds them in bf16. */
+void         hlx_hf_round_bf16(float *x, int64_t nr, int64_t nc, int64_t ld);
 /* hlx_hf_read; with round (an f32 read of weights held in bf16, hlx_hf_held_rounded) every
  * value the bf16 rounding of the stored one, a Gemma norm's before its 1 is added (stored
  * w - 1, as transformers and vLLM add 1 in f32 to the bf16 parameter): rounding 1 + w
