@@ -813,12 +813,14 @@ static hlx_status_t hlx_engine_build(hlx_engine_t *eng)
         if ((st = hlx_engine_wread(eng, _w, 0, __VA_ARGS__)) != HLX_OK) \
             return st; \
     } while (0)
-    /* A checkpoint was opened and checked before the bootstrap (hlx_engine_validate). */
-    if (eng->ws.ck == NULL &&
-        (st = hlx_wsrc_synth(&eng->ws, m, eng->cfg.seed, eng->errmsg, sizeof(eng->errmsg))) !=
-        HLX_OK)
-        return st;
-    hlx_wsrc_hold(&eng->ws, eng->w_dtype); /* f32 reads rounded as the matrices are held */
+    /* A checkpoint was opened and checked, and its held dtype set, before the bootstrap
+     * (hlx_engine_validate). */
+    if (eng->ws.ck == NULL) {
+        st = hlx_wsrc_synth(&eng->ws, m, eng->cfg.seed, eng->errmsg, sizeof(eng->errmsg));
+        if (st != HLX_OK)
+            return st;
+        hlx_wsrc_hold(&eng->ws, eng->w_dtype); /* f32 reads rounded as matrices are held */
+    }
     eng->layers = calloc((size_t)m->layers, sizeof(*eng->layers));
     if (eng->layers == NULL)
         return HLX_ERR_NOMEM;
@@ -1646,7 +1648,7 @@ static hlx_status_t hlx_engine_validate_load(hlx_engine_t *eng, char *err, size_
                                eng->ws.cfg.m.weight_dtype == HLX_DTYPE_FP8 ? "fp8"
                                : eng->ws.cfg.mxfp4                         ? "MXFP4"
                                                                            : "integer");
-    hlx_wsrc_hold(&eng->ws, eng->w_dtype);
+    hlx_wsrc_hold(&eng->ws, eng->w_dtype); /* f32 reads rounded as matrices are held */
     /* fp8 KV-cache scales: their values were checked with the checkpoint (hlx_hf_check);
      * MLA's pair must also agree where the KV is fp8 (hlx_wsrc_kv_scales), said here once,
      * before the bootstrap */
