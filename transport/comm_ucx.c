@@ -197,15 +197,35 @@ static void hlx_ucx_close(hlx_comm_be_t *be, int graceful)
     be->priv = NULL;
 }
 
+/* Whether a transport list (UCX_TLS syntax: names, or ^ and the names left out; NULL or
+ * empty is UCX's default, all of them) lets UCX open a transport any of names[n] (its
+ * aliases, "all" among them) stands for. */
+static int hlx_ucx_tls_allows(const char *tls, const char *const *names, size_t n)
+{
+    const char *p;
+    int neg, named = 0;
+
+    if (tls == NULL || tls[0] == '\0')
+        return 1;
+    neg = tls[0] == '^';
+    for (p = tls + neg; *p != '\0';) {
+        size_t len = strcspn(p, ",");
+        for (size_t i = 0; i < n; i++)
+            if (strlen(names[i]) == len && !strncmp(p, names[i], len))
+                named = 1;
+        p += len + (p[len] == ',');
+    }
+    return neg ? !named : named;
+}
+
 /* Whether UCX may open a tcp interface under the environment's UCX_TLS and
  * UCX_NET_DEVICES: a transport key no interface takes makes UCX warn at worker creation. */
 static int hlx_ucx_tcp_possible(void)
 {
-    const char *tls = getenv("UCX_TLS"), *dev = getenv("UCX_NET_DEVICES"), *p;
+    static const char *const tcp[] = { "all", "tcp" };
+    const char *dev = getenv("UCX_NET_DEVICES"), *p;
 
-    if (tls != NULL && tls[0] != '^' && !strstr(tls, "tcp") && !strstr(tls, "all"))
-        return 0;
-    if (tls != NULL && tls[0] == '^' && strstr(tls, "tcp"))
+    if (!hlx_ucx_tls_allows(getenv("UCX_TLS"), tcp, sizeof(tcp) / sizeof(tcp[0])))
         return 0;
     if (dev == NULL || !strcmp(dev, "all") || dev[0] == '^') /* ^: all but those named */
         return 1;
@@ -427,28 +447,6 @@ ucs_status_t hlx_ucx_config_local(ucp_config_t *config, const char *tls)
     return s;
 }
 
-/* Whether a transport list (UCX_TLS syntax; NULL is UCX's default, all of them) lets UCX
- * open a shared-memory mm interface (posix, sysv): a key no interface takes makes UCX
- * warn at worker creation. */
-static int hlx_ucx_mm_possible(const char *tls)
-{
-    static const char *const mm[] = { "all", "sm", "shm", "mm", "posix", "sysv" };
-    const char *p;
-    int neg, named = 0;
-
-    if (tls == NULL || tls[0] == '\0')
-        return 1;
-    neg = tls[0] == '^';
-    for (p = tls + neg; *p != '\0';) {
-        size_t n = strcspn(p, ",");
-        for (size_t i = 0; i < sizeof(mm) / sizeof(mm[0]); i++)
-            if (strlen(mm[i]) == n && !strncmp(p, mm[i], n))
-                named = 1;
-        p += n + (p[n] == ',');
-    }
-    return neg ? !named : named;
-}
-
 /* The mm receive pool's first chunk: UCX's 512 descriptors of 8 KiB (RX_BUFS_GROW), 4 MiB
  * of /dev/shm touched page by page for each of posix and sysv, took 20-45 ms of every
  * worker's creation (two a rank: data and heartbeats) against 5 ms with 128, twice the
@@ -457,8 +455,11 @@ static int hlx_ucx_mm_possible(const char *tls)
 #define HLX_UCX_MM_RX_GROW "128"
 static void hlx_ucx_config_mm_pool(ucp_config_t *config, const char *tls)
 {
-    if (!hlx_ucx_mm_possible(tls) || getenv("UCX_MM_RX_BUFS_GROW") != NULL ||
-        getenv("UCX_POSIX_RX_BUFS_GROW") != NULL || getenv("UCX_SYSV_RX_BUFS_GROW") != NULL)
+    static const char *const mm[] = { "all", "sm", "shm", "mm", "posix", "sysv" };
+
+    if (!hlx_ucx_tls_allows(tls, mm, sizeof(mm) / sizeof(mm[0])) ||
+        getenv("UCX_MM_RX_BUFS_GROW") != NULL || getenv("UCX_POSIX_RX_BUFS_GROW") != NULL ||
+        getenv("UCX_SYSV_RX_BUFS_GROW") != NULL)
         return;
     /* a UCX without the key keeps its default: nothing is lost but the time */
     (void)ucp_config_modify(config, "MM_RX_BUFS_GROW", HLX_UCX_MM_RX_GROW);
