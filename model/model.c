@@ -932,8 +932,8 @@ double hlx_model_params(const hlx_model_t *m)
     double H = m->hidden;
     double attn = hlx_model_attn_params(m);
     /* gated: gate, up and down; plain (StarCoder2): up and down, with their biases */
-    double dense_ffn = m->ffn_plain ? 2.0 * H * m->ffn + (m->ffn_bias ? (double)m->ffn + H : 0.0)
-                                    : 3.0 * H * m->ffn;
+    double dense_ffn = hlx_model_ffn_mats(m) * H * m->ffn +
+                       (m->ffn_bias ? (double)m->ffn + H : 0.0);
     /* a LayerNorm has a bias beside its weight */
     double nw = m->norm_layer ? 2.0 : 1.0;
     double moe_ffn = m->experts > 0
@@ -1068,6 +1068,11 @@ void hlx_model_rope_select(hlx_model_t *m, int64_t seq_len)
 double hlx_model_embed_scale(const hlx_model_t *m)
 {
     return hlx_model_embed_scale_held(m, m->weight_dtype);
+}
+
+int hlx_model_ffn_mats(const hlx_model_t *m)
+{
+    return m->ffn_plain ? 2 : 3;
 }
 
 double hlx_model_embed_scale_held(const hlx_model_t *m, hlx_dtype_t held)

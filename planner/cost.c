@@ -538,8 +538,7 @@ void hlx_plan_eval(const hlx_plan_ctx_t *ctx, const hlx_layout_t *l, hlx_plan_re
             emb_bytes = 2.0 * (nffn - 1.0) / nffn * Mx;
         }
         if (m->dense_layers > 0) {
-            /* gate, up and down; a plain MLP (ffn_plain: StarCoder2) up and down alone */
-            double p = (m->ffn_plain ? 2.0 : 3.0) * H * ffn_loc;
+            double p = hlx_model_ffn_mats(m) * H * ffn_loc; /* gate (not a plain MLP), up, down */
             lc.dn_b    = p * ctx->b_w;
             lc.dn_f    = 2.0 * Bmb * p;
             lc.w_dense = p * ctx->b_w;

@@ -670,7 +670,7 @@ hlx_status_t hlx_local_predict(const hlx_hw_local_t *hw, const hlx_model_t *m,
     kv_local = sp.kv_local_max;
     q_slice  = sp.q_slice_max;
     fc       = (int)(((int64_t)m->ffn + n - 1) / n);
-    dmat     = m->ffn_plain ? 2.0 : 3.0; /* dense FFN matrices: a plain MLP has no gate */
+    dmat     = hlx_model_ffn_mats(m); /* dense FFN matrices: a plain MLP has no gate */
     vc       = (int)(((int64_t)m->vocab + n - 1) / n);
     vpad     = (m->vocab + n - 1) / n;
     qkv_cols = (double)q_local * dk + (double)kv_local * (dk + dv);

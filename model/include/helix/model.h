@@ -260,6 +260,9 @@ double hlx_model_embed_scale(const hlx_model_t *m);
 /* The same for the weights held in `held` (helix decode --weight-dtype): Gemma's sqrt(hidden)
  * in the dtype the embedding is held in, as transformers casts it to the activations'. */
 double hlx_model_embed_scale_held(const hlx_model_t *m, hlx_dtype_t held);
+/* The dense FFN's matrices of H x ffn: 3 (gate, up, down), or 2 for a plain MLP
+ * (ffn_plain: up and down; StarCoder2). */
+int    hlx_model_ffn_mats(const hlx_model_t *m);
 /* The factor on each attention and FFN output before the residual add: residual_mult where
  * set (Granite), else 1. */
 double hlx_model_residual_mult(const hlx_model_t *m);
