@@ -9,6 +9,7 @@
 
 #include <ucp/api/ucp.h>
 #include <ucs/config/parser.h>
+#include <ucs/sys/string.h>
 
 #include <stdio.h>
 #include <stdlib.h>
@@ -250,7 +251,16 @@ hlx_status_t hlx_ucx_tcp_seg_env(hlx_ucx_tcp_seg_t *seg, char *why, size_t whyle
         if (seg->text[d] != NULL && !ucs_config_sscanf_memunits(seg->text[d], &seg->bytes[d],
                                                                 NULL)) {
             snprintf(why, whylen, "%s='%s': not a size UCX reads (a number with b, k, kb, "
-                     "m, mb, g, gb, t or tb, any case; inf; auto)", var[d], seg->text[d]);
+                     "m, mb, g, gb, t or tb, any case)", var[d], seg->text[d]);
+            return HLX_ERR_INVALID;
+        }
+        /* inf and auto read as sizes near SIZE_MAX: UCX adds its header to the segment,
+         * wraps around and refuses the tcp interface when the worker opens it ("AM Zcopy
+         * context (160) must be <= TX segment size (4)"), after the job has started */
+        if (seg->text[d] != NULL && seg->bytes[d] >= UCS_MEMUNITS_AUTO) {
+            snprintf(why, whylen, "%s='%s': UCX's tcp transport needs a segment of a given "
+                     "size (%s reads as unbounded, and UCX then fails to open it): give a "
+                     "size such as 256K, or unset it", var[d], seg->text[d], seg->text[d]);
             return HLX_ERR_INVALID;
         }
     }

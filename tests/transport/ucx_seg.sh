@@ -5,7 +5,7 @@
 # the settings comparison; a segment UCX's variable sets below a HELIX_COMM_CHUNK_TCP set as
 # a number is kept (UCX wins) with one warning per rank that has tcp-class peers, and none
 # once the chunk fits; HELIX_COMM_CHUNK_TCP=auto follows the segment, and a segment one rank
-# alone sets (auto then differs) is refused at world creation.
+# alone sets (auto then differs) is refused at world creation; inf and auto are refused.
 # usage: ucx_seg.sh HELIXRUN HELIX COMM_CHECK
 # (per rank: ucx_seg.sh rank same|differ HELIX, or ucx_seg.sh rank check COMM_CHECK LOG)
 set -u
@@ -80,4 +80,12 @@ if [ "$rc" -eq 2 ] && grep -q 'rank 1 sends all-to-all blocks to tcp-class peers
 else
     fail "auto chunk differing between ranks: exit $rc (expected 2 and the limits named)"
 fi
+# inf and auto read as unbounded sizes, which UCX's tcp interface refuses once the job runs
+# (its header added, the size wraps): refused at start-up, the variable named (exit 2)
+for v in UCX_TCP_TX_SEG_SIZE=inf UCX_TCP_RX_SEG_SIZE=auto; do
+    env "$v" timeout -k 5 30 "$helix" decode --steps 1 --timeout 20 >"$log" 2>&1
+    rc=$?
+    { [ "$rc" -eq 2 ] && grep -q "${v%%=*}='${v#*=}': UCX's tcp transport needs a segment of a given size" "$log"; } &&
+        echo "ucx_seg: $v: refused" || fail "$v: exit $rc (expected 2 and the variable named)"
+done
 exit $((fails > 0))
