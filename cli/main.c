@@ -6,6 +6,7 @@
 #include "hlx_config.h"
 #include "hlx_file.h"
 #include "hlx_json.h"
+#include "hlx_log.h"
 
 #include <stdio.h>
 #include <string.h>
@@ -58,6 +59,11 @@ static int hlx_main(int argc, char **argv)
     for (i = 0; i < sizeof(hlx_commands) / sizeof(hlx_commands[0]); i++) {
         if (strcmp(argv[1], hlx_commands[i].name))
             continue;
+        {
+            char cmd[48];
+            snprintf(cmd, sizeof(cmd), "helix %s", hlx_commands[i].name);
+            hlx_log_set_command(cmd);
+        }
         /* bad HELIX_* values end every command but info (which shows them) at once, each
          * reported once by the settings layer */
         if (strcmp(argv[1], "info") && hlx_cli_check_env() != 0)

@@ -38,6 +38,10 @@ typedef struct {
  * no-ops. */
 void hlx_log_init(void);
 void hlx_log_set_rank(int rank);
+/* The program and command a process runs ("helix decode"): until a rank is set, its errors
+ * and warnings (below DEBUG) print as "helix decode: ..." (warnings "...: warning: ...")
+ * instead of the host:pid:rank prefix. NULL or "": the prefix always. */
+void hlx_log_set_command(const char *cmd);
 /* The rank set above; -1 before the bootstrap (or without one). */
 int  hlx_log_rank(void);
 int  hlx_log_enabled(hlx_log_level_t level, unsigned subsys);

@@ -1,5 +1,6 @@
-/* Logger implementation: one line per call on stderr, prefixed "helix host:pid:rank LEVEL";
- * and the core settings table (log level, subsystems, data directory, input timeout). */
+/* Logger implementation: one line per call on stderr, prefixed "helix host:pid:rank LEVEL"
+ * (before a rank is known, a command's errors and warnings as "helix CMD: ..."); and the
+ * core settings table (log level, subsystems, data directory, input timeout). */
 #include "hlx_log.h"
 #include "hlx_json.h"
 #include "hlx_param.h"
@@ -19,7 +20,8 @@ static struct {
     unsigned mask;
     int      rank;
     char     host[64];
-} hlx_log_state = { 0, HLX_LOG_WARN, HLX_SUB_ALL, -1, "" };
+    char     cmd[48]; /* "helix decode" once the command line named one; "" before */
+} hlx_log_state = { 0, HLX_LOG_WARN, HLX_SUB_ALL, -1, "", "" };
 
 static const char *const hlx_log_level_names[] = { "ERROR", "WARN", "INFO", "DEBUG", "TRACE" };
 
@@ -116,6 +118,11 @@ void hlx_log_set_rank(int rank)
     hlx_log_state.rank = rank;
 }
 
+void hlx_log_set_command(const char *cmd)
+{
+    snprintf(hlx_log_state.cmd, sizeof(hlx_log_state.cmd), "%s", cmd ? cmd : "");
+}
+
 int hlx_log_rank(void)
 {
     return hlx_log_state.rank;
@@ -139,7 +146,13 @@ void hlx_log_printf(hlx_log_level_t level, unsigned subsys, const char *file, in
     va_start(ap, fmt);
     vsnprintf(msg, sizeof(msg), fmt, ap);
     va_end(ap);
-    if (hlx_log_state.level >= HLX_LOG_DEBUG)
+    /* a command's own input errors (a HELIX_* setting, a file) before any rank exists read
+     * as its flag errors do; with ranks (or DEBUG and up) the host, pid and rank matter */
+    if (hlx_log_state.rank < 0 && hlx_log_state.cmd[0] && level <= HLX_LOG_WARN &&
+        hlx_log_state.level < HLX_LOG_DEBUG)
+        fprintf(stderr, "%s: %s%s\n", hlx_log_state.cmd,
+                level == HLX_LOG_WARN ? "warning: " : "", msg);
+    else if (hlx_log_state.level >= HLX_LOG_DEBUG)
         fprintf(stderr, "helix %s:%d:%d %s %s:%d %s\n", hlx_log_state.host, (int)getpid(),
                 hlx_log_state.rank, hlx_log_level_names[level], file, line, msg);
     else

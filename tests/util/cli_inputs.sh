@@ -200,11 +200,11 @@ expect 1 "non-finite value (nan) in the attention partials received from rank 0,
 
 # flags that only tune another flag's work, given without it: run, each said once (they
 # were taken silently)
-expect 0 "WARN --check-tol 0.5 has no effect without --check" 1 -- \
+expect 0 "helix decode: warning: --check-tol 0.5 has no effect without --check" 1 -- \
     "$helix" decode --steps 1 --context 16 --check-tol 0.5
-expect 0 "WARN --route-margin 0.1 has no effect without --check" 1 -- \
+expect 0 "helix decode: warning: --route-margin 0.1 has no effect without --check" 1 -- \
     "$helix" decode --steps 1 --context 16 --route-margin 0.1
-expect 0 "WARN --prefill-chunk 8 has no effect without --prompt-ids" 1 -- \
+expect 0 "helix decode: warning: --prefill-chunk 8 has no effect without --prompt-ids" 1 -- \
     "$helix" decode --steps 1 --context 16 --prefill-chunk 8
 quiet 0 -- "$helix" decode --steps 1 --context 16 --check-tol 0.5 --check
 printf '1 2 3\n' >"$tmp/ids.txt"
@@ -212,7 +212,7 @@ printf '1 2 3\n' >"$tmp/ids.txt"
 # process may take: refused before the copy, where a large one met the OOM killer (137)
 expect 2 "ids.txt: 768 bytes of token ids (64 request(s) of 3 token(s)) are more than the 107 bytes this process may take (HELIX_MEM_LIMIT)" 1 -- \
     env HELIX_MEM_LIMIT=0.0000001 "$helix" decode --prompt-ids "$tmp/ids.txt" --batch 64 --steps 1
-expect 0 "WARN --eos 5 has no effect with --ignore-eos" 1 -- \
+expect 0 "helix generate: warning: --eos 5 has no effect with --ignore-eos" 1 -- \
     "$helix" generate --prompt-ids "$tmp/ids.txt" --max-new 2 --ignore-eos --eos 5
 
 # flags: the same parser and suffix rule
