@@ -118,6 +118,18 @@ with tempfile.TemporaryDirectory() as d:
                        "--context", "100000")
     check(rc == 0 and "weights bf16, KV bf16" in out, f"plan table of dense-fp8: {out[:200]}")
 
+    # decode takes the member too: the dense checkpoint holds the runtime's synthetic values
+    # for its seed (1), so its tokens are those of its model file's synthetic weights
+    toks = []
+    for model in (os.path.join(d, "dense"), os.path.join(d, "dense.model.json"),
+                  os.path.join(d, "dense.info.json")):
+        rc, out, err = run("decode", "--model", model, "--seed", "1", "--context", "64",
+                           "--steps", "6", "--json")
+        lines = [l for l in out.splitlines() if l.startswith("{")]
+        check(rc == 0 and lines, f"decode --model {model}: exit {rc}: {err}")
+        toks.append(json.loads(lines[0])["tokens"] if lines else None)
+    check(toks[0] and toks[0] == toks[1] == toks[2], f"decode tokens differ: {toks}")
+
     # sweep --model DIR: the same JSON Lines as the model member's
     outs = []
     for model in (os.path.join(d, "moe-mla"), os.path.join(d, "moe-mla.model.json")):
