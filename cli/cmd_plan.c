@@ -466,6 +466,9 @@ static int hlx_plan_print_json(FILE *f, const hlx_plan_ctx_t *ctx, const hlx_lay
                   "batch", l->batch, "hopb", l->hopb, "formula", paper ? "paper" : "full");
     if (o == NULL)
         return -1;
+    /* the bytes per weight and KV element planned with (a checkpoint's: its held dtype) */
+    json_object_set_new(o, "weight_dtype", json_string(hlx_dtype_name(ctx->m->weight_dtype)));
+    json_object_set_new(o, "kv_dtype", json_string(hlx_dtype_name(ctx->m->kv_dtype)));
     json_object_set_new(o, "t_kv_us", json_real(r->t_kv_s * 1e6));
     json_object_set_new(o, "t_w_us", json_real(r->t_w_s * 1e6));
     json_object_set_new(o, "ttl_ms", json_real(r->ttl_s * 1e3));

@@ -111,7 +111,11 @@ with tempfile.TemporaryDirectory() as d:
         check(plans[q]["mem_weights_gib"] == plans[base]["mem_weights_gib"],
               f"{q}: weights {plans[q]['mem_weights_gib']} GiB, not the bf16 "
               f"{plans[base]['mem_weights_gib']} of {base}")
+    for q in ("dense-fp8", "moe-mla-fp8", "dense"):
+        check(plans[q]["weight_dtype"] == "bf16" and plans[q]["kv_dtype"] == "bf16",
+              f"{q}: planned with weights {plans[q]['weight_dtype']}, KV {plans[q]['kv_dtype']}")
     over = plan(os.path.join(d, "dense-fp8"), "--weight-dtype", "fp8")
+    check(over and over["weight_dtype"] == "fp8", "--weight-dtype fp8 not in plan --json")
     check(over and abs(over["mem_weights_gib"] * 2 - plans["dense"]["mem_weights_gib"]) < 1e-9,
           f"--weight-dtype fp8 on the fp8 checkpoint: {over and over['mem_weights_gib']} GiB")
     rc, out, err = run("plan", "--model", os.path.join(d, "dense-fp8"), "--hw", "hgx-h200",
