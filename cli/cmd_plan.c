@@ -257,7 +257,7 @@ static int hlx_load_model(const char *cmd, const char *name, int wdt, int kvdt, 
     if (dir[0] != '\0') {
         hlx_hf_config_t hc;
         st = hlx_hf_config_load(dir, &hc, err, sizeof(err));
-        if (st != HLX_OK) { /* err: "config.json:line:column: key: reason" */
+        if (st != HLX_OK) { /* err: "DIR/config.json:line:column: key: reason" */
             fprintf(stderr, "helix %s: --model %s: %s\n", cmd, name, err);
             return hlx_status_exit_code(st);
         }
