@@ -1428,7 +1428,9 @@ static void hlx_info_usage(FILE *f)
         "  --kvp K     KV-parallel ranks (default 1)\n"
         "  --tpa T     tensor-parallel attention shards, divides the query heads (default 1)\n"
         "  --ep E      expert-parallel groups, divides the routed experts and N (default 1)\n"
-        "  --json      one JSON object instead of the table\n"
+        "  --json      one JSON object instead of the table; its \"model\" member is a\n"
+        "              model file (the weights in held_dtype) that helix plan --model and\n"
+        "              decode --model take, saved alone or as the whole document\n"
         "  --config-only  sizes from config.json alone (no safetensors read or checked)\n"
         "  --scan      also read every value of every tensor (all shards, each shard front to\n"
         "              back, in one streaming pass) and list each tensor holding NaN or Inf\n"
@@ -1649,6 +1651,94 @@ static json_t *hlx_info_rope_json(const hlx_model_t *m)
     return o;
 }
 
+/* The "model" member of info's JSON: a model file (docs/model.md "Keys") that `helix plan
+ * --model` and the model reader take as it is, the weights in the dtype decode holds them
+ * in; optional keys whose value 0 means none (which the reader's bounds refuse) left out. */
+static json_t *hlx_info_model_json(const hlx_hf_config_t *cfg)
+{
+    const hlx_model_t *m = &cfg->m;
+    json_t *mo = json_pack("{s:s, s:s, s:i, s:i, s:i, s:i, s:i, s:i, s:i, s:i}", "name",
+                           m->name, "attn", m->attn == HLX_ATTN_MLA ? "mla" : "gqa", "layers",
+                           m->layers, "hidden", m->hidden, "q_heads", m->q_heads, "kv_heads",
+                           m->kv_heads, "head_dim", m->head_dim, "v_head_dim", m->v_head_dim,
+                           "ffn", m->ffn, "vocab", m->vocab);
+    /* key, value: written where the value is not 0 */
+    const struct {
+        const char *key;
+        double      v;
+        int         gqa_only;
+    } opt[] = {
+        { "attn_scalar", m->attn_scalar, 1 }, { "rope_local_theta", m->rope_local_theta, 1 },
+        { "attn_softcap", m->attn_softcap, 1 }, { "final_softcap", m->final_softcap, 0 },
+        { "embed_mult", m->embed_mult, 0 }, { "residual_mult", m->residual_mult, 0 },
+        { "logits_scale", m->logits_scale, 0 },
+    };
+    size_t i;
+
+    json_object_update_new(mo, json_pack("{s:s, s:s, s:b, s:f}", "weight_dtype",
+                                          hlx_dtype_name(hlx_hf_held_default(cfg)), "kv_dtype",
+                                          hlx_dtype_name(m->kv_dtype), "tie_embeddings",
+                                          m->tie_embeddings, "norm_eps", m->norm_eps));
+    if (m->attn == HLX_ATTN_GQA) {
+        json_object_update_new(mo, json_pack("{s:b, s:b, s:b, s:s, s:b}", "qkv_bias",
+                                             m->qkv_bias, "qk_norm", m->qk_norm, "post_norms",
+                                             m->post_norms, "ffn_act",
+                                             m->ffn_act == HLX_ACT_GELU_TANH ? "gelu_tanh"
+                                             : m->ffn_act == HLX_ACT_SWIGLU_CLAMP
+                                             ? "swiglu_clamp" : "silu",
+                                             "embed_scale", m->embed_scale));
+        if (m->sliding_window > 0)
+            json_object_update_new(mo, json_pack("{s:i, s:i, s:i}", "sliding_window",
+                                                 m->sliding_window, "sliding_pattern",
+                                                 m->sliding_pattern, "sliding_from",
+                                                 m->sliding_from));
+        /* gpt-oss's: sinks, o_proj's bias, the clamp of its SwiGLU */
+        json_object_update_new(mo, json_pack("{s:b, s:b}", "attn_sinks", m->attn_sinks,
+                                             "o_bias", m->o_bias));
+        /* OLMo 2's: no input norms, q and k norms over the whole projections */
+        json_object_update_new(mo, json_pack("{s:b, s:b}", "post_norms_only",
+                                             m->post_norms_only, "qk_norm_proj",
+                                             m->qk_norm_proj));
+        /* StarCoder2's: LayerNorms, the plain MLP and its biases */
+        json_object_update_new(mo, json_pack("{s:s, s:s, s:b}", "norm",
+                                             m->norm_layer ? "layernorm" : "rms", "ffn_kind",
+                                             m->ffn_plain ? "mlp" : "glu", "ffn_bias",
+                                             m->ffn_bias));
+        if (m->ffn_act == HLX_ACT_SWIGLU_CLAMP)
+            json_object_update_new(mo, json_pack("{s:f, s:f}", "act_alpha", m->act_alpha,
+                                                 "act_limit", m->act_limit));
+        /* SmolLM3's NoPE layers: 0, or every P-th layer unrotated */
+        json_object_set_new(mo, "nope_pattern", json_integer(m->nope_pattern));
+    }
+    for (i = 0; i < sizeof(opt) / sizeof(opt[0]); i++)
+        if (opt[i].v != 0.0 && (!opt[i].gqa_only || m->attn == HLX_ATTN_GQA))
+            json_object_set_new(mo, opt[i].key, json_real(opt[i].v));
+    if (m->attn == HLX_ATTN_MLA)
+        json_object_update_new(mo, json_pack("{s:i, s:i, s:i, s:i}", "q_lora_rank",
+                                             m->q_lora_rank, "kv_lora_rank", m->kv_lora_rank,
+                                             "qk_nope_dim", m->qk_nope_dim, "qk_rope_dim",
+                                             m->qk_rope_dim));
+    if (m->experts > 0) {
+        json_object_update_new(mo, json_pack("{s:i, s:i, s:i, s:i, s:i, s:s, s:b, s:f, s:i, "
+                                             "s:i, s:s}", "experts", m->experts, "top_k",
+                                             m->top_k, "shared_experts", m->shared_experts,
+                                             "expert_ffn", m->expert_ffn, "dense_layers",
+                                             m->dense_layers, "scoring_func",
+                                             m->moe_scoring == HLX_MOE_SIGMOID ? "sigmoid"
+                                                                               : "softmax",
+                                             "norm_topk_prob", m->norm_topk_prob,
+                                             "routed_scaling_factor", m->routed_scaling,
+                                             "n_group", m->n_group, "topk_group",
+                                             m->topk_group, "group_score",
+                                             m->moe_group_score == HLX_MOE_GROUP_MAX ? "max"
+                                                                                     : "top2"));
+        json_object_update_new(mo, json_pack("{s:b, s:b, s:b}", "shared_expert_gate",
+                                             m->shared_gate, "router_bias", m->router_bias,
+                                             "expert_bias", m->expert_bias));
+    }
+    return mo;
+}
+
 static int hlx_cmd_model_info(int argc, char **argv)
 {
     enum { O_KVP = 1, O_TPA, O_EP, O_JSON, O_CONFIG_ONLY, O_SCAN };
@@ -1780,73 +1870,7 @@ static int hlx_cmd_model_info(int argc, char **argv)
     }
     if (json) {
         json_t *o_ = json_object(), *cb = json_object(), *rb = json_object(), *mo;
-        mo = json_pack("{s:s, s:i, s:i, s:i, s:i, s:i, s:i, s:i, s:i}", "attn",
-                       cfg.m.attn == HLX_ATTN_MLA ? "mla" : "gqa", "layers", cfg.m.layers,
-                       "hidden", cfg.m.hidden, "q_heads", cfg.m.q_heads, "kv_heads",
-                       cfg.m.kv_heads, "head_dim", cfg.m.head_dim, "v_head_dim", cfg.m.v_head_dim,
-                       "ffn", cfg.m.ffn, "vocab", cfg.m.vocab);
-        if (cfg.m.attn == HLX_ATTN_GQA)
-            json_object_update_new(mo, json_pack("{s:b, s:b, s:b, s:i, s:i, s:i, s:s, s:b, "
-                                                 "s:f, s:f}",
-                                                 "qkv_bias", cfg.m.qkv_bias, "qk_norm",
-                                                 cfg.m.qk_norm, "post_norms", cfg.m.post_norms,
-                                                 "sliding_window", cfg.m.sliding_window,
-                                                 "sliding_pattern", cfg.m.sliding_pattern,
-                                                 "sliding_from", cfg.m.sliding_from,
-                                                 "ffn_act", cfg.m.ffn_act == HLX_ACT_GELU_TANH
-                                                     ? "gelu_tanh"
-                                                     : cfg.m.ffn_act == HLX_ACT_SWIGLU_CLAMP
-                                                     ? "swiglu_clamp" : "silu",
-                                                 "embed_scale", cfg.m.embed_scale,
-                                                 "attn_scalar", cfg.m.attn_scalar,
-                                                 "rope_local_theta", cfg.m.rope_local_theta));
-        if (cfg.m.attn == HLX_ATTN_GQA) {
-            /* gpt-oss's: sinks, o_proj's bias, the clamp of its SwiGLU */
-            json_object_update_new(mo, json_pack("{s:b, s:b}", "attn_sinks", cfg.m.attn_sinks,
-                                                 "o_bias", cfg.m.o_bias));
-            /* OLMo 2's: no input norms, q and k norms over the whole projections */
-            json_object_update_new(mo, json_pack("{s:b, s:b}", "post_norms_only",
-                                                 cfg.m.post_norms_only, "qk_norm_proj",
-                                                 cfg.m.qk_norm_proj));
-            /* StarCoder2's: LayerNorms, the plain MLP and its biases */
-            json_object_update_new(mo, json_pack("{s:s, s:s, s:b}", "norm",
-                                                 cfg.m.norm_layer ? "layernorm" : "rms",
-                                                 "ffn_kind", cfg.m.ffn_plain ? "mlp" : "glu",
-                                                 "ffn_bias", cfg.m.ffn_bias));
-            if (cfg.m.ffn_act == HLX_ACT_SWIGLU_CLAMP)
-                json_object_update_new(mo, json_pack("{s:f, s:f}", "act_alpha", cfg.m.act_alpha,
-                                                     "act_limit", cfg.m.act_limit));
-            json_object_set_new(mo, "attn_softcap", json_real(cfg.m.attn_softcap));
-            /* SmolLM3's NoPE layers: 0, or every P-th layer unrotated */
-            json_object_set_new(mo, "nope_pattern", json_integer(cfg.m.nope_pattern));
-        }
-        json_object_set_new(mo, "final_softcap", json_real(cfg.m.final_softcap));
-        json_object_update_new(mo, json_pack("{s:f, s:f, s:f}", "embed_mult", cfg.m.embed_mult,
-                                             "residual_mult", cfg.m.residual_mult,
-                                             "logits_scale", cfg.m.logits_scale));
-        if (cfg.m.attn == HLX_ATTN_MLA)
-            json_object_update_new(mo, json_pack("{s:i, s:i, s:i, s:i}", "q_lora_rank",
-                                             cfg.m.q_lora_rank, "kv_lora_rank",
-                                             cfg.m.kv_lora_rank, "qk_nope_dim", cfg.m.qk_nope_dim,
-                                             "qk_rope_dim", cfg.m.qk_rope_dim));
-        if (cfg.m.experts > 0)
-            json_object_update_new(mo, json_pack("{s:i, s:i, s:i, s:i, s:i, s:s, s:b, s:f, s:i, "
-                                                 "s:i, s:s}",
-                                             "experts", cfg.m.experts, "top_k", cfg.m.top_k,
-                                             "shared_experts", cfg.m.shared_experts, "expert_ffn",
-                                             cfg.m.expert_ffn, "dense_layers", cfg.m.dense_layers,
-                                             "scoring_func", cfg.scoring_func, "norm_topk_prob",
-                                             cfg.norm_topk_prob, "routed_scaling_factor",
-                                             cfg.routed_scaling_factor, "n_group",
-                                             cfg.m.n_group, "topk_group", cfg.m.topk_group,
-                                             "group_score",
-                                             cfg.m.moe_group_score == HLX_MOE_GROUP_MAX
-                                                 ? "max" : "top2"));
-        if (cfg.m.experts > 0) {
-            json_object_set_new(mo, "shared_expert_gate", json_boolean(cfg.m.shared_gate));
-            json_object_update_new(mo, json_pack("{s:b, s:b}", "router_bias", cfg.m.router_bias,
-                                                 "expert_bias", cfg.m.expert_bias));
-        }
+        mo = hlx_info_model_json(&cfg);
         json_object_set_new(mo, "rope", hlx_info_rope_json(&cfg.m));
         for (i = 0; i < HLX_HFC_COUNT; i++) {
             if (cls_bytes[i] == 0)

@@ -3,6 +3,7 @@
  * clusters and writes Pareto frontiers (table, CSV, JSON Lines, SVG). */
 #define _GNU_SOURCE
 #include "hlx_bench_local.h"
+#include "hlx_ckpt.h"
 #include "hlx_cmd.h"
 #include "hlx_file.h"
 #include "hlx_parse.h"
@@ -205,13 +206,64 @@ static int hlx_flag_set(const char *cmd, const char *s, hlx_plan_settings_t *set
     return st == HLX_OK ? 0 : -1;
 }
 
-/* Loads the model with optional dtype overrides. Returns an exit code (0 ok). */
+/* A --model argument that names a Hugging Face checkpoint: a directory (DIR/config.json)
+ * or a file named config.json (its directory). Returns the directory in dir, "" for a model
+ * file or preset; -1 (after a message naming --model) for a directory without config.json
+ * or a path too long. */
+static int hlx_plan_ckpt_dir(const char *cmd, const char *arg, char *dir, size_t dirlen)
+{
+    struct stat sb;
+    char cfg[4096];
+    const char *base = strrchr(arg, '/');
+    size_t n = strlen(arg);
+
+    dir[0] = '\0';
+    if (n + sizeof("/config.json") > sizeof(cfg) || n >= dirlen) {
+        fprintf(stderr, "helix %s: --model %.60s...: path longer than %zu bytes\n", cmd, arg,
+                dirlen - 1);
+        return -1;
+    }
+    if (stat(arg, &sb) == 0 && S_ISDIR(sb.st_mode)) {
+        snprintf(cfg, sizeof(cfg), "%s/config.json", arg);
+        if (stat(cfg, &sb) != 0) {
+            fprintf(stderr, "helix %s: --model %s: a directory without config.json: give a "
+                    "Hugging Face checkpoint directory (config.json, read without the "
+                    "weights), its config.json, a model file or a preset\n", cmd, arg);
+            return -1;
+        }
+        snprintf(dir, dirlen, "%s", arg);
+        return 0;
+    }
+    if (!strcmp(base ? base + 1 : arg, "config.json")) {
+        if (base == NULL)
+            snprintf(dir, dirlen, ".");
+        else
+            snprintf(dir, dirlen, "%.*s", base == arg ? 1 : (int)(base - arg), arg);
+    }
+    return 0;
+}
+
+/* Loads --model with optional dtype overrides: a checkpoint through decode's config reader
+ * (hlx_hf_config_load: config.json alone, no tensor read) with its weights in the dtype
+ * decode holds them in (hlx_hf_held_default: fp8 and float16 in bf16), else a model file
+ * or preset. Returns an exit code (0 ok). */
 static int hlx_load_model(const char *cmd, const char *name, int wdt, int kvdt, hlx_model_t *m)
 {
-    char err[1024];
-    hlx_status_t st = hlx_model_load(name, m, err, sizeof(err));
+    char err[1024], dir[4096];
+    hlx_status_t st;
 
-    if (st != HLX_OK) {
+    if (hlx_plan_ckpt_dir(cmd, name, dir, sizeof(dir)) != 0)
+        return 2;
+    if (dir[0] != '\0') {
+        hlx_hf_config_t hc;
+        st = hlx_hf_config_load(dir, &hc, err, sizeof(err));
+        if (st != HLX_OK) { /* err: "DIR/config.json:line:column: key: reason" */
+            fprintf(stderr, "helix %s: --model %s: %s\n", cmd, name, err);
+            return hlx_status_exit_code(st);
+        }
+        *m = hc.m;
+        m->weight_dtype = hlx_hf_held_default(&hc);
+    } else if ((st = hlx_model_load(name, m, err, sizeof(err))) != HLX_OK) {
         fprintf(stderr, "helix %s: --model: %s\n", cmd, err);
         return hlx_status_exit_code(st);
     }
@@ -303,8 +355,14 @@ static void hlx_plan_usage(FILE *f)
 "\n"
 "  --model M         model preset (tiny, llama-405b, deepseek-r1, helix-fig1,\n"
 "                    qwen2.5-7b-1m, internlm2.5-7b-1m, qwen3-235b-a22b,\n"
-"                    mistral-7b-v0.1, gemma-2-9b, gemma-3-27b, llama-3.2-3b) or\n"
-"                    JSON file\n"
+"                    mistral-7b-v0.1, gemma-2-9b, gemma-3-27b, llama-3.2-3b), model\n"
+"                    JSON file (also helix model info --json's output, whose \"model\"\n"
+"                    member is read), or a Hugging Face checkpoint: its directory, as\n"
+"                    helix decode --model DIR takes it, or its config.json (only\n"
+"                    config.json is read; weights in the dtype decode holds them in:\n"
+"                    torch_dtype's for float32 and bfloat16, bf16 for float16 and\n"
+"                    fp8, integer and MXFP4 weights dequantized; model info's\n"
+"                    held_dtype)\n"
 "  --hw C            cluster preset (gb200-nvl72, hgx-h200, hgx-b200) or JSON file, or\n"
 "                    local: this machine from its hw file (helix bench local; measured\n"
 "                    now when there is none): CPU cores as GPUs, and for a helix layout\n"
@@ -328,7 +386,8 @@ static void hlx_plan_usage(FILE *f)
 "                    --hopb off or --kvp 1)\n"
 "  --formula F       full (default): the whole model; paper: only the Appendix A formulas,\n"
 "                    TTL = layers x (t_kv + t_w)\n"
-"  --weight-dtype T  override the model's weight dtype (f32, bf16, fp8, fp4)\n"
+"  --weight-dtype T  override the model's weight dtype (f32, bf16, fp8, fp4; default:\n"
+"                    the model file's, or the checkpoint's held dtype)\n"
 "  --kv-dtype T      override the model's KV dtype\n"
 "  --set NAME=VALUE  a modelling assumption (see helix info; e.g. PLAN_HBM_RESERVE=0.1)\n"
 "  --json            one JSON object instead of the table\n"
@@ -339,6 +398,7 @@ static void hlx_plan_usage(FILE *f)
 "             --tpa 1 --ep 32 --tpf 1 --json\n"
 "  helix plan --model llama-405b --hw hgx-h200 --context 128K --strategy tp --tpa 8\n"
 "  helix plan --model tiny --hw local --context 1M --threads 2\n"
+"  helix plan --model ckpt/ --hw hgx-h200 --context 100000   (a checkpoint directory)\n"
 "\n"
 "Exit status: 0 feasible, 1 infeasible (the reason is printed), 2 bad input.\n");
 }
@@ -406,6 +466,9 @@ static int hlx_plan_print_json(FILE *f, const hlx_plan_ctx_t *ctx, const hlx_lay
                   "batch", l->batch, "hopb", l->hopb, "formula", paper ? "paper" : "full");
     if (o == NULL)
         return -1;
+    /* the bytes per weight and KV element planned with (a checkpoint's: its held dtype) */
+    json_object_set_new(o, "weight_dtype", json_string(hlx_dtype_name(ctx->m->weight_dtype)));
+    json_object_set_new(o, "kv_dtype", json_string(hlx_dtype_name(ctx->m->kv_dtype)));
     json_object_set_new(o, "t_kv_us", json_real(r->t_kv_s * 1e6));
     json_object_set_new(o, "t_w_us", json_real(r->t_w_s * 1e6));
     json_object_set_new(o, "ttl_ms", json_real(r->ttl_s * 1e3));
@@ -716,7 +779,9 @@ static void hlx_sweep_usage(FILE *f)
 "compares Helix with the best baseline: its best interactivity, and its throughput at\n"
 "matched interactivity. Several clusters (a topology sweep) are evaluated one by one.\n"
 "\n"
-"  --model M          model preset or JSON file\n"
+"  --model M          model preset, JSON file (or helix model info --json's output),\n"
+"                     or a Hugging Face checkpoint directory or its config.json (as\n"
+"                     helix plan --model)\n"
 "  --hw C[,C...]      cluster presets or JSON files (several: a topology sweep)\n"
 "  --sweep-hw C,...   same as a list in --hw (may be repeated)\n"
 "  --vary KEY=V1,V2   derived clusters: each --hw cluster with KEY set to each value\n"

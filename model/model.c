@@ -29,6 +29,7 @@ typedef struct {
     char        ffn_act[16];
     char        norm[16];
     char        ffn_kind[16];
+    int         rope_truncate; /* the "rope" object's truncate (1 when absent) */
 } hlx_model_raw_t;
 
 #define HLX_MF_INT(_k, _req, _min, _help) \
@@ -175,6 +176,63 @@ static const hlx_jfield_t hlx_model_fields[] = {
     { "dca_orig_ctx", HLX_JT_INT, offsetof(hlx_model_raw_t, m.dca_orig), 0, 0, 1 << 30, 0,
       "dual chunk attention: original_max_position_embeddings, past which the softmax scale "
       "grows (default 0: it does not)" },
+    { "rope", HLX_JT_ANY, 0, 0, 0, 0, 0, "the RoPE keys as one object, in the form `helix "
+      "model info --json` writes (theta, dim, scaling and config.json's names of its "
+      "parameters), in place of the rope_* and dca_* keys" },
+};
+
+/* The "rope" object (hlx_model_rope_fields) into the fields of the flat keys. */
+#define HLX_MR_NUM(_k, _f, _min, _max, _help) \
+    { _k, HLX_JT_DOUBLE, offsetof(hlx_model_raw_t, m._f), 0, _min, _max, 0, _help }
+static const hlx_jfield_t hlx_model_rope_fields[] = {
+    HLX_MR_NUM("theta", rope_theta, 1e-9, 1e12, "RoPE base (rope_theta)"),
+    { "dim", HLX_JT_INT, offsetof(hlx_model_raw_t, m.rope_dim), 0, 0, 999999, 0,
+      "rotated elements per head (rope_dim)" },
+    { "scaling", HLX_JT_STRING, offsetof(hlx_model_raw_t, rope_scaling), 0, 1, 0, 16,
+      "none, linear, llama3, yarn, longrope or dynamic (rope_scaling)" },
+    HLX_MR_NUM("factor", rope_factor, 1e-6, 1e6, "the scaling factor (rope_factor)"),
+    { "original_max_position_embeddings", HLX_JT_INT, offsetof(hlx_model_raw_t,
+      m.rope_orig_ctx), 0, 1, 999999, 0, "llama3, yarn, longrope: the original context" },
+    { "max_position_embeddings", HLX_JT_INT, offsetof(hlx_model_raw_t, m.rope_orig_ctx), 0, 1,
+      999999, 0, "dynamic: the context past which the base grows" },
+    HLX_MR_NUM("low_freq_factor", rope_low_freq, 1e-6, 1e6, "llama3: low_freq_factor"),
+    HLX_MR_NUM("high_freq_factor", rope_high_freq, 1e-6, 1e6, "llama3: high_freq_factor"),
+    HLX_MR_NUM("beta_fast", rope_beta_fast, 1e-6, 1e6, "yarn: beta_fast"),
+    HLX_MR_NUM("beta_slow", rope_beta_slow, 1e-6, 1e6, "yarn: beta_slow"),
+    HLX_MR_NUM("mscale", rope_mscale, 0, 1e6, "yarn: mscale"),
+    HLX_MR_NUM("mscale_all_dim", rope_mscale_all, 0, 1e6, "yarn: mscale_all_dim"),
+    { "truncate", HLX_JT_BOOL, offsetof(hlx_model_raw_t, rope_truncate), 0, 0, 1, 0,
+      "yarn: false = the ramp's ends unrounded (rope_yarn_exact)" },
+    HLX_MR_NUM("attention_factor", rope_attn_factor, 1e-6, 1e6,
+               "yarn, longrope: the factor on cos and sin"),
+    { "short_factor", HLX_JT_ANY, 0, 0, 0, 0, 0, "longrope: rope_dim / 2 factors" },
+    { "long_factor", HLX_JT_ANY, 0, 0, 0, 0, 0, "longrope: rope_dim / 2 factors" },
+    { "dual_chunk_attention", HLX_JT_ANY, 0, 0, 0, 0, 0,
+      "chunk_size, local_size, original_max_position_embeddings (dca_*)" },
+};
+
+static const hlx_jfield_t hlx_model_dca_fields[] = {
+    { "chunk_size", HLX_JT_INT, offsetof(hlx_model_raw_t, m.dca_chunk), 1, 2, 1 << 30, 0,
+      "dca_chunk_size" },
+    { "local_size", HLX_JT_INT, offsetof(hlx_model_raw_t, m.dca_local), 0, 0, 1 << 30, 0,
+      "dca_local_size" },
+    { "original_max_position_embeddings", HLX_JT_INT, offsetof(hlx_model_raw_t, m.dca_orig),
+      0, 0, 1 << 30, 0, "dca_orig_ctx" },
+};
+
+/* Each flat key and its place in the "rope" object. */
+static const struct {
+    const char *flat, *nested;
+} hlx_model_rope_map[] = {
+    { "rope_theta", "theta" }, { "rope_dim", "dim" }, { "rope_scaling", "scaling" },
+    { "rope_factor", "factor" }, { "rope_orig_ctx", "original_max_position_embeddings" },
+    { "rope_low_freq_factor", "low_freq_factor" },
+    { "rope_high_freq_factor", "high_freq_factor" }, { "rope_beta_fast", "beta_fast" },
+    { "rope_beta_slow", "beta_slow" }, { "rope_mscale", "mscale" },
+    { "rope_mscale_all_dim", "mscale_all_dim" }, { "rope_yarn_exact", "truncate" },
+    { "dca_chunk_size", "dual_chunk_attention/chunk_size" },
+    { "dca_local_size", "dual_chunk_attention/local_size" },
+    { "dca_orig_ctx", "dual_chunk_attention/original_max_position_embeddings" },
 };
 
 const char *hlx_data_dir(void)
@@ -262,11 +320,52 @@ static hlx_status_t hlx_model_dtype(hlx_jdoc_t *doc, const char *key, const char
     return HLX_OK;
 }
 
-#define HLX_MFAIL(_key, ...) hlx_jdoc_fail(doc, "/" _key, HLX_ERR_PARSE, __VA_ARGS__)
+/* The member at path "a" or "a/b" under obj, or NULL. */
+static json_t *hlx_model_get(json_t *obj, const char *path)
+{
+    const char *slash = strchr(path, '/');
+    char head[64];
 
+    if (slash == NULL)
+        return json_object_get(obj, path);
+    snprintf(head, sizeof(head), "%.*s", (int)(slash - path), path);
+    obj = json_object_get(obj, head);
+    return json_is_object(obj) ? hlx_model_get(obj, slash + 1) : NULL;
+}
+
+/* Where flat key `key` is read from: "/key", or inside the "rope" object when the file
+ * gives one (its original context "max_position_embeddings" where that one is there).
+ * Returns buf. */
+static const char *hlx_model_path(json_t *root, const char *key, char *buf, size_t len)
+{
+    json_t *rope = json_object_get(root, "rope");
+    size_t i;
+
+    snprintf(buf, len, "/%s", key);
+    if (!json_is_object(rope))
+        return buf;
+    for (i = 0; i < sizeof(hlx_model_rope_map) / sizeof(hlx_model_rope_map[0]); i++)
+        if (!strcmp(key, hlx_model_rope_map[i].flat)) {
+            const char *n = hlx_model_rope_map[i].nested;
+            if (!strcmp(key, "rope_orig_ctx") &&
+                json_object_get(rope, "max_position_embeddings") != NULL)
+                n = "max_position_embeddings";
+            snprintf(buf, len, "/rope/%s", n);
+            break;
+        }
+    return buf;
+}
+
+#define HLX_MFAIL(_key, ...) \
+    hlx_jdoc_fail(doc, hlx_model_path(hlx_jdoc_root(doc), _key, (char[96]){ 0 }, 96), \
+                  HLX_ERR_PARSE, __VA_ARGS__)
+
+/* Whether the file gives key (a flat RoPE key: also where the "rope" object holds it). */
 static int hlx_has(json_t *root, const char *key)
 {
-    return json_object_get(root, key) != NULL;
+    char path[96];
+
+    return hlx_model_get(root, hlx_model_path(root, key, path, sizeof(path)) + 1) != NULL;
 }
 
 hlx_status_t hlx_model_gating_check(const hlx_model_t *m, const hlx_gating_keys_t *keys,
@@ -335,11 +434,17 @@ static hlx_status_t hlx_model_rope(hlx_jdoc_t *doc, hlx_model_raw_t *r)
                                         "rope_high_freq_factor", "rope_beta_fast",
                                         "rope_beta_slow", "rope_mscale", "rope_mscale_all_dim",
                                         "rope_yarn_exact" };
-    /* which kinds take each key: bit 1 linear, 2 llama3, 3 yarn, 5 dynamic */
-    static const unsigned takes[] = { 0x2e, 0x2c, 0x4, 0x4, 0x8, 0x8, 0x8, 0x8, 0x8 };
-    json_t *root = hlx_jdoc_root(doc);
+    /* which kinds take each key: bit 1 linear, 2 llama3, 3 yarn, 4 longrope (the "rope"
+     * object only), 5 dynamic */
+    static const unsigned takes[] = { 0x3e, 0x3c, 0x4, 0x4, 0x8, 0x8, 0x8, 0x8, 0x8 };
+    /* the "rope" object's own keys: config.json's names where they differ by kind */
+    static const char *const nkeys[] = { "attention_factor", "short_factor", "long_factor",
+                                         "max_position_embeddings",
+                                         "original_max_position_embeddings" };
+    static const unsigned ntakes[] = { 0x18, 0x10, 0x10, 0x20, 0x1c };
+    json_t *root = hlx_jdoc_root(doc), *rope = json_object_get(root, "rope");
     hlx_model_t *m = &r->m;
-    char path[64];
+    char path[96];
     size_t i;
 
     if (!r->rope_scaling[0] || !strcmp(r->rope_scaling, "none"))
@@ -352,18 +457,26 @@ static hlx_status_t hlx_model_rope(hlx_jdoc_t *doc, hlx_model_raw_t *r)
         m->rope_kind = HLX_ROPE_YARN;
     else if (!strcmp(r->rope_scaling, "dynamic"))
         m->rope_kind = HLX_ROPE_DYNAMIC;
+    else if (!strcmp(r->rope_scaling, "longrope") && rope != NULL)
+        m->rope_kind = HLX_ROPE_LONGROPE; /* its factor sets: hlx_model_longrope */
     else if (!strcmp(r->rope_scaling, "longrope"))
         return HLX_MFAIL("rope_scaling", "\"longrope\" is read from a checkpoint's config.json "
-                         "only (its short_factor and long_factor arrays); a model file takes "
-                         "none, linear, llama3, yarn or dynamic");
+                         "or from the \"rope\" object `helix model info --json` writes (its "
+                         "short_factor and long_factor arrays); rope_scaling takes none, "
+                         "linear, llama3, yarn or dynamic");
     else
         return HLX_MFAIL("rope_scaling", "unknown kind \"%s\" (none, linear, llama3, yarn or "
                          "dynamic)", r->rope_scaling);
     for (i = 0; i < sizeof(keys) / sizeof(keys[0]); i++)
-        if (hlx_has(root, keys[i]) && !(takes[i] >> m->rope_kind & 1)) {
-            snprintf(path, sizeof(path), "/%s", keys[i]);
-            return hlx_jdoc_fail(doc, path, HLX_ERR_PARSE, "not a parameter of rope_scaling "
-                                 "\"%s\"", r->rope_scaling[0] ? r->rope_scaling : "none");
+        if (hlx_has(root, keys[i]) && !(takes[i] >> m->rope_kind & 1))
+            return hlx_jdoc_fail(doc, hlx_model_path(root, keys[i], path, sizeof(path)),
+                                 HLX_ERR_PARSE, "not a parameter of rope_scaling \"%s\"",
+                                 r->rope_scaling[0] ? r->rope_scaling : "none");
+    for (i = 0; rope != NULL && i < sizeof(nkeys) / sizeof(nkeys[0]); i++)
+        if (json_object_get(rope, nkeys[i]) != NULL && !(ntakes[i] >> m->rope_kind & 1)) {
+            snprintf(path, sizeof(path), "/rope/%s", nkeys[i]);
+            return hlx_jdoc_fail(doc, path, HLX_ERR_PARSE, "not a parameter of scaling \"%s\"",
+                                 r->rope_scaling[0] ? r->rope_scaling : "none");
         }
     if (m->rope_kind == HLX_ROPE_NONE) {
         m->rope_factor = 1.0;
@@ -480,7 +593,7 @@ static hlx_status_t hlx_model_validate(hlx_jdoc_t *doc, hlx_model_raw_t *r)
     if (m->attn == HLX_ATTN_GQA) {
         static const char *const mla_only[] = { "q_lora_rank", "kv_lora_rank", "qk_nope_dim",
                                                 "qk_rope_dim" };
-        char path[64];
+        char path[96];
         size_t i;
         for (i = 0; i < sizeof(mla_only) / sizeof(mla_only[0]); i++) {
             if (hlx_has(root, mla_only[i])) {
@@ -513,8 +626,9 @@ static hlx_status_t hlx_model_validate(hlx_jdoc_t *doc, hlx_model_raw_t *r)
             return HLX_MFAIL("rope_dim", "%d exceeds head_dim %d", m->rope_dim, m->head_dim);
         /* dynamic NTK's exponent rope_dim / (rope_dim - 2) */
         if (m->rope_kind == HLX_ROPE_DYNAMIC && m->rope_dim <= 2)
-            return hlx_jdoc_fail(doc, hlx_has(root, "rope_dim") ? "/rope_dim" : "/head_dim",
-                                 HLX_ERR_PARSE, "%d rotated elements: rope_scaling \"dynamic\" "
+            return hlx_jdoc_fail(doc, hlx_has(root, "rope_dim")
+                                          ? hlx_model_path(root, "rope_dim", path, sizeof(path))
+                                          : "/head_dim", HLX_ERR_PARSE, "%d rotated elements: rope_scaling \"dynamic\" "
                                  "needs more than 2 (its base grows with the power rope_dim / "
                                  "(rope_dim - 2))", m->rope_dim);
     } else {
@@ -640,7 +754,7 @@ static hlx_status_t hlx_model_validate(hlx_jdoc_t *doc, hlx_model_raw_t *r)
         char why[200];
         const char *f;
         size_t i;
-        char path[64];
+        char path[96];
         for (i = 0; i < sizeof(dca_only) / sizeof(dca_only[0]); i++)
             if (hlx_has(root, dca_only[i]) && m->dca_chunk == 0) {
                 snprintf(path, sizeof(path), "/%s", dca_only[i]);
@@ -650,8 +764,9 @@ static hlx_status_t hlx_model_validate(hlx_jdoc_t *doc, hlx_model_raw_t *r)
         if ((f = hlx_model_dca_check(m, why, sizeof(why))) != NULL) {
             /* the key in the way where the file has it, else chunk_size's */
             const char *key = !strcmp(f, "dca_chunk") ? "dca_local_size" : f;
-            snprintf(path, sizeof(path), "/%s", hlx_has(root, key) ? key : "dca_chunk_size");
-            return hlx_jdoc_fail(doc, path, HLX_ERR_PARSE, "%s", why);
+            return hlx_jdoc_fail(doc, hlx_model_path(root, hlx_has(root, key) ? key
+                                                           : "dca_chunk_size", path,
+                                                     sizeof(path)), HLX_ERR_PARSE, "%s", why);
         }
     }
     if (m->experts > 0) {
@@ -711,6 +826,80 @@ static hlx_status_t hlx_model_validate(hlx_jdoc_t *doc, hlx_model_raw_t *r)
     return HLX_OK;
 }
 
+/* The "rope" object's longrope factor sets, once rope_dim is known: rope_dim / 2 positive,
+ * finite numbers each, and its attention_factor. */
+static hlx_status_t hlx_model_longrope(hlx_jdoc_t *doc, hlx_model_t *m)
+{
+    static const char *const sets[] = { "short_factor", "long_factor" };
+    json_t *rope = json_object_get(hlx_jdoc_root(doc), "rope"), *a, *v;
+    const int pairs = m->rope_dim / 2;
+    char path[64];
+    size_t i, k;
+
+    if (pairs > HLX_ROPE_MAX_PAIRS)
+        return HLX_MFAIL("rope_scaling", "longrope with rope_dim %d: at most %d rotated pairs "
+                         "are taken", m->rope_dim, HLX_ROPE_MAX_PAIRS);
+    if (json_object_get(rope, "attention_factor") == NULL)
+        return hlx_jdoc_fail(doc, "/rope/attention_factor", HLX_ERR_PARSE, "required key is "
+                             "missing (longrope: the factor on cos and sin)");
+    for (k = 0; k < 2; k++) {
+        double *out = k ? m->rope_long_factor : m->rope_short_factor;
+        snprintf(path, sizeof(path), "/rope/%s", sets[k]);
+        a = json_object_get(rope, sets[k]);
+        if (!json_is_array(a) || json_array_size(a) != (size_t)pairs)
+            return hlx_jdoc_fail(doc, a ? path : "/rope/scaling", HLX_ERR_PARSE, "longrope "
+                                 "needs %s: an array of %d numbers (one per rotated pair: "
+                                 "rope_dim %d / 2)", sets[k], pairs, m->rope_dim);
+        json_array_foreach(a, i, v) {
+            if (!json_is_number(v) || !isfinite(json_number_value(v)) ||
+                !(json_number_value(v) > 0))
+                return hlx_jdoc_fail(doc, path, HLX_ERR_PARSE, "element %zu: every factor "
+                                     "must be a positive, finite number", i);
+            out[i] = json_number_value(v);
+        }
+    }
+    return HLX_OK;
+}
+
+/* The "rope" object (`helix model info --json`'s): read into the flat keys' fields, refused
+ * beside any of those keys (one setting given twice). */
+static hlx_status_t hlx_model_read_rope(hlx_jdoc_t *doc, hlx_model_raw_t *r)
+{
+    json_t *root = hlx_jdoc_root(doc), *rope = json_object_get(root, "rope"), *dca;
+    char path[64];
+    size_t i;
+    hlx_status_t st;
+
+    if (rope == NULL)
+        return HLX_OK;
+    if (!json_is_object(rope))
+        return hlx_jdoc_fail(doc, "/rope", HLX_ERR_PARSE, "expected an object (theta, dim, "
+                             "scaling and the scaling's parameters)");
+    for (i = 0; i < sizeof(hlx_model_rope_map) / sizeof(hlx_model_rope_map[0]); i++)
+        if (json_object_get(root, hlx_model_rope_map[i].flat) != NULL) {
+            snprintf(path, sizeof(path), "/%s", hlx_model_rope_map[i].flat);
+            return hlx_jdoc_fail(doc, path, HLX_ERR_PARSE, "not beside the \"rope\" object, "
+                                 "which gives RoPE's settings: give them one way (the \"rope\" "
+                                 "object's \"%s\", or the rope_* and dca_* keys alone)",
+                                 hlx_model_rope_map[i].nested);
+        }
+    if (json_object_get(rope, "max_position_embeddings") != NULL &&
+        json_object_get(rope, "original_max_position_embeddings") != NULL)
+        return hlx_jdoc_fail(doc, "/rope/max_position_embeddings", HLX_ERR_PARSE, "not beside "
+                             "original_max_position_embeddings: the original context is one of "
+                             "them (max_position_embeddings for scaling \"dynamic\")");
+    r->rope_truncate = 1;
+    st = hlx_jdoc_read_object(doc, rope, "/rope", hlx_model_rope_fields,
+                              sizeof(hlx_model_rope_fields) / sizeof(hlx_model_rope_fields[0]),
+                              r);
+    if (st == HLX_OK && (dca = json_object_get(rope, "dual_chunk_attention")) != NULL)
+        st = hlx_jdoc_read_object(doc, dca, "/rope/dual_chunk_attention", hlx_model_dca_fields,
+                                  sizeof(hlx_model_dca_fields) / sizeof(hlx_model_dca_fields[0]),
+                                  r);
+    r->m.rope_yarn_exact = !r->rope_truncate;
+    return st;
+}
+
 /* Reads and validates a model file; on success the document stays open in *doc_p (so that
  * later checks can name positions) and must be freed by the caller. */
 static hlx_status_t hlx_model_read(const char *path_or_preset, hlx_model_t *m,
@@ -726,12 +915,21 @@ static hlx_status_t hlx_model_read(const char *path_or_preset, hlx_model_t *m,
         return st;
     memset(&raw, 0, sizeof(raw));
     st = hlx_jdoc_load_file_as(path, "model file", &doc);
+    /* `helix model info --json`'s whole document: its "model" member is the model file
+     * (the rest, the checkpoint's sizes, is not read) */
+    if (st == HLX_OK && json_is_object(json_object_get(hlx_jdoc_root(doc), "model")) &&
+        json_object_get(hlx_jdoc_root(doc), "architecture") != NULL)
+        st = hlx_jdoc_scope(doc, "model");
     if (st == HLX_OK)
         st = hlx_jdoc_read_object(doc, hlx_jdoc_root(doc), "", hlx_model_fields,
                                   sizeof(hlx_model_fields) / sizeof(hlx_model_fields[0]),
                                   &raw);
     if (st == HLX_OK)
+        st = hlx_model_read_rope(doc, &raw);
+    if (st == HLX_OK)
         st = hlx_model_validate(doc, &raw);
+    if (st == HLX_OK && raw.m.rope_kind == HLX_ROPE_LONGROPE)
+        st = hlx_model_longrope(doc, &raw.m);
     if (st != HLX_OK) {
         snprintf(err, errlen, "%s", doc ? hlx_jdoc_error(doc) : "out of memory");
         hlx_jdoc_free(doc);
