@@ -3538,11 +3538,24 @@ static hlx_status_t hlx_cfg_olmo2(hlx_jdoc_t *doc, hlx_hf_config_t *c)
  * Read before the dense family's keys, which then leave these alone. */
 static hlx_status_t hlx_cfg_starcoder2_keys(hlx_jdoc_t *doc, hlx_hf_config_t *c)
 {
+    static const char *const nonull[] = { "hidden_act", "norm_epsilon" };
     hlx_model_t *m = &c->m;
-    char act[32];
+    char act[32], path[32];
     int bias;
+    size_t i;
     hlx_status_t st;
 
+    /* null: Starcoder2Config stores the None it is given, which its layers fail on
+     * (ACT2FN[None], nn.LayerNorm(eps=None)); refused at the key rather than read as the
+     * default an absent key takes */
+    for (i = 0; i < sizeof(nonull) / sizeof(nonull[0]); i++) {
+        if (!json_is_null(json_object_get(hlx_jdoc_root(doc), nonull[i])))
+            continue;
+        snprintf(path, sizeof(path), "/%s", nonull[i]);
+        return hlx_jdoc_fail(doc, path, HLX_ERR_PARSE, "null: %s would fail on it (absent "
+                             "takes the class's default, %s; give the model's value)", c->arch,
+                             i == 0 ? "gelu_pytorch_tanh" : "1e-05");
+    }
     HLX_TRY(hlx_cfg_str(doc, "hidden_act", "gelu_pytorch_tanh", act, sizeof(act)));
     if (!strcmp(act, "gelu_pytorch_tanh") || !strcmp(act, "gelu_new"))
         m->ffn_act = HLX_ACT_GELU_TANH;

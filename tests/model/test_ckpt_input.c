@@ -2717,6 +2717,12 @@ static void test_starcoder2(void **state)
     expect_key("sc2", "use_bias", json_string("yes"), HLX_ERR_PARSE, "use_bias",
                json_true());
     expect_key("sc2", "use_bias", json_null(), HLX_ERR_PARSE, "use_bias: null", json_true());
+    /* null where Starcoder2Config would store None and its layers fail: refused, not read
+     * as the default */
+    expect_key("sc2", "norm_epsilon", json_null(), HLX_ERR_PARSE, "norm_epsilon: null: "
+               "Starcoder2ForCausalLM would fail on it", json_real(1e-5));
+    expect_key("sc2", "hidden_act", json_null(), HLX_ERR_PARSE, "hidden_act: null: "
+               "Starcoder2ForCausalLM would fail on it", json_string("gelu_pytorch_tanh"));
     expect_key("sc2", "head_dim", json_integer(64), HLX_ERR_PARSE,
                "head_dim: head size 64 x num_attention_heads 8 is not hidden_size 256", NULL);
     /* gelu_new is the same tanh form; silu read; use_bias false: no bias at all */
