@@ -568,11 +568,102 @@ static hlx_status_t hlx_cfg_family(hlx_jdoc_t *doc, hlx_hf_config_t *c)
 }
 
 /* Where the RoPE parameters r were read from, for error paths: transformers v5's
- * rope_parameters or the older rope_scaling. */
+ * rope_parameters, one of its per-layer-type sets, or the older rope_scaling. */
 static const char *hlx_rs_base(hlx_jdoc_t *doc, const json_t *r)
 {
-    return r == json_object_get(hlx_jdoc_root(doc), "rope_parameters") ? "/rope_parameters"
-                                                                        : "/rope_scaling";
+    json_t *rp = json_object_get(hlx_jdoc_root(doc), "rope_parameters");
+
+    if (r == rp)
+        return "/rope_parameters";
+    if (json_is_object(rp) && r == json_object_get(rp, "full_attention"))
+        return "/rope_parameters/full_attention";
+    if (json_is_object(rp) && r == json_object_get(rp, "sliding_attention"))
+        return "/rope_parameters/sliding_attention";
+    return "/rope_scaling";
+}
+
+/* The RoPE parameters r named in a message: "rope_parameters", "rope_parameters'
+ * full_attention set" (or sliding_attention's) or "rope_scaling". */
+static const char *hlx_rs_what(hlx_jdoc_t *doc, const json_t *r)
+{
+    const char *b = hlx_rs_base(doc, r);
+
+    if (!strcmp(b, "/rope_parameters/full_attention"))
+        return "rope_parameters' full_attention set";
+    if (!strcmp(b, "/rope_parameters/sliding_attention"))
+        return "rope_parameters' sliding_attention set";
+    return b + 1;
+}
+
+/* Whether r is one of v5's sets, which hold the base rope_theta and the rotated share
+ * partial_rotary_factor beside the kind (rope_scaling holds neither). */
+static int hlx_rs_v5(hlx_jdoc_t *doc, const json_t *r)
+{
+    return strcmp(hlx_rs_base(doc, r), "/rope_scaling") != 0;
+}
+
+/* transformers v5's rope_parameters per layer type (standardize_rope_params' nested form,
+ * {"full_attention": {...}, "sliding_attention": {...}}: some member is an object): *full_p
+ * and *slide_p the two sets, *slide_p NULL where absent; both NULL where rope_parameters is
+ * one set, null or absent. Refused: a member that names no layer type or is not an object,
+ * and a missing full_attention set (the base and scaling of the whole-context layers, read
+ * as one flat set is: hlx_cfg_rope_params). What each class makes of the sets:
+ * hlx_cfg_rope_per_type. */
+static hlx_status_t hlx_cfg_rope_types(hlx_jdoc_t *doc, json_t **full_p, json_t **slide_p)
+{
+    static const char *const types[] = { "full_attention", "sliding_attention" };
+    json_t *rp = json_object_get(hlx_jdoc_root(doc), "rope_parameters"), *v;
+    const char *key, *near;
+    char path[160];
+    int nested = 0;
+
+    *full_p = *slide_p = NULL;
+    if (!json_is_object(rp))
+        return HLX_OK;
+    json_object_foreach(rp, key, v)
+        nested |= json_is_object(v);
+    if (!nested)
+        return HLX_OK;
+    json_object_foreach(rp, key, v) {
+        snprintf(path, sizeof(path), "/rope_parameters/%.120s", key);
+        if (!json_is_object(v))
+            return hlx_jdoc_fail(doc, path, HLX_ERR_PARSE, "%s beside per-layer-type sets: "
+                                 "rope_parameters is either one set (rope_type, rope_theta, "
+                                 "...) or one object per layer type (full_attention, "
+                                 "sliding_attention); move it into the sets",
+                                 strcmp(key, types[0]) && strcmp(key, types[1])
+                                     ? "not read" : "expected an object,");
+        if (strcmp(key, types[0]) && strcmp(key, types[1])) {
+            near = hlx_nearest_name(key, types, 2);
+            return hlx_jdoc_fail(doc, path, HLX_ERR_PARSE, "not a layer type%s%s%s: the sets "
+                                 "per layer type are full_attention and sliding_attention",
+                                 near ? " (did you mean \"" : "", near ? near : "",
+                                 near ? "\"?)" : "");
+        }
+    }
+    *full_p = json_object_get(rp, types[0]);
+    *slide_p = json_object_get(rp, types[1]);
+    if (*full_p == NULL)
+        return hlx_jdoc_fail(doc, "/rope_parameters", HLX_ERR_PARSE, "per-layer-type sets "
+                             "without \"full_attention\": give the whole-context layers' set "
+                             "(rope_type, rope_theta and the scaling's keys; transformers v5 "
+                             "writes both types' sets)");
+    return HLX_OK;
+}
+
+/* The RoPE set of the whole-context layers: rope_parameters, or its full_attention set in
+ * the per-layer-type form (NULL: neither; the form checked by hlx_cfg_rope_types). */
+static json_t *hlx_rope_global(hlx_jdoc_t *doc)
+{
+    json_t *rp = json_object_get(hlx_jdoc_root(doc), "rope_parameters"), *v;
+    const char *key;
+
+    if (!json_is_object(rp))
+        return NULL;
+    json_object_foreach(rp, key, v)
+        if (json_is_object(v))
+            return json_object_get(rp, "full_attention");
+    return rp;
 }
 
 /* One number of the RoPE parameters r (path /rope_scaling/key or /rope_parameters/key). */
@@ -659,7 +750,7 @@ static hlx_status_t hlx_cfg_rs_keys(hlx_jdoc_t *doc, json_t *r, hlx_rope_kind_t 
     json_object_foreach(r, key, v) {
         /* rope_parameters (transformers v5) also holds the base and the rotated share,
          * read with the model's shapes (hlx_cfg_rope_params, hlx_cfg_rotary_factor) */
-        if (!strcmp(hlx_rs_base(doc, r), "/rope_parameters") &&
+        if (hlx_rs_v5(doc, r) &&
             (!strcmp(key, "rope_theta") || !strcmp(key, "partial_rotary_factor")))
             continue;
         if (mrope && (!strcmp(key, "mrope_section") || !strcmp(key, "mrope_interleaved")))
@@ -785,23 +876,28 @@ static hlx_status_t hlx_cfg_longrope(hlx_jdoc_t *doc, json_t *r, hlx_model_t *m)
     return HLX_OK;
 }
 
-/* partial_rotary_factor: the top-level key, or transformers v5's in rope_parameters (the
- * two must agree when both are there); def when neither is. *path: where it was read. */
+/* partial_rotary_factor: the top-level key, or transformers v5's in rope_parameters (its
+ * full_attention set in the per-layer-type form; the two must agree when both are there);
+ * def when neither is. *path: where it was read. */
 static hlx_status_t hlx_cfg_rotary_factor(hlx_jdoc_t *doc, double def, double *f,
                                           const char **path)
 {
-    json_t *root = hlx_jdoc_root(doc), *rp = json_object_get(root, "rope_parameters");
-    json_t *v = json_is_object(rp) ? json_object_get(rp, "partial_rotary_factor") : NULL;
+    json_t *root = hlx_jdoc_root(doc), *g, *v, *unused;
     double top;
     hlx_status_t st;
 
+    HLX_TRY(hlx_cfg_rope_types(doc, &g, &unused));
+    g = hlx_rope_global(doc);
+    v = json_object_get(g, "partial_rotary_factor");
     HLX_TRY(hlx_cfg_num(doc, "partial_rotary_factor", def, 1e-6, 1.0, &top));
     *f = top;
     *path = "/partial_rotary_factor";
     if (v == NULL || json_is_null(v))
         return HLX_OK;
-    *path = "/rope_parameters/partial_rotary_factor";
-    HLX_TRY(hlx_cfg_number_at(doc, v, "/rope_parameters/partial_rotary_factor", 1e-6, 1.0, f));
+    *path = g == json_object_get(root, "rope_parameters")
+                ? "/rope_parameters/partial_rotary_factor"
+                : "/rope_parameters/full_attention/partial_rotary_factor";
+    HLX_TRY(hlx_cfg_number_at(doc, v, *path, 1e-6, 1.0, f));
     if (json_object_get(root, "partial_rotary_factor") != NULL &&
         !json_is_null(json_object_get(root, "partial_rotary_factor")) && *f != top)
         return hlx_jdoc_fail(doc, "/partial_rotary_factor", HLX_ERR_PARSE, "%g contradicts "
@@ -821,31 +917,34 @@ static int hlx_json_same(json_t *a, json_t *b)
 /* transformers v5's rope_parameters: the kind and its parameters (read by the caller as
  * rope_scaling's), the base rope_theta and the rotated share partial_rotary_factor (read by
  * hlx_cfg_rotary_factor), in place of the top-level rope_theta and rope_scaling of older
- * configs. Where a config carries both forms they must agree, key by key; per-layer-type
- * parameters (Gemma's {"full_attention": {...}, "sliding_attention": {...}}) are refused. */
-static hlx_status_t hlx_cfg_rope_params(hlx_jdoc_t *doc, json_t *rp, json_t *rs, hlx_model_t *m)
+ * configs. In the per-layer-type form ({"full_attention": {...}, "sliding_attention":
+ * {...}}) the full_attention set is the one read so, as v5's Gemma 3 merges a legacy
+ * rope_scaling into it (what the sliding layers take: hlx_cfg_rope_per_type). Where a config
+ * carries both forms they must agree, key by key. *g_p: the set read (NULL: none). */
+static hlx_status_t hlx_cfg_rope_params(hlx_jdoc_t *doc, json_t *rp, json_t *rs, hlx_model_t *m,
+                                        json_t **g_p)
 {
-    json_t *root = hlx_jdoc_root(doc), *v, *theta = json_object_get(root, "rope_theta");
+    json_t *root = hlx_jdoc_root(doc), *v, *theta = json_object_get(root, "rope_theta"), *g;
     const char *key;
     char path[160];
     double t;
     hlx_status_t st;
 
+    *g_p = NULL;
     if (!json_is_object(rp))
         return hlx_jdoc_fail(doc, "/rope_parameters", HLX_ERR_PARSE,
                              "expected an object or null");
-    json_object_foreach(rp, key, v) {
-        snprintf(path, sizeof(path), "/rope_parameters/%.120s", key);
-        if (json_is_object(v))
-            return hlx_jdoc_fail(doc, path, HLX_ERR_UNSUPPORTED, "RoPE parameters per layer "
-                                 "type are not supported (one set for every layer is)");
-    }
-    if ((v = json_object_get(rp, "rope_theta")) != NULL && !json_is_null(v)) {
-        HLX_TRY(hlx_cfg_number_at(doc, v, "/rope_parameters/rope_theta", 1e-9, 1e12, &t));
+    HLX_TRY(hlx_cfg_rope_types(doc, &g, &v));
+    g = hlx_rope_global(doc);
+    *g_p = g;
+    snprintf(path, sizeof(path), "%s/rope_theta", hlx_rs_base(doc, g));
+    if ((v = json_object_get(g, "rope_theta")) != NULL && !json_is_null(v)) {
+        HLX_TRY(hlx_cfg_number_at(doc, v, path, 1e-9, 1e12, &t));
         if (theta != NULL && !json_is_null(theta) && !hlx_json_same(theta, v))
             return hlx_jdoc_fail(doc, "/rope_theta", HLX_ERR_PARSE, "%g contradicts "
-                                 "rope_parameters' rope_theta %g (transformers v5 reads the "
-                                 "latter): remove one", json_number_value(theta), t);
+                                 "rope_parameters' %srope_theta %g (transformers v5 reads the "
+                                 "latter): remove one", json_number_value(theta),
+                                 g == rp ? "" : "full_attention ", t);
         m->rope_theta = t;
     }
     if (rs == NULL || json_is_null(rs))
@@ -853,17 +952,18 @@ static hlx_status_t hlx_cfg_rope_params(hlx_jdoc_t *doc, json_t *rp, json_t *rs,
     if (!json_is_object(rs))
         return hlx_jdoc_fail(doc, "/rope_scaling", HLX_ERR_PARSE, "expected an object or null");
     json_object_foreach(rs, key, v) {
-        json_t *w = json_object_get(rp, strcmp(key, "type") ? key : "rope_type");
+        json_t *w = json_object_get(g, strcmp(key, "type") ? key : "rope_type");
         if (w == NULL && !strcmp(key, "type"))
-            w = json_object_get(rp, "type");
+            w = json_object_get(g, "type");
         if (w != NULL && hlx_json_same(v, w))
             continue;
         snprintf(path, sizeof(path), "/rope_scaling/%.120s", key);
-        return hlx_jdoc_fail(doc, path, HLX_ERR_PARSE, "%s rope_parameters (transformers v5 "
+        return hlx_jdoc_fail(doc, path, HLX_ERR_PARSE, "%s %s (transformers v5 "
                              "takes rope_scaling where both are given, older versions read "
                              "rope_scaling alone, v5's own files rope_parameters alone: remove "
                              "one, or make the two agree)",
-                             w == NULL ? "is missing from" : "contradicts");
+                             w == NULL ? "is missing from" : "contradicts",
+                             g != NULL ? hlx_rs_what(doc, g) : "rope_parameters");
     }
     return HLX_OK;
 }
@@ -942,7 +1042,7 @@ static hlx_status_t hlx_cfg_mrope(hlx_jdoc_t *doc, json_t *r, const hlx_model_t 
     HLX_TRY(hlx_cfg_mrope_interleaved(doc, r, mrope, "mrope_section"));
     json_object_foreach(r, key, v) {
         /* v5's rope_parameters also hold the base and the rotated share, read with the shapes */
-        if (!strcmp(hlx_rs_base(doc, r), "/rope_parameters") &&
+        if (hlx_rs_v5(doc, r) &&
             (!strcmp(key, "rope_theta") || !strcmp(key, "partial_rotary_factor")))
             continue;
         if (strcmp(key, "type") && strcmp(key, "rope_type") && strcmp(key, "mrope_section") &&
@@ -1003,9 +1103,10 @@ static hlx_status_t hlx_cfg_yarn(hlx_jdoc_t *doc, json_t *r, hlx_model_t *m)
                              "rounds them whatever it says; remove the key");
     m->rope_yarn_exact = json_is_false(t); /* gpt-oss: the ends as computed */
     /* the ramp's ends divide by ln rope_theta (find_correction_dim) */
+    snprintf(path, sizeof(path), "%s/rope_theta",
+             json_object_get(r, "rope_theta") != NULL ? hlx_rs_base(doc, r) : "");
     if (m->rope_theta == 1.0)
-        return hlx_jdoc_fail(doc, json_object_get(r, "rope_theta") != NULL
-                                  ? "/rope_parameters/rope_theta" : "/rope_theta",
+        return hlx_jdoc_fail(doc, path,
                              HLX_ERR_PARSE, "1 with yarn: its ramp's ends divide by ln "
                              "rope_theta = 0 (transformers, DeepSeek's code and vLLM fail on "
                              "it)");
@@ -1048,10 +1149,8 @@ static hlx_status_t hlx_cfg_rope_scaling(hlx_jdoc_t *doc, hlx_model_t *m, int mr
 
     m->rope_kind = HLX_ROPE_NONE;
     m->rope_factor = 1.0;
-    if (rp != NULL && !json_is_null(rp)) { /* transformers v5: read in place of rope_scaling */
-        HLX_TRY(hlx_cfg_rope_params(doc, rp, r, m));
-        r = rp;
-    }
+    if (rp != NULL && !json_is_null(rp)) /* transformers v5: read in place of rope_scaling */
+        HLX_TRY(hlx_cfg_rope_params(doc, rp, r, m, &r));
     if (r == NULL || json_is_null(r))
         return HLX_OK;
     base = hlx_rs_base(doc, r);
@@ -1074,7 +1173,7 @@ static hlx_status_t hlx_cfg_rope_scaling(hlx_jdoc_t *doc, hlx_model_t *m, int mr
     if (k == NULL)
         k = k2;
     kind = json_string_value(k);
-    if (kind == NULL && r == rp) /* rope_parameters without a kind: the base alone */
+    if (kind == NULL && hlx_rs_v5(doc, r)) /* rope_parameters without a kind: the base alone */
         kind = "default";
     if (mrope && json_object_get(r, "mrope_section") != NULL &&
         (kind == NULL || !strcmp(kind, "mrope") || !strcmp(kind, "default")))
@@ -1107,8 +1206,9 @@ static hlx_status_t hlx_cfg_rope_scaling(hlx_jdoc_t *doc, hlx_model_t *m, int mr
                              "tokens than the model's); to time the model anyway, remove "
                              "\"%s\" from a copy of config.json", kind ? "\"" : "",
                              kind ? kind : "this", kind ? "\"" : "",
-                             r == rp ? "rope_type\" and the scaling keys of \"rope_parameters"
-                                     : "rope_scaling");
+                             hlx_rs_v5(doc, r) ? "rope_type\" and the scaling keys of \""
+                                               "rope_parameters"
+                                             : "rope_scaling");
     /* yarn with the multimodal sections (Qwen2.5-VL's and Qwen3-VL's long context): vLLM's
      * get_rope builds MRotaryEmbedding with yarn's factor and parameters (its other kinds
      * take no sections); a text token's three positions are one, so plain yarn */
@@ -1362,48 +1462,218 @@ static hlx_status_t hlx_cfg_olmo3_window(hlx_jdoc_t *doc, hlx_model_t *m)
 /* Olmo3ForCausalLM's RoPE, once rope_scaling is read: transformers' Olmo3Model (and vLLM's
  * Olmo2Attention for Olmo3Config) turns the sliding_attention layers with the default RoPE
  * at rope_theta and applies rope_scaling on the full_attention layers alone (OLMo 3 7B's
- * releases: yarn, factor 8 over 8192): the windowed layers' own unscaled table at the same
- * base (rope_local_theta). Refused: rope_theta absent (Olmo3Config's default moved from
- * 10000 to 500000 between transformers versions; the releases give 500000), dynamic
- * scaling with windowed layers (one base then), and a scaling with sliding_window null
- * beside sliding_attention layers (vLLM scales every layer without a window, which the
- * per-type RoPE would not; transformers cannot build those layers' mask without one). */
-static hlx_status_t hlx_cfg_olmo3_rope(hlx_jdoc_t *doc, hlx_model_t *m)
+ * releases: yarn, factor 8 over 8192): the windowed layers' own unscaled table at the base
+ * local (rope_local_theta: rope_theta, or the sliding_attention set's own in v5's
+ * per-layer-type form: hlx_cfg_rope_per_type). Refused: rope_theta absent (Olmo3Config's
+ * default moved from 10000 to 500000 between transformers versions; the releases give
+ * 500000), dynamic scaling with windowed layers (one base then), and a scaling or a base of
+ * their own for sliding_attention layers with sliding_window null (vLLM scales every layer
+ * without a window, which the per-type RoPE would not; transformers cannot build those
+ * layers' mask without one; the runtime turns at a second base only windowed layers). */
+static hlx_status_t hlx_cfg_olmo3_rope(hlx_jdoc_t *doc, hlx_model_t *m, double local)
 {
-    json_t *root = hlx_jdoc_root(doc), *rp = json_object_get(root, "rope_parameters"), *lt;
+    json_t *root = hlx_jdoc_root(doc), *g = hlx_rope_global(doc), *lt;
     json_t *theta = json_object_get(root, "rope_theta");
+    char path[96];
     hlx_status_t st;
     int l, nslide = 0;
 
     if ((theta == NULL || json_is_null(theta)) &&
-        !(json_is_object(rp) && json_object_get(rp, "rope_theta") != NULL &&
-          !json_is_null(json_object_get(rp, "rope_theta"))))
+        (json_object_get(g, "rope_theta") == NULL ||
+         json_is_null(json_object_get(g, "rope_theta"))))
         return hlx_jdoc_fail(doc, "/rope_theta", HLX_ERR_PARSE, "required key is missing "
                              "(Olmo3Config's default was 10000 in transformers 4.57 and vLLM, "
                              "500000 later; give the model's value: OLMo 3's releases say "
                              "500000)");
-    if (m->rope_kind == HLX_ROPE_NONE)
-        return HLX_OK;
+    if (m->rope_kind == HLX_ROPE_NONE && local == m->rope_theta)
+        return HLX_OK; /* one table for every layer */
     if (m->sliding_window == 0) {
         HLX_TRY(hlx_cfg_layer_types(doc, m, &lt));
         for (l = 0; l < m->layers; l++)
             nslide += lt != NULL ? hlx_cfg_layer_sliding(lt, l)
                                  : (l + 1) % HLX_OLMO3_PATTERN != 0;
         if (nslide > 0 && json_is_null(json_object_get(root, "sliding_window")))
-            return hlx_jdoc_fail(doc, "/sliding_window", HLX_ERR_UNSUPPORTED,
-                                 "null beside rope scaling: vLLM scales every layer "
-                                 "without a window, while the %d sliding_attention layers "
-                                 "would turn unscaled (transformers' Olmo3ForCausalLM cannot "
-                                 "build their mask without a window); give the window, or no "
-                                 "rope_scaling", nslide);
+            return m->rope_kind != HLX_ROPE_NONE
+                       ? hlx_jdoc_fail(doc, "/sliding_window", HLX_ERR_UNSUPPORTED,
+                                       "null beside rope scaling: vLLM scales every layer "
+                                       "without a window, while the %d sliding_attention "
+                                       "layers would turn unscaled (transformers' "
+                                       "Olmo3ForCausalLM cannot build their mask without a "
+                                       "window); give the window, or no rope_scaling", nslide)
+                       : hlx_jdoc_fail(doc, "/sliding_window", HLX_ERR_UNSUPPORTED,
+                                       "null beside the sliding_attention layers' own "
+                                       "rope_theta %g (full_attention's: %g): the runtime "
+                                       "turns only windowed layers at a second base; give the "
+                                       "window, or both sets one rope_theta", local,
+                                       m->rope_theta);
         return HLX_OK;
     }
+    snprintf(path, sizeof(path), "%s", g != NULL ? hlx_rs_base(doc, g) : "/rope_scaling");
     if (m->rope_kind == HLX_ROPE_DYNAMIC)
-        return hlx_jdoc_fail(doc, json_is_object(rp) ? "/rope_parameters" : "/rope_scaling",
+        return hlx_jdoc_fail(doc, path,
                              HLX_ERR_UNSUPPORTED, "dynamic NTK on the full_attention layers "
                              "beside unscaled sliding_attention ones is not supported (the "
                              "runtime's dynamic scaling grows one base for every layer)");
-    m->rope_local_theta = m->rope_theta;
+    m->rope_local_theta = local;
+    return HLX_OK;
+}
+
+/* The sliding_attention set s of the per-layer-type form where the class turns its windowed
+ * layers with one unscaled table (Gemma 3, OLMo 3: the runtime's rope_local_theta):
+ * rope_type "default" or absent, a rope_theta of its own (*theta_p; left as it is where
+ * absent) and a partial_rotary_factor equal to the full_attention set f's. A scaling, or
+ * any other key, is refused at its key. */
+static hlx_status_t hlx_cfg_rope_unscaled(hlx_jdoc_t *doc, json_t *s, json_t *f,
+                                          const char *arch, double *theta_p)
+{
+    const char *key;
+    char path[160];
+    hlx_status_t st;
+    json_t *v;
+
+    json_object_foreach(s, key, v) {
+        snprintf(path, sizeof(path), "/rope_parameters/sliding_attention/%.100s", key);
+        if (!strcmp(key, "rope_type") || !strcmp(key, "type")) {
+            if (!json_is_string(v))
+                return hlx_jdoc_fail(doc, path, HLX_ERR_PARSE, "expected a string (the "
+                                     "scaling kind)");
+            if (strcmp(json_string_value(v), "default"))
+                return hlx_jdoc_fail(doc, path, HLX_ERR_UNSUPPORTED, "\"%.32s\": %s turns its "
+                                     "sliding_attention layers with one unscaled table at "
+                                     "their own base, so a scaling of them is not supported; "
+                                     "make it \"default\" (a scaling belongs in "
+                                     "full_attention's set)", json_string_value(v), arch);
+        } else if (!strcmp(key, "rope_theta")) {
+            HLX_TRY(hlx_cfg_number_at(doc, v, path, 1e-9, 1e12, theta_p));
+        } else if (!strcmp(key, "partial_rotary_factor")) {
+            if (!hlx_json_same(v, json_object_get(f, key)))
+                return hlx_jdoc_fail(doc, path, HLX_ERR_UNSUPPORTED, "differs from "
+                                     "full_attention's: the runtime rotates one share of "
+                                     "every head on every layer");
+        } else {
+            return hlx_jdoc_fail(doc, path, HLX_ERR_UNSUPPORTED, "not read: %s turns its "
+                                 "sliding_attention layers unscaled, so their set holds "
+                                 "rope_type \"default\" and rope_theta alone (a scaling "
+                                 "belongs in full_attention's set)", arch);
+        }
+    }
+    return HLX_OK;
+}
+
+/* Whether some layer of the class is a sliding_attention one: as layer_types lists them, or
+ * where it is absent as the class's own list would (Gemma 3: all but every
+ * sliding_window_pattern-th; Gemma 2, gpt-oss, OLMo 3: layer 0 at least; the others as
+ * their windows were read). */
+static hlx_status_t hlx_cfg_any_sliding(hlx_jdoc_t *doc, hlx_hf_config_t *c, int gemma3,
+                                        int *any_p)
+{
+    const hlx_hf_base_t b = hlx_hf_base(c);
+    hlx_status_t st;
+    json_t *lt;
+    int l, pat;
+
+    *any_p = 0;
+    HLX_TRY(hlx_cfg_layer_types(doc, &c->m, &lt));
+    for (l = 0; lt != NULL && l < c->m.layers; l++)
+        *any_p |= hlx_cfg_layer_sliding(lt, l);
+    if (lt != NULL)
+        return HLX_OK;
+    if (gemma3) {
+        HLX_TRY(hlx_cfg_int(doc, "sliding_window_pattern", 0, 6, 0, &pat));
+        *any_p = pat != 1;
+    } else if (hlx_hf_gemma2(c) || b == HLX_HF_BASE_GPT_OSS || b == HLX_HF_BASE_OLMO3) {
+        *any_p = 1;
+    } else {
+        *any_p = c->m.sliding_window > 0;
+    }
+    return HLX_OK;
+}
+
+/* What a class makes of transformers v5's per-layer-type rope_parameters
+ * (hlx_cfg_rope_types; the full_attention set read by hlx_cfg_rope_scaling), once its
+ * windows are read. Gemma 3 and OLMo 3 turn their sliding_attention layers with one
+ * unscaled table at a base of their own (hlx_cfg_rope_unscaled): Gemma 3's set gives
+ * rope_local_theta in place of rope_local_base_freq (the two must agree where both are
+ * given; without the set, rope_local_base_freq, as Gemma3TextConfig fills it), OLMo 3's
+ * *local_p (rope_theta where the set has none: hlx_cfg_olmo3_rope). Every other class with
+ * layer types turns each layer with one set, so the two sets must be equal. Refused: the
+ * form for a class without layer types, a sliding_attention set where no layer is one
+ * (transformers v5 nests the sets only for the types its layers use) and, but for Gemma 3,
+ * its absence where some layer is. */
+static hlx_status_t hlx_cfg_rope_per_type(hlx_jdoc_t *doc, hlx_hf_config_t *c, double *local_p)
+{
+    const hlx_hf_base_t b = hlx_hf_base(c);
+    const int gemma3 = (c->fused & HLX_HF_GEMMA) && !hlx_hf_gemma2(c) && !hlx_hf_gemma1(c);
+    json_t *f, *s, *v, *w, *lbf;
+    const char *key;
+    char path[160];
+    double theta = c->m.rope_theta;
+    hlx_status_t st;
+    int any;
+
+    *local_p = c->m.rope_theta;
+    HLX_TRY(hlx_cfg_rope_types(doc, &f, &s));
+    if (f == NULL)
+        return HLX_OK;
+    if (!gemma3 && !hlx_hf_gemma2(c) && b != HLX_HF_BASE_OLMO3 && b != HLX_HF_BASE_GPT_OSS &&
+        !((b == HLX_HF_BASE_QWEN2 || b == HLX_HF_BASE_QWEN3) && !hlx_hf_qwen3_vl(c)) &&
+        b != HLX_HF_BASE_DOTS1 && b != HLX_HF_BASE_SMOLLM3)
+        return hlx_jdoc_fail(doc, "/rope_parameters/full_attention", HLX_ERR_UNSUPPORTED,
+                             "RoPE parameters per layer type are read for the classes with "
+                             "layer_types (Gemma 2 and 3, OLMo 3, gpt-oss, Qwen2, Qwen3, "
+                             "dots.llm1, SmolLM3), not for %s, whose layers turn with one set: "
+                             "give rope_parameters that set itself", c->arch);
+    HLX_TRY(hlx_cfg_any_sliding(doc, c, gemma3, &any));
+    if (s != NULL && !any)
+        return hlx_jdoc_fail(doc, "/rope_parameters/sliding_attention", HLX_ERR_PARSE,
+                             "no layer is a sliding_attention one (%s), and transformers v5 "
+                             "nests the sets only for the types the layers use: remove this "
+                             "set", hlx_cfg_absent(doc, "layer_types")
+                                            ? "as the class lays them out" : "layer_types");
+    if (s == NULL && any && !gemma3)
+        return hlx_jdoc_fail(doc, "/rope_parameters", HLX_ERR_PARSE, "per-layer-type sets "
+                             "without \"sliding_attention\", which some layer is (%s): give "
+                             "its set (transformers v5 fails without it)",
+                             hlx_cfg_absent(doc, "layer_types") ? "as the class lays them out"
+                                                                 : "layer_types");
+    if (s == NULL)
+        return HLX_OK;
+    if (gemma3 || b == HLX_HF_BASE_OLMO3) {
+        HLX_TRY(hlx_cfg_rope_unscaled(doc, s, f, c->arch, &theta));
+        *local_p = theta;
+        if (!gemma3 || json_object_get(s, "rope_theta") == NULL)
+            return HLX_OK;
+        lbf = json_object_get(hlx_jdoc_root(doc), "rope_local_base_freq");
+        if (lbf != NULL && !json_is_null(lbf) &&
+            !hlx_json_same(lbf, json_object_get(s, "rope_theta")))
+            return hlx_jdoc_fail(doc, "/rope_local_base_freq", HLX_ERR_PARSE, "%g contradicts "
+                                 "rope_parameters' sliding_attention rope_theta %g (transformers "
+                                 "v5 reads the latter): remove one", json_number_value(lbf),
+                                 theta);
+        if (c->m.rope_local_theta > 0.0) /* 0: no windowed layer (hlx_cfg_gemma) */
+            c->m.rope_local_theta = theta;
+        return HLX_OK;
+    }
+    /* one set for every layer: the two must say the same, key by key */
+    json_object_foreach(s, key, v) {
+        w = json_object_get(f, key);
+        if (w != NULL && hlx_json_same(v, w))
+            continue;
+        snprintf(path, sizeof(path), "/rope_parameters/sliding_attention/%.100s", key);
+        return hlx_jdoc_fail(doc, path, HLX_ERR_UNSUPPORTED, "%s full_attention's set: %s "
+                             "turns every layer with one RoPE set (a set of their own for "
+                             "the sliding_attention layers is read for Gemma 3 and OLMo 3); "
+                             "make the two sets equal", w == NULL ? "not in" : "differs from",
+                             c->arch);
+    }
+    json_object_foreach(f, key, v)
+        if (json_object_get(s, key) == NULL) {
+            snprintf(path, sizeof(path), "/rope_parameters/full_attention/%.100s", key);
+            return hlx_jdoc_fail(doc, path, HLX_ERR_UNSUPPORTED, "not in sliding_attention's "
+                                 "set: %s turns every layer with one RoPE set (a set of their "
+                                 "own for the sliding_attention layers is read for Gemma 3 and "
+                                 "OLMo 3); make the two sets equal", c->arch);
+        }
     return HLX_OK;
 }
 
@@ -2768,16 +3038,37 @@ static hlx_status_t hlx_cfg_gpt_oss(hlx_jdoc_t *doc, hlx_hf_config_t *c)
 /* gpt-oss's RoPE when config.json has no rope_scaling key: GptOssConfig's yarn (factor 32 over 4096
  * positions, beta_fast 32, beta_slow 1, truncate false), put in the document as
  * rope_scaling so that hlx_cfg_rope_scaling reads it as any other; a v5 rope_parameters
- * without a rope_type gets those keys beside its base. */
+ * without a rope_type gets those keys beside its base (in the per-layer-type form, each set
+ * without one). */
 static hlx_status_t hlx_cfg_gpt_oss_rope(hlx_jdoc_t *doc)
 {
     json_t *root = hlx_jdoc_root(doc), *rs = json_object_get(root, "rope_scaling");
-    json_t *rp = json_object_get(root, "rope_parameters"), *def;
+    json_t *rp = json_object_get(root, "rope_parameters"), *def, *f, *sl;
+    hlx_status_t st;
+    int i;
 
     /* given, even as null: GptOssConfig(rope_scaling=None) keeps plain RoPE, as the class
      * stores what it is given (null is read as none, as for every class) */
     if (rs != NULL)
         return HLX_OK;
+    HLX_TRY(hlx_cfg_rope_types(doc, &f, &sl));
+    if (f != NULL) { /* each set without a kind */
+        json_t *sets[2] = { f, sl };
+        for (i = 0; i < 2; i++) {
+            if (sets[i] == NULL || json_object_get(sets[i], "rope_type") != NULL)
+                continue;
+            def = json_pack("{s:s, s:f, s:f, s:f, s:b}", "rope_type", "yarn", "factor", 32.0,
+                            "beta_fast", 32.0, "beta_slow", 1.0, "truncate", 0);
+            if (def != NULL && json_object_get(root, "original_max_position_embeddings") == NULL)
+                json_object_set_new(def, "original_max_position_embeddings", json_integer(4096));
+            if (def == NULL || json_object_update_missing(sets[i], def) != 0) {
+                json_decref(def);
+                return HLX_ERR_NOMEM;
+            }
+            json_decref(def);
+        }
+        return HLX_OK;
+    }
     if (json_is_object(rp) && json_object_get(rp, "rope_type") != NULL)
         return HLX_OK;
     /* (a top-level original_max_position_embeddings is the one read: hlx_cfg_rs_orig_top) */
@@ -3247,11 +3538,24 @@ static hlx_status_t hlx_cfg_olmo2(hlx_jdoc_t *doc, hlx_hf_config_t *c)
  * Read before the dense family's keys, which then leave these alone. */
 static hlx_status_t hlx_cfg_starcoder2_keys(hlx_jdoc_t *doc, hlx_hf_config_t *c)
 {
+    static const char *const nonull[] = { "hidden_act", "norm_epsilon" };
     hlx_model_t *m = &c->m;
-    char act[32];
+    char act[32], path[32];
     int bias;
+    size_t i;
     hlx_status_t st;
 
+    /* null: Starcoder2Config stores the None it is given, which its layers fail on
+     * (ACT2FN[None], nn.LayerNorm(eps=None)); refused at the key rather than read as the
+     * default an absent key takes */
+    for (i = 0; i < sizeof(nonull) / sizeof(nonull[0]); i++) {
+        if (!json_is_null(json_object_get(hlx_jdoc_root(doc), nonull[i])))
+            continue;
+        snprintf(path, sizeof(path), "/%s", nonull[i]);
+        return hlx_jdoc_fail(doc, path, HLX_ERR_PARSE, "null: %s would fail on it (absent "
+                             "takes the class's default, %s; give the model's value)", c->arch,
+                             i == 0 ? "gelu_pytorch_tanh" : "1e-05");
+    }
     HLX_TRY(hlx_cfg_str(doc, "hidden_act", "gelu_pytorch_tanh", act, sizeof(act)));
     if (!strcmp(act, "gelu_pytorch_tanh") || !strcmp(act, "gelu_new"))
         m->ffn_act = HLX_ACT_GELU_TANH;
@@ -3646,6 +3950,7 @@ hlx_status_t hlx_hf_config_load(const char *dir, hlx_hf_config_t *c, char *err,
     const char *base;
     int gemma, g1, req, oss, maxpos;
     double eps = 0.0; /* rms_norm_eps' default: the class's, once it is known */
+    double local = 0.0; /* OLMo 3's sliding_attention base (hlx_cfg_rope_per_type) */
     const struct hlx_hf_text_class *tc;
 
     memset(c, 0, sizeof(*c));
@@ -3730,8 +4035,10 @@ hlx_status_t hlx_hf_config_load(const char *dir, hlx_hf_config_t *c, char *err,
         st = hlx_cfg_rope_scaling(doc, m,
                                   hlx_hf_qwen3_vl(c) ? HLX_MROPE_SECTIONS | HLX_MROPE_INTERLEAVED
                                   : hlx_hf_qwen_vl(c) ? HLX_MROPE_SECTIONS : 0);
+    if (st == HLX_OK) /* v5's sets per layer type */
+        st = hlx_cfg_rope_per_type(doc, c, &local);
     if (st == HLX_OK && hlx_hf_olmo3(c)) /* the windowed layers' unscaled RoPE */
-        st = hlx_cfg_olmo3_rope(doc, m);
+        st = hlx_cfg_olmo3_rope(doc, m, local);
     if (st == HLX_OK)
         st = hlx_cfg_dca_check(doc, c);
     if (st == HLX_OK) {

@@ -641,6 +641,202 @@ static void test_rope_parameters(void **state)
                   "rope_parameters' partial_rotary_factor 0.75");
 }
 
+/* Every RoPE field of a and b is the same (one checkpoint read in two forms). */
+static void assert_same_rope(const hlx_model_t *a, const hlx_model_t *b)
+{
+    assert_true(a->rope_kind == b->rope_kind && a->rope_theta == b->rope_theta &&
+                a->rope_dim == b->rope_dim && a->rope_factor == b->rope_factor &&
+                a->rope_orig_ctx == b->rope_orig_ctx && a->rope_low_freq == b->rope_low_freq &&
+                a->rope_high_freq == b->rope_high_freq &&
+                a->rope_beta_fast == b->rope_beta_fast &&
+                a->rope_beta_slow == b->rope_beta_slow && a->rope_mscale == b->rope_mscale &&
+                a->rope_mscale_all == b->rope_mscale_all &&
+                a->rope_attn_factor == b->rope_attn_factor && a->rope_long == b->rope_long &&
+                a->rope_yarn_exact == b->rope_yarn_exact &&
+                a->rope_local_theta == b->rope_local_theta &&
+                a->nope_pattern == b->nope_pattern && a->sliding_window == b->sliding_window &&
+                a->sliding_pattern == b->sliding_pattern);
+    assert_memory_equal(a->rope_short_factor, b->rope_short_factor,
+                        sizeof(a->rope_short_factor));
+    assert_memory_equal(a->rope_long_factor, b->rope_long_factor, sizeof(a->rope_long_factor));
+}
+
+/* transformers v5's rope_parameters per layer type: Gemma 3's and OLMo 3's full_attention
+ * set read as the flat form is and their sliding_attention set as the windowed layers'
+ * unscaled base, each to the same model as the legacy keys say; another class with layer
+ * types reads two equal sets as one; what cannot be read is refused at its key. */
+static void test_rope_per_type(void **state)
+{
+    static const char *const legacy[] = { "rope_theta", "rope_local_base_freq", "rope_scaling",
+                                          NULL };
+    hlx_model_t a;
+    int i;
+
+    (void)state;
+    /* Gemma 3: linear (Gemma 3's releases) and yarn on the whole-context layers, the
+     * windowed ones at 10000 and at a base of their own */
+    synth("pg3", "--family gemma3 --shards 1");
+    for (i = 0; i < 2; i++) {
+        set_key("pg3", "rope_theta", json_real(1e6));
+        set_key("pg3", "rope_local_base_freq", json_real(i ? 20000.0 : 10000.0));
+        set_key("pg3", "rope_scaling",
+                i ? json_pack("{s:s, s:f, s:i, s:f}", "rope_type", "yarn", "factor", 4.0,
+                              "original_max_position_embeddings", 64, "beta_fast", 16.0)
+                  : json_pack("{s:s, s:f}", "rope_type", "linear", "factor", 8.0));
+        expect_config("pg3", HLX_OK, NULL);
+        a = g_cfg.m;
+        assert_true(a.rope_kind == (i ? HLX_ROPE_YARN : HLX_ROPE_LINEAR) &&
+                    a.rope_local_theta == (i ? 20000.0 : 10000.0) && a.rope_theta == 1e6);
+        drop_keys("pg3", legacy);
+        set_key("pg3", "rope_parameters",
+                i ? json_pack("{s:{s:s, s:f, s:i, s:f, s:f}, s:{s:s, s:f}}", "full_attention",
+                              "rope_type", "yarn", "factor", 4.0,
+                              "original_max_position_embeddings", 64, "beta_fast", 16.0,
+                              "rope_theta", 1e6, "sliding_attention", "rope_type", "default",
+                              "rope_theta", 20000.0)
+                  : json_pack("{s:{s:s, s:f, s:f}, s:{s:s, s:f}}", "full_attention",
+                              "rope_type", "linear", "factor", 8.0, "rope_theta", 1e6,
+                              "sliding_attention", "rope_type", "default", "rope_theta",
+                              10000.0));
+        expect_config("pg3", HLX_OK, NULL);
+        assert_same_rope(&a, &g_cfg.m);
+        if (i == 0)
+            set_key("pg3", "rope_parameters", NULL);
+    }
+    /* both forms agreeing are read; the sliding set's base wins nothing over another
+     * rope_local_base_freq: refused */
+    set_key("pg3", "rope_local_base_freq", json_integer(20000));
+    expect_config("pg3", HLX_OK, NULL);
+    assert_same_rope(&a, &g_cfg.m);
+    expect_key("pg3", "rope_local_base_freq", json_real(10000.0), HLX_ERR_PARSE,
+               "rope_local_base_freq: 10000 contradicts rope_parameters' sliding_attention "
+               "rope_theta 20000", NULL);
+    expect_key("pg3", "rope_theta", json_real(1e4), HLX_ERR_PARSE, "rope_theta: 10000 "
+               "contradicts rope_parameters' full_attention rope_theta 1e+06", NULL);
+    /* a legacy rope_scaling is the full_attention set's */
+    expect_key("pg3", "rope_scaling", json_pack("{s:s, s:f}", "rope_type", "linear", "factor",
+                                                8.0),
+               HLX_ERR_PARSE, "rope_type: contradicts rope_parameters' "
+               "full_attention set", NULL);
+    /* the windowed layers turn unscaled: a scaling or another key of theirs is refused */
+    set_key_in("pg3", "rope_parameters", "sliding_attention",
+               json_pack("{s:s, s:f}", "rope_type", "linear", "factor", 2.0));
+    expect_config("pg3", HLX_ERR_UNSUPPORTED, "rope_type: \"linear\": "
+                  "Gemma3ForCausalLM turns its sliding_attention layers with one unscaled "
+                  "table");
+    set_key_in("pg3", "rope_parameters", "sliding_attention",
+               json_pack("{s:s, s:f}", "rope_type", "default", "factor", 2.0));
+    expect_config("pg3", HLX_ERR_UNSUPPORTED, "factor: not read: "
+                  "Gemma3ForCausalLM turns its sliding_attention layers unscaled");
+    set_key_in("pg3", "rope_parameters", "sliding_attention",
+               json_pack("{s:s, s:f}", "rope_type", "default", "partial_rotary_factor", 0.5));
+    expect_config("pg3", HLX_ERR_UNSUPPORTED, "partial_rotary_factor: differs from "
+                  "full_attention's");
+    /* no sliding set: rope_local_base_freq, as Gemma3TextConfig fills it (absent: 10000) */
+    set_key_in("pg3", "rope_parameters", "sliding_attention", NULL);
+    set_key("pg3", "rope_local_base_freq", NULL);
+    expect_config("pg3", HLX_OK, NULL);
+    assert_true(g_cfg.m.rope_local_theta == 10000.0 && g_cfg.m.rope_kind == HLX_ROPE_YARN);
+    /* forms that cannot be read, each at its key */
+    set_key_in("pg3", "rope_parameters", "sliding_attention",
+               json_pack("{s:s, s:f}", "rope_type", "default", "rope_theta", 20000.0));
+    set_key_in("pg3", "rope_parameters", "local_attention", json_object());
+    expect_config("pg3", HLX_ERR_PARSE, "local_attention: not a layer type");
+    set_key_in("pg3", "rope_parameters", "local_attention", NULL);
+    set_key_in("pg3", "rope_parameters", "rope_theta", json_real(1e6));
+    expect_config("pg3", HLX_ERR_PARSE, "rope_theta: not read beside "
+                  "per-layer-type sets");
+    set_key_in("pg3", "rope_parameters", "rope_theta", NULL);
+    set_key_in("pg3", "rope_parameters", "full_attention", json_integer(3));
+    expect_config("pg3", HLX_ERR_PARSE, "full_attention: expected an object, beside "
+                  "per-layer-type sets");
+    set_key_in("pg3", "rope_parameters", "full_attention", NULL);
+    expect_config("pg3", HLX_ERR_PARSE, "rope_parameters: per-layer-type sets without "
+                  "\"full_attention\"");
+    set_key_in("pg3", "rope_parameters", "full_attention",
+               json_pack("{s:s, s:f}", "rope_type", "default", "rope_theta", 1e6));
+    expect_config("pg3", HLX_OK, NULL);
+    assert_true(g_cfg.m.rope_kind == HLX_ROPE_NONE && g_cfg.m.rope_local_theta == 20000.0);
+    /* a set for a type no layer is (every layer whole: sliding_window_pattern 1) */
+    expect_key("pg3", "sliding_window_pattern", json_integer(1), HLX_ERR_PARSE,
+               "sliding_attention: no layer is a sliding_attention one",
+               json_integer(2));
+
+    /* OLMo 3: yarn on the full_attention layers, the sliding_attention ones unscaled at
+     * rope_theta, as the legacy form says; then at a base of their own */
+    synth("po3", "--family olmo3 --shards 1");
+    set_key("po3", "rope_scaling", json_pack("{s:s, s:f, s:i}", "rope_type", "yarn", "factor",
+                                             4.0, "original_max_position_embeddings", 64));
+    expect_config("po3", HLX_OK, NULL);
+    a = g_cfg.m;
+    assert_true(a.rope_kind == HLX_ROPE_YARN && a.rope_local_theta == a.rope_theta &&
+                a.sliding_window == 6);
+    drop_keys("po3", legacy);
+    set_key("po3", "rope_parameters",
+            json_pack("{s:{s:s, s:f, s:i, s:f}, s:{s:s, s:f}}", "full_attention", "rope_type",
+                      "yarn", "factor", 4.0, "original_max_position_embeddings", 64,
+                      "rope_theta", 10000.0, "sliding_attention", "rope_type", "default",
+                      "rope_theta", 10000.0));
+    expect_config("po3", HLX_OK, NULL);
+    assert_same_rope(&a, &g_cfg.m);
+    set_key_in("po3", "rope_parameters", "sliding_attention", json_pack("{s:s}", "rope_type",
+                                                                        "default"));
+    expect_config("po3", HLX_OK, NULL); /* its base: rope_theta, as standardize_rope_params */
+    assert_same_rope(&a, &g_cfg.m);
+    set_key_in("po3", "rope_parameters", "sliding_attention",
+               json_pack("{s:s, s:f}", "rope_type", "default", "rope_theta", 20000.0));
+    expect_config("po3", HLX_OK, NULL);
+    assert_true(g_cfg.m.rope_kind == HLX_ROPE_YARN && g_cfg.m.rope_theta == 10000.0 &&
+                g_cfg.m.rope_local_theta == 20000.0);
+    /* unscaled whole-context layers: a second base all the same, on the windowed layers */
+    set_key_in("po3", "rope_parameters", "full_attention", json_pack("{s:f}", "rope_theta",
+                                                                     10000.0));
+    expect_config("po3", HLX_OK, NULL);
+    assert_true(g_cfg.m.rope_kind == HLX_ROPE_NONE && g_cfg.m.rope_theta == 10000.0 &&
+                g_cfg.m.rope_local_theta == 20000.0);
+    expect_key("po3", "sliding_window", json_null(), HLX_ERR_UNSUPPORTED, "sliding_window: "
+               "null beside the sliding_attention layers' own rope_theta 20000",
+               json_integer(6));
+    /* equal bases, no scaling: one table, as the legacy form without rope_scaling */
+    set_key_in("po3", "rope_parameters", "sliding_attention",
+               json_pack("{s:s, s:f}", "rope_type", "default", "rope_theta", 10000.0));
+    expect_config("po3", HLX_OK, NULL);
+    assert_true(g_cfg.m.rope_local_theta == 0.0 && g_cfg.m.rope_kind == HLX_ROPE_NONE);
+    set_key_in("po3", "rope_parameters", "sliding_attention",
+               json_pack("{s:s, s:f, s:i}", "rope_type", "yarn", "factor", 4.0,
+                         "original_max_position_embeddings", 64));
+    expect_config("po3", HLX_ERR_UNSUPPORTED, "rope_type: \"yarn\": "
+                  "Olmo3ForCausalLM turns its sliding_attention layers with one unscaled table");
+    set_key_in("po3", "rope_parameters", "sliding_attention", NULL);
+    expect_config("po3", HLX_ERR_PARSE, "rope_parameters: per-layer-type sets without "
+                  "\"sliding_attention\", which some layer is (layer_types)");
+    set_key_in("po3", "rope_parameters", "sliding_attention", json_object());
+    expect_key("po3", "layer_types", json_pack("[s, s]", "full_attention", "full_attention"),
+               HLX_ERR_PARSE, "sliding_attention: no layer is a "
+               "sliding_attention one (layer_types)",
+               json_pack("[s, s]", "sliding_attention", "full_attention"));
+
+    /* one set for every layer: Gemma 2 reads two equal sets, refuses two that differ; a
+     * class without layer types refuses the form */
+    synth("pg2", "--family gemma2 --shards 1");
+    set_key("pg2", "rope_theta", NULL);
+    set_key("pg2", "rope_parameters", json_pack("{s:{s:s, s:f}, s:{s:s, s:f}}",
+                                                "full_attention", "rope_type", "default",
+                                                "rope_theta", 20000.0, "sliding_attention",
+                                                "rope_type", "default", "rope_theta", 20000.0));
+    expect_config("pg2", HLX_OK, NULL);
+    assert_true(g_cfg.m.rope_theta == 20000.0 && g_cfg.m.rope_kind == HLX_ROPE_NONE &&
+                g_cfg.m.rope_local_theta == 0.0);
+    set_key_in("pg2", "rope_parameters", "sliding_attention",
+               json_pack("{s:s, s:f}", "rope_type", "default", "rope_theta", 10000.0));
+    expect_config("pg2", HLX_ERR_UNSUPPORTED, "rope_theta: differs from "
+                  "full_attention's set: Gemma2ForCausalLM turns every layer with one RoPE set");
+    set_key_in("pg2", "rope_parameters", "sliding_attention", json_pack("{s:f}", "rope_theta",
+                                                                        20000.0));
+    expect_config("pg2", HLX_ERR_UNSUPPORTED, "rope_type: not in "
+                  "sliding_attention's set");
+}
+
 /* rope_scaling: yarn with factor 4 and, when orig > 0, that original context */
 static json_t *yarn4(int orig)
 {
@@ -2521,6 +2717,12 @@ static void test_starcoder2(void **state)
     expect_key("sc2", "use_bias", json_string("yes"), HLX_ERR_PARSE, "use_bias",
                json_true());
     expect_key("sc2", "use_bias", json_null(), HLX_ERR_PARSE, "use_bias: null", json_true());
+    /* null where Starcoder2Config would store None and its layers fail: refused, not read
+     * as the default */
+    expect_key("sc2", "norm_epsilon", json_null(), HLX_ERR_PARSE, "norm_epsilon: null: "
+               "Starcoder2ForCausalLM would fail on it", json_real(1e-5));
+    expect_key("sc2", "hidden_act", json_null(), HLX_ERR_PARSE, "hidden_act: null: "
+               "Starcoder2ForCausalLM would fail on it", json_string("gelu_pytorch_tanh"));
     expect_key("sc2", "head_dim", json_integer(64), HLX_ERR_PARSE,
                "head_dim: head size 64 x num_attention_heads 8 is not hidden_size 256", NULL);
     /* gelu_new is the same tanh form; silu read; use_bias false: no bias at all */
@@ -3966,6 +4168,7 @@ int main(int argc, char **argv)
         cmocka_unit_test(test_qwen3_vl),
         cmocka_unit_test(test_qwen3_vl_moe),
         cmocka_unit_test(test_rope_parameters),
+        cmocka_unit_test(test_rope_per_type),
         cmocka_unit_test(test_rope_yarn_rules),
         cmocka_unit_test(test_rope_hostile),
         cmocka_unit_test(test_max_position),

@@ -929,7 +929,7 @@ done
 # StarCoder2 (LayerNorms with biases, q, k, v and o biases, the plain GELU-tanh MLP with
 # biases) at seed 4, where dropping the LayerNorms' mean or their biases changes the forward's
 # tokens; then Starcoder2Config's window (every layer, as Mistral's) of 3, which must change
-# them too, and hidden_act silu
+# them too, hidden_act silu, and use_bias false
 for dt in f32 bf16; do
     "$helix" model synth --family starcoder2 --dtype $dt --seed 4 --out "$dir/starcoder2-$dt" \
         >/dev/null || { echo "FAIL: synth starcoder2 $dt"; fail=1; continue; }
@@ -948,6 +948,31 @@ for sc in 'starcoder2-win {"sliding_window": 3}' 'starcoder2-silu {"hidden_act":
     [ "$want" = "$got" ] && [ "$want" != "${first[starcoder2]-x}" ] ||
         { echo "FAIL: $1: other tokens than the forward, or the same as without the key"; fail=1; }
 done
+# use_bias false: no bias on q, k, v, o_proj nor the MLP (the LayerNorms keep theirs), the
+# checkpoint without those tensors: the forward's tokens, other than with the biases, and
+# exact under --check
+cp -r "$dir/starcoder2-f32" "$dir/starcoder2-nobias"
+python3 - "$dir/starcoder2-nobias" "$(dirname "$0")" <<'PY2' || fail=1
+import glob, json, subprocess, sys
+d, here = sys.argv[1], sys.argv[2]
+sys.path.insert(0, here)
+from st_edit import load
+c = json.load(open(d + "/config.json"))
+c["use_bias"] = False
+json.dump(c, open(d + "/config.json", "w"))
+names = [k for f in glob.glob(d + "/*.safetensors") for k in load(f)[1]
+         if k.endswith(".bias") and "layernorm" not in k and k != "model.norm.bias"]
+assert len(names) == 12, names  # 2 layers: q, k, v, o, c_fc, c_proj
+subprocess.check_call([sys.executable, here + "/st_edit.py", d, "drop"] + names)
+PY2
+if both_decode "$dir/starcoder2-nobias" "starcoder2 use_bias false"; then
+    echo "starcoder2 use_bias false: transformers-style $want, helix $got (with the biases ${first[starcoder2]-?})"
+    [ "$want" = "$got" ] && [ "$want" != "${first[starcoder2]-x}" ] ||
+        { echo "FAIL: starcoder2 use_bias false: other tokens than the forward, or the same as with the biases"; fail=1; }
+    "$helix" decode --model "$dir/starcoder2-nobias" --context 40 --steps 4 --check --json \
+        >"$dir/scnb.json" 2>"$dir/err" ||
+        { echo "FAIL: starcoder2 use_bias false under --check: $(cat "$dir/err")"; fail=1; }
+fi
 
 # 2. (sharded, above)
 if [ "$part" = all ]; then

@@ -4,7 +4,8 @@
 # decode with a prompt, --check against the fp64 reference, on 1 rank and on KVP 2 under
 # helixrun; the same weights without the scaling give another hidden state (so the scaled
 # frequencies are what runs), and a checkpoint's config.json rope_scaling is read; longrope
-# from a checkpoint's config.json, its long and short sets each checked and told apart.
+# from a checkpoint's config.json, its long and short sets each checked and told apart;
+# Gemma 3's v5 rope_parameters per layer type decode as its legacy keys do.
 # usage: rope_scaling.sh HELIX DATA HELIXRUN
 set -u
 helix=$1 data=$2 helixrun=$3
@@ -97,6 +98,43 @@ rc=$?
 echo "ntk: exit $rc: $(cat "$dir/err")"
 [ $rc -eq 2 ] && grep -q 'config.json:[0-9]*:[0-9]*: rope_scaling: "ntk" RoPE scaling is not implemented' "$dir/err" ||
     { echo "FAIL: an unknown rope_scaling kind was not refused naming it"; fail=1; }
+
+# transformers v5's rope_parameters per layer type (Gemma 3): the full_attention set's
+# linear scaling and the sliding_attention set's own base decode as the legacy rope_scaling
+# and rope_local_base_freq say, checked; the windowed layers' base is the set's (another
+# base there gives another hidden state), and the legacy keys change the plain model's
+"$helix" model synth --family gemma3 --seed 7 --out "$dir/g3" >/dev/null || exit 1
+for v in v5 v5b legacy; do cp -r "$dir/g3" "$dir/g3$v"; done
+python3 - "$dir" <<'PY2'
+import json, sys
+d = sys.argv[1]
+c = json.load(open(d + "/g3legacy/config.json"))
+c["rope_scaling"] = {"rope_type": "linear", "factor": 8.0}
+c["rope_local_base_freq"] = 20000.0
+json.dump(c, open(d + "/g3legacy/config.json", "w"), indent=2)
+for v, local in (("v5", 20000.0), ("v5b", 10000.0)):
+    c = json.load(open(d + "/g3%s/config.json" % v))
+    theta = c.pop("rope_theta")
+    c.pop("rope_local_base_freq", None)
+    c["rope_parameters"] = {
+        "full_attention": {"rope_type": "linear", "factor": 8.0, "rope_theta": theta},
+        "sliding_attention": {"rope_type": "default", "rope_theta": local}}
+    json.dump(c, open(d + "/g3%s/config.json" % v, "w"), indent=2)
+PY2
+declare -A g3_hash g3_tok
+for v in "" legacy v5 v5b; do
+    "$helix" decode --model "$dir/g3$v" --context 40 --steps 4 --check --json >"$dir/g3$v.out" \
+        2>"$dir/err" || { echo "FAIL: gemma3 ${v:-plain}: $(cat "$dir/err")"; fail=1; continue; }
+    g3_hash[${v:-plain}]=$(json_field "$dir/g3$v.out" "d['hidden_hash']")
+    g3_tok[${v:-plain}]=$(json_field "$dir/g3$v.out" "d['tokens']")
+done
+echo "gemma3: plain ${g3_hash[plain]-}, legacy keys ${g3_hash[legacy]-} ${g3_tok[legacy]-}," \
+     "v5 per-type ${g3_hash[v5]-} ${g3_tok[v5]-}, sliding base 10000 ${g3_hash[v5b]-}"
+[ -n "${g3_hash[v5]-}" ] && [ "${g3_hash[v5]}" = "${g3_hash[legacy]-}" ] &&
+    [ "${g3_tok[v5]-}" = "${g3_tok[legacy]-}" ] ||
+    { echo "FAIL: gemma3: the per-layer-type rope_parameters decode otherwise than the legacy keys"; fail=1; }
+[ "${g3_hash[legacy]-x}" != "${g3_hash[plain]-x}" ] && [ "${g3_hash[v5]-x}" != "${g3_hash[v5b]-x}" ] ||
+    { echo "FAIL: gemma3: the scaling or the sliding_attention set's base changed nothing"; fail=1; }
 
 # longrope (Phi-3): one factor set per run, long when the run's longest sequence (context +
 # prompt + steps) exceeds original_max_position_embeddings. lrA is Phi-3's form (original
