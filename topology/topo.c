@@ -498,7 +498,9 @@ static int hlx_topo_load_launcher(hlx_topo_t *t, const char *xml)
     if (hwloc_topology_init(&hw) < 0)
         return 0;
     hwloc_topology_set_io_types_filter(hw, HWLOC_TYPE_FILTER_KEEP_IMPORTANT);
-    hwloc_topology_set_flags(hw, HWLOC_TOPOLOGY_FLAG_IS_THISSYSTEM);
+    /* the allowed CPUs and memory (cgroup) read here, as a live load does: the rank's own */
+    hwloc_topology_set_flags(hw, HWLOC_TOPOLOGY_FLAG_IS_THISSYSTEM |
+                                 HWLOC_TOPOLOGY_FLAG_THISSYSTEM_ALLOWED_RESOURCES);
     if (hwloc_topology_set_xml(hw, xml) < 0 || hwloc_topology_load(hw) < 0) {
         hlx_warn("topology: %s (HELIX_TOPO_LAUNCHER_XML): hwloc cannot read it (run "
                  "with HWLOC_XML_VERBOSE=1 for its reason); discovering this machine "
