@@ -34,6 +34,7 @@ typedef struct hlx_launch_opts {
     double       settle_s;   /* window to collect near-simultaneous rank failures */
     hlx_prefix_t prefix;
     int          collapse;   /* a stderr line repeated by other ranks printed once */
+    int          topo_xml;   /* the ranks get this machine as hwloc XML (HELIX_RUN_TOPO_XML) */
     const char  *tmproot;    /* where the private PMIx directory is made */
     const char  *tmproot_from; /* what chose it, for messages: "--tmpdir", "TMPDIR", ... */
     int          tmproot_given; /* a flag or variable chose it: unusable is a usage error */

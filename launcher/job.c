@@ -56,6 +56,9 @@ extern char **environ;
 #define HLX_JOB_LEFTOVER_S     1.0
 /* Name of the file in the private directory recording its owner: "<pid> <starttime>". */
 #define HLX_JOB_OWNER_FILE     "owner"
+/* Name of the file in the private directory holding this machine as hwloc XML, handed to
+ * the ranks as HELIX_TOPO_LAUNCHER_XML. */
+#define HLX_JOB_TOPO_FILE      "topology.xml"
 /* How often the PMIx port is checked for connections from outside the job. */
 #define HLX_JOB_GUARD_S        0.1
 
@@ -136,6 +139,8 @@ typedef struct hlx_job {
                                    * unsaid = died */
     hwloc_topology_t topo;        /* the PMIx server's (the library keeps the pointer until
                                    * finalize), NULL: the library loads its own */
+    char             topo_env[PATH_MAX + 32]; /* HELIX_TOPO_LAUNCHER_XML=<file> for the
+                                   * ranks, "": none written */
 } hlx_job_t;
 
 /* ---- PMIx server module: runs on the library's progress thread ---- */
@@ -571,19 +576,101 @@ static void *hlx_job_fin_watchdog_main(void *arg)
     _exit(job->failed ? job->exit_code : HLX_LAUNCH_EXIT_FAIL);
 }
 
-/* The machine for the PMIx server, without I/O objects and without hwloc's gl and opencl
- * components. Loading its own, libpmix takes every PCI device (in a VM each config-space
- * read traps to the hypervisor) and lets gl try ten X displays; the ranks (helix loads
- * its own topology with the PCI devices it needs) ask the server only for the cpusets'
- * locality. hwloc_topology_init+load 45 -> 19 ms (medians of 25). On failure the library
- * loads its own, as before. */
+/* Whether the user set VAR, in helixrun's environment or with -x: then it is theirs. */
+static int hlx_job_user_set(const hlx_launch_opts_t *opts, const char *var)
+{
+    size_t len = strlen(var);
+
+    if (getenv(var) != NULL)
+        return 1;
+    for (size_t i = 0; i < opts->nenvset; i++)
+        if (!strncmp(opts->envset[i], var, len) && opts->envset[i][len] == '=')
+            return 1;
+    return 0;
+}
+
+/* Settings helixrun gives itself and, through its environment, its ranks, each unless the
+ * user set the variable (environment or -x). Measured in docs/launcher.md ("Start-up
+ * cost"); none is applied under mpirun or srun, which do not run this code. */
+typedef struct hlx_job_envdef {
+    const char *name;
+    const char *value;
+} hlx_job_envdef_t;
+
+static const hlx_job_envdef_t hlx_job_envdefs[] = {
+    /* libpmix's shared-memory stores (gds ds21, ds12): on the first client's request the
+     * server makes and memsets two 4 MiB segments for the job, page by page, while every
+     * rank waits in PMIx_Init; the hash store sends each rank its job's few keys over
+     * its socket instead. The server's and the clients' choice alike. */
+    { "PMIX_MCA_gds", "hash" },
+    /* hwloc opens each plugin at its first topology init, whether used or not: the libxml2
+     * reader (with ICU and libstdc++), gl (X11) and opencl, 30-50 ms of dynamic linking;
+     * gl and opencl are left out as components anyway, and hwloc's own reader takes the
+     * XML hwloc writes (the launcher's, the test fixtures). */
+    { "HWLOC_PLUGINS_BLACKLIST", "hwloc_gl,hwloc_opencl,hwloc_xml_libxml" },
+};
+
+/* Before hwloc and the PMIx server start, while helixrun has one thread (setenv). */
+static void hlx_job_envdefs_apply(const hlx_launch_opts_t *opts)
+{
+    for (size_t i = 0; i < sizeof(hlx_job_envdefs) / sizeof(hlx_job_envdefs[0]); i++) {
+        const hlx_job_envdef_t *d = &hlx_job_envdefs[i];
+
+        if (hlx_job_user_set(opts, d->name))
+            continue;
+        if (setenv(d->name, d->value, 1) == 0)
+            hlx_debug(HLX_SUB_LAUNCH, "%s=%s (helixrun's default)", d->name, d->value);
+    }
+}
+
+/* Whether the ranks get helixrun's topology as XML: not when the user chose a topology of
+ * their own, for helix (HELIX_TOPO_FILE, HELIX_TOPO_LAUNCHER_XML) or for hwloc itself
+ * (HWLOC_XMLFILE, HWLOC_SYNTHETIC, HWLOC_FSROOT), nor with HELIX_RUN_TOPO_XML=0. */
+static int hlx_job_topology_handed(const hlx_launch_opts_t *opts)
+{
+    static const char *const own[] = { "HELIX_TOPO_FILE", "HELIX_TOPO_LAUNCHER_XML",
+                                       "HWLOC_XMLFILE", "HWLOC_SYNTHETIC", "HWLOC_FSROOT" };
+
+    if (!opts->topo_xml)
+        return 0;
+    for (size_t i = 0; i < sizeof(own) / sizeof(own[0]); i++)
+        if (hlx_job_user_set(opts, own[i]))
+            return 0;
+    return 1;
+}
+
+/* Writes the machine as hwloc XML into the job's directory for the ranks: each rank
+ * (helix) reads it in a few milliseconds instead of discovering the machine, PCI
+ * devices included, itself. On failure the ranks discover it, as before. */
+static void hlx_job_topology_write(hlx_job_t *job, hwloc_topology_t t)
+{
+    char path[PATH_MAX];
+
+    snprintf(path, sizeof(path), "%s/" HLX_JOB_TOPO_FILE, job->tmpdir);
+    if (hwloc_topology_export_xml(t, path, 0) != 0) {
+        hlx_debug(HLX_SUB_LAUNCH, "hwloc_topology_export_xml %s: %s; the ranks discover "
+                  "the machine themselves", path, strerror(errno));
+        return;
+    }
+    snprintf(job->topo_env, sizeof(job->topo_env), "HELIX_TOPO_LAUNCHER_XML=%s", path);
+}
+
+/* The machine for the PMIx server, without hwloc's gl and opencl components (gl tries
+ * ten X displays). Loading its own, libpmix takes every PCI device (in a VM each
+ * config-space read traps to the hypervisor); the ranks ask the server only for the
+ * cpusets' locality. When the ranks get it as XML (hlx_job_topology_handed) it is loaded
+ * once here with the I/O devices helix needs (the filter of its live load), and the
+ * server gets the same; else without I/O objects: hwloc_topology_init+load 45 -> 19 ms
+ * (medians of 25). On failure the library loads its own, as before. */
 static void hlx_job_topology_load(hlx_job_t *job)
 {
     hwloc_topology_t t;
+    int hand = hlx_job_topology_handed(job->opts);
 
     if (hwloc_topology_init(&t) != 0)
         return;
-    hwloc_topology_set_io_types_filter(t, HWLOC_TYPE_FILTER_KEEP_NONE);
+    hwloc_topology_set_io_types_filter(t, hand ? HWLOC_TYPE_FILTER_KEEP_IMPORTANT
+                                               : HWLOC_TYPE_FILTER_KEEP_NONE);
 #if HWLOC_API_VERSION >= 0x00020100
     hwloc_topology_set_components(t, HWLOC_TOPOLOGY_COMPONENTS_FLAG_BLACKLIST, "gl");
     hwloc_topology_set_components(t, HWLOC_TOPOLOGY_COMPONENTS_FLAG_BLACKLIST, "opencl");
@@ -594,6 +681,8 @@ static void hlx_job_topology_load(hlx_job_t *job)
         hwloc_topology_destroy(t);
         return;
     }
+    if (hand)
+        hlx_job_topology_write(job, t);
     job->topo = t;
 }
 
@@ -986,6 +1075,8 @@ static char **hlx_job_child_env(hlx_job_t *job, int rank)
     for (char **e = environ; ok && e && *e; e++)
         if (hlx_env_keep(*e))
             ok = hlx_env_set(&env, &n, *e) == 0;
+    if (ok && job->topo_env[0] != '\0')
+        ok = hlx_env_set(&env, &n, job->topo_env) == 0;
     for (size_t i = 0; ok && i < job->opts->nenvset; i++)
         ok = hlx_env_set(&env, &n, job->opts->envset[i]) == 0;
     ok = ok && hlx_env_set(&env, &n, "HELIXRUN=1") == 0;
@@ -2276,6 +2367,7 @@ int hlx_launch_run(const hlx_launch_opts_t *opts)
     /* Before PMIx_server_init: the keeper is forked while helixrun has one thread. */
     hlx_keeper_start(&job);
     hlx_srv_job = &job;
+    hlx_job_envdefs_apply(opts);
     hlx_job_topology_load(&job);
     nsinfo = job.topo != NULL ? 3 : 2;
     PMIX_INFO_CREATE(sinfo, nsinfo);

@@ -32,6 +32,9 @@ static const hlx_param_t hlx_topo_params[] = {
     { "TOPO_VERBS_LIB", HLX_PT_STRING, "libibverbs.so.1", 0, 0,
       offsetof(hlx_topo_settings_t, verbs_lib),
       "verbs library naming RDMA devices (\"none\" disables)", NULL },
+    { "TOPO_LAUNCHER_XML", HLX_PT_STRING, "", 0, 0, offsetof(hlx_topo_settings_t, launcher_xml),
+      "this machine as hwloc XML, written by the launcher (helixrun) for its ranks: read "
+      "instead of discovering it live (HELIX_TOPO_FILE wins; unreadable: discovered)", NULL },
 };
 
 static const hlx_param_table_t hlx_topo_table = {
@@ -482,6 +485,73 @@ static void hlx_topo_skip_display(hwloc_topology_t hw, const char *path)
 #endif
 }
 
+/* This machine as its launcher loaded it (helixrun writes it once for all its ranks, with
+ * the I/O filter and components of the live load, hlx_topo_load_hw), read as this
+ * system: a few milliseconds instead of the live discovery's 60-90 (the PCI devices'
+ * config space, each read a trap to the hypervisor in a VM). Returns 1 with t->hw
+ * loaded; 0 (t->hw left NULL) when the file cannot be read: the caller then discovers
+ * the machine. */
+static int hlx_topo_load_launcher(hlx_topo_t *t, const char *xml)
+{
+    hwloc_topology_t hw;
+
+    if (hwloc_topology_init(&hw) < 0)
+        return 0;
+    hwloc_topology_set_io_types_filter(hw, HWLOC_TYPE_FILTER_KEEP_IMPORTANT);
+    /* the allowed CPUs and memory (cgroup) read here, as a live load does: the rank's own */
+    hwloc_topology_set_flags(hw, HWLOC_TOPOLOGY_FLAG_IS_THISSYSTEM |
+                                 HWLOC_TOPOLOGY_FLAG_THISSYSTEM_ALLOWED_RESOURCES);
+    if (hwloc_topology_set_xml(hw, xml) < 0 || hwloc_topology_load(hw) < 0) {
+        hlx_warn("topology: %s (HELIX_TOPO_LAUNCHER_XML): hwloc cannot read it (run "
+                 "with HWLOC_XML_VERBOSE=1 for its reason); discovering this machine "
+                 "instead", xml);
+        hwloc_topology_destroy(hw);
+        return 0;
+    }
+    hlx_debug(HLX_SUB_TOPO, "this machine read from the launcher's %s "
+              "(HELIX_TOPO_LAUNCHER_XML)", xml);
+    t->hw = hw;
+    return 1;
+}
+
+/* hwloc's load of a file (path) or of this machine, into t->hw (freed by the caller on
+ * failure too): the I/O filter, components and flags each source takes. */
+static hlx_status_t hlx_topo_load_hw(hlx_topo_t *t, const char *path, char *err,
+                                     size_t errlen)
+{
+    if (hwloc_topology_init(&t->hw) < 0) {
+        t->hw = NULL;
+        hlx_topo_seterr(err, errlen, "hwloc_topology_init: %s", strerror(errno));
+        return HLX_ERR_NOMEM;
+    }
+    /* a file is kept whole (NVSwitches and OS devices carry the NVLink matrix); the live
+     * machine keeps the I/O devices that matter: GPUs, NICs and the bridges above them */
+    hwloc_topology_set_io_types_filter(t->hw, path ? HWLOC_TYPE_FILTER_KEEP_ALL
+                                                   : HWLOC_TYPE_FILTER_KEEP_IMPORTANT);
+    hlx_topo_skip_display(t->hw, path);
+    if (path != NULL) {
+        if (t->settings.thissystem)
+            hwloc_topology_set_flags(t->hw, HWLOC_TOPOLOGY_FLAG_IS_THISSYSTEM);
+        if (hwloc_topology_set_xml(t->hw, path) < 0) {
+            hlx_topo_seterr(err, errlen,
+                            "%s: hwloc cannot read it as an XML topology (run with "
+                            "HWLOC_XML_VERBOSE=1 for its reason)", path);
+            return HLX_ERR_PARSE;
+        }
+    }
+    if (hwloc_topology_load(t->hw) < 0) {
+        if (path != NULL)
+            hlx_topo_seterr(err, errlen,
+                            "%s: hwloc refused the topology (run with HWLOC_XML_VERBOSE=1 "
+                            "for its reason)", path);
+        else
+            hlx_topo_seterr(err, errlen, "hwloc could not discover this machine: %s",
+                            strerror(errno));
+        return path ? HLX_ERR_PARSE : HLX_ERR_IO;
+    }
+    return HLX_OK;
+}
+
 hlx_status_t hlx_topo_load(const char *path, hlx_topo_t **topo_p, char *err, size_t errlen)
 {
     hlx_topo_t *t;
@@ -513,37 +583,11 @@ hlx_status_t hlx_topo_load(const char *path, hlx_topo_t **topo_p, char *err, siz
             goto err_free;
         }
     }
-    if (hwloc_topology_init(&t->hw) < 0) {
-        hlx_topo_seterr(err, errlen, "hwloc_topology_init: %s", strerror(errno));
-        st = HLX_ERR_NOMEM;
-        goto err_free;
-    }
-    /* a file is kept whole (NVSwitches and OS devices carry the NVLink matrix); the live
-     * machine keeps the I/O devices that matter: GPUs, NICs and the bridges above them */
-    hwloc_topology_set_io_types_filter(t->hw, path ? HWLOC_TYPE_FILTER_KEEP_ALL
-                                                   : HWLOC_TYPE_FILTER_KEEP_IMPORTANT);
-    hlx_topo_skip_display(t->hw, path);
-    if (path != NULL) {
-        if (t->settings.thissystem)
-            hwloc_topology_set_flags(t->hw, HWLOC_TOPOLOGY_FLAG_IS_THISSYSTEM);
-        if (hwloc_topology_set_xml(t->hw, path) < 0) {
-            hlx_topo_seterr(err, errlen,
-                            "%s: hwloc cannot read it as an XML topology (run with "
-                            "HWLOC_XML_VERBOSE=1 for its reason)", path);
-            st = HLX_ERR_PARSE;
+    if (path != NULL || t->settings.launcher_xml[0] == '\0' ||
+        !hlx_topo_load_launcher(t, t->settings.launcher_xml)) {
+        st = hlx_topo_load_hw(t, path, err, errlen);
+        if (st != HLX_OK)
             goto err_destroy;
-        }
-    }
-    if (hwloc_topology_load(t->hw) < 0) {
-        if (path != NULL)
-            hlx_topo_seterr(err, errlen,
-                            "%s: hwloc refused the topology (run with HWLOC_XML_VERBOSE=1 "
-                            "for its reason)", path);
-        else
-            hlx_topo_seterr(err, errlen, "hwloc could not discover this machine: %s",
-                            strerror(errno));
-        st = path ? HLX_ERR_PARSE : HLX_ERR_IO;
-        goto err_destroy;
     }
     t->info.this_system = hwloc_topology_is_thissystem(t->hw);
 

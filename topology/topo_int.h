@@ -15,6 +15,7 @@ typedef struct hlx_topo_settings {
     char nvml_lib[HLX_PARAM_STRLEN];  /* HELIX_TOPO_NVML_LIB */
     char cuda_lib[HLX_PARAM_STRLEN];  /* HELIX_TOPO_CUDA_LIB */
     char verbs_lib[HLX_PARAM_STRLEN]; /* HELIX_TOPO_VERBS_LIB */
+    char launcher_xml[HLX_PARAM_STRLEN]; /* HELIX_TOPO_LAUNCHER_XML */
 } hlx_topo_settings_t;
 
 struct hlx_topo {

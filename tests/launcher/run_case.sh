@@ -1134,6 +1134,81 @@ badenv)
     expect_clean_tmp
     ;;
 
+envdefaults)
+    # What helixrun sets for its ranks (PMIx's hash store, hwloc without its unused
+    # plugins, this machine as XML) yields to what the user set, in the environment or
+    # with -x; the ranks' topology from helixrun's XML is the one a fresh load finds.
+    show='echo "gds=${PMIX_MCA_gds-unset} plugins=${HWLOC_PLUGINS_BLACKLIST-unset} xml=${HELIX_TOPO_LAUNCHER_XML:+set}"'
+    # HELIX_RUN_TOPO_XML=auto: the XML only for more than two ranks per CPU
+    run 10 -n 1 --prefix none sh -c "$show"
+    expect_rc 0
+    [ "$(count "$out" "gds=hash plugins=hwloc_gl,hwloc_opencl,hwloc_xml_libxml xml=")" -eq 1 ] ||
+        fail "auto: one rank was handed the XML"
+    ncpu=$(nproc)
+    if [ "$ncpu" -le 16 ]; then
+        np=$((2 * ncpu + 1))
+        run 20 -n $np --oversubscribe --prefix none sh -c "$show"
+        expect_rc 0
+        [ "$(count "$out" "gds=hash plugins=hwloc_gl,hwloc_opencl,hwloc_xml_libxml xml=set")" -eq $np ] ||
+            fail "auto: $np ranks on $ncpu CPUs not handed the XML"
+    fi
+    export HELIX_RUN_TOPO_XML=1
+    run 10 -n 1 --prefix none sh -c "$show"
+    expect_rc 0
+    [ "$(count "$out" "gds=hash plugins=hwloc_gl,hwloc_opencl,hwloc_xml_libxml xml=set")" -eq 1 ] ||
+        fail "helixrun's defaults not given to the rank"
+    PMIX_MCA_gds=ds21,hash HWLOC_PLUGINS_BLACKLIST=hwloc_gl run 10 -n 1 --prefix none sh -c "$show"
+    expect_rc 0
+    [ "$(count "$out" "gds=ds21,hash plugins=hwloc_gl xml=set")" -eq 1 ] ||
+        fail "the user's PMIX_MCA_gds / HWLOC_PLUGINS_BLACKLIST did not win"
+    run 10 -n 1 --prefix none -x PMIX_MCA_gds=ds12 -x HWLOC_PLUGINS_BLACKLIST= sh -c "$show"
+    expect_rc 0
+    [ "$(count "$out" "gds=ds12 plugins= xml=set")" -eq 1 ] ||
+        fail "-x PMIX_MCA_gds / -x HWLOC_PLUGINS_BLACKLIST did not win"
+    HELIX_RUN_TOPO_XML=0 run 10 -n 1 --prefix none sh -c "$show"
+    expect_rc 0
+    [ "$(count "$out" "gds=hash plugins=hwloc_gl,hwloc_opencl,hwloc_xml_libxml xml=")" -eq 1 ] ||
+        fail "HELIX_RUN_TOPO_XML=0 still handed the ranks an XML"
+    # the job runs under the user's stores, on both ends (server and clients); ds21 alone
+    # never did (the server's job data needs hash)
+    for g in ds21,hash hash; do
+        PMIX_MCA_gds=$g run 10 -n 2 --oversubscribe "$CL"
+        expect_rc 0
+        [ "$(grep -c 'exchange ok' "$out")" -eq 2 ] || fail "PMIX_MCA_gds=$g: the exchange failed"
+    done
+    if [ -n "$HX" ]; then
+        fix=$(cd "$(dirname "$0")/../data/topology" && pwd)
+        # same cores, NUMA nodes, PCI GPUs and NICs with their cpusets as a fresh load
+        "$HX" topo --json >"$root/fresh.json" 2>"$root/fresh.err" ||
+            fail "helix topo --json: $(cat "$root/fresh.err")"
+        HELIX_DEBUG=debug HELIX_DEBUG_SUBSYS=topo run 20 -n 1 --prefix none "$HX" topo --json
+        expect_rc 0
+        expect_err "this machine read from the launcher's .*topology\.xml"
+        cmp -s "$out" "$root/fresh.json" || fail "the topology from helixrun's XML differs: $(diff "$root/fresh.json" "$out" | head -n 20)"
+        grep -q '"pus": [1-9]' "$out" || fail "no PUs in the topology"
+        # an XML that cannot be read: one warning, then the machine discovered
+        run 20 -n 1 --prefix none -x HELIX_TOPO_LAUNCHER_XML="$root/none.xml" "$HX" topo --json
+        expect_rc 0
+        expect_err "none\.xml \(HELIX_TOPO_LAUNCHER_XML\): hwloc cannot read it .*discovering this machine instead"
+        cmp -s "$out" "$root/fresh.json" || fail "the topology discovered after a bad XML differs"
+        # the user's topology wins: helix's HELIX_TOPO_FILE, hwloc's HWLOC_XMLFILE
+        HELIX_TOPO_FILE=$fix/hgx8.xml "$HX" topo --json >"$root/user.json" 2>/dev/null
+        HELIX_TOPO_FILE=$fix/hgx8.xml run 20 -n 1 --prefix none "$HX" topo --json
+        expect_rc 0
+        cmp -s "$out" "$root/user.json" || fail "HELIX_TOPO_FILE did not win under helixrun"
+        grep -q '"gpu": 7' "$out" || fail "HELIX_TOPO_FILE: hgx8.xml's 8 GPUs not seen"
+        HWLOC_XMLFILE=$fix/pcie4.xml "$HX" topo --json >"$root/user.json" 2>/dev/null
+        HWLOC_XMLFILE=$fix/pcie4.xml run 20 -n 1 --prefix none sh -c "$show; exec \"$HX\" topo --json"
+        expect_rc 0
+        [ "$(count "$out" "gds=hash plugins=hwloc_gl,hwloc_opencl,hwloc_xml_libxml xml=")" -eq 1 ] ||
+            fail "HWLOC_XMLFILE set, yet helixrun handed the ranks its XML"
+        sed -i 1d "$out"
+        cmp -s "$out" "$root/user.json" || fail "HWLOC_XMLFILE did not win under helixrun"
+        grep -q '"gpu": 3' "$out" || fail "HWLOC_XMLFILE: pcie4.xml's 4 GPUs not seen"
+    fi
+    expect_clean_tmp
+    ;;
+
 *)
     echo "unknown case $case_name"
     exit 2
