@@ -646,7 +646,9 @@ static void hlx_job_topology_write(hlx_job_t *job, hwloc_topology_t t)
 {
     char path[PATH_MAX];
 
-    snprintf(path, sizeof(path), "%s/" HLX_JOB_TOPO_FILE, job->tmpdir);
+    if (snprintf(path, sizeof(path), "%s/" HLX_JOB_TOPO_FILE, job->tmpdir) >=
+        (int)sizeof(path))
+        return; /* no room for the name: the ranks discover the machine */
     if (hwloc_topology_export_xml(t, path, 0) != 0) {
         hlx_debug(HLX_SUB_LAUNCH, "hwloc_topology_export_xml %s: %s; the ranks discover "
                   "the machine themselves", path, strerror(errno));
