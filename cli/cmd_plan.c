@@ -300,6 +300,9 @@ static int hlx_load_local(const char *cmd, hlx_hw_local_t *hw, char *path, size_
             fprintf(stderr, "helix %s: --hw local: %s\n", cmd, err);
             return 1;
         }
+        /* what the plan rests on, as helix bench local prints it (stderr: stdout is the
+         * plan's, JSON with --json) */
+        hlx_bench_local_print(stderr, hw, path);
         return 0;
     }
     st = hlx_hw_local_load(path, hw, err, sizeof(err));
