@@ -1204,7 +1204,11 @@ envdefaults)
             fail "HWLOC_XMLFILE set, yet helixrun handed the ranks its XML"
         sed -i 1d "$out"
         cmp -s "$out" "$root/user.json" || fail "HWLOC_XMLFILE did not win under helixrun"
-        grep -q '"gpu": 3' "$out" || fail "HWLOC_XMLFILE: pcie4.xml's 4 GPUs not seen"
+        # (HWLOC_COMPONENTS=-pci, as make check-asan sets it, drops the file's PCI devices)
+        case ${HWLOC_COMPONENTS-} in
+        *-pci*) ;;
+        *) grep -q '"gpu": 3' "$out" || fail "HWLOC_XMLFILE: pcie4.xml's 4 GPUs not seen" ;;
+        esac
     fi
     expect_clean_tmp
     ;;
