@@ -1191,6 +1191,12 @@ envdefaults)
         expect_rc 0
         expect_err "none\.xml \(HELIX_TOPO_LAUNCHER_XML\): hwloc cannot read it .*discovering this machine instead"
         cmp -s "$out" "$root/fresh.json" || fail "the topology discovered after a bad XML differs"
+        # another machine's XML (the variable inherited by a job started on another node,
+        # a shared TMPDIR): one warning, then this machine discovered, not read as it
+        run 20 -n 1 --prefix none -x HELIX_TOPO_LAUNCHER_XML="$fix/hgx8.xml" "$HX" topo --json
+        expect_rc 0
+        expect_err "hgx8\.xml \(HELIX_TOPO_LAUNCHER_XML\) describes host hgx-node-0, not this one .*discovering this machine instead"
+        cmp -s "$out" "$root/fresh.json" || fail "another host's XML taken as this machine: $(head -n 3 "$err")"
         # the user's topology wins: helix's HELIX_TOPO_FILE, hwloc's HWLOC_XMLFILE
         HELIX_TOPO_FILE=$fix/hgx8.xml "$HX" topo --json >"$root/user.json" 2>/dev/null
         HELIX_TOPO_FILE=$fix/hgx8.xml run 20 -n 1 --prefix none "$HX" topo --json
