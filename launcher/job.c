@@ -595,6 +595,7 @@ static int hlx_job_user_set(const hlx_launch_opts_t *opts, const char *var)
 typedef struct hlx_job_envdef {
     const char *name;
     const char *value;
+    const char *value_user_xml; /* where the user names an XML file of their own */
 } hlx_job_envdef_t;
 
 static const hlx_job_envdef_t hlx_job_envdefs[] = {
@@ -602,24 +603,32 @@ static const hlx_job_envdef_t hlx_job_envdefs[] = {
      * server makes and memsets two 4 MiB segments for the job, page by page, while every
      * rank waits in PMIx_Init; the hash store sends each rank its job's few keys over
      * its socket instead. The server's and the clients' choice alike. */
-    { "PMIX_MCA_gds", "hash" },
+    { "PMIX_MCA_gds", "hash", "hash" },
     /* hwloc opens each plugin at its first topology init, whether used or not: the libxml2
      * reader (with ICU and libstdc++), gl (X11) and opencl, 30-50 ms of dynamic linking;
      * gl and opencl are left out as components anyway, and hwloc's own reader takes the
-     * XML hwloc writes (the launcher's, the test fixtures). */
-    { "HWLOC_PLUGINS_BLACKLIST", "hwloc_gl,hwloc_opencl,hwloc_xml_libxml" },
+     * XML hwloc writes (the launcher's, the test fixtures). Not the user's own XML
+     * (HELIX_TOPO_FILE, HWLOC_XMLFILE): hwloc's own reader refuses what libxml2 reads
+     * (CRLF line ends, a byte-order mark, attributes over several lines), so libxml2
+     * stays. */
+    { "HWLOC_PLUGINS_BLACKLIST", "hwloc_gl,hwloc_opencl,hwloc_xml_libxml",
+      "hwloc_gl,hwloc_opencl" },
 };
 
 /* Before hwloc and the PMIx server start, while helixrun has one thread (setenv). */
 static void hlx_job_envdefs_apply(const hlx_launch_opts_t *opts)
 {
+    int user_xml = hlx_job_user_set(opts, "HELIX_TOPO_FILE") ||
+                   hlx_job_user_set(opts, "HWLOC_XMLFILE");
+
     for (size_t i = 0; i < sizeof(hlx_job_envdefs) / sizeof(hlx_job_envdefs[0]); i++) {
         const hlx_job_envdef_t *d = &hlx_job_envdefs[i];
+        const char *value = user_xml ? d->value_user_xml : d->value;
 
         if (hlx_job_user_set(opts, d->name))
             continue;
-        if (setenv(d->name, d->value, 1) == 0)
-            hlx_debug(HLX_SUB_LAUNCH, "%s=%s (helixrun's default)", d->name, d->value);
+        if (setenv(d->name, value, 1) == 0)
+            hlx_debug(HLX_SUB_LAUNCH, "%s=%s (helixrun's default)", d->name, value);
     }
 }
 

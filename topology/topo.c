@@ -508,6 +508,24 @@ static int hlx_topo_load_launcher(hlx_topo_t *t, const char *xml)
         hwloc_topology_destroy(hw);
         return 0;
     }
+    /* The variable is inherited by whatever a rank starts (srun and ssh pass it on; a
+     * shared TMPDIR leaves the file readable there): another machine's XML is not this
+     * one, whose allowed resources would then be cut out of it. */
+    {
+        const char *host = hwloc_obj_get_info_by_name(hwloc_get_root_obj(hw), "HostName");
+        char self[256];
+
+        if (gethostname(self, sizeof(self)) == 0) {
+            self[sizeof(self) - 1] = '\0';
+            if (host == NULL || strcmp(host, self) != 0) {
+                hlx_warn("topology: %s (HELIX_TOPO_LAUNCHER_XML) describes host %s, not "
+                         "this one (%s); discovering this machine instead", xml,
+                         host ? host : "(unnamed)", self);
+                hwloc_topology_destroy(hw);
+                return 0;
+            }
+        }
+    }
     hlx_debug(HLX_SUB_TOPO, "this machine read from the launcher's %s "
               "(HELIX_TOPO_LAUNCHER_XML)", xml);
     t->hw = hw;

@@ -201,8 +201,9 @@ static inline size_t hlx_comm_chunk_tcp_peer(size_t chunk_net, size_t chunk_tcp)
 
 /* UCX's tcp segment variables in the environment, parsed as UCX parses memory units (its
  * own ucs_config_sscanf_memunits: a number with b, k/kb, m/mb, g/gb, t/tb in any case),
- * so that 64K and 65536 are one value; inf and auto, which UCX reads but its tcp interface
- * cannot open with, are refused. */
+ * so that 64K and 65536 are one value. inf, auto and sizes over UCX's pool limit, which UCX
+ * reads but its tcp interface cannot open with, are refused where a rank opens that
+ * interface (comm_ucx.c), not here: ranks with only same-host peers never open it. */
 enum { HLX_UCX_SEG_TX = 0, HLX_UCX_SEG_RX = 1 };
 typedef struct hlx_ucx_tcp_seg {
     const char *var[2];   /* UCX_TCP_TX_SEG_SIZE, UCX_TCP_RX_SEG_SIZE */

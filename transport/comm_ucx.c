@@ -9,6 +9,7 @@
 
 #include <ucp/api/ucp.h>
 #include <ucs/config/parser.h>
+#include <ucs/datastruct/mpool_set.h>
 #include <ucs/sys/string.h>
 
 #include <stdio.h>
@@ -254,13 +255,46 @@ hlx_status_t hlx_ucx_tcp_seg_env(hlx_ucx_tcp_seg_t *seg, char *why, size_t whyle
                      "m, mb, g, gb, t or tb, any case)", var[d], seg->text[d]);
             return HLX_ERR_INVALID;
         }
+    }
+    return HLX_OK;
+}
+
+/* The largest segment UCX's worker takes: its active-message buffers come from a memory
+ * pool set whose elements are at most UCS_MPOOL_SET_MAX_SIZE (1 GiB in UCX 1.13; "invalid
+ * maximal mpool element size" and ucp_worker_create's Invalid parameter above it). */
+#ifdef UCS_MPOOL_SET_MAX_SIZE
+#define HLX_UCX_TCP_SEG_MAX ((size_t)UCS_MPOOL_SET_MAX_SIZE)
+#else
+#define HLX_UCX_TCP_SEG_MAX ((size_t)1 << 30)
+#endif
+
+/* Whether UCX's tcp interface can open with the segments read by hlx_ucx_tcp_seg_env:
+ * asked only where this rank opens it (a network backend with tcp allowed), so that a job
+ * whose ranks all share memory runs whatever the variables say, as UCX leaves them
+ * unused there. */
+static hlx_status_t hlx_ucx_tcp_seg_usable(const hlx_ucx_tcp_seg_t *seg, char *why,
+                                           size_t whylen)
+{
+    int d;
+
+    for (d = 0; d < 2; d++) {
+        if (seg->text[d] == NULL)
+            continue;
         /* inf and auto read as sizes near SIZE_MAX: UCX adds its header to the segment,
          * wraps around and refuses the tcp interface when the worker opens it ("AM Zcopy
-         * context (160) must be <= TX segment size (4)"), after the job has started */
-        if (seg->text[d] != NULL && seg->bytes[d] >= UCS_MEMUNITS_AUTO) {
+         * context (160) must be <= TX segment size (4)") */
+        if (seg->bytes[d] >= UCS_MEMUNITS_AUTO) {
             snprintf(why, whylen, "%s='%s': UCX's tcp transport needs a segment of a given "
                      "size (%s reads as unbounded, and UCX then fails to open it): give a "
-                     "size such as 256K, or unset it", var[d], seg->text[d], seg->text[d]);
+                     "size such as 256K, or unset it", seg->var[d], seg->text[d],
+                     seg->text[d]);
+            return HLX_ERR_INVALID;
+        }
+        if (seg->bytes[d] > HLX_UCX_TCP_SEG_MAX) {
+            snprintf(why, whylen, "%s='%s': more than the %zu bytes UCX's worker takes for "
+                     "a segment (its memory pools refuse it and the tcp interface fails to "
+                     "open): give a size such as 256K, or unset it", seg->var[d],
+                     seg->text[d], HLX_UCX_TCP_SEG_MAX);
             return HLX_ERR_INVALID;
         }
     }
@@ -329,7 +363,8 @@ static hlx_status_t hlx_ucx_configure_net(hlx_comm_be_t *be, ucp_config_t *confi
 
     if (!hlx_ucx_tcp_possible())
         return HLX_OK;
-    if (hlx_ucx_tcp_seg_env(&seg, why, sizeof(why)) != HLX_OK) { /* the rules refuse it first */
+    if (hlx_ucx_tcp_seg_env(&seg, why, sizeof(why)) != HLX_OK || /* the rules refuse it first */
+        hlx_ucx_tcp_seg_usable(&seg, why, sizeof(why)) != HLX_OK) {
         hlx_error("transport: %s", why);
         return HLX_ERR_INVALID;
     }

@@ -1191,6 +1191,12 @@ envdefaults)
         expect_rc 0
         expect_err "none\.xml \(HELIX_TOPO_LAUNCHER_XML\): hwloc cannot read it .*discovering this machine instead"
         cmp -s "$out" "$root/fresh.json" || fail "the topology discovered after a bad XML differs"
+        # another machine's XML (the variable inherited by a job started on another node,
+        # a shared TMPDIR): one warning, then this machine discovered, not read as it
+        run 20 -n 1 --prefix none -x HELIX_TOPO_LAUNCHER_XML="$fix/hgx8.xml" "$HX" topo --json
+        expect_rc 0
+        expect_err "hgx8\.xml \(HELIX_TOPO_LAUNCHER_XML\) describes host hgx-node-0, not this one .*discovering this machine instead"
+        cmp -s "$out" "$root/fresh.json" || fail "another host's XML taken as this machine: $(head -n 3 "$err")"
         # the user's topology wins: helix's HELIX_TOPO_FILE, hwloc's HWLOC_XMLFILE
         HELIX_TOPO_FILE=$fix/hgx8.xml "$HX" topo --json >"$root/user.json" 2>/dev/null
         HELIX_TOPO_FILE=$fix/hgx8.xml run 20 -n 1 --prefix none "$HX" topo --json
@@ -1200,8 +1206,8 @@ envdefaults)
         HWLOC_XMLFILE=$fix/pcie4.xml "$HX" topo --json >"$root/user.json" 2>/dev/null
         HWLOC_XMLFILE=$fix/pcie4.xml run 20 -n 1 --prefix none sh -c "$show; exec \"$HX\" topo --json"
         expect_rc 0
-        [ "$(count "$out" "gds=hash plugins=hwloc_gl,hwloc_opencl,hwloc_xml_libxml xml=")" -eq 1 ] ||
-            fail "HWLOC_XMLFILE set, yet helixrun handed the ranks its XML"
+        [ "$(count "$out" "gds=hash plugins=hwloc_gl,hwloc_opencl xml=")" -eq 1 ] ||
+            fail "HWLOC_XMLFILE set, yet helixrun handed the ranks its XML or left out libxml2"
         sed -i 1d "$out"
         cmp -s "$out" "$root/user.json" || fail "HWLOC_XMLFILE did not win under helixrun"
         # (HWLOC_COMPONENTS=-pci, as make check-asan sets it, drops the file's PCI devices)
@@ -1209,6 +1215,22 @@ envdefaults)
         *-pci*) ;;
         *) grep -q '"gpu": 3' "$out" || fail "HWLOC_XMLFILE: pcie4.xml's 4 GPUs not seen" ;;
         esac
+        # the user's XML as libxml2 reads it and hwloc's own reader does not (CRLF line
+        # ends): read under helixrun as without it, by either variable
+        sed 's/$/\r/' "$fix/cpu2s.xml" >"$root/crlf.xml"
+        "$HX" topo --json --topo "$root/crlf.xml" >"$root/user.json" 2>/dev/null ||
+            fail "helix topo --topo crlf.xml failed without helixrun"
+        for v in HELIX_TOPO_FILE HWLOC_XMLFILE; do
+            env $v="$root/crlf.xml" "$HX" topo --json >"$root/user.json" 2>/dev/null
+            run 20 -n 1 --prefix none -x $v="$root/crlf.xml" "$HX" topo --json
+            expect_rc 0
+            cmp -s "$out" "$root/user.json" || fail "-x $v=crlf.xml: read otherwise under helixrun: $(head -n 3 "$err")"
+            export "$v=$root/crlf.xml"
+            run 20 -n 1 --prefix none "$HX" topo --json
+            unset "$v"
+            expect_rc 0
+            cmp -s "$out" "$root/user.json" || fail "$v=crlf.xml: read otherwise under helixrun: $(head -n 3 "$err")"
+        done
     fi
     expect_clean_tmp
     ;;

@@ -5,7 +5,8 @@
 # the settings comparison; a segment UCX's variable sets below a HELIX_COMM_CHUNK_TCP set as
 # a number is kept (UCX wins) with one warning per rank that has tcp-class peers, and none
 # once the chunk fits; HELIX_COMM_CHUNK_TCP=auto follows the segment, and a segment one rank
-# alone sets (auto then differs) is refused at world creation; inf and auto are refused.
+# alone sets (auto then differs) is refused at world creation; inf, auto and sizes over
+# UCX's pool limit are refused where tcp opens, and left to UCX where it does not.
 # usage: ucx_seg.sh HELIXRUN HELIX COMM_CHECK
 # (per rank: ucx_seg.sh rank same|differ HELIX, or ucx_seg.sh rank check COMM_CHECK LOG)
 set -u
@@ -81,11 +82,17 @@ else
     fail "auto chunk differing between ranks: exit $rc (expected 2 and the limits named)"
 fi
 # inf and auto read as unbounded sizes, which UCX's tcp interface refuses once the job runs
-# (its header added, the size wraps): refused at start-up, the variable named (exit 2)
-for v in UCX_TCP_TX_SEG_SIZE=inf UCX_TCP_RX_SEG_SIZE=auto; do
-    env "$v" timeout -k 5 30 "$helix" decode --steps 1 --timeout 20 >"$log" 2>&1
+# (its header added, the size wraps), and 2g is over the pool limit of UCX's worker
+# (ucp_worker_create: Invalid parameter): refused where a rank opens that interface, the
+# variable named (exit 2); ranks with only same-host peers never open it and run
+for v in UCX_TCP_TX_SEG_SIZE=inf UCX_TCP_RX_SEG_SIZE=auto UCX_TCP_TX_SEG_SIZE=2g; do
+    env "$v" timeout -k 5 60 "$helixrun" -n 2 --timeout 50 -- "$check" --links tcp >"$log" 2>&1
     rc=$?
-    { [ "$rc" -eq 2 ] && grep -q "${v%%=*}='${v#*=}': UCX's tcp transport needs a segment of a given size" "$log"; } &&
-        echo "ucx_seg: $v: refused" || fail "$v: exit $rc (expected 2 and the variable named)"
+    { [ "$rc" -eq 2 ] && grep -q "${v%%=*}='${v#*=}': \(UCX's tcp transport needs a segment of a given size\|more than the [0-9]* bytes UCX's worker takes\)" "$log"; } &&
+        echo "ucx_seg: $v over tcp: refused" || fail "$v over tcp: exit $rc (expected 2 and the variable named)"
+    env "$v" timeout -k 5 60 "$helixrun" -n 2 --timeout 50 -- "$check" >"$log" 2>&1
+    rc=$?
+    { [ "$rc" -eq 0 ] && grep -q 'backend ucx-shm' "$log"; } &&
+        echo "ucx_seg: $v, same-host peers only: runs" || fail "$v, same-host peers only: exit $rc (expected 0)"
 done
 exit $((fails > 0))
