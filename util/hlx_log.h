@@ -40,7 +40,9 @@ void hlx_log_init(void);
 void hlx_log_set_rank(int rank);
 /* The program and command a process runs ("helix decode"): until a rank is set, its errors
  * and warnings (below DEBUG) print as "helix decode: ..." (warnings "...: warning: ...")
- * instead of the host:pid:rank prefix. NULL or "": the prefix always. */
+ * instead of the host:pid:rank prefix, alone or under helixrun; under another launcher
+ * (PMIX_RANK, SLURM_PROCID or OMPI_COMM_WORLD_RANK set, HELIXRUN not) the prefix stays,
+ * as it does for NULL or "". */
 void hlx_log_set_command(const char *cmd);
 /* The rank set above; -1 before the bootstrap (or without one). */
 int  hlx_log_rank(void);

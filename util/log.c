@@ -120,6 +120,14 @@ void hlx_log_set_rank(int rank)
 
 void hlx_log_set_command(const char *cmd)
 {
+    /* under mpirun or srun nothing prefixes a rank's lines, and a failure before the
+     * bootstrap (PMIx_Init itself) is told apart by host and pid alone: kept there;
+     * helixrun prefixes each line with its rank and folds equal ones */
+    const int launched = getenv("PMIX_RANK") != NULL || getenv("SLURM_PROCID") != NULL ||
+                         getenv("OMPI_COMM_WORLD_RANK") != NULL;
+
+    if (launched && getenv("HELIXRUN") == NULL)
+        cmd = NULL;
     snprintf(hlx_log_state.cmd, sizeof(hlx_log_state.cmd), "%s", cmd ? cmd : "");
 }
 
