@@ -114,8 +114,15 @@ expect 1 "helix decode: writing the standard output failed" 1 -- \
 expect 2 "--context are required" 1 -- sh -c "\"$helix\" plan --model tiny --hw gb200-nvl72 >/dev/full"
 
 # settings: one line per bad value, no wrapper, refused before the command runs
-expect 2 "HELIX_COMM_TIMEOUT: 'abc' is not a finite decimal number" 1 -- \
+expect 2 "helix decode: HELIX_COMM_TIMEOUT: 'abc' is not a finite decimal number" 1 -- \
     env HELIX_COMM_TIMEOUT=abc "$helix" decode --steps 1
+# before a rank exists the command names itself, alone or under helixrun; under mpirun or
+# srun (nothing prefixes a rank's lines there) the host:pid:rank prefix stays
+expect 2 "helix decode: HELIX_COMM_TIMEOUT: 'abc'" 1 -- \
+    env PMIX_RANK=0 HELIXRUN=1 HELIX_COMM_TIMEOUT=abc "$helix" decode --steps 1
+for v in PMIX_RANK SLURM_PROCID OMPI_COMM_WORLD_RANK; do
+    expect 2 "helix $(hostname):" 1 -- env -u HELIXRUN $v=0 HELIX_COMM_TIMEOUT=abc "$helix" decode --steps 1
+done
 expect 2 "HELIX_COMM_TIMEOUT: 'nan'" 1 -- env HELIX_COMM_TIMEOUT=nan "$helix" topo --topo "$topo/hgx8.xml"
 expect 2 "HELIX_TOPO_THISSYSTEM: '2' is outside [0, 1]" 1 -- \
     env HELIX_TOPO_THISSYSTEM=2 "$helix" topo --topo "$topo/hgx8.xml"
