@@ -1415,6 +1415,8 @@ static hlx_status_t hlx_cfg_dots1_window(hlx_jdoc_t *doc, const hlx_model_t *m)
  * every layer windowed), so another list is refused at its element. */
 #define HLX_OLMO3_SLIDING_WINDOW 4096
 #define HLX_OLMO3_PATTERN        4
+/* Olmo3Config's default_theta in transformers v5 (4.57's: 10000) */
+#define HLX_OLMO3_V5_THETA       500000.0
 static hlx_status_t hlx_cfg_olmo3_window(hlx_jdoc_t *doc, hlx_model_t *m)
 {
     json_t *w = json_object_get(hlx_jdoc_root(doc), "sliding_window"), *lt;
@@ -1595,7 +1597,8 @@ static hlx_status_t hlx_cfg_any_sliding(hlx_jdoc_t *doc, hlx_hf_config_t *c, int
  * unscaled table at a base of their own (hlx_cfg_rope_unscaled): Gemma 3's set gives
  * rope_local_theta in place of rope_local_base_freq (the two must agree where both are
  * given; without the set, rope_local_base_freq, as Gemma3TextConfig fills it), OLMo 3's
- * *local_p (rope_theta where the set has none: hlx_cfg_olmo3_rope). Every other class with
+ * *local_p (hlx_cfg_olmo3_rope; a set without rope_theta only where full_attention's is
+ * v5's default 500000, which Olmo3Config fills it with). Every other class with
  * layer types turns each layer with one set, so the two sets must be equal. Refused: the
  * form for a class without layer types, a sliding_attention set where no layer is one
  * (transformers v5 nests the sets only for the types its layers use) and, but for Gemma 3,
@@ -1641,6 +1644,14 @@ static hlx_status_t hlx_cfg_rope_per_type(hlx_jdoc_t *doc, hlx_hf_config_t *c, d
     if (gemma3 || b == HLX_HF_BASE_OLMO3) {
         HLX_TRY(hlx_cfg_rope_unscaled(doc, s, f, c->arch, &theta));
         *local_p = theta;
+        /* OLMo 3's set without its base: v5's Olmo3Config fills it with its default_theta
+         * (500000), not with full_attention's or the top-level rope_theta (which its
+         * full_attention set has already taken from the keyword arguments) */
+        if (!gemma3 && json_object_get(s, "rope_theta") == NULL && theta != HLX_OLMO3_V5_THETA)
+            return hlx_jdoc_fail(doc, "/rope_parameters/sliding_attention", HLX_ERR_PARSE,
+                                 "no rope_theta: transformers v5's Olmo3Config gives this set "
+                                 "its default 500000, not full_attention's %g; give the set "
+                                 "its rope_theta", theta);
         if (!gemma3 || json_object_get(s, "rope_theta") == NULL)
             return HLX_OK;
         lbf = json_object_get(hlx_jdoc_root(doc), "rope_local_base_freq");

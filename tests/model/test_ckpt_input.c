@@ -779,10 +779,22 @@ static void test_rope_per_type(void **state)
                       "rope_theta", 10000.0));
     expect_config("po3", HLX_OK, NULL);
     assert_same_rope(&a, &g_cfg.m);
+    /* a set without its base: v5's Olmo3Config gives it its default_theta 500000, not
+     * full_attention's (10000 here): refused; where full_attention's is 500000 the two
+     * agree, and it is read */
     set_key_in("po3", "rope_parameters", "sliding_attention", json_pack("{s:s}", "rope_type",
                                                                         "default"));
-    expect_config("po3", HLX_OK, NULL); /* its base: rope_theta, as standardize_rope_params */
-    assert_same_rope(&a, &g_cfg.m);
+    expect_config("po3", HLX_ERR_PARSE, "sliding_attention: no rope_theta: transformers v5's "
+                  "Olmo3Config gives this set its default 500000, not full_attention's 10000");
+    set_key_in("po3", "rope_parameters", "full_attention",
+               json_pack("{s:s, s:f, s:i, s:f}", "rope_type", "yarn", "factor", 4.0,
+                         "original_max_position_embeddings", 64, "rope_theta", 500000.0));
+    expect_config("po3", HLX_OK, NULL);
+    assert_true(g_cfg.m.rope_kind == HLX_ROPE_YARN && g_cfg.m.rope_theta == 500000.0 &&
+                g_cfg.m.rope_local_theta == 500000.0);
+    set_key_in("po3", "rope_parameters", "full_attention",
+               json_pack("{s:s, s:f, s:i, s:f}", "rope_type", "yarn", "factor", 4.0,
+                         "original_max_position_embeddings", 64, "rope_theta", 10000.0));
     set_key_in("po3", "rope_parameters", "sliding_attention",
                json_pack("{s:s, s:f}", "rope_type", "default", "rope_theta", 20000.0));
     expect_config("po3", HLX_OK, NULL);
