@@ -1072,6 +1072,22 @@ static hlx_status_t hlx_cfg_rs_orig_top(hlx_jdoc_t *doc, json_t *r, double *orig
         return HLX_OK;
     HLX_TRY(hlx_cfg_int(doc, "original_max_position_embeddings", 1, 0, 1, &o));
     HLX_TRY(hlx_cfg_rs_orig(doc, r, 0, &in_r));
+    /* v5's per-layer-type sets: standardize_rope_params gives a set without the key
+     * max_position_embeddings and reads no top-level one for it (the flat form alone
+     * takes the top-level key) */
+    if (in_r == 0 && !strncmp(hlx_rs_base(doc, r), "/rope_parameters/", 17)) {
+        int mp;
+        char mps[32] = "absent here";
+        HLX_TRY(hlx_cfg_max_pos(doc, &mp));
+        if (mp > 0)
+            snprintf(mps, sizeof(mps), "%d", mp);
+        if (o != mp)
+            return hlx_jdoc_fail(doc, "/original_max_position_embeddings", HLX_ERR_PARSE,
+                                 "%d beside per-layer-type rope_parameters, whose %s has "
+                                 "none: transformers v5 gives that set max_position_embeddings"
+                                 " (%s) and reads no top-level key for it; move the value "
+                                 "into the set", o, hlx_rs_what(doc, r), mps);
+    }
     if (in_r > 0 && in_r != o)
         return hlx_jdoc_fail(doc, "/original_max_position_embeddings", HLX_ERR_PARSE,
                              "%d contradicts %s' original_max_position_embeddings %.0f (vLLM "
@@ -1241,7 +1257,8 @@ static hlx_status_t hlx_cfg_rope_scaling(hlx_jdoc_t *doc, hlx_model_t *m, int mr
     }
     /* a top-level original_max_position_embeddings is the one vLLM rotates with (it writes
      * the top-level key over rope_scaling's; transformers v5's standardisation does the
-     * same), older transformers read rope_scaling's: the two must agree */
+     * same for a flat set, not for a per-layer-type one), older transformers read
+     * rope_scaling's: the two must agree */
     HLX_TRY(hlx_cfg_rs_orig_top(doc, r, &orig));
     /* absent from both: max_position_embeddings, as transformers takes it (its yarn, and
      * v5's standardised parameters for llama3 too; vLLM under v5 alike) */

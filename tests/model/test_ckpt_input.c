@@ -792,6 +792,22 @@ static void test_rope_per_type(void **state)
     expect_config("po3", HLX_OK, NULL);
     assert_true(g_cfg.m.rope_kind == HLX_ROPE_YARN && g_cfg.m.rope_theta == 500000.0 &&
                 g_cfg.m.rope_local_theta == 500000.0);
+    /* a top-level original_max_position_embeddings is not the nested set's (v5 gives a set
+     * without one max_position_embeddings): refused where the two differ */
+    set_key_in("po3", "rope_parameters", "full_attention",
+               json_pack("{s:s, s:f, s:f}", "rope_type", "yarn", "factor", 4.0, "rope_theta",
+                         10000.0));
+    set_key_in("po3", "rope_parameters", "sliding_attention",
+               json_pack("{s:s, s:f}", "rope_type", "default", "rope_theta", 10000.0));
+    set_key("po3", "max_position_embeddings", json_integer(256));
+    expect_key("po3", "original_max_position_embeddings", json_integer(64), HLX_ERR_PARSE,
+               "original_max_position_embeddings: 64 beside per-layer-type rope_parameters, "
+               "whose rope_parameters' full_attention set has none: transformers v5 gives "
+               "that set max_position_embeddings (256)", json_integer(256));
+    expect_config("po3", HLX_OK, NULL);
+    assert_true(g_cfg.m.rope_kind == HLX_ROPE_YARN && g_cfg.m.rope_orig_ctx == 256);
+    set_key("po3", "original_max_position_embeddings", NULL);
+    set_key("po3", "max_position_embeddings", NULL);
     set_key_in("po3", "rope_parameters", "full_attention",
                json_pack("{s:s, s:f, s:i, s:f}", "rope_type", "yarn", "factor", 4.0,
                          "original_max_position_embeddings", 64, "rope_theta", 10000.0));
