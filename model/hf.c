@@ -1633,6 +1633,16 @@ static hlx_status_t hlx_cfg_rope_per_type(hlx_jdoc_t *doc, hlx_hf_config_t *c, d
 
     *local_p = c->m.rope_theta;
     HLX_TRY(hlx_cfg_rope_types(doc, &f, &s));
+    /* one flat set: v5's Gemma3TextConfig and Olmo3Config read only the per-layer-type sets
+     * (each missing one filled with a default set, the flat keys beside them left unread),
+     * so that their layers turn otherwise than the set says */
+    if (f == NULL && (gemma3 || b == HLX_HF_BASE_OLMO3) &&
+        json_is_object(json_object_get(hlx_jdoc_root(doc), "rope_parameters")))
+        return hlx_jdoc_fail(doc, "/rope_parameters", HLX_ERR_UNSUPPORTED, "one set for every "
+                             "layer: transformers v5's config of %s reads its full_attention "
+                             "and sliding_attention sets alone (it puts default ones beside "
+                             "this set and leaves its keys unread); give the per-layer-type "
+                             "sets, or rope_theta and rope_scaling", c->arch);
     if (f == NULL)
         return HLX_OK;
     if (!gemma3 && !hlx_hf_gemma2(c) && b != HLX_HF_BASE_OLMO3 && b != HLX_HF_BASE_GPT_OSS &&

@@ -844,6 +844,21 @@ static void test_rope_per_type(void **state)
                "sliding_attention one (layer_types)",
                json_pack("[s, s]", "sliding_attention", "full_attention"));
 
+    /* one flat set: v5's Gemma3TextConfig and Olmo3Config leave it unread (default sets
+     * per layer type in its place): refused */
+    set_key("pg3", "rope_parameters", json_pack("{s:s, s:f, s:f}", "rope_type", "linear",
+                                                "factor", 8.0, "rope_theta", 1e6));
+    expect_config("pg3", HLX_ERR_UNSUPPORTED, "rope_parameters: one set for every layer: "
+                  "transformers v5's config of Gemma3ForCausalLM reads its full_attention and "
+                  "sliding_attention sets alone");
+    set_key("po3", "rope_parameters", json_pack("{s:s, s:f, s:i, s:f}", "rope_type", "yarn",
+                                                "factor", 4.0,
+                                                "original_max_position_embeddings", 64,
+                                                "rope_theta", 10000.0));
+    expect_config("po3", HLX_ERR_UNSUPPORTED, "rope_parameters: one set for every layer: "
+                  "transformers v5's config of Olmo3ForCausalLM reads its full_attention and "
+                  "sliding_attention sets alone");
+
     /* one set for every layer: Gemma 2 reads two equal sets, refuses two that differ; a
      * class without layer types refuses the form */
     synth("pg2", "--family gemma2 --shards 1");
