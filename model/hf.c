@@ -1072,6 +1072,22 @@ static hlx_status_t hlx_cfg_rs_orig_top(hlx_jdoc_t *doc, json_t *r, double *orig
         return HLX_OK;
     HLX_TRY(hlx_cfg_int(doc, "original_max_position_embeddings", 1, 0, 1, &o));
     HLX_TRY(hlx_cfg_rs_orig(doc, r, 0, &in_r));
+    /* v5's per-layer-type sets: standardize_rope_params gives a set without the key
+     * max_position_embeddings and reads no top-level one for it (the flat form alone
+     * takes the top-level key) */
+    if (in_r == 0 && !strncmp(hlx_rs_base(doc, r), "/rope_parameters/", 17)) {
+        int mp;
+        char mps[32] = "absent here";
+        HLX_TRY(hlx_cfg_max_pos(doc, &mp));
+        if (mp > 0)
+            snprintf(mps, sizeof(mps), "%d", mp);
+        if (o != mp)
+            return hlx_jdoc_fail(doc, "/original_max_position_embeddings", HLX_ERR_PARSE,
+                                 "%d beside per-layer-type rope_parameters, whose %s has "
+                                 "none: transformers v5 gives that set max_position_embeddings"
+                                 " (%s) and reads no top-level key for it; move the value "
+                                 "into the set", o, hlx_rs_what(doc, r), mps);
+    }
     if (in_r > 0 && in_r != o)
         return hlx_jdoc_fail(doc, "/original_max_position_embeddings", HLX_ERR_PARSE,
                              "%d contradicts %s' original_max_position_embeddings %.0f (vLLM "
@@ -1241,7 +1257,8 @@ static hlx_status_t hlx_cfg_rope_scaling(hlx_jdoc_t *doc, hlx_model_t *m, int mr
     }
     /* a top-level original_max_position_embeddings is the one vLLM rotates with (it writes
      * the top-level key over rope_scaling's; transformers v5's standardisation does the
-     * same), older transformers read rope_scaling's: the two must agree */
+     * same for a flat set, not for a per-layer-type one), older transformers read
+     * rope_scaling's: the two must agree */
     HLX_TRY(hlx_cfg_rs_orig_top(doc, r, &orig));
     /* absent from both: max_position_embeddings, as transformers takes it (its yarn, and
      * v5's standardised parameters for llama3 too; vLLM under v5 alike) */
@@ -1415,6 +1432,8 @@ static hlx_status_t hlx_cfg_dots1_window(hlx_jdoc_t *doc, const hlx_model_t *m)
  * every layer windowed), so another list is refused at its element. */
 #define HLX_OLMO3_SLIDING_WINDOW 4096
 #define HLX_OLMO3_PATTERN        4
+/* Olmo3Config's default_theta in transformers v5 (4.57's: 10000) */
+#define HLX_OLMO3_V5_THETA       500000.0
 static hlx_status_t hlx_cfg_olmo3_window(hlx_jdoc_t *doc, hlx_model_t *m)
 {
     json_t *w = json_object_get(hlx_jdoc_root(doc), "sliding_window"), *lt;
@@ -1595,7 +1614,8 @@ static hlx_status_t hlx_cfg_any_sliding(hlx_jdoc_t *doc, hlx_hf_config_t *c, int
  * unscaled table at a base of their own (hlx_cfg_rope_unscaled): Gemma 3's set gives
  * rope_local_theta in place of rope_local_base_freq (the two must agree where both are
  * given; without the set, rope_local_base_freq, as Gemma3TextConfig fills it), OLMo 3's
- * *local_p (rope_theta where the set has none: hlx_cfg_olmo3_rope). Every other class with
+ * *local_p (hlx_cfg_olmo3_rope; a set without rope_theta only where full_attention's is
+ * v5's default 500000, which Olmo3Config fills it with). Every other class with
  * layer types turns each layer with one set, so the two sets must be equal. Refused: the
  * form for a class without layer types, a sliding_attention set where no layer is one
  * (transformers v5 nests the sets only for the types its layers use) and, but for Gemma 3,
@@ -1613,6 +1633,16 @@ static hlx_status_t hlx_cfg_rope_per_type(hlx_jdoc_t *doc, hlx_hf_config_t *c, d
 
     *local_p = c->m.rope_theta;
     HLX_TRY(hlx_cfg_rope_types(doc, &f, &s));
+    /* one flat set: v5's Gemma3TextConfig and Olmo3Config read only the per-layer-type sets
+     * (each missing one filled with a default set, the flat keys beside them left unread),
+     * so that their layers turn otherwise than the set says */
+    if (f == NULL && (gemma3 || b == HLX_HF_BASE_OLMO3) &&
+        json_is_object(json_object_get(hlx_jdoc_root(doc), "rope_parameters")))
+        return hlx_jdoc_fail(doc, "/rope_parameters", HLX_ERR_UNSUPPORTED, "one set for every "
+                             "layer: transformers v5's config of %s reads its full_attention "
+                             "and sliding_attention sets alone (it puts default ones beside "
+                             "this set and leaves its keys unread); give the per-layer-type "
+                             "sets, or rope_theta and rope_scaling", c->arch);
     if (f == NULL)
         return HLX_OK;
     if (!gemma3 && !hlx_hf_gemma2(c) && b != HLX_HF_BASE_OLMO3 && b != HLX_HF_BASE_GPT_OSS &&
@@ -1641,6 +1671,14 @@ static hlx_status_t hlx_cfg_rope_per_type(hlx_jdoc_t *doc, hlx_hf_config_t *c, d
     if (gemma3 || b == HLX_HF_BASE_OLMO3) {
         HLX_TRY(hlx_cfg_rope_unscaled(doc, s, f, c->arch, &theta));
         *local_p = theta;
+        /* OLMo 3's set without its base: v5's Olmo3Config fills it with its default_theta
+         * (500000), not with full_attention's or the top-level rope_theta (which its
+         * full_attention set has already taken from the keyword arguments) */
+        if (!gemma3 && json_object_get(s, "rope_theta") == NULL && theta != HLX_OLMO3_V5_THETA)
+            return hlx_jdoc_fail(doc, "/rope_parameters/sliding_attention", HLX_ERR_PARSE,
+                                 "no rope_theta: transformers v5's Olmo3Config gives this set "
+                                 "its default 500000, not full_attention's %g; give the set "
+                                 "its rope_theta", theta);
         if (!gemma3 || json_object_get(s, "rope_theta") == NULL)
             return HLX_OK;
         lbf = json_object_get(hlx_jdoc_root(doc), "rope_local_base_freq");

@@ -779,10 +779,38 @@ static void test_rope_per_type(void **state)
                       "rope_theta", 10000.0));
     expect_config("po3", HLX_OK, NULL);
     assert_same_rope(&a, &g_cfg.m);
+    /* a set without its base: v5's Olmo3Config gives it its default_theta 500000, not
+     * full_attention's (10000 here): refused; where full_attention's is 500000 the two
+     * agree, and it is read */
     set_key_in("po3", "rope_parameters", "sliding_attention", json_pack("{s:s}", "rope_type",
                                                                         "default"));
-    expect_config("po3", HLX_OK, NULL); /* its base: rope_theta, as standardize_rope_params */
-    assert_same_rope(&a, &g_cfg.m);
+    expect_config("po3", HLX_ERR_PARSE, "sliding_attention: no rope_theta: transformers v5's "
+                  "Olmo3Config gives this set its default 500000, not full_attention's 10000");
+    set_key_in("po3", "rope_parameters", "full_attention",
+               json_pack("{s:s, s:f, s:i, s:f}", "rope_type", "yarn", "factor", 4.0,
+                         "original_max_position_embeddings", 64, "rope_theta", 500000.0));
+    expect_config("po3", HLX_OK, NULL);
+    assert_true(g_cfg.m.rope_kind == HLX_ROPE_YARN && g_cfg.m.rope_theta == 500000.0 &&
+                g_cfg.m.rope_local_theta == 500000.0);
+    /* a top-level original_max_position_embeddings is not the nested set's (v5 gives a set
+     * without one max_position_embeddings): refused where the two differ */
+    set_key_in("po3", "rope_parameters", "full_attention",
+               json_pack("{s:s, s:f, s:f}", "rope_type", "yarn", "factor", 4.0, "rope_theta",
+                         10000.0));
+    set_key_in("po3", "rope_parameters", "sliding_attention",
+               json_pack("{s:s, s:f}", "rope_type", "default", "rope_theta", 10000.0));
+    set_key("po3", "max_position_embeddings", json_integer(256));
+    expect_key("po3", "original_max_position_embeddings", json_integer(64), HLX_ERR_PARSE,
+               "original_max_position_embeddings: 64 beside per-layer-type rope_parameters, "
+               "whose rope_parameters' full_attention set has none: transformers v5 gives "
+               "that set max_position_embeddings (256)", json_integer(256));
+    expect_config("po3", HLX_OK, NULL);
+    assert_true(g_cfg.m.rope_kind == HLX_ROPE_YARN && g_cfg.m.rope_orig_ctx == 256);
+    set_key("po3", "original_max_position_embeddings", NULL);
+    set_key("po3", "max_position_embeddings", NULL);
+    set_key_in("po3", "rope_parameters", "full_attention",
+               json_pack("{s:s, s:f, s:i, s:f}", "rope_type", "yarn", "factor", 4.0,
+                         "original_max_position_embeddings", 64, "rope_theta", 10000.0));
     set_key_in("po3", "rope_parameters", "sliding_attention",
                json_pack("{s:s, s:f}", "rope_type", "default", "rope_theta", 20000.0));
     expect_config("po3", HLX_OK, NULL);
@@ -815,6 +843,21 @@ static void test_rope_per_type(void **state)
                HLX_ERR_PARSE, "sliding_attention: no layer is a "
                "sliding_attention one (layer_types)",
                json_pack("[s, s]", "sliding_attention", "full_attention"));
+
+    /* one flat set: v5's Gemma3TextConfig and Olmo3Config leave it unread (default sets
+     * per layer type in its place): refused */
+    set_key("pg3", "rope_parameters", json_pack("{s:s, s:f, s:f}", "rope_type", "linear",
+                                                "factor", 8.0, "rope_theta", 1e6));
+    expect_config("pg3", HLX_ERR_UNSUPPORTED, "rope_parameters: one set for every layer: "
+                  "transformers v5's config of Gemma3ForCausalLM reads its full_attention and "
+                  "sliding_attention sets alone");
+    set_key("po3", "rope_parameters", json_pack("{s:s, s:f, s:i, s:f}", "rope_type", "yarn",
+                                                "factor", 4.0,
+                                                "original_max_position_embeddings", 64,
+                                                "rope_theta", 10000.0));
+    expect_config("po3", HLX_ERR_UNSUPPORTED, "rope_parameters: one set for every layer: "
+                  "transformers v5's config of Olmo3ForCausalLM reads its full_attention and "
+                  "sliding_attention sets alone");
 
     /* one set for every layer: Gemma 2 reads two equal sets, refuses two that differ; a
      * class without layer types refuses the form */
