@@ -1663,7 +1663,8 @@ static hlx_status_t hlx_cfg_rope_per_type(hlx_jdoc_t *doc, hlx_hf_config_t *c, d
     if (s == NULL && any && !gemma3)
         return hlx_jdoc_fail(doc, "/rope_parameters", HLX_ERR_PARSE, "per-layer-type sets "
                              "without \"sliding_attention\", which some layer is (%s): give "
-                             "its set (transformers v5 fails without it)",
+                             "its set (where transformers v5 does not refuse the config, "
+                             "its class puts a default set of its own there)",
                              hlx_cfg_absent(doc, "layer_types") ? "as the class lays them out"
                                                                  : "layer_types");
     if (s == NULL)
