@@ -11,21 +11,15 @@ import subprocess
 import sys
 import tempfile
 
+from plancheck import check, failures, helix  # beside this script
+
 HELIX, ROUNDTRIP = sys.argv[1], sys.argv[2]
 SRC = os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
 HF_CONFIGS = [os.path.join(SRC, "tests/model/data/hf_config"), os.path.join(SRC, "tests/model/data/hf")]
-failures = []
-
-
-def check(cond, what):
-    if not cond:
-        failures.append(what)
-        print("FAIL:", what)
 
 
 def run(*args):
-    p = subprocess.run([HELIX, *args], capture_output=True, text=True, timeout=60)
-    return p.returncode, p.stdout, p.stderr
+    return helix(HELIX, args)
 
 
 def plan(model, *extra, hw="hgx-h200", context="100000"):

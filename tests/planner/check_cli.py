@@ -5,24 +5,17 @@ import csv
 import json
 import math
 import os
-import subprocess
 import sys
 import tempfile
 import xml.etree.ElementTree as ET
 
+from plancheck import check, failures, helix  # beside this script
+
 HELIX, DATA = sys.argv[1], sys.argv[2]
-failures = []
-
-
-def check(cond, what):
-    if not cond:
-        failures.append(what)
-        print("FAIL:", what)
 
 
 def run(*args):
-    p = subprocess.run([HELIX, *args], capture_output=True, text=True, timeout=60)
-    return p.returncode, p.stdout, p.stderr
+    return helix(HELIX, args)
 
 
 # ---- helix plan --json: the paper's formulas for the Figure 1 example (hand values:

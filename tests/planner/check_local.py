@@ -17,23 +17,17 @@ import sys
 import tempfile
 import time
 
+from plancheck import check, failures, helix  # beside this script
+
 HELIX, DATA = sys.argv[1], sys.argv[2]
 MEASURE = "--measure" in sys.argv
-failures = []
-
-
-def check(cond, what):
-    if not cond:
-        failures.append(what)
-        print("FAIL:", what)
 
 
 def run(args, env=None, timeout=120):
     e = dict(os.environ)
     e.pop("HELIX_HW_FILE", None)
     e.update(env or {})
-    p = subprocess.run([HELIX, *args], capture_output=True, text=True, timeout=timeout, env=e)
-    return p.returncode, p.stdout, p.stderr
+    return helix(HELIX, args, e, timeout)
 
 
 tmp = tempfile.mkdtemp(prefix="hlx_local_")
