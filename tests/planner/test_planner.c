@@ -357,6 +357,17 @@ static void test_window_memory(void **state)
     hlx_cluster_free(&fx.c);
 }
 
+/* Layout l planned on fx's model (at 64K tokens) as loaded (*before), then with one of the
+ * model's flags set to 1 (*after). */
+static void eval_flag_set(fixture_t *fx, const hlx_layout_t *l, int *flag,
+                          hlx_plan_result_t *before, hlx_plan_result_t *after)
+{
+    hlx_plan_eval(&fx->ctx, l, before);
+    *flag = 1;
+    assert_int_equal(hlx_plan_ctx_init(&fx->ctx, &fx->m, &fx->c, 65536, NULL), HLX_OK);
+    hlx_plan_eval(&fx->ctx, l, after);
+}
+
 /* A tied head (tie_embeddings) holds one vocab x hidden matrix where an untied model holds
  * two: the weights per GPU differ by that matrix's share, the KV not at all. */
 static void test_tied_head(void **state)
@@ -367,10 +378,7 @@ static void test_tied_head(void **state)
 
     (void)state;
     fx_load(&fx, "mistral-7b-v0.1", "gb200-nvl72", 65536);
-    hlx_plan_eval(&fx.ctx, &l, &r);
-    fx.m.tie_embeddings = 1;
-    assert_int_equal(hlx_plan_ctx_init(&fx.ctx, &fx.m, &fx.c, 65536, NULL), HLX_OK);
-    hlx_plan_eval(&fx.ctx, &l, &rt);
+    eval_flag_set(&fx, &l, &fx.m.tie_embeddings, &r, &rt);
     assert_rel(r.mem_weights - rt.mem_weights, 32000.0 * 4096 / 2 * 2, 1e-9,
                "weights, tied head (bf16, TP 2)");
     assert_rel(rt.mem_kv, r.mem_kv, 1e-12, "kv bytes, tied head");
@@ -387,10 +395,7 @@ static void test_plain_mlp(void **state)
 
     (void)state;
     fx_load(&fx, "mistral-7b-v0.1", "gb200-nvl72", 65536);
-    hlx_plan_eval(&fx.ctx, &l, &r);
-    fx.m.ffn_plain = 1;
-    assert_int_equal(hlx_plan_ctx_init(&fx.ctx, &fx.m, &fx.c, 65536, NULL), HLX_OK);
-    hlx_plan_eval(&fx.ctx, &l, &rp);
+    eval_flag_set(&fx, &l, &fx.m.ffn_plain, &r, &rp);
     assert_rel(r.mem_weights - rp.mem_weights, 32.0 * 4096 * 14336 / 2 * 2, 1e-9,
                "weights, plain MLP (bf16, TP 2)");
     assert_rel(rp.mem_kv, r.mem_kv, 1e-12, "kv bytes, plain MLP");
