@@ -64,6 +64,16 @@ both_decode() {
     got=$(json_field "$dir/hx.json" "d['prefill_tokens'] + d['tokens'][0]")
 }
 
+# changed_decode CKPT WHAT FAM CHANGE: both_decode, then helix's tokens must be the forward's
+# and other than FAM's unchanged checkpoint's (first[FAM]), so that the match rests on the
+# change; 1 only when a run failed
+changed_decode() {
+    both_decode "$1" "$2" || return 1
+    echo "$2: transformers-style $want, helix $got (${4} ${first[$3]-?})"
+    [ "$want" = "$got" ] && [ "$want" != "${first[$3]-x}" ] ||
+        { echo "FAIL: $2: other tokens than the forward, or the same as ${4}"; fail=1; }
+}
+
 # PART: forward (1 and 3: one helix at a time beside the forwards, but for six jobs of 2 and
 # 4 ranks, each a second or two), sharded
 # (2, every family on 2 and 4 ranks; makes its own bf16 checkpoints) or all (the default)
@@ -420,10 +430,7 @@ echo "gemma3 with layer_types: transformers-style $want, helix $got (pattern ${f
 for mult in embedding_multiplier attention_multiplier residual_multiplier; do
     cp -r "$dir/granite-f32" "$dir/granite-$mult"
     sed -i "s/\"$mult\": [0-9.e+-]*/\"$mult\": 1.0/" "$dir/granite-$mult/config.json"
-    both_decode "$dir/granite-$mult" "granite, $mult 1" || continue
-    echo "granite with $mult 1: transformers-style $want, helix $got"
-    [ "$want" = "$got" ] && [ "$got" != "${first[granite]-x}" ] ||
-        { echo "FAIL: granite, $mult 1: not the forward's tokens, or the same as with it"; fail=1; }
+    changed_decode "$dir/granite-$mult" "granite, $mult 1" granite "with it"
 done
 cp -r "$dir/granite-f32" "$dir/granite-nols"
 sed -i 's/"logits_scaling": [0-9.e+-]*/"logits_scaling": 1.0/' "$dir/granite-nols/config.json"
@@ -943,10 +950,7 @@ for sc in 'starcoder2-win {"sliding_window": 3}' 'starcoder2-silu {"hidden_act":
     cp -r "$dir/starcoder2-f32" "$dir/$1"
     python3 -c 'import json, sys; c = json.load(open(sys.argv[1])); c.update(json.loads(sys.argv[2])); json.dump(c, open(sys.argv[1], "w"))' \
         "$dir/$1/config.json" "$2 $3" || fail=1
-    both_decode "$dir/$1" "$1" || continue
-    echo "$1: transformers-style $want, helix $got (without the key ${first[starcoder2]-?})"
-    [ "$want" = "$got" ] && [ "$want" != "${first[starcoder2]-x}" ] ||
-        { echo "FAIL: $1: other tokens than the forward, or the same as without the key"; fail=1; }
+    changed_decode "$dir/$1" "$1" starcoder2 "without the key"
 done
 # use_bias false: no bias on q, k, v, o_proj nor the MLP (the LayerNorms keep theirs), the
 # checkpoint without those tensors: the forward's tokens, other than with the biases, and
@@ -965,10 +969,8 @@ names = [k for f in glob.glob(d + "/*.safetensors") for k in load(f)[1]
 assert len(names) == 12, names  # 2 layers: q, k, v, o, c_fc, c_proj
 subprocess.check_call([sys.executable, here + "/st_edit.py", d, "drop"] + names)
 PY2
-if both_decode "$dir/starcoder2-nobias" "starcoder2 use_bias false"; then
-    echo "starcoder2 use_bias false: transformers-style $want, helix $got (with the biases ${first[starcoder2]-?})"
-    [ "$want" = "$got" ] && [ "$want" != "${first[starcoder2]-x}" ] ||
-        { echo "FAIL: starcoder2 use_bias false: other tokens than the forward, or the same as with the biases"; fail=1; }
+if changed_decode "$dir/starcoder2-nobias" "starcoder2 use_bias false" starcoder2 \
+    "with the biases"; then
     "$helix" decode --model "$dir/starcoder2-nobias" --context 40 --steps 4 --check --json \
         >"$dir/scnb.json" 2>"$dir/err" ||
         { echo "FAIL: starcoder2 use_bias false under --check: $(cat "$dir/err")"; fail=1; }
