@@ -280,21 +280,15 @@ static hlx_status_t hlx_ucx_tcp_seg_usable(const hlx_ucx_tcp_seg_t *seg, char *w
     for (d = 0; d < 2; d++) {
         if (seg->text[d] == NULL)
             continue;
-        /* inf and auto read as sizes near SIZE_MAX: UCX adds its header to the segment,
-         * wraps around and refuses the tcp interface when the worker opens it ("AM Zcopy
-         * context (160) must be <= TX segment size (4)") */
-        if (seg->bytes[d] >= UCS_MEMUNITS_AUTO) {
-            snprintf(why, whylen, "%s='%s': UCX's tcp transport needs a segment of a given "
-                     "size (%s reads as unbounded, and UCX then fails to open it): give a "
-                     "size such as 256K, or unset it", seg->var[d], seg->text[d],
-                     seg->text[d]);
-            return HLX_ERR_INVALID;
-        }
+        /* inf and auto read as sizes near SIZE_MAX (UCX adds its header to the segment and
+         * wraps around: "AM Zcopy context (160) must be <= TX segment size (4)"), anything
+         * over the pools' limit fails alike: the tcp interface does not open */
         if (seg->bytes[d] > HLX_UCX_TCP_SEG_MAX) {
-            snprintf(why, whylen, "%s='%s': more than the %zu bytes UCX's worker takes for "
-                     "a segment (its memory pools refuse it and the tcp interface fails to "
-                     "open): give a size such as 256K, or unset it", seg->var[d],
-                     seg->text[d], HLX_UCX_TCP_SEG_MAX);
+            snprintf(why, whylen, "%s='%s': %s the %zu bytes UCX's worker takes for a "
+                     "segment (the tcp interface fails to open): give a size such as 256K, "
+                     "or unset it", seg->var[d], seg->text[d],
+                     seg->bytes[d] >= UCS_MEMUNITS_AUTO ? "unbounded, not within"
+                                                        : "more than", HLX_UCX_TCP_SEG_MAX);
             return HLX_ERR_INVALID;
         }
     }
