@@ -52,10 +52,10 @@ static const hlx_param_t hlx_run_params[] = {
       "line as [0] above)\"; 0: every copy (--no-collapse)", NULL },
     { "RUN_OVERSUBSCRIBE", HLX_PT_INT, "0", 0, 1, offsetof(hlx_run_settings_t, oversubscribe),
       "1: no warning when -n exceeds the CPUs helixrun may run on (--oversubscribe)", NULL },
-    { "RUN_TOPO_XML", HLX_PT_INT, "-1", -1, 1, offsetof(hlx_run_settings_t, topo_xml),
-      "1: load this machine once (PCI devices included) and hand it to the ranks as hwloc "
-      "XML (HELIX_TOPO_LAUNCHER_XML); 0: each rank discovers it; -1 (auto): 1 when -n is "
-      "more than twice the CPUs helixrun may run on", NULL },
+    { "RUN_TOPO_XML", HLX_PT_INT, "auto", -1, 1, offsetof(hlx_run_settings_t, topo_xml),
+      "on (1): load this machine once (PCI devices included) and hand it to the ranks as "
+      "hwloc XML (HELIX_TOPO_LAUNCHER_XML); off (0): each rank discovers it; auto (-1): on "
+      "when -n is more than twice the CPUs helixrun may run on", "auto|off|on" },
 };
 
 #define HLX_RUN_NPARAMS (sizeof(hlx_run_params) / sizeof(hlx_run_params[0]))

@@ -1152,7 +1152,7 @@ envdefaults)
         [ "$(count "$out" "gds=hash plugins=hwloc_gl,hwloc_opencl,hwloc_xml_libxml xml=set")" -eq $np ] ||
             fail "auto: $np ranks on $ncpu CPUs not handed the XML"
     fi
-    export HELIX_RUN_TOPO_XML=1
+    export HELIX_RUN_TOPO_XML=on # (the names of -1, 0 and 1: auto, off, on)
     run 10 -n 1 --prefix none sh -c "$show"
     expect_rc 0
     [ "$(count "$out" "gds=hash plugins=hwloc_gl,hwloc_opencl,hwloc_xml_libxml xml=set")" -eq 1 ] ||
