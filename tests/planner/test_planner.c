@@ -357,49 +357,41 @@ static void test_window_memory(void **state)
     hlx_cluster_free(&fx.c);
 }
 
-/* Layout l planned on fx's model (at 64K tokens) as loaded (*before), then with one of the
- * model's flags set to 1 (*after). */
-static void eval_flag_set(fixture_t *fx, const hlx_layout_t *l, int *flag,
-                          hlx_plan_result_t *before, hlx_plan_result_t *after)
+/* mistral-7b-v0.1 at KVP 2 x TPA 2 (bf16, TP 2 for the projections) planned as loaded and
+ * with the model flag at byte offset flag set to 1: the weights per GPU drop by `bytes`,
+ * the KV not at all. */
+static void assert_flag_drops_weights(size_t flag, double bytes, const char *what)
 {
-    hlx_plan_eval(&fx->ctx, l, before);
-    *flag = 1;
-    assert_int_equal(hlx_plan_ctx_init(&fx->ctx, &fx->m, &fx->c, 65536, NULL), HLX_OK);
-    hlx_plan_eval(&fx->ctx, l, after);
+    fixture_t fx;
+    hlx_plan_result_t r, rf;
+    hlx_layout_t l = lay(HLX_STRAT_HELIX, 1, 2, 2, 1, 1);
+
+    fx_load(&fx, "mistral-7b-v0.1", "gb200-nvl72", 65536);
+    hlx_plan_eval(&fx.ctx, &l, &r);
+    *(int *)((char *)&fx.m + flag) = 1;
+    assert_int_equal(hlx_plan_ctx_init(&fx.ctx, &fx.m, &fx.c, 65536, NULL), HLX_OK);
+    hlx_plan_eval(&fx.ctx, &l, &rf);
+    assert_rel(r.mem_weights - rf.mem_weights, bytes, 1e-9, what);
+    assert_rel(rf.mem_kv, r.mem_kv, 1e-12, what);
+    hlx_cluster_free(&fx.c);
 }
 
 /* A tied head (tie_embeddings) holds one vocab x hidden matrix where an untied model holds
  * two: the weights per GPU differ by that matrix's share, the KV not at all. */
 static void test_tied_head(void **state)
 {
-    fixture_t fx;
-    hlx_plan_result_t r, rt;
-    hlx_layout_t l = lay(HLX_STRAT_HELIX, 1, 2, 2, 1, 1);
-
     (void)state;
-    fx_load(&fx, "mistral-7b-v0.1", "gb200-nvl72", 65536);
-    eval_flag_set(&fx, &l, &fx.m.tie_embeddings, &r, &rt);
-    assert_rel(r.mem_weights - rt.mem_weights, 32000.0 * 4096 / 2 * 2, 1e-9,
-               "weights, tied head (bf16, TP 2)");
-    assert_rel(rt.mem_kv, r.mem_kv, 1e-12, "kv bytes, tied head");
-    hlx_cluster_free(&fx.c);
+    assert_flag_drops_weights(offsetof(hlx_model_t, tie_embeddings), 32000.0 * 4096 / 2 * 2,
+                              "tied head (bf16, TP 2)");
 }
 
 /* A plain MLP (ffn_kind mlp: StarCoder2) holds up and down, no gate: each dense layer's
  * weights per GPU are one H x ffn / TPF matrix fewer than a gated FFN's. */
 static void test_plain_mlp(void **state)
 {
-    fixture_t fx;
-    hlx_plan_result_t r, rp;
-    hlx_layout_t l = lay(HLX_STRAT_HELIX, 1, 2, 2, 1, 1);
-
     (void)state;
-    fx_load(&fx, "mistral-7b-v0.1", "gb200-nvl72", 65536);
-    eval_flag_set(&fx, &l, &fx.m.ffn_plain, &r, &rp);
-    assert_rel(r.mem_weights - rp.mem_weights, 32.0 * 4096 * 14336 / 2 * 2, 1e-9,
-               "weights, plain MLP (bf16, TP 2)");
-    assert_rel(rp.mem_kv, r.mem_kv, 1e-12, "kv bytes, plain MLP");
-    hlx_cluster_free(&fx.c);
+    assert_flag_drops_weights(offsetof(hlx_model_t, ffn_plain), 32.0 * 4096 * 14336 / 2 * 2,
+                              "plain MLP (bf16, TP 2)");
 }
 
 static void expect_bad(const hlx_plan_ctx_t *ctx, hlx_layout_t l, const char *msg)
