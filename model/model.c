@@ -57,6 +57,9 @@ static const hlx_jfield_t hlx_model_fields[] = {
       "q, k and v projections add a bias (Qwen2; gqa)" },
     { "qk_norm", HLX_JT_BOOL, offsetof(hlx_model_raw_t, m.qk_norm), 0, 0, 1, 0,
       "RMSNorm of each query and key head before RoPE (Qwen3; gqa)" },
+    { "qk_norm_unit", HLX_JT_BOOL, offsetof(hlx_model_raw_t, m.qk_norm_unit), 0, 0, 1, 0,
+      "with qk_norm: the head norms have no weights and only the layers that turn by RoPE "
+      "apply them (Llama 4's L2 norm)" },
     HLX_MF_INT(sliding_window, 0, 1, "sliding-window attention: positions a windowed layer's "
                "query attends to, itself included (gqa)"),
     HLX_MF_INT(sliding_pattern, 0, 0, "with sliding_window: 0 = every layer windowed, P >= 2 "
@@ -64,6 +67,14 @@ static const hlx_jfield_t hlx_model_fields[] = {
     HLX_MF_INT(sliding_from, 0, 0, "with sliding_window: the first layer a window applies "
                "to, the layers before it attend to the whole context (Qwen2's "
                "max_window_layers; default 0)"),
+    { "window_chunked", HLX_JT_BOOL, offsetof(hlx_model_raw_t, m.window_chunked), 0, 0, 1, 0,
+      "with sliding_window W: a windowed layer's query at p attends to its chunk of W "
+      "positions, p - p mod W to p (Llama 4's attention_chunk_size)" },
+    HLX_MF_INT(attn_temp_floor, 0, 1, "attention temperature on the NoPE layers (Llama 4's "
+               "floor_scale): a query at p times 1 + attn_temp_scale ln(1 + floor((p + 1) / "
+               "attn_temp_floor)) (with nope_pattern)"),
+    { "attn_temp_scale", HLX_JT_DOUBLE, offsetof(hlx_model_raw_t, m.attn_temp_scale), 0, 0,
+      1e6, 0, "with attn_temp_floor: the temperature's slope (Llama 4's attn_scale)" },
     HLX_MF_INT(nope_pattern, 0, 0, "NoPE layers: P >= 2 = every P-th layer (l + 1 a multiple "
                "of P) turns neither queries nor keys by RoPE (SmolLM3: 4; gqa); default 0: "
                "every layer rotates"),
@@ -138,6 +149,12 @@ static const hlx_jfield_t hlx_model_fields[] = {
       "the shared experts' output times a sigmoid gate per token (Qwen2-MoE)" },
     HLX_MF_INT(expert_ffn, 0, 1, "intermediate size of one expert"),
     HLX_MF_INT(dense_layers, 0, 0, "leading dense layers of an MoE model"),
+    HLX_MF_INT(moe_step, 0, 0, "past dense_layers, every moe_step-th layer (l + 1 a multiple) "
+               "is an MoE layer and the others dense (Llama 4's interleave_moe_layer_step; "
+               "default 0 or 1: every layer)"),
+    { "moe_weight_input", HLX_JT_BOOL, offsetof(hlx_model_raw_t, m.moe_weight_input), 0, 0,
+      1, 0, "the routing weight multiplies each chosen expert's input, not its output (Llama "
+      "4)" },
     HLX_MF_STR("scoring_func", scoring, 0, "router scores: softmax or sigmoid"),
     HLX_MF_STR("group_score", group_score, 0,
                "a group's score in group-limited routing: top2 (sum of its two best, "
@@ -745,6 +762,16 @@ static hlx_status_t hlx_model_validate(hlx_jdoc_t *doc, hlx_model_raw_t *r)
     if (m->nope_pattern > 0 && m->dca_chunk > 0)
         return HLX_MFAIL("nope_pattern", "not with dual chunk attention (its chunks are "
                          "rotations)");
+    if (m->window_chunked && m->sliding_window == 0)
+        return HLX_MFAIL("window_chunked", "only meaningful with \"sliding_window\" (the "
+                         "chunk's length)");
+    if (m->qk_norm_unit && !m->qk_norm)
+        return HLX_MFAIL("qk_norm_unit", "only meaningful with \"qk_norm\"");
+    if (m->attn_temp_floor > 0 && m->nope_pattern == 0)
+        return HLX_MFAIL("attn_temp_floor", "only meaningful with \"nope_pattern\" (the "
+                         "temperature applies to the NoPE layers)");
+    if (hlx_has(root, "attn_temp_scale") && m->attn_temp_floor == 0)
+        return HLX_MFAIL("attn_temp_scale", "only meaningful with \"attn_temp_floor\"");
     if (m->sliding_pattern == 1)
         return HLX_MFAIL("sliding_pattern", "1 would make every layer attend to the whole "
                          "context: leave \"sliding_window\" out instead (0: every layer "
@@ -781,6 +808,12 @@ static hlx_status_t hlx_model_validate(hlx_jdoc_t *doc, hlx_model_raw_t *r)
                              m->layers);
         if (m->dense_layers > 0 && m->ffn == 0)
             return HLX_MFAIL("ffn", "dense_layers %d need a dense ffn size", m->dense_layers);
+        if (m->moe_step > 1 && m->ffn == 0)
+            return HLX_MFAIL("ffn", "moe_step %d leaves dense layers between the MoE ones: "
+                             "they need a dense ffn size", m->moe_step);
+        if (m->moe_step > m->layers)
+            return HLX_MFAIL("moe_step", "%d exceeds layers %d (no MoE layer)", m->moe_step,
+                             m->layers);
         if (m->post_norms)
             return HLX_MFAIL("post_norms", "only with a dense FFN (\"experts\": 0): the MoE "
                              "layers do not normalise their output");
@@ -792,6 +825,7 @@ static hlx_status_t hlx_model_validate(hlx_jdoc_t *doc, hlx_model_raw_t *r)
     } else {
         static const char *const moe_only[] = { "top_k", "shared_experts", "expert_ffn",
                                                 "shared_expert_gate", "dense_layers",
+                                                "moe_step", "moe_weight_input",
                                                 "scoring_func",
                                                 "norm_topk_prob", "routed_scaling_factor",
                                                 "n_group", "topk_group", "group_score" };
@@ -963,6 +997,19 @@ static const char *hlx_model_unrun(const hlx_model_t *m, char *why, size_t whyle
                  hlx_dtype_name(m->weight_dtype));
         return "weight_dtype";
     }
+    {
+        static const char *const llama4[] = { "window_chunked", "qk_norm_unit",
+                                               "attn_temp_floor", "moe_step",
+                                               "moe_weight_input" };
+        const int on[] = { m->window_chunked, m->qk_norm_unit, m->attn_temp_floor > 0,
+                           m->moe_step > 1, m->moe_weight_input };
+        size_t i;
+        for (i = 0; i < sizeof(on) / sizeof(on[0]); i++)
+            if (on[i]) {
+                snprintf(why, whylen, "not run by the decode runtime yet");
+                return llama4[i];
+            }
+    }
     return NULL;
 }
 
@@ -1022,9 +1069,9 @@ static uint64_t hlx_model_mix_double(uint64_t h, double d)
     return hlx_model_mix(h, bits);
 }
 
-/* A new field of hlx_model_t changes its size (8640 bytes on LP64 with the 76 fields
+/* A new field of hlx_model_t changes its size (8672 bytes on LP64 with the 82 fields
  * hashed below): add it to hlx_model_hash, then update this size. */
-_Static_assert(sizeof(hlx_model_t) == 8640 || sizeof(void *) != 8,
+_Static_assert(sizeof(hlx_model_t) == 8672 || sizeof(void *) != 8,
                "hlx_model_t changed: hash the new field in hlx_model_hash()");
 
 uint64_t hlx_model_hash(const hlx_model_t *m)
@@ -1043,6 +1090,8 @@ uint64_t hlx_model_hash(const hlx_model_t *m)
         m->embed_scale,  m->sliding_from, m->tie_embeddings, m->dca_chunk,
         m->dca_local,    m->dca_orig,     m->nope_pattern, m->attn_sinks,
         m->o_bias,       m->router_bias,  m->expert_bias,  m->rope_yarn_exact,
+        m->qk_norm_unit, m->window_chunked, m->attn_temp_floor, m->moe_step,
+        m->moe_weight_input,
     };
     uint64_t h = 0x68656c69786d6f64ull; /* "helixmod" */
     size_t i;
@@ -1075,6 +1124,7 @@ uint64_t hlx_model_hash(const hlx_model_t *m)
     h = hlx_model_mix_double(h, m->logits_scale);
     h = hlx_model_mix_double(h, m->act_alpha);
     h = hlx_model_mix_double(h, m->act_limit);
+    h = hlx_model_mix_double(h, m->attn_temp_scale);
     return hlx_model_mix_double(h, m->norm_eps);
 }
 
@@ -1119,7 +1169,7 @@ double hlx_model_attn_params(const hlx_model_t *m)
            Q * m->v_head_dim * H +
            (m->qkv_bias ? Q * m->head_dim + (double)m->kv_heads * (m->head_dim + m->v_head_dim)
                         : 0.0) +
-           (m->qk_norm ? 2.0 * m->head_dim : 0.0) +
+           (m->qk_norm && !m->qk_norm_unit ? 2.0 * m->head_dim : 0.0) +
            (m->qk_norm_proj ? (Q + m->kv_heads) * (double)m->head_dim : 0.0) +
            (m->attn_sinks ? Q : 0.0) +
            (m->o_bias ? H : 0.0);
@@ -1139,14 +1189,14 @@ double hlx_model_params(const hlx_model_t *m)
               (m->shared_gate ? H : 0.0) + (m->router_bias ? m->experts : 0.0) +
               (m->expert_bias ? (2.0 * m->expert_ffn + H) * m->experts : 0.0)
         : 0.0;
-    int moe_layers = m->layers - m->dense_layers;
+    int moe_layers = hlx_model_moe_layers(m);
 
     /* Input embedding and an output head unless tied; norms are negligible but counted. */
     /* norms: the two before the attention and the FFN, the two after them (post_norms), or
      * the two after alone (post_norms_only) */
     return (m->tie_embeddings ? 1.0 : 2.0) * m->vocab * H +
            m->layers * (attn + (m->post_norms && !m->post_norms_only ? 4.0 : 2.0) * nw * H) +
-           m->dense_layers * dense_ffn +
+           (m->layers - moe_layers) * dense_ffn +
            moe_layers * moe_ffn + nw * H;
 }
 
@@ -1289,6 +1339,13 @@ double hlx_model_embed_scale_held(const hlx_model_t *m, hlx_dtype_t held)
 double hlx_model_residual_mult(const hlx_model_t *m)
 {
     return m->residual_mult > 0.0 ? m->residual_mult : 1.0;
+}
+
+double hlx_model_attn_temp(const hlx_model_t *m, int l, int64_t pos)
+{
+    if (m->attn_temp_floor <= 0 || hlx_model_layer_rope(m, l))
+        return 1.0;
+    return 1.0 + m->attn_temp_scale * log1p((double)((pos + 1) / m->attn_temp_floor));
 }
 
 const char *hlx_model_dca_check(const hlx_model_t *m, char *why, size_t whylen)

@@ -68,6 +68,11 @@ typedef struct hlx_model {
      * query and key head before RoPE, weights of head_dim shared by the heads) */
     int             qkv_bias;     /* q, k and v projections add a bias */
     int             qk_norm;      /* per-head RMSNorm of q and k (norm_eps) before RoPE */
+    /* with qk_norm: the norm has no weights (each head times 1 / sqrt(mean(x^2) + norm_eps):
+     * Llama 4's L2 norm) and only the layers that turn by RoPE apply it
+     * (hlx_model_layer_qk_norm). transformers applies it after RoPE; a rotation keeps each
+     * head's sum of squares, so before it is the same map up to rounding. */
+    int             qk_norm_unit;
     /* sliding-window attention (Mistral, Phi-3, Gemma): a windowed layer's query at position
      * p attends to positions (p - sliding_window, p] only; 0: every layer attends to the
      * whole context. sliding_pattern: 0 = every layer windowed, P >= 2 = layer l attends to
@@ -79,6 +84,15 @@ typedef struct hlx_model {
     /* the first layer a window may apply to: layers before it attend to the whole context
      * (Qwen2 and Qwen3 with use_sliding_window: their max_window_layers); 0: every layer */
     int             sliding_from;
+    /* chunked attention (Llama 4's attention_chunk_size): a windowed layer's query at p
+     * attends to its chunk of sliding_window positions, [p - p mod W, p], instead of the W
+     * positions before it (hlx_model_layer_first); the same layers, the same rings */
+    int             window_chunked;
+    /* attention temperature on the NoPE layers (Llama 4's attn_temperature_tuning): each
+     * query at p times 1 + attn_temp_scale ln(1 + floor((p + 1) / attn_temp_floor)), where
+     * attn_temp_floor > 0 and the layer does not turn by RoPE (hlx_model_attn_temp) */
+    int             attn_temp_floor;
+    double          attn_temp_scale;
     /* Gemma's: the FFN's activation (silu: SwiGLU, gelu_tanh: GeGLU), the embedding row times
      * sqrt(hidden) rounded to the weight dtype (embed_scale), the softmax scale
      * 1 / sqrt(attn_scalar) instead of 1 / sqrt(head_dim) (attn_scalar > 0: Gemma 3's
@@ -154,6 +168,13 @@ typedef struct hlx_model {
                                         sigmoid(x . w), w [H] per MoE layer */
     int             expert_ffn;      /* intermediate size of one expert */
     int             dense_layers;    /* first layers that are dense (use ffn) */
+    /* MoE layers interleaved with dense ones (Llama 4's interleave_moe_layer_step): past the
+     * first dense_layers, layer l is an MoE layer where (l + 1) % moe_step == 0 and dense (of
+     * ffn) otherwise; 0 or 1: every layer past dense_layers (hlx_model_layer_moe) */
+    int             moe_step;
+    /* the routing weight multiplies each chosen expert's input, not its output (Llama 4's
+     * Llama4TextMoe: expert(x w), not w expert(x)) */
+    int             moe_weight_input;
     /* MoE gating (DeepSeek-V3): scores, group-limited top-k, weights */
     hlx_moe_scoring_t moe_scoring;   /* scoring_func */
     int             norm_topk_prob;  /* the top-k weights renormalised to sum 1 */
@@ -303,6 +324,46 @@ static inline int hlx_model_layer_window(const hlx_model_t *m, int l)
 static inline int hlx_model_layer_rope(const hlx_model_t *m, int l)
 {
     return !(m->nope_pattern > 1 && (l + 1) % m->nope_pattern == 0);
+}
+/* First position a query at pos attends to on layer l: 0 on a whole-context layer, the
+ * window's start on a windowed one, its chunk's start under window_chunked. */
+static inline int64_t hlx_model_layer_first(const hlx_model_t *m, int l, int64_t pos)
+{
+    int w = hlx_model_layer_window(m, l);
+
+    if (w <= 0)
+        return 0;
+    if (m->window_chunked)
+        return pos - pos % w;
+    return pos - w + 1 > 0 ? pos - w + 1 : 0;
+}
+/* 1 when layer l normalises its query and key heads (qk_norm; under qk_norm_unit only a
+ * layer that turns by RoPE). */
+static inline int hlx_model_layer_qk_norm(const hlx_model_t *m, int l)
+{
+    return m->qk_norm && (!m->qk_norm_unit || hlx_model_layer_rope(m, l));
+}
+/* The factor on layer l's queries at position pos: the attention temperature on a NoPE
+ * layer (attn_temp_floor, attn_temp_scale), else 1. */
+double hlx_model_attn_temp(const hlx_model_t *m, int l, int64_t pos);
+/* 1 when layer l's FFN is an MoE layer (experts > 0, past dense_layers, every moe_step-th),
+ * 0 for a dense one. */
+static inline int hlx_model_layer_moe(const hlx_model_t *m, int l)
+{
+    return m->experts > 0 && l >= m->dense_layers &&
+           (m->moe_step <= 1 || (l + 1) % m->moe_step == 0);
+}
+/* The MoE layers before layer l (layer l's index among them when it is one). */
+static inline int hlx_model_moe_index(const hlx_model_t *m, int l)
+{
+    if (m->experts <= 0 || l <= m->dense_layers)
+        return 0;
+    return m->moe_step <= 1 ? l - m->dense_layers : l / m->moe_step - m->dense_layers / m->moe_step;
+}
+/* MoE layers of the model (0 for a dense one). */
+static inline int hlx_model_moe_layers(const hlx_model_t *m)
+{
+    return hlx_model_moe_index(m, m->layers);
 }
 /* Positions a query attends to at a sequence of seq positions, over the layers' mean:
  * seq on a whole-context layer, min(window, seq) on a windowed one (the planners' reads,
