@@ -760,7 +760,8 @@ static const struct { const char *name; size_t off, size; } g_fields[] = {
     HLX_F(dca_local), HLX_F(dca_orig), HLX_F(nope_pattern), HLX_F(act_alpha), HLX_F(act_limit),
     HLX_F(attn_sinks), HLX_F(o_bias), HLX_F(router_bias), HLX_F(expert_bias),
     HLX_F(rope_yarn_exact), HLX_F(post_norms_only), HLX_F(qk_norm_proj), HLX_F(norm_layer),
-    HLX_F(ffn_plain), HLX_F(ffn_bias),
+    HLX_F(ffn_plain), HLX_F(ffn_bias), HLX_F(qk_norm_unit), HLX_F(window_chunked),
+    HLX_F(attn_temp_floor), HLX_F(attn_temp_scale), HLX_F(moe_step), HLX_F(moe_weight_input),
 };
 
 /* RoPE scaling against the Hugging Face code written out again here, step for step as
