@@ -480,6 +480,8 @@ static const struct {
     { "olmo2", "Olmo2ForCausalLM", "synth-olmo2", 0, 0, 0, 0, 1 },
     { "olmo3", "Olmo3ForCausalLM", "synth-olmo3", 0, 0, 0, 0, 1 },
     { "starcoder2", "Starcoder2ForCausalLM", "synth-starcoder2", 0, 1, 0, 0, 0 },
+    { "llama4", "Llama4ForCausalLM", "synth-llama4", HLX_HF_LLAMA4, 0, 0, HLX_HF_MOE_LLAMA4,
+      0 },
 };
 #define HLX_SYNTH_NDENSE (sizeof(hlx_synth_dense) / sizeof(hlx_synth_dense[0]))
 
@@ -654,6 +656,30 @@ static void hlx_synth_config(hlx_hf_config_t *c, int dense, int v2, int layers,
                 m->rope_beta_fast = 32.0;
                 m->rope_beta_slow = 1.0;
                 m->rope_yarn_exact = 1;
+            }
+            if (c->moe_gqa == HLX_HF_MOE_LLAMA4) {
+                /* llama4: Llama 4's layer at 2 layers: layer 0 dense (width 512), chunked
+                 * (chunks of 4) and turning by RoPE with L2-normalised q and k heads; layer
+                 * 1 NoPE over the whole context with the query temperature (floor 4, slope
+                 * 0.5, where Scout's 8192 and 0.1 would leave 18 positions alone) and MoE:
+                 * top-1 of 8 by a sigmoid, its score on the expert's input, one shared
+                 * expert */
+                m->top_k = 1;
+                m->dense_layers = 0;
+                m->shared_experts = 1;
+                m->moe_weight_input = 1;
+                hlx_hf_gating_set(c, HLX_MOE_SIGMOID, 0, 1.0, 1, 1);
+                m->nope_pattern = m->moe_step = layers > 1 ? 2 : 0;
+                m->sliding_window = 4;
+                m->window_chunked = 1;
+                m->sliding_pattern = m->nope_pattern;
+                m->qk_norm = m->qk_norm_unit = 1;
+                if (m->nope_pattern > 0) {
+                    m->attn_temp_floor = 4;
+                    m->attn_temp_scale = 0.5;
+                }
+                m->rope_theta = 500000.0;
+                m->norm_eps = 1e-5;
             }
             if (c->moe_gqa == HLX_HF_MOE_DEEPSEEK) {
                 /* deepseek-moe: DeepSeek-MoE's layer: layer 0 dense (first_k_dense_replace
@@ -1709,6 +1735,15 @@ static json_t *hlx_info_model_json(const hlx_hf_config_t *cfg)
                                                  "act_limit", m->act_limit));
         /* SmolLM3's NoPE layers: 0, or every P-th layer unrotated */
         json_object_set_new(mo, "nope_pattern", json_integer(m->nope_pattern));
+        /* Llama 4's chunks, weightless q/k norms on the RoPE layers, NoPE temperature */
+        if (m->window_chunked)
+            json_object_set_new(mo, "window_chunked", json_true());
+        if (m->qk_norm_unit)
+            json_object_set_new(mo, "qk_norm_unit", json_true());
+        if (m->attn_temp_floor > 0)
+            json_object_update_new(mo, json_pack("{s:i, s:f}", "attn_temp_floor",
+                                                 m->attn_temp_floor, "attn_temp_scale",
+                                                 m->attn_temp_scale));
     }
     for (i = 0; i < sizeof(opt) / sizeof(opt[0]); i++)
         if (opt[i].v != 0.0 && (!opt[i].gqa_only || m->attn == HLX_ATTN_GQA))
@@ -1735,6 +1770,10 @@ static json_t *hlx_info_model_json(const hlx_hf_config_t *cfg)
         json_object_update_new(mo, json_pack("{s:b, s:b, s:b}", "shared_expert_gate",
                                              m->shared_gate, "router_bias", m->router_bias,
                                              "expert_bias", m->expert_bias));
+        if (m->moe_step > 1) /* Llama 4's interleaved MoE layers */
+            json_object_set_new(mo, "moe_step", json_integer(m->moe_step));
+        if (m->moe_weight_input)
+            json_object_set_new(mo, "moe_weight_input", json_true());
     }
     return mo;
 }
@@ -1923,7 +1962,10 @@ static int hlx_cmd_model_info(int argc, char **argv)
                    cfg.m.o_bias ? ", o_proj too" : "");
         if (cfg.m.attn_sinks)
             printf("  a sink logit per query head joins each softmax (self_attn.sinks)\n");
-        if (cfg.m.qk_norm)
+        if (cfg.m.qk_norm_unit)
+            printf("  each q and k head L2-normalised (no weights) on the layers with RoPE "
+                   "(use_qk_norm)\n");
+        else if (cfg.m.qk_norm)
             printf("  each q and k head RMS-normalised before RoPE (q_norm, k_norm)\n");
         if (cfg.m.qk_norm_proj)
             printf("  the whole q and the whole k projection RMS-normalised before RoPE "
@@ -1955,6 +1997,12 @@ static int hlx_cmd_model_info(int argc, char **argv)
                    "before attend to the whole context): a query attends to its last %d "
                    "positions, itself included\n", cfg.m.sliding_from, cfg.m.layers - 1,
                    cfg.m.sliding_from, cfg.m.sliding_window);
+        else if (cfg.m.window_chunked)
+            printf("  chunked attention on %d of %d layers (those with RoPE; the others "
+                   "attend to the whole context): a query at p attends to its chunk of %d "
+                   "positions, p - p mod %d to p\n", cfg.m.layers -
+                   (cfg.m.sliding_pattern > 1 ? cfg.m.layers / cfg.m.sliding_pattern : 0),
+                   cfg.m.layers, cfg.m.sliding_window, cfg.m.sliding_window);
         else if (cfg.m.sliding_window > 0 && cfg.m.sliding_pattern == 0)
             printf("  sliding-window attention on every layer: a query attends to its last "
                    "%d positions, itself included\n", cfg.m.sliding_window);
@@ -1969,8 +2017,11 @@ static int hlx_cmd_model_info(int argc, char **argv)
             printf("  q and k unrotated on %d of %d layers (no_rope_layers: layer l has no RoPE "
                    "when l + 1 is a multiple of %d)\n", cfg.m.layers / cfg.m.nope_pattern,
                    cfg.m.layers, cfg.m.nope_pattern);
-        if (cfg.fused & HLX_HF_ROPE_PAIRS)
+        if (cfg.fused & (HLX_HF_ROPE_PAIRS | HLX_HF_LLAMA4))
             printf("  q and k stored with RoPE pairs (2i, 2i+1), as the runtime rotates them\n");
+        if (cfg.m.attn_temp_floor > 0)
+            printf("  the NoPE layers' queries at p times 1 + %g ln(1 + floor((p + 1) / %d)) "
+                   "(attn_temperature_tuning)\n", cfg.m.attn_temp_scale, cfg.m.attn_temp_floor);
         if (cfg.fused & HLX_HF_QKV_GROUPED)
             printf("  q, k and v in one wqkv, grouped by KV head (its %d query heads, then its "
                    "key, then its value)\n", cfg.m.q_heads / cfg.m.kv_heads);
@@ -1990,6 +2041,9 @@ static int hlx_cmd_model_info(int argc, char **argv)
         if (cfg.m.dense_layers > 0)
             snprintf(dense, sizeof(dense), "first %d layers dense (FFN %d)", cfg.m.dense_layers,
                      cfg.m.ffn);
+        else if (cfg.m.moe_step > 1)
+            snprintf(dense, sizeof(dense), "MoE where l + 1 is a multiple of %d, else dense (FFN %d)",
+                     cfg.m.moe_step, cfg.m.ffn);
         printf("  MoE: %d experts top-%d + %d shared, expert FFN %d, %s, %s scoring, "
                "norm_topk_prob %s, scaling %g", cfg.m.experts, cfg.m.top_k,
                cfg.m.shared_experts, cfg.m.expert_ffn, dense, cfg.scoring_func,
@@ -2004,6 +2058,8 @@ static int hlx_cmd_model_info(int argc, char **argv)
             printf(", the router's logits with a bias");
         if (cfg.m.expert_bias)
             printf(", each expert's gate, up and down with biases");
+        if (cfg.m.moe_weight_input)
+            printf(", the routing weight on each expert's input");
         printf("\n");
         if (cfg.m.ffn_act == HLX_ACT_SWIGLU_CLAMP)
             printf("  experts' activation: clamped SwiGLU, (up + 1) x g sigmoid(%g g) with g "

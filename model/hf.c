@@ -159,6 +159,7 @@ typedef enum hlx_hf_base {
     HLX_HF_BASE_GRANITE_MOE_SHARED,
     HLX_HF_BASE_OLMO3,
     HLX_HF_BASE_STARCODER2,
+    HLX_HF_BASE_LLAMA4,
     HLX_HF_NBASES
 } hlx_hf_base_t;
 
@@ -174,6 +175,7 @@ static const char *const hlx_hf_base_names[HLX_HF_NBASES] = {
     "granitemoeshared",
     "olmo3",
     "starcoder2",
+    "llama4_text",
 };
 
 /* How a multimodal class's text model is read beyond HLX_HF_NESTED (none for Gemma 3's,
@@ -267,6 +269,18 @@ static const hlx_hf_arch_row_t hlx_hf_archs[] = {
      * tied head by default, every layer windowed by sliding_window (hlx_cfg_starcoder2) */
     { "Starcoder2ForCausalLM", "starcoder2", HLX_HF_BASE_STARCODER2, 0, HLX_HF_DENSE, 0, 0, 0,
       0, 0, 0, 1e-5 },
+    /* Llama 4 (Scout 17B-16E, Maverick 17B-128E): chunked attention on the layers that turn
+     * by RoPE (complex pairs), NoPE layers over the whole context with a temperature on
+     * their queries, an L2 norm of q and k heads on the RoPE layers, MoE layers (every
+     * interleave_moe_layer_step-th) of a sigmoid top-k router whose score scales the
+     * expert's input, beside a shared expert; the dense layers' MLP of
+     * intermediate_size_mlp (hlx_cfg_llama4) */
+    { "Llama4ForCausalLM", "llama4_text", HLX_HF_BASE_LLAMA4, 0, HLX_HF_DENSE, HLX_HF_LLAMA4,
+      0, 0, HLX_HF_MOE_LLAMA4, 0, 0, 1e-5 },
+    /* its text model under text_config, the tensors under language_model. (the vision model
+     * and projector not read) */
+    { "Llama4ForConditionalGeneration", "llama4", HLX_HF_BASE_LLAMA4, 0, HLX_HF_DENSE,
+      HLX_HF_LLAMA4 | HLX_HF_NESTED, 0, 0, HLX_HF_MOE_LLAMA4, 0, 0, 1e-5 },
     { "Phi3ForCausalLM", "phi3", HLX_HF_BASE_PHI3, 0, HLX_HF_DENSE, HLX_HF_PHI3, 0, 0, 0, 0,
       1.0, 1e-5 },
     { "GlmForCausalLM", "glm", HLX_HF_BASE_GLM, 0, HLX_HF_DENSE, HLX_HF_GLM, 1, 0, 0, 0, 0.5,
@@ -2397,6 +2411,8 @@ static json_t *hlx_hf_ignore_json(const hlx_hf_config_t *c, int per_layer)
         return a;
     }
     for (l = c->m.dense_layers; l < c->m.layers; l++) {
+        if (!hlx_model_layer_moe(&c->m, l))
+            continue;
         snprintf(e, sizeof(e), "model.layers.%d.%s", l, gate);
         json_array_append_new(a, json_string(e));
         if (c->m.shared_gate) {
@@ -3130,11 +3146,13 @@ static hlx_status_t hlx_cfg_gpt_oss_rope(hlx_jdoc_t *doc)
  * unrotated); without it every no_rope_layer_interval-th layer (4) is, as the class derives
  * the list. layer_types may only say full_attention (a window is use_sliding_window's,
  * refused by hlx_cfg_sliding). */
+static hlx_status_t hlx_cfg_nope(hlx_jdoc_t *doc, hlx_hf_config_t *c, int empty_default);
+
 static hlx_status_t hlx_cfg_smollm3(hlx_jdoc_t *doc, hlx_hf_config_t *c)
 {
-    json_t *nl = json_object_get(hlx_jdoc_root(doc), "no_rope_layers"), *lt, *v;
+    json_t *lt;
     hlx_model_t *m = &c->m;
-    int interval, pat = 0, l, rope;
+    int l;
     char path[48];
     hlx_status_t st;
 
@@ -3146,8 +3164,24 @@ static hlx_status_t hlx_cfg_smollm3(hlx_jdoc_t *doc, hlx_hf_config_t *c)
                                  "is not read for %s (every layer attends to the whole "
                                  "context; its releases list full_attention alone)", l, c->arch);
         }
+    return hlx_cfg_nope(doc, c, 0);
+}
+
+/* no_rope_layers (a list of 1 for a layer with RoPE, 0 for one without) or, where absent or
+ * null (or empty, where empty_default: Llama4TextConfig's falsy list), every
+ * no_rope_layer_interval-th layer (4) without: m->nope_pattern, the list refused unless it
+ * is such a pattern. */
+static hlx_status_t hlx_cfg_nope(hlx_jdoc_t *doc, hlx_hf_config_t *c, int empty_default)
+{
+    json_t *nl = json_object_get(hlx_jdoc_root(doc), "no_rope_layers"), *v;
+    hlx_model_t *m = &c->m;
+    int interval, pat = 0, l, rope;
+    char path[48];
+    hlx_status_t st;
+
     HLX_TRY(hlx_cfg_int(doc, "no_rope_layer_interval", 0, 4, 1, &interval));
-    if (nl == NULL || json_is_null(nl)) {
+    if (nl == NULL || json_is_null(nl) ||
+        (empty_default && json_is_array(nl) && json_array_size(nl) == 0)) {
         if (interval == 1)
             return hlx_jdoc_fail(doc, "/no_rope_layer_interval", HLX_ERR_PARSE, "1 would leave "
                                  "every layer without RoPE");
@@ -3180,6 +3214,116 @@ static hlx_status_t hlx_cfg_smollm3(hlx_jdoc_t *doc, hlx_hf_config_t *c)
                                  "0 sets it; no_rope_layer_interval's form)", l, rope, pat);
     }
     m->nope_pattern = pat;
+    return HLX_OK;
+}
+
+/* A key Llama4TextConfig reads as a truth value (attn_temperature_tuning: its releases
+ * write 4): true, false, null (false) or a number (true unless 0). */
+static hlx_status_t hlx_cfg_truthy(hlx_jdoc_t *doc, const char *key, int def, int *out)
+{
+    json_t *v = json_object_get(hlx_jdoc_root(doc), key);
+    char path[64];
+
+    *out = def;
+    if (v == NULL)
+        return HLX_OK;
+    if (json_is_null(v) || json_is_boolean(v)) {
+        *out = json_is_true(v);
+        return HLX_OK;
+    }
+    if (json_is_number(v)) {
+        *out = json_number_value(v) != 0.0;
+        return HLX_OK;
+    }
+    snprintf(path, sizeof(path), "/%s", key);
+    return hlx_jdoc_fail(doc, path, HLX_ERR_PARSE, "expected true, false or a number");
+}
+
+/* Llama4TextConfig's keys beyond Llama's (its defaults where absent, Scout's): the routed
+ * experts' and the shared expert's width intermediate_size, the dense layers' MLP
+ * intermediate_size_mlp (16384), num_local_experts (16), num_experts_per_tok (1), MoE layers
+ * every interleave_moe_layer_step-th (1) or as moe_layers lists them (which must be that
+ * pattern); the router's sigmoid score scaling the expert's input, one shared expert;
+ * no_rope_layers (its empty list: every no_rope_layer_interval-th layer NoPE); the RoPE
+ * layers' chunked attention of attention_chunk_size (8192; null: none) and, by use_qk_norm
+ * (true), their q and k heads L2-normalised; the NoPE layers' query temperature by
+ * attn_temperature_tuning (true), floor_scale (8192) and attn_scale (0.1); layer_types, when
+ * given, must say chunked_attention for the RoPE layers and full_attention for the others. */
+static hlx_status_t hlx_cfg_llama4(hlx_jdoc_t *doc, hlx_hf_config_t *c)
+{
+    hlx_model_t *m = &c->m;
+    json_t *root = hlx_jdoc_root(doc), *ml = json_object_get(root, "moe_layers");
+    json_t *lt = json_object_get(root, "layer_types"), *ch;
+    int step, l, n, tune, qkn, floor_scale;
+    double scale;
+    char path[48];
+    hlx_status_t st;
+
+    m->expert_ffn = m->ffn; /* intermediate_size */
+    HLX_TRY(hlx_cfg_int(doc, "intermediate_size_mlp", 0, 16384, 1, &m->ffn));
+    HLX_TRY(hlx_cfg_int(doc, "num_local_experts", 0, 16, 1, &m->experts));
+    HLX_TRY(hlx_cfg_int(doc, "num_experts_per_tok", 0, 1, 1, &m->top_k));
+    if (m->top_k > m->experts)
+        return hlx_jdoc_fail(doc, "/num_experts_per_tok", HLX_ERR_PARSE,
+                             "%d exceeds num_local_experts %d", m->top_k, m->experts);
+    HLX_TRY(hlx_cfg_int(doc, "interleave_moe_layer_step", 0, 1, 1, &step));
+    if (step > m->layers)
+        return hlx_jdoc_fail(doc, "/interleave_moe_layer_step", HLX_ERR_PARSE,
+                             "%d exceeds num_hidden_layers %d (no MoE layer)", step, m->layers);
+    if (ml != NULL && !json_is_null(ml)) {
+        /* Llama4TextConfig takes the list as given: it must be the step's layers */
+        n = (m->layers - (step - 1) + step - 1) / step;
+        if (!json_is_array(ml) || json_array_size(ml) != (size_t)n)
+            return hlx_jdoc_fail(doc, "/moe_layers", HLX_ERR_UNSUPPORTED, "expected the %d "
+                                 "layers %d, %d, ... that interleave_moe_layer_step %d sets (MoE "
+                                 "layers in another pattern are not run)", n, step - 1,
+                                 2 * step - 1, step);
+        for (l = 0; l < n; l++) {
+            json_t *v = json_array_get(ml, (size_t)l);
+            snprintf(path, sizeof(path), "/moe_layers/%d", l);
+            if (!json_is_integer(v) || json_integer_value(v) != (json_int_t)l * step + step - 1)
+                return hlx_jdoc_fail(doc, path, HLX_ERR_UNSUPPORTED, "expected layer %d "
+                                     "(every %d-th layer from %d, as "
+                                     "interleave_moe_layer_step sets them)", l * step + step - 1,
+                                     step, step - 1);
+        }
+    }
+    m->dense_layers = 0;
+    m->moe_step = step > 1 ? step : 0;
+    m->shared_experts = 1;
+    m->moe_weight_input = 1;
+    hlx_hf_gating_set(c, HLX_MOE_SIGMOID, 0, 1.0, 1, 1);
+    HLX_TRY(hlx_cfg_nope(doc, c, 1));
+    ch = json_object_get(root, "attention_chunk_size");
+    if (ch == NULL || !json_is_null(ch))
+        HLX_TRY(hlx_cfg_int(doc, "attention_chunk_size", 0, 8192, 1, &m->sliding_window));
+    m->window_chunked = m->sliding_window > 0;
+    m->sliding_pattern = m->sliding_window > 0 ? m->nope_pattern : 0;
+    if (lt != NULL && !json_is_null(lt)) {
+        if (!json_is_array(lt) || json_array_size(lt) != (size_t)m->layers)
+            return hlx_jdoc_fail(doc, "/layer_types", HLX_ERR_PARSE, "expected a list of "
+                                 "num_hidden_layers (%d) strings", m->layers);
+        for (l = 0; l < m->layers; l++) {
+            const char *t = json_string_value(json_array_get(lt, (size_t)l));
+            const char *want = hlx_model_layer_rope(m, l) ? "chunked_attention"
+                                                          : "full_attention";
+            snprintf(path, sizeof(path), "/layer_types/%d", l);
+            if (t == NULL || strcmp(t, want))
+                return hlx_jdoc_fail(doc, path, HLX_ERR_UNSUPPORTED, "layer %d: expected "
+                                     "\"%s\" (chunked attention on the layers with RoPE, the "
+                                     "whole context on the NoPE ones, as Llama4TextConfig "
+                                     "sets them)", l, want);
+        }
+    }
+    HLX_TRY(hlx_cfg_bool(doc, "use_qk_norm", 1, &qkn));
+    m->qk_norm = m->qk_norm_unit = qkn;
+    HLX_TRY(hlx_cfg_truthy(doc, "attn_temperature_tuning", 1, &tune));
+    HLX_TRY(hlx_cfg_int(doc, "floor_scale", 0, 8192, 1, &floor_scale));
+    HLX_TRY(hlx_cfg_num(doc, "attn_scale", 0.1, 0.0, 1e6, &scale));
+    if (tune && m->nope_pattern > 0) {
+        m->attn_temp_floor = floor_scale;
+        m->attn_temp_scale = scale;
+    }
     return HLX_OK;
 }
 
@@ -3718,6 +3862,7 @@ static hlx_status_t hlx_cfg_dense(hlx_jdoc_t *doc, hlx_hf_config_t *c)
                         : hlx_hf_qwen3_vl(c) ? 32
                         : hlx_hf_base(c) == HLX_HF_BASE_DOTS1 &&
                                   hlx_cfg_absent(doc, "num_key_value_heads") ? 32
+                        : hlx_hf_base(c) == HLX_HF_BASE_LLAMA4 ? 8 /* Llama4TextConfig's */
                         : !hlx_hf_mistral(c) && hlx_hf_base(c) != HLX_HF_BASE_MIXTRAL &&
                                   hlx_hf_base(c) != HLX_HF_BASE_SEED_OSS &&
                                   hlx_hf_base(c) != HLX_HF_BASE_GPT_OSS &&
@@ -3726,7 +3871,8 @@ static hlx_status_t hlx_cfg_dense(hlx_jdoc_t *doc, hlx_hf_config_t *c)
     HLX_TRY(hlx_cfg_int(doc, "head_dim", 0,
                         c->fused & HLX_HF_GEMMA ? 256
                         : hlx_hf_base(c) == HLX_HF_BASE_GPT_OSS ? 64 /* GptOssConfig's */
-                        : c->fused & HLX_HF_ROPE_PAIRS || hlx_hf_base(c) == HLX_HF_BASE_SEED_OSS ||
+                        : c->fused & (HLX_HF_ROPE_PAIRS | HLX_HF_LLAMA4) ||
+                                  hlx_hf_base(c) == HLX_HF_BASE_SEED_OSS ||
                                 (hlx_hf_qwen3_vl(c) && !hlx_hf_qwen3_vl_moe(c)) ? 128
                         : m->hidden / m->q_heads, 1,
                         &m->head_dim));
@@ -3788,6 +3934,8 @@ static hlx_status_t hlx_cfg_dense(hlx_jdoc_t *doc, hlx_hf_config_t *c)
         return hlx_cfg_gpt_oss(doc, c);
     if (c->moe_gqa == HLX_HF_MOE_GRANITE)
         return hlx_cfg_granitemoe(doc, c);
+    if (c->moe_gqa == HLX_HF_MOE_LLAMA4)
+        return hlx_cfg_llama4(doc, c);
     if (c->moe_gqa)
         return hlx_cfg_qwen3_moe(doc, c);
     if (hlx_hf_row(c->arch)->rotary != 0)
@@ -4053,6 +4201,7 @@ hlx_status_t hlx_hf_config_load(const char *dir, hlx_hf_config_t *c, char *err,
                                    (gemma && !hlx_hf_gemma2(c) && !g1) ? 1e6
                            : hlx_hf_base(c) == HLX_HF_BASE_SMOLLM3 ? 2e6 /* SmolLM3Config's */
                            : oss ? 150000.0 /* GptOssConfig's */
+                           : hlx_hf_base(c) == HLX_HF_BASE_LLAMA4 ? 500000.0
                                  : 10000.0,
                            1e-9, 1e12, &m->rope_theta)) ||
          (st = hlx_cfg_num(doc, "rms_norm_eps", eps, 1e-30, 1.0, &m->norm_eps)) ||
@@ -4062,8 +4211,8 @@ hlx_status_t hlx_hf_config_load(const char *dir, hlx_hf_config_t *c, char *err,
         /* st holds the first error */
     }
     /* Gemma's window: hlx_cfg_gemma; gpt-oss's: hlx_cfg_gpt_oss */
-    if (st == HLX_OK && !(c->fused & HLX_HF_GEMMA) && !oss)
-        st = hlx_cfg_sliding(doc, c);
+    if (st == HLX_OK && !(c->fused & (HLX_HF_GEMMA | HLX_HF_LLAMA4)) && !oss)
+        st = hlx_cfg_sliding(doc, c); /* Llama 4's chunks: hlx_cfg_llama4 */
     if (st == HLX_OK)
         st = hlx_cfg_dca(doc, c);
     if (st == HLX_OK)
@@ -4289,6 +4438,29 @@ char *hlx_hf_config_text(const hlx_hf_config_t *c)
             json_object_set_new(o, "layer_types", lt);
             if (m->sliding_window == 0)
                 json_object_set_new(o, "sliding_window", json_null());
+        } else if (c->moe_gqa == HLX_HF_MOE_LLAMA4) { /* Llama4TextConfig's keys */
+            json_t *nl = json_array();
+            int l;
+            for (l = 0; l < m->layers; l++)
+                json_array_append_new(nl, json_integer(hlx_model_layer_rope(m, l)));
+            json_object_set_new(o, "intermediate_size", json_integer(m->expert_ffn));
+            json_object_set_new(o, "intermediate_size_mlp", json_integer(m->ffn));
+            json_object_set_new(o, "num_local_experts", json_integer(m->experts));
+            json_object_set_new(o, "num_experts_per_tok", json_integer(m->top_k));
+            json_object_set_new(o, "interleave_moe_layer_step",
+                                json_integer(m->moe_step > 1 ? m->moe_step : 1));
+            json_object_set_new(o, "no_rope_layers", nl);
+            json_object_set_new(o, "no_rope_layer_interval",
+                                json_integer(m->nope_pattern > 1 ? m->nope_pattern : 4));
+            json_object_set_new(o, "attention_chunk_size", m->window_chunked
+                                    ? json_integer(m->sliding_window) : json_null());
+            json_object_set_new(o, "use_qk_norm", json_boolean(m->qk_norm));
+            json_object_set_new(o, "attn_temperature_tuning", json_boolean(m->attn_temp_floor > 0));
+            json_object_set_new(o, "floor_scale",
+                                json_integer(m->attn_temp_floor > 0 ? m->attn_temp_floor : 8192));
+            json_object_set_new(o, "attn_scale",
+                                json_real(m->attn_temp_floor > 0 ? m->attn_temp_scale : 0.1));
+            json_object_set_new(o, "attention_bias", json_false());
         } else if (c->moe_gqa) { /* Qwen2/3-MoE: experts after the first dense_layers */
             json_t *mol = json_array();
             int l;
@@ -4309,7 +4481,10 @@ char *hlx_hf_config_text(const hlx_hf_config_t *c)
             if (m->sliding_window == 0)
                 json_object_set_new(o, "sliding_window", json_null());
         }
-        if (m->sliding_window > 0) /* Mistral, Mixtral, Phi-3: every layer; Gemma: a pattern */
+        if (m->sliding_window > 0 && !(c->fused & HLX_HF_LLAMA4)) /* Mistral, Mixtral, Phi-3:
+                                                                  * every layer; Gemma: a
+                                                                  * pattern (Llama 4: chunks,
+                                                                  * above) */
             json_object_set_new(o, "sliding_window", json_integer(m->sliding_window));
         else if ((c->fused & HLX_HF_GEMMA) && !hlx_hf_gemma1(c)) /* none: Gemma3TextConfig's
                                                                   * default is 4096 */
@@ -4513,9 +4688,15 @@ static const hlx_hf_moe_names_t hlx_moe_names_ds = { "mlp", { "gate_proj", "up_p
 static const hlx_hf_moe_names_t hlx_moe_names_mixtral = { "block_sparse_moe",
                                                           { "w1", "w3", "w2" } };
 
+static const hlx_hf_moe_names_t hlx_moe_names_llama4 = { "feed_forward", { "gate_proj",
+                                                                           "up_proj",
+                                                                           "down_proj" } };
+
 static const hlx_hf_moe_names_t *hlx_hf_moe_names(const hlx_hf_config_t *c)
 {
-    return c->moe_gqa == HLX_HF_MOE_MIXTRAL ? &hlx_moe_names_mixtral : &hlx_moe_names_ds;
+    return c->moe_gqa == HLX_HF_MOE_MIXTRAL  ? &hlx_moe_names_mixtral
+           : c->moe_gqa == HLX_HF_MOE_LLAMA4 ? &hlx_moe_names_llama4
+                                             : &hlx_moe_names_ds;
 }
 
 #define HLX_ADD(_x)        \
@@ -4563,7 +4744,7 @@ hlx_status_t hlx_hf_expect(const hlx_hf_config_t *c, hlx_hf_expect_t **list_p, s
     HLX_ADD(hlx_elist_add(&l, dt, HLX_HFC_EMBED, HLX_HFS_N, V, H, "%s",
                           hlx_hf_src_name(c, HLX_HFW_EMBED, 0, nm, sizeof(nm))));
     for (li = 0; li < m->layers; li++) {
-        int moe = m->experts > 0 && li >= m->dense_layers;
+        int moe = hlx_model_layer_moe(m, li);
         snprintf(p, sizeof(p), "model.layers.%d.", li);
         if (!m->post_norms_only) /* OLMo 2: no input norms */
             HLX_ADD(hlx_elist_add(&l, dt, HLX_HFC_NORM, HLX_HFS_REPLICATED, H, 0, "%s",
@@ -4610,7 +4791,7 @@ hlx_status_t hlx_hf_expect(const hlx_hf_config_t *c, hlx_hf_expect_t **list_p, s
                                       "%sself_attn.v_proj.bias", p));
                 l.v[l.n - 1].kv = 1;
             }
-            if (m->qk_norm) { /* Qwen3: one head's weights, shared by every head */
+            if (m->qk_norm && !m->qk_norm_unit) { /* Qwen3: one head's, shared by every head */
                 HLX_ADD(hlx_elist_add(&l, dt, HLX_HFC_NORM, HLX_HFS_REPLICATED, dk, 0,
                                       "%sself_attn.q_norm.weight", p));
                 HLX_ADD(hlx_elist_add(&l, dt, HLX_HFC_NORM, HLX_HFS_REPLICATED, dk, 0,
@@ -4711,13 +4892,16 @@ hlx_status_t hlx_hf_expect(const hlx_hf_config_t *c, hlx_hf_expect_t **list_p, s
             else if (c->moe_gqa == HLX_HF_MOE_GRANITE) /* GraniteMoeTopKGating's */
                 HLX_ADD(hlx_elist_add(&l, dt, HLX_HFC_ROUTER, HLX_HFS_REPLICATED, m->experts, H,
                                       "%sblock_sparse_moe.router.layer.weight", p));
+            else if (c->moe_gqa == HLX_HF_MOE_LLAMA4) /* Llama4Router's */
+                HLX_ADD(hlx_elist_add(&l, dt, HLX_HFC_ROUTER, HLX_HFS_REPLICATED, m->experts, H,
+                                      "%sfeed_forward.router.weight", p));
             else
                 HLX_ADD(hlx_elist_add(&l, dt, HLX_HFC_ROUTER, HLX_HFS_REPLICATED, m->experts, H,
                                       "%s%s.gate.weight", p, mn->block));
             if (m->router_bias)
                 HLX_ADD(hlx_elist_add(&l, dt, HLX_HFC_ROUTER, HLX_HFS_REPLICATED, m->experts, 0,
                                       "%smlp.router.bias", p));
-            if (!strcmp(c->scoring_func, "sigmoid"))
+            if (!strcmp(c->scoring_func, "sigmoid") && c->moe_gqa != HLX_HF_MOE_LLAMA4)
                 HLX_ADD(hlx_elist_add(&l, HLX_ST_F32, HLX_HFC_ROUTER, HLX_HFS_REPLICATED,
                                       m->experts, 0, "%smlp.gate.e_score_correction_bias", p));
             for (j = 0; j < m->experts; j++)
@@ -4737,14 +4921,18 @@ hlx_status_t hlx_hf_expect(const hlx_hf_config_t *c, hlx_hf_expect_t **list_p, s
         }
         if (m->shared_experts > 0) {
             const int64_t fs = (int64_t)m->expert_ffn * m->shared_experts;
-            /* Qwen2-MoE: one shared_expert and its gate [1][H] */
-            const char *se = c->moe_gqa == HLX_HF_MOE_QWEN2 ? "shared_expert" : "shared_experts";
+            /* Qwen2-MoE: one shared_expert and its gate [1][H]; Llama 4: one under
+             * feed_forward. */
+            const int l4 = c->moe_gqa == HLX_HF_MOE_LLAMA4;
+            const char *se = c->moe_gqa == HLX_HF_MOE_QWEN2 || l4 ? "shared_expert"
+                                                                  : "shared_experts";
+            const char *blk = l4 ? "feed_forward" : "mlp";
             char n[128];
-            snprintf(n, sizeof(n), "%smlp.%s.gate_proj.weight", p, se);
+            snprintf(n, sizeof(n), "%s%s.%s.gate_proj.weight", p, blk, se);
             HLX_ADD(hlx_elist_linear(&l, HLX_HFC_SHARED, HLX_HFS_N, fs, H, n));
-            snprintf(n, sizeof(n), "%smlp.%s.up_proj.weight", p, se);
+            snprintf(n, sizeof(n), "%s%s.%s.up_proj.weight", p, blk, se);
             HLX_ADD(hlx_elist_linear(&l, HLX_HFC_SHARED, HLX_HFS_N, fs, H, n));
-            snprintf(n, sizeof(n), "%smlp.%s.down_proj.weight", p, se);
+            snprintf(n, sizeof(n), "%s%s.%s.down_proj.weight", p, blk, se);
             HLX_ADD(hlx_elist_linear(&l, HLX_HFC_SHARED, HLX_HFS_N, H, fs, n));
             if (m->shared_gate)
                 HLX_ADD(hlx_elist_add(&l, dt, HLX_HFC_SHARED, HLX_HFS_REPLICATED, 1, H,
@@ -4798,7 +4986,7 @@ static int hlx_hf_is_other_model(const hlx_hf_config_t *c, const char *name)
                                          "model.vision_tower.", "model.multi_modal_projector.",
                                          "visual.", "model.visual.", "image_newline",
                                          "model.image_newline", "model.vision_model.",
-                                         "model.connector." };
+                                         "model.connector.", /* Llama 4's */ "vision_model." };
     size_t i;
 
     for (i = 0; (c->fused & HLX_HF_NESTED) && i < sizeof(other) / sizeof(other[0]); i++)
@@ -5141,6 +5329,9 @@ static hlx_status_t hlx_hf_expert_views(hlx_ckpt_t *ck, const hlx_hf_config_t *c
     static const char *const part[3] = { "gate_proj", "up_proj", "down_proj" };
     const hlx_model_t *m = &c->m;
     const int oss = c->moe_gqa == HLX_HF_MOE_GPT_OSS, per = oss ? 6 : 3;
+    /* Llama 4's: Qwen3-VL-MoE's form under feed_forward. (Llama4TextExperts) */
+    const int l4 = c->moe_gqa == HLX_HF_MOE_LLAMA4;
+    const char *blk = l4 ? "feed_forward" : "mlp";
     const int64_t Fe = m->expert_ffn, H = m->hidden;
     hlx_ckpt_view_t *v;
     size_t n = 0;
@@ -5149,19 +5340,19 @@ static hlx_status_t hlx_hf_expert_views(hlx_ckpt_t *ck, const hlx_hf_config_t *c
 
     if (c->moe_gqa == HLX_HF_MOE_GRANITE)
         return hlx_hf_granite_views(ck, c);
-    if (!hlx_hf_qwen3_vl_moe(c) && !oss)
+    if (!hlx_hf_qwen3_vl_moe(c) && !oss && !l4)
         return hlx_ckpt_set_views(ck, NULL, 0);
-    if (m->layers <= m->dense_layers || m->experts < 1)
+    if (hlx_model_moe_layers(m) < 1)
         return hlx_ckpt_set_views(ck, NULL, 0);
     /* the fused tensors' experts against config.json's before a view is made for each: a
      * count the checkpoint does not hold is named as such, not tried as views (6 per
      * expert and layer) first */
     for (l = m->dense_layers, nfl = 0; l < m->layers; l++) {
         int any = 0;
-        for (k = 0; k < 4; k++) {
+        for (k = 0; k < 4 && hlx_model_layer_moe(m, l); k++) {
             const hlx_ckpt_tensor_t *t;
             char fn[112];
-            snprintf(fn, sizeof(fn), "model.layers.%d.mlp.experts.%s%s", l,
+            snprintf(fn, sizeof(fn), "model.layers.%d.%s.experts.%s%s", l, blk,
                      k % 2 ? "down_proj" : "gate_up_proj", k >= 2 ? "_blocks" : "");
             if ((k >= 2 && !oss) || (t = hlx_ckpt_find(ck, fn)) == NULL)
                 continue;
@@ -5177,8 +5368,10 @@ static hlx_status_t hlx_hf_expert_views(hlx_ckpt_t *ck, const hlx_hf_config_t *c
         return st;
     for (l = m->dense_layers; l < m->layers; l++) {
         char gu[96], dn[96], mx[112];
-        snprintf(gu, sizeof(gu), "model.layers.%d.mlp.experts.gate_up_proj", l);
-        snprintf(dn, sizeof(dn), "model.layers.%d.mlp.experts.down_proj", l);
+        if (!hlx_model_layer_moe(m, l))
+            continue;
+        snprintf(gu, sizeof(gu), "model.layers.%d.%s.experts.gate_up_proj", l, blk);
+        snprintf(dn, sizeof(dn), "model.layers.%d.%s.experts.down_proj", l, blk);
         snprintf(mx, sizeof(mx), "%s_blocks", gu);
         mxl = oss && hlx_ckpt_find(ck, mx) != NULL; /* gpt-oss's released MXFP4 experts */
         if (mxl && !c->mxfp4) {
@@ -5202,9 +5395,9 @@ static hlx_status_t hlx_hf_expert_views(hlx_ckpt_t *ck, const hlx_hf_config_t *c
                 /* k < 3: the weights; 3 .. 5 (gpt-oss): their biases */
                 const int w = k % 3, bias = k >= 3;
                 hlx_ckpt_view_t *x = &v[n];
-                snprintf(x->name, sizeof(x->name), "model.layers.%d.mlp.experts.%d.%s.%s", l, e,
-                         part[w], bias ? "bias" : "weight");
-                snprintf(x->fused, sizeof(x->fused), "model.layers.%d.mlp.experts.%s%s", l,
+                snprintf(x->name, sizeof(x->name), "model.layers.%d.%s.experts.%d.%s.%s", l,
+                         blk, e, part[w], bias ? "bias" : "weight");
+                snprintf(x->fused, sizeof(x->fused), "model.layers.%d.%s.experts.%s%s", l, blk,
                          w < 2 ? "gate_up_proj" : "down_proj",
                          bias ? "_bias" : mxl ? "_blocks" : "");
                 x->mx = mxl && !bias; /* MXFP4: [experts][out][in / 32][16], out-major */
@@ -5371,7 +5564,16 @@ void hlx_hf_ckpt_name(const hlx_hf_config_t *c, const char *key, char *name, siz
     if (mn == ds)
         return;
     if (sscanf(key, "model.layers.%d.mlp.gate.weight%n", &l, &n) == 1 && key[n] == '\0') {
-        snprintf(name, len, "model.layers.%d.%s.gate.weight", l, mn->block);
+        snprintf(name, len, "model.layers.%d.%s.%s.weight", l, mn->block,
+                 mn == &hlx_moe_names_llama4 ? "router" : "gate");
+        return;
+    }
+    n = 0;
+    /* Llama 4's one shared expert: feed_forward.shared_expert.* */
+    if (mn == &hlx_moe_names_llama4 &&
+        sscanf(key, "model.layers.%d.mlp.shared_experts.%15[a-z_].weight%n", &l, what, &n) == 2 &&
+        key[n] == '\0') {
+        snprintf(name, len, "model.layers.%d.feed_forward.shared_expert.%s.weight", l, what);
         return;
     }
     n = 0;
@@ -5508,6 +5710,10 @@ void hlx_hf_weight_source(const hlx_model_t *m, int fused, hlx_hf_weight_t w, in
         snprintf(name, len, "model.layers.%d.mlp.%s.%s", layer,
                  w == HLX_HFW_WUP || w == HLX_HFW_BUP ? "c_fc" : "c_proj",
                  w == HLX_HFW_WUP || w == HLX_HFW_WDOWN ? "weight" : "bias");
+    } else if ((fused & HLX_HF_LLAMA4) &&
+               (w == HLX_HFW_WGATE || w == HLX_HFW_WUP || w == HLX_HFW_WDOWN)) {
+        snprintf(name, len, "model.layers.%d.feed_forward.%s.weight", layer,
+                 w == HLX_HFW_WGATE ? "gate_proj" : w == HLX_HFW_WUP ? "up_proj" : "down_proj");
     } else if ((fused & HLX_HF_FUSED_GU) && (w == HLX_HFW_WGATE || w == HLX_HFW_WUP)) {
         snprintf(name, len, "model.layers.%d.mlp.gate_up_proj.weight", layer);
         *hrows_p = 2 * (int64_t)m->ffn;
@@ -5527,7 +5733,8 @@ int hlx_hf_weight_at(const hlx_model_t *m, int fused, const char *name, int64_t 
     int layer;
     size_t i;
 
-    if ((fused & (HLX_HF_QKV_GROUPED | HLX_HF_GEMMA)) || m->post_norms_only || m->ffn_plain) {
+    if ((fused & (HLX_HF_QKV_GROUPED | HLX_HF_GEMMA | HLX_HF_LLAMA4)) || m->post_norms_only ||
+        m->ffn_plain) {
         /* names of their own (InternLM2's, Gemma's and OLMo 2's norms): every weight looked
          * up by its source; InternLM2's wqkv is WQ's, which comes first */
         const int64_t d = m->head_dim, G = m->q_heads / m->kv_heads;
@@ -5636,7 +5843,7 @@ static int64_t hlx_rope_from_hf(int64_t e, int64_t r)
 void hlx_hf_weight_map(const hlx_model_t *m, int layout, hlx_hf_weight_t w, int64_t row,
                        int64_t col, int64_t *hrow, int64_t *hcol)
 {
-    const int64_t r = layout & HLX_HF_ROPE_PAIRS ? 0 : m->rope_dim; /* 0: no reordering */
+    const int64_t r = layout & (HLX_HF_ROPE_PAIRS | HLX_HF_LLAMA4) ? 0 : m->rope_dim; /* 0: none */
 
     switch (w) {
     case HLX_HFW_ATTN_NORM: case HLX_HFW_FFN_NORM: case HLX_HFW_FINAL_NORM: case HLX_HFW_EMBED:
@@ -5670,7 +5877,7 @@ void hlx_hf_weight_map(const hlx_model_t *m, int layout, hlx_hf_weight_t w, int6
 void hlx_hf_weight_unmap(const hlx_model_t *m, int layout, hlx_hf_weight_t w, int64_t hrow,
                          int64_t hcol, int64_t *row, int64_t *col)
 {
-    const int64_t r = layout & HLX_HF_ROPE_PAIRS ? 0 : m->rope_dim; /* 0: no reordering */
+    const int64_t r = layout & (HLX_HF_ROPE_PAIRS | HLX_HF_LLAMA4) ? 0 : m->rope_dim; /* 0: none */
 
     switch (w) {
     case HLX_HFW_ATTN_NORM: case HLX_HFW_FFN_NORM: case HLX_HFW_FINAL_NORM: case HLX_HFW_EMBED:

@@ -332,6 +332,10 @@ typedef enum hlx_hf_family {
                             config under text_config, its tensors under language_model.model.
                             or model.language_model. (hlx_ckpt_set_prefix), the vision tower's
                             and the projector's not read */
+#define HLX_HF_LLAMA4 64 /* Llama 4: q and k rows in RoPE pairs (2i, 2i+1) as the runtime holds
+                            them (its complex rotation), every FFN tensor under feed_forward.
+                            (the dense layers' gate_proj, up_proj, down_proj; the MoE layers'
+                            router, shared_expert.* and experts) */
 
 #define HLX_HF_MOE_QWEN3   1
 #define HLX_HF_MOE_MIXTRAL 2
@@ -340,6 +344,7 @@ typedef enum hlx_hf_family {
 #define HLX_HF_MOE_DEEPSEEK 5
 #define HLX_HF_MOE_GPT_OSS 6
 #define HLX_HF_MOE_GRANITE 7
+#define HLX_HF_MOE_LLAMA4  8
 
 /* What config.json says beyond hlx_model_t. */
 typedef struct hlx_hf_config {

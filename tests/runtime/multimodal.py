@@ -49,9 +49,18 @@ transposed in the first half of the last dimension, its up_proj.weight in the se
 mlp.experts.down_proj [E, moe_intermediate, hidden] (down_proj.weight transposed), in the
 shard of expert 0's gate_proj, the per-expert tensors dropped.
 
+KIND llama4 (a Llama4ForCausalLM checkpoint whose experts are stored per expert, as `helix
+model synth --family llama4` writes them -> Llama4ForConditionalGeneration, Llama 4 Scout
+and Maverick): the text keys under text_config (model_type llama4_text), the tensors as
+Gemma 3's, each MoE layer's experts fused as transformers' Llama4TextExperts holds them
+(feed_forward.experts.gate_up_proj and down_proj, Qwen3-VL-MoE's layout), the vision model
+under vision_model. and the projector under multi_modal_projector.; KIND llama4-text: the
+same checkpoint with its experts fused alone (Llama4ForCausalLM, FORM ignored).
+
 usage: multimodal.py SRC DST KIND old|new  (KIND: gemma3, mistral3, qwen2.5-vl, qwen2-vl,
                                            llava, llava-next, llava-onevision, internvl,
-                                           idefics3, smolvlm, qwen3-vl, qwen3-vl-moe)"""
+                                           idefics3, smolvlm, qwen3-vl, qwen3-vl-moe,
+                                           llama4, llama4-text)"""
 import json
 import os
 import re
@@ -83,6 +92,9 @@ KINDS = {
     "idefics3": ("Idefics3ForConditionalGeneration", "idefics3", "llama",
                  ["model.vision_model.post_layernorm.weight",
                   "model.connector.modality_projection.proj.weight"]),
+    "llama4": ("Llama4ForConditionalGeneration", "llama4", "llama4_text",
+               ["vision_model.layernorm_post.weight", "multi_modal_projector.linear_1.weight"]),
+    "llama4-text": ("Llama4ForCausalLM", "llama4_text", "llama4_text", []),
     "smolvlm": ("SmolVLMForConditionalGeneration", "smolvlm", "llama",
                 ["model.vision_model.post_layernorm.weight",
                  "model.connector.modality_projection.proj.weight"]),
@@ -98,6 +110,8 @@ NEW_ONLY = IDEFICS3 + QWEN3_VL
 
 
 def rename(name, kind, form):
+    if kind == "llama4-text":
+        return name
     if kind in IDEFICS3:
         if name.startswith(("model.vision_model.", "model.connector.")):
             return name
@@ -138,6 +152,8 @@ def sections3(head_dim):
 
 def config(text, kind, form):
     arch, mtype, ttype, _ = KINDS[kind]
+    if kind == "llama4-text":
+        return text
     top = {"architectures": [arch], "model_type": mtype,
            "vision_config": {"hidden_size": 8}}
     text.pop("architectures")
@@ -166,7 +182,8 @@ def config(text, kind, form):
     return top
 
 
-EXPERT = re.compile(r"^model\.layers\.(\d+)\.mlp\.experts\.(\d+)\.(gate|up|down)_proj\.weight$")
+EXPERT = re.compile(r"^model\.layers\.(\d+)\.(mlp|feed_forward)\.experts\.(\d+)\."
+                    r"(gate|up|down)_proj\.weight$")
 SIZES = {"F32": 4, "BF16": 2, "F16": 2}
 
 
@@ -186,12 +203,14 @@ def fuse_experts(shards):
     its fused gate_up_proj and down_proj (transformers' Qwen3VLMoeTextExperts), in the shard
     of expert 0's gate_proj. Returns [(header, data)] with offsets rebuilt."""
     experts = {}  # layer -> {(e, part): (shard index, info, bytes)}
+    block = {}  # layer -> mlp (Qwen3-VL-MoE) or feed_forward (Llama 4)
     for i, (header, data) in enumerate(shards):
         for k, v in header.items():
             m = EXPERT.match(k)
             if m:
                 b, e = v["data_offsets"]
-                experts.setdefault(int(m.group(1)), {})[(int(m.group(2)), m.group(3))] = \
+                block[int(m.group(1))] = m.group(2)
+                experts.setdefault(int(m.group(1)), {})[(int(m.group(3)), m.group(4))] = \
                     (i, v, data[b:e])
     extra = [[] for _ in shards]
     for layer, parts in sorted(experts.items()):
@@ -208,7 +227,7 @@ def fuse_experts(shards):
                         i = (c * hidden + r) * es
                         gate_up += raw[i:i + es]
             down += transposed(parts[(e, "down")][2], hidden, inter, es)
-        pre = "model.layers.%d.mlp.experts." % layer
+        pre = "model.layers.%d.%s.experts." % (layer, block[layer])
         extra[where].append((pre + "gate_up_proj", dt, [n, hidden, 2 * inter], bytes(gate_up)))
         extra[where].append((pre + "down_proj", dt, [n, inter, hidden], bytes(down)))
     out = []
@@ -248,7 +267,7 @@ def main(argv):
             blob = f.read()
         n = struct.unpack("<Q", blob[:8])[0]
         shards.append((json.loads(blob[8:8 + n]), blob[8 + n:]))
-    if kind == "qwen3-vl-moe":
+    if kind in ("qwen3-vl-moe", "llama4", "llama4-text"):
         shards = fuse_experts(shards)
     where = {}
     for i, name in enumerate(files):
