@@ -4,8 +4,11 @@
 # (Glm4MoeForCausalLM: GQA with DeepSeek-V3's gate and shared experts), dots.llm1
 # (Dots1ForCausalLM: Qwen3's attention with the same MoE), OLMo 2 (no input norms, output
 # norms, q/k norms over the whole projections), SmolLM3 (its NoPE
-# layers), Seed-OSS, gpt-oss (attention sinks, biases, its biased router over fused experts
-# in bf16 or MXFP4 and clamped SwiGLU), Granite MoE (Granite's multipliers, its fused
+# layers), Llama 4 (its text model, in either checkpoint form: interleaved-pair RoPE and
+# weightless q/k L2 norms on its RoPE layers, chunked attention, the NoPE layers' query
+# temperature, its sigmoid router scaling the experts' inputs, a shared expert), Seed-OSS,
+# gpt-oss (attention sinks, biases, its biased router over fused experts in bf16 or MXFP4
+# and clamped SwiGLU), Granite MoE (Granite's multipliers, its fused
 # output-major experts), Gemma 1, Gemma 2
 # (its soft-capping), Gemma 3 (its text model, in either checkpoint form), the text models of
 # the vision-language classes (Qwen3-VL-MoE's routed experts read from its fused 3-D
@@ -55,7 +58,8 @@ ARCHITECTURES = ("LlamaForCausalLM", "MistralForCausalLM", "MixtralForCausalLM",
                  "Gemma3ForConditionalGeneration", "DeepseekV2ForCausalLM",
                  "DeepseekV3ForCausalLM", "GptOssForCausalLM", "Dots1ForCausalLM",
                  "GraniteMoeForCausalLM", "Olmo2ForCausalLM", "GraniteMoeSharedForCausalLM",
-                 "Olmo3ForCausalLM", "Starcoder2ForCausalLM")
+                 "Olmo3ForCausalLM", "Starcoder2ForCausalLM", "Llama4ForCausalLM",
+                 "Llama4ForConditionalGeneration")
 GPT_OSS = "GptOssForCausalLM"
 GRANITE_MOE = "GraniteMoeForCausalLM"
 # Granite MoE Shared (transformers' modeling_granitemoeshared.py): GraniteMoe's layer, plus
@@ -102,6 +106,23 @@ STARCODER2 = "Starcoder2ForCausalLM"
 # rotate_half turns halves (gpt_neox's apply_rotary_pos_emb) over the first
 # partial_rotary_factor of each head
 GLM4_MOE = "Glm4MoeForCausalLM"
+# Llama 4's text model (transformers' modeling_llama4.py, configuration_llama4.py): Llama's
+# layer with interleaved-pair RoPE (view_as_complex) on the layers no_rope_layers marks 1,
+# a weightless L2 norm of each q and k head after it there (use_qk_norm), chunked attention
+# on the chunked_attention layers, a temperature on the NoPE layers' queries; MoE layers
+# (Llama4TextMoe: the top num_experts_per_tok router logits, each sigmoid scaling its
+# expert's input, fused input-major experts, plus a shared expert) and dense ones of
+# intermediate_size_mlp. Llama4ForConditionalGeneration: the same under text_config, the
+# tensors under language_model.
+LLAMA4 = "Llama4ForCausalLM"
+LLAMA4_VLM = "Llama4ForConditionalGeneration"
+# Llama4TextConfig's defaults for the keys the shared reading takes (num_key_value_heads 8
+# and head_dim 128 are read in Config: null there means the query heads and hidden_size /
+# num_attention_heads); max_position_embeddings 4096 x 32 for a llama3 scaling without its
+# original_max_position_embeddings
+LLAMA4_TEXT = {"hidden_size": 5120, "intermediate_size": 8192, "num_hidden_layers": 48,
+               "num_attention_heads": 40, "vocab_size": 202048, "rope_theta": 500000.0,
+               "rms_norm_eps": 1e-5, "max_position_embeddings": 4096 * 32}
 
 
 class Fail(Exception):
@@ -515,6 +536,24 @@ class Config:
                 c = dict(c)
                 c["rope_scaling"] = None
             self.arch = "Qwen2ForCausalLM"
+        # Llama 4: Llama4ForCausalLM's keys flat (model_type llama4_text), or
+        # Llama4ForConditionalGeneration's under text_config (model_type llama4, its text
+        # model's llama4_text), the tie by text_config's, else the top level's; the
+        # defaults of Llama4TextConfig (LLAMA4_TEXT) where a key is absent
+        self.llama4 = self.arch in (LLAMA4, LLAMA4_VLM)
+        if self.arch == LLAMA4_VLM:
+            self.nested = True
+            t = c.get("text_config")
+            if not isinstance(t, dict) or t.get("model_type", "llama4_text") != "llama4_text":
+                raise Fail(f"{path}: key text_config: missing, not an object, or not "
+                           f"Llama 4's text model (llama4_text)")
+            c = v5_rope(top_tie(dict(t), c), path)
+        elif self.llama4 and c.get("model_type", "llama4_text") != "llama4_text":
+            raise Fail(f"{path}: key model_type: {c.get('model_type')!r} is not {LLAMA4}'s "
+                       f"(llama4_text)")
+        if self.llama4:
+            c = dict(LLAMA4_TEXT, **c)
+            self.arch = LLAMA4
 
         def integer(key, default=None):
             v = c.get(key)
@@ -556,6 +595,7 @@ class Config:
                          8 if self.arch in ("MistralForCausalLM", "MixtralForCausalLM", GLM4_MOE,
                                             "SeedOssForCausalLM", GPT_OSS)
                          else 32 if self.arch == DOTS1 and "num_key_value_heads" not in c
+                         else 8 if self.llama4 and "num_key_value_heads" not in c
                          else 2 if glm else 16 if gemma1
                          else 4 if gemma or self.arch == "SmolLM3ForCausalLM" else self.Q)
         self.V = integer("vocab_size", 256000 if gemma2 or gemma1 else 262208 if gemma else
@@ -563,7 +603,8 @@ class Config:
         if self.Q % self.K:
             raise Fail(f"{path}: key num_key_value_heads: {self.K} does not divide "
                        f"num_attention_heads {self.Q}")
-        if self.H % self.Q and c.get("head_dim") is None and not glm:
+        if self.H % self.Q and c.get("head_dim") is None and not glm and \
+                not (self.llama4 and "head_dim" not in c):
             raise Fail(f"{path}: key head_dim: missing and hidden_size {self.H} is not a "
                        f"multiple of num_attention_heads {self.Q}")
         if self.arch == "InternLM2ForCausalLM":
@@ -585,6 +626,7 @@ class Config:
             self.d = self.H // self.Q
         else:
             self.d = integer("head_dim", 128 if glm or self.arch == "SeedOssForCausalLM"
+                             or (self.llama4 and "head_dim" not in c)
                              else 256 if gemma else 64 if oss else self.H // self.Q)
         if self.arch == "InternLM3ForCausalLM":
             # Llama's layout; qkv_bias (q, k, v) and bias (o_proj, the FFN) not implemented
@@ -594,12 +636,13 @@ class Config:
                                f"this reference")
         smollm3 = self.arch == "SmolLM3ForCausalLM"
         self.theta = number("rope_theta", 1e6 if mixtral or (gemma and not gemma2 and not gemma1)
-                            else 2e6 if smollm3 else 150000.0 if oss else 10000.0)
+                            else 2e6 if smollm3 else 150000.0 if oss
+                            else 500000.0 if self.llama4 else 10000.0)
         if self.arch in OLMOS and c.get("attention_bias", False) is not False:
             raise Fail(f"{path}: key attention_bias: OLMo 2's q, k, v and o biases are not "
                        f"implemented by this reference")
         self.eps = number("rms_norm_eps", 1e-5 if self.arch in ("Phi3ForCausalLM", GLM4_MOE) + OLMOS
-                          or mixtral or oss else 1.5625e-7 if glm else 1e-6)
+                          or mixtral or oss or self.llama4 else 1.5625e-7 if glm else 1e-6)
         tie = c.get("tie_word_embeddings", gemma or smollm3)
         if tie is None:
             tie = False
@@ -809,20 +852,23 @@ class Config:
                 "logits_scaling")}
         self.layer_windows = [None] * self.layers
         # SmolLM3Config: no_rope_layers (1: the layer turns q and k, 0: it does not), derived
-        # when absent as every no_rope_layer_interval-th layer (4) without; other classes
-        # turn every layer
+        # when absent as every no_rope_layer_interval-th layer (4) without; Llama4TextConfig
+        # the same, also for an empty list; other classes turn every layer
         self.rope_layers = [1] * self.layers
-        if smollm3:
+        self.layer_chunks = [None] * self.layers  # Llama 4's attention chunks (None: none)
+        if smollm3 or self.llama4:
             nl = c.get("no_rope_layers")
-            if nl is None:
+            if nl is None or (self.llama4 and nl == []):
                 iv = integer("no_rope_layer_interval", 4)
                 nl = [int((i + 1) % iv != 0) for i in range(self.layers)]
             if not isinstance(nl, list) or len(nl) < self.layers or \
                     any(v not in (0, 1) or isinstance(v, bool) for v in nl):
                 raise Fail(f"{path}: key no_rope_layers: not a list of 0 and 1 per layer")
             self.rope_layers = nl[:self.layers]
-            if c.get("use_sliding_window"):
+            if smollm3 and c.get("use_sliding_window"):
                 raise Fail(f"{path}: key use_sliding_window: not in this reference")
+        if self.llama4:
+            self.llama4_keys(c, path, integer, number)
         self.attn_cap = self.final_cap = None
         self.local_base = None
         # GemmaConfig: Llama's layer (post_attention_layernorm the MLP's input norm) with
@@ -967,6 +1013,74 @@ class Config:
             raise Fail(f"{path}: rotary dim {self.rotary} is odd (head_dim, "
                        f"partial_rotary_factor)")
         self.mrope_axis = self.mrope and self.mrope_axes(path)
+
+    def llama4_keys(self, c, path, integer, number):
+        """Llama4TextConfig's keys beyond Llama's, its defaults where absent: the MoE layers
+        (moe_layers, else every interleave_moe_layer_step-th from step - 1), their experts
+        of intermediate_size and the dense layers' intermediate_size_mlp; use_qk_norm; the
+        chunk of the layers layer_types calls chunked_attention (by default those turning
+        with RoPE; attention_chunk_size null: the whole causal context); the NoPE layers'
+        query temperature (attn_temperature_tuning, floor_scale, attn_scale)."""
+        L = self.layers
+
+        def flag(key, default):
+            v = c.get(key, default)
+            if not isinstance(v, bool):
+                raise Fail(f"{path}: key {key}: {v!r} is not a boolean")
+            return v
+        if c.get("attention_bias", False) is not False:
+            raise Fail(f"{path}: key attention_bias: Llama 4's q, k, v and o biases are not "
+                       f"implemented by this reference")
+        if c.get("hidden_act", "silu") != "silu":
+            raise Fail(f"{path}: key hidden_act: {c.get('hidden_act')!r} is not implemented "
+                       f"by this reference (silu)")
+        if c.get("quantization_config") is not None:
+            raise Fail(f"{path}: key quantization_config: Llama 4's quantized weights are not "
+                       f"read by this reference")
+        self.Fmlp = integer("intermediate_size_mlp", 16384)
+        self.experts = integer("num_local_experts", 16)
+        self.top_k = integer("num_experts_per_tok", 1)
+        self.Fe = self.F
+        if self.top_k > self.experts:
+            raise Fail(f"{path}: key num_experts_per_tok: {self.top_k} exceeds "
+                       f"num_local_experts {self.experts}")
+        moe = c.get("moe_layers")
+        if moe is None:
+            step = integer("interleave_moe_layer_step", 1)
+            moe = list(range(step - 1, L, step))
+        if not isinstance(moe, list) or \
+                not all(isinstance(v, int) and not isinstance(v, bool) and 0 <= v < L
+                        for v in moe):
+            raise Fail(f"{path}: key moe_layers: {moe!r} is not a list of layer indices "
+                       f"below num_hidden_layers {L}")
+        self.sparse = [i in moe for i in range(L)]
+        self.use_qk_norm = flag("use_qk_norm", True)
+        # attn_temperature_tuning: a boolean in Llama4TextConfig, 4 in the released
+        # configs; the attention tests its truth
+        tune = c.get("attn_temperature_tuning", True)
+        if not isinstance(tune, (bool, int)):
+            raise Fail(f"{path}: key attn_temperature_tuning: {tune!r} is not a boolean or "
+                       f"an integer")
+        self.temp_tuning = bool(tune)
+        self.floor_scale = number("floor_scale", 8192)
+        scale = c.get("attn_scale", 0.1)
+        if not isinstance(scale, (int, float)) or isinstance(scale, bool) or \
+                not math.isfinite(scale):
+            raise Fail(f"{path}: key attn_scale: {scale!r} is not a number")
+        self.attn_scale = float(scale)
+        chunk = c.get("attention_chunk_size", 8192)
+        if chunk is not None and (not isinstance(chunk, int) or isinstance(chunk, bool) or
+                                  chunk < 1):
+            raise Fail(f"{path}: key attention_chunk_size: {chunk!r} is not a positive integer "
+                       f"or null")
+        types = c.get("layer_types")
+        if types is None:
+            types = ["chunked_attention" if r else "full_attention" for r in self.rope_layers]
+        if not isinstance(types, list) or len(types) != L or \
+                any(t not in ("chunked_attention", "full_attention") for t in types):
+            raise Fail(f"{path}: key layer_types: not a list of {L} kinds, each "
+                       f"chunked_attention or full_attention")
+        self.layer_chunks = [chunk if t == "chunked_attention" else None for t in types]
 
     def starcoder2(self, c, path, number):
         """Starcoder2Config's keys beyond Llama's: norm_epsilon, use_bias, hidden_act, and its
@@ -1436,6 +1550,10 @@ class Model(Decoder):
                 self.internlm2_layer(ck, cfg, p, L)
                 self.layers.append(L)
                 continue
+            if cfg.llama4:
+                self.llama4_layer(ck, cfg, i, p, L)
+                self.layers.append(L)
+                continue
             if cfg.arch in OLMOS:  # no input norms; the outputs' norms below
                 L.input_norm = L.post_norm = None
             else:
@@ -1577,6 +1695,39 @@ class Model(Decoder):
         L.out_norm = L.mlp_out_norm = L.q_norm_all = L.k_norm_all = None
         L.keys, L.values = [], []
 
+    @staticmethod
+    def llama4_layer(ck, cfg, i, p, L):
+        """Llama4TextDecoderLayer's tensors: Llama's attention and norms; feed_forward. as
+        Llama4TextMoe (router.weight [E, H]; experts.gate_up_proj [E, H, 2 F] and
+        experts.down_proj [E, F, H], input-major, gate the first F columns: Qwen3-VL-MoE's
+        layout; shared_expert.{gate,up,down}_proj of intermediate_size) on the moe_layers,
+        else Llama4TextMLP's {gate,up,down}_proj of intermediate_size_mlp."""
+        H, Q, K, d = cfg.H, cfg.Q, cfg.K, cfg.d
+        L.input_norm = ck.vector(p + "input_layernorm.weight", H)
+        L.post_norm = ck.vector(p + "post_attention_layernorm.weight", H)
+        L.wq = ck.matrix(p + "self_attn.q_proj.weight", Q * d, H)
+        L.wk = ck.matrix(p + "self_attn.k_proj.weight", K * d, H)
+        L.wv = ck.matrix(p + "self_attn.v_proj.weight", K * d, H)
+        L.wo = ck.matrix(p + "self_attn.o_proj.weight", H, Q * d)
+        f = p + "feed_forward."
+        L.router = None
+        if cfg.sparse[i]:
+            E, Fe = cfg.experts, cfg.Fe
+            L.router = ck.matrix(f + "router.weight", E, H)
+            L.experts = Model.fused_experts(ck, f + "experts.", E, H, Fe)
+            L.shared = (ck.matrix(f + "shared_expert.gate_proj.weight", Fe, H),
+                        ck.matrix(f + "shared_expert.up_proj.weight", Fe, H),
+                        ck.matrix(f + "shared_expert.down_proj.weight", H, Fe))
+        else:
+            F = cfg.Fmlp
+            L.wgate = ck.matrix(f + "gate_proj.weight", F, H)
+            L.wup = ck.matrix(f + "up_proj.weight", F, H)
+            L.wdown = ck.matrix(f + "down_proj.weight", H, F)
+            L.shared = None
+        L.bq = L.bk = L.bv = L.bo = L.sinks = L.q_norm = L.k_norm = None
+        L.out_norm = L.mlp_out_norm = L.q_norm_all = L.k_norm_all = None
+        L.keys, L.values = [], []
+
     def rope_params(self, cfg):
         """transformers' modeling_rope_utils for the rotated dims r: the frequencies of
         each kind, and attention_scaling, which multiplies cos and sin (never the softmax
@@ -1674,10 +1825,11 @@ class Model(Decoder):
 
     def rope(self, head, cos, sin):
         """HF rotate_half over the first r elements; the rest pass through. GLM rotates
-        pairs (2i, 2i+1) instead (its rotate_half interleaves, cos and sin repeated)."""
+        pairs (2i, 2i+1) instead (its rotate_half interleaves, cos and sin repeated), and
+        so does Llama 4 (apply_rotary_emb: view_as_complex of the pairs times e^(i t f))."""
         half = len(cos)
         out = list(head)
-        if self.cfg.arch in GLM:
+        if self.cfg.arch in GLM or self.cfg.llama4:
             for i in range(half):
                 a, b = head[2 * i], head[2 * i + 1]
                 out[2 * i] = a * cos[i] - b * sin[i]
@@ -1714,6 +1866,20 @@ class Model(Decoder):
                 z = sum(a * b for a, b in zip(L.shared_gate, h))
                 g = 1.0 / (1.0 + math.exp(-z))
             out = [a + g * b for a, b in zip(out, self.mlp(*L.shared, h))]
+        return out
+
+    def llama4_moe(self, L, h):
+        """Llama4TextMoe: the router's logits, their top k (ties to the lowest expert), each
+        chosen expert run on the input times sigmoid(its logit) (Llama4Router's scores: the
+        others' sigmoid(-inf) = 0, which their experts turn to 0), summed, plus the shared
+        expert on the unscaled input."""
+        logits = matvec(L.router, h)
+        chosen = sorted(range(len(logits)), key=lambda e: (-logits[e], e))[:self.cfg.top_k]
+        out = self.mlp(*L.shared, h)
+        for e in chosen:
+            z = logits[e]  # sigmoid, written to avoid overflow of exp
+            score = 1.0 / (1.0 + math.exp(-z)) if z >= 0 else math.exp(z) / (1.0 + math.exp(z))
+            out = add(out, self.mlp(*L.experts[e], [score * v for v in h]))
         return out
 
     def granite_moe(self, L, h):
@@ -1863,12 +2029,24 @@ class Model(Decoder):
             if cfg.rope_layers[i]:  # (SmolLM3's NoPE layers leave q and k as projected)
                 qh = [self.rope(e, c, s) for e in qh]
                 kh = [self.rope(e, c, s) for e in kh]
+            if cfg.llama4 and cfg.rope_layers[i] and cfg.use_qk_norm:
+                # Llama4TextL2Norm after RoPE: x rsqrt(mean(x^2) + rms_norm_eps), no weight
+                ones = [1.0] * d
+                qh = [rmsnorm(e, ones, eps) for e in qh]
+                kh = [rmsnorm(e, ones, eps) for e in kh]
+            if cfg.llama4 and not cfg.rope_layers[i] and cfg.temp_tuning:
+                # the NoPE layers' query temperature: log1p(floor((t + 1) / floor_scale)) x
+                # attn_scale + 1, on q alone (the cached keys are not scaled)
+                tq = math.log1p(math.floor((t + 1) / cfg.floor_scale)) * cfg.attn_scale + 1.0
+                qh = [[v * tq for v in e] for e in qh]
             if dca_f != 1.0:  # dual chunk attention's factor, cached with the key
                 kh = [[v * dca_f for v in e] for e in kh]
             L.keys.append(kh)
             L.values.append(vh)
             attn = []
             first = 0 if window is None else max(0, len(L.keys) - window)
+            if cfg.layer_chunks[i] is not None:  # Llama 4: the keys of t's own chunk
+                first = t // cfg.layer_chunks[i] * cfg.layer_chunks[i]
             for j in range(Q):
                 g = j // group
                 if parts is not None:
@@ -1888,6 +2066,7 @@ class Model(Decoder):
             h = x if L.post_norm is None else rmsnorm(x, L.post_norm, eps)
             y = (self.mlp(L.wgate, L.wup, L.wdown, h, act) if L.router is None
                  else self.v3_moe(L, h) if cfg.v3_moe
+                 else self.llama4_moe(L, h) if cfg.llama4
                  else self.gpt_oss_moe(L, h) if cfg.oss
                  else self.granite_moe(L, h) if cfg.granite_moe else self.moe(L, h))
             if L.mlp_out_norm is not None:
