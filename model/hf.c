@@ -3272,7 +3272,7 @@ static hlx_status_t hlx_cfg_llama4(hlx_jdoc_t *doc, hlx_hf_config_t *c)
                              "%d exceeds num_hidden_layers %d (no MoE layer)", step, m->layers);
     if (ml != NULL && !json_is_null(ml)) {
         /* Llama4TextConfig takes the list as given: it must be the step's layers */
-        n = (m->layers - (step - 1) + step - 1) / step;
+        n = m->layers / step; /* layers step - 1, 2 step - 1, ... below num_hidden_layers */
         if (!json_is_array(ml) || json_array_size(ml) != (size_t)n)
             return hlx_jdoc_fail(doc, "/moe_layers", HLX_ERR_UNSUPPORTED, "expected the %d "
                                  "layers %d, %d, ... that interleave_moe_layer_step %d sets (MoE "
@@ -3282,10 +3282,10 @@ static hlx_status_t hlx_cfg_llama4(hlx_jdoc_t *doc, hlx_hf_config_t *c)
             json_t *v = json_array_get(ml, (size_t)l);
             snprintf(path, sizeof(path), "/moe_layers/%d", l);
             if (!json_is_integer(v) || json_integer_value(v) != (json_int_t)l * step + step - 1)
-                return hlx_jdoc_fail(doc, path, HLX_ERR_UNSUPPORTED, "expected layer %d "
-                                     "(every %d-th layer from %d, as "
-                                     "interleave_moe_layer_step sets them)", l * step + step - 1,
-                                     step, step - 1);
+                return hlx_jdoc_fail(doc, path, HLX_ERR_UNSUPPORTED, "moe_layers[%d]: expected "
+                                     "layer %d (interleave_moe_layer_step %d: layers %d, %d, "
+                                     "...; MoE layers in another pattern are not run)", l,
+                                     l * step + step - 1, step, step - 1, 2 * step - 1);
         }
     }
     m->dense_layers = 0;
@@ -3309,8 +3309,8 @@ static hlx_status_t hlx_cfg_llama4(hlx_jdoc_t *doc, hlx_hf_config_t *c)
                                                           : "full_attention";
             snprintf(path, sizeof(path), "/layer_types/%d", l);
             if (t == NULL || strcmp(t, want))
-                return hlx_jdoc_fail(doc, path, HLX_ERR_UNSUPPORTED, "layer %d: expected "
-                                     "\"%s\" (chunked attention on the layers with RoPE, the "
+                return hlx_jdoc_fail(doc, path, HLX_ERR_UNSUPPORTED, "layer_types[%d]: "
+                                     "expected \"%s\" (chunked attention on the layers with RoPE, the "
                                      "whole context on the NoPE ones, as Llama4TextConfig "
                                      "sets them)", l, want);
         }

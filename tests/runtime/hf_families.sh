@@ -74,6 +74,16 @@ changed_decode() {
         { echo "FAIL: $2: other tokens than the forward, or the same as ${4}"; fail=1; }
 }
 
+# synth_fam FAM DT SEED OUT: `model synth`; llama4's experts then fused as transformers saves
+# them (multimodal.py llama4-text), its per-expert source kept as OUT.src
+synth_fam() {
+    local out=$4
+    [ "$1" = llama4 ] && out=$4.src
+    "$helix" model synth --family "$1" --dtype "$2" --seed "$3" --out "$out" >/dev/null &&
+        { [ "$1" != llama4 ] ||
+              python3 "$(dirname "$0")/multimodal.py" "$out" "$4" llama4-text new; }
+}
+
 # PART: forward (1 and 3: one helix at a time beside the forwards, but for six jobs of 2 and
 # 4 ranks, each a second or two), sharded
 # (2, every family on 2 and 4 ranks; makes its own bf16 checkpoints) or all (the default)
@@ -97,7 +107,7 @@ sharded_fam() {
     for lay in "2 1" "2 2"; do # TPA 2 alone: as in 2 x 2, which splits the heads too
         set -- $lay
         n=$(($1 * $2)) ep=1
-        case $fam in *moe|mixtral|gpt-oss|dots1|granitemoeshared) ep=$n ;; esac # each rank an expert group of 8 / N experts
+        case $fam in *moe|mixtral|gpt-oss|dots1|granitemoeshared|llama4) ep=$n ;; esac # each rank an expert group of 8 / N experts
         timeout -k 5 150 "$helixrun" --no-prefix -n $n --timeout 120 -- "$helix" decode \
             --model "$ck" --kvp "$1" --tpa "$2" --ep $ep "${args[@]}" >"$dir/out" 2>"$dir/err" ||
             { echo "FAIL: $fam, KVP $1 x TPA $2 EP $ep: $(cat "$dir/err")"; fail=1; continue; }
@@ -111,7 +121,7 @@ sharded() {
     local fam
     for fam in qwen2 qwen2vl llavaov qwen3 qwen3vl phi3 glm glm4 gemma gemma2 gemma3 gemma3mm \
         internlm2 granite smollm3 seed-oss qwen2-moe qwen3-moe mixtral glm4-moe dots1 \
-        deepseek-moe gpt-oss granitemoe granitemoeshared olmo2 olmo3; do
+        deepseek-moe gpt-oss granitemoe granitemoeshared olmo2 olmo3 llama4; do
         sharded_fam $fam
     done
 }
@@ -127,12 +137,11 @@ sharded_starcoder2() {
 if [ "$part" = sharded ]; then
     for fam in qwen2 qwen3 phi3 glm glm4 gemma gemma2 gemma3 internlm2 granite smollm3 \
         seed-oss qwen2-moe qwen3-moe mixtral glm4-moe dots1 deepseek-moe gpt-oss granitemoe \
-        granitemoeshared olmo2 olmo3; do
+        granitemoeshared olmo2 olmo3 llama4; do
         seed=11
         [ $fam = qwen2-moe ] && seed=1 # as in 1.
         [ $fam = olmo2 ] && seed=4
-        "$helix" model synth --family "$fam" --dtype bf16 --seed $seed \
-            --out "$dir/$fam-bf16" >/dev/null || { echo "FAIL: synth $fam bf16"; fail=1; }
+        synth_fam "$fam" bf16 $seed "$dir/$fam-bf16" || { echo "FAIL: synth $fam bf16"; fail=1; }
     done
     for mm in "gemma3 gemma3 gemma3mm" "qwen2 qwen2.5-vl qwen2vl" \
         "qwen2 llava-onevision llavaov" "qwen3 qwen3-vl qwen3vl"; do
@@ -150,7 +159,7 @@ echo "3 77 501 9 13 200 7 1 300 42 65 128" >"$dir/prompt"
 declare -A first
 families="dense phi3 glm glm4 gemma gemma2 gemma3 internlm2 qwen2 qwen3 granite smollm3
     seed-oss qwen2-moe qwen3-moe mixtral glm4-moe dots1 deepseek-moe gpt-oss granitemoe
-    granitemoeshared olmo2 olmo3 moe-mla deepseek-v2"
+    granitemoeshared olmo2 olmo3 llama4 moe-mla deepseek-v2"
 for fam in $families; do
     # qwen2-moe: seed 1, where the shared expert's gate changes the tokens (at 11 it does not)
     seed=11
@@ -159,8 +168,8 @@ for fam in $families; do
     # they do not)
     [ $fam = olmo2 ] && seed=4
     for dt in f32 bf16; do
-        "$helix" model synth --family "$fam" --dtype $dt --seed $seed --out "$dir/$fam-$dt" \
-            >/dev/null && fwd_start "$dir/$fam-$dt" || { echo "FAIL: synth $fam $dt"; fail=1; }
+        synth_fam "$fam" $dt $seed "$dir/$fam-$dt" && fwd_start "$dir/$fam-$dt" ||
+            { echo "FAIL: synth $fam $dt"; fail=1; }
     done
 done
 for fam in $families; do
@@ -804,6 +813,51 @@ for bad in "qwen3vlmoe-shape tensor model.language_model.layers.1.mlp.experts.ga
     "qwen3vlmoe-nodown tensor model.language_model.layers.1.mlp.experts.down_proj is missing"; do
     refused $bad
 done
+
+# Llama 4: the synthetic checkpoint with its experts per expert (as `model synth` writes
+# them) decodes as the fused one (the tokens and hidden state); Llama4ForConditionalGeneration
+# (its text model under text_config and language_model., or model.language_model.) as its
+# text model and the forward; each Llama 4 key changed in config.json (chunks off, the q/k
+# norm off, the temperature off, another floor) decodes to the forward's tokens and to other
+# tokens than the unchanged checkpoint; refused: moe_layers or layer_types off their
+# pattern, attention_bias true
+hidden_of "$dir/llama4-f32" "$dir/h.llama4"
+hidden_of "$dir/llama4-f32.src" "$dir/h.llama4src"
+echo "llama4: fused $(cat "$dir/h.llama4"), per expert $(cat "$dir/h.llama4src")"
+[ -s "$dir/h.llama4" ] && cmp -s "$dir/h.llama4" "$dir/h.llama4src" ||
+    { echo "FAIL: llama4: the per-expert checkpoint decodes otherwise than the fused one"; fail=1; }
+for form in old new; do
+    python3 "$(dirname "$0")/multimodal.py" "$dir/llama4-f32.src" "$dir/llama4mm-$form" llama4 \
+        $form || { echo "FAIL: multimodal.py llama4 $form"; fail=1; }
+    fwd_start "$dir/llama4mm-$form"
+done
+for form in old new; do
+    both_decode "$dir/llama4mm-$form" "llama4 $form" || continue
+    echo "llama4 ConditionalGeneration ($form): transformers-style $want, helix $got (text model ${first[llama4]-?})"
+    [ "$want" = "$got" ] && [ "$got" = "${first[llama4]-x}" ] ||
+        { echo "FAIL: llama4 $form: other tokens than the forward or its text model"; fail=1; }
+done
+llama4_case() { # NAME JSON: llama4-f32 with JSON's keys in config.json
+    cp -r "$dir/llama4-f32" "$dir/$1"
+    python3 -c 'import json, sys; c = json.load(open(sys.argv[1])); c.update(json.loads(sys.argv[2])); json.dump(c, open(sys.argv[1], "w"))' \
+        "$dir/$1/config.json" "$2"
+}
+llama4_case llama4-nochunk '{"attention_chunk_size": null}'
+llama4_case llama4-noqkn '{"use_qk_norm": false}'
+llama4_case llama4-notemp '{"attn_temperature_tuning": false}'
+llama4_case llama4-floor '{"floor_scale": 8, "attn_temperature_tuning": 4}'
+for c in nochunk noqkn notemp floor; do
+    fwd_start "$dir/llama4-$c"
+done
+for c in nochunk noqkn notemp floor; do
+    changed_decode "$dir/llama4-$c" "llama4 $c" llama4 "unchanged:"
+done
+llama4_case llama4-moelayers '{"moe_layers": [0]}'
+llama4_case llama4-types '{"layer_types": ["full_attention", "full_attention"]}'
+llama4_case llama4-bias '{"attention_bias": true}'
+refused llama4-moelayers 'moe_layers[0]: expected layer 1 (interleave_moe_layer_step 2'
+refused llama4-types 'layer_types[0]: expected "chunked_attention"'
+refused llama4-bias 'attention_bias: projection biases are not supported for Llama4ForCausalLM'
 
 # LLaVA 1.5's own config.json (llava-1.5-7b-hf): its text_config gives the vocabulary, the
 # norm's eps and little more, LlamaConfig's defaults the rest (7B's 32 layers of 4096); a
