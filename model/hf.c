@@ -1298,9 +1298,10 @@ static hlx_status_t hlx_cfg_rope_scaling(hlx_jdoc_t *doc, hlx_model_t *m, int mr
                                  &m->rope_high_freq)))
             return st;
         snprintf(path, sizeof(path), "%s/high_freq_factor", base);
-        if (m->rope_high_freq <= m->rope_low_freq)
+        /* equal (Llama 4's 1 and 1): no band between, each frequency kept or divided */
+        if (m->rope_high_freq < m->rope_low_freq)
             return hlx_jdoc_fail(doc, path, HLX_ERR_PARSE,
-                                 "%g must exceed low_freq_factor %g", m->rope_high_freq,
+                                 "%g must be at least low_freq_factor %g", m->rope_high_freq,
                                  m->rope_low_freq);
         return HLX_OK;
     }

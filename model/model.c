@@ -515,9 +515,9 @@ static hlx_status_t hlx_model_rope(hlx_jdoc_t *doc, hlx_model_raw_t *r)
             m->rope_low_freq = 1.0;
         if (!hlx_has(root, "rope_high_freq_factor"))
             m->rope_high_freq = 4.0;
-        if (m->rope_high_freq <= m->rope_low_freq)
-            return HLX_MFAIL("rope_high_freq_factor", "%g must exceed rope_low_freq_factor %g",
-                             m->rope_high_freq, m->rope_low_freq);
+        if (m->rope_high_freq < m->rope_low_freq)
+            return HLX_MFAIL("rope_high_freq_factor", "%g must be at least "
+                             "rope_low_freq_factor %g", m->rope_high_freq, m->rope_low_freq);
     }
     if (m->rope_kind == HLX_ROPE_YARN) {
         if (!hlx_has(root, "rope_beta_fast"))
@@ -1263,7 +1263,9 @@ void hlx_model_rope_freqs(const hlx_model_t *m, int rot_dim, double *inv_freq, d
             const double low_wl = orig / m->rope_low_freq, high_wl = orig / m->rope_high_freq;
             if (wavelen > low_wl) {
                 v = base / f;
-            } else if (wavelen >= high_wl) { /* the band between: a smooth mix */
+            } else if (wavelen >= high_wl && m->rope_high_freq > m->rope_low_freq) {
+                /* the band between: a smooth mix (none where the factors are equal, Llama
+                 * 4's: transformers' 0 / 0 there falls on no frequency) */
                 const double s = (orig / wavelen - m->rope_low_freq) /
                                  (m->rope_high_freq - m->rope_low_freq);
                 v = (1.0 - s) * base / f + s * base;

@@ -1094,7 +1094,7 @@ static void test_rope_hostile(void **state)
                                             "factor", 8.0, "original_max_position_embeddings",
                                             8192, "low_freq_factor", 4.0, "high_freq_factor",
                                             1.0));
-    expect_config("rh", HLX_ERR_PARSE, "high_freq_factor: 1 must exceed low_freq_factor 4");
+    expect_config("rh", HLX_ERR_PARSE, "high_freq_factor: 1 must be at least low_freq_factor 4");
     /* mscale below 0 is outside the bounds; rope_theta 1 divides yarn's ramp ends by 0 */
     set_key("rh", "rope_scaling", json_pack("{s:s, s:f, s:i, s:f, s:f}", "type", "yarn",
                                             "factor", 4.0, "original_max_position_embeddings",
