@@ -997,19 +997,6 @@ static const char *hlx_model_unrun(const hlx_model_t *m, char *why, size_t whyle
                  hlx_dtype_name(m->weight_dtype));
         return "weight_dtype";
     }
-    {
-        static const char *const llama4[] = { "window_chunked", "qk_norm_unit",
-                                               "attn_temp_floor", "moe_step",
-                                               "moe_weight_input" };
-        const int on[] = { m->window_chunked, m->qk_norm_unit, m->attn_temp_floor > 0,
-                           m->moe_step > 1, m->moe_weight_input };
-        size_t i;
-        for (i = 0; i < sizeof(on) / sizeof(on[0]); i++)
-            if (on[i]) {
-                snprintf(why, whylen, "not run by the decode runtime yet");
-                return llama4[i];
-            }
-    }
     return NULL;
 }
 

@@ -307,7 +307,7 @@ hlx_status_t hlx_plan_check(const hlx_plan_ctx_t *ctx, const hlx_layout_t *l, ch
         if (hlx_helix_split(m->q_heads, m->kv_heads, l->kvp, l->tpa, &sp, err, errlen) != HLX_OK)
             return HLX_ERR_INVALID;
         /* a model whose every layer is MoE has no dense FFN to split (ffn 0) */
-        if (n > m->hidden || (m->dense_layers > 0 && n > m->ffn) || n > m->vocab)
+        if (n > m->hidden || (hlx_model_moe_layers(m) < m->layers && n > m->ffn) || n > m->vocab)
             HLX_BAD("N = %d GPUs is larger than hidden %d, ffn %d or vocab %d", n, m->hidden,
                     m->ffn, m->vocab);
     }
@@ -373,7 +373,7 @@ hlx_status_t hlx_plan_check(const hlx_plan_ctx_t *ctx, const hlx_layout_t *l, ch
             HLX_BAD("ep %d does not divide experts %d", l->ep, m->experts);
         if (m->expert_ffn % l->tpf != 0)
             HLX_BAD("tpf %d does not divide expert_ffn %d", l->tpf, m->expert_ffn);
-        if (m->dense_layers > 0 && m->ffn % nffn != 0)
+        if (hlx_model_moe_layers(m) < m->layers && m->ffn % nffn != 0)
             HLX_BAD("dense layers run at tp %d, which does not divide ffn %d", nffn, m->ffn);
     } else {
         if (l->ep != 1)
@@ -537,7 +537,7 @@ void hlx_plan_eval(const hlx_plan_ctx_t *ctx, const hlx_layout_t *l, hlx_plan_re
             emb_t     = hlx_coll_allreduce(ctx, nffn, d, Mx);
             emb_bytes = 2.0 * (nffn - 1.0) / nffn * Mx;
         }
-        if (m->dense_layers > 0) {
+        if (hlx_model_moe_layers(m) < m->layers) {
             double p = hlx_model_ffn_mats(m) * H * ffn_loc; /* gate (not a plain MLP), up, down */
             lc.dn_b    = p * ctx->b_w;
             lc.dn_f    = 2.0 * Bmb * p;
@@ -599,17 +599,18 @@ void hlx_plan_eval(const hlx_plan_ctx_t *ctx, const hlx_layout_t *l, hlx_plan_re
         t_moe = (t > tc ? t : tc) + lc.moe_comm_t;
     }
 
-    /* Stages: ceil(L/pp) layers each, dense layers first; the slowest stage paces the
-     * pipeline and a token passes every stage once. */
+    /* Stages: ceil(L/pp) layers each, dense or MoE as hlx_model_layer_moe says (dense ones
+     * first, or interleaved under moe_step); the slowest stage paces the pipeline and a
+     * token passes every stage once. */
     Ls = (m->layers + l->pp - 1) / l->pp;
     for (stage = 0; stage < l->pp; stage++) {
         int lo = stage * Ls, hi = lo + Ls < m->layers ? lo + Ls : m->layers;
-        int nd = 0, nm, nl = hi - lo;
+        int nd = 0, nm, nl = hi - lo, li;
         double ts;
         if (nl <= 0)
             break;
-        if (m->dense_layers > lo)
-            nd = (m->dense_layers < hi ? m->dense_layers : hi) - lo;
+        for (li = lo; li < hi; li++)
+            nd += !hlx_model_layer_moe(m, li);
         nm = nl - nd;
         ts = nl * t_layer_attn + nd * t_dense + nm * t_moe + (hi == m->layers ? t_head : 0.0) +
              (lo == 0 ? emb_t : 0.0);
@@ -623,7 +624,7 @@ void hlx_plan_eval(const hlx_plan_ctx_t *ctx, const hlx_layout_t *l, hlx_plan_re
 
     /* Phase totals over all layers of one decode step. */
     {
-        const double L = m->layers, Ld = m->dense_layers, Lm = L - Ld;
+        const double L = m->layers, Lm = hlx_model_moe_layers(m), Ld = L - Lm;
         hlx_roof(&r->phase[HLX_PHASE_QKV], L, lc.qkv_b, lc.qkv_f, bw, ctx->peak_gemm);
         hlx_roof(&r->phase[HLX_PHASE_ATTN], L, lc.attn_b, lc.attn_f, bw, ctx->peak_attn);
         hlx_comm(&r->phase[HLX_PHASE_A2A], L, lc.ac_t - (r->phase[HLX_PHASE_ATTN].time_s / L),

@@ -658,7 +658,7 @@ hlx_status_t hlx_local_predict(const hlx_hw_local_t *hw, const hlx_model_t *m,
                 m->name);
     if (hlx_helix_split(Q, K, cfg->kvp, cfg->tpa, &sp, err, errlen) != HLX_OK)
         return HLX_ERR_INVALID;
-    if (n > H || (m->dense_layers > 0 && n > m->ffn) || n > m->vocab)
+    if (n > H || (hlx_model_moe_layers(m) < m->layers && n > m->ffn) || n > m->vocab)
         HLX_BAD("N = %d ranks is larger than hidden, ffn or vocab", n);
     if (hw->cores < 1 || hw->read_gbps <= 0)
         HLX_BAD("the hw file describes no cores or no bandwidth");
@@ -690,7 +690,7 @@ hlx_status_t hlx_local_predict(const hlx_hw_local_t *hw, const hlx_model_t *m,
     /* MoE layers: rank 0's slices (E / EP experts of expert_ffn / TPF columns, shared
      * columns over N), the f32 router; dense layers the dense FFN columns */
     ep   = cfg->ep > 1 ? cfg->ep : 1;
-    Lm   = m->experts > 0 ? (double)(m->layers - m->dense_layers) : 0.0;
+    Lm   = (double)hlx_model_moe_layers(m);
     e_loc = m->experts > 0 ? (double)m->experts / ep : 0.0;
     e_cols = (double)m->expert_ffn / ((double)n / ep);
     s_cols = (double)m->shared_experts * m->expert_ffn / n;

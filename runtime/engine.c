@@ -737,10 +737,10 @@ static void hlx_engine_layer_parts(const hlx_engine_t *eng, int l, hlx_wpart_t q
                               (int64_t)L->kv_local * dv, (int64_t)(L->q_local + L->kv_local) * dk);
     }
     *wo = hlx_wpart_hf(m, HLX_HFW_WO, l, (int64_t)L->q_slice_first * dv, 0, H, 0);
-    if (l < m->dense_layers && m->ffn_plain) { /* StarCoder2: up's columns alone */
+    if (!hlx_model_layer_moe(m, l) && m->ffn_plain) { /* StarCoder2: up's columns alone */
         gu[0] = hlx_wpart_hf(m, HLX_HFW_WUP, l, 0, L->ffn_first, Fc, 0);
         *down = hlx_wpart_hf(m, HLX_HFW_WDOWN, l, L->ffn_first, 0, H, 0);
-    } else if (l < m->dense_layers) {
+    } else if (!hlx_model_layer_moe(m, l)) {
         gu[0] = hlx_wpart_hf(m, HLX_HFW_WGATE, l, 0, L->ffn_first, Fc, 0);
         gu[1] = hlx_wpart_hf(m, HLX_HFW_WUP, l, 0, L->ffn_first, Fc, Fc);
         *down = hlx_wpart_hf(m, HLX_HFW_WDOWN, l, L->ffn_first, 0, H, 0);
@@ -771,7 +771,7 @@ static hlx_status_t hlx_engine_layer_walk(hlx_engine_t *eng, const hlx_wsink_t *
     if (st == HLX_OK)
         st = hlx_engine_wput(eng, sk, W ? &W->wo : NULL, (int64_t)L->q_slice * m->v_head_dim, H,
                              &wo, 1);
-    if (st == HLX_OK && l < m->dense_layers &&
+    if (st == HLX_OK && !hlx_model_layer_moe(m, l) &&
         (st = hlx_engine_wput(eng, sk, W ? &W->wgu : NULL, H, m->ffn_plain ? Fc : 2 * Fc, gu,
                               m->ffn_plain ? 1 : 2)) == HLX_OK)
         st = hlx_engine_wput(eng, sk, W ? &W->wdown : NULL, Fc, H, &down, 1);
@@ -855,7 +855,7 @@ static hlx_status_t hlx_engine_build(hlx_engine_t *eng)
          * projections: hlx_engine_wload below. */
         if ((m->qkv_bias &&
              (W->bqkv = hlx_be_zalloc(eng, (size_t)eng->qkv_cols, sizeof(float))) == NULL) ||
-            (m->qk_norm &&
+            (hlx_model_layer_qk_norm(m, l) &&
              (W->qknorm = hlx_be_zalloc(eng, (size_t)(2 * dk), sizeof(float))) == NULL) ||
             (m->qk_norm_proj &&
              (W->qknorm = hlx_be_zalloc(eng, (size_t)(L->q_local + L->kv_local) * (size_t)dk,
@@ -868,7 +868,7 @@ static hlx_status_t hlx_engine_build(hlx_engine_t *eng)
             (m->norm_layer &&
              ((W->attn_norm_b = hlx_be_zalloc(eng, (size_t)H, sizeof(float))) == NULL ||
               (W->ffn_norm_b = hlx_be_zalloc(eng, (size_t)H, sizeof(float))) == NULL)) ||
-            (m->ffn_bias && l < m->dense_layers &&
+            (m->ffn_bias && !hlx_model_layer_moe(m, l) &&
              ((W->bup = hlx_be_zalloc(eng, (size_t)(L->ffn_count > 0 ? L->ffn_count : 1),
                                       sizeof(float))) == NULL ||
               (W->bdown = hlx_be_zalloc(eng, (size_t)H, sizeof(float))) == NULL)))
@@ -903,6 +903,10 @@ static hlx_status_t hlx_engine_build(hlx_engine_t *eng)
             HLX_WREAD(HLX_HFW_KNORM, 0, 1, (int64_t)L->kv_first * dk, (int64_t)L->kv_local * dk,
                       W->qknorm + (size_t)L->q_local * dk, HLX_DTYPE_F32,
                       (int64_t)L->kv_local * dk);
+        } else if (W->qknorm != NULL && m->qk_norm_unit) { /* Llama 4: no weights, ones */
+            int64_t i;
+            for (i = 0; i < 2 * dk; i++)
+                W->qknorm[i] = 1.0f;
         } else if (W->qknorm != NULL) {
             HLX_WREAD(HLX_HFW_QNORM, 0, 1, 0, dk, W->qknorm, HLX_DTYPE_F32, dk);
             HLX_WREAD(HLX_HFW_KNORM, 0, 1, 0, dk, W->qknorm + dk, HLX_DTYPE_F32, dk);
@@ -1701,7 +1705,7 @@ static hlx_status_t hlx_engine_validate(hlx_engine_t *eng, char *err, size_t err
     /* HELIX_EP (ambient) applies to MoE models only; --ep > 1 on a dense model is refused */
     ep_flag = eng->cfg.ep != 0;
     if (!ep_flag)
-        eng->cfg.ep = eng->m.experts > 0 && eng->m.dense_layers < eng->m.layers ? eng->set.ep : 1;
+        eng->cfg.ep = hlx_model_moe_layers(&eng->m) > 0 ? eng->set.ep : 1;
     st = hlx_moe_check_ep(&eng->m, ep_flag ? "--ep" : "HELIX_EP", eng->cfg.ep, cfg->kvp,
                           cfg->tpa, err, errlen);
     if (st != HLX_OK)

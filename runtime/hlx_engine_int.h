@@ -358,6 +358,10 @@ hlx_status_t hlx_phase_ffn_dense(hlx_engine_t *eng, const hlx_layer_w_t *W, cons
  * otherwise). Nothing for a model without them. Decode and prefill alike. */
 hlx_status_t hlx_phase_qkv_extras(hlx_engine_t *eng, const hlx_layer_w_t *W, float *qkv,
                                   int rows, float *ss);
+/* Llama 4's attention temperature (hlx_model_attn_temp): the q heads of one row (q_local x
+ * head_dim floats at q) times the factor of layer l at pos, after RoPE's place; nothing
+ * where it is 1 (a RoPE layer, or no attn_temp_floor). Decode and prefill alike. */
+hlx_status_t hlx_phase_attn_temp(hlx_engine_t *eng, int l, float *q, int64_t pos);
 /* RoPE of layer l: `heads` heads of head_dim (the first rot elements turned) on each
  * request's row (x, rows ld floats apart), at the request's position (hlx_engine_row_pos). */
 hlx_status_t hlx_phase_rope(hlx_engine_t *eng, int l, float *x, size_t ld, int heads,

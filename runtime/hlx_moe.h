@@ -56,7 +56,7 @@ typedef struct hlx_moe hlx_moe_t;
  * from the weight source and allocates the phase's buffers; eng->moe stays NULL for a
  * dense model. */
 hlx_status_t hlx_moe_build(hlx_engine_t *eng);
-/* The MoE FFN of layer l (l >= dense_layers) over rows rows of the residual x ([rows][H]):
+/* The MoE FFN of layer l (hlx_model_layer_moe) over rows rows of the residual x ([rows][H]):
  * RMSNorm into hn, routing per row (identical on every rank), this rank's shared columns
  * for every row and its experts' columns for the rows routed to them, summed into y
  * ([rows][H]); the FFN all-reduce then combines the ranks. Timed as HLX_PHASE_MOE. The

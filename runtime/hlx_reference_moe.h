@@ -20,7 +20,7 @@ typedef struct hlx_ref_moe hlx_ref_moe_t;
  * NULL when out of memory or a read fails (err says which tensor). */
 hlx_ref_moe_t *hlx_ref_moe_create(hlx_wsrc_t *ws, const hlx_model_t *m, char *err,
                                   size_t errlen);
-/* y[H] = MoE FFN of layer l (>= dense_layers) on the normalised input hn[H]; pos and b
+/* y[H] = MoE FFN of layer l (past dense_layers, every moe_step-th) on the normalised input hn[H]; pos and b
  * name the choice in the near-tie record. */
 void           hlx_ref_moe_ffn(hlx_ref_moe_t *moe, int l, const double *hn, double *y,
                                int64_t pos, int b);

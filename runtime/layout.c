@@ -75,7 +75,7 @@ hlx_status_t hlx_layout_init(const hlx_model_t *m, int kvp, int tpa, int kv_bloc
                  "the all-to-all; use KVP <= %d", Q, kvp, tpa, n, min_q, kvp, min_q);
         return HLX_ERR_INVALID;
     }
-    if (n > m->hidden || (m->dense_layers > 0 && n > m->ffn) || n > m->vocab) {
+    if (n > m->hidden || (hlx_model_moe_layers(m) < m->layers && n > m->ffn) || n > m->vocab) {
         snprintf(err, errlen, "N = %d ranks is larger than hidden, ffn or vocab", n);
         return HLX_ERR_INVALID;
     }

@@ -22,7 +22,7 @@ hlx_status_t hlx_moe_check_ep(const hlx_model_t *m, const char *what, int ep, in
         snprintf(err, errlen, "%s %d: expected 1 or more", what, ep);
         return HLX_ERR_INVALID;
     }
-    if (m->experts == 0 || m->dense_layers >= m->layers) {
+    if (hlx_model_moe_layers(m) == 0) {
         if (ep == 1)
             return HLX_OK;
         snprintf(err, errlen, "%s %d: model %s has no MoE layer (its FFNs are dense, split "
@@ -84,7 +84,7 @@ static int hlx_moe_down_bias_here(const hlx_moe_layout_t *ml)
 uint64_t hlx_moe_rank_bytes(const hlx_model_t *m, const hlx_moe_layout_t *ml, size_t w_esize)
 {
     uint64_t H = (uint64_t)m->hidden, E = (uint64_t)m->experts, per, t;
-    int moe_layers = m->layers - m->dense_layers;
+    int moe_layers = hlx_model_moe_layers(m);
 
     if (m->experts == 0 || moe_layers <= 0)
         return 0;
@@ -201,8 +201,8 @@ typedef struct hlx_moe_w {
 
 struct hlx_moe {
     hlx_moe_layout_t lay;
-    int              nl;      /* MoE layers: dense_layers .. layers - 1 */
-    hlx_moe_w_t     *w;       /* [nl] */
+    int              nl;      /* MoE layers (hlx_model_moe_layers) */
+    hlx_moe_w_t     *w;       /* [nl], by hlx_model_moe_index */
     uint64_t         bytes;   /* weights allocated on this rank */
     double          *logits, *scratch; /* [E], [3 E] */
     int              cap;     /* rows the buffers below hold (B, or B x C in prefill) */
@@ -211,11 +211,13 @@ struct hlx_moe {
     int             *sel;     /* [cap][top_k] chosen experts */
     float           *selw;    /* [cap][top_k] their weights */
     int             *hidx;    /* [cap][top_k]: expert 0's rows, then expert 1's, ... */
-    float           *hw;      /* [cap][top_k]: their weights; then [cap] shared gates */
+    float           *hw;      /* [cap][top_k]: their weights; then [cap] shared gates, then
+                               * [cap] ones (moe_weight_input: each expert's output added
+                               * with weight 1) */
     int             *first, *count; /* [expert_count + 1]: each expert's run in hidx */
     /* backend: the same lists (copied each layer), the gathered rows and their FFN */
     int             *idx;     /* [cap][top_k] */
-    float           *bw;      /* [cap][top_k + 1]: the weights, then the shared gates */
+    float           *bw;      /* [cap][top_k + 2]: the weights, the shared gates, the ones */
     float           *xin, *gu, *act, *out; /* [cap][H], [cap][2 cmax], [cap][cmax], [cap][H] */
 };
 
@@ -285,7 +287,8 @@ hlx_status_t hlx_moe_walk_count(hlx_engine_t *eng, const hlx_wsink_t *sk,
     int l;
 
     for (l = eng->m.dense_layers; l < eng->m.layers && st == HLX_OK; l++)
-        st = hlx_moe_layer_walk(eng, sk, ml, l, NULL);
+        if (hlx_model_layer_moe(&eng->m, l))
+            st = hlx_moe_layer_walk(eng, sk, ml, l, NULL);
     return st;
 }
 
@@ -389,9 +392,9 @@ hlx_status_t hlx_moe_reserve(hlx_engine_t *eng, int rows)
     moe->sel  = calloc(R * K, sizeof(int));
     moe->selw = calloc(R * K, sizeof(float));
     moe->hidx = calloc(R * K, sizeof(int));
-    moe->hw   = calloc(R * (K + 1), sizeof(float));
+    moe->hw   = calloc(R * (K + 2), sizeof(float));
     moe->idx  = hlx_be_zalloc(eng, R * K, sizeof(int));
-    moe->bw   = hlx_be_zalloc(eng, R * (K + 1), sizeof(float));
+    moe->bw   = hlx_be_zalloc(eng, R * (K + 2), sizeof(float));
     moe->xin  = hlx_be_zalloc(eng, R * H, sizeof(float));
     moe->out  = hlx_be_zalloc(eng, R * H, sizeof(float));
     moe->gu   = hlx_be_zalloc(eng, R * 2 * cm, sizeof(float));
@@ -414,12 +417,12 @@ hlx_status_t hlx_moe_build(hlx_engine_t *eng)
     uint64_t w0;
     int l;
 
-    if (m->experts == 0 || m->dense_layers >= m->layers)
+    if (hlx_model_moe_layers(m) == 0)
         return HLX_OK;
     if ((moe = eng->moe = calloc(1, sizeof(*moe))) == NULL)
         return HLX_ERR_NOMEM;
     hlx_moe_rank_layout(eng, &moe->lay);
-    moe->nl    = m->layers - m->dense_layers;
+    moe->nl    = hlx_model_moe_layers(m);
     moe->cmax = (size_t)(moe->lay.col_count > moe->lay.shared_count ? moe->lay.col_count
                                                                      : moe->lay.shared_count);
     moe->w       = calloc((size_t)moe->nl, sizeof(*moe->w));
@@ -432,7 +435,8 @@ hlx_status_t hlx_moe_build(hlx_engine_t *eng)
         return HLX_ERR_NOMEM;
     w0 = eng->w_bytes;
     for (l = m->dense_layers; l < m->layers; l++)
-        if ((st = hlx_moe_build_layer(eng, l, &moe->w[l - m->dense_layers])) != HLX_OK)
+        if (hlx_model_layer_moe(m, l) &&
+            (st = hlx_moe_build_layer(eng, l, &moe->w[hlx_model_moe_index(m, l)])) != HLX_OK)
             return st;
     /* what the experts' matrices took as loaded (packed, strips), the routers in f32 */
     moe->bytes = eng->w_bytes - w0 + hlx_moe_rank_bytes(m, &moe->lay, 0);
@@ -535,10 +539,13 @@ static hlx_status_t hlx_moe_lists(hlx_engine_t *eng, const hlx_moe_w_t *W, const
             z += (double)h[i] * W->sgate[i];
         moe->hw[nw + (size_t)b] = (float)(1.0 / (1.0 + exp(-z)));
     }
+    for (b = 0; m->moe_weight_input && b < B; b++)
+        moe->hw[nw + (size_t)B + (size_t)b] = 1.0f;
     st = eng->be.ops->copy_to(&eng->be, eng->q, moe->idx, moe->hidx, sizeof(int) * (size_t)n);
     if (st == HLX_OK)
         st = eng->be.ops->copy_to(&eng->be, eng->q, moe->bw, moe->hw,
-                                  sizeof(float) * (nw + (W->sgate != NULL ? (size_t)B : 0)));
+                                  sizeof(float) * (nw + (m->moe_weight_input ? 2 * (size_t)B
+                                                         : W->sgate != NULL ? (size_t)B : 0)));
     return st;
 }
 
@@ -572,7 +579,7 @@ hlx_status_t hlx_moe_ffn_rows(hlx_engine_t *eng, int l, const float *x, float *h
 {
     hlx_moe_t *moe = eng->moe;
     const hlx_model_t *m = &eng->m;
-    const hlx_moe_w_t *W = &moe->w[l - m->dense_layers];
+    const hlx_moe_w_t *W = &moe->w[hlx_model_moe_index(m, l)];
     int H = m->hidden, K = m->top_k, sc = moe->lay.shared_count, cc = moe->lay.col_count, j;
     uint64_t t0 = hlx_now_ns();
     hlx_status_t st;
@@ -610,6 +617,21 @@ hlx_status_t hlx_moe_ffn_rows(hlx_engine_t *eng, int l, const float *x, float *h
         if (nb == 0 || cc == 0)
             continue;
         st = HLX_BE(eng, gather_rows, moe->xin, hn, idx, nb, H);
+        if (st == HLX_OK && m->moe_weight_input) {
+            /* Llama 4: expert(w x), added with weight 1; w x exactly, as 0 + w x into out
+             * (then the expert reads out and writes xin) */
+            st = HLX_BE(eng, pad_rows, moe->out, H, moe->out, 0, nb, 0.0f, 0.0f);
+            if (st == HLX_OK)
+                st = HLX_BE(eng, scatter_add, moe->out, moe->xin, NULL, moe->bw + moe->first[j],
+                            nb, H);
+            if (st == HLX_OK)
+                st = hlx_moe_swiglu(eng, W->egu[j], W->edown[j], W->ebgu ? W->ebgu[j] : NULL,
+                                    W->ebdown ? W->ebdown[j] : NULL, cc, moe->out, moe->xin, nb);
+            if (st == HLX_OK)
+                st = HLX_BE(eng, scatter_add, y, moe->xin, idx, moe->bw + (size_t)B * (K + 1),
+                            nb, H);
+            continue;
+        }
         if (st == HLX_OK)
             st = hlx_moe_swiglu(eng, W->egu[j], W->edown[j], W->ebgu ? W->ebgu[j] : NULL,
                                 W->ebdown ? W->ebdown[j] : NULL, cc, moe->xin, moe->out, nb);

@@ -193,6 +193,16 @@ hlx_status_t hlx_phase_qkv_extras(hlx_engine_t *eng, const hlx_layer_w_t *W, flo
     return st;
 }
 
+hlx_status_t hlx_phase_attn_temp(hlx_engine_t *eng, int l, float *q, int64_t pos)
+{
+    const double t = hlx_model_attn_temp(&eng->m, l, pos);
+
+    /* the keys stay as projected: the softmax sees q.k times t */
+    return t == 1.0 ? HLX_OK
+                    : HLX_BE(eng, scale, q, (size_t)eng->lay.q_local * (size_t)eng->m.head_dim,
+                             (float)t);
+}
+
 hlx_status_t hlx_phase_norm(hlx_engine_t *eng, const float *w, const float *b, float *y,
                             const float *x, int rows)
 {
@@ -271,6 +281,9 @@ hlx_status_t hlx_phase_qkv(hlx_engine_t *eng, int l)
         if (st == HLX_OK)
             st = hlx_phase_rope(eng, l, eng->qkv + (size_t)L->q_local * dk,
                                 (size_t)eng->qkv_cols, L->kv_local, dk, m->rope_dim);
+        for (b = 0; b < B && st == HLX_OK; b++) /* each row at its own position */
+            st = hlx_phase_attn_temp(eng, l, eng->qkv + (size_t)b * eng->qkv_cols,
+                                     hlx_engine_row_pos(eng, b));
         /* Staggered append: only the owner of a request's position stores its new token. */
         for (b = 0; b < B && st == HLX_OK && !(eng->fault_now & HLX_FAULT_SKIP_APPEND); b++) {
             const float *kn = eng->qkv + (size_t)b * eng->qkv_cols + (size_t)L->q_local * dk;
@@ -355,7 +368,7 @@ static void hlx_phase_kv_rows(const hlx_engine_t *eng, int is_key, void *dst, co
 
 size_t hlx_phase_window_from(const hlx_engine_t *eng, int l, int64_t pos)
 {
-    int64_t first = hlx_model_window_start(hlx_model_layer_window(&eng->m, l), pos);
+    int64_t first = hlx_model_layer_first(&eng->m, l, pos);
 
     return first > 0 ? (size_t)hlx_layout_kv_count(&eng->lay, eng->lay.kvp_rank, first) : 0;
 }
@@ -835,7 +848,7 @@ hlx_status_t hlx_phase_ffn(hlx_engine_t *eng, int l)
     int B = eng->cfg.batch;
     hlx_status_t st;
 
-    if (l >= m->dense_layers && eng->moe != NULL)
+    if (hlx_model_layer_moe(m, l) && eng->moe != NULL)
         return hlx_moe_ffn(eng, l);
     HLX_TIMED(eng, HLX_PHASE_FFN, {
         const float *in;

@@ -215,6 +215,8 @@ static hlx_status_t hlx_prefill_qkv(hlx_engine_t *eng, hlx_prefill_t *p, int l, 
                 st = HLX_BE(eng, rope, x + (size_t)L->q_local * dk, n / calls, ld, L->kv_local,
                             dk, m->rope_dim, rp, tab);
         }
+        for (k = 0; k < n && st == HLX_OK; k++) /* the n requests' row i, at pos */
+            st = hlx_phase_attn_temp(eng, l, row + (size_t)k * ld, pos);
         for (k = HLX_DCA_INTER; p->dca && k <= HLX_DCA_SUCC && st == HLX_OK; k++) {
             /* no window, no per-request table under dual chunk attention: one call */
             float *x = p->dq + (k == HLX_DCA_INTER ? hlx_phase_dca_qn(eng, p->R) : 0) +
@@ -377,9 +379,11 @@ static hlx_status_t hlx_prefill_attn_head(hlx_engine_t *eng, hlx_prefill_t *p, i
     if (p->dca) {
         for (i = 0; i < c && st == HLX_OK; i = (int)(i + hlx_prefill_dca_rows(eng, pos0 + i, c - i)))
             st = hlx_prefill_attn_dca(eng, p, &d, pos0, c, k, kh, i);
-    } else if (hlx_model_window_start(hlx_model_layer_window(m, l), pos0 + c - 1) > 0) {
-        /* a windowed layer (GQA) whose window has moved past position 0: each row over its
-         * own, no prefix shared (until then the rows go as without a window, bit for bit) */
+    } else if (hlx_model_layer_first(m, l, pos0 + c - 1) > 0) {
+        /* a windowed layer (GQA) whose window (or chunk: window_chunked) has moved past
+         * position 0: each row over its own, no prefix shared (until then the rows go as
+         * without a window, bit for bit; the first position never decreases with the row's,
+         * so the last row's 0 is every row's) */
         for (i = 0; i < c && st == HLX_OK; i++) {
             d.group = G;
             d.len = (size_t)hlx_layout_kv_count(L, L->kvp_rank, pos0 + i + 1);
@@ -495,7 +499,7 @@ static hlx_status_t hlx_prefill_ffn(hlx_engine_t *eng, hlx_prefill_t *p, int l, 
     size_t n = (size_t)R * m->hidden;
     hlx_status_t st;
 
-    if (l >= m->dense_layers && eng->moe != NULL) {
+    if (hlx_model_layer_moe(m, l) && eng->moe != NULL) {
         /* routed per row; each (row, expert) pair on that expert's TPF ranks only */
         st = hlx_moe_ffn_rows(eng, l, p->x, p->hn, p->y, R);
     } else {

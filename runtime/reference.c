@@ -205,8 +205,17 @@ hlx_status_t hlx_ref_create_ckpt(const hlx_model_t *m, hlx_dtype_t kv_dtype,
                                 !(L->bk = hlx_ref_tensor(&ref->ws, HLX_HFW_BK, l)) ||
                                 !(L->bv = hlx_ref_tensor(&ref->ws, HLX_HFW_BV, l))))
                 goto err_free;
-            if ((m->qk_norm || m->qk_norm_proj) && (!(L->qnorm = hlx_ref_tensor(&ref->ws, HLX_HFW_QNORM, l)) ||
-                               !(L->knorm = hlx_ref_tensor(&ref->ws, HLX_HFW_KNORM, l))))
+            if (m->qk_norm_unit) { /* Llama 4: no weights, on the RoPE layers only */
+                int64_t i;
+                if (hlx_model_layer_rope(m, l) &&
+                    (!(L->qnorm = malloc(sizeof(double) * (size_t)dk)) ||
+                     !(L->knorm = malloc(sizeof(double) * (size_t)dk))))
+                    goto err_free;
+                for (i = 0; L->qnorm != NULL && i < dk; i++)
+                    L->qnorm[i] = L->knorm[i] = 1.0;
+            } else if ((m->qk_norm || m->qk_norm_proj) &&
+                       (!(L->qnorm = hlx_ref_tensor(&ref->ws, HLX_HFW_QNORM, l)) ||
+                        !(L->knorm = hlx_ref_tensor(&ref->ws, HLX_HFW_KNORM, l))))
                 goto err_free;
             if ((m->attn_sinks && !(L->sinks = hlx_ref_tensor(&ref->ws, HLX_HFW_SINKS, l))) ||
                 (m->o_bias && !(L->bo = hlx_ref_tensor(&ref->ws, HLX_HFW_BO, l))))
@@ -219,7 +228,7 @@ hlx_status_t hlx_ref_create_ckpt(const hlx_model_t *m, hlx_dtype_t kv_dtype,
             (!(L->post_attn_norm = hlx_ref_tensor(&ref->ws, HLX_HFW_POST_ATTN_NORM, l)) ||
              !(L->post_ffn_norm = hlx_ref_tensor(&ref->ws, HLX_HFW_POST_FFN_NORM, l))))
             goto err_free;
-        if (l < m->dense_layers) { /* MoE layers: reference_moe.c */
+        if (!hlx_ref_layer_moe(m, l)) { /* MoE layers: reference_moe.c */
             if (!m->ffn_plain) /* StarCoder2's plain MLP: up and down alone */
                 L->wgate = hlx_ref_tensor(&ref->ws, HLX_HFW_WGATE, l);
             L->wup   = hlx_ref_tensor(&ref->ws, HLX_HFW_WUP, l);
@@ -234,7 +243,7 @@ hlx_status_t hlx_ref_create_ckpt(const hlx_model_t *m, hlx_dtype_t kv_dtype,
             goto err_free;
         if ((!m->post_norms_only && (!L->attn_norm || !L->ffn_norm)) ||
             (m->attn == HLX_ATTN_GQA && (!L->wq || !L->wk || !L->wv)) || !L->wo ||
-            (l < m->dense_layers && ((!m->ffn_plain && !L->wgate) || !L->wup || !L->wdown)))
+            (!hlx_ref_layer_moe(m, l) && ((!m->ffn_plain && !L->wgate) || !L->wup || !L->wdown)))
             goto err_free;
     }
     if (m->experts > 0 && m->dense_layers < m->layers &&
@@ -416,9 +425,10 @@ hlx_status_t hlx_ref_step(hlx_ref_t *ref, double *hidden, double *logits, int *n
                 hlx_ref_rmsnorm(q, q, L->qnorm, Q * dk, m->norm_eps);
                 hlx_ref_rmsnorm(k, k, L->knorm, K * dk, m->norm_eps);
             }
-            for (h = 0; m->qk_norm && h < Q; h++) /* each head on its own, in place */
+            /* each head on its own, in place (qk_norm_unit: NULL on a NoPE layer) */
+            for (h = 0; m->qk_norm && L->qnorm != NULL && h < Q; h++)
                 hlx_ref_rmsnorm(q + h * dk, q + h * dk, L->qnorm, dk, m->norm_eps);
-            for (g = 0; m->qk_norm && g < K; g++)
+            for (g = 0; m->qk_norm && L->knorm != NULL && g < K; g++)
                 hlx_ref_rmsnorm(k + g * dk, k + g * dk, L->knorm, dk, m->norm_eps);
             local = ref->rope_local != NULL && hlx_model_layer_window(m, l) > 0;
             /* dual chunk attention: the query turned three ways (qd[part]; intra in q) */
@@ -432,6 +442,14 @@ hlx_status_t hlx_ref_step(hlx_ref_t *ref, double *hidden, double *logits, int *n
             for (h = 0; hlx_model_layer_rope(m, l) && h < Q; h++)
                 hlx_ref_rope(q + h * dk, m->rope_dim, kpos,
                              local ? ref->rope_local : ref->rope_freq, local ? 1.0 : ref->rope_ms);
+            /* Llama 4's attention temperature on a NoPE layer's queries (not its keys):
+             * 1 + scale ln(1 + floor((pos + 1) / floor)) */
+            if (m->attn_temp_floor > 0 && m->nope_pattern > 1 && (l + 1) % m->nope_pattern == 0) {
+                double t = 1.0 + m->attn_temp_scale *
+                                     log(1.0 + floor((double)(ref->pos + 1) / m->attn_temp_floor));
+                for (e = 0; e < Q * dk; e++)
+                    q[e] *= t;
+            }
             for (g = 0; g < K; g++) {
                 size_t base = (((size_t)l * ref->batch + b) * K + g) * (size_t)ref->cap +
                               (size_t)ref->pos;
@@ -450,8 +468,10 @@ hlx_status_t hlx_ref_step(hlx_ref_t *ref, double *hidden, double *logits, int *n
                                                               ref->layers[l].vscale[g]);
             }
             /* Two-pass softmax over every position p0..pos: 0, or the first of a windowed
-             * layer's window. */
+             * layer's window, or of its chunk of sliding_window positions (window_chunked) */
             p0 = hlx_model_window_start(hlx_model_layer_window(m, l), ref->pos);
+            if (m->window_chunked && hlx_model_layer_window(m, l) > 0)
+                p0 = ref->pos / m->sliding_window * m->sliding_window;
             for (h = 0; h < Q; h++) {
                 size_t base = (((size_t)l * ref->batch + b) * K + h / G) * (size_t)ref->cap;
                 const float *kc = ref->kcache + base * dk, *vc = ref->vcache + base * dv;
@@ -496,7 +516,7 @@ attn_out:
                 hlx_ref_norm(m, hn, x, L->ffn_norm, L->ffn_norm_b, H);
             else
                 memcpy(hn, x, sizeof(double) * (size_t)H);
-            if (l >= m->dense_layers) {
+            if (hlx_ref_layer_moe(m, l)) {
                 hlx_ref_moe_ffn(ref->moe, l, hn, y, ref->pos, b);
             } else if (m->ffn_plain) { /* StarCoder2: act(hn W_up + b_up) W_down + b_down */
                 hlx_ref_matvec(up, hn, L->wup, H, F);

@@ -23,6 +23,7 @@ struct hlx_ref_moe {
     hlx_ref_moe_layer_t *L;          /* [layers]; dense layers stay empty */
     double              *logit, *score, *choice, *gscore; /* [E] each */
     double              *gate, *up, *o;                   /* [max(Fe, Fs)], .., [H] */
+    double              *xw;                              /* [H]: w hn (moe_weight_input) */
     int                 *order, *gorder;                  /* [E] */
     double               margin; /* near-tie margin */
     int64_t              ties;
@@ -52,10 +53,13 @@ hlx_ref_moe_t *hlx_ref_moe_create(hlx_wsrc_t *ws, const hlx_model_t *m, char *er
     moe->gate   = calloc((size_t)Fmax, sizeof(double));
     moe->up     = calloc((size_t)Fmax, sizeof(double));
     moe->o      = calloc((size_t)H, sizeof(double));
+    moe->xw     = calloc((size_t)H, sizeof(double));
     ok = moe->L && moe->logit && moe->score && moe->choice && moe->gscore && moe->order &&
-         moe->gorder && moe->gate && moe->up && moe->o;
+         moe->gorder && moe->gate && moe->up && moe->o && moe->xw;
     for (l = m->dense_layers; ok && l < m->layers; l++) {
         hlx_ref_moe_layer_t *L = &moe->L[l];
+        if (!hlx_ref_layer_moe(m, l)) /* moe_step: a dense layer between (reference.c) */
+            continue;
         snprintf(n, sizeof(n), "model.layers.%d.mlp.gate.weight", l);
         ok = (L->router = hlx_ref_read(ws, n, H, E, err, errlen)) != NULL;
         if (ok && m->moe_scoring == HLX_MOE_SIGMOID) {
@@ -241,6 +245,14 @@ void hlx_ref_moe_ffn(hlx_ref_moe_t *moe, int l, const double *hn, double *y, int
             w /= sum + 1e-20;
         w *= m->routed_scaling > 0 ? m->routed_scaling : 1.0;
         e = moe->order[k];
+        if (m->moe_weight_input) { /* Llama 4: expert(w hn), added as it is */
+            for (i = 0; i < H; i++)
+                moe->xw[i] = w * hn[i];
+            hlx_ref_moe_swiglu(moe, moe->xw, L->gate[e], L->up[e], L->down[e],
+                               L->bgate ? L->bgate[e] : NULL, L->bup ? L->bup[e] : NULL,
+                               L->bdown ? L->bdown[e] : NULL, m->expert_ffn, 1.0, y);
+            continue;
+        }
         hlx_ref_moe_swiglu(moe, hn, L->gate[e], L->up[e], L->down[e],
                            L->bgate ? L->bgate[e] : NULL, L->bup ? L->bup[e] : NULL,
                            L->bdown ? L->bdown[e] : NULL, m->expert_ffn, w, y);
@@ -297,5 +309,6 @@ void hlx_ref_moe_destroy(hlx_ref_moe_t *moe)
     }
     free(moe->L); free(moe->logit); free(moe->score); free(moe->choice); free(moe->gscore);
     free(moe->order); free(moe->gorder); free(moe->gate); free(moe->up); free(moe->o);
+    free(moe->xw);
     free(moe);
 }

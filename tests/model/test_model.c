@@ -620,6 +620,96 @@ static void test_nope_layers(void **state)
     assert_int_equal(n, 9);
 }
 
+/* Llama 4's per-layer helpers: the first position a query attends to (a window's, a chunk's
+ * under window_chunked, 0 on a whole-context layer), the head norms under qk_norm_unit, the
+ * attention temperature, and which layers are MoE under moe_step and their indices. */
+static void test_llama4_layers(void **state)
+{
+    char err[1024];
+    hlx_model_t m;
+    int l;
+
+    (void)state;
+    assert_int_equal(hlx_model_load("tiny", &m, err, sizeof(err)), HLX_OK);
+    m.layers = 8;
+    m.sliding_window = 8;
+    m.sliding_pattern = 4; /* layers 3 and 7 whole */
+    assert_int_equal(hlx_model_layer_first(&m, 0, 5), 0);
+    assert_int_equal(hlx_model_layer_first(&m, 0, 7), 0);
+    assert_int_equal(hlx_model_layer_first(&m, 0, 8), 1); /* (p - 8, p] */
+    assert_int_equal(hlx_model_layer_first(&m, 0, 20), 13);
+    assert_int_equal(hlx_model_layer_first(&m, 3, 20), 0);
+    m.window_chunked = 1; /* [p - p mod 8, p] */
+    assert_int_equal(hlx_model_layer_first(&m, 0, 7), 0);
+    assert_int_equal(hlx_model_layer_first(&m, 0, 8), 8);
+    assert_int_equal(hlx_model_layer_first(&m, 1, 15), 8);
+    assert_int_equal(hlx_model_layer_first(&m, 2, 16), 16);
+    assert_int_equal(hlx_model_layer_first(&m, 2, 1000003), 1000000);
+    assert_int_equal(hlx_model_layer_first(&m, 3, 20), 0);
+    assert_int_equal(hlx_model_layer_first(&m, 7, 20), 0);
+    for (l = 0; l < 4; l++) /* a chunk lies inside the window of the same length */
+        assert_true(hlx_model_layer_first(&m, 0, 100 + l) >= 100 + l - m.sliding_window + 1);
+
+    m.nope_pattern = 4; /* layers 3 and 7 NoPE */
+    m.qk_norm = 1;
+    for (l = 0; l < 8; l++)
+        assert_int_equal(hlx_model_layer_qk_norm(&m, l), 1);
+    m.qk_norm_unit = 1;
+    for (l = 0; l < 8; l++)
+        assert_int_equal(hlx_model_layer_qk_norm(&m, l), (l + 1) % 4 != 0);
+    m.qk_norm = 0;
+    assert_int_equal(hlx_model_layer_qk_norm(&m, 0), 0);
+
+    /* 1 + scale ln(1 + floor((p + 1) / floor)) on NoPE layers only */
+    assert_true(hlx_model_attn_temp(&m, 3, 100) == 1.0); /* no attn_temp_floor */
+    m.attn_temp_floor = 4;
+    m.attn_temp_scale = 0.1;
+    assert_true(hlx_model_attn_temp(&m, 0, 100) == 1.0);
+    assert_true(hlx_model_attn_temp(&m, 3, 0) == 1.0); /* floor(1 / 4) = 0 */
+    assert_true(hlx_model_attn_temp(&m, 3, 2) == 1.0);
+    assert_true(fabs(hlx_model_attn_temp(&m, 3, 3) - (1.0 + 0.1 * log(2.0))) < 1e-15);
+    assert_true(fabs(hlx_model_attn_temp(&m, 7, 6) - (1.0 + 0.1 * log(2.0))) < 1e-15);
+    assert_true(fabs(hlx_model_attn_temp(&m, 7, 7) - (1.0 + 0.1 * log(3.0))) < 1e-15);
+    m.attn_temp_floor = 8192; /* Llama 4 Scout's */
+    assert_true(hlx_model_attn_temp(&m, 3, 8190) == 1.0);
+    assert_true(fabs(hlx_model_attn_temp(&m, 3, 8191) - (1.0 + 0.1 * log(2.0))) < 1e-15);
+
+    /* moe_step: past dense_layers, layer l MoE where (l + 1) % step == 0 */
+    m.experts = 4;
+    m.dense_layers = 1;
+    m.moe_step = 2; /* MoE layers 1, 3, 5, 7 */
+    for (l = 0; l < 8; l++) {
+        assert_int_equal(hlx_model_layer_moe(&m, l), l % 2 == 1);
+        if (l % 2 == 1)
+            assert_int_equal(hlx_model_moe_index(&m, l), l / 2);
+    }
+    assert_int_equal(hlx_model_moe_layers(&m), 4);
+    m.dense_layers = 2; /* 3, 5, 7 */
+    assert_int_equal(hlx_model_layer_moe(&m, 1), 0);
+    assert_int_equal(hlx_model_moe_index(&m, 3), 0);
+    assert_int_equal(hlx_model_moe_index(&m, 7), 2);
+    assert_int_equal(hlx_model_moe_layers(&m), 3);
+    m.dense_layers = 0;
+    m.moe_step = 3; /* 2, 5 */
+    for (l = 0; l < 8; l++)
+        assert_int_equal(hlx_model_layer_moe(&m, l), l == 2 || l == 5);
+    assert_int_equal(hlx_model_moe_index(&m, 5), 1);
+    assert_int_equal(hlx_model_moe_layers(&m), 2);
+    m.moe_step = 0; /* every layer past dense_layers */
+    m.dense_layers = 3;
+    for (l = 0; l < 8; l++) {
+        assert_int_equal(hlx_model_layer_moe(&m, l), l >= 3);
+        if (l >= 3)
+            assert_int_equal(hlx_model_moe_index(&m, l), l - 3);
+    }
+    assert_int_equal(hlx_model_moe_layers(&m), 5);
+    m.moe_step = 1;
+    assert_int_equal(hlx_model_moe_layers(&m), 5);
+    m.experts = 0; /* a dense model */
+    assert_int_equal(hlx_model_layer_moe(&m, 5), 0);
+    assert_int_equal(hlx_model_moe_layers(&m), 0);
+}
+
 /* sliding_window and sliding_pattern: which layers are windowed, where a window starts, and
  * that both are hashed. */
 static void test_sliding_window(void **state)
@@ -1220,6 +1310,7 @@ int main(int argc, char **argv)
         cmocka_unit_test(test_granite),
         cmocka_unit_test(test_sliding_window),
         cmocka_unit_test(test_nope_layers),
+        cmocka_unit_test(test_llama4_layers),
         cmocka_unit_test(test_unknown_preset),
         cmocka_unit_test(test_mutations),
         cmocka_unit_test(test_runnable),

@@ -178,6 +178,29 @@ static void test_moe_gqa(void **state)
     hlx_cluster_free(&fx.c);
 }
 
+/* Llama 4's interleaved MoE (moe_step 2) on Qwen3-235B-A22B's shapes with a dense ffn of
+ * 12288: layers 1, 3, ..., 93 MoE (47 of the moe_gqa figure above), the other 47 dense at
+ * TP 64, 3 x 4096 x 12288 / 64 bf16 weights each. */
+static void test_moe_step(void **state)
+{
+    fixture_t fx;
+    hlx_layout_t l = lay(HLX_STRAT_HELIX, 16, 4, 1, 64, 1);
+    hlx_plan_result_t r;
+
+    (void)state;
+    fx_load(&fx, "qwen3-235b-a22b", "gb200-nvl72", MIB_1M);
+    fx.m.moe_step = 2;
+    fx.m.ffn = 12288;
+    assert_int_equal(hlx_plan_ctx_init(&fx.ctx, &fx.m, &fx.c, MIB_1M, NULL), HLX_OK);
+    assert_int_equal(hlx_plan_check(&fx.ctx, &l, NULL, 0), HLX_OK);
+    hlx_plan_eval(&fx.ctx, &l, &r);
+    assert_rel(r.phase[HLX_PHASE_MOE].bytes,
+               47 * (0.125 * 3 * 4096 * 1536 + 4096 * 128.0) * 2, 1e-12, "moe layers");
+    assert_rel(r.phase[HLX_PHASE_FFN].bytes, 47 * 3.0 * 4096 * 12288 / 64 * 2, 1e-12,
+               "dense layers");
+    hlx_cluster_free(&fx.c);
+}
+
 /* Collectives with the preset links. GB200: one 72-GPU domain, 2 us, 900 GB/s.
  * HGX H200: 8-GPU domains, NVLink 2 us 450 GB/s, RDMA 5 us 50 GB/s. */
 static void test_collectives(void **state)
@@ -592,6 +615,7 @@ int main(void)
         cmocka_unit_test(test_window_memory),
         cmocka_unit_test(test_tied_head),
         cmocka_unit_test(test_plain_mlp),
+        cmocka_unit_test(test_moe_step),
     };
 
     return cmocka_run_group_tests(tests, NULL, NULL);
