@@ -153,8 +153,8 @@ static const hlx_jfield_t hlx_model_fields[] = {
                "is an MoE layer and the others dense (Llama 4's interleave_moe_layer_step; "
                "default 0 or 1: every layer)"),
     { "moe_weight_input", HLX_JT_BOOL, offsetof(hlx_model_raw_t, m.moe_weight_input), 0, 0,
-      1, 0, "the routing weight multiplies each chosen expert's input, not its output (Llama "
-      "4)" },
+      1, 0, "the routing weight multiplies each chosen expert's input, not its output, and a "
+      "sigmoid router has no correction bias (Llama 4)" },
     HLX_MF_STR("scoring_func", scoring, 0, "router scores: softmax or sigmoid"),
     HLX_MF_STR("group_score", group_score, 0,
                "a group's score in group-limited routing: top2 (sum of its two best, "

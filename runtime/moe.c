@@ -312,7 +312,7 @@ static hlx_status_t hlx_moe_build_layer(hlx_engine_t *eng, int l, hlx_moe_w_t *W
         return HLX_ERR_NOMEM;
     snprintf(name, sizeof(name), "model.layers.%d.mlp.gate.weight", l);
     HLX_MOE_TRY(hlx_moe_read(eng, name, H, E, 0, H, 0, E, W->router, HLX_DTYPE_F32, E));
-    if (m->moe_scoring == HLX_MOE_SIGMOID) {
+    if (m->moe_scoring == HLX_MOE_SIGMOID && !m->moe_weight_input) { /* Llama 4's: none */
         if ((W->bias = malloc(sizeof(float) * (size_t)E)) == NULL)
             return HLX_ERR_NOMEM;
         snprintf(name, sizeof(name), "model.layers.%d.mlp.gate.e_score_correction_bias", l);

@@ -62,7 +62,7 @@ hlx_ref_moe_t *hlx_ref_moe_create(hlx_wsrc_t *ws, const hlx_model_t *m, char *er
             continue;
         snprintf(n, sizeof(n), "model.layers.%d.mlp.gate.weight", l);
         ok = (L->router = hlx_ref_read(ws, n, H, E, err, errlen)) != NULL;
-        if (ok && m->moe_scoring == HLX_MOE_SIGMOID) {
+        if (ok && m->moe_scoring == HLX_MOE_SIGMOID && !m->moe_weight_input) {
             snprintf(n, sizeof(n), "model.layers.%d.mlp.gate.e_score_correction_bias", l);
             ok = (L->bias = hlx_ref_read(ws, n, 1, E, err, errlen)) != NULL;
         }

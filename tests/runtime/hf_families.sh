@@ -845,7 +845,7 @@ llama4_case() { # NAME JSON: llama4-f32 with JSON's keys in config.json
 llama4_case llama4-nochunk '{"attention_chunk_size": null}'
 llama4_case llama4-noqkn '{"use_qk_norm": false}'
 llama4_case llama4-notemp '{"attn_temperature_tuning": false}'
-llama4_case llama4-floor '{"floor_scale": 8, "attn_temperature_tuning": 4}'
+llama4_case llama4-floor '{"floor_scale": 2, "attn_temperature_tuning": 4}'
 for c in nochunk noqkn notemp floor; do
     fwd_start "$dir/llama4-$c"
 done

@@ -173,7 +173,8 @@ typedef struct hlx_model {
      * ffn) otherwise; 0 or 1: every layer past dense_layers (hlx_model_layer_moe) */
     int             moe_step;
     /* the routing weight multiplies each chosen expert's input, not its output (Llama 4's
-     * Llama4TextMoe: expert(x w), not w expert(x)) */
+     * Llama4TextMoe: expert(x w), not w expert(x)); its sigmoid scores have no correction
+     * bias (Llama4Router: none is read) */
     int             moe_weight_input;
     /* MoE gating (DeepSeek-V3): scores, group-limited top-k, weights */
     hlx_moe_scoring_t moe_scoring;   /* scoring_func */
