@@ -818,9 +818,10 @@ done
 # them) decodes as the fused one (the tokens and hidden state); Llama4ForConditionalGeneration
 # (its text model under text_config and language_model., or model.language_model.) as its
 # text model and the forward; each Llama 4 key changed in config.json (chunks off, the q/k
-# norm off, the temperature off, another floor) decodes to the forward's tokens and to other
-# tokens than the unchanged checkpoint; refused: moe_layers or layer_types off their
-# pattern, attention_bias true
+# norm off, the temperature off, its slope 2 with the key 4 as the releases write it, its
+# floor 8 at that slope: other tokens than the slope alone) decodes to the forward's tokens
+# and to other tokens than the unchanged checkpoint; refused: moe_layers or layer_types off
+# their pattern, attention_bias true
 hidden_of "$dir/llama4-f32" "$dir/h.llama4"
 hidden_of "$dir/llama4-f32.src" "$dir/h.llama4src"
 echo "llama4: fused $(cat "$dir/h.llama4"), per expert $(cat "$dir/h.llama4src")"
@@ -845,13 +846,17 @@ llama4_case() { # NAME JSON: llama4-f32 with JSON's keys in config.json
 llama4_case llama4-nochunk '{"attention_chunk_size": null}'
 llama4_case llama4-noqkn '{"use_qk_norm": false}'
 llama4_case llama4-notemp '{"attn_temperature_tuning": false}'
-llama4_case llama4-floor '{"floor_scale": 2, "attn_temperature_tuning": 4}'
-for c in nochunk noqkn notemp floor; do
+llama4_case llama4-slope '{"attn_scale": 2.0, "attn_temperature_tuning": 4}'
+llama4_case llama4-floor '{"attn_scale": 2.0, "floor_scale": 8}'
+for c in nochunk noqkn notemp slope floor; do
     fwd_start "$dir/llama4-$c"
 done
-for c in nochunk noqkn notemp floor; do
-    changed_decode "$dir/llama4-$c" "llama4 $c" llama4 "unchanged:"
+declare -A l4got
+for c in nochunk noqkn notemp slope floor; do
+    changed_decode "$dir/llama4-$c" "llama4 $c" llama4 "unchanged:" && l4got[$c]=$got
 done
+[ -n "${l4got[floor]-}" ] && [ "${l4got[floor]}" != "${l4got[slope]-}" ] ||
+    { echo "FAIL: llama4: floor_scale 8 decodes as the slope alone (the floor not read)"; fail=1; }
 llama4_case llama4-moelayers '{"moe_layers": [0]}'
 llama4_case llama4-types '{"layer_types": ["full_attention", "full_attention"]}'
 llama4_case llama4-bias '{"attention_bias": true}'
