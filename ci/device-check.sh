@@ -261,6 +261,16 @@ HELIX_GPU_SHARE=1 step decode-cuda-moe-ep2 60 "$helixrun" --no-prefix -n 2 --tim
 step decode-cuda-mla-moe 60 "$helix" decode --device cuda \
     --model tests/runtime/data/tiny-mla-moe.json --prompt-ids "$out/ragged.txt" --batch 3 \
     --context 300 --steps 6 --prefill-chunk 8 --check --json
+# Llama 4's layer on the device: chunked attention in rings (context 300 past chunks of 8),
+# weightless q/k norms on the RoPE layers, the NoPE layers' query temperature (the backend's
+# scale per row), MoE every other layer with the routing weight on the expert's input
+# (pad_rows, then scatter_add without an index), on 1 rank and over KVP 2 x EP 2; all --check
+step decode-cuda-llama4 60 "$helix" decode --device cuda \
+    --model tests/runtime/data/tiny-llama4.json --prompt-ids "$out/ragged.txt" --batch 3 \
+    --context 300 --steps 6 --prefill-chunk 8 --check --json
+HELIX_GPU_SHARE=1 step decode-cuda-llama4-ep2 60 "$helixrun" --no-prefix -n 2 --timeout 55 -- \
+    "$helix" decode --device cuda --kvp 2 --ep 2 --model tests/runtime/data/tiny-llama4.json \
+    --batch 3 --context 300 --steps 6 --check --json
 ckdir=$(mktemp -d)
 "$helix" model synth --family qwen2-moe --seed 3 --out "$ckdir/qwen2-moe" >/dev/null 2>&1 || true
 step decode-cuda-qwen2-moe 60 "$helix" decode --device cuda --model "$ckdir/qwen2-moe" \
