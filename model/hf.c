@@ -1876,9 +1876,9 @@ static hlx_status_t hlx_cfg_kv_scheme(hlx_jdoc_t *doc, json_t *q, const char *me
  * at all: the head ("lm_head", "re:.*lm_head", a multimodal checkpoint's
  * "language_model.lm_head"), a routed-expert family's routers (llm-compressor's
  * "re:.*mlp.gate$", AutoFP8's per-layer "model.layers.N.block_sparse_moe.gate", Qwen2-MoE's
- * shared_expert_gate, Llama 4's feed_forward.router), or a multimodal checkpoint's vision tower and projector
- * ("re:vision_tower.*", "re:multi_modal_projector.*", "re:visual.*", "model.visual",
- * Idefics3's "re:model.vision_model.*" and "re:model.connector.*", ...). */
+ * shared_expert_gate, Llama 4's feed_forward.router), or a multimodal checkpoint's vision
+ * tower and projector ("re:vision_tower.*", "re:multi_modal_projector.*", "re:visual.*",
+ * "model.visual", Idefics3's "re:model.vision_model.*" and "re:model.connector.*", ...). */
 static int hlx_cfg_ignore_head(const char *e)
 {
     return !strcmp(e, "lm_head") || !strcmp(e, "re:.*lm_head") || !strcmp(e, "re:.*lm_head$") ||
@@ -3880,10 +3880,9 @@ static hlx_status_t hlx_cfg_dense(hlx_jdoc_t *doc, hlx_hf_config_t *c)
                         : hlx_hf_qwen3_vl(c) ? 32
                         : hlx_hf_base(c) == HLX_HF_BASE_DOTS1 &&
                                   hlx_cfg_absent(doc, "num_key_value_heads") ? 32
+                        /* Llama4TextConfig's 8; its null: the query heads */
                         : hlx_hf_base(c) == HLX_HF_BASE_LLAMA4 &&
-                                  hlx_cfg_absent(doc, "num_key_value_heads") ? 8 /* Llama4TextConfig's;
-                                                                                  * null: the
-                                                                                  * query heads */
+                                  hlx_cfg_absent(doc, "num_key_value_heads") ? 8
                         : !hlx_hf_mistral(c) && hlx_hf_base(c) != HLX_HF_BASE_MIXTRAL &&
                                   hlx_hf_base(c) != HLX_HF_BASE_SEED_OSS &&
                                   hlx_hf_base(c) != HLX_HF_BASE_GPT_OSS &&
@@ -3893,9 +3892,8 @@ static hlx_status_t hlx_cfg_dense(hlx_jdoc_t *doc, hlx_hf_config_t *c)
                         c->fused & HLX_HF_GEMMA ? 256
                         : hlx_hf_base(c) == HLX_HF_BASE_GPT_OSS ? 64 /* GptOssConfig's */
                         : c->fused & HLX_HF_ROPE_PAIRS ||
-                                  ((c->fused & HLX_HF_LLAMA4) &&
-                                   hlx_cfg_absent(doc, "head_dim")) || /* Llama4TextConfig's
-                                                                        * null: H / heads */
+                                  /* Llama4TextConfig's 128; its null: H / heads */
+                                  ((c->fused & HLX_HF_LLAMA4) && hlx_cfg_absent(doc, "head_dim")) ||
                                   hlx_hf_base(c) == HLX_HF_BASE_SEED_OSS ||
                                 (hlx_hf_qwen3_vl(c) && !hlx_hf_qwen3_vl_moe(c)) ? 128
                         : m->hidden / m->q_heads, 1,
