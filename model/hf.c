@@ -1876,9 +1876,9 @@ static hlx_status_t hlx_cfg_kv_scheme(hlx_jdoc_t *doc, json_t *q, const char *me
  * at all: the head ("lm_head", "re:.*lm_head", a multimodal checkpoint's
  * "language_model.lm_head"), a routed-expert family's routers (llm-compressor's
  * "re:.*mlp.gate$", AutoFP8's per-layer "model.layers.N.block_sparse_moe.gate", Qwen2-MoE's
- * shared_expert_gate), or a multimodal checkpoint's vision tower and projector
- * ("re:vision_tower.*", "re:multi_modal_projector.*", "re:visual.*", "model.visual",
- * Idefics3's "re:model.vision_model.*" and "re:model.connector.*", ...). */
+ * shared_expert_gate, Llama 4's feed_forward.router), or a multimodal checkpoint's vision
+ * tower and projector ("re:vision_tower.*", "re:multi_modal_projector.*", "re:visual.*",
+ * "model.visual", Idefics3's "re:model.vision_model.*" and "re:model.connector.*", ...). */
 static int hlx_cfg_ignore_head(const char *e)
 {
     return !strcmp(e, "lm_head") || !strcmp(e, "re:.*lm_head") || !strcmp(e, "re:.*lm_head$") ||
@@ -1888,7 +1888,8 @@ static int hlx_cfg_ignore_head(const char *e)
 static int hlx_cfg_ignore_entry(const char *e)
 {
     static const char *const routers[] = { "mlp.gate", "block_sparse_moe.gate",
-                                           "mlp.shared_expert_gate" };
+                                           "mlp.shared_expert_gate",
+                                           "feed_forward.router" /* Llama 4's */ };
     static const char *const vision[] = { "vision_tower", "multi_modal_projector", "visual",
                                           "vision_model", "connector" };
     const char *v = !strncmp(e, "re:", 3) ? e + 3 : e;
@@ -2397,7 +2398,9 @@ static hlx_status_t hlx_cfg_modelopt(hlx_jdoc_t *doc, json_t *q, const char *at,
  * them) or by llm-compressor's regular expressions. */
 static json_t *hlx_hf_ignore_json(const hlx_hf_config_t *c, int per_layer)
 {
-    const char *gate = c->moe_gqa == HLX_HF_MOE_MIXTRAL ? "block_sparse_moe.gate" : "mlp.gate";
+    const char *gate = c->moe_gqa == HLX_HF_MOE_MIXTRAL  ? "block_sparse_moe.gate"
+                       : c->moe_gqa == HLX_HF_MOE_LLAMA4 ? "feed_forward.router"
+                                                         : "mlp.gate";
     json_t *a = json_pack("[s]", "lm_head");
     char e[96];
     int l;
@@ -3219,7 +3222,8 @@ static hlx_status_t hlx_cfg_nope(hlx_jdoc_t *doc, hlx_hf_config_t *c, int empty_
 }
 
 /* A key Llama4TextConfig reads as a truth value (attn_temperature_tuning: its releases
- * write 4): true, false, null (false) or a number (true unless 0). */
+ * write 4; use_qk_norm): true, false, null (false, as None tests) or a number (true unless
+ * 0). */
 static hlx_status_t hlx_cfg_truthy(hlx_jdoc_t *doc, const char *key, int def, int *out)
 {
     json_t *v = json_object_get(hlx_jdoc_root(doc), key);
@@ -3260,6 +3264,12 @@ static hlx_status_t hlx_cfg_llama4(hlx_jdoc_t *doc, hlx_hf_config_t *c)
     char path[48];
     hlx_status_t st;
 
+    /* null is no count: Llama4TextConfig stores the None and the model fails on it (absent
+     * takes the default) */
+    HLX_TRY(hlx_cfg_count_not_null(doc, c, "intermediate_size_mlp"));
+    HLX_TRY(hlx_cfg_count_not_null(doc, c, "num_local_experts"));
+    HLX_TRY(hlx_cfg_count_not_null(doc, c, "num_experts_per_tok"));
+    HLX_TRY(hlx_cfg_count_not_null(doc, c, "interleave_moe_layer_step"));
     m->expert_ffn = m->ffn; /* intermediate_size */
     HLX_TRY(hlx_cfg_int(doc, "intermediate_size_mlp", 0, 16384, 1, &m->ffn));
     HLX_TRY(hlx_cfg_int(doc, "num_local_experts", 0, 16, 1, &m->experts));
@@ -3316,9 +3326,16 @@ static hlx_status_t hlx_cfg_llama4(hlx_jdoc_t *doc, hlx_hf_config_t *c)
                                      "sets them)", l, want);
         }
     }
-    HLX_TRY(hlx_cfg_bool(doc, "use_qk_norm", 1, &qkn));
+    /* use_qk_norm as Llama4TextAttention tests it: null (None) is false, not the default */
+    HLX_TRY(hlx_cfg_truthy(doc, "use_qk_norm", 1, &qkn));
     m->qk_norm = m->qk_norm_unit = qkn;
     HLX_TRY(hlx_cfg_truthy(doc, "attn_temperature_tuning", 1, &tune));
+    if (tune && m->nope_pattern > 0) { /* read by the NoPE layers: a None fails there */
+        HLX_TRY(hlx_cfg_count_not_null(doc, c, "floor_scale"));
+        if (json_is_null(json_object_get(root, "attn_scale")))
+            return hlx_jdoc_fail(doc, "/attn_scale", HLX_ERR_PARSE, "null is not a number: "
+                                 "%s would fail on it (absent takes the class's 0.1)", c->arch);
+    }
     HLX_TRY(hlx_cfg_int(doc, "floor_scale", 0, 8192, 1, &floor_scale));
     HLX_TRY(hlx_cfg_num(doc, "attn_scale", 0.1, 0.0, 1e6, &scale));
     if (tune && m->nope_pattern > 0) {
@@ -3863,7 +3880,9 @@ static hlx_status_t hlx_cfg_dense(hlx_jdoc_t *doc, hlx_hf_config_t *c)
                         : hlx_hf_qwen3_vl(c) ? 32
                         : hlx_hf_base(c) == HLX_HF_BASE_DOTS1 &&
                                   hlx_cfg_absent(doc, "num_key_value_heads") ? 32
-                        : hlx_hf_base(c) == HLX_HF_BASE_LLAMA4 ? 8 /* Llama4TextConfig's */
+                        /* Llama4TextConfig's 8; its null: the query heads */
+                        : hlx_hf_base(c) == HLX_HF_BASE_LLAMA4 &&
+                                  hlx_cfg_absent(doc, "num_key_value_heads") ? 8
                         : !hlx_hf_mistral(c) && hlx_hf_base(c) != HLX_HF_BASE_MIXTRAL &&
                                   hlx_hf_base(c) != HLX_HF_BASE_SEED_OSS &&
                                   hlx_hf_base(c) != HLX_HF_BASE_GPT_OSS &&
@@ -3872,7 +3891,9 @@ static hlx_status_t hlx_cfg_dense(hlx_jdoc_t *doc, hlx_hf_config_t *c)
     HLX_TRY(hlx_cfg_int(doc, "head_dim", 0,
                         c->fused & HLX_HF_GEMMA ? 256
                         : hlx_hf_base(c) == HLX_HF_BASE_GPT_OSS ? 64 /* GptOssConfig's */
-                        : c->fused & (HLX_HF_ROPE_PAIRS | HLX_HF_LLAMA4) ||
+                        : c->fused & HLX_HF_ROPE_PAIRS ||
+                                  /* Llama4TextConfig's 128; its null: H / heads */
+                                  ((c->fused & HLX_HF_LLAMA4) && hlx_cfg_absent(doc, "head_dim")) ||
                                   hlx_hf_base(c) == HLX_HF_BASE_SEED_OSS ||
                                 (hlx_hf_qwen3_vl(c) && !hlx_hf_qwen3_vl_moe(c)) ? 128
                         : m->hidden / m->q_heads, 1,

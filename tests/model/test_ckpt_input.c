@@ -2662,6 +2662,8 @@ static void test_null_counts(void **state)
                                  "moe_intermediate_size", "n_shared_experts", NULL } },
         { "ncoss", "gpt-oss", { "num_local_experts", "num_experts_per_tok", NULL } },
         { "ncv3", "moe-mla", { "n_shared_experts", NULL } },
+        { "ncl4", "llama4", { "num_local_experts", "num_experts_per_tok",
+                              "intermediate_size_mlp", "interleave_moe_layer_step", NULL } },
     };
     char args[128], needle[96], path[512];
     size_t i, k;
@@ -2685,6 +2687,72 @@ static void test_null_counts(void **state)
     set_key("ncds", "n_shared_experts", json_null());
     expect_config("ncds", HLX_OK, NULL);
     assert_int_equal(g_cfg.m.shared_experts, 0);
+}
+
+/* Llama 4's keys as Llama4TextConfig and Llama4TextAttention take a null: use_qk_norm null
+ * is false (None fails the test, no norm), head_dim null hidden_size / heads and
+ * num_key_value_heads null the query heads (absent: 128 and 8), floor_scale and attn_scale
+ * null refused where the NoPE layers' temperature reads them; the fp8 forms' ignore lists
+ * name Llama 4's routers (feed_forward.router), as written and as read. */
+static void test_llama4_nulls(void **state)
+{
+    char path[512];
+    json_t *c, *ig;
+    size_t i;
+    int routers = 0;
+
+    (void)state;
+    synth("l4n", "--family llama4 --shards 1");
+    expect_config("l4n", HLX_OK, NULL);
+    assert_true(g_cfg.m.qk_norm && g_cfg.m.qk_norm_unit && g_cfg.m.attn_temp_floor == 4);
+    set_key("l4n", "use_qk_norm", json_null());
+    expect_config("l4n", HLX_OK, NULL);
+    assert_true(!g_cfg.m.qk_norm && !g_cfg.m.qk_norm_unit);
+    set_key("l4n", "use_qk_norm", NULL);
+    expect_config("l4n", HLX_OK, NULL);
+    assert_true(g_cfg.m.qk_norm && g_cfg.m.qk_norm_unit);
+    set_key("l4n", "num_attention_heads", json_integer(16));
+    set_key("l4n", "head_dim", json_null());
+    set_key("l4n", "num_key_value_heads", json_null());
+    expect_config("l4n", HLX_OK, NULL);
+    assert_int_equal(g_cfg.m.head_dim, 256 / 16);
+    assert_int_equal(g_cfg.m.kv_heads, 16);
+    set_key("l4n", "head_dim", NULL);
+    set_key("l4n", "num_key_value_heads", NULL);
+    expect_config("l4n", HLX_OK, NULL);
+    assert_int_equal(g_cfg.m.head_dim, 128);
+    assert_int_equal(g_cfg.m.kv_heads, 8);
+    set_key("l4n", "num_attention_heads", json_integer(8));
+    set_key("l4n", "head_dim", json_integer(32));
+    set_key("l4n", "num_key_value_heads", json_integer(2));
+    expect_key("l4n", "floor_scale", json_null(), HLX_ERR_PARSE, "floor_scale: null is not a "
+               "count", json_integer(4));
+    expect_key("l4n", "attn_scale", json_null(), HLX_ERR_PARSE, "attn_scale: null is not a "
+               "number", json_real(0.5));
+    set_key("l4n", "attn_temperature_tuning", json_false()); /* not read then */
+    set_key("l4n", "attn_scale", json_null());
+    expect_config("l4n", HLX_OK, NULL);
+    assert_int_equal(g_cfg.m.attn_temp_floor, 0);
+    /* the routers left unquantized by their own names, per layer (layers 1 and 3 of 4) and
+     * as llm-compressor's expression */
+    synth("l4fp8", "--family llama4 --layers 4 --dtype fp8 --fp8-format fp8 --shards 1");
+    expect_config("l4fp8", HLX_OK, NULL);
+    c = config_json("l4fp8", path);
+    ig = json_object_get(json_object_get(c, "quantization_config"), "ignored_layers");
+    for (i = 0; i < json_array_size(ig); i++) {
+        const char *e = json_string_value(json_array_get(ig, i));
+        routers += !strcmp(e, "model.layers.1.feed_forward.router") ||
+                   !strcmp(e, "model.layers.3.feed_forward.router");
+        assert_null(strstr(e, "mlp.gate"));
+    }
+    json_decref(c);
+    assert_int_equal(routers, 2);
+    synth("l4ct", "--family llama4 --dtype fp8 --fp8-format compressed-tensors --shards 1");
+    c = config_json("l4ct", path);
+    ig = json_object_get(json_object_get(c, "quantization_config"), "ignore");
+    assert_string_equal(json_string_value(json_array_get(ig, 1)), "re:.*feed_forward.router$");
+    json_decref(c);
+    expect_config("l4ct", HLX_OK, NULL);
 }
 
 /* StarCoder2 (Starcoder2ForCausalLM): LayerNorms with biases, use_bias on q, k, v, o_proj
@@ -4203,6 +4271,7 @@ int main(int argc, char **argv)
         cmocka_unit_test(test_olmo2),
         cmocka_unit_test(test_olmo3),
         cmocka_unit_test(test_null_counts),
+        cmocka_unit_test(test_llama4_nulls),
         cmocka_unit_test(test_starcoder2),
         cmocka_unit_test(test_int_bits),
         cmocka_unit_test(test_gemma2),

@@ -1025,6 +1025,8 @@ class Config:
 
         def flag(key, default):
             v = c.get(key, default)
+            if v is None:  # the class stores the None, which the attention tests as false
+                return False
             if not isinstance(v, bool):
                 raise Fail(f"{path}: key {key}: {v!r} is not a boolean")
             return v
