@@ -189,7 +189,7 @@ static void hlx_synth_usage(FILE *f)
         "                    checkpoint then decodes as `--model M` with the family's\n"
         "                    biases, head norms or NoPE layers (qkv_bias, qk_norm,\n"
         "                    nope_pattern)\n"
-        "  --layers N        transformer layers, 1 to %d (default 2, or the model's with\n"
+        "  --layers N        transformer layers, 1 to %d (default 2, llama4 3, or the model's with\n"
         "                    --model, which must then be at most %d too)\n"
         "  --seed S          seed of the values (default 1)\n"
         "  --dtype T         bf16 (default) or f32; fp8: linear weights in e4m3, for\n"
@@ -664,18 +664,20 @@ static void hlx_synth_config(hlx_hf_config_t *c, int dense, int v2, int layers,
                 m->rope_yarn_exact = 1;
             }
             if (c->moe_gqa == HLX_HF_MOE_LLAMA4) {
-                /* llama4: Llama 4's layer at 2 layers: layer 0 dense (width 512), chunked
-                 * (chunks of 4) and turning by RoPE with L2-normalised q and k heads; layer
-                 * 1 NoPE over the whole context with the query temperature (floor 4, slope
-                 * 0.5, where Scout's 8192 and 0.1 would leave 18 positions alone) and MoE:
-                 * top-1 of 8 by a sigmoid, its score on the expert's input, one shared
-                 * expert */
+                /* llama4: Llama 4's layer at 3 layers (its default): layers 0 and 1 chunked
+                 * (chunks of 4) and turning by RoPE with L2-normalised q and k heads, layer
+                 * 2 NoPE over the whole context with the query temperature (floor 4, slope
+                 * 0.5, where Scout's 8192 and 0.1 would leave 18 positions alone); layer 1
+                 * MoE (top-1 of 8 by a sigmoid, its score on the expert's input, one shared
+                 * expert), layers 0 and 2 dense (width 512). At 2 layers the NoPE and the
+                 * MoE layer are one (layer 1) */
                 m->top_k = 1;
                 m->dense_layers = 0;
                 m->shared_experts = 1;
                 m->moe_weight_input = 1;
                 hlx_hf_gating_set(c, HLX_MOE_SIGMOID, 0, 1.0, 1, 1);
-                m->nope_pattern = m->moe_step = layers > 1 ? 2 : 0;
+                m->nope_pattern = layers > 2 ? 3 : layers > 1 ? 2 : 0;
+                m->moe_step = layers > 1 ? 2 : 0;
                 m->sliding_window = 4;
                 m->window_chunked = 1;
                 m->sliding_pattern = m->nope_pattern;
@@ -1332,7 +1334,9 @@ static int hlx_cmd_model_synth(int argc, char **argv)
         return 2;
     }
     memset(&ctx, 0, sizeof(ctx));
-    hlx_synth_config(&ctx.cfg, dense, !strcmp(family, "deepseek-v2"), layers ? (int)layers : 2,
+    /* llama4: 3 layers, so that its NoPE layer and its MoE layer are not one (2 and 1) */
+    hlx_synth_config(&ctx.cfg, dense, !strcmp(family, "deepseek-v2"),
+                     layers ? (int)layers : !strcmp(family, "llama4") ? 3 : 2,
                      dtype);
     if (model != NULL && hlx_synth_model(&ctx.cfg, model, (int)layers) != 0)
         return 2;

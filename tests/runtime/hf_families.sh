@@ -819,7 +819,7 @@ done
 # (its text model under text_config and language_model., or model.language_model.) as its
 # text model and the forward; each Llama 4 key changed in config.json (chunks off, the q/k
 # norm off, also by a null, the temperature off, its slope 2 with the key 4 as the releases
-# write it, its floor 8 at that slope: other tokens than the slope alone) decodes to the
+# write it, its floor 16 at that slope: other tokens than the slope alone) decodes to the
 # forward's tokens
 # and to other tokens than the unchanged checkpoint; refused: moe_layers or layer_types off
 # their pattern, attention_bias true
@@ -848,7 +848,7 @@ llama4_case llama4-nochunk '{"attention_chunk_size": null}'
 llama4_case llama4-noqkn '{"use_qk_norm": false}'
 llama4_case llama4-notemp '{"attn_temperature_tuning": false}'
 llama4_case llama4-slope '{"attn_scale": 2.0, "attn_temperature_tuning": 4}'
-llama4_case llama4-floor '{"attn_scale": 2.0, "floor_scale": 8}'
+llama4_case llama4-floor '{"attn_scale": 2.0, "floor_scale": 16}'
 llama4_case llama4-qknnull '{"use_qk_norm": null}'
 for c in nochunk noqkn notemp slope floor qknnull; do
     fwd_start "$dir/llama4-$c"
@@ -858,12 +858,14 @@ for c in nochunk noqkn notemp slope floor qknnull; do
     changed_decode "$dir/llama4-$c" "llama4 $c" llama4 "unchanged:" && l4got[$c]=$got
 done
 [ -n "${l4got[floor]-}" ] && [ "${l4got[floor]}" != "${l4got[slope]-}" ] ||
-    { echo "FAIL: llama4: floor_scale 8 decodes as the slope alone (the floor not read)"; fail=1; }
+    { echo "FAIL: llama4: floor_scale 16 decodes as the slope alone (the floor not read)"; fail=1; }
+[ -n "${l4got[noqkn]-}" ] && [ "${l4got[noqkn]}" != "${l4got[notemp]-}" ] ||
+    { echo "FAIL: llama4: the q/k norm off and the temperature off decode alike"; fail=1; }
 # use_qk_norm null: no norm, as Llama4TextAttention tests the None (not the class default)
 [ -n "${l4got[qknnull]-}" ] && [ "${l4got[qknnull]}" = "${l4got[noqkn]-}" ] ||
     { echo "FAIL: llama4: use_qk_norm null decodes otherwise than false"; fail=1; }
 llama4_case llama4-moelayers '{"moe_layers": [0]}'
-llama4_case llama4-types '{"layer_types": ["full_attention", "full_attention"]}'
+llama4_case llama4-types '{"layer_types": ["full_attention", "full_attention", "full_attention"]}'
 llama4_case llama4-bias '{"attention_bias": true}'
 refused llama4-moelayers 'moe_layers[0]: expected layer 1 (interleave_moe_layer_step 2'
 refused llama4-types 'layer_types[0]: expected "chunked_attention"'
