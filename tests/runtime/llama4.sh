@@ -12,7 +12,10 @@
 # and each feature must matter: the model with it flipped decodes another hidden state
 # (hidden_hash; without --check, as the reference follows the model file). `ranks`
 # (integration): KVP 2, KVP 2 x TPA 2, EP 2, EP 4 and KVP 4 x EP 4 under helixrun give
-# 1 rank's tokens.
+# 1 rank's tokens. `ragged` (both): prompts of 100, 61 and 7 tokens (prompt3_long.txt), so
+# each request decodes at its own position, on f32 KV, where the engine meets the reference
+# to about 1e-6: under 1e-4 (bf16 KV's midpoint roundings hide a temperature a position off
+# under the check's 1e-3), after a context of 40 and of 300, on 1 rank and under helixrun.
 # usage: llama4.sh single|ranks HELIX DATA HELIXRUN
 set -u
 mode=$1 helix=$2 data=$3 helixrun=$4
@@ -25,6 +28,15 @@ small() { # the check's error under 1e-3 (bf16 KV: --check's own bound is looser
     e=$(json_field "$dir/$1.json" "d['max_rel_err']")
     python3 -c "import sys; sys.exit(not float(sys.argv[1]) < 1e-3)" "$e" ||
         { echo "FAIL: $1: max_rel_err $e"; fail=1; }
+}
+
+tight() { # f32 KV: the check's error under 1e-4 (1e-6 expected)
+    local n e
+    for n in "$@"; do
+        e=$(json_field "$dir/$n.json" "d['max_rel_err']")
+        python3 -c "import sys; sys.exit(not float(sys.argv[1]) < 1e-4)" "$e" ||
+            { echo "FAIL: $n: max_rel_err $e on f32 KV (over 1e-4)"; fail=1; }
+    done
 }
 
 same() { # same TOKENS-OF NAME...: each run's tokens those of the first
@@ -46,6 +58,13 @@ args=("${plain[@]}"); run plain 1 --model "$model"
 args=("${pre[@]}"); run one 1 --model "$model"
 args=("${long[@]}"); run long 1 --model "$model"
 small plain; small one; small long
+# prompts of different lengths on f32 KV: the temperature (and the chunks) of each request at
+# its own position, in the prefill's rows and the decode's
+ragged=(--steps 6 --batch 3 --prompt-ids "$data/prompt3_long.txt" --prefill-chunk 7
+        --kv-dtype f32 --check --json --timeout 60)
+args=(--context 40 "${ragged[@]}"); run ragged 1 --model "$model"
+args=(--context 300 "${ragged[@]}"); run ragged-long 1 --model "$model"
+tight ragged ragged-long
 if [ "$mode" = ranks ]; then
     args=("${plain[@]}")
     run plain-kvp2 2 --model "$model" --kvp 2
@@ -60,6 +79,14 @@ if [ "$mode" = ranks ]; then
     run long-kvp2 2 --model "$model" --kvp 2
     run long-ep4 4 --model "$model" --kvp 4 --ep 4
     same long long-kvp2 long-ep4
+    args=(--context 40 "${ragged[@]}")
+    run ragged-kvp2 2 --model "$model" --kvp 2
+    run ragged-ep4 4 --model "$model" --kvp 2 --tpa 2 --ep 4
+    args=(--context 300 "${ragged[@]}")
+    run ragged-long-ep4 4 --model "$model" --kvp 4 --ep 4
+    same ragged ragged-kvp2 ragged-ep4
+    same ragged-long ragged-long-ep4
+    tight ragged-kvp2 ragged-ep4 ragged-long-ep4
     for name in long long-kvp2; do
         r=$(json_field "$dir/$name.json" "d['kv_ring_slots']")
         [ "$r" -gt 0 ] || { echo "FAIL: $name: no ring for the chunked layers ($r)"; fail=1; }
