@@ -811,9 +811,9 @@ static hlx_status_t hlx_model_validate(hlx_jdoc_t *doc, hlx_model_raw_t *r)
         if (m->moe_step > 1 && m->ffn == 0)
             return HLX_MFAIL("ffn", "moe_step %d leaves dense layers between the MoE ones: "
                              "they need a dense ffn size", m->moe_step);
-        if (m->moe_step > m->layers)
-            return HLX_MFAIL("moe_step", "%d exceeds layers %d (no MoE layer)", m->moe_step,
-                             m->layers);
+        if (m->moe_step > 1 && hlx_model_moe_layers(m) == 0)
+            return HLX_MFAIL("moe_step", "%d leaves no MoE layer among layers %d to %d (l + 1 "
+                             "a multiple of it)", m->moe_step, m->dense_layers, m->layers - 1);
         if (m->post_norms)
             return HLX_MFAIL("post_norms", "only with a dense FFN (\"experts\": 0): the MoE "
                              "layers do not normalise their output");

@@ -91,7 +91,8 @@ uint64_t hlx_moe_rank_bytes(const hlx_model_t *m, const hlx_moe_layout_t *ml, si
     /* router [H][E], (sigmoid) bias [E] and (Qwen2-MoE) shared gate [H] in f32; 3 H
      * weights per shared and expert column */
     if (__builtin_mul_overflow(H, E, &per) || __builtin_mul_overflow(per, 4, &per) ||
-        __builtin_add_overflow(per, m->moe_scoring == HLX_MOE_SIGMOID ? E * 4 : 0, &per) ||
+        __builtin_add_overflow(per, m->moe_scoring == HLX_MOE_SIGMOID && !m->moe_weight_input
+                                        ? E * 4 : 0, &per) || /* Llama 4's router: no bias */
         __builtin_add_overflow(per, m->shared_gate ? H * 4 : 0, &per) ||
         __builtin_add_overflow(per, m->router_bias ? E * 4 : 0, &per))
         return UINT64_MAX;

@@ -333,6 +333,17 @@ static void test_errors(void **state)
     expect_error("bad_attn.json", HLX_ERR_PARSE,
                  "bad_attn.json:2:16: attn: unknown attention \"mha\" (gqa or mla)");
     expect_error("topk.json", HLX_ERR_PARSE, "topk.json:5:3: top_k: 9 exceeds experts 8");
+    /* Llama 4's keys without what they act on */
+    expect_error("l4_moe_step_none.json", HLX_ERR_PARSE, "l4_moe_step_none.json:4:3: moe_step: "
+                 "3 leaves no MoE layer among layers 3 to 3");
+    expect_error("l4_chunked_alone.json", HLX_ERR_PARSE, "l4_chunked_alone.json:4:3: "
+                 "window_chunked: only meaningful with \"sliding_window\"");
+    expect_error("l4_unit_alone.json", HLX_ERR_PARSE, "l4_unit_alone.json:4:3: qk_norm_unit: "
+                 "only meaningful with \"qk_norm\"");
+    expect_error("l4_temp_no_nope.json", HLX_ERR_PARSE, "l4_temp_no_nope.json:4:3: "
+                 "attn_temp_floor: only meaningful with \"nope_pattern\"");
+    expect_error("l4_weight_input_dense.json", HLX_ERR_PARSE, "l4_weight_input_dense.json:4:3: "
+                 "moe_weight_input: only meaningful with \"experts\" > 0");
     expect_error("bad_scoring.json", HLX_ERR_PARSE,
                  "bad_scoring.json:4:3: scoring_func: unknown scoring \"tanh\" (softmax or sigmoid)");
     expect_error("bad_groups.json", HLX_ERR_PARSE, "bad_groups.json:5:3: topk_group: 2 "
