@@ -369,11 +369,17 @@ hlx_status_t hlx_plan_check(const hlx_plan_ctx_t *ctx, const hlx_layout_t *l, ch
         HLX_BAD("batch %d is not a multiple of pp %d (one micro-batch per stage)", l->batch,
                 l->pp);
     if (m->experts > 0) {
+        /* Helix over GQA cuts an expert's columns (and the shared experts' and the dense
+         * layers') in near-equal shares over TPF, as the runtime does (hlx_moe_layout_init):
+         * Llama 4 Scout's 8192 over 40 ranks */
         if (m->experts % l->ep != 0)
             HLX_BAD("ep %d does not divide experts %d", l->ep, m->experts);
-        if (m->expert_ffn % l->tpf != 0)
+        if (!uneven && m->expert_ffn % l->tpf != 0)
             HLX_BAD("tpf %d does not divide expert_ffn %d", l->tpf, m->expert_ffn);
-        if (hlx_model_moe_layers(m) < m->layers && m->ffn % nffn != 0)
+        if (uneven && l->tpf > m->expert_ffn)
+            HLX_BAD("tpf %d exceeds expert_ffn %d (a rank without columns)", l->tpf,
+                    m->expert_ffn);
+        if (!uneven && hlx_model_moe_layers(m) < m->layers && m->ffn % nffn != 0)
             HLX_BAD("dense layers run at tp %d, which does not divide ffn %d", nffn, m->ffn);
     } else {
         if (l->ep != 1)
@@ -555,11 +561,14 @@ void hlx_plan_eval(const hlx_plan_ctx_t *ctx, const hlx_layout_t *l, hlx_plan_re
             const double e_loc = E / l->ep;
             /* Expected distinct experts a batch touches, routing uniform at random. */
             const double touched = e_loc * (1.0 - pow(1.0 - k / E, Bmb));
-            const double pe = 3.0 * H * Fe / l->tpf;          /* one expert's slice */
+            /* one expert's slice, the busiest rank's under uneven shares */
+            const double pe = 3.0 * H * (uneven ? ceil(Fe / l->tpf) : Fe / l->tpf);
             const double shared = 3.0 * H * Fe * m->shared_experts;
             const double router = H * E;
             const double tok_local = dpep ? Breq : Bmb;
-            const double shared_w = dpep ? shared : shared / nffn;
+            const double shared_w = dpep ? shared
+                                    : uneven ? 3.0 * H * ceil(Fe * m->shared_experts / nffn)
+                                             : shared / nffn;
             lc.moe_b = (touched * pe + shared_w + router) * ctx->b_w;
             lc.moe_f = 2.0 * (Bmb * k / l->ep) * pe + 2.0 * tok_local * (shared_w + router);
             lc.w_moe = (e_loc * pe + shared_w + router) * ctx->b_w;

@@ -201,6 +201,30 @@ static void test_moe_step(void **state)
     hlx_cluster_free(&fx.c);
 }
 
+/* Helix cuts an expert's columns unevenly over TPF, as the runtime does: Qwen3-235B-A22B's
+ * 1536 over TPF 5 (KVP 5 x TPA 2, EP 2) is planned with the busiest rank's 308 columns, 4 of
+ * its 64 experts touched by one request's top-8. */
+static void test_moe_uneven_tpf(void **state)
+{
+    fixture_t fx;
+    hlx_layout_t l = lay(HLX_STRAT_HELIX, 5, 2, 5, 2, 1);
+    hlx_plan_result_t r;
+    char err[256] = "";
+
+    (void)state;
+    fx_load(&fx, "qwen3-235b-a22b", "gb200-nvl72", MIB_1M);
+    assert_int_equal(hlx_plan_check(&fx.ctx, &l, err, sizeof(err)), HLX_OK);
+    hlx_plan_eval(&fx.ctx, &l, &r);
+    assert_rel(r.phase[HLX_PHASE_MOE].bytes, 94 * (4 * 3.0 * 4096 * 308 + 4096 * 128.0) * 2,
+               1e-12, "moe, 308 of 1536 columns");
+    /* fewer columns than TPF ranks: one would hold none */
+    fx.m.expert_ffn = 4;
+    assert_int_equal(hlx_plan_ctx_init(&fx.ctx, &fx.m, &fx.c, MIB_1M, NULL), HLX_OK);
+    assert_int_equal(hlx_plan_check(&fx.ctx, &l, err, sizeof(err)), HLX_ERR_INVALID);
+    assert_non_null(strstr(err, "tpf 5 exceeds expert_ffn 4"));
+    hlx_cluster_free(&fx.c);
+}
+
 /* Collectives with the preset links. GB200: one 72-GPU domain, 2 us, 900 GB/s.
  * HGX H200: 8-GPU domains, NVLink 2 us 450 GB/s, RDMA 5 us 50 GB/s. */
 static void test_collectives(void **state)
@@ -616,6 +640,7 @@ int main(void)
         cmocka_unit_test(test_tied_head),
         cmocka_unit_test(test_plain_mlp),
         cmocka_unit_test(test_moe_step),
+        cmocka_unit_test(test_moe_uneven_tpf),
     };
 
     return cmocka_run_group_tests(tests, NULL, NULL);
