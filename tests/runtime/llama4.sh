@@ -82,11 +82,14 @@ if [ "$mode" = ranks ]; then
     args=(--context 40 "${ragged[@]}")
     run ragged-kvp2 2 --model "$model" --kvp 2
     run ragged-ep4 4 --model "$model" --kvp 2 --tpa 2 --ep 4
+    # KVP 3: each expert's 64 columns and the shared expert's cut 22, 21, 21 over TPF 3
+    # (the uneven shares the planner charges, docs/planner.md)
+    run ragged-kvp3 3 --model "$model" --kvp 3
     args=(--context 300 "${ragged[@]}")
     run ragged-long-ep4 4 --model "$model" --kvp 4 --ep 4
-    same ragged ragged-kvp2 ragged-ep4
+    same ragged ragged-kvp2 ragged-ep4 ragged-kvp3
     same ragged-long ragged-long-ep4
-    tight ragged-kvp2 ragged-ep4 ragged-long-ep4
+    tight ragged-kvp2 ragged-ep4 ragged-kvp3 ragged-long-ep4
     for name in long long-kvp2; do
         r=$(json_field "$dir/$name.json" "d['kv_ring_slots']")
         [ "$r" -gt 0 ] || { echo "FAIL: $name: no ring for the chunked layers ($r)"; fail=1; }
