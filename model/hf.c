@@ -392,6 +392,12 @@ static const struct hlx_hf_text_class hlx_hf_qwen3_vl_moe_text = {
     "qwen3_vl_moe_text", HLX_HF_BASE_QWEN3_MOE, 0, 1, 24, 2048, 16, 5632, 151936
 };
 
+/* Llama 4's text model: Llama4TextConfig's defaults (Scout's shapes: 48 layers of 5120, 40
+ * query heads, experts of 8192, a vocabulary of 202048; the rest in hlx_cfg_llama4) */
+static const struct hlx_hf_text_class hlx_hf_llama4_text = {
+    "llama4_text", HLX_HF_BASE_LLAMA4, 0, 0, 48, 5120, 40, 8192, 202048
+};
+
 size_t hlx_hf_arch_count(void)
 {
     return HLX_HF_NARCHS;
@@ -4201,6 +4207,8 @@ hlx_status_t hlx_hf_config_load(const char *dir, hlx_hf_config_t *c, char *err,
      * 256000; a LLaVA checkpoint's text class gives its own */
     gemma = !!(c->fused & HLX_HF_GEMMA);
     tc = hlx_hf_text_class(c);
+    if (tc == NULL && hlx_hf_base(c) == HLX_HF_BASE_LLAMA4)
+        tc = &hlx_hf_llama4_text;
     oss = hlx_hf_base(c) == HLX_HF_BASE_GPT_OSS; /* GptOssConfig's: gpt-oss-120b's shapes */
     req = !gemma && tc == NULL && !oss;
     g1 = hlx_hf_gemma1(c);

@@ -2733,6 +2733,23 @@ static void test_llama4_nulls(void **state)
     set_key("l4n", "attn_scale", json_null());
     expect_config("l4n", HLX_OK, NULL);
     assert_int_equal(g_cfg.m.attn_temp_floor, 0);
+    /* the shapes absent: Llama4TextConfig's (Scout's), not refused */
+    {
+        static const char *const shape[] = { "num_hidden_layers", "hidden_size",
+                                             "num_attention_heads", "intermediate_size",
+                                             "vocab_size" };
+        for (i = 0; i < sizeof(shape) / sizeof(shape[0]); i++)
+            set_key("l4n", shape[i], NULL);
+        set_key("l4n", "no_rope_layers", NULL); /* the synth's list is 3 layers long */
+        set_key("l4n", "no_rope_layer_interval", NULL);
+        expect_config("l4n", HLX_OK, NULL);
+        assert_int_equal(g_cfg.m.layers, 48);
+        assert_int_equal(g_cfg.m.hidden, 5120);
+        assert_int_equal(g_cfg.m.q_heads, 40);
+        assert_int_equal(g_cfg.m.expert_ffn, 8192);
+        assert_int_equal(g_cfg.m.vocab, 202048);
+        assert_int_equal(g_cfg.m.nope_pattern, 4);
+    }
     /* the routers left unquantized by their own names, per layer (layers 1 and 3 of 4) and
      * as llm-compressor's expression */
     synth("l4fp8", "--family llama4 --layers 4 --dtype fp8 --fp8-format fp8 --shards 1");
