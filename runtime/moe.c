@@ -615,29 +615,27 @@ hlx_status_t hlx_moe_ffn_rows(hlx_engine_t *eng, int l, const float *x, float *h
     for (j = 0; j < moe->lay.expert_count && st == HLX_OK; j++) {
         const int *idx = moe->idx + moe->first[j];
         int nb = moe->count[j];
+        /* the expert reads `in` and writes `eo`, added to its rows times `w`; Llama 4
+         * (moe_weight_input): expert(w x), w x exactly as 0 + w x into out, the expert
+         * writing xin, added with weight 1 (the ones after the shared gates) */
+        const float *in = moe->xin, *w = moe->bw + moe->first[j];
+        float *eo = moe->out;
         if (nb == 0 || cc == 0)
             continue;
         st = HLX_BE(eng, gather_rows, moe->xin, hn, idx, nb, H);
         if (st == HLX_OK && m->moe_weight_input) {
-            /* Llama 4: expert(w x), added with weight 1; w x exactly, as 0 + w x into out
-             * (then the expert reads out and writes xin) */
             st = HLX_BE(eng, pad_rows, moe->out, H, moe->out, 0, nb, 0.0f, 0.0f);
             if (st == HLX_OK)
-                st = HLX_BE(eng, scatter_add, moe->out, moe->xin, NULL, moe->bw + moe->first[j],
-                            nb, H);
-            if (st == HLX_OK)
-                st = hlx_moe_swiglu(eng, W->egu[j], W->edown[j], W->ebgu ? W->ebgu[j] : NULL,
-                                    W->ebdown ? W->ebdown[j] : NULL, cc, moe->out, moe->xin, nb);
-            if (st == HLX_OK)
-                st = HLX_BE(eng, scatter_add, y, moe->xin, idx, moe->bw + (size_t)B * (K + 1),
-                            nb, H);
-            continue;
+                st = HLX_BE(eng, scatter_add, moe->out, moe->xin, NULL, w, nb, H);
+            in = moe->out;
+            eo = moe->xin;
+            w = moe->bw + (size_t)B * (K + 1);
         }
         if (st == HLX_OK)
             st = hlx_moe_swiglu(eng, W->egu[j], W->edown[j], W->ebgu ? W->ebgu[j] : NULL,
-                                W->ebdown ? W->ebdown[j] : NULL, cc, moe->xin, moe->out, nb);
+                                W->ebdown ? W->ebdown[j] : NULL, cc, in, eo, nb);
         if (st == HLX_OK)
-            st = HLX_BE(eng, scatter_add, y, moe->out, idx, moe->bw + moe->first[j], nb, H);
+            st = HLX_BE(eng, scatter_add, y, eo, idx, w, nb, H);
     }
     hlx_engine_clock(eng, -1);
     if (!eng->dev_clock)
