@@ -458,13 +458,15 @@ static int hlx_hf_qwen3_vl_moe(const hlx_hf_config_t *c)
     return hlx_hf_qwen3_vl(c) && hlx_hf_row(c->arch)->base == HLX_HF_BASE_QWEN3_MOE;
 }
 
-/* c's text class (a LLaVA or Qwen3-VL checkpoint's), or NULL */
+/* c's text class (a LLaVA, Qwen3-VL or Llama 4 checkpoint's), or NULL */
 static const struct hlx_hf_text_class *hlx_hf_text_class(const hlx_hf_config_t *c)
 {
     size_t i;
 
     if (hlx_hf_qwen3_vl(c))
         return hlx_hf_qwen3_vl_moe(c) ? &hlx_hf_qwen3_vl_moe_text : &hlx_hf_qwen3_vl_text;
+    if (hlx_hf_row(c->arch)->base == HLX_HF_BASE_LLAMA4)
+        return &hlx_hf_llama4_text;
     for (i = 0; c->text_type[0] && i < HLX_HF_NTEXT; i++)
         if (!strcmp(c->text_type, hlx_hf_text_classes[i].model_type))
             return &hlx_hf_text_classes[i];
@@ -4207,8 +4209,6 @@ hlx_status_t hlx_hf_config_load(const char *dir, hlx_hf_config_t *c, char *err,
      * 256000; a LLaVA checkpoint's text class gives its own */
     gemma = !!(c->fused & HLX_HF_GEMMA);
     tc = hlx_hf_text_class(c);
-    if (tc == NULL && hlx_hf_base(c) == HLX_HF_BASE_LLAMA4)
-        tc = &hlx_hf_llama4_text;
     oss = hlx_hf_base(c) == HLX_HF_BASE_GPT_OSS; /* GptOssConfig's: gpt-oss-120b's shapes */
     req = !gemma && tc == NULL && !oss;
     g1 = hlx_hf_gemma1(c);
