@@ -326,18 +326,6 @@ static inline int hlx_model_layer_rope(const hlx_model_t *m, int l)
 {
     return !(m->nope_pattern > 1 && (l + 1) % m->nope_pattern == 0);
 }
-/* First position a query at pos attends to on layer l: 0 on a whole-context layer, the
- * window's start on a windowed one, its chunk's start under window_chunked. */
-static inline int64_t hlx_model_layer_first(const hlx_model_t *m, int l, int64_t pos)
-{
-    int w = hlx_model_layer_window(m, l);
-
-    if (w <= 0)
-        return 0;
-    if (m->window_chunked)
-        return pos - pos % w;
-    return pos - w + 1 > 0 ? pos - w + 1 : 0;
-}
 /* 1 when layer l normalises its query and key heads (qk_norm; under qk_norm_unit only a
  * layer that turns by RoPE). */
 static inline int hlx_model_layer_qk_norm(const hlx_model_t *m, int l)
@@ -374,6 +362,16 @@ double hlx_model_attn_tokens(const hlx_model_t *m, double seq);
 static inline int64_t hlx_model_window_start(int w, int64_t pos)
 {
     return w > 0 && pos - w + 1 > 0 ? pos - w + 1 : 0;
+}
+/* First position a query at pos attends to on layer l: 0 on a whole-context layer, the
+ * window's start on a windowed one, its chunk's start under window_chunked. */
+static inline int64_t hlx_model_layer_first(const hlx_model_t *m, int l, int64_t pos)
+{
+    int w = hlx_model_layer_window(m, l);
+
+    if (w <= 0)
+        return 0;
+    return m->window_chunked ? pos - pos % w : hlx_model_window_start(w, pos);
 }
 int hlx_model_value_dim(const hlx_model_t *m);
 
