@@ -104,6 +104,7 @@ static void hlx_decode_print_json(const hlx_run_config_t *cfg, const hlx_model_t
     json_object_set_new(o, "kvp", json_integer(cfg->kvp));
     json_object_set_new(o, "tpa", json_integer(cfg->tpa));
     json_object_set_new(o, "ranks", json_integer(rep->size));
+    json_object_set_new(o, "q_split", json_integer(rep->q_split));
     json_object_set_new(o, "batch", json_integer(cfg->batch));
     json_object_set_new(o, "context", json_integer(cfg->context));
     json_object_set_new(o, "steps", json_integer(rep->steps));
@@ -215,6 +216,10 @@ static void hlx_decode_print_text(const hlx_run_config_t *cfg, const hlx_model_t
                m->v_head_dim);
     printf("layout:  KVP %d x TPA %d = %d ranks (%s), transport %s, kernels %s\n", cfg->kvp,
            cfg->tpa, rep->size, rep->launcher, rep->transport, rep->kernels);
+    if (rep->q_split > 1)
+        printf("heads:   each query head in %d pieces of %d values for the all-to-all "
+               "(KVP %d exceeds a TPA shard's heads)\n", rep->q_split, rep->piece_dim,
+               cfg->kvp);
     if (rep->kernels_note[0])
         printf("kernels: %s\n", rep->kernels_note);
     if (rep->device_note[0])

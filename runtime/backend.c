@@ -549,13 +549,19 @@ static hlx_status_t host_pack(hlx_backend_t *be, hlx_be_queue_t *q, const hlx_xc
     int j, b;
 
     (void)be; (void)q;
+    if (d->sub < 1)
+        return HLX_ERR_INVALID;
     for (j = 0; j < d->kvp; j++) {
         size_t cnt = (size_t)d->head_count[j], per = cnt * (size_t)(d->dv + 1);
         for (b = d->b0; b < d->b1; b++) {
             float *dst = sendbuf + d->displ[j] + (size_t)b * per;
-            size_t h0 = (size_t)b * d->q_local + (size_t)d->head_first[j];
+            size_t h0 = (size_t)b * d->q_local + (size_t)d->head_first[j], i;
             memcpy(dst, opart + h0 * d->dv, sizeof(float) * cnt * d->dv);
-            memcpy(dst + cnt * d->dv, lsepart + h0, sizeof(float) * cnt);
+            if (d->sub == 1)
+                memcpy(dst + cnt * d->dv, lsepart + h0, sizeof(float) * cnt);
+            else /* each piece its head's LSE */
+                for (i = 0; i < cnt; i++)
+                    dst[cnt * d->dv + i] = lsepart[(h0 + i) / (size_t)d->sub];
         }
     }
     return HLX_OK;

@@ -736,7 +736,8 @@ static void hlx_engine_layer_parts(const hlx_engine_t *eng, int l, hlx_wpart_t q
         qkv[2] = hlx_wpart_hf(m, HLX_HFW_WV, l, 0, (int64_t)L->kv_first * dv,
                               (int64_t)L->kv_local * dv, (int64_t)(L->q_local + L->kv_local) * dk);
     }
-    *wo = hlx_wpart_hf(m, HLX_HFW_WO, l, (int64_t)L->q_slice_first * dv, 0, H, 0);
+    *wo = hlx_wpart_hf(m, HLX_HFW_WO, l,
+                       (int64_t)L->q_slice_first * hlx_layout_piece_dim(L, (int)dv), 0, H, 0);
     if (!hlx_model_layer_moe(m, l) && m->ffn_plain) { /* StarCoder2: up's columns alone */
         gu[0] = hlx_wpart_hf(m, HLX_HFW_WUP, l, 0, L->ffn_first, Fc, 0);
         *down = hlx_wpart_hf(m, HLX_HFW_WDOWN, l, L->ffn_first, 0, H, 0);
@@ -769,7 +770,8 @@ static hlx_status_t hlx_engine_layer_walk(hlx_engine_t *eng, const hlx_wsink_t *
     if (m->attn == HLX_ATTN_GQA)
         st = hlx_engine_wput(eng, sk, W ? &W->wqkv : NULL, H, eng->qkv_cols, qkv, 3);
     if (st == HLX_OK)
-        st = hlx_engine_wput(eng, sk, W ? &W->wo : NULL, (int64_t)L->q_slice * m->v_head_dim, H,
+        st = hlx_engine_wput(eng, sk, W ? &W->wo : NULL,
+                             (int64_t)L->q_slice * hlx_layout_piece_dim(L, m->v_head_dim), H,
                              &wo, 1);
     if (st == HLX_OK && !hlx_model_layer_moe(m, l) &&
         (st = hlx_engine_wput(eng, sk, W ? &W->wgu : NULL, H, m->ffn_plain ? Fc : 2 * Fc, gu,
@@ -911,9 +913,15 @@ static hlx_status_t hlx_engine_build(hlx_engine_t *eng)
             HLX_WREAD(HLX_HFW_QNORM, 0, 1, 0, dk, W->qknorm, HLX_DTYPE_F32, dk);
             HLX_WREAD(HLX_HFW_KNORM, 0, 1, 0, dk, W->qknorm + dk, HLX_DTYPE_F32, dk);
         }
-        if (W->sinks != NULL) /* the heads this rank merges after the all-to-all */
-            HLX_WREAD(HLX_HFW_SINKS, 0, 1, L->q_slice_first, L->q_slice, W->sinks,
-                      HLX_DTYPE_F32, L->q_slice);
+        if (W->sinks != NULL) { /* the heads (pieces) this rank merges after the all-to-all */
+            int h0 = L->q_slice_first / L->q_split, i;
+            int nh = (L->q_slice_first + L->q_slice - 1) / L->q_split - h0 + 1;
+            HLX_WREAD(HLX_HFW_SINKS, 0, 1, h0, nh, W->sinks, HLX_DTYPE_F32, nh);
+            /* each piece its head's sink, in place from the end (a head's index <= its
+             * piece's) */
+            for (i = L->q_slice - 1; i >= 0 && L->q_split > 1; i--)
+                W->sinks[i] = W->sinks[(L->q_slice_first + i) / L->q_split - h0];
+        }
         if (W->bo != NULL)
             HLX_WREAD(HLX_HFW_BO, 0, 1, 0, H, W->bo, HLX_DTYPE_F32, H);
         if (W->attn_norm_b != NULL) { /* StarCoder2's LayerNorm biases */
@@ -1032,6 +1040,7 @@ static hlx_status_t hlx_engine_buffers(hlx_engine_t *eng)
 {
     const hlx_layout_t *L = &eng->lay;
     size_t B = (size_t)eng->cfg.batch, H = (size_t)eng->m.hidden, dv = (size_t)eng->xdv;
+    size_t pw = (size_t)eng->xpw; /* the exchange's pieces */
     size_t sblk = 0, rblk = 0; /* floats of all peers' blocks sent and received */
     int j;
 
@@ -1067,21 +1076,22 @@ static hlx_status_t hlx_engine_buffers(hlx_engine_t *eng)
     HLX_ALLOC(eng->xh_count, (size_t)L->kvp);
     HLX_ALLOC(eng->xs_displ, (size_t)L->kvp);
     HLX_ALLOC(eng->xr_displ, (size_t)L->kvp);
-    /* Wire layout: peer j's block is [B][its heads][dv + 1] (outputs then LSEs). */
+    /* Wire layout: peer j's block is [B][its pieces][pw + 1] (outputs, then each piece's
+     * head's LSE; hlx_backend.h). */
     for (j = 0; j < L->kvp; j++) {
         int first;
         hlx_layout_q_slice(L, j, &first, &eng->xh_count[j]);
-        eng->xh_first[j] = first - L->q_first;
+        eng->xh_first[j] = first - L->q_first * L->q_split;
         eng->xs_displ[j] = sblk;
         eng->xr_displ[j] = rblk;
-        sblk += B * (size_t)eng->xh_count[j] * (dv + 1);
-        rblk += B * (size_t)L->q_slice * (dv + 1);
+        sblk += B * (size_t)eng->xh_count[j] * (pw + 1);
+        rblk += B * (size_t)L->q_slice * (pw + 1);
     }
     HLX_BALLOC(eng->sendbuf, sblk);
     HLX_BALLOC(eng->recvbuf, rblk);
-    HLX_BALLOC(eng->oparts, B * (size_t)L->q_slice * dv * (size_t)L->kvp);
+    HLX_BALLOC(eng->oparts, B * (size_t)L->q_slice * pw * (size_t)L->kvp);
     HLX_BALLOC(eng->lseparts, B * (size_t)L->q_slice * (size_t)L->kvp);
-    HLX_BALLOC(eng->omerged, B * (size_t)L->q_slice * dv);
+    HLX_BALLOC(eng->omerged, B * (size_t)L->q_slice * pw);
     HLX_BALLOC(eng->lsem, B * (size_t)L->q_slice);
     HLX_BALLOC(eng->y, B * H);
     /* gate and up side by side; a plain MLP (ffn_plain) writes act directly: none */
@@ -1186,7 +1196,7 @@ static hlx_status_t hlx_engine_place(hlx_engine_t *eng, char *err, size_t errlen
         have_file = 1;
     }
     st = hlx_place_job(all, n, have_file ? &file : NULL, eng->cfg.kvp, eng->cfg.tpa, 1, eng->topo,
-                       4.0 * eng->cfg.batch * eng->lay.q_slice * (eng->xdv + 1), &job,
+                       4.0 * eng->cfg.batch * eng->lay.q_slice * (eng->xpw + 1), &job,
                        err, errlen);
     if (st != HLX_OK)
         goto out;
@@ -1508,7 +1518,7 @@ static hlx_status_t hlx_engine_bytes(hlx_engine_t *eng, uint64_t *need_p, char *
      * 7 H: x, hn, y and the rest, the host's embedding rows among them */
     t = (uint64_t)eng->qkv_cols + 2 * (uint64_t)L->ffn_count + 7 * H +
         (uint64_t)L->vocab_pad * (uint64_t)(L->n + 1) +
-        4 * (uint64_t)L->q_local * (xdv + 1) * (uint64_t)L->kvp;
+        4 * (uint64_t)L->q_local * (xdv + (uint64_t)L->q_split) * (uint64_t)L->kvp;
     ok = ok && hlx_mul(&t, B * 4) && hlx_add(&w, t);
     if (eng->cfg.prompt_len > 0) {
         /* prefill buffers (prefill.c): the same per-row floats for B x chunk rows */
@@ -1517,7 +1527,7 @@ static hlx_status_t hlx_engine_bytes(hlx_engine_t *eng, uint64_t *need_p, char *
         t = (uint64_t)hlx_run_prompt_max(&eng->cfg);
         c = c < t ? c : t; /* no longer than the longest prompt */
         t = (uint64_t)eng->qkv_cols + 3 * (uint64_t)L->ffn_count + 6 * H +
-            4 * (uint64_t)L->q_local * (xdv + 1) * (uint64_t)L->kvp;
+            4 * (uint64_t)L->q_local * (xdv + (uint64_t)L->q_split) * (uint64_t)L->kvp;
         if (m->attn == HLX_ATTN_MLA) /* q_a, queries, latent rows, absorbed, W_UV, gathers */
             t += (uint64_t)m->q_lora_rank +
                  (uint64_t)m->q_heads * (uint64_t)(m->qk_nope_dim + m->qk_rope_dim) +
@@ -1902,6 +1912,7 @@ static hlx_status_t hlx_engine_job(hlx_engine_t *eng, char *err, size_t errlen)
         (st = hlx_mla_check_sizes(&eng->m, cfg->batch, err, errlen)) != HLX_OK)
         return st;
     hlx_mla_kv_dims(&eng->m, &eng->kv_dk, &eng->kv_dv, &eng->xdv);
+    eng->xpw = hlx_layout_piece_dim(&eng->lay, eng->xdv);
     /* a request's longest sequence: the synthetic context, the longest prompt, every step */
     seq = cfg->context + hlx_run_prompt_max(cfg) + cfg->steps;
     eng->cap = hlx_layout_kv_count(&eng->lay, eng->lay.kvp_rank, seq);

@@ -51,15 +51,18 @@ typedef struct hlx_kv_append_desc {
 } hlx_kv_append_desc_t;
 
 /* Wire layout of the Helix all-to-all (see docs/transport.md): the block for KVP peer j
- * holds, per request b, the partial outputs of peer j's heads [cnt_j][dv] followed by
+ * holds, per request b, the partial outputs of peer j's pieces [cnt_j][dv] followed by
  * their LSEs [cnt_j]; requests are consecutive, so requests [b0, b1) are one contiguous
- * slice of every peer's block. */
+ * slice of every peer's block. A piece is a whole head (sub = 1) or one of the sub
+ * consecutive parts of dv values a head is cut into when KVP exceeds a shard's heads; each
+ * carries its head's LSE. */
 typedef struct hlx_xchg_desc {
     int          kvp;          /* peers */
-    int          dv;
-    int          q_local;      /* heads per request in opart / lsepart (sender side) */
-    const int   *head_first;   /* [kvp]: first head of peer j, relative to the TPA shard */
-    const int   *head_count;   /* [kvp]: heads of peer j */
+    int          dv;           /* values per piece */
+    int          q_local;      /* pieces per request in opart (sender side) */
+    int          sub;          /* pieces per head: lsepart holds q_local / sub per request */
+    const int   *head_first;   /* [kvp]: first piece of peer j, relative to the TPA shard */
+    const int   *head_count;   /* [kvp]: pieces of peer j */
     const size_t *displ;       /* [kvp]: float offset of peer j's block */
     int          b0, b1;       /* requests to pack or unpack */
 } hlx_xchg_desc_t;
@@ -162,7 +165,7 @@ typedef struct hlx_backend_ops {
     hlx_status_t (*attn)(hlx_backend_t *be, hlx_be_queue_t *q, const hlx_attn_desc_t *d);
     hlx_status_t (*pack)(hlx_backend_t *be, hlx_be_queue_t *q, const hlx_xchg_desc_t *d,
                          const float *opart, const float *lsepart, float *sendbuf);
-    /* recvbuf (all peers' blocks for this rank, head_count[kvp_rank] heads) into
+    /* recvbuf (all peers' blocks for this rank, head_count[kvp_rank] pieces) into
      * oparts[kvp][B*cnt][dv], lseparts[kvp][B*cnt]; nb = B */
     hlx_status_t (*unpack)(hlx_backend_t *be, hlx_be_queue_t *q, const hlx_xchg_desc_t *d,
                            int cnt, int nb, const float *recvbuf, float *oparts,

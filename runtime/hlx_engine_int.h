@@ -128,6 +128,7 @@ struct hlx_engine {
     int              qkv_cols;
     int              kv_dk, kv_dv; /* elements per K and V cache row (MLA: [c | k_rope], 0) */
     int              xdv;          /* elements per head of the exchanged partials (MLA: kv_lora) */
+    int              xpw;          /* elements per piece on the wire: xdv / lay.q_split */
     struct hlx_mla  *mla;          /* MLA weights and buffers (hlx_mla.h); NULL for GQA */
     int64_t          cap, kv_len, pos; /* pos, kv_len: of a request at the batch's position */
     /* slots of a windowed layer's shard, a ring (docs/architecture.md "KV layout"): every
@@ -439,6 +440,10 @@ hlx_status_t hlx_phase_attn_vscale(hlx_engine_t *eng, int l, int kh, float *o, s
 /* This rank's first slot in layer l's window of a query at pos: its slots of the positions
  * before the window's first (0 on a whole-context layer, or while the window reaches 0). */
 size_t hlx_phase_window_from(const hlx_engine_t *eng, int l, int64_t pos);
+/* The exchange's descriptor for requests (or prefill rows) [b0, b1), peers' blocks at displ
+ * (the send or the receive side's). */
+void hlx_phase_xchg_desc(const hlx_engine_t *eng, int b0, int b1, const size_t *displ,
+                         hlx_xchg_desc_t *d);
 hlx_status_t hlx_phase_pack(hlx_engine_t *eng, int b0, int b1);
 /* Posts (non-blocking) the exchange of requests [b0, b1); *req_p to wait on. */
 hlx_status_t hlx_phase_a2a_post(hlx_engine_t *eng, int b0, int b1, hlx_comm_req_t **req_p);

@@ -18,8 +18,11 @@ typedef struct hlx_layout {
     int kv_local_max;       /* largest kv_local over all TPA shards */
     int kv_first;           /* first global KV head of this shard */
     int group;              /* query heads per local KV head (min(Q/K, q_local)) */
-    int q_slice;            /* heads this rank owns after the all-to-all (Q / N if even) */
-    int q_slice_first;      /* first of them (global head index) */
+    int q_split;            /* pieces each query head is cut into for the all-to-all: 1
+                             * unless KVP exceeds a shard's heads (hlx_layout_init) */
+    int q_slice;            /* pieces this rank owns after the all-to-all (whole heads when
+                             * q_split is 1; Q / N if even) */
+    int q_slice_first;      /* first of them (global piece index: head x q_split + piece) */
     int q_slice_max;        /* largest q_slice over all ranks */
     int ffn_first, ffn_count;     /* columns of W_gate/W_up, rows of W_down */
     int vocab_first, vocab_count; /* LM head columns */
@@ -32,17 +35,25 @@ typedef struct hlx_layout {
 hlx_status_t hlx_layout_init(const hlx_model_t *m, int kvp, int tpa, int kv_block, int rank,
                              hlx_layout_t *lay, char *err, size_t errlen);
 
-/* The query heads KVP rank j of this rank's TPA shard owns after the all-to-all: the
- * shard's q_local heads split into KVP near-equal consecutive parts (8 over 3: 2, 3, 3).
- * It is also the row block of W_o that rank holds at TP = N. */
+/* The pieces of query heads KVP rank j of this rank's TPA shard owns after the all-to-all:
+ * the shard's q_local x q_split pieces (each head cut into q_split pieces of dv / q_split
+ * values) split into KVP near-equal consecutive parts (8 over 3: 2, 3, 3). They are also
+ * the row block of W_o that rank holds at TP = N. */
 static inline void hlx_layout_q_slice(const hlx_layout_t *lay, int j, int *first_p,
                                       int *count_p)
 {
-    int a = (int)((int64_t)lay->q_local * j / lay->kvp);
-    int b = (int)((int64_t)lay->q_local * (j + 1) / lay->kvp);
+    int64_t np = (int64_t)lay->q_local * lay->q_split;
+    int a = (int)(np * j / lay->kvp);
+    int b = (int)(np * (j + 1) / lay->kvp);
 
-    *first_p = lay->q_first + a;
+    *first_p = lay->q_first * lay->q_split + a;
     *count_p = b - a;
+}
+
+/* Values of one piece: dv (values per head; MLA: the latent's) / q_split. */
+static inline int hlx_layout_piece_dim(const hlx_layout_t *lay, int dv)
+{
+    return dv / lay->q_split;
 }
 
 /* KVP rank that stores position pos: blocks of kv_block consecutive positions go to

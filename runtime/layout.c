@@ -27,10 +27,23 @@ static void hlx_layout_tpa_shard(const hlx_model_t *m, int tpa, int t, int *q_fi
     }
 }
 
+/* The smallest divisor s of dv with heads x s >= kvp (1 when heads >= kvp), or 0 when
+ * even single values are too few (heads x dv < kvp). */
+static int hlx_layout_split(int heads, int kvp, int dv)
+{
+    int s;
+
+    for (s = 1; s <= dv; s++)
+        if (dv % s == 0 && (int64_t)heads * s >= kvp)
+            return s;
+    return 0;
+}
+
 hlx_status_t hlx_layout_init(const hlx_model_t *m, int kvp, int tpa, int kv_block, int rank,
                              hlx_layout_t *lay, char *err, size_t errlen)
 {
-    int Q = m->q_heads, K = m->kv_heads, n, t, min_q = 1 << 30, max_q = 0, max_kv = 0;
+    int Q = m->q_heads, K = m->kv_heads, n, t, min_q = 1 << 30, max_q = 0, max_kv = 0, split;
+    int dv = m->attn == HLX_ATTN_MLA ? m->kv_lora_rank : m->v_head_dim;
 
     if (kvp < 1 || tpa < 1 || kv_block < 1) {
         snprintf(err, errlen, "--kvp, --tpa and --kv-block must be at least 1");
@@ -61,7 +74,6 @@ hlx_status_t hlx_layout_init(const hlx_model_t *m, int kvp, int tpa, int kv_bloc
                  "of %d up to %d", K, tpa, Q, K, K, Q);
         return HLX_ERR_INVALID;
     }
-    /* Every rank must own at least one query head after the all-to-all. */
     for (t = 0; t < tpa; t++) {
         int qf, ql, kf, kl;
         hlx_layout_tpa_shard(m, tpa, t, &qf, &ql, &kf, &kl);
@@ -69,10 +81,21 @@ hlx_status_t hlx_layout_init(const hlx_model_t *m, int kvp, int tpa, int kv_bloc
         max_q  = ql > max_q ? ql : max_q;
         max_kv = kl > max_kv ? kl : max_kv;
     }
-    if (min_q < kvp) {
+    /* Every rank must own something after the all-to-all: with fewer heads in a shard than
+     * KVP, each head is cut into q_split pieces of dv / q_split values (q_split the smallest
+     * divisor of dv that gives every KVP rank a piece), each carrying its head's LSE. */
+    split = hlx_layout_split(min_q, kvp, dv);
+    if (split > 1 && m->attn == HLX_ATTN_MLA) {
+        snprintf(err, errlen, "--kvp %d: model %s uses MLA, whose %d query heads are merged "
+                 "whole (W_UV needs a head's whole latent): use --kvp <= %d", kvp, m->name, Q,
+                 min_q);
+        return HLX_ERR_INVALID;
+    }
+    if (split == 0) {
         snprintf(err, errlen, "q_heads %d over N = KVP x TPA = %d x %d = %d: a TPA shard holds "
-                 "%d query head(s), fewer than KVP %d, so some rank would own no head after "
-                 "the all-to-all; use KVP <= %d", Q, kvp, tpa, n, min_q, kvp, min_q);
+                 "%d query head(s) of %d values, fewer than KVP %d even value by value, so "
+                 "some rank would own nothing after the all-to-all; use KVP <= %lld", Q, kvp,
+                 tpa, n, min_q, dv, kvp, (long long)min_q * dv);
         return HLX_ERR_INVALID;
     }
     if (n > m->hidden || (hlx_model_moe_layers(m) < m->layers && n > m->ffn) || n > m->vocab) {
@@ -93,8 +116,9 @@ hlx_status_t hlx_layout_init(const hlx_model_t *m, int kvp, int tpa, int kv_bloc
                          &lay->kv_local);
     lay->kv_local_max = max_kv;
     lay->group        = tpa <= K ? Q / K : lay->q_local;
+    lay->q_split      = split;
     hlx_layout_q_slice(lay, lay->kvp_rank, &lay->q_slice_first, &lay->q_slice);
-    lay->q_slice_max  = (max_q + kvp - 1) / kvp;
+    lay->q_slice_max  = (int)(((int64_t)max_q * split + kvp - 1) / kvp);
     lay->ffn_first   = (int)((int64_t)m->ffn * rank / n);
     lay->ffn_count   = (int)((int64_t)m->ffn * (rank + 1) / n) - lay->ffn_first;
     lay->vocab_first = (int)((int64_t)m->vocab * rank / n);

@@ -571,15 +571,16 @@ hlx_status_t hlx_phase_attn(hlx_engine_t *eng, int l, int b0, int b1,
     return st;
 }
 
-static void hlx_phase_xchg_desc(const hlx_engine_t *eng, int b0, int b1, hlx_xchg_desc_t *d,
-                                int recv)
+void hlx_phase_xchg_desc(const hlx_engine_t *eng, int b0, int b1, const size_t *displ,
+                         hlx_xchg_desc_t *d)
 {
     d->kvp        = eng->lay.kvp;
-    d->dv         = eng->xdv;
-    d->q_local    = eng->lay.q_local;
+    d->dv         = eng->xpw;
+    d->q_local    = eng->lay.q_local * eng->lay.q_split;
+    d->sub        = eng->lay.q_split;
     d->head_first = eng->xh_first;
     d->head_count = eng->xh_count;
-    d->displ      = recv ? eng->xr_displ : eng->xs_displ;
+    d->displ      = displ;
     d->b0         = b0;
     d->b1         = b1;
 }
@@ -589,7 +590,7 @@ hlx_status_t hlx_phase_pack(hlx_engine_t *eng, int b0, int b1)
     hlx_xchg_desc_t d;
     hlx_status_t st;
 
-    hlx_phase_xchg_desc(eng, b0, b1, &d, 0);
+    hlx_phase_xchg_desc(eng, b0, b1, eng->xs_displ, &d);
     HLX_TIMED(eng, HLX_PHASE_ATTN,
               st = HLX_BE(eng, pack, &d, eng->opart, eng->lsepart, eng->sendbuf));
     return st;
@@ -600,7 +601,7 @@ hlx_status_t hlx_phase_pack(hlx_engine_t *eng, int b0, int b1)
 static void hlx_phase_a2a_counts(hlx_engine_t *eng, int b0, int b1)
 {
     const hlx_layout_t *L = &eng->lay;
-    size_t dv1 = (size_t)eng->xdv + 1, mine = (size_t)eng->xh_count[L->kvp_rank];
+    size_t dv1 = (size_t)eng->xpw + 1, mine = (size_t)eng->xh_count[L->kvp_rank];
     int j;
 
     for (j = 0; j < L->kvp; j++) {
@@ -685,7 +686,7 @@ static size_t hlx_phase_recv_bytes(const hlx_engine_t *eng)
     int k = eng->lay.kvp - 1;
 
     return sizeof(float) * (eng->xr_displ[k] + (size_t)eng->cfg.batch *
-                            (size_t)eng->lay.q_slice * ((size_t)eng->xdv + 1));
+                            (size_t)eng->lay.q_slice * ((size_t)eng->xpw + 1));
 }
 
 hlx_status_t hlx_phase_sinks(hlx_engine_t *eng, int l, float *o, const float *lse, int rows)
@@ -694,18 +695,18 @@ hlx_status_t hlx_phase_sinks(hlx_engine_t *eng, int l, float *o, const float *ls
 
     if (s == NULL || rows == 0)
         return HLX_OK;
-    return HLX_BE(eng, attn_sink, o, lse, s, rows, eng->lay.q_slice, eng->xdv);
+    return HLX_BE(eng, attn_sink, o, lse, s, rows, eng->lay.q_slice, eng->xpw);
 }
 
 hlx_status_t hlx_phase_merge(hlx_engine_t *eng, int l)
 {
     const hlx_layout_t *L = &eng->lay;
-    int B = eng->cfg.batch, dv = eng->xdv, cnt = L->q_slice, j;
+    int B = eng->cfg.batch, dv = eng->xpw, cnt = L->q_slice, j;
     size_t nh = (size_t)B * cnt;
     hlx_xchg_desc_t d;
     hlx_status_t st;
 
-    hlx_phase_xchg_desc(eng, 0, B, &d, 1);
+    hlx_phase_xchg_desc(eng, 0, B, eng->xr_displ, &d);
     HLX_TIMED(eng, HLX_PHASE_MERGE, {
         /* ucx-staged: every exchange of the layer has landed in the pinned copy */
         st = eng->stage_recv == NULL ? HLX_OK
@@ -744,7 +745,7 @@ hlx_status_t hlx_phase_oproj(hlx_engine_t *eng, int l)
         return st;
     HLX_TIMED(eng, HLX_PHASE_OPROJ,
               st = HLX_BE(eng, gemm, eng->cfg.batch, eng->m.hidden,
-                          eng->lay.q_slice * eng->m.v_head_dim, in,
+                          eng->lay.q_slice * hlx_layout_piece_dim(&eng->lay, eng->m.v_head_dim), in,
                           eng->layers[l].wo, eng->wp_dtype, eng->y, 0));
     return st;
 }

@@ -75,6 +75,7 @@ static hlx_status_t hlx_prefill_alloc(hlx_engine_t *eng, hlx_prefill_t *p)
 {
     const hlx_layout_t *L = &eng->lay;
     size_t R, H = (size_t)eng->m.hidden, dv = (size_t)eng->xdv, sblk = 0, rblk = 0;
+    size_t pw = (size_t)eng->xpw;
     int64_t rows;
     int j;
 
@@ -105,17 +106,17 @@ static hlx_status_t hlx_prefill_alloc(hlx_engine_t *eng, hlx_prefill_t *p)
     HLX_PALLOC(p->rd, (size_t)L->kvp);
     HLX_PALLOC(p->rq, (size_t)eng->cfg.batch);
     HLX_PALLOC(p->tok, R);
-    /* The decode step's wire layout with R rows in place of B requests (per head xdv
-     * elements and the LSE: v_head_dim, or the latent kv_lora with MLA). */
+    /* The decode step's wire layout with R rows in place of B requests (per piece xpw
+     * elements and the LSE: v_head_dim, or the latent kv_lora with MLA, over q_split). */
     for (j = 0; j < L->kvp; j++) {
         p->xs_displ[j] = sblk;
         p->xr_displ[j] = rblk;
-        p->sc[j] = sizeof(float) * R * (size_t)eng->xh_count[j] * (dv + 1);
+        p->sc[j] = sizeof(float) * R * (size_t)eng->xh_count[j] * (pw + 1);
         p->sd[j] = sizeof(float) * sblk;
-        p->rc[j] = sizeof(float) * R * (size_t)L->q_slice * (dv + 1);
+        p->rc[j] = sizeof(float) * R * (size_t)L->q_slice * (pw + 1);
         p->rd[j] = sizeof(float) * rblk;
-        sblk += R * (size_t)eng->xh_count[j] * (dv + 1);
-        rblk += R * (size_t)L->q_slice * (dv + 1);
+        sblk += R * (size_t)eng->xh_count[j] * (pw + 1);
+        rblk += R * (size_t)L->q_slice * (pw + 1);
     }
 #undef HLX_PALLOC
 #define HLX_PBUF(_p, _n) \
@@ -128,9 +129,9 @@ static hlx_status_t hlx_prefill_alloc(hlx_engine_t *eng, hlx_prefill_t *p)
     HLX_PBUF(p->lsepart, R * (size_t)L->q_local);
     HLX_PBUF(p->sendbuf, sblk);
     HLX_PBUF(p->recvbuf, rblk);
-    HLX_PBUF(p->oparts, R * (size_t)L->q_slice * dv * (size_t)L->kvp);
+    HLX_PBUF(p->oparts, R * (size_t)L->q_slice * pw * (size_t)L->kvp);
     HLX_PBUF(p->lseparts, R * (size_t)L->q_slice * (size_t)L->kvp);
-    HLX_PBUF(p->omerged, R * (size_t)L->q_slice * dv);
+    HLX_PBUF(p->omerged, R * (size_t)L->q_slice * pw);
     HLX_PBUF(p->lsem, R * (size_t)L->q_slice);
     HLX_PBUF(p->y, R * H);
     HLX_PBUF(p->gu, eng->m.ffn_plain ? 1 : R * 2 * (size_t)L->ffn_count); /* plain: unused */
@@ -431,7 +432,7 @@ static hlx_status_t hlx_prefill_attn(hlx_engine_t *eng, hlx_prefill_t *p, int l,
                                      int c, int R)
 {
     const hlx_layout_t *L = &eng->lay;
-    int dv = eng->xdv, k, kh;
+    int k, kh;
     size_t a = hlx_phase_kv_align(eng);
     size_t n0 = (size_t)hlx_layout_kv_count(L, L->kvp_rank, pos0) / a * a;
     hlx_xchg_desc_t xd;
@@ -440,9 +441,7 @@ static hlx_status_t hlx_prefill_attn(hlx_engine_t *eng, hlx_prefill_t *p, int l,
     for (k = 0; k < p->nb && st == HLX_OK; k++)
         for (kh = 0; kh < L->kv_local && st == HLX_OK; kh++)
             st = hlx_prefill_attn_head(eng, p, l, pos0, c, k, kh, n0);
-    xd = (hlx_xchg_desc_t){ .kvp = L->kvp, .dv = dv, .q_local = L->q_local,
-                            .head_first = eng->xh_first, .head_count = eng->xh_count,
-                            .displ = p->xs_displ, .b0 = 0, .b1 = R };
+    hlx_phase_xchg_desc(eng, 0, R, p->xs_displ, &xd);
     if (st == HLX_OK)
         st = HLX_BE(eng, pack, &xd, p->opart, p->lsepart, p->sendbuf);
     return st;
@@ -452,13 +451,13 @@ static hlx_status_t hlx_prefill_attn(hlx_engine_t *eng, hlx_prefill_t *p, int l,
 static hlx_status_t hlx_prefill_merge_oproj(hlx_engine_t *eng, hlx_prefill_t *p, int l, int R)
 {
     const hlx_layout_t *L = &eng->lay;
-    int dv = eng->xdv, cnt = L->q_slice;
+    int dv = eng->xpw, cnt = L->q_slice;
     size_t nh = (size_t)R * cnt, n = (size_t)R * eng->m.hidden;
     const float *in = p->omerged;
-    hlx_xchg_desc_t xd = { .kvp = L->kvp, .dv = dv, .q_local = L->q_local,
-                           .head_first = eng->xh_first, .head_count = eng->xh_count,
-                           .displ = p->xr_displ, .b0 = 0, .b1 = R };
+    hlx_xchg_desc_t xd;
     hlx_status_t st;
+
+    hlx_phase_xchg_desc(eng, 0, R, p->xr_displ, &xd);
 
     /* the transport reads what the queue wrote (the backend's memory is host-visible) */
     st = hlx_engine_sync(eng);
@@ -481,7 +480,7 @@ static hlx_status_t hlx_prefill_merge_oproj(hlx_engine_t *eng, hlx_prefill_t *p,
         in = p->mla.ov;
     }
     if (st == HLX_OK)
-        st = HLX_BE(eng, gemm, R, eng->m.hidden, cnt * eng->m.v_head_dim, in,
+        st = HLX_BE(eng, gemm, R, eng->m.hidden, cnt * hlx_layout_piece_dim(L, eng->m.v_head_dim), in,
                     eng->layers[l].wo, eng->wp_dtype, p->y, 0);
     if (st == HLX_OK)
         st = hlx_phase_allreduce_buf(eng, p->y, n);

@@ -139,6 +139,8 @@ hlx_status_t hlx_engine_run(hlx_engine_t *eng, hlx_run_report_t *rep, char *err,
              eng->wq_packed > 0 ? "packed" : hlx_w_s16(eng->wp_dtype) ? "strips" : "rows");
     rep->w_packed = eng->wq_packed;
     rep->w_proj_bytes_rank = eng->w_bytes;
+    rep->q_split = eng->lay.q_split;
+    rep->piece_dim = eng->xpw;
     rep->threads = eng->threads;
     snprintf(rep->transport, sizeof(rep->transport), "%s", hlx_comm_backend(eng->world));
     snprintf(rep->place_cpuset, sizeof(rep->place_cpuset), "%s",

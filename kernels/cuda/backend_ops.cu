@@ -146,17 +146,19 @@ __global__ void hlx_cu_scale(float *x, size_t n, float s)
         x[i] *= s;
 }
 
-// Pack of one peer: for requests b in [b0, b1), its cnt heads' outputs [cnt][dv] from opart
-// (row b * q_local + h0), then their LSEs, at dst + (b - b0) * cnt * (dv + 1).
+// Pack of one peer: for requests b in [b0, b1), its cnt pieces' outputs [cnt][dv] from opart
+// (row b * q_local + h0, q_local pieces a request), then their heads' LSEs (lsepart holds one
+// per sub pieces), at dst + (b - b0) * cnt * (dv + 1).
 __global__ void hlx_cu_pack_peer(float *dst, const float *opart, const float *lsepart,
-                                 int q_local, int h0, int cnt, int dv, int b0, int nb)
+                                 int q_local, int sub, int h0, int cnt, int dv, int b0, int nb)
 {
     size_t per = (size_t)cnt * (dv + 1), total = per * nb;
     for (size_t k = blockIdx.x * (size_t)blockDim.x + threadIdx.x; k < total;
          k += (size_t)gridDim.x * blockDim.x) {
         size_t b = k / per + b0, i = k % per;
         size_t row = b * q_local + h0;
-        dst[k] = i < (size_t)cnt * dv ? opart[row * dv + i] : lsepart[row + (i - (size_t)cnt * dv)];
+        dst[k] = i < (size_t)cnt * dv ? opart[row * dv + i]
+                                      : lsepart[(row + (i - (size_t)cnt * dv)) / sub];
     }
 }
 
@@ -528,17 +530,17 @@ extern "C" hlx_status_t hlx_cuda_kv_append(void *kc, void *vc, hlx_dtype_t kv_dt
 }
 
 extern "C" hlx_status_t hlx_cuda_pack_peer(float *dst, const float *opart,
-                                           const float *lsepart, int q_local, int h0,
+                                           const float *lsepart, int q_local, int sub, int h0,
                                            int cnt, int dv, int b0, int b1, void *stream)
 {
     size_t n = (size_t)(cnt < 0 ? 0 : cnt) * ((size_t)dv + 1) * (size_t)(b1 > b0 ? b1 - b0 : 0);
 
-    if (cnt < 0 || dv < 0 || b0 < 0 || b1 < b0)
+    if (cnt < 0 || dv < 0 || sub < 1 || b0 < 0 || b1 < b0)
         return HLX_ERR_INVALID;
     if (n == 0)
         return HLX_OK;
     hlx_cu_pack_peer<<<hlx_cu_blocks(n), 256, 0, (cudaStream_t)stream>>>(
-        dst, opart, lsepart, q_local, h0, cnt, dv, b0, b1 - b0);
+        dst, opart, lsepart, q_local, sub, h0, cnt, dv, b0, b1 - b0);
     return hlx_cu_launched();
 }
 

@@ -118,9 +118,10 @@ hlx_status_t hlx_cuda_kv_append(void *kc, void *vc, hlx_dtype_t kv_dtype, int dk
                                 const float *k_new, const float *v_new, float k_mul,
                                 float v_mul, void *stream);
 /* One peer's slice of the exchange (wire layout of hlx_backend.h): dst is the peer's block
- * at request b0; heads [h0, h0 + cnt) of rows of q_local heads. */
+ * at request b0; pieces [h0, h0 + cnt) of rows of q_local pieces, sub pieces a head (the
+ * LSE of piece p is lsepart[p / sub]). */
 hlx_status_t hlx_cuda_pack_peer(float *dst, const float *opart, const float *lsepart,
-                                int q_local, int h0, int cnt, int dv, int b0, int b1,
+                                int q_local, int sub, int h0, int cnt, int dv, int b0, int b1,
                                 void *stream);
 /* src is peer j's block at request b0; oparts_j, lseparts_j are peer j's parts. */
 hlx_status_t hlx_cuda_unpack_peer(float *oparts_j, float *lseparts_j, const float *src,

@@ -366,9 +366,9 @@ static hlx_status_t cu_pack(hlx_backend_t *be, hlx_be_queue_t *q, const hlx_xchg
     for (j = 0; j < d->kvp; j++) {
         size_t per = (size_t)d->head_count[j] * (size_t)(d->dv + 1);
         hlx_status_t st = hlx_cuda_pack_peer(sendbuf + d->displ[j] + per * (size_t)d->b0,
-                                             opart, lsepart, d->q_local, d->head_first[j],
-                                             d->head_count[j], d->dv, d->b0, d->b1,
-                                             hlx_cu_stream(q));
+                                             opart, lsepart, d->q_local, d->sub,
+                                             d->head_first[j], d->head_count[j], d->dv, d->b0,
+                                             d->b1, hlx_cu_stream(q));
         if (st != HLX_OK)
             return st;
     }

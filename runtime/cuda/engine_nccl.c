@@ -82,7 +82,7 @@ static void hlx_engine_agree(hlx_engine_t *eng, int c, const hlx_engine_vote_t *
 static hlx_status_t hlx_engine_stage_alloc(hlx_engine_t *eng)
 {
     const hlx_layout_t *L = &eng->lay;
-    size_t B = (size_t)eng->cfg.batch, dv1 = (size_t)eng->xdv + 1, k = (size_t)L->kvp - 1;
+    size_t B = (size_t)eng->cfg.batch, dv1 = (size_t)eng->xpw + 1, k = (size_t)L->kvp - 1;
     size_t sn = eng->xs_displ[k] + B * (size_t)eng->xh_count[k] * dv1;
     size_t rn = eng->xr_displ[k] + B * (size_t)L->q_slice * dv1;
     size_t hn = B * (size_t)eng->m.hidden, gn = B * (size_t)L->vocab_pad;

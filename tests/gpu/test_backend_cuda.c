@@ -663,11 +663,17 @@ static void test_pack_unpack_merge_argmax(void)
     lse[3] = -INFINITY; /* an empty part */
     send = calloc(total, sizeof(float));
     dsend = dev_of(send, total), dop = dev_of(opart, B * Q * DV), dl = dev_of(lse, B * Q);
-    d.kvp = KVP, d.dv = DV, d.q_local = Q, d.head_first = first, d.head_count = count;
+    d.kvp = KVP, d.dv = DV, d.q_local = Q, d.sub = 1, d.head_first = first, d.head_count = count;
     d.displ = displ, d.b0 = 1, d.b1 = 4;
     hb.ops->pack(&hb, NULL, &d, opart, lse, send);
     CHECK(cb.ops->pack(&cb, cq, &d, dop, dl, dsend) == HLX_OK, "pack");
     CHECK(rel_err(dsend, send, total) == 0, "pack differs");
+    /* the same outputs as 4 heads of 2 pieces each: every piece its head's LSE */
+    d.q_local = Q, d.sub = 2, d.dv = DV;
+    memset(send, 0, sizeof(float) * total);
+    hb.ops->pack(&hb, NULL, &d, opart, lse, send);
+    CHECK(cb.ops->pack(&cb, cq, &d, dop, dl, dsend) == HLX_OK, "pack, 2 pieces a head");
+    CHECK(rel_err(dsend, send, total) == 0, "pack of pieces differs");
     /* unpack as the receiver of 3 heads: every block read with cnt 3 */
     for (j = 0; j < KVP; j++)
         displ[j] = (size_t)j * B * 3 * (DV + 1);

@@ -257,7 +257,8 @@ static void test_dense_hf_layout(void **state)
  * W_down row loops), element for element. */
 static void test_rank_fill(void **state)
 {
-    static const int layouts[][2] = { { 1, 1 }, { 2, 2 }, { 1, 4 }, { 4, 2 } };
+    /* KVP 5 x TPA 2: heads in 2 pieces, W_o's row blocks start mid-head */
+    static const int layouts[][2] = { { 1, 1 }, { 2, 2 }, { 1, 4 }, { 4, 2 }, { 5, 2 } };
     hlx_hf_config_t cfg;
     hlx_ckpt_t *ck;
     const hlx_model_t *m;
@@ -273,7 +274,7 @@ static void test_rank_fill(void **state)
         for (r = 0; r < layouts[li][0] * layouts[li][1]; r++) {
             hlx_layout_t L;
             const int64_t H = m->hidden, dk = m->head_dim, dv = m->v_head_dim, F = m->ffn;
-            int64_t qkv_cols, Fc, i, j;
+            int64_t qkv_cols, Fc, i, j, pw;
             float *wqkv, *wo, *wgu, *wdown, *lm;
 
             assert_int_equal(hlx_layout_init(m, layouts[li][0], layouts[li][1], 16, r, &L, err,
@@ -281,7 +282,8 @@ static void test_rank_fill(void **state)
             qkv_cols = (int64_t)L.q_local * dk + (int64_t)L.kv_local * (dk + dv);
             Fc = L.ffn_count;
             wqkv = calloc((size_t)(H * qkv_cols), sizeof(float));
-            wo = calloc((size_t)(L.q_slice * dv * H), sizeof(float));
+            pw = hlx_layout_piece_dim(&L, (int)dv); /* W_o rows of a piece of a head */
+            wo = calloc((size_t)(L.q_slice * pw * H), sizeof(float));
             wgu = calloc((size_t)(H * 2 * Fc), sizeof(float));
             wdown = calloc((size_t)(Fc * H), sizeof(float));
             lm = calloc((size_t)(H * L.vocab_count), sizeof(float));
@@ -300,8 +302,8 @@ static void test_rank_fill(void **state)
                                              L.kv_local * dv,
                                              wqkv + (L.q_local + L.kv_local) * dk,
                                              HLX_DTYPE_F32, qkv_cols), 0);
-                assert_int_equal(hlx_hf_read(ck, m, HLX_HFW_WO, l, L.q_slice_first * dv,
-                                             L.q_slice * dv, 0, H, wo, HLX_DTYPE_F32, H), 0);
+                assert_int_equal(hlx_hf_read(ck, m, HLX_HFW_WO, l, L.q_slice_first * pw,
+                                             L.q_slice * pw, 0, H, wo, HLX_DTYPE_F32, H), 0);
                 assert_int_equal(hlx_hf_read(ck, m, HLX_HFW_WGATE, l, 0, H, L.ffn_first, Fc,
                                              wgu, HLX_DTYPE_F32, 2 * Fc), 0);
                 assert_int_equal(hlx_hf_read(ck, m, HLX_HFW_WUP, l, 0, H, L.ffn_first, Fc,
@@ -328,10 +330,10 @@ static void test_rank_fill(void **state)
                                     hlx_synth_weight(m, ku, HLX_T_WUP, i, L.ffn_first + j, F));
                     }
                 }
-                for (i = 0; i < L.q_slice * dv; i++)
+                for (i = 0; i < L.q_slice * pw; i++)
                     for (j = 0; j < H; j++)
                         assert_true(wo[i * H + j] ==
-                                    hlx_synth_weight(m, ko, HLX_T_WO, L.q_slice_first * dv + i, j, H));
+                                    hlx_synth_weight(m, ko, HLX_T_WO, L.q_slice_first * pw + i, j, H));
                 for (i = 0; i < Fc; i++)
                     for (j = 0; j < H; j++)
                         assert_true(wdown[i * H + j] ==

@@ -89,7 +89,7 @@ static void test_pack_unpack(void **state)
             for (e = 0; e < DV; e++)
                 opart[(b * Q + h) * DV + e] = (float)(1000 * b + 10 * h + e);
         }
-    d = (hlx_xchg_desc_t){ .kvp = KVP, .dv = DV, .q_local = Q, .head_first = first,
+    d = (hlx_xchg_desc_t){ .kvp = KVP, .dv = DV, .q_local = Q, .sub = 1, .head_first = first,
                            .head_count = count, .displ = displ };
     /* two calls (micro-batches [0, 2) and [2, 5)) fill the same buffer as one would */
     for (half = 0; half < 2; half++) {
@@ -129,6 +129,52 @@ static void test_pack_unpack(void **state)
         free(oparts);
         free(lseparts);
     }
+    free(send);
+    hlx_backend_fini(&be);
+}
+
+/* KVP past a shard's heads: 3 heads of DV 4 cut into 2 pieces of 2 values (6 pieces over
+ * KVP 4: 1, 2, 1, 2). Each piece's values are its head's values [2 p', 2 p' + 2) and its
+ * LSE is its head's; a sub of 0 is refused. */
+static void test_pack_pieces(void **state)
+{
+    enum { KVP = 4, DV = 4, Q = 3, S = 2, PW = DV / S, B = 3 };
+    const int first[KVP] = { 0, 1, 3, 4 }, count[KVP] = { 1, 2, 1, 2 };
+    size_t displ[KVP], total = 0;
+    float opart[B * Q * DV], lse[B * Q], *send;
+    hlx_backend_t be;
+    hlx_xchg_desc_t d;
+    int j, b, h, e;
+
+    (void)state;
+    assert_int_equal(hlx_backend_init("host", "scalar", HLX_DTYPE_BF16, &be), HLX_OK);
+    for (j = 0; j < KVP; j++) {
+        displ[j] = total;
+        total += (size_t)B * count[j] * (PW + 1);
+    }
+    send = calloc(total, sizeof(float));
+    for (b = 0; b < B; b++)
+        for (h = 0; h < Q; h++) {
+            lse[b * Q + h] = -(float)(1000 * b + h);
+            for (e = 0; e < DV; e++)
+                opart[(b * Q + h) * DV + e] = (float)(1000 * b + 10 * h + e);
+        }
+    d = (hlx_xchg_desc_t){ .kvp = KVP, .dv = PW, .q_local = Q * S, .sub = S,
+                           .head_first = first, .head_count = count, .displ = displ,
+                           .b0 = 0, .b1 = B };
+    assert_int_equal(be.ops->pack(&be, NULL, &d, opart, lse, send), HLX_OK);
+    for (j = 0; j < KVP; j++)
+        for (b = 0; b < B; b++) {
+            const float *blk = send + displ[j] + (size_t)b * count[j] * (PW + 1);
+            for (h = 0; h < count[j]; h++) {
+                int p = first[j] + h, head = p / S;
+                for (e = 0; e < PW; e++)
+                    assert_true(blk[h * PW + e] == (float)(1000 * b + 10 * head + (p % S) * PW + e));
+                assert_true(blk[count[j] * PW + h] == -(float)(1000 * b + head));
+            }
+        }
+    d.sub = 0;
+    assert_int_equal(be.ops->pack(&be, NULL, &d, opart, lse, send), HLX_ERR_INVALID);
     free(send);
     hlx_backend_fini(&be);
 }
@@ -689,6 +735,7 @@ int main(void)
     const struct CMUnitTest tests[] = {
         cmocka_unit_test(test_stubs),
         cmocka_unit_test(test_pack_unpack),
+        cmocka_unit_test(test_pack_pieces),
         cmocka_unit_test(test_append_argmax),
         cmocka_unit_test(test_append_fp8),
         cmocka_unit_test(test_weights_layout),

@@ -1,5 +1,6 @@
-/* runtime: Helix layout arithmetic. Every query head, FFN column and vocabulary entry is
- * owned by exactly one rank, also when the splits are uneven (8 heads over 3 ranks); rank
+/* runtime: Helix layout arithmetic. Every query head (or piece of one, when KVP exceeds a
+ * shard's heads), FFN column and vocabulary entry is owned by exactly one rank after the
+ * all-to-all, also when the splits are uneven (8 heads over 3 ranks); rank
  * order is tpa-major (rank = tpa * KVP + kvp); the KV position owner and the per-rank
  * counts agree with a brute-force count. */
 #include <setjmp.h>
@@ -31,7 +32,8 @@ static hlx_model_t make_model(int q, int k, int ffn, int vocab)
 static void check_layout(int q, int k, int kvp, int tpa)
 {
     hlx_model_t m = make_model(q, k, 100, 37);
-    int n = kvp * tpa, r, h, owners[256] = { 0 }, ffn_cov[100] = { 0 }, voc_cov[37] = { 0 };
+    int n = kvp * tpa, r, h, owners[2048] = { 0 }, ffn_cov[100] = { 0 }, voc_cov[37] = { 0 };
+    int split = 0, min_q = 1 << 30;
     int kv_max = 0, slice_max = 0, slice_min = 1 << 30, shard_heads[64] = { 0 };
     char err[256];
 
@@ -55,9 +57,15 @@ static void check_layout(int q, int k, int kvp, int tpa)
             assert_int_equal(P.q_first, L.q_first);
             assert_int_equal(P.q_local, L.q_local);
         }
+        /* pieces of the shard's heads, one split for the whole layout */
+        if (split == 0)
+            split = L.q_split;
+        assert_int_equal(L.q_split, split);
+        min_q = L.q_local < min_q ? L.q_local : min_q;
         assert_true(L.q_slice >= 1);
-        assert_true(L.q_slice_first >= L.q_first);
-        assert_true(L.q_slice_first + L.q_slice <= L.q_first + L.q_local);
+        assert_true(L.q_slice_first >= L.q_first * split);
+        assert_true(L.q_slice_first + L.q_slice <= (L.q_first + L.q_local) * split);
+        assert_int_equal(hlx_layout_piece_dim(&L, m.v_head_dim) * split, m.v_head_dim);
         for (h = L.q_slice_first; h < L.q_slice_first + L.q_slice; h++)
             owners[h]++;
         /* Every query head of the shard finds its KV head among the local ones, at the
@@ -90,7 +98,11 @@ static void check_layout(int q, int k, int kvp, int tpa)
     for (h = 0, r = 0; r < tpa; r++)
         h += shard_heads[r];
     assert_int_equal(h, q);
-    for (h = 0; h < q; h++)
+    /* the smallest divisor of v_head_dim that gives every KVP rank a piece */
+    assert_true((int64_t)min_q * split >= kvp);
+    for (h = 1; h < split; h++)
+        assert_true(m.v_head_dim % h != 0 || min_q * h < kvp);
+    for (h = 0; h < q * split; h++)
         assert_int_equal(owners[h], 1);
     for (h = 0; h < 100; h++)
         assert_int_equal(ffn_cov[h], 1);
@@ -120,6 +132,13 @@ static void test_partitions(void **state)
     check_layout(6, 2, 2, 2);
     check_layout(6, 2, 4, 1);
     check_layout(40, 8, 3, 5);
+    /* KVP past a shard's heads: heads cut into pieces of v_head_dim / q_split (16 here) */
+    check_layout(8, 2, 5, 2);  /* 4 heads x 2 pieces over 5: 1, 2, 1, 2, 2 */
+    check_layout(8, 2, 16, 1); /* 8 x 2 over 16 */
+    check_layout(8, 2, 24, 1); /* 3 does not divide 16: 4 pieces a head */
+    check_layout(40, 8, 6, 5); /* 40 heads over TPA 5: shards of 5 and 10, 2 pieces a head */
+    check_layout(6, 2, 4, 4);  /* TPA > K: shards of 1 and 2 heads, 4 pieces a head */
+    check_layout(2, 1, 32, 1); /* one piece of one value each */
 }
 
 static void test_kv_owner_counts(void **state)
@@ -164,11 +183,30 @@ static void test_rejects(void **state)
     assert_int_equal(hlx_layout_init(&m, 1, 3, 16, 0, &L, err, sizeof(err)), HLX_ERR_INVALID);
     assert_non_null(strstr(err, "--tpa 3"));
     assert_non_null(strstr(err, "layouts that work"));
-    /* more KVP ranks than heads in a shard: some rank would own no head */
-    assert_int_equal(hlx_layout_init(&m, 3, 4, 16, 0, &L, err, sizeof(err)), HLX_ERR_INVALID);
+    /* more KVP ranks than heads in a shard: heads in pieces (KVP 3 x TPA 4: shards of 2
+     * heads, 2 pieces each); more than a shard's values: some rank would own nothing */
+    assert_int_equal(hlx_layout_init(&m, 3, 4, 16, 0, &L, err, sizeof(err)), HLX_OK);
+    assert_int_equal(L.q_split, 2);
+    assert_int_equal(hlx_layout_init(&m, 9, 1, 16, 0, &L, err, sizeof(err)), HLX_OK);
+    assert_int_equal(L.q_split, 2);
+    assert_int_equal(L.q_slice_max, 2);
+    m.hidden = 1024;
+    assert_int_equal(hlx_layout_init(&m, 64, 1, 16, 0, &L, err, sizeof(err)), HLX_OK);
+    assert_int_equal(L.q_split, 8);
+    assert_int_equal(hlx_layout_init(&m, 24, 1, 16, 0, &L, err, sizeof(err)), HLX_OK);
+    assert_int_equal(L.q_split, 4); /* 3 would do, but does not divide 16 */
+    assert_int_equal(hlx_layout_init(&m, 129, 1, 16, 0, &L, err, sizeof(err)), HLX_ERR_INVALID);
+    assert_non_null(strstr(err, "use KVP <= 128"));
+    assert_int_equal(hlx_layout_init(&m, 33, 4, 16, 0, &L, err, sizeof(err)), HLX_ERR_INVALID);
     assert_non_null(strstr(err, "N = KVP x TPA"));
+    assert_non_null(strstr(err, "use KVP <= 32"));
+    /* MLA merges whole heads: no pieces */
+    m.attn = HLX_ATTN_MLA;
+    m.kv_lora_rank = 16;
     assert_int_equal(hlx_layout_init(&m, 9, 1, 16, 0, &L, err, sizeof(err)), HLX_ERR_INVALID);
-    assert_non_null(strstr(err, "use KVP <= 8"));
+    assert_non_null(strstr(err, "use --kvp <= 8"));
+    m.attn = HLX_ATTN_GQA;
+    m.hidden = 64;
     m.kv_heads = 4;
     m.q_heads = 12;
     assert_int_equal(hlx_layout_init(&m, 1, 6, 16, 0, &L, err, sizeof(err)), HLX_ERR_INVALID);

@@ -183,6 +183,10 @@ typedef struct hlx_run_report {
     int      w_packed;                 /* projections kept packed on this rank */
     uint64_t w_proj_bytes_rank;        /* the projections' bytes as allocated on this rank
                                           (w_bytes_rank: the model's estimate, unpacked) */
+    int      q_split;                  /* pieces each query head is cut into for the
+                                          all-to-all (1: whole heads; more when KVP exceeds
+                                          a TPA shard's heads) */
+    int      piece_dim;                /* values of one piece (v_head_dim / q_split) */
     int      ep, tpf;                  /* MoE split: EP groups x TPF ranks each */
     int      experts_first, experts_rank; /* routed experts this rank holds (slices) */
     uint64_t moe_bytes_rank;           /* MoE weights allocated on this rank */
